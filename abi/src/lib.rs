@@ -1,0 +1,40 @@
+//! The memory-level ABI that aqueduct shares with the GPU command processor.
+//!
+//! Every type here is `#[repr(C)]` plain data with compile-time size and offset assertions; the
+//! `hsa` crate's conformance test compares them against ROCr's own C headers. Nothing here has
+//! behaviour beyond bit packing: the hot path writes these structs straight into ring memory.
+
+pub mod implicit_kernargs;
+pub mod kernel_descriptor;
+pub mod packet;
+pub mod queue;
+pub mod signal;
+pub mod soft_kernel;
+
+pub use implicit_kernargs::ImplicitKernargs;
+pub use kernel_descriptor::KernelDescriptor;
+pub use packet::{
+    AgentDispatchPacket, AqlPacket, BarrierAndPacket, BarrierOrPacket, BarrierValuePacket,
+    FenceScope, KernelDispatchPacket, PacketHeader, PacketType, SignalCondition, VendorPacketHeader,
+    AQL_PACKET_SIZE,
+};
+pub use queue::{AmdQueue, HsaQueue, QueueProperties, QueueType};
+pub use signal::{AmdSignal, SignalKind};
+pub use soft_kernel::{KernelFault, SoftKernel, SoftKernelFn, WorkgroupContext};
+
+/// Compile-time check of a field's byte offset, used next to every ABI struct.
+#[macro_export]
+macro_rules! assert_offset {
+    ($ty:ty, $field:ident, $offset:expr) => {
+        const _: () = assert!(core::mem::offset_of!($ty, $field) == $offset);
+    };
+}
+
+/// Compile-time check of a type's size and alignment.
+#[macro_export]
+macro_rules! assert_layout {
+    ($ty:ty, size = $size:expr, align = $align:expr) => {
+        const _: () = assert!(core::mem::size_of::<$ty>() == $size);
+        const _: () = assert!(core::mem::align_of::<$ty>() == $align);
+    };
+}

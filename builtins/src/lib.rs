@@ -1,0 +1,1 @@
+//! aqueduct-builtins: the device library (filled by the code-object issue).

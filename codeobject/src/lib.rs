@@ -1,0 +1,1 @@
+//! aqueduct-codeobject: AMDGPU code-object parsing and target IDs.

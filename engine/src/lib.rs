@@ -1,0 +1,1 @@
+//! aqueduct-engine: filled by the engine-core issue (see docs/ARCHITECTURE.md).

@@ -1,0 +1,1 @@
+//! aqueduct: re-exports.

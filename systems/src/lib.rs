@@ -1,0 +1,1 @@
+//! aqueduct-systems: filled by the engine-core issue (see docs/ARCHITECTURE.md).
