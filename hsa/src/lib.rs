@@ -1,1 +1,144 @@
-//! HSA table
+//! aqueduct-hsa: one HSA function table, two providers, thin `Result` wrappers.
+//!
+//! - [`sys`]: C types, constants and [`sys::HsaApi`], the table of every entry point the engine
+//!   uses, with ROCr's exact names and signatures.
+//! - [`rocr`]: ROCr (`libhsa-runtime64`) loaded at run time with libloading.
+//! - [`soft`]: the soft HSA runtime, a CPU implementation with ROCr's memory-level ABI.
+//! - [`Hsa`]: an initialized provider; its methods wrap table calls and turn statuses into
+//!   [`HsaError`]s that carry the provider's status string.
+//!
+//! The engine's hot path does not go through these wrappers: it writes packets into ring memory
+//! and stores the doorbell itself, identically on both providers.
+
+pub mod error;
+pub mod rocr;
+pub mod soft;
+pub mod sys;
+mod wrappers;
+
+use std::sync::Arc;
+
+pub use error::{HsaError, HsaResult, LoadError};
+pub use sys::HsaApi;
+pub use wrappers::{AgentInfo, KernelSymbol, PoolInfo, PoolKindInfo};
+
+static SOFT_API: HsaApi = HsaApi::soft();
+
+/// Which implementation fills the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderKind {
+    Rocr,
+    Soft,
+}
+
+impl ProviderKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rocr => "rocr",
+            Self::Soft => "soft",
+        }
+    }
+}
+
+/// An initialized HSA provider. Dropping it calls `hsa_shut_down` once.
+pub struct Hsa {
+    api: &'static HsaApi,
+    kind: ProviderKind,
+    /// For ROCr, where the library came from.
+    library_path: Option<String>,
+    _library: Option<Arc<rocr::RocrLibrary>>,
+}
+
+impl Hsa {
+    /// Initializes the soft runtime with `config` (which applies if the soft runtime is not
+    /// already initialized by another `Hsa`).
+    pub fn soft(config: soft::SoftConfig) -> HsaResult<Self> {
+        soft::configure(config);
+        Self::soft_current()
+    }
+
+    /// Initializes the soft runtime with whatever configuration is pending (the default if none).
+    pub fn soft_current() -> HsaResult<Self> {
+        let hsa = Self { api: &SOFT_API, kind: ProviderKind::Soft, library_path: None, _library: None };
+        // SAFETY: the soft table's functions have no preconditions for hsa_init.
+        let status = unsafe { (hsa.api.hsa_init)() };
+        if status != sys::status::SUCCESS {
+            let error = hsa.error(status, "hsa_init");
+            core::mem::forget(hsa); // init failed: there is nothing to shut down
+            return Err(error);
+        }
+        Ok(hsa)
+    }
+
+    /// Loads ROCr and initializes it. Without `/dev/kfd`, ROCr's `hsa_init` fails with
+    /// HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008); that comes back as [`LoadError::Hsa`].
+    pub fn rocr() -> Result<Self, LoadError> {
+        let library = Arc::new(rocr::RocrLibrary::load()?);
+        // The table must outlive every `Hsa`; ROCr cannot be unloaded safely anyway.
+        let api: &'static HsaApi = Box::leak(Box::new(library.api));
+        // SAFETY: `hsa_init` has no preconditions.
+        let status = unsafe { (api.hsa_init)() };
+        let hsa = Self { api, kind: ProviderKind::Rocr, library_path: Some(library.path.clone()), _library: Some(library) };
+        if status != sys::status::SUCCESS {
+            let error = hsa.error(status, "hsa_init");
+            core::mem::forget(hsa); // init failed: there is nothing to shut down
+            return Err(LoadError::Hsa(error));
+        }
+        Ok(hsa)
+    }
+
+    /// The raw table, for the engine's own calls.
+    pub fn api(&self) -> &'static HsaApi {
+        self.api
+    }
+
+    pub fn kind(&self) -> ProviderKind {
+        self.kind
+    }
+
+    pub fn library_path(&self) -> Option<&str> {
+        self.library_path.as_deref()
+    }
+
+    /// The provider's text for `status`.
+    pub fn status_string(&self, status: sys::hsa_status_t) -> String {
+        status_string(self.api, status)
+    }
+
+    pub fn check(&self, status: sys::hsa_status_t, call: &'static str) -> HsaResult<()> {
+        if status == sys::status::SUCCESS { Ok(()) } else { Err(self.error(status, call)) }
+    }
+
+    pub fn error(&self, status: sys::hsa_status_t, call: &'static str) -> HsaError {
+        HsaError { status, call, message: self.status_string(status) }
+    }
+}
+
+/// `hsa_status_string` through a table, with a fallback for codes the provider does not know.
+pub fn status_string(api: &HsaApi, status: sys::hsa_status_t) -> String {
+    let mut text: *const core::ffi::c_char = core::ptr::null();
+    // SAFETY: `text` is a valid out-pointer; hsa_status_string never needs hsa_init.
+    let result = unsafe { (api.hsa_status_string)(status, &mut text) };
+    if result == sys::status::SUCCESS && !text.is_null() {
+        // SAFETY: providers return a NUL-terminated static string.
+        unsafe { core::ffi::CStr::from_ptr(text) }.to_string_lossy().into_owned()
+    } else {
+        format!("unknown HSA status {status:#x}")
+    }
+}
+
+impl Drop for Hsa {
+    fn drop(&mut self) {
+        // SAFETY: this Hsa holds one successful hsa_init reference.
+        let status = unsafe { (self.api.hsa_shut_down)() };
+        if status != sys::status::SUCCESS {
+            tracing::warn!(status, "hsa_shut_down failed");
+        }
+    }
+}
+
+impl std::fmt::Debug for Hsa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hsa").field("kind", &self.kind).field("library_path", &self.library_path).finish()
+    }
+}

@@ -1,0 +1,698 @@
+//! The soft runtime's `extern "C"` entry points, one per [`crate::sys::HsaApi`] field.
+//!
+//! Each validates its arguments and returns the status the HSA specification gives for bad input,
+//! changing nothing. Functions that return a value instead of a status (signal loads, queue
+//! indices) return 0 for a handle that is not live; ROCr does not check these at all.
+
+#![allow(clippy::missing_safety_doc)]
+
+use core::ffi::{c_char, c_int, c_void};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use aqueduct_abi::{AmdQueue, SignalCondition, SignalKind};
+
+use super::memory::{GRANULE, PoolKind};
+use super::queue::SoftQueue;
+use super::runtime::{self, Runtime, TIMESTAMP_FREQUENCY, Tag};
+use super::signals;
+use crate::sys::*;
+
+fn with_runtime(f: impl FnOnce(&Runtime) -> hsa_status_t) -> hsa_status_t {
+    match runtime::get() {
+        Some(runtime) => f(&runtime),
+        None => status::ERROR_NOT_INITIALIZED,
+    }
+}
+
+/// Writes `value` to an attribute output pointer.
+///
+/// # Safety
+/// `out` must be valid for a write of `T` (the HSA contract for the attribute's documented type).
+unsafe fn put<T>(out: *mut c_void, value: T) -> hsa_status_t {
+    // SAFETY: the caller passes a pointer to storage of the attribute's type; unaligned write
+    // tolerates callers that pass byte buffers.
+    unsafe { out.cast::<T>().write_unaligned(value) };
+    status::SUCCESS
+}
+
+/// Writes a NUL-padded fixed-size string attribute (`char[N]`).
+unsafe fn put_string<const N: usize>(out: *mut c_void, text: &str) -> hsa_status_t {
+    let mut buffer = [0u8; N];
+    let length = text.len().min(N - 1);
+    buffer[..length].copy_from_slice(&text.as_bytes()[..length]);
+    // SAFETY: forwarded contract: `out` holds N bytes.
+    unsafe { put(out, buffer) }
+}
+
+pub unsafe extern "C" fn hsa_init() -> hsa_status_t {
+    match runtime::init() {
+        Ok(()) => status::SUCCESS,
+        Err(status) => status,
+    }
+}
+
+pub unsafe extern "C" fn hsa_shut_down() -> hsa_status_t {
+    match runtime::shut_down() {
+        Ok(()) => status::SUCCESS,
+        Err(status) => status,
+    }
+}
+
+/// The text for each status, as NUL-terminated statics.
+fn status_text(code: hsa_status_t) -> Option<&'static core::ffi::CStr> {
+    Some(match code {
+        status::SUCCESS => c"HSA_STATUS_SUCCESS: The function has been executed successfully.",
+        status::INFO_BREAK => c"HSA_STATUS_INFO_BREAK: A traversal over a list of elements has been interrupted by the application before completing.",
+        status::ERROR => c"HSA_STATUS_ERROR: A generic error has occurred.",
+        status::ERROR_INVALID_ARGUMENT => c"HSA_STATUS_ERROR_INVALID_ARGUMENT: One of the actual arguments does not meet a precondition stated in the documentation of the corresponding formal argument.",
+        status::ERROR_INVALID_QUEUE_CREATION => c"HSA_STATUS_ERROR_INVALID_QUEUE_CREATION: The requested queue creation is not valid.",
+        status::ERROR_INVALID_ALLOCATION => c"HSA_STATUS_ERROR_INVALID_ALLOCATION: The requested allocation is not valid.",
+        status::ERROR_INVALID_AGENT => c"HSA_STATUS_ERROR_INVALID_AGENT: The agent is invalid.",
+        status::ERROR_INVALID_REGION => c"HSA_STATUS_ERROR_INVALID_REGION: The memory region is invalid.",
+        status::ERROR_INVALID_SIGNAL => c"HSA_STATUS_ERROR_INVALID_SIGNAL: The signal is invalid.",
+        status::ERROR_INVALID_QUEUE => c"HSA_STATUS_ERROR_INVALID_QUEUE: The queue is invalid.",
+        status::ERROR_OUT_OF_RESOURCES => c"HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources.",
+        status::ERROR_INVALID_PACKET_FORMAT => c"HSA_STATUS_ERROR_INVALID_PACKET_FORMAT: The AQL packet is malformed.",
+        status::ERROR_RESOURCE_FREE => c"HSA_STATUS_ERROR_RESOURCE_FREE: An error has been detected while releasing a resource.",
+        status::ERROR_NOT_INITIALIZED => c"HSA_STATUS_ERROR_NOT_INITIALIZED: An API other than hsa_init has been invoked while the reference count of the HSA runtime is zero.",
+        status::ERROR_REFCOUNT_OVERFLOW => c"HSA_STATUS_ERROR_REFCOUNT_OVERFLOW: The maximum reference count for the object has been reached.",
+        status::ERROR_INCOMPATIBLE_ARGUMENTS => c"HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS: The arguments passed to a function are not compatible.",
+        status::ERROR_INVALID_INDEX => c"HSA_STATUS_ERROR_INVALID_INDEX: The index is invalid.",
+        status::ERROR_INVALID_ISA => c"HSA_STATUS_ERROR_INVALID_ISA: The instruction set architecture is invalid.",
+        status::ERROR_INVALID_ISA_NAME => c"HSA_STATUS_ERROR_INVALID_ISA_NAME: The instruction set architecture name is invalid.",
+        status::ERROR_INVALID_CODE_OBJECT => c"HSA_STATUS_ERROR_INVALID_CODE_OBJECT: The code object is invalid.",
+        status::ERROR_INVALID_EXECUTABLE => c"HSA_STATUS_ERROR_INVALID_EXECUTABLE: The executable is invalid.",
+        status::ERROR_FROZEN_EXECUTABLE => c"HSA_STATUS_ERROR_FROZEN_EXECUTABLE: The executable is frozen.",
+        status::ERROR_INVALID_SYMBOL_NAME => c"HSA_STATUS_ERROR_INVALID_SYMBOL_NAME: There is no symbol with the given name.",
+        status::ERROR_VARIABLE_ALREADY_DEFINED => c"HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED: The variable is already defined.",
+        status::ERROR_VARIABLE_UNDEFINED => c"HSA_STATUS_ERROR_VARIABLE_UNDEFINED: The variable is undefined.",
+        status::ERROR_EXCEPTION => c"HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception.",
+        status::ERROR_INVALID_CODE_SYMBOL => c"HSA_STATUS_ERROR_INVALID_CODE_SYMBOL: The code object symbol is invalid.",
+        status::ERROR_INVALID_EXECUTABLE_SYMBOL => c"HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL: The executable symbol is invalid.",
+        status::ERROR_INVALID_FILE => c"HSA_STATUS_ERROR_INVALID_FILE: The file descriptor is invalid.",
+        status::ERROR_INVALID_CODE_OBJECT_READER => c"HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER: The code object reader is invalid.",
+        status::ERROR_INVALID_CACHE => c"HSA_STATUS_ERROR_INVALID_CACHE: The cache is invalid.",
+        status::ERROR_INVALID_WAVEFRONT => c"HSA_STATUS_ERROR_INVALID_WAVEFRONT: The wavefront is invalid.",
+        status::ERROR_INVALID_SIGNAL_GROUP => c"HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP: The signal group is invalid.",
+        status::ERROR_INVALID_RUNTIME_STATE => c"HSA_STATUS_ERROR_INVALID_RUNTIME_STATE: The HSA runtime is not in the configuration state.",
+        status::ERROR_FATAL => c"HSA_STATUS_ERROR_FATAL: The queue received an error that may require process termination.",
+        status::ERROR_INVALID_MEMORY_POOL => c"HSA_STATUS_ERROR_INVALID_MEMORY_POOL: The memory pool is invalid.",
+        status::ERROR_MEMORY_APERTURE_VIOLATION => c"HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest legal address.",
+        status::ERROR_ILLEGAL_INSTRUCTION => c"HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: The agent executed an illegal shader instruction.",
+        status::ERROR_MEMORY_FAULT => c"HSA_STATUS_ERROR_MEMORY_FAULT: The agent attempted to access an inaccessible address.",
+        _ => return None,
+    })
+}
+
+pub unsafe extern "C" fn hsa_status_string(code: hsa_status_t, string: *mut *const c_char) -> hsa_status_t {
+    if string.is_null() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    let Some(text) = status_text(code) else { return status::ERROR_INVALID_ARGUMENT };
+    // SAFETY: `string` is non-null and, per the API, points to a `const char*` to fill.
+    unsafe { string.write(text.as_ptr()) };
+    status::SUCCESS
+}
+
+pub unsafe extern "C" fn hsa_system_get_info(attribute: hsa_system_info_t, value: *mut c_void) -> hsa_status_t {
+    with_runtime(|_| {
+        if value.is_null() {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        // SAFETY (all arms): `value` points to storage of the attribute's documented type.
+        unsafe {
+            match attribute {
+                system_info::VERSION_MAJOR => put(value, 1u16),
+                system_info::VERSION_MINOR => put(value, 1u16),
+                system_info::TIMESTAMP => put(value, runtime::now_ticks()),
+                system_info::TIMESTAMP_FREQUENCY => put(value, TIMESTAMP_FREQUENCY),
+                system_info::SIGNAL_MAX_WAIT => put(value, u64::MAX),
+                system_info::ENDIANNESS => put(value, 0u32),
+                system_info::MACHINE_MODEL => put(value, 1u32),
+                _ => status::ERROR_INVALID_ARGUMENT,
+            }
+        }
+    })
+}
+
+pub unsafe extern "C" fn hsa_iterate_agents(callback: hsa_agent_callback_t, data: *mut c_void) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let Some(callback) = callback else { return status::ERROR_INVALID_ARGUMENT };
+        for index in 0..runtime.agents.len() {
+            let agent = hsa_agent_t { handle: runtime.handle(Tag::Agent, index as u64) };
+            // SAFETY: calling the client's callback with the client's data, as the API defines.
+            let result = unsafe { callback(agent, data) };
+            if result != status::SUCCESS {
+                return result;
+            }
+        }
+        status::SUCCESS
+    })
+}
+
+pub unsafe extern "C" fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_agent_info_t, value: *mut c_void) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let Some((index, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
+        if value.is_null() {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        let config = &agent.config;
+        // SAFETY (all arms): `value` points to storage of the attribute's documented type.
+        unsafe {
+            match attribute {
+                agent_info::NAME => put_string::<64>(value, &config.name),
+                agent_info::VENDOR_NAME => put_string::<64>(value, "AMD"),
+                agent_info::FEATURE => put(value, agent_feature::KERNEL_DISPATCH),
+                agent_info::PROFILE => put(value, enums::PROFILE_BASE),
+                agent_info::WAVEFRONT_SIZE => put(value, config.wavefront_size),
+                agent_info::WORKGROUP_MAX_DIM => put(value, [1024u16; 3]),
+                agent_info::WORKGROUP_MAX_SIZE => put(value, 1024u32),
+                agent_info::GRID_MAX_DIM => put(value, [u32::MAX; 3]),
+                agent_info::GRID_MAX_SIZE => put(value, u32::MAX),
+                agent_info::QUEUES_MAX => put(value, 128u32),
+                agent_info::QUEUE_MIN_SIZE => put(value, super::queue::MIN_PACKETS),
+                agent_info::QUEUE_MAX_SIZE => put(value, runtime.config.queue_max_packets),
+                agent_info::QUEUE_TYPE => put(value, enums::QUEUE_TYPE_MULTI),
+                agent_info::NODE => put(value, index as u32 + 1),
+                agent_info::DEVICE => put(value, device_type::GPU),
+                agent_info::ISA => put(value, hsa_isa_t { handle: runtime.handle(Tag::Isa, index as u64) }),
+                agent_info::AMD_CHIP_ID => put(value, 0x50F7u32),
+                agent_info::AMD_CACHELINE_SIZE => put(value, 64u32),
+                agent_info::AMD_COMPUTE_UNIT_COUNT => put(value, config.compute_units),
+                agent_info::AMD_PRODUCT_NAME => put_string::<64>(value, &format!("aqueduct soft agent ({})", config.name)),
+                agent_info::AMD_UUID => put_string::<21>(value, &agent.uuid),
+                _ => status::ERROR_INVALID_ARGUMENT,
+            }
+        }
+    })
+}
+
+pub unsafe extern "C" fn hsa_agent_iterate_isas(agent: hsa_agent_t, callback: hsa_isa_callback_t, data: *mut c_void) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let Some((index, _)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
+        let Some(callback) = callback else { return status::ERROR_INVALID_ARGUMENT };
+        // SAFETY: the client's callback with the client's data.
+        unsafe { callback(hsa_isa_t { handle: runtime.handle(Tag::Isa, index as u64) }, data) }
+    })
+}
+
+pub unsafe extern "C" fn hsa_isa_get_info_alt(isa: hsa_isa_t, attribute: hsa_isa_info_t, value: *mut c_void) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let Some(agent) = runtime.index_of(Tag::Isa, isa.handle).and_then(|index| runtime.agents.get(index as usize)) else {
+            return status::ERROR_INVALID_ISA;
+        };
+        if value.is_null() {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        let name = agent.config.isa_name.as_bytes();
+        match attribute {
+            // SAFETY: NAME_LENGTH is a u32 attribute.
+            isa_info::NAME_LENGTH => unsafe { put(value, name.len() as u32 + 1) },
+            isa_info::NAME => {
+                // SAFETY: the caller sized the buffer from NAME_LENGTH (name plus NUL).
+                unsafe {
+                    core::ptr::copy_nonoverlapping(name.as_ptr(), value.cast::<u8>(), name.len());
+                    value.cast::<u8>().add(name.len()).write(0);
+                }
+                status::SUCCESS
+            }
+            _ => status::ERROR_INVALID_ARGUMENT,
+        }
+    })
+}
+
+pub unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools(agent: hsa_agent_t, callback: hsa_amd_memory_pool_callback_t, data: *mut c_void) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let Some((_, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
+        let Some(callback) = callback else { return status::ERROR_INVALID_ARGUMENT };
+        for pool in agent.pools {
+            let handle = hsa_amd_memory_pool_t { handle: runtime.handle(Tag::Pool, pool as u64) };
+            // SAFETY: the client's callback with the client's data.
+            let result = unsafe { callback(handle, data) };
+            if result != status::SUCCESS {
+                return result;
+            }
+        }
+        status::SUCCESS
+    })
+}
+
+pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(pool: hsa_amd_memory_pool_t, attribute: hsa_amd_memory_pool_info_t, value: *mut c_void) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let Some((_, pool)) = runtime.pool(pool.handle) else { return status::ERROR_INVALID_MEMORY_POOL };
+        if value.is_null() {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        // SAFETY (all arms): `value` points to storage of the attribute's documented type.
+        unsafe {
+            match attribute {
+                pool_info::SEGMENT => put(value, pool_info::SEGMENT_GLOBAL),
+                pool_info::GLOBAL_FLAGS => put(value, pool.global_flags()),
+                pool_info::SIZE => put(value, pool.size as usize),
+                pool_info::RUNTIME_ALLOC_ALLOWED => put(value, true),
+                pool_info::RUNTIME_ALLOC_GRANULE => put(value, GRANULE),
+                pool_info::RUNTIME_ALLOC_ALIGNMENT => put(value, GRANULE),
+                pool_info::ACCESSIBLE_BY_ALL => put(value, pool.accessible_by_all()),
+                pool_info::ALLOC_MAX_SIZE => put(value, pool.size as usize),
+                _ => status::ERROR_INVALID_ARGUMENT,
+            }
+        }
+    })
+}
+
+pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(agent: hsa_agent_t, pool: hsa_amd_memory_pool_t, attribute: hsa_amd_agent_memory_pool_info_t, value: *mut c_void) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let Some((agent_index, _)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
+        let Some((_, pool)) = runtime.pool(pool.handle) else { return status::ERROR_INVALID_MEMORY_POOL };
+        if value.is_null() || attribute != 0 {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        // HSA_AMD_MEMORY_POOL_ACCESS_{ALLOWED,DISALLOWED}_BY_DEFAULT.
+        let access: u32 = if pool.agent_index == agent_index || pool.kind != PoolKind::DeviceLocal { 1 } else { 2 };
+        // SAFETY: ACCESS is a u32 attribute.
+        unsafe { put(value, access) }
+    })
+}
+
+pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(pool: hsa_amd_memory_pool_t, size: usize, _flags: u32, ptr: *mut *mut c_void) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let Some((index, pool)) = runtime.pool(pool.handle) else { return status::ERROR_INVALID_MEMORY_POOL };
+        if ptr.is_null() {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        match runtime.allocations.allocate(index, pool, size) {
+            Ok(memory) => {
+                // SAFETY: `ptr` is non-null and points to a `void*` to fill.
+                unsafe { ptr.write(memory.cast()) };
+                status::SUCCESS
+            }
+            Err(status) => status,
+        }
+    })
+}
+
+pub unsafe extern "C" fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t {
+    with_runtime(|runtime| match runtime.allocations.free(&runtime.pools, ptr.cast()) {
+        Ok(()) => status::SUCCESS,
+        Err(status) => status,
+    })
+}
+
+pub unsafe extern "C" fn hsa_amd_agents_allow_access(num_agents: u32, agents: *const hsa_agent_t, _flags: *const u32, ptr: *const c_void) -> hsa_status_t {
+    with_runtime(|runtime| {
+        if num_agents == 0 || agents.is_null() || ptr.is_null() {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        // SAFETY: the API passes `num_agents` agents at `agents`.
+        let agents = unsafe { core::slice::from_raw_parts(agents, num_agents as usize) };
+        if agents.iter().any(|agent| runtime.agent(agent.handle).is_none()) {
+            return status::ERROR_INVALID_AGENT;
+        }
+        if !runtime.allocations.owns(ptr as usize) {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        // Soft memory is host memory: every agent can already reach it.
+        status::SUCCESS
+    })
+}
+
+pub unsafe extern "C" fn hsa_queue_create(
+    agent: hsa_agent_t,
+    size: u32,
+    type_: hsa_queue_type32_t,
+    callback: hsa_queue_error_callback_t,
+    data: *mut c_void,
+    _private_segment_size: u32,
+    _group_segment_size: u32,
+    queue: *mut *mut hsa_queue_t,
+) -> hsa_status_t {
+    let Some(runtime) = runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    let Some((agent_index, _)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
+    if queue.is_null() || !size.is_power_of_two() || size < super::queue::MIN_PACKETS || size > runtime.config.queue_max_packets {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    if type_ != enums::QUEUE_TYPE_MULTI && type_ != enums::QUEUE_TYPE_SINGLE {
+        return status::ERROR_INVALID_QUEUE_CREATION;
+    }
+    let created = SoftQueue::create(runtime.clone(), agent_index, size, type_, runtime.config.default_mode, callback, data as usize);
+    match created {
+        Ok(created) => {
+            let address = created.address();
+            runtime.queues.lock().unwrap_or_else(|poison| poison.into_inner()).insert(address, created);
+            // SAFETY: `queue` is non-null and points to an `hsa_queue_t*` to fill.
+            unsafe { queue.write(address as *mut hsa_queue_t) };
+            status::SUCCESS
+        }
+        Err(status) => status,
+    }
+}
+
+pub unsafe extern "C" fn hsa_queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let removed = runtime.queues.lock().unwrap_or_else(|poison| poison.into_inner()).remove(&(queue as usize));
+        match removed {
+            Some(queue) => {
+                queue.shut_down();
+                status::SUCCESS
+            }
+            None => status::ERROR_INVALID_QUEUE,
+        }
+    })
+}
+
+/// Runs `f` on the live soft queue behind `queue`, or returns 0.
+fn queue_index(queue: *const hsa_queue_t, f: impl FnOnce(*const AmdQueue) -> u64) -> u64 {
+    let Some(runtime) = runtime::get() else { return 0 };
+    match runtime.queue(queue as usize) {
+        Some(soft) => f(soft.amd_ptr()),
+        None => 0,
+    }
+}
+
+pub unsafe extern "C" fn hsa_queue_load_read_index_scacquire(queue: *const hsa_queue_t) -> u64 {
+    // SAFETY (closure): the queue is live while `queue_index` holds its Arc.
+    queue_index(queue, |amd| unsafe { AmdQueue::read_dispatch_id_atomic(amd) }.load(Ordering::Acquire))
+}
+
+pub unsafe extern "C" fn hsa_queue_load_write_index_relaxed(queue: *const hsa_queue_t) -> u64 {
+    // SAFETY (closure): as above.
+    queue_index(queue, |amd| unsafe { AmdQueue::write_dispatch_id_atomic(amd) }.load(Ordering::Relaxed))
+}
+
+pub unsafe extern "C" fn hsa_queue_add_write_index_relaxed(queue: *const hsa_queue_t, value: u64) -> u64 {
+    // SAFETY (closure): as above.
+    queue_index(queue, |amd| unsafe { AmdQueue::write_dispatch_id_atomic(amd) }.fetch_add(value, Ordering::Relaxed))
+}
+
+pub unsafe extern "C" fn hsa_queue_cas_write_index_scacq_screl(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64 {
+    queue_index(queue, |amd| {
+        // SAFETY: as above.
+        let index = unsafe { AmdQueue::write_dispatch_id_atomic(amd) };
+        match index.compare_exchange(expected, value, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(previous) | Err(previous) => previous,
+        }
+    })
+}
+
+pub unsafe extern "C" fn hsa_signal_create(initial_value: hsa_signal_value_t, num_consumers: u32, consumers: *const hsa_agent_t, signal: *mut hsa_signal_t) -> hsa_status_t {
+    with_runtime(|runtime| {
+        if signal.is_null() || (num_consumers > 0 && consumers.is_null()) {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        if num_consumers > 0 {
+            // SAFETY: the API passes `num_consumers` agents at `consumers`.
+            let consumers = unsafe { core::slice::from_raw_parts(consumers, num_consumers as usize) };
+            if consumers.iter().any(|agent| runtime.agent(agent.handle).is_none()) {
+                return status::ERROR_INVALID_AGENT;
+            }
+        }
+        match signals::create(SignalKind::USER, initial_value) {
+            Some(slot) => {
+                // SAFETY: `signal` is non-null and points to an `hsa_signal_t` to fill.
+                unsafe { signal.write(hsa_signal_t { handle: slot.handle() }) };
+                status::SUCCESS
+            }
+            None => status::ERROR_OUT_OF_RESOURCES,
+        }
+    })
+}
+
+pub unsafe extern "C" fn hsa_signal_destroy(signal: hsa_signal_t) -> hsa_status_t {
+    let user_signal = signals::slot(signal.handle).is_some_and(|slot| slot.kind() == SignalKind::USER);
+    if user_signal && signals::destroy(signal.handle) { status::SUCCESS } else { status::ERROR_INVALID_SIGNAL }
+}
+
+pub unsafe extern "C" fn hsa_signal_load_scacquire(signal: hsa_signal_t) -> hsa_signal_value_t {
+    signals::slot(signal.handle).map_or(0, |slot| slot.value().load(Ordering::Acquire))
+}
+
+pub unsafe extern "C" fn hsa_signal_load_relaxed(signal: hsa_signal_t) -> hsa_signal_value_t {
+    signals::slot(signal.handle).map_or(0, |slot| slot.value().load(Ordering::Relaxed))
+}
+
+pub unsafe extern "C" fn hsa_signal_store_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) {
+    if let Some(slot) = signals::slot(signal.handle) {
+        slot.update(|word| word.store(value, Ordering::Relaxed));
+    }
+}
+
+pub unsafe extern "C" fn hsa_signal_store_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) {
+    if let Some(slot) = signals::slot(signal.handle) {
+        slot.update(|word| word.store(value, Ordering::Release));
+    }
+}
+
+pub unsafe extern "C" fn hsa_signal_add_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) {
+    if let Some(slot) = signals::slot(signal.handle) {
+        slot.update(|word| {
+            word.fetch_add(value, Ordering::AcqRel);
+        });
+    }
+}
+
+pub unsafe extern "C" fn hsa_signal_subtract_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) {
+    if let Some(slot) = signals::slot(signal.handle) {
+        slot.update(|word| {
+            word.fetch_sub(value, Ordering::AcqRel);
+        });
+    }
+}
+
+fn deadline_after(timeout_ticks: u64) -> Option<Instant> {
+    if timeout_ticks == u64::MAX {
+        return None;
+    }
+    Instant::now().checked_add(Duration::from_nanos(timeout_ticks.saturating_mul(1_000_000_000 / TIMESTAMP_FREQUENCY)))
+}
+
+pub unsafe extern "C" fn hsa_signal_wait_scacquire(signal: hsa_signal_t, condition: hsa_signal_condition_t, compare_value: hsa_signal_value_t, timeout_hint: u64, _wait_state_hint: hsa_wait_state_t) -> hsa_signal_value_t {
+    let (Some(slot), Some(condition)) = (signals::slot(signal.handle), SignalCondition::from_bits(condition)) else {
+        return 0;
+    };
+    signals::wait_until(&[slot], |_, value| condition.holds(value, compare_value), deadline_after(timeout_hint), &|| false);
+    slot.value().load(Ordering::Acquire)
+}
+
+pub unsafe extern "C" fn hsa_amd_signal_wait_any(signal_count: u32, signals_ptr: *mut hsa_signal_t, conds: *mut hsa_signal_condition_t, values: *mut hsa_signal_value_t, timeout_hint: u64, _wait_hint: hsa_wait_state_t, satisfying_value: *mut hsa_signal_value_t) -> u32 {
+    const NONE: u32 = u32::MAX;
+    if signal_count == 0 || signals_ptr.is_null() || conds.is_null() || values.is_null() {
+        return NONE;
+    }
+    let count = signal_count as usize;
+    // SAFETY: the API passes `signal_count` entries in each array.
+    let (handles, conds, values) = unsafe {
+        (
+            core::slice::from_raw_parts(signals_ptr, count),
+            core::slice::from_raw_parts(conds, count),
+            core::slice::from_raw_parts(values, count),
+        )
+    };
+    let mut slots = Vec::with_capacity(count);
+    let mut conditions = Vec::with_capacity(count);
+    for index in 0..count {
+        let (Some(slot), Some(condition)) = (signals::slot(handles[index].handle), SignalCondition::from_bits(conds[index])) else {
+            return NONE;
+        };
+        slots.push(slot);
+        conditions.push(condition);
+    }
+    let found = signals::wait_until(&slots, |index, value| conditions[index].holds(value, values[index]), deadline_after(timeout_hint), &|| false);
+    match found {
+        Some(index) => {
+            if !satisfying_value.is_null() {
+                // SAFETY: non-null output pointer for one value.
+                unsafe { satisfying_value.write(slots[index].value().load(Ordering::Acquire)) };
+            }
+            index as u32
+        }
+        None => NONE,
+    }
+}
+
+pub unsafe extern "C" fn hsa_code_object_reader_create_from_memory(code_object: *const c_void, size: usize, code_object_reader: *mut hsa_code_object_reader_t) -> hsa_status_t {
+    with_runtime(|runtime| {
+        if code_object.is_null() || size == 0 || code_object_reader.is_null() {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        // SAFETY: the API passes `size` readable bytes at `code_object`.
+        let bytes = unsafe { core::slice::from_raw_parts(code_object.cast::<u8>(), size) }.to_vec();
+        let parsed = match aqueduct_codeobject::CodeObject::parse(&bytes) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                tracing::debug!(%error, "soft runtime rejected a code object");
+                return status::ERROR_INVALID_CODE_OBJECT;
+            }
+        };
+        let id = runtime.executables.add_reader(bytes, parsed);
+        // SAFETY: non-null output pointer.
+        unsafe { code_object_reader.write(hsa_code_object_reader_t { handle: runtime.handle(Tag::Reader, id) }) };
+        status::SUCCESS
+    })
+}
+
+pub unsafe extern "C" fn hsa_code_object_reader_destroy(code_object_reader: hsa_code_object_reader_t) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let removed = runtime
+            .index_of(Tag::Reader, code_object_reader.handle)
+            .and_then(|id| runtime.executables.readers.lock().unwrap_or_else(|poison| poison.into_inner()).remove(&id));
+        if removed.is_some() { status::SUCCESS } else { status::ERROR_INVALID_CODE_OBJECT_READER }
+    })
+}
+
+pub unsafe extern "C" fn hsa_executable_create_alt(profile: hsa_profile_t, _default_float_rounding_mode: hsa_default_float_rounding_mode_t, _options: *const c_char, executable: *mut hsa_executable_t) -> hsa_status_t {
+    with_runtime(|runtime| {
+        if executable.is_null() || profile > enums::PROFILE_FULL {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        let id = runtime.executables.create_executable();
+        // SAFETY: non-null output pointer.
+        unsafe { executable.write(hsa_executable_t { handle: runtime.handle(Tag::Executable, id) }) };
+        status::SUCCESS
+    })
+}
+
+pub unsafe extern "C" fn hsa_executable_load_agent_code_object(executable: hsa_executable_t, agent: hsa_agent_t, code_object_reader: hsa_code_object_reader_t, _options: *const c_char, loaded_code_object: *mut hsa_loaded_code_object_t) -> hsa_status_t {
+    use super::executable::LoadFailure;
+    with_runtime(|runtime| {
+        let Some(executable_id) = runtime.index_of(Tag::Executable, executable.handle) else { return status::ERROR_INVALID_EXECUTABLE };
+        let Some((agent_index, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
+        let Some(reader_id) = runtime.index_of(Tag::Reader, code_object_reader.handle) else { return status::ERROR_INVALID_CODE_OBJECT_READER };
+        match runtime.executables.load(executable_id, reader_id, agent_index, &agent.config.isa_name) {
+            Ok(()) => {
+                if !loaded_code_object.is_null() {
+                    let handle = runtime.handle(Tag::LoadedCodeObject, runtime.executables.next_id());
+                    // SAFETY: non-null output pointer.
+                    unsafe { loaded_code_object.write(hsa_loaded_code_object_t { handle }) };
+                }
+                status::SUCCESS
+            }
+            Err(LoadFailure::UnknownExecutable) => status::ERROR_INVALID_EXECUTABLE,
+            Err(LoadFailure::Frozen) => status::ERROR_FROZEN_EXECUTABLE,
+            Err(LoadFailure::UnknownReader) => status::ERROR_INVALID_CODE_OBJECT_READER,
+            Err(LoadFailure::Incompatible(reason)) => {
+                tracing::debug!(%reason, "soft runtime refused an incompatible code object");
+                status::ERROR_INCOMPATIBLE_ARGUMENTS
+            }
+            Err(LoadFailure::BadDescriptor(reason)) => {
+                tracing::debug!(%reason, "soft runtime refused a code object");
+                status::ERROR_INVALID_CODE_OBJECT
+            }
+        }
+    })
+}
+
+pub unsafe extern "C" fn hsa_executable_freeze(executable: hsa_executable_t, _options: *const c_char) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let Some(id) = runtime.index_of(Tag::Executable, executable.handle) else { return status::ERROR_INVALID_EXECUTABLE };
+        let mut executables = runtime.executables.executables.lock().unwrap_or_else(|poison| poison.into_inner());
+        match executables.get_mut(&id) {
+            None => status::ERROR_INVALID_EXECUTABLE,
+            Some(entry) if entry.frozen => status::ERROR_FROZEN_EXECUTABLE,
+            Some(entry) => {
+                entry.frozen = true;
+                status::SUCCESS
+            }
+        }
+    })
+}
+
+pub unsafe extern "C" fn hsa_executable_destroy(executable: hsa_executable_t) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let destroyed = runtime.index_of(Tag::Executable, executable.handle).is_some_and(|id| runtime.executables.destroy(id));
+        if destroyed { status::SUCCESS } else { status::ERROR_INVALID_EXECUTABLE }
+    })
+}
+
+pub unsafe extern "C" fn hsa_executable_get_symbol_by_name(executable: hsa_executable_t, symbol_name: *const c_char, agent: *const hsa_agent_t, symbol: *mut hsa_executable_symbol_t) -> hsa_status_t {
+    with_runtime(|runtime| {
+        if symbol_name.is_null() || symbol.is_null() {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        let Some(executable_id) = runtime.index_of(Tag::Executable, executable.handle) else { return status::ERROR_INVALID_EXECUTABLE };
+        let agent_index = if agent.is_null() {
+            None
+        } else {
+            // SAFETY: non-null pointer to one agent handle.
+            match runtime.agent(unsafe { agent.read() }.handle) {
+                Some((index, _)) => Some(index),
+                None => return status::ERROR_INVALID_AGENT,
+            }
+        };
+        // SAFETY: the API passes a NUL-terminated name.
+        let name = unsafe { core::ffi::CStr::from_ptr(symbol_name) };
+        let Ok(name) = name.to_str() else { return status::ERROR_INVALID_SYMBOL_NAME };
+        let executables = runtime.executables.executables.lock().unwrap_or_else(|poison| poison.into_inner());
+        let Some(entry) = executables.get(&executable_id) else { return status::ERROR_INVALID_EXECUTABLE };
+        let found = entry
+            .kernels
+            .iter()
+            .find(|kernel| kernel.symbol == name && agent_index.is_none_or(|index| index == kernel.agent_index));
+        let Some(kernel) = found.cloned() else { return status::ERROR_INVALID_SYMBOL_NAME };
+        drop(executables);
+        let id = runtime.executables.next_id();
+        runtime.executables.symbols.lock().unwrap_or_else(|poison| poison.into_inner()).insert(id, (executable_id, kernel));
+        // SAFETY: non-null output pointer.
+        unsafe { symbol.write(hsa_executable_symbol_t { handle: runtime.handle(Tag::Symbol, id) }) };
+        status::SUCCESS
+    })
+}
+
+pub unsafe extern "C" fn hsa_executable_symbol_get_info(executable_symbol: hsa_executable_symbol_t, attribute: hsa_executable_symbol_info_t, value: *mut c_void) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let kernel = runtime
+            .index_of(Tag::Symbol, executable_symbol.handle)
+            .and_then(|id| runtime.executables.symbols.lock().unwrap_or_else(|poison| poison.into_inner()).get(&id).map(|(_, kernel)| kernel.clone()));
+        let Some(kernel) = kernel else { return status::ERROR_INVALID_EXECUTABLE_SYMBOL };
+        if value.is_null() {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        let metadata = &kernel.metadata;
+        // SAFETY (all arms): `value` points to storage of the attribute's documented type; for
+        // NAME, the caller sized it from NAME_LENGTH.
+        unsafe {
+            match attribute {
+                symbol_info::TYPE => put(value, enums::SYMBOL_KIND_KERNEL),
+                symbol_info::NAME_LENGTH => put(value, kernel.symbol.len() as u32),
+                symbol_info::NAME => {
+                    core::ptr::copy_nonoverlapping(kernel.symbol.as_ptr(), value.cast::<u8>(), kernel.symbol.len());
+                    status::SUCCESS
+                }
+                symbol_info::AGENT => put(value, hsa_agent_t { handle: runtime.handle(Tag::Agent, kernel.agent_index as u64) }),
+                symbol_info::KERNEL_OBJECT => put(value, kernel.kernel_object()),
+                symbol_info::KERNEL_KERNARG_SEGMENT_SIZE => put(value, metadata.kernarg_segment_size),
+                symbol_info::KERNEL_KERNARG_SEGMENT_ALIGNMENT => put(value, metadata.kernarg_segment_align),
+                symbol_info::KERNEL_GROUP_SEGMENT_SIZE => put(value, metadata.group_segment_fixed_size),
+                symbol_info::KERNEL_PRIVATE_SEGMENT_SIZE => put(value, metadata.private_segment_fixed_size),
+                symbol_info::KERNEL_DYNAMIC_CALLSTACK => put(value, false),
+                _ => status::ERROR_INVALID_ARGUMENT,
+            }
+        }
+    })
+}
+
+pub unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled(queue: *mut hsa_queue_t, enable: c_int) -> hsa_status_t {
+    with_runtime(|runtime| match runtime.queue(queue as usize) {
+        Some(queue) => {
+            queue.set_profiling(enable != 0);
+            status::SUCCESS
+        }
+        None => status::ERROR_INVALID_QUEUE,
+    })
+}
+
+pub unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time(agent: hsa_agent_t, signal: hsa_signal_t, time: *mut hsa_amd_profiling_dispatch_time_t) -> hsa_status_t {
+    with_runtime(|runtime| {
+        if runtime.agent(agent.handle).is_none() {
+            return status::ERROR_INVALID_AGENT;
+        }
+        let Some(slot) = signals::slot(signal.handle) else { return status::ERROR_INVALID_SIGNAL };
+        if time.is_null() {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        let (start, end) = slot.timestamps();
+        // SAFETY: non-null output pointer.
+        unsafe { time.write(hsa_amd_profiling_dispatch_time_t { start, end }) };
+        status::SUCCESS
+    })
+}

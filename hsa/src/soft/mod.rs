@@ -1,0 +1,23 @@
+//! The soft HSA runtime: a CPU implementation of the HSA subset aqueduct uses, with ROCr's
+//! memory-level ABI (packets in real ring memory, `amd_queue_t`, `amd_signal_t`, a DOORBELL signal
+//! whose hardware doorbell pointer the producer stores to directly).
+//!
+//! It is product code: the embedded default provider when no AMD GPU exists. Its parts, one file
+//! each: [`config`] (agents and modes), [`runtime`] (init/shutdown, handles), [`memory`] (pools),
+//! [`signals`], [`queue`] (ring, doorbell, processor thread), [`processor`] (packet execution),
+//! [`executable`] (code objects, symbols, CPU kernel registry), [`faults`] (injection), and
+//! [`entry`] (the `extern "C"` entry points that fill the HSA table).
+
+pub mod config;
+pub(crate) mod entry;
+pub(crate) mod executable;
+pub mod faults;
+pub(crate) mod memory;
+pub(crate) mod processor;
+pub(crate) mod queue;
+pub(crate) mod runtime;
+pub(crate) mod signals;
+
+pub use config::{ExecutionMode, SoftAgentConfig, SoftConfig, configure};
+pub use executable::register_kernels;
+pub use faults::{ControlError, Fault, inject_fault, live_objects, queue_error_detail, release_stall, set_queue_mode};

@@ -1,0 +1,330 @@
+//! The packet processor: one thread per soft queue, behaving like a GPU command processor.
+//!
+//! It consumes packets from `read_dispatch_id` up to the last doorbell value, stops at an INVALID
+//! header, honours the barrier bit, executes kernel dispatches and barrier packets, writes
+//! profiling timestamps, decrements completion signals with release ordering, then marks the slot
+//! INVALID and advances the read index. On an error it reports through the queue callback and
+//! processes nothing more, as a faulted hardware queue would.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use aqueduct_abi::packet::amd_format;
+use aqueduct_abi::{AmdQueue, AqlPacket, KernelDispatchPacket, PacketHeader, PacketType, SignalCondition, WorkgroupContext};
+use rayon::prelude::*;
+
+use super::config::ExecutionMode;
+use super::faults::Fault;
+use super::queue::{DOORBELL_NEVER_RUNG, SoftQueue};
+use super::runtime::{self, Runtime};
+use super::signals::{self, SignalSlot};
+use crate::sys::{hsa_status_t, status};
+
+/// Longest run of barrier-free dispatches that relaxed mode overlaps.
+const MAX_RELAXED_GROUP: usize = 64;
+
+type PacketResult = Result<(), (hsa_status_t, String)>;
+
+pub(crate) fn run(queue: &SoftQueue, runtime: &Runtime) {
+    queue.doorbell_signal.register();
+    let mask = u64::from(queue.size - 1);
+    // SAFETY: the queue struct outlives this thread (`shut_down` joins it before drop).
+    let read_index = unsafe { AmdQueue::read_dispatch_id_atomic(queue.amd_ptr()) };
+    let mut read = read_index.load(Ordering::Acquire);
+    let mut rung_until = 0u64;
+    let mut backoff = Backoff::default();
+    let mut group: Vec<(u64, AqlPacket)> = Vec::with_capacity(MAX_RELAXED_GROUP);
+    while !queue.stop.load(Ordering::Acquire) {
+        let faulted = queue.error.lock().map(|error| error.is_some()).unwrap_or(true);
+        let doorbell = queue.doorbell.0.load(Ordering::Acquire);
+        if doorbell != DOORBELL_NEVER_RUNG {
+            rung_until = rung_until.max(doorbell.saturating_add(1));
+        }
+        if faulted || read >= rung_until || header_at(queue, read & mask).packet_type() == Some(PacketType::Invalid) {
+            backoff.idle();
+            continue;
+        }
+        backoff.reset();
+        collect_group(queue, read, rung_until, mask, &mut group);
+        let outcome = execute_group(queue, runtime, &group);
+        let retired = match &outcome {
+            Ok(()) => group.len(),
+            Err((failed_at, _, _)) => *failed_at,
+        };
+        for (id, _) in &group[..retired] {
+            header_word(queue, id & mask).store(u32::from(PacketHeader::INVALID.0), Ordering::Release);
+        }
+        read += retired as u64;
+        read_index.store(read, Ordering::Release);
+        if let Err((_, status, detail)) = outcome {
+            queue.raise_error(status, detail);
+        }
+    }
+}
+
+fn header_word(queue: &SoftQueue, slot: u64) -> &AtomicU32 {
+    // SAFETY: `slot` is masked into the ring; each slot starts 64-byte aligned, so its first 4
+    // bytes are a valid AtomicU32 for the ring's lifetime (the ring outlives this thread).
+    unsafe { AtomicU32::from_ptr(queue.ring_base().add(slot as usize * 64).cast()) }
+}
+
+fn header_at(queue: &SoftQueue, slot: u64) -> PacketHeader {
+    PacketHeader(header_word(queue, slot).load(Ordering::Acquire) as u16)
+}
+
+fn read_packet(queue: &SoftQueue, slot: u64) -> AqlPacket {
+    // SAFETY: the header was observed with acquire, so the producer's body writes are visible;
+    // the slot is inside the ring and the producer does not touch it until the read index passes.
+    unsafe { queue.ring_base().add(slot as usize * 64).cast::<AqlPacket>().read_volatile() }
+}
+
+/// Takes the next packet, and in relaxed mode the barrier-free dispatches right behind it.
+fn collect_group(queue: &SoftQueue, read: u64, rung_until: u64, mask: u64, group: &mut Vec<(u64, AqlPacket)>) {
+    group.clear();
+    let first = read_packet(queue, read & mask);
+    let overlap = queue.mode() == ExecutionMode::Relaxed && first.header().packet_type() == Some(PacketType::KernelDispatch);
+    group.push((read, first));
+    if !overlap {
+        return;
+    }
+    let mut id = read + 1;
+    while id < rung_until && group.len() < MAX_RELAXED_GROUP {
+        let header = header_at(queue, id & mask);
+        if header.packet_type() != Some(PacketType::KernelDispatch) || header.barrier() {
+            break;
+        }
+        group.push((id, read_packet(queue, id & mask)));
+        id += 1;
+    }
+}
+
+/// Runs a group; in relaxed mode members run and retire in reverse order, which is one of the
+/// orders the AQL model allows for packets without the barrier bit.
+fn execute_group(queue: &SoftQueue, runtime: &Runtime, group: &[(u64, AqlPacket)]) -> Result<(), (usize, hsa_status_t, String)> {
+    if group.len() == 1 {
+        let (id, packet) = &group[0];
+        return execute_and_complete(queue, runtime, *id, packet).map_err(|(status, detail)| (0, status, detail));
+    }
+    for (position, (id, packet)) in group.iter().enumerate().rev() {
+        execute_and_complete(queue, runtime, *id, packet).map_err(|(status, detail)| (position, status, detail))?;
+    }
+    Ok(())
+}
+
+fn execute_and_complete(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPacket) -> PacketResult {
+    let completion = match packet.completion_signal() {
+        0 => None,
+        handle => Some(signals::slot(handle).ok_or_else(|| {
+            (status::ERROR_INVALID_SIGNAL, format!("packet {id}: completion signal {handle:#x} is not a live signal"))
+        })?),
+    };
+    let start = runtime::now_ticks();
+    apply_fault(queue, id)?;
+    execute(queue, runtime, id, packet)?;
+    if let Some(signal) = completion {
+        if queue.profiling_enabled() {
+            signal.write_timestamps(start, runtime::now_ticks());
+        }
+        signal.update(|value| {
+            value.fetch_sub(1, Ordering::AcqRel);
+        });
+    }
+    Ok(())
+}
+
+fn apply_fault(queue: &SoftQueue, id: u64) -> PacketResult {
+    if !queue.has_faults.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    let fault = queue.faults.lock().unwrap_or_else(|poison| poison.into_inner()).remove(&id);
+    match fault {
+        None => Ok(()),
+        Some(Fault::KernelFault { status }) => Err((status, format!("injected kernel fault at packet {id}"))),
+        Some(Fault::Stall) => {
+            let releases = queue.stall_releases.load(Ordering::Acquire);
+            while queue.stall_releases.load(Ordering::Acquire) == releases && !queue.stop.load(Ordering::Acquire) {
+                std::thread::park_timeout(Duration::from_millis(1));
+            }
+            Ok(())
+        }
+        Some(Fault::Slow(duration)) => {
+            let until = Instant::now() + duration;
+            while Instant::now() < until && !queue.stop.load(Ordering::Acquire) {
+                std::thread::park_timeout((until - Instant::now()).min(Duration::from_millis(1)));
+            }
+            Ok(())
+        }
+    }
+}
+
+fn execute(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPacket) -> PacketResult {
+    let header = packet.header();
+    if !header.is_well_formed() {
+        return Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: malformed header {:#06x}", header.0)));
+    }
+    match header.packet_type() {
+        Some(PacketType::KernelDispatch) => dispatch(queue, runtime, id, packet.as_dispatch()),
+        Some(PacketType::BarrierAnd) => {
+            let dependencies = live_dependencies(id, &packet.as_barrier_and().dep_signal)?;
+            wait_dependencies(queue, &dependencies, |values| values.iter().all(|value| *value == 0))
+        }
+        Some(PacketType::BarrierOr) => {
+            let dependencies = live_dependencies(id, &packet.as_barrier_or().dep_signal)?;
+            if dependencies.is_empty() {
+                return Ok(());
+            }
+            wait_dependencies(queue, &dependencies, |values| values.iter().any(|value| *value == 0))
+        }
+        Some(PacketType::VendorSpecific) => barrier_value(queue, id, packet),
+        Some(PacketType::AgentDispatch) => {
+            Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: agent dispatch packets are not accepted by a GPU agent's queue")))
+        }
+        Some(PacketType::Invalid) | None => {
+            Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: unknown packet type {}", header.packet_type_bits())))
+        }
+    }
+}
+
+fn live_dependencies(id: u64, handles: &[u64; 5]) -> Result<Vec<&'static SignalSlot>, (hsa_status_t, String)> {
+    handles
+        .iter()
+        .filter(|handle| **handle != 0)
+        .map(|handle| {
+            signals::slot(*handle).ok_or_else(|| {
+                (status::ERROR_INVALID_SIGNAL, format!("packet {id}: dependency signal {handle:#x} is not a live signal"))
+            })
+        })
+        .collect()
+}
+
+fn wait_dependencies(queue: &SoftQueue, slots: &[&SignalSlot], done: impl Fn(&[i64]) -> bool) -> PacketResult {
+    let mut values: Vec<i64> = slots.iter().map(|slot| slot.value().load(Ordering::Acquire)).collect();
+    let stopped = || queue.stop.load(Ordering::Acquire);
+    loop {
+        if done(&values) {
+            return Ok(());
+        }
+        let changed = signals::wait_until(
+            slots,
+            |index, value| {
+                values[index] = value;
+                done(&values)
+            },
+            Some(Instant::now() + Duration::from_millis(50)),
+            &stopped,
+        );
+        if changed.is_some() {
+            return Ok(());
+        }
+        if stopped() {
+            // Abandoned by queue destruction: leave the packet incomplete, like a torn-down CP.
+            return Err((status::ERROR_INVALID_QUEUE, "queue destroyed while a barrier was waiting".into()));
+        }
+    }
+}
+
+fn barrier_value(queue: &SoftQueue, id: u64, packet: &AqlPacket) -> PacketResult {
+    let barrier = packet.as_barrier_value();
+    if barrier.header.amd_format != amd_format::BARRIER_VALUE {
+        return Err((
+            status::ERROR_INVALID_PACKET_FORMAT,
+            format!("packet {id}: AMD vendor packet format {} is not supported by the soft runtime", barrier.header.amd_format),
+        ));
+    }
+    let condition = SignalCondition::from_bits(barrier.cond)
+        .ok_or_else(|| (status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: BARRIER_VALUE condition {}", barrier.cond)))?;
+    let signal = signals::slot(barrier.signal)
+        .ok_or_else(|| (status::ERROR_INVALID_SIGNAL, format!("packet {id}: BARRIER_VALUE signal {:#x} is not live", barrier.signal)))?;
+    let (mask, value) = (barrier.mask, barrier.value);
+    wait_dependencies(queue, &[signal], |values| condition.holds(values[0] & mask, value))
+}
+
+fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispatchPacket) -> PacketResult {
+    let dimensions = packet.dimensions();
+    if dimensions == 0 {
+        return Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: dispatch with 0 dimensions")));
+    }
+    let grid = packet.grid();
+    let workgroup = packet.workgroup();
+    let empty = grid.contains(&0);
+    if !empty && workgroup.contains(&0) {
+        return Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: zero workgroup size {workgroup:?}")));
+    }
+    let kernel = runtime.executables.kernel(packet.kernel_object).ok_or_else(|| {
+        (status::ERROR_INVALID_CODE_SYMBOL, format!("packet {id}: kernel object {:#x} is not a loaded kernel", packet.kernel_object))
+    })?;
+    if kernel.agent_index != queue.agent_index {
+        return Err((
+            status::ERROR_INVALID_CODE_SYMBOL,
+            format!("packet {id}: kernel `{}` was loaded for agent {} but dispatched on agent {}", kernel.symbol, kernel.agent_index, queue.agent_index),
+        ));
+    }
+    if empty || queue.mode() == ExecutionMode::RetireOnly {
+        return Ok(());
+    }
+    let function = kernel.cpu.ok_or_else(|| {
+        (
+            status::ERROR_INVALID_CODE_SYMBOL,
+            format!("kernel `{}` has no CPU implementation registered with the soft runtime", kernel.symbol),
+        )
+    })?;
+    let counts: [u64; 3] = core::array::from_fn(|axis| u64::from(grid[axis]).div_ceil(u64::from(workgroup[axis])));
+    let total = counts[0] * counts[1] * counts[2];
+    let group_bytes = packet.group_segment_size as usize;
+    // Carried as an integer so the closure is Send + Sync; rebuilt into a pointer per workgroup.
+    let kernarg_address = packet.kernarg_address as usize;
+    let run_one = |memory: &mut Vec<u8>, linear: u64| {
+        memory.clear();
+        memory.resize(group_bytes, 0);
+        let context = WorkgroupContext {
+            kernarg: kernarg_address as *const u8,
+            group_memory: memory.as_mut_ptr(),
+            group_memory_len: group_bytes,
+            workgroup_id: [
+                (linear % counts[0]) as u32,
+                (linear / counts[0] % counts[1]) as u32,
+                (linear / (counts[0] * counts[1])) as u32,
+            ],
+            workgroup_size: workgroup,
+            grid_size: grid,
+        };
+        // SAFETY: the dispatch packet's producer guarantees, as it must for a GPU, that the
+        // kernarg segment is valid for this kernel and that the pointers it holds are valid for
+        // the accesses the kernel makes; group memory is ours and sized as the packet requests.
+        unsafe { function(&context) }
+            .map_err(|fault| (fault.status, format!("kernel `{}` faulted: {}", kernel.symbol, fault.reason)))
+    };
+    if total == 1 {
+        return run_one(&mut Vec::new(), 0);
+    }
+    (0..total).into_par_iter().try_for_each_init(Vec::new, run_one)
+}
+
+/// Idle policy: spin briefly after activity, then yield, then park with a growing timeout. A
+/// doorbell rung through the HSA API unparks at once; a direct doorbell store is seen within the
+/// current park interval (at most 1 ms after long idleness).
+#[derive(Default)]
+struct Backoff {
+    idle_since: Option<Instant>,
+}
+
+impl Backoff {
+    fn reset(&mut self) {
+        self.idle_since = None;
+    }
+
+    fn idle(&mut self) {
+        let since = *self.idle_since.get_or_insert_with(Instant::now);
+        let idle = since.elapsed();
+        if idle < Duration::from_micros(20) {
+            for _ in 0..32 {
+                std::hint::spin_loop();
+            }
+        } else if idle < Duration::from_micros(200) {
+            std::thread::yield_now();
+        } else {
+            let park = (idle / 8).clamp(Duration::from_micros(50), Duration::from_millis(1));
+            std::thread::park_timeout(park);
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! A soft AQL queue: real ring memory, an `amd_queue_t`, a DOORBELL signal and one processor
+//! thread that plays the command processor.
+
+use std::alloc::Layout;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use aqueduct_abi::{AmdQueue, PacketHeader, QueueProperties, SignalKind};
+use aqueduct_abi::queue::queue_feature;
+use hashbrown::HashMap;
+
+use super::config::ExecutionMode;
+use super::faults::Fault;
+use super::signals::{self, SignalSlot};
+use crate::sys::{hsa_queue_error_callback_t, hsa_status_t};
+
+/// Owned, 64-byte-aligned ring memory.
+struct Ring {
+    base: *mut u8,
+    layout: Layout,
+}
+
+/// The doorbell word sits on its own cache line: the producer stores to it, the processor polls it.
+#[repr(C, align(64))]
+pub(crate) struct DoorbellWord(pub AtomicU64);
+
+/// Smallest queue the soft runtime accepts; tiny rings make backpressure easy to test.
+pub(crate) const MIN_PACKETS: u32 = 4;
+
+/// The doorbell value before anything was rung.
+pub(crate) const DOORBELL_NEVER_RUNG: u64 = u64::MAX;
+
+pub(crate) struct QueueError {
+    pub status: hsa_status_t,
+    pub detail: String,
+}
+
+pub(crate) struct SoftQueue {
+    amd: Box<AmdQueue>,
+    ring: Ring,
+    pub size: u32,
+    pub doorbell: Box<DoorbellWord>,
+    pub doorbell_signal: &'static SignalSlot,
+    pub agent_index: usize,
+    pub stop: AtomicBool,
+    mode: AtomicU8,
+    pub error: Mutex<Option<QueueError>>,
+    pub faults: Mutex<HashMap<u64, Fault>>,
+    pub has_faults: AtomicBool,
+    /// Bumped by `release_stall`; a stalled packet waits for it to change.
+    pub stall_releases: AtomicU64,
+    pub callback: hsa_queue_error_callback_t,
+    pub callback_data: usize,
+    processor: Mutex<Option<JoinHandle<()>>>,
+}
+
+// SAFETY: the raw pointers are the ring and the doorbell pointer inside signal memory, both owned
+// by this queue until `shut_down` joins the processor; all shared mutation goes through atomics
+// or mutexes.
+unsafe impl Send for SoftQueue {}
+// SAFETY: as above.
+unsafe impl Sync for SoftQueue {}
+
+impl SoftQueue {
+    pub fn create(
+        runtime: Arc<super::runtime::Runtime>,
+        agent_index: usize,
+        size: u32,
+        queue_type: u32,
+        mode: ExecutionMode,
+        callback: hsa_queue_error_callback_t,
+        callback_data: usize,
+    ) -> Result<Arc<Self>, hsa_status_t> {
+        let ring_bytes = (size as usize).checked_mul(64).ok_or(crate::sys::status::ERROR_INVALID_ARGUMENT)?;
+        let layout = Layout::from_size_align(ring_bytes, 4096).map_err(|_| crate::sys::status::ERROR_INVALID_ARGUMENT)?;
+        // SAFETY: the layout is non-zero (size >= 1 packet).
+        let base = unsafe { std::alloc::alloc_zeroed(layout) };
+        if base.is_null() {
+            return Err(crate::sys::status::ERROR_OUT_OF_RESOURCES);
+        }
+        let ring = Ring { base, layout };
+        for index in 0..size as usize {
+            // SAFETY: each slot is inside the ring allocation and 64-byte aligned.
+            unsafe { base.add(index * 64).cast::<u16>().write(PacketHeader::INVALID.0) };
+        }
+        let doorbell = Box::new(DoorbellWord(AtomicU64::new(DOORBELL_NEVER_RUNG)));
+        let doorbell_signal = signals::create(SignalKind::DOORBELL, doorbell.0.as_ptr() as i64)
+            .ok_or(crate::sys::status::ERROR_OUT_OF_RESOURCES)?;
+        let mut amd: Box<AmdQueue> = Box::new(bytemuck::Zeroable::zeroed());
+        static NEXT_QUEUE_ID: AtomicU64 = AtomicU64::new(1);
+        amd.hsa_queue.type_ = queue_type;
+        amd.hsa_queue.features = queue_feature::KERNEL_DISPATCH;
+        amd.hsa_queue.base_address = base as u64;
+        amd.hsa_queue.doorbell_signal = doorbell_signal.handle();
+        amd.hsa_queue.size = size;
+        amd.hsa_queue.id = NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed);
+        amd.queue_properties = QueueProperties::IS_PTR64;
+        // SAFETY: the doorbell slot was just created for this queue and is not shared yet.
+        unsafe { (*doorbell_signal.amd_ptr()).queue_ptr = &*amd as *const AmdQueue as u64 };
+        let queue = Arc::new(Self {
+            amd,
+            ring,
+            size,
+            doorbell,
+            doorbell_signal,
+            agent_index,
+            stop: AtomicBool::new(false),
+            mode: AtomicU8::new(mode as u8),
+            error: Mutex::new(None),
+            faults: Mutex::new(HashMap::new()),
+            has_faults: AtomicBool::new(false),
+            stall_releases: AtomicU64::new(0),
+            callback,
+            callback_data,
+            processor: Mutex::new(None),
+        });
+        let worker = queue.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("soft-cp-{}", queue.amd.hsa_queue.id))
+            .spawn(move || super::processor::run(&worker, &runtime))
+            .map_err(|_| crate::sys::status::ERROR_OUT_OF_RESOURCES)?;
+        *queue.processor.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(handle);
+        Ok(queue)
+    }
+
+    pub fn amd_ptr(&self) -> *const AmdQueue {
+        &*self.amd
+    }
+
+    /// The `hsa_queue_t*` handed to clients.
+    pub fn address(&self) -> usize {
+        self.amd_ptr() as usize
+    }
+
+    pub fn ring_base(&self) -> *mut u8 {
+        self.ring.base
+    }
+
+    pub fn mode(&self) -> ExecutionMode {
+        match self.mode.load(Ordering::Relaxed) {
+            1 => ExecutionMode::Relaxed,
+            2 => ExecutionMode::RetireOnly,
+            _ => ExecutionMode::Strict,
+        }
+    }
+
+    pub fn set_mode(&self, mode: ExecutionMode) {
+        self.mode.store(mode as u8, Ordering::Relaxed);
+    }
+
+    pub fn profiling_enabled(&self) -> bool {
+        // SAFETY: the queue struct lives as long as `self`.
+        unsafe { AmdQueue::queue_properties_atomic(self.amd_ptr()) }.load(Ordering::Acquire)
+            & QueueProperties::ENABLE_PROFILING
+            != 0
+    }
+
+    pub fn set_profiling(&self, enabled: bool) {
+        // SAFETY: the queue struct lives as long as `self`.
+        let properties = unsafe { AmdQueue::queue_properties_atomic(self.amd_ptr()) };
+        if enabled {
+            properties.fetch_or(QueueProperties::ENABLE_PROFILING, Ordering::AcqRel);
+        } else {
+            properties.fetch_and(!QueueProperties::ENABLE_PROFILING, Ordering::AcqRel);
+        }
+    }
+
+    /// Stops the processor (abandoning packets not yet executed), joins it and retires the
+    /// doorbell. Ring memory is freed when the last reference drops.
+    pub fn shut_down(&self) {
+        self.stop.store(true, Ordering::Release);
+        let handle = self.processor.lock().unwrap_or_else(|poison| poison.into_inner()).take();
+        if let Some(handle) = handle {
+            handle.thread().unpark();
+            let _ = handle.join();
+        }
+        signals::destroy(self.doorbell_signal.handle());
+    }
+
+    /// Records the first error and reports it through the queue's callback.
+    pub fn raise_error(&self, status: hsa_status_t, detail: String) {
+        {
+            let mut error = self.error.lock().unwrap_or_else(|poison| poison.into_inner());
+            if error.is_some() {
+                return;
+            }
+            tracing::warn!(queue = self.amd.hsa_queue.id, status, %detail, "soft queue error");
+            *error = Some(QueueError { status, detail });
+        }
+        if let Some(callback) = self.callback {
+            // SAFETY: the client registered this callback and data at queue creation; HSA invokes
+            // it with the queue pointer, which stays valid until hsa_queue_destroy returns.
+            unsafe { callback(status, self.amd_ptr().cast_mut().cast(), self.callback_data as *mut _) };
+        }
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `SoftQueue::create` with this layout, freed once.
+        unsafe { std::alloc::dealloc(self.base, self.layout) };
+    }
+}

@@ -1,0 +1,294 @@
+//! Soft signals: `amd_signal_t` memory in type-stable slabs, with blocking waits.
+//!
+//! A handle is the address of the slot's `amd_signal_t`, as on ROCr, so anything that reads signal
+//! memory directly works the same on both providers. Slots are never returned to the allocator: a
+//! destroyed slot goes on a free list. So a stale handle still points at valid slot memory, and a
+//! garbage handle is rejected by the range check in [`slot`] before it is ever dereferenced.
+//!
+//! Waiters spin briefly, then register their thread on the slot and park; every value change made
+//! through this module unparks them. Parking is capped at a short interval, so a change made by a
+//! plain store elsewhere is still seen soon.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicUsize, Ordering, fence};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+use aqueduct_abi::{AmdSignal, SignalKind};
+
+const SLOTS_PER_CHUNK: usize = 1024;
+const MAX_CHUNKS: usize = 4096;
+/// How long a waiter spins before parking: long enough to catch a packet that is about to retire,
+/// short enough that an idle waiter does not burn a core.
+const SPIN_BEFORE_PARK: Duration = Duration::from_micros(20);
+/// Upper bound on one park, so changes made without a wake-up are still noticed.
+const MAX_PARK: Duration = Duration::from_millis(2);
+
+#[repr(C, align(64))]
+pub(crate) struct SignalSlot {
+    /// Must stay the first field: the handle is the slot's address.
+    pub(crate) amd: AmdSignal,
+    live: AtomicBool,
+    waiter_count: AtomicU32,
+    waiters: Mutex<Vec<Thread>>,
+}
+
+struct Chunk {
+    base: AtomicUsize,
+}
+
+static CHUNKS: [Chunk; MAX_CHUNKS] = [const { Chunk { base: AtomicUsize::new(0) } }; MAX_CHUNKS];
+static CHUNK_COUNT: AtomicUsize = AtomicUsize::new(0);
+static FREE_SLOTS: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// Takes a free slot (growing the slab if needed) and initializes it.
+pub(crate) fn create(kind: i64, value: i64) -> Option<&'static SignalSlot> {
+    let mut free = FREE_SLOTS.lock().unwrap_or_else(|poison| poison.into_inner());
+    if free.is_empty() {
+        grow(&mut free)?;
+    }
+    let address = free.pop()?;
+    drop(free);
+    // SAFETY: addresses on the free list come from `grow`, which leaks initialized slots; a slot
+    // on the free list is not live, so no other thread mutates its plain fields now.
+    let slot = unsafe { &*(address as *const SignalSlot) };
+    let amd = core::ptr::addr_of!(slot.amd).cast_mut();
+    // SAFETY: the slot is not live, so nobody else writes these plain fields; the value is
+    // written through its atomic view because stale readers may still load it.
+    unsafe {
+        (*amd).kind = kind;
+        (*amd).start_ts = 0;
+        (*amd).end_ts = 0;
+        (*amd).queue_ptr = 0;
+        (*amd).event_mailbox_ptr = 0;
+        (*amd).event_id = 0;
+        AmdSignal::value_atomic(amd).store(value, Ordering::Release);
+    }
+    slot.live.store(true, Ordering::Release);
+    Some(slot)
+}
+
+fn grow(free: &mut Vec<usize>) -> Option<()> {
+    let index = CHUNK_COUNT.load(Ordering::Acquire);
+    if index >= MAX_CHUNKS {
+        return None;
+    }
+    let slots: Box<[SignalSlot]> = (0..SLOTS_PER_CHUNK)
+        .map(|_| SignalSlot {
+            amd: AmdSignal { kind: SignalKind::INVALID, ..Default::default() },
+            live: AtomicBool::new(false),
+            waiter_count: AtomicU32::new(0),
+            waiters: Mutex::new(Vec::new()),
+        })
+        .collect();
+    // Leaked on purpose: slot memory is type-stable for the life of the process.
+    let base = Box::leak(slots).as_ptr() as usize;
+    CHUNKS[index].base.store(base, Ordering::Release);
+    CHUNK_COUNT.store(index + 1, Ordering::Release);
+    free.extend((0..SLOTS_PER_CHUNK).rev().map(|i| base + i * size_of::<SignalSlot>()));
+    Some(())
+}
+
+/// The slot behind a handle, whether live or not; `None` for addresses that are not slots.
+pub(crate) fn slot_any(handle: u64) -> Option<&'static SignalSlot> {
+    let address = usize::try_from(handle).ok()?;
+    let count = CHUNK_COUNT.load(Ordering::Acquire);
+    let span = SLOTS_PER_CHUNK * size_of::<SignalSlot>();
+    for chunk in &CHUNKS[..count] {
+        let base = chunk.base.load(Ordering::Acquire);
+        if address >= base && address < base + span && (address - base) % size_of::<SignalSlot>() == 0 {
+            // SAFETY: the address is the start of a slot in a leaked, initialized chunk.
+            return Some(unsafe { &*(address as *const SignalSlot) });
+        }
+    }
+    None
+}
+
+/// The live slot behind a handle.
+pub(crate) fn slot(handle: u64) -> Option<&'static SignalSlot> {
+    slot_any(handle).filter(|slot| slot.live.load(Ordering::Acquire))
+}
+
+pub(crate) fn destroy(handle: u64) -> bool {
+    let Some(slot) = slot(handle) else { return false };
+    if slot.live.swap(false, Ordering::AcqRel) {
+        slot.wake_all();
+        FREE_SLOTS.lock().unwrap_or_else(|poison| poison.into_inner()).push(handle as usize);
+        true
+    } else {
+        false
+    }
+}
+
+impl SignalSlot {
+    pub(crate) fn handle(&self) -> u64 {
+        self as *const Self as u64
+    }
+
+    pub(crate) fn amd_ptr(&self) -> *mut AmdSignal {
+        core::ptr::addr_of!(self.amd).cast_mut()
+    }
+
+    pub(crate) fn value(&self) -> &AtomicI64 {
+        // SAFETY: the slot is leaked memory, valid forever; the value is only accessed atomically.
+        unsafe { AmdSignal::value_atomic(self.amd_ptr()) }
+    }
+
+    pub(crate) fn kind(&self) -> i64 {
+        // SAFETY: `kind` is written only while the slot is not live (in `create`).
+        unsafe { core::ptr::addr_of!(self.amd.kind).read() }
+    }
+
+    /// Applies a change to the value and wakes waiters. For doorbell signals the change lands on
+    /// the doorbell word instead, which is what ROCr does for a store to a doorbell signal.
+    pub(crate) fn update(&self, change: impl FnOnce(&AtomicI64)) {
+        if self.kind() == SignalKind::DOORBELL {
+            // SAFETY: doorbell slots carry a pointer to their queue's doorbell word, which lives
+            // as long as the queue; the queue's teardown retires the slot first.
+            let word = unsafe { AmdSignal::hardware_doorbell_ptr(self.amd_ptr()) };
+            // SAFETY: the doorbell word is an 8-byte aligned AtomicI64-compatible u64.
+            change(unsafe { AtomicI64::from_ptr(word.cast()) });
+        } else {
+            change(self.value());
+        }
+        self.wake_all();
+    }
+
+    pub(crate) fn wake_all(&self) {
+        // Pairs with the fence in `wait_until`: either the waiter sees the new value, or we see
+        // its registration.
+        fence(Ordering::SeqCst);
+        if self.waiter_count.load(Ordering::Relaxed) > 0 {
+            for thread in self.waiters.lock().unwrap_or_else(|poison| poison.into_inner()).iter() {
+                thread.unpark();
+            }
+        }
+    }
+
+    pub(crate) fn write_timestamps(&self, start: u64, end: u64) {
+        let amd = self.amd_ptr();
+        // SAFETY: timestamps are written by the queue processor that owns the packet before it
+        // decrements the value with release ordering; readers load the value with acquire first.
+        unsafe {
+            core::ptr::addr_of_mut!((*amd).start_ts).write_volatile(start);
+            core::ptr::addr_of_mut!((*amd).end_ts).write_volatile(end);
+        }
+    }
+
+    pub(crate) fn timestamps(&self) -> (u64, u64) {
+        let amd = self.amd_ptr();
+        // SAFETY: see `write_timestamps`.
+        unsafe {
+            (
+                core::ptr::addr_of!((*amd).start_ts).read_volatile(),
+                core::ptr::addr_of!((*amd).end_ts).read_volatile(),
+            )
+        }
+    }
+
+    pub(crate) fn register(&self) {
+        self.waiter_count.fetch_add(1, Ordering::SeqCst);
+        self.waiters.lock().unwrap_or_else(|poison| poison.into_inner()).push(std::thread::current());
+    }
+
+    fn unregister(&self) {
+        let me = std::thread::current().id();
+        let mut waiters = self.waiters.lock().unwrap_or_else(|poison| poison.into_inner());
+        if let Some(index) = waiters.iter().position(|thread| thread.id() == me) {
+            waiters.swap_remove(index);
+        }
+        self.waiter_count.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Waits until `satisfied` holds for any of `slots`, or the deadline passes, or `cancel` returns
+/// true. Returns the index of the satisfied slot.
+pub(crate) fn wait_until(
+    slots: &[&SignalSlot],
+    mut satisfied: impl FnMut(usize, i64) -> bool,
+    deadline: Option<Instant>,
+    cancel: &dyn Fn() -> bool,
+) -> Option<usize> {
+    let check = |satisfied: &mut dyn FnMut(usize, i64) -> bool| {
+        slots.iter().enumerate().find_map(|(index, slot)| {
+            satisfied(index, slot.value().load(Ordering::Acquire)).then_some(index)
+        })
+    };
+    let spin_until = Instant::now() + SPIN_BEFORE_PARK;
+    loop {
+        if let Some(index) = check(&mut satisfied) {
+            return Some(index);
+        }
+        let now = Instant::now();
+        if now >= spin_until || deadline.is_some_and(|deadline| now >= deadline) {
+            break;
+        }
+        std::hint::spin_loop();
+    }
+    for slot in slots {
+        slot.register();
+    }
+    fence(Ordering::SeqCst);
+    let result = loop {
+        if let Some(index) = check(&mut satisfied) {
+            break Some(index);
+        }
+        if cancel() {
+            break None;
+        }
+        let now = Instant::now();
+        let park = match deadline {
+            Some(deadline) if now >= deadline => break None,
+            Some(deadline) => (deadline - now).min(MAX_PARK),
+            None => MAX_PARK,
+        };
+        std::thread::park_timeout(park);
+    };
+    for slot in slots {
+        slot.unregister();
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn garbage_and_stale_handles_are_rejected() {
+        assert!(slot(0).is_none());
+        assert!(slot(8).is_none());
+        let created = create(SignalKind::USER, 3).expect("slot");
+        let handle = created.handle();
+        assert!(slot(handle + 8).is_none(), "interior addresses are not handles");
+        assert!(destroy(handle));
+        assert!(slot(handle).is_none());
+        assert!(!destroy(handle), "double destroy is refused");
+    }
+
+    #[test]
+    fn waiter_wakes_on_update() {
+        let signal = create(SignalKind::USER, 1).expect("slot");
+        let handle = signal.handle();
+        let waiter = std::thread::spawn(move || {
+            let signal = slot(handle).expect("live");
+            wait_until(&[signal], |_, value| value == 0, Some(Instant::now() + Duration::from_secs(10)), &|| false)
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        signal.update(|value| {
+            value.fetch_sub(1, Ordering::AcqRel);
+        });
+        assert_eq!(waiter.join().expect("join"), Some(0));
+        assert!(destroy(handle));
+    }
+
+    #[test]
+    fn wait_times_out() {
+        let signal = create(SignalKind::USER, 1).expect("slot");
+        let start = Instant::now();
+        let result = wait_until(&[signal], |_, value| value == 0, Some(start + Duration::from_millis(30)), &|| false);
+        assert_eq!(result, None);
+        assert!(start.elapsed() >= Duration::from_millis(30));
+        assert!(destroy(signal.handle()));
+    }
+}

@@ -1,0 +1,297 @@
+//! Thin `Result` wrappers over the table for the calls made off the hot path: discovery, pools,
+//! queue and signal lifetime, executables.
+
+use core::ffi::c_void;
+
+use crate::sys::*;
+use crate::{Hsa, HsaResult};
+
+/// What `aqueduct info` and device selection need to know about an agent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentInfo {
+    pub agent: hsa_agent_t,
+    pub name: String,
+    pub product_name: String,
+    pub device_type: u32,
+    pub isa_names: Vec<String>,
+    pub uuid: String,
+    pub wavefront_size: u32,
+    pub compute_units: u32,
+    pub queue_min_packets: u32,
+    pub queue_max_packets: u32,
+    pub queues_max: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolKindInfo {
+    CoarseGrained,
+    FineGrained,
+    Kernarg,
+    Other(u32),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolInfo {
+    pub pool: hsa_amd_memory_pool_t,
+    pub kind: PoolKindInfo,
+    pub global_flags: u32,
+    pub size: usize,
+    pub alloc_allowed: bool,
+    pub granule: usize,
+    pub alignment: usize,
+    pub accessible_by_all: bool,
+}
+
+unsafe extern "C" fn collect_handle<T: Copy>(item: T, data: *mut c_void) -> hsa_status_t {
+    // SAFETY: `data` is the `Vec<T>` the iterating wrapper passed in, alive for the call.
+    unsafe { (*data.cast::<Vec<T>>()).push(item) };
+    status::SUCCESS
+}
+
+fn c_string(bytes: &[u8]) -> String {
+    let end = bytes.iter().position(|byte| *byte == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+impl Hsa {
+    /// Reads an attribute of plain type `T`.
+    fn info<T: bytemuck::Pod>(&self, call: &'static str, get: impl FnOnce(*mut c_void) -> hsa_status_t) -> HsaResult<T> {
+        let mut value = T::zeroed();
+        self.check(get((&mut value as *mut T).cast()), call)?;
+        Ok(value)
+    }
+
+    pub fn timestamp_frequency(&self) -> HsaResult<u64> {
+        // SAFETY: TIMESTAMP_FREQUENCY is a u64 attribute.
+        self.info("hsa_system_get_info", |out| unsafe { (self.api.hsa_system_get_info)(system_info::TIMESTAMP_FREQUENCY, out) })
+    }
+
+    pub fn agents(&self) -> HsaResult<Vec<hsa_agent_t>> {
+        let mut agents: Vec<hsa_agent_t> = Vec::new();
+        // SAFETY: the callback pushes into `agents`, which outlives the call.
+        let status = unsafe { (self.api.hsa_iterate_agents)(Some(collect_handle::<hsa_agent_t>), (&mut agents as *mut Vec<_>).cast()) };
+        self.check(status, "hsa_iterate_agents")?;
+        Ok(agents)
+    }
+
+    pub fn agent_u32(&self, agent: hsa_agent_t, attribute: u32) -> HsaResult<u32> {
+        // SAFETY: the caller asks only for u32 attributes.
+        self.info("hsa_agent_get_info", |out| unsafe { (self.api.hsa_agent_get_info)(agent, attribute, out) })
+    }
+
+    fn agent_string<const N: usize>(&self, agent: hsa_agent_t, attribute: u32) -> HsaResult<String> {
+        // SAFETY: char[N] attribute; N matches the documented size.
+        let bytes: [u8; N] = self.info("hsa_agent_get_info", |out| unsafe { (self.api.hsa_agent_get_info)(agent, attribute, out) })?;
+        Ok(c_string(&bytes))
+    }
+
+    pub fn isa_names(&self, agent: hsa_agent_t) -> HsaResult<Vec<String>> {
+        let mut isas: Vec<hsa_isa_t> = Vec::new();
+        // SAFETY: the callback pushes into `isas`, which outlives the call.
+        let status = unsafe { (self.api.hsa_agent_iterate_isas)(agent, Some(collect_handle::<hsa_isa_t>), (&mut isas as *mut Vec<_>).cast()) };
+        self.check(status, "hsa_agent_iterate_isas")?;
+        isas.into_iter()
+            .map(|isa| {
+                // SAFETY: NAME_LENGTH is a u32 attribute.
+                let length: u32 = self.info("hsa_isa_get_info_alt", |out| unsafe { (self.api.hsa_isa_get_info_alt)(isa, isa_info::NAME_LENGTH, out) })?;
+                let mut name = vec![0u8; length as usize + 1];
+                // SAFETY: the buffer holds NAME_LENGTH bytes plus one.
+                let status = unsafe { (self.api.hsa_isa_get_info_alt)(isa, isa_info::NAME, name.as_mut_ptr().cast()) };
+                self.check(status, "hsa_isa_get_info_alt")?;
+                Ok(c_string(&name))
+            })
+            .collect()
+    }
+
+    pub fn agent_info(&self, agent: hsa_agent_t) -> HsaResult<AgentInfo> {
+        let device_type = self.agent_u32(agent, agent_info::DEVICE)?;
+        let gpu = device_type == device_type::GPU;
+        Ok(AgentInfo {
+            agent,
+            name: self.agent_string::<64>(agent, agent_info::NAME)?,
+            product_name: self.agent_string::<64>(agent, agent_info::AMD_PRODUCT_NAME).unwrap_or_default(),
+            device_type,
+            isa_names: if gpu { self.isa_names(agent)? } else { Vec::new() },
+            uuid: self.agent_string::<21>(agent, agent_info::AMD_UUID).unwrap_or_default(),
+            wavefront_size: if gpu { self.agent_u32(agent, agent_info::WAVEFRONT_SIZE)? } else { 0 },
+            compute_units: self.agent_u32(agent, agent_info::AMD_COMPUTE_UNIT_COUNT).unwrap_or(0),
+            queue_min_packets: if gpu { self.agent_u32(agent, agent_info::QUEUE_MIN_SIZE)? } else { 0 },
+            queue_max_packets: if gpu { self.agent_u32(agent, agent_info::QUEUE_MAX_SIZE)? } else { 0 },
+            queues_max: if gpu { self.agent_u32(agent, agent_info::QUEUES_MAX)? } else { 0 },
+        })
+    }
+
+    /// The GPU agents, described.
+    pub fn gpu_agents(&self) -> HsaResult<Vec<AgentInfo>> {
+        self.agents()?
+            .into_iter()
+            .map(|agent| self.agent_info(agent))
+            .filter(|info| info.as_ref().map_or(true, |info| info.device_type == device_type::GPU))
+            .collect()
+    }
+
+    pub fn pools(&self, agent: hsa_agent_t) -> HsaResult<Vec<PoolInfo>> {
+        let mut pools: Vec<hsa_amd_memory_pool_t> = Vec::new();
+        // SAFETY: the callback pushes into `pools`, which outlives the call.
+        let status = unsafe {
+            (self.api.hsa_amd_agent_iterate_memory_pools)(agent, Some(collect_handle::<hsa_amd_memory_pool_t>), (&mut pools as *mut Vec<_>).cast())
+        };
+        self.check(status, "hsa_amd_agent_iterate_memory_pools")?;
+        pools
+            .into_iter()
+            .map(|pool| {
+                // SAFETY (each closure): the attribute's documented type matches the read type.
+                let segment: u32 = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::SEGMENT, out) })?;
+                let flags: u32 = if segment == pool_info::SEGMENT_GLOBAL {
+                    self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::GLOBAL_FLAGS, out) })?
+                } else {
+                    0
+                };
+                let size: usize = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::SIZE, out) })?;
+                let alloc_allowed: u8 = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::RUNTIME_ALLOC_ALLOWED, out) })?;
+                let granule: usize = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::RUNTIME_ALLOC_GRANULE, out) })?;
+                let alignment: usize = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::RUNTIME_ALLOC_ALIGNMENT, out) })?;
+                let accessible: u8 = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::ACCESSIBLE_BY_ALL, out) })?;
+                let kind = if segment != pool_info::SEGMENT_GLOBAL {
+                    PoolKindInfo::Other(segment)
+                } else if flags & pool_info::GLOBAL_FLAG_KERNARG_INIT != 0 {
+                    PoolKindInfo::Kernarg
+                } else if flags & pool_info::GLOBAL_FLAG_COARSE_GRAINED != 0 {
+                    PoolKindInfo::CoarseGrained
+                } else {
+                    PoolKindInfo::FineGrained
+                };
+                Ok(PoolInfo { pool, kind, global_flags: flags, size, alloc_allowed: alloc_allowed != 0, granule, alignment, accessible_by_all: accessible != 0 })
+            })
+            .collect()
+    }
+
+    pub fn allocate(&self, pool: hsa_amd_memory_pool_t, size: usize) -> HsaResult<*mut u8> {
+        let mut pointer: *mut c_void = core::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        let status = unsafe { (self.api.hsa_amd_memory_pool_allocate)(pool, size, 0, &mut pointer) };
+        self.check(status, "hsa_amd_memory_pool_allocate")?;
+        Ok(pointer.cast())
+    }
+
+    /// # Safety
+    /// `pointer` must not be used after this call.
+    pub unsafe fn free(&self, pointer: *mut u8) -> HsaResult<()> {
+        // SAFETY: forwarded to the caller.
+        let status = unsafe { (self.api.hsa_amd_memory_pool_free)(pointer.cast()) };
+        self.check(status, "hsa_amd_memory_pool_free")
+    }
+
+    pub fn signal_create(&self, initial: i64) -> HsaResult<hsa_signal_t> {
+        let mut signal = hsa_signal_t::default();
+        // SAFETY: valid out-pointer; no consumers.
+        let status = unsafe { (self.api.hsa_signal_create)(initial, 0, core::ptr::null(), &mut signal) };
+        self.check(status, "hsa_signal_create")?;
+        Ok(signal)
+    }
+
+    pub fn signal_destroy(&self, signal: hsa_signal_t) -> HsaResult<()> {
+        // SAFETY: the provider validates the handle.
+        let status = unsafe { (self.api.hsa_signal_destroy)(signal) };
+        self.check(status, "hsa_signal_destroy")
+    }
+
+    /// Creates a queue; `callback` receives asynchronous queue errors.
+    pub fn queue_create(
+        &self,
+        agent: hsa_agent_t,
+        packets: u32,
+        callback: hsa_queue_error_callback_t,
+        data: *mut c_void,
+    ) -> HsaResult<*mut hsa_queue_t> {
+        let mut queue: *mut hsa_queue_t = core::ptr::null_mut();
+        // SAFETY: valid out-pointer; UINT32_MAX segment sizes mean "the agent's default".
+        let status = unsafe {
+            (self.api.hsa_queue_create)(agent, packets, enums::QUEUE_TYPE_MULTI, callback, data, u32::MAX, u32::MAX, &mut queue)
+        };
+        self.check(status, "hsa_queue_create")?;
+        Ok(queue)
+    }
+
+    /// # Safety
+    /// Nothing may use `queue` after this call.
+    pub unsafe fn queue_destroy(&self, queue: *mut hsa_queue_t) -> HsaResult<()> {
+        // SAFETY: forwarded to the caller.
+        let status = unsafe { (self.api.hsa_queue_destroy)(queue) };
+        self.check(status, "hsa_queue_destroy")
+    }
+
+    /// Loads a code object for one agent and freezes the executable.
+    pub fn load_executable(&self, agent: hsa_agent_t, code_object: &[u8]) -> HsaResult<hsa_executable_t> {
+        let mut reader = hsa_code_object_reader_t::default();
+        // SAFETY: the slice is valid for its length; out-pointer valid.
+        let status = unsafe { (self.api.hsa_code_object_reader_create_from_memory)(code_object.as_ptr().cast(), code_object.len(), &mut reader) };
+        self.check(status, "hsa_code_object_reader_create_from_memory")?;
+        let result = self.load_with_reader(agent, reader);
+        // SAFETY: the reader is ours and no longer needed once loading finished.
+        unsafe { (self.api.hsa_code_object_reader_destroy)(reader) };
+        result
+    }
+
+    fn load_with_reader(&self, agent: hsa_agent_t, reader: hsa_code_object_reader_t) -> HsaResult<hsa_executable_t> {
+        let mut executable = hsa_executable_t::default();
+        // SAFETY: valid out-pointer, null options.
+        let status = unsafe { (self.api.hsa_executable_create_alt)(enums::PROFILE_FULL, enums::DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, core::ptr::null(), &mut executable) };
+        self.check(status, "hsa_executable_create_alt")?;
+        // SAFETY: handles from the calls above; null options and loaded-object pointer allowed.
+        let loaded = unsafe { (self.api.hsa_executable_load_agent_code_object)(executable, agent, reader, core::ptr::null(), core::ptr::null_mut()) };
+        let frozen = if loaded == status::SUCCESS {
+            // SAFETY: valid executable handle.
+            unsafe { (self.api.hsa_executable_freeze)(executable, core::ptr::null()) }
+        } else {
+            loaded
+        };
+        if frozen != status::SUCCESS {
+            // SAFETY: valid executable handle, destroyed once on the failure path.
+            unsafe { (self.api.hsa_executable_destroy)(executable) };
+            return Err(self.error(frozen, if loaded == status::SUCCESS { "hsa_executable_freeze" } else { "hsa_executable_load_agent_code_object" }));
+        }
+        Ok(executable)
+    }
+
+    /// The kernel object and segment sizes of `symbol` (e.g. `fill.kd`).
+    pub fn kernel_symbol(&self, executable: hsa_executable_t, agent: hsa_agent_t, symbol: &str) -> HsaResult<KernelSymbol> {
+        let name = std::ffi::CString::new(symbol).map_err(|_| self.error(status::ERROR_INVALID_ARGUMENT, "hsa_executable_get_symbol_by_name"))?;
+        let mut handle = hsa_executable_symbol_t::default();
+        // SAFETY: NUL-terminated name, valid agent pointer and out-pointer.
+        let status = unsafe { (self.api.hsa_executable_get_symbol_by_name)(executable, name.as_ptr(), &agent, &mut handle) };
+        self.check(status, "hsa_executable_get_symbol_by_name")?;
+        let get = |attribute| unsafe_symbol_info(self, handle, attribute);
+        Ok(KernelSymbol {
+            kernel_object: {
+                // SAFETY: KERNEL_OBJECT is a u64 attribute.
+                self.info("hsa_executable_symbol_get_info", |out| unsafe { (self.api.hsa_executable_symbol_get_info)(handle, symbol_info::KERNEL_OBJECT, out) })?
+            },
+            kernarg_segment_size: get(symbol_info::KERNEL_KERNARG_SEGMENT_SIZE)?,
+            kernarg_segment_alignment: get(symbol_info::KERNEL_KERNARG_SEGMENT_ALIGNMENT)?,
+            group_segment_size: get(symbol_info::KERNEL_GROUP_SEGMENT_SIZE)?,
+            private_segment_size: get(symbol_info::KERNEL_PRIVATE_SEGMENT_SIZE)?,
+        })
+    }
+
+    pub fn executable_destroy(&self, executable: hsa_executable_t) -> HsaResult<()> {
+        // SAFETY: the provider validates the handle.
+        let status = unsafe { (self.api.hsa_executable_destroy)(executable) };
+        self.check(status, "hsa_executable_destroy")
+    }
+}
+
+fn unsafe_symbol_info(hsa: &Hsa, symbol: hsa_executable_symbol_t, attribute: u32) -> HsaResult<u32> {
+    // SAFETY: every attribute read through here is a u32 attribute.
+    hsa.info("hsa_executable_symbol_get_info", |out| unsafe { (hsa.api.hsa_executable_symbol_get_info)(symbol, attribute, out) })
+}
+
+/// What a dispatch needs from a loaded kernel symbol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelSymbol {
+    pub kernel_object: u64,
+    pub kernarg_segment_size: u32,
+    pub kernarg_segment_alignment: u32,
+    pub group_segment_size: u32,
+    pub private_segment_size: u32,
+}
