@@ -1,9 +1,10 @@
 //! The packet processor: one thread per soft queue, behaving like a GPU command processor.
 //!
-//! It consumes packets from `read_dispatch_id` up to the last doorbell value, stops at an INVALID
-//! header, honours the barrier bit, executes kernel dispatches and barrier packets, writes
-//! profiling timestamps, decrements completion signals with release ordering, then marks the slot
-//! INVALID and advances the read index. On an error it reports through the queue callback and
+//! It consumes packets from `read_dispatch_id` up to the last doorbell value and stops at an
+//! INVALID header. It copies each packet out, marks the slot INVALID and advances the read index
+//! (the slot is free once fetched, as on hardware), then honours the barrier bit, executes kernel
+//! dispatches and barrier packets, writes profiling timestamps and decrements the completion
+//! signal with release ordering. On an error it reports through the queue callback and
 //! processes nothing more, as a faulted hardware queue would.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -46,17 +47,14 @@ pub(crate) fn run(queue: &SoftQueue, runtime: &Runtime) {
         }
         backoff.reset();
         collect_group(queue, read, rung_until, mask, &mut group);
-        let outcome = execute_group(queue, runtime, &group);
-        let retired = match &outcome {
-            Ok(()) => group.len(),
-            Err((failed_at, _, _)) => *failed_at,
-        };
-        for (id, _) in &group[..retired] {
+        // Like a hardware CP, release the slots once the packets are fetched (copied out), so a
+        // completed packet's slot is always already free when its signal changes.
+        for (id, _) in &group {
             header_word(queue, id & mask).store(u32::from(PacketHeader::INVALID.0), Ordering::Release);
         }
-        read += retired as u64;
+        read += group.len() as u64;
         read_index.store(read, Ordering::Release);
-        if let Err((_, status, detail)) = outcome {
+        if let Err((_, status, detail)) = execute_group(queue, runtime, &group) {
             queue.raise_error(status, detail);
         }
     }
@@ -106,6 +104,7 @@ fn execute_group(queue: &SoftQueue, runtime: &Runtime, group: &[(u64, AqlPacket)
         return execute_and_complete(queue, runtime, *id, packet).map_err(|(status, detail)| (0, status, detail));
     }
     for (position, (id, packet)) in group.iter().enumerate().rev() {
+        abandon_if_stopped(queue, *id).map_err(|(status, detail)| (position, status, detail))?;
         execute_and_complete(queue, runtime, *id, packet).map_err(|(status, detail)| (position, status, detail))?;
     }
     Ok(())
@@ -145,16 +144,24 @@ fn apply_fault(queue: &SoftQueue, id: u64) -> PacketResult {
             while queue.stall_releases.load(Ordering::Acquire) == releases && !queue.stop.load(Ordering::Acquire) {
                 std::thread::park_timeout(Duration::from_millis(1));
             }
-            Ok(())
+            abandon_if_stopped(queue, id)
         }
         Some(Fault::Slow(duration)) => {
             let until = Instant::now() + duration;
             while Instant::now() < until && !queue.stop.load(Ordering::Acquire) {
                 std::thread::park_timeout((until - Instant::now()).min(Duration::from_millis(1)));
             }
-            Ok(())
+            abandon_if_stopped(queue, id)
         }
     }
+}
+
+/// A packet interrupted by queue destruction never completes, as on a torn-down hardware queue.
+fn abandon_if_stopped(queue: &SoftQueue, id: u64) -> PacketResult {
+    if queue.stop.load(Ordering::Acquire) {
+        return Err((status::ERROR_INVALID_QUEUE, format!("packet {id} abandoned: queue destroyed")));
+    }
+    Ok(())
 }
 
 fn execute(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPacket) -> PacketResult {

@@ -188,6 +188,10 @@ impl SoftQueue {
             tracing::warn!(queue = self.amd.hsa_queue.id, status, %detail, "soft queue error");
             *error = Some(QueueError { status, detail });
         }
+        // Teardown is not an error the client needs to hear about.
+        if self.stop.load(Ordering::Acquire) {
+            return;
+        }
         if let Some(callback) = self.callback {
             // SAFETY: the client registered this callback and data at queue creation; HSA invokes
             // it with the queue pointer, which stays valid until hsa_queue_destroy returns.

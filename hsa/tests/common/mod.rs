@@ -1,0 +1,273 @@
+//! A minimal HSA client used by the soft-runtime tests and benches. It talks only to the HSA table
+//! and to ring memory, the way any HSA application (and the engine) does.
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use aqueduct_abi::{
+    AmdQueue, AmdSignal, AqlPacket, BarrierAndPacket, BarrierValuePacket, FenceScope, KernelDispatchPacket, PacketHeader,
+    PacketType, SoftKernel, VendorPacketHeader, WorkgroupContext,
+};
+use aqueduct_abi::packet::amd_format;
+use aqueduct_hsa::sys::{hsa_agent_t, hsa_amd_memory_pool_t, hsa_queue_t, hsa_signal_t};
+use aqueduct_hsa::{Hsa, KernelSymbol, PoolKindInfo};
+
+pub const TEST_KERNELS_GFX1100: &[u8] = include_bytes!("../fixtures/test_kernels_gfx1100.hsaco");
+pub const TEST_KERNELS_GFX90A: &[u8] = include_bytes!("../fixtures/test_kernels_gfx90a.hsaco");
+
+/// CPU twin of `store_value(u32* out, u32 value, u32 count)`: kernargs out@0, value@8, count@12.
+unsafe fn store_value(context: &WorkgroupContext) -> Result<(), aqueduct_abi::KernelFault> {
+    // SAFETY: the dispatcher passes this kernel's kernarg segment and a valid `out`.
+    unsafe {
+        let out: u64 = context.kernarg(0);
+        let value: u32 = context.kernarg(8);
+        let count: u32 = context.kernarg(12);
+        let start = context.workgroup_id[0] * u32::from(context.workgroup_size[0]);
+        for lane in 0..context.active_size()[0] {
+            let index = start + lane;
+            if index < count {
+                (out as *mut u32).add(index as usize).write(value + index);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// CPU twin of `add_from(u32* out, const u32* in, u32 addend, u32 count)`:
+/// kernargs out@0, in@8, addend@16, count@20.
+unsafe fn add_from(context: &WorkgroupContext) -> Result<(), aqueduct_abi::KernelFault> {
+    // SAFETY: as above.
+    unsafe {
+        let out: u64 = context.kernarg(0);
+        let input: u64 = context.kernarg(8);
+        let addend: u32 = context.kernarg(16);
+        let count: u32 = context.kernarg(20);
+        let start = context.workgroup_id[0] * u32::from(context.workgroup_size[0]);
+        for lane in 0..context.active_size()[0] {
+            let index = (start + lane) as usize;
+            if index < count as usize {
+                let value = (input as *const u32).add(index).read();
+                (out as *mut u32).add(index).write(value + addend);
+            }
+        }
+    }
+    Ok(())
+}
+
+pub const TEST_KERNELS: [SoftKernel; 2] = [
+    SoftKernel { symbol: "store_value.kd", function: store_value },
+    SoftKernel { symbol: "add_from.kd", function: add_from },
+];
+
+/// Records the last status the queue error callback received.
+pub static LAST_QUEUE_ERROR: AtomicU32 = AtomicU32::new(0);
+
+pub unsafe extern "C" fn record_queue_error(status: u32, _queue: *mut hsa_queue_t, data: *mut core::ffi::c_void) {
+    LAST_QUEUE_ERROR.store(status, Ordering::SeqCst);
+    if !data.is_null() {
+        // SAFETY: tests pass a pointer to a static AtomicU32 as callback data.
+        unsafe { (*data.cast::<AtomicU32>()).store(status, Ordering::SeqCst) };
+    }
+}
+
+pub struct Client {
+    pub hsa: Hsa,
+    pub agent: hsa_agent_t,
+    pub device_pool: hsa_amd_memory_pool_t,
+    pub kernarg_pool: hsa_amd_memory_pool_t,
+}
+
+impl Client {
+    pub fn new() -> Self {
+        aqueduct_hsa::soft::register_kernels(&TEST_KERNELS);
+        let hsa = Hsa::soft_current().expect("soft runtime initializes");
+        let agent = hsa.agents().expect("agents")[0];
+        let pools = hsa.pools(agent).expect("pools");
+        let find = |kind| pools.iter().find(|pool| pool.kind == kind).expect("pool kind").pool;
+        let device_pool = find(PoolKindInfo::CoarseGrained);
+        let kernarg_pool = find(PoolKindInfo::Kernarg);
+        Self { hsa, agent, device_pool, kernarg_pool }
+    }
+
+    pub fn queue(&self, packets: u32) -> Queue {
+        self.queue_with_callback(packets, core::ptr::null_mut())
+    }
+
+    pub fn queue_with_callback(&self, packets: u32, data: *mut core::ffi::c_void) -> Queue {
+        let raw = self.hsa.queue_create(self.agent, packets, Some(record_queue_error), data).expect("queue");
+        Queue { raw }
+    }
+
+    pub fn kernel(&self, code_object: &[u8], symbol: &str) -> KernelSymbol {
+        let executable = self.hsa.load_executable(self.agent, code_object).expect("executable loads");
+        self.hsa.kernel_symbol(executable, self.agent, symbol).expect("symbol")
+    }
+
+    pub fn alloc_u32(&self, count: usize) -> &'static mut [u32] {
+        let pointer = self.hsa.allocate(self.device_pool, count * 4).expect("allocation");
+        // SAFETY: a fresh zeroed allocation of `count` u32s, leaked for the test's duration.
+        unsafe { core::slice::from_raw_parts_mut(pointer.cast::<u32>(), count) }
+    }
+
+    pub fn kernargs(&self, bytes: &[u8]) -> u64 {
+        let pointer = self.hsa.allocate(self.kernarg_pool, bytes.len().max(64)).expect("kernarg allocation");
+        // SAFETY: the allocation holds at least `bytes.len()` bytes.
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), pointer, bytes.len()) };
+        pointer as u64
+    }
+
+    pub fn signal(&self, initial: i64) -> hsa_signal_t {
+        self.hsa.signal_create(initial).expect("signal")
+    }
+
+    pub fn load(&self, signal: hsa_signal_t) -> i64 {
+        // SAFETY: table call on a handle the runtime validates.
+        unsafe { (self.hsa.api().hsa_signal_load_scacquire)(signal) }
+    }
+
+    /// Waits until `signal == value` or `timeout_ms` passes; returns the last value seen.
+    pub fn wait_eq(&self, signal: hsa_signal_t, value: i64, timeout_ms: u64) -> i64 {
+        // SAFETY: table call; the timeout is in timestamp ticks (ns on the soft runtime).
+        unsafe { (self.hsa.api().hsa_signal_wait_scacquire)(signal, 0, value, timeout_ms * 1_000_000, 0) }
+    }
+}
+
+pub struct Queue {
+    pub raw: *mut hsa_queue_t,
+}
+
+impl Queue {
+    fn amd(&self) -> *const AmdQueue {
+        self.raw.cast()
+    }
+
+    pub fn size(&self) -> u64 {
+        // SAFETY: the queue is live while `Queue` exists.
+        u64::from(unsafe { (*self.raw).size })
+    }
+
+    pub fn read_index(&self) -> u64 {
+        // SAFETY: as above.
+        unsafe { AmdQueue::read_dispatch_id_atomic(self.amd()) }.load(Ordering::Acquire)
+    }
+
+    pub fn write_index(&self) -> u64 {
+        // SAFETY: as above.
+        unsafe { AmdQueue::write_dispatch_id_atomic(self.amd()) }.load(Ordering::Acquire)
+    }
+
+    /// Reserves one slot with a CAS on the write index, refusing when the ring is full.
+    pub fn try_reserve(&self) -> Option<u64> {
+        // SAFETY: as above.
+        let write = unsafe { AmdQueue::write_dispatch_id_atomic(self.amd()) };
+        let mut current = write.load(Ordering::Relaxed);
+        loop {
+            if current - self.read_index() >= self.size() {
+                return None;
+            }
+            match write.compare_exchange_weak(current, current + 1, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return Some(current),
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    pub fn reserve_spinning(&self) -> u64 {
+        loop {
+            if let Some(id) = self.try_reserve() {
+                return id;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Writes the body, then publishes header and setup with one 32-bit release store.
+    pub fn publish<T: bytemuck::Pod>(&self, id: u64, packet: &T, header: PacketHeader, setup: u16) {
+        let slot = (id & (self.size() - 1)) as usize;
+        let mut words = AqlPacket::from_packet(packet);
+        words.words[0] &= !0xFFFF_FFFF;
+        // SAFETY: `slot` is inside the ring; the slot is ours until its header is published.
+        unsafe {
+            let base = ((*self.raw).base_address as *mut AqlPacket).add(slot);
+            // Body first (everything but the first 32 bits).
+            core::ptr::copy_nonoverlapping((words.words.as_ptr() as *const u8).add(4), (base as *mut u8).add(4), 60);
+            AtomicU32::from_ptr(base.cast()).store(header.with_setup(setup), Ordering::Release);
+        }
+    }
+
+    /// Rings the doorbell the way the engine does: a release store of the last packet id through
+    /// the DOORBELL signal's hardware doorbell pointer.
+    pub fn ring(&self, id: u64) {
+        // SAFETY: the doorbell signal of a live queue points at its doorbell word.
+        unsafe {
+            let signal = (*self.raw).doorbell_signal as *const AmdSignal;
+            let word = AmdSignal::hardware_doorbell_ptr(signal);
+            AtomicU64::from_ptr(word).store(id, Ordering::Release);
+        }
+    }
+}
+
+pub fn dispatch_packet(kernel: &KernelSymbol, grid: u32, workgroup: u16, kernarg: u64, completion: hsa_signal_t) -> KernelDispatchPacket {
+    KernelDispatchPacket {
+        workgroup_size_x: workgroup,
+        workgroup_size_y: 1,
+        workgroup_size_z: 1,
+        grid_size_x: grid,
+        grid_size_y: 1,
+        grid_size_z: 1,
+        group_segment_size: kernel.group_segment_size,
+        private_segment_size: kernel.private_segment_size,
+        kernel_object: kernel.kernel_object,
+        kernarg_address: kernarg,
+        completion_signal: completion.handle,
+        ..Default::default()
+    }
+}
+
+pub fn dispatch_header(barrier: bool) -> PacketHeader {
+    PacketHeader::new(PacketType::KernelDispatch, barrier, FenceScope::System, FenceScope::System)
+}
+
+pub fn barrier_and(deps: &[hsa_signal_t], completion: hsa_signal_t) -> (BarrierAndPacket, PacketHeader) {
+    let mut packet = BarrierAndPacket { completion_signal: completion.handle, ..Default::default() };
+    for (slot, dep) in packet.dep_signal.iter_mut().zip(deps) {
+        *slot = dep.handle;
+    }
+    (packet, PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::System))
+}
+
+pub fn barrier_value(signal: hsa_signal_t, condition: u32, value: i64, mask: i64, completion: hsa_signal_t) -> (BarrierValuePacket, PacketHeader) {
+    let header = PacketHeader::new(PacketType::VendorSpecific, true, FenceScope::System, FenceScope::System);
+    let packet = BarrierValuePacket {
+        header: VendorPacketHeader { header, amd_format: amd_format::BARRIER_VALUE, reserved: 0 },
+        signal: signal.handle,
+        value,
+        mask,
+        cond: condition,
+        completion_signal: completion.handle,
+        ..Default::default()
+    };
+    (packet, header)
+}
+
+/// The 16-bit word after the header of a vendor packet: the AMD format byte and a reserved byte.
+pub fn barrier_value_setup() -> u16 {
+    u16::from(amd_format::BARRIER_VALUE)
+}
+
+pub fn kernargs_store_value(out: *mut u32, value: u32, count: u32) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(16);
+    bytes.extend_from_slice(&(out as u64).to_le_bytes());
+    bytes.extend_from_slice(&value.to_le_bytes());
+    bytes.extend_from_slice(&count.to_le_bytes());
+    bytes
+}
+
+pub fn kernargs_add_from(out: *mut u32, input: *const u32, addend: u32, count: u32) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(24);
+    bytes.extend_from_slice(&(out as u64).to_le_bytes());
+    bytes.extend_from_slice(&(input as u64).to_le_bytes());
+    bytes.extend_from_slice(&addend.to_le_bytes());
+    bytes.extend_from_slice(&count.to_le_bytes());
+    bytes
+}
