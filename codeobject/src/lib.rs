@@ -1,1 +1,36 @@
-//! aqueduct-codeobject: AMDGPU code-object parsing and target IDs.
+//! aqueduct-codeobject: everything about AMDGPU code objects in one place.
+//!
+//! - [`TargetId`]: parse `gfx90a:sramecc+:xnack-` / `gfx11-generic`, and
+//!   check whether code for one target runs on an agent ([`TargetId::runs_on`]).
+//! - [`CodeObject`]: parse an HSACO (ELF, code-object v4–v6): target from
+//!   `e_flags`, kernels from the NT_AMDGPU_METADATA note, and where each
+//!   kernel's 64-byte descriptor is.
+//! - [`parse_bundle`] / [`parse_bundles`]: clang offload bundles, raw or
+//!   inside a host ELF's `.hip_fatbin` section.
+//! - [`inspect_json`] / [`inspect_text`]: the `aqueduct inspect` report.
+//!
+//! No function panics on malformed input; every failure is a typed error.
+
+#![forbid(unsafe_code)]
+
+mod bundle;
+mod code_object;
+mod elf;
+mod inspect;
+mod metadata;
+mod target;
+
+pub use bundle::{
+    BUNDLE_MAGIC, Bundle, BundleEntry, BundleError, COMPRESSED_BUNDLE_MAGIC, FATBIN_SECTION, parse_bundle,
+    parse_bundles,
+};
+pub use code_object::{CodeObject, CodeObjectError, UnknownKernel};
+pub use elf::{AbiVersion, KERNEL_DESCRIPTOR_SIZE, KernelDescriptorSymbol};
+pub use inspect::{InspectError, inspect_json, inspect_text};
+pub use metadata::{
+    Access, AddressSpace, KernelArg, KernelMetadata, KernelRef, Location, Metadata, MetadataError, ValueKind,
+    parse_metadata,
+};
+pub use target::{
+    Feature, FeatureState, ISA_PREFIX, Incompatibility, IncompatibilityReason, Processor, TargetError, TargetId,
+};
