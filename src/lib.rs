@@ -1,1 +1,12 @@
-//! aqueduct: re-exports.
+//! aqueduct: submit work to AMD GPUs through HSA user-mode AQL queues.
+//!
+//! This root crate re-exports the layers below it and provides the `aqueduct` command-line tool.
+//! The layers, bottom up: [`abi`] (memory layouts), [`codeobject`] (HSACO and target IDs),
+//! [`hsa`] (the HSA table, ROCr and the soft runtime). The engine API arrives with the
+//! engine-core work; see docs/ARCHITECTURE.md.
+
+pub use aqueduct_abi as abi;
+pub use aqueduct_codeobject as codeobject;
+pub use aqueduct_hsa as hsa;
+
+pub mod demo;

@@ -1,1 +1,57 @@
-fn main() {}
+//! The `aqueduct` command-line tool.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cli;
+
+#[derive(Parser)]
+#[command(name = "aqueduct", version, about = "Submit work to AMD GPUs through HSA AQL queues")]
+struct Arguments {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show the chosen HSA provider and why, its agents, pools and queue limits (like rocminfo).
+    Info {
+        /// `auto` (ROCr GPU agents if present, else the soft runtime), `soft` or `rocr`.
+        #[arg(long, default_value = "auto")]
+        provider: String,
+    },
+    /// Print a code object's target, code-object version and kernels.
+    Inspect {
+        /// An HSACO, a clang offload bundle, or a host object with a `.hip_fatbin` section.
+        file: std::path::PathBuf,
+        /// Print the stable JSON report instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the end-to-end workload on the embedded soft runtime and verify its results.
+    Demo {
+        /// Cross-queue handoffs in the dependency chain.
+        #[arg(long, default_value_t = 512)]
+        handoffs: u32,
+        /// Queues to alternate between.
+        #[arg(long, default_value_t = 2)]
+        queues: u32,
+    },
+}
+
+fn main() -> ExitCode {
+    let arguments = Arguments::parse();
+    let result = match arguments.command {
+        Command::Info { provider } => cli::info::run(&provider),
+        Command::Inspect { file, json } => cli::inspect::run(&file, json),
+        Command::Demo { handoffs, queues } => cli::demo::run(handoffs, queues),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("aqueduct: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -11,6 +11,7 @@
 //! and stores the doorbell itself, identically on both providers.
 
 pub mod error;
+pub mod ring;
 pub mod rocr;
 pub mod soft;
 pub mod sys;
@@ -73,18 +74,20 @@ impl Hsa {
     /// Loads ROCr and initializes it. Without `/dev/kfd`, ROCr's `hsa_init` fails with
     /// HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008); that comes back as [`LoadError::Hsa`].
     pub fn rocr() -> Result<Self, LoadError> {
-        let library = Arc::new(rocr::RocrLibrary::load()?);
-        // The table must outlive every `Hsa`; ROCr cannot be unloaded safely anyway.
-        let api: &'static HsaApi = Box::leak(Box::new(library.api));
+        let library = rocr::RocrLibrary::load()?;
         // SAFETY: `hsa_init` has no preconditions.
-        let status = unsafe { (api.hsa_init)() };
-        let hsa = Self { api, kind: ProviderKind::Rocr, library_path: Some(library.path.clone()), _library: Some(library) };
+        let status = unsafe { (library.api.hsa_init)() };
         if status != sys::status::SUCCESS {
-            let error = hsa.error(status, "hsa_init");
-            core::mem::forget(hsa); // init failed: there is nothing to shut down
+            let error = HsaError { status, call: "hsa_init", message: status_string(&library.api, status) };
+            // ROCr's destructors are not known to be safe to run after a failed init, so the
+            // library stays mapped; dlopen reference-counts, so retries map nothing new.
+            core::mem::forget(library);
             return Err(LoadError::Hsa(error));
         }
-        Ok(hsa)
+        // The table must outlive every `Hsa` handed out; ROCr cannot be unloaded safely anyway.
+        let library = Arc::new(library);
+        let api: &'static HsaApi = Box::leak(Box::new(library.api));
+        Ok(Self { api, kind: ProviderKind::Rocr, library_path: Some(library.path.clone()), _library: Some(library) })
     }
 
     /// The raw table, for the engine's own calls.
@@ -140,5 +143,36 @@ impl Drop for Hsa {
 impl std::fmt::Debug for Hsa {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Hsa").field("kind", &self.kind).field("library_path", &self.library_path).finish()
+    }
+}
+
+/// The provider `auto` chose, and why, in words a user can act on.
+#[derive(Debug)]
+pub struct Selection {
+    pub hsa: Hsa,
+    pub reason: String,
+}
+
+impl Hsa {
+    /// ROCr when it loads, initializes and reports at least one GPU agent; otherwise the soft
+    /// runtime (with `soft_config`). The reason names what ruled ROCr out.
+    pub fn auto(soft_config: soft::SoftConfig) -> HsaResult<Selection> {
+        let rocr_problem = match Self::rocr() {
+            Ok(rocr) => match rocr.gpu_agents() {
+                Ok(agents) if !agents.is_empty() => {
+                    let reason = format!(
+                        "ROCr loaded from {} reports {} GPU agent(s)",
+                        rocr.library_path().unwrap_or("?"),
+                        agents.len()
+                    );
+                    return Ok(Selection { hsa: rocr, reason });
+                }
+                Ok(_) => format!("ROCr loaded from {} but reports no GPU agents", rocr.library_path().unwrap_or("?")),
+                Err(error) => format!("ROCr agent discovery failed: {error}"),
+            },
+            Err(error) => format!("ROCr unavailable: {error}"),
+        };
+        let hsa = Self::soft(soft_config)?;
+        Ok(Selection { hsa, reason: format!("{rocr_problem}; using the embedded soft HSA runtime") })
     }
 }

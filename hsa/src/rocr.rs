@@ -27,10 +27,17 @@ pub struct RocrLibrary {
 }
 
 impl RocrLibrary {
-    /// Opens the first library that loads and resolves every entry point of [`HsaApi`].
+    /// Opens the first library that loads and resolves every entry point of [`HsaApi`], trying
+    /// [`library_candidates`] in order.
     pub fn load() -> Result<Self, LoadError> {
+        Self::load_from(library_candidates())
+    }
+
+    /// As [`Self::load`], over explicit candidates. A library that opens but lacks an entry point
+    /// stops the search with [`LoadError::MissingSymbol`]: it is the wrong library, not a missing one.
+    pub fn load_from(candidates: impl IntoIterator<Item = String>) -> Result<Self, LoadError> {
         let mut attempts = Vec::new();
-        for path in library_candidates() {
+        for path in candidates {
             // SAFETY: opening ROCr runs its ELF constructors, which only initialize its own
             // globals; no HSA call happens until `hsa_init`.
             match unsafe { libloading::Library::new(&path) } {

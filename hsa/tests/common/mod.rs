@@ -2,14 +2,15 @@
 //! and to ring memory, the way any HSA application (and the engine) does.
 #![allow(dead_code)]
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use aqueduct_abi::{
-    AmdQueue, AmdSignal, AqlPacket, BarrierAndPacket, BarrierValuePacket, FenceScope, KernelDispatchPacket, PacketHeader,
+    BarrierAndPacket, BarrierValuePacket, FenceScope, KernelDispatchPacket, PacketHeader,
     PacketType, SoftKernel, VendorPacketHeader, WorkgroupContext,
 };
 use aqueduct_abi::packet::amd_format;
 use aqueduct_hsa::sys::{hsa_agent_t, hsa_amd_memory_pool_t, hsa_queue_t, hsa_signal_t};
+use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::{Hsa, KernelSymbol, PoolKindInfo};
 
 pub const TEST_KERNELS_GFX1100: &[u8] = include_bytes!("../fixtures/test_kernels_gfx1100.hsaco");
@@ -95,7 +96,8 @@ impl Client {
 
     pub fn queue_with_callback(&self, packets: u32, data: *mut core::ffi::c_void) -> Queue {
         let raw = self.hsa.queue_create(self.agent, packets, Some(record_queue_error), data).expect("queue");
-        Queue { raw }
+        // SAFETY: the queue was just created and tests never use it after destroying it.
+        Queue { raw, ring: unsafe { AqlRing::new(raw) } }
     }
 
     pub fn kernel(&self, code_object: &[u8], symbol: &str) -> KernelSymbol {
@@ -134,42 +136,24 @@ impl Client {
 
 pub struct Queue {
     pub raw: *mut hsa_queue_t,
+    pub ring: AqlRing,
 }
 
 impl Queue {
-    fn amd(&self) -> *const AmdQueue {
-        self.raw.cast()
-    }
-
     pub fn size(&self) -> u64 {
-        // SAFETY: the queue is live while `Queue` exists.
-        u64::from(unsafe { (*self.raw).size })
+        self.ring.capacity()
     }
 
     pub fn read_index(&self) -> u64 {
-        // SAFETY: as above.
-        unsafe { AmdQueue::read_dispatch_id_atomic(self.amd()) }.load(Ordering::Acquire)
+        self.ring.read_index()
     }
 
     pub fn write_index(&self) -> u64 {
-        // SAFETY: as above.
-        unsafe { AmdQueue::write_dispatch_id_atomic(self.amd()) }.load(Ordering::Acquire)
+        self.ring.write_index_now()
     }
 
-    /// Reserves one slot with a CAS on the write index, refusing when the ring is full.
     pub fn try_reserve(&self) -> Option<u64> {
-        // SAFETY: as above.
-        let write = unsafe { AmdQueue::write_dispatch_id_atomic(self.amd()) };
-        let mut current = write.load(Ordering::Relaxed);
-        loop {
-            if current - self.read_index() >= self.size() {
-                return None;
-            }
-            match write.compare_exchange_weak(current, current + 1, Ordering::AcqRel, Ordering::Relaxed) {
-                Ok(_) => return Some(current),
-                Err(actual) => current = actual,
-            }
-        }
+        self.ring.try_reserve(1)
     }
 
     pub fn reserve_spinning(&self) -> u64 {
@@ -181,29 +165,13 @@ impl Queue {
         }
     }
 
-    /// Writes the body, then publishes header and setup with one 32-bit release store.
     pub fn publish<T: bytemuck::Pod>(&self, id: u64, packet: &T, header: PacketHeader, setup: u16) {
-        let slot = (id & (self.size() - 1)) as usize;
-        let mut words = AqlPacket::from_packet(packet);
-        words.words[0] &= !0xFFFF_FFFF;
-        // SAFETY: `slot` is inside the ring; the slot is ours until its header is published.
-        unsafe {
-            let base = ((*self.raw).base_address as *mut AqlPacket).add(slot);
-            // Body first (everything but the first 32 bits).
-            core::ptr::copy_nonoverlapping((words.words.as_ptr() as *const u8).add(4), (base as *mut u8).add(4), 60);
-            AtomicU32::from_ptr(base.cast()).store(header.with_setup(setup), Ordering::Release);
-        }
+        // SAFETY: `id` was reserved by this test and is published once.
+        unsafe { self.ring.write_and_publish(id, packet, header, setup) }
     }
 
-    /// Rings the doorbell the way the engine does: a release store of the last packet id through
-    /// the DOORBELL signal's hardware doorbell pointer.
     pub fn ring(&self, id: u64) {
-        // SAFETY: the doorbell signal of a live queue points at its doorbell word.
-        unsafe {
-            let signal = (*self.raw).doorbell_signal as *const AmdSignal;
-            let word = AmdSignal::hardware_doorbell_ptr(signal);
-            AtomicU64::from_ptr(word).store(id, Ordering::Release);
-        }
+        self.ring.ring_doorbell(id);
     }
 }
 

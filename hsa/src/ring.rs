@@ -1,0 +1,133 @@
+//! Producer-side access to an AQL queue's ring: the operations the engine's hot path performs,
+//! identical on ROCr and the soft runtime.
+//!
+//! Reserve slots with a compare-and-swap on `write_dispatch_id` (never past the read index plus
+//! the ring size), write packet bodies, publish each header with one 32-bit release store, then
+//! store the last packet id to the hardware doorbell once per batch.
+
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use aqueduct_abi::{AmdQueue, AmdSignal, AqlPacket, PacketHeader};
+
+use crate::sys::hsa_queue_t;
+
+/// A producer's view of one queue. Copyable; it does not own the queue.
+#[derive(Clone, Copy, Debug)]
+pub struct AqlRing {
+    queue: *const AmdQueue,
+    base: *mut AqlPacket,
+    mask: u64,
+    doorbell: *const AtomicU64,
+}
+
+// SAFETY: all shared state behind the pointers is accessed atomically (indices, headers, doorbell)
+// or is owned by the producer that reserved the slot (packet bodies).
+unsafe impl Send for AqlRing {}
+// SAFETY: as above.
+unsafe impl Sync for AqlRing {}
+
+impl AqlRing {
+    /// # Safety
+    /// `queue` must be a live queue created by an HSA provider (so it is an `amd_queue_t` with a
+    /// DOORBELL signal), and must outlive every use of the returned ring.
+    pub unsafe fn new(queue: *mut hsa_queue_t) -> Self {
+        // SAFETY: per the contract, the queue and its doorbell signal are live.
+        unsafe {
+            let hsa = &*queue;
+            let doorbell = AmdSignal::hardware_doorbell_ptr(hsa.doorbell_signal as *const AmdSignal);
+            Self {
+                queue: queue.cast(),
+                base: hsa.base_address as *mut AqlPacket,
+                mask: u64::from(hsa.size) - 1,
+                doorbell: AtomicU64::from_ptr(doorbell),
+            }
+        }
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.mask + 1
+    }
+
+    fn write_index(&self) -> &AtomicU64 {
+        // SAFETY: the queue outlives the ring (constructor contract).
+        unsafe { AmdQueue::write_dispatch_id_atomic(self.queue) }
+    }
+
+    pub fn read_index(&self) -> u64 {
+        // SAFETY: as above.
+        unsafe { AmdQueue::read_dispatch_id_atomic(self.queue) }.load(Ordering::Acquire)
+    }
+
+    pub fn write_index_now(&self) -> u64 {
+        self.write_index().load(Ordering::Acquire)
+    }
+
+    /// Reserves `count` consecutive packet ids, or `None` if the ring lacks room (backpressure:
+    /// a slot is never overwritten before the consumer released it).
+    #[inline]
+    pub fn try_reserve(&self, count: u64) -> Option<u64> {
+        let write = self.write_index();
+        let mut current = write.load(Ordering::Relaxed);
+        loop {
+            let in_flight = current.wrapping_sub(self.read_index());
+            if in_flight.checked_add(count)? > self.capacity() {
+                return None;
+            }
+            match write.compare_exchange_weak(current, current + count, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return Some(current),
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Writes a packet's body (bytes 4..64) into the slot of `id`; the header stays unpublished.
+    ///
+    /// # Safety
+    /// `id` must have been reserved by this producer and not yet published.
+    #[inline]
+    pub unsafe fn write_body<T: bytemuck::Pod>(&self, id: u64, packet: &T) {
+        const { assert!(size_of::<T>() == 64) };
+        let slot = self.slot(id);
+        // SAFETY: the slot is reserved by the caller, so no one else writes it, and the consumer
+        // does not read past the header until it is published.
+        unsafe {
+            let source = (packet as *const T).cast::<u8>().add(4);
+            core::ptr::copy_nonoverlapping(source, slot.cast::<u8>().add(4), 60);
+        }
+    }
+
+    /// Publishes `header | setup << 16` with one 32-bit release store.
+    ///
+    /// # Safety
+    /// The body of `id` must be fully written.
+    #[inline]
+    pub unsafe fn publish(&self, id: u64, header: PacketHeader, setup: u16) {
+        // SAFETY: the slot's first four bytes are an aligned u32 inside the live ring.
+        unsafe { AtomicU32::from_ptr(self.slot(id).cast()) }.store(header.with_setup(setup), Ordering::Release);
+    }
+
+    /// Body then header, for one packet.
+    ///
+    /// # Safety
+    /// As for [`Self::write_body`].
+    #[inline]
+    pub unsafe fn write_and_publish<T: bytemuck::Pod>(&self, id: u64, packet: &T, header: PacketHeader, setup: u16) {
+        // SAFETY: forwarded.
+        unsafe {
+            self.write_body(id, packet);
+            self.publish(id, header, setup);
+        }
+    }
+
+    /// Tells the command processor that packets up to `last_id` are published.
+    #[inline]
+    pub fn ring_doorbell(&self, last_id: u64) {
+        // SAFETY: the doorbell word lives as long as the queue.
+        unsafe { &*self.doorbell }.store(last_id, Ordering::Release);
+    }
+
+    fn slot(&self, id: u64) -> *mut AqlPacket {
+        // SAFETY: masked into the ring.
+        unsafe { self.base.add((id & self.mask) as usize) }
+    }
+}

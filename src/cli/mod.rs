@@ -1,0 +1,7 @@
+//! One file per subcommand.
+
+pub mod demo;
+pub mod info;
+pub mod inspect;
+
+pub type CliResult = Result<(), Box<dyn std::error::Error>>;

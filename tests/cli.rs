@@ -1,0 +1,69 @@
+//! The `aqueduct` binary, run as a user runs it.
+
+use std::process::Command;
+
+fn aqueduct(arguments: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_aqueduct")).args(arguments).output().expect("the binary runs");
+    (output.status.success(), String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn info_names_the_provider_the_reason_the_agents_and_the_pools() {
+    let (ok, stdout, stderr) = aqueduct(&["info", "--provider", "soft"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("Provider: soft"), "{stdout}");
+    assert!(stdout.contains("Reason:"), "{stdout}");
+    assert!(stdout.contains("ISA:            amdgcn-amd-amdhsa--gfx1100"), "{stdout}");
+    assert!(stdout.contains("device-local (coarse-grained)"), "{stdout}");
+    assert!(stdout.contains("kernarg (fine-grained)"), "{stdout}");
+    assert!(stdout.contains("Queues:         up to 128 queues of 4..=131072 packets"), "{stdout}");
+}
+
+#[test]
+fn info_auto_explains_why_it_fell_back_to_the_soft_runtime() {
+    if std::path::Path::new("/dev/kfd").exists() {
+        println!("SKIPPED: this machine has /dev/kfd, so auto may choose ROCr");
+        return;
+    }
+    let (ok, stdout, stderr) = aqueduct(&["info"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("Provider: soft"), "{stdout}");
+    assert!(stdout.contains("ROCr") && stdout.contains("using the embedded soft HSA runtime"), "{stdout}");
+}
+
+#[test]
+fn unknown_provider_is_a_clear_error() {
+    let (ok, _, stderr) = aqueduct(&["info", "--provider", "cuda"]);
+    assert!(!ok);
+    assert!(stderr.contains("unknown provider `cuda`"), "{stderr}");
+}
+
+#[test]
+fn inspect_json_has_the_stable_shape() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/demo_gfx11-generic.hsaco");
+    let (ok, stdout, stderr) = aqueduct(&["inspect", path, "--json"]);
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("valid JSON");
+    assert_eq!(report["target"], "amdgcn-amd-amdhsa--gfx11-generic");
+    assert_eq!(report["code_object_version"], serde_json::json!([1, 2]));
+    let kernels = report["kernels"].as_array().expect("kernels");
+    assert_eq!(kernels.iter().map(|kernel| kernel["name"].as_str().unwrap_or("")).collect::<Vec<_>>(), ["iota", "saxpy"]);
+    assert_eq!(kernels[1]["symbol"], "saxpy.kd");
+    assert_eq!(kernels[1]["args"][2], serde_json::json!({"offset": 16, "size": 4, "value_kind": "by_value"}));
+}
+
+#[test]
+fn inspect_rejects_garbage_with_a_typed_message() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let (ok, _, stderr) = aqueduct(&["inspect", path]);
+    assert!(!ok);
+    assert!(stderr.contains("Cargo.toml"), "{stderr}");
+}
+
+#[test]
+fn demo_runs_and_verifies() {
+    let (ok, stdout, stderr) = aqueduct(&["demo", "--handoffs", "64", "--queues", "3"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("64 handoffs across 3 queues on the soft provider"), "{stdout}");
+    assert!(stdout.contains("all correct"), "{stdout}");
+}

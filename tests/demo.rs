@@ -1,0 +1,29 @@
+//! The demo workload as a library call: results are verified inside, counts are checked here.
+
+#[test]
+fn chain_across_four_queues_verifies() {
+    let report = aqueduct::demo::run(512, 4).expect("demo succeeds");
+    assert_eq!(report.provider, "soft");
+    assert_eq!(report.packets, 1 + 2 * 512);
+    assert_eq!(report.packets_per_queue, vec![1 + 2 * 128, 2 * 128, 2 * 128, 2 * 128]);
+    assert_eq!(report.verified_elements, 2 * aqueduct::demo::ELEMENTS as usize);
+}
+
+#[test]
+fn zero_queues_is_refused() {
+    assert!(matches!(aqueduct::demo::run(4, 0), Err(aqueduct::demo::DemoError::Setup(_))));
+}
+
+#[test]
+fn demo_cpu_kernels_read_the_layout_the_code_object_declares() {
+    let code_object = aqueduct::codeobject::CodeObject::parse(aqueduct::demo::DEMO_CODE_OBJECT).expect("parses");
+    let explicit = |name: &str| -> Vec<(u32, u32, String)> {
+        let kernel = code_object.kernel(name).expect("kernel exists");
+        kernel.args.iter().filter(|arg| !arg.value_kind.is_hidden()).map(|arg| (arg.offset, arg.size, arg.value_kind.as_str().to_string())).collect()
+    };
+    // The offsets the CPU twins in src/demo.rs read.
+    assert_eq!(explicit("iota"), [(0, 8, "global_buffer".into()), (8, 4, "by_value".into()), (12, 4, "by_value".into())]);
+    assert_eq!(explicit("saxpy"), [(0, 8, "global_buffer".into()), (8, 8, "global_buffer".into()), (16, 4, "by_value".into()), (20, 4, "by_value".into())]);
+    let symbols: Vec<_> = aqueduct::demo::DEMO_CPU_KERNELS.iter().map(|kernel| kernel.symbol).collect();
+    assert_eq!(symbols, ["iota.kd", "saxpy.kd"]);
+}
