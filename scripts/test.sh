@@ -8,4 +8,11 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-exec cargo test --workspace "$@"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+cargo test --workspace "$@" 2>&1 | tee "$log" || status=$?
+# cargo prints one "test result" line per test binary, ending on doc-test binaries that may hold
+# no tests; close with the workspace-wide totals so the last line says what actually ran.
+awk '/^test result:/ { passed += $4; failed += $6 } END { printf "workspace: %d passed, %d failed\n", passed, failed }' "$log"
+exit "$status"
