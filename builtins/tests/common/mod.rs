@@ -1,0 +1,220 @@
+//! Shared test helpers: running a plan on the CPU twins directly, and a small soft-runtime client
+//! that submits plans as real dispatch packets.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+
+use aqueduct_abi::{FenceScope, KernelDispatchPacket, PacketHeader, PacketType, WorkgroupContext};
+use aqueduct_builtins::{Builtin, CPU_KERNELS, DeviceLibrary, DispatchPlan, SelectedLibrary};
+use aqueduct_hsa::ring::AqlRing;
+use aqueduct_hsa::sys::{enums, hsa_agent_t, hsa_amd_memory_pool_t, hsa_queue_t};
+use aqueduct_hsa::{Hsa, KernelSymbol, PoolKindInfo};
+
+/// Runs `plan` by calling its CPU twin once per workgroup, serially, as the soft runtime would.
+///
+/// # Safety
+/// The plan's addresses must be valid for the accesses it describes.
+pub unsafe fn run_on_cpu(plan: &DispatchPlan) {
+    let kernel = CPU_KERNELS
+        .iter()
+        .find(|kernel| kernel.symbol == plan.kernel_symbol())
+        .expect("CPU twin");
+    let kernarg = plan.kernarg_bytes().to_vec();
+    let groups = plan.grid_size.div_ceil(u32::from(plan.workgroup_size));
+    for group in 0..groups {
+        let context = WorkgroupContext {
+            kernarg: kernarg.as_ptr(),
+            group_memory: core::ptr::null_mut(),
+            group_memory_len: 0,
+            workgroup_id: [group, 0, 0],
+            workgroup_size: [plan.workgroup_size, 1, 1],
+            grid_size: [plan.grid_size, 1, 1],
+        };
+        // SAFETY: `kernarg` holds the plan's full kernarg struct; the caller vouches for memory.
+        unsafe { (kernel.function)(&context) }.expect("CPU kernel succeeds");
+    }
+}
+
+/// Most packets a batch submits before ringing the doorbell.
+const DOORBELL_EVERY: usize = 64;
+/// Kernarg bytes reserved per packet in a batch (every builtin needs at most 208).
+const KERNARG_SLOT: usize = 256;
+const QUEUE_PACKETS: u32 = 1024;
+const MAX_BATCH: usize = 4096;
+
+/// One soft agent with the device library loaded, a queue and a reusable kernarg arena.
+pub struct Client {
+    pub hsa: Hsa,
+    pub agent: hsa_agent_t,
+    pub isa: String,
+    pub library: SelectedLibrary,
+    pub device_pool: hsa_amd_memory_pool_t,
+    kernels: HashMap<Builtin, KernelSymbol>,
+    queue: *mut hsa_queue_t,
+    ring: AqlRing,
+    kernarg_arena: *mut u8,
+}
+
+impl Client {
+    /// A client for the first GPU agent of the already-initialized (or default) soft runtime.
+    pub fn new() -> Self {
+        Self::for_agent(0)
+    }
+
+    pub fn for_agent(index: usize) -> Self {
+        aqueduct_hsa::soft::register_kernels(CPU_KERNELS);
+        let hsa = Hsa::soft_current().expect("soft runtime initializes");
+        let info = hsa
+            .gpu_agents()
+            .expect("agents")
+            .into_iter()
+            .nth(index)
+            .expect("agent");
+        let isa = info.isa_names.first().expect("an ISA").clone();
+        let library = DeviceLibrary::select(&isa).unwrap_or_else(|error| panic!("{isa}: {error}"));
+        let agent = info.agent;
+        let executable = hsa
+            .load_executable(agent, library.code_object)
+            .expect("device library loads");
+        let kernels = Builtin::ALL
+            .into_iter()
+            .map(|builtin| {
+                (
+                    builtin,
+                    hsa.kernel_symbol(executable, agent, builtin.symbol())
+                        .expect("builtin symbol"),
+                )
+            })
+            .collect();
+        let pools = hsa.pools(agent).expect("pools");
+        let find = |kind| {
+            pools
+                .iter()
+                .find(|pool| pool.kind == kind)
+                .expect("pool kind")
+                .pool
+        };
+        let device_pool = find(PoolKindInfo::CoarseGrained);
+        let kernarg_arena = hsa
+            .allocate(find(PoolKindInfo::Kernarg), MAX_BATCH * KERNARG_SLOT)
+            .expect("kernargs");
+        let queue = hsa
+            .queue_create(agent, QUEUE_PACKETS, None, core::ptr::null_mut())
+            .expect("queue");
+        // SAFETY: the queue was just created and lives as long as the client (never destroyed).
+        let ring = unsafe { AqlRing::new(queue) };
+        Self {
+            hsa,
+            agent,
+            isa,
+            library,
+            device_pool,
+            kernels,
+            queue,
+            ring,
+            kernarg_arena,
+        }
+    }
+
+    pub fn kernel(&self, builtin: Builtin) -> &KernelSymbol {
+        &self.kernels[&builtin]
+    }
+
+    /// A zeroed device buffer, leaked for the test's duration.
+    pub fn alloc(&self, bytes: usize) -> &'static mut [u8] {
+        let pointer = self
+            .hsa
+            .allocate(self.device_pool, bytes.max(1))
+            .expect("allocation");
+        // SAFETY: a fresh allocation of at least `bytes` bytes that nothing else references.
+        unsafe { core::slice::from_raw_parts_mut(pointer, bytes) }
+    }
+
+    /// Submits every plan as a dispatch packet on one queue and waits for all of them.
+    pub fn run(&self, plans: &[DispatchPlan]) {
+        assert!(plans.len() <= MAX_BATCH, "batch too large");
+        if plans.is_empty() {
+            return;
+        }
+        let done = self.hsa.signal_create(plans.len() as i64).expect("signal");
+        let header = PacketHeader::new(
+            PacketType::KernelDispatch,
+            false,
+            FenceScope::System,
+            FenceScope::System,
+        );
+        let mut last = 0;
+        for (index, plan) in plans.iter().enumerate() {
+            let kernel = self.kernel(plan.kernel);
+            let bytes = plan.kernarg_bytes();
+            assert!(
+                bytes.len() <= KERNARG_SLOT && kernel.kernarg_segment_size as usize <= KERNARG_SLOT
+            );
+            // SAFETY: slot `index` of the arena is KERNARG_SLOT bytes and no packet in flight uses
+            // it (the previous batch finished before this one started).
+            let kernarg = unsafe {
+                let slot = self.kernarg_arena.add(index * KERNARG_SLOT);
+                core::ptr::copy_nonoverlapping(bytes.as_ptr(), slot, bytes.len());
+                slot
+            };
+            let packet = KernelDispatchPacket {
+                workgroup_size_x: plan.workgroup_size,
+                workgroup_size_y: 1,
+                workgroup_size_z: 1,
+                grid_size_x: plan.grid_size,
+                grid_size_y: 1,
+                grid_size_z: 1,
+                group_segment_size: kernel.group_segment_size,
+                private_segment_size: kernel.private_segment_size,
+                kernel_object: kernel.kernel_object,
+                kernarg_address: kernarg as u64,
+                completion_signal: done.handle,
+                ..Default::default()
+            };
+            last = loop {
+                if let Some(id) = self.ring.try_reserve(1) {
+                    break id;
+                }
+                self.ring.ring_doorbell(last);
+                std::thread::yield_now();
+            };
+            // SAFETY: `last` was reserved just now and is published once.
+            unsafe { self.ring.write_and_publish(last, &packet, header, 1) };
+            if index % DOORBELL_EVERY == DOORBELL_EVERY - 1 {
+                self.ring.ring_doorbell(last);
+            }
+        }
+        self.ring.ring_doorbell(last);
+        // SAFETY: table call on a live signal; the timeout is in ns on the soft runtime.
+        let value = unsafe {
+            (self.hsa.api().hsa_signal_wait_scacquire)(
+                done,
+                enums::SIGNAL_CONDITION_EQ,
+                0,
+                60_000_000_000,
+                0,
+            )
+        };
+        let detail = aqueduct_hsa::soft::queue_error_detail(self.queue)
+            .ok()
+            .flatten();
+        assert_eq!(
+            value,
+            0,
+            "batch of {} did not complete; queue error: {detail:?}",
+            plans.len()
+        );
+        self.hsa.signal_destroy(done).expect("signal destroy");
+    }
+}
+
+/// A byte no fill pattern or copy source in the tests uses: whatever still holds it was untouched.
+pub const SENTINEL: u8 = 0xEE;
+
+/// Deterministic test bytes that never equal [`SENTINEL`].
+pub fn source_byte(seed: usize, index: usize) -> u8 {
+    let mixed =
+        (seed.wrapping_mul(0x9E37_79B9) ^ index.wrapping_mul(0x85EB_CA6B)).wrapping_add(index >> 3);
+    let byte = (mixed ^ (mixed >> 13)) as u8;
+    if byte == SENTINEL { 0x17 } else { byte }
+}

@@ -1,0 +1,364 @@
+//! End to end on the soft HSA runtime: the device library selected for the default soft agent
+//! (gfx1100 → gfx11-generic) is loaded, the CPU twins are registered, and host plans run as real
+//! dispatch packets. Every byte of each buffer is checked, including the guard bytes around the
+//! range, which must keep the sentinel.
+
+mod common;
+
+use aqueduct_builtins::{
+    Builtin, DispatchPlan, MAX_GRID_SIZE, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill,
+    plan_timestamp, plan_update_inline, plan_update_staged,
+};
+use common::{Client, SENTINEL, source_byte};
+use proptest::prelude::*;
+use proptest::test_runner::{TestCaseError, TestRunner};
+
+const SIZES: [usize; 11] = [0, 1, 3, 4, 15, 16, 17, 255, 256, 1000, 4099];
+const MAX_OFFSET: usize = 16;
+/// Untouchable bytes on each side of every range.
+const GUARD: usize = 32;
+
+fn slot_size(max_length: usize) -> usize {
+    (GUARD + MAX_OFFSET + max_length + GUARD).next_multiple_of(64)
+}
+
+/// Checks one slot: `range` holds `expected(k)` for its k-th byte; everything else the sentinel.
+fn check_slot(
+    slot: &[u8],
+    range: core::ops::Range<usize>,
+    expected: impl Fn(usize) -> u8,
+    what: &str,
+) {
+    for (index, byte) in slot.iter().enumerate() {
+        let want = if range.contains(&index) {
+            expected(index - range.start)
+        } else {
+            SENTINEL
+        };
+        assert_eq!(*byte, want, "{what}: byte {index} (range {range:?})");
+    }
+}
+
+#[test]
+fn the_soft_agent_gets_the_gfx11_generic_library() {
+    let client = Client::new();
+    assert_eq!(client.isa, "amdgcn-amd-amdhsa--gfx1100");
+    assert_eq!(client.library.target, "gfx11-generic");
+    for builtin in Builtin::ALL {
+        assert!(
+            client.kernel(builtin).kernarg_segment_size as usize >= builtin.kernarg_size(),
+            "{builtin}"
+        );
+    }
+}
+
+#[test]
+fn fills_across_sizes_offsets_and_pattern_widths() {
+    let client = Client::new();
+    let mut kernels_seen = std::collections::BTreeSet::new();
+    for width in [1usize, 2, 4, 8] {
+        // Pattern bytes 01 02 .. 08: never the sentinel, and each byte says its phase.
+        let pattern = (0..width).fold(0u64, |pattern, k| pattern | ((k as u64 + 1) << (8 * k)));
+        let slot = slot_size(SIZES[SIZES.len() - 1] * width);
+        let cases: Vec<(usize, usize)> = SIZES
+            .iter()
+            .flat_map(|&size| (0..=MAX_OFFSET).map(move |offset| (size * width, offset)))
+            .collect();
+        let arena = client.alloc(slot * cases.len());
+        assert_eq!(arena.as_ptr() as usize % 64, 0, "arena alignment");
+        arena.fill(SENTINEL);
+        let plans: Vec<DispatchPlan> = cases
+            .iter()
+            .enumerate()
+            .map(|(case, &(length, offset))| {
+                let target = arena[case * slot + GUARD + offset..].as_ptr() as u64;
+                plan_fill(target, length as u64, pattern, width as u8).expect("valid fill")
+            })
+            .collect();
+        kernels_seen.extend(
+            plans
+                .iter()
+                .filter(|plan| !plan.is_noop())
+                .map(|plan| plan.kernel),
+        );
+        client.run(&plans);
+        for (case, &(length, offset)) in cases.iter().enumerate() {
+            let start = GUARD + offset;
+            check_slot(
+                &arena[case * slot..][..slot],
+                start..start + length,
+                |k| (k % width) as u8 + 1,
+                &format!(
+                    "fill width {width} length {length} offset {offset} via {}",
+                    plans[case].kernel
+                ),
+            );
+        }
+    }
+    let fills = [
+        Builtin::FillX1,
+        Builtin::FillX2,
+        Builtin::FillX4,
+        Builtin::FillX8,
+        Builtin::FillBlockX16,
+    ];
+    assert_eq!(
+        kernels_seen,
+        fills.into_iter().collect(),
+        "every fill kernel ran"
+    );
+}
+
+#[test]
+fn copies_across_sizes_and_both_alignments() {
+    let client = Client::new();
+    let slot = slot_size(SIZES[SIZES.len() - 1]);
+    let per_size = (MAX_OFFSET + 1) * (MAX_OFFSET + 1);
+    let sources = client.alloc(slot * per_size);
+    let targets = client.alloc(slot * per_size);
+    let mut kernels_seen = std::collections::BTreeSet::new();
+    for (size_index, &length) in SIZES.iter().enumerate() {
+        for (index, byte) in sources.iter_mut().enumerate() {
+            *byte = source_byte(size_index, index);
+        }
+        targets.fill(SENTINEL);
+        let cases: Vec<(usize, usize)> = (0..=MAX_OFFSET)
+            .flat_map(|from| (0..=MAX_OFFSET).map(move |to| (from, to)))
+            .collect();
+        let plans: Vec<DispatchPlan> = cases
+            .iter()
+            .enumerate()
+            .map(|(case, &(from, to))| {
+                let source = sources[case * slot + GUARD + from..].as_ptr() as u64;
+                let target = targets[case * slot + GUARD + to..].as_ptr() as u64;
+                plan_copy(source, target, length as u64).expect("valid copy")
+            })
+            .collect();
+        kernels_seen.extend(
+            plans
+                .iter()
+                .filter(|plan| !plan.is_noop())
+                .map(|plan| plan.kernel),
+        );
+        client.run(&plans);
+        for (case, &(from, to)) in cases.iter().enumerate() {
+            let source = &sources[case * slot + GUARD + from..][..length];
+            let start = GUARD + to;
+            check_slot(
+                &targets[case * slot..][..slot],
+                start..start + length,
+                |k| source[k],
+                &format!(
+                    "copy length {length} from +{from} to +{to} via {}",
+                    plans[case].kernel
+                ),
+            );
+        }
+    }
+    let copies = [
+        Builtin::CopyX1,
+        Builtin::CopyBlockX4,
+        Builtin::CopyBlockX8,
+        Builtin::CopyBlockX16,
+        Builtin::CopyBlockUnalignedX16,
+    ];
+    assert_eq!(
+        kernels_seen,
+        copies.into_iter().collect(),
+        "every copy kernel ran"
+    );
+}
+
+#[test]
+fn capped_grids_still_cover_long_ranges() {
+    let client = Client::new();
+    // Longer than MAX_GRID_SIZE elements for each kernel, odd offsets and lengths.
+    let length = MAX_GRID_SIZE as usize * 16 + 4099;
+    let buffer = client.alloc(2 * GUARD + length + 64);
+    let staging = client.alloc(length + 64);
+    buffer.fill(SENTINEL);
+    for (index, byte) in staging.iter_mut().enumerate() {
+        *byte = source_byte(99, index);
+    }
+    let target = &buffer[GUARD + 1..];
+    let fill = plan_fill(target.as_ptr() as u64, length as u64, 0x5A, 1).expect("valid");
+    assert_eq!(
+        (fill.kernel, fill.grid_size),
+        (Builtin::FillX1, MAX_GRID_SIZE)
+    );
+    client.run(&[fill]);
+    check_slot(
+        buffer,
+        GUARD + 1..GUARD + 1 + length,
+        |_| 0x5A,
+        "long byte fill",
+    );
+
+    let copy = plan_copy(
+        staging[3..].as_ptr() as u64,
+        buffer[GUARD + 1..].as_ptr() as u64,
+        length as u64,
+    )
+    .expect("valid");
+    assert_eq!(
+        (copy.kernel, copy.grid_size),
+        (Builtin::CopyBlockUnalignedX16, MAX_GRID_SIZE)
+    );
+    client.run(&[copy]);
+    check_slot(
+        buffer,
+        GUARD + 1..GUARD + 1 + length,
+        |k| staging[3 + k],
+        "long unaligned copy",
+    );
+
+    let aligned = length / 16 * 16;
+    let copy = plan_copy(
+        staging.as_ptr() as u64,
+        buffer[GUARD..].as_ptr() as u64,
+        aligned as u64,
+    )
+    .expect("valid");
+    assert_eq!(
+        (copy.kernel, copy.grid_size),
+        (Builtin::CopyBlockX16, MAX_GRID_SIZE)
+    );
+    buffer.fill(SENTINEL);
+    client.run(&[copy]);
+    check_slot(
+        buffer,
+        GUARD..GUARD + aligned,
+        |k| staging[k],
+        "long block copy",
+    );
+}
+
+#[test]
+fn inline_and_staged_updates() {
+    let client = Client::new();
+    let slot = slot_size(4099);
+    let lengths = [0, 1, 7, 8, 63, 64, 65, 191, UPDATE_INLINE_MAX_BYTES];
+    let arena = client.alloc(slot * (lengths.len() * 3 + 1));
+    arena.fill(SENTINEL);
+    let data: Vec<u8> = (0..4099).map(|index| source_byte(7, index)).collect();
+    let mut plans = Vec::new();
+    let mut expected = Vec::new();
+    for (case, &length) in lengths.iter().enumerate() {
+        for (offset_index, offset) in [0usize, 3, 8].into_iter().enumerate() {
+            let slot_index = case * 3 + offset_index;
+            let target = arena[slot_index * slot + GUARD + offset..].as_ptr() as u64;
+            plans.push(plan_update_inline(target, &data[..length]).expect("fits inline"));
+            expected.push((slot_index, GUARD + offset, length));
+        }
+    }
+    // A staged update: the bytes already sit in device-visible staging memory.
+    let staging = client.alloc(4099);
+    staging.copy_from_slice(&data);
+    let staged_slot = lengths.len() * 3;
+    let target = arena[staged_slot * slot + GUARD + 5..].as_ptr() as u64;
+    plans.push(plan_update_staged(staging.as_ptr() as u64, target, 4099).expect("valid"));
+    expected.push((staged_slot, GUARD + 5, 4099));
+
+    client.run(&plans);
+    for (slot_index, start, length) in expected {
+        check_slot(
+            &arena[slot_index * slot..][..slot],
+            start..start + length,
+            |k| data[k],
+            &format!("update of {length} at +{start}"),
+        );
+    }
+}
+
+#[test]
+fn timestamps_are_monotonic_host_nanoseconds() {
+    let client = Client::new();
+    let stamps = client.alloc(64);
+    stamps.fill(SENTINEL);
+    let before = aqueduct_builtins::host_timestamp_ns();
+    let plans: Vec<DispatchPlan> = (0..4)
+        .map(|index| plan_timestamp(stamps[index * 8..].as_ptr() as u64).expect("valid"))
+        .collect();
+    client.run(&plans);
+    let after = aqueduct_builtins::host_timestamp_ns();
+    let values: Vec<u64> = (0..4)
+        .map(|index| u64::from_le_bytes(stamps[index * 8..][..8].try_into().expect("8 bytes")))
+        .collect();
+    assert!(
+        values.windows(2).all(|pair| pair[0] <= pair[1]),
+        "{values:?}"
+    );
+    assert!(
+        before <= values[0] && values[3] <= after,
+        "{before} {values:?} {after}"
+    );
+    assert!(stamps[32..].iter().all(|byte| *byte == SENTINEL));
+}
+
+/// Random fills and copies on the soft runtime against a reference computed on the host.
+#[test]
+fn random_fill_then_copy_matches_reference() {
+    let client = Client::new();
+    let mut runner = TestRunner::new(ProptestConfig {
+        cases: 64,
+        ..ProptestConfig::default()
+    });
+    let inputs = (
+        0usize..64,
+        0u32..4,
+        0usize..3000,
+        any::<u64>(),
+        0usize..64,
+        0usize..64,
+        0usize..6000,
+    );
+    let outcome = runner.run(
+        &inputs,
+        |(fill_offset, width_log2, elements, pattern, copy_from, copy_to, copy_length)| {
+            let width = 1usize << width_log2;
+            let pattern = if width == 8 {
+                pattern
+            } else {
+                pattern & ((1u64 << (8 * width)) - 1)
+            };
+            let fill_length = elements * width;
+            let size = 2 * GUARD + 64 + fill_length.max(copy_length);
+            let device = client.alloc(size);
+            let staging = client.alloc(size);
+            device.fill(SENTINEL);
+            for (index, byte) in staging.iter_mut().enumerate() {
+                *byte = source_byte(copy_length, index);
+            }
+            let mut reference = device.to_vec();
+            let start = GUARD + fill_offset;
+            for k in 0..fill_length {
+                reference[start + k] = pattern.to_le_bytes()[k % width];
+            }
+            let fill = plan_fill(
+                device[start..].as_ptr() as u64,
+                fill_length as u64,
+                pattern,
+                width as u8,
+            )
+            .map_err(|error| TestCaseError::fail(error.to_string()))?;
+            client.run(&[fill]);
+            prop_assert_eq!(&device[..], &reference[..], "fill via {}", fill.kernel);
+
+            let target_start = GUARD + copy_to;
+            let copy_length = copy_length.min(size - target_start).min(size - copy_from);
+            reference[target_start..target_start + copy_length]
+                .copy_from_slice(&staging[copy_from..copy_from + copy_length]);
+            let source = staging[copy_from..].as_ptr() as u64;
+            let copy = plan_copy(
+                source,
+                device[target_start..].as_ptr() as u64,
+                copy_length as u64,
+            )
+            .map_err(|error| TestCaseError::fail(error.to_string()))?;
+            client.run(&[copy]);
+            prop_assert_eq!(&device[..], &reference[..], "copy via {}", copy.kernel);
+            Ok(())
+        },
+    );
+    outcome.unwrap_or_else(|failure| panic!("{failure}"));
+}
