@@ -157,7 +157,8 @@ pub fn run(handoffs: u32, queues: u32) -> Result<DemoReport, DemoError> {
 
     let mut rings = Vec::with_capacity(queues as usize);
     for _ in 0..queues {
-        let raw = hsa.queue_create(agent, 1024, None, core::ptr::null_mut())?;
+        // SAFETY: no callback, so the null data pointer is never used.
+        let raw = unsafe { hsa.queue_create(agent, 1024, None, core::ptr::null_mut()) }?;
         // SAFETY: the queue stays alive until it is destroyed at the end of this function.
         rings.push(Queue { raw, ring: unsafe { AqlRing::new(raw) } });
     }

@@ -24,13 +24,11 @@ pub struct WorkgroupContext {
 impl WorkgroupContext {
     /// Work-items of this workgroup along each axis, clipped at the grid's edge.
     pub fn active_size(&self) -> [u32; 3] {
-        let mut size = [0u32; 3];
-        for axis in 0..3 {
+        core::array::from_fn(|axis| {
             let group = u32::from(self.workgroup_size[axis]);
             let start = self.workgroup_id[axis].saturating_mul(group);
-            size[axis] = self.grid_size[axis].saturating_sub(start).min(group);
-        }
-        size
+            self.grid_size[axis].saturating_sub(start).min(group)
+        })
     }
 
     /// Reads a little-endian value of type `T` at `offset` in the kernarg segment.

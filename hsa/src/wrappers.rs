@@ -196,8 +196,11 @@ impl Hsa {
         self.check(status, "hsa_signal_destroy")
     }
 
-    /// Creates a queue; `callback` receives asynchronous queue errors.
-    pub fn queue_create(
+    /// Creates a queue; `callback` receives asynchronous queue errors together with `data`.
+    ///
+    /// # Safety
+    /// `data` must stay valid for whatever `callback` does with it until the queue is destroyed.
+    pub unsafe fn queue_create(
         &self,
         agent: hsa_agent_t,
         packets: u32,

@@ -58,7 +58,8 @@ fn bad_queue_sizes_are_rejected() {
     let max = client.hsa.agent_u32(client.agent, agent_info::QUEUE_MAX_SIZE).expect("max");
     let min = client.hsa.agent_u32(client.agent, agent_info::QUEUE_MIN_SIZE).expect("min");
     for size in [0, 3, 100, min / 2, max * 2, u32::MAX] {
-        let error = client.hsa.queue_create(client.agent, size, None, core::ptr::null_mut()).expect_err("bad size");
+        // SAFETY: no callback, so the null data pointer is never used.
+        let error = unsafe { client.hsa.queue_create(client.agent, size, None, core::ptr::null_mut()) }.expect_err("bad size");
         assert_eq!(error.status, status::ERROR_INVALID_ARGUMENT, "size {size}");
         assert!(error.message.contains("INVALID_ARGUMENT"), "the status string is carried: {}", error.message);
     }

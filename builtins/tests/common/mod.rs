@@ -98,9 +98,8 @@ impl Client {
         let kernarg_arena = hsa
             .allocate(find(PoolKindInfo::Kernarg), MAX_BATCH * KERNARG_SLOT)
             .expect("kernargs");
-        let queue = hsa
-            .queue_create(agent, QUEUE_PACKETS, None, core::ptr::null_mut())
-            .expect("queue");
+        // SAFETY: no callback, so the null data pointer is never used.
+        let queue = unsafe { hsa.queue_create(agent, QUEUE_PACKETS, None, core::ptr::null_mut()) }.expect("queue");
         // SAFETY: the queue was just created and lives as long as the client (never destroyed).
         let ring = unsafe { AqlRing::new(queue) };
         Self {

@@ -180,7 +180,7 @@ fn execute(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPacket) ->
             if dependencies.is_empty() {
                 return Ok(());
             }
-            wait_dependencies(queue, &dependencies, |values| values.iter().any(|value| *value == 0))
+            wait_dependencies(queue, &dependencies, |values| values.contains(&0))
         }
         Some(PacketType::VendorSpecific) => barrier_value(queue, id, packet),
         Some(PacketType::AgentDispatch) => {

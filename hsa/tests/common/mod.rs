@@ -95,7 +95,8 @@ impl Client {
     }
 
     pub fn queue_with_callback(&self, packets: u32, data: *mut core::ffi::c_void) -> Queue {
-        let raw = self.hsa.queue_create(self.agent, packets, Some(record_queue_error), data).expect("queue");
+        // SAFETY: tests pass null or a pointer to a static AtomicU32, valid for the whole run.
+        let raw = unsafe { self.hsa.queue_create(self.agent, packets, Some(record_queue_error), data) }.expect("queue");
         // SAFETY: the queue was just created and tests never use it after destroying it.
         Queue { raw, ring: unsafe { AqlRing::new(raw) } }
     }

@@ -6,9 +6,9 @@
 //!   (submission, processing, completion signal), 1024 packets per batch.
 //! - `soft/round_trip`: one packet submitted, processed and its completion signal waited on.
 //!
-//! Run: `cargo bench -p aqueduct-hsa --bench soft_runtime`.
+//! Run: `cargo bench --bench soft_runtime`.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../hsa/tests/common/mod.rs"]
 mod common;
 
 use std::hint::black_box;
