@@ -11,6 +11,7 @@
 //! and stores the doorbell itself, identically on both providers.
 
 pub mod error;
+pub mod executable;
 pub mod ring;
 pub mod rocr;
 pub mod soft;
@@ -20,6 +21,7 @@ mod wrappers;
 use std::sync::Arc;
 
 pub use error::{HsaError, HsaResult, LoadError};
+pub use executable::{DispatchDescriptor, Executable, ExecutableError};
 pub use sys::HsaApi;
 pub use wrappers::{AgentInfo, KernelSymbol, PoolInfo, PoolKindInfo};
 

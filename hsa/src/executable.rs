@@ -1,0 +1,140 @@
+//! Loading code objects through the HSA table, with the checks that make failures explicit.
+//!
+//! The code object is parsed and its target checked against the agent's ISA *before* anything
+//! reaches the provider, so an incompatible object fails with both targets named instead of an
+//! opaque status. Each kernel gets a [`DispatchDescriptor`]: everything a dispatch packet and its
+//! kernargs need, recorded once at load.
+
+use aqueduct_codeobject::{CodeObject, CodeObjectError, Incompatibility, KernelArg, TargetId, TargetError, UnknownKernel};
+
+use crate::sys::{hsa_agent_t, hsa_executable_t};
+use crate::{Hsa, HsaApi, HsaError};
+
+/// What a dispatch of one kernel needs, recorded once when the executable loads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DispatchDescriptor {
+    pub name: String,
+    pub symbol: String,
+    /// The value for the dispatch packet's `kernel_object`.
+    pub kernel_object: u64,
+    pub kernarg_size: u32,
+    pub kernarg_alignment: u32,
+    pub group_segment_size: u32,
+    pub private_segment_size: u32,
+    pub wavefront_size: u32,
+    /// The workgroup size the kernel was compiled for, when it requires one.
+    pub required_workgroup_size: Option<[u32; 3]>,
+    /// The largest workgroup (x·y·z) the kernel supports.
+    pub max_workgroup_size: u32,
+    /// The kernel's arguments in kernarg order, hidden ones included.
+    pub args: Vec<KernelArg>,
+}
+
+impl DispatchDescriptor {
+    /// The workgroup size to use when the caller has no preference: the required size if the
+    /// kernel has one, else one wavefront.
+    pub fn default_workgroup_size(&self) -> [u32; 3] {
+        self.required_workgroup_size.unwrap_or([self.wavefront_size.max(1), 1, 1])
+    }
+}
+
+#[derive(Debug)]
+pub enum ExecutableError {
+    /// The bytes are not a usable code object.
+    CodeObject(CodeObjectError),
+    /// The agent's ISA name does not parse as a target ID.
+    AgentIsa { isa: String, error: TargetError },
+    /// The code object was built for a target the agent cannot run; names both.
+    Incompatible(Incompatibility),
+    /// The provider refused a step.
+    Hsa(HsaError),
+}
+
+impl std::fmt::Display for ExecutableError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::CodeObject(error) => write!(f, "invalid code object: {error}"),
+            Self::AgentIsa { isa, error } => write!(f, "agent ISA `{isa}` is not a target ID: {error}"),
+            Self::Incompatible(error) => error.fmt(f),
+            Self::Hsa(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ExecutableError {}
+
+impl From<HsaError> for ExecutableError {
+    fn from(error: HsaError) -> Self {
+        Self::Hsa(error)
+    }
+}
+
+/// A frozen executable on one agent. Destroyed on drop.
+pub struct Executable {
+    api: &'static HsaApi,
+    handle: hsa_executable_t,
+    agent: hsa_agent_t,
+    target: TargetId,
+    kernels: Vec<DispatchDescriptor>,
+}
+
+impl Executable {
+    /// Parses `bytes`, checks its target against the agent's first ISA, then loads and freezes it
+    /// through the HSA table and resolves every kernel symbol.
+    pub fn load(hsa: &Hsa, agent: hsa_agent_t, bytes: &[u8]) -> Result<Self, ExecutableError> {
+        let code_object = CodeObject::parse(bytes).map_err(ExecutableError::CodeObject)?;
+        let isa = hsa.isa_names(agent)?.into_iter().next().unwrap_or_default();
+        let agent_target = TargetId::parse(&isa).map_err(|error| ExecutableError::AgentIsa { isa: isa.clone(), error })?;
+        code_object.target().runs_on(&agent_target).map_err(ExecutableError::Incompatible)?;
+        let handle = hsa.load_executable(agent, bytes)?;
+        let mut executable = Self { api: hsa.api(), handle, agent, target: code_object.target().clone(), kernels: Vec::new() };
+        for kernel in code_object.kernels() {
+            let symbol = hsa.kernel_symbol(handle, agent, &kernel.symbol)?;
+            executable.kernels.push(DispatchDescriptor {
+                name: kernel.name.clone(),
+                symbol: kernel.symbol.clone(),
+                kernel_object: symbol.kernel_object,
+                kernarg_size: symbol.kernarg_segment_size,
+                kernarg_alignment: symbol.kernarg_segment_alignment,
+                group_segment_size: symbol.group_segment_size,
+                private_segment_size: symbol.private_segment_size,
+                wavefront_size: kernel.wavefront_size,
+                required_workgroup_size: kernel.reqd_workgroup_size,
+                max_workgroup_size: kernel.max_flat_workgroup_size,
+                args: kernel.args.clone(),
+            });
+        }
+        Ok(executable)
+    }
+
+    /// The kernel named `name` (or its `.kd` symbol); the error lists the kernels that exist.
+    pub fn kernel(&self, name: &str) -> Result<&DispatchDescriptor, UnknownKernel> {
+        self.kernels.iter().find(|kernel| kernel.name == name || kernel.symbol == name).ok_or_else(|| UnknownKernel {
+            requested: name.to_string(),
+            available: self.kernels.iter().map(|kernel| kernel.name.clone()).collect(),
+        })
+    }
+
+    pub fn kernels(&self) -> &[DispatchDescriptor] {
+        &self.kernels
+    }
+
+    pub fn target(&self) -> &TargetId {
+        &self.target
+    }
+
+    pub fn agent(&self) -> hsa_agent_t {
+        self.agent
+    }
+
+    pub fn handle(&self) -> hsa_executable_t {
+        self.handle
+    }
+}
+
+impl Drop for Executable {
+    fn drop(&mut self) {
+        // SAFETY: this executable owns the handle and destroys it once.
+        unsafe { (self.api.hsa_executable_destroy)(self.handle) };
+    }
+}

@@ -1,0 +1,75 @@
+//! Executables loaded through the HSA table: compatibility checked first, descriptors per kernel.
+
+mod common;
+
+use aqueduct_hsa::{Executable, ExecutableError};
+use common::*;
+
+#[test]
+fn descriptors_carry_what_a_dispatch_needs() {
+    let client = Client::new();
+    let executable = Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
+    assert_eq!(executable.target().to_string(), "gfx1100");
+    let names: Vec<_> = executable.kernels().iter().map(|kernel| kernel.name.as_str()).collect();
+    assert_eq!(names, ["store_value", "add_from", "no_cpu_twin"]);
+    let store = executable.kernel("store_value").expect("by name");
+    assert_eq!(executable.kernel("store_value.kd").expect("by symbol"), store);
+    assert_ne!(store.kernel_object, 0);
+    assert_eq!(store.kernarg_alignment, 8);
+    assert!(store.kernarg_size >= 16, "explicit args end at 16, hidden args follow");
+    assert_eq!(store.wavefront_size, 32);
+    assert_eq!(store.default_workgroup_size(), [32, 1, 1]);
+    assert_eq!(store.args[1].offset, 8);
+    // The descriptor's kernel object is the one the raw table reports.
+    let raw = client.hsa.kernel_symbol(executable.handle(), client.agent, "store_value.kd").expect("symbol");
+    assert_eq!(raw.kernel_object, store.kernel_object);
+}
+
+#[test]
+fn a_descriptor_dispatches_to_the_registered_cpu_kernel() {
+    let client = Client::new();
+    let executable = Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
+    let store = executable.kernel("store_value").expect("kernel");
+    let symbol = aqueduct_hsa::KernelSymbol {
+        kernel_object: store.kernel_object,
+        kernarg_segment_size: store.kernarg_size,
+        kernarg_segment_alignment: store.kernarg_alignment,
+        group_segment_size: store.group_segment_size,
+        private_segment_size: store.private_segment_size,
+    };
+    let queue = client.queue(16);
+    let out = client.alloc_u32(10);
+    let done = client.signal(1);
+    let kernarg = client.kernargs(&kernargs_store_value(out.as_mut_ptr(), 40, 10));
+    let id = queue.reserve_spinning();
+    queue.publish(id, &dispatch_packet(&symbol, 10, 32, kernarg, done), dispatch_header(true), 1);
+    queue.ring(id);
+    assert_eq!(client.wait_eq(done, 0, 10_000), 0);
+    assert_eq!(out, &[40, 41, 42, 43, 44, 45, 46, 47, 48, 49]);
+}
+
+#[test]
+fn an_incompatible_target_is_refused_before_loading_naming_both_targets() {
+    let client = Client::new();
+    let error = Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX90A).err().expect("gfx90a code on a gfx1100 agent");
+    assert!(matches!(error, ExecutableError::Incompatible(_)), "{error:?}");
+    let message = error.to_string();
+    assert!(message.contains("gfx90a") && message.contains("gfx1100"), "{message}");
+}
+
+#[test]
+fn an_unknown_kernel_lists_the_kernels_that_exist() {
+    let client = Client::new();
+    let executable = Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
+    let message = executable.kernel("missing").expect_err("unknown").to_string();
+    for name in ["missing", "store_value", "add_from", "no_cpu_twin"] {
+        assert!(message.contains(name), "{message}");
+    }
+}
+
+#[test]
+fn garbage_is_a_typed_code_object_error() {
+    let client = Client::new();
+    let error = Executable::load(&client.hsa, client.agent, &[0x7F, b'E', b'L', b'F', 2, 1, 1]).err().expect("truncated ELF");
+    assert!(matches!(error, ExecutableError::CodeObject(_)), "{error:?}");
+}
