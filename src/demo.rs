@@ -103,21 +103,7 @@ struct Queue {
 }
 
 fn dispatch(kernel: &KernelSymbol, kernarg: u64, completion: hsa_signal_t) -> KernelDispatchPacket {
-    KernelDispatchPacket {
-        setup: 1,
-        workgroup_size_x: WORKGROUP,
-        workgroup_size_y: 1,
-        workgroup_size_z: 1,
-        grid_size_x: ELEMENTS,
-        grid_size_y: 1,
-        grid_size_z: 1,
-        group_segment_size: kernel.group_segment_size,
-        private_segment_size: kernel.private_segment_size,
-        kernel_object: kernel.kernel_object,
-        kernarg_address: kernarg,
-        completion_signal: completion.handle,
-        ..Default::default()
-    }
+    kernel.dispatch_1d(ELEMENTS, WORKGROUP, kernarg, completion)
 }
 
 /// Runs `handoffs` saxpy steps alternating over `queues` queues and checks every element.

@@ -87,7 +87,7 @@ impl Executable {
         let agent_target = TargetId::parse(&isa).map_err(|error| ExecutableError::AgentIsa { isa: isa.clone(), error })?;
         code_object.target().runs_on(&agent_target).map_err(ExecutableError::Incompatible)?;
         let handle = hsa.load_executable(agent, bytes)?;
-        let mut executable = Self { api: hsa.api(), handle, agent, target: code_object.target().clone(), kernels: Vec::new() };
+        let mut executable = Self { api: hsa.api(), handle, agent, target: *code_object.target(), kernels: Vec::new() };
         for kernel in code_object.kernels() {
             let symbol = hsa.kernel_symbol(handle, agent, &kernel.symbol)?;
             executable.kernels.push(DispatchDescriptor {

@@ -298,3 +298,25 @@ pub struct KernelSymbol {
     pub group_segment_size: u32,
     pub private_segment_size: u32,
 }
+
+impl KernelSymbol {
+    /// The body of a one-dimensional dispatch of this kernel (`setup` = 1 dimension). The header
+    /// is left for the producer to publish.
+    pub fn dispatch_1d(&self, grid: u32, workgroup: u16, kernarg_address: u64, completion: hsa_signal_t) -> aqueduct_abi::KernelDispatchPacket {
+        aqueduct_abi::KernelDispatchPacket {
+            setup: 1,
+            workgroup_size_x: workgroup,
+            workgroup_size_y: 1,
+            workgroup_size_z: 1,
+            grid_size_x: grid,
+            grid_size_y: 1,
+            grid_size_z: 1,
+            group_segment_size: self.group_segment_size,
+            private_segment_size: self.private_segment_size,
+            kernel_object: self.kernel_object,
+            kernarg_address,
+            completion_signal: completion.handle,
+            ..Default::default()
+        }
+    }
+}

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use aqueduct_abi::{FenceScope, KernelDispatchPacket, PacketHeader, PacketType, WorkgroupContext};
+use aqueduct_abi::{FenceScope, PacketHeader, PacketType, WorkgroupContext};
 use aqueduct_builtins::{Builtin, CPU_KERNELS, DeviceLibrary, DispatchPlan, SelectedLibrary};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::{enums, hsa_agent_t, hsa_amd_memory_pool_t, hsa_queue_t};
@@ -156,20 +156,7 @@ impl Client {
                 core::ptr::copy_nonoverlapping(bytes.as_ptr(), slot, bytes.len());
                 slot
             };
-            let packet = KernelDispatchPacket {
-                workgroup_size_x: plan.workgroup_size,
-                workgroup_size_y: 1,
-                workgroup_size_z: 1,
-                grid_size_x: plan.grid_size,
-                grid_size_y: 1,
-                grid_size_z: 1,
-                group_segment_size: kernel.group_segment_size,
-                private_segment_size: kernel.private_segment_size,
-                kernel_object: kernel.kernel_object,
-                kernarg_address: kernarg as u64,
-                completion_signal: done.handle,
-                ..Default::default()
-            };
+            let packet = kernel.dispatch_1d(plan.grid_size, plan.workgroup_size, kernarg as u64, done);
             last = loop {
                 if let Some(id) = self.ring.try_reserve(1) {
                     break id;

@@ -177,20 +177,7 @@ impl Queue {
 }
 
 pub fn dispatch_packet(kernel: &KernelSymbol, grid: u32, workgroup: u16, kernarg: u64, completion: hsa_signal_t) -> KernelDispatchPacket {
-    KernelDispatchPacket {
-        workgroup_size_x: workgroup,
-        workgroup_size_y: 1,
-        workgroup_size_z: 1,
-        grid_size_x: grid,
-        grid_size_y: 1,
-        grid_size_z: 1,
-        group_segment_size: kernel.group_segment_size,
-        private_segment_size: kernel.private_segment_size,
-        kernel_object: kernel.kernel_object,
-        kernarg_address: kernarg,
-        completion_signal: completion.handle,
-        ..Default::default()
-    }
+    kernel.dispatch_1d(grid, workgroup, kernarg, completion)
 }
 
 pub fn dispatch_header(barrier: bool) -> PacketHeader {
