@@ -36,7 +36,7 @@ pub(crate) fn run(queue: &SoftQueue, runtime: &Runtime) {
     let mut backoff = Backoff::default();
     let mut group: Vec<(u64, AqlPacket)> = Vec::with_capacity(MAX_RELAXED_GROUP);
     while !queue.stop.load(Ordering::Acquire) {
-        let faulted = queue.error.lock().map(|error| error.is_some()).unwrap_or(true);
+        let faulted = queue.faulted.load(Ordering::Acquire);
         let doorbell = queue.doorbell.0.load(Ordering::Acquire);
         if doorbell != DOORBELL_NEVER_RUNG {
             rung_until = rung_until.max(doorbell.saturating_add(1));

@@ -46,6 +46,8 @@ pub(crate) struct SoftQueue {
     pub stop: AtomicBool,
     mode: AtomicU8,
     pub error: Mutex<Option<QueueError>>,
+    /// Set once `error` holds a value, so the processor's poll loop never takes the mutex.
+    pub faulted: AtomicBool,
     pub faults: Mutex<HashMap<u64, Fault>>,
     pub has_faults: AtomicBool,
     /// Bumped by `release_stall`; a stalled packet waits for it to change.
@@ -108,6 +110,7 @@ impl SoftQueue {
             stop: AtomicBool::new(false),
             mode: AtomicU8::new(mode as u8),
             error: Mutex::new(None),
+            faulted: AtomicBool::new(false),
             faults: Mutex::new(HashMap::new()),
             has_faults: AtomicBool::new(false),
             stall_releases: AtomicU64::new(0),
@@ -187,6 +190,7 @@ impl SoftQueue {
             }
             tracing::warn!(queue = self.amd.hsa_queue.id, status, %detail, "soft queue error");
             *error = Some(QueueError { status, detail });
+            self.faulted.store(true, Ordering::Release);
         }
         // Teardown is not an error the client needs to hear about.
         if self.stop.load(Ordering::Acquire) {
