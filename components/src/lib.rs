@@ -1,1 +1,24 @@
-//! aqueduct-components: filled by the engine-core issue (see docs/ARCHITECTURE.md).
+//! aqueduct-components: the plain data the submission pipeline works on.
+//!
+//! - [`semaphore_table`]: the device-wide dense array of semaphore atomics (timeline value, failure,
+//!   last queued producer) that any queue reads without a lock.
+//! - [`directory`]: each queue's lock-free endpoint (epoch signal, per-epoch signals, retired epoch,
+//!   sticky failure), so another queue can turn a wait into a device-side barrier.
+//! - [`submission`]: the staged submission (the stages' input) and the admission plan (their
+//!   hand-off), as resources of a queue's World.
+//! - [`queue_state`]: a queue World's rings (kernarg, epoch rows, frontier) and the epoch-row and
+//!   deferred-submission components.
+//! - [`device_entities`]: the device World's entities: queues, semaphores, pool allocations.
+
+pub mod device_entities;
+pub mod directory;
+pub mod queue_state;
+pub mod semaphore_table;
+pub mod submission;
+
+/// Something a submission keeps alive until its epoch retires (a buffer, an executable, a
+/// semaphore). Cloning one is a reference-count increment, never an allocation.
+pub type Retained = std::sync::Arc<dyn core::any::Any + Send + Sync>;
+
+/// Most queues a device can have; the frontier and producer records index by queue.
+pub const MAX_QUEUES: usize = 64;

@@ -1,1 +1,158 @@
-//! aqueduct-engine: filled by the engine-core issue (see docs/ARCHITECTURE.md).
+//! aqueduct-engine: the public API.
+//!
+//! An [`Engine`] opens one logical [`Device`] (one or more physical agents) on ROCr or the
+//! embedded soft HSA runtime. A device makes [`Queue`]s, timeline [`Semaphore`]s, [`Buffer`]s and
+//! [`Executable`]s. Queue operations (dispatch, fill, copy, update, barrier) take wait and signal
+//! semaphore points and are published straight into the queue's AQL ring.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use aqueduct_engine::{Engine, MemoryKind};
+//!
+//! let engine = Engine::new("auto")?;
+//! let device = engine.device();
+//! let queue = device.create_queue()?;
+//! let done = device.create_semaphore(0)?;
+//! let buffer = device.allocate(MemoryKind::HostVisible, 4096)?;
+//! queue.fill(buffer.whole(), &7u32.to_le_bytes(), &[], &[done.at(1)])?;
+//! done.wait(1, Duration::from_secs(5))?;
+//! # Ok::<(), aqueduct_engine::EngineError>(())
+//! ```
+
+mod completion;
+mod config;
+mod device;
+mod error;
+mod executable;
+mod memory;
+#[cfg(feature = "tracy")]
+pub mod profiling;
+mod queue;
+mod semaphore;
+mod submit;
+
+use std::sync::Arc;
+
+pub use aqueduct_components::device_entities::MemoryKind;
+pub use aqueduct_components::directory::CrossQueueWait;
+pub use aqueduct_components::semaphore_table::FailureRecord;
+pub use config::{DeviceSpec, EngineConfig, WaitStrategy};
+pub use error::{EngineError, EngineResult};
+pub use executable::{Executable, HalLayout, Kernel};
+pub use memory::{Binding, Buffer};
+pub use queue::{Dispatch, MAX_UPDATE_BYTES, Queue, QueueStats, RawDispatch};
+pub use semaphore::{Semaphore, SemaphorePoint, wait_all, wait_any};
+
+use device::DeviceShared;
+
+/// The entry point: a provider and one logical device on it.
+pub struct Engine {
+    device: Device,
+}
+
+impl Engine {
+    /// Opens the device named by `spec` (`auto`, `soft`, `amdgpu`, `amdgpu:N`,
+    /// `amdgpu://UUID[,UUID…]`) with default settings.
+    pub fn new(spec: &str) -> EngineResult<Self> {
+        Self::with_config(EngineConfig { device: spec.parse()?, ..EngineConfig::default() })
+    }
+
+    pub fn with_config(config: EngineConfig) -> EngineResult<Self> {
+        Ok(Self { device: Device(DeviceShared::open(config)?) })
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+}
+
+/// A logical device. Cloning shares it; it lives until its last queue, buffer, semaphore and
+/// executable are gone.
+#[derive(Clone)]
+pub struct Device(Arc<DeviceShared>);
+
+/// One physical agent of a device, as a report shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentSummary {
+    pub name: String,
+    pub isa: String,
+    pub uuid: String,
+    pub compute_units: u32,
+    pub wavefront_size: u32,
+    /// The embedded device-library target chosen for it.
+    pub library_target: &'static str,
+}
+
+impl Device {
+    /// `soft` or `rocr`.
+    pub fn provider(&self) -> &'static str {
+        self.0.hsa.kind().name()
+    }
+
+    /// Why this provider was chosen.
+    pub fn provider_reason(&self) -> &str {
+        &self.0.provider_reason
+    }
+
+    pub fn agents(&self) -> Vec<AgentSummary> {
+        self.0
+            .agents
+            .iter()
+            .map(|agent| AgentSummary {
+                name: agent.info.name.clone(),
+                isa: agent.info.isa_names.first().cloned().unwrap_or_default(),
+                uuid: agent.info.uuid.clone(),
+                compute_units: agent.info.compute_units,
+                wavefront_size: agent.info.wavefront_size,
+                library_target: agent.library_target,
+            })
+            .collect()
+    }
+
+    /// How queues of this device wait on each other.
+    pub fn cross_queue_wait(&self) -> CrossQueueWait {
+        self.0.strategy
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.0.config
+    }
+
+    /// A queue on agent 0.
+    pub fn create_queue(&self) -> EngineResult<Queue> {
+        Queue::create(&self.0, 0)
+    }
+
+    /// A queue on agent `agent` of the device.
+    pub fn create_queue_on(&self, agent: usize) -> EngineResult<Queue> {
+        Queue::create(&self.0, agent)
+    }
+
+    pub fn create_semaphore(&self, initial: u64) -> EngineResult<Semaphore> {
+        Semaphore::create(&self.0, initial)
+    }
+
+    /// `size` bytes of `kind` memory on agent 0.
+    pub fn allocate(&self, kind: MemoryKind, size: u64) -> EngineResult<Buffer> {
+        Buffer::allocate(&self.0, kind, size, 0)
+    }
+
+    pub fn allocate_on(&self, agent: usize, kind: MemoryKind, size: u64) -> EngineResult<Buffer> {
+        Buffer::allocate(&self.0, kind, size, agent)
+    }
+
+    /// Loads a code object on every agent; its target must run on each of them.
+    pub fn load_executable(&self, code_object: &[u8]) -> EngineResult<Executable> {
+        Executable::load(&self.0, code_object)
+    }
+
+    /// Live entities in the device World: (queues, semaphores, allocations).
+    pub fn live_objects(&self) -> (usize, usize, usize) {
+        use aqueduct_components::device_entities::{Allocation, QueueEntity, SemaphoreEntity};
+        let mut world = self.0.world();
+        let queues = world.query::<&QueueEntity>().iter(&world).count();
+        let semaphores = world.query::<&SemaphoreEntity>().iter(&world).count();
+        let allocations = world.query::<&Allocation>().iter(&world).count();
+        (queues, semaphores, allocations)
+    }
+}

@@ -1,0 +1,142 @@
+//! Each queue's lock-free endpoint: what another queue needs to wait on it from the device.
+//!
+//! Epochs count a queue's submissions from 1. The last packet of each submission retires its
+//! epoch on the device in one of two ways, fixed per device by [`CrossQueueWait`]:
+//! - **BarrierValue**: it decrements the queue's *epoch signal*, which starts at [`EPOCH_BASE`], so
+//!   the retired epoch is `EPOCH_BASE - value`. A waiter publishes an AMD BARRIER_VALUE packet
+//!   (`value < EPOCH_BASE - epoch + 1`).
+//! - **BarrierAnd**: it decrements the *per-epoch signal* `epoch % capacity` from 1 to 0. A waiter
+//!   publishes a BARRIER_AND on that signal. A slot is reused for a later epoch only after every
+//!   consumer barrier that names it has retired (`slot_users`), so a late barrier never waits on
+//!   the wrong epoch.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+
+use aqueduct_abi::AmdSignal;
+
+use crate::MAX_QUEUES;
+
+/// The epoch signal's initial value (as IREE's: far from both ends of the i64 range).
+pub const EPOCH_BASE: i64 = i64::MAX / 2;
+
+/// How a queue waits on another queue of the same device without the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CrossQueueWait {
+    /// An AMD vendor BARRIER_VALUE packet on the producer's epoch signal (CDNA, the soft runtime).
+    BarrierValue,
+    /// A BARRIER_AND packet on the producer's per-epoch signal (every AQL agent).
+    BarrierAnd,
+}
+
+/// The device-side retirement signals of one queue.
+pub struct QueueEndpoint {
+    pub index: u16,
+    pub strategy: CrossQueueWait,
+    /// `hsa_signal_t` handle of the epoch signal (BarrierValue strategy; also created for
+    /// BarrierAnd, where it is unused by packets).
+    pub epoch_signal: u64,
+    /// A user signal the queue's completion thread also waits on; bumping it wakes the thread
+    /// (shutdown, queue errors, parked work to retry).
+    pub control_signal: u64,
+    /// Per-epoch signals (BarrierAnd strategy only; empty otherwise).
+    pub epoch_slots: Box<[u64]>,
+    /// How many published consumer barriers name each per-epoch signal.
+    pub slot_users: Box<[AtomicU32]>,
+    /// Highest epoch submitted (published).
+    pub submitted: AtomicU64,
+    /// Highest epoch the completion thread has drained.
+    pub reclaimed: AtomicU64,
+    /// 0 while healthy; otherwise 1 + the failure-log index of the queue's sticky error.
+    pub failure: AtomicU32,
+}
+
+impl QueueEndpoint {
+    /// The per-epoch signal for `epoch` (BarrierAnd).
+    #[inline]
+    pub fn slot_signal(&self, epoch: u64) -> u64 {
+        self.epoch_slots[(epoch % self.epoch_slots.len() as u64) as usize]
+    }
+
+    #[inline]
+    pub fn slot_index(&self, epoch: u64) -> usize {
+        (epoch % self.epoch_slots.len() as u64) as usize
+    }
+
+    /// Reads a signal's value straight from its `amd_signal_t`, as the packet processor does.
+    ///
+    /// # Safety
+    /// `handle` must be a live signal of this queue's provider.
+    #[inline]
+    pub unsafe fn signal_value(handle: u64) -> &'static AtomicI64 {
+        // SAFETY: on both providers a signal handle is the address of its amd_signal_t, which
+        // stays mapped while the signal is live (the caller's contract).
+        unsafe { AmdSignal::value_atomic(handle as *const AmdSignal) }
+    }
+
+    /// The highest epoch known to have retired on the device.
+    #[inline]
+    pub fn device_retired(&self) -> u64 {
+        let reclaimed = self.reclaimed.load(Ordering::Acquire);
+        match self.strategy {
+            CrossQueueWait::BarrierValue => {
+                // SAFETY: the epoch signal lives as long as the endpoint is registered.
+                let value = unsafe { Self::signal_value(self.epoch_signal) }.load(Ordering::Acquire);
+                (EPOCH_BASE.saturating_sub(value).max(0) as u64).max(reclaimed)
+            }
+            CrossQueueWait::BarrierAnd => {
+                let submitted = self.submitted.load(Ordering::Acquire);
+                let mut retired = reclaimed;
+                while retired < submitted {
+                    // SAFETY: per-epoch signals live as long as the endpoint.
+                    let value = unsafe { Self::signal_value(self.slot_signal(retired + 1)) }.load(Ordering::Acquire);
+                    if value != 0 {
+                        break;
+                    }
+                    retired += 1;
+                }
+                retired
+            }
+        }
+    }
+
+    pub fn failure(&self) -> Option<u32> {
+        match self.failure.load(Ordering::Acquire) {
+            0 => None,
+            tagged => Some(tagged - 1),
+        }
+    }
+}
+
+/// Every queue endpoint of a device, indexed by queue; registration is the only write.
+pub struct QueueDirectory {
+    endpoints: [OnceLock<std::sync::Arc<QueueEndpoint>>; MAX_QUEUES],
+    next: std::sync::Mutex<u16>,
+}
+
+impl Default for QueueDirectory {
+    fn default() -> Self {
+        Self { endpoints: [const { OnceLock::new() }; MAX_QUEUES], next: std::sync::Mutex::new(0) }
+    }
+}
+
+impl QueueDirectory {
+    /// Reserves the next queue index, or `None` when the device has [`MAX_QUEUES`] queues.
+    pub fn reserve_index(&self) -> Option<u16> {
+        let mut next = self.next.lock().unwrap_or_else(|poison| poison.into_inner());
+        if usize::from(*next) >= MAX_QUEUES {
+            return None;
+        }
+        *next += 1;
+        Some(*next - 1)
+    }
+
+    pub fn register(&self, endpoint: std::sync::Arc<QueueEndpoint>) {
+        let _ = self.endpoints[usize::from(endpoint.index)].set(endpoint);
+    }
+
+    #[inline]
+    pub fn get(&self, index: u16) -> Option<&QueueEndpoint> {
+        self.endpoints.get(usize::from(index))?.get().map(|endpoint| &**endpoint)
+    }
+}

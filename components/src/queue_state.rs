@@ -1,0 +1,130 @@
+//! A queue World's own state: its rings, its epoch rows and its parked submissions.
+//!
+//! Epoch rows are entities spawned once when the queue is created, one per epoch that can be in
+//! flight, and recycled round-robin: the hot path never spawns or despawns. Deferred submissions
+//! are entities too, spawned only when a submission parks (off the steady-state path).
+
+use std::sync::Arc;
+
+use aqueduct_hsa::ring::AqlRing;
+use bevy_ecs::prelude::*;
+
+use crate::directory::{CrossQueueWait, QueueDirectory, QueueEndpoint};
+use crate::semaphore_table::SemaphoreTable;
+use crate::submission::{DeviceWait, SignalOp, StagedSubmission, WaitOp};
+use crate::{MAX_QUEUES, Retained};
+
+/// Byte ring in kernarg memory. Positions grow forever; `position % capacity` is the offset.
+#[derive(Debug)]
+pub struct KernargRing {
+    pub base: u64,
+    pub capacity: u64,
+    /// Next free position.
+    pub head: u64,
+    /// Everything before this position is free again.
+    pub reclaimed: u64,
+}
+
+impl KernargRing {
+    /// Where `bytes` aligned to `alignment` would go, without reserving: `(start position, end
+    /// position)`, skipping the ring's tail when the span would wrap. `None` when full.
+    #[inline]
+    pub fn plan(&self, bytes: u64, alignment: u64) -> Option<(u64, u64)> {
+        if bytes == 0 {
+            return Some((self.head, self.head));
+        }
+        let alignment = alignment.max(16);
+        let mut start = self.head.next_multiple_of(alignment);
+        let offset = start % self.capacity;
+        if offset + bytes > self.capacity {
+            start += self.capacity - offset; // skip the tail; it is reclaimed with this span
+        }
+        let end = start + bytes;
+        (end - self.reclaimed <= self.capacity).then_some((start, end))
+    }
+
+    #[inline]
+    pub fn address(&self, position: u64) -> u64 {
+        self.base + position % self.capacity
+    }
+}
+
+/// Epoch bookkeeping: the row entities and the counters.
+#[derive(Debug)]
+pub struct EpochRing {
+    pub rows: Box<[Entity]>,
+    /// Epochs are numbered from 1; the last one handed out.
+    pub submitted: u64,
+    /// Every epoch up to here has been drained.
+    pub reclaimed: u64,
+}
+
+impl EpochRing {
+    #[inline]
+    pub fn row(&self, epoch: u64) -> Entity {
+        self.rows[(epoch % self.rows.len() as u64) as usize]
+    }
+
+    #[inline]
+    pub fn has_room(&self) -> bool {
+        self.submitted - self.reclaimed < self.rows.len() as u64
+    }
+}
+
+/// The device-wide tables every queue reads.
+#[derive(Clone)]
+pub struct DeviceLink {
+    pub api: &'static aqueduct_hsa::HsaApi,
+    pub semaphores: Arc<SemaphoreTable>,
+    pub directory: Arc<QueueDirectory>,
+}
+
+/// The queue's hot state, one resource so the stages fetch it once.
+#[derive(Resource)]
+pub struct QueueRings {
+    pub index: u16,
+    pub ring: AqlRing,
+    pub kernargs: KernargRing,
+    pub epochs: EpochRing,
+    pub endpoint: Arc<QueueEndpoint>,
+    pub strategy: CrossQueueWait,
+    /// For each queue, the highest epoch this queue has already waited on from the device: a
+    /// later wait on an earlier epoch of that queue is covered by queue order.
+    pub frontier: [u64; MAX_QUEUES],
+    pub link: DeviceLink,
+    /// The `hsa_signal_t` the last packet of a submission decrements (BarrierValue strategy).
+    pub epoch_signal: u64,
+    /// Sticky failure (failure-log index), mirrored in the endpoint for other queues.
+    pub failure: Option<u32>,
+    /// Submissions parked and not yet admitted, oldest first; while any is parked, new
+    /// submissions park behind it to keep queue order.
+    pub deferred: std::collections::VecDeque<Entity>,
+}
+
+/// One epoch's bookkeeping row.
+#[derive(Component, Debug, Default)]
+pub struct EpochRow {
+    pub epoch: u64,
+    /// Kernarg-ring position after this epoch's kernargs.
+    pub kernarg_end: u64,
+}
+
+/// Semaphores to signal when the epoch retires.
+#[derive(Component, Default)]
+pub struct EpochSignals(pub Vec<SignalOp>);
+
+/// Resources to release when the epoch retires.
+#[derive(Component, Default)]
+pub struct EpochRetained(pub Vec<Retained>);
+
+/// The device-side waits the epoch's barriers performed (failure propagation, slot release).
+#[derive(Component, Default)]
+pub struct EpochDeviceWaits(pub Vec<DeviceWait>);
+
+/// A parked submission with everything needed to admit it later.
+#[derive(Component)]
+pub struct DeferredSubmission(pub Box<StagedSubmission>);
+
+/// Waits a deferred submission still has (copied for quick readiness checks).
+#[derive(Component)]
+pub struct DeferredWaits(pub Vec<WaitOp>);

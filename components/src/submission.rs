@@ -1,0 +1,170 @@
+//! A submission as the stages see it: the staged input and the admission plan they hand on.
+//!
+//! Both are resources of the queue's World whose vectors keep their capacity from one submission
+//! to the next, so a steady stream of submissions allocates nothing.
+
+use aqueduct_abi::ImplicitKernargs;
+use bevy_ecs::prelude::*;
+
+use crate::Retained;
+use crate::semaphore_table::Producer;
+
+/// A wait on a timeline semaphore of this device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitOp {
+    pub semaphore: u32,
+    pub value: u64,
+}
+
+/// A signal of a timeline semaphore of this device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SignalOp {
+    pub semaphore: u32,
+    pub value: u64,
+}
+
+/// The one kernel dispatch a submission carries, without its kernarg address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct DispatchTemplate {
+    pub kernel_object: u64,
+    pub grid: [u32; 3],
+    pub workgroup: [u16; 3],
+    pub dimensions: u16,
+    pub group_segment_size: u32,
+    pub private_segment_size: u32,
+}
+
+/// How the kernarg segment is built in the reserved kernarg space.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum KernargLayout {
+    /// No kernargs (a barrier).
+    #[default]
+    None,
+    /// The HAL layout: binding pointers, then 32-bit constants, then (when the kernel reads
+    /// them) the implicit arguments at `implicit_offset`.
+    Hal { implicit_offset: Option<u32>, implicit: ImplicitKernargs },
+    /// Caller-supplied bytes, copied as they are.
+    Raw,
+}
+
+/// The staged payload: what the stages emit after the device-side waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Payload {
+    /// Only ordering and signals: one BARRIER_AND without dependencies carries the epoch.
+    #[default]
+    Barrier,
+    Dispatch(DispatchTemplate),
+}
+
+/// The submission being admitted. Filled by the engine's queue operation, consumed by the stages.
+#[derive(Resource, Default)]
+pub struct StagedSubmission {
+    pub waits: Vec<WaitOp>,
+    pub signals: Vec<SignalOp>,
+    pub retained: Vec<Retained>,
+    pub payload: Payload,
+    pub layout: KernargLayout,
+    /// Binding pointers (HAL layout).
+    pub bindings: Vec<u64>,
+    /// 32-bit constants (HAL layout).
+    pub constants: Vec<u32>,
+    /// Raw kernarg bytes (raw layout and builtins).
+    pub raw: Vec<u8>,
+    /// Bytes of the kernarg segment, and its alignment.
+    pub kernarg_size: u32,
+    pub kernarg_alignment: u32,
+    /// Extra bytes staged in the kernarg ring after the segment (update payloads), whose device
+    /// address is written as a u64 at `staging_pointer_offset` inside the segment.
+    pub staging: Vec<u8>,
+    pub staging_pointer_offset: Option<u32>,
+}
+
+impl StagedSubmission {
+    /// Empties every list, keeping capacity.
+    pub fn clear(&mut self) {
+        self.waits.clear();
+        self.signals.clear();
+        self.retained.clear();
+        self.payload = Payload::Barrier;
+        self.layout = KernargLayout::None;
+        self.bindings.clear();
+        self.constants.clear();
+        self.raw.clear();
+        self.kernarg_size = 0;
+        self.kernarg_alignment = 16;
+        self.staging.clear();
+        self.staging_pointer_offset = None;
+    }
+
+    /// Kernarg-ring bytes this submission needs, before alignment padding.
+    pub fn kernarg_bytes(&self) -> u64 {
+        let staging = if self.staging.is_empty() { 0 } else { self.staging.len() as u64 + 16 };
+        u64::from(self.kernarg_size) + staging
+    }
+}
+
+/// A wait admission turned into a device-side barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceWait {
+    pub producer: Producer,
+    /// The semaphore the wait came from: if it fails, the waiting submission fails with it.
+    pub semaphore: u32,
+    /// Whether a barrier packet waits on it; false when queue order or the frontier covers it.
+    pub barrier: bool,
+    /// BarrierAnd: whether the barrier named the producer's per-epoch signal (and so holds one
+    /// of its `slot_users` until this epoch is reclaimed).
+    pub slot_named: bool,
+}
+
+/// Admission's verdict on the staged submission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Verdict {
+    /// Not yet decided.
+    #[default]
+    Pending,
+    /// Every wait is resolved; the reservation below is held.
+    Admitted,
+    /// A wait cannot be resolved on the device yet (wait-before-signal, host-signalled): the
+    /// submission must be parked and admitted again when a semaphore advances.
+    Defer,
+    /// Resources are short (AQL slots, kernarg space, epoch rows): retry after reclaim.
+    Backpressure,
+    /// A wait's semaphore failed; the index is into the failure log.
+    DependencyFailed(u32),
+    /// The queue itself failed.
+    QueueFailed(u32),
+    /// More packets or kernarg bytes than the queue can ever hold at once.
+    TooLarge,
+}
+
+/// What admission decided and reserved for the staged submission.
+#[derive(Resource, Default)]
+pub struct AdmissionPlan {
+    pub verdict: Verdict,
+    /// Device-side waits, one per producer queue (the latest epoch of each).
+    pub device_waits: Vec<DeviceWait>,
+    /// AQL packets reserved: one per device-wait barrier, plus the payload packet.
+    pub packets: u64,
+    /// First reserved AQL packet id.
+    pub first_packet: u64,
+    /// Reserved kernarg-ring span: device address of the segment and of the staging bytes.
+    pub kernarg_address: u64,
+    pub staging_address: u64,
+    /// Kernarg-ring position after this submission (what reclaim frees up to).
+    pub kernarg_end: u64,
+    /// The epoch this submission retires.
+    pub epoch: u64,
+}
+
+impl AdmissionPlan {
+    pub fn clear(&mut self) {
+        self.verdict = Verdict::Pending;
+        self.device_waits.clear();
+        self.packets = 0;
+        self.first_packet = 0;
+        self.kernarg_address = 0;
+        self.staging_address = 0;
+        self.kernarg_end = 0;
+        self.epoch = 0;
+    }
+}

@@ -1,0 +1,80 @@
+//! Each queue's completion thread: it sleeps on the queue's epoch signal (or the next per-epoch
+//! signal) and its control signal, then drains retired epochs, fails everything after a queue
+//! error, and retries parked submissions.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use aqueduct_abi::SignalCondition;
+use aqueduct_components::directory::CrossQueueWait;
+use aqueduct_hsa::sys::{enums, hsa_signal_t};
+
+use crate::submit::QueueShared;
+
+/// Longest sleep between checks; wake-ups normally come from the signals, this only bounds the
+/// cost of a missed one.
+const MAX_SLEEP_NS: u64 = 100_000_000;
+
+pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
+    let api = shared.device.hsa.api();
+    let control = hsa_signal_t { handle: shared.endpoint.control_signal };
+    let timeout = (MAX_SLEEP_NS as f64 * ticks_per_ns) as u64;
+    let bit = 1u64 << shared.index;
+    loop {
+        // Read before looking at the state: a poke after this point changes the value and ends
+        // the wait below, so no wake-up is lost.
+        // SAFETY: the control signal lives as long as the device.
+        let control_seen = unsafe { (api.hsa_signal_load_scacquire)(control) };
+        if shared.shutdown.load(Ordering::Acquire) {
+            return;
+        }
+        let failed = shared.error_sink.status.load(Ordering::Acquire) != 0;
+        let parked = shared.device.deferred_queues.load(Ordering::Acquire) & bit != 0;
+        let (_, reclaimed) = shared.epochs();
+        if failed || parked || shared.endpoint.device_retired() > reclaimed {
+            let mut core = shared.lock();
+            if failed {
+                shared.fail_queue(&mut core);
+            } else {
+                shared.drain_retired(&mut core);
+                if parked {
+                    shared.readmit(&mut core);
+                }
+            }
+        }
+        let (submitted, reclaimed) = shared.epochs();
+        let mut signals = [control, control];
+        let mut conditions = [SignalCondition::Ne as u32; 2];
+        let mut values = [control_seen, control_seen];
+        let count = if failed || submitted == reclaimed && shared.endpoint.strategy == CrossQueueWait::BarrierAnd {
+            1
+        } else {
+            match shared.endpoint.strategy {
+                CrossQueueWait::BarrierValue => {
+                    signals[1] = hsa_signal_t { handle: shared.endpoint.epoch_signal };
+                    values[1] = QueueShared::drained_epoch_value(reclaimed);
+                }
+                CrossQueueWait::BarrierAnd => {
+                    signals[1] = hsa_signal_t { handle: shared.endpoint.slot_signal(reclaimed + 1) };
+                    conditions[1] = SignalCondition::Eq as u32;
+                    values[1] = 0;
+                }
+            }
+            2
+        };
+        let mut satisfied = 0;
+        // SAFETY: the arrays hold `count` live signals, conditions and values; the out-pointer
+        // is valid.
+        unsafe {
+            (api.hsa_amd_signal_wait_any)(
+                count,
+                signals.as_mut_ptr(),
+                conditions.as_mut_ptr(),
+                values.as_mut_ptr(),
+                timeout,
+                enums::WAIT_STATE_BLOCKED,
+                &mut satisfied,
+            )
+        };
+    }
+}

@@ -1,0 +1,128 @@
+//! How an engine is set up: which device, and the sizes of each queue's rings.
+
+use std::time::Duration;
+
+use aqueduct_hsa::soft::SoftConfig;
+
+use crate::error::{EngineError, EngineResult};
+
+/// Which physical agents form the engine's logical device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceSpec {
+    /// ROCr's GPUs if it loads and has any, otherwise the embedded soft runtime.
+    Auto,
+    /// The embedded soft HSA runtime (all of its agents).
+    Soft,
+    /// Every ROCr GPU agent.
+    Amdgpu,
+    /// The ROCr GPU agent with this ordinal.
+    AmdgpuIndex(usize),
+    /// The ROCr GPU agents with these UUIDs, as one logical device.
+    AmdgpuUuids(Vec<String>),
+}
+
+impl std::str::FromStr for DeviceSpec {
+    type Err = EngineError;
+
+    /// `auto`, `soft`, `amdgpu`, `amdgpu:N` or `amdgpu://UUID[,UUID…]`.
+    fn from_str(spec: &str) -> EngineResult<Self> {
+        let invalid = |reason: &str| EngineError::InvalidDeviceSpec { spec: spec.to_string(), reason: reason.to_string() };
+        Ok(match spec {
+            "auto" => Self::Auto,
+            "soft" => Self::Soft,
+            "amdgpu" => Self::Amdgpu,
+            _ => {
+                if let Some(uuids) = spec.strip_prefix("amdgpu://") {
+                    let uuids: Vec<String> = uuids.split(',').map(str::trim).map(String::from).collect();
+                    if uuids.iter().any(String::is_empty) {
+                        return Err(invalid("empty UUID in the list"));
+                    }
+                    Self::AmdgpuUuids(uuids)
+                } else if let Some(index) = spec.strip_prefix("amdgpu:") {
+                    Self::AmdgpuIndex(index.parse().map_err(|_| invalid("the agent ordinal is not a number"))?)
+                } else {
+                    return Err(invalid("expected auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...]"));
+                }
+            }
+        })
+    }
+}
+
+/// How queues of the device wait on each other from the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum WaitStrategy {
+    /// BARRIER_VALUE where the agent supports it (CDNA, the soft runtime), else BARRIER_AND.
+    #[default]
+    Auto,
+    BarrierValue,
+    BarrierAnd,
+}
+
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    pub device: DeviceSpec,
+    /// The soft runtime's agents and execution mode, when it is the provider.
+    pub soft: SoftConfig,
+    /// AQL packets per queue ring (a power of two).
+    pub queue_packets: u32,
+    /// Bytes of kernarg ring per queue.
+    pub kernarg_ring_bytes: u64,
+    /// Submissions a queue can have in flight.
+    pub epochs_in_flight: u32,
+    pub wait_strategy: WaitStrategy,
+    /// How long a submission waits for ring space before failing with backpressure.
+    pub submit_timeout: Duration,
+    /// Live semaphores per device.
+    pub semaphore_capacity: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            device: DeviceSpec::Auto,
+            soft: SoftConfig::default(),
+            queue_packets: 4096,
+            kernarg_ring_bytes: 1 << 20,
+            epochs_in_flight: 2048,
+            wait_strategy: WaitStrategy::Auto,
+            submit_timeout: Duration::from_secs(10),
+            semaphore_capacity: 1 << 16,
+        }
+    }
+}
+
+impl EngineConfig {
+    pub fn validate(&self) -> EngineResult<()> {
+        let invalid = |what, reason: String| Err(EngineError::InvalidArgument { what, reason });
+        if !self.queue_packets.is_power_of_two() || self.queue_packets < 4 {
+            return invalid("queue_packets", format!("{} is not a power of two ≥ 4", self.queue_packets));
+        }
+        if self.kernarg_ring_bytes < 4096 {
+            return invalid("kernarg_ring_bytes", format!("{} is below 4096", self.kernarg_ring_bytes));
+        }
+        if self.epochs_in_flight == 0 {
+            return invalid("epochs_in_flight", "must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_specs_parse() {
+        assert_eq!("auto".parse::<DeviceSpec>().unwrap(), DeviceSpec::Auto);
+        assert_eq!("soft".parse::<DeviceSpec>().unwrap(), DeviceSpec::Soft);
+        assert_eq!("amdgpu".parse::<DeviceSpec>().unwrap(), DeviceSpec::Amdgpu);
+        assert_eq!("amdgpu:3".parse::<DeviceSpec>().unwrap(), DeviceSpec::AmdgpuIndex(3));
+        assert_eq!(
+            "amdgpu://GPU-a1,GPU-b2".parse::<DeviceSpec>().unwrap(),
+            DeviceSpec::AmdgpuUuids(vec!["GPU-a1".into(), "GPU-b2".into()])
+        );
+        for bad in ["", "cuda", "amdgpu:x", "amdgpu://", "amdgpu://a,,b"] {
+            assert!(matches!(bad.parse::<DeviceSpec>(), Err(EngineError::InvalidDeviceSpec { .. })), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! The logical device: its provider, its physical agents with their pools and device library,
+//! the shared semaphore table and queue directory, and the device World.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use aqueduct_builtins::{Builtin, DeviceLibrary};
+use aqueduct_components::device_entities::MemoryKind;
+use aqueduct_components::directory::{CrossQueueWait, QueueDirectory};
+use aqueduct_components::semaphore_table::SemaphoreTable;
+use aqueduct_hsa::sys::{hsa_amd_memory_pool_t, hsa_signal_t};
+use aqueduct_hsa::{AgentInfo, Executable as HsaExecutable, Hsa, PoolKindInfo, ProviderKind};
+use bevy_ecs::world::World;
+
+use crate::config::{DeviceSpec, EngineConfig, WaitStrategy};
+use crate::error::{EngineError, EngineResult};
+
+static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A builtin kernel resolved on one agent.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BuiltinKernel {
+    pub kernel_object: u64,
+    pub group_segment_size: u32,
+    pub private_segment_size: u32,
+}
+
+/// One physical agent of the logical device.
+pub(crate) struct AgentState {
+    pub info: AgentInfo,
+    pub device_pool: hsa_amd_memory_pool_t,
+    pub host_pool: hsa_amd_memory_pool_t,
+    pub kernarg_pool: hsa_amd_memory_pool_t,
+    pub builtins: [BuiltinKernel; Builtin::ALL.len()],
+    pub library_target: &'static str,
+    _library: HsaExecutable,
+}
+
+impl AgentState {
+    pub fn pool(&self, kind: MemoryKind) -> hsa_amd_memory_pool_t {
+        match kind {
+            MemoryKind::DeviceLocal => self.device_pool,
+            MemoryKind::HostVisible => self.host_pool,
+        }
+    }
+
+    pub fn builtin(&self, builtin: Builtin) -> BuiltinKernel {
+        self.builtins[Builtin::ALL.iter().position(|candidate| *candidate == builtin).unwrap_or(0)]
+    }
+}
+
+pub(crate) struct DeviceShared {
+    pub id: u64,
+    pub agents: Vec<AgentState>,
+    pub strategy: CrossQueueWait,
+    pub semaphores: Arc<SemaphoreTable>,
+    pub directory: Arc<QueueDirectory>,
+    /// Queues, semaphores and allocations as entities (off the hot path).
+    pub world: Mutex<World>,
+    /// Bit `i` set: queue `i` has parked submissions to admit when a semaphore advances.
+    pub deferred_queues: AtomicU64,
+    pub config: EngineConfig,
+    pub provider_reason: String,
+    // Dropped last: everything above may call into the provider while dropping.
+    pub hsa: Hsa,
+}
+
+impl DeviceShared {
+    pub fn open(config: EngineConfig) -> EngineResult<Arc<Self>> {
+        config.validate()?;
+        let (hsa, reason) = open_provider(&config)?;
+        let gpus = hsa.gpu_agents()?;
+        let chosen = choose_agents(&config.device, gpus)?;
+        if hsa.kind() == ProviderKind::Soft {
+            aqueduct_hsa::soft::register_kernels(aqueduct_builtins::CPU_KERNELS);
+        }
+        let agents = chosen.into_iter().map(|info| open_agent(&hsa, info)).collect::<EngineResult<Vec<_>>>()?;
+        let strategy = choose_strategy(config.wait_strategy, hsa.kind(), &agents);
+        tracing::info!(provider = hsa.kind().name(), agents = agents.len(), ?strategy, reason = %reason, "aqueduct device opened");
+        Ok(Arc::new(Self {
+            id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
+            agents,
+            strategy,
+            semaphores: Arc::new(SemaphoreTable::new(config.semaphore_capacity)),
+            directory: Arc::new(QueueDirectory::default()),
+            world: Mutex::new(World::new()),
+            deferred_queues: AtomicU64::new(0),
+            config,
+            provider_reason: reason,
+            hsa,
+        }))
+    }
+
+    pub fn world(&self) -> std::sync::MutexGuard<'_, World> {
+        self.world.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Wakes the completion threads of queues with parked work (other than `except`), so they
+    /// try to admit it again after a semaphore moved.
+    pub fn wake_deferred(&self, except: Option<u16>) {
+        let mut mask = self.deferred_queues.load(Ordering::Acquire);
+        if let Some(except) = except {
+            mask &= !(1u64 << except);
+        }
+        while mask != 0 {
+            let index = mask.trailing_zeros() as u16;
+            mask &= mask - 1;
+            if let Some(endpoint) = self.directory.get(index) {
+                self.poke(endpoint.control_signal);
+            }
+        }
+    }
+
+    /// Bumps a control signal through the provider, which wakes whoever waits on it.
+    pub fn poke(&self, control: u64) {
+        // SAFETY: control signals live as long as the device.
+        unsafe { (self.hsa.api().hsa_signal_add_scacq_screl)(hsa_signal_t { handle: control }, 1) };
+    }
+}
+
+impl Drop for DeviceShared {
+    fn drop(&mut self) {
+        // Queue endpoints' signals outlive their queues so late readers never see freed memory.
+        for index in 0..aqueduct_components::MAX_QUEUES as u16 {
+            let Some(endpoint) = self.directory.get(index) else { continue };
+            let signals = endpoint.epoch_slots.iter().chain([&endpoint.epoch_signal, &endpoint.control_signal]);
+            for &signal in signals {
+                let _ = self.hsa.signal_destroy(hsa_signal_t { handle: signal });
+            }
+        }
+    }
+}
+
+fn open_provider(config: &EngineConfig) -> EngineResult<(Hsa, String)> {
+    match config.device {
+        DeviceSpec::Soft => Ok((Hsa::soft(config.soft.clone())?, "requested the soft runtime".into())),
+        DeviceSpec::Auto => {
+            let selection = Hsa::auto(config.soft.clone())?;
+            tracing::info!(provider = selection.hsa.kind().name(), reason = %selection.reason, "auto device selection");
+            Ok((selection.hsa, selection.reason))
+        }
+        _ => {
+            let hsa = Hsa::rocr().map_err(|error| EngineError::NoDevice { reason: format!("ROCr: {error}") })?;
+            let reason = format!("requested ROCr ({})", hsa.library_path().unwrap_or("?"));
+            Ok((hsa, reason))
+        }
+    }
+}
+
+fn choose_agents(spec: &DeviceSpec, gpus: Vec<AgentInfo>) -> EngineResult<Vec<AgentInfo>> {
+    if gpus.is_empty() {
+        return Err(EngineError::NoDevice { reason: "the provider reports no GPU agents".into() });
+    }
+    match spec {
+        DeviceSpec::Auto | DeviceSpec::Soft | DeviceSpec::Amdgpu => Ok(gpus),
+        DeviceSpec::AmdgpuIndex(index) => {
+            let count = gpus.len();
+            gpus.into_iter().nth(*index).map(|agent| vec![agent]).ok_or_else(|| EngineError::NoDevice {
+                reason: format!("GPU agent {index} does not exist ({count} present)"),
+            })
+        }
+        DeviceSpec::AmdgpuUuids(uuids) => uuids
+            .iter()
+            .map(|uuid| {
+                gpus.iter().find(|agent| &agent.uuid == uuid).cloned().ok_or_else(|| EngineError::NoDevice {
+                    reason: format!(
+                        "no GPU agent has UUID {uuid} (present: {})",
+                        gpus.iter().map(|agent| agent.uuid.as_str()).collect::<Vec<_>>().join(", ")
+                    ),
+                })
+            })
+            .collect(),
+    }
+}
+
+fn open_agent(hsa: &Hsa, info: AgentInfo) -> EngineResult<AgentState> {
+    let pools = hsa.pools(info.agent)?;
+    let find = |kind: PoolKindInfo| pools.iter().find(|pool| pool.kind == kind && pool.alloc_allowed).map(|pool| pool.pool);
+    let missing = |what: &str| EngineError::NoDevice { reason: format!("agent {} has no {what} pool", info.name) };
+    let device_pool = find(PoolKindInfo::CoarseGrained).ok_or_else(|| missing("device-local"))?;
+    let host_pool = find(PoolKindInfo::FineGrained).ok_or_else(|| missing("fine-grained"))?;
+    let kernarg_pool = find(PoolKindInfo::Kernarg).ok_or_else(|| missing("kernarg"))?;
+    let isa = info.isa_names.first().cloned().unwrap_or_default();
+    let selected = DeviceLibrary::select(&isa)
+        .map_err(|error| EngineError::NoDevice { reason: format!("device library for {isa}: {error}") })?;
+    let library = HsaExecutable::load(hsa, info.agent, selected.code_object)?;
+    let mut builtins = [BuiltinKernel { kernel_object: 0, group_segment_size: 0, private_segment_size: 0 }; Builtin::ALL.len()];
+    for (slot, builtin) in builtins.iter_mut().zip(Builtin::ALL) {
+        let kernel = library.kernel(builtin.name())?;
+        *slot = BuiltinKernel {
+            kernel_object: kernel.kernel_object,
+            group_segment_size: kernel.group_segment_size,
+            private_segment_size: kernel.private_segment_size,
+        };
+    }
+    Ok(AgentState { info, device_pool, host_pool, kernarg_pool, builtins, library_target: selected.target, _library: library })
+}
+
+/// BARRIER_VALUE where the agent is known to run it: the soft runtime and CDNA (gfx90a, gfx94x);
+/// BARRIER_AND everywhere else, which every AQL packet processor runs.
+fn choose_strategy(requested: WaitStrategy, provider: ProviderKind, agents: &[AgentState]) -> CrossQueueWait {
+    match requested {
+        WaitStrategy::BarrierValue => CrossQueueWait::BarrierValue,
+        WaitStrategy::BarrierAnd => CrossQueueWait::BarrierAnd,
+        WaitStrategy::Auto => {
+            let cdna = |agent: &AgentState| {
+                agent.info.isa_names.iter().any(|isa| isa.contains("gfx90a") || isa.contains("gfx94") || isa.contains("gfx95"))
+            };
+            if provider == ProviderKind::Soft || agents.iter().all(cdna) {
+                CrossQueueWait::BarrierValue
+            } else {
+                CrossQueueWait::BarrierAnd
+            }
+        }
+    }
+}

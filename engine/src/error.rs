@@ -1,0 +1,55 @@
+//! Every way an engine call can fail. Bad input is reported before anything changes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aqueduct_builtins::PlanError;
+use aqueduct_codeobject::UnknownKernel;
+use aqueduct_components::semaphore_table::FailureRecord;
+use aqueduct_hsa::{ExecutableError, HsaError};
+
+pub type EngineResult<T> = Result<T, EngineError>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("device spec `{spec}`: {reason}")]
+    InvalidDeviceSpec { spec: String, reason: String },
+    #[error("no device: {reason}")]
+    NoDevice { reason: String },
+    #[error(transparent)]
+    Hsa(#[from] HsaError),
+    #[error("{what} belongs to another device")]
+    ForeignObject { what: &'static str },
+    #[error("{what}: range at offset {offset} of {length} bytes exceeds the {size}-byte buffer")]
+    OutOfBounds { what: &'static str, offset: u64, length: u64, size: u64 },
+    #[error("invalid {what}: {reason}")]
+    InvalidArgument { what: &'static str, reason: String },
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error("invalid grid {grid:?} with workgroup {workgroup:?}: {reason}")]
+    InvalidGrid { grid: [u32; 3], workgroup: [u16; 3], reason: &'static str },
+    #[error("kernargs for `{kernel}` do not match its metadata: {reason}")]
+    KernargMismatch { kernel: String, reason: String },
+    #[error(transparent)]
+    UnknownKernel(#[from] UnknownKernel),
+    #[error(transparent)]
+    Executable(#[from] ExecutableError),
+    #[error("semaphore signalled to {requested}, not above the {current} it holds or is promised")]
+    SemaphoreNotIncreasing { current: u64, requested: u64 },
+    #[error("semaphore failed: {}", .0.message)]
+    SemaphoreFailed(Arc<FailureRecord>),
+    #[error("a waited-on semaphore failed: {}", .0.message)]
+    DependencyFailed(Arc<FailureRecord>),
+    #[error("queue failed: {}", .0.message)]
+    QueueFailed(Arc<FailureRecord>),
+    #[error("timed out after {waited:?}")]
+    Timeout { waited: Duration },
+    #[error("the queue stayed full for {waited:?} (backpressure)")]
+    Backpressure { waited: Duration },
+    #[error("the submission needs more ring space than the queue has ({reason})")]
+    SubmissionTooLarge { reason: String },
+    #[error("{what} limit reached ({limit})")]
+    LimitReached { what: &'static str, limit: usize },
+    #[error("buffer memory ({kind:?}) is not accessible from the host")]
+    NotHostAccessible { kind: aqueduct_components::device_entities::MemoryKind },
+}

@@ -1,0 +1,168 @@
+//! Executables loaded on every agent of the device, and kernels with their HAL kernarg layout
+//! worked out once from the code object's metadata.
+
+use std::sync::Arc;
+
+use aqueduct_codeobject::{KernelArg, ValueKind};
+use aqueduct_hsa::{DispatchDescriptor, Executable as HsaExecutable};
+
+use crate::device::DeviceShared;
+use crate::error::{EngineError, EngineResult};
+
+/// How a kernel's kernarg segment follows the HAL layout: binding pointers, then 32-bit
+/// constants, then the implicit block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HalLayout {
+    pub bindings: usize,
+    pub constants: usize,
+    /// Where the implicit arguments start, when the kernel reads any.
+    pub implicit_offset: Option<u32>,
+}
+
+impl HalLayout {
+    /// Derives the layout from the metadata's argument list, or says why it does not fit.
+    pub fn from_args(args: &[KernelArg]) -> Result<Self, String> {
+        let explicit: Vec<&KernelArg> = args.iter().filter(|arg| !arg.value_kind.is_hidden()).collect();
+        let bindings = explicit.iter().take_while(|arg| arg.value_kind == ValueKind::GlobalBuffer).count();
+        for (index, arg) in explicit.iter().enumerate() {
+            let (expected_offset, expected_size, kind) = if index < bindings {
+                (8 * index as u32, 8, "binding pointer")
+            } else {
+                (8 * bindings as u32 + 4 * (index - bindings) as u32, 4, "32-bit constant")
+            };
+            if index >= bindings && arg.value_kind != ValueKind::ByValue {
+                return Err(format!("argument {index} is {} after the binding pointers; only 32-bit constants may follow them", arg.value_kind.as_str()));
+            }
+            if arg.offset != expected_offset || arg.size != expected_size {
+                return Err(format!(
+                    "argument {index} ({kind}) is {} bytes at offset {}, the HAL layout puts {expected_size} bytes at {expected_offset}",
+                    arg.size, arg.offset
+                ));
+            }
+        }
+        let implicit_offset = args.iter().filter(|arg| arg.value_kind.is_hidden()).map(|arg| arg.offset).min();
+        Ok(Self { bindings, constants: explicit.len() - bindings, implicit_offset })
+    }
+}
+
+/// One kernel as a dispatch needs it, on each agent of the device.
+pub(crate) struct KernelInfo {
+    pub name: String,
+    /// Per agent, in the device's agent order.
+    pub kernel_objects: Vec<u64>,
+    pub kernarg_size: u32,
+    /// End of the last explicit (non-hidden) argument.
+    pub explicit_size: u32,
+    pub kernarg_alignment: u32,
+    pub group_segment_size: u32,
+    pub private_segment_size: u32,
+    pub required_workgroup_size: Option<[u32; 3]>,
+    pub max_workgroup_size: u32,
+    pub default_workgroup_size: [u32; 3],
+    pub layout: Result<HalLayout, String>,
+}
+
+pub(crate) struct ExecutableInner {
+    pub device: Arc<DeviceShared>,
+    pub kernels: Vec<KernelInfo>,
+    _loaded: Vec<HsaExecutable>,
+}
+
+/// A code object loaded and frozen on every agent of the device.
+#[derive(Clone)]
+pub struct Executable(pub(crate) Arc<ExecutableInner>);
+
+/// A kernel of an executable; it keeps the executable alive.
+#[derive(Clone)]
+pub struct Kernel {
+    pub(crate) executable: Arc<ExecutableInner>,
+    pub(crate) index: usize,
+}
+
+impl Executable {
+    pub(crate) fn load(device: &Arc<DeviceShared>, code_object: &[u8]) -> EngineResult<Self> {
+        let loaded = device
+            .agents
+            .iter()
+            .map(|agent| HsaExecutable::load(&device.hsa, agent.info.agent, code_object))
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some(first) = loaded.first() else {
+            return Err(EngineError::NoDevice { reason: "the device has no agents".into() });
+        };
+        let kernels = first
+            .kernels()
+            .iter()
+            .map(|descriptor| kernel_info(descriptor, &loaded))
+            .collect();
+        Ok(Self(Arc::new(ExecutableInner { device: device.clone(), kernels, _loaded: loaded })))
+    }
+
+    /// The kernel named `name` (or its `.kd` symbol); the error lists those that exist.
+    pub fn kernel(&self, name: &str) -> EngineResult<Kernel> {
+        self.0
+            .kernels
+            .iter()
+            .position(|kernel| kernel.name == name || format!("{}.kd", kernel.name) == name)
+            .map(|index| Kernel { executable: self.0.clone(), index })
+            .ok_or_else(|| {
+                EngineError::UnknownKernel(aqueduct_codeobject::UnknownKernel {
+                    requested: name.to_string(),
+                    available: self.0.kernels.iter().map(|kernel| kernel.name.clone()).collect(),
+                })
+            })
+    }
+
+    pub fn kernel_names(&self) -> impl Iterator<Item = &str> {
+        self.0.kernels.iter().map(|kernel| kernel.name.as_str())
+    }
+}
+
+fn kernel_info(descriptor: &DispatchDescriptor, loaded: &[HsaExecutable]) -> KernelInfo {
+    let kernel_objects = loaded
+        .iter()
+        .map(|executable| executable.kernel(&descriptor.name).map(|kernel| kernel.kernel_object).unwrap_or(0))
+        .collect();
+    KernelInfo {
+        name: descriptor.name.clone(),
+        kernel_objects,
+        kernarg_size: descriptor.kernarg_size,
+        explicit_size: descriptor
+            .args
+            .iter()
+            .filter(|arg| !arg.value_kind.is_hidden())
+            .map(|arg| arg.offset + arg.size)
+            .max()
+            .unwrap_or(0),
+        kernarg_alignment: descriptor.kernarg_alignment.max(16),
+        group_segment_size: descriptor.group_segment_size,
+        private_segment_size: descriptor.private_segment_size,
+        required_workgroup_size: descriptor.required_workgroup_size,
+        max_workgroup_size: descriptor.max_workgroup_size,
+        default_workgroup_size: descriptor.default_workgroup_size(),
+        layout: HalLayout::from_args(&descriptor.args),
+    }
+}
+
+impl Kernel {
+    pub(crate) fn info(&self) -> &KernelInfo {
+        &self.executable.kernels[self.index]
+    }
+
+    pub fn name(&self) -> &str {
+        &self.info().name
+    }
+
+    /// The HAL layout, or why the kernel does not follow it (use a raw-kernarg dispatch then).
+    pub fn hal_layout(&self) -> Result<&HalLayout, &str> {
+        self.info().layout.as_ref().map_err(String::as_str)
+    }
+
+    pub fn kernarg_size(&self) -> u32 {
+        self.info().kernarg_size
+    }
+
+    /// The workgroup size used when a dispatch does not give one.
+    pub fn default_workgroup_size(&self) -> [u32; 3] {
+        self.info().default_workgroup_size
+    }
+}

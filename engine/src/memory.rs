@@ -1,0 +1,138 @@
+//! Buffers: pool allocations of the device, with host access where the pool allows it.
+
+use std::sync::Arc;
+
+use aqueduct_components::device_entities::{Allocation, MemoryKind};
+use bevy_ecs::entity::Entity;
+
+use crate::device::DeviceShared;
+use crate::error::{EngineError, EngineResult};
+
+pub(crate) struct BufferInner {
+    pub device: Arc<DeviceShared>,
+    pub address: u64,
+    pub size: u64,
+    pub kind: MemoryKind,
+    entity: Entity,
+}
+
+impl Drop for BufferInner {
+    fn drop(&mut self) {
+        // SAFETY: the allocation is ours, and every submission that used it retained this
+        // buffer, so no queued work can still touch the memory.
+        if let Err(error) = unsafe { self.device.hsa.free(self.address as *mut u8) } {
+            tracing::warn!(%error, "freeing a buffer failed");
+        }
+        self.device.world().despawn(self.entity);
+    }
+}
+
+/// Device memory. Cloning is cheap and shares the allocation; it is freed when the last clone and
+/// the last submission using it are gone.
+#[derive(Clone)]
+pub struct Buffer(pub(crate) Arc<BufferInner>);
+
+impl std::fmt::Debug for Buffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Buffer").field("address", &format_args!("{:#x}", self.0.address)).field("size", &self.0.size).field("kind", &self.0.kind).finish()
+    }
+}
+
+impl Buffer {
+    pub(crate) fn allocate(device: &Arc<DeviceShared>, kind: MemoryKind, size: u64, agent: usize) -> EngineResult<Self> {
+        if size == 0 {
+            return Err(EngineError::InvalidArgument { what: "buffer size", reason: "must be at least 1 byte".into() });
+        }
+        let state = device.agents.get(agent).ok_or_else(|| EngineError::InvalidArgument {
+            what: "agent",
+            reason: format!("agent {agent} does not exist ({} present)", device.agents.len()),
+        })?;
+        let bytes = usize::try_from(size).map_err(|_| EngineError::InvalidArgument { what: "buffer size", reason: format!("{size} does not fit the address space") })?;
+        let address = device.hsa.allocate(state.pool(kind), bytes)? as u64;
+        let entity = device.world().spawn(Allocation { address, size, kind, agent }).id();
+        Ok(Self(Arc::new(BufferInner { device: device.clone(), address, size, kind, entity })))
+    }
+
+    pub fn size(&self) -> u64 {
+        self.0.size
+    }
+
+    pub fn kind(&self) -> MemoryKind {
+        self.0.kind
+    }
+
+    /// The device address of byte 0.
+    pub fn device_address(&self) -> u64 {
+        self.0.address
+    }
+
+    /// A binding of `length` bytes at `offset`, checked when it is used.
+    pub fn range(&self, offset: u64, length: u64) -> Binding<'_> {
+        Binding { buffer: self, offset, length }
+    }
+
+    /// A binding of the whole buffer.
+    pub fn whole(&self) -> Binding<'_> {
+        Binding { buffer: self, offset: 0, length: self.0.size }
+    }
+
+    pub(crate) fn check_range(&self, what: &'static str, offset: u64, length: u64) -> EngineResult<u64> {
+        match offset.checked_add(length) {
+            Some(end) if end <= self.0.size => Ok(self.0.address + offset),
+            _ => Err(EngineError::OutOfBounds { what, offset, length, size: self.0.size }),
+        }
+    }
+
+    fn host_accessible(&self) -> EngineResult<()> {
+        match self.0.kind {
+            MemoryKind::HostVisible => Ok(()),
+            kind => Err(EngineError::NotHostAccessible { kind }),
+        }
+    }
+
+    /// Copies `data` into the buffer at `offset`.
+    ///
+    /// The caller orders this against queued work that uses the range (wait on the semaphore
+    /// that work signals first), as with any memory a GPU shares with the host.
+    pub fn write(&self, offset: u64, data: &[u8]) -> EngineResult<()> {
+        self.host_accessible()?;
+        let address = self.check_range("buffer write", offset, data.len() as u64)?;
+        // SAFETY: the range lies inside this live host-visible allocation.
+        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), address as *mut u8, data.len()) };
+        Ok(())
+    }
+
+    /// Copies bytes at `offset` out of the buffer into `out`; ordering as for [`Self::write`].
+    pub fn read(&self, offset: u64, out: &mut [u8]) -> EngineResult<()> {
+        self.host_accessible()?;
+        let address = self.check_range("buffer read", offset, out.len() as u64)?;
+        // SAFETY: the range lies inside this live host-visible allocation.
+        unsafe { core::ptr::copy_nonoverlapping(address as *const u8, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    /// The whole buffer as a vector (host-visible buffers).
+    pub fn to_vec(&self) -> EngineResult<Vec<u8>> {
+        let mut bytes = vec![0; self.0.size as usize];
+        self.read(0, &mut bytes)?;
+        Ok(bytes)
+    }
+
+    pub(crate) fn belongs_to(&self, device: &DeviceShared) -> EngineResult<()> {
+        if self.0.device.id == device.id { Ok(()) } else { Err(EngineError::ForeignObject { what: "buffer" }) }
+    }
+}
+
+/// A range of a buffer bound to a kernel argument or used by a transfer.
+#[derive(Clone, Copy, Debug)]
+pub struct Binding<'a> {
+    pub buffer: &'a Buffer,
+    pub offset: u64,
+    pub length: u64,
+}
+
+impl<'a> From<&'a Buffer> for Binding<'a> {
+    fn from(buffer: &'a Buffer) -> Self {
+        buffer.whole()
+    }
+}

@@ -1,0 +1,191 @@
+//! Timeline semaphores: a u64 that only grows, signalled by queues or the host, waited on by
+//! queues (device-side where possible) or the host (with a timeout), or failed with an error.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aqueduct_components::device_entities::SemaphoreEntity;
+use aqueduct_components::semaphore_table::FailureRecord;
+use bevy_ecs::entity::Entity;
+
+use crate::device::DeviceShared;
+use crate::error::{EngineError, EngineResult};
+
+/// Host waits spin this long before parking: a packet about to retire costs no sleep.
+const SPIN_BEFORE_PARK: Duration = Duration::from_micros(30);
+
+pub(crate) struct SemaphoreInner {
+    pub device: Arc<DeviceShared>,
+    pub slot: u32,
+    entity: Entity,
+}
+
+impl Drop for SemaphoreInner {
+    fn drop(&mut self) {
+        // Every submission that signals this semaphore retained it, so nothing references the
+        // slot any more.
+        self.device.semaphores.release(self.slot);
+        self.device.world().despawn(self.entity);
+    }
+}
+
+/// A timeline semaphore. Cloning shares it.
+#[derive(Clone)]
+pub struct Semaphore(pub(crate) Arc<SemaphoreInner>);
+
+impl std::fmt::Debug for Semaphore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Semaphore").field("slot", &self.0.slot).field("value", &self.value()).finish()
+    }
+}
+
+/// A semaphore at a value: what a queue operation waits for or signals.
+#[derive(Clone, Copy, Debug)]
+pub struct SemaphorePoint<'a> {
+    pub semaphore: &'a Semaphore,
+    pub value: u64,
+}
+
+impl Semaphore {
+    pub(crate) fn create(device: &Arc<DeviceShared>, initial: u64) -> EngineResult<Self> {
+        let slot = device
+            .semaphores
+            .allocate(initial)
+            .map_err(|full| EngineError::LimitReached { what: "semaphores per device", limit: full.capacity })?;
+        let entity = device.world().spawn(SemaphoreEntity { slot, initial_value: initial }).id();
+        Ok(Self(Arc::new(SemaphoreInner { device: device.clone(), slot, entity })))
+    }
+
+    /// This semaphore at `value`, for a wait or signal list.
+    pub fn at(&self, value: u64) -> SemaphorePoint<'_> {
+        SemaphorePoint { semaphore: self, value }
+    }
+
+    /// The current value.
+    pub fn value(&self) -> u64 {
+        self.0.device.semaphores.value(self.0.slot)
+    }
+
+    /// The error the semaphore failed with, if it failed.
+    pub fn failure(&self) -> Option<Arc<FailureRecord>> {
+        let table = &self.0.device.semaphores;
+        table.failure(self.0.slot).and_then(|failure| table.failure_record(failure))
+    }
+
+    /// The current value, or the failure.
+    pub fn query(&self) -> EngineResult<u64> {
+        match self.failure() {
+            Some(failure) => Err(EngineError::SemaphoreFailed(failure)),
+            None => Ok(self.value()),
+        }
+    }
+
+    /// Raises the value from the host. It must exceed both the current value and every value a
+    /// queued submission will set.
+    pub fn signal(&self, value: u64) -> EngineResult<()> {
+        let device = &self.0.device;
+        let current = device.semaphores.highest_promised(self.0.slot);
+        if value <= current {
+            return Err(EngineError::SemaphoreNotIncreasing { current, requested: value });
+        }
+        device.semaphores.signal(self.0.slot, value);
+        device.semaphores.notify();
+        device.wake_deferred(None);
+        Ok(())
+    }
+
+    /// Fails the semaphore from the host: waiters, and work waiting on it, get `message`.
+    pub fn fail(&self, message: impl Into<String>) {
+        let device = &self.0.device;
+        let failure = device.semaphores.record_failure(FailureRecord { status: None, message: message.into() });
+        device.semaphores.fail(self.0.slot, failure);
+        device.semaphores.notify();
+        device.wake_deferred(None);
+    }
+
+    /// Blocks until the value reaches `value`, the semaphore fails, or `timeout` passes.
+    pub fn wait(&self, value: u64, timeout: Duration) -> EngineResult<()> {
+        wait_all(&[self.at(value)], timeout)
+    }
+}
+
+/// Which state a point is in.
+fn point_state(point: &SemaphorePoint) -> EngineResult<bool> {
+    let table = &point.semaphore.0.device.semaphores;
+    if let Some(failure) = table.failure(point.semaphore.0.slot) {
+        let record = table
+            .failure_record(failure)
+            .unwrap_or_else(|| Arc::new(FailureRecord { status: None, message: "unknown failure".into() }));
+        return Err(EngineError::SemaphoreFailed(record));
+    }
+    Ok(table.value(point.semaphore.0.slot) >= point.value)
+}
+
+/// Spins, then parks on the device's notifier, until `ready` gives an answer or time runs out.
+fn block_on(points: &[SemaphorePoint], timeout: Duration, mut ready: impl FnMut() -> EngineResult<bool>) -> EngineResult<()> {
+    let start = Instant::now();
+    let deadline = start + timeout;
+    let spin_until = start + SPIN_BEFORE_PARK.min(timeout);
+    loop {
+        if ready()? {
+            return Ok(());
+        }
+        if Instant::now() >= spin_until {
+            break;
+        }
+        core::hint::spin_loop();
+    }
+    let Some(first) = points.first() else { return Ok(()) };
+    let table = first.semaphore.0.device.semaphores.clone();
+    let mut outcome = Ok(false);
+    table.park_until(deadline, || {
+        outcome = ready();
+        !matches!(outcome, Ok(false))
+    });
+    match outcome {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(EngineError::Timeout { waited: start.elapsed() }),
+        Err(error) => Err(error),
+    }
+}
+
+fn same_device(points: &[SemaphorePoint]) -> EngineResult<()> {
+    let Some(first) = points.first() else { return Ok(()) };
+    if points.iter().all(|point| point.semaphore.0.device.id == first.semaphore.0.device.id) {
+        Ok(())
+    } else {
+        Err(EngineError::ForeignObject { what: "semaphore (all semaphores of one wait must share a device)" })
+    }
+}
+
+/// Blocks until every point is reached. A failed semaphore ends the wait with its error.
+pub fn wait_all(points: &[SemaphorePoint], timeout: Duration) -> EngineResult<()> {
+    same_device(points)?;
+    block_on(points, timeout, || {
+        let mut all = true;
+        for point in points {
+            all &= point_state(point)?;
+        }
+        Ok(all)
+    })
+}
+
+/// Blocks until at least one point is reached; returns its index. A failed semaphore ends the
+/// wait with its error.
+pub fn wait_any(points: &[SemaphorePoint], timeout: Duration) -> EngineResult<usize> {
+    if points.is_empty() {
+        return Err(EngineError::InvalidArgument { what: "wait_any", reason: "no semaphores given".into() });
+    }
+    same_device(points)?;
+    let mut found = 0;
+    block_on(points, timeout, || {
+        for (index, point) in points.iter().enumerate() {
+            if point_state(point)? {
+                found = index;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    })?;
+    Ok(found)
+}

@@ -1,0 +1,117 @@
+//! Admission: decide whether the staged submission can go to the device now, and reserve what it
+//! needs. Nothing changes unless the verdict is [`Verdict::Admitted`].
+//!
+//! Waits are resolved in tiers, cheapest first:
+//! 1. the semaphore already holds the value → dropped;
+//! 2. its producer is this queue → dropped (the queue runs in order);
+//! 3. the producer's epoch already retired, or this queue's frontier covers it → dropped;
+//! 4. the producer is another queue of the device → one device-side barrier per producer queue;
+//! 5. no known producer (wait-before-signal, host-signalled) → [`Verdict::Defer`].
+
+use aqueduct_components::directory::CrossQueueWait;
+use aqueduct_components::queue_state::QueueRings;
+use aqueduct_components::semaphore_table::WaitSource;
+use aqueduct_components::submission::{AdmissionPlan, DeviceWait, StagedSubmission, Verdict};
+
+/// Dependency signals one BARRIER_AND packet can name.
+pub const BARRIER_AND_DEPENDENCIES: usize = 5;
+
+/// Resolves the staged waits into `plan.device_waits` without reserving anything.
+pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut AdmissionPlan) -> Verdict {
+    plan.device_waits.clear();
+    let table = &rings.link.semaphores;
+    for wait in &staged.waits {
+        let producer = match table.wait_source(wait.semaphore, wait.value) {
+            WaitSource::Satisfied => continue,
+            WaitSource::Failed(failure) => return Verdict::DependencyFailed(failure),
+            WaitSource::Unknown => return Verdict::Defer,
+            WaitSource::Queued(producer) => producer,
+        };
+        let covered = if producer.queue == rings.index {
+            true
+        } else {
+            let Some(endpoint) = rings.link.directory.get(producer.queue) else { return Verdict::Defer };
+            let retired = endpoint.device_retired() >= producer.epoch;
+            // A failed producer queue force-retires its epochs only after failing their
+            // semaphores, so re-reading the failure after seeing retirement cannot miss it.
+            if retired && let Some(failure) = table.failure(wait.semaphore) {
+                return Verdict::DependencyFailed(failure);
+            }
+            retired || rings.frontier[usize::from(producer.queue)] >= producer.epoch
+        };
+        add_wait(&mut plan.device_waits, DeviceWait { producer, semaphore: wait.semaphore, barrier: !covered, slot_named: false });
+    }
+    Verdict::Admitted
+}
+
+/// Keeps one barrier per producer queue (its latest epoch); covered waits are kept for failure
+/// propagation but emit nothing.
+fn add_wait(waits: &mut Vec<DeviceWait>, wait: DeviceWait) {
+    if wait.barrier
+        && let Some(existing) = waits.iter_mut().find(|existing| existing.barrier && existing.producer.queue == wait.producer.queue)
+    {
+        if wait.producer.epoch > existing.producer.epoch {
+            *existing = wait;
+        }
+        return;
+    }
+    waits.push(wait);
+}
+
+/// AQL packets the device waits need under `strategy`.
+pub fn barrier_packets(strategy: CrossQueueWait, waits: &[DeviceWait]) -> u64 {
+    let barriers = waits.iter().filter(|wait| wait.barrier).count();
+    match strategy {
+        CrossQueueWait::BarrierValue => barriers as u64,
+        CrossQueueWait::BarrierAnd => barriers.div_ceil(BARRIER_AND_DEPENDENCIES) as u64,
+    }
+}
+
+/// The whole admission stage: checks, wait resolution, then the reservation.
+pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut AdmissionPlan) {
+    crate::stage_span!("admission");
+    plan.clear();
+    if let Some(failure) = rings.failure {
+        plan.verdict = Verdict::QueueFailed(failure);
+        return;
+    }
+    let verdict = resolve_waits(rings, staged, plan);
+    if verdict != Verdict::Admitted {
+        plan.verdict = verdict;
+        return;
+    }
+    let packets = barrier_packets(rings.strategy, &plan.device_waits) + 1;
+    let kernarg_bytes = staged.kernarg_bytes();
+    if packets > rings.ring.capacity() || kernarg_bytes > rings.kernargs.capacity / 2 {
+        plan.verdict = Verdict::TooLarge;
+        return;
+    }
+    // Capacity first, all read-only.
+    let epoch = rings.epochs.submitted + 1;
+    let slot_free = match rings.strategy {
+        CrossQueueWait::BarrierValue => true,
+        CrossQueueWait::BarrierAnd => {
+            rings.endpoint.slot_users[rings.endpoint.slot_index(epoch)].load(core::sync::atomic::Ordering::SeqCst) == 0
+        }
+    };
+    let kernarg_span = rings.kernargs.plan(kernarg_bytes, u64::from(staged.kernarg_alignment));
+    let aql_free = rings.ring.capacity() - rings.ring.write_index_now().wrapping_sub(rings.ring.read_index());
+    let (Some((start, end)), true, true, true) = (kernarg_span, rings.epochs.has_room(), slot_free, aql_free >= packets) else {
+        plan.verdict = Verdict::Backpressure;
+        return;
+    };
+    // Reserve. This queue's World is the only producer on its ring, so the CAS cannot lose.
+    let Some(first_packet) = rings.ring.try_reserve(packets) else {
+        plan.verdict = Verdict::Backpressure;
+        return;
+    };
+    rings.kernargs.head = end;
+    rings.epochs.submitted = epoch;
+    plan.packets = packets;
+    plan.first_packet = first_packet;
+    plan.kernarg_address = rings.kernargs.address(start);
+    plan.staging_address = plan.kernarg_address + u64::from(staged.kernarg_size).next_multiple_of(16);
+    plan.kernarg_end = end;
+    plan.epoch = epoch;
+    plan.verdict = Verdict::Admitted;
+}

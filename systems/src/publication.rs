@@ -1,0 +1,165 @@
+//! AQL publication: barrier packets for the device waits, then the payload packet, bodies first,
+//! then each header with one 32-bit release store in order, then one doorbell store.
+//!
+//! Every packet carries the barrier bit: a queue runs in order, so its epoch signal is a prefix
+//! clock and a same-queue wait needs no packet. Only the last packet carries the epoch.
+
+use core::sync::atomic::Ordering;
+
+use aqueduct_abi::{
+    BarrierAndPacket, BarrierValuePacket, FenceScope, KernelDispatchPacket, PacketHeader, PacketType, SignalCondition,
+    VendorPacketHeader, packet::amd_format,
+};
+use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
+use aqueduct_components::queue_state::QueueRings;
+use aqueduct_components::semaphore_table::Producer;
+use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission};
+
+use crate::EpochRows;
+use crate::admission::BARRIER_AND_DEPENDENCIES;
+
+const WAIT_HEADER: PacketHeader = PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::None);
+const VALUE_HEADER: PacketHeader = PacketHeader::new(PacketType::VendorSpecific, true, FenceScope::System, FenceScope::None);
+const PAYLOAD_BARRIER_HEADER: PacketHeader =
+    PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::System);
+const DISPATCH_HEADER: PacketHeader =
+    PacketHeader::new(PacketType::KernelDispatch, true, FenceScope::System, FenceScope::System);
+
+/// Publishes the admitted submission and moves its signals and retained resources into its
+/// epoch row.
+pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut AdmissionPlan, rows: &mut EpochRows) {
+    crate::stage_span!("aql_publication");
+    let epoch = plan.epoch;
+    let completion = match rings.strategy {
+        CrossQueueWait::BarrierValue => rings.epoch_signal,
+        CrossQueueWait::BarrierAnd => {
+            let signal = rings.endpoint.slot_signal(epoch);
+            // SAFETY: the endpoint's per-epoch signals live as long as the device. Admission
+            // checked no consumer barrier still names this slot, and its previous epoch was
+            // reclaimed, so resetting it cannot release anyone early.
+            unsafe { QueueEndpoint::signal_value(signal) }.store(1, Ordering::Release);
+            signal
+        }
+    };
+    let mut id = plan.first_packet;
+    let ring = rings.ring;
+    let mut wait_headers = 0u64;
+    match rings.strategy {
+        CrossQueueWait::BarrierValue => {
+            for wait in plan.device_waits.iter().filter(|wait| wait.barrier) {
+                let Some(producer) = rings.link.directory.get(wait.producer.queue) else { continue };
+                let packet = BarrierValuePacket {
+                    header: VendorPacketHeader { header: VALUE_HEADER, amd_format: amd_format::BARRIER_VALUE, reserved: 0 },
+                    signal: producer.epoch_signal,
+                    // Retired epochs = EPOCH_BASE - value ≥ epoch  ⇔  value < EPOCH_BASE - epoch + 1.
+                    value: EPOCH_BASE - wait.producer.epoch as i64 + 1,
+                    mask: -1,
+                    cond: SignalCondition::Lt as u32,
+                    ..Default::default()
+                };
+                // SAFETY: `id` is one of the packets admission reserved for this submission.
+                unsafe { ring.write_body(id, &packet) };
+                id += 1;
+                wait_headers += 1;
+            }
+        }
+        CrossQueueWait::BarrierAnd => {
+            let mut packet = BarrierAndPacket::default();
+            let mut filled = 0;
+            for wait in plan.device_waits.iter_mut().filter(|wait| wait.barrier) {
+                if let Some(signal) = name_epoch_slot(rings, wait.producer) {
+                    wait.slot_named = true;
+                    packet.dep_signal[filled] = signal;
+                }
+                filled += 1;
+                if filled == BARRIER_AND_DEPENDENCIES {
+                    // SAFETY: reserved packet, as above.
+                    unsafe { ring.write_body(id, &packet) };
+                    (id, wait_headers, filled, packet) = (id + 1, wait_headers + 1, 0, BarrierAndPacket::default());
+                }
+            }
+            if filled > 0 {
+                // SAFETY: reserved packet, as above.
+                unsafe { ring.write_body(id, &packet) };
+                id += 1;
+                wait_headers += 1;
+            }
+        }
+    }
+    let (payload_header, payload_setup) = match staged.payload {
+        Payload::Barrier => {
+            let packet = BarrierAndPacket { completion_signal: completion, ..Default::default() };
+            // SAFETY: the last reserved packet.
+            unsafe { ring.write_body(id, &packet) };
+            (PAYLOAD_BARRIER_HEADER, 0)
+        }
+        Payload::Dispatch(template) => {
+            let packet = KernelDispatchPacket {
+                setup: template.dimensions,
+                workgroup_size_x: template.workgroup[0],
+                workgroup_size_y: template.workgroup[1],
+                workgroup_size_z: template.workgroup[2],
+                grid_size_x: template.grid[0],
+                grid_size_y: template.grid[1],
+                grid_size_z: template.grid[2],
+                group_segment_size: template.group_segment_size,
+                private_segment_size: template.private_segment_size,
+                kernel_object: template.kernel_object,
+                kernarg_address: plan.kernarg_address,
+                completion_signal: completion,
+                ..Default::default()
+            };
+            // SAFETY: the last reserved packet.
+            unsafe { ring.write_body(id, &packet) };
+            (DISPATCH_HEADER, template.dimensions)
+        }
+    };
+    // Headers in order; the processor may start on the first while later ones are still stores
+    // away, which is fine because every body is already written.
+    let first = plan.first_packet;
+    let wait_header = match rings.strategy {
+        CrossQueueWait::BarrierValue => VALUE_HEADER,
+        CrossQueueWait::BarrierAnd => WAIT_HEADER,
+    };
+    for offset in 0..wait_headers {
+        // SAFETY: bodies of the reserved packets are written.
+        unsafe { ring.publish(first + offset, wait_header, 0) };
+    }
+    // SAFETY: as above.
+    unsafe { ring.publish(id, payload_header, payload_setup) };
+    ring.ring_doorbell(id);
+
+    for wait in plan.device_waits.iter().filter(|wait| wait.barrier) {
+        let seen = &mut rings.frontier[usize::from(wait.producer.queue)];
+        *seen = (*seen).max(wait.producer.epoch);
+    }
+    for signal in &staged.signals {
+        rings.link.semaphores.record_queued_signal(signal.semaphore, signal.value, Producer { queue: rings.index, epoch });
+    }
+    if let Ok((mut row, mut signals, mut retained, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) {
+        row.epoch = epoch;
+        row.kernarg_end = plan.kernarg_end;
+        // Swaps, not copies: the row's vectors were emptied at reclaim, so capacity ping-pongs
+        // between the row and the staging area and nothing allocates.
+        core::mem::swap(&mut signals.0, &mut staged.signals);
+        core::mem::swap(&mut retained.0, &mut staged.retained);
+        waits.0.clear();
+        waits.0.extend_from_slice(&plan.device_waits);
+    }
+    rings.endpoint.submitted.store(epoch, Ordering::Release);
+}
+
+/// BarrierAnd: claims a use of the producer's per-epoch signal, or `None` when that epoch was
+/// already reclaimed (its slot may be reused, and the wait is satisfied anyway).
+fn name_epoch_slot(rings: &QueueRings, producer: Producer) -> Option<u64> {
+    let endpoint = rings.link.directory.get(producer.queue)?;
+    let users = &endpoint.slot_users[endpoint.slot_index(producer.epoch)];
+    users.fetch_add(1, Ordering::SeqCst);
+    // Paired with the producer's SeqCst check of `slot_users` before reuse: either it sees our
+    // claim and waits, or we see the reclaim and name nothing.
+    if endpoint.reclaimed.load(Ordering::SeqCst) >= producer.epoch {
+        users.fetch_sub(1, Ordering::SeqCst);
+        return None;
+    }
+    Some(endpoint.slot_signal(producer.epoch))
+}

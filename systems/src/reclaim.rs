@@ -1,0 +1,156 @@
+//! Epoch reclaim: what the completion thread does with retired epochs, and with everything in
+//! flight when the queue fails.
+
+use core::sync::atomic::Ordering;
+
+use aqueduct_components::directory::{CrossQueueWait, QueueEndpoint};
+use aqueduct_components::queue_state::QueueRings;
+use aqueduct_components::submission::{DeviceWait, SignalOp};
+
+use crate::EpochRows;
+
+/// What one drain did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DrainOutcome {
+    pub epochs: u64,
+    /// Semaphore values published (after coalescing).
+    pub signals: u64,
+    /// Semaphores failed (dependency failures carried through).
+    pub failures: u64,
+}
+
+/// Folds consecutive signals of one semaphore into one store.
+struct Coalescer<'a> {
+    rings: &'a QueueRings,
+    pending: Option<SignalOp>,
+    outcome: DrainOutcome,
+}
+
+impl Coalescer<'_> {
+    fn push(&mut self, signal: SignalOp) {
+        match &mut self.pending {
+            Some(pending) if pending.semaphore == signal.semaphore => pending.value = pending.value.max(signal.value),
+            pending => {
+                if let Some(previous) = pending.replace(signal) {
+                    self.outcome.signals += u64::from(self.rings.link.semaphores.signal(previous.semaphore, previous.value));
+                }
+            }
+        }
+    }
+
+    fn fail(&mut self, signal: SignalOp, failure: u32) {
+        self.flush();
+        self.outcome.failures += u64::from(self.rings.link.semaphores.fail(signal.semaphore, failure));
+    }
+
+    fn flush(&mut self) {
+        if let Some(previous) = self.pending.take() {
+            self.outcome.signals += u64::from(self.rings.link.semaphores.signal(previous.semaphore, previous.value));
+        }
+    }
+}
+
+/// The failure, if any, of a semaphore this epoch waited on from the device.
+fn failed_dependency(rings: &QueueRings, waits: &[DeviceWait]) -> Option<u32> {
+    waits.iter().find_map(|wait| rings.link.semaphores.failure(wait.semaphore))
+}
+
+/// Gives back the producers' per-epoch signals this epoch's barriers named (BarrierAnd).
+fn release_slots(rings: &QueueRings, waits: &[DeviceWait]) {
+    if rings.strategy != CrossQueueWait::BarrierAnd {
+        return;
+    }
+    for wait in waits.iter().filter(|wait| wait.slot_named) {
+        if let Some(endpoint) = rings.link.directory.get(wait.producer.queue) {
+            endpoint.slot_users[endpoint.slot_index(wait.producer.epoch)].fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Drains every epoch up to `retired`: signals (or, if a device-side dependency failed, fails)
+/// their semaphores, releases what they retained, frees their kernarg space. Wakes host waiters.
+pub fn drain(rings: &mut QueueRings, rows: &mut EpochRows, retired: u64) -> DrainOutcome {
+    crate::stage_span!("epoch_reclaim");
+    let first = rings.epochs.reclaimed + 1;
+    let last = retired.min(rings.epochs.submitted);
+    if last < first {
+        return DrainOutcome::default();
+    }
+    let mut kernarg_end = rings.kernargs.reclaimed;
+    let mut coalescer = Coalescer { rings, pending: None, outcome: DrainOutcome::default() };
+    for epoch in first..=last {
+        let Ok((row, mut signals, mut retained, mut waits)) = rows.get_mut(coalescer.rings.epochs.row(epoch)) else { continue };
+        match failed_dependency(coalescer.rings, &waits.0) {
+            None => signals.0.iter().for_each(|signal| coalescer.push(*signal)),
+            Some(failure) => signals.0.iter().for_each(|signal| coalescer.fail(*signal, failure)),
+        }
+        release_slots(coalescer.rings, &waits.0);
+        signals.0.clear();
+        retained.0.clear();
+        waits.0.clear();
+        kernarg_end = row.kernarg_end;
+        coalescer.outcome.epochs += 1;
+    }
+    coalescer.flush();
+    let outcome = coalescer.outcome;
+    rings.kernargs.reclaimed = kernarg_end;
+    rings.epochs.reclaimed = last;
+    rings.endpoint.reclaimed.store(last, Ordering::SeqCst);
+    if outcome.signals + outcome.failures > 0 {
+        rings.link.semaphores.notify();
+    }
+    outcome
+}
+
+/// The queue failed with `failure`: every epoch still in flight fails its semaphores, releases
+/// what it retained, and is force-retired on the device so barriers on other queues that wait
+/// for it pass (their epochs then fail through [`drain`]'s dependency check).
+pub fn fail_in_flight(rings: &mut QueueRings, rows: &mut EpochRows, failure: u32) -> DrainOutcome {
+    crate::stage_span!("fail_in_flight");
+    rings.failure = Some(failure);
+    rings.endpoint.failure.store(failure + 1, Ordering::Release);
+    let mut outcome = DrainOutcome::default();
+    for epoch in rings.epochs.reclaimed + 1..=rings.epochs.submitted {
+        let Ok((_, mut signals, mut retained, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) else { continue };
+        for signal in signals.0.drain(..) {
+            outcome.failures += u64::from(rings.link.semaphores.fail(signal.semaphore, failure));
+        }
+        release_slots(rings, &waits.0);
+        retained.0.clear();
+        waits.0.clear();
+        outcome.epochs += 1;
+    }
+    force_retire(rings);
+    rings.epochs.reclaimed = rings.epochs.submitted;
+    rings.kernargs.reclaimed = rings.kernargs.head;
+    rings.endpoint.reclaimed.store(rings.epochs.submitted, Ordering::SeqCst);
+    rings.link.semaphores.notify();
+    outcome
+}
+
+/// Makes the device-side epoch state say every submitted epoch retired. Called only after the
+/// queue's semaphores were failed (release ordering publishes that first).
+fn force_retire(rings: &QueueRings) {
+    let submitted = rings.epochs.submitted;
+    match rings.strategy {
+        CrossQueueWait::BarrierValue => {
+            let target = aqueduct_components::directory::EPOCH_BASE - submitted as i64;
+            // SAFETY: the epoch signal lives as long as the device.
+            let current = unsafe { QueueEndpoint::signal_value(rings.epoch_signal) }.load(Ordering::Acquire);
+            if current > target {
+                store_signal(rings, rings.epoch_signal, target);
+            }
+        }
+        CrossQueueWait::BarrierAnd => {
+            for epoch in rings.epochs.reclaimed + 1..=submitted {
+                store_signal(rings, rings.endpoint.slot_signal(epoch), 0);
+            }
+        }
+    }
+}
+
+/// Stores through the provider, so packet processors blocked on the signal wake at once.
+fn store_signal(rings: &QueueRings, signal: u64, value: i64) {
+    // SAFETY: the signal is live (device lifetime); the store has no other precondition.
+    unsafe { (rings.link.api.hsa_signal_store_screlease)(aqueduct_hsa::sys::hsa_signal_t { handle: signal }, value) };
+}
