@@ -117,13 +117,14 @@ pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut
     // Headers in order; the processor may start on the first while later ones are still stores
     // away, which is fine because every body is already written.
     let first = plan.first_packet;
-    let wait_header = match rings.strategy {
-        CrossQueueWait::BarrierValue => VALUE_HEADER,
-        CrossQueueWait::BarrierAnd => WAIT_HEADER,
+    // A vendor packet's AMD format byte shares the header word, in the `setup` half.
+    let (wait_header, wait_setup) = match rings.strategy {
+        CrossQueueWait::BarrierValue => (VALUE_HEADER, u16::from(amd_format::BARRIER_VALUE)),
+        CrossQueueWait::BarrierAnd => (WAIT_HEADER, 0),
     };
     for offset in 0..wait_headers {
         // SAFETY: bodies of the reserved packets are written.
-        unsafe { ring.publish(first + offset, wait_header, 0) };
+        unsafe { ring.publish(first + offset, wait_header, wait_setup) };
     }
     // SAFETY: as above.
     unsafe { ring.publish(id, payload_header, payload_setup) };

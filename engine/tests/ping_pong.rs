@@ -1,0 +1,61 @@
+//! Cross-queue chains: every handoff waits on the previous one, on another queue, through a
+//! device-side barrier (both strategies), and the data proves the order held.
+
+mod common;
+
+use aqueduct_engine::{Dispatch, MemoryKind, WaitStrategy};
+use common::*;
+
+const ELEMENTS: u32 = 1024;
+
+fn ping_pong(strategy: WaitStrategy, queues: usize, handoffs: u64) {
+    let engine = engine(strategy);
+    let device = engine.device();
+    let kernels = test_kernels(&engine);
+    let queues: Vec<_> = (0..queues).map(|_| device.create_queue().unwrap()).collect();
+    let chain = device.create_semaphore(0).unwrap();
+    let data = device.allocate(MemoryKind::HostVisible, u64::from(ELEMENTS) * 4).unwrap();
+    let bindings = [data.whole()];
+    queues[0]
+        .dispatch(&kernels.store_value, &Dispatch::grid([ELEMENTS, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[1000, ELEMENTS]), &[], &[chain.at(1)])
+        .unwrap();
+    for handoff in 1..=handoffs {
+        let queue = &queues[handoff as usize % queues.len()];
+        let bindings = [data.whole(), data.whole()];
+        queue
+            .dispatch(
+                &kernels.add_from,
+                &Dispatch::grid([ELEMENTS, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[1, ELEMENTS]),
+                &[chain.at(handoff)],
+                &[chain.at(handoff + 1)],
+            )
+            .unwrap();
+    }
+    chain.wait(handoffs + 1, TIMEOUT).unwrap();
+    let values = words(&data.to_vec().unwrap());
+    for (index, value) in values.iter().enumerate() {
+        assert_eq!(*value, 1000 + index as u32 + handoffs as u32, "element {index}");
+    }
+    let device_waits: u64 = queues.iter().map(|queue| queue.stats().device_waits).sum();
+    assert_eq!(device_waits, handoffs, "every handoff crossed queues on the device");
+}
+
+#[test]
+fn two_queues_512_handoffs_barrier_value() {
+    ping_pong(WaitStrategy::BarrierValue, 2, 512);
+}
+
+#[test]
+fn four_queues_512_handoffs_barrier_value() {
+    ping_pong(WaitStrategy::BarrierValue, 4, 512);
+}
+
+#[test]
+fn two_queues_512_handoffs_barrier_and() {
+    ping_pong(WaitStrategy::BarrierAnd, 2, 512);
+}
+
+#[test]
+fn four_queues_512_handoffs_barrier_and() {
+    ping_pong(WaitStrategy::BarrierAnd, 4, 512);
+}

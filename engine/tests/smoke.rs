@@ -1,0 +1,22 @@
+use std::time::Duration;
+
+use aqueduct_engine::{Engine, EngineConfig, MemoryKind};
+use aqueduct_hsa::soft::{ExecutionMode, SoftConfig};
+
+#[test]
+fn fill_then_wait() {
+    let engine = Engine::with_config(EngineConfig {
+        device: "soft".parse().unwrap(),
+        soft: SoftConfig { default_mode: ExecutionMode::Relaxed, ..SoftConfig::default() },
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let device = engine.device();
+    let queue = device.create_queue().unwrap();
+    let done = device.create_semaphore(0).unwrap();
+    let buffer = device.allocate(MemoryKind::HostVisible, 4096).unwrap();
+    queue.fill(buffer.whole(), &7u32.to_le_bytes(), &[], &[done.at(1)]).unwrap();
+    done.wait(1, Duration::from_secs(5)).unwrap();
+    let bytes = buffer.to_vec().unwrap();
+    assert!(bytes.chunks(4).all(|word| word == 7u32.to_le_bytes()));
+}
