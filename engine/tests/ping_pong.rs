@@ -12,7 +12,7 @@ fn ping_pong(strategy: WaitStrategy, queues: usize, handoffs: u64) {
     let engine = engine(strategy);
     let device = engine.device();
     let kernels = test_kernels(&engine);
-    let queues: Vec<_> = (0..queues).map(|_| device.create_queue().unwrap()).collect();
+    let queues: Vec<_> = (0..queues).map(|_| queue(device)).collect();
     let chain = device.create_semaphore(0).unwrap();
     let data = device.allocate(MemoryKind::HostVisible, u64::from(ELEMENTS) * 4).unwrap();
     let bindings = [data.whole()];

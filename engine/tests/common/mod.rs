@@ -49,3 +49,11 @@ pub fn test_kernels(engine: &Engine) -> TestKernels {
 pub fn words(bytes: &[u8]) -> Vec<u32> {
     bytes.chunks_exact(4).map(|chunk| u32::from_le_bytes(chunk.try_into().unwrap())).collect()
 }
+
+/// A queue on agent 0, forced into relaxed mode (the soft runtime is process-wide, so the
+/// configured default only applies to whichever engine initialized it first).
+pub fn queue(device: &aqueduct_engine::Device) -> aqueduct_engine::Queue {
+    let queue = device.create_queue().expect("queue");
+    aqueduct_hsa::soft::set_queue_mode(queue.hsa_queue(), ExecutionMode::Relaxed).expect("relaxed mode");
+    queue
+}
