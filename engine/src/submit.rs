@@ -25,6 +25,11 @@ use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::SemaphorePoint;
 
+/// Per-epoch-row capacity reserved at queue creation: signals, retained resources, device waits.
+const ROW_SIGNALS: usize = 2;
+const ROW_RETAINED: usize = 4;
+const ROW_WAITS: usize = 2;
+
 /// Where the provider's queue-error callback reports. Boxed and kept alive until the HSA queue
 /// is destroyed, because the callback holds a raw pointer to it.
 pub(crate) struct ErrorSink {
@@ -103,8 +108,15 @@ impl QueueShared {
         let epochs = device.config.epochs_in_flight as usize;
         let rows: Box<[Entity]> = (0..epochs)
             .map(|_| {
+                // Capacity for a typical submission up front, so even an epoch row's first use
+                // allocates nothing.
                 world
-                    .spawn((EpochRow::default(), EpochSignals::default(), EpochRetained::default(), EpochDeviceWaits::default()))
+                    .spawn((
+                        EpochRow::default(),
+                        EpochSignals(Vec::with_capacity(ROW_SIGNALS)),
+                        EpochRetained(Vec::with_capacity(ROW_RETAINED)),
+                        EpochDeviceWaits(Vec::with_capacity(ROW_WAITS)),
+                    ))
                     .id()
             })
             .collect();
