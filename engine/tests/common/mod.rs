@@ -10,7 +10,8 @@ use aqueduct_hsa::soft::{ExecutionMode, SoftConfig};
 #[path = "../../../hsa/tests/common/mod.rs"]
 mod hsa_common;
 
-pub use hsa_common::{TEST_KERNELS, TEST_KERNELS_GFX1100};
+#[allow(unused_imports)]
+pub use hsa_common::{TEST_KERNELS, TEST_KERNELS_GFX90A, TEST_KERNELS_GFX1100};
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -56,4 +57,51 @@ pub fn queue(device: &aqueduct_engine::Device) -> aqueduct_engine::Queue {
     let queue = device.create_queue().expect("queue");
     aqueduct_hsa::soft::set_queue_mode(queue.hsa_queue(), ExecutionMode::Relaxed).expect("relaxed mode");
     queue
+}
+
+/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
+pub fn eventually(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if condition() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// A small deterministic generator (xorshift64*), so seeded tests replay exactly.
+#[derive(Clone, Debug)]
+pub struct Xorshift(u64);
+
+impl Xorshift {
+    pub fn new(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform-ish in `0..bound` (`bound` > 0).
+    pub fn below(&mut self, bound: u64) -> u64 {
+        self.next_u64() % bound
+    }
+
+    pub fn bytes(&mut self, length: usize) -> Vec<u8> {
+        (0..length).map(|_| self.next_u64() as u8).collect()
+    }
+}
+
+/// A host-visible buffer holding `contents`.
+pub fn host_buffer(device: &aqueduct_engine::Device, contents: &[u8]) -> aqueduct_engine::Buffer {
+    let buffer = device.allocate(aqueduct_engine::MemoryKind::HostVisible, contents.len() as u64).expect("allocation");
+    buffer.write(0, contents).expect("host write");
+    buffer
 }
