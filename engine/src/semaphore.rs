@@ -22,8 +22,8 @@ pub(crate) struct SemaphoreInner {
 
 impl Drop for SemaphoreInner {
     fn drop(&mut self) {
-        // Every submission that signals this semaphore retained it, so nothing references the
-        // slot any more.
+        // Every submission that signals or waits on this semaphore retained it, so nothing
+        // references the slot any more.
         self.device.semaphores.release(self.slot);
         self.device.world().despawn(self.entity);
     }

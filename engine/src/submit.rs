@@ -27,7 +27,9 @@ use crate::semaphore::SemaphorePoint;
 
 /// Per-epoch-row capacity reserved at queue creation: signals, retained resources, device waits.
 const ROW_SIGNALS: usize = 2;
-const ROW_RETAINED: usize = 4;
+/// Retained: a two-binding dispatch with one wait and one signal holds five (two buffers, the
+/// executable, the waited and the signalled semaphore), plus room for a second wait.
+const ROW_RETAINED: usize = 6;
 const ROW_WAITS: usize = 2;
 
 /// Where the provider's queue-error callback reports. Boxed and kept alive until the HSA queue
@@ -177,6 +179,11 @@ impl QueueShared {
             let (_, mut staged, _, _) = stage_params(&mut core.params, &mut core.world);
             staged.clear();
             staged.waits.extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
+            // Waited-on semaphores are retained too, not only signalled ones: a parked wait (and a
+            // device wait's failure check at reclaim) refers to the semaphore by slot, and a slot
+            // released by a dropped handle is reused by the next semaphore created, which would
+            // then satisfy or fail the wait in its place.
+            staged.retained.extend(waits.iter().map(|point| point.semaphore.0.clone() as Retained));
             for point in signals {
                 staged.signals.push(SignalOp { semaphore: point.semaphore.0.slot, value: point.value });
                 staged.retained.push(point.semaphore.0.clone() as Retained);

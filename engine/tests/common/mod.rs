@@ -105,3 +105,27 @@ pub fn host_buffer(device: &aqueduct_engine::Device, contents: &[u8]) -> aqueduc
     buffer.write(0, contents).expect("host write");
     buffer
 }
+
+/// Arms a stall on the next packet `queue` publishes: its next submission (and everything after
+/// it on the queue) waits until [`release`].
+pub fn stall_next(queue: &aqueduct_engine::Queue) {
+    aqueduct_hsa::soft::inject_fault(queue.hsa_queue(), queue.stats().packets, aqueduct_hsa::soft::Fault::Stall).expect("inject stall");
+}
+
+/// Arms `fault` on the next packet `queue` publishes.
+pub fn fault_next(queue: &aqueduct_engine::Queue, fault: aqueduct_hsa::soft::Fault) {
+    aqueduct_hsa::soft::inject_fault(queue.hsa_queue(), queue.stats().packets, fault).expect("inject fault");
+}
+
+/// Releases a stalled packet on `queue` and waits until `done` holds. A release only frees
+/// packets already stalled, so it is repeated in case the processor had not reached it yet.
+pub fn release(queue: &aqueduct_engine::Queue, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        aqueduct_hsa::soft::release_stall(queue.hsa_queue()).expect("release stall");
+        if eventually(Duration::from_millis(50), &mut done) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "the stalled queue never progressed");
+    }
+}
