@@ -190,8 +190,16 @@ impl QueueShared {
             }
             stage(&mut staged);
         }
-        self.counters.submissions.fetch_add(1, Ordering::Relaxed);
-        self.run_staged(core, false).map(|_| ())
+        let result = self.run_staged(core, false);
+        if matches!(result, Err(EngineError::SubmissionTooLarge { .. } | EngineError::Backpressure { .. })) {
+            // Refused for ring space, the submission never entered the queue: it is not counted,
+            // and what it retained (buffers, semaphores, the executable) is let go now rather than
+            // at the queue's next submission.
+            core.world.resource_mut::<StagedSubmission>().clear();
+        } else {
+            self.counters.submissions.fetch_add(1, Ordering::Relaxed);
+        }
+        result.map(|_| ())
     }
 
     /// Runs the stages on what is staged. `readmitting` is set when the staged submission is the
@@ -259,12 +267,28 @@ impl QueueShared {
                     std::thread::yield_now();
                 }
                 Verdict::TooLarge => {
-                    return Err(EngineError::SubmissionTooLarge {
+                    let error = EngineError::SubmissionTooLarge {
                         reason: format!(
                             "{} packet ring, {}-byte kernarg ring",
                             self.device.config.queue_packets, self.device.config.kernarg_ring_bytes
                         ),
-                    });
+                    };
+                    if readmitting {
+                        // A parked submission's waits can resolve into more barrier packets than
+                        // the ring holds only now, and its caller is gone: fail its semaphores
+                        // with the error (as a failed dependency would) so waiters hear of it
+                        // instead of hanging; readmit then drops it.
+                        let table = &rings.link.semaphores;
+                        let failure = table.record_failure(FailureRecord { status: None, message: error.to_string() });
+                        for signal in staged.signals.drain(..) {
+                            table.fail(signal.semaphore, failure);
+                        }
+                        staged.retained.clear();
+                        table.notify();
+                        drop((rings, staged, plan, rows));
+                        self.device.wake_deferred(Some(self.index));
+                    }
+                    return Err(error);
                 }
                 Verdict::DependencyFailed(failure) | Verdict::QueueFailed(failure) => {
                     let queue_failed = matches!(plan.verdict, Verdict::QueueFailed(_));
