@@ -30,6 +30,9 @@ pub struct SemaphoreSlot {
     queued_before: AtomicU64,
     /// The queued signal's producer, packed by [`Producer::pack`]; 0 when none is recorded.
     producer: AtomicU64,
+    /// The highest value a parked (accepted but not yet published) submission will set: it has
+    /// no producer record yet, but a new signal must still exceed it.
+    parked_value: AtomicU64,
 }
 
 /// A queue position: the submission with `epoch` on queue `queue`.
@@ -135,6 +138,7 @@ impl SemaphoreTable {
         slot.queued_value.store(initial, Ordering::Relaxed);
         slot.queued_before.store(initial, Ordering::Relaxed);
         slot.producer.store(0, Ordering::Relaxed);
+        slot.parked_value.store(initial, Ordering::Relaxed);
         slot.value.store(initial, Ordering::Release);
         Ok(index)
     }
@@ -174,10 +178,17 @@ impl SemaphoreTable {
         (failures.len() - 1) as u32
     }
 
-    /// The highest value the semaphore holds or has been queued to reach; a new signal must exceed it.
+    /// The highest value the semaphore holds or has been queued (published or parked) to reach;
+    /// a new signal must exceed it.
     pub fn highest_promised(&self, index: u32) -> u64 {
         let slot = self.slot(index);
-        slot.value.load(Ordering::Acquire).max(slot.queued_value.load(Ordering::Acquire))
+        let queued = slot.queued_value.load(Ordering::Acquire).max(slot.parked_value.load(Ordering::Acquire));
+        slot.value.load(Ordering::Acquire).max(queued)
+    }
+
+    /// Records that a parked submission will raise the semaphore to `value` once admitted.
+    pub fn record_parked_signal(&self, index: u32, value: u64) {
+        self.slot(index).parked_value.fetch_max(value, Ordering::AcqRel);
     }
 
     /// Classifies a wait for `value`.
@@ -304,6 +315,20 @@ mod tests {
         assert_eq!(table.value(slot), 2);
         assert_eq!(table.wait_source(slot, 2), WaitSource::Satisfied);
         assert_eq!(table.highest_promised(slot), 5);
+    }
+
+    #[test]
+    fn parked_signals_are_promises_without_a_producer() {
+        let table = SemaphoreTable::new(1);
+        let slot = table.allocate(2).unwrap();
+        table.record_parked_signal(slot, 6);
+        assert_eq!(table.highest_promised(slot), 6);
+        // No producer is known for the parked value, so waits on it still defer.
+        assert_eq!(table.wait_source(slot, 3), WaitSource::Unknown);
+        table.release(slot);
+        let reused = table.allocate(1).unwrap();
+        assert_eq!(reused, slot);
+        assert_eq!(table.highest_promised(reused), 1, "a reused slot forgets old promises");
     }
 
     #[test]

@@ -396,12 +396,15 @@ impl Queue {
         if workgroup.contains(&0) {
             return invalid("every workgroup dimension must be at least 1");
         }
-        if grid.iter().map(|&size| u64::from(size)).product::<u64>() > u64::from(u32::MAX) {
+        // Multiplied in u128: three u32 factors can overflow u64 (a panic in debug builds, and a
+        // wrapped product that passes the check in release builds).
+        if grid.iter().map(|&size| u128::from(size)).product::<u128>() > u128::from(u32::MAX) {
             return invalid("more than 2^32 - 1 work-items in total");
         }
-        let threads = workgroup.iter().map(|&size| u32::from(size)).product::<u32>();
+        // Multiplied in u64: three u16 factors can overflow u32 (e.g. 4096 × 4096 × 256 wraps to 0).
+        let threads = workgroup.iter().map(|&size| u64::from(size)).product::<u64>();
         let limit = if info.max_workgroup_size == 0 { MAX_WORKGROUP_SIZE } else { info.max_workgroup_size.min(MAX_WORKGROUP_SIZE) };
-        if threads > limit {
+        if threads > u64::from(limit) {
             return invalid("the workgroup exceeds the kernel's maximum size");
         }
         if let Some(required) = info.required_workgroup_size

@@ -309,6 +309,11 @@ impl QueueShared {
     /// Moves the staged submission into a parked entity, behind any already parked.
     fn park(&self, core: &mut QueueCore) {
         let staged = core.world.resource_mut::<StagedSubmission>().into_inner();
+        // Its signals are promises already: a host or queue signal must not go below them while
+        // it waits (publication records them as queued signals only on admission).
+        for signal in &staged.signals {
+            self.device.semaphores.record_parked_signal(signal.semaphore, signal.value);
+        }
         let parked = Box::new(core::mem::take(staged));
         let entity = core.world.spawn(DeferredSubmission(parked)).id();
         core.world.resource_mut::<QueueRings>().deferred.push_back(entity);
