@@ -13,7 +13,7 @@ mod common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use aqueduct_engine::{Buffer, Dispatch, Engine, Queue, Semaphore, SemaphorePoint, WaitStrategy, wait_all};
+use aqueduct_engine::{Buffer, Dispatch, Engine, EngineConfig, Queue, Semaphore, SemaphorePoint, WaitStrategy, wait_all};
 use common::*;
 
 const QUEUES: usize = 4;
@@ -44,7 +44,12 @@ enum Waits {
 }
 
 fn stress(strategy: WaitStrategy, waits_on: Waits, seed: u64) {
-    let engine: Engine = engine(strategy);
+    stress_with(EngineConfig { wait_strategy: strategy, ..EngineConfig::default() }, waits_on, seed);
+}
+
+fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
+    let strategy = config.wait_strategy;
+    let engine: Engine = engine_with(config);
     let device = engine.device();
     let kernels = test_kernels(&engine);
     let lanes: Vec<Lane> = (0..QUEUES)
@@ -181,4 +186,25 @@ fn parked_timeline_waits_barrier_value() {
 #[test]
 fn parked_timeline_waits_barrier_and() {
     stress(WaitStrategy::BarrierAnd, Waits::Timelines, 4);
+}
+
+/// Small rings on every axis: submitters block on packets, kernarg space and epoch rows (and,
+/// with BARRIER_AND, on per-epoch signals other queues' barriers still name) while they race.
+fn small_rings(strategy: WaitStrategy) -> EngineConfig {
+    EngineConfig { wait_strategy: strategy, queue_packets: 16, epochs_in_flight: 8, kernarg_ring_bytes: 4096, ..EngineConfig::default() }
+}
+
+#[test]
+fn device_side_waits_through_small_rings_barrier_value() {
+    stress_with(small_rings(WaitStrategy::BarrierValue), Waits::Device, 5);
+}
+
+#[test]
+fn device_side_waits_through_small_rings_barrier_and() {
+    stress_with(small_rings(WaitStrategy::BarrierAnd), Waits::Device, 6);
+}
+
+#[test]
+fn parked_timeline_waits_through_small_rings_barrier_and() {
+    stress_with(small_rings(WaitStrategy::BarrierAnd), Waits::Timelines, 7);
 }
