@@ -34,11 +34,16 @@ impl KernargRing {
             return Some((self.head, self.head));
         }
         let alignment = alignment.max(16);
-        let mut start = self.head.next_multiple_of(alignment);
-        let offset = start % self.capacity;
-        if offset + bytes > self.capacity {
-            start += self.capacity - offset; // skip the tail; it is reclaimed with this span
-        }
+        // Align the ring offset, not the position: the address is `base + position % capacity`,
+        // and when the capacity is not a multiple of the alignment an aligned position maps to a
+        // misaligned address once the ring has wrapped (a 4100-byte ring gave segments at 12 mod 16).
+        let offset = self.head % self.capacity;
+        let aligned = offset.next_multiple_of(alignment);
+        let start = if aligned + bytes > self.capacity {
+            self.head + (self.capacity - offset) // skip the tail to offset 0; reclaimed with this span
+        } else {
+            self.head + (aligned - offset)
+        };
         let end = start + bytes;
         (end - self.reclaimed <= self.capacity).then_some((start, end))
     }
@@ -128,3 +133,39 @@ pub struct DeferredSubmission(pub Box<StagedSubmission>);
 /// Waits a deferred submission still has (copied for quick readiness checks).
 #[derive(Component)]
 pub struct DeferredWaits(pub Vec<WaitOp>);
+
+#[cfg(test)]
+mod tests {
+    use super::KernargRing;
+
+    /// Reserves like admission does: plan, then move the head.
+    fn reserve(ring: &mut KernargRing, bytes: u64, alignment: u64) -> Option<u64> {
+        let (start, end) = ring.plan(bytes, alignment)?;
+        ring.head = end;
+        Some(ring.address(start))
+    }
+
+    #[test]
+    fn spans_stay_aligned_and_inside_rings_of_any_size() {
+        for capacity in [4096u64, 4100, 4104, 5000, 8240] {
+            let base = 0x10_0000;
+            let mut ring = KernargRing { base, capacity, head: 0, reclaimed: 0 };
+            for round in 0..5000u64 {
+                let (bytes, alignment) = (1 + round * 37 % 1500, if round % 3 == 0 { 64 } else { 16 });
+                let address = reserve(&mut ring, bytes, alignment).expect("everything before was reclaimed");
+                assert_eq!(address % alignment, 0, "capacity {capacity}, round {round}");
+                assert!(address + bytes <= base + capacity, "capacity {capacity}, round {round}: span runs past the ring");
+                ring.reclaimed = ring.head;
+            }
+        }
+    }
+
+    #[test]
+    fn a_span_waits_for_reclaim() {
+        let mut ring = KernargRing { base: 0x1000, capacity: 4096, head: 0, reclaimed: 0 };
+        assert!(reserve(&mut ring, 3000, 16).is_some());
+        assert_eq!(ring.plan(2000, 16), None, "the tail is too short and the start is not reclaimed");
+        ring.reclaimed = ring.head;
+        assert_eq!(reserve(&mut ring, 2000, 16), Some(0x1000), "skips the tail to the ring's start");
+    }
+}
