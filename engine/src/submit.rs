@@ -299,6 +299,13 @@ impl QueueShared {
                     staged.retained.clear();
                     table.notify();
                     let record = table.failure_record(failure).unwrap_or_else(unknown_failure);
+                    drop((rings, staged, plan, rows));
+                    // Parked work on other queues may wait on the semaphores just failed: wake it
+                    // now, or each hop of a chain of parked queues waited out a completion
+                    // thread's 100 ms sleep.
+                    if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
+                        self.device.wake_deferred(Some(self.index));
+                    }
                     return Err(if queue_failed { EngineError::QueueFailed(record) } else { EngineError::DependencyFailed(record) });
                 }
                 Verdict::Pending => unreachable!("admission always decides"),

@@ -411,3 +411,34 @@ fn a_fault_fails_submissions_parked_on_the_faulting_queue() {
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(words(&x.to_vec().unwrap())[..2], [1, 2], "only the first dispatch ran");
 }
+
+#[test]
+fn a_failure_crosses_a_chain_of_parked_queues_promptly() {
+    // Each queue parks on the previous queue's parked submission. Success and failure must both
+    // travel the chain without waiting out any completion thread's idle sleep (100 ms).
+    let rig = Rig::new(WaitStrategy::BarrierValue);
+    let device = rig.device();
+    let queues: Vec<_> = (0..8).map(|_| queue(device)).collect();
+    for fail in [false, true] {
+        let host = rig.semaphore();
+        let links: Vec<_> = (0..queues.len()).map(|_| rig.semaphore()).collect();
+        queues[0].barrier(&[host.at(1)], &[links[0].at(1)]).unwrap();
+        for index in 1..queues.len() {
+            queues[index].barrier(&[links[index - 1].at(1)], &[links[index].at(1)]).unwrap();
+        }
+        assert!(queues.iter().all(|queue| queue.stats().deferred >= 1));
+        // Let every completion thread go idle first.
+        std::thread::sleep(Duration::from_millis(250));
+        let start = Instant::now();
+        let last = links.last().unwrap();
+        if fail {
+            host.fail("cancelled at the head of the chain");
+            assert_eq!(wait_failure(last, 1).message, "cancelled at the head of the chain");
+        } else {
+            host.signal(1).unwrap();
+            last.wait(1, TIMEOUT).unwrap();
+        }
+        let elapsed = start.elapsed();
+        assert!(elapsed < Duration::from_millis(100), "fail {fail}: the chain took {elapsed:?}");
+    }
+}
