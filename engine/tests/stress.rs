@@ -208,3 +208,49 @@ fn device_side_waits_through_small_rings_barrier_and() {
 fn parked_timeline_waits_through_small_rings_barrier_and() {
     stress_with(small_rings(WaitStrategy::BarrierAnd), Waits::Timelines, 7);
 }
+
+/// Four threads share two queues: each thread's chain hops between the queues at random, each
+/// step waiting on the thread's own previous step (same queue or a device-side barrier).
+#[test]
+fn four_threads_share_two_queues() {
+    const THREADS: usize = 4;
+    const CHAIN: u64 = 2_500;
+    for (seed, strategy) in [(8, WaitStrategy::BarrierValue), (9, WaitStrategy::BarrierAnd)] {
+        let engine = engine(strategy);
+        let device = engine.device();
+        let kernels = test_kernels(&engine);
+        let queues = [queue(device), queue(device)];
+        let timelines: Vec<_> = (0..THREADS).map(|_| device.create_semaphore(0).unwrap()).collect();
+        let logs: Vec<_> = (0..THREADS).map(|_| host_buffer(device, &vec![0; (CHAIN as usize + 1) * 4])).collect();
+        std::thread::scope(|scope| {
+            for thread in 0..THREADS {
+                let (queues, kernels, timeline, log) = (&queues, &kernels, &timelines[thread], &logs[thread]);
+                scope.spawn(move || {
+                    let mut rng = Xorshift::new(seed * 100 + thread as u64);
+                    for step in 1..=CHAIN {
+                        let queue = &queues[rng.below(2) as usize];
+                        let signal = [timeline.at(step)];
+                        let result = if step == 1 {
+                            queue.dispatch(&kernels.store_value, &Dispatch::grid([1, 1, 1]).bindings(&[entry(log, 1)]).constants(&[1, 1]), &[], &signal)
+                        } else {
+                            let bindings = [entry(log, step), entry(log, step - 1)];
+                            queue.dispatch(&kernels.add_from, &Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1, 1]), &[timeline.at(step - 1)], &signal)
+                        };
+                        result.unwrap_or_else(|error| panic!("thread {thread} step {step}: {error}"));
+                    }
+                });
+            }
+        });
+        let finals: Vec<_> = timelines.iter().map(|timeline| timeline.at(CHAIN)).collect();
+        wait_all(&finals, TIMEOUT).unwrap();
+        for (thread, log) in logs.iter().enumerate() {
+            for (step, value) in words(&log.to_vec().unwrap()).iter().enumerate() {
+                assert_eq!(*value as usize, step, "{strategy:?}: thread {thread}, step {step}");
+            }
+        }
+        let stats = [queues[0].stats(), queues[1].stats()];
+        assert_eq!(stats[0].submissions + stats[1].submissions, THREADS as u64 * CHAIN, "{strategy:?}");
+        assert_eq!(stats[0].deferred + stats[1].deferred, 0, "{strategy:?}: every wait had a published producer");
+        assert!(stats[0].device_waits + stats[1].device_waits > 0, "{strategy:?}: {stats:?}");
+    }
+}

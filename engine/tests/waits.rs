@@ -384,3 +384,38 @@ fn many_host_waiters_wake_on_one_queue_signal() {
         }
     });
 }
+
+#[test]
+fn waits_on_seven_producer_queues() {
+    // BARRIER_VALUE takes a packet per producer; BARRIER_AND names five signals per packet.
+    for strategy in STRATEGIES {
+        let rig = Rig::new(strategy);
+        let device = rig.device();
+        let producers: Vec<_> = (0..7).map(|_| queue(device)).collect();
+        let consumer = queue(device);
+        let produced: Vec<_> = (0..7).map(|_| device.create_semaphore(0).unwrap()).collect();
+        let outputs: Vec<_> = (0..7).map(|_| rig.buffer()).collect();
+        for (index, (queue, semaphore)) in producers.iter().zip(&produced).enumerate() {
+            stall_next(queue);
+            rig.store(queue, &outputs[index], 1000 * index as u32, &[], &[semaphore.at(1)]);
+        }
+        let done = device.create_semaphore(0).unwrap();
+        let result = rig.buffer();
+        let waits: Vec<_> = produced.iter().map(|semaphore| semaphore.at(1)).collect();
+        // Reads the last producer's output; every producer must have finished before.
+        rig.add(&consumer, &result, &outputs[6], 1, &waits, &[done.at(1)]);
+        let packets = match strategy {
+            WaitStrategy::BarrierAnd => 3,
+            _ => 8,
+        };
+        assert_eq!((consumer.stats().packets, consumer.stats().device_waits), (packets, 7), "{strategy:?}");
+        for (queue, semaphore) in producers.iter().zip(&produced).take(6) {
+            release(queue, || semaphore.value() == 1);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(done.value(), 0, "{strategy:?}: one producer is still stalled");
+        release(&producers[6], || produced[6].value() == 1);
+        done.wait(1, TIMEOUT).unwrap();
+        assert_ramp(&result, 6001, "consumer");
+    }
+}
