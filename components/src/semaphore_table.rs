@@ -30,9 +30,10 @@ pub struct SemaphoreSlot {
     queued_before: AtomicU64,
     /// The queued signal's producer, packed by [`Producer::pack`]; 0 when none is recorded.
     producer: AtomicU64,
-    /// The highest value a parked (accepted but not yet published) submission will set: it has
-    /// no producer record yet, but a new signal must still exceed it.
-    parked_value: AtomicU64,
+    /// The highest value any accepted submission, published or parked, will set. The producer
+    /// record can move to a lower value (a parked submission published after a later, higher
+    /// one) and a parked submission has no record yet, but a new signal must exceed them all.
+    promised: AtomicU64,
 }
 
 /// A queue position: the submission with `epoch` on queue `queue`.
@@ -138,7 +139,7 @@ impl SemaphoreTable {
         slot.queued_value.store(initial, Ordering::Relaxed);
         slot.queued_before.store(initial, Ordering::Relaxed);
         slot.producer.store(0, Ordering::Relaxed);
-        slot.parked_value.store(initial, Ordering::Relaxed);
+        slot.promised.store(initial, Ordering::Relaxed);
         slot.value.store(initial, Ordering::Release);
         Ok(index)
     }
@@ -182,13 +183,12 @@ impl SemaphoreTable {
     /// a new signal must exceed it.
     pub fn highest_promised(&self, index: u32) -> u64 {
         let slot = self.slot(index);
-        let queued = slot.queued_value.load(Ordering::Acquire).max(slot.parked_value.load(Ordering::Acquire));
-        slot.value.load(Ordering::Acquire).max(queued)
+        slot.value.load(Ordering::Acquire).max(slot.promised.load(Ordering::Acquire))
     }
 
     /// Records that a parked submission will raise the semaphore to `value` once admitted.
     pub fn record_parked_signal(&self, index: u32, value: u64) {
-        self.slot(index).parked_value.fetch_max(value, Ordering::AcqRel);
+        self.slot(index).promised.fetch_max(value, Ordering::AcqRel);
     }
 
     /// Classifies a wait for `value`.
@@ -232,6 +232,7 @@ impl SemaphoreTable {
                 slot.queued_before.store(previous.max(slot.value.load(Ordering::Relaxed)), Ordering::Release);
                 slot.queued_value.store(value, Ordering::Release);
                 slot.producer.store(producer.pack(), Ordering::Release);
+                slot.promised.fetch_max(value, Ordering::AcqRel);
                 slot.sequence.store(sequence + 2, Ordering::Release);
                 return;
             }
@@ -329,6 +330,17 @@ mod tests {
         let reused = table.allocate(1).unwrap();
         assert_eq!(reused, slot);
         assert_eq!(table.highest_promised(reused), 1, "a reused slot forgets old promises");
+    }
+
+    #[test]
+    fn a_lower_signal_published_late_keeps_the_higher_promise() {
+        let table = SemaphoreTable::new(1);
+        let slot = table.allocate(0).unwrap();
+        table.record_queued_signal(slot, 5, Producer { queue: 0, epoch: 1 });
+        table.record_queued_signal(slot, 3, Producer { queue: 1, epoch: 1 });
+        assert_eq!(table.highest_promised(slot), 5);
+        table.signal(slot, 3);
+        assert_eq!(table.highest_promised(slot), 5);
     }
 
     #[test]

@@ -393,3 +393,31 @@ fn device_limits() {
     drop(queues);
     assert_eq!(device.live_objects().0, 0);
 }
+
+#[test]
+fn a_promise_outlives_a_lower_parked_signal_being_published() {
+    // A parked submission promising 3 is published after another queue promised 5: the higher
+    // promise still bounds host and queue signals until it is kept.
+    let engine = engine(WaitStrategy::BarrierValue);
+    let device = engine.device();
+    let (parked, stalled) = (queue(device), queue(device));
+    let (semaphore, gate) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
+    parked.barrier(&[gate.at(1)], &[semaphore.at(3)]).unwrap();
+    stall_next(&stalled);
+    stalled.barrier(&[], &[semaphore.at(5)]).unwrap();
+    gate.signal(1).unwrap();
+    semaphore.wait(3, TIMEOUT).unwrap();
+    assert_eq!(semaphore.value(), 3);
+    for value in [3, 4, 5] {
+        assert!(
+            matches!(semaphore.signal(value), Err(EngineError::SemaphoreNotIncreasing { current: 5, requested }) if requested == value),
+            "host signal to {value} below the outstanding promise of 5"
+        );
+        let before = parked.stats();
+        assert!(matches!(parked.barrier(&[], &[semaphore.at(value)]), Err(EngineError::SemaphoreNotIncreasing { current: 5, .. })));
+        assert_eq!(parked.stats(), before);
+    }
+    release(&stalled, || semaphore.value() == 5);
+    semaphore.signal(6).unwrap();
+    assert_eq!(semaphore.query().unwrap(), 6);
+}
