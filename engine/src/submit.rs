@@ -285,7 +285,6 @@ impl QueueShared {
                         }
                         staged.retained.clear();
                         table.notify();
-                        drop((rings, staged, plan, rows));
                         self.device.wake_deferred(Some(self.index));
                     }
                     return Err(error);
@@ -299,7 +298,6 @@ impl QueueShared {
                     staged.retained.clear();
                     table.notify();
                     let record = table.failure_record(failure).unwrap_or_else(unknown_failure);
-                    drop((rings, staged, plan, rows));
                     // Parked work on other queues may wait on the semaphores just failed: wake it
                     // now, or each hop of a chain of parked queues waited out a completion
                     // thread's 100 ms sleep.
