@@ -11,11 +11,9 @@
 #[path = "../hsa/tests/common/mod.rs"]
 mod common;
 
-use std::hint::black_box;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use aqueduct_abi::{AqlPacket, BarrierAndPacket, FenceScope, PacketHeader, PacketType};
+use aqueduct_abi::{FenceScope, PacketHeader, PacketType};
 use aqueduct_hsa::soft::{self, ExecutionMode};
 use common::*;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -25,24 +23,8 @@ const BATCH: u64 = 1024;
 fn baseline(c: &mut Criterion) {
     let mut group = c.benchmark_group("baseline");
     group.throughput(Throughput::Elements(BATCH));
-    let mut ring = vec![AqlPacket::default(); 4096];
-    let header = PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::System).with_setup(0);
-    group.bench_function("ring_write_release", |b| {
-        let mut next = 0usize;
-        b.iter(|| {
-            for _ in 0..BATCH {
-                let slot = &mut ring[next & 4095];
-                let body = black_box(BarrierAndPacket { completion_signal: next as u64, ..Default::default() });
-                // SAFETY: `slot` is a live 64-byte packet; the body skips the first 4 bytes, which
-                // are then published with one release store, exactly as a producer does.
-                unsafe {
-                    core::ptr::copy_nonoverlapping((&body as *const BarrierAndPacket).cast::<u8>().add(4), (slot as *mut AqlPacket).cast::<u8>().add(4), 60);
-                    AtomicU32::from_ptr((slot as *mut AqlPacket).cast()).store(header, Ordering::Release);
-                }
-                next += 1;
-            }
-        });
-    });
+    let mut ring = aqueduct_hsa::ring::BaselineRing::default();
+    group.bench_function("ring_write_release", |b| b.iter(|| ring.write_release(BATCH)));
     group.finish();
 }
 

@@ -89,6 +89,9 @@ pub struct DeviceLink {
 pub struct QueueRings {
     pub index: u16,
     pub ring: AqlRing,
+    /// The consumer's read index as last loaded; it only grows, so a stale value
+    /// underestimates free space and is safe.
+    pub known_read_index: u64,
     pub kernargs: KernargRing,
     pub epochs: EpochRing,
     pub endpoint: Arc<QueueEndpoint>,

@@ -15,6 +15,12 @@ use crate::submit::QueueShared;
 /// cost of a missed one.
 const MAX_SLEEP_NS: u64 = 100_000_000;
 
+/// How long to step back when a submitter holds the queue.
+const BUSY_RETRY: std::time::Duration = std::time::Duration::from_micros(20);
+
+/// Retired epochs the thread lets accumulate before waking while more are in flight.
+const COMPLETION_BATCH: u64 = 16;
+
 pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
     let api = shared.device.hsa.api();
     let control = hsa_signal_t { handle: shared.endpoint.control_signal };
@@ -32,7 +38,13 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
         let parked = shared.device.deferred_queues.load(Ordering::Acquire) & bit != 0;
         let (_, reclaimed) = shared.epochs();
         if failed || parked || shared.endpoint.device_retired() > reclaimed {
-            let mut core = shared.lock();
+            // Never queue behind a submitter: a blocked lock here turns every submission's
+            // unlock into a futex wake. A busy queue is retried shortly (submitters also drain
+            // for themselves when they run out of room).
+            let Some(mut core) = shared.try_lock() else {
+                std::thread::sleep(BUSY_RETRY);
+                continue;
+            };
             if failed {
                 shared.fail_queue(&mut core);
             } else {
@@ -46,16 +58,20 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
         let mut signals = [control, control];
         let mut conditions = [SignalCondition::Ne as u32; 2];
         let mut values = [control_seen, control_seen];
+        // Sleep until a batch of epochs retired, or everything in flight did: one wake-up per
+        // batch instead of one per submission, with no delay for the last submission of a burst.
+        let target = submitted.min(reclaimed + COMPLETION_BATCH).max(reclaimed + 1);
         let count = if failed || submitted == reclaimed && shared.endpoint.strategy == CrossQueueWait::BarrierAnd {
             1
         } else {
             match shared.endpoint.strategy {
                 CrossQueueWait::BarrierValue => {
                     signals[1] = hsa_signal_t { handle: shared.endpoint.epoch_signal };
-                    values[1] = QueueShared::drained_epoch_value(reclaimed);
+                    conditions[1] = SignalCondition::Lt as u32;
+                    values[1] = QueueShared::drained_epoch_value(target) + 1;
                 }
                 CrossQueueWait::BarrierAnd => {
-                    signals[1] = hsa_signal_t { handle: shared.endpoint.slot_signal(reclaimed + 1) };
+                    signals[1] = hsa_signal_t { handle: shared.endpoint.slot_signal(target) };
                     conditions[1] = SignalCondition::Eq as u32;
                     values[1] = 0;
                 }

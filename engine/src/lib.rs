@@ -19,6 +19,7 @@
 //! # Ok::<(), aqueduct_engine::EngineError>(())
 //! ```
 
+mod clock;
 mod completion;
 mod config;
 mod device;
@@ -36,6 +37,7 @@ use std::sync::Arc;
 pub use aqueduct_components::device_entities::MemoryKind;
 pub use aqueduct_components::directory::CrossQueueWait;
 pub use aqueduct_components::semaphore_table::FailureRecord;
+pub use clock::thread_cpu_time;
 pub use config::{DeviceSpec, EngineConfig, WaitStrategy};
 pub use error::{EngineError, EngineResult};
 pub use executable::{Executable, HalLayout, Kernel};

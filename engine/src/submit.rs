@@ -97,6 +97,15 @@ impl QueueShared {
         self.core.lock().unwrap_or_else(|poison| poison.into_inner())
     }
 
+    /// The queue World if no one holds it.
+    pub fn try_lock(&self) -> Option<MutexGuard<'_, QueueCore>> {
+        match self.core.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(poison)) => Some(poison.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
     /// Builds the queue World: rings, the epoch rows (spawned once, recycled forever), the
     /// staging resources.
     pub fn build_world(
@@ -125,6 +134,7 @@ impl QueueShared {
         world.insert_resource(QueueRings {
             index,
             ring,
+            known_read_index: 0,
             kernargs: KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 },
             epochs: EpochRing { rows, submitted: 0, reclaimed: 0 },
             strategy: endpoint.strategy,

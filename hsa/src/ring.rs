@@ -80,6 +80,25 @@ impl AqlRing {
         }
     }
 
+    /// [`Self::try_reserve`] against a read index the caller loaded earlier: the read index
+    /// only grows, so an old value can only make the ring look fuller than it is. Saves the
+    /// load of a cache line the consumer writes constantly.
+    #[inline]
+    pub fn try_reserve_known(&self, count: u64, known_read_index: u64) -> Option<u64> {
+        let write = self.write_index();
+        let mut current = write.load(Ordering::Relaxed);
+        loop {
+            let in_flight = current.wrapping_sub(known_read_index);
+            if in_flight.checked_add(count)? > self.capacity() {
+                return None;
+            }
+            match write.compare_exchange_weak(current, current + count, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return Some(current),
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
     /// Writes a packet's body (bytes 4..64) into the slot of `id`; the header stays unpublished.
     ///
     /// # Safety
@@ -129,5 +148,40 @@ impl AqlRing {
     fn slot(&self, id: u64) -> *mut AqlPacket {
         // SAFETY: masked into the ring.
         unsafe { self.base.add((id & self.mask) as usize) }
+    }
+}
+
+/// The physical-limit baseline every benchmark is quoted against: 64-byte packets written into a
+/// ring in host memory, each header published with one release store, nothing else in the way.
+/// Shared by the criterion benches and `aqueduct bench` so both measure the same loop.
+pub struct BaselineRing {
+    slots: Vec<aqueduct_abi::AqlPacket>,
+    next: usize,
+}
+
+impl Default for BaselineRing {
+    fn default() -> Self {
+        Self { slots: vec![aqueduct_abi::AqlPacket::default(); 4096], next: 0 }
+    }
+}
+
+impl BaselineRing {
+    /// Writes and publishes `count` barrier packets.
+    #[inline(never)]
+    pub fn write_release(&mut self, count: u64) {
+        use aqueduct_abi::{BarrierAndPacket, FenceScope, PacketType};
+        let header = PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::System).with_setup(0);
+        let mask = self.slots.len() - 1;
+        for _ in 0..count {
+            let slot = &mut self.slots[self.next & mask];
+            let body = core::hint::black_box(BarrierAndPacket { completion_signal: self.next as u64, ..Default::default() });
+            // SAFETY: `slot` is a live 64-byte packet; the body skips the first 4 bytes, which are
+            // then published with one release store, exactly as a producer does.
+            unsafe {
+                core::ptr::copy_nonoverlapping((&body as *const BarrierAndPacket).cast::<u8>().add(4), (slot as *mut AqlPacket).cast::<u8>().add(4), 60);
+                AtomicU32::from_ptr((slot as *mut AqlPacket).cast()).store(header, Ordering::Release);
+            }
+            self.next += 1;
+        }
     }
 }

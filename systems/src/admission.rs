@@ -31,7 +31,9 @@ pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut A
             true
         } else {
             let Some(endpoint) = rings.link.directory.get(producer.queue) else { return Verdict::Defer };
-            let retired = endpoint.device_retired() >= producer.epoch;
+            // The producer's drained epoch, not its live epoch signal: the signal's cache line
+            // is written by the packet processor on every retirement, the counter once per drain.
+            let retired = endpoint.reclaimed.load(core::sync::atomic::Ordering::Acquire) >= producer.epoch;
             // A failed producer queue force-retires its epochs only after failing their
             // semaphores, so re-reading the failure after seeing retirement cannot miss it.
             if retired && let Some(failure) = table.failure(wait.semaphore) {
@@ -95,13 +97,20 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
         }
     };
     let kernarg_span = rings.kernargs.plan(kernarg_bytes, u64::from(staged.kernarg_alignment));
-    let aql_free = rings.ring.capacity() - rings.ring.write_index_now().wrapping_sub(rings.ring.read_index());
+    // The read index last seen first; the live one (a line the packet processor keeps writing)
+    // only when that says the ring is too full.
+    let write_index = rings.ring.write_index_now();
+    let mut aql_free = rings.ring.capacity() - write_index.wrapping_sub(rings.known_read_index);
+    if aql_free < packets {
+        rings.known_read_index = rings.ring.read_index();
+        aql_free = rings.ring.capacity() - write_index.wrapping_sub(rings.known_read_index);
+    }
     let (Some((start, end)), true, true, true) = (kernarg_span, rings.epochs.has_room(), slot_free, aql_free >= packets) else {
         plan.verdict = Verdict::Backpressure;
         return;
     };
     // Reserve. This queue's World is the only producer on its ring, so the CAS cannot lose.
-    let Some(first_packet) = rings.ring.try_reserve(packets) else {
+    let Some(first_packet) = rings.ring.try_reserve_known(packets, rings.known_read_index) else {
         plan.verdict = Verdict::Backpressure;
         return;
     };

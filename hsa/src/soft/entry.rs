@@ -459,6 +459,12 @@ pub unsafe extern "C" fn hsa_signal_subtract_scacq_screl(signal: hsa_signal_t, v
     }
 }
 
+/// ACTIVE waiters spin before parking; BLOCKED waiters said they may sleep, so they park at once
+/// and leave the cores to the threads doing work.
+fn spin_for(hint: hsa_wait_state_t) -> Duration {
+    if hint == enums::WAIT_STATE_ACTIVE { signals::SPIN_BEFORE_PARK } else { Duration::ZERO }
+}
+
 fn deadline_after(timeout_ticks: u64) -> Option<Instant> {
     if timeout_ticks == u64::MAX {
         return None;
@@ -466,15 +472,15 @@ fn deadline_after(timeout_ticks: u64) -> Option<Instant> {
     Instant::now().checked_add(Duration::from_nanos(timeout_ticks.saturating_mul(1_000_000_000 / TIMESTAMP_FREQUENCY)))
 }
 
-pub unsafe extern "C" fn hsa_signal_wait_scacquire(signal: hsa_signal_t, condition: hsa_signal_condition_t, compare_value: hsa_signal_value_t, timeout_hint: u64, _wait_state_hint: hsa_wait_state_t) -> hsa_signal_value_t {
+pub unsafe extern "C" fn hsa_signal_wait_scacquire(signal: hsa_signal_t, condition: hsa_signal_condition_t, compare_value: hsa_signal_value_t, timeout_hint: u64, wait_state_hint: hsa_wait_state_t) -> hsa_signal_value_t {
     let (Some(slot), Some(condition)) = (signals::slot(signal.handle), SignalCondition::from_bits(condition)) else {
         return 0;
     };
-    signals::wait_until(&[slot], |_, value| condition.holds(value, compare_value), deadline_after(timeout_hint), &|| false);
+    signals::wait_until(&[slot], |_, value| condition.holds(value, compare_value), deadline_after(timeout_hint), spin_for(wait_state_hint), &|| false);
     slot.value().load(Ordering::Acquire)
 }
 
-pub unsafe extern "C" fn hsa_amd_signal_wait_any(signal_count: u32, signals_ptr: *mut hsa_signal_t, conds: *mut hsa_signal_condition_t, values: *mut hsa_signal_value_t, timeout_hint: u64, _wait_hint: hsa_wait_state_t, satisfying_value: *mut hsa_signal_value_t) -> u32 {
+pub unsafe extern "C" fn hsa_amd_signal_wait_any(signal_count: u32, signals_ptr: *mut hsa_signal_t, conds: *mut hsa_signal_condition_t, values: *mut hsa_signal_value_t, timeout_hint: u64, wait_hint: hsa_wait_state_t, satisfying_value: *mut hsa_signal_value_t) -> u32 {
     const NONE: u32 = u32::MAX;
     if signal_count == 0 || signals_ptr.is_null() || conds.is_null() || values.is_null() {
         return NONE;
@@ -497,7 +503,7 @@ pub unsafe extern "C" fn hsa_amd_signal_wait_any(signal_count: u32, signals_ptr:
         slots.push(slot);
         conditions.push(condition);
     }
-    let found = signals::wait_until(&slots, |index, value| conditions[index].holds(value, values[index]), deadline_after(timeout_hint), &|| false);
+    let found = signals::wait_until(&slots, |index, value| conditions[index].holds(value, values[index]), deadline_after(timeout_hint), spin_for(wait_hint), &|| false);
     match found {
         Some(index) => {
             if !satisfying_value.is_null() {

@@ -218,6 +218,7 @@ fn wait_dependencies(queue: &SoftQueue, slots: &[&SignalSlot], done: impl Fn(&[i
                 done(&values)
             },
             Some(Instant::now() + Duration::from_millis(50)),
+            signals::PROCESSOR_SPIN,
             &stopped,
         );
         if changed.is_some() {

@@ -18,9 +18,12 @@ use aqueduct_abi::{AmdSignal, SignalKind};
 
 const SLOTS_PER_CHUNK: usize = 1024;
 const MAX_CHUNKS: usize = 4096;
-/// How long a waiter spins before parking: long enough to catch a packet that is about to retire,
-/// short enough that an idle waiter does not burn a core.
-const SPIN_BEFORE_PARK: Duration = Duration::from_micros(20);
+/// How long an ACTIVE waiter spins before parking: long enough to catch a packet that is about to
+/// retire, short enough that an idle waiter does not burn a core. BLOCKED waiters park at once.
+pub(crate) const SPIN_BEFORE_PARK: Duration = Duration::from_micros(20);
+/// How long a packet processor spins on a barrier's dependencies before parking: a hardware
+/// command processor waits for free, but here it shares the host's cores with the producer.
+pub(crate) const PROCESSOR_SPIN: Duration = Duration::from_micros(2);
 /// Upper bound on one park, so changes made without a wake-up are still noticed.
 const MAX_PARK: Duration = Duration::from_millis(2);
 
@@ -207,6 +210,7 @@ pub(crate) fn wait_until(
     slots: &[&SignalSlot],
     mut satisfied: impl FnMut(usize, i64) -> bool,
     deadline: Option<Instant>,
+    spin: Duration,
     cancel: &dyn Fn() -> bool,
 ) -> Option<usize> {
     let check = |satisfied: &mut dyn FnMut(usize, i64) -> bool| {
@@ -214,7 +218,7 @@ pub(crate) fn wait_until(
             satisfied(index, slot.value().load(Ordering::Acquire)).then_some(index)
         })
     };
-    let spin_until = Instant::now() + SPIN_BEFORE_PARK;
+    let spin_until = Instant::now() + spin;
     loop {
         if let Some(index) = check(&mut satisfied) {
             return Some(index);
@@ -272,7 +276,7 @@ mod tests {
         let handle = signal.handle();
         let waiter = std::thread::spawn(move || {
             let signal = slot(handle).expect("live");
-            wait_until(&[signal], |_, value| value == 0, Some(Instant::now() + Duration::from_secs(10)), &|| false)
+            wait_until(&[signal], |_, value| value == 0, Some(Instant::now() + Duration::from_secs(10)), SPIN_BEFORE_PARK, &|| false)
         });
         std::thread::sleep(Duration::from_millis(20));
         signal.update(|value| {
@@ -286,7 +290,7 @@ mod tests {
     fn wait_times_out() {
         let signal = create(SignalKind::USER, 1).expect("slot");
         let start = Instant::now();
-        let result = wait_until(&[signal], |_, value| value == 0, Some(start + Duration::from_millis(30)), &|| false);
+        let result = wait_until(&[signal], |_, value| value == 0, Some(start + Duration::from_millis(30)), SPIN_BEFORE_PARK, &|| false);
         assert_eq!(result, None);
         assert!(start.elapsed() >= Duration::from_millis(30));
         assert!(destroy(signal.handle()));
