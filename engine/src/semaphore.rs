@@ -121,10 +121,17 @@ fn point_state(point: &SemaphorePoint) -> EngineResult<bool> {
     Ok(table.value(point.semaphore.0.slot) >= point.value)
 }
 
+/// `start + timeout`, or a deadline decades away when that sum does not fit an `Instant`
+/// (`Duration::MAX` is how a caller asks for no timeout; adding it to an `Instant` panics).
+pub(crate) fn deadline_after(start: Instant, timeout: Duration) -> Instant {
+    const NO_DEADLINE: Duration = Duration::from_secs(30 * 365 * 24 * 60 * 60);
+    start.checked_add(timeout).unwrap_or_else(|| start + NO_DEADLINE)
+}
+
 /// Spins, then parks on the device's notifier, until `ready` gives an answer or time runs out.
 fn block_on(points: &[SemaphorePoint], timeout: Duration, mut ready: impl FnMut() -> EngineResult<bool>) -> EngineResult<()> {
     let start = Instant::now();
-    let deadline = start + timeout;
+    let deadline = deadline_after(start, timeout);
     let spin_until = start + SPIN_BEFORE_PARK.min(timeout);
     loop {
         if ready()? {

@@ -215,7 +215,8 @@ impl QueueShared {
     /// Runs the stages on what is staged. `readmitting` is set when the staged submission is the
     /// head of the parked list (so it must not park behind itself).
     fn run_staged(&self, core: &mut QueueCore, readmitting: bool) -> EngineResult<Staged> {
-        let deadline = Instant::now() + self.device.config.submit_timeout;
+        // Not `now + timeout`: that panics for Duration::MAX, a natural "never give up".
+        let deadline = crate::semaphore::deadline_after(Instant::now(), self.device.config.submit_timeout);
         loop {
             let (mut rings, mut staged, mut plan, mut rows) = stage_params(&mut core.params, &mut core.world);
             if !readmitting && !rings.deferred.is_empty() {

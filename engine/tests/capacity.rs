@@ -267,3 +267,18 @@ fn a_parked_submission_that_turns_out_too_large_fails_its_semaphores() {
     assert_eq!(buffer.to_vec().unwrap(), [5, 5, 5, 5, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]);
     rig.release();
 }
+
+#[test]
+fn an_unbounded_submit_timeout_waits_as_long_as_it_takes() {
+    let engine = engine_with(EngineConfig { submit_timeout: Duration::MAX, ..config(WaitStrategy::BarrierValue, 4, 2, 4096) });
+    let device = engine.device();
+    let queue = queue(device);
+    let done = device.create_semaphore(0).unwrap();
+    let buffer = device.allocate(MemoryKind::HostVisible, 64).unwrap();
+    fault_next(&queue, Fault::Slow(Duration::from_millis(50)));
+    for step in 1..=20u64 {
+        queue.fill(buffer.range(0, 4), &(step as u32).to_le_bytes(), &[], &[done.at(step)]).unwrap();
+    }
+    done.wait(20, TIMEOUT).unwrap();
+    assert_eq!(words(&buffer.to_vec().unwrap())[0], 20);
+}

@@ -419,3 +419,32 @@ fn waits_on_seven_producer_queues() {
         assert_ramp(&result, 6001, "consumer");
     }
 }
+
+#[test]
+fn waits_without_a_deadline() {
+    // Duration::MAX means "no timeout": it must not overflow the deadline arithmetic.
+    let rig = Rig::new(WaitStrategy::BarrierValue);
+    let device = rig.device();
+    let a = queue(device);
+    let (s, t) = (device.create_semaphore(1).unwrap(), device.create_semaphore(0).unwrap());
+    s.wait(1, Duration::MAX).unwrap();
+    wait_all(&[s.at(1)], Duration::MAX).unwrap();
+    assert_eq!(wait_any(&[t.at(1), s.at(1)], Duration::MAX).unwrap(), 1);
+    let gate = device.create_semaphore(0).unwrap();
+    a.barrier(&[gate.at(1)], &[t.at(1)]).unwrap();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(20));
+            gate.signal(1).unwrap();
+        });
+        t.wait(1, Duration::MAX).unwrap();
+    });
+    let failing = device.create_semaphore(0).unwrap();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(20));
+            failing.fail("gone");
+        });
+        assert!(matches!(failing.wait(1, Duration::MAX), Err(EngineError::SemaphoreFailed(_))));
+    });
+}
