@@ -421,3 +421,21 @@ fn a_promise_outlives_a_lower_parked_signal_being_published() {
     semaphore.signal(6).unwrap();
     assert_eq!(semaphore.query().unwrap(), 6);
 }
+
+#[test]
+fn a_queue_whose_kernarg_ring_cannot_be_allocated() {
+    // Larger than the soft agent's kernarg pool: refused with the provider's error, no queue.
+    let engine = engine_with(EngineConfig { kernarg_ring_bytes: 1 << 46, ..EngineConfig::default() });
+    let device = engine.device();
+    for _ in 0..3 {
+        match device.create_queue() {
+            Err(EngineError::Hsa(_)) => {}
+            Err(other) => panic!("wrong error {other:?}"),
+            Ok(_) => panic!("a {}-byte kernarg ring was allocated", 1u64 << 46),
+        }
+        assert_eq!(device.live_objects(), (0, 0, 0));
+    }
+    let buffer = device.allocate(MemoryKind::HostVisible, 16).unwrap();
+    buffer.write(0, &[1; 16]).unwrap();
+    assert_eq!(buffer.to_vec().unwrap(), [1; 16]);
+}
