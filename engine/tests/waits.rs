@@ -448,3 +448,46 @@ fn waits_without_a_deadline() {
         assert!(matches!(failing.wait(1, Duration::MAX), Err(EngineError::SemaphoreFailed(_))));
     });
 }
+
+#[test]
+fn tier_3_a_producer_epoch_that_already_ran_never_parks_and_costs_at_most_a_passing_barrier() {
+    // A's first submission runs; its second stalls. Admission treats a producer epoch as retired
+    // once A's completion thread has drained it: then the wait costs nothing. Between running on
+    // the device and being drained, the wait may still take a barrier (which passes at once),
+    // but it never parks and never waits for A's stalled work.
+    for strategy in STRATEGIES {
+        let rig = Rig::new(strategy);
+        let device = rig.device();
+        let (a, b) = (queue(device), queue(device));
+        let (first, second, done) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
+        let (x, y, z) = (rig.buffer(), rig.buffer(), rig.buffer());
+        aqueduct_hsa::soft::inject_fault(a.hsa_queue(), 1, aqueduct_hsa::soft::Fault::Stall).unwrap();
+        rig.store(&a, &x, 300, &[], &[first.at(1)]);
+        rig.store(&a, &z, 400, &[], &[second.at(1)]);
+        // The first dispatch ran once its last element is written.
+        assert!(eventually(TIMEOUT, || words(&x.to_vec().unwrap())[COUNT as usize - 1] == 300 + COUNT - 1));
+        std::thread::sleep(Duration::from_millis(5));
+        let drained = first.value() == 1;
+        let before = b.stats();
+        rig.add(&b, &y, &x, 1, &[first.at(1)], &[done.at(1)]);
+        let (packets, barriers, deferred, submissions) = delta(&b, before);
+        assert_eq!((deferred, submissions, packets), (0, 1, 1 + barriers), "{strategy:?}");
+        assert!(barriers <= if drained { 0 } else { 1 }, "{strategy:?}: {barriers} barriers (drained before the wait: {drained})");
+        // Completes while A is still stalled.
+        done.wait(1, TIMEOUT).unwrap();
+        assert_eq!(second.value(), 0);
+        assert_ramp(&y, 301, "consumer of the epoch that ran");
+        // Once drained, the same wait is free.
+        first.wait(1, TIMEOUT).unwrap();
+        let before = b.stats();
+        rig.add(&b, &y, &x, 2, &[first.at(1)], &[done.at(2)]);
+        assert_eq!(delta(&b, before), (1, 0, 0, 1), "{strategy:?}");
+        // The stalled epoch needs a barrier.
+        let before = b.stats();
+        rig.add(&b, &y, &z, 1, &[second.at(1)], &[done.at(3)]);
+        assert_eq!(delta(&b, before), (2, 1, 0, 1), "{strategy:?}");
+        release(&a, || second.value() == 1);
+        done.wait(3, TIMEOUT).unwrap();
+        assert_ramp(&y, 401, "consumer of the stalled epoch");
+    }
+}
