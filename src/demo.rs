@@ -1,16 +1,11 @@
-//! The end-to-end demo workload: a chain of real kernel dispatches handed between queues, each
-//! step waiting on the previous one through a device-side BARRIER_AND, with results verified.
-//!
-//! It runs on the embedded soft HSA runtime and drives it exactly as the engine drives hardware:
-//! packets in ring memory, header release stores, direct doorbell stores.
+//! The end-to-end demo workload, through the engine: several queues hand a saxpy chain to each
+//! other through cross-queue semaphore waits (device-side barriers), with fills, copies, an
+//! update and an iota dispatch around it, and every element verified on the host.
 
 use std::time::{Duration, Instant};
 
-use aqueduct_abi::{BarrierAndPacket, FenceScope, KernelDispatchPacket, KernelFault, PacketHeader, PacketType, SoftKernel, WorkgroupContext};
-use aqueduct_hsa::ring::AqlRing;
-use aqueduct_hsa::soft::SoftConfig;
-use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t};
-use aqueduct_hsa::{Hsa, HsaError, KernelSymbol, PoolKindInfo};
+use aqueduct_abi::{KernelFault, SoftKernel, WorkgroupContext};
+use aqueduct_engine::{Dispatch, Engine, EngineConfig, EngineError, MemoryKind, Queue, QueueStats};
 
 /// The demo kernels, built from `kernels/demo.c` by `kernels/regen.sh`.
 pub const DEMO_CODE_OBJECT: &[u8] = include_bytes!("../kernels/demo_gfx11-generic.hsaco");
@@ -54,15 +49,27 @@ pub const DEMO_CPU_KERNELS: [SoftKernel; 2] =
 /// Elements per buffer.
 pub const ELEMENTS: u32 = 4096;
 const WORKGROUP: u16 = 256;
+const WAIT: Duration = Duration::from_secs(60);
+
+/// What ran on one queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueReport {
+    pub index: u16,
+    pub stats: QueueStats,
+}
 
 #[derive(Debug)]
 pub struct DemoReport {
     pub provider: &'static str,
+    pub provider_reason: String,
     pub agent: String,
-    pub queues: u32,
     pub handoffs: u32,
-    pub packets: u64,
-    pub packets_per_queue: Vec<u64>,
+    pub queues: Vec<QueueReport>,
+    /// Queue operations submitted (dispatches, fills, copies, updates, barriers).
+    pub operations: u64,
+    pub dispatches: u64,
+    pub transfers: u64,
+    /// Host time spent inside submission calls.
     pub submit_time: Duration,
     pub end_to_end: Duration,
     pub verified_elements: usize,
@@ -70,18 +77,16 @@ pub struct DemoReport {
 
 #[derive(Debug)]
 pub enum DemoError {
-    Hsa(HsaError),
+    Engine(EngineError),
     Setup(String),
-    Timeout { waited: Duration },
     Mismatch { buffer: &'static str, index: usize, expected: f64, found: f64 },
 }
 
 impl std::fmt::Display for DemoError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Hsa(error) => error.fmt(f),
+            Self::Engine(error) => error.fmt(f),
             Self::Setup(reason) => write!(f, "demo setup failed: {reason}"),
-            Self::Timeout { waited } => write!(f, "the chain did not complete within {waited:?}"),
             Self::Mismatch { buffer, index, expected, found } => {
                 write!(f, "verification failed: {buffer}[{index}] is {found}, expected {expected}")
             }
@@ -91,137 +96,135 @@ impl std::fmt::Display for DemoError {
 
 impl std::error::Error for DemoError {}
 
-impl From<HsaError> for DemoError {
-    fn from(error: HsaError) -> Self {
-        Self::Hsa(error)
+impl From<EngineError> for DemoError {
+    fn from(error: EngineError) -> Self {
+        Self::Engine(error)
     }
 }
 
-struct Queue {
-    raw: *mut hsa_queue_t,
-    ring: AqlRing,
+/// Times submission calls and counts operations by kind.
+#[derive(Default)]
+struct Tally {
+    submit_time: Duration,
+    dispatches: u64,
+    transfers: u64,
 }
 
-fn dispatch(kernel: &KernelSymbol, kernarg: u64, completion: hsa_signal_t) -> KernelDispatchPacket {
-    kernel.dispatch_1d(ELEMENTS, WORKGROUP, kernarg, completion)
+impl Tally {
+    fn dispatch(&mut self, submit: impl FnOnce() -> Result<(), EngineError>) -> Result<(), EngineError> {
+        self.dispatches += 1;
+        self.timed(submit)
+    }
+
+    fn transfer(&mut self, submit: impl FnOnce() -> Result<(), EngineError>) -> Result<(), EngineError> {
+        self.transfers += 1;
+        self.timed(submit)
+    }
+
+    fn timed(&mut self, submit: impl FnOnce() -> Result<(), EngineError>) -> Result<(), EngineError> {
+        let start = Instant::now();
+        let result = submit();
+        self.submit_time += start.elapsed();
+        result
+    }
 }
 
-/// Runs `handoffs` saxpy steps alternating over `queues` queues and checks every element.
-pub fn run(handoffs: u32, queues: u32) -> Result<DemoReport, DemoError> {
-    if queues == 0 || handoffs == 0 {
-        return Err(DemoError::Setup("queues and handoffs must be at least 1".into()));
+/// Runs the workload on the device `spec` names (`auto` falls back to the embedded soft runtime):
+/// queue 0 uploads `x` and zeroes `y`, queue 1 writes an iota, then `handoffs` saxpy steps
+/// (`y += x`) rotate over the queues, each waiting on the step before through a cross-queue
+/// semaphore wait; every 64th step also snapshots `y` with a copy. Finally `y`, the iota and the
+/// last snapshot are copied to host-visible memory and checked element by element.
+pub fn run_on(spec: &str, handoffs: u32, queue_count: u32) -> Result<DemoReport, DemoError> {
+    if queue_count < 2 || handoffs == 0 {
+        return Err(DemoError::Setup("the demo needs at least 2 queues and 1 handoff".into()));
     }
     aqueduct_hsa::soft::register_kernels(&DEMO_CPU_KERNELS);
-    let hsa = Hsa::soft(SoftConfig::default())?;
-    let agent = *hsa.agents()?.first().ok_or_else(|| DemoError::Setup("the soft runtime has no agents".into()))?;
-    let agent_name = hsa.isa_names(agent)?.join(", ");
-    let pools = hsa.pools(agent)?;
-    let pool = |kind| pools.iter().find(|pool| pool.kind == kind).map(|pool| pool.pool);
-    let (device, kernarg_pool) = match (pool(PoolKindInfo::CoarseGrained), pool(PoolKindInfo::Kernarg)) {
-        (Some(device), Some(kernarg)) => (device, kernarg),
-        _ => return Err(DemoError::Setup("the agent lacks a device-local or kernarg pool".into())),
-    };
-    let executable = hsa.load_executable(agent, DEMO_CODE_OBJECT)?;
-    let iota_kernel = hsa.kernel_symbol(executable, agent, "iota.kd")?;
-    let saxpy_kernel = hsa.kernel_symbol(executable, agent, "saxpy.kd")?;
-
-    let bytes = ELEMENTS as usize * 4;
-    let (indices, x, y) = (hsa.allocate(device, bytes)?, hsa.allocate(device, bytes)?, hsa.allocate(device, bytes)?);
-    // SAFETY: soft device memory is host memory; `x` holds ELEMENTS floats and nothing else uses it yet.
-    let x_values = unsafe { core::slice::from_raw_parts_mut(x.cast::<f32>(), ELEMENTS as usize) };
-    for (index, value) in x_values.iter_mut().enumerate() {
-        *value = (index % 7) as f32;
-    }
-    let kernargs = |bytes: &[u8]| -> Result<u64, HsaError> {
-        let memory = hsa.allocate(kernarg_pool, 64)?;
-        // SAFETY: a fresh 4 KiB kernarg allocation holds the ≤ 24 bytes written here.
-        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), memory, bytes.len()) };
-        Ok(memory as u64)
-    };
-    let iota_args = kernargs(&[(indices as u64).to_le_bytes().as_slice(), &100u32.to_le_bytes(), &ELEMENTS.to_le_bytes()].concat())?;
-    let saxpy_args = kernargs(&[(y as u64).to_le_bytes().as_slice(), &(x as u64).to_le_bytes(), &1.0f32.to_le_bytes(), &ELEMENTS.to_le_bytes()].concat())?;
-
-    let mut rings = Vec::with_capacity(queues as usize);
-    for _ in 0..queues {
-        // SAFETY: no callback, so the null data pointer is never used.
-        let raw = unsafe { hsa.queue_create(agent, 1024, None, core::ptr::null_mut()) }?;
-        // SAFETY: the queue stays alive until it is destroyed at the end of this function.
-        rings.push(Queue { raw, ring: unsafe { AqlRing::new(raw) } });
-    }
-    let signals = (0..=handoffs).map(|_| hsa.signal_create(1)).collect::<Result<Vec<_>, _>>()?;
-
+    let engine = Engine::with_config(EngineConfig { device: spec.parse()?, ..EngineConfig::default() })?;
+    let device = engine.device();
+    let executable = device.load_executable(DEMO_CODE_OBJECT)?;
+    let (iota_kernel, saxpy_kernel) = (executable.kernel("iota")?, executable.kernel("saxpy")?);
+    let queues = (0..queue_count).map(|_| device.create_queue()).collect::<Result<Vec<Queue>, _>>()?;
+    let bytes = u64::from(ELEMENTS) * 4;
+    let (x, y, indices, snapshot) = (
+        device.allocate(MemoryKind::DeviceLocal, bytes)?,
+        device.allocate(MemoryKind::DeviceLocal, bytes)?,
+        device.allocate(MemoryKind::DeviceLocal, bytes)?,
+        device.allocate(MemoryKind::DeviceLocal, bytes)?,
+    );
+    let readback = device.allocate(MemoryKind::HostVisible, 3 * bytes)?;
+    let chain = device.create_semaphore(0)?;
+    let iota_done = device.create_semaphore(0)?;
+    let x_values: Vec<u8> = (0..ELEMENTS).flat_map(|index| ((index % 7) as f32).to_le_bytes()).collect();
+    let mut tally = Tally::default();
     let started = Instant::now();
-    let header = |kind| PacketHeader::new(kind, true, FenceScope::System, FenceScope::System);
-    // Step 0: iota on queue 0.
-    let first = reserve(&rings[0].ring, 1);
-    // SAFETY: `first` was reserved above and is published once.
-    unsafe { rings[0].ring.write_and_publish(first, &dispatch(&iota_kernel, iota_args, signals[0]), header(PacketType::KernelDispatch), 1) };
-    rings[0].ring.ring_doorbell(first);
-    let mut packets_per_queue = vec![1u64; 1];
-    packets_per_queue.resize(queues as usize, 0);
-    for step in 1..=handoffs as usize {
-        let queue = &rings[step % queues as usize].ring;
-        let wait = BarrierAndPacket { dep_signal: [signals[step - 1].handle, 0, 0, 0, 0], ..Default::default() };
-        let id = reserve(queue, 2);
-        // SAFETY: ids `id` and `id + 1` were reserved above; each is published once, in order.
-        unsafe {
-            queue.write_and_publish(id, &wait, header(PacketType::BarrierAnd), 0);
-            queue.write_and_publish(id + 1, &dispatch(&saxpy_kernel, saxpy_args, signals[step]), header(PacketType::KernelDispatch), 1);
-        }
-        queue.ring_doorbell(id + 1);
-        packets_per_queue[step % queues as usize] += 2;
-    }
-    let submit_time = started.elapsed();
-    let last = signals[handoffs as usize];
-    let timeout = Duration::from_secs(60);
-    // SAFETY: table call on a live signal; the timeout is in ns ticks on the soft runtime.
-    let value = unsafe { (hsa.api().hsa_signal_wait_scacquire)(last, 0, 0, timeout.as_nanos() as u64, 0) };
-    let end_to_end = started.elapsed();
-    if value != 0 {
-        return Err(DemoError::Timeout { waited: timeout });
-    }
 
-    // SAFETY: all packets retired (the last signal reached 0 and the chain is ordered).
-    let (indices, y) = unsafe {
-        (core::slice::from_raw_parts(indices.cast::<u32>(), ELEMENTS as usize), core::slice::from_raw_parts(y.cast::<f32>(), ELEMENTS as usize))
-    };
-    for (index, value) in indices.iter().enumerate() {
-        if *value != 100 + index as u32 {
-            return Err(DemoError::Mismatch { buffer: "iota", index, expected: 100.0 + index as f64, found: f64::from(*value) });
+    // Setup on queue 0: x from the host, y zeroed. Queue 1 writes the iota meanwhile.
+    tally.transfer(|| queues[0].update(&x, 0, &x_values, &[], &[]))?;
+    tally.transfer(|| queues[0].fill(y.whole(), &0f32.to_le_bytes(), &[], &[chain.at(1)]))?;
+    let iota_bindings = [indices.whole()];
+    let iota = Dispatch::grid([ELEMENTS, 1, 1]).workgroup([WORKGROUP, 1, 1]).bindings(&iota_bindings).constants(&[100, ELEMENTS]);
+    tally.dispatch(|| queues[1].dispatch(&iota_kernel, &iota, &[], &[iota_done.at(1)]))?;
+
+    // The chain: step k waits for chain = k, runs y += x, signals chain = k + 1.
+    let (saxpy_bindings, saxpy_constants) = ([y.whole(), x.whole()], [1f32.to_bits(), ELEMENTS]);
+    let saxpy = Dispatch::grid([ELEMENTS, 1, 1]).workgroup([WORKGROUP, 1, 1]).bindings(&saxpy_bindings).constants(&saxpy_constants);
+    let mut snapshot_step = 0;
+    for step in 1..=u64::from(handoffs) {
+        let queue = &queues[step as usize % queues.len()];
+        tally.dispatch(|| queue.dispatch(&saxpy_kernel, &saxpy, &[chain.at(step)], &[chain.at(step + 1)]))?;
+        if step % 64 == 0 {
+            // Same queue, so queue order puts it after this step and before the next handoff.
+            tally.transfer(|| queue.copy(y.whole(), snapshot.whole(), &[], &[]))?;
+            snapshot_step = step;
         }
     }
-    for (index, value) in y.iter().enumerate() {
+    // Read everything back on the last queue, after the chain and the iota.
+    let last = chain.at(u64::from(handoffs) + 1);
+    let done = device.create_semaphore(0)?;
+    let reader = &queues[queues.len() - 1];
+    tally.transfer(|| reader.copy(y.whole(), readback.range(0, bytes), &[last, iota_done.at(1)], &[]))?;
+    tally.transfer(|| reader.copy(indices.whole(), readback.range(bytes, bytes), &[], &[]))?;
+    tally.transfer(|| reader.copy(snapshot.whole(), readback.range(2 * bytes, bytes), &[], &[done.at(1)]))?;
+    done.wait(1, WAIT)?;
+    let end_to_end = started.elapsed();
+
+    let host = readback.to_vec()?;
+    let word = |index: usize| u32::from_le_bytes(host[index * 4..index * 4 + 4].try_into().unwrap_or_default());
+    let elements = ELEMENTS as usize;
+    for index in 0..elements {
         let expected = handoffs as f32 * (index % 7) as f32;
-        if *value != expected {
-            return Err(DemoError::Mismatch { buffer: "y", index, expected: f64::from(expected), found: f64::from(*value) });
+        let found = f32::from_bits(word(index));
+        if found != expected {
+            return Err(DemoError::Mismatch { buffer: "y", index, expected: f64::from(expected), found: f64::from(found) });
+        }
+        if word(elements + index) != 100 + index as u32 {
+            return Err(DemoError::Mismatch { buffer: "iota", index, expected: 100.0 + index as f64, found: f64::from(word(elements + index)) });
+        }
+        if snapshot_step > 0 {
+            let expected = snapshot_step as f32 * (index % 7) as f32;
+            let found = f32::from_bits(word(2 * elements + index));
+            if found != expected {
+                return Err(DemoError::Mismatch { buffer: "snapshot", index, expected: f64::from(expected), found: f64::from(found) });
+            }
         }
     }
-    for queue in &rings {
-        // SAFETY: all work retired; nothing uses the queue afterwards.
-        unsafe { hsa.queue_destroy(queue.raw)? };
-    }
-    for signal in signals {
-        hsa.signal_destroy(signal)?;
-    }
+    let agent = device.agents().first().map(|agent| agent.isa.clone()).unwrap_or_default();
     Ok(DemoReport {
-        provider: hsa.kind().name(),
-        agent: agent_name,
-        queues,
+        provider: device.provider(),
+        provider_reason: device.provider_reason().to_string(),
+        agent,
         handoffs,
-        packets: packets_per_queue.iter().sum(),
-        packets_per_queue,
-        submit_time,
+        queues: queues.iter().map(|queue| QueueReport { index: queue.index(), stats: queue.stats() }).collect(),
+        operations: tally.dispatches + tally.transfers,
+        dispatches: tally.dispatches,
+        transfers: tally.transfers,
+        submit_time: tally.submit_time,
         end_to_end,
-        verified_elements: indices.len() + y.len(),
+        verified_elements: if snapshot_step > 0 { 3 * elements } else { 2 * elements },
     })
 }
 
-/// Reserves `count` slots, yielding while the ring is full (backpressure).
-fn reserve(ring: &AqlRing, count: u64) -> u64 {
-    loop {
-        if let Some(id) = ring.try_reserve(count) {
-            return id;
-        }
-        std::thread::yield_now();
-    }
+/// [`run_on`] with automatic device selection.
+pub fn run(handoffs: u32, queues: u32) -> Result<DemoReport, DemoError> {
+    run_on("auto", handoffs, queues)
 }

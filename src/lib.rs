@@ -2,11 +2,13 @@
 //!
 //! This root crate re-exports the layers below it and provides the `aqueduct` command-line tool.
 //! The layers, bottom up: [`abi`] (memory layouts), [`codeobject`] (HSACO and target IDs),
-//! [`hsa`] (the HSA table, ROCr and the soft runtime). The engine API arrives with the
-//! engine-core work; see docs/ARCHITECTURE.md.
+//! [`hsa`] (the HSA table, ROCr and the soft runtime), then the engine, whose public API is
+//! re-exported at the crate root ([`Engine`], [`Device`], [`Queue`], [`Semaphore`], [`Buffer`],
+//! [`Executable`]). See docs/ARCHITECTURE.md.
 
 pub use aqueduct_abi as abi;
 pub use aqueduct_codeobject as codeobject;
 pub use aqueduct_hsa as hsa;
+pub use aqueduct_engine::*;
 
 pub mod demo;

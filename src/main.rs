@@ -29,14 +29,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Run the end-to-end workload on the embedded soft runtime and verify its results.
+    /// Run the end-to-end workload through the engine and verify its results.
     Demo {
         /// Cross-queue handoffs in the dependency chain.
         #[arg(long, default_value_t = 512)]
         handoffs: u32,
-        /// Queues to alternate between.
-        #[arg(long, default_value_t = 2)]
+        /// Queues to rotate over (at least 2).
+        #[arg(long, default_value_t = 4)]
         queues: u32,
+        /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...].
+        #[arg(long, default_value = "auto")]
+        device: String,
     },
 }
 
@@ -45,7 +48,7 @@ fn main() -> ExitCode {
     let result = match arguments.command {
         Command::Info { provider } => cli::info::run(&provider),
         Command::Inspect { file, json } => cli::inspect::run(&file, json),
-        Command::Demo { handoffs, queues } => cli::demo::run(handoffs, queues),
+        Command::Demo { handoffs, queues, device } => cli::demo::run(&device, handoffs, queues),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -64,6 +64,7 @@ fn inspect_rejects_garbage_with_a_typed_message() {
 fn demo_runs_and_verifies() {
     let (ok, stdout, stderr) = aqueduct(&["demo", "--handoffs", "64", "--queues", "3"]);
     assert!(ok, "{stderr}");
-    assert!(stdout.contains("64 handoffs across 3 queues on the soft provider"), "{stdout}");
+    assert!(stdout.contains("64 saxpy handoffs across 3 queues"), "{stdout}");
+    assert!(stdout.contains("provider:    soft"), "{stdout}");
     assert!(stdout.contains("all correct"), "{stdout}");
 }
