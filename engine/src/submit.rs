@@ -2,7 +2,6 @@
 //! then run admission → kernarg patching → AQL publication directly through one cached
 //! `SystemState`; park it when a wait cannot be resolved yet.
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -10,11 +9,11 @@ use std::time::Instant;
 use aqueduct_components::Retained;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
 use aqueduct_components::queue_state::{
-    DeferredSubmission, DeviceLink, EpochDeviceWaits, EpochRetained, EpochRing, EpochRow, EpochSignals, KernargRing,
+    DeferredSubmission, DeviceLink, KernargRing,
     QueueRings,
 };
 use aqueduct_components::semaphore_table::FailureRecord;
-use aqueduct_components::submission::{AdmissionPlan, SignalOp, StagedSubmission, Verdict, WaitOp};
+use aqueduct_components::submission::{SignalOp, StagedSubmission, Verdict, WaitOp};
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t, hsa_status_t};
@@ -24,13 +23,6 @@ use bevy_ecs::prelude::*;
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::SemaphorePoint;
-
-/// Per-epoch-row capacity reserved at queue creation: signals, retained resources, device waits.
-const ROW_SIGNALS: usize = 2;
-/// Retained: a two-binding dispatch with one wait and one signal holds five (two buffers, the
-/// executable, the waited and the signalled semaphore), plus room for a second wait.
-const ROW_RETAINED: usize = 6;
-const ROW_WAITS: usize = 2;
 
 /// Where the provider's queue-error callback reports. Boxed and kept alive until the HSA queue
 /// is destroyed, because the callback holds a raw pointer to it.
@@ -115,39 +107,10 @@ impl QueueShared {
         kernarg_base: u64,
         endpoint: Arc<QueueEndpoint>,
     ) -> QueueCore {
-        let mut world = World::new();
-        let epochs = device.config.epochs_in_flight as usize;
-        let rows: Box<[Entity]> = (0..epochs)
-            .map(|_| {
-                // Capacity for a typical submission up front, so even an epoch row's first use
-                // allocates nothing.
-                world
-                    .spawn((
-                        EpochRow::default(),
-                        EpochSignals(Vec::with_capacity(ROW_SIGNALS)),
-                        EpochRetained(Vec::with_capacity(ROW_RETAINED)),
-                        EpochDeviceWaits(Vec::with_capacity(ROW_WAITS)),
-                    ))
-                    .id()
-            })
-            .collect();
-        world.insert_resource(QueueRings {
-            index,
-            ring,
-            known_read_index: 0,
-            kernargs: KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 },
-            epochs: EpochRing { rows, submitted: 0, reclaimed: 0 },
-            strategy: endpoint.strategy,
-            epoch_signal: endpoint.epoch_signal,
-            endpoint,
-            frontier: [0; aqueduct_components::MAX_QUEUES],
-            link: DeviceLink { api: device.hsa.api(), semaphores: device.semaphores.clone(), directory: device.directory.clone() },
-            failure: None,
-            deferred: VecDeque::new(),
-        });
-        world.insert_resource(StagedSubmission::default());
-        world.insert_resource(AdmissionPlan::default());
-        let params = SubmitParams::new(&mut world);
+        let link = DeviceLink { api: device.hsa.api(), semaphores: device.semaphores.clone(), directory: device.directory.clone() };
+        let kernargs = KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };
+        let (world, params) =
+            aqueduct_systems::build_queue_world(index, ring, kernargs, endpoint, link, device.config.epochs_in_flight as usize);
         QueueCore { world, params }
     }
 

@@ -53,3 +53,53 @@ macro_rules! stage_span {
         let _span = tracing::trace_span!($name).entered();
     };
 }
+
+/// Per-epoch-row capacity reserved at queue creation (signals, retained handles, device waits),
+/// so even a row's first use allocates nothing for a typical submission.
+const ROW_SIGNALS: usize = 2;
+const ROW_RETAINED: usize = 6;
+const ROW_WAITS: usize = 2;
+
+/// Builds a queue World: its rings, `epochs` recycled epoch rows, the staging resources, and the
+/// cached parameter state the stages run through.
+pub fn build_queue_world(
+    index: u16,
+    ring: aqueduct_hsa::ring::AqlRing,
+    kernargs: aqueduct_components::queue_state::KernargRing,
+    endpoint: std::sync::Arc<aqueduct_components::directory::QueueEndpoint>,
+    link: aqueduct_components::queue_state::DeviceLink,
+    epochs: usize,
+) -> (World, SubmitParams) {
+    use aqueduct_components::queue_state::EpochRing;
+    let mut world = World::new();
+    let rows: Box<[Entity]> = (0..epochs)
+        .map(|_| {
+            world
+                .spawn((
+                    EpochRow::default(),
+                    EpochSignals(Vec::with_capacity(ROW_SIGNALS)),
+                    EpochRetained(Vec::with_capacity(ROW_RETAINED)),
+                    EpochDeviceWaits(Vec::with_capacity(ROW_WAITS)),
+                ))
+                .id()
+        })
+        .collect();
+    world.insert_resource(QueueRings {
+        index,
+        ring,
+        known_read_index: 0,
+        kernargs,
+        epochs: EpochRing { rows, submitted: 0, reclaimed: 0 },
+        strategy: endpoint.strategy,
+        epoch_signal: endpoint.epoch_signal,
+        endpoint,
+        frontier: [0; aqueduct_components::MAX_QUEUES],
+        link,
+        failure: None,
+        deferred: std::collections::VecDeque::new(),
+    });
+    world.insert_resource(StagedSubmission::default());
+    world.insert_resource(AdmissionPlan::default());
+    let params = SubmitParams::new(&mut world);
+    (world, params)
+}

@@ -1,0 +1,113 @@
+//! The four stages run directly through the cached `SystemState` (the hot path) versus through a
+//! bevy `Schedule` on the single-threaded executor, on one soft queue in retire-only mode. Each
+//! submission is a barrier that signals one semaphore; both variants stage it, admit it, patch,
+//! publish and reclaim what retired.
+//!
+//! Run: `cargo bench -p aqueduct-systems --bench stages`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64};
+
+use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
+use aqueduct_components::queue_state::{DeviceLink, KernargRing, QueueRings};
+use aqueduct_components::semaphore_table::SemaphoreTable;
+use aqueduct_components::submission::{AdmissionPlan, SignalOp, StagedSubmission, Verdict};
+use aqueduct_hsa::ring::AqlRing;
+use aqueduct_hsa::soft::{ExecutionMode, SoftConfig, set_queue_mode};
+use aqueduct_hsa::{Hsa, PoolKindInfo};
+use aqueduct_systems::{admission, build_queue_world, kernarg, publication, reclaim, schedule, stage_params};
+use bevy_ecs::world::World;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+const BATCH: u64 = 512;
+
+struct Bench {
+    _hsa: Hsa,
+    world: World,
+    params: aqueduct_systems::SubmitParams,
+    semaphore: u32,
+    value: u64,
+}
+
+fn setup() -> Bench {
+    let hsa = Hsa::soft(SoftConfig::default()).expect("soft runtime");
+    let agent = hsa.gpu_agents().expect("agents")[0].agent;
+    let pools = hsa.pools(agent).expect("pools");
+    let kernarg_pool = pools.iter().find(|pool| pool.kind == PoolKindInfo::Kernarg).expect("kernarg pool").pool;
+    // SAFETY: no callback, so the null data pointer is never used; the queue lives for the process.
+    let queue = unsafe { hsa.queue_create(agent, 4096, None, core::ptr::null_mut()) }.expect("queue");
+    set_queue_mode(queue, ExecutionMode::RetireOnly).expect("retire-only");
+    let endpoint = Arc::new(QueueEndpoint {
+        index: 0,
+        strategy: CrossQueueWait::BarrierValue,
+        epoch_signal: hsa.signal_create(EPOCH_BASE).expect("signal").handle,
+        control_signal: hsa.signal_create(0).expect("signal").handle,
+        epoch_slots: Box::new([]),
+        slot_users: Box::new([] as [AtomicU32; 0]),
+        submitted: AtomicU64::new(0),
+        reclaimed: AtomicU64::new(0),
+        failure: AtomicU32::new(0),
+    });
+    let directory = Arc::new(QueueDirectory::default());
+    directory.reserve_index();
+    directory.register(endpoint.clone());
+    let semaphores = Arc::new(SemaphoreTable::new(16));
+    let semaphore = semaphores.allocate(0).expect("semaphore");
+    let link = DeviceLink { api: hsa.api(), semaphores, directory };
+    let base = hsa.allocate(kernarg_pool, 1 << 20).expect("kernarg ring") as u64;
+    let kernargs = KernargRing { base, capacity: 1 << 20, head: 0, reclaimed: 0 };
+    // SAFETY: the queue is never destroyed while the ring is used.
+    let ring = unsafe { AqlRing::new(queue) };
+    let (world, params) = build_queue_world(0, ring, kernargs, endpoint, link, 2048);
+    Bench { _hsa: hsa, world, params, semaphore, value: 0 }
+}
+
+fn direct(bench: &mut Bench) {
+    bench.value += 1;
+    loop {
+        let (mut rings, mut staged, mut plan, mut rows) = stage_params(&mut bench.params, &mut bench.world);
+        staged.clear();
+        staged.signals.push(SignalOp { semaphore: bench.semaphore, value: bench.value });
+        admission::admit(&mut rings, &staged, &mut plan);
+        if plan.verdict == Verdict::Admitted {
+            kernarg::patch_kernargs(&staged, &plan);
+            publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+        }
+        let retired = rings.endpoint.device_retired();
+        reclaim::drain(&mut rings, &mut rows, retired);
+        if plan.verdict == Verdict::Admitted {
+            return;
+        }
+    }
+}
+
+fn scheduled(bench: &mut Bench, schedule: &mut bevy_ecs::schedule::Schedule) {
+    bench.value += 1;
+    loop {
+        {
+            let mut staged = bench.world.resource_mut::<StagedSubmission>();
+            staged.clear();
+            staged.signals.push(SignalOp { semaphore: bench.semaphore, value: bench.value });
+        }
+        schedule.run(&mut bench.world);
+        if bench.world.resource::<AdmissionPlan>().verdict == Verdict::Admitted {
+            return;
+        }
+    }
+}
+
+fn stages(c: &mut Criterion) {
+    let mut bench = setup();
+    let mut schedule = schedule::submission_schedule();
+    schedule.run(&mut bench.world); // build the schedule once, outside the measurement
+    let mut group = c.benchmark_group("ecs_stages");
+    group.throughput(Throughput::Elements(BATCH));
+    group.bench_function("direct_system_state", |b| b.iter(|| (0..BATCH).for_each(|_| direct(&mut bench))));
+    group.bench_function("schedule_run", |b| b.iter(|| (0..BATCH).for_each(|_| scheduled(&mut bench, &mut schedule))));
+    group.finish();
+    let rings = bench.world.resource::<QueueRings>();
+    assert!(rings.epochs.submitted >= BATCH, "the benchmark published its submissions");
+}
+
+criterion_group!(benches, stages);
+criterion_main!(benches);
