@@ -146,6 +146,8 @@ impl QueueShared {
         stage: impl FnOnce(&mut StagedSubmission),
     ) -> EngineResult<()> {
         self.check_points(waits, signals)?;
+        #[cfg(feature = "tracy")]
+        let _span = tracing::trace_span!("submit", queue = self.index).entered();
         let mut guard = self.lock();
         let core = &mut *guard;
         {
@@ -328,6 +330,8 @@ impl QueueShared {
 
     /// Drains epochs the device retired.
     pub fn drain_retired(&self, core: &mut QueueCore) {
+        #[cfg(feature = "tracy")]
+        let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
         let (mut rings, _, _, mut rows) = stage_params(&mut core.params, &mut core.world);
         let retired = rings.endpoint.device_retired();
         if retired > rings.epochs.reclaimed {
