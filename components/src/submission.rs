@@ -35,6 +35,9 @@ pub struct DispatchTemplate {
 }
 
 /// How the kernarg segment is built in the reserved kernarg space.
+// The HAL variant carries the 256-byte implicit block inline on purpose: the layout lives once per
+// queue (in the staged submission), and boxing it would allocate on every submission.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub enum KernargLayout {
     /// No kernargs (a barrier).

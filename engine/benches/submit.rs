@@ -149,7 +149,7 @@ fn scaling(c: &mut Criterion) {
         group.throughput(Throughput::Elements(BATCH * count as u64));
         group.bench_function(format!("queues={count}"), |b| {
             b.iter_custom(|iters| {
-                let slowest = std::thread::scope(|scope| {
+                std::thread::scope(|scope| {
                     let workers: Vec<_> = (0..count)
                         .map(|index| {
                             let (queue, semaphore, kernel, data) = (&queues[index], &semaphores[index], &kernels.add_from, &data);
@@ -172,8 +172,7 @@ fn scaling(c: &mut Criterion) {
                         })
                         .collect();
                     workers.into_iter().map(|worker| worker.join().unwrap()).max().unwrap_or_default()
-                });
-                slowest
+                })
             });
         });
     }

@@ -185,7 +185,6 @@ impl QueueShared {
         loop {
             let (mut rings, mut staged, mut plan, mut rows) = stage_params(&mut core.params, &mut core.world);
             if !readmitting && !rings.deferred.is_empty() {
-                drop((rings, staged, plan, rows));
                 self.park(core);
                 return Ok(Staged::Parked);
             }
@@ -201,7 +200,6 @@ impl QueueShared {
                     }
                     let was_idle = plan.epoch == rings.epochs.reclaimed + 1;
                     let strategy = rings.strategy;
-                    drop((rings, staged, plan, rows));
                     // BarrierAnd completion threads sleep on the control signal while idle.
                     if strategy == CrossQueueWait::BarrierAnd && was_idle {
                         self.device.poke(self.endpoint.control_signal);
@@ -215,7 +213,6 @@ impl QueueShared {
                     if readmitting {
                         return Ok(Staged::Parked);
                     }
-                    drop((rings, staged, plan, rows));
                     self.park(core);
                     return Ok(Staged::Parked);
                 }
@@ -225,11 +222,9 @@ impl QueueShared {
                     let retired = rings.endpoint.device_retired();
                     if retired > rings.epochs.reclaimed {
                         let outcome = reclaim::drain(&mut rings, &mut rows, retired);
-                        drop((rings, staged, plan, rows));
                         self.after_drain(outcome);
                         continue;
                     }
-                    drop((rings, staged, plan, rows));
                     if self.error_sink.status.load(Ordering::Acquire) != 0 {
                         self.fail_queue(core);
                         continue;
@@ -307,8 +302,7 @@ impl QueueShared {
 
     /// Tries to admit parked submissions in order; stops at the first that still cannot go.
     pub fn readmit(&self, core: &mut QueueCore) {
-        loop {
-            let Some(&entity) = core.world.resource::<QueueRings>().deferred.front() else { break };
+        while let Some(&entity) = core.world.resource::<QueueRings>().deferred.front() {
             let Some(mut parked) = core.world.get_mut::<DeferredSubmission>(entity) else { break };
             let mut staged_box = core::mem::take(&mut parked.0);
             core::mem::swap(&mut *staged_box, &mut *core.world.resource_mut::<StagedSubmission>());
@@ -336,7 +330,6 @@ impl QueueShared {
         let retired = rings.endpoint.device_retired();
         if retired > rings.epochs.reclaimed {
             let outcome = reclaim::drain(&mut rings, &mut rows, retired);
-            drop((rings, rows));
             self.after_drain(outcome);
         }
     }

@@ -68,7 +68,7 @@ fn steady_state_submissions_allocate_nothing(strategy: WaitStrategy) {
     let mut value = 0u64;
     // One round: a dispatch, a fill, a copy, an inline update and a barrier, alternating queues
     // so each submission waits on the other queue (a device-side barrier).
-    let mut round = |value: &mut u64| {
+    let round = |value: &mut u64| {
         let bindings = [data.range(0, 1024), data.range(0, 1024)];
         for (index, queue) in [&first, &second, &first, &second, &first].into_iter().enumerate() {
             let (wait, signal) = ([chain.at(*value)], [chain.at(*value + 1)]);
