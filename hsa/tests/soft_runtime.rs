@@ -139,23 +139,26 @@ fn a_full_ring_is_never_overwritten() {
     soft::inject_fault(queue.raw, first, Fault::Stall).expect("armed");
     let out = client.alloc_u32(6);
     let done = client.signal(6);
-    let mut ids = Vec::new();
-    for marker in 0..4u32 {
+    let mut submit = |marker: u32, id: u64| {
         let kernarg = client.kernargs(&kernargs_store_value(unsafe_offset(out, marker), 1000 * (marker + 1), 1));
-        let id = queue.try_reserve().expect("room in the ring");
         queue.publish(id, &dispatch_packet(&store, 1, 1, kernarg, done), dispatch_header(true), 1);
         queue.ring(id);
-        ids.push(id);
+    };
+    // The stalled packet is fetched (its slot freed, as on hardware) before it stalls; wait for
+    // that so the ring's occupancy below does not depend on thread timing.
+    submit(0, queue.try_reserve().expect("room in the ring"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while queue.read_index() == first && Instant::now() < deadline {
+        std::thread::yield_now();
     }
-    assert_eq!(queue.try_reserve(), None, "a full ring refuses a fifth reservation");
-    assert_eq!(client.wait_eq(done, 2, 30), 6, "nothing retires while the first packet stalls");
+    assert_eq!(queue.read_index(), first + 1, "the processor fetched the stalled packet");
+    for marker in 1..5u32 {
+        submit(marker, queue.try_reserve().expect("room in the ring"));
+    }
+    assert_eq!(queue.try_reserve(), None, "a ring with 4 unconsumed packets refuses another reservation");
+    assert_eq!(client.wait_eq(done, 1, 30), 6, "nothing retires while the first packet stalls");
     soft::release_stall(queue.raw).expect("released");
-    for marker in 4..6u32 {
-        let kernarg = client.kernargs(&kernargs_store_value(unsafe_offset(out, marker), 1000 * (marker + 1), 1));
-        let id = queue.reserve_spinning();
-        queue.publish(id, &dispatch_packet(&store, 1, 1, kernarg, done), dispatch_header(true), 1);
-        queue.ring(id);
-    }
+    submit(5, queue.reserve_spinning());
     assert_eq!(client.wait_eq(done, 0, 10_000), 0);
     assert_eq!(out, &[1000, 2000, 3000, 4000, 5000, 6000], "each packet ran exactly once with its own body");
 }
