@@ -11,4 +11,5 @@ pub use aqueduct_codeobject as codeobject;
 pub use aqueduct_hsa as hsa;
 pub use aqueduct_engine::*;
 
+pub mod bench;
 pub mod demo;

@@ -41,6 +41,24 @@ enum Command {
         #[arg(long, default_value = "auto")]
         device: String,
     },
+    /// Measure the queue benchmark shapes against the physical-limit baseline.
+    Bench {
+        /// Only shapes whose name contains this.
+        #[arg(long)]
+        filter: Option<String>,
+        /// One repetition per shape: checks every shape works (results are still verified).
+        #[arg(long)]
+        quick: bool,
+        /// Print the stable JSON report on stdout.
+        #[arg(long)]
+        json: bool,
+        /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...].
+        #[arg(long, default_value = "auto")]
+        device: String,
+        /// Compare two JSON reports (OLD NEW) instead of running.
+        #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
+        compare: Option<Vec<std::path::PathBuf>>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -49,6 +67,10 @@ fn main() -> ExitCode {
         Command::Info { provider } => cli::info::run(&provider),
         Command::Inspect { file, json } => cli::inspect::run(&file, json),
         Command::Demo { handoffs, queues, device } => cli::demo::run(&device, handoffs, queues),
+        Command::Bench { filter, quick, json, device, compare } => match compare {
+            Some(paths) => cli::bench::compare(&paths[0], &paths[1]),
+            None => cli::bench::run(aqueduct::bench::BenchOptions { filter, quick, device }, json),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

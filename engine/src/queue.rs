@@ -333,9 +333,14 @@ impl Queue {
                 implicit_offset,
                 implicit: ImplicitKernargs::for_grid(template.grid, template.workgroup, template.dimensions),
             };
+            let mut previous: Option<&Buffer> = None;
             for binding in dispatch.bindings {
                 staged.bindings.push(binding.buffer.device_address() + binding.offset);
-                staged.retained.push(binding.buffer.0.clone() as Retained);
+                // Bindings into one buffer are usually adjacent; retain each run once.
+                if !previous.is_some_and(|previous| Arc::ptr_eq(&previous.0, &binding.buffer.0)) {
+                    staged.retained.push(binding.buffer.0.clone() as Retained);
+                }
+                previous = Some(binding.buffer);
             }
             staged.constants.extend_from_slice(dispatch.constants);
             staged.kernarg_size = info.kernarg_size;

@@ -1,0 +1,117 @@
+//! `aqueduct bench`: the queue benchmark suite, with the physical-limit baseline measured in the
+//! same run and a stable JSON report.
+//!
+//! Shape names (stable; documented in docs/BENCHMARKS.md):
+//! - `limit/ring_write_release`: the baseline, per packet;
+//! - `edge/{submit,e2e}/N`, `edge+copy4/…`, `edge+fill4/…`, `edge+dispatch/…`, `edge+noop/…` for
+//!   N in 2, 32, 512, 2048: cross-queue ping-pong handoffs;
+//! - `chain/{submit,e2e}/N`: same-queue barrier chains;
+//! - `dispatch/submit/bindings=B` for B in 0, 4, 16, 64, 256;
+//! - `scale/queues=Q` for Q in 1, 2, 4.
+//!
+//! Host-cost (`submit`) shapes run on retire-only soft queues; `e2e` shapes execute for real.
+
+pub mod kernels;
+pub mod measure;
+pub mod shapes;
+
+use aqueduct_engine::{Engine, EngineConfig, EngineError};
+
+pub use measure::{Report, ResultRow, Sample, compare};
+use shapes::{HANDOFFS, LIMIT_PACKETS, Payload, Rig, SUBMITS};
+
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// Only shapes whose name contains this.
+    pub filter: Option<String>,
+    /// One repetition per shape, no warm-up: checks that every shape works.
+    pub quick: bool,
+    pub device: String,
+}
+
+/// One named shape: operations per repetition and how to run one repetition.
+pub struct Shape<'a> {
+    pub name: String,
+    pub ops_per_rep: u64,
+    run: Box<dyn FnMut() -> Result<Sample, EngineError> + 'a>,
+}
+
+impl<'a> Shape<'a> {
+    fn new(name: String, ops_per_rep: u64, run: impl FnMut() -> Result<Sample, EngineError> + 'a) -> Self {
+        Self { name, ops_per_rep, run: Box::new(run) }
+    }
+}
+
+/// Every shape, in report order (the baseline is measured separately, first).
+pub fn shapes(rig: &Rig) -> Vec<Shape<'_>> {
+    let mut list: Vec<Shape<'_>> = Vec::new();
+    for payload in Payload::ALL {
+        for e2e in [false, true] {
+            for handoffs in HANDOFFS {
+                let mode = if e2e { "e2e" } else { "submit" };
+                list.push(Shape::new(format!("{}/{mode}/{handoffs}", payload.prefix()), handoffs, move || shapes::edges(rig, payload, handoffs, e2e)));
+            }
+        }
+    }
+    for e2e in [false, true] {
+        for length in HANDOFFS {
+            let mode = if e2e { "e2e" } else { "submit" };
+            list.push(Shape::new(format!("chain/{mode}/{length}"), length, move || shapes::chain(rig, length, e2e)));
+        }
+    }
+    for bindings in kernels::BINDING_COUNTS {
+        list.push(Shape::new(format!("dispatch/submit/bindings={bindings}"), SUBMITS, move || shapes::dispatches(rig, bindings)));
+    }
+    for queues in [1usize, 2, 4] {
+        list.push(Shape::new(format!("scale/queues={queues}"), SUBMITS * queues as u64, move || shapes::scaling(rig, queues)));
+    }
+    list
+}
+
+/// Repetitions: (warm-up, measured).
+fn repetitions(quick: bool) -> (usize, usize) {
+    if quick { (0, 1) } else { (1, 9) }
+}
+
+/// Runs the suite. `progress(done, total, name)` is called before each shape.
+pub fn run(options: &BenchOptions, mut progress: impl FnMut(usize, usize, &str)) -> Result<Report, EngineError> {
+    aqueduct_hsa::soft::register_kernels(&kernels::BENCH_CPU_KERNELS);
+    let engine = Engine::with_config(EngineConfig { device: options.device.parse()?, ..EngineConfig::default() })?;
+    let device = engine.device().clone();
+    let agent = device.agents().first().map(|agent| agent.isa.clone()).unwrap_or_default();
+    let rig = Rig::new(device.clone())?;
+    let (warmup, reps) = repetitions(options.quick);
+    let selected: Vec<Shape> = shapes(&rig)
+        .into_iter()
+        .filter(|shape| options.filter.as_deref().is_none_or(|filter| shape.name.contains(filter)))
+        .collect();
+    let total = selected.len() + 1;
+
+    progress(0, total, "limit/ring_write_release");
+    let mut ring = aqueduct_hsa::ring::BaselineRing::default();
+    let limit_samples: Vec<Sample> = (0..warmup + reps.max(5)).map(|_| shapes::limit(&mut ring)).skip(warmup).collect();
+    let mut limit_row = measure::summarize("limit/ring_write_release", LIMIT_PACKETS, &limit_samples);
+    let limit = limit_row.median.max(f64::MIN_POSITIVE);
+    limit_row.ratio_to_limit = 1.0;
+    let mut results = vec![limit_row];
+
+    for (index, mut shape) in selected.into_iter().enumerate() {
+        progress(index + 1, total, &shape.name);
+        for _ in 0..warmup {
+            (shape.run)()?;
+        }
+        let samples = (0..reps).map(|_| (shape.run)()).collect::<Result<Vec<_>, _>>()?;
+        let mut row = measure::summarize(&shape.name, shape.ops_per_rep, &samples);
+        row.ratio_to_limit = row.median / limit;
+        results.push(row);
+    }
+    progress(total, total, "done");
+    Ok(Report {
+        provider: device.provider().to_string(),
+        agent,
+        cpu: measure::cpu_model(),
+        cores: std::thread::available_parallelism().map(usize::from).unwrap_or(1),
+        limit_ns_per_packet: limit,
+        results,
+    })
+}

@@ -1,0 +1,251 @@
+//! The benchmark shapes. Each runs one repetition and returns its times; each checks its own
+//! results (semaphores reached, and for end-to-end shapes the bytes the kernels wrote), so a
+//! shape that measures something broken fails instead of reporting a number.
+
+use std::time::{Duration, Instant};
+
+use aqueduct_engine::{Buffer, Device, Dispatch, EngineError, Kernel, MemoryKind, Queue, thread_cpu_time};
+use aqueduct_hsa::soft::{ExecutionMode, set_queue_mode};
+
+use super::kernels::{BENCH_CODE_OBJECT, BINDING_COUNTS};
+use super::measure::Sample;
+
+const WAIT: Duration = Duration::from_secs(60);
+/// Handoff counts of the dependency shapes.
+pub const HANDOFFS: [u64; 4] = [2, 32, 512, 2048];
+/// Submissions per repetition of the direct-dispatch and scaling shapes.
+pub const SUBMITS: u64 = 512;
+/// Packets per repetition of the physical-limit baseline.
+pub const LIMIT_PACKETS: u64 = 4096;
+
+/// Queues, kernels and memory shared by every shape.
+pub struct Rig {
+    pub device: Device,
+    /// Retire-only on the soft runtime: host cost without kernels competing for the cores.
+    host: Vec<Queue>,
+    /// Normal execution, for end-to-end shapes.
+    e2e: Vec<Queue>,
+    noop: Kernel,
+    tiny: Kernel,
+    bindings: Vec<(usize, Kernel)>,
+    scratch: Buffer,
+}
+
+/// Where the edge shapes' payloads live in `scratch`.
+const COPY_SOURCE: u64 = 0;
+const COPY_TARGET: u64 = 64;
+const FILL_TARGET: u64 = 128;
+const TINY_IN: u64 = 192;
+const TINY_OUT: u64 = 256;
+/// Binding `i` of a bindings shape is the word at `BINDINGS_BASE + 64 * i`.
+const BINDINGS_BASE: u64 = 4096;
+
+impl Rig {
+    pub fn new(device: Device) -> Result<Self, EngineError> {
+        let soft = device.provider() == "soft";
+        let make = |mode: ExecutionMode| -> Result<Vec<Queue>, EngineError> {
+            (0..4)
+                .map(|_| {
+                    let queue = device.create_queue()?;
+                    if soft {
+                        set_queue_mode(queue.hsa_queue(), mode).map_err(|error| EngineError::InvalidArgument {
+                            what: "soft queue mode",
+                            reason: format!("{error:?}"),
+                        })?;
+                    }
+                    Ok(queue)
+                })
+                .collect()
+        };
+        let executable = device.load_executable(BENCH_CODE_OBJECT)?;
+        let bindings = BINDING_COUNTS
+            .iter()
+            .filter(|count| **count > 0)
+            .map(|count| Ok((*count, executable.kernel(&format!("bindings_{count}"))?)))
+            .collect::<Result<Vec<_>, EngineError>>()?;
+        let scratch = device.allocate(MemoryKind::HostVisible, BINDINGS_BASE + 64 * 256)?;
+        scratch.write(0, &vec![0; scratch.size() as usize])?;
+        scratch.write(COPY_SOURCE, &[9, 8, 7, 6])?;
+        scratch.write(TINY_IN, &5u32.to_le_bytes())?;
+        Ok(Self {
+            host: make(ExecutionMode::RetireOnly)?,
+            e2e: make(ExecutionMode::Strict)?,
+            noop: executable.kernel("noop")?,
+            tiny: executable.kernel("tiny")?,
+            bindings,
+            scratch,
+            device,
+        })
+    }
+
+    fn queues(&self, e2e: bool) -> &[Queue] {
+        if e2e { &self.e2e } else { &self.host }
+    }
+
+}
+
+/// What an edge carries besides its cross-queue wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Payload {
+    Edge,
+    Copy4,
+    Fill4,
+    Dispatch,
+    Noop,
+}
+
+impl Payload {
+    pub const ALL: [Payload; 5] = [Payload::Edge, Payload::Copy4, Payload::Fill4, Payload::Dispatch, Payload::Noop];
+
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Payload::Edge => "edge",
+            Payload::Copy4 => "edge+copy4",
+            Payload::Fill4 => "edge+fill4",
+            Payload::Dispatch => "edge+dispatch",
+            Payload::Noop => "edge+noop",
+        }
+    }
+}
+
+fn mismatch(what: &str, expected: impl std::fmt::Debug, found: impl std::fmt::Debug) -> EngineError {
+    EngineError::InvalidArgument { what: "benchmark result", reason: format!("{what}: expected {expected:?}, found {found:?}") }
+}
+
+/// Times `submit` (submission only) and then everything until `finish` returns.
+fn timed(submit: impl FnOnce() -> Result<(), EngineError>, finish: impl FnOnce() -> Result<(), EngineError>, e2e: bool) -> Result<Sample, EngineError> {
+    let (wall, cpu) = (Instant::now(), thread_cpu_time());
+    submit()?;
+    let submitted = Sample { wall: wall.elapsed(), host_cpu: thread_cpu_time() - cpu };
+    finish()?;
+    let finished = Sample { wall: wall.elapsed(), host_cpu: thread_cpu_time() - cpu };
+    Ok(if e2e { finished } else { submitted })
+}
+
+/// `handoffs` operations alternating between two queues, each waiting on the previous one.
+pub fn edges(rig: &Rig, payload: Payload, handoffs: u64, e2e: bool) -> Result<Sample, EngineError> {
+    let queues = rig.queues(e2e);
+    let chain = rig.device.create_semaphore(0)?;
+    let scratch = &rig.scratch;
+    if e2e {
+        // Earlier repetitions finished (their semaphores were waited on); clear their results so
+        // this one's are checked afresh.
+        for offset in [COPY_TARGET, FILL_TARGET, TINY_OUT] {
+            scratch.write(offset, &[0; 4])?;
+        }
+    }
+    let tiny_bindings = [scratch.range(TINY_OUT, 4), scratch.range(TINY_IN, 4)];
+    let tiny = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&tiny_bindings).constants(&[1, 2]);
+    let noop = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]);
+    let sample = timed(
+        || {
+            for step in 0..handoffs {
+                let queue = &queues[(step & 1) as usize];
+                let (waits, signals) = ([chain.at(step)], [chain.at(step + 1)]);
+                match payload {
+                    Payload::Edge => queue.barrier(&waits, &signals),
+                    Payload::Copy4 => queue.copy(scratch.range(COPY_SOURCE, 4), scratch.range(COPY_TARGET, 4), &waits, &signals),
+                    Payload::Fill4 => queue.fill(scratch.range(FILL_TARGET, 4), &[1, 2, 3, 4], &waits, &signals),
+                    Payload::Dispatch => queue.dispatch(&rig.tiny, &tiny, &waits, &signals),
+                    Payload::Noop => queue.dispatch(&rig.noop, &noop, &waits, &signals),
+                }?;
+            }
+            Ok(())
+        },
+        || chain.wait(handoffs, WAIT),
+        e2e,
+    )?;
+    if chain.value() != handoffs {
+        return Err(mismatch("chain semaphore", handoffs, chain.value()));
+    }
+    if e2e {
+        verify_payload(rig, payload)?;
+    }
+    Ok(sample)
+}
+
+/// The bytes an end-to-end edge payload must have left behind.
+fn verify_payload(rig: &Rig, payload: Payload) -> Result<(), EngineError> {
+    let (offset, expected) = match payload {
+        Payload::Copy4 => (COPY_TARGET, [9, 8, 7, 6]),
+        Payload::Fill4 => (FILL_TARGET, [1, 2, 3, 4]),
+        Payload::Dispatch => (TINY_OUT, 8u32.to_le_bytes()),
+        Payload::Edge | Payload::Noop => return Ok(()),
+    };
+    let mut found = [0; 4];
+    rig.scratch.read(offset, &mut found)?;
+    if found == expected { Ok(()) } else { Err(mismatch(payload.prefix(), expected, found)) }
+}
+
+/// `length` barriers on one queue, each waiting on the previous one (elided by queue order).
+pub fn chain(rig: &Rig, length: u64, e2e: bool) -> Result<Sample, EngineError> {
+    let queue = &rig.queues(e2e)[0];
+    let chain = rig.device.create_semaphore(0)?;
+    let sample = timed(
+        || (0..length).try_for_each(|step| queue.barrier(&[chain.at(step)], &[chain.at(step + 1)])),
+        || chain.wait(length, WAIT),
+        e2e,
+    )?;
+    if chain.value() != length {
+        return Err(mismatch("chain semaphore", length, chain.value()));
+    }
+    Ok(sample)
+}
+
+/// [`SUBMITS`] direct dispatches with `count` bindings, each signalling once.
+pub fn dispatches(rig: &Rig, count: usize) -> Result<Sample, EngineError> {
+    let queue = &rig.host[0];
+    let done = rig.device.create_semaphore(0)?;
+    let bindings: Vec<_> = (0..count as u64).map(|index| rig.scratch.range(BINDINGS_BASE + 64 * index, 4)).collect();
+    let (kernel, dispatch) = match rig.bindings.iter().find(|(n, _)| *n == count) {
+        Some((_, kernel)) => (kernel, Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings)),
+        None => (&rig.noop, Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1])),
+    };
+    let sample = timed(
+        || (1..=SUBMITS).try_for_each(|value| queue.dispatch(kernel, &dispatch, &[], &[done.at(value)])),
+        || done.wait(SUBMITS, WAIT),
+        false,
+    )?;
+    if done.value() != SUBMITS {
+        return Err(mismatch("dispatch semaphore", SUBMITS, done.value()));
+    }
+    Ok(sample)
+}
+
+/// `queues` threads, each submitting [`SUBMITS`] dispatches to its own queue. Wall time runs from
+/// the common start to the last thread's last submit; CPU time is summed over the threads.
+pub fn scaling(rig: &Rig, queues: usize) -> Result<Sample, EngineError> {
+    let start = std::sync::Barrier::new(queues);
+    let noop = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]);
+    let results: Vec<Result<(Instant, Instant, Duration), EngineError>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = rig.host[..queues]
+            .iter()
+            .map(|queue| {
+                let (start, noop, kernel, device) = (&start, &noop, &rig.noop, &rig.device);
+                scope.spawn(move || {
+                    let done = device.create_semaphore(0)?;
+                    start.wait();
+                    let (began, cpu) = (Instant::now(), thread_cpu_time());
+                    for value in 1..=SUBMITS {
+                        queue.dispatch(kernel, noop, &[], &[done.at(value)])?;
+                    }
+                    let (ended, cpu) = (Instant::now(), thread_cpu_time() - cpu);
+                    done.wait(SUBMITS, WAIT)?;
+                    Ok((began, ended, cpu))
+                })
+            })
+            .collect();
+        workers.into_iter().map(|worker| worker.join().unwrap_or_else(|_| Err(mismatch("worker", "no panic", "panic")))).collect()
+    });
+    let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let began = results.iter().map(|result| result.0).min().unwrap_or_else(Instant::now);
+    let ended = results.iter().map(|result| result.1).max().unwrap_or(began);
+    Ok(Sample { wall: ended - began, host_cpu: results.iter().map(|result| result.2).sum() })
+}
+
+/// The physical-limit baseline: [`LIMIT_PACKETS`] packets written and release-published.
+pub fn limit(ring: &mut aqueduct_hsa::ring::BaselineRing) -> Sample {
+    let (wall, cpu) = (Instant::now(), thread_cpu_time());
+    ring.write_release(LIMIT_PACKETS);
+    Sample { wall: wall.elapsed(), host_cpu: thread_cpu_time() - cpu }
+}
