@@ -70,7 +70,7 @@ pub fn shapes(rig: &Rig) -> Vec<Shape<'_>> {
 
 /// Repetitions: (warm-up, measured).
 fn repetitions(quick: bool) -> (usize, usize) {
-    if quick { (0, 1) } else { (1, 9) }
+    if quick { (0, 1) } else { (2, 21) }
 }
 
 /// Runs the suite. `progress(done, total, name)` is called before each shape.

@@ -79,19 +79,25 @@ pub fn drain(rings: &mut QueueRings, rows: &mut EpochRows, retired: u64) -> Drai
     let mut kernarg_end = rings.kernargs.reclaimed;
     let mut coalescer = Coalescer { rings, pending: None, outcome: DrainOutcome::default() };
     for epoch in first..=last {
-        let Ok((row, mut signals, mut retained, mut waits)) = rows.get_mut(coalescer.rings.epochs.row(epoch)) else { continue };
+        let Ok((row, signals, _, waits)) = rows.get(coalescer.rings.epochs.row(epoch)) else { continue };
         match failed_dependency(coalescer.rings, &waits.0) {
             None => signals.0.iter().for_each(|signal| coalescer.push(*signal)),
             Some(failure) => signals.0.iter().for_each(|signal| coalescer.fail(*signal, failure)),
         }
         release_slots(coalescer.rings, &waits.0);
-        signals.0.clear();
-        retained.0.clear();
-        waits.0.clear();
         kernarg_end = row.kernarg_end;
         coalescer.outcome.epochs += 1;
     }
     coalescer.flush();
+    // Only now release what the epochs retained: a coalesced signal is stored at the flush, and
+    // dropping a semaphore's last handle before it would free the slot for reuse while a store
+    // to it is still pending.
+    for epoch in first..=last {
+        let Ok((_, mut signals, mut retained, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) else { continue };
+        signals.0.clear();
+        retained.0.clear();
+        waits.0.clear();
+    }
     let outcome = coalescer.outcome;
     rings.kernargs.reclaimed = kernarg_end;
     rings.epochs.reclaimed = last;

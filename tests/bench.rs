@@ -1,0 +1,100 @@
+//! `aqueduct bench`: every shape runs once in quick mode with its results verified (each shape
+//! checks its semaphores and, end to end, the bytes its kernels wrote), and the JSON report has
+//! every documented field. These tests check that shapes work, never how fast they are.
+
+use std::process::Command;
+
+use aqueduct::bench::{BenchOptions, Report};
+
+fn expected_names() -> Vec<String> {
+    let mut names = vec!["limit/ring_write_release".to_string()];
+    for prefix in ["edge", "edge+copy4", "edge+fill4", "edge+dispatch", "edge+noop"] {
+        for mode in ["submit", "e2e"] {
+            for handoffs in [2, 32, 512, 2048] {
+                names.push(format!("{prefix}/{mode}/{handoffs}"));
+            }
+        }
+    }
+    for mode in ["submit", "e2e"] {
+        for length in [2, 32, 512, 2048] {
+            names.push(format!("chain/{mode}/{length}"));
+        }
+    }
+    for bindings in [0, 4, 16, 64, 256] {
+        names.push(format!("dispatch/submit/bindings={bindings}"));
+    }
+    for queues in [1, 2, 4] {
+        names.push(format!("scale/queues={queues}"));
+    }
+    names
+}
+
+#[test]
+fn every_shape_runs_once_in_quick_mode() {
+    let mut seen = Vec::new();
+    let options = BenchOptions { filter: None, quick: true, device: "soft".into() };
+    let report = aqueduct::bench::run(&options, |_, _, name| seen.push(name.to_string())).expect("every shape succeeds");
+    let names: Vec<String> = report.results.iter().map(|row| row.name.clone()).collect();
+    assert_eq!(names, expected_names());
+    assert_eq!(report.provider, "soft");
+    assert!(report.limit_ns_per_packet > 0.0);
+    for row in &report.results {
+        assert_eq!(row.unit, "ns/op");
+        assert!(row.median > 0.0 && row.p10 <= row.median && row.median <= row.p90, "{row:?}");
+        assert!(row.ops_per_rep > 0 && row.ratio_to_limit > 0.0, "{row:?}");
+    }
+    assert!(seen.iter().any(|name| name == "edge/e2e/2048"), "progress reported every shape");
+}
+
+#[test]
+fn json_report_has_every_documented_field_and_compare_reads_it() {
+    let binary = env!("CARGO_BIN_EXE_aqueduct");
+    let output = Command::new(binary).args(["bench", "--quick", "--json", "--device", "soft", "--filter", "edge/submit/2"]).output().expect("runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).expect("stdout is JSON");
+    for field in ["provider", "agent", "cpu", "cores", "limit_ns_per_packet", "results"] {
+        assert!(value.get(field).is_some(), "missing {field}");
+    }
+    let rows = value["results"].as_array().expect("results array");
+    let names: Vec<&str> = rows.iter().filter_map(|row| row["name"].as_str()).collect();
+    assert_eq!(names, ["limit/ring_write_release", "edge/submit/2", "edge/submit/2048"]);
+    for row in rows {
+        for field in ["name", "unit", "ops_per_rep", "median", "p10", "p90", "host_cpu_median", "ratio_to_limit"] {
+            assert!(row.get(field).is_some(), "row misses {field}: {row}");
+        }
+        assert_eq!(row.as_object().map(|object| object.len()), Some(8), "no undocumented fields: {row}");
+    }
+    assert_eq!(value.as_object().map(|object| object.len()), Some(6), "no undocumented fields");
+    let report: Report = serde_json::from_value(value).expect("typed");
+
+    // --compare reads two reports and prints a row per shape.
+    let directory = std::env::temp_dir().join(format!("aqueduct-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let (old, new) = (directory.join("old.json"), directory.join("new.json"));
+    let mut slower = report.clone();
+    slower.results[1].median *= 2.0;
+    std::fs::write(&old, serde_json::to_string(&report).unwrap()).unwrap();
+    std::fs::write(&new, serde_json::to_string(&slower).unwrap()).unwrap();
+    let output = Command::new(binary).args(["bench", "--compare"]).arg(&old).arg(&new).output().expect("runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(text.lines().any(|line| line.starts_with("edge/submit/2 ") && line.contains("+100.0%") && line.contains("slower")), "{text}");
+    std::fs::remove_dir_all(directory).ok();
+}
+
+#[test]
+fn bench_kernels_cpu_twins_match_the_code_object() {
+    let code_object = aqueduct::codeobject::CodeObject::parse(aqueduct::bench::kernels::BENCH_CODE_OBJECT).expect("parses");
+    let explicit = |name: &str| -> Vec<(u32, u32, String)> {
+        let kernel = code_object.kernel(name).expect("kernel exists");
+        kernel.args.iter().filter(|arg| !arg.value_kind.is_hidden()).map(|arg| (arg.offset, arg.size, arg.value_kind.as_str().to_string())).collect()
+    };
+    assert!(explicit("noop").is_empty());
+    assert_eq!(explicit("tiny"), [(0, 8, "global_buffer".into()), (8, 8, "global_buffer".into()), (16, 4, "by_value".into()), (20, 4, "by_value".into())]);
+    for count in [4u32, 16, 64, 256] {
+        let expected: Vec<_> = (0..count).map(|index| (8 * index, 8, "global_buffer".to_string())).collect();
+        assert_eq!(explicit(&format!("bindings_{count}")), expected);
+    }
+    let symbols: Vec<_> = aqueduct::bench::kernels::BENCH_CPU_KERNELS.iter().map(|kernel| kernel.symbol).collect();
+    assert_eq!(symbols, ["noop.kd", "tiny.kd", "bindings_4.kd", "bindings_16.kd", "bindings_64.kd", "bindings_256.kd"]);
+}
