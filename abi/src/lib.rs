@@ -4,6 +4,7 @@
 //! `hsa` crate's conformance test compares them against ROCr's own C headers. Nothing here has
 //! behaviour beyond bit packing: the hot path writes these structs straight into ring memory.
 
+pub mod block_program;
 pub mod implicit_kernargs;
 pub mod kernel_descriptor;
 pub mod packet;
