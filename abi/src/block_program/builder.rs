@@ -5,8 +5,9 @@
 //! records; what it cannot derive (indices inside commands) the validator checks.
 
 use super::{
-    BLOCK_ALIGN, BLOCK_HEADER_SIZE, BLOCK_TABLE_ENTRY_SIZE, BindingSource, BlockHeader, BlockProgram, Command,
-    PROGRAM_HEADER_SIZE, PatchRecord, ProgramHeader, RODATA_ALIGN, ReplayCost, SourceKind, TerminatorKind,
+    BLOCK_ALIGN, BLOCK_HEADER_SIZE, BLOCK_TABLE_ENTRY_SIZE, BindingSource, BlockHeader, BlockProgram,
+    Command, PROGRAM_HEADER_SIZE, PatchRecord, ProgramHeader, RODATA_ALIGN, ReplayCost, SourceKind,
+    TerminatorKind,
 };
 
 /// One block under construction. Source and patch indices returned by the `push_*` methods are
@@ -22,7 +23,13 @@ pub struct BlockBuf {
 
 impl BlockBuf {
     pub fn new(terminator: TerminatorKind) -> Self {
-        Self { terminator, commands: Vec::new(), sources: Vec::new(), patches: Vec::new(), rodata: Vec::new() }
+        Self {
+            terminator,
+            commands: Vec::new(),
+            sources: Vec::new(),
+            patches: Vec::new(),
+            rodata: Vec::new(),
+        }
     }
 
     /// Appends a command (any per-kind record) and returns its index.
@@ -82,7 +89,8 @@ impl BlockBuf {
             .next_multiple_of(RODATA_ALIGN as usize);
         let block_length = (rodata_offset + self.rodata.len()).next_multiple_of(BLOCK_ALIGN as usize);
 
-        let count = |kind: SourceKind| index_u32(self.sources.iter().filter(|s| s.kind == kind as u8).count());
+        let count =
+            |kind: SourceKind| index_u32(self.sources.iter().filter(|s| s.kind == kind as u8).count());
         let cost = self.replay_cost();
         let header = BlockHeader {
             block_length: index_u32(block_length),
@@ -195,4 +203,3 @@ fn index_u32(value: usize) -> u32 {
 const _: () = assert!(size_of::<Command>() == super::COMMAND_SIZE as usize);
 const _: () = assert!(size_of::<BindingSource>() == super::BINDING_SOURCE_SIZE as usize);
 const _: () = assert!(size_of::<PatchRecord>() == super::PATCH_RECORD_SIZE as usize);
-

@@ -235,7 +235,12 @@ assert_offset!(DispatchCommand, indirect_source, 62);
 impl DispatchCommand {
     /// A dispatch with 16-byte kernarg alignment and no template, sources, patches, constants,
     /// implicit arguments or indirect grid; the caller fills in what the strategy needs.
-    pub fn new(strategy: KernargStrategy, kernel_object: u64, grid_size: [u32; 3], workgroup_size: [u16; 3]) -> Self {
+    pub fn new(
+        strategy: KernargStrategy,
+        kernel_object: u64,
+        grid_size: [u32; 3],
+        workgroup_size: [u16; 3],
+    ) -> Self {
         Self {
             header: CommandHeader::new(CommandKind::Dispatch, CommandFlags::NONE),
             kernarg_strategy: strategy as u8,
@@ -461,7 +466,14 @@ assert_offset!(CondBranchCommand, not_taken_block, 20);
 assert_offset!(CondBranchCommand, reserved1, 24);
 
 impl CondBranchCommand {
-    pub fn new(source: u16, width: u8, compare: CompareOp, operand: u64, taken_block: u32, not_taken_block: u32) -> Self {
+    pub fn new(
+        source: u16,
+        width: u8,
+        compare: CompareOp,
+        operand: u64,
+        taken_block: u32,
+        not_taken_block: u32,
+    ) -> Self {
         Self {
             header: CommandHeader::new(CommandKind::CondBranch, CommandFlags::NONE),
             width,
@@ -482,7 +494,11 @@ impl CondBranchCommand {
     /// `None` for an unknown comparison, which a validated program does not contain.
     pub fn next_block(&self, value: u64) -> Option<u32> {
         let value = if self.width == 4 { value & u64::from(u32::MAX) } else { value };
-        Some(if self.compare_op()?.holds(value, self.operand) { self.taken_block } else { self.not_taken_block })
+        Some(if self.compare_op()?.holds(value, self.operand) {
+            self.taken_block
+        } else {
+            self.not_taken_block
+        })
     }
 }
 
@@ -585,7 +601,9 @@ impl DecodedCommand {
                 }
             }
             Self::Fill(_) | Self::Copy(_) | Self::ProfileMarker(_) => (1, BUILTIN_KERNARG_BYTES),
-            Self::Update(u) => (1, align_up(UPDATE_KERNARG_HEADER_BYTES + u64::from(u.length), KERNARG_BLOCK_BYTES)),
+            Self::Update(u) => {
+                (1, align_up(UPDATE_KERNARG_HEADER_BYTES + u64::from(u.length), KERNARG_BLOCK_BYTES))
+            }
             Self::Barrier(_) => (1, 0),
             Self::Branch(_) | Self::CondBranch(_) | Self::Return(_) => (0, 0),
         };

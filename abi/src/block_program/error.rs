@@ -69,57 +69,175 @@ impl fmt::Display for Section {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProgramError {
     /// The bytes end before `section` does.
-    Truncated { at: Location, section: Section, needed: u64, available: u64 },
+    Truncated {
+        at: Location,
+        section: Section,
+        needed: u64,
+        available: u64,
+    },
     /// `magic` is not [`super::PROGRAM_MAGIC`] / [`super::BLOCK_MAGIC`].
-    BadMagic { at: Location, found: u32 },
-    UnsupportedVersion { at: Location, found: u16 },
+    BadMagic {
+        at: Location,
+        found: u32,
+    },
+    UnsupportedVersion {
+        at: Location,
+        found: u16,
+    },
     /// A reserved field or bit is not zero.
-    ReservedNotZero { at: Location, field: &'static str },
+    ReservedNotZero {
+        at: Location,
+        field: &'static str,
+    },
     /// A declared count or length disagrees with what is actually there.
-    CountMismatch { at: Location, field: &'static str, declared: u64, actual: u64 },
+    CountMismatch {
+        at: Location,
+        field: &'static str,
+        declared: u64,
+        actual: u64,
+    },
     /// A field holds a value outside its domain (unknown enum, zero where nonzero is required...).
-    InvalidField { at: Location, field: &'static str, value: u64 },
-    MisalignedSection { at: Location, section: Section, offset: u64, align: u32 },
+    InvalidField {
+        at: Location,
+        field: &'static str,
+        value: u64,
+    },
+    MisalignedSection {
+        at: Location,
+        section: Section,
+        offset: u64,
+        align: u32,
+    },
     /// `offset..offset + length` does not fit in `0..limit` (the program or the block).
-    SectionOutOfRange { at: Location, section: Section, offset: u64, length: u64, limit: u64 },
-    OverlappingSections { at: Location, first: Section, second: Section },
+    SectionOutOfRange {
+        at: Location,
+        section: Section,
+        offset: u64,
+        length: u64,
+        limit: u64,
+    },
+    OverlappingSections {
+        at: Location,
+        first: Section,
+        second: Section,
+    },
     /// A block starts before the previous block (or, for `None`, the block table) ends.
-    OverlappingBlocks { at: Location, previous: Option<u32> },
+    OverlappingBlocks {
+        at: Location,
+        previous: Option<u32>,
+    },
     /// The block header's `ordinal` is not its index in the block table.
-    OrdinalMismatch { at: Location, found: u32 },
-    UnknownTerminator { at: Location, value: u8 },
-    UnknownCommandKind { at: Location, kind: u8 },
+    OrdinalMismatch {
+        at: Location,
+        found: u32,
+    },
+    UnknownTerminator {
+        at: Location,
+        value: u8,
+    },
+    UnknownCommandKind {
+        at: Location,
+        kind: u8,
+    },
     /// A fence scope uses the reserved encoding 3.
-    InvalidFenceScope { at: Location, field: &'static str, value: u8 },
+    InvalidFenceScope {
+        at: Location,
+        field: &'static str,
+        value: u8,
+    },
     /// A binding-source, patch or binding-table index (or a range's end) is not below `limit`.
-    IndexOutOfRange { at: Location, field: &'static str, index: u64, limit: u64 },
+    IndexOutOfRange {
+        at: Location,
+        field: &'static str,
+        index: u64,
+        limit: u64,
+    },
     /// `offset..offset + length` does not fit in the block's rodata.
-    RodataOutOfRange { at: Location, field: &'static str, offset: u64, length: u64, rodata_length: u32 },
+    RodataOutOfRange {
+        at: Location,
+        field: &'static str,
+        offset: u64,
+        length: u64,
+        rodata_length: u32,
+    },
     /// A field that must be a multiple of `align` is not.
-    MisalignedField { at: Location, field: &'static str, value: u64, align: u64 },
+    MisalignedField {
+        at: Location,
+        field: &'static str,
+        value: u64,
+        align: u64,
+    },
     /// A template strategy's template is shorter than the kernarg segment it initialises.
-    TemplateTooShort { at: Location, template_length: u16, kernarg_size: u16 },
+    TemplateTooShort {
+        at: Location,
+        template_length: u16,
+        kernarg_size: u16,
+    },
     /// Kernarg bytes a dispatch writes (`offset..offset + length`) exceed its `kernarg_size`.
-    KernargOutOfRange { at: Location, field: &'static str, offset: u64, length: u64, kernarg_size: u16 },
+    KernargOutOfRange {
+        at: Location,
+        field: &'static str,
+        offset: u64,
+        length: u64,
+        kernarg_size: u16,
+    },
     /// Patch `patch` of the dispatch at `at` writes past the dispatch's kernarg segment.
-    PatchOutOfRange { at: Location, patch: u32, kernarg_offset: u32, kernarg_size: u16 },
+    PatchOutOfRange {
+        at: Location,
+        patch: u32,
+        kernarg_offset: u32,
+        kernarg_size: u16,
+    },
     /// Patch `patch` of the dispatch at `at` is not 8-byte aligned.
-    MisalignedPatch { at: Location, patch: u32, kernarg_offset: u32 },
+    MisalignedPatch {
+        at: Location,
+        patch: u32,
+        kernarg_offset: u32,
+    },
     /// A grid or workgroup axis is zero.
-    ZeroDimension { at: Location, field: &'static str, axis: u8 },
-    InvalidFillWidth { at: Location, width: u8 },
+    ZeroDimension {
+        at: Location,
+        field: &'static str,
+        axis: u8,
+    },
+    InvalidFillWidth {
+        at: Location,
+        width: u8,
+    },
     /// A branch names a block that does not exist.
-    BranchTargetOutOfRange { at: Location, field: &'static str, target: u32, block_count: u32 },
+    BranchTargetOutOfRange {
+        at: Location,
+        field: &'static str,
+        target: u32,
+        block_count: u32,
+    },
     /// A branch, conditional branch or return before the block's last command.
-    MisplacedControl { at: Location, kind: CommandKind },
+    MisplacedControl {
+        at: Location,
+        kind: CommandKind,
+    },
     /// The header's terminator needs a final control command that the block does not end with.
-    MissingTerminator { at: Location, terminator: TerminatorKind },
+    MissingTerminator {
+        at: Location,
+        terminator: TerminatorKind,
+    },
     /// The block ends with a control command of another kind than its header's terminator says.
-    TerminatorMismatch { at: Location, terminator: TerminatorKind, found: CommandKind },
+    TerminatorMismatch {
+        at: Location,
+        terminator: TerminatorKind,
+        found: CommandKind,
+    },
     /// The last block falls through to a block that does not exist.
-    FallthroughPastEnd { at: Location },
+    FallthroughPastEnd {
+        at: Location,
+    },
     /// A block's worst case is below what its commands need under the replay cost model.
-    WorstCaseTooSmall { at: Location, field: &'static str, declared: u32, required: u64 },
+    WorstCaseTooSmall {
+        at: Location,
+        field: &'static str,
+        declared: u32,
+        required: u64,
+    },
 }
 
 impl ProgramError {
@@ -228,15 +346,21 @@ impl fmt::Display for ProgramError {
             Self::SectionOutOfRange { section, offset, length, limit, .. } => {
                 write!(f, "{at}: {section} at {offset:#x}, {length} bytes, does not fit in {limit} bytes")
             }
-            Self::OverlappingSections { first, second, .. } => write!(f, "{at}: {second} overlaps the {first}"),
-            Self::OverlappingBlocks { previous: Some(previous), .. } => write!(f, "{at} overlaps block {previous}"),
+            Self::OverlappingSections { first, second, .. } => {
+                write!(f, "{at}: {second} overlaps the {first}")
+            }
+            Self::OverlappingBlocks { previous: Some(previous), .. } => {
+                write!(f, "{at} overlaps block {previous}")
+            }
             Self::OverlappingBlocks { previous: None, .. } => {
                 write!(f, "{at} overlaps the program header or block table")
             }
             Self::OrdinalMismatch { found, .. } => write!(f, "{at}: header says ordinal {found}"),
             Self::UnknownTerminator { value, .. } => write!(f, "{at}: unknown terminator {value}"),
             Self::UnknownCommandKind { kind, .. } => write!(f, "{at}: unknown command kind {kind}"),
-            Self::InvalidFenceScope { field, value, .. } => write!(f, "{at}: reserved {field} fence scope {value}"),
+            Self::InvalidFenceScope { field, value, .. } => {
+                write!(f, "{at}: reserved {field} fence scope {value}")
+            }
             Self::IndexOutOfRange { field, index, limit, .. } => {
                 write!(f, "{at}: {field} {index} is out of range (limit {limit})")
             }
@@ -268,7 +392,9 @@ impl fmt::Display for ProgramError {
             Self::BranchTargetOutOfRange { field, target, block_count, .. } => {
                 write!(f, "{at}: {field} names block {target} of {block_count}")
             }
-            Self::MisplacedControl { kind, .. } => write!(f, "{at}: {kind:?} before the block's last command"),
+            Self::MisplacedControl { kind, .. } => {
+                write!(f, "{at}: {kind:?} before the block's last command")
+            }
             Self::MissingTerminator { terminator, .. } => {
                 write!(f, "{at}: terminator {terminator:?} but the block does not end with that command")
             }

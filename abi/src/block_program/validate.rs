@@ -6,12 +6,12 @@
 
 use super::view::{read, read_element, slice};
 use super::{
-    BLOCK_ALIGN, BLOCK_HEADER_SIZE, BLOCK_MAGIC, BLOCK_TABLE_ALIGN, BLOCK_TABLE_ENTRY_SIZE, BindingSource,
-    BlockHeader, BlockProgram, COMMAND_ALIGN, COMMAND_SIZE, Command, CommandFlags, DecodedCommand,
-    DispatchCommand, KernargStrategy, Location, MAX_KERNARG_ALIGNMENT, NO_IMPLICIT_ARGS, NO_SOURCE,
-    PATCH_ALIGN, PATCH_RECORD_SIZE, PROGRAM_HEADER_SIZE, PROGRAM_MAGIC, PROGRAM_VERSION, PatchRecord,
-    ProgramError, ProgramHeader, RODATA_ALIGN, ReplayCost, SOURCE_ALIGN, BINDING_SOURCE_SIZE, Section,
-    SourceKind,
+    BINDING_SOURCE_SIZE, BLOCK_ALIGN, BLOCK_HEADER_SIZE, BLOCK_MAGIC, BLOCK_TABLE_ALIGN,
+    BLOCK_TABLE_ENTRY_SIZE, BindingSource, BlockHeader, BlockProgram, COMMAND_ALIGN, COMMAND_SIZE, Command,
+    CommandFlags, DecodedCommand, DispatchCommand, KernargStrategy, Location, MAX_KERNARG_ALIGNMENT,
+    NO_IMPLICIT_ARGS, NO_SOURCE, PATCH_ALIGN, PATCH_RECORD_SIZE, PROGRAM_HEADER_SIZE, PROGRAM_MAGIC,
+    PROGRAM_VERSION, PatchRecord, ProgramError, ProgramHeader, RODATA_ALIGN, ReplayCost, SOURCE_ALIGN,
+    Section, SourceKind,
 };
 
 type Result<T> = core::result::Result<T, ProgramError>;
@@ -45,7 +45,12 @@ pub fn validate(bytes: &[u8]) -> Result<BlockProgram<'_>> {
         return Err(ProgramError::Truncated { at, section: Section::Program, needed: total, available });
     }
     if total < available {
-        return Err(ProgramError::CountMismatch { at, field: "total_length", declared: total, actual: available });
+        return Err(ProgramError::CountMismatch {
+            at,
+            field: "total_length",
+            declared: total,
+            actual: available,
+        });
     }
     if header.block_count == 0 {
         return Err(ProgramError::InvalidField { at, field: "block_count", value: 0 });
@@ -81,12 +86,13 @@ pub fn validate(bytes: &[u8]) -> Result<BlockProgram<'_>> {
     let mut previous_end = table_offset + table_length;
     let mut previous = None;
     for ordinal in 0..header.block_count {
-        let offset: u32 = read_element(bytes, header.block_table_offset, ordinal).ok_or(ProgramError::Truncated {
-            at,
-            section: Section::BlockTable,
-            needed: table_offset + table_length,
-            available,
-        })?;
+        let offset: u32 =
+            read_element(bytes, header.block_table_offset, ordinal).ok_or(ProgramError::Truncated {
+                at,
+                section: Section::BlockTable,
+                needed: table_offset + table_length,
+                available,
+            })?;
         previous_end = check_block(bytes, &header, ordinal, offset, previous_end, previous)?;
         previous = Some(ordinal);
     }
@@ -107,7 +113,12 @@ fn check_block(
     let start = u64::from(offset);
     let header_size = u64::from(BLOCK_HEADER_SIZE);
     if !start.is_multiple_of(u64::from(BLOCK_ALIGN)) {
-        return Err(ProgramError::MisalignedSection { at, section: Section::Block, offset: start, align: BLOCK_ALIGN });
+        return Err(ProgramError::MisalignedSection {
+            at,
+            section: Section::Block,
+            offset: start,
+            align: BLOCK_ALIGN,
+        });
     }
     if start < previous_end {
         return Err(ProgramError::OverlappingBlocks { at, previous });
@@ -156,7 +167,13 @@ fn check_block(
         });
     }
     if start + length > total {
-        return Err(ProgramError::SectionOutOfRange { at, section: Section::Block, offset: start, length, limit: total });
+        return Err(ProgramError::SectionOutOfRange {
+            at,
+            section: Section::Block,
+            offset: start,
+            length,
+            limit: total,
+        });
     }
     let bytes = slice(program, start, length).ok_or(ProgramError::Truncated {
         at,
@@ -167,9 +184,19 @@ fn check_block(
 
     let source_count = header.source_count();
     let sections = [
-        (Section::Commands, header.command_offset, u64::from(header.command_count) * u64::from(COMMAND_SIZE), COMMAND_ALIGN),
+        (
+            Section::Commands,
+            header.command_offset,
+            u64::from(header.command_count) * u64::from(COMMAND_SIZE),
+            COMMAND_ALIGN,
+        ),
         (Section::Sources, header.source_offset, source_count * u64::from(BINDING_SOURCE_SIZE), SOURCE_ALIGN),
-        (Section::Patches, header.patch_offset, u64::from(header.patch_count) * u64::from(PATCH_RECORD_SIZE), PATCH_ALIGN),
+        (
+            Section::Patches,
+            header.patch_offset,
+            u64::from(header.patch_count) * u64::from(PATCH_RECORD_SIZE),
+            PATCH_ALIGN,
+        ),
         (Section::Rodata, header.rodata_offset, u64::from(header.rodata_length), RODATA_ALIGN),
     ];
     for (section, offset, size, align) in sections {
@@ -177,10 +204,20 @@ fn check_block(
             return Err(ProgramError::MisalignedSection { at, section, offset: u64::from(offset), align });
         }
         if u64::from(offset) + size > length {
-            return Err(ProgramError::SectionOutOfRange { at, section, offset: u64::from(offset), length: size, limit: length });
+            return Err(ProgramError::SectionOutOfRange {
+                at,
+                section,
+                offset: u64::from(offset),
+                length: size,
+                limit: length,
+            });
         }
         if size > 0 && u64::from(offset) < header_size {
-            return Err(ProgramError::OverlappingSections { at, first: Section::BlockHeader, second: section });
+            return Err(ProgramError::OverlappingSections {
+                at,
+                first: Section::BlockHeader,
+                second: section,
+            });
         }
     }
     for (i, &(first, first_offset, first_size, _)) in sections.iter().enumerate() {
@@ -275,7 +312,13 @@ impl BlockCheck<'_> {
                     }
                     dynamics += 1;
                 }
-                None => return Err(ProgramError::InvalidField { at, field: "kind", value: u64::from(source.kind) }),
+                None => {
+                    return Err(ProgramError::InvalidField {
+                        at,
+                        field: "kind",
+                        value: u64::from(source.kind),
+                    });
+                }
             }
         }
         let at = self.at();
@@ -323,10 +366,18 @@ impl BlockCheck<'_> {
             };
             let flags = command.flags();
             if flags.acquire().is_none() {
-                return Err(ProgramError::InvalidFenceScope { at, field: "acquire", value: flags.acquire_bits() });
+                return Err(ProgramError::InvalidFenceScope {
+                    at,
+                    field: "acquire",
+                    value: flags.acquire_bits(),
+                });
             }
             if flags.release().is_none() {
-                return Err(ProgramError::InvalidFenceScope { at, field: "release", value: flags.release_bits() });
+                return Err(ProgramError::InvalidFenceScope {
+                    at,
+                    field: "release",
+                    value: flags.release_bits(),
+                });
             }
             if flags.0 & CommandFlags::RESERVED_MASK != 0 {
                 return Err(ProgramError::ReservedNotZero { at, field: "flags" });
@@ -357,7 +408,8 @@ impl BlockCheck<'_> {
     }
 
     fn command(&self, at: Location, decoded: &DecodedCommand) -> Result<()> {
-        let reserved = |zero: bool, field| if zero { Ok(()) } else { Err(ProgramError::ReservedNotZero { at, field }) };
+        let reserved =
+            |zero: bool, field| if zero { Ok(()) } else { Err(ProgramError::ReservedNotZero { at, field }) };
         match decoded {
             DecodedCommand::Dispatch(d) => self.dispatch(at, d),
             DecodedCommand::Fill(f) => {
@@ -415,7 +467,11 @@ impl BlockCheck<'_> {
                     return Err(ProgramError::InvalidField { at, field: "width", value: u64::from(c.width) });
                 }
                 if c.compare_op().is_none() {
-                    return Err(ProgramError::InvalidField { at, field: "compare", value: u64::from(c.compare) });
+                    return Err(ProgramError::InvalidField {
+                        at,
+                        field: "compare",
+                        value: u64::from(c.compare),
+                    });
                 }
                 if c.width == 4 && c.operand > u64::from(u32::MAX) {
                     return Err(ProgramError::InvalidField { at, field: "operand", value: c.operand });
@@ -432,7 +488,11 @@ impl BlockCheck<'_> {
 
     fn dispatch(&self, at: Location, d: &DispatchCommand) -> Result<()> {
         let Some(strategy) = d.strategy() else {
-            return Err(ProgramError::InvalidField { at, field: "kernarg_strategy", value: u64::from(d.kernarg_strategy) });
+            return Err(ProgramError::InvalidField {
+                at,
+                field: "kernarg_strategy",
+                value: u64::from(d.kernarg_strategy),
+            });
         };
         for (axis, &size) in (0u8..).zip(&d.grid_size) {
             if size == 0 {
@@ -448,19 +508,40 @@ impl BlockCheck<'_> {
             return Err(ProgramError::InvalidField { at, field: "kernel_object", value: 0 });
         }
         if !d.kernel_object.is_multiple_of(64) {
-            return Err(ProgramError::MisalignedField { at, field: "kernel_object", value: d.kernel_object, align: 64 });
+            return Err(ProgramError::MisalignedField {
+                at,
+                field: "kernel_object",
+                value: d.kernel_object,
+                align: 64,
+            });
         }
         let alignment = d.kernarg_alignment;
         if !alignment.is_power_of_two() || u32::from(alignment) > MAX_KERNARG_ALIGNMENT {
-            return Err(ProgramError::InvalidField { at, field: "kernarg_alignment", value: u64::from(alignment) });
+            return Err(ProgramError::InvalidField {
+                at,
+                field: "kernarg_alignment",
+                value: u64::from(alignment),
+            });
         }
         let kernarg_size = u64::from(d.kernarg_size);
 
         self.range(at, ("first_source", "source_count"), d.first_source, d.source_count, self.source_count)?;
-        self.range(at, ("first_patch", "patch_count"), d.first_patch, d.patch_count, u64::from(self.header.patch_count))?;
-        if d.patch_count != 0 && matches!(strategy, KernargStrategy::Prepublished | KernargStrategy::PointerScatter) {
+        self.range(
+            at,
+            ("first_patch", "patch_count"),
+            d.first_patch,
+            d.patch_count,
+            u64::from(self.header.patch_count),
+        )?;
+        if d.patch_count != 0
+            && matches!(strategy, KernargStrategy::Prepublished | KernargStrategy::PointerScatter)
+        {
             // Prepublished kernargs are immutable; scatter writes its sources, not patches.
-            return Err(ProgramError::InvalidField { at, field: "patch_count", value: u64::from(d.patch_count) });
+            return Err(ProgramError::InvalidField {
+                at,
+                field: "patch_count",
+                value: u64::from(d.patch_count),
+            });
         }
 
         if strategy.uses_template() {
@@ -482,10 +563,18 @@ impl BlockCheck<'_> {
             }
         } else {
             if d.template_offset != 0 {
-                return Err(ProgramError::InvalidField { at, field: "template_offset", value: u64::from(d.template_offset) });
+                return Err(ProgramError::InvalidField {
+                    at,
+                    field: "template_offset",
+                    value: u64::from(d.template_offset),
+                });
             }
             if d.template_length != 0 {
-                return Err(ProgramError::InvalidField { at, field: "template_length", value: u64::from(d.template_length) });
+                return Err(ProgramError::InvalidField {
+                    at,
+                    field: "template_length",
+                    value: u64::from(d.template_length),
+                });
             }
             let pointers = u64::from(d.source_count) * 8;
             let constants = u64::from(d.constant_count) * 4;
@@ -509,22 +598,26 @@ impl BlockCheck<'_> {
             }
         }
 
-        if d.constant_count != 0 {
-            if !d.constants_offset.is_multiple_of(4) {
-                return Err(ProgramError::MisalignedField {
-                    at,
-                    field: "constants_offset",
-                    value: u64::from(d.constants_offset),
-                    align: 4,
-                });
-            }
-            self.rodata(at, "constants_offset", d.constants_offset, u64::from(d.constant_count) * 4)?;
+        // Checked even with no constants, so every range a validated dispatch names is readable.
+        if !d.constants_offset.is_multiple_of(4) {
+            return Err(ProgramError::MisalignedField {
+                at,
+                field: "constants_offset",
+                value: u64::from(d.constants_offset),
+                align: 4,
+            });
         }
+        self.rodata(at, "constants_offset", d.constants_offset, u64::from(d.constant_count) * 4)?;
 
         if d.implicit_args_offset != NO_IMPLICIT_ARGS {
             let offset = u64::from(d.implicit_args_offset);
             if !offset.is_multiple_of(8) {
-                return Err(ProgramError::MisalignedField { at, field: "implicit_args_offset", value: offset, align: 8 });
+                return Err(ProgramError::MisalignedField {
+                    at,
+                    field: "implicit_args_offset",
+                    value: offset,
+                    align: 8,
+                });
             }
             if offset + 8 > kernarg_size {
                 return Err(ProgramError::KernargOutOfRange {
@@ -540,13 +633,21 @@ impl BlockCheck<'_> {
         if strategy == KernargStrategy::Indirect {
             self.source_index(at, "indirect_source", d.indirect_source)?;
         } else if d.indirect_source != NO_SOURCE {
-            return Err(ProgramError::InvalidField { at, field: "indirect_source", value: u64::from(d.indirect_source) });
+            return Err(ProgramError::InvalidField {
+                at,
+                field: "indirect_source",
+                value: u64::from(d.indirect_source),
+            });
         }
 
         for patch_index in d.patches() {
             let patch: PatchRecord = self.element(Section::Patches, self.header.patch_offset, patch_index)?;
             if !patch.kernarg_offset.is_multiple_of(8) {
-                return Err(ProgramError::MisalignedPatch { at, patch: patch_index, kernarg_offset: patch.kernarg_offset });
+                return Err(ProgramError::MisalignedPatch {
+                    at,
+                    patch: patch_index,
+                    kernarg_offset: patch.kernarg_offset,
+                });
             }
             if u64::from(patch.kernarg_offset) + 8 > kernarg_size {
                 return Err(ProgramError::PatchOutOfRange {
@@ -573,7 +674,14 @@ impl BlockCheck<'_> {
     }
 
     /// `first..first + count` within `0..limit`; an empty range is always fine.
-    fn range(&self, at: Location, fields: (&'static str, &'static str), first: u16, count: u16, limit: u64) -> Result<()> {
+    fn range(
+        &self,
+        at: Location,
+        fields: (&'static str, &'static str),
+        first: u16,
+        count: u16,
+        limit: u64,
+    ) -> Result<()> {
         let (first, count) = (u64::from(first), u64::from(count));
         if count == 0 {
             return Ok(());
@@ -602,7 +710,12 @@ impl BlockCheck<'_> {
 
     fn block_target(&self, at: Location, field: &'static str, target: u32) -> Result<()> {
         if target >= self.block_count {
-            return Err(ProgramError::BranchTargetOutOfRange { at, field, target, block_count: self.block_count });
+            return Err(ProgramError::BranchTargetOutOfRange {
+                at,
+                field,
+                target,
+                block_count: self.block_count,
+            });
         }
         Ok(())
     }
