@@ -997,6 +997,22 @@ fn rejects_patch_offset_outside_kernargs() {
 }
 
 #[test]
+fn rejects_dispatches_sharing_patches() {
+    // A second patched dispatch in block 0 that reuses patches 0..2 of the first.
+    let mut program = sample();
+    let block0 = &mut program.blocks[0];
+    let first = block0.commands[0];
+    block0.commands.insert(6, first);
+    let bytes = program.to_bytes();
+    let error = reject(&bytes);
+    assert_eq!(
+        error,
+        ProgramError::OverlappingPatchRanges { at: command(0, 6), first_patch: 0, previous_end: 2 }
+    );
+    assert_eq!(error.field(), "first_patch");
+}
+
+#[test]
 fn rejects_misaligned_patch() {
     let error = with_patch(0, 0, |p| p.kernarg_offset = 12);
     assert_eq!(error, ProgramError::MisalignedPatch { at: command(0, 0), patch: 0, kernarg_offset: 12 });

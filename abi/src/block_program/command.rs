@@ -204,7 +204,8 @@ pub struct DispatchCommand {
     /// other strategies list them so replay can track residency without walking patches.
     pub first_source: u16,
     pub source_count: u16,
-    /// The block-local patch records applied to the template copy.
+    /// The block-local patch records applied to the template copy. Within a block, dispatches'
+    /// patch ranges are disjoint and in command order.
     pub first_patch: u16,
     pub patch_count: u16,
     /// Kernarg offset of the implicit arguments, or [`NO_IMPLICIT_ARGS`]; 8-byte aligned.

@@ -194,6 +194,13 @@ pub enum ProgramError {
         patch: u32,
         kernarg_offset: u32,
     },
+    /// The dispatch's patch range starts before the previous dispatch's (in the same block) ends;
+    /// patch ranges are disjoint and ascending.
+    OverlappingPatchRanges {
+        at: Location,
+        first_patch: u16,
+        previous_end: u64,
+    },
     /// A grid or workgroup axis is zero.
     ZeroDimension {
         at: Location,
@@ -264,6 +271,7 @@ impl ProgramError {
             | Self::KernargOutOfRange { at, .. }
             | Self::PatchOutOfRange { at, .. }
             | Self::MisalignedPatch { at, .. }
+            | Self::OverlappingPatchRanges { at, .. }
             | Self::ZeroDimension { at, .. }
             | Self::InvalidFillWidth { at, .. }
             | Self::BranchTargetOutOfRange { at, .. }
@@ -311,6 +319,7 @@ impl ProgramError {
             Self::TemplateTooShort { .. } => "template_length",
             Self::PatchOutOfRange { .. } | Self::MisalignedPatch { .. } => "kernarg_offset",
             Self::InvalidFillWidth { .. } => "width",
+            Self::OverlappingPatchRanges { .. } => "first_patch",
             Self::ReservedNotZero { field, .. }
             | Self::CountMismatch { field, .. }
             | Self::InvalidField { field, .. }
@@ -387,6 +396,10 @@ impl fmt::Display for ProgramError {
             Self::MisalignedPatch { patch, kernarg_offset, .. } => {
                 write!(f, "{at}: patch {patch} kernarg offset {kernarg_offset} is not 8-byte aligned")
             }
+            Self::OverlappingPatchRanges { first_patch, previous_end, .. } => write!(
+                f,
+                "{at}: patch range starts at {first_patch}, before the previous dispatch's ends at {previous_end}"
+            ),
             Self::ZeroDimension { field, axis, .. } => write!(f, "{at}: {field} axis {axis} is zero"),
             Self::InvalidFillWidth { width, .. } => write!(f, "{at}: fill width {width} is not 1, 2, 4 or 8"),
             Self::BranchTargetOutOfRange { field, target, block_count, .. } => {

@@ -358,6 +358,7 @@ impl BlockCheck<'_> {
         let count = self.header.command_count;
         let mut cost = ReplayCost::default();
         let mut last_control = None;
+        let mut patch_cursor = 0u64;
         for index in 0..count {
             let at = Location::Command { block: self.ordinal, command: index };
             let command: Command = self.element(Section::Commands, self.header.command_offset, index)?;
@@ -389,7 +390,7 @@ impl BlockCheck<'_> {
                 }
                 last_control = Some(kind);
             }
-            self.command(at, &decoded)?;
+            self.command(at, &decoded, &mut patch_cursor)?;
             cost = cost.saturating_add(decoded.replay_cost());
         }
 
@@ -407,11 +408,12 @@ impl BlockCheck<'_> {
         Ok(cost)
     }
 
-    fn command(&self, at: Location, decoded: &DecodedCommand) -> Result<()> {
+    /// `patch_cursor` is the end of the previous dispatch's patch range in this block.
+    fn command(&self, at: Location, decoded: &DecodedCommand, patch_cursor: &mut u64) -> Result<()> {
         let reserved =
             |zero: bool, field| if zero { Ok(()) } else { Err(ProgramError::ReservedNotZero { at, field }) };
         match decoded {
-            DecodedCommand::Dispatch(d) => self.dispatch(at, d),
+            DecodedCommand::Dispatch(d) => self.dispatch(at, d, patch_cursor),
             DecodedCommand::Fill(f) => {
                 reserved(f.reserved0 == 0, "reserved0")?;
                 reserved(f.reserved1 == 0, "reserved1")?;
@@ -486,7 +488,7 @@ impl BlockCheck<'_> {
         }
     }
 
-    fn dispatch(&self, at: Location, d: &DispatchCommand) -> Result<()> {
+    fn dispatch(&self, at: Location, d: &DispatchCommand, patch_cursor: &mut u64) -> Result<()> {
         let Some(strategy) = d.strategy() else {
             return Err(ProgramError::InvalidField {
                 at,
@@ -533,6 +535,17 @@ impl BlockCheck<'_> {
             d.patch_count,
             u64::from(self.header.patch_count),
         )?;
+        if d.patch_count != 0 {
+            // Disjoint, ascending patch ranges keep validation and replay linear in the patch count.
+            if u64::from(d.first_patch) < *patch_cursor {
+                return Err(ProgramError::OverlappingPatchRanges {
+                    at,
+                    first_patch: d.first_patch,
+                    previous_end: *patch_cursor,
+                });
+            }
+            *patch_cursor = u64::from(d.first_patch) + u64::from(d.patch_count);
+        }
         if d.patch_count != 0
             && matches!(strategy, KernargStrategy::Prepublished | KernargStrategy::PointerScatter)
         {
