@@ -44,8 +44,10 @@ impl AgentState {
         }
     }
 
+    /// `Builtin::ALL` lists the kernels in declaration order, so the discriminant is the index
+    /// (a test below checks it).
     pub fn builtin(&self, builtin: Builtin) -> BuiltinKernel {
-        self.builtins[Builtin::ALL.iter().position(|candidate| *candidate == builtin).unwrap_or(0)]
+        self.builtins[builtin as usize]
     }
 }
 
@@ -89,6 +91,14 @@ impl DeviceShared {
             provider_reason: reason,
             hsa,
         }))
+    }
+
+    /// The agent with index `agent` within the logical device.
+    pub fn agent(&self, agent: usize) -> EngineResult<&AgentState> {
+        self.agents.get(agent).ok_or_else(|| EngineError::InvalidArgument {
+            what: "agent",
+            reason: format!("agent {agent} does not exist ({} present)", self.agents.len()),
+        })
     }
 
     pub fn world(&self) -> std::sync::MutexGuard<'_, World> {
@@ -212,5 +222,49 @@ fn choose_strategy(requested: WaitStrategy, provider: ProviderKind, agents: &[Ag
                 CrossQueueWait::BarrierAnd
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_discriminants_index_the_kernel_table() {
+        for (index, builtin) in Builtin::ALL.into_iter().enumerate() {
+            assert_eq!(builtin as usize, index, "{builtin:?}");
+        }
+    }
+
+    fn gpu(uuid: &str) -> AgentInfo {
+        AgentInfo {
+            agent: Default::default(),
+            name: "gfx1100".into(),
+            product_name: String::new(),
+            device_type: 1,
+            isa_names: vec!["amdgcn-amd-amdhsa--gfx1100".into()],
+            uuid: uuid.into(),
+            wavefront_size: 32,
+            compute_units: 8,
+            queue_min_packets: 4,
+            queue_max_packets: 1 << 17,
+            queues_max: 64,
+        }
+    }
+
+    #[test]
+    fn device_specs_pick_agents_or_say_why_not() {
+        let gpus = || vec![gpu("GPU-a"), gpu("GPU-b")];
+        assert_eq!(choose_agents(&DeviceSpec::Amdgpu, gpus()).unwrap().len(), 2);
+        assert_eq!(choose_agents(&DeviceSpec::AmdgpuIndex(1), gpus()).unwrap()[0].uuid, "GPU-b");
+        let picked = choose_agents(&DeviceSpec::AmdgpuUuids(vec!["GPU-b".into(), "GPU-a".into()]), gpus()).unwrap();
+        assert_eq!(picked.iter().map(|agent| agent.uuid.as_str()).collect::<Vec<_>>(), ["GPU-b", "GPU-a"]);
+        let reason = |result: EngineResult<Vec<AgentInfo>>| match result {
+            Err(EngineError::NoDevice { reason }) => reason,
+            other => panic!("expected NoDevice, got {other:?}"),
+        };
+        assert!(reason(choose_agents(&DeviceSpec::AmdgpuIndex(2), gpus())).contains("2 present"));
+        assert!(reason(choose_agents(&DeviceSpec::AmdgpuUuids(vec!["GPU-z".into()]), gpus())).contains("GPU-a, GPU-b"));
+        assert!(reason(choose_agents(&DeviceSpec::Soft, Vec::new())).contains("no GPU agents"));
     }
 }

@@ -43,10 +43,7 @@ impl Buffer {
         if size == 0 {
             return Err(EngineError::InvalidArgument { what: "buffer size", reason: "must be at least 1 byte".into() });
         }
-        let state = device.agents.get(agent).ok_or_else(|| EngineError::InvalidArgument {
-            what: "agent",
-            reason: format!("agent {agent} does not exist ({} present)", device.agents.len()),
-        })?;
+        let state = device.agent(agent)?;
         let bytes = usize::try_from(size).map_err(|_| EngineError::InvalidArgument { what: "buffer size", reason: format!("{size} does not fit the address space") })?;
         let address = device.hsa.allocate(state.pool(kind), bytes)? as u64;
         let entity = device.world().spawn(Allocation { address, size, kind, agent }).id();

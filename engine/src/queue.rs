@@ -83,10 +83,7 @@ pub struct RawDispatch<'a> {
 
 impl Queue {
     pub(crate) fn create(device: &Arc<DeviceShared>, agent: usize) -> EngineResult<Self> {
-        let state = device.agents.get(agent).ok_or_else(|| EngineError::InvalidArgument {
-            what: "agent",
-            reason: format!("agent {agent} does not exist ({} present)", device.agents.len()),
-        })?;
+        let state = device.agent(agent)?;
         let config = &device.config;
         if config.queue_packets > state.info.queue_max_packets {
             return Err(EngineError::InvalidArgument {
@@ -161,7 +158,6 @@ impl Queue {
             core: Mutex::new(core),
             error_sink,
             shutdown: AtomicBool::new(false),
-            destroyed: AtomicBool::new(false),
             counters: Default::default(),
         });
         let entity = device
@@ -477,7 +473,6 @@ impl Drop for QueueHandle {
         if let Err(error) = unsafe { shared.device.hsa.queue_destroy(shared.hsa_queue) } {
             tracing::warn!(%error, "hsa_queue_destroy failed");
         }
-        shared.destroyed.store(true, Ordering::Release);
         {
             let mut core = shared.lock();
             shared.abandon(&mut core);

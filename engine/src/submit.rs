@@ -8,10 +8,7 @@ use std::time::Instant;
 
 use aqueduct_components::Retained;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
-use aqueduct_components::queue_state::{
-    DeferredSubmission, DeviceLink, KernargRing,
-    QueueRings,
-};
+use aqueduct_components::queue_state::{DeferredSubmission, DeviceLink, KernargRing, QueueRings};
 use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_components::submission::{SignalOp, StagedSubmission, Verdict, WaitOp};
 use aqueduct_hsa::HsaApi;
@@ -74,7 +71,6 @@ pub(crate) struct QueueShared {
     pub core: Mutex<QueueCore>,
     pub error_sink: Box<ErrorSink>,
     pub shutdown: AtomicBool,
-    pub destroyed: AtomicBool,
     pub counters: QueueCounters,
 }
 
@@ -249,36 +245,35 @@ impl QueueShared {
                         // the ring holds only now, and its caller is gone: fail its semaphores
                         // with the error (as a failed dependency would) so waiters hear of it
                         // instead of hanging; readmit then drops it.
-                        let table = &rings.link.semaphores;
-                        let failure = table.record_failure(FailureRecord { status: None, message: error.to_string() });
-                        for signal in staged.signals.drain(..) {
-                            table.fail(signal.semaphore, failure);
-                        }
-                        staged.retained.clear();
-                        table.notify();
-                        self.device.wake_deferred(Some(self.index));
+                        let failure = self.device.semaphores.record_failure(FailureRecord { status: None, message: error.to_string() });
+                        self.fail_staged(&mut staged, failure);
                     }
                     return Err(error);
                 }
                 Verdict::DependencyFailed(failure) | Verdict::QueueFailed(failure) => {
                     let queue_failed = matches!(plan.verdict, Verdict::QueueFailed(_));
-                    let table = &rings.link.semaphores;
-                    for signal in staged.signals.drain(..) {
-                        table.fail(signal.semaphore, failure);
-                    }
-                    staged.retained.clear();
-                    table.notify();
-                    let record = table.failure_record(failure).unwrap_or_else(unknown_failure);
-                    // Parked work on other queues may wait on the semaphores just failed: wake it
-                    // now, or each hop of a chain of parked queues waited out a completion
-                    // thread's 100 ms sleep.
-                    if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
-                        self.device.wake_deferred(Some(self.index));
-                    }
+                    self.fail_staged(&mut staged, failure);
+                    let record = self.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure);
                     return Err(if queue_failed { EngineError::QueueFailed(record) } else { EngineError::DependencyFailed(record) });
                 }
                 Verdict::Pending => unreachable!("admission always decides"),
             }
+        }
+    }
+
+    /// A staged submission that will never run: its signal semaphores fail with `failure` and
+    /// what it retained is let go. Parked work on other queues may wait on those semaphores, so
+    /// it is woken now (otherwise each hop of a chain of parked queues waits out a completion
+    /// thread's 100 ms sleep).
+    fn fail_staged(&self, staged: &mut StagedSubmission, failure: u32) {
+        let table = &self.device.semaphores;
+        for signal in staged.signals.drain(..) {
+            table.fail(signal.semaphore, failure);
+        }
+        staged.retained.clear();
+        table.notify();
+        if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
+            self.device.wake_deferred(Some(self.index));
         }
     }
 
