@@ -52,9 +52,10 @@ fn add_wait(waits: &mut Vec<DeviceWait>, wait: DeviceWait) {
     if wait.barrier
         && let Some(existing) = waits.iter_mut().find(|existing| existing.barrier && existing.producer.queue == wait.producer.queue)
     {
-        if wait.producer.epoch > existing.producer.epoch {
-            *existing = wait;
-        }
+        // The barrier on the later epoch covers the earlier one, but the earlier wait's
+        // semaphore still decides whether this submission fails, so it stays as a covered wait.
+        let covered = if wait.producer.epoch > existing.producer.epoch { core::mem::replace(existing, wait) } else { wait };
+        waits.push(DeviceWait { barrier: false, ..covered });
         return;
     }
     waits.push(wait);
@@ -123,4 +124,30 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
     plan.kernarg_end = end;
     plan.epoch = epoch;
     plan.verdict = Verdict::Admitted;
+}
+
+#[cfg(test)]
+mod tests {
+    use aqueduct_components::semaphore_table::Producer;
+
+    use super::*;
+
+    fn wait(queue: u16, epoch: u64, semaphore: u32) -> DeviceWait {
+        DeviceWait { producer: Producer { queue, epoch }, semaphore, barrier: true, slot_named: false }
+    }
+
+    #[test]
+    fn one_barrier_per_producer_queue_and_every_semaphore_kept() {
+        let mut waits = Vec::new();
+        for next in [wait(1, 5, 10), wait(1, 9, 11), wait(2, 3, 12), wait(1, 7, 13)] {
+            add_wait(&mut waits, next);
+        }
+        let barriers: Vec<_> = waits.iter().filter(|wait| wait.barrier).map(|wait| (wait.producer.queue, wait.producer.epoch)).collect();
+        assert_eq!(barriers, [(1, 9), (2, 3)], "the latest epoch of each producer queue");
+        let mut semaphores: Vec<_> = waits.iter().map(|wait| wait.semaphore).collect();
+        semaphores.sort();
+        assert_eq!(semaphores, [10, 11, 12, 13], "covered waits stay for failure propagation");
+        assert_eq!(barrier_packets(CrossQueueWait::BarrierValue, &waits), 2);
+        assert_eq!(barrier_packets(CrossQueueWait::BarrierAnd, &waits), 1);
+    }
 }

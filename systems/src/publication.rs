@@ -47,14 +47,20 @@ pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut
     match rings.strategy {
         CrossQueueWait::BarrierValue => {
             for wait in plan.device_waits.iter().filter(|wait| wait.barrier) {
-                let Some(producer) = rings.link.directory.get(wait.producer.queue) else { continue };
+                // Retired epochs = EPOCH_BASE - value ≥ epoch  ⇔  value < EPOCH_BASE - epoch + 1.
+                // Admission deferred waits on unregistered queues, so the lookup succeeds; if it
+                // ever did not, the reserved slot still gets a packet (one that passes at once)
+                // rather than staying INVALID and stopping the queue.
+                let (signal, value, cond) = match rings.link.directory.get(wait.producer.queue) {
+                    Some(producer) => (producer.epoch_signal, EPOCH_BASE - wait.producer.epoch as i64 + 1, SignalCondition::Lt),
+                    None => (rings.epoch_signal, i64::MIN, SignalCondition::Gte),
+                };
                 let packet = BarrierValuePacket {
                     header: VendorPacketHeader { header: VALUE_HEADER, amd_format: amd_format::BARRIER_VALUE, reserved: 0 },
-                    signal: producer.epoch_signal,
-                    // Retired epochs = EPOCH_BASE - value ≥ epoch  ⇔  value < EPOCH_BASE - epoch + 1.
-                    value: EPOCH_BASE - wait.producer.epoch as i64 + 1,
+                    signal,
+                    value,
                     mask: -1,
-                    cond: SignalCondition::Lt as u32,
+                    cond: cond as u32,
                     ..Default::default()
                 };
                 // SAFETY: `id` is one of the packets admission reserved for this submission.
