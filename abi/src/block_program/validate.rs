@@ -28,18 +28,7 @@ pub fn validate(bytes: &[u8]) -> Result<BlockProgram<'_>> {
         needed: u64::from(PROGRAM_HEADER_SIZE),
         available,
     })?;
-    if header.magic != PROGRAM_MAGIC {
-        return Err(ProgramError::BadMagic { at, found: header.magic });
-    }
-    if header.version != PROGRAM_VERSION {
-        return Err(ProgramError::UnsupportedVersion { at, found: header.version });
-    }
-    if header.reserved0 != 0 {
-        return Err(ProgramError::ReservedNotZero { at, field: "reserved0" });
-    }
-    if header.reserved1 != 0 {
-        return Err(ProgramError::ReservedNotZero { at, field: "reserved1" });
-    }
+    check_preamble(at, header.magic, PROGRAM_MAGIC, header.version, [header.reserved0.into(), header.reserved1.into()])?;
     let total = u64::from(header.total_length);
     if total > available {
         return Err(ProgramError::Truncated { at, section: Section::Program, needed: total, available });
@@ -138,18 +127,7 @@ fn check_block(
         needed: start + header_size,
         available: program.len() as u64,
     })?;
-    if header.magic != BLOCK_MAGIC {
-        return Err(ProgramError::BadMagic { at, found: header.magic });
-    }
-    if header.version != PROGRAM_VERSION {
-        return Err(ProgramError::UnsupportedVersion { at, found: header.version });
-    }
-    if header.reserved0 != 0 {
-        return Err(ProgramError::ReservedNotZero { at, field: "reserved0" });
-    }
-    if header.reserved1 != 0 {
-        return Err(ProgramError::ReservedNotZero { at, field: "reserved1" });
-    }
+    check_preamble(at, header.magic, BLOCK_MAGIC, header.version, [header.reserved0.into(), header.reserved1.into()])?;
     if header.ordinal != ordinal {
         return Err(ProgramError::OrdinalMismatch { at, found: header.ordinal });
     }
@@ -732,4 +710,21 @@ impl BlockCheck<'_> {
         }
         Ok(())
     }
+}
+
+/// The checks the program header and every block header share: magic, version, zero reserved
+/// words.
+fn check_preamble(at: Location, magic: u32, expected: u32, version: u16, reserved: [u64; 2]) -> Result<()> {
+    if magic != expected {
+        return Err(ProgramError::BadMagic { at, found: magic });
+    }
+    if version != PROGRAM_VERSION {
+        return Err(ProgramError::UnsupportedVersion { at, found: version });
+    }
+    for (value, field) in reserved.into_iter().zip(["reserved0", "reserved1"]) {
+        if value != 0 {
+            return Err(ProgramError::ReservedNotZero { at, field });
+        }
+    }
+    Ok(())
 }
