@@ -28,7 +28,7 @@ pub fn validate(bytes: &[u8]) -> Result<BlockProgram<'_>> {
         needed: u64::from(PROGRAM_HEADER_SIZE),
         available,
     })?;
-    check_preamble(at, header.magic, PROGRAM_MAGIC, header.version, [header.reserved0.into(), header.reserved1.into()])?;
+    check_preamble(at, header.magic, PROGRAM_MAGIC, header.version, [header.reserved0.into(), header.reserved1])?;
     let total = u64::from(header.total_length);
     if total > available {
         return Err(ProgramError::Truncated { at, section: Section::Program, needed: total, available });
