@@ -1,4 +1,5 @@
-// The aqueduct device library: fill, copy, inline update and timestamp kernels.
+// The aqueduct device library: fill, copy, inline update, timestamp and indirect-dispatch patch
+// kernels.
 //
 // Written once, compiled for every target in targets.txt by regen.sh. Each kernel has a CPU twin
 // in src/cpu.rs that reads the same kernarg layout (src/layout.rs); a test checks both against the
@@ -6,8 +7,9 @@
 //
 // Conventions shared by every kernel:
 // - Arguments are plain scalars (and one by-value payload), so the metadata lists each field with
-//   its own offset and size. No kernel reads hidden arguments: sizes come from the dispatch packet,
-//   so the host never has to fill implicit kernargs.
+//   its own offset and size. No kernel reads its own hidden arguments: sizes come from the dispatch
+//   packet, so the host never has to fill implicit kernargs. (patch_indirect *writes* another
+//   dispatch's hidden arguments through a pointer argument; that is ordinary global memory.)
 // - One-dimensional grids with grid-stride loops: work-item i handles elements i, i + grid,
 //   i + 2*grid, ... so a capped grid still covers any length.
 // - `element_count` counts the kernel's own elements (bytes for *_x1, u16 for fill_x2, u32 for
@@ -129,4 +131,47 @@ KERNEL void update_inline(u8 *target, u32 byte_length, u32 reserved, inline_payl
 KERNEL void timestamp(u64 *target) {
   if (first_index() == 0)
     *target = __builtin_readsteadycounter();
+}
+
+// ---- patch_indirect: finish an indirect dispatch packet ----------------------------------------
+
+// The clamp rule, identical in src/cpu.rs: a workgroup count whose grid (count * group) fits in
+// u32 is kept; otherwise it becomes the largest count that fits, 0xFFFFFFFF / group. No error is
+// raised. A zero workgroup size never overflows (grid 0, count kept), so there is no division by 0.
+static inline u32 effective_count(u32 count, u32 group) {
+  return (u64)count * group > 0xFFFFFFFFu ? 0xFFFFFFFFu / group : count;
+}
+
+// {packet, counts, implicit_args, header, reserved}. `packet` is a 64-byte-aligned
+// hsa_kernel_dispatch_packet_t whose header word (bytes 0..4) is still INVALID and whose
+// workgroup_size_{x,y,z} (u16 at bytes 4, 6, 8) are written. Per axis it stores
+// grid_size = effective_count(counts[axis], workgroup_size) (u32 at bytes 12, 16, 20); if
+// implicit_args is not null it stores the effective counts as hidden_block_count_{x,y,z} (u32 at
+// +0, +4, +8) and zero hidden_remainder_{x,y,z} (u16 at +18, +20, +22; the grid is an exact
+// multiple). Last, `header` (header | setup << 16) goes to bytes 0..4 with a release store at
+// system scope, which makes the other writes visible to the packet processor before the packet is
+// valid. Only work-item 0 of workgroup 0 acts, whatever the grid.
+KERNEL void patch_indirect(u32 *packet, const u32 *counts, u32 *implicit_args, u32 header,
+                           u32 reserved) {
+  (void)reserved;
+  if (__builtin_amdgcn_workgroup_id_x() | __builtin_amdgcn_workgroup_id_y() |
+      __builtin_amdgcn_workgroup_id_z() | __builtin_amdgcn_workitem_id_x() |
+      __builtin_amdgcn_workitem_id_y() | __builtin_amdgcn_workitem_id_z())
+    return;
+  const u16 *workgroup_size = (const u16 *)packet + 2; // bytes 4, 6, 8
+  u32 *grid_size = packet + 3;                          // bytes 12, 16, 20
+  u32 blocks[3];
+  for (int axis = 0; axis < 3; ++axis) {
+    const u32 group = workgroup_size[axis];
+    blocks[axis] = effective_count(counts[axis], group);
+    grid_size[axis] = blocks[axis] * group;
+  }
+  if (implicit_args) {
+    u16 *remainder = (u16 *)implicit_args + 9; // bytes 18, 20, 22
+    for (int axis = 0; axis < 3; ++axis) {
+      implicit_args[axis] = blocks[axis];
+      remainder[axis] = 0;
+    }
+  }
+  __scoped_atomic_store_n(packet, header, __ATOMIC_RELEASE, __MEMORY_SCOPE_SYSTEM);
 }

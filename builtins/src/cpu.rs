@@ -2,15 +2,19 @@
 //!
 //! Each reads the kernarg struct from `layout.rs` (the layout the code objects declare, checked
 //! by the `kernarg_layout` test) and walks the same grid-stride loop as its C kernel in
-//! `device/blit.c`, so a capped grid covers the whole range here exactly as on a GPU. Memory is
-//! written little-endian whatever the host, as a GPU would.
+//! `device/blit.c`, so a capped grid covers the whole range here exactly as on a GPU; the
+//! single-shot kernels (`timestamp`, `patch_indirect`) act in work-item 0 only, as theirs do.
+//! Memory is written little-endian whatever the host, as a GPU would.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use aqueduct_abi::{KernelFault, SoftKernel, WorkgroupContext};
 
-use crate::layout::{Builtin, CopyArgs, FillArgs, TimestampArgs, UpdateInlineArgs};
+use crate::layout::{
+    Builtin, CopyArgs, FillArgs, PatchIndirectArgs, TimestampArgs, UpdateInlineArgs,
+};
 
 /// HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: what a GPU reports for a store through null.
 const APERTURE_VIOLATION: u32 = 41;
@@ -65,6 +69,10 @@ pub const CPU_KERNELS: &[SoftKernel] = &[
     SoftKernel {
         symbol: Builtin::Timestamp.symbol(),
         function: timestamp,
+    },
+    SoftKernel {
+        symbol: Builtin::PatchIndirect.symbol(),
+        function: patch_indirect,
     },
 ];
 
@@ -261,6 +269,83 @@ unsafe fn timestamp(context: &WorkgroupContext) -> Result<(), KernelFault> {
     Ok(())
 }
 
+/// The clamp rule, identical in `device/blit.c`: a workgroup count whose grid (`count * group`)
+/// fits in u32 is kept; otherwise it becomes the largest count that fits, `u32::MAX / group`. No
+/// error is raised. A zero workgroup size never overflows (grid 0, count kept).
+fn effective_count(count: u32, group: u16) -> u32 {
+    let group = u32::from(group);
+    if u64::from(count) * u64::from(group) > u64::from(u32::MAX) {
+        u32::MAX / group // group != 0 here: a zero group makes the product 0.
+    } else {
+        count
+    }
+}
+
+/// Completes the indirect dispatch packet at `packet` (see [`PatchIndirectArgs`]): grid sizes from
+/// the workgroup counts and the packet's workgroup sizes, optionally the target's hidden block
+/// counts and remainders, and last the header word with a release store. Only work-item 0 of
+/// workgroup 0 acts, as in the C kernel.
+unsafe fn patch_indirect(context: &WorkgroupContext) -> Result<(), KernelFault> {
+    // SAFETY: the soft runtime passes this kernel's kernarg segment, which holds a
+    // PatchIndirectArgs (32 bytes, as the metadata declares).
+    let args: PatchIndirectArgs = unsafe { context.kernarg(0) };
+    if args.packet == 0 || args.counts == 0 {
+        return Err(null_fault("patch_indirect: null packet or counts"));
+    }
+    // The header store is atomic, and `AtomicU32` needs 4-byte alignment (the planner asks for
+    // 64). On a GPU a misaligned header store would not be single-copy atomic; here it is refused.
+    if !args.packet.is_multiple_of(4) {
+        return Err(KernelFault {
+            status: APERTURE_VIOLATION,
+            reason: "patch_indirect: misaligned packet",
+        });
+    }
+    let active = context.active_size();
+    let first_work_item = context.workgroup_id == [0, 0, 0] && active.iter().all(|&n| n > 0);
+    if !first_work_item {
+        return Ok(());
+    }
+    let packet = args.packet as *mut u8;
+    // SAFETY: the dispatcher vouches that 12 bytes at `counts` are readable; `read_unaligned`
+    // tolerates any address.
+    let counts: [[u8; 4]; 3] = unsafe { (args.counts as *const [[u8; 4]; 3]).read_unaligned() };
+    // SAFETY: the dispatcher vouches that `packet` is a 64-byte dispatch packet: bytes 4..10 hold
+    // the workgroup sizes and are readable.
+    let groups: [[u8; 2]; 3] = unsafe { packet.add(4).cast::<[[u8; 2]; 3]>().read_unaligned() };
+    let mut blocks = [0u32; 3];
+    let mut grid = [[0u8; 4]; 3];
+    for axis in 0..3 {
+        let group = u16::from_le_bytes(groups[axis]);
+        blocks[axis] = effective_count(u32::from_le_bytes(counts[axis]), group);
+        // Cannot overflow: the effective count keeps the product within u32.
+        grid[axis] = (blocks[axis] * u32::from(group)).to_le_bytes();
+    }
+    // SAFETY: bytes 12..24 of the packet are its grid sizes, writable per the dispatcher; nothing
+    // reads them until the header below makes the packet valid.
+    unsafe { packet.add(12).cast::<[[u8; 4]; 3]>().write_unaligned(grid) };
+    if args.implicit_args != 0 {
+        let implicit = args.implicit_args as *mut u8;
+        let block_counts = blocks.map(u32::to_le_bytes);
+        // SAFETY: a non-null `implicit_args` is the target dispatch's hidden-argument block,
+        // which the dispatcher vouches is writable for at least 24 bytes (block counts at +0..12,
+        // remainders at +18..24); `write_unaligned` tolerates any address.
+        unsafe {
+            implicit
+                .cast::<[[u8; 4]; 3]>()
+                .write_unaligned(block_counts);
+            implicit.add(18).cast::<[u8; 6]>().write_unaligned([0; 6]);
+        }
+    }
+    // SAFETY: `packet` is non-null and 4-byte aligned (checked above), and its first 4 bytes are
+    // the header word, which for the rest of the dispatch is only accessed atomically (the packet
+    // processor polls it with acquire loads; the host wrote it before submitting this dispatch).
+    let header_word = unsafe { AtomicU32::from_ptr(packet.cast::<u32>()) };
+    // Release: the grid and hidden-argument writes above are visible to whoever acquires the
+    // header. The word is stored little-endian, as a GPU would.
+    header_word.store(args.header.to_le(), Ordering::Release);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,6 +358,27 @@ mod tests {
             .map(|builtin| builtin.symbol())
             .collect();
         assert_eq!(symbols, expected);
+    }
+
+    #[test]
+    fn effective_count_clamps_to_the_largest_fitting_multiple() {
+        assert_eq!(effective_count(0, 64), 0);
+        assert_eq!(effective_count(7, 64), 7);
+        assert_eq!(effective_count(u32::MAX, 1), u32::MAX);
+        assert_eq!(effective_count(u32::MAX, 0), u32::MAX);
+        assert_eq!(effective_count(1 << 26, 64), (1 << 26) - 1); // 2^32 does not fit
+        assert_eq!(effective_count((1 << 26) - 1, 64), (1 << 26) - 1);
+        assert_eq!(effective_count(0x1_0001, 0xFFFF), 0x1_0001); // 0xFFFF_FFFF exactly fits
+        assert_eq!(effective_count(0x1_0002, 0xFFFF), 0x1_0001);
+        for group in [1u16, 3, 64, 100, 1024, 0xFFFF] {
+            let count = effective_count(u32::MAX, group);
+            let grid = u64::from(count) * u64::from(group);
+            assert!(grid <= u64::from(u32::MAX), "{group}");
+            assert!(
+                grid + u64::from(group) > u64::from(u32::MAX),
+                "{group}: largest"
+            );
+        }
     }
 
     #[test]

@@ -53,6 +53,32 @@ pub struct TimestampArgs {
     pub target: u64,
 }
 
+/// `patch_indirect(packet, counts, implicit_args, header, reserved)`: completes an indirect
+/// kernel-dispatch packet on the device, then publishes it.
+///
+/// - `packet`: the 64-byte-aligned target `hsa_kernel_dispatch_packet_t`, whose header word is
+///   still INVALID and whose `workgroup_size_{x,y,z}` are already written.
+/// - `counts`: three u32 workgroup counts (X, Y, Z), 4-byte aligned.
+/// - `implicit_args`: the target dispatch's code-object-v5 hidden arguments, or 0 for none.
+/// - `header`: the packet's first 32 bits, `header | setup << 16`, stored last with a release at
+///   system scope.
+///
+/// Per axis, with `group` the packet's workgroup size and `count` the workgroup count, the kernel
+/// uses the *effective count* `count` if `count * group` fits in u32, otherwise
+/// `u32::MAX / group` (the largest count whose grid fits: a silent clamp, not an error). It writes
+/// `grid_size = effective * group`, and when `implicit_args != 0` it writes
+/// `hidden_block_count = effective` (u32 at +0, +4, +8) and `hidden_remainder = 0` (u16 at +18,
+/// +20, +22). A zero workgroup size never overflows: the grid is 0 and the count is kept.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct PatchIndirectArgs {
+    pub packet: u64,
+    pub counts: u64,
+    pub implicit_args: u64,
+    pub header: u32,
+    pub reserved: u32,
+}
+
 // The C side passes these as plain parameters, which clang lays out at natural alignment in an
 // 8-byte-aligned segment; any drift here would be caught by the metadata test, but fail early.
 const _: () = {
@@ -64,6 +90,8 @@ const _: () = {
     );
     assert!(offset_of!(UpdateInlineArgs, payload) == 16);
     assert!(size_of::<TimestampArgs>() == 8);
+    assert!(size_of::<PatchIndirectArgs>() == 32 && align_of::<PatchIndirectArgs>() == 8);
+    assert!(offset_of!(PatchIndirectArgs, header) == 24);
 };
 
 /// What an explicit kernel argument carries.
@@ -116,8 +144,18 @@ const UPDATE_INLINE_FIELDS: &[ArgField] = fields!(UpdateInlineArgs {
     payload: Value
 });
 const TIMESTAMP_FIELDS: &[ArgField] = fields!(TimestampArgs { target: Pointer });
+const PATCH_INDIRECT_FIELDS: &[ArgField] = fields!(PatchIndirectArgs {
+    packet: Pointer,
+    counts: Pointer,
+    implicit_args: Pointer,
+    header: Value,
+    reserved: Value
+});
 
 /// Every kernel of the device library.
+///
+/// The engine indexes builtins by discriminant, so new kernels go at the end (here and in
+/// [`Builtin::ALL`]) and the existing order never changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Builtin {
     FillX1,
@@ -132,10 +170,11 @@ pub enum Builtin {
     CopyBlockUnalignedX16,
     UpdateInline,
     Timestamp,
+    PatchIndirect,
 }
 
 impl Builtin {
-    pub const ALL: [Builtin; 12] = [
+    pub const ALL: [Builtin; 13] = [
         Builtin::FillX1,
         Builtin::FillX2,
         Builtin::FillX4,
@@ -148,6 +187,7 @@ impl Builtin {
         Builtin::CopyBlockUnalignedX16,
         Builtin::UpdateInline,
         Builtin::Timestamp,
+        Builtin::PatchIndirect,
     ];
 
     /// The kernel's name in the code object (`fill_x4`).
@@ -177,6 +217,7 @@ impl Builtin {
             }
             Builtin::UpdateInline => ("update_inline", "update_inline.kd"),
             Builtin::Timestamp => ("timestamp", "timestamp.kd"),
+            Builtin::PatchIndirect => ("patch_indirect", "patch_indirect.kd"),
         }
     }
 
@@ -188,7 +229,8 @@ impl Builtin {
     }
 
     /// Bytes one element of `element_count` stands for. The unaligned block copy counts bytes
-    /// (each work-item moves up to 16 of them).
+    /// (each work-item moves up to 16 of them). `patch_indirect` has no element count; it reads
+    /// u32 workgroup counts, so its element is 4 bytes.
     pub const fn element_bytes(self) -> u64 {
         match self {
             Builtin::FillX1
@@ -196,7 +238,7 @@ impl Builtin {
             | Builtin::CopyBlockUnalignedX16
             | Builtin::UpdateInline => 1,
             Builtin::FillX2 => 2,
-            Builtin::FillX4 | Builtin::CopyBlockX4 => 4,
+            Builtin::FillX4 | Builtin::CopyBlockX4 | Builtin::PatchIndirect => 4,
             Builtin::FillX8 | Builtin::CopyBlockX8 | Builtin::Timestamp => 8,
             Builtin::FillBlockX16 | Builtin::CopyBlockX16 => 16,
         }
@@ -217,6 +259,7 @@ impl Builtin {
             | Builtin::CopyBlockUnalignedX16 => COPY_FIELDS,
             Builtin::UpdateInline => UPDATE_INLINE_FIELDS,
             Builtin::Timestamp => TIMESTAMP_FIELDS,
+            Builtin::PatchIndirect => PATCH_INDIRECT_FIELDS,
         }
     }
 
@@ -235,6 +278,7 @@ impl Builtin {
             | Builtin::CopyBlockUnalignedX16 => size_of::<CopyArgs>(),
             Builtin::UpdateInline => size_of::<UpdateInlineArgs>(),
             Builtin::Timestamp => size_of::<TimestampArgs>(),
+            Builtin::PatchIndirect => size_of::<PatchIndirectArgs>(),
         }
     }
 }
@@ -257,6 +301,16 @@ mod tests {
             assert_eq!(Builtin::from_name(builtin.symbol()), Some(builtin));
         }
         assert_eq!(Builtin::from_name("fill_x3"), None);
+    }
+
+    #[test]
+    fn discriminants_are_positions_in_all_and_new_kernels_come_last() {
+        for (index, builtin) in Builtin::ALL.into_iter().enumerate() {
+            assert_eq!(builtin as usize, index, "{builtin}");
+        }
+        assert_eq!(Builtin::Timestamp as usize, 11);
+        assert_eq!(Builtin::PatchIndirect as usize, 12);
+        assert_eq!(Builtin::ALL.last(), Some(&Builtin::PatchIndirect));
     }
 
     #[test]

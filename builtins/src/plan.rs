@@ -1,4 +1,5 @@
-//! Host-side choice of kernel, kernargs and grid for fills, copies, updates and timestamps.
+//! Host-side choice of kernel, kernargs and grid for fills, copies, updates, timestamps and
+//! indirect-dispatch patches.
 //!
 //! Pure functions: they validate, then describe a dispatch; nothing is allocated on a device and
 //! nothing is written. Grids are one-dimensional and capped at [`MAX_GRID_SIZE`] work-items; the
@@ -8,7 +9,8 @@
 //! ([`DispatchPlan::is_noop`]).
 
 use crate::layout::{
-    Builtin, CopyArgs, FillArgs, TimestampArgs, UPDATE_INLINE_MAX_BYTES, UpdateInlineArgs,
+    Builtin, CopyArgs, FillArgs, PatchIndirectArgs, TimestampArgs, UPDATE_INLINE_MAX_BYTES,
+    UpdateInlineArgs,
 };
 
 /// Work-items per workgroup: one wave64 or two wave32 waves.
@@ -51,6 +53,7 @@ pub enum Kernargs {
     Copy(CopyArgs),
     UpdateInline(UpdateInlineArgs),
     Timestamp(TimestampArgs),
+    PatchIndirect(PatchIndirectArgs),
 }
 
 impl Kernargs {
@@ -61,6 +64,7 @@ impl Kernargs {
             Kernargs::Copy(args) => bytemuck::bytes_of(args),
             Kernargs::UpdateInline(args) => bytemuck::bytes_of(args),
             Kernargs::Timestamp(args) => bytemuck::bytes_of(args),
+            Kernargs::PatchIndirect(args) => bytemuck::bytes_of(args),
         }
     }
 
@@ -69,7 +73,8 @@ impl Kernargs {
             Kernargs::Fill(args) => args.element_count,
             Kernargs::Copy(args) => args.element_count,
             Kernargs::UpdateInline(args) => u64::from(args.byte_length),
-            Kernargs::Timestamp(_) => 1,
+            // Never a no-op: it must publish the target packet's header.
+            Kernargs::Timestamp(_) | Kernargs::PatchIndirect(_) => 1,
         }
     }
 }
@@ -289,6 +294,51 @@ pub fn plan_timestamp(target: u64) -> Result<DispatchPlan, PlanError> {
     Ok(DispatchPlan {
         workgroup_size: 1,
         ..plan
+    })
+}
+
+/// Checks that a `length`-byte object at the non-null `address` does not wrap and is `required`-byte
+/// aligned.
+fn check_object(address: u64, length: u64, required: u64) -> Result<(), PlanError> {
+    check_range(address, length)?;
+    if !address.is_multiple_of(required) {
+        return Err(PlanError::Misaligned { address, required });
+    }
+    Ok(())
+}
+
+/// Plans completing an indirect dispatch: a 1×1×1 `patch_indirect` dispatch that reads three u32
+/// workgroup counts at `counts_address`, writes the grid sizes of the 64-byte-aligned dispatch
+/// packet at `packet_address` (and, if `implicit_args_address` is not 0, that dispatch's hidden
+/// block counts and remainders), then stores `header_word` (`header | setup << 16`) to the
+/// packet's first 4 bytes with a system-scope release. A count whose grid would overflow u32 is
+/// clamped to the largest count that fits (see [`PatchIndirectArgs`]).
+///
+/// The packet must already hold its workgroup sizes and an INVALID header; `counts` must be
+/// 4-byte aligned, and so must a non-zero `implicit_args_address` (24 bytes are written there).
+pub fn plan_patch_indirect(
+    packet_address: u64,
+    counts_address: u64,
+    implicit_args_address: u64,
+    header_word: u32,
+) -> Result<DispatchPlan, PlanError> {
+    check_object(packet_address, 64, 64)?;
+    check_object(counts_address, 12, 4)?;
+    if implicit_args_address != 0 {
+        check_object(implicit_args_address, 24, 4)?;
+    }
+    let args = PatchIndirectArgs {
+        packet: packet_address,
+        counts: counts_address,
+        implicit_args: implicit_args_address,
+        header: header_word,
+        reserved: 0,
+    };
+    Ok(DispatchPlan {
+        kernel: Builtin::PatchIndirect,
+        kernargs: Kernargs::PatchIndirect(args),
+        grid_size: 1,
+        workgroup_size: 1,
     })
 }
 
@@ -523,5 +573,77 @@ mod tests {
             })
         );
         assert_eq!(plan_timestamp(0), Err(PlanError::NullAddress { length: 8 }));
+    }
+
+    #[test]
+    fn patch_indirect_plans() {
+        let plan = plan_patch_indirect(0x1_0040, 0x2004, 0x3008, 0x0003_1502).expect("valid");
+        assert_eq!(
+            (plan.kernel, plan.grid_size, plan.workgroup_size),
+            (Builtin::PatchIndirect, 1, 1)
+        );
+        assert!(!plan.is_noop());
+        assert_eq!(
+            plan.kernargs,
+            Kernargs::PatchIndirect(PatchIndirectArgs {
+                packet: 0x1_0040,
+                counts: 0x2004,
+                implicit_args: 0x3008,
+                header: 0x0003_1502,
+                reserved: 0,
+            })
+        );
+        assert_eq!(plan.kernarg_bytes().len(), 32);
+        assert_eq!(&plan.kernarg_bytes()[24..28], &0x0003_1502u32.to_le_bytes());
+        let without_hidden = plan_patch_indirect(0x1_0040, 0x2004, 0, 7).expect("valid");
+        let Kernargs::PatchIndirect(args) = without_hidden.kernargs else {
+            panic!("not a patch")
+        };
+        assert_eq!(args.implicit_args, 0);
+    }
+
+    #[test]
+    fn bad_patch_indirect_requests_are_typed_errors() {
+        assert_eq!(
+            plan_patch_indirect(0, 0x2000, 0, 0),
+            Err(PlanError::NullAddress { length: 64 })
+        );
+        assert_eq!(
+            plan_patch_indirect(0x1000, 0, 0, 0),
+            Err(PlanError::NullAddress { length: 12 })
+        );
+        assert_eq!(
+            plan_patch_indirect(0x1020, 0x2000, 0, 0),
+            Err(PlanError::Misaligned {
+                address: 0x1020,
+                required: 64
+            })
+        );
+        assert_eq!(
+            plan_patch_indirect(0x1000, 0x2002, 0, 0),
+            Err(PlanError::Misaligned {
+                address: 0x2002,
+                required: 4
+            })
+        );
+        assert_eq!(
+            plan_patch_indirect(0x1000, 0x2000, 0x3006, 0),
+            Err(PlanError::Misaligned {
+                address: 0x3006,
+                required: 4
+            })
+        );
+        assert_eq!(
+            plan_patch_indirect(u64::MAX - 63, 0x2000, 0, 0),
+            Err(PlanError::RangeOverflow {
+                address: u64::MAX - 63,
+                length: 64
+            })
+        );
+        // The packet is checked before the counts.
+        assert_eq!(
+            plan_patch_indirect(0, 0, 0, 0),
+            Err(PlanError::NullAddress { length: 64 })
+        );
     }
 }

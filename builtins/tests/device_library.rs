@@ -165,3 +165,42 @@ fn cpu_twins_read_the_kernarg_layout_every_code_object_declares() {
         }
     }
 }
+
+/// `patch_indirect` is in every code object with exactly the parameter list the engine relies on
+/// (pinned here independently of `PatchIndirectArgs`, which the test above compares with).
+#[test]
+fn every_code_object_has_patch_indirect_with_its_pinned_layout() {
+    use ArgKind::{Pointer, Value};
+    let pinned = [
+        (0, 8, Pointer),  // packet
+        (8, 8, Pointer),  // counts
+        (16, 8, Pointer), // implicit_args
+        (24, 4, Value),   // header
+        (28, 4, Value),   // reserved
+    ];
+    assert_eq!(Builtin::PatchIndirect.kernarg_size(), 32);
+    for target in DeviceLibrary::targets() {
+        let code_object = CodeObject::parse(DeviceLibrary::code_object(target).expect("embedded"))
+            .expect("parses");
+        let kernel = code_object
+            .kernels()
+            .iter()
+            .find(|kernel| kernel.name == "patch_indirect")
+            .unwrap_or_else(|| panic!("{target}: no patch_indirect"));
+        assert_eq!(kernel.symbol, "patch_indirect.kd", "{target}");
+        let declared: Vec<(u32, u32, ArgKind)> = kernel
+            .args
+            .iter()
+            .map(|arg| {
+                let kind = match arg.value_kind {
+                    ValueKind::GlobalBuffer => Pointer,
+                    ValueKind::ByValue => Value,
+                    ref other => panic!("{target}: unexpected value kind {other}"),
+                };
+                (arg.offset, arg.size, kind)
+            })
+            .collect();
+        assert_eq!(declared, pinned, "{target}");
+        assert_eq!(kernel.kernarg_segment_size, 32, "{target}");
+    }
+}

@@ -7,7 +7,7 @@ mod common;
 
 use aqueduct_builtins::{
     Builtin, DispatchPlan, MAX_GRID_SIZE, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill,
-    plan_timestamp, plan_update_inline, plan_update_staged,
+    plan_patch_indirect, plan_timestamp, plan_update_inline, plan_update_staged,
 };
 use common::{Client, SENTINEL, source_byte};
 use proptest::prelude::*;
@@ -281,6 +281,58 @@ fn timestamps_are_monotonic_host_nanoseconds() {
         "{before} {values:?} {after}"
     );
     assert!(stamps[32..].iter().all(|byte| *byte == SENTINEL));
+}
+
+/// `patch_indirect` as a real dispatch: the code object's symbol resolves to the CPU twin, which
+/// completes a packet in device memory (not in a ring: the soft runtime only runs it).
+#[test]
+fn patch_indirect_completes_a_packet_in_device_memory() {
+    let client = Client::new();
+    let arena = client.alloc(256);
+    assert_eq!(arena.as_ptr() as usize % 64, 0, "arena alignment");
+    arena.fill(SENTINEL);
+    let (packet, rest) = arena.split_at_mut(64);
+    let (counts, implicit) = rest.split_at_mut(64);
+    let invalid = u32::from(aqueduct_abi::PacketHeader::INVALID.0);
+    packet[0..4].copy_from_slice(&invalid.to_le_bytes());
+    for (axis, size) in [64u16, 2, 1].into_iter().enumerate() {
+        packet[4 + 2 * axis..][..2].copy_from_slice(&size.to_le_bytes());
+    }
+    for (axis, count) in [9u32, 1 << 31, 4].into_iter().enumerate() {
+        counts[4 * axis..][..4].copy_from_slice(&count.to_le_bytes());
+    }
+    let header = 0x0003_1602;
+    let plan = plan_patch_indirect(
+        packet.as_ptr() as u64,
+        counts.as_ptr() as u64,
+        implicit.as_ptr() as u64,
+        header,
+    )
+    .expect("valid");
+    client.run(&[plan]);
+    let word = |bytes: &[u8], offset: usize| {
+        u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4 bytes"))
+    };
+    assert_eq!(word(packet, 0), header);
+    // 2^31 workgroups of 2 overflow u32: clamped to u32::MAX / 2 of them.
+    let clamped = u32::MAX / 2;
+    assert_eq!(
+        [12, 16, 20].map(|offset| word(packet, offset)),
+        [576, clamped * 2, 4]
+    );
+    assert!(
+        packet[10..12]
+            .iter()
+            .chain(&packet[24..])
+            .all(|byte| *byte == SENTINEL)
+    );
+    assert_eq!(
+        [0, 4, 8].map(|offset| word(implicit, offset)),
+        [9, clamped, 4]
+    );
+    assert!(implicit[12..18].iter().all(|byte| *byte == SENTINEL));
+    assert_eq!(&implicit[18..24], &[0; 6]);
+    assert!(implicit[24..].iter().all(|byte| *byte == SENTINEL));
 }
 
 /// Random fills and copies on the soft runtime against a reference computed on the host.
