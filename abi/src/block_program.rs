@@ -78,10 +78,10 @@ pub const NO_IMPLICIT_ARGS: u16 = u16::MAX;
 /// Replay carves kernarg space in blocks of this many bytes (one cache line), so every command's
 /// kernargs start 64-byte aligned and never share a line with another command's.
 pub const KERNARG_BLOCK_BYTES: u64 = 64;
-/// Kernarg bytes of the fill, copy and timestamp builtins: their arguments fit one block.
+/// Kernarg bytes of the fill, copy and timestamp builtins: their arguments fit one block. An
+/// update is a copy too: its payload lives in the block's rodata, which finalization publishes
+/// to device memory, so replay never stages payload bytes.
 pub const BUILTIN_KERNARG_BYTES: u64 = KERNARG_BLOCK_BYTES;
-/// Bytes ahead of an update's payload in its kernargs (target pointer, length, reserved).
-pub const UPDATE_KERNARG_HEADER_BYTES: u64 = 16;
 /// Kernarg bytes of the one-work-item kernel that patches an indirect dispatch's grid.
 pub const INDIRECT_PATCH_KERNARG_BYTES: u64 = KERNARG_BLOCK_BYTES;
 

@@ -133,6 +133,7 @@ fn command_layouts() {
     let others = [
         (offset_of!(BarrierCommand, reserved0), 2),
         (offset_of!(BarrierCommand, reserved1), 8),
+        (offset_of!(ProfileMarkerCommand, target), 2),
         (offset_of!(ProfileMarkerCommand, marker_id), 4),
         (offset_of!(ProfileMarkerCommand, reserved1), 8),
         (offset_of!(BranchCommand, target_block), 4),
@@ -162,7 +163,7 @@ fn kind_and_flags_sit_in_the_first_two_bytes_of_every_kind() {
         CopyCommand::new(0, 0, 0).with_flags(flags).into(),
         UpdateCommand::new(0, 0, 0).with_flags(flags).into(),
         BarrierCommand::new(FenceScope::Agent, FenceScope::System).into(),
-        ProfileMarkerCommand::new(1).with_flags(flags).into(),
+        ProfileMarkerCommand::new(0, 1).with_flags(flags).into(),
         BranchCommand::new(0).with_flags(flags).into(),
         CondBranchCommand::new(0, 4, CompareOp::Eq, 0, 0, 0).with_flags(flags).into(),
         ReturnCommand::new().with_flags(flags).into(),
@@ -1140,7 +1141,7 @@ fn rejects_worst_case_kernarg_bytes_too_small() {
 #[test]
 fn rejects_block_without_its_terminator() {
     // Block 3 says Return, but its last command becomes a profile marker.
-    let error = with_raw_command(3, 1, |c| *c = ProfileMarkerCommand::new(1).into());
+    let error = with_raw_command(3, 1, |c| *c = ProfileMarkerCommand::new(0, 1).into());
     assert_eq!(error, ProgramError::MissingTerminator { at: block(3), terminator: TerminatorKind::Return });
     assert_eq!(error.field(), "terminator");
 }

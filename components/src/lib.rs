@@ -6,12 +6,14 @@
 //!   sticky failure), so another queue can turn a wait into a device-side barrier.
 //! - [`submission`]: the staged submission (the stages' input) and the admission plan (their
 //!   hand-off), as resources of a queue's World.
+//! - [`program`]: a command buffer's validated program image and one execution's cursor through it.
 //! - [`queue_state`]: a queue World's rings (kernarg, epoch rows, frontier) and the epoch-row and
 //!   deferred-submission components.
 //! - [`device_entities`]: the device World's entities: queues, semaphores, pool allocations.
 
 pub mod device_entities;
 pub mod directory;
+pub mod program;
 pub mod queue_state;
 pub mod semaphore_table;
 pub mod submission;

@@ -7,6 +7,7 @@ use aqueduct_abi::ImplicitKernargs;
 use bevy_ecs::prelude::*;
 
 use crate::Retained;
+use crate::program::{ProgramRun, SegmentPlan};
 use crate::semaphore_table::Producer;
 
 /// A wait on a timeline semaphore of this device.
@@ -57,6 +58,8 @@ pub enum Payload {
     #[default]
     Barrier,
     Dispatch(DispatchTemplate),
+    /// A segment of a command-buffer execution ([`StagedSubmission::program`]).
+    Program,
 }
 
 /// The submission being admitted. Filled by the engine's queue operation, consumed by the stages.
@@ -80,6 +83,8 @@ pub struct StagedSubmission {
     /// address is written as a u64 at `staging_pointer_offset` inside the segment.
     pub staging: Vec<u8>,
     pub staging_pointer_offset: Option<u32>,
+    /// The command-buffer execution ([`Payload::Program`]).
+    pub program: ProgramRun,
 }
 
 impl StagedSubmission {
@@ -97,6 +102,7 @@ impl StagedSubmission {
         self.kernarg_alignment = 16;
         self.staging.clear();
         self.staging_pointer_offset = None;
+        self.program.clear();
     }
 
     /// Kernarg-ring bytes this submission needs, before alignment padding.
@@ -138,6 +144,9 @@ pub enum Verdict {
     QueueFailed(u32),
     /// More packets or kernarg bytes than the queue can ever hold at once.
     TooLarge,
+    /// A command-buffer execution replayed more blocks than its limit (a conditional loop that
+    /// never exits).
+    ReplayLimit,
 }
 
 /// What admission decided and reserved for the staged submission.
@@ -157,6 +166,8 @@ pub struct AdmissionPlan {
     pub kernarg_end: u64,
     /// The epoch this submission retires.
     pub epoch: u64,
+    /// Program payloads: the blocks this epoch replays.
+    pub segment: SegmentPlan,
 }
 
 impl AdmissionPlan {
@@ -169,5 +180,6 @@ impl AdmissionPlan {
         self.staging_address = 0;
         self.kernarg_end = 0;
         self.epoch = 0;
+        self.segment.clear();
     }
 }

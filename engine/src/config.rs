@@ -74,6 +74,9 @@ pub struct EngineConfig {
     pub submit_timeout: Duration,
     /// Live semaphores per device.
     pub semaphore_capacity: usize,
+    /// Most blocks one command-buffer execution may replay (a conditional loop that never exits
+    /// fails its execution here instead of occupying the queue forever).
+    pub replay_block_limit: u64,
 }
 
 impl Default for EngineConfig {
@@ -87,6 +90,7 @@ impl Default for EngineConfig {
             wait_strategy: WaitStrategy::Auto,
             submit_timeout: Duration::from_secs(10),
             semaphore_capacity: 1 << 16,
+            replay_block_limit: 1 << 20,
         }
     }
 }

@@ -50,6 +50,12 @@ pub enum EngineError {
     SubmissionTooLarge { reason: String },
     #[error("{what} limit reached ({limit})")]
     LimitReached { what: &'static str, limit: usize },
+    #[error("command buffer: {reason}")]
+    CommandBufferState { reason: &'static str },
+    #[error("invalid block program: {0}")]
+    InvalidProgram(aqueduct_abi::block_program::ProgramError),
+    #[error("binding table slot {slot}: {reason}")]
+    BindingTable { slot: u32, reason: String },
     #[error("buffer memory ({kind:?}) is not accessible from the host")]
     NotHostAccessible { kind: aqueduct_components::device_entities::MemoryKind },
 }

@@ -3,7 +3,9 @@
 //! An [`Engine`] opens one logical [`Device`] (one or more physical agents) on ROCr or the
 //! embedded soft HSA runtime. A device makes [`Queue`]s, timeline [`Semaphore`]s, [`Buffer`]s and
 //! [`Executable`]s. Queue operations (dispatch, fill, copy, update, barrier) take wait and signal
-//! semaphore points and are published straight into the queue's AQL ring.
+//! semaphore points and are published straight into the queue's AQL ring. A [`CommandBuffer`]
+//! records work once and [`Queue::execute`] replays it, with dynamic bindings resolved through a
+//! [`BindingTable`].
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -20,6 +22,7 @@
 //! ```
 
 mod clock;
+mod command_buffer;
 mod completion;
 mod config;
 mod device;
@@ -38,6 +41,9 @@ pub use aqueduct_components::device_entities::MemoryKind;
 pub use aqueduct_components::directory::CrossQueueWait;
 pub use aqueduct_components::semaphore_table::FailureRecord;
 pub use clock::thread_cpu_time;
+pub use command_buffer::{
+    BindingTable, BlockLabel, BlockLimits, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, ProgramFacts, RecordedDispatch,
+};
 pub use config::{DeviceSpec, EngineConfig, WaitStrategy};
 pub use error::{EngineError, EngineResult};
 pub use executable::{Executable, HalLayout, Kernel};
@@ -141,6 +147,16 @@ impl Device {
 
     pub fn allocate_on(&self, agent: usize, kind: MemoryKind, size: u64) -> EngineResult<Buffer> {
         Buffer::allocate(&self.0, kind, size, agent)
+    }
+
+    /// A command buffer to record for queues of agent 0.
+    pub fn create_command_buffer(&self, usage: CommandBufferUsage) -> EngineResult<CommandBuffer> {
+        CommandBuffer::new(&self.0, 0, usage, BlockLimits::default())
+    }
+
+    /// A command buffer for queues of agent `agent`, split into blocks at `limits`.
+    pub fn create_command_buffer_on(&self, agent: usize, usage: CommandBufferUsage, limits: BlockLimits) -> EngineResult<CommandBuffer> {
+        CommandBuffer::new(&self.0, agent, usage, limits)
     }
 
     /// Loads a code object on every agent; its target must run on each of them.

@@ -25,9 +25,6 @@ use crate::submit::{ErrorSink, QueueShared, queue_error_callback};
 /// Largest `update`: bigger writes belong in a staging buffer and a copy.
 pub const MAX_UPDATE_BYTES: usize = 64 * 1024;
 
-/// The workgroup-size limit of every AMD GPU.
-const MAX_WORKGROUP_SIZE: u32 = 1024;
-
 pub(crate) struct QueueHandle {
     pub shared: Arc<QueueShared>,
     thread: Mutex<Option<JoinHandle<()>>>,
@@ -382,53 +379,7 @@ impl Queue {
 
     /// The dispatch packet fields, after checking the grid and workgroup.
     fn template(&self, kernel: &Kernel, grid: [u32; 3], workgroup: Option<[u16; 3]>) -> EngineResult<DispatchTemplate> {
-        let info = kernel.info();
-        let workgroup = match workgroup {
-            Some(workgroup) => workgroup,
-            None => {
-                let default = info.default_workgroup_size;
-                [default[0].min(1024) as u16, default[1].min(1024) as u16, default[2].min(1024) as u16]
-            }
-        };
-        let invalid = |reason| Err(EngineError::InvalidGrid { grid, workgroup, reason });
-        if grid.contains(&0) {
-            return invalid("every grid dimension must be at least 1");
-        }
-        if workgroup.contains(&0) {
-            return invalid("every workgroup dimension must be at least 1");
-        }
-        // Multiplied in u128: three u32 factors can overflow u64 (a panic in debug builds, and a
-        // wrapped product that passes the check in release builds).
-        if grid.iter().map(|&size| u128::from(size)).product::<u128>() > u128::from(u32::MAX) {
-            return invalid("more than 2^32 - 1 work-items in total");
-        }
-        // Multiplied in u64: three u16 factors can overflow u32 (e.g. 4096 × 4096 × 256 wraps to 0).
-        let threads = workgroup.iter().map(|&size| u64::from(size)).product::<u64>();
-        let limit = if info.max_workgroup_size == 0 { MAX_WORKGROUP_SIZE } else { info.max_workgroup_size.min(MAX_WORKGROUP_SIZE) };
-        if threads > u64::from(limit) {
-            return invalid("the workgroup exceeds the kernel's maximum size");
-        }
-        if let Some(required) = info.required_workgroup_size
-            && required != [u32::from(workgroup[0]), u32::from(workgroup[1]), u32::from(workgroup[2])]
-        {
-            return invalid("the kernel requires a different workgroup size");
-        }
-        let dimensions = if grid[2] > 1 || workgroup[2] > 1 {
-            3
-        } else if grid[1] > 1 || workgroup[1] > 1 {
-            2
-        } else {
-            1
-        };
-        let kernel_object = info.kernel_objects.get(self.shared().agent).copied().unwrap_or(0);
-        Ok(DispatchTemplate {
-            kernel_object,
-            grid,
-            workgroup,
-            dimensions,
-            group_segment_size: info.group_segment_size,
-            private_segment_size: info.private_segment_size,
-        })
+        kernel.info().template(self.shared().agent, grid, workgroup)
     }
 }
 

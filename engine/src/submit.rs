@@ -10,7 +10,8 @@ use aqueduct_components::Retained;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
 use aqueduct_components::queue_state::{DeferredSubmission, DeviceLink, KernargRing, QueueRings};
 use aqueduct_components::semaphore_table::FailureRecord;
-use aqueduct_components::submission::{SignalOp, StagedSubmission, Verdict, WaitOp};
+use aqueduct_components::program::Cursor;
+use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, Verdict, WaitOp};
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t, hsa_status_t};
@@ -203,6 +204,9 @@ impl QueueShared {
                     if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
                         self.device.wake_deferred(Some(self.index));
                     }
+                    if staged.payload == Payload::Program && staged.program.cursor != Cursor::Done {
+                        continue; // the next segment, if there is room for it now
+                    }
                     return Ok(Staged::Published);
                 }
                 Verdict::Defer => {
@@ -228,23 +232,34 @@ impl QueueShared {
                     if readmitting {
                         return Ok(Staged::Parked); // the completion thread retries after reclaim
                     }
+                    if staged.payload == Payload::Program {
+                        // A program waits for room (or for its branch's drain) parked, not
+                        // spinning: the completion thread resumes it after reclaim.
+                        self.park(core);
+                        return Ok(Staged::Parked);
+                    }
                     if Instant::now() >= deadline {
                         return Err(EngineError::Backpressure { waited: self.device.config.submit_timeout });
                     }
                     std::thread::yield_now();
                 }
-                Verdict::TooLarge => {
-                    let error = EngineError::SubmissionTooLarge {
-                        reason: format!(
-                            "{} packet ring, {}-byte kernarg ring",
-                            self.device.config.queue_packets, self.device.config.kernarg_ring_bytes
-                        ),
+                Verdict::TooLarge | Verdict::ReplayLimit => {
+                    let error = if plan.verdict == Verdict::ReplayLimit {
+                        EngineError::LimitReached { what: "blocks replayed by one command-buffer execution", limit: staged.program.block_limit as usize }
+                    } else {
+                        EngineError::SubmissionTooLarge {
+                            reason: format!(
+                                "{} packet ring, {}-byte kernarg ring",
+                                self.device.config.queue_packets, self.device.config.kernarg_ring_bytes
+                            ),
+                        }
                     };
-                    if readmitting {
+                    if readmitting || staged.program.blocks_replayed > 0 {
                         // A parked submission's waits can resolve into more barrier packets than
-                        // the ring holds only now, and its caller is gone: fail its semaphores
-                        // with the error (as a failed dependency would) so waiters hear of it
-                        // instead of hanging; readmit then drops it.
+                        // the ring holds only now, and a program can meet a block too large only
+                        // after earlier segments ran: either way work already counted on will
+                        // not finish, so its semaphores fail with the error (as a failed
+                        // dependency would) and waiters hear of it instead of hanging.
                         let failure = self.device.semaphores.record_failure(FailureRecord { status: None, message: error.to_string() });
                         self.fail_staged(&mut staged, failure);
                     }

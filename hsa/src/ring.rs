@@ -145,6 +145,13 @@ impl AqlRing {
         unsafe { &*self.doorbell }.store(last_id, Ordering::Release);
     }
 
+    /// The address of packet `id`'s slot, for a device-side writer (an indirect dispatch's grid
+    /// patch stores that packet's header).
+    #[inline]
+    pub fn slot_address(&self, id: u64) -> u64 {
+        self.slot(id) as u64
+    }
+
     fn slot(&self, id: u64) -> *mut AqlPacket {
         // SAFETY: masked into the ring.
         unsafe { self.base.add((id & self.mask) as usize) }

@@ -11,7 +11,7 @@
 use aqueduct_components::directory::CrossQueueWait;
 use aqueduct_components::queue_state::QueueRings;
 use aqueduct_components::semaphore_table::WaitSource;
-use aqueduct_components::submission::{AdmissionPlan, DeviceWait, StagedSubmission, Verdict};
+use aqueduct_components::submission::{AdmissionPlan, DeviceWait, Payload, StagedSubmission, Verdict};
 
 /// Dependency signals one BARRIER_AND packet can name.
 pub const BARRIER_AND_DEPENDENCIES: usize = 5;
@@ -83,8 +83,29 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
         plan.verdict = verdict;
         return;
     }
-    let packets = barrier_packets(rings.strategy, &plan.device_waits) + 1;
-    let kernarg_bytes = staged.kernarg_bytes();
+    let barriers = barrier_packets(rings.strategy, &plan.device_waits);
+    // The read index last seen first; the live one (a line the packet processor keeps writing)
+    // only when that says the ring is too full for a single payload packet, or always for a
+    // program, whose segment is sized to the room there is.
+    let program = staged.payload == Payload::Program;
+    let write_index = rings.ring.write_index_now();
+    let mut aql_free = rings.ring.capacity() - write_index.wrapping_sub(rings.known_read_index);
+    if program || aql_free < barriers + 1 {
+        rings.known_read_index = rings.ring.read_index();
+        aql_free = rings.ring.capacity() - write_index.wrapping_sub(rings.known_read_index);
+    }
+    let (packets, kernarg_bytes, kernarg_alignment) = if program {
+        let room = aql_free.saturating_sub(barriers);
+        let capacity = rings.ring.capacity().saturating_sub(barriers);
+        let verdict = crate::replay::plan_segment(rings, &staged.program, room, capacity, &mut plan.segment);
+        if verdict != Verdict::Admitted {
+            plan.verdict = verdict;
+            return;
+        }
+        (barriers + crate::replay::segment_packets(&plan.segment), plan.segment.kernarg_bytes, crate::replay::SEGMENT_KERNARG_ALIGNMENT)
+    } else {
+        (barriers + 1, staged.kernarg_bytes(), u64::from(staged.kernarg_alignment))
+    };
     if packets > rings.ring.capacity() || kernarg_bytes > rings.kernargs.capacity / 2 {
         plan.verdict = Verdict::TooLarge;
         return;
@@ -97,15 +118,7 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
             rings.endpoint.slot_users[rings.endpoint.slot_index(epoch)].load(core::sync::atomic::Ordering::SeqCst) == 0
         }
     };
-    let kernarg_span = rings.kernargs.plan(kernarg_bytes, u64::from(staged.kernarg_alignment));
-    // The read index last seen first; the live one (a line the packet processor keeps writing)
-    // only when that says the ring is too full.
-    let write_index = rings.ring.write_index_now();
-    let mut aql_free = rings.ring.capacity() - write_index.wrapping_sub(rings.known_read_index);
-    if aql_free < packets {
-        rings.known_read_index = rings.ring.read_index();
-        aql_free = rings.ring.capacity() - write_index.wrapping_sub(rings.known_read_index);
-    }
+    let kernarg_span = rings.kernargs.plan(kernarg_bytes, kernarg_alignment);
     let (Some((start, end)), true, true, true) = (kernarg_span, rings.epochs.has_room(), slot_free, aql_free >= packets) else {
         plan.verdict = Verdict::Backpressure;
         return;

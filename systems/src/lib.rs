@@ -7,6 +7,8 @@
 //!    the reserved kernarg space.
 //! 3. [`publication`]: packet bodies, then each header with one 32-bit release store, then one
 //!    doorbell store; the epoch row takes the submission's signals and retained resources.
+//!    For a command-buffer execution, [`replay`]'s block processor writes the segment's packets
+//!    and kernargs.
 //! 4. [`reclaim`]: retired epochs signal their semaphores (coalesced), free kernarg space and
 //!    release what they retained; a failed queue fails everything in flight.
 //!
@@ -18,6 +20,7 @@ pub mod admission;
 pub mod kernarg;
 pub mod publication;
 pub mod reclaim;
+pub mod replay;
 pub mod schedule;
 
 use aqueduct_components::queue_state::{EpochDeviceWaits, EpochRetained, EpochRow, EpochSignals, QueueRings};

@@ -12,11 +12,13 @@ use aqueduct_abi::{
 };
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
 use aqueduct_components::queue_state::QueueRings;
+use aqueduct_components::program::SegmentEnd;
 use aqueduct_components::semaphore_table::Producer;
 use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission};
 
 use crate::EpochRows;
 use crate::admission::BARRIER_AND_DEPENDENCIES;
+use crate::replay;
 
 const WAIT_HEADER: PacketHeader = PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::None);
 const VALUE_HEADER: PacketHeader = PacketHeader::new(PacketType::VendorSpecific, true, FenceScope::System, FenceScope::None);
@@ -92,12 +94,12 @@ pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut
             }
         }
     }
-    let (payload_header, payload_setup) = match staged.payload {
+    let payload = match staged.payload {
         Payload::Barrier => {
             let packet = BarrierAndPacket { completion_signal: completion, ..Default::default() };
             // SAFETY: the last reserved packet.
             unsafe { ring.write_body(id, &packet) };
-            (PAYLOAD_BARRIER_HEADER, 0)
+            Some((PAYLOAD_BARRIER_HEADER, 0))
         }
         Payload::Dispatch(template) => {
             let packet = KernelDispatchPacket {
@@ -117,7 +119,13 @@ pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut
             };
             // SAFETY: the last reserved packet.
             unsafe { ring.write_body(id, &packet) };
-            (DISPATCH_HEADER, template.dimensions)
+            Some((DISPATCH_HEADER, template.dimensions))
+        }
+        Payload::Program => {
+            // SAFETY: admission reserved the segment's packets from `id` and its kernarg bytes at
+            // `plan.kernarg_address`; the engine checked the binding table for this program.
+            unsafe { replay::write_segment(&ring, id, plan.kernarg_address, completion, &mut staged.program, &plan.segment) };
+            None
         }
     };
     // Headers in order; the processor may start on the first while later ones are still stores
@@ -132,24 +140,49 @@ pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut
         // SAFETY: bodies of the reserved packets are written.
         unsafe { ring.publish(first + offset, wait_header, wait_setup) };
     }
-    // SAFETY: as above.
-    unsafe { ring.publish(id, payload_header, payload_setup) };
-    ring.ring_doorbell(id);
+    let last = match payload {
+        Some((header, setup)) => {
+            // SAFETY: as above.
+            unsafe { ring.publish(id, header, setup) };
+            id
+        }
+        None => {
+            let headers = &staged.program.headers;
+            for (offset, &word) in headers.iter().enumerate() {
+                if word != replay::HEADER_LEFT_TO_DEVICE {
+                    // SAFETY: as above.
+                    unsafe { ring.publish(id + offset as u64, PacketHeader(word as u16), (word >> 16) as u16) };
+                }
+            }
+            id + headers.len() as u64 - 1
+        }
+    };
+    ring.ring_doorbell(last);
 
     for wait in plan.device_waits.iter().filter(|wait| wait.barrier) {
         let seen = &mut rings.frontier[usize::from(wait.producer.queue)];
         *seen = (*seen).max(wait.producer.epoch);
     }
-    for signal in &staged.signals {
-        rings.link.semaphores.record_queued_signal(signal.semaphore, signal.value, Producer { queue: rings.index, epoch });
+    // A program's earlier segments signal nothing and keep nothing: the execution's signals and
+    // retained resources stay with it until its final segment.
+    let final_segment = staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return;
+    if staged.payload == Payload::Program {
+        replay::advance(&mut staged.program, &plan.segment);
+    }
+    if final_segment {
+        for signal in &staged.signals {
+            rings.link.semaphores.record_queued_signal(signal.semaphore, signal.value, Producer { queue: rings.index, epoch });
+        }
     }
     if let Ok((mut row, mut signals, mut retained, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) {
         row.epoch = epoch;
         row.kernarg_end = plan.kernarg_end;
-        // Swaps, not copies: the row's vectors were emptied at reclaim, so capacity ping-pongs
-        // between the row and the staging area and nothing allocates.
-        core::mem::swap(&mut signals.0, &mut staged.signals);
-        core::mem::swap(&mut retained.0, &mut staged.retained);
+        if final_segment {
+            // Swaps, not copies: the row's vectors were emptied at reclaim, so capacity
+            // ping-pongs between the row and the staging area and nothing allocates.
+            core::mem::swap(&mut signals.0, &mut staged.signals);
+            core::mem::swap(&mut retained.0, &mut staged.retained);
+        }
         waits.0.clear();
         waits.0.extend_from_slice(&plan.device_waits);
     }

@@ -10,7 +10,7 @@ use bytemuck::{Pod, Zeroable};
 
 use super::{
     BUILTIN_KERNARG_BYTES, CommandKind, CompareOp, INDIRECT_PATCH_KERNARG_BYTES, KERNARG_BLOCK_BYTES,
-    KernargStrategy, NO_IMPLICIT_ARGS, NO_SOURCE, UPDATE_KERNARG_HEADER_BYTES, align_up,
+    KernargStrategy, NO_IMPLICIT_ARGS, NO_SOURCE, align_up,
 };
 use crate::packet::FenceScope;
 use crate::{assert_layout, assert_offset};
@@ -395,22 +395,27 @@ impl BarrierCommand {
     }
 }
 
-/// A profiling marker; replay writes a timestamp packet tagged `marker_id` when profiling.
+/// A profiling marker: replay dispatches the timestamp builtin, which writes the device clock as
+/// one u64 at `target` when the queue reaches the marker. `marker_id` is the recorder's tag, kept
+/// so a trace can name the marker.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct ProfileMarkerCommand {
     pub header: CommandHeader,
-    pub reserved0: u16,
+    /// Block-local source of the 8-byte, 8-byte aligned timestamp slot.
+    pub target: u16,
     pub marker_id: u32,
     pub reserved1: [u64; 7],
 }
 command_record!(ProfileMarkerCommand, ProfileMarker);
+assert_offset!(ProfileMarkerCommand, target, 2);
 assert_offset!(ProfileMarkerCommand, marker_id, 4);
 
 impl ProfileMarkerCommand {
-    pub fn new(marker_id: u32) -> Self {
+    pub fn new(target: u16, marker_id: u32) -> Self {
         Self {
             header: CommandHeader::new(CommandKind::ProfileMarker, CommandFlags::NONE),
+            target,
             marker_id,
             ..Self::zeroed()
         }
@@ -588,8 +593,8 @@ impl DecodedCommand {
     ///
     /// Every command's kernargs are carved in [`KERNARG_BLOCK_BYTES`] units. A dispatch costs one
     /// packet and its rounded kernarg size (nothing for a prepublished one); an indirect dispatch
-    /// adds the grid-patch packet and its kernargs. Fill, copy and profile markers are one builtin
-    /// dispatch each; an update stages its payload in its kernargs behind a small header; a barrier
+    /// adds the grid-patch packet and its kernargs. Fill, copy, update (a copy out of the published
+    /// rodata) and profile markers are one builtin dispatch each; a barrier
     /// is one barrier-AND packet; control commands cost nothing.
     pub fn replay_cost(&self) -> ReplayCost {
         let (packets, kernarg_bytes) = match self {
@@ -601,10 +606,7 @@ impl DecodedCommand {
                     _ => (1, own),
                 }
             }
-            Self::Fill(_) | Self::Copy(_) | Self::ProfileMarker(_) => (1, BUILTIN_KERNARG_BYTES),
-            Self::Update(u) => {
-                (1, align_up(UPDATE_KERNARG_HEADER_BYTES + u64::from(u.length), KERNARG_BLOCK_BYTES))
-            }
+            Self::Fill(_) | Self::Copy(_) | Self::Update(_) | Self::ProfileMarker(_) => (1, BUILTIN_KERNARG_BYTES),
             Self::Barrier(_) => (1, 0),
             Self::Branch(_) | Self::CondBranch(_) | Self::Return(_) => (0, 0),
         };

@@ -431,8 +431,8 @@ impl BlockCheck<'_> {
                 reserved(b.reserved1 == [0; 7], "reserved1")
             }
             DecodedCommand::ProfileMarker(p) => {
-                reserved(p.reserved0 == 0, "reserved0")?;
-                reserved(p.reserved1 == [0; 7], "reserved1")
+                reserved(p.reserved1 == [0; 7], "reserved1")?;
+                self.source_index(at, "target", p.target)
             }
             DecodedCommand::Branch(b) => {
                 reserved(b.reserved0 == 0, "reserved0")?;

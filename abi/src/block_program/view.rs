@@ -46,6 +46,14 @@ impl<'a> BlockProgram<'a> {
         Self { bytes, header }
     }
 
+    /// Reopens an image [`super::validate`] accepted before, reading only the program header, so
+    /// a program validated once can be replayed many times without walking it again. Accessors
+    /// stay bounds-checked: a wrong image yields `None`s, never an out-of-bounds read.
+    pub fn reopen(bytes: &'a [u8]) -> Option<Self> {
+        let header: ProgramHeader = read(bytes, 0)?;
+        (header.magic == super::PROGRAM_MAGIC).then_some(Self { bytes, header })
+    }
+
     /// The whole image (`total_length` bytes).
     pub const fn bytes(&self) -> &'a [u8] {
         self.bytes

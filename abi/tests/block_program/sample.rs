@@ -61,7 +61,7 @@ pub fn sample() -> BlockProgramBuf {
     block.push_command(CopyCommand::new(s0, s1, 4096));
     block.push_command(UpdateCommand::new(s2, payload, UPDATE_PAYLOAD.len() as u32));
     block.push_command(BarrierCommand::new(FenceScope::Agent, FenceScope::System));
-    block.push_command(ProfileMarkerCommand::new(7));
+    block.push_command(ProfileMarkerCommand::new(0, 7));
     block.push_command(CondBranchCommand::new(s3, 4, CompareOp::Ne, 0, 1, 2));
     program.push_block(block);
 

@@ -1,0 +1,115 @@
+//! A command-buffer execution as the stages see it: the finalized program image with the facts
+//! finalization recorded once, and the cursor of one execution through it.
+//!
+//! An execution runs as one or more *segments*, one epoch each. A segment is the longest run of
+//! blocks, following unconditional branches, that fits the ring's free space; it also ends after
+//! a block whose terminator is a conditional branch, because the branch reads a value that the
+//! block's own commands may write, so it is evaluated only once the queue has drained.
+
+use aqueduct_abi::block_program::{BlockHeader, BlockProgram};
+
+/// A builtin kernel as replay dispatches it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BuiltinObject {
+    pub kernel_object: u64,
+    pub group_segment_size: u32,
+    pub private_segment_size: u32,
+}
+
+/// What replay needs of one block without reading its header from the image again.
+#[derive(Clone, Copy, Debug)]
+pub struct BlockFacts {
+    pub offset: u32,
+    pub header: BlockHeader,
+    /// Device address of the block's rodata in the published image.
+    pub rodata_address: u64,
+}
+
+/// A validated program image, its published device copy and its per-block facts. Immutable once
+/// built, shared by every execution of the command buffer.
+pub struct ProgramImage {
+    /// The image as [`aqueduct_abi::block_program::validate`] accepted it.
+    pub bytes: Box<[u8]>,
+    pub blocks: Box<[BlockFacts]>,
+    /// The device-library kernels of the agent the program was recorded for, by
+    /// `aqueduct_builtins::Builtin` discriminant.
+    pub builtins: Box<[BuiltinObject]>,
+}
+
+impl ProgramImage {
+    /// The image as a view. Every accessor stays bounds-checked, so even a corrupted image could
+    /// only yield `None`s; the image was validated when it was built and is never written again.
+    pub fn view(&self) -> Option<BlockProgram<'_>> {
+        BlockProgram::reopen(&self.bytes)
+    }
+}
+
+/// Where the next segment of an execution starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Cursor {
+    /// At this block.
+    #[default]
+    Entry,
+    Block(u32),
+    /// After the conditional branch ending this block, which is evaluated once the queue drains.
+    PendingBranch(u32),
+    /// The program returned.
+    Done,
+}
+
+/// One execution's state. Kept in the staged submission; its vectors keep their capacity.
+#[derive(Default)]
+pub struct ProgramRun {
+    pub image: Option<std::sync::Arc<ProgramImage>>,
+    /// Binding-table slot base pointers, resolved once per execution.
+    pub bindings: Vec<u64>,
+    pub cursor: Cursor,
+    /// Blocks replayed so far; an execution that exceeds `block_limit` fails instead of spinning.
+    pub blocks_replayed: u64,
+    pub block_limit: u64,
+    /// Header words of the segment being published, in packet order (reused scratch).
+    pub headers: Vec<u32>,
+}
+
+impl ProgramRun {
+    pub fn clear(&mut self) {
+        self.image = None;
+        self.bindings.clear();
+        self.cursor = Cursor::Entry;
+        self.blocks_replayed = 0;
+        self.block_limit = 0;
+        self.headers.clear();
+    }
+}
+
+/// How the planned segment ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SegmentEnd {
+    /// The last block returns: this is the execution's final epoch.
+    #[default]
+    Return,
+    /// The last block ends in a conditional branch, evaluated after the queue drains.
+    Branch(u32),
+    /// The ring had no room for the next block; it starts the next segment.
+    Continue(u32),
+}
+
+/// The segment admission planned and reserved for.
+#[derive(Clone, Debug, Default)]
+pub struct SegmentPlan {
+    /// Block ordinals in replay order.
+    pub blocks: Vec<u32>,
+    /// Packets and kernarg bytes the blocks may write (their headers' worst cases).
+    pub packets: u64,
+    pub kernarg_bytes: u64,
+    pub end: SegmentEnd,
+}
+
+impl SegmentPlan {
+    pub fn clear(&mut self) {
+        self.blocks.clear();
+        self.packets = 0;
+        self.kernarg_bytes = 0;
+        self.end = SegmentEnd::Return;
+    }
+}

@@ -1,0 +1,101 @@
+//! `Queue::execute`: check the binding table against the program once, then hand the program to
+//! the queue's stages, which replay it segment by segment.
+
+use std::sync::atomic::Ordering;
+
+use aqueduct_components::Retained;
+use aqueduct_components::device_entities::MemoryKind;
+use aqueduct_components::submission::Payload;
+
+use super::binding_table::BindingTable;
+use super::{CommandBuffer, FinishedProgram};
+use crate::error::{EngineError, EngineResult};
+use crate::queue::Queue;
+use crate::semaphore::SemaphorePoint;
+
+impl Queue {
+    /// Runs a finished command buffer on this queue after `waits`, raising `signals` once all
+    /// of it is done. Dynamic bindings resolve through `table`. Returns once the first segment
+    /// is published (or parked behind earlier work); larger programs and conditional branches
+    /// continue from the queue's completion thread.
+    pub fn execute(&self, command_buffer: &CommandBuffer, table: &BindingTable, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
+        let program = command_buffer.finished()?;
+        let shared = &self.0.shared;
+        if program.device.id != shared.device.id {
+            return Err(EngineError::ForeignObject { what: "command buffer" });
+        }
+        if program.agent != shared.agent {
+            return Err(EngineError::InvalidArgument {
+                what: "command buffer",
+                reason: format!("recorded for agent {}, but the queue runs on agent {}", program.agent, shared.agent),
+            });
+        }
+        check_table(program, table, shared.device.id)?;
+        if program.one_shot && program.executed.swap(true, Ordering::AcqRel) {
+            return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
+        }
+        let block_limit = shared.device.config.replay_block_limit;
+        let result = shared.submit(waits, signals, |staged| {
+            staged.payload = Payload::Program;
+            staged.program.image = Some(program.image.clone());
+            staged.program.block_limit = block_limit;
+            for (slot, need) in program.slot_needs.iter().enumerate() {
+                let entry = table.slots[slot].as_ref().filter(|_| need.used);
+                staged.program.bindings.push(entry.map_or(0, |entry| entry.buffer.device_address() + entry.offset));
+                if let Some(entry) = entry {
+                    staged.retained.push(entry.buffer.0.clone() as Retained);
+                }
+            }
+            staged.retained.push(program.clone() as Retained);
+        });
+        if result.is_err() && program.one_shot {
+            // Refused before it ran (bad points, a full ring): it may be executed again.
+            program.executed.store(false, Ordering::Release);
+        }
+        result
+    }
+}
+
+/// The table covers every slot the program names, with buffers of this device that are long
+/// enough, aligned, and host-visible where a branch reads them; copies with a dynamic side do not
+/// overlap.
+fn check_table(program: &FinishedProgram, table: &BindingTable, device: u64) -> EngineResult<()> {
+    let needed = program.slot_needs.len();
+    if table.slots.len() < needed {
+        return Err(EngineError::BindingTable { slot: table.slots.len() as u32, reason: format!("the table has {} slots; the program names {needed}", table.slots.len()) });
+    }
+    for (slot, need) in program.slot_needs.iter().enumerate().filter(|(_, need)| need.used) {
+        let slot = slot as u32;
+        let Some(entry) = &table.slots[slot as usize] else {
+            return Err(EngineError::BindingTable { slot, reason: "empty, and the program uses it".into() });
+        };
+        if entry.buffer.0.device.id != device {
+            return Err(EngineError::ForeignObject { what: "binding table buffer" });
+        }
+        if entry.length < need.length {
+            return Err(EngineError::BindingTable { slot, reason: format!("{} bytes; the program uses {}", entry.length, need.length) });
+        }
+        if need.host_visible && entry.buffer.kind() != MemoryKind::HostVisible {
+            return Err(EngineError::BindingTable { slot, reason: "a conditional branch reads it on the host, so it must be host-visible".into() });
+        }
+        let base = entry.buffer.device_address() + entry.offset;
+        if need.align > 1 && !base.is_multiple_of(need.align) {
+            return Err(EngineError::BindingTable { slot, reason: format!("base address {base:#x} is not {}-byte aligned", need.align) });
+        }
+    }
+    let resolve = |source: &aqueduct_abi::block_program::BindingSource| match source.kind {
+        kind if kind == aqueduct_abi::block_program::BindingSource::fixed(0).kind => source.value,
+        _ => table.slots[source.slot as usize].as_ref().map_or(0, |entry| entry.buffer.device_address() + entry.offset + source.value),
+    };
+    for copy in &program.copy_checks {
+        aqueduct_builtins::plan_copy(resolve(&copy.source), resolve(&copy.target), copy.length)?;
+    }
+    Ok(())
+}
+
+impl CommandBuffer {
+    /// Whether `table` satisfies this command buffer (what `execute` checks first).
+    pub fn check_binding_table(&self, table: &BindingTable) -> EngineResult<()> {
+        check_table(self.finished()?, table, self.device.id)
+    }
+}

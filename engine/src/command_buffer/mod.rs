@@ -1,0 +1,144 @@
+//! Command buffers: record once, finalize once into a block program, replay many times.
+//!
+//! - [`recorder`]: the `CommandBuffer` builder. Barriers fold into the neighbouring commands'
+//!   fence scopes, blocks split at a size limit, each dispatch gets its kernarg strategy.
+//! - [`finish`]: lays the blocks out, validates the image, publishes it to device memory and
+//!   records the facts replay reads ([`ProgramFacts`], the binding table's needs).
+//! - [`binding_table`]: the per-execution slots a program's dynamic bindings name.
+//! - [`execute`]: `Queue::execute`, which checks the table once and hands the program to the
+//!   queue's stages; the block processor in `aqueduct-systems` replays it.
+
+mod binding_table;
+mod execute;
+mod finish;
+mod recorder;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+pub use aqueduct_abi::block_program::CompareOp;
+pub use binding_table::BindingTable;
+pub use finish::ProgramFacts;
+pub use recorder::{BlockLabel, BufferRef, RecordedDispatch};
+
+use aqueduct_components::Retained;
+use aqueduct_components::program::ProgramImage;
+
+use crate::device::DeviceShared;
+
+/// Whether a command buffer runs once or many times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommandBufferUsage {
+    /// Executed at most once: all-static dispatches copy their template at replay instead of
+    /// keeping prepublished kernargs.
+    OneShot,
+    /// Executed any number of times, concurrently on several queues.
+    Reusable,
+}
+
+/// Where recording splits a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockLimits {
+    /// Most AQL packets one block may cost; a block must fit a queue's ring to replay.
+    pub packets: u32,
+    /// Most kernarg bytes one block may cost; at most half a queue's kernarg ring.
+    pub kernarg_bytes: u32,
+}
+
+impl Default for BlockLimits {
+    fn default() -> Self {
+        Self { packets: 512, kernarg_bytes: 128 * 1024 }
+    }
+}
+
+/// A recorded sequence of queue work. Recording takes `&mut self`; once [`Self::finish`]ed, the
+/// buffer is immutable and [`crate::Queue::execute`] can run it on any queue of its agent.
+pub struct CommandBuffer {
+    device: Arc<DeviceShared>,
+    agent: usize,
+    usage: CommandBufferUsage,
+    state: State,
+}
+
+enum State {
+    Recording(Box<recorder::Recorder>),
+    Finished(Arc<FinishedProgram>),
+}
+
+/// A finalized program and everything its executions keep alive.
+pub(crate) struct FinishedProgram {
+    pub device: Arc<DeviceShared>,
+    pub agent: usize,
+    pub image: Arc<ProgramImage>,
+    pub facts: ProgramFacts,
+    /// What each binding-table slot must provide, by slot.
+    pub slot_needs: Vec<finish::SlotNeed>,
+    /// Copies with a dynamic side, checked for overlap per execution.
+    pub copy_checks: Vec<finish::CopyCheck>,
+    /// Static buffers and executables the program points into. Never read: held so they
+    /// outlive the command buffer and every execution (each execution retains this struct).
+    #[allow(dead_code)]
+    pub retained: Vec<Retained>,
+    /// The device copy of the image (kernarg pool), freed when the last execution is done.
+    #[allow(dead_code)]
+    pub published: finish::PublishedImage,
+    pub one_shot: bool,
+    pub executed: AtomicBool,
+}
+
+impl CommandBuffer {
+    pub(crate) fn new(device: &Arc<DeviceShared>, agent: usize, usage: CommandBufferUsage, limits: BlockLimits) -> crate::EngineResult<Self> {
+        device.agent(agent)?;
+        recorder::check_limits(limits)?;
+        Ok(Self { device: device.clone(), agent, usage, state: State::Recording(Box::new(recorder::Recorder::new(limits))) })
+    }
+
+    pub fn usage(&self) -> CommandBufferUsage {
+        self.usage
+    }
+
+    /// The agent whose queues can execute it.
+    pub fn agent(&self) -> usize {
+        self.agent
+    }
+
+    pub fn is_finished(&self) -> bool {
+        matches!(self.state, State::Finished(_))
+    }
+
+    /// The facts finalization recorded, once finished.
+    pub fn facts(&self) -> Option<&ProgramFacts> {
+        match &self.state {
+            State::Finished(program) => Some(&program.facts),
+            State::Recording(_) => None,
+        }
+    }
+
+    /// The finalized program image (the bytes the ABI validator accepts), once finished.
+    pub fn program_image(&self) -> Option<&[u8]> {
+        match &self.state {
+            State::Finished(program) => Some(&program.image.bytes),
+            State::Recording(_) => None,
+        }
+    }
+
+    fn recorder(&mut self) -> crate::EngineResult<&mut recorder::Recorder> {
+        match &mut self.state {
+            State::Recording(recorder) => Ok(recorder),
+            State::Finished(_) => Err(crate::EngineError::CommandBufferState { reason: "it is finished; record into a new command buffer" }),
+        }
+    }
+
+    pub(crate) fn finished(&self) -> crate::EngineResult<&Arc<FinishedProgram>> {
+        match &self.state {
+            State::Finished(program) => Ok(program),
+            State::Recording(_) => Err(crate::EngineError::CommandBufferState { reason: "it is still recording; call finish() first" }),
+        }
+    }
+}
+
+impl std::fmt::Debug for CommandBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandBuffer").field("agent", &self.agent).field("usage", &self.usage).field("facts", &self.facts()).finish()
+    }
+}

@@ -1,0 +1,555 @@
+//! Recording: commands become block-program records as they arrive.
+//!
+//! - **Barriers are metadata.** `barrier()` sets a pending flag; the next payload command gets
+//!   the barrier bit and an agent-scope acquire, and the previous one an agent-scope release.
+//!   Adjacent barriers coalesce. A block's first command always starts with a barrier and its
+//!   last ends with a release: control flow is an ordering point.
+//! - **Blocks split** when the next command would push the current chunk past the
+//!   [`BlockLimits`]; chunks of one block follow each other by fallthrough.
+//! - **Strategies** are chosen per dispatch here: indirect when the grid comes from a buffer;
+//!   prepublished when every binding is static (reusable buffers); pointer scatter when every
+//!   binding is dynamic and the kernel reads no implicit arguments; otherwise a patched template.
+
+use std::sync::Arc;
+
+use aqueduct_abi::ImplicitKernargs;
+use aqueduct_abi::block_program::{
+    BindingSource, BlockBuf, BranchCommand, Command, CommandFlags, CommandRecord, CompareOp, CondBranchCommand,
+    CopyCommand, DecodedCommand, DispatchCommand, FillCommand, KernargStrategy, MAX_KERNARG_ALIGNMENT, PatchRecord,
+    ProfileMarkerCommand, ReplayCost, ReturnCommand, TerminatorKind, UpdateCommand,
+};
+use aqueduct_abi::packet::FenceScope;
+use aqueduct_components::Retained;
+use aqueduct_components::device_entities::MemoryKind;
+
+use super::finish::{CopyCheck, SlotNeed};
+use super::{BlockLimits, CommandBuffer, CommandBufferUsage};
+use crate::error::{EngineError, EngineResult};
+use crate::executable::Kernel;
+use crate::memory::{Binding, Buffer};
+
+/// Most binding-table slots a program may name.
+pub const MAX_BINDING_SLOTS: u32 = 1 << 16;
+/// Sources or patches per chunk before it splits (the ABI's u16 indices stop at 65,534).
+const CHUNK_RECORD_LIMIT: usize = 60_000;
+/// Largest update payload a command buffer carries in its rodata.
+const MAX_RECORDED_UPDATE: usize = crate::queue::MAX_UPDATE_BYTES;
+
+/// A buffer range a command uses: fixed at record time, or a binding-table slot resolved at
+/// every execution.
+#[derive(Clone, Copy, Debug)]
+pub enum BufferRef<'a> {
+    Static(Binding<'a>),
+    /// `length` bytes at `offset` into the slot's range.
+    Slot { slot: u32, offset: u64, length: u64 },
+}
+
+impl BufferRef<'_> {
+    /// `length` bytes at `offset` of binding-table slot `slot`.
+    pub fn slot(slot: u32, offset: u64, length: u64) -> Self {
+        BufferRef::Slot { slot, offset, length }
+    }
+
+    fn length(&self) -> u64 {
+        match self {
+            BufferRef::Static(binding) => binding.length,
+            BufferRef::Slot { length, .. } => *length,
+        }
+    }
+}
+
+impl<'a> From<Binding<'a>> for BufferRef<'a> {
+    fn from(binding: Binding<'a>) -> Self {
+        BufferRef::Static(binding)
+    }
+}
+
+impl<'a> From<&'a Buffer> for BufferRef<'a> {
+    fn from(buffer: &'a Buffer) -> Self {
+        BufferRef::Static(buffer.whole())
+    }
+}
+
+/// A dispatch as recorded: HAL layout (binding pointers, then 32-bit constants).
+#[derive(Clone, Copy, Debug)]
+pub struct RecordedDispatch<'a> {
+    pub grid: [u32; 3],
+    pub workgroup: Option<[u16; 3]>,
+    pub bindings: &'a [BufferRef<'a>],
+    pub constants: &'a [u32],
+    /// Three u32 workgroup counts read when the queue reaches the dispatch; `grid` is ignored.
+    pub indirect: Option<BufferRef<'a>>,
+}
+
+impl<'a> RecordedDispatch<'a> {
+    pub fn grid(grid: [u32; 3]) -> Self {
+        Self { grid, workgroup: None, bindings: &[], constants: &[], indirect: None }
+    }
+
+    /// A dispatch whose workgroup counts come from `counts` (three u32) at replay time.
+    pub fn indirect(counts: BufferRef<'a>) -> Self {
+        Self { indirect: Some(counts), ..Self::grid([1, 1, 1]) }
+    }
+
+    pub fn workgroup(mut self, workgroup: [u16; 3]) -> Self {
+        self.workgroup = Some(workgroup);
+        self
+    }
+
+    pub fn bindings(mut self, bindings: &'a [BufferRef<'a>]) -> Self {
+        self.bindings = bindings;
+        self
+    }
+
+    pub fn constants(mut self, constants: &'a [u32]) -> Self {
+        self.constants = constants;
+        self
+    }
+}
+
+/// A block of the program being recorded; label 0 is the entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BlockLabel(pub(crate) u32);
+
+/// One user block: its chunks, and how it ends.
+pub(super) struct UserBlock {
+    pub chunks: Vec<BlockBuf>,
+    pub begun: bool,
+    /// Set once a branch, conditional branch or return closed it.
+    pub terminated: bool,
+    /// Replay cost of the last chunk so far.
+    pub chunk_cost: ReplayCost,
+}
+
+pub(crate) struct Recorder {
+    pub(super) limits: BlockLimits,
+    pub(super) blocks: Vec<UserBlock>,
+    pub(super) current: usize,
+    pending_barrier: bool,
+    pub(super) retained: Vec<Retained>,
+    pub(super) slot_needs: Vec<SlotNeed>,
+    pub(super) copy_checks: Vec<CopyCheck>,
+    pub(super) kernels: Vec<Kernel>,
+}
+
+pub(super) fn check_limits(limits: BlockLimits) -> EngineResult<()> {
+    // The costliest single command: an indirect dispatch (2 packets) with a 64 KiB kernarg segment.
+    if limits.packets < 2 || limits.kernarg_bytes < 70 * 1024 {
+        return Err(EngineError::InvalidArgument {
+            what: "block limits",
+            reason: format!("{limits:?}: at least 2 packets and 71,680 kernarg bytes, so any one command fits a block"),
+        });
+    }
+    Ok(())
+}
+
+impl Recorder {
+    pub fn new(limits: BlockLimits) -> Self {
+        let entry = UserBlock { chunks: vec![BlockBuf::new(TerminatorKind::Return)], begun: true, terminated: false, chunk_cost: ReplayCost::default() };
+        Self {
+            limits,
+            blocks: vec![entry],
+            current: 0,
+            pending_barrier: true,
+            retained: Vec::new(),
+            slot_needs: Vec::new(),
+            copy_checks: Vec::new(),
+            kernels: Vec::new(),
+        }
+    }
+
+    fn open_block(&mut self) -> EngineResult<&mut UserBlock> {
+        let block = &mut self.blocks[self.current];
+        if block.terminated {
+            return Err(EngineError::CommandBufferState { reason: "the current block already ended with a branch or return; begin() another block" });
+        }
+        Ok(block)
+    }
+
+    /// Starts a new chunk when `cost` (plus `records` sources or patches) would overflow the
+    /// current one, and returns the chunk to push into.
+    fn chunk_for(&mut self, cost: ReplayCost, records: usize) -> EngineResult<&mut BlockBuf> {
+        let limits = self.limits;
+        let block = self.open_block()?;
+        let chunk = block.chunks.last().expect("a block has a chunk");
+        let full = !chunk.commands.is_empty()
+            && (block.chunk_cost.packets + cost.packets > u64::from(limits.packets)
+                || block.chunk_cost.kernarg_bytes + cost.kernarg_bytes > u64::from(limits.kernarg_bytes)
+                || chunk.sources.len().max(chunk.patches.len()) + records > CHUNK_RECORD_LIMIT);
+        if full {
+            block.chunks.push(BlockBuf::new(TerminatorKind::Return));
+            block.chunk_cost = ReplayCost::default();
+        }
+        block.chunk_cost = block.chunk_cost.saturating_add(cost);
+        Ok(block.chunks.last_mut().expect("a block has a chunk"))
+    }
+
+    /// The flags of the next payload command; a pending barrier also releases the previous one.
+    fn take_flags(&mut self) -> CommandFlags {
+        if !std::mem::take(&mut self.pending_barrier) {
+            return CommandFlags::NONE;
+        }
+        release_last(&mut self.blocks[self.current], FenceScope::Agent);
+        CommandFlags::new(true, FenceScope::Agent, FenceScope::None)
+    }
+
+    fn need_slot(&mut self, slot: u32, end: u64, host_visible: bool, align: u64) {
+        let index = slot as usize;
+        if self.slot_needs.len() <= index {
+            self.slot_needs.resize(index + 1, SlotNeed::default());
+        }
+        let need = &mut self.slot_needs[index];
+        need.used = true;
+        need.length = need.length.max(end);
+        need.host_visible |= host_visible;
+        need.align = need.align.max(align);
+    }
+
+    fn retain_buffer(&mut self, buffer: &Buffer) {
+        // Commands usually name a few buffers many times; keep each once.
+        if !self.retained.iter().any(|kept| Arc::as_ptr(kept) as *const () == Arc::as_ptr(&buffer.0) as *const ()) {
+            self.retained.push(buffer.0.clone() as Retained);
+        }
+    }
+}
+
+/// Raises the release scope of the block's last payload command to at least `scope`.
+fn release_last(block: &mut UserBlock, scope: FenceScope) {
+    let Some(command) = block.chunks.iter_mut().rev().find_map(|chunk| chunk.commands.last_mut()) else { return };
+    let flags = command.flags();
+    let release = flags.release_bits().max(scope as u8);
+    command.bytes[1] = flags.0 & !(3 << CommandFlags::RELEASE_SHIFT) | release << CommandFlags::RELEASE_SHIFT;
+}
+
+impl CommandBuffer {
+    /// Checks a buffer reference and turns it into a binding source; `host_visible` and `align`
+    /// are what the command needs of the memory.
+    fn source(&mut self, what: &'static str, reference: BufferRef<'_>, host_visible: bool, align: u64) -> EngineResult<BindingSource> {
+        match reference {
+            BufferRef::Static(binding) => {
+                binding.buffer.belongs_to(&self.device)?;
+                let address = binding.buffer.check_range(what, binding.offset, binding.length)?;
+                if host_visible && binding.buffer.kind() != MemoryKind::HostVisible {
+                    return Err(EngineError::NotHostAccessible { kind: binding.buffer.kind() });
+                }
+                if !address.is_multiple_of(align) {
+                    return Err(EngineError::InvalidArgument { what, reason: format!("address {address:#x} is not {align}-byte aligned") });
+                }
+                self.recorder()?.retain_buffer(binding.buffer);
+                Ok(BindingSource::fixed(address))
+            }
+            BufferRef::Slot { slot, offset, length } => {
+                if slot >= MAX_BINDING_SLOTS {
+                    return Err(EngineError::InvalidArgument { what, reason: format!("slot {slot} is past the {MAX_BINDING_SLOTS}-slot limit") });
+                }
+                let end = offset.checked_add(length).ok_or(EngineError::OutOfBounds { what, offset, length, size: u64::MAX })?;
+                if !offset.is_multiple_of(align) {
+                    return Err(EngineError::InvalidArgument { what, reason: format!("slot offset {offset} is not {align}-byte aligned") });
+                }
+                self.recorder()?.need_slot(slot, end, host_visible, align);
+                Ok(BindingSource::dynamic(slot, offset))
+            }
+        }
+    }
+
+    /// Records a kernel dispatch (HAL layout).
+    pub fn dispatch(&mut self, kernel: &Kernel, dispatch: &RecordedDispatch) -> EngineResult<()> {
+        self.recorder()?.open_block()?;
+        if kernel.executable.device.id != self.device.id {
+            return Err(EngineError::ForeignObject { what: "kernel" });
+        }
+        let info = kernel.info();
+        let layout = info.layout.as_ref().map_err(|reason| EngineError::KernargMismatch {
+            kernel: info.name.clone(),
+            reason: format!("not a HAL-layout kernel ({reason})"),
+        })?;
+        if dispatch.bindings.len() != layout.bindings || dispatch.constants.len() != layout.constants {
+            return Err(EngineError::KernargMismatch {
+                kernel: info.name.clone(),
+                reason: format!(
+                    "{} bindings and {} constants given, the kernel takes {} and {}",
+                    dispatch.bindings.len(),
+                    dispatch.constants.len(),
+                    layout.bindings,
+                    layout.constants
+                ),
+            });
+        }
+        let kernarg_size = u16::try_from(info.kernarg_size).map_err(|_| EngineError::KernargMismatch {
+            kernel: info.name.clone(),
+            reason: format!("{}-byte kernarg segment; command buffers carry at most 65,535", info.kernarg_size),
+        })?;
+        let grid = if dispatch.indirect.is_some() { [1, 1, 1] } else { dispatch.grid };
+        let template = info.template(self.agent, grid, dispatch.workgroup)?;
+        if let Some(counts) = dispatch.indirect
+            && counts.length() < 12
+        {
+            return Err(EngineError::InvalidArgument { what: "indirect counts", reason: format!("{} bytes; three u32 counts need 12", counts.length()) });
+        }
+        // Everything checked: sources next (they retain buffers and note slot needs).
+        let mut sources = Vec::with_capacity(dispatch.bindings.len() + 1);
+        for binding in dispatch.bindings {
+            sources.push(self.source("binding", *binding, false, 1)?);
+        }
+        let indirect_source = match dispatch.indirect {
+            Some(counts) => Some(self.source("indirect counts", counts, false, 4)?),
+            None => None,
+        };
+        let all_static = sources.iter().all(|source| source.slot == 0 && source.kind == BindingSource::fixed(0).kind);
+        let all_dynamic = sources.iter().all(|source| source.kind == BindingSource::dynamic(0, 0).kind);
+        let strategy = if indirect_source.is_some() {
+            KernargStrategy::Indirect
+        } else if all_static && self.usage == CommandBufferUsage::Reusable {
+            KernargStrategy::Prepublished
+        } else if all_dynamic && !sources.is_empty() && layout.implicit_offset.is_none() {
+            KernargStrategy::PointerScatter
+        } else {
+            KernargStrategy::PatchedTemplate
+        };
+
+        // The template: the whole kernarg segment with static pointers, constants and implicit
+        // arguments in place; dynamic pointers are zero and patched at replay.
+        let bindings_end = 8 * sources.len();
+        let mut kernargs = vec![0u8; usize::from(kernarg_size)];
+        for (index, source) in sources.iter().enumerate() {
+            if source.kind == BindingSource::fixed(0).kind {
+                kernargs[8 * index..8 * index + 8].copy_from_slice(&source.value.to_le_bytes());
+            }
+        }
+        kernargs[bindings_end..bindings_end + 4 * dispatch.constants.len()].copy_from_slice(bytemuck::cast_slice(dispatch.constants));
+        if let Some(offset) = layout.implicit_offset {
+            let implicit = ImplicitKernargs::for_grid(template.grid, template.workgroup, 3);
+            let start = offset as usize;
+            let room = kernargs.len().saturating_sub(start).min(size_of::<ImplicitKernargs>());
+            kernargs[start..start + room].copy_from_slice(&bytemuck::bytes_of(&implicit)[..room]);
+        }
+
+        let mut command = DispatchCommand::new(strategy, template.kernel_object, template.grid, template.workgroup);
+        command.kernarg_size = kernarg_size;
+        command.kernarg_alignment = info.kernarg_alignment.min(MAX_KERNARG_ALIGNMENT) as u8;
+        command.group_segment_size = template.group_segment_size;
+        command.private_segment_size = template.private_segment_size;
+        if let Some(offset) = layout.implicit_offset {
+            command.implicit_args_offset = offset as u16;
+        }
+        let cost = DecodedCommand::Dispatch(command).replay_cost();
+        let kernel_kept = kernel.clone();
+        let recorder = self.recorder()?;
+        if !recorder.kernels.iter().any(|kept| Arc::ptr_eq(&kept.executable, &kernel_kept.executable)) {
+            recorder.kernels.push(kernel_kept);
+        }
+        let flags = recorder.take_flags();
+        let chunk = recorder.chunk_for(cost, sources.len() + 1)?;
+        let first_source = chunk.sources.len() as u16;
+        for source in &sources {
+            chunk.push_source(*source);
+        }
+        command.first_source = first_source;
+        command.source_count = sources.len() as u16;
+        if let Some(counts) = indirect_source {
+            command.indirect_source = chunk.push_source(counts);
+        }
+        match strategy {
+            KernargStrategy::PointerScatter => {
+                command.constants_offset = chunk.push_rodata(bytemuck::cast_slice(dispatch.constants), 4);
+                command.constant_count = dispatch.constants.len() as u16;
+            }
+            _ => {
+                command.template_offset = chunk.push_rodata(&kernargs, u32::from(command.kernarg_alignment));
+                command.template_length = kernarg_size;
+                if strategy != KernargStrategy::Prepublished {
+                    command.first_patch = chunk.patches.len() as u16;
+                    for (index, source) in sources.iter().enumerate() {
+                        if source.kind != BindingSource::fixed(0).kind {
+                            chunk.push_patch(PatchRecord::new(8 * index as u32, first_source + index as u16));
+                        }
+                    }
+                    command.patch_count = chunk.patches.len() as u16 - command.first_patch;
+                }
+            }
+        }
+        chunk.push_command(command.with_flags(flags));
+        Ok(())
+    }
+
+    /// Records a fill of `target` with a 1, 2, 4 or 8-byte `pattern`.
+    pub fn fill<'b>(&mut self, target: impl Into<BufferRef<'b>>, pattern: &[u8]) -> EngineResult<()> {
+        self.recorder()?.open_block()?;
+        let target = target.into();
+        let width = u8::try_from(pattern.len()).unwrap_or(0);
+        let mut word = [0u8; 8];
+        word[..pattern.len().min(8)].copy_from_slice(&pattern[..pattern.len().min(8)]);
+        let pattern_value = u64::from_le_bytes(word);
+        // The planner's checks (width, length) against a stand-in address; the real one is planned at replay.
+        aqueduct_builtins::plan_fill(0x1000, target.length(), pattern_value, width)?;
+        let source = self.source("fill target", target, false, 1)?;
+        self.push_with_sources(&[source], |indices| FillCommand::new(indices[0], target.length(), pattern_value, width))
+    }
+
+    /// Records a copy of `source` into `target` (same length, not overlapping).
+    pub fn copy<'b>(&mut self, source: impl Into<BufferRef<'b>>, target: impl Into<BufferRef<'b>>) -> EngineResult<()> {
+        self.recorder()?.open_block()?;
+        let (source, target) = (source.into(), target.into());
+        if source.length() != target.length() {
+            return Err(EngineError::InvalidArgument {
+                what: "copy",
+                reason: format!("source is {} bytes, target {}", source.length(), target.length()),
+            });
+        }
+        let length = source.length();
+        let from = self.source("copy source", source, false, 1)?;
+        let to = self.source("copy target", target, false, 1)?;
+        match (from.kind == BindingSource::fixed(0).kind, to.kind == BindingSource::fixed(0).kind) {
+            (true, true) => {
+                aqueduct_builtins::plan_copy(from.value, to.value, length)?;
+            }
+            _ => self.recorder()?.copy_checks.push(CopyCheck { source: from, target: to, length }),
+        }
+        self.push_with_sources(&[from, to], |indices| CopyCommand::new(indices[0], indices[1], length))
+    }
+
+    /// Records writing `data` (carried in the program's rodata) into `target`.
+    pub fn update<'b>(&mut self, target: impl Into<BufferRef<'b>>, data: &[u8]) -> EngineResult<()> {
+        self.recorder()?.open_block()?;
+        let target = target.into();
+        if data.is_empty() || data.len() > MAX_RECORDED_UPDATE || data.len() as u64 != target.length() {
+            return Err(EngineError::InvalidArgument {
+                what: "update",
+                reason: format!("{} bytes into a {}-byte range; 1 to {MAX_RECORDED_UPDATE} bytes, matching the range", data.len(), target.length()),
+            });
+        }
+        let source = self.source("update target", target, false, 1)?;
+        let recorder = self.recorder()?;
+        let flags = recorder.take_flags();
+        let probe = UpdateCommand::new(0, 0, data.len() as u32);
+        let chunk = recorder.chunk_for(DecodedCommand::Update(probe).replay_cost(), 1)?;
+        let target = chunk.push_source(source);
+        let payload = chunk.push_rodata(data, 16);
+        chunk.push_command(UpdateCommand::new(target, payload, data.len() as u32).with_flags(flags));
+        Ok(())
+    }
+
+    /// Orders everything recorded before against everything after (execution and memory, at
+    /// agent scope). It costs no packet: it becomes the barrier bit and acquire scope of the
+    /// next command and the release scope of the previous one.
+    pub fn barrier(&mut self) -> EngineResult<()> {
+        let recorder = self.recorder()?;
+        recorder.open_block()?;
+        recorder.pending_barrier = true;
+        Ok(())
+    }
+
+    /// Records a device timestamp (one u64, 8-byte aligned) written to `target` when the queue
+    /// reaches this point; `marker_id` tags it.
+    pub fn profile_marker<'b>(&mut self, target: impl Into<BufferRef<'b>>, marker_id: u32) -> EngineResult<()> {
+        self.recorder()?.open_block()?;
+        let target = target.into();
+        if target.length() < 8 {
+            return Err(EngineError::InvalidArgument { what: "profile marker", reason: format!("{}-byte target; a timestamp needs 8", target.length()) });
+        }
+        let source = self.source("profile marker", target, false, 8)?;
+        self.push_with_sources(&[source], |indices| ProfileMarkerCommand::new(indices[0], marker_id))
+    }
+
+    /// A new, empty block to branch to; record into it after [`Self::begin`].
+    pub fn new_block(&mut self) -> EngineResult<BlockLabel> {
+        let recorder = self.recorder()?;
+        let label = BlockLabel(recorder.blocks.len() as u32);
+        recorder.blocks.push(UserBlock { chunks: vec![BlockBuf::new(TerminatorKind::Return)], begun: false, terminated: false, chunk_cost: ReplayCost::default() });
+        Ok(label)
+    }
+
+    /// Continues recording in `label`. The current block keeps what it has; if it has no
+    /// branch or return yet, it returns.
+    pub fn begin(&mut self, label: BlockLabel) -> EngineResult<()> {
+        let recorder = self.recorder()?;
+        let block = recorder.blocks.get(label.0 as usize).ok_or(EngineError::InvalidArgument { what: "block label", reason: format!("{label:?} is not a block of this command buffer") })?;
+        if block.begun {
+            return Err(EngineError::CommandBufferState { reason: "that block was already begun" });
+        }
+        close(recorder);
+        recorder.blocks[label.0 as usize].begun = true;
+        recorder.current = label.0 as usize;
+        recorder.pending_barrier = true;
+        Ok(())
+    }
+
+    /// Ends the current block by continuing at `target`.
+    pub fn branch(&mut self, target: BlockLabel) -> EngineResult<()> {
+        self.check_label(target)?;
+        self.terminate(BranchCommand::new(target.0).into(), TerminatorKind::Branch, None)
+    }
+
+    /// Ends the current block with a conditional branch: once the queue has run everything
+    /// before it, the 4- or 8-byte unsigned value at `value` (host-visible memory, by its
+    /// length) is compared with `operand`, and execution continues at `taken` if
+    /// `value compare operand` holds, else at `not_taken`.
+    pub fn branch_if<'b>(&mut self, value: impl Into<BufferRef<'b>>, compare: CompareOp, operand: u64, taken: BlockLabel, not_taken: BlockLabel) -> EngineResult<()> {
+        self.check_label(taken)?;
+        self.check_label(not_taken)?;
+        self.recorder()?.open_block()?;
+        let value = value.into();
+        let width = match value.length() {
+            4 if operand <= u64::from(u32::MAX) => 4u8,
+            8 => 8,
+            length => {
+                return Err(EngineError::InvalidArgument {
+                    what: "branch condition",
+                    reason: format!("a {length}-byte value with operand {operand}; 4 bytes (operand < 2^32) or 8"),
+                });
+            }
+        };
+        let source = self.source("branch condition", value, true, u64::from(width))?;
+        let command = CondBranchCommand::new(0, width, compare, operand, taken.0, not_taken.0);
+        self.terminate(command.into(), TerminatorKind::CondBranch, Some(source))
+    }
+
+    /// Ends the current block and the program.
+    pub fn ret(&mut self) -> EngineResult<()> {
+        self.terminate(ReturnCommand::new().into(), TerminatorKind::Return, None)
+    }
+
+    fn check_label(&mut self, label: BlockLabel) -> EngineResult<()> {
+        if label.0 as usize >= self.recorder()?.blocks.len() {
+            return Err(EngineError::InvalidArgument { what: "block label", reason: format!("{label:?} is not a block of this command buffer") });
+        }
+        Ok(())
+    }
+
+    fn terminate(&mut self, mut command: Command, terminator: TerminatorKind, source: Option<BindingSource>) -> EngineResult<()> {
+        let recorder = self.recorder()?;
+        recorder.open_block()?;
+        let chunk = recorder.chunk_for(ReplayCost::default(), 1)?;
+        if let Some(source) = source {
+            let index = chunk.push_source(source);
+            command.bytes[4..6].copy_from_slice(&index.to_le_bytes());
+        }
+        chunk.push_command(command);
+        chunk.terminator = terminator;
+        let block = &mut recorder.blocks[recorder.current];
+        block.terminated = true;
+        // The block's last payload command releases what it wrote to whoever runs next.
+        release_last(block, FenceScope::Agent);
+        Ok(())
+    }
+
+    fn push_with_sources<C: CommandRecord>(&mut self, sources: &[BindingSource], make: impl Fn(&[u16]) -> C) -> EngineResult<()> {
+        let recorder = self.recorder()?;
+        let probe = make(&[0, 0]);
+        let cost = DecodedCommand::replay_cost(&probe.into().decode().expect("a recorded command decodes"));
+        let flags = recorder.take_flags();
+        let chunk = recorder.chunk_for(cost, sources.len())?;
+        let indices: Vec<u16> = sources.iter().map(|source| chunk.push_source(*source)).collect();
+        chunk.push_command(make(&indices).with_flags(flags));
+        Ok(())
+    }
+}
+
+/// Closes the current block before recording moves on: an unterminated block returns, and a
+/// barrier still pending releases its last command.
+pub(super) fn close(recorder: &mut Recorder) {
+    let block = &mut recorder.blocks[recorder.current];
+    if !block.terminated {
+        release_last(block, FenceScope::Agent);
+    }
+}

@@ -1,0 +1,368 @@
+//! Command-buffer replay: the segment admission reserves for, and the block processor that
+//! publication runs to write the segment's packets and kernargs into the reserved space.
+//!
+//! Every command's packet count is exact in the ABI's cost model, so the reserved slots are all
+//! written and the last one is known in advance: it carries the completion signal, the barrier
+//! bit and a system-scope release, and no trailing no-op packet is needed. The first packet of a
+//! segment carries the barrier bit and a system-scope acquire (queue order, host-written
+//! kernargs and rodata); the packets in between carry exactly the flags recording folded in.
+
+use aqueduct_abi::block_program::{
+    Block, BlockProgram, Command, CommandFlags, DecodedCommand, DispatchCommand, KERNARG_BLOCK_BYTES, KernargStrategy, NO_IMPLICIT_ARGS,
+    TerminatorKind,
+};
+use aqueduct_abi::{BarrierAndPacket, FenceScope, KernelDispatchPacket, PacketType};
+use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
+use aqueduct_components::program::{Cursor, ProgramImage, ProgramRun, SegmentEnd, SegmentPlan};
+use aqueduct_components::queue_state::QueueRings;
+use aqueduct_components::submission::Verdict;
+use aqueduct_hsa::ring::AqlRing;
+
+/// A header word the host does not publish: an indirect dispatch's header is stored by the
+/// patch kernel that runs just before it, once the grid is in place.
+pub const HEADER_LEFT_TO_DEVICE: u32 = u32::MAX;
+
+/// Replay publishes every dispatch with three dimensions (unused axes are 1), as HAL dispatches
+/// do, so the setup field is constant.
+const DISPATCH_DIMENSIONS: u16 = 3;
+
+/// Kernarg alignment of a segment: every command's kernargs start on a 64-byte line.
+pub const SEGMENT_KERNARG_ALIGNMENT: u64 = KERNARG_BLOCK_BYTES;
+
+/// Plans the next segment of `run` into `segment`: `room` AQL slots are free now, `capacity`
+/// could be free at best. Reads only; nothing is reserved.
+pub fn plan_segment(rings: &QueueRings, run: &ProgramRun, room: u64, capacity: u64, segment: &mut SegmentPlan) -> Verdict {
+    segment.clear();
+    let Some(image) = run.image.as_deref() else { return Verdict::TooLarge };
+    let mut cursor = match run.cursor {
+        Cursor::Entry => 0,
+        Cursor::Block(ordinal) => ordinal,
+        Cursor::PendingBranch(ordinal) => {
+            // The branch reads memory the queue's earlier work may write: only once it drained.
+            if rings.epochs.submitted != rings.epochs.reclaimed {
+                return Verdict::Backpressure;
+            }
+            match evaluate_branch(image, ordinal, &run.bindings) {
+                Some(next) => next,
+                None => return Verdict::TooLarge,
+            }
+        }
+        Cursor::Done => return Verdict::TooLarge,
+    };
+    let kernarg_limit = rings.kernargs.capacity / 2;
+    let mut replayed = run.blocks_replayed;
+    loop {
+        let Some(facts) = image.blocks.get(cursor as usize) else { return Verdict::TooLarge };
+        let header = &facts.header;
+        let packets = segment.packets + u64::from(header.max_packet_count);
+        let kernarg_bytes = segment.kernarg_bytes + u64::from(header.max_kernarg_bytes);
+        let fits = packets <= room
+            && kernarg_bytes <= kernarg_limit
+            && rings.kernargs.plan(kernarg_bytes, SEGMENT_KERNARG_ALIGNMENT).is_some();
+        if !fits {
+            if !segment.blocks.is_empty() {
+                segment.end = SegmentEnd::Continue(cursor);
+                return Verdict::Admitted;
+            }
+            let never = u64::from(header.max_packet_count) > capacity || u64::from(header.max_kernarg_bytes) > kernarg_limit;
+            return if never { Verdict::TooLarge } else { Verdict::Backpressure };
+        }
+        if replayed >= run.block_limit {
+            return Verdict::ReplayLimit;
+        }
+        replayed += 1;
+        segment.blocks.push(cursor);
+        segment.packets = packets;
+        segment.kernarg_bytes = kernarg_bytes;
+        match header.terminator_kind() {
+            Some(TerminatorKind::Return) | None => {
+                segment.end = SegmentEnd::Return;
+                return Verdict::Admitted;
+            }
+            Some(TerminatorKind::CondBranch) => {
+                segment.end = SegmentEnd::Branch(cursor);
+                return Verdict::Admitted;
+            }
+            Some(TerminatorKind::Branch) => {
+                let target = image.view().and_then(|view| branch_target(&view, cursor));
+                let Some(target) = target else { return Verdict::TooLarge };
+                cursor = target;
+            }
+            Some(TerminatorKind::Fallthrough) => cursor += 1,
+        }
+    }
+}
+
+/// Packets the segment publishes: one barrier carries the epoch when its blocks write none.
+pub fn segment_packets(segment: &SegmentPlan) -> u64 {
+    segment.packets.max(1)
+}
+
+fn branch_target(view: &BlockProgram<'_>, ordinal: u32) -> Option<u32> {
+    let block = view.block(ordinal)?;
+    match block.command(block.command_count().checked_sub(1)?)?.decode()? {
+        DecodedCommand::Branch(branch) => Some(branch.target_block),
+        _ => None,
+    }
+}
+
+/// Reads the value a block's closing conditional branch tests and returns the block it picks.
+fn evaluate_branch(image: &ProgramImage, ordinal: u32, bindings: &[u64]) -> Option<u32> {
+    let view = image.view()?;
+    let block = view.block(ordinal)?;
+    let DecodedCommand::CondBranch(branch) = block.command(block.command_count().checked_sub(1)?)?.decode()? else {
+        return None;
+    };
+    let address = block.source(u32::from(branch.source))?.resolve(bindings)?;
+    // SAFETY: the engine checked when recording (static sources) and when executing (dynamic
+    // ones) that the source is a host-visible range of at least `width` bytes, aligned to
+    // `width`, in a buffer this execution retains; the queue has drained, so no packet of this
+    // queue writes it concurrently.
+    let value = unsafe {
+        if branch.width == 8 {
+            core::ptr::read_volatile(address as *const u64)
+        } else {
+            u64::from(core::ptr::read_volatile(address as *const u32))
+        }
+    };
+    branch.next_block(value)
+}
+
+/// The cursor after the segment is published.
+pub fn advance(run: &mut ProgramRun, segment: &SegmentPlan) {
+    run.blocks_replayed += segment.blocks.len() as u64;
+    run.cursor = match segment.end {
+        SegmentEnd::Return => Cursor::Done,
+        SegmentEnd::Branch(ordinal) => Cursor::PendingBranch(ordinal),
+        SegmentEnd::Continue(ordinal) => Cursor::Block(ordinal),
+    };
+}
+
+/// The block processor: writes the segment's packet bodies from `first_id` and its kernargs
+/// from `kernarg_address`, and leaves each packet's header word in `run.headers` for
+/// publication to store in order.
+///
+/// # Safety
+/// Admission reserved `segment_packets(segment)` packets from `first_id` and
+/// `segment.kernarg_bytes` kernarg bytes (64-byte aligned) at `kernarg_address` for this
+/// submission, and `run.bindings` holds base pointers the engine checked against the program's
+/// needs, in buffers the execution retains.
+pub unsafe fn write_segment(ring: &AqlRing, first_id: u64, kernarg_address: u64, completion: u64, run: &mut ProgramRun, segment: &SegmentPlan) {
+    crate::stage_span!("block_processor");
+    run.headers.clear();
+    let Some(image) = run.image.as_deref() else { return };
+    let Some(view) = image.view() else { return };
+    let mut writer = PacketWriter {
+        ring,
+        first_id,
+        next_id: first_id,
+        last_id: first_id + segment_packets(segment) - 1,
+        kernargs: kernarg_address,
+        completion,
+        headers: &mut run.headers,
+        builtins: &image.builtins,
+    };
+    for &ordinal in &segment.blocks {
+        let (Some(block), Some(facts)) = (view.block(ordinal), image.blocks.get(ordinal as usize)) else { continue };
+        for command in block.commands() {
+            // SAFETY: forwarded from the caller; each command writes within its cost.
+            unsafe { writer.command(&block, facts.rodata_address, &command, &run.bindings) };
+        }
+    }
+    // Blocks with no packets: one barrier carries the epoch (and is the segment's only packet).
+    while writer.next_id <= writer.last_id {
+        // SAFETY: a reserved packet.
+        unsafe { writer.barrier(CommandFlags::NONE) };
+    }
+}
+
+struct PacketWriter<'a> {
+    ring: &'a AqlRing,
+    first_id: u64,
+    next_id: u64,
+    last_id: u64,
+    kernargs: u64,
+    completion: u64,
+    headers: &'a mut Vec<u32>,
+    builtins: &'a [aqueduct_components::program::BuiltinObject],
+}
+
+impl PacketWriter<'_> {
+    /// Carves `bytes` (rounded to 64) of the segment's kernarg span.
+    fn carve(&mut self, bytes: u64) -> u64 {
+        let at = self.kernargs;
+        self.kernargs += bytes.next_multiple_of(KERNARG_BLOCK_BYTES);
+        at
+    }
+
+    /// The header word of packet `id`: its type, the flags recording folded in, and the segment
+    /// edges (barrier and system acquire on the first packet, barrier and system release on the
+    /// last); plus its completion signal (only the last packet's).
+    fn header_word(&self, id: u64, kind: PacketType, flags: CommandFlags, setup: u16) -> (u32, u64) {
+        let (first, last) = (id == self.first_id, id == self.last_id);
+        let mut acquire = flags.acquire_bits();
+        let mut release = flags.release_bits();
+        if first {
+            acquire = acquire.max(FenceScope::System as u8);
+        }
+        if last {
+            release = release.max(FenceScope::System as u8);
+        }
+        let barrier = flags.barrier() || first || last;
+        let header = aqueduct_abi::PacketHeader::new(kind, barrier, FenceScope::None, FenceScope::None).0
+            | u16::from(acquire) << aqueduct_abi::packet::header_bits::ACQUIRE_SHIFT
+            | u16::from(release) << aqueduct_abi::packet::header_bits::RELEASE_SHIFT;
+        (u32::from(header) | u32::from(setup) << 16, if last { self.completion } else { 0 })
+    }
+
+    /// Takes the next packet id and its header word and completion signal.
+    fn next(&mut self, kind: PacketType, flags: CommandFlags, setup: u16) -> (u64, u32, u64) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let (header, completion) = self.header_word(id, kind, flags, setup);
+        (id, header, completion)
+    }
+
+    unsafe fn command(&mut self, block: &Block<'_>, rodata_address: u64, command: &Command, bindings: &[u64]) {
+        let resolve = |index: u16| block.source(u32::from(index)).and_then(|source| source.resolve(bindings)).unwrap_or(0);
+        let flags = command.flags();
+        let plan = match command.decode() {
+            Some(DecodedCommand::Dispatch(dispatch)) => {
+                // SAFETY: forwarded.
+                return unsafe { self.dispatch(block, rodata_address, &dispatch, bindings) };
+            }
+            Some(DecodedCommand::Fill(fill)) => aqueduct_builtins::plan_fill(resolve(fill.target), fill.length, fill.pattern, fill.width),
+            Some(DecodedCommand::Copy(copy)) => aqueduct_builtins::plan_copy(resolve(copy.source), resolve(copy.target), copy.length),
+            Some(DecodedCommand::Update(update)) => aqueduct_builtins::plan_copy(
+                rodata_address + u64::from(update.payload_offset),
+                resolve(update.target),
+                u64::from(update.length),
+            ),
+            Some(DecodedCommand::ProfileMarker(marker)) => aqueduct_builtins::plan_timestamp(resolve(marker.target)),
+            Some(DecodedCommand::Barrier(_)) => {
+                // SAFETY: forwarded.
+                return unsafe { self.barrier(flags) };
+            }
+            Some(DecodedCommand::Branch(_) | DecodedCommand::CondBranch(_) | DecodedCommand::Return(_)) | None => return,
+        };
+        match plan {
+            // SAFETY: forwarded.
+            Ok(plan) => unsafe { self.builtin(&plan, flags) },
+            // The engine checked every transfer's ranges when executing; should one still not
+            // plan, its reserved slot gets a barrier so the queue never stalls on an empty slot.
+            // SAFETY: forwarded.
+            Err(_) => unsafe {
+                self.carve(KERNARG_BLOCK_BYTES);
+                self.barrier(flags)
+            },
+        }
+    }
+
+    unsafe fn barrier(&mut self, flags: CommandFlags) {
+        let (id, header, completion) = self.next(PacketType::BarrierAnd, flags, 0);
+        let packet = BarrierAndPacket { completion_signal: completion, ..Default::default() };
+        // SAFETY: a reserved packet of this segment.
+        unsafe { self.ring.write_body(id, &packet) };
+        self.headers.push(header);
+    }
+
+    unsafe fn builtin(&mut self, plan: &DispatchPlan, flags: CommandFlags) {
+        let kernel = self.builtins.get(plan.kernel as usize).copied().unwrap_or_default();
+        let args = plan.kernarg_bytes();
+        let kernarg_address = self.carve(args.len() as u64);
+        // SAFETY: inside this segment's kernarg span (builtin arguments fit one 64-byte block).
+        unsafe { core::ptr::copy_nonoverlapping(args.as_ptr(), kernarg_address as *mut u8, args.len()) };
+        let (id, header, completion) = self.next(PacketType::KernelDispatch, flags, 1);
+        let packet = KernelDispatchPacket {
+            setup: 1,
+            workgroup_size_x: plan.workgroup_size,
+            workgroup_size_y: 1,
+            workgroup_size_z: 1,
+            grid_size_x: plan.grid_size,
+            grid_size_y: 1,
+            grid_size_z: 1,
+            group_segment_size: kernel.group_segment_size,
+            private_segment_size: kernel.private_segment_size,
+            kernel_object: kernel.kernel_object,
+            kernarg_address,
+            completion_signal: completion,
+            ..Default::default()
+        };
+        // SAFETY: a reserved packet of this segment.
+        unsafe { self.ring.write_body(id, &packet) };
+        self.headers.push(header);
+    }
+
+    unsafe fn dispatch(&mut self, block: &Block<'_>, rodata_address: u64, dispatch: &DispatchCommand, bindings: &[u64]) {
+        let size = u64::from(dispatch.kernarg_size);
+        let strategy = dispatch.strategy();
+        let kernarg_address = match strategy {
+            Some(KernargStrategy::Prepublished) => rodata_address + u64::from(dispatch.template_offset),
+            Some(KernargStrategy::PointerScatter) => {
+                let at = self.carve(size);
+                let mut offset = at;
+                for source in block.dispatch_sources(dispatch) {
+                    let pointer = source.resolve(bindings).unwrap_or(0);
+                    // SAFETY: the recorder laid the pointers inside `kernarg_size`.
+                    unsafe { (offset as *mut u64).write_unaligned(pointer) };
+                    offset += 8;
+                }
+                let constants = block.constants(dispatch).unwrap_or(&[]);
+                // SAFETY: pointers then constants then zeros fill exactly `kernarg_size` bytes.
+                unsafe {
+                    core::ptr::copy_nonoverlapping(constants.as_ptr(), offset as *mut u8, constants.len());
+                    let written = offset + constants.len() as u64 - at;
+                    core::ptr::write_bytes((at + written) as *mut u8, 0, size.saturating_sub(written) as usize);
+                }
+                at
+            }
+            _ => {
+                let at = self.carve(size);
+                let template = block.template(dispatch).unwrap_or(&[]);
+                let length = template.len().min(size as usize);
+                // SAFETY: the template copy and each patch lie inside `kernarg_size` (validated).
+                unsafe {
+                    core::ptr::copy_nonoverlapping(template.as_ptr(), at as *mut u8, length);
+                    for patch in block.dispatch_patches(dispatch) {
+                        let pointer = block.source(u32::from(patch.source_index)).and_then(|s| s.resolve(bindings)).unwrap_or(0);
+                        ((at + u64::from(patch.kernarg_offset)) as *mut u64).write_unaligned(pointer);
+                    }
+                }
+                at
+            }
+        };
+        let flags = dispatch.header.flags;
+        if strategy == Some(KernargStrategy::Indirect) {
+            // The patch packet first: it rewrites the dispatch's grid (and implicit block counts)
+            // from the count buffer, then stores the dispatch's header.
+            let counts = block.source(u32::from(dispatch.indirect_source)).and_then(|s| s.resolve(bindings)).unwrap_or(0);
+            let implicit = if dispatch.implicit_args_offset == NO_IMPLICIT_ARGS { 0 } else { kernarg_address + u64::from(dispatch.implicit_args_offset) };
+            let dispatch_id = self.next_id + 1;
+            let (header, _) = self.header_word(dispatch_id, PacketType::KernelDispatch, flags, DISPATCH_DIMENSIONS);
+            let args = PatchIndirectArgs { packet: self.ring.slot_address(dispatch_id), counts, implicit_args: implicit, header, reserved: 0 };
+            let plan = DispatchPlan { kernel: Builtin::PatchIndirect, kernargs: aqueduct_builtins::Kernargs::PatchIndirect(args), grid_size: 1, workgroup_size: 1 };
+            // SAFETY: forwarded; the patch packet and its 64 kernarg bytes are in the cost.
+            unsafe { self.builtin(&plan, flags) };
+        }
+        let (id, header, completion) = self.next(PacketType::KernelDispatch, flags, DISPATCH_DIMENSIONS);
+        let packet = KernelDispatchPacket {
+            setup: DISPATCH_DIMENSIONS,
+            workgroup_size_x: dispatch.workgroup_size[0],
+            workgroup_size_y: dispatch.workgroup_size[1],
+            workgroup_size_z: dispatch.workgroup_size[2],
+            grid_size_x: dispatch.grid_size[0],
+            grid_size_y: dispatch.grid_size[1],
+            grid_size_z: dispatch.grid_size[2],
+            group_segment_size: dispatch.group_segment_size,
+            private_segment_size: dispatch.private_segment_size,
+            kernel_object: dispatch.kernel_object,
+            kernarg_address,
+            completion_signal: completion,
+            ..Default::default()
+        };
+        // SAFETY: a reserved packet of this segment.
+        unsafe { self.ring.write_body(id, &packet) };
+        self.headers.push(if strategy == Some(KernargStrategy::Indirect) { HEADER_LEFT_TO_DEVICE } else { header });
+    }
+}
+
