@@ -11,7 +11,7 @@ fn descriptors_carry_what_a_dispatch_needs() {
     let executable = Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
     assert_eq!(executable.target().to_string(), "gfx1100");
     let names: Vec<_> = executable.kernels().iter().map(|kernel| kernel.name.as_str()).collect();
-    assert_eq!(names, ["store_value", "add_from", "no_cpu_twin"]);
+    assert_eq!(names, ["store_value", "add_from", "no_cpu_twin", "accumulate"]);
     let store = executable.kernel("store_value").expect("by name");
     assert_eq!(executable.kernel("store_value.kd").expect("by symbol"), store);
     assert_ne!(store.kernel_object, 0);
@@ -23,6 +23,52 @@ fn descriptors_carry_what_a_dispatch_needs() {
     // The descriptor's kernel object is the one the raw table reports.
     let raw = client.hsa.kernel_symbol(executable.handle(), client.agent, "store_value.kd").expect("symbol");
     assert_eq!(raw.kernel_object, store.kernel_object);
+}
+
+#[test]
+fn accumulate_lists_exactly_its_four_explicit_args_on_both_targets() {
+    let client = Client::new();
+    // The gfx90a object cannot load on the gfx1100 soft agent, so read its metadata directly.
+    for code_object in [TEST_KERNELS_GFX1100, TEST_KERNELS_GFX90A] {
+        let parsed = aqueduct_codeobject::CodeObject::parse(code_object).expect("parses");
+        let kernel = parsed.kernels().iter().find(|kernel| kernel.name == "accumulate").expect("accumulate");
+        assert_eq!(kernel.kernarg_segment_size, 24, "out@0, in@8, scale@16, count@20 and no hidden args");
+        assert_eq!(kernel.kernarg_segment_align, 8);
+        let layout: Vec<_> = kernel.args.iter().map(|arg| (arg.offset, arg.size, arg.value_kind.as_str())).collect();
+        assert_eq!(layout, [(0, 8, "global_buffer"), (8, 8, "global_buffer"), (16, 4, "by_value"), (20, 4, "by_value")]);
+        assert!(kernel.args.iter().all(|arg| !arg.value_kind.is_hidden()));
+    }
+    let executable = Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
+    let accumulate = executable.kernel("accumulate").expect("by name");
+    assert_eq!((accumulate.kernarg_size, accumulate.kernarg_alignment), (24, 8));
+    assert_eq!(kernargs_accumulate(core::ptr::null_mut(), core::ptr::null(), 0, 0).len(), 24);
+}
+
+#[test]
+fn accumulate_runs_serially_in_work_item_zero_with_wrapping_arithmetic() {
+    let client = Client::new();
+    let executable = Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
+    let kernel = executable.kernel("accumulate").expect("kernel");
+    let symbol = aqueduct_hsa::KernelSymbol {
+        kernel_object: kernel.kernel_object,
+        kernarg_segment_size: kernel.kernarg_size,
+        kernarg_segment_alignment: kernel.kernarg_alignment,
+        group_segment_size: kernel.group_segment_size,
+        private_segment_size: kernel.private_segment_size,
+    };
+    let queue = client.queue(16);
+    let out = client.alloc_u32(6);
+    let input = client.alloc_u32(6);
+    out.copy_from_slice(&[1, 2, 3, 4, u32::MAX, 99]);
+    input.copy_from_slice(&[10, 20, 30, 0x8000_0000, 1, 7]);
+    let done = client.signal(1);
+    // Count 5 leaves the last element alone; a 4-workgroup grid still applies the update once.
+    let kernarg = client.kernargs(&kernargs_accumulate(out.as_mut_ptr(), input.as_ptr(), 3, 5));
+    let id = queue.reserve_spinning();
+    queue.publish(id, &dispatch_packet(&symbol, 128, 32, kernarg, done), dispatch_header(true), 1);
+    queue.ring(id);
+    assert_eq!(client.wait_eq(done, 0, 10_000), 0);
+    assert_eq!(out, &[31, 62, 93, 0x8000_0004, 2, 99]);
 }
 
 #[test]
@@ -62,7 +108,7 @@ fn an_unknown_kernel_lists_the_kernels_that_exist() {
     let client = Client::new();
     let executable = Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
     let message = executable.kernel("missing").expect_err("unknown").to_string();
-    for name in ["missing", "store_value", "add_from", "no_cpu_twin"] {
+    for name in ["missing", "store_value", "add_from", "no_cpu_twin", "accumulate"] {
         assert!(message.contains(name), "{message}");
     }
 }

@@ -55,9 +55,32 @@ unsafe fn add_from(context: &WorkgroupContext) -> Result<(), aqueduct_abi::Kerne
     Ok(())
 }
 
-pub const TEST_KERNELS: [SoftKernel; 2] = [
+/// CPU twin of `accumulate(u32* out, const u32* in, u32 scale, u32 count)`:
+/// kernargs out@0, in@8, scale@16, count@20. Only work-item 0 of workgroup 0 acts, and it runs
+/// `out[i] += in[i] * scale` for every `i < count` with wrapping u32 arithmetic.
+unsafe fn accumulate(context: &WorkgroupContext) -> Result<(), aqueduct_abi::KernelFault> {
+    if context.workgroup_id[0] != 0 || context.active_size()[0] == 0 {
+        return Ok(());
+    }
+    // SAFETY: as above; `out` and `in` hold at least `count` u32s.
+    unsafe {
+        let out: u64 = context.kernarg(0);
+        let input: u64 = context.kernarg(8);
+        let scale: u32 = context.kernarg(16);
+        let count: u32 = context.kernarg(20);
+        for index in 0..count as usize {
+            let value = (input as *const u32).add(index).read();
+            let slot = (out as *mut u32).add(index);
+            slot.write(slot.read().wrapping_add(value.wrapping_mul(scale)));
+        }
+    }
+    Ok(())
+}
+
+pub const TEST_KERNELS: [SoftKernel; 3] = [
     SoftKernel { symbol: "store_value.kd", function: store_value },
     SoftKernel { symbol: "add_from.kd", function: add_from },
+    SoftKernel { symbol: "accumulate.kd", function: accumulate },
 ];
 
 /// Records the last status the queue error callback received.
@@ -224,6 +247,15 @@ pub fn kernargs_add_from(out: *mut u32, input: *const u32, addend: u32, count: u
     bytes.extend_from_slice(&(out as u64).to_le_bytes());
     bytes.extend_from_slice(&(input as u64).to_le_bytes());
     bytes.extend_from_slice(&addend.to_le_bytes());
+    bytes.extend_from_slice(&count.to_le_bytes());
+    bytes
+}
+
+pub fn kernargs_accumulate(out: *mut u32, input: *const u32, scale: u32, count: u32) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(24);
+    bytes.extend_from_slice(&(out as u64).to_le_bytes());
+    bytes.extend_from_slice(&(input as u64).to_le_bytes());
+    bytes.extend_from_slice(&scale.to_le_bytes());
     bytes.extend_from_slice(&count.to_le_bytes());
     bytes
 }
