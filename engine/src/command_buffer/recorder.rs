@@ -111,6 +111,11 @@ impl<'a> RecordedDispatch<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BlockLabel(pub(crate) u32);
 
+impl BlockLabel {
+    /// The block recording starts in, where execution starts.
+    pub const ENTRY: BlockLabel = BlockLabel(0);
+}
+
 /// One user block: its chunks, and how it ends.
 pub(super) struct UserBlock {
     pub chunks: Vec<BlockBuf>,

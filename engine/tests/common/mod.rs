@@ -31,11 +31,13 @@ pub fn engine_with(config: EngineConfig) -> Engine {
 }
 
 /// `store_value(out, value, count)`: out[i] = value + i. `add_from(out, in, addend, count)`:
-/// out[i] = in[i] + addend.
+/// out[i] = in[i] + addend. `accumulate(out, in, scale, count)`: out[i] += in[i] * scale, serially
+/// in work-item 0 (it reads no implicit arguments).
 pub struct TestKernels {
     pub executable: Executable,
     pub store_value: Kernel,
     pub add_from: Kernel,
+    pub accumulate: Kernel,
 }
 
 pub fn test_kernels(engine: &Engine) -> TestKernels {
@@ -43,6 +45,7 @@ pub fn test_kernels(engine: &Engine) -> TestKernels {
     TestKernels {
         store_value: executable.kernel("store_value").unwrap(),
         add_from: executable.kernel("add_from").unwrap(),
+        accumulate: executable.kernel("accumulate").unwrap(),
         executable,
     }
 }
