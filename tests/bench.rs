@@ -26,6 +26,14 @@ fn expected_names() -> Vec<String> {
     for queues in [1, 2, 4] {
         names.push(format!("scale/queues={queues}"));
     }
+    for length in [1, 16, 512, 5000] {
+        for kind in ["record", "static", "dynamic_extra"] {
+            names.push(format!("cb/{kind}/{length}"));
+        }
+    }
+    for concurrency in [1, 2, 4, 8] {
+        names.push(format!("clip/c{concurrency}d16"));
+    }
     names
 }
 

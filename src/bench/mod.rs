@@ -7,10 +7,14 @@
 //!   N in 2, 32, 512, 2048: cross-queue ping-pong handoffs;
 //! - `chain/{submit,e2e}/N`: same-queue barrier chains;
 //! - `dispatch/submit/bindings=B` for B in 0, 4, 16, 64, 256;
-//! - `scale/queues=Q` for Q in 1, 2, 4.
+//! - `scale/queues=Q` for Q in 1, 2, 4;
+//! - `cb/record/N`, `cb/static/N`, `cb/dynamic_extra/N` for N in 1, 16, 512, 5000: command-buffer
+//!   dispatch chains (recording, prebuilt replay, and the extra of recording per execution);
+//! - `clip/cCd16` for C in 1, 2, 4, 8: the CLIP-shaped program, per item.
 //!
 //! Host-cost (`submit`) shapes run on retire-only soft queues; `e2e` shapes execute for real.
 
+pub mod command_buffers;
 pub mod kernels;
 pub mod measure;
 pub mod shapes;
@@ -18,6 +22,7 @@ pub mod shapes;
 use aqueduct_engine::{Engine, EngineConfig, EngineError};
 
 pub use measure::{Report, ResultRow, Sample, compare};
+use command_buffers::CommandBufferRig;
 use shapes::{HANDOFFS, LIMIT_PACKETS, Payload, Rig, SUBMITS};
 
 #[derive(Clone, Debug)]
@@ -42,8 +47,13 @@ impl<'a> Shape<'a> {
     }
 }
 
+/// Items each CLIP lane submits per repetition.
+fn clip_items(quick: bool) -> u64 {
+    if quick { 2 * command_buffers::CLIP_DEPTH as u64 } else { 4 * command_buffers::CLIP_DEPTH as u64 }
+}
+
 /// Every shape, in report order (the baseline is measured separately, first).
-pub fn shapes(rig: &Rig) -> Vec<Shape<'_>> {
+pub fn shapes<'a>(rig: &'a Rig, cb_rig: &'a CommandBufferRig, quick: bool) -> Vec<Shape<'a>> {
     let mut list: Vec<Shape<'_>> = Vec::new();
     for payload in Payload::ALL {
         for e2e in [false, true] {
@@ -65,6 +75,16 @@ pub fn shapes(rig: &Rig) -> Vec<Shape<'_>> {
     for queues in [1usize, 2, 4] {
         list.push(Shape::new(format!("scale/queues={queues}"), SUBMITS * queues as u64, move || shapes::scaling(rig, queues)));
     }
+    for length in command_buffers::CHAIN_LENGTHS {
+        list.push(Shape::new(format!("cb/record/{length}"), length, move || command_buffers::record(cb_rig, length)));
+        list.push(Shape::new(format!("cb/static/{length}"), length, move || command_buffers::replay_static(cb_rig, length)));
+        list.push(Shape::new(format!("cb/dynamic_extra/{length}"), length, move || command_buffers::dynamic_extra(cb_rig, length)));
+    }
+    let items = clip_items(quick);
+    for concurrency in command_buffers::CLIP_CONCURRENCY {
+        let name = format!("clip/c{concurrency}d{}", command_buffers::CLIP_DEPTH);
+        list.push(Shape::new(name, items * concurrency as u64, move || command_buffers::clip(cb_rig, concurrency, items)));
+    }
     list
 }
 
@@ -76,12 +96,20 @@ fn repetitions(quick: bool) -> (usize, usize) {
 /// Runs the suite. `progress(done, total, name)` is called before each shape.
 pub fn run(options: &BenchOptions, mut progress: impl FnMut(usize, usize, &str)) -> Result<Report, EngineError> {
     aqueduct_hsa::soft::register_kernels(&kernels::BENCH_CPU_KERNELS);
-    let engine = Engine::with_config(EngineConfig { device: options.device.parse()?, ..EngineConfig::default() })?;
+    // Rings deep enough that a 5000-dispatch chain and 16 CLIP items in flight (12,672 packets)
+    // replay from the submitting thread instead of parking for room.
+    let engine = Engine::with_config(EngineConfig {
+        device: options.device.parse()?,
+        queue_packets: 16384,
+        kernarg_ring_bytes: 4 << 20,
+        ..EngineConfig::default()
+    })?;
     let device = engine.device().clone();
     let agent = device.agents().first().map(|agent| agent.isa.clone()).unwrap_or_default();
     let rig = Rig::new(device.clone())?;
+    let cb_rig = CommandBufferRig::new(device.clone())?;
     let (warmup, reps) = repetitions(options.quick);
-    let selected: Vec<Shape> = shapes(&rig)
+    let selected: Vec<Shape> = shapes(&rig, &cb_rig, options.quick)
         .into_iter()
         .filter(|shape| options.filter.as_deref().is_none_or(|filter| shape.name.contains(filter)))
         .collect();
