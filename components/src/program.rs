@@ -23,6 +23,8 @@ pub struct BlockFacts {
     pub header: BlockHeader,
     /// Device address of the block's rodata in the published image.
     pub rodata_address: u64,
+    /// Index of the block's first command in [`ProgramImage::baked_headers`].
+    pub first_command: u32,
 }
 
 /// A validated program image, its published device copy and its per-block facts. Immutable once
@@ -34,6 +36,11 @@ pub struct ProgramImage {
     /// The device-library kernels of the agent the program was recorded for, by
     /// `aqueduct_builtins::Builtin` discriminant.
     pub builtins: Box<[BuiltinObject]>,
+    /// Per command (in block order): the header word of a packet finalization could build
+    /// completely (a prepublished dispatch), or 0. Replay copies such packets as they are.
+    pub baked_headers: Box<[u32]>,
+    /// The prebuilt packets the nonzero `baked_headers` describe (without completion signal).
+    pub baked_packets: Box<[aqueduct_abi::KernelDispatchPacket]>,
 }
 
 impl ProgramImage {

@@ -164,9 +164,19 @@ pub unsafe fn write_segment(ring: &AqlRing, first_id: u64, kernarg_address: u64,
     };
     for &ordinal in &segment.blocks {
         let (Some(block), Some(facts)) = (view.block(ordinal), image.blocks.get(ordinal as usize)) else { continue };
-        for command in block.commands() {
-            // SAFETY: forwarded from the caller; each command writes within its cost.
-            unsafe { writer.command(&block, facts.rodata_address, &command, &run.bindings) };
+        let first = facts.first_command as usize;
+        let count = block.command_count() as usize;
+        let (Some(baked_headers), Some(baked_packets)) = (image.baked_headers.get(first..first + count), image.baked_packets.get(first..first + count)) else {
+            continue;
+        };
+        for (index, (&baked, packet)) in baked_headers.iter().zip(baked_packets).enumerate() {
+            if baked != 0 {
+                // SAFETY: forwarded from the caller; a baked packet is one packet, no kernargs.
+                unsafe { writer.baked(packet, baked) };
+            } else if let Some(command) = block.command(index as u32) {
+                // SAFETY: forwarded from the caller; each command writes within its cost.
+                unsafe { writer.command(&block, facts.rodata_address, &command, &run.bindings) };
+            }
         }
     }
     // Blocks with no packets: one barrier carries the epoch (and is the segment's only packet).
@@ -199,20 +209,41 @@ impl PacketWriter<'_> {
     /// edges (barrier and system acquire on the first packet, barrier and system release on the
     /// last); plus its completion signal (only the last packet's).
     fn header_word(&self, id: u64, kind: PacketType, flags: CommandFlags, setup: u16) -> (u32, u64) {
+        self.with_edges(id, kind as u32 | u32::from(flags.packet_header_bits()) | u32::from(setup) << 16)
+    }
+
+    /// `word` with the segment-edge bits of packet `id`, and the packet's completion signal.
+    #[inline]
+    fn with_edges(&self, id: u64, word: u32) -> (u32, u64) {
+        use aqueduct_abi::packet::header_bits::{ACQUIRE_SHIFT, BARRIER_SHIFT, RELEASE_SHIFT};
         let (first, last) = (id == self.first_id, id == self.last_id);
-        let mut acquire = flags.acquire_bits();
-        let mut release = flags.release_bits();
-        if first {
-            acquire = acquire.max(FenceScope::System as u8);
+        if !first && !last {
+            return (word, 0);
         }
-        if last {
-            release = release.max(FenceScope::System as u8);
+        let scope = |shift: u32| (word >> shift) & 3;
+        let system = FenceScope::System as u32;
+        let acquire = if first { scope(ACQUIRE_SHIFT as u32).max(system) } else { scope(ACQUIRE_SHIFT as u32) };
+        let release = if last { scope(RELEASE_SHIFT as u32).max(system) } else { scope(RELEASE_SHIFT as u32) };
+        let cleared = word & !(3 << ACQUIRE_SHIFT | 3 << RELEASE_SHIFT);
+        let word = cleared | 1 << BARRIER_SHIFT | acquire << ACQUIRE_SHIFT | release << RELEASE_SHIFT;
+        (word, if last { self.completion } else { 0 })
+    }
+
+    /// A packet finalization built completely: copied into the ring as it is.
+    #[inline]
+    unsafe fn baked(&mut self, packet: &KernelDispatchPacket, word: u32) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let (header, completion) = self.with_edges(id, word);
+        if completion == 0 {
+            // SAFETY: a reserved packet of this segment.
+            unsafe { self.ring.write_body(id, packet) };
+        } else {
+            let packet = KernelDispatchPacket { completion_signal: completion, ..*packet };
+            // SAFETY: as above.
+            unsafe { self.ring.write_body(id, &packet) };
         }
-        let barrier = flags.barrier() || first || last;
-        let header = aqueduct_abi::PacketHeader::new(kind, barrier, FenceScope::None, FenceScope::None).0
-            | u16::from(acquire) << aqueduct_abi::packet::header_bits::ACQUIRE_SHIFT
-            | u16::from(release) << aqueduct_abi::packet::header_bits::RELEASE_SHIFT;
-        (u32::from(header) | u32::from(setup) << 16, if last { self.completion } else { 0 })
+        self.headers.push(header);
     }
 
     /// Takes the next packet id and its header word and completion signal.

@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 use aqueduct_abi::block_program::{
     BindingSource, BlockBuf, BlockProgramBuf, Command, DecodedCommand, KernargStrategy, ReturnCommand, TerminatorKind, validate,
 };
+use aqueduct_abi::{KernelDispatchPacket, PacketType};
 use aqueduct_components::Retained;
 use aqueduct_components::program::{BlockFacts, BuiltinObject, ProgramImage};
 
@@ -98,14 +99,17 @@ impl CommandBuffer {
         let published = PublishedImage { device: self.device.clone(), address };
         // SAFETY: a fresh allocation of `bytes.len()` host-writable bytes.
         unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), address as *mut u8, bytes.len()) };
-        let blocks = view
-            .blocks()
-            .map(|block| BlockFacts {
-                offset: block.offset(),
-                header: *block.header(),
-                rodata_address: address + u64::from(block.offset()) + u64::from(block.header().rodata_offset),
-            })
-            .collect();
+        let mut blocks = Vec::with_capacity(view.block_count() as usize);
+        let (mut baked_headers, mut baked_packets) = (Vec::new(), Vec::new());
+        for block in view.blocks() {
+            let rodata_address = address + u64::from(block.offset()) + u64::from(block.header().rodata_offset);
+            blocks.push(BlockFacts { offset: block.offset(), header: *block.header(), rodata_address, first_command: baked_headers.len() as u32 });
+            for command in block.commands() {
+                let (header, packet) = bake(&command, rodata_address).unwrap_or_default();
+                baked_headers.push(header);
+                baked_packets.push(packet);
+            }
+        }
         let builtins = agent
             .builtins
             .iter()
@@ -122,7 +126,13 @@ impl CommandBuffer {
         };
         let mut retained = recorder.retained;
         retained.extend(recorder.kernels.iter().map(|kernel| kernel.executable.clone() as Retained));
-        let image = ProgramImage { bytes: bytes.into_boxed_slice(), blocks, builtins };
+        let image = ProgramImage {
+            bytes: bytes.into_boxed_slice(),
+            blocks: blocks.into_boxed_slice(),
+            builtins,
+            baked_headers: baked_headers.into_boxed_slice(),
+            baked_packets: baked_packets.into_boxed_slice(),
+        };
         self.state = State::Finished(Arc::new(FinishedProgram {
             device: self.device.clone(),
             agent: self.agent,
@@ -137,6 +147,34 @@ impl CommandBuffer {
         }));
         Ok(())
     }
+}
+
+/// Replay publishes every dispatch with three dimensions (as in `aqueduct_systems::replay`).
+const DISPATCH_DIMENSIONS: u16 = 3;
+
+/// The complete packet of a prepublished dispatch (everything is known once published) and its
+/// header word; `None` for commands replay must build.
+fn bake(command: &Command, rodata_address: u64) -> Option<(u32, KernelDispatchPacket)> {
+    let DecodedCommand::Dispatch(dispatch) = command.decode()? else { return None };
+    if dispatch.strategy()? != KernargStrategy::Prepublished {
+        return None;
+    }
+    let header = PacketType::KernelDispatch as u32 | u32::from(dispatch.header.flags.packet_header_bits()) | u32::from(DISPATCH_DIMENSIONS) << 16;
+    let packet = KernelDispatchPacket {
+        setup: DISPATCH_DIMENSIONS,
+        workgroup_size_x: dispatch.workgroup_size[0],
+        workgroup_size_y: dispatch.workgroup_size[1],
+        workgroup_size_z: dispatch.workgroup_size[2],
+        grid_size_x: dispatch.grid_size[0],
+        grid_size_y: dispatch.grid_size[1],
+        grid_size_z: dispatch.grid_size[2],
+        group_segment_size: dispatch.group_segment_size,
+        private_segment_size: dispatch.private_segment_size,
+        kernel_object: dispatch.kernel_object,
+        kernarg_address: rodata_address + u64::from(dispatch.template_offset),
+        ..Default::default()
+    };
+    Some((header, packet))
 }
 
 /// The recorded blocks in ordinal order: each user block's chunks in turn, chunks linked by
