@@ -22,10 +22,6 @@ use aqueduct_hsa::ring::AqlRing;
 /// patch kernel that runs just before it, once the grid is in place.
 pub const HEADER_LEFT_TO_DEVICE: u32 = u32::MAX;
 
-/// Replay publishes every dispatch with three dimensions (unused axes are 1), as HAL dispatches
-/// do, so the setup field is constant.
-const DISPATCH_DIMENSIONS: u16 = 3;
-
 /// Kernarg alignment of a segment: every command's kernargs start on a 64-byte line.
 pub const SEGMENT_KERNARG_ALIGNMENT: u64 = KERNARG_BLOCK_BYTES;
 
@@ -369,28 +365,16 @@ impl PacketWriter<'_> {
             let counts = block.source(u32::from(dispatch.indirect_source)).and_then(|s| s.resolve(bindings)).unwrap_or(0);
             let implicit = if dispatch.implicit_args_offset == NO_IMPLICIT_ARGS { 0 } else { kernarg_address + u64::from(dispatch.implicit_args_offset) };
             let dispatch_id = self.next_id + 1;
-            let (header, _) = self.header_word(dispatch_id, PacketType::KernelDispatch, flags, DISPATCH_DIMENSIONS);
+            let (header, _) = self.with_edges(dispatch_id, dispatch.header_word());
             let args = PatchIndirectArgs { packet: self.ring.slot_address(dispatch_id), counts, implicit_args: implicit, header, reserved: 0 };
             let plan = DispatchPlan { kernel: Builtin::PatchIndirect, kernargs: aqueduct_builtins::Kernargs::PatchIndirect(args), grid_size: 1, workgroup_size: 1 };
             // SAFETY: forwarded; the patch packet and its 64 kernarg bytes are in the cost.
             unsafe { self.builtin(&plan, flags) };
         }
-        let (id, header, completion) = self.next(PacketType::KernelDispatch, flags, DISPATCH_DIMENSIONS);
-        let packet = KernelDispatchPacket {
-            setup: DISPATCH_DIMENSIONS,
-            workgroup_size_x: dispatch.workgroup_size[0],
-            workgroup_size_y: dispatch.workgroup_size[1],
-            workgroup_size_z: dispatch.workgroup_size[2],
-            grid_size_x: dispatch.grid_size[0],
-            grid_size_y: dispatch.grid_size[1],
-            grid_size_z: dispatch.grid_size[2],
-            group_segment_size: dispatch.group_segment_size,
-            private_segment_size: dispatch.private_segment_size,
-            kernel_object: dispatch.kernel_object,
-            kernarg_address,
-            completion_signal: completion,
-            ..Default::default()
-        };
+        let id = self.next_id;
+        self.next_id += 1;
+        let (header, completion) = self.with_edges(id, dispatch.header_word());
+        let packet = KernelDispatchPacket { completion_signal: completion, ..dispatch.packet(kernarg_address) };
         // SAFETY: a reserved packet of this segment.
         unsafe { self.ring.write_body(id, &packet) };
         self.headers.push(if strategy == Some(KernargStrategy::Indirect) { HEADER_LEFT_TO_DEVICE } else { header });

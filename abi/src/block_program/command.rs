@@ -259,6 +259,32 @@ impl DispatchCommand {
         KernargStrategy::from_bits(self.kernarg_strategy)
     }
 
+    /// The AQL packet replay publishes for this dispatch (three dimensions, no completion
+    /// signal), with its kernargs at `kernarg_address`.
+    pub fn packet(&self, kernarg_address: u64) -> crate::KernelDispatchPacket {
+        crate::KernelDispatchPacket {
+            setup: super::DISPATCH_DIMENSIONS,
+            workgroup_size_x: self.workgroup_size[0],
+            workgroup_size_y: self.workgroup_size[1],
+            workgroup_size_z: self.workgroup_size[2],
+            grid_size_x: self.grid_size[0],
+            grid_size_y: self.grid_size[1],
+            grid_size_z: self.grid_size[2],
+            group_segment_size: self.group_segment_size,
+            private_segment_size: self.private_segment_size,
+            kernel_object: self.kernel_object,
+            kernarg_address,
+            ..Default::default()
+        }
+    }
+
+    /// The packet's header word (`header | setup << 16`) with the flags recording folded in.
+    pub fn header_word(&self) -> u32 {
+        crate::PacketType::KernelDispatch as u32
+            | u32::from(self.header.flags.packet_header_bits())
+            | u32::from(super::DISPATCH_DIMENSIONS) << 16
+    }
+
     /// The source range `first_source..first_source + source_count`, without overflow.
     pub fn sources(&self) -> core::ops::Range<u32> {
         u32::from(self.first_source)..u32::from(self.first_source) + u32::from(self.source_count)

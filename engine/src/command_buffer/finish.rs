@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use aqueduct_abi::block_program::{
     BindingSource, BlockBuf, BlockProgramBuf, Command, DecodedCommand, KernargStrategy, ReturnCommand, TerminatorKind, validate,
 };
-use aqueduct_abi::{KernelDispatchPacket, PacketType};
+use aqueduct_abi::KernelDispatchPacket;
 use aqueduct_components::Retained;
 use aqueduct_components::program::{BlockFacts, BuiltinObject, ProgramImage};
 
@@ -149,9 +149,6 @@ impl CommandBuffer {
     }
 }
 
-/// Replay publishes every dispatch with three dimensions (as in `aqueduct_systems::replay`).
-const DISPATCH_DIMENSIONS: u16 = 3;
-
 /// The complete packet of a prepublished dispatch (everything is known once published) and its
 /// header word; `None` for commands replay must build.
 fn bake(command: &Command, rodata_address: u64) -> Option<(u32, KernelDispatchPacket)> {
@@ -159,22 +156,7 @@ fn bake(command: &Command, rodata_address: u64) -> Option<(u32, KernelDispatchPa
     if dispatch.strategy()? != KernargStrategy::Prepublished {
         return None;
     }
-    let header = PacketType::KernelDispatch as u32 | u32::from(dispatch.header.flags.packet_header_bits()) | u32::from(DISPATCH_DIMENSIONS) << 16;
-    let packet = KernelDispatchPacket {
-        setup: DISPATCH_DIMENSIONS,
-        workgroup_size_x: dispatch.workgroup_size[0],
-        workgroup_size_y: dispatch.workgroup_size[1],
-        workgroup_size_z: dispatch.workgroup_size[2],
-        grid_size_x: dispatch.grid_size[0],
-        grid_size_y: dispatch.grid_size[1],
-        grid_size_z: dispatch.grid_size[2],
-        group_segment_size: dispatch.group_segment_size,
-        private_segment_size: dispatch.private_segment_size,
-        kernel_object: dispatch.kernel_object,
-        kernarg_address: rodata_address + u64::from(dispatch.template_offset),
-        ..Default::default()
-    };
-    Some((header, packet))
+    Some((dispatch.header_word(), dispatch.packet(rodata_address + u64::from(dispatch.template_offset))))
 }
 
 /// The recorded blocks in ordinal order: each user block's chunks in turn, chunks linked by
