@@ -15,7 +15,7 @@ pub mod soft_kernel;
 pub use implicit_kernargs::ImplicitKernargs;
 pub use kernel_descriptor::KernelDescriptor;
 pub use packet::{
-    AgentDispatchPacket, AqlPacket, BarrierAndPacket, BarrierOrPacket, BarrierValuePacket,
+    AgentDispatchPacket, AqlPacket, BarrierAndPacket, BarrierOrPacket, BarrierValuePacket, DispatchTemplate,
     FenceScope, KernelDispatchPacket, PacketHeader, PacketType, SignalCondition, VendorPacketHeader,
     AQL_PACKET_SIZE,
 };

@@ -171,6 +171,40 @@ impl KernelDispatchPacket {
     }
 }
 
+/// A kernel launch without its kernarg address: everything a dispatch packet's body holds but
+/// the per-submission fields. [`Self::packet`] is the one place dispatch packets are built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct DispatchTemplate {
+    pub kernel_object: u64,
+    pub grid: [u32; 3],
+    pub workgroup: [u16; 3],
+    pub dimensions: u16,
+    pub group_segment_size: u32,
+    pub private_segment_size: u32,
+}
+
+impl DispatchTemplate {
+    /// The packet body (header left INVALID for the publisher) with its kernargs at
+    /// `kernarg_address`, decrementing `completion_signal` (0 for none) when done.
+    pub fn packet(&self, kernarg_address: u64, completion_signal: u64) -> KernelDispatchPacket {
+        KernelDispatchPacket {
+            setup: self.dimensions,
+            workgroup_size_x: self.workgroup[0],
+            workgroup_size_y: self.workgroup[1],
+            workgroup_size_z: self.workgroup[2],
+            grid_size_x: self.grid[0],
+            grid_size_y: self.grid[1],
+            grid_size_z: self.grid[2],
+            group_segment_size: self.group_segment_size,
+            private_segment_size: self.private_segment_size,
+            kernel_object: self.kernel_object,
+            kernarg_address,
+            completion_signal,
+            ..Default::default()
+        }
+    }
+}
+
 /// `hsa_agent_dispatch_packet_t`.
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, Pod, Zeroable, Default)]

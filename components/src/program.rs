@@ -8,12 +8,26 @@
 
 use aqueduct_abi::block_program::{BlockHeader, BlockProgram};
 
-/// A builtin kernel as replay dispatches it.
+/// A device-library kernel resolved on one agent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BuiltinObject {
     pub kernel_object: u64,
     pub group_segment_size: u32,
     pub private_segment_size: u32,
+}
+
+impl BuiltinObject {
+    /// A one-dimensional launch, as the builtins' planners describe them.
+    pub fn template(&self, grid_size: u32, workgroup_size: u16) -> aqueduct_abi::DispatchTemplate {
+        aqueduct_abi::DispatchTemplate {
+            kernel_object: self.kernel_object,
+            grid: [grid_size, 1, 1],
+            workgroup: [workgroup_size, 1, 1],
+            dimensions: 1,
+            group_segment_size: self.group_segment_size,
+            private_segment_size: self.private_segment_size,
+        }
+    }
 }
 
 /// What replay needs of one block without reading its header from the image again.
@@ -52,16 +66,20 @@ impl ProgramImage {
 }
 
 /// Where the next segment of an execution starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cursor {
-    /// At this block.
-    #[default]
-    Entry,
+    /// At this block (block 0 is the entry).
     Block(u32),
     /// After the conditional branch ending this block, which is evaluated once the queue drains.
     PendingBranch(u32),
     /// The program returned.
     Done,
+}
+
+impl Default for Cursor {
+    fn default() -> Self {
+        Cursor::Block(0)
+    }
 }
 
 /// One execution's state. Kept in the staged submission; its vectors keep their capacity.
@@ -82,7 +100,7 @@ impl ProgramRun {
     pub fn clear(&mut self) {
         self.image = None;
         self.bindings.clear();
-        self.cursor = Cursor::Entry;
+        self.cursor = Cursor::default();
         self.blocks_replayed = 0;
         self.block_limit = 0;
         self.headers.clear();

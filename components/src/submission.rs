@@ -25,15 +25,7 @@ pub struct SignalOp {
 }
 
 /// The one kernel dispatch a submission carries, without its kernarg address.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct DispatchTemplate {
-    pub kernel_object: u64,
-    pub grid: [u32; 3],
-    pub workgroup: [u16; 3],
-    pub dimensions: u16,
-    pub group_segment_size: u32,
-    pub private_segment_size: u32,
-}
+pub use aqueduct_abi::DispatchTemplate;
 
 /// How the kernarg segment is built in the reserved kernarg space.
 // The HAL variant carries the 256-byte implicit block inline on purpose: the layout lives once per

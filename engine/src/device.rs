@@ -18,12 +18,7 @@ use crate::error::{EngineError, EngineResult};
 static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A builtin kernel resolved on one agent.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BuiltinKernel {
-    pub kernel_object: u64,
-    pub group_segment_size: u32,
-    pub private_segment_size: u32,
-}
+pub(crate) use aqueduct_components::program::BuiltinObject as BuiltinKernel;
 
 /// One physical agent of the logical device.
 pub(crate) struct AgentState {
@@ -194,7 +189,7 @@ fn open_agent(hsa: &Hsa, info: AgentInfo) -> EngineResult<AgentState> {
     let selected = DeviceLibrary::select(&isa)
         .map_err(|error| EngineError::NoDevice { reason: format!("device library for {isa}: {error}") })?;
     let library = HsaExecutable::load(hsa, info.agent, selected.code_object)?;
-    let mut builtins = [BuiltinKernel { kernel_object: 0, group_segment_size: 0, private_segment_size: 0 }; Builtin::ALL.len()];
+    let mut builtins = [BuiltinKernel::default(); Builtin::ALL.len()];
     for (slot, builtin) in builtins.iter_mut().zip(Builtin::ALL) {
         let kernel = library.kernel(builtin.name())?;
         *slot = BuiltinKernel {

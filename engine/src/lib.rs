@@ -42,7 +42,7 @@ pub use aqueduct_components::directory::CrossQueueWait;
 pub use aqueduct_components::semaphore_table::FailureRecord;
 pub use clock::thread_cpu_time;
 pub use command_buffer::{
-    BindingTable, BlockLabel, BlockLimits, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, ProgramFacts, RecordedDispatch,
+    BindingTable, BlockLabel, BlockLimits, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, ProgramFacts,
 };
 pub use config::{DeviceSpec, EngineConfig, WaitStrategy};
 pub use error::{EngineError, EngineResult};

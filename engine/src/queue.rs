@@ -37,17 +37,18 @@ pub(crate) struct QueueHandle {
 #[derive(Clone)]
 pub struct Queue(pub(crate) Arc<QueueHandle>);
 
-/// A kernel dispatch in the HAL layout: binding pointers, then 32-bit constants.
+/// A kernel dispatch in the HAL layout: binding pointers, then 32-bit constants. Queues take
+/// [`Binding`]s; command buffers take [`crate::BufferRef`]s (a binding or a binding-table slot).
 #[derive(Clone, Copy, Debug)]
-pub struct Dispatch<'a> {
+pub struct Dispatch<'a, B = Binding<'a>> {
     pub grid: [u32; 3],
     /// `None` uses the kernel's required size, or one wavefront.
     pub workgroup: Option<[u16; 3]>,
-    pub bindings: &'a [Binding<'a>],
+    pub bindings: &'a [B],
     pub constants: &'a [u32],
 }
 
-impl<'a> Dispatch<'a> {
+impl<'a, B> Dispatch<'a, B> {
     pub fn grid(grid: [u32; 3]) -> Self {
         Self { grid, workgroup: None, bindings: &[], constants: &[] }
     }
@@ -57,7 +58,7 @@ impl<'a> Dispatch<'a> {
         self
     }
 
-    pub fn bindings(mut self, bindings: &'a [Binding<'a>]) -> Self {
+    pub fn bindings(mut self, bindings: &'a [B]) -> Self {
         self.bindings = bindings;
         self
     }
@@ -385,14 +386,7 @@ impl Queue {
 
 /// Stages a device-library dispatch.
 fn stage_builtin(staged: &mut StagedSubmission, plan: &DispatchPlan, kernel: crate::device::BuiltinKernel) {
-    staged.payload = Payload::Dispatch(DispatchTemplate {
-        kernel_object: kernel.kernel_object,
-        grid: [plan.grid_size, 1, 1],
-        workgroup: [plan.workgroup_size, 1, 1],
-        dimensions: 1,
-        group_segment_size: kernel.group_segment_size,
-        private_segment_size: kernel.private_segment_size,
-    });
+    staged.payload = Payload::Dispatch(kernel.template(plan.grid_size, plan.workgroup_size));
     staged.layout = KernargLayout::Raw;
     staged.raw.extend_from_slice(plan.kernarg_bytes());
     staged.kernarg_size = plan.kernarg_bytes().len() as u32;

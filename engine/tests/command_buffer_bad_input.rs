@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use aqueduct_engine::{
-    BindingTable, BufferRef, CommandBufferUsage, CompareOp, EngineError, MemoryKind, RecordedDispatch, WaitStrategy,
+    BindingTable, BufferRef, CommandBufferUsage, CompareOp, EngineError, MemoryKind, Dispatch, WaitStrategy,
 };
 use common::*;
 
@@ -46,9 +46,9 @@ fn a_short_or_mismatched_binding_table_is_refused_before_anything_runs() {
         BindingTable::from_bindings(&[big.whole(), big.whole()]).unwrap(),
         BindingTable::from_bindings(&[small.whole(), big.whole(), big.whole()]).unwrap(),
     ];
-    let mut with_gap = BindingTable::default();
-    with_gap.set(2, big.whole()).unwrap();
-    with_gap.set(1, big.whole()).unwrap();
+    let mut with_gap = BindingTable::from_bindings(&[big.whole(), big.whole(), big.whole()]).unwrap();
+    cb.check_binding_table(&with_gap).expect("complete table");
+    with_gap.clear_slot(0);
     for table in cases.iter().chain([&with_gap]) {
         let error = queue.execute(&cb, table, &[], &[]).unwrap_err();
         assert!(matches!(error, EngineError::BindingTable { .. }), "{error}");
@@ -118,11 +118,16 @@ fn recording_mistakes_are_typed_errors_that_record_nothing() {
     );
     assert!(matches!(cb.branch_if(local.range(0, 4), CompareOp::Eq, 0, label, label), Err(EngineError::NotHostAccessible { .. })));
     let bindings = [BufferRef::from(&host)];
-    let wrong = RecordedDispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1]);
+    let wrong = Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1]);
     assert!(matches!(cb.dispatch(&kernels.store_value, &wrong), Err(EngineError::KernargMismatch { .. })));
-    let zero_grid = RecordedDispatch::grid([0, 1, 1]).bindings(&bindings).constants(&[1, 1]);
+    let zero_grid = Dispatch::grid([0, 1, 1]).bindings(&bindings).constants(&[1, 1]);
     assert!(matches!(cb.dispatch(&kernels.store_value, &zero_grid), Err(EngineError::InvalidGrid { .. })));
     assert!(matches!(cb.begin(aqueduct_engine::BlockLabel::ENTRY), Err(EngineError::CommandBufferState { .. })), "the entry block is begun already");
+    // A bad second binding leaves no trace of the good first one (no slot need, no retention).
+    let half_bad = [BufferRef::slot(3, 0, 64), BufferRef::from(host.range(32, 64))];
+    let add = Dispatch::grid([1, 1, 1]).bindings(&half_bad).constants(&[1, 1]);
+    assert!(matches!(cb.dispatch(&kernels.add_from, &add), Err(EngineError::OutOfBounds { .. })));
+    assert!(matches!(cb.dispatch_indirect(&kernels.store_value, &Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1, 1]), BufferRef::slot(0, 0, 8)), Err(EngineError::InvalidArgument { .. })), "8-byte counts");
 
     // The unbegun label makes finish fail, and recording can go on afterwards.
     let error = cb.finish().unwrap_err();
@@ -130,6 +135,33 @@ fn recording_mistakes_are_typed_errors_that_record_nothing() {
     cb.begin(label).unwrap();
     cb.finish().unwrap();
     assert_eq!(cb.facts().unwrap().commands, 2, "only the two returns: none of the refused commands was recorded");
+    assert_eq!(cb.facts().unwrap().binding_slots, 0, "no refused command left a slot need");
+    cb.check_binding_table(&BindingTable::default()).expect("an empty table is enough");
+    let limits = aqueduct_engine::BlockLimits { packets: 1, ..Default::default() };
+    assert!(matches!(device.create_command_buffer_on(0, CommandBufferUsage::Reusable, limits), Err(EngineError::InvalidArgument { .. })));
+}
+
+#[test]
+fn a_block_larger_than_the_ring_is_refused_and_the_queue_goes_on() {
+    let engine = engine_with(aqueduct_engine::EngineConfig { queue_packets: 64, wait_strategy: WaitStrategy::BarrierValue, ..Default::default() });
+    let device = engine.device().clone();
+    let queue = queue(&device);
+    let out = host_buffer(&device, &[0u8; 4]);
+    let mut cb = device.create_command_buffer(CommandBufferUsage::OneShot).unwrap();
+    for _ in 0..100 {
+        cb.fill(&out, &[1]).unwrap();
+    }
+    cb.finish().unwrap();
+    assert_eq!(cb.facts().unwrap().blocks, 1, "100 packets fit the default block limit, not the 64-packet ring");
+    let error = queue.execute(&cb, &BindingTable::default(), &[], &[]).unwrap_err();
+    assert!(matches!(error, EngineError::SubmissionTooLarge { .. }), "{error}");
+    assert_eq!(queue.stats().submissions, 0);
+    // Refused before it ran, the one-shot buffer may still be executed (here: again refused).
+    assert!(matches!(queue.execute(&cb, &BindingTable::default(), &[], &[]), Err(EngineError::SubmissionTooLarge { .. })));
+    let done = device.create_semaphore(0).unwrap();
+    queue.fill(out.whole(), &[2], &[], &[done.at(1)]).unwrap();
+    done.wait(1, TIMEOUT).unwrap();
+    assert_eq!(out.to_vec().unwrap(), [2; 4]);
 }
 
 #[test]

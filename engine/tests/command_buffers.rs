@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use aqueduct_engine::{
     BindingTable, BlockLimits, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, Device, Engine, EngineConfig, MemoryKind,
-    Queue, RecordedDispatch, Semaphore, WaitStrategy,
+    Queue, Dispatch, Semaphore, WaitStrategy,
 };
 use common::*;
 
@@ -50,14 +50,14 @@ impl Rig {
 
     fn store(&self, cb: &mut CommandBuffer, out: BufferRef, value: u32, count: u32) {
         let constants = [value, count];
-        let dispatch = RecordedDispatch::grid([count, 1, 1]).workgroup([16, 1, 1]).bindings(std::slice::from_ref(&out)).constants(&constants);
+        let dispatch = Dispatch::grid([count, 1, 1]).workgroup([16, 1, 1]).bindings(std::slice::from_ref(&out)).constants(&constants);
         cb.dispatch(&self.kernels.store_value, &dispatch).expect("record store_value");
     }
 
     fn add(&self, cb: &mut CommandBuffer, out: BufferRef, input: BufferRef, addend: u32, count: u32) {
         let bindings = [out, input];
         let constants = [addend, count];
-        let dispatch = RecordedDispatch::grid([count, 1, 1]).workgroup([16, 1, 1]).bindings(&bindings).constants(&constants);
+        let dispatch = Dispatch::grid([count, 1, 1]).workgroup([16, 1, 1]).bindings(&bindings).constants(&constants);
         cb.dispatch(&self.kernels.add_from, &dispatch).expect("record add_from");
     }
 }
@@ -95,7 +95,7 @@ fn all_dynamic_bindings_scatter_pointers() {
     let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
     let bindings = [BufferRef::slot(0, 0, 4 * u64::from(N)), BufferRef::slot(1, 0, 4 * u64::from(N))];
     let constants = [3, N];
-    cb.dispatch(&rig.kernels.accumulate, &RecordedDispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&constants)).unwrap();
+    cb.dispatch(&rig.kernels.accumulate, &Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&constants)).unwrap();
     cb.finish().unwrap();
     assert_eq!(cb.facts().unwrap().pointer_scatter, 1, "{:?}", cb.facts());
     let out = host_buffer(&rig.device, bytemuck::cast_slice(&vec![1u32; N as usize]));
@@ -156,8 +156,8 @@ fn indirect_dispatch_reads_its_grid_from_a_buffer_at_replay() {
     let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
     let bindings = [BufferRef::from(&out)];
     let constants = [1000, N];
-    let dispatch = RecordedDispatch::indirect(BufferRef::slot(0, 0, 12)).workgroup([16, 1, 1]).bindings(&bindings).constants(&constants);
-    cb.dispatch(&rig.kernels.store_value, &dispatch).unwrap();
+    let dispatch = Dispatch::grid([1, 1, 1]).workgroup([16, 1, 1]).bindings(&bindings).constants(&constants);
+    cb.dispatch_indirect(&rig.kernels.store_value, &dispatch, BufferRef::slot(0, 0, 12)).unwrap();
     cb.finish().unwrap();
     assert_eq!(cb.facts().unwrap().indirect, 1);
     let table = BindingTable::from_bindings(&[counts.whole()]).unwrap();

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use aqueduct_engine::{
-    BindingTable, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, EngineError, Kernel, MemoryKind, Queue, RecordedDispatch,
+    BindingTable, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, EngineError, Kernel, MemoryKind, Queue, Dispatch,
     Semaphore, thread_cpu_time,
 };
 use aqueduct_hsa::soft::{ExecutionMode, set_queue_mode};
@@ -99,7 +99,7 @@ impl Materials {
     pub fn record_chain(&self, length: u64, usage: CommandBufferUsage) -> Result<CommandBuffer, EngineError> {
         let mut cb = self.device.create_command_buffer(usage)?;
         let bindings = [BufferRef::Static(self.activations.range(0, 4)), BufferRef::Static(self.weights.range(0, 4))];
-        let dispatch = RecordedDispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&[1, 2]);
+        let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&[1, 2]);
         for _ in 0..length {
             cb.dispatch(&self.tiny[0], &dispatch)?;
             cb.barrier()?;
@@ -119,7 +119,7 @@ impl Materials {
             let out = if index % 4 == 3 { BufferRef::Static(self.activations.range(64 * index as u64, 4)) } else { BufferRef::slot(slot, 0, 4) };
             let bindings = [out, weights];
             let constants = [index as u32, 1];
-            let dispatch = RecordedDispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&constants);
+            let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&constants);
             cb.dispatch(&self.tiny[index % CLIP_EXECUTABLES], &dispatch)?;
             cb.barrier()?;
         }

@@ -7,7 +7,7 @@
 use core::sync::atomic::Ordering;
 
 use aqueduct_abi::{
-    BarrierAndPacket, BarrierValuePacket, FenceScope, KernelDispatchPacket, PacketHeader, PacketType, SignalCondition,
+    BarrierAndPacket, BarrierValuePacket, FenceScope, PacketHeader, PacketType, SignalCondition,
     VendorPacketHeader, packet::amd_format,
 };
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
@@ -102,21 +102,7 @@ pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut
             Some((PAYLOAD_BARRIER_HEADER, 0))
         }
         Payload::Dispatch(template) => {
-            let packet = KernelDispatchPacket {
-                setup: template.dimensions,
-                workgroup_size_x: template.workgroup[0],
-                workgroup_size_y: template.workgroup[1],
-                workgroup_size_z: template.workgroup[2],
-                grid_size_x: template.grid[0],
-                grid_size_y: template.grid[1],
-                grid_size_z: template.grid[2],
-                group_segment_size: template.group_segment_size,
-                private_segment_size: template.private_segment_size,
-                kernel_object: template.kernel_object,
-                kernarg_address: plan.kernarg_address,
-                completion_signal: completion,
-                ..Default::default()
-            };
+            let packet = template.packet(plan.kernarg_address, completion);
             // SAFETY: the last reserved packet.
             unsafe { ring.write_body(id, &packet) };
             Some((DISPATCH_HEADER, template.dimensions))

@@ -31,7 +31,6 @@ pub fn plan_segment(rings: &QueueRings, run: &ProgramRun, room: u64, capacity: u
     segment.clear();
     let Some(image) = run.image.as_deref() else { return Verdict::TooLarge };
     let mut cursor = match run.cursor {
-        Cursor::Entry => 0,
         Cursor::Block(ordinal) => ordinal,
         Cursor::PendingBranch(ordinal) => {
             // The branch reads memory the queue's earlier work may write: only once it drained.
@@ -94,9 +93,14 @@ pub fn segment_packets(segment: &SegmentPlan) -> u64 {
     segment.packets.max(1)
 }
 
-fn branch_target(view: &BlockProgram<'_>, ordinal: u32) -> Option<u32> {
+/// The control command that closes block `ordinal`.
+fn closing_command(view: &BlockProgram<'_>, ordinal: u32) -> Option<DecodedCommand> {
     let block = view.block(ordinal)?;
-    match block.command(block.command_count().checked_sub(1)?)?.decode()? {
+    block.command(block.command_count().checked_sub(1)?)?.decode()
+}
+
+fn branch_target(view: &BlockProgram<'_>, ordinal: u32) -> Option<u32> {
+    match closing_command(view, ordinal)? {
         DecodedCommand::Branch(branch) => Some(branch.target_block),
         _ => None,
     }
@@ -105,11 +109,8 @@ fn branch_target(view: &BlockProgram<'_>, ordinal: u32) -> Option<u32> {
 /// Reads the value a block's closing conditional branch tests and returns the block it picks.
 fn evaluate_branch(image: &ProgramImage, ordinal: u32, bindings: &[u64]) -> Option<u32> {
     let view = image.view()?;
-    let block = view.block(ordinal)?;
-    let DecodedCommand::CondBranch(branch) = block.command(block.command_count().checked_sub(1)?)?.decode()? else {
-        return None;
-    };
-    let address = block.source(u32::from(branch.source))?.resolve(bindings)?;
+    let DecodedCommand::CondBranch(branch) = closing_command(&view, ordinal)? else { return None };
+    let address = view.block(ordinal)?.source(u32::from(branch.source))?.resolve(bindings)?;
     // SAFETY: the engine checked when recording (static sources) and when executing (dynamic
     // ones) that the source is a host-visible range of at least `width` bytes, aligned to
     // `width`, in a buffer this execution retains; the queue has drained, so no packet of this
@@ -300,21 +301,7 @@ impl PacketWriter<'_> {
         // SAFETY: inside this segment's kernarg span (builtin arguments fit one 64-byte block).
         unsafe { core::ptr::copy_nonoverlapping(args.as_ptr(), kernarg_address as *mut u8, args.len()) };
         let (id, header, completion) = self.next(PacketType::KernelDispatch, flags, 1);
-        let packet = KernelDispatchPacket {
-            setup: 1,
-            workgroup_size_x: plan.workgroup_size,
-            workgroup_size_y: 1,
-            workgroup_size_z: 1,
-            grid_size_x: plan.grid_size,
-            grid_size_y: 1,
-            grid_size_z: 1,
-            group_segment_size: kernel.group_segment_size,
-            private_segment_size: kernel.private_segment_size,
-            kernel_object: kernel.kernel_object,
-            kernarg_address,
-            completion_signal: completion,
-            ..Default::default()
-        };
+        let packet = kernel.template(plan.grid_size, plan.workgroup_size).packet(kernarg_address, completion);
         // SAFETY: a reserved packet of this segment.
         unsafe { self.ring.write_body(id, &packet) };
         self.headers.push(header);
@@ -374,7 +361,7 @@ impl PacketWriter<'_> {
         let id = self.next_id;
         self.next_id += 1;
         let (header, completion) = self.with_edges(id, dispatch.header_word());
-        let packet = KernelDispatchPacket { completion_signal: completion, ..dispatch.packet(kernarg_address) };
+        let packet = dispatch.template().packet(kernarg_address, completion);
         // SAFETY: a reserved packet of this segment.
         unsafe { self.ring.write_body(id, &packet) };
         self.headers.push(if strategy == Some(KernargStrategy::Indirect) { HEADER_LEFT_TO_DEVICE } else { header });

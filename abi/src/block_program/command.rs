@@ -259,22 +259,15 @@ impl DispatchCommand {
         KernargStrategy::from_bits(self.kernarg_strategy)
     }
 
-    /// The AQL packet replay publishes for this dispatch (three dimensions, no completion
-    /// signal), with its kernargs at `kernarg_address`.
-    pub fn packet(&self, kernarg_address: u64) -> crate::KernelDispatchPacket {
-        crate::KernelDispatchPacket {
-            setup: super::DISPATCH_DIMENSIONS,
-            workgroup_size_x: self.workgroup_size[0],
-            workgroup_size_y: self.workgroup_size[1],
-            workgroup_size_z: self.workgroup_size[2],
-            grid_size_x: self.grid_size[0],
-            grid_size_y: self.grid_size[1],
-            grid_size_z: self.grid_size[2],
+    /// The launch replay publishes for this dispatch: always three dimensions.
+    pub fn template(&self) -> crate::DispatchTemplate {
+        crate::DispatchTemplate {
+            kernel_object: self.kernel_object,
+            grid: self.grid_size,
+            workgroup: self.workgroup_size,
+            dimensions: super::DISPATCH_DIMENSIONS,
             group_segment_size: self.group_segment_size,
             private_segment_size: self.private_segment_size,
-            kernel_object: self.kernel_object,
-            kernarg_address,
-            ..Default::default()
         }
     }
 

@@ -3,6 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
+use aqueduct_abi::block_program::{BindingSource, SourceKind};
 use aqueduct_components::Retained;
 use aqueduct_components::device_entities::MemoryKind;
 use aqueduct_components::submission::Payload;
@@ -83,8 +84,8 @@ fn check_table(program: &FinishedProgram, table: &BindingTable, device: u64) -> 
             return Err(EngineError::BindingTable { slot, reason: format!("base address {base:#x} is not {}-byte aligned", need.align) });
         }
     }
-    let resolve = |source: &aqueduct_abi::block_program::BindingSource| match source.kind {
-        kind if kind == aqueduct_abi::block_program::BindingSource::fixed(0).kind => source.value,
+    let resolve = |source: &BindingSource| match source.source_kind() {
+        Some(SourceKind::Static) => source.value,
         _ => table.slots[source.slot as usize].as_ref().map_or(0, |entry| entry.buffer.device_address() + entry.offset + source.value),
     };
     for copy in &program.copy_checks {

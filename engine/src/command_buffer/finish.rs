@@ -101,10 +101,16 @@ impl CommandBuffer {
         unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), address as *mut u8, bytes.len()) };
         let mut blocks = Vec::with_capacity(view.block_count() as usize);
         let (mut baked_headers, mut baked_packets) = (Vec::new(), Vec::new());
+        let mut facts = ProgramFacts { blocks: view.block_count(), image_bytes: bytes.len(), binding_slots: view.binding_slot_count(), ..Default::default() };
+        // One pass over the validated image: per-block facts, the program's facts, baked packets.
         for block in view.blocks() {
-            let rodata_address = address + u64::from(block.offset()) + u64::from(block.header().rodata_offset);
-            blocks.push(BlockFacts { offset: block.offset(), header: *block.header(), rodata_address, first_command: baked_headers.len() as u32 });
-            for command in block.commands() {
+            let header = *block.header();
+            let rodata_address = address + u64::from(block.offset()) + u64::from(header.rodata_offset);
+            blocks.push(BlockFacts { offset: block.offset(), header, rodata_address, first_command: baked_headers.len() as u32 });
+            facts.worst_packets += u64::from(header.max_packet_count);
+            facts.worst_kernarg_bytes += u64::from(header.max_kernarg_bytes);
+            for command in block.commands().filter_map(|command| command.decode()) {
+                facts.count(&command);
                 let (header, packet) = bake(&command, rodata_address).unwrap_or_default();
                 baked_headers.push(header);
                 baked_packets.push(packet);
@@ -119,7 +125,6 @@ impl CommandBuffer {
                 private_segment_size: kernel.private_segment_size,
             })
             .collect();
-        let facts = facts(&program, bytes.len());
 
         let State::Recording(recorder) = std::mem::replace(&mut self.state, State::Recording(Box::new(Recorder::new(Default::default())))) else {
             unreachable!("checked above")
@@ -151,12 +156,12 @@ impl CommandBuffer {
 
 /// The complete packet of a prepublished dispatch (everything is known once published) and its
 /// header word; `None` for commands replay must build.
-fn bake(command: &Command, rodata_address: u64) -> Option<(u32, KernelDispatchPacket)> {
-    let DecodedCommand::Dispatch(dispatch) = command.decode()? else { return None };
+fn bake(command: &DecodedCommand, rodata_address: u64) -> Option<(u32, KernelDispatchPacket)> {
+    let DecodedCommand::Dispatch(dispatch) = command else { return None };
     if dispatch.strategy()? != KernargStrategy::Prepublished {
         return None;
     }
-    Some((dispatch.header_word(), dispatch.packet(rodata_address + u64::from(dispatch.template_offset))))
+    Some((dispatch.header_word(), dispatch.template().packet(rodata_address + u64::from(dispatch.template_offset), 0)))
 }
 
 /// The recorded blocks in ordinal order: each user block's chunks in turn, chunks linked by
@@ -240,31 +245,22 @@ fn unconditional_cycle(program: &BlockProgramBuf) -> Option<u32> {
     None
 }
 
-fn facts(program: &BlockProgramBuf, image_bytes: usize) -> ProgramFacts {
-    let mut facts = ProgramFacts { blocks: program.blocks.len() as u32, image_bytes, binding_slots: program.binding_slot_count(), ..Default::default() };
-    for block in &program.blocks {
-        let cost = block.replay_cost();
-        facts.worst_packets += cost.packets;
-        facts.worst_kernarg_bytes += cost.kernarg_bytes;
-        for command in block.commands.iter().filter_map(Command::decode) {
-            facts.commands += 1;
-            match command {
-                DecodedCommand::Dispatch(dispatch) => {
-                    facts.dispatches += 1;
-                    match dispatch.strategy() {
-                        Some(KernargStrategy::Prepublished) => facts.prepublished += 1,
-                        Some(KernargStrategy::PatchedTemplate) => facts.patched_template += 1,
-                        Some(KernargStrategy::PointerScatter) => facts.pointer_scatter += 1,
-                        Some(KernargStrategy::Indirect) => facts.indirect += 1,
-                        None => {}
-                    }
+impl ProgramFacts {
+    fn count(&mut self, command: &DecodedCommand) {
+        self.commands += 1;
+        match command {
+            DecodedCommand::Dispatch(dispatch) => {
+                self.dispatches += 1;
+                match dispatch.strategy() {
+                    Some(KernargStrategy::Prepublished) => self.prepublished += 1,
+                    Some(KernargStrategy::PatchedTemplate) => self.patched_template += 1,
+                    Some(KernargStrategy::PointerScatter) => self.pointer_scatter += 1,
+                    Some(KernargStrategy::Indirect) => self.indirect += 1,
+                    None => {}
                 }
-                DecodedCommand::Fill(_) | DecodedCommand::Copy(_) | DecodedCommand::Update(_) | DecodedCommand::ProfileMarker(_) => {
-                    facts.transfers += 1
-                }
-                _ => {}
             }
+            DecodedCommand::Fill(_) | DecodedCommand::Copy(_) | DecodedCommand::Update(_) | DecodedCommand::ProfileMarker(_) => self.transfers += 1,
+            _ => {}
         }
     }
-    facts
 }

@@ -19,7 +19,7 @@ use std::sync::atomic::AtomicBool;
 pub use aqueduct_abi::block_program::CompareOp;
 pub use binding_table::BindingTable;
 pub use finish::ProgramFacts;
-pub use recorder::{BlockLabel, BufferRef, RecordedDispatch};
+pub use recorder::{BlockLabel, BufferRef};
 
 use aqueduct_components::Retained;
 use aqueduct_components::program::ProgramImage;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use aqueduct_abi::ImplicitKernargs;
 use aqueduct_abi::block_program::{
     BindingSource, BlockBuf, BranchCommand, Command, CommandFlags, CommandRecord, CompareOp, CondBranchCommand,
-    CopyCommand, DecodedCommand, DispatchCommand, FillCommand, KernargStrategy, MAX_KERNARG_ALIGNMENT, PatchRecord,
+    CopyCommand, DecodedCommand, DispatchCommand, FillCommand, KernargStrategy, MAX_KERNARG_ALIGNMENT, PatchRecord, SourceKind,
     ProfileMarkerCommand, ReplayCost, ReturnCommand, TerminatorKind, UpdateCommand,
 };
 use aqueduct_abi::packet::FenceScope;
@@ -26,6 +26,7 @@ use super::finish::{CopyCheck, SlotNeed};
 use super::{BlockLimits, CommandBuffer, CommandBufferUsage};
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
+use crate::queue::Dispatch;
 use crate::memory::{Binding, Buffer};
 
 /// Most binding-table slots a program may name.
@@ -70,43 +71,6 @@ impl<'a> From<&'a Buffer> for BufferRef<'a> {
     }
 }
 
-/// A dispatch as recorded: HAL layout (binding pointers, then 32-bit constants).
-#[derive(Clone, Copy, Debug)]
-pub struct RecordedDispatch<'a> {
-    pub grid: [u32; 3],
-    pub workgroup: Option<[u16; 3]>,
-    pub bindings: &'a [BufferRef<'a>],
-    pub constants: &'a [u32],
-    /// Three u32 workgroup counts read when the queue reaches the dispatch; `grid` is ignored.
-    pub indirect: Option<BufferRef<'a>>,
-}
-
-impl<'a> RecordedDispatch<'a> {
-    pub fn grid(grid: [u32; 3]) -> Self {
-        Self { grid, workgroup: None, bindings: &[], constants: &[], indirect: None }
-    }
-
-    /// A dispatch whose workgroup counts come from `counts` (three u32) at replay time.
-    pub fn indirect(counts: BufferRef<'a>) -> Self {
-        Self { indirect: Some(counts), ..Self::grid([1, 1, 1]) }
-    }
-
-    pub fn workgroup(mut self, workgroup: [u16; 3]) -> Self {
-        self.workgroup = Some(workgroup);
-        self
-    }
-
-    pub fn bindings(mut self, bindings: &'a [BufferRef<'a>]) -> Self {
-        self.bindings = bindings;
-        self
-    }
-
-    pub fn constants(mut self, constants: &'a [u32]) -> Self {
-        self.constants = constants;
-        self
-    }
-}
-
 /// A block of the program being recorded; label 0 is the entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BlockLabel(pub(crate) u32);
@@ -135,7 +99,20 @@ pub(crate) struct Recorder {
     pub(super) slot_needs: Vec<SlotNeed>,
     pub(super) copy_checks: Vec<CopyCheck>,
     pub(super) kernels: Vec<Kernel>,
+    /// Reused by every dispatch, so recording allocates only as the program grows.
+    scratch_sources: Vec<BindingSource>,
+    scratch_kernargs: Vec<u8>,
 }
+
+/// What a command needs of the memory a reference names.
+#[derive(Clone, Copy, Debug)]
+struct Access {
+    /// A conditional branch reads it on the host.
+    host_visible: bool,
+    align: u64,
+}
+
+const ANY_ACCESS: Access = Access { host_visible: false, align: 1 };
 
 pub(super) fn check_limits(limits: BlockLimits) -> EngineResult<()> {
     // The costliest single command: an indirect dispatch (2 packets) with a 64 KiB kernarg segment.
@@ -160,6 +137,8 @@ impl Recorder {
             slot_needs: Vec::new(),
             copy_checks: Vec::new(),
             kernels: Vec::new(),
+            scratch_sources: Vec::new(),
+            scratch_kernargs: Vec::new(),
         }
     }
 
@@ -198,16 +177,23 @@ impl Recorder {
         CommandFlags::new(true, FenceScope::Agent, FenceScope::None)
     }
 
-    fn need_slot(&mut self, slot: u32, end: u64, host_visible: bool, align: u64) {
-        let index = slot as usize;
-        if self.slot_needs.len() <= index {
-            self.slot_needs.resize(index + 1, SlotNeed::default());
+    /// Keeps what a checked, recorded reference needs: its buffer alive, or its slot's
+    /// requirements for every execution's binding table.
+    fn commit_ref(&mut self, reference: BufferRef<'_>, access: Access) {
+        match reference {
+            BufferRef::Static(binding) => self.retain_buffer(binding.buffer),
+            BufferRef::Slot { slot, offset, length } => {
+                let index = slot as usize;
+                if self.slot_needs.len() <= index {
+                    self.slot_needs.resize(index + 1, SlotNeed::default());
+                }
+                let need = &mut self.slot_needs[index];
+                need.used = true;
+                need.length = need.length.max(offset.saturating_add(length));
+                need.host_visible |= access.host_visible;
+                need.align = need.align.max(access.align);
+            }
         }
-        let need = &mut self.slot_needs[index];
-        need.used = true;
-        need.length = need.length.max(end);
-        need.host_visible |= host_visible;
-        need.align = need.align.max(align);
     }
 
     fn retain_buffer(&mut self, buffer: &Buffer) {
@@ -227,38 +213,49 @@ fn release_last(block: &mut UserBlock, scope: FenceScope) {
 }
 
 impl CommandBuffer {
-    /// Checks a buffer reference and turns it into a binding source; `host_visible` and `align`
-    /// are what the command needs of the memory.
-    fn source(&mut self, what: &'static str, reference: BufferRef<'_>, host_visible: bool, align: u64) -> EngineResult<BindingSource> {
+    /// Checks a buffer reference and returns the binding source to record. Changes nothing:
+    /// [`Recorder::commit_ref`] does, once the whole command is checked.
+    fn check_ref(&self, what: &'static str, reference: BufferRef<'_>, access: Access) -> EngineResult<BindingSource> {
+        let align = access.align;
         match reference {
             BufferRef::Static(binding) => {
                 binding.buffer.belongs_to(&self.device)?;
                 let address = binding.buffer.check_range(what, binding.offset, binding.length)?;
-                if host_visible && binding.buffer.kind() != MemoryKind::HostVisible {
+                if access.host_visible && binding.buffer.kind() != MemoryKind::HostVisible {
                     return Err(EngineError::NotHostAccessible { kind: binding.buffer.kind() });
                 }
                 if !address.is_multiple_of(align) {
                     return Err(EngineError::InvalidArgument { what, reason: format!("address {address:#x} is not {align}-byte aligned") });
                 }
-                self.recorder()?.retain_buffer(binding.buffer);
                 Ok(BindingSource::fixed(address))
             }
             BufferRef::Slot { slot, offset, length } => {
                 if slot >= MAX_BINDING_SLOTS {
                     return Err(EngineError::InvalidArgument { what, reason: format!("slot {slot} is past the {MAX_BINDING_SLOTS}-slot limit") });
                 }
-                let end = offset.checked_add(length).ok_or(EngineError::OutOfBounds { what, offset, length, size: u64::MAX })?;
+                if offset.checked_add(length).is_none() {
+                    return Err(EngineError::OutOfBounds { what, offset, length, size: u64::MAX });
+                }
                 if !offset.is_multiple_of(align) {
                     return Err(EngineError::InvalidArgument { what, reason: format!("slot offset {offset} is not {align}-byte aligned") });
                 }
-                self.recorder()?.need_slot(slot, end, host_visible, align);
                 Ok(BindingSource::dynamic(slot, offset))
             }
         }
     }
 
     /// Records a kernel dispatch (HAL layout).
-    pub fn dispatch(&mut self, kernel: &Kernel, dispatch: &RecordedDispatch) -> EngineResult<()> {
+    pub fn dispatch(&mut self, kernel: &Kernel, dispatch: &Dispatch<'_, BufferRef<'_>>) -> EngineResult<()> {
+        self.record_dispatch(kernel, dispatch, None)
+    }
+
+    /// Records a dispatch whose workgroup counts (three u32 at `counts`) are read when the queue
+    /// reaches it: the grid is counts × workgroup size, and `dispatch.grid` is not used.
+    pub fn dispatch_indirect(&mut self, kernel: &Kernel, dispatch: &Dispatch<'_, BufferRef<'_>>, counts: BufferRef<'_>) -> EngineResult<()> {
+        self.record_dispatch(kernel, dispatch, Some(counts))
+    }
+
+    fn record_dispatch(&mut self, kernel: &Kernel, dispatch: &Dispatch<'_, BufferRef<'_>>, indirect: Option<BufferRef<'_>>) -> EngineResult<()> {
         self.recorder()?.open_block()?;
         if kernel.executable.device.id != self.device.id {
             return Err(EngineError::ForeignObject { what: "kernel" });
@@ -284,51 +281,31 @@ impl CommandBuffer {
             kernel: info.name.clone(),
             reason: format!("{}-byte kernarg segment; command buffers carry at most 65,535", info.kernarg_size),
         })?;
-        let grid = if dispatch.indirect.is_some() { [1, 1, 1] } else { dispatch.grid };
+        let grid = if indirect.is_some() { [1, 1, 1] } else { dispatch.grid };
         let template = info.template(self.agent, grid, dispatch.workgroup)?;
-        if let Some(counts) = dispatch.indirect
-            && counts.length() < 12
-        {
-            return Err(EngineError::InvalidArgument { what: "indirect counts", reason: format!("{} bytes; three u32 counts need 12", counts.length()) });
-        }
-        // Everything checked: sources next (they retain buffers and note slot needs).
-        let mut sources = Vec::with_capacity(dispatch.bindings.len() + 1);
-        for binding in dispatch.bindings {
-            sources.push(self.source("binding", *binding, false, 1)?);
-        }
-        let indirect_source = match dispatch.indirect {
-            Some(counts) => Some(self.source("indirect counts", counts, false, 4)?),
+        const COUNTS_ACCESS: Access = Access { host_visible: false, align: 4 };
+        let indirect_source = match indirect {
+            Some(counts) if counts.length() < 12 => {
+                return Err(EngineError::InvalidArgument { what: "indirect counts", reason: format!("{} bytes; three u32 counts need 12", counts.length()) });
+            }
+            Some(counts) => Some(self.check_ref("indirect counts", counts, COUNTS_ACCESS)?),
             None => None,
         };
-        let all_static = sources.iter().all(|source| source.slot == 0 && source.kind == BindingSource::fixed(0).kind);
-        let all_dynamic = sources.iter().all(|source| source.kind == BindingSource::dynamic(0, 0).kind);
+        let mut sources = std::mem::take(&mut self.recorder()?.scratch_sources);
+        sources.clear();
+        for binding in dispatch.bindings {
+            sources.push(self.check_ref("binding", *binding, ANY_ACCESS)?);
+        }
+        let is_static = |source: &BindingSource| source.source_kind() == Some(SourceKind::Static);
         let strategy = if indirect_source.is_some() {
             KernargStrategy::Indirect
-        } else if all_static && self.usage == CommandBufferUsage::Reusable {
+        } else if sources.iter().all(is_static) && self.usage == CommandBufferUsage::Reusable {
             KernargStrategy::Prepublished
-        } else if all_dynamic && !sources.is_empty() && layout.implicit_offset.is_none() {
+        } else if !sources.is_empty() && !sources.iter().any(is_static) && layout.implicit_offset.is_none() {
             KernargStrategy::PointerScatter
         } else {
             KernargStrategy::PatchedTemplate
         };
-
-        // The template: the whole kernarg segment with static pointers, constants and implicit
-        // arguments in place; dynamic pointers are zero and patched at replay.
-        let bindings_end = 8 * sources.len();
-        let mut kernargs = vec![0u8; usize::from(kernarg_size)];
-        for (index, source) in sources.iter().enumerate() {
-            if source.kind == BindingSource::fixed(0).kind {
-                kernargs[8 * index..8 * index + 8].copy_from_slice(&source.value.to_le_bytes());
-            }
-        }
-        kernargs[bindings_end..bindings_end + 4 * dispatch.constants.len()].copy_from_slice(bytemuck::cast_slice(dispatch.constants));
-        if let Some(offset) = layout.implicit_offset {
-            let implicit = ImplicitKernargs::for_grid(template.grid, template.workgroup, 3);
-            let start = offset as usize;
-            let room = kernargs.len().saturating_sub(start).min(size_of::<ImplicitKernargs>());
-            kernargs[start..start + room].copy_from_slice(&bytemuck::bytes_of(&implicit)[..room]);
-        }
-
         let mut command = DispatchCommand::new(strategy, template.kernel_object, template.grid, template.workgroup);
         command.kernarg_size = kernarg_size;
         command.kernarg_alignment = info.kernarg_alignment.min(MAX_KERNARG_ALIGNMENT) as u8;
@@ -338,10 +315,18 @@ impl CommandBuffer {
             command.implicit_args_offset = offset as u16;
         }
         let cost = DecodedCommand::Dispatch(command).replay_cost();
-        let kernel_kept = kernel.clone();
+
+        // Everything is checked: commit the references, then write the records.
+        let mut kernargs = std::mem::take(&mut self.recorder()?.scratch_kernargs);
         let recorder = self.recorder()?;
-        if !recorder.kernels.iter().any(|kept| Arc::ptr_eq(&kept.executable, &kernel_kept.executable)) {
-            recorder.kernels.push(kernel_kept);
+        for binding in dispatch.bindings {
+            recorder.commit_ref(*binding, ANY_ACCESS);
+        }
+        if let Some(counts) = indirect {
+            recorder.commit_ref(counts, COUNTS_ACCESS);
+        }
+        if !recorder.kernels.iter().any(|kept| Arc::ptr_eq(&kept.executable, &kernel.executable)) {
+            recorder.kernels.push(kernel.clone());
         }
         let flags = recorder.take_flags();
         let chunk = recorder.chunk_for(cost, sources.len() + 1)?;
@@ -354,26 +339,38 @@ impl CommandBuffer {
         if let Some(counts) = indirect_source {
             command.indirect_source = chunk.push_source(counts);
         }
-        match strategy {
-            KernargStrategy::PointerScatter => {
-                command.constants_offset = chunk.push_rodata(bytemuck::cast_slice(dispatch.constants), 4);
-                command.constant_count = dispatch.constants.len() as u16;
+        if strategy == KernargStrategy::PointerScatter {
+            command.constants_offset = chunk.push_rodata(bytemuck::cast_slice(dispatch.constants), 4);
+            command.constant_count = dispatch.constants.len() as u16;
+        } else {
+            // The template: the whole kernarg segment with static pointers, constants and
+            // implicit arguments in place; dynamic pointers are zero and patched at replay.
+            kernargs.clear();
+            kernargs.resize(usize::from(kernarg_size), 0);
+            for (index, source) in sources.iter().enumerate().filter(|(_, source)| is_static(source)) {
+                kernargs[8 * index..8 * index + 8].copy_from_slice(&source.value.to_le_bytes());
             }
-            _ => {
-                command.template_offset = chunk.push_rodata(&kernargs, u32::from(command.kernarg_alignment));
-                command.template_length = kernarg_size;
-                if strategy != KernargStrategy::Prepublished {
-                    command.first_patch = chunk.patches.len() as u16;
-                    for (index, source) in sources.iter().enumerate() {
-                        if source.kind != BindingSource::fixed(0).kind {
-                            chunk.push_patch(PatchRecord::new(8 * index as u32, first_source + index as u16));
-                        }
-                    }
-                    command.patch_count = chunk.patches.len() as u16 - command.first_patch;
+            let bindings_end = 8 * sources.len();
+            kernargs[bindings_end..bindings_end + 4 * dispatch.constants.len()].copy_from_slice(bytemuck::cast_slice(dispatch.constants));
+            if let Some(offset) = layout.implicit_offset {
+                let implicit = ImplicitKernargs::for_grid(template.grid, template.workgroup, 3);
+                let start = offset as usize;
+                let room = kernargs.len().saturating_sub(start).min(size_of::<ImplicitKernargs>());
+                kernargs[start..start + room].copy_from_slice(&bytemuck::bytes_of(&implicit)[..room]);
+            }
+            command.template_offset = chunk.push_rodata(&kernargs, u32::from(command.kernarg_alignment));
+            command.template_length = kernarg_size;
+            if strategy != KernargStrategy::Prepublished {
+                command.first_patch = chunk.patches.len() as u16;
+                for (index, _) in sources.iter().enumerate().filter(|(_, source)| !is_static(source)) {
+                    chunk.push_patch(PatchRecord::new(8 * index as u32, first_source + index as u16));
                 }
+                command.patch_count = chunk.patches.len() as u16 - command.first_patch;
             }
         }
         chunk.push_command(command.with_flags(flags));
+        recorder.scratch_sources = sources;
+        recorder.scratch_kernargs = kernargs;
         Ok(())
     }
 
@@ -387,8 +384,9 @@ impl CommandBuffer {
         let pattern_value = u64::from_le_bytes(word);
         // The planner's checks (width, length) against a stand-in address; the real one is planned at replay.
         aqueduct_builtins::plan_fill(0x1000, target.length(), pattern_value, width)?;
-        let source = self.source("fill target", target, false, 1)?;
-        self.push_with_sources(&[source], |indices| FillCommand::new(indices[0], target.length(), pattern_value, width))
+        let source = self.check_ref("fill target", target, ANY_ACCESS)?;
+        let length = target.length();
+        self.push_with_sources(&[target], ANY_ACCESS, &[source], |[index, _]| FillCommand::new(index, length, pattern_value, width))
     }
 
     /// Records a copy of `source` into `target` (same length, not overlapping).
@@ -402,15 +400,15 @@ impl CommandBuffer {
             });
         }
         let length = source.length();
-        let from = self.source("copy source", source, false, 1)?;
-        let to = self.source("copy target", target, false, 1)?;
-        match (from.kind == BindingSource::fixed(0).kind, to.kind == BindingSource::fixed(0).kind) {
-            (true, true) => {
-                aqueduct_builtins::plan_copy(from.value, to.value, length)?;
-            }
-            _ => self.recorder()?.copy_checks.push(CopyCheck { source: from, target: to, length }),
+        let from = self.check_ref("copy source", source, ANY_ACCESS)?;
+        let to = self.check_ref("copy target", target, ANY_ACCESS)?;
+        let both_static = from.source_kind() == Some(SourceKind::Static) && to.source_kind() == Some(SourceKind::Static);
+        if both_static {
+            aqueduct_builtins::plan_copy(from.value, to.value, length)?;
+        } else {
+            self.recorder()?.copy_checks.push(CopyCheck { source: from, target: to, length });
         }
-        self.push_with_sources(&[from, to], |indices| CopyCommand::new(indices[0], indices[1], length))
+        self.push_with_sources(&[source, target], ANY_ACCESS, &[from, to], |[from, to]| CopyCommand::new(from, to, length))
     }
 
     /// Records writing `data` (carried in the program's rodata) into `target`.
@@ -423,8 +421,9 @@ impl CommandBuffer {
                 reason: format!("{} bytes into a {}-byte range; 1 to {MAX_RECORDED_UPDATE} bytes, matching the range", data.len(), target.length()),
             });
         }
-        let source = self.source("update target", target, false, 1)?;
+        let source = self.check_ref("update target", target, ANY_ACCESS)?;
         let recorder = self.recorder()?;
+        recorder.commit_ref(target, ANY_ACCESS);
         let flags = recorder.take_flags();
         let probe = UpdateCommand::new(0, 0, data.len() as u32);
         let chunk = recorder.chunk_for(DecodedCommand::Update(probe).replay_cost(), 1)?;
@@ -433,7 +432,6 @@ impl CommandBuffer {
         chunk.push_command(UpdateCommand::new(target, payload, data.len() as u32).with_flags(flags));
         Ok(())
     }
-
     /// Orders everything recorded before against everything after (execution and memory, at
     /// agent scope). It costs no packet: it becomes the barrier bit and acquire scope of the
     /// next command and the release scope of the previous one.
@@ -452,8 +450,9 @@ impl CommandBuffer {
         if target.length() < 8 {
             return Err(EngineError::InvalidArgument { what: "profile marker", reason: format!("{}-byte target; a timestamp needs 8", target.length()) });
         }
-        let source = self.source("profile marker", target, false, 8)?;
-        self.push_with_sources(&[source], |indices| ProfileMarkerCommand::new(indices[0], marker_id))
+        const STAMP_ACCESS: Access = Access { host_visible: false, align: 8 };
+        let source = self.check_ref("profile marker", target, STAMP_ACCESS)?;
+        self.push_with_sources(&[target], STAMP_ACCESS, &[source], |[index, _]| ProfileMarkerCommand::new(index, marker_id))
     }
 
     /// A new, empty block to branch to; record into it after [`Self::begin`].
@@ -504,7 +503,9 @@ impl CommandBuffer {
                 });
             }
         };
-        let source = self.source("branch condition", value, true, u64::from(width))?;
+        let access = Access { host_visible: true, align: u64::from(width) };
+        let source = self.check_ref("branch condition", value, access)?;
+        self.recorder()?.commit_ref(value, access);
         let command = CondBranchCommand::new(0, width, compare, operand, taken.0, not_taken.0);
         self.terminate(command.into(), TerminatorKind::CondBranch, Some(source))
     }
@@ -538,14 +539,27 @@ impl CommandBuffer {
         Ok(())
     }
 
-    fn push_with_sources<C: CommandRecord>(&mut self, sources: &[BindingSource], make: impl Fn(&[u16]) -> C) -> EngineResult<()> {
+    /// Commits `references` (checked into `sources`, at most two) and records the command
+    /// `make` builds from the sources' block-local indices.
+    fn push_with_sources<C: CommandRecord>(
+        &mut self,
+        references: &[BufferRef<'_>],
+        access: Access,
+        sources: &[BindingSource],
+        make: impl Fn([u16; 2]) -> C,
+    ) -> EngineResult<()> {
+        let cost = DecodedCommand::replay_cost(&make([0, 0]).into().decode().expect("a recorded command decodes"));
         let recorder = self.recorder()?;
-        let probe = make(&[0, 0]);
-        let cost = DecodedCommand::replay_cost(&probe.into().decode().expect("a recorded command decodes"));
+        for reference in references {
+            recorder.commit_ref(*reference, access);
+        }
         let flags = recorder.take_flags();
         let chunk = recorder.chunk_for(cost, sources.len())?;
-        let indices: Vec<u16> = sources.iter().map(|source| chunk.push_source(*source)).collect();
-        chunk.push_command(make(&indices).with_flags(flags));
+        let mut indices = [0u16; 2];
+        for (index, source) in indices.iter_mut().zip(sources) {
+            *index = chunk.push_source(*source);
+        }
+        chunk.push_command(make(indices).with_flags(flags));
         Ok(())
     }
 }
