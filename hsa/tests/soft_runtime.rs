@@ -279,7 +279,6 @@ fn profiling_writes_start_and_end_timestamps() {
 fn destroying_a_queue_with_packets_in_flight_neither_hangs_nor_leaks() {
     let client = Client::new();
     let store = client.kernel(TEST_KERNELS_GFX1100, "store_value.kd");
-    let (queues_before, _) = soft::live_objects().expect("initialized");
     let queue = client.queue(16);
     let first = queue.write_index();
     soft::inject_fault(queue.raw, first, Fault::Stall).expect("armed");
@@ -301,10 +300,11 @@ fn destroying_a_queue_with_packets_in_flight_neither_hangs_nor_leaks() {
     unsafe {
         client.hsa.queue_destroy(queue.raw).expect("destroy with a stalled packet");
         client.hsa.queue_destroy(gated.raw).expect("destroy with a waiting barrier");
+        // Neither queue is live any more. (Not a count of live queues: the other tests of this
+        // binary create queues concurrently, which made a before/after count flaky.)
         assert_eq!((client.hsa.api().hsa_queue_destroy)(queue.raw), status::ERROR_INVALID_QUEUE, "stale queue");
+        assert_eq!((client.hsa.api().hsa_queue_destroy)(gated.raw), status::ERROR_INVALID_QUEUE, "stale gated queue");
     }
-    let (queues_after, _) = soft::live_objects().expect("initialized");
-    assert!(queues_after <= queues_before, "both queues are gone ({queues_before} before, {queues_after} after)");
     assert_eq!(client.load(done), 8, "abandoned packets never completed");
 }
 
