@@ -171,11 +171,15 @@ pub fn run_on(spec: &str, handoffs: u32, queue_count: u32) -> Result<DemoReport,
     let mut snapshot_step = 0;
     for step in 1..=u64::from(handoffs) {
         let queue = &queues[step as usize % queues.len()];
-        tally.dispatch(|| queue.dispatch(&saxpy_kernel, &saxpy, &[chain.at(step)], &[chain.at(step + 1)]))?;
         if step % 64 == 0 {
-            // Same queue, so queue order puts it after this step and before the next handoff.
-            tally.transfer(|| queue.copy(y.whole(), snapshot.whole(), &[], &[]))?;
+            // The snapshot runs after this step by queue order, and it, not the step, hands the
+            // chain on: the next step (on another queue) writes y, so it must wait for the copy
+            // to have read y, not only for this step to have written it.
+            tally.dispatch(|| queue.dispatch(&saxpy_kernel, &saxpy, &[chain.at(step)], &[]))?;
+            tally.transfer(|| queue.copy(y.whole(), snapshot.whole(), &[], &[chain.at(step + 1)]))?;
             snapshot_step = step;
+        } else {
+            tally.dispatch(|| queue.dispatch(&saxpy_kernel, &saxpy, &[chain.at(step)], &[chain.at(step + 1)]))?;
         }
     }
     // Read everything back on the last queue, after the chain and the iota.

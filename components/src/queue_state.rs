@@ -115,6 +115,9 @@ pub struct EpochRow {
     pub epoch: u64,
     /// Kernarg-ring position after this epoch's kernargs.
     pub kernarg_end: u64,
+    /// Publication could not write what was asked (failure-log index): the epoch's packets are
+    /// barriers that pass, and its signals fail when it retires.
+    pub failure: Option<u32>,
 }
 
 /// Semaphores to signal when the epoch retires.

@@ -139,6 +139,54 @@ pub enum Verdict {
     /// A command-buffer execution replayed more blocks than its limit (a conditional loop that
     /// never exits).
     ReplayLimit,
+    /// The engine's own state is inconsistent; the submission fails instead of running
+    /// something other than what was asked.
+    Fault(SubmissionFault),
+}
+
+/// A submission the stages cannot carry out as asked, because something the engine checked
+/// earlier no longer holds (an internal invariant, not bad input). It fails the submission and
+/// its signals; it never turns into a barrier that passes, a null pointer or kernel object 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubmissionFault {
+    /// A device wait names a producer queue the device directory does not hold.
+    UnknownProducerQueue { queue: u16 },
+    /// A program payload without its finished image.
+    NoProgramImage,
+    /// A program payload whose cursor is already past its return.
+    ProgramFinished,
+    /// The program has no block with this ordinal, or the block cannot be read.
+    MissingBlock { block: u32 },
+    /// A block's closing branch could not be read or evaluated.
+    UnreadableBranch { block: u32 },
+    /// A command's binding source resolves to no address with this execution's table.
+    UnresolvedSource { block: u32, source: u32 },
+    /// A command's kernarg data (template, constants) is not in the image.
+    MissingKernargData { block: u32, command: u32 },
+    /// A fill, copy, update or marker that the device library cannot plan.
+    TransferNotPlanned { block: u32, command: u32 },
+    /// The agent's device library has no kernel for this builtin (by discriminant).
+    MissingBuiltin { builtin: u8 },
+}
+
+impl core::fmt::Display for SubmissionFault {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            Self::UnknownProducerQueue { queue } => write!(f, "a device wait names queue {queue}, which the device does not hold"),
+            Self::NoProgramImage => f.write_str("the command buffer's program image is missing"),
+            Self::ProgramFinished => f.write_str("the command-buffer execution already returned"),
+            Self::MissingBlock { block } => write!(f, "program block {block} does not exist or cannot be read"),
+            Self::UnreadableBranch { block } => write!(f, "the branch closing program block {block} cannot be evaluated"),
+            Self::UnresolvedSource { block, source } => {
+                write!(f, "binding source {source} of program block {block} resolves to no address with this binding table")
+            }
+            Self::MissingKernargData { block, command } => write!(f, "command {command} of program block {block} has no kernarg data"),
+            Self::TransferNotPlanned { block, command } => {
+                write!(f, "the device library cannot plan command {command} of program block {block}")
+            }
+            Self::MissingBuiltin { builtin } => write!(f, "the device library has no kernel for builtin {builtin}"),
+        }
+    }
 }
 
 /// What admission decided and reserved for the staged submission.

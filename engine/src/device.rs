@@ -201,17 +201,28 @@ fn open_agent(hsa: &Hsa, info: AgentInfo) -> EngineResult<AgentState> {
     Ok(AgentState { info, device_pool, host_pool, kernarg_pool, builtins, library_target: selected.target, _library: library })
 }
 
-/// BARRIER_VALUE where the agent is known to run it: the soft runtime and CDNA (gfx90a, gfx94x);
-/// BARRIER_AND everywhere else, which every AQL packet processor runs.
+/// Processors whose command processor runs the AMD vendor BARRIER_VALUE packet: CDNA 2 and 3.
+/// Source: IREE's AMDGPU driver (`select_wait_barrier_strategy`, see
+/// shared/reference/iree-amdgpu-notes.md §5) uses it on gfx90a and gfx940–gfx942 and nowhere
+/// else. A processor missing here gets BARRIER_AND, which every AQL packet processor runs.
+const BARRIER_VALUE_PROCESSORS: &[&str] = &["gfx90a", "gfx940", "gfx941", "gfx942"];
+
+/// Whether the agent's processor (from its parsed target ID, never a substring of the ISA name)
+/// is one [`BARRIER_VALUE_PROCESSORS`] lists.
+fn runs_barrier_value(isa: &str) -> bool {
+    aqueduct_codeobject::TargetId::parse(isa)
+        .is_ok_and(|target| BARRIER_VALUE_PROCESSORS.contains(&target.processor().name()))
+}
+
+/// BARRIER_VALUE where every agent is known to run it (the soft runtime executes it as the AMD
+/// vendor packet is specified); BARRIER_AND everywhere else.
 fn choose_strategy(requested: WaitStrategy, provider: ProviderKind, agents: &[AgentState]) -> CrossQueueWait {
     match requested {
         WaitStrategy::BarrierValue => CrossQueueWait::BarrierValue,
         WaitStrategy::BarrierAnd => CrossQueueWait::BarrierAnd,
         WaitStrategy::Auto => {
-            let cdna = |agent: &AgentState| {
-                agent.info.isa_names.iter().any(|isa| isa.contains("gfx90a") || isa.contains("gfx94") || isa.contains("gfx95"))
-            };
-            if provider == ProviderKind::Soft || agents.iter().all(cdna) {
+            let capable = |agent: &AgentState| agent.info.isa_names.first().is_some_and(|isa| runs_barrier_value(isa));
+            if provider == ProviderKind::Soft || agents.iter().all(capable) {
                 CrossQueueWait::BarrierValue
             } else {
                 CrossQueueWait::BarrierAnd
@@ -244,6 +255,17 @@ mod tests {
             queue_min_packets: 4,
             queue_max_packets: 1 << 17,
             queues_max: 64,
+        }
+    }
+
+    #[test]
+    fn barrier_value_follows_the_parsed_processor() {
+        for isa in ["amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", "amdgcn-amd-amdhsa--gfx942", "amdgcn-amd-amdhsa--gfx940:xnack+"] {
+            assert!(runs_barrier_value(isa), "{isa}");
+        }
+        // A name that merely contains "gfx94" or "gfx95" is not enough, nor is RDNA or gfx908.
+        for isa in ["amdgcn-amd-amdhsa--gfx950", "amdgcn-amd-amdhsa--gfx1100", "amdgcn-amd-amdhsa--gfx908", "gfx94", "not an isa gfx90a"] {
+            assert!(!runs_barrier_value(isa), "{isa}");
         }
     }
 

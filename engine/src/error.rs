@@ -48,6 +48,10 @@ pub enum EngineError {
     Backpressure { waited: Duration },
     #[error("the submission needs more ring space than the queue has ({reason})")]
     SubmissionTooLarge { reason: String },
+    /// The engine's own state contradicts what it checked earlier; the submission and its
+    /// signals fail instead of running something else.
+    #[error("submission failed: {0}")]
+    SubmissionFault(aqueduct_components::submission::SubmissionFault),
     #[error("{what} limit reached ({limit})")]
     LimitReached { what: &'static str, limit: usize },
     #[error("command buffer: {reason}")]

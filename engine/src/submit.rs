@@ -189,7 +189,7 @@ impl QueueShared {
             match plan.verdict {
                 Verdict::Admitted => {
                     kernarg::patch_kernargs(&staged, &plan);
-                    publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+                    let published = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
                     self.counters.packets.fetch_add(plan.packets, Ordering::Relaxed);
                     let barriers = plan.device_waits.iter().filter(|wait| wait.barrier).count() as u64;
                     if barriers > 0 {
@@ -204,6 +204,8 @@ impl QueueShared {
                     if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
                         self.device.wake_deferred(Some(self.index));
                     }
+                    // A fault took the submission's epoch (its signals fail when it retires).
+                    published.map_err(EngineError::SubmissionFault)?;
                     if staged.payload == Payload::Program && staged.program.cursor != Cursor::Done {
                         continue; // the next segment, if there is room for it now
                     }
@@ -263,6 +265,12 @@ impl QueueShared {
                         let failure = self.device.semaphores.record_failure(FailureRecord { status: None, message: error.to_string() });
                         self.fail_staged(&mut staged, failure);
                     }
+                    return Err(error);
+                }
+                Verdict::Fault(fault) => {
+                    let error = EngineError::SubmissionFault(fault);
+                    let failure = self.device.semaphores.record_failure(FailureRecord { status: None, message: error.to_string() });
+                    self.fail_staged(&mut staged, failure);
                     return Err(error);
                 }
                 Verdict::DependencyFailed(failure) | Verdict::QueueFailed(failure) => {

@@ -71,7 +71,7 @@ fn direct(bench: &mut Bench) {
         admission::admit(&mut rings, &staged, &mut plan);
         if plan.verdict == Verdict::Admitted {
             kernarg::patch_kernargs(&staged, &plan);
-            publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+            publication::publish(&mut rings, &mut staged, &mut plan, &mut rows).expect("published");
         }
         let retired = rings.endpoint.device_retired();
         reclaim::drain(&mut rings, &mut rows, retired);

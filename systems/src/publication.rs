@@ -13,8 +13,9 @@ use aqueduct_abi::{
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
 use aqueduct_components::queue_state::QueueRings;
 use aqueduct_components::program::SegmentEnd;
-use aqueduct_components::semaphore_table::Producer;
-use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission};
+use aqueduct_components::semaphore_table::{FailureRecord, Producer};
+use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission, SubmissionFault};
+use aqueduct_hsa::ring::AqlRing;
 
 use crate::EpochRows;
 use crate::admission::BARRIER_AND_DEPENDENCIES;
@@ -29,7 +30,17 @@ const DISPATCH_HEADER: PacketHeader =
 
 /// Publishes the admitted submission and moves its signals and retained resources into its
 /// epoch row.
-pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut AdmissionPlan, rows: &mut EpochRows) {
+///
+/// If something the earlier stages guaranteed no longer holds (a producer queue is missing, a
+/// program segment cannot be written), the reserved packets become barriers that pass, so the
+/// queue never stalls on an empty slot, but the submission runs nothing: its epoch is marked
+/// failed, its signals fail when it retires, and the fault is returned.
+pub fn publish(
+    rings: &mut QueueRings,
+    staged: &mut StagedSubmission,
+    plan: &mut AdmissionPlan,
+    rows: &mut EpochRows,
+) -> Result<(), SubmissionFault> {
     crate::stage_span!("aql_publication");
     let epoch = plan.epoch;
     let completion = match rings.strategy {
@@ -46,23 +57,22 @@ pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut
     let mut id = plan.first_packet;
     let ring = rings.ring;
     let mut wait_headers = 0u64;
+    let mut fault = None;
     match rings.strategy {
         CrossQueueWait::BarrierValue => {
             for wait in plan.device_waits.iter().filter(|wait| wait.barrier) {
-                // Retired epochs = EPOCH_BASE - value ≥ epoch  ⇔  value < EPOCH_BASE - epoch + 1.
-                // Admission deferred waits on unregistered queues, so the lookup succeeds; if it
-                // ever did not, the reserved slot still gets a packet (one that passes at once)
-                // rather than staying INVALID and stopping the queue.
-                let (signal, value, cond) = match rings.link.directory.get(wait.producer.queue) {
-                    Some(producer) => (producer.epoch_signal, EPOCH_BASE - wait.producer.epoch as i64 + 1, SignalCondition::Lt),
-                    None => (rings.epoch_signal, i64::MIN, SignalCondition::Gte),
+                // Admission deferred waits on unregistered queues, so the lookup succeeds.
+                let Some(producer) = rings.link.directory.get(wait.producer.queue) else {
+                    fault = Some(SubmissionFault::UnknownProducerQueue { queue: wait.producer.queue });
+                    break;
                 };
+                // Retired epochs = EPOCH_BASE - value ≥ epoch  ⇔  value < EPOCH_BASE - epoch + 1.
                 let packet = BarrierValuePacket {
                     header: VendorPacketHeader { header: VALUE_HEADER, amd_format: amd_format::BARRIER_VALUE, reserved: 0 },
-                    signal,
-                    value,
+                    signal: producer.epoch_signal,
+                    value: EPOCH_BASE - wait.producer.epoch as i64 + 1,
                     mask: -1,
-                    cond: cond as u32,
+                    cond: SignalCondition::Lt as u32,
                     ..Default::default()
                 };
                 // SAFETY: `id` is one of the packets admission reserved for this submission.
@@ -75,9 +85,16 @@ pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut
             let mut packet = BarrierAndPacket::default();
             let mut filled = 0;
             for wait in plan.device_waits.iter_mut().filter(|wait| wait.barrier) {
-                if let Some(signal) = name_epoch_slot(rings, wait.producer) {
-                    wait.slot_named = true;
-                    packet.dep_signal[filled] = signal;
+                match name_epoch_slot(rings, wait.producer) {
+                    Ok(Some(signal)) => {
+                        wait.slot_named = true;
+                        packet.dep_signal[filled] = signal;
+                    }
+                    Ok(None) => {}
+                    Err(error) => {
+                        fault = Some(error);
+                        break;
+                    }
                 }
                 filled += 1;
                 if filled == BARRIER_AND_DEPENDENCIES {
@@ -95,6 +112,7 @@ pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut
         }
     }
     let payload = match staged.payload {
+        _ if fault.is_some() => None,
         Payload::Barrier => {
             let packet = BarrierAndPacket { completion_signal: completion, ..Default::default() };
             // SAFETY: the last reserved packet.
@@ -110,12 +128,32 @@ pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut
         Payload::Program => {
             // SAFETY: admission reserved the segment's packets from `id` and its kernarg bytes at
             // `plan.kernarg_address`; the engine checked the binding table for this program.
-            unsafe { replay::write_segment(&ring, id, plan.kernarg_address, completion, &mut staged.program, &plan.segment) };
+            let written = unsafe { replay::write_segment(&ring, id, plan.kernarg_address, completion, &mut staged.program, &plan.segment) };
+            fault = written.err();
             None
         }
     };
-    // Headers in order; the processor may start on the first while later ones are still stores
-    // away, which is fine because every body is already written.
+    let failure = fault.map(|fault| {
+        // SAFETY: admission reserved `plan.packets` packets from `plan.first_packet`; none of
+        // their headers is published yet.
+        unsafe { write_passing_barriers(&ring, plan.first_packet, plan.packets, completion) };
+        staged.program.cursor = aqueduct_components::program::Cursor::Done;
+        rings.link.semaphores.record_failure(FailureRecord { status: None, message: format!("submission fault: {fault}") })
+    });
+    if failure.is_some() {
+        ring.ring_doorbell(plan.first_packet + plan.packets - 1);
+    } else {
+        publish_headers(rings, staged, plan, wait_headers, id, payload);
+    }
+
+    record_epoch(rings, staged, plan, rows, failure);
+    fault.map_or(Ok(()), Err)
+}
+
+/// Stores the header words in order, then rings the doorbell once. The processor may start on
+/// the first while later ones are still stores away, which is fine: every body is written.
+fn publish_headers(rings: &QueueRings, staged: &StagedSubmission, plan: &AdmissionPlan, wait_headers: u64, id: u64, payload: Option<(PacketHeader, u16)>) {
+    let ring = rings.ring;
     let first = plan.first_packet;
     // A vendor packet's AMD format byte shares the header word, in the `setup` half.
     let (wait_header, wait_setup) = match rings.strategy {
@@ -144,15 +182,39 @@ pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut
         }
     };
     ring.ring_doorbell(last);
+}
 
-    for wait in plan.device_waits.iter().filter(|wait| wait.barrier) {
+/// Fills `count` reserved packets from `first` with BARRIER_AND packets that have no
+/// dependencies, the last carrying `completion`, and publishes them.
+///
+/// # Safety
+/// The packets are reserved for the caller and none of their headers is published yet.
+unsafe fn write_passing_barriers(ring: &AqlRing, first: u64, count: u64, completion: u64) {
+    for id in first..first + count {
+        let last = id + 1 == first + count;
+        let packet = BarrierAndPacket { completion_signal: if last { completion } else { 0 }, ..Default::default() };
+        // SAFETY: forwarded from the caller.
+        unsafe { ring.write_body(id, &packet) };
+    }
+    for id in first..first + count {
+        // SAFETY: every body above is written.
+        unsafe { ring.publish(id, PAYLOAD_BARRIER_HEADER, 0) };
+    }
+}
+
+/// Moves the published submission's signals and retained resources into its epoch row, and
+/// advances the frontier and the producer records.
+fn record_epoch(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &AdmissionPlan, rows: &mut EpochRows, failure: Option<u32>) {
+    let epoch = plan.epoch;
+    // A failed epoch waited on nothing, so it covers nothing for later submissions.
+    for wait in plan.device_waits.iter().filter(|wait| wait.barrier && failure.is_none()) {
         let seen = &mut rings.frontier[usize::from(wait.producer.queue)];
         *seen = (*seen).max(wait.producer.epoch);
     }
     // A program's earlier segments signal nothing and keep nothing: the execution's signals and
     // retained resources stay with it until its final segment.
-    let final_segment = staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return;
-    if staged.payload == Payload::Program {
+    let final_segment = staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return || failure.is_some();
+    if staged.payload == Payload::Program && failure.is_none() {
         replay::advance(&mut staged.program, &plan.segment);
     }
     if final_segment {
@@ -163,6 +225,7 @@ pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut
     if let Ok((mut row, mut signals, mut retained, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) {
         row.epoch = epoch;
         row.kernarg_end = plan.kernarg_end;
+        row.failure = failure;
         if final_segment {
             // Swaps, not copies: the row's vectors were emptied at reclaim, so capacity
             // ping-pongs between the row and the staging area and nothing allocates.
@@ -177,15 +240,15 @@ pub fn publish(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &mut
 
 /// BarrierAnd: claims a use of the producer's per-epoch signal, or `None` when that epoch was
 /// already reclaimed (its slot may be reused, and the wait is satisfied anyway).
-fn name_epoch_slot(rings: &QueueRings, producer: Producer) -> Option<u64> {
-    let endpoint = rings.link.directory.get(producer.queue)?;
+fn name_epoch_slot(rings: &QueueRings, producer: Producer) -> Result<Option<u64>, SubmissionFault> {
+    let endpoint = rings.link.directory.get(producer.queue).ok_or(SubmissionFault::UnknownProducerQueue { queue: producer.queue })?;
     let users = &endpoint.slot_users[endpoint.slot_index(producer.epoch)];
     users.fetch_add(1, Ordering::SeqCst);
     // Paired with the producer's SeqCst check of `slot_users` before reuse: either it sees our
     // claim and waits, or we see the reclaim and name nothing.
     if endpoint.reclaimed.load(Ordering::SeqCst) >= producer.epoch {
         users.fetch_sub(1, Ordering::SeqCst);
-        return None;
+        return Ok(None);
     }
-    Some(endpoint.slot_signal(producer.epoch))
+    Ok(Some(endpoint.slot_signal(producer.epoch)))
 }

@@ -80,7 +80,7 @@ pub fn drain(rings: &mut QueueRings, rows: &mut EpochRows, retired: u64) -> Drai
     let mut coalescer = Coalescer { rings, pending: None, outcome: DrainOutcome::default() };
     for epoch in first..=last {
         let Ok((row, signals, _, waits)) = rows.get(coalescer.rings.epochs.row(epoch)) else { continue };
-        match failed_dependency(coalescer.rings, &waits.0) {
+        match row.failure.or_else(|| failed_dependency(coalescer.rings, &waits.0)) {
             None => signals.0.iter().for_each(|signal| coalescer.push(*signal)),
             Some(failure) => signals.0.iter().for_each(|signal| coalescer.fail(*signal, failure)),
         }

@@ -15,7 +15,7 @@ use aqueduct_abi::{BarrierAndPacket, FenceScope, KernelDispatchPacket, PacketTyp
 use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
 use aqueduct_components::program::{Cursor, ProgramImage, ProgramRun, SegmentEnd, SegmentPlan};
 use aqueduct_components::queue_state::QueueRings;
-use aqueduct_components::submission::Verdict;
+use aqueduct_components::submission::{SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
 
 /// A header word the host does not publish: an indirect dispatch's header is stored by the
@@ -29,7 +29,7 @@ pub const SEGMENT_KERNARG_ALIGNMENT: u64 = KERNARG_BLOCK_BYTES;
 /// could be free at best. Reads only; nothing is reserved.
 pub fn plan_segment(rings: &QueueRings, run: &ProgramRun, room: u64, capacity: u64, segment: &mut SegmentPlan) -> Verdict {
     segment.clear();
-    let Some(image) = run.image.as_deref() else { return Verdict::TooLarge };
+    let Some(image) = run.image.as_deref() else { return Verdict::Fault(SubmissionFault::NoProgramImage) };
     let mut cursor = match run.cursor {
         Cursor::Block(ordinal) => ordinal,
         Cursor::PendingBranch(ordinal) => {
@@ -39,15 +39,15 @@ pub fn plan_segment(rings: &QueueRings, run: &ProgramRun, room: u64, capacity: u
             }
             match evaluate_branch(image, ordinal, &run.bindings) {
                 Some(next) => next,
-                None => return Verdict::TooLarge,
+                None => return Verdict::Fault(SubmissionFault::UnreadableBranch { block: ordinal }),
             }
         }
-        Cursor::Done => return Verdict::TooLarge,
+        Cursor::Done => return Verdict::Fault(SubmissionFault::ProgramFinished),
     };
     let kernarg_limit = rings.kernargs.capacity / 2;
     let mut replayed = run.blocks_replayed;
     loop {
-        let Some(facts) = image.blocks.get(cursor as usize) else { return Verdict::TooLarge };
+        let Some(facts) = image.blocks.get(cursor as usize) else { return Verdict::Fault(SubmissionFault::MissingBlock { block: cursor }) };
         let header = &facts.header;
         let packets = segment.packets + u64::from(header.max_packet_count);
         let kernarg_bytes = segment.kernarg_bytes + u64::from(header.max_kernarg_bytes);
@@ -80,7 +80,7 @@ pub fn plan_segment(rings: &QueueRings, run: &ProgramRun, room: u64, capacity: u
             }
             Some(TerminatorKind::Branch) => {
                 let target = image.view().and_then(|view| branch_target(&view, cursor));
-                let Some(target) = target else { return Verdict::TooLarge };
+                let Some(target) = target else { return Verdict::Fault(SubmissionFault::UnreadableBranch { block: cursor }) };
                 cursor = target;
             }
             Some(TerminatorKind::Fallthrough) => cursor += 1,
@@ -139,16 +139,27 @@ pub fn advance(run: &mut ProgramRun, segment: &SegmentPlan) {
 /// from `kernarg_address`, and leaves each packet's header word in `run.headers` for
 /// publication to store in order.
 ///
+/// On a fault (something finalization and the binding-table check guaranteed no longer holds)
+/// the caller must not publish `run.headers`: the segment's reserved packets are partly
+/// written, and publication overwrites them all with barriers that pass.
+///
 /// # Safety
 /// Admission reserved `segment_packets(segment)` packets from `first_id` and
 /// `segment.kernarg_bytes` kernarg bytes (64-byte aligned) at `kernarg_address` for this
 /// submission, and `run.bindings` holds base pointers the engine checked against the program's
 /// needs, in buffers the execution retains.
-pub unsafe fn write_segment(ring: &AqlRing, first_id: u64, kernarg_address: u64, completion: u64, run: &mut ProgramRun, segment: &SegmentPlan) {
+pub unsafe fn write_segment(
+    ring: &AqlRing,
+    first_id: u64,
+    kernarg_address: u64,
+    completion: u64,
+    run: &mut ProgramRun,
+    segment: &SegmentPlan,
+) -> Result<(), SubmissionFault> {
     crate::stage_span!("block_processor");
     run.headers.clear();
-    let Some(image) = run.image.as_deref() else { return };
-    let Some(view) = image.view() else { return };
+    let image = run.image.as_deref().ok_or(SubmissionFault::NoProgramImage)?;
+    let view = image.view().ok_or(SubmissionFault::NoProgramImage)?;
     let mut writer = PacketWriter {
         ring,
         first_id,
@@ -160,19 +171,22 @@ pub unsafe fn write_segment(ring: &AqlRing, first_id: u64, kernarg_address: u64,
         builtins: &image.builtins,
     };
     for &ordinal in &segment.blocks {
-        let (Some(block), Some(facts)) = (view.block(ordinal), image.blocks.get(ordinal as usize)) else { continue };
+        let missing = SubmissionFault::MissingBlock { block: ordinal };
+        let (block, facts) = view.block(ordinal).zip(image.blocks.get(ordinal as usize)).ok_or(missing)?;
         let first = facts.first_command as usize;
         let count = block.command_count() as usize;
-        let (Some(baked_headers), Some(baked_packets)) = (image.baked_headers.get(first..first + count), image.baked_packets.get(first..first + count)) else {
-            continue;
-        };
+        let baked_headers = image.baked_headers.get(first..first + count).ok_or(missing)?;
+        let baked_packets = image.baked_packets.get(first..first + count).ok_or(missing)?;
+        let mut at = Location { block: &block, ordinal, command: 0, rodata_address: facts.rodata_address };
         for (index, (&baked, packet)) in baked_headers.iter().zip(baked_packets).enumerate() {
+            at.command = index as u32;
             if baked != 0 {
                 // SAFETY: forwarded from the caller; a baked packet is one packet, no kernargs.
                 unsafe { writer.baked(packet, baked) };
-            } else if let Some(command) = block.command(index as u32) {
+            } else {
+                let command = block.command(index as u32).ok_or(missing)?;
                 // SAFETY: forwarded from the caller; each command writes within its cost.
-                unsafe { writer.command(&block, facts.rodata_address, &command, &run.bindings) };
+                unsafe { writer.command(&at, &command, &run.bindings)? };
             }
         }
     }
@@ -180,6 +194,29 @@ pub unsafe fn write_segment(ring: &AqlRing, first_id: u64, kernarg_address: u64,
     while writer.next_id <= writer.last_id {
         // SAFETY: a reserved packet.
         unsafe { writer.barrier(CommandFlags::NONE) };
+    }
+    Ok(())
+}
+
+/// The command being written: its block (view and ordinal), index and the block's rodata.
+struct Location<'a, 'b> {
+    block: &'a Block<'b>,
+    ordinal: u32,
+    command: u32,
+    rodata_address: u64,
+}
+
+impl Location<'_, '_> {
+    /// The address binding source `source` names with this execution's table.
+    fn resolve(&self, source: u16, bindings: &[u64]) -> Result<u64, SubmissionFault> {
+        self.block
+            .source(u32::from(source))
+            .and_then(|record| record.resolve(bindings))
+            .ok_or(SubmissionFault::UnresolvedSource { block: self.ordinal, source: u32::from(source) })
+    }
+
+    fn missing_kernargs(&self) -> SubmissionFault {
+        SubmissionFault::MissingKernargData { block: self.ordinal, command: self.command }
     }
 }
 
@@ -251,39 +288,34 @@ impl PacketWriter<'_> {
         (id, header, completion)
     }
 
-    unsafe fn command(&mut self, block: &Block<'_>, rodata_address: u64, command: &Command, bindings: &[u64]) {
-        let resolve = |index: u16| block.source(u32::from(index)).and_then(|source| source.resolve(bindings)).unwrap_or(0);
+    unsafe fn command(&mut self, at: &Location<'_, '_>, command: &Command, bindings: &[u64]) -> Result<(), SubmissionFault> {
+        let resolve = |source: u16| at.resolve(source, bindings);
         let flags = command.flags();
         let plan = match command.decode() {
             Some(DecodedCommand::Dispatch(dispatch)) => {
                 // SAFETY: forwarded.
-                return unsafe { self.dispatch(block, rodata_address, &dispatch, bindings) };
+                return unsafe { self.dispatch(at, &dispatch, bindings) };
             }
-            Some(DecodedCommand::Fill(fill)) => aqueduct_builtins::plan_fill(resolve(fill.target), fill.length, fill.pattern, fill.width),
-            Some(DecodedCommand::Copy(copy)) => aqueduct_builtins::plan_copy(resolve(copy.source), resolve(copy.target), copy.length),
+            Some(DecodedCommand::Fill(fill)) => aqueduct_builtins::plan_fill(resolve(fill.target)?, fill.length, fill.pattern, fill.width),
+            Some(DecodedCommand::Copy(copy)) => aqueduct_builtins::plan_copy(resolve(copy.source)?, resolve(copy.target)?, copy.length),
             Some(DecodedCommand::Update(update)) => aqueduct_builtins::plan_copy(
-                rodata_address + u64::from(update.payload_offset),
-                resolve(update.target),
+                at.rodata_address + u64::from(update.payload_offset),
+                resolve(update.target)?,
                 u64::from(update.length),
             ),
-            Some(DecodedCommand::ProfileMarker(marker)) => aqueduct_builtins::plan_timestamp(resolve(marker.target)),
+            Some(DecodedCommand::ProfileMarker(marker)) => aqueduct_builtins::plan_timestamp(resolve(marker.target)?),
             Some(DecodedCommand::Barrier(_)) => {
                 // SAFETY: forwarded.
-                return unsafe { self.barrier(flags) };
+                unsafe { self.barrier(flags) };
+                return Ok(());
             }
-            Some(DecodedCommand::Branch(_) | DecodedCommand::CondBranch(_) | DecodedCommand::Return(_)) | None => return,
+            Some(DecodedCommand::Branch(_) | DecodedCommand::CondBranch(_) | DecodedCommand::Return(_)) => return Ok(()),
+            None => return Err(SubmissionFault::MissingBlock { block: at.ordinal }),
         };
-        match plan {
-            // SAFETY: forwarded.
-            Ok(plan) => unsafe { self.builtin(&plan, flags) },
-            // The engine checked every transfer's ranges when executing; should one still not
-            // plan, its reserved slot gets a barrier so the queue never stalls on an empty slot.
-            // SAFETY: forwarded.
-            Err(_) => unsafe {
-                self.carve(KERNARG_BLOCK_BYTES);
-                self.barrier(flags)
-            },
-        }
+        // The engine checked every transfer's ranges when recording and executing.
+        let plan = plan.map_err(|_| SubmissionFault::TransferNotPlanned { block: at.ordinal, command: at.command })?;
+        // SAFETY: forwarded.
+        unsafe { self.builtin(&plan, flags) }
     }
 
     unsafe fn barrier(&mut self, flags: CommandFlags) {
@@ -294,8 +326,9 @@ impl PacketWriter<'_> {
         self.headers.push(header);
     }
 
-    unsafe fn builtin(&mut self, plan: &DispatchPlan, flags: CommandFlags) {
-        let kernel = self.builtins.get(plan.kernel as usize).copied().unwrap_or_default();
+    unsafe fn builtin(&mut self, plan: &DispatchPlan, flags: CommandFlags) -> Result<(), SubmissionFault> {
+        let kernel = self.builtins.get(plan.kernel as usize).copied().filter(|kernel| kernel.kernel_object != 0);
+        let kernel = kernel.ok_or(SubmissionFault::MissingBuiltin { builtin: plan.kernel as u8 })?;
         let args = plan.kernarg_bytes();
         let kernarg_address = self.carve(args.len() as u64);
         // SAFETY: inside this segment's kernarg span (builtin arguments fit one 64-byte block).
@@ -305,58 +338,60 @@ impl PacketWriter<'_> {
         // SAFETY: a reserved packet of this segment.
         unsafe { self.ring.write_body(id, &packet) };
         self.headers.push(header);
+        Ok(())
     }
 
-    unsafe fn dispatch(&mut self, block: &Block<'_>, rodata_address: u64, dispatch: &DispatchCommand, bindings: &[u64]) {
+    unsafe fn dispatch(&mut self, at: &Location<'_, '_>, dispatch: &DispatchCommand, bindings: &[u64]) -> Result<(), SubmissionFault> {
+        let block = at.block;
         let size = u64::from(dispatch.kernarg_size);
         let strategy = dispatch.strategy();
         let kernarg_address = match strategy {
-            Some(KernargStrategy::Prepublished) => rodata_address + u64::from(dispatch.template_offset),
+            Some(KernargStrategy::Prepublished) => at.rodata_address + u64::from(dispatch.template_offset),
             Some(KernargStrategy::PointerScatter) => {
-                let at = self.carve(size);
-                let mut offset = at;
-                for source in block.dispatch_sources(dispatch) {
-                    let pointer = source.resolve(bindings).unwrap_or(0);
+                let constants = block.constants(dispatch).ok_or_else(|| at.missing_kernargs())?;
+                let start = self.carve(size);
+                let mut offset = start;
+                for (index, source) in block.dispatch_sources(dispatch).enumerate() {
+                    let unresolved = SubmissionFault::UnresolvedSource { block: at.ordinal, source: u32::from(dispatch.first_source) + index as u32 };
+                    let pointer = source.resolve(bindings).ok_or(unresolved)?;
                     // SAFETY: the recorder laid the pointers inside `kernarg_size`.
                     unsafe { (offset as *mut u64).write_unaligned(pointer) };
                     offset += 8;
                 }
-                let constants = block.constants(dispatch).unwrap_or(&[]);
                 // SAFETY: pointers then constants then zeros fill exactly `kernarg_size` bytes.
                 unsafe {
                     core::ptr::copy_nonoverlapping(constants.as_ptr(), offset as *mut u8, constants.len());
-                    let written = offset + constants.len() as u64 - at;
-                    core::ptr::write_bytes((at + written) as *mut u8, 0, size.saturating_sub(written) as usize);
+                    let written = offset + constants.len() as u64 - start;
+                    core::ptr::write_bytes((start + written) as *mut u8, 0, size.saturating_sub(written) as usize);
                 }
-                at
+                start
             }
             _ => {
-                let at = self.carve(size);
-                let template = block.template(dispatch).unwrap_or(&[]);
+                let template = block.template(dispatch).ok_or_else(|| at.missing_kernargs())?;
+                let start = self.carve(size);
                 let length = template.len().min(size as usize);
-                // SAFETY: the template copy and each patch lie inside `kernarg_size` (validated).
-                unsafe {
-                    core::ptr::copy_nonoverlapping(template.as_ptr(), at as *mut u8, length);
-                    for patch in block.dispatch_patches(dispatch) {
-                        let pointer = block.source(u32::from(patch.source_index)).and_then(|s| s.resolve(bindings)).unwrap_or(0);
-                        ((at + u64::from(patch.kernarg_offset)) as *mut u64).write_unaligned(pointer);
-                    }
+                // SAFETY: the template copy lies inside `kernarg_size` (validated).
+                unsafe { core::ptr::copy_nonoverlapping(template.as_ptr(), start as *mut u8, length) };
+                for patch in block.dispatch_patches(dispatch) {
+                    let pointer = at.resolve(patch.source_index, bindings)?;
+                    // SAFETY: each patch lies inside `kernarg_size` (validated).
+                    unsafe { ((start + u64::from(patch.kernarg_offset)) as *mut u64).write_unaligned(pointer) };
                 }
-                at
+                start
             }
         };
         let flags = dispatch.header.flags;
         if strategy == Some(KernargStrategy::Indirect) {
             // The patch packet first: it rewrites the dispatch's grid (and implicit block counts)
             // from the count buffer, then stores the dispatch's header.
-            let counts = block.source(u32::from(dispatch.indirect_source)).and_then(|s| s.resolve(bindings)).unwrap_or(0);
+            let counts = at.resolve(dispatch.indirect_source, bindings)?;
             let implicit = if dispatch.implicit_args_offset == NO_IMPLICIT_ARGS { 0 } else { kernarg_address + u64::from(dispatch.implicit_args_offset) };
             let dispatch_id = self.next_id + 1;
             let (header, _) = self.with_edges(dispatch_id, dispatch.header_word());
             let args = PatchIndirectArgs { packet: self.ring.slot_address(dispatch_id), counts, implicit_args: implicit, header, reserved: 0 };
             let plan = DispatchPlan { kernel: Builtin::PatchIndirect, kernargs: aqueduct_builtins::Kernargs::PatchIndirect(args), grid_size: 1, workgroup_size: 1 };
             // SAFETY: forwarded; the patch packet and its 64 kernarg bytes are in the cost.
-            unsafe { self.builtin(&plan, flags) };
+            unsafe { self.builtin(&plan, flags)? };
         }
         let id = self.next_id;
         self.next_id += 1;
@@ -365,6 +400,7 @@ impl PacketWriter<'_> {
         // SAFETY: a reserved packet of this segment.
         unsafe { self.ring.write_body(id, &packet) };
         self.headers.push(if strategy == Some(KernargStrategy::Indirect) { HEADER_LEFT_TO_DEVICE } else { header });
+        Ok(())
     }
 }
 

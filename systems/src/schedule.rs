@@ -25,7 +25,9 @@ pub fn publication_system(
     mut rows: EpochRows,
 ) {
     if plan.verdict == Verdict::Admitted {
-        crate::publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+        // A fault is recorded in the epoch row (its signals fail at reclaim); batch callers read
+        // the outcome from the semaphores.
+        let _ = crate::publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
     }
 }
 
