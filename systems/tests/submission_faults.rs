@@ -1,0 +1,201 @@
+//! Forces every path on which the stages used to run something other than what was asked (a
+//! barrier that passes in place of a dependency, a null pointer, kernel object 0): each now
+//! fails the submission with a typed `SubmissionFault`, and its signals fail when its epoch
+//! retires. These paths cannot be reached through the engine's checked API, so the test drives
+//! the stages directly on a soft queue.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::time::{Duration, Instant};
+
+use aqueduct_abi::block_program::{BindingSource, BlockBuf, BlockProgramBuf, FillCommand, ReturnCommand, TerminatorKind, validate};
+use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
+use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, SegmentPlan};
+use aqueduct_components::queue_state::{DeviceLink, KernargRing};
+use aqueduct_components::semaphore_table::{Producer, SemaphoreTable};
+use aqueduct_components::submission::{DeviceWait, Payload, SignalOp, SubmissionFault, Verdict};
+use aqueduct_hsa::ring::AqlRing;
+use aqueduct_hsa::soft::SoftConfig;
+use aqueduct_hsa::{Hsa, PoolKindInfo};
+use aqueduct_systems::{admission, build_queue_world, publication, reclaim, replay, stage_params};
+use bevy_ecs::world::World;
+
+struct Rig {
+    _hsa: Hsa,
+    world: World,
+    params: aqueduct_systems::SubmitParams,
+    semaphores: Arc<SemaphoreTable>,
+    kernarg_base: u64,
+}
+
+fn rig() -> Rig {
+    let hsa = Hsa::soft(SoftConfig::default()).expect("soft runtime");
+    let agent = hsa.gpu_agents().expect("agents")[0].agent;
+    let kernarg_pool = hsa
+        .pools(agent)
+        .expect("pools")
+        .iter()
+        .find(|pool| pool.kind == PoolKindInfo::Kernarg)
+        .expect("kernarg pool")
+        .pool;
+    // SAFETY: no callback, so the null data pointer is never used; the queue outlives the rig's use.
+    let queue = unsafe { hsa.queue_create(agent, 64, None, core::ptr::null_mut()) }.expect("queue");
+    let endpoint = Arc::new(QueueEndpoint {
+        index: 0,
+        strategy: CrossQueueWait::BarrierValue,
+        epoch_signal: hsa.signal_create(EPOCH_BASE).expect("signal").handle,
+        control_signal: hsa.signal_create(0).expect("signal").handle,
+        epoch_slots: Box::new([]),
+        slot_users: Box::new([] as [AtomicU32; 0]),
+        submitted: AtomicU64::new(0),
+        reclaimed: AtomicU64::new(0),
+        failure: AtomicU32::new(0),
+    });
+    let directory = Arc::new(QueueDirectory::default());
+    directory.reserve_index();
+    directory.register(endpoint.clone());
+    let semaphores = Arc::new(SemaphoreTable::new(16));
+    let link = DeviceLink { api: hsa.api(), semaphores: semaphores.clone(), directory };
+    let kernarg_base = hsa.allocate(kernarg_pool, 1 << 16).expect("kernarg ring") as u64;
+    let kernargs = KernargRing { base: kernarg_base, capacity: 1 << 16, head: 0, reclaimed: 0 };
+    // SAFETY: the queue is never destroyed while the ring is used.
+    let ring = unsafe { AqlRing::new(queue) };
+    let (world, params) = build_queue_world(0, ring, kernargs, endpoint, link, 16);
+    Rig { _hsa: hsa, world, params, semaphores, kernarg_base }
+}
+
+impl Rig {
+    /// Drains until `semaphore` has failed or reached a value, and returns its failure message.
+    fn drained_failure(&mut self, semaphore: u32) -> Option<String> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let (mut rings, _, _, mut rows) = stage_params(&mut self.params, &mut self.world);
+            let retired = rings.endpoint.device_retired();
+            reclaim::drain(&mut rings, &mut rows, retired);
+            if let Some(failure) = self.semaphores.failure(semaphore) {
+                return self.semaphores.failure_record(failure).map(|record| record.message.clone());
+            }
+            if self.semaphores.value(semaphore) > 0 {
+                return None;
+            }
+            assert!(Instant::now() < deadline, "the epoch never retired: its reserved packets stalled the queue");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+/// A one-block program: fill 64 bytes at binding slot 2 with a u32 pattern, then return.
+fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
+    let mut block = BlockBuf::new(TerminatorKind::Return);
+    let target = block.push_source(BindingSource::dynamic(2, 0));
+    block.push_command(FillCommand::new(target, 64, 7, 4));
+    block.push_command(ReturnCommand::new());
+    let mut program = BlockProgramBuf::new();
+    program.push_block(block);
+    let bytes = program.to_bytes();
+    let view = validate(&bytes).expect("the program validates");
+    let blocks = view
+        .blocks()
+        .map(|block| BlockFacts { offset: block.offset(), header: *block.header(), rodata_address: 0, first_command: 0 })
+        .collect();
+    let commands = view.blocks().map(|block| block.command_count() as usize).sum();
+    Arc::new(ProgramImage {
+        bytes: bytes.into_boxed_slice(),
+        blocks,
+        builtins,
+        baked_headers: vec![0; commands].into_boxed_slice(),
+        baked_packets: vec![Default::default(); commands].into_boxed_slice(),
+    })
+}
+
+#[test]
+fn a_device_wait_on_a_queue_the_device_lacks_fails_the_submission_instead_of_passing() {
+    let mut rig = rig();
+    let signalled = rig.semaphores.allocate(0).expect("semaphore");
+    {
+        let (mut rings, mut staged, mut plan, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        staged.clear();
+        staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
+        admission::admit(&mut rings, &staged, &mut plan);
+        assert_eq!(plan.verdict, Verdict::Admitted);
+        // Admission defers waits on unregistered queues; forge one that got past it, with a
+        // reserved slot for its barrier.
+        let extra = rings.ring.try_reserve(1).expect("a free slot");
+        assert_eq!(extra, plan.first_packet + 1);
+        plan.packets += 1;
+        let producer = Producer { queue: 9, epoch: 1 };
+        plan.device_waits.push(DeviceWait { producer, semaphore: signalled, barrier: true, slot_named: false });
+        let fault = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+        assert_eq!(fault, Err(SubmissionFault::UnknownProducerQueue { queue: 9 }));
+        assert_eq!(rings.frontier[9], 0, "a failed epoch covers no later wait");
+    }
+    let message = rig.drained_failure(signalled).expect("the signal fails, it is not raised");
+    assert!(message.contains("queue 9"), "{message}");
+}
+
+#[test]
+fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_null() {
+    let mut rig = rig();
+    let signalled = rig.semaphores.allocate(0).expect("semaphore");
+    {
+        let (mut rings, mut staged, mut plan, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        staged.clear();
+        staged.payload = Payload::Program;
+        staged.program.image = Some(fill_program(Box::new([])));
+        staged.program.block_limit = 16;
+        // Slot 2 is past this table: the engine's binding-table check would refuse it.
+        staged.program.bindings.push(rig.kernarg_base);
+        staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
+        admission::admit(&mut rings, &staged, &mut plan);
+        assert_eq!(plan.verdict, Verdict::Admitted);
+        let fault = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+        assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
+        assert_eq!(staged.program.cursor, Cursor::Done, "nothing more of the program runs");
+    }
+    let message = rig.drained_failure(signalled).expect("the execution's signal fails");
+    assert!(message.contains("binding source 0"), "{message}");
+}
+
+/// The builtin the device library would pick for the test program's fill at `target`.
+fn fill_kernel(target: u64) -> u8 {
+    aqueduct_builtins::plan_fill(target, 64, 7, 4).expect("plannable").kernel as u8
+}
+
+#[test]
+fn the_block_processor_names_each_fault() {
+    let mut rig = rig();
+    let (mut rings, mut staged, mut plan, _) = stage_params(&mut rig.params, &mut rig.world);
+    let library = [BuiltinObject { kernel_object: 0x1000, ..Default::default() }; aqueduct_builtins::Builtin::ALL.len()];
+    let cases: [(Box<[BuiltinObject]>, u64, SubmissionFault); 2] = [
+        // No kernel for the fill: never kernel object 0 in a packet.
+        (Box::new([]), rig.kernarg_base, SubmissionFault::MissingBuiltin { builtin: fill_kernel(rig.kernarg_base) }),
+        // A range that wraps the address space cannot be planned: never a barrier in its place.
+        (Box::new(library), u64::MAX - 31, SubmissionFault::TransferNotPlanned { block: 0, command: 0 }),
+    ];
+    for (builtins, base, expected) in cases {
+        staged.clear();
+        staged.payload = Payload::Program;
+        staged.program.image = Some(fill_program(builtins));
+        staged.program.block_limit = 16;
+        staged.program.bindings.extend([0, 0, base]);
+        let mut segment = SegmentPlan::default();
+        let verdict = replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment);
+        assert_eq!(verdict, Verdict::Admitted);
+        let first = rings.ring.try_reserve(replay::segment_packets(&segment)).expect("free slots");
+        // SAFETY: the packets were reserved above and the kernarg span is the rig's own ring
+        // memory, larger than one block's worst case; no header is published.
+        let written = unsafe { replay::write_segment(&rings.ring, first, rig.kernarg_base, 0, &mut staged.program, &segment) };
+        assert_eq!(written, Err(expected));
+    }
+    // Cursors the engine never hands to admission.
+    staged.program.cursor = Cursor::Done;
+    let mut segment = SegmentPlan::default();
+    assert_eq!(replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment), Verdict::Fault(SubmissionFault::ProgramFinished));
+    staged.program.cursor = Cursor::Block(5);
+    assert_eq!(replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment), Verdict::Fault(SubmissionFault::MissingBlock { block: 5 }));
+    staged.program.image = None;
+    assert_eq!(replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment), Verdict::Fault(SubmissionFault::NoProgramImage));
+    plan.clear();
+    admission::admit(&mut rings, &staged, &mut plan);
+    assert_eq!(plan.verdict, Verdict::Fault(SubmissionFault::NoProgramImage), "admission passes the fault on, reserving nothing");
+}
