@@ -13,3 +13,4 @@ pub use aqueduct_engine::*;
 
 pub mod bench;
 pub mod demo;
+pub mod info;

@@ -20,12 +20,29 @@ static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
 /// A builtin kernel resolved on one agent.
 pub(crate) use aqueduct_components::program::BuiltinObject as BuiltinKernel;
 
+/// How a GPU agent reaches the memory the engine places for it: facts placement code reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentTopology {
+    /// The host (CPU) agent whose system pools serve this GPU's host-visible and kernarg memory.
+    pub host_agent: u64,
+    /// The GPU's access to those pools: 2 (DISALLOWED_BY_DEFAULT) on ROCr, hence the grants.
+    pub host_pool_access: u32,
+    /// Link hops from the GPU to the host pools, and the first hop's type and NUMA distance
+    /// (`hsa_amd_link_info_type_t`: 2 = PCIe, 4 = xGMI).
+    pub host_link_hops: u32,
+    pub host_link_type: Option<u32>,
+    pub host_numa_distance: Option<u32>,
+}
+
 /// One physical agent of the logical device.
 pub(crate) struct AgentState {
     pub info: AgentInfo,
+    /// The GPU's own coarse-grained (device-local) pool.
     pub device_pool: hsa_amd_memory_pool_t,
+    /// The host agent's fine-grained and kernarg pools: ROCr puts them on the CPU agent.
     pub host_pool: hsa_amd_memory_pool_t,
     pub kernarg_pool: hsa_amd_memory_pool_t,
+    pub topology: AgentTopology,
     pub builtins: [BuiltinKernel; Builtin::ALL.len()],
     pub library_target: &'static str,
     _library: HsaExecutable,
@@ -71,7 +88,11 @@ impl DeviceShared {
         if hsa.kind() == ProviderKind::Soft {
             aqueduct_hsa::soft::register_kernels(aqueduct_builtins::CPU_KERNELS);
         }
-        let agents = chosen.into_iter().map(|info| open_agent(&hsa, info)).collect::<EngineResult<Vec<_>>>()?;
+        let host = HostPools::find(&hsa)?;
+        let agents = chosen.into_iter().map(|info| open_agent(&hsa, &host, info)).collect::<EngineResult<Vec<_>>>()?;
+        // SAFETY: the handler keeps no pointer (its routes are a process-wide table of weak
+        // references), so it is safe to call from any runtime thread until shutdown.
+        unsafe { hsa.register_system_event_handler(Some(crate::faults::system_event_handler), core::ptr::null_mut())? };
         let strategy = choose_strategy(config.wait_strategy, hsa.kind(), &agents);
         tracing::info!(provider = hsa.kind().name(), agents = agents.len(), ?strategy, reason = %reason, "aqueduct device opened");
         Ok(Arc::new(Self {
@@ -94,6 +115,21 @@ impl DeviceShared {
             what: "agent",
             reason: format!("agent {agent} does not exist ({} present)", self.agents.len()),
         })
+    }
+
+    /// Allocates from `pool` and maps the memory for every GPU of the device: ROCr allocates
+    /// pool memory with `AllocateRestrict`, so host memory is mapped to no GPU and device memory
+    /// to its owner only until `hsa_amd_agents_allow_access` (one GPU's device-local memory is
+    /// read by the other GPUs' copies).
+    pub fn allocate_granted(&self, pool: hsa_amd_memory_pool_t, bytes: usize) -> EngineResult<*mut u8> {
+        let pointer = self.hsa.allocate(pool, bytes)?;
+        let agents: Vec<_> = self.agents.iter().map(|agent| agent.info.agent).collect();
+        if let Err(error) = self.hsa.allow_access(&agents, pointer) {
+            // SAFETY: the allocation was never handed out.
+            let _ = unsafe { self.hsa.free(pointer) };
+            return Err(error.into());
+        }
+        Ok(pointer)
     }
 
     pub fn world(&self) -> std::sync::MutexGuard<'_, World> {
@@ -178,13 +214,50 @@ fn choose_agents(spec: &DeviceSpec, gpus: Vec<AgentInfo>) -> EngineResult<Vec<Ag
     }
 }
 
-fn open_agent(hsa: &Hsa, info: AgentInfo) -> EngineResult<AgentState> {
+/// The host agent's pools the engine places host-visible and kernarg memory in.
+struct HostPools {
+    agent: aqueduct_hsa::sys::hsa_agent_t,
+    fine: hsa_amd_memory_pool_t,
+    kernarg: hsa_amd_memory_pool_t,
+}
+
+impl HostPools {
+    /// The first CPU agent with an allocatable fine-grained and kernarg pool, as IREE takes host
+    /// and kernarg memory from the CPU agent.
+    fn find(hsa: &Hsa) -> EngineResult<Self> {
+        let cpus = hsa.cpu_agents()?;
+        for cpu in &cpus {
+            let pools = hsa.pools(cpu.agent)?;
+            let find = |kind: PoolKindInfo| pools.iter().find(|pool| pool.kind == kind && pool.alloc_allowed).map(|pool| pool.pool);
+            if let (Some(fine), Some(kernarg)) = (find(PoolKindInfo::FineGrained), find(PoolKindInfo::Kernarg)) {
+                return Ok(Self { agent: cpu.agent, fine, kernarg });
+            }
+        }
+        Err(EngineError::NoDevice {
+            reason: format!("none of the {} CPU agents has an allocatable fine-grained and kernarg pool", cpus.len()),
+        })
+    }
+}
+
+fn open_agent(hsa: &Hsa, host: &HostPools, info: AgentInfo) -> EngineResult<AgentState> {
     let pools = hsa.pools(info.agent)?;
-    let find = |kind: PoolKindInfo| pools.iter().find(|pool| pool.kind == kind && pool.alloc_allowed).map(|pool| pool.pool);
-    let missing = |what: &str| EngineError::NoDevice { reason: format!("agent {} has no {what} pool", info.name) };
-    let device_pool = find(PoolKindInfo::CoarseGrained).ok_or_else(|| missing("device-local"))?;
-    let host_pool = find(PoolKindInfo::FineGrained).ok_or_else(|| missing("fine-grained"))?;
-    let kernarg_pool = find(PoolKindInfo::Kernarg).ok_or_else(|| missing("kernarg"))?;
+    let device_pool = pools
+        .iter()
+        .find(|pool| pool.kind == PoolKindInfo::CoarseGrained && pool.alloc_allowed)
+        .map(|pool| pool.pool)
+        .ok_or_else(|| EngineError::NoDevice { reason: format!("agent {} has no device-local pool", info.name) })?;
+    let reach = hsa.pool_reach(info.agent, host.kernarg)?;
+    if reach.access == aqueduct_hsa::sys::agent_pool_info::ACCESS_NEVER_ALLOWED {
+        return Err(EngineError::NoDevice { reason: format!("agent {} can never access the host's kernarg pool", info.name) });
+    }
+    let topology = AgentTopology {
+        host_agent: host.agent.handle,
+        host_pool_access: reach.access,
+        host_link_hops: reach.hops,
+        host_link_type: reach.link.map(|link| link.link_type),
+        host_numa_distance: reach.link.map(|link| link.numa_distance),
+    };
+    let (host_pool, kernarg_pool) = (host.fine, host.kernarg);
     let isa = info.isa_names.first().cloned().unwrap_or_default();
     let selected = DeviceLibrary::select(&isa)
         .map_err(|error| EngineError::NoDevice { reason: format!("device library for {isa}: {error}") })?;
@@ -198,7 +271,7 @@ fn open_agent(hsa: &Hsa, info: AgentInfo) -> EngineResult<AgentState> {
             private_segment_size: kernel.private_segment_size,
         };
     }
-    Ok(AgentState { info, device_pool, host_pool, kernarg_pool, builtins, library_target: selected.target, _library: library })
+    Ok(AgentState { info, device_pool, host_pool, kernarg_pool, topology, builtins, library_target: selected.target, _library: library })
 }
 
 /// Processors whose command processor runs the AMD vendor BARRIER_VALUE packet: CDNA 2 and 3.

@@ -28,6 +28,7 @@ mod config;
 mod device;
 mod error;
 mod executable;
+mod faults;
 mod memory;
 #[cfg(feature = "tracy")]
 pub mod profiling;
@@ -45,6 +46,7 @@ pub use command_buffer::{
     BindingTable, BlockLabel, BlockLimits, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, ProgramFacts,
 };
 pub use config::{DeviceSpec, EngineConfig, WaitStrategy};
+pub use device::AgentTopology;
 pub use error::{EngineError, EngineResult};
 pub use executable::{Executable, HalLayout, Kernel};
 pub use memory::{Binding, Buffer};
@@ -89,6 +91,8 @@ pub struct AgentSummary {
     pub wavefront_size: u32,
     /// The embedded device-library target chosen for it.
     pub library_target: &'static str,
+    /// How it reaches the host memory the engine places for it.
+    pub topology: AgentTopology,
 }
 
 impl Device {
@@ -113,6 +117,7 @@ impl Device {
                 compute_units: agent.info.compute_units,
                 wavefront_size: agent.info.wavefront_size,
                 library_target: agent.library_target,
+                topology: agent.topology,
             })
             .collect()
     }

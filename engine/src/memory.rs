@@ -45,7 +45,7 @@ impl Buffer {
         }
         let state = device.agent(agent)?;
         let bytes = usize::try_from(size).map_err(|_| EngineError::InvalidArgument { what: "buffer size", reason: format!("{size} does not fit the address space") })?;
-        let address = device.hsa.allocate(state.pool(kind), bytes)? as u64;
+        let address = device.allocate_granted(state.pool(kind), bytes)? as u64;
         let entity = device.world().spawn(Allocation { address, size, kind, agent }).id();
         Ok(Self(Arc::new(BufferInner { device: device.clone(), address, size, kind, entity })))
     }

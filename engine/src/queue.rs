@@ -95,18 +95,20 @@ impl Queue {
             .ok_or(EngineError::LimitReached { what: "queues per device", limit: aqueduct_components::MAX_QUEUES })?;
         let hsa = &device.hsa;
         let mut signals = Vec::new();
-        let mut create_signal = |initial| -> EngineResult<u64> {
-            let signal = hsa.signal_create(initial)?.handle;
+        let mut create_signal = |initial, gpu_only: bool| -> EngineResult<u64> {
+            // Only the device waits on these (the host sleeps on the control signal and, under
+        // BarrierValue, the epoch signal): no KFD event each, of which a process has 4096.
+        let signal = if gpu_only { hsa.signal_create_gpu_only(initial)? } else { hsa.signal_create(initial)? }.handle;
             signals.push(signal);
             Ok(signal)
         };
         let created = (|| -> EngineResult<_> {
-            let epoch_signal = create_signal(EPOCH_BASE)?;
-            let control_signal = create_signal(0)?;
+            let epoch_signal = create_signal(EPOCH_BASE, false)?;
+            let control_signal = create_signal(0, false)?;
             let slots = match device.strategy {
                 CrossQueueWait::BarrierValue => Vec::new(),
                 CrossQueueWait::BarrierAnd => {
-                    (0..config.epochs_in_flight).map(|_| create_signal(0)).collect::<EngineResult<Vec<_>>>()?
+                    (0..config.epochs_in_flight).map(|_| create_signal(0, true)).collect::<EngineResult<Vec<_>>>()?
                 }
             };
             Ok((epoch_signal, control_signal, slots))
@@ -131,8 +133,9 @@ impl Queue {
         });
         // From here the device owns the signals (destroyed when it drops).
         device.directory.register(endpoint.clone());
-        let kernarg_memory = hsa.allocate(state.kernarg_pool, config.kernarg_ring_bytes as usize)? as u64;
-        let error_sink = Box::new(ErrorSink { status: AtomicU32::new(0), control: control_signal, api: hsa.api() });
+        let kernarg_memory = device.allocate_granted(state.kernarg_pool, config.kernarg_ring_bytes as usize)? as u64;
+        let error_sink = Arc::new(ErrorSink { status: AtomicU32::new(0), control: control_signal, api: hsa.api(), description: Default::default() });
+        crate::faults::route(state.info.agent.handle, &error_sink);
         let sink_pointer = (&*error_sink as *const ErrorSink).cast_mut().cast();
         // SAFETY: the sink is boxed inside QueueShared and outlives the HSA queue, which is
         // destroyed in QueueHandle::drop before the sink.
@@ -145,7 +148,7 @@ impl Queue {
             }
         };
         // SAFETY: the queue lives until QueueHandle::drop destroys it, after the last ring use.
-        let ring = unsafe { AqlRing::new(hsa_queue) };
+        let ring = unsafe { AqlRing::new(hsa_queue, hsa.api()) };
         let core = QueueShared::build_world(device, index, ring, kernarg_memory, endpoint.clone());
         let shared = Arc::new(QueueShared {
             index,

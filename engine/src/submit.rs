@@ -14,7 +14,7 @@ use aqueduct_components::program::Cursor;
 use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, Verdict, WaitOp};
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::ring::AqlRing;
-use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t, hsa_status_t};
+use aqueduct_hsa::sys::{hsa_queue_t, hsa_status_t};
 use aqueduct_systems::{SubmitParams, admission, kernarg, publication, reclaim, stage_params};
 use bevy_ecs::prelude::*;
 
@@ -22,12 +22,14 @@ use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::SemaphorePoint;
 
-/// Where the provider's queue-error callback reports. Boxed and kept alive until the HSA queue
-/// is destroyed, because the callback holds a raw pointer to it.
+/// Where the provider's queue-error callback and the memory-fault handler report. Kept alive
+/// until the HSA queue is destroyed, because the callback holds a raw pointer to it.
 pub(crate) struct ErrorSink {
     pub status: AtomicU32,
     pub control: u64,
     pub api: &'static HsaApi,
+    /// What the provider said beyond the status (a memory fault's address), if anything.
+    pub description: std::sync::Mutex<Option<String>>,
 }
 
 /// The provider's asynchronous queue-error callback.
@@ -35,10 +37,7 @@ pub(crate) unsafe extern "C" fn queue_error_callback(status: hsa_status_t, _queu
     // SAFETY: `data` is the ErrorSink registered with this queue, alive until hsa_queue_destroy
     // returns, and the provider calls back only before that.
     let sink = unsafe { &*data.cast::<ErrorSink>() };
-    if sink.status.compare_exchange(0, status.max(1), Ordering::AcqRel, Ordering::Acquire).is_ok() {
-        // SAFETY: the control signal lives as long as the device.
-        unsafe { (sink.api.hsa_signal_add_scacq_screl)(hsa_signal_t { handle: sink.control }, 1) };
-    }
+    sink.fail(status, None);
 }
 
 /// Where a staged submission ended up.
@@ -70,7 +69,7 @@ pub(crate) struct QueueShared {
     pub endpoint: Arc<QueueEndpoint>,
     pub hsa_queue: *mut hsa_queue_t,
     pub core: Mutex<QueueCore>,
-    pub error_sink: Box<ErrorSink>,
+    pub error_sink: Arc<ErrorSink>,
     pub shutdown: AtomicBool,
     pub counters: QueueCounters,
 }
@@ -373,10 +372,15 @@ impl QueueShared {
         }
         self.drain_retired(core);
         let status = self.error_sink.status.load(Ordering::Acquire);
+        let described = self.error_sink.description.lock().unwrap_or_else(|poison| poison.into_inner()).clone();
         let detail = if self.device.hsa.kind() == aqueduct_hsa::ProviderKind::Soft {
             aqueduct_hsa::soft::queue_error_detail(self.hsa_queue).ok().flatten().map(|(_, detail)| detail)
         } else {
             None
+        };
+        let detail = match (described, detail) {
+            (Some(described), Some(detail)) => Some(format!("{described}: {detail}")),
+            (described, detail) => described.or(detail),
         };
         let message = format!(
             "queue {} error {status:#x} ({}){}",

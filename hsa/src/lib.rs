@@ -23,7 +23,7 @@ use std::sync::Arc;
 pub use error::{HsaError, HsaResult, LoadError};
 pub use executable::{DispatchDescriptor, Executable, ExecutableError};
 pub use sys::HsaApi;
-pub use wrappers::{AgentInfo, KernelSymbol, PoolInfo, PoolKindInfo};
+pub use wrappers::{AgentInfo, KernelSymbol, PoolInfo, PoolKindInfo, PoolReach};
 
 static SOFT_API: HsaApi = HsaApi::soft();
 

@@ -3,13 +3,16 @@
 //!
 //! Reserve slots with a compare-and-swap on `write_dispatch_id` (never past the read index plus
 //! the ring size), write packet bodies, publish each header with one 32-bit release store, then
-//! store the last packet id to the hardware doorbell once per batch.
+//! ring the doorbell once per batch with the last packet id: a store to the hardware doorbell
+//! when the queue's doorbell signal is of DOORBELL kind, `hsa_signal_store_screlease` otherwise
+//! (queues wrapped by tools such as rocprofiler hand out an ordinary USER signal, whose
+//! `hardware_doorbell_ptr` union member is its value, not a pointer).
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use aqueduct_abi::{AmdQueue, AmdSignal, AqlPacket, PacketHeader};
+use aqueduct_abi::{AmdQueue, AmdSignal, AqlPacket, PacketHeader, SignalKind};
 
-use crate::sys::hsa_queue_t;
+use crate::sys::{HsaApi, hsa_queue_t, hsa_signal_t};
 
 /// A producer's view of one queue. Copyable; it does not own the queue.
 #[derive(Clone, Copy, Debug)]
@@ -17,7 +20,10 @@ pub struct AqlRing {
     queue: *const AmdQueue,
     base: *mut AqlPacket,
     mask: u64,
+    /// The hardware doorbell word, or null when the doorbell signal must be stored through HSA.
     doorbell: *const AtomicU64,
+    doorbell_signal: hsa_signal_t,
+    signal_store: unsafe extern "C" fn(hsa_signal_t, i64),
 }
 
 // SAFETY: all shared state behind the pointers is accessed atomically (indices, headers, doorbell)
@@ -28,20 +34,33 @@ unsafe impl Sync for AqlRing {}
 
 impl AqlRing {
     /// # Safety
-    /// `queue` must be a live queue created by an HSA provider (so it is an `amd_queue_t` with a
-    /// DOORBELL signal), and must outlive every use of the returned ring.
-    pub unsafe fn new(queue: *mut hsa_queue_t) -> Self {
+    /// `queue` must be a live queue created by the provider behind `api` (so it is an
+    /// `amd_queue_t` whose doorbell signal is an `amd_signal_t`), and must outlive every use of
+    /// the returned ring.
+    pub unsafe fn new(queue: *mut hsa_queue_t, api: &HsaApi) -> Self {
         // SAFETY: per the contract, the queue and its doorbell signal are live.
         unsafe {
             let hsa = &*queue;
-            let doorbell = AmdSignal::hardware_doorbell_ptr(hsa.doorbell_signal as *const AmdSignal);
+            let signal = hsa.doorbell_signal as *const AmdSignal;
+            let doorbell = if (*signal).kind == SignalKind::DOORBELL {
+                AtomicU64::from_ptr(AmdSignal::hardware_doorbell_ptr(signal)) as *const AtomicU64
+            } else {
+                core::ptr::null()
+            };
             Self {
                 queue: queue.cast(),
                 base: hsa.base_address as *mut AqlPacket,
                 mask: u64::from(hsa.size) - 1,
-                doorbell: AtomicU64::from_ptr(doorbell),
+                doorbell,
+                doorbell_signal: hsa_signal_t { handle: hsa.doorbell_signal },
+                signal_store: api.hsa_signal_store_screlease,
             }
         }
+    }
+
+    /// Whether the doorbell is rung by a direct store (a DOORBELL-kind signal).
+    pub fn hardware_doorbell(&self) -> bool {
+        !self.doorbell.is_null()
     }
 
     pub fn capacity(&self) -> u64 {
@@ -141,8 +160,13 @@ impl AqlRing {
     /// Tells the command processor that packets up to `last_id` are published.
     #[inline]
     pub fn ring_doorbell(&self, last_id: u64) {
-        // SAFETY: the doorbell word lives as long as the queue.
-        unsafe { &*self.doorbell }.store(last_id, Ordering::Release);
+        if self.doorbell.is_null() {
+            // SAFETY: the doorbell signal lives as long as the queue; the store is HSA's own.
+            unsafe { (self.signal_store)(self.doorbell_signal, last_id as i64) };
+        } else {
+            // SAFETY: the doorbell word lives as long as the queue.
+            unsafe { &*self.doorbell }.store(last_id, Ordering::Release);
+        }
     }
 
     /// The address of packet `id`'s slot, for a device-side writer (an indirect dispatch's grid

@@ -48,6 +48,40 @@ pub struct hsa_amd_profiling_dispatch_time_t {
     pub end: u64,
 }
 
+/// `hsa_amd_memory_pool_link_info_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct hsa_amd_memory_pool_link_info_t {
+    pub min_latency: u32,
+    pub max_latency: u32,
+    pub min_bandwidth: u32,
+    pub max_bandwidth: u32,
+    pub atomic_support_32bit: bool,
+    pub atomic_support_64bit: bool,
+    pub coherent_support: bool,
+    pub link_type: u32,
+    pub numa_distance: u32,
+}
+
+/// `hsa_amd_gpu_memory_fault_info_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct hsa_amd_gpu_memory_fault_info_t {
+    pub agent: hsa_agent_t,
+    pub virtual_address: u64,
+    pub fault_reason_mask: u32,
+}
+
+/// `hsa_amd_event_t` (ROCr 5.2.3: the union holds only the memory fault).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct hsa_amd_event_t {
+    pub event_type: u32,
+    pub memory_fault: hsa_amd_gpu_memory_fault_info_t,
+}
+
+pub type hsa_amd_system_event_callback_t =
+    Option<unsafe extern "C" fn(event: *const hsa_amd_event_t, data: *mut c_void) -> hsa_status_t>;
 pub type hsa_queue_error_callback_t =
     Option<unsafe extern "C" fn(status: hsa_status_t, source: *mut hsa_queue_t, data: *mut c_void)>;
 pub type hsa_agent_callback_t = Option<unsafe extern "C" fn(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t>;
@@ -175,6 +209,36 @@ pub mod pool_info {
     pub const GLOBAL_FLAG_COARSE_GRAINED: u32 = 4;
 }
 
+/// `hsa_amd_agent_memory_pool_info_t` and `hsa_amd_memory_pool_access_t`.
+pub mod agent_pool_info {
+    pub const ACCESS: u32 = 0;
+    pub const NUM_LINK_HOPS: u32 = 1;
+    pub const LINK_INFO: u32 = 2;
+
+    pub const ACCESS_NEVER_ALLOWED: u32 = 0;
+    pub const ACCESS_ALLOWED_BY_DEFAULT: u32 = 1;
+    pub const ACCESS_DISALLOWED_BY_DEFAULT: u32 = 2;
+
+    pub const LINK_TYPE_HYPERTRANSPORT: u32 = 0;
+    pub const LINK_TYPE_QPI: u32 = 1;
+    pub const LINK_TYPE_PCIE: u32 = 2;
+    pub const LINK_TYPE_INFINIBAND: u32 = 3;
+    pub const LINK_TYPE_XGMI: u32 = 4;
+}
+
+/// `hsa_amd_event_type_t`, `hsa_amd_memory_fault_reason_t` and `hsa_amd_signal_attribute_t`.
+pub mod amd_event {
+    pub const GPU_MEMORY_FAULT_EVENT: u32 = 0;
+
+    pub const FAULT_PAGE_NOT_PRESENT: u32 = 1 << 0;
+    pub const FAULT_READ_ONLY: u32 = 1 << 1;
+    pub const FAULT_NX: u32 = 1 << 2;
+    pub const FAULT_HOST_ONLY: u32 = 1 << 3;
+
+    pub const SIGNAL_AMD_GPU_ONLY: u64 = 1;
+    pub const SIGNAL_IPC: u64 = 2;
+}
+
 /// `hsa_signal_condition_t`, `hsa_wait_state_t`, `hsa_queue_type_t`, `hsa_profile_t`.
 pub mod enums {
     pub const SIGNAL_CONDITION_EQ: u32 = 0;
@@ -292,4 +356,7 @@ hsa_api! {
     fn hsa_executable_symbol_get_info(executable_symbol: hsa_executable_symbol_t, attribute: hsa_executable_symbol_info_t, value: *mut c_void) -> hsa_status_t;
     fn hsa_amd_profiling_set_profiler_enabled(queue: *mut hsa_queue_t, enable: c_int) -> hsa_status_t;
     fn hsa_amd_profiling_get_dispatch_time(agent: hsa_agent_t, signal: hsa_signal_t, time: *mut hsa_amd_profiling_dispatch_time_t) -> hsa_status_t;
+    fn hsa_amd_profiling_convert_tick_to_system_domain(agent: hsa_agent_t, agent_tick: u64, system_tick: *mut u64) -> hsa_status_t;
+    fn hsa_amd_signal_create(initial_value: hsa_signal_value_t, num_consumers: u32, consumers: *const hsa_agent_t, attributes: u64, signal: *mut hsa_signal_t) -> hsa_status_t;
+    fn hsa_amd_register_system_event_handler(callback: hsa_amd_system_event_callback_t, data: *mut c_void) -> hsa_status_t;
 }

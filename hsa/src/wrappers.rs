@@ -26,8 +26,24 @@ pub struct AgentInfo {
 pub enum PoolKindInfo {
     CoarseGrained,
     FineGrained,
+    /// `EXTENDED_SCOPE_FINE_GRAINED` (ROCm 6.x): device memory coherent at system scope.
+    ExtendedFineGrained,
     Kernarg,
+    /// The GROUP (LDS) segment: reported, never allocated from.
+    Group,
     Other(u32),
+}
+
+/// How an agent may reach a pool (`hsa_amd_agent_memory_pool_get_info`), and over what link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolReach {
+    /// `hsa_amd_memory_pool_access_t`: never (0), allowed by default (1), after
+    /// `hsa_amd_agents_allow_access` (2).
+    pub access: u32,
+    /// Link hops between the agent and the pool's owner (0 for its own pools).
+    pub hops: u32,
+    /// The first hop's link, when there is one.
+    pub link: Option<hsa_amd_memory_pool_link_info_t>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,7 +95,7 @@ impl Hsa {
         self.info("hsa_agent_get_info", |out| unsafe { (self.api.hsa_agent_get_info)(agent, attribute, out) })
     }
 
-    fn agent_string<const N: usize>(&self, agent: hsa_agent_t, attribute: u32) -> HsaResult<String> {
+    pub fn agent_string<const N: usize>(&self, agent: hsa_agent_t, attribute: u32) -> HsaResult<String> {
         // SAFETY: char[N] attribute; N matches the documented size.
         let bytes: [u8; N] = self.info("hsa_agent_get_info", |out| unsafe { (self.api.hsa_agent_get_info)(agent, attribute, out) })?;
         Ok(c_string(&bytes))
@@ -123,11 +139,83 @@ impl Hsa {
 
     /// The GPU agents, described.
     pub fn gpu_agents(&self) -> HsaResult<Vec<AgentInfo>> {
+        self.agents_of_type(device_type::GPU)
+    }
+
+    /// The CPU agents (the hosts' NUMA nodes), described.
+    pub fn cpu_agents(&self) -> HsaResult<Vec<AgentInfo>> {
+        self.agents_of_type(device_type::CPU)
+    }
+
+    fn agents_of_type(&self, wanted: u32) -> HsaResult<Vec<AgentInfo>> {
         self.agents()?
             .into_iter()
             .map(|agent| self.agent_info(agent))
-            .filter(|info| info.as_ref().map_or(true, |info| info.device_type == device_type::GPU))
+            .filter(|info| info.as_ref().map_or(true, |info| info.device_type == wanted))
             .collect()
+    }
+
+    /// The first pool of `kind` that a CPU agent owns (ROCr puts fine-grained and kernarg memory
+    /// there, not on GPU agents), allocatable.
+    pub fn host_pool(&self, kind: PoolKindInfo) -> HsaResult<PoolInfo> {
+        for cpu in self.cpu_agents()? {
+            if let Some(pool) = self.pools(cpu.agent)?.into_iter().find(|pool| pool.kind == kind && pool.alloc_allowed) {
+                return Ok(pool);
+            }
+        }
+        Err(crate::HsaError { status: status::ERROR_INVALID_MEMORY_POOL, call: "hsa_amd_agent_iterate_memory_pools", message: format!("no CPU agent has a {kind:?} pool") })
+    }
+
+    /// How `agent` may reach `pool`.
+    pub fn pool_reach(&self, agent: hsa_agent_t, pool: hsa_amd_memory_pool_t) -> HsaResult<PoolReach> {
+        let call = "hsa_amd_agent_memory_pool_get_info";
+        // SAFETY (each closure): ACCESS and NUM_LINK_HOPS are u32 attributes.
+        let access: u32 = self.info(call, |out| unsafe { (self.api.hsa_amd_agent_memory_pool_get_info)(agent, pool, agent_pool_info::ACCESS, out) })?;
+        let hops: u32 = self.info(call, |out| unsafe { (self.api.hsa_amd_agent_memory_pool_get_info)(agent, pool, agent_pool_info::NUM_LINK_HOPS, out) })?;
+        let link = if hops > 0 {
+            let mut links = vec![hsa_amd_memory_pool_link_info_t::default(); hops as usize];
+            // SAFETY: LINK_INFO fills NUM_LINK_HOPS entries; the vector holds that many.
+            let status = unsafe { (self.api.hsa_amd_agent_memory_pool_get_info)(agent, pool, agent_pool_info::LINK_INFO, links.as_mut_ptr().cast()) };
+            self.check(status, call)?;
+            links.first().copied()
+        } else {
+            None
+        };
+        Ok(PoolReach { access, hops, link })
+    }
+
+    /// `hsa_amd_agents_allow_access`: maps the allocation at `pointer` for `agents`.
+    pub fn allow_access(&self, agents: &[hsa_agent_t], pointer: *const u8) -> HsaResult<()> {
+        let count = u32::try_from(agents.len()).unwrap_or(u32::MAX);
+        // SAFETY: `count` agents at `agents`; flags must be null (ROCr refuses others).
+        let status = unsafe { (self.api.hsa_amd_agents_allow_access)(count, agents.as_ptr(), core::ptr::null(), pointer.cast()) };
+        self.check(status, "hsa_amd_agents_allow_access")
+    }
+
+    /// Converts an agent's device-clock tick to the system domain.
+    pub fn tick_to_system(&self, agent: hsa_agent_t, tick: u64) -> HsaResult<u64> {
+        let mut system = 0u64;
+        // SAFETY: valid out-pointer.
+        let status = unsafe { (self.api.hsa_amd_profiling_convert_tick_to_system_domain)(agent, tick, &mut system) };
+        self.check(status, "hsa_amd_profiling_convert_tick_to_system_domain")?;
+        Ok(system)
+    }
+
+    /// `HSA_SYSTEM_INFO_TIMESTAMP`: the system domain's clock now.
+    pub fn system_timestamp(&self) -> HsaResult<u64> {
+        // SAFETY: TIMESTAMP is a u64 attribute.
+        self.info("hsa_system_get_info", |out| unsafe { (self.api.hsa_system_get_info)(system_info::TIMESTAMP, out) })
+    }
+
+    /// Registers a system event handler (GPU memory faults). HSA has no way to unregister one:
+    /// `data` must stay valid for as long as the runtime is initialized.
+    ///
+    /// # Safety
+    /// `callback` must be safe to call with `data` from any runtime thread until shutdown.
+    pub unsafe fn register_system_event_handler(&self, callback: hsa_amd_system_event_callback_t, data: *mut c_void) -> HsaResult<()> {
+        // SAFETY: forwarded to the caller.
+        let status = unsafe { (self.api.hsa_amd_register_system_event_handler)(callback, data) };
+        self.check(status, "hsa_amd_register_system_event_handler")
     }
 
     pub fn pools(&self, agent: hsa_agent_t) -> HsaResult<Vec<PoolInfo>> {
@@ -152,18 +240,30 @@ impl Hsa {
                 let granule: usize = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::RUNTIME_ALLOC_GRANULE, out) })?;
                 let alignment: usize = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::RUNTIME_ALLOC_ALIGNMENT, out) })?;
                 let accessible: u8 = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::ACCESSIBLE_BY_ALL, out) })?;
-                let kind = if segment != pool_info::SEGMENT_GLOBAL {
+                let kind = if segment == pool_info::SEGMENT_GROUP {
+                    PoolKindInfo::Group
+                } else if segment != pool_info::SEGMENT_GLOBAL {
                     PoolKindInfo::Other(segment)
                 } else if flags & pool_info::GLOBAL_FLAG_KERNARG_INIT != 0 {
                     PoolKindInfo::Kernarg
                 } else if flags & pool_info::GLOBAL_FLAG_COARSE_GRAINED != 0 {
                     PoolKindInfo::CoarseGrained
-                } else {
+                } else if flags & pool_info::GLOBAL_FLAG_FINE_GRAINED != 0 {
                     PoolKindInfo::FineGrained
+                } else if flags & crate::soft::GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED != 0 {
+                    PoolKindInfo::ExtendedFineGrained
+                } else {
+                    PoolKindInfo::Other(segment)
                 };
                 Ok(PoolInfo { pool, kind, global_flags: flags, size, alloc_allowed: alloc_allowed != 0, granule, alignment, accessible_by_all: accessible != 0 })
             })
             .collect()
+    }
+
+    /// A pool attribute of plain type `T` (for reports; `pools` reads the ones the engine uses).
+    pub fn pool_attribute<T: bytemuck::Pod>(&self, pool: hsa_amd_memory_pool_t, attribute: u32) -> HsaResult<T> {
+        // SAFETY: the caller names an attribute whose documented type is `T`.
+        self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, attribute, out) })
     }
 
     pub fn allocate(&self, pool: hsa_amd_memory_pool_t, size: usize) -> HsaResult<*mut u8> {
@@ -182,6 +282,17 @@ impl Hsa {
         self.check(status, "hsa_amd_memory_pool_free")
     }
 
+    /// A signal only agents wait on (`HSA_AMD_SIGNAL_AMD_GPU_ONLY`): ROCr gives it no KFD event,
+    /// of which a process has 4096; a host wait on it busy-polls.
+    pub fn signal_create_gpu_only(&self, initial: i64) -> HsaResult<hsa_signal_t> {
+        let mut signal = hsa_signal_t::default();
+        // SAFETY: valid out-pointer; no consumers.
+        let status = unsafe { (self.api.hsa_amd_signal_create)(initial, 0, core::ptr::null(), amd_event::SIGNAL_AMD_GPU_ONLY, &mut signal) };
+        self.check(status, "hsa_amd_signal_create")?;
+        Ok(signal)
+    }
+
+    /// An interrupt signal, for what the host sleeps on.
     pub fn signal_create(&self, initial: i64) -> HsaResult<hsa_signal_t> {
         let mut signal = hsa_signal_t::default();
         // SAFETY: valid out-pointer; no consumers.

@@ -38,6 +38,8 @@ const SYS_CONSTANT_MODULES: &[&str] = &[
     "system_info",
     "agent_info",
     "device_type",
+    "agent_pool_info",
+    "amd_event",
     "agent_feature",
     "isa_info",
     "pool_info",
@@ -234,6 +236,26 @@ fn expectations() -> Vec<Expectation> {
         "reserved2" => queue_ptr,
         "reserved3" => reserved3,
     });
+    layout!(out, "hsa_amd_memory_pool_link_info_t" => sys::hsa_amd_memory_pool_link_info_t, align Equal, {
+        "min_latency" => min_latency,
+        "max_latency" => max_latency,
+        "min_bandwidth" => min_bandwidth,
+        "max_bandwidth" => max_bandwidth,
+        "atomic_support_32bit" => atomic_support_32bit,
+        "atomic_support_64bit" => atomic_support_64bit,
+        "coherent_support" => coherent_support,
+        "link_type" => link_type,
+        "numa_distance" => numa_distance,
+    });
+    layout!(out, "hsa_amd_gpu_memory_fault_info_t" => sys::hsa_amd_gpu_memory_fault_info_t, align Equal, {
+        "agent" => agent,
+        "virtual_address" => virtual_address,
+        "fault_reason_mask" => fault_reason_mask,
+    });
+    layout!(out, "hsa_amd_event_t" => sys::hsa_amd_event_t, align Equal, {
+        "event_type" => event_type,
+        "memory_fault" => memory_fault,
+    });
     layout!(out, "hsa_amd_profiling_dispatch_time_t" => sys::hsa_amd_profiling_dispatch_time_t, align Equal, {
         "start" => start,
         "end" => end,
@@ -411,6 +433,25 @@ fn expectations() -> Vec<Expectation> {
         "HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT" => sys::pool_info::GLOBAL_FLAG_KERNARG_INIT,
         "HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED" => sys::pool_info::GLOBAL_FLAG_FINE_GRAINED,
         "HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED" => sys::pool_info::GLOBAL_FLAG_COARSE_GRAINED,
+
+        "HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS" => sys::agent_pool_info::ACCESS,
+        "HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS" => sys::agent_pool_info::NUM_LINK_HOPS,
+        "HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO" => sys::agent_pool_info::LINK_INFO,
+        "HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED" => sys::agent_pool_info::ACCESS_NEVER_ALLOWED,
+        "HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT" => sys::agent_pool_info::ACCESS_ALLOWED_BY_DEFAULT,
+        "HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT" => sys::agent_pool_info::ACCESS_DISALLOWED_BY_DEFAULT,
+        "HSA_AMD_LINK_INFO_TYPE_HYPERTRANSPORT" => sys::agent_pool_info::LINK_TYPE_HYPERTRANSPORT,
+        "HSA_AMD_LINK_INFO_TYPE_QPI" => sys::agent_pool_info::LINK_TYPE_QPI,
+        "HSA_AMD_LINK_INFO_TYPE_PCIE" => sys::agent_pool_info::LINK_TYPE_PCIE,
+        "HSA_AMD_LINK_INFO_TYPE_INFINBAND" => sys::agent_pool_info::LINK_TYPE_INFINIBAND,
+        "HSA_AMD_LINK_INFO_TYPE_XGMI" => sys::agent_pool_info::LINK_TYPE_XGMI,
+        "HSA_AMD_GPU_MEMORY_FAULT_EVENT" => sys::amd_event::GPU_MEMORY_FAULT_EVENT,
+        "HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT" => sys::amd_event::FAULT_PAGE_NOT_PRESENT,
+        "HSA_AMD_MEMORY_FAULT_READ_ONLY" => sys::amd_event::FAULT_READ_ONLY,
+        "HSA_AMD_MEMORY_FAULT_NX" => sys::amd_event::FAULT_NX,
+        "HSA_AMD_MEMORY_FAULT_HOST_ONLY" => sys::amd_event::FAULT_HOST_ONLY,
+        "HSA_AMD_SIGNAL_AMD_GPU_ONLY" => sys::amd_event::SIGNAL_AMD_GPU_ONLY,
+        "HSA_AMD_SIGNAL_IPC" => sys::amd_event::SIGNAL_IPC,
 
         "HSA_PROFILE_BASE" => sys::enums::PROFILE_BASE,
         "HSA_PROFILE_FULL" => sys::enums::PROFILE_FULL,

@@ -32,8 +32,8 @@ struct Bench {
 fn setup() -> Bench {
     let hsa = Hsa::soft(SoftConfig::default()).expect("soft runtime");
     let agent = hsa.gpu_agents().expect("agents")[0].agent;
-    let pools = hsa.pools(agent).expect("pools");
-    let kernarg_pool = pools.iter().find(|pool| pool.kind == PoolKindInfo::Kernarg).expect("kernarg pool").pool;
+    let kernarg_pool = hsa.host_pool(PoolKindInfo::Kernarg).expect("kernarg pool").pool;
+
     // SAFETY: no callback, so the null data pointer is never used; the queue lives for the process.
     let queue = unsafe { hsa.queue_create(agent, 4096, None, core::ptr::null_mut()) }.expect("queue");
     set_queue_mode(queue, ExecutionMode::RetireOnly).expect("retire-only");
@@ -55,9 +55,10 @@ fn setup() -> Bench {
     let semaphore = semaphores.allocate(0).expect("semaphore");
     let link = DeviceLink { api: hsa.api(), semaphores, directory };
     let base = hsa.allocate(kernarg_pool, 1 << 20).expect("kernarg ring") as u64;
+    hsa.allow_access(&[agent], base as *const u8).expect("kernargs mapped");
     let kernargs = KernargRing { base, capacity: 1 << 20, head: 0, reclaimed: 0 };
     // SAFETY: the queue is never destroyed while the ring is used.
-    let ring = unsafe { AqlRing::new(queue) };
+    let ring = unsafe { AqlRing::new(queue, hsa.api()) };
     let (world, params) = build_queue_world(0, ring, kernargs, endpoint, link, 2048);
     Bench { _hsa: hsa, world, params, semaphore, value: 0 }
 }

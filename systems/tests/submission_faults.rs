@@ -31,13 +31,7 @@ struct Rig {
 fn rig() -> Rig {
     let hsa = Hsa::soft(SoftConfig::default()).expect("soft runtime");
     let agent = hsa.gpu_agents().expect("agents")[0].agent;
-    let kernarg_pool = hsa
-        .pools(agent)
-        .expect("pools")
-        .iter()
-        .find(|pool| pool.kind == PoolKindInfo::Kernarg)
-        .expect("kernarg pool")
-        .pool;
+    let kernarg_pool = hsa.host_pool(PoolKindInfo::Kernarg).expect("kernarg pool").pool;
     // SAFETY: no callback, so the null data pointer is never used; the queue outlives the rig's use.
     let queue = unsafe { hsa.queue_create(agent, 64, None, core::ptr::null_mut()) }.expect("queue");
     let endpoint = Arc::new(QueueEndpoint {
@@ -57,9 +51,10 @@ fn rig() -> Rig {
     let semaphores = Arc::new(SemaphoreTable::new(16));
     let link = DeviceLink { api: hsa.api(), semaphores: semaphores.clone(), directory };
     let kernarg_base = hsa.allocate(kernarg_pool, 1 << 16).expect("kernarg ring") as u64;
+    hsa.allow_access(&[agent], kernarg_base as *const u8).expect("kernargs mapped");
     let kernargs = KernargRing { base: kernarg_base, capacity: 1 << 16, head: 0, reclaimed: 0 };
     // SAFETY: the queue is never destroyed while the ring is used.
-    let ring = unsafe { AqlRing::new(queue) };
+    let ring = unsafe { AqlRing::new(queue, hsa.api()) };
     let (world, params) = build_queue_world(0, ring, kernargs, endpoint, link, 16);
     Rig { _hsa: hsa, world, params, semaphores, kernarg_base }
 }

@@ -95,13 +95,16 @@ impl Client {
                 .pool
         };
         let device_pool = find(PoolKindInfo::CoarseGrained);
+        // Kernarg memory is the CPU agent's, mapped for the GPU explicitly (as ROCr requires).
+        let kernarg_pool = hsa.host_pool(PoolKindInfo::Kernarg).expect("kernarg pool").pool;
         let kernarg_arena = hsa
-            .allocate(find(PoolKindInfo::Kernarg), MAX_BATCH * KERNARG_SLOT)
+            .allocate(kernarg_pool, MAX_BATCH * KERNARG_SLOT)
             .expect("kernargs");
+        hsa.allow_access(&[agent], kernarg_arena).expect("kernargs mapped");
         // SAFETY: no callback, so the null data pointer is never used.
         let queue = unsafe { hsa.queue_create(agent, QUEUE_PACKETS, None, core::ptr::null_mut()) }.expect("queue");
         // SAFETY: the queue was just created and lives as long as the client (never destroyed).
-        let ring = unsafe { AqlRing::new(queue) };
+        let ring = unsafe { AqlRing::new(queue, hsa.api()) };
         Self {
             hsa,
             agent,

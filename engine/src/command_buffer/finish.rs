@@ -95,7 +95,7 @@ impl CommandBuffer {
             });
         }
         let agent = self.device.agent(self.agent)?;
-        let address = self.device.hsa.allocate(agent.kernarg_pool, bytes.len())? as u64;
+        let address = self.device.allocate_granted(agent.kernarg_pool, bytes.len())? as u64;
         let published = PublishedImage { device: self.device.clone(), address };
         // SAFETY: a fresh allocation of `bytes.len()` host-writable bytes.
         unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), address as *mut u8, bytes.len()) };

@@ -51,24 +51,74 @@ impl SoftAgentConfig {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SoftConfig {
+    /// The GPU agents, in KFD node order. A CPU agent always comes first (node 0), as in every
+    /// published `rocminfo` dump (`hsa/tests/fixtures/rocminfo-gfx1100.txt`).
     pub agents: Vec<SoftAgentConfig>,
+    /// `ROCR_VISIBLE_DEVICES` as ROCr reads it at `hsa_init`: `None` = every GPU. `Default`
+    /// takes it from the environment.
+    pub visible_devices: Option<String>,
+    /// The CPU agent's name (`HSA_AGENT_INFO_NAME`; ROCr reports the KFD marketing name).
+    pub cpu_name: String,
     /// The mode new queues start in; [`crate::soft::set_queue_mode`] changes one queue.
     pub default_mode: ExecutionMode,
     /// Largest queue, in packets (`HSA_AGENT_INFO_QUEUE_MAX_SIZE`).
     pub queue_max_packets: u32,
-    /// Size of the host fine-grained and kernarg pools, in bytes.
+    /// Size of each of the CPU agent's system pools, in bytes.
     pub host_memory_bytes: u64,
+    /// Queues hand out USER-kind doorbell signals, as queues wrapped by a tool (ROCr's
+    /// `InterceptQueue`) do, instead of DOORBELL-kind ones: a producer must ring them through
+    /// `hsa_signal_store_*`, never through `hardware_doorbell_ptr`.
+    pub intercepted_doorbells: bool,
 }
 
 impl Default for SoftConfig {
     fn default() -> Self {
         Self {
-            agents: vec![SoftAgentConfig::gfx1100()],
+            agents: agents_from_env().unwrap_or_else(|| vec![SoftAgentConfig::gfx1100()]),
+            visible_devices: std::env::var("ROCR_VISIBLE_DEVICES").ok(),
+            cpu_name: "aqueduct soft CPU".into(),
             default_mode: ExecutionMode::Strict,
             queue_max_packets: 1 << 17,
             host_memory_bytes: 16 << 30,
+            intercepted_doorbells: false,
         }
     }
+}
+
+/// `AQUEDUCT_SOFT_AGENTS`: a comma-separated list of GPU ISAs, each optionally followed by
+/// `@wavefront` (default 32 for gfx10+, 64 before), e.g. `gfx1100,gfx90a:sramecc+:xnack-@64`.
+/// Unset, empty or unparsable: `None` (the default single gfx1100), with a warning for the last.
+fn agents_from_env() -> Option<Vec<SoftAgentConfig>> {
+    let text = std::env::var("AQUEDUCT_SOFT_AGENTS").ok()?;
+    match parse_agents(&text) {
+        Ok(agents) if !agents.is_empty() => Some(agents),
+        Ok(_) => None,
+        Err(reason) => {
+            tracing::warn!(%reason, "AQUEDUCT_SOFT_AGENTS ignored");
+            None
+        }
+    }
+}
+
+/// Parses an `AQUEDUCT_SOFT_AGENTS` value.
+pub fn parse_agents(text: &str) -> Result<Vec<SoftAgentConfig>, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| {
+            let (isa, wavefront) = match entry.split_once('@') {
+                Some((isa, wave)) => (isa, Some(wave.parse::<u32>().map_err(|_| format!("`{entry}`: wavefront `{wave}` is not a number"))?)),
+                None => (entry, None),
+            };
+            let full = if isa.starts_with("amdgcn-") { isa.to_string() } else { format!("amdgcn-amd-amdhsa--{isa}") };
+            let target = aqueduct_codeobject::TargetId::parse(&full).map_err(|error| format!("`{entry}`: {error}"))?;
+            let wavefront = wavefront.unwrap_or(if target.processor().name().starts_with("gfx9") { 64 } else { 32 });
+            if wavefront != 32 && wavefront != 64 {
+                return Err(format!("`{entry}`: wavefront {wavefront} is neither 32 nor 64"));
+            }
+            Ok(SoftAgentConfig::with_isa(&full, wavefront))
+        })
+        .collect()
 }
 
 pub(crate) static PENDING_CONFIG: Mutex<Option<SoftConfig>> = Mutex::new(None);

@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 
 use aqueduct_abi::{AmdQueue, SignalCondition, SignalKind};
 
-use super::memory::{GRANULE, PoolKind};
+use super::memory::PoolAccess;
 use super::queue::SoftQueue;
-use super::runtime::{self, Runtime, TIMESTAMP_FREQUENCY, Tag};
+use super::clock::SYSTEM_FREQUENCY;
+use super::runtime::{self, Runtime, Tag};
 use super::signals;
 use crate::sys::*;
 
@@ -125,8 +126,8 @@ pub unsafe extern "C" fn hsa_system_get_info(attribute: hsa_system_info_t, value
             match attribute {
                 system_info::VERSION_MAJOR => put(value, 1u16),
                 system_info::VERSION_MINOR => put(value, 1u16),
-                system_info::TIMESTAMP => put(value, runtime::now_ticks()),
-                system_info::TIMESTAMP_FREQUENCY => put(value, TIMESTAMP_FREQUENCY),
+                system_info::TIMESTAMP => put(value, super::clock::system_ticks()),
+                system_info::TIMESTAMP_FREQUENCY => put(value, SYSTEM_FREQUENCY),
                 system_info::SIGNAL_MAX_WAIT => put(value, u64::MAX),
                 system_info::ENDIANNESS => put(value, 0u32),
                 system_info::MACHINE_MODEL => put(value, 1u32),
@@ -157,7 +158,11 @@ pub unsafe extern "C" fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_a
         if value.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
         }
-        let config = &agent.config;
+        let Some(config) = agent.gpu() else {
+            // SAFETY: as below.
+            return unsafe { cpu_agent_info(runtime, agent, attribute, value) };
+        };
+        // Values as ROCr's `GpuAgent::GetInfo` reports them (rocminfo-gfx1100.txt, Agent 2).
         // SAFETY (all arms): `value` points to storage of the attribute's documented type.
         unsafe {
             match attribute {
@@ -174,7 +179,7 @@ pub unsafe extern "C" fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_a
                 agent_info::QUEUE_MIN_SIZE => put(value, super::queue::MIN_PACKETS),
                 agent_info::QUEUE_MAX_SIZE => put(value, runtime.config.queue_max_packets),
                 agent_info::QUEUE_TYPE => put(value, enums::QUEUE_TYPE_MULTI),
-                agent_info::NODE => put(value, index as u32 + 1),
+                agent_info::NODE => put(value, agent.node),
                 agent_info::DEVICE => put(value, device_type::GPU),
                 agent_info::ISA => put(value, hsa_isa_t { handle: runtime.handle(Tag::Isa, index as u64) }),
                 agent_info::AMD_CHIP_ID => put(value, 0x50F7u32),
@@ -188,10 +193,43 @@ pub unsafe extern "C" fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_a
     })
 }
 
+/// The CPU agent's attributes as ROCr's `CpuAgent::GetInfo` reports them (rocminfo-gfx1100.txt,
+/// Agent 1): no features, full profile, no queues, no ISA.
+///
+/// # Safety
+/// `value` points to storage of the attribute's documented type.
+unsafe fn cpu_agent_info(runtime: &Runtime, agent: &super::runtime::Agent, attribute: hsa_agent_info_t, value: *mut c_void) -> hsa_status_t {
+    // SAFETY (all arms): forwarded from the caller.
+    unsafe {
+        match attribute {
+            agent_info::NAME | agent_info::AMD_PRODUCT_NAME => put_string::<64>(value, &runtime.config.cpu_name),
+            agent_info::VENDOR_NAME => put_string::<64>(value, "CPU"),
+            agent_info::FEATURE => put(value, 0u32),
+            agent_info::PROFILE => put(value, enums::PROFILE_FULL),
+            agent_info::WAVEFRONT_SIZE | agent_info::WORKGROUP_MAX_SIZE | agent_info::GRID_MAX_SIZE => put(value, 0u32),
+            agent_info::WORKGROUP_MAX_DIM => put(value, [0u16; 3]),
+            agent_info::GRID_MAX_DIM => put(value, [0u32; 3]),
+            agent_info::QUEUES_MAX | agent_info::QUEUE_MIN_SIZE | agent_info::QUEUE_MAX_SIZE => put(value, 0u32),
+            agent_info::QUEUE_TYPE => put(value, enums::QUEUE_TYPE_MULTI),
+            agent_info::NODE => put(value, agent.node),
+            agent_info::DEVICE => put(value, device_type::CPU),
+            agent_info::ISA => put(value, hsa_isa_t { handle: 0 }),
+            agent_info::AMD_CHIP_ID => put(value, 0u32),
+            agent_info::AMD_CACHELINE_SIZE => put(value, 64u32),
+            agent_info::AMD_COMPUTE_UNIT_COUNT => put(value, std::thread::available_parallelism().map_or(1, |count| count.get() as u32)),
+            agent_info::AMD_UUID => put_string::<21>(value, &agent.uuid),
+            _ => status::ERROR_INVALID_ARGUMENT,
+        }
+    }
+}
+
 pub unsafe extern "C" fn hsa_agent_iterate_isas(agent: hsa_agent_t, callback: hsa_isa_callback_t, data: *mut c_void) -> hsa_status_t {
     with_runtime(|runtime| {
-        let Some((index, _)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
+        let Some((index, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
         let Some(callback) = callback else { return status::ERROR_INVALID_ARGUMENT };
+        if agent.is_cpu() {
+            return status::SUCCESS; // ROCr's CPU agent lists no ISA
+        }
         // SAFETY: the client's callback with the client's data.
         unsafe { callback(hsa_isa_t { handle: runtime.handle(Tag::Isa, index as u64) }, data) }
     })
@@ -199,13 +237,13 @@ pub unsafe extern "C" fn hsa_agent_iterate_isas(agent: hsa_agent_t, callback: hs
 
 pub unsafe extern "C" fn hsa_isa_get_info_alt(isa: hsa_isa_t, attribute: hsa_isa_info_t, value: *mut c_void) -> hsa_status_t {
     with_runtime(|runtime| {
-        let Some(agent) = runtime.index_of(Tag::Isa, isa.handle).and_then(|index| runtime.agents.get(index as usize)) else {
+        let Some(agent) = runtime.index_of(Tag::Isa, isa.handle).and_then(|index| runtime.gpu(index as usize)) else {
             return status::ERROR_INVALID_ISA;
         };
         if value.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
         }
-        let name = agent.config.isa_name.as_bytes();
+        let name = agent.isa_name.as_bytes();
         match attribute {
             // SAFETY: NAME_LENGTH is a u32 attribute.
             isa_info::NAME_LENGTH => unsafe { put(value, name.len() as u32 + 1) },
@@ -247,31 +285,64 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(pool: hsa_amd_memory_pool_
         // SAFETY (all arms): `value` points to storage of the attribute's documented type.
         unsafe {
             match attribute {
-                pool_info::SEGMENT => put(value, pool_info::SEGMENT_GLOBAL),
+                pool_info::SEGMENT => put(value, pool.segment()),
                 pool_info::GLOBAL_FLAGS => put(value, pool.global_flags()),
                 pool_info::SIZE => put(value, pool.size as usize),
-                pool_info::RUNTIME_ALLOC_ALLOWED => put(value, true),
-                pool_info::RUNTIME_ALLOC_GRANULE => put(value, GRANULE),
-                pool_info::RUNTIME_ALLOC_ALIGNMENT => put(value, GRANULE),
+                pool_info::RUNTIME_ALLOC_ALLOWED => put(value, pool.alloc_allowed()),
+                pool_info::RUNTIME_ALLOC_GRANULE | pool_info::RUNTIME_ALLOC_ALIGNMENT => put(value, pool.granule()),
+                RUNTIME_ALLOC_REC_GRANULE => put(value, pool.recommended_granule()),
                 pool_info::ACCESSIBLE_BY_ALL => put(value, pool.accessible_by_all()),
-                pool_info::ALLOC_MAX_SIZE => put(value, pool.size as usize),
+                pool_info::ALLOC_MAX_SIZE => put(value, pool.alloc_max_size() as usize),
                 _ => status::ERROR_INVALID_ARGUMENT,
             }
         }
     })
 }
 
+/// `HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_REC_GRANULE` (18): in ROCm 6.x's hsa_ext_amd.h, absent
+/// from ROCr 5.2.3's, so it is not in `sys.rs`.
+pub const RUNTIME_ALLOC_REC_GRANULE: u32 = 18;
+
+/// What the soft runtime reports for every link between two different agents: one hop over
+/// PCIe, as ROCr reports a discrete GPU's link to the host (`Runtime::RegisterLinkInfo` clamps
+/// hops to 1). NUMA distance 20 is KFD's value for a remote IO link.
+fn link_info() -> hsa_amd_memory_pool_link_info_t {
+    hsa_amd_memory_pool_link_info_t {
+        link_type: agent_pool_info::LINK_TYPE_PCIE,
+        numa_distance: 20,
+        atomic_support_32bit: true,
+        atomic_support_64bit: true,
+        coherent_support: false,
+        ..Default::default()
+    }
+}
+
 pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(agent: hsa_agent_t, pool: hsa_amd_memory_pool_t, attribute: hsa_amd_agent_memory_pool_info_t, value: *mut c_void) -> hsa_status_t {
     with_runtime(|runtime| {
-        let Some((agent_index, _)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
+        let Some((agent_index, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
         let Some((_, pool)) = runtime.pool(pool.handle) else { return status::ERROR_INVALID_MEMORY_POOL };
-        if value.is_null() || attribute != 0 {
+        if value.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
         }
-        // HSA_AMD_MEMORY_POOL_ACCESS_{ALLOWED,DISALLOWED}_BY_DEFAULT.
-        let access: u32 = if pool.agent_index == agent_index || pool.kind != PoolKind::DeviceLocal { 1 } else { 2 };
-        // SAFETY: ACCESS is a u32 attribute.
-        unsafe { put(value, access) }
+        let access = super::memory::access(pool, agent_index, agent.is_cpu());
+        // ROCr: no hops to one's own pools or to pools never allowed; one hop otherwise.
+        let hops = u32::from(pool.agent_index != agent_index && access != PoolAccess::NeverAllowed);
+        // SAFETY (all arms): `value` points to storage of the attribute's documented type; for
+        // LINK_INFO, to NUM_LINK_HOPS entries.
+        unsafe {
+            match attribute {
+                agent_pool_info::ACCESS => put(value, access as u32),
+                agent_pool_info::NUM_LINK_HOPS => put(value, hops),
+                agent_pool_info::LINK_INFO => {
+                    if hops > 0 {
+                        put(value, link_info())
+                    } else {
+                        status::SUCCESS
+                    }
+                }
+                _ => status::ERROR_INVALID_ARGUMENT,
+            }
+        }
     })
 }
 
@@ -306,14 +377,19 @@ pub unsafe extern "C" fn hsa_amd_agents_allow_access(num_agents: u32, agents: *c
         }
         // SAFETY: the API passes `num_agents` agents at `agents`.
         let agents = unsafe { core::slice::from_raw_parts(agents, num_agents as usize) };
-        if agents.iter().any(|agent| runtime.agent(agent.handle).is_none()) {
-            return status::ERROR_INVALID_AGENT;
+        let mut mask = 0u64;
+        for agent in agents {
+            let Some((index, _)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
+            mask |= super::memory::owner_bit(index);
         }
-        if !runtime.allocations.owns(ptr as usize) {
+        // ROCr requires `flags == NULL`; a pointer that does not start an allocation is refused.
+        if !_flags.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
         }
-        // Soft memory is host memory: every agent can already reach it.
-        status::SUCCESS
+        match runtime.allocations.allow(ptr as usize, mask) {
+            Ok(()) => status::SUCCESS,
+            Err(status) => status,
+        }
     })
 }
 
@@ -328,7 +404,10 @@ pub unsafe extern "C" fn hsa_queue_create(
     queue: *mut *mut hsa_queue_t,
 ) -> hsa_status_t {
     let Some(runtime) = runtime::get() else { return status::ERROR_NOT_INITIALIZED };
-    let Some((agent_index, _)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
+    let Some((agent_index, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
+    if agent.is_cpu() {
+        return status::ERROR; // ROCr's `CpuAgent::QueueCreate`: no AQL packet processor
+    }
     if queue.is_null() || !size.is_power_of_two() || size < super::queue::MIN_PACKETS || size > runtime.config.queue_max_packets {
         return status::ERROR_INVALID_ARGUMENT;
     }
@@ -396,7 +475,15 @@ pub unsafe extern "C" fn hsa_queue_cas_write_index_scacq_screl(queue: *const hsa
 }
 
 pub unsafe extern "C" fn hsa_signal_create(initial_value: hsa_signal_value_t, num_consumers: u32, consumers: *const hsa_agent_t, signal: *mut hsa_signal_t) -> hsa_status_t {
+    // SAFETY: forwarded: ROCr's `hsa_signal_create` is `hsa_amd_signal_create` with no attributes.
+    unsafe { hsa_amd_signal_create(initial_value, num_consumers, consumers, 0, signal) }
+}
+
+pub unsafe extern "C" fn hsa_amd_signal_create(initial_value: hsa_signal_value_t, num_consumers: u32, consumers: *const hsa_agent_t, attributes: u64, signal: *mut hsa_signal_t) -> hsa_status_t {
     with_runtime(|runtime| {
+        if attributes & !(amd_event::SIGNAL_AMD_GPU_ONLY | amd_event::SIGNAL_IPC) != 0 {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
         if signal.is_null() || (num_consumers > 0 && consumers.is_null()) {
             return status::ERROR_INVALID_ARGUMENT;
         }
@@ -407,7 +494,15 @@ pub unsafe extern "C" fn hsa_signal_create(initial_value: hsa_signal_value_t, nu
                 return status::ERROR_INVALID_AGENT;
             }
         }
-        match signals::create(SignalKind::USER, initial_value) {
+        // ROCr: an interrupt signal (with a KFD event) unless the caller says only GPUs wait on
+        // it (`HSA_AMD_SIGNAL_AMD_GPU_ONLY`), or every listed consumer is a GPU.
+        let host_waits = attributes & amd_event::SIGNAL_AMD_GPU_ONLY == 0
+            && (num_consumers == 0
+                // SAFETY: validated above: `num_consumers` agents at `consumers`.
+                || unsafe { core::slice::from_raw_parts(consumers, num_consumers as usize) }
+                    .iter()
+                    .any(|agent| runtime.agent(agent.handle).is_some_and(|(_, agent)| agent.is_cpu())));
+        match signals::create(SignalKind::USER, initial_value, host_waits) {
             Some(slot) => {
                 // SAFETY: `signal` is non-null and points to an `hsa_signal_t` to fill.
                 unsafe { signal.write(hsa_signal_t { handle: slot.handle() }) };
@@ -469,7 +564,7 @@ fn deadline_after(timeout_ticks: u64) -> Option<Instant> {
     if timeout_ticks == u64::MAX {
         return None;
     }
-    Instant::now().checked_add(Duration::from_nanos(timeout_ticks.saturating_mul(1_000_000_000 / TIMESTAMP_FREQUENCY)))
+    Instant::now().checked_add(Duration::from_nanos(timeout_ticks.saturating_mul(1_000_000_000 / SYSTEM_FREQUENCY)))
 }
 
 pub unsafe extern "C" fn hsa_signal_wait_scacquire(signal: hsa_signal_t, condition: hsa_signal_condition_t, compare_value: hsa_signal_value_t, timeout_hint: u64, wait_state_hint: hsa_wait_state_t) -> hsa_signal_value_t {
@@ -564,7 +659,8 @@ pub unsafe extern "C" fn hsa_executable_load_agent_code_object(executable: hsa_e
         let Some(executable_id) = runtime.index_of(Tag::Executable, executable.handle) else { return status::ERROR_INVALID_EXECUTABLE };
         let Some((agent_index, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
         let Some(reader_id) = runtime.index_of(Tag::Reader, code_object_reader.handle) else { return status::ERROR_INVALID_CODE_OBJECT_READER };
-        match runtime.executables.load(executable_id, reader_id, agent_index, &agent.config.isa_name) {
+        let Some(gpu) = agent.gpu() else { return status::ERROR_INVALID_AGENT };
+        match runtime.executables.load(executable_id, reader_id, agent_index, &gpu.isa_name) {
             Ok(()) => {
                 if !loaded_code_object.is_null() {
                     let handle = runtime.handle(Tag::LoadedCodeObject, runtime.executables.next_id());
@@ -696,9 +792,37 @@ pub unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time(agent: hsa_agent_t,
         if time.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
         }
+        // The signal holds device ticks; ROCr returns them converted to the system domain.
         let (start, end) = slot.timestamps();
+        let (start, end) = (super::clock::device_to_system(start), super::clock::device_to_system(end));
         // SAFETY: non-null output pointer.
         unsafe { time.write(hsa_amd_profiling_dispatch_time_t { start, end }) };
+        status::SUCCESS
+    })
+}
+
+pub unsafe extern "C" fn hsa_amd_profiling_convert_tick_to_system_domain(agent: hsa_agent_t, agent_tick: u64, system_tick: *mut u64) -> hsa_status_t {
+    with_runtime(|runtime| {
+        if runtime.agent(agent.handle).is_none() {
+            return status::ERROR_INVALID_AGENT;
+        }
+        if system_tick.is_null() {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        // SAFETY: non-null output pointer.
+        unsafe { system_tick.write(super::clock::device_to_system(agent_tick)) };
+        status::SUCCESS
+    })
+}
+
+pub unsafe extern "C" fn hsa_amd_register_system_event_handler(callback: hsa_amd_system_event_callback_t, data: *mut c_void) -> hsa_status_t {
+    with_runtime(|runtime| {
+        if callback.is_none() {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        // ROCr keeps every registration (`Runtime::SetCustomSystemEventHandler` appends) and
+        // calls them all on an event.
+        runtime.event_handlers.lock().unwrap_or_else(|poison| poison.into_inner()).push((callback, data as usize));
         status::SUCCESS
     })
 }

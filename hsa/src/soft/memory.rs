@@ -1,27 +1,66 @@
-//! Soft memory pools: device-local (coarse-grained), host fine-grained and kernarg.
+//! Soft memory pools and allocations, laid out and guarded as ROCr lays out and guards them.
 //!
-//! All three are host memory here. Pools keep HSA's contracts: a size limit, a 4 KiB granule and
-//! alignment, and `hsa_amd_memory_pool_free` accepting only pointers the runtime handed out.
+//! Every fact here follows ROCr's `MemoryRegion` (`core/runtime/amd_memory_region.cpp`, ROCm
+//! 5.x–6.x) and the published dump in `hsa/tests/fixtures/rocminfo-gfx1100.txt`:
+//! - the CPU agent owns the system pools: FINE GRAINED, KERNARG + FINE GRAINED and COARSE
+//!   GRAINED, 4 KiB granule, recommended granule and alignment, accessible by all;
+//! - each GPU agent owns COARSE GRAINED and EXTENDED FINE GRAINED device memory (4 KiB granule
+//!   and alignment, 2 MiB recommended granule, not accessible by all) and a 64 KiB GROUP pool
+//!   that cannot be allocated from;
+//! - `hsa_amd_memory_pool_allocate` allocates with ROCr's `AllocateRestrict`: system memory is
+//!   mapped to no GPU and device memory to its owner only, until `hsa_amd_agents_allow_access`
+//!   adds agents. The packet processor checks that map before an agent touches memory.
+//!
+//! All pools are host memory here. `hsa_amd_memory_pool_free` accepts only pointers the runtime
+//! handed out.
 
 use std::alloc::Layout;
-use std::sync::Mutex;
+use std::collections::BTreeMap;
+use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-use hashbrown::HashMap;
 
 use crate::sys::{pool_info, status};
 
+/// Allocation granule and alignment of every allocatable pool (ROCr: `GetPageSize()`).
 pub(crate) const GRANULE: usize = 4096;
+/// Recommended granule of device memory: ROCr's fragment allocator block (dump: 2048KB).
+pub(crate) const DEVICE_RECOMMENDED_GRANULE: usize = 2 << 20;
+/// The GROUP (LDS) pool of a GPU agent (dump: `GROUP`, 64 KB, not allocatable).
+pub(crate) const GROUP_BYTES: u64 = 64 << 10;
+/// `HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED`: in ROCm 6.x's hsa_ext_amd.h,
+/// absent from ROCr 5.2.3's, so it is not in `sys.rs` (whose constants are checked against
+/// 5.2.3's headers).
+pub const GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED: u32 = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PoolKind {
-    DeviceLocal,
-    HostFineGrained,
-    Kernarg,
+    /// CPU agent: `GLOBAL; FLAGS: FINE GRAINED`.
+    SystemFine,
+    /// CPU agent: `GLOBAL; FLAGS: KERNARG, FINE GRAINED`.
+    SystemKernarg,
+    /// CPU agent: `GLOBAL; FLAGS: COARSE GRAINED`.
+    SystemCoarse,
+    /// GPU agent: `GLOBAL; FLAGS: COARSE GRAINED`, the device-local memory.
+    DeviceCoarse,
+    /// GPU agent: `GLOBAL; FLAGS: EXTENDED FINE GRAINED`.
+    DeviceExtendedFine,
+    /// GPU agent: `GROUP`.
+    Group,
+}
+
+impl PoolKind {
+    /// The pools each kind of agent owns, in ROCr's order (the dump's Pool 1, 2, 3).
+    pub const CPU: [PoolKind; 3] = [PoolKind::SystemFine, PoolKind::SystemKernarg, PoolKind::SystemCoarse];
+    pub const GPU: [PoolKind; 3] = [PoolKind::DeviceCoarse, PoolKind::DeviceExtendedFine, PoolKind::Group];
+
+    pub fn is_system(self) -> bool {
+        matches!(self, Self::SystemFine | Self::SystemKernarg | Self::SystemCoarse)
+    }
 }
 
 pub(crate) struct Pool {
     pub kind: PoolKind,
+    /// The owning agent's index in the runtime's agent list.
     pub agent_index: usize,
     pub size: u64,
     pub used: AtomicU64,
@@ -32,34 +71,104 @@ impl Pool {
         Self { kind, agent_index, size, used: AtomicU64::new(0) }
     }
 
+    pub fn segment(&self) -> u32 {
+        if self.kind == PoolKind::Group { pool_info::SEGMENT_GROUP } else { pool_info::SEGMENT_GLOBAL }
+    }
+
+    /// `HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS` (ROCr: 0 for a non-global pool).
     pub fn global_flags(&self) -> u32 {
         match self.kind {
-            PoolKind::DeviceLocal => pool_info::GLOBAL_FLAG_COARSE_GRAINED,
-            PoolKind::HostFineGrained => pool_info::GLOBAL_FLAG_FINE_GRAINED,
-            PoolKind::Kernarg => pool_info::GLOBAL_FLAG_KERNARG_INIT | pool_info::GLOBAL_FLAG_FINE_GRAINED,
+            PoolKind::SystemFine => pool_info::GLOBAL_FLAG_FINE_GRAINED,
+            PoolKind::SystemKernarg => pool_info::GLOBAL_FLAG_KERNARG_INIT | pool_info::GLOBAL_FLAG_FINE_GRAINED,
+            PoolKind::SystemCoarse | PoolKind::DeviceCoarse => pool_info::GLOBAL_FLAG_COARSE_GRAINED,
+            PoolKind::DeviceExtendedFine => GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED,
+            PoolKind::Group => 0,
         }
     }
 
-    pub fn accessible_by_all(&self) -> bool {
-        self.kind != PoolKind::DeviceLocal
+    pub fn alloc_allowed(&self) -> bool {
+        self.kind != PoolKind::Group
     }
+
+    /// Granule and alignment: the page size for allocatable pools, 0 for GROUP.
+    pub fn granule(&self) -> usize {
+        if self.alloc_allowed() { GRANULE } else { 0 }
+    }
+
+    pub fn recommended_granule(&self) -> usize {
+        match self.kind {
+            PoolKind::DeviceCoarse | PoolKind::DeviceExtendedFine => DEVICE_RECOMMENDED_GRANULE,
+            PoolKind::Group => 0,
+            _ => GRANULE,
+        }
+    }
+
+    /// ROCr: `IsSystem()`.
+    pub fn accessible_by_all(&self) -> bool {
+        self.kind.is_system()
+    }
+
+    /// `HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE`: the pool's size where it can be allocated.
+    pub fn alloc_max_size(&self) -> u64 {
+        if self.alloc_allowed() { self.size } else { 0 }
+    }
+}
+
+/// `hsa_amd_memory_pool_access_t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum PoolAccess {
+    NeverAllowed = 0,
+    AllowedByDefault = 1,
+    DisallowedByDefault = 2,
+}
+
+/// ROCr's `MemoryRegion::GetAccessInfo`: the owner is always allowed; system memory is
+/// allowed for CPU agents and must be granted to GPUs; other agents may be granted device
+/// memory (soft GPUs are all linked, as over PCIe P2P) but never a GROUP pool.
+pub(crate) fn access(pool: &Pool, agent_index: usize, agent_is_cpu: bool) -> PoolAccess {
+    if pool.agent_index == agent_index {
+        PoolAccess::AllowedByDefault
+    } else if pool.kind.is_system() {
+        if agent_is_cpu { PoolAccess::AllowedByDefault } else { PoolAccess::DisallowedByDefault }
+    } else if pool.kind == PoolKind::Group {
+        PoolAccess::NeverAllowed
+    } else {
+        PoolAccess::DisallowedByDefault
+    }
+}
+
+/// Why an agent may not touch an address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AccessFault {
+    /// No allocation of this runtime holds the range (ROCr: page not present).
+    NotMapped,
+    /// The allocation exists but is not mapped for this agent.
+    NotGranted,
 }
 
 struct Allocation {
     pool_index: usize,
     layout: Layout,
+    /// Bit `i`: agent `i` may access it (the owner from the start, others once granted).
+    agents: AtomicU64,
 }
 
+/// The live allocations, ordered by address so a range can be mapped back to its allocation.
 #[derive(Default)]
 pub(crate) struct Allocations {
-    live: Mutex<HashMap<usize, Allocation>>,
+    live: RwLock<BTreeMap<usize, Allocation>>,
 }
 
 impl Allocations {
-    /// Allocates zeroed memory from `pool`; the size is rounded up to the granule.
+    /// Allocates zeroed memory from `pool`; the size is rounded up to the granule. Only the
+    /// pool's owner may access it (ROCr's `AllocateRestrict`).
     pub fn allocate(&self, pool_index: usize, pool: &Pool, size: usize) -> Result<*mut u8, u32> {
         if size == 0 {
             return Err(status::ERROR_INVALID_ARGUMENT);
+        }
+        if !pool.alloc_allowed() {
+            return Err(status::ERROR_INVALID_ALLOCATION);
         }
         let rounded = size.checked_next_multiple_of(GRANULE).ok_or(status::ERROR_INVALID_ALLOCATION)?;
         let rounded_u64 = rounded as u64;
@@ -77,18 +186,14 @@ impl Allocations {
             pool.used.fetch_sub(rounded_u64, Ordering::AcqRel);
             return Err(status::ERROR_OUT_OF_RESOURCES);
         }
-        self.live.lock().unwrap_or_else(|poison| poison.into_inner()).insert(pointer as usize, Allocation { pool_index, layout });
+        let agents = AtomicU64::new(owner_bit(pool.agent_index));
+        self.write().insert(pointer as usize, Allocation { pool_index, layout, agents });
         Ok(pointer)
     }
 
     /// Frees a pointer this runtime allocated; anything else is refused without effect.
     pub fn free(&self, pools: &[Pool], pointer: *mut u8) -> Result<(), u32> {
-        let allocation = self
-            .live
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .remove(&(pointer as usize))
-            .ok_or(status::ERROR_INVALID_ARGUMENT)?;
+        let allocation = self.write().remove(&(pointer as usize)).ok_or(status::ERROR_INVALID_ARGUMENT)?;
         if let Some(pool) = pools.get(allocation.pool_index) {
             pool.used.fetch_sub(allocation.layout.size() as u64, Ordering::AcqRel);
         }
@@ -98,18 +203,49 @@ impl Allocations {
         Ok(())
     }
 
-    pub fn owns(&self, pointer: usize) -> bool {
-        self.live.lock().unwrap_or_else(|poison| poison.into_inner()).contains_key(&pointer)
+    /// `hsa_amd_agents_allow_access`: `pointer` must be the start of a live allocation.
+    pub fn allow(&self, pointer: usize, agents: u64) -> Result<(), u32> {
+        let live = self.read();
+        let allocation = live.get(&pointer).ok_or(status::ERROR_INVALID_ARGUMENT)?;
+        allocation.agents.fetch_or(agents, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Whether agent `agent_index` may touch `[address, address + length)`.
+    pub fn check(&self, agent_index: usize, address: u64, length: u64) -> Result<(), AccessFault> {
+        let live = self.read();
+        let (start, allocation) = live.range(..=address as usize).next_back().ok_or(AccessFault::NotMapped)?;
+        let end = *start as u64 + allocation.layout.size() as u64;
+        if address.checked_add(length).is_none_or(|last| last > end) {
+            return Err(AccessFault::NotMapped);
+        }
+        if allocation.agents.load(Ordering::Acquire) & owner_bit(agent_index) == 0 {
+            return Err(AccessFault::NotGranted);
+        }
+        Ok(())
     }
 
     pub fn live_count(&self) -> usize {
-        self.live.lock().unwrap_or_else(|poison| poison.into_inner()).len()
+        self.read().len()
     }
 
     pub fn free_all(&self) {
-        for (pointer, allocation) in self.live.lock().unwrap_or_else(|poison| poison.into_inner()).drain() {
-            // SAFETY: as in `free`; the map is drained, so each pointer is freed once.
+        for (pointer, allocation) in std::mem::take(&mut *self.write()) {
+            // SAFETY: as in `free`; the map is emptied, so each pointer is freed once.
             unsafe { std::alloc::dealloc(pointer as *mut u8, allocation.layout) };
         }
     }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<usize, Allocation>> {
+        self.live.read().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<usize, Allocation>> {
+        self.live.write().unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+/// The access bit of agent `index` (a runtime holds at most 64 agents).
+pub(crate) fn owner_bit(index: usize) -> u64 {
+    1u64.checked_shl(index as u32).unwrap_or(0)
 }

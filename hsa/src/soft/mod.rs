@@ -3,11 +3,13 @@
 //! whose hardware doorbell pointer the producer stores to directly).
 //!
 //! It is product code: the embedded default provider when no AMD GPU exists. Its parts, one file
-//! each: [`config`] (agents and modes), [`runtime`] (init/shutdown, handles), [`memory`] (pools),
+//! each: [`config`] (agents and modes), [`runtime`] (init/shutdown, agents, handles),
+//! [`memory`] (pools, allocations and access grants), [`clock`] (system and device clocks),
 //! [`signals`], [`queue`] (ring, doorbell, processor thread), [`processor`] (packet execution),
 //! [`executable`] (code objects, symbols, CPU kernel registry), [`faults`] (injection), and
 //! [`entry`] (the `extern "C"` entry points that fill the HSA table).
 
+pub mod clock;
 pub mod config;
 pub(crate) mod entry;
 pub(crate) mod executable;
@@ -18,6 +20,8 @@ pub(crate) mod queue;
 pub(crate) mod runtime;
 pub(crate) mod signals;
 
-pub use config::{ExecutionMode, SoftAgentConfig, SoftConfig, configure};
+pub use config::{ExecutionMode, SoftAgentConfig, SoftConfig, configure, parse_agents};
+pub use memory::GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED;
+pub use signals::{EVENT_LIMIT, interrupt_events};
 pub use executable::register_kernels;
 pub use faults::{ControlError, Fault, inject_fault, live_objects, queue_error_detail, release_stall, set_queue_mode};

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use super::config::ExecutionMode;
 use super::faults::Fault;
 use super::queue::{DOORBELL_NEVER_RUNG, SoftQueue};
-use super::runtime::{self, Runtime};
+use super::runtime::Runtime;
 use super::signals::{self, SignalSlot};
 use crate::sys::{hsa_status_t, status};
 
@@ -37,7 +37,7 @@ pub(crate) fn run(queue: &SoftQueue, runtime: &Runtime) {
     let mut group: Vec<(u64, AqlPacket)> = Vec::with_capacity(MAX_RELAXED_GROUP);
     while !queue.stop.load(Ordering::Acquire) {
         let faulted = queue.faulted.load(Ordering::Acquire);
-        let doorbell = queue.doorbell.0.load(Ordering::Acquire);
+        let doorbell = queue.doorbell_value();
         if doorbell != DOORBELL_NEVER_RUNG {
             rung_until = rung_until.max(doorbell.saturating_add(1));
         }
@@ -55,7 +55,14 @@ pub(crate) fn run(queue: &SoftQueue, runtime: &Runtime) {
         read += group.len() as u64;
         read_index.store(read, Ordering::Release);
         if let Err((_, status, detail)) = execute_group(queue, runtime, &group) {
-            queue.raise_error(status, detail);
+            let memory_fault = queue.memory_fault.lock().unwrap_or_else(|poison| poison.into_inner()).take();
+            match memory_fault {
+                Some((address, reason)) => {
+                    let agent = runtime.handle(super::runtime::Tag::Agent, queue.agent_index as u64);
+                    queue.raise_memory_fault(runtime, agent, address, reason, detail);
+                }
+                None => queue.raise_error(status, detail),
+            }
         }
     }
 }
@@ -117,12 +124,12 @@ fn execute_and_complete(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &
             (status::ERROR_INVALID_SIGNAL, format!("packet {id}: completion signal {handle:#x} is not a live signal"))
         })?),
     };
-    let start = runtime::now_ticks();
+    let start = super::clock::device_ticks();
     apply_fault(queue, id)?;
     execute(queue, runtime, id, packet)?;
     if let Some(signal) = completion {
         if queue.profiling_enabled() {
-            signal.write_timestamps(start, runtime::now_ticks());
+            signal.write_timestamps(start, super::clock::device_ticks());
         }
         signal.update(|value| {
             value.fetch_sub(1, Ordering::AcqRel);
@@ -170,7 +177,10 @@ fn execute(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPacket) ->
         return Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: malformed header {:#06x}", header.0)));
     }
     match header.packet_type() {
-        Some(PacketType::KernelDispatch) => dispatch(queue, runtime, id, packet.as_dispatch()),
+        Some(PacketType::KernelDispatch) => {
+            check_kernargs(queue, runtime, id, packet.as_dispatch())?;
+            dispatch(queue, runtime, id, packet.as_dispatch())
+        }
         Some(PacketType::BarrierAnd) => {
             let dependencies = live_dependencies(id, &packet.as_barrier_and().dep_signal)?;
             wait_dependencies(queue, &dependencies, |values| values.iter().all(|value| *value == 0))
@@ -190,6 +200,37 @@ fn execute(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPacket) ->
             Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: unknown packet type {}", header.packet_type_bits())))
         }
     }
+}
+
+/// The command processor reads the kernarg segment: it must be memory the queue's agent may
+/// access (ROCr maps pool memory for the agents `hsa_amd_agents_allow_access` names, and system
+/// pools for no GPU before that). Otherwise the packet raises a GPU memory fault.
+fn check_kernargs(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispatchPacket) -> PacketResult {
+    let Some(kernel) = runtime.executables.kernel(packet.kernel_object) else { return Ok(()) };
+    let length = u64::from(kernel.metadata.kernarg_segment_size);
+    if length == 0 {
+        return Ok(());
+    }
+    check_access(queue, runtime, packet.kernarg_address, length)
+        .map_err(|fault| (status::ERROR_MEMORY_FAULT, format!("packet {id}: kernarg segment of `{}`: {fault}", kernel.symbol)))
+}
+
+/// Whether the queue's agent may touch `[address, address + length)`; on a fault, records it for
+/// delivery as a system event and says why.
+pub(crate) fn check_access(queue: &SoftQueue, runtime: &Runtime, address: u64, length: u64) -> Result<(), String> {
+    use super::memory::AccessFault;
+    let fault = match runtime.allocations.check(queue.agent_index, address, length) {
+        Ok(()) => return Ok(()),
+        Err(fault) => fault,
+    };
+    let (reason, text) = match fault {
+        AccessFault::NotMapped => (crate::sys::amd_event::FAULT_PAGE_NOT_PRESENT, "not mapped"),
+        AccessFault::NotGranted => {
+            (crate::sys::amd_event::FAULT_PAGE_NOT_PRESENT, "not mapped for this agent (no hsa_amd_agents_allow_access)")
+        }
+    };
+    *queue.memory_fault.lock().unwrap_or_else(|poison| poison.into_inner()) = Some((address, reason));
+    Err(format!("{length} bytes at {address:#x} {text}"))
 }
 
 fn live_dependencies(id: u64, handles: &[u64; 5]) -> Result<Vec<&'static SignalSlot>, (hsa_status_t, String)> {

@@ -42,6 +42,8 @@ pub(crate) struct SoftQueue {
     pub size: u32,
     pub doorbell: Box<DoorbellWord>,
     pub doorbell_signal: &'static SignalSlot,
+    /// The memory fault the processor found in the packet it is failing: (address, reason).
+    pub memory_fault: Mutex<Option<(u64, u32)>>,
     pub agent_index: usize,
     pub stop: AtomicBool,
     mode: AtomicU8,
@@ -87,7 +89,16 @@ impl SoftQueue {
             unsafe { base.add(index * 64).cast::<u16>().write(PacketHeader::INVALID.0) };
         }
         let doorbell = Box::new(DoorbellWord(AtomicU64::new(DOORBELL_NEVER_RUNG)));
-        let doorbell_signal = signals::create(SignalKind::DOORBELL, doorbell.0.as_ptr() as i64)
+        // A hardware queue's doorbell signal is of DOORBELL kind and its `hardware_doorbell_ptr`
+        // names the doorbell word. A queue wrapped by a tool (ROCr's `InterceptQueue`, used by
+        // rocprofiler) hands out an ordinary USER signal instead, which must be rung through
+        // `hsa_signal_store_*`; its value field is the doorbell then.
+        let (doorbell_kind, initial) = if runtime.config.intercepted_doorbells {
+            (SignalKind::USER, DOORBELL_NEVER_RUNG as i64)
+        } else {
+            (SignalKind::DOORBELL, doorbell.0.as_ptr() as i64)
+        };
+        let doorbell_signal = signals::create(doorbell_kind, initial, false)
             .ok_or(crate::sys::status::ERROR_OUT_OF_RESOURCES)?;
         let mut amd: Box<AmdQueue> = Box::new(bytemuck::Zeroable::zeroed());
         static NEXT_QUEUE_ID: AtomicU64 = AtomicU64::new(1);
@@ -106,6 +117,7 @@ impl SoftQueue {
             size,
             doorbell,
             doorbell_signal,
+            memory_fault: Mutex::new(None),
             agent_index,
             stop: AtomicBool::new(false),
             mode: AtomicU8::new(mode as u8),
@@ -125,6 +137,15 @@ impl SoftQueue {
             .map_err(|_| crate::sys::status::ERROR_OUT_OF_RESOURCES)?;
         *queue.processor.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(handle);
         Ok(queue)
+    }
+
+    /// The last packet id rung, or [`DOORBELL_NEVER_RUNG`].
+    pub fn doorbell_value(&self) -> u64 {
+        if self.doorbell_signal.kind() == SignalKind::DOORBELL {
+            self.doorbell.0.load(Ordering::Acquire)
+        } else {
+            self.doorbell_signal.value().load(Ordering::Acquire) as u64
+        }
     }
 
     pub fn amd_ptr(&self) -> *const AmdQueue {
@@ -183,17 +204,7 @@ impl SoftQueue {
 
     /// Records the first error and reports it through the queue's callback.
     pub fn raise_error(&self, status: hsa_status_t, detail: String) {
-        {
-            let mut error = self.error.lock().unwrap_or_else(|poison| poison.into_inner());
-            if error.is_some() {
-                return;
-            }
-            tracing::warn!(queue = self.amd.hsa_queue.id, status, %detail, "soft queue error");
-            *error = Some(QueueError { status, detail });
-            self.faulted.store(true, Ordering::Release);
-        }
-        // Teardown is not an error the client needs to hear about.
-        if self.stop.load(Ordering::Acquire) {
+        if !self.record_error(status, &detail) {
             return;
         }
         if let Some(callback) = self.callback {
@@ -201,6 +212,52 @@ impl SoftQueue {
             // it with the queue pointer, which stays valid until hsa_queue_destroy returns.
             unsafe { callback(status, self.amd_ptr().cast_mut().cast(), self.callback_data as *mut _) };
         }
+    }
+
+    /// A GPU memory fault: ROCr does not call the queue's error callback for it ("Suppress VM
+    /// fault reporting", `AqlQueue::ExceptionHandler`); `Runtime::VMFaultHandler` raises
+    /// HSA_AMD_GPU_MEMORY_FAULT_EVENT to every registered system event handler, and if none
+    /// returns success it prints the fault and aborts the process. The queue stops, as the
+    /// faulted hardware queue does.
+    pub fn raise_memory_fault(&self, runtime: &super::runtime::Runtime, agent: u64, address: u64, reason: u32, detail: String) {
+        if !self.record_error(crate::sys::status::ERROR_MEMORY_FAULT, &detail) {
+            return;
+        }
+        let event = crate::sys::hsa_amd_event_t {
+            event_type: crate::sys::amd_event::GPU_MEMORY_FAULT_EVENT,
+            memory_fault: crate::sys::hsa_amd_gpu_memory_fault_info_t {
+                agent: crate::sys::hsa_agent_t { handle: agent },
+                virtual_address: address,
+                fault_reason_mask: reason,
+            },
+        };
+        let handlers = runtime.event_handlers.lock().unwrap_or_else(|poison| poison.into_inner()).clone();
+        let mut handled = false;
+        for (callback, data) in handlers {
+            if let Some(callback) = callback {
+                // SAFETY: the client registered this handler and data; the event lives for the call.
+                handled |= unsafe { callback(&event, data as *mut _) } == crate::sys::status::SUCCESS;
+            }
+        }
+        if !handled {
+            eprintln!("Memory access fault by GPU agent {agent:#x} on address {address:#x}. Reason: {reason:#x} ({detail}).");
+            std::process::abort();
+        }
+    }
+
+    /// Records the queue's first error and stops it; false if it already failed or is being
+    /// torn down (teardown is not an error the client needs to hear about).
+    fn record_error(&self, status: hsa_status_t, detail: &str) -> bool {
+        {
+            let mut error = self.error.lock().unwrap_or_else(|poison| poison.into_inner());
+            if error.is_some() {
+                return false;
+            }
+            tracing::warn!(queue = self.amd.hsa_queue.id, status, %detail, "soft queue error");
+            *error = Some(QueueError { status, detail: detail.to_string() });
+            self.faulted.store(true, Ordering::Release);
+        }
+        !self.stop.load(Ordering::Acquire)
     }
 }
 

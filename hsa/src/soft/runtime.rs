@@ -4,8 +4,7 @@
 //! too. Handles carry a tag and the init generation, so a handle from an earlier initialization
 //! (or of another kind) is rejected instead of aliasing a new object.
 
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, RwLock};
 
 use hashbrown::HashMap;
 
@@ -14,11 +13,34 @@ use super::executable::Executables;
 use super::memory::{Allocations, Pool, PoolKind};
 use super::queue::SoftQueue;
 
+/// What kind of agent, and its configuration.
+pub(crate) enum AgentKind {
+    /// The host: `FULL_PROFILE`, no queues, owns the system pools.
+    Cpu,
+    Gpu(SoftAgentConfig),
+}
+
 pub(crate) struct Agent {
-    pub config: SoftAgentConfig,
+    pub kind: AgentKind,
+    /// Indices of the pools this agent owns, in ROCr's order.
     pub pools: [usize; 3],
-    /// A stable UUID in ROCr's `GPU-<16 hex digits>` form.
+    /// ROCr's UUID form: `GPU-<16 hex digits>`, or `CPU-XX` for CPU agents.
     pub uuid: String,
+    /// The KFD node: 0 for the CPU, 1.. for GPUs in configured order (before filtering).
+    pub node: u32,
+}
+
+impl Agent {
+    pub fn gpu(&self) -> Option<&SoftAgentConfig> {
+        match &self.kind {
+            AgentKind::Gpu(config) => Some(config),
+            AgentKind::Cpu => None,
+        }
+    }
+
+    pub fn is_cpu(&self) -> bool {
+        matches!(self.kind, AgentKind::Cpu)
+    }
 }
 
 pub(crate) struct Runtime {
@@ -29,6 +51,8 @@ pub(crate) struct Runtime {
     pub allocations: Allocations,
     pub queues: Mutex<HashMap<usize, Arc<SoftQueue>>>,
     pub executables: Executables,
+    /// `hsa_amd_register_system_event_handler` registrations: (callback, data), in order.
+    pub event_handlers: Mutex<Vec<(crate::sys::hsa_amd_system_event_callback_t, usize)>>,
 }
 
 struct Global {
@@ -76,15 +100,6 @@ pub(crate) fn shut_down() -> Result<(), u32> {
     Ok(())
 }
 
-/// Process-wide timestamp origin, so timestamps stay monotonic across re-initialization.
-pub(crate) fn now_ticks() -> u64 {
-    static ORIGIN: OnceLock<Instant> = OnceLock::new();
-    ORIGIN.get_or_init(Instant::now).elapsed().as_nanos() as u64
-}
-
-/// Ticks per second of [`now_ticks`] (`HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY`).
-pub(crate) const TIMESTAMP_FREQUENCY: u64 = 1_000_000_000;
-
 /// Handle tags, one per object kind.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[repr(u8)]
@@ -100,31 +115,30 @@ pub(crate) enum Tag {
 
 impl Runtime {
     fn new(generation: u32, config: SoftConfig) -> Self {
+        let gpus: Vec<(u32, SoftAgentConfig)> = (1..).zip(config.agents.iter().cloned()).collect();
+        let uuid = |node: u32| format!("GPU-50f7{:012x}", 0x00a9_eddc_0000u64 + u64::from(node) - 1);
+        let visible = match &config.visible_devices {
+            Some(list) => visible_devices(list, &gpus.iter().map(|(node, _)| uuid(*node)).collect::<Vec<_>>()),
+            None => (0..gpus.len()).collect(),
+        };
         let mut pools = Vec::new();
-        let agents = config
-            .agents
-            .iter()
-            .enumerate()
-            .map(|(index, agent)| {
-                let mut pool_indices = [0; 3];
-                for (slot, (kind, size)) in [
-                    (PoolKind::DeviceLocal, agent.device_memory_bytes),
-                    (PoolKind::HostFineGrained, config.host_memory_bytes),
-                    (PoolKind::Kernarg, config.host_memory_bytes),
-                ]
-                .into_iter()
-                .enumerate()
-                {
-                    pool_indices[slot] = pools.len();
-                    pools.push(Pool::new(kind, index, size));
-                }
-                Agent {
-                    config: agent.clone(),
-                    pools: pool_indices,
-                    uuid: format!("GPU-50f7{:012x}", 0x00a9_eddc_0000u64 + index as u64),
-                }
-            })
-            .collect();
+        let mut agents = Vec::new();
+        let kinds = std::iter::once((0, AgentKind::Cpu)).chain(visible.into_iter().map(|index| (gpus[index].0, AgentKind::Gpu(gpus[index].1.clone()))));
+        // A runtime holds at most 64 agents: access grants are a 64-bit mask.
+        for (index, (node, kind)) in kinds.take(64).enumerate() {
+            let owned = match &kind {
+                AgentKind::Cpu => PoolKind::CPU.map(|kind| (kind, config.host_memory_bytes)),
+                AgentKind::Gpu(gpu) => PoolKind::GPU.map(|kind| {
+                    (kind, if kind == PoolKind::Group { super::memory::GROUP_BYTES } else { gpu.device_memory_bytes })
+                }),
+            };
+            let pool_indices = owned.map(|(kind, size)| {
+                pools.push(Pool::new(kind, index, size));
+                pools.len() - 1
+            });
+            let uuid = if node == 0 { "CPU-XX".to_string() } else { uuid(node) };
+            agents.push(Agent { kind, pools: pool_indices, uuid, node });
+        }
         Self {
             generation,
             config,
@@ -133,6 +147,7 @@ impl Runtime {
             allocations: Allocations::default(),
             queues: Mutex::new(HashMap::new()),
             executables: Executables::default(),
+            event_handlers: Mutex::new(Vec::new()),
         }
     }
 
@@ -160,6 +175,11 @@ impl Runtime {
         self.queues.lock().unwrap_or_else(|poison| poison.into_inner()).get(&address).cloned()
     }
 
+    /// The GPU agent at `index`.
+    pub fn gpu(&self, index: usize) -> Option<&SoftAgentConfig> {
+        self.agents.get(index)?.gpu()
+    }
+
     fn tear_down(&self) {
         let queues: Vec<_> = self.queues.lock().unwrap_or_else(|poison| poison.into_inner()).drain().collect();
         for (_, queue) in queues {
@@ -167,5 +187,61 @@ impl Runtime {
         }
         self.executables.clear();
         self.allocations.free_all();
+    }
+}
+
+/// ROCr's `ROCR_VISIBLE_DEVICES` (`RvdFilter`, `core/runtime/amd_filter_device.cpp`): the GPUs
+/// to expose, in the listed order. Tokens are comma-separated and trimmed; one starting with `G`
+/// is a UUID prefix (5 to 20 characters, case-insensitive, matching exactly one GPU), otherwise an
+/// index in `strtol` form (`0x` hex and `0` octal prefixes). The first invalid, out-of-range or
+/// duplicate token ends the list; an empty value exposes no GPU.
+pub(crate) fn visible_devices(list: &str, uuids: &[String]) -> Vec<usize> {
+    let mut chosen = Vec::new();
+    for token in list.split(',').map(|token| token.trim().to_ascii_uppercase()) {
+        let index = if token.starts_with('G') {
+            let matches: Vec<usize> = (5..=20)
+                .contains(&token.len())
+                .then(|| uuids.iter().enumerate().filter(|(_, uuid)| uuid.to_ascii_uppercase().starts_with(&token)).map(|(index, _)| index).collect())
+                .unwrap_or_default();
+            if matches.len() == 1 { Some(matches[0]) } else { None }
+        } else {
+            parse_c_integer(&token)
+        };
+        match index {
+            Some(index) if index < uuids.len() && !chosen.contains(&index) => chosen.push(index),
+            _ => break,
+        }
+    }
+    chosen
+}
+
+/// `strtol(text, &end, 0)` for a whole token: decimal, `0x` hex or leading-`0` octal.
+fn parse_c_integer(text: &str) -> Option<usize> {
+    if let Some(hex) = text.strip_prefix("0X") {
+        usize::from_str_radix(hex, 16).ok()
+    } else if text.len() > 1 && text.starts_with('0') {
+        usize::from_str_radix(&text[1..], 8).ok()
+    } else {
+        text.parse().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::visible_devices;
+
+    #[test]
+    fn visible_devices_filter_and_order_as_rocr_does() {
+        let uuids: Vec<String> = ["GPU-aaaa000000000001", "GPU-bbbb000000000002", "GPU-bbbb000000000003"].map(String::from).to_vec();
+        assert_eq!(visible_devices("2,0", &uuids), [2, 0]);
+        assert_eq!(visible_devices(" 0x1 , 0", &uuids), [1, 0]);
+        assert_eq!(visible_devices("GPU-AAAA", &uuids), [0]);
+        assert_eq!(visible_devices("gpu-bbbb000000000003,1", &uuids), [2, 1]);
+        // An ambiguous prefix, an out-of-range index, a duplicate or junk ends the list.
+        assert_eq!(visible_devices("1,GPU-BBBB,0", &uuids), [1]);
+        assert_eq!(visible_devices("0,7,1", &uuids), [0]);
+        assert_eq!(visible_devices("0,0,1", &uuids), [0]);
+        assert_eq!(visible_devices("1,x,0", &uuids), [1]);
+        assert_eq!(visible_devices("", &uuids), Vec::<usize>::new());
     }
 }

@@ -44,8 +44,37 @@ static CHUNKS: [Chunk; MAX_CHUNKS] = [const { Chunk { base: AtomicUsize::new(0) 
 static CHUNK_COUNT: AtomicUsize = AtomicUsize::new(0);
 static FREE_SLOTS: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
-/// Takes a free slot (growing the slab if needed) and initializes it.
-pub(crate) fn create(kind: i64, value: i64) -> Option<&'static SignalSlot> {
+/// KFD's per-process event limit (`KFD_SIGNAL_EVENT_LIMIT`, Linux
+/// `include/uapi/linux/kfd_ioctl.h`). ROCr gives each interrupt signal (what `hsa_signal_create`
+/// makes unless told the signal is GPU-only) one event; once KFD refuses, ROCr creates further
+/// interrupt signals without an event (`event_id` 0), silently, and their waits poll.
+pub const EVENT_LIMIT: u32 = 4096;
+static EVENTS_IN_USE: AtomicU32 = AtomicU32::new(0);
+static SIGNALS_WITHOUT_EVENT: AtomicUsize = AtomicUsize::new(0);
+
+/// The process's event use: (events held by live interrupt signals, interrupt signals created
+/// after the limit was reached, which ROCr would leave without an event).
+pub fn interrupt_events() -> (u32, usize) {
+    (EVENTS_IN_USE.load(Ordering::Acquire), SIGNALS_WITHOUT_EVENT.load(Ordering::Acquire))
+}
+
+/// Takes one event, or reports the overflow and returns 0 (no event), as ROCr does.
+fn take_event() -> u32 {
+    let taken = EVENTS_IN_USE.fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| (used < EVENT_LIMIT).then_some(used + 1));
+    match taken {
+        Ok(used) => used + 1,
+        Err(_) => {
+            if SIGNALS_WITHOUT_EVENT.fetch_add(1, Ordering::AcqRel) == 0 {
+                tracing::warn!(limit = EVENT_LIMIT, "soft runtime: interrupt signals exceed KFD's event limit; ROCr would create them without events");
+            }
+            0
+        }
+    }
+}
+
+/// Takes a free slot (growing the slab if needed) and initializes it. An `interrupt` signal
+/// takes one of the process's events (see [`EVENT_LIMIT`]).
+pub(crate) fn create(kind: i64, value: i64, interrupt: bool) -> Option<&'static SignalSlot> {
     let mut free = FREE_SLOTS.lock().unwrap_or_else(|poison| poison.into_inner());
     if free.is_empty() {
         grow(&mut free)?;
@@ -64,7 +93,7 @@ pub(crate) fn create(kind: i64, value: i64) -> Option<&'static SignalSlot> {
         (*amd).end_ts = 0;
         (*amd).queue_ptr = 0;
         (*amd).event_mailbox_ptr = 0;
-        (*amd).event_id = 0;
+        (*amd).event_id = if interrupt { take_event() } else { 0 };
         AmdSignal::value_atomic(amd).store(value, Ordering::Release);
     }
     slot.live.store(true, Ordering::Release);
@@ -115,6 +144,9 @@ pub(crate) fn slot(handle: u64) -> Option<&'static SignalSlot> {
 pub(crate) fn destroy(handle: u64) -> bool {
     let Some(slot) = slot(handle) else { return false };
     if slot.live.swap(false, Ordering::AcqRel) {
+        if slot.amd.event_id != 0 {
+            EVENTS_IN_USE.fetch_sub(1, Ordering::AcqRel);
+        }
         slot.wake_all();
         FREE_SLOTS.lock().unwrap_or_else(|poison| poison.into_inner()).push(handle as usize);
         true
@@ -262,7 +294,7 @@ mod tests {
     fn garbage_and_stale_handles_are_rejected() {
         assert!(slot(0).is_none());
         assert!(slot(8).is_none());
-        let created = create(SignalKind::USER, 3).expect("slot");
+        let created = create(SignalKind::USER, 3, true).expect("slot");
         let handle = created.handle();
         assert!(slot(handle + 8).is_none(), "interior addresses are not handles");
         assert!(destroy(handle));
@@ -272,7 +304,7 @@ mod tests {
 
     #[test]
     fn waiter_wakes_on_update() {
-        let signal = create(SignalKind::USER, 1).expect("slot");
+        let signal = create(SignalKind::USER, 1, true).expect("slot");
         let handle = signal.handle();
         let waiter = std::thread::spawn(move || {
             let signal = slot(handle).expect("live");
@@ -288,7 +320,7 @@ mod tests {
 
     #[test]
     fn wait_times_out() {
-        let signal = create(SignalKind::USER, 1).expect("slot");
+        let signal = create(SignalKind::USER, 1, true).expect("slot");
         let start = Instant::now();
         let result = wait_until(&[signal], |_, value| value == 0, Some(start + Duration::from_millis(30)), SPIN_BEFORE_PARK, &|| false);
         assert_eq!(result, None);

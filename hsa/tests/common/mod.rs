@@ -105,11 +105,11 @@ impl Client {
     pub fn new() -> Self {
         aqueduct_hsa::soft::register_kernels(&TEST_KERNELS);
         let hsa = Hsa::soft_current().expect("soft runtime initializes");
-        let agent = hsa.agents().expect("agents")[0];
+        let agent = hsa.gpu_agents().expect("agents")[0].agent;
         let pools = hsa.pools(agent).expect("pools");
-        let find = |kind| pools.iter().find(|pool| pool.kind == kind).expect("pool kind").pool;
-        let device_pool = find(PoolKindInfo::CoarseGrained);
-        let kernarg_pool = find(PoolKindInfo::Kernarg);
+        let device_pool = pools.iter().find(|pool| pool.kind == PoolKindInfo::CoarseGrained).expect("device pool").pool;
+        // Kernarg memory is the CPU agent's, mapped for the GPU by `kernargs` below.
+        let kernarg_pool = hsa.host_pool(PoolKindInfo::Kernarg).expect("kernarg pool").pool;
         Self { hsa, agent, device_pool, kernarg_pool }
     }
 
@@ -121,7 +121,7 @@ impl Client {
         // SAFETY: tests pass null or a pointer to a static AtomicU32, valid for the whole run.
         let raw = unsafe { self.hsa.queue_create(self.agent, packets, Some(record_queue_error), data) }.expect("queue");
         // SAFETY: the queue was just created and tests never use it after destroying it.
-        Queue { raw, ring: unsafe { AqlRing::new(raw) } }
+        Queue { raw, ring: unsafe { AqlRing::new(raw, self.hsa.api()) } }
     }
 
     pub fn kernel(&self, code_object: &[u8], symbol: &str) -> KernelSymbol {
@@ -137,6 +137,7 @@ impl Client {
 
     pub fn kernargs(&self, bytes: &[u8]) -> u64 {
         let pointer = self.hsa.allocate(self.kernarg_pool, bytes.len().max(64)).expect("kernarg allocation");
+        self.hsa.allow_access(&[self.agent], pointer).expect("kernargs mapped for the GPU");
         // SAFETY: the allocation holds at least `bytes.len()` bytes.
         unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), pointer, bytes.len()) };
         pointer as u64

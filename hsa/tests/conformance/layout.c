@@ -145,6 +145,23 @@ static void queues_and_signals(void) {
   FIELD(amd_signal_t, reserved2);
   FIELD(amd_signal_t, reserved3);
 
+  TYPE(hsa_amd_memory_pool_link_info_t);
+  FIELD(hsa_amd_memory_pool_link_info_t, min_latency);
+  FIELD(hsa_amd_memory_pool_link_info_t, max_latency);
+  FIELD(hsa_amd_memory_pool_link_info_t, min_bandwidth);
+  FIELD(hsa_amd_memory_pool_link_info_t, max_bandwidth);
+  FIELD(hsa_amd_memory_pool_link_info_t, atomic_support_32bit);
+  FIELD(hsa_amd_memory_pool_link_info_t, atomic_support_64bit);
+  FIELD(hsa_amd_memory_pool_link_info_t, coherent_support);
+  FIELD(hsa_amd_memory_pool_link_info_t, link_type);
+  FIELD(hsa_amd_memory_pool_link_info_t, numa_distance);
+  TYPE(hsa_amd_gpu_memory_fault_info_t);
+  FIELD(hsa_amd_gpu_memory_fault_info_t, agent);
+  FIELD(hsa_amd_gpu_memory_fault_info_t, virtual_address);
+  FIELD(hsa_amd_gpu_memory_fault_info_t, fault_reason_mask);
+  TYPE(hsa_amd_event_t);
+  FIELD(hsa_amd_event_t, event_type);
+  FIELD(hsa_amd_event_t, memory_fault);
   TYPE(hsa_amd_profiling_dispatch_time_t);
   FIELD(hsa_amd_profiling_dispatch_time_t, start);
   FIELD(hsa_amd_profiling_dispatch_time_t, end);
@@ -312,6 +329,25 @@ static void enums(void) {
   ENUM(HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT);
   ENUM(HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED);
   ENUM(HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED);
+
+  ENUM(HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS);
+  ENUM(HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS);
+  ENUM(HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO);
+  ENUM(HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED);
+  ENUM(HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT);
+  ENUM(HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT);
+  ENUM(HSA_AMD_LINK_INFO_TYPE_HYPERTRANSPORT);
+  ENUM(HSA_AMD_LINK_INFO_TYPE_QPI);
+  ENUM(HSA_AMD_LINK_INFO_TYPE_PCIE);
+  ENUM(HSA_AMD_LINK_INFO_TYPE_INFINBAND);
+  ENUM(HSA_AMD_LINK_INFO_TYPE_XGMI);
+  ENUM(HSA_AMD_GPU_MEMORY_FAULT_EVENT);
+  ENUM(HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT);
+  ENUM(HSA_AMD_MEMORY_FAULT_READ_ONLY);
+  ENUM(HSA_AMD_MEMORY_FAULT_NX);
+  ENUM(HSA_AMD_MEMORY_FAULT_HOST_ONLY);
+  ENUM(HSA_AMD_SIGNAL_AMD_GPU_ONLY);
+  ENUM(HSA_AMD_SIGNAL_IPC);
 
   ENUM(HSA_PROFILE_BASE);
   ENUM(HSA_PROFILE_FULL);
