@@ -13,10 +13,13 @@ fn info_names_the_provider_the_reason_the_agents_and_the_pools() {
     assert!(ok, "{stderr}");
     assert!(stdout.contains("Provider: soft"), "{stdout}");
     assert!(stdout.contains("Reason:"), "{stdout}");
-    assert!(stdout.contains("ISA:            amdgcn-amd-amdhsa--gfx1100"), "{stdout}");
-    assert!(stdout.contains("device-local (coarse-grained)"), "{stdout}");
-    assert!(stdout.contains("kernarg (fine-grained)"), "{stdout}");
-    assert!(stdout.contains("Queues:         up to 128 queues of 4..=131072 packets"), "{stdout}");
+    // rocminfo's shape: the CPU agent with the system pools, then the GPU.
+    let agents = aqueduct::info::parse_rocminfo(&stdout);
+    assert_eq!(agents.iter().map(|agent| agent.field("Device Type")).collect::<Vec<_>>(), [Some("CPU"), Some("GPU")], "{stdout}");
+    assert!(stdout.contains("Segment:                 GLOBAL; FLAGS: KERNARG, FINE GRAINED"), "{stdout}");
+    assert!(stdout.contains("Segment:                 GROUP"), "{stdout}");
+    assert_eq!(agents[1].isas, ["amdgcn-amd-amdhsa--gfx1100"], "{stdout}");
+    assert_eq!(agents[1].field("Queue Min Size"), Some("64(0x40)"), "{stdout}");
 }
 
 #[test]

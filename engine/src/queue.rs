@@ -83,10 +83,11 @@ impl Queue {
     pub(crate) fn create(device: &Arc<DeviceShared>, agent: usize) -> EngineResult<Self> {
         let state = device.agent(agent)?;
         let config = &device.config;
-        if config.queue_packets > state.info.queue_max_packets {
+        let (min, max) = (state.info.queue_min_packets, state.info.queue_max_packets);
+        if !(min..=max).contains(&config.queue_packets) {
             return Err(EngineError::InvalidArgument {
                 what: "queue_packets",
-                reason: format!("{} exceeds the agent's maximum of {}", config.queue_packets, state.info.queue_max_packets),
+                reason: format!("{} is outside the agent's queue sizes {min}..={max}", config.queue_packets),
             });
         }
         let index = device

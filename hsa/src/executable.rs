@@ -69,6 +69,17 @@ impl From<HsaError> for ExecutableError {
     }
 }
 
+/// Per-work-item stack given to a kernel with a dynamic call stack: its reported private
+/// segment size is only the minimum (AMDGPUUsage, code object v5: "the runtime is expected to
+/// adjust this if the amdhsa_uses_dynamic_stack bit is set"). 1024 bytes is HIP's default
+/// (`stack_size_` in rocclr's `device.hpp`, applied in `rocvirtual.cpp`'s dispatch).
+pub const DYNAMIC_STACK_BYTES: u32 = 1024;
+
+/// The private segment size a dispatch of `symbol` must request.
+pub fn private_segment_size(symbol: &crate::KernelSymbol) -> u32 {
+    if symbol.dynamic_callstack { symbol.private_segment_size.max(DYNAMIC_STACK_BYTES) } else { symbol.private_segment_size }
+}
+
 /// A frozen executable on one agent. Destroyed on drop.
 pub struct Executable {
     api: &'static HsaApi,
@@ -95,9 +106,11 @@ impl Executable {
                 symbol: kernel.symbol.clone(),
                 kernel_object: symbol.kernel_object,
                 kernarg_size: symbol.kernarg_segment_size,
-                kernarg_alignment: symbol.kernarg_segment_alignment,
+                // ROCr reports 16 for every code-object v3+ symbol, whatever the kernel needs;
+                // the metadata's `.kernarg_segment_align` is the kernel's real requirement.
+                kernarg_alignment: kernel.kernarg_segment_align,
                 group_segment_size: symbol.group_segment_size,
-                private_segment_size: symbol.private_segment_size,
+                private_segment_size: private_segment_size(&symbol),
                 wavefront_size: kernel.wavefront_size,
                 required_workgroup_size: kernel.reqd_workgroup_size,
                 max_workgroup_size: kernel.max_flat_workgroup_size,

@@ -385,6 +385,13 @@ impl Hsa {
             kernarg_segment_alignment: get(symbol_info::KERNEL_KERNARG_SEGMENT_ALIGNMENT)?,
             group_segment_size: get(symbol_info::KERNEL_GROUP_SEGMENT_SIZE)?,
             private_segment_size: get(symbol_info::KERNEL_PRIVATE_SEGMENT_SIZE)?,
+            dynamic_callstack: {
+                // SAFETY: DYNAMIC_CALLSTACK is a bool attribute.
+                let flag: u8 = self.info("hsa_executable_symbol_get_info", |out| unsafe {
+                    (self.api.hsa_executable_symbol_get_info)(handle, symbol_info::KERNEL_DYNAMIC_CALLSTACK, out)
+                })?;
+                flag != 0
+            },
         })
     }
 
@@ -408,6 +415,9 @@ pub struct KernelSymbol {
     pub kernarg_segment_alignment: u32,
     pub group_segment_size: u32,
     pub private_segment_size: u32,
+    /// `HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK`: the kernel's stack has no static
+    /// bound, so `private_segment_size` is only its minimum.
+    pub dynamic_callstack: bool,
 }
 
 impl KernelSymbol {

@@ -40,7 +40,11 @@ fn accumulate_lists_exactly_its_four_explicit_args_on_both_targets() {
     }
     let executable = Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
     let accumulate = executable.kernel("accumulate").expect("by name");
+    // The alignment is the metadata's 8, not the 16 ROCr (and the soft runtime) report for the
+    // symbol of every code-object v3+ kernel.
     assert_eq!((accumulate.kernarg_size, accumulate.kernarg_alignment), (24, 8));
+    let symbol = client.hsa.kernel_symbol(executable.handle(), client.agent, "accumulate.kd").expect("symbol");
+    assert_eq!(symbol.kernarg_segment_alignment, 16);
     assert_eq!(kernargs_accumulate(core::ptr::null_mut(), core::ptr::null(), 0, 0).len(), 24);
 }
 
@@ -55,6 +59,7 @@ fn accumulate_runs_serially_in_work_item_zero_with_wrapping_arithmetic() {
         kernarg_segment_alignment: kernel.kernarg_alignment,
         group_segment_size: kernel.group_segment_size,
         private_segment_size: kernel.private_segment_size,
+        dynamic_callstack: false,
     };
     let queue = client.queue(16);
     let out = client.alloc_u32(6);
@@ -82,6 +87,7 @@ fn a_descriptor_dispatches_to_the_registered_cpu_kernel() {
         kernarg_segment_alignment: store.kernarg_alignment,
         group_segment_size: store.group_segment_size,
         private_segment_size: store.private_segment_size,
+        dynamic_callstack: false,
     };
     let queue = client.queue(16);
     let out = client.alloc_u32(10);
@@ -118,4 +124,21 @@ fn garbage_is_a_typed_code_object_error() {
     let client = Client::new();
     let error = Executable::load(&client.hsa, client.agent, &[0x7F, b'E', b'L', b'F', 2, 1, 1]).err().expect("truncated ELF");
     assert!(matches!(error, ExecutableError::CodeObject(_)), "{error:?}");
+}
+
+#[test]
+fn a_dynamic_call_stack_gets_at_least_the_default_stack() {
+    let base = aqueduct_hsa::KernelSymbol {
+        kernel_object: 1,
+        kernarg_segment_size: 0,
+        kernarg_segment_alignment: 16,
+        group_segment_size: 0,
+        private_segment_size: 96,
+        dynamic_callstack: false,
+    };
+    assert_eq!(aqueduct_hsa::executable::private_segment_size(&base), 96);
+    let dynamic = aqueduct_hsa::KernelSymbol { dynamic_callstack: true, ..base };
+    assert_eq!(aqueduct_hsa::executable::private_segment_size(&dynamic), aqueduct_hsa::executable::DYNAMIC_STACK_BYTES);
+    let large = aqueduct_hsa::KernelSymbol { private_segment_size: 4096, ..dynamic };
+    assert_eq!(aqueduct_hsa::executable::private_segment_size(&large), 4096);
 }

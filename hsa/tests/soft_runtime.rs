@@ -244,9 +244,11 @@ fn retire_only_mode_retires_without_running_kernels() {
     let queue = client.queue(16);
     soft::set_queue_mode(queue.raw, ExecutionMode::RetireOnly).expect("mode");
     let done = client.signal(3);
+    // The command processor still reads kernargs from mapped memory, whether or not kernels run.
+    let kernarg = client.kernargs(&[0; 64]);
     for _ in 0..3 {
         let id = queue.reserve_spinning();
-        queue.publish(id, &dispatch_packet(&kernel, 64, 64, 0, done), dispatch_header(true), 1);
+        queue.publish(id, &dispatch_packet(&kernel, 64, 64, kernarg, done), dispatch_header(true), 1);
         queue.ring(id);
     }
     assert_eq!(client.wait_eq(done, 0, 10_000), 0);

@@ -24,7 +24,8 @@ pub fn engine_with(config: EngineConfig) -> Engine {
     aqueduct_hsa::soft::register_kernels(&TEST_KERNELS);
     Engine::with_config(EngineConfig {
         device: "soft".parse().unwrap(),
-        soft: SoftConfig { default_mode: ExecutionMode::Relaxed, ..config.soft.clone() },
+        // Tiny rings (4 to 16 packets) make backpressure easy to reach; ROCr's minimum is 64.
+        soft: SoftConfig { default_mode: ExecutionMode::Relaxed, queue_min_packets: 4, ..config.soft.clone() },
         ..config
     })
     .expect("soft engine")

@@ -63,6 +63,10 @@ pub struct SoftConfig {
     pub default_mode: ExecutionMode,
     /// Largest queue, in packets (`HSA_AGENT_INFO_QUEUE_MAX_SIZE`).
     pub queue_max_packets: u32,
+    /// Smallest queue, in packets (`HSA_AGENT_INFO_QUEUE_MIN_SIZE`): ROCr's 64 by default.
+    /// Backpressure tests lower it to build tiny rings; that is a deviation from ROCr they opt
+    /// into, never the default.
+    pub queue_min_packets: u32,
     /// Size of each of the CPU agent's system pools, in bytes.
     pub host_memory_bytes: u64,
     /// Queues hand out USER-kind doorbell signals, as queues wrapped by a tool (ROCr's
@@ -79,6 +83,7 @@ impl Default for SoftConfig {
             cpu_name: "aqueduct soft CPU".into(),
             default_mode: ExecutionMode::Strict,
             queue_max_packets: 1 << 17,
+            queue_min_packets: super::queue::MIN_PACKETS,
             host_memory_bytes: 16 << 30,
             intercepted_doorbells: false,
         }

@@ -176,7 +176,7 @@ pub unsafe extern "C" fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_a
                 agent_info::GRID_MAX_DIM => put(value, [u32::MAX; 3]),
                 agent_info::GRID_MAX_SIZE => put(value, u32::MAX),
                 agent_info::QUEUES_MAX => put(value, 128u32),
-                agent_info::QUEUE_MIN_SIZE => put(value, super::queue::MIN_PACKETS),
+                agent_info::QUEUE_MIN_SIZE => put(value, runtime.config.queue_min_packets),
                 agent_info::QUEUE_MAX_SIZE => put(value, runtime.config.queue_max_packets),
                 agent_info::QUEUE_TYPE => put(value, enums::QUEUE_TYPE_MULTI),
                 agent_info::NODE => put(value, agent.node),
@@ -408,7 +408,7 @@ pub unsafe extern "C" fn hsa_queue_create(
     if agent.is_cpu() {
         return status::ERROR; // ROCr's `CpuAgent::QueueCreate`: no AQL packet processor
     }
-    if queue.is_null() || !size.is_power_of_two() || size < super::queue::MIN_PACKETS || size > runtime.config.queue_max_packets {
+    if queue.is_null() || !size.is_power_of_two() || size < runtime.config.queue_min_packets.max(1) || size > runtime.config.queue_max_packets {
         return status::ERROR_INVALID_ARGUMENT;
     }
     if type_ != enums::QUEUE_TYPE_MULTI && type_ != enums::QUEUE_TYPE_SINGLE {
@@ -763,10 +763,11 @@ pub unsafe extern "C" fn hsa_executable_symbol_get_info(executable_symbol: hsa_e
                 symbol_info::AGENT => put(value, hsa_agent_t { handle: runtime.handle(Tag::Agent, kernel.agent_index as u64) }),
                 symbol_info::KERNEL_OBJECT => put(value, kernel.kernel_object()),
                 symbol_info::KERNEL_KERNARG_SEGMENT_SIZE => put(value, metadata.kernarg_segment_size),
-                symbol_info::KERNEL_KERNARG_SEGMENT_ALIGNMENT => put(value, metadata.kernarg_segment_align),
+                // ROCr: 16 for every code-object v3+ kernel, whatever the metadata says.
+                symbol_info::KERNEL_KERNARG_SEGMENT_ALIGNMENT => put(value, 16u32),
                 symbol_info::KERNEL_GROUP_SEGMENT_SIZE => put(value, metadata.group_segment_fixed_size),
                 symbol_info::KERNEL_PRIVATE_SEGMENT_SIZE => put(value, metadata.private_segment_fixed_size),
-                symbol_info::KERNEL_DYNAMIC_CALLSTACK => put(value, false),
+                symbol_info::KERNEL_DYNAMIC_CALLSTACK => put(value, kernel.uses_dynamic_stack()),
                 _ => status::ERROR_INVALID_ARGUMENT,
             }
         }

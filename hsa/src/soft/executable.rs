@@ -47,6 +47,12 @@ impl LoadedKernel {
     pub fn kernel_object(&self) -> u64 {
         &*self.descriptor as *const KernelDescriptor as u64
     }
+
+    /// The descriptor's `USES_DYNAMIC_STACK` bit, as ROCr reads it for
+    /// `HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK`.
+    pub fn uses_dynamic_stack(&self) -> bool {
+        self.descriptor.kernel_code_properties & aqueduct_abi::kernel_descriptor::kernel_code_properties::USES_DYNAMIC_STACK != 0
+    }
 }
 
 #[derive(Default)]

@@ -19,6 +19,9 @@ pub enum Fault {
     Stall,
     /// The packet takes at least this long.
     Slow(Duration),
+    /// The packet touches `address`, which its agent may not access: a GPU memory fault,
+    /// raised to the system event handlers (not the queue callback), as ROCr raises one.
+    MemoryFault { address: u64 },
 }
 
 /// Why a control call was refused.

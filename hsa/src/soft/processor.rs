@@ -146,6 +146,10 @@ fn apply_fault(queue: &SoftQueue, id: u64) -> PacketResult {
     match fault {
         None => Ok(()),
         Some(Fault::KernelFault { status }) => Err((status, format!("injected kernel fault at packet {id}"))),
+        Some(Fault::MemoryFault { address }) => {
+            *queue.memory_fault.lock().unwrap_or_else(|poison| poison.into_inner()) = Some((address, crate::sys::amd_event::FAULT_PAGE_NOT_PRESENT));
+            Err((status::ERROR_MEMORY_FAULT, format!("injected memory fault at {address:#x}, packet {id}")))
+        }
         Some(Fault::Stall) => {
             let releases = queue.stall_releases.load(Ordering::Acquire);
             while queue.stall_releases.load(Ordering::Acquire) == releases && !queue.stop.load(Ordering::Acquire) {

@@ -25,8 +25,10 @@ struct Ring {
 #[repr(C, align(64))]
 pub(crate) struct DoorbellWord(pub AtomicU64);
 
-/// Smallest queue the soft runtime accepts; tiny rings make backpressure easy to test.
-pub(crate) const MIN_PACKETS: u32 = 4;
+/// Smallest queue ROCr accepts (`HSA_AGENT_INFO_QUEUE_MIN_SIZE`: 0x40 in ROCm 5.x–6.x's
+/// `GpuAgent`, "Queue Min Size: 64(0x40)" in rocminfo-gfx1100.txt); older ROCr refused below
+/// 0x1000. The default of [`super::config::SoftConfig::queue_min_packets`].
+pub(crate) const MIN_PACKETS: u32 = 64;
 
 /// The doorbell value before anything was rung.
 pub(crate) const DOORBELL_NEVER_RUNG: u64 = u64::MAX;

@@ -104,6 +104,8 @@ pub struct Client {
 impl Client {
     pub fn new() -> Self {
         aqueduct_hsa::soft::register_kernels(&TEST_KERNELS);
+        // Tiny rings make a full ring easy to reach; ROCr's minimum is 64 packets.
+        aqueduct_hsa::soft::configure(aqueduct_hsa::soft::SoftConfig { queue_min_packets: 4, ..Default::default() });
         let hsa = Hsa::soft_current().expect("soft runtime initializes");
         let agent = hsa.gpu_agents().expect("agents")[0].agent;
         let pools = hsa.pools(agent).expect("pools");
