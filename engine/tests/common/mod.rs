@@ -21,7 +21,7 @@ pub fn engine(strategy: WaitStrategy) -> Engine {
 }
 
 pub fn engine_with(config: EngineConfig) -> Engine {
-    aqueduct_hsa::soft::register_kernels(&TEST_KERNELS);
+    hsa_common::register_test_kernels();
     Engine::with_config(EngineConfig {
         device: "soft".parse().unwrap(),
         soft: SoftConfig { default_mode: ExecutionMode::Relaxed, ..config.soft.clone() },

@@ -3,6 +3,7 @@
 //! Set it with [`configure`] before `hsa_init`; it takes effect at the next initialization (when
 //! the init count goes from 0 to 1), exactly as ROCr reads its environment at init.
 
+use std::ops::RangeInclusive;
 use std::sync::Mutex;
 
 /// How a queue's packet processor treats packets.
@@ -58,6 +59,12 @@ pub struct SoftConfig {
     pub queue_max_packets: u32,
     /// Size of the host fine-grained and kernarg pools, in bytes.
     pub host_memory_bytes: u64,
+    /// Code-object major versions the loader accepts; a load of another version fails with
+    /// HSA_STATUS_ERROR_INVALID_CODE_OBJECT, as ROCr's does. Default 1..=6: ROCr's loader
+    /// (`ExecutableImpl::LoadCodeObject` in loader/executable.cpp) refuses `majorVersion < 1 ||
+    /// majorVersion > 6`; before early 2024 its bound was 5, so `4..=5` models an older ROCr.
+    /// (This runtime's parser reads v4 to v6 only, so v1 to v3 fail earlier, at reader creation.)
+    pub code_object_versions: RangeInclusive<u32>,
 }
 
 impl Default for SoftConfig {
@@ -67,6 +74,7 @@ impl Default for SoftConfig {
             default_mode: ExecutionMode::Strict,
             queue_max_packets: 1 << 17,
             host_memory_bytes: 16 << 30,
+            code_object_versions: 1..=6,
         }
     }
 }
