@@ -117,6 +117,12 @@ impl Client {
     }
 
     pub fn for_agent(index: usize) -> Self {
+        Self::loading(index, None)
+    }
+
+    /// A client whose builtin kernels come from `code_object` (the device-library bytes selected
+    /// for the agent when `None`).
+    pub fn loading(index: usize, code_object: Option<&'static [u8]>) -> Self {
         for (id, kernels) in aqueduct_builtins::soft_registrations() {
             aqueduct_hsa::soft::register_kernels(id, kernels);
         }
@@ -131,7 +137,7 @@ impl Client {
         let library = DeviceLibrary::select(&isa).unwrap_or_else(|error| panic!("{isa}: {error}"));
         let agent = info.agent;
         let executable = hsa
-            .load_executable(agent, library.code_object)
+            .load_executable(agent, code_object.unwrap_or(library.code_object))
             .expect("device library loads");
         let kernels = Builtin::ALL
             .into_iter()
