@@ -81,9 +81,8 @@ fn toc_matches_targets_txt_and_every_file_exists() {
 #[test]
 fn every_code_object_is_built_for_its_listed_target_and_version() {
     for (target, version) in listed() {
-        let code_object =
-            CodeObject::parse(DeviceLibrary::code_object(&target).expect("embedded"))
-                .expect("parses");
+        let code_object = CodeObject::parse(DeviceLibrary::code_object(&target).expect("embedded"))
+            .expect("parses");
         assert_eq!(code_object.target().to_string(), target);
         assert_eq!(
             code_object.abi_version().code_object_version(),
@@ -163,7 +162,11 @@ fn host_builds_read_the_kernarg_layout_every_code_object_declares() {
                 .expect("C kernels declare their layout")
                 .iter()
                 .map(|arg| {
-                    let kind = if arg.is_pointer() { ArgKind::Pointer } else { ArgKind::Value };
+                    let kind = if arg.is_pointer() {
+                        ArgKind::Pointer
+                    } else {
+                        ArgKind::Value
+                    };
                     (arg.offset, arg.size, kind)
                 })
                 .collect();

@@ -19,7 +19,9 @@ use common::{Client, SENTINEL};
 fn altered_library() -> &'static [u8] {
     static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
     BYTES.get_or_init(|| {
-        let mut bytes = DeviceLibrary::code_object("gfx1100").expect("embedded").to_vec();
+        let mut bytes = DeviceLibrary::code_object("gfx1100")
+            .expect("embedded")
+            .to_vec();
         bytes.extend_from_slice(b"\0aqueduct: same kernels, other bytes");
         bytes
     })
@@ -63,7 +65,12 @@ fn a_code_object_without_host_builds_loads_and_its_dispatch_names_kernel_and_cod
     assert_eq!(plan.kernel, Builtin::CopyX1);
     let (code, detail) = client.run_faulting(&plan);
     assert_eq!(code, status::ERROR_INVALID_CODE_SYMBOL, "{detail}");
-    for part in ["copy_x1.kd", &id.to_string(), "gfx1100", "no CPU implementation"] {
+    for part in [
+        "copy_x1.kd",
+        &id.to_string(),
+        "gfx1100",
+        "no CPU implementation",
+    ] {
         assert!(detail.contains(part), "`{part}` missing from: {detail}");
     }
 }
@@ -83,9 +90,24 @@ unsafe extern "C" fn marker(context: *const WorkgroupContext) {
 
 /// The fill layout (target, element_count, pattern) as a Rust kernel can declare it.
 static FILL_LAYOUT: [HostArg; 3] = [
-    HostArg { name: c"target".as_ptr(), offset: 0, size: 8, flags: HostArg::POINTER },
-    HostArg { name: c"element_count".as_ptr(), offset: 8, size: 8, flags: 0 },
-    HostArg { name: c"pattern".as_ptr(), offset: 16, size: 8, flags: 0 },
+    HostArg {
+        name: c"target".as_ptr(),
+        offset: 0,
+        size: 8,
+        flags: HostArg::POINTER,
+    },
+    HostArg {
+        name: c"element_count".as_ptr(),
+        offset: 8,
+        size: 8,
+        flags: 0,
+    },
+    HostArg {
+        name: c"pattern".as_ptr(),
+        offset: 16,
+        size: 8,
+        flags: 0,
+    },
 ];
 
 #[test]
@@ -93,7 +115,11 @@ fn the_same_symbol_in_other_bytes_gets_its_own_implementation() {
     let bytes = altered_library();
     aqueduct_hsa::soft::register_kernels(
         CodeObjectId::of(bytes),
-        &[SoftKernel { symbol: Builtin::FillX1.symbol(), function: marker, args: Some(&FILL_LAYOUT) }],
+        &[SoftKernel {
+            symbol: Builtin::FillX1.symbol(),
+            function: marker,
+            args: Some(&FILL_LAYOUT),
+        }],
     );
     // The embedded object still runs the C fill ...
     let original = fill_64(&Client::new());
@@ -112,13 +138,32 @@ fn a_host_build_whose_layout_disagrees_with_the_metadata_is_refused() {
     bytes.push(1);
     let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
     static WRONG: [HostArg; 3] = [
-        HostArg { name: c"target".as_ptr(), offset: 0, size: 8, flags: HostArg::POINTER },
-        HostArg { name: c"element_count".as_ptr(), offset: 8, size: 4, flags: 0 },
-        HostArg { name: c"pattern".as_ptr(), offset: 16, size: 8, flags: 0 },
+        HostArg {
+            name: c"target".as_ptr(),
+            offset: 0,
+            size: 8,
+            flags: HostArg::POINTER,
+        },
+        HostArg {
+            name: c"element_count".as_ptr(),
+            offset: 8,
+            size: 4,
+            flags: 0,
+        },
+        HostArg {
+            name: c"pattern".as_ptr(),
+            offset: 16,
+            size: 8,
+            flags: 0,
+        },
     ];
     aqueduct_hsa::soft::register_kernels(
         CodeObjectId::of(bytes),
-        &[SoftKernel { symbol: Builtin::FillX1.symbol(), function: marker, args: Some(&WRONG) }],
+        &[SoftKernel {
+            symbol: Builtin::FillX1.symbol(),
+            function: marker,
+            args: Some(&WRONG),
+        }],
     );
     let client = Client::loading(0, Some(bytes));
     let buffer = client.alloc(64);
@@ -126,6 +171,12 @@ fn a_host_build_whose_layout_disagrees_with_the_metadata_is_refused() {
     let plan = plan_fill(buffer.as_ptr() as u64, 63, 0x5A, 1).expect("valid");
     let (code, detail) = client.run_faulting(&plan);
     assert_eq!(code, status::ERROR_INVALID_CODE_SYMBOL, "{detail}");
-    assert!(detail.contains("fill_x1.kd") && detail.contains("metadata declares"), "{detail}");
-    assert!(buffer.iter().all(|byte| *byte == SENTINEL), "the refused kernel did not run");
+    assert!(
+        detail.contains("fill_x1.kd") && detail.contains("metadata declares"),
+        "{detail}"
+    );
+    assert!(
+        buffer.iter().all(|byte| *byte == SENTINEL),
+        "the refused kernel did not run"
+    );
 }

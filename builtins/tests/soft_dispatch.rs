@@ -422,8 +422,17 @@ fn random_fill_then_copy_matches_reference() {
 
 /// Runs `plans` and records which kernels actually dispatched work, so a test can assert that
 /// every kernel variant it meant to cover really ran.
-fn run_recording_kernels(client: &Client, plans: &[DispatchPlan], seen: &mut std::collections::BTreeSet<Builtin>) {
-    seen.extend(plans.iter().filter(|plan| !plan.is_noop()).map(|plan| plan.kernel));
+fn run_recording_kernels(
+    client: &Client,
+    plans: &[DispatchPlan],
+    seen: &mut std::collections::BTreeSet<Builtin>,
+) {
+    seen.extend(
+        plans
+            .iter()
+            .filter(|plan| !plan.is_noop())
+            .map(|plan| plan.kernel),
+    );
     client.run(plans);
 }
 
@@ -466,7 +475,11 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
             .enumerate()
             .map(|(case, &(count, offset))| {
                 let target = arena[case * slot + GUARD + offset..].as_ptr() as u64;
-                let args = FillArgs { target, element_count: count as u64, pattern };
+                let args = FillArgs {
+                    target,
+                    element_count: count as u64,
+                    pattern,
+                };
                 hand_plan(kernel, Kernargs::Fill(args), count)
             })
             .collect();
@@ -482,8 +495,11 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
         }
     }
     for &(kernel, width) in &copies {
-        let offsets: &[(usize, usize)] =
-            if width == 1 { &[(0, 0), (1, 5), (7, 2)] } else { &[(0, 0), (width, 2 * width)] };
+        let offsets: &[(usize, usize)] = if width == 1 {
+            &[(0, 0), (1, 5), (7, 2)]
+        } else {
+            &[(0, 0), (width, 2 * width)]
+        };
         let cases: Vec<(usize, (usize, usize))> = counts
             .iter()
             .flat_map(|&count| offsets.iter().map(move |&offsets| (count, offsets)))
@@ -496,7 +512,11 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
         targets.fill(SENTINEL);
         // copy_block_unaligned_x16 counts bytes and runs one work-item per 16-byte block.
         let work_items = |count: usize| {
-            if kernel == Builtin::CopyBlockUnalignedX16 { count.div_ceil(16) } else { count }
+            if kernel == Builtin::CopyBlockUnalignedX16 {
+                count.div_ceil(16)
+            } else {
+                count
+            }
         };
         let plans: Vec<DispatchPlan> = cases
             .iter()
@@ -523,7 +543,9 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
         }
     }
     // update_inline at odd offsets and lengths, including the full payload.
-    let data: Vec<u8> = (0..UPDATE_INLINE_MAX_BYTES).map(|k| source_byte(3, k)).collect();
+    let data: Vec<u8> = (0..UPDATE_INLINE_MAX_BYTES)
+        .map(|k| source_byte(3, k))
+        .collect();
     let lengths = [1usize, 5, 64, 65, UPDATE_INLINE_MAX_BYTES];
     let arena = client.alloc(slot * lengths.len());
     arena.fill(SENTINEL);
@@ -538,7 +560,12 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
     run_recording_kernels(&client, &plans, &mut seen);
     for (case, &length) in lengths.iter().enumerate() {
         let start = GUARD + case * 3 + 1;
-        check_slot(&arena[case * slot..][..slot], start..start + length, |k| data[k], "update");
+        check_slot(
+            &arena[case * slot..][..slot],
+            start..start + length,
+            |k| data[k],
+            "update",
+        );
     }
     // timestamp at an odd address, from a grid of several workgroups: one 8-byte write.
     let stamps = client.alloc(64);
@@ -547,12 +574,24 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
     let before = system_timestamp(&client);
     run_recording_kernels(
         &client,
-        &[hand_plan(Builtin::Timestamp, Kernargs::Timestamp(TimestampArgs { target }), 200)],
+        &[hand_plan(
+            Builtin::Timestamp,
+            Kernargs::Timestamp(TimestampArgs { target }),
+            200,
+        )],
         &mut seen,
     );
     let stamp = u64::from_le_bytes(stamps[GUARD - 13..][..8].try_into().expect("8 bytes"));
-    assert!(before <= stamp && stamp <= system_timestamp(&client), "{before} {stamp}");
-    assert!(stamps[..GUARD - 13].iter().chain(&stamps[GUARD - 5..]).all(|byte| *byte == SENTINEL));
+    assert!(
+        before <= stamp && stamp <= system_timestamp(&client),
+        "{before} {stamp}"
+    );
+    assert!(
+        stamps[..GUARD - 13]
+            .iter()
+            .chain(&stamps[GUARD - 5..])
+            .all(|byte| *byte == SENTINEL)
+    );
     // patch_indirect without hidden arguments (its one nullable pointer), grid of 3 workgroups.
     let arena = client.alloc(128);
     arena.fill(SENTINEL);
@@ -570,11 +609,24 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
     let mut patch = hand_plan(Builtin::PatchIndirect, Kernargs::PatchIndirect(args), 192);
     patch.workgroup_size = 64;
     run_recording_kernels(&client, &[patch], &mut seen);
-    let word = |offset: usize| u32::from_le_bytes(packet[offset..offset + 4].try_into().expect("4"));
-    assert_eq!([word(0), word(12), word(16), word(20)], [0x0001_1602, 15, 1, 1]);
-    assert!(packet[10..12].iter().chain(&packet[24..]).all(|byte| *byte == SENTINEL));
+    let word =
+        |offset: usize| u32::from_le_bytes(packet[offset..offset + 4].try_into().expect("4"));
+    assert_eq!(
+        [word(0), word(12), word(16), word(20)],
+        [0x0001_1602, 15, 1, 1]
+    );
+    assert!(
+        packet[10..12]
+            .iter()
+            .chain(&packet[24..])
+            .all(|byte| *byte == SENTINEL)
+    );
 
-    assert_eq!(seen, Builtin::ALL.into_iter().collect(), "every device-library kernel ran");
+    assert_eq!(
+        seen,
+        Builtin::ALL.into_iter().collect(),
+        "every device-library kernel ran"
+    );
 }
 
 /// A plan made by hand (not by the planner), so the sweep can pick each kernel and grid itself:
@@ -594,13 +646,29 @@ fn hand_plan(kernel: Builtin, kernargs: Kernargs, work_items: usize) -> Dispatch
 #[test]
 fn a_null_pointer_argument_faults_the_queue_naming_kernel_and_argument() {
     let cases = [
-        (Builtin::FillX1, Kernargs::Fill(FillArgs { target: 0, element_count: 4, pattern: 1 }), "target"),
         (
-            Builtin::CopyBlockX8,
-            Kernargs::Copy(CopyArgs { source: 0x1000, target: 0, element_count: 1 }),
+            Builtin::FillX1,
+            Kernargs::Fill(FillArgs {
+                target: 0,
+                element_count: 4,
+                pattern: 1,
+            }),
             "target",
         ),
-        (Builtin::Timestamp, Kernargs::Timestamp(TimestampArgs { target: 0 }), "target"),
+        (
+            Builtin::CopyBlockX8,
+            Kernargs::Copy(CopyArgs {
+                source: 0x1000,
+                target: 0,
+                element_count: 1,
+            }),
+            "target",
+        ),
+        (
+            Builtin::Timestamp,
+            Kernargs::Timestamp(TimestampArgs { target: 0 }),
+            "target",
+        ),
         (
             Builtin::PatchIndirect,
             Kernargs::PatchIndirect(PatchIndirectArgs {
@@ -617,9 +685,16 @@ fn a_null_pointer_argument_faults_the_queue_naming_kernel_and_argument() {
         // Each fault kills its queue: a fresh client per case.
         let client = Client::new();
         let (status, detail) = client.run_faulting(&hand_plan(kernel, kernargs, 1));
-        assert_eq!(status, aqueduct_hsa::sys::status::ERROR_MEMORY_APERTURE_VIOLATION, "{detail}");
+        assert_eq!(
+            status,
+            aqueduct_hsa::sys::status::ERROR_MEMORY_APERTURE_VIOLATION,
+            "{detail}"
+        );
         for part in [kernel.symbol(), "gfx1100", &format!("`{argument}`"), "null"] {
-            assert!(detail.contains(part), "{kernel}: `{part}` missing from: {detail}");
+            assert!(
+                detail.contains(part),
+                "{kernel}: `{part}` missing from: {detail}"
+            );
         }
     }
 }
