@@ -24,7 +24,7 @@ fn total(samples: impl Iterator<Item = Sample>) -> Duration {
 }
 
 fn command_buffers(c: &mut Criterion) {
-    aqueduct::hsa::soft::register_kernels(&aqueduct::bench::kernels::BENCH_CPU_KERNELS);
+    aqueduct::bench::kernels::register_bench_kernels();
     let engine = Engine::with_config(EngineConfig { device: "soft".parse().unwrap(), queue_packets: 16384, kernarg_ring_bytes: 4 << 20, ..EngineConfig::default() })
         .expect("soft engine");
     let rig = CommandBufferRig::new(engine.device().clone()).expect("command-buffer rig");

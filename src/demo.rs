@@ -2,49 +2,34 @@
 //! other through cross-queue semaphore waits (device-side barriers), with fills, copies, an
 //! update and an iota dispatch around it, and every element verified on the host.
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use aqueduct_abi::{KernelFault, SoftKernel, WorkgroupContext};
+use aqueduct_abi::{HostKernelRecord, SoftKernel};
+use aqueduct_codeobject::CodeObjectId;
 use aqueduct_engine::{Dispatch, Engine, EngineConfig, EngineError, MemoryKind, Queue, QueueStats};
 
 /// The demo kernels, built from `kernels/demo.c` by `kernels/regen.sh`.
 pub const DEMO_CODE_OBJECT: &[u8] = include_bytes!("../kernels/demo_gfx11-generic.hsaco");
 
-/// CPU twin of `iota(u32* out, u32 base, u32 count)`: kernargs out@0, base@8, count@12.
-unsafe fn iota(context: &WorkgroupContext) -> Result<(), KernelFault> {
-    // SAFETY: the dispatcher passes iota's kernarg segment, whose `out` holds `count` u32s.
-    unsafe {
-        let (out, base, count) = (context.kernarg::<u64>(0) as *mut u32, context.kernarg::<u32>(8), context.kernarg::<u32>(12));
-        let first = context.workgroup_id[0] * u32::from(context.workgroup_size[0]);
-        for index in first..first + context.active_size()[0] {
-            if index < count {
-                out.add(index as usize).write(base + index);
-            }
-        }
-    }
-    Ok(())
+unsafe extern "C" {
+    /// The host-kernel table of `kernels/demo.c`, compiled for the host by build.rs.
+    fn aq_demo_kernels(count: *mut u32) -> *const HostKernelRecord;
 }
 
-/// CPU twin of `saxpy(float* y, const float* x, float a, u32 count)`: y@0, x@8, a@16, count@20.
-unsafe fn saxpy(context: &WorkgroupContext) -> Result<(), KernelFault> {
-    // SAFETY: the dispatcher passes saxpy's kernarg segment; `y` and `x` hold `count` floats.
-    unsafe {
-        let y = context.kernarg::<u64>(0) as *mut f32;
-        let x = context.kernarg::<u64>(8) as *const f32;
-        let (a, count) = (context.kernarg::<f32>(16), context.kernarg::<u32>(20));
-        let first = context.workgroup_id[0] * u32::from(context.workgroup_size[0]);
-        for index in first..first + context.active_size()[0] {
-            if index < count {
-                let index = index as usize;
-                y.add(index).write(a * x.add(index).read() + y.add(index).read());
-            }
-        }
-    }
-    Ok(())
+/// The host builds of `iota` and `saxpy` (the same C as [`DEMO_CODE_OBJECT`]), for the soft
+/// runtime.
+pub fn demo_host_kernels() -> &'static [SoftKernel] {
+    static KERNELS: OnceLock<Vec<SoftKernel>> = OnceLock::new();
+    // SAFETY: `aq_demo_kernels` is the AQ_HOST_TABLE accessor of kernels/demo.c, linked into this
+    // crate by build.rs; its records are static.
+    KERNELS.get_or_init(|| unsafe { SoftKernel::from_table(aq_demo_kernels) })
 }
 
-pub const DEMO_CPU_KERNELS: [SoftKernel; 2] =
-    [SoftKernel { symbol: "iota.kd", function: iota }, SoftKernel { symbol: "saxpy.kd", function: saxpy }];
+/// Registers the demo's host kernels for [`DEMO_CODE_OBJECT`] with the soft runtime.
+pub fn register_demo_kernels() {
+    aqueduct_hsa::soft::register_kernels(CodeObjectId::of(DEMO_CODE_OBJECT), demo_host_kernels());
+}
 
 /// Elements per buffer.
 pub const ELEMENTS: u32 = 4096;
@@ -138,7 +123,7 @@ pub fn run_on(spec: &str, handoffs: u32, queue_count: u32) -> Result<DemoReport,
     if queue_count < 2 || handoffs == 0 {
         return Err(DemoError::Setup("the demo needs at least 2 queues and 1 handoff".into()));
     }
-    aqueduct_hsa::soft::register_kernels(&DEMO_CPU_KERNELS);
+    register_demo_kernels();
     let engine = Engine::with_config(EngineConfig { device: spec.parse()?, ..EngineConfig::default() })?;
     let device = engine.device();
     let executable = device.load_executable(DEMO_CODE_OBJECT)?;

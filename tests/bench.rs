@@ -103,6 +103,6 @@ fn bench_kernels_cpu_twins_match_the_code_object() {
         let expected: Vec<_> = (0..count).map(|index| (8 * index, 8, "global_buffer".to_string())).collect();
         assert_eq!(explicit(&format!("bindings_{count}")), expected);
     }
-    let symbols: Vec<_> = aqueduct::bench::kernels::BENCH_CPU_KERNELS.iter().map(|kernel| kernel.symbol).collect();
+    let symbols: Vec<_> = aqueduct::bench::kernels::bench_host_kernels().iter().map(|kernel| kernel.symbol).collect();
     assert_eq!(symbols, ["noop.kd", "tiny.kd", "bindings_4.kd", "bindings_16.kd", "bindings_64.kd", "bindings_256.kd"]);
 }

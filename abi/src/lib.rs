@@ -21,7 +21,7 @@ pub use packet::{
 };
 pub use queue::{AmdQueue, HsaQueue, QueueProperties, QueueType};
 pub use signal::{AmdSignal, SignalKind};
-pub use soft_kernel::{KernelFault, SoftKernel, SoftKernelFn, WorkgroupContext};
+pub use soft_kernel::{HostArg, HostKernelRecord, HostKernelTable, SoftKernel, SoftKernelFn, WorkgroupContext};
 
 /// Compile-time check of a field's byte offset, used next to every ABI struct.
 #[macro_export]

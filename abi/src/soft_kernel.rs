@@ -1,25 +1,49 @@
-//! The calling convention between the soft HSA runtime and CPU implementations of kernels.
+//! The calling convention between the soft HSA runtime and host builds of kernels.
 //!
-//! It lives here, below both `hsa` (which calls kernels) and `builtins` (which implements them), so
-//! neither depends on the other. A CPU kernel runs one whole workgroup per call: the soft runtime
-//! hands it the packet's kernarg pointer exactly as a GPU would see it, plus the workgroup's id and
-//! its own group-segment memory.
+//! It lives here, below both `hsa` (which calls kernels) and the crates that build them (the
+//! device library, the demo and bench kernels, tests), so none depends on another. A host kernel
+//! is a C-ABI function that runs one whole workgroup per call. Our own kernels are their AMDGPU C
+//! source compiled for the host with the work-item shim `builtins/device/aqueduct_kernel.h`,
+//! whose `aq_workgroup` and `aq_host_kernel` structs these types mirror field for field (both
+//! sides assert the layout).
+//!
+//! The soft runtime keys a host kernel by its code object's identity
+//! (`aqueduct_codeobject::CodeObjectId`) and descriptor symbol, never by symbol alone.
 
-/// What a CPU kernel sees for one workgroup.
+use core::ffi::{CStr, c_char};
+
+use crate::KernelDispatchPacket;
+
+/// What a host kernel sees for one workgroup (`aq_workgroup` in `aqueduct_kernel.h`).
+#[repr(C)]
 #[derive(Debug)]
 pub struct WorkgroupContext {
+    /// The dispatch packet as the packet processor fetched it (what `dispatch_ptr` gives a GPU
+    /// kernel).
+    pub packet: *const KernelDispatchPacket,
     /// The packet's `kernarg_address`: the kernel reads its arguments at the offsets its code
     /// object's metadata declares.
     pub kernarg: *const u8,
+    /// The hidden (implicit) arguments inside the kernarg segment, at the offset of the first
+    /// hidden argument the metadata lists; null when the kernel declares none.
+    pub implicit_args: *const u8,
     /// Group (LDS) memory private to this workgroup, `group_memory_len` bytes, zeroed on entry.
     pub group_memory: *mut u8,
-    pub group_memory_len: usize,
+    pub group_memory_len: u64,
+    /// The device's constant-rate counter, what `__builtin_readsteadycounter` reads on a GPU.
+    pub steady_counter: unsafe extern "C" fn() -> u64,
     pub workgroup_id: [u32; 3],
-    /// The packet's workgroup size (work-items per full workgroup).
-    pub workgroup_size: [u16; 3],
     /// The packet's grid size in work-items; the last workgroup on an axis may be partial.
     pub grid_size: [u32; 3],
+    /// The packet's workgroup size (work-items per full workgroup).
+    pub workgroup_size: [u16; 3],
+    pub reserved: u16,
 }
+crate::assert_layout!(WorkgroupContext, size = 80, align = 8);
+crate::assert_offset!(WorkgroupContext, steady_counter, 40);
+crate::assert_offset!(WorkgroupContext, workgroup_id, 48);
+crate::assert_offset!(WorkgroupContext, grid_size, 60);
+crate::assert_offset!(WorkgroupContext, workgroup_size, 72);
 
 impl WorkgroupContext {
     /// Work-items of this workgroup along each axis, clipped at the grid's edge.
@@ -41,42 +65,146 @@ impl WorkgroupContext {
     }
 }
 
-/// A kernel's failure, reported to the queue's error callback as an HSA status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KernelFault {
-    /// An `hsa_status_t`, e.g. HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION (41).
-    pub status: u32,
-    pub reason: &'static str,
-}
-
-/// A CPU kernel body.
+/// A host kernel: runs every work-item of the workgroup `context` describes.
 ///
 /// # Safety
 /// The caller passes a context whose kernarg pointer is valid for the kernel's declared kernarg
 /// size and whose group memory is valid for `group_memory_len` bytes; the kernel trusts the
 /// pointers it finds in its kernargs exactly as GPU code would.
-pub type SoftKernelFn = unsafe fn(&WorkgroupContext) -> Result<(), KernelFault>;
+pub type SoftKernelFn = unsafe extern "C" fn(context: *const WorkgroupContext);
 
-/// One CPU implementation, keyed by the kernel descriptor's symbol (`name.kd`).
+/// One explicit argument of a host build (`aq_host_arg`): where it reads it in the kernarg
+/// segment. The soft runtime compares these with the code object's metadata before binding.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostArg {
+    /// NUL-terminated parameter name (code-object metadata of C kernels carries none).
+    pub name: *const c_char,
+    pub offset: u32,
+    pub size: u32,
+    /// [`HostArg::POINTER`], [`HostArg::NULLABLE`].
+    pub flags: u32,
+}
+crate::assert_layout!(HostArg, size = 24, align = 8);
+
+// SAFETY: `name` points at a static, immutable string literal (or is null); nothing writes
+// through it, so sharing a HostArg between threads is sound.
+unsafe impl Send for HostArg {}
+// SAFETY: as above.
+unsafe impl Sync for HostArg {}
+
+impl HostArg {
+    /// A device address (metadata value kind `global_buffer`).
+    pub const POINTER: u32 = 1;
+    /// A pointer the kernel itself tests for null, so the runner does not refuse a null one.
+    pub const NULLABLE: u32 = 2;
+
+    pub fn is_pointer(&self) -> bool {
+        self.flags & Self::POINTER != 0
+    }
+
+    pub fn is_nullable(&self) -> bool {
+        self.flags & Self::NULLABLE != 0
+    }
+
+    /// The parameter name, if the host build recorded one.
+    pub fn name(&self) -> Option<&'static str> {
+        if self.name.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null `name` is a static NUL-terminated literal (see the Sync impl).
+        unsafe { CStr::from_ptr(self.name) }.to_str().ok()
+    }
+}
+
+/// One entry of a C translation unit's host-kernel table (`aq_host_kernel`).
+#[repr(C)]
+#[derive(Debug)]
+pub struct HostKernelRecord {
+    /// NUL-terminated descriptor symbol, `name.kd`.
+    pub symbol: *const c_char,
+    pub entry: SoftKernelFn,
+    pub args: *const HostArg,
+    pub arg_count: u32,
+    /// `sizeof` the kernel's argument struct: the kernarg bytes the entry copies.
+    pub args_size: u32,
+}
+crate::assert_layout!(HostKernelRecord, size = 32, align = 8);
+
+/// A table accessor as the shim's `AQ_HOST_TABLE` defines it: returns the table and its length.
+pub type HostKernelTable = unsafe extern "C" fn(count: *mut u32) -> *const HostKernelRecord;
+
+/// One host implementation of a kernel, keyed (with its code object) by the kernel descriptor's
+/// symbol (`name.kd`).
 #[derive(Clone, Copy, Debug)]
 pub struct SoftKernel {
     pub symbol: &'static str,
     pub function: SoftKernelFn,
+    /// The explicit arguments the host build reads, checked against the metadata when a code
+    /// object loads; `None` for hand-written Rust kernels (tests), which are not checked.
+    pub args: Option<&'static [HostArg]>,
+}
+
+impl SoftKernel {
+    /// The kernels of a C host-kernel table.
+    ///
+    /// # Safety
+    /// `table` must be an `AQ_HOST_TABLE` accessor from a translation unit linked into this
+    /// program: its records, symbols and argument arrays are static and never change.
+    pub unsafe fn from_table(table: HostKernelTable) -> Vec<SoftKernel> {
+        let mut count = 0u32;
+        // SAFETY: the accessor writes the count and returns a static array of that many records.
+        let records = unsafe {
+            let first = table(&mut count);
+            if first.is_null() || count == 0 {
+                &[][..]
+            } else {
+                core::slice::from_raw_parts(first, count as usize)
+            }
+        };
+        records
+            .iter()
+            .map(|record| {
+                // SAFETY: the symbol is a static NUL-terminated string literal.
+                let symbol = unsafe { CStr::from_ptr(record.symbol) };
+                let symbol = symbol.to_str().expect("host kernel symbols are ASCII");
+                let args = if record.arg_count == 0 {
+                    &[][..]
+                } else {
+                    // SAFETY: `args` is a static array of `arg_count` entries.
+                    unsafe { core::slice::from_raw_parts(record.args, record.arg_count as usize) }
+                };
+                SoftKernel {
+                    symbol,
+                    function: record.entry,
+                    args: Some(args),
+                }
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    unsafe extern "C" fn zero() -> u64 {
+        0
+    }
+
     #[test]
     fn edge_workgroups_are_clipped() {
         let context = WorkgroupContext {
+            packet: core::ptr::null(),
             kernarg: core::ptr::null(),
+            implicit_args: core::ptr::null(),
             group_memory: core::ptr::null_mut(),
             group_memory_len: 0,
+            steady_counter: zero,
             workgroup_id: [3, 0, 0],
-            workgroup_size: [32, 1, 1],
             grid_size: [100, 1, 1],
+            workgroup_size: [32, 1, 1],
+            reserved: 0,
         };
         assert_eq!(context.active_size(), [4, 1, 1]);
     }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the prebuilt device library and its table of contents from targets.txt.
-# Needs Debian's clang-19 and ld.lld-19; building and testing the crate does not.
+# Needs Debian's clang-19 and ld.lld-19; building and testing the crate does not (build.rs compiles
+# the same blit.c for the host with the system C compiler).
 #   builtins/device/targets.txt -> builtins/prebuilt/amdgcn-amd-amdhsa--<target>.hsaco
 #                               -> builtins/src/toc.rs
 # Deterministic: fixed flags, relative source path, no build id, outputs sorted by the list.
@@ -14,20 +15,29 @@ PREBUILT=../prebuilt
 TOC=../src/toc.rs
 
 targets=()
+versions=()
 while IFS= read -r line; do
   line=${line%%#*}
-  line=${line//[[:space:]]/}
-  [[ -n $line ]] && targets+=("$line")
+  read -r target version extra <<< "$line" || true
+  [[ -z ${target:-} ]] && continue
+  if [[ -z ${version:-} || -n ${extra:-} ]]; then
+    echo "targets.txt: expected '<target> <code-object version>', got '$line'" >&2
+    exit 1
+  fi
+  targets+=("$target")
+  versions+=("$version")
 done < targets.txt
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$PREBUILT"
 
-for target in "${targets[@]}"; do
-  flags=(-target amdgcn-amd-amdhsa -mcpu="$target" -nogpulib -ffreestanding -O3 -Wall -Werror=implicit-function-declaration)
+for index in "${!targets[@]}"; do
+  target=${targets[$index]}
+  version=${versions[$index]}
   # Generic processors exist only from code-object v6 (clang-19 warns that v6 is experimental).
-  [[ $target == *-generic ]] && flags+=(-mcode-object-version=6)
+  flags=(-target amdgcn-amd-amdhsa -mcpu="$target" -mcode-object-version="$version" -nogpulib
+         -ffreestanding -O3 -Wall -Werror=implicit-function-declaration -I.)
   objects=()
   for source in "${SOURCES[@]}"; do
     object="$work/${source%.c}-$target.o"
@@ -35,7 +45,7 @@ for target in "${targets[@]}"; do
     objects+=("$object")
   done
   "$LLD" -shared --build-id=none "${objects[@]}" -o "$PREBUILT/amdgcn-amd-amdhsa--$target.hsaco"
-  echo "built $target"
+  echo "built $target (code object v$version)"
 done
 
 {

@@ -1,4 +1,4 @@
-//! The kernarg layouts of the builtin kernels, defined once for the host planner and the CPU twins.
+//! The kernarg layouts of the builtin kernels, defined once for the host planner.
 //!
 //! Each struct mirrors the parameter list of its C kernel in `device/blit.c` field by field; the
 //! `kernarg_layout` test checks every field's offset and size against the metadata of every

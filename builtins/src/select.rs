@@ -1,10 +1,15 @@
-//! Choosing the embedded code object for an agent at device creation.
+//! Choosing the embedded code objects for an agent at device creation.
 //!
 //! Candidates, most specific first: the agent's full target ID with features
 //! (`gfx90a:sramecc+:xnack-`), its bare processor (`gfx90a`), then its generic family
-//! (`gfx11-generic`, from aqueduct-codeobject's processor table). A candidate is taken only if an
+//! (`gfx11-generic`, from aqueduct-codeobject's processor table). A candidate is kept only if an
 //! embedded code object carries that name and the code object's own target (read from its ELF
 //! header, generic version included) passes [`TargetId::runs_on`] for the agent.
+//!
+//! The result is an ordered list, not one object, because runs-on is not the whole story: a
+//! provider may refuse a code-object version (ROCr's loader refused v6, which generic targets need,
+//! until early 2024). The engine loads the first candidate the provider accepts. Exact processors
+//! come first: their code is tuned for the chip and their v5 objects load on older ROCr too.
 
 use core::fmt;
 
@@ -27,11 +32,13 @@ pub enum MatchKind {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DeviceLibrary;
 
-/// The code object chosen for one agent.
+/// One embedded code object that runs on an agent.
 #[derive(Clone, Copy, Debug)]
 pub struct SelectedLibrary {
     /// The embedded target it was built for (`gfx11-generic`).
     pub target: &'static str,
+    /// Its code-object version (5 or 6), from the ELF header.
+    pub code_object_version: u32,
     /// The HSACO, ready for `hsa_code_object_reader_create_from_memory`.
     pub code_object: &'static [u8],
     /// The agent's parsed ISA.
@@ -102,16 +109,23 @@ impl DeviceLibrary {
             .map(|(_, bytes)| *bytes)
     }
 
-    /// Picks the code object for an agent ISA such as `amdgcn-amd-amdhsa--gfx1100` or
-    /// `gfx90a:sramecc+:xnack-` (the prefix is optional).
-    pub fn select(agent_isa_name: &str) -> Result<SelectedLibrary, SelectionError> {
-        Self::select_from(EMBEDDED_CODE_OBJECTS, agent_isa_name)
+    /// Every embedded code object that runs on an agent ISA such as `amdgcn-amd-amdhsa--gfx1100`
+    /// or `gfx90a:sramecc+:xnack-` (the prefix is optional), best first. Never empty: when nothing
+    /// runs on the agent the error says what was tried and what is embedded.
+    pub fn candidates(agent_isa_name: &str) -> Result<Vec<SelectedLibrary>, SelectionError> {
+        Self::candidates_from(EMBEDDED_CODE_OBJECTS, agent_isa_name)
     }
 
-    fn select_from(
+    /// The preferred candidate ([`DeviceLibrary::candidates`]' first), for callers that cannot
+    /// fall back.
+    pub fn select(agent_isa_name: &str) -> Result<SelectedLibrary, SelectionError> {
+        Self::candidates(agent_isa_name).map(|candidates| candidates[0])
+    }
+
+    fn candidates_from(
         embedded: &'static [(&'static str, &'static [u8])],
         agent_isa_name: &str,
-    ) -> Result<SelectedLibrary, SelectionError> {
+    ) -> Result<Vec<SelectedLibrary>, SelectionError> {
         let agent =
             TargetId::parse(agent_isa_name).map_err(|source| SelectionError::InvalidAgentIsa {
                 isa: agent_isa_name.to_owned(),
@@ -130,6 +144,7 @@ impl DeviceLibrary {
         }
 
         let mut rejected = Vec::new();
+        let mut accepted = Vec::new();
         for (name, matched_by) in &candidates {
             let Some(&(target, code_object)) =
                 embedded.iter().find(|(embedded, _)| embedded == name)
@@ -142,19 +157,22 @@ impl DeviceLibrary {
                     parsed
                         .target()
                         .runs_on(&agent)
+                        .map(|()| parsed.abi_version().code_object_version())
                         .map_err(|error| error.to_string())
                 });
             match verdict {
-                Ok(()) => {
-                    return Ok(SelectedLibrary {
-                        target,
-                        code_object,
-                        agent,
-                        matched_by: *matched_by,
-                    });
-                }
+                Ok(code_object_version) => accepted.push(SelectedLibrary {
+                    target,
+                    code_object_version,
+                    code_object,
+                    agent,
+                    matched_by: *matched_by,
+                }),
                 Err(reason) => rejected.push(RejectedCandidate { target, reason }),
             }
+        }
+        if !accepted.is_empty() {
+            return Ok(accepted);
         }
         Err(SelectionError::NoMatch(NoMatch {
             agent: agent.to_string(),
@@ -174,10 +192,10 @@ mod tests {
         let cases = [
             (
                 "amdgcn-amd-amdhsa--gfx1100",
-                "gfx11-generic",
-                MatchKind::GenericFamily,
+                "gfx1100",
+                MatchKind::Processor,
             ),
-            ("gfx1100", "gfx11-generic", MatchKind::GenericFamily),
+            ("gfx1100", "gfx1100", MatchKind::Processor),
             ("gfx1103", "gfx11-generic", MatchKind::GenericFamily),
             ("gfx1151", "gfx11-generic", MatchKind::GenericFamily),
             ("gfx90a:xnack+", "gfx90a", MatchKind::Processor),
@@ -188,7 +206,8 @@ mod tests {
                 MatchKind::Processor,
             ),
             ("gfx942:sramecc+:xnack-", "gfx942", MatchKind::Processor),
-            ("gfx1030", "gfx10-3-generic", MatchKind::GenericFamily),
+            ("gfx1030", "gfx1030", MatchKind::Processor),
+            ("gfx1031", "gfx10-3-generic", MatchKind::GenericFamily),
             (
                 "gfx1010:xnack-",
                 "gfx10-1-generic",
@@ -218,6 +237,38 @@ mod tests {
                 CodeObject::parse(selected.code_object).expect("embedded code object parses");
             assert!(parsed.target().runs_on(&selected.agent).is_ok());
         }
+    }
+
+    #[test]
+    fn exact_v5_objects_come_before_their_generic_v6_family() {
+        for (isa, exact) in [
+            ("amdgcn-amd-amdhsa--gfx1100", "gfx1100"),
+            ("gfx1030", "gfx1030"),
+        ] {
+            let candidates = DeviceLibrary::candidates(isa).expect("candidates");
+            let listed: Vec<(&str, u32)> = candidates
+                .iter()
+                .map(|candidate| (candidate.target, candidate.code_object_version))
+                .collect();
+            let family = TargetId::parse(exact)
+                .expect("target")
+                .processor()
+                .generic_family()
+                .expect("family");
+            assert_eq!(listed, [(exact, 5), (family.name(), 6)], "{isa}");
+        }
+        // Exact-only targets have a single candidate; family-only ones get the generic object.
+        let gfx90a = DeviceLibrary::candidates("gfx90a:sramecc+:xnack-").expect("gfx90a");
+        assert_eq!(gfx90a.len(), 1);
+        assert_eq!(gfx90a[0].code_object_version, 5);
+        let gfx1101 = DeviceLibrary::candidates("gfx1101").expect("gfx1101");
+        assert_eq!(
+            gfx1101
+                .iter()
+                .map(|candidate| candidate.target)
+                .collect::<Vec<_>>(),
+            ["gfx11-generic"]
+        );
     }
 
     #[test]
@@ -267,7 +318,7 @@ mod tests {
             include_bytes!("../prebuilt/amdgcn-amd-amdhsa--gfx90a.hsaco"),
         )];
         let Err(SelectionError::NoMatch(no_match)) =
-            DeviceLibrary::select_from(&MISFILED, "gfx1100")
+            DeviceLibrary::candidates_from(&MISFILED, "gfx1100")
         else {
             panic!("a gfx90a object must not be chosen for gfx1100");
         };

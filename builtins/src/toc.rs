@@ -7,7 +7,9 @@ pub(crate) const EMBEDDED_CODE_OBJECTS: &[(&str, &[u8])] = &[
     ("gfx90a", include_bytes!("../prebuilt/amdgcn-amd-amdhsa--gfx90a.hsaco")),
     ("gfx942", include_bytes!("../prebuilt/amdgcn-amd-amdhsa--gfx942.hsaco")),
     ("gfx10-1-generic", include_bytes!("../prebuilt/amdgcn-amd-amdhsa--gfx10-1-generic.hsaco")),
+    ("gfx1030", include_bytes!("../prebuilt/amdgcn-amd-amdhsa--gfx1030.hsaco")),
     ("gfx10-3-generic", include_bytes!("../prebuilt/amdgcn-amd-amdhsa--gfx10-3-generic.hsaco")),
+    ("gfx1100", include_bytes!("../prebuilt/amdgcn-amd-amdhsa--gfx1100.hsaco")),
     ("gfx11-generic", include_bytes!("../prebuilt/amdgcn-amd-amdhsa--gfx11-generic.hsaco")),
     ("gfx12-generic", include_bytes!("../prebuilt/amdgcn-amd-amdhsa--gfx12-generic.hsaco")),
 ];

@@ -1,20 +1,28 @@
-//! The embedded library matches targets.txt, and every CPU twin reads the kernarg layout that
-//! every prebuilt code object declares.
+//! The embedded library matches targets.txt, and the host build of every kernel reads the kernarg
+//! layout that every prebuilt code object declares.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use aqueduct_builtins::{ArgKind, Builtin, CPU_KERNELS, DeviceLibrary};
+use aqueduct_builtins::{ArgKind, Builtin, DeviceLibrary, host_kernels};
 use aqueduct_codeobject::{CodeObject, ValueKind};
 
-fn listed_targets() -> Vec<String> {
+/// (target, code-object version) per line of targets.txt.
+fn listed() -> Vec<(String, u32)> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("device/targets.txt");
     let text = std::fs::read_to_string(&path).expect("targets.txt is readable");
     text.lines()
         .map(|line| line.split('#').next().unwrap_or_default().trim())
         .filter(|line| !line.is_empty())
-        .map(str::to_owned)
+        .map(|line| {
+            let (target, version) = line.split_once(' ').expect("`<target> <version>`");
+            (target.to_owned(), version.trim().parse().expect("version"))
+        })
         .collect()
+}
+
+fn listed_targets() -> Vec<String> {
+    listed().into_iter().map(|(target, _)| target).collect()
 }
 
 #[test]
@@ -32,7 +40,9 @@ fn toc_matches_targets_txt_and_every_file_exists() {
             "gfx90a",
             "gfx942",
             "gfx10-1-generic",
+            "gfx1030",
             "gfx10-3-generic",
+            "gfx1100",
             "gfx11-generic",
             "gfx12-generic"
         ]
@@ -69,24 +79,32 @@ fn toc_matches_targets_txt_and_every_file_exists() {
 }
 
 #[test]
-fn every_code_object_is_built_for_its_listed_target() {
-    for target in DeviceLibrary::targets() {
-        let code_object = CodeObject::parse(DeviceLibrary::code_object(target).expect("embedded"))
+fn every_code_object_is_built_for_its_listed_target_and_version() {
+    for (target, version) in listed() {
+        let code_object = CodeObject::parse(DeviceLibrary::code_object(&target).expect("embedded"))
             .expect("parses");
         assert_eq!(code_object.target().to_string(), target);
+        assert_eq!(
+            code_object.abi_version().code_object_version(),
+            version,
+            "{target}"
+        );
         if target.ends_with("-generic") {
             assert_eq!(code_object.target().generic_version(), Some(1), "{target}");
+            assert_eq!(version, 6, "{target}: generic targets need v6");
+        } else {
+            assert_eq!(version, 5, "{target}: exact targets ship as v5");
         }
     }
 }
 
 #[test]
-fn cpu_twins_read_the_kernarg_layout_every_code_object_declares() {
-    let cpu_symbols: BTreeSet<&str> = CPU_KERNELS.iter().map(|kernel| kernel.symbol).collect();
+fn host_builds_read_the_kernarg_layout_every_code_object_declares() {
+    let cpu_symbols: BTreeSet<&str> = host_kernels().iter().map(|kernel| kernel.symbol).collect();
     assert_eq!(
         cpu_symbols.len(),
-        CPU_KERNELS.len(),
-        "duplicate CPU kernel symbols"
+        host_kernels().len(),
+        "duplicate host kernel symbols"
     );
     let builtin_symbols: BTreeSet<&str> = Builtin::ALL
         .iter()
@@ -104,7 +122,7 @@ fn cpu_twins_read_the_kernarg_layout_every_code_object_declares() {
             .collect();
         assert_eq!(
             device_symbols, cpu_symbols,
-            "{target}: code-object kernels vs CPU twins"
+            "{target}: code-object kernels vs host builds"
         );
 
         for kernel in code_object.kernels() {
@@ -133,6 +151,26 @@ fn cpu_twins_read_the_kernarg_layout_every_code_object_declares() {
                 declared, rust,
                 "{target}/{builtin}: (offset, size, kind) of each explicit argument"
             );
+            // The C host build's argument struct (exported by blit.c) must agree too; the soft
+            // runtime refuses to bind it otherwise.
+            let host = host_kernels()
+                .iter()
+                .find(|kernel| kernel.symbol == builtin.symbol())
+                .expect("host build");
+            let host: Vec<(u32, u32, ArgKind)> = host
+                .args
+                .expect("C kernels declare their layout")
+                .iter()
+                .map(|arg| {
+                    let kind = if arg.is_pointer() {
+                        ArgKind::Pointer
+                    } else {
+                        ArgKind::Value
+                    };
+                    (arg.offset, arg.size, kind)
+                })
+                .collect();
+            assert_eq!(declared, host, "{target}/{builtin}: host build layout");
             let segment = kernel.kernarg_segment_size as usize;
             assert!(
                 segment >= builtin.kernarg_size(),

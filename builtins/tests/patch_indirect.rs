@@ -1,17 +1,16 @@
-//! The CPU twin of `patch_indirect` on host memory: it completes a 64-byte dispatch packet (grid
-//! sizes from the workgroup counts, the clamp rule), fills the target's hidden block counts and
-//! remainders, publishes the header word last with a release store, acts in work-item 0 only and
-//! faults on null pointers.
+//! The host build of `patch_indirect` (device/blit.c) on host memory: it completes a 64-byte
+//! dispatch packet (grid sizes from the workgroup counts, the clamp rule), fills the target's
+//! hidden block counts and remainders, publishes the header word last with a release store and
+//! acts in work-item 0 only. (The soft runtime refuses null pointers before a kernel runs; that
+//! is tested in soft_dispatch.rs.)
 
 mod common;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use aqueduct_abi::{FenceScope, PacketHeader, PacketType, WorkgroupContext};
-use aqueduct_builtins::{
-    Builtin, CPU_KERNELS, DispatchPlan, PatchIndirectArgs, plan_patch_indirect,
-};
-use common::{SENTINEL, run_on_cpu};
+use aqueduct_abi::{FenceScope, PacketHeader, PacketType};
+use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs, plan_patch_indirect};
+use common::{SENTINEL, host_kernel, run_on_cpu, run_workgroup};
 
 /// A dispatch packet slot in a ring: 64 bytes, 64-byte aligned.
 #[repr(C, align(64))]
@@ -77,7 +76,7 @@ fn expected_implicit(blocks: [u32; 3]) -> [u8; 64] {
     bytes
 }
 
-/// Runs the planned patch on the CPU twin and returns the packet and hidden arguments after it.
+/// Runs the planned patch on the host build and returns the packet and hidden arguments after it.
 fn patch(workgroup: [u16; 3], counts: [u32; 3], with_implicit: bool) -> (Packet, Implicit) {
     let mut packet = invalid_packet(workgroup);
     let mut implicit = Implicit([SENTINEL; 64]);
@@ -215,14 +214,7 @@ fn overflowing_counts_clamp_to_the_largest_multiple_that_fits() {
     }
 }
 
-fn cpu_kernel() -> &'static aqueduct_abi::SoftKernel {
-    CPU_KERNELS
-        .iter()
-        .find(|kernel| kernel.symbol == Builtin::PatchIndirect.symbol())
-        .expect("CPU twin")
-}
-
-/// Calls the twin for one workgroup with hand-made kernargs and context.
+/// Calls the host build for one workgroup with hand-made kernargs and context.
 ///
 /// # Safety
 /// The addresses in `args` must be valid for what the kernel does with them.
@@ -231,18 +223,18 @@ unsafe fn call(
     workgroup_id: [u32; 3],
     workgroup_size: [u16; 3],
     grid_size: [u32; 3],
-) -> Result<(), aqueduct_abi::KernelFault> {
-    let kernarg = bytemuck::bytes_of(&args).to_vec();
-    let context = WorkgroupContext {
-        kernarg: kernarg.as_ptr(),
-        group_memory: core::ptr::null_mut(),
-        group_memory_len: 0,
-        workgroup_id,
-        workgroup_size,
-        grid_size,
-    };
-    // SAFETY: `kernarg` holds a full PatchIndirectArgs; the caller vouches for the addresses.
-    unsafe { (cpu_kernel().function)(&context) }
+) {
+    // SAFETY: the kernarg bytes are a full PatchIndirectArgs; the caller vouches for the
+    // addresses.
+    unsafe {
+        run_workgroup(
+            host_kernel(Builtin::PatchIndirect),
+            bytemuck::bytes_of(&args),
+            workgroup_id,
+            workgroup_size,
+            grid_size,
+        )
+    }
 }
 
 #[test]
@@ -267,7 +259,7 @@ fn only_work_item_zero_of_workgroup_zero_acts() {
     ];
     for (workgroup_id, workgroup_size, grid_size) in others {
         // SAFETY: every address points into a live local of the right size.
-        unsafe { call(args, workgroup_id, workgroup_size, grid_size) }.expect("no fault");
+        unsafe { call(args, workgroup_id, workgroup_size, grid_size) };
         assert_eq!(
             packet.0, original,
             "{workgroup_id:?} of {grid_size:?} wrote"
@@ -294,53 +286,8 @@ fn only_work_item_zero_of_workgroup_zero_acts() {
     assert_eq!(implicit.0, expected_implicit(counts));
 }
 
-#[test]
-fn null_or_misaligned_pointers_fault_without_writing() {
-    let mut packet = invalid_packet([64, 1, 1]);
-    let counts = [1u32, 1, 1];
-    let mut implicit = Implicit([SENTINEL; 64]);
-    let good = PatchIndirectArgs {
-        packet: packet.0.as_mut_ptr() as u64,
-        counts: counts.as_ptr() as u64,
-        implicit_args: implicit.0.as_mut_ptr() as u64,
-        header: dispatch_header_word(),
-        reserved: 0,
-    };
-    let original = packet.0;
-    let bad = [
-        PatchIndirectArgs { packet: 0, ..good },
-        PatchIndirectArgs { counts: 0, ..good },
-        PatchIndirectArgs {
-            packet: 0,
-            counts: 0,
-            ..good
-        },
-        PatchIndirectArgs {
-            packet: good.packet + 2,
-            ..good
-        },
-    ];
-    for args in bad {
-        // SAFETY: the kernel checks these pointers before any access; the valid ones point into
-        // live locals.
-        let fault =
-            unsafe { call(args, [0, 0, 0], [1, 1, 1], [1, 1, 1]) }.expect_err("bad pointer faults");
-        assert_eq!(
-            fault.status, 41,
-            "{args:?}: HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"
-        );
-        assert!(
-            fault.reason.starts_with("patch_indirect: "),
-            "{}",
-            fault.reason
-        );
-        assert_eq!(packet.0, original, "{args:?}");
-        assert_eq!(implicit.0, [SENTINEL; 64], "{args:?}");
-    }
-}
-
 /// An observer that acquires the header word must see every other write of the patch: the header
-/// is stored last, with release ordering. Each round races a reader thread against the twin.
+/// is stored last, with release ordering. Each round races a reader thread against the kernel.
 #[test]
 fn the_header_word_is_published_last() {
     let header = dispatch_header_word();
@@ -363,13 +310,13 @@ fn the_header_word_is_published_last() {
         let (seen_packet, seen_implicit) = std::thread::scope(|scope| {
             let observer = scope.spawn(move || {
                 // SAFETY: the packet is 64-byte aligned and outlives the scope; its header word
-                // is only accessed atomically while both threads run (the twin stores it with
-                // AtomicU32 too).
+                // is only accessed atomically while both threads run (the kernel stores it with
+                // __atomic_store_n).
                 let word = unsafe { AtomicU32::from_ptr(packet_address as *mut u32) };
                 while word.load(Ordering::Acquire) == INVALID_WORD {
                     std::hint::spin_loop();
                 }
-                // SAFETY: the acquire load saw the twin's release store, which follows all its
+                // SAFETY: the acquire load saw the kernel's release store, which follows all its
                 // other writes, and nothing writes either buffer after it.
                 unsafe {
                     (

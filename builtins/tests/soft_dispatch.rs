@@ -1,13 +1,14 @@
 //! End to end on the soft HSA runtime: the device library selected for the default soft agent
-//! (gfx1100 → gfx11-generic) is loaded, the CPU twins are registered, and host plans run as real
-//! dispatch packets. Every byte of each buffer is checked, including the guard bytes around the
-//! range, which must keep the sentinel.
+//! (gfx1100) is loaded, the host build of its C source is registered for it, and host plans run as
+//! real dispatch packets. Every byte of each buffer is checked against a Rust reference, including
+//! the guard bytes around the range, which must keep the sentinel.
 
 mod common;
 
 use aqueduct_builtins::{
-    Builtin, DispatchPlan, MAX_GRID_SIZE, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill,
-    plan_patch_indirect, plan_timestamp, plan_update_inline, plan_update_staged,
+    Builtin, CopyArgs, DispatchPlan, FillArgs, Kernargs, MAX_GRID_SIZE, PatchIndirectArgs,
+    TimestampArgs, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_patch_indirect,
+    plan_timestamp, plan_update_inline, plan_update_staged,
 };
 use common::{Client, SENTINEL, source_byte};
 use proptest::prelude::*;
@@ -43,7 +44,7 @@ fn check_slot(
 fn the_soft_agent_gets_the_gfx11_generic_library() {
     let client = Client::new();
     assert_eq!(client.isa, "amdgcn-amd-amdhsa--gfx1100");
-    assert_eq!(client.library.target, "gfx11-generic");
+    assert_eq!(client.library.target, "gfx1100");
     for builtin in Builtin::ALL {
         assert!(
             client.kernel(builtin).kernarg_segment_size as usize >= builtin.kernarg_size(),
@@ -258,33 +259,60 @@ fn inline_and_staged_updates() {
     }
 }
 
-#[test]
-fn timestamps_are_monotonic_host_nanoseconds() {
-    let client = Client::new();
-    let stamps = client.alloc(64);
-    stamps.fill(SENTINEL);
-    let before = aqueduct_builtins::host_timestamp_ns();
-    let plans: Vec<DispatchPlan> = (0..4)
-        .map(|index| plan_timestamp(stamps[index * 8..].as_ptr() as u64).expect("valid"))
-        .collect();
-    client.run(&plans);
-    let after = aqueduct_builtins::host_timestamp_ns();
-    let values: Vec<u64> = (0..4)
-        .map(|index| u64::from_le_bytes(stamps[index * 8..][..8].try_into().expect("8 bytes")))
-        .collect();
-    assert!(
-        values.windows(2).all(|pair| pair[0] <= pair[1]),
-        "{values:?}"
-    );
-    assert!(
-        before <= values[0] && values[3] <= after,
-        "{before} {values:?} {after}"
-    );
-    assert!(stamps[32..].iter().all(|byte| *byte == SENTINEL));
+/// The soft runtime's HSA system timestamp (`HSA_SYSTEM_INFO_TIMESTAMP`).
+fn system_timestamp(client: &Client) -> u64 {
+    let mut value = 0u64;
+    // SAFETY: TIMESTAMP is a u64 attribute and `value` is one.
+    let status = unsafe {
+        (client.hsa.api().hsa_system_get_info)(
+            aqueduct_hsa::sys::system_info::TIMESTAMP,
+            (&mut value as *mut u64).cast(),
+        )
+    };
+    assert_eq!(status, aqueduct_hsa::sys::status::SUCCESS);
+    value
 }
 
-/// `patch_indirect` as a real dispatch: the code object's symbol resolves to the CPU twin, which
-/// completes a packet in device memory (not in a ring: the soft runtime only runs it).
+/// The timestamp kernel reads the steady counter the soft runtime passes in, which is its HSA
+/// system timestamp clock.
+/// One clock: host time (the system domain), a dispatch's signal timestamps and the values the
+/// timestamp kernel writes (device ticks, converted through
+/// `hsa_amd_profiling_convert_tick_to_system_domain`) fall on one axis, in submission order.
+#[test]
+fn host_time_signal_times_and_kernel_timestamps_share_one_axis() {
+    let client = Client::new();
+    // SAFETY: table call on the client's live queue.
+    let enabled = unsafe { (client.hsa.api().hsa_amd_profiling_set_profiler_enabled)(client.queue(), 1) };
+    assert_eq!(enabled, 0);
+    let stamps = client.alloc(64);
+    stamps.fill(SENTINEL);
+    let before = client.hsa.system_timestamp().expect("host time");
+    let plans: Vec<DispatchPlan> = (0..4).map(|index| plan_timestamp(stamps[index * 8..].as_ptr() as u64).expect("valid")).collect();
+    let done = client.submit(&plans);
+    // SAFETY: table call on a live signal.
+    let value = unsafe { (client.hsa.api().hsa_signal_wait_scacquire)(done, aqueduct_hsa::sys::enums::SIGNAL_CONDITION_EQ, 0, 60_000_000_000, 0) };
+    assert_eq!(value, 0);
+    let after = client.hsa.system_timestamp().expect("host time");
+    let mut time = aqueduct_hsa::sys::hsa_amd_profiling_dispatch_time_t::default();
+    // SAFETY: valid out-pointer; `done` was the last packet's completion signal.
+    let status = unsafe { (client.hsa.api().hsa_amd_profiling_get_dispatch_time)(client.agent, done, &mut time) };
+    assert_eq!(status, 0);
+    let raw: Vec<u64> = (0..4).map(|index| u64::from_le_bytes(stamps[index * 8..][..8].try_into().expect("8 bytes"))).collect();
+    let kernel: Vec<u64> = raw.iter().map(|tick| client.hsa.tick_to_system(client.agent, *tick).expect("converts")).collect();
+    // The device clock ticks every 10 ns: a converted value may trail the system clock by one tick.
+    let tick = 1_000_000_000 / aqueduct_hsa::soft::clock::DEVICE_FREQUENCY;
+    assert!(before <= time.start + tick, "host {before} before the last packet's start {}", time.start);
+    assert!(kernel.windows(2).all(|pair| pair[0] <= pair[1]), "{kernel:?}");
+    assert!(kernel[3] <= time.end && time.start <= time.end && time.end <= after, "{kernel:?} {time:?} {after}");
+    assert!(before <= kernel[0] + tick, "{before} {kernel:?}");
+    // Unconverted, the kernel's values are not host times at all.
+    assert!(raw[0] > after, "device ticks {raw:?} read as system ticks would be in the future");
+    assert!(stamps[32..].iter().all(|byte| *byte == SENTINEL));
+    client.hsa.signal_destroy(done).expect("signal destroy");
+}
+
+/// `patch_indirect` as a real dispatch: the code object's symbol resolves to its host build,
+/// which completes a packet in device memory (not in a ring: the soft runtime only runs it).
 #[test]
 fn patch_indirect_completes_a_packet_in_device_memory() {
     let client = Client::new();
@@ -405,7 +433,282 @@ fn random_fill_then_copy_matches_reference() {
 
 /// Runs `plans` and records which kernels actually dispatched work, so a test can assert that
 /// every kernel variant it meant to cover really ran.
-fn run_recording_kernels(client: &Client, plans: &[DispatchPlan], seen: &mut std::collections::BTreeSet<Builtin>) {
-    seen.extend(plans.iter().filter(|plan| !plan.is_noop()).map(|plan| plan.kernel));
+fn run_recording_kernels(
+    client: &Client,
+    plans: &[DispatchPlan],
+    seen: &mut std::collections::BTreeSet<Builtin>,
+) {
+    seen.extend(
+        plans
+            .iter()
+            .filter(|plan| !plan.is_noop())
+            .map(|plan| plan.kernel),
+    );
     client.run(plans);
+}
+
+/// The required sweep: every device-library kernel, from its C source, through the soft runtime,
+/// over odd sizes, misaligned offsets and multi-workgroup and capped grids, each checked byte for
+/// byte (guards included) against a plain Rust reference.
+#[test]
+fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference() {
+    let client = Client::new();
+    let mut seen = std::collections::BTreeSet::new();
+    // (kernel, element bytes): element counts and byte offsets below respect each kernel's
+    // alignment rule; the unaligned and byte kernels get odd offsets.
+    let fills = [
+        (Builtin::FillX1, 1usize),
+        (Builtin::FillX2, 2),
+        (Builtin::FillX4, 4),
+        (Builtin::FillX8, 8),
+        (Builtin::FillBlockX16, 16),
+    ];
+    let copies = [
+        (Builtin::CopyX1, 1usize),
+        (Builtin::CopyBlockX4, 4),
+        (Builtin::CopyBlockX8, 8),
+        (Builtin::CopyBlockX16, 16),
+        (Builtin::CopyBlockUnalignedX16, 1),
+    ];
+    let counts = [1usize, 3, 63, 64, 65, 1001];
+    let pattern = 0x8877_6655_4433_2211u64;
+    let slot = slot_size(1001 * 16);
+    for &(kernel, width) in &fills {
+        let offsets: &[usize] = if width == 1 { &[0, 1, 7] } else { &[0, width] };
+        let cases: Vec<(usize, usize)> = counts
+            .iter()
+            .flat_map(|&count| offsets.iter().map(move |&offset| (count, offset)))
+            .collect();
+        let arena = client.alloc(slot * cases.len());
+        arena.fill(SENTINEL);
+        let plans: Vec<DispatchPlan> = cases
+            .iter()
+            .enumerate()
+            .map(|(case, &(count, offset))| {
+                let target = arena[case * slot + GUARD + offset..].as_ptr() as u64;
+                let args = FillArgs {
+                    target,
+                    element_count: count as u64,
+                    pattern,
+                };
+                hand_plan(kernel, Kernargs::Fill(args), count)
+            })
+            .collect();
+        run_recording_kernels(&client, &plans, &mut seen);
+        for (case, &(count, offset)) in cases.iter().enumerate() {
+            let start = GUARD + offset;
+            check_slot(
+                &arena[case * slot..][..slot],
+                start..start + count * width,
+                |k| pattern.to_le_bytes()[k % 8],
+                &format!("{kernel}: {count} elements at +{offset}"),
+            );
+        }
+    }
+    for &(kernel, width) in &copies {
+        let offsets: &[(usize, usize)] = if width == 1 {
+            &[(0, 0), (1, 5), (7, 2)]
+        } else {
+            &[(0, 0), (width, 2 * width)]
+        };
+        let cases: Vec<(usize, (usize, usize))> = counts
+            .iter()
+            .flat_map(|&count| offsets.iter().map(move |&offsets| (count, offsets)))
+            .collect();
+        let sources = client.alloc(slot * cases.len());
+        let targets = client.alloc(slot * cases.len());
+        for (index, byte) in sources.iter_mut().enumerate() {
+            *byte = source_byte(width, index);
+        }
+        targets.fill(SENTINEL);
+        // copy_block_unaligned_x16 counts bytes and runs one work-item per 16-byte block.
+        let work_items = |count: usize| {
+            if kernel == Builtin::CopyBlockUnalignedX16 {
+                count.div_ceil(16)
+            } else {
+                count
+            }
+        };
+        let plans: Vec<DispatchPlan> = cases
+            .iter()
+            .enumerate()
+            .map(|(case, &(count, (from, to)))| {
+                let args = CopyArgs {
+                    source: sources[case * slot + GUARD + from..].as_ptr() as u64,
+                    target: targets[case * slot + GUARD + to..].as_ptr() as u64,
+                    element_count: count as u64,
+                };
+                hand_plan(kernel, Kernargs::Copy(args), work_items(count))
+            })
+            .collect();
+        run_recording_kernels(&client, &plans, &mut seen);
+        for (case, &(count, (from, to))) in cases.iter().enumerate() {
+            let source = &sources[case * slot + GUARD + from..][..count * width];
+            let start = GUARD + to;
+            check_slot(
+                &targets[case * slot..][..slot],
+                start..start + count * width,
+                |k| source[k],
+                &format!("{kernel}: {count} elements +{from} -> +{to}"),
+            );
+        }
+    }
+    // update_inline at odd offsets and lengths, including the full payload.
+    let data: Vec<u8> = (0..UPDATE_INLINE_MAX_BYTES)
+        .map(|k| source_byte(3, k))
+        .collect();
+    let lengths = [1usize, 5, 64, 65, UPDATE_INLINE_MAX_BYTES];
+    let arena = client.alloc(slot * lengths.len());
+    arena.fill(SENTINEL);
+    let plans: Vec<DispatchPlan> = lengths
+        .iter()
+        .enumerate()
+        .map(|(case, &length)| {
+            let target = arena[case * slot + GUARD + case * 3 + 1..].as_ptr() as u64;
+            plan_update_inline(target, &data[..length]).expect("fits inline")
+        })
+        .collect();
+    run_recording_kernels(&client, &plans, &mut seen);
+    for (case, &length) in lengths.iter().enumerate() {
+        let start = GUARD + case * 3 + 1;
+        check_slot(
+            &arena[case * slot..][..slot],
+            start..start + length,
+            |k| data[k],
+            "update",
+        );
+    }
+    // timestamp at an odd address, from a grid of several workgroups: one 8-byte write.
+    let stamps = client.alloc(64);
+    stamps.fill(SENTINEL);
+    let target = stamps[GUARD - 13..].as_ptr() as u64;
+    let before = system_timestamp(&client);
+    run_recording_kernels(
+        &client,
+        &[hand_plan(
+            Builtin::Timestamp,
+            Kernargs::Timestamp(TimestampArgs { target }),
+            200,
+        )],
+        &mut seen,
+    );
+    // The kernel writes device ticks; on the host's axis through the provider's conversion.
+    let raw = u64::from_le_bytes(stamps[GUARD - 13..][..8].try_into().expect("8 bytes"));
+    let stamp = client.hsa.tick_to_system(client.agent, raw).expect("converts");
+    let tick = 1_000_000_000 / aqueduct_hsa::soft::clock::DEVICE_FREQUENCY;
+    assert!(
+        before <= stamp + tick && stamp <= system_timestamp(&client),
+        "{before} {stamp}"
+    );
+    assert!(
+        stamps[..GUARD - 13]
+            .iter()
+            .chain(&stamps[GUARD - 5..])
+            .all(|byte| *byte == SENTINEL)
+    );
+    // patch_indirect without hidden arguments (its one nullable pointer), grid of 3 workgroups.
+    let arena = client.alloc(128);
+    arena.fill(SENTINEL);
+    let (packet, counts) = arena.split_at_mut(64);
+    packet[0..4].copy_from_slice(&u32::from(aqueduct_abi::PacketHeader::INVALID.0).to_le_bytes());
+    packet[4..10].copy_from_slice(&[3, 0, 1, 0, 1, 0]);
+    counts[..12].copy_from_slice(&[5, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]);
+    let args = PatchIndirectArgs {
+        packet: packet.as_ptr() as u64,
+        counts: counts.as_ptr() as u64,
+        implicit_args: 0,
+        header: 0x0001_1602,
+        reserved: 0,
+    };
+    let mut patch = hand_plan(Builtin::PatchIndirect, Kernargs::PatchIndirect(args), 192);
+    patch.workgroup_size = 64;
+    run_recording_kernels(&client, &[patch], &mut seen);
+    let word =
+        |offset: usize| u32::from_le_bytes(packet[offset..offset + 4].try_into().expect("4"));
+    assert_eq!(
+        [word(0), word(12), word(16), word(20)],
+        [0x0001_1602, 15, 1, 1]
+    );
+    assert!(
+        packet[10..12]
+            .iter()
+            .chain(&packet[24..])
+            .all(|byte| *byte == SENTINEL)
+    );
+
+    assert_eq!(
+        seen,
+        Builtin::ALL.into_iter().collect(),
+        "every device-library kernel ran"
+    );
+}
+
+/// A plan made by hand (not by the planner), so the sweep can pick each kernel and grid itself:
+/// `work_items` is capped at MAX_GRID_SIZE, in workgroups of 64 (the kernels grid-stride).
+fn hand_plan(kernel: Builtin, kernargs: Kernargs, work_items: usize) -> DispatchPlan {
+    DispatchPlan {
+        kernel,
+        kernargs,
+        grid_size: work_items.clamp(1, MAX_GRID_SIZE as usize) as u32,
+        workgroup_size: 64,
+    }
+}
+
+/// The runner refuses a null `global_buffer` argument with HSA_STATUS_ERROR_MEMORY_APERTURE_
+/// VIOLATION (what a GPU reports) before the C kernel could crash the process, naming the kernel,
+/// the code object and the argument.
+#[test]
+fn a_null_pointer_argument_faults_the_queue_naming_kernel_and_argument() {
+    let cases = [
+        (
+            Builtin::FillX1,
+            Kernargs::Fill(FillArgs {
+                target: 0,
+                element_count: 4,
+                pattern: 1,
+            }),
+            "target",
+        ),
+        (
+            Builtin::CopyBlockX8,
+            Kernargs::Copy(CopyArgs {
+                source: 0x1000,
+                target: 0,
+                element_count: 1,
+            }),
+            "target",
+        ),
+        (
+            Builtin::Timestamp,
+            Kernargs::Timestamp(TimestampArgs { target: 0 }),
+            "target",
+        ),
+        (
+            Builtin::PatchIndirect,
+            Kernargs::PatchIndirect(PatchIndirectArgs {
+                packet: 0x1000,
+                counts: 0,
+                implicit_args: 0,
+                header: 0,
+                reserved: 0,
+            }),
+            "counts",
+        ),
+    ];
+    for (kernel, kernargs, argument) in cases {
+        // Each fault kills its queue: a fresh client per case.
+        let client = Client::new();
+        let (status, detail) = client.run_faulting(&hand_plan(kernel, kernargs, 1));
+        assert_eq!(
+            status,
+            aqueduct_hsa::sys::status::ERROR_MEMORY_APERTURE_VIOLATION,
+            "{detail}"
+        );
+        for part in [kernel.symbol(), "gfx1100", &format!("`{argument}`"), "null"] {
+            assert!(
+                detail.contains(part),
+                "{kernel}: `{part}` missing from: {detail}"
+            );
+        }
+    }
 }

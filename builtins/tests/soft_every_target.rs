@@ -1,5 +1,6 @@
-//! Every prebuilt code object is selected for, loads on, and runs on a soft agent of a matching
-//! ISA. The soft runtime's agent list is process-wide, so this file is its own test binary.
+//! Every prebuilt code object is selected for, loads on, and runs (its host build, registered for
+//! that code object's bytes) on a soft agent of a matching ISA. The soft runtime's agent list is
+//! process-wide, so this file is its own test binary.
 
 mod common;
 
@@ -8,12 +9,14 @@ use aqueduct_hsa::soft::{SoftAgentConfig, SoftConfig, configure};
 use common::{Client, SENTINEL, source_byte};
 
 /// (agent ISA, wavefront size, the embedded target it must get).
-const AGENTS: [(&str, u32, &str); 8] = [
+const AGENTS: [(&str, u32, &str); 10] = [
     ("amdgcn-amd-amdhsa--gfx900:xnack-", 64, "gfx9-generic"),
     ("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", 64, "gfx90a"),
     ("amdgcn-amd-amdhsa--gfx942:sramecc+:xnack+", 64, "gfx942"),
     ("amdgcn-amd-amdhsa--gfx1010:xnack-", 32, "gfx10-1-generic"),
-    ("amdgcn-amd-amdhsa--gfx1030", 32, "gfx10-3-generic"),
+    ("amdgcn-amd-amdhsa--gfx1030", 32, "gfx1030"),
+    ("amdgcn-amd-amdhsa--gfx1031", 32, "gfx10-3-generic"),
+    ("amdgcn-amd-amdhsa--gfx1100", 32, "gfx1100"),
     ("amdgcn-amd-amdhsa--gfx1103", 32, "gfx11-generic"),
     ("amdgcn-amd-amdhsa--gfx1151", 32, "gfx11-generic"),
     ("amdgcn-amd-amdhsa--gfx1201", 32, "gfx12-generic"),

@@ -7,6 +7,8 @@
 //!   kernel's 64-byte descriptor is.
 //! - [`parse_bundle`] / [`parse_bundles`]: clang offload bundles, raw or
 //!   inside a host ELF's `.hip_fatbin` section.
+//! - [`CodeObjectId`]: a code object's identity (a content hash), which keys the soft
+//!   runtime's host builds of kernels.
 //! - [`inspect_json`] / [`inspect_text`]: the `aqueduct inspect` report.
 //!
 //! No function panics on malformed input; every failure is a typed error.
@@ -16,6 +18,7 @@
 mod bundle;
 mod code_object;
 mod elf;
+mod identity;
 mod inspect;
 mod metadata;
 mod target;
@@ -26,6 +29,7 @@ pub use bundle::{
 };
 pub use code_object::{CodeObject, CodeObjectError, UnknownKernel};
 pub use elf::{AbiVersion, KERNEL_DESCRIPTOR_SIZE, KernelDescriptorSymbol};
+pub use identity::CodeObjectId;
 pub use inspect::{InspectError, inspect_json, inspect_text};
 pub use metadata::{
     Access, AddressSpace, KernelArg, KernelMetadata, KernelRef, Location, Metadata, MetadataError, ValueKind,

@@ -86,7 +86,7 @@ impl DeviceShared {
         let gpus = hsa.gpu_agents()?;
         let chosen = choose_agents(&config.device, gpus)?;
         if hsa.kind() == ProviderKind::Soft {
-            aqueduct_hsa::soft::register_kernels(aqueduct_builtins::CPU_KERNELS);
+            aqueduct_builtins::soft_registrations().for_each(|(id, kernels)| aqueduct_hsa::soft::register_kernels(id, kernels));
         }
         let host = HostPools::find(&hsa)?;
         let agents = chosen.into_iter().map(|info| open_agent(&hsa, &host, info)).collect::<EngineResult<Vec<_>>>()?;
@@ -258,10 +258,7 @@ fn open_agent(hsa: &Hsa, host: &HostPools, info: AgentInfo) -> EngineResult<Agen
         host_numa_distance: reach.link.map(|link| link.numa_distance),
     };
     let (host_pool, kernarg_pool) = (host.fine, host.kernarg);
-    let isa = info.isa_names.first().cloned().unwrap_or_default();
-    let selected = DeviceLibrary::select(&isa)
-        .map_err(|error| EngineError::NoDevice { reason: format!("device library for {isa}: {error}") })?;
-    let library = HsaExecutable::load(hsa, info.agent, selected.code_object)?;
+    let (library_target, library) = load_device_library(hsa, &info)?;
     let mut builtins = [BuiltinKernel::default(); Builtin::ALL.len()];
     for (slot, builtin) in builtins.iter_mut().zip(Builtin::ALL) {
         let kernel = library.kernel(builtin.name())?;
@@ -271,7 +268,29 @@ fn open_agent(hsa: &Hsa, host: &HostPools, info: AgentInfo) -> EngineResult<Agen
             private_segment_size: kernel.private_segment_size,
         };
     }
-    Ok(AgentState { info, device_pool, host_pool, kernarg_pool, topology, builtins, library_target: selected.target, _library: library })
+    Ok(AgentState { info, device_pool, host_pool, kernarg_pool, topology, builtins, library_target, _library: library })
+}
+
+/// Loads the device library on an agent: the first embedded candidate (best first, see
+/// `DeviceLibrary::candidates`) that the provider accepts. A provider may refuse a code-object
+/// version its loader does not know (ROCr refused v6, which generic targets need, until early
+/// 2024), so a refusal moves on to the next candidate; if none loads, the error lists every
+/// candidate with its refusal.
+fn load_device_library(hsa: &Hsa, info: &AgentInfo) -> EngineResult<(&'static str, HsaExecutable)> {
+    let isa = info.isa_names.first().cloned().unwrap_or_default();
+    let candidates = DeviceLibrary::candidates(&isa)
+        .map_err(|error| EngineError::NoDevice { reason: format!("device library for {isa}: {error}") })?;
+    let mut rejections = Vec::with_capacity(candidates.len());
+    for candidate in candidates {
+        match HsaExecutable::load(hsa, info.agent, candidate.code_object) {
+            Ok(library) => return Ok((candidate.target, library)),
+            Err(error) => {
+                tracing::info!(target = candidate.target, %error, "device library candidate refused, trying the next");
+                rejections.push(format!("{} (code object v{}): {error}", candidate.target, candidate.code_object_version));
+            }
+        }
+    }
+    Err(EngineError::NoDevice { reason: format!("no device library code object loads on {isa}: {}", rejections.join("; ")) })
 }
 
 /// Processors whose command processor runs the AMD vendor BARRIER_VALUE packet: CDNA 2 and 3.

@@ -9,8 +9,8 @@ mod common;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use aqueduct_abi::{KernelFault, SoftKernel, WorkgroupContext};
-use aqueduct_codeobject::{CodeObject, KernelArg, ValueKind};
+use aqueduct_abi::{SoftKernel, WorkgroupContext};
+use aqueduct_codeobject::{CodeObject, CodeObjectId, KernelArg, ValueKind};
 use aqueduct_engine::{Buffer, Dispatch, Engine, EngineConfig, Kernel, MemoryKind, Queue, RawDispatch, Semaphore, WaitStrategy};
 use common::*;
 
@@ -24,9 +24,11 @@ static SETUP: Mutex<()> = Mutex::new(());
 const CONSTANTS: [u32; 2] = [0x1234_5678, 0x9ABC_DEF0];
 
 /// out[0..8] = the kernarg segment's address; out[8..] = the segment. Workgroup 0 only.
-unsafe fn capture(context: &WorkgroupContext) -> Result<(), KernelFault> {
+unsafe extern "C" fn capture(context: *const WorkgroupContext) {
+    // SAFETY: the runner passes a valid context.
+    let context = unsafe { &*context };
     if context.workgroup_id != [0, 0, 0] {
-        return Ok(());
+        return;
     }
     // SAFETY: the segment starts with the `out` pointer; the test sizes `out` for the copy and
     // CAPTURE_BYTES never exceeds the kernel's kernarg segment.
@@ -36,7 +38,6 @@ unsafe fn capture(context: &WorkgroupContext) -> Result<(), KernelFault> {
         out.cast::<[u8; 8]>().write_unaligned((context.kernarg as u64).to_le_bytes());
         core::ptr::copy_nonoverlapping(context.kernarg, out.add(8), CAPTURE_BYTES.load(Ordering::Acquire));
     }
-    Ok(())
 }
 
 struct Rig {
@@ -54,7 +55,10 @@ impl Rig {
     fn new(config: EngineConfig) -> Self {
         let setup = SETUP.lock().unwrap_or_else(|poison| poison.into_inner());
         let engine = engine_with(config);
-        aqueduct_hsa::soft::register_kernels(&[SoftKernel { symbol: "store_value.kd", function: capture }]);
+        // Keyed by the fixture's identity, as every CPU kernel is: only this code object's
+        // `store_value` changes.
+        let capture = SoftKernel { symbol: "store_value.kd", function: capture, args: None };
+        aqueduct_hsa::soft::register_kernels(CodeObjectId::of(TEST_KERNELS_GFX1100), &[capture]);
         let executable = engine.device().load_executable(TEST_KERNELS_GFX1100).unwrap();
         drop(setup);
         let kernel = executable.kernel("store_value").unwrap();

@@ -95,7 +95,7 @@ fn repetitions(quick: bool) -> (usize, usize) {
 
 /// Runs the suite. `progress(done, total, name)` is called before each shape.
 pub fn run(options: &BenchOptions, mut progress: impl FnMut(usize, usize, &str)) -> Result<Report, EngineError> {
-    aqueduct_hsa::soft::register_kernels(&kernels::BENCH_CPU_KERNELS);
+    kernels::register_bench_kernels();
     // Rings deep enough that a 5000-dispatch chain and 16 CLIP items in flight (12,672 packets)
     // replay from the submitting thread instead of parking for room.
     let engine = Engine::with_config(EngineConfig {

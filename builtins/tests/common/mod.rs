@@ -1,37 +1,92 @@
-//! Shared test helpers: running a plan on the CPU twins directly, and a small soft-runtime client
-//! that submits plans as real dispatch packets.
+//! Shared test helpers: running a plan on the host build of the C kernels directly, and a small
+//! soft-runtime client that submits plans as real dispatch packets.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
 
-use aqueduct_abi::{FenceScope, PacketHeader, PacketType, WorkgroupContext};
-use aqueduct_builtins::{Builtin, CPU_KERNELS, DeviceLibrary, DispatchPlan, SelectedLibrary};
+use aqueduct_abi::{
+    FenceScope, KernelDispatchPacket, PacketHeader, PacketType, SoftKernel, WorkgroupContext,
+};
+use aqueduct_builtins::{Builtin, DeviceLibrary, DispatchPlan, SelectedLibrary, host_kernels};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::{enums, hsa_agent_t, hsa_amd_memory_pool_t, hsa_queue_t};
 use aqueduct_hsa::{Hsa, KernelSymbol, PoolKindInfo};
 
-/// Runs `plan` by calling its CPU twin once per workgroup, serially, as the soft runtime would.
+/// The host build of one builtin.
+pub fn host_kernel(builtin: Builtin) -> &'static SoftKernel {
+    host_kernels()
+        .iter()
+        .find(|kernel| kernel.symbol == builtin.symbol())
+        .expect("host build")
+}
+
+/// What `aq_steady_counter()` reads in host-only tests.
+pub const FAKE_COUNTER: u64 = 0x0123_4567_89AB_CDEF;
+
+unsafe extern "C" fn fake_counter() -> u64 {
+    FAKE_COUNTER
+}
+
+/// Runs one workgroup of a host kernel outside the soft runtime, with a 1-D packet built from
+/// `workgroup_size` and `grid_size`.
+///
+/// # Safety
+/// `kernarg` holds the kernel's full argument struct; the addresses in it must be valid for what
+/// the kernel does with them.
+pub unsafe fn run_workgroup(
+    kernel: &SoftKernel,
+    kernarg: &[u8],
+    workgroup_id: [u32; 3],
+    workgroup_size: [u16; 3],
+    grid_size: [u32; 3],
+) {
+    let packet = KernelDispatchPacket {
+        workgroup_size_x: workgroup_size[0],
+        workgroup_size_y: workgroup_size[1],
+        workgroup_size_z: workgroup_size[2],
+        grid_size_x: grid_size[0],
+        grid_size_y: grid_size[1],
+        grid_size_z: grid_size[2],
+        kernarg_address: kernarg.as_ptr() as u64,
+        ..bytemuck::Zeroable::zeroed()
+    };
+    let context = WorkgroupContext {
+        packet: &packet,
+        kernarg: kernarg.as_ptr(),
+        implicit_args: core::ptr::null(),
+        group_memory: core::ptr::null_mut(),
+        group_memory_len: 0,
+        steady_counter: fake_counter,
+        workgroup_id,
+        grid_size,
+        workgroup_size,
+        reserved: 0,
+    };
+    // SAFETY: the context and the packet it points at outlive the call; the caller vouches for
+    // the kernargs and the memory they address.
+    unsafe { (kernel.function)(&context) };
+}
+
+/// Runs `plan` by calling its host kernel once per workgroup, serially, as the soft runtime
+/// would (it runs them in parallel).
 ///
 /// # Safety
 /// The plan's addresses must be valid for the accesses it describes.
 pub unsafe fn run_on_cpu(plan: &DispatchPlan) {
-    let kernel = CPU_KERNELS
-        .iter()
-        .find(|kernel| kernel.symbol == plan.kernel_symbol())
-        .expect("CPU twin");
+    let kernel = host_kernel(plan.kernel);
     let kernarg = plan.kernarg_bytes().to_vec();
     let groups = plan.grid_size.div_ceil(u32::from(plan.workgroup_size));
     for group in 0..groups {
-        let context = WorkgroupContext {
-            kernarg: kernarg.as_ptr(),
-            group_memory: core::ptr::null_mut(),
-            group_memory_len: 0,
-            workgroup_id: [group, 0, 0],
-            workgroup_size: [plan.workgroup_size, 1, 1],
-            grid_size: [plan.grid_size, 1, 1],
-        };
         // SAFETY: `kernarg` holds the plan's full kernarg struct; the caller vouches for memory.
-        unsafe { (kernel.function)(&context) }.expect("CPU kernel succeeds");
+        unsafe {
+            run_workgroup(
+                kernel,
+                &kernarg,
+                [group, 0, 0],
+                [plan.workgroup_size, 1, 1],
+                [plan.grid_size, 1, 1],
+            )
+        };
     }
 }
 
@@ -62,7 +117,15 @@ impl Client {
     }
 
     pub fn for_agent(index: usize) -> Self {
-        aqueduct_hsa::soft::register_kernels(CPU_KERNELS);
+        Self::loading(index, None)
+    }
+
+    /// A client whose builtin kernels come from `code_object` (the device-library bytes selected
+    /// for the agent when `None`).
+    pub fn loading(index: usize, code_object: Option<&'static [u8]>) -> Self {
+        for (id, kernels) in aqueduct_builtins::soft_registrations() {
+            aqueduct_hsa::soft::register_kernels(id, kernels);
+        }
         let hsa = Hsa::soft_current().expect("soft runtime initializes");
         let info = hsa
             .gpu_agents()
@@ -74,7 +137,7 @@ impl Client {
         let library = DeviceLibrary::select(&isa).unwrap_or_else(|error| panic!("{isa}: {error}"));
         let agent = info.agent;
         let executable = hsa
-            .load_executable(agent, library.code_object)
+            .load_executable(agent, code_object.unwrap_or(library.code_object))
             .expect("device library loads");
         let kernels = Builtin::ALL
             .into_iter()
@@ -122,8 +185,10 @@ impl Client {
         &self.kernels[&builtin]
     }
 
-    /// A zeroed device buffer, leaked for the test's duration.
-    pub fn alloc(&self, bytes: usize) -> &'static mut [u8] {
+    /// A zeroed device buffer, valid while the client lives: dropping the last client shuts
+    /// the runtime down, which frees every allocation.
+    #[allow(clippy::mut_from_ref)]
+    pub fn alloc(&self, bytes: usize) -> &mut [u8] {
         let pointer = self
             .hsa
             .allocate(self.device_pool, bytes.max(1))
@@ -134,10 +199,63 @@ impl Client {
 
     /// Submits every plan as a dispatch packet on one queue and waits for all of them.
     pub fn run(&self, plans: &[DispatchPlan]) {
-        assert!(plans.len() <= MAX_BATCH, "batch too large");
         if plans.is_empty() {
             return;
         }
+        let done = self.submit(plans);
+        // SAFETY: table call on a live signal; the timeout is in ns on the soft runtime.
+        let value = unsafe {
+            (self.hsa.api().hsa_signal_wait_scacquire)(
+                done,
+                enums::SIGNAL_CONDITION_EQ,
+                0,
+                60_000_000_000,
+                0,
+            )
+        };
+        let detail = aqueduct_hsa::soft::queue_error_detail(self.queue)
+            .ok()
+            .flatten();
+        assert_eq!(
+            value,
+            0,
+            "batch of {} did not complete; queue error: {detail:?}",
+            plans.len()
+        );
+        self.hsa.signal_destroy(done).expect("signal destroy");
+    }
+
+    /// Submits one plan that must fault the queue; returns the queue's error status and detail.
+    /// The client's queue is dead afterwards.
+    pub fn run_faulting(&self, plan: &DispatchPlan) -> (u32, String) {
+        let done = self.submit(core::slice::from_ref(plan));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            if let Some(error) = aqueduct_hsa::soft::queue_error_detail(self.queue)
+                .ok()
+                .flatten()
+            {
+                // SAFETY: table call on a live signal.
+                let value = unsafe { (self.hsa.api().hsa_signal_load_scacquire)(done) };
+                assert_eq!(value, 1, "a faulted packet does not complete");
+                return error;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the queue did not fault"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// Writes the plans as dispatch packets, rings the doorbell and returns their signal.
+    /// The client's queue.
+    pub fn queue(&self) -> *mut hsa_queue_t {
+        self.queue
+    }
+
+    pub fn submit(&self, plans: &[DispatchPlan]) -> aqueduct_hsa::sys::hsa_signal_t {
+        assert!(plans.len() <= MAX_BATCH, "batch too large");
         let done = self.hsa.signal_create(plans.len() as i64).expect("signal");
         let header = PacketHeader::new(
             PacketType::KernelDispatch,
@@ -174,26 +292,7 @@ impl Client {
             }
         }
         self.ring.ring_doorbell(last);
-        // SAFETY: table call on a live signal; the timeout is in ns on the soft runtime.
-        let value = unsafe {
-            (self.hsa.api().hsa_signal_wait_scacquire)(
-                done,
-                enums::SIGNAL_CONDITION_EQ,
-                0,
-                60_000_000_000,
-                0,
-            )
-        };
-        let detail = aqueduct_hsa::soft::queue_error_detail(self.queue)
-            .ok()
-            .flatten();
-        assert_eq!(
-            value,
-            0,
-            "batch of {} did not complete; queue error: {detail:?}",
-            plans.len()
-        );
-        self.hsa.signal_destroy(done).expect("signal destroy");
+        done
     }
 }
 

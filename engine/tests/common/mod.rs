@@ -21,7 +21,7 @@ pub fn engine(strategy: WaitStrategy) -> Engine {
 }
 
 pub fn engine_with(config: EngineConfig) -> Engine {
-    aqueduct_hsa::soft::register_kernels(&TEST_KERNELS);
+    hsa_common::register_test_kernels();
     Engine::with_config(EngineConfig {
         device: "soft".parse().unwrap(),
         // Tiny rings (4 to 16 packets) make backpressure easy to reach; ROCr's minimum is 64.

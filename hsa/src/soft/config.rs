@@ -3,6 +3,7 @@
 //! Set it with [`configure`] before `hsa_init`; it takes effect at the next initialization (when
 //! the init count goes from 0 to 1), exactly as ROCr reads its environment at init.
 
+use std::ops::RangeInclusive;
 use std::sync::Mutex;
 
 /// How a queue's packet processor treats packets.
@@ -73,6 +74,12 @@ pub struct SoftConfig {
     /// `InterceptQueue`) do, instead of DOORBELL-kind ones: a producer must ring them through
     /// `hsa_signal_store_*`, never through `hardware_doorbell_ptr`.
     pub intercepted_doorbells: bool,
+    /// Code-object major versions the loader accepts; a load of another version fails with
+    /// HSA_STATUS_ERROR_INVALID_CODE_OBJECT, as ROCr's does. Default 1..=6: ROCr's loader
+    /// (`ExecutableImpl::LoadCodeObject` in loader/executable.cpp) refuses `majorVersion < 1 ||
+    /// majorVersion > 6`; before early 2024 its bound was 5, so `4..=5` models an older ROCr.
+    /// (This runtime's parser reads v4 to v6 only, so v1 to v3 fail earlier, at reader creation.)
+    pub code_object_versions: RangeInclusive<u32>,
 }
 
 impl Default for SoftConfig {
@@ -86,6 +93,7 @@ impl Default for SoftConfig {
             queue_min_packets: super::queue::MIN_PACKETS,
             host_memory_bytes: 16 << 30,
             intercepted_doorbells: false,
+            code_object_versions: 1..=6,
         }
     }
 }

@@ -660,7 +660,7 @@ pub unsafe extern "C" fn hsa_executable_load_agent_code_object(executable: hsa_e
         let Some((agent_index, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
         let Some(reader_id) = runtime.index_of(Tag::Reader, code_object_reader.handle) else { return status::ERROR_INVALID_CODE_OBJECT_READER };
         let Some(gpu) = agent.gpu() else { return status::ERROR_INVALID_AGENT };
-        match runtime.executables.load(executable_id, reader_id, agent_index, &gpu.isa_name) {
+        match runtime.executables.load(executable_id, reader_id, agent_index, &gpu.isa_name, &runtime.config.code_object_versions) {
             Ok(()) => {
                 if !loaded_code_object.is_null() {
                     let handle = runtime.handle(Tag::LoadedCodeObject, runtime.executables.next_id());
@@ -676,7 +676,7 @@ pub unsafe extern "C" fn hsa_executable_load_agent_code_object(executable: hsa_e
                 tracing::debug!(%reason, "soft runtime refused an incompatible code object");
                 status::ERROR_INCOMPATIBLE_ARGUMENTS
             }
-            Err(LoadFailure::BadDescriptor(reason)) => {
+            Err(LoadFailure::InvalidCodeObject(reason)) => {
                 tracing::debug!(%reason, "soft runtime refused a code object");
                 status::ERROR_INVALID_CODE_OBJECT
             }

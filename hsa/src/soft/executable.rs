@@ -1,44 +1,148 @@
-//! Code-object readers, executables and symbols, and the registry of CPU kernels.
+//! Code-object readers, executables and symbols, and the registry of host kernels.
 //!
 //! Loading parses the real code object (target, metadata, kernel descriptors). Each kernel's
 //! 64-byte descriptor is copied into memory the runtime owns; its address is the `kernel_object`
 //! a dispatch packet carries, as on hardware. The processor maps that address back to the kernel
-//! and its CPU implementation, found by the descriptor's symbol (`name.kd`). A kernel without one
-//! still loads; dispatching it puts the queue in error with a message naming the kernel.
+//! and its host build, found by the code object's identity (a content hash of its bytes) and the
+//! descriptor's symbol (`name.kd`): two code objects that both define `saxpy.kd` never share an
+//! implementation by accident. A kernel without a host build still loads, with its metadata;
+//! dispatching it puts the queue in error with a message naming the kernel and the code object.
+//!
+//! A host build that declares its argument layout (every C kernel built with the work-item shim
+//! does) is compared with the metadata's explicit arguments when it is bound; a mismatch leaves
+//! the kernel without a host build and the dispatch error says what differs.
 
+use core::ops::RangeInclusive;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use aqueduct_abi::{KernelDescriptor, SoftKernel, SoftKernelFn};
-use aqueduct_codeobject::{CodeObject, KernelMetadata};
+use aqueduct_abi::{HostArg, KernelDescriptor, SoftKernel, SoftKernelFn};
+use aqueduct_codeobject::{CodeObject, CodeObjectId, KernelMetadata, ValueKind};
 use hashbrown::HashMap;
 
-static CPU_KERNELS: RwLock<Option<HashMap<&'static str, SoftKernelFn>>> = RwLock::new(None);
+/// Code object → descriptor symbol → host kernel.
+type Registry = HashMap<CodeObjectId, HashMap<&'static str, SoftKernel>>;
 
-/// Registers CPU implementations, keyed by descriptor symbol. Later registrations of the same
-/// symbol replace earlier ones. Registration is process-wide and survives re-initialization.
-pub fn register_kernels(kernels: &[SoftKernel]) {
-    let mut registry = CPU_KERNELS.write().unwrap_or_else(|poison| poison.into_inner());
+static HOST_KERNELS: RwLock<Option<Registry>> = RwLock::new(None);
+
+/// Registers host implementations of kernels of the code object `code_object` (its
+/// [`CodeObjectId::of`] its bytes), keyed by descriptor symbol. This is the one entry point for
+/// every CPU kernel: the device library's C host builds (once per embedded code object), the demo
+/// and bench kernels, and tests' Rust kernels.
+///
+/// A later registration of the same (code object, symbol) replaces the earlier one; kernels
+/// loaded already keep what they were bound to unless they had none. Registration is
+/// process-wide and survives re-initialization.
+pub fn register_kernels(code_object: CodeObjectId, kernels: &[SoftKernel]) {
+    let mut registry = HOST_KERNELS.write().unwrap_or_else(|poison| poison.into_inner());
     let registry = registry.get_or_insert_with(HashMap::new);
+    let symbols = registry.entry(code_object).or_default();
     for kernel in kernels {
-        registry.insert(kernel.symbol, kernel.function);
+        symbols.insert(kernel.symbol, *kernel);
     }
 }
 
-fn cpu_kernel(symbol: &str) -> Option<SoftKernelFn> {
-    CPU_KERNELS.read().unwrap_or_else(|poison| poison.into_inner()).as_ref()?.get(symbol).copied()
+fn registered(code_object: CodeObjectId, symbol: &str) -> Option<SoftKernel> {
+    let registry = HOST_KERNELS.read().unwrap_or_else(|poison| poison.into_inner());
+    registry.as_ref()?.get(&code_object)?.get(symbol).copied()
+}
+
+/// The steady counter host kernels read (`aq_steady_counter()`, `__builtin_readsteadycounter` on a
+/// GPU): the device clock, the domain of completion-signal timestamps too (see `soft::clock`).
+pub(crate) unsafe extern "C" fn steady_counter() -> u64 {
+    super::clock::device_ticks()
+}
+
+/// Which code object a kernel came from, for error messages.
+#[derive(Clone, Debug)]
+pub(crate) struct CodeObjectLabel {
+    pub id: CodeObjectId,
+    pub target: String,
+}
+
+impl core::fmt::Display for CodeObjectLabel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "code object {} ({})", self.id, self.target)
+    }
+}
+
+/// A host kernel bound to one loaded kernel, with what the runner needs per dispatch.
+#[derive(Clone, Debug)]
+pub(crate) struct HostBinding {
+    pub function: SoftKernelFn,
+    /// (kernarg offset, argument name) of every pointer argument that must not be null.
+    pub required_pointers: Vec<(usize, String)>,
+    /// Offset of the hidden arguments in the kernarg segment, if the kernel has any.
+    pub implicit_offset: Option<usize>,
+    /// The kernel has explicit arguments, so its kernarg segment must not be null.
+    pub reads_kernargs: bool,
+}
+
+/// Whether a loaded kernel can run on the soft runtime.
+#[derive(Clone, Debug)]
+pub(crate) enum HostBuild {
+    Ready(HostBinding),
+    /// Nothing registered for (code object, symbol).
+    Missing,
+    /// Registered, but its argument layout disagrees with the metadata: why.
+    Mismatch(String),
+}
+
+impl HostBuild {
+    fn resolve(code_object: CodeObjectId, metadata: &KernelMetadata) -> HostBuild {
+        let Some(kernel) = registered(code_object, &metadata.symbol) else {
+            return HostBuild::Missing;
+        };
+        bind(kernel, metadata).map_or_else(HostBuild::Mismatch, HostBuild::Ready)
+    }
+}
+
+/// Checks a host kernel's declared layout against the metadata and records the pointer arguments
+/// to check before each dispatch.
+fn bind(kernel: SoftKernel, metadata: &KernelMetadata) -> Result<HostBinding, String> {
+    let explicit: Vec<_> = metadata.args.iter().filter(|arg| !arg.value_kind.is_hidden()).collect();
+    // Metadata of C kernels carries no parameter names; the host build's layout does.
+    let name = |index: usize| {
+        let host = kernel.args.and_then(|args| args.get(index)).and_then(HostArg::name);
+        let name = explicit[index].name.as_deref().or(host).map_or_else(String::new, |name| format!(" `{name}`"));
+        format!("{index}{name} (kernarg offset {})", explicit[index].offset)
+    };
+    let nullable = |index: usize| kernel.args.and_then(|args| args.get(index)).is_some_and(HostArg::is_nullable);
+    if let Some(args) = kernel.args {
+        let declared: Vec<(u32, u32, bool)> =
+            explicit.iter().map(|arg| (arg.offset, arg.size, arg.value_kind == ValueKind::GlobalBuffer)).collect();
+        let host: Vec<(u32, u32, bool)> = args.iter().map(|arg| (arg.offset, arg.size, arg.is_pointer())).collect();
+        if declared != host {
+            return Err(format!(
+                "its host build reads arguments (offset, size, pointer) {host:?} but the metadata declares {declared:?}"
+            ));
+        }
+    }
+    Ok(HostBinding {
+        function: kernel.function,
+        required_pointers: explicit
+            .iter()
+            .enumerate()
+            .filter(|(index, arg)| arg.value_kind == ValueKind::GlobalBuffer && arg.size == 8 && !nullable(*index))
+            .map(|(index, arg)| (arg.offset as usize, name(index)))
+            .collect(),
+        implicit_offset: metadata.args.iter().filter(|arg| arg.value_kind.is_hidden()).map(|arg| arg.offset as usize).min(),
+        reads_kernargs: !explicit.is_empty(),
+    })
 }
 
 pub(crate) struct Reader {
     pub bytes: Vec<u8>,
     pub code_object: CodeObject,
+    pub id: CodeObjectId,
 }
 
 pub(crate) struct LoadedKernel {
     pub symbol: String,
     pub metadata: KernelMetadata,
     pub agent_index: usize,
-    pub cpu: Option<SoftKernelFn>,
+    pub code_object: CodeObjectLabel,
+    pub host: HostBuild,
     /// The memory `kernel_object` points at.
     descriptor: Box<KernelDescriptor>,
 }
@@ -77,7 +181,9 @@ pub(crate) enum LoadFailure {
     Frozen,
     UnknownReader,
     Incompatible(String),
-    BadDescriptor(String),
+    /// ROCr's HSA_STATUS_ERROR_INVALID_CODE_OBJECT: a version the loader does not accept, or a
+    /// kernel descriptor missing from the file.
+    InvalidCodeObject(String),
 }
 
 impl Executables {
@@ -87,7 +193,8 @@ impl Executables {
 
     pub fn add_reader(&self, bytes: Vec<u8>, code_object: CodeObject) -> u64 {
         let id = self.next_id();
-        self.readers.lock().unwrap_or_else(|poison| poison.into_inner()).insert(id, Arc::new(Reader { bytes, code_object }));
+        let reader = Reader { id: CodeObjectId::of(&bytes), bytes, code_object };
+        self.readers.lock().unwrap_or_else(|poison| poison.into_inner()).insert(id, Arc::new(reader));
         id
     }
 
@@ -97,8 +204,16 @@ impl Executables {
         id
     }
 
-    /// Loads every kernel of a reader's code object for one agent. All-or-nothing.
-    pub fn load(&self, executable: u64, reader: u64, agent_index: usize, agent_isa: &str) -> Result<(), LoadFailure> {
+    /// Loads every kernel of a reader's code object for one agent. All-or-nothing. Like ROCr's
+    /// loader, it refuses a code-object version outside `versions` (`SoftConfig`).
+    pub fn load(
+        &self,
+        executable: u64,
+        reader: u64,
+        agent_index: usize,
+        agent_isa: &str,
+        versions: &RangeInclusive<u32>,
+    ) -> Result<(), LoadFailure> {
         let reader = self.readers.lock().unwrap_or_else(|poison| poison.into_inner()).get(&reader).cloned();
         let reader = reader.ok_or(LoadFailure::UnknownReader)?;
         let mut executables = self.executables.lock().unwrap_or_else(|poison| poison.into_inner());
@@ -106,20 +221,30 @@ impl Executables {
         if entry.frozen {
             return Err(LoadFailure::Frozen);
         }
+        let version = reader.code_object.abi_version().code_object_version();
+        if !versions.contains(&version) {
+            return Err(LoadFailure::InvalidCodeObject(format!(
+                "code object v{version} is not supported by this loader (it accepts v{}..=v{})",
+                versions.start(),
+                versions.end()
+            )));
+        }
         let agent_target = aqueduct_codeobject::TargetId::parse(agent_isa)
             .map_err(|error| LoadFailure::Incompatible(format!("agent ISA {agent_isa}: {error}")))?;
         reader.code_object.target().runs_on(&agent_target).map_err(|error| LoadFailure::Incompatible(error.to_string()))?;
+        let label = CodeObjectLabel { id: reader.id, target: reader.code_object.target().to_string() };
         let mut loaded = Vec::with_capacity(reader.code_object.kernels().len());
         for (index, metadata) in reader.code_object.kernels().iter().enumerate() {
             let bytes = reader.code_object.kernel_descriptor_bytes(&reader.bytes, index).ok_or_else(|| {
-                LoadFailure::BadDescriptor(format!("kernel descriptor `{}` is not in the file", metadata.symbol))
+                LoadFailure::InvalidCodeObject(format!("kernel descriptor `{}` is not in the file", metadata.symbol))
             })?;
             let descriptor: KernelDescriptor = bytemuck::pod_read_unaligned(bytes);
             loaded.push(Arc::new(LoadedKernel {
                 symbol: metadata.symbol.clone(),
                 metadata: metadata.clone(),
                 agent_index,
-                cpu: cpu_kernel(&metadata.symbol),
+                code_object: label.clone(),
+                host: HostBuild::resolve(reader.id, metadata),
                 descriptor: Box::new(descriptor),
             }));
         }
@@ -134,20 +259,22 @@ impl Executables {
     /// The kernel behind a dispatch packet's `kernel_object`.
     pub fn kernel(&self, kernel_object: u64) -> Option<Arc<LoadedKernel>> {
         let kernel = self.by_kernel_object.read().unwrap_or_else(|poison| poison.into_inner()).get(&kernel_object).cloned()?;
-        if kernel.cpu.is_some() {
+        if matches!(kernel.host, HostBuild::Ready(_)) {
             return Some(kernel);
         }
         // Registered after loading: resolve now (off the common path).
-        Some(match cpu_kernel(&kernel.symbol) {
-            Some(function) => Arc::new(LoadedKernel {
-                symbol: kernel.symbol.clone(),
-                metadata: kernel.metadata.clone(),
-                agent_index: kernel.agent_index,
-                cpu: Some(function),
-                descriptor: kernel.descriptor.clone(),
-            }),
-            None => kernel,
-        })
+        let host = HostBuild::resolve(kernel.code_object.id, &kernel.metadata);
+        if matches!(host, HostBuild::Missing) {
+            return Some(kernel);
+        }
+        Some(Arc::new(LoadedKernel {
+            symbol: kernel.symbol.clone(),
+            metadata: kernel.metadata.clone(),
+            agent_index: kernel.agent_index,
+            code_object: kernel.code_object.clone(),
+            host,
+            descriptor: kernel.descriptor.clone(),
+        }))
     }
 
     pub fn destroy(&self, executable: u64) -> bool {

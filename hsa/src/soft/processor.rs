@@ -15,6 +15,7 @@ use aqueduct_abi::{AmdQueue, AqlPacket, KernelDispatchPacket, PacketHeader, Pack
 use rayon::prelude::*;
 
 use super::config::ExecutionMode;
+use super::executable::{HostBuild, steady_counter};
 use super::faults::Fault;
 use super::queue::{DOORBELL_NEVER_RUNG, SoftQueue};
 use super::runtime::Runtime;
@@ -315,42 +316,83 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
     if empty || queue.mode() == ExecutionMode::RetireOnly {
         return Ok(());
     }
-    let function = kernel.cpu.ok_or_else(|| {
-        (
-            status::ERROR_INVALID_CODE_SYMBOL,
-            format!("kernel `{}` has no CPU implementation registered with the soft runtime", kernel.symbol),
-        )
-    })?;
+    let host = match &kernel.host {
+        HostBuild::Ready(host) => host,
+        HostBuild::Missing => {
+            return Err((
+                status::ERROR_INVALID_CODE_SYMBOL,
+                format!(
+                    "packet {id}: kernel `{}` of {} has no CPU implementation (host build) registered with the soft runtime",
+                    kernel.symbol, kernel.code_object
+                ),
+            ));
+        }
+        HostBuild::Mismatch(reason) => {
+            return Err((
+                status::ERROR_INVALID_CODE_SYMBOL,
+                format!("packet {id}: kernel `{}` of {} cannot run on the soft runtime: {reason}", kernel.symbol, kernel.code_object),
+            ));
+        }
+    };
+    // A C kernel storing through null would take the process down, where a GPU reports a memory
+    // aperture violation: refuse the packet first. Only null is caught; any other bad address is
+    // the producer's contract, as on a GPU (which faults or corrupts memory).
+    let kernarg_address = packet.kernarg_address as usize;
+    if kernarg_address == 0 && host.reads_kernargs {
+        return Err((
+            status::ERROR_MEMORY_APERTURE_VIOLATION,
+            format!("packet {id}: kernel `{}` of {} takes arguments but kernarg_address is null", kernel.symbol, kernel.code_object),
+        ));
+    }
+    for (offset, name) in &host.required_pointers {
+        // SAFETY: the producer guarantees the kernarg segment holds the kernel's declared arguments,
+        // and the metadata places this 8-byte pointer argument inside it.
+        let pointer = unsafe { (kernarg_address as *const u8).add(*offset).cast::<u64>().read_unaligned() };
+        if pointer == 0 {
+            return Err((
+                status::ERROR_MEMORY_APERTURE_VIOLATION,
+                format!("packet {id}: kernel `{}` of {}: pointer argument {name} is null", kernel.symbol, kernel.code_object),
+            ));
+        }
+    }
+    let function = host.function;
+    let implicit_args = host.implicit_offset.map_or(0, |offset| kernarg_address + offset);
     let counts: [u64; 3] = core::array::from_fn(|axis| u64::from(grid[axis]).div_ceil(u64::from(workgroup[axis])));
     let total = counts[0] * counts[1] * counts[2];
     let group_bytes = packet.group_segment_size as usize;
-    // Carried as an integer so the closure is Send + Sync; rebuilt into a pointer per workgroup.
-    let kernarg_address = packet.kernarg_address as usize;
+    // Carried as integers so the closure is Send + Sync; rebuilt into pointers per workgroup.
+    let packet_address = packet as *const KernelDispatchPacket as usize;
     let run_one = |memory: &mut Vec<u8>, linear: u64| {
         memory.clear();
         memory.resize(group_bytes, 0);
         let context = WorkgroupContext {
+            packet: packet_address as *const KernelDispatchPacket,
             kernarg: kernarg_address as *const u8,
+            implicit_args: implicit_args as *const u8,
             group_memory: memory.as_mut_ptr(),
-            group_memory_len: group_bytes,
+            group_memory_len: group_bytes as u64,
+            steady_counter,
             workgroup_id: [
                 (linear % counts[0]) as u32,
                 (linear / counts[0] % counts[1]) as u32,
                 (linear / (counts[0] * counts[1])) as u32,
             ],
-            workgroup_size: workgroup,
             grid_size: grid,
+            workgroup_size: workgroup,
+            reserved: 0,
         };
         // SAFETY: the dispatch packet's producer guarantees, as it must for a GPU, that the
         // kernarg segment is valid for this kernel and that the pointers it holds are valid for
-        // the accesses the kernel makes; group memory is ours and sized as the packet requests.
-        unsafe { function(&context) }
-            .map_err(|fault| (fault.status, format!("kernel `{}` faulted: {}", kernel.symbol, fault.reason)))
+        // the accesses the kernel makes (null ones were refused above); the packet copy outlives
+        // this call and group memory is ours, sized as the packet requests.
+        unsafe { function(&context) };
     };
     if total == 1 {
-        return run_one(&mut Vec::new(), 0);
+        run_one(&mut Vec::new(), 0);
+        return Ok(());
     }
-    (0..total).into_par_iter().try_for_each_init(Vec::new, run_one)
+    (0..total).into_par_iter().for_each_init(Vec::new, run_one);
+    Ok(())
 }
 
 /// Idle policy: spin briefly after activity, then yield, then park with a growing timeout. A

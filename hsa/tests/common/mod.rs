@@ -17,9 +17,10 @@ pub const TEST_KERNELS_GFX1100: &[u8] = include_bytes!("../fixtures/test_kernels
 pub const TEST_KERNELS_GFX90A: &[u8] = include_bytes!("../fixtures/test_kernels_gfx90a.hsaco");
 
 /// CPU twin of `store_value(u32* out, u32 value, u32 count)`: kernargs out@0, value@8, count@12.
-unsafe fn store_value(context: &WorkgroupContext) -> Result<(), aqueduct_abi::KernelFault> {
-    // SAFETY: the dispatcher passes this kernel's kernarg segment and a valid `out`.
+unsafe extern "C" fn store_value(context: *const WorkgroupContext) {
+    // SAFETY: the runner passes a valid context, this kernel's kernarg segment and a valid `out`.
     unsafe {
+        let context = &*context;
         let out: u64 = context.kernarg(0);
         let value: u32 = context.kernarg(8);
         let count: u32 = context.kernarg(12);
@@ -31,14 +32,14 @@ unsafe fn store_value(context: &WorkgroupContext) -> Result<(), aqueduct_abi::Ke
             }
         }
     }
-    Ok(())
 }
 
 /// CPU twin of `add_from(u32* out, const u32* in, u32 addend, u32 count)`:
 /// kernargs out@0, in@8, addend@16, count@20.
-unsafe fn add_from(context: &WorkgroupContext) -> Result<(), aqueduct_abi::KernelFault> {
+unsafe extern "C" fn add_from(context: *const WorkgroupContext) {
     // SAFETY: as above.
     unsafe {
+        let context = &*context;
         let out: u64 = context.kernarg(0);
         let input: u64 = context.kernarg(8);
         let addend: u32 = context.kernarg(16);
@@ -52,15 +53,16 @@ unsafe fn add_from(context: &WorkgroupContext) -> Result<(), aqueduct_abi::Kerne
             }
         }
     }
-    Ok(())
 }
 
 /// CPU twin of `accumulate(u32* out, const u32* in, u32 scale, u32 count)`:
 /// kernargs out@0, in@8, scale@16, count@20. Only work-item 0 of workgroup 0 acts, and it runs
 /// `out[i] += in[i] * scale` for every `i < count` with wrapping u32 arithmetic.
-unsafe fn accumulate(context: &WorkgroupContext) -> Result<(), aqueduct_abi::KernelFault> {
+unsafe extern "C" fn accumulate(context: *const WorkgroupContext) {
+    // SAFETY: the runner passes a valid context.
+    let context = unsafe { &*context };
     if context.workgroup_id[0] != 0 || context.active_size()[0] == 0 {
-        return Ok(());
+        return;
     }
     // SAFETY: as above; `out` and `in` hold at least `count` u32s.
     unsafe {
@@ -74,14 +76,23 @@ unsafe fn accumulate(context: &WorkgroupContext) -> Result<(), aqueduct_abi::Ker
             slot.write(slot.read().wrapping_add(value.wrapping_mul(scale)));
         }
     }
-    Ok(())
 }
 
+/// Rust kernels for the fixtures' kernels (`no_cpu_twin` has none on purpose). They read raw
+/// kernargs, so they declare no layout (`args: None`).
 pub const TEST_KERNELS: [SoftKernel; 3] = [
-    SoftKernel { symbol: "store_value.kd", function: store_value },
-    SoftKernel { symbol: "add_from.kd", function: add_from },
-    SoftKernel { symbol: "accumulate.kd", function: accumulate },
+    SoftKernel { symbol: "store_value.kd", function: store_value, args: None },
+    SoftKernel { symbol: "add_from.kd", function: add_from, args: None },
+    SoftKernel { symbol: "accumulate.kd", function: accumulate, args: None },
 ];
+
+/// Registers [`TEST_KERNELS`] for both fixture code objects, through the soft runtime's one entry
+/// point for CPU kernels (keyed by code object).
+pub fn register_test_kernels() {
+    for code_object in [TEST_KERNELS_GFX1100, TEST_KERNELS_GFX90A] {
+        aqueduct_hsa::soft::register_kernels(aqueduct_codeobject::CodeObjectId::of(code_object), &TEST_KERNELS);
+    }
+}
 
 /// Records the last status the queue error callback received.
 pub static LAST_QUEUE_ERROR: AtomicU32 = AtomicU32::new(0);
@@ -103,7 +114,7 @@ pub struct Client {
 
 impl Client {
     pub fn new() -> Self {
-        aqueduct_hsa::soft::register_kernels(&TEST_KERNELS);
+        register_test_kernels();
         // Tiny rings make a full ring easy to reach; ROCr's minimum is 64 packets.
         aqueduct_hsa::soft::configure(aqueduct_hsa::soft::SoftConfig { queue_min_packets: 4, ..Default::default() });
         let hsa = Hsa::soft_current().expect("soft runtime initializes");
