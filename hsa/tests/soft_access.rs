@@ -74,7 +74,7 @@ fn kernargs_the_gpu_was_not_granted_raise_a_memory_fault_event_not_a_queue_error
         std::thread::sleep(Duration::from_millis(1));
     };
     assert!(detail.contains("not mapped for this agent"), "{detail}");
-    let seen = EVENTS.lock().unwrap().iter().any(|event| *event == (client.agent.handle, ungranted as u64, amd_event::FAULT_PAGE_NOT_PRESENT));
+    let seen = EVENTS.lock().unwrap().contains(&(client.agent.handle, ungranted as u64, amd_event::FAULT_PAGE_NOT_PRESENT));
     assert!(seen, "the handler saw the fault on this agent at the kernarg address");
     assert_eq!(LAST_QUEUE_ERROR.load(Ordering::SeqCst), 0, "ROCr does not call the queue callback for a memory fault");
     assert_eq!(out, &[0, 0, 0, 0], "the kernel never ran");

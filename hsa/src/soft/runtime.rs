@@ -199,10 +199,11 @@ pub(crate) fn visible_devices(list: &str, uuids: &[String]) -> Vec<usize> {
     let mut chosen = Vec::new();
     for token in list.split(',').map(|token| token.trim().to_ascii_uppercase()) {
         let index = if token.starts_with('G') {
-            let matches: Vec<usize> = (5..=20)
-                .contains(&token.len())
-                .then(|| uuids.iter().enumerate().filter(|(_, uuid)| uuid.to_ascii_uppercase().starts_with(&token)).map(|(index, _)| index).collect())
-                .unwrap_or_default();
+            let matches: Vec<usize> = if (5..=20).contains(&token.len()) {
+                uuids.iter().enumerate().filter(|(_, uuid)| uuid.to_ascii_uppercase().starts_with(&token)).map(|(index, _)| index).collect()
+            } else {
+                Vec::new()
+            };
             if matches.len() == 1 { Some(matches[0]) } else { None }
         } else {
             parse_c_integer(&token)
