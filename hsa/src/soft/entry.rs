@@ -370,7 +370,7 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_statu
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_agents_allow_access(num_agents: u32, agents: *const hsa_agent_t, _flags: *const u32, ptr: *const c_void) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_amd_agents_allow_access(num_agents: u32, agents: *const hsa_agent_t, flags: *const u32, ptr: *const c_void) -> hsa_status_t {
     with_runtime(|runtime| {
         if num_agents == 0 || agents.is_null() || ptr.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
@@ -383,7 +383,7 @@ pub unsafe extern "C" fn hsa_amd_agents_allow_access(num_agents: u32, agents: *c
             mask |= super::memory::owner_bit(index);
         }
         // ROCr requires `flags == NULL`; a pointer that does not start an allocation is refused.
-        if !_flags.is_null() {
+        if !flags.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
         }
         match runtime.allocations.allow(ptr as usize, mask) {

@@ -15,7 +15,7 @@ use aqueduct_abi::{AmdQueue, AqlPacket, KernelDispatchPacket, PacketHeader, Pack
 use rayon::prelude::*;
 
 use super::config::ExecutionMode;
-use super::executable::{HostBuild, steady_counter};
+use super::executable::{HostBuild, LoadedKernel, steady_counter};
 use super::faults::Fault;
 use super::queue::{DOORBELL_NEVER_RUNG, SoftQueue};
 use super::runtime::Runtime;
@@ -182,10 +182,7 @@ fn execute(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPacket) ->
         return Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: malformed header {:#06x}", header.0)));
     }
     match header.packet_type() {
-        Some(PacketType::KernelDispatch) => {
-            check_kernargs(queue, runtime, id, packet.as_dispatch())?;
-            dispatch(queue, runtime, id, packet.as_dispatch())
-        }
+        Some(PacketType::KernelDispatch) => dispatch(queue, runtime, id, packet.as_dispatch()),
         Some(PacketType::BarrierAnd) => {
             let dependencies = live_dependencies(id, &packet.as_barrier_and().dep_signal)?;
             wait_dependencies(queue, &dependencies, |values| values.iter().all(|value| *value == 0))
@@ -210,8 +207,7 @@ fn execute(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPacket) ->
 /// The command processor reads the kernarg segment: it must be memory the queue's agent may
 /// access (ROCr maps pool memory for the agents `hsa_amd_agents_allow_access` names, and system
 /// pools for no GPU before that). Otherwise the packet raises a GPU memory fault.
-fn check_kernargs(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispatchPacket) -> PacketResult {
-    let Some(kernel) = runtime.executables.kernel(packet.kernel_object) else { return Ok(()) };
+fn check_kernargs(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispatchPacket, kernel: &LoadedKernel) -> PacketResult {
     let length = u64::from(kernel.metadata.kernarg_segment_size);
     if length == 0 {
         return Ok(());
@@ -313,6 +309,8 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
             format!("packet {id}: kernel `{}` was loaded for agent {} but dispatched on agent {}", kernel.symbol, kernel.agent_index, queue.agent_index),
         ));
     }
+    // Whether or not kernels run (retire-only mode), the kernargs must be readable by the agent.
+    check_kernargs(queue, runtime, id, packet, &kernel)?;
     if empty || queue.mode() == ExecutionMode::RetireOnly {
         return Ok(());
     }
