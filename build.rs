@@ -3,11 +3,7 @@
 //! AMDGPU code objects. Needs only the host C compiler (`cc`), never clang-19.
 
 fn main() {
-    for path in [
-        "kernels/demo.c",
-        "kernels/bench.c",
-        "builtins/device/aqueduct_kernel.h",
-    ] {
+    for path in ["kernels/demo.c", "kernels/bench.c", "builtins/device/aqueduct_kernel.h"] {
         println!("cargo::rerun-if-changed={path}");
     }
     cc::Build::new()

@@ -25,8 +25,13 @@ fn total(samples: impl Iterator<Item = Sample>) -> Duration {
 
 fn command_buffers(c: &mut Criterion) {
     aqueduct::bench::kernels::register_bench_kernels();
-    let engine = Engine::with_config(EngineConfig { device: "soft".parse().unwrap(), queue_packets: 16384, kernarg_ring_bytes: 4 << 20, ..EngineConfig::default() })
-        .expect("soft engine");
+    let engine = Engine::with_config(EngineConfig {
+        device: "soft".parse().unwrap(),
+        queue_packets: 16384,
+        kernarg_ring_bytes: 4 << 20,
+        ..EngineConfig::default()
+    })
+    .expect("soft engine");
     let rig = CommandBufferRig::new(engine.device().clone()).expect("command-buffer rig");
 
     let mut group = c.benchmark_group("baseline");
@@ -38,13 +43,19 @@ fn command_buffers(c: &mut Criterion) {
     let mut group = c.benchmark_group("cb");
     group.throughput(Throughput::Elements(LENGTH));
     group.bench_function("record/512", |b| {
-        b.iter_custom(|iterations| total((0..iterations).map(|_| command_buffers::record(&rig, LENGTH).expect("record"))))
+        b.iter_custom(|iterations| {
+            total((0..iterations).map(|_| command_buffers::record(&rig, LENGTH).expect("record")))
+        })
     });
     group.bench_function("static/512", |b| {
-        b.iter_custom(|iterations| total((0..iterations).map(|_| command_buffers::replay_static(&rig, LENGTH).expect("replay"))))
+        b.iter_custom(|iterations| {
+            total((0..iterations).map(|_| command_buffers::replay_static(&rig, LENGTH).expect("replay")))
+        })
     });
     group.bench_function("dynamic_extra/512", |b| {
-        b.iter_custom(|iterations| total((0..iterations).map(|_| command_buffers::dynamic_extra(&rig, LENGTH).expect("dynamic"))))
+        b.iter_custom(|iterations| {
+            total((0..iterations).map(|_| command_buffers::dynamic_extra(&rig, LENGTH).expect("dynamic")))
+        })
     });
     group.finish();
 

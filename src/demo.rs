@@ -147,12 +147,18 @@ pub fn run_on(spec: &str, handoffs: u32, queue_count: u32) -> Result<DemoReport,
     tally.transfer(|| queues[0].update(&x, 0, &x_values, &[], &[]))?;
     tally.transfer(|| queues[0].fill(y.whole(), &0f32.to_le_bytes(), &[], &[chain.at(1)]))?;
     let iota_bindings = [indices.whole()];
-    let iota = Dispatch::grid([ELEMENTS, 1, 1]).workgroup([WORKGROUP, 1, 1]).bindings(&iota_bindings).constants(&[100, ELEMENTS]);
+    let iota = Dispatch::grid([ELEMENTS, 1, 1])
+        .workgroup([WORKGROUP, 1, 1])
+        .bindings(&iota_bindings)
+        .constants(&[100, ELEMENTS]);
     tally.dispatch(|| queues[1].dispatch(&iota_kernel, &iota, &[], &[iota_done.at(1)]))?;
 
     // The chain: step k waits for chain = k, runs y += x, signals chain = k + 1.
     let (saxpy_bindings, saxpy_constants) = ([y.whole(), x.whole()], [1f32.to_bits(), ELEMENTS]);
-    let saxpy = Dispatch::grid([ELEMENTS, 1, 1]).workgroup([WORKGROUP, 1, 1]).bindings(&saxpy_bindings).constants(&saxpy_constants);
+    let saxpy = Dispatch::grid([ELEMENTS, 1, 1])
+        .workgroup([WORKGROUP, 1, 1])
+        .bindings(&saxpy_bindings)
+        .constants(&saxpy_constants);
     let mut snapshot_step = 0;
     for step in 1..=u64::from(handoffs) {
         let queue = &queues[step as usize % queues.len()];
@@ -184,16 +190,31 @@ pub fn run_on(spec: &str, handoffs: u32, queue_count: u32) -> Result<DemoReport,
         let expected = handoffs as f32 * (index % 7) as f32;
         let found = f32::from_bits(word(index));
         if found != expected {
-            return Err(DemoError::Mismatch { buffer: "y", index, expected: f64::from(expected), found: f64::from(found) });
+            return Err(DemoError::Mismatch {
+                buffer: "y",
+                index,
+                expected: f64::from(expected),
+                found: f64::from(found),
+            });
         }
         if word(elements + index) != 100 + index as u32 {
-            return Err(DemoError::Mismatch { buffer: "iota", index, expected: 100.0 + index as f64, found: f64::from(word(elements + index)) });
+            return Err(DemoError::Mismatch {
+                buffer: "iota",
+                index,
+                expected: 100.0 + index as f64,
+                found: f64::from(word(elements + index)),
+            });
         }
         if snapshot_step > 0 {
             let expected = snapshot_step as f32 * (index % 7) as f32;
             let found = f32::from_bits(word(2 * elements + index));
             if found != expected {
-                return Err(DemoError::Mismatch { buffer: "snapshot", index, expected: f64::from(expected), found: f64::from(found) });
+                return Err(DemoError::Mismatch {
+                    buffer: "snapshot",
+                    index,
+                    expected: f64::from(expected),
+                    found: f64::from(found),
+                });
             }
         }
     }

@@ -37,7 +37,11 @@ pub fn rocminfo_report(hsa: &Hsa) -> HsaResult<String> {
         let _ = writeln!(out, "  Feature:                 {feature}");
         let profile = if u32_of(agent_info::PROFILE) == enums::PROFILE_FULL { "FULL_PROFILE" } else { "BASE_PROFILE" };
         let _ = writeln!(out, "  Profile:                 {profile}");
-        for (label, attribute) in [("Max Queue Number", agent_info::QUEUES_MAX), ("Queue Min Size", agent_info::QUEUE_MIN_SIZE), ("Queue Max Size", agent_info::QUEUE_MAX_SIZE)] {
+        for (label, attribute) in [
+            ("Max Queue Number", agent_info::QUEUES_MAX),
+            ("Queue Min Size", agent_info::QUEUE_MIN_SIZE),
+            ("Queue Max Size", agent_info::QUEUE_MAX_SIZE),
+        ] {
             let value = u32_of(attribute);
             let _ = writeln!(out, "  {:<24} {value}({value:#x})", format!("{label}:"));
         }
@@ -60,7 +64,9 @@ pub fn rocminfo_report(hsa: &Hsa) -> HsaResult<String> {
                 pool_info::SEGMENT_GLOBAL => format!("GLOBAL; FLAGS: {}", global_flags(pool.global_flags)),
                 other => format!("SEGMENT {other}"),
             };
-            let recommended = hsa.pool_attribute::<usize>(pool.pool, RUNTIME_ALLOC_REC_GRANULE).map_or("N/A".into(), |bytes| format!("{}KB", bytes >> 10));
+            let recommended = hsa
+                .pool_attribute::<usize>(pool.pool, RUNTIME_ALLOC_REC_GRANULE)
+                .map_or("N/A".into(), |bytes| format!("{}KB", bytes >> 10));
             let _ = writeln!(out, "    Pool {}", number + 1);
             let _ = writeln!(out, "      Segment:                 {segment}");
             let _ = writeln!(out, "      Size:                    {}({:#x}) KB", pool.size >> 10, pool.size >> 10);

@@ -8,8 +8,8 @@
 
 pub use aqueduct_abi as abi;
 pub use aqueduct_codeobject as codeobject;
-pub use aqueduct_hsa as hsa;
 pub use aqueduct_engine::*;
+pub use aqueduct_hsa as hsa;
 
 pub mod bench;
 pub mod demo;

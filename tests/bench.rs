@@ -41,7 +41,8 @@ fn expected_names() -> Vec<String> {
 fn every_shape_runs_once_in_quick_mode() {
     let mut seen = Vec::new();
     let options = BenchOptions { filter: None, quick: true, device: "soft".into() };
-    let report = aqueduct::bench::run(&options, |_, _, name| seen.push(name.to_string())).expect("every shape succeeds");
+    let report =
+        aqueduct::bench::run(&options, |_, _, name| seen.push(name.to_string())).expect("every shape succeeds");
     let names: Vec<String> = report.results.iter().map(|row| row.name.clone()).collect();
     assert_eq!(names, expected_names());
     assert_eq!(report.provider, "soft");
@@ -57,7 +58,10 @@ fn every_shape_runs_once_in_quick_mode() {
 #[test]
 fn json_report_has_every_documented_field_and_compare_reads_it() {
     let binary = env!("CARGO_BIN_EXE_aqueduct");
-    let output = Command::new(binary).args(["bench", "--quick", "--json", "--device", "soft", "--filter", "edge/submit/2"]).output().expect("runs");
+    let output = Command::new(binary)
+        .args(["bench", "--quick", "--json", "--device", "soft", "--filter", "edge/submit/2"])
+        .output()
+        .expect("runs");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let value: serde_json::Value = serde_json::from_slice(&output.stdout).expect("stdout is JSON");
     for field in ["provider", "agent", "cpu", "cores", "limit_ns_per_packet", "results"] {
@@ -86,19 +90,37 @@ fn json_report_has_every_documented_field_and_compare_reads_it() {
     let output = Command::new(binary).args(["bench", "--compare"]).arg(&old).arg(&new).output().expect("runs");
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    assert!(text.lines().any(|line| line.starts_with("edge/submit/2 ") && line.contains("+100.0%") && line.contains("slower")), "{text}");
+    assert!(
+        text.lines()
+            .any(|line| line.starts_with("edge/submit/2 ") && line.contains("+100.0%") && line.contains("slower")),
+        "{text}"
+    );
     std::fs::remove_dir_all(directory).ok();
 }
 
 #[test]
 fn bench_kernels_cpu_twins_match_the_code_object() {
-    let code_object = aqueduct::codeobject::CodeObject::parse(aqueduct::bench::kernels::BENCH_CODE_OBJECT).expect("parses");
+    let code_object =
+        aqueduct::codeobject::CodeObject::parse(aqueduct::bench::kernels::BENCH_CODE_OBJECT).expect("parses");
     let explicit = |name: &str| -> Vec<(u32, u32, String)> {
         let kernel = code_object.kernel(name).expect("kernel exists");
-        kernel.args.iter().filter(|arg| !arg.value_kind.is_hidden()).map(|arg| (arg.offset, arg.size, arg.value_kind.as_str().to_string())).collect()
+        kernel
+            .args
+            .iter()
+            .filter(|arg| !arg.value_kind.is_hidden())
+            .map(|arg| (arg.offset, arg.size, arg.value_kind.as_str().to_string()))
+            .collect()
     };
     assert!(explicit("noop").is_empty());
-    assert_eq!(explicit("tiny"), [(0, 8, "global_buffer".into()), (8, 8, "global_buffer".into()), (16, 4, "by_value".into()), (20, 4, "by_value".into())]);
+    assert_eq!(
+        explicit("tiny"),
+        [
+            (0, 8, "global_buffer".into()),
+            (8, 8, "global_buffer".into()),
+            (16, 4, "by_value".into()),
+            (20, 4, "by_value".into())
+        ]
+    );
     for count in [4u32, 16, 64, 256] {
         let expected: Vec<_> = (0..count).map(|index| (8 * index, 8, "global_buffer".to_string())).collect();
         assert_eq!(explicit(&format!("bindings_{count}")), expected);

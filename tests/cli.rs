@@ -4,7 +4,11 @@ use std::process::Command;
 
 fn aqueduct(arguments: &[&str]) -> (bool, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_aqueduct")).args(arguments).output().expect("the binary runs");
-    (output.status.success(), String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned())
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -15,7 +19,11 @@ fn info_names_the_provider_the_reason_the_agents_and_the_pools() {
     assert!(stdout.contains("Reason:"), "{stdout}");
     // rocminfo's shape: the CPU agent with the system pools, then the GPU.
     let agents = aqueduct::info::parse_rocminfo(&stdout);
-    assert_eq!(agents.iter().map(|agent| agent.field("Device Type")).collect::<Vec<_>>(), [Some("CPU"), Some("GPU")], "{stdout}");
+    assert_eq!(
+        agents.iter().map(|agent| agent.field("Device Type")).collect::<Vec<_>>(),
+        [Some("CPU"), Some("GPU")],
+        "{stdout}"
+    );
     assert!(stdout.contains("Segment:                 GLOBAL; FLAGS: KERNARG, FINE GRAINED"), "{stdout}");
     assert!(stdout.contains("Segment:                 GROUP"), "{stdout}");
     assert_eq!(agents[1].isas, ["amdgcn-amd-amdhsa--gfx1100"], "{stdout}");
@@ -50,7 +58,10 @@ fn inspect_json_has_the_stable_shape() {
     assert_eq!(report["target"], "amdgcn-amd-amdhsa--gfx11-generic");
     assert_eq!(report["code_object_version"], serde_json::json!([1, 2]));
     let kernels = report["kernels"].as_array().expect("kernels");
-    assert_eq!(kernels.iter().map(|kernel| kernel["name"].as_str().unwrap_or("")).collect::<Vec<_>>(), ["iota", "saxpy"]);
+    assert_eq!(
+        kernels.iter().map(|kernel| kernel["name"].as_str().unwrap_or("")).collect::<Vec<_>>(),
+        ["iota", "saxpy"]
+    );
     assert_eq!(kernels[1]["symbol"], "saxpy.kd");
     assert_eq!(kernels[1]["args"][2], serde_json::json!({"offset": 16, "size": 4, "value_kind": "by_value"}));
 }

@@ -25,7 +25,8 @@ fn snapshots_are_ordered_against_later_steps_on_other_queues() {
     // The race, when present, shows in most rounds; three make a miss unlikely.
     let cases = [(65, 4), (100, 4), (130, 3), (63, 2), (1, 2)];
     for (handoffs, queues) in cases.into_iter().cycle().take(3 * cases.len()) {
-        let report = aqueduct::demo::run_on("soft", handoffs, queues).unwrap_or_else(|error| panic!("{handoffs} handoffs on {queues} queues: {error}"));
+        let report = aqueduct::demo::run_on("soft", handoffs, queues)
+            .unwrap_or_else(|error| panic!("{handoffs} handoffs on {queues} queues: {error}"));
         let snapshots = handoffs as usize / 64;
         assert_eq!(report.transfers, 2 + snapshots as u64 + 3, "{handoffs} handoffs");
         let expected = if snapshots > 0 { 3 } else { 2 } * aqueduct::demo::ELEMENTS as usize;
@@ -43,11 +44,27 @@ fn demo_cpu_kernels_read_the_layout_the_code_object_declares() {
     let code_object = aqueduct::codeobject::CodeObject::parse(aqueduct::demo::DEMO_CODE_OBJECT).expect("parses");
     let explicit = |name: &str| -> Vec<(u32, u32, String)> {
         let kernel = code_object.kernel(name).expect("kernel exists");
-        kernel.args.iter().filter(|arg| !arg.value_kind.is_hidden()).map(|arg| (arg.offset, arg.size, arg.value_kind.as_str().to_string())).collect()
+        kernel
+            .args
+            .iter()
+            .filter(|arg| !arg.value_kind.is_hidden())
+            .map(|arg| (arg.offset, arg.size, arg.value_kind.as_str().to_string()))
+            .collect()
     };
     // The offsets the host builds of kernels/demo.c read (the soft runtime checks the same).
-    assert_eq!(explicit("iota"), [(0, 8, "global_buffer".into()), (8, 4, "by_value".into()), (12, 4, "by_value".into())]);
-    assert_eq!(explicit("saxpy"), [(0, 8, "global_buffer".into()), (8, 8, "global_buffer".into()), (16, 4, "by_value".into()), (20, 4, "by_value".into())]);
+    assert_eq!(
+        explicit("iota"),
+        [(0, 8, "global_buffer".into()), (8, 4, "by_value".into()), (12, 4, "by_value".into())]
+    );
+    assert_eq!(
+        explicit("saxpy"),
+        [
+            (0, 8, "global_buffer".into()),
+            (8, 8, "global_buffer".into()),
+            (16, 4, "by_value".into()),
+            (20, 4, "by_value".into())
+        ]
+    );
     let symbols: Vec<_> = aqueduct::demo::demo_host_kernels().iter().map(|kernel| kernel.symbol).collect();
     assert_eq!(symbols, ["iota.kd", "saxpy.kd"]);
 }

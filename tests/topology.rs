@@ -10,8 +10,17 @@ use aqueduct::info::{ReportAgent, parse_rocminfo, rocminfo_report};
 const DUMP: &str = include_str!("../hsa/tests/fixtures/rocminfo-gfx1100.txt");
 
 /// Agent fields that describe the kind of agent, not the machine.
-const AGENT_FIELDS: &[&str] =
-    &["Vendor Name", "Feature", "Profile", "Max Queue Number", "Queue Min Size", "Queue Max Size", "Queue Type", "Node", "Device Type"];
+const AGENT_FIELDS: &[&str] = &[
+    "Vendor Name",
+    "Feature",
+    "Profile",
+    "Max Queue Number",
+    "Queue Min Size",
+    "Queue Max Size",
+    "Queue Type",
+    "Node",
+    "Device Type",
+];
 const GPU_FIELDS: &[&str] = &["Wavefront Size", "Workgroup Max Size", "Grid Max Size"];
 /// Pool fields that describe the kind of pool.
 const POOL_FIELDS: &[&str] =
@@ -38,12 +47,22 @@ fn the_soft_runtime_has_rocrs_agents_and_pools_field_by_field() {
         let fields = AGENT_FIELDS.iter().chain(if gpu { GPU_FIELDS } else { &[] });
         for field in fields {
             let expected = real.field(field).unwrap_or_else(|| panic!("agent {index}: the dump has no `{field}`"));
-            assert_eq!(soft.field(field), Some(expected), "agent {index} ({}): `{field}`", real.field("Name").unwrap_or("?"));
+            assert_eq!(
+                soft.field(field),
+                Some(expected),
+                "agent {index} ({}): `{field}`",
+                real.field("Name").unwrap_or("?")
+            );
         }
         assert_eq!(soft.pools.len(), real.pools.len(), "agent {index}: pool count");
         for (number, (real_pool, soft_pool)) in real.pools.iter().zip(&soft.pools).enumerate() {
             for field in POOL_FIELDS {
-                assert_eq!(pool_field(soft_pool, field), pool_field(real_pool, field), "agent {index} pool {}: `{field}`", number + 1);
+                assert_eq!(
+                    pool_field(soft_pool, field),
+                    pool_field(real_pool, field),
+                    "agent {index} pool {}: `{field}`",
+                    number + 1
+                );
             }
         }
         assert_eq!(soft.isas, real.isas, "agent {index}: ISAs");
@@ -60,7 +79,11 @@ fn the_comparison_sees_a_pool_on_the_wrong_agent() {
     wrong[1].pools.insert(1, moved);
     let differs = real.iter().zip(&wrong).any(|(real, wrong)| {
         real.pools.len() != wrong.pools.len()
-            || real.pools.iter().zip(&wrong.pools).any(|(a, b)| POOL_FIELDS.iter().any(|field| pool_field(a, field) != pool_field(b, field)))
+            || real
+                .pools
+                .iter()
+                .zip(&wrong.pools)
+                .any(|(a, b)| POOL_FIELDS.iter().any(|field| pool_field(a, field) != pool_field(b, field)))
     });
     assert!(differs);
 }

@@ -35,9 +35,8 @@ mod view;
 
 pub use builder::{BlockBuf, BlockProgramBuf};
 pub use command::{
-    BarrierCommand, BranchCommand, Command, CommandFlags, CommandHeader, CommandRecord, CondBranchCommand,
-    CopyCommand, DecodedCommand, DispatchCommand, FillCommand, ProfileMarkerCommand, ReplayCost,
-    ReturnCommand, UpdateCommand,
+    BarrierCommand, BranchCommand, Command, CommandFlags, CommandHeader, CommandRecord, CondBranchCommand, CopyCommand,
+    DecodedCommand, DispatchCommand, FillCommand, ProfileMarkerCommand, ReplayCost, ReturnCommand, UpdateCommand,
 };
 pub use error::{Location, ProgramError, Section};
 pub use records::{BindingSource, BlockHeader, PatchRecord, ProgramHeader};

@@ -15,9 +15,8 @@ pub mod soft_kernel;
 pub use implicit_kernargs::ImplicitKernargs;
 pub use kernel_descriptor::KernelDescriptor;
 pub use packet::{
-    AgentDispatchPacket, AqlPacket, BarrierAndPacket, BarrierOrPacket, BarrierValuePacket, DispatchTemplate,
-    FenceScope, KernelDispatchPacket, PacketHeader, PacketType, SignalCondition, VendorPacketHeader,
-    AQL_PACKET_SIZE,
+    AQL_PACKET_SIZE, AgentDispatchPacket, AqlPacket, BarrierAndPacket, BarrierOrPacket, BarrierValuePacket,
+    DispatchTemplate, FenceScope, KernelDispatchPacket, PacketHeader, PacketType, SignalCondition, VendorPacketHeader,
 };
 pub use queue::{AmdQueue, HsaQueue, QueueProperties, QueueType};
 pub use signal::{AmdSignal, SignalKind};

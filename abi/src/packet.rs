@@ -396,8 +396,8 @@ mod tests {
 
     #[test]
     fn setup_goes_to_the_high_half() {
-        let word = PacketHeader::new(PacketType::KernelDispatch, true, FenceScope::Agent, FenceScope::System)
-            .with_setup(3);
+        let word =
+            PacketHeader::new(PacketType::KernelDispatch, true, FenceScope::Agent, FenceScope::System).with_setup(3);
         assert_eq!(word & 0xFF, 2);
         assert_eq!(word >> 16, 3);
         assert_eq!(word >> 8 & 1, 1);

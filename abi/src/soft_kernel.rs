@@ -156,11 +156,7 @@ impl SoftKernel {
         // SAFETY: the accessor writes the count and returns a static array of that many records.
         let records = unsafe {
             let first = table(&mut count);
-            if first.is_null() || count == 0 {
-                &[][..]
-            } else {
-                core::slice::from_raw_parts(first, count as usize)
-            }
+            if first.is_null() || count == 0 { &[][..] } else { core::slice::from_raw_parts(first, count as usize) }
         };
         records
             .iter()
@@ -174,11 +170,7 @@ impl SoftKernel {
                     // SAFETY: `args` is a static array of `arg_count` entries.
                     unsafe { core::slice::from_raw_parts(record.args, record.arg_count as usize) }
                 };
-                SoftKernel {
-                    symbol,
-                    function: record.entry,
-                    args: Some(args),
-                }
+                SoftKernel { symbol, function: record.entry, args: Some(args) }
             })
             .collect()
     }

@@ -8,11 +8,10 @@ mod sample;
 use core::mem::{offset_of, size_of};
 
 use aqueduct_abi::block_program::{
-    BLOCK_MAGIC, BarrierCommand, BindingSource, BlockBuf, BlockHeader, BlockProgramBuf, BranchCommand,
-    Command, CommandFlags, CommandHeader, CommandKind, CommandRecord, CompareOp, CondBranchCommand,
-    CopyCommand, DecodedCommand, DispatchCommand, FillCommand, KernargStrategy, Location, PROGRAM_MAGIC,
-    PROGRAM_VERSION, PatchRecord, ProfileMarkerCommand, ProgramError, ProgramHeader, ReturnCommand, Section,
-    TerminatorKind, UpdateCommand, validate,
+    BLOCK_MAGIC, BarrierCommand, BindingSource, BlockBuf, BlockHeader, BlockProgramBuf, BranchCommand, Command,
+    CommandFlags, CommandHeader, CommandKind, CommandRecord, CompareOp, CondBranchCommand, CopyCommand, DecodedCommand,
+    DispatchCommand, FillCommand, KernargStrategy, Location, PROGRAM_MAGIC, PROGRAM_VERSION, PatchRecord,
+    ProfileMarkerCommand, ProgramError, ProgramHeader, ReturnCommand, Section, TerminatorKind, UpdateCommand, validate,
 };
 use aqueduct_abi::packet::{FenceScope, PacketHeader, PacketType};
 use bytemuck::Pod;
@@ -189,10 +188,7 @@ fn flags_land_on_the_aql_header_bits() {
                     (barrier, Some(acquire), Some(release))
                 );
                 let header = PacketType::KernelDispatch as u16 | flags.packet_header_bits();
-                assert_eq!(
-                    header,
-                    PacketHeader::new(PacketType::KernelDispatch, barrier, acquire, release).0
-                );
+                assert_eq!(header, PacketHeader::new(PacketType::KernelDispatch, barrier, acquire, release).0);
             }
         }
     }
@@ -252,13 +248,8 @@ fn round_trip_reads_back_every_record() {
     assert_eq!(block.update_payload(&update), Some(&sample::UPDATE_PAYLOAD[..]));
     let Some(DecodedCommand::Barrier(barrier)) = block.command(4).and_then(|c| c.decode()) else { panic!() };
     assert_eq!((barrier.acquire(), barrier.release()), (Some(FenceScope::Agent), Some(FenceScope::System)));
-    let Some(DecodedCommand::CondBranch(branch)) = block.command(6).and_then(|c| c.decode()) else {
-        panic!()
-    };
-    assert_eq!(
-        (branch.next_block(0), branch.next_block(1), branch.next_block(1 << 32)),
-        (Some(2), Some(1), Some(2))
-    );
+    let Some(DecodedCommand::CondBranch(branch)) = block.command(6).and_then(|c| c.decode()) else { panic!() };
+    assert_eq!((branch.next_block(0), branch.next_block(1), branch.next_block(1 << 32)), (Some(2), Some(1), Some(2)));
     assert_eq!(block.command(7), None);
     assert_eq!(block.source(4), None);
     assert_eq!(block.patch(2), None);
@@ -437,12 +428,7 @@ fn rejects_truncated_image() {
     });
     assert_eq!(
         error,
-        ProgramError::Truncated {
-            at: PROGRAM,
-            section: Section::Program,
-            needed: length,
-            available: length - 1
-        }
+        ProgramError::Truncated { at: PROGRAM, section: Section::Program, needed: length, available: length - 1 }
     );
     assert_eq!(error.field(), "total_length");
 }
@@ -462,12 +448,7 @@ fn rejects_trailing_bytes() {
     let error = with_bytes(|bytes| bytes.push(0));
     assert_eq!(
         error,
-        ProgramError::CountMismatch {
-            at: PROGRAM,
-            field: "total_length",
-            declared: length,
-            actual: length + 1
-        }
+        ProgramError::CountMismatch { at: PROGRAM, field: "total_length", declared: length, actual: length + 1 }
     );
 }
 
@@ -532,10 +513,7 @@ fn rejects_misaligned_sections() {
     ];
     for (change, section, offset, align) in cases {
         let error = with_block_header(0, change);
-        assert_eq!(
-            error,
-            ProgramError::MisalignedSection { at: block(0), section, offset: u64::from(offset), align }
-        );
+        assert_eq!(error, ProgramError::MisalignedSection { at: block(0), section, offset: u64::from(offset), align });
     }
 }
 
@@ -605,9 +583,7 @@ fn rejects_section_out_of_range() {
     assert_eq!(error.field(), "rodata_offset");
 
     let error = with_block_header(0, |h| h.command_count = 1000);
-    assert!(
-        matches!(error, ProgramError::SectionOutOfRange { at, section: Section::Commands, .. } if at == block(0))
-    );
+    assert!(matches!(error, ProgramError::SectionOutOfRange { at, section: Section::Commands, .. } if at == block(0)));
 }
 
 #[test]
@@ -622,11 +598,7 @@ fn rejects_overlapping_sections() {
     let error = with_block_header(0, |h| h.command_offset = 0);
     assert_eq!(
         error,
-        ProgramError::OverlappingSections {
-            at: block(0),
-            first: Section::BlockHeader,
-            second: Section::Commands
-        }
+        ProgramError::OverlappingSections { at: block(0), first: Section::BlockHeader, second: Section::Commands }
     );
 }
 
@@ -635,11 +607,7 @@ fn rejects_block_table_overlapping_the_header() {
     let error = with_program_header(|h| h.block_table_offset = 16);
     assert_eq!(
         error,
-        ProgramError::OverlappingSections {
-            at: PROGRAM,
-            first: Section::ProgramHeader,
-            second: Section::BlockTable
-        }
+        ProgramError::OverlappingSections { at: PROGRAM, first: Section::ProgramHeader, second: Section::BlockTable }
     );
 }
 
@@ -719,20 +687,11 @@ fn rejects_patch_source_index_out_of_range() {
 #[test]
 fn rejects_command_source_index_out_of_range() {
     let error = with_command::<FillCommand>(0, 1, |f| f.target = 99);
-    assert_eq!(
-        error,
-        ProgramError::IndexOutOfRange { at: command(0, 1), field: "target", index: 99, limit: 4 }
-    );
+    assert_eq!(error, ProgramError::IndexOutOfRange { at: command(0, 1), field: "target", index: 99, limit: 4 });
     let error = with_command::<CopyCommand>(0, 2, |c| c.source = 4);
-    assert_eq!(
-        error,
-        ProgramError::IndexOutOfRange { at: command(0, 2), field: "source", index: 4, limit: 4 }
-    );
+    assert_eq!(error, ProgramError::IndexOutOfRange { at: command(0, 2), field: "source", index: 4, limit: 4 });
     let error = with_command::<CondBranchCommand>(0, 6, |c| c.source = 10);
-    assert_eq!(
-        error,
-        ProgramError::IndexOutOfRange { at: command(0, 6), field: "source", index: 10, limit: 4 }
-    );
+    assert_eq!(error, ProgramError::IndexOutOfRange { at: command(0, 6), field: "source", index: 10, limit: 4 });
     let error = with_command::<DispatchCommand>(2, 0, |d| d.indirect_source = 2);
     assert_eq!(
         error,
@@ -743,29 +702,17 @@ fn rejects_command_source_index_out_of_range() {
 #[test]
 fn rejects_dispatch_source_range_out_of_range() {
     let error = with_command::<DispatchCommand>(0, 0, |d| d.source_count = 5);
-    assert_eq!(
-        error,
-        ProgramError::IndexOutOfRange { at: command(0, 0), field: "source_count", index: 5, limit: 4 }
-    );
+    assert_eq!(error, ProgramError::IndexOutOfRange { at: command(0, 0), field: "source_count", index: 5, limit: 4 });
     let error = with_command::<DispatchCommand>(0, 0, |d| d.first_source = 4);
-    assert_eq!(
-        error,
-        ProgramError::IndexOutOfRange { at: command(0, 0), field: "first_source", index: 4, limit: 4 }
-    );
+    assert_eq!(error, ProgramError::IndexOutOfRange { at: command(0, 0), field: "first_source", index: 4, limit: 4 });
 }
 
 #[test]
 fn rejects_dispatch_patch_range_out_of_range() {
     let error = with_command::<DispatchCommand>(0, 0, |d| d.first_patch = 1);
-    assert_eq!(
-        error,
-        ProgramError::IndexOutOfRange { at: command(0, 0), field: "patch_count", index: 3, limit: 2 }
-    );
+    assert_eq!(error, ProgramError::IndexOutOfRange { at: command(0, 0), field: "patch_count", index: 3, limit: 2 });
     let error = with_command::<DispatchCommand>(2, 0, |d| d.first_patch = 1);
-    assert_eq!(
-        error,
-        ProgramError::IndexOutOfRange { at: command(2, 0), field: "first_patch", index: 1, limit: 1 }
-    );
+    assert_eq!(error, ProgramError::IndexOutOfRange { at: command(2, 0), field: "first_patch", index: 1, limit: 1 });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -832,11 +779,7 @@ fn rejects_bad_kernel_object_and_kernarg_alignment() {
         let error = with_command::<DispatchCommand>(0, 0, |d| d.kernarg_alignment = alignment);
         assert_eq!(
             error,
-            ProgramError::InvalidField {
-                at: command(0, 0),
-                field: "kernarg_alignment",
-                value: u64::from(alignment)
-            }
+            ProgramError::InvalidField { at: command(0, 0), field: "kernarg_alignment", value: u64::from(alignment) }
         );
     }
 }
@@ -844,16 +787,10 @@ fn rejects_bad_kernel_object_and_kernarg_alignment() {
 #[test]
 fn rejects_template_shorter_than_kernargs() {
     let error = with_command::<DispatchCommand>(0, 0, |d| d.template_length = 56);
-    assert_eq!(
-        error,
-        ProgramError::TemplateTooShort { at: command(0, 0), template_length: 56, kernarg_size: 64 }
-    );
+    assert_eq!(error, ProgramError::TemplateTooShort { at: command(0, 0), template_length: 56, kernarg_size: 64 });
     assert_eq!(error.field(), "template_length");
     let error = with_command::<DispatchCommand>(1, 1, |d| d.kernarg_size = 48);
-    assert_eq!(
-        error,
-        ProgramError::TemplateTooShort { at: command(1, 1), template_length: 32, kernarg_size: 48 }
-    );
+    assert_eq!(error, ProgramError::TemplateTooShort { at: command(1, 1), template_length: 32, kernarg_size: 48 });
 }
 
 #[test]
@@ -947,12 +884,7 @@ fn rejects_implicit_args_outside_kernargs() {
     let error = with_command::<DispatchCommand>(0, 0, |d| d.implicit_args_offset = 60);
     assert_eq!(
         error,
-        ProgramError::MisalignedField {
-            at: command(0, 0),
-            field: "implicit_args_offset",
-            value: 60,
-            align: 8
-        }
+        ProgramError::MisalignedField { at: command(0, 0), field: "implicit_args_offset", value: 60, align: 8 }
     );
     let error = with_command::<DispatchCommand>(0, 0, |d| d.implicit_args_offset = 64);
     assert_eq!(
@@ -975,8 +907,7 @@ fn rejects_strategy_field_mismatches() {
     assert_eq!(error, ProgramError::InvalidField { at: command(1, 0), field: "template_length", value: 8 });
     // Prepublished kernargs are immutable: block 0's patched-template dispatch, relabelled
     // prepublished, still names two patches.
-    let error =
-        with_command::<DispatchCommand>(0, 0, |d| d.kernarg_strategy = KernargStrategy::Prepublished as u8);
+    let error = with_command::<DispatchCommand>(0, 0, |d| d.kernarg_strategy = KernargStrategy::Prepublished as u8);
     assert_eq!(error, ProgramError::InvalidField { at: command(0, 0), field: "patch_count", value: 2 });
 }
 
@@ -1006,10 +937,7 @@ fn rejects_dispatches_sharing_patches() {
     block0.commands.insert(6, first);
     let bytes = program.to_bytes();
     let error = reject(&bytes);
-    assert_eq!(
-        error,
-        ProgramError::OverlappingPatchRanges { at: command(0, 6), first_patch: 0, previous_end: 2 }
-    );
+    assert_eq!(error, ProgramError::OverlappingPatchRanges { at: command(0, 6), first_patch: 0, previous_end: 2 });
     assert_eq!(error.field(), "first_patch");
 }
 
@@ -1031,15 +959,9 @@ fn rejects_invalid_fill_width() {
 #[test]
 fn rejects_fill_pattern_and_length_that_do_not_fit_the_width() {
     let error = with_command::<FillCommand>(3, 0, |f| f.pattern = 0x1_0000_0000);
-    assert_eq!(
-        error,
-        ProgramError::InvalidField { at: command(3, 0), field: "pattern", value: 0x1_0000_0000 }
-    );
+    assert_eq!(error, ProgramError::InvalidField { at: command(3, 0), field: "pattern", value: 0x1_0000_0000 });
     let error = with_command::<FillCommand>(3, 0, |f| f.length = 62);
-    assert_eq!(
-        error,
-        ProgramError::MisalignedField { at: command(3, 0), field: "length", value: 62, align: 4 }
-    );
+    assert_eq!(error, ProgramError::MisalignedField { at: command(3, 0), field: "length", value: 62, align: 4 });
 }
 
 #[test]
@@ -1057,12 +979,7 @@ fn rejects_branch_target_out_of_range() {
     let error = with_command::<BranchCommand>(2, 1, |b| b.target_block = 4);
     assert_eq!(
         error,
-        ProgramError::BranchTargetOutOfRange {
-            at: command(2, 1),
-            field: "target_block",
-            target: 4,
-            block_count: 4
-        }
+        ProgramError::BranchTargetOutOfRange { at: command(2, 1), field: "target_block", target: 4, block_count: 4 }
     );
     assert_eq!(error.field(), "target_block");
 }
@@ -1072,12 +989,7 @@ fn rejects_conditional_branch_targets_out_of_range() {
     let error = with_command::<CondBranchCommand>(0, 6, |c| c.taken_block = 9);
     assert_eq!(
         error,
-        ProgramError::BranchTargetOutOfRange {
-            at: command(0, 6),
-            field: "taken_block",
-            target: 9,
-            block_count: 4
-        }
+        ProgramError::BranchTargetOutOfRange { at: command(0, 6), field: "taken_block", target: 9, block_count: 4 }
     );
     let error = with_command::<CondBranchCommand>(0, 6, |c| c.not_taken_block = u32::MAX);
     assert_eq!(
@@ -1118,23 +1030,13 @@ fn rejects_worst_case_kernarg_bytes_too_small() {
     let error = with_block_header(2, |h| h.max_kernarg_bytes = 64);
     assert_eq!(
         error,
-        ProgramError::WorstCaseTooSmall {
-            at: block(2),
-            field: "max_kernarg_bytes",
-            declared: 64,
-            required: 128
-        }
+        ProgramError::WorstCaseTooSmall { at: block(2), field: "max_kernarg_bytes", declared: 64, required: 128 }
     );
     // Growing a dispatch's kernargs past the recorded worst case is caught the same way.
     let error = with_command::<DispatchCommand>(1, 0, |d| d.kernarg_size = 72);
     assert_eq!(
         error,
-        ProgramError::WorstCaseTooSmall {
-            at: block(1),
-            field: "max_kernarg_bytes",
-            declared: 64,
-            required: 128
-        }
+        ProgramError::WorstCaseTooSmall { at: block(1), field: "max_kernarg_bytes", declared: 64, required: 128 }
     );
 }
 
@@ -1174,9 +1076,7 @@ fn rejects_last_block_falling_through() {
     let (offset, header) = block_at(&bytes, 3);
     edit(&mut bytes, offset, |h: &mut BlockHeader| h.terminator = TerminatorKind::Fallthrough as u8);
     let last = offset + header.command_offset as usize + 64;
-    edit(&mut bytes, last, |c: &mut Command| {
-        *c = BarrierCommand::new(FenceScope::None, FenceScope::System).into()
-    });
+    edit(&mut bytes, last, |c: &mut Command| *c = BarrierCommand::new(FenceScope::None, FenceScope::System).into());
     assert_eq!(reject(&bytes), ProgramError::FallthroughPastEnd { at: block(3) });
 }
 
@@ -1191,10 +1091,7 @@ fn rejects_empty_block_that_needs_a_terminator() {
     let mut program = sample();
     program.blocks.push(BlockBuf::new(TerminatorKind::Return));
     let bytes = program.to_bytes();
-    assert_eq!(
-        reject(&bytes),
-        ProgramError::MissingTerminator { at: block(4), terminator: TerminatorKind::Return }
-    );
+    assert_eq!(reject(&bytes), ProgramError::MissingTerminator { at: block(4), terminator: TerminatorKind::Return });
 }
 
 #[test]

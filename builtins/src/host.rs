@@ -27,12 +27,7 @@ pub fn host_kernels() -> &'static [SoftKernel] {
 /// What to register with the soft runtime: the host builds, once per embedded code object.
 pub fn soft_registrations() -> impl Iterator<Item = (CodeObjectId, &'static [SoftKernel])> {
     static IDS: OnceLock<Vec<CodeObjectId>> = OnceLock::new();
-    let ids = IDS.get_or_init(|| {
-        EMBEDDED_CODE_OBJECTS
-            .iter()
-            .map(|(_, bytes)| CodeObjectId::of(bytes))
-            .collect()
-    });
+    let ids = IDS.get_or_init(|| EMBEDDED_CODE_OBJECTS.iter().map(|(_, bytes)| CodeObjectId::of(bytes)).collect());
     ids.iter().map(|id| (*id, host_kernels()))
 }
 
@@ -44,10 +39,7 @@ mod tests {
     #[test]
     fn every_builtin_has_exactly_one_host_kernel() {
         let symbols: Vec<&str> = host_kernels().iter().map(|kernel| kernel.symbol).collect();
-        let expected: Vec<&str> = Builtin::ALL
-            .iter()
-            .map(|builtin| builtin.symbol())
-            .collect();
+        let expected: Vec<&str> = Builtin::ALL.iter().map(|builtin| builtin.symbol()).collect();
         assert_eq!(symbols, expected);
     }
 
@@ -63,13 +55,7 @@ mod tests {
             let rust: Vec<(u32, u32, bool)> = builtin
                 .fields()
                 .iter()
-                .map(|field| {
-                    (
-                        field.offset as u32,
-                        field.size as u32,
-                        field.kind == crate::ArgKind::Pointer,
-                    )
-                })
+                .map(|field| (field.offset as u32, field.size as u32, field.kind == crate::ArgKind::Pointer))
                 .collect();
             assert_eq!(host, rust, "{builtin}");
         }

@@ -84,10 +84,7 @@ pub struct PatchIndirectArgs {
 const _: () = {
     assert!(size_of::<FillArgs>() == 24 && align_of::<FillArgs>() == 8);
     assert!(size_of::<CopyArgs>() == 24 && align_of::<CopyArgs>() == 8);
-    assert!(
-        size_of::<UpdateInlineArgs>() == 16 + UPDATE_INLINE_MAX_BYTES
-            && align_of::<UpdateInlineArgs>() == 8
-    );
+    assert!(size_of::<UpdateInlineArgs>() == 16 + UPDATE_INLINE_MAX_BYTES && align_of::<UpdateInlineArgs>() == 8);
     assert!(offset_of!(UpdateInlineArgs, payload) == 16);
     assert!(size_of::<TimestampArgs>() == 8);
     assert!(size_of::<PatchIndirectArgs>() == 32 && align_of::<PatchIndirectArgs>() == 8);
@@ -127,22 +124,10 @@ macro_rules! fields {
     };
 }
 
-const FILL_FIELDS: &[ArgField] = fields!(FillArgs {
-    target: Pointer,
-    element_count: Value,
-    pattern: Value
-});
-const COPY_FIELDS: &[ArgField] = fields!(CopyArgs {
-    source: Pointer,
-    target: Pointer,
-    element_count: Value
-});
-const UPDATE_INLINE_FIELDS: &[ArgField] = fields!(UpdateInlineArgs {
-    target: Pointer,
-    byte_length: Value,
-    reserved: Value,
-    payload: Value
-});
+const FILL_FIELDS: &[ArgField] = fields!(FillArgs { target: Pointer, element_count: Value, pattern: Value });
+const COPY_FIELDS: &[ArgField] = fields!(CopyArgs { source: Pointer, target: Pointer, element_count: Value });
+const UPDATE_INLINE_FIELDS: &[ArgField] =
+    fields!(UpdateInlineArgs { target: Pointer, byte_length: Value, reserved: Value, payload: Value });
 const TIMESTAMP_FIELDS: &[ArgField] = fields!(TimestampArgs { target: Pointer });
 const PATCH_INDIRECT_FIELDS: &[ArgField] = fields!(PatchIndirectArgs {
     packet: Pointer,
@@ -212,9 +197,7 @@ impl Builtin {
             Builtin::CopyBlockX4 => ("copy_block_x4", "copy_block_x4.kd"),
             Builtin::CopyBlockX8 => ("copy_block_x8", "copy_block_x8.kd"),
             Builtin::CopyBlockX16 => ("copy_block_x16", "copy_block_x16.kd"),
-            Builtin::CopyBlockUnalignedX16 => {
-                ("copy_block_unaligned_x16", "copy_block_unaligned_x16.kd")
-            }
+            Builtin::CopyBlockUnalignedX16 => ("copy_block_unaligned_x16", "copy_block_unaligned_x16.kd"),
             Builtin::UpdateInline => ("update_inline", "update_inline.kd"),
             Builtin::Timestamp => ("timestamp", "timestamp.kd"),
             Builtin::PatchIndirect => ("patch_indirect", "patch_indirect.kd"),
@@ -223,9 +206,7 @@ impl Builtin {
 
     /// Looks a builtin up by kernel name or descriptor symbol.
     pub fn from_name(name_or_symbol: &str) -> Option<Builtin> {
-        Builtin::ALL
-            .into_iter()
-            .find(|builtin| builtin.name() == name_or_symbol || builtin.symbol() == name_or_symbol)
+        Builtin::ALL.into_iter().find(|builtin| builtin.name() == name_or_symbol || builtin.symbol() == name_or_symbol)
     }
 
     /// Bytes one element of `element_count` stands for. The unaligned block copy counts bytes
@@ -233,10 +214,7 @@ impl Builtin {
     /// u32 workgroup counts, so its element is 4 bytes.
     pub const fn element_bytes(self) -> u64 {
         match self {
-            Builtin::FillX1
-            | Builtin::CopyX1
-            | Builtin::CopyBlockUnalignedX16
-            | Builtin::UpdateInline => 1,
+            Builtin::FillX1 | Builtin::CopyX1 | Builtin::CopyBlockUnalignedX16 | Builtin::UpdateInline => 1,
             Builtin::FillX2 => 2,
             Builtin::FillX4 | Builtin::CopyBlockX4 | Builtin::PatchIndirect => 4,
             Builtin::FillX8 | Builtin::CopyBlockX8 | Builtin::Timestamp => 8,
@@ -247,11 +225,9 @@ impl Builtin {
     /// The explicit kernel arguments, in order, as the Rust kernarg struct lays them out.
     pub const fn fields(self) -> &'static [ArgField] {
         match self {
-            Builtin::FillX1
-            | Builtin::FillX2
-            | Builtin::FillX4
-            | Builtin::FillX8
-            | Builtin::FillBlockX16 => FILL_FIELDS,
+            Builtin::FillX1 | Builtin::FillX2 | Builtin::FillX4 | Builtin::FillX8 | Builtin::FillBlockX16 => {
+                FILL_FIELDS
+            }
             Builtin::CopyX1
             | Builtin::CopyBlockX4
             | Builtin::CopyBlockX8
@@ -266,11 +242,9 @@ impl Builtin {
     /// Size of the kernel's kernarg struct: the bytes a dispatch must provide.
     pub const fn kernarg_size(self) -> usize {
         match self {
-            Builtin::FillX1
-            | Builtin::FillX2
-            | Builtin::FillX4
-            | Builtin::FillX8
-            | Builtin::FillBlockX16 => size_of::<FillArgs>(),
+            Builtin::FillX1 | Builtin::FillX2 | Builtin::FillX4 | Builtin::FillX8 | Builtin::FillBlockX16 => {
+                size_of::<FillArgs>()
+            }
             Builtin::CopyX1
             | Builtin::CopyBlockX4
             | Builtin::CopyBlockX8

@@ -22,14 +22,11 @@ mod toc;
 
 pub use host::{host_kernels, soft_registrations};
 pub use layout::{
-    ArgField, ArgKind, Builtin, CopyArgs, FillArgs, PatchIndirectArgs, TimestampArgs,
-    UPDATE_INLINE_MAX_BYTES, UpdateInlineArgs,
+    ArgField, ArgKind, Builtin, CopyArgs, FillArgs, PatchIndirectArgs, TimestampArgs, UPDATE_INLINE_MAX_BYTES,
+    UpdateInlineArgs,
 };
 pub use plan::{
-    DispatchPlan, Kernargs, MAX_GRID_SIZE, PlanError, UNALIGNED_BLOCK_MIN_BYTES, WORKGROUP_SIZE,
-    plan_copy, plan_fill, plan_patch_indirect, plan_timestamp, plan_update_inline,
-    plan_update_staged,
+    DispatchPlan, Kernargs, MAX_GRID_SIZE, PlanError, UNALIGNED_BLOCK_MIN_BYTES, WORKGROUP_SIZE, plan_copy, plan_fill,
+    plan_patch_indirect, plan_timestamp, plan_update_inline, plan_update_staged,
 };
-pub use select::{
-    DeviceLibrary, MatchKind, NoMatch, RejectedCandidate, SelectedLibrary, SelectionError,
-};
+pub use select::{DeviceLibrary, MatchKind, NoMatch, RejectedCandidate, SelectedLibrary, SelectionError};

@@ -9,8 +9,7 @@
 //! ([`DispatchPlan::is_noop`]).
 
 use crate::layout::{
-    Builtin, CopyArgs, FillArgs, PatchIndirectArgs, TimestampArgs, UPDATE_INLINE_MAX_BYTES,
-    UpdateInlineArgs,
+    Builtin, CopyArgs, FillArgs, PatchIndirectArgs, TimestampArgs, UPDATE_INLINE_MAX_BYTES, UpdateInlineArgs,
 };
 
 /// Work-items per workgroup: one wave64 or two wave32 waves.
@@ -106,21 +105,11 @@ impl DispatchPlan {
 
     fn new(kernel: Builtin, kernargs: Kernargs, work_items: u64) -> Self {
         if work_items == 0 {
-            return Self {
-                kernel,
-                kernargs,
-                grid_size: 1,
-                workgroup_size: 1,
-            };
+            return Self { kernel, kernargs, grid_size: 1, workgroup_size: 1 };
         }
         // Lossless: the value is at most MAX_GRID_SIZE.
         let grid_size = work_items.min(u64::from(MAX_GRID_SIZE)) as u32;
-        Self {
-            kernel,
-            kernargs,
-            grid_size,
-            workgroup_size: WORKGROUP_SIZE,
-        }
+        Self { kernel, kernargs, grid_size, workgroup_size: WORKGROUP_SIZE }
     }
 }
 
@@ -154,51 +143,25 @@ fn widen_pattern(pattern: u64, width: u64) -> u64 {
 /// The kernel is the widest element (16, 8, 4, 2 or 1 bytes) to which both `target` and
 /// `byte_length` are aligned; every fill kernel takes the pattern widened to 64 bits, so the choice
 /// depends on alignment only, never on the pattern width.
-pub fn plan_fill(
-    target: u64,
-    byte_length: u64,
-    pattern: u64,
-    pattern_width: u8,
-) -> Result<DispatchPlan, PlanError> {
+pub fn plan_fill(target: u64, byte_length: u64, pattern: u64, pattern_width: u8) -> Result<DispatchPlan, PlanError> {
     let width = u64::from(pattern_width);
     if !matches!(pattern_width, 1 | 2 | 4 | 8) {
-        return Err(PlanError::UnsupportedPatternWidth {
-            width: pattern_width,
-        });
+        return Err(PlanError::UnsupportedPatternWidth { width: pattern_width });
     }
     if width < 8 && pattern >> (width * 8) != 0 {
-        return Err(PlanError::PatternWiderThanWidth {
-            pattern,
-            width: pattern_width,
-        });
+        return Err(PlanError::PatternWiderThanWidth { pattern, width: pattern_width });
     }
     if !byte_length.is_multiple_of(width) {
-        return Err(PlanError::LengthNotMultipleOfPattern {
-            length: byte_length,
-            width: pattern_width,
-        });
+        return Err(PlanError::LengthNotMultipleOfPattern { length: byte_length, width: pattern_width });
     }
     check_range(target, byte_length)?;
-    let kernel = [
-        Builtin::FillBlockX16,
-        Builtin::FillX8,
-        Builtin::FillX4,
-        Builtin::FillX2,
-    ]
-    .into_iter()
-    .find(|kernel| (target | byte_length).is_multiple_of(kernel.element_bytes()))
-    .unwrap_or(Builtin::FillX1);
+    let kernel = [Builtin::FillBlockX16, Builtin::FillX8, Builtin::FillX4, Builtin::FillX2]
+        .into_iter()
+        .find(|kernel| (target | byte_length).is_multiple_of(kernel.element_bytes()))
+        .unwrap_or(Builtin::FillX1);
     let element_count = byte_length / kernel.element_bytes();
-    let args = FillArgs {
-        target,
-        element_count,
-        pattern: widen_pattern(pattern, width),
-    };
-    Ok(DispatchPlan::new(
-        kernel,
-        Kernargs::Fill(args),
-        element_count,
-    ))
+    let args = FillArgs { target, element_count, pattern: widen_pattern(pattern, width) };
+    Ok(DispatchPlan::new(kernel, Kernargs::Fill(args), element_count))
 }
 
 /// Plans copying `byte_length` bytes from `source` to `target` (non-overlapping).
@@ -211,33 +174,19 @@ pub fn plan_copy(source: u64, target: u64, byte_length: u64) -> Result<DispatchP
     check_range(target, byte_length)?;
     // Both ends are known not to wrap, so the comparisons below are exact.
     if byte_length != 0 && source < target + byte_length && target < source + byte_length {
-        return Err(PlanError::OverlappingCopy {
-            from: source,
-            to: target,
-            length: byte_length,
-        });
+        return Err(PlanError::OverlappingCopy { from: source, to: target, length: byte_length });
     }
     let aligned_to = |bytes: u64| (source | target | byte_length).is_multiple_of(bytes);
-    let block = [
-        Builtin::CopyBlockX16,
-        Builtin::CopyBlockX8,
-        Builtin::CopyBlockX4,
-    ]
-    .into_iter()
-    .find(|kernel| aligned_to(kernel.element_bytes()));
+    let block = [Builtin::CopyBlockX16, Builtin::CopyBlockX8, Builtin::CopyBlockX4]
+        .into_iter()
+        .find(|kernel| aligned_to(kernel.element_bytes()));
     let (kernel, work_items) = match block {
         Some(kernel) => (kernel, byte_length / kernel.element_bytes()),
-        None if byte_length >= UNALIGNED_BLOCK_MIN_BYTES => {
-            (Builtin::CopyBlockUnalignedX16, byte_length.div_ceil(16))
-        }
+        None if byte_length >= UNALIGNED_BLOCK_MIN_BYTES => (Builtin::CopyBlockUnalignedX16, byte_length.div_ceil(16)),
         None => (Builtin::CopyX1, byte_length),
     };
     let element_count = byte_length / kernel.element_bytes();
-    let args = CopyArgs {
-        source,
-        target,
-        element_count,
-    };
+    let args = CopyArgs { source, target, element_count };
     Ok(DispatchPlan::new(kernel, Kernargs::Copy(args), work_items))
 }
 
@@ -245,35 +194,19 @@ pub fn plan_copy(source: u64, target: u64, byte_length: u64) -> Result<DispatchP
 /// kernarg segment so no staging memory is needed.
 pub fn plan_update_inline(target: u64, data: &[u8]) -> Result<DispatchPlan, PlanError> {
     if data.len() > UPDATE_INLINE_MAX_BYTES {
-        return Err(PlanError::InlineUpdateTooLarge {
-            length: data.len(),
-            max: UPDATE_INLINE_MAX_BYTES,
-        });
+        return Err(PlanError::InlineUpdateTooLarge { length: data.len(), max: UPDATE_INLINE_MAX_BYTES });
     }
     let length = data.len() as u64; // ≤ 192
     check_range(target, length)?;
     let mut payload = [0u8; UPDATE_INLINE_MAX_BYTES];
     payload[..data.len()].copy_from_slice(data);
-    let args = UpdateInlineArgs {
-        target,
-        byte_length: data.len() as u32,
-        reserved: 0,
-        payload,
-    };
-    Ok(DispatchPlan::new(
-        Builtin::UpdateInline,
-        Kernargs::UpdateInline(args),
-        length,
-    ))
+    let args = UpdateInlineArgs { target, byte_length: data.len() as u32, reserved: 0, payload };
+    Ok(DispatchPlan::new(Builtin::UpdateInline, Kernargs::UpdateInline(args), length))
 }
 
 /// Plans an update whose bytes the caller already placed in device-visible staging memory: a
 /// plain copy from `staging` to `target` (updates larger than the inline limit go this way).
-pub fn plan_update_staged(
-    staging: u64,
-    target: u64,
-    byte_length: u64,
-) -> Result<DispatchPlan, PlanError> {
+pub fn plan_update_staged(staging: u64, target: u64, byte_length: u64) -> Result<DispatchPlan, PlanError> {
     plan_copy(staging, target, byte_length)
 }
 
@@ -281,20 +214,10 @@ pub fn plan_update_staged(
 pub fn plan_timestamp(target: u64) -> Result<DispatchPlan, PlanError> {
     check_range(target, 8)?;
     if !target.is_multiple_of(8) {
-        return Err(PlanError::Misaligned {
-            address: target,
-            required: 8,
-        });
+        return Err(PlanError::Misaligned { address: target, required: 8 });
     }
-    let plan = DispatchPlan::new(
-        Builtin::Timestamp,
-        Kernargs::Timestamp(TimestampArgs { target }),
-        1,
-    );
-    Ok(DispatchPlan {
-        workgroup_size: 1,
-        ..plan
-    })
+    let plan = DispatchPlan::new(Builtin::Timestamp, Kernargs::Timestamp(TimestampArgs { target }), 1);
+    Ok(DispatchPlan { workgroup_size: 1, ..plan })
 }
 
 /// Checks that a `length`-byte object at the non-null `address` does not wrap and is `required`-byte
@@ -369,11 +292,7 @@ mod tests {
         ];
         for (target, length, width, kernel, count) in cases {
             let plan = plan_fill(target, length, 0xAB, width).expect("valid fill");
-            assert_eq!(
-                (plan.kernel, fill_args(&plan).element_count),
-                (kernel, count),
-                "{target:#x}+{length} w{width}"
-            );
+            assert_eq!((plan.kernel, fill_args(&plan).element_count), (kernel, count), "{target:#x}+{length} w{width}");
             assert_eq!(plan.kernarg_bytes().len(), 24);
             assert_eq!(plan.workgroup_size, WORKGROUP_SIZE);
             assert_eq!(u64::from(plan.grid_size), count);
@@ -385,67 +304,31 @@ mod tests {
         assert_eq!(widen_pattern(0xAB, 1), 0xABAB_ABAB_ABAB_ABAB);
         assert_eq!(widen_pattern(0xBEEF, 2), 0xBEEF_BEEF_BEEF_BEEF);
         assert_eq!(widen_pattern(0xDEAD_BEEF, 4), 0xDEAD_BEEF_DEAD_BEEF);
-        assert_eq!(
-            widen_pattern(0x0123_4567_89AB_CDEF, 8),
-            0x0123_4567_89AB_CDEF
-        );
+        assert_eq!(widen_pattern(0x0123_4567_89AB_CDEF, 8), 0x0123_4567_89AB_CDEF);
         let plan = plan_fill(0x1000, 16, 0x1234, 2).expect("valid");
         assert_eq!(fill_args(&plan).pattern, 0x1234_1234_1234_1234);
     }
 
     #[test]
     fn bad_fills_are_typed_errors() {
-        assert_eq!(
-            plan_fill(0x1000, 16, 0, 3),
-            Err(PlanError::UnsupportedPatternWidth { width: 3 })
-        );
-        assert_eq!(
-            plan_fill(0x1000, 16, 0, 0),
-            Err(PlanError::UnsupportedPatternWidth { width: 0 })
-        );
-        assert_eq!(
-            plan_fill(0x1000, 16, 0, 16),
-            Err(PlanError::UnsupportedPatternWidth { width: 16 })
-        );
-        assert_eq!(
-            plan_fill(0x1000, 16, 0x100, 1),
-            Err(PlanError::PatternWiderThanWidth {
-                pattern: 0x100,
-                width: 1
-            })
-        );
+        assert_eq!(plan_fill(0x1000, 16, 0, 3), Err(PlanError::UnsupportedPatternWidth { width: 3 }));
+        assert_eq!(plan_fill(0x1000, 16, 0, 0), Err(PlanError::UnsupportedPatternWidth { width: 0 }));
+        assert_eq!(plan_fill(0x1000, 16, 0, 16), Err(PlanError::UnsupportedPatternWidth { width: 16 }));
+        assert_eq!(plan_fill(0x1000, 16, 0x100, 1), Err(PlanError::PatternWiderThanWidth { pattern: 0x100, width: 1 }));
         assert_eq!(
             plan_fill(0x1000, 16, 0x1_0000_0000, 4),
-            Err(PlanError::PatternWiderThanWidth {
-                pattern: 0x1_0000_0000,
-                width: 4
-            })
+            Err(PlanError::PatternWiderThanWidth { pattern: 0x1_0000_0000, width: 4 })
         );
-        assert_eq!(
-            plan_fill(0x1000, 6, 0, 4),
-            Err(PlanError::LengthNotMultipleOfPattern {
-                length: 6,
-                width: 4
-            })
-        );
-        assert_eq!(
-            plan_fill(0, 16, 0, 1),
-            Err(PlanError::NullAddress { length: 16 })
-        );
+        assert_eq!(plan_fill(0x1000, 6, 0, 4), Err(PlanError::LengthNotMultipleOfPattern { length: 6, width: 4 }));
+        assert_eq!(plan_fill(0, 16, 0, 1), Err(PlanError::NullAddress { length: 16 }));
         assert_eq!(
             plan_fill(u64::MAX - 3, 8, 0, 1),
-            Err(PlanError::RangeOverflow {
-                address: u64::MAX - 3,
-                length: 8
-            })
+            Err(PlanError::RangeOverflow { address: u64::MAX - 3, length: 8 })
         );
         // Width is checked before the length, and the pattern before either.
         assert_eq!(
             plan_fill(0x1000, 3, 0x1_0000, 2),
-            Err(PlanError::PatternWiderThanWidth {
-                pattern: 0x1_0000,
-                width: 2
-            })
+            Err(PlanError::PatternWiderThanWidth { pattern: 0x1_0000, width: 2 })
         );
     }
 
@@ -477,9 +360,7 @@ mod tests {
         ];
         for (source, target, length, kernel, count, grid) in cases {
             let plan = plan_copy(source, target, length).expect("valid copy");
-            let Kernargs::Copy(args) = plan.kernargs else {
-                panic!("not a copy")
-            };
+            let Kernargs::Copy(args) = plan.kernargs else { panic!("not a copy") };
             assert_eq!(
                 (plan.kernel, args.element_count, plan.grid_size),
                 (kernel, count, grid),
@@ -493,66 +374,35 @@ mod tests {
     fn bad_copies_are_typed_errors() {
         assert_eq!(
             plan_copy(0x1000, 0x1010, 32),
-            Err(PlanError::OverlappingCopy {
-                from: 0x1000,
-                to: 0x1010,
-                length: 32
-            })
+            Err(PlanError::OverlappingCopy { from: 0x1000, to: 0x1010, length: 32 })
         );
         assert_eq!(
             plan_copy(0x1010, 0x1000, 32),
-            Err(PlanError::OverlappingCopy {
-                from: 0x1010,
-                to: 0x1000,
-                length: 32
-            })
+            Err(PlanError::OverlappingCopy { from: 0x1010, to: 0x1000, length: 32 })
         );
-        assert!(
-            plan_copy(0x1000, 0x1020, 32).is_ok(),
-            "adjacent ranges do not overlap"
-        );
-        assert_eq!(
-            plan_copy(0, 0x1000, 1),
-            Err(PlanError::NullAddress { length: 1 })
-        );
-        assert_eq!(
-            plan_copy(0x1000, u64::MAX, 2),
-            Err(PlanError::RangeOverflow {
-                address: u64::MAX,
-                length: 2
-            })
-        );
+        assert!(plan_copy(0x1000, 0x1020, 32).is_ok(), "adjacent ranges do not overlap");
+        assert_eq!(plan_copy(0, 0x1000, 1), Err(PlanError::NullAddress { length: 1 }));
+        assert_eq!(plan_copy(0x1000, u64::MAX, 2), Err(PlanError::RangeOverflow { address: u64::MAX, length: 2 }));
     }
 
     #[test]
     fn grids_are_capped() {
         let plan = plan_fill(0x1001, 10 << 20, 7, 1).expect("valid");
-        assert_eq!(
-            (plan.kernel, plan.grid_size),
-            (Builtin::FillX1, MAX_GRID_SIZE)
-        );
+        assert_eq!((plan.kernel, plan.grid_size), (Builtin::FillX1, MAX_GRID_SIZE));
         let plan = plan_copy(0x1001, 0x1000_0000, 10 << 20).expect("valid");
-        assert_eq!(
-            (plan.kernel, plan.grid_size),
-            (Builtin::CopyBlockUnalignedX16, MAX_GRID_SIZE)
-        );
+        assert_eq!((plan.kernel, plan.grid_size), (Builtin::CopyBlockUnalignedX16, MAX_GRID_SIZE));
     }
 
     #[test]
     fn updates() {
         let data: Vec<u8> = (0..192).map(|i| i as u8).collect();
         let plan = plan_update_inline(0x1000, &data).expect("fits");
-        let Kernargs::UpdateInline(args) = plan.kernargs else {
-            panic!("not inline")
-        };
+        let Kernargs::UpdateInline(args) = plan.kernargs else { panic!("not inline") };
         assert_eq!((args.byte_length, &args.payload[..]), (192, &data[..]));
         assert_eq!(plan.kernarg_bytes().len(), 208);
         assert_eq!(
             plan_update_inline(0x1000, &[0; 193]),
-            Err(PlanError::InlineUpdateTooLarge {
-                length: 193,
-                max: 192
-            })
+            Err(PlanError::InlineUpdateTooLarge { length: 193, max: 192 })
         );
         let staged = plan_update_staged(0x8000, 0x1000, 4096).expect("valid");
         assert_eq!(staged, plan_copy(0x8000, 0x1000, 4096).expect("valid"));
@@ -561,27 +411,15 @@ mod tests {
     #[test]
     fn timestamps() {
         let plan = plan_timestamp(0x1008).expect("valid");
-        assert_eq!(
-            (plan.kernel, plan.grid_size, plan.workgroup_size),
-            (Builtin::Timestamp, 1, 1)
-        );
-        assert_eq!(
-            plan_timestamp(0x1004),
-            Err(PlanError::Misaligned {
-                address: 0x1004,
-                required: 8
-            })
-        );
+        assert_eq!((plan.kernel, plan.grid_size, plan.workgroup_size), (Builtin::Timestamp, 1, 1));
+        assert_eq!(plan_timestamp(0x1004), Err(PlanError::Misaligned { address: 0x1004, required: 8 }));
         assert_eq!(plan_timestamp(0), Err(PlanError::NullAddress { length: 8 }));
     }
 
     #[test]
     fn patch_indirect_plans() {
         let plan = plan_patch_indirect(0x1_0040, 0x2004, 0x3008, 0x0003_1502).expect("valid");
-        assert_eq!(
-            (plan.kernel, plan.grid_size, plan.workgroup_size),
-            (Builtin::PatchIndirect, 1, 1)
-        );
+        assert_eq!((plan.kernel, plan.grid_size, plan.workgroup_size), (Builtin::PatchIndirect, 1, 1));
         assert!(!plan.is_noop());
         assert_eq!(
             plan.kernargs,
@@ -596,54 +434,31 @@ mod tests {
         assert_eq!(plan.kernarg_bytes().len(), 32);
         assert_eq!(&plan.kernarg_bytes()[24..28], &0x0003_1502u32.to_le_bytes());
         let without_hidden = plan_patch_indirect(0x1_0040, 0x2004, 0, 7).expect("valid");
-        let Kernargs::PatchIndirect(args) = without_hidden.kernargs else {
-            panic!("not a patch")
-        };
+        let Kernargs::PatchIndirect(args) = without_hidden.kernargs else { panic!("not a patch") };
         assert_eq!(args.implicit_args, 0);
     }
 
     #[test]
     fn bad_patch_indirect_requests_are_typed_errors() {
-        assert_eq!(
-            plan_patch_indirect(0, 0x2000, 0, 0),
-            Err(PlanError::NullAddress { length: 64 })
-        );
-        assert_eq!(
-            plan_patch_indirect(0x1000, 0, 0, 0),
-            Err(PlanError::NullAddress { length: 12 })
-        );
+        assert_eq!(plan_patch_indirect(0, 0x2000, 0, 0), Err(PlanError::NullAddress { length: 64 }));
+        assert_eq!(plan_patch_indirect(0x1000, 0, 0, 0), Err(PlanError::NullAddress { length: 12 }));
         assert_eq!(
             plan_patch_indirect(0x1020, 0x2000, 0, 0),
-            Err(PlanError::Misaligned {
-                address: 0x1020,
-                required: 64
-            })
+            Err(PlanError::Misaligned { address: 0x1020, required: 64 })
         );
         assert_eq!(
             plan_patch_indirect(0x1000, 0x2002, 0, 0),
-            Err(PlanError::Misaligned {
-                address: 0x2002,
-                required: 4
-            })
+            Err(PlanError::Misaligned { address: 0x2002, required: 4 })
         );
         assert_eq!(
             plan_patch_indirect(0x1000, 0x2000, 0x3006, 0),
-            Err(PlanError::Misaligned {
-                address: 0x3006,
-                required: 4
-            })
+            Err(PlanError::Misaligned { address: 0x3006, required: 4 })
         );
         assert_eq!(
             plan_patch_indirect(u64::MAX - 63, 0x2000, 0, 0),
-            Err(PlanError::RangeOverflow {
-                address: u64::MAX - 63,
-                length: 64
-            })
+            Err(PlanError::RangeOverflow { address: u64::MAX - 63, length: 64 })
         );
         // The packet is checked before the counts.
-        assert_eq!(
-            plan_patch_indirect(0, 0, 0, 0),
-            Err(PlanError::NullAddress { length: 64 })
-        );
+        assert_eq!(plan_patch_indirect(0, 0, 0, 0), Err(PlanError::NullAddress { length: 64 }));
     }
 }

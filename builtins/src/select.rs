@@ -76,12 +76,7 @@ struct NoMatchMessage<'a>(&'a NoMatch);
 
 impl fmt::Display for NoMatchMessage<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let NoMatch {
-            agent,
-            tried,
-            embedded,
-            rejected,
-        } = self.0;
+        let NoMatch { agent, tried, embedded, rejected } = self.0;
         write!(
             f,
             "no builtin code object for agent {agent} (tried {}); embedded targets: {}",
@@ -103,10 +98,7 @@ impl DeviceLibrary {
 
     /// The embedded code object built for exactly `target` (`gfx90a`, `gfx11-generic`).
     pub fn code_object(target: &str) -> Option<&'static [u8]> {
-        EMBEDDED_CODE_OBJECTS
-            .iter()
-            .find(|(name, _)| *name == target)
-            .map(|(_, bytes)| *bytes)
+        EMBEDDED_CODE_OBJECTS.iter().find(|(name, _)| *name == target).map(|(_, bytes)| *bytes)
     }
 
     /// Every embedded code object that runs on an agent ISA such as `amdgcn-amd-amdhsa--gfx1100`
@@ -126,11 +118,8 @@ impl DeviceLibrary {
         embedded: &'static [(&'static str, &'static [u8])],
         agent_isa_name: &str,
     ) -> Result<Vec<SelectedLibrary>, SelectionError> {
-        let agent =
-            TargetId::parse(agent_isa_name).map_err(|source| SelectionError::InvalidAgentIsa {
-                isa: agent_isa_name.to_owned(),
-                source,
-            })?;
+        let agent = TargetId::parse(agent_isa_name)
+            .map_err(|source| SelectionError::InvalidAgentIsa { isa: agent_isa_name.to_owned(), source })?;
         let processor = agent.processor();
         let mut candidates = Vec::with_capacity(3);
         let full = agent.to_string();
@@ -146,20 +135,16 @@ impl DeviceLibrary {
         let mut rejected = Vec::new();
         let mut accepted = Vec::new();
         for (name, matched_by) in &candidates {
-            let Some(&(target, code_object)) =
-                embedded.iter().find(|(embedded, _)| embedded == name)
-            else {
+            let Some(&(target, code_object)) = embedded.iter().find(|(embedded, _)| embedded == name) else {
                 continue;
             };
-            let verdict = CodeObject::parse(code_object)
-                .map_err(|error| error.to_string())
-                .and_then(|parsed| {
-                    parsed
-                        .target()
-                        .runs_on(&agent)
-                        .map(|()| parsed.abi_version().code_object_version())
-                        .map_err(|error| error.to_string())
-                });
+            let verdict = CodeObject::parse(code_object).map_err(|error| error.to_string()).and_then(|parsed| {
+                parsed
+                    .target()
+                    .runs_on(&agent)
+                    .map(|()| parsed.abi_version().code_object_version())
+                    .map_err(|error| error.to_string())
+            });
             match verdict {
                 Ok(code_object_version) => accepted.push(SelectedLibrary {
                     target,
@@ -190,71 +175,37 @@ mod tests {
     #[test]
     fn selection_table() {
         let cases = [
-            (
-                "amdgcn-amd-amdhsa--gfx1100",
-                "gfx1100",
-                MatchKind::Processor,
-            ),
+            ("amdgcn-amd-amdhsa--gfx1100", "gfx1100", MatchKind::Processor),
             ("gfx1100", "gfx1100", MatchKind::Processor),
             ("gfx1103", "gfx11-generic", MatchKind::GenericFamily),
             ("gfx1151", "gfx11-generic", MatchKind::GenericFamily),
             ("gfx90a:xnack+", "gfx90a", MatchKind::Processor),
             ("gfx90a", "gfx90a", MatchKind::Processor),
-            (
-                "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-",
-                "gfx90a",
-                MatchKind::Processor,
-            ),
+            ("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", "gfx90a", MatchKind::Processor),
             ("gfx942:sramecc+:xnack-", "gfx942", MatchKind::Processor),
             ("gfx1030", "gfx1030", MatchKind::Processor),
             ("gfx1031", "gfx10-3-generic", MatchKind::GenericFamily),
-            (
-                "gfx1010:xnack-",
-                "gfx10-1-generic",
-                MatchKind::GenericFamily,
-            ),
+            ("gfx1010:xnack-", "gfx10-1-generic", MatchKind::GenericFamily),
             ("gfx1201", "gfx12-generic", MatchKind::GenericFamily),
             ("gfx900", "gfx9-generic", MatchKind::GenericFamily),
-            (
-                "gfx906:sramecc-:xnack+",
-                "gfx9-generic",
-                MatchKind::GenericFamily,
-            ),
+            ("gfx906:sramecc-:xnack+", "gfx9-generic", MatchKind::GenericFamily),
         ];
         for (isa, expected, matched_by) in cases {
-            let selected =
-                DeviceLibrary::select(isa).unwrap_or_else(|error| panic!("{isa}: {error}"));
-            assert_eq!(
-                (selected.target, selected.matched_by),
-                (expected, matched_by),
-                "{isa}"
-            );
-            assert_eq!(
-                Some(selected.code_object),
-                DeviceLibrary::code_object(expected)
-            );
-            let parsed =
-                CodeObject::parse(selected.code_object).expect("embedded code object parses");
+            let selected = DeviceLibrary::select(isa).unwrap_or_else(|error| panic!("{isa}: {error}"));
+            assert_eq!((selected.target, selected.matched_by), (expected, matched_by), "{isa}");
+            assert_eq!(Some(selected.code_object), DeviceLibrary::code_object(expected));
+            let parsed = CodeObject::parse(selected.code_object).expect("embedded code object parses");
             assert!(parsed.target().runs_on(&selected.agent).is_ok());
         }
     }
 
     #[test]
     fn exact_v5_objects_come_before_their_generic_v6_family() {
-        for (isa, exact) in [
-            ("amdgcn-amd-amdhsa--gfx1100", "gfx1100"),
-            ("gfx1030", "gfx1030"),
-        ] {
+        for (isa, exact) in [("amdgcn-amd-amdhsa--gfx1100", "gfx1100"), ("gfx1030", "gfx1030")] {
             let candidates = DeviceLibrary::candidates(isa).expect("candidates");
-            let listed: Vec<(&str, u32)> = candidates
-                .iter()
-                .map(|candidate| (candidate.target, candidate.code_object_version))
-                .collect();
-            let family = TargetId::parse(exact)
-                .expect("target")
-                .processor()
-                .generic_family()
-                .expect("family");
+            let listed: Vec<(&str, u32)> =
+                candidates.iter().map(|candidate| (candidate.target, candidate.code_object_version)).collect();
+            let family = TargetId::parse(exact).expect("target").processor().generic_family().expect("family");
             assert_eq!(listed, [(exact, 5), (family.name(), 6)], "{isa}");
         }
         // Exact-only targets have a single candidate; family-only ones get the generic object.
@@ -262,28 +213,17 @@ mod tests {
         assert_eq!(gfx90a.len(), 1);
         assert_eq!(gfx90a[0].code_object_version, 5);
         let gfx1101 = DeviceLibrary::candidates("gfx1101").expect("gfx1101");
-        assert_eq!(
-            gfx1101
-                .iter()
-                .map(|candidate| candidate.target)
-                .collect::<Vec<_>>(),
-            ["gfx11-generic"]
-        );
+        assert_eq!(gfx1101.iter().map(|candidate| candidate.target).collect::<Vec<_>>(), ["gfx11-generic"]);
     }
 
     #[test]
     fn an_unshipped_processor_lists_what_is_embedded() {
         // gfx908 has no generic family and is not shipped.
-        let Err(SelectionError::NoMatch(no_match)) =
-            DeviceLibrary::select("gfx908:sramecc+:xnack-")
-        else {
+        let Err(SelectionError::NoMatch(no_match)) = DeviceLibrary::select("gfx908:sramecc+:xnack-") else {
             panic!("gfx908 must not select anything");
         };
         assert_eq!(no_match.tried, ["gfx908:sramecc+:xnack-", "gfx908"]);
-        assert_eq!(
-            no_match.embedded,
-            DeviceLibrary::targets().collect::<Vec<_>>()
-        );
+        assert_eq!(no_match.embedded, DeviceLibrary::targets().collect::<Vec<_>>());
         let message = SelectionError::NoMatch(no_match).to_string();
         for target in DeviceLibrary::targets() {
             assert!(message.contains(target), "{message}");
@@ -293,33 +233,19 @@ mod tests {
 
     #[test]
     fn bad_agent_isa_is_a_typed_error() {
-        for isa in [
-            "",
-            "gfx",
-            "nvptx",
-            "gfx9999",
-            "gfx90a:bogus+",
-            "gfx11-generic",
-        ] {
+        for isa in ["", "gfx", "nvptx", "gfx9999", "gfx90a:bogus+", "gfx11-generic"] {
             let result = DeviceLibrary::select(isa);
             assert!(result.is_err(), "{isa}: {result:?}");
         }
-        assert!(matches!(
-            DeviceLibrary::select("sm_90"),
-            Err(SelectionError::InvalidAgentIsa { .. })
-        ));
+        assert!(matches!(DeviceLibrary::select("sm_90"), Err(SelectionError::InvalidAgentIsa { .. })));
     }
 
     #[test]
     fn a_candidate_that_fails_runs_on_is_skipped_and_reported() {
         // A library that only has a gfx90a object filed under the gfx11-generic name.
-        static MISFILED: [(&str, &[u8]); 1] = [(
-            "gfx11-generic",
-            include_bytes!("../prebuilt/amdgcn-amd-amdhsa--gfx90a.hsaco"),
-        )];
-        let Err(SelectionError::NoMatch(no_match)) =
-            DeviceLibrary::candidates_from(&MISFILED, "gfx1100")
-        else {
+        static MISFILED: [(&str, &[u8]); 1] =
+            [("gfx11-generic", include_bytes!("../prebuilt/amdgcn-amd-amdhsa--gfx90a.hsaco"))];
+        let Err(SelectionError::NoMatch(no_match)) = DeviceLibrary::candidates_from(&MISFILED, "gfx1100") else {
             panic!("a gfx90a object must not be chosen for gfx1100");
         };
         assert_eq!(no_match.rejected.len(), 1);

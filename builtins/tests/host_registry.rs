@@ -19,9 +19,7 @@ use common::{Client, SENTINEL};
 fn altered_library() -> &'static [u8] {
     static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
     BYTES.get_or_init(|| {
-        let mut bytes = DeviceLibrary::code_object("gfx1100")
-            .expect("embedded")
-            .to_vec();
+        let mut bytes = DeviceLibrary::code_object("gfx1100").expect("embedded").to_vec();
         bytes.extend_from_slice(b"\0aqueduct: same kernels, other bytes");
         bytes
     })
@@ -41,36 +39,23 @@ fn fill_64(client: &Client) -> &mut [u8] {
 fn a_code_object_without_host_builds_loads_and_its_dispatch_names_kernel_and_code_object() {
     let bytes = altered_library();
     let id = CodeObjectId::of(bytes);
-    assert_ne!(
-        id,
-        CodeObjectId::of(DeviceLibrary::code_object("gfx1100").expect("embedded"))
-    );
+    assert_ne!(id, CodeObjectId::of(DeviceLibrary::code_object("gfx1100").expect("embedded")));
     // Loads, with every kernel and its metadata.
     let client = Client::loading(0, Some(bytes));
     let metadata = CodeObject::parse(bytes).expect("parses");
     for builtin in Builtin::ALL {
         let kernel = metadata.kernel(builtin.name()).expect("listed");
-        assert_eq!(
-            client.kernel(builtin).kernarg_segment_size,
-            kernel.kernarg_segment_size,
-            "{builtin}"
-        );
+        assert_eq!(client.kernel(builtin).kernarg_segment_size, kernel.kernarg_segment_size, "{builtin}");
     }
     // But `copy_x1.kd` of these bytes has no host build (nothing is registered for `id` with
     // that symbol; another test here registers only `fill_x1.kd`).
     let source = client.alloc(16);
     let target = client.alloc(16);
-    let plan = aqueduct_builtins::plan_copy(source.as_ptr() as u64 + 1, target.as_ptr() as u64, 3)
-        .expect("valid");
+    let plan = aqueduct_builtins::plan_copy(source.as_ptr() as u64 + 1, target.as_ptr() as u64, 3).expect("valid");
     assert_eq!(plan.kernel, Builtin::CopyX1);
     let (code, detail) = client.run_faulting(&plan);
     assert_eq!(code, status::ERROR_INVALID_CODE_SYMBOL, "{detail}");
-    for part in [
-        "copy_x1.kd",
-        &id.to_string(),
-        "gfx1100",
-        "no CPU implementation",
-    ] {
+    for part in ["copy_x1.kd", &id.to_string(), "gfx1100", "no CPU implementation"] {
         assert!(detail.contains(part), "`{part}` missing from: {detail}");
     }
 }
@@ -90,24 +75,9 @@ unsafe extern "C" fn marker(context: *const WorkgroupContext) {
 
 /// The fill layout (target, element_count, pattern) as a Rust kernel can declare it.
 static FILL_LAYOUT: [HostArg; 3] = [
-    HostArg {
-        name: c"target".as_ptr(),
-        offset: 0,
-        size: 8,
-        flags: HostArg::POINTER,
-    },
-    HostArg {
-        name: c"element_count".as_ptr(),
-        offset: 8,
-        size: 8,
-        flags: 0,
-    },
-    HostArg {
-        name: c"pattern".as_ptr(),
-        offset: 16,
-        size: 8,
-        flags: 0,
-    },
+    HostArg { name: c"target".as_ptr(), offset: 0, size: 8, flags: HostArg::POINTER },
+    HostArg { name: c"element_count".as_ptr(), offset: 8, size: 8, flags: 0 },
+    HostArg { name: c"pattern".as_ptr(), offset: 16, size: 8, flags: 0 },
 ];
 
 #[test]
@@ -115,11 +85,7 @@ fn the_same_symbol_in_other_bytes_gets_its_own_implementation() {
     let bytes = altered_library();
     aqueduct_hsa::soft::register_kernels(
         CodeObjectId::of(bytes),
-        &[SoftKernel {
-            symbol: Builtin::FillX1.symbol(),
-            function: marker,
-            args: Some(&FILL_LAYOUT),
-        }],
+        &[SoftKernel { symbol: Builtin::FillX1.symbol(), function: marker, args: Some(&FILL_LAYOUT) }],
     );
     // The embedded object still runs the C fill ...
     // Each client stays alive while its buffer is read: dropping the last one shuts the runtime
@@ -142,32 +108,13 @@ fn a_host_build_whose_layout_disagrees_with_the_metadata_is_refused() {
     bytes.push(1);
     let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
     static WRONG: [HostArg; 3] = [
-        HostArg {
-            name: c"target".as_ptr(),
-            offset: 0,
-            size: 8,
-            flags: HostArg::POINTER,
-        },
-        HostArg {
-            name: c"element_count".as_ptr(),
-            offset: 8,
-            size: 4,
-            flags: 0,
-        },
-        HostArg {
-            name: c"pattern".as_ptr(),
-            offset: 16,
-            size: 8,
-            flags: 0,
-        },
+        HostArg { name: c"target".as_ptr(), offset: 0, size: 8, flags: HostArg::POINTER },
+        HostArg { name: c"element_count".as_ptr(), offset: 8, size: 4, flags: 0 },
+        HostArg { name: c"pattern".as_ptr(), offset: 16, size: 8, flags: 0 },
     ];
     aqueduct_hsa::soft::register_kernels(
         CodeObjectId::of(bytes),
-        &[SoftKernel {
-            symbol: Builtin::FillX1.symbol(),
-            function: marker,
-            args: Some(&WRONG),
-        }],
+        &[SoftKernel { symbol: Builtin::FillX1.symbol(), function: marker, args: Some(&WRONG) }],
     );
     let client = Client::loading(0, Some(bytes));
     let buffer = client.alloc(64);
@@ -175,12 +122,6 @@ fn a_host_build_whose_layout_disagrees_with_the_metadata_is_refused() {
     let plan = plan_fill(buffer.as_ptr() as u64, 63, 0x5A, 1).expect("valid");
     let (code, detail) = client.run_faulting(&plan);
     assert_eq!(code, status::ERROR_INVALID_CODE_SYMBOL, "{detail}");
-    assert!(
-        detail.contains("fill_x1.kd") && detail.contains("metadata declares"),
-        "{detail}"
-    );
-    assert!(
-        buffer.iter().all(|byte| *byte == SENTINEL),
-        "the refused kernel did not run"
-    );
+    assert!(detail.contains("fill_x1.kd") && detail.contains("metadata declares"), "{detail}");
+    assert!(buffer.iter().all(|byte| *byte == SENTINEL), "the refused kernel did not run");
 }

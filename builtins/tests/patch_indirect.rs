@@ -24,12 +24,7 @@ struct Implicit([u8; 64]);
 
 /// `header | setup << 16` of a 3-D kernel dispatch with system-scope fences.
 fn dispatch_header_word() -> u32 {
-    let header = PacketHeader::new(
-        PacketType::KernelDispatch,
-        true,
-        FenceScope::System,
-        FenceScope::System,
-    );
+    let header = PacketHeader::new(PacketType::KernelDispatch, true, FenceScope::System, FenceScope::System);
     u32::from(header.0) | 3 << 16
 }
 
@@ -80,11 +75,7 @@ fn expected_implicit(blocks: [u32; 3]) -> [u8; 64] {
 fn patch(workgroup: [u16; 3], counts: [u32; 3], with_implicit: bool) -> (Packet, Implicit) {
     let mut packet = invalid_packet(workgroup);
     let mut implicit = Implicit([SENTINEL; 64]);
-    let implicit_address = if with_implicit {
-        implicit.0.as_mut_ptr() as u64
-    } else {
-        0
-    };
+    let implicit_address = if with_implicit { implicit.0.as_mut_ptr() as u64 } else { 0 };
     let plan = plan_patch_indirect(
         packet.0.as_mut_ptr() as u64,
         counts.as_ptr() as u64,
@@ -106,22 +97,10 @@ fn grid_is_counts_times_workgroup_and_hidden_args_match() {
     let (packet, implicit) = patch(workgroup, counts, true);
     let header = dispatch_header_word();
     assert_eq!(u32_at(&packet.0, 0), header, "header word");
-    assert_eq!(
-        [12, 16, 20].map(|offset| u32_at(&packet.0, offset)),
-        [640, 12, 14],
-        "grid sizes"
-    );
+    assert_eq!([12, 16, 20].map(|offset| u32_at(&packet.0, offset)), [640, 12, 14], "grid sizes");
     assert_eq!(packet.0, expected_packet(&original, header, [640, 12, 14]));
-    assert_eq!(
-        [0, 4, 8].map(|offset| u32_at(&implicit.0, offset)),
-        counts,
-        "hidden block counts"
-    );
-    assert_eq!(
-        [18, 20, 22].map(|offset| u16_at(&implicit.0, offset)),
-        [0, 0, 0],
-        "hidden remainders"
-    );
+    assert_eq!([0, 4, 8].map(|offset| u32_at(&implicit.0, offset)), counts, "hidden block counts");
+    assert_eq!([18, 20, 22].map(|offset| u16_at(&implicit.0, offset)), [0, 0, 0], "hidden remainders");
     // hidden_group_size (+12..18) and everything past +24 are left alone.
     assert_eq!(implicit.0, expected_implicit(counts));
 }
@@ -131,20 +110,14 @@ fn a_null_implicit_address_writes_only_the_packet() {
     let workgroup = [256, 1, 1];
     let original = invalid_packet(workgroup);
     let (packet, implicit) = patch(workgroup, [5, 1, 1], false);
-    assert_eq!(
-        packet.0,
-        expected_packet(&original, dispatch_header_word(), [1280, 1, 1])
-    );
+    assert_eq!(packet.0, expected_packet(&original, dispatch_header_word(), [1280, 1, 1]));
     assert_eq!(implicit.0, [SENTINEL; 64]);
 }
 
 #[test]
 fn zero_counts_give_an_empty_grid() {
     let (packet, implicit) = patch([64, 1, 1], [0, 1, 1], true);
-    assert_eq!(
-        [12, 16, 20].map(|offset| u32_at(&packet.0, offset)),
-        [0, 1, 1]
-    );
+    assert_eq!([12, 16, 20].map(|offset| u32_at(&packet.0, offset)), [0, 1, 1]);
     assert_eq!(implicit.0, expected_implicit([0, 1, 1]));
     assert_eq!(u32_at(&packet.0, 0), dispatch_header_word());
 }
@@ -187,28 +160,13 @@ fn overflowing_counts_clamp_to_the_largest_multiple_that_fits() {
     for (workgroup, counts, grid, blocks) in cases {
         let original = invalid_packet(workgroup);
         let (packet, implicit) = patch(workgroup, counts, true);
-        assert_eq!(
-            packet.0,
-            expected_packet(&original, dispatch_header_word(), grid),
-            "{workgroup:?} x {counts:?}"
-        );
-        assert_eq!(
-            implicit.0,
-            expected_implicit(blocks),
-            "{workgroup:?} x {counts:?}"
-        );
+        assert_eq!(packet.0, expected_packet(&original, dispatch_header_word(), grid), "{workgroup:?} x {counts:?}");
+        assert_eq!(implicit.0, expected_implicit(blocks), "{workgroup:?} x {counts:?}");
         for axis in 0..3 {
             let group = u64::from(workgroup[axis]);
-            assert_eq!(
-                u64::from(grid[axis]),
-                u64::from(blocks[axis]) * group,
-                "exact multiple"
-            );
+            assert_eq!(u64::from(grid[axis]), u64::from(blocks[axis]) * group, "exact multiple");
             if group != 0 && blocks[axis] != counts[axis] {
-                assert!(
-                    u64::from(grid[axis]) + group > u64::from(u32::MAX),
-                    "largest"
-                );
+                assert!(u64::from(grid[axis]) + group > u64::from(u32::MAX), "largest");
             }
         }
     }
@@ -218,12 +176,7 @@ fn overflowing_counts_clamp_to_the_largest_multiple_that_fits() {
 ///
 /// # Safety
 /// The addresses in `args` must be valid for what the kernel does with them.
-unsafe fn call(
-    args: PatchIndirectArgs,
-    workgroup_id: [u32; 3],
-    workgroup_size: [u16; 3],
-    grid_size: [u32; 3],
-) {
+unsafe fn call(args: PatchIndirectArgs, workgroup_id: [u32; 3], workgroup_size: [u16; 3], grid_size: [u32; 3]) {
     // SAFETY: the kernarg bytes are a full PatchIndirectArgs; the caller vouches for the
     // addresses.
     unsafe {
@@ -260,29 +213,15 @@ fn only_work_item_zero_of_workgroup_zero_acts() {
     for (workgroup_id, workgroup_size, grid_size) in others {
         // SAFETY: every address points into a live local of the right size.
         unsafe { call(args, workgroup_id, workgroup_size, grid_size) };
-        assert_eq!(
-            packet.0, original,
-            "{workgroup_id:?} of {grid_size:?} wrote"
-        );
-        assert_eq!(
-            implicit.0, [SENTINEL; 64],
-            "{workgroup_id:?} of {grid_size:?} wrote"
-        );
+        assert_eq!(packet.0, original, "{workgroup_id:?} of {grid_size:?} wrote");
+        assert_eq!(implicit.0, [SENTINEL; 64], "{workgroup_id:?} of {grid_size:?} wrote");
     }
     // A larger grid: the whole of it patches exactly once, as one small grid would.
-    let plan = plan_patch_indirect(args.packet, args.counts, args.implicit_args, args.header)
-        .expect("valid");
-    let large = DispatchPlan {
-        grid_size: 1000,
-        workgroup_size: 64,
-        ..plan
-    };
+    let plan = plan_patch_indirect(args.packet, args.counts, args.implicit_args, args.header).expect("valid");
+    let large = DispatchPlan { grid_size: 1000, workgroup_size: 64, ..plan };
     // SAFETY: as above.
     unsafe { run_on_cpu(&large) };
-    assert_eq!(
-        packet.0,
-        expected_packet(&invalid_packet([64, 1, 1]), args.header, [128, 1, 1])
-    );
+    assert_eq!(packet.0, expected_packet(&invalid_packet([64, 1, 1]), args.header, [128, 1, 1]));
     assert_eq!(implicit.0, expected_implicit(counts));
 }
 
@@ -300,13 +239,8 @@ fn the_header_word_is_published_last() {
         // addresses.
         let packet_address = packet.0.as_mut_ptr() as usize;
         let implicit_address = implicit.0.as_mut_ptr() as usize;
-        let plan = plan_patch_indirect(
-            packet_address as u64,
-            counts.as_ptr() as u64,
-            implicit_address as u64,
-            header,
-        )
-        .expect("valid");
+        let plan = plan_patch_indirect(packet_address as u64, counts.as_ptr() as u64, implicit_address as u64, header)
+            .expect("valid");
         let (seen_packet, seen_implicit) = std::thread::scope(|scope| {
             let observer = scope.spawn(move || {
                 // SAFETY: the packet is 64-byte aligned and outlives the scope; its header word
@@ -318,23 +252,14 @@ fn the_header_word_is_published_last() {
                 }
                 // SAFETY: the acquire load saw the kernel's release store, which follows all its
                 // other writes, and nothing writes either buffer after it.
-                unsafe {
-                    (
-                        (packet_address as *const [u8; 64]).read(),
-                        (implicit_address as *const [u8; 64]).read(),
-                    )
-                }
+                unsafe { ((packet_address as *const [u8; 64]).read(), (implicit_address as *const [u8; 64]).read()) }
             });
             // SAFETY: the buffers are live locals of the sizes the plan describes.
             unsafe { run_on_cpu(&plan) };
             observer.join().expect("observer")
         });
         let grid = [32 * (round + 1), 6, 5];
-        assert_eq!(
-            seen_packet,
-            expected_packet(&invalid_packet(workgroup), header, grid),
-            "round {round}"
-        );
+        assert_eq!(seen_packet, expected_packet(&invalid_packet(workgroup), header, grid), "round {round}");
         assert_eq!(seen_implicit, expected_implicit(counts), "round {round}");
         assert_eq!(packet.0, seen_packet);
         assert_eq!(implicit.0, seen_implicit);

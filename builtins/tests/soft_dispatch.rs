@@ -6,9 +6,9 @@
 mod common;
 
 use aqueduct_builtins::{
-    Builtin, CopyArgs, DispatchPlan, FillArgs, Kernargs, MAX_GRID_SIZE, PatchIndirectArgs,
-    TimestampArgs, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_patch_indirect,
-    plan_timestamp, plan_update_inline, plan_update_staged,
+    Builtin, CopyArgs, DispatchPlan, FillArgs, Kernargs, MAX_GRID_SIZE, PatchIndirectArgs, TimestampArgs,
+    UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_patch_indirect, plan_timestamp, plan_update_inline,
+    plan_update_staged,
 };
 use common::{Client, SENTINEL, source_byte};
 use proptest::prelude::*;
@@ -24,18 +24,9 @@ fn slot_size(max_length: usize) -> usize {
 }
 
 /// Checks one slot: `range` holds `expected(k)` for its k-th byte; everything else the sentinel.
-fn check_slot(
-    slot: &[u8],
-    range: core::ops::Range<usize>,
-    expected: impl Fn(usize) -> u8,
-    what: &str,
-) {
+fn check_slot(slot: &[u8], range: core::ops::Range<usize>, expected: impl Fn(usize) -> u8, what: &str) {
     for (index, byte) in slot.iter().enumerate() {
-        let want = if range.contains(&index) {
-            expected(index - range.start)
-        } else {
-            SENTINEL
-        };
+        let want = if range.contains(&index) { expected(index - range.start) } else { SENTINEL };
         assert_eq!(*byte, want, "{what}: byte {index} (range {range:?})");
     }
 }
@@ -46,10 +37,7 @@ fn the_soft_agent_gets_the_gfx11_generic_library() {
     assert_eq!(client.isa, "amdgcn-amd-amdhsa--gfx1100");
     assert_eq!(client.library.target, "gfx1100");
     for builtin in Builtin::ALL {
-        assert!(
-            client.kernel(builtin).kernarg_segment_size as usize >= builtin.kernarg_size(),
-            "{builtin}"
-        );
+        assert!(client.kernel(builtin).kernarg_segment_size as usize >= builtin.kernarg_size(), "{builtin}");
     }
 }
 
@@ -61,10 +49,8 @@ fn fills_across_sizes_offsets_and_pattern_widths() {
         // Pattern bytes 01 02 .. 08: never the sentinel, and each byte says its phase.
         let pattern = (0..width).fold(0u64, |pattern, k| pattern | ((k as u64 + 1) << (8 * k)));
         let slot = slot_size(SIZES[SIZES.len() - 1] * width);
-        let cases: Vec<(usize, usize)> = SIZES
-            .iter()
-            .flat_map(|&size| (0..=MAX_OFFSET).map(move |offset| (size * width, offset)))
-            .collect();
+        let cases: Vec<(usize, usize)> =
+            SIZES.iter().flat_map(|&size| (0..=MAX_OFFSET).map(move |offset| (size * width, offset))).collect();
         let arena = client.alloc(slot * cases.len());
         assert_eq!(arena.as_ptr() as usize % 64, 0, "arena alignment");
         arena.fill(SENTINEL);
@@ -83,25 +69,12 @@ fn fills_across_sizes_offsets_and_pattern_widths() {
                 &arena[case * slot..][..slot],
                 start..start + length,
                 |k| (k % width) as u8 + 1,
-                &format!(
-                    "fill width {width} length {length} offset {offset} via {}",
-                    plans[case].kernel
-                ),
+                &format!("fill width {width} length {length} offset {offset} via {}", plans[case].kernel),
             );
         }
     }
-    let fills = [
-        Builtin::FillX1,
-        Builtin::FillX2,
-        Builtin::FillX4,
-        Builtin::FillX8,
-        Builtin::FillBlockX16,
-    ];
-    assert_eq!(
-        kernels_seen,
-        fills.into_iter().collect(),
-        "every fill kernel ran"
-    );
+    let fills = [Builtin::FillX1, Builtin::FillX2, Builtin::FillX4, Builtin::FillX8, Builtin::FillBlockX16];
+    assert_eq!(kernels_seen, fills.into_iter().collect(), "every fill kernel ran");
 }
 
 #[test]
@@ -117,9 +90,8 @@ fn copies_across_sizes_and_both_alignments() {
             *byte = source_byte(size_index, index);
         }
         targets.fill(SENTINEL);
-        let cases: Vec<(usize, usize)> = (0..=MAX_OFFSET)
-            .flat_map(|from| (0..=MAX_OFFSET).map(move |to| (from, to)))
-            .collect();
+        let cases: Vec<(usize, usize)> =
+            (0..=MAX_OFFSET).flat_map(|from| (0..=MAX_OFFSET).map(move |to| (from, to))).collect();
         let plans: Vec<DispatchPlan> = cases
             .iter()
             .enumerate()
@@ -137,10 +109,7 @@ fn copies_across_sizes_and_both_alignments() {
                 &targets[case * slot..][..slot],
                 start..start + length,
                 |k| source[k],
-                &format!(
-                    "copy length {length} from +{from} to +{to} via {}",
-                    plans[case].kernel
-                ),
+                &format!("copy length {length} from +{from} to +{to} via {}", plans[case].kernel),
             );
         }
     }
@@ -151,11 +120,7 @@ fn copies_across_sizes_and_both_alignments() {
         Builtin::CopyBlockX16,
         Builtin::CopyBlockUnalignedX16,
     ];
-    assert_eq!(
-        kernels_seen,
-        copies.into_iter().collect(),
-        "every copy kernel ran"
-    );
+    assert_eq!(kernels_seen, copies.into_iter().collect(), "every copy kernel ran");
 }
 
 #[test]
@@ -171,55 +136,22 @@ fn capped_grids_still_cover_long_ranges() {
     }
     let target = &buffer[GUARD + 1..];
     let fill = plan_fill(target.as_ptr() as u64, length as u64, 0x5A, 1).expect("valid");
-    assert_eq!(
-        (fill.kernel, fill.grid_size),
-        (Builtin::FillX1, MAX_GRID_SIZE)
-    );
+    assert_eq!((fill.kernel, fill.grid_size), (Builtin::FillX1, MAX_GRID_SIZE));
     client.run(&[fill]);
-    check_slot(
-        buffer,
-        GUARD + 1..GUARD + 1 + length,
-        |_| 0x5A,
-        "long byte fill",
-    );
+    check_slot(buffer, GUARD + 1..GUARD + 1 + length, |_| 0x5A, "long byte fill");
 
-    let copy = plan_copy(
-        staging[3..].as_ptr() as u64,
-        buffer[GUARD + 1..].as_ptr() as u64,
-        length as u64,
-    )
-    .expect("valid");
-    assert_eq!(
-        (copy.kernel, copy.grid_size),
-        (Builtin::CopyBlockUnalignedX16, MAX_GRID_SIZE)
-    );
+    let copy =
+        plan_copy(staging[3..].as_ptr() as u64, buffer[GUARD + 1..].as_ptr() as u64, length as u64).expect("valid");
+    assert_eq!((copy.kernel, copy.grid_size), (Builtin::CopyBlockUnalignedX16, MAX_GRID_SIZE));
     client.run(&[copy]);
-    check_slot(
-        buffer,
-        GUARD + 1..GUARD + 1 + length,
-        |k| staging[3 + k],
-        "long unaligned copy",
-    );
+    check_slot(buffer, GUARD + 1..GUARD + 1 + length, |k| staging[3 + k], "long unaligned copy");
 
     let aligned = length / 16 * 16;
-    let copy = plan_copy(
-        staging.as_ptr() as u64,
-        buffer[GUARD..].as_ptr() as u64,
-        aligned as u64,
-    )
-    .expect("valid");
-    assert_eq!(
-        (copy.kernel, copy.grid_size),
-        (Builtin::CopyBlockX16, MAX_GRID_SIZE)
-    );
+    let copy = plan_copy(staging.as_ptr() as u64, buffer[GUARD..].as_ptr() as u64, aligned as u64).expect("valid");
+    assert_eq!((copy.kernel, copy.grid_size), (Builtin::CopyBlockX16, MAX_GRID_SIZE));
     buffer.fill(SENTINEL);
     client.run(&[copy]);
-    check_slot(
-        buffer,
-        GUARD..GUARD + aligned,
-        |k| staging[k],
-        "long block copy",
-    );
+    check_slot(buffer, GUARD..GUARD + aligned, |k| staging[k], "long block copy");
 }
 
 #[test]
@@ -287,18 +219,29 @@ fn host_time_signal_times_and_kernel_timestamps_share_one_axis() {
     let stamps = client.alloc(64);
     stamps.fill(SENTINEL);
     let before = client.hsa.system_timestamp().expect("host time");
-    let plans: Vec<DispatchPlan> = (0..4).map(|index| plan_timestamp(stamps[index * 8..].as_ptr() as u64).expect("valid")).collect();
+    let plans: Vec<DispatchPlan> =
+        (0..4).map(|index| plan_timestamp(stamps[index * 8..].as_ptr() as u64).expect("valid")).collect();
     let done = client.submit(&plans);
     // SAFETY: table call on a live signal.
-    let value = unsafe { (client.hsa.api().hsa_signal_wait_scacquire)(done, aqueduct_hsa::sys::enums::SIGNAL_CONDITION_EQ, 0, 60_000_000_000, 0) };
+    let value = unsafe {
+        (client.hsa.api().hsa_signal_wait_scacquire)(
+            done,
+            aqueduct_hsa::sys::enums::SIGNAL_CONDITION_EQ,
+            0,
+            60_000_000_000,
+            0,
+        )
+    };
     assert_eq!(value, 0);
     let after = client.hsa.system_timestamp().expect("host time");
     let mut time = aqueduct_hsa::sys::hsa_amd_profiling_dispatch_time_t::default();
     // SAFETY: valid out-pointer; `done` was the last packet's completion signal.
     let status = unsafe { (client.hsa.api().hsa_amd_profiling_get_dispatch_time)(client.agent, done, &mut time) };
     assert_eq!(status, 0);
-    let raw: Vec<u64> = (0..4).map(|index| u64::from_le_bytes(stamps[index * 8..][..8].try_into().expect("8 bytes"))).collect();
-    let kernel: Vec<u64> = raw.iter().map(|tick| client.hsa.tick_to_system(client.agent, *tick).expect("converts")).collect();
+    let raw: Vec<u64> =
+        (0..4).map(|index| u64::from_le_bytes(stamps[index * 8..][..8].try_into().expect("8 bytes"))).collect();
+    let kernel: Vec<u64> =
+        raw.iter().map(|tick| client.hsa.tick_to_system(client.agent, *tick).expect("converts")).collect();
     // The device clock ticks every 10 ns: a converted value may trail the system clock by one tick.
     let tick = 1_000_000_000 / aqueduct_hsa::soft::clock::DEVICE_FREQUENCY;
     assert!(before <= time.start + tick, "host {before} before the last packet's start {}", time.start);
@@ -330,34 +273,16 @@ fn patch_indirect_completes_a_packet_in_device_memory() {
         counts[4 * axis..][..4].copy_from_slice(&count.to_le_bytes());
     }
     let header = 0x0003_1602;
-    let plan = plan_patch_indirect(
-        packet.as_ptr() as u64,
-        counts.as_ptr() as u64,
-        implicit.as_ptr() as u64,
-        header,
-    )
-    .expect("valid");
+    let plan = plan_patch_indirect(packet.as_ptr() as u64, counts.as_ptr() as u64, implicit.as_ptr() as u64, header)
+        .expect("valid");
     client.run(&[plan]);
-    let word = |bytes: &[u8], offset: usize| {
-        u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4 bytes"))
-    };
+    let word = |bytes: &[u8], offset: usize| u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4 bytes"));
     assert_eq!(word(packet, 0), header);
     // 2^31 workgroups of 2 overflow u32: clamped to u32::MAX / 2 of them.
     let clamped = u32::MAX / 2;
-    assert_eq!(
-        [12, 16, 20].map(|offset| word(packet, offset)),
-        [576, clamped * 2, 4]
-    );
-    assert!(
-        packet[10..12]
-            .iter()
-            .chain(&packet[24..])
-            .all(|byte| *byte == SENTINEL)
-    );
-    assert_eq!(
-        [0, 4, 8].map(|offset| word(implicit, offset)),
-        [9, clamped, 4]
-    );
+    assert_eq!([12, 16, 20].map(|offset| word(packet, offset)), [576, clamped * 2, 4]);
+    assert!(packet[10..12].iter().chain(&packet[24..]).all(|byte| *byte == SENTINEL));
+    assert_eq!([0, 4, 8].map(|offset| word(implicit, offset)), [9, clamped, 4]);
     assert!(implicit[12..18].iter().all(|byte| *byte == SENTINEL));
     assert_eq!(&implicit[18..24], &[0; 6]);
     assert!(implicit[24..].iter().all(|byte| *byte == SENTINEL));
@@ -367,28 +292,12 @@ fn patch_indirect_completes_a_packet_in_device_memory() {
 #[test]
 fn random_fill_then_copy_matches_reference() {
     let client = Client::new();
-    let mut runner = TestRunner::new(ProptestConfig {
-        cases: 64,
-        ..ProptestConfig::default()
-    });
-    let inputs = (
-        0usize..64,
-        0u32..4,
-        0usize..3000,
-        any::<u64>(),
-        0usize..64,
-        0usize..64,
-        0usize..6000,
-    );
-    let outcome = runner.run(
-        &inputs,
-        |(fill_offset, width_log2, elements, pattern, copy_from, copy_to, copy_length)| {
+    let mut runner = TestRunner::new(ProptestConfig { cases: 64, ..ProptestConfig::default() });
+    let inputs = (0usize..64, 0u32..4, 0usize..3000, any::<u64>(), 0usize..64, 0usize..64, 0usize..6000);
+    let outcome =
+        runner.run(&inputs, |(fill_offset, width_log2, elements, pattern, copy_from, copy_to, copy_length)| {
             let width = 1usize << width_log2;
-            let pattern = if width == 8 {
-                pattern
-            } else {
-                pattern & ((1u64 << (8 * width)) - 1)
-            };
+            let pattern = if width == 8 { pattern } else { pattern & ((1u64 << (8 * width)) - 1) };
             let fill_length = elements * width;
             let size = 2 * GUARD + 64 + fill_length.max(copy_length);
             let device = client.alloc(size);
@@ -402,13 +311,8 @@ fn random_fill_then_copy_matches_reference() {
             for k in 0..fill_length {
                 reference[start + k] = pattern.to_le_bytes()[k % width];
             }
-            let fill = plan_fill(
-                device[start..].as_ptr() as u64,
-                fill_length as u64,
-                pattern,
-                width as u8,
-            )
-            .map_err(|error| TestCaseError::fail(error.to_string()))?;
+            let fill = plan_fill(device[start..].as_ptr() as u64, fill_length as u64, pattern, width as u8)
+                .map_err(|error| TestCaseError::fail(error.to_string()))?;
             client.run(&[fill]);
             prop_assert_eq!(&device[..], &reference[..], "fill via {}", fill.kernel);
 
@@ -417,33 +321,19 @@ fn random_fill_then_copy_matches_reference() {
             reference[target_start..target_start + copy_length]
                 .copy_from_slice(&staging[copy_from..copy_from + copy_length]);
             let source = staging[copy_from..].as_ptr() as u64;
-            let copy = plan_copy(
-                source,
-                device[target_start..].as_ptr() as u64,
-                copy_length as u64,
-            )
-            .map_err(|error| TestCaseError::fail(error.to_string()))?;
+            let copy = plan_copy(source, device[target_start..].as_ptr() as u64, copy_length as u64)
+                .map_err(|error| TestCaseError::fail(error.to_string()))?;
             client.run(&[copy]);
             prop_assert_eq!(&device[..], &reference[..], "copy via {}", copy.kernel);
             Ok(())
-        },
-    );
+        });
     outcome.unwrap_or_else(|failure| panic!("{failure}"));
 }
 
 /// Runs `plans` and records which kernels actually dispatched work, so a test can assert that
 /// every kernel variant it meant to cover really ran.
-fn run_recording_kernels(
-    client: &Client,
-    plans: &[DispatchPlan],
-    seen: &mut std::collections::BTreeSet<Builtin>,
-) {
-    seen.extend(
-        plans
-            .iter()
-            .filter(|plan| !plan.is_noop())
-            .map(|plan| plan.kernel),
-    );
+fn run_recording_kernels(client: &Client, plans: &[DispatchPlan], seen: &mut std::collections::BTreeSet<Builtin>) {
+    seen.extend(plans.iter().filter(|plan| !plan.is_noop()).map(|plan| plan.kernel));
     client.run(plans);
 }
 
@@ -475,10 +365,8 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
     let slot = slot_size(1001 * 16);
     for &(kernel, width) in &fills {
         let offsets: &[usize] = if width == 1 { &[0, 1, 7] } else { &[0, width] };
-        let cases: Vec<(usize, usize)> = counts
-            .iter()
-            .flat_map(|&count| offsets.iter().map(move |&offset| (count, offset)))
-            .collect();
+        let cases: Vec<(usize, usize)> =
+            counts.iter().flat_map(|&count| offsets.iter().map(move |&offset| (count, offset))).collect();
         let arena = client.alloc(slot * cases.len());
         arena.fill(SENTINEL);
         let plans: Vec<DispatchPlan> = cases
@@ -486,11 +374,7 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
             .enumerate()
             .map(|(case, &(count, offset))| {
                 let target = arena[case * slot + GUARD + offset..].as_ptr() as u64;
-                let args = FillArgs {
-                    target,
-                    element_count: count as u64,
-                    pattern,
-                };
+                let args = FillArgs { target, element_count: count as u64, pattern };
                 hand_plan(kernel, Kernargs::Fill(args), count)
             })
             .collect();
@@ -506,15 +390,10 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
         }
     }
     for &(kernel, width) in &copies {
-        let offsets: &[(usize, usize)] = if width == 1 {
-            &[(0, 0), (1, 5), (7, 2)]
-        } else {
-            &[(0, 0), (width, 2 * width)]
-        };
-        let cases: Vec<(usize, (usize, usize))> = counts
-            .iter()
-            .flat_map(|&count| offsets.iter().map(move |&offsets| (count, offsets)))
-            .collect();
+        let offsets: &[(usize, usize)] =
+            if width == 1 { &[(0, 0), (1, 5), (7, 2)] } else { &[(0, 0), (width, 2 * width)] };
+        let cases: Vec<(usize, (usize, usize))> =
+            counts.iter().flat_map(|&count| offsets.iter().map(move |&offsets| (count, offsets))).collect();
         let sources = client.alloc(slot * cases.len());
         let targets = client.alloc(slot * cases.len());
         for (index, byte) in sources.iter_mut().enumerate() {
@@ -523,11 +402,7 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
         targets.fill(SENTINEL);
         // copy_block_unaligned_x16 counts bytes and runs one work-item per 16-byte block.
         let work_items = |count: usize| {
-            if kernel == Builtin::CopyBlockUnalignedX16 {
-                count.div_ceil(16)
-            } else {
-                count
-            }
+            if kernel == Builtin::CopyBlockUnalignedX16 { count.div_ceil(16) } else { count }
         };
         let plans: Vec<DispatchPlan> = cases
             .iter()
@@ -554,9 +429,7 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
         }
     }
     // update_inline at odd offsets and lengths, including the full payload.
-    let data: Vec<u8> = (0..UPDATE_INLINE_MAX_BYTES)
-        .map(|k| source_byte(3, k))
-        .collect();
+    let data: Vec<u8> = (0..UPDATE_INLINE_MAX_BYTES).map(|k| source_byte(3, k)).collect();
     let lengths = [1usize, 5, 64, 65, UPDATE_INLINE_MAX_BYTES];
     let arena = client.alloc(slot * lengths.len());
     arena.fill(SENTINEL);
@@ -571,12 +444,7 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
     run_recording_kernels(&client, &plans, &mut seen);
     for (case, &length) in lengths.iter().enumerate() {
         let start = GUARD + case * 3 + 1;
-        check_slot(
-            &arena[case * slot..][..slot],
-            start..start + length,
-            |k| data[k],
-            "update",
-        );
+        check_slot(&arena[case * slot..][..slot], start..start + length, |k| data[k], "update");
     }
     // timestamp at an odd address, from a grid of several workgroups: one 8-byte write.
     let stamps = client.alloc(64);
@@ -585,27 +453,15 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
     let before = system_timestamp(&client);
     run_recording_kernels(
         &client,
-        &[hand_plan(
-            Builtin::Timestamp,
-            Kernargs::Timestamp(TimestampArgs { target }),
-            200,
-        )],
+        &[hand_plan(Builtin::Timestamp, Kernargs::Timestamp(TimestampArgs { target }), 200)],
         &mut seen,
     );
     // The kernel writes device ticks; on the host's axis through the provider's conversion.
     let raw = u64::from_le_bytes(stamps[GUARD - 13..][..8].try_into().expect("8 bytes"));
     let stamp = client.hsa.tick_to_system(client.agent, raw).expect("converts");
     let tick = 1_000_000_000 / aqueduct_hsa::soft::clock::DEVICE_FREQUENCY;
-    assert!(
-        before <= stamp + tick && stamp <= system_timestamp(&client),
-        "{before} {stamp}"
-    );
-    assert!(
-        stamps[..GUARD - 13]
-            .iter()
-            .chain(&stamps[GUARD - 5..])
-            .all(|byte| *byte == SENTINEL)
-    );
+    assert!(before <= stamp + tick && stamp <= system_timestamp(&client), "{before} {stamp}");
+    assert!(stamps[..GUARD - 13].iter().chain(&stamps[GUARD - 5..]).all(|byte| *byte == SENTINEL));
     // patch_indirect without hidden arguments (its one nullable pointer), grid of 3 workgroups.
     let arena = client.alloc(128);
     arena.fill(SENTINEL);
@@ -623,35 +479,17 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
     let mut patch = hand_plan(Builtin::PatchIndirect, Kernargs::PatchIndirect(args), 192);
     patch.workgroup_size = 64;
     run_recording_kernels(&client, &[patch], &mut seen);
-    let word =
-        |offset: usize| u32::from_le_bytes(packet[offset..offset + 4].try_into().expect("4"));
-    assert_eq!(
-        [word(0), word(12), word(16), word(20)],
-        [0x0001_1602, 15, 1, 1]
-    );
-    assert!(
-        packet[10..12]
-            .iter()
-            .chain(&packet[24..])
-            .all(|byte| *byte == SENTINEL)
-    );
+    let word = |offset: usize| u32::from_le_bytes(packet[offset..offset + 4].try_into().expect("4"));
+    assert_eq!([word(0), word(12), word(16), word(20)], [0x0001_1602, 15, 1, 1]);
+    assert!(packet[10..12].iter().chain(&packet[24..]).all(|byte| *byte == SENTINEL));
 
-    assert_eq!(
-        seen,
-        Builtin::ALL.into_iter().collect(),
-        "every device-library kernel ran"
-    );
+    assert_eq!(seen, Builtin::ALL.into_iter().collect(), "every device-library kernel ran");
 }
 
 /// A plan made by hand (not by the planner), so the sweep can pick each kernel and grid itself:
 /// `work_items` is capped at MAX_GRID_SIZE, in workgroups of 64 (the kernels grid-stride).
 fn hand_plan(kernel: Builtin, kernargs: Kernargs, work_items: usize) -> DispatchPlan {
-    DispatchPlan {
-        kernel,
-        kernargs,
-        grid_size: work_items.clamp(1, MAX_GRID_SIZE as usize) as u32,
-        workgroup_size: 64,
-    }
+    DispatchPlan { kernel, kernargs, grid_size: work_items.clamp(1, MAX_GRID_SIZE as usize) as u32, workgroup_size: 64 }
 }
 
 /// The runner refuses a null `global_buffer` argument with HSA_STATUS_ERROR_MEMORY_APERTURE_
@@ -660,29 +498,9 @@ fn hand_plan(kernel: Builtin, kernargs: Kernargs, work_items: usize) -> Dispatch
 #[test]
 fn a_null_pointer_argument_faults_the_queue_naming_kernel_and_argument() {
     let cases = [
-        (
-            Builtin::FillX1,
-            Kernargs::Fill(FillArgs {
-                target: 0,
-                element_count: 4,
-                pattern: 1,
-            }),
-            "target",
-        ),
-        (
-            Builtin::CopyBlockX8,
-            Kernargs::Copy(CopyArgs {
-                source: 0x1000,
-                target: 0,
-                element_count: 1,
-            }),
-            "target",
-        ),
-        (
-            Builtin::Timestamp,
-            Kernargs::Timestamp(TimestampArgs { target: 0 }),
-            "target",
-        ),
+        (Builtin::FillX1, Kernargs::Fill(FillArgs { target: 0, element_count: 4, pattern: 1 }), "target"),
+        (Builtin::CopyBlockX8, Kernargs::Copy(CopyArgs { source: 0x1000, target: 0, element_count: 1 }), "target"),
+        (Builtin::Timestamp, Kernargs::Timestamp(TimestampArgs { target: 0 }), "target"),
         (
             Builtin::PatchIndirect,
             Kernargs::PatchIndirect(PatchIndirectArgs {
@@ -699,16 +517,9 @@ fn a_null_pointer_argument_faults_the_queue_naming_kernel_and_argument() {
         // Each fault kills its queue: a fresh client per case.
         let client = Client::new();
         let (status, detail) = client.run_faulting(&hand_plan(kernel, kernargs, 1));
-        assert_eq!(
-            status,
-            aqueduct_hsa::sys::status::ERROR_MEMORY_APERTURE_VIOLATION,
-            "{detail}"
-        );
+        assert_eq!(status, aqueduct_hsa::sys::status::ERROR_MEMORY_APERTURE_VIOLATION, "{detail}");
         for part in [kernel.symbol(), "gfx1100", &format!("`{argument}`"), "null"] {
-            assert!(
-                detail.contains(part),
-                "{kernel}: `{part}` missing from: {detail}"
-            );
+            assert!(detail.contains(part), "{kernel}: `{part}` missing from: {detail}");
         }
     }
 }

@@ -25,10 +25,7 @@ const AGENTS: [(&str, u32, &str); 10] = [
 #[test]
 fn each_embedded_target_runs_on_a_matching_soft_agent() {
     configure(SoftConfig {
-        agents: AGENTS
-            .iter()
-            .map(|(isa, wave, _)| SoftAgentConfig::with_isa(isa, *wave))
-            .collect(),
+        agents: AGENTS.iter().map(|(isa, wave, _)| SoftAgentConfig::with_isa(isa, *wave)).collect(),
         ..SoftConfig::default()
     });
     for (index, (isa, _, expected)) in AGENTS.into_iter().enumerate() {
@@ -47,43 +44,23 @@ fn each_embedded_target_runs_on_a_matching_soft_agent() {
         staging.copy_from_slice(&source);
         client.run(&[
             plan_fill(fill_area[1..].as_ptr() as u64, 996, 0x0102, 2).expect("valid"),
-            plan_copy(
-                staging[3..].as_ptr() as u64,
-                copy_area[5..].as_ptr() as u64,
-                990,
-            )
-            .expect("valid"),
+            plan_copy(staging[3..].as_ptr() as u64, copy_area[5..].as_ptr() as u64, 990).expect("valid"),
             plan_update_inline(update_area[7..].as_ptr() as u64, &source[..150]).expect("valid"),
             plan_timestamp(stamp_area.as_ptr() as u64).expect("valid"),
         ]);
         for (k, byte) in fill_area.iter().enumerate() {
-            let want = if (1..997).contains(&k) {
-                [0x02, 0x01][(k - 1) % 2]
-            } else {
-                SENTINEL
-            };
+            let want = if (1..997).contains(&k) { [0x02, 0x01][(k - 1) % 2] } else { SENTINEL };
             assert_eq!(*byte, want, "{isa}: fill byte {k}");
         }
         for (k, byte) in copy_area.iter().enumerate() {
-            let want = if (5..995).contains(&k) {
-                source[k - 5 + 3]
-            } else {
-                SENTINEL
-            };
+            let want = if (5..995).contains(&k) { source[k - 5 + 3] } else { SENTINEL };
             assert_eq!(*byte, want, "{isa}: copy byte {k}");
         }
         for (k, byte) in update_area.iter().enumerate() {
-            let want = if (7..157).contains(&k) {
-                source[k - 7]
-            } else {
-                SENTINEL
-            };
+            let want = if (7..157).contains(&k) { source[k - 7] } else { SENTINEL };
             assert_eq!(*byte, want, "{isa}: update byte {k}");
         }
         assert_ne!(&stamp_area[..8], &[SENTINEL; 8], "{isa}: timestamp written");
-        assert!(
-            stamp_area[8..].iter().all(|byte| *byte == SENTINEL),
-            "{isa}: timestamp stays in its 8 bytes"
-        );
+        assert!(stamp_area[8..].iter().all(|byte| *byte == SENTINEL), "{isa}: timestamp stays in its 8 bytes");
     }
 }

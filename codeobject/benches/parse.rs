@@ -12,9 +12,7 @@ fn parse(c: &mut Criterion) {
     let parsed = CodeObject::parse(MANY_KERNELS).expect("fixture parses");
     assert_eq!(parsed.kernels().len(), 1000);
 
-    c.bench_function("CodeObject::parse 1000 kernels", |b| {
-        b.iter(|| CodeObject::parse(black_box(MANY_KERNELS)))
-    });
+    c.bench_function("CodeObject::parse 1000 kernels", |b| b.iter(|| CodeObject::parse(black_box(MANY_KERNELS))));
 
     let note = metadata_note(MANY_KERNELS);
     c.bench_function("parse_metadata 1000 kernels", |b| b.iter(|| parse_metadata(black_box(note))));

@@ -23,12 +23,7 @@ pub enum BundleError {
     #[error("offload bundle is truncated: {0}")]
     Truncated(&'static str),
     #[error("bundle entry {index} (`{triple}`): bytes {offset}+{size} lie outside the bundle")]
-    EntryOutOfBounds {
-        index: usize,
-        triple: String,
-        offset: u64,
-        size: u64,
-    },
+    EntryOutOfBounds { index: usize, triple: String, offset: u64, size: u64 },
     #[error("bundle entry {index}: triple is not UTF-8")]
     InvalidTriple { index: usize },
     #[error("host file is not an ELF file this crate can read: {0}")]
@@ -95,10 +90,7 @@ fn parse_bundle_with_end(bytes: &[u8]) -> Result<(Bundle<'_>, usize), BundleErro
     if !bytes.starts_with(BUNDLE_MAGIC) {
         return Err(BundleError::BadMagic { offset: 0 });
     }
-    let mut reader = Reader {
-        bytes,
-        position: BUNDLE_MAGIC.len(),
-    };
+    let mut reader = Reader { bytes, position: BUNDLE_MAGIC.len() };
     let count = reader.u64("entry count")?;
     // Each entry header takes at least 24 bytes; refuse counts the data
     // cannot hold before reserving memory for them.
@@ -115,20 +107,10 @@ fn parse_bundle_with_end(bytes: &[u8]) -> Result<(Bundle<'_>, usize), BundleErro
         let triple_len = reader.u64("triple length")?;
         let triple_len = usize::try_from(triple_len).map_err(|_| BundleError::Truncated("triple"))?;
         let triple = reader.take(triple_len, "triple")?;
-        let triple = std::str::from_utf8(triple)
-            .map_err(|_| BundleError::InvalidTriple { index })?
-            .to_owned();
-        let out_of_bounds = || BundleError::EntryOutOfBounds {
-            index,
-            triple: triple.clone(),
-            offset,
-            size,
-        };
+        let triple = std::str::from_utf8(triple).map_err(|_| BundleError::InvalidTriple { index })?.to_owned();
+        let out_of_bounds = || BundleError::EntryOutOfBounds { index, triple: triple.clone(), offset, size };
         let start = usize::try_from(offset).map_err(|_| out_of_bounds())?;
-        let stop = usize::try_from(size)
-            .ok()
-            .and_then(|size| start.checked_add(size))
-            .ok_or_else(out_of_bounds)?;
+        let stop = usize::try_from(size).ok().and_then(|size| start.checked_add(size)).ok_or_else(out_of_bounds)?;
         let data = bytes.get(start..stop).ok_or_else(out_of_bounds)?;
         end = end.max(stop);
         let is_amdgcn = triple.split('-').nth(1) == Some("amdgcn");

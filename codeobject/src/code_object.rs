@@ -90,16 +90,10 @@ impl CodeObject {
         let image = AmdgpuElf::parse(bytes)?;
         let metadata = parse_metadata(image.metadata_note()?)?;
 
-        let metadata_target =
-            TargetId::parse(&metadata.target).map_err(|source| CodeObjectError::InvalidTargetString {
-                target: metadata.target.clone(),
-                source,
-            })?;
+        let metadata_target = TargetId::parse(&metadata.target)
+            .map_err(|source| CodeObjectError::InvalidTargetString { target: metadata.target.clone(), source })?;
         if !metadata_target.same_target(&image.target) {
-            return Err(CodeObjectError::TargetMismatch {
-                metadata: metadata.target,
-                elf: image.target,
-            });
+            return Err(CodeObjectError::TargetMismatch { metadata: metadata.target, elf: image.target });
         }
 
         let symbols = image.kernel_descriptor_symbols()?;
@@ -124,10 +118,7 @@ impl CodeObject {
                     symbol: kernel.symbol.clone(),
                 });
             };
-            descriptors.push(KernelDescriptorSymbol {
-                address: symbol.address,
-                file_offset,
-            });
+            descriptors.push(KernelDescriptorSymbol { address: symbol.address, file_offset });
         }
 
         Ok(CodeObject {
@@ -172,13 +163,12 @@ impl CodeObject {
 
     /// Index of a kernel (by `.name` or `.symbol`) in [`Self::kernels`].
     pub fn kernel_index(&self, name_or_symbol: &str) -> Result<usize, UnknownKernel> {
-        self.kernels
-            .iter()
-            .position(|k| k.name == name_or_symbol || k.symbol == name_or_symbol)
-            .ok_or_else(|| UnknownKernel {
+        self.kernels.iter().position(|k| k.name == name_or_symbol || k.symbol == name_or_symbol).ok_or_else(|| {
+            UnknownKernel {
                 requested: name_or_symbol.to_owned(),
                 available: self.kernels.iter().map(|k| k.name.clone()).collect(),
-            })
+            }
+        })
     }
 
     /// Where the descriptor of kernel `kernel_index` is.

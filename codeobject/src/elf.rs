@@ -123,13 +123,7 @@ impl<'a> AmdgpuElf<'a> {
         };
         let target = decode_flags(header.e_flags(endian).0, abi_version)?;
         let sections = header.sections(endian, data).map_err(malformed)?;
-        Ok(AmdgpuElf {
-            data,
-            header,
-            sections,
-            target,
-            abi_version,
-        })
+        Ok(AmdgpuElf { data, header, sections, target, abi_version })
     }
 
     /// The NT_AMDGPU_METADATA descriptor. Linked objects carry the note in
@@ -158,15 +152,9 @@ impl<'a> AmdgpuElf<'a> {
     /// (or why the location is unusable). Uses `.symtab`, else `.dynsym`.
     pub(crate) fn kernel_descriptor_symbols(&self) -> Result<HashMap<&'a str, KdSymbol>, CodeObjectError> {
         let endian = LittleEndian;
-        let mut symbols = self
-            .sections
-            .symbols(endian, self.data, elf::SHT_SYMTAB)
-            .map_err(malformed)?;
+        let mut symbols = self.sections.symbols(endian, self.data, elf::SHT_SYMTAB).map_err(malformed)?;
         if symbols.is_empty() {
-            symbols = self
-                .sections
-                .symbols(endian, self.data, elf::SHT_DYNSYM)
-                .map_err(malformed)?;
+            symbols = self.sections.symbols(endian, self.data, elf::SHT_DYNSYM).map_err(malformed)?;
         }
         let mut found = HashMap::new();
         for (index, symbol) in symbols.enumerate() {
@@ -189,14 +177,7 @@ impl<'a> AmdgpuElf<'a> {
                 .section(section_index)
                 .ok()
                 .and_then(|section| descriptor_file_offset(section, address, self.data.len()));
-            found.insert(
-                name,
-                KdSymbol {
-                    size,
-                    address,
-                    file_offset,
-                },
-            );
+            found.insert(name, KdSymbol { size, address, file_offset });
         }
         Ok(found)
     }
@@ -240,10 +221,7 @@ fn decode_flags(flags: u32, abi_version: AbiVersion) -> Result<TargetId, CodeObj
     let mach = flags & EF_AMDGPU_MACH;
     let processor = Processor::from_mach(mach).ok_or(CodeObjectError::UnknownMach { mach })?;
     let mut target = TargetId::new(processor);
-    for (feature, mask) in [
-        (Feature::Xnack, EF_AMDGPU_FEATURE_XNACK),
-        (Feature::Sramecc, EF_AMDGPU_FEATURE_SRAMECC),
-    ] {
+    for (feature, mask) in [(Feature::Xnack, EF_AMDGPU_FEATURE_XNACK), (Feature::Sramecc, EF_AMDGPU_FEATURE_SRAMECC)] {
         let state = match (flags & mask) >> mask.trailing_zeros() {
             // "Unsupported" on a processor that has the feature is how
             // older producers said "any".

@@ -81,11 +81,7 @@ fn code_object_report(code_object: &CodeObject) -> CodeObjectReport<'_> {
                 args: kernel
                     .args
                     .iter()
-                    .map(|arg| ArgReport {
-                        offset: arg.offset,
-                        size: arg.size,
-                        value_kind: arg.value_kind.as_str(),
-                    })
+                    .map(|arg| ArgReport { offset: arg.offset, size: arg.size, value_kind: arg.value_kind.as_str() })
                     .collect(),
             })
             .collect(),
@@ -113,10 +109,10 @@ fn inspect(bytes: &[u8]) -> Result<Inspected, InspectError> {
     let mut entries = Vec::new();
     for entry in bundles.into_iter().flat_map(|bundle| bundle.entries) {
         let code_object = match entry.code_object {
-            Some(data) => Some(CodeObject::parse(data).map_err(|source| InspectError::BundledCodeObject {
-                triple: entry.triple.clone(),
-                source,
-            })?),
+            Some(data) => Some(
+                CodeObject::parse(data)
+                    .map_err(|source| InspectError::BundledCodeObject { triple: entry.triple.clone(), source })?,
+            ),
             None => None,
         };
         entries.push((entry.triple, code_object));

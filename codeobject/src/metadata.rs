@@ -215,10 +215,7 @@ impl Here<'_> {
             Here::Root => Location::Root,
             Here::KernelIndex(index) => Location::Kernel(KernelRef::Index(index)),
             Here::Kernel(name) => Location::Kernel(KernelRef::Name(name.to_owned())),
-            Here::Arg { kernel, index } => Location::Arg {
-                kernel: KernelRef::Name(kernel.to_owned()),
-                index,
-            },
+            Here::Arg { kernel, index } => Location::Arg { kernel: KernelRef::Name(kernel.to_owned()), index },
         }
     }
 }
@@ -237,17 +234,9 @@ pub enum MetadataError {
     #[error("{location}: missing required field `{field}`")]
     MissingField { location: Location, field: &'static str },
     #[error("{location}: field `{field}` is not {expected}")]
-    WrongType {
-        location: Location,
-        field: &'static str,
-        expected: &'static str,
-    },
+    WrongType { location: Location, field: &'static str, expected: &'static str },
     #[error("{location}: field `{field}` has unknown value `{value}`")]
-    UnknownValue {
-        location: Location,
-        field: &'static str,
-        value: String,
-    },
+    UnknownValue { location: Location, field: &'static str, value: String },
     #[error("{kernel}: symbol `{symbol}` does not end in `.kd`")]
     SymbolNotKernelDescriptor { kernel: KernelRef, symbol: String },
     #[error("{kernel}: kernarg segment alignment {align} is not a power of two")]
@@ -258,13 +247,7 @@ pub enum MetadataError {
         "{kernel} argument {index}: bytes {offset}..{offset}+{size} lie outside the \
          {kernarg_segment_size}-byte kernarg segment"
     )]
-    ArgOutsideKernarg {
-        kernel: KernelRef,
-        index: usize,
-        offset: u32,
-        size: u32,
-        kernarg_segment_size: u32,
-    },
+    ArgOutsideKernarg { kernel: KernelRef, index: usize, offset: u32, size: u32, kernarg_segment_size: u32 },
     #[error("two kernels use the symbol `{0}`")]
     DuplicateKernel(String),
 }
@@ -300,11 +283,7 @@ pub fn parse_metadata(bytes: &[u8]) -> Result<Metadata, MetadataError> {
         return Err(MetadataError::DuplicateKernel(pair[0].to_owned()));
     }
 
-    Ok(Metadata {
-        version,
-        target,
-        kernels,
-    })
+    Ok(Metadata { version, target, kernels })
 }
 
 fn parse_kernel(value: &ValueRef<'_>, index: usize) -> Result<KernelMetadata, MetadataError> {
@@ -325,25 +304,16 @@ fn parse_kernel(value: &ValueRef<'_>, index: usize) -> Result<KernelMetadata, Me
 
     let symbol = fields.string(".symbol")?.to_owned();
     if !symbol.ends_with(".kd") {
-        return Err(MetadataError::SymbolNotKernelDescriptor {
-            kernel: kernel(),
-            symbol,
-        });
+        return Err(MetadataError::SymbolNotKernelDescriptor { kernel: kernel(), symbol });
     }
     let kernarg_segment_size = fields.u32(".kernarg_segment_size")?;
     let kernarg_segment_align = fields.u32(".kernarg_segment_align")?;
     if !kernarg_segment_align.is_power_of_two() {
-        return Err(MetadataError::KernargAlignNotPowerOfTwo {
-            kernel: kernel(),
-            align: kernarg_segment_align,
-        });
+        return Err(MetadataError::KernargAlignNotPowerOfTwo { kernel: kernel(), align: kernarg_segment_align });
     }
     let wavefront_size = fields.u32(".wavefront_size")?;
     if wavefront_size != 32 && wavefront_size != 64 {
-        return Err(MetadataError::InvalidWavefrontSize {
-            kernel: kernel(),
-            size: wavefront_size,
-        });
+        return Err(MetadataError::InvalidWavefrontSize { kernel: kernel(), size: wavefront_size });
     }
 
     let mut args = Vec::new();
@@ -429,9 +399,7 @@ struct Fields<'v, 'a, 'x> {
 impl<'v, 'a, 'x> Fields<'v, 'a, 'x> {
     fn new(value: &'v ValueRef<'a>, here: Here<'x>) -> Result<Self, MetadataError> {
         let ValueRef::Map(pairs) = value else {
-            return Err(MetadataError::NotAMap {
-                location: here.to_location(),
-            });
+            return Err(MetadataError::NotAMap { location: here.to_location() });
         };
         let mut entries = Vec::with_capacity(pairs.len());
         for (key, value) in pairs {
@@ -440,27 +408,19 @@ impl<'v, 'a, 'x> Fields<'v, 'a, 'x> {
                 _ => None,
             };
             let Some(key) = key else {
-                return Err(MetadataError::NonStringKey {
-                    location: here.to_location(),
-                });
+                return Err(MetadataError::NonStringKey { location: here.to_location() });
             };
             entries.push((key, value));
         }
         entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
         if let Some(pair) = entries.windows(2).find(|pair| pair[0].0 == pair[1].0) {
-            return Err(MetadataError::DuplicateKey {
-                location: here.to_location(),
-                key: pair[0].0.to_owned(),
-            });
+            return Err(MetadataError::DuplicateKey { location: here.to_location(), key: pair[0].0.to_owned() });
         }
         Ok(Fields { entries, here })
     }
 
     fn relocated<'y>(self, here: Here<'y>) -> Fields<'v, 'a, 'y> {
-        Fields {
-            entries: self.entries,
-            here,
-        }
+        Fields { entries: self.entries, here }
     }
 
     fn optional(&self, field: &str) -> Option<&'v ValueRef<'a>> {
@@ -472,18 +432,11 @@ impl<'v, 'a, 'x> Fields<'v, 'a, 'x> {
     }
 
     fn required(&self, field: &'static str) -> Result<&'v ValueRef<'a>, MetadataError> {
-        self.optional(field).ok_or_else(|| MetadataError::MissingField {
-            location: self.here.to_location(),
-            field,
-        })
+        self.optional(field).ok_or_else(|| MetadataError::MissingField { location: self.here.to_location(), field })
     }
 
     fn wrong_type(&self, field: &'static str, expected: &'static str) -> MetadataError {
-        MetadataError::WrongType {
-            location: self.here.to_location(),
-            field,
-            expected,
-        }
+        MetadataError::WrongType { location: self.here.to_location(), field, expected }
     }
 
     fn u32(&self, field: &'static str) -> Result<u32, MetadataError> {
@@ -491,19 +444,16 @@ impl<'v, 'a, 'x> Fields<'v, 'a, 'x> {
     }
 
     fn string(&self, field: &'static str) -> Result<&'v str, MetadataError> {
-        self.optional_string(field)?.ok_or_else(|| MetadataError::MissingField {
-            location: self.here.to_location(),
-            field,
-        })
+        self.optional_string(field)?
+            .ok_or_else(|| MetadataError::MissingField { location: self.here.to_location(), field })
     }
 
     fn optional_string(&self, field: &'static str) -> Result<Option<&'v str>, MetadataError> {
         match self.optional(field) {
             None => Ok(None),
-            Some(ValueRef::String(text)) => text
-                .as_str()
-                .map(Some)
-                .ok_or_else(|| self.wrong_type(field, "a UTF-8 string")),
+            Some(ValueRef::String(text)) => {
+                text.as_str().map(Some).ok_or_else(|| self.wrong_type(field, "a UTF-8 string"))
+            }
             Some(_) => Err(self.wrong_type(field, "a string")),
         }
     }

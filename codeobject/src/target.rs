@@ -45,12 +45,7 @@ const fn exact(
     }
 }
 
-const fn generic(
-    name: &'static str,
-    mach: u32,
-    supports_xnack: bool,
-    supports_sramecc: bool,
-) -> ProcessorEntry {
+const fn generic(name: &'static str, mach: u32, supports_xnack: bool, supports_sramecc: bool) -> ProcessorEntry {
     ProcessorEntry {
         name,
         mach,
@@ -283,8 +278,7 @@ impl TargetId {
         if !is_processor_syntax(name) {
             return Err(TargetError::InvalidProcessor(name.to_owned()));
         }
-        let processor = Processor::from_name(name)
-            .ok_or_else(|| TargetError::UnknownProcessor(name.to_owned()))?;
+        let processor = Processor::from_name(name).ok_or_else(|| TargetError::UnknownProcessor(name.to_owned()))?;
         let mut target = TargetId::new(processor);
         let mut seen_sramecc = false;
         let mut seen_xnack = false;
@@ -311,11 +305,7 @@ impl TargetId {
     /// A target for `processor` with every supported feature set to Any.
     pub fn new(processor: Processor) -> TargetId {
         let default_state = |feature| {
-            if processor.supports(feature) {
-                FeatureState::Any
-            } else {
-                FeatureState::Unsupported
-            }
+            if processor.supports(feature) { FeatureState::Any } else { FeatureState::Unsupported }
         };
         TargetId {
             processor,
@@ -331,10 +321,7 @@ impl TargetId {
     pub fn with_feature(mut self, feature: Feature, state: FeatureState) -> Result<TargetId, TargetError> {
         let supported = self.processor.supports(feature);
         if supported == (state == FeatureState::Unsupported) {
-            return Err(TargetError::UnsupportedFeature {
-                processor: self.processor,
-                feature,
-            });
+            return Err(TargetError::UnsupportedFeature { processor: self.processor, feature });
         }
         match feature {
             Feature::Sramecc => self.sramecc = state,
@@ -390,13 +377,7 @@ impl TargetId {
     /// feature setting of the code must match the agent's (an agent state
     /// of Any accepts either).
     pub fn runs_on(&self, agent: &TargetId) -> Result<(), Incompatibility> {
-        let fail = |reason| {
-            Err(Incompatibility {
-                code_object: *self,
-                agent: *agent,
-                reason,
-            })
-        };
+        let fail = |reason| Err(Incompatibility { code_object: *self, agent: *agent, reason });
         if agent.processor.is_generic() {
             return fail(IncompatibilityReason::GenericAgent);
         }
@@ -421,9 +402,7 @@ impl TargetId {
             let agent_state = agent.feature(feature);
             let compatible = match code_state {
                 FeatureState::Any | FeatureState::Unsupported => true,
-                FeatureState::On | FeatureState::Off => {
-                    agent_state == FeatureState::Any || agent_state == code_state
-                }
+                FeatureState::On | FeatureState::Off => agent_state == FeatureState::Any || agent_state == code_state,
             };
             if !compatible {
                 return fail(IncompatibilityReason::FeatureMismatch(feature));
@@ -440,10 +419,7 @@ fn is_processor_syntax(name: &str) -> bool {
     };
     if let Some(version) = rest.strip_suffix("-generic") {
         let mut numbers = version.split('-');
-        let all_numeric = numbers
-            .by_ref()
-            .take(2)
-            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        let all_numeric = numbers.by_ref().take(2).all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
         return all_numeric && numbers.next().is_none();
     }
     let bytes = rest.as_bytes();

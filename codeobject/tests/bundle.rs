@@ -2,7 +2,9 @@
 
 mod common;
 
-use aqueduct_codeobject::{BundleError, CodeObject, InspectError, inspect_json, inspect_text, parse_bundle, parse_bundles};
+use aqueduct_codeobject::{
+    BundleError, CodeObject, InspectError, inspect_json, inspect_text, parse_bundle, parse_bundles,
+};
 use common::*;
 use serde_json::json;
 

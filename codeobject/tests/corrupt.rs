@@ -26,11 +26,8 @@ fn symtab_entry(bytes: &[u8], name: &str) -> usize {
     let header = object::elf::FileHeader64::<LittleEndian>::parse(bytes).unwrap();
     let sections = header.sections(LittleEndian, bytes).unwrap();
     let symbols = sections.symbols(LittleEndian, bytes, object::elf::SHT_SYMTAB).unwrap();
-    let (_, symtab) = sections
-        .iter()
-        .enumerate()
-        .find(|(_, s)| s.sh_type(LittleEndian) == object::elf::SHT_SYMTAB)
-        .unwrap();
+    let (_, symtab) =
+        sections.iter().enumerate().find(|(_, s)| s.sh_type(LittleEndian) == object::elf::SHT_SYMTAB).unwrap();
     let base = symtab.sh_offset(LittleEndian) as usize;
     for (index, symbol) in symbols.enumerate() {
         if symbols.symbol_name(LittleEndian, symbol).unwrap() == name.as_bytes() {
@@ -73,9 +70,7 @@ fn header_errors() {
             assert_eq!(result, Err(CodeObjectError::UnsupportedVersion { abi_version }));
         }
     }
-    assert!(
-        CodeObject::parse(&patched(GFX1100_V5, 8, &[1])).unwrap_err().to_string().contains("only v4, v5 and v6")
-    );
+    assert!(CodeObject::parse(&patched(GFX1100_V5, 8, &[1])).unwrap_err().to_string().contains("only v4, v5 and v6"));
 }
 
 #[test]

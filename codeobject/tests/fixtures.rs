@@ -3,25 +3,19 @@
 
 mod common;
 
+use ValueKind::*;
 use aqueduct_codeobject::{
     AbiVersion, Access, AddressSpace, CodeObject, FeatureState, KernelMetadata, TargetId, ValueKind,
 };
 use common::*;
-use ValueKind::*;
 
 /// (offset, size, kind) of each argument.
 type Args = &'static [(u32, u32, ValueKind)];
 
 const FILL: Args = &[(0, 8, GlobalBuffer), (8, 4, ByValue)];
 const AXPY: Args = &[(0, 4, ByValue), (8, 8, GlobalBuffer), (16, 8, GlobalBuffer)];
-const MIXED: Args = &[
-    (0, 1, ByValue),
-    (2, 2, ByValue),
-    (8, 8, ByValue),
-    (16, 8, ByValue),
-    (24, 8, ByValue),
-    (32, 8, GlobalBuffer),
-];
+const MIXED: Args =
+    &[(0, 1, ByValue), (2, 2, ByValue), (8, 8, ByValue), (16, 8, ByValue), (24, 8, ByValue), (32, 8, GlobalBuffer)];
 /// Code-object v5+ implicit arguments, pulled in by `__builtin_amdgcn_implicitarg_ptr`.
 const WITH_HIDDEN_V5: Args = &[
     (0, 8, GlobalBuffer),
@@ -67,12 +61,8 @@ fn assert_args(kernel: &KernelMetadata, expected: Args) {
 fn assert_kernels_c(code_object: &CodeObject, wavefront: u32, hidden: Args, hidden_kernarg_size: u32) {
     let names: Vec<&str> = code_object.kernels().iter().map(|k| k.name.as_str()).collect();
     assert_eq!(names, ["fill", "axpy", "mixed", "with_hidden"]);
-    let expected = [
-        ("fill", 12, FILL),
-        ("axpy", 24, AXPY),
-        ("mixed", 40, MIXED),
-        ("with_hidden", hidden_kernarg_size, hidden),
-    ];
+    let expected =
+        [("fill", 12, FILL), ("axpy", 24, AXPY), ("mixed", 40, MIXED), ("with_hidden", hidden_kernarg_size, hidden)];
     for (index, (name, kernarg_size, args)) in expected.into_iter().enumerate() {
         let kernel = code_object.kernel(name).unwrap();
         assert_eq!(kernel.symbol, format!("{name}.kd"));
@@ -281,8 +271,5 @@ fn unknown_kernel_lists_the_available_ones() {
     let co = CodeObject::parse(GFX1100_V5).unwrap();
     let error = co.kernel("fil").unwrap_err();
     assert_eq!(error.available, ["fill", "axpy", "mixed", "with_hidden"]);
-    assert_eq!(
-        error.to_string(),
-        "no kernel `fil` in code object; available: fill, axpy, mixed, with_hidden"
-    );
+    assert_eq!(error.to_string(), "no kernel `fil` in code object; available: fill, axpy, mixed, with_hidden");
 }

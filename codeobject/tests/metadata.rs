@@ -3,9 +3,7 @@
 
 mod common;
 
-use aqueduct_codeobject::{
-    Access, AddressSpace, KernelRef, Location, MetadataError, ValueKind, parse_metadata,
-};
+use aqueduct_codeobject::{Access, AddressSpace, KernelRef, Location, MetadataError, ValueKind, parse_metadata};
 use common::*;
 use rmpv::Value;
 
@@ -156,10 +154,7 @@ fn missing_required_kernel_fields() {
     let mut k = kernel("k", 8, vec![]);
     k.retain(|(key, _)| *key != ".name");
     let error = parse(&document(vec![kernel("first", 0, vec![]), k])).unwrap_err();
-    assert_eq!(
-        error,
-        MetadataError::MissingField { location: Location::Kernel(KernelRef::Index(1)), field: ".name" }
-    );
+    assert_eq!(error, MetadataError::MissingField { location: Location::Kernel(KernelRef::Index(1)), field: ".name" });
     assert_eq!(error.to_string(), "kernel #1: missing required field `.name`");
 }
 
@@ -176,10 +171,7 @@ fn missing_required_arg_and_root_fields() {
     for field in ["amdhsa.version", "amdhsa.target"] {
         let Value::Map(mut entries) = document(vec![]) else { unreachable!() };
         entries.retain(|(key, _)| key.as_str() != Some(field));
-        assert_eq!(
-            parse(&Value::Map(entries)),
-            Err(MetadataError::MissingField { location: Location::Root, field })
-        );
+        assert_eq!(parse(&Value::Map(entries)), Err(MetadataError::MissingField { location: Location::Root, field }));
     }
 }
 
@@ -346,10 +338,7 @@ fn malformed_message_pack() {
     let deep = vec![0x91u8; 100_000];
     assert!(matches!(parse_metadata(&deep), Err(MetadataError::MessagePack(_))));
     // Root must be a map with string keys.
-    assert_eq!(
-        parse(&Value::Array(vec![])),
-        Err(MetadataError::NotAMap { location: Location::Root })
-    );
+    assert_eq!(parse(&Value::Array(vec![])), Err(MetadataError::NotAMap { location: Location::Root }));
     assert_eq!(
         parse(&Value::Map(vec![(Value::from(1u64), Value::Nil)])),
         Err(MetadataError::NonStringKey { location: Location::Root })

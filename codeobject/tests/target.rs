@@ -1,9 +1,7 @@
 //! Target ID parsing, display and compatibility, table-driven.
 
-use aqueduct_codeobject::{
-    Feature, FeatureState, IncompatibilityReason, Processor, TargetError, TargetId,
-};
 use FeatureState::{Any, Off, On, Unsupported};
+use aqueduct_codeobject::{Feature, FeatureState, IncompatibilityReason, Processor, TargetError, TargetId};
 
 #[test]
 fn parses_good_target_ids() {
@@ -55,10 +53,8 @@ fn rejects_bad_target_ids() {
     let invalid = |s: &str| TargetError::InvalidProcessor(s.to_owned());
     let unknown = |s: &str| TargetError::UnknownProcessor(s.to_owned());
     let feature = |s: &str| TargetError::InvalidFeature(s.to_owned());
-    let unsupported = |p: &str, feature| TargetError::UnsupportedFeature {
-        processor: Processor::from_name(p).unwrap(),
-        feature,
-    };
+    let unsupported =
+        |p: &str, feature| TargetError::UnsupportedFeature { processor: Processor::from_name(p).unwrap(), feature };
     let cases = [
         ("", TargetError::Empty),
         ("amdgcn-amd-amdhsa--", TargetError::Empty),
@@ -193,10 +189,7 @@ fn incompatibility_message_names_both_targets_and_the_reason() {
     let code = TargetId::parse("gfx90a:xnack+").unwrap();
     let agent = TargetId::parse("gfx90a:xnack-").unwrap();
     let error = code.runs_on(&agent).unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "code object target gfx90a:xnack+ cannot run on agent gfx90a:xnack-: xnack mismatch"
-    );
+    assert_eq!(error.to_string(), "code object target gfx90a:xnack+ cannot run on agent gfx90a:xnack-: xnack mismatch");
 }
 
 #[test]

@@ -160,7 +160,10 @@ mod tests {
                 let (bytes, alignment) = (1 + round * 37 % 1500, if round % 3 == 0 { 64 } else { 16 });
                 let address = reserve(&mut ring, bytes, alignment).expect("everything before was reclaimed");
                 assert_eq!(address % alignment, 0, "capacity {capacity}, round {round}");
-                assert!(address + bytes <= base + capacity, "capacity {capacity}, round {round}: span runs past the ring");
+                assert!(
+                    address + bytes <= base + capacity,
+                    "capacity {capacity}, round {round}: span runs past the ring"
+                );
                 ring.reclaimed = ring.head;
             }
         }

@@ -226,7 +226,10 @@ impl SemaphoreTable {
         loop {
             let sequence = slot.sequence.load(Ordering::Relaxed);
             if sequence & 1 == 0
-                && slot.sequence.compare_exchange_weak(sequence, sequence + 1, Ordering::Acquire, Ordering::Relaxed).is_ok()
+                && slot
+                    .sequence
+                    .compare_exchange_weak(sequence, sequence + 1, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
             {
                 let previous = slot.queued_value.load(Ordering::Relaxed);
                 slot.queued_before.store(previous.max(slot.value.load(Ordering::Relaxed)), Ordering::Release);

@@ -172,15 +172,24 @@ pub enum SubmissionFault {
 impl core::fmt::Display for SubmissionFault {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match *self {
-            Self::UnknownProducerQueue { queue } => write!(f, "a device wait names queue {queue}, which the device does not hold"),
+            Self::UnknownProducerQueue { queue } => {
+                write!(f, "a device wait names queue {queue}, which the device does not hold")
+            }
             Self::NoProgramImage => f.write_str("the command buffer's program image is missing"),
             Self::ProgramFinished => f.write_str("the command-buffer execution already returned"),
             Self::MissingBlock { block } => write!(f, "program block {block} does not exist or cannot be read"),
-            Self::UnreadableBranch { block } => write!(f, "the branch closing program block {block} cannot be evaluated"),
-            Self::UnresolvedSource { block, source } => {
-                write!(f, "binding source {source} of program block {block} resolves to no address with this binding table")
+            Self::UnreadableBranch { block } => {
+                write!(f, "the branch closing program block {block} cannot be evaluated")
             }
-            Self::MissingKernargData { block, command } => write!(f, "command {command} of program block {block} has no kernarg data"),
+            Self::UnresolvedSource { block, source } => {
+                write!(
+                    f,
+                    "binding source {source} of program block {block} resolves to no address with this binding table"
+                )
+            }
+            Self::MissingKernargData { block, command } => {
+                write!(f, "command {command} of program block {block} has no kernarg data")
+            }
             Self::TransferNotPlanned { block, command } => {
                 write!(f, "the device library cannot plan command {command} of program block {block}")
             }

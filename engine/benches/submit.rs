@@ -74,7 +74,9 @@ fn edges(c: &mut Criterion) {
     let mut value = 0u64;
     let mut group = c.benchmark_group("edge");
     group.throughput(Throughput::Elements(BATCH));
-    for (with_dispatch, clock) in [(false, Clock::Wall), (false, Clock::HostCpu), (true, Clock::Wall), (true, Clock::HostCpu)] {
+    for (with_dispatch, clock) in
+        [(false, Clock::Wall), (false, Clock::HostCpu), (true, Clock::Wall), (true, Clock::HostCpu)]
+    {
         let shape = if with_dispatch { "edge+dispatch/submit/512" } else { "edge/submit/512" };
         group.bench_function(format!("{shape}/{}", clock.name()), |b| {
             b.iter_custom(|iters| {
@@ -86,7 +88,8 @@ fn edges(c: &mut Criterion) {
                         let (wait, signal) = ([chain.at(value)], [chain.at(value + 1)]);
                         if with_dispatch {
                             let bindings = [data.range(0, 16), data.range(16, 16)];
-                            let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&[1, 1]);
+                            let dispatch =
+                                Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&[1, 1]);
                             queue.dispatch(&kernels.add_from, &dispatch, &wait, &signal).unwrap();
                         } else {
                             queue.barrier(&wait, &signal).unwrap();
@@ -152,10 +155,14 @@ fn scaling(c: &mut Criterion) {
                 std::thread::scope(|scope| {
                     let workers: Vec<_> = (0..count)
                         .map(|index| {
-                            let (queue, semaphore, kernel, data) = (&queues[index], &semaphores[index], &kernels.add_from, &data);
+                            let (queue, semaphore, kernel, data) =
+                                (&queues[index], &semaphores[index], &kernels.add_from, &data);
                             scope.spawn(move || {
                                 let bindings = [data.range(0, 1024), data.range(1024, 1024)];
-                                let dispatch = Dispatch::grid([256, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[1, 256]);
+                                let dispatch = Dispatch::grid([256, 1, 1])
+                                    .workgroup([64, 1, 1])
+                                    .bindings(&bindings)
+                                    .constants(&[1, 256]);
                                 let mut elapsed = Duration::ZERO;
                                 let mut value = semaphore.value();
                                 for _ in 0..iters {

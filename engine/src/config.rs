@@ -26,7 +26,8 @@ impl std::str::FromStr for DeviceSpec {
 
     /// `auto`, `soft`, `amdgpu`, `amdgpu:N` or `amdgpu://UUID[,UUID…]`.
     fn from_str(spec: &str) -> EngineResult<Self> {
-        let invalid = |reason: &str| EngineError::InvalidDeviceSpec { spec: spec.to_string(), reason: reason.to_string() };
+        let invalid =
+            |reason: &str| EngineError::InvalidDeviceSpec { spec: spec.to_string(), reason: reason.to_string() };
         Ok(match spec {
             "auto" => Self::Auto,
             "soft" => Self::Soft,

@@ -86,7 +86,8 @@ impl DeviceShared {
         let gpus = hsa.gpu_agents()?;
         let chosen = choose_agents(&config.device, gpus)?;
         if hsa.kind() == ProviderKind::Soft {
-            aqueduct_builtins::soft_registrations().for_each(|(id, kernels)| aqueduct_hsa::soft::register_kernels(id, kernels));
+            aqueduct_builtins::soft_registrations()
+                .for_each(|(id, kernels)| aqueduct_hsa::soft::register_kernels(id, kernels));
         }
         let host = HostPools::find(&hsa)?;
         let agents = chosen.into_iter().map(|info| open_agent(&hsa, &host, info)).collect::<EngineResult<Vec<_>>>()?;
@@ -228,7 +229,9 @@ impl HostPools {
         let cpus = hsa.cpu_agents()?;
         for cpu in &cpus {
             let pools = hsa.pools(cpu.agent)?;
-            let find = |kind: PoolKindInfo| pools.iter().find(|pool| pool.kind == kind && pool.alloc_allowed).map(|pool| pool.pool);
+            let find = |kind: PoolKindInfo| {
+                pools.iter().find(|pool| pool.kind == kind && pool.alloc_allowed).map(|pool| pool.pool)
+            };
             if let (Some(fine), Some(kernarg)) = (find(PoolKindInfo::FineGrained), find(PoolKindInfo::Kernarg)) {
                 return Ok(Self { agent: cpu.agent, fine, kernarg });
             }
@@ -248,7 +251,9 @@ fn open_agent(hsa: &Hsa, host: &HostPools, info: AgentInfo) -> EngineResult<Agen
         .ok_or_else(|| EngineError::NoDevice { reason: format!("agent {} has no device-local pool", info.name) })?;
     let reach = hsa.pool_reach(info.agent, host.kernarg)?;
     if reach.access == aqueduct_hsa::sys::agent_pool_info::ACCESS_NEVER_ALLOWED {
-        return Err(EngineError::NoDevice { reason: format!("agent {} can never access the host's kernarg pool", info.name) });
+        return Err(EngineError::NoDevice {
+            reason: format!("agent {} can never access the host's kernarg pool", info.name),
+        });
     }
     let topology = AgentTopology {
         host_agent: host.agent.handle,
@@ -286,11 +291,14 @@ fn load_device_library(hsa: &Hsa, info: &AgentInfo) -> EngineResult<(&'static st
             Ok(library) => return Ok((candidate.target, library)),
             Err(error) => {
                 tracing::info!(target = candidate.target, %error, "device library candidate refused, trying the next");
-                rejections.push(format!("{} (code object v{}): {error}", candidate.target, candidate.code_object_version));
+                rejections
+                    .push(format!("{} (code object v{}): {error}", candidate.target, candidate.code_object_version));
             }
         }
     }
-    Err(EngineError::NoDevice { reason: format!("no device library code object loads on {isa}: {}", rejections.join("; ")) })
+    Err(EngineError::NoDevice {
+        reason: format!("no device library code object loads on {isa}: {}", rejections.join("; ")),
+    })
 }
 
 /// Processors whose command processor runs the AMD vendor BARRIER_VALUE packet: CDNA 2 and 3.
@@ -352,11 +360,21 @@ mod tests {
 
     #[test]
     fn barrier_value_follows_the_parsed_processor() {
-        for isa in ["amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", "amdgcn-amd-amdhsa--gfx942", "amdgcn-amd-amdhsa--gfx940:xnack+"] {
+        for isa in [
+            "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-",
+            "amdgcn-amd-amdhsa--gfx942",
+            "amdgcn-amd-amdhsa--gfx940:xnack+",
+        ] {
             assert!(runs_barrier_value(isa), "{isa}");
         }
         // A name that merely contains "gfx94" or "gfx95" is not enough, nor is RDNA or gfx908.
-        for isa in ["amdgcn-amd-amdhsa--gfx950", "amdgcn-amd-amdhsa--gfx1100", "amdgcn-amd-amdhsa--gfx908", "gfx94", "not an isa gfx90a"] {
+        for isa in [
+            "amdgcn-amd-amdhsa--gfx950",
+            "amdgcn-amd-amdhsa--gfx1100",
+            "amdgcn-amd-amdhsa--gfx908",
+            "gfx94",
+            "not an isa gfx90a",
+        ] {
             assert!(!runs_barrier_value(isa), "{isa}");
         }
     }

@@ -32,7 +32,10 @@ impl HalLayout {
                 (8 * bindings as u32 + 4 * (index - bindings) as u32, 4, "32-bit constant")
             };
             if index >= bindings && arg.value_kind != ValueKind::ByValue {
-                return Err(format!("argument {index} is {} after the binding pointers; only 32-bit constants may follow them", arg.value_kind.as_str()));
+                return Err(format!(
+                    "argument {index} is {} after the binding pointers; only 32-bit constants may follow them",
+                    arg.value_kind.as_str()
+                ));
             }
             if arg.offset != expected_offset || arg.size != expected_size {
                 return Err(format!(
@@ -90,11 +93,7 @@ impl Executable {
         let Some(first) = loaded.first() else {
             return Err(EngineError::NoDevice { reason: "the device has no agents".into() });
         };
-        let kernels = first
-            .kernels()
-            .iter()
-            .map(|descriptor| kernel_info(descriptor, &loaded))
-            .collect();
+        let kernels = first.kernels().iter().map(|descriptor| kernel_info(descriptor, &loaded)).collect();
         Ok(Self(Arc::new(ExecutableInner { device: device.clone(), kernels, _loaded: loaded })))
     }
 
@@ -146,7 +145,12 @@ fn kernel_info(descriptor: &DispatchDescriptor, loaded: &[HsaExecutable]) -> Ker
 
 impl KernelInfo {
     /// The dispatch packet fields, after checking the grid and workgroup.
-    pub fn template(&self, agent: usize, grid: [u32; 3], workgroup: Option<[u16; 3]>) -> EngineResult<DispatchTemplate> {
+    pub fn template(
+        &self,
+        agent: usize,
+        grid: [u32; 3],
+        workgroup: Option<[u16; 3]>,
+    ) -> EngineResult<DispatchTemplate> {
         let info = self;
         let workgroup = match workgroup {
             Some(workgroup) => workgroup,
@@ -169,7 +173,11 @@ impl KernelInfo {
         }
         // Multiplied in u64: three u16 factors can overflow u32 (e.g. 4096 × 4096 × 256 wraps to 0).
         let threads = workgroup.iter().map(|&size| u64::from(size)).product::<u64>();
-        let limit = if info.max_workgroup_size == 0 { MAX_WORKGROUP_SIZE } else { info.max_workgroup_size.min(MAX_WORKGROUP_SIZE) };
+        let limit = if info.max_workgroup_size == 0 {
+            MAX_WORKGROUP_SIZE
+        } else {
+            info.max_workgroup_size.min(MAX_WORKGROUP_SIZE)
+        };
         if threads > u64::from(limit) {
             return invalid("the workgroup exceeds the kernel's maximum size");
         }

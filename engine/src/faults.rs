@@ -40,15 +40,23 @@ pub(crate) fn route(agent: u64, sink: &Arc<ErrorSink>) {
 ///
 /// # Safety
 /// Called by the provider with a valid event for the duration of the call; `data` is unused.
-pub(crate) unsafe extern "C" fn system_event_handler(event: *const hsa_amd_event_t, _data: *mut core::ffi::c_void) -> hsa_status_t {
+pub(crate) unsafe extern "C" fn system_event_handler(
+    event: *const hsa_amd_event_t,
+    _data: *mut core::ffi::c_void,
+) -> hsa_status_t {
     // SAFETY: the provider passes a valid event for the duration of the call.
     let Some(event) = (unsafe { event.as_ref() }) else { return status::ERROR_INVALID_ARGUMENT };
     if event.event_type != amd_event::GPU_MEMORY_FAULT_EVENT {
         return status::ERROR;
     }
     let fault = event.memory_fault;
-    let description = format!("GPU memory fault at {:#x} (reason mask {:#x})", fault.virtual_address, fault.fault_reason_mask);
-    let sinks: Vec<Arc<ErrorSink>> = routes().iter().filter(|route| route.agent == fault.agent.handle).filter_map(|route| route.sink.upgrade()).collect();
+    let description =
+        format!("GPU memory fault at {:#x} (reason mask {:#x})", fault.virtual_address, fault.fault_reason_mask);
+    let sinks: Vec<Arc<ErrorSink>> = routes()
+        .iter()
+        .filter(|route| route.agent == fault.agent.handle)
+        .filter_map(|route| route.sink.upgrade())
+        .collect();
     for sink in &sinks {
         sink.fail(status::ERROR_MEMORY_FAULT, Some(description.clone()));
     }

@@ -160,7 +160,12 @@ impl Device {
     }
 
     /// A command buffer for queues of agent `agent`, split into blocks at `limits`.
-    pub fn create_command_buffer_on(&self, agent: usize, usage: CommandBufferUsage, limits: BlockLimits) -> EngineResult<CommandBuffer> {
+    pub fn create_command_buffer_on(
+        &self,
+        agent: usize,
+        usage: CommandBufferUsage,
+        limits: BlockLimits,
+    ) -> EngineResult<CommandBuffer> {
         CommandBuffer::new(&self.0, agent, usage, limits)
     }
 

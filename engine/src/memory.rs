@@ -34,17 +34,29 @@ pub struct Buffer(pub(crate) Arc<BufferInner>);
 
 impl std::fmt::Debug for Buffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Buffer").field("address", &format_args!("{:#x}", self.0.address)).field("size", &self.0.size).field("kind", &self.0.kind).finish()
+        f.debug_struct("Buffer")
+            .field("address", &format_args!("{:#x}", self.0.address))
+            .field("size", &self.0.size)
+            .field("kind", &self.0.kind)
+            .finish()
     }
 }
 
 impl Buffer {
-    pub(crate) fn allocate(device: &Arc<DeviceShared>, kind: MemoryKind, size: u64, agent: usize) -> EngineResult<Self> {
+    pub(crate) fn allocate(
+        device: &Arc<DeviceShared>,
+        kind: MemoryKind,
+        size: u64,
+        agent: usize,
+    ) -> EngineResult<Self> {
         if size == 0 {
             return Err(EngineError::InvalidArgument { what: "buffer size", reason: "must be at least 1 byte".into() });
         }
         let state = device.agent(agent)?;
-        let bytes = usize::try_from(size).map_err(|_| EngineError::InvalidArgument { what: "buffer size", reason: format!("{size} does not fit the address space") })?;
+        let bytes = usize::try_from(size).map_err(|_| EngineError::InvalidArgument {
+            what: "buffer size",
+            reason: format!("{size} does not fit the address space"),
+        })?;
         let address = device.allocate_granted(state.pool(kind), bytes)? as u64;
         let entity = device.world().spawn(Allocation { address, size, kind, agent }).id();
         Ok(Self(Arc::new(BufferInner { device: device.clone(), address, size, kind, entity })))

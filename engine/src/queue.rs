@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use aqueduct_abi::ImplicitKernargs;
-use aqueduct_builtins::{DispatchPlan, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_update_inline, plan_update_staged};
+use aqueduct_builtins::{
+    DispatchPlan, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_update_inline, plan_update_staged,
+};
 use aqueduct_components::Retained;
 use aqueduct_components::device_entities::QueueEntity;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
@@ -98,8 +100,9 @@ impl Queue {
         let mut signals = Vec::new();
         let mut create_signal = |initial, gpu_only: bool| -> EngineResult<u64> {
             // Only the device waits on these (the host sleeps on the control signal and, under
-        // BarrierValue, the epoch signal): no KFD event each, of which a process has 4096.
-        let signal = if gpu_only { hsa.signal_create_gpu_only(initial)? } else { hsa.signal_create(initial)? }.handle;
+            // BarrierValue, the epoch signal): no KFD event each, of which a process has 4096.
+            let signal =
+                if gpu_only { hsa.signal_create_gpu_only(initial)? } else { hsa.signal_create(initial)? }.handle;
             signals.push(signal);
             Ok(signal)
         };
@@ -135,12 +138,19 @@ impl Queue {
         // From here the device owns the signals (destroyed when it drops).
         device.directory.register(endpoint.clone());
         let kernarg_memory = device.allocate_granted(state.kernarg_pool, config.kernarg_ring_bytes as usize)? as u64;
-        let error_sink = Arc::new(ErrorSink { status: AtomicU32::new(0), control: control_signal, api: hsa.api(), description: Default::default() });
+        let error_sink = Arc::new(ErrorSink {
+            status: AtomicU32::new(0),
+            control: control_signal,
+            api: hsa.api(),
+            description: Default::default(),
+        });
         crate::faults::route(state.info.agent.handle, &error_sink);
         let sink_pointer = (&*error_sink as *const ErrorSink).cast_mut().cast();
         // SAFETY: the sink is boxed inside QueueShared and outlives the HSA queue, which is
         // destroyed in QueueHandle::drop before the sink.
-        let hsa_queue = match unsafe { hsa.queue_create(state.info.agent, config.queue_packets, Some(queue_error_callback), sink_pointer) } {
+        let hsa_queue = match unsafe {
+            hsa.queue_create(state.info.agent, config.queue_packets, Some(queue_error_callback), sink_pointer)
+        } {
             Ok(queue) => queue,
             Err(error) => {
                 // SAFETY: nothing uses the kernarg ring yet.
@@ -164,7 +174,12 @@ impl Queue {
         });
         let entity = device
             .world()
-            .spawn(QueueEntity { index, agent, ring_packets: config.queue_packets, kernarg_bytes: config.kernarg_ring_bytes })
+            .spawn(QueueEntity {
+                index,
+                agent,
+                ring_packets: config.queue_packets,
+                kernarg_bytes: config.kernarg_ring_bytes,
+            })
             .id();
         let ticks_per_ns = hsa.timestamp_frequency().unwrap_or(1_000_000_000) as f64 / 1e9;
         let thread = {
@@ -172,7 +187,9 @@ impl Queue {
             std::thread::Builder::new()
                 .name(format!("aqueduct-completion-{index}"))
                 .spawn(move || crate::completion::run(shared, ticks_per_ns))
-                .map_err(|error| EngineError::NoDevice { reason: format!("cannot start a completion thread: {error}") })?
+                .map_err(|error| EngineError::NoDevice {
+                    reason: format!("cannot start a completion thread: {error}"),
+                })?
         };
         Ok(Self(Arc::new(QueueHandle { shared, thread: Mutex::new(Some(thread)), kernarg_memory, entity })))
     }
@@ -220,7 +237,13 @@ impl Queue {
     }
 
     /// Fills `target` with a repeated `pattern` of 1, 2, 4 or 8 bytes.
-    pub fn fill(&self, target: Binding, pattern: &[u8], waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
+    pub fn fill(
+        &self,
+        target: Binding,
+        pattern: &[u8],
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
         self.check_buffer(target.buffer)?;
         let address = target.buffer.check_range("fill target", target.offset, target.length)?;
         let mut word = [0u8; 8];
@@ -235,7 +258,13 @@ impl Queue {
     }
 
     /// Copies `source` to `target`; the ranges must have equal lengths and must not overlap.
-    pub fn copy(&self, source: Binding, target: Binding, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
+    pub fn copy(
+        &self,
+        source: Binding,
+        target: Binding,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
         self.check_buffer(source.buffer)?;
         self.check_buffer(target.buffer)?;
         let from = source.buffer.check_range("copy source", source.offset, source.length)?;
@@ -255,13 +284,23 @@ impl Queue {
     /// Writes `data` into `target` at `offset` when the queue reaches it. Up to
     /// [`UPDATE_INLINE_MAX_BYTES`] travel inside the kernargs; larger updates (up to
     /// [`MAX_UPDATE_BYTES`]) are staged in the kernarg ring and copied.
-    pub fn update(&self, target: &Buffer, offset: u64, data: &[u8], waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
+    pub fn update(
+        &self,
+        target: &Buffer,
+        offset: u64,
+        data: &[u8],
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
         self.check_buffer(target)?;
         let address = target.check_range("update target", offset, data.len() as u64)?;
         if data.len() > MAX_UPDATE_BYTES {
             return Err(EngineError::InvalidArgument {
                 what: "update",
-                reason: format!("{} bytes exceed the {MAX_UPDATE_BYTES}-byte limit; use a staging buffer and a copy", data.len()),
+                reason: format!(
+                    "{} bytes exceed the {MAX_UPDATE_BYTES}-byte limit; use a staging buffer and a copy",
+                    data.len()
+                ),
             });
         }
         let retained = target.0.clone() as Retained;
@@ -301,7 +340,13 @@ impl Queue {
     }
 
     /// Dispatches `kernel` with HAL-layout kernargs.
-    pub fn dispatch(&self, kernel: &Kernel, dispatch: &Dispatch, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
+    pub fn dispatch(
+        &self,
+        kernel: &Kernel,
+        dispatch: &Dispatch,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
         let info = self.check_kernel(kernel)?;
         let layout = info.layout.as_ref().map_err(|reason| EngineError::KernargMismatch {
             kernel: info.name.clone(),
@@ -349,14 +394,23 @@ impl Queue {
 
     /// Dispatches `kernel` with caller-built kernarg bytes, at least the explicit arguments and
     /// at most the kernel's kernarg segment (the rest is zeroed).
-    pub fn dispatch_raw(&self, kernel: &Kernel, dispatch: &RawDispatch, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
+    pub fn dispatch_raw(
+        &self,
+        kernel: &Kernel,
+        dispatch: &RawDispatch,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
         let info = self.check_kernel(kernel)?;
         let explicit_end = info.explicit_size;
         let length = dispatch.kernargs.len();
         if length < explicit_end as usize || length > info.kernarg_size as usize {
             return Err(EngineError::KernargMismatch {
                 kernel: info.name.clone(),
-                reason: format!("{length} kernarg bytes given; the kernel needs {explicit_end} to {}", info.kernarg_size),
+                reason: format!(
+                    "{length} kernarg bytes given; the kernel needs {explicit_end} to {}",
+                    info.kernarg_size
+                ),
             });
         }
         for buffer in dispatch.retain {

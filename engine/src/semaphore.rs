@@ -129,7 +129,11 @@ pub(crate) fn deadline_after(start: Instant, timeout: Duration) -> Instant {
 }
 
 /// Spins, then parks on the device's notifier, until `ready` gives an answer or time runs out.
-fn block_on(points: &[SemaphorePoint], timeout: Duration, mut ready: impl FnMut() -> EngineResult<bool>) -> EngineResult<()> {
+fn block_on(
+    points: &[SemaphorePoint],
+    timeout: Duration,
+    mut ready: impl FnMut() -> EngineResult<bool>,
+) -> EngineResult<()> {
     let start = Instant::now();
     let deadline = deadline_after(start, timeout);
     let spin_until = start + SPIN_BEFORE_PARK.min(timeout);

@@ -8,9 +8,9 @@ use std::time::Instant;
 
 use aqueduct_components::Retained;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
+use aqueduct_components::program::Cursor;
 use aqueduct_components::queue_state::{DeferredSubmission, DeviceLink, KernargRing, QueueRings};
 use aqueduct_components::semaphore_table::FailureRecord;
-use aqueduct_components::program::Cursor;
 use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, Verdict, WaitOp};
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::ring::AqlRing;
@@ -33,7 +33,11 @@ pub(crate) struct ErrorSink {
 }
 
 /// The provider's asynchronous queue-error callback.
-pub(crate) unsafe extern "C" fn queue_error_callback(status: hsa_status_t, _queue: *mut hsa_queue_t, data: *mut core::ffi::c_void) {
+pub(crate) unsafe extern "C" fn queue_error_callback(
+    status: hsa_status_t,
+    _queue: *mut hsa_queue_t,
+    data: *mut core::ffi::c_void,
+) {
     // SAFETY: `data` is the ErrorSink registered with this queue, alive until hsa_queue_destroy
     // returns, and the provider calls back only before that.
     let sink = unsafe { &*data.cast::<ErrorSink>() };
@@ -103,10 +107,21 @@ impl QueueShared {
         kernarg_base: u64,
         endpoint: Arc<QueueEndpoint>,
     ) -> QueueCore {
-        let link = DeviceLink { api: device.hsa.api(), semaphores: device.semaphores.clone(), directory: device.directory.clone() };
-        let kernargs = KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };
-        let (world, params) =
-            aqueduct_systems::build_queue_world(index, ring, kernargs, endpoint, link, device.config.epochs_in_flight as usize);
+        let link = DeviceLink {
+            api: device.hsa.api(),
+            semaphores: device.semaphores.clone(),
+            directory: device.directory.clone(),
+        };
+        let kernargs =
+            KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };
+        let (world, params) = aqueduct_systems::build_queue_world(
+            index,
+            ring,
+            kernargs,
+            endpoint,
+            link,
+            device.config.epochs_in_flight as usize,
+        );
         QueueCore { world, params }
     }
 
@@ -149,7 +164,9 @@ impl QueueShared {
         {
             let (_, mut staged, _, _) = stage_params(&mut core.params, &mut core.world);
             staged.clear();
-            staged.waits.extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
+            staged
+                .waits
+                .extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
             // Waited-on semaphores are retained too, not only signalled ones: a parked wait (and a
             // device wait's failure check at reclaim) refers to the semaphore by slot, and a slot
             // released by a dropped handle is reused by the next semaphore created, which would
@@ -246,7 +263,10 @@ impl QueueShared {
                 }
                 Verdict::TooLarge | Verdict::ReplayLimit => {
                     let error = if plan.verdict == Verdict::ReplayLimit {
-                        EngineError::LimitReached { what: "blocks replayed by one command-buffer execution", limit: staged.program.block_limit as usize }
+                        EngineError::LimitReached {
+                            what: "blocks replayed by one command-buffer execution",
+                            limit: staged.program.block_limit as usize,
+                        }
                     } else {
                         EngineError::SubmissionTooLarge {
                             reason: format!(
@@ -261,14 +281,20 @@ impl QueueShared {
                         // after earlier segments ran: either way work already counted on will
                         // not finish, so its semaphores fail with the error (as a failed
                         // dependency would) and waiters hear of it instead of hanging.
-                        let failure = self.device.semaphores.record_failure(FailureRecord { status: None, message: error.to_string() });
+                        let failure = self
+                            .device
+                            .semaphores
+                            .record_failure(FailureRecord { status: None, message: error.to_string() });
                         self.fail_staged(&mut staged, failure);
                     }
                     return Err(error);
                 }
                 Verdict::Fault(fault) => {
                     let error = EngineError::SubmissionFault(fault);
-                    let failure = self.device.semaphores.record_failure(FailureRecord { status: None, message: error.to_string() });
+                    let failure = self
+                        .device
+                        .semaphores
+                        .record_failure(FailureRecord { status: None, message: error.to_string() });
                     self.fail_staged(&mut staged, failure);
                     return Err(error);
                 }
@@ -276,7 +302,11 @@ impl QueueShared {
                     let queue_failed = matches!(plan.verdict, Verdict::QueueFailed(_));
                     self.fail_staged(&mut staged, failure);
                     let record = self.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure);
-                    return Err(if queue_failed { EngineError::QueueFailed(record) } else { EngineError::DependencyFailed(record) });
+                    return Err(if queue_failed {
+                        EngineError::QueueFailed(record)
+                    } else {
+                        EngineError::DependencyFailed(record)
+                    });
                 }
                 Verdict::Pending => unreachable!("admission always decides"),
             }

@@ -73,7 +73,12 @@ fn steady_state_submissions_allocate_nothing(strategy: WaitStrategy) {
         for (index, queue) in [&first, &second, &first, &second, &first].into_iter().enumerate() {
             let (wait, signal) = ([chain.at(*value)], [chain.at(*value + 1)]);
             match index {
-                0 => queue.dispatch(&kernels.add_from, &Dispatch::grid([256, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[1, 256]), &wait, &signal),
+                0 => queue.dispatch(
+                    &kernels.add_from,
+                    &Dispatch::grid([256, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[1, 256]),
+                    &wait,
+                    &signal,
+                ),
                 1 => queue.fill(scratch.range(0, 256), &[1, 2, 3, 4], &wait, &signal),
                 2 => queue.copy(scratch.range(0, 256), scratch.range(1024, 256), &wait, &signal),
                 3 => queue.update(&scratch, 2048, &payload, &wait, &signal),

@@ -6,8 +6,8 @@ mod common;
 
 use aqueduct_builtins::PlanError;
 use aqueduct_engine::{
-    Buffer, Device, Dispatch, Engine, EngineConfig, EngineError, MAX_UPDATE_BYTES, MemoryKind, Queue, QueueStats, RawDispatch, Semaphore,
-    WaitStrategy, wait_all, wait_any,
+    Buffer, Device, Dispatch, Engine, EngineConfig, EngineError, MAX_UPDATE_BYTES, MemoryKind, Queue, QueueStats,
+    RawDispatch, Semaphore, WaitStrategy, wait_all, wait_any,
 };
 use aqueduct_hsa::ExecutableError;
 use common::*;
@@ -64,7 +64,10 @@ impl Rig {
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             stats: self.queue.stats(),
-            semaphores: [&self.ready, &self.promised, &self.gate].iter().map(|semaphore| (semaphore.value(), semaphore.failure().is_some())).collect(),
+            semaphores: [&self.ready, &self.promised, &self.gate]
+                .iter()
+                .map(|semaphore| (semaphore.value(), semaphore.failure().is_some()))
+                .collect(),
             contents: [&self.a, &self.b, &self.big].iter().map(|buffer| buffer.to_vec().unwrap()).collect(),
             live: self.device().live_objects(),
         }
@@ -73,7 +76,12 @@ impl Rig {
     /// Runs `attempt`, which must fail with an error `expected` accepts, and checks that nothing
     /// changed.
     #[track_caller]
-    fn refused<T: std::fmt::Debug>(&self, what: &str, attempt: impl FnOnce() -> Result<T, EngineError>, expected: impl FnOnce(&EngineError) -> bool) {
+    fn refused<T: std::fmt::Debug>(
+        &self,
+        what: &str,
+        attempt: impl FnOnce() -> Result<T, EngineError>,
+        expected: impl FnOnce(&EngineError) -> bool,
+    ) {
         let before = self.snapshot();
         match attempt() {
             Ok(value) => panic!("{what}: accepted ({value:?})"),
@@ -125,9 +133,11 @@ fn foreign(what: &'static str) -> impl FnOnce(&EngineError) -> bool {
 fn fills() {
     let rig = Rig::new();
     let (q, a) = (&rig.queue, &rig.a);
-    rig.refused("past the end", || q.fill(a.range(4090, 16), &[1], &[], &[]), |error| {
-        matches!(error, EngineError::OutOfBounds { what: "fill target", offset: 4090, length: 16, size: 4096 })
-    });
+    rig.refused(
+        "past the end",
+        || q.fill(a.range(4090, 16), &[1], &[], &[]),
+        |error| matches!(error, EngineError::OutOfBounds { what: "fill target", offset: 4090, length: 16, size: 4096 }),
+    );
     rig.refused("offset past the end", || q.fill(a.range(4097, 0), &[1], &[], &[]), out_of_bounds("fill target"));
     rig.refused("wrapping range", || q.fill(a.range(u64::MAX, 2), &[1], &[], &[]), out_of_bounds("fill target"));
     rig.refused("huge length", || q.fill(a.range(8, u64::MAX), &[1], &[], &[]), out_of_bounds("fill target"));
@@ -136,12 +146,16 @@ fn fills() {
             matches!(error, EngineError::Plan(PlanError::UnsupportedPatternWidth { width: found }) if *found == width)
         });
     }
-    rig.refused("length not a multiple of the pattern", || q.fill(a.range(0, 6), &[1, 2, 3, 4], &[], &[]), |error| {
-        matches!(error, EngineError::Plan(PlanError::LengthNotMultipleOfPattern { length: 6, width: 4 }))
-    });
-    rig.refused("odd length for a 2-byte pattern", || q.fill(a.range(1, 3), &[1, 2], &[], &[]), |error| {
-        matches!(error, EngineError::Plan(PlanError::LengthNotMultipleOfPattern { length: 3, width: 2 }))
-    });
+    rig.refused(
+        "length not a multiple of the pattern",
+        || q.fill(a.range(0, 6), &[1, 2, 3, 4], &[], &[]),
+        |error| matches!(error, EngineError::Plan(PlanError::LengthNotMultipleOfPattern { length: 6, width: 4 })),
+    );
+    rig.refused(
+        "odd length for a 2-byte pattern",
+        || q.fill(a.range(1, 3), &[1, 2], &[], &[]),
+        |error| matches!(error, EngineError::Plan(PlanError::LengthNotMultipleOfPattern { length: 3, width: 2 })),
+    );
     rig.finish();
 }
 
@@ -149,12 +163,26 @@ fn fills() {
 fn copies() {
     let rig = Rig::new();
     let (q, a, b) = (&rig.queue, &rig.a, &rig.b);
-    rig.refused("source past the end", || q.copy(a.range(4000, 100), b.range(0, 100), &[], &[]), out_of_bounds("copy source"));
-    rig.refused("target past the end", || q.copy(a.range(0, 100), b.range(4000, 100), &[], &[]), out_of_bounds("copy target"));
-    rig.refused("wrapping source", || q.copy(a.range(u64::MAX - 1, 4), b.range(0, 4), &[], &[]), out_of_bounds("copy source"));
+    rig.refused(
+        "source past the end",
+        || q.copy(a.range(4000, 100), b.range(0, 100), &[], &[]),
+        out_of_bounds("copy source"),
+    );
+    rig.refused(
+        "target past the end",
+        || q.copy(a.range(0, 100), b.range(4000, 100), &[], &[]),
+        out_of_bounds("copy target"),
+    );
+    rig.refused(
+        "wrapping source",
+        || q.copy(a.range(u64::MAX - 1, 4), b.range(0, 4), &[], &[]),
+        out_of_bounds("copy source"),
+    );
     rig.refused("mismatched lengths", || q.copy(a.range(0, 100), b.range(0, 99), &[], &[]), invalid("copy"));
     rig.refused("mismatched lengths, one empty", || q.copy(a.range(0, 0), b.range(0, 1), &[], &[]), invalid("copy"));
-    for (from, to, length) in [(0u64, 0u64, 16u64), (0, 1, 16), (1, 0, 16), (100, 150, 100), (150, 100, 100), (4095, 4095, 1)] {
+    for (from, to, length) in
+        [(0u64, 0u64, 16u64), (0, 1, 16), (1, 0, 16), (100, 150, 100), (150, 100, 100), (4095, 4095, 1)]
+    {
         rig.refused(&format!("overlapping copy {from} -> {to} of {length}"), || q.copy(a.range(from, length), a.range(to, length), &[], &[]), |error| {
             matches!(error, EngineError::Plan(PlanError::OverlappingCopy { length: found, .. }) if *found == length)
         });
@@ -179,11 +207,38 @@ fn dispatches() {
     let store = &rig.kernels.store_value;
     let one = [a.range(0, 256)];
     let valid = |grid: [u32; 3]| Dispatch::grid(grid).bindings(&one).constants(&[1, 64]);
-    rig.refused("binding past the end", || q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&[a.range(4000, 256)]).constants(&[1, 64]), &[], &[]), out_of_bounds("binding"));
-    rig.refused("no bindings", || q.dispatch(store, &Dispatch::grid([64, 1, 1]).constants(&[1, 64]), &[], &[]), kernarg_mismatch);
-    rig.refused("two bindings", || q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&[a.whole(), b.whole()]).constants(&[1, 64]), &[], &[]), kernarg_mismatch);
-    rig.refused("one constant", || q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&one).constants(&[1]), &[], &[]), kernarg_mismatch);
-    rig.refused("three constants", || q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&one).constants(&[1, 2, 3]), &[], &[]), kernarg_mismatch);
+    rig.refused(
+        "binding past the end",
+        || q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&[a.range(4000, 256)]).constants(&[1, 64]), &[], &[]),
+        out_of_bounds("binding"),
+    );
+    rig.refused(
+        "no bindings",
+        || q.dispatch(store, &Dispatch::grid([64, 1, 1]).constants(&[1, 64]), &[], &[]),
+        kernarg_mismatch,
+    );
+    rig.refused(
+        "two bindings",
+        || {
+            q.dispatch(
+                store,
+                &Dispatch::grid([64, 1, 1]).bindings(&[a.whole(), b.whole()]).constants(&[1, 64]),
+                &[],
+                &[],
+            )
+        },
+        kernarg_mismatch,
+    );
+    rig.refused(
+        "one constant",
+        || q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&one).constants(&[1]), &[], &[]),
+        kernarg_mismatch,
+    );
+    rig.refused(
+        "three constants",
+        || q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&one).constants(&[1, 2, 3]), &[], &[]),
+        kernarg_mismatch,
+    );
     for grid in [[0, 1, 1], [64, 0, 1], [64, 1, 0], [0, 0, 0]] {
         rig.refused(&format!("grid {grid:?}"), || q.dispatch(store, &valid(grid), &[], &[]), invalid_grid);
     }
@@ -192,11 +247,19 @@ fn dispatches() {
         rig.refused(&format!("grid {grid:?}"), || q.dispatch(store, &valid(grid), &[], &[]), invalid_grid);
     }
     for workgroup in [[0, 1, 1], [64, 0, 1], [1, 1, 0]] {
-        rig.refused(&format!("workgroup {workgroup:?}"), || q.dispatch(store, &valid([64, 1, 1]).workgroup(workgroup), &[], &[]), invalid_grid);
+        rig.refused(
+            &format!("workgroup {workgroup:?}"),
+            || q.dispatch(store, &valid([64, 1, 1]).workgroup(workgroup), &[], &[]),
+            invalid_grid,
+        );
     }
     // Oversized, including sizes whose product overflows 32 bits.
     for workgroup in [[1025, 1, 1], [32, 32, 2], [65_535, 65_535, 65_535], [4096, 4096, 256], [65_535, 1, 1]] {
-        rig.refused(&format!("workgroup {workgroup:?}"), || q.dispatch(store, &valid([64, 1, 1]).workgroup(workgroup), &[], &[]), invalid_grid);
+        rig.refused(
+            &format!("workgroup {workgroup:?}"),
+            || q.dispatch(store, &valid([64, 1, 1]).workgroup(workgroup), &[], &[]),
+            invalid_grid,
+        );
     }
     // The grid's own limit is exactly 2^32 - 1 work-items; the largest workgroup is fine.
     let accepted = rig.device().create_semaphore(0).unwrap();
@@ -231,26 +294,54 @@ fn raw_dispatches() {
 fn kernels_and_code_objects() {
     let rig = Rig::new();
     let device = rig.device();
-    rig.refused("unknown kernel", || rig.kernels.executable.kernel("nope").map(|kernel| kernel.name().to_string()), |error| match error {
-        EngineError::UnknownKernel(unknown) => {
-            unknown.requested == "nope" && ["store_value", "add_from"].iter().all(|name| unknown.available.iter().any(|found| found == name))
-        }
-        _ => false,
-    });
+    rig.refused(
+        "unknown kernel",
+        || rig.kernels.executable.kernel("nope").map(|kernel| kernel.name().to_string()),
+        |error| match error {
+            EngineError::UnknownKernel(unknown) => {
+                unknown.requested == "nope"
+                    && ["store_value", "add_from"]
+                        .iter()
+                        .all(|name| unknown.available.iter().any(|found| found == name))
+            }
+            _ => false,
+        },
+    );
     let error = rig.kernels.executable.kernel("store_valu").err().unwrap();
     assert!(error.to_string().contains("store_value"), "the error lists what exists: {error}");
     let isa = &device.agents()[0].isa;
     assert!(isa.ends_with("gfx1100"), "{isa}");
-    rig.refused("a gfx90a code object on a gfx1100 agent", || device.load_executable(TEST_KERNELS_GFX90A).map(|_| ()), |error| {
-        matches!(error, EngineError::Executable(ExecutableError::Incompatible(_))) && error.to_string().contains("gfx90a")
-    });
+    rig.refused(
+        "a gfx90a code object on a gfx1100 agent",
+        || device.load_executable(TEST_KERNELS_GFX90A).map(|_| ()),
+        |error| {
+            matches!(error, EngineError::Executable(ExecutableError::Incompatible(_)))
+                && error.to_string().contains("gfx90a")
+        },
+    );
     let mut garbage = Xorshift::new(5).bytes(4096);
-    rig.refused("garbage bytes", || device.load_executable(&garbage).map(|_| ()), |error| matches!(error, EngineError::Executable(ExecutableError::CodeObject(_))));
+    rig.refused(
+        "garbage bytes",
+        || device.load_executable(&garbage).map(|_| ()),
+        |error| matches!(error, EngineError::Executable(ExecutableError::CodeObject(_))),
+    );
     garbage[..4].copy_from_slice(b"\x7fELF");
-    rig.refused("garbage behind an ELF magic", || device.load_executable(&garbage).map(|_| ()), |error| matches!(error, EngineError::Executable(ExecutableError::CodeObject(_))));
-    rig.refused("no bytes", || device.load_executable(&[]).map(|_| ()), |error| matches!(error, EngineError::Executable(ExecutableError::CodeObject(_))));
+    rig.refused(
+        "garbage behind an ELF magic",
+        || device.load_executable(&garbage).map(|_| ()),
+        |error| matches!(error, EngineError::Executable(ExecutableError::CodeObject(_))),
+    );
+    rig.refused(
+        "no bytes",
+        || device.load_executable(&[]).map(|_| ()),
+        |error| matches!(error, EngineError::Executable(ExecutableError::CodeObject(_))),
+    );
     let truncated = &TEST_KERNELS_GFX1100[..TEST_KERNELS_GFX1100.len() / 2];
-    rig.refused("a truncated code object", || device.load_executable(truncated).map(|_| ()), |error| matches!(error, EngineError::Executable(_)));
+    rig.refused(
+        "a truncated code object",
+        || device.load_executable(truncated).map(|_| ()),
+        |error| matches!(error, EngineError::Executable(_)),
+    );
     rig.finish();
 }
 
@@ -269,22 +360,32 @@ fn semaphore_signals_must_increase() {
             matches!(error, EngineError::SemaphoreNotIncreasing { current: 3, requested } if *requested == value)
         });
     }
-    rig.refused("queue signal at the current value", || q.fill(a.range(0, 4), &[0], &[], &[ready.at(5)]), |error| {
-        matches!(error, EngineError::SemaphoreNotIncreasing { current: 5, requested: 5 })
-    });
-    rig.refused("queue signal below a promise", || q.barrier(&[], &[promised.at(2)]), |error| {
-        matches!(error, EngineError::SemaphoreNotIncreasing { current: 3, requested: 2 })
-    });
-    rig.refused("the same value twice in one submission", || q.barrier(&[], &[ready.at(7), ready.at(7)]), |error| {
-        matches!(error, EngineError::SemaphoreNotIncreasing { current: 7, requested: 7 })
-    });
-    rig.refused("decreasing within one submission", || q.barrier(&[], &[ready.at(8), ready.at(6)]), |error| {
-        matches!(error, EngineError::SemaphoreNotIncreasing { current: 8, requested: 6 })
-    });
+    rig.refused(
+        "queue signal at the current value",
+        || q.fill(a.range(0, 4), &[0], &[], &[ready.at(5)]),
+        |error| matches!(error, EngineError::SemaphoreNotIncreasing { current: 5, requested: 5 }),
+    );
+    rig.refused(
+        "queue signal below a promise",
+        || q.barrier(&[], &[promised.at(2)]),
+        |error| matches!(error, EngineError::SemaphoreNotIncreasing { current: 3, requested: 2 }),
+    );
+    rig.refused(
+        "the same value twice in one submission",
+        || q.barrier(&[], &[ready.at(7), ready.at(7)]),
+        |error| matches!(error, EngineError::SemaphoreNotIncreasing { current: 7, requested: 7 }),
+    );
+    rig.refused(
+        "decreasing within one submission",
+        || q.barrier(&[], &[ready.at(8), ready.at(6)]),
+        |error| matches!(error, EngineError::SemaphoreNotIncreasing { current: 8, requested: 6 }),
+    );
     // A refused signal list refuses the whole submission, even its valid points.
-    rig.refused("one bad point among good ones", || q.fill(a.range(0, 4), &[0], &[ready.at(1)], &[promised.at(9), ready.at(1)]), |error| {
-        matches!(error, EngineError::SemaphoreNotIncreasing { current: 5, requested: 1 })
-    });
+    rig.refused(
+        "one bad point among good ones",
+        || q.fill(a.range(0, 4), &[0], &[ready.at(1)], &[promised.at(9), ready.at(1)]),
+        |error| matches!(error, EngineError::SemaphoreNotIncreasing { current: 5, requested: 1 }),
+    );
     rig.finish();
 }
 
@@ -301,24 +402,92 @@ fn objects_from_another_engine() {
     let before_other = (other_queue.stats(), other_buffer.to_vec().unwrap(), other_semaphore.value());
 
     rig.refused("fill of a foreign buffer", || q.fill(other_buffer.whole(), &[1], &[], &[]), foreign("buffer"));
-    rig.refused("copy from a foreign buffer", || q.copy(other_buffer.range(0, 16), a.range(0, 16), &[], &[]), foreign("buffer"));
-    rig.refused("copy to a foreign buffer", || q.copy(a.range(0, 16), other_buffer.range(0, 16), &[], &[]), foreign("buffer"));
+    rig.refused(
+        "copy from a foreign buffer",
+        || q.copy(other_buffer.range(0, 16), a.range(0, 16), &[], &[]),
+        foreign("buffer"),
+    );
+    rig.refused(
+        "copy to a foreign buffer",
+        || q.copy(a.range(0, 16), other_buffer.range(0, 16), &[], &[]),
+        foreign("buffer"),
+    );
     rig.refused("update of a foreign buffer", || q.update(&other_buffer, 0, &[1], &[], &[]), foreign("buffer"));
     let foreign_binding = [other_buffer.range(0, 256)];
-    rig.refused("dispatch binding a foreign buffer", || q.dispatch(&rig.kernels.store_value, &Dispatch::grid([64, 1, 1]).bindings(&foreign_binding).constants(&[1, 64]), &[], &[]), foreign("buffer"));
+    rig.refused(
+        "dispatch binding a foreign buffer",
+        || {
+            q.dispatch(
+                &rig.kernels.store_value,
+                &Dispatch::grid([64, 1, 1]).bindings(&foreign_binding).constants(&[1, 64]),
+                &[],
+                &[],
+            )
+        },
+        foreign("buffer"),
+    );
     let mut kernargs = a.device_address().to_le_bytes().to_vec();
     kernargs.extend_from_slice(&[0; 8]);
-    rig.refused("raw dispatch retaining a foreign buffer", || q.dispatch_raw(&rig.kernels.store_value, &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs, retain: &[&other_buffer] }, &[], &[]), foreign("buffer"));
+    rig.refused(
+        "raw dispatch retaining a foreign buffer",
+        || {
+            q.dispatch_raw(
+                &rig.kernels.store_value,
+                &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs, retain: &[&other_buffer] },
+                &[],
+                &[],
+            )
+        },
+        foreign("buffer"),
+    );
     let binding = [a.range(0, 256)];
-    rig.refused("a foreign kernel", || q.dispatch(&other_kernels.store_value, &Dispatch::grid([64, 1, 1]).bindings(&binding).constants(&[1, 64]), &[], &[]), foreign("kernel"));
-    rig.refused("a foreign kernel, raw", || q.dispatch_raw(&other_kernels.store_value, &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs, retain: &[] }, &[], &[]), foreign("kernel"));
+    rig.refused(
+        "a foreign kernel",
+        || {
+            q.dispatch(
+                &other_kernels.store_value,
+                &Dispatch::grid([64, 1, 1]).bindings(&binding).constants(&[1, 64]),
+                &[],
+                &[],
+            )
+        },
+        foreign("kernel"),
+    );
+    rig.refused(
+        "a foreign kernel, raw",
+        || {
+            q.dispatch_raw(
+                &other_kernels.store_value,
+                &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs, retain: &[] },
+                &[],
+                &[],
+            )
+        },
+        foreign("kernel"),
+    );
     rig.refused("waiting on a foreign semaphore", || q.barrier(&[other_semaphore.at(0)], &[]), foreign("semaphore"));
     rig.refused("signalling a foreign semaphore", || q.barrier(&[], &[other_semaphore.at(1)]), foreign("semaphore"));
-    rig.refused("wait_all across engines", || wait_all(&[rig.ready.at(1), other_semaphore.at(0)], TIMEOUT), foreign("semaphore"));
-    rig.refused("wait_any across engines", || wait_any(&[rig.ready.at(1), other_semaphore.at(0)], TIMEOUT), foreign("semaphore"));
+    rig.refused(
+        "wait_all across engines",
+        || wait_all(&[rig.ready.at(1), other_semaphore.at(0)], TIMEOUT),
+        foreign("semaphore"),
+    );
+    rig.refused(
+        "wait_any across engines",
+        || wait_any(&[rig.ready.at(1), other_semaphore.at(0)], TIMEOUT),
+        foreign("semaphore"),
+    );
     // The other engine's queue refuses this engine's objects the same way.
-    rig.refused("this engine's buffer on the other queue", || other_queue.fill(a.whole(), &[1], &[], &[]), foreign("buffer"));
-    rig.refused("this engine's semaphore on the other queue", || other_queue.barrier(&[rig.ready.at(1)], &[]), foreign("semaphore"));
+    rig.refused(
+        "this engine's buffer on the other queue",
+        || other_queue.fill(a.whole(), &[1], &[], &[]),
+        foreign("buffer"),
+    );
+    rig.refused(
+        "this engine's semaphore on the other queue",
+        || other_queue.barrier(&[rig.ready.at(1)], &[]),
+        foreign("semaphore"),
+    );
     assert_eq!((other_queue.stats(), other_buffer.to_vec().unwrap(), other_semaphore.value()), before_other);
     rig.finish();
 }
@@ -328,22 +497,44 @@ fn host_access_and_allocation() {
     let rig = Rig::new();
     let device = rig.device();
     let (a, local) = (&rig.a, &rig.local);
-    rig.refused("write to device-local memory", || local.write(0, &[1]), |error| matches!(error, EngineError::NotHostAccessible { kind: MemoryKind::DeviceLocal }));
-    rig.refused("read of device-local memory", || local.read(0, &mut [0; 4]), |error| matches!(error, EngineError::NotHostAccessible { kind: MemoryKind::DeviceLocal }));
-    rig.refused("device-local to_vec", || local.to_vec(), |error| matches!(error, EngineError::NotHostAccessible { .. }));
+    rig.refused(
+        "write to device-local memory",
+        || local.write(0, &[1]),
+        |error| matches!(error, EngineError::NotHostAccessible { kind: MemoryKind::DeviceLocal }),
+    );
+    rig.refused(
+        "read of device-local memory",
+        || local.read(0, &mut [0; 4]),
+        |error| matches!(error, EngineError::NotHostAccessible { kind: MemoryKind::DeviceLocal }),
+    );
+    rig.refused(
+        "device-local to_vec",
+        || local.to_vec(),
+        |error| matches!(error, EngineError::NotHostAccessible { .. }),
+    );
     rig.refused("host write past the end", || a.write(4095, &[1, 2]), out_of_bounds("buffer write"));
     rig.refused("host write at a wrapping offset", || a.write(u64::MAX, &[1]), out_of_bounds("buffer write"));
     rig.refused("host read past the end", || a.read(4000, &mut [0; 97]), out_of_bounds("buffer read"));
     rig.refused("zero-size allocation", || device.allocate(MemoryKind::HostVisible, 0), invalid("buffer size"));
-    rig.refused("zero-size device-local allocation", || device.allocate(MemoryKind::DeviceLocal, 0), invalid("buffer size"));
-    rig.refused("allocation on a missing agent", || device.allocate_on(7, MemoryKind::HostVisible, 64), invalid("agent"));
+    rig.refused(
+        "zero-size device-local allocation",
+        || device.allocate(MemoryKind::DeviceLocal, 0),
+        invalid("buffer size"),
+    );
+    rig.refused(
+        "allocation on a missing agent",
+        || device.allocate_on(7, MemoryKind::HostVisible, 64),
+        invalid("agent"),
+    );
     rig.refused("queue on a missing agent", || device.create_queue_on(7).map(|_| ()), invalid("agent"));
     rig.finish();
 }
 
 #[test]
 fn device_specs_and_configuration() {
-    for spec in ["", "cuda", "Soft", "soft ", "amdgpu:", "amdgpu:x", "amdgpu:-1", "amdgpu://", "amdgpu://a,,b", "amdgpu://a, "] {
+    for spec in
+        ["", "cuda", "Soft", "soft ", "amdgpu:", "amdgpu:x", "amdgpu:-1", "amdgpu://", "amdgpu://a,,b", "amdgpu://a, "]
+    {
         match Engine::new(spec) {
             Err(EngineError::InvalidDeviceSpec { spec: found, reason }) => {
                 assert_eq!(found, spec);
@@ -376,7 +567,13 @@ fn device_specs_and_configuration() {
 
 #[test]
 fn device_limits() {
-    let engine = engine_with(EngineConfig { semaphore_capacity: 1024, queue_packets: 4, kernarg_ring_bytes: 4096, epochs_in_flight: 1, ..EngineConfig::default() });
+    let engine = engine_with(EngineConfig {
+        semaphore_capacity: 1024,
+        queue_packets: 4,
+        kernarg_ring_bytes: 4096,
+        epochs_in_flight: 1,
+        ..EngineConfig::default()
+    });
     let device = engine.device();
     let semaphores: Vec<_> = (0..1024).map(|value| device.create_semaphore(value).unwrap()).collect();
     assert!(matches!(device.create_semaphore(0), Err(EngineError::LimitReached { limit: 1024, .. })));
@@ -388,7 +585,10 @@ fn device_limits() {
     assert_eq!((fresh.value(), fresh.failure().is_none()), (3, true));
 
     let queues: Vec<_> = (0..aqueduct_components::MAX_QUEUES).map(|_| device.create_queue().unwrap()).collect();
-    assert!(matches!(device.create_queue(), Err(EngineError::LimitReached { limit: aqueduct_components::MAX_QUEUES, .. })));
+    assert!(matches!(
+        device.create_queue(),
+        Err(EngineError::LimitReached { limit: aqueduct_components::MAX_QUEUES, .. })
+    ));
     assert_eq!(device.live_objects().0, aqueduct_components::MAX_QUEUES);
     drop(queues);
     assert_eq!(device.live_objects().0, 0);
@@ -414,7 +614,10 @@ fn a_promise_outlives_a_lower_parked_signal_being_published() {
             "host signal to {value} below the outstanding promise of 5"
         );
         let before = parked.stats();
-        assert!(matches!(parked.barrier(&[], &[semaphore.at(value)]), Err(EngineError::SemaphoreNotIncreasing { current: 5, .. })));
+        assert!(matches!(
+            parked.barrier(&[], &[semaphore.at(value)]),
+            Err(EngineError::SemaphoreNotIncreasing { current: 5, .. })
+        ));
         assert_eq!(parked.stats(), before);
     }
     release(&stalled, || semaphore.value() == 5);

@@ -13,7 +13,13 @@ use common::*;
 const COUNT: u32 = 64;
 
 fn config(strategy: WaitStrategy, queue_packets: u32, epochs_in_flight: u32, kernarg_ring_bytes: u64) -> EngineConfig {
-    EngineConfig { wait_strategy: strategy, queue_packets, epochs_in_flight, kernarg_ring_bytes, ..EngineConfig::default() }
+    EngineConfig {
+        wait_strategy: strategy,
+        queue_packets,
+        epochs_in_flight,
+        kernarg_ring_bytes,
+        ..EngineConfig::default()
+    }
 }
 
 #[test]
@@ -25,14 +31,28 @@ fn twenty_thousand_submissions_wrap_a_64_packet_ring() {
     let done = device.create_semaphore(0).unwrap();
     let data = device.allocate(MemoryKind::HostVisible, u64::from(COUNT) * 4).unwrap();
     let bindings = [data.whole()];
-    queue.dispatch(&kernels.store_value, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[0, COUNT]), &[], &[]).unwrap();
+    queue
+        .dispatch(
+            &kernels.store_value,
+            &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[0, COUNT]),
+            &[],
+            &[],
+        )
+        .unwrap();
     const STEPS: u64 = 20_000;
     let bindings = [data.whole(), data.whole()];
     for step in 1..=STEPS {
         // In place: out[i] = out[i] + 1, so every step must see the previous one's result.
         let signal = [done.at(step)];
         let signals: &[_] = if step % 7 == 0 || step == STEPS { &signal } else { &[] };
-        queue.dispatch(&kernels.add_from, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]), &[], signals).unwrap();
+        queue
+            .dispatch(
+                &kernels.add_from,
+                &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]),
+                &[],
+                signals,
+            )
+            .unwrap();
     }
     done.wait(STEPS, TIMEOUT).unwrap();
     for (index, value) in words(&data.to_vec().unwrap()).iter().enumerate() {
@@ -53,12 +73,24 @@ fn cross_queue_handoffs_through_16_packet_rings() {
         let chain = device.create_semaphore(0).unwrap();
         let data = device.allocate(MemoryKind::HostVisible, u64::from(COUNT) * 4).unwrap();
         let bindings = [data.whole()];
-        queues[0].dispatch(&kernels.store_value, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[5, COUNT]), &[], &[chain.at(1)]).unwrap();
+        queues[0]
+            .dispatch(
+                &kernels.store_value,
+                &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[5, COUNT]),
+                &[],
+                &[chain.at(1)],
+            )
+            .unwrap();
         const HANDOFFS: u64 = 3_000;
         let bindings = [data.whole(), data.whole()];
         for handoff in 1..=HANDOFFS {
             queues[handoff as usize % 2]
-                .dispatch(&kernels.add_from, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]), &[chain.at(handoff)], &[chain.at(handoff + 1)])
+                .dispatch(
+                    &kernels.add_from,
+                    &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]),
+                    &[chain.at(handoff)],
+                    &[chain.at(handoff + 1)],
+                )
                 .unwrap();
         }
         chain.wait(HANDOFFS + 1, TIMEOUT).unwrap();
@@ -70,7 +102,11 @@ fn cross_queue_handoffs_through_16_packet_rings() {
         let waits: u64 = stats.iter().map(|stats| stats.device_waits).sum();
         let packets: u64 = stats.iter().map(|stats| stats.packets).sum();
         assert!(waits <= HANDOFFS, "{strategy:?}: {stats:?}");
-        assert_eq!(packets, HANDOFFS + 1 + waits, "{strategy:?}: one payload per submission plus one packet per barrier");
+        assert_eq!(
+            packets,
+            HANDOFFS + 1 + waits,
+            "{strategy:?}: one payload per submission plus one packet per barrier"
+        );
     }
 }
 
@@ -87,11 +123,25 @@ fn a_four_packet_ring_blocks_submissions_until_the_device_frees_space() {
         // The first packet takes 150 ms; with room for two epochs the third submission must wait.
         fault_next(&queue, Fault::Slow(Duration::from_millis(150)));
         let start = Instant::now();
-        queue.dispatch(&kernels.store_value, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]), &[], &[]).unwrap();
+        queue
+            .dispatch(
+                &kernels.store_value,
+                &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]),
+                &[],
+                &[],
+            )
+            .unwrap();
         let bindings = [data.whole(), data.whole()];
         const STEPS: u64 = 200;
         for step in 1..=STEPS {
-            queue.dispatch(&kernels.add_from, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]), &[], &[done.at(step)]).unwrap();
+            queue
+                .dispatch(
+                    &kernels.add_from,
+                    &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]),
+                    &[],
+                    &[done.at(step)],
+                )
+                .unwrap();
         }
         let submitting = start.elapsed();
         assert!(submitting >= Duration::from_millis(100), "{strategy:?}: submissions did not block ({submitting:?})");
@@ -127,7 +177,10 @@ fn staged_updates_cycle_through_a_small_kernarg_ring() {
 
 #[test]
 fn backpressure_times_out_and_the_refused_submission_changes_nothing() {
-    let engine = engine_with(EngineConfig { submit_timeout: Duration::from_millis(100), ..config(WaitStrategy::BarrierValue, 4, 64, 4096) });
+    let engine = engine_with(EngineConfig {
+        submit_timeout: Duration::from_millis(100),
+        ..config(WaitStrategy::BarrierValue, 4, 64, 4096)
+    });
     let device = engine.device();
     let queue = queue(device);
     let (done, refused) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
@@ -192,7 +245,10 @@ fn an_update_larger_than_half_the_kernarg_ring_is_too_large_and_changes_nothing(
     queue.update(&target, 100, &[1; 2000], &[], &[done.at(1)]).unwrap();
     done.wait(1, TIMEOUT).unwrap();
     let bytes = target.to_vec().unwrap();
-    assert!(bytes[100..2100].iter().all(|&byte| byte == 1) && bytes[..100].iter().chain(&bytes[2100..]).all(|&byte| byte == 0xAB));
+    assert!(
+        bytes[100..2100].iter().all(|&byte| byte == 1)
+            && bytes[..100].iter().chain(&bytes[2100..]).all(|&byte| byte == 0xAB)
+    );
 }
 
 /// Four producer queues each with a stalled, in-flight submission, and a consumer queue whose
@@ -250,7 +306,11 @@ fn a_parked_submission_that_turns_out_too_large_fails_its_semaphores() {
     // only when it is admitted again: there is no caller left to return the error to.
     let rig = FourProducers::new();
     let consumer = queue(&rig.device);
-    let (gate, signal, later) = (rig.device.create_semaphore(0).unwrap(), rig.device.create_semaphore(0).unwrap(), rig.device.create_semaphore(0).unwrap());
+    let (gate, signal, later) = (
+        rig.device.create_semaphore(0).unwrap(),
+        rig.device.create_semaphore(0).unwrap(),
+        rig.device.create_semaphore(0).unwrap(),
+    );
     let buffer = host_buffer(&rig.device, &[3; 16]);
     let mut waits: Vec<_> = rig.produced.iter().map(|semaphore| semaphore.at(1)).collect();
     waits.push(gate.at(1));
@@ -259,7 +319,9 @@ fn a_parked_submission_that_turns_out_too_large_fails_its_semaphores() {
     assert_eq!(consumer.stats().deferred, 2);
     gate.signal(1).unwrap();
     match signal.wait(1, TIMEOUT) {
-        Err(EngineError::SemaphoreFailed(record)) => assert!(record.message.contains("ring space"), "{}", record.message),
+        Err(EngineError::SemaphoreFailed(record)) => {
+            assert!(record.message.contains("ring space"), "{}", record.message)
+        }
         other => panic!("expected the parked submission's semaphore to fail, got {other:?}"),
     }
     // The submission behind it still runs, and the refused one never touched the buffer.
@@ -270,7 +332,8 @@ fn a_parked_submission_that_turns_out_too_large_fails_its_semaphores() {
 
 #[test]
 fn an_unbounded_submit_timeout_waits_as_long_as_it_takes() {
-    let engine = engine_with(EngineConfig { submit_timeout: Duration::MAX, ..config(WaitStrategy::BarrierValue, 4, 2, 4096) });
+    let engine =
+        engine_with(EngineConfig { submit_timeout: Duration::MAX, ..config(WaitStrategy::BarrierValue, 4, 2, 4096) });
     let device = engine.device();
     let queue = queue(device);
     let done = device.create_semaphore(0).unwrap();

@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use aqueduct_engine::{
-    BindingTable, BufferRef, CommandBufferUsage, CompareOp, EngineError, MemoryKind, Dispatch, WaitStrategy,
+    BindingTable, BufferRef, CommandBufferUsage, CompareOp, Dispatch, EngineError, MemoryKind, WaitStrategy,
 };
 use common::*;
 
@@ -26,7 +26,12 @@ fn execute_before_finish_and_record_after_finish_are_state_errors() {
     assert!(matches!(error, EngineError::CommandBufferState { .. }), "{error}");
     assert_eq!(queue.stats().submissions, 0);
     cb.finish().unwrap();
-    for error in [cb.fill(&out, &[2]).unwrap_err(), cb.barrier().unwrap_err(), cb.finish().unwrap_err(), cb.new_block().unwrap_err()] {
+    for error in [
+        cb.fill(&out, &[2]).unwrap_err(),
+        cb.barrier().unwrap_err(),
+        cb.finish().unwrap_err(),
+        cb.new_block().unwrap_err(),
+    ] {
         assert!(matches!(error, EngineError::CommandBufferState { .. }), "{error}");
     }
     assert_eq!(cb.facts().unwrap().commands, 2, "one fill and the return, unchanged");
@@ -74,7 +79,10 @@ fn bindings_and_command_buffers_from_another_device_are_refused() {
     let mut elsewhere = other.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
     elsewhere.fill(&foreign, &[1]).unwrap();
     elsewhere.finish().unwrap();
-    assert!(matches!(queue.execute(&elsewhere, &BindingTable::default(), &[], &[]), Err(EngineError::ForeignObject { .. })));
+    assert!(matches!(
+        queue.execute(&elsewhere, &BindingTable::default(), &[], &[]),
+        Err(EngineError::ForeignObject { .. })
+    ));
     assert_eq!(foreign.to_vec().unwrap(), vec![0; 16]);
 }
 
@@ -94,7 +102,10 @@ fn a_static_binding_keeps_its_buffer_alive() {
     done.wait(1, TIMEOUT).unwrap();
     assert_eq!(out.to_vec().unwrap(), [5, 6, 7, 8]);
     drop(cb);
-    assert!(eventually(Duration::from_secs(5), || device.live_objects().2 == allocations_before + 1), "released with the command buffer");
+    assert!(
+        eventually(Duration::from_secs(5), || device.live_objects().2 == allocations_before + 1),
+        "released with the command buffer"
+    );
 }
 
 #[test]
@@ -107,27 +118,52 @@ fn recording_mistakes_are_typed_errors_that_record_nothing() {
     let label = cb.new_block().unwrap();
 
     assert!(matches!(cb.fill(&host, &[1, 2, 3]), Err(EngineError::Plan(_))), "3-byte pattern");
-    assert!(matches!(cb.copy(host.range(0, 8), host.range(4, 8)), Err(EngineError::Plan(_))), "overlapping static copy");
-    assert!(matches!(cb.copy(host.range(0, 8), host.range(8, 4)), Err(EngineError::InvalidArgument { .. })), "length mismatch");
+    assert!(
+        matches!(cb.copy(host.range(0, 8), host.range(4, 8)), Err(EngineError::Plan(_))),
+        "overlapping static copy"
+    );
+    assert!(
+        matches!(cb.copy(host.range(0, 8), host.range(8, 4)), Err(EngineError::InvalidArgument { .. })),
+        "length mismatch"
+    );
     assert!(matches!(cb.update(host.range(0, 4), &[1, 2]), Err(EngineError::InvalidArgument { .. })));
     assert!(matches!(cb.fill(host.range(60, 8), &[1]), Err(EngineError::OutOfBounds { .. })));
     assert!(matches!(cb.profile_marker(host.range(0, 4), 0), Err(EngineError::InvalidArgument { .. })));
     assert!(
-        matches!(cb.branch_if(&local, CompareOp::Eq, 0, label, label), Err(EngineError::InvalidArgument { .. } | EngineError::NotHostAccessible { .. })),
+        matches!(
+            cb.branch_if(&local, CompareOp::Eq, 0, label, label),
+            Err(EngineError::InvalidArgument { .. } | EngineError::NotHostAccessible { .. })
+        ),
         "a 64-byte device-local condition"
     );
-    assert!(matches!(cb.branch_if(local.range(0, 4), CompareOp::Eq, 0, label, label), Err(EngineError::NotHostAccessible { .. })));
+    assert!(matches!(
+        cb.branch_if(local.range(0, 4), CompareOp::Eq, 0, label, label),
+        Err(EngineError::NotHostAccessible { .. })
+    ));
     let bindings = [BufferRef::from(&host)];
     let wrong = Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1]);
     assert!(matches!(cb.dispatch(&kernels.store_value, &wrong), Err(EngineError::KernargMismatch { .. })));
     let zero_grid = Dispatch::grid([0, 1, 1]).bindings(&bindings).constants(&[1, 1]);
     assert!(matches!(cb.dispatch(&kernels.store_value, &zero_grid), Err(EngineError::InvalidGrid { .. })));
-    assert!(matches!(cb.begin(aqueduct_engine::BlockLabel::ENTRY), Err(EngineError::CommandBufferState { .. })), "the entry block is begun already");
+    assert!(
+        matches!(cb.begin(aqueduct_engine::BlockLabel::ENTRY), Err(EngineError::CommandBufferState { .. })),
+        "the entry block is begun already"
+    );
     // A bad second binding leaves no trace of the good first one (no slot need, no retention).
     let half_bad = [BufferRef::slot(3, 0, 64), BufferRef::from(host.range(32, 64))];
     let add = Dispatch::grid([1, 1, 1]).bindings(&half_bad).constants(&[1, 1]);
     assert!(matches!(cb.dispatch(&kernels.add_from, &add), Err(EngineError::OutOfBounds { .. })));
-    assert!(matches!(cb.dispatch_indirect(&kernels.store_value, &Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1, 1]), BufferRef::slot(0, 0, 8)), Err(EngineError::InvalidArgument { .. })), "8-byte counts");
+    assert!(
+        matches!(
+            cb.dispatch_indirect(
+                &kernels.store_value,
+                &Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1, 1]),
+                BufferRef::slot(0, 0, 8)
+            ),
+            Err(EngineError::InvalidArgument { .. })
+        ),
+        "8-byte counts"
+    );
 
     // The unbegun label makes finish fail, and recording can go on afterwards.
     let error = cb.finish().unwrap_err();
@@ -138,12 +174,19 @@ fn recording_mistakes_are_typed_errors_that_record_nothing() {
     assert_eq!(cb.facts().unwrap().binding_slots, 0, "no refused command left a slot need");
     cb.check_binding_table(&BindingTable::default()).expect("an empty table is enough");
     let limits = aqueduct_engine::BlockLimits { packets: 1, ..Default::default() };
-    assert!(matches!(device.create_command_buffer_on(0, CommandBufferUsage::Reusable, limits), Err(EngineError::InvalidArgument { .. })));
+    assert!(matches!(
+        device.create_command_buffer_on(0, CommandBufferUsage::Reusable, limits),
+        Err(EngineError::InvalidArgument { .. })
+    ));
 }
 
 #[test]
 fn a_block_larger_than_the_ring_is_refused_and_the_queue_goes_on() {
-    let engine = engine_with(aqueduct_engine::EngineConfig { queue_packets: 64, wait_strategy: WaitStrategy::BarrierValue, ..Default::default() });
+    let engine = engine_with(aqueduct_engine::EngineConfig {
+        queue_packets: 64,
+        wait_strategy: WaitStrategy::BarrierValue,
+        ..Default::default()
+    });
     let device = engine.device().clone();
     let queue = queue(&device);
     let out = host_buffer(&device, &[0u8; 4]);
@@ -157,7 +200,10 @@ fn a_block_larger_than_the_ring_is_refused_and_the_queue_goes_on() {
     assert!(matches!(error, EngineError::SubmissionTooLarge { .. }), "{error}");
     assert_eq!(queue.stats().submissions, 0);
     // Refused before it ran, the one-shot buffer may still be executed (here: again refused).
-    assert!(matches!(queue.execute(&cb, &BindingTable::default(), &[], &[]), Err(EngineError::SubmissionTooLarge { .. })));
+    assert!(matches!(
+        queue.execute(&cb, &BindingTable::default(), &[], &[]),
+        Err(EngineError::SubmissionTooLarge { .. })
+    ));
     let done = device.create_semaphore(0).unwrap();
     queue.fill(out.whole(), &[2], &[], &[done.at(1)]).unwrap();
     done.wait(1, TIMEOUT).unwrap();
@@ -171,7 +217,10 @@ fn block_structure_mistakes_are_refused() {
     let mut cb = device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
     let spin = cb.new_block().unwrap();
     cb.branch(spin).unwrap();
-    assert!(matches!(cb.fill(&out, &[1]), Err(EngineError::CommandBufferState { .. })), "recording after the block's branch");
+    assert!(
+        matches!(cb.fill(&out, &[1]), Err(EngineError::CommandBufferState { .. })),
+        "recording after the block's branch"
+    );
     cb.begin(spin).unwrap();
     assert!(matches!(cb.begin(spin), Err(EngineError::CommandBufferState { .. })));
     cb.branch(spin).unwrap();

@@ -7,8 +7,8 @@ mod common;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use aqueduct_engine::{
-    BindingTable, BlockLimits, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, Device, Engine, EngineConfig, MemoryKind,
-    Queue, Dispatch, Semaphore, WaitStrategy,
+    BindingTable, BlockLimits, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, Device, Dispatch,
+    Engine, EngineConfig, MemoryKind, Queue, Semaphore, WaitStrategy,
 };
 use common::*;
 
@@ -50,7 +50,10 @@ impl Rig {
 
     fn store(&self, cb: &mut CommandBuffer, out: BufferRef, value: u32, count: u32) {
         let constants = [value, count];
-        let dispatch = Dispatch::grid([count, 1, 1]).workgroup([16, 1, 1]).bindings(std::slice::from_ref(&out)).constants(&constants);
+        let dispatch = Dispatch::grid([count, 1, 1])
+            .workgroup([16, 1, 1])
+            .bindings(std::slice::from_ref(&out))
+            .constants(&constants);
         cb.dispatch(&self.kernels.store_value, &dispatch).expect("record store_value");
     }
 
@@ -95,7 +98,11 @@ fn all_dynamic_bindings_scatter_pointers() {
     let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
     let bindings = [BufferRef::slot(0, 0, 4 * u64::from(N)), BufferRef::slot(1, 0, 4 * u64::from(N))];
     let constants = [3, N];
-    cb.dispatch(&rig.kernels.accumulate, &Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&constants)).unwrap();
+    cb.dispatch(
+        &rig.kernels.accumulate,
+        &Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&constants),
+    )
+    .unwrap();
     cb.finish().unwrap();
     assert_eq!(cb.facts().unwrap().pointer_scatter, 1, "{:?}", cb.facts());
     let out = host_buffer(&rig.device, bytemuck::cast_slice(&vec![1u32; N as usize]));
@@ -321,7 +328,11 @@ fn a_conditional_loop_reads_what_its_own_commands_wrote() {
     cb.fill(&done, &7u32.to_le_bytes()).unwrap();
     cb.finish().unwrap();
     rig.execute(&cb, &BindingTable::default());
-    assert_eq!((read_words(&counter)[0], read_words(&done)[0]), (5, 7), "the loop ran until the device-written counter reached 5");
+    assert_eq!(
+        (read_words(&counter)[0], read_words(&done)[0]),
+        (5, 7),
+        "the loop ran until the device-written counter reached 5"
+    );
 }
 
 #[test]

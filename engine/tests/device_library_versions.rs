@@ -36,11 +36,7 @@ fn the_engine_falls_back_between_device_library_code_objects() {
     let Err(EngineError::NoDevice { reason }) = open(4..=4) else {
         panic!("no device-library object is v4");
     };
-    for part in [
-        "gfx1100 (code object v5)",
-        "gfx11-generic (code object v6)",
-        "INVALID_CODE_OBJECT",
-    ] {
+    for part in ["gfx1100 (code object v5)", "gfx11-generic (code object v6)", "INVALID_CODE_OBJECT"] {
         assert!(reason.contains(part), "`{part}` missing from: {reason}");
     }
 }

@@ -107,7 +107,8 @@ fn add_from_with_two_bindings_at_offsets() {
     done.wait(1, TIMEOUT).unwrap();
     let words = words(&out.to_vec().unwrap());
     for (index, word) in words.iter().enumerate() {
-        let expected = if (9..9 + COUNT as usize).contains(&index) { input_words[index - 9 + 5] + 0x1000_0000 } else { GUARD };
+        let expected =
+            if (9..9 + COUNT as usize).contains(&index) { input_words[index - 9 + 5] + 0x1000_0000 } else { GUARD };
         assert_eq!(*word, expected, "word {index}");
     }
     assert_eq!(&words_of(&input), &input_words, "the input is read, not written");
@@ -129,7 +130,14 @@ fn dependent_dispatches_run_in_order() {
     queue.dispatch(&kernels.store_value, &grid.bindings(&[a.whole()]).constants(&[100, COUNT]), &[], &[]).unwrap();
     for round in 0..50u32 {
         let (to, from) = if round % 2 == 0 { (&b, &a) } else { (&a, &b) };
-        queue.dispatch(&kernels.add_from, &grid.bindings(&[to.whole(), from.whole()]).constants(&[round, COUNT]), &[], &[]).unwrap();
+        queue
+            .dispatch(
+                &kernels.add_from,
+                &grid.bindings(&[to.whole(), from.whole()]).constants(&[round, COUNT]),
+                &[],
+                &[],
+            )
+            .unwrap();
     }
     queue.barrier(&[], &[done.at(1)]).unwrap();
     done.wait(1, TIMEOUT).unwrap();
@@ -149,7 +157,8 @@ fn multi_dimensional_grids() {
     let kernels = test_kernels(&engine);
     let queue = queue(device);
     let done = device.create_semaphore(0).unwrap();
-    let cases: &[([u32; 3], [u16; 3])] = &[([50, 3, 1], [16, 2, 1]), ([33, 2, 5], [8, 1, 2]), ([64, 1, 2], [64, 1, 1]), ([5, 4, 3], [1, 3, 2])];
+    let cases: &[([u32; 3], [u16; 3])] =
+        &[([50, 3, 1], [16, 2, 1]), ([33, 2, 5], [8, 1, 2]), ([64, 1, 2], [64, 1, 1]), ([5, 4, 3], [1, 3, 2])];
     for (case, &(grid, workgroup)) in cases.iter().enumerate() {
         let count = grid[0] + 10;
         let out = guarded(device, count as usize);
@@ -186,7 +195,12 @@ fn raw_dispatches_with_hand_built_kernargs() {
     kernargs.extend_from_slice(&COUNT.to_le_bytes());
     let retain = [&out];
     queue
-        .dispatch_raw(&kernels.store_value, &RawDispatch { grid: [COUNT, 1, 1], workgroup: Some([32, 1, 1]), kernargs: &kernargs, retain: &retain }, &[], &[done.at(1)])
+        .dispatch_raw(
+            &kernels.store_value,
+            &RawDispatch { grid: [COUNT, 1, 1], workgroup: Some([32, 1, 1]), kernargs: &kernargs, retain: &retain },
+            &[],
+            &[done.at(1)],
+        )
         .unwrap();
     done.wait(1, TIMEOUT).unwrap();
     let stored = words(&out.to_vec().unwrap());
@@ -205,7 +219,12 @@ fn raw_dispatches_with_hand_built_kernargs() {
     kernargs[20..24].copy_from_slice(&COUNT.to_le_bytes());
     let retain = [&out, &result];
     queue
-        .dispatch_raw(&kernels.add_from, &RawDispatch { grid: [COUNT, 1, 1], workgroup: None, kernargs: &kernargs, retain: &retain }, &[], &[done.at(2)])
+        .dispatch_raw(
+            &kernels.add_from,
+            &RawDispatch { grid: [COUNT, 1, 1], workgroup: None, kernargs: &kernargs, retain: &retain },
+            &[],
+            &[done.at(2)],
+        )
         .unwrap();
     done.wait(2, TIMEOUT).unwrap();
     for (index, word) in words(&result.to_vec().unwrap()).iter().enumerate() {
@@ -231,13 +250,21 @@ fn raw_dispatch_keeps_retained_buffers_alive() {
     // Held back on the host until `out`'s handle is gone: only the retain list keeps it alive.
     let helper = device.allocate(MemoryKind::HostVisible, 64).unwrap();
     queue
-        .dispatch_raw(&kernels.store_value, &RawDispatch { grid: [16, 1, 1], workgroup: None, kernargs: &kernargs, retain: &[&helper] }, &[gate.at(1)], &[done.at(1)])
+        .dispatch_raw(
+            &kernels.store_value,
+            &RawDispatch { grid: [16, 1, 1], workgroup: None, kernargs: &kernargs, retain: &[&helper] },
+            &[gate.at(1)],
+            &[done.at(1)],
+        )
         .unwrap();
     drop(helper);
     assert_eq!(device.live_objects().2, before + 1, "the retained buffer is still allocated");
     gate.signal(1).unwrap();
     done.wait(1, TIMEOUT).unwrap();
-    assert!(eventually(Duration::from_secs(5), || device.live_objects().2 == before), "released once the dispatch retired");
+    assert!(
+        eventually(Duration::from_secs(5), || device.live_objects().2 == before),
+        "released once the dispatch retired"
+    );
     assert_eq!(words(&keep.to_vec().unwrap())[..16], (1..17).collect::<Vec<u32>>()[..]);
 }
 

@@ -7,7 +7,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use aqueduct_engine::{Buffer, Device, Dispatch, Engine, EngineError, MemoryKind, Queue, RawDispatch, Semaphore, WaitStrategy, wait_all, wait_any};
+use aqueduct_engine::{
+    Buffer, Device, Dispatch, Engine, EngineError, MemoryKind, Queue, RawDispatch, Semaphore, WaitStrategy, wait_all,
+    wait_any,
+};
 use aqueduct_hsa::soft::Fault;
 use common::*;
 
@@ -45,9 +48,21 @@ impl Rig {
         host_buffer(self.device(), &vec![fill; COUNT as usize * 4])
     }
 
-    fn store(&self, queue: &Queue, out: &Buffer, value: u32, waits: &[aqueduct_engine::SemaphorePoint], signals: &[aqueduct_engine::SemaphorePoint]) -> Result<(), EngineError> {
+    fn store(
+        &self,
+        queue: &Queue,
+        out: &Buffer,
+        value: u32,
+        waits: &[aqueduct_engine::SemaphorePoint],
+        signals: &[aqueduct_engine::SemaphorePoint],
+    ) -> Result<(), EngineError> {
         let bindings = [out.whole()];
-        queue.dispatch(&self.kernels.store_value, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[value, COUNT]), waits, signals)
+        queue.dispatch(
+            &self.kernels.store_value,
+            &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[value, COUNT]),
+            waits,
+            signals,
+        )
     }
 }
 
@@ -78,7 +93,8 @@ fn a_kernel_fault_fails_its_queue_and_whatever_waits_on_it() {
         let (a, b) = (queue(device), queue(device));
         let (s1, s2, s3) = (rig.semaphore(), rig.semaphore(), rig.semaphore());
         let (t1, t2) = (rig.semaphore(), rig.semaphore());
-        let (x1, x2, x3, y1, y2) = (rig.buffer(0xAA), rig.buffer(0xAA), rig.buffer(0xAA), rig.buffer(0xAA), rig.buffer(0xAA));
+        let (x1, x2, x3, y1, y2) =
+            (rig.buffer(0xAA), rig.buffer(0xAA), rig.buffer(0xAA), rig.buffer(0xAA), rig.buffer(0xAA));
 
         // A: a stalled first submission, then the faulting one, then one more in flight.
         stall_next(&a);
@@ -93,7 +109,8 @@ fn a_kernel_fault_fails_its_queue_and_whatever_waits_on_it() {
 
         std::thread::scope(|scope| {
             // Host waiters blocked before the fault happens.
-            let waiters: Vec<_> = [&s3, &t1].into_iter().map(|semaphore| scope.spawn(move || wait_failure(semaphore, 1))).collect();
+            let waiters: Vec<_> =
+                [&s3, &t1].into_iter().map(|semaphore| scope.spawn(move || wait_failure(semaphore, 1))).collect();
             std::thread::sleep(Duration::from_millis(20));
             release(&a, || s1.value() == 1 || s1.failure().is_some());
             for waiter in waiters {
@@ -152,7 +169,13 @@ fn a_kernel_without_a_cpu_implementation_faults_the_queue_with_a_reason() {
     let kernel = rig.kernels.executable.kernel("no_cpu_twin").unwrap();
     let (first, second) = (rig.semaphore(), rig.semaphore());
     let kernargs = vec![0u8; kernel.kernarg_size() as usize];
-    a.dispatch_raw(&kernel, &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs, retain: &[] }, &[], &[first.at(1)]).unwrap();
+    a.dispatch_raw(
+        &kernel,
+        &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs, retain: &[] },
+        &[],
+        &[first.at(1)],
+    )
+    .unwrap();
     a.barrier(&[], &[second.at(1)]).unwrap();
     let record = wait_failure(&first, 1);
     assert!(record.message.contains("no CPU implementation"), "{}", record.message);
@@ -377,7 +400,10 @@ fn a_fault_also_fails_parked_work_and_a_submitter_blocked_on_a_full_ring() {
     let first_refused = outcomes.iter().position(Result::is_err).expect("the ring cannot hold eight more");
     assert!(first_refused >= 1, "at least one fit in the ring");
     for outcome in &outcomes[first_refused..] {
-        assert!(matches!(outcome, Err(EngineError::QueueFailed(record)) if record.status == Some(FAULT_STATUS)), "{outcome:?}");
+        assert!(
+            matches!(outcome, Err(EngineError::QueueFailed(record)) if record.status == Some(FAULT_STATUS)),
+            "{outcome:?}"
+        );
     }
     // Parked work is failed too (submitted after the failure, so refused outright).
     let gate = device.create_semaphore(0).unwrap();

@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use aqueduct_abi::{SoftKernel, WorkgroupContext};
 use aqueduct_codeobject::{CodeObject, CodeObjectId, KernelArg, ValueKind};
-use aqueduct_engine::{Buffer, Dispatch, Engine, EngineConfig, Kernel, MemoryKind, Queue, RawDispatch, Semaphore, WaitStrategy};
+use aqueduct_engine::{
+    Buffer, Dispatch, Engine, EngineConfig, Kernel, MemoryKind, Queue, RawDispatch, Semaphore, WaitStrategy,
+};
 use common::*;
 
 /// Bytes of the segment the capture kernel copies.
@@ -135,7 +137,13 @@ impl Rig {
                 ValueKind::HiddenGlobalOffsetX | ValueKind::HiddenGlobalOffsetY | ValueKind::HiddenGlobalOffsetZ => 0,
                 _ => continue,
             };
-            assert_eq!(Self::value(segment, arg), expected, "{} at offset {} for grid {grid:?} workgroup {workgroup:?}", arg.value_kind, arg.offset);
+            assert_eq!(
+                Self::value(segment, arg),
+                expected,
+                "{} at offset {} for grid {grid:?} workgroup {workgroup:?}",
+                arg.value_kind,
+                arg.offset
+            );
             checked += 1;
         }
         // The pointer, both constants, and at least the block counts, group sizes and remainders.
@@ -147,7 +155,10 @@ impl Rig {
 fn the_metadata_declares_hidden_arguments() {
     let rig = Rig::new(EngineConfig::default());
     let hidden: Vec<&ValueKind> = rig.args.iter().map(|arg| &arg.value_kind).filter(|kind| kind.is_hidden()).collect();
-    assert!(hidden.contains(&&ValueKind::HiddenBlockCountX) && hidden.contains(&&ValueKind::HiddenGroupSizeX), "{hidden:?}");
+    assert!(
+        hidden.contains(&&ValueKind::HiddenBlockCountX) && hidden.contains(&&ValueKind::HiddenGroupSizeX),
+        "{hidden:?}"
+    );
     let layout = rig.kernel.hal_layout().unwrap();
     assert_eq!((layout.bindings, layout.constants), (1, 2));
 }
@@ -184,7 +195,14 @@ fn raw_kernargs_arrive_verbatim_and_zero_padded() {
     full[..8].copy_from_slice(&out.device_address().to_le_bytes());
     rig.submitted += 1;
     let retain = [&out];
-    rig.queue.dispatch_raw(&rig.kernel, &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &full, retain: &retain }, &[], &[rig.done.at(rig.submitted)]).unwrap();
+    rig.queue
+        .dispatch_raw(
+            &rig.kernel,
+            &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &full, retain: &retain },
+            &[],
+            &[rig.done.at(rig.submitted)],
+        )
+        .unwrap();
     let (address, segment) = rig.read(&out, 0);
     assert_eq!(address % rig.alignment, 0);
     assert_eq!(segment, full);
@@ -193,7 +211,14 @@ fn raw_kernargs_arrive_verbatim_and_zero_padded() {
     short.extend_from_slice(&[0xEE; 8]);
     for _ in 0..3 {
         rig.submitted += 1;
-        rig.queue.dispatch_raw(&rig.kernel, &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &short, retain: &retain }, &[], &[rig.done.at(rig.submitted)]).unwrap();
+        rig.queue
+            .dispatch_raw(
+                &rig.kernel,
+                &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &short, retain: &retain },
+                &[],
+                &[rig.done.at(rig.submitted)],
+            )
+            .unwrap();
         let (_, segment) = rig.read(&out, 0);
         assert_eq!(segment[..16], short[..]);
         assert!(segment[16..].iter().all(|&byte| byte == 0), "the tail is zeroed");
@@ -204,7 +229,11 @@ fn raw_kernargs_arrive_verbatim_and_zero_padded() {
 fn kernarg_segments_stay_aligned_as_the_ring_wraps() {
     // Ring sizes that are and are not multiples of the alignment; each wraps many times.
     for ring in [4096u64, 4100, 4104, 5000, 8192 + 48] {
-        let mut rig = Rig::new(EngineConfig { kernarg_ring_bytes: ring, wait_strategy: WaitStrategy::BarrierValue, ..EngineConfig::default() });
+        let mut rig = Rig::new(EngineConfig {
+            kernarg_ring_bytes: ring,
+            wait_strategy: WaitStrategy::BarrierValue,
+            ..EngineConfig::default()
+        });
         let out = rig.capture_buffer();
         let update_target = rig.engine.device().allocate(MemoryKind::HostVisible, 1024).unwrap();
         let mut rng = Xorshift::new(ring);
@@ -218,7 +247,11 @@ fn kernarg_segments_stay_aligned_as_the_ring_wraps() {
             let (address, segment) = rig.dispatch(&out, 0, grid, Some([32, 1, 1]));
             assert_eq!(address % rig.alignment, 0, "ring of {ring} bytes, round {round}: segment at {address:#x}");
             rig.check_hidden(&segment, out.device_address(), grid, [32, 1, 1]);
-            assert_eq!(update_target.to_vec().unwrap()[..update.len()], update[..], "ring of {ring}, round {round}: staged update");
+            assert_eq!(
+                update_target.to_vec().unwrap()[..update.len()],
+                update[..],
+                "ring of {ring}, round {round}: staged update"
+            );
         }
     }
 }

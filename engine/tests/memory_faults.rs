@@ -15,7 +15,8 @@ fn a_memory_fault_fails_every_queue_of_the_agent_and_names_the_address() {
     let device = engine.device();
     let (faulting, sibling) = (queue(device), queue(device));
     let buffer = device.allocate(MemoryKind::HostVisible, 256).expect("buffer");
-    let (done, sibling_done) = (device.create_semaphore(0).expect("semaphore"), device.create_semaphore(0).expect("semaphore"));
+    let (done, sibling_done) =
+        (device.create_semaphore(0).expect("semaphore"), device.create_semaphore(0).expect("semaphore"));
     fault_next(&faulting, Fault::MemoryFault { address: 0xbad_f000 });
     faulting.fill(buffer.range(0, 128), &1u32.to_le_bytes(), &[], &[done.at(1)]).expect("submitted");
     let error = done.wait(1, TIMEOUT).expect_err("the fill faulted");

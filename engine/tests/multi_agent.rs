@@ -19,8 +19,16 @@ fn exclusive() -> MutexGuard<'static, ()> {
 }
 
 fn engine_on(agents: Vec<SoftAgentConfig>, strategy: WaitStrategy) -> Engine {
-    let engine = engine_with(EngineConfig { wait_strategy: strategy, soft: SoftConfig { agents, ..SoftConfig::default() }, ..EngineConfig::default() });
-    assert_eq!(engine.device().agents().len(), engine.device().config().soft.agents.len(), "the runtime started with this test's agents");
+    let engine = engine_with(EngineConfig {
+        wait_strategy: strategy,
+        soft: SoftConfig { agents, ..SoftConfig::default() },
+        ..EngineConfig::default()
+    });
+    assert_eq!(
+        engine.device().agents().len(),
+        engine.device().config().soft.agents.len(),
+        "the runtime started with this test's agents"
+    );
     engine
 }
 
@@ -51,12 +59,33 @@ fn kernels_run_on_every_agent_and_wait_across_agents() {
         // each step waits on the other agent's queue from the device.
         stall_next(&second);
         let bindings = [on_second.whole()];
-        second.dispatch(&kernels.store_value, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[10, COUNT]), &[], &[chain.at(1)]).unwrap();
+        second
+            .dispatch(
+                &kernels.store_value,
+                &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[10, COUNT]),
+                &[],
+                &[chain.at(1)],
+            )
+            .unwrap();
         let bindings = [on_first.whole(), on_second.whole()];
-        first.dispatch(&kernels.add_from, &Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[5, COUNT]), &[chain.at(1)], &[chain.at(2)]).unwrap();
+        first
+            .dispatch(
+                &kernels.add_from,
+                &Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[5, COUNT]),
+                &[chain.at(1)],
+                &[chain.at(2)],
+            )
+            .unwrap();
         second.copy(on_first.whole(), local_second.whole(), &[chain.at(2)], &[chain.at(3)]).unwrap();
         let bindings = [on_second.whole(), local_second.whole()];
-        second.dispatch(&kernels.add_from, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[100, COUNT]), &[chain.at(3)], &[chain.at(4)]).unwrap();
+        second
+            .dispatch(
+                &kernels.add_from,
+                &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[100, COUNT]),
+                &[chain.at(3)],
+                &[chain.at(4)],
+            )
+            .unwrap();
         first.fill(on_first.range(0, 8), &[0xFF], &[chain.at(4)], &[chain.at(5)]).unwrap();
         assert_eq!(first.stats().device_waits + second.stats().device_waits, 3, "{strategy:?}");
         release(&second, || chain.value() >= 1);
@@ -81,14 +110,20 @@ fn kernels_run_on_every_agent_and_wait_across_agents() {
 #[test]
 fn builtins_on_agents_of_different_targets_and_executables_that_fit_only_one() {
     let _exclusive = exclusive();
-    let engine = engine_on(vec![SoftAgentConfig::gfx1100(), SoftAgentConfig::with_isa("amdgcn-amd-amdhsa--gfx90a", 64)], WaitStrategy::Auto);
+    let engine = engine_on(
+        vec![SoftAgentConfig::gfx1100(), SoftAgentConfig::with_isa("amdgcn-amd-amdhsa--gfx90a", 64)],
+        WaitStrategy::Auto,
+    );
     let device = engine.device();
     let agents = device.agents();
     assert_eq!((agents[0].wavefront_size, agents[1].wavefront_size), (32, 64));
     assert_ne!(agents[0].library_target, agents[1].library_target, "each agent gets its own device library");
     // A code object must run on every agent of the device.
     for code_object in [TEST_KERNELS_GFX1100, TEST_KERNELS_GFX90A] {
-        assert!(matches!(device.load_executable(code_object), Err(EngineError::Executable(ExecutableError::Incompatible(_)))));
+        assert!(matches!(
+            device.load_executable(code_object),
+            Err(EngineError::Executable(ExecutableError::Incompatible(_)))
+        ));
     }
     let queues = [queue(device), device.create_queue_on(1).unwrap()];
     let mut rng = Xorshift::new(12);

@@ -17,7 +17,12 @@ fn ping_pong(strategy: WaitStrategy, queues: usize, handoffs: u64) {
     let data = device.allocate(MemoryKind::HostVisible, u64::from(ELEMENTS) * 4).unwrap();
     let bindings = [data.whole()];
     queues[0]
-        .dispatch(&kernels.store_value, &Dispatch::grid([ELEMENTS, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[1000, ELEMENTS]), &[], &[chain.at(1)])
+        .dispatch(
+            &kernels.store_value,
+            &Dispatch::grid([ELEMENTS, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[1000, ELEMENTS]),
+            &[],
+            &[chain.at(1)],
+        )
         .unwrap();
     for handoff in 1..=handoffs {
         let queue = &queues[handoff as usize % queues.len()];

@@ -13,7 +13,9 @@ mod common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use aqueduct_engine::{Buffer, Dispatch, Engine, EngineConfig, Queue, Semaphore, SemaphorePoint, WaitStrategy, wait_all};
+use aqueduct_engine::{
+    Buffer, Dispatch, Engine, EngineConfig, Queue, Semaphore, SemaphorePoint, WaitStrategy, wait_all,
+};
 use common::*;
 
 const QUEUES: usize = 4;
@@ -101,18 +103,36 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
                                 kinds[0] += 1;
                                 let bindings = [out, entry(&lanes[other].log, value)];
                                 let addend = (step - value) as u32;
-                                lane.queue.dispatch(&kernels.add_from, &Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&[addend, 1]), &points, &signal)
+                                lane.queue.dispatch(
+                                    &kernels.add_from,
+                                    &Dispatch::grid([1, 1, 1])
+                                        .workgroup([1, 1, 1])
+                                        .bindings(&bindings)
+                                        .constants(&[addend, 1]),
+                                    &points,
+                                    &signal,
+                                )
                             }
                             _ if step > 1 && rng.below(2) == 0 => {
                                 kinds[1] += 1;
                                 let bindings = [out, entry(&lane.log, step - 1)];
-                                lane.queue.dispatch(&kernels.add_from, &Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1, 1]), &points, &signal)
+                                lane.queue.dispatch(
+                                    &kernels.add_from,
+                                    &Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1, 1]),
+                                    &points,
+                                    &signal,
+                                )
                             }
                             _ => {
                                 kinds[2] += 1;
                                 let value = step as u32;
                                 match rng.below(3) {
-                                    0 => lane.queue.dispatch(&kernels.store_value, &Dispatch::grid([1, 1, 1]).bindings(&[out]).constants(&[value, 1]), &points, &signal),
+                                    0 => lane.queue.dispatch(
+                                        &kernels.store_value,
+                                        &Dispatch::grid([1, 1, 1]).bindings(&[out]).constants(&[value, 1]),
+                                        &points,
+                                        &signal,
+                                    ),
                                     1 => lane.queue.fill(out, &value.to_le_bytes(), &points, &signal),
                                     _ => lane.queue.update(&lane.log, step * 4, &value.to_le_bytes(), &points, &signal),
                                 }
@@ -153,11 +173,16 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
         // cross-queue waits needs a barrier (the rest find the producer retired or covered).
         Waits::Device => {
             assert_eq!(deferred, 0, "{strategy:?}: {stats:?}");
-            assert!(device_waits > cross / 20, "{strategy:?}: only {device_waits} barriers for {cross} cross-queue steps");
+            assert!(
+                device_waits > cross / 20,
+                "{strategy:?}: only {device_waits} barriers for {cross} cross-queue steps"
+            );
         }
         Waits::Timelines => assert!(deferred > 0, "{strategy:?}: {stats:?}"),
     }
-    assert!(eventually(TIMEOUT, || lanes.iter().all(|lane| lane.queue.stats().epochs_retired == lane.queue.stats().epochs_submitted)));
+    assert!(eventually(TIMEOUT, || lanes
+        .iter()
+        .all(|lane| lane.queue.stats().epochs_retired == lane.queue.stats().epochs_submitted)));
     for (lane, stats) in lanes.iter().zip(&stats) {
         // Every submission was published exactly once: one payload plus its barrier packets.
         let barrier_packets = stats.packets - stats.epochs_submitted;
@@ -191,7 +216,13 @@ fn parked_timeline_waits_barrier_and() {
 /// Small rings on every axis: submitters block on packets, kernarg space and epoch rows (and,
 /// with BARRIER_AND, on per-epoch signals other queues' barriers still name) while they race.
 fn small_rings(strategy: WaitStrategy) -> EngineConfig {
-    EngineConfig { wait_strategy: strategy, queue_packets: 16, epochs_in_flight: 8, kernarg_ring_bytes: 4096, ..EngineConfig::default() }
+    EngineConfig {
+        wait_strategy: strategy,
+        queue_packets: 16,
+        epochs_in_flight: 8,
+        kernarg_ring_bytes: 4096,
+        ..EngineConfig::default()
+    }
 }
 
 #[test]
@@ -231,10 +262,20 @@ fn four_threads_share_two_queues() {
                         let queue = &queues[rng.below(2) as usize];
                         let signal = [timeline.at(step)];
                         let result = if step == 1 {
-                            queue.dispatch(&kernels.store_value, &Dispatch::grid([1, 1, 1]).bindings(&[entry(log, 1)]).constants(&[1, 1]), &[], &signal)
+                            queue.dispatch(
+                                &kernels.store_value,
+                                &Dispatch::grid([1, 1, 1]).bindings(&[entry(log, 1)]).constants(&[1, 1]),
+                                &[],
+                                &signal,
+                            )
                         } else {
                             let bindings = [entry(log, step), entry(log, step - 1)];
-                            queue.dispatch(&kernels.add_from, &Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1, 1]), &[timeline.at(step - 1)], &signal)
+                            queue.dispatch(
+                                &kernels.add_from,
+                                &Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1, 1]),
+                                &[timeline.at(step - 1)],
+                                &signal,
+                            )
                         };
                         result.unwrap_or_else(|error| panic!("thread {thread} step {step}: {error}"));
                     }

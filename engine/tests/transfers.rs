@@ -6,13 +6,16 @@ mod common;
 
 use std::cell::Cell;
 
-use aqueduct_engine::{Buffer, Device, Engine, EngineError, MAX_UPDATE_BYTES, MemoryKind, Queue, Semaphore, SemaphorePoint, WaitStrategy};
+use aqueduct_engine::{
+    Buffer, Device, Engine, EngineError, MAX_UPDATE_BYTES, MemoryKind, Queue, Semaphore, SemaphorePoint, WaitStrategy,
+};
 use common::*;
 use proptest::prelude::*;
 
 /// Lengths around every kernel-choice boundary: bytewise, 4/8/16-byte blocks, the 128-byte
 /// unaligned-block threshold, the inline-update limit, pages, the staged-update limit.
-const SIZES: &[u64] = &[0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 4095, 4096, 4097, 65536];
+const SIZES: &[u64] =
+    &[0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 4095, 4096, 4097, 65536];
 
 /// One queue and a timeline semaphore; `run` submits one operation and waits for it.
 struct Rig {
@@ -115,10 +118,16 @@ fn copies_every_size_and_alignment() {
             let (source, source_bytes) = rig.random_buffer(&mut rng, source_offset + length + 9);
             let tail = if cases % 2 == 0 { 0 } else { 11 };
             let (target, mut expected) = rig.random_buffer(&mut rng, (target_offset + length + tail).max(1));
-            rig.run(|queue, signal| queue.copy(source.range(source_offset, length), target.range(target_offset, length), &[], signal));
+            rig.run(|queue, signal| {
+                queue.copy(source.range(source_offset, length), target.range(target_offset, length), &[], signal)
+            });
             let (s, t, n) = (source_offset as usize, target_offset as usize, length as usize);
             expected[t..t + n].copy_from_slice(&source_bytes[s..s + n]);
-            check(&target.to_vec().unwrap(), &expected, &format!("copy of {length} bytes {source_offset} -> {target_offset}"));
+            check(
+                &target.to_vec().unwrap(),
+                &expected,
+                &format!("copy of {length} bytes {source_offset} -> {target_offset}"),
+            );
             check(&source.to_vec().unwrap(), &source_bytes, "copy source is unchanged");
             cases += 1;
         }
@@ -140,7 +149,11 @@ fn copies_within_one_buffer_between_disjoint_and_touching_ranges() {
                 rig.run(|queue, signal| queue.copy(buffer.range(from, length), buffer.range(to, length), &[], signal));
                 let source = expected[from as usize..(from + length) as usize].to_vec();
                 expected[to as usize..(to + length) as usize].copy_from_slice(&source);
-                check(&buffer.to_vec().unwrap(), &expected, &format!("in-buffer copy of {length}, gap {gap}, forward {forward}"));
+                check(
+                    &buffer.to_vec().unwrap(),
+                    &expected,
+                    &format!("in-buffer copy of {length}, gap {gap}, forward {forward}"),
+                );
             }
         }
     }
@@ -165,7 +178,8 @@ fn copies_through_device_local_memory() {
 fn updates_inline_and_staged() {
     let rig = Rig::new();
     let mut rng = Xorshift::new(5);
-    let sizes = [0u64, 1, 3, 4, 15, 16, 17, 63, 64, 65, 191, 192, 193, 255, 256, 4096, 4097, 65535, MAX_UPDATE_BYTES as u64];
+    let sizes =
+        [0u64, 1, 3, 4, 15, 16, 17, 63, 64, 65, 191, 192, 193, 255, 256, 4096, 4097, 65535, MAX_UPDATE_BYTES as u64];
     let mut cases = 0;
     for &length in &sizes {
         for (case, &offset) in [0u64, 1, 3, 4, 16, 17].iter().enumerate() {
@@ -246,10 +260,12 @@ const MODEL_SIZE: u64 = 1024;
 
 fn op_strategy() -> impl Strategy<Value = Op> {
     prop_oneof![
-        (0..2usize, 0..MODEL_SIZE, 0..300u64, prop::sample::select(vec![1usize, 2, 4, 8]), any::<[u8; 8]>())
-            .prop_map(|(buffer, offset, elements, width, pattern)| Op::Fill { buffer, offset, elements, width, pattern }),
-        (0..2usize, 0..MODEL_SIZE, 0..2usize, 0..MODEL_SIZE, 0..600u64)
-            .prop_map(|(from, from_offset, to, to_offset, length)| Op::Copy { from, from_offset, to, to_offset, length }),
+        (0..2usize, 0..MODEL_SIZE, 0..300u64, prop::sample::select(vec![1usize, 2, 4, 8]), any::<[u8; 8]>()).prop_map(
+            |(buffer, offset, elements, width, pattern)| Op::Fill { buffer, offset, elements, width, pattern }
+        ),
+        (0..2usize, 0..MODEL_SIZE, 0..2usize, 0..MODEL_SIZE, 0..600u64).prop_map(
+            |(from, from_offset, to, to_offset, length)| Op::Copy { from, from_offset, to, to_offset, length }
+        ),
         (0..2usize, 0..MODEL_SIZE, prop::collection::vec(any::<u8>(), 0..400))
             .prop_map(|(buffer, offset, data)| Op::Update { buffer, offset, data }),
     ]

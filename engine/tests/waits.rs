@@ -6,7 +6,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use aqueduct_engine::{Buffer, Device, Dispatch, Engine, EngineError, MemoryKind, Queue, QueueStats, WaitStrategy, wait_all, wait_any};
+use aqueduct_engine::{
+    Buffer, Device, Dispatch, Engine, EngineError, MemoryKind, Queue, QueueStats, WaitStrategy, wait_all, wait_any,
+};
 use common::*;
 
 const COUNT: u32 = 256;
@@ -33,18 +35,43 @@ impl Rig {
     }
 
     /// out[i] = value + i.
-    fn store(&self, queue: &Queue, out: &Buffer, value: u32, waits: &[aqueduct_engine::SemaphorePoint], signals: &[aqueduct_engine::SemaphorePoint]) {
+    fn store(
+        &self,
+        queue: &Queue,
+        out: &Buffer,
+        value: u32,
+        waits: &[aqueduct_engine::SemaphorePoint],
+        signals: &[aqueduct_engine::SemaphorePoint],
+    ) {
         let bindings = [out.whole()];
         queue
-            .dispatch(&self.kernels.store_value, &Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[value, COUNT]), waits, signals)
+            .dispatch(
+                &self.kernels.store_value,
+                &Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[value, COUNT]),
+                waits,
+                signals,
+            )
             .unwrap();
     }
 
     /// out[i] = input[i] + addend.
-    fn add(&self, queue: &Queue, out: &Buffer, input: &Buffer, addend: u32, waits: &[aqueduct_engine::SemaphorePoint], signals: &[aqueduct_engine::SemaphorePoint]) {
+    fn add(
+        &self,
+        queue: &Queue,
+        out: &Buffer,
+        input: &Buffer,
+        addend: u32,
+        waits: &[aqueduct_engine::SemaphorePoint],
+        signals: &[aqueduct_engine::SemaphorePoint],
+    ) {
         let bindings = [out.whole(), input.whole()];
         queue
-            .dispatch(&self.kernels.add_from, &Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[addend, COUNT]), waits, signals)
+            .dispatch(
+                &self.kernels.add_from,
+                &Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[addend, COUNT]),
+                waits,
+                signals,
+            )
             .unwrap();
     }
 }
@@ -59,7 +86,12 @@ fn assert_ramp(buffer: &Buffer, base: u32, what: &str) {
 /// Stats change since `before`: (packets, device_waits, deferred, submissions).
 fn delta(queue: &Queue, before: QueueStats) -> (u64, u64, u64, u64) {
     let now = queue.stats();
-    (now.packets - before.packets, now.device_waits - before.device_waits, now.deferred - before.deferred, now.submissions - before.submissions)
+    (
+        now.packets - before.packets,
+        now.device_waits - before.device_waits,
+        now.deferred - before.deferred,
+        now.submissions - before.submissions,
+    )
 }
 
 #[test]
@@ -164,7 +196,11 @@ fn tier_4_a_cross_queue_wait_is_one_device_barrier() {
         let rig = Rig::new(strategy);
         let device = rig.device();
         let (a, b, c) = (queue(device), queue(device), queue(device));
-        let (s, t, done) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
+        let (s, t, done) = (
+            device.create_semaphore(0).unwrap(),
+            device.create_semaphore(0).unwrap(),
+            device.create_semaphore(0).unwrap(),
+        );
         let (x, y, z) = (rig.buffer(), rig.buffer(), rig.buffer());
         stall_next(&a);
         rig.store(&a, &x, 40, &[], &[s.at(1)]);
@@ -322,7 +358,8 @@ fn wait_all_and_wait_any() {
     let rig = Rig::new(WaitStrategy::BarrierValue);
     let device = rig.device();
     let a = queue(device);
-    let (p, q, r) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
+    let (p, q, r) =
+        (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
     assert!(wait_all(&[], Duration::ZERO).is_ok(), "nothing to wait for");
     assert!(matches!(wait_any(&[], Duration::ZERO), Err(EngineError::InvalidArgument { .. })));
     p.signal(1).unwrap();
@@ -459,7 +496,11 @@ fn tier_3_a_producer_epoch_that_already_ran_never_parks_and_costs_at_most_a_pass
         let rig = Rig::new(strategy);
         let device = rig.device();
         let (a, b) = (queue(device), queue(device));
-        let (first, second, done) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
+        let (first, second, done) = (
+            device.create_semaphore(0).unwrap(),
+            device.create_semaphore(0).unwrap(),
+            device.create_semaphore(0).unwrap(),
+        );
         let (x, y, z) = (rig.buffer(), rig.buffer(), rig.buffer());
         aqueduct_hsa::soft::inject_fault(a.hsa_queue(), 1, aqueduct_hsa::soft::Fault::Stall).unwrap();
         rig.store(&a, &x, 300, &[], &[first.at(1)]);
@@ -472,7 +513,10 @@ fn tier_3_a_producer_epoch_that_already_ran_never_parks_and_costs_at_most_a_pass
         rig.add(&b, &y, &x, 1, &[first.at(1)], &[done.at(1)]);
         let (packets, barriers, deferred, submissions) = delta(&b, before);
         assert_eq!((deferred, submissions, packets), (0, 1, 1 + barriers), "{strategy:?}");
-        assert!(barriers <= if drained { 0 } else { 1 }, "{strategy:?}: {barriers} barriers (drained before the wait: {drained})");
+        assert!(
+            barriers <= if drained { 0 } else { 1 },
+            "{strategy:?}: {barriers} barriers (drained before the wait: {drained})"
+        );
         // Completes while A is still stalled.
         done.wait(1, TIMEOUT).unwrap();
         assert_eq!(second.value(), 0);

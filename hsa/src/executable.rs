@@ -5,7 +5,9 @@
 //! opaque status. Each kernel gets a [`DispatchDescriptor`]: everything a dispatch packet and its
 //! kernargs need, recorded once at load.
 
-use aqueduct_codeobject::{CodeObject, CodeObjectError, Incompatibility, KernelArg, TargetId, TargetError, UnknownKernel};
+use aqueduct_codeobject::{
+    CodeObject, CodeObjectError, Incompatibility, KernelArg, TargetError, TargetId, UnknownKernel,
+};
 
 use crate::sys::{hsa_agent_t, hsa_executable_t};
 use crate::{Hsa, HsaApi, HsaError};
@@ -77,7 +79,11 @@ pub const DYNAMIC_STACK_BYTES: u32 = 1024;
 
 /// The private segment size a dispatch of `symbol` must request.
 pub fn private_segment_size(symbol: &crate::KernelSymbol) -> u32 {
-    if symbol.dynamic_callstack { symbol.private_segment_size.max(DYNAMIC_STACK_BYTES) } else { symbol.private_segment_size }
+    if symbol.dynamic_callstack {
+        symbol.private_segment_size.max(DYNAMIC_STACK_BYTES)
+    } else {
+        symbol.private_segment_size
+    }
 }
 
 /// A frozen executable on one agent. Destroyed on drop.
@@ -95,7 +101,8 @@ impl Executable {
     pub fn load(hsa: &Hsa, agent: hsa_agent_t, bytes: &[u8]) -> Result<Self, ExecutableError> {
         let code_object = CodeObject::parse(bytes).map_err(ExecutableError::CodeObject)?;
         let isa = hsa.isa_names(agent)?.into_iter().next().unwrap_or_default();
-        let agent_target = TargetId::parse(&isa).map_err(|error| ExecutableError::AgentIsa { isa: isa.clone(), error })?;
+        let agent_target =
+            TargetId::parse(&isa).map_err(|error| ExecutableError::AgentIsa { isa: isa.clone(), error })?;
         code_object.target().runs_on(&agent_target).map_err(ExecutableError::Incompatible)?;
         let handle = hsa.load_executable(agent, bytes)?;
         let mut executable = Self { api: hsa.api(), handle, agent, target: *code_object.target(), kernels: Vec::new() };

@@ -201,15 +201,21 @@ impl BaselineRing {
     #[inline(never)]
     pub fn write_release(&mut self, count: u64) {
         use aqueduct_abi::{BarrierAndPacket, FenceScope, PacketType};
-        let header = PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::System).with_setup(0);
+        let header =
+            PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::System).with_setup(0);
         let mask = self.slots.len() - 1;
         for _ in 0..count {
             let slot = &mut self.slots[self.next & mask];
-            let body = core::hint::black_box(BarrierAndPacket { completion_signal: self.next as u64, ..Default::default() });
+            let body =
+                core::hint::black_box(BarrierAndPacket { completion_signal: self.next as u64, ..Default::default() });
             // SAFETY: `slot` is a live 64-byte packet; the body skips the first 4 bytes, which are
             // then published with one release store, exactly as a producer does.
             unsafe {
-                core::ptr::copy_nonoverlapping((&body as *const BarrierAndPacket).cast::<u8>().add(4), (slot as *mut AqlPacket).cast::<u8>().add(4), 60);
+                core::ptr::copy_nonoverlapping(
+                    (&body as *const BarrierAndPacket).cast::<u8>().add(4),
+                    (slot as *mut AqlPacket).cast::<u8>().add(4),
+                    60,
+                );
                 AtomicU32::from_ptr((slot as *mut AqlPacket).cast()).store(header, Ordering::Release);
             }
             self.next += 1;

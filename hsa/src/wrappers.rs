@@ -71,7 +71,11 @@ fn c_string(bytes: &[u8]) -> String {
 
 impl Hsa {
     /// Reads an attribute of plain type `T`.
-    fn info<T: bytemuck::Pod>(&self, call: &'static str, get: impl FnOnce(*mut c_void) -> hsa_status_t) -> HsaResult<T> {
+    fn info<T: bytemuck::Pod>(
+        &self,
+        call: &'static str,
+        get: impl FnOnce(*mut c_void) -> hsa_status_t,
+    ) -> HsaResult<T> {
         let mut value = T::zeroed();
         self.check(get((&mut value as *mut T).cast()), call)?;
         Ok(value)
@@ -79,13 +83,17 @@ impl Hsa {
 
     pub fn timestamp_frequency(&self) -> HsaResult<u64> {
         // SAFETY: TIMESTAMP_FREQUENCY is a u64 attribute.
-        self.info("hsa_system_get_info", |out| unsafe { (self.api.hsa_system_get_info)(system_info::TIMESTAMP_FREQUENCY, out) })
+        self.info("hsa_system_get_info", |out| unsafe {
+            (self.api.hsa_system_get_info)(system_info::TIMESTAMP_FREQUENCY, out)
+        })
     }
 
     pub fn agents(&self) -> HsaResult<Vec<hsa_agent_t>> {
         let mut agents: Vec<hsa_agent_t> = Vec::new();
         // SAFETY: the callback pushes into `agents`, which outlives the call.
-        let status = unsafe { (self.api.hsa_iterate_agents)(Some(collect_handle::<hsa_agent_t>), (&mut agents as *mut Vec<_>).cast()) };
+        let status = unsafe {
+            (self.api.hsa_iterate_agents)(Some(collect_handle::<hsa_agent_t>), (&mut agents as *mut Vec<_>).cast())
+        };
         self.check(status, "hsa_iterate_agents")?;
         Ok(agents)
     }
@@ -97,19 +105,28 @@ impl Hsa {
 
     pub fn agent_string<const N: usize>(&self, agent: hsa_agent_t, attribute: u32) -> HsaResult<String> {
         // SAFETY: char[N] attribute; N matches the documented size.
-        let bytes: [u8; N] = self.info("hsa_agent_get_info", |out| unsafe { (self.api.hsa_agent_get_info)(agent, attribute, out) })?;
+        let bytes: [u8; N] =
+            self.info("hsa_agent_get_info", |out| unsafe { (self.api.hsa_agent_get_info)(agent, attribute, out) })?;
         Ok(c_string(&bytes))
     }
 
     pub fn isa_names(&self, agent: hsa_agent_t) -> HsaResult<Vec<String>> {
         let mut isas: Vec<hsa_isa_t> = Vec::new();
         // SAFETY: the callback pushes into `isas`, which outlives the call.
-        let status = unsafe { (self.api.hsa_agent_iterate_isas)(agent, Some(collect_handle::<hsa_isa_t>), (&mut isas as *mut Vec<_>).cast()) };
+        let status = unsafe {
+            (self.api.hsa_agent_iterate_isas)(
+                agent,
+                Some(collect_handle::<hsa_isa_t>),
+                (&mut isas as *mut Vec<_>).cast(),
+            )
+        };
         self.check(status, "hsa_agent_iterate_isas")?;
         isas.into_iter()
             .map(|isa| {
                 // SAFETY: NAME_LENGTH is a u32 attribute.
-                let length: u32 = self.info("hsa_isa_get_info_alt", |out| unsafe { (self.api.hsa_isa_get_info_alt)(isa, isa_info::NAME_LENGTH, out) })?;
+                let length: u32 = self.info("hsa_isa_get_info_alt", |out| unsafe {
+                    (self.api.hsa_isa_get_info_alt)(isa, isa_info::NAME_LENGTH, out)
+                })?;
                 let mut name = vec![0u8; length as usize + 1];
                 // SAFETY: the buffer holds NAME_LENGTH bytes plus one.
                 let status = unsafe { (self.api.hsa_isa_get_info_alt)(isa, isa_info::NAME, name.as_mut_ptr().cast()) };
@@ -159,23 +176,39 @@ impl Hsa {
     /// there, not on GPU agents), allocatable.
     pub fn host_pool(&self, kind: PoolKindInfo) -> HsaResult<PoolInfo> {
         for cpu in self.cpu_agents()? {
-            if let Some(pool) = self.pools(cpu.agent)?.into_iter().find(|pool| pool.kind == kind && pool.alloc_allowed) {
+            if let Some(pool) = self.pools(cpu.agent)?.into_iter().find(|pool| pool.kind == kind && pool.alloc_allowed)
+            {
                 return Ok(pool);
             }
         }
-        Err(crate::HsaError { status: status::ERROR_INVALID_MEMORY_POOL, call: "hsa_amd_agent_iterate_memory_pools", message: format!("no CPU agent has a {kind:?} pool") })
+        Err(crate::HsaError {
+            status: status::ERROR_INVALID_MEMORY_POOL,
+            call: "hsa_amd_agent_iterate_memory_pools",
+            message: format!("no CPU agent has a {kind:?} pool"),
+        })
     }
 
     /// How `agent` may reach `pool`.
     pub fn pool_reach(&self, agent: hsa_agent_t, pool: hsa_amd_memory_pool_t) -> HsaResult<PoolReach> {
         let call = "hsa_amd_agent_memory_pool_get_info";
         // SAFETY (each closure): ACCESS and NUM_LINK_HOPS are u32 attributes.
-        let access: u32 = self.info(call, |out| unsafe { (self.api.hsa_amd_agent_memory_pool_get_info)(agent, pool, agent_pool_info::ACCESS, out) })?;
-        let hops: u32 = self.info(call, |out| unsafe { (self.api.hsa_amd_agent_memory_pool_get_info)(agent, pool, agent_pool_info::NUM_LINK_HOPS, out) })?;
+        let access: u32 = self.info(call, |out| unsafe {
+            (self.api.hsa_amd_agent_memory_pool_get_info)(agent, pool, agent_pool_info::ACCESS, out)
+        })?;
+        let hops: u32 = self.info(call, |out| unsafe {
+            (self.api.hsa_amd_agent_memory_pool_get_info)(agent, pool, agent_pool_info::NUM_LINK_HOPS, out)
+        })?;
         let link = if hops > 0 {
             let mut links = vec![hsa_amd_memory_pool_link_info_t::default(); hops as usize];
             // SAFETY: LINK_INFO fills NUM_LINK_HOPS entries; the vector holds that many.
-            let status = unsafe { (self.api.hsa_amd_agent_memory_pool_get_info)(agent, pool, agent_pool_info::LINK_INFO, links.as_mut_ptr().cast()) };
+            let status = unsafe {
+                (self.api.hsa_amd_agent_memory_pool_get_info)(
+                    agent,
+                    pool,
+                    agent_pool_info::LINK_INFO,
+                    links.as_mut_ptr().cast(),
+                )
+            };
             self.check(status, call)?;
             links.first().copied()
         } else {
@@ -188,7 +221,9 @@ impl Hsa {
     pub fn allow_access(&self, agents: &[hsa_agent_t], pointer: *const u8) -> HsaResult<()> {
         let count = u32::try_from(agents.len()).unwrap_or(u32::MAX);
         // SAFETY: `count` agents at `agents`; flags must be null (ROCr refuses others).
-        let status = unsafe { (self.api.hsa_amd_agents_allow_access)(count, agents.as_ptr(), core::ptr::null(), pointer.cast()) };
+        let status = unsafe {
+            (self.api.hsa_amd_agents_allow_access)(count, agents.as_ptr(), core::ptr::null(), pointer.cast())
+        };
         self.check(status, "hsa_amd_agents_allow_access")
     }
 
@@ -212,7 +247,11 @@ impl Hsa {
     ///
     /// # Safety
     /// `callback` must be safe to call with `data` from any runtime thread until shutdown.
-    pub unsafe fn register_system_event_handler(&self, callback: hsa_amd_system_event_callback_t, data: *mut c_void) -> HsaResult<()> {
+    pub unsafe fn register_system_event_handler(
+        &self,
+        callback: hsa_amd_system_event_callback_t,
+        data: *mut c_void,
+    ) -> HsaResult<()> {
         // SAFETY: forwarded to the caller.
         let status = unsafe { (self.api.hsa_amd_register_system_event_handler)(callback, data) };
         self.check(status, "hsa_amd_register_system_event_handler")
@@ -222,24 +261,42 @@ impl Hsa {
         let mut pools: Vec<hsa_amd_memory_pool_t> = Vec::new();
         // SAFETY: the callback pushes into `pools`, which outlives the call.
         let status = unsafe {
-            (self.api.hsa_amd_agent_iterate_memory_pools)(agent, Some(collect_handle::<hsa_amd_memory_pool_t>), (&mut pools as *mut Vec<_>).cast())
+            (self.api.hsa_amd_agent_iterate_memory_pools)(
+                agent,
+                Some(collect_handle::<hsa_amd_memory_pool_t>),
+                (&mut pools as *mut Vec<_>).cast(),
+            )
         };
         self.check(status, "hsa_amd_agent_iterate_memory_pools")?;
         pools
             .into_iter()
             .map(|pool| {
                 // SAFETY (each closure): the attribute's documented type matches the read type.
-                let segment: u32 = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::SEGMENT, out) })?;
+                let segment: u32 = self.info("hsa_amd_memory_pool_get_info", |out| unsafe {
+                    (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::SEGMENT, out)
+                })?;
                 let flags: u32 = if segment == pool_info::SEGMENT_GLOBAL {
-                    self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::GLOBAL_FLAGS, out) })?
+                    self.info("hsa_amd_memory_pool_get_info", |out| unsafe {
+                        (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::GLOBAL_FLAGS, out)
+                    })?
                 } else {
                     0
                 };
-                let size: usize = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::SIZE, out) })?;
-                let alloc_allowed: u8 = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::RUNTIME_ALLOC_ALLOWED, out) })?;
-                let granule: usize = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::RUNTIME_ALLOC_GRANULE, out) })?;
-                let alignment: usize = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::RUNTIME_ALLOC_ALIGNMENT, out) })?;
-                let accessible: u8 = self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::ACCESSIBLE_BY_ALL, out) })?;
+                let size: usize = self.info("hsa_amd_memory_pool_get_info", |out| unsafe {
+                    (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::SIZE, out)
+                })?;
+                let alloc_allowed: u8 = self.info("hsa_amd_memory_pool_get_info", |out| unsafe {
+                    (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::RUNTIME_ALLOC_ALLOWED, out)
+                })?;
+                let granule: usize = self.info("hsa_amd_memory_pool_get_info", |out| unsafe {
+                    (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::RUNTIME_ALLOC_GRANULE, out)
+                })?;
+                let alignment: usize = self.info("hsa_amd_memory_pool_get_info", |out| unsafe {
+                    (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::RUNTIME_ALLOC_ALIGNMENT, out)
+                })?;
+                let accessible: u8 = self.info("hsa_amd_memory_pool_get_info", |out| unsafe {
+                    (self.api.hsa_amd_memory_pool_get_info)(pool, pool_info::ACCESSIBLE_BY_ALL, out)
+                })?;
                 let kind = if segment == pool_info::SEGMENT_GROUP {
                     PoolKindInfo::Group
                 } else if segment != pool_info::SEGMENT_GLOBAL {
@@ -255,7 +312,16 @@ impl Hsa {
                 } else {
                     PoolKindInfo::Other(segment)
                 };
-                Ok(PoolInfo { pool, kind, global_flags: flags, size, alloc_allowed: alloc_allowed != 0, granule, alignment, accessible_by_all: accessible != 0 })
+                Ok(PoolInfo {
+                    pool,
+                    kind,
+                    global_flags: flags,
+                    size,
+                    alloc_allowed: alloc_allowed != 0,
+                    granule,
+                    alignment,
+                    accessible_by_all: accessible != 0,
+                })
             })
             .collect()
     }
@@ -263,7 +329,9 @@ impl Hsa {
     /// A pool attribute of plain type `T` (for reports; `pools` reads the ones the engine uses).
     pub fn pool_attribute<T: bytemuck::Pod>(&self, pool: hsa_amd_memory_pool_t, attribute: u32) -> HsaResult<T> {
         // SAFETY: the caller names an attribute whose documented type is `T`.
-        self.info("hsa_amd_memory_pool_get_info", |out| unsafe { (self.api.hsa_amd_memory_pool_get_info)(pool, attribute, out) })
+        self.info("hsa_amd_memory_pool_get_info", |out| unsafe {
+            (self.api.hsa_amd_memory_pool_get_info)(pool, attribute, out)
+        })
     }
 
     pub fn allocate(&self, pool: hsa_amd_memory_pool_t, size: usize) -> HsaResult<*mut u8> {
@@ -287,7 +355,9 @@ impl Hsa {
     pub fn signal_create_gpu_only(&self, initial: i64) -> HsaResult<hsa_signal_t> {
         let mut signal = hsa_signal_t::default();
         // SAFETY: valid out-pointer; no consumers.
-        let status = unsafe { (self.api.hsa_amd_signal_create)(initial, 0, core::ptr::null(), amd_event::SIGNAL_AMD_GPU_ONLY, &mut signal) };
+        let status = unsafe {
+            (self.api.hsa_amd_signal_create)(initial, 0, core::ptr::null(), amd_event::SIGNAL_AMD_GPU_ONLY, &mut signal)
+        };
         self.check(status, "hsa_amd_signal_create")?;
         Ok(signal)
     }
@@ -321,7 +391,16 @@ impl Hsa {
         let mut queue: *mut hsa_queue_t = core::ptr::null_mut();
         // SAFETY: valid out-pointer; UINT32_MAX segment sizes mean "the agent's default".
         let status = unsafe {
-            (self.api.hsa_queue_create)(agent, packets, enums::QUEUE_TYPE_MULTI, callback, data, u32::MAX, u32::MAX, &mut queue)
+            (self.api.hsa_queue_create)(
+                agent,
+                packets,
+                enums::QUEUE_TYPE_MULTI,
+                callback,
+                data,
+                u32::MAX,
+                u32::MAX,
+                &mut queue,
+            )
         };
         self.check(status, "hsa_queue_create")?;
         Ok(queue)
@@ -339,7 +418,13 @@ impl Hsa {
     pub fn load_executable(&self, agent: hsa_agent_t, code_object: &[u8]) -> HsaResult<hsa_executable_t> {
         let mut reader = hsa_code_object_reader_t::default();
         // SAFETY: the slice is valid for its length; out-pointer valid.
-        let status = unsafe { (self.api.hsa_code_object_reader_create_from_memory)(code_object.as_ptr().cast(), code_object.len(), &mut reader) };
+        let status = unsafe {
+            (self.api.hsa_code_object_reader_create_from_memory)(
+                code_object.as_ptr().cast(),
+                code_object.len(),
+                &mut reader,
+            )
+        };
         self.check(status, "hsa_code_object_reader_create_from_memory")?;
         let result = self.load_with_reader(agent, reader);
         // SAFETY: the reader is ours and no longer needed once loading finished.
@@ -350,10 +435,25 @@ impl Hsa {
     fn load_with_reader(&self, agent: hsa_agent_t, reader: hsa_code_object_reader_t) -> HsaResult<hsa_executable_t> {
         let mut executable = hsa_executable_t::default();
         // SAFETY: valid out-pointer, null options.
-        let status = unsafe { (self.api.hsa_executable_create_alt)(enums::PROFILE_FULL, enums::DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, core::ptr::null(), &mut executable) };
+        let status = unsafe {
+            (self.api.hsa_executable_create_alt)(
+                enums::PROFILE_FULL,
+                enums::DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
+                core::ptr::null(),
+                &mut executable,
+            )
+        };
         self.check(status, "hsa_executable_create_alt")?;
         // SAFETY: handles from the calls above; null options and loaded-object pointer allowed.
-        let loaded = unsafe { (self.api.hsa_executable_load_agent_code_object)(executable, agent, reader, core::ptr::null(), core::ptr::null_mut()) };
+        let loaded = unsafe {
+            (self.api.hsa_executable_load_agent_code_object)(
+                executable,
+                agent,
+                reader,
+                core::ptr::null(),
+                core::ptr::null_mut(),
+            )
+        };
         let frozen = if loaded == status::SUCCESS {
             // SAFETY: valid executable handle.
             unsafe { (self.api.hsa_executable_freeze)(executable, core::ptr::null()) }
@@ -363,23 +463,39 @@ impl Hsa {
         if frozen != status::SUCCESS {
             // SAFETY: valid executable handle, destroyed once on the failure path.
             unsafe { (self.api.hsa_executable_destroy)(executable) };
-            return Err(self.error(frozen, if loaded == status::SUCCESS { "hsa_executable_freeze" } else { "hsa_executable_load_agent_code_object" }));
+            return Err(self.error(
+                frozen,
+                if loaded == status::SUCCESS {
+                    "hsa_executable_freeze"
+                } else {
+                    "hsa_executable_load_agent_code_object"
+                },
+            ));
         }
         Ok(executable)
     }
 
     /// The kernel object and segment sizes of `symbol` (e.g. `fill.kd`).
-    pub fn kernel_symbol(&self, executable: hsa_executable_t, agent: hsa_agent_t, symbol: &str) -> HsaResult<KernelSymbol> {
-        let name = std::ffi::CString::new(symbol).map_err(|_| self.error(status::ERROR_INVALID_ARGUMENT, "hsa_executable_get_symbol_by_name"))?;
+    pub fn kernel_symbol(
+        &self,
+        executable: hsa_executable_t,
+        agent: hsa_agent_t,
+        symbol: &str,
+    ) -> HsaResult<KernelSymbol> {
+        let name = std::ffi::CString::new(symbol)
+            .map_err(|_| self.error(status::ERROR_INVALID_ARGUMENT, "hsa_executable_get_symbol_by_name"))?;
         let mut handle = hsa_executable_symbol_t::default();
         // SAFETY: NUL-terminated name, valid agent pointer and out-pointer.
-        let status = unsafe { (self.api.hsa_executable_get_symbol_by_name)(executable, name.as_ptr(), &agent, &mut handle) };
+        let status =
+            unsafe { (self.api.hsa_executable_get_symbol_by_name)(executable, name.as_ptr(), &agent, &mut handle) };
         self.check(status, "hsa_executable_get_symbol_by_name")?;
         let get = |attribute| unsafe_symbol_info(self, handle, attribute);
         Ok(KernelSymbol {
             kernel_object: {
                 // SAFETY: KERNEL_OBJECT is a u64 attribute.
-                self.info("hsa_executable_symbol_get_info", |out| unsafe { (self.api.hsa_executable_symbol_get_info)(handle, symbol_info::KERNEL_OBJECT, out) })?
+                self.info("hsa_executable_symbol_get_info", |out| unsafe {
+                    (self.api.hsa_executable_symbol_get_info)(handle, symbol_info::KERNEL_OBJECT, out)
+                })?
             },
             kernarg_segment_size: get(symbol_info::KERNEL_KERNARG_SEGMENT_SIZE)?,
             kernarg_segment_alignment: get(symbol_info::KERNEL_KERNARG_SEGMENT_ALIGNMENT)?,
@@ -404,7 +520,9 @@ impl Hsa {
 
 fn unsafe_symbol_info(hsa: &Hsa, symbol: hsa_executable_symbol_t, attribute: u32) -> HsaResult<u32> {
     // SAFETY: every attribute read through here is a u32 attribute.
-    hsa.info("hsa_executable_symbol_get_info", |out| unsafe { (hsa.api.hsa_executable_symbol_get_info)(symbol, attribute, out) })
+    hsa.info("hsa_executable_symbol_get_info", |out| unsafe {
+        (hsa.api.hsa_executable_symbol_get_info)(symbol, attribute, out)
+    })
 }
 
 /// What a dispatch needs from a loaded kernel symbol.
@@ -423,7 +541,13 @@ pub struct KernelSymbol {
 impl KernelSymbol {
     /// The body of a one-dimensional dispatch of this kernel (`setup` = 1 dimension). The header
     /// is left for the producer to publish.
-    pub fn dispatch_1d(&self, grid: u32, workgroup: u16, kernarg_address: u64, completion: hsa_signal_t) -> aqueduct_abi::KernelDispatchPacket {
+    pub fn dispatch_1d(
+        &self,
+        grid: u32,
+        workgroup: u16,
+        kernarg_address: u64,
+        completion: hsa_signal_t,
+    ) -> aqueduct_abi::KernelDispatchPacket {
         aqueduct_abi::KernelDispatchPacket {
             setup: 1,
             workgroup_size_x: workgroup,

@@ -18,14 +18,12 @@ use std::mem::{align_of, offset_of, size_of};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use aqueduct_abi::packet::{
-    DISPATCH_SETUP_DIMENSIONS_SHIFT, DISPATCH_SETUP_DIMENSIONS_WIDTH, amd_format, header_bits,
-};
+use aqueduct_abi::packet::{DISPATCH_SETUP_DIMENSIONS_SHIFT, DISPATCH_SETUP_DIMENSIONS_WIDTH, amd_format, header_bits};
 use aqueduct_abi::queue::queue_feature;
 use aqueduct_abi::{
-    AgentDispatchPacket, AmdQueue, AmdSignal, BarrierAndPacket, BarrierOrPacket,
-    BarrierValuePacket, FenceScope, HsaQueue, KernelDispatchPacket, PacketHeader, PacketType,
-    QueueProperties, QueueType, SignalCondition, SignalKind, VendorPacketHeader,
+    AgentDispatchPacket, AmdQueue, AmdSignal, BarrierAndPacket, BarrierOrPacket, BarrierValuePacket, FenceScope,
+    HsaQueue, KernelDispatchPacket, PacketHeader, PacketType, QueueProperties, QueueType, SignalCondition, SignalKind,
+    VendorPacketHeader,
 };
 use aqueduct_hsa::sys;
 
@@ -118,13 +116,8 @@ macro_rules! enums {
 /// Width and lowest position of the header bits that make `PacketHeader::barrier` true: derived
 /// from behaviour because the accessor masks the bit inline rather than via a named width.
 fn barrier_bits() -> (i64, i64) {
-    let bits: Vec<u16> = (0..16)
-        .filter(|bit| PacketHeader(1 << bit).barrier())
-        .collect();
-    (
-        bits.len() as i64,
-        bits.first().map_or(-1, |&bit| bit as i64),
-    )
+    let bits: Vec<u16> = (0..16).filter(|bit| PacketHeader(1 << bit).barrier()).collect();
+    (bits.len() as i64, bits.first().map_or(-1, |&bit| bit as i64))
 }
 
 fn expectations() -> Vec<Expectation> {
@@ -485,30 +478,21 @@ fn parse_facts(output: &str) -> Result<BTreeMap<String, i64>, String> {
             continue;
         }
         if ended {
-            return Err(format!(
-                "line {}: output continues after `end`: {line:?}",
-                number + 1
-            ));
+            return Err(format!("line {}: output continues after `end`: {line:?}", number + 1));
         }
         if line == "end" {
             ended = true;
             continue;
         }
-        let (key, value) = line
-            .rsplit_once(' ')
-            .ok_or_else(|| format!("line {}: no value: {line:?}", number + 1))?;
+        let (key, value) = line.rsplit_once(' ').ok_or_else(|| format!("line {}: no value: {line:?}", number + 1))?;
         let kind = key.split(' ').next().unwrap_or_default();
         let arity = key.split(' ').count();
-        let well_formed = matches!(
-            (kind, arity),
-            ("sizeof" | "alignof" | "enum", 2) | ("offsetof" | "fieldsize", 3)
-        );
+        let well_formed = matches!((kind, arity), ("sizeof" | "alignof" | "enum", 2) | ("offsetof" | "fieldsize", 3));
         if !well_formed {
             return Err(format!("line {}: unknown fact shape: {line:?}", number + 1));
         }
-        let value: i64 = value
-            .parse()
-            .map_err(|error| format!("line {}: bad value in {line:?}: {error}", number + 1))?;
+        let value: i64 =
+            value.parse().map_err(|error| format!("line {}: bad value in {line:?}: {error}", number + 1))?;
         if facts.insert(key.to_string(), value).is_some() {
             return Err(format!("line {}: duplicate fact {key:?}", number + 1));
         }
@@ -549,9 +533,7 @@ fn compare(facts: &BTreeMap<String, i64>, expectations: &[Expectation]) -> Vec<S
     }
     for (key, value) in facts {
         if !expected_keys.contains(key.as_str()) {
-            problems.push(format!(
-                "C line `{key} {value}` has no Rust expectation; add one in abi_conformance.rs"
-            ));
+            problems.push(format!("C line `{key} {value}` has no Rust expectation; add one in abi_conformance.rs"));
         }
     }
     problems
@@ -596,11 +578,8 @@ fn c_facts() -> Option<String> {
     let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/layout.c");
     let binary = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("aqueduct-abi-layout");
-    let compiled = Command::new(&compiler)
-        .args(["-std=c11", "-Wall", "-Wextra", "-O0", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        .output();
+    let compiled =
+        Command::new(&compiler).args(["-std=c11", "-Wall", "-Wextra", "-O0", "-o"]).arg(&binary).arg(&source).output();
     let compiled = match compiled {
         Ok(output) => output,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -616,9 +595,7 @@ fn c_facts() -> Option<String> {
         source.display(),
         String::from_utf8_lossy(&compiled.stderr)
     );
-    let run = Command::new(&binary)
-        .output()
-        .expect("run the layout program");
+    let run = Command::new(&binary).output().expect("run the layout program");
     assert!(
         run.status.success(),
         "layout program exited with {}:\n{}",
@@ -631,8 +608,7 @@ fn c_facts() -> Option<String> {
 #[test]
 fn rust_abi_matches_rocr_headers() {
     let Some(output) = c_facts() else { return };
-    let facts =
-        parse_facts(&output).unwrap_or_else(|error| panic!("unparsable layout output: {error}"));
+    let facts = parse_facts(&output).unwrap_or_else(|error| panic!("unparsable layout output: {error}"));
     let expectations = expectations();
     let problems = compare(&facts, &expectations);
     assert!(
@@ -642,44 +618,23 @@ fn rust_abi_matches_rocr_headers() {
         problems.join("\n  ")
     );
     // Guards against a run that matched trivially (e.g. an empty list on both sides).
-    assert!(
-        facts.len() >= 300,
-        "only {} C facts; the layout program lost lines",
-        facts.len()
-    );
+    assert!(facts.len() >= 300, "only {} C facts; the layout program lost lines", facts.len());
     let mut stdout = std::io::stdout().lock();
-    writeln!(
-        stdout,
-        "abi_conformance: {} C facts matched {} Rust expectations",
-        facts.len(),
-        expectations.len()
-    )
-    .expect("stdout is writable");
+    writeln!(stdout, "abi_conformance: {} C facts matched {} Rust expectations", facts.len(), expectations.len())
+        .expect("stdout is writable");
 }
 
 /// Needs no headers: a constant added to sys.rs without a conformance line fails here.
 #[test]
 fn every_sys_constant_is_checked() {
-    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sys.rs"))
-        .expect("read src/sys.rs");
+    let source =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sys.rs")).expect("read src/sys.rs");
     let constants = sys_constants(&source);
-    assert!(
-        constants.len() >= 100,
-        "scan found only {} constants; did sys.rs change shape?",
-        constants.len()
-    );
-    let covered: BTreeSet<String> = expectations()
-        .iter()
-        .map(|expectation| expectation.source.split_whitespace().collect::<String>())
-        .collect();
-    let unchecked: Vec<&String> = constants
-        .iter()
-        .filter(|name| !covered.contains(*name))
-        .collect();
-    assert!(
-        unchecked.is_empty(),
-        "constants in src/sys.rs with no C conformance line: {unchecked:?}"
-    );
+    assert!(constants.len() >= 100, "scan found only {} constants; did sys.rs change shape?", constants.len());
+    let covered: BTreeSet<String> =
+        expectations().iter().map(|expectation| expectation.source.split_whitespace().collect::<String>()).collect();
+    let unchecked: Vec<&String> = constants.iter().filter(|name| !covered.contains(*name)).collect();
+    assert!(unchecked.is_empty(), "constants in src/sys.rs with no C conformance line: {unchecked:?}");
 }
 
 /// The comparison itself must catch each kind of drift, or the main test proves nothing.
@@ -703,34 +658,13 @@ fn comparison_reports_every_kind_of_drift() {
     );
     assert_eq!(problems.len(), 3, "{problems:#?}");
     assert!(problems.iter().any(|problem| problem.contains("`enum B`")));
-    assert!(
-        problems
-            .iter()
-            .any(|problem| problem.contains("no C line for `enum MISSING`"))
-    );
-    assert!(
-        problems
-            .iter()
-            .any(|problem| problem.contains("`enum EXTRA 1` has no Rust expectation"))
-    );
+    assert!(problems.iter().any(|problem| problem.contains("no C line for `enum MISSING`")));
+    assert!(problems.iter().any(|problem| problem.contains("`enum EXTRA 1` has no Rust expectation")));
     // Rust 4 is not a multiple of C's 8: under-alignment is drift too.
     let under_aligned = compare(&facts, &[expectation("alignof a", 4, Compare::MultipleOf)]);
-    assert!(
-        under_aligned
-            .iter()
-            .any(|problem| problem.starts_with("`alignof a`")),
-        "{under_aligned:#?}"
-    );
+    assert!(under_aligned.iter().any(|problem| problem.starts_with("`alignof a`")), "{under_aligned:#?}");
 
     assert!(parse_facts("sizeof a 64\n").unwrap_err().contains("end"));
-    assert!(
-        parse_facts("sizeof a 64\nsizeof a 64\nend\n")
-            .unwrap_err()
-            .contains("duplicate")
-    );
-    assert!(
-        parse_facts("offsetof a 1\nend\n")
-            .unwrap_err()
-            .contains("shape")
-    );
+    assert!(parse_facts("sizeof a 64\nsizeof a 64\nend\n").unwrap_err().contains("duplicate"));
+    assert!(parse_facts("offsetof a 1\nend\n").unwrap_err().contains("shape"));
 }

@@ -35,7 +35,10 @@ fn accumulate_lists_exactly_its_four_explicit_args_on_both_targets() {
         assert_eq!(kernel.kernarg_segment_size, 24, "out@0, in@8, scale@16, count@20 and no hidden args");
         assert_eq!(kernel.kernarg_segment_align, 8);
         let layout: Vec<_> = kernel.args.iter().map(|arg| (arg.offset, arg.size, arg.value_kind.as_str())).collect();
-        assert_eq!(layout, [(0, 8, "global_buffer"), (8, 8, "global_buffer"), (16, 4, "by_value"), (20, 4, "by_value")]);
+        assert_eq!(
+            layout,
+            [(0, 8, "global_buffer"), (8, 8, "global_buffer"), (16, 4, "by_value"), (20, 4, "by_value")]
+        );
         assert!(kernel.args.iter().all(|arg| !arg.value_kind.is_hidden()));
     }
     let executable = Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
@@ -103,7 +106,8 @@ fn a_descriptor_dispatches_to_the_registered_cpu_kernel() {
 #[test]
 fn an_incompatible_target_is_refused_before_loading_naming_both_targets() {
     let client = Client::new();
-    let error = Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX90A).err().expect("gfx90a code on a gfx1100 agent");
+    let error =
+        Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX90A).err().expect("gfx90a code on a gfx1100 agent");
     assert!(matches!(error, ExecutableError::Incompatible(_)), "{error:?}");
     let message = error.to_string();
     assert!(message.contains("gfx90a") && message.contains("gfx1100"), "{message}");
@@ -122,7 +126,8 @@ fn an_unknown_kernel_lists_the_kernels_that_exist() {
 #[test]
 fn garbage_is_a_typed_code_object_error() {
     let client = Client::new();
-    let error = Executable::load(&client.hsa, client.agent, &[0x7F, b'E', b'L', b'F', 2, 1, 1]).err().expect("truncated ELF");
+    let error =
+        Executable::load(&client.hsa, client.agent, &[0x7F, b'E', b'L', b'F', 2, 1, 1]).err().expect("truncated ELF");
     assert!(matches!(error, ExecutableError::CodeObject(_)), "{error:?}");
 }
 

@@ -12,9 +12,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use aqueduct_hsa::error::{HsaError, LoadError};
-use aqueduct_hsa::rocr::{
-    DEFAULT_LIBRARY_NAMES, LIBHSA_PATH_VARIABLE, RocrLibrary, library_candidates,
-};
+use aqueduct_hsa::rocr::{DEFAULT_LIBRARY_NAMES, LIBHSA_PATH_VARIABLE, RocrLibrary, library_candidates};
 use aqueduct_hsa::sys::{HsaApi, status};
 use aqueduct_hsa::{Hsa, ProviderKind};
 
@@ -26,9 +24,7 @@ static ENV_LOCK: Mutex<()> = Mutex::new(());
 fn env_lock() -> MutexGuard<'static, ()> {
     // A failed test poisons the lock; the environment is still consistent (each test restores it
     // before asserting), so later tests may proceed.
-    ENV_LOCK
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    ENV_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Opens ROCr directly, or reports the skip (failing when the library is required).
@@ -37,8 +33,7 @@ fn open_rocr() -> Option<libloading::Library> {
     match unsafe { libloading::Library::new(ROCR_SONAME) } {
         Ok(library) => Some(library),
         Err(error) => {
-            let reason =
-                format!("{ROCR_SONAME} could not be loaded ({error}); install libhsa-runtime64-1");
+            let reason = format!("{ROCR_SONAME} could not be loaded ({error}); install libhsa-runtime64-1");
             assert!(
                 !std::env::var(REQUIRE_VARIABLE).is_ok_and(|value| value == "1"),
                 "{REQUIRE_VARIABLE}=1 but {reason}"
@@ -75,19 +70,10 @@ fn status_string(api: &HsaApi, code: u32) -> String {
     let mut text: *const c_char = std::ptr::null();
     // SAFETY: ROCr writes a pointer to a static NUL-terminated string; it needs no hsa_init.
     let result = unsafe { (api.hsa_status_string)(code, &mut text) };
-    assert_eq!(
-        result,
-        status::SUCCESS,
-        "hsa_status_string({code:#x}) failed with {result:#x}"
-    );
-    assert!(
-        !text.is_null(),
-        "hsa_status_string({code:#x}) returned a null string"
-    );
+    assert_eq!(result, status::SUCCESS, "hsa_status_string({code:#x}) failed with {result:#x}");
+    assert!(!text.is_null(), "hsa_status_string({code:#x}) returned a null string");
     // SAFETY: non-null and NUL-terminated per the HSA spec; the string is static in ROCr.
-    unsafe { CStr::from_ptr(text) }
-        .to_string_lossy()
-        .into_owned()
+    unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
 }
 
 /// Each table entry, looked up on its own so a failure names every missing symbol.
@@ -95,21 +81,10 @@ fn status_string(api: &HsaApi, code: u32) -> String {
 fn every_table_symbol_is_exported_by_rocr() {
     let _guard = env_lock();
     let Some(library) = open_rocr() else { return };
-    assert!(
-        HsaApi::SYMBOLS.len() >= 30,
-        "the table shrank to {} entries",
-        HsaApi::SYMBOLS.len()
-    );
+    assert!(HsaApi::SYMBOLS.len() >= 30, "the table shrank to {} entries", HsaApi::SYMBOLS.len());
     let mut seen = std::collections::BTreeSet::new();
-    let duplicates: Vec<&str> = HsaApi::SYMBOLS
-        .iter()
-        .copied()
-        .filter(|name| !seen.insert(*name))
-        .collect();
-    assert!(
-        duplicates.is_empty(),
-        "duplicate table entries: {duplicates:?}"
-    );
+    let duplicates: Vec<&str> = HsaApi::SYMBOLS.iter().copied().filter(|name| !seen.insert(*name)).collect();
+    assert!(duplicates.is_empty(), "duplicate table entries: {duplicates:?}");
 
     let missing: Vec<String> = HsaApi::SYMBOLS
         .iter()
@@ -119,11 +94,7 @@ fn every_table_symbol_is_exported_by_rocr() {
             found.err().map(|error| format!("{name}: {error}"))
         })
         .collect();
-    assert!(
-        missing.is_empty(),
-        "{ROCR_SONAME} lacks table entries:\n  {}",
-        missing.join("\n  ")
-    );
+    assert!(missing.is_empty(), "{ROCR_SONAME} lacks table entries:\n  {}", missing.join("\n  "));
 }
 
 #[test]
@@ -134,10 +105,7 @@ fn load_resolves_the_whole_table_from_the_default_soname() {
     }
     let library = with_path_variable(None, RocrLibrary::load)
         .unwrap_or_else(|error| panic!("RocrLibrary::load failed with ROCr installed: {error}"));
-    assert_eq!(
-        library.path, ROCR_SONAME,
-        "the .so.1 name is the first default candidate"
-    );
+    assert_eq!(library.path, ROCR_SONAME, "the .so.1 name is the first default candidate");
 }
 
 /// Without /dev/kfd, `hsa_init` fails with OUT_OF_RESOURCES and the status has a readable string;
@@ -153,12 +121,7 @@ fn hsa_init_reports_a_clear_status() {
     // SAFETY: hsa_init takes no arguments; ROCr reference-counts init/shut_down pairs.
     let result = unsafe { (api.hsa_init)() };
     if Path::new("/dev/kfd").exists() {
-        assert_eq!(
-            result,
-            status::SUCCESS,
-            "hsa_init failed with /dev/kfd present: {}",
-            status_string(api, result)
-        );
+        assert_eq!(result, status::SUCCESS, "hsa_init failed with /dev/kfd present: {}", status_string(api, result));
         // SAFETY: balances the successful hsa_init above.
         assert_eq!(unsafe { (api.hsa_shut_down)() }, status::SUCCESS);
     } else {
@@ -169,10 +132,7 @@ fn hsa_init_reports_a_clear_status() {
             status_string(api, result)
         );
         let text = status_string(api, result);
-        assert!(
-            text.contains("OUT_OF_RESOURCES"),
-            "status string for {result:#x} does not name it: {text:?}"
-        );
+        assert!(text.contains("OUT_OF_RESOURCES"), "status string for {result:#x} does not name it: {text:?}");
     }
     // Any status, known or not, must map to text rather than crash (the engine formats errors
     // with it unconditionally).
@@ -193,8 +153,7 @@ fn safe_wrapper_reports_hsa_init_failure_with_the_status_string() {
     };
     let result = with_path_variable(None, Hsa::rocr);
     if Path::new("/dev/kfd").exists() {
-        let hsa = result
-            .unwrap_or_else(|error| panic!("Hsa::rocr failed with /dev/kfd present: {error}"));
+        let hsa = result.unwrap_or_else(|error| panic!("Hsa::rocr failed with /dev/kfd present: {error}"));
         assert_eq!(hsa.kind(), ProviderKind::Rocr);
         assert_eq!(hsa.library_path(), Some(ROCR_SONAME));
         return;
@@ -203,22 +162,12 @@ fn safe_wrapper_reports_hsa_init_failure_with_the_status_string() {
         Err(LoadError::Hsa(error)) => {
             assert_eq!(
                 error,
-                HsaError {
-                    status: 0x1008,
-                    call: "hsa_init",
-                    message: expected_message
-                },
+                HsaError { status: 0x1008, call: "hsa_init", message: expected_message },
                 "the error must carry ROCr's status string verbatim"
             );
             let shown = LoadError::Hsa(error).to_string();
-            assert!(
-                shown.contains("hsa_init") && shown.contains("0x1008"),
-                "unclear error text: {shown}"
-            );
-            assert!(
-                shown.contains("OUT_OF_RESOURCES"),
-                "status string missing from: {shown}"
-            );
+            assert!(shown.contains("hsa_init") && shown.contains("0x1008"), "unclear error text: {shown}");
+            assert!(shown.contains("OUT_OF_RESOURCES"), "status string missing from: {shown}");
         }
         Err(other) => panic!("expected LoadError::Hsa(0x1008 from hsa_init), got {other:?}"),
         Ok(hsa) => panic!("Hsa::rocr succeeded without /dev/kfd: {hsa:?}"),
@@ -230,26 +179,12 @@ fn safe_wrapper_reports_hsa_init_failure_with_the_status_string() {
 #[test]
 fn path_variable_is_tried_first_and_checked() {
     let _guard = env_lock();
-    let defaults: Vec<String> = DEFAULT_LIBRARY_NAMES
-        .iter()
-        .map(|name| name.to_string())
-        .collect();
+    let defaults: Vec<String> = DEFAULT_LIBRARY_NAMES.iter().map(|name| name.to_string()).collect();
 
     let candidates = with_path_variable(Some("/nonexistent/lib.so"), library_candidates);
-    assert_eq!(
-        candidates.first().map(String::as_str),
-        Some("/nonexistent/lib.so")
-    );
-    assert_eq!(
-        candidates[1..],
-        defaults[..],
-        "defaults follow the override, in order"
-    );
-    assert_eq!(
-        with_path_variable(Some(""), library_candidates),
-        defaults,
-        "empty override is ignored"
-    );
+    assert_eq!(candidates.first().map(String::as_str), Some("/nonexistent/lib.so"));
+    assert_eq!(candidates[1..], defaults[..], "defaults follow the override, in order");
+    assert_eq!(with_path_variable(Some(""), library_candidates), defaults, "empty override is ignored");
     assert_eq!(with_path_variable(None, library_candidates), defaults);
     assert_eq!(defaults, [ROCR_SONAME, "libhsa-runtime64.so"]);
 
@@ -258,11 +193,7 @@ fn path_variable_is_tried_first_and_checked() {
     let libc_result = with_path_variable(Some("libc.so.6"), RocrLibrary::load);
     match libc_result {
         Err(LoadError::MissingSymbol { symbol, reason }) => {
-            assert_eq!(
-                symbol,
-                HsaApi::SYMBOLS[0],
-                "the first table entry is reported"
-            );
+            assert_eq!(symbol, HsaApi::SYMBOLS[0], "the first table entry is reported");
             assert_eq!(symbol, "hsa_init");
             assert!(!reason.is_empty(), "the dlsym reason is kept");
         }
@@ -281,8 +212,6 @@ fn path_variable_is_tried_first_and_checked() {
         return;
     }
     let fallback = with_path_variable(Some("/nonexistent/lib.so"), RocrLibrary::load)
-        .unwrap_or_else(|error| {
-            panic!("a bad override must fall through to the defaults: {error}")
-        });
+        .unwrap_or_else(|error| panic!("a bad override must fall through to the defaults: {error}"));
     assert_eq!(fallback.path, ROCR_SONAME);
 }

@@ -74,7 +74,8 @@ fn kernargs_the_gpu_was_not_granted_raise_a_memory_fault_event_not_a_queue_error
         std::thread::sleep(Duration::from_millis(1));
     };
     assert!(detail.contains("not mapped for this agent"), "{detail}");
-    let seen = EVENTS.lock().unwrap().contains(&(client.agent.handle, ungranted as u64, amd_event::FAULT_PAGE_NOT_PRESENT));
+    let seen =
+        EVENTS.lock().unwrap().contains(&(client.agent.handle, ungranted as u64, amd_event::FAULT_PAGE_NOT_PRESENT));
     assert!(seen, "the handler saw the fault on this agent at the kernarg address");
     assert_eq!(LAST_QUEUE_ERROR.load(Ordering::SeqCst), 0, "ROCr does not call the queue callback for a memory fault");
     assert_eq!(out, &[0, 0, 0, 0], "the kernel never ran");
@@ -119,7 +120,8 @@ fn only_interrupt_signals_take_kfd_events() {
     assert_eq!(soft::interrupt_events().0, before, "destroying gives the event back");
     // Past KFD's limit, signals are still created, without an event, and the overflow is counted.
     let room = soft::EVENT_LIMIT - before;
-    let signals: Vec<_> = (0..room + 3).map(|_| client.hsa.signal_create(0).expect("created past the limit too")).collect();
+    let signals: Vec<_> =
+        (0..room + 3).map(|_| client.hsa.signal_create(0).expect("created past the limit too")).collect();
     assert_eq!(soft::interrupt_events(), (soft::EVENT_LIMIT, overflowed + 3));
     for signal in signals.into_iter().chain([gpu_only]) {
         client.hsa.signal_destroy(signal).expect("destroy");

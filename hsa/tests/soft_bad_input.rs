@@ -14,8 +14,18 @@ fn null_and_stale_handles_are_rejected() {
     let mut value = 0u32;
     // SAFETY (block): every call below is given a valid out-pointer and a bad handle.
     unsafe {
-        assert_eq!((api.hsa_agent_get_info)(bogus_agent, agent_info::WAVEFRONT_SIZE, (&mut value as *mut u32).cast()), status::ERROR_INVALID_AGENT);
-        assert_eq!((api.hsa_agent_get_info)(hsa_agent_t { handle: 0 }, agent_info::WAVEFRONT_SIZE, (&mut value as *mut u32).cast()), status::ERROR_INVALID_AGENT);
+        assert_eq!(
+            (api.hsa_agent_get_info)(bogus_agent, agent_info::WAVEFRONT_SIZE, (&mut value as *mut u32).cast()),
+            status::ERROR_INVALID_AGENT
+        );
+        assert_eq!(
+            (api.hsa_agent_get_info)(
+                hsa_agent_t { handle: 0 },
+                agent_info::WAVEFRONT_SIZE,
+                (&mut value as *mut u32).cast()
+            ),
+            status::ERROR_INVALID_AGENT
+        );
         assert_eq!((api.hsa_signal_destroy)(hsa_signal_t { handle: 0 }), status::ERROR_INVALID_SIGNAL);
         assert_eq!((api.hsa_signal_destroy)(hsa_signal_t { handle: 0x1234_5678 }), status::ERROR_INVALID_SIGNAL);
         let signal = client.signal(7);
@@ -26,14 +36,33 @@ fn null_and_stale_handles_are_rejected() {
         assert_eq!((api.hsa_queue_destroy)(0x4000 as *mut _), status::ERROR_INVALID_QUEUE);
         assert_eq!((api.hsa_amd_memory_pool_free)(0x4000 as *mut _), status::ERROR_INVALID_ARGUMENT);
         let mut pointer = core::ptr::null_mut();
-        assert_eq!((api.hsa_amd_memory_pool_allocate)(hsa_amd_memory_pool_t { handle: 1 }, 64, 0, &mut pointer), status::ERROR_INVALID_MEMORY_POOL);
+        assert_eq!(
+            (api.hsa_amd_memory_pool_allocate)(hsa_amd_memory_pool_t { handle: 1 }, 64, 0, &mut pointer),
+            status::ERROR_INVALID_MEMORY_POOL
+        );
         assert!(pointer.is_null(), "nothing was written on failure");
-        assert_eq!((api.hsa_executable_freeze)(hsa_executable_t { handle: 5 }, core::ptr::null()), status::ERROR_INVALID_EXECUTABLE);
-        assert_eq!((api.hsa_code_object_reader_destroy)(hsa_code_object_reader_t { handle: 5 }), status::ERROR_INVALID_CODE_OBJECT_READER);
+        assert_eq!(
+            (api.hsa_executable_freeze)(hsa_executable_t { handle: 5 }, core::ptr::null()),
+            status::ERROR_INVALID_EXECUTABLE
+        );
+        assert_eq!(
+            (api.hsa_code_object_reader_destroy)(hsa_code_object_reader_t { handle: 5 }),
+            status::ERROR_INVALID_CODE_OBJECT_READER
+        );
         let mut kernel_object = 0u64;
-        assert_eq!((api.hsa_executable_symbol_get_info)(hsa_executable_symbol_t { handle: 9 }, symbol_info::KERNEL_OBJECT, (&mut kernel_object as *mut u64).cast()), status::ERROR_INVALID_EXECUTABLE_SYMBOL);
+        assert_eq!(
+            (api.hsa_executable_symbol_get_info)(
+                hsa_executable_symbol_t { handle: 9 },
+                symbol_info::KERNEL_OBJECT,
+                (&mut kernel_object as *mut u64).cast()
+            ),
+            status::ERROR_INVALID_EXECUTABLE_SYMBOL
+        );
         let mut time = hsa_amd_profiling_dispatch_time_t::default();
-        assert_eq!((api.hsa_amd_profiling_get_dispatch_time)(client.agent, hsa_signal_t { handle: 3 }, &mut time), status::ERROR_INVALID_SIGNAL);
+        assert_eq!(
+            (api.hsa_amd_profiling_get_dispatch_time)(client.agent, hsa_signal_t { handle: 3 }, &mut time),
+            status::ERROR_INVALID_SIGNAL
+        );
     }
 }
 
@@ -44,10 +73,19 @@ fn unsupported_attributes_are_rejected() {
     let mut buffer = [0u8; 64];
     // SAFETY (block): a 64-byte buffer is large enough for any attribute.
     unsafe {
-        assert_eq!((api.hsa_agent_get_info)(client.agent, 0x7777, buffer.as_mut_ptr().cast()), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(
+            (api.hsa_agent_get_info)(client.agent, 0x7777, buffer.as_mut_ptr().cast()),
+            status::ERROR_INVALID_ARGUMENT
+        );
         assert_eq!((api.hsa_system_get_info)(0x7777, buffer.as_mut_ptr().cast()), status::ERROR_INVALID_ARGUMENT);
-        assert_eq!((api.hsa_amd_memory_pool_get_info)(client.device_pool, 0x7777, buffer.as_mut_ptr().cast()), status::ERROR_INVALID_ARGUMENT);
-        assert_eq!((api.hsa_agent_get_info)(client.agent, agent_info::NAME, core::ptr::null_mut()), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(
+            (api.hsa_amd_memory_pool_get_info)(client.device_pool, 0x7777, buffer.as_mut_ptr().cast()),
+            status::ERROR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            (api.hsa_agent_get_info)(client.agent, agent_info::NAME, core::ptr::null_mut()),
+            status::ERROR_INVALID_ARGUMENT
+        );
     }
     assert_eq!(buffer, [0u8; 64], "a refused query writes nothing");
 }
@@ -59,13 +97,25 @@ fn bad_queue_sizes_are_rejected() {
     let min = client.hsa.agent_u32(client.agent, agent_info::QUEUE_MIN_SIZE).expect("min");
     for size in [0, 3, 100, min / 2, max * 2, u32::MAX] {
         // SAFETY: no callback, so the null data pointer is never used.
-        let error = unsafe { client.hsa.queue_create(client.agent, size, None, core::ptr::null_mut()) }.expect_err("bad size");
+        let error =
+            unsafe { client.hsa.queue_create(client.agent, size, None, core::ptr::null_mut()) }.expect_err("bad size");
         assert_eq!(error.status, status::ERROR_INVALID_ARGUMENT, "size {size}");
         assert!(error.message.contains("INVALID_ARGUMENT"), "the status string is carried: {}", error.message);
     }
     let mut queue = core::ptr::null_mut();
     // SAFETY: valid out-pointer; the queue type is the only bad argument.
-    let result = unsafe { (client.hsa.api().hsa_queue_create)(client.agent, 64, 7, None, core::ptr::null_mut(), u32::MAX, u32::MAX, &mut queue) };
+    let result = unsafe {
+        (client.hsa.api().hsa_queue_create)(
+            client.agent,
+            64,
+            7,
+            None,
+            core::ptr::null_mut(),
+            u32::MAX,
+            u32::MAX,
+            &mut queue,
+        )
+    };
     assert_eq!(result, status::ERROR_INVALID_QUEUE_CREATION);
     assert!(queue.is_null());
 }

@@ -102,7 +102,11 @@ fn barrier_value_honours_every_condition_and_the_mask() {
         let id = queue.reserve_spinning();
         queue.publish(id, &packet, header, barrier_value_setup());
         queue.ring(id);
-        assert_eq!(client.wait_eq(done, 0, 30), 1, "condition {condition} mask {mask:#x} must not pass at {unsatisfied}");
+        assert_eq!(
+            client.wait_eq(done, 0, 30),
+            1,
+            "condition {condition} mask {mask:#x} must not pass at {unsatisfied}"
+        );
         // SAFETY: table call on a live signal.
         unsafe { (client.hsa.api().hsa_signal_store_screlease)(watched, satisfied) };
         assert_eq!(client.wait_eq(done, 0, 10_000), 0, "condition {condition} mask {mask:#x} must pass at {satisfied}");
@@ -180,13 +184,29 @@ fn signal_waits_time_out() {
     let mut satisfying = -1i64;
     // SAFETY: arrays of two entries each, as the count says.
     let index = unsafe {
-        (client.hsa.api().hsa_amd_signal_wait_any)(2, signals.as_mut_ptr(), conditions.as_mut_ptr(), values.as_mut_ptr(), 20_000_000, 0, &mut satisfying)
+        (client.hsa.api().hsa_amd_signal_wait_any)(
+            2,
+            signals.as_mut_ptr(),
+            conditions.as_mut_ptr(),
+            values.as_mut_ptr(),
+            20_000_000,
+            0,
+            &mut satisfying,
+        )
     };
     assert_eq!(index, u32::MAX, "wait-any times out");
     // SAFETY: as above; signal 1 now satisfies its condition.
     unsafe { (client.hsa.api().hsa_signal_store_screlease)(signals[1], 0) };
     let index = unsafe {
-        (client.hsa.api().hsa_amd_signal_wait_any)(2, signals.as_mut_ptr(), conditions.as_mut_ptr(), values.as_mut_ptr(), 1_000_000_000, 0, &mut satisfying)
+        (client.hsa.api().hsa_amd_signal_wait_any)(
+            2,
+            signals.as_mut_ptr(),
+            conditions.as_mut_ptr(),
+            values.as_mut_ptr(),
+            1_000_000_000,
+            0,
+            &mut satisfying,
+        )
     };
     assert_eq!((index, satisfying), (1, 0));
 }
@@ -200,7 +220,8 @@ fn an_injected_fault_reaches_the_error_callback() {
     let out = client.alloc_u32(1);
     let done = client.signal(1);
     let id = queue.reserve_spinning();
-    soft::inject_fault(queue.raw, id, Fault::KernelFault { status: status::ERROR_MEMORY_APERTURE_VIOLATION }).expect("armed");
+    soft::inject_fault(queue.raw, id, Fault::KernelFault { status: status::ERROR_MEMORY_APERTURE_VIOLATION })
+        .expect("armed");
     let kernarg = client.kernargs(&kernargs_store_value(out.as_mut_ptr(), 1, 1));
     queue.publish(id, &dispatch_packet(&store, 1, 1, kernarg, done), dispatch_header(true), 1);
     queue.ring(id);

@@ -7,8 +7,8 @@
 use std::time::{Duration, Instant};
 
 use aqueduct_engine::{
-    BindingTable, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, EngineError, Kernel, MemoryKind, Queue, Dispatch,
-    Semaphore, thread_cpu_time,
+    BindingTable, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, Dispatch, EngineError, Kernel,
+    MemoryKind, Queue, Semaphore, thread_cpu_time,
 };
 use aqueduct_hsa::soft::{ExecutionMode, set_queue_mode};
 
@@ -47,7 +47,10 @@ pub struct CommandBufferRig {
 }
 
 fn mismatch(what: &str, expected: impl std::fmt::Debug, found: impl std::fmt::Debug) -> EngineError {
-    EngineError::InvalidArgument { what: "benchmark result", reason: format!("{what}: expected {expected:?}, found {found:?}") }
+    EngineError::InvalidArgument {
+        what: "benchmark result",
+        reason: format!("{what}: expected {expected:?}, found {found:?}"),
+    }
 }
 
 impl CommandBufferRig {
@@ -57,8 +60,9 @@ impl CommandBufferRig {
             .map(|_| {
                 let queue = device.create_queue()?;
                 if soft {
-                    set_queue_mode(queue.hsa_queue(), ExecutionMode::RetireOnly)
-                        .map_err(|error| EngineError::InvalidArgument { what: "soft queue mode", reason: format!("{error:?}") })?;
+                    set_queue_mode(queue.hsa_queue(), ExecutionMode::RetireOnly).map_err(|error| {
+                        EngineError::InvalidArgument { what: "soft queue mode", reason: format!("{error:?}") }
+                    })?;
                 }
                 Ok(queue)
             })
@@ -78,7 +82,11 @@ impl CommandBufferRig {
     }
 
     fn chain(&self, length: u64) -> Result<&CommandBuffer, EngineError> {
-        self.chains.iter().find(|(n, _)| *n == length).map(|(_, cb)| cb).ok_or_else(|| mismatch("prebuilt chain", CHAIN_LENGTHS, length))
+        self.chains
+            .iter()
+            .find(|(n, _)| *n == length)
+            .map(|(_, cb)| cb)
+            .ok_or_else(|| mismatch("prebuilt chain", CHAIN_LENGTHS, length))
     }
 
     /// One binding table per in-flight item: distinct activation ranges.
@@ -86,7 +94,9 @@ impl CommandBufferRig {
         (0..CLIP_DEPTH)
             .map(|item| {
                 let base = 64 * 1024 + ((lane * CLIP_DEPTH + item) as u64) * 64 * u64::from(CLIP_SLOTS);
-                let bindings: Vec<_> = (0..u64::from(CLIP_SLOTS)).map(|slot| self.materials.activations.range(base + 64 * slot, 64)).collect();
+                let bindings: Vec<_> = (0..u64::from(CLIP_SLOTS))
+                    .map(|slot| self.materials.activations.range(base + 64 * slot, 64))
+                    .collect();
                 BindingTable::from_bindings(&bindings)
             })
             .collect()
@@ -116,7 +126,11 @@ impl Materials {
         for index in 0..CLIP_DISPATCHES {
             let slot = index as u32 % CLIP_SLOTS;
             let weights = BufferRef::Static(self.weights.range(64 * (index as u64 % 256), 4));
-            let out = if index % 4 == 3 { BufferRef::Static(self.activations.range(64 * index as u64, 4)) } else { BufferRef::slot(slot, 0, 4) };
+            let out = if index % 4 == 3 {
+                BufferRef::Static(self.activations.range(64 * index as u64, 4))
+            } else {
+                BufferRef::slot(slot, 0, 4)
+            };
             let bindings = [out, weights];
             let constants = [index as u32, 1];
             let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&constants);
@@ -141,7 +155,13 @@ pub fn record(rig: &CommandBufferRig, length: u64) -> Result<Sample, EngineError
 }
 
 /// Executes `cb` once on `queue`, timing the submission, then waits for it.
-fn timed_execute(queue: &Queue, cb: &CommandBuffer, table: &BindingTable, done: &Semaphore, value: u64) -> Result<Sample, EngineError> {
+fn timed_execute(
+    queue: &Queue,
+    cb: &CommandBuffer,
+    table: &BindingTable,
+    done: &Semaphore,
+    value: u64,
+) -> Result<Sample, EngineError> {
     let (wall, cpu) = (Instant::now(), thread_cpu_time());
     queue.execute(cb, table, &[], &[done.at(value)])?;
     let sample = Sample { wall: wall.elapsed(), host_cpu: thread_cpu_time() - cpu };
@@ -166,7 +186,10 @@ pub fn dynamic_extra(rig: &CommandBufferRig, length: u64) -> Result<Sample, Engi
     rig.queues[0].execute(&cb, &table, &[], &[done.at(2)])?;
     let dynamic = Sample { wall: wall.elapsed(), host_cpu: thread_cpu_time() - cpu };
     done.wait(2, WAIT)?;
-    Ok(Sample { wall: dynamic.wall.saturating_sub(prebuilt.wall), host_cpu: dynamic.host_cpu.saturating_sub(prebuilt.host_cpu) })
+    Ok(Sample {
+        wall: dynamic.wall.saturating_sub(prebuilt.wall),
+        host_cpu: dynamic.host_cpu.saturating_sub(prebuilt.host_cpu),
+    })
 }
 
 /// `clip/cCdD`: `concurrency` threads, each on its own queue, each keeping [`CLIP_DEPTH`]
@@ -198,7 +221,10 @@ pub fn clip(rig: &CommandBufferRig, concurrency: usize, items: u64) -> Result<Sa
                 })
             })
             .collect();
-        workers.into_iter().map(|worker| worker.join().unwrap_or_else(|_| Err(mismatch("clip worker", "no panic", "panic")))).collect()
+        workers
+            .into_iter()
+            .map(|worker| worker.join().unwrap_or_else(|_| Err(mismatch("clip worker", "no panic", "panic"))))
+            .collect()
     });
     let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     let began = results.iter().map(|result| result.0).min().unwrap_or_else(Instant::now);

@@ -68,7 +68,10 @@ pub fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|text| {
-            text.lines().find(|line| line.starts_with("model name")).and_then(|line| line.split(':').nth(1)).map(|model| model.trim().to_string())
+            text.lines()
+                .find(|line| line.starts_with("model name"))
+                .and_then(|line| line.split(':').nth(1))
+                .map(|model| model.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".into())
 }
@@ -80,8 +83,17 @@ pub fn compare(old: &Report, new: &Report) -> Vec<String> {
         match old.results.iter().find(|candidate| candidate.name == row.name) {
             Some(before) => {
                 let change = if before.median > 0.0 { (row.median / before.median - 1.0) * 100.0 } else { 0.0 };
-                let flag = if change > 10.0 { "  slower" } else if change < -10.0 { "  faster" } else { "" };
-                lines.push(format!("{:<36} {:>12.1} {:>12.1} {:>+8.1}%{flag}", row.name, before.median, row.median, change));
+                let flag = if change > 10.0 {
+                    "  slower"
+                } else if change < -10.0 {
+                    "  faster"
+                } else {
+                    ""
+                };
+                lines.push(format!(
+                    "{:<36} {:>12.1} {:>12.1} {:>+8.1}%{flag}",
+                    row.name, before.median, row.median, change
+                ));
             }
             None => lines.push(format!("{:<36} {:>12} {:>12.1} {:>9}", row.name, "-", row.median, "new")),
         }

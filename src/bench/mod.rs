@@ -21,8 +21,8 @@ pub mod shapes;
 
 use aqueduct_engine::{Engine, EngineConfig, EngineError};
 
-pub use measure::{Report, ResultRow, Sample, compare};
 use command_buffers::CommandBufferRig;
+pub use measure::{Report, ResultRow, Sample, compare};
 use shapes::{HANDOFFS, LIMIT_PACKETS, Payload, Rig, SUBMITS};
 
 #[derive(Clone, Debug)]
@@ -59,7 +59,9 @@ pub fn shapes<'a>(rig: &'a Rig, cb_rig: &'a CommandBufferRig, quick: bool) -> Ve
         for e2e in [false, true] {
             for handoffs in HANDOFFS {
                 let mode = if e2e { "e2e" } else { "submit" };
-                list.push(Shape::new(format!("{}/{mode}/{handoffs}", payload.prefix()), handoffs, move || shapes::edges(rig, payload, handoffs, e2e)));
+                list.push(Shape::new(format!("{}/{mode}/{handoffs}", payload.prefix()), handoffs, move || {
+                    shapes::edges(rig, payload, handoffs, e2e)
+                }));
             }
         }
     }
@@ -70,20 +72,30 @@ pub fn shapes<'a>(rig: &'a Rig, cb_rig: &'a CommandBufferRig, quick: bool) -> Ve
         }
     }
     for bindings in kernels::BINDING_COUNTS {
-        list.push(Shape::new(format!("dispatch/submit/bindings={bindings}"), SUBMITS, move || shapes::dispatches(rig, bindings)));
+        list.push(Shape::new(format!("dispatch/submit/bindings={bindings}"), SUBMITS, move || {
+            shapes::dispatches(rig, bindings)
+        }));
     }
     for queues in [1usize, 2, 4] {
-        list.push(Shape::new(format!("scale/queues={queues}"), SUBMITS * queues as u64, move || shapes::scaling(rig, queues)));
+        list.push(Shape::new(format!("scale/queues={queues}"), SUBMITS * queues as u64, move || {
+            shapes::scaling(rig, queues)
+        }));
     }
     for length in command_buffers::CHAIN_LENGTHS {
         list.push(Shape::new(format!("cb/record/{length}"), length, move || command_buffers::record(cb_rig, length)));
-        list.push(Shape::new(format!("cb/static/{length}"), length, move || command_buffers::replay_static(cb_rig, length)));
-        list.push(Shape::new(format!("cb/dynamic_extra/{length}"), length, move || command_buffers::dynamic_extra(cb_rig, length)));
+        list.push(Shape::new(format!("cb/static/{length}"), length, move || {
+            command_buffers::replay_static(cb_rig, length)
+        }));
+        list.push(Shape::new(format!("cb/dynamic_extra/{length}"), length, move || {
+            command_buffers::dynamic_extra(cb_rig, length)
+        }));
     }
     let items = clip_items(quick);
     for concurrency in command_buffers::CLIP_CONCURRENCY {
         let name = format!("clip/c{concurrency}d{}", command_buffers::CLIP_DEPTH);
-        list.push(Shape::new(name, items * concurrency as u64, move || command_buffers::clip(cb_rig, concurrency, items)));
+        list.push(Shape::new(name, items * concurrency as u64, move || {
+            command_buffers::clip(cb_rig, concurrency, items)
+        }));
     }
     list
 }

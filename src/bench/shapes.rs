@@ -81,7 +81,6 @@ impl Rig {
     fn queues(&self, e2e: bool) -> &[Queue] {
         if e2e { &self.e2e } else { &self.host }
     }
-
 }
 
 /// What an edge carries besides its cross-queue wait.
@@ -109,11 +108,18 @@ impl Payload {
 }
 
 fn mismatch(what: &str, expected: impl std::fmt::Debug, found: impl std::fmt::Debug) -> EngineError {
-    EngineError::InvalidArgument { what: "benchmark result", reason: format!("{what}: expected {expected:?}, found {found:?}") }
+    EngineError::InvalidArgument {
+        what: "benchmark result",
+        reason: format!("{what}: expected {expected:?}, found {found:?}"),
+    }
 }
 
 /// Times `submit` (submission only) and then everything until `finish` returns.
-fn timed(submit: impl FnOnce() -> Result<(), EngineError>, finish: impl FnOnce() -> Result<(), EngineError>, e2e: bool) -> Result<Sample, EngineError> {
+fn timed(
+    submit: impl FnOnce() -> Result<(), EngineError>,
+    finish: impl FnOnce() -> Result<(), EngineError>,
+    e2e: bool,
+) -> Result<Sample, EngineError> {
     let (wall, cpu) = (Instant::now(), thread_cpu_time());
     submit()?;
     let submitted = Sample { wall: wall.elapsed(), host_cpu: thread_cpu_time() - cpu };
@@ -144,7 +150,9 @@ pub fn edges(rig: &Rig, payload: Payload, handoffs: u64, e2e: bool) -> Result<Sa
                 let (waits, signals) = ([chain.at(step)], [chain.at(step + 1)]);
                 match payload {
                     Payload::Edge => queue.barrier(&waits, &signals),
-                    Payload::Copy4 => queue.copy(scratch.range(COPY_SOURCE, 4), scratch.range(COPY_TARGET, 4), &waits, &signals),
+                    Payload::Copy4 => {
+                        queue.copy(scratch.range(COPY_SOURCE, 4), scratch.range(COPY_TARGET, 4), &waits, &signals)
+                    }
                     Payload::Fill4 => queue.fill(scratch.range(FILL_TARGET, 4), &[1, 2, 3, 4], &waits, &signals),
                     Payload::Dispatch => queue.dispatch(&rig.tiny, &tiny, &waits, &signals),
                     Payload::Noop => queue.dispatch(&rig.noop, &noop, &waits, &signals),
@@ -235,7 +243,10 @@ pub fn scaling(rig: &Rig, queues: usize) -> Result<Sample, EngineError> {
                 })
             })
             .collect();
-        workers.into_iter().map(|worker| worker.join().unwrap_or_else(|_| Err(mismatch("worker", "no panic", "panic")))).collect()
+        workers
+            .into_iter()
+            .map(|worker| worker.join().unwrap_or_else(|_| Err(mismatch("worker", "no panic", "panic"))))
+            .collect()
     });
     let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     let began = results.iter().map(|result| result.0).min().unwrap_or_else(Instant::now);

@@ -8,7 +8,8 @@ use super::CliResult;
 pub fn run(options: BenchOptions, json: bool) -> CliResult {
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let report = aqueduct::bench::run(&options, |done, total, name| {
         bar.set_length(total as u64);

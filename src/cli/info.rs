@@ -1,8 +1,8 @@
 //! `aqueduct info`: the provider and why it was chosen, then its agents and pools in rocminfo's
 //! shape (`aqueduct::info`).
 
-use aqueduct_hsa::soft::SoftConfig;
 use aqueduct_hsa::Hsa;
+use aqueduct_hsa::soft::SoftConfig;
 
 use super::CliResult;
 

@@ -41,7 +41,10 @@ pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut A
             }
             retired || rings.frontier[usize::from(producer.queue)] >= producer.epoch
         };
-        add_wait(&mut plan.device_waits, DeviceWait { producer, semaphore: wait.semaphore, barrier: !covered, slot_named: false });
+        add_wait(
+            &mut plan.device_waits,
+            DeviceWait { producer, semaphore: wait.semaphore, barrier: !covered, slot_named: false },
+        );
     }
     Verdict::Admitted
 }
@@ -50,11 +53,13 @@ pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut A
 /// propagation but emit nothing.
 fn add_wait(waits: &mut Vec<DeviceWait>, wait: DeviceWait) {
     if wait.barrier
-        && let Some(existing) = waits.iter_mut().find(|existing| existing.barrier && existing.producer.queue == wait.producer.queue)
+        && let Some(existing) =
+            waits.iter_mut().find(|existing| existing.barrier && existing.producer.queue == wait.producer.queue)
     {
         // The barrier on the later epoch covers the earlier one, but the earlier wait's
         // semaphore still decides whether this submission fails, so it stays as a covered wait.
-        let covered = if wait.producer.epoch > existing.producer.epoch { core::mem::replace(existing, wait) } else { wait };
+        let covered =
+            if wait.producer.epoch > existing.producer.epoch { core::mem::replace(existing, wait) } else { wait };
         waits.push(DeviceWait { barrier: false, ..covered });
         return;
     }
@@ -102,7 +107,11 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
             plan.verdict = verdict;
             return;
         }
-        (barriers + crate::replay::segment_packets(&plan.segment), plan.segment.kernarg_bytes, crate::replay::SEGMENT_KERNARG_ALIGNMENT)
+        (
+            barriers + crate::replay::segment_packets(&plan.segment),
+            plan.segment.kernarg_bytes,
+            crate::replay::SEGMENT_KERNARG_ALIGNMENT,
+        )
     } else {
         (barriers + 1, staged.kernarg_bytes(), u64::from(staged.kernarg_alignment))
     };
@@ -119,7 +128,9 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
         }
     };
     let kernarg_span = rings.kernargs.plan(kernarg_bytes, kernarg_alignment);
-    let (Some((start, end)), true, true, true) = (kernarg_span, rings.epochs.has_room(), slot_free, aql_free >= packets) else {
+    let (Some((start, end)), true, true, true) =
+        (kernarg_span, rings.epochs.has_room(), slot_free, aql_free >= packets)
+    else {
         plan.verdict = Verdict::Backpressure;
         return;
     };
@@ -155,7 +166,8 @@ mod tests {
         for next in [wait(1, 5, 10), wait(1, 9, 11), wait(2, 3, 12), wait(1, 7, 13)] {
             add_wait(&mut waits, next);
         }
-        let barriers: Vec<_> = waits.iter().filter(|wait| wait.barrier).map(|wait| (wait.producer.queue, wait.producer.epoch)).collect();
+        let barriers: Vec<_> =
+            waits.iter().filter(|wait| wait.barrier).map(|wait| (wait.producer.queue, wait.producer.epoch)).collect();
         assert_eq!(barriers, [(1, 9), (2, 3)], "the latest epoch of each producer queue");
         let mut semaphores: Vec<_> = waits.iter().map(|wait| wait.semaphore).collect();
         semaphores.sort();

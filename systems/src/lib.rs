@@ -29,12 +29,19 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::system::{SystemParamItem, SystemState};
 
 /// The epoch-row columns publication and reclaim touch.
-pub type EpochRows<'w, 's> =
-    Query<'w, 's, (&'static mut EpochRow, &'static mut EpochSignals, &'static mut EpochRetained, &'static mut EpochDeviceWaits)>;
+pub type EpochRows<'w, 's> = Query<
+    'w,
+    's,
+    (&'static mut EpochRow, &'static mut EpochSignals, &'static mut EpochRetained, &'static mut EpochDeviceWaits),
+>;
 
 /// Everything one submission's stages borrow from the queue World.
-pub type SubmitParamSet =
-    (ResMut<'static, QueueRings>, ResMut<'static, StagedSubmission>, ResMut<'static, AdmissionPlan>, EpochRows<'static, 'static>);
+pub type SubmitParamSet = (
+    ResMut<'static, QueueRings>,
+    ResMut<'static, StagedSubmission>,
+    ResMut<'static, AdmissionPlan>,
+    EpochRows<'static, 'static>,
+);
 
 /// The cached state that fetches [`SubmitParamSet`] once per submission.
 pub type SubmitParams = SystemState<SubmitParamSet>;

@@ -7,12 +7,12 @@
 use core::sync::atomic::Ordering;
 
 use aqueduct_abi::{
-    BarrierAndPacket, BarrierValuePacket, FenceScope, PacketHeader, PacketType, SignalCondition,
-    VendorPacketHeader, packet::amd_format,
+    BarrierAndPacket, BarrierValuePacket, FenceScope, PacketHeader, PacketType, SignalCondition, VendorPacketHeader,
+    packet::amd_format,
 };
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
-use aqueduct_components::queue_state::QueueRings;
 use aqueduct_components::program::SegmentEnd;
+use aqueduct_components::queue_state::QueueRings;
 use aqueduct_components::semaphore_table::{FailureRecord, Producer};
 use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission, SubmissionFault};
 use aqueduct_hsa::ring::AqlRing;
@@ -22,7 +22,8 @@ use crate::admission::BARRIER_AND_DEPENDENCIES;
 use crate::replay;
 
 const WAIT_HEADER: PacketHeader = PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::None);
-const VALUE_HEADER: PacketHeader = PacketHeader::new(PacketType::VendorSpecific, true, FenceScope::System, FenceScope::None);
+const VALUE_HEADER: PacketHeader =
+    PacketHeader::new(PacketType::VendorSpecific, true, FenceScope::System, FenceScope::None);
 const PAYLOAD_BARRIER_HEADER: PacketHeader =
     PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::System);
 const DISPATCH_HEADER: PacketHeader =
@@ -68,7 +69,11 @@ pub fn publish(
                 };
                 // Retired epochs = EPOCH_BASE - value ≥ epoch  ⇔  value < EPOCH_BASE - epoch + 1.
                 let packet = BarrierValuePacket {
-                    header: VendorPacketHeader { header: VALUE_HEADER, amd_format: amd_format::BARRIER_VALUE, reserved: 0 },
+                    header: VendorPacketHeader {
+                        header: VALUE_HEADER,
+                        amd_format: amd_format::BARRIER_VALUE,
+                        reserved: 0,
+                    },
                     signal: producer.epoch_signal,
                     value: EPOCH_BASE - wait.producer.epoch as i64 + 1,
                     mask: -1,
@@ -128,7 +133,9 @@ pub fn publish(
         Payload::Program => {
             // SAFETY: admission reserved the segment's packets from `id` and its kernarg bytes at
             // `plan.kernarg_address`; the engine checked the binding table for this program.
-            let written = unsafe { replay::write_segment(&ring, id, plan.kernarg_address, completion, &mut staged.program, &plan.segment) };
+            let written = unsafe {
+                replay::write_segment(&ring, id, plan.kernarg_address, completion, &mut staged.program, &plan.segment)
+            };
             fault = written.err();
             None
         }
@@ -138,7 +145,10 @@ pub fn publish(
         // their headers is published yet.
         unsafe { write_passing_barriers(&ring, plan.first_packet, plan.packets, completion) };
         staged.program.cursor = aqueduct_components::program::Cursor::Done;
-        rings.link.semaphores.record_failure(FailureRecord { status: None, message: format!("submission fault: {fault}") })
+        rings
+            .link
+            .semaphores
+            .record_failure(FailureRecord { status: None, message: format!("submission fault: {fault}") })
     });
     if failure.is_some() {
         ring.ring_doorbell(plan.first_packet + plan.packets - 1);
@@ -152,7 +162,14 @@ pub fn publish(
 
 /// Stores the header words in order, then rings the doorbell once. The processor may start on
 /// the first while later ones are still stores away, which is fine: every body is written.
-fn publish_headers(rings: &QueueRings, staged: &StagedSubmission, plan: &AdmissionPlan, wait_headers: u64, id: u64, payload: Option<(PacketHeader, u16)>) {
+fn publish_headers(
+    rings: &QueueRings,
+    staged: &StagedSubmission,
+    plan: &AdmissionPlan,
+    wait_headers: u64,
+    id: u64,
+    payload: Option<(PacketHeader, u16)>,
+) {
     let ring = rings.ring;
     let first = plan.first_packet;
     // A vendor packet's AMD format byte shares the header word, in the `setup` half.
@@ -204,7 +221,13 @@ unsafe fn write_passing_barriers(ring: &AqlRing, first: u64, count: u64, complet
 
 /// Moves the published submission's signals and retained resources into its epoch row, and
 /// advances the frontier and the producer records.
-fn record_epoch(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &AdmissionPlan, rows: &mut EpochRows, failure: Option<u32>) {
+fn record_epoch(
+    rings: &mut QueueRings,
+    staged: &mut StagedSubmission,
+    plan: &AdmissionPlan,
+    rows: &mut EpochRows,
+    failure: Option<u32>,
+) {
     let epoch = plan.epoch;
     // A failed epoch waited on nothing, so it covers nothing for later submissions.
     for wait in plan.device_waits.iter().filter(|wait| wait.barrier && failure.is_none()) {
@@ -213,13 +236,18 @@ fn record_epoch(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &Ad
     }
     // A program's earlier segments signal nothing and keep nothing: the execution's signals and
     // retained resources stay with it until its final segment.
-    let final_segment = staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return || failure.is_some();
+    let final_segment =
+        staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return || failure.is_some();
     if staged.payload == Payload::Program && failure.is_none() {
         replay::advance(&mut staged.program, &plan.segment);
     }
     if final_segment {
         for signal in &staged.signals {
-            rings.link.semaphores.record_queued_signal(signal.semaphore, signal.value, Producer { queue: rings.index, epoch });
+            rings.link.semaphores.record_queued_signal(
+                signal.semaphore,
+                signal.value,
+                Producer { queue: rings.index, epoch },
+            );
         }
     }
     if let Ok((mut row, mut signals, mut retained, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) {
@@ -241,7 +269,11 @@ fn record_epoch(rings: &mut QueueRings, staged: &mut StagedSubmission, plan: &Ad
 /// BarrierAnd: claims a use of the producer's per-epoch signal, or `None` when that epoch was
 /// already reclaimed (its slot may be reused, and the wait is satisfied anyway).
 fn name_epoch_slot(rings: &QueueRings, producer: Producer) -> Result<Option<u64>, SubmissionFault> {
-    let endpoint = rings.link.directory.get(producer.queue).ok_or(SubmissionFault::UnknownProducerQueue { queue: producer.queue })?;
+    let endpoint = rings
+        .link
+        .directory
+        .get(producer.queue)
+        .ok_or(SubmissionFault::UnknownProducerQueue { queue: producer.queue })?;
     let users = &endpoint.slot_users[endpoint.slot_index(producer.epoch)];
     users.fetch_add(1, Ordering::SeqCst);
     // Paired with the producer's SeqCst check of `slot_users` before reuse: either it sees our

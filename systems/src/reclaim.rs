@@ -32,7 +32,8 @@ impl Coalescer<'_> {
             Some(pending) if pending.semaphore == signal.semaphore => pending.value = pending.value.max(signal.value),
             pending => {
                 if let Some(previous) = pending.replace(signal) {
-                    self.outcome.signals += u64::from(self.rings.link.semaphores.signal(previous.semaphore, previous.value));
+                    self.outcome.signals +=
+                        u64::from(self.rings.link.semaphores.signal(previous.semaphore, previous.value));
                 }
             }
         }

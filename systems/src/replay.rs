@@ -8,8 +8,8 @@
 //! kernargs and rodata); the packets in between carry exactly the flags recording folded in.
 
 use aqueduct_abi::block_program::{
-    Block, BlockProgram, Command, CommandFlags, DecodedCommand, DispatchCommand, KERNARG_BLOCK_BYTES, KernargStrategy, NO_IMPLICIT_ARGS,
-    TerminatorKind,
+    Block, BlockProgram, Command, CommandFlags, DecodedCommand, DispatchCommand, KERNARG_BLOCK_BYTES, KernargStrategy,
+    NO_IMPLICIT_ARGS, TerminatorKind,
 };
 use aqueduct_abi::{BarrierAndPacket, FenceScope, KernelDispatchPacket, PacketType};
 use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
@@ -27,7 +27,13 @@ pub const SEGMENT_KERNARG_ALIGNMENT: u64 = KERNARG_BLOCK_BYTES;
 
 /// Plans the next segment of `run` into `segment`: `room` AQL slots are free now, `capacity`
 /// could be free at best. Reads only; nothing is reserved.
-pub fn plan_segment(rings: &QueueRings, run: &ProgramRun, room: u64, capacity: u64, segment: &mut SegmentPlan) -> Verdict {
+pub fn plan_segment(
+    rings: &QueueRings,
+    run: &ProgramRun,
+    room: u64,
+    capacity: u64,
+    segment: &mut SegmentPlan,
+) -> Verdict {
     segment.clear();
     let Some(image) = run.image.as_deref() else { return Verdict::Fault(SubmissionFault::NoProgramImage) };
     let mut cursor = match run.cursor {
@@ -47,7 +53,9 @@ pub fn plan_segment(rings: &QueueRings, run: &ProgramRun, room: u64, capacity: u
     let kernarg_limit = rings.kernargs.capacity / 2;
     let mut replayed = run.blocks_replayed;
     loop {
-        let Some(facts) = image.blocks.get(cursor as usize) else { return Verdict::Fault(SubmissionFault::MissingBlock { block: cursor }) };
+        let Some(facts) = image.blocks.get(cursor as usize) else {
+            return Verdict::Fault(SubmissionFault::MissingBlock { block: cursor });
+        };
         let header = &facts.header;
         let packets = segment.packets + u64::from(header.max_packet_count);
         let kernarg_bytes = segment.kernarg_bytes + u64::from(header.max_kernarg_bytes);
@@ -59,7 +67,8 @@ pub fn plan_segment(rings: &QueueRings, run: &ProgramRun, room: u64, capacity: u
                 segment.end = SegmentEnd::Continue(cursor);
                 return Verdict::Admitted;
             }
-            let never = u64::from(header.max_packet_count) > capacity || u64::from(header.max_kernarg_bytes) > kernarg_limit;
+            let never =
+                u64::from(header.max_packet_count) > capacity || u64::from(header.max_kernarg_bytes) > kernarg_limit;
             return if never { Verdict::TooLarge } else { Verdict::Backpressure };
         }
         if replayed >= run.block_limit {
@@ -80,7 +89,9 @@ pub fn plan_segment(rings: &QueueRings, run: &ProgramRun, room: u64, capacity: u
             }
             Some(TerminatorKind::Branch) => {
                 let target = image.view().and_then(|view| branch_target(&view, cursor));
-                let Some(target) = target else { return Verdict::Fault(SubmissionFault::UnreadableBranch { block: cursor }) };
+                let Some(target) = target else {
+                    return Verdict::Fault(SubmissionFault::UnreadableBranch { block: cursor });
+                };
                 cursor = target;
             }
             Some(TerminatorKind::Fallthrough) => cursor += 1,
@@ -288,7 +299,12 @@ impl PacketWriter<'_> {
         (id, header, completion)
     }
 
-    unsafe fn command(&mut self, at: &Location<'_, '_>, command: &Command, bindings: &[u64]) -> Result<(), SubmissionFault> {
+    unsafe fn command(
+        &mut self,
+        at: &Location<'_, '_>,
+        command: &Command,
+        bindings: &[u64],
+    ) -> Result<(), SubmissionFault> {
         let resolve = |source: u16| at.resolve(source, bindings);
         let flags = command.flags();
         let plan = match command.decode() {
@@ -296,8 +312,12 @@ impl PacketWriter<'_> {
                 // SAFETY: forwarded.
                 return unsafe { self.dispatch(at, &dispatch, bindings) };
             }
-            Some(DecodedCommand::Fill(fill)) => aqueduct_builtins::plan_fill(resolve(fill.target)?, fill.length, fill.pattern, fill.width),
-            Some(DecodedCommand::Copy(copy)) => aqueduct_builtins::plan_copy(resolve(copy.source)?, resolve(copy.target)?, copy.length),
+            Some(DecodedCommand::Fill(fill)) => {
+                aqueduct_builtins::plan_fill(resolve(fill.target)?, fill.length, fill.pattern, fill.width)
+            }
+            Some(DecodedCommand::Copy(copy)) => {
+                aqueduct_builtins::plan_copy(resolve(copy.source)?, resolve(copy.target)?, copy.length)
+            }
             Some(DecodedCommand::Update(update)) => aqueduct_builtins::plan_copy(
                 at.rodata_address + u64::from(update.payload_offset),
                 resolve(update.target)?,
@@ -309,7 +329,9 @@ impl PacketWriter<'_> {
                 unsafe { self.barrier(flags) };
                 return Ok(());
             }
-            Some(DecodedCommand::Branch(_) | DecodedCommand::CondBranch(_) | DecodedCommand::Return(_)) => return Ok(()),
+            Some(DecodedCommand::Branch(_) | DecodedCommand::CondBranch(_) | DecodedCommand::Return(_)) => {
+                return Ok(());
+            }
             None => return Err(SubmissionFault::MissingBlock { block: at.ordinal }),
         };
         // The engine checked every transfer's ranges when recording and executing.
@@ -341,7 +363,12 @@ impl PacketWriter<'_> {
         Ok(())
     }
 
-    unsafe fn dispatch(&mut self, at: &Location<'_, '_>, dispatch: &DispatchCommand, bindings: &[u64]) -> Result<(), SubmissionFault> {
+    unsafe fn dispatch(
+        &mut self,
+        at: &Location<'_, '_>,
+        dispatch: &DispatchCommand,
+        bindings: &[u64],
+    ) -> Result<(), SubmissionFault> {
         let block = at.block;
         let size = u64::from(dispatch.kernarg_size);
         let strategy = dispatch.strategy();
@@ -352,7 +379,10 @@ impl PacketWriter<'_> {
                 let start = self.carve(size);
                 let mut offset = start;
                 for (index, source) in block.dispatch_sources(dispatch).enumerate() {
-                    let unresolved = SubmissionFault::UnresolvedSource { block: at.ordinal, source: u32::from(dispatch.first_source) + index as u32 };
+                    let unresolved = SubmissionFault::UnresolvedSource {
+                        block: at.ordinal,
+                        source: u32::from(dispatch.first_source) + index as u32,
+                    };
                     let pointer = source.resolve(bindings).ok_or(unresolved)?;
                     // SAFETY: the recorder laid the pointers inside `kernarg_size`.
                     unsafe { (offset as *mut u64).write_unaligned(pointer) };
@@ -385,11 +415,26 @@ impl PacketWriter<'_> {
             // The patch packet first: it rewrites the dispatch's grid (and implicit block counts)
             // from the count buffer, then stores the dispatch's header.
             let counts = at.resolve(dispatch.indirect_source, bindings)?;
-            let implicit = if dispatch.implicit_args_offset == NO_IMPLICIT_ARGS { 0 } else { kernarg_address + u64::from(dispatch.implicit_args_offset) };
+            let implicit = if dispatch.implicit_args_offset == NO_IMPLICIT_ARGS {
+                0
+            } else {
+                kernarg_address + u64::from(dispatch.implicit_args_offset)
+            };
             let dispatch_id = self.next_id + 1;
             let (header, _) = self.with_edges(dispatch_id, dispatch.header_word());
-            let args = PatchIndirectArgs { packet: self.ring.slot_address(dispatch_id), counts, implicit_args: implicit, header, reserved: 0 };
-            let plan = DispatchPlan { kernel: Builtin::PatchIndirect, kernargs: aqueduct_builtins::Kernargs::PatchIndirect(args), grid_size: 1, workgroup_size: 1 };
+            let args = PatchIndirectArgs {
+                packet: self.ring.slot_address(dispatch_id),
+                counts,
+                implicit_args: implicit,
+                header,
+                reserved: 0,
+            };
+            let plan = DispatchPlan {
+                kernel: Builtin::PatchIndirect,
+                kernargs: aqueduct_builtins::Kernargs::PatchIndirect(args),
+                grid_size: 1,
+                workgroup_size: 1,
+            };
             // SAFETY: forwarded; the patch packet and its 64 kernarg bytes are in the cost.
             unsafe { self.builtin(&plan, flags)? };
         }
@@ -403,4 +448,3 @@ impl PacketWriter<'_> {
         Ok(())
     }
 }
-

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::time::{Duration, Instant};
 
-use aqueduct_abi::block_program::{BindingSource, BlockBuf, BlockProgramBuf, FillCommand, ReturnCommand, TerminatorKind, validate};
+use aqueduct_abi::block_program::{
+    BindingSource, BlockBuf, BlockProgramBuf, FillCommand, ReturnCommand, TerminatorKind, validate,
+};
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
 use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, SegmentPlan};
 use aqueduct_components::queue_state::{DeviceLink, KernargRing};
@@ -91,7 +93,12 @@ fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
     let view = validate(&bytes).expect("the program validates");
     let blocks = view
         .blocks()
-        .map(|block| BlockFacts { offset: block.offset(), header: *block.header(), rodata_address: 0, first_command: 0 })
+        .map(|block| BlockFacts {
+            offset: block.offset(),
+            header: *block.header(),
+            rodata_address: 0,
+            first_command: 0,
+        })
         .collect();
     let commands = view.blocks().map(|block| block.command_count() as usize).sum();
     Arc::new(ProgramImage {
@@ -160,7 +167,8 @@ fn fill_kernel(target: u64) -> u8 {
 fn the_block_processor_names_each_fault() {
     let mut rig = rig();
     let (mut rings, mut staged, mut plan, _) = stage_params(&mut rig.params, &mut rig.world);
-    let library = [BuiltinObject { kernel_object: 0x1000, ..Default::default() }; aqueduct_builtins::Builtin::ALL.len()];
+    let library =
+        [BuiltinObject { kernel_object: 0x1000, ..Default::default() }; aqueduct_builtins::Builtin::ALL.len()];
     let cases: [(Box<[BuiltinObject]>, u64, SubmissionFault); 2] = [
         // No kernel for the fill: never kernel object 0 in a packet.
         (Box::new([]), rig.kernarg_base, SubmissionFault::MissingBuiltin { builtin: fill_kernel(rig.kernarg_base) }),
@@ -179,18 +187,32 @@ fn the_block_processor_names_each_fault() {
         let first = rings.ring.try_reserve(replay::segment_packets(&segment)).expect("free slots");
         // SAFETY: the packets were reserved above and the kernarg span is the rig's own ring
         // memory, larger than one block's worst case; no header is published.
-        let written = unsafe { replay::write_segment(&rings.ring, first, rig.kernarg_base, 0, &mut staged.program, &segment) };
+        let written =
+            unsafe { replay::write_segment(&rings.ring, first, rig.kernarg_base, 0, &mut staged.program, &segment) };
         assert_eq!(written, Err(expected));
     }
     // Cursors the engine never hands to admission.
     staged.program.cursor = Cursor::Done;
     let mut segment = SegmentPlan::default();
-    assert_eq!(replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment), Verdict::Fault(SubmissionFault::ProgramFinished));
+    assert_eq!(
+        replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment),
+        Verdict::Fault(SubmissionFault::ProgramFinished)
+    );
     staged.program.cursor = Cursor::Block(5);
-    assert_eq!(replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment), Verdict::Fault(SubmissionFault::MissingBlock { block: 5 }));
+    assert_eq!(
+        replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment),
+        Verdict::Fault(SubmissionFault::MissingBlock { block: 5 })
+    );
     staged.program.image = None;
-    assert_eq!(replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment), Verdict::Fault(SubmissionFault::NoProgramImage));
+    assert_eq!(
+        replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment),
+        Verdict::Fault(SubmissionFault::NoProgramImage)
+    );
     plan.clear();
     admission::admit(&mut rings, &staged, &mut plan);
-    assert_eq!(plan.verdict, Verdict::Fault(SubmissionFault::NoProgramImage), "admission passes the fault on, reserving nothing");
+    assert_eq!(
+        plan.verdict,
+        Verdict::Fault(SubmissionFault::NoProgramImage),
+        "admission passes the fault on, reserving nothing"
+    );
 }

@@ -5,9 +5,8 @@
 //! records; what it cannot derive (indices inside commands) the validator checks.
 
 use super::{
-    BLOCK_ALIGN, BLOCK_HEADER_SIZE, BLOCK_TABLE_ENTRY_SIZE, BindingSource, BlockHeader, BlockProgram,
-    Command, PROGRAM_HEADER_SIZE, PatchRecord, ProgramHeader, RODATA_ALIGN, ReplayCost, SourceKind,
-    TerminatorKind,
+    BLOCK_ALIGN, BLOCK_HEADER_SIZE, BLOCK_TABLE_ENTRY_SIZE, BindingSource, BlockHeader, BlockProgram, Command,
+    PROGRAM_HEADER_SIZE, PatchRecord, ProgramHeader, RODATA_ALIGN, ReplayCost, SourceKind, TerminatorKind,
 };
 
 /// One block under construction. Source and patch indices returned by the `push_*` methods are
@@ -23,13 +22,7 @@ pub struct BlockBuf {
 
 impl BlockBuf {
     pub fn new(terminator: TerminatorKind) -> Self {
-        Self {
-            terminator,
-            commands: Vec::new(),
-            sources: Vec::new(),
-            patches: Vec::new(),
-            rodata: Vec::new(),
-        }
+        Self { terminator, commands: Vec::new(), sources: Vec::new(), patches: Vec::new(), rodata: Vec::new() }
     }
 
     /// Appends a command (any per-kind record) and returns its index.
@@ -85,12 +78,11 @@ impl BlockBuf {
         let command_offset = BLOCK_HEADER_SIZE as usize;
         let source_offset = command_offset + size_of::<Command>() * self.commands.len();
         let patch_offset = source_offset + size_of::<BindingSource>() * self.sources.len();
-        let rodata_offset = (patch_offset + size_of::<PatchRecord>() * self.patches.len())
-            .next_multiple_of(RODATA_ALIGN as usize);
+        let rodata_offset =
+            (patch_offset + size_of::<PatchRecord>() * self.patches.len()).next_multiple_of(RODATA_ALIGN as usize);
         let block_length = (rodata_offset + self.rodata.len()).next_multiple_of(BLOCK_ALIGN as usize);
 
-        let count =
-            |kind: SourceKind| index_u32(self.sources.iter().filter(|s| s.kind == kind as u8).count());
+        let count = |kind: SourceKind| index_u32(self.sources.iter().filter(|s| s.kind == kind as u8).count());
         let cost = self.replay_cost();
         let header = BlockHeader {
             block_length: index_u32(block_length),

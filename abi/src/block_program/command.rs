@@ -9,8 +9,8 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::{
-    BUILTIN_KERNARG_BYTES, CommandKind, CompareOp, INDIRECT_PATCH_KERNARG_BYTES, KERNARG_BLOCK_BYTES,
-    KernargStrategy, NO_IMPLICIT_ARGS, NO_SOURCE, align_up,
+    BUILTIN_KERNARG_BYTES, CommandKind, CompareOp, INDIRECT_PATCH_KERNARG_BYTES, KERNARG_BLOCK_BYTES, KernargStrategy,
+    NO_IMPLICIT_ARGS, NO_SOURCE, align_up,
 };
 use crate::packet::FenceScope;
 use crate::{assert_layout, assert_offset};
@@ -236,12 +236,7 @@ assert_offset!(DispatchCommand, indirect_source, 62);
 impl DispatchCommand {
     /// A dispatch with 16-byte kernarg alignment and no template, sources, patches, constants,
     /// implicit arguments or indirect grid; the caller fills in what the strategy needs.
-    pub fn new(
-        strategy: KernargStrategy,
-        kernel_object: u64,
-        grid_size: [u32; 3],
-        workgroup_size: [u16; 3],
-    ) -> Self {
+    pub fn new(strategy: KernargStrategy, kernel_object: u64, grid_size: [u32; 3], workgroup_size: [u16; 3]) -> Self {
         Self {
             header: CommandHeader::new(CommandKind::Dispatch, CommandFlags::NONE),
             kernarg_strategy: strategy as u8,
@@ -455,11 +450,7 @@ assert_offset!(BranchCommand, target_block, 4);
 
 impl BranchCommand {
     pub fn new(target_block: u32) -> Self {
-        Self {
-            header: CommandHeader::new(CommandKind::Branch, CommandFlags::NONE),
-            target_block,
-            ..Self::zeroed()
-        }
+        Self { header: CommandHeader::new(CommandKind::Branch, CommandFlags::NONE), target_block, ..Self::zeroed() }
     }
 }
 
@@ -519,11 +510,7 @@ impl CondBranchCommand {
     /// `None` for an unknown comparison, which a validated program does not contain.
     pub fn next_block(&self, value: u64) -> Option<u32> {
         let value = if self.width == 4 { value & u64::from(u32::MAX) } else { value };
-        Some(if self.compare_op()?.holds(value, self.operand) {
-            self.taken_block
-        } else {
-            self.not_taken_block
-        })
+        Some(if self.compare_op()?.holds(value, self.operand) { self.taken_block } else { self.not_taken_block })
     }
 }
 

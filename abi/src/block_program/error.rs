@@ -373,10 +373,9 @@ impl fmt::Display for ProgramError {
             Self::IndexOutOfRange { field, index, limit, .. } => {
                 write!(f, "{at}: {field} {index} is out of range (limit {limit})")
             }
-            Self::RodataOutOfRange { field, offset, length, rodata_length, .. } => write!(
-                f,
-                "{at}: {field} {offset:#x} + {length} bytes is outside the {rodata_length}-byte rodata"
-            ),
+            Self::RodataOutOfRange { field, offset, length, rodata_length, .. } => {
+                write!(f, "{at}: {field} {offset:#x} + {length} bytes is outside the {rodata_length}-byte rodata")
+            }
             Self::MisalignedField { field, value, align, .. } => {
                 write!(f, "{at}: {field} {value:#x} is not a multiple of {align}")
             }

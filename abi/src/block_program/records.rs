@@ -3,8 +3,8 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::{
-    BINDING_SOURCE_SIZE, BLOCK_HEADER_SIZE, BLOCK_MAGIC, PATCH_RECORD_SIZE, PROGRAM_HEADER_SIZE,
-    PROGRAM_MAGIC, PROGRAM_VERSION, SourceKind, TerminatorKind,
+    BINDING_SOURCE_SIZE, BLOCK_HEADER_SIZE, BLOCK_MAGIC, PATCH_RECORD_SIZE, PROGRAM_HEADER_SIZE, PROGRAM_MAGIC,
+    PROGRAM_VERSION, SourceKind, TerminatorKind,
 };
 use crate::{assert_layout, assert_offset};
 
@@ -39,12 +39,7 @@ assert_offset!(ProgramHeader, binding_slot_count, 20);
 assert_offset!(ProgramHeader, reserved1, 24);
 
 impl ProgramHeader {
-    pub const fn new(
-        total_length: u32,
-        block_count: u32,
-        block_table_offset: u32,
-        binding_slot_count: u32,
-    ) -> Self {
+    pub const fn new(total_length: u32, block_count: u32, block_table_offset: u32, binding_slot_count: u32) -> Self {
         Self {
             magic: PROGRAM_MAGIC,
             version: PROGRAM_VERSION,
@@ -115,13 +110,7 @@ assert_offset!(BlockHeader, reserved1, 60);
 impl BlockHeader {
     /// A header with the magic, version, ordinal and terminator set and every section empty.
     pub fn new(ordinal: u32, terminator: TerminatorKind) -> Self {
-        Self {
-            magic: BLOCK_MAGIC,
-            version: PROGRAM_VERSION,
-            terminator: terminator as u8,
-            ordinal,
-            ..Self::zeroed()
-        }
+        Self { magic: BLOCK_MAGIC, version: PROGRAM_VERSION, terminator: terminator as u8, ordinal, ..Self::zeroed() }
     }
 
     pub const fn terminator_kind(&self) -> Option<TerminatorKind> {

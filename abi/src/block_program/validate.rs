@@ -6,12 +6,11 @@
 
 use super::view::{read, read_element, slice};
 use super::{
-    BINDING_SOURCE_SIZE, BLOCK_ALIGN, BLOCK_HEADER_SIZE, BLOCK_MAGIC, BLOCK_TABLE_ALIGN,
-    BLOCK_TABLE_ENTRY_SIZE, BindingSource, BlockHeader, BlockProgram, COMMAND_ALIGN, COMMAND_SIZE, Command,
-    CommandFlags, DecodedCommand, DispatchCommand, KernargStrategy, Location, MAX_KERNARG_ALIGNMENT,
-    NO_IMPLICIT_ARGS, NO_SOURCE, PATCH_ALIGN, PATCH_RECORD_SIZE, PROGRAM_HEADER_SIZE, PROGRAM_MAGIC,
-    PROGRAM_VERSION, PatchRecord, ProgramError, ProgramHeader, RODATA_ALIGN, ReplayCost, SOURCE_ALIGN,
-    Section, SourceKind,
+    BINDING_SOURCE_SIZE, BLOCK_ALIGN, BLOCK_HEADER_SIZE, BLOCK_MAGIC, BLOCK_TABLE_ALIGN, BLOCK_TABLE_ENTRY_SIZE,
+    BindingSource, BlockHeader, BlockProgram, COMMAND_ALIGN, COMMAND_SIZE, Command, CommandFlags, DecodedCommand,
+    DispatchCommand, KernargStrategy, Location, MAX_KERNARG_ALIGNMENT, NO_IMPLICIT_ARGS, NO_SOURCE, PATCH_ALIGN,
+    PATCH_RECORD_SIZE, PROGRAM_HEADER_SIZE, PROGRAM_MAGIC, PROGRAM_VERSION, PatchRecord, ProgramError, ProgramHeader,
+    RODATA_ALIGN, ReplayCost, SOURCE_ALIGN, Section, SourceKind,
 };
 
 type Result<T> = core::result::Result<T, ProgramError>;
@@ -34,12 +33,7 @@ pub fn validate(bytes: &[u8]) -> Result<BlockProgram<'_>> {
         return Err(ProgramError::Truncated { at, section: Section::Program, needed: total, available });
     }
     if total < available {
-        return Err(ProgramError::CountMismatch {
-            at,
-            field: "total_length",
-            declared: total,
-            actual: available,
-        });
+        return Err(ProgramError::CountMismatch { at, field: "total_length", declared: total, actual: available });
     }
     if header.block_count == 0 {
         return Err(ProgramError::InvalidField { at, field: "block_count", value: 0 });
@@ -75,13 +69,12 @@ pub fn validate(bytes: &[u8]) -> Result<BlockProgram<'_>> {
     let mut previous_end = table_offset + table_length;
     let mut previous = None;
     for ordinal in 0..header.block_count {
-        let offset: u32 =
-            read_element(bytes, header.block_table_offset, ordinal).ok_or(ProgramError::Truncated {
-                at,
-                section: Section::BlockTable,
-                needed: table_offset + table_length,
-                available,
-            })?;
+        let offset: u32 = read_element(bytes, header.block_table_offset, ordinal).ok_or(ProgramError::Truncated {
+            at,
+            section: Section::BlockTable,
+            needed: table_offset + table_length,
+            available,
+        })?;
         previous_end = check_block(bytes, &header, ordinal, offset, previous_end, previous)?;
         previous = Some(ordinal);
     }
@@ -102,12 +95,7 @@ fn check_block(
     let start = u64::from(offset);
     let header_size = u64::from(BLOCK_HEADER_SIZE);
     if !start.is_multiple_of(u64::from(BLOCK_ALIGN)) {
-        return Err(ProgramError::MisalignedSection {
-            at,
-            section: Section::Block,
-            offset: start,
-            align: BLOCK_ALIGN,
-        });
+        return Err(ProgramError::MisalignedSection { at, section: Section::Block, offset: start, align: BLOCK_ALIGN });
     }
     if start < previous_end {
         return Err(ProgramError::OverlappingBlocks { at, previous });
@@ -191,11 +179,7 @@ fn check_block(
             });
         }
         if size > 0 && u64::from(offset) < header_size {
-            return Err(ProgramError::OverlappingSections {
-                at,
-                first: Section::BlockHeader,
-                second: section,
-            });
+            return Err(ProgramError::OverlappingSections { at, first: Section::BlockHeader, second: section });
         }
     }
     for (i, &(first, first_offset, first_size, _)) in sections.iter().enumerate() {
@@ -291,11 +275,7 @@ impl BlockCheck<'_> {
                     dynamics += 1;
                 }
                 None => {
-                    return Err(ProgramError::InvalidField {
-                        at,
-                        field: "kind",
-                        value: u64::from(source.kind),
-                    });
+                    return Err(ProgramError::InvalidField { at, field: "kind", value: u64::from(source.kind) });
                 }
             }
         }
@@ -345,18 +325,10 @@ impl BlockCheck<'_> {
             };
             let flags = command.flags();
             if flags.acquire().is_none() {
-                return Err(ProgramError::InvalidFenceScope {
-                    at,
-                    field: "acquire",
-                    value: flags.acquire_bits(),
-                });
+                return Err(ProgramError::InvalidFenceScope { at, field: "acquire", value: flags.acquire_bits() });
             }
             if flags.release().is_none() {
-                return Err(ProgramError::InvalidFenceScope {
-                    at,
-                    field: "release",
-                    value: flags.release_bits(),
-                });
+                return Err(ProgramError::InvalidFenceScope { at, field: "release", value: flags.release_bits() });
             }
             if flags.0 & CommandFlags::RESERVED_MASK != 0 {
                 return Err(ProgramError::ReservedNotZero { at, field: "flags" });
@@ -388,8 +360,7 @@ impl BlockCheck<'_> {
 
     /// `patch_cursor` is the end of the previous dispatch's patch range in this block.
     fn command(&self, at: Location, decoded: &DecodedCommand, patch_cursor: &mut u64) -> Result<()> {
-        let reserved =
-            |zero: bool, field| if zero { Ok(()) } else { Err(ProgramError::ReservedNotZero { at, field }) };
+        let reserved = |zero: bool, field| if zero { Ok(()) } else { Err(ProgramError::ReservedNotZero { at, field }) };
         match decoded {
             DecodedCommand::Dispatch(d) => self.dispatch(at, d, patch_cursor),
             DecodedCommand::Fill(f) => {
@@ -447,11 +418,7 @@ impl BlockCheck<'_> {
                     return Err(ProgramError::InvalidField { at, field: "width", value: u64::from(c.width) });
                 }
                 if c.compare_op().is_none() {
-                    return Err(ProgramError::InvalidField {
-                        at,
-                        field: "compare",
-                        value: u64::from(c.compare),
-                    });
+                    return Err(ProgramError::InvalidField { at, field: "compare", value: u64::from(c.compare) });
                 }
                 if c.width == 4 && c.operand > u64::from(u32::MAX) {
                     return Err(ProgramError::InvalidField { at, field: "operand", value: c.operand });
@@ -497,11 +464,7 @@ impl BlockCheck<'_> {
         }
         let alignment = d.kernarg_alignment;
         if !alignment.is_power_of_two() || u32::from(alignment) > MAX_KERNARG_ALIGNMENT {
-            return Err(ProgramError::InvalidField {
-                at,
-                field: "kernarg_alignment",
-                value: u64::from(alignment),
-            });
+            return Err(ProgramError::InvalidField { at, field: "kernarg_alignment", value: u64::from(alignment) });
         }
         let kernarg_size = u64::from(d.kernarg_size);
 
@@ -524,15 +487,9 @@ impl BlockCheck<'_> {
             }
             *patch_cursor = u64::from(d.first_patch) + u64::from(d.patch_count);
         }
-        if d.patch_count != 0
-            && matches!(strategy, KernargStrategy::Prepublished | KernargStrategy::PointerScatter)
-        {
+        if d.patch_count != 0 && matches!(strategy, KernargStrategy::Prepublished | KernargStrategy::PointerScatter) {
             // Prepublished kernargs are immutable; scatter writes its sources, not patches.
-            return Err(ProgramError::InvalidField {
-                at,
-                field: "patch_count",
-                value: u64::from(d.patch_count),
-            });
+            return Err(ProgramError::InvalidField { at, field: "patch_count", value: u64::from(d.patch_count) });
         }
 
         if strategy.uses_template() {
@@ -654,12 +611,7 @@ impl BlockCheck<'_> {
 
     fn source_index(&self, at: Location, field: &'static str, index: u16) -> Result<()> {
         if u64::from(index) >= self.source_count {
-            return Err(ProgramError::IndexOutOfRange {
-                at,
-                field,
-                index: u64::from(index),
-                limit: self.source_count,
-            });
+            return Err(ProgramError::IndexOutOfRange { at, field, index: u64::from(index), limit: self.source_count });
         }
         Ok(())
     }
@@ -701,12 +653,7 @@ impl BlockCheck<'_> {
 
     fn block_target(&self, at: Location, field: &'static str, target: u32) -> Result<()> {
         if target >= self.block_count {
-            return Err(ProgramError::BranchTargetOutOfRange {
-                at,
-                field,
-                target,
-                block_count: self.block_count,
-            });
+            return Err(ProgramError::BranchTargetOutOfRange { at, field, target, block_count: self.block_count });
         }
         Ok(())
     }

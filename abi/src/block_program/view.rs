@@ -9,8 +9,8 @@ use core::mem::size_of;
 use bytemuck::Pod;
 
 use super::{
-    BLOCK_HEADER_SIZE, BLOCK_TABLE_ENTRY_SIZE, BindingSource, BlockHeader, Command, DispatchCommand,
-    PatchRecord, ProgramHeader, TerminatorKind, UpdateCommand,
+    BLOCK_HEADER_SIZE, BLOCK_TABLE_ENTRY_SIZE, BindingSource, BlockHeader, Command, DispatchCommand, PatchRecord,
+    ProgramHeader, TerminatorKind, UpdateCommand,
 };
 
 /// Reads a `T` at `offset`, unaligned; `None` past the end.
@@ -192,8 +192,7 @@ impl<'a> Block<'a> {
     }
 
     pub fn rodata(&self) -> &'a [u8] {
-        slice(self.bytes, u64::from(self.header.rodata_offset), u64::from(self.header.rodata_length))
-            .unwrap_or(&[])
+        slice(self.bytes, u64::from(self.header.rodata_offset), u64::from(self.header.rodata_length)).unwrap_or(&[])
     }
 
     /// `length` rodata bytes at rodata offset `offset`.

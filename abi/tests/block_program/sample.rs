@@ -9,9 +9,9 @@
 //! ```
 
 use aqueduct_abi::block_program::{
-    BarrierCommand, BindingSource, BlockBuf, BlockProgramBuf, BranchCommand, CommandFlags, CommandRecord,
-    CompareOp, CondBranchCommand, CopyCommand, DispatchCommand, FillCommand, KernargStrategy, PatchRecord,
-    ProfileMarkerCommand, ReturnCommand, TerminatorKind, UpdateCommand,
+    BarrierCommand, BindingSource, BlockBuf, BlockProgramBuf, BranchCommand, CommandFlags, CommandRecord, CompareOp,
+    CondBranchCommand, CopyCommand, DispatchCommand, FillCommand, KernargStrategy, PatchRecord, ProfileMarkerCommand,
+    ReturnCommand, TerminatorKind, UpdateCommand,
 };
 use aqueduct_abi::packet::FenceScope;
 
@@ -40,8 +40,7 @@ pub fn sample() -> BlockProgramBuf {
     let payload = block.push_rodata(&UPDATE_PAYLOAD, 4);
     let p0 = block.push_patch(PatchRecord::new(8, s1));
     block.push_patch(PatchRecord::new(16, s2));
-    let mut dispatch =
-        DispatchCommand::new(KernargStrategy::PatchedTemplate, KERNEL_0, [256, 4, 1], [64, 1, 1]);
+    let mut dispatch = DispatchCommand::new(KernargStrategy::PatchedTemplate, KERNEL_0, [256, 4, 1], [64, 1, 1]);
     dispatch.kernarg_size = 64;
     dispatch.template_offset = template;
     dispatch.template_length = 64;
@@ -70,8 +69,7 @@ pub fn sample() -> BlockProgramBuf {
     block.push_source(BindingSource::dynamic(0, 128));
     let constants = block.push_rodata(bytemuck::cast_slice(&CONSTANTS), 4);
     let prepublished = block.push_rodata(&[0x5A; 32], 16);
-    let mut scatter =
-        DispatchCommand::new(KernargStrategy::PointerScatter, KERNEL_1, [1024, 1, 1], [256, 1, 1]);
+    let mut scatter = DispatchCommand::new(KernargStrategy::PointerScatter, KERNEL_1, [1024, 1, 1], [256, 1, 1]);
     scatter.kernarg_size = 24;
     scatter.first_source = s0;
     scatter.source_count = 2;

@@ -4,9 +4,7 @@
 
 use std::collections::HashMap;
 
-use aqueduct_abi::{
-    FenceScope, KernelDispatchPacket, PacketHeader, PacketType, SoftKernel, WorkgroupContext,
-};
+use aqueduct_abi::{FenceScope, KernelDispatchPacket, PacketHeader, PacketType, SoftKernel, WorkgroupContext};
 use aqueduct_builtins::{Builtin, DeviceLibrary, DispatchPlan, SelectedLibrary, host_kernels};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::{enums, hsa_agent_t, hsa_amd_memory_pool_t, hsa_queue_t};
@@ -14,10 +12,7 @@ use aqueduct_hsa::{Hsa, KernelSymbol, PoolKindInfo};
 
 /// The host build of one builtin.
 pub fn host_kernel(builtin: Builtin) -> &'static SoftKernel {
-    host_kernels()
-        .iter()
-        .find(|kernel| kernel.symbol == builtin.symbol())
-        .expect("host build")
+    host_kernels().iter().find(|kernel| kernel.symbol == builtin.symbol()).expect("host build")
 }
 
 /// What `aq_steady_counter()` reads in host-only tests.
@@ -78,15 +73,7 @@ pub unsafe fn run_on_cpu(plan: &DispatchPlan) {
     let groups = plan.grid_size.div_ceil(u32::from(plan.workgroup_size));
     for group in 0..groups {
         // SAFETY: `kernarg` holds the plan's full kernarg struct; the caller vouches for memory.
-        unsafe {
-            run_workgroup(
-                kernel,
-                &kernarg,
-                [group, 0, 0],
-                [plan.workgroup_size, 1, 1],
-                [plan.grid_size, 1, 1],
-            )
-        };
+        unsafe { run_workgroup(kernel, &kernarg, [group, 0, 0], [plan.workgroup_size, 1, 1], [plan.grid_size, 1, 1]) };
     }
 }
 
@@ -127,58 +114,28 @@ impl Client {
             aqueduct_hsa::soft::register_kernels(id, kernels);
         }
         let hsa = Hsa::soft_current().expect("soft runtime initializes");
-        let info = hsa
-            .gpu_agents()
-            .expect("agents")
-            .into_iter()
-            .nth(index)
-            .expect("agent");
+        let info = hsa.gpu_agents().expect("agents").into_iter().nth(index).expect("agent");
         let isa = info.isa_names.first().expect("an ISA").clone();
         let library = DeviceLibrary::select(&isa).unwrap_or_else(|error| panic!("{isa}: {error}"));
         let agent = info.agent;
-        let executable = hsa
-            .load_executable(agent, code_object.unwrap_or(library.code_object))
-            .expect("device library loads");
+        let executable =
+            hsa.load_executable(agent, code_object.unwrap_or(library.code_object)).expect("device library loads");
         let kernels = Builtin::ALL
             .into_iter()
-            .map(|builtin| {
-                (
-                    builtin,
-                    hsa.kernel_symbol(executable, agent, builtin.symbol())
-                        .expect("builtin symbol"),
-                )
-            })
+            .map(|builtin| (builtin, hsa.kernel_symbol(executable, agent, builtin.symbol()).expect("builtin symbol")))
             .collect();
         let pools = hsa.pools(agent).expect("pools");
-        let find = |kind| {
-            pools
-                .iter()
-                .find(|pool| pool.kind == kind)
-                .expect("pool kind")
-                .pool
-        };
+        let find = |kind| pools.iter().find(|pool| pool.kind == kind).expect("pool kind").pool;
         let device_pool = find(PoolKindInfo::CoarseGrained);
         // Kernarg memory is the CPU agent's, mapped for the GPU explicitly (as ROCr requires).
         let kernarg_pool = hsa.host_pool(PoolKindInfo::Kernarg).expect("kernarg pool").pool;
-        let kernarg_arena = hsa
-            .allocate(kernarg_pool, MAX_BATCH * KERNARG_SLOT)
-            .expect("kernargs");
+        let kernarg_arena = hsa.allocate(kernarg_pool, MAX_BATCH * KERNARG_SLOT).expect("kernargs");
         hsa.allow_access(&[agent], kernarg_arena).expect("kernargs mapped");
         // SAFETY: no callback, so the null data pointer is never used.
         let queue = unsafe { hsa.queue_create(agent, QUEUE_PACKETS, None, core::ptr::null_mut()) }.expect("queue");
         // SAFETY: the queue was just created and lives as long as the client (never destroyed).
         let ring = unsafe { AqlRing::new(queue, hsa.api()) };
-        Self {
-            hsa,
-            agent,
-            isa,
-            library,
-            device_pool,
-            kernels,
-            queue,
-            ring,
-            kernarg_arena,
-        }
+        Self { hsa, agent, isa, library, device_pool, kernels, queue, ring, kernarg_arena }
     }
 
     pub fn kernel(&self, builtin: Builtin) -> &KernelSymbol {
@@ -189,10 +146,7 @@ impl Client {
     /// the runtime down, which frees every allocation.
     #[allow(clippy::mut_from_ref)]
     pub fn alloc(&self, bytes: usize) -> &mut [u8] {
-        let pointer = self
-            .hsa
-            .allocate(self.device_pool, bytes.max(1))
-            .expect("allocation");
+        let pointer = self.hsa.allocate(self.device_pool, bytes.max(1)).expect("allocation");
         // SAFETY: a fresh allocation of at least `bytes` bytes that nothing else references.
         unsafe { core::slice::from_raw_parts_mut(pointer, bytes) }
     }
@@ -205,23 +159,10 @@ impl Client {
         let done = self.submit(plans);
         // SAFETY: table call on a live signal; the timeout is in ns on the soft runtime.
         let value = unsafe {
-            (self.hsa.api().hsa_signal_wait_scacquire)(
-                done,
-                enums::SIGNAL_CONDITION_EQ,
-                0,
-                60_000_000_000,
-                0,
-            )
+            (self.hsa.api().hsa_signal_wait_scacquire)(done, enums::SIGNAL_CONDITION_EQ, 0, 60_000_000_000, 0)
         };
-        let detail = aqueduct_hsa::soft::queue_error_detail(self.queue)
-            .ok()
-            .flatten();
-        assert_eq!(
-            value,
-            0,
-            "batch of {} did not complete; queue error: {detail:?}",
-            plans.len()
-        );
+        let detail = aqueduct_hsa::soft::queue_error_detail(self.queue).ok().flatten();
+        assert_eq!(value, 0, "batch of {} did not complete; queue error: {detail:?}", plans.len());
         self.hsa.signal_destroy(done).expect("signal destroy");
     }
 
@@ -231,19 +172,13 @@ impl Client {
         let done = self.submit(core::slice::from_ref(plan));
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
-            if let Some(error) = aqueduct_hsa::soft::queue_error_detail(self.queue)
-                .ok()
-                .flatten()
-            {
+            if let Some(error) = aqueduct_hsa::soft::queue_error_detail(self.queue).ok().flatten() {
                 // SAFETY: table call on a live signal.
                 let value = unsafe { (self.hsa.api().hsa_signal_load_scacquire)(done) };
                 assert_eq!(value, 1, "a faulted packet does not complete");
                 return error;
             }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the queue did not fault"
-            );
+            assert!(std::time::Instant::now() < deadline, "the queue did not fault");
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
@@ -257,19 +192,12 @@ impl Client {
     pub fn submit(&self, plans: &[DispatchPlan]) -> aqueduct_hsa::sys::hsa_signal_t {
         assert!(plans.len() <= MAX_BATCH, "batch too large");
         let done = self.hsa.signal_create(plans.len() as i64).expect("signal");
-        let header = PacketHeader::new(
-            PacketType::KernelDispatch,
-            false,
-            FenceScope::System,
-            FenceScope::System,
-        );
+        let header = PacketHeader::new(PacketType::KernelDispatch, false, FenceScope::System, FenceScope::System);
         let mut last = 0;
         for (index, plan) in plans.iter().enumerate() {
             let kernel = self.kernel(plan.kernel);
             let bytes = plan.kernarg_bytes();
-            assert!(
-                bytes.len() <= KERNARG_SLOT && kernel.kernarg_segment_size as usize <= KERNARG_SLOT
-            );
+            assert!(bytes.len() <= KERNARG_SLOT && kernel.kernarg_segment_size as usize <= KERNARG_SLOT);
             // SAFETY: slot `index` of the arena is KERNARG_SLOT bytes and no packet in flight uses
             // it (the previous batch finished before this one started).
             let kernarg = unsafe {
@@ -301,8 +229,7 @@ pub const SENTINEL: u8 = 0xEE;
 
 /// Deterministic test bytes that never equal [`SENTINEL`].
 pub fn source_byte(seed: usize, index: usize) -> u8 {
-    let mixed =
-        (seed.wrapping_mul(0x9E37_79B9) ^ index.wrapping_mul(0x85EB_CA6B)).wrapping_add(index >> 3);
+    let mixed = (seed.wrapping_mul(0x9E37_79B9) ^ index.wrapping_mul(0x85EB_CA6B)).wrapping_add(index >> 3);
     let byte = (mixed ^ (mixed >> 13)) as u8;
     if byte == SENTINEL { 0x17 } else { byte }
 }

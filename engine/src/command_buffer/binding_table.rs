@@ -39,13 +39,17 @@ impl BindingTable {
     pub fn set(&mut self, slot: u32, binding: Binding) -> EngineResult<()> {
         binding.buffer.check_range("binding table slot", binding.offset, binding.length)?;
         if slot >= super::recorder::MAX_BINDING_SLOTS {
-            return Err(EngineError::InvalidArgument { what: "binding table slot", reason: format!("slot {slot} is past the slot limit") });
+            return Err(EngineError::InvalidArgument {
+                what: "binding table slot",
+                reason: format!("slot {slot} is past the slot limit"),
+            });
         }
         let index = slot as usize;
         if self.slots.len() <= index {
             self.slots.resize(index + 1, None);
         }
-        self.slots[index] = Some(TableSlot { buffer: binding.buffer.clone(), offset: binding.offset, length: binding.length });
+        self.slots[index] =
+            Some(TableSlot { buffer: binding.buffer.clone(), offset: binding.offset, length: binding.length });
         Ok(())
     }
 

@@ -19,7 +19,13 @@ impl Queue {
     /// of it is done. Dynamic bindings resolve through `table`. Returns once the first segment
     /// is published (or parked behind earlier work); larger programs and conditional branches
     /// continue from the queue's completion thread.
-    pub fn execute(&self, command_buffer: &CommandBuffer, table: &BindingTable, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
+    pub fn execute(
+        &self,
+        command_buffer: &CommandBuffer,
+        table: &BindingTable,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
         let program = command_buffer.finished()?;
         let shared = &self.0.shared;
         if program.device.id != shared.device.id {
@@ -63,7 +69,10 @@ impl Queue {
 fn check_table(program: &FinishedProgram, table: &BindingTable, device: u64) -> EngineResult<()> {
     let needed = program.slot_needs.len();
     if table.slots.len() < needed {
-        return Err(EngineError::BindingTable { slot: table.slots.len() as u32, reason: format!("the table has {} slots; the program names {needed}", table.slots.len()) });
+        return Err(EngineError::BindingTable {
+            slot: table.slots.len() as u32,
+            reason: format!("the table has {} slots; the program names {needed}", table.slots.len()),
+        });
     }
     for (slot, need) in program.slot_needs.iter().enumerate().filter(|(_, need)| need.used) {
         let slot = slot as u32;
@@ -74,19 +83,30 @@ fn check_table(program: &FinishedProgram, table: &BindingTable, device: u64) -> 
             return Err(EngineError::ForeignObject { what: "binding table buffer" });
         }
         if entry.length < need.length {
-            return Err(EngineError::BindingTable { slot, reason: format!("{} bytes; the program uses {}", entry.length, need.length) });
+            return Err(EngineError::BindingTable {
+                slot,
+                reason: format!("{} bytes; the program uses {}", entry.length, need.length),
+            });
         }
         if need.host_visible && entry.buffer.kind() != MemoryKind::HostVisible {
-            return Err(EngineError::BindingTable { slot, reason: "a conditional branch reads it on the host, so it must be host-visible".into() });
+            return Err(EngineError::BindingTable {
+                slot,
+                reason: "a conditional branch reads it on the host, so it must be host-visible".into(),
+            });
         }
         let base = entry.buffer.device_address() + entry.offset;
         if need.align > 1 && !base.is_multiple_of(need.align) {
-            return Err(EngineError::BindingTable { slot, reason: format!("base address {base:#x} is not {}-byte aligned", need.align) });
+            return Err(EngineError::BindingTable {
+                slot,
+                reason: format!("base address {base:#x} is not {}-byte aligned", need.align),
+            });
         }
     }
     let resolve = |source: &BindingSource| match source.source_kind() {
         Some(SourceKind::Static) => source.value,
-        _ => table.slots[source.slot as usize].as_ref().map_or(0, |entry| entry.buffer.device_address() + entry.offset + source.value),
+        _ => table.slots[source.slot as usize]
+            .as_ref()
+            .map_or(0, |entry| entry.buffer.device_address() + entry.offset + source.value),
     };
     for copy in &program.copy_checks {
         aqueduct_builtins::plan_copy(resolve(&copy.source), resolve(&copy.target), copy.length)?;

@@ -4,10 +4,11 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use aqueduct_abi::block_program::{
-    BindingSource, BlockBuf, BlockProgramBuf, Command, DecodedCommand, KernargStrategy, ReturnCommand, TerminatorKind, validate,
-};
 use aqueduct_abi::KernelDispatchPacket;
+use aqueduct_abi::block_program::{
+    BindingSource, BlockBuf, BlockProgramBuf, Command, DecodedCommand, KernargStrategy, ReturnCommand, TerminatorKind,
+    validate,
+};
 use aqueduct_components::Retained;
 use aqueduct_components::program::{BlockFacts, BuiltinObject, ProgramImage};
 
@@ -82,7 +83,10 @@ impl CommandBuffer {
         let program = {
             let recorder = self.recorder()?;
             if let Some(index) = recorder.blocks.iter().position(|block| !block.begun) {
-                return Err(EngineError::InvalidArgument { what: "command buffer", reason: format!("block {index} was created but never begun") });
+                return Err(EngineError::InvalidArgument {
+                    what: "command buffer",
+                    reason: format!("block {index} was created but never begun"),
+                });
             }
             layout(recorder)
         };
@@ -101,12 +105,22 @@ impl CommandBuffer {
         unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), address as *mut u8, bytes.len()) };
         let mut blocks = Vec::with_capacity(view.block_count() as usize);
         let (mut baked_headers, mut baked_packets) = (Vec::new(), Vec::new());
-        let mut facts = ProgramFacts { blocks: view.block_count(), image_bytes: bytes.len(), binding_slots: view.binding_slot_count(), ..Default::default() };
+        let mut facts = ProgramFacts {
+            blocks: view.block_count(),
+            image_bytes: bytes.len(),
+            binding_slots: view.binding_slot_count(),
+            ..Default::default()
+        };
         // One pass over the validated image: per-block facts, the program's facts, baked packets.
         for block in view.blocks() {
             let header = *block.header();
             let rodata_address = address + u64::from(block.offset()) + u64::from(header.rodata_offset);
-            blocks.push(BlockFacts { offset: block.offset(), header, rodata_address, first_command: baked_headers.len() as u32 });
+            blocks.push(BlockFacts {
+                offset: block.offset(),
+                header,
+                rodata_address,
+                first_command: baked_headers.len() as u32,
+            });
             facts.worst_packets += u64::from(header.max_packet_count);
             facts.worst_kernarg_bytes += u64::from(header.max_kernarg_bytes);
             for command in block.commands().filter_map(|command| command.decode()) {
@@ -126,7 +140,9 @@ impl CommandBuffer {
             })
             .collect();
 
-        let State::Recording(recorder) = std::mem::replace(&mut self.state, State::Recording(Box::new(Recorder::new(Default::default())))) else {
+        let State::Recording(recorder) =
+            std::mem::replace(&mut self.state, State::Recording(Box::new(Recorder::new(Default::default()))))
+        else {
             unreachable!("checked above")
         };
         let mut retained = recorder.retained;
@@ -259,7 +275,10 @@ impl ProgramFacts {
                     None => {}
                 }
             }
-            DecodedCommand::Fill(_) | DecodedCommand::Copy(_) | DecodedCommand::Update(_) | DecodedCommand::ProfileMarker(_) => self.transfers += 1,
+            DecodedCommand::Fill(_)
+            | DecodedCommand::Copy(_)
+            | DecodedCommand::Update(_)
+            | DecodedCommand::ProfileMarker(_) => self.transfers += 1,
             _ => {}
         }
     }

@@ -87,10 +87,20 @@ pub(crate) struct FinishedProgram {
 }
 
 impl CommandBuffer {
-    pub(crate) fn new(device: &Arc<DeviceShared>, agent: usize, usage: CommandBufferUsage, limits: BlockLimits) -> crate::EngineResult<Self> {
+    pub(crate) fn new(
+        device: &Arc<DeviceShared>,
+        agent: usize,
+        usage: CommandBufferUsage,
+        limits: BlockLimits,
+    ) -> crate::EngineResult<Self> {
         device.agent(agent)?;
         recorder::check_limits(limits)?;
-        Ok(Self { device: device.clone(), agent, usage, state: State::Recording(Box::new(recorder::Recorder::new(limits))) })
+        Ok(Self {
+            device: device.clone(),
+            agent,
+            usage,
+            state: State::Recording(Box::new(recorder::Recorder::new(limits))),
+        })
     }
 
     pub fn usage(&self) -> CommandBufferUsage {
@@ -125,20 +135,28 @@ impl CommandBuffer {
     fn recorder(&mut self) -> crate::EngineResult<&mut recorder::Recorder> {
         match &mut self.state {
             State::Recording(recorder) => Ok(recorder),
-            State::Finished(_) => Err(crate::EngineError::CommandBufferState { reason: "it is finished; record into a new command buffer" }),
+            State::Finished(_) => Err(crate::EngineError::CommandBufferState {
+                reason: "it is finished; record into a new command buffer",
+            }),
         }
     }
 
     pub(crate) fn finished(&self) -> crate::EngineResult<&Arc<FinishedProgram>> {
         match &self.state {
             State::Finished(program) => Ok(program),
-            State::Recording(_) => Err(crate::EngineError::CommandBufferState { reason: "it is still recording; call finish() first" }),
+            State::Recording(_) => {
+                Err(crate::EngineError::CommandBufferState { reason: "it is still recording; call finish() first" })
+            }
         }
     }
 }
 
 impl std::fmt::Debug for CommandBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CommandBuffer").field("agent", &self.agent).field("usage", &self.usage).field("facts", &self.facts()).finish()
+        f.debug_struct("CommandBuffer")
+            .field("agent", &self.agent)
+            .field("usage", &self.usage)
+            .field("facts", &self.facts())
+            .finish()
     }
 }

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use aqueduct_abi::ImplicitKernargs;
 use aqueduct_abi::block_program::{
     BindingSource, BlockBuf, BranchCommand, Command, CommandFlags, CommandRecord, CompareOp, CondBranchCommand,
-    CopyCommand, DecodedCommand, DispatchCommand, FillCommand, KernargStrategy, MAX_KERNARG_ALIGNMENT, PatchRecord, SourceKind,
-    ProfileMarkerCommand, ReplayCost, ReturnCommand, TerminatorKind, UpdateCommand,
+    CopyCommand, DecodedCommand, DispatchCommand, FillCommand, KernargStrategy, MAX_KERNARG_ALIGNMENT, PatchRecord,
+    ProfileMarkerCommand, ReplayCost, ReturnCommand, SourceKind, TerminatorKind, UpdateCommand,
 };
 use aqueduct_abi::packet::FenceScope;
 use aqueduct_components::Retained;
@@ -26,8 +26,8 @@ use super::finish::{CopyCheck, SlotNeed};
 use super::{BlockLimits, CommandBuffer, CommandBufferUsage};
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
-use crate::queue::Dispatch;
 use crate::memory::{Binding, Buffer};
+use crate::queue::Dispatch;
 
 /// Most binding-table slots a program may name.
 pub const MAX_BINDING_SLOTS: u32 = 1 << 16;
@@ -42,7 +42,11 @@ const MAX_RECORDED_UPDATE: usize = crate::queue::MAX_UPDATE_BYTES;
 pub enum BufferRef<'a> {
     Static(Binding<'a>),
     /// `length` bytes at `offset` into the slot's range.
-    Slot { slot: u32, offset: u64, length: u64 },
+    Slot {
+        slot: u32,
+        offset: u64,
+        length: u64,
+    },
 }
 
 impl BufferRef<'_> {
@@ -127,7 +131,12 @@ pub(super) fn check_limits(limits: BlockLimits) -> EngineResult<()> {
 
 impl Recorder {
     pub fn new(limits: BlockLimits) -> Self {
-        let entry = UserBlock { chunks: vec![BlockBuf::new(TerminatorKind::Return)], begun: true, terminated: false, chunk_cost: ReplayCost::default() };
+        let entry = UserBlock {
+            chunks: vec![BlockBuf::new(TerminatorKind::Return)],
+            begun: true,
+            terminated: false,
+            chunk_cost: ReplayCost::default(),
+        };
         Self {
             limits,
             blocks: vec![entry],
@@ -145,7 +154,9 @@ impl Recorder {
     fn open_block(&mut self) -> EngineResult<&mut UserBlock> {
         let block = &mut self.blocks[self.current];
         if block.terminated {
-            return Err(EngineError::CommandBufferState { reason: "the current block already ended with a branch or return; begin() another block" });
+            return Err(EngineError::CommandBufferState {
+                reason: "the current block already ended with a branch or return; begin() another block",
+            });
         }
         Ok(block)
     }
@@ -225,19 +236,28 @@ impl CommandBuffer {
                     return Err(EngineError::NotHostAccessible { kind: binding.buffer.kind() });
                 }
                 if !address.is_multiple_of(align) {
-                    return Err(EngineError::InvalidArgument { what, reason: format!("address {address:#x} is not {align}-byte aligned") });
+                    return Err(EngineError::InvalidArgument {
+                        what,
+                        reason: format!("address {address:#x} is not {align}-byte aligned"),
+                    });
                 }
                 Ok(BindingSource::fixed(address))
             }
             BufferRef::Slot { slot, offset, length } => {
                 if slot >= MAX_BINDING_SLOTS {
-                    return Err(EngineError::InvalidArgument { what, reason: format!("slot {slot} is past the {MAX_BINDING_SLOTS}-slot limit") });
+                    return Err(EngineError::InvalidArgument {
+                        what,
+                        reason: format!("slot {slot} is past the {MAX_BINDING_SLOTS}-slot limit"),
+                    });
                 }
                 if offset.checked_add(length).is_none() {
                     return Err(EngineError::OutOfBounds { what, offset, length, size: u64::MAX });
                 }
                 if !offset.is_multiple_of(align) {
-                    return Err(EngineError::InvalidArgument { what, reason: format!("slot offset {offset} is not {align}-byte aligned") });
+                    return Err(EngineError::InvalidArgument {
+                        what,
+                        reason: format!("slot offset {offset} is not {align}-byte aligned"),
+                    });
                 }
                 Ok(BindingSource::dynamic(slot, offset))
             }
@@ -251,11 +271,21 @@ impl CommandBuffer {
 
     /// Records a dispatch whose workgroup counts (three u32 at `counts`) are read when the queue
     /// reaches it: the grid is counts × workgroup size, and `dispatch.grid` is not used.
-    pub fn dispatch_indirect(&mut self, kernel: &Kernel, dispatch: &Dispatch<'_, BufferRef<'_>>, counts: BufferRef<'_>) -> EngineResult<()> {
+    pub fn dispatch_indirect(
+        &mut self,
+        kernel: &Kernel,
+        dispatch: &Dispatch<'_, BufferRef<'_>>,
+        counts: BufferRef<'_>,
+    ) -> EngineResult<()> {
         self.record_dispatch(kernel, dispatch, Some(counts))
     }
 
-    fn record_dispatch(&mut self, kernel: &Kernel, dispatch: &Dispatch<'_, BufferRef<'_>>, indirect: Option<BufferRef<'_>>) -> EngineResult<()> {
+    fn record_dispatch(
+        &mut self,
+        kernel: &Kernel,
+        dispatch: &Dispatch<'_, BufferRef<'_>>,
+        indirect: Option<BufferRef<'_>>,
+    ) -> EngineResult<()> {
         self.recorder()?.open_block()?;
         if kernel.executable.device.id != self.device.id {
             return Err(EngineError::ForeignObject { what: "kernel" });
@@ -286,7 +316,10 @@ impl CommandBuffer {
         const COUNTS_ACCESS: Access = Access { host_visible: false, align: 4 };
         let indirect_source = match indirect {
             Some(counts) if counts.length() < 12 => {
-                return Err(EngineError::InvalidArgument { what: "indirect counts", reason: format!("{} bytes; three u32 counts need 12", counts.length()) });
+                return Err(EngineError::InvalidArgument {
+                    what: "indirect counts",
+                    reason: format!("{} bytes; three u32 counts need 12", counts.length()),
+                });
             }
             Some(counts) => Some(self.check_ref("indirect counts", counts, COUNTS_ACCESS)?),
             None => None,
@@ -351,7 +384,8 @@ impl CommandBuffer {
                 kernargs[8 * index..8 * index + 8].copy_from_slice(&source.value.to_le_bytes());
             }
             let bindings_end = 8 * sources.len();
-            kernargs[bindings_end..bindings_end + 4 * dispatch.constants.len()].copy_from_slice(bytemuck::cast_slice(dispatch.constants));
+            kernargs[bindings_end..bindings_end + 4 * dispatch.constants.len()]
+                .copy_from_slice(bytemuck::cast_slice(dispatch.constants));
             if let Some(offset) = layout.implicit_offset {
                 let implicit = ImplicitKernargs::for_grid(template.grid, template.workgroup, 3);
                 let start = offset as usize;
@@ -386,7 +420,9 @@ impl CommandBuffer {
         aqueduct_builtins::plan_fill(0x1000, target.length(), pattern_value, width)?;
         let source = self.check_ref("fill target", target, ANY_ACCESS)?;
         let length = target.length();
-        self.push_with_sources(&[target], ANY_ACCESS, &[source], |[index, _]| FillCommand::new(index, length, pattern_value, width))
+        self.push_with_sources(&[target], ANY_ACCESS, &[source], |[index, _]| {
+            FillCommand::new(index, length, pattern_value, width)
+        })
     }
 
     /// Records a copy of `source` into `target` (same length, not overlapping).
@@ -402,13 +438,16 @@ impl CommandBuffer {
         let length = source.length();
         let from = self.check_ref("copy source", source, ANY_ACCESS)?;
         let to = self.check_ref("copy target", target, ANY_ACCESS)?;
-        let both_static = from.source_kind() == Some(SourceKind::Static) && to.source_kind() == Some(SourceKind::Static);
+        let both_static =
+            from.source_kind() == Some(SourceKind::Static) && to.source_kind() == Some(SourceKind::Static);
         if both_static {
             aqueduct_builtins::plan_copy(from.value, to.value, length)?;
         } else {
             self.recorder()?.copy_checks.push(CopyCheck { source: from, target: to, length });
         }
-        self.push_with_sources(&[source, target], ANY_ACCESS, &[from, to], |[from, to]| CopyCommand::new(from, to, length))
+        self.push_with_sources(&[source, target], ANY_ACCESS, &[from, to], |[from, to]| {
+            CopyCommand::new(from, to, length)
+        })
     }
 
     /// Records writing `data` (carried in the program's rodata) into `target`.
@@ -418,7 +457,11 @@ impl CommandBuffer {
         if data.is_empty() || data.len() > MAX_RECORDED_UPDATE || data.len() as u64 != target.length() {
             return Err(EngineError::InvalidArgument {
                 what: "update",
-                reason: format!("{} bytes into a {}-byte range; 1 to {MAX_RECORDED_UPDATE} bytes, matching the range", data.len(), target.length()),
+                reason: format!(
+                    "{} bytes into a {}-byte range; 1 to {MAX_RECORDED_UPDATE} bytes, matching the range",
+                    data.len(),
+                    target.length()
+                ),
             });
         }
         let source = self.check_ref("update target", target, ANY_ACCESS)?;
@@ -448,18 +491,28 @@ impl CommandBuffer {
         self.recorder()?.open_block()?;
         let target = target.into();
         if target.length() < 8 {
-            return Err(EngineError::InvalidArgument { what: "profile marker", reason: format!("{}-byte target; a timestamp needs 8", target.length()) });
+            return Err(EngineError::InvalidArgument {
+                what: "profile marker",
+                reason: format!("{}-byte target; a timestamp needs 8", target.length()),
+            });
         }
         const STAMP_ACCESS: Access = Access { host_visible: false, align: 8 };
         let source = self.check_ref("profile marker", target, STAMP_ACCESS)?;
-        self.push_with_sources(&[target], STAMP_ACCESS, &[source], |[index, _]| ProfileMarkerCommand::new(index, marker_id))
+        self.push_with_sources(&[target], STAMP_ACCESS, &[source], |[index, _]| {
+            ProfileMarkerCommand::new(index, marker_id)
+        })
     }
 
     /// A new, empty block to branch to; record into it after [`Self::begin`].
     pub fn new_block(&mut self) -> EngineResult<BlockLabel> {
         let recorder = self.recorder()?;
         let label = BlockLabel(recorder.blocks.len() as u32);
-        recorder.blocks.push(UserBlock { chunks: vec![BlockBuf::new(TerminatorKind::Return)], begun: false, terminated: false, chunk_cost: ReplayCost::default() });
+        recorder.blocks.push(UserBlock {
+            chunks: vec![BlockBuf::new(TerminatorKind::Return)],
+            begun: false,
+            terminated: false,
+            chunk_cost: ReplayCost::default(),
+        });
         Ok(label)
     }
 
@@ -467,7 +520,10 @@ impl CommandBuffer {
     /// branch or return yet, it returns.
     pub fn begin(&mut self, label: BlockLabel) -> EngineResult<()> {
         let recorder = self.recorder()?;
-        let block = recorder.blocks.get(label.0 as usize).ok_or(EngineError::InvalidArgument { what: "block label", reason: format!("{label:?} is not a block of this command buffer") })?;
+        let block = recorder.blocks.get(label.0 as usize).ok_or(EngineError::InvalidArgument {
+            what: "block label",
+            reason: format!("{label:?} is not a block of this command buffer"),
+        })?;
         if block.begun {
             return Err(EngineError::CommandBufferState { reason: "that block was already begun" });
         }
@@ -488,7 +544,14 @@ impl CommandBuffer {
     /// before it, the 4- or 8-byte unsigned value at `value` (host-visible memory, by its
     /// length) is compared with `operand`, and execution continues at `taken` if
     /// `value compare operand` holds, else at `not_taken`.
-    pub fn branch_if<'b>(&mut self, value: impl Into<BufferRef<'b>>, compare: CompareOp, operand: u64, taken: BlockLabel, not_taken: BlockLabel) -> EngineResult<()> {
+    pub fn branch_if<'b>(
+        &mut self,
+        value: impl Into<BufferRef<'b>>,
+        compare: CompareOp,
+        operand: u64,
+        taken: BlockLabel,
+        not_taken: BlockLabel,
+    ) -> EngineResult<()> {
         self.check_label(taken)?;
         self.check_label(not_taken)?;
         self.recorder()?.open_block()?;
@@ -517,12 +580,20 @@ impl CommandBuffer {
 
     fn check_label(&mut self, label: BlockLabel) -> EngineResult<()> {
         if label.0 as usize >= self.recorder()?.blocks.len() {
-            return Err(EngineError::InvalidArgument { what: "block label", reason: format!("{label:?} is not a block of this command buffer") });
+            return Err(EngineError::InvalidArgument {
+                what: "block label",
+                reason: format!("{label:?} is not a block of this command buffer"),
+            });
         }
         Ok(())
     }
 
-    fn terminate(&mut self, mut command: Command, terminator: TerminatorKind, source: Option<BindingSource>) -> EngineResult<()> {
+    fn terminate(
+        &mut self,
+        mut command: Command,
+        terminator: TerminatorKind,
+        source: Option<BindingSource>,
+    ) -> EngineResult<()> {
         let recorder = self.recorder()?;
         recorder.open_block()?;
         let chunk = recorder.chunk_for(ReplayCost::default(), 1)?;

@@ -113,7 +113,8 @@ pub fn host_buffer(device: &aqueduct_engine::Device, contents: &[u8]) -> aqueduc
 /// Arms a stall on the next packet `queue` publishes: its next submission (and everything after
 /// it on the queue) waits until [`release`].
 pub fn stall_next(queue: &aqueduct_engine::Queue) {
-    aqueduct_hsa::soft::inject_fault(queue.hsa_queue(), queue.stats().packets, aqueduct_hsa::soft::Fault::Stall).expect("inject stall");
+    aqueduct_hsa::soft::inject_fault(queue.hsa_queue(), queue.stats().packets, aqueduct_hsa::soft::Fault::Stall)
+        .expect("inject stall");
 }
 
 /// Arms `fault` on the next packet `queue` publishes.

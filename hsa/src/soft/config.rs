@@ -120,7 +120,10 @@ pub fn parse_agents(text: &str) -> Result<Vec<SoftAgentConfig>, String> {
         .filter(|entry| !entry.is_empty())
         .map(|entry| {
             let (isa, wavefront) = match entry.split_once('@') {
-                Some((isa, wave)) => (isa, Some(wave.parse::<u32>().map_err(|_| format!("`{entry}`: wavefront `{wave}` is not a number"))?)),
+                Some((isa, wave)) => (
+                    isa,
+                    Some(wave.parse::<u32>().map_err(|_| format!("`{entry}`: wavefront `{wave}` is not a number"))?),
+                ),
                 None => (entry, None),
             };
             let full = if isa.starts_with("amdgcn-") { isa.to_string() } else { format!("amdgcn-amd-amdhsa--{isa}") };

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use aqueduct_abi::{AmdQueue, SignalCondition, SignalKind};
 
+use super::clock::SYSTEM_FREQUENCY;
 use super::memory::PoolAccess;
 use super::queue::SoftQueue;
-use super::clock::SYSTEM_FREQUENCY;
 use super::runtime::{self, Runtime, Tag};
 use super::signals;
 use crate::sys::*;
@@ -152,7 +152,11 @@ pub unsafe extern "C" fn hsa_iterate_agents(callback: hsa_agent_callback_t, data
     })
 }
 
-pub unsafe extern "C" fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_agent_info_t, value: *mut c_void) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_agent_get_info(
+    agent: hsa_agent_t,
+    attribute: hsa_agent_info_t,
+    value: *mut c_void,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         let Some((index, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
         if value.is_null() {
@@ -185,7 +189,9 @@ pub unsafe extern "C" fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_a
                 agent_info::AMD_CHIP_ID => put(value, 0x50F7u32),
                 agent_info::AMD_CACHELINE_SIZE => put(value, 64u32),
                 agent_info::AMD_COMPUTE_UNIT_COUNT => put(value, config.compute_units),
-                agent_info::AMD_PRODUCT_NAME => put_string::<64>(value, &format!("aqueduct soft agent ({})", config.name)),
+                agent_info::AMD_PRODUCT_NAME => {
+                    put_string::<64>(value, &format!("aqueduct soft agent ({})", config.name))
+                }
                 agent_info::AMD_UUID => put_string::<21>(value, &agent.uuid),
                 _ => status::ERROR_INVALID_ARGUMENT,
             }
@@ -198,7 +204,12 @@ pub unsafe extern "C" fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_a
 ///
 /// # Safety
 /// `value` points to storage of the attribute's documented type.
-unsafe fn cpu_agent_info(runtime: &Runtime, agent: &super::runtime::Agent, attribute: hsa_agent_info_t, value: *mut c_void) -> hsa_status_t {
+unsafe fn cpu_agent_info(
+    runtime: &Runtime,
+    agent: &super::runtime::Agent,
+    attribute: hsa_agent_info_t,
+    value: *mut c_void,
+) -> hsa_status_t {
     // SAFETY (all arms): forwarded from the caller.
     unsafe {
         match attribute {
@@ -216,14 +227,20 @@ unsafe fn cpu_agent_info(runtime: &Runtime, agent: &super::runtime::Agent, attri
             agent_info::ISA => put(value, hsa_isa_t { handle: 0 }),
             agent_info::AMD_CHIP_ID => put(value, 0u32),
             agent_info::AMD_CACHELINE_SIZE => put(value, 64u32),
-            agent_info::AMD_COMPUTE_UNIT_COUNT => put(value, std::thread::available_parallelism().map_or(1, |count| count.get() as u32)),
+            agent_info::AMD_COMPUTE_UNIT_COUNT => {
+                put(value, std::thread::available_parallelism().map_or(1, |count| count.get() as u32))
+            }
             agent_info::AMD_UUID => put_string::<21>(value, &agent.uuid),
             _ => status::ERROR_INVALID_ARGUMENT,
         }
     }
 }
 
-pub unsafe extern "C" fn hsa_agent_iterate_isas(agent: hsa_agent_t, callback: hsa_isa_callback_t, data: *mut c_void) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_agent_iterate_isas(
+    agent: hsa_agent_t,
+    callback: hsa_isa_callback_t,
+    data: *mut c_void,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         let Some((index, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
         let Some(callback) = callback else { return status::ERROR_INVALID_ARGUMENT };
@@ -235,7 +252,11 @@ pub unsafe extern "C" fn hsa_agent_iterate_isas(agent: hsa_agent_t, callback: hs
     })
 }
 
-pub unsafe extern "C" fn hsa_isa_get_info_alt(isa: hsa_isa_t, attribute: hsa_isa_info_t, value: *mut c_void) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_isa_get_info_alt(
+    isa: hsa_isa_t,
+    attribute: hsa_isa_info_t,
+    value: *mut c_void,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         let Some(agent) = runtime.index_of(Tag::Isa, isa.handle).and_then(|index| runtime.gpu(index as usize)) else {
             return status::ERROR_INVALID_ISA;
@@ -260,7 +281,11 @@ pub unsafe extern "C" fn hsa_isa_get_info_alt(isa: hsa_isa_t, attribute: hsa_isa
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools(agent: hsa_agent_t, callback: hsa_amd_memory_pool_callback_t, data: *mut c_void) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools(
+    agent: hsa_agent_t,
+    callback: hsa_amd_memory_pool_callback_t,
+    data: *mut c_void,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         let Some((_, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
         let Some(callback) = callback else { return status::ERROR_INVALID_ARGUMENT };
@@ -276,7 +301,11 @@ pub unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools(agent: hsa_agent_t, 
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(pool: hsa_amd_memory_pool_t, attribute: hsa_amd_memory_pool_info_t, value: *mut c_void) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(
+    pool: hsa_amd_memory_pool_t,
+    attribute: hsa_amd_memory_pool_info_t,
+    value: *mut c_void,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         let Some((_, pool)) = runtime.pool(pool.handle) else { return status::ERROR_INVALID_MEMORY_POOL };
         if value.is_null() {
@@ -317,7 +346,12 @@ fn link_info() -> hsa_amd_memory_pool_link_info_t {
     }
 }
 
-pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(agent: hsa_agent_t, pool: hsa_amd_memory_pool_t, attribute: hsa_amd_agent_memory_pool_info_t, value: *mut c_void) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(
+    agent: hsa_agent_t,
+    pool: hsa_amd_memory_pool_t,
+    attribute: hsa_amd_agent_memory_pool_info_t,
+    value: *mut c_void,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         let Some((agent_index, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
         let Some((_, pool)) = runtime.pool(pool.handle) else { return status::ERROR_INVALID_MEMORY_POOL };
@@ -346,7 +380,12 @@ pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(agent: hsa_agent_t, 
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(pool: hsa_amd_memory_pool_t, size: usize, _flags: u32, ptr: *mut *mut c_void) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
+    pool: hsa_amd_memory_pool_t,
+    size: usize,
+    _flags: u32,
+    ptr: *mut *mut c_void,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         let Some((index, pool)) = runtime.pool(pool.handle) else { return status::ERROR_INVALID_MEMORY_POOL };
         if ptr.is_null() {
@@ -370,7 +409,12 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_statu
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_agents_allow_access(num_agents: u32, agents: *const hsa_agent_t, flags: *const u32, ptr: *const c_void) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_amd_agents_allow_access(
+    num_agents: u32,
+    agents: *const hsa_agent_t,
+    flags: *const u32,
+    ptr: *const c_void,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         if num_agents == 0 || agents.is_null() || ptr.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
@@ -408,13 +452,25 @@ pub unsafe extern "C" fn hsa_queue_create(
     if agent.is_cpu() {
         return status::ERROR; // ROCr's `CpuAgent::QueueCreate`: no AQL packet processor
     }
-    if queue.is_null() || !size.is_power_of_two() || size < runtime.config.queue_min_packets.max(1) || size > runtime.config.queue_max_packets {
+    if queue.is_null()
+        || !size.is_power_of_two()
+        || size < runtime.config.queue_min_packets.max(1)
+        || size > runtime.config.queue_max_packets
+    {
         return status::ERROR_INVALID_ARGUMENT;
     }
     if type_ != enums::QUEUE_TYPE_MULTI && type_ != enums::QUEUE_TYPE_SINGLE {
         return status::ERROR_INVALID_QUEUE_CREATION;
     }
-    let created = SoftQueue::create(runtime.clone(), agent_index, size, type_, runtime.config.default_mode, callback, data as usize);
+    let created = SoftQueue::create(
+        runtime.clone(),
+        agent_index,
+        size,
+        type_,
+        runtime.config.default_mode,
+        callback,
+        data as usize,
+    );
     match created {
         Ok(created) => {
             let address = created.address();
@@ -464,7 +520,11 @@ pub unsafe extern "C" fn hsa_queue_add_write_index_relaxed(queue: *const hsa_que
     queue_index(queue, |amd| unsafe { AmdQueue::write_dispatch_id_atomic(amd) }.fetch_add(value, Ordering::Relaxed))
 }
 
-pub unsafe extern "C" fn hsa_queue_cas_write_index_scacq_screl(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64 {
+pub unsafe extern "C" fn hsa_queue_cas_write_index_scacq_screl(
+    queue: *const hsa_queue_t,
+    expected: u64,
+    value: u64,
+) -> u64 {
     queue_index(queue, |amd| {
         // SAFETY: as above.
         let index = unsafe { AmdQueue::write_dispatch_id_atomic(amd) };
@@ -474,12 +534,23 @@ pub unsafe extern "C" fn hsa_queue_cas_write_index_scacq_screl(queue: *const hsa
     })
 }
 
-pub unsafe extern "C" fn hsa_signal_create(initial_value: hsa_signal_value_t, num_consumers: u32, consumers: *const hsa_agent_t, signal: *mut hsa_signal_t) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_signal_create(
+    initial_value: hsa_signal_value_t,
+    num_consumers: u32,
+    consumers: *const hsa_agent_t,
+    signal: *mut hsa_signal_t,
+) -> hsa_status_t {
     // SAFETY: forwarded: ROCr's `hsa_signal_create` is `hsa_amd_signal_create` with no attributes.
     unsafe { hsa_amd_signal_create(initial_value, num_consumers, consumers, 0, signal) }
 }
 
-pub unsafe extern "C" fn hsa_amd_signal_create(initial_value: hsa_signal_value_t, num_consumers: u32, consumers: *const hsa_agent_t, attributes: u64, signal: *mut hsa_signal_t) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_amd_signal_create(
+    initial_value: hsa_signal_value_t,
+    num_consumers: u32,
+    consumers: *const hsa_agent_t,
+    attributes: u64,
+    signal: *mut hsa_signal_t,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         if attributes & !(amd_event::SIGNAL_AMD_GPU_ONLY | amd_event::SIGNAL_IPC) != 0 {
             return status::ERROR_INVALID_ARGUMENT;
@@ -567,15 +638,35 @@ fn deadline_after(timeout_ticks: u64) -> Option<Instant> {
     Instant::now().checked_add(Duration::from_nanos(timeout_ticks.saturating_mul(1_000_000_000 / SYSTEM_FREQUENCY)))
 }
 
-pub unsafe extern "C" fn hsa_signal_wait_scacquire(signal: hsa_signal_t, condition: hsa_signal_condition_t, compare_value: hsa_signal_value_t, timeout_hint: u64, wait_state_hint: hsa_wait_state_t) -> hsa_signal_value_t {
+pub unsafe extern "C" fn hsa_signal_wait_scacquire(
+    signal: hsa_signal_t,
+    condition: hsa_signal_condition_t,
+    compare_value: hsa_signal_value_t,
+    timeout_hint: u64,
+    wait_state_hint: hsa_wait_state_t,
+) -> hsa_signal_value_t {
     let (Some(slot), Some(condition)) = (signals::slot(signal.handle), SignalCondition::from_bits(condition)) else {
         return 0;
     };
-    signals::wait_until(&[slot], |_, value| condition.holds(value, compare_value), deadline_after(timeout_hint), spin_for(wait_state_hint), &|| false);
+    signals::wait_until(
+        &[slot],
+        |_, value| condition.holds(value, compare_value),
+        deadline_after(timeout_hint),
+        spin_for(wait_state_hint),
+        &|| false,
+    );
     slot.value().load(Ordering::Acquire)
 }
 
-pub unsafe extern "C" fn hsa_amd_signal_wait_any(signal_count: u32, signals_ptr: *mut hsa_signal_t, conds: *mut hsa_signal_condition_t, values: *mut hsa_signal_value_t, timeout_hint: u64, wait_hint: hsa_wait_state_t, satisfying_value: *mut hsa_signal_value_t) -> u32 {
+pub unsafe extern "C" fn hsa_amd_signal_wait_any(
+    signal_count: u32,
+    signals_ptr: *mut hsa_signal_t,
+    conds: *mut hsa_signal_condition_t,
+    values: *mut hsa_signal_value_t,
+    timeout_hint: u64,
+    wait_hint: hsa_wait_state_t,
+    satisfying_value: *mut hsa_signal_value_t,
+) -> u32 {
     const NONE: u32 = u32::MAX;
     if signal_count == 0 || signals_ptr.is_null() || conds.is_null() || values.is_null() {
         return NONE;
@@ -592,13 +683,21 @@ pub unsafe extern "C" fn hsa_amd_signal_wait_any(signal_count: u32, signals_ptr:
     let mut slots = Vec::with_capacity(count);
     let mut conditions = Vec::with_capacity(count);
     for index in 0..count {
-        let (Some(slot), Some(condition)) = (signals::slot(handles[index].handle), SignalCondition::from_bits(conds[index])) else {
+        let (Some(slot), Some(condition)) =
+            (signals::slot(handles[index].handle), SignalCondition::from_bits(conds[index]))
+        else {
             return NONE;
         };
         slots.push(slot);
         conditions.push(condition);
     }
-    let found = signals::wait_until(&slots, |index, value| conditions[index].holds(value, values[index]), deadline_after(timeout_hint), spin_for(wait_hint), &|| false);
+    let found = signals::wait_until(
+        &slots,
+        |index, value| conditions[index].holds(value, values[index]),
+        deadline_after(timeout_hint),
+        spin_for(wait_hint),
+        &|| false,
+    );
     match found {
         Some(index) => {
             if !satisfying_value.is_null() {
@@ -611,7 +710,11 @@ pub unsafe extern "C" fn hsa_amd_signal_wait_any(signal_count: u32, signals_ptr:
     }
 }
 
-pub unsafe extern "C" fn hsa_code_object_reader_create_from_memory(code_object: *const c_void, size: usize, code_object_reader: *mut hsa_code_object_reader_t) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_code_object_reader_create_from_memory(
+    code_object: *const c_void,
+    size: usize,
+    code_object_reader: *mut hsa_code_object_reader_t,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         if code_object.is_null() || size == 0 || code_object_reader.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
@@ -641,7 +744,12 @@ pub unsafe extern "C" fn hsa_code_object_reader_destroy(code_object_reader: hsa_
     })
 }
 
-pub unsafe extern "C" fn hsa_executable_create_alt(profile: hsa_profile_t, _default_float_rounding_mode: hsa_default_float_rounding_mode_t, _options: *const c_char, executable: *mut hsa_executable_t) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_executable_create_alt(
+    profile: hsa_profile_t,
+    _default_float_rounding_mode: hsa_default_float_rounding_mode_t,
+    _options: *const c_char,
+    executable: *mut hsa_executable_t,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         if executable.is_null() || profile > enums::PROFILE_FULL {
             return status::ERROR_INVALID_ARGUMENT;
@@ -653,14 +761,30 @@ pub unsafe extern "C" fn hsa_executable_create_alt(profile: hsa_profile_t, _defa
     })
 }
 
-pub unsafe extern "C" fn hsa_executable_load_agent_code_object(executable: hsa_executable_t, agent: hsa_agent_t, code_object_reader: hsa_code_object_reader_t, _options: *const c_char, loaded_code_object: *mut hsa_loaded_code_object_t) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_executable_load_agent_code_object(
+    executable: hsa_executable_t,
+    agent: hsa_agent_t,
+    code_object_reader: hsa_code_object_reader_t,
+    _options: *const c_char,
+    loaded_code_object: *mut hsa_loaded_code_object_t,
+) -> hsa_status_t {
     use super::executable::LoadFailure;
     with_runtime(|runtime| {
-        let Some(executable_id) = runtime.index_of(Tag::Executable, executable.handle) else { return status::ERROR_INVALID_EXECUTABLE };
+        let Some(executable_id) = runtime.index_of(Tag::Executable, executable.handle) else {
+            return status::ERROR_INVALID_EXECUTABLE;
+        };
         let Some((agent_index, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
-        let Some(reader_id) = runtime.index_of(Tag::Reader, code_object_reader.handle) else { return status::ERROR_INVALID_CODE_OBJECT_READER };
+        let Some(reader_id) = runtime.index_of(Tag::Reader, code_object_reader.handle) else {
+            return status::ERROR_INVALID_CODE_OBJECT_READER;
+        };
         let Some(gpu) = agent.gpu() else { return status::ERROR_INVALID_AGENT };
-        match runtime.executables.load(executable_id, reader_id, agent_index, &gpu.isa_name, &runtime.config.code_object_versions) {
+        match runtime.executables.load(
+            executable_id,
+            reader_id,
+            agent_index,
+            &gpu.isa_name,
+            &runtime.config.code_object_versions,
+        ) {
             Ok(()) => {
                 if !loaded_code_object.is_null() {
                     let handle = runtime.handle(Tag::LoadedCodeObject, runtime.executables.next_id());
@@ -686,7 +810,9 @@ pub unsafe extern "C" fn hsa_executable_load_agent_code_object(executable: hsa_e
 
 pub unsafe extern "C" fn hsa_executable_freeze(executable: hsa_executable_t, _options: *const c_char) -> hsa_status_t {
     with_runtime(|runtime| {
-        let Some(id) = runtime.index_of(Tag::Executable, executable.handle) else { return status::ERROR_INVALID_EXECUTABLE };
+        let Some(id) = runtime.index_of(Tag::Executable, executable.handle) else {
+            return status::ERROR_INVALID_EXECUTABLE;
+        };
         let mut executables = runtime.executables.executables.lock().unwrap_or_else(|poison| poison.into_inner());
         match executables.get_mut(&id) {
             None => status::ERROR_INVALID_EXECUTABLE,
@@ -701,17 +827,25 @@ pub unsafe extern "C" fn hsa_executable_freeze(executable: hsa_executable_t, _op
 
 pub unsafe extern "C" fn hsa_executable_destroy(executable: hsa_executable_t) -> hsa_status_t {
     with_runtime(|runtime| {
-        let destroyed = runtime.index_of(Tag::Executable, executable.handle).is_some_and(|id| runtime.executables.destroy(id));
+        let destroyed =
+            runtime.index_of(Tag::Executable, executable.handle).is_some_and(|id| runtime.executables.destroy(id));
         if destroyed { status::SUCCESS } else { status::ERROR_INVALID_EXECUTABLE }
     })
 }
 
-pub unsafe extern "C" fn hsa_executable_get_symbol_by_name(executable: hsa_executable_t, symbol_name: *const c_char, agent: *const hsa_agent_t, symbol: *mut hsa_executable_symbol_t) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_executable_get_symbol_by_name(
+    executable: hsa_executable_t,
+    symbol_name: *const c_char,
+    agent: *const hsa_agent_t,
+    symbol: *mut hsa_executable_symbol_t,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         if symbol_name.is_null() || symbol.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
         }
-        let Some(executable_id) = runtime.index_of(Tag::Executable, executable.handle) else { return status::ERROR_INVALID_EXECUTABLE };
+        let Some(executable_id) = runtime.index_of(Tag::Executable, executable.handle) else {
+            return status::ERROR_INVALID_EXECUTABLE;
+        };
         let agent_index = if agent.is_null() {
             None
         } else {
@@ -733,18 +867,33 @@ pub unsafe extern "C" fn hsa_executable_get_symbol_by_name(executable: hsa_execu
         let Some(kernel) = found.cloned() else { return status::ERROR_INVALID_SYMBOL_NAME };
         drop(executables);
         let id = runtime.executables.next_id();
-        runtime.executables.symbols.lock().unwrap_or_else(|poison| poison.into_inner()).insert(id, (executable_id, kernel));
+        runtime
+            .executables
+            .symbols
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .insert(id, (executable_id, kernel));
         // SAFETY: non-null output pointer.
         unsafe { symbol.write(hsa_executable_symbol_t { handle: runtime.handle(Tag::Symbol, id) }) };
         status::SUCCESS
     })
 }
 
-pub unsafe extern "C" fn hsa_executable_symbol_get_info(executable_symbol: hsa_executable_symbol_t, attribute: hsa_executable_symbol_info_t, value: *mut c_void) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_executable_symbol_get_info(
+    executable_symbol: hsa_executable_symbol_t,
+    attribute: hsa_executable_symbol_info_t,
+    value: *mut c_void,
+) -> hsa_status_t {
     with_runtime(|runtime| {
-        let kernel = runtime
-            .index_of(Tag::Symbol, executable_symbol.handle)
-            .and_then(|id| runtime.executables.symbols.lock().unwrap_or_else(|poison| poison.into_inner()).get(&id).map(|(_, kernel)| kernel.clone()));
+        let kernel = runtime.index_of(Tag::Symbol, executable_symbol.handle).and_then(|id| {
+            runtime
+                .executables
+                .symbols
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .get(&id)
+                .map(|(_, kernel)| kernel.clone())
+        });
         let Some(kernel) = kernel else { return status::ERROR_INVALID_EXECUTABLE_SYMBOL };
         if value.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
@@ -760,7 +909,9 @@ pub unsafe extern "C" fn hsa_executable_symbol_get_info(executable_symbol: hsa_e
                     core::ptr::copy_nonoverlapping(kernel.symbol.as_ptr(), value.cast::<u8>(), kernel.symbol.len());
                     status::SUCCESS
                 }
-                symbol_info::AGENT => put(value, hsa_agent_t { handle: runtime.handle(Tag::Agent, kernel.agent_index as u64) }),
+                symbol_info::AGENT => {
+                    put(value, hsa_agent_t { handle: runtime.handle(Tag::Agent, kernel.agent_index as u64) })
+                }
                 symbol_info::KERNEL_OBJECT => put(value, kernel.kernel_object()),
                 symbol_info::KERNEL_KERNARG_SEGMENT_SIZE => put(value, metadata.kernarg_segment_size),
                 // ROCr: 16 for every code-object v3+ kernel, whatever the metadata says.
@@ -774,7 +925,10 @@ pub unsafe extern "C" fn hsa_executable_symbol_get_info(executable_symbol: hsa_e
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled(queue: *mut hsa_queue_t, enable: c_int) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled(
+    queue: *mut hsa_queue_t,
+    enable: c_int,
+) -> hsa_status_t {
     with_runtime(|runtime| match runtime.queue(queue as usize) {
         Some(queue) => {
             queue.set_profiling(enable != 0);
@@ -784,7 +938,11 @@ pub unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled(queue: *mut hsa_
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time(agent: hsa_agent_t, signal: hsa_signal_t, time: *mut hsa_amd_profiling_dispatch_time_t) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time(
+    agent: hsa_agent_t,
+    signal: hsa_signal_t,
+    time: *mut hsa_amd_profiling_dispatch_time_t,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         if runtime.agent(agent.handle).is_none() {
             return status::ERROR_INVALID_AGENT;
@@ -802,7 +960,11 @@ pub unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time(agent: hsa_agent_t,
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_profiling_convert_tick_to_system_domain(agent: hsa_agent_t, agent_tick: u64, system_tick: *mut u64) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_amd_profiling_convert_tick_to_system_domain(
+    agent: hsa_agent_t,
+    agent_tick: u64,
+    system_tick: *mut u64,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         if runtime.agent(agent.handle).is_none() {
             return status::ERROR_INVALID_AGENT;
@@ -816,7 +978,10 @@ pub unsafe extern "C" fn hsa_amd_profiling_convert_tick_to_system_domain(agent: 
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_register_system_event_handler(callback: hsa_amd_system_event_callback_t, data: *mut c_void) -> hsa_status_t {
+pub unsafe extern "C" fn hsa_amd_register_system_event_handler(
+    callback: hsa_amd_system_event_callback_t,
+    data: *mut c_void,
+) -> hsa_status_t {
     with_runtime(|runtime| {
         if callback.is_none() {
             return status::ERROR_INVALID_ARGUMENT;

@@ -126,7 +126,12 @@ fn bind(kernel: SoftKernel, metadata: &KernelMetadata) -> Result<HostBinding, St
             .filter(|(index, arg)| arg.value_kind == ValueKind::GlobalBuffer && arg.size == 8 && !nullable(*index))
             .map(|(index, arg)| (arg.offset as usize, name(index)))
             .collect(),
-        implicit_offset: metadata.args.iter().filter(|arg| arg.value_kind.is_hidden()).map(|arg| arg.offset as usize).min(),
+        implicit_offset: metadata
+            .args
+            .iter()
+            .filter(|arg| arg.value_kind.is_hidden())
+            .map(|arg| arg.offset as usize)
+            .min(),
         reads_kernargs: !explicit.is_empty(),
     })
 }
@@ -155,7 +160,9 @@ impl LoadedKernel {
     /// The descriptor's `USES_DYNAMIC_STACK` bit, as ROCr reads it for
     /// `HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK`.
     pub fn uses_dynamic_stack(&self) -> bool {
-        self.descriptor.kernel_code_properties & aqueduct_abi::kernel_descriptor::kernel_code_properties::USES_DYNAMIC_STACK != 0
+        self.descriptor.kernel_code_properties
+            & aqueduct_abi::kernel_descriptor::kernel_code_properties::USES_DYNAMIC_STACK
+            != 0
     }
 }
 
@@ -231,7 +238,11 @@ impl Executables {
         }
         let agent_target = aqueduct_codeobject::TargetId::parse(agent_isa)
             .map_err(|error| LoadFailure::Incompatible(format!("agent ISA {agent_isa}: {error}")))?;
-        reader.code_object.target().runs_on(&agent_target).map_err(|error| LoadFailure::Incompatible(error.to_string()))?;
+        reader
+            .code_object
+            .target()
+            .runs_on(&agent_target)
+            .map_err(|error| LoadFailure::Incompatible(error.to_string()))?;
         let label = CodeObjectLabel { id: reader.id, target: reader.code_object.target().to_string() };
         let mut loaded = Vec::with_capacity(reader.code_object.kernels().len());
         for (index, metadata) in reader.code_object.kernels().iter().enumerate() {
@@ -258,7 +269,8 @@ impl Executables {
 
     /// The kernel behind a dispatch packet's `kernel_object`.
     pub fn kernel(&self, kernel_object: u64) -> Option<Arc<LoadedKernel>> {
-        let kernel = self.by_kernel_object.read().unwrap_or_else(|poison| poison.into_inner()).get(&kernel_object).cloned()?;
+        let kernel =
+            self.by_kernel_object.read().unwrap_or_else(|poison| poison.into_inner()).get(&kernel_object).cloned()?;
         if matches!(kernel.host, HostBuild::Ready(_)) {
             return Some(kernel);
         }
@@ -278,7 +290,8 @@ impl Executables {
     }
 
     pub fn destroy(&self, executable: u64) -> bool {
-        let Some(entry) = self.executables.lock().unwrap_or_else(|poison| poison.into_inner()).remove(&executable) else {
+        let Some(entry) = self.executables.lock().unwrap_or_else(|poison| poison.into_inner()).remove(&executable)
+        else {
             return false;
         };
         let mut by_object = self.by_kernel_object.write().unwrap_or_else(|poison| poison.into_inner());

@@ -21,7 +21,7 @@ pub(crate) mod runtime;
 pub(crate) mod signals;
 
 pub use config::{ExecutionMode, SoftAgentConfig, SoftConfig, configure, parse_agents};
-pub use memory::GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED;
-pub use signals::{EVENT_LIMIT, interrupt_events};
 pub use executable::register_kernels;
 pub use faults::{ControlError, Fault, inject_fault, live_objects, queue_error_detail, release_stall, set_queue_mode};
+pub use memory::GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED;
+pub use signals::{EVENT_LIMIT, interrupt_events};

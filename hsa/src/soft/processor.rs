@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use aqueduct_abi::packet::amd_format;
-use aqueduct_abi::{AmdQueue, AqlPacket, KernelDispatchPacket, PacketHeader, PacketType, SignalCondition, WorkgroupContext};
+use aqueduct_abi::{
+    AmdQueue, AqlPacket, KernelDispatchPacket, PacketHeader, PacketType, SignalCondition, WorkgroupContext,
+};
 use rayon::prelude::*;
 
 use super::config::ExecutionMode;
@@ -88,7 +90,8 @@ fn read_packet(queue: &SoftQueue, slot: u64) -> AqlPacket {
 fn collect_group(queue: &SoftQueue, read: u64, rung_until: u64, mask: u64, group: &mut Vec<(u64, AqlPacket)>) {
     group.clear();
     let first = read_packet(queue, read & mask);
-    let overlap = queue.mode() == ExecutionMode::Relaxed && first.header().packet_type() == Some(PacketType::KernelDispatch);
+    let overlap =
+        queue.mode() == ExecutionMode::Relaxed && first.header().packet_type() == Some(PacketType::KernelDispatch);
     group.push((read, first));
     if !overlap {
         return;
@@ -106,7 +109,11 @@ fn collect_group(queue: &SoftQueue, read: u64, rung_until: u64, mask: u64, group
 
 /// Runs a group; in relaxed mode members run and retire in reverse order, which is one of the
 /// orders the AQL model allows for packets without the barrier bit.
-fn execute_group(queue: &SoftQueue, runtime: &Runtime, group: &[(u64, AqlPacket)]) -> Result<(), (usize, hsa_status_t, String)> {
+fn execute_group(
+    queue: &SoftQueue,
+    runtime: &Runtime,
+    group: &[(u64, AqlPacket)],
+) -> Result<(), (usize, hsa_status_t, String)> {
     if group.len() == 1 {
         let (id, packet) = &group[0];
         return execute_and_complete(queue, runtime, *id, packet).map_err(|(status, detail)| (0, status, detail));
@@ -148,7 +155,8 @@ fn apply_fault(queue: &SoftQueue, id: u64) -> PacketResult {
         None => Ok(()),
         Some(Fault::KernelFault { status }) => Err((status, format!("injected kernel fault at packet {id}"))),
         Some(Fault::MemoryFault { address }) => {
-            *queue.memory_fault.lock().unwrap_or_else(|poison| poison.into_inner()) = Some((address, crate::sys::amd_event::FAULT_PAGE_NOT_PRESENT));
+            *queue.memory_fault.lock().unwrap_or_else(|poison| poison.into_inner()) =
+                Some((address, crate::sys::amd_event::FAULT_PAGE_NOT_PRESENT));
             Err((status::ERROR_MEMORY_FAULT, format!("injected memory fault at {address:#x}, packet {id}")))
         }
         Some(Fault::Stall) => {
@@ -195,25 +203,34 @@ fn execute(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPacket) ->
             wait_dependencies(queue, &dependencies, |values| values.contains(&0))
         }
         Some(PacketType::VendorSpecific) => barrier_value(queue, id, packet),
-        Some(PacketType::AgentDispatch) => {
-            Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: agent dispatch packets are not accepted by a GPU agent's queue")))
-        }
-        Some(PacketType::Invalid) | None => {
-            Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: unknown packet type {}", header.packet_type_bits())))
-        }
+        Some(PacketType::AgentDispatch) => Err((
+            status::ERROR_INVALID_PACKET_FORMAT,
+            format!("packet {id}: agent dispatch packets are not accepted by a GPU agent's queue"),
+        )),
+        Some(PacketType::Invalid) | None => Err((
+            status::ERROR_INVALID_PACKET_FORMAT,
+            format!("packet {id}: unknown packet type {}", header.packet_type_bits()),
+        )),
     }
 }
 
 /// The command processor reads the kernarg segment: it must be memory the queue's agent may
 /// access (ROCr maps pool memory for the agents `hsa_amd_agents_allow_access` names, and system
 /// pools for no GPU before that). Otherwise the packet raises a GPU memory fault.
-fn check_kernargs(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispatchPacket, kernel: &LoadedKernel) -> PacketResult {
+fn check_kernargs(
+    queue: &SoftQueue,
+    runtime: &Runtime,
+    id: u64,
+    packet: &KernelDispatchPacket,
+    kernel: &LoadedKernel,
+) -> PacketResult {
     let length = u64::from(kernel.metadata.kernarg_segment_size);
     if length == 0 {
         return Ok(());
     }
-    check_access(queue, runtime, packet.kernarg_address, length)
-        .map_err(|fault| (status::ERROR_MEMORY_FAULT, format!("packet {id}: kernarg segment of `{}`: {fault}", kernel.symbol)))
+    check_access(queue, runtime, packet.kernarg_address, length).map_err(|fault| {
+        (status::ERROR_MEMORY_FAULT, format!("packet {id}: kernarg segment of `{}`: {fault}", kernel.symbol))
+    })
 }
 
 /// Whether the queue's agent may touch `[address, address + length)`; on a fault, records it for
@@ -226,9 +243,10 @@ pub(crate) fn check_access(queue: &SoftQueue, runtime: &Runtime, address: u64, l
     };
     let (reason, text) = match fault {
         AccessFault::NotMapped => (crate::sys::amd_event::FAULT_PAGE_NOT_PRESENT, "not mapped"),
-        AccessFault::NotGranted => {
-            (crate::sys::amd_event::FAULT_PAGE_NOT_PRESENT, "not mapped for this agent (no hsa_amd_agents_allow_access)")
-        }
+        AccessFault::NotGranted => (
+            crate::sys::amd_event::FAULT_PAGE_NOT_PRESENT,
+            "not mapped for this agent (no hsa_amd_agents_allow_access)",
+        ),
     };
     *queue.memory_fault.lock().unwrap_or_else(|poison| poison.into_inner()) = Some((address, reason));
     Err(format!("{length} bytes at {address:#x} {text}"))
@@ -240,7 +258,10 @@ fn live_dependencies(id: u64, handles: &[u64; 5]) -> Result<Vec<&'static SignalS
         .filter(|handle| **handle != 0)
         .map(|handle| {
             signals::slot(*handle).ok_or_else(|| {
-                (status::ERROR_INVALID_SIGNAL, format!("packet {id}: dependency signal {handle:#x} is not a live signal"))
+                (
+                    status::ERROR_INVALID_SIGNAL,
+                    format!("packet {id}: dependency signal {handle:#x} is not a live signal"),
+                )
             })
         })
         .collect()
@@ -278,13 +299,18 @@ fn barrier_value(queue: &SoftQueue, id: u64, packet: &AqlPacket) -> PacketResult
     if barrier.header.amd_format != amd_format::BARRIER_VALUE {
         return Err((
             status::ERROR_INVALID_PACKET_FORMAT,
-            format!("packet {id}: AMD vendor packet format {} is not supported by the soft runtime", barrier.header.amd_format),
+            format!(
+                "packet {id}: AMD vendor packet format {} is not supported by the soft runtime",
+                barrier.header.amd_format
+            ),
         ));
     }
-    let condition = SignalCondition::from_bits(barrier.cond)
-        .ok_or_else(|| (status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: BARRIER_VALUE condition {}", barrier.cond)))?;
-    let signal = signals::slot(barrier.signal)
-        .ok_or_else(|| (status::ERROR_INVALID_SIGNAL, format!("packet {id}: BARRIER_VALUE signal {:#x} is not live", barrier.signal)))?;
+    let condition = SignalCondition::from_bits(barrier.cond).ok_or_else(|| {
+        (status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: BARRIER_VALUE condition {}", barrier.cond))
+    })?;
+    let signal = signals::slot(barrier.signal).ok_or_else(|| {
+        (status::ERROR_INVALID_SIGNAL, format!("packet {id}: BARRIER_VALUE signal {:#x} is not live", barrier.signal))
+    })?;
     let (mask, value) = (barrier.mask, barrier.value);
     wait_dependencies(queue, &[signal], |values| condition.holds(values[0] & mask, value))
 }
@@ -301,12 +327,18 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
         return Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: zero workgroup size {workgroup:?}")));
     }
     let kernel = runtime.executables.kernel(packet.kernel_object).ok_or_else(|| {
-        (status::ERROR_INVALID_CODE_SYMBOL, format!("packet {id}: kernel object {:#x} is not a loaded kernel", packet.kernel_object))
+        (
+            status::ERROR_INVALID_CODE_SYMBOL,
+            format!("packet {id}: kernel object {:#x} is not a loaded kernel", packet.kernel_object),
+        )
     })?;
     if kernel.agent_index != queue.agent_index {
         return Err((
             status::ERROR_INVALID_CODE_SYMBOL,
-            format!("packet {id}: kernel `{}` was loaded for agent {} but dispatched on agent {}", kernel.symbol, kernel.agent_index, queue.agent_index),
+            format!(
+                "packet {id}: kernel `{}` was loaded for agent {} but dispatched on agent {}",
+                kernel.symbol, kernel.agent_index, queue.agent_index
+            ),
         ));
     }
     // Whether or not kernels run (retire-only mode), the kernargs must be readable by the agent.
@@ -328,7 +360,10 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
         HostBuild::Mismatch(reason) => {
             return Err((
                 status::ERROR_INVALID_CODE_SYMBOL,
-                format!("packet {id}: kernel `{}` of {} cannot run on the soft runtime: {reason}", kernel.symbol, kernel.code_object),
+                format!(
+                    "packet {id}: kernel `{}` of {} cannot run on the soft runtime: {reason}",
+                    kernel.symbol, kernel.code_object
+                ),
             ));
         }
     };
@@ -339,7 +374,10 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
     if kernarg_address == 0 && host.reads_kernargs {
         return Err((
             status::ERROR_MEMORY_APERTURE_VIOLATION,
-            format!("packet {id}: kernel `{}` of {} takes arguments but kernarg_address is null", kernel.symbol, kernel.code_object),
+            format!(
+                "packet {id}: kernel `{}` of {} takes arguments but kernarg_address is null",
+                kernel.symbol, kernel.code_object
+            ),
         ));
     }
     for (offset, name) in &host.required_pointers {
@@ -349,7 +387,10 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
         if pointer == 0 {
             return Err((
                 status::ERROR_MEMORY_APERTURE_VIOLATION,
-                format!("packet {id}: kernel `{}` of {}: pointer argument {name} is null", kernel.symbol, kernel.code_object),
+                format!(
+                    "packet {id}: kernel `{}` of {}: pointer argument {name} is null",
+                    kernel.symbol, kernel.code_object
+                ),
             ));
         }
     }

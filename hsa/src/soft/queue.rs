@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use aqueduct_abi::{AmdQueue, PacketHeader, QueueProperties, SignalKind};
 use aqueduct_abi::queue::queue_feature;
+use aqueduct_abi::{AmdQueue, PacketHeader, QueueProperties, SignalKind};
 use hashbrown::HashMap;
 
 use super::config::ExecutionMode;
@@ -79,7 +79,8 @@ impl SoftQueue {
         callback_data: usize,
     ) -> Result<Arc<Self>, hsa_status_t> {
         let ring_bytes = (size as usize).checked_mul(64).ok_or(crate::sys::status::ERROR_INVALID_ARGUMENT)?;
-        let layout = Layout::from_size_align(ring_bytes, 4096).map_err(|_| crate::sys::status::ERROR_INVALID_ARGUMENT)?;
+        let layout =
+            Layout::from_size_align(ring_bytes, 4096).map_err(|_| crate::sys::status::ERROR_INVALID_ARGUMENT)?;
         // SAFETY: the layout is non-zero (size >= 1 packet).
         let base = unsafe { std::alloc::alloc_zeroed(layout) };
         if base.is_null() {
@@ -100,8 +101,8 @@ impl SoftQueue {
         } else {
             (SignalKind::DOORBELL, doorbell.0.as_ptr() as i64)
         };
-        let doorbell_signal = signals::create(doorbell_kind, initial, false)
-            .ok_or(crate::sys::status::ERROR_OUT_OF_RESOURCES)?;
+        let doorbell_signal =
+            signals::create(doorbell_kind, initial, false).ok_or(crate::sys::status::ERROR_OUT_OF_RESOURCES)?;
         let mut amd: Box<AmdQueue> = Box::new(bytemuck::Zeroable::zeroed());
         static NEXT_QUEUE_ID: AtomicU64 = AtomicU64::new(1);
         amd.hsa_queue.type_ = queue_type;
@@ -221,7 +222,14 @@ impl SoftQueue {
     /// HSA_AMD_GPU_MEMORY_FAULT_EVENT to every registered system event handler, and if none
     /// returns success it prints the fault and aborts the process. The queue stops, as the
     /// faulted hardware queue does.
-    pub fn raise_memory_fault(&self, runtime: &super::runtime::Runtime, agent: u64, address: u64, reason: u32, detail: String) {
+    pub fn raise_memory_fault(
+        &self,
+        runtime: &super::runtime::Runtime,
+        agent: u64,
+        address: u64,
+        reason: u32,
+        detail: String,
+    ) {
         if !self.record_error(crate::sys::status::ERROR_MEMORY_FAULT, &detail) {
             return;
         }
@@ -242,7 +250,9 @@ impl SoftQueue {
             }
         }
         if !handled {
-            eprintln!("Memory access fault by GPU agent {agent:#x} on address {address:#x}. Reason: {reason:#x} ({detail}).");
+            eprintln!(
+                "Memory access fault by GPU agent {agent:#x} on address {address:#x}. Reason: {reason:#x} ({detail})."
+            );
             std::process::abort();
         }
     }

@@ -123,7 +123,8 @@ impl Runtime {
         };
         let mut pools = Vec::new();
         let mut agents = Vec::new();
-        let kinds = std::iter::once((0, AgentKind::Cpu)).chain(visible.into_iter().map(|index| (gpus[index].0, AgentKind::Gpu(gpus[index].1.clone()))));
+        let kinds = std::iter::once((0, AgentKind::Cpu))
+            .chain(visible.into_iter().map(|index| (gpus[index].0, AgentKind::Gpu(gpus[index].1.clone()))));
         // A runtime holds at most 64 agents: access grants are a 64-bit mask.
         for (index, (node, kind)) in kinds.take(64).enumerate() {
             let owned = match &kind {
@@ -200,7 +201,12 @@ pub(crate) fn visible_devices(list: &str, uuids: &[String]) -> Vec<usize> {
     for token in list.split(',').map(|token| token.trim().to_ascii_uppercase()) {
         let index = if token.starts_with('G') {
             let matches: Vec<usize> = if (5..=20).contains(&token.len()) {
-                uuids.iter().enumerate().filter(|(_, uuid)| uuid.to_ascii_uppercase().starts_with(&token)).map(|(index, _)| index).collect()
+                uuids
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, uuid)| uuid.to_ascii_uppercase().starts_with(&token))
+                    .map(|(index, _)| index)
+                    .collect()
             } else {
                 Vec::new()
             };
@@ -233,7 +239,8 @@ mod tests {
 
     #[test]
     fn visible_devices_filter_and_order_as_rocr_does() {
-        let uuids: Vec<String> = ["GPU-aaaa000000000001", "GPU-bbbb000000000002", "GPU-bbbb000000000003"].map(String::from).to_vec();
+        let uuids: Vec<String> =
+            ["GPU-aaaa000000000001", "GPU-bbbb000000000002", "GPU-bbbb000000000003"].map(String::from).to_vec();
         assert_eq!(visible_devices("2,0", &uuids), [2, 0]);
         assert_eq!(visible_devices(" 0x1 , 0", &uuids), [1, 0]);
         assert_eq!(visible_devices("GPU-AAAA", &uuids), [0]);

@@ -60,12 +60,16 @@ pub fn interrupt_events() -> (u32, usize) {
 
 /// Takes one event, or reports the overflow and returns 0 (no event), as ROCr does.
 fn take_event() -> u32 {
-    let taken = EVENTS_IN_USE.fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| (used < EVENT_LIMIT).then_some(used + 1));
+    let taken = EVENTS_IN_USE
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| (used < EVENT_LIMIT).then_some(used + 1));
     match taken {
         Ok(used) => used + 1,
         Err(_) => {
             if SIGNALS_WITHOUT_EVENT.fetch_add(1, Ordering::AcqRel) == 0 {
-                tracing::warn!(limit = EVENT_LIMIT, "soft runtime: interrupt signals exceed KFD's event limit; ROCr would create them without events");
+                tracing::warn!(
+                    limit = EVENT_LIMIT,
+                    "soft runtime: interrupt signals exceed KFD's event limit; ROCr would create them without events"
+                );
             }
             0
         }
@@ -214,10 +218,7 @@ impl SignalSlot {
         let amd = self.amd_ptr();
         // SAFETY: see `write_timestamps`.
         unsafe {
-            (
-                core::ptr::addr_of!((*amd).start_ts).read_volatile(),
-                core::ptr::addr_of!((*amd).end_ts).read_volatile(),
-            )
+            (core::ptr::addr_of!((*amd).start_ts).read_volatile(), core::ptr::addr_of!((*amd).end_ts).read_volatile())
         }
     }
 
@@ -246,9 +247,10 @@ pub(crate) fn wait_until(
     cancel: &dyn Fn() -> bool,
 ) -> Option<usize> {
     let check = |satisfied: &mut dyn FnMut(usize, i64) -> bool| {
-        slots.iter().enumerate().find_map(|(index, slot)| {
-            satisfied(index, slot.value().load(Ordering::Acquire)).then_some(index)
-        })
+        slots
+            .iter()
+            .enumerate()
+            .find_map(|(index, slot)| satisfied(index, slot.value().load(Ordering::Acquire)).then_some(index))
     };
     let spin_until = Instant::now() + spin;
     loop {
@@ -308,7 +310,13 @@ mod tests {
         let handle = signal.handle();
         let waiter = std::thread::spawn(move || {
             let signal = slot(handle).expect("live");
-            wait_until(&[signal], |_, value| value == 0, Some(Instant::now() + Duration::from_secs(10)), SPIN_BEFORE_PARK, &|| false)
+            wait_until(
+                &[signal],
+                |_, value| value == 0,
+                Some(Instant::now() + Duration::from_secs(10)),
+                SPIN_BEFORE_PARK,
+                &|| false,
+            )
         });
         std::thread::sleep(Duration::from_millis(20));
         signal.update(|value| {
@@ -322,7 +330,13 @@ mod tests {
     fn wait_times_out() {
         let signal = create(SignalKind::USER, 1, true).expect("slot");
         let start = Instant::now();
-        let result = wait_until(&[signal], |_, value| value == 0, Some(start + Duration::from_millis(30)), SPIN_BEFORE_PARK, &|| false);
+        let result = wait_until(
+            &[signal],
+            |_, value| value == 0,
+            Some(start + Duration::from_millis(30)),
+            SPIN_BEFORE_PARK,
+            &|| false,
+        );
         assert_eq!(result, None);
         assert!(start.elapsed() >= Duration::from_millis(30));
         assert!(destroy(signal.handle()));

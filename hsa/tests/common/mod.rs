@@ -4,13 +4,13 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use aqueduct_abi::{
-    BarrierAndPacket, BarrierValuePacket, FenceScope, KernelDispatchPacket, PacketHeader,
-    PacketType, SoftKernel, VendorPacketHeader, WorkgroupContext,
-};
 use aqueduct_abi::packet::amd_format;
-use aqueduct_hsa::sys::{hsa_agent_t, hsa_amd_memory_pool_t, hsa_queue_t, hsa_signal_t};
+use aqueduct_abi::{
+    BarrierAndPacket, BarrierValuePacket, FenceScope, KernelDispatchPacket, PacketHeader, PacketType, SoftKernel,
+    VendorPacketHeader, WorkgroupContext,
+};
 use aqueduct_hsa::ring::AqlRing;
+use aqueduct_hsa::sys::{hsa_agent_t, hsa_amd_memory_pool_t, hsa_queue_t, hsa_signal_t};
 use aqueduct_hsa::{Hsa, KernelSymbol, PoolKindInfo};
 
 pub const TEST_KERNELS_GFX1100: &[u8] = include_bytes!("../fixtures/test_kernels_gfx1100.hsaco");
@@ -213,7 +213,13 @@ impl Queue {
     }
 }
 
-pub fn dispatch_packet(kernel: &KernelSymbol, grid: u32, workgroup: u16, kernarg: u64, completion: hsa_signal_t) -> KernelDispatchPacket {
+pub fn dispatch_packet(
+    kernel: &KernelSymbol,
+    grid: u32,
+    workgroup: u16,
+    kernarg: u64,
+    completion: hsa_signal_t,
+) -> KernelDispatchPacket {
     kernel.dispatch_1d(grid, workgroup, kernarg, completion)
 }
 
@@ -229,7 +235,13 @@ pub fn barrier_and(deps: &[hsa_signal_t], completion: hsa_signal_t) -> (BarrierA
     (packet, PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::System))
 }
 
-pub fn barrier_value(signal: hsa_signal_t, condition: u32, value: i64, mask: i64, completion: hsa_signal_t) -> (BarrierValuePacket, PacketHeader) {
+pub fn barrier_value(
+    signal: hsa_signal_t,
+    condition: u32,
+    value: i64,
+    mask: i64,
+    completion: hsa_signal_t,
+) -> (BarrierValuePacket, PacketHeader) {
     let header = PacketHeader::new(PacketType::VendorSpecific, true, FenceScope::System, FenceScope::System);
     let packet = BarrierValuePacket {
         header: VendorPacketHeader { header, amd_format: amd_format::BARRIER_VALUE, reserved: 0 },
