@@ -1,8 +1,8 @@
-//! A queue World's own state: its rings, its epoch rows and its parked submissions.
+//! A queue World's own state: its rings and its epoch rows.
 //!
 //! Epoch rows are entities spawned once when the queue is created, one per epoch that can be in
-//! flight, and recycled round-robin: the hot path never spawns or despawns. Deferred submissions
-//! are entities too, spawned only when a submission parks (off the steady-state path).
+//! flight, and recycled round-robin: the hot path never spawns or despawns. (Submission rows, the
+//! other kind of entity in a queue World, are in [`crate::submission`].)
 
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use bevy_ecs::prelude::*;
 
 use crate::directory::{CrossQueueWait, QueueDirectory, QueueEndpoint};
 use crate::semaphore_table::SemaphoreTable;
-use crate::submission::{DeviceWait, SignalOp, StagedSubmission, WaitOp};
+use crate::submission::{DeviceWait, SignalOp};
 use crate::{MAX_QUEUES, Retained};
 
 /// Byte ring in kernarg memory. Positions grow forever; `position % capacity` is the offset.
@@ -104,9 +104,6 @@ pub struct QueueRings {
     pub epoch_signal: u64,
     /// Sticky failure (failure-log index), mirrored in the endpoint for other queues.
     pub failure: Option<u32>,
-    /// Submissions parked and not yet admitted, oldest first; while any is parked, new
-    /// submissions park behind it to keep queue order.
-    pub deferred: std::collections::VecDeque<Entity>,
 }
 
 /// One epoch's bookkeeping row.
@@ -131,14 +128,6 @@ pub struct EpochRetained(pub Vec<Retained>);
 /// The device-side waits the epoch's barriers performed (failure propagation, slot release).
 #[derive(Component, Default)]
 pub struct EpochDeviceWaits(pub Vec<DeviceWait>);
-
-/// A parked submission with everything needed to admit it later.
-#[derive(Component)]
-pub struct DeferredSubmission(pub Box<StagedSubmission>);
-
-/// Waits a deferred submission still has (copied for quick readiness checks).
-#[derive(Component)]
-pub struct DeferredWaits(pub Vec<WaitOp>);
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,12 @@
-//! A submission as the stages see it: the staged input and the admission plan they hand on.
+//! A submission as the stages see it: a *submission row*, an entity of the queue's World with the
+//! staged input ([`StagedSubmission`]) and the admission plan the stages hand on
+//! ([`AdmissionPlan`]), listed in queue order by [`SubmissionRows`].
 //!
-//! Both are resources of the queue's World whose vectors keep their capacity from one submission
-//! to the next, so a steady stream of submissions allocates nothing.
+//! Rows are spawned when the queue is created (more only when a batch or parked work outgrows
+//! them) and recycled: their vectors keep their capacity from one submission to the next, so a
+//! steady stream of submissions allocates nothing.
+
+use std::collections::VecDeque;
 
 use aqueduct_abi::ImplicitKernargs;
 use bevy_ecs::prelude::*;
@@ -54,8 +59,9 @@ pub enum Payload {
     Program,
 }
 
-/// The submission being admitted. Filled by the engine's queue operation, consumed by the stages.
-#[derive(Resource, Default)]
+/// A submission waiting to be published. Filled by the engine's queue operation, consumed by the
+/// stages.
+#[derive(Component, Default)]
 pub struct StagedSubmission {
     pub waits: Vec<WaitOp>,
     pub signals: Vec<SignalOp>,
@@ -77,6 +83,8 @@ pub struct StagedSubmission {
     pub staging_pointer_offset: Option<u32>,
     /// The command-buffer execution ([`Payload::Program`]).
     pub program: ProgramRun,
+    /// The row was parked (counted once in the queue's statistics).
+    pub parked: bool,
 }
 
 impl StagedSubmission {
@@ -95,6 +103,7 @@ impl StagedSubmission {
         self.staging.clear();
         self.staging_pointer_offset = None;
         self.program.clear();
+        self.parked = false;
     }
 
     /// Kernarg-ring bytes this submission needs, before alignment padding.
@@ -167,6 +176,8 @@ pub enum SubmissionFault {
     TransferNotPlanned { block: u32, command: u32 },
     /// The agent's device library has no kernel for this builtin (by discriminant).
     MissingBuiltin { builtin: u8 },
+    /// A pending submission row lost its components.
+    MissingRow,
 }
 
 impl core::fmt::Display for SubmissionFault {
@@ -194,12 +205,13 @@ impl core::fmt::Display for SubmissionFault {
                 write!(f, "the device library cannot plan command {command} of program block {block}")
             }
             Self::MissingBuiltin { builtin } => write!(f, "the device library has no kernel for builtin {builtin}"),
+            Self::MissingRow => f.write_str("a pending submission row lost its components"),
         }
     }
 }
 
 /// What admission decided and reserved for the staged submission.
-#[derive(Resource, Default)]
+#[derive(Component, Default)]
 pub struct AdmissionPlan {
     pub verdict: Verdict,
     /// Device-side waits, one per producer queue (the latest epoch of each).
@@ -230,5 +242,51 @@ impl AdmissionPlan {
         self.kernarg_end = 0;
         self.epoch = 0;
         self.segment.clear();
+    }
+}
+
+/// The queue's submission rows: which are staged, in queue order, and which are free.
+///
+/// A pass of the stages starts at the front of `pending` and admits rows in order until one
+/// cannot go; everything behind that row waits with it, so queue order holds.
+#[derive(Resource, Default)]
+pub struct SubmissionRows {
+    /// Staged rows not yet published, oldest first.
+    pub pending: VecDeque<Entity>,
+    /// Recycled rows, ready to stage into.
+    pub free: Vec<Entity>,
+    /// The pending rows are parked: a pass stopped on a wait that cannot be resolved on the
+    /// device yet, and the completion thread retries them when a semaphore advances. While set,
+    /// new submissions queue behind them without running a pass.
+    pub parked: bool,
+    /// What the current pass did.
+    pub pass: PassOutcome,
+}
+
+/// What one pass of the stages did with the pending rows.
+#[derive(Default)]
+pub struct PassOutcome {
+    /// Rows admitted by this pass, in order (kernarg patching and publication walk these).
+    pub admitted: Vec<Entity>,
+    /// The row the pass stopped at, and why.
+    pub stop: Option<(Entity, Verdict)>,
+    /// Submissions published (a program's earlier segments are not counted).
+    pub published: u64,
+    /// AQL packets published, and how many of them were device-wait barriers.
+    pub packets: u64,
+    pub device_waits: u64,
+    /// The first submission fault publication hit: that submission's epoch runs as passing
+    /// barriers and its signals fail when it retires.
+    pub fault: Option<SubmissionFault>,
+}
+
+impl PassOutcome {
+    pub fn clear(&mut self) {
+        self.admitted.clear();
+        self.stop = None;
+        self.published = 0;
+        self.packets = 0;
+        self.device_waits = 0;
+        self.fault = None;
     }
 }

@@ -21,6 +21,7 @@
 //! # Ok::<(), aqueduct_engine::EngineError>(())
 //! ```
 
+mod batch;
 mod clock;
 mod command_buffer;
 mod completion;
@@ -30,6 +31,7 @@ mod error;
 mod executable;
 mod faults;
 mod memory;
+mod operations;
 #[cfg(feature = "tracy")]
 pub mod profiling;
 mod queue;
@@ -41,6 +43,7 @@ use std::sync::Arc;
 pub use aqueduct_components::device_entities::MemoryKind;
 pub use aqueduct_components::directory::CrossQueueWait;
 pub use aqueduct_components::semaphore_table::FailureRecord;
+pub use batch::Batch;
 pub use clock::thread_cpu_time;
 pub use command_buffer::{
     BindingTable, BlockLabel, BlockLimits, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, ProgramFacts,

@@ -5,14 +5,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use aqueduct_abi::ImplicitKernargs;
-use aqueduct_builtins::{
-    DispatchPlan, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_update_inline, plan_update_staged,
-};
-use aqueduct_components::Retained;
 use aqueduct_components::device_entities::QueueEntity;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
-use aqueduct_components::submission::{DispatchTemplate, KernargLayout, Payload, StagedSubmission};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_signal_t;
 use bevy_ecs::entity::Entity;
@@ -21,6 +15,7 @@ use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
+use crate::operations::{self, Immediate};
 use crate::semaphore::SemaphorePoint;
 use crate::submit::{ErrorSink, QueueShared, queue_error_callback};
 
@@ -170,6 +165,7 @@ impl Queue {
             core: Mutex::new(core),
             error_sink,
             shutdown: AtomicBool::new(false),
+            batch_owner: AtomicU64::new(0),
             counters: Default::default(),
         });
         let entity = device
@@ -227,13 +223,9 @@ impl Queue {
         self.shared().hsa_queue
     }
 
-    fn check_buffer(&self, buffer: &Buffer) -> EngineResult<()> {
-        buffer.belongs_to(&self.shared().device)
-    }
-
     /// Orders nothing but the queue: signals once the waits are met and earlier work is done.
     pub fn barrier(&self, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
-        self.shared().submit(waits, signals, |_| {})
+        operations::barrier(&mut Immediate(self.shared()), waits, signals)
     }
 
     /// Fills `target` with a repeated `pattern` of 1, 2, 4 or 8 bytes.
@@ -244,17 +236,7 @@ impl Queue {
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
     ) -> EngineResult<()> {
-        self.check_buffer(target.buffer)?;
-        let address = target.buffer.check_range("fill target", target.offset, target.length)?;
-        let mut word = [0u8; 8];
-        let width = pattern.len();
-        if !matches!(width, 1 | 2 | 4 | 8) {
-            return Err(aqueduct_builtins::PlanError::UnsupportedPatternWidth { width: width.min(255) as u8 }.into());
-        }
-        word[..width].copy_from_slice(pattern);
-        let plan = plan_fill(address, target.length, u64::from_le_bytes(word), width as u8)?;
-        let retained = target.buffer.0.clone() as Retained;
-        self.submit_plan(plan, retained, None, waits, signals)
+        operations::fill(&mut Immediate(self.shared()), target, pattern, waits, signals)
     }
 
     /// Copies `source` to `target`; the ranges must have equal lengths and must not overlap.
@@ -265,25 +247,13 @@ impl Queue {
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
     ) -> EngineResult<()> {
-        self.check_buffer(source.buffer)?;
-        self.check_buffer(target.buffer)?;
-        let from = source.buffer.check_range("copy source", source.offset, source.length)?;
-        let to = target.buffer.check_range("copy target", target.offset, target.length)?;
-        if source.length != target.length {
-            return Err(EngineError::InvalidArgument {
-                what: "copy",
-                reason: format!("source is {} bytes, target {}", source.length, target.length),
-            });
-        }
-        let plan = plan_copy(from, to, source.length)?;
-        let source_buffer = source.buffer.0.clone() as Retained;
-        let target_buffer = target.buffer.0.clone() as Retained;
-        self.submit_plan(plan, source_buffer, Some(target_buffer), waits, signals)
+        operations::copy(&mut Immediate(self.shared()), source, target, waits, signals)
     }
 
     /// Writes `data` into `target` at `offset` when the queue reaches it. Up to
-    /// [`UPDATE_INLINE_MAX_BYTES`] travel inside the kernargs; larger updates (up to
-    /// [`MAX_UPDATE_BYTES`]) are staged in the kernarg ring and copied.
+    /// [`UPDATE_INLINE_MAX_BYTES`](aqueduct_builtins::UPDATE_INLINE_MAX_BYTES) travel inside the
+    /// kernargs; larger updates (up to [`MAX_UPDATE_BYTES`]) are staged in the kernarg ring and
+    /// copied.
     pub fn update(
         &self,
         target: &Buffer,
@@ -292,51 +262,7 @@ impl Queue {
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
     ) -> EngineResult<()> {
-        self.check_buffer(target)?;
-        let address = target.check_range("update target", offset, data.len() as u64)?;
-        if data.len() > MAX_UPDATE_BYTES {
-            return Err(EngineError::InvalidArgument {
-                what: "update",
-                reason: format!(
-                    "{} bytes exceed the {MAX_UPDATE_BYTES}-byte limit; use a staging buffer and a copy",
-                    data.len()
-                ),
-            });
-        }
-        let retained = target.0.clone() as Retained;
-        if data.len() <= UPDATE_INLINE_MAX_BYTES {
-            let plan = plan_update_inline(address, data)?;
-            return self.submit_plan(plan, retained, None, waits, signals);
-        }
-        // Planned against a stand-in source with the staging area's 16-byte alignment; the real
-        // address is patched in when the kernarg ring space is known.
-        const STAGING_STAND_IN: u64 = 16;
-        let plan = plan_update_staged(STAGING_STAND_IN, address, data.len() as u64)?;
-        let agent = self.shared().device.agents[self.shared().agent].builtin(plan.kernel);
-        self.shared().submit(waits, signals, |staged| {
-            stage_builtin(staged, &plan, agent);
-            staged.staging.extend_from_slice(data);
-            staged.staging_pointer_offset = Some(0); // CopyArgs::source
-            staged.retained.push(retained);
-        })
-    }
-
-    fn submit_plan(
-        &self,
-        plan: DispatchPlan,
-        first: Retained,
-        second: Option<Retained>,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        let agent = self.shared().device.agents[self.shared().agent].builtin(plan.kernel);
-        self.shared().submit(waits, signals, |staged| {
-            if !plan.is_noop() {
-                stage_builtin(staged, &plan, agent);
-            }
-            staged.retained.push(first);
-            staged.retained.extend(second);
-        })
+        operations::update(&mut Immediate(self.shared()), target, offset, data, waits, signals)
     }
 
     /// Dispatches `kernel` with HAL-layout kernargs.
@@ -347,49 +273,7 @@ impl Queue {
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
     ) -> EngineResult<()> {
-        let info = self.check_kernel(kernel)?;
-        let layout = info.layout.as_ref().map_err(|reason| EngineError::KernargMismatch {
-            kernel: info.name.clone(),
-            reason: format!("not a HAL-layout kernel ({reason}); use dispatch_raw"),
-        })?;
-        if dispatch.bindings.len() != layout.bindings || dispatch.constants.len() != layout.constants {
-            return Err(EngineError::KernargMismatch {
-                kernel: info.name.clone(),
-                reason: format!(
-                    "{} bindings and {} constants given, the kernel takes {} and {}",
-                    dispatch.bindings.len(),
-                    dispatch.constants.len(),
-                    layout.bindings,
-                    layout.constants
-                ),
-            });
-        }
-        for binding in dispatch.bindings {
-            self.check_buffer(binding.buffer)?;
-            binding.buffer.check_range("binding", binding.offset, binding.length)?;
-        }
-        let template = self.template(kernel, dispatch.grid, dispatch.workgroup)?;
-        let implicit_offset = layout.implicit_offset;
-        self.shared().submit(waits, signals, |staged| {
-            staged.payload = Payload::Dispatch(template);
-            staged.layout = KernargLayout::Hal {
-                implicit_offset,
-                implicit: ImplicitKernargs::for_grid(template.grid, template.workgroup, template.dimensions),
-            };
-            let mut previous: Option<&Buffer> = None;
-            for binding in dispatch.bindings {
-                staged.bindings.push(binding.buffer.device_address() + binding.offset);
-                // Bindings into one buffer are usually adjacent; retain each run once.
-                if !previous.is_some_and(|previous| Arc::ptr_eq(&previous.0, &binding.buffer.0)) {
-                    staged.retained.push(binding.buffer.0.clone() as Retained);
-                }
-                previous = Some(binding.buffer);
-            }
-            staged.constants.extend_from_slice(dispatch.constants);
-            staged.kernarg_size = info.kernarg_size;
-            staged.kernarg_alignment = info.kernarg_alignment;
-            staged.retained.push(kernel.executable.clone() as Retained);
-        })
+        operations::dispatch(&mut Immediate(self.shared()), kernel, dispatch, waits, signals)
     }
 
     /// Dispatches `kernel` with caller-built kernarg bytes, at least the explicit arguments and
@@ -401,54 +285,8 @@ impl Queue {
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
     ) -> EngineResult<()> {
-        let info = self.check_kernel(kernel)?;
-        let explicit_end = info.explicit_size;
-        let length = dispatch.kernargs.len();
-        if length < explicit_end as usize || length > info.kernarg_size as usize {
-            return Err(EngineError::KernargMismatch {
-                kernel: info.name.clone(),
-                reason: format!(
-                    "{length} kernarg bytes given; the kernel needs {explicit_end} to {}",
-                    info.kernarg_size
-                ),
-            });
-        }
-        for buffer in dispatch.retain {
-            self.check_buffer(buffer)?;
-        }
-        let template = self.template(kernel, dispatch.grid, dispatch.workgroup)?;
-        self.shared().submit(waits, signals, |staged| {
-            staged.payload = Payload::Dispatch(template);
-            staged.layout = KernargLayout::Raw;
-            staged.raw.extend_from_slice(dispatch.kernargs);
-            staged.raw.resize(info.kernarg_size as usize, 0);
-            staged.kernarg_size = info.kernarg_size;
-            staged.kernarg_alignment = info.kernarg_alignment;
-            staged.retained.extend(dispatch.retain.iter().map(|buffer| buffer.0.clone() as Retained));
-            staged.retained.push(kernel.executable.clone() as Retained);
-        })
+        operations::dispatch_raw(&mut Immediate(self.shared()), kernel, dispatch, waits, signals)
     }
-
-    fn check_kernel<'k>(&self, kernel: &'k Kernel) -> EngineResult<&'k crate::executable::KernelInfo> {
-        if kernel.executable.device.id != self.shared().device.id {
-            return Err(EngineError::ForeignObject { what: "kernel" });
-        }
-        Ok(kernel.info())
-    }
-
-    /// The dispatch packet fields, after checking the grid and workgroup.
-    fn template(&self, kernel: &Kernel, grid: [u32; 3], workgroup: Option<[u16; 3]>) -> EngineResult<DispatchTemplate> {
-        kernel.info().template(self.shared().agent, grid, workgroup)
-    }
-}
-
-/// Stages a device-library dispatch.
-fn stage_builtin(staged: &mut StagedSubmission, plan: &DispatchPlan, kernel: crate::device::BuiltinKernel) {
-    staged.payload = Payload::Dispatch(kernel.template(plan.grid_size, plan.workgroup_size));
-    staged.layout = KernargLayout::Raw;
-    staged.raw.extend_from_slice(plan.kernarg_bytes());
-    staged.kernarg_size = plan.kernarg_bytes().len() as u32;
-    staged.kernarg_alignment = 16;
 }
 
 /// What a queue has done so far.

@@ -1,6 +1,7 @@
-//! A queue's shared state and the submission driver: stage the operation in the queue World,
-//! then run admission → kernarg patching → AQL publication directly through one cached
-//! `SystemState`; park it when a wait cannot be resolved yet.
+//! A queue's shared state and the submission driver: stage operations as submission rows of the
+//! queue World, run passes of admission → kernarg patching → AQL publication over them (directly
+//! through one cached `SystemState`, or through the bevy schedule for a batch), and act on where
+//! a pass stopped: park, drain for room, or fail.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -8,20 +9,18 @@ use std::time::Instant;
 
 use aqueduct_components::Retained;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
-use aqueduct_components::program::Cursor;
-use aqueduct_components::queue_state::{DeferredSubmission, DeviceLink, KernargRing, QueueRings};
+use aqueduct_components::queue_state::{DeviceLink, KernargRing, QueueRings};
 use aqueduct_components::semaphore_table::FailureRecord;
-use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, Verdict, WaitOp};
+use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, SubmissionRows, Verdict, WaitOp};
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_status_t};
-use aqueduct_systems::{SubmitParams, admission, kernarg, publication, reclaim, stage_params};
+use aqueduct_systems::{StageState, reclaim, run_pass, schedule, stage_params, take_row};
 use bevy_ecs::prelude::*;
 
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::SemaphorePoint;
-
 /// Where the provider's queue-error callback and the memory-fault handler report. Kept alive
 /// until the HSA queue is destroyed, because the callback holds a raw pointer to it.
 pub(crate) struct ErrorSink {
@@ -44,21 +43,34 @@ pub(crate) unsafe extern "C" fn queue_error_callback(
     sink.fail(status, None);
 }
 
-/// Where a staged submission ended up.
+/// Where the pending rows ended up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Staged {
     Published,
     Parked,
 }
 
-/// The queue World and the cached parameter state its stages run through.
-pub(crate) struct QueueCore {
-    pub world: World,
-    pub params: SubmitParams,
+/// Who runs a pass: an immediate submission, a batch's flush, or the completion thread retrying
+/// parked rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PassMode {
+    Immediate,
+    Batch,
+    Readmit,
 }
 
-/// Counters for reports.
+/// The queue World, the cached parameter state the immediate path runs the stages through, and
+/// the schedule a batch's flush runs.
+pub(crate) struct QueueCore {
+    pub world: World,
+    pub stages: StageState,
+    pub schedule: Schedule,
+}
+
+/// Counters for reports, on their own cache line: the submitting thread writes them on every
+/// submission, and nothing else of the queue's shared state should share that line.
 #[derive(Default)]
+#[repr(align(64))]
 pub(crate) struct QueueCounters {
     pub submissions: AtomicU64,
     pub packets: AtomicU64,
@@ -75,6 +87,9 @@ pub(crate) struct QueueShared {
     pub core: Mutex<QueueCore>,
     pub error_sink: Arc<ErrorSink>,
     pub shutdown: AtomicBool,
+    /// The thread building a batch on this queue (its [`thread_token`]), or 0: an immediate call
+    /// from that thread would wait for a lock it holds itself.
+    pub batch_owner: AtomicU64,
     pub counters: QueueCounters,
 }
 
@@ -83,6 +98,12 @@ pub(crate) struct QueueShared {
 unsafe impl Send for QueueShared {}
 // SAFETY: as above.
 unsafe impl Sync for QueueShared {}
+
+/// A number unique to the calling thread while it lives (the address of a thread-local).
+pub(crate) fn thread_token() -> u64 {
+    thread_local!(static TOKEN: u8 = const { 0 });
+    TOKEN.with(|token| token as *const u8 as u64)
+}
 
 impl QueueShared {
     pub fn lock(&self) -> MutexGuard<'_, QueueCore> {
@@ -98,8 +119,8 @@ impl QueueShared {
         }
     }
 
-    /// Builds the queue World: rings, the epoch rows (spawned once, recycled forever), the
-    /// staging resources.
+    /// Builds the queue World: rings, the epoch rows (spawned once, recycled forever), the first
+    /// submission rows.
     pub fn build_world(
         device: &Arc<DeviceShared>,
         index: u16,
@@ -114,7 +135,7 @@ impl QueueShared {
         };
         let kernargs =
             KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };
-        let (world, params) = aqueduct_systems::build_queue_world(
+        let (world, stages) = aqueduct_systems::build_queue_world(
             index,
             ring,
             kernargs,
@@ -122,7 +143,7 @@ impl QueueShared {
             link,
             device.config.epochs_in_flight as usize,
         );
-        QueueCore { world, params }
+        QueueCore { world, stages, schedule: schedule::submission_schedule() }
     }
 
     /// Checks waits and signals before anything is staged: same device, signals increasing.
@@ -147,125 +168,176 @@ impl QueueShared {
         Ok(())
     }
 
-    /// Submits one operation. `stage` fills the payload and kernarg recipe after the waits,
-    /// signals and retained semaphores are staged. Inputs are validated by the caller; from
-    /// here on, the only failures are the queue's or a dependency's.
+    /// Stages one operation as a submission row behind the pending ones. `stage` fills the
+    /// payload and kernarg recipe after the waits, signals and retained semaphores. With
+    /// `promise`, the signals are recorded as promised at once (a batch's rows, which a later row
+    /// of the same batch may not undercut before they are admitted).
+    pub fn stage(
+        &self,
+        core: &mut QueueCore,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+        promise: bool,
+        stage: impl FnOnce(&mut StagedSubmission),
+    ) -> EngineResult<()> {
+        self.check_points(waits, signals)?;
+        let entity = take_row(&mut core.world);
+        let Some(mut staged) = core.world.get_mut::<StagedSubmission>(entity) else {
+            unreachable!("submission rows keep their components")
+        };
+        staged.waits.extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
+        // Waited-on semaphores are retained too, not only signalled ones: a parked wait (and a
+        // device wait's failure check at reclaim) refers to the semaphore by slot, and a slot
+        // released by a dropped handle is reused by the next semaphore created, which would
+        // then satisfy or fail the wait in its place.
+        staged.retained.extend(waits.iter().map(|point| point.semaphore.0.clone() as Retained));
+        for point in signals {
+            staged.signals.push(SignalOp { semaphore: point.semaphore.0.slot, value: point.value });
+            staged.retained.push(point.semaphore.0.clone() as Retained);
+            if promise {
+                self.device.semaphores.record_parked_signal(point.semaphore.0.slot, point.value);
+            }
+        }
+        stage(&mut staged);
+        Ok(())
+    }
+
+    /// Submits one operation now: stages it and runs the stages, so it is published (or parked
+    /// behind earlier work) when this returns. Inputs are validated by the caller; from here on,
+    /// the only failures are the queue's or a dependency's.
     pub fn submit(
         &self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
         stage: impl FnOnce(&mut StagedSubmission),
     ) -> EngineResult<()> {
-        self.check_points(waits, signals)?;
+        let owner = self.batch_owner.load(Ordering::Relaxed);
+        if owner != 0 && owner == thread_token() {
+            return Err(EngineError::InvalidArgument {
+                what: "queue",
+                reason: "this thread is building a batch on the queue; stage through the batch".into(),
+            });
+        }
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("submit", queue = self.index).entered();
         let mut guard = self.lock();
         let core = &mut *guard;
-        {
-            let (_, mut staged, _, _) = stage_params(&mut core.params, &mut core.world);
-            staged.clear();
-            staged
-                .waits
-                .extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
-            // Waited-on semaphores are retained too, not only signalled ones: a parked wait (and a
-            // device wait's failure check at reclaim) refers to the semaphore by slot, and a slot
-            // released by a dropped handle is reused by the next semaphore created, which would
-            // then satisfy or fail the wait in its place.
-            staged.retained.extend(waits.iter().map(|point| point.semaphore.0.clone() as Retained));
-            for point in signals {
-                staged.signals.push(SignalOp { semaphore: point.semaphore.0.slot, value: point.value });
-                staged.retained.push(point.semaphore.0.clone() as Retained);
-            }
-            stage(&mut staged);
-        }
-        let result = self.run_staged(core, false);
-        if matches!(result, Err(EngineError::SubmissionTooLarge { .. } | EngineError::Backpressure { .. })) {
-            // Refused for ring space, the submission never entered the queue: it is not counted,
-            // and what it retained (buffers, semaphores, the executable) is let go now rather than
-            // at the queue's next submission.
-            core.world.resource_mut::<StagedSubmission>().clear();
-        } else {
+        self.stage(core, waits, signals, false, stage)?;
+        let result = self.run_pending(core, PassMode::Immediate);
+        if !matches!(result, Err(EngineError::SubmissionTooLarge { .. } | EngineError::Backpressure { .. })) {
+            // Refused for ring space, a submission never entered the queue and is not counted.
             self.counters.submissions.fetch_add(1, Ordering::Relaxed);
         }
         result.map(|_| ())
     }
 
-    /// Runs the stages on what is staged. `readmitting` is set when the staged submission is the
-    /// head of the parked list (so it must not park behind itself).
-    fn run_staged(&self, core: &mut QueueCore, readmitting: bool) -> EngineResult<Staged> {
-        // Not `now + timeout`: that panics for Duration::MAX, a natural "never give up".
-        let deadline = crate::semaphore::deadline_after(Instant::now(), self.device.config.submit_timeout);
+    /// Publishes every pending row (a batch's flush), or parks them behind parked work.
+    pub fn flush(&self, core: &mut QueueCore) -> EngineResult<()> {
+        self.run_pending(core, PassMode::Batch).map(|_| ())
+    }
+
+    /// Runs passes of the stages over the pending rows until they are all published, or the
+    /// front one must wait (parked). Rows that fail are failed and removed, and the passes go on
+    /// with the rows behind them; the first error is returned.
+    fn run_pending(&self, core: &mut QueueCore, mode: PassMode) -> EngineResult<Staged> {
+        let mut deadline = None;
+        let mut first_error = None;
+        if mode != PassMode::Readmit && core.world.resource::<SubmissionRows>().parked {
+            // Queue order: new rows wait behind parked ones.
+            let newly = self.park(core);
+            self.counters.deferred.fetch_add(newly, Ordering::Relaxed);
+            return Ok(Staged::Parked);
+        }
         loop {
-            let (mut rings, mut staged, mut plan, mut rows) = stage_params(&mut core.params, &mut core.world);
-            if !readmitting && !rings.deferred.is_empty() {
-                self.park(core);
-                return Ok(Staged::Parked);
+            let rings = core.world.resource::<QueueRings>();
+            let was_idle = rings.epochs.submitted == rings.epochs.reclaimed;
+            if core.world.resource::<SubmissionRows>().pending.is_empty() {
+                break;
             }
-            admission::admit(&mut rings, &staged, &mut plan);
-            match plan.verdict {
-                Verdict::Admitted => {
-                    kernarg::patch_kernargs(&staged, &plan);
-                    let published = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
-                    self.counters.packets.fetch_add(plan.packets, Ordering::Relaxed);
-                    let barriers = plan.device_waits.iter().filter(|wait| wait.barrier).count() as u64;
-                    if barriers > 0 {
-                        self.counters.device_waits.fetch_add(barriers, Ordering::Relaxed);
-                    }
-                    let was_idle = plan.epoch == rings.epochs.reclaimed + 1;
-                    let strategy = rings.strategy;
-                    // BarrierAnd completion threads sleep on the control signal while idle.
-                    if strategy == CrossQueueWait::BarrierAnd && was_idle {
-                        self.device.poke(self.endpoint.control_signal);
-                    }
-                    if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
-                        self.device.wake_deferred(Some(self.index));
-                    }
-                    // A fault took the submission's epoch (its signals fail when it retires).
-                    published.map_err(EngineError::SubmissionFault)?;
-                    if staged.payload == Payload::Program && staged.program.cursor != Cursor::Done {
-                        continue; // the next segment, if there is room for it now
-                    }
-                    return Ok(Staged::Published);
+            if mode == PassMode::Batch {
+                core.schedule.run(&mut core.world);
+            } else {
+                run_pass(&mut stage_params(&mut core.stages, &mut core.world));
+            }
+            let pass = &core.world.resource::<SubmissionRows>().pass;
+            let (packets, device_waits, fault, stop) = (pass.packets, pass.device_waits, pass.fault, pass.stop);
+            if packets > 0 {
+                self.counters.packets.fetch_add(packets, Ordering::Relaxed);
+                if device_waits > 0 {
+                    self.counters.device_waits.fetch_add(device_waits, Ordering::Relaxed);
                 }
+                // BarrierAnd completion threads sleep on the control signal while idle.
+                if self.endpoint.strategy == CrossQueueWait::BarrierAnd && was_idle {
+                    self.device.poke(self.endpoint.control_signal);
+                }
+                if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
+                    self.device.wake_deferred(Some(self.index));
+                }
+            }
+            if let Some(fault) = fault {
+                // A fault took a submission's epoch (its signals fail when it retires).
+                first_error.get_or_insert(EngineError::SubmissionFault(fault));
+            }
+            let Some((row, verdict)) = stop else { continue };
+            match verdict {
                 Verdict::Defer => {
-                    if readmitting {
-                        return Ok(Staged::Parked);
+                    if mode != PassMode::Readmit {
+                        let newly = self.park(core);
+                        self.counters.deferred.fetch_add(newly, Ordering::Relaxed);
                     }
-                    self.park(core);
-                    return Ok(Staged::Parked);
+                    return first_error.map_or(Ok(Staged::Parked), Err);
                 }
                 Verdict::Backpressure => {
                     // Reclaim here rather than waiting for the completion thread: this thread
                     // holds the queue lock, so it drains retired epochs itself.
-                    let retired = rings.endpoint.device_retired();
-                    if retired > rings.epochs.reclaimed {
-                        let outcome = reclaim::drain(&mut rings, &mut rows, retired);
-                        self.after_drain(outcome);
+                    if self.drain_retired(core) {
                         continue;
                     }
                     if self.error_sink.status.load(Ordering::Acquire) != 0 {
-                        self.fail_queue(core);
+                        self.fail_queue(core); // fails every pending row too
+                        if let Some(failure) = core.world.resource::<QueueRings>().failure {
+                            let record = self.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure);
+                            first_error.get_or_insert(EngineError::QueueFailed(record));
+                        }
                         continue;
                     }
-                    if readmitting {
-                        return Ok(Staged::Parked); // the completion thread retries after reclaim
+                    if mode == PassMode::Readmit {
+                        return first_error.map_or(Ok(Staged::Parked), Err); // retried after reclaim
                     }
-                    if staged.payload == Payload::Program {
+                    if core.world.get::<StagedSubmission>(row).is_some_and(|staged| staged.payload == Payload::Program)
+                    {
                         // A program waits for room (or for its branch's drain) parked, not
                         // spinning: the completion thread resumes it after reclaim.
-                        self.park(core);
-                        return Ok(Staged::Parked);
+                        let newly = self.park(core);
+                        self.counters.deferred.fetch_add(newly, Ordering::Relaxed);
+                        return first_error.map_or(Ok(Staged::Parked), Err);
                     }
+                    // Not `now + timeout`: that panics for Duration::MAX, a natural "never give up".
+                    let timeout = self.device.config.submit_timeout;
+                    let deadline =
+                        *deadline.get_or_insert_with(|| crate::semaphore::deadline_after(Instant::now(), timeout));
                     if Instant::now() >= deadline {
-                        return Err(EngineError::Backpressure { waited: self.device.config.submit_timeout });
+                        let error = EngineError::Backpressure { waited: timeout };
+                        if mode == PassMode::Immediate {
+                            self.release_row(core, row); // refused: it never entered the queue
+                        } else {
+                            // A batch's rows were promised when staged: fail them so no waiter hangs.
+                            let failure = self.record_failure(&error);
+                            while let Some(&row) = core.world.resource::<SubmissionRows>().pending.front() {
+                                self.fail_row(core, row, failure);
+                            }
+                        }
+                        return Err(first_error.unwrap_or(error));
                     }
                     std::thread::yield_now();
                 }
                 Verdict::TooLarge | Verdict::ReplayLimit => {
-                    let error = if plan.verdict == Verdict::ReplayLimit {
+                    let replayed =
+                        core.world.get::<StagedSubmission>(row).map_or(0, |staged| staged.program.blocks_replayed);
+                    let error = if verdict == Verdict::ReplayLimit {
                         EngineError::LimitReached {
                             what: "blocks replayed by one command-buffer execution",
-                            limit: staged.program.block_limit as usize,
+                            limit: self.device.config.replay_block_limit as usize,
                         }
                     } else {
                         EngineError::SubmissionTooLarge {
@@ -275,116 +347,120 @@ impl QueueShared {
                             ),
                         }
                     };
-                    if readmitting || staged.program.blocks_replayed > 0 {
-                        // A parked submission's waits can resolve into more barrier packets than
-                        // the ring holds only now, and a program can meet a block too large only
-                        // after earlier segments ran: either way work already counted on will
-                        // not finish, so its semaphores fail with the error (as a failed
-                        // dependency would) and waiters hear of it instead of hanging.
-                        let failure = self
-                            .device
-                            .semaphores
-                            .record_failure(FailureRecord { status: None, message: error.to_string() });
-                        self.fail_staged(&mut staged, failure);
+                    if mode == PassMode::Immediate && replayed == 0 {
+                        self.release_row(core, row); // refused: nothing counted on it yet
+                    } else {
+                        // A parked or batched submission's waits can resolve into more barrier
+                        // packets than the ring holds only now, and a program can meet a block
+                        // too large only after earlier segments ran: either way work already
+                        // counted on will not finish, so its semaphores fail with the error (as a
+                        // failed dependency would) and waiters hear of it instead of hanging.
+                        let failure = self.record_failure(&error);
+                        self.fail_row(core, row, failure);
                     }
-                    return Err(error);
+                    first_error.get_or_insert(error);
                 }
                 Verdict::Fault(fault) => {
                     let error = EngineError::SubmissionFault(fault);
-                    let failure = self
-                        .device
-                        .semaphores
-                        .record_failure(FailureRecord { status: None, message: error.to_string() });
-                    self.fail_staged(&mut staged, failure);
-                    return Err(error);
+                    let failure = self.record_failure(&error);
+                    self.fail_row(core, row, failure);
+                    first_error.get_or_insert(error);
                 }
                 Verdict::DependencyFailed(failure) | Verdict::QueueFailed(failure) => {
-                    let queue_failed = matches!(plan.verdict, Verdict::QueueFailed(_));
-                    self.fail_staged(&mut staged, failure);
+                    self.fail_row(core, row, failure);
                     let record = self.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure);
-                    return Err(if queue_failed {
+                    first_error.get_or_insert(if matches!(verdict, Verdict::QueueFailed(_)) {
                         EngineError::QueueFailed(record)
                     } else {
                         EngineError::DependencyFailed(record)
                     });
                 }
-                Verdict::Pending => unreachable!("admission always decides"),
+                Verdict::Pending | Verdict::Admitted => unreachable!("a pass stops only on a decided, refused row"),
             }
         }
+        if mode == PassMode::Readmit {
+            core.world.resource_mut::<SubmissionRows>().parked = false;
+            self.device.deferred_queues.fetch_and(!(1 << self.index), Ordering::AcqRel);
+        }
+        first_error.map_or(Ok(Staged::Published), Err)
     }
 
-    /// A staged submission that will never run: its signal semaphores fail with `failure` and
-    /// what it retained is let go. Parked work on other queues may wait on those semaphores, so
-    /// it is woken now (otherwise each hop of a chain of parked queues waits out a completion
-    /// thread's 100 ms sleep).
-    fn fail_staged(&self, staged: &mut StagedSubmission, failure: u32) {
-        let table = &self.device.semaphores;
-        for signal in staged.signals.drain(..) {
-            table.fail(signal.semaphore, failure);
+    fn record_failure(&self, error: &EngineError) -> u32 {
+        self.device.semaphores.record_failure(FailureRecord { status: None, message: error.to_string() })
+    }
+
+    /// Clears a pending row (letting go of what it retained) and recycles it.
+    fn release_row(&self, core: &mut QueueCore, row: Entity) {
+        if let Some(mut staged) = core.world.get_mut::<StagedSubmission>(row) {
+            staged.clear();
         }
-        staged.retained.clear();
+        let mut rows = core.world.resource_mut::<SubmissionRows>();
+        if let Some(position) = rows.pending.iter().position(|&pending| pending == row) {
+            rows.pending.remove(position);
+        }
+        rows.free.push(row);
+    }
+
+    /// A pending row that will never run: its signal semaphores fail with `failure`, and the row
+    /// is released. Parked work on other queues may wait on those semaphores, so it is woken now
+    /// (otherwise each hop of a chain of parked queues waits out a completion thread's 100 ms
+    /// sleep).
+    fn fail_row(&self, core: &mut QueueCore, row: Entity, failure: u32) {
+        let table = &self.device.semaphores;
+        if let Some(staged) = core.world.get::<StagedSubmission>(row) {
+            for signal in &staged.signals {
+                table.fail(signal.semaphore, failure);
+            }
+        }
+        self.release_row(core, row);
         table.notify();
         if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
             self.device.wake_deferred(Some(self.index));
         }
     }
 
-    /// Moves the staged submission into a parked entity, behind any already parked.
-    fn park(&self, core: &mut QueueCore) {
-        let staged = core.world.resource_mut::<StagedSubmission>().into_inner();
-        // Its signals are promises already: a host or queue signal must not go below them while
-        // it waits (publication records them as queued signals only on admission).
-        for signal in &staged.signals {
-            self.device.semaphores.record_parked_signal(signal.semaphore, signal.value);
+    /// Marks the pending rows parked; returns how many were not parked before.
+    fn park(&self, core: &mut QueueCore) -> u64 {
+        let mut newly = 0;
+        let rows: Vec<Entity> = core.world.resource::<SubmissionRows>().pending.iter().copied().collect();
+        for row in rows {
+            let Some(mut staged) = core.world.get_mut::<StagedSubmission>(row) else { continue };
+            // Their signals are promises already: a host or queue signal must not go below them
+            // while they wait (admission records them as queued signals only once admitted).
+            for signal in &staged.signals {
+                self.device.semaphores.record_parked_signal(signal.semaphore, signal.value);
+            }
+            newly += u64::from(!staged.parked);
+            staged.parked = true;
         }
-        let parked = Box::new(core::mem::take(staged));
-        let entity = core.world.spawn(DeferredSubmission(parked)).id();
-        core.world.resource_mut::<QueueRings>().deferred.push_back(entity);
+        core.world.resource_mut::<SubmissionRows>().parked = true;
         self.device.deferred_queues.fetch_or(1 << self.index, Ordering::AcqRel);
-        self.counters.deferred.fetch_add(1, Ordering::Relaxed);
         // The completion thread retries parked work when semaphores move; poke it in case the
         // wait is already resolvable by the time it looks.
         self.device.poke(self.endpoint.control_signal);
+        newly
     }
 
-    /// Tries to admit parked submissions in order; stops at the first that still cannot go.
+    /// Tries to admit parked rows in order; stops at the first that still cannot go.
     pub fn readmit(&self, core: &mut QueueCore) {
-        while let Some(&entity) = core.world.resource::<QueueRings>().deferred.front() {
-            let Some(mut parked) = core.world.get_mut::<DeferredSubmission>(entity) else { break };
-            let mut staged_box = core::mem::take(&mut parked.0);
-            core::mem::swap(&mut *staged_box, &mut *core.world.resource_mut::<StagedSubmission>());
-            let still_parked = matches!(self.run_staged(core, true), Ok(Staged::Parked));
-            if still_parked {
-                core::mem::swap(&mut *staged_box, &mut *core.world.resource_mut::<StagedSubmission>());
-                if let Some(mut parked) = core.world.get_mut::<DeferredSubmission>(entity) {
-                    parked.0 = staged_box;
-                }
-                break;
-            }
-            core.world.resource_mut::<QueueRings>().deferred.pop_front();
-            core.world.despawn(entity);
-        }
-        if core.world.resource::<QueueRings>().deferred.is_empty() {
-            self.device.deferred_queues.fetch_and(!(1 << self.index), Ordering::AcqRel);
-        }
+        // Failures here already failed the rows' semaphores, which is how their waiters hear.
+        let _ = self.run_pending(core, PassMode::Readmit);
     }
 
-    /// Drains epochs the device retired.
-    pub fn drain_retired(&self, core: &mut QueueCore) {
+    /// Drains epochs the device retired; returns whether any were.
+    pub fn drain_retired(&self, core: &mut QueueCore) -> bool {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
-        let (mut rings, _, _, mut rows) = stage_params(&mut core.params, &mut core.world);
+        let (mut rings, _, _, mut epoch_rows) = stage_params(&mut core.stages, &mut core.world);
         let retired = rings.endpoint.device_retired();
-        if retired > rings.epochs.reclaimed {
-            let outcome = reclaim::drain(&mut rings, &mut rows, retired);
-            self.after_drain(outcome);
+        if retired <= rings.epochs.reclaimed {
+            return false;
         }
-    }
-
-    fn after_drain(&self, outcome: reclaim::DrainOutcome) {
+        let outcome = reclaim::drain(&mut rings, &mut epoch_rows, retired);
         if outcome.signals + outcome.failures > 0 && self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
             self.device.wake_deferred(None);
         }
+        true
     }
 
     /// The queue's sticky error, recorded once.
@@ -422,21 +498,21 @@ impl QueueShared {
         self.fail_everything(core, failure);
     }
 
-    /// Fails every in-flight and parked submission with `failure` and makes it sticky.
+    /// Fails every in-flight and pending submission with `failure` and makes it sticky.
     pub fn fail_everything(&self, core: &mut QueueCore, failure: u32) {
         {
-            let (mut rings, _, _, mut rows) = stage_params(&mut core.params, &mut core.world);
-            reclaim::fail_in_flight(&mut rings, &mut rows, failure);
+            let (mut rings, _, _, mut epoch_rows) = stage_params(&mut core.stages, &mut core.world);
+            reclaim::fail_in_flight(&mut rings, &mut epoch_rows, failure);
         }
-        let parked: Vec<Entity> = core.world.resource_mut::<QueueRings>().deferred.drain(..).collect();
-        for entity in parked {
-            if let Some(parked) = core.world.get::<DeferredSubmission>(entity) {
-                for signal in &parked.0.signals {
+        while let Some(&row) = core.world.resource::<SubmissionRows>().pending.front() {
+            if let Some(staged) = core.world.get::<StagedSubmission>(row) {
+                for signal in &staged.signals {
                     self.device.semaphores.fail(signal.semaphore, failure);
                 }
             }
-            core.world.despawn(entity);
+            self.release_row(core, row);
         }
+        core.world.resource_mut::<SubmissionRows>().parked = false;
         self.device.deferred_queues.fetch_and(!(1 << self.index), Ordering::AcqRel);
         self.device.semaphores.notify();
         self.device.wake_deferred(None);
@@ -446,7 +522,8 @@ impl QueueShared {
     pub fn abandon(&self, core: &mut QueueCore) {
         self.drain_retired(core);
         let rings = core.world.resource::<QueueRings>();
-        if rings.failure.is_none() && (rings.epochs.submitted > rings.epochs.reclaimed || !rings.deferred.is_empty()) {
+        let pending = !core.world.resource::<SubmissionRows>().pending.is_empty();
+        if rings.failure.is_none() && (rings.epochs.submitted > rings.epochs.reclaimed || pending) {
             let message = format!("queue {} was destroyed with work in flight", self.index);
             let failure = self.queue_failure(core, None, message);
             self.fail_everything(core, failure);

@@ -113,3 +113,55 @@ fn steady_state_submissions_allocate_nothing_barrier_value() {
 fn steady_state_submissions_allocate_nothing_barrier_and() {
     steady_state_submissions_allocate_nothing(WaitStrategy::BarrierAnd);
 }
+
+/// Batches of 64 operations, alternating queues, each batch waiting on the other queue's last
+/// one (a device barrier) and chaining its own rows through same-queue waits.
+fn steady_state_batches_allocate_nothing(strategy: WaitStrategy) {
+    let engine = engine(strategy);
+    let device = engine.device();
+    let (first, second) = (queue(device), queue(device));
+    let chain = device.create_semaphore(0).unwrap();
+    let scratch = device.allocate(MemoryKind::HostVisible, 4096).unwrap();
+    let payload = [5u8; 64];
+    let mut value = 0u64;
+    let round = |value: &mut u64| {
+        for queue in [&first, &second] {
+            queue
+                .batch(|batch| {
+                    for index in 0..64 {
+                        let (wait, signal) = ([chain.at(*value)], [chain.at(*value + 1)]);
+                        match index % 3 {
+                            0 => batch.fill(scratch.range(0, 256), &[1, 2, 3, 4], &wait, &signal),
+                            1 => batch.update(&scratch, 2048, &payload, &wait, &signal),
+                            _ => batch.barrier(&wait, &signal),
+                        }?;
+                        *value += 1;
+                    }
+                    Ok(())
+                })
+                .unwrap();
+        }
+    };
+    for _ in 0..40 {
+        round(&mut value);
+    }
+    chain.wait(value, TIMEOUT).unwrap();
+    let ((), allocations) = counted(|| {
+        for _ in 0..40 {
+            round(&mut value);
+        }
+    });
+    chain.wait(value, TIMEOUT).unwrap();
+    assert_eq!(allocations, 0, "{allocations} heap allocations across 5120 batched submissions");
+    assert_eq!(first.stats().deferred + second.stats().deferred, 0, "every wait had a published producer");
+}
+
+#[test]
+fn steady_state_batches_allocate_nothing_barrier_value() {
+    steady_state_batches_allocate_nothing(WaitStrategy::BarrierValue);
+}
+
+#[test]
+fn steady_state_batches_allocate_nothing_barrier_and() {
+    steady_state_batches_allocate_nothing(WaitStrategy::BarrierAnd);
+}

@@ -1,7 +1,8 @@
-//! The four stages run directly through the cached `SystemState` (the hot path) versus through a
-//! bevy `Schedule` on the single-threaded executor, on one soft queue in retire-only mode. Each
-//! submission is a barrier that signals one semaphore; both variants stage it, admit it, patch,
-//! publish and reclaim what retired.
+//! The stages' passes run directly through the cached `SystemState` (the immediate path) versus
+//! through a bevy `Schedule` on the single-threaded executor, one row per pass, and 512 rows per
+//! schedule run (the batch path), on one soft queue in retire-only mode. Each submission is a
+//! barrier that signals one semaphore; every variant stages it, admits it, patches, publishes
+//! and reclaims what retired.
 //!
 //! Run: `cargo bench -p aqueduct-systems --bench stages`.
 
@@ -11,11 +12,11 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
 use aqueduct_components::queue_state::{DeviceLink, KernargRing, QueueRings};
 use aqueduct_components::semaphore_table::SemaphoreTable;
-use aqueduct_components::submission::{AdmissionPlan, SignalOp, StagedSubmission, Verdict};
+use aqueduct_components::submission::{SignalOp, StagedSubmission, SubmissionRows, Verdict};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::{ExecutionMode, SoftConfig, set_queue_mode};
 use aqueduct_hsa::{Hsa, PoolKindInfo};
-use aqueduct_systems::{admission, build_queue_world, kernarg, publication, reclaim, schedule, stage_params};
+use aqueduct_systems::{build_queue_world, reclaim, run_pass, schedule, stage_params, take_row};
 use bevy_ecs::world::World;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -24,7 +25,7 @@ const BATCH: u64 = 512;
 struct Bench {
     _hsa: Hsa,
     world: World,
-    params: aqueduct_systems::SubmitParams,
+    params: aqueduct_systems::StageState,
     semaphore: u32,
     value: u64,
 }
@@ -63,37 +64,60 @@ fn setup() -> Bench {
     Bench { _hsa: hsa, world, params, semaphore, value: 0 }
 }
 
-fn direct(bench: &mut Bench) {
+/// Stages one barrier that signals the bench semaphore as a pending row.
+fn stage(bench: &mut Bench) {
     bench.value += 1;
+    let row = take_row(&mut bench.world);
+    let mut staged = bench.world.get_mut::<StagedSubmission>(row).expect("a submission row");
+    staged.signals.push(SignalOp { semaphore: bench.semaphore, value: bench.value });
+}
+
+/// Drains what retired; returns whether the pass left rows pending (it stopped for room).
+fn drain(bench: &mut Bench) -> bool {
+    let (mut rings, rows, _, mut epoch_rows) = stage_params(&mut bench.params, &mut bench.world);
+    let retired = rings.endpoint.device_retired();
+    reclaim::drain(&mut rings, &mut epoch_rows, retired);
+    !rows.pending.is_empty()
+}
+
+/// One row, one pass through the cached `SystemState`: the immediate path.
+fn direct(bench: &mut Bench) {
+    stage(bench);
     loop {
-        let (mut rings, mut staged, mut plan, mut rows) = stage_params(&mut bench.params, &mut bench.world);
-        staged.clear();
-        staged.signals.push(SignalOp { semaphore: bench.semaphore, value: bench.value });
-        admission::admit(&mut rings, &staged, &mut plan);
-        if plan.verdict == Verdict::Admitted {
-            kernarg::patch_kernargs(&staged, &plan);
-            publication::publish(&mut rings, &mut staged, &mut plan, &mut rows).expect("published");
-        }
-        let retired = rings.endpoint.device_retired();
-        reclaim::drain(&mut rings, &mut rows, retired);
-        if plan.verdict == Verdict::Admitted {
+        run_pass(&mut stage_params(&mut bench.params, &mut bench.world));
+        if !drain(bench) {
             return;
         }
     }
 }
 
+/// One row, one run of the schedule.
 fn scheduled(bench: &mut Bench, schedule: &mut bevy_ecs::schedule::Schedule) {
-    bench.value += 1;
+    stage(bench);
     loop {
-        {
-            let mut staged = bench.world.resource_mut::<StagedSubmission>();
-            staged.clear();
-            staged.signals.push(SignalOp { semaphore: bench.semaphore, value: bench.value });
-        }
         schedule.run(&mut bench.world);
-        if bench.world.resource::<AdmissionPlan>().verdict == Verdict::Admitted {
+        if !drain(bench) {
             return;
         }
+    }
+}
+
+/// `BATCH` rows, then one run of the schedule: the batch path.
+fn batched(bench: &mut Bench, schedule: &mut bevy_ecs::schedule::Schedule) {
+    (0..BATCH).for_each(|_| stage(bench));
+    loop {
+        schedule.run(&mut bench.world);
+        if !drain(bench) {
+            return;
+        }
+        assert!(
+            bench
+                .world
+                .resource::<SubmissionRows>()
+                .pass
+                .stop
+                .is_some_and(|(_, verdict)| verdict == Verdict::Backpressure)
+        );
     }
 }
 
@@ -105,6 +129,7 @@ fn stages(c: &mut Criterion) {
     group.throughput(Throughput::Elements(BATCH));
     group.bench_function("direct_system_state", |b| b.iter(|| (0..BATCH).for_each(|_| direct(&mut bench))));
     group.bench_function("schedule_run", |b| b.iter(|| (0..BATCH).for_each(|_| scheduled(&mut bench, &mut schedule))));
+    group.bench_function("batch_schedule_run", |b| b.iter(|| batched(&mut bench, &mut schedule)));
     group.finish();
     let rings = bench.world.resource::<QueueRings>();
     assert!(rings.epochs.submitted >= BATCH, "the benchmark published its submissions");

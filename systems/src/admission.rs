@@ -8,10 +8,17 @@
 //! 4. the producer is another queue of the device → one device-side barrier per producer queue;
 //! 5. no known producer (wait-before-signal, host-signalled) → [`Verdict::Defer`].
 
-use aqueduct_components::directory::CrossQueueWait;
+use core::sync::atomic::Ordering;
+
+use aqueduct_components::directory::{CrossQueueWait, QueueEndpoint};
+use aqueduct_components::program::SegmentEnd;
 use aqueduct_components::queue_state::QueueRings;
-use aqueduct_components::semaphore_table::WaitSource;
-use aqueduct_components::submission::{AdmissionPlan, DeviceWait, Payload, StagedSubmission, Verdict};
+use aqueduct_components::semaphore_table::{Producer, WaitSource};
+use aqueduct_components::submission::{
+    AdmissionPlan, DeviceWait, Payload, StagedSubmission, SubmissionFault, SubmissionRows, Verdict,
+};
+
+use crate::SubmissionRowQuery;
 
 /// Dependency signals one BARRIER_AND packet can name.
 pub const BARRIER_AND_DEPENDENCIES: usize = 5;
@@ -33,7 +40,7 @@ pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut A
             let Some(endpoint) = rings.link.directory.get(producer.queue) else { return Verdict::Defer };
             // The producer's drained epoch, not its live epoch signal: the signal's cache line
             // is written by the packet processor on every retirement, the counter once per drain.
-            let retired = endpoint.reclaimed.load(core::sync::atomic::Ordering::Acquire) >= producer.epoch;
+            let retired = endpoint.reclaimed.load(Ordering::Acquire) >= producer.epoch;
             // A failed producer queue force-retires its epochs only after failing their
             // semaphores, so re-reading the failure after seeing retirement cannot miss it.
             if retired && let Some(failure) = table.failure(wait.semaphore) {
@@ -124,7 +131,7 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
     let slot_free = match rings.strategy {
         CrossQueueWait::BarrierValue => true,
         CrossQueueWait::BarrierAnd => {
-            rings.endpoint.slot_users[rings.endpoint.slot_index(epoch)].load(core::sync::atomic::Ordering::SeqCst) == 0
+            rings.endpoint.slot_users[rings.endpoint.slot_index(epoch)].load(Ordering::SeqCst) == 0
         }
     };
     let kernarg_span = rings.kernargs.plan(kernarg_bytes, kernarg_alignment);
@@ -141,6 +148,14 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
     };
     rings.kernargs.head = end;
     rings.epochs.submitted = epoch;
+    if rings.strategy == CrossQueueWait::BarrierAnd {
+        // The epoch's own signal goes to 1 before anyone can learn of the epoch (the producer
+        // records below), so no consumer barrier sees the previous use's 0.
+        // SAFETY: the endpoint's per-epoch signals live as long as the device. The check above
+        // found no consumer barrier naming this slot, and its previous epoch was reclaimed, so
+        // resetting it cannot release anyone early.
+        unsafe { QueueEndpoint::signal_value(rings.endpoint.slot_signal(epoch)) }.store(1, Ordering::Release);
+    }
     plan.packets = packets;
     plan.first_packet = first_packet;
     plan.kernarg_address = rings.kernargs.address(start);
@@ -148,6 +163,45 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
     plan.kernarg_end = end;
     plan.epoch = epoch;
     plan.verdict = Verdict::Admitted;
+    if staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return {
+        record_producers(rings, staged, epoch);
+    }
+}
+
+/// Records this queue's epoch as the producer of each signal, so a later wait (on this queue in
+/// the same pass, or on another queue) resolves to it. Written at admission, not publication:
+/// the epoch is reserved and will retire (as passing barriers if publication faults, with its
+/// signals failed), and a batch's later rows must see it before they are admitted.
+fn record_producers(rings: &QueueRings, staged: &StagedSubmission, epoch: u64) {
+    for signal in &staged.signals {
+        rings.link.semaphores.record_queued_signal(
+            signal.semaphore,
+            signal.value,
+            Producer { queue: rings.index, epoch },
+        );
+    }
+}
+
+/// Admission over the pending rows, in queue order: admits each until one cannot go (recorded
+/// as the pass's stop), or until a program whose execution continues past this segment (the rows
+/// behind it wait for the rest of it).
+pub fn admit_pending(rings: &mut QueueRings, rows: &mut SubmissionRows, query: &mut SubmissionRowQuery) {
+    rows.pass.clear();
+    for &entity in &rows.pending {
+        let Ok((staged, mut plan)) = query.get_mut(entity) else {
+            rows.pass.stop = Some((entity, Verdict::Fault(SubmissionFault::MissingRow)));
+            return;
+        };
+        admit(rings, &staged, &mut plan);
+        if plan.verdict != Verdict::Admitted {
+            rows.pass.stop = Some((entity, plan.verdict));
+            return;
+        }
+        rows.pass.admitted.push(entity);
+        if staged.payload == Payload::Program && plan.segment.end != SegmentEnd::Return {
+            return;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Kernarg patching: build the segment in the kernarg space admission reserved.
 
-use aqueduct_components::submission::{AdmissionPlan, KernargLayout, StagedSubmission};
+use aqueduct_components::submission::{AdmissionPlan, KernargLayout, StagedSubmission, SubmissionRows};
+
+use crate::SubmissionRowQuery;
 
 /// Writes `bytes` at device address `address`.
 ///
@@ -38,6 +40,15 @@ pub fn patch_kernargs(staged: &StagedSubmission, plan: &AdmissionPlan) {
             if let Some(offset) = staged.staging_pointer_offset {
                 write(base + u64::from(offset), &plan.staging_address.to_le_bytes());
             }
+        }
+    }
+}
+
+/// Kernarg patching for every row the pass admitted.
+pub fn patch_admitted(rows: &SubmissionRows, query: &SubmissionRowQuery) {
+    for &entity in &rows.pass.admitted {
+        if let Ok((staged, plan)) = query.get(entity) {
+            patch_kernargs(staged, plan);
         }
     }
 }

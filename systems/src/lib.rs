@@ -12,9 +12,12 @@
 //! 4. [`reclaim`]: retired epochs signal their semaphores (coalesced), free kernarg space and
 //!    release what they retained; a failed queue fails everything in flight.
 //!
-//! The hot path calls the stages directly through one cached `SystemState` ([`SubmitParams`]);
-//! [`schedule`] wraps the same functions as bevy systems for batch use and for the benchmark that
-//! compares both.
+//! Each stage has a per-row function and a pass over the queue's pending submission rows
+//! (`admit_pending`, `patch_admitted`, `publish_admitted`). One pass admits, patches and
+//! publishes every row that can go, with one doorbell store. [`schedule`] runs the passes as
+//! bevy systems (the batch path: `Queue::batch`, `flush`); the immediate path calls the same
+//! passes directly through one cached `SystemState` ([`StageState`]), because the executor's
+//! fixed cost is several times a whole one-row pass (`cargo bench -p aqueduct-systems`).
 
 pub mod admission;
 pub mod kernarg;
@@ -24,7 +27,7 @@ pub mod replay;
 pub mod schedule;
 
 use aqueduct_components::queue_state::{EpochDeviceWaits, EpochRetained, EpochRow, EpochSignals, QueueRings};
-use aqueduct_components::submission::{AdmissionPlan, StagedSubmission};
+use aqueduct_components::submission::{AdmissionPlan, StagedSubmission, SubmissionRows};
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::{SystemParamItem, SystemState};
 
@@ -35,23 +38,37 @@ pub type EpochRows<'w, 's> = Query<
     (&'static mut EpochRow, &'static mut EpochSignals, &'static mut EpochRetained, &'static mut EpochDeviceWaits),
 >;
 
-/// Everything one submission's stages borrow from the queue World.
-pub type SubmitParamSet = (
+/// The submission-row columns: what is staged and what admission planned for it.
+pub type SubmissionRowQuery<'w, 's> = Query<'w, 's, (&'static mut StagedSubmission, &'static mut AdmissionPlan)>;
+
+/// Everything a pass of the stages borrows from the queue World.
+pub type StageParamSet = (
     ResMut<'static, QueueRings>,
-    ResMut<'static, StagedSubmission>,
-    ResMut<'static, AdmissionPlan>,
+    ResMut<'static, SubmissionRows>,
+    SubmissionRowQuery<'static, 'static>,
     EpochRows<'static, 'static>,
 );
 
-/// The cached state that fetches [`SubmitParamSet`] once per submission.
-pub type SubmitParams = SystemState<SubmitParamSet>;
+/// The cached state that fetches [`StageParamSet`].
+pub type StageState = SystemState<StageParamSet>;
 
 /// Fetches the stages' parameters. The queue World is built with every resource they name and
 /// never loses one, so validation cannot fail.
-pub fn stage_params<'a>(state: &'a mut SubmitParams, world: &'a mut World) -> SystemParamItem<'a, 'a, SubmitParamSet> {
+pub fn stage_params<'a>(state: &'a mut StageState, world: &'a mut World) -> SystemParamItem<'a, 'a, StageParamSet> {
     match state.get_mut(world) {
         Ok(params) => params,
         Err(error) => unreachable!("the queue World lost a stage resource: {error}"),
+    }
+}
+
+/// One pass of admission → kernarg patching → AQL publication over the pending rows, called
+/// directly (the immediate path). [`schedule::submission_schedule`] runs the same passes.
+pub fn run_pass(params: &mut SystemParamItem<'_, '_, StageParamSet>) {
+    let (rings, rows, query, epoch_rows) = params;
+    admission::admit_pending(rings, rows, query);
+    if !rows.pass.admitted.is_empty() {
+        kernarg::patch_admitted(rows, query);
+        publication::publish_admitted(rings, rows, query, epoch_rows);
     }
 }
 
@@ -70,8 +87,12 @@ const ROW_SIGNALS: usize = 2;
 const ROW_RETAINED: usize = 6;
 const ROW_WAITS: usize = 2;
 
-/// Builds a queue World: its rings, `epochs` recycled epoch rows, the staging resources, and the
-/// cached parameter state the stages run through.
+/// Submission rows spawned with the queue: enough for immediate submissions and a parked one.
+/// A batch that stages more spawns the rest once; they are recycled from then on.
+const INITIAL_SUBMISSION_ROWS: usize = 4;
+
+/// Builds a queue World: its rings, `epochs` recycled epoch rows, the first submission rows, and
+/// the cached parameter state the stages run through.
 pub fn build_queue_world(
     index: u16,
     ring: aqueduct_hsa::ring::AqlRing,
@@ -79,7 +100,7 @@ pub fn build_queue_world(
     endpoint: std::sync::Arc<aqueduct_components::directory::QueueEndpoint>,
     link: aqueduct_components::queue_state::DeviceLink,
     epochs: usize,
-) -> (World, SubmitParams) {
+) -> (World, StageState) {
     use aqueduct_components::queue_state::EpochRing;
     let mut world = World::new();
     let rows: Box<[Entity]> = (0..epochs)
@@ -106,10 +127,33 @@ pub fn build_queue_world(
         frontier: [0; aqueduct_components::MAX_QUEUES],
         link,
         failure: None,
-        deferred: std::collections::VecDeque::new(),
     });
-    world.insert_resource(StagedSubmission::default());
-    world.insert_resource(AdmissionPlan::default());
-    let params = SubmitParams::new(&mut world);
+    let mut submission_rows = SubmissionRows::default();
+    for _ in 0..INITIAL_SUBMISSION_ROWS {
+        submission_rows.free.push(spawn_submission_row(&mut world));
+    }
+    world.insert_resource(submission_rows);
+    let params = StageState::new(&mut world);
     (world, params)
+}
+
+/// A free submission row, cleared, appended to the pending rows (spawned only when none is free).
+pub fn take_row(world: &mut World) -> Entity {
+    let entity = match world.resource_mut::<SubmissionRows>().free.pop() {
+        Some(entity) => entity,
+        None => spawn_submission_row(world),
+    };
+    world.resource_mut::<SubmissionRows>().pending.push_back(entity);
+    entity
+}
+
+/// A new submission row, with capacity for a typical submission.
+pub fn spawn_submission_row(world: &mut World) -> Entity {
+    let staged = StagedSubmission {
+        waits: Vec::with_capacity(ROW_WAITS),
+        signals: Vec::with_capacity(ROW_SIGNALS),
+        retained: Vec::with_capacity(ROW_RETAINED),
+        ..Default::default()
+    };
+    world.spawn((staged, AdmissionPlan::default())).id()
 }

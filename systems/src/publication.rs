@@ -10,16 +10,16 @@ use aqueduct_abi::{
     BarrierAndPacket, BarrierValuePacket, FenceScope, PacketHeader, PacketType, SignalCondition, VendorPacketHeader,
     packet::amd_format,
 };
-use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
-use aqueduct_components::program::SegmentEnd;
+use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE};
+use aqueduct_components::program::{Cursor, SegmentEnd};
 use aqueduct_components::queue_state::QueueRings;
 use aqueduct_components::semaphore_table::{FailureRecord, Producer};
-use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission, SubmissionFault};
+use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission, SubmissionFault, SubmissionRows};
 use aqueduct_hsa::ring::AqlRing;
 
-use crate::EpochRows;
 use crate::admission::BARRIER_AND_DEPENDENCIES;
 use crate::replay;
+use crate::{EpochRows, SubmissionRowQuery};
 
 const WAIT_HEADER: PacketHeader = PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::None);
 const VALUE_HEADER: PacketHeader =
@@ -29,8 +29,8 @@ const PAYLOAD_BARRIER_HEADER: PacketHeader =
 const DISPATCH_HEADER: PacketHeader =
     PacketHeader::new(PacketType::KernelDispatch, true, FenceScope::System, FenceScope::System);
 
-/// Publishes the admitted submission and moves its signals and retained resources into its
-/// epoch row.
+/// Publishes the admitted submission (without ringing the doorbell) and moves its signals and
+/// retained resources into its epoch row.
 ///
 /// If something the earlier stages guaranteed no longer holds (a producer queue is missing, a
 /// program segment cannot be written), the reserved packets become barriers that pass, so the
@@ -44,16 +44,10 @@ pub fn publish(
 ) -> Result<(), SubmissionFault> {
     crate::stage_span!("aql_publication");
     let epoch = plan.epoch;
+    // Under BarrierAnd, admission already set the epoch's own signal to 1.
     let completion = match rings.strategy {
         CrossQueueWait::BarrierValue => rings.epoch_signal,
-        CrossQueueWait::BarrierAnd => {
-            let signal = rings.endpoint.slot_signal(epoch);
-            // SAFETY: the endpoint's per-epoch signals live as long as the device. Admission
-            // checked no consumer barrier still names this slot, and its previous epoch was
-            // reclaimed, so resetting it cannot release anyone early.
-            unsafe { QueueEndpoint::signal_value(signal) }.store(1, Ordering::Release);
-            signal
-        }
+        CrossQueueWait::BarrierAnd => rings.endpoint.slot_signal(epoch),
     };
     let mut id = plan.first_packet;
     let ring = rings.ring;
@@ -150,9 +144,7 @@ pub fn publish(
             .semaphores
             .record_failure(FailureRecord { status: None, message: format!("submission fault: {fault}") })
     });
-    if failure.is_some() {
-        ring.ring_doorbell(plan.first_packet + plan.packets - 1);
-    } else {
+    if failure.is_none() {
         publish_headers(rings, staged, plan, wait_headers, id, payload);
     }
 
@@ -160,8 +152,8 @@ pub fn publish(
     fault.map_or(Ok(()), Err)
 }
 
-/// Stores the header words in order, then rings the doorbell once. The processor may start on
-/// the first while later ones are still stores away, which is fine: every body is written.
+/// Stores the header words in order. The processor may start on the first while later ones are
+/// still stores away, which is fine: every body is written. The pass rings the doorbell.
 fn publish_headers(
     rings: &QueueRings,
     staged: &StagedSubmission,
@@ -181,24 +173,18 @@ fn publish_headers(
         // SAFETY: bodies of the reserved packets are written.
         unsafe { ring.publish(first + offset, wait_header, wait_setup) };
     }
-    let last = match payload {
-        Some((header, setup)) => {
-            // SAFETY: as above.
-            unsafe { ring.publish(id, header, setup) };
-            id
-        }
+    match payload {
+        // SAFETY: as above.
+        Some((header, setup)) => unsafe { ring.publish(id, header, setup) },
         None => {
-            let headers = &staged.program.headers;
-            for (offset, &word) in headers.iter().enumerate() {
+            for (offset, &word) in staged.program.headers.iter().enumerate() {
                 if word != replay::HEADER_LEFT_TO_DEVICE {
                     // SAFETY: as above.
                     unsafe { ring.publish(id + offset as u64, PacketHeader(word as u16), (word >> 16) as u16) };
                 }
             }
-            id + headers.len() as u64 - 1
         }
-    };
-    ring.ring_doorbell(last);
+    }
 }
 
 /// Fills `count` reserved packets from `first` with BARRIER_AND packets that have no
@@ -241,15 +227,6 @@ fn record_epoch(
     if staged.payload == Payload::Program && failure.is_none() {
         replay::advance(&mut staged.program, &plan.segment);
     }
-    if final_segment {
-        for signal in &staged.signals {
-            rings.link.semaphores.record_queued_signal(
-                signal.semaphore,
-                signal.value,
-                Producer { queue: rings.index, epoch },
-            );
-        }
-    }
     if let Ok((mut row, mut signals, mut retained, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) {
         row.epoch = epoch;
         row.kernarg_end = plan.kernarg_end;
@@ -283,4 +260,39 @@ fn name_epoch_slot(rings: &QueueRings, producer: Producer) -> Result<Option<u64>
         return Ok(None);
     }
     Ok(Some(endpoint.slot_signal(producer.epoch)))
+}
+
+/// Publication for every row the pass admitted, then one doorbell store for all of them. A row
+/// whose program continues stays at the front of the pending rows; every other published row is
+/// cleared and recycled.
+pub fn publish_admitted(
+    rings: &mut QueueRings,
+    rows: &mut SubmissionRows,
+    query: &mut SubmissionRowQuery,
+    epoch_rows: &mut EpochRows,
+) {
+    let mut last_packet = None;
+    for index in 0..rows.pass.admitted.len() {
+        let entity = rows.pass.admitted[index];
+        let Ok((mut staged, mut plan)) = query.get_mut(entity) else { continue };
+        let published = publish(rings, &mut staged, &mut plan, epoch_rows);
+        last_packet = Some(plan.first_packet + plan.packets - 1);
+        rows.pass.packets += plan.packets;
+        rows.pass.device_waits += plan.device_waits.iter().filter(|wait| wait.barrier).count() as u64;
+        if let Err(fault) = published {
+            rows.pass.fault.get_or_insert(fault);
+        }
+        if staged.payload == Payload::Program && staged.program.cursor != Cursor::Done {
+            continue; // the execution's next segment runs in a later pass, from the same row
+        }
+        rows.pass.published += 1;
+        staged.clear();
+        if rows.pending.front() == Some(&entity) {
+            rows.pending.pop_front();
+        }
+        rows.free.push(entity);
+    }
+    if let Some(last) = last_packet {
+        rings.ring.ring_doorbell(last);
+    }
 }

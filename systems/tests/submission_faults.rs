@@ -15,7 +15,9 @@ use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory,
 use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, SegmentPlan};
 use aqueduct_components::queue_state::{DeviceLink, KernargRing};
 use aqueduct_components::semaphore_table::{Producer, SemaphoreTable};
-use aqueduct_components::submission::{DeviceWait, Payload, SignalOp, SubmissionFault, Verdict};
+use aqueduct_components::submission::{
+    AdmissionPlan, DeviceWait, Payload, SignalOp, StagedSubmission, SubmissionFault, Verdict,
+};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::SoftConfig;
 use aqueduct_hsa::{Hsa, PoolKindInfo};
@@ -25,7 +27,7 @@ use bevy_ecs::world::World;
 struct Rig {
     _hsa: Hsa,
     world: World,
-    params: aqueduct_systems::SubmitParams,
+    params: aqueduct_systems::StageState,
     semaphores: Arc<SemaphoreTable>,
     kernarg_base: u64,
 }
@@ -115,7 +117,8 @@ fn a_device_wait_on_a_queue_the_device_lacks_fails_the_submission_instead_of_pas
     let mut rig = rig();
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
-        let (mut rings, mut staged, mut plan, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
         staged.clear();
         staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
         admission::admit(&mut rings, &staged, &mut plan);
@@ -128,6 +131,7 @@ fn a_device_wait_on_a_queue_the_device_lacks_fails_the_submission_instead_of_pas
         let producer = Producer { queue: 9, epoch: 1 };
         plan.device_waits.push(DeviceWait { producer, semaphore: signalled, barrier: true, slot_named: false });
         let fault = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+        rings.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
         assert_eq!(fault, Err(SubmissionFault::UnknownProducerQueue { queue: 9 }));
         assert_eq!(rings.frontier[9], 0, "a failed epoch covers no later wait");
     }
@@ -140,7 +144,8 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
     let mut rig = rig();
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
-        let (mut rings, mut staged, mut plan, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
         staged.clear();
         staged.payload = Payload::Program;
         staged.program.image = Some(fill_program(Box::new([])));
@@ -151,6 +156,7 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
         admission::admit(&mut rings, &staged, &mut plan);
         assert_eq!(plan.verdict, Verdict::Admitted);
         let fault = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+        rings.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
         assert_eq!(staged.program.cursor, Cursor::Done, "nothing more of the program runs");
     }
@@ -166,7 +172,8 @@ fn fill_kernel(target: u64) -> u8 {
 #[test]
 fn the_block_processor_names_each_fault() {
     let mut rig = rig();
-    let (mut rings, mut staged, mut plan, _) = stage_params(&mut rig.params, &mut rig.world);
+    let (mut rings, _, _, _) = stage_params(&mut rig.params, &mut rig.world);
+    let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
     let library =
         [BuiltinObject { kernel_object: 0x1000, ..Default::default() }; aqueduct_builtins::Builtin::ALL.len()];
     let cases: [(Box<[BuiltinObject]>, u64, SubmissionFault); 2] = [

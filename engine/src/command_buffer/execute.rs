@@ -11,6 +11,7 @@ use aqueduct_components::submission::Payload;
 use super::binding_table::BindingTable;
 use super::{CommandBuffer, FinishedProgram};
 use crate::error::{EngineError, EngineResult};
+use crate::operations::{Immediate, Submitter};
 use crate::queue::Queue;
 use crate::semaphore::SemaphorePoint;
 
@@ -26,41 +27,52 @@ impl Queue {
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
     ) -> EngineResult<()> {
-        let program = command_buffer.finished()?;
-        let shared = &self.0.shared;
-        if program.device.id != shared.device.id {
-            return Err(EngineError::ForeignObject { what: "command buffer" });
-        }
-        if program.agent != shared.agent {
-            return Err(EngineError::InvalidArgument {
-                what: "command buffer",
-                reason: format!("recorded for agent {}, but the queue runs on agent {}", program.agent, shared.agent),
-            });
-        }
-        check_table(program, table, shared.device.id)?;
-        if program.one_shot && program.executed.swap(true, Ordering::AcqRel) {
-            return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
-        }
-        let block_limit = shared.device.config.replay_block_limit;
-        let result = shared.submit(waits, signals, |staged| {
-            staged.payload = Payload::Program;
-            staged.program.image = Some(program.image.clone());
-            staged.program.block_limit = block_limit;
-            for (slot, need) in program.slot_needs.iter().enumerate() {
-                let entry = table.slots[slot].as_ref().filter(|_| need.used);
-                staged.program.bindings.push(entry.map_or(0, |entry| entry.buffer.device_address() + entry.offset));
-                if let Some(entry) = entry {
-                    staged.retained.push(entry.buffer.0.clone() as Retained);
-                }
-            }
-            staged.retained.push(program.clone() as Retained);
-        });
-        if result.is_err() && program.one_shot {
-            // Refused before it ran (bad points, a full ring): it may be executed again.
-            program.executed.store(false, Ordering::Release);
-        }
-        result
+        execute(&mut Immediate(&self.0.shared), command_buffer, table, waits, signals)
     }
+}
+
+/// `execute` for a queue or a batch.
+pub(crate) fn execute(
+    to: &mut impl Submitter,
+    command_buffer: &CommandBuffer,
+    table: &BindingTable,
+    waits: &[SemaphorePoint],
+    signals: &[SemaphorePoint],
+) -> EngineResult<()> {
+    let program = command_buffer.finished()?;
+    let shared = to.queue();
+    if program.device.id != shared.device.id {
+        return Err(EngineError::ForeignObject { what: "command buffer" });
+    }
+    if program.agent != shared.agent {
+        return Err(EngineError::InvalidArgument {
+            what: "command buffer",
+            reason: format!("recorded for agent {}, but the queue runs on agent {}", program.agent, shared.agent),
+        });
+    }
+    check_table(program, table, shared.device.id)?;
+    if program.one_shot && program.executed.swap(true, Ordering::AcqRel) {
+        return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
+    }
+    let block_limit = shared.device.config.replay_block_limit;
+    let result = to.submit(waits, signals, |staged| {
+        staged.payload = Payload::Program;
+        staged.program.image = Some(program.image.clone());
+        staged.program.block_limit = block_limit;
+        for (slot, need) in program.slot_needs.iter().enumerate() {
+            let entry = table.slots[slot].as_ref().filter(|_| need.used);
+            staged.program.bindings.push(entry.map_or(0, |entry| entry.buffer.device_address() + entry.offset));
+            if let Some(entry) = entry {
+                staged.retained.push(entry.buffer.0.clone() as Retained);
+            }
+        }
+        staged.retained.push(program.clone() as Retained);
+    });
+    if result.is_err() && program.one_shot {
+        // Refused before it ran (bad points, a full ring): it may be executed again.
+        program.executed.store(false, Ordering::Release);
+    }
+    result
 }
 
 /// The table covers every slot the program names, with buffers of this device that are long

@@ -18,6 +18,7 @@ use std::sync::atomic::AtomicBool;
 
 pub use aqueduct_abi::block_program::CompareOp;
 pub use binding_table::BindingTable;
+pub(crate) use execute::execute;
 pub use finish::ProgramFacts;
 pub use recorder::{BlockLabel, BufferRef};
 

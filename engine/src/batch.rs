@@ -1,0 +1,185 @@
+//! Batched submission: operations staged as submission rows while the batch holds the queue,
+//! then one run of the stages' schedule admits, patches and publishes them all, with one doorbell
+//! store. This is how a frame's work should go: the per-operation cost is the stages over dense
+//! rows, not a lock, a pass and a doorbell each.
+
+use std::sync::MutexGuard;
+use std::sync::atomic::Ordering;
+
+use aqueduct_components::submission::StagedSubmission;
+
+use crate::command_buffer::{BindingTable, CommandBuffer};
+use crate::error::{EngineError, EngineResult};
+use crate::executable::Kernel;
+use crate::memory::{Binding, Buffer};
+use crate::operations::{self, Submitter};
+use crate::queue::{Dispatch, Queue, RawDispatch};
+use crate::semaphore::SemaphorePoint;
+use crate::submit::{QueueCore, QueueShared, thread_token};
+
+/// Operations staged on one queue, published together by [`Batch::flush`] (and when the batch
+/// ends). Each call validates its input as the queue's own call does and returns the same typed
+/// errors; a refused call stages nothing. Waits and signals work as on the queue; a wait on a
+/// semaphore that an earlier operation of the batch signals is resolved by queue order.
+///
+/// The batch holds the queue while it lives: other threads' submissions to this queue wait for
+/// it, and calling the queue's own operations from the thread that holds the batch returns
+/// [`EngineError::InvalidArgument`] instead of waiting for itself.
+pub struct Batch<'q> {
+    shared: &'q QueueShared,
+    core: MutexGuard<'q, QueueCore>,
+}
+
+impl Queue {
+    /// Runs `build` with a [`Batch`] on this queue, then publishes what it staged. Operations
+    /// staged before an error `build` returns are still published; the error is returned.
+    ///
+    /// ```no_run
+    /// # fn frame(queue: &aqueduct_engine::Queue, kernel: &aqueduct_engine::Kernel, data: &aqueduct_engine::Buffer) -> aqueduct_engine::EngineResult<()> {
+    /// use aqueduct_engine::Dispatch;
+    /// let bindings = [data.whole()];
+    /// queue.batch(|batch| {
+    ///     for step in 0..64u32 {
+    ///         batch.dispatch(kernel, &Dispatch::grid([1024, 1, 1]).bindings(&bindings).constants(&[step]), &[], &[])?;
+    ///     }
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn batch<R>(&self, build: impl FnOnce(&mut Batch<'_>) -> EngineResult<R>) -> EngineResult<R> {
+        let mut batch = self.begin_batch()?;
+        let built = build(&mut batch);
+        let flushed = batch.flush();
+        drop(batch);
+        let value = built?;
+        flushed.map(|()| value)
+    }
+
+    /// Starts a [`Batch`] on this queue; stage operations on it, then [`Batch::flush`]. Dropping
+    /// the batch flushes what is left, ignoring errors.
+    pub fn begin_batch(&self) -> EngineResult<Batch<'_>> {
+        let shared = &*self.0.shared;
+        let token = thread_token();
+        if shared.batch_owner.load(Ordering::Relaxed) == token {
+            return Err(EngineError::InvalidArgument {
+                what: "queue",
+                reason: "this thread already holds a batch on the queue".into(),
+            });
+        }
+        let core = shared.lock();
+        shared.batch_owner.store(token, Ordering::Relaxed);
+        Ok(Batch { shared, core })
+    }
+}
+
+impl Batch<'_> {
+    /// Publishes everything staged so far: one pass of the stages' schedule and one doorbell
+    /// (more passes only when the ring runs out of room or a program spans segments). Rows whose
+    /// waits cannot be resolved on the device yet park in order, as a queue's submissions do.
+    /// Returns the first failure; a row that failed had its signals failed.
+    pub fn flush(&mut self) -> EngineResult<()> {
+        self.shared.flush(&mut self.core)
+    }
+
+    /// Operations staged and not yet published.
+    pub fn staged(&self) -> usize {
+        self.core.world.resource::<aqueduct_components::submission::SubmissionRows>().pending.len()
+    }
+
+    /// See [`Queue::barrier`].
+    pub fn barrier(&mut self, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
+        operations::barrier(self, waits, signals)
+    }
+
+    /// See [`Queue::fill`].
+    pub fn fill(
+        &mut self,
+        target: Binding,
+        pattern: &[u8],
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        operations::fill(self, target, pattern, waits, signals)
+    }
+
+    /// See [`Queue::copy`].
+    pub fn copy(
+        &mut self,
+        source: Binding,
+        target: Binding,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        operations::copy(self, source, target, waits, signals)
+    }
+
+    /// See [`Queue::update`].
+    pub fn update(
+        &mut self,
+        target: &Buffer,
+        offset: u64,
+        data: &[u8],
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        operations::update(self, target, offset, data, waits, signals)
+    }
+
+    /// See [`Queue::dispatch`].
+    pub fn dispatch(
+        &mut self,
+        kernel: &Kernel,
+        dispatch: &Dispatch,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        operations::dispatch(self, kernel, dispatch, waits, signals)
+    }
+
+    /// See [`Queue::dispatch_raw`].
+    pub fn dispatch_raw(
+        &mut self,
+        kernel: &Kernel,
+        dispatch: &RawDispatch,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        operations::dispatch_raw(self, kernel, dispatch, waits, signals)
+    }
+
+    /// See [`Queue::execute`].
+    pub fn execute(
+        &mut self,
+        command_buffer: &CommandBuffer,
+        table: &BindingTable,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        crate::command_buffer::execute(self, command_buffer, table, waits, signals)
+    }
+}
+
+impl Submitter for Batch<'_> {
+    fn queue(&self) -> &QueueShared {
+        self.shared
+    }
+
+    fn submit(
+        &mut self,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+        stage: impl FnOnce(&mut StagedSubmission),
+    ) -> EngineResult<()> {
+        self.shared.stage(&mut self.core, waits, signals, true, stage)?;
+        self.shared.counters.submissions.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        // What is still staged was promised to its semaphores' waiters: publish it.
+        let _ = self.shared.flush(&mut self.core);
+        self.shared.batch_owner.store(0, Ordering::Relaxed);
+    }
+}

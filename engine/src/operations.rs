@@ -1,0 +1,276 @@
+//! The queue operations, written once: each validates its input completely before anything is
+//! staged, then hands a [`Submitter`] a closure that fills in the submission row. [`Queue`]
+//! publishes on return (the immediate path); [`Batch`] stages and publishes at its flush.
+//!
+//! [`Queue`]: crate::Queue
+//! [`Batch`]: crate::Batch
+
+use std::sync::Arc;
+
+use aqueduct_abi::ImplicitKernargs;
+use aqueduct_builtins::{
+    DispatchPlan, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_update_inline, plan_update_staged,
+};
+use aqueduct_components::Retained;
+use aqueduct_components::submission::{DispatchTemplate, KernargLayout, Payload, StagedSubmission};
+
+use crate::error::{EngineError, EngineResult};
+use crate::executable::Kernel;
+use crate::memory::{Binding, Buffer};
+use crate::queue::{Dispatch, MAX_UPDATE_BYTES, RawDispatch};
+use crate::semaphore::SemaphorePoint;
+use crate::submit::QueueShared;
+
+/// Where a validated operation goes.
+pub(crate) trait Submitter {
+    fn queue(&self) -> &QueueShared;
+
+    /// Stages the operation: waits, signals, then what `stage` fills in.
+    fn submit(
+        &mut self,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+        stage: impl FnOnce(&mut StagedSubmission),
+    ) -> EngineResult<()>;
+}
+
+/// The immediate path: each operation is published before the call returns.
+pub(crate) struct Immediate<'q>(pub &'q QueueShared);
+
+impl Submitter for Immediate<'_> {
+    fn queue(&self) -> &QueueShared {
+        self.0
+    }
+
+    #[inline]
+    fn submit(
+        &mut self,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+        stage: impl FnOnce(&mut StagedSubmission),
+    ) -> EngineResult<()> {
+        self.0.submit(waits, signals, stage)
+    }
+}
+
+fn check_buffer(to: &impl Submitter, buffer: &Buffer) -> EngineResult<()> {
+    buffer.belongs_to(&to.queue().device)
+}
+
+pub(crate) fn barrier(
+    to: &mut impl Submitter,
+    waits: &[SemaphorePoint],
+    signals: &[SemaphorePoint],
+) -> EngineResult<()> {
+    to.submit(waits, signals, |_| {})
+}
+
+pub(crate) fn fill(
+    to: &mut impl Submitter,
+    target: Binding,
+    pattern: &[u8],
+    waits: &[SemaphorePoint],
+    signals: &[SemaphorePoint],
+) -> EngineResult<()> {
+    check_buffer(to, target.buffer)?;
+    let address = target.buffer.check_range("fill target", target.offset, target.length)?;
+    let mut word = [0u8; 8];
+    let width = pattern.len();
+    if !matches!(width, 1 | 2 | 4 | 8) {
+        return Err(aqueduct_builtins::PlanError::UnsupportedPatternWidth { width: width.min(255) as u8 }.into());
+    }
+    word[..width].copy_from_slice(pattern);
+    let plan = plan_fill(address, target.length, u64::from_le_bytes(word), width as u8)?;
+    let retained = target.buffer.0.clone() as Retained;
+    submit_plan(to, plan, retained, None, waits, signals)
+}
+
+pub(crate) fn copy(
+    to: &mut impl Submitter,
+    source: Binding,
+    target: Binding,
+    waits: &[SemaphorePoint],
+    signals: &[SemaphorePoint],
+) -> EngineResult<()> {
+    check_buffer(to, source.buffer)?;
+    check_buffer(to, target.buffer)?;
+    let from = source.buffer.check_range("copy source", source.offset, source.length)?;
+    let into = target.buffer.check_range("copy target", target.offset, target.length)?;
+    if source.length != target.length {
+        return Err(EngineError::InvalidArgument {
+            what: "copy",
+            reason: format!("source is {} bytes, target {}", source.length, target.length),
+        });
+    }
+    let plan = plan_copy(from, into, source.length)?;
+    let source_buffer = source.buffer.0.clone() as Retained;
+    let target_buffer = target.buffer.0.clone() as Retained;
+    submit_plan(to, plan, source_buffer, Some(target_buffer), waits, signals)
+}
+
+pub(crate) fn update(
+    to: &mut impl Submitter,
+    target: &Buffer,
+    offset: u64,
+    data: &[u8],
+    waits: &[SemaphorePoint],
+    signals: &[SemaphorePoint],
+) -> EngineResult<()> {
+    check_buffer(to, target)?;
+    let address = target.check_range("update target", offset, data.len() as u64)?;
+    if data.len() > MAX_UPDATE_BYTES {
+        return Err(EngineError::InvalidArgument {
+            what: "update",
+            reason: format!(
+                "{} bytes exceed the {MAX_UPDATE_BYTES}-byte limit; use a staging buffer and a copy",
+                data.len()
+            ),
+        });
+    }
+    let retained = target.0.clone() as Retained;
+    if data.len() <= UPDATE_INLINE_MAX_BYTES {
+        let plan = plan_update_inline(address, data)?;
+        return submit_plan(to, plan, retained, None, waits, signals);
+    }
+    // Planned against a stand-in source with the staging area's 16-byte alignment; the real
+    // address is patched in when the kernarg ring space is known.
+    const STAGING_STAND_IN: u64 = 16;
+    let plan = plan_update_staged(STAGING_STAND_IN, address, data.len() as u64)?;
+    let queue = to.queue();
+    let kernel = queue.device.agents[queue.agent].builtin(plan.kernel);
+    to.submit(waits, signals, |staged| {
+        stage_builtin(staged, &plan, kernel);
+        staged.staging.extend_from_slice(data);
+        staged.staging_pointer_offset = Some(0); // CopyArgs::source
+        staged.retained.push(retained);
+    })
+}
+
+fn submit_plan(
+    to: &mut impl Submitter,
+    plan: DispatchPlan,
+    first: Retained,
+    second: Option<Retained>,
+    waits: &[SemaphorePoint],
+    signals: &[SemaphorePoint],
+) -> EngineResult<()> {
+    let queue = to.queue();
+    let kernel = queue.device.agents[queue.agent].builtin(plan.kernel);
+    to.submit(waits, signals, |staged| {
+        if !plan.is_noop() {
+            stage_builtin(staged, &plan, kernel);
+        }
+        staged.retained.push(first);
+        staged.retained.extend(second);
+    })
+}
+
+pub(crate) fn dispatch(
+    to: &mut impl Submitter,
+    kernel: &Kernel,
+    dispatch: &Dispatch,
+    waits: &[SemaphorePoint],
+    signals: &[SemaphorePoint],
+) -> EngineResult<()> {
+    let info = check_kernel(to, kernel)?;
+    let layout = info.layout.as_ref().map_err(|reason| EngineError::KernargMismatch {
+        kernel: info.name.clone(),
+        reason: format!("not a HAL-layout kernel ({reason}); use dispatch_raw"),
+    })?;
+    if dispatch.bindings.len() != layout.bindings || dispatch.constants.len() != layout.constants {
+        return Err(EngineError::KernargMismatch {
+            kernel: info.name.clone(),
+            reason: format!(
+                "{} bindings and {} constants given, the kernel takes {} and {}",
+                dispatch.bindings.len(),
+                dispatch.constants.len(),
+                layout.bindings,
+                layout.constants
+            ),
+        });
+    }
+    for binding in dispatch.bindings {
+        check_buffer(to, binding.buffer)?;
+        binding.buffer.check_range("binding", binding.offset, binding.length)?;
+    }
+    let template = template(to, kernel, dispatch.grid, dispatch.workgroup)?;
+    let implicit_offset = layout.implicit_offset;
+    to.submit(waits, signals, |staged| {
+        staged.payload = Payload::Dispatch(template);
+        staged.layout = KernargLayout::Hal {
+            implicit_offset,
+            implicit: ImplicitKernargs::for_grid(template.grid, template.workgroup, template.dimensions),
+        };
+        let mut previous: Option<&Buffer> = None;
+        for binding in dispatch.bindings {
+            staged.bindings.push(binding.buffer.device_address() + binding.offset);
+            // Bindings into one buffer are usually adjacent; retain each run once.
+            if !previous.is_some_and(|previous| Arc::ptr_eq(&previous.0, &binding.buffer.0)) {
+                staged.retained.push(binding.buffer.0.clone() as Retained);
+            }
+            previous = Some(binding.buffer);
+        }
+        staged.constants.extend_from_slice(dispatch.constants);
+        staged.kernarg_size = info.kernarg_size;
+        staged.kernarg_alignment = info.kernarg_alignment;
+        staged.retained.push(kernel.executable.clone() as Retained);
+    })
+}
+
+pub(crate) fn dispatch_raw(
+    to: &mut impl Submitter,
+    kernel: &Kernel,
+    dispatch: &RawDispatch,
+    waits: &[SemaphorePoint],
+    signals: &[SemaphorePoint],
+) -> EngineResult<()> {
+    let info = check_kernel(to, kernel)?;
+    let explicit_end = info.explicit_size;
+    let length = dispatch.kernargs.len();
+    if length < explicit_end as usize || length > info.kernarg_size as usize {
+        return Err(EngineError::KernargMismatch {
+            kernel: info.name.clone(),
+            reason: format!("{length} kernarg bytes given; the kernel needs {explicit_end} to {}", info.kernarg_size),
+        });
+    }
+    for buffer in dispatch.retain {
+        check_buffer(to, buffer)?;
+    }
+    let template = template(to, kernel, dispatch.grid, dispatch.workgroup)?;
+    to.submit(waits, signals, |staged| {
+        staged.payload = Payload::Dispatch(template);
+        staged.layout = KernargLayout::Raw;
+        staged.raw.extend_from_slice(dispatch.kernargs);
+        staged.raw.resize(info.kernarg_size as usize, 0);
+        staged.kernarg_size = info.kernarg_size;
+        staged.kernarg_alignment = info.kernarg_alignment;
+        staged.retained.extend(dispatch.retain.iter().map(|buffer| buffer.0.clone() as Retained));
+        staged.retained.push(kernel.executable.clone() as Retained);
+    })
+}
+
+fn check_kernel<'k>(to: &impl Submitter, kernel: &'k Kernel) -> EngineResult<&'k crate::executable::KernelInfo> {
+    if kernel.executable.device.id != to.queue().device.id {
+        return Err(EngineError::ForeignObject { what: "kernel" });
+    }
+    Ok(kernel.info())
+}
+
+/// The dispatch packet fields, after checking the grid and workgroup.
+fn template(
+    to: &impl Submitter,
+    kernel: &Kernel,
+    grid: [u32; 3],
+    workgroup: Option<[u16; 3]>,
+) -> EngineResult<DispatchTemplate> {
+    kernel.info().template(to.queue().agent, grid, workgroup)
+}
+
+/// Stages a device-library dispatch.
+fn stage_builtin(staged: &mut StagedSubmission, plan: &DispatchPlan, kernel: crate::device::BuiltinKernel) {
+    staged.payload = Payload::Dispatch(kernel.template(plan.grid_size, plan.workgroup_size));
+    staged.layout = KernargLayout::Raw;
+    staged.raw.extend_from_slice(plan.kernarg_bytes());
+    staged.kernarg_size = plan.kernarg_bytes().len() as u32;
+    staged.kernarg_alignment = 16;
+}
