@@ -20,6 +20,7 @@ fn expected_names() -> Vec<String> {
             names.push(format!("chain/{mode}/{length}"));
         }
     }
+    names.extend(["batch/edge/512".to_string(), "batch/dispatch/512".to_string()]);
     for bindings in [0, 4, 16, 64, 256] {
         names.push(format!("dispatch/submit/bindings={bindings}"));
     }

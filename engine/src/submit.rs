@@ -15,7 +15,7 @@ use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, Submi
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_status_t};
-use aqueduct_systems::{StageState, reclaim, run_pass, schedule, stage_params, take_row};
+use aqueduct_systems::{StageState, reclaim, run_pass, schedule, spawn_submission_row, stage_params};
 use bevy_ecs::prelude::*;
 
 use crate::device::DeviceShared;
@@ -181,10 +181,16 @@ impl QueueShared {
         stage: impl FnOnce(&mut StagedSubmission),
     ) -> EngineResult<()> {
         self.check_points(waits, signals)?;
-        let entity = take_row(&mut core.world);
-        let Some(mut staged) = core.world.get_mut::<StagedSubmission>(entity) else {
-            unreachable!("submission rows keep their components")
-        };
+        if core.world.resource::<SubmissionRows>().free.is_empty() {
+            let row = spawn_submission_row(&mut core.world);
+            core.world.resource_mut::<SubmissionRows>().free.push(row);
+        }
+        // Through the cached parameter state: its resource and component ids are resolved once,
+        // not looked up per call.
+        let (_, mut rows, mut query, _) = stage_params(&mut core.stages, &mut core.world);
+        let Some(entity) = rows.free.pop() else { unreachable!("a free row was ensured above") };
+        rows.pending.push_back(entity);
+        let Ok((mut staged, _)) = query.get_mut(entity) else { unreachable!("submission rows keep their components") };
         staged.waits.extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
         // Waited-on semaphores are retained too, not only signalled ones: a parked wait (and a
         // device wait's failure check at reclaim) refers to the semaphore by slot, and a slot
@@ -249,17 +255,18 @@ impl QueueShared {
             return Ok(Staged::Parked);
         }
         loop {
-            let rings = core.world.resource::<QueueRings>();
-            let was_idle = rings.epochs.submitted == rings.epochs.reclaimed;
-            if core.world.resource::<SubmissionRows>().pending.is_empty() {
+            let mut params = stage_params(&mut core.stages, &mut core.world);
+            if params.1.pending.is_empty() {
                 break;
             }
+            let was_idle = params.0.epochs.submitted == params.0.epochs.reclaimed;
             if mode == PassMode::Batch {
                 core.schedule.run(&mut core.world);
+                params = stage_params(&mut core.stages, &mut core.world);
             } else {
-                run_pass(&mut stage_params(&mut core.stages, &mut core.world));
+                run_pass(&mut params);
             }
-            let pass = &core.world.resource::<SubmissionRows>().pass;
+            let pass = &params.1.pass;
             let (packets, device_waits, fault, stop) = (pass.packets, pass.device_waits, pass.fault, pass.stop);
             if packets > 0 {
                 self.counters.packets.fetch_add(packets, Ordering::Relaxed);

@@ -6,6 +6,8 @@
 //! - `edge/{submit,e2e}/N`, `edge+copy4/…`, `edge+fill4/…`, `edge+dispatch/…`, `edge+noop/…` for
 //!   N in 2, 32, 512, 2048: cross-queue ping-pong handoffs;
 //! - `chain/{submit,e2e}/N`: same-queue barrier chains;
+//! - `batch/edge/512`, `batch/dispatch/512`: 512 barriers (or 2-binding dispatches) staged on one
+//!   queue's batch, each waiting on the previous one, published by one flush;
 //! - `dispatch/submit/bindings=B` for B in 0, 4, 16, 64, 256;
 //! - `scale/queues=Q` for Q in 1, 2, 4;
 //! - `cb/record/N`, `cb/static/N`, `cb/dynamic_extra/N` for N in 1, 16, 512, 5000: command-buffer
@@ -70,6 +72,11 @@ pub fn shapes<'a>(rig: &'a Rig, cb_rig: &'a CommandBufferRig, quick: bool) -> Ve
             let mode = if e2e { "e2e" } else { "submit" };
             list.push(Shape::new(format!("chain/{mode}/{length}"), length, move || shapes::chain(rig, length, e2e)));
         }
+    }
+    for (name, payload) in [("edge", Payload::Edge), ("dispatch", Payload::Dispatch)] {
+        list.push(Shape::new(format!("batch/{name}/{SUBMITS}"), SUBMITS, move || {
+            shapes::batched(rig, payload, SUBMITS)
+        }));
     }
     for bindings in kernels::BINDING_COUNTS {
         list.push(Shape::new(format!("dispatch/submit/bindings={bindings}"), SUBMITS, move || {

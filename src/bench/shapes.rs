@@ -185,6 +185,35 @@ fn verify_payload(rig: &Rig, payload: Payload) -> Result<(), EngineError> {
     if found == expected { Ok(()) } else { Err(mismatch(payload.prefix(), expected, found)) }
 }
 
+/// `ops` operations of `payload` staged on one queue's batch and published by one flush, each
+/// waiting on the previous one's signal (resolved by queue order) and signalling the next.
+pub fn batched(rig: &Rig, payload: Payload, ops: u64) -> Result<Sample, EngineError> {
+    let queue = &rig.host[0];
+    let chain = rig.device.create_semaphore(0)?;
+    let tiny_bindings = [rig.scratch.range(TINY_OUT, 4), rig.scratch.range(TINY_IN, 4)];
+    let tiny = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&tiny_bindings).constants(&[1, 2]);
+    let sample = timed(
+        || {
+            queue.batch(|batch| {
+                for step in 0..ops {
+                    let (waits, signals) = ([chain.at(step)], [chain.at(step + 1)]);
+                    match payload {
+                        Payload::Dispatch => batch.dispatch(&rig.tiny, &tiny, &waits, &signals),
+                        _ => batch.barrier(&waits, &signals),
+                    }?;
+                }
+                Ok(())
+            })
+        },
+        || chain.wait(ops, WAIT),
+        false,
+    )?;
+    if chain.value() != ops {
+        return Err(mismatch("batch chain semaphore", ops, chain.value()));
+    }
+    Ok(sample)
+}
+
 /// `length` barriers on one queue, each waiting on the previous one (elided by queue order).
 pub fn chain(rig: &Rig, length: u64, e2e: bool) -> Result<Sample, EngineError> {
     let queue = &rig.queues(e2e)[0];
