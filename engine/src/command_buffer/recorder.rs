@@ -22,7 +22,7 @@ use aqueduct_abi::packet::FenceScope;
 use aqueduct_components::Retained;
 use aqueduct_components::device_entities::MemoryKind;
 
-use super::finish::{CopyCheck, SlotNeed};
+use super::needs::{CopyCheck, SlotNeed};
 use super::{BlockLimits, CommandBuffer, CommandBufferUsage};
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
