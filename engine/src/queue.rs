@@ -16,8 +16,10 @@ use aqueduct_components::submission::{DispatchTemplate, KernargLayout, Payload, 
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_signal_t;
 use bevy_ecs::entity::Entity;
+use bytemuck::Zeroable;
 
 use crate::device::DeviceShared;
+use crate::dispatch::{Dispatch, GridSource, validate_dispatch};
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
@@ -38,38 +40,6 @@ pub(crate) struct QueueHandle {
 /// wait semaphores and, when done, raises its signal semaphores. Cloning shares the queue.
 #[derive(Clone)]
 pub struct Queue(pub(crate) Arc<QueueHandle>);
-
-/// A kernel dispatch in the HAL layout: binding pointers, then 32-bit constants. Queues take
-/// [`Binding`]s; command buffers take [`crate::BufferRef`]s (a binding or a binding-table slot).
-#[derive(Clone, Copy, Debug)]
-pub struct Dispatch<'a, B = Binding<'a>> {
-    pub grid: [u32; 3],
-    /// `None` uses the kernel's required size, or one wavefront.
-    pub workgroup: Option<[u16; 3]>,
-    pub bindings: &'a [B],
-    pub constants: &'a [u32],
-}
-
-impl<'a, B> Dispatch<'a, B> {
-    pub fn grid(grid: [u32; 3]) -> Self {
-        Self { grid, workgroup: None, bindings: &[], constants: &[] }
-    }
-
-    pub fn workgroup(mut self, workgroup: [u16; 3]) -> Self {
-        self.workgroup = Some(workgroup);
-        self
-    }
-
-    pub fn bindings(mut self, bindings: &'a [B]) -> Self {
-        self.bindings = bindings;
-        self
-    }
-
-    pub fn constants(mut self, constants: &'a [u32]) -> Self {
-        self.constants = constants;
-        self
-    }
-}
 
 /// A dispatch whose kernarg bytes the caller builds (kernels outside the HAL layout). Buffers the
 /// kernargs point into are listed in `retain` so they outlive the dispatch.
@@ -347,35 +317,22 @@ impl Queue {
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
     ) -> EngineResult<()> {
-        let info = self.check_kernel(kernel)?;
-        let layout = info.layout.as_ref().map_err(|reason| EngineError::KernargMismatch {
-            kernel: info.name.clone(),
-            reason: format!("not a HAL-layout kernel ({reason}); use dispatch_raw"),
-        })?;
-        if dispatch.bindings.len() != layout.bindings || dispatch.constants.len() != layout.constants {
-            return Err(EngineError::KernargMismatch {
-                kernel: info.name.clone(),
-                reason: format!(
-                    "{} bindings and {} constants given, the kernel takes {} and {}",
-                    dispatch.bindings.len(),
-                    dispatch.constants.len(),
-                    layout.bindings,
-                    layout.constants
-                ),
-            });
-        }
+        let shared = self.shared();
+        let validated = validate_dispatch(&shared.device, shared.agent, kernel, dispatch, GridSource::Dispatch)?;
         for binding in dispatch.bindings {
             self.check_buffer(binding.buffer)?;
             binding.buffer.check_range("binding", binding.offset, binding.length)?;
         }
-        let template = self.template(kernel, dispatch.grid, dispatch.workgroup)?;
-        let implicit_offset = layout.implicit_offset;
-        self.shared().submit(waits, signals, |staged| {
+        let (info, template) = (validated.info, validated.template);
+        // Publication writes the segment with `aqueduct_abi::write_hal_kernargs`, the writer the
+        // recorder's templates use, from these bindings, constants and implicit block.
+        let (implicit_offset, implicit) = match validated.implicit() {
+            Some((offset, block)) => (Some(offset), block),
+            None => (None, ImplicitKernargs::zeroed()),
+        };
+        shared.submit(waits, signals, |staged| {
             staged.payload = Payload::Dispatch(template);
-            staged.layout = KernargLayout::Hal {
-                implicit_offset,
-                implicit: ImplicitKernargs::for_grid(template.grid, template.workgroup, template.dimensions),
-            };
+            staged.layout = KernargLayout::Hal { implicit_offset, implicit };
             let mut previous: Option<&Buffer> = None;
             for binding in dispatch.bindings {
                 staged.bindings.push(binding.buffer.device_address() + binding.offset);
