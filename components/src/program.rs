@@ -19,7 +19,7 @@ pub struct BuiltinObject {
 impl BuiltinObject {
     /// The launch of a builtin, direct or replayed: the planners describe one-dimensional
     /// grids, and the packet says [`aqueduct_abi::DISPATCH_DIMENSIONS`] (y and z are 1), as every
-    /// dispatch packet does.
+    /// dispatch packet the engine publishes does.
     pub fn template(&self, grid_size: u32, workgroup_size: u16) -> aqueduct_abi::DispatchTemplate {
         aqueduct_abi::DispatchTemplate {
             kernel_object: self.kernel_object,
