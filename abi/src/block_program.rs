@@ -69,10 +69,6 @@ pub const PATCH_ALIGN: u32 = 8;
 pub const RODATA_ALIGN: u32 = 64;
 pub const MAX_KERNARG_ALIGNMENT: u32 = 64;
 
-/// Replay publishes every dispatch with three dimensions (unused axes are 1), as HAL dispatches
-/// do, so the packet's setup field is constant.
-pub const DISPATCH_DIMENSIONS: u16 = 3;
-
 /// "No binding source" in u16 source-index fields (e.g. a non-indirect dispatch's grid source).
 pub const NO_SOURCE: u16 = u16::MAX;
 /// "No implicit kernel arguments" in [`DispatchCommand::implicit_args_offset`].

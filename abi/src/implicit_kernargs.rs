@@ -50,8 +50,9 @@ impl ImplicitKernargs {
     /// The bytes of the block that code-object v5 kernels may read (through `dynamic_lds_size`).
     pub const USED_SIZE: usize = 124;
 
-    /// Fills the grid-shape fields from a dispatch's grid and workgroup sizes.
-    pub fn for_grid(grid: [u32; 3], workgroup: [u16; 3], dimensions: u16) -> Self {
+    /// Fills the grid-shape fields from a dispatch's grid and workgroup sizes; `grid_dims` is
+    /// always [`crate::DISPATCH_DIMENSIONS`], the rule every dispatch packet follows.
+    pub fn for_grid(grid: [u32; 3], workgroup: [u16; 3]) -> Self {
         let mut args = Self::zeroed();
         for axis in 0..3 {
             let group = u32::from(workgroup[axis].max(1));
@@ -59,7 +60,7 @@ impl ImplicitKernargs {
             args.group_size[axis] = workgroup[axis];
             args.remainder[axis] = (grid[axis] % group) as u16;
         }
-        args.grid_dims = dimensions;
+        args.grid_dims = crate::DISPATCH_DIMENSIONS;
         args
     }
 }
@@ -70,10 +71,10 @@ mod tests {
 
     #[test]
     fn grid_shape_splits_into_full_blocks_and_remainder() {
-        let args = ImplicitKernargs::for_grid([100, 8, 1], [32, 4, 1], 2);
+        let args = ImplicitKernargs::for_grid([100, 8, 1], [32, 4, 1]);
         assert_eq!(args.block_count, [3, 2, 1]);
         assert_eq!(args.remainder, [4, 0, 0]);
         assert_eq!(args.group_size, [32, 4, 1]);
-        assert_eq!(args.grid_dims, 2);
+        assert_eq!(args.grid_dims, 3, "every dispatch says three dimensions");
     }
 }

@@ -5,6 +5,7 @@
 //! behaviour beyond bit packing: the hot path writes these structs straight into ring memory.
 
 pub mod block_program;
+pub mod hal_kernargs;
 pub mod implicit_kernargs;
 pub mod kernel_descriptor;
 pub mod packet;
@@ -12,6 +13,7 @@ pub mod queue;
 pub mod signal;
 pub mod soft_kernel;
 
+pub use hal_kernargs::{DISPATCH_DIMENSIONS, try_write_hal_kernargs, write_hal_kernargs};
 pub use implicit_kernargs::ImplicitKernargs;
 pub use kernel_descriptor::KernelDescriptor;
 pub use packet::{

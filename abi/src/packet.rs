@@ -178,6 +178,7 @@ pub struct DispatchTemplate {
     pub kernel_object: u64,
     pub grid: [u32; 3],
     pub workgroup: [u16; 3],
+    /// The packet's setup field; every template the engine builds says [`crate::DISPATCH_DIMENSIONS`].
     pub dimensions: u16,
     pub group_segment_size: u32,
     pub private_segment_size: u32,

@@ -8,7 +8,7 @@ use object::LittleEndian;
 use object::elf::{self, FileHeader64};
 use object::read::elf::{FileHeader, NoteIterator, ProgramHeader, SectionHeader, SectionTable, Sym};
 
-use crate::code_object::CodeObjectError;
+use crate::error::CodeObjectError;
 use crate::target::{Feature, FeatureState, Processor, TargetId};
 
 pub(crate) const EM_AMDGPU: u16 = 0xe0;

@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::bundle::{BUNDLE_MAGIC, BundleError, COMPRESSED_BUNDLE_MAGIC, parse_bundle, parse_bundles};
-use crate::code_object::{CodeObject, CodeObjectError};
+use crate::code_object::CodeObject;
 use crate::elf::{EM_AMDGPU, elf64_machine, is_elf};
+use crate::error::CodeObjectError;
 
 /// Why a file could not be inspected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -18,6 +18,7 @@
 mod bundle;
 mod code_object;
 mod elf;
+mod error;
 mod identity;
 mod inspect;
 mod metadata;
@@ -27,8 +28,9 @@ pub use bundle::{
     BUNDLE_MAGIC, Bundle, BundleEntry, BundleError, COMPRESSED_BUNDLE_MAGIC, FATBIN_SECTION, parse_bundle,
     parse_bundles,
 };
-pub use code_object::{CodeObject, CodeObjectError, UnknownKernel};
+pub use code_object::{CodeObject, UnknownKernel};
 pub use elf::{AbiVersion, KERNEL_DESCRIPTOR_SIZE, KernelDescriptorSymbol};
+pub use error::CodeObjectError;
 pub use identity::CodeObjectId;
 pub use inspect::{InspectError, inspect_json, inspect_text};
 pub use metadata::{

@@ -9,11 +9,12 @@ use std::sync::atomic::Ordering;
 use aqueduct_components::submission::StagedSubmission;
 
 use crate::command_buffer::{BindingTable, CommandBuffer};
+use crate::dispatch::Dispatch;
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
 use crate::operations::{self, Submitter};
-use crate::queue::{Dispatch, Queue, RawDispatch};
+use crate::queue::{Queue, RawDispatch};
 use crate::semaphore::SemaphorePoint;
 use crate::submit::{QueueCore, QueueShared, thread_token};
 

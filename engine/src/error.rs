@@ -28,6 +28,10 @@ pub enum EngineError {
     Plan(#[from] PlanError),
     #[error("invalid grid {grid:?} with workgroup {workgroup:?}: {reason}")]
     InvalidGrid { grid: [u32; 3], workgroup: [u16; 3], reason: &'static str },
+    /// A dispatch would name no kernel object (an agent the kernel was not loaded on, or a
+    /// provider that reported 0): refused, never published as kernel object 0.
+    #[error("kernel `{kernel}` has no kernel object on agent {agent}")]
+    NoKernelObject { kernel: String, agent: usize },
     #[error("kernargs for `{kernel}` do not match its metadata: {reason}")]
     KernargMismatch { kernel: String, reason: String },
     #[error(transparent)]

@@ -93,7 +93,8 @@ impl Executable {
         let Some(first) = loaded.first() else {
             return Err(EngineError::NoDevice { reason: "the device has no agents".into() });
         };
-        let kernels = first.kernels().iter().map(|descriptor| kernel_info(descriptor, &loaded)).collect();
+        let kernels =
+            first.kernels().iter().map(|descriptor| kernel_info(descriptor, &loaded)).collect::<EngineResult<_>>()?;
         Ok(Self(Arc::new(ExecutableInner { device: device.clone(), kernels, _loaded: loaded })))
     }
 
@@ -117,12 +118,28 @@ impl Executable {
     }
 }
 
-fn kernel_info(descriptor: &DispatchDescriptor, loaded: &[HsaExecutable]) -> KernelInfo {
+/// The kernel `descriptor` (from the first agent's load) on every agent. Every agent loaded the
+/// same code object, so a kernel missing from one is an error, never a kernel object 0.
+fn kernel_info(descriptor: &DispatchDescriptor, loaded: &[HsaExecutable]) -> EngineResult<KernelInfo> {
     let kernel_objects = loaded
         .iter()
-        .map(|executable| executable.kernel(&descriptor.name).map(|kernel| kernel.kernel_object).unwrap_or(0))
-        .collect();
-    KernelInfo {
+        .map(|executable| executable.kernel(&descriptor.name).map(|kernel| kernel.kernel_object))
+        .collect::<Result<_, _>>()?;
+    let layout = HalLayout::from_args(&descriptor.args).and_then(|layout| {
+        // The HAL writer cuts what passes the segment's end; metadata whose arguments lie outside
+        // it (or overlap the implicit block) is no HAL kernel, so nothing is ever cut silently.
+        let explicit_end = 8 * layout.bindings as u64 + 4 * layout.constants as u64;
+        let implicit_start = layout.implicit_offset.map_or(explicit_end, u64::from);
+        if explicit_end > implicit_start || implicit_start.max(explicit_end) > u64::from(descriptor.kernarg_size) {
+            return Err(format!(
+                "explicit arguments end at {explicit_end}, implicit ones start at {implicit_start}, \
+                 the segment is {} bytes",
+                descriptor.kernarg_size
+            ));
+        }
+        Ok(layout)
+    });
+    Ok(KernelInfo {
         name: descriptor.name.clone(),
         kernel_objects,
         kernarg_size: descriptor.kernarg_size,
@@ -139,12 +156,13 @@ fn kernel_info(descriptor: &DispatchDescriptor, loaded: &[HsaExecutable]) -> Ker
         required_workgroup_size: descriptor.required_workgroup_size,
         max_workgroup_size: descriptor.max_workgroup_size,
         default_workgroup_size: descriptor.default_workgroup_size(),
-        layout: HalLayout::from_args(&descriptor.args),
-    }
+        layout,
+    })
 }
 
 impl KernelInfo {
-    /// The dispatch packet fields, after checking the grid and workgroup.
+    /// The dispatch packet fields for `agent` (an index into the device's agents), after checking
+    /// the grid and workgroup. Every dispatch says [`aqueduct_abi::DISPATCH_DIMENSIONS`].
     pub fn template(
         &self,
         agent: usize,
@@ -186,19 +204,17 @@ impl KernelInfo {
         {
             return invalid("the kernel requires a different workgroup size");
         }
-        let dimensions = if grid[2] > 1 || workgroup[2] > 1 {
-            3
-        } else if grid[1] > 1 || workgroup[1] > 1 {
-            2
-        } else {
-            1
-        };
-        let kernel_object = info.kernel_objects.get(agent).copied().unwrap_or(0);
+        let kernel_object = info
+            .kernel_objects
+            .get(agent)
+            .copied()
+            .filter(|&object| object != 0)
+            .ok_or_else(|| EngineError::NoKernelObject { kernel: info.name.clone(), agent })?;
         Ok(DispatchTemplate {
             kernel_object,
             grid,
             workgroup,
-            dimensions,
+            dimensions: aqueduct_abi::DISPATCH_DIMENSIONS,
             group_segment_size: info.group_segment_size,
             private_segment_size: info.private_segment_size,
         })
@@ -229,5 +245,43 @@ impl Kernel {
     /// The workgroup size used when a dispatch does not give one.
     pub fn default_workgroup_size(&self) -> [u32; 3] {
         self.info().default_workgroup_size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(kernel_objects: Vec<u64>) -> KernelInfo {
+        KernelInfo {
+            name: "k".into(),
+            kernel_objects,
+            kernarg_size: 16,
+            explicit_size: 16,
+            kernarg_alignment: 16,
+            group_segment_size: 0,
+            private_segment_size: 0,
+            required_workgroup_size: None,
+            max_workgroup_size: 1024,
+            default_workgroup_size: [32, 1, 1],
+            layout: Ok(HalLayout { bindings: 1, constants: 2, implicit_offset: None }),
+        }
+    }
+
+    #[test]
+    fn a_template_never_names_kernel_object_0() {
+        let kernel = info(vec![0x1000, 0]);
+        let template = kernel.template(0, [64, 1, 1], None).unwrap();
+        assert_eq!(template.kernel_object, 0x1000);
+        assert_eq!(template.dimensions, aqueduct_abi::DISPATCH_DIMENSIONS);
+        // A provider that reported 0, and an agent index past the loads: typed errors.
+        for agent in [1, 2] {
+            match kernel.template(agent, [64, 1, 1], None) {
+                Err(EngineError::NoKernelObject { kernel, agent: at }) => {
+                    assert_eq!((kernel.as_str(), at), ("k", agent))
+                }
+                other => panic!("agent {agent}: {other:?}"),
+            }
+        }
     }
 }

@@ -27,6 +27,7 @@ mod command_buffer;
 mod completion;
 mod config;
 mod device;
+mod dispatch;
 mod error;
 mod executable;
 mod faults;
@@ -50,10 +51,11 @@ pub use command_buffer::{
 };
 pub use config::{DeviceSpec, EngineConfig, WaitStrategy};
 pub use device::AgentTopology;
+pub use dispatch::Dispatch;
 pub use error::{EngineError, EngineResult};
 pub use executable::{Executable, HalLayout, Kernel};
 pub use memory::{Binding, Buffer};
-pub use queue::{Dispatch, MAX_UPDATE_BYTES, Queue, QueueStats, RawDispatch};
+pub use queue::{MAX_UPDATE_BYTES, Queue, QueueStats, RawDispatch};
 pub use semaphore::{Semaphore, SemaphorePoint, wait_all, wait_any};
 
 use device::DeviceShared;

@@ -13,11 +13,13 @@ use aqueduct_builtins::{
 };
 use aqueduct_components::Retained;
 use aqueduct_components::submission::{DispatchTemplate, KernargLayout, Payload, StagedSubmission};
+use bytemuck::Zeroable;
 
+use crate::dispatch::{Dispatch, GridSource, validate_dispatch};
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
-use crate::queue::{Dispatch, MAX_UPDATE_BYTES, RawDispatch};
+use crate::queue::{MAX_UPDATE_BYTES, RawDispatch};
 use crate::semaphore::SemaphorePoint;
 use crate::submit::QueueShared;
 
@@ -172,35 +174,22 @@ pub(crate) fn dispatch(
     waits: &[SemaphorePoint],
     signals: &[SemaphorePoint],
 ) -> EngineResult<()> {
-    let info = check_kernel(to, kernel)?;
-    let layout = info.layout.as_ref().map_err(|reason| EngineError::KernargMismatch {
-        kernel: info.name.clone(),
-        reason: format!("not a HAL-layout kernel ({reason}); use dispatch_raw"),
-    })?;
-    if dispatch.bindings.len() != layout.bindings || dispatch.constants.len() != layout.constants {
-        return Err(EngineError::KernargMismatch {
-            kernel: info.name.clone(),
-            reason: format!(
-                "{} bindings and {} constants given, the kernel takes {} and {}",
-                dispatch.bindings.len(),
-                dispatch.constants.len(),
-                layout.bindings,
-                layout.constants
-            ),
-        });
-    }
+    let queue = to.queue();
+    let validated = validate_dispatch(&queue.device, queue.agent, kernel, dispatch, GridSource::Dispatch)?;
     for binding in dispatch.bindings {
         check_buffer(to, binding.buffer)?;
         binding.buffer.check_range("binding", binding.offset, binding.length)?;
     }
-    let template = template(to, kernel, dispatch.grid, dispatch.workgroup)?;
-    let implicit_offset = layout.implicit_offset;
+    let (info, template) = (validated.info, validated.template);
+    // Publication writes the segment with `aqueduct_abi::write_hal_kernargs`, the writer the
+    // recorder's templates use, from these bindings, constants and implicit block.
+    let (implicit_offset, implicit) = match validated.implicit() {
+        Some((offset, block)) => (Some(offset), block),
+        None => (None, ImplicitKernargs::zeroed()),
+    };
     to.submit(waits, signals, |staged| {
         staged.payload = Payload::Dispatch(template);
-        staged.layout = KernargLayout::Hal {
-            implicit_offset,
-            implicit: ImplicitKernargs::for_grid(template.grid, template.workgroup, template.dimensions),
-        };
+        staged.layout = KernargLayout::Hal { implicit_offset, implicit };
         let mut previous: Option<&Buffer> = None;
         for binding in dispatch.bindings {
             staged.bindings.push(binding.buffer.device_address() + binding.offset);

@@ -12,6 +12,7 @@ use aqueduct_hsa::sys::hsa_signal_t;
 use bevy_ecs::entity::Entity;
 
 use crate::device::DeviceShared;
+use crate::dispatch::Dispatch;
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
@@ -33,38 +34,6 @@ pub(crate) struct QueueHandle {
 /// wait semaphores and, when done, raises its signal semaphores. Cloning shares the queue.
 #[derive(Clone)]
 pub struct Queue(pub(crate) Arc<QueueHandle>);
-
-/// A kernel dispatch in the HAL layout: binding pointers, then 32-bit constants. Queues take
-/// [`Binding`]s; command buffers take [`crate::BufferRef`]s (a binding or a binding-table slot).
-#[derive(Clone, Copy, Debug)]
-pub struct Dispatch<'a, B = Binding<'a>> {
-    pub grid: [u32; 3],
-    /// `None` uses the kernel's required size, or one wavefront.
-    pub workgroup: Option<[u16; 3]>,
-    pub bindings: &'a [B],
-    pub constants: &'a [u32],
-}
-
-impl<'a, B> Dispatch<'a, B> {
-    pub fn grid(grid: [u32; 3]) -> Self {
-        Self { grid, workgroup: None, bindings: &[], constants: &[] }
-    }
-
-    pub fn workgroup(mut self, workgroup: [u16; 3]) -> Self {
-        self.workgroup = Some(workgroup);
-        self
-    }
-
-    pub fn bindings(mut self, bindings: &'a [B]) -> Self {
-        self.bindings = bindings;
-        self
-    }
-
-    pub fn constants(mut self, constants: &'a [u32]) -> Self {
-        self.constants = constants;
-        self
-    }
-}
 
 /// A dispatch whose kernarg bytes the caller builds (kernels outside the HAL layout). Buffers the
 /// kernargs point into are listed in `retain` so they outlive the dispatch.

@@ -1,8 +1,10 @@
 //! The kernarg segment exactly as the device sees it. This binary replaces the CPU implementation
 //! of the fixture's `store_value(u32* out, u32 value, u32 count)` with one that copies its own
-//! kernarg segment (and its address) into `out`, so the test can check binding pointers,
-//! constants, the hidden arguments at the offsets the code object's metadata declares, raw
-//! kernargs, and the segment's alignment as the kernarg ring wraps.
+//! kernarg segment (and its address, and its packet's setup dimensions) into `out`, so the test
+//! can check binding pointers, constants, the hidden arguments at the offsets the code object's
+//! metadata declares, raw kernargs, the segment's alignment as the kernarg ring wraps, and that a
+//! direct dispatch and every way of replaying one from a command buffer give the kernel the same
+//! segment and work dimension.
 
 mod common;
 
@@ -12,7 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use aqueduct_abi::{SoftKernel, WorkgroupContext};
 use aqueduct_codeobject::{CodeObject, CodeObjectId, KernelArg, ValueKind};
 use aqueduct_engine::{
-    Buffer, Dispatch, Engine, EngineConfig, Kernel, MemoryKind, Queue, RawDispatch, Semaphore, WaitStrategy,
+    BindingTable, Buffer, BufferRef, CommandBufferUsage, Dispatch, Engine, EngineConfig, Kernel, MemoryKind, Queue,
+    RawDispatch, Semaphore, WaitStrategy,
 };
 use common::*;
 
@@ -25,7 +28,11 @@ static SETUP: Mutex<()> = Mutex::new(());
 
 const CONSTANTS: [u32; 2] = [0x1234_5678, 0x9ABC_DEF0];
 
-/// out[0..8] = the kernarg segment's address; out[8..] = the segment. Workgroup 0 only.
+/// Bytes `out` needs past the segment: the packet's setup field (u16), padded.
+const SETUP_BYTES: usize = 8;
+
+/// out[0..8] = the kernarg segment's address; out[8..8 + N] = the segment (N bytes); then the
+/// dispatch packet's setup field (its dimension count). Workgroup 0 only.
 unsafe extern "C" fn capture(context: *const WorkgroupContext) {
     // SAFETY: the runner passes a valid context.
     let context = unsafe { &*context };
@@ -33,12 +40,16 @@ unsafe extern "C" fn capture(context: *const WorkgroupContext) {
         return;
     }
     // SAFETY: the segment starts with the `out` pointer; the test sizes `out` for the copy and
-    // CAPTURE_BYTES never exceeds the kernel's kernarg segment.
+    // the setup word, and CAPTURE_BYTES never exceeds the kernel's kernarg segment; the runner
+    // passes the fetched packet.
     unsafe {
         let out: u64 = context.kernarg(0);
         let out = out as *mut u8;
+        let length = CAPTURE_BYTES.load(Ordering::Acquire);
         out.cast::<[u8; 8]>().write_unaligned((context.kernarg as u64).to_le_bytes());
-        core::ptr::copy_nonoverlapping(context.kernarg, out.add(8), CAPTURE_BYTES.load(Ordering::Acquire));
+        core::ptr::copy_nonoverlapping(context.kernarg, out.add(8), length);
+        // What `dispatch_ptr` gives a GPU kernel: the packet, whose setup says its dimensions.
+        out.add(8 + length).cast::<[u8; 2]>().write_unaligned((*context.packet).setup.to_le_bytes());
     }
 }
 
@@ -79,9 +90,14 @@ impl Rig {
         host_buffer(self.engine.device(), &vec![0xCC; 8 + self.segment_size + 64])
     }
 
+    /// The range of `out` at `offset` the capture kernel writes.
+    fn capture_range<'b>(&self, out: &'b Buffer, offset: u64) -> aqueduct_engine::Binding<'b> {
+        out.range(offset, (8 + self.segment_size + SETUP_BYTES) as u64)
+    }
+
     /// Dispatches with HAL kernargs and returns (segment address, segment bytes).
     fn dispatch(&mut self, out: &Buffer, offset: u64, grid: [u32; 3], workgroup: Option<[u16; 3]>) -> (u64, Vec<u8>) {
-        let bindings = [out.range(offset, 8 + self.segment_size as u64)];
+        let bindings = [self.capture_range(out, offset)];
         let mut dispatch = Dispatch::grid(grid).bindings(&bindings).constants(&CONSTANTS);
         if let Some(workgroup) = workgroup {
             dispatch = dispatch.workgroup(workgroup);
@@ -99,6 +115,19 @@ impl Rig {
         (address, bytes[offset + 8..offset + 8 + self.segment_size].to_vec())
     }
 
+    /// The dimension count in the setup field of the packet the last capture at `offset` ran from.
+    fn packet_dimensions(&self, out: &Buffer, offset: u64) -> u16 {
+        let at = offset as usize + 8 + self.segment_size;
+        let bytes = out.to_vec().unwrap();
+        u16::from_le_bytes([bytes[at], bytes[at + 1]]) & 3
+    }
+
+    /// The `hidden_grid_dims` argument of a captured segment, at the metadata's offset.
+    fn grid_dims(&self, segment: &[u8]) -> u64 {
+        let arg = self.args.iter().find(|arg| arg.value_kind == ValueKind::HiddenGridDims);
+        Self::value(segment, arg.expect("the fixture's metadata lists hidden_grid_dims"))
+    }
+
     /// The value at `arg`'s offset, as little-endian, `arg.size` bytes wide.
     fn value(segment: &[u8], arg: &KernelArg) -> u64 {
         let mut word = [0u8; 8];
@@ -110,13 +139,8 @@ impl Rig {
     /// Checks every argument the metadata declares against what a dispatch of `grid` and
     /// `workgroup` must have put there.
     fn check_hidden(&self, segment: &[u8], out: u64, grid: [u32; 3], workgroup: [u16; 3]) {
-        let dims = if grid[2] > 1 || workgroup[2] > 1 {
-            3
-        } else if grid[1] > 1 || workgroup[1] > 1 {
-            2
-        } else {
-            1
-        };
+        // Every dispatch says three dimensions, whatever its grid's shape.
+        let dims = u64::from(aqueduct_abi::DISPATCH_DIMENSIONS);
         let mut checked = 0;
         let mut constants = CONSTANTS.iter();
         for arg in &self.args {
@@ -180,6 +204,7 @@ fn hal_kernargs_carry_bindings_and_hidden_arguments() {
         assert_eq!(address % rig.alignment, 0, "segment at {address:#x}");
         let workgroup = workgroup.unwrap_or([32, 1, 1]);
         rig.check_hidden(&segment, out.device_address(), grid, workgroup);
+        assert_eq!(rig.packet_dimensions(&out, 0), 3, "grid {grid:?}: the packet's setup");
     }
     // A binding at an offset passes the offset address.
     let (_, segment) = rig.dispatch(&out, 24, [1, 1, 1], Some([1, 1, 1]));
@@ -253,5 +278,59 @@ fn kernarg_segments_stay_aligned_as_the_ring_wraps() {
                 "ring of {ring}, round {round}: staged update"
             );
         }
+    }
+}
+
+#[test]
+fn direct_dispatches_and_replays_see_the_same_segment_and_three_dimensions() {
+    // A one-dimensional grid: before one rule covered both paths, a direct dispatch said 1 here
+    // (in `hidden_grid_dims` and the packet's setup) and a replay said 3.
+    let mut rig = Rig::new(EngineConfig::default());
+    let out = rig.capture_buffer();
+    let (grid, workgroup) = ([64, 1, 1], [32, 1, 1]);
+    let (_, direct) = rig.dispatch(&out, 0, grid, Some(workgroup));
+    assert_eq!(rig.grid_dims(&direct), 3, "hidden_grid_dims of a direct dispatch");
+    assert_eq!(rig.packet_dimensions(&out, 0), 3, "setup of a direct dispatch");
+    rig.check_hidden(&direct, out.device_address(), grid, workgroup);
+
+    let device = rig.engine.device().clone();
+    // Two workgroups of 32: the indirect dispatch's patched grid is the direct one.
+    let counts: Vec<u8> = [2u32, 1, 1].iter().flat_map(|count| count.to_le_bytes()).collect();
+    let counts = host_buffer(&device, &counts);
+    let capture = rig.capture_range(&out, 0);
+    let table = BindingTable::from_bindings(&[capture]).unwrap();
+    let slot = [BufferRef::slot(0, 0, capture.length)];
+    let fixed = [BufferRef::Static(capture)];
+    // (usage, bindings, indirect, strategy the recorder must pick)
+    let cases: [(CommandBufferUsage, &[BufferRef], bool, &str); 4] = [
+        (CommandBufferUsage::Reusable, &fixed, false, "prepublished"),
+        (CommandBufferUsage::OneShot, &fixed, false, "patched template"),
+        (CommandBufferUsage::Reusable, &slot, false, "patched template"),
+        (CommandBufferUsage::Reusable, &fixed, true, "indirect"),
+    ];
+    for (usage, bindings, indirect, strategy) in cases {
+        out.write(0, &vec![0xCC; 8 + rig.segment_size + SETUP_BYTES]).unwrap();
+        let mut cb = device.create_command_buffer(usage).unwrap();
+        let dispatch = Dispatch::grid(grid).workgroup(workgroup).bindings(bindings).constants(&CONSTANTS);
+        if indirect {
+            cb.dispatch_indirect(&rig.kernel, &dispatch, BufferRef::Static(counts.whole())).unwrap();
+        } else {
+            cb.dispatch(&rig.kernel, &dispatch).unwrap();
+        }
+        cb.finish().unwrap();
+        let facts = cb.facts().unwrap().clone();
+        let picked = match () {
+            _ if facts.prepublished == 1 => "prepublished",
+            _ if facts.patched_template == 1 => "patched template",
+            _ if facts.indirect == 1 => "indirect",
+            _ => "other",
+        };
+        assert_eq!(picked, strategy, "{facts:?}");
+        rig.submitted += 1;
+        rig.queue.execute(&cb, &table, &[], &[rig.done.at(rig.submitted)]).unwrap();
+        let (_, replayed) = rig.read(&out, 0);
+        assert_eq!(rig.grid_dims(&replayed), 3, "{strategy}: hidden_grid_dims");
+        assert_eq!(rig.packet_dimensions(&out, 0), 3, "{strategy}: the packet's setup");
+        assert_eq!(replayed, direct, "{strategy}: the replayed segment differs from the direct one");
     }
 }

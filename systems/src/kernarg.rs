@@ -19,20 +19,23 @@ pub fn patch_kernargs(staged: &StagedSubmission, plan: &AdmissionPlan) {
     crate::stage_span!("kernarg_patching");
     let base = plan.kernarg_address;
     // SAFETY (every write below): admission reserved `staged.kernarg_bytes()` from `base`, the
-    // segment first (`kernarg_size` bytes) and the staging bytes at `plan.staging_address`; the
-    // engine validated that every offset written here lies inside `kernarg_size`.
+    // segment first (`kernarg_size` bytes, host-writable, read by no packet until publication)
+    // and the staging bytes at `plan.staging_address`; the engine validated that every offset
+    // written here lies inside `kernarg_size` (and the HAL writer cuts anything at its end).
     unsafe {
         match &staged.layout {
             KernargLayout::None => {}
             KernargLayout::Raw => write(base, &staged.raw),
             KernargLayout::Hal { implicit_offset, implicit } => {
-                write(base, bytemuck::cast_slice(&staged.bindings));
-                write(base + 8 * staged.bindings.len() as u64, bytemuck::cast_slice(&staged.constants));
-                if let Some(offset) = implicit_offset {
-                    let room = (staged.kernarg_size - offset) as usize;
-                    let bytes = bytemuck::bytes_of(implicit);
-                    write(base + u64::from(*offset), &bytes[..room.min(bytes.len())]);
-                }
+                // The one HAL writer, shared with the recorder's templates and replay's pointer
+                // scatter: the whole segment, gaps zeroed, the implicit block cut at its end.
+                let segment = core::slice::from_raw_parts_mut(base as *mut u8, staged.kernarg_size as usize);
+                aqueduct_abi::write_hal_kernargs(
+                    segment,
+                    staged.bindings.iter().copied(),
+                    bytemuck::cast_slice(&staged.constants),
+                    implicit_offset.map(|offset| (offset, implicit)),
+                );
             }
         }
         if !staged.staging.is_empty() {

@@ -11,7 +11,7 @@ use aqueduct_abi::block_program::{
     Block, BlockProgram, Command, CommandFlags, DecodedCommand, DispatchCommand, KERNARG_BLOCK_BYTES, KernargStrategy,
     NO_IMPLICIT_ARGS, TerminatorKind,
 };
-use aqueduct_abi::{BarrierAndPacket, FenceScope, KernelDispatchPacket, PacketType};
+use aqueduct_abi::{BarrierAndPacket, FenceScope, ImplicitKernargs, KernelDispatchPacket, PacketType};
 use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
 use aqueduct_components::program::{Cursor, ProgramImage, ProgramRun, SegmentEnd, SegmentPlan};
 use aqueduct_components::queue_state::QueueRings;
@@ -355,8 +355,9 @@ impl PacketWriter<'_> {
         let kernarg_address = self.carve(args.len() as u64);
         // SAFETY: inside this segment's kernarg span (builtin arguments fit one 64-byte block).
         unsafe { core::ptr::copy_nonoverlapping(args.as_ptr(), kernarg_address as *mut u8, args.len()) };
-        let (id, header, completion) = self.next(PacketType::KernelDispatch, flags, 1);
-        let packet = kernel.template(plan.grid_size, plan.workgroup_size).packet(kernarg_address, completion);
+        let template = kernel.template(plan.grid_size, plan.workgroup_size);
+        let (id, header, completion) = self.next(PacketType::KernelDispatch, flags, template.dimensions);
+        let packet = template.packet(kernarg_address, completion);
         // SAFETY: a reserved packet of this segment.
         unsafe { self.ring.write_body(id, &packet) };
         self.headers.push(header);
@@ -377,23 +378,25 @@ impl PacketWriter<'_> {
             Some(KernargStrategy::PointerScatter) => {
                 let constants = block.constants(dispatch).ok_or_else(|| at.missing_kernargs())?;
                 let start = self.carve(size);
-                let mut offset = start;
-                for (index, source) in block.dispatch_sources(dispatch).enumerate() {
-                    let unresolved = SubmissionFault::UnresolvedSource {
+                let pointers = block.dispatch_sources(dispatch).enumerate().map(|(index, source)| {
+                    source.resolve(bindings).ok_or(SubmissionFault::UnresolvedSource {
                         block: at.ordinal,
                         source: u32::from(dispatch.first_source) + index as u32,
-                    };
-                    let pointer = source.resolve(bindings).ok_or(unresolved)?;
-                    // SAFETY: the recorder laid the pointers inside `kernarg_size`.
-                    unsafe { (offset as *mut u64).write_unaligned(pointer) };
-                    offset += 8;
-                }
-                // SAFETY: pointers then constants then zeros fill exactly `kernarg_size` bytes.
-                unsafe {
-                    core::ptr::copy_nonoverlapping(constants.as_ptr(), offset as *mut u8, constants.len());
-                    let written = offset + constants.len() as u64 - start;
-                    core::ptr::write_bytes((start + written) as *mut u8, 0, size.saturating_sub(written) as usize);
-                }
+                    })
+                });
+                // The recorder picks pointer scatter only for kernels that read no implicit
+                // arguments; one that did would get the block a direct dispatch gets.
+                let implicit = (dispatch.implicit_args_offset != NO_IMPLICIT_ARGS).then(|| {
+                    (
+                        u32::from(dispatch.implicit_args_offset),
+                        ImplicitKernargs::for_grid(dispatch.grid_size, dispatch.workgroup_size),
+                    )
+                });
+                // SAFETY: `carve` handed out `size` bytes of this segment's reserved kernarg span,
+                // host-writable memory that no packet reads until the segment is published.
+                let segment = unsafe { core::slice::from_raw_parts_mut(start as *mut u8, size as usize) };
+                let implicit = implicit.as_ref().map(|(offset, block)| (*offset, block));
+                aqueduct_abi::try_write_hal_kernargs(segment, pointers, constants, implicit)?;
                 start
             }
             _ => {

@@ -172,8 +172,7 @@ macro_rules! command_record {
     };
 }
 
-/// Launch a kernel. Replay always publishes three dimensions (unused axes are 1), as HAL
-/// dispatches do, so the packet's setup field is constant.
+/// Launch a kernel. Replay publishes it with [`crate::DISPATCH_DIMENSIONS`], as every dispatch.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct DispatchCommand {
@@ -254,13 +253,13 @@ impl DispatchCommand {
         KernargStrategy::from_bits(self.kernarg_strategy)
     }
 
-    /// The launch replay publishes for this dispatch: always three dimensions.
+    /// The launch replay publishes for this dispatch, with [`crate::DISPATCH_DIMENSIONS`].
     pub fn template(&self) -> crate::DispatchTemplate {
         crate::DispatchTemplate {
             kernel_object: self.kernel_object,
             grid: self.grid_size,
             workgroup: self.workgroup_size,
-            dimensions: super::DISPATCH_DIMENSIONS,
+            dimensions: crate::DISPATCH_DIMENSIONS,
             group_segment_size: self.group_segment_size,
             private_segment_size: self.private_segment_size,
         }
@@ -270,7 +269,7 @@ impl DispatchCommand {
     pub fn header_word(&self) -> u32 {
         crate::PacketType::KernelDispatch as u32
             | u32::from(self.header.flags.packet_header_bits())
-            | u32::from(super::DISPATCH_DIMENSIONS) << 16
+            | u32::from(crate::DISPATCH_DIMENSIONS) << 16
     }
 
     /// The source range `first_source..first_source + source_count`, without overflow.

@@ -6,8 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use aqueduct_abi::KernelDispatchPacket;
 use aqueduct_abi::block_program::{
-    BindingSource, BlockBuf, BlockProgramBuf, Command, DecodedCommand, KernargStrategy, ReturnCommand, TerminatorKind,
-    validate,
+    BlockBuf, BlockProgramBuf, Command, DecodedCommand, KernargStrategy, ReturnCommand, TerminatorKind, validate,
 };
 use aqueduct_components::Retained;
 use aqueduct_components::program::{BlockFacts, BuiltinObject, ProgramImage};
@@ -16,26 +15,6 @@ use super::recorder::{Recorder, close};
 use super::{CommandBuffer, CommandBufferUsage, FinishedProgram, State};
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
-
-/// What a binding-table slot must provide to every execution.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct SlotNeed {
-    pub used: bool,
-    /// Bytes from the slot's start the program may touch.
-    pub length: u64,
-    /// A conditional branch reads it on the host.
-    pub host_visible: bool,
-    /// Alignment of the slot's base address.
-    pub align: u64,
-}
-
-/// A copy with at least one dynamic side: its ranges are only known per execution.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct CopyCheck {
-    pub source: BindingSource,
-    pub target: BindingSource,
-    pub length: u64,
-}
 
 /// The facts finalization recorded.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

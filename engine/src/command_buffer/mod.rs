@@ -4,6 +4,8 @@
 //!   fence scopes, blocks split at a size limit, each dispatch gets its kernarg strategy.
 //! - [`finish`]: lays the blocks out, validates the image, publishes it to device memory and
 //!   records the facts replay reads ([`ProgramFacts`], the binding table's needs).
+//! - [`needs`]: what every execution needs of its binding table (slot requirements, copies
+//!   whose overlap depends on the table); the recorder collects it, finalization keeps it.
 //! - [`binding_table`]: the per-execution slots a program's dynamic bindings name.
 //! - [`execute`]: `Queue::execute`, which checks the table once and hands the program to the
 //!   queue's stages; the block processor in `aqueduct-systems` replays it.
@@ -11,6 +13,7 @@
 mod binding_table;
 mod execute;
 mod finish;
+mod needs;
 mod recorder;
 
 use std::sync::Arc;
@@ -73,9 +76,9 @@ pub(crate) struct FinishedProgram {
     pub image: Arc<ProgramImage>,
     pub facts: ProgramFacts,
     /// What each binding-table slot must provide, by slot.
-    pub slot_needs: Vec<finish::SlotNeed>,
+    pub slot_needs: Vec<needs::SlotNeed>,
     /// Copies with a dynamic side, checked for overlap per execution.
-    pub copy_checks: Vec<finish::CopyCheck>,
+    pub copy_checks: Vec<needs::CopyCheck>,
     /// Static buffers and executables the program points into. Never read: held so they
     /// outlive the command buffer and every execution (each execution retains this struct).
     #[allow(dead_code)]

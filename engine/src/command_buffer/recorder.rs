@@ -12,22 +12,22 @@
 
 use std::sync::Arc;
 
-use aqueduct_abi::ImplicitKernargs;
 use aqueduct_abi::block_program::{
     BindingSource, BlockBuf, BranchCommand, Command, CommandFlags, CommandRecord, CompareOp, CondBranchCommand,
     CopyCommand, DecodedCommand, DispatchCommand, FillCommand, KernargStrategy, MAX_KERNARG_ALIGNMENT, PatchRecord,
     ProfileMarkerCommand, ReplayCost, ReturnCommand, SourceKind, TerminatorKind, UpdateCommand,
 };
 use aqueduct_abi::packet::FenceScope;
+use aqueduct_abi::write_hal_kernargs;
 use aqueduct_components::Retained;
 use aqueduct_components::device_entities::MemoryKind;
 
-use super::finish::{CopyCheck, SlotNeed};
+use super::needs::{CopyCheck, SlotNeed};
 use super::{BlockLimits, CommandBuffer, CommandBufferUsage};
+use crate::dispatch::{Dispatch, GridSource, validate_dispatch};
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
-use crate::queue::Dispatch;
 
 /// Most binding-table slots a program may name.
 pub const MAX_BINDING_SLOTS: u32 = 1 << 16;
@@ -287,32 +287,13 @@ impl CommandBuffer {
         indirect: Option<BufferRef<'_>>,
     ) -> EngineResult<()> {
         self.recorder()?.open_block()?;
-        if kernel.executable.device.id != self.device.id {
-            return Err(EngineError::ForeignObject { what: "kernel" });
-        }
-        let info = kernel.info();
-        let layout = info.layout.as_ref().map_err(|reason| EngineError::KernargMismatch {
-            kernel: info.name.clone(),
-            reason: format!("not a HAL-layout kernel ({reason})"),
-        })?;
-        if dispatch.bindings.len() != layout.bindings || dispatch.constants.len() != layout.constants {
-            return Err(EngineError::KernargMismatch {
-                kernel: info.name.clone(),
-                reason: format!(
-                    "{} bindings and {} constants given, the kernel takes {} and {}",
-                    dispatch.bindings.len(),
-                    dispatch.constants.len(),
-                    layout.bindings,
-                    layout.constants
-                ),
-            });
-        }
+        let grid = if indirect.is_some() { GridSource::Buffer } else { GridSource::Dispatch };
+        let validated = validate_dispatch(&self.device, self.agent, kernel, dispatch, grid)?;
+        let (info, layout, template) = (validated.info, validated.layout, validated.template);
         let kernarg_size = u16::try_from(info.kernarg_size).map_err(|_| EngineError::KernargMismatch {
             kernel: info.name.clone(),
             reason: format!("{}-byte kernarg segment; command buffers carry at most 65,535", info.kernarg_size),
         })?;
-        let grid = if indirect.is_some() { [1, 1, 1] } else { dispatch.grid };
-        let template = info.template(self.agent, grid, dispatch.workgroup)?;
         const COUNTS_ACCESS: Access = Access { host_visible: false, align: 4 };
         let indirect_source = match indirect {
             Some(counts) if counts.length() < 12 => {
@@ -376,22 +357,14 @@ impl CommandBuffer {
             command.constants_offset = chunk.push_rodata(bytemuck::cast_slice(dispatch.constants), 4);
             command.constant_count = dispatch.constants.len() as u16;
         } else {
-            // The template: the whole kernarg segment with static pointers, constants and
-            // implicit arguments in place; dynamic pointers are zero and patched at replay.
+            // The template: the whole kernarg segment as a direct dispatch writes it (the same
+            // writer and implicit block), with dynamic pointers zero until replay patches them.
             kernargs.clear();
             kernargs.resize(usize::from(kernarg_size), 0);
-            for (index, source) in sources.iter().enumerate().filter(|(_, source)| is_static(source)) {
-                kernargs[8 * index..8 * index + 8].copy_from_slice(&source.value.to_le_bytes());
-            }
-            let bindings_end = 8 * sources.len();
-            kernargs[bindings_end..bindings_end + 4 * dispatch.constants.len()]
-                .copy_from_slice(bytemuck::cast_slice(dispatch.constants));
-            if let Some(offset) = layout.implicit_offset {
-                let implicit = ImplicitKernargs::for_grid(template.grid, template.workgroup, 3);
-                let start = offset as usize;
-                let room = kernargs.len().saturating_sub(start).min(size_of::<ImplicitKernargs>());
-                kernargs[start..start + room].copy_from_slice(&bytemuck::bytes_of(&implicit)[..room]);
-            }
+            let pointers = sources.iter().map(|source| if is_static(source) { source.value } else { 0 });
+            let implicit = validated.implicit();
+            let implicit = implicit.as_ref().map(|(offset, block)| (*offset, block));
+            write_hal_kernargs(&mut kernargs, pointers, bytemuck::cast_slice(dispatch.constants), implicit);
             command.template_offset = chunk.push_rodata(&kernargs, u32::from(command.kernarg_alignment));
             command.template_length = kernarg_size;
             if strategy != KernargStrategy::Prepublished {

@@ -82,6 +82,11 @@ pub struct SoftConfig {
     pub code_object_versions: RangeInclusive<u32>,
 }
 
+/// Smallest queue ROCr accepts (`HSA_AGENT_INFO_QUEUE_MIN_SIZE`: 0x40 in ROCm 5.x–6.x's
+/// `GpuAgent`, "Queue Min Size: 64(0x40)" in rocminfo-gfx1100.txt); older ROCr refused below
+/// 0x1000. The default of [`SoftConfig::queue_min_packets`].
+pub(crate) const MIN_PACKETS: u32 = 64;
+
 impl Default for SoftConfig {
     fn default() -> Self {
         Self {
@@ -90,7 +95,7 @@ impl Default for SoftConfig {
             cpu_name: "aqueduct soft CPU".into(),
             default_mode: ExecutionMode::Strict,
             queue_max_packets: 1 << 17,
-            queue_min_packets: super::queue::MIN_PACKETS,
+            queue_min_packets: MIN_PACKETS,
             host_memory_bytes: 16 << 30,
             intercepted_doorbells: false,
             code_object_versions: 1..=6,

@@ -463,14 +463,21 @@ pub unsafe extern "C" fn hsa_queue_create(
         return status::ERROR_INVALID_QUEUE_CREATION;
     }
     let created = SoftQueue::create(
-        runtime.clone(),
+        runtime.config.intercepted_doorbells,
         agent_index,
         size,
         type_,
         runtime.config.default_mode,
         callback,
         data as usize,
-    );
+    )
+    .and_then(|created| match super::processor::start(&created, runtime.clone()) {
+        Ok(()) => Ok(created),
+        Err(status) => {
+            created.shut_down();
+            Err(status)
+        }
+    });
     match created {
         Ok(created) => {
             let address = created.address();

@@ -4,25 +4,11 @@
 //! to make a queue fail, stall or slow down at a chosen packet id.
 
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use super::config::ExecutionMode;
+use super::queue::{Fault, SoftQueue};
 use super::runtime;
 use crate::sys::{hsa_queue_t, hsa_status_t};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fault {
-    /// The packet faults as a kernel would: the queue enters the error state and its error
-    /// callback receives `status`.
-    KernelFault { status: hsa_status_t },
-    /// The packet does not start until [`release_stall`] is called (or the queue is destroyed).
-    Stall,
-    /// The packet takes at least this long.
-    Slow(Duration),
-    /// The packet touches `address`, which its agent may not access: a GPU memory fault,
-    /// raised to the system event handlers (not the queue callback), as ROCr raises one.
-    MemoryFault { address: u64 },
-}
 
 /// Why a control call was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,7 +17,7 @@ pub enum ControlError {
     UnknownQueue,
 }
 
-fn with_queue<T>(queue: *const hsa_queue_t, f: impl FnOnce(&super::queue::SoftQueue) -> T) -> Result<T, ControlError> {
+fn with_queue<T>(queue: *const hsa_queue_t, f: impl FnOnce(&SoftQueue) -> T) -> Result<T, ControlError> {
     let runtime = runtime::get().ok_or(ControlError::NotInitialized)?;
     let queue = runtime.queue(queue as usize).ok_or(ControlError::UnknownQueue)?;
     Ok(f(&queue))

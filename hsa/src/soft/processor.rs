@@ -7,6 +7,7 @@
 //! signal with release ordering. On an error it reports through the queue callback and
 //! processes nothing more, as a faulted hardware queue would.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -18,8 +19,7 @@ use rayon::prelude::*;
 
 use super::config::ExecutionMode;
 use super::executable::{HostBuild, LoadedKernel, steady_counter};
-use super::faults::Fault;
-use super::queue::{DOORBELL_NEVER_RUNG, SoftQueue};
+use super::queue::{DOORBELL_NEVER_RUNG, Fault, SoftQueue};
 use super::runtime::Runtime;
 use super::signals::{self, SignalSlot};
 use crate::sys::{hsa_status_t, status};
@@ -29,7 +29,19 @@ const MAX_RELAXED_GROUP: usize = 64;
 
 type PacketResult = Result<(), (hsa_status_t, String)>;
 
-pub(crate) fn run(queue: &SoftQueue, runtime: &Runtime) {
+/// Starts `queue`'s processor thread and hands it to the queue, which stops and joins it in
+/// `shut_down`.
+pub(crate) fn start(queue: &Arc<SoftQueue>, runtime: Arc<Runtime>) -> Result<(), hsa_status_t> {
+    let worker = queue.clone();
+    let handle = std::thread::Builder::new()
+        .name(format!("soft-cp-{}", queue.id()))
+        .spawn(move || run(&worker, &runtime))
+        .map_err(|_| status::ERROR_OUT_OF_RESOURCES)?;
+    queue.attach_processor(handle);
+    Ok(())
+}
+
+fn run(queue: &SoftQueue, runtime: &Runtime) {
     queue.doorbell_signal.register();
     let mask = u64::from(queue.size - 1);
     // SAFETY: the queue struct outlives this thread (`shut_down` joins it before drop).
@@ -62,7 +74,8 @@ pub(crate) fn run(queue: &SoftQueue, runtime: &Runtime) {
             match memory_fault {
                 Some((address, reason)) => {
                     let agent = runtime.handle(super::runtime::Tag::Agent, queue.agent_index as u64);
-                    queue.raise_memory_fault(runtime, agent, address, reason, detail);
+                    let handlers = runtime.event_handlers.lock().unwrap_or_else(|poison| poison.into_inner()).clone();
+                    queue.raise_memory_fault(&handlers, agent, address, reason, detail);
                 }
                 None => queue.raise_error(status, detail),
             }

@@ -1,17 +1,19 @@
-//! A soft AQL queue: real ring memory, an `amd_queue_t`, a DOORBELL signal and one processor
-//! thread that plays the command processor.
+//! A soft AQL queue: real ring memory, an `amd_queue_t`, a DOORBELL signal, the faults armed for
+//! its packets, and the handle of the one processor thread that plays the command processor
+//! (`processor::start` starts it). Nothing here knows the runtime or the processor: they use the
+//! queue, so imports go one way.
 
 use std::alloc::Layout;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use aqueduct_abi::queue::queue_feature;
 use aqueduct_abi::{AmdQueue, PacketHeader, QueueProperties, SignalKind};
 use hashbrown::HashMap;
 
 use super::config::ExecutionMode;
-use super::faults::Fault;
 use super::signals::{self, SignalSlot};
 use crate::sys::{hsa_queue_error_callback_t, hsa_status_t};
 
@@ -25,13 +27,23 @@ struct Ring {
 #[repr(C, align(64))]
 pub(crate) struct DoorbellWord(pub AtomicU64);
 
-/// Smallest queue ROCr accepts (`HSA_AGENT_INFO_QUEUE_MIN_SIZE`: 0x40 in ROCm 5.x–6.x's
-/// `GpuAgent`, "Queue Min Size: 64(0x40)" in rocminfo-gfx1100.txt); older ROCr refused below
-/// 0x1000. The default of [`super::config::SoftConfig::queue_min_packets`].
-pub(crate) const MIN_PACKETS: u32 = 64;
-
 /// The doorbell value before anything was rung.
 pub(crate) const DOORBELL_NEVER_RUNG: u64 = u64::MAX;
+
+/// A fault armed for one packet id of a queue ([`crate::soft::inject_fault`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The packet faults as a kernel would: the queue enters the error state and its error
+    /// callback receives `status`.
+    KernelFault { status: hsa_status_t },
+    /// The packet does not start until [`crate::soft::release_stall`] is called (or the queue is destroyed).
+    Stall,
+    /// The packet takes at least this long.
+    Slow(Duration),
+    /// The packet touches `address`, which its agent may not access: a GPU memory fault,
+    /// raised to the system event handlers (not the queue callback), as ROCr raises one.
+    MemoryFault { address: u64 },
+}
 
 pub(crate) struct QueueError {
     pub status: hsa_status_t,
@@ -69,8 +81,10 @@ unsafe impl Send for SoftQueue {}
 unsafe impl Sync for SoftQueue {}
 
 impl SoftQueue {
+    /// A queue whose processor is not running yet: `processor::start` starts it. Its doorbell
+    /// signal is of USER kind when `intercepted_doorbells` (see `SoftConfig`), else DOORBELL.
     pub fn create(
-        runtime: Arc<super::runtime::Runtime>,
+        intercepted_doorbells: bool,
         agent_index: usize,
         size: u32,
         queue_type: u32,
@@ -96,7 +110,7 @@ impl SoftQueue {
         // names the doorbell word. A queue wrapped by a tool (ROCr's `InterceptQueue`, used by
         // rocprofiler) hands out an ordinary USER signal instead, which must be rung through
         // `hsa_signal_store_*`; its value field is the doorbell then.
-        let (doorbell_kind, initial) = if runtime.config.intercepted_doorbells {
+        let (doorbell_kind, initial) = if intercepted_doorbells {
             (SignalKind::USER, DOORBELL_NEVER_RUNG as i64)
         } else {
             (SignalKind::DOORBELL, doorbell.0.as_ptr() as i64)
@@ -133,13 +147,17 @@ impl SoftQueue {
             callback_data,
             processor: Mutex::new(None),
         });
-        let worker = queue.clone();
-        let handle = std::thread::Builder::new()
-            .name(format!("soft-cp-{}", queue.amd.hsa_queue.id))
-            .spawn(move || super::processor::run(&worker, &runtime))
-            .map_err(|_| crate::sys::status::ERROR_OUT_OF_RESOURCES)?;
-        *queue.processor.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(handle);
         Ok(queue)
+    }
+
+    /// The queue's `hsa_queue_t::id`.
+    pub fn id(&self) -> u64 {
+        self.amd.hsa_queue.id
+    }
+
+    /// Hands the queue its processor thread, which [`Self::shut_down`] stops and joins.
+    pub fn attach_processor(&self, handle: JoinHandle<()>) {
+        *self.processor.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(handle);
     }
 
     /// The last packet id rung, or [`DOORBELL_NEVER_RUNG`].
@@ -222,9 +240,10 @@ impl SoftQueue {
     /// HSA_AMD_GPU_MEMORY_FAULT_EVENT to every registered system event handler, and if none
     /// returns success it prints the fault and aborts the process. The queue stops, as the
     /// faulted hardware queue does.
+    /// `handlers` are the runtime's registered system event handlers, (callback, data), in order.
     pub fn raise_memory_fault(
         &self,
-        runtime: &super::runtime::Runtime,
+        handlers: &[(crate::sys::hsa_amd_system_event_callback_t, usize)],
         agent: u64,
         address: u64,
         reason: u32,
@@ -241,9 +260,8 @@ impl SoftQueue {
                 fault_reason_mask: reason,
             },
         };
-        let handlers = runtime.event_handlers.lock().unwrap_or_else(|poison| poison.into_inner()).clone();
         let mut handled = false;
-        for (callback, data) in handlers {
+        for &(callback, data) in handlers {
             if let Some(callback) = callback {
                 // SAFETY: the client registered this handler and data; the event lives for the call.
                 handled |= unsafe { callback(&event, data as *mut _) } == crate::sys::status::SUCCESS;
