@@ -52,6 +52,28 @@ pub struct QueueEndpoint {
 }
 
 impl QueueEndpoint {
+    /// A fresh endpoint: nothing submitted, drained or failed; `epoch_slots` only under
+    /// BarrierAnd.
+    pub fn new(
+        index: u16,
+        strategy: CrossQueueWait,
+        epoch_signal: u64,
+        control_signal: u64,
+        epoch_slots: Box<[u64]>,
+    ) -> Self {
+        Self {
+            index,
+            strategy,
+            epoch_signal,
+            control_signal,
+            slot_users: epoch_slots.iter().map(|_| AtomicU32::new(0)).collect(),
+            epoch_slots,
+            submitted: AtomicU64::new(0),
+            reclaimed: AtomicU64::new(0),
+            failure: AtomicU32::new(0),
+        }
+    }
+
     /// The per-epoch signal for `epoch` (BarrierAnd).
     #[inline]
     pub fn slot_signal(&self, epoch: u64) -> u64 {

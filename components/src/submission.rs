@@ -263,6 +263,15 @@ pub struct SubmissionRows {
     pub pass: PassOutcome,
 }
 
+impl SubmissionRows {
+    /// Moves a free row to the back of the pending rows; `None` when no row is free.
+    pub fn take_free(&mut self) -> Option<Entity> {
+        let entity = self.free.pop()?;
+        self.pending.push_back(entity);
+        Some(entity)
+    }
+}
+
 /// What one pass of the stages did with the pending rows.
 #[derive(Default)]
 pub struct PassOutcome {

@@ -88,17 +88,13 @@ impl Queue {
                 return Err(error);
             }
         };
-        let endpoint = Arc::new(QueueEndpoint {
+        let endpoint = Arc::new(QueueEndpoint::new(
             index,
-            strategy: device.strategy,
+            device.strategy,
             epoch_signal,
             control_signal,
-            slot_users: slots.iter().map(|_| AtomicU32::new(0)).collect(),
-            epoch_slots: slots.into_boxed_slice(),
-            submitted: AtomicU64::new(0),
-            reclaimed: AtomicU64::new(0),
-            failure: AtomicU32::new(0),
-        });
+            slots.into_boxed_slice(),
+        ));
         // From here the device owns the signals (destroyed when it drops).
         device.directory.register(endpoint.clone());
         let kernarg_memory = device.allocate_granted(state.kernarg_pool, config.kernarg_ring_bytes as usize)? as u64;

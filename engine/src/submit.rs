@@ -15,7 +15,7 @@ use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, Submi
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_status_t};
-use aqueduct_systems::{StageState, reclaim, run_pass, schedule, spawn_submission_row, stage_params};
+use aqueduct_systems::{StageState, ensure_free_row, reclaim, run_pass, schedule, stage_params};
 use bevy_ecs::prelude::*;
 
 use crate::device::DeviceShared;
@@ -181,15 +181,11 @@ impl QueueShared {
         stage: impl FnOnce(&mut StagedSubmission),
     ) -> EngineResult<()> {
         self.check_points(waits, signals)?;
-        if core.world.resource::<SubmissionRows>().free.is_empty() {
-            let row = spawn_submission_row(&mut core.world);
-            core.world.resource_mut::<SubmissionRows>().free.push(row);
-        }
+        ensure_free_row(&mut core.world);
         // Through the cached parameter state: its resource and component ids are resolved once,
         // not looked up per call.
         let (_, mut rows, mut query, _) = stage_params(&mut core.stages, &mut core.world);
-        let Some(entity) = rows.free.pop() else { unreachable!("a free row was ensured above") };
-        rows.pending.push_back(entity);
+        let Some(entity) = rows.take_free() else { unreachable!("ensure_free_row left a free row") };
         let Ok((mut staged, _)) = query.get_mut(entity) else { unreachable!("submission rows keep their components") };
         staged.waits.extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
         // Waited-on semaphores are retained too, not only signalled ones: a parked wait (and a
@@ -248,10 +244,13 @@ impl QueueShared {
     fn run_pending(&self, core: &mut QueueCore, mode: PassMode) -> EngineResult<Staged> {
         let mut deadline = None;
         let mut first_error = None;
-        if mode != PassMode::Readmit && core.world.resource::<SubmissionRows>().parked {
+        let rows = core.world.resource::<SubmissionRows>();
+        if rows.pending.is_empty() && mode != PassMode::Readmit {
+            return Ok(Staged::Published);
+        }
+        if mode != PassMode::Readmit && rows.parked {
             // Queue order: new rows wait behind parked ones.
-            let newly = self.park(core);
-            self.counters.deferred.fetch_add(newly, Ordering::Relaxed);
+            self.park(core);
             return Ok(Staged::Parked);
         }
         loop {
@@ -289,8 +288,7 @@ impl QueueShared {
             match verdict {
                 Verdict::Defer => {
                     if mode != PassMode::Readmit {
-                        let newly = self.park(core);
-                        self.counters.deferred.fetch_add(newly, Ordering::Relaxed);
+                        self.park(core);
                     }
                     return first_error.map_or(Ok(Staged::Parked), Err);
                 }
@@ -315,8 +313,7 @@ impl QueueShared {
                     {
                         // A program waits for room (or for its branch's drain) parked, not
                         // spinning: the completion thread resumes it after reclaim.
-                        let newly = self.park(core);
-                        self.counters.deferred.fetch_add(newly, Ordering::Relaxed);
+                        self.park(core);
                         return first_error.map_or(Ok(Staged::Parked), Err);
                     }
                     // Not `now + timeout`: that panics for Duration::MAX, a natural "never give up".
@@ -426,26 +423,31 @@ impl QueueShared {
         }
     }
 
-    /// Marks the pending rows parked; returns how many were not parked before.
-    fn park(&self, core: &mut QueueCore) -> u64 {
+    /// Marks the pending rows parked, counting those not parked before.
+    fn park(&self, core: &mut QueueCore) {
+        let (_, mut rows, mut query, _) = stage_params(&mut core.stages, &mut core.world);
         let mut newly = 0;
-        let rows: Vec<Entity> = core.world.resource::<SubmissionRows>().pending.iter().copied().collect();
-        for row in rows {
-            let Some(mut staged) = core.world.get_mut::<StagedSubmission>(row) else { continue };
-            // Their signals are promises already: a host or queue signal must not go below them
-            // while they wait (admission records them as queued signals only once admitted).
+        // Rows park in order, so the ones not yet parked are at the back: walk back to the first
+        // parked one rather than over the whole list each time another row queues behind.
+        for &row in rows.pending.iter().rev() {
+            let Ok((mut staged, _)) = query.get_mut(row) else { continue };
+            if staged.parked {
+                break;
+            }
+            // Its signals are promises already: a host or queue signal must not go below them
+            // while it waits (admission records them as queued signals only once admitted).
             for signal in &staged.signals {
                 self.device.semaphores.record_parked_signal(signal.semaphore, signal.value);
             }
-            newly += u64::from(!staged.parked);
             staged.parked = true;
+            newly += 1;
         }
-        core.world.resource_mut::<SubmissionRows>().parked = true;
+        rows.parked = true;
         self.device.deferred_queues.fetch_or(1 << self.index, Ordering::AcqRel);
         // The completion thread retries parked work when semaphores move; poke it in case the
         // wait is already resolvable by the time it looks.
         self.device.poke(self.endpoint.control_signal);
-        newly
+        self.counters.deferred.fetch_add(newly, Ordering::Relaxed);
     }
 
     /// Tries to admit parked rows in order; stops at the first that still cannot go.

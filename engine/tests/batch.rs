@@ -212,3 +212,49 @@ fn command_buffers_execute_from_a_batch() {
     let bytes = target.to_vec().unwrap();
     assert_eq!((bytes[0], bytes[127], bytes[128]), (5, 5, 1));
 }
+
+#[test]
+fn a_row_too_large_for_the_rings_fails_its_signals_and_the_rows_behind_it_still_run() {
+    // A 4 KiB kernarg ring holds at most 2 KiB per submission; a 3 KiB staged update does not fit.
+    let engine = engine_with(EngineConfig { kernarg_ring_bytes: 4096, ..EngineConfig::default() });
+    let device = engine.device();
+    let queue = queue(device);
+    let (large, after) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
+    let scratch = device.allocate(MemoryKind::HostVisible, 4096).unwrap();
+    let result = queue.batch(|batch| {
+        batch.update(&scratch, 0, &[1; 3072], &[], &[large.at(1)])?;
+        batch.fill(scratch.range(0, 64), &[2], &[], &[after.at(1)])
+    });
+    assert!(matches!(result, Err(EngineError::SubmissionTooLarge { .. })), "{result:?}");
+    // Staged, its signal was promised, so it fails rather than leaving waiters to time out.
+    assert!(matches!(large.wait(1, TIMEOUT), Err(EngineError::SemaphoreFailed(_))));
+    after.wait(1, TIMEOUT).unwrap();
+    assert_eq!(scratch.to_vec().unwrap()[..64], [2; 64]);
+}
+
+#[test]
+fn a_batch_that_runs_out_of_room_for_its_timeout_fails_every_row_left() {
+    let engine = engine_with(EngineConfig {
+        queue_packets: 4,
+        submit_timeout: std::time::Duration::from_millis(50),
+        ..EngineConfig::default()
+    });
+    let device = engine.device();
+    let queue = queue(device);
+    let chain = device.create_semaphore(0).unwrap();
+    let scratch = device.allocate(MemoryKind::HostVisible, 256).unwrap();
+    stall_next(&queue);
+    let result = queue.batch(|batch| {
+        for value in 0..8u64 {
+            batch.fill(scratch.range(0, 64), &[value as u8], &[], &[chain.at(value + 1)])?;
+        }
+        Ok(())
+    });
+    assert!(matches!(result, Err(EngineError::Backpressure { .. })), "{result:?}");
+    // The rows that fit were published (4, or 5 once the processor fetched the stalled packet
+    // and freed its slot); the rest failed their signals.
+    let published = queue.stats().packets;
+    assert!((4..8).contains(&published), "{published} rows published");
+    assert!(matches!(chain.wait(8, TIMEOUT), Err(EngineError::SemaphoreFailed(_))));
+    release(&queue, || chain.value() >= published);
+}

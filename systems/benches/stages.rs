@@ -7,7 +7,6 @@
 //! Run: `cargo bench -p aqueduct-systems --bench stages`.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64};
 
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
 use aqueduct_components::queue_state::{DeviceLink, KernargRing, QueueRings};
@@ -38,17 +37,13 @@ fn setup() -> Bench {
     // SAFETY: no callback, so the null data pointer is never used; the queue lives for the process.
     let queue = unsafe { hsa.queue_create(agent, 4096, None, core::ptr::null_mut()) }.expect("queue");
     set_queue_mode(queue, ExecutionMode::RetireOnly).expect("retire-only");
-    let endpoint = Arc::new(QueueEndpoint {
-        index: 0,
-        strategy: CrossQueueWait::BarrierValue,
-        epoch_signal: hsa.signal_create(EPOCH_BASE).expect("signal").handle,
-        control_signal: hsa.signal_create(0).expect("signal").handle,
-        epoch_slots: Box::new([]),
-        slot_users: Box::new([] as [AtomicU32; 0]),
-        submitted: AtomicU64::new(0),
-        reclaimed: AtomicU64::new(0),
-        failure: AtomicU32::new(0),
-    });
+    let endpoint = Arc::new(QueueEndpoint::new(
+        0,
+        CrossQueueWait::BarrierValue,
+        hsa.signal_create(EPOCH_BASE).expect("signal").handle,
+        hsa.signal_create(0).expect("signal").handle,
+        Box::new([]),
+    ));
     let directory = Arc::new(QueueDirectory::default());
     directory.reserve_index();
     directory.register(endpoint.clone());

@@ -137,14 +137,22 @@ pub fn build_queue_world(
     (world, params)
 }
 
-/// A free submission row, cleared, appended to the pending rows (spawned only when none is free).
+/// Makes sure a free submission row exists, spawning one only when none is free (a batch or
+/// parked work outgrew the pool).
+pub fn ensure_free_row(world: &mut World) {
+    if world.resource::<SubmissionRows>().free.is_empty() {
+        let row = spawn_submission_row(world);
+        world.resource_mut::<SubmissionRows>().free.push(row);
+    }
+}
+
+/// A free submission row appended to the pending rows.
 pub fn take_row(world: &mut World) -> Entity {
-    let entity = match world.resource_mut::<SubmissionRows>().free.pop() {
+    ensure_free_row(world);
+    match world.resource_mut::<SubmissionRows>().take_free() {
         Some(entity) => entity,
-        None => spawn_submission_row(world),
-    };
-    world.resource_mut::<SubmissionRows>().pending.push_back(entity);
-    entity
+        None => unreachable!("ensure_free_row left a free row"),
+    }
 }
 
 /// A new submission row, with capacity for a typical submission.

@@ -5,7 +5,6 @@
 //! the stages directly on a soft queue.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::time::{Duration, Instant};
 
 use aqueduct_abi::block_program::{
@@ -38,17 +37,13 @@ fn rig() -> Rig {
     let kernarg_pool = hsa.host_pool(PoolKindInfo::Kernarg).expect("kernarg pool").pool;
     // SAFETY: no callback, so the null data pointer is never used; the queue outlives the rig's use.
     let queue = unsafe { hsa.queue_create(agent, 64, None, core::ptr::null_mut()) }.expect("queue");
-    let endpoint = Arc::new(QueueEndpoint {
-        index: 0,
-        strategy: CrossQueueWait::BarrierValue,
-        epoch_signal: hsa.signal_create(EPOCH_BASE).expect("signal").handle,
-        control_signal: hsa.signal_create(0).expect("signal").handle,
-        epoch_slots: Box::new([]),
-        slot_users: Box::new([] as [AtomicU32; 0]),
-        submitted: AtomicU64::new(0),
-        reclaimed: AtomicU64::new(0),
-        failure: AtomicU32::new(0),
-    });
+    let endpoint = Arc::new(QueueEndpoint::new(
+        0,
+        CrossQueueWait::BarrierValue,
+        hsa.signal_create(EPOCH_BASE).expect("signal").handle,
+        hsa.signal_create(0).expect("signal").handle,
+        Box::new([]),
+    ));
     let directory = Arc::new(QueueDirectory::default());
     directory.reserve_index();
     directory.register(endpoint.clone());
