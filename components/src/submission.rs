@@ -7,6 +7,7 @@ use aqueduct_abi::ImplicitKernargs;
 use bevy_ecs::prelude::*;
 
 use crate::Retained;
+use crate::frontier::Frontier;
 use crate::program::{ProgramRun, SegmentPlan};
 use crate::semaphore_table::Producer;
 
@@ -112,6 +113,9 @@ pub struct DeviceWait {
     pub semaphore: u32,
     /// Whether a barrier packet waits on it; false when queue order or the frontier covers it.
     pub barrier: bool,
+    /// A covered wait that holds only if this queue's epoch `via` succeeds (the frontier entry
+    /// covering it is still pending on that epoch's barriers); 0 when unconditional.
+    pub via: u64,
     /// BarrierAnd: whether the barrier named the producer's per-epoch signal (and so holds one
     /// of its `slot_users` until this epoch is reclaimed).
     pub slot_named: bool,
@@ -204,6 +208,8 @@ pub struct AdmissionPlan {
     pub verdict: Verdict,
     /// Device-side waits, one per producer queue (the latest epoch of each).
     pub device_waits: Vec<DeviceWait>,
+    /// What the producers of the barriers are known to have reached (their records' frontiers).
+    pub frontier: Frontier,
     /// AQL packets reserved: one per device-wait barrier, plus the payload packet.
     pub packets: u64,
     /// First reserved AQL packet id.
@@ -223,6 +229,7 @@ impl AdmissionPlan {
     pub fn clear(&mut self) {
         self.verdict = Verdict::Pending;
         self.device_waits.clear();
+        self.frontier = Frontier::EMPTY;
         self.packets = 0;
         self.first_packet = 0;
         self.kernarg_address = 0;

@@ -4,11 +4,18 @@
 //! Waits are resolved in tiers, cheapest first:
 //! 1. the semaphore already holds the value → dropped;
 //! 2. its producer is this queue → dropped (the queue runs in order);
-//! 3. the producer's epoch already retired, or this queue's frontier covers it → dropped;
-//! 4. the producer is another queue of the device → one device-side barrier per producer queue;
+//! 3. the producer's epoch already retired, or this queue's frontier covers it (directly or
+//!    through what earlier barriers' producers had reached) → dropped;
+//! 4. the producer is another queue of the device → one device-side barrier per producer queue,
+//!    unless another barrier of the same submission has a producer whose record shows it already
+//!    followed this one → dropped;
 //! 5. no known producer (wait-before-signal, host-signalled) → [`Verdict::Defer`].
+//!
+//! Every dropped wait on another queue stays in the plan as a covered wait, so its semaphore's
+//! failure still fails the submission at reclaim.
 
 use aqueduct_components::directory::CrossQueueWait;
+use aqueduct_components::frontier::{Cover, Frontier};
 use aqueduct_components::queue_state::QueueRings;
 use aqueduct_components::semaphore_table::WaitSource;
 use aqueduct_components::submission::{AdmissionPlan, DeviceWait, Payload, StagedSubmission, Verdict};
@@ -19,6 +26,7 @@ pub const BARRIER_AND_DEPENDENCIES: usize = 5;
 /// Resolves the staged waits into `plan.device_waits` without reserving anything.
 pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut AdmissionPlan) -> Verdict {
     plan.device_waits.clear();
+    plan.frontier = Frontier::EMPTY;
     let table = &rings.link.semaphores;
     for wait in &staged.waits {
         let producer = match table.wait_source(wait.semaphore, wait.value) {
@@ -27,8 +35,8 @@ pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut A
             WaitSource::Unknown => return Verdict::Defer,
             WaitSource::Queued(producer) => producer,
         };
-        let covered = if producer.queue == rings.index {
-            true
+        let (covered, via) = if producer.queue == rings.index {
+            (true, 0)
         } else {
             let Some(endpoint) = rings.link.directory.get(producer.queue) else { return Verdict::Defer };
             // The producer's drained epoch, not its live epoch signal: the signal's cache line
@@ -39,12 +47,32 @@ pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut A
             if retired && let Some(failure) = table.failure(wait.semaphore) {
                 return Verdict::DependencyFailed(failure);
             }
-            retired || rings.frontier[usize::from(producer.queue)] >= producer.epoch
+            match rings.frontier.cover(producer) {
+                _ if retired => (true, 0),
+                Cover::Known => (true, 0),
+                Cover::Pending { via } => (true, via),
+                Cover::No => {
+                    // What the producer's queue had reached before it, read with the record so
+                    // it belongs to this producer (a replaced record gives nothing: no elision).
+                    if let Some(reached) = table.queued_frontier(wait.semaphore, producer) {
+                        plan.frontier.merge(&reached);
+                    }
+                    (false, 0)
+                }
+            }
         };
         add_wait(
             &mut plan.device_waits,
-            DeviceWait { producer, semaphore: wait.semaphore, barrier: !covered, slot_named: false },
+            DeviceWait { producer, semaphore: wait.semaphore, barrier: !covered, via, slot_named: false },
         );
+    }
+    // A barrier's producer that another barrier's producer already followed needs no packet: the
+    // later barrier passes only after it. A producer's record never lists its own queue, and
+    // "followed" runs in publication order, so two barriers never drop each other.
+    if !plan.frontier.is_empty() {
+        for wait in plan.device_waits.iter_mut().filter(|wait| wait.barrier) {
+            wait.barrier = !plan.frontier.covers(wait.producer);
+        }
     }
     Verdict::Admitted
 }
@@ -157,7 +185,7 @@ mod tests {
     use super::*;
 
     fn wait(queue: u16, epoch: u64, semaphore: u32) -> DeviceWait {
-        DeviceWait { producer: Producer { queue, epoch }, semaphore, barrier: true, slot_named: false }
+        DeviceWait { producer: Producer { queue, epoch }, semaphore, barrier: true, via: 0, slot_named: false }
     }
 
     #[test]

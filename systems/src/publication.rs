@@ -229,10 +229,12 @@ fn record_epoch(
     failure: Option<u32>,
 ) {
     let epoch = plan.epoch;
-    // A failed epoch waited on nothing, so it covers nothing for later submissions.
-    for wait in plan.device_waits.iter().filter(|wait| wait.barrier && failure.is_none()) {
-        let seen = &mut rings.frontier[usize::from(wait.producer.queue)];
-        *seen = (*seen).max(wait.producer.epoch);
+    // A failed epoch waited on nothing, so it covers nothing for later submissions. Otherwise its
+    // barriers' producers are reached once it retires, and so is everything their records list
+    // (`QueueFrontier::published_epoch` says why, and why the latter stays pending until reclaim).
+    if failure.is_none() {
+        let barriers = plan.device_waits.iter().filter(|wait| wait.barrier).map(|wait| wait.producer);
+        rings.frontier.published_epoch(rings.index, epoch, barriers, &plan.frontier);
     }
     // A program's earlier segments signal nothing and keep nothing: the execution's signals and
     // retained resources stay with it until its final segment.
@@ -243,10 +245,11 @@ fn record_epoch(
     }
     if final_segment {
         for signal in &staged.signals {
-            rings.link.semaphores.record_queued_signal(
+            rings.link.semaphores.record_queued_signal_with_frontier(
                 signal.semaphore,
                 signal.value,
                 Producer { queue: rings.index, epoch },
+                rings.frontier.published(),
             );
         }
     }

@@ -12,6 +12,7 @@ use aqueduct_abi::block_program::{
     BindingSource, BlockBuf, BlockProgramBuf, FillCommand, ReturnCommand, TerminatorKind, validate,
 };
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
+use aqueduct_components::frontier::Cover;
 use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, SegmentPlan};
 use aqueduct_components::queue_state::{DeviceLink, KernargRing};
 use aqueduct_components::semaphore_table::{Producer, SemaphoreTable};
@@ -126,10 +127,17 @@ fn a_device_wait_on_a_queue_the_device_lacks_fails_the_submission_instead_of_pas
         assert_eq!(extra, plan.first_packet + 1);
         plan.packets += 1;
         let producer = Producer { queue: 9, epoch: 1 };
-        plan.device_waits.push(DeviceWait { producer, semaphore: signalled, barrier: true, slot_named: false });
+        plan.device_waits.push(DeviceWait { producer, semaphore: signalled, barrier: true, via: 0, slot_named: false });
+        // As if the producer's record said queue 7 had reached its epoch 4 before it.
+        plan.frontier.insert(7, 4);
         let fault = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
         assert_eq!(fault, Err(SubmissionFault::UnknownProducerQueue { queue: 9 }));
-        assert_eq!(rings.frontier[9], 0, "a failed epoch covers no later wait");
+        assert_eq!(rings.frontier.known(9), 0, "a failed epoch covers no later wait");
+        assert_eq!(
+            rings.frontier.cover(Producer { queue: 7, epoch: 4 }),
+            Cover::No,
+            "nor anything its producers' records list"
+        );
     }
     let message = rig.drained_failure(signalled).expect("the signal fails, it is not raised");
     assert!(message.contains("queue 9"), "{message}");
