@@ -42,11 +42,12 @@ pub const MAX_FRONTIER_EPOCH: u64 = (1 << 48) - 1;
 /// A bounded set of `(queue, epoch)` entries, at most one per queue: "every epoch up to `epoch`
 /// of `queue` is reached".
 ///
-/// Entries are packed words, `(queue + 1) << 48 | epoch`, most recently raised first; a 0 word
-/// ends the list. **Overflow rule:** when a new queue's entry does not fit, the least recently
-/// raised entry is dropped. A missing entry only means that a later wait on that queue is not
-/// known to be covered and gets a barrier it might have done without: dropping loses elision,
-/// never ordering. An epoch beyond [`MAX_FRONTIER_EPOCH`] is never recorded, for the same reason.
+/// Entries are packed words, `(queue + 1) << 48 | epoch`, in the order their queues were added; a
+/// 0 word ends the list. **Overflow rule:** when a new queue's entry does not fit, the oldest
+/// entry (the first added) is dropped. A missing entry only means that a later wait on that queue
+/// is not known to be covered and gets a barrier it might have done without: dropping loses
+/// elision, never ordering. An epoch beyond [`MAX_FRONTIER_EPOCH`] is never recorded, for the
+/// same reason.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 pub struct Frontier {
     words: [u64; FRONTIER_ENTRIES],
@@ -62,10 +63,12 @@ impl Frontier {
     pub const EMPTY: Self = Self { words: [0; FRONTIER_ENTRIES] };
     const EPOCH_BITS: u32 = 48;
 
-    fn pack(queue: u16, epoch: u64) -> u64 {
-        (u64::from(queue) + 1) << Self::EPOCH_BITS | epoch
+    #[inline]
+    fn key(queue: u16) -> u64 {
+        (u64::from(queue) + 1) << Self::EPOCH_BITS
     }
 
+    #[inline]
     fn unpack(word: u64) -> (u16, u64) {
         (((word >> Self::EPOCH_BITS) - 1) as u16, word & MAX_FRONTIER_EPOCH)
     }
@@ -93,21 +96,24 @@ impl Frontier {
         self.words[0] == 0
     }
 
-    /// `(queue, epoch)` entries, most recently raised first.
+    /// `(queue, epoch)` entries, oldest first.
     pub fn iter(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
         self.words.iter().take_while(|word| **word != 0).map(|word| Self::unpack(*word))
-    }
-
-    /// `(queue, epoch)` entries, least recently raised first: inserting them in this order
-    /// elsewhere keeps their recency.
-    pub fn iter_oldest_first(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
-        self.words[..self.len()].iter().rev().map(|word| Self::unpack(*word))
     }
 
     /// The highest epoch of `queue` this frontier holds; 0 when it holds none.
     #[inline]
     pub fn get(&self, queue: u16) -> u64 {
-        self.iter().find(|(entry, _)| *entry == queue).map_or(0, |(_, epoch)| epoch)
+        let key = Self::key(queue);
+        for word in self.words {
+            if word == 0 {
+                break;
+            }
+            if word & !MAX_FRONTIER_EPOCH == key {
+                return word & MAX_FRONTIER_EPOCH;
+            }
+        }
+        0
     }
 
     /// Whether `producer`'s epoch is reached according to this frontier.
@@ -118,7 +124,8 @@ impl Frontier {
 
     /// Raises `queue`'s entry to `epoch` (never lowers it). Returns `false` when something was
     /// dropped by the overflow rule (the new entry, if its epoch cannot be recorded; otherwise the
-    /// least recently raised entry).
+    /// oldest entry).
+    #[inline]
     pub fn insert(&mut self, queue: u16, epoch: u64) -> bool {
         if epoch == 0 {
             return true;
@@ -126,24 +133,27 @@ impl Frontier {
         if epoch > MAX_FRONTIER_EPOCH {
             return false;
         }
-        let len = self.len();
-        let (slot, dropped) = match self.words[..len].iter().position(|word| Self::unpack(*word).0 == queue) {
-            Some(index) if Self::unpack(self.words[index]).1 >= epoch => return true,
-            Some(index) => (index, false),
-            None if len < FRONTIER_ENTRIES => (len, false),
-            None => (FRONTIER_ENTRIES - 1, true),
-        };
-        // Move the entries before `slot` down by one and put the raised entry first.
-        self.words.copy_within(0..slot, 1);
-        self.words[0] = Self::pack(queue, epoch);
-        !dropped
+        let key = Self::key(queue);
+        for word in &mut self.words {
+            if *word == 0 {
+                *word = key | epoch;
+                return true;
+            }
+            if *word & !MAX_FRONTIER_EPOCH == key {
+                *word = (*word).max(key | epoch);
+                return true;
+            }
+        }
+        self.words.copy_within(1.., 0);
+        self.words[FRONTIER_ENTRIES - 1] = key | epoch;
+        false
     }
 
-    /// Merges every entry of `other` (its most recent entries end up most recent here). Returns
-    /// `false` when the overflow rule dropped something.
+    /// Merges every entry of `other` (keeping the highest epoch of each queue). Returns `false`
+    /// when the overflow rule dropped something.
     pub fn merge(&mut self, other: &Frontier) -> bool {
         let mut kept = true;
-        for (queue, epoch) in other.iter_oldest_first() {
+        for (queue, epoch) in other.iter() {
             kept &= self.insert(queue, epoch);
         }
         kept
@@ -185,9 +195,15 @@ pub struct QueueFrontier {
     known: [u64; MAX_QUEUES],
     /// `known` as a bounded list: what a producer record of this queue carries.
     published: Frontier,
-    /// Transitive entries by the epoch that brought them, oldest first.
+    /// Transitive entries by the epoch that brought them: a ring, oldest at `pending_head`.
     pending: [PendingEntry; PENDING_EPOCHS],
+    pending_head: usize,
     pending_len: usize,
+    /// Per queue, at least the highest epoch any pending entry holds (a bound kept until the
+    /// ring empties), so most waits are refused without scanning the ring.
+    pending_high: [u64; MAX_QUEUES],
+    /// The queues `pending_high` has a nonzero bound for.
+    pending_queues: u64,
     /// Failed epochs that later in-flight epochs may name as `via` (off the steady-state path:
     /// it only grows when an epoch fails).
     failed: Vec<FailedEpoch>,
@@ -199,7 +215,10 @@ impl Default for QueueFrontier {
             known: [0; MAX_QUEUES],
             published: Frontier::EMPTY,
             pending: [PendingEntry::default(); PENDING_EPOCHS],
+            pending_head: 0,
             pending_len: 0,
+            pending_high: [0; MAX_QUEUES],
+            pending_queues: 0,
             failed: Vec::new(),
         }
     }
@@ -218,16 +237,35 @@ impl QueueFrontier {
         &self.published
     }
 
+    fn pending_entry(&self, offset: usize) -> &PendingEntry {
+        &self.pending[(self.pending_head + offset) % PENDING_EPOCHS]
+    }
+
     /// Whether this queue's published work already follows `producer`, and on what condition.
     #[inline]
     pub fn cover(&self, producer: Producer) -> Cover {
-        if self.known(producer.queue) >= producer.epoch {
+        let queue = usize::from(producer.queue);
+        if self.known.get(queue).is_some_and(|known| *known >= producer.epoch) {
             return Cover::Known;
         }
-        self.pending[..self.pending_len]
-            .iter()
+        if self.pending_high.get(queue).is_none_or(|high| *high < producer.epoch) {
+            return Cover::No;
+        }
+        (0..self.pending_len)
+            .map(|offset| self.pending_entry(offset))
             .find(|entry| entry.frontier.covers(producer))
             .map_or(Cover::No, |entry| Cover::Pending { via: entry.epoch })
+    }
+
+    /// Merges into `into` the entries of a producer's record `reached` that tell this queue
+    /// (index `own`) something it does not know unconditionally yet.
+    #[inline]
+    pub fn collect(&self, own: u16, reached: &Frontier, into: &mut Frontier) {
+        for (queue, epoch) in reached.iter() {
+            if queue != own && usize::from(queue) < MAX_QUEUES && self.known(queue) < epoch {
+                into.insert(queue, epoch);
+            }
+        }
     }
 
     fn raise_known(&mut self, queue: u16, epoch: u64) {
@@ -240,7 +278,8 @@ impl QueueFrontier {
 
     /// After this queue (index `own`) published `epoch` without a fault: the producers its
     /// barriers waited on are reached unconditionally; `incoming` (the merged frontiers of those
-    /// producers' records) is reached if `epoch` succeeds, so it stays pending until then.
+    /// producers' records, see [`Self::collect`]) is reached if `epoch` succeeds, so it stays
+    /// pending until then.
     ///
     /// Why the merge is sound: every packet carries the barrier bit, so `epoch` retires only
     /// after its barriers passed, i.e. after each producer's queue reached the producer's epoch;
@@ -256,12 +295,11 @@ impl QueueFrontier {
         for producer in barriers {
             self.raise_known(producer.queue, producer.epoch);
         }
-        let mut fresh = Frontier::EMPTY;
-        for (queue, reached) in incoming.iter_oldest_first() {
-            if queue != own && self.known(queue) < reached {
-                fresh.insert(queue, reached);
-            }
+        if incoming.is_empty() {
+            return;
         }
+        let mut fresh = Frontier::EMPTY;
+        self.collect(own, incoming, &mut fresh);
         if fresh.is_empty() {
             return;
         }
@@ -269,14 +307,21 @@ impl QueueFrontier {
             // Overflow: the oldest contribution is dropped, losing only its elision. Waits it
             // already covered still name its epoch as `via`, and `settle` still fails them if
             // that epoch fails.
-            self.pending.copy_within(1.., 0);
+            self.pending_head = (self.pending_head + 1) % PENDING_EPOCHS;
             self.pending_len -= 1;
         }
-        self.pending[self.pending_len] = PendingEntry { epoch, frontier: fresh };
+        for (queue, reached) in fresh.iter() {
+            let high = &mut self.pending_high[usize::from(queue)];
+            *high = (*high).max(reached);
+            self.pending_queues |= 1u64 << queue;
+        }
+        let tail = (self.pending_head + self.pending_len) % PENDING_EPOCHS;
+        self.pending[tail] = PendingEntry { epoch, frontier: fresh };
         self.pending_len += 1;
     }
 
     /// The failure a wait kept with a `via` epoch inherits, if that epoch failed.
+    #[inline]
     pub fn via_failure(&self, waits: &[DeviceWait]) -> Option<u32> {
         if self.failed.is_empty() {
             return None;
@@ -291,33 +336,45 @@ impl QueueFrontier {
     ///
     /// Success makes the epoch's pending entries unconditional; failure drops them and remembers
     /// the failure for the epochs after it that relied on them.
+    #[inline]
     pub fn settle(&mut self, epoch: u64, failure: Option<u32>, submitted: u64) {
-        // Every epoch up to `epoch` has checked its waits now.
-        self.failed.retain(|failed| failed.horizon > epoch);
-        let mut confirmed = 0;
-        while confirmed < self.pending_len && self.pending[confirmed].epoch <= epoch {
-            let entry = self.pending[confirmed];
-            if entry.epoch == epoch && failure.is_none() {
-                for (queue, reached) in entry.frontier.iter_oldest_first() {
-                    self.raise_known(queue, reached);
-                }
-            }
-            confirmed += 1;
-        }
-        if confirmed > 0 {
-            self.pending.copy_within(confirmed..self.pending_len, 0);
-            self.pending_len -= confirmed;
+        if !self.failed.is_empty() {
+            // Every epoch up to `epoch` has checked its waits now.
+            self.failed.retain(|failed| failed.horizon > epoch);
         }
         if let Some(failure) = failure
             && submitted > epoch
         {
             self.failed.push(FailedEpoch { epoch, horizon: submitted, failure });
         }
+        while self.pending_len > 0 && self.pending[self.pending_head].epoch <= epoch {
+            let entry = self.pending[self.pending_head];
+            self.pending_head = (self.pending_head + 1) % PENDING_EPOCHS;
+            self.pending_len -= 1;
+            if entry.epoch == epoch && failure.is_none() {
+                for (queue, reached) in entry.frontier.iter() {
+                    self.raise_known(queue, reached);
+                }
+            }
+        }
+        if self.pending_len == 0 && self.pending_queues != 0 {
+            self.reset_pending_bounds();
+        }
+    }
+
+    fn reset_pending_bounds(&mut self) {
+        let mut queues = self.pending_queues;
+        while queues != 0 {
+            self.pending_high[queues.trailing_zeros() as usize] = 0;
+            queues &= queues - 1;
+        }
+        self.pending_queues = 0;
     }
 
     /// The queue failed: everything in flight fails with it, so nothing conditional is left.
     pub fn clear_pending(&mut self) {
         self.pending_len = 0;
+        self.reset_pending_bounds();
         self.failed.clear();
     }
 }
@@ -360,27 +417,22 @@ mod tests {
         right.insert(2, 3);
         right.insert(0, 8);
         assert!(left.merge(&right));
-        let mut entries: Vec<_> = left.iter().collect();
-        entries.sort();
-        assert_eq!(entries, [(0, 8), (1, 9), (2, 3)]);
-        // The merged entries keep their recency: right's most recent (queue 0) is first.
-        assert_eq!(left.iter().next(), Some((0, 8)));
+        assert_eq!(left.iter().collect::<Vec<_>>(), [(0, 8), (1, 9), (2, 3)], "in the order queues were added");
         assert_eq!(Frontier::from_words(*left.words()), left, "round-trips through the record's words");
     }
 
     #[test]
-    fn overflow_drops_the_least_recently_raised_entry_and_never_claims_more() {
+    fn overflow_drops_the_oldest_entry_and_never_claims_more() {
         let mut frontier = Frontier::EMPTY;
         for queue in 0..FRONTIER_ENTRIES as u16 {
             assert!(frontier.insert(queue, 10 + u64::from(queue)));
         }
-        // Raising queue 0 makes it the most recent, so queue 1 is now the oldest.
-        assert!(frontier.insert(0, 50));
+        assert!(frontier.insert(1, 50), "raising a present queue always fits");
         assert!(!frontier.insert(40, 2), "a ninth queue drops one entry");
         assert_eq!(frontier.len(), FRONTIER_ENTRIES);
-        assert_eq!(frontier.get(1), 0, "the least recently raised entry is gone");
-        assert!(!frontier.covers(producer(1, 11)), "a dropped entry covers nothing: a barrier, not a skipped wait");
-        assert_eq!((frontier.get(0), frontier.get(40), frontier.get(7)), (50, 2, 17));
+        assert_eq!(frontier.get(0), 0, "the first added entry is gone");
+        assert!(!frontier.covers(producer(0, 10)), "a dropped entry covers nothing: a barrier, not a skipped wait");
+        assert_eq!((frontier.get(1), frontier.get(40), frontier.get(7)), (50, 2, 17));
         // Merging a full frontier into another never invents coverage either.
         let mut other = Frontier::EMPTY;
         other.insert(60, 1);
@@ -390,7 +442,7 @@ mod tests {
         }
         // Words after the end marker are not entries.
         let mut words = [0; FRONTIER_ENTRIES];
-        words[1] = Frontier::pack(3, 3);
+        words[1] = Frontier::key(3) | 3;
         assert!(Frontier::from_words(words).is_empty());
     }
 

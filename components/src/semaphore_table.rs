@@ -245,7 +245,14 @@ impl SemaphoreTable {
             if slot.producer.load(Ordering::Acquire) != expected {
                 return None;
             }
-            let words = core::array::from_fn(|entry| slot.frontier[entry].load(Ordering::Acquire));
+            // Up to the list's end marker; the words after it may be stale.
+            let mut words = [0; FRONTIER_ENTRIES];
+            for (word, stored) in words.iter_mut().zip(&slot.frontier) {
+                *word = stored.load(Ordering::Acquire);
+                if *word == 0 {
+                    break;
+                }
+            }
             if slot.sequence.load(Ordering::Acquire) == before {
                 return Some(Frontier::from_words(words));
             }

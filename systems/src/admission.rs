@@ -55,7 +55,7 @@ pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut A
                     // What the producer's queue had reached before it, read with the record so
                     // it belongs to this producer (a replaced record gives nothing: no elision).
                     if let Some(reached) = table.queued_frontier(wait.semaphore, producer) {
-                        plan.frontier.merge(&reached);
+                        rings.frontier.collect(rings.index, &reached, &mut plan.frontier);
                     }
                     (false, 0)
                 }
