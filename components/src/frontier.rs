@@ -83,6 +83,12 @@ impl Frontier {
         frontier
     }
 
+    /// Words already zero from the first 0 on (as a record reader collects them).
+    #[inline]
+    pub(crate) fn from_dense_words(words: [u64; FRONTIER_ENTRIES]) -> Self {
+        Self { words }
+    }
+
     /// The packed words, for storing in a producer record.
     pub fn words(&self) -> &[u64; FRONTIER_ENTRIES] {
         &self.words
@@ -268,6 +274,7 @@ impl QueueFrontier {
         }
     }
 
+    #[inline]
     fn raise_known(&mut self, queue: u16, epoch: u64) {
         let Some(seen) = self.known.get_mut(usize::from(queue)) else { return };
         if *seen < epoch {
@@ -285,6 +292,7 @@ impl QueueFrontier {
     /// after its barriers passed, i.e. after each producer's queue reached the producer's epoch;
     /// that queue reached it only after its own earlier barriers passed, which is what the
     /// producer's record lists. So whatever follows `epoch` on this queue follows all of it.
+    #[inline]
     pub fn published_epoch(
         &mut self,
         own: u16,
@@ -295,11 +303,21 @@ impl QueueFrontier {
         for producer in barriers {
             self.raise_known(producer.queue, producer.epoch);
         }
-        if incoming.is_empty() {
-            return;
+        if !incoming.is_empty() {
+            self.add_pending(own, epoch, incoming);
         }
+    }
+
+    fn add_pending(&mut self, own: u16, epoch: u64, incoming: &Frontier) {
         let mut fresh = Frontier::EMPTY;
-        self.collect(own, incoming, &mut fresh);
+        for (queue, reached) in incoming.iter() {
+            if queue != own && usize::from(queue) < MAX_QUEUES && self.known(queue) < reached {
+                fresh.insert(queue, reached);
+                let high = &mut self.pending_high[usize::from(queue)];
+                *high = (*high).max(reached);
+                self.pending_queues |= 1u64 << queue;
+            }
+        }
         if fresh.is_empty() {
             return;
         }
@@ -309,11 +327,6 @@ impl QueueFrontier {
             // that epoch fails.
             self.pending_head = (self.pending_head + 1) % PENDING_EPOCHS;
             self.pending_len -= 1;
-        }
-        for (queue, reached) in fresh.iter() {
-            let high = &mut self.pending_high[usize::from(queue)];
-            *high = (*high).max(reached);
-            self.pending_queues |= 1u64 << queue;
         }
         let tail = (self.pending_head + self.pending_len) % PENDING_EPOCHS;
         self.pending[tail] = PendingEntry { epoch, frontier: fresh };
@@ -338,6 +351,13 @@ impl QueueFrontier {
     /// the failure for the epochs after it that relied on them.
     #[inline]
     pub fn settle(&mut self, epoch: u64, failure: Option<u32>, submitted: u64) {
+        if self.pending_len == 0 && failure.is_none() && self.failed.is_empty() {
+            return;
+        }
+        self.settle_slow(epoch, failure, submitted);
+    }
+
+    fn settle_slow(&mut self, epoch: u64, failure: Option<u32>, submitted: u64) {
         if !self.failed.is_empty() {
             // Every epoch up to `epoch` has checked its waits now.
             self.failed.retain(|failed| failed.horizon > epoch);

@@ -233,6 +233,7 @@ impl SemaphoreTable {
 
     /// The frontier recorded with `producer`, if the record still names it (a later signal may
     /// have replaced it: then nothing is known, which only costs elision).
+    #[inline]
     pub fn queued_frontier(&self, index: u32, producer: Producer) -> Option<Frontier> {
         let slot = self.slot(index);
         let expected = producer.pack();
@@ -254,7 +255,8 @@ impl SemaphoreTable {
                 }
             }
             if slot.sequence.load(Ordering::Acquire) == before {
-                return Some(Frontier::from_words(words));
+                // Zero from the first 0 on, as a frontier's words are.
+                return Some(Frontier::from_dense_words(words));
             }
         }
     }
@@ -266,6 +268,7 @@ impl SemaphoreTable {
 
     /// Records that `producer` will raise the semaphore to `value`, and what its queue had reached
     /// before it (`frontier`).
+    #[inline]
     pub fn record_queued_signal_with_frontier(&self, index: u32, value: u64, producer: Producer, frontier: &Frontier) {
         let slot = self.slot(index);
         loop {
@@ -281,9 +284,11 @@ impl SemaphoreTable {
                 slot.queued_value.store(value, Ordering::Release);
                 slot.producer.store(producer.pack(), Ordering::Release);
                 // Up to the list's end marker: readers ignore the words after the first 0.
-                let used = (frontier.len() + 1).min(FRONTIER_ENTRIES);
-                for (word, stored) in frontier.words()[..used].iter().zip(&slot.frontier) {
+                for (word, stored) in frontier.words().iter().zip(&slot.frontier) {
                     stored.store(*word, Ordering::Release);
+                    if *word == 0 {
+                        break;
+                    }
                 }
                 slot.promised.fetch_max(value, Ordering::AcqRel);
                 slot.sequence.store(sequence + 2, Ordering::Release);
