@@ -24,6 +24,13 @@
 //! known to have passed for real and the entries become unconditional ([`QueueFrontier::settle`]).
 //! Only unconditional entries are published in producer records, so every record only holds
 //! entries that were really reached, and the one-hop failure check stays sufficient.
+//!
+//! What that costs: a record carries its queue's own barriers and confirmed entries, not
+//! entries still pending, so while work is in flight transitivity reaches one hop through a
+//! record (C learns A from B's record, D does not learn A from C's record until C's epoch is
+//! reclaimed). A submission that waits on several producers combines their records at once: a
+//! barrier whose producer another barrier's producer already followed is dropped, with no
+//! condition, since the submission's own failure check covers both semaphores.
 
 use crate::MAX_QUEUES;
 use crate::semaphore_table::Producer;
@@ -339,9 +346,10 @@ impl QueueFrontier {
         if self.failed.is_empty() {
             return None;
         }
-        waits.iter().filter(|wait| wait.via != 0).find_map(|wait| {
-            self.failed.iter().find(|failed| failed.epoch == wait.via).map(|failed| failed.failure)
-        })
+        waits
+            .iter()
+            .filter(|wait| wait.via != 0)
+            .find_map(|wait| self.failed.iter().find(|failed| failed.epoch == wait.via).map(|failed| failed.failure))
     }
 
     /// Reclaim reached `epoch` with `failure` (`None`: it succeeded). `submitted` is the queue's
@@ -499,7 +507,11 @@ mod tests {
         // Epochs 5 and 6 were admitted with covered waits through epoch 4; then 4 fails.
         queue.settle(4, Some(9), 6);
         assert_eq!(queue.cover(producer(0, 2)), Cover::No, "what epoch 4 brought is gone");
-        assert_eq!(queue.cover(producer(1, 7)), Cover::Known, "its own barriers' producers stay: their semaphores fail");
+        assert_eq!(
+            queue.cover(producer(1, 7)),
+            Cover::Known,
+            "its own barriers' producers stay: their semaphores fail"
+        );
         assert_eq!(queue.published().get(0), 0);
         let relying = [covered_wait(1, 0), covered_wait(2, 4)];
         assert_eq!(queue.via_failure(&relying), Some(9));

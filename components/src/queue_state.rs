@@ -9,11 +9,11 @@ use std::sync::Arc;
 use aqueduct_hsa::ring::AqlRing;
 use bevy_ecs::prelude::*;
 
+use crate::Retained;
 use crate::directory::{CrossQueueWait, QueueDirectory, QueueEndpoint};
 use crate::frontier::QueueFrontier;
 use crate::semaphore_table::SemaphoreTable;
 use crate::submission::{DeviceWait, SignalOp, StagedSubmission, WaitOp};
-use crate::Retained;
 
 /// Byte ring in kernarg memory. Positions grow forever; `position % capacity` is the offset.
 #[derive(Debug)]

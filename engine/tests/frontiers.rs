@@ -36,8 +36,7 @@ impl Rig {
     /// out[i] = value + i.
     fn store(&self, queue: &Queue, out: &Buffer, value: u32, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) {
         let (bindings, constants) = ([out.whole()], [value, COUNT]);
-        let dispatch =
-            Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&constants);
+        let dispatch = Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&constants);
         queue.dispatch(&self.kernels.store_value, &dispatch, waits, signals).unwrap();
     }
 
@@ -52,8 +51,7 @@ impl Rig {
         signals: &[SemaphorePoint],
     ) {
         let (bindings, constants) = ([out.whole(), input.whole()], [addend, COUNT]);
-        let dispatch =
-            Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&constants);
+        let dispatch = Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&constants);
         queue.dispatch(&self.kernels.add_from, &dispatch, waits, signals).unwrap();
     }
 

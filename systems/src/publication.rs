@@ -230,8 +230,10 @@ fn record_epoch(
 ) {
     let epoch = plan.epoch;
     // A failed epoch waited on nothing, so it covers nothing for later submissions. Otherwise its
-    // barriers' producers are reached once it retires, and so is everything their records list
-    // (`QueueFrontier::published_epoch` says why, and why the latter stays pending until reclaim).
+    // barriers' producers are reached once it retires, and so is everything their records list:
+    // device barriers plus the barrier bit on every packet make "queue X reached epoch e"
+    // transitive (X reaches e only after the barriers of its epochs up to e passed). The records'
+    // entries stay conditional on this epoch until it is reclaimed (`QueueFrontier` says why).
     if failure.is_none() {
         let barriers = plan.device_waits.iter().filter(|wait| wait.barrier).map(|wait| wait.producer);
         rings.frontier.published_epoch(rings.index, epoch, barriers, &plan.frontier);
