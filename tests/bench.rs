@@ -35,6 +35,7 @@ fn expected_names() -> Vec<String> {
     for concurrency in [1, 2, 4, 8] {
         names.push(format!("clip/c{concurrency}d16"));
     }
+    names.push("diamond/waits".into());
     names
 }
 

@@ -2,6 +2,8 @@
 //!
 //! - [`semaphore_table`]: the device-wide dense array of semaphore atomics (timeline value, failure,
 //!   last queued producer) that any queue reads without a lock.
+//! - [`frontier`]: cross-queue frontiers (which epochs of other queues a queue's work follows),
+//!   bounded in producer records, dense in a queue's own state.
 //! - [`directory`]: each queue's lock-free endpoint (epoch signal, per-epoch signals, retired epoch,
 //!   sticky failure), so another queue can turn a wait into a device-side barrier.
 //! - [`submission`]: the staged submission (the stages' input) and the admission plan (their
@@ -13,6 +15,7 @@
 
 pub mod device_entities;
 pub mod directory;
+pub mod frontier;
 pub mod program;
 pub mod queue_state;
 pub mod semaphore_table;

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use aqueduct_hsa::ring::AqlRing;
 use bevy_ecs::prelude::*;
 
+use crate::Retained;
 use crate::directory::{CrossQueueWait, QueueDirectory, QueueEndpoint};
+use crate::frontier::QueueFrontier;
 use crate::semaphore_table::SemaphoreTable;
 use crate::submission::{DeviceWait, SignalOp};
-use crate::{MAX_QUEUES, Retained};
 
 /// Byte ring in kernarg memory. Positions grow forever; `position % capacity` is the offset.
 #[derive(Debug)]
@@ -96,9 +97,10 @@ pub struct QueueRings {
     pub epochs: EpochRing,
     pub endpoint: Arc<QueueEndpoint>,
     pub strategy: CrossQueueWait,
-    /// For each queue, the highest epoch this queue has already waited on from the device: a
-    /// later wait on an earlier epoch of that queue is covered by queue order.
-    pub frontier: [u64; MAX_QUEUES],
+    /// What this queue's published work is known to follow on other queues (its own device
+    /// waits, and transitively what their producers followed): a later wait it covers needs no
+    /// barrier.
+    pub frontier: QueueFrontier,
     pub link: DeviceLink,
     /// The `hsa_signal_t` the last packet of a submission decrements (BarrierValue strategy).
     pub epoch_signal: u64,

@@ -2,8 +2,10 @@
 //!
 //! Any queue reads a slot without taking a lock: its timeline value, whether it failed, and which
 //! queued submission will next raise it (the *producer record*). The record is a seqlock so a
-//! reader sees a consistent (value, previous value, queue, epoch) tuple; writers (submissions that
-//! signal the semaphore) take the seqlock with a compare-and-swap.
+//! reader sees a consistent (value, previous value, queue, epoch, frontier) tuple; writers
+//! (submissions that signal the semaphore) take the seqlock with a compare-and-swap. The frontier
+//! is what the producer's queue was known to have reached when it was published
+//! ([`crate::frontier`]), so a waiter that emits a barrier on the producer learns it too.
 //!
 //! Slots are recycled through a free list when a semaphore handle is dropped; a submission that
 //! signals a semaphore retains its handle, so a slot is never reused while work can still touch it.
@@ -12,10 +14,14 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Instant;
 
+use crate::frontier::{FRONTIER_ENTRIES, Frontier};
+
 const SLOTS_PER_CHUNK: usize = 1024;
 
-/// One semaphore's atomics (a cache line, so two semaphores never share one).
-#[repr(align(64))]
+/// One semaphore's atomics: two cache lines, so two semaphores never share one. Everything a
+/// wait that needs no barrier reads is in the first line (bytes 0..48); the record's frontier
+/// (bytes 48..112) is read only for a wait that becomes a barrier.
+#[repr(C, align(64))]
 #[derive(Default)]
 pub struct SemaphoreSlot {
     value: AtomicU64,
@@ -34,7 +40,11 @@ pub struct SemaphoreSlot {
     /// record can move to a lower value (a parked submission published after a later, higher
     /// one) and a parked submission has no record yet, but a new signal must exceed them all.
     promised: AtomicU64,
+    /// The producer's frontier ([`Frontier::words`]), part of the seqlocked record.
+    frontier: [AtomicU64; FRONTIER_ENTRIES],
 }
+
+const _: () = assert!(core::mem::size_of::<SemaphoreSlot>() == 128);
 
 /// A queue position: the submission with `epoch` on queue `queue`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -139,6 +149,7 @@ impl SemaphoreTable {
         slot.queued_value.store(initial, Ordering::Relaxed);
         slot.queued_before.store(initial, Ordering::Relaxed);
         slot.producer.store(0, Ordering::Relaxed);
+        slot.frontier.iter().for_each(|word| word.store(0, Ordering::Relaxed));
         slot.promised.store(initial, Ordering::Relaxed);
         slot.value.store(initial, Ordering::Release);
         Ok(index)
@@ -220,8 +231,45 @@ impl SemaphoreTable {
         }
     }
 
-    /// Records that `producer` will raise the semaphore to `value`.
+    /// The frontier recorded with `producer`, if the record still names it (a later signal may
+    /// have replaced it: then nothing is known, which only costs elision).
+    #[inline]
+    pub fn queued_frontier(&self, index: u32, producer: Producer) -> Option<Frontier> {
+        let slot = self.slot(index);
+        let expected = producer.pack();
+        loop {
+            let before = slot.sequence.load(Ordering::Acquire);
+            if before & 1 == 1 {
+                core::hint::spin_loop();
+                continue;
+            }
+            if slot.producer.load(Ordering::Acquire) != expected {
+                return None;
+            }
+            // Up to the list's end marker; the words after it may be stale.
+            let mut words = [0; FRONTIER_ENTRIES];
+            for (word, stored) in words.iter_mut().zip(&slot.frontier) {
+                *word = stored.load(Ordering::Acquire);
+                if *word == 0 {
+                    break;
+                }
+            }
+            if slot.sequence.load(Ordering::Acquire) == before {
+                // Zero from the first 0 on, as a frontier's words are.
+                return Some(Frontier::from_dense_words(words));
+            }
+        }
+    }
+
+    /// Records that `producer` will raise the semaphore to `value`, with no frontier.
     pub fn record_queued_signal(&self, index: u32, value: u64, producer: Producer) {
+        self.record_queued_signal_with_frontier(index, value, producer, &Frontier::EMPTY);
+    }
+
+    /// Records that `producer` will raise the semaphore to `value`, and what its queue had reached
+    /// before it (`frontier`).
+    #[inline]
+    pub fn record_queued_signal_with_frontier(&self, index: u32, value: u64, producer: Producer, frontier: &Frontier) {
         let slot = self.slot(index);
         loop {
             let sequence = slot.sequence.load(Ordering::Relaxed);
@@ -235,6 +283,13 @@ impl SemaphoreTable {
                 slot.queued_before.store(previous.max(slot.value.load(Ordering::Relaxed)), Ordering::Release);
                 slot.queued_value.store(value, Ordering::Release);
                 slot.producer.store(producer.pack(), Ordering::Release);
+                // Up to the list's end marker: readers ignore the words after the first 0.
+                for (word, stored) in frontier.words().iter().zip(&slot.frontier) {
+                    stored.store(*word, Ordering::Release);
+                    if *word == 0 {
+                        break;
+                    }
+                }
                 slot.promised.fetch_max(value, Ordering::AcqRel);
                 slot.sequence.store(sequence + 2, Ordering::Release);
                 return;
@@ -319,6 +374,73 @@ mod tests {
         assert_eq!(table.value(slot), 2);
         assert_eq!(table.wait_source(slot, 2), WaitSource::Satisfied);
         assert_eq!(table.highest_promised(slot), 5);
+    }
+
+    #[test]
+    fn the_record_carries_its_producers_frontier() {
+        let table = SemaphoreTable::new(1);
+        let slot = table.allocate(0).unwrap();
+        let first = Producer { queue: 1, epoch: 7 };
+        let mut reached = Frontier::EMPTY;
+        reached.insert(0, 3);
+        reached.insert(2, 9);
+        table.record_queued_signal_with_frontier(slot, 1, first, &reached);
+        assert_eq!(table.queued_frontier(slot, first), Some(reached));
+        // A shorter frontier replaces a longer one entirely.
+        let second = Producer { queue: 2, epoch: 10 };
+        let mut shorter = Frontier::EMPTY;
+        shorter.insert(1, 7);
+        table.record_queued_signal_with_frontier(slot, 2, second, &shorter);
+        assert_eq!(table.queued_frontier(slot, second), Some(shorter));
+        assert_eq!(table.queued_frontier(slot, first), None, "a replaced record tells nothing about its producer");
+        table.record_queued_signal(slot, 3, first);
+        assert_eq!(table.queued_frontier(slot, first), Some(Frontier::EMPTY));
+        table.release(slot);
+        let reused = table.allocate(0).unwrap();
+        assert_eq!(table.queued_frontier(reused, first), None, "a reused slot has no record");
+    }
+
+    #[test]
+    fn readers_see_a_frontier_matching_the_producer_under_concurrent_records() {
+        // The writer alternates two producers, each with its own frontier; a reader asking for
+        // one producer's frontier must get exactly that one or nothing, never the other's.
+        let producers = [Producer { queue: 1, epoch: 5 }, Producer { queue: 3, epoch: 9 }];
+        let frontiers = producers.map(|producer| {
+            let mut frontier = Frontier::EMPTY;
+            for queue in 0..producer.epoch as u16 - 1 {
+                frontier.insert(queue + 10, producer.epoch);
+            }
+            frontier
+        });
+        let table = Arc::new(SemaphoreTable::new(1));
+        let slot = table.allocate(0).unwrap();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (table, stop) = (table.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut value = 1;
+                while !stop.load(Ordering::Relaxed) {
+                    let which = (value % 2) as usize;
+                    table.record_queued_signal_with_frontier(slot, value, producers[which], &frontiers[which]);
+                    value += 1;
+                }
+            })
+        };
+        let mut seen = [0u32; 2];
+        let deadline = Instant::now() + std::time::Duration::from_secs(10);
+        for round in 0.. {
+            let which = round % 2;
+            if let Some(frontier) = table.queued_frontier(slot, producers[which]) {
+                assert_eq!(frontier, frontiers[which], "{:?}", producers[which]);
+                seen[which] += 1;
+            }
+            if seen.iter().all(|count| *count >= 1000) || Instant::now() > deadline {
+                break;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        writer.join().unwrap();
+        assert!(seen.iter().all(|count| *count > 0), "both producers were read: {seen:?}");
     }
 
     #[test]

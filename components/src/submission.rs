@@ -12,6 +12,7 @@ use aqueduct_abi::ImplicitKernargs;
 use bevy_ecs::prelude::*;
 
 use crate::Retained;
+use crate::frontier::Frontier;
 use crate::program::{ProgramRun, SegmentPlan};
 use crate::semaphore_table::Producer;
 
@@ -121,6 +122,13 @@ pub struct DeviceWait {
     pub semaphore: u32,
     /// Whether a barrier packet waits on it; false when queue order or the frontier covers it.
     pub barrier: bool,
+    /// A covered wait that holds only if this queue's epoch `via` succeeds (the frontier entry
+    /// covering it is still pending on that epoch's barriers); 0 when unconditional.
+    pub via: u64,
+    /// The device signal a barrier waits on, named at admission so publication needs no lookup:
+    /// the producer queue's epoch signal (BarrierValue) or the producer epoch's own signal
+    /// (BarrierAnd; 0 when that epoch was reclaimed first, and the packet names nothing).
+    pub signal: u64,
     /// BarrierAnd: whether the barrier named the producer's per-epoch signal (and so holds one
     /// of its `slot_users` until this epoch is reclaimed).
     pub slot_named: bool,
@@ -158,8 +166,6 @@ pub enum Verdict {
 /// its signals; it never turns into a barrier that passes, a null pointer or kernel object 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SubmissionFault {
-    /// A device wait names a producer queue the device directory does not hold.
-    UnknownProducerQueue { queue: u16 },
     /// A program payload without its finished image.
     NoProgramImage,
     /// A program payload whose cursor is already past its return.
@@ -183,9 +189,6 @@ pub enum SubmissionFault {
 impl core::fmt::Display for SubmissionFault {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match *self {
-            Self::UnknownProducerQueue { queue } => {
-                write!(f, "a device wait names queue {queue}, which the device does not hold")
-            }
             Self::NoProgramImage => f.write_str("the command buffer's program image is missing"),
             Self::ProgramFinished => f.write_str("the command-buffer execution already returned"),
             Self::MissingBlock { block } => write!(f, "program block {block} does not exist or cannot be read"),
@@ -216,6 +219,8 @@ pub struct AdmissionPlan {
     pub verdict: Verdict,
     /// Device-side waits, one per producer queue (the latest epoch of each).
     pub device_waits: Vec<DeviceWait>,
+    /// What the producers of the barriers are known to have reached (their records' frontiers).
+    pub frontier: Frontier,
     /// AQL packets reserved: one per device-wait barrier, plus the payload packet.
     pub packets: u64,
     /// First reserved AQL packet id.
@@ -235,6 +240,7 @@ impl AdmissionPlan {
     pub fn clear(&mut self) {
         self.verdict = Verdict::Pending;
         self.device_waits.clear();
+        self.frontier = Frontier::EMPTY;
         self.packets = 0;
         self.first_packet = 0;
         self.kernarg_address = 0;

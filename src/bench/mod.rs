@@ -12,7 +12,9 @@
 //! - `scale/queues=Q` for Q in 1, 2, 4;
 //! - `cb/record/N`, `cb/static/N`, `cb/dynamic_extra/N` for N in 1, 16, 512, 5000: command-buffer
 //!   dispatch chains (recording, prebuilt replay, and the extra of recording per execution);
-//! - `clip/cCd16` for C in 1, 2, 4, 8: the CLIP-shaped program, per item.
+//! - `clip/cCd16` for C in 1, 2, 4, 8: the CLIP-shaped program, per item;
+//! - `diamond/waits`: diamonds of cross-queue waits over 4 queues, per submission (its note gives
+//!   the barriers emitted against the waits asked for).
 //!
 //! Host-cost (`submit`) shapes run on retire-only soft queues; `e2e` shapes execute for real.
 
@@ -41,12 +43,29 @@ pub struct Shape<'a> {
     pub name: String,
     pub ops_per_rep: u64,
     run: Box<dyn FnMut() -> Result<Sample, EngineError> + 'a>,
+    /// A line printed under the table (never part of the JSON schema): counts a row cannot carry.
+    note: Option<Box<dyn Fn() -> String + 'a>>,
 }
 
 impl<'a> Shape<'a> {
     fn new(name: String, ops_per_rep: u64, run: impl FnMut() -> Result<Sample, EngineError> + 'a) -> Self {
-        Self { name, ops_per_rep, run: Box::new(run) }
+        Self { name, ops_per_rep, run: Box::new(run), note: None }
     }
+}
+
+/// `diamond/waits`, with a note of the barriers its waits cost.
+fn diamond_shape(rig: &Rig) -> Shape<'_> {
+    let counts = std::rc::Rc::new(shapes::WaitCounts::default());
+    let seen = counts.clone();
+    let mut shape = Shape::new("diamond/waits".into(), 4 * shapes::DIAMONDS, move || shapes::diamonds(rig, &counts));
+    shape.note = Some(Box::new(move || {
+        let (requested, emitted) = (seen.requested.get(), seen.emitted.get());
+        format!(
+            "{emitted} device barriers for {requested} cross-queue waits ({:.1} % of the waits elided)",
+            100.0 * requested.saturating_sub(emitted) as f64 / requested.max(1) as f64
+        )
+    }));
+    shape
 }
 
 /// Items each CLIP lane submits per repetition.
@@ -104,6 +123,7 @@ pub fn shapes<'a>(rig: &'a Rig, cb_rig: &'a CommandBufferRig, quick: bool) -> Ve
             command_buffers::clip(cb_rig, concurrency, items)
         }));
     }
+    list.push(diamond_shape(rig));
     list
 }
 
@@ -113,7 +133,16 @@ fn repetitions(quick: bool) -> (usize, usize) {
 }
 
 /// Runs the suite. `progress(done, total, name)` is called before each shape.
-pub fn run(options: &BenchOptions, mut progress: impl FnMut(usize, usize, &str)) -> Result<Report, EngineError> {
+pub fn run(options: &BenchOptions, progress: impl FnMut(usize, usize, &str)) -> Result<Report, EngineError> {
+    run_with_notes(options, progress).map(|(report, _)| report)
+}
+
+/// [`run`], plus the notes of the shapes that have one (`name: note`), which the JSON report
+/// does not carry.
+pub fn run_with_notes(
+    options: &BenchOptions,
+    mut progress: impl FnMut(usize, usize, &str),
+) -> Result<(Report, Vec<String>), EngineError> {
     kernels::register_bench_kernels();
     // Rings deep enough that a 5000-dispatch chain and 16 CLIP items in flight (12,672 packets)
     // replay from the submitting thread instead of parking for room.
@@ -141,6 +170,7 @@ pub fn run(options: &BenchOptions, mut progress: impl FnMut(usize, usize, &str))
     let limit = limit_row.median.max(f64::MIN_POSITIVE);
     limit_row.ratio_to_limit = 1.0;
     let mut results = vec![limit_row];
+    let mut notes = Vec::new();
 
     for (index, mut shape) in selected.into_iter().enumerate() {
         progress(index + 1, total, &shape.name);
@@ -151,14 +181,18 @@ pub fn run(options: &BenchOptions, mut progress: impl FnMut(usize, usize, &str))
         let mut row = measure::summarize(&shape.name, shape.ops_per_rep, &samples);
         row.ratio_to_limit = row.median / limit;
         results.push(row);
+        if let Some(note) = &shape.note {
+            notes.push(format!("{}: {}", shape.name, note()));
+        }
     }
     progress(total, total, "done");
-    Ok(Report {
+    let report = Report {
         provider: device.provider().to_string(),
         agent,
         cpu: measure::cpu_model(),
         cores: std::thread::available_parallelism().map(usize::from).unwrap_or(1),
         limit_ns_per_packet: limit,
         results,
-    })
+    };
+    Ok((report, notes))
 }

@@ -283,6 +283,49 @@ pub fn scaling(rig: &Rig, queues: usize) -> Result<Sample, EngineError> {
     Ok(Sample { wall: ended - began, host_cpu: results.iter().map(|result| result.2).sum() })
 }
 
+/// Diamonds per repetition of `diamond/waits`.
+pub const DIAMONDS: u64 = 128;
+
+/// Cross-queue waits `diamond/waits` asked for and device-side barriers its queues emitted,
+/// summed over every repetition (warm-up included).
+#[derive(Debug, Default)]
+pub struct WaitCounts {
+    pub requested: std::cell::Cell<u64>,
+    pub emitted: std::cell::Cell<u64>,
+}
+
+/// [`DIAMONDS`] diamonds of barrier submissions over the 4 retire-only queues: A (waiting on the
+/// previous diamond's D) → B and C (each waiting on A) → D (waiting on B, C and A). D's wait on A
+/// is covered through B's producer record (B's epoch waited on A's), so it needs no barrier.
+/// One operation is one submission; `counts` records what the waits cost in barriers.
+pub fn diamonds(rig: &Rig, counts: &WaitCounts) -> Result<Sample, EngineError> {
+    let queues = &rig.host;
+    let [a, b, c, d] = [(); 4].map(|_| rig.device.create_semaphore(0));
+    let (a, b, c, d) = (a?, b?, c?, d?);
+    let emitted = || queues.iter().map(|queue| queue.stats().device_waits).sum::<u64>();
+    let before = emitted();
+    let sample = timed(
+        || {
+            for step in 1..=DIAMONDS {
+                let previous = [d.at(step - 1)];
+                queues[0].barrier(&previous[..usize::from(step > 1)], &[a.at(step)])?;
+                queues[1].barrier(&[a.at(step)], &[b.at(step)])?;
+                queues[2].barrier(&[a.at(step)], &[c.at(step)])?;
+                queues[3].barrier(&[b.at(step), c.at(step), a.at(step)], &[d.at(step)])?;
+            }
+            Ok(())
+        },
+        || d.wait(DIAMONDS, WAIT),
+        false,
+    )?;
+    if d.value() != DIAMONDS {
+        return Err(mismatch("diamond semaphore", DIAMONDS, d.value()));
+    }
+    counts.requested.set(counts.requested.get() + 6 * DIAMONDS - 1);
+    counts.emitted.set(counts.emitted.get() + emitted() - before);
+    Ok(sample)
+}
+
 /// The physical-limit baseline: [`LIMIT_PACKETS`] packets written and release-published.
 pub fn limit(ring: &mut aqueduct_hsa::ring::BaselineRing) -> Sample {
     let (wall, cpu) = (Instant::now(), thread_cpu_time());

@@ -11,7 +11,7 @@ pub fn run(options: BenchOptions, json: bool) -> CliResult {
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let report = aqueduct::bench::run(&options, |done, total, name| {
+    let (report, notes) = aqueduct::bench::run_with_notes(&options, |done, total, name| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
         bar.set_message(name.to_string());
@@ -19,6 +19,8 @@ pub fn run(options: BenchOptions, json: bool) -> CliResult {
     bar.finish_and_clear();
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
+        // Notes are not part of the schema: stderr, so stdout stays one JSON document.
+        notes.iter().for_each(|note| eprintln!("{note}"));
         return Ok(());
     }
     println!(
@@ -33,6 +35,7 @@ pub fn run(options: BenchOptions, json: bool) -> CliResult {
         );
     }
     println!("(ns per operation; medians of the repetitions)");
+    notes.iter().for_each(|note| println!("{note}"));
     Ok(())
 }
 

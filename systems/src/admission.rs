@@ -4,13 +4,20 @@
 //! Waits are resolved in tiers, cheapest first:
 //! 1. the semaphore already holds the value → dropped;
 //! 2. its producer is this queue → dropped (the queue runs in order);
-//! 3. the producer's epoch already retired, or this queue's frontier covers it → dropped;
-//! 4. the producer is another queue of the device → one device-side barrier per producer queue;
+//! 3. the producer's epoch already retired, or this queue's frontier covers it (directly or
+//!    through what earlier barriers' producers had reached) → dropped;
+//! 4. the producer is another queue of the device → one device-side barrier per producer queue,
+//!    unless another barrier of the same submission has a producer whose record shows it already
+//!    followed this one → dropped;
 //! 5. no known producer (wait-before-signal, host-signalled) → [`Verdict::Defer`].
+//!
+//! Every dropped wait on another queue stays in the plan as a covered wait, so its semaphore's
+//! failure still fails the submission at reclaim.
 
 use core::sync::atomic::Ordering;
 
 use aqueduct_components::directory::{CrossQueueWait, QueueEndpoint};
+use aqueduct_components::frontier::{Cover, Frontier};
 use aqueduct_components::program::SegmentEnd;
 use aqueduct_components::queue_state::QueueRings;
 use aqueduct_components::semaphore_table::{Producer, WaitSource};
@@ -26,6 +33,7 @@ pub const BARRIER_AND_DEPENDENCIES: usize = 5;
 /// Resolves the staged waits into `plan.device_waits` without reserving anything.
 pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut AdmissionPlan) -> Verdict {
     plan.device_waits.clear();
+    plan.frontier = Frontier::EMPTY;
     let table = &rings.link.semaphores;
     for wait in &staged.waits {
         let producer = match table.wait_source(wait.semaphore, wait.value) {
@@ -34,8 +42,8 @@ pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut A
             WaitSource::Unknown => return Verdict::Defer,
             WaitSource::Queued(producer) => producer,
         };
-        let covered = if producer.queue == rings.index {
-            true
+        let (covered, via, signal) = if producer.queue == rings.index {
+            (true, 0, 0)
         } else {
             let Some(endpoint) = rings.link.directory.get(producer.queue) else { return Verdict::Defer };
             // The producer's drained epoch, not its live epoch signal: the signal's cache line
@@ -46,12 +54,37 @@ pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut A
             if retired && let Some(failure) = table.failure(wait.semaphore) {
                 return Verdict::DependencyFailed(failure);
             }
-            retired || rings.frontier[usize::from(producer.queue)] >= producer.epoch
+            match rings.frontier.cover(producer) {
+                _ if retired => (true, 0, 0),
+                Cover::Known => (true, 0, 0),
+                Cover::Pending { via } => (true, via, 0),
+                Cover::No => {
+                    // What the producer's queue had reached before it, read with the record so
+                    // it belongs to this producer (a replaced record gives nothing: no elision).
+                    if let Some(reached) = table.queued_frontier(wait.semaphore, producer) {
+                        rings.frontier.collect(rings.index, &reached, &mut plan.frontier);
+                    }
+                    // BarrierAnd names the producer epoch's own signal when the slot is claimed.
+                    let signal = match rings.strategy {
+                        CrossQueueWait::BarrierValue => endpoint.epoch_signal,
+                        CrossQueueWait::BarrierAnd => 0,
+                    };
+                    (false, 0, signal)
+                }
+            }
         };
         add_wait(
             &mut plan.device_waits,
-            DeviceWait { producer, semaphore: wait.semaphore, barrier: !covered, slot_named: false },
+            DeviceWait { producer, semaphore: wait.semaphore, barrier: !covered, via, signal, slot_named: false },
         );
+    }
+    // A barrier's producer that another barrier's producer already followed needs no packet: the
+    // later barrier passes only after it. A producer's record never lists its own queue, and
+    // "followed" runs in publication order, so two barriers never drop each other.
+    if !plan.frontier.is_empty() {
+        for wait in plan.device_waits.iter_mut().filter(|wait| wait.barrier) {
+            wait.barrier = !plan.frontier.covers(wait.producer);
+        }
     }
     Verdict::Admitted
 }
@@ -163,21 +196,55 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
     plan.kernarg_end = end;
     plan.epoch = epoch;
     plan.verdict = Verdict::Admitted;
+    if rings.strategy == CrossQueueWait::BarrierAnd {
+        name_epoch_slots(rings, &mut plan.device_waits);
+    }
+    // Publication always writes these barriers (a payload fault replaces only the payload), so
+    // their producers are reached once this epoch retires, and so is everything their records
+    // list: device barriers plus the barrier bit on every packet make "queue X reached epoch e"
+    // transitive. The records' entries stay conditional on this epoch until it is reclaimed
+    // (`QueueFrontier` says why); the producer records below carry only unconditional ones.
+    let barriers = plan.device_waits.iter().filter(|wait| wait.barrier).map(|wait| wait.producer);
+    rings.frontier.admitted_epoch(rings.index, epoch, barriers, &plan.frontier);
     if staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return {
         record_producers(rings, staged, epoch);
     }
 }
 
-/// Records this queue's epoch as the producer of each signal, so a later wait (on this queue in
-/// the same pass, or on another queue) resolves to it. Written at admission, not publication:
-/// the epoch is reserved and will retire (as passing barriers if publication faults, with its
-/// signals failed), and a batch's later rows must see it before they are admitted.
+/// BarrierAnd: claims a use of each barrier producer's per-epoch signal and names it, or names
+/// nothing when that epoch was already reclaimed (its slot may be reused, and the wait is
+/// satisfied anyway).
+fn name_epoch_slots(rings: &QueueRings, waits: &mut [DeviceWait]) {
+    for wait in waits.iter_mut().filter(|wait| wait.barrier) {
+        // Wait resolution found every barrier's producer queue, and directory entries are never
+        // removed.
+        let Some(endpoint) = rings.link.directory.get(wait.producer.queue) else { continue };
+        let users = &endpoint.slot_users[endpoint.slot_index(wait.producer.epoch)];
+        users.fetch_add(1, Ordering::SeqCst);
+        // Paired with the producer's SeqCst check of `slot_users` before reuse: either it sees
+        // our claim and waits, or we see the reclaim and name nothing.
+        if endpoint.reclaimed.load(Ordering::SeqCst) >= wait.producer.epoch {
+            users.fetch_sub(1, Ordering::SeqCst);
+            continue;
+        }
+        wait.slot_named = true;
+        wait.signal = endpoint.slot_signal(wait.producer.epoch);
+    }
+}
+
+/// Records this queue's epoch as the producer of each signal, with what the queue is known to
+/// have reached, so a later wait (on this queue in the same pass, or on another queue) resolves
+/// to it. Written at admission, not publication: the epoch is reserved and will retire (its
+/// payload as passing barriers if publication faults, with its signals failed), and a batch's
+/// later rows must see it before they are admitted.
 fn record_producers(rings: &QueueRings, staged: &StagedSubmission, epoch: u64) {
+    let reached = rings.frontier.published();
     for signal in &staged.signals {
-        rings.link.semaphores.record_queued_signal(
+        rings.link.semaphores.record_queued_signal_with_frontier(
             signal.semaphore,
             signal.value,
             Producer { queue: rings.index, epoch },
+            reached,
         );
     }
 }
@@ -211,7 +278,14 @@ mod tests {
     use super::*;
 
     fn wait(queue: u16, epoch: u64, semaphore: u32) -> DeviceWait {
-        DeviceWait { producer: Producer { queue, epoch }, semaphore, barrier: true, slot_named: false }
+        DeviceWait {
+            producer: Producer { queue, epoch },
+            semaphore,
+            barrier: true,
+            via: 0,
+            signal: 0,
+            slot_named: false,
+        }
     }
 
     #[test]

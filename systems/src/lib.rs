@@ -124,7 +124,7 @@ pub fn build_queue_world(
         strategy: endpoint.strategy,
         epoch_signal: endpoint.epoch_signal,
         endpoint,
-        frontier: [0; aqueduct_components::MAX_QUEUES],
+        frontier: aqueduct_components::frontier::QueueFrontier::default(),
         link,
         failure: None,
     });

@@ -13,7 +13,7 @@ use aqueduct_abi::{
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE};
 use aqueduct_components::program::{Cursor, SegmentEnd};
 use aqueduct_components::queue_state::QueueRings;
-use aqueduct_components::semaphore_table::{FailureRecord, Producer};
+use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission, SubmissionFault, SubmissionRows};
 use aqueduct_hsa::ring::AqlRing;
 
@@ -52,15 +52,9 @@ pub fn publish(
     let mut id = plan.first_packet;
     let ring = rings.ring;
     let mut wait_headers = 0u64;
-    let mut fault = None;
     match rings.strategy {
         CrossQueueWait::BarrierValue => {
             for wait in plan.device_waits.iter().filter(|wait| wait.barrier) {
-                // Admission deferred waits on unregistered queues, so the lookup succeeds.
-                let Some(producer) = rings.link.directory.get(wait.producer.queue) else {
-                    fault = Some(SubmissionFault::UnknownProducerQueue { queue: wait.producer.queue });
-                    break;
-                };
                 // Retired epochs = EPOCH_BASE - value ≥ epoch  ⇔  value < EPOCH_BASE - epoch + 1.
                 let packet = BarrierValuePacket {
                     header: VendorPacketHeader {
@@ -68,7 +62,7 @@ pub fn publish(
                         amd_format: amd_format::BARRIER_VALUE,
                         reserved: 0,
                     },
-                    signal: producer.epoch_signal,
+                    signal: wait.signal,
                     value: EPOCH_BASE - wait.producer.epoch as i64 + 1,
                     mask: -1,
                     cond: SignalCondition::Lt as u32,
@@ -81,28 +75,14 @@ pub fn publish(
             }
         }
         CrossQueueWait::BarrierAnd => {
-            let mut packet = BarrierAndPacket::default();
-            let mut filled = 0;
-            for wait in plan.device_waits.iter_mut().filter(|wait| wait.barrier) {
-                match name_epoch_slot(rings, wait.producer) {
-                    Ok(Some(signal)) => {
-                        wait.slot_named = true;
-                        packet.dep_signal[filled] = signal;
-                    }
-                    Ok(None) => {}
-                    Err(error) => {
-                        fault = Some(error);
-                        break;
-                    }
+            // Admission named the signals (0 for an epoch reclaimed first: no dependency).
+            let barriers: u64 = plan.device_waits.iter().filter(|wait| wait.barrier).count() as u64;
+            let mut signals = plan.device_waits.iter().filter(|wait| wait.barrier).map(|wait| wait.signal);
+            for _ in 0..barriers.div_ceil(BARRIER_AND_DEPENDENCIES as u64) {
+                let mut packet = BarrierAndPacket::default();
+                for (slot, signal) in packet.dep_signal.iter_mut().zip(signals.by_ref()) {
+                    *slot = signal;
                 }
-                filled += 1;
-                if filled == BARRIER_AND_DEPENDENCIES {
-                    // SAFETY: reserved packet, as above.
-                    unsafe { ring.write_body(id, &packet) };
-                    (id, wait_headers, filled, packet) = (id + 1, wait_headers + 1, 0, BarrierAndPacket::default());
-                }
-            }
-            if filled > 0 {
                 // SAFETY: reserved packet, as above.
                 unsafe { ring.write_body(id, &packet) };
                 id += 1;
@@ -110,8 +90,8 @@ pub fn publish(
             }
         }
     }
+    let mut fault = None;
     let payload = match staged.payload {
-        _ if fault.is_some() => None,
         Payload::Barrier => {
             let packet = BarrierAndPacket { completion_signal: completion, ..Default::default() };
             // SAFETY: the last reserved packet.
@@ -135,9 +115,12 @@ pub fn publish(
         }
     };
     let failure = fault.map(|fault| {
-        // SAFETY: admission reserved `plan.packets` packets from `plan.first_packet`; none of
-        // their headers is published yet.
-        unsafe { write_passing_barriers(&ring, plan.first_packet, plan.packets, completion) };
+        // The wait barriers stay: admission advanced the frontier and the producer records on
+        // the promise that they run. Only the payload becomes barriers that pass.
+        publish_headers(rings, staged, plan, wait_headers, id, None, false);
+        // SAFETY: admission reserved `plan.packets` packets from `plan.first_packet`; the
+        // payload's, from `id`, have no header published yet.
+        unsafe { write_passing_barriers(&ring, id, plan.first_packet + plan.packets - id, completion) };
         staged.program.cursor = aqueduct_components::program::Cursor::Done;
         rings
             .link
@@ -145,15 +128,16 @@ pub fn publish(
             .record_failure(FailureRecord { status: None, message: format!("submission fault: {fault}") })
     });
     if failure.is_none() {
-        publish_headers(rings, staged, plan, wait_headers, id, payload);
+        publish_headers(rings, staged, plan, wait_headers, id, payload, true);
     }
 
     record_epoch(rings, staged, plan, rows, failure);
     fault.map_or(Ok(()), Err)
 }
 
-/// Stores the header words in order. The processor may start on the first while later ones are
-/// still stores away, which is fine: every body is written. The pass rings the doorbell.
+/// Stores the header words in order: the wait barriers', then (with `with_payload`) the
+/// payload's. The processor may start on the first while later ones are still stores away, which
+/// is fine: every body is written. The pass rings the doorbell.
 fn publish_headers(
     rings: &QueueRings,
     staged: &StagedSubmission,
@@ -161,6 +145,7 @@ fn publish_headers(
     wait_headers: u64,
     id: u64,
     payload: Option<(PacketHeader, u16)>,
+    with_payload: bool,
 ) {
     let ring = rings.ring;
     let first = plan.first_packet;
@@ -172,6 +157,9 @@ fn publish_headers(
     for offset in 0..wait_headers {
         // SAFETY: bodies of the reserved packets are written.
         unsafe { ring.publish(first + offset, wait_header, wait_setup) };
+    }
+    if !with_payload {
+        return;
     }
     match payload {
         // SAFETY: as above.
@@ -205,8 +193,7 @@ unsafe fn write_passing_barriers(ring: &AqlRing, first: u64, count: u64, complet
     }
 }
 
-/// Moves the published submission's signals and retained resources into its epoch row, and
-/// advances the frontier and the producer records.
+/// Moves the published submission's signals and retained resources into its epoch row.
 fn record_epoch(
     rings: &mut QueueRings,
     staged: &mut StagedSubmission,
@@ -215,11 +202,6 @@ fn record_epoch(
     failure: Option<u32>,
 ) {
     let epoch = plan.epoch;
-    // A failed epoch waited on nothing, so it covers nothing for later submissions.
-    for wait in plan.device_waits.iter().filter(|wait| wait.barrier && failure.is_none()) {
-        let seen = &mut rings.frontier[usize::from(wait.producer.queue)];
-        *seen = (*seen).max(wait.producer.epoch);
-    }
     // A program's earlier segments signal nothing and keep nothing: the execution's signals and
     // retained resources stay with it until its final segment.
     let final_segment =
@@ -241,25 +223,6 @@ fn record_epoch(
         waits.0.extend_from_slice(&plan.device_waits);
     }
     rings.endpoint.submitted.store(epoch, Ordering::Release);
-}
-
-/// BarrierAnd: claims a use of the producer's per-epoch signal, or `None` when that epoch was
-/// already reclaimed (its slot may be reused, and the wait is satisfied anyway).
-fn name_epoch_slot(rings: &QueueRings, producer: Producer) -> Result<Option<u64>, SubmissionFault> {
-    let endpoint = rings
-        .link
-        .directory
-        .get(producer.queue)
-        .ok_or(SubmissionFault::UnknownProducerQueue { queue: producer.queue })?;
-    let users = &endpoint.slot_users[endpoint.slot_index(producer.epoch)];
-    users.fetch_add(1, Ordering::SeqCst);
-    // Paired with the producer's SeqCst check of `slot_users` before reuse: either it sees our
-    // claim and waits, or we see the reclaim and name nothing.
-    if endpoint.reclaimed.load(Ordering::SeqCst) >= producer.epoch {
-        users.fetch_sub(1, Ordering::SeqCst);
-        return Ok(None);
-    }
-    Ok(Some(endpoint.slot_signal(producer.epoch)))
 }
 
 /// Publication for every row the pass admitted, then one doorbell store for all of them. A row

@@ -4,7 +4,8 @@
 use core::sync::atomic::Ordering;
 
 use aqueduct_components::directory::{CrossQueueWait, QueueEndpoint};
-use aqueduct_components::queue_state::QueueRings;
+use aqueduct_components::queue_state::{DeviceLink, QueueRings};
+use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_components::submission::{DeviceWait, SignalOp};
 
 use crate::EpochRows;
@@ -21,7 +22,7 @@ pub struct DrainOutcome {
 
 /// Folds consecutive signals of one semaphore into one store.
 struct Coalescer<'a> {
-    rings: &'a QueueRings,
+    table: &'a SemaphoreTable,
     pending: Option<SignalOp>,
     outcome: DrainOutcome,
 }
@@ -32,8 +33,7 @@ impl Coalescer<'_> {
             Some(pending) if pending.semaphore == signal.semaphore => pending.value = pending.value.max(signal.value),
             pending => {
                 if let Some(previous) = pending.replace(signal) {
-                    self.outcome.signals +=
-                        u64::from(self.rings.link.semaphores.signal(previous.semaphore, previous.value));
+                    self.outcome.signals += u64::from(self.table.signal(previous.semaphore, previous.value));
                 }
             }
         }
@@ -41,28 +41,28 @@ impl Coalescer<'_> {
 
     fn fail(&mut self, signal: SignalOp, failure: u32) {
         self.flush();
-        self.outcome.failures += u64::from(self.rings.link.semaphores.fail(signal.semaphore, failure));
+        self.outcome.failures += u64::from(self.table.fail(signal.semaphore, failure));
     }
 
     fn flush(&mut self) {
         if let Some(previous) = self.pending.take() {
-            self.outcome.signals += u64::from(self.rings.link.semaphores.signal(previous.semaphore, previous.value));
+            self.outcome.signals += u64::from(self.table.signal(previous.semaphore, previous.value));
         }
     }
 }
 
 /// The failure, if any, of a semaphore this epoch waited on from the device.
-fn failed_dependency(rings: &QueueRings, waits: &[DeviceWait]) -> Option<u32> {
-    waits.iter().find_map(|wait| rings.link.semaphores.failure(wait.semaphore))
+fn failed_dependency(table: &SemaphoreTable, waits: &[DeviceWait]) -> Option<u32> {
+    waits.iter().find_map(|wait| table.failure(wait.semaphore))
 }
 
 /// Gives back the producers' per-epoch signals this epoch's barriers named (BarrierAnd).
-fn release_slots(rings: &QueueRings, waits: &[DeviceWait]) {
-    if rings.strategy != CrossQueueWait::BarrierAnd {
+fn release_slots(link: &DeviceLink, strategy: CrossQueueWait, waits: &[DeviceWait]) {
+    if strategy != CrossQueueWait::BarrierAnd {
         return;
     }
     for wait in waits.iter().filter(|wait| wait.slot_named) {
-        if let Some(endpoint) = rings.link.directory.get(wait.producer.queue) {
+        if let Some(endpoint) = link.directory.get(wait.producer.queue) {
             endpoint.slot_users[endpoint.slot_index(wait.producer.epoch)].fetch_sub(1, Ordering::SeqCst);
         }
     }
@@ -78,14 +78,22 @@ pub fn drain(rings: &mut QueueRings, rows: &mut EpochRows, retired: u64) -> Drai
         return DrainOutcome::default();
     }
     let mut kernarg_end = rings.kernargs.reclaimed;
-    let mut coalescer = Coalescer { rings, pending: None, outcome: DrainOutcome::default() };
+    let submitted = rings.epochs.submitted;
+    let mut coalescer = Coalescer { table: &rings.link.semaphores, pending: None, outcome: DrainOutcome::default() };
     for epoch in first..=last {
-        let Ok((row, signals, _, waits)) = rows.get(coalescer.rings.epochs.row(epoch)) else { continue };
-        match row.failure.or_else(|| failed_dependency(coalescer.rings, &waits.0)) {
+        let Ok((row, signals, _, waits)) = rows.get(rings.epochs.row(epoch)) else { continue };
+        // A covered wait whose cover came through an earlier epoch's barriers (`via`) fails with
+        // that epoch; epochs drain in order, so its outcome is settled by now.
+        let failure = row
+            .failure
+            .or_else(|| failed_dependency(coalescer.table, &waits.0))
+            .or_else(|| rings.frontier.via_failure(&waits.0));
+        match failure {
             None => signals.0.iter().for_each(|signal| coalescer.push(*signal)),
             Some(failure) => signals.0.iter().for_each(|signal| coalescer.fail(*signal, failure)),
         }
-        release_slots(coalescer.rings, &waits.0);
+        release_slots(&rings.link, rings.strategy, &waits.0);
+        rings.frontier.settle(epoch, failure, submitted);
         kernarg_end = row.kernarg_end;
         coalescer.outcome.epochs += 1;
     }
@@ -122,11 +130,12 @@ pub fn fail_in_flight(rings: &mut QueueRings, rows: &mut EpochRows, failure: u32
         for signal in signals.0.drain(..) {
             outcome.failures += u64::from(rings.link.semaphores.fail(signal.semaphore, failure));
         }
-        release_slots(rings, &waits.0);
+        release_slots(&rings.link, rings.strategy, &waits.0);
         retained.0.clear();
         waits.0.clear();
         outcome.epochs += 1;
     }
+    rings.frontier.clear_pending();
     force_retire(rings);
     rings.epochs.reclaimed = rings.epochs.submitted;
     rings.kernargs.reclaimed = rings.kernargs.head;

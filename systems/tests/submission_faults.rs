@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use aqueduct_abi::block_program::{
     BindingSource, BlockBuf, BlockProgramBuf, FillCommand, ReturnCommand, TerminatorKind, validate,
 };
+use aqueduct_abi::{BarrierAndPacket, BarrierValuePacket, PacketType};
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
 use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, SegmentPlan};
 use aqueduct_components::queue_state::{DeviceLink, KernargRing};
@@ -108,30 +109,53 @@ fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
 }
 
 #[test]
-fn a_device_wait_on_a_queue_the_device_lacks_fails_the_submission_instead_of_passing() {
+fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
     let mut rig = rig();
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
+    let producer_signal = rig._hsa.signal_create(0).expect("signal").handle;
     {
         let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
         let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
         staged.clear();
+        staged.payload = Payload::Program;
+        staged.program.image = Some(fill_program(Box::new([])));
+        staged.program.block_limit = 16;
+        // Slot 2 is past this table, so the payload faults when it is written.
+        staged.program.bindings.push(rig.kernarg_base);
         staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
         admission::admit(&mut rings, &staged, &mut plan);
         assert_eq!(plan.verdict, Verdict::Admitted);
-        // Admission defers waits on unregistered queues; forge one that got past it, with a
-        // reserved slot for its barrier.
+        // A barrier as admission names one (its producer queue's epoch signal), with its packet
+        // reserved: admission has already advanced the frontier on the promise that it runs.
         let extra = rings.ring.try_reserve(1).expect("a free slot");
-        assert_eq!(extra, plan.first_packet + 1);
+        assert_eq!(extra, plan.first_packet + plan.packets);
         plan.packets += 1;
-        let producer = Producer { queue: 9, epoch: 1 };
-        plan.device_waits.push(DeviceWait { producer, semaphore: signalled, barrier: true, slot_named: false });
+        let producer = Producer { queue: 1, epoch: 1 };
+        plan.device_waits.push(DeviceWait {
+            producer,
+            semaphore: signalled,
+            barrier: true,
+            via: 0,
+            signal: producer_signal,
+            slot_named: false,
+        });
         let fault = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+        assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
+        // SAFETY: the slot belongs to this queue's ring and its packet is published; nothing
+        // consumes it before the doorbell below.
+        let wait = unsafe { core::ptr::read(rings.ring.slot_address(plan.first_packet) as *const BarrierValuePacket) };
+        assert_eq!(wait.header.header.packet_type(), Some(PacketType::VendorSpecific), "the wait is still a barrier");
+        assert_eq!((wait.signal, wait.value), (producer_signal, EPOCH_BASE), "on the named signal and epoch");
+        // SAFETY: as above.
+        let last = unsafe {
+            core::ptr::read(rings.ring.slot_address(plan.first_packet + plan.packets - 1) as *const BarrierAndPacket)
+        };
+        assert_eq!(last.header.packet_type(), Some(PacketType::BarrierAnd), "the payload became barriers that pass");
+        assert_eq!(last.dep_signal, [0; 5]);
         rings.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
-        assert_eq!(fault, Err(SubmissionFault::UnknownProducerQueue { queue: 9 }));
-        assert_eq!(rings.frontier[9], 0, "a failed epoch covers no later wait");
     }
-    let message = rig.drained_failure(signalled).expect("the signal fails, it is not raised");
-    assert!(message.contains("queue 9"), "{message}");
+    let message = rig.drained_failure(signalled).expect("the execution's signal fails");
+    assert!(message.contains("binding source 0"), "{message}");
 }
 
 #[test]
