@@ -15,7 +15,7 @@ use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, Submi
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_status_t};
-use aqueduct_systems::{StageState, ensure_free_row, reclaim, run_pass, schedule, stage_params};
+use aqueduct_systems::{StageState, SubmissionRowQuery, ensure_free_row, reclaim, run_pass, schedule, stage_params};
 use bevy_ecs::prelude::*;
 
 use crate::device::DeviceShared;
@@ -168,10 +168,9 @@ impl QueueShared {
         Ok(())
     }
 
-    /// Stages one operation as a submission row behind the pending ones. `stage` fills the
-    /// payload and kernarg recipe after the waits, signals and retained semaphores. With
-    /// `promise`, the signals are recorded as promised at once (a batch's rows, which a later row
-    /// of the same batch may not undercut before they are admitted).
+    /// Stages one operation as a submission row behind the pending ones (a batch's row). With
+    /// `promise`, the signals are recorded as promised at once: a later row of the same batch
+    /// may not undercut them before they are admitted.
     pub fn stage(
         &self,
         core: &mut QueueCore,
@@ -185,6 +184,21 @@ impl QueueShared {
         // Through the cached parameter state: its resource and component ids are resolved once,
         // not looked up per call.
         let (_, mut rows, mut query, _) = stage_params(&mut core.stages, &mut core.world);
+        self.fill_row(&mut rows, &mut query, waits, signals, promise, stage);
+        Ok(())
+    }
+
+    /// Takes a free row (one must exist), appends it to the pending rows, and fills it: waits,
+    /// signals and retained semaphores, then the payload and kernarg recipe from `stage`.
+    fn fill_row(
+        &self,
+        rows: &mut SubmissionRows,
+        query: &mut SubmissionRowQuery,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+        promise: bool,
+        stage: impl FnOnce(&mut StagedSubmission),
+    ) {
         let Some(entity) = rows.take_free() else { unreachable!("ensure_free_row left a free row") };
         let Ok((mut staged, _)) = query.get_mut(entity) else { unreachable!("submission rows keep their components") };
         staged.waits.extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
@@ -201,12 +215,14 @@ impl QueueShared {
             }
         }
         stage(&mut staged);
-        Ok(())
     }
 
     /// Submits one operation now: stages it and runs the stages, so it is published (or parked
     /// behind earlier work) when this returns. Inputs are validated by the caller; from here on,
     /// the only failures are the queue's or a dependency's.
+    ///
+    /// The common case (nothing pending before it, and the pass publishes it) fetches the
+    /// stages' parameters once and runs one pass; anything else goes to [`Self::run_pending`].
     pub fn submit(
         &self,
         waits: &[SemaphorePoint],
@@ -222,15 +238,55 @@ impl QueueShared {
         }
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("submit", queue = self.index).entered();
+        self.check_points(waits, signals)?;
         let mut guard = self.lock();
         let core = &mut *guard;
-        self.stage(core, waits, signals, false, stage)?;
+        ensure_free_row(&mut core.world);
+        let mut params = stage_params(&mut core.stages, &mut core.world);
+        let alone = params.1.pending.is_empty() && !params.1.parked;
+        self.fill_row(&mut params.1, &mut params.2, waits, signals, false, stage);
+        let mut first_fault = None;
+        if alone {
+            let was_idle = params.0.epochs.submitted == params.0.epochs.reclaimed;
+            run_pass(&mut params);
+            let pass = &params.1.pass;
+            self.account_pass(pass.packets, pass.device_waits, was_idle);
+            first_fault = pass.fault.map(EngineError::SubmissionFault);
+            // Published whole: not stopped, and no program segment left to run.
+            if params.1.pending.is_empty() {
+                self.counters.submissions.fetch_add(1, Ordering::Relaxed);
+                return first_fault.map_or(Ok(()), Err);
+            }
+        }
         let result = self.run_pending(core, PassMode::Immediate);
+        let result = match first_fault {
+            Some(fault) => Err(fault),
+            None => result,
+        };
         if !matches!(result, Err(EngineError::SubmissionTooLarge { .. } | EngineError::Backpressure { .. })) {
             // Refused for ring space, a submission never entered the queue and is not counted.
             self.counters.submissions.fetch_add(1, Ordering::Relaxed);
         }
         result.map(|_| ())
+    }
+
+    /// What follows a pass that published `packets`: the counters, a poke for a BarrierAnd
+    /// completion thread that was idle, and a wake-up for parked work elsewhere.
+    fn account_pass(&self, packets: u64, device_waits: u64, was_idle: bool) {
+        if packets == 0 {
+            return;
+        }
+        self.counters.packets.fetch_add(packets, Ordering::Relaxed);
+        if device_waits > 0 {
+            self.counters.device_waits.fetch_add(device_waits, Ordering::Relaxed);
+        }
+        // BarrierAnd completion threads sleep on the control signal while idle.
+        if self.endpoint.strategy == CrossQueueWait::BarrierAnd && was_idle {
+            self.device.poke(self.endpoint.control_signal);
+        }
+        if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
+            self.device.wake_deferred(Some(self.index));
+        }
     }
 
     /// Publishes every pending row (a batch's flush), or parks them behind parked work.
@@ -267,19 +323,7 @@ impl QueueShared {
             }
             let pass = &params.1.pass;
             let (packets, device_waits, fault, stop) = (pass.packets, pass.device_waits, pass.fault, pass.stop);
-            if packets > 0 {
-                self.counters.packets.fetch_add(packets, Ordering::Relaxed);
-                if device_waits > 0 {
-                    self.counters.device_waits.fetch_add(device_waits, Ordering::Relaxed);
-                }
-                // BarrierAnd completion threads sleep on the control signal while idle.
-                if self.endpoint.strategy == CrossQueueWait::BarrierAnd && was_idle {
-                    self.device.poke(self.endpoint.control_signal);
-                }
-                if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
-                    self.device.wake_deferred(Some(self.index));
-                }
-            }
+            self.account_pass(packets, device_waits, was_idle);
             if let Some(fault) = fault {
                 // A fault took a submission's epoch (its signals fail when it retires).
                 first_error.get_or_insert(EngineError::SubmissionFault(fault));

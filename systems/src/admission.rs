@@ -25,6 +25,8 @@ use aqueduct_components::submission::{
     AdmissionPlan, DeviceWait, Payload, StagedSubmission, SubmissionFault, SubmissionRows, Verdict,
 };
 
+use bevy_ecs::entity::Entity;
+
 use crate::SubmissionRowQuery;
 
 /// Dependency signals one BARRIER_AND packet can name.
@@ -254,21 +256,36 @@ fn record_producers(rings: &QueueRings, staged: &StagedSubmission, epoch: u64) {
 /// behind it wait for the rest of it).
 pub fn admit_pending(rings: &mut QueueRings, rows: &mut SubmissionRows, query: &mut SubmissionRowQuery) {
     rows.pass.clear();
-    for &entity in &rows.pending {
+    for index in 0..rows.pending.len() {
+        let entity = rows.pending[index];
         let Ok((staged, mut plan)) = query.get_mut(entity) else {
             rows.pass.stop = Some((entity, Verdict::Fault(SubmissionFault::MissingRow)));
             return;
         };
-        admit(rings, &staged, &mut plan);
-        if plan.verdict != Verdict::Admitted {
-            rows.pass.stop = Some((entity, plan.verdict));
-            return;
-        }
-        rows.pass.admitted.push(entity);
-        if staged.payload == Payload::Program && plan.segment.end != SegmentEnd::Return {
+        if !admit_row(rings, rows, entity, &staged, &mut plan) {
             return;
         }
     }
+}
+
+/// Admits one pending row and notes it in the pass; returns whether the pass may go on to the
+/// rows behind it (not when this one was refused, nor when its program continues past this
+/// segment).
+#[inline]
+pub fn admit_row(
+    rings: &mut QueueRings,
+    rows: &mut SubmissionRows,
+    entity: Entity,
+    staged: &StagedSubmission,
+    plan: &mut AdmissionPlan,
+) -> bool {
+    admit(rings, staged, plan);
+    if plan.verdict != Verdict::Admitted {
+        rows.pass.stop = Some((entity, plan.verdict));
+        return false;
+    }
+    rows.pass.admitted.push(entity);
+    staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ pub mod replay;
 pub mod schedule;
 
 use aqueduct_components::queue_state::{EpochDeviceWaits, EpochRetained, EpochRow, EpochSignals, QueueRings};
-use aqueduct_components::submission::{AdmissionPlan, StagedSubmission, SubmissionRows};
+use aqueduct_components::submission::{AdmissionPlan, StagedSubmission, SubmissionFault, SubmissionRows, Verdict};
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::{SystemParamItem, SystemState};
 
@@ -63,8 +63,27 @@ pub fn stage_params<'a>(state: &'a mut StageState, world: &'a mut World) -> Syst
 
 /// One pass of admission → kernarg patching → AQL publication over the pending rows, called
 /// directly (the immediate path). [`schedule::submission_schedule`] runs the same passes.
+///
+/// A pass over one pending row (every immediate submission that queues behind nothing) runs the
+/// same per-row stage functions on one row lookup instead of one per stage.
 pub fn run_pass(params: &mut SystemParamItem<'_, '_, StageParamSet>) {
     let (rings, rows, query, epoch_rows) = params;
+    if rows.pending.len() == 1 {
+        rows.pass.clear();
+        let entity = rows.pending[0];
+        let Ok((mut staged, mut plan)) = query.get_mut(entity) else {
+            rows.pass.stop = Some((entity, Verdict::Fault(SubmissionFault::MissingRow)));
+            return;
+        };
+        // Whether a program continues past this segment matters only to rows behind it.
+        admission::admit_row(rings, rows, entity, &staged, &mut plan);
+        if plan.verdict == Verdict::Admitted {
+            kernarg::patch_kernargs(&staged, &plan);
+            let last = publication::publish_row(rings, rows, entity, &mut staged, &mut plan, epoch_rows);
+            rings.ring.ring_doorbell(last);
+        }
+        return;
+    }
     admission::admit_pending(rings, rows, query);
     if !rows.pass.admitted.is_empty() {
         kernarg::patch_admitted(rows, query);

@@ -16,6 +16,7 @@ use aqueduct_components::queue_state::QueueRings;
 use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission, SubmissionFault, SubmissionRows};
 use aqueduct_hsa::ring::AqlRing;
+use bevy_ecs::entity::Entity;
 
 use crate::admission::BARRIER_AND_DEPENDENCIES;
 use crate::replay;
@@ -225,9 +226,7 @@ fn record_epoch(
     rings.endpoint.submitted.store(epoch, Ordering::Release);
 }
 
-/// Publication for every row the pass admitted, then one doorbell store for all of them. A row
-/// whose program continues stays at the front of the pending rows; every other published row is
-/// cleared and recycled.
+/// Publication for every row the pass admitted, then one doorbell store for all of them.
 pub fn publish_admitted(
     rings: &mut QueueRings,
     rows: &mut SubmissionRows,
@@ -238,24 +237,40 @@ pub fn publish_admitted(
     for index in 0..rows.pass.admitted.len() {
         let entity = rows.pass.admitted[index];
         let Ok((mut staged, mut plan)) = query.get_mut(entity) else { continue };
-        let published = publish(rings, &mut staged, &mut plan, epoch_rows);
-        last_packet = Some(plan.first_packet + plan.packets - 1);
-        rows.pass.packets += plan.packets;
-        rows.pass.device_waits += plan.device_waits.iter().filter(|wait| wait.barrier).count() as u64;
-        if let Err(fault) = published {
-            rows.pass.fault.get_or_insert(fault);
-        }
-        if staged.payload == Payload::Program && staged.program.cursor != Cursor::Done {
-            continue; // the execution's next segment runs in a later pass, from the same row
-        }
-        rows.pass.published += 1;
-        staged.clear();
-        if rows.pending.front() == Some(&entity) {
-            rows.pending.pop_front();
-        }
-        rows.free.push(entity);
+        last_packet = Some(publish_row(rings, rows, entity, &mut staged, &mut plan, epoch_rows));
     }
     if let Some(last) = last_packet {
         rings.ring.ring_doorbell(last);
     }
+}
+
+/// Publishes one admitted row (without ringing the doorbell), notes it in the pass, and returns
+/// its last packet id. A row whose program continues stays at the front of the pending rows;
+/// every other published row is cleared and recycled.
+#[inline]
+pub fn publish_row(
+    rings: &mut QueueRings,
+    rows: &mut SubmissionRows,
+    entity: Entity,
+    staged: &mut StagedSubmission,
+    plan: &mut AdmissionPlan,
+    epoch_rows: &mut EpochRows,
+) -> u64 {
+    let published = publish(rings, staged, plan, epoch_rows);
+    rows.pass.packets += plan.packets;
+    rows.pass.device_waits += plan.device_waits.iter().filter(|wait| wait.barrier).count() as u64;
+    if let Err(fault) = published {
+        rows.pass.fault.get_or_insert(fault);
+    }
+    let last_packet = plan.first_packet + plan.packets - 1;
+    if staged.payload == Payload::Program && staged.program.cursor != Cursor::Done {
+        return last_packet; // the execution's next segment runs in a later pass, from the same row
+    }
+    rows.pass.published += 1;
+    staged.clear();
+    if rows.pending.front() == Some(&entity) {
+        rows.pending.pop_front();
+    }
+    rows.free.push(entity);
+    last_packet
 }
