@@ -1,5 +1,6 @@
-//! Finalization: lay the recorded blocks out as a block program, validate it, publish it to
-//! device memory and record, once, every fact replay and execution checks read.
+//! Finalization: in one pass over the recorded chunks, write the block-program image, bake each
+//! command's replay step and record every fact replay reads; publish the image to device memory
+//! when something reads it there.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -310,28 +311,25 @@ fn write_image(recorder: &Recorder, mut writer: ImageWriter, published: u64) -> 
             let [commands, _, patches, _] = ranges(recorder, index);
             let first_patch = baked.patches.len() as u32;
             baked.patches.extend_from_slice(&recorder.slot_patches[patches]);
-            for ((command, step), packet) in recorder.commands[commands.clone()]
-                .iter()
-                .zip(&recorder.steps[commands.clone()])
-                .zip(&recorder.packets[commands])
+            // Copied in bulk, then the dispatches rebased in place.
+            let first_step = baked.steps.len();
+            baked.steps.extend_from_slice(&recorder.steps[commands.clone()]);
+            baked.packets.extend_from_slice(&recorder.packets[commands.clone()]);
+            let recorded = &recorder.commands[commands];
+            for ((command, step), packet) in
+                recorded.iter().zip(&mut baked.steps[first_step..]).zip(&mut baked.packets[first_step..])
             {
-                let (mut step, mut packet) = (*step, *packet);
-                match step.kind {
-                    StepKind::Interpret => {}
-                    StepKind::Baked => {
-                        step.header = bytemuck::cast::<Command, DispatchCommand>(*command).header_word();
-                        step.template += rodata;
-                        packet.kernarg_address += rodata_address;
-                    }
-                    StepKind::Template => {
-                        step.header = bytemuck::cast::<Command, DispatchCommand>(*command).header_word();
-                        step.template += rodata;
-                        step.first_patch += first_patch;
-                        packet.kernarg_address = 0;
-                    }
+                if step.kind == StepKind::Interpret {
+                    continue;
                 }
-                baked.steps.push(step);
-                baked.packets.push(packet);
+                step.header = bytemuck::cast_ref::<Command, DispatchCommand>(command).header_word();
+                step.template += rodata;
+                if step.kind == StepKind::Baked {
+                    packet.kernarg_address += rodata_address;
+                } else {
+                    step.first_patch += first_patch;
+                    packet.kernarg_address = 0;
+                }
             }
             if closing.is_some() {
                 baked.steps.push(ReplayStep::default());

@@ -2,8 +2,9 @@
 //!
 //! - [`recorder`]: the `CommandBuffer` builder. Barriers fold into the neighbouring commands'
 //!   fence scopes, blocks split at a size limit, each dispatch gets its kernarg strategy.
-//! - [`finish`]: lays the blocks out, validates the image, publishes it to device memory and
-//!   records the facts replay reads ([`ProgramFacts`], the binding table's needs).
+//! - [`finish`]: one pass that lays the blocks out, bakes each command's replay step, publishes
+//!   the image to device memory when something reads it there, and records the facts replay reads
+//!   ([`ProgramFacts`], the binding table's needs).
 //! - [`pool`]: the recorders and published images a device keeps for reuse.
 //! - [`needs`]: what every execution needs of its binding table (slot requirements, copies
 //!   whose overlap depends on the table); the recorder collects it, finalization keeps it.

@@ -40,6 +40,8 @@ impl ImageMemory {
 
 #[derive(Default)]
 pub(crate) struct CommandBufferPools {
+    /// Boxed as a command buffer holds them, so handing one out allocates nothing.
+    #[allow(clippy::vec_box)]
     recorders: Mutex<Vec<Box<Recorder>>>,
     images: Mutex<Vec<ImageMemory>>,
 }

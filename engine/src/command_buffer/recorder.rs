@@ -268,6 +268,7 @@ impl Recorder {
 
     /// Starts a new chunk when `cost` (plus `records` sources or patches) would overflow the
     /// current one, and counts `cost` into the chunk that takes the command.
+    #[inline(always)]
     fn chunk_for(&mut self, cost: ReplayCost, records: usize) {
         let limits = self.limits;
         let chunk = self.chunk();
@@ -284,6 +285,7 @@ impl Recorder {
     }
 
     /// Appends a binding source to the current chunk and returns its block-local index.
+    #[inline(always)]
     fn push_source(&mut self, source: BindingSource) -> u16 {
         let chunk = self.chunks.last_mut().expect("the current block has a chunk");
         let index = (self.sources.len() - chunk.source_start) as u16;
@@ -294,6 +296,7 @@ impl Recorder {
 
     /// Reserves `length` zeroed rodata bytes of the current chunk at the next multiple of
     /// `align` (at most 64) and returns their chunk-relative offset and arena range.
+    #[inline(always)]
     fn reserve_rodata(&mut self, length: usize, align: u32) -> (u32, std::ops::Range<usize>) {
         let at = self.rodata.len().next_multiple_of(align as usize);
         self.rodata.resize(at + length, 0);
@@ -325,6 +328,7 @@ impl Recorder {
     }
 
     /// The flags of the next payload command; a pending barrier also releases the previous one.
+    #[inline(always)]
     fn take_flags(&mut self) -> CommandFlags {
         if !std::mem::take(&mut self.pending_barrier) {
             return CommandFlags::NONE;
@@ -334,6 +338,7 @@ impl Recorder {
     }
 
     /// Raises the release scope of the current block's last payload command to at least `scope`.
+    #[inline(always)]
     fn release_last(&mut self, scope: FenceScope) {
         let block = self.blocks[self.current];
         let first = self.chunks[block.first_chunk as usize].command_start;
@@ -348,6 +353,7 @@ impl Recorder {
 
     /// Keeps what a checked, recorded reference needs: its buffer alive, or its slot's
     /// requirements for every execution's binding table.
+    #[inline(always)]
     fn commit_ref(&mut self, reference: BufferRef<'_>, access: Access) {
         match reference {
             BufferRef::Static(binding) => self.retain(&binding.buffer.0, 0),
@@ -367,6 +373,7 @@ impl Recorder {
 
     /// Retains `object` once; `cache` picks the last-retained entry to check first (0 buffers,
     /// 1 executables).
+    #[inline(always)]
     fn retain<T: Send + Sync + 'static>(&mut self, object: &Arc<T>, cache: usize) {
         let address = Arc::as_ptr(object) as *const () as usize;
         if self.last_retained[cache] == address {
