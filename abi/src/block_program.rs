@@ -32,6 +32,7 @@ mod error;
 mod records;
 mod validate;
 mod view;
+mod writer;
 
 pub use builder::{BlockBuf, BlockProgramBuf};
 pub use command::{
@@ -42,6 +43,7 @@ pub use error::{Location, ProgramError, Section};
 pub use records::{BindingSource, BlockHeader, PatchRecord, ProgramHeader};
 pub use validate::validate;
 pub use view::{Block, BlockProgram};
+pub use writer::{BlockParts, ImageWriter};
 
 /// `"AQBP"`: the first word of a program image.
 pub const PROGRAM_MAGIC: u32 = u32::from_le_bytes(*b"AQBP");

@@ -37,26 +37,73 @@ impl BuiltinObject {
 pub struct BlockFacts {
     pub offset: u32,
     pub header: BlockHeader,
-    /// Device address of the block's rodata in the published image.
+    /// Device address of the block's rodata in the published image (0 when the program has no
+    /// published image: nothing in it is read from device memory).
     pub rodata_address: u64,
-    /// Index of the block's first command in [`ProgramImage::baked_headers`].
+    /// Index of the block's first command in [`ProgramImage::steps`] and
+    /// [`ProgramImage::packets`].
     pub first_command: u32,
+}
+
+/// How replay writes one command, decided at finalization.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StepKind {
+    /// Replay decodes the command and builds its packets (transfers, barriers, pointer scatter,
+    /// indirect dispatches); control commands write nothing.
+    #[default]
+    Interpret,
+    /// The packet is complete (a prepublished dispatch): replay copies it as it is.
+    Baked,
+    /// The packet is complete but for its kernarg address: replay copies `kernarg_bytes` of the
+    /// template at `template` into the segment's kernarg span, writes the patches' pointers into
+    /// the copy, and points the packet at it.
+    Template,
+}
+
+/// One command's replay recipe; with the packet at the same index of [`ProgramImage::packets`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplayStep {
+    pub kind: StepKind,
+    /// The packet's header word (`header | setup << 16`) with the flags recording folded in
+    /// (baked and template steps).
+    pub header: u32,
+    /// Template steps: bytes of kernargs the dispatch takes.
+    pub kernarg_bytes: u32,
+    /// Template steps: byte offset of the template in [`ProgramImage::bytes`].
+    pub template: u32,
+    /// Template steps: `patch_count` entries of [`ProgramImage::patches`] from `first_patch`.
+    pub first_patch: u32,
+    pub patch_count: u32,
+}
+
+/// "Write binding-table slot `slot`'s base plus `offset` at kernarg byte `kernarg_offset`": a
+/// dynamic binding's patch record with its binding source already looked up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SlotPatch {
+    /// 8-byte aligned, inside the dispatch's kernarg bytes.
+    pub kernarg_offset: u16,
+    /// The block-local binding source the patch came from (named in faults).
+    pub source: u16,
+    pub slot: u32,
+    pub offset: u64,
 }
 
 /// A validated program image, its published device copy and its per-block facts. Immutable once
 /// built, shared by every execution of the command buffer.
 pub struct ProgramImage {
-    /// The image as [`aqueduct_abi::block_program::validate`] accepted it.
+    /// The image as [`aqueduct_abi::block_program::validate`] accepts it.
     pub bytes: Box<[u8]>,
     pub blocks: Box<[BlockFacts]>,
     /// The device-library kernels of the agent the program was recorded for, by
     /// `aqueduct_builtins::Builtin` discriminant.
     pub builtins: Box<[BuiltinObject]>,
-    /// Per command (in block order): the header word of a packet finalization could build
-    /// completely (a prepublished dispatch), or 0. Replay copies such packets as they are.
-    pub baked_headers: Box<[u32]>,
-    /// The prebuilt packets the nonzero `baked_headers` describe (without completion signal).
-    pub baked_packets: Box<[aqueduct_abi::KernelDispatchPacket]>,
+    /// Per command (in block order, control commands included): how replay writes it.
+    pub steps: Box<[ReplayStep]>,
+    /// Per command: the packet body of a baked or template step (without completion signal,
+    /// and for a template step without kernarg address); zero otherwise.
+    pub packets: Box<[aqueduct_abi::KernelDispatchPacket]>,
+    /// The template steps' patches, resolved to binding-table slots.
+    pub patches: Box<[SlotPatch]>,
 }
 
 impl ProgramImage {
@@ -64,6 +111,20 @@ impl ProgramImage {
     /// only yield `None`s; the image was validated when it was built and is never written again.
     pub fn view(&self) -> Option<BlockProgram<'_>> {
         BlockProgram::reopen(&self.bytes)
+    }
+
+    /// An image whose every command replay interprets (no baked packets): how a program read
+    /// from elsewhere than the recorder replays.
+    pub fn interpreted(bytes: Box<[u8]>, blocks: Box<[BlockFacts]>, builtins: Box<[BuiltinObject]>) -> Self {
+        let commands = blocks.iter().map(|block| block.header.command_count as usize).sum();
+        Self {
+            bytes,
+            blocks,
+            builtins,
+            steps: vec![ReplayStep::default(); commands].into_boxed_slice(),
+            packets: vec![Default::default(); commands].into_boxed_slice(),
+            patches: Box::default(),
+        }
     }
 }
 

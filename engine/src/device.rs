@@ -75,6 +75,8 @@ pub(crate) struct DeviceShared {
     pub deferred_queues: AtomicU64,
     pub config: EngineConfig,
     pub provider_reason: String,
+    /// Recorders and published images kept for command buffers to reuse.
+    pub command_buffers: crate::command_buffer::CommandBufferPools,
     // Dropped last: everything above may call into the provider while dropping.
     pub hsa: Hsa,
 }
@@ -106,6 +108,7 @@ impl DeviceShared {
             deferred_queues: AtomicU64::new(0),
             config,
             provider_reason: reason,
+            command_buffers: Default::default(),
             hsa,
         }))
     }
@@ -162,6 +165,7 @@ impl DeviceShared {
 
 impl Drop for DeviceShared {
     fn drop(&mut self) {
+        self.command_buffers.free_images(&self.hsa);
         // Queue endpoints' signals outlive their queues so late readers never see freed memory.
         for index in 0..aqueduct_components::MAX_QUEUES as u16 {
             let Some(endpoint) = self.directory.get(index) else { continue };

@@ -78,6 +78,7 @@ impl ValidatedDispatch<'_> {
 /// Checks a HAL dispatch of `kernel` on `agent` of `device`: the kernel belongs to the device and
 /// follows the HAL layout, the dispatch gives as many bindings and constants as it takes, and the
 /// grid and workgroup suit it. Buffer references are the caller's to check.
+#[inline]
 pub(crate) fn validate_dispatch<'k, B>(
     device: &DeviceShared,
     agent: usize,

@@ -163,6 +163,7 @@ fn kernel_info(descriptor: &DispatchDescriptor, loaded: &[HsaExecutable]) -> Eng
 impl KernelInfo {
     /// The dispatch packet fields for `agent` (an index into the device's agents), after checking
     /// the grid and workgroup. Every dispatch says [`aqueduct_abi::DISPATCH_DIMENSIONS`].
+    #[inline]
     pub fn template(
         &self,
         agent: usize,

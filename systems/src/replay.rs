@@ -13,7 +13,7 @@ use aqueduct_abi::block_program::{
 };
 use aqueduct_abi::{BarrierAndPacket, FenceScope, ImplicitKernargs, KernelDispatchPacket, PacketType};
 use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
-use aqueduct_components::program::{Cursor, ProgramImage, ProgramRun, SegmentEnd, SegmentPlan};
+use aqueduct_components::program::{Cursor, ProgramImage, ProgramRun, ReplayStep, SegmentEnd, SegmentPlan, StepKind};
 use aqueduct_components::queue_state::QueueRings;
 use aqueduct_components::submission::{SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
@@ -183,21 +183,37 @@ pub unsafe fn write_segment(
     };
     for &ordinal in &segment.blocks {
         let missing = SubmissionFault::MissingBlock { block: ordinal };
-        let (block, facts) = view.block(ordinal).zip(image.blocks.get(ordinal as usize)).ok_or(missing)?;
+        let facts = image.blocks.get(ordinal as usize).ok_or(missing)?;
         let first = facts.first_command as usize;
-        let count = block.command_count() as usize;
-        let baked_headers = image.baked_headers.get(first..first + count).ok_or(missing)?;
-        let baked_packets = image.baked_packets.get(first..first + count).ok_or(missing)?;
-        let mut at = Location { block: &block, ordinal, command: 0, rodata_address: facts.rodata_address };
-        for (index, (&baked, packet)) in baked_headers.iter().zip(baked_packets).enumerate() {
-            at.command = index as u32;
-            if baked != 0 {
+        let count = facts.header.command_count as usize;
+        let steps = image.steps.get(first..first + count).ok_or(missing)?;
+        let packets = image.packets.get(first..first + count).ok_or(missing)?;
+        // Only commands finalization could not bake read the image's block.
+        let mut block = None;
+        for (index, (step, packet)) in steps.iter().zip(packets).enumerate() {
+            match step.kind {
                 // SAFETY: forwarded from the caller; a baked packet is one packet, no kernargs.
-                unsafe { writer.baked(packet, baked) };
-            } else {
-                let command = block.command(index as u32).ok_or(missing)?;
-                // SAFETY: forwarded from the caller; each command writes within its cost.
-                unsafe { writer.command(&at, &command, &run.bindings)? };
+                StepKind::Baked => unsafe { writer.baked(packet, step.header) },
+                StepKind::Template => {
+                    let at = StepAt { ordinal, command: index as u32 };
+                    // SAFETY: forwarded from the caller; one packet and its kernarg bytes.
+                    unsafe { writer.template(image, at, step, packet, &run.bindings)? };
+                }
+                StepKind::Interpret => {
+                    let block = match block {
+                        Some(block) => block,
+                        None => *block.insert(view.block(ordinal).ok_or(missing)?),
+                    };
+                    let at = Location {
+                        block: &block,
+                        ordinal,
+                        command: index as u32,
+                        rodata_address: facts.rodata_address,
+                    };
+                    let command = block.command(index as u32).ok_or(missing)?;
+                    // SAFETY: forwarded from the caller; each command writes within its cost.
+                    unsafe { writer.command(&at, &command, &run.bindings)? };
+                }
             }
         }
     }
@@ -207,6 +223,13 @@ pub unsafe fn write_segment(
         unsafe { writer.barrier(CommandFlags::NONE) };
     }
     Ok(())
+}
+
+/// A baked command's place, for faults.
+#[derive(Clone, Copy)]
+struct StepAt {
+    ordinal: u32,
+    command: u32,
 }
 
 /// The command being written: its block (view and ordinal), index and the block's rodata.
@@ -289,6 +312,48 @@ impl PacketWriter<'_> {
             unsafe { self.ring.write_body(id, &packet) };
         }
         self.headers.push(header);
+    }
+
+    /// A dispatch finalization built but for its kernargs: copies the template into this
+    /// segment's kernarg span, writes each patch's resolved pointer into the copy, and copies the
+    /// packet with the copy's address. Only the kernarg address and the patch words differ from
+    /// one execution to the next.
+    #[inline]
+    unsafe fn template(
+        &mut self,
+        image: &ProgramImage,
+        at: StepAt,
+        step: &ReplayStep,
+        packet: &KernelDispatchPacket,
+        bindings: &[u64],
+    ) -> Result<(), SubmissionFault> {
+        let missing = SubmissionFault::MissingKernargData { block: at.ordinal, command: at.command };
+        let size = step.kernarg_bytes as usize;
+        let template = image.bytes.get(step.template as usize..step.template as usize + size).ok_or(missing)?;
+        let first_patch = step.first_patch as usize;
+        let patches = image.patches.get(first_patch..first_patch + step.patch_count as usize).ok_or(missing)?;
+        let kernargs = self.carve(size as u64);
+        // SAFETY: `carve` handed out `size` bytes (rounded up to 64) of this segment's reserved
+        // kernarg span, host-writable memory that no packet reads until the segment is published.
+        unsafe { core::ptr::copy_nonoverlapping(template.as_ptr(), kernargs as *mut u8, size) };
+        for patch in patches {
+            let unresolved = SubmissionFault::UnresolvedSource { block: at.ordinal, source: u32::from(patch.source) };
+            let base = bindings.get(patch.slot as usize).ok_or(unresolved)?;
+            let pointer = base.checked_add(patch.offset).ok_or(unresolved)?;
+            if usize::from(patch.kernarg_offset) + 8 > size {
+                return Err(missing);
+            }
+            // SAFETY: the eight bytes lie inside the `size` bytes carved above (checked).
+            unsafe { ((kernargs + u64::from(patch.kernarg_offset)) as *mut u64).write_unaligned(pointer) };
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let (header, completion) = self.with_edges(id, step.header);
+        let packet = KernelDispatchPacket { kernarg_address: kernargs, completion_signal: completion, ..*packet };
+        // SAFETY: a reserved packet of this segment.
+        unsafe { self.ring.write_body(id, &packet) };
+        self.headers.push(header);
+        Ok(())
     }
 
     /// Takes the next packet id and its header word and completion signal.

@@ -98,14 +98,7 @@ fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
             first_command: 0,
         })
         .collect();
-    let commands = view.blocks().map(|block| block.command_count() as usize).sum();
-    Arc::new(ProgramImage {
-        bytes: bytes.into_boxed_slice(),
-        blocks,
-        builtins,
-        baked_headers: vec![0; commands].into_boxed_slice(),
-        baked_packets: vec![Default::default(); commands].into_boxed_slice(),
-    })
+    Arc::new(ProgramImage::interpreted(bytes.into_boxed_slice(), blocks, builtins))
 }
 
 #[test]

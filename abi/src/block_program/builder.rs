@@ -5,8 +5,8 @@
 //! records; what it cannot derive (indices inside commands) the validator checks.
 
 use super::{
-    BLOCK_ALIGN, BLOCK_HEADER_SIZE, BLOCK_TABLE_ENTRY_SIZE, BindingSource, BlockHeader, BlockProgram, Command,
-    PROGRAM_HEADER_SIZE, PatchRecord, ProgramHeader, RODATA_ALIGN, ReplayCost, SourceKind, TerminatorKind,
+    BindingSource, BlockHeader, BlockParts, BlockProgram, Command, ImageWriter, PatchRecord, RODATA_ALIGN, ReplayCost,
+    SourceKind, TerminatorKind,
 };
 
 /// One block under construction. Source and patch indices returned by the `push_*` methods are
@@ -72,44 +72,18 @@ impl BlockBuf {
             .fold(ReplayCost::default(), |sum, command| sum.saturating_add(command.replay_cost()))
     }
 
-    /// The block's bytes: header, commands, sources, patches, then rodata at the next 64-byte
-    /// boundary, padded to a multiple of [`BLOCK_ALIGN`].
-    fn encode(&self, ordinal: u32) -> Vec<u8> {
-        let command_offset = BLOCK_HEADER_SIZE as usize;
-        let source_offset = command_offset + size_of::<Command>() * self.commands.len();
-        let patch_offset = source_offset + size_of::<BindingSource>() * self.sources.len();
-        let rodata_offset =
-            (patch_offset + size_of::<PatchRecord>() * self.patches.len()).next_multiple_of(RODATA_ALIGN as usize);
-        let block_length = (rodata_offset + self.rodata.len()).next_multiple_of(BLOCK_ALIGN as usize);
-
-        let count = |kind: SourceKind| index_u32(self.sources.iter().filter(|s| s.kind == kind as u8).count());
-        let cost = self.replay_cost();
-        let header = BlockHeader {
-            block_length: index_u32(block_length),
-            command_offset: index_u32(command_offset),
-            command_count: index_u32(self.commands.len()),
-            source_offset: index_u32(source_offset),
-            static_source_count: count(SourceKind::Static),
-            dynamic_source_count: count(SourceKind::Dynamic),
-            patch_offset: index_u32(patch_offset),
-            patch_count: index_u32(self.patches.len()),
-            rodata_offset: index_u32(rodata_offset),
-            rodata_length: index_u32(self.rodata.len()),
-            // Saturated costs fail validation instead of wrapping into a too-small budget.
-            max_packet_count: u32::try_from(cost.packets).unwrap_or(u32::MAX),
-            max_kernarg_bytes: u32::try_from(cost.kernarg_bytes).unwrap_or(u32::MAX),
-            ..BlockHeader::new(ordinal, self.terminator)
-        };
-
-        let mut bytes = Vec::with_capacity(block_length);
-        bytes.extend_from_slice(bytemuck::bytes_of(&header));
-        bytes.extend_from_slice(bytemuck::cast_slice(&self.commands));
-        bytes.extend_from_slice(bytemuck::cast_slice(&self.sources));
-        bytes.extend_from_slice(bytemuck::cast_slice(&self.patches));
-        bytes.resize(rodata_offset, 0);
-        bytes.extend_from_slice(&self.rodata);
-        bytes.resize(block_length, 0);
-        bytes
+    /// The block's records as [`BlockParts`], with the counts and cost derived by scanning.
+    fn parts(&self) -> BlockParts<'_> {
+        BlockParts {
+            terminator: self.terminator,
+            commands: &self.commands,
+            closing: None,
+            sources: &self.sources,
+            static_sources: index_u32(self.sources.iter().filter(|s| s.kind == SourceKind::Static as u8).count()),
+            patches: &self.patches,
+            rodata: &self.rodata,
+            cost: self.replay_cost(),
+        }
     }
 
     /// The block as a view reads it back.
@@ -161,23 +135,19 @@ impl BlockProgramBuf {
     /// # Panics
     /// If the image would exceed 4 GiB (offsets are u32).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let table_offset = PROGRAM_HEADER_SIZE as usize;
-        let table_end = table_offset + BLOCK_TABLE_ENTRY_SIZE as usize * self.blocks.len();
-        let mut bytes = vec![0u8; table_end.next_multiple_of(BLOCK_ALIGN as usize)];
-        for (ordinal, block) in self.blocks.iter().enumerate() {
-            let offset = index_u32(bytes.len());
-            let entry = table_offset + BLOCK_TABLE_ENTRY_SIZE as usize * ordinal;
-            bytes[entry..entry + 4].copy_from_slice(&offset.to_le_bytes());
-            bytes.extend_from_slice(&block.encode(index_u32(ordinal)));
+        let headers: Vec<BlockHeader> = self
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(ordinal, block)| block.parts().header(index_u32(ordinal)))
+            .collect::<Option<_>>()
+            .expect("block program offsets and counts fit in u32");
+        let mut image =
+            ImageWriter::new(&headers, self.binding_slot_count()).expect("block program offsets and counts fit in u32");
+        for (block, header) in self.blocks.iter().zip(&headers) {
+            image.push_block(&block.parts(), header);
         }
-        let header = ProgramHeader::new(
-            index_u32(bytes.len()),
-            index_u32(self.blocks.len()),
-            index_u32(table_offset),
-            self.binding_slot_count(),
-        );
-        bytes[..size_of::<ProgramHeader>()].copy_from_slice(bytemuck::bytes_of(&header));
-        bytes
+        image.finish()
     }
 
     /// The records of a validated program, such that `from_program(&validate(&b.to_bytes())?)`

@@ -253,6 +253,18 @@ impl DispatchCommand {
         KernargStrategy::from_bits(self.kernarg_strategy)
     }
 
+    /// The replay cost of a dispatch with `strategy` and a `kernarg_size`-byte segment (see
+    /// [`DecodedCommand::replay_cost`]), known before the command is built.
+    pub const fn cost(strategy: Option<KernargStrategy>, kernarg_size: u16) -> ReplayCost {
+        let own = align_up(kernarg_size as u64, KERNARG_BLOCK_BYTES);
+        let (packets, kernarg_bytes) = match strategy {
+            Some(KernargStrategy::Prepublished) => (1, 0),
+            Some(KernargStrategy::Indirect) => (2, own + INDIRECT_PATCH_KERNARG_BYTES),
+            _ => (1, own),
+        };
+        ReplayCost { packets, kernarg_bytes }
+    }
+
     /// The launch replay publishes for this dispatch, with [`crate::DISPATCH_DIMENSIONS`].
     pub fn template(&self) -> crate::DispatchTemplate {
         crate::DispatchTemplate {
@@ -603,14 +615,7 @@ impl DecodedCommand {
     /// is one barrier-AND packet; control commands cost nothing.
     pub fn replay_cost(&self) -> ReplayCost {
         let (packets, kernarg_bytes) = match self {
-            Self::Dispatch(d) => {
-                let own = align_up(u64::from(d.kernarg_size), KERNARG_BLOCK_BYTES);
-                match d.strategy() {
-                    Some(KernargStrategy::Prepublished) => (1, 0),
-                    Some(KernargStrategy::Indirect) => (2, own + INDIRECT_PATCH_KERNARG_BYTES),
-                    _ => (1, own),
-                }
-            }
+            Self::Dispatch(d) => return DispatchCommand::cost(d.strategy(), d.kernarg_size),
             Self::Fill(_) | Self::Copy(_) | Self::Update(_) | Self::ProfileMarker(_) => (1, BUILTIN_KERNARG_BYTES),
             Self::Barrier(_) => (1, 0),
             Self::Branch(_) | Self::CondBranch(_) | Self::Return(_) => (0, 0),

@@ -1,16 +1,18 @@
-//! Finalization: lay the recorded blocks out as a block program, validate it, publish it to
-//! device memory and record, once, every fact replay and execution checks read.
+//! Finalization: in one pass over the recorded chunks, write the block-program image, bake each
+//! command's replay step and record every fact replay reads; publish the image to device memory
+//! when something reads it there.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use aqueduct_abi::KernelDispatchPacket;
 use aqueduct_abi::block_program::{
-    BlockBuf, BlockProgramBuf, Command, DecodedCommand, KernargStrategy, ReturnCommand, TerminatorKind, validate,
+    BlockParts, Command, DecodedCommand, DispatchCommand, ImageWriter, ReturnCommand, TerminatorKind,
 };
-use aqueduct_components::Retained;
-use aqueduct_components::program::{BlockFacts, BuiltinObject, ProgramImage};
+use aqueduct_components::program::{BlockFacts, BuiltinObject, ProgramImage, ReplayStep, SlotPatch, StepKind};
+use aqueduct_hsa::sys::hsa_amd_memory_pool_t;
 
+use super::pool::ImageMemory;
 use super::recorder::{Recorder, close};
 use super::{CommandBuffer, CommandBufferUsage, FinishedProgram, State};
 use crate::device::DeviceShared;
@@ -38,77 +40,93 @@ pub struct ProgramFacts {
     pub image_bytes: usize,
 }
 
-/// The program image copied into kernarg-pool memory, where prepublished kernargs, templates and
-/// update payloads are read by the device.
+/// The program image copied into kernarg-pool memory, where prepublished kernargs and update
+/// payloads are read by the device. The memory goes back to the device's pool when dropped.
 pub(crate) struct PublishedImage {
     device: Arc<DeviceShared>,
-    address: u64,
+    memory: ImageMemory,
 }
 
 impl Drop for PublishedImage {
     fn drop(&mut self) {
-        // SAFETY: the allocation is ours; every execution retained the program, so no queued
-        // packet still points into it.
-        if let Err(error) = unsafe { self.device.hsa.free(self.address as *mut u8) } {
-            tracing::warn!(%error, "freeing a command buffer's published image failed");
-        }
+        // Every execution retained the program, so no queued packet still points into it.
+        self.device.command_buffers.give_image(&self.device.hsa, self.memory);
     }
 }
 
 impl CommandBuffer {
-    /// Ends recording: lays out and validates the program, publishes it, and records its facts.
-    /// On error nothing changes and recording can go on (e.g. to begin a forgotten block).
+    /// Ends recording: lays the program out, bakes its packets, publishes it, and records its
+    /// facts, in one pass over the recorded commands. On error nothing changes and recording can
+    /// go on (e.g. to begin a forgotten block).
+    ///
+    /// Every record was checked when it was recorded, so finalization checks only what spans
+    /// commands: every block begun, no endless loop of unconditional branches, the image within
+    /// the format's limits. Debug builds (every test) also run the ABI validator on the image.
     pub fn finish(&mut self) -> EngineResult<()> {
-        let program = {
-            let recorder = self.recorder()?;
-            if let Some(index) = recorder.blocks.iter().position(|block| !block.begun) {
-                return Err(EngineError::InvalidArgument {
-                    what: "command buffer",
-                    reason: format!("block {index} was created but never begun"),
-                });
-            }
-            layout(recorder)
+        let State::Recording(recorder) = &mut self.state else {
+            return Err(EngineError::CommandBufferState { reason: "it is finished; record into a new command buffer" });
         };
-        let bytes = program.to_bytes();
-        let view = validate(&bytes).map_err(EngineError::InvalidProgram)?;
-        if let Some(ordinal) = unconditional_cycle(&program) {
+        let recorder: &mut Recorder = recorder;
+        if let Some(index) = recorder.blocks.iter().position(|block| !block.begun) {
+            return Err(EngineError::InvalidArgument {
+                what: "command buffer",
+                reason: format!("block {index} was created but never begun"),
+            });
+        }
+        plan_layout(recorder)?;
+        if let Some(ordinal) = unconditional_cycle(recorder) {
             return Err(EngineError::InvalidArgument {
                 what: "command buffer",
                 reason: format!("block {ordinal} loops through unconditional branches forever"),
             });
         }
-        let agent = self.device.agent(self.agent)?;
-        let address = self.device.allocate_granted(agent.kernarg_pool, bytes.len())? as u64;
-        let published = PublishedImage { device: self.device.clone(), address };
-        // SAFETY: a fresh allocation of `bytes.len()` host-writable bytes.
-        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), address as *mut u8, bytes.len()) };
-        let mut blocks = Vec::with_capacity(view.block_count() as usize);
-        let (mut baked_headers, mut baked_packets) = (Vec::new(), Vec::new());
-        let mut facts = ProgramFacts {
-            blocks: view.block_count(),
-            image_bytes: bytes.len(),
-            binding_slots: view.binding_slot_count(),
-            ..Default::default()
+        let too_large = || EngineError::InvalidArgument {
+            what: "command buffer",
+            reason: "the program image would exceed 4 GiB; record it as several command buffers".into(),
         };
-        // One pass over the validated image: per-block facts, the program's facts, baked packets.
-        for block in view.blocks() {
-            let header = *block.header();
-            let rodata_address = address + u64::from(block.offset()) + u64::from(header.rodata_offset);
-            blocks.push(BlockFacts {
-                offset: block.offset(),
-                header,
-                rodata_address,
-                first_command: baked_headers.len() as u32,
-            });
-            facts.worst_packets += u64::from(header.max_packet_count);
-            facts.worst_kernarg_bytes += u64::from(header.max_kernarg_bytes);
-            for command in block.commands().filter_map(|command| command.decode()) {
-                facts.count(&command);
-                let (header, packet) = bake(&command, rodata_address).unwrap_or_default();
-                baked_headers.push(header);
-                baked_packets.push(packet);
-            }
+        let agent = self.device.agent(self.agent)?;
+        let writer =
+            ImageWriter::new(&recorder.scratch_headers, recorder.slot_needs.len() as u32).ok_or_else(too_large)?;
+        let image_length = writer.image_length();
+        let published = if recorder.counts.prepublished > 0 || recorder.counts.updates > 0 {
+            Some(publish_memory(&self.device, agent.kernarg_pool, image_length)?)
+        } else {
+            None
+        };
+
+        // Nothing can fail from here on.
+        close(recorder);
+        let base = published.as_ref().map_or(0, |image| image.memory.address);
+        let (bytes, baked) = write_image(recorder, writer, base);
+        debug_assert!(
+            aqueduct_abi::block_program::validate(&bytes).is_ok(),
+            "finalization wrote an image the ABI validator refuses: {:?}",
+            aqueduct_abi::block_program::validate(&bytes).err()
+        );
+        if let Some(image) = &published {
+            // SAFETY: the memory holds at least `bytes.len()` host-writable bytes (its size
+            // class) and is this program's alone.
+            unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), image.memory.address as *mut u8, bytes.len()) };
         }
+        let counts = recorder.counts;
+        let facts = ProgramFacts {
+            blocks: baked.blocks.len() as u32,
+            commands: baked.steps.len() as u32,
+            dispatches: counts.dispatches,
+            prepublished: counts.prepublished,
+            patched_template: counts.patched_template,
+            pointer_scatter: counts.pointer_scatter,
+            indirect: counts.indirect,
+            transfers: counts.transfers,
+            worst_packets: recorder.scratch_headers.iter().map(|header| u64::from(header.max_packet_count)).sum(),
+            worst_kernarg_bytes: recorder
+                .scratch_headers
+                .iter()
+                .map(|header| u64::from(header.max_kernarg_bytes))
+                .sum(),
+            binding_slots: recorder.slot_needs.len() as u32,
+            image_bytes: bytes.len(),
+        };
         let builtins = agent
             .builtins
             .iter()
@@ -118,110 +136,242 @@ impl CommandBuffer {
                 private_segment_size: kernel.private_segment_size,
             })
             .collect();
-
-        let State::Recording(recorder) =
-            std::mem::replace(&mut self.state, State::Recording(Box::new(Recorder::new(Default::default()))))
-        else {
-            unreachable!("checked above")
-        };
-        let mut retained = recorder.retained;
-        retained.extend(recorder.kernels.iter().map(|kernel| kernel.executable.clone() as Retained));
         let image = ProgramImage {
             bytes: bytes.into_boxed_slice(),
-            blocks: blocks.into_boxed_slice(),
+            blocks: baked.blocks.into_boxed_slice(),
             builtins,
-            baked_headers: baked_headers.into_boxed_slice(),
-            baked_packets: baked_packets.into_boxed_slice(),
+            steps: baked.steps.into_boxed_slice(),
+            packets: baked.packets.into_boxed_slice(),
+            patches: baked.patches.into_boxed_slice(),
         };
-        self.state = State::Finished(Arc::new(FinishedProgram {
+        let program = FinishedProgram {
             device: self.device.clone(),
             agent: self.agent,
             image: Arc::new(image),
             facts,
-            slot_needs: recorder.slot_needs,
-            copy_checks: recorder.copy_checks,
-            retained,
+            slot_needs: std::mem::take(&mut recorder.slot_needs),
+            copy_checks: std::mem::take(&mut recorder.copy_checks),
+            retained: std::mem::take(&mut recorder.retained),
             published,
             one_shot: self.usage == CommandBufferUsage::OneShot,
             executed: AtomicBool::new(false),
-        }));
+        };
+        if let State::Recording(recorder) = std::mem::replace(&mut self.state, State::Finished(Arc::new(program))) {
+            self.device.command_buffers.give_recorder(recorder);
+        }
         Ok(())
     }
 }
 
-/// The complete packet of a prepublished dispatch (everything is known once published) and its
-/// header word; `None` for commands replay must build.
-fn bake(command: &DecodedCommand, rodata_address: u64) -> Option<(u32, KernelDispatchPacket)> {
-    let DecodedCommand::Dispatch(dispatch) = command else { return None };
-    if dispatch.strategy()? != KernargStrategy::Prepublished {
-        return None;
-    }
-    Some((dispatch.header_word(), dispatch.template().packet(rodata_address + u64::from(dispatch.template_offset), 0)))
+/// Kernarg-pool memory for an image of `length` bytes: kept memory of its size class, or a fresh
+/// allocation mapped for every agent of the device.
+fn publish_memory(
+    device: &Arc<DeviceShared>,
+    pool: hsa_amd_memory_pool_t,
+    length: usize,
+) -> EngineResult<PublishedImage> {
+    let capacity = ImageMemory::class(length).ok_or_else(|| EngineError::InvalidArgument {
+        what: "command buffer",
+        reason: format!("a {length}-byte image has no allocation size"),
+    })?;
+    let memory = match device.command_buffers.take_image(pool, capacity) {
+        Some(memory) => memory,
+        None => {
+            let address = device.allocate_granted(pool, capacity)? as u64;
+            ImageMemory { pool, address, capacity }
+        }
+    };
+    Ok(PublishedImage { device: device.clone(), memory })
 }
 
-/// The recorded blocks in ordinal order: each user block's chunks in turn, chunks linked by
-/// fallthrough, branch targets turned from labels into ordinals, unterminated blocks returning.
-fn layout(recorder: &mut Recorder) -> BlockProgramBuf {
-    close(recorder);
-    let mut first_ordinal = Vec::with_capacity(recorder.blocks.len());
+/// What replay reads besides the image, built while the image is written.
+struct Baked {
+    blocks: Vec<BlockFacts>,
+    steps: Vec<ReplayStep>,
+    packets: Vec<KernelDispatchPacket>,
+    patches: Vec<SlotPatch>,
+}
+
+/// Numbers the chunks (each user block's chunks in turn, in label order) and computes every
+/// block's header into the recorder's scratch; refuses an image past the format's limits.
+fn plan_layout(recorder: &mut Recorder) -> EngineResult<()> {
+    recorder.scratch_ordinals.clear();
     let mut next = 0u32;
     for block in &recorder.blocks {
-        first_ordinal.push(next);
-        next += block.chunks.len() as u32;
+        recorder.scratch_ordinals.push(next);
+        next += block.chunk_count;
     }
-    let ordinal = |label: u32| first_ordinal[label as usize];
-    let mut program = BlockProgramBuf::new();
-    for block in &recorder.blocks {
-        let last = block.chunks.len() - 1;
-        for (index, chunk) in block.chunks.iter().enumerate() {
-            let mut chunk: BlockBuf = chunk.clone();
-            if index < last {
-                chunk.terminator = TerminatorKind::Fallthrough;
-            } else if !block.terminated {
-                chunk.push_command(ReturnCommand::new());
-                chunk.terminator = TerminatorKind::Return;
-            } else if let Some(command) = chunk.commands.last_mut() {
-                *command = retarget(command, ordinal);
-            }
-            program.push_block(chunk);
+    recorder.scratch_headers.clear();
+    for label in 0..recorder.blocks.len() {
+        for chunk in chunks_of(recorder, label) {
+            let ordinal = recorder.scratch_headers.len() as u32;
+            let closing = closing(recorder, label, chunk);
+            let header = parts(recorder, label, chunk, closing.as_ref()).header(ordinal).ok_or_else(|| {
+                EngineError::InvalidArgument {
+                    what: "command buffer",
+                    reason: format!("block {ordinal} would exceed the block program's 4 GiB offsets"),
+                }
+            })?;
+            recorder.scratch_headers.push(header);
         }
     }
-    program
+    Ok(())
 }
 
-fn retarget(command: &Command, ordinal: impl Fn(u32) -> u32) -> Command {
-    match command.decode() {
-        Some(DecodedCommand::Branch(mut branch)) => {
-            branch.target_block = ordinal(branch.target_block);
-            branch.into()
-        }
-        Some(DecodedCommand::CondBranch(mut branch)) => {
-            branch.taken_block = ordinal(branch.taken_block);
-            branch.not_taken_block = ordinal(branch.not_taken_block);
-            branch.into()
-        }
-        _ => *command,
+/// The chunk indices of user block `label`.
+fn chunks_of(recorder: &Recorder, label: usize) -> std::ops::Range<usize> {
+    let block = recorder.blocks[label];
+    block.first_chunk as usize..(block.first_chunk + block.chunk_count) as usize
+}
+
+/// The command that closes chunk `chunk` of block `label` in the image: the block's own
+/// terminator (branch targets as ordinals) on its last chunk, a return when it has none, and
+/// nothing (fallthrough) on the others.
+fn closing(recorder: &Recorder, label: usize, chunk: usize) -> Option<Command> {
+    let block = recorder.blocks[label];
+    if chunk + 1 < (block.first_chunk + block.chunk_count) as usize {
+        return None;
     }
+    let ordinal = |label: u32| recorder.scratch_ordinals.get(label as usize).copied().unwrap_or(u32::MAX);
+    Some(match recorder.chunks[chunk].closing {
+        None => ReturnCommand::new().into(),
+        Some(command) => match command.decode() {
+            Some(DecodedCommand::Branch(mut branch)) => {
+                branch.target_block = ordinal(branch.target_block);
+                branch.into()
+            }
+            Some(DecodedCommand::CondBranch(mut branch)) => {
+                branch.taken_block = ordinal(branch.taken_block);
+                branch.not_taken_block = ordinal(branch.not_taken_block);
+                branch.into()
+            }
+            _ => command,
+        },
+    })
+}
+
+fn terminator(recorder: &Recorder, label: usize, chunk: usize) -> TerminatorKind {
+    let block = recorder.blocks[label];
+    if chunk + 1 < (block.first_chunk + block.chunk_count) as usize {
+        TerminatorKind::Fallthrough
+    } else if block.terminated {
+        recorder.chunks[chunk].terminator
+    } else {
+        TerminatorKind::Return
+    }
+}
+
+/// The arena ranges of chunk `index`: up to the next chunk's starts, or the arenas' ends.
+fn ranges(recorder: &Recorder, index: usize) -> [std::ops::Range<usize>; 4] {
+    let chunk = &recorder.chunks[index];
+    let next = recorder.chunks.get(index + 1);
+    [
+        chunk.command_start..next.map_or(recorder.commands.len(), |next| next.command_start),
+        chunk.source_start..next.map_or(recorder.sources.len(), |next| next.source_start),
+        chunk.patch_start..next.map_or(recorder.patches.len(), |next| next.patch_start),
+        chunk.rodata_start..next.map_or(recorder.rodata.len(), |next| next.rodata_start),
+    ]
+}
+
+fn parts<'r>(recorder: &'r Recorder, label: usize, index: usize, closing: Option<&'r Command>) -> BlockParts<'r> {
+    let [commands, sources, patches, rodata] = ranges(recorder, index);
+    BlockParts {
+        terminator: terminator(recorder, label, index),
+        commands: &recorder.commands[commands],
+        closing,
+        sources: &recorder.sources[sources],
+        static_sources: recorder.chunks[index].static_sources,
+        patches: &recorder.patches[patches],
+        rodata: &recorder.rodata[rodata],
+        cost: recorder.chunks[index].cost,
+    }
+}
+
+/// Writes every block into the image (headers from [`plan_layout`]) and, in the same pass, the
+/// per-block facts and each command's replay step: baked packets get their header words (the
+/// flags recording settled on) and kernarg addresses (`published`: the image's device address,
+/// 0 when it has none), templates their offsets in the image, patches their place.
+fn write_image(recorder: &Recorder, mut writer: ImageWriter, published: u64) -> (Vec<u8>, Baked) {
+    let commands = recorder.commands.len() + recorder.blocks.len();
+    let mut baked = Baked {
+        blocks: Vec::with_capacity(recorder.scratch_headers.len()),
+        steps: Vec::with_capacity(commands),
+        packets: Vec::with_capacity(commands),
+        patches: Vec::with_capacity(recorder.slot_patches.len()),
+    };
+    for label in 0..recorder.blocks.len() {
+        for index in chunks_of(recorder, label) {
+            let header = recorder.scratch_headers[baked.blocks.len()];
+            let closing = closing(recorder, label, index);
+            let offset = writer.next_offset();
+            writer.push_block(&parts(recorder, label, index, closing.as_ref()), &header);
+            let rodata = offset + header.rodata_offset;
+            let rodata_address = if published == 0 { 0 } else { published + u64::from(rodata) };
+            baked.blocks.push(BlockFacts { offset, header, rodata_address, first_command: baked.steps.len() as u32 });
+            let [commands, _, patches, _] = ranges(recorder, index);
+            let first_patch = baked.patches.len() as u32;
+            baked.patches.extend_from_slice(&recorder.slot_patches[patches]);
+            // Copied in bulk, then the dispatches rebased in place.
+            let first_step = baked.steps.len();
+            baked.steps.extend_from_slice(&recorder.steps[commands.clone()]);
+            baked.packets.extend_from_slice(&recorder.packets[commands.clone()]);
+            let recorded = &recorder.commands[commands];
+            for ((command, step), packet) in
+                recorded.iter().zip(&mut baked.steps[first_step..]).zip(&mut baked.packets[first_step..])
+            {
+                if step.kind == StepKind::Interpret {
+                    continue;
+                }
+                step.header = bytemuck::cast_ref::<Command, DispatchCommand>(command).header_word();
+                step.template += rodata;
+                if step.kind == StepKind::Baked {
+                    packet.kernarg_address += rodata_address;
+                } else {
+                    step.first_patch += first_patch;
+                    packet.kernarg_address = 0;
+                }
+            }
+            if closing.is_some() {
+                baked.steps.push(ReplayStep::default());
+                baked.packets.push(KernelDispatchPacket::default());
+            }
+        }
+    }
+    (writer.finish(), baked)
 }
 
 /// A block from which unconditional branches and fallthroughs never reach a return or a
-/// conditional branch (replay would never stop), if any.
-fn unconditional_cycle(program: &BlockProgramBuf) -> Option<u32> {
-    let successor = |ordinal: usize| -> Option<usize> {
-        let block = &program.blocks[ordinal];
-        match block.terminator {
-            TerminatorKind::Fallthrough => Some(ordinal + 1),
-            TerminatorKind::Branch => match block.commands.last()?.decode()? {
-                DecodedCommand::Branch(branch) => Some(branch.target_block as usize),
-                _ => None,
-            },
-            TerminatorKind::Return | TerminatorKind::CondBranch => None,
+/// conditional branch (replay would never stop), if any. Needs [`plan_layout`]'s ordinals.
+fn unconditional_cycle(recorder: &Recorder) -> Option<u32> {
+    let branches = recorder.blocks.iter().any(|block| {
+        block.terminated
+            && block.chunk_count > 0
+            && recorder.chunks[(block.first_chunk + block.chunk_count - 1) as usize].terminator
+                == TerminatorKind::Branch
+    });
+    if !branches {
+        // Without unconditional branches, fallthroughs only go forward to a chunk that ends its block.
+        return None;
+    }
+    let mut successors = Vec::with_capacity(recorder.chunks.len());
+    for label in 0..recorder.blocks.len() {
+        for index in chunks_of(recorder, label) {
+            let ordinal = successors.len();
+            successors.push(match terminator(recorder, label, index) {
+                TerminatorKind::Fallthrough => Some(ordinal + 1),
+                TerminatorKind::Branch => match closing(recorder, label, index).and_then(|command| command.decode()) {
+                    Some(DecodedCommand::Branch(branch)) => Some(branch.target_block as usize),
+                    _ => None,
+                },
+                TerminatorKind::Return | TerminatorKind::CondBranch => None,
+            });
         }
-    };
+    }
     // 0 = unvisited, 1 = on the current path, 2 = known to stop.
-    let mut state = vec![0u8; program.blocks.len()];
-    for start in 0..program.blocks.len() {
-        let mut path = Vec::new();
+    let mut state = vec![0u8; successors.len()];
+    let mut path = Vec::new();
+    for start in 0..successors.len() {
+        path.clear();
         let mut at = Some(start);
         while let Some(ordinal) = at.filter(|&ordinal| ordinal < state.len()) {
             match state[ordinal] {
@@ -231,34 +381,11 @@ fn unconditional_cycle(program: &BlockProgramBuf) -> Option<u32> {
             }
             state[ordinal] = 1;
             path.push(ordinal);
-            at = successor(ordinal);
+            at = successors[ordinal];
         }
-        for ordinal in path {
+        for &ordinal in &path {
             state[ordinal] = 2;
         }
     }
     None
-}
-
-impl ProgramFacts {
-    fn count(&mut self, command: &DecodedCommand) {
-        self.commands += 1;
-        match command {
-            DecodedCommand::Dispatch(dispatch) => {
-                self.dispatches += 1;
-                match dispatch.strategy() {
-                    Some(KernargStrategy::Prepublished) => self.prepublished += 1,
-                    Some(KernargStrategy::PatchedTemplate) => self.patched_template += 1,
-                    Some(KernargStrategy::PointerScatter) => self.pointer_scatter += 1,
-                    Some(KernargStrategy::Indirect) => self.indirect += 1,
-                    None => {}
-                }
-            }
-            DecodedCommand::Fill(_)
-            | DecodedCommand::Copy(_)
-            | DecodedCommand::Update(_)
-            | DecodedCommand::ProfileMarker(_) => self.transfers += 1,
-            _ => {}
-        }
-    }
 }

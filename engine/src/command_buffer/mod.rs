@@ -2,8 +2,10 @@
 //!
 //! - [`recorder`]: the `CommandBuffer` builder. Barriers fold into the neighbouring commands'
 //!   fence scopes, blocks split at a size limit, each dispatch gets its kernarg strategy.
-//! - [`finish`]: lays the blocks out, validates the image, publishes it to device memory and
-//!   records the facts replay reads ([`ProgramFacts`], the binding table's needs).
+//! - [`finish`]: one pass that lays the blocks out, bakes each command's replay step, publishes
+//!   the image to device memory when something reads it there, and records the facts replay reads
+//!   ([`ProgramFacts`], the binding table's needs).
+//! - [`pool`]: the recorders and published images a device keeps for reuse.
 //! - [`needs`]: what every execution needs of its binding table (slot requirements, copies
 //!   whose overlap depends on the table); the recorder collects it, finalization keeps it.
 //! - [`binding_table`]: the per-execution slots a program's dynamic bindings name.
@@ -14,6 +16,7 @@ mod binding_table;
 mod execute;
 mod finish;
 mod needs;
+mod pool;
 mod recorder;
 
 use std::sync::Arc;
@@ -23,6 +26,7 @@ pub use aqueduct_abi::block_program::CompareOp;
 pub use binding_table::BindingTable;
 pub(crate) use execute::execute;
 pub use finish::ProgramFacts;
+pub(crate) use pool::CommandBufferPools;
 pub use recorder::{BlockLabel, BufferRef};
 
 use aqueduct_components::Retained;
@@ -67,6 +71,8 @@ pub struct CommandBuffer {
 enum State {
     Recording(Box<recorder::Recorder>),
     Finished(Arc<FinishedProgram>),
+    /// Only while finishing or dropping: the recorder went back to the device.
+    Released,
 }
 
 /// A finalized program and everything its executions keep alive.
@@ -83,9 +89,11 @@ pub(crate) struct FinishedProgram {
     /// outlive the command buffer and every execution (each execution retains this struct).
     #[allow(dead_code)]
     pub retained: Vec<Retained>,
-    /// The device copy of the image (kernarg pool), freed when the last execution is done.
+    /// The device copy of the image (kernarg pool), given back when the last execution is
+    /// done; `None` when nothing reads the image from device memory (no prepublished
+    /// kernargs, no update payloads).
     #[allow(dead_code)]
-    pub published: finish::PublishedImage,
+    pub published: Option<finish::PublishedImage>,
     pub one_shot: bool,
     pub executed: AtomicBool,
 }
@@ -99,12 +107,9 @@ impl CommandBuffer {
     ) -> crate::EngineResult<Self> {
         device.agent(agent)?;
         recorder::check_limits(limits)?;
-        Ok(Self {
-            device: device.clone(),
-            agent,
-            usage,
-            state: State::Recording(Box::new(recorder::Recorder::new(limits))),
-        })
+        let mut recorder = device.command_buffers.take_recorder().unwrap_or_default();
+        recorder.start(limits);
+        Ok(Self { device: device.clone(), agent, usage, state: State::Recording(recorder) })
     }
 
     pub fn usage(&self) -> CommandBufferUsage {
@@ -124,7 +129,7 @@ impl CommandBuffer {
     pub fn facts(&self) -> Option<&ProgramFacts> {
         match &self.state {
             State::Finished(program) => Some(&program.facts),
-            State::Recording(_) => None,
+            State::Recording(_) | State::Released => None,
         }
     }
 
@@ -132,25 +137,25 @@ impl CommandBuffer {
     pub fn program_image(&self) -> Option<&[u8]> {
         match &self.state {
             State::Finished(program) => Some(&program.image.bytes),
-            State::Recording(_) => None,
-        }
-    }
-
-    fn recorder(&mut self) -> crate::EngineResult<&mut recorder::Recorder> {
-        match &mut self.state {
-            State::Recording(recorder) => Ok(recorder),
-            State::Finished(_) => Err(crate::EngineError::CommandBufferState {
-                reason: "it is finished; record into a new command buffer",
-            }),
+            State::Recording(_) | State::Released => None,
         }
     }
 
     pub(crate) fn finished(&self) -> crate::EngineResult<&Arc<FinishedProgram>> {
         match &self.state {
             State::Finished(program) => Ok(program),
-            State::Recording(_) => {
+            State::Recording(_) | State::Released => {
                 Err(crate::EngineError::CommandBufferState { reason: "it is still recording; call finish() first" })
             }
+        }
+    }
+}
+
+impl Drop for CommandBuffer {
+    fn drop(&mut self) {
+        // A buffer dropped while recording gives its recorder back too.
+        if let State::Recording(recorder) = std::mem::replace(&mut self.state, State::Released) {
+            self.device.command_buffers.give_recorder(recorder);
         }
     }
 }

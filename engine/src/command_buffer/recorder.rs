@@ -13,17 +13,21 @@
 use std::sync::Arc;
 
 use aqueduct_abi::block_program::{
-    BindingSource, BlockBuf, BranchCommand, Command, CommandFlags, CommandRecord, CompareOp, CondBranchCommand,
-    CopyCommand, DecodedCommand, DispatchCommand, FillCommand, KernargStrategy, MAX_KERNARG_ALIGNMENT, PatchRecord,
-    ProfileMarkerCommand, ReplayCost, ReturnCommand, SourceKind, TerminatorKind, UpdateCommand,
+    BindingSource, BranchCommand, Command, CommandFlags, CommandHeader, CommandKind, CommandRecord, CompareOp,
+    CondBranchCommand, CopyCommand, DecodedCommand, DispatchCommand, FillCommand, KernargStrategy,
+    MAX_KERNARG_ALIGNMENT, NO_IMPLICIT_ARGS, NO_SOURCE, PatchRecord, ProfileMarkerCommand, RODATA_ALIGN, ReplayCost,
+    ReturnCommand, SourceKind, TerminatorKind, UpdateCommand,
 };
 use aqueduct_abi::packet::FenceScope;
-use aqueduct_abi::write_hal_kernargs;
+use aqueduct_abi::{KernelDispatchPacket, write_hal_kernargs};
 use aqueduct_components::Retained;
 use aqueduct_components::device_entities::MemoryKind;
+use aqueduct_components::program::{ReplayStep, SlotPatch, StepKind};
+use bytemuck::Zeroable;
 
 use super::needs::{CopyCheck, SlotNeed};
-use super::{BlockLimits, CommandBuffer, CommandBufferUsage};
+use super::{BlockLimits, CommandBuffer, CommandBufferUsage, State};
+use crate::device::DeviceShared;
 use crate::dispatch::{Dispatch, GridSource, validate_dispatch};
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
@@ -84,28 +88,78 @@ impl BlockLabel {
     pub const ENTRY: BlockLabel = BlockLabel(0);
 }
 
-/// One user block: its chunks, and how it ends.
+/// One user block: where its chunks are, and how it ends.
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct UserBlock {
-    pub chunks: Vec<BlockBuf>,
     pub begun: bool,
     /// Set once a branch, conditional branch or return closed it.
     pub terminated: bool,
-    /// Replay cost of the last chunk so far.
-    pub chunk_cost: ReplayCost,
+    /// Its chunks are `chunks[first_chunk..first_chunk + chunk_count]` (a block is recorded in
+    /// one go, so they are adjacent).
+    pub first_chunk: u32,
+    pub chunk_count: u32,
 }
 
+/// One chunk: a block of the program. Its records are the recorder's arenas from its starts to
+/// the next chunk's starts (or the arenas' ends), because chunks are recorded one after another.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Chunk {
+    pub command_start: usize,
+    pub source_start: usize,
+    pub patch_start: usize,
+    /// 64-byte aligned, so rodata offsets relative to it keep their alignment in the image.
+    pub rodata_start: usize,
+    pub static_sources: u32,
+    pub cost: ReplayCost,
+    /// The branch, conditional branch or return that ended the user block (branch targets are
+    /// labels until layout turns them into ordinals).
+    pub closing: Option<Command>,
+    pub terminator: TerminatorKind,
+}
+
+/// What finalization counts into [`super::ProgramFacts`], counted as commands are recorded.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Counts {
+    pub dispatches: u32,
+    pub prepublished: u32,
+    pub patched_template: u32,
+    pub pointer_scatter: u32,
+    pub indirect: u32,
+    pub transfers: u32,
+    /// Updates read their payload from the published image.
+    pub updates: u32,
+}
+
+/// The recording state. Every record goes into one of the flat arenas below, which keep their
+/// capacity when the device recycles the recorder, so recording a program of a size seen before
+/// allocates nothing.
+#[derive(Default)]
 pub(crate) struct Recorder {
     pub(super) limits: BlockLimits,
     pub(super) blocks: Vec<UserBlock>,
+    pub(super) chunks: Vec<Chunk>,
     pub(super) current: usize,
     pending_barrier: bool,
+    pub(super) commands: Vec<Command>,
+    /// Per command: its replay step and packet, offsets relative to its chunk (finalization
+    /// rebases them and sets the header words).
+    pub(super) steps: Vec<ReplayStep>,
+    pub(super) packets: Vec<KernelDispatchPacket>,
+    pub(super) sources: Vec<BindingSource>,
+    pub(super) patches: Vec<PatchRecord>,
+    /// Per patch record: the same patch with its source resolved to a slot.
+    pub(super) slot_patches: Vec<SlotPatch>,
+    pub(super) rodata: Vec<u8>,
+    pub(super) counts: Counts,
+    /// Static buffers and executables, each once.
     pub(super) retained: Vec<Retained>,
+    /// The last buffer and executable retained: commands name a few many times over.
+    last_retained: [usize; 2],
     pub(super) slot_needs: Vec<SlotNeed>,
     pub(super) copy_checks: Vec<CopyCheck>,
-    pub(super) kernels: Vec<Kernel>,
-    /// Reused by every dispatch, so recording allocates only as the program grows.
-    scratch_sources: Vec<BindingSource>,
-    scratch_kernargs: Vec<u8>,
+    /// Finalization's scratch: the blocks' headers and the labels' first ordinals.
+    pub(super) scratch_headers: Vec<aqueduct_abi::block_program::BlockHeader>,
+    pub(super) scratch_ordinals: Vec<u32>,
 }
 
 /// What a command needs of the memory a reference names.
@@ -130,69 +184,179 @@ pub(super) fn check_limits(limits: BlockLimits) -> EngineResult<()> {
 }
 
 impl Recorder {
-    pub fn new(limits: BlockLimits) -> Self {
-        let entry = UserBlock {
-            chunks: vec![BlockBuf::new(TerminatorKind::Return)],
-            begun: true,
-            terminated: false,
-            chunk_cost: ReplayCost::default(),
-        };
-        Self {
-            limits,
-            blocks: vec![entry],
-            current: 0,
-            pending_barrier: true,
-            retained: Vec::new(),
-            slot_needs: Vec::new(),
-            copy_checks: Vec::new(),
-            kernels: Vec::new(),
-            scratch_sources: Vec::new(),
-            scratch_kernargs: Vec::new(),
-        }
+    /// Empties every buffer (keeping its capacity) and opens the entry block.
+    pub fn start(&mut self, limits: BlockLimits) {
+        self.clear();
+        self.limits = limits;
+        self.blocks.push(UserBlock { begun: true, ..UserBlock::default() });
+        self.pending_barrier = true;
+        self.open_chunk();
     }
 
-    fn open_block(&mut self) -> EngineResult<&mut UserBlock> {
-        let block = &mut self.blocks[self.current];
-        if block.terminated {
+    /// Empties every buffer, keeping its capacity.
+    pub fn clear(&mut self) {
+        self.blocks.clear();
+        self.chunks.clear();
+        self.current = 0;
+        self.commands.clear();
+        self.steps.clear();
+        self.packets.clear();
+        self.sources.clear();
+        self.patches.clear();
+        self.slot_patches.clear();
+        self.rodata.clear();
+        self.counts = Counts::default();
+        self.retained.clear();
+        self.last_retained = [0; 2];
+        self.slot_needs.clear();
+        self.copy_checks.clear();
+        self.scratch_headers.clear();
+        self.scratch_ordinals.clear();
+    }
+
+    /// Bytes the buffers hold on to.
+    pub fn capacity_bytes(&self) -> usize {
+        fn bytes<T>(vec: &Vec<T>) -> usize {
+            vec.capacity() * size_of::<T>()
+        }
+        bytes(&self.blocks)
+            + bytes(&self.chunks)
+            + bytes(&self.commands)
+            + bytes(&self.steps)
+            + bytes(&self.packets)
+            + bytes(&self.sources)
+            + bytes(&self.patches)
+            + bytes(&self.slot_patches)
+            + bytes(&self.rodata)
+            + bytes(&self.scratch_headers)
+            + bytes(&self.scratch_ordinals)
+    }
+
+    /// Starts a chunk of the current block at the arenas' ends.
+    fn open_chunk(&mut self) {
+        let rodata_start = self.rodata.len().next_multiple_of(RODATA_ALIGN as usize);
+        self.rodata.resize(rodata_start, 0);
+        self.chunks.push(Chunk {
+            command_start: self.commands.len(),
+            source_start: self.sources.len(),
+            patch_start: self.patches.len(),
+            rodata_start,
+            static_sources: 0,
+            cost: ReplayCost::default(),
+            closing: None,
+            terminator: TerminatorKind::Return,
+        });
+        self.blocks[self.current].chunk_count += 1;
+    }
+
+    fn chunk(&self) -> &Chunk {
+        self.chunks.last().expect("the current block has a chunk")
+    }
+
+    fn chunk_mut(&mut self) -> &mut Chunk {
+        self.chunks.last_mut().expect("the current block has a chunk")
+    }
+
+    fn open_block(&self) -> EngineResult<()> {
+        if self.blocks[self.current].terminated {
             return Err(EngineError::CommandBufferState {
                 reason: "the current block already ended with a branch or return; begin() another block",
             });
         }
-        Ok(block)
+        Ok(())
     }
 
     /// Starts a new chunk when `cost` (plus `records` sources or patches) would overflow the
-    /// current one, and returns the chunk to push into.
-    fn chunk_for(&mut self, cost: ReplayCost, records: usize) -> EngineResult<&mut BlockBuf> {
+    /// current one, and counts `cost` into the chunk that takes the command.
+    #[inline(always)]
+    fn chunk_for(&mut self, cost: ReplayCost, records: usize) {
         let limits = self.limits;
-        let block = self.open_block()?;
-        let chunk = block.chunks.last().expect("a block has a chunk");
-        let full = !chunk.commands.is_empty()
-            && (block.chunk_cost.packets + cost.packets > u64::from(limits.packets)
-                || block.chunk_cost.kernarg_bytes + cost.kernarg_bytes > u64::from(limits.kernarg_bytes)
-                || chunk.sources.len().max(chunk.patches.len()) + records > CHUNK_RECORD_LIMIT);
+        let chunk = self.chunk();
+        let full = self.commands.len() > chunk.command_start
+            && (chunk.cost.packets + cost.packets > u64::from(limits.packets)
+                || chunk.cost.kernarg_bytes + cost.kernarg_bytes > u64::from(limits.kernarg_bytes)
+                || (self.sources.len() - chunk.source_start).max(self.patches.len() - chunk.patch_start) + records
+                    > CHUNK_RECORD_LIMIT);
         if full {
-            block.chunks.push(BlockBuf::new(TerminatorKind::Return));
-            block.chunk_cost = ReplayCost::default();
+            self.open_chunk();
         }
-        block.chunk_cost = block.chunk_cost.saturating_add(cost);
-        Ok(block.chunks.last_mut().expect("a block has a chunk"))
+        let chunk = self.chunk_mut();
+        chunk.cost = chunk.cost.saturating_add(cost);
+    }
+
+    /// Appends a binding source to the current chunk and returns its block-local index.
+    #[inline(always)]
+    fn push_source(&mut self, source: BindingSource) -> u16 {
+        let chunk = self.chunks.last_mut().expect("the current block has a chunk");
+        let index = (self.sources.len() - chunk.source_start) as u16;
+        chunk.static_sources += u32::from(source.source_kind() == Some(SourceKind::Static));
+        self.sources.push(source);
+        index
+    }
+
+    /// Reserves `length` zeroed rodata bytes of the current chunk at the next multiple of
+    /// `align` (at most 64) and returns their chunk-relative offset and arena range.
+    #[inline(always)]
+    fn reserve_rodata(&mut self, length: usize, align: u32) -> (u32, std::ops::Range<usize>) {
+        let at = self.rodata.len().next_multiple_of(align as usize);
+        self.rodata.resize(at + length, 0);
+        ((at - self.chunk().rodata_start) as u32, at..at + length)
+    }
+
+    fn push_rodata(&mut self, bytes: &[u8], align: u32) -> u32 {
+        let (offset, range) = self.reserve_rodata(bytes.len(), align);
+        self.rodata[range].copy_from_slice(bytes);
+        offset
+    }
+
+    /// Appends a payload command with its replay step and packet.
+    fn push_command(&mut self, command: Command, step: ReplayStep, packet: KernelDispatchPacket) {
+        self.commands.push(command);
+        self.steps.push(step);
+        self.packets.push(packet);
+    }
+
+    /// Appends a zeroed command, an interpreted step and a zeroed packet, and returns them to
+    /// be filled in place.
+    #[inline(always)]
+    fn push_slots(&mut self) -> (&mut Command, &mut ReplayStep, &mut KernelDispatchPacket) {
+        self.commands.push(Command::zeroed());
+        self.steps.push(ReplayStep::default());
+        self.packets.push(KernelDispatchPacket::zeroed());
+        let last = self.commands.len() - 1;
+        (&mut self.commands[last], &mut self.steps[last], &mut self.packets[last])
     }
 
     /// The flags of the next payload command; a pending barrier also releases the previous one.
+    #[inline(always)]
     fn take_flags(&mut self) -> CommandFlags {
         if !std::mem::take(&mut self.pending_barrier) {
             return CommandFlags::NONE;
         }
-        release_last(&mut self.blocks[self.current], FenceScope::Agent);
+        self.release_last(FenceScope::Agent);
         CommandFlags::new(true, FenceScope::Agent, FenceScope::None)
+    }
+
+    /// Raises the release scope of the current block's last payload command to at least `scope`.
+    #[inline(always)]
+    fn release_last(&mut self, scope: FenceScope) {
+        let block = self.blocks[self.current];
+        let first = self.chunks[block.first_chunk as usize].command_start;
+        if self.commands.len() <= first {
+            return;
+        }
+        let Some(command) = self.commands.last_mut() else { return };
+        let flags = command.flags();
+        let release = flags.release_bits().max(scope as u8);
+        command.bytes[1] = flags.0 & !(3 << CommandFlags::RELEASE_SHIFT) | release << CommandFlags::RELEASE_SHIFT;
     }
 
     /// Keeps what a checked, recorded reference needs: its buffer alive, or its slot's
     /// requirements for every execution's binding table.
+    #[inline(always)]
     fn commit_ref(&mut self, reference: BufferRef<'_>, access: Access) {
         match reference {
-            BufferRef::Static(binding) => self.retain_buffer(binding.buffer),
+            BufferRef::Static(binding) => self.retain(&binding.buffer.0, 0),
             BufferRef::Slot { slot, offset, length } => {
                 let index = slot as usize;
                 if self.slot_needs.len() <= index {
@@ -207,63 +371,90 @@ impl Recorder {
         }
     }
 
-    fn retain_buffer(&mut self, buffer: &Buffer) {
-        // Commands usually name a few buffers many times; keep each once.
-        if !self.retained.iter().any(|kept| Arc::as_ptr(kept) as *const () == Arc::as_ptr(&buffer.0) as *const ()) {
-            self.retained.push(buffer.0.clone() as Retained);
+    /// Retains `object` once; `cache` picks the last-retained entry to check first (0 buffers,
+    /// 1 executables).
+    #[inline(always)]
+    fn retain<T: Send + Sync + 'static>(&mut self, object: &Arc<T>, cache: usize) {
+        let address = Arc::as_ptr(object) as *const () as usize;
+        if self.last_retained[cache] == address {
+            return;
+        }
+        self.last_retained[cache] = address;
+        if !self.retained.iter().any(|kept| Arc::as_ptr(kept) as *const () as usize == address) {
+            self.retained.push(object.clone() as Retained);
         }
     }
 }
 
-/// Raises the release scope of the block's last payload command to at least `scope`.
-fn release_last(block: &mut UserBlock, scope: FenceScope) {
-    let Some(command) = block.chunks.iter_mut().rev().find_map(|chunk| chunk.commands.last_mut()) else { return };
-    let flags = command.flags();
-    let release = flags.release_bits().max(scope as u8);
-    command.bytes[1] = flags.0 & !(3 << CommandFlags::RELEASE_SHIFT) | release << CommandFlags::RELEASE_SHIFT;
+/// The binding source a reference checked by [`check_ref`] records.
+#[inline(always)]
+fn source_of(reference: BufferRef<'_>) -> BindingSource {
+    match reference {
+        BufferRef::Static(binding) => BindingSource::fixed(binding.buffer.device_address() + binding.offset),
+        BufferRef::Slot { slot, offset, .. } => BindingSource::dynamic(slot, offset),
+    }
+}
+
+/// The recorder of a command buffer that is still recording.
+fn recording(state: &mut State) -> EngineResult<&mut Recorder> {
+    match state {
+        State::Recording(recorder) => Ok(recorder),
+        State::Finished(_) | State::Released => {
+            Err(EngineError::CommandBufferState { reason: "it is finished; record into a new command buffer" })
+        }
+    }
+}
+
+/// Checks a buffer reference and returns the binding source to record. Changes nothing:
+/// [`Recorder::commit_ref`] does, once the whole command is checked.
+///
+/// Inlined: out of line, the source came back through the `Result` in pieces and was re-read
+/// whole, a store-forwarding stall that cost more than the checks.
+#[inline(always)]
+fn check_ref(
+    device: &DeviceShared,
+    what: &'static str,
+    reference: BufferRef<'_>,
+    access: Access,
+) -> EngineResult<BindingSource> {
+    let align = access.align;
+    match reference {
+        BufferRef::Static(binding) => {
+            binding.buffer.belongs_to(device)?;
+            let address = binding.buffer.check_range(what, binding.offset, binding.length)?;
+            if access.host_visible && binding.buffer.kind() != MemoryKind::HostVisible {
+                return Err(EngineError::NotHostAccessible { kind: binding.buffer.kind() });
+            }
+            if !address.is_multiple_of(align) {
+                return Err(EngineError::InvalidArgument {
+                    what,
+                    reason: format!("address {address:#x} is not {align}-byte aligned"),
+                });
+            }
+            Ok(BindingSource::fixed(address))
+        }
+        BufferRef::Slot { slot, offset, length } => {
+            if slot >= MAX_BINDING_SLOTS {
+                return Err(EngineError::InvalidArgument {
+                    what,
+                    reason: format!("slot {slot} is past the {MAX_BINDING_SLOTS}-slot limit"),
+                });
+            }
+            if offset.checked_add(length).is_none() {
+                return Err(EngineError::OutOfBounds { what, offset, length, size: u64::MAX });
+            }
+            if !offset.is_multiple_of(align) {
+                return Err(EngineError::InvalidArgument {
+                    what,
+                    reason: format!("slot offset {offset} is not {align}-byte aligned"),
+                });
+            }
+            Ok(BindingSource::dynamic(slot, offset))
+        }
+    }
 }
 
 impl CommandBuffer {
-    /// Checks a buffer reference and returns the binding source to record. Changes nothing:
-    /// [`Recorder::commit_ref`] does, once the whole command is checked.
-    fn check_ref(&self, what: &'static str, reference: BufferRef<'_>, access: Access) -> EngineResult<BindingSource> {
-        let align = access.align;
-        match reference {
-            BufferRef::Static(binding) => {
-                binding.buffer.belongs_to(&self.device)?;
-                let address = binding.buffer.check_range(what, binding.offset, binding.length)?;
-                if access.host_visible && binding.buffer.kind() != MemoryKind::HostVisible {
-                    return Err(EngineError::NotHostAccessible { kind: binding.buffer.kind() });
-                }
-                if !address.is_multiple_of(align) {
-                    return Err(EngineError::InvalidArgument {
-                        what,
-                        reason: format!("address {address:#x} is not {align}-byte aligned"),
-                    });
-                }
-                Ok(BindingSource::fixed(address))
-            }
-            BufferRef::Slot { slot, offset, length } => {
-                if slot >= MAX_BINDING_SLOTS {
-                    return Err(EngineError::InvalidArgument {
-                        what,
-                        reason: format!("slot {slot} is past the {MAX_BINDING_SLOTS}-slot limit"),
-                    });
-                }
-                if offset.checked_add(length).is_none() {
-                    return Err(EngineError::OutOfBounds { what, offset, length, size: u64::MAX });
-                }
-                if !offset.is_multiple_of(align) {
-                    return Err(EngineError::InvalidArgument {
-                        what,
-                        reason: format!("slot offset {offset} is not {align}-byte aligned"),
-                    });
-                }
-                Ok(BindingSource::dynamic(slot, offset))
-            }
-        }
-    }
-
     /// Records a kernel dispatch (HAL layout).
     pub fn dispatch(&mut self, kernel: &Kernel, dispatch: &Dispatch<'_, BufferRef<'_>>) -> EngineResult<()> {
         self.record_dispatch(kernel, dispatch, None)
@@ -286,9 +477,11 @@ impl CommandBuffer {
         dispatch: &Dispatch<'_, BufferRef<'_>>,
         indirect: Option<BufferRef<'_>>,
     ) -> EngineResult<()> {
-        self.recorder()?.open_block()?;
+        let Self { device, agent, usage, state } = self;
+        let recorder = recording(state)?;
+        recorder.open_block()?;
         let grid = if indirect.is_some() { GridSource::Buffer } else { GridSource::Dispatch };
-        let validated = validate_dispatch(&self.device, self.agent, kernel, dispatch, grid)?;
+        let validated = validate_dispatch(device, *agent, kernel, dispatch, grid)?;
         let (info, layout, template) = (validated.info, validated.layout, validated.template);
         let kernarg_size = u16::try_from(info.kernarg_size).map_err(|_| EngineError::KernargMismatch {
             kernel: info.name.clone(),
@@ -302,88 +495,147 @@ impl CommandBuffer {
                     reason: format!("{} bytes; three u32 counts need 12", counts.length()),
                 });
             }
-            Some(counts) => Some(self.check_ref("indirect counts", counts, COUNTS_ACCESS)?),
+            Some(counts) => Some(check_ref(device, "indirect counts", counts, COUNTS_ACCESS)?),
             None => None,
         };
-        let mut sources = std::mem::take(&mut self.recorder()?.scratch_sources);
-        sources.clear();
+        // Every check first (nothing is written until the whole command is known to be good).
+        let mut dynamic = 0usize;
         for binding in dispatch.bindings {
-            sources.push(self.check_ref("binding", *binding, ANY_ACCESS)?);
+            check_ref(device, "binding", *binding, ANY_ACCESS)?;
+            dynamic += usize::from(matches!(binding, BufferRef::Slot { .. }));
         }
-        let is_static = |source: &BindingSource| source.source_kind() == Some(SourceKind::Static);
         let strategy = if indirect_source.is_some() {
             KernargStrategy::Indirect
-        } else if sources.iter().all(is_static) && self.usage == CommandBufferUsage::Reusable {
+        } else if dynamic == 0 && *usage == CommandBufferUsage::Reusable {
             KernargStrategy::Prepublished
-        } else if !sources.is_empty() && !sources.iter().any(is_static) && layout.implicit_offset.is_none() {
+        } else if dynamic > 0 && dynamic == dispatch.bindings.len() && layout.implicit_offset.is_none() {
             KernargStrategy::PointerScatter
         } else {
             KernargStrategy::PatchedTemplate
         };
-        let mut command = DispatchCommand::new(strategy, template.kernel_object, template.grid, template.workgroup);
-        command.kernarg_size = kernarg_size;
-        command.kernarg_alignment = info.kernarg_alignment.min(MAX_KERNARG_ALIGNMENT) as u8;
-        command.group_segment_size = template.group_segment_size;
-        command.private_segment_size = template.private_segment_size;
-        if let Some(offset) = layout.implicit_offset {
-            command.implicit_args_offset = offset as u16;
-        }
-        let cost = DecodedCommand::Dispatch(command).replay_cost();
+        let cost = DispatchCommand::cost(Some(strategy), kernarg_size);
 
-        // Everything is checked: commit the references, then write the records.
-        let mut kernargs = std::mem::take(&mut self.recorder()?.scratch_kernargs);
-        let recorder = self.recorder()?;
+        // Commit the references, then write the records in place: each record is zeroed in its
+        // arena and its fields stored there, never assembled elsewhere and copied (a copy of a
+        // record just stored field by field stalls on store forwarding).
         for binding in dispatch.bindings {
             recorder.commit_ref(*binding, ANY_ACCESS);
         }
         if let Some(counts) = indirect {
             recorder.commit_ref(counts, COUNTS_ACCESS);
         }
-        if !recorder.kernels.iter().any(|kept| Arc::ptr_eq(&kept.executable, &kernel.executable)) {
-            recorder.kernels.push(kernel.clone());
-        }
+        recorder.retain(&kernel.executable, 1);
         let flags = recorder.take_flags();
-        let chunk = recorder.chunk_for(cost, sources.len() + 1)?;
-        let first_source = chunk.sources.len() as u16;
-        for source in &sources {
-            chunk.push_source(*source);
+        recorder.chunk_for(cost, dispatch.bindings.len() + 1);
+        let sources_start = recorder.sources.len();
+        let first_source = (sources_start - recorder.chunk().source_start) as u16;
+        for binding in dispatch.bindings {
+            recorder.push_source(source_of(*binding));
         }
-        command.first_source = first_source;
-        command.source_count = sources.len() as u16;
-        if let Some(counts) = indirect_source {
-            command.indirect_source = chunk.push_source(counts);
-        }
+        let indirect_index = indirect_source.map_or(NO_SOURCE, |counts| recorder.push_source(counts));
+        let kernarg_alignment = info.kernarg_alignment.min(MAX_KERNARG_ALIGNMENT) as u8;
+        let constants: &[u8] = bytemuck::cast_slice(dispatch.constants);
+        let (mut template_offset, mut constants_offset, mut patches) = (0, 0, 0..0);
+        recorder.counts.dispatches += 1;
         if strategy == KernargStrategy::PointerScatter {
-            command.constants_offset = chunk.push_rodata(bytemuck::cast_slice(dispatch.constants), 4);
-            command.constant_count = dispatch.constants.len() as u16;
+            recorder.counts.pointer_scatter += 1;
+            constants_offset = recorder.push_rodata(constants, 4);
         } else {
             // The template: the whole kernarg segment as a direct dispatch writes it (the same
             // writer and implicit block), with dynamic pointers zero until replay patches them.
-            kernargs.clear();
-            kernargs.resize(usize::from(kernarg_size), 0);
-            let pointers = sources.iter().map(|source| if is_static(source) { source.value } else { 0 });
+            let (offset, range) = recorder.reserve_rodata(usize::from(kernarg_size), u32::from(kernarg_alignment));
+            template_offset = offset;
+            let Recorder { rodata, sources, patches: patch_records, slot_patches, chunks, .. } = &mut *recorder;
+            let sources = &sources[sources_start..sources_start + dispatch.bindings.len()];
+            let pointers =
+                sources.iter().map(|source| if source.kind == SourceKind::Static as u8 { source.value } else { 0 });
             let implicit = validated.implicit();
             let implicit = implicit.as_ref().map(|(offset, block)| (*offset, block));
-            write_hal_kernargs(&mut kernargs, pointers, bytemuck::cast_slice(dispatch.constants), implicit);
-            command.template_offset = chunk.push_rodata(&kernargs, u32::from(command.kernarg_alignment));
-            command.template_length = kernarg_size;
+            write_hal_kernargs(&mut rodata[range], pointers, constants, implicit);
             if strategy != KernargStrategy::Prepublished {
-                command.first_patch = chunk.patches.len() as u16;
-                for (index, _) in sources.iter().enumerate().filter(|(_, source)| !is_static(source)) {
-                    chunk.push_patch(PatchRecord::new(8 * index as u32, first_source + index as u16));
+                let chunk_patches = chunks.last().map_or(0, |chunk| chunk.patch_start);
+                let first = patch_records.len() - chunk_patches;
+                for (index, source) in sources.iter().enumerate() {
+                    if source.kind == SourceKind::Dynamic as u8 {
+                        let source_index = first_source + index as u16;
+                        patch_records.push(PatchRecord::new(8 * index as u32, source_index));
+                        slot_patches.push(SlotPatch {
+                            kernarg_offset: 8 * index as u16,
+                            source: source_index,
+                            slot: source.slot,
+                            offset: source.value,
+                        });
+                    }
                 }
-                command.patch_count = chunk.patches.len() as u16 - command.first_patch;
+                patches = first..patch_records.len() - chunk_patches;
             }
         }
-        chunk.push_command(command.with_flags(flags));
-        recorder.scratch_sources = sources;
-        recorder.scratch_kernargs = kernargs;
+        let kind = match strategy {
+            KernargStrategy::Prepublished => {
+                recorder.counts.prepublished += 1;
+                StepKind::Baked
+            }
+            KernargStrategy::PatchedTemplate => {
+                recorder.counts.patched_template += 1;
+                StepKind::Template
+            }
+            KernargStrategy::Indirect => {
+                recorder.counts.indirect += 1;
+                StepKind::Interpret
+            }
+            KernargStrategy::PointerScatter => StepKind::Interpret,
+        };
+        let (command, step, packet) = recorder.push_slots();
+        let command: &mut DispatchCommand = bytemuck::cast_mut(command);
+        command.header = CommandHeader::new(CommandKind::Dispatch, flags);
+        command.kernarg_strategy = strategy as u8;
+        command.kernarg_alignment = kernarg_alignment;
+        command.workgroup_size = template.workgroup;
+        command.kernarg_size = kernarg_size;
+        command.grid_size = template.grid;
+        command.kernel_object = template.kernel_object;
+        command.private_segment_size = template.private_segment_size;
+        command.group_segment_size = template.group_segment_size;
+        command.template_offset = template_offset;
+        command.constants_offset = constants_offset;
+        if strategy == KernargStrategy::PointerScatter {
+            command.constant_count = dispatch.constants.len() as u16;
+        } else {
+            command.template_length = kernarg_size;
+        }
+        command.first_source = first_source;
+        command.source_count = dispatch.bindings.len() as u16;
+        command.first_patch = patches.start as u16;
+        command.patch_count = patches.len() as u16;
+        command.implicit_args_offset = layout.implicit_offset.map_or(NO_IMPLICIT_ARGS, |offset| offset as u16);
+        command.indirect_source = indirect_index;
+        if kind != StepKind::Interpret {
+            // The packet is baked now; finalization sets the header word and rebases the
+            // kernarg address (prepublished: the template's device address; a template step's
+            // replay points it at its copy).
+            step.kind = kind;
+            step.kernarg_bytes = u32::from(kernarg_size);
+            step.template = template_offset;
+            step.first_patch = patches.start as u32;
+            step.patch_count = patches.len() as u32;
+            packet.setup = template.dimensions;
+            packet.workgroup_size_x = template.workgroup[0];
+            packet.workgroup_size_y = template.workgroup[1];
+            packet.workgroup_size_z = template.workgroup[2];
+            packet.grid_size_x = template.grid[0];
+            packet.grid_size_y = template.grid[1];
+            packet.grid_size_z = template.grid[2];
+            packet.group_segment_size = template.group_segment_size;
+            packet.private_segment_size = template.private_segment_size;
+            packet.kernel_object = template.kernel_object;
+            packet.kernarg_address = u64::from(template_offset);
+        }
         Ok(())
     }
 
     /// Records a fill of `target` with a 1, 2, 4 or 8-byte `pattern`.
     pub fn fill<'b>(&mut self, target: impl Into<BufferRef<'b>>, pattern: &[u8]) -> EngineResult<()> {
-        self.recorder()?.open_block()?;
+        recording(&mut self.state)?.open_block()?;
         let target = target.into();
         let width = u8::try_from(pattern.len()).unwrap_or(0);
         let mut word = [0u8; 8];
@@ -391,7 +643,7 @@ impl CommandBuffer {
         let pattern_value = u64::from_le_bytes(word);
         // The planner's checks (width, length) against a stand-in address; the real one is planned at replay.
         aqueduct_builtins::plan_fill(0x1000, target.length(), pattern_value, width)?;
-        let source = self.check_ref("fill target", target, ANY_ACCESS)?;
+        let source = check_ref(&self.device, "fill target", target, ANY_ACCESS)?;
         let length = target.length();
         self.push_with_sources(&[target], ANY_ACCESS, &[source], |[index, _]| {
             FillCommand::new(index, length, pattern_value, width)
@@ -400,7 +652,7 @@ impl CommandBuffer {
 
     /// Records a copy of `source` into `target` (same length, not overlapping).
     pub fn copy<'b>(&mut self, source: impl Into<BufferRef<'b>>, target: impl Into<BufferRef<'b>>) -> EngineResult<()> {
-        self.recorder()?.open_block()?;
+        recording(&mut self.state)?.open_block()?;
         let (source, target) = (source.into(), target.into());
         if source.length() != target.length() {
             return Err(EngineError::InvalidArgument {
@@ -409,14 +661,14 @@ impl CommandBuffer {
             });
         }
         let length = source.length();
-        let from = self.check_ref("copy source", source, ANY_ACCESS)?;
-        let to = self.check_ref("copy target", target, ANY_ACCESS)?;
+        let from = check_ref(&self.device, "copy source", source, ANY_ACCESS)?;
+        let to = check_ref(&self.device, "copy target", target, ANY_ACCESS)?;
         let both_static =
             from.source_kind() == Some(SourceKind::Static) && to.source_kind() == Some(SourceKind::Static);
         if both_static {
             aqueduct_builtins::plan_copy(from.value, to.value, length)?;
         } else {
-            self.recorder()?.copy_checks.push(CopyCheck { source: from, target: to, length });
+            recording(&mut self.state)?.copy_checks.push(CopyCheck { source: from, target: to, length });
         }
         self.push_with_sources(&[source, target], ANY_ACCESS, &[from, to], |[from, to]| {
             CopyCommand::new(from, to, length)
@@ -425,7 +677,7 @@ impl CommandBuffer {
 
     /// Records writing `data` (carried in the program's rodata) into `target`.
     pub fn update<'b>(&mut self, target: impl Into<BufferRef<'b>>, data: &[u8]) -> EngineResult<()> {
-        self.recorder()?.open_block()?;
+        recording(&mut self.state)?.open_block()?;
         let target = target.into();
         if data.is_empty() || data.len() > MAX_RECORDED_UPDATE || data.len() as u64 != target.length() {
             return Err(EngineError::InvalidArgument {
@@ -437,22 +689,26 @@ impl CommandBuffer {
                 ),
             });
         }
-        let source = self.check_ref("update target", target, ANY_ACCESS)?;
-        let recorder = self.recorder()?;
+        let source = check_ref(&self.device, "update target", target, ANY_ACCESS)?;
+        let recorder = recording(&mut self.state)?;
         recorder.commit_ref(target, ANY_ACCESS);
         let flags = recorder.take_flags();
         let probe = UpdateCommand::new(0, 0, data.len() as u32);
-        let chunk = recorder.chunk_for(DecodedCommand::Update(probe).replay_cost(), 1)?;
-        let target = chunk.push_source(source);
-        let payload = chunk.push_rodata(data, 16);
-        chunk.push_command(UpdateCommand::new(target, payload, data.len() as u32).with_flags(flags));
+        recorder.chunk_for(DecodedCommand::Update(probe).replay_cost(), 1);
+        let target = recorder.push_source(source);
+        let payload = recorder.push_rodata(data, 16);
+        let command = UpdateCommand::new(target, payload, data.len() as u32).with_flags(flags);
+        recorder.counts.transfers += 1;
+        recorder.counts.updates += 1;
+        recorder.push_command(command.into(), ReplayStep::default(), KernelDispatchPacket::default());
         Ok(())
     }
+
     /// Orders everything recorded before against everything after (execution and memory, at
     /// agent scope). It costs no packet: it becomes the barrier bit and acquire scope of the
     /// next command and the release scope of the previous one.
     pub fn barrier(&mut self) -> EngineResult<()> {
-        let recorder = self.recorder()?;
+        let recorder = recording(&mut self.state)?;
         recorder.open_block()?;
         recorder.pending_barrier = true;
         Ok(())
@@ -461,7 +717,7 @@ impl CommandBuffer {
     /// Records a device timestamp (one u64, 8-byte aligned) written to `target` when the queue
     /// reaches this point; `marker_id` tags it.
     pub fn profile_marker<'b>(&mut self, target: impl Into<BufferRef<'b>>, marker_id: u32) -> EngineResult<()> {
-        self.recorder()?.open_block()?;
+        recording(&mut self.state)?.open_block()?;
         let target = target.into();
         if target.length() < 8 {
             return Err(EngineError::InvalidArgument {
@@ -470,7 +726,7 @@ impl CommandBuffer {
             });
         }
         const STAMP_ACCESS: Access = Access { host_visible: false, align: 8 };
-        let source = self.check_ref("profile marker", target, STAMP_ACCESS)?;
+        let source = check_ref(&self.device, "profile marker", target, STAMP_ACCESS)?;
         self.push_with_sources(&[target], STAMP_ACCESS, &[source], |[index, _]| {
             ProfileMarkerCommand::new(index, marker_id)
         })
@@ -478,21 +734,16 @@ impl CommandBuffer {
 
     /// A new, empty block to branch to; record into it after [`Self::begin`].
     pub fn new_block(&mut self) -> EngineResult<BlockLabel> {
-        let recorder = self.recorder()?;
+        let recorder = recording(&mut self.state)?;
         let label = BlockLabel(recorder.blocks.len() as u32);
-        recorder.blocks.push(UserBlock {
-            chunks: vec![BlockBuf::new(TerminatorKind::Return)],
-            begun: false,
-            terminated: false,
-            chunk_cost: ReplayCost::default(),
-        });
+        recorder.blocks.push(UserBlock::default());
         Ok(label)
     }
 
     /// Continues recording in `label`. The current block keeps what it has; if it has no
     /// branch or return yet, it returns.
     pub fn begin(&mut self, label: BlockLabel) -> EngineResult<()> {
-        let recorder = self.recorder()?;
+        let recorder = recording(&mut self.state)?;
         let block = recorder.blocks.get(label.0 as usize).ok_or(EngineError::InvalidArgument {
             what: "block label",
             reason: format!("{label:?} is not a block of this command buffer"),
@@ -501,8 +752,12 @@ impl CommandBuffer {
             return Err(EngineError::CommandBufferState { reason: "that block was already begun" });
         }
         close(recorder);
-        recorder.blocks[label.0 as usize].begun = true;
         recorder.current = label.0 as usize;
+        let first_chunk = recorder.chunks.len() as u32;
+        let block = &mut recorder.blocks[label.0 as usize];
+        block.begun = true;
+        block.first_chunk = first_chunk;
+        recorder.open_chunk();
         recorder.pending_barrier = true;
         Ok(())
     }
@@ -527,7 +782,7 @@ impl CommandBuffer {
     ) -> EngineResult<()> {
         self.check_label(taken)?;
         self.check_label(not_taken)?;
-        self.recorder()?.open_block()?;
+        recording(&mut self.state)?.open_block()?;
         let value = value.into();
         let width = match value.length() {
             4 if operand <= u64::from(u32::MAX) => 4u8,
@@ -540,8 +795,8 @@ impl CommandBuffer {
             }
         };
         let access = Access { host_visible: true, align: u64::from(width) };
-        let source = self.check_ref("branch condition", value, access)?;
-        self.recorder()?.commit_ref(value, access);
+        let source = check_ref(&self.device, "branch condition", value, access)?;
+        recording(&mut self.state)?.commit_ref(value, access);
         let command = CondBranchCommand::new(0, width, compare, operand, taken.0, not_taken.0);
         self.terminate(command.into(), TerminatorKind::CondBranch, Some(source))
     }
@@ -552,7 +807,7 @@ impl CommandBuffer {
     }
 
     fn check_label(&mut self, label: BlockLabel) -> EngineResult<()> {
-        if label.0 as usize >= self.recorder()?.blocks.len() {
+        if label.0 as usize >= recording(&mut self.state)?.blocks.len() {
             return Err(EngineError::InvalidArgument {
                 what: "block label",
                 reason: format!("{label:?} is not a block of this command buffer"),
@@ -567,23 +822,23 @@ impl CommandBuffer {
         terminator: TerminatorKind,
         source: Option<BindingSource>,
     ) -> EngineResult<()> {
-        let recorder = self.recorder()?;
+        let recorder = recording(&mut self.state)?;
         recorder.open_block()?;
-        let chunk = recorder.chunk_for(ReplayCost::default(), 1)?;
+        recorder.chunk_for(ReplayCost::default(), 1);
         if let Some(source) = source {
-            let index = chunk.push_source(source);
+            let index = recorder.push_source(source);
             command.bytes[4..6].copy_from_slice(&index.to_le_bytes());
         }
-        chunk.push_command(command);
+        let chunk = recorder.chunk_mut();
+        chunk.closing = Some(command);
         chunk.terminator = terminator;
-        let block = &mut recorder.blocks[recorder.current];
-        block.terminated = true;
+        recorder.blocks[recorder.current].terminated = true;
         // The block's last payload command releases what it wrote to whoever runs next.
-        release_last(block, FenceScope::Agent);
+        recorder.release_last(FenceScope::Agent);
         Ok(())
     }
 
-    /// Commits `references` (checked into `sources`, at most two) and records the command
+    /// Commits `references` (checked into `sources`, at most two) and records the transfer
     /// `make` builds from the sources' block-local indices.
     fn push_with_sources<C: CommandRecord>(
         &mut self,
@@ -593,17 +848,19 @@ impl CommandBuffer {
         make: impl Fn([u16; 2]) -> C,
     ) -> EngineResult<()> {
         let cost = DecodedCommand::replay_cost(&make([0, 0]).into().decode().expect("a recorded command decodes"));
-        let recorder = self.recorder()?;
+        let recorder = recording(&mut self.state)?;
         for reference in references {
             recorder.commit_ref(*reference, access);
         }
         let flags = recorder.take_flags();
-        let chunk = recorder.chunk_for(cost, sources.len())?;
+        recorder.chunk_for(cost, sources.len());
         let mut indices = [0u16; 2];
         for (index, source) in indices.iter_mut().zip(sources) {
-            *index = chunk.push_source(*source);
+            *index = recorder.push_source(*source);
         }
-        chunk.push_command(make(indices).with_flags(flags));
+        recorder.counts.transfers += 1;
+        let command = make(indices).with_flags(flags).into();
+        recorder.push_command(command, ReplayStep::default(), KernelDispatchPacket::default());
         Ok(())
     }
 }
@@ -611,8 +868,7 @@ impl CommandBuffer {
 /// Closes the current block before recording moves on: an unterminated block returns, and a
 /// barrier still pending releases its last command.
 pub(super) fn close(recorder: &mut Recorder) {
-    let block = &mut recorder.blocks[recorder.current];
-    if !block.terminated {
-        release_last(block, FenceScope::Agent);
+    if !recorder.blocks[recorder.current].terminated {
+        recorder.release_last(FenceScope::Agent);
     }
 }
