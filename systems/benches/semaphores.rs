@@ -3,7 +3,8 @@
 //! (`record_queued_signal_with_frontier`), and reclaim's `signal`. 64 semaphores spread over a
 //! table of the default capacity, so the lookups cross what used to be separate chunks.
 //!
-//! Run: `cargo bench -p aqueduct-systems --bench semaphores`.
+//! Run: `cargo bench -p aqueduct-systems --bench semaphores` (`SEMAPHORE_CAPACITY=N` sizes the
+//! table; the default is the engine's, 65,536).
 
 use aqueduct_components::frontier::Frontier;
 use aqueduct_components::semaphore_table::{Producer, SemaphoreTable, WaitSource};
