@@ -9,11 +9,12 @@
 //!   publishes a BARRIER_AND on that signal. A slot is reused for a later epoch only after every
 //!   consumer barrier that names it has retired (`slot_users`), so a late barrier never waits on
 //!   the wrong epoch.
+//!
+//! This module holds the data; reading the signals (`device_retired`) is behaviour, in
+//! `aqueduct-systems`' `sync::signals`.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
-
-use aqueduct_abi::AmdSignal;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 
 use crate::MAX_QUEUES;
 
@@ -83,50 +84,6 @@ impl QueueEndpoint {
     #[inline]
     pub fn slot_index(&self, epoch: u64) -> usize {
         (epoch % self.epoch_slots.len() as u64) as usize
-    }
-
-    /// Reads a signal's value straight from its `amd_signal_t`, as the packet processor does.
-    ///
-    /// # Safety
-    /// `handle` must be a live signal of this queue's provider.
-    #[inline]
-    pub unsafe fn signal_value(handle: u64) -> &'static AtomicI64 {
-        // SAFETY: on both providers a signal handle is the address of its amd_signal_t, which
-        // stays mapped while the signal is live (the caller's contract).
-        unsafe { AmdSignal::value_atomic(handle as *const AmdSignal) }
-    }
-
-    /// The highest epoch known to have retired on the device.
-    #[inline]
-    pub fn device_retired(&self) -> u64 {
-        let reclaimed = self.reclaimed.load(Ordering::Acquire);
-        match self.strategy {
-            CrossQueueWait::BarrierValue => {
-                // SAFETY: the epoch signal lives as long as the endpoint is registered.
-                let value = unsafe { Self::signal_value(self.epoch_signal) }.load(Ordering::Acquire);
-                (EPOCH_BASE.saturating_sub(value).max(0) as u64).max(reclaimed)
-            }
-            CrossQueueWait::BarrierAnd => {
-                let submitted = self.submitted.load(Ordering::Acquire);
-                let mut retired = reclaimed;
-                while retired < submitted {
-                    // SAFETY: per-epoch signals live as long as the endpoint.
-                    let value = unsafe { Self::signal_value(self.slot_signal(retired + 1)) }.load(Ordering::Acquire);
-                    if value != 0 {
-                        break;
-                    }
-                    retired += 1;
-                }
-                retired
-            }
-        }
-    }
-
-    pub fn failure(&self) -> Option<u32> {
-        match self.failure.load(Ordering::Acquire) {
-            0 => None,
-            tagged => Some(tagged - 1),
-        }
     }
 }
 

@@ -92,7 +92,7 @@ impl Frontier {
 
     /// Words already zero from the first 0 on (as a record reader collects them).
     #[inline]
-    pub(crate) fn from_dense_words(words: [u64; FRONTIER_ENTRIES]) -> Self {
+    pub fn from_dense_words(words: [u64; FRONTIER_ENTRIES]) -> Self {
         Self { words }
     }
 

@@ -1,5 +1,8 @@
 //! aqueduct-components: the plain data the submission pipeline works on.
 //!
+//! Plain data only: behaviour over it (the semaphore seqlock, host parking, signal reads) is in
+//! `aqueduct-systems`' `sync` module, and this crate does not depend on `aqueduct-hsa`.
+//!
 //! - [`semaphore_table`]: the device-wide dense array of semaphore atomics (timeline value, failure,
 //!   last queued producer) that any queue reads without a lock.
 //! - [`frontier`]: cross-queue frontiers (which epochs of other queues a queue's work follows),
@@ -9,8 +12,7 @@
 //! - [`submission`]: the staged submission (the stages' input) and the admission plan (their
 //!   hand-off), as resources of a queue's World.
 //! - [`program`]: a command buffer's validated program image and one execution's cursor through it.
-//! - [`queue_state`]: a queue World's rings (kernarg, epoch rows, frontier) and the epoch-row and
-//!   deferred-submission components.
+//! - [`queue_state`]: a queue World's kernarg and epoch rings and the epoch-row components.
 //! - [`device_entities`]: the device World's entities: queues, semaphores, pool allocations.
 
 pub mod device_entities;

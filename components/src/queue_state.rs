@@ -1,18 +1,15 @@
-//! A queue World's own state: its rings and its epoch rows.
+//! A queue World's own state: its kernarg and epoch rings and its epoch rows.
+//!
+//! The resource that gathers them with the producer's AQL ring (`QueueRings`) is in
+//! `aqueduct-systems`, because that ring is an HSA handle (see ARCHITECTURE's decisions).
 //!
 //! Epoch rows are entities spawned once when the queue is created, one per epoch that can be in
 //! flight, and recycled round-robin: the hot path never spawns or despawns. (Submission rows, the
 //! other kind of entity in a queue World, are in [`crate::submission`].)
 
-use std::sync::Arc;
-
-use aqueduct_hsa::ring::AqlRing;
 use bevy_ecs::prelude::*;
 
 use crate::Retained;
-use crate::directory::{CrossQueueWait, QueueDirectory, QueueEndpoint};
-use crate::frontier::QueueFrontier;
-use crate::semaphore_table::SemaphoreTable;
 use crate::submission::{DeviceWait, SignalOp};
 
 /// Byte ring in kernarg memory. Positions grow forever; `position % capacity` is the offset.
@@ -75,37 +72,6 @@ impl EpochRing {
     pub fn has_room(&self) -> bool {
         self.submitted - self.reclaimed < self.rows.len() as u64
     }
-}
-
-/// The device-wide tables every queue reads.
-#[derive(Clone)]
-pub struct DeviceLink {
-    pub api: &'static aqueduct_hsa::HsaApi,
-    pub semaphores: Arc<SemaphoreTable>,
-    pub directory: Arc<QueueDirectory>,
-}
-
-/// The queue's hot state, one resource so the stages fetch it once.
-#[derive(Resource)]
-pub struct QueueRings {
-    pub index: u16,
-    pub ring: AqlRing,
-    /// The consumer's read index as last loaded; it only grows, so a stale value
-    /// underestimates free space and is safe.
-    pub known_read_index: u64,
-    pub kernargs: KernargRing,
-    pub epochs: EpochRing,
-    pub endpoint: Arc<QueueEndpoint>,
-    pub strategy: CrossQueueWait,
-    /// What this queue's published work is known to follow on other queues (its own device
-    /// waits, and transitively what their producers followed): a later wait it covers needs no
-    /// barrier.
-    pub frontier: QueueFrontier,
-    pub link: DeviceLink,
-    /// The `hsa_signal_t` the last packet of a submission decrements (BarrierValue strategy).
-    pub epoch_signal: u64,
-    /// Sticky failure (failure-log index), mirrored in the endpoint for other queues.
-    pub failure: Option<u32>,
 }
 
 /// One epoch's bookkeeping row.

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use aqueduct_abi::SignalCondition;
 use aqueduct_components::directory::CrossQueueWait;
 use aqueduct_hsa::sys::{enums, hsa_signal_t};
+use aqueduct_systems::sync::EndpointSignals;
 
 use crate::submit::QueueShared;
 

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use aqueduct_components::semaphore_table::MAX_SEMAPHORES;
 use aqueduct_hsa::soft::SoftConfig;
 
 use crate::error::{EngineError, EngineResult};
@@ -73,7 +74,8 @@ pub struct EngineConfig {
     pub wait_strategy: WaitStrategy,
     /// How long a submission waits for ring space before failing with backpressure.
     pub submit_timeout: Duration,
-    /// Live semaphores per device.
+    /// Live semaphores per device, at most `MAX_SEMAPHORES` (2^20). The device allocates 128
+    /// bytes per semaphore when it opens.
     pub semaphore_capacity: usize,
     /// Most blocks one command-buffer execution may replay (a conditional loop that never exits
     /// fails its execution here instead of occupying the queue forever).
@@ -107,6 +109,9 @@ impl EngineConfig {
         }
         if self.epochs_in_flight == 0 {
             return invalid("epochs_in_flight", "must be at least 1".into());
+        }
+        if self.semaphore_capacity > MAX_SEMAPHORES {
+            return invalid("semaphore_capacity", format!("{} is above {MAX_SEMAPHORES}", self.semaphore_capacity));
         }
         Ok(())
     }

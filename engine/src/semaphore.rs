@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use aqueduct_components::device_entities::SemaphoreEntity;
 use aqueduct_components::semaphore_table::FailureRecord;
+use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 use bevy_ecs::entity::Entity;
 
 use crate::device::DeviceShared;

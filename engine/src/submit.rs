@@ -9,13 +9,16 @@ use std::time::Instant;
 
 use aqueduct_components::Retained;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
-use aqueduct_components::queue_state::{DeviceLink, KernargRing, QueueRings};
+use aqueduct_components::queue_state::KernargRing;
 use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, SubmissionRows, Verdict, WaitOp};
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_status_t};
-use aqueduct_systems::{StageState, SubmissionRowQuery, ensure_free_row, reclaim, run_pass, schedule, stage_params};
+use aqueduct_systems::sync::{EndpointSignals, HostParking, SemaphoreSync};
+use aqueduct_systems::{
+    DeviceLink, QueueRings, StageState, SubmissionRowQuery, ensure_free_row, reclaim, run_pass, schedule, stage_params,
+};
 use bevy_ecs::prelude::*;
 
 use crate::device::DeviceShared;

@@ -551,6 +551,7 @@ fn device_specs_and_configuration() {
         (EngineConfig { queue_packets: 100, ..EngineConfig::default() }, "queue_packets"),
         (EngineConfig { kernarg_ring_bytes: 4095, ..EngineConfig::default() }, "kernarg_ring_bytes"),
         (EngineConfig { epochs_in_flight: 0, ..EngineConfig::default() }, "epochs_in_flight"),
+        (EngineConfig { semaphore_capacity: usize::MAX, ..EngineConfig::default() }, "semaphore_capacity"),
     ];
     for (config, what) in bad {
         match soft(config) {

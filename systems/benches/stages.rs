@@ -9,13 +9,16 @@
 use std::sync::Arc;
 
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
-use aqueduct_components::queue_state::{DeviceLink, KernargRing, QueueRings};
+use aqueduct_components::queue_state::KernargRing;
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_components::submission::{SignalOp, StagedSubmission, SubmissionRows, Verdict};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::{ExecutionMode, SoftConfig, set_queue_mode};
 use aqueduct_hsa::{Hsa, PoolKindInfo};
-use aqueduct_systems::{build_queue_world, reclaim, run_pass, schedule, stage_params, take_row};
+use aqueduct_systems::sync::{EndpointSignals, SemaphoreSync};
+use aqueduct_systems::{
+    DeviceLink, QueueRings, build_queue_world, reclaim, run_pass, schedule, stage_params, take_row,
+};
 use bevy_ecs::world::World;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 

@@ -16,10 +16,9 @@
 
 use core::sync::atomic::Ordering;
 
-use aqueduct_components::directory::{CrossQueueWait, QueueEndpoint};
+use aqueduct_components::directory::CrossQueueWait;
 use aqueduct_components::frontier::{Cover, Frontier};
 use aqueduct_components::program::SegmentEnd;
-use aqueduct_components::queue_state::QueueRings;
 use aqueduct_components::semaphore_table::{Producer, WaitSource};
 use aqueduct_components::submission::{
     AdmissionPlan, DeviceWait, Payload, StagedSubmission, SubmissionFault, SubmissionRows, Verdict,
@@ -27,7 +26,8 @@ use aqueduct_components::submission::{
 
 use bevy_ecs::entity::Entity;
 
-use crate::SubmissionRowQuery;
+use crate::sync::{SemaphoreSync, signal_value};
+use crate::{QueueRings, SubmissionRowQuery};
 
 /// Dependency signals one BARRIER_AND packet can name.
 pub const BARRIER_AND_DEPENDENCIES: usize = 5;
@@ -189,7 +189,7 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
         // SAFETY: the endpoint's per-epoch signals live as long as the device. The check above
         // found no consumer barrier naming this slot, and its previous epoch was reclaimed, so
         // resetting it cannot release anyone early.
-        unsafe { QueueEndpoint::signal_value(rings.endpoint.slot_signal(epoch)) }.store(1, Ordering::Release);
+        unsafe { signal_value(rings.endpoint.slot_signal(epoch)) }.store(1, Ordering::Release);
     }
     plan.packets = packets;
     plan.first_packet = first_packet;

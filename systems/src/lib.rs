@@ -12,6 +12,10 @@
 //! 4. [`reclaim`]: retired epochs signal their semaphores (coalesced), free kernarg space and
 //!    release what they retained; a failed queue fails everything in flight.
 //!
+//! [`sync`] holds the behaviour over the components' lock-free tables (the semaphore seqlock,
+//! host parking, signal reads), and [`queue_rings`] the queue World's hot resource, which holds
+//! the HSA ring handle.
+//!
 //! Each stage has a per-row function and a pass over the queue's pending submission rows
 //! (`admit_pending`, `patch_admitted`, `publish_admitted`). One pass admits, patches and
 //! publishes every row that can go, with one doorbell store. [`schedule`] runs the passes as
@@ -22,14 +26,17 @@
 pub mod admission;
 pub mod kernarg;
 pub mod publication;
+pub mod queue_rings;
 pub mod reclaim;
 pub mod replay;
 pub mod schedule;
+pub mod sync;
 
-use aqueduct_components::queue_state::{EpochDeviceWaits, EpochRetained, EpochRow, EpochSignals, QueueRings};
+use aqueduct_components::queue_state::{EpochDeviceWaits, EpochRetained, EpochRow, EpochSignals};
 use aqueduct_components::submission::{AdmissionPlan, StagedSubmission, SubmissionFault, SubmissionRows, Verdict};
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::{SystemParamItem, SystemState};
+pub use queue_rings::{DeviceLink, QueueRings};
 
 /// The epoch-row columns publication and reclaim touch.
 pub type EpochRows<'w, 's> = Query<
@@ -117,7 +124,7 @@ pub fn build_queue_world(
     ring: aqueduct_hsa::ring::AqlRing,
     kernargs: aqueduct_components::queue_state::KernargRing,
     endpoint: std::sync::Arc<aqueduct_components::directory::QueueEndpoint>,
-    link: aqueduct_components::queue_state::DeviceLink,
+    link: DeviceLink,
     epochs: usize,
 ) -> (World, StageState) {
     use aqueduct_components::queue_state::EpochRing;

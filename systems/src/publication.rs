@@ -12,7 +12,6 @@ use aqueduct_abi::{
 };
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE};
 use aqueduct_components::program::{Cursor, SegmentEnd};
-use aqueduct_components::queue_state::QueueRings;
 use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission, SubmissionFault, SubmissionRows};
 use aqueduct_hsa::ring::AqlRing;
@@ -20,7 +19,8 @@ use bevy_ecs::entity::Entity;
 
 use crate::admission::BARRIER_AND_DEPENDENCIES;
 use crate::replay;
-use crate::{EpochRows, SubmissionRowQuery};
+use crate::sync::SemaphoreSync;
+use crate::{EpochRows, QueueRings, SubmissionRowQuery};
 
 const WAIT_HEADER: PacketHeader = PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::None);
 const VALUE_HEADER: PacketHeader =

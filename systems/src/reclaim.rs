@@ -3,12 +3,12 @@
 
 use core::sync::atomic::Ordering;
 
-use aqueduct_components::directory::{CrossQueueWait, QueueEndpoint};
-use aqueduct_components::queue_state::{DeviceLink, QueueRings};
+use aqueduct_components::directory::CrossQueueWait;
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_components::submission::{DeviceWait, SignalOp};
 
-use crate::EpochRows;
+use crate::sync::{HostParking, SemaphoreSync, signal_value};
+use crate::{DeviceLink, EpochRows, QueueRings};
 
 /// What one drain did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -152,7 +152,7 @@ fn force_retire(rings: &QueueRings) {
         CrossQueueWait::BarrierValue => {
             let target = aqueduct_components::directory::EPOCH_BASE - submitted as i64;
             // SAFETY: the epoch signal lives as long as the device.
-            let current = unsafe { QueueEndpoint::signal_value(rings.epoch_signal) }.load(Ordering::Acquire);
+            let current = unsafe { signal_value(rings.epoch_signal) }.load(Ordering::Acquire);
             if current > target {
                 store_signal(rings, rings.epoch_signal, target);
             }

@@ -14,9 +14,10 @@ use aqueduct_abi::block_program::{
 use aqueduct_abi::{BarrierAndPacket, FenceScope, ImplicitKernargs, KernelDispatchPacket, PacketType};
 use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
 use aqueduct_components::program::{Cursor, ProgramImage, ProgramRun, ReplayStep, SegmentEnd, SegmentPlan, StepKind};
-use aqueduct_components::queue_state::QueueRings;
 use aqueduct_components::submission::{SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
+
+use crate::QueueRings;
 
 /// A header word the host does not publish: an indirect dispatch's header is stored by the
 /// patch kernel that runs just before it, once the grid is in place.

@@ -2,12 +2,11 @@
 //! `flush`), and the other side of the `stages` benchmark that compares a schedule run with the
 //! direct calls the immediate path makes.
 
-use aqueduct_components::queue_state::QueueRings;
 use aqueduct_components::submission::SubmissionRows;
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::SingleThreadedExecutor;
 
-use crate::{EpochRows, SubmissionRowQuery};
+use crate::{EpochRows, QueueRings, SubmissionRowQuery};
 
 pub fn admission_system(
     mut rings: ResMut<QueueRings>,

@@ -13,7 +13,7 @@ use aqueduct_abi::block_program::{
 use aqueduct_abi::{BarrierAndPacket, BarrierValuePacket, PacketType};
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
 use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, SegmentPlan};
-use aqueduct_components::queue_state::{DeviceLink, KernargRing};
+use aqueduct_components::queue_state::KernargRing;
 use aqueduct_components::semaphore_table::{Producer, SemaphoreTable};
 use aqueduct_components::submission::{
     AdmissionPlan, DeviceWait, Payload, SignalOp, StagedSubmission, SubmissionFault, Verdict,
@@ -21,7 +21,8 @@ use aqueduct_components::submission::{
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::SoftConfig;
 use aqueduct_hsa::{Hsa, PoolKindInfo};
-use aqueduct_systems::{admission, build_queue_world, publication, reclaim, replay, stage_params};
+use aqueduct_systems::sync::{EndpointSignals, SemaphoreSync};
+use aqueduct_systems::{DeviceLink, admission, build_queue_world, publication, reclaim, replay, stage_params};
 use bevy_ecs::world::World;
 
 struct Rig {

@@ -1,0 +1,378 @@
+//! The semaphore slot protocol over [`SemaphoreTable`]'s atomics.
+//!
+//! - **Lifecycle**: [`SemaphoreSync::allocate`] takes a slot (free list first) and resets it;
+//!   [`SemaphoreSync::release`] gives it back once nothing references it.
+//! - **Value and failure**: the timeline only rises ([`SemaphoreSync::signal`]); a failure is
+//!   recorded once in the table's log and the first one to reach a slot wins
+//!   ([`SemaphoreSync::fail`]).
+//! - **Producer record**: a seqlock. A writer (admission, for each semaphore a submission
+//!   signals) takes it with a compare-and-swap on `sequence` (odd while writing), stores the
+//!   record, and releases it with `sequence + 2`; a reader retries until it reads the same even
+//!   `sequence` before and after. So a reader sees one producer's (value, previous value, queue,
+//!   epoch, frontier), never a mix.
+//! - **Promises**: `promised` bounds every value accepted for the future, parked or queued, so a
+//!   new signal must exceed it.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use aqueduct_components::frontier::{FRONTIER_ENTRIES, Frontier};
+use aqueduct_components::semaphore_table::{FailureRecord, Producer, SemaphoreTable, TableFull, WaitSource};
+
+/// The semaphore slot protocol (see the module documentation).
+pub trait SemaphoreSync {
+    /// Takes a slot and sets its value; its record, promise and failure start empty.
+    fn allocate(&self, initial: u64) -> Result<u32, TableFull>;
+
+    /// Returns a slot to the free list. The caller guarantees nothing references it any more.
+    fn release(&self, index: u32);
+
+    fn value(&self, index: u32) -> u64;
+
+    /// The failure-log index, if the semaphore failed.
+    fn failure(&self, index: u32) -> Option<u32>;
+
+    fn failure_record(&self, failure: u32) -> Option<Arc<FailureRecord>>;
+
+    /// Records a failure once; every semaphore it reaches shares the index.
+    fn record_failure(&self, record: FailureRecord) -> u32;
+
+    /// Marks the semaphore failed (the first failure wins). Returns whether this call failed it.
+    fn fail(&self, index: u32, failure: u32) -> bool;
+
+    /// Raises the timeline to `value` (never lowers it). Returns whether the value changed.
+    /// Wake host waiters (`HostParking::notify`) after a batch of signals.
+    fn signal(&self, index: u32, value: u64) -> bool;
+
+    /// The highest value the semaphore holds or has been queued (published or parked) to reach;
+    /// a new signal must exceed it.
+    fn highest_promised(&self, index: u32) -> u64;
+
+    /// Records that a parked submission will raise the semaphore to `value` once admitted.
+    fn record_parked_signal(&self, index: u32, value: u64);
+
+    /// Classifies a wait for `value`.
+    fn wait_source(&self, index: u32, value: u64) -> WaitSource;
+
+    /// The frontier recorded with `producer`, if the record still names it (a later signal may
+    /// have replaced it: then nothing is known, which only costs elision).
+    fn queued_frontier(&self, index: u32, producer: Producer) -> Option<Frontier>;
+
+    /// Records that `producer` will raise the semaphore to `value`, with no frontier.
+    fn record_queued_signal(&self, index: u32, value: u64, producer: Producer) {
+        self.record_queued_signal_with_frontier(index, value, producer, &Frontier::EMPTY);
+    }
+
+    /// Records that `producer` will raise the semaphore to `value`, and what its queue had reached
+    /// before it (`frontier`).
+    fn record_queued_signal_with_frontier(&self, index: u32, value: u64, producer: Producer, frontier: &Frontier);
+}
+
+impl SemaphoreSync for SemaphoreTable {
+    fn allocate(&self, initial: u64) -> Result<u32, TableFull> {
+        let index = {
+            let mut free = self.free.lock().unwrap_or_else(|poison| poison.into_inner());
+            match free.pop() {
+                Some(index) => index,
+                None => {
+                    let index = self.next_unused.load(Ordering::Relaxed);
+                    if index as usize >= self.capacity() {
+                        return Err(TableFull { capacity: self.capacity() });
+                    }
+                    self.next_unused.store(index + 1, Ordering::Relaxed);
+                    index
+                }
+            }
+        };
+        // No one else holds the slot, so its record needs no seqlock; the release store of the
+        // value publishes the reset with the handle.
+        let slot = self.slot(index);
+        slot.failure.store(0, Ordering::Relaxed);
+        slot.queued_value.store(initial, Ordering::Relaxed);
+        slot.queued_before.store(initial, Ordering::Relaxed);
+        slot.producer.store(0, Ordering::Relaxed);
+        slot.frontier.iter().for_each(|word| word.store(0, Ordering::Relaxed));
+        slot.promised.store(initial, Ordering::Relaxed);
+        slot.value.store(initial, Ordering::Release);
+        Ok(index)
+    }
+
+    fn release(&self, index: u32) {
+        self.free.lock().unwrap_or_else(|poison| poison.into_inner()).push(index);
+    }
+
+    #[inline]
+    fn value(&self, index: u32) -> u64 {
+        self.slot(index).value.load(Ordering::Acquire)
+    }
+
+    #[inline]
+    fn failure(&self, index: u32) -> Option<u32> {
+        match self.slot(index).failure.load(Ordering::Acquire) {
+            0 => None,
+            tagged => Some(tagged - 1),
+        }
+    }
+
+    fn failure_record(&self, failure: u32) -> Option<Arc<FailureRecord>> {
+        self.failures.lock().unwrap_or_else(|poison| poison.into_inner()).get(failure as usize).cloned()
+    }
+
+    fn record_failure(&self, record: FailureRecord) -> u32 {
+        let mut failures = self.failures.lock().unwrap_or_else(|poison| poison.into_inner());
+        failures.push(Arc::new(record));
+        (failures.len() - 1) as u32
+    }
+
+    #[inline]
+    fn fail(&self, index: u32, failure: u32) -> bool {
+        self.slot(index).failure.compare_exchange(0, failure + 1, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    #[inline]
+    fn signal(&self, index: u32, value: u64) -> bool {
+        self.slot(index).value.fetch_max(value, Ordering::AcqRel) < value
+    }
+
+    #[inline]
+    fn highest_promised(&self, index: u32) -> u64 {
+        let slot = self.slot(index);
+        slot.value.load(Ordering::Acquire).max(slot.promised.load(Ordering::Acquire))
+    }
+
+    #[inline]
+    fn record_parked_signal(&self, index: u32, value: u64) {
+        self.slot(index).promised.fetch_max(value, Ordering::AcqRel);
+    }
+
+    #[inline]
+    fn wait_source(&self, index: u32, value: u64) -> WaitSource {
+        let slot = self.slot(index);
+        if let Some(failure) = self.failure(index) {
+            return WaitSource::Failed(failure);
+        }
+        if slot.value.load(Ordering::Acquire) >= value {
+            return WaitSource::Satisfied;
+        }
+        loop {
+            let before = slot.sequence.load(Ordering::Acquire);
+            if before & 1 == 1 {
+                core::hint::spin_loop();
+                continue;
+            }
+            let queued = slot.queued_value.load(Ordering::Acquire);
+            let queued_before = slot.queued_before.load(Ordering::Acquire);
+            let producer = slot.producer.load(Ordering::Acquire);
+            if slot.sequence.load(Ordering::Acquire) != before {
+                continue;
+            }
+            return match Producer::unpack(producer) {
+                Some(producer) if queued >= value && queued_before < value => WaitSource::Queued(producer),
+                _ => WaitSource::Unknown,
+            };
+        }
+    }
+
+    #[inline]
+    fn queued_frontier(&self, index: u32, producer: Producer) -> Option<Frontier> {
+        let slot = self.slot(index);
+        let expected = producer.pack();
+        loop {
+            let before = slot.sequence.load(Ordering::Acquire);
+            if before & 1 == 1 {
+                core::hint::spin_loop();
+                continue;
+            }
+            if slot.producer.load(Ordering::Acquire) != expected {
+                return None;
+            }
+            // Up to the list's end marker; the words after it may be stale.
+            let mut words = [0; FRONTIER_ENTRIES];
+            for (word, stored) in words.iter_mut().zip(&slot.frontier) {
+                *word = stored.load(Ordering::Acquire);
+                if *word == 0 {
+                    break;
+                }
+            }
+            if slot.sequence.load(Ordering::Acquire) == before {
+                // Zero from the first 0 on, as a frontier's words are.
+                return Some(Frontier::from_dense_words(words));
+            }
+        }
+    }
+
+    #[inline]
+    fn record_queued_signal_with_frontier(&self, index: u32, value: u64, producer: Producer, frontier: &Frontier) {
+        let slot = self.slot(index);
+        loop {
+            let sequence = slot.sequence.load(Ordering::Relaxed);
+            if sequence & 1 == 0
+                && slot
+                    .sequence
+                    .compare_exchange_weak(sequence, sequence + 1, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                let previous = slot.queued_value.load(Ordering::Relaxed);
+                slot.queued_before.store(previous.max(slot.value.load(Ordering::Relaxed)), Ordering::Release);
+                slot.queued_value.store(value, Ordering::Release);
+                slot.producer.store(producer.pack(), Ordering::Release);
+                // Up to the list's end marker: readers ignore the words after the first 0.
+                for (word, stored) in frontier.words().iter().zip(&slot.frontier) {
+                    stored.store(*word, Ordering::Release);
+                    if *word == 0 {
+                        break;
+                    }
+                }
+                slot.promised.fetch_max(value, Ordering::AcqRel);
+                slot.sequence.store(sequence + 2, Ordering::Release);
+                return;
+            }
+            core::hint::spin_loop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    #[test]
+    fn producer_record_is_exact_only_for_the_values_it_covers() {
+        let table = SemaphoreTable::new(4);
+        let slot = table.allocate(0).unwrap();
+        assert_eq!(table.wait_source(slot, 0), WaitSource::Satisfied);
+        assert_eq!(table.wait_source(slot, 1), WaitSource::Unknown);
+        let first = Producer { queue: 1, epoch: 7 };
+        table.record_queued_signal(slot, 2, first);
+        assert_eq!(table.wait_source(slot, 1), WaitSource::Queued(first));
+        assert_eq!(table.wait_source(slot, 2), WaitSource::Queued(first));
+        assert_eq!(table.wait_source(slot, 3), WaitSource::Unknown);
+        let second = Producer { queue: 0, epoch: 9 };
+        table.record_queued_signal(slot, 5, second);
+        // Value 2 now belongs to an older producer the record no longer names.
+        assert_eq!(table.wait_source(slot, 2), WaitSource::Unknown);
+        assert_eq!(table.wait_source(slot, 4), WaitSource::Queued(second));
+        assert!(table.signal(slot, 2));
+        assert!(!table.signal(slot, 1), "a timeline never goes down");
+        assert_eq!(table.value(slot), 2);
+        assert_eq!(table.wait_source(slot, 2), WaitSource::Satisfied);
+        assert_eq!(table.highest_promised(slot), 5);
+    }
+
+    #[test]
+    fn the_record_carries_its_producers_frontier() {
+        let table = SemaphoreTable::new(1);
+        let slot = table.allocate(0).unwrap();
+        let first = Producer { queue: 1, epoch: 7 };
+        let mut reached = Frontier::EMPTY;
+        reached.insert(0, 3);
+        reached.insert(2, 9);
+        table.record_queued_signal_with_frontier(slot, 1, first, &reached);
+        assert_eq!(table.queued_frontier(slot, first), Some(reached));
+        // A shorter frontier replaces a longer one entirely.
+        let second = Producer { queue: 2, epoch: 10 };
+        let mut shorter = Frontier::EMPTY;
+        shorter.insert(1, 7);
+        table.record_queued_signal_with_frontier(slot, 2, second, &shorter);
+        assert_eq!(table.queued_frontier(slot, second), Some(shorter));
+        assert_eq!(table.queued_frontier(slot, first), None, "a replaced record tells nothing about its producer");
+        table.record_queued_signal(slot, 3, first);
+        assert_eq!(table.queued_frontier(slot, first), Some(Frontier::EMPTY));
+        table.release(slot);
+        let reused = table.allocate(0).unwrap();
+        assert_eq!(table.queued_frontier(reused, first), None, "a reused slot has no record");
+    }
+
+    #[test]
+    fn readers_see_a_frontier_matching_the_producer_under_concurrent_records() {
+        // The writer alternates two producers, each with its own frontier; a reader asking for
+        // one producer's frontier must get exactly that one or nothing, never the other's.
+        let producers = [Producer { queue: 1, epoch: 5 }, Producer { queue: 3, epoch: 9 }];
+        let frontiers = producers.map(|producer| {
+            let mut frontier = Frontier::EMPTY;
+            for queue in 0..producer.epoch as u16 - 1 {
+                frontier.insert(queue + 10, producer.epoch);
+            }
+            frontier
+        });
+        let table = Arc::new(SemaphoreTable::new(1));
+        let slot = table.allocate(0).unwrap();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (table, stop) = (table.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut value = 1;
+                while !stop.load(Ordering::Relaxed) {
+                    let which = (value % 2) as usize;
+                    table.record_queued_signal_with_frontier(slot, value, producers[which], &frontiers[which]);
+                    value += 1;
+                }
+            })
+        };
+        let mut seen = [0u32; 2];
+        let deadline = Instant::now() + std::time::Duration::from_secs(10);
+        for round in 0.. {
+            let which = round % 2;
+            if let Some(frontier) = table.queued_frontier(slot, producers[which]) {
+                assert_eq!(frontier, frontiers[which], "{:?}", producers[which]);
+                seen[which] += 1;
+            }
+            if seen.iter().all(|count| *count >= 1000) || Instant::now() > deadline {
+                break;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        writer.join().unwrap();
+        assert!(seen.iter().all(|count| *count > 0), "both producers were read: {seen:?}");
+    }
+
+    #[test]
+    fn parked_signals_are_promises_without_a_producer() {
+        let table = SemaphoreTable::new(1);
+        let slot = table.allocate(2).unwrap();
+        table.record_parked_signal(slot, 6);
+        assert_eq!(table.highest_promised(slot), 6);
+        // No producer is known for the parked value, so waits on it still defer.
+        assert_eq!(table.wait_source(slot, 3), WaitSource::Unknown);
+        table.release(slot);
+        let reused = table.allocate(1).unwrap();
+        assert_eq!(reused, slot);
+        assert_eq!(table.highest_promised(reused), 1, "a reused slot forgets old promises");
+    }
+
+    #[test]
+    fn a_lower_signal_published_late_keeps_the_higher_promise() {
+        let table = SemaphoreTable::new(1);
+        let slot = table.allocate(0).unwrap();
+        table.record_queued_signal(slot, 5, Producer { queue: 0, epoch: 1 });
+        table.record_queued_signal(slot, 3, Producer { queue: 1, epoch: 1 });
+        assert_eq!(table.highest_promised(slot), 5);
+        table.signal(slot, 3);
+        assert_eq!(table.highest_promised(slot), 5);
+    }
+
+    #[test]
+    fn failure_is_sticky_and_first_wins() {
+        let table = SemaphoreTable::new(1);
+        let slot = table.allocate(0).unwrap();
+        let first = table.record_failure(FailureRecord { status: Some(0x1016), message: "fault".into() });
+        let second = table.record_failure(FailureRecord { status: None, message: "later".into() });
+        assert!(table.fail(slot, first));
+        assert!(!table.fail(slot, second));
+        assert_eq!(table.wait_source(slot, 1), WaitSource::Failed(first));
+        assert_eq!(table.failure_record(first).unwrap().message, "fault");
+    }
+
+    #[test]
+    fn a_full_table_refuses_and_released_slots_are_reused() {
+        let table = SemaphoreTable::new(8);
+        assert_eq!(table.capacity(), 8);
+        let slots: Vec<u32> = (0..table.capacity()).map(|_| table.allocate(0).unwrap()).collect();
+        assert_eq!(table.allocate(0), Err(TableFull { capacity: table.capacity() }));
+        table.release(slots[3]);
+        assert_eq!(table.allocate(9), Ok(slots[3]));
+        assert_eq!(table.value(slots[3]), 9);
+    }
+}
