@@ -48,6 +48,12 @@ pub struct QueueEndpoint {
     pub submitted: AtomicU64,
     /// Highest epoch the completion thread has drained.
     pub reclaimed: AtomicU64,
+    /// Submission rows staged so far (each row's sequence is its count before it): read when an
+    /// object's last handle drops, to know which rows may still reference it.
+    pub staged_rows: AtomicU64,
+    /// Every row below this sequence has settled (drained after its epoch retired, or failed or
+    /// refused and released): nothing on this queue reads what they referenced any more.
+    pub settled_rows: AtomicU64,
     /// 0 while healthy; otherwise 1 + the failure-log index of the queue's sticky error.
     pub failure: AtomicU32,
 }
@@ -71,6 +77,8 @@ impl QueueEndpoint {
             epoch_slots,
             submitted: AtomicU64::new(0),
             reclaimed: AtomicU64::new(0),
+            staged_rows: AtomicU64::new(0),
+            settled_rows: AtomicU64::new(0),
             failure: AtomicU32::new(0),
         }
     }

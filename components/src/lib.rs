@@ -13,7 +13,8 @@
 //!   hand-off), as resources of a queue's World.
 //! - [`program`]: a command buffer's validated program image and one execution's cursor through it.
 //! - [`queue_state`]: a queue World's kernarg and epoch rings and the epoch-row components.
-//! - [`device_entities`]: the device World's entities: queues, semaphores, pool allocations.
+//! - [`device_entities`]: the device World's entities: queues, semaphores, pool allocations,
+//!   executables, command buffers, and when a released one may be freed.
 
 pub mod device_entities;
 pub mod directory;
@@ -22,10 +23,6 @@ pub mod program;
 pub mod queue_state;
 pub mod semaphore_table;
 pub mod submission;
-
-/// Something a submission keeps alive until its epoch retires (a buffer, an executable, a
-/// semaphore). Cloning one is a reference-count increment, never an allocation.
-pub type Retained = std::sync::Arc<dyn core::any::Any + Send + Sync>;
 
 /// Most queues a device can have; the frontier and producer records index by queue.
 pub const MAX_QUEUES: usize = 64;

@@ -55,6 +55,8 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
                 }
             }
         }
+        // Outside the queue lock: freeing takes the device World's.
+        shared.device.release_settled();
         let (submitted, reclaimed) = shared.epochs();
         let mut signals = [control, control];
         let mut conditions = [SignalCondition::Ne as u32; 2];

@@ -1,7 +1,7 @@
 //! The logical device: its provider, its physical agents with their pools and device library,
 //! the shared semaphore table and queue directory, and the device World.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use aqueduct_builtins::{Builtin, DeviceLibrary};
@@ -69,8 +69,11 @@ pub(crate) struct DeviceShared {
     pub strategy: CrossQueueWait,
     pub semaphores: Arc<SemaphoreTable>,
     pub directory: Arc<QueueDirectory>,
-    /// Queues, semaphores and allocations as entities (off the hot path).
+    /// Queues, semaphores, allocations, executables and finished command buffers as entities
+    /// (off the hot path): what each holds, and when a released one may be freed.
     pub world: Mutex<World>,
+    /// Entities released by their handles and not yet freed (`crate::release`).
+    pub pending_releases: AtomicUsize,
     /// Bit `i` set: queue `i` has parked submissions to admit when a semaphore advances.
     pub deferred_queues: AtomicU64,
     pub config: EngineConfig,
@@ -105,6 +108,7 @@ impl DeviceShared {
             semaphores: Arc::new(SemaphoreTable::new(config.semaphore_capacity)),
             directory: Arc::new(QueueDirectory::default()),
             world: Mutex::new(World::new()),
+            pending_releases: AtomicUsize::new(0),
             deferred_queues: AtomicU64::new(0),
             config,
             provider_reason: reason,
@@ -165,6 +169,8 @@ impl DeviceShared {
 
 impl Drop for DeviceShared {
     fn drop(&mut self) {
+        // Every queue and handle is gone (each held the device), so no row can read anything.
+        self.release_all();
         self.command_buffers.free_images(&self.hsa);
         // Queue endpoints' signals outlive their queues so late readers never see freed memory.
         for index in 0..aqueduct_components::MAX_QUEUES as u16 {

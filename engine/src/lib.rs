@@ -36,6 +36,7 @@ mod operations;
 #[cfg(feature = "tracy")]
 pub mod profiling;
 mod queue;
+mod release;
 mod semaphore;
 mod submit;
 
@@ -179,9 +180,11 @@ impl Device {
         Executable::load(&self.0, code_object)
     }
 
-    /// Live entities in the device World: (queues, semaphores, allocations).
+    /// Live entities in the device World: (queues, semaphores, allocations). A semaphore or
+    /// buffer whose handles are gone counts until the submissions staged before then settle.
     pub fn live_objects(&self) -> (usize, usize, usize) {
         use aqueduct_components::device_entities::{Allocation, QueueEntity, SemaphoreEntity};
+        self.0.release_settled();
         let mut world = self.0.world();
         let queues = world.query::<&QueueEntity>().iter(&world).count();
         let semaphores = world.query::<&SemaphoreEntity>().iter(&world).count();

@@ -35,14 +35,14 @@ pub(crate) struct QueueHandle {
 #[derive(Clone)]
 pub struct Queue(pub(crate) Arc<QueueHandle>);
 
-/// A dispatch whose kernarg bytes the caller builds (kernels outside the HAL layout). Buffers the
-/// kernargs point into are listed in `retain` so they outlive the dispatch.
+/// A dispatch whose kernarg bytes the caller builds (kernels outside the HAL layout). A buffer
+/// the kernargs point into may be dropped once the dispatch is submitted: it is freed only after
+/// every submission staged before its last handle dropped has settled.
 #[derive(Clone, Copy, Debug)]
 pub struct RawDispatch<'a> {
     pub grid: [u32; 3],
     pub workgroup: Option<[u16; 3]>,
     pub kernargs: &'a [u8],
-    pub retain: &'a [&'a Buffer],
 }
 
 impl Queue {
@@ -273,8 +273,8 @@ impl Drop for QueueHandle {
         if let Some(thread) = self.thread.lock().unwrap_or_else(|poison| poison.into_inner()).take() {
             let _ = thread.join();
         }
-        // Destroy the HSA queue first: afterwards no packet touches memory, so failing the work
-        // still in flight can release what it retained.
+        // Destroy the HSA queue first: afterwards no packet touches memory, so the work still in
+        // flight can be failed and its rows settled.
         // SAFETY: the completion thread is gone and no Queue handle is left to submit.
         if let Err(error) = unsafe { shared.device.hsa.queue_destroy(shared.hsa_queue) } {
             tracing::warn!(%error, "hsa_queue_destroy failed");
@@ -286,5 +286,6 @@ impl Drop for QueueHandle {
         // SAFETY: the queue is destroyed, so nothing reads the kernarg ring any more.
         let _ = unsafe { shared.device.hsa.free(self.kernarg_memory as *mut u8) };
         shared.device.world().despawn(self.entity);
+        shared.device.release_settled();
     }
 }

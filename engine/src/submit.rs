@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use aqueduct_components::Retained;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
 use aqueduct_components::queue_state::KernargRing;
 use aqueduct_components::semaphore_table::FailureRecord;
@@ -17,7 +16,8 @@ use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_status_t};
 use aqueduct_systems::sync::{EndpointSignals, HostParking, SemaphoreSync};
 use aqueduct_systems::{
-    DeviceLink, QueueRings, StageState, SubmissionRowQuery, ensure_free_row, reclaim, run_pass, schedule, stage_params,
+    DeviceLink, QueueRings, StageState, SubmissionRowQuery, ensure_free_row, reclaim, run_pass, schedule, settle,
+    stage_params,
 };
 use bevy_ecs::prelude::*;
 
@@ -191,8 +191,8 @@ impl QueueShared {
         Ok(())
     }
 
-    /// Takes a free row (one must exist), appends it to the pending rows, and fills it: waits,
-    /// signals and retained semaphores, then the payload and kernarg recipe from `stage`.
+    /// Takes a free row (one must exist), appends it to the pending rows, and fills it: its
+    /// sequence, waits and signals, then the payload and kernarg recipe from `stage`.
     fn fill_row(
         &self,
         rows: &mut SubmissionRows,
@@ -204,15 +204,17 @@ impl QueueShared {
     ) {
         let Some(entity) = rows.take_free() else { unreachable!("ensure_free_row left a free row") };
         let Ok((mut staged, _)) = query.get_mut(entity) else { unreachable!("submission rows keep their components") };
+        // Nothing the row names (semaphore slots, buffer addresses, kernel objects, a program) is
+        // kept alive by it: an object whose last handle drops waits in the device World until
+        // this queue's settled rows pass the count published here. The caller holds a handle to
+        // each of them until this returns, and a handle's drop orders this store before the
+        // snapshot, so a relaxed store is enough.
+        staged.row = rows.staged;
+        rows.staged += 1;
+        self.endpoint.staged_rows.store(rows.staged, Ordering::Relaxed);
         staged.waits.extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
-        // Waited-on semaphores are retained too, not only signalled ones: a parked wait (and a
-        // device wait's failure check at reclaim) refers to the semaphore by slot, and a slot
-        // released by a dropped handle is reused by the next semaphore created, which would
-        // then satisfy or fail the wait in its place.
-        staged.retained.extend(waits.iter().map(|point| point.semaphore.0.clone() as Retained));
         for point in signals {
             staged.signals.push(SignalOp { semaphore: point.semaphore.0.slot, value: point.value });
-            staged.retained.push(point.semaphore.0.clone() as Retained);
             if promise {
                 self.device.semaphores.record_parked_signal(point.semaphore.0.slot, point.value);
             }
@@ -440,8 +442,15 @@ impl QueueShared {
         self.device.semaphores.record_failure(FailureRecord { status: None, message: error.to_string() })
     }
 
-    /// Clears a pending row (letting go of what it retained) and recycles it.
+    /// Clears a pending row that will not run and recycles it; the row settles with it.
     fn release_row(&self, core: &mut QueueCore, row: Entity) {
+        self.recycle_row(core, row);
+        self.publish_settled(core);
+    }
+
+    /// [`Self::release_row`] without publishing the settled mark (for a caller that releases
+    /// many rows and publishes once).
+    fn recycle_row(&self, core: &mut QueueCore, row: Entity) {
         if let Some(mut staged) = core.world.get_mut::<StagedSubmission>(row) {
             staged.clear();
         }
@@ -468,6 +477,12 @@ impl QueueShared {
         if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
             self.device.wake_deferred(Some(self.index));
         }
+    }
+
+    /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
+    fn publish_settled(&self, core: &mut QueueCore) {
+        let (rings, rows, query, epoch_rows) = stage_params(&mut core.stages, &mut core.world);
+        settle::publish_settled(&rings, &rows, &query, &epoch_rows);
     }
 
     /// Marks the pending rows parked, counting those not parked before.
@@ -507,12 +522,13 @@ impl QueueShared {
     pub fn drain_retired(&self, core: &mut QueueCore) -> bool {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
-        let (mut rings, _, _, mut epoch_rows) = stage_params(&mut core.stages, &mut core.world);
+        let (mut rings, rows, query, mut epoch_rows) = stage_params(&mut core.stages, &mut core.world);
         let retired = rings.endpoint.device_retired();
         if retired <= rings.epochs.reclaimed {
             return false;
         }
         let outcome = reclaim::drain(&mut rings, &mut epoch_rows, retired);
+        settle::publish_settled(&rings, &rows, &query, &epoch_rows);
         if outcome.signals + outcome.failures > 0 && self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
             self.device.wake_deferred(None);
         }
@@ -566,8 +582,9 @@ impl QueueShared {
                     self.device.semaphores.fail(signal.semaphore, failure);
                 }
             }
-            self.release_row(core, row);
+            self.recycle_row(core, row);
         }
+        self.publish_settled(core);
         core.world.resource_mut::<SubmissionRows>().parked = false;
         self.device.deferred_queues.fetch_and(!(1 << self.index), Ordering::AcqRel);
         self.device.semaphores.notify();

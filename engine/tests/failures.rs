@@ -171,7 +171,7 @@ fn a_kernel_without_a_cpu_implementation_faults_the_queue_with_a_reason() {
     let kernargs = vec![0u8; kernel.kernarg_size() as usize];
     a.dispatch_raw(
         &kernel,
-        &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs, retain: &[] },
+        &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs },
         &[],
         &[first.at(1)],
     )

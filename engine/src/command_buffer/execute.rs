@@ -4,7 +4,6 @@
 use std::sync::atomic::Ordering;
 
 use aqueduct_abi::block_program::{BindingSource, SourceKind};
-use aqueduct_components::Retained;
 use aqueduct_components::device_entities::MemoryKind;
 use aqueduct_components::submission::Payload;
 
@@ -62,11 +61,7 @@ pub(crate) fn execute(
         for (slot, need) in program.slot_needs.iter().enumerate() {
             let entry = table.slots[slot].as_ref().filter(|_| need.used);
             staged.program.bindings.push(entry.map_or(0, |entry| entry.buffer.device_address() + entry.offset));
-            if let Some(entry) = entry {
-                staged.retained.push(entry.buffer.0.clone() as Retained);
-            }
         }
-        staged.retained.push(program.clone() as Retained);
     });
     if result.is_err() && program.one_shot {
         // Refused before it ran (bad points, a full ring): it may be executed again.

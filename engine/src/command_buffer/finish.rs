@@ -9,10 +9,11 @@ use aqueduct_abi::KernelDispatchPacket;
 use aqueduct_abi::block_program::{
     BlockParts, Command, DecodedCommand, DispatchCommand, ImageWriter, ReturnCommand, TerminatorKind,
 };
+use aqueduct_components::device_entities::{CommandBufferEntity, ProgramMemory};
 use aqueduct_components::program::{BlockFacts, BuiltinObject, ProgramImage, ReplayStep, SlotPatch, StepKind};
 use aqueduct_hsa::sys::hsa_amd_memory_pool_t;
 
-use super::pool::ImageMemory;
+use super::pool::image_class;
 use super::recorder::{Recorder, close};
 use super::{CommandBuffer, CommandBufferUsage, FinishedProgram, State};
 use crate::device::DeviceShared;
@@ -38,20 +39,6 @@ pub struct ProgramFacts {
     /// Slots a binding table must have.
     pub binding_slots: u32,
     pub image_bytes: usize,
-}
-
-/// The program image copied into kernarg-pool memory, where prepublished kernargs and update
-/// payloads are read by the device. The memory goes back to the device's pool when dropped.
-pub(crate) struct PublishedImage {
-    device: Arc<DeviceShared>,
-    memory: ImageMemory,
-}
-
-impl Drop for PublishedImage {
-    fn drop(&mut self) {
-        // Every execution retained the program, so no queued packet still points into it.
-        self.device.command_buffers.give_image(&self.device.hsa, self.memory);
-    }
 }
 
 impl CommandBuffer {
@@ -96,17 +83,17 @@ impl CommandBuffer {
 
         // Nothing can fail from here on.
         close(recorder);
-        let base = published.as_ref().map_or(0, |image| image.memory.address);
+        let base = published.map_or(0, |image| image.address);
         let (bytes, baked) = write_image(recorder, writer, base);
         debug_assert!(
             aqueduct_abi::block_program::validate(&bytes).is_ok(),
             "finalization wrote an image the ABI validator refuses: {:?}",
             aqueduct_abi::block_program::validate(&bytes).err()
         );
-        if let Some(image) = &published {
+        if let Some(image) = published {
             // SAFETY: the memory holds at least `bytes.len()` host-writable bytes (its size
             // class) and is this program's alone.
-            unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), image.memory.address as *mut u8, bytes.len()) };
+            unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), image.address as *mut u8, bytes.len()) };
         }
         let counts = recorder.counts;
         let facts = ProgramFacts {
@@ -152,7 +139,7 @@ impl CommandBuffer {
             slot_needs: std::mem::take(&mut recorder.slot_needs),
             copy_checks: std::mem::take(&mut recorder.copy_checks),
             retained: std::mem::take(&mut recorder.retained),
-            published,
+            entity: self.device.world().spawn(CommandBufferEntity { agent: self.agent, image: published }).id(),
             one_shot: self.usage == CommandBufferUsage::OneShot,
             executed: AtomicBool::new(false),
         };
@@ -169,19 +156,18 @@ fn publish_memory(
     device: &Arc<DeviceShared>,
     pool: hsa_amd_memory_pool_t,
     length: usize,
-) -> EngineResult<PublishedImage> {
-    let capacity = ImageMemory::class(length).ok_or_else(|| EngineError::InvalidArgument {
+) -> EngineResult<ProgramMemory> {
+    let capacity = image_class(length).ok_or_else(|| EngineError::InvalidArgument {
         what: "command buffer",
         reason: format!("a {length}-byte image has no allocation size"),
     })?;
-    let memory = match device.command_buffers.take_image(pool, capacity) {
-        Some(memory) => memory,
+    match device.command_buffers.take_image(pool, capacity) {
+        Some(memory) => Ok(memory),
         None => {
             let address = device.allocate_granted(pool, capacity)? as u64;
-            ImageMemory { pool, address, capacity }
+            Ok(ProgramMemory { pool: pool.handle, address, capacity })
         }
-    };
-    Ok(PublishedImage { device: device.clone(), memory })
+    }
 }
 
 /// What replay reads besides the image, built while the image is written.
