@@ -191,4 +191,15 @@ impl Device {
         let allocations = world.query::<&Allocation>().iter(&world).count();
         (queues, semaphores, allocations)
     }
+
+    /// Live entities in the device World: (executables, finished command buffers), counted like
+    /// [`Self::live_objects`].
+    pub fn live_programs(&self) -> (usize, usize) {
+        use aqueduct_components::device_entities::{CommandBufferEntity, ExecutableEntity};
+        self.0.release_settled();
+        let mut world = self.0.world();
+        let executables = world.query::<&ExecutableEntity>().iter(&world).count();
+        let command_buffers = world.query::<&CommandBufferEntity>().iter(&world).count();
+        (executables, command_buffers)
+    }
 }
