@@ -11,8 +11,8 @@ use aqueduct_components::submission::Payload;
 use super::binding_table::BindingTable;
 use super::{CommandBuffer, FinishedProgram};
 use crate::error::{EngineError, EngineResult};
-use crate::operations::{Immediate, Submitter};
 use crate::queue::Queue;
+use crate::queue::{Immediate, Submitter};
 use crate::semaphore::SemaphorePoint;
 
 impl Queue {

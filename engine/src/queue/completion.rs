@@ -10,7 +10,9 @@ use aqueduct_components::directory::CrossQueueWait;
 use aqueduct_hsa::sys::{enums, hsa_signal_t};
 use aqueduct_systems::sync::EndpointSignals;
 
-use crate::submit::QueueShared;
+use aqueduct_systems::{reclaim, stage_params};
+
+use super::core::{QueueCore, QueueShared};
 
 /// Longest sleep between checks; wake-ups normally come from the signals, this only bounds the
 /// cost of a missed one.
@@ -93,5 +95,23 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
                 &mut satisfied,
             )
         };
+    }
+}
+
+impl QueueShared {
+    /// Drains epochs the device retired; returns whether any were.
+    pub fn drain_retired(&self, core: &mut QueueCore) -> bool {
+        #[cfg(feature = "tracy")]
+        let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
+        let (mut rings, _, _, mut epoch_rows) = stage_params(&mut core.stages, &mut core.world);
+        let retired = rings.endpoint.device_retired();
+        if retired <= rings.epochs.reclaimed {
+            return false;
+        }
+        let outcome = reclaim::drain(&mut rings, &mut epoch_rows, retired);
+        if outcome.signals + outcome.failures > 0 && self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
+            self.device.wake_deferred(None);
+        }
+        true
     }
 }

@@ -1,34 +1,47 @@
-//! Queues and their operations. Each operation validates its input completely before anything is
-//! staged, then hands the queue's submission driver a closure that fills in the payload.
+//! Queues: the public API, and the queue's own files, one per concern (the stages themselves
+//! are systems in `aqueduct-systems`):
+//!
+//! - `mod.rs` (here): [`Queue`] and its operations' entry points;
+//! - `lifecycle.rs`: creation and destruction;
+//! - `core.rs`: the state behind the queue lock, and what other threads share;
+//! - `operations.rs`: each operation's validation and the payload it stages, for both ways in;
+//! - `batch.rs`: staging many operations and flushing them with one doorbell;
+//! - `submission.rs`: the driver that runs the stages over staged rows;
+//! - `deferral.rs`: parking rows that cannot go yet, and readmitting them;
+//! - `failure.rs`: the queue-error callback, sticky failure, failing rows and epochs;
+//! - `memory_faults.rs`: GPU memory faults, routed to the faulting agent's queues;
+//! - `completion.rs`: the completion thread and draining retired epochs.
+//!
+//! Each operation validates its input completely before anything is staged, then hands the
+//! submission driver a closure that fills in the payload.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+mod batch;
+mod completion;
+mod core;
+mod deferral;
+mod failure;
+mod lifecycle;
+mod memory_faults;
+mod operations;
+mod submission;
 
-use aqueduct_components::device_entities::QueueEntity;
-use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
-use aqueduct_hsa::ring::AqlRing;
-use aqueduct_hsa::sys::hsa_signal_t;
-use bevy_ecs::entity::Entity;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-use crate::device::DeviceShared;
+pub use batch::Batch;
+pub(crate) use core::QueueShared;
+pub(crate) use lifecycle::QueueHandle;
+pub(crate) use memory_faults::system_event_handler;
+pub(crate) use operations::{Immediate, Submitter};
+
 use crate::dispatch::Dispatch;
-use crate::error::{EngineError, EngineResult};
+use crate::error::EngineResult;
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
-use crate::operations::{self, Immediate};
 use crate::semaphore::SemaphorePoint;
-use crate::submit::{ErrorSink, QueueShared, queue_error_callback};
 
 /// Largest `update`: bigger writes belong in a staging buffer and a copy.
 pub const MAX_UPDATE_BYTES: usize = 64 * 1024;
-
-pub(crate) struct QueueHandle {
-    pub shared: Arc<QueueShared>,
-    thread: Mutex<Option<JoinHandle<()>>>,
-    kernarg_memory: u64,
-    entity: Entity,
-}
 
 /// A queue on one agent of the device. Operations run in submission order; each waits for its
 /// wait semaphores and, when done, raises its signal semaphores. Cloning shares the queue.
@@ -46,115 +59,6 @@ pub struct RawDispatch<'a> {
 }
 
 impl Queue {
-    pub(crate) fn create(device: &Arc<DeviceShared>, agent: usize) -> EngineResult<Self> {
-        let state = device.agent(agent)?;
-        let config = &device.config;
-        let (min, max) = (state.info.queue_min_packets, state.info.queue_max_packets);
-        if !(min..=max).contains(&config.queue_packets) {
-            return Err(EngineError::InvalidArgument {
-                what: "queue_packets",
-                reason: format!("{} is outside the agent's queue sizes {min}..={max}", config.queue_packets),
-            });
-        }
-        let index = device
-            .directory
-            .reserve_index()
-            .ok_or(EngineError::LimitReached { what: "queues per device", limit: aqueduct_components::MAX_QUEUES })?;
-        let hsa = &device.hsa;
-        let mut signals = Vec::new();
-        let mut create_signal = |initial, gpu_only: bool| -> EngineResult<u64> {
-            // Only the device waits on these (the host sleeps on the control signal and, under
-            // BarrierValue, the epoch signal): no KFD event each, of which a process has 4096.
-            let signal =
-                if gpu_only { hsa.signal_create_gpu_only(initial)? } else { hsa.signal_create(initial)? }.handle;
-            signals.push(signal);
-            Ok(signal)
-        };
-        let created = (|| -> EngineResult<_> {
-            let epoch_signal = create_signal(EPOCH_BASE, false)?;
-            let control_signal = create_signal(0, false)?;
-            let slots = match device.strategy {
-                CrossQueueWait::BarrierValue => Vec::new(),
-                CrossQueueWait::BarrierAnd => {
-                    (0..config.epochs_in_flight).map(|_| create_signal(0, true)).collect::<EngineResult<Vec<_>>>()?
-                }
-            };
-            Ok((epoch_signal, control_signal, slots))
-        })();
-        let (epoch_signal, control_signal, slots) = match created {
-            Ok(created) => created,
-            Err(error) => {
-                signals.into_iter().for_each(|signal| drop(hsa.signal_destroy(hsa_signal_t { handle: signal })));
-                return Err(error);
-            }
-        };
-        let endpoint = Arc::new(QueueEndpoint::new(
-            index,
-            device.strategy,
-            epoch_signal,
-            control_signal,
-            slots.into_boxed_slice(),
-        ));
-        // From here the device owns the signals (destroyed when it drops).
-        device.directory.register(endpoint.clone());
-        let kernarg_memory = device.allocate_granted(state.kernarg_pool, config.kernarg_ring_bytes as usize)? as u64;
-        let error_sink = Arc::new(ErrorSink {
-            status: AtomicU32::new(0),
-            control: control_signal,
-            api: hsa.api(),
-            description: Default::default(),
-        });
-        crate::faults::route(state.info.agent.handle, &error_sink);
-        let sink_pointer = (&*error_sink as *const ErrorSink).cast_mut().cast();
-        // SAFETY: the sink is boxed inside QueueShared and outlives the HSA queue, which is
-        // destroyed in QueueHandle::drop before the sink.
-        let hsa_queue = match unsafe {
-            hsa.queue_create(state.info.agent, config.queue_packets, Some(queue_error_callback), sink_pointer)
-        } {
-            Ok(queue) => queue,
-            Err(error) => {
-                // SAFETY: nothing uses the kernarg ring yet.
-                let _ = unsafe { hsa.free(kernarg_memory as *mut u8) };
-                return Err(error.into());
-            }
-        };
-        // SAFETY: the queue lives until QueueHandle::drop destroys it, after the last ring use.
-        let ring = unsafe { AqlRing::new(hsa_queue, hsa.api()) };
-        let core = QueueShared::build_world(device, index, ring, kernarg_memory, endpoint.clone());
-        let shared = Arc::new(QueueShared {
-            index,
-            agent,
-            device: device.clone(),
-            endpoint,
-            hsa_queue,
-            core: Mutex::new(core),
-            error_sink,
-            shutdown: AtomicBool::new(false),
-            batch_owner: AtomicU64::new(0),
-            counters: Default::default(),
-        });
-        let entity = device
-            .world()
-            .spawn(QueueEntity {
-                index,
-                agent,
-                ring_packets: config.queue_packets,
-                kernarg_bytes: config.kernarg_ring_bytes,
-            })
-            .id();
-        let ticks_per_ns = hsa.timestamp_frequency().unwrap_or(1_000_000_000) as f64 / 1e9;
-        let thread = {
-            let shared = shared.clone();
-            std::thread::Builder::new()
-                .name(format!("aqueduct-completion-{index}"))
-                .spawn(move || crate::completion::run(shared, ticks_per_ns))
-                .map_err(|error| EngineError::NoDevice {
-                    reason: format!("cannot start a completion thread: {error}"),
-                })?
-        };
-        Ok(Self(Arc::new(QueueHandle { shared, thread: Mutex::new(Some(thread)), kernarg_memory, entity })))
-    }
-
     fn shared(&self) -> &QueueShared {
         &self.0.shared
     }
@@ -263,28 +167,4 @@ pub struct QueueStats {
     pub device_waits: u64,
     pub epochs_submitted: u64,
     pub epochs_retired: u64,
-}
-
-impl Drop for QueueHandle {
-    fn drop(&mut self) {
-        let shared = &self.shared;
-        shared.shutdown.store(true, Ordering::Release);
-        shared.device.poke(shared.endpoint.control_signal);
-        if let Some(thread) = self.thread.lock().unwrap_or_else(|poison| poison.into_inner()).take() {
-            let _ = thread.join();
-        }
-        // Destroy the HSA queue first: afterwards no packet touches memory, so failing the work
-        // still in flight can release what it retained.
-        // SAFETY: the completion thread is gone and no Queue handle is left to submit.
-        if let Err(error) = unsafe { shared.device.hsa.queue_destroy(shared.hsa_queue) } {
-            tracing::warn!(%error, "hsa_queue_destroy failed");
-        }
-        {
-            let mut core = shared.lock();
-            shared.abandon(&mut core);
-        }
-        // SAFETY: the queue is destroyed, so nothing reads the kernarg ring any more.
-        let _ = unsafe { shared.device.hsa.free(self.kernarg_memory as *mut u8) };
-        shared.device.world().despawn(self.entity);
-    }
 }

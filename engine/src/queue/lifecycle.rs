@@ -1,0 +1,160 @@
+//! A queue's life: creation (signals, kernarg ring, HSA queue, queue World, completion thread)
+//! and destruction (the HSA queue first, then failing what was left in flight).
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use aqueduct_components::device_entities::QueueEntity;
+use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
+use aqueduct_hsa::ring::AqlRing;
+use aqueduct_hsa::sys::hsa_signal_t;
+use bevy_ecs::entity::Entity;
+
+use super::Queue;
+use super::core::QueueShared;
+use super::failure::{ErrorSink, queue_error_callback};
+use crate::device::DeviceShared;
+use crate::error::{EngineError, EngineResult};
+
+pub(crate) struct QueueHandle {
+    pub shared: Arc<QueueShared>,
+    pub(super) thread: Mutex<Option<JoinHandle<()>>>,
+    pub(super) kernarg_memory: u64,
+    pub(super) entity: Entity,
+}
+
+impl Queue {
+    pub(crate) fn create(device: &Arc<DeviceShared>, agent: usize) -> EngineResult<Self> {
+        let state = device.agent(agent)?;
+        let config = &device.config;
+        let (min, max) = (state.info.queue_min_packets, state.info.queue_max_packets);
+        if !(min..=max).contains(&config.queue_packets) {
+            return Err(EngineError::InvalidArgument {
+                what: "queue_packets",
+                reason: format!("{} is outside the agent's queue sizes {min}..={max}", config.queue_packets),
+            });
+        }
+        let index = device
+            .directory
+            .reserve_index()
+            .ok_or(EngineError::LimitReached { what: "queues per device", limit: aqueduct_components::MAX_QUEUES })?;
+        let hsa = &device.hsa;
+        let mut signals = Vec::new();
+        let mut create_signal = |initial, gpu_only: bool| -> EngineResult<u64> {
+            // Only the device waits on these (the host sleeps on the control signal and, under
+            // BarrierValue, the epoch signal): no KFD event each, of which a process has 4096.
+            let signal =
+                if gpu_only { hsa.signal_create_gpu_only(initial)? } else { hsa.signal_create(initial)? }.handle;
+            signals.push(signal);
+            Ok(signal)
+        };
+        let created = (|| -> EngineResult<_> {
+            let epoch_signal = create_signal(EPOCH_BASE, false)?;
+            let control_signal = create_signal(0, false)?;
+            let slots = match device.strategy {
+                CrossQueueWait::BarrierValue => Vec::new(),
+                CrossQueueWait::BarrierAnd => {
+                    (0..config.epochs_in_flight).map(|_| create_signal(0, true)).collect::<EngineResult<Vec<_>>>()?
+                }
+            };
+            Ok((epoch_signal, control_signal, slots))
+        })();
+        let (epoch_signal, control_signal, slots) = match created {
+            Ok(created) => created,
+            Err(error) => {
+                signals.into_iter().for_each(|signal| drop(hsa.signal_destroy(hsa_signal_t { handle: signal })));
+                return Err(error);
+            }
+        };
+        let endpoint = Arc::new(QueueEndpoint::new(
+            index,
+            device.strategy,
+            epoch_signal,
+            control_signal,
+            slots.into_boxed_slice(),
+        ));
+        // From here the device owns the signals (destroyed when it drops).
+        device.directory.register(endpoint.clone());
+        let kernarg_memory = device.allocate_granted(state.kernarg_pool, config.kernarg_ring_bytes as usize)? as u64;
+        let error_sink = Arc::new(ErrorSink {
+            status: AtomicU32::new(0),
+            control: control_signal,
+            api: hsa.api(),
+            description: Default::default(),
+        });
+        super::memory_faults::route(state.info.agent.handle, &error_sink);
+        let sink_pointer = (&*error_sink as *const ErrorSink).cast_mut().cast();
+        // SAFETY: the sink is boxed inside QueueShared and outlives the HSA queue, which is
+        // destroyed in QueueHandle::drop before the sink.
+        let hsa_queue = match unsafe {
+            hsa.queue_create(state.info.agent, config.queue_packets, Some(queue_error_callback), sink_pointer)
+        } {
+            Ok(queue) => queue,
+            Err(error) => {
+                // SAFETY: nothing uses the kernarg ring yet.
+                let _ = unsafe { hsa.free(kernarg_memory as *mut u8) };
+                return Err(error.into());
+            }
+        };
+        // SAFETY: the queue lives until QueueHandle::drop destroys it, after the last ring use.
+        let ring = unsafe { AqlRing::new(hsa_queue, hsa.api()) };
+        let core = QueueShared::build_world(device, index, ring, kernarg_memory, endpoint.clone());
+        let shared = Arc::new(QueueShared {
+            index,
+            agent,
+            device: device.clone(),
+            endpoint,
+            hsa_queue,
+            core: Mutex::new(core),
+            error_sink,
+            shutdown: AtomicBool::new(false),
+            batch_owner: AtomicU64::new(0),
+            counters: Default::default(),
+        });
+        let entity = device
+            .world()
+            .spawn(QueueEntity {
+                index,
+                agent,
+                ring_packets: config.queue_packets,
+                kernarg_bytes: config.kernarg_ring_bytes,
+            })
+            .id();
+        let ticks_per_ns = hsa.timestamp_frequency().unwrap_or(1_000_000_000) as f64 / 1e9;
+        let thread = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name(format!("aqueduct-completion-{index}"))
+                .spawn(move || super::completion::run(shared, ticks_per_ns))
+                .map_err(|error| EngineError::NoDevice {
+                    reason: format!("cannot start a completion thread: {error}"),
+                })?
+        };
+        Ok(Self(Arc::new(QueueHandle { shared, thread: Mutex::new(Some(thread)), kernarg_memory, entity })))
+    }
+}
+
+impl Drop for QueueHandle {
+    fn drop(&mut self) {
+        let shared = &self.shared;
+        shared.shutdown.store(true, Ordering::Release);
+        shared.device.poke(shared.endpoint.control_signal);
+        if let Some(thread) = self.thread.lock().unwrap_or_else(|poison| poison.into_inner()).take() {
+            let _ = thread.join();
+        }
+        // Destroy the HSA queue first: afterwards no packet touches memory, so failing the work
+        // still in flight can release what it retained.
+        // SAFETY: the completion thread is gone and no Queue handle is left to submit.
+        if let Err(error) = unsafe { shared.device.hsa.queue_destroy(shared.hsa_queue) } {
+            tracing::warn!(%error, "hsa_queue_destroy failed");
+        }
+        {
+            let mut core = shared.lock();
+            shared.abandon(&mut core);
+        }
+        // SAFETY: the queue is destroyed, so nothing reads the kernarg ring any more.
+        let _ = unsafe { shared.device.hsa.free(self.kernarg_memory as *mut u8) };
+        shared.device.world().despawn(self.entity);
+    }
+}
