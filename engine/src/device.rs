@@ -98,7 +98,7 @@ impl DeviceShared {
         let agents = chosen.into_iter().map(|info| open_agent(&hsa, &host, info)).collect::<EngineResult<Vec<_>>>()?;
         // SAFETY: the handler keeps no pointer (its routes are a process-wide table of weak
         // references), so it is safe to call from any runtime thread until shutdown.
-        unsafe { hsa.register_system_event_handler(Some(crate::faults::system_event_handler), core::ptr::null_mut())? };
+        unsafe { hsa.register_system_event_handler(Some(crate::queue::system_event_handler), core::ptr::null_mut())? };
         let strategy = choose_strategy(config.wait_strategy, hsa.kind(), &agents);
         tracing::info!(provider = hsa.kind().name(), agents = agents.len(), ?strategy, reason = %reason, "aqueduct device opened");
         Ok(Arc::new(Self {

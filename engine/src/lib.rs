@@ -21,31 +21,25 @@
 //! # Ok::<(), aqueduct_engine::EngineError>(())
 //! ```
 
-mod batch;
 mod clock;
 mod command_buffer;
-mod completion;
 mod config;
 mod device;
 mod dispatch;
 mod error;
 mod executable;
-mod faults;
 mod memory;
-mod operations;
 #[cfg(feature = "tracy")]
 pub mod profiling;
 mod queue;
 mod release;
 mod semaphore;
-mod submit;
 
 use std::sync::Arc;
 
 pub use aqueduct_components::device_entities::MemoryKind;
 pub use aqueduct_components::directory::CrossQueueWait;
 pub use aqueduct_components::semaphore_table::FailureRecord;
-pub use batch::Batch;
 pub use clock::thread_cpu_time;
 pub use command_buffer::{
     BindingTable, BlockLabel, BlockLimits, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, ProgramFacts,
@@ -56,6 +50,7 @@ pub use dispatch::Dispatch;
 pub use error::{EngineError, EngineResult};
 pub use executable::{Executable, HalLayout, Kernel};
 pub use memory::{Binding, Buffer};
+pub use queue::Batch;
 pub use queue::{MAX_UPDATE_BYTES, Queue, QueueStats, RawDispatch};
 pub use semaphore::{Semaphore, SemaphorePoint, wait_all, wait_any};
 

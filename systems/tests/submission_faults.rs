@@ -92,14 +92,9 @@ fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
     let view = validate(&bytes).expect("the program validates");
     let blocks = view
         .blocks()
-        .map(|block| BlockFacts {
-            offset: block.offset(),
-            header: *block.header(),
-            rodata_address: 0,
-            first_command: 0,
-        })
-        .collect();
-    Arc::new(ProgramImage::interpreted(bytes.into_boxed_slice(), blocks, builtins))
+        .map(|block| BlockFacts { offset: block.offset(), header: *block.header(), rodata_address: 0 })
+        .collect::<Vec<_>>();
+    Arc::new(ProgramImage::interpreted(bytes.into_boxed_slice(), &blocks, builtins))
 }
 
 #[test]

@@ -10,8 +10,8 @@ use aqueduct_components::submission::Payload;
 use super::binding_table::BindingTable;
 use super::{CommandBuffer, FinishedProgram};
 use crate::error::{EngineError, EngineResult};
-use crate::operations::{Immediate, Submitter};
 use crate::queue::Queue;
+use crate::queue::{Immediate, Submitter};
 use crate::semaphore::SemaphorePoint;
 
 impl Queue {
@@ -56,7 +56,7 @@ pub(crate) fn execute(
     let block_limit = shared.device.config.replay_block_limit;
     let result = to.submit(waits, signals, |staged| {
         staged.payload = Payload::Program;
-        staged.program.image = Some(program.image.clone());
+        staged.program.image = Some(std::sync::Arc::clone(&program.image));
         staged.program.block_limit = block_limit;
         for (slot, need) in program.slot_needs.iter().enumerate() {
             let entry = table.slots[slot].as_ref().filter(|_| need.used);

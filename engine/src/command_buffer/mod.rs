@@ -19,6 +19,7 @@ mod needs;
 mod pool;
 mod recorder;
 
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -83,7 +84,8 @@ pub(crate) type Retained = Arc<dyn core::any::Any + Send + Sync>;
 pub(crate) struct FinishedProgram {
     pub device: Arc<DeviceShared>,
     pub agent: usize,
-    pub image: Arc<ProgramImage>,
+    /// Taken only in `drop`, to give the block World back.
+    pub image: ManuallyDrop<Arc<ProgramImage>>,
     pub facts: ProgramFacts,
     /// What each binding-table slot must provide, by slot.
     pub slot_needs: Vec<needs::SlotNeed>,
@@ -104,6 +106,11 @@ pub(crate) struct FinishedProgram {
 impl Drop for FinishedProgram {
     fn drop(&mut self) {
         self.device.defer_release(self.entity);
+        // SAFETY: `image` is not used again: this is the program's drop.
+        let image = unsafe { ManuallyDrop::take(&mut self.image) };
+        if let Some(image) = Arc::into_inner(image) {
+            self.device.command_buffers.give_blocks(image.blocks);
+        }
     }
 }
 

@@ -12,13 +12,13 @@ use aqueduct_builtins::{
 use aqueduct_components::submission::{DispatchTemplate, KernargLayout, Payload, StagedSubmission};
 use bytemuck::Zeroable;
 
+use super::core::QueueShared;
+use super::{MAX_UPDATE_BYTES, RawDispatch};
 use crate::dispatch::{Dispatch, GridSource, validate_dispatch};
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
-use crate::queue::{MAX_UPDATE_BYTES, RawDispatch};
 use crate::semaphore::SemaphorePoint;
-use crate::submit::QueueShared;
 
 /// Where a validated operation goes.
 pub(crate) trait Submitter {

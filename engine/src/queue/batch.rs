@@ -8,15 +8,15 @@ use std::sync::atomic::Ordering;
 
 use aqueduct_components::submission::StagedSubmission;
 
+use super::core::{QueueCore, QueueShared, thread_token};
+use super::operations::{self, Submitter};
+use super::{Queue, RawDispatch};
 use crate::command_buffer::{BindingTable, CommandBuffer};
 use crate::dispatch::Dispatch;
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
-use crate::operations::{self, Submitter};
-use crate::queue::{Queue, RawDispatch};
 use crate::semaphore::SemaphorePoint;
-use crate::submit::{QueueCore, QueueShared, thread_token};
 
 /// Operations staged on one queue, published together by [`Batch::flush`] (and when the batch
 /// ends). Each call validates its input as the queue's own call does and returns the same typed

@@ -1,5 +1,5 @@
-//! Queues and their operations. Each operation validates its input completely before anything is
-//! staged, then hands the queue's submission driver a closure that fills in the payload.
+//! A queue's life: creation (signals, kernarg ring, HSA queue, queue World, completion thread)
+//! and destruction (the HSA queue first, then failing what was left in flight).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,38 +11,17 @@ use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_signal_t;
 use bevy_ecs::entity::Entity;
 
+use super::Queue;
+use super::core::QueueShared;
+use super::failure::{ErrorSink, queue_error_callback};
 use crate::device::DeviceShared;
-use crate::dispatch::Dispatch;
 use crate::error::{EngineError, EngineResult};
-use crate::executable::Kernel;
-use crate::memory::{Binding, Buffer};
-use crate::operations::{self, Immediate};
-use crate::semaphore::SemaphorePoint;
-use crate::submit::{ErrorSink, QueueShared, queue_error_callback};
-
-/// Largest `update`: bigger writes belong in a staging buffer and a copy.
-pub const MAX_UPDATE_BYTES: usize = 64 * 1024;
 
 pub(crate) struct QueueHandle {
     pub shared: Arc<QueueShared>,
-    thread: Mutex<Option<JoinHandle<()>>>,
-    kernarg_memory: u64,
-    entity: Entity,
-}
-
-/// A queue on one agent of the device. Operations run in submission order; each waits for its
-/// wait semaphores and, when done, raises its signal semaphores. Cloning shares the queue.
-#[derive(Clone)]
-pub struct Queue(pub(crate) Arc<QueueHandle>);
-
-/// A dispatch whose kernarg bytes the caller builds (kernels outside the HAL layout). A buffer
-/// the kernargs point into may be dropped once the dispatch is submitted: it is freed only after
-/// every submission staged before its last handle dropped has settled.
-#[derive(Clone, Copy, Debug)]
-pub struct RawDispatch<'a> {
-    pub grid: [u32; 3],
-    pub workgroup: Option<[u16; 3]>,
-    pub kernargs: &'a [u8],
+    pub(super) thread: Mutex<Option<JoinHandle<()>>>,
+    pub(super) kernarg_memory: u64,
+    pub(super) entity: Entity,
 }
 
 impl Queue {
@@ -104,7 +83,7 @@ impl Queue {
             api: hsa.api(),
             description: Default::default(),
         });
-        crate::faults::route(state.info.agent.handle, &error_sink);
+        super::memory_faults::route(state.info.agent.handle, &error_sink);
         let sink_pointer = (&*error_sink as *const ErrorSink).cast_mut().cast();
         // SAFETY: the sink is boxed inside QueueShared and outlives the HSA queue, which is
         // destroyed in QueueHandle::drop before the sink.
@@ -147,122 +126,13 @@ impl Queue {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name(format!("aqueduct-completion-{index}"))
-                .spawn(move || crate::completion::run(shared, ticks_per_ns))
+                .spawn(move || super::completion::run(shared, ticks_per_ns))
                 .map_err(|error| EngineError::NoDevice {
                     reason: format!("cannot start a completion thread: {error}"),
                 })?
         };
         Ok(Self(Arc::new(QueueHandle { shared, thread: Mutex::new(Some(thread)), kernarg_memory, entity })))
     }
-
-    fn shared(&self) -> &QueueShared {
-        &self.0.shared
-    }
-
-    /// The queue's index on its device.
-    pub fn index(&self) -> u16 {
-        self.shared().index
-    }
-
-    /// The agent (within the device) the queue runs on.
-    pub fn agent(&self) -> usize {
-        self.shared().agent
-    }
-
-    /// Submissions, AQL packets, parked submissions and device-side wait barriers so far.
-    pub fn stats(&self) -> QueueStats {
-        let counters = &self.shared().counters;
-        let (submitted, reclaimed) = self.shared().epochs();
-        QueueStats {
-            submissions: counters.submissions.load(Ordering::Relaxed),
-            packets: counters.packets.load(Ordering::Relaxed),
-            deferred: counters.deferred.load(Ordering::Relaxed),
-            device_waits: counters.device_waits.load(Ordering::Relaxed),
-            epochs_submitted: submitted,
-            epochs_retired: reclaimed,
-        }
-    }
-
-    /// The raw HSA queue, for provider-specific control (fault injection on the soft runtime).
-    pub fn hsa_queue(&self) -> *mut aqueduct_hsa::sys::hsa_queue_t {
-        self.shared().hsa_queue
-    }
-
-    /// Orders nothing but the queue: signals once the waits are met and earlier work is done.
-    pub fn barrier(&self, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
-        operations::barrier(&mut Immediate(self.shared()), waits, signals)
-    }
-
-    /// Fills `target` with a repeated `pattern` of 1, 2, 4 or 8 bytes.
-    pub fn fill(
-        &self,
-        target: Binding,
-        pattern: &[u8],
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::fill(&mut Immediate(self.shared()), target, pattern, waits, signals)
-    }
-
-    /// Copies `source` to `target`; the ranges must have equal lengths and must not overlap.
-    pub fn copy(
-        &self,
-        source: Binding,
-        target: Binding,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::copy(&mut Immediate(self.shared()), source, target, waits, signals)
-    }
-
-    /// Writes `data` into `target` at `offset` when the queue reaches it. Up to
-    /// [`UPDATE_INLINE_MAX_BYTES`](aqueduct_builtins::UPDATE_INLINE_MAX_BYTES) travel inside the
-    /// kernargs; larger updates (up to [`MAX_UPDATE_BYTES`]) are staged in the kernarg ring and
-    /// copied.
-    pub fn update(
-        &self,
-        target: &Buffer,
-        offset: u64,
-        data: &[u8],
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::update(&mut Immediate(self.shared()), target, offset, data, waits, signals)
-    }
-
-    /// Dispatches `kernel` with HAL-layout kernargs.
-    pub fn dispatch(
-        &self,
-        kernel: &Kernel,
-        dispatch: &Dispatch,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::dispatch(&mut Immediate(self.shared()), kernel, dispatch, waits, signals)
-    }
-
-    /// Dispatches `kernel` with caller-built kernarg bytes, at least the explicit arguments and
-    /// at most the kernel's kernarg segment (the rest is zeroed).
-    pub fn dispatch_raw(
-        &self,
-        kernel: &Kernel,
-        dispatch: &RawDispatch,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::dispatch_raw(&mut Immediate(self.shared()), kernel, dispatch, waits, signals)
-    }
-}
-
-/// What a queue has done so far.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueueStats {
-    pub submissions: u64,
-    pub packets: u64,
-    pub deferred: u64,
-    pub device_waits: u64,
-    pub epochs_submitted: u64,
-    pub epochs_retired: u64,
 }
 
 impl Drop for QueueHandle {

@@ -10,12 +10,11 @@
 //! HSA cannot unregister a handler, so the handler's state is this process-wide table, and
 //! queues are held weakly: a fault on an agent whose queues are gone is reported unhandled.
 
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
-use aqueduct_hsa::sys::{amd_event, hsa_amd_event_t, hsa_signal_t, hsa_status_t, status};
+use aqueduct_hsa::sys::{amd_event, hsa_amd_event_t, hsa_status_t, status};
 
-use crate::submit::ErrorSink;
+use super::failure::ErrorSink;
 
 /// A live queue's error sink, by the HSA agent handle it runs on.
 struct Route {
@@ -61,15 +60,4 @@ pub(crate) unsafe extern "C" fn system_event_handler(
         sink.fail(status::ERROR_MEMORY_FAULT, Some(description.clone()));
     }
     if sinks.is_empty() { status::ERROR } else { status::SUCCESS }
-}
-
-impl ErrorSink {
-    /// Records the queue's first error and wakes its completion thread.
-    pub(crate) fn fail(&self, code: hsa_status_t, description: Option<String>) {
-        if self.status.compare_exchange(0, code.max(1), Ordering::AcqRel, Ordering::Acquire).is_ok() {
-            *self.description.lock().unwrap_or_else(|poison| poison.into_inner()) = description;
-            // SAFETY: the control signal lives as long as the device.
-            unsafe { (self.api.hsa_signal_add_scacq_screl)(hsa_signal_t { handle: self.control }, 1) };
-        }
-    }
 }

@@ -1,50 +1,21 @@
-//! A queue's shared state and the submission driver: stage operations as submission rows of the
-//! queue World, run passes of admission → kernarg patching → AQL publication over them (directly
-//! through one cached `SystemState`, or through the bevy schedule for a batch), and act on where
-//! a pass stopped: park, drain for room, or fail.
+//! The submission driver: stage operations as submission rows of the queue World, run passes of
+//! admission → kernarg patching → AQL publication over them (directly through the cached
+//! `SystemState` for one row, or through the bevy schedule for a batch), and act on where a pass
+//! stopped: park, drain for room, or fail.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
-use aqueduct_components::queue_state::KernargRing;
-use aqueduct_components::semaphore_table::FailureRecord;
+use aqueduct_components::directory::CrossQueueWait;
 use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, SubmissionRows, Verdict, WaitOp};
-use aqueduct_hsa::HsaApi;
-use aqueduct_hsa::ring::AqlRing;
-use aqueduct_hsa::sys::{hsa_queue_t, hsa_status_t};
-use aqueduct_systems::sync::{EndpointSignals, HostParking, SemaphoreSync};
-use aqueduct_systems::{
-    DeviceLink, QueueRings, StageState, SubmissionRowQuery, ensure_free_row, reclaim, run_pass, schedule, settle,
-    stage_params,
-};
+use aqueduct_systems::sync::SemaphoreSync;
+use aqueduct_systems::{QueueRings, SubmissionRowQuery, ensure_free_row, run_pass, stage_params};
 use bevy_ecs::prelude::*;
 
-use crate::device::DeviceShared;
+use super::core::{QueueCore, QueueShared, thread_token};
+use super::failure::unknown_failure;
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::SemaphorePoint;
-/// Where the provider's queue-error callback and the memory-fault handler report. Kept alive
-/// until the HSA queue is destroyed, because the callback holds a raw pointer to it.
-pub(crate) struct ErrorSink {
-    pub status: AtomicU32,
-    pub control: u64,
-    pub api: &'static HsaApi,
-    /// What the provider said beyond the status (a memory fault's address), if anything.
-    pub description: std::sync::Mutex<Option<String>>,
-}
-
-/// The provider's asynchronous queue-error callback.
-pub(crate) unsafe extern "C" fn queue_error_callback(
-    status: hsa_status_t,
-    _queue: *mut hsa_queue_t,
-    data: *mut core::ffi::c_void,
-) {
-    // SAFETY: `data` is the ErrorSink registered with this queue, alive until hsa_queue_destroy
-    // returns, and the provider calls back only before that.
-    let sink = unsafe { &*data.cast::<ErrorSink>() };
-    sink.fail(status, None);
-}
 
 /// Where the pending rows ended up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,93 +33,7 @@ pub(crate) enum PassMode {
     Readmit,
 }
 
-/// The queue World, the cached parameter state the immediate path runs the stages through, and
-/// the schedule a batch's flush runs.
-pub(crate) struct QueueCore {
-    pub world: World,
-    pub stages: StageState,
-    pub schedule: Schedule,
-}
-
-/// Counters for reports, on their own cache line: the submitting thread writes them on every
-/// submission, and nothing else of the queue's shared state should share that line.
-#[derive(Default)]
-#[repr(align(64))]
-pub(crate) struct QueueCounters {
-    pub submissions: AtomicU64,
-    pub packets: AtomicU64,
-    pub deferred: AtomicU64,
-    pub device_waits: AtomicU64,
-}
-
-pub(crate) struct QueueShared {
-    pub index: u16,
-    pub agent: usize,
-    pub device: Arc<DeviceShared>,
-    pub endpoint: Arc<QueueEndpoint>,
-    pub hsa_queue: *mut hsa_queue_t,
-    pub core: Mutex<QueueCore>,
-    pub error_sink: Arc<ErrorSink>,
-    pub shutdown: AtomicBool,
-    /// The thread building a batch on this queue (its [`thread_token`]), or 0: an immediate call
-    /// from that thread would wait for a lock it holds itself.
-    pub batch_owner: AtomicU64,
-    pub counters: QueueCounters,
-}
-
-// SAFETY: `hsa_queue` is only passed to provider calls (thread-safe by the HSA spec) and to
-// AqlRing, whose shared accesses are atomic.
-unsafe impl Send for QueueShared {}
-// SAFETY: as above.
-unsafe impl Sync for QueueShared {}
-
-/// A number unique to the calling thread while it lives (the address of a thread-local).
-pub(crate) fn thread_token() -> u64 {
-    thread_local!(static TOKEN: u8 = const { 0 });
-    TOKEN.with(|token| token as *const u8 as u64)
-}
-
 impl QueueShared {
-    pub fn lock(&self) -> MutexGuard<'_, QueueCore> {
-        self.core.lock().unwrap_or_else(|poison| poison.into_inner())
-    }
-
-    /// The queue World if no one holds it.
-    pub fn try_lock(&self) -> Option<MutexGuard<'_, QueueCore>> {
-        match self.core.try_lock() {
-            Ok(guard) => Some(guard),
-            Err(std::sync::TryLockError::Poisoned(poison)) => Some(poison.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => None,
-        }
-    }
-
-    /// Builds the queue World: rings, the epoch rows (spawned once, recycled forever), the first
-    /// submission rows.
-    pub fn build_world(
-        device: &Arc<DeviceShared>,
-        index: u16,
-        ring: AqlRing,
-        kernarg_base: u64,
-        endpoint: Arc<QueueEndpoint>,
-    ) -> QueueCore {
-        let link = DeviceLink {
-            api: device.hsa.api(),
-            semaphores: device.semaphores.clone(),
-            directory: device.directory.clone(),
-        };
-        let kernargs =
-            KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };
-        let (world, stages) = aqueduct_systems::build_queue_world(
-            index,
-            ring,
-            kernargs,
-            endpoint,
-            link,
-            device.config.epochs_in_flight as usize,
-        );
-        QueueCore { world, stages, schedule: schedule::submission_schedule() }
-    }
-
     /// Checks waits and signals before anything is staged: same device, signals increasing.
     fn check_points(&self, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
         for point in waits.iter().chain(signals) {
@@ -302,7 +187,7 @@ impl QueueShared {
     /// Runs passes of the stages over the pending rows until they are all published, or the
     /// front one must wait (parked). Rows that fail are failed and removed, and the passes go on
     /// with the rows behind them; the first error is returned.
-    fn run_pending(&self, core: &mut QueueCore, mode: PassMode) -> EngineResult<Staged> {
+    pub(super) fn run_pending(&self, core: &mut QueueCore, mode: PassMode) -> EngineResult<Staged> {
         let mut deadline = None;
         let mut first_error = None;
         let rows = core.world.resource::<SubmissionRows>();
@@ -438,19 +323,15 @@ impl QueueShared {
         first_error.map_or(Ok(Staged::Published), Err)
     }
 
-    fn record_failure(&self, error: &EngineError) -> u32 {
-        self.device.semaphores.record_failure(FailureRecord { status: None, message: error.to_string() })
-    }
-
     /// Clears a pending row that will not run and recycles it; the row settles with it.
-    fn release_row(&self, core: &mut QueueCore, row: Entity) {
+    pub(super) fn release_row(&self, core: &mut QueueCore, row: Entity) {
         self.recycle_row(core, row);
         self.publish_settled(core);
     }
 
     /// [`Self::release_row`] without publishing the settled mark (for a caller that releases
     /// many rows and publishes once).
-    fn recycle_row(&self, core: &mut QueueCore, row: Entity) {
+    pub(super) fn recycle_row(&self, core: &mut QueueCore, row: Entity) {
         if let Some(mut staged) = core.world.get_mut::<StagedSubmission>(row) {
             staged.clear();
         }
@@ -460,160 +341,4 @@ impl QueueShared {
         }
         rows.free.push(row);
     }
-
-    /// A pending row that will never run: its signal semaphores fail with `failure`, and the row
-    /// is released. Parked work on other queues may wait on those semaphores, so it is woken now
-    /// (otherwise each hop of a chain of parked queues waits out a completion thread's 100 ms
-    /// sleep).
-    fn fail_row(&self, core: &mut QueueCore, row: Entity, failure: u32) {
-        let table = &self.device.semaphores;
-        if let Some(staged) = core.world.get::<StagedSubmission>(row) {
-            for signal in &staged.signals {
-                table.fail(signal.semaphore, failure);
-            }
-        }
-        self.release_row(core, row);
-        table.notify();
-        if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
-            self.device.wake_deferred(Some(self.index));
-        }
-    }
-
-    /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
-    fn publish_settled(&self, core: &mut QueueCore) {
-        let (rings, rows, query, epoch_rows) = stage_params(&mut core.stages, &mut core.world);
-        settle::publish_settled(&rings, &rows, &query, &epoch_rows);
-    }
-
-    /// Marks the pending rows parked, counting those not parked before.
-    fn park(&self, core: &mut QueueCore) {
-        let (_, mut rows, mut query, _) = stage_params(&mut core.stages, &mut core.world);
-        let mut newly = 0;
-        // Rows park in order, so the ones not yet parked are at the back: walk back to the first
-        // parked one rather than over the whole list each time another row queues behind.
-        for &row in rows.pending.iter().rev() {
-            let Ok((mut staged, _)) = query.get_mut(row) else { continue };
-            if staged.parked {
-                break;
-            }
-            // Its signals are promises already: a host or queue signal must not go below them
-            // while it waits (admission records them as queued signals only once admitted).
-            for signal in &staged.signals {
-                self.device.semaphores.record_parked_signal(signal.semaphore, signal.value);
-            }
-            staged.parked = true;
-            newly += 1;
-        }
-        rows.parked = true;
-        self.device.deferred_queues.fetch_or(1 << self.index, Ordering::AcqRel);
-        // The completion thread retries parked work when semaphores move; poke it in case the
-        // wait is already resolvable by the time it looks.
-        self.device.poke(self.endpoint.control_signal);
-        self.counters.deferred.fetch_add(newly, Ordering::Relaxed);
-    }
-
-    /// Tries to admit parked rows in order; stops at the first that still cannot go.
-    pub fn readmit(&self, core: &mut QueueCore) {
-        // Failures here already failed the rows' semaphores, which is how their waiters hear.
-        let _ = self.run_pending(core, PassMode::Readmit);
-    }
-
-    /// Drains epochs the device retired; returns whether any were.
-    pub fn drain_retired(&self, core: &mut QueueCore) -> bool {
-        #[cfg(feature = "tracy")]
-        let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
-        let (mut rings, rows, query, mut epoch_rows) = stage_params(&mut core.stages, &mut core.world);
-        let retired = rings.endpoint.device_retired();
-        if retired <= rings.epochs.reclaimed {
-            return false;
-        }
-        let outcome = reclaim::drain(&mut rings, &mut epoch_rows, retired);
-        settle::publish_settled(&rings, &rows, &query, &epoch_rows);
-        if outcome.signals + outcome.failures > 0 && self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
-            self.device.wake_deferred(None);
-        }
-        true
-    }
-
-    /// The queue's sticky error, recorded once.
-    fn queue_failure(&self, core: &mut QueueCore, status: Option<u32>, message: String) -> u32 {
-        if let Some(failure) = core.world.resource::<QueueRings>().failure {
-            return failure;
-        }
-        self.device.semaphores.record_failure(FailureRecord { status, message })
-    }
-
-    /// The provider reported a queue error: drain what retired cleanly, then fail the rest.
-    pub fn fail_queue(&self, core: &mut QueueCore) {
-        if core.world.resource::<QueueRings>().failure.is_some() {
-            return;
-        }
-        self.drain_retired(core);
-        let status = self.error_sink.status.load(Ordering::Acquire);
-        let described = self.error_sink.description.lock().unwrap_or_else(|poison| poison.into_inner()).clone();
-        let detail = if self.device.hsa.kind() == aqueduct_hsa::ProviderKind::Soft {
-            aqueduct_hsa::soft::queue_error_detail(self.hsa_queue).ok().flatten().map(|(_, detail)| detail)
-        } else {
-            None
-        };
-        let detail = match (described, detail) {
-            (Some(described), Some(detail)) => Some(format!("{described}: {detail}")),
-            (described, detail) => described.or(detail),
-        };
-        let message = format!(
-            "queue {} error {status:#x} ({}){}",
-            self.index,
-            self.device.hsa.status_string(status),
-            detail.map(|detail| format!(": {detail}")).unwrap_or_default()
-        );
-        let failure = self.queue_failure(core, Some(status), message);
-        self.fail_everything(core, failure);
-    }
-
-    /// Fails every in-flight and pending submission with `failure` and makes it sticky.
-    pub fn fail_everything(&self, core: &mut QueueCore, failure: u32) {
-        {
-            let (mut rings, _, _, mut epoch_rows) = stage_params(&mut core.stages, &mut core.world);
-            reclaim::fail_in_flight(&mut rings, &mut epoch_rows, failure);
-        }
-        while let Some(&row) = core.world.resource::<SubmissionRows>().pending.front() {
-            if let Some(staged) = core.world.get::<StagedSubmission>(row) {
-                for signal in &staged.signals {
-                    self.device.semaphores.fail(signal.semaphore, failure);
-                }
-            }
-            self.recycle_row(core, row);
-        }
-        self.publish_settled(core);
-        core.world.resource_mut::<SubmissionRows>().parked = false;
-        self.device.deferred_queues.fetch_and(!(1 << self.index), Ordering::AcqRel);
-        self.device.semaphores.notify();
-        self.device.wake_deferred(None);
-    }
-
-    /// Shutdown after the HSA queue is destroyed: drain what retired, fail the rest.
-    pub fn abandon(&self, core: &mut QueueCore) {
-        self.drain_retired(core);
-        let rings = core.world.resource::<QueueRings>();
-        let pending = !core.world.resource::<SubmissionRows>().pending.is_empty();
-        if rings.failure.is_none() && (rings.epochs.submitted > rings.epochs.reclaimed || pending) {
-            let message = format!("queue {} was destroyed with work in flight", self.index);
-            let failure = self.queue_failure(core, None, message);
-            self.fail_everything(core, failure);
-        }
-    }
-
-    /// Epochs submitted and drained.
-    pub fn epochs(&self) -> (u64, u64) {
-        (self.endpoint.submitted.load(Ordering::Acquire), self.endpoint.reclaimed.load(Ordering::Acquire))
-    }
-
-    /// The value the completion thread compares the epoch signal against.
-    pub fn drained_epoch_value(reclaimed: u64) -> i64 {
-        EPOCH_BASE - reclaimed as i64
-    }
-}
-
-fn unknown_failure() -> Arc<FailureRecord> {
-    Arc::new(FailureRecord { status: None, message: "unknown failure".into() })
 }

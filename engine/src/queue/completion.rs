@@ -10,7 +10,9 @@ use aqueduct_components::directory::CrossQueueWait;
 use aqueduct_hsa::sys::{enums, hsa_signal_t};
 use aqueduct_systems::sync::EndpointSignals;
 
-use crate::submit::QueueShared;
+use aqueduct_systems::{reclaim, settle, stage_params};
+
+use super::core::{QueueCore, QueueShared};
 
 /// Longest sleep between checks; wake-ups normally come from the signals, this only bounds the
 /// cost of a missed one.
@@ -95,5 +97,30 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
                 &mut satisfied,
             )
         };
+    }
+}
+
+impl QueueShared {
+    /// Drains epochs the device retired; returns whether any were.
+    pub fn drain_retired(&self, core: &mut QueueCore) -> bool {
+        #[cfg(feature = "tracy")]
+        let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
+        let (mut rings, rows, query, mut epoch_rows) = stage_params(&mut core.stages, &mut core.world);
+        let retired = rings.endpoint.device_retired();
+        if retired <= rings.epochs.reclaimed {
+            return false;
+        }
+        let outcome = reclaim::drain(&mut rings, &mut epoch_rows, retired);
+        settle::publish_settled(&rings, &rows, &query, &epoch_rows);
+        if outcome.signals + outcome.failures > 0 && self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
+            self.device.wake_deferred(None);
+        }
+        true
+    }
+
+    /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
+    pub(super) fn publish_settled(&self, core: &mut QueueCore) {
+        let (rings, rows, query, epoch_rows) = stage_params(&mut core.stages, &mut core.world);
+        settle::publish_settled(&rings, &rows, &query, &epoch_rows);
     }
 }

@@ -1,0 +1,113 @@
+//! A queue's core state: the queue World behind the queue lock, the counters, and what the
+//! completion thread and operations share ([`QueueShared`]).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use aqueduct_components::directory::{EPOCH_BASE, QueueEndpoint};
+use aqueduct_components::queue_state::KernargRing;
+use aqueduct_hsa::ring::AqlRing;
+use aqueduct_hsa::sys::hsa_queue_t;
+use aqueduct_systems::{DeviceLink, StageState, schedule};
+use bevy_ecs::prelude::*;
+
+use super::failure::ErrorSink;
+use crate::device::DeviceShared;
+
+/// The queue World, the cached parameter state the immediate path runs the stages through, and
+/// the schedule a batch's flush runs.
+pub(crate) struct QueueCore {
+    pub world: World,
+    pub stages: StageState,
+    pub schedule: Schedule,
+}
+
+/// Counters for reports, on their own cache line: the submitting thread writes them on every
+/// submission, and nothing else of the queue's shared state should share that line.
+#[derive(Default)]
+#[repr(align(64))]
+pub(crate) struct QueueCounters {
+    pub submissions: AtomicU64,
+    pub packets: AtomicU64,
+    pub deferred: AtomicU64,
+    pub device_waits: AtomicU64,
+}
+
+pub(crate) struct QueueShared {
+    pub index: u16,
+    pub agent: usize,
+    pub device: Arc<DeviceShared>,
+    pub endpoint: Arc<QueueEndpoint>,
+    pub hsa_queue: *mut hsa_queue_t,
+    pub core: Mutex<QueueCore>,
+    pub error_sink: Arc<ErrorSink>,
+    pub shutdown: AtomicBool,
+    /// The thread building a batch on this queue (its [`thread_token`]), or 0: an immediate call
+    /// from that thread would wait for a lock it holds itself.
+    pub batch_owner: AtomicU64,
+    pub counters: QueueCounters,
+}
+
+// SAFETY: `hsa_queue` is only passed to provider calls (thread-safe by the HSA spec) and to
+// AqlRing, whose shared accesses are atomic.
+unsafe impl Send for QueueShared {}
+// SAFETY: as above.
+unsafe impl Sync for QueueShared {}
+
+/// A number unique to the calling thread while it lives (the address of a thread-local).
+pub(crate) fn thread_token() -> u64 {
+    thread_local!(static TOKEN: u8 = const { 0 });
+    TOKEN.with(|token| token as *const u8 as u64)
+}
+
+impl QueueShared {
+    pub fn lock(&self) -> MutexGuard<'_, QueueCore> {
+        self.core.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// The queue World if no one holds it.
+    pub fn try_lock(&self) -> Option<MutexGuard<'_, QueueCore>> {
+        match self.core.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(poison)) => Some(poison.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// Builds the queue World: rings, the epoch rows (spawned once, recycled forever), the first
+    /// submission rows.
+    pub fn build_world(
+        device: &Arc<DeviceShared>,
+        index: u16,
+        ring: AqlRing,
+        kernarg_base: u64,
+        endpoint: Arc<QueueEndpoint>,
+    ) -> QueueCore {
+        let link = DeviceLink {
+            api: device.hsa.api(),
+            semaphores: device.semaphores.clone(),
+            directory: device.directory.clone(),
+        };
+        let kernargs =
+            KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };
+        let (world, stages) = aqueduct_systems::build_queue_world(
+            index,
+            ring,
+            kernargs,
+            endpoint,
+            link,
+            device.config.epochs_in_flight as usize,
+        );
+        QueueCore { world, stages, schedule: schedule::submission_schedule() }
+    }
+
+    /// Epochs submitted and drained.
+    pub fn epochs(&self) -> (u64, u64) {
+        (self.endpoint.submitted.load(Ordering::Acquire), self.endpoint.reclaimed.load(Ordering::Acquire))
+    }
+
+    /// The value the completion thread compares the epoch signal against.
+    pub fn drained_epoch_value(reclaimed: u64) -> i64 {
+        EPOCH_BASE - reclaimed as i64
+    }
+}

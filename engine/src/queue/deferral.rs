@@ -1,0 +1,46 @@
+//! Deferral: rows whose waits cannot be resolved on the device yet (or that wait for room)
+//! park behind the queue lock, in order, and the completion thread readmits them when semaphores
+//! move.
+
+use std::sync::atomic::Ordering;
+
+use aqueduct_systems::stage_params;
+use aqueduct_systems::sync::SemaphoreSync;
+
+use super::core::{QueueCore, QueueShared};
+use super::submission::PassMode;
+
+impl QueueShared {
+    /// Marks the pending rows parked, counting those not parked before.
+    pub(super) fn park(&self, core: &mut QueueCore) {
+        let (_, mut rows, mut query, _) = stage_params(&mut core.stages, &mut core.world);
+        let mut newly = 0;
+        // Rows park in order, so the ones not yet parked are at the back: walk back to the first
+        // parked one rather than over the whole list each time another row queues behind.
+        for &row in rows.pending.iter().rev() {
+            let Ok((mut staged, _)) = query.get_mut(row) else { continue };
+            if staged.parked {
+                break;
+            }
+            // Its signals are promises already: a host or queue signal must not go below them
+            // while it waits (admission records them as queued signals only once admitted).
+            for signal in &staged.signals {
+                self.device.semaphores.record_parked_signal(signal.semaphore, signal.value);
+            }
+            staged.parked = true;
+            newly += 1;
+        }
+        rows.parked = true;
+        self.device.deferred_queues.fetch_or(1 << self.index, Ordering::AcqRel);
+        // The completion thread retries parked work when semaphores move; poke it in case the
+        // wait is already resolvable by the time it looks.
+        self.device.poke(self.endpoint.control_signal);
+        self.counters.deferred.fetch_add(newly, Ordering::Relaxed);
+    }
+
+    /// Tries to admit parked rows in order; stops at the first that still cannot go.
+    pub fn readmit(&self, core: &mut QueueCore) {
+        // Failures here already failed the rows' semaphores, which is how their waiters hear.
+        let _ = self.run_pending(core, PassMode::Readmit);
+    }
+}

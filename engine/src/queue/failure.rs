@@ -1,0 +1,145 @@
+//! Failure: the provider's queue-error callback, a queue's sticky error, and failing rows and
+//! in-flight epochs so every waiter hears of it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use aqueduct_components::semaphore_table::FailureRecord;
+use aqueduct_components::submission::{StagedSubmission, SubmissionRows};
+use aqueduct_hsa::HsaApi;
+use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t, hsa_status_t};
+use aqueduct_systems::sync::{HostParking, SemaphoreSync};
+use aqueduct_systems::{QueueRings, reclaim, stage_params};
+use bevy_ecs::prelude::*;
+
+use super::core::{QueueCore, QueueShared};
+use crate::error::EngineError;
+
+/// Where the provider's queue-error callback and the memory-fault handler report. Kept alive
+/// until the HSA queue is destroyed, because the callback holds a raw pointer to it.
+pub(crate) struct ErrorSink {
+    pub status: AtomicU32,
+    pub control: u64,
+    pub api: &'static HsaApi,
+    /// What the provider said beyond the status (a memory fault's address), if anything.
+    pub description: std::sync::Mutex<Option<String>>,
+}
+
+/// The provider's asynchronous queue-error callback.
+pub(crate) unsafe extern "C" fn queue_error_callback(
+    status: hsa_status_t,
+    _queue: *mut hsa_queue_t,
+    data: *mut core::ffi::c_void,
+) {
+    // SAFETY: `data` is the ErrorSink registered with this queue, alive until hsa_queue_destroy
+    // returns, and the provider calls back only before that.
+    let sink = unsafe { &*data.cast::<ErrorSink>() };
+    sink.fail(status, None);
+}
+
+impl ErrorSink {
+    /// Records the queue's first error and wakes its completion thread.
+    pub(crate) fn fail(&self, code: hsa_status_t, description: Option<String>) {
+        if self.status.compare_exchange(0, code.max(1), Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            *self.description.lock().unwrap_or_else(|poison| poison.into_inner()) = description;
+            // SAFETY: the control signal lives as long as the device.
+            unsafe { (self.api.hsa_signal_add_scacq_screl)(hsa_signal_t { handle: self.control }, 1) };
+        }
+    }
+}
+
+impl QueueShared {
+    pub(super) fn record_failure(&self, error: &EngineError) -> u32 {
+        self.device.semaphores.record_failure(FailureRecord { status: None, message: error.to_string() })
+    }
+
+    /// A pending row that will never run: its signal semaphores fail with `failure`, and the row
+    /// is released. Parked work on other queues may wait on those semaphores, so it is woken now
+    /// (otherwise each hop of a chain of parked queues waits out a completion thread's 100 ms
+    /// sleep).
+    pub(super) fn fail_row(&self, core: &mut QueueCore, row: Entity, failure: u32) {
+        let table = &self.device.semaphores;
+        if let Some(staged) = core.world.get::<StagedSubmission>(row) {
+            for signal in &staged.signals {
+                table.fail(signal.semaphore, failure);
+            }
+        }
+        self.release_row(core, row);
+        table.notify();
+        if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
+            self.device.wake_deferred(Some(self.index));
+        }
+    }
+
+    /// The queue's sticky error, recorded once.
+    fn queue_failure(&self, core: &mut QueueCore, status: Option<u32>, message: String) -> u32 {
+        if let Some(failure) = core.world.resource::<QueueRings>().failure {
+            return failure;
+        }
+        self.device.semaphores.record_failure(FailureRecord { status, message })
+    }
+
+    /// The provider reported a queue error: drain what retired cleanly, then fail the rest.
+    pub fn fail_queue(&self, core: &mut QueueCore) {
+        if core.world.resource::<QueueRings>().failure.is_some() {
+            return;
+        }
+        self.drain_retired(core);
+        let status = self.error_sink.status.load(Ordering::Acquire);
+        let described = self.error_sink.description.lock().unwrap_or_else(|poison| poison.into_inner()).clone();
+        let detail = if self.device.hsa.kind() == aqueduct_hsa::ProviderKind::Soft {
+            aqueduct_hsa::soft::queue_error_detail(self.hsa_queue).ok().flatten().map(|(_, detail)| detail)
+        } else {
+            None
+        };
+        let detail = match (described, detail) {
+            (Some(described), Some(detail)) => Some(format!("{described}: {detail}")),
+            (described, detail) => described.or(detail),
+        };
+        let message = format!(
+            "queue {} error {status:#x} ({}){}",
+            self.index,
+            self.device.hsa.status_string(status),
+            detail.map(|detail| format!(": {detail}")).unwrap_or_default()
+        );
+        let failure = self.queue_failure(core, Some(status), message);
+        self.fail_everything(core, failure);
+    }
+
+    /// Fails every in-flight and pending submission with `failure` and makes it sticky.
+    pub fn fail_everything(&self, core: &mut QueueCore, failure: u32) {
+        {
+            let (mut rings, _, _, mut epoch_rows) = stage_params(&mut core.stages, &mut core.world);
+            reclaim::fail_in_flight(&mut rings, &mut epoch_rows, failure);
+        }
+        while let Some(&row) = core.world.resource::<SubmissionRows>().pending.front() {
+            if let Some(staged) = core.world.get::<StagedSubmission>(row) {
+                for signal in &staged.signals {
+                    self.device.semaphores.fail(signal.semaphore, failure);
+                }
+            }
+            self.recycle_row(core, row);
+        }
+        self.publish_settled(core);
+        core.world.resource_mut::<SubmissionRows>().parked = false;
+        self.device.deferred_queues.fetch_and(!(1 << self.index), Ordering::AcqRel);
+        self.device.semaphores.notify();
+        self.device.wake_deferred(None);
+    }
+
+    /// Shutdown after the HSA queue is destroyed: drain what retired, fail the rest.
+    pub fn abandon(&self, core: &mut QueueCore) {
+        self.drain_retired(core);
+        let rings = core.world.resource::<QueueRings>();
+        let pending = !core.world.resource::<SubmissionRows>().pending.is_empty();
+        if rings.failure.is_none() && (rings.epochs.submitted > rings.epochs.reclaimed || pending) {
+            let message = format!("queue {} was destroyed with work in flight", self.index);
+            let failure = self.queue_failure(core, None, message);
+            self.fail_everything(core, failure);
+        }
+    }
+}
+
+pub(super) fn unknown_failure() -> Arc<FailureRecord> {
+    Arc::new(FailureRecord { status: None, message: "unknown failure".into() })
+}

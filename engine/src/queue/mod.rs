@@ -1,0 +1,170 @@
+//! Queues: the public API, and the queue's own files, one per concern (the stages themselves
+//! are systems in `aqueduct-systems`):
+//!
+//! - `mod.rs` (here): [`Queue`] and its operations' entry points;
+//! - `lifecycle.rs`: creation and destruction;
+//! - `core.rs`: the state behind the queue lock, and what other threads share;
+//! - `operations.rs`: each operation's validation and the payload it stages, for both ways in;
+//! - `batch.rs`: staging many operations and flushing them with one doorbell;
+//! - `submission.rs`: the driver that runs the stages over staged rows;
+//! - `deferral.rs`: parking rows that cannot go yet, and readmitting them;
+//! - `failure.rs`: the queue-error callback, sticky failure, failing rows and epochs;
+//! - `memory_faults.rs`: GPU memory faults, routed to the faulting agent's queues;
+//! - `completion.rs`: the completion thread and draining retired epochs.
+//!
+//! Each operation validates its input completely before anything is staged, then hands the
+//! submission driver a closure that fills in the payload.
+
+mod batch;
+mod completion;
+mod core;
+mod deferral;
+mod failure;
+mod lifecycle;
+mod memory_faults;
+mod operations;
+mod submission;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+pub use batch::Batch;
+pub(crate) use core::QueueShared;
+pub(crate) use lifecycle::QueueHandle;
+pub(crate) use memory_faults::system_event_handler;
+pub(crate) use operations::{Immediate, Submitter};
+
+use crate::dispatch::Dispatch;
+use crate::error::EngineResult;
+use crate::executable::Kernel;
+use crate::memory::{Binding, Buffer};
+use crate::semaphore::SemaphorePoint;
+
+/// Largest `update`: bigger writes belong in a staging buffer and a copy.
+pub const MAX_UPDATE_BYTES: usize = 64 * 1024;
+
+/// A queue on one agent of the device. Operations run in submission order; each waits for its
+/// wait semaphores and, when done, raises its signal semaphores. Cloning shares the queue.
+#[derive(Clone)]
+pub struct Queue(pub(crate) Arc<QueueHandle>);
+
+/// A dispatch whose kernarg bytes the caller builds (kernels outside the HAL layout). A buffer
+/// the kernargs point into may be dropped once the dispatch is submitted: it is freed only after
+/// every submission staged before its last handle dropped has settled.
+#[derive(Clone, Copy, Debug)]
+pub struct RawDispatch<'a> {
+    pub grid: [u32; 3],
+    pub workgroup: Option<[u16; 3]>,
+    pub kernargs: &'a [u8],
+}
+
+impl Queue {
+    fn shared(&self) -> &QueueShared {
+        &self.0.shared
+    }
+
+    /// The queue's index on its device.
+    pub fn index(&self) -> u16 {
+        self.shared().index
+    }
+
+    /// The agent (within the device) the queue runs on.
+    pub fn agent(&self) -> usize {
+        self.shared().agent
+    }
+
+    /// Submissions, AQL packets, parked submissions and device-side wait barriers so far.
+    pub fn stats(&self) -> QueueStats {
+        let counters = &self.shared().counters;
+        let (submitted, reclaimed) = self.shared().epochs();
+        QueueStats {
+            submissions: counters.submissions.load(Ordering::Relaxed),
+            packets: counters.packets.load(Ordering::Relaxed),
+            deferred: counters.deferred.load(Ordering::Relaxed),
+            device_waits: counters.device_waits.load(Ordering::Relaxed),
+            epochs_submitted: submitted,
+            epochs_retired: reclaimed,
+        }
+    }
+
+    /// The raw HSA queue, for provider-specific control (fault injection on the soft runtime).
+    pub fn hsa_queue(&self) -> *mut aqueduct_hsa::sys::hsa_queue_t {
+        self.shared().hsa_queue
+    }
+
+    /// Orders nothing but the queue: signals once the waits are met and earlier work is done.
+    pub fn barrier(&self, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
+        operations::barrier(&mut Immediate(self.shared()), waits, signals)
+    }
+
+    /// Fills `target` with a repeated `pattern` of 1, 2, 4 or 8 bytes.
+    pub fn fill(
+        &self,
+        target: Binding,
+        pattern: &[u8],
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        operations::fill(&mut Immediate(self.shared()), target, pattern, waits, signals)
+    }
+
+    /// Copies `source` to `target`; the ranges must have equal lengths and must not overlap.
+    pub fn copy(
+        &self,
+        source: Binding,
+        target: Binding,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        operations::copy(&mut Immediate(self.shared()), source, target, waits, signals)
+    }
+
+    /// Writes `data` into `target` at `offset` when the queue reaches it. Up to
+    /// [`UPDATE_INLINE_MAX_BYTES`](aqueduct_builtins::UPDATE_INLINE_MAX_BYTES) travel inside the
+    /// kernargs; larger updates (up to [`MAX_UPDATE_BYTES`]) are staged in the kernarg ring and
+    /// copied.
+    pub fn update(
+        &self,
+        target: &Buffer,
+        offset: u64,
+        data: &[u8],
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        operations::update(&mut Immediate(self.shared()), target, offset, data, waits, signals)
+    }
+
+    /// Dispatches `kernel` with HAL-layout kernargs.
+    pub fn dispatch(
+        &self,
+        kernel: &Kernel,
+        dispatch: &Dispatch,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        operations::dispatch(&mut Immediate(self.shared()), kernel, dispatch, waits, signals)
+    }
+
+    /// Dispatches `kernel` with caller-built kernarg bytes, at least the explicit arguments and
+    /// at most the kernel's kernarg segment (the rest is zeroed).
+    pub fn dispatch_raw(
+        &self,
+        kernel: &Kernel,
+        dispatch: &RawDispatch,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        operations::dispatch_raw(&mut Immediate(self.shared()), kernel, dispatch, waits, signals)
+    }
+}
+
+/// What a queue has done so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    pub submissions: u64,
+    pub packets: u64,
+    pub deferred: u64,
+    pub device_waits: u64,
+    pub epochs_submitted: u64,
+    pub epochs_retired: u64,
+}
