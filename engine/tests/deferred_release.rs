@@ -35,7 +35,11 @@ fn a_dropped_signal_semaphore_is_not_reused_until_its_signal_settles() {
         gate.signal(1).unwrap();
         done.wait(1, TIMEOUT).unwrap();
         for newcomer in &newcomers {
-            assert_eq!(newcomer.query().unwrap(), 0, "{strategy:?}: a newcomer took the signal of the dropped semaphore");
+            assert_eq!(
+                newcomer.query().unwrap(),
+                0,
+                "{strategy:?}: a newcomer took the signal of the dropped semaphore"
+            );
         }
         assert!(
             eventually(SETTLE, || device.live_objects().1 == before + newcomers.len()),
@@ -129,8 +133,7 @@ fn dropping_everything_frees_everything() {
         let slot = device.allocate(MemoryKind::HostVisible, 256).unwrap();
         let mut cb = device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
         let bindings = [BufferRef::from(&out)];
-        cb.dispatch(&kernels.store_value, &Dispatch::grid([16, 1, 1]).bindings(&bindings).constants(&[1, 16]))
-            .unwrap();
+        cb.dispatch(&kernels.store_value, &Dispatch::grid([16, 1, 1]).bindings(&bindings).constants(&[1, 16])).unwrap();
         cb.finish().unwrap();
         assert!(cb.facts().unwrap().prepublished > 0, "the program has a published image to give back");
         assert_eq!(device.live_objects(), (1, 2, 2));

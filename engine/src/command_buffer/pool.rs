@@ -26,7 +26,6 @@ const KEPT_IMAGE_BYTES: usize = 64 << 20;
 /// The smallest published-image size class (one page: what the providers hand out anyway).
 const MIN_IMAGE_CLASS: usize = 4096;
 
-
 /// The size class an image of `bytes` bytes is allocated in: a power of two, at least
 /// [`MIN_IMAGE_CLASS`].
 pub(crate) fn image_class(bytes: usize) -> Option<usize> {

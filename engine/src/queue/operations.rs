@@ -178,7 +178,9 @@ pub(crate) fn dispatch(
     to.submit(waits, signals, |staged| {
         staged.payload = Payload::Dispatch(template);
         staged.layout = KernargLayout::Hal { implicit_offset, implicit };
-        staged.bindings.extend(dispatch.bindings.iter().map(|binding| binding.buffer.device_address() + binding.offset));
+        staged
+            .bindings
+            .extend(dispatch.bindings.iter().map(|binding| binding.buffer.device_address() + binding.offset));
         staged.constants.extend_from_slice(dispatch.constants);
         staged.kernarg_size = info.kernarg_size;
         staged.kernarg_alignment = info.kernarg_alignment;
