@@ -8,9 +8,11 @@
 //! (`aqueduct_systems::settle`) has passed its snapshot: the semaphore slot goes back to the
 //! table, memory to its provider or pool, and the entity is despawned.
 //!
-//! It runs outside every queue lock: when objects are created and dropped, from a completion
-//! thread after it lets go of its queue, from `Device::live_objects`, and when the device drops
-//! (every queue is gone then, so everything is freed).
+//! It runs when objects are created and dropped, from a completion thread after it lets go of its
+//! queue, from `Device::live_objects`, after a queue is destroyed, and when the device drops
+//! (every queue is gone then, so everything is freed). Reclaim never runs it under a queue lock;
+//! only a handle dropped inside a batch's closure takes the device World's lock while that
+//! queue's is held, and nothing takes the two in the other order.
 
 use std::sync::atomic::Ordering;
 

@@ -127,7 +127,7 @@ fn evaluate_branch(image: &ProgramImage, ordinal: u32, bindings: &[u64]) -> Opti
     let address = view.block(ordinal)?.source(u32::from(branch.source))?.resolve(bindings)?;
     // SAFETY: the engine checked when recording (static sources) and when executing (dynamic
     // ones) that the source is a host-visible range of at least `width` bytes, aligned to
-    // `width`, in a buffer this execution retains; the queue has drained, so no packet of this
+    // `width`, in a buffer not freed before this execution settles; the queue has drained, so no packet of this
     // queue writes it concurrently.
     let value = unsafe {
         if branch.width == 8 {
@@ -161,7 +161,7 @@ pub fn advance(run: &mut ProgramRun, segment: &SegmentPlan) {
 /// Admission reserved `segment_packets(segment)` packets from `first_id` and
 /// `segment.kernarg_bytes` kernarg bytes (64-byte aligned) at `kernarg_address` for this
 /// submission, and `run.bindings` holds base pointers the engine checked against the program's
-/// needs, in buffers the execution retains.
+/// needs, in buffers not freed before the execution settles.
 pub unsafe fn write_segment(
     ring: &AqlRing,
     first_id: u64,
