@@ -127,8 +127,8 @@ fn evaluate_branch(image: &ProgramImage, ordinal: u32, bindings: &[u64]) -> Opti
     let address = view.block(ordinal)?.source(u32::from(branch.source))?.resolve(bindings)?;
     // SAFETY: the engine checked when recording (static sources) and when executing (dynamic
     // ones) that the source is a host-visible range of at least `width` bytes, aligned to
-    // `width`, in a buffer not freed before this execution settles; the queue has drained, so no packet of this
-    // queue writes it concurrently.
+    // `width`, in a buffer not freed before this execution settles; the queue has drained, so no
+    // packet of this queue writes it concurrently.
     let value = unsafe {
         if branch.width == 8 {
             core::ptr::read_volatile(address as *const u64)
