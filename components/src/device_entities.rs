@@ -9,7 +9,11 @@
 //! despawned) once every queue has settled those rows, so no parked, pending or in-flight row can
 //! still read it.
 
+use std::sync::Arc;
+
 use bevy_ecs::prelude::*;
+
+use crate::program::ProgramImage;
 
 /// A queue of the device.
 #[derive(Component, Clone, Debug, PartialEq, Eq)]
@@ -64,9 +68,12 @@ pub struct ProgramMemory {
 }
 
 /// A finished command buffer.
-#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Component)]
 pub struct CommandBufferEntity {
     pub agent: usize,
+    /// Its program: executions name it by address ([`crate::program::ProgramImageRef`]), so it
+    /// lives here until the command buffer is released and its executions have settled.
+    pub program: Arc<ProgramImage>,
     /// The device copy of its image, when something reads the image from device memory.
     pub image: Option<ProgramMemory>,
 }

@@ -14,6 +14,7 @@
 //! only a handle dropped inside a batch's closure takes the device World's lock while that
 //! queue's is held, and nothing takes the two in the other order.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use aqueduct_components::MAX_QUEUES;
@@ -72,8 +73,8 @@ impl DeviceShared {
         let freed: Vec<Entity> =
             query.iter(&world).filter(|(_, after)| ready(after)).map(|(entity, _)| entity).collect();
         for entity in freed {
-            if let Ok(object) = world.get_entity(entity) {
-                self.free(object);
+            if let Ok(mut object) = world.get_entity_mut(entity) {
+                self.free(&mut object);
             }
             world.despawn(entity);
             self.pending_releases.fetch_sub(1, Ordering::Release);
@@ -81,7 +82,7 @@ impl DeviceShared {
     }
 
     /// Gives back what the entity's components say the object holds.
-    fn free(&self, object: EntityRef) {
+    fn free(&self, object: &mut EntityWorldMut) {
         if let Some(semaphore) = object.get::<SemaphoreEntity>() {
             self.semaphores.release(semaphore.slot);
         }
@@ -99,8 +100,14 @@ impl DeviceShared {
                 unsafe { (self.hsa.api().hsa_executable_destroy)(hsa_executable_t { handle }) };
             }
         }
-        if let Some(image) = object.get::<CommandBufferEntity>().and_then(|command_buffer| command_buffer.image) {
-            self.command_buffers.give_image(&self.hsa, image);
+        if let Some(command_buffer) = object.take::<CommandBufferEntity>() {
+            if let Some(image) = command_buffer.image {
+                self.command_buffers.give_image(&self.hsa, image);
+            }
+            // The last reference: the program dropped its own before it was released.
+            if let Some(program) = Arc::into_inner(command_buffer.program) {
+                self.command_buffers.give_blocks(program.blocks);
+            }
         }
     }
 }

@@ -8,7 +8,8 @@ mod common;
 use std::time::Duration;
 
 use aqueduct_engine::{
-    BindingTable, BufferRef, CommandBufferUsage, Dispatch, EngineConfig, EngineError, MemoryKind, WaitStrategy,
+    BindingTable, BlockLimits, BufferRef, CommandBufferUsage, Dispatch, EngineConfig, EngineError, MemoryKind,
+    WaitStrategy,
 };
 use common::*;
 
@@ -118,6 +119,39 @@ fn a_buffer_dropped_under_a_parked_fill_keeps_its_memory_until_it_settles() {
     done.wait(1, TIMEOUT).unwrap();
     assert!(eventually(SETTLE, || device.live_objects().2 == before + 1), "freed once the fill settled");
     assert_eq!(fresh.to_vec().unwrap(), vec![0xC3; 4096], "the fill landed in the new buffer");
+}
+
+#[test]
+fn a_command_buffer_dropped_under_its_parked_execution_replays_whole_then_is_freed() {
+    // Executions name the program's image by address; the image must outlive every segment,
+    // and a ring of 8 packets makes this one run as several segments, resumed after reclaim.
+    let engine = engine_with(EngineConfig { queue_packets: 8, ..EngineConfig::default() });
+    let device = engine.device();
+    let queue = queue(device);
+    let kernels = test_kernels(&engine);
+    let gate = device.create_semaphore(0).unwrap();
+    let done = device.create_semaphore(0).unwrap();
+    const COUNT: u32 = 16;
+    let out = host_buffer(device, &[0; 4 * COUNT as usize]);
+    let limits = BlockLimits { packets: 4, ..BlockLimits::default() };
+    let mut cb = device.create_command_buffer_on(0, CommandBufferUsage::Reusable, limits).unwrap();
+    for step in 0..24 {
+        let bindings = [BufferRef::from(&out), BufferRef::from(&out)];
+        let constants = [step, COUNT];
+        let dispatch = Dispatch::grid([COUNT, 1, 1]).workgroup([16, 1, 1]).bindings(&bindings).constants(&constants);
+        cb.dispatch(&kernels.add_from, &dispatch).unwrap();
+        cb.barrier().unwrap();
+    }
+    cb.finish().unwrap();
+    let before = queue.stats();
+    queue.execute(&cb, &BindingTable::default(), &[gate.at(1)], &[done.at(1)]).unwrap();
+    drop(cb);
+    assert_eq!(device.live_programs().1, 1, "the parked execution still names the program");
+    gate.signal(1).unwrap();
+    done.wait(1, TIMEOUT).unwrap();
+    assert!(queue.stats().epochs_submitted - before.epochs_submitted > 1, "the program ran in several segments");
+    assert_eq!(words(&out.to_vec().unwrap()), vec![(0..24).sum::<u32>(); COUNT as usize]);
+    assert!(eventually(SETTLE, || device.live_programs().1 == 0), "freed once the execution settled");
 }
 
 #[test]

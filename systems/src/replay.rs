@@ -14,7 +14,7 @@ use aqueduct_abi::block_program::{
 use aqueduct_abi::{BarrierAndPacket, FenceScope, ImplicitKernargs, KernelDispatchPacket, PacketType};
 use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
 use aqueduct_components::program::{
-    Cursor, ProgramImage, ProgramRun, ReplayStep, SegmentEnd, SegmentPlan, SlotPatch, StepKind,
+    Cursor, ProgramImage, ProgramImageRef, ProgramRun, ReplayStep, SegmentEnd, SegmentPlan, SlotPatch, StepKind,
 };
 use aqueduct_components::submission::{SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
@@ -38,7 +38,9 @@ pub fn plan_segment(
     segment: &mut SegmentPlan,
 ) -> Verdict {
     segment.clear();
-    let Some(image) = run.image.as_deref() else { return Verdict::Fault(SubmissionFault::NoProgramImage) };
+    let Some(image) = run.image.as_ref().map(ProgramImageRef::get) else {
+        return Verdict::Fault(SubmissionFault::NoProgramImage);
+    };
     let mut cursor = match run.cursor {
         Cursor::Block(ordinal) => ordinal,
         Cursor::PendingBranch(ordinal) => {
@@ -172,7 +174,7 @@ pub unsafe fn write_segment(
 ) -> Result<(), SubmissionFault> {
     crate::stage_span!("block_processor");
     run.headers.clear();
-    let image = run.image.as_deref().ok_or(SubmissionFault::NoProgramImage)?;
+    let image = run.image.as_ref().map(ProgramImageRef::get).ok_or(SubmissionFault::NoProgramImage)?;
     let view = image.view().ok_or(SubmissionFault::NoProgramImage)?;
     let mut writer = PacketWriter {
         ring,

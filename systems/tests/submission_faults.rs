@@ -12,7 +12,7 @@ use aqueduct_abi::block_program::{
 };
 use aqueduct_abi::{BarrierAndPacket, BarrierValuePacket, PacketType};
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
-use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, SegmentPlan};
+use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, ProgramImageRef, SegmentPlan};
 use aqueduct_components::queue_state::KernargRing;
 use aqueduct_components::semaphore_table::{Producer, SemaphoreTable};
 use aqueduct_components::submission::{
@@ -107,7 +107,9 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
         let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
         staged.clear();
         staged.payload = Payload::Program;
-        staged.program.image = Some(fill_program(Box::new([])));
+        let image = fill_program(Box::new([]));
+        // SAFETY: `image` outlives the row, which is used only inside this block.
+        staged.program.image = Some(unsafe { ProgramImageRef::new(&image) });
         staged.program.block_limit = 16;
         // Slot 2 is past this table, so the payload faults when it is written.
         staged.program.bindings.push(rig.kernarg_base);
@@ -156,7 +158,9 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
         let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
         staged.clear();
         staged.payload = Payload::Program;
-        staged.program.image = Some(fill_program(Box::new([])));
+        let image = fill_program(Box::new([]));
+        // SAFETY: `image` outlives the row, which is used only inside this block.
+        staged.program.image = Some(unsafe { ProgramImageRef::new(&image) });
         staged.program.block_limit = 16;
         // Slot 2 is past this table: the engine's binding-table check would refuse it.
         staged.program.bindings.push(rig.kernarg_base);
@@ -190,10 +194,14 @@ fn the_block_processor_names_each_fault() {
         // A range that wraps the address space cannot be planned: never a barrier in its place.
         (Box::new(library), u64::MAX - 31, SubmissionFault::TransferNotPlanned { block: 0, command: 0 }),
     ];
+    // Kept until the end: the row names the last one after the loop.
+    let mut images = Vec::new();
     for (builtins, base, expected) in cases {
         staged.clear();
         staged.payload = Payload::Program;
-        staged.program.image = Some(fill_program(builtins));
+        images.push(fill_program(builtins));
+        // SAFETY: `images` holds every image until the test ends; an `Arc`'s target never moves.
+        staged.program.image = images.last().map(|image| unsafe { ProgramImageRef::new(image) });
         staged.program.block_limit = 16;
         staged.program.bindings.extend([0, 0, base]);
         let mut segment = SegmentPlan::default();

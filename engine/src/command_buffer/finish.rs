@@ -125,16 +125,17 @@ impl CommandBuffer {
                 private_segment_size: kernel.private_segment_size,
             })
             .collect();
-        let image = ProgramImage { bytes: bytes.into_boxed_slice(), blocks, builtins };
+        let image = Arc::new(ProgramImage { bytes: bytes.into_boxed_slice(), blocks, builtins });
+        let record = CommandBufferEntity { agent: self.agent, program: image.clone(), image: published };
         let program = FinishedProgram {
             device: self.device.clone(),
             agent: self.agent,
-            image: ManuallyDrop::new(Arc::new(image)),
+            image: ManuallyDrop::new(image),
             facts,
             slot_needs: std::mem::take(&mut recorder.slot_needs),
             copy_checks: std::mem::take(&mut recorder.copy_checks),
             retained: std::mem::take(&mut recorder.retained),
-            entity: self.device.world().spawn(CommandBufferEntity { agent: self.agent, image: published }).id(),
+            entity: self.device.world().spawn(record).id(),
             one_shot: self.usage == CommandBufferUsage::OneShot,
             executed: AtomicBool::new(false),
         };

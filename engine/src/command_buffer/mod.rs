@@ -84,7 +84,8 @@ pub(crate) type Retained = Arc<dyn core::any::Any + Send + Sync>;
 pub(crate) struct FinishedProgram {
     pub device: Arc<DeviceShared>,
     pub agent: usize,
-    /// Taken only in `drop`, to give the block World back.
+    /// Shared with the program's entity, which keeps it for executions until released; taken
+    /// first in `drop`, so the entity's is the last reference and gives the block World back.
     pub image: ManuallyDrop<Arc<ProgramImage>>,
     pub facts: ProgramFacts,
     /// What each binding-table slot must provide, by slot.
@@ -105,12 +106,10 @@ pub(crate) struct FinishedProgram {
 
 impl Drop for FinishedProgram {
     fn drop(&mut self) {
+        // SAFETY: `image` is not used again: this is the program's drop. Dropped first, so that
+        // the entity's reference is the last one when it is released (perhaps right away).
+        drop(unsafe { ManuallyDrop::take(&mut self.image) });
         self.device.defer_release(self.entity);
-        // SAFETY: `image` is not used again: this is the program's drop.
-        let image = unsafe { ManuallyDrop::take(&mut self.image) };
-        if let Some(image) = Arc::into_inner(image) {
-            self.device.command_buffers.give_blocks(image.blocks);
-        }
     }
 }
 
