@@ -22,7 +22,9 @@ use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::SoftConfig;
 use aqueduct_hsa::{Hsa, PoolKindInfo};
 use aqueduct_systems::sync::{EndpointSignals, SemaphoreSync};
-use aqueduct_systems::{DeviceLink, admission, build_queue_world, publication, reclaim, replay, stage_params};
+use aqueduct_systems::{
+    DeviceLink, QueueRings, admission, build_queue_world, publication, reclaim, replay, stage_params,
+};
 use bevy_ecs::world::World;
 
 struct Rig {
@@ -97,6 +99,26 @@ fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
     Arc::new(ProgramImage::interpreted(bytes.into_boxed_slice(), &blocks, builtins))
 }
 
+/// Stages and admits the fill program with a binding table too short for its slot 2 (the
+/// engine's table check would refuse it), so its payload faults when it is written.
+fn admit_unresolvable_program(
+    rings: &mut QueueRings,
+    image: &ProgramImage,
+    signalled: u32,
+    slot_0: u64,
+) -> (StagedSubmission, AdmissionPlan) {
+    let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
+    staged.payload = Payload::Program;
+    // SAFETY: each caller keeps `image` alive for as long as it uses the row.
+    staged.program.image = Some(unsafe { ProgramImageRef::new(image) });
+    staged.program.block_limit = 16;
+    staged.program.bindings.push(slot_0);
+    staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
+    admission::admit(rings, &staged, &mut plan);
+    assert_eq!(plan.verdict, Verdict::Admitted);
+    (staged, plan)
+}
+
 #[test]
 fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
     let mut rig = rig();
@@ -104,18 +126,8 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
     let producer_signal = rig._hsa.signal_create(0).expect("signal").handle;
     {
         let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
-        let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
-        staged.clear();
-        staged.payload = Payload::Program;
         let image = fill_program(Box::new([]));
-        // SAFETY: `image` outlives the row, which is used only inside this block.
-        staged.program.image = Some(unsafe { ProgramImageRef::new(&image) });
-        staged.program.block_limit = 16;
-        // Slot 2 is past this table, so the payload faults when it is written.
-        staged.program.bindings.push(rig.kernarg_base);
-        staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
-        admission::admit(&mut rings, &staged, &mut plan);
-        assert_eq!(plan.verdict, Verdict::Admitted);
+        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, &image, signalled, rig.kernarg_base);
         // A barrier as admission names one (its producer queue's epoch signal), with its packet
         // reserved: admission has already advanced the frontier on the promise that it runs.
         let extra = rings.ring.try_reserve(1).expect("a free slot");
@@ -155,18 +167,8 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
         let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
-        let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
-        staged.clear();
-        staged.payload = Payload::Program;
         let image = fill_program(Box::new([]));
-        // SAFETY: `image` outlives the row, which is used only inside this block.
-        staged.program.image = Some(unsafe { ProgramImageRef::new(&image) });
-        staged.program.block_limit = 16;
-        // Slot 2 is past this table: the engine's binding-table check would refuse it.
-        staged.program.bindings.push(rig.kernarg_base);
-        staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
-        admission::admit(&mut rings, &staged, &mut plan);
-        assert_eq!(plan.verdict, Verdict::Admitted);
+        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, &image, signalled, rig.kernarg_base);
         let fault = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
         rings.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
