@@ -80,8 +80,10 @@ pub struct CommandBufferEntity {
 
 /// The object's last handle is gone: free it once every queue has settled the rows it had staged
 /// then. `rows[q]` is queue `q`'s staged-row count at that moment (queues created later cannot
-/// reference the object: no handle is left to stage it with).
+/// reference the object: no handle is left to stage it with). Sparse-set storage: adding it moves
+/// no entity between tables.
 #[derive(Component, Clone, Debug, PartialEq, Eq)]
+#[component(storage = "SparseSet")]
 pub struct ReleaseAfter {
     pub rows: Box<[u64]>,
 }

@@ -5,12 +5,12 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use aqueduct_builtins::{Builtin, DeviceLibrary};
-use aqueduct_components::device_entities::MemoryKind;
+use aqueduct_components::device_entities::{MemoryKind, ReleaseAfter};
 use aqueduct_components::directory::{CrossQueueWait, QueueDirectory};
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_hsa::sys::{hsa_amd_memory_pool_t, hsa_signal_t};
 use aqueduct_hsa::{AgentInfo, Executable as HsaExecutable, Hsa, PoolKindInfo, ProviderKind};
-use bevy_ecs::world::World;
+use bevy_ecs::prelude::{Entity, QueryState, World};
 
 use crate::config::{DeviceSpec, EngineConfig, WaitStrategy};
 use crate::error::{EngineError, EngineResult};
@@ -74,6 +74,9 @@ pub(crate) struct DeviceShared {
     pub world: Mutex<World>,
     /// Entities released by their handles and not yet freed (`crate::release`).
     pub pending_releases: AtomicUsize,
+    /// The query over them, built once: building one walks every archetype and allocates,
+    /// which cost a dropped handle more than the rest of its release. Locked inside `world`.
+    pub released: Mutex<QueryState<(Entity, &'static ReleaseAfter)>>,
     /// Bit `i` set: queue `i` has parked submissions to admit when a semaphore advances.
     pub deferred_queues: AtomicU64,
     pub config: EngineConfig,
@@ -101,14 +104,17 @@ impl DeviceShared {
         unsafe { hsa.register_system_event_handler(Some(crate::queue::system_event_handler), core::ptr::null_mut())? };
         let strategy = choose_strategy(config.wait_strategy, hsa.kind(), &agents);
         tracing::info!(provider = hsa.kind().name(), agents = agents.len(), ?strategy, reason = %reason, "aqueduct device opened");
+        let mut world = World::new();
+        let released = Mutex::new(world.query::<(Entity, &ReleaseAfter)>());
         Ok(Arc::new(Self {
             id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
             agents,
             strategy,
             semaphores: Arc::new(SemaphoreTable::new(config.semaphore_capacity)),
             directory: Arc::new(QueueDirectory::default()),
-            world: Mutex::new(World::new()),
+            world: Mutex::new(world),
             pending_releases: AtomicUsize::new(0),
+            released,
             deferred_queues: AtomicU64::new(0),
             config,
             provider_reason: reason,

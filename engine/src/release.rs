@@ -69,9 +69,10 @@ impl DeviceShared {
 
     fn release_where(&self, ready: impl Fn(&ReleaseAfter) -> bool) {
         let mut world = self.world();
-        let mut query = world.query::<(Entity, &ReleaseAfter)>();
-        let freed: Vec<Entity> =
-            query.iter(&world).filter(|(_, after)| ready(after)).map(|(entity, _)| entity).collect();
+        let freed: Vec<Entity> = {
+            let mut released = self.released.lock().unwrap_or_else(|poison| poison.into_inner());
+            released.iter(&world).filter(|(_, after)| ready(after)).map(|(entity, _)| entity).collect()
+        };
         for entity in freed {
             if let Ok(mut object) = world.get_entity_mut(entity) {
                 self.free(&mut object);
