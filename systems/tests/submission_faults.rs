@@ -21,7 +21,8 @@ use aqueduct_components::submission::{
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::SoftConfig;
 use aqueduct_hsa::{Hsa, PoolKindInfo};
-use aqueduct_systems::sync::{EndpointSignals, SemaphoreSync};
+use aqueduct_systems::strategy::{BarrierValue, CrossQueueStrategy};
+use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{DeviceLink, admission, build_queue_world, publication, reclaim, replay, stage_params};
 use bevy_ecs::world::World;
 
@@ -41,7 +42,6 @@ fn rig() -> Rig {
     let queue = unsafe { hsa.queue_create(agent, 64, None, core::ptr::null_mut()) }.expect("queue");
     let endpoint = Arc::new(QueueEndpoint::new(
         0,
-        CrossQueueWait::BarrierValue,
         hsa.signal_create(EPOCH_BASE).expect("signal").handle,
         hsa.signal_create(0).expect("signal").handle,
         Box::new([]),
@@ -56,7 +56,7 @@ fn rig() -> Rig {
     let kernargs = KernargRing { base: kernarg_base, capacity: 1 << 16, head: 0, reclaimed: 0 };
     // SAFETY: the queue is never destroyed while the ring is used.
     let ring = unsafe { AqlRing::new(queue, hsa.api()) };
-    let (world, params) = build_queue_world(0, ring, kernargs, endpoint, link, 16);
+    let (world, params, _) = build_queue_world(0, ring, kernargs, endpoint, link, 16, CrossQueueWait::BarrierValue);
     Rig { _hsa: hsa, world, params, semaphores, kernarg_base }
 }
 
@@ -66,8 +66,8 @@ impl Rig {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             let (mut rings, _, _, mut rows) = stage_params(&mut self.params, &mut self.world);
-            let retired = rings.endpoint.device_retired();
-            reclaim::drain(&mut rings, &mut rows, retired);
+            let retired = BarrierValue::device_retired(&rings.endpoint);
+            reclaim::drain::<BarrierValue>(&mut rings, &mut rows, retired);
             if let Some(failure) = self.semaphores.failure(semaphore) {
                 return self.semaphores.failure_record(failure).map(|record| record.message.clone());
             }
@@ -117,7 +117,7 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
         // Slot 2 is past this table, so the payload faults when it is written.
         staged.program.bindings.push(rig.kernarg_base);
         staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
-        admission::admit(&mut rings, &staged, &mut plan);
+        admission::admit::<BarrierValue>(&mut rings, &staged, &mut plan);
         assert_eq!(plan.verdict, Verdict::Admitted);
         // A barrier as admission names one (its producer queue's epoch signal), with its packet
         // reserved: admission has already advanced the frontier on the promise that it runs.
@@ -133,7 +133,7 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
             signal: producer_signal,
             slot_named: false,
         });
-        let fault = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+        let fault = publication::publish::<BarrierValue>(&mut rings, &mut staged, &mut plan, &mut rows);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
         // SAFETY: the slot belongs to this queue's ring and its packet is published; nothing
         // consumes it before the doorbell below.
@@ -166,9 +166,9 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
         // Slot 2 is past this table: the engine's binding-table check would refuse it.
         staged.program.bindings.push(rig.kernarg_base);
         staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
-        admission::admit(&mut rings, &staged, &mut plan);
+        admission::admit::<BarrierValue>(&mut rings, &staged, &mut plan);
         assert_eq!(plan.verdict, Verdict::Admitted);
-        let fault = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+        let fault = publication::publish::<BarrierValue>(&mut rings, &mut staged, &mut plan, &mut rows);
         rings.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
         assert_eq!(staged.program.cursor, Cursor::Done, "nothing more of the program runs");
@@ -229,7 +229,7 @@ fn the_block_processor_names_each_fault() {
         Verdict::Fault(SubmissionFault::NoProgramImage)
     );
     plan.clear();
-    admission::admit(&mut rings, &staged, &mut plan);
+    admission::admit::<BarrierValue>(&mut rings, &staged, &mut plan);
     assert_eq!(
         plan.verdict,
         Verdict::Fault(SubmissionFault::NoProgramImage),
