@@ -30,7 +30,7 @@ mod tests {
         }
         let pair = Pair { first: CacheLine::default(), second: CacheLine::default() };
         let (first, second) = (&pair.first.0 as *const _ as usize, &pair.second.0 as *const _ as usize);
-        assert_eq!(first / 64 == second / 64, false);
+        assert_ne!(first / 64, second / 64);
         assert_eq!(size_of::<CacheLine<AtomicU64>>(), 64);
     }
 }
