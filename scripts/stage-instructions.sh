@@ -15,7 +15,7 @@ import re, sys
 # A callee line: "  1,234 (0.01%)  >   file:function (512x) [object]": inclusive cost of those calls.
 line_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+>\s+\S+?:(.+?) \(([\d,]+)x\)")
 wanted = {
-    "submit (immediate, whole)": "aqueduct_engine::queue::submission::QueueShared::submit",
+    "submit (immediate, whole)": "aqueduct_engine::queue::submission::<impl aqueduct_engine::queue::core::QueueShared>::submit",
     "stage_params (one fetch)": "aqueduct_systems::stage_params",
     "run_pass": "aqueduct_systems::run_pass",
     "admission::admit": "aqueduct_systems::admission::admit",
