@@ -33,6 +33,15 @@ pub(crate) struct QueueCounters {
     pub device_waits: AtomicU64,
 }
 
+impl QueueCounters {
+    /// Adds `count` to `counter`. Only the holder of the queue lock writes the counters, so a
+    /// load and a store add without a locked read-modify-write on the submission path.
+    #[inline]
+    pub fn add(counter: &AtomicU64, count: u64) {
+        counter.store(counter.load(Ordering::Relaxed) + count, Ordering::Relaxed);
+    }
+}
+
 pub(crate) struct QueueShared {
     pub index: u16,
     pub agent: usize,

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use aqueduct_systems::stage_params;
 use aqueduct_systems::sync::SemaphoreSync;
 
-use super::core::{QueueCore, QueueShared};
+use super::core::{QueueCore, QueueCounters, QueueShared};
 use super::submission::PassMode;
 
 impl QueueShared {
@@ -35,7 +35,7 @@ impl QueueShared {
         // The completion thread retries parked work when semaphores move; poke it in case the
         // wait is already resolvable by the time it looks.
         self.device.poke(self.endpoint.control_signal);
-        self.counters.deferred.fetch_add(newly, Ordering::Relaxed);
+        QueueCounters::add(&self.counters.deferred, newly);
     }
 
     /// Tries to admit parked rows in order; stops at the first that still cannot go.

@@ -12,7 +12,7 @@ use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{QueueRings, StageParams, SubmissionRowQuery, ensure_free_row, stage_params};
 use bevy_ecs::prelude::*;
 
-use super::core::{QueueCore, QueueShared, thread_token};
+use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
 use super::failure::unknown_failure;
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::SemaphorePoint;
@@ -142,7 +142,7 @@ impl QueueShared {
             self.drain_retired_batch(&mut params);
             // Published whole: not stopped, and no program segment left to run.
             if params.1.pending.is_empty() {
-                self.counters.submissions.fetch_add(1, Ordering::Relaxed);
+                QueueCounters::add(&self.counters.submissions, 1);
                 return first_fault.map_or(Ok(()), Err);
             }
         }
@@ -153,7 +153,7 @@ impl QueueShared {
         };
         if !matches!(result, Err(EngineError::SubmissionTooLarge { .. } | EngineError::Backpressure { .. })) {
             // Refused for ring space, a submission never entered the queue and is not counted.
-            self.counters.submissions.fetch_add(1, Ordering::Relaxed);
+            QueueCounters::add(&self.counters.submissions, 1);
         }
         result.map(|_| ())
     }
@@ -164,9 +164,9 @@ impl QueueShared {
         if packets == 0 {
             return;
         }
-        self.counters.packets.fetch_add(packets, Ordering::Relaxed);
+        QueueCounters::add(&self.counters.packets, packets);
         if device_waits > 0 {
-            self.counters.device_waits.fetch_add(device_waits, Ordering::Relaxed);
+            QueueCounters::add(&self.counters.device_waits, device_waits);
         }
         if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
             self.device.wake_deferred(Some(self.index));
