@@ -7,6 +7,8 @@
 //! block's own commands may write, so it is evaluated only once the queue has drained.
 
 use aqueduct_abi::block_program::{BlockHeader, BlockProgram};
+use bevy_ecs::prelude::*;
+use bevy_ecs::query::QueryState;
 
 /// A device-library kernel resolved on one agent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,18 +34,32 @@ impl BuiltinObject {
     }
 }
 
-/// What replay needs of one block without reading its header from the image again.
-#[derive(Clone, Copy, Debug)]
+/// A block of a finished program: an entity of the program's World ([`ProgramBlocks`]). What
+/// replay needs of the block without reading its header from the image again.
+#[derive(Component, Clone, Copy, Debug)]
 pub struct BlockFacts {
     pub offset: u32,
     pub header: BlockHeader,
     /// Device address of the block's rodata in the published image (0 when the program has no
     /// published image: nothing in it is read from device memory).
     pub rodata_address: u64,
-    /// Index of the block's first command in [`ProgramImage::steps`] and
-    /// [`ProgramImage::packets`].
-    pub first_command: u32,
 }
+
+/// A block's commands as replay writes them: one step per command (control commands included),
+/// and beside it the packet body of a baked or template step (without completion signal, and
+/// for a template step without kernarg address; zero otherwise).
+#[derive(Component, Debug, Default)]
+pub struct BlockCommands {
+    pub steps: Vec<ReplayStep>,
+    pub packets: Vec<aqueduct_abi::KernelDispatchPacket>,
+}
+
+/// A block's template patches, resolved to binding-table slots.
+#[derive(Component, Debug, Default)]
+pub struct BlockPatches(pub Vec<SlotPatch>);
+
+/// What replay reads of one block.
+pub type BlockRow = (&'static BlockFacts, &'static BlockCommands, &'static BlockPatches);
 
 /// How replay writes one command, decided at finalization.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,7 +76,7 @@ pub enum StepKind {
     Template,
 }
 
-/// One command's replay recipe; with the packet at the same index of [`ProgramImage::packets`].
+/// One command's replay recipe; with the packet at the same index of [`BlockCommands::packets`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReplayStep {
     pub kind: StepKind,
@@ -71,7 +87,7 @@ pub struct ReplayStep {
     pub kernarg_bytes: u32,
     /// Template steps: byte offset of the template in [`ProgramImage::bytes`].
     pub template: u32,
-    /// Template steps: `patch_count` entries of [`ProgramImage::patches`] from `first_patch`.
+    /// Template steps: `patch_count` entries of the block's [`BlockPatches`] from `first_patch`.
     pub first_patch: u32,
     pub patch_count: u32,
 }
@@ -88,22 +104,89 @@ pub struct SlotPatch {
     pub offset: u64,
 }
 
-/// A validated program image, its published device copy and its per-block facts. Immutable once
-/// built, shared by every execution of the command buffer.
+/// The blocks of one finished program, as entities of the program's own World, in ordinal
+/// order. The World is the program's and nothing else's, so every queue replaying it reads the
+/// rows without a lock; it is built once at finalization and never written after. Block
+/// entities are kept when the blocks are cleared, so a recycled `ProgramBlocks` (see the
+/// engine's command-buffer pools) refills their vectors instead of spawning.
+pub struct ProgramBlocks {
+    world: World,
+    query: QueryState<BlockRow>,
+    /// The same rows, writable: only while the program is built.
+    fill: QueryState<(&'static mut BlockFacts, &'static mut BlockCommands, &'static mut BlockPatches)>,
+    /// The block entities by ordinal; only the first `len` belong to the current program.
+    entities: Vec<Entity>,
+    len: usize,
+}
+
+impl Default for ProgramBlocks {
+    fn default() -> Self {
+        let mut world = World::new();
+        let query = QueryState::new(&mut world);
+        let fill = QueryState::new(&mut world);
+        Self { world, query, fill, entities: Vec::new(), len: 0 }
+    }
+}
+
+impl ProgramBlocks {
+    /// Forgets the blocks, keeping their entities and their vectors' capacity.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends a block and returns its commands and patches, emptied, to fill.
+    pub fn push(&mut self, facts: BlockFacts) -> (Mut<'_, BlockCommands>, Mut<'_, BlockPatches>) {
+        let entity = match self.entities.get(self.len) {
+            Some(&entity) => entity,
+            None => {
+                let entity = self.world.spawn((facts, BlockCommands::default(), BlockPatches::default())).id();
+                self.query.update_archetypes(&self.world);
+                self.fill.update_archetypes(&self.world);
+                self.entities.push(entity);
+                entity
+            }
+        };
+        self.len += 1;
+        let Ok((mut stored, mut commands, mut patches)) = self.fill.get_mut(&mut self.world, entity) else {
+            unreachable!("block entities are spawned with every block component and never lose one")
+        };
+        *stored = facts;
+        commands.steps.clear();
+        commands.packets.clear();
+        patches.0.clear();
+        (commands, patches)
+    }
+
+    /// Block `ordinal`'s row.
+    #[inline]
+    pub fn get(&self, ordinal: u32) -> Option<(&BlockFacts, &BlockCommands, &BlockPatches)> {
+        let entity = *self.entities.get(..self.len)?.get(ordinal as usize)?;
+        self.query.get_manual(&self.world, entity).ok()
+    }
+
+    /// Every block's facts, in ordinal order.
+    pub fn facts(&self) -> impl Iterator<Item = &BlockFacts> {
+        (0..self.len as u32).filter_map(|ordinal| self.get(ordinal).map(|(facts, _, _)| facts))
+    }
+}
+
+/// A validated program image, its published device copy and its blocks. Immutable once built,
+/// shared by every execution of the command buffer.
 pub struct ProgramImage {
     /// The image as [`aqueduct_abi::block_program::validate`] accepts it.
     pub bytes: Box<[u8]>,
-    pub blocks: Box<[BlockFacts]>,
+    pub blocks: ProgramBlocks,
     /// The device-library kernels of the agent the program was recorded for, by
     /// `aqueduct_builtins::Builtin` discriminant.
     pub builtins: Box<[BuiltinObject]>,
-    /// Per command (in block order, control commands included): how replay writes it.
-    pub steps: Box<[ReplayStep]>,
-    /// Per command: the packet body of a baked or template step (without completion signal,
-    /// and for a template step without kernarg address); zero otherwise.
-    pub packets: Box<[aqueduct_abi::KernelDispatchPacket]>,
-    /// The template steps' patches, resolved to binding-table slots.
-    pub patches: Box<[SlotPatch]>,
 }
 
 impl ProgramImage {
@@ -115,16 +198,15 @@ impl ProgramImage {
 
     /// An image whose every command replay interprets (no baked packets): how a program read
     /// from elsewhere than the recorder replays.
-    pub fn interpreted(bytes: Box<[u8]>, blocks: Box<[BlockFacts]>, builtins: Box<[BuiltinObject]>) -> Self {
-        let commands = blocks.iter().map(|block| block.header.command_count as usize).sum();
-        Self {
-            bytes,
-            blocks,
-            builtins,
-            steps: vec![ReplayStep::default(); commands].into_boxed_slice(),
-            packets: vec![Default::default(); commands].into_boxed_slice(),
-            patches: Box::default(),
+    pub fn interpreted(bytes: Box<[u8]>, blocks: &[BlockFacts], builtins: Box<[BuiltinObject]>) -> Self {
+        let mut program = ProgramBlocks::default();
+        for facts in blocks {
+            let (mut commands, _) = program.push(*facts);
+            let count = facts.header.command_count as usize;
+            commands.steps.resize(count, ReplayStep::default());
+            commands.packets.resize(count, Default::default());
         }
+        Self { bytes, blocks: program, builtins }
     }
 }
 
@@ -199,5 +281,43 @@ impl SegmentPlan {
         self.packets = 0;
         self.kernarg_bytes = 0;
         self.end = SegmentEnd::Return;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(offset: u32, commands: u32) -> BlockFacts {
+        BlockFacts {
+            offset,
+            header: BlockHeader { command_count: commands, ..bytemuck::Zeroable::zeroed() },
+            rodata_address: 0,
+        }
+    }
+
+    #[test]
+    fn blocks_are_rows_read_by_ordinal_and_recycled_without_spawning() {
+        let mut blocks = ProgramBlocks::default();
+        let empty = blocks.world.entities().count_spawned();
+        for ordinal in 0..3u32 {
+            let (mut commands, mut patches) = blocks.push(facts(64 * ordinal, ordinal + 1));
+            commands.steps.resize(ordinal as usize + 1, ReplayStep { kernarg_bytes: ordinal, ..Default::default() });
+            patches.0.push(SlotPatch { slot: ordinal, ..Default::default() });
+        }
+        assert_eq!(blocks.len(), 3);
+        let (row, commands, patches) = blocks.get(2).expect("block 2 exists");
+        assert_eq!((row.offset, commands.steps.len(), patches.0[0].slot), (128, 3, 2));
+        assert!(blocks.get(3).is_none(), "past the last block");
+        assert_eq!(blocks.world.entities().count_spawned(), empty + 3);
+
+        // A smaller program reuses the first entity, emptied, and hides the rest.
+        blocks.clear();
+        let (commands, patches) = blocks.push(facts(0, 0));
+        assert!(commands.steps.is_empty() && patches.0.is_empty(), "a reused block starts empty");
+        assert_eq!(blocks.len(), 1);
+        assert!(blocks.get(1).is_none(), "a block of the previous program is not visible");
+        assert_eq!(blocks.facts().count(), 1);
+        assert_eq!(blocks.world.entities().count_spawned(), empty + 3, "no entity spawned for a reused block");
     }
 }

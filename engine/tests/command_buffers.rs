@@ -249,6 +249,36 @@ fn blocks_fill_one_epoch_without_a_trailing_packet() {
 }
 
 #[test]
+fn a_dropped_programs_blocks_serve_the_next_program_without_leaking_rows() {
+    // A program's blocks are entities of a block World the device recycles: the next program
+    // refills the same entities, so anything left of the previous rows would replay here.
+    let rig = Rig::new();
+    let limits = BlockLimits { packets: 2, ..BlockLimits::default() };
+    let first_out = rig.buffer(N);
+    let mut first = rig.device.create_command_buffer_on(0, CommandBufferUsage::Reusable, limits).unwrap();
+    for step in 0..6 {
+        rig.add(&mut first, BufferRef::slot(0, 0, 4 * u64::from(N)), first_out.whole().into(), step, N);
+        first.barrier().unwrap();
+    }
+    first.finish().unwrap();
+    assert_eq!(first.facts().unwrap().blocks, 3, "six patched dispatches in blocks of two packets");
+    let first_table = rig.buffer(N);
+    rig.execute(&first, &BindingTable::from_bindings(&[first_table.whole()]).unwrap());
+    assert_eq!(read_words(&first_table), vec![5; N as usize], "the last dispatch wrote input + 5");
+    drop(first);
+
+    let out = rig.buffer(N);
+    let mut second = rig.device.create_command_buffer_on(0, CommandBufferUsage::Reusable, limits).unwrap();
+    rig.store(&mut second, BufferRef::slot(0, 0, 4 * u64::from(N)), 40, N);
+    second.finish().unwrap();
+    assert_eq!(second.facts().unwrap().blocks, 1);
+    assert_eq!(second.facts().unwrap().commands, 2, "one dispatch and the return: no row of the dropped program");
+    rig.execute(&second, &BindingTable::from_bindings(&[out.whole()]).unwrap());
+    assert_eq!(read_words(&out), (0..N).map(|i| 40 + i).collect::<Vec<_>>());
+    assert_eq!(read_words(&first_table), vec![5; N as usize], "the dropped program's table is untouched");
+}
+
+#[test]
 fn a_program_larger_than_the_ring_parks_and_resumes() {
     let rig = Rig::with(EngineConfig { queue_packets: 64, ..EngineConfig::default() });
     let counter = rig.buffer(4);

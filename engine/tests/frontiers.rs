@@ -5,71 +5,12 @@
 
 mod common;
 
-use aqueduct_engine::{
-    Buffer, Device, Dispatch, EngineError, Queue, QueueStats, SemaphorePoint, WaitStrategy, wait_all,
-};
+use aqueduct_engine::{Buffer, EngineError, Queue, QueueStats, WaitStrategy, wait_all};
 use common::*;
 
-const COUNT: u32 = 256;
 const STRATEGIES: [WaitStrategy; 2] = [WaitStrategy::BarrierValue, WaitStrategy::BarrierAnd];
 
-struct Rig {
-    engine: aqueduct_engine::Engine,
-    kernels: TestKernels,
-}
-
-impl Rig {
-    fn new(strategy: WaitStrategy) -> Self {
-        let engine = engine(strategy);
-        let kernels = test_kernels(&engine);
-        Self { engine, kernels }
-    }
-
-    fn device(&self) -> &Device {
-        self.engine.device()
-    }
-
-    fn buffer(&self) -> Buffer {
-        self.device().allocate(aqueduct_engine::MemoryKind::HostVisible, u64::from(COUNT) * 4).unwrap()
-    }
-
-    /// out[i] = value + i.
-    fn store(&self, queue: &Queue, out: &Buffer, value: u32, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) {
-        let (bindings, constants) = ([out.whole()], [value, COUNT]);
-        let dispatch = Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&constants);
-        queue.dispatch(&self.kernels.store_value, &dispatch, waits, signals).unwrap();
-    }
-
-    /// out[i] = input[i] + addend.
-    fn add(
-        &self,
-        queue: &Queue,
-        out: &Buffer,
-        input: &Buffer,
-        addend: u32,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) {
-        let (bindings, constants) = ([out.whole(), input.whole()], [addend, COUNT]);
-        let dispatch = Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&constants);
-        queue.dispatch(&self.kernels.add_from, &dispatch, waits, signals).unwrap();
-    }
-
-    /// out[i] += input[i] * scale.
-    fn accumulate(
-        &self,
-        queue: &Queue,
-        out: &Buffer,
-        input: &Buffer,
-        scale: u32,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) {
-        let (bindings, constants) = ([out.whole(), input.whole()], [scale, COUNT]);
-        let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&constants);
-        queue.dispatch(&self.kernels.accumulate, &dispatch, waits, signals).unwrap();
-    }
-}
+type Rig = KernelRig;
 
 /// Asserts `buffer[i] == base + step * i`.
 fn assert_line(buffer: &Buffer, base: u32, step: u32, what: &str) {

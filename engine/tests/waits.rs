@@ -6,75 +6,12 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use aqueduct_engine::{
-    Buffer, Device, Dispatch, Engine, EngineError, MemoryKind, Queue, QueueStats, WaitStrategy, wait_all, wait_any,
-};
+use aqueduct_engine::{Buffer, EngineError, Queue, QueueStats, WaitStrategy, wait_all, wait_any};
 use common::*;
 
-const COUNT: u32 = 256;
 const STRATEGIES: [WaitStrategy; 2] = [WaitStrategy::BarrierValue, WaitStrategy::BarrierAnd];
 
-struct Rig {
-    engine: Engine,
-    kernels: TestKernels,
-}
-
-impl Rig {
-    fn new(strategy: WaitStrategy) -> Self {
-        let engine = engine(strategy);
-        let kernels = test_kernels(&engine);
-        Self { engine, kernels }
-    }
-
-    fn device(&self) -> &Device {
-        self.engine.device()
-    }
-
-    fn buffer(&self) -> Buffer {
-        self.device().allocate(MemoryKind::HostVisible, u64::from(COUNT) * 4).unwrap()
-    }
-
-    /// out[i] = value + i.
-    fn store(
-        &self,
-        queue: &Queue,
-        out: &Buffer,
-        value: u32,
-        waits: &[aqueduct_engine::SemaphorePoint],
-        signals: &[aqueduct_engine::SemaphorePoint],
-    ) {
-        let bindings = [out.whole()];
-        queue
-            .dispatch(
-                &self.kernels.store_value,
-                &Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[value, COUNT]),
-                waits,
-                signals,
-            )
-            .unwrap();
-    }
-
-    /// out[i] = input[i] + addend.
-    fn add(
-        &self,
-        queue: &Queue,
-        out: &Buffer,
-        input: &Buffer,
-        addend: u32,
-        waits: &[aqueduct_engine::SemaphorePoint],
-        signals: &[aqueduct_engine::SemaphorePoint],
-    ) {
-        let bindings = [out.whole(), input.whole()];
-        queue
-            .dispatch(
-                &self.kernels.add_from,
-                &Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[addend, COUNT]),
-                waits,
-                signals,
-            )
-            .unwrap();
-    }
-}
+type Rig = KernelRig;
 
 /// Asserts `buffer[i] == base + i`.
 fn assert_ramp(buffer: &Buffer, base: u32, what: &str) {
@@ -278,19 +215,13 @@ fn a_wait_on_a_value_older_than_the_producer_record_defers_and_still_orders() {
         let (x, y) = (rig.buffer(), rig.buffer());
         stall_next(&a);
         rig.store(&a, &x, 70, &[], &[s.at(1)]);
-        rig.barrier_on(&a, &[s.at(2)]);
+        a.barrier(&[], &[s.at(2)]).unwrap();
         let before = b.stats();
         rig.add(&b, &y, &x, 1, &[s.at(1)], &[t.at(1)]);
         assert_eq!(delta(&b, before), (0, 0, 1, 1), "{strategy:?}: parked");
         release(&a, || s.value() >= 1);
         t.wait(1, TIMEOUT).unwrap();
         assert_ramp(&y, 71, "y");
-    }
-}
-
-impl Rig {
-    fn barrier_on(&self, queue: &Queue, signals: &[aqueduct_engine::SemaphorePoint]) {
-        queue.barrier(&[], signals).unwrap();
     }
 }
 

@@ -172,7 +172,9 @@ pub fn build_queue_world(
 }
 
 /// Makes sure a free submission row exists, spawning one only when none is free (a batch or
-/// parked work outgrew the pool).
+/// parked work outgrew the pool). Staging takes a free row without looking the rows up again, so
+/// the engine calls this after a staging that took the last one: one is always free when the
+/// next staging starts.
 pub fn ensure_free_row(world: &mut World) {
     if world.resource::<SubmissionRows>().free.is_empty() {
         let row = spawn_submission_row(world);

@@ -13,7 +13,9 @@ use aqueduct_abi::block_program::{
 };
 use aqueduct_abi::{BarrierAndPacket, FenceScope, ImplicitKernargs, KernelDispatchPacket, PacketType};
 use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
-use aqueduct_components::program::{Cursor, ProgramImage, ProgramRun, ReplayStep, SegmentEnd, SegmentPlan, StepKind};
+use aqueduct_components::program::{
+    Cursor, ProgramImage, ProgramRun, ReplayStep, SegmentEnd, SegmentPlan, SlotPatch, StepKind,
+};
 use aqueduct_components::submission::{SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
 
@@ -54,7 +56,7 @@ pub fn plan_segment(
     let kernarg_limit = rings.kernargs.capacity / 2;
     let mut replayed = run.blocks_replayed;
     loop {
-        let Some(facts) = image.blocks.get(cursor as usize) else {
+        let Some((facts, _, _)) = image.blocks.get(cursor) else {
             return Verdict::Fault(SubmissionFault::MissingBlock { block: cursor });
         };
         let header = &facts.header;
@@ -184,11 +186,8 @@ pub unsafe fn write_segment(
     };
     for &ordinal in &segment.blocks {
         let missing = SubmissionFault::MissingBlock { block: ordinal };
-        let facts = image.blocks.get(ordinal as usize).ok_or(missing)?;
-        let first = facts.first_command as usize;
-        let count = facts.header.command_count as usize;
-        let steps = image.steps.get(first..first + count).ok_or(missing)?;
-        let packets = image.packets.get(first..first + count).ok_or(missing)?;
+        let (facts, commands, patches) = image.blocks.get(ordinal).ok_or(missing)?;
+        let (steps, packets) = (&commands.steps, &commands.packets);
         // Only commands finalization could not bake read the image's block.
         let mut block = None;
         for (index, (step, packet)) in steps.iter().zip(packets).enumerate() {
@@ -198,7 +197,7 @@ pub unsafe fn write_segment(
                 StepKind::Template => {
                     let at = StepAt { ordinal, command: index as u32 };
                     // SAFETY: forwarded from the caller; one packet and its kernarg bytes.
-                    unsafe { writer.template(image, at, step, packet, &run.bindings)? };
+                    unsafe { writer.template(image, &patches.0, at, step, packet, &run.bindings)? };
                 }
                 StepKind::Interpret => {
                     let block = match block {
@@ -323,6 +322,7 @@ impl PacketWriter<'_> {
     unsafe fn template(
         &mut self,
         image: &ProgramImage,
+        patches: &[SlotPatch],
         at: StepAt,
         step: &ReplayStep,
         packet: &KernelDispatchPacket,
@@ -332,7 +332,7 @@ impl PacketWriter<'_> {
         let size = step.kernarg_bytes as usize;
         let template = image.bytes.get(step.template as usize..step.template as usize + size).ok_or(missing)?;
         let first_patch = step.first_patch as usize;
-        let patches = image.patches.get(first_patch..first_patch + step.patch_count as usize).ok_or(missing)?;
+        let patches = patches.get(first_patch..first_patch + step.patch_count as usize).ok_or(missing)?;
         let kernargs = self.carve(size as u64);
         // SAFETY: `carve` handed out `size` bytes (rounded up to 64) of this segment's reserved
         // kernarg span, host-writable memory that no packet reads until the segment is published.

@@ -23,7 +23,9 @@ use aqueduct_hsa::soft::SoftConfig;
 use aqueduct_hsa::{Hsa, PoolKindInfo};
 use aqueduct_systems::strategy::{BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{DeviceLink, admission, build_queue_world, publication, reclaim, replay, stage_params};
+use aqueduct_systems::{
+    DeviceLink, QueueRings, admission, build_queue_world, publication, reclaim, replay, stage_params,
+};
 use bevy_ecs::world::World;
 
 struct Rig {
@@ -92,14 +94,27 @@ fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
     let view = validate(&bytes).expect("the program validates");
     let blocks = view
         .blocks()
-        .map(|block| BlockFacts {
-            offset: block.offset(),
-            header: *block.header(),
-            rodata_address: 0,
-            first_command: 0,
-        })
-        .collect();
-    Arc::new(ProgramImage::interpreted(bytes.into_boxed_slice(), blocks, builtins))
+        .map(|block| BlockFacts { offset: block.offset(), header: *block.header(), rodata_address: 0 })
+        .collect::<Vec<_>>();
+    Arc::new(ProgramImage::interpreted(bytes.into_boxed_slice(), &blocks, builtins))
+}
+
+/// Stages and admits the fill program with a binding table too short for its slot 2 (the
+/// engine's table check would refuse it), so its payload faults when it is written.
+fn admit_unresolvable_program(
+    rings: &mut QueueRings,
+    signalled: u32,
+    slot_0: u64,
+) -> (StagedSubmission, AdmissionPlan) {
+    let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
+    staged.payload = Payload::Program;
+    staged.program.image = Some(fill_program(Box::new([])));
+    staged.program.block_limit = 16;
+    staged.program.bindings.push(slot_0);
+    staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
+    admission::admit::<BarrierValue>(rings, &staged, &mut plan);
+    assert_eq!(plan.verdict, Verdict::Admitted);
+    (staged, plan)
 }
 
 #[test]
@@ -109,16 +124,7 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
     let producer_signal = rig._hsa.signal_create(0).expect("signal").handle;
     {
         let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
-        let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
-        staged.clear();
-        staged.payload = Payload::Program;
-        staged.program.image = Some(fill_program(Box::new([])));
-        staged.program.block_limit = 16;
-        // Slot 2 is past this table, so the payload faults when it is written.
-        staged.program.bindings.push(rig.kernarg_base);
-        staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
-        admission::admit::<BarrierValue>(&mut rings, &staged, &mut plan);
-        assert_eq!(plan.verdict, Verdict::Admitted);
+        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, signalled, rig.kernarg_base);
         // A barrier as admission names one (its producer queue's epoch signal), with its packet
         // reserved: admission has already advanced the frontier on the promise that it runs.
         let extra = rings.ring.try_reserve(1).expect("a free slot");
@@ -158,16 +164,7 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
         let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
-        let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
-        staged.clear();
-        staged.payload = Payload::Program;
-        staged.program.image = Some(fill_program(Box::new([])));
-        staged.program.block_limit = 16;
-        // Slot 2 is past this table: the engine's binding-table check would refuse it.
-        staged.program.bindings.push(rig.kernarg_base);
-        staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
-        admission::admit::<BarrierValue>(&mut rings, &staged, &mut plan);
-        assert_eq!(plan.verdict, Verdict::Admitted);
+        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, signalled, rig.kernarg_base);
         let fault = publication::publish::<BarrierValue>(&mut rings, &mut staged, &mut plan, &mut rows);
         rings.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));

@@ -57,7 +57,7 @@ pub(crate) fn execute(
     let block_limit = shared.device.config.replay_block_limit;
     let result = to.submit(waits, signals, |staged| {
         staged.payload = Payload::Program;
-        staged.program.image = Some(program.image.clone());
+        staged.program.image = Some(std::sync::Arc::clone(&program.image));
         staged.program.block_limit = block_limit;
         for (slot, need) in program.slot_needs.iter().enumerate() {
             let entry = table.slots[slot].as_ref().filter(|_| need.used);

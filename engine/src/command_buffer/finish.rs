@@ -2,6 +2,7 @@
 //! command's replay step and record every fact replay reads; publish the image to device memory
 //! when something reads it there.
 
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -9,7 +10,7 @@ use aqueduct_abi::KernelDispatchPacket;
 use aqueduct_abi::block_program::{
     BlockParts, Command, DecodedCommand, DispatchCommand, ImageWriter, ReturnCommand, TerminatorKind,
 };
-use aqueduct_components::program::{BlockFacts, BuiltinObject, ProgramImage, ReplayStep, SlotPatch, StepKind};
+use aqueduct_components::program::{BlockFacts, BuiltinObject, ProgramBlocks, ProgramImage, ReplayStep, StepKind};
 use aqueduct_hsa::sys::hsa_amd_memory_pool_t;
 
 use super::pool::ImageMemory;
@@ -97,7 +98,8 @@ impl CommandBuffer {
         // Nothing can fail from here on.
         close(recorder);
         let base = published.as_ref().map_or(0, |image| image.memory.address);
-        let (bytes, baked) = write_image(recorder, writer, base);
+        let mut blocks = self.device.command_buffers.take_blocks();
+        let (bytes, command_count) = write_image(recorder, writer, base, &mut blocks);
         debug_assert!(
             aqueduct_abi::block_program::validate(&bytes).is_ok(),
             "finalization wrote an image the ABI validator refuses: {:?}",
@@ -110,8 +112,8 @@ impl CommandBuffer {
         }
         let counts = recorder.counts;
         let facts = ProgramFacts {
-            blocks: baked.blocks.len() as u32,
-            commands: baked.steps.len() as u32,
+            blocks: blocks.len() as u32,
+            commands: command_count,
             dispatches: counts.dispatches,
             prepublished: counts.prepublished,
             patched_template: counts.patched_template,
@@ -136,18 +138,11 @@ impl CommandBuffer {
                 private_segment_size: kernel.private_segment_size,
             })
             .collect();
-        let image = ProgramImage {
-            bytes: bytes.into_boxed_slice(),
-            blocks: baked.blocks.into_boxed_slice(),
-            builtins,
-            steps: baked.steps.into_boxed_slice(),
-            packets: baked.packets.into_boxed_slice(),
-            patches: baked.patches.into_boxed_slice(),
-        };
+        let image = ProgramImage { bytes: bytes.into_boxed_slice(), blocks, builtins };
         let program = FinishedProgram {
             device: self.device.clone(),
             agent: self.agent,
-            image: Arc::new(image),
+            image: ManuallyDrop::new(Arc::new(image)),
             facts,
             slot_needs: std::mem::take(&mut recorder.slot_needs),
             copy_checks: std::mem::take(&mut recorder.copy_checks),
@@ -182,14 +177,6 @@ fn publish_memory(
         }
     };
     Ok(PublishedImage { device: device.clone(), memory })
-}
-
-/// What replay reads besides the image, built while the image is written.
-struct Baked {
-    blocks: Vec<BlockFacts>,
-    steps: Vec<ReplayStep>,
-    packets: Vec<KernelDispatchPacket>,
-    patches: Vec<SlotPatch>,
 }
 
 /// Numbers the chunks (each user block's chunks in turn, in label order) and computes every
@@ -287,38 +274,37 @@ fn parts<'r>(recorder: &'r Recorder, label: usize, index: usize, closing: Option
     }
 }
 
-/// Writes every block into the image (headers from [`plan_layout`]) and, in the same pass, the
-/// per-block facts and each command's replay step: baked packets get their header words (the
-/// flags recording settled on) and kernarg addresses (`published`: the image's device address,
-/// 0 when it has none), templates their offsets in the image, patches their place.
-fn write_image(recorder: &Recorder, mut writer: ImageWriter, published: u64) -> (Vec<u8>, Baked) {
-    let commands = recorder.commands.len() + recorder.blocks.len();
-    let mut baked = Baked {
-        blocks: Vec::with_capacity(recorder.scratch_headers.len()),
-        steps: Vec::with_capacity(commands),
-        packets: Vec::with_capacity(commands),
-        patches: Vec::with_capacity(recorder.slot_patches.len()),
-    };
+/// Writes every block into the image (headers from [`plan_layout`]) and, in the same pass, each
+/// block's row in `blocks`: its facts and each command's replay step. Baked packets get their
+/// header words (the flags recording settled on) and kernarg addresses (`published`: the image's
+/// device address, 0 when it has none), templates their offsets in the image. Returns the image
+/// and the number of commands written.
+fn write_image(
+    recorder: &Recorder,
+    mut writer: ImageWriter,
+    published: u64,
+    blocks: &mut ProgramBlocks,
+) -> (Vec<u8>, u32) {
+    blocks.clear();
+    let mut command_count = 0;
     for label in 0..recorder.blocks.len() {
         for index in chunks_of(recorder, label) {
-            let header = recorder.scratch_headers[baked.blocks.len()];
+            let header = recorder.scratch_headers[blocks.len()];
             let closing = closing(recorder, label, index);
             let offset = writer.next_offset();
             writer.push_block(&parts(recorder, label, index, closing.as_ref()), &header);
             let rodata = offset + header.rodata_offset;
             let rodata_address = if published == 0 { 0 } else { published + u64::from(rodata) };
-            baked.blocks.push(BlockFacts { offset, header, rodata_address, first_command: baked.steps.len() as u32 });
-            let [commands, _, patches, _] = ranges(recorder, index);
-            let first_patch = baked.patches.len() as u32;
-            baked.patches.extend_from_slice(&recorder.slot_patches[patches]);
+            let (mut commands, mut patches) = blocks.push(BlockFacts { offset, header, rodata_address });
+            let [recorded_range, _, patch_range, _] = ranges(recorder, index);
+            // Recorded patch indices are relative to the chunk's patches, which are the block's.
+            patches.0.extend_from_slice(&recorder.slot_patches[patch_range]);
             // Copied in bulk, then the dispatches rebased in place.
-            let first_step = baked.steps.len();
-            baked.steps.extend_from_slice(&recorder.steps[commands.clone()]);
-            baked.packets.extend_from_slice(&recorder.packets[commands.clone()]);
-            let recorded = &recorder.commands[commands];
-            for ((command, step), packet) in
-                recorded.iter().zip(&mut baked.steps[first_step..]).zip(&mut baked.packets[first_step..])
-            {
+            let commands = &mut *commands;
+            commands.steps.extend_from_slice(&recorder.steps[recorded_range.clone()]);
+            commands.packets.extend_from_slice(&recorder.packets[recorded_range.clone()]);
+            let recorded = &recorder.commands[recorded_range];
+            for ((command, step), packet) in recorded.iter().zip(&mut commands.steps).zip(&mut commands.packets) {
                 if step.kind == StepKind::Interpret {
                     continue;
                 }
@@ -327,17 +313,17 @@ fn write_image(recorder: &Recorder, mut writer: ImageWriter, published: u64) -> 
                 if step.kind == StepKind::Baked {
                     packet.kernarg_address += rodata_address;
                 } else {
-                    step.first_patch += first_patch;
                     packet.kernarg_address = 0;
                 }
             }
             if closing.is_some() {
-                baked.steps.push(ReplayStep::default());
-                baked.packets.push(KernelDispatchPacket::default());
+                commands.steps.push(ReplayStep::default());
+                commands.packets.push(KernelDispatchPacket::default());
             }
+            command_count += commands.steps.len() as u32;
         }
     }
-    (writer.finish(), baked)
+    (writer.finish(), command_count)
 }
 
 /// A block from which unconditional branches and fallthroughs never reach a return or a

@@ -19,6 +19,7 @@ mod needs;
 mod pool;
 mod recorder;
 
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -79,7 +80,8 @@ enum State {
 pub(crate) struct FinishedProgram {
     pub device: Arc<DeviceShared>,
     pub agent: usize,
-    pub image: Arc<ProgramImage>,
+    /// Taken only in `drop`, to give the block World back.
+    pub image: ManuallyDrop<Arc<ProgramImage>>,
     pub facts: ProgramFacts,
     /// What each binding-table slot must provide, by slot.
     pub slot_needs: Vec<needs::SlotNeed>,
@@ -96,6 +98,16 @@ pub(crate) struct FinishedProgram {
     pub published: Option<finish::PublishedImage>,
     pub one_shot: bool,
     pub executed: AtomicBool,
+}
+
+impl Drop for FinishedProgram {
+    fn drop(&mut self) {
+        // SAFETY: `image` is not used again: this is the program's drop.
+        let image = unsafe { ManuallyDrop::take(&mut self.image) };
+        if let Some(image) = Arc::into_inner(image) {
+            self.device.command_buffers.give_blocks(image.blocks);
+        }
+    }
 }
 
 impl CommandBuffer {

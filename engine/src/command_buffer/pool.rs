@@ -1,5 +1,6 @@
 //! What a device keeps for the command buffers it records: recorders whose buffers keep their
-//! capacity, and published images (kernarg-pool memory) that finished programs gave back.
+//! capacity, block Worlds whose entities keep theirs, and published images (kernarg-pool memory)
+//! that finished programs gave back.
 //!
 //! Recording a program of the same shape again (a game's per-frame buffer, a one-shot chain)
 //! then allocates nothing for the commands and takes no trip into the provider's allocator for
@@ -9,6 +10,8 @@ use std::sync::Mutex;
 
 use aqueduct_hsa::Hsa;
 use aqueduct_hsa::sys::hsa_amd_memory_pool_t;
+
+use aqueduct_components::program::ProgramBlocks;
 
 use super::recorder::Recorder;
 
@@ -43,6 +46,7 @@ pub(crate) struct CommandBufferPools {
     /// Boxed as a command buffer holds them, so handing one out allocates nothing.
     #[allow(clippy::vec_box)]
     recorders: Mutex<Vec<Box<Recorder>>>,
+    blocks: Mutex<Vec<ProgramBlocks>>,
     images: Mutex<Vec<ImageMemory>>,
 }
 
@@ -61,6 +65,20 @@ impl CommandBufferPools {
         if kept.len() < KEPT_RECORDERS {
             recorder.clear();
             kept.push(recorder);
+        }
+    }
+
+    /// A block World for a program being finished: a kept one (its block entities and their
+    /// vectors reused), or a new one.
+    pub fn take_blocks(&self) -> ProgramBlocks {
+        lock(&self.blocks).pop().unwrap_or_default()
+    }
+
+    /// Keeps a dropped program's block World for the next, unless enough are kept.
+    pub fn give_blocks(&self, blocks: ProgramBlocks) {
+        let mut kept = lock(&self.blocks);
+        if kept.len() < KEPT_RECORDERS {
+            kept.push(blocks);
         }
     }
 

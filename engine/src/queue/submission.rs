@@ -68,15 +68,17 @@ impl QueueShared {
         stage: impl FnOnce(&mut StagedSubmission),
     ) -> EngineResult<()> {
         self.check_points(waits, signals)?;
-        ensure_free_row(&mut core.world);
         // Through the cached parameter state: its resource and component ids are resolved once,
         // not looked up per call.
         let (_, mut rows, mut query, _) = stage_params(&mut core.params, &mut core.world);
         self.fill_row(&mut rows, &mut query, waits, signals, promise, stage);
+        if rows.free.is_empty() {
+            ensure_free_row(&mut core.world);
+        }
         Ok(())
     }
 
-    /// Takes a free row (one must exist), appends it to the pending rows, and fills it: waits,
+    /// Takes a free row, appends it to the pending rows, and fills it: waits,
     /// signals and retained semaphores, then the payload and kernarg recipe from `stage`.
     fn fill_row(
         &self,
@@ -87,7 +89,9 @@ impl QueueShared {
         promise: bool,
         stage: impl FnOnce(&mut StagedSubmission),
     ) {
-        let Some(entity) = rows.take_free() else { unreachable!("ensure_free_row left a free row") };
+        // A free row is always left for the next staging: whoever takes the last one spawns
+        // another once the parameters are released (`ensure_free_row`), off this path.
+        let Some(entity) = rows.take_free() else { unreachable!("a free row is always left for the next staging") };
         let Ok((mut staged, _)) = query.get_mut(entity) else { unreachable!("submission rows keep their components") };
         staged.waits.extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
         // Waited-on semaphores are retained too, not only signalled ones: a parked wait (and a
@@ -129,7 +133,6 @@ impl QueueShared {
         self.check_points(waits, signals)?;
         let mut guard = self.lock();
         let core = &mut *guard;
-        ensure_free_row(&mut core.world);
         let mut params = stage_params(&mut core.params, &mut core.world);
         let alone = params.1.pending.is_empty() && !params.1.parked;
         self.fill_row(&mut params.1, &mut params.2, waits, signals, false, stage);
@@ -145,6 +148,9 @@ impl QueueShared {
                 QueueCounters::add(&self.counters.submissions, 1);
                 return first_fault.map_or(Ok(()), Err);
             }
+        }
+        if params.1.free.is_empty() {
+            ensure_free_row(&mut core.world);
         }
         let result = self.run_pending(core, PassMode::Immediate);
         let result = match first_fault {

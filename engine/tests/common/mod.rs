@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use aqueduct_engine::{Engine, EngineConfig, Executable, Kernel, WaitStrategy};
+use aqueduct_engine::{Dispatch, Engine, EngineConfig, Executable, Kernel, SemaphorePoint, WaitStrategy};
 use aqueduct_hsa::soft::{ExecutionMode, SoftConfig};
 
 #[path = "../../../hsa/tests/common/mod.rs"]
@@ -48,6 +48,88 @@ pub fn test_kernels(engine: &Engine) -> TestKernels {
         add_from: executable.kernel("add_from").unwrap(),
         accumulate: executable.kernel("accumulate").unwrap(),
         executable,
+    }
+}
+
+/// A soft engine on one wait strategy with the test kernels, dispatching them over `COUNT`-word
+/// buffers: the setup the wait and frontier tests share.
+pub struct KernelRig {
+    pub engine: Engine,
+    pub kernels: TestKernels,
+}
+
+/// Words in a [`KernelRig`] buffer.
+pub const COUNT: u32 = 256;
+
+impl KernelRig {
+    pub fn new(strategy: WaitStrategy) -> Self {
+        let engine = engine(strategy);
+        let kernels = test_kernels(&engine);
+        Self { engine, kernels }
+    }
+
+    pub fn device(&self) -> &aqueduct_engine::Device {
+        self.engine.device()
+    }
+
+    pub fn buffer(&self) -> aqueduct_engine::Buffer {
+        self.device().allocate(aqueduct_engine::MemoryKind::HostVisible, u64::from(COUNT) * 4).unwrap()
+    }
+
+    /// out[i] = value + i.
+    pub fn store(
+        &self,
+        queue: &aqueduct_engine::Queue,
+        out: &aqueduct_engine::Buffer,
+        value: u32,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) {
+        self.run(queue, &self.kernels.store_value, [COUNT, 1, 1], &[out.whole()], &[value, COUNT], waits, signals);
+    }
+
+    /// out[i] = input[i] + addend.
+    pub fn add(
+        &self,
+        queue: &aqueduct_engine::Queue,
+        out: &aqueduct_engine::Buffer,
+        input: &aqueduct_engine::Buffer,
+        addend: u32,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) {
+        let bindings = [out.whole(), input.whole()];
+        self.run(queue, &self.kernels.add_from, [COUNT, 1, 1], &bindings, &[addend, COUNT], waits, signals);
+    }
+
+    /// out[i] += input[i] * scale, serially in one work-item.
+    pub fn accumulate(
+        &self,
+        queue: &aqueduct_engine::Queue,
+        out: &aqueduct_engine::Buffer,
+        input: &aqueduct_engine::Buffer,
+        scale: u32,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) {
+        let bindings = [out.whole(), input.whole()];
+        self.run(queue, &self.kernels.accumulate, [1, 1, 1], &bindings, &[scale, COUNT], waits, signals);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        queue: &aqueduct_engine::Queue,
+        kernel: &Kernel,
+        grid: [u32; 3],
+        bindings: &[aqueduct_engine::Binding],
+        constants: &[u32],
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) {
+        let workgroup = if grid[0] == 1 { [1, 1, 1] } else { [64, 1, 1] };
+        let dispatch = Dispatch::grid(grid).workgroup(workgroup).bindings(bindings).constants(constants);
+        queue.dispatch(kernel, &dispatch, waits, signals).unwrap();
     }
 }
 
