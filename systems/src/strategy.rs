@@ -288,8 +288,8 @@ impl CrossQueueStrategy for BarrierAnd {
         // An idle completion thread has no armed per-epoch signal to sleep on, only the control
         // signal: the first epoch after idle pokes it.
         if epoch == rings.epochs.reclaimed + 1 {
-            // SAFETY: the control signal lives as long as the device.
             let control = aqueduct_hsa::sys::hsa_signal_t { handle: rings.endpoint.control_signal };
+            // SAFETY: the control signal lives as long as the device.
             unsafe { (rings.link.api.hsa_signal_add_scacq_screl)(control, 1) };
         }
     }
