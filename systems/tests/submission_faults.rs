@@ -21,7 +21,8 @@ use aqueduct_components::submission::{
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::SoftConfig;
 use aqueduct_hsa::{Hsa, PoolKindInfo};
-use aqueduct_systems::sync::{EndpointSignals, SemaphoreSync};
+use aqueduct_systems::strategy::{BarrierValue, CrossQueueStrategy};
+use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{
     DeviceLink, QueueRings, admission, build_queue_world, publication, reclaim, replay, stage_params,
 };
@@ -43,7 +44,6 @@ fn rig() -> Rig {
     let queue = unsafe { hsa.queue_create(agent, 64, None, core::ptr::null_mut()) }.expect("queue");
     let endpoint = Arc::new(QueueEndpoint::new(
         0,
-        CrossQueueWait::BarrierValue,
         hsa.signal_create(EPOCH_BASE).expect("signal").handle,
         hsa.signal_create(0).expect("signal").handle,
         Box::new([]),
@@ -58,7 +58,7 @@ fn rig() -> Rig {
     let kernargs = KernargRing { base: kernarg_base, capacity: 1 << 16, head: 0, reclaimed: 0 };
     // SAFETY: the queue is never destroyed while the ring is used.
     let ring = unsafe { AqlRing::new(queue, hsa.api()) };
-    let (world, params) = build_queue_world(0, ring, kernargs, endpoint, link, 16);
+    let (world, params, _) = build_queue_world(0, ring, kernargs, endpoint, link, 16, CrossQueueWait::BarrierValue);
     Rig { _hsa: hsa, world, params, semaphores, kernarg_base }
 }
 
@@ -68,8 +68,8 @@ impl Rig {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             let (mut rings, _, _, mut rows) = stage_params(&mut self.params, &mut self.world);
-            let retired = rings.endpoint.device_retired();
-            reclaim::drain(&mut rings, &mut rows, retired);
+            let retired = BarrierValue::device_retired(&rings.endpoint);
+            reclaim::drain::<BarrierValue>(&mut rings, &mut rows, retired);
             if let Some(failure) = self.semaphores.failure(semaphore) {
                 return self.semaphores.failure_record(failure).map(|record| record.message.clone());
             }
@@ -112,7 +112,7 @@ fn admit_unresolvable_program(
     staged.program.block_limit = 16;
     staged.program.bindings.push(slot_0);
     staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
-    admission::admit(rings, &staged, &mut plan);
+    admission::admit::<BarrierValue>(rings, &staged, &mut plan);
     assert_eq!(plan.verdict, Verdict::Admitted);
     (staged, plan)
 }
@@ -139,7 +139,7 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
             signal: producer_signal,
             slot_named: false,
         });
-        let fault = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+        let fault = publication::publish::<BarrierValue>(&mut rings, &mut staged, &mut plan, &mut rows);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
         // SAFETY: the slot belongs to this queue's ring and its packet is published; nothing
         // consumes it before the doorbell below.
@@ -165,7 +165,7 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
     {
         let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
         let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, signalled, rig.kernarg_base);
-        let fault = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+        let fault = publication::publish::<BarrierValue>(&mut rings, &mut staged, &mut plan, &mut rows);
         rings.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
         assert_eq!(staged.program.cursor, Cursor::Done, "nothing more of the program runs");
@@ -226,7 +226,7 @@ fn the_block_processor_names_each_fault() {
         Verdict::Fault(SubmissionFault::NoProgramImage)
     );
     plan.clear();
-    admission::admit(&mut rings, &staged, &mut plan);
+    admission::admit::<BarrierValue>(&mut rings, &staged, &mut plan);
     assert_eq!(
         plan.verdict,
         Verdict::Fault(SubmissionFault::NoProgramImage),
