@@ -178,7 +178,7 @@ pub fn admit<S: CrossQueueStrategy>(rings: &mut QueueRings, staged: &StagedSubmi
     plan.epoch = epoch;
     plan.verdict = Verdict::Admitted;
     // Before the producer records below: no one can learn of the epoch before its state is armed.
-    S::reserve_epoch(rings, epoch, &mut plan.device_waits);
+    plan.wait_fault = S::reserve_epoch(rings, epoch, &mut plan.device_waits).err();
     // Publication always writes these barriers (a payload fault replaces only the payload), so
     // their producers are reached once this epoch retires, and so is everything their records
     // list: device barriers plus the barrier bit on every packet make "queue X reached epoch e"

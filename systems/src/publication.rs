@@ -26,10 +26,10 @@ const DISPATCH_HEADER: PacketHeader =
 /// Publishes the admitted submission (without ringing the doorbell) and moves its signals and
 /// retained resources into its epoch row.
 ///
-/// If something the earlier stages guaranteed no longer holds (a producer queue is missing, a
-/// program segment cannot be written), the reserved packets become barriers that pass, so the
-/// queue never stalls on an empty slot, but the submission runs nothing: its epoch is marked
-/// failed, its signals fail when it retires, and the fault is returned.
+/// If something the earlier stages guaranteed no longer holds (a wait barrier could not be named,
+/// a program segment cannot be written), the payload's reserved packets become barriers that
+/// pass, so the queue never stalls on an empty slot, but the submission runs nothing: its epoch
+/// is marked failed, its signals fail when it retires, and the fault is returned.
 pub fn publish<S: CrossQueueStrategy>(
     rings: &mut QueueRings,
     staged: &mut StagedSubmission,
@@ -42,28 +42,39 @@ pub fn publish<S: CrossQueueStrategy>(
     // SAFETY: admission reserved the wait barriers' packets first among this submission's.
     let wait_headers = unsafe { S::write_wait_barriers(&ring, plan.first_packet, &plan.device_waits) };
     let id = plan.first_packet + wait_headers;
-    let mut fault = None;
-    let payload = match staged.payload {
-        Payload::Barrier => {
-            let packet = BarrierAndPacket { completion_signal: completion, ..Default::default() };
-            // SAFETY: the last reserved packet.
-            unsafe { ring.write_body(id, &packet) };
-            Some((PAYLOAD_BARRIER_HEADER, 0))
-        }
-        Payload::Dispatch(template) => {
-            let packet = template.packet(plan.kernarg_address, completion);
-            // SAFETY: the last reserved packet.
-            unsafe { ring.write_body(id, &packet) };
-            Some((DISPATCH_HEADER, template.dimensions))
-        }
-        Payload::Program => {
-            // SAFETY: admission reserved the segment's packets from `id` and its kernarg bytes at
-            // `plan.kernarg_address`; the engine checked the binding table for this program.
-            let written = unsafe {
-                replay::write_segment(&ring, id, plan.kernarg_address, completion, &mut staged.program, &plan.segment)
-            };
-            fault = written.err();
-            None
+    let mut fault = plan.wait_fault;
+    let payload = if fault.is_some() {
+        None
+    } else {
+        match staged.payload {
+            Payload::Barrier => {
+                let packet = BarrierAndPacket { completion_signal: completion, ..Default::default() };
+                // SAFETY: the last reserved packet.
+                unsafe { ring.write_body(id, &packet) };
+                Some((PAYLOAD_BARRIER_HEADER, 0))
+            }
+            Payload::Dispatch(template) => {
+                let packet = template.packet(plan.kernarg_address, completion);
+                // SAFETY: the last reserved packet.
+                unsafe { ring.write_body(id, &packet) };
+                Some((DISPATCH_HEADER, template.dimensions))
+            }
+            Payload::Program => {
+                // SAFETY: admission reserved the segment's packets from `id` and its kernarg bytes at
+                // `plan.kernarg_address`; the engine checked the binding table for this program.
+                let written = unsafe {
+                    replay::write_segment(
+                        &ring,
+                        id,
+                        plan.kernarg_address,
+                        completion,
+                        &mut staged.program,
+                        &plan.segment,
+                    )
+                };
+                fault = written.err();
+                None
+            }
         }
     };
     let failure = fault.map(|fault| {

@@ -14,7 +14,7 @@ use aqueduct_abi::{
     packet::amd_format,
 };
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
-use aqueduct_components::submission::DeviceWait;
+use aqueduct_components::submission::{DeviceWait, SubmissionFault};
 use aqueduct_hsa::ring::AqlRing;
 use bevy_ecs::schedule::Schedule;
 
@@ -51,8 +51,9 @@ pub trait CrossQueueStrategy: 'static {
     fn epoch_state_free(endpoint: &QueueEndpoint, epoch: u64) -> bool;
 
     /// After the reservation: arms `epoch`'s retirement state, then names the signals the
-    /// barriers in `waits` wait on.
-    fn reserve_epoch(rings: &QueueRings, epoch: u64, waits: &mut [DeviceWait]);
+    /// barriers in `waits` wait on. A barrier whose producer queue cannot be found is an error:
+    /// the submission then runs nothing and fails (publication), never waits on nothing.
+    fn reserve_epoch(rings: &QueueRings, epoch: u64, waits: &mut [DeviceWait]) -> Result<(), SubmissionFault>;
 
     /// The signal the last packet of `epoch` decrements.
     fn completion_signal(rings: &QueueRings, epoch: u64) -> u64;
@@ -117,7 +118,9 @@ impl CrossQueueStrategy for BarrierValue {
     }
 
     #[inline]
-    fn reserve_epoch(_: &QueueRings, _: u64, _: &mut [DeviceWait]) {}
+    fn reserve_epoch(_: &QueueRings, _: u64, _: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
+        Ok(()) // resolution named the producer's epoch signal
+    }
 
     #[inline]
     fn completion_signal(rings: &QueueRings, _: u64) -> u64 {
@@ -210,14 +213,14 @@ impl CrossQueueStrategy for BarrierAnd {
     }
 
     #[inline]
-    fn reserve_epoch(rings: &QueueRings, epoch: u64, waits: &mut [DeviceWait]) {
+    fn reserve_epoch(rings: &QueueRings, epoch: u64, waits: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
         // The epoch's own signal goes to 1 before anyone can learn of the epoch (the producer
         // records admission writes next), so no consumer barrier sees the previous use's 0.
         // SAFETY: the endpoint's per-epoch signals live as long as the device. Admission found no
         // consumer barrier naming this slot, and its previous epoch was reclaimed, so resetting
         // it cannot release anyone early.
         unsafe { signal_value(rings.endpoint.slot_signal(epoch)) }.store(1, Ordering::Release);
-        name_epoch_slots(rings, waits);
+        name_epoch_slots(rings, waits)
     }
 
     #[inline]
@@ -298,11 +301,13 @@ impl CrossQueueStrategy for BarrierAnd {
 /// BarrierAnd: claims a use of each barrier producer's per-epoch signal and names it, or names
 /// nothing when that epoch was already reclaimed (its slot may be reused, and the wait is
 /// satisfied anyway).
-fn name_epoch_slots(rings: &QueueRings, waits: &mut [DeviceWait]) {
+fn name_epoch_slots(rings: &QueueRings, waits: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
     for wait in waits.iter_mut().filter(|wait| wait.barrier) {
         // Wait resolution found every barrier's producer queue, and directory entries are never
-        // removed.
-        let Some(endpoint) = rings.link.directory.get(wait.producer.queue) else { continue };
+        // removed; if that ever breaks, the submission fails rather than wait on nothing.
+        let Some(endpoint) = rings.link.directory.get(wait.producer.queue) else {
+            return Err(SubmissionFault::UnknownProducerQueue { queue: wait.producer.queue });
+        };
         let users = &endpoint.slot_users[endpoint.slot_index(wait.producer.epoch)];
         users.fetch_add(1, Ordering::SeqCst);
         // Paired with the producer's SeqCst check of `slot_users` before reuse: either it sees
@@ -314,6 +319,7 @@ fn name_epoch_slots(rings: &QueueRings, waits: &mut [DeviceWait]) {
         wait.slot_named = true;
         wait.signal = endpoint.slot_signal(wait.producer.epoch);
     }
+    Ok(())
 }
 
 /// Stores through the provider, so packet processors blocked on the signal wake at once.
