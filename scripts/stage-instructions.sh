@@ -15,7 +15,7 @@ import re, sys
 # A callee line: "  1,234 (0.01%)  >   file:function (512x) [object]": inclusive cost of those calls.
 line_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+>\s+\S+?:(.+?) \(([\d,]+)x\)")
 wanted = {
-    "submit (immediate, whole)": "aqueduct_engine::queue::submission::QueueShared::submit",
+    "submit (immediate, whole)": "aqueduct_engine::queue::submission::<impl aqueduct_engine::queue::core::QueueShared>::submit",
     "stage_params (one fetch)": "aqueduct_systems::stage_params",
     "run_pass": "aqueduct_systems::run_pass",
     "admission::admit": "aqueduct_systems::admission::admit",
@@ -25,6 +25,7 @@ wanted = {
     "publication::publish": "aqueduct_systems::publication::publish",
     "  record_epoch": "aqueduct_systems::publication::record_epoch",
     "reclaim::drain (per call)": "aqueduct_systems::reclaim::drain",
+    "reclaim::drain_retired_batch": "aqueduct_systems::reclaim::drain_retired_batch",
 }
 totals = {}
 for line in open(sys.argv[1]):

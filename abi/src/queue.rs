@@ -104,6 +104,12 @@ assert_offset!(AmdQueue, queue_properties, 180);
 assert_offset!(AmdQueue, reserved3, 184);
 assert_offset!(AmdQueue, queue_inactive_signal, 192);
 assert_offset!(AmdQueue, reserved4, 200);
+// As in ROCr's `amd_hsa_queue.h` (64-byte aligned): the producer's index is on line 0 and the
+// packet processor's, with the queue properties it reads per packet, on line 2, so reserving
+// slots and retiring packets never write the same line.
+const _: () = assert!(
+    core::mem::offset_of!(AmdQueue, write_dispatch_id) / 64 != core::mem::offset_of!(AmdQueue, read_dispatch_id) / 64
+);
 
 impl AmdQueue {
     /// The producer index, viewed atomically.

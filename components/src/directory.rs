@@ -1,7 +1,8 @@
 //! Each queue's lock-free endpoint: what another queue needs to wait on it from the device.
 //!
 //! Epochs count a queue's submissions from 1. The last packet of each submission retires its
-//! epoch on the device in one of two ways, fixed per device by [`CrossQueueWait`]:
+//! epoch on the device in one of two ways, fixed per device by [`CrossQueueWait`] (each queue's
+//! stages are compiled for it, in `aqueduct-systems`' `strategy`):
 //! - **BarrierValue**: it decrements the queue's *epoch signal*, which starts at [`EPOCH_BASE`], so
 //!   the retired epoch is `EPOCH_BASE - value`. A waiter publishes an AMD BARRIER_VALUE packet
 //!   (`value < EPOCH_BASE - epoch + 1`).
@@ -11,12 +12,13 @@
 //!   the wrong epoch.
 //!
 //! This module holds the data; reading the signals (`device_retired`) is behaviour, in
-//! `aqueduct-systems`' `sync::signals`.
+//! `aqueduct-systems`' `strategy`.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
 use crate::MAX_QUEUES;
+use crate::cache_line::CacheLine;
 
 /// The epoch signal's initial value (as IREE's: far from both ends of the i64 range).
 pub const EPOCH_BASE: i64 = i64::MAX / 2;
@@ -31,9 +33,12 @@ pub enum CrossQueueWait {
 }
 
 /// The device-side retirement signals of one queue.
+///
+/// The counters are on lines of their own: `submitted` is written by the submitting thread on
+/// every submission, `reclaimed` by whichever thread drains, and other queues' admission reads
+/// `reclaimed`; sharing a line would make each write evict the other writer's line.
 pub struct QueueEndpoint {
     pub index: u16,
-    pub strategy: CrossQueueWait,
     /// `hsa_signal_t` handle of the epoch signal (BarrierValue strategy; also created for
     /// BarrierAnd, where it is unused by packets).
     pub epoch_signal: u64,
@@ -44,42 +49,37 @@ pub struct QueueEndpoint {
     pub epoch_slots: Box<[u64]>,
     /// How many published consumer barriers name each per-epoch signal.
     pub slot_users: Box<[AtomicU32]>,
-    /// Highest epoch submitted (published).
-    pub submitted: AtomicU64,
-    /// Highest epoch the completion thread has drained.
-    pub reclaimed: AtomicU64,
-    /// Submission rows staged so far (each row's sequence is its count before it): read when an
-    /// object's last handle drops, to know which rows may still reference it.
-    pub staged_rows: AtomicU64,
-    /// Every row below this sequence has settled (drained after its epoch retired, or failed or
-    /// refused and released): nothing on this queue reads what they referenced any more.
-    pub settled_rows: AtomicU64,
     /// 0 while healthy; otherwise 1 + the failure-log index of the queue's sticky error.
     pub failure: AtomicU32,
+    /// Highest epoch submitted (published).
+    pub submitted: CacheLine<AtomicU64>,
+    /// Highest epoch drained (by the submitter or the completion thread).
+    pub reclaimed: CacheLine<AtomicU64>,
+    /// Submission rows staged so far (each row's sequence is its count before it), written by
+    /// the submitter: read when an object's last handle drops, to know which rows may still
+    /// reference it.
+    pub staged_rows: CacheLine<AtomicU64>,
+    /// Every row below this sequence has settled (drained after its epoch retired, or failed or
+    /// refused and released), written by whoever drains: nothing on this queue reads what they
+    /// referenced any more.
+    pub settled_rows: CacheLine<AtomicU64>,
 }
 
 impl QueueEndpoint {
     /// A fresh endpoint: nothing submitted, drained or failed; `epoch_slots` only under
     /// BarrierAnd.
-    pub fn new(
-        index: u16,
-        strategy: CrossQueueWait,
-        epoch_signal: u64,
-        control_signal: u64,
-        epoch_slots: Box<[u64]>,
-    ) -> Self {
+    pub fn new(index: u16, epoch_signal: u64, control_signal: u64, epoch_slots: Box<[u64]>) -> Self {
         Self {
             index,
-            strategy,
             epoch_signal,
             control_signal,
             slot_users: epoch_slots.iter().map(|_| AtomicU32::new(0)).collect(),
             epoch_slots,
-            submitted: AtomicU64::new(0),
-            reclaimed: AtomicU64::new(0),
-            staged_rows: AtomicU64::new(0),
-            settled_rows: AtomicU64::new(0),
             failure: AtomicU32::new(0),
+            submitted: CacheLine::default(),
+            reclaimed: CacheLine::default(),
+            staged_rows: CacheLine::default(),
+            settled_rows: CacheLine::default(),
         }
     }
 

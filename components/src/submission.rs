@@ -184,6 +184,10 @@ pub enum SubmissionFault {
     MissingBuiltin { builtin: u8 },
     /// A pending submission row lost its components.
     MissingRow,
+    /// A device wait's producer queue has no endpoint in the directory when its barrier is
+    /// named (wait resolution found it, and entries are never removed, so this is a broken
+    /// invariant, reported instead of publishing a barrier that waits on nothing).
+    UnknownProducerQueue { queue: u16 },
 }
 
 impl core::fmt::Display for SubmissionFault {
@@ -203,6 +207,9 @@ impl core::fmt::Display for SubmissionFault {
             }
             Self::MissingKernargData { block, command } => {
                 write!(f, "command {command} of program block {block} has no kernarg data")
+            }
+            Self::UnknownProducerQueue { queue } => {
+                write!(f, "queue {queue}, which produces a waited-on value, is not in the queue directory")
             }
             Self::TransferNotPlanned { block, command } => {
                 write!(f, "the device library cannot plan command {command} of program block {block}")
@@ -234,12 +241,16 @@ pub struct AdmissionPlan {
     pub epoch: u64,
     /// Program payloads: the blocks this epoch replays.
     pub segment: SegmentPlan,
+    /// A wait barrier that could not be named at reservation: publication runs nothing of the
+    /// payload and the epoch fails.
+    pub wait_fault: Option<SubmissionFault>,
 }
 
 impl AdmissionPlan {
     pub fn clear(&mut self) {
         self.verdict = Verdict::Pending;
         self.device_waits.clear();
+        self.wait_fault = None;
         self.frontier = Frontier::EMPTY;
         self.packets = 0;
         self.first_packet = 0;

@@ -15,7 +15,8 @@ use aqueduct_components::submission::{SignalOp, StagedSubmission, SubmissionRows
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::{ExecutionMode, SoftConfig, set_queue_mode};
 use aqueduct_hsa::{Hsa, PoolKindInfo};
-use aqueduct_systems::sync::{EndpointSignals, SemaphoreSync};
+use aqueduct_systems::strategy::{BarrierValue, CrossQueueStrategy};
+use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{
     DeviceLink, QueueRings, build_queue_world, reclaim, run_pass, schedule, stage_params, take_row,
 };
@@ -42,7 +43,6 @@ fn setup() -> Bench {
     set_queue_mode(queue, ExecutionMode::RetireOnly).expect("retire-only");
     let endpoint = Arc::new(QueueEndpoint::new(
         0,
-        CrossQueueWait::BarrierValue,
         hsa.signal_create(EPOCH_BASE).expect("signal").handle,
         hsa.signal_create(0).expect("signal").handle,
         Box::new([]),
@@ -58,7 +58,7 @@ fn setup() -> Bench {
     let kernargs = KernargRing { base, capacity: 1 << 20, head: 0, reclaimed: 0 };
     // SAFETY: the queue is never destroyed while the ring is used.
     let ring = unsafe { AqlRing::new(queue, hsa.api()) };
-    let (world, params) = build_queue_world(0, ring, kernargs, endpoint, link, 2048);
+    let (world, params, _) = build_queue_world(0, ring, kernargs, endpoint, link, 2048, CrossQueueWait::BarrierValue);
     Bench { _hsa: hsa, world, params, semaphore, value: 0 }
 }
 
@@ -73,8 +73,8 @@ fn stage(bench: &mut Bench) {
 /// Drains what retired; returns whether the pass left rows pending (it stopped for room).
 fn drain(bench: &mut Bench) -> bool {
     let (mut rings, rows, _, mut epoch_rows) = stage_params(&mut bench.params, &mut bench.world);
-    let retired = rings.endpoint.device_retired();
-    reclaim::drain(&mut rings, &mut epoch_rows, retired);
+    let retired = BarrierValue::device_retired(&rings.endpoint);
+    reclaim::drain::<BarrierValue>(&mut rings, &mut epoch_rows, retired);
     !rows.pending.is_empty()
 }
 
@@ -82,7 +82,7 @@ fn drain(bench: &mut Bench) -> bool {
 fn direct(bench: &mut Bench) {
     stage(bench);
     loop {
-        run_pass(&mut stage_params(&mut bench.params, &mut bench.world));
+        run_pass::<BarrierValue>(&mut stage_params(&mut bench.params, &mut bench.world));
         if !drain(bench) {
             return;
         }
@@ -121,7 +121,7 @@ fn batched(bench: &mut Bench, schedule: &mut bevy_ecs::schedule::Schedule) {
 
 fn stages(c: &mut Criterion) {
     let mut bench = setup();
-    let mut schedule = schedule::submission_schedule();
+    let mut schedule = schedule::submission_schedule::<BarrierValue>();
     schedule.run(&mut bench.world); // build the schedule once, outside the measurement
     let mut group = c.benchmark_group("ecs_stages");
     group.throughput(Throughput::Elements(BATCH));

@@ -16,7 +16,6 @@
 
 use core::sync::atomic::Ordering;
 
-use aqueduct_components::directory::CrossQueueWait;
 use aqueduct_components::frontier::{Cover, Frontier};
 use aqueduct_components::program::SegmentEnd;
 use aqueduct_components::semaphore_table::{Producer, WaitSource};
@@ -26,14 +25,16 @@ use aqueduct_components::submission::{
 
 use bevy_ecs::entity::Entity;
 
-use crate::sync::{SemaphoreSync, signal_value};
+use crate::strategy::CrossQueueStrategy;
+use crate::sync::SemaphoreSync;
 use crate::{QueueRings, SubmissionRowQuery};
 
-/// Dependency signals one BARRIER_AND packet can name.
-pub const BARRIER_AND_DEPENDENCIES: usize = 5;
-
 /// Resolves the staged waits into `plan.device_waits` without reserving anything.
-pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut AdmissionPlan) -> Verdict {
+pub fn resolve_waits<S: CrossQueueStrategy>(
+    rings: &QueueRings,
+    staged: &StagedSubmission,
+    plan: &mut AdmissionPlan,
+) -> Verdict {
     plan.device_waits.clear();
     plan.frontier = Frontier::EMPTY;
     let table = &rings.link.semaphores;
@@ -66,12 +67,7 @@ pub fn resolve_waits(rings: &QueueRings, staged: &StagedSubmission, plan: &mut A
                     if let Some(reached) = table.queued_frontier(wait.semaphore, producer) {
                         rings.frontier.collect(rings.index, &reached, &mut plan.frontier);
                     }
-                    // BarrierAnd names the producer epoch's own signal when the slot is claimed.
-                    let signal = match rings.strategy {
-                        CrossQueueWait::BarrierValue => endpoint.epoch_signal,
-                        CrossQueueWait::BarrierAnd => 0,
-                    };
-                    (false, 0, signal)
+                    (false, 0, S::resolved_wait_signal(endpoint))
                 }
             }
         };
@@ -108,29 +104,25 @@ fn add_wait(waits: &mut Vec<DeviceWait>, wait: DeviceWait) {
     waits.push(wait);
 }
 
-/// AQL packets the device waits need under `strategy`.
-pub fn barrier_packets(strategy: CrossQueueWait, waits: &[DeviceWait]) -> u64 {
-    let barriers = waits.iter().filter(|wait| wait.barrier).count();
-    match strategy {
-        CrossQueueWait::BarrierValue => barriers as u64,
-        CrossQueueWait::BarrierAnd => barriers.div_ceil(BARRIER_AND_DEPENDENCIES) as u64,
-    }
+/// AQL packets the device waits need under strategy `S`.
+pub fn barrier_packets<S: CrossQueueStrategy>(waits: &[DeviceWait]) -> u64 {
+    S::barrier_packets(waits.iter().filter(|wait| wait.barrier).count() as u64)
 }
 
 /// The whole admission stage: checks, wait resolution, then the reservation.
-pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut AdmissionPlan) {
+pub fn admit<S: CrossQueueStrategy>(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut AdmissionPlan) {
     crate::stage_span!("admission");
     plan.clear();
     if let Some(failure) = rings.failure {
         plan.verdict = Verdict::QueueFailed(failure);
         return;
     }
-    let verdict = resolve_waits(rings, staged, plan);
+    let verdict = resolve_waits::<S>(rings, staged, plan);
     if verdict != Verdict::Admitted {
         plan.verdict = verdict;
         return;
     }
-    let barriers = barrier_packets(rings.strategy, &plan.device_waits);
+    let barriers = barrier_packets::<S>(&plan.device_waits);
     // The read index last seen first; the live one (a line the packet processor keeps writing)
     // only when that says the ring is too full for a single payload packet, or always for a
     // program, whose segment is sized to the room there is.
@@ -163,12 +155,7 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
     }
     // Capacity first, all read-only.
     let epoch = rings.epochs.submitted + 1;
-    let slot_free = match rings.strategy {
-        CrossQueueWait::BarrierValue => true,
-        CrossQueueWait::BarrierAnd => {
-            rings.endpoint.slot_users[rings.endpoint.slot_index(epoch)].load(Ordering::SeqCst) == 0
-        }
-    };
+    let slot_free = S::epoch_state_free(&rings.endpoint, epoch);
     let kernarg_span = rings.kernargs.plan(kernarg_bytes, kernarg_alignment);
     let (Some((start, end)), true, true, true) =
         (kernarg_span, rings.epochs.has_room(), slot_free, aql_free >= packets)
@@ -183,14 +170,6 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
     };
     rings.kernargs.head = end;
     rings.epochs.submitted = epoch;
-    if rings.strategy == CrossQueueWait::BarrierAnd {
-        // The epoch's own signal goes to 1 before anyone can learn of the epoch (the producer
-        // records below), so no consumer barrier sees the previous use's 0.
-        // SAFETY: the endpoint's per-epoch signals live as long as the device. The check above
-        // found no consumer barrier naming this slot, and its previous epoch was reclaimed, so
-        // resetting it cannot release anyone early.
-        unsafe { signal_value(rings.endpoint.slot_signal(epoch)) }.store(1, Ordering::Release);
-    }
     plan.packets = packets;
     plan.first_packet = first_packet;
     plan.kernarg_address = rings.kernargs.address(start);
@@ -198,9 +177,8 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
     plan.kernarg_end = end;
     plan.epoch = epoch;
     plan.verdict = Verdict::Admitted;
-    if rings.strategy == CrossQueueWait::BarrierAnd {
-        name_epoch_slots(rings, &mut plan.device_waits);
-    }
+    // Before the producer records below: no one can learn of the epoch before its state is armed.
+    plan.wait_fault = S::reserve_epoch(rings, epoch, &mut plan.device_waits).err();
     // Publication always writes these barriers (a payload fault replaces only the payload), so
     // their producers are reached once this epoch retires, and so is everything their records
     // list: device barriers plus the barrier bit on every packet make "queue X reached epoch e"
@@ -210,27 +188,6 @@ pub fn admit(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut Admis
     rings.frontier.admitted_epoch(rings.index, epoch, barriers, &plan.frontier);
     if staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return {
         record_producers(rings, staged, epoch);
-    }
-}
-
-/// BarrierAnd: claims a use of each barrier producer's per-epoch signal and names it, or names
-/// nothing when that epoch was already reclaimed (its slot may be reused, and the wait is
-/// satisfied anyway).
-fn name_epoch_slots(rings: &QueueRings, waits: &mut [DeviceWait]) {
-    for wait in waits.iter_mut().filter(|wait| wait.barrier) {
-        // Wait resolution found every barrier's producer queue, and directory entries are never
-        // removed.
-        let Some(endpoint) = rings.link.directory.get(wait.producer.queue) else { continue };
-        let users = &endpoint.slot_users[endpoint.slot_index(wait.producer.epoch)];
-        users.fetch_add(1, Ordering::SeqCst);
-        // Paired with the producer's SeqCst check of `slot_users` before reuse: either it sees
-        // our claim and waits, or we see the reclaim and name nothing.
-        if endpoint.reclaimed.load(Ordering::SeqCst) >= wait.producer.epoch {
-            users.fetch_sub(1, Ordering::SeqCst);
-            continue;
-        }
-        wait.slot_named = true;
-        wait.signal = endpoint.slot_signal(wait.producer.epoch);
     }
 }
 
@@ -254,7 +211,11 @@ fn record_producers(rings: &QueueRings, staged: &StagedSubmission, epoch: u64) {
 /// Admission over the pending rows, in queue order: admits each until one cannot go (recorded
 /// as the pass's stop), or until a program whose execution continues past this segment (the rows
 /// behind it wait for the rest of it).
-pub fn admit_pending(rings: &mut QueueRings, rows: &mut SubmissionRows, query: &mut SubmissionRowQuery) {
+pub fn admit_pending<S: CrossQueueStrategy>(
+    rings: &mut QueueRings,
+    rows: &mut SubmissionRows,
+    query: &mut SubmissionRowQuery,
+) {
     rows.pass.clear();
     for index in 0..rows.pending.len() {
         let entity = rows.pending[index];
@@ -262,7 +223,7 @@ pub fn admit_pending(rings: &mut QueueRings, rows: &mut SubmissionRows, query: &
             rows.pass.stop = Some((entity, Verdict::Fault(SubmissionFault::MissingRow)));
             return;
         };
-        if !admit_row(rings, rows, entity, &staged, &mut plan) {
+        if !admit_row::<S>(rings, rows, entity, &staged, &mut plan) {
             return;
         }
     }
@@ -272,14 +233,14 @@ pub fn admit_pending(rings: &mut QueueRings, rows: &mut SubmissionRows, query: &
 /// rows behind it (not when this one was refused, nor when its program continues past this
 /// segment).
 #[inline]
-pub fn admit_row(
+pub fn admit_row<S: CrossQueueStrategy>(
     rings: &mut QueueRings,
     rows: &mut SubmissionRows,
     entity: Entity,
     staged: &StagedSubmission,
     plan: &mut AdmissionPlan,
 ) -> bool {
-    admit(rings, staged, plan);
+    admit::<S>(rings, staged, plan);
     if plan.verdict != Verdict::Admitted {
         rows.pass.stop = Some((entity, plan.verdict));
         return false;
@@ -293,6 +254,7 @@ mod tests {
     use aqueduct_components::semaphore_table::Producer;
 
     use super::*;
+    use crate::strategy::{BarrierAnd, BarrierValue};
 
     fn wait(queue: u16, epoch: u64, semaphore: u32) -> DeviceWait {
         DeviceWait {
@@ -317,7 +279,7 @@ mod tests {
         let mut semaphores: Vec<_> = waits.iter().map(|wait| wait.semaphore).collect();
         semaphores.sort();
         assert_eq!(semaphores, [10, 11, 12, 13], "covered waits stay for failure propagation");
-        assert_eq!(barrier_packets(CrossQueueWait::BarrierValue, &waits), 2);
-        assert_eq!(barrier_packets(CrossQueueWait::BarrierAnd, &waits), 1);
+        assert_eq!(barrier_packets::<BarrierValue>(&waits), 2);
+        assert_eq!(barrier_packets::<BarrierAnd>(&waits), 1);
     }
 }

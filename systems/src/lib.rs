@@ -32,13 +32,16 @@ pub mod reclaim;
 pub mod replay;
 pub mod schedule;
 pub mod settle;
+pub mod strategy;
 pub mod sync;
 
 use aqueduct_components::queue_state::{EpochDeviceWaits, EpochRow, EpochSignals};
 use aqueduct_components::submission::{AdmissionPlan, StagedSubmission, SubmissionFault, SubmissionRows, Verdict};
 use bevy_ecs::prelude::*;
-use bevy_ecs::system::{SystemParamItem, SystemState};
+use bevy_ecs::system::SystemState;
 pub use queue_rings::{DeviceLink, QueueRings};
+use strategy::CrossQueueStrategy;
+pub use strategy::QueueStages;
 
 /// The epoch-row columns publication and reclaim touch.
 pub type EpochRows<'w, 's> =
@@ -55,12 +58,16 @@ pub type StageParamSet = (
     EpochRows<'static, 'static>,
 );
 
+/// [`StageParamSet`] as fetched: the borrows a pass works through.
+pub type StageParams<'w, 's> =
+    (ResMut<'w, QueueRings>, ResMut<'w, SubmissionRows>, SubmissionRowQuery<'w, 's>, EpochRows<'w, 's>);
+
 /// The cached state that fetches [`StageParamSet`].
 pub type StageState = SystemState<StageParamSet>;
 
 /// Fetches the stages' parameters. The queue World is built with every resource they name and
 /// never loses one, so validation cannot fail.
-pub fn stage_params<'a>(state: &'a mut StageState, world: &'a mut World) -> SystemParamItem<'a, 'a, StageParamSet> {
+pub fn stage_params<'a>(state: &'a mut StageState, world: &'a mut World) -> StageParams<'a, 'a> {
     match state.get_mut(world) {
         Ok(params) => params,
         Err(error) => unreachable!("the queue World lost a stage resource: {error}"),
@@ -68,11 +75,12 @@ pub fn stage_params<'a>(state: &'a mut StageState, world: &'a mut World) -> Syst
 }
 
 /// One pass of admission → kernarg patching → AQL publication over the pending rows, called
-/// directly (the immediate path). [`schedule::submission_schedule`] runs the same passes.
+/// directly (the immediate path), for wait strategy `S` ([`QueueStages`] holds the queue's copy).
+/// [`schedule::submission_schedule`] runs the same passes.
 ///
 /// A pass over one pending row (every immediate submission that queues behind nothing) runs the
 /// same per-row stage functions on one row lookup instead of one per stage.
-pub fn run_pass(params: &mut SystemParamItem<'_, '_, StageParamSet>) {
+pub fn run_pass<S: CrossQueueStrategy>(params: &mut StageParams<'_, '_>) {
     let (rings, rows, query, epoch_rows) = params;
     if rows.pending.len() == 1 {
         rows.pass.clear();
@@ -82,18 +90,18 @@ pub fn run_pass(params: &mut SystemParamItem<'_, '_, StageParamSet>) {
             return;
         };
         // Whether a program continues past this segment matters only to rows behind it.
-        admission::admit_row(rings, rows, entity, &staged, &mut plan);
+        admission::admit_row::<S>(rings, rows, entity, &staged, &mut plan);
         if plan.verdict == Verdict::Admitted {
             kernarg::patch_kernargs(&staged, &plan);
-            let last = publication::publish_row(rings, rows, entity, &mut staged, &mut plan, epoch_rows);
+            let last = publication::publish_row::<S>(rings, rows, entity, &mut staged, &mut plan, epoch_rows);
             rings.ring.ring_doorbell(last);
         }
         return;
     }
-    admission::admit_pending(rings, rows, query);
+    admission::admit_pending::<S>(rings, rows, query);
     if !rows.pass.admitted.is_empty() {
         kernarg::patch_admitted(rows, query);
-        publication::publish_admitted(rings, rows, query, epoch_rows);
+        publication::publish_admitted::<S>(rings, rows, query, epoch_rows);
     }
 }
 
@@ -115,8 +123,8 @@ const ROW_WAITS: usize = 2;
 /// A batch that stages more spawns the rest once; they are recycled from then on.
 const INITIAL_SUBMISSION_ROWS: usize = 4;
 
-/// Builds a queue World: its rings, `epochs` recycled epoch rows, the first submission rows, and
-/// the cached parameter state the stages run through.
+/// Builds a queue World: its rings, `epochs` recycled epoch rows, the first submission rows, the
+/// cached parameter state the stages run through, and the stages compiled for `strategy`.
 pub fn build_queue_world(
     index: u16,
     ring: aqueduct_hsa::ring::AqlRing,
@@ -124,7 +132,8 @@ pub fn build_queue_world(
     endpoint: std::sync::Arc<aqueduct_components::directory::QueueEndpoint>,
     link: DeviceLink,
     epochs: usize,
-) -> (World, StageState) {
+    strategy: aqueduct_components::directory::CrossQueueWait,
+) -> (World, StageState, QueueStages) {
     use aqueduct_components::queue_state::EpochRing;
     let mut world = World::new();
     let rows: Box<[Entity]> = (0..epochs)
@@ -144,7 +153,6 @@ pub fn build_queue_world(
         known_read_index: 0,
         kernargs,
         epochs: EpochRing { rows, submitted: 0, reclaimed: 0 },
-        strategy: endpoint.strategy,
         epoch_signal: endpoint.epoch_signal,
         endpoint,
         frontier: aqueduct_components::frontier::QueueFrontier::default(),
@@ -157,7 +165,7 @@ pub fn build_queue_world(
     }
     world.insert_resource(submission_rows);
     let params = StageState::new(&mut world);
-    (world, params)
+    (world, params, QueueStages::for_strategy(strategy))
 }
 
 /// Makes sure a free submission row exists, spawning one only when none is free (a batch or

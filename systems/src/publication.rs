@@ -6,25 +6,18 @@
 
 use core::sync::atomic::Ordering;
 
-use aqueduct_abi::{
-    BarrierAndPacket, BarrierValuePacket, FenceScope, PacketHeader, PacketType, SignalCondition, VendorPacketHeader,
-    packet::amd_format,
-};
-use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE};
+use aqueduct_abi::{BarrierAndPacket, FenceScope, PacketHeader, PacketType};
 use aqueduct_components::program::{Cursor, SegmentEnd};
 use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission, SubmissionFault, SubmissionRows};
 use aqueduct_hsa::ring::AqlRing;
 use bevy_ecs::entity::Entity;
 
-use crate::admission::BARRIER_AND_DEPENDENCIES;
 use crate::replay;
+use crate::strategy::CrossQueueStrategy;
 use crate::sync::SemaphoreSync;
 use crate::{EpochRows, QueueRings, SubmissionRowQuery};
 
-const WAIT_HEADER: PacketHeader = PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::None);
-const VALUE_HEADER: PacketHeader =
-    PacketHeader::new(PacketType::VendorSpecific, true, FenceScope::System, FenceScope::None);
 const PAYLOAD_BARRIER_HEADER: PacketHeader =
     PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::System);
 const DISPATCH_HEADER: PacketHeader =
@@ -33,92 +26,61 @@ const DISPATCH_HEADER: PacketHeader =
 /// Publishes the admitted submission (without ringing the doorbell) and moves its signals into
 /// its epoch row.
 ///
-/// If something the earlier stages guaranteed no longer holds (a producer queue is missing, a
-/// program segment cannot be written), the reserved packets become barriers that pass, so the
-/// queue never stalls on an empty slot, but the submission runs nothing: its epoch is marked
-/// failed, its signals fail when it retires, and the fault is returned.
-pub fn publish(
+/// If something the earlier stages guaranteed no longer holds (a wait barrier could not be named,
+/// a program segment cannot be written), the payload's reserved packets become barriers that
+/// pass, so the queue never stalls on an empty slot, but the submission runs nothing: its epoch
+/// is marked failed, its signals fail when it retires, and the fault is returned.
+pub fn publish<S: CrossQueueStrategy>(
     rings: &mut QueueRings,
     staged: &mut StagedSubmission,
     plan: &mut AdmissionPlan,
     rows: &mut EpochRows,
 ) -> Result<(), SubmissionFault> {
     crate::stage_span!("aql_publication");
-    let epoch = plan.epoch;
-    // Under BarrierAnd, admission already set the epoch's own signal to 1.
-    let completion = match rings.strategy {
-        CrossQueueWait::BarrierValue => rings.epoch_signal,
-        CrossQueueWait::BarrierAnd => rings.endpoint.slot_signal(epoch),
-    };
-    let mut id = plan.first_packet;
+    let completion = S::completion_signal(rings, plan.epoch);
     let ring = rings.ring;
-    let mut wait_headers = 0u64;
-    match rings.strategy {
-        CrossQueueWait::BarrierValue => {
-            for wait in plan.device_waits.iter().filter(|wait| wait.barrier) {
-                // Retired epochs = EPOCH_BASE - value ≥ epoch  ⇔  value < EPOCH_BASE - epoch + 1.
-                let packet = BarrierValuePacket {
-                    header: VendorPacketHeader {
-                        header: VALUE_HEADER,
-                        amd_format: amd_format::BARRIER_VALUE,
-                        reserved: 0,
-                    },
-                    signal: wait.signal,
-                    value: EPOCH_BASE - wait.producer.epoch as i64 + 1,
-                    mask: -1,
-                    cond: SignalCondition::Lt as u32,
-                    ..Default::default()
+    // SAFETY: admission reserved the wait barriers' packets first among this submission's.
+    let wait_headers = unsafe { S::write_wait_barriers(&ring, plan.first_packet, &plan.device_waits) };
+    let id = plan.first_packet + wait_headers;
+    let mut fault = plan.wait_fault;
+    let payload = if fault.is_some() {
+        None
+    } else {
+        match staged.payload {
+            Payload::Barrier => {
+                let packet = BarrierAndPacket { completion_signal: completion, ..Default::default() };
+                // SAFETY: the last reserved packet.
+                unsafe { ring.write_body(id, &packet) };
+                Some((PAYLOAD_BARRIER_HEADER, 0))
+            }
+            Payload::Dispatch(template) => {
+                let packet = template.packet(plan.kernarg_address, completion);
+                // SAFETY: the last reserved packet.
+                unsafe { ring.write_body(id, &packet) };
+                Some((DISPATCH_HEADER, template.dimensions))
+            }
+            Payload::Program => {
+                // SAFETY: admission reserved the segment's packets from `id` and its kernarg bytes at
+                // `plan.kernarg_address`; the engine checked the binding table for this program.
+                let written = unsafe {
+                    replay::write_segment(
+                        &ring,
+                        id,
+                        plan.kernarg_address,
+                        completion,
+                        &mut staged.program,
+                        &plan.segment,
+                    )
                 };
-                // SAFETY: `id` is one of the packets admission reserved for this submission.
-                unsafe { ring.write_body(id, &packet) };
-                id += 1;
-                wait_headers += 1;
+                fault = written.err();
+                None
             }
-        }
-        CrossQueueWait::BarrierAnd => {
-            // Admission named the signals (0 for an epoch reclaimed first: no dependency).
-            let barriers: u64 = plan.device_waits.iter().filter(|wait| wait.barrier).count() as u64;
-            let mut signals = plan.device_waits.iter().filter(|wait| wait.barrier).map(|wait| wait.signal);
-            for _ in 0..barriers.div_ceil(BARRIER_AND_DEPENDENCIES as u64) {
-                let mut packet = BarrierAndPacket::default();
-                for (slot, signal) in packet.dep_signal.iter_mut().zip(signals.by_ref()) {
-                    *slot = signal;
-                }
-                // SAFETY: reserved packet, as above.
-                unsafe { ring.write_body(id, &packet) };
-                id += 1;
-                wait_headers += 1;
-            }
-        }
-    }
-    let mut fault = None;
-    let payload = match staged.payload {
-        Payload::Barrier => {
-            let packet = BarrierAndPacket { completion_signal: completion, ..Default::default() };
-            // SAFETY: the last reserved packet.
-            unsafe { ring.write_body(id, &packet) };
-            Some((PAYLOAD_BARRIER_HEADER, 0))
-        }
-        Payload::Dispatch(template) => {
-            let packet = template.packet(plan.kernarg_address, completion);
-            // SAFETY: the last reserved packet.
-            unsafe { ring.write_body(id, &packet) };
-            Some((DISPATCH_HEADER, template.dimensions))
-        }
-        Payload::Program => {
-            // SAFETY: admission reserved the segment's packets from `id` and its kernarg bytes at
-            // `plan.kernarg_address`; the engine checked the binding table for this program.
-            let written = unsafe {
-                replay::write_segment(&ring, id, plan.kernarg_address, completion, &mut staged.program, &plan.segment)
-            };
-            fault = written.err();
-            None
         }
     };
     let failure = fault.map(|fault| {
         // The wait barriers stay: admission advanced the frontier and the producer records on
         // the promise that they run. Only the payload becomes barriers that pass.
-        publish_headers(rings, staged, plan, wait_headers, id, None, false);
+        publish_headers::<S>(rings, staged, plan, wait_headers, id, None, false);
         // SAFETY: admission reserved `plan.packets` packets from `plan.first_packet`; the
         // payload's, from `id`, have no header published yet.
         unsafe { write_passing_barriers(&ring, id, plan.first_packet + plan.packets - id, completion) };
@@ -129,17 +91,17 @@ pub fn publish(
             .record_failure(FailureRecord { status: None, message: format!("submission fault: {fault}") })
     });
     if failure.is_none() {
-        publish_headers(rings, staged, plan, wait_headers, id, payload, true);
+        publish_headers::<S>(rings, staged, plan, wait_headers, id, payload, true);
     }
 
-    record_epoch(rings, staged, plan, rows, failure);
+    record_epoch::<S>(rings, staged, plan, rows, failure);
     fault.map_or(Ok(()), Err)
 }
 
 /// Stores the header words in order: the wait barriers', then (with `with_payload`) the
 /// payload's. The processor may start on the first while later ones are still stores away, which
 /// is fine: every body is written. The pass rings the doorbell.
-fn publish_headers(
+fn publish_headers<S: CrossQueueStrategy>(
     rings: &QueueRings,
     staged: &StagedSubmission,
     plan: &AdmissionPlan,
@@ -150,11 +112,7 @@ fn publish_headers(
 ) {
     let ring = rings.ring;
     let first = plan.first_packet;
-    // A vendor packet's AMD format byte shares the header word, in the `setup` half.
-    let (wait_header, wait_setup) = match rings.strategy {
-        CrossQueueWait::BarrierValue => (VALUE_HEADER, u16::from(amd_format::BARRIER_VALUE)),
-        CrossQueueWait::BarrierAnd => (WAIT_HEADER, 0),
-    };
+    let (wait_header, wait_setup) = S::WAIT_HEADER;
     for offset in 0..wait_headers {
         // SAFETY: bodies of the reserved packets are written.
         unsafe { ring.publish(first + offset, wait_header, wait_setup) };
@@ -195,7 +153,7 @@ unsafe fn write_passing_barriers(ring: &AqlRing, first: u64, count: u64, complet
 }
 
 /// Moves the published submission's signals into its epoch row, which records the row's sequence.
-fn record_epoch(
+fn record_epoch<S: CrossQueueStrategy>(
     rings: &mut QueueRings,
     staged: &mut StagedSubmission,
     plan: &AdmissionPlan,
@@ -224,10 +182,11 @@ fn record_epoch(
         waits.0.extend_from_slice(&plan.device_waits);
     }
     rings.endpoint.submitted.store(epoch, Ordering::Release);
+    S::wake_idle_completion(rings, epoch);
 }
 
 /// Publication for every row the pass admitted, then one doorbell store for all of them.
-pub fn publish_admitted(
+pub fn publish_admitted<S: CrossQueueStrategy>(
     rings: &mut QueueRings,
     rows: &mut SubmissionRows,
     query: &mut SubmissionRowQuery,
@@ -237,7 +196,7 @@ pub fn publish_admitted(
     for index in 0..rows.pass.admitted.len() {
         let entity = rows.pass.admitted[index];
         let Ok((mut staged, mut plan)) = query.get_mut(entity) else { continue };
-        last_packet = Some(publish_row(rings, rows, entity, &mut staged, &mut plan, epoch_rows));
+        last_packet = Some(publish_row::<S>(rings, rows, entity, &mut staged, &mut plan, epoch_rows));
     }
     if let Some(last) = last_packet {
         rings.ring.ring_doorbell(last);
@@ -248,7 +207,7 @@ pub fn publish_admitted(
 /// its last packet id. A row whose program continues stays at the front of the pending rows;
 /// every other published row is cleared and recycled.
 #[inline]
-pub fn publish_row(
+pub fn publish_row<S: CrossQueueStrategy>(
     rings: &mut QueueRings,
     rows: &mut SubmissionRows,
     entity: Entity,
@@ -256,7 +215,7 @@ pub fn publish_row(
     plan: &mut AdmissionPlan,
     epoch_rows: &mut EpochRows,
 ) -> u64 {
-    let published = publish(rings, staged, plan, epoch_rows);
+    let published = publish::<S>(rings, staged, plan, epoch_rows);
     rows.pass.packets += plan.packets;
     rows.pass.device_waits += plan.device_waits.iter().filter(|wait| wait.barrier).count() as u64;
     if let Err(fault) = published {

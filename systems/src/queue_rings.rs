@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use aqueduct_components::directory::{CrossQueueWait, QueueDirectory, QueueEndpoint};
+use aqueduct_components::directory::{QueueDirectory, QueueEndpoint};
 use aqueduct_components::frontier::QueueFrontier;
 use aqueduct_components::queue_state::{EpochRing, KernargRing};
 use aqueduct_components::semaphore_table::SemaphoreTable;
@@ -35,7 +35,6 @@ pub struct QueueRings {
     pub kernargs: KernargRing,
     pub epochs: EpochRing,
     pub endpoint: Arc<QueueEndpoint>,
-    pub strategy: CrossQueueWait,
     /// What this queue's published work is known to follow on other queues (its own device
     /// waits, and transitively what their producers followed): a later wait it covers needs no
     /// barrier.

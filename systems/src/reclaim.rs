@@ -1,14 +1,20 @@
-//! Epoch reclaim: what the completion thread does with retired epochs, and with everything in
+//! Epoch reclaim: what the submitting thread (a batch at a time) and the completion thread (an
+//! idle queue, or one nobody drained) do with retired epochs, and what happens to everything in
 //! flight when the queue fails.
 
 use core::sync::atomic::Ordering;
 
-use aqueduct_components::directory::CrossQueueWait;
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_components::submission::{DeviceWait, SignalOp};
 
-use crate::sync::{HostParking, SemaphoreSync, signal_value};
-use crate::{DeviceLink, EpochRows, QueueRings};
+use crate::strategy::CrossQueueStrategy;
+use crate::sync::{HostParking, SemaphoreSync};
+use crate::{EpochRows, QueueRings};
+
+/// Retired epochs the submitting thread lets accumulate before it drains them itself, holding
+/// the queue lock it already has: one signal load per submission while a batch is in flight,
+/// and one drain per batch.
+pub const SUBMITTER_DRAIN_BATCH: u64 = 16;
 
 /// What one drain did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -56,21 +62,9 @@ fn failed_dependency(table: &SemaphoreTable, waits: &[DeviceWait]) -> Option<u32
     waits.iter().find_map(|wait| table.failure(wait.semaphore))
 }
 
-/// Gives back the producers' per-epoch signals this epoch's barriers named (BarrierAnd).
-fn release_slots(link: &DeviceLink, strategy: CrossQueueWait, waits: &[DeviceWait]) {
-    if strategy != CrossQueueWait::BarrierAnd {
-        return;
-    }
-    for wait in waits.iter().filter(|wait| wait.slot_named) {
-        if let Some(endpoint) = link.directory.get(wait.producer.queue) {
-            endpoint.slot_users[endpoint.slot_index(wait.producer.epoch)].fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-}
-
 /// Drains every epoch up to `retired`: signals (or, if a device-side dependency failed, fails)
 /// their semaphores and frees their kernarg space. Wakes host waiters.
-pub fn drain(rings: &mut QueueRings, rows: &mut EpochRows, retired: u64) -> DrainOutcome {
+pub fn drain<S: CrossQueueStrategy>(rings: &mut QueueRings, rows: &mut EpochRows, retired: u64) -> DrainOutcome {
     crate::stage_span!("epoch_reclaim");
     let first = rings.epochs.reclaimed + 1;
     let last = retired.min(rings.epochs.submitted);
@@ -92,7 +86,7 @@ pub fn drain(rings: &mut QueueRings, rows: &mut EpochRows, retired: u64) -> Drai
             None => signals.0.iter().for_each(|signal| coalescer.push(*signal)),
             Some(failure) => signals.0.iter().for_each(|signal| coalescer.fail(*signal, failure)),
         }
-        release_slots(&rings.link, rings.strategy, &waits.0);
+        S::release_waits(&rings.link, &waits.0);
         rings.frontier.settle(epoch, failure, submitted);
         kernarg_end = row.kernarg_end;
         coalescer.outcome.epochs += 1;
@@ -116,7 +110,11 @@ pub fn drain(rings: &mut QueueRings, rows: &mut EpochRows, retired: u64) -> Drai
 /// The queue failed with `failure`: every epoch still in flight fails its semaphores and is
 /// force-retired on the device so barriers on other queues that wait
 /// for it pass (their epochs then fail through [`drain`]'s dependency check).
-pub fn fail_in_flight(rings: &mut QueueRings, rows: &mut EpochRows, failure: u32) -> DrainOutcome {
+pub fn fail_in_flight<S: CrossQueueStrategy>(
+    rings: &mut QueueRings,
+    rows: &mut EpochRows,
+    failure: u32,
+) -> DrainOutcome {
     crate::stage_span!("fail_in_flight");
     rings.failure = Some(failure);
     rings.endpoint.failure.store(failure + 1, Ordering::Release);
@@ -126,12 +124,12 @@ pub fn fail_in_flight(rings: &mut QueueRings, rows: &mut EpochRows, failure: u32
         for signal in signals.0.drain(..) {
             outcome.failures += u64::from(rings.link.semaphores.fail(signal.semaphore, failure));
         }
-        release_slots(&rings.link, rings.strategy, &waits.0);
+        S::release_waits(&rings.link, &waits.0);
         waits.0.clear();
         outcome.epochs += 1;
     }
     rings.frontier.clear_pending();
-    force_retire(rings);
+    S::force_retire(rings);
     rings.epochs.reclaimed = rings.epochs.submitted;
     rings.kernargs.reclaimed = rings.kernargs.head;
     rings.endpoint.reclaimed.store(rings.epochs.submitted, Ordering::SeqCst);
@@ -139,29 +137,18 @@ pub fn fail_in_flight(rings: &mut QueueRings, rows: &mut EpochRows, failure: u32
     outcome
 }
 
-/// Makes the device-side epoch state say every submitted epoch retired. Called only after the
-/// queue's semaphores were failed (release ordering publishes that first).
-fn force_retire(rings: &QueueRings) {
-    let submitted = rings.epochs.submitted;
-    match rings.strategy {
-        CrossQueueWait::BarrierValue => {
-            let target = aqueduct_components::directory::EPOCH_BASE - submitted as i64;
-            // SAFETY: the epoch signal lives as long as the device.
-            let current = unsafe { signal_value(rings.epoch_signal) }.load(Ordering::Acquire);
-            if current > target {
-                store_signal(rings, rings.epoch_signal, target);
-            }
-        }
-        CrossQueueWait::BarrierAnd => {
-            for epoch in rings.epochs.reclaimed + 1..=submitted {
-                store_signal(rings, rings.endpoint.slot_signal(epoch), 0);
-            }
-        }
+/// The submitting thread's reclaim: drains what the device retired when at least
+/// [`SUBMITTER_DRAIN_BATCH`] epochs did, so a busy queue needs no completion-thread wake-up.
+/// Reads nothing shared unless a whole batch is in flight.
+#[inline]
+pub fn drain_retired_batch<S: CrossQueueStrategy>(
+    rings: &mut QueueRings,
+    rows: &mut EpochRows,
+) -> Option<DrainOutcome> {
+    let batch_end = rings.epochs.reclaimed + SUBMITTER_DRAIN_BATCH;
+    if rings.epochs.submitted < batch_end || !S::has_retired(&rings.endpoint, batch_end) {
+        return None;
     }
-}
-
-/// Stores through the provider, so packet processors blocked on the signal wake at once.
-fn store_signal(rings: &QueueRings, signal: u64, value: i64) {
-    // SAFETY: the signal is live (device lifetime); the store has no other precondition.
-    unsafe { (rings.link.api.hsa_signal_store_screlease)(aqueduct_hsa::sys::hsa_signal_t { handle: signal }, value) };
+    let retired = S::device_retired(&rings.endpoint);
+    Some(drain::<S>(rings, rows, retired))
 }

@@ -6,37 +6,39 @@ use aqueduct_components::submission::SubmissionRows;
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::SingleThreadedExecutor;
 
+use crate::strategy::CrossQueueStrategy;
 use crate::{EpochRows, QueueRings, SubmissionRowQuery};
 
-pub fn admission_system(
+pub fn admission_system<S: CrossQueueStrategy>(
     mut rings: ResMut<QueueRings>,
     mut rows: ResMut<SubmissionRows>,
     mut query: SubmissionRowQuery,
 ) {
-    crate::admission::admit_pending(&mut rings, &mut rows, &mut query);
+    crate::admission::admit_pending::<S>(&mut rings, &mut rows, &mut query);
 }
 
 pub fn kernarg_system(rows: Res<SubmissionRows>, query: SubmissionRowQuery) {
     crate::kernarg::patch_admitted(&rows, &query);
 }
 
-pub fn publication_system(
+pub fn publication_system<S: CrossQueueStrategy>(
     mut rings: ResMut<QueueRings>,
     mut rows: ResMut<SubmissionRows>,
     mut query: SubmissionRowQuery,
     mut epoch_rows: EpochRows,
 ) {
-    crate::publication::publish_admitted(&mut rings, &mut rows, &mut query, &mut epoch_rows);
+    crate::publication::publish_admitted::<S>(&mut rings, &mut rows, &mut query, &mut epoch_rows);
 }
 
 /// admission → kernarg patching → AQL publication over the pending rows, on the single-threaded
-/// executor (the stages share one queue's state, so there is nothing to run in parallel). What
+/// executor (the stages share one queue's state, so there is nothing to run in parallel), with
+/// the systems compiled for wait strategy `S` ([`crate::QueueStages`] picks the queue's). What
 /// the pass did is in `SubmissionRows::pass`; the engine acts on its stop verdict. Reclaim is not
-/// in the schedule: the engine drains retired epochs when a pass stops for room, and the
-/// completion thread drains the rest.
-pub fn submission_schedule() -> Schedule {
+/// in the schedule: after a pass, the submitting thread drains a retired batch of epochs (and
+/// everything retired when a pass stops for room), and the completion thread drains the rest.
+pub fn submission_schedule<S: CrossQueueStrategy>() -> Schedule {
     let mut schedule = Schedule::default();
     schedule.set_executor(SingleThreadedExecutor::new());
-    schedule.add_systems((admission_system, kernarg_system, publication_system).chain());
+    schedule.add_systems((admission_system::<S>, kernarg_system, publication_system::<S>).chain());
     schedule
 }

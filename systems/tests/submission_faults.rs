@@ -21,7 +21,8 @@ use aqueduct_components::submission::{
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::SoftConfig;
 use aqueduct_hsa::{Hsa, PoolKindInfo};
-use aqueduct_systems::sync::{EndpointSignals, SemaphoreSync};
+use aqueduct_systems::strategy::{BarrierAnd, BarrierValue, CrossQueueStrategy};
+use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{
     DeviceLink, QueueRings, admission, build_queue_world, publication, reclaim, replay, stage_params,
 };
@@ -36,6 +37,10 @@ struct Rig {
 }
 
 fn rig() -> Rig {
+    rig_with(CrossQueueWait::BarrierValue)
+}
+
+fn rig_with(strategy: CrossQueueWait) -> Rig {
     let hsa = Hsa::soft(SoftConfig::default()).expect("soft runtime");
     let agent = hsa.gpu_agents().expect("agents")[0].agent;
     let kernarg_pool = hsa.host_pool(PoolKindInfo::Kernarg).expect("kernarg pool").pool;
@@ -43,10 +48,12 @@ fn rig() -> Rig {
     let queue = unsafe { hsa.queue_create(agent, 64, None, core::ptr::null_mut()) }.expect("queue");
     let endpoint = Arc::new(QueueEndpoint::new(
         0,
-        CrossQueueWait::BarrierValue,
         hsa.signal_create(EPOCH_BASE).expect("signal").handle,
         hsa.signal_create(0).expect("signal").handle,
-        Box::new([]),
+        match strategy {
+            CrossQueueWait::BarrierValue => Box::new([]),
+            CrossQueueWait::BarrierAnd => (0..16).map(|_| hsa.signal_create(0).expect("signal").handle).collect(),
+        },
     ));
     let directory = Arc::new(QueueDirectory::default());
     directory.reserve_index();
@@ -58,7 +65,7 @@ fn rig() -> Rig {
     let kernargs = KernargRing { base: kernarg_base, capacity: 1 << 16, head: 0, reclaimed: 0 };
     // SAFETY: the queue is never destroyed while the ring is used.
     let ring = unsafe { AqlRing::new(queue, hsa.api()) };
-    let (world, params) = build_queue_world(0, ring, kernargs, endpoint, link, 16);
+    let (world, params, _) = build_queue_world(0, ring, kernargs, endpoint, link, 16, strategy);
     Rig { _hsa: hsa, world, params, semaphores, kernarg_base }
 }
 
@@ -68,8 +75,8 @@ impl Rig {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             let (mut rings, _, _, mut rows) = stage_params(&mut self.params, &mut self.world);
-            let retired = rings.endpoint.device_retired();
-            reclaim::drain(&mut rings, &mut rows, retired);
+            let retired = BarrierValue::device_retired(&rings.endpoint);
+            reclaim::drain::<BarrierValue>(&mut rings, &mut rows, retired);
             if let Some(failure) = self.semaphores.failure(semaphore) {
                 return self.semaphores.failure_record(failure).map(|record| record.message.clone());
             }
@@ -114,7 +121,7 @@ fn admit_unresolvable_program(
     staged.program.block_limit = 16;
     staged.program.bindings.push(slot_0);
     staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
-    admission::admit(rings, &staged, &mut plan);
+    admission::admit::<BarrierValue>(rings, &staged, &mut plan);
     assert_eq!(plan.verdict, Verdict::Admitted);
     (staged, plan)
 }
@@ -142,7 +149,7 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
             signal: producer_signal,
             slot_named: false,
         });
-        let fault = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+        let fault = publication::publish::<BarrierValue>(&mut rings, &mut staged, &mut plan, &mut rows);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
         // SAFETY: the slot belongs to this queue's ring and its packet is published; nothing
         // consumes it before the doorbell below.
@@ -162,6 +169,48 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
 }
 
 #[test]
+fn a_barrier_whose_producer_queue_cannot_be_found_is_never_named_as_waiting_on_nothing() {
+    let mut rig = rig_with(CrossQueueWait::BarrierAnd);
+    let (rings, _, _, _) = stage_params(&mut rig.params, &mut rig.world);
+    let missing = Producer { queue: 9, epoch: 1 };
+    let mut waits =
+        [DeviceWait { producer: missing, semaphore: 0, barrier: true, via: 0, signal: 0, slot_named: false }];
+    assert_eq!(
+        BarrierAnd::reserve_epoch(&rings, 1, &mut waits),
+        Err(SubmissionFault::UnknownProducerQueue { queue: 9 })
+    );
+    assert!(!waits[0].slot_named, "nothing was claimed on a queue that does not exist");
+}
+
+#[test]
+fn a_wait_fault_runs_nothing_of_the_payload_and_fails_the_submission() {
+    let mut rig = rig();
+    let signalled = rig.semaphores.allocate(0).expect("semaphore");
+    {
+        let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let image = fill_program(Box::new([]));
+        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, &image, signalled, rig.kernarg_base);
+        // As `reserve_epoch` reports a barrier it could not name.
+        plan.wait_fault = Some(SubmissionFault::UnknownProducerQueue { queue: 9 });
+        let fault = publication::publish::<BarrierValue>(&mut rings, &mut staged, &mut plan, &mut rows);
+        assert_eq!(
+            fault,
+            Err(SubmissionFault::UnknownProducerQueue { queue: 9 }),
+            "the wait's fault, not the payload's"
+        );
+        // SAFETY: the slot belongs to this queue's ring and its packet is published; nothing
+        // consumes it before the doorbell below.
+        let last = unsafe {
+            core::ptr::read(rings.ring.slot_address(plan.first_packet + plan.packets - 1) as *const BarrierAndPacket)
+        };
+        assert_eq!(last.header.packet_type(), Some(PacketType::BarrierAnd), "the payload became barriers that pass");
+        rings.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
+    }
+    let message = rig.drained_failure(signalled).expect("the submission's signal fails");
+    assert!(message.contains("not in the queue directory"), "{message}");
+}
+
+#[test]
 fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_null() {
     let mut rig = rig();
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
@@ -169,7 +218,7 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
         let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
         let image = fill_program(Box::new([]));
         let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, &image, signalled, rig.kernarg_base);
-        let fault = publication::publish(&mut rings, &mut staged, &mut plan, &mut rows);
+        let fault = publication::publish::<BarrierValue>(&mut rings, &mut staged, &mut plan, &mut rows);
         rings.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
         assert_eq!(staged.program.cursor, Cursor::Done, "nothing more of the program runs");
@@ -234,7 +283,7 @@ fn the_block_processor_names_each_fault() {
         Verdict::Fault(SubmissionFault::NoProgramImage)
     );
     plan.clear();
-    admission::admit(&mut rings, &staged, &mut plan);
+    admission::admit::<BarrierValue>(&mut rings, &staged, &mut plan);
     assert_eq!(
         plan.verdict,
         Verdict::Fault(SubmissionFault::NoProgramImage),

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 
 use aqueduct_components::submission::StagedSubmission;
 
-use super::core::{QueueCore, QueueShared, thread_token};
+use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
 use super::operations::{self, Submitter};
 use super::{Queue, RawDispatch};
 use crate::command_buffer::{BindingTable, CommandBuffer};
@@ -172,7 +172,7 @@ impl Submitter for Batch<'_> {
         stage: impl FnOnce(&mut StagedSubmission),
     ) -> EngineResult<()> {
         self.shared.stage(&mut self.core, waits, signals, true, stage)?;
-        self.shared.counters.submissions.fetch_add(1, Ordering::Relaxed);
+        QueueCounters::add(&self.shared.counters.submissions, 1);
         Ok(())
     }
 }

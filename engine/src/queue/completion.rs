@@ -1,16 +1,19 @@
 //! Each queue's completion thread: it sleeps on the queue's epoch signal (or the next per-epoch
-//! signal) and its control signal, then drains retired epochs, fails everything after a queue
-//! error, and retries parked submissions.
+//! signal) and its control signal, then drains retired epochs nobody drained, fails everything
+//! after a queue error, and retries parked submissions.
+//!
+//! A busy queue's submitter drains for itself, a batch at a time, after its pass
+//! (`drain_retired_batch`). The thread covers the rest: the last submissions of a burst (it
+//! sleeps until everything in flight retired, so their waiters never depend on a later submit)
+//! and a long queue nobody submits to (a longer batch at a time).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use aqueduct_abi::SignalCondition;
-use aqueduct_components::directory::CrossQueueWait;
 use aqueduct_hsa::sys::{enums, hsa_signal_t};
-use aqueduct_systems::sync::EndpointSignals;
-
-use aqueduct_systems::{reclaim, settle, stage_params};
+use aqueduct_systems::reclaim::{DrainOutcome, SUBMITTER_DRAIN_BATCH};
+use aqueduct_systems::{settle, stage_params};
 
 use super::core::{QueueCore, QueueShared};
 
@@ -21,8 +24,9 @@ const MAX_SLEEP_NS: u64 = 100_000_000;
 /// How long to step back when a submitter holds the queue.
 const BUSY_RETRY: std::time::Duration = std::time::Duration::from_micros(20);
 
-/// Retired epochs the thread lets accumulate before waking while more are in flight.
-const COMPLETION_BATCH: u64 = 16;
+/// Retired epochs the thread lets accumulate before waking while more are in flight: longer
+/// than the submitter's batch, so while a submitter is active it drains first.
+const COMPLETION_BATCH: u64 = 4 * SUBMITTER_DRAIN_BATCH;
 
 pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
     let api = shared.device.hsa.api();
@@ -40,10 +44,10 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
         let failed = shared.error_sink.status.load(Ordering::Acquire) != 0;
         let parked = shared.device.deferred_queues.load(Ordering::Acquire) & bit != 0;
         let (_, reclaimed) = shared.epochs();
-        if failed || parked || shared.endpoint.device_retired() > reclaimed {
+        if failed || parked || (shared.stages.device_retired)(&shared.endpoint) > reclaimed {
             // Never queue behind a submitter: a blocked lock here turns every submission's
-            // unlock into a futex wake. A busy queue is retried shortly (submitters also drain
-            // for themselves when they run out of room).
+            // unlock into a futex wake. A busy queue is retried shortly (its submitter also
+            // drains a retired batch after each pass, and everything when it runs out of room).
             let Some(mut core) = shared.try_lock() else {
                 std::thread::sleep(BUSY_RETRY);
                 continue;
@@ -66,22 +70,16 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
         // Sleep until a batch of epochs retired, or everything in flight did: one wake-up per
         // batch instead of one per submission, with no delay for the last submission of a burst.
         let target = submitted.min(reclaimed + COMPLETION_BATCH).max(reclaimed + 1);
-        let count = if failed || submitted == reclaimed && shared.endpoint.strategy == CrossQueueWait::BarrierAnd {
-            1
-        } else {
-            match shared.endpoint.strategy {
-                CrossQueueWait::BarrierValue => {
-                    signals[1] = hsa_signal_t { handle: shared.endpoint.epoch_signal };
-                    conditions[1] = SignalCondition::Lt as u32;
-                    values[1] = QueueShared::drained_epoch_value(target) + 1;
-                }
-                CrossQueueWait::BarrierAnd => {
-                    signals[1] = hsa_signal_t { handle: shared.endpoint.slot_signal(target) };
-                    conditions[1] = SignalCondition::Eq as u32;
-                    values[1] = 0;
-                }
+        let retirement =
+            if failed { None } else { (shared.stages.retirement_wait)(&shared.endpoint, target, submitted) };
+        let count = match retirement {
+            Some(wait) => {
+                signals[1] = hsa_signal_t { handle: wait.signal };
+                conditions[1] = wait.condition as u32;
+                values[1] = wait.value;
+                2
             }
-            2
+            None => 1, // the control signal only: a publication after idle pokes it if needed
         };
         let mut satisfied = 0;
         // SAFETY: the arrays hold `count` live signals, conditions and values; the out-pointer
@@ -105,22 +103,27 @@ impl QueueShared {
     pub fn drain_retired(&self, core: &mut QueueCore) -> bool {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
-        let (mut rings, rows, query, mut epoch_rows) = stage_params(&mut core.stages, &mut core.world);
-        let retired = rings.endpoint.device_retired();
+        let (mut rings, rows, query, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
+        let retired = (self.stages.device_retired)(&rings.endpoint);
         if retired <= rings.epochs.reclaimed {
             return false;
         }
-        let outcome = reclaim::drain(&mut rings, &mut epoch_rows, retired);
+        let outcome = (self.stages.drain)(&mut rings, &mut epoch_rows, retired);
         settle::publish_settled(&rings, &rows, &query, &epoch_rows);
-        if outcome.signals + outcome.failures > 0 && self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
-            self.device.wake_deferred(None);
-        }
+        self.after_drain(outcome);
         true
     }
 
     /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
     pub(super) fn publish_settled(&self, core: &mut QueueCore) {
-        let (rings, rows, query, epoch_rows) = stage_params(&mut core.stages, &mut core.world);
+        let (rings, rows, query, epoch_rows) = stage_params(&mut core.params, &mut core.world);
         settle::publish_settled(&rings, &rows, &query, &epoch_rows);
+    }
+
+    /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled.
+    pub fn after_drain(&self, outcome: DrainOutcome) {
+        if outcome.signals + outcome.failures > 0 && self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
+            self.device.wake_deferred(None);
+        }
     }
 }

@@ -4,11 +4,11 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use aqueduct_components::directory::{EPOCH_BASE, QueueEndpoint};
+use aqueduct_components::directory::QueueEndpoint;
 use aqueduct_components::queue_state::KernargRing;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_queue_t;
-use aqueduct_systems::{DeviceLink, StageState, schedule};
+use aqueduct_systems::{DeviceLink, QueueStages, StageState};
 use bevy_ecs::prelude::*;
 
 use super::failure::ErrorSink;
@@ -18,7 +18,7 @@ use crate::device::DeviceShared;
 /// the schedule a batch's flush runs.
 pub(crate) struct QueueCore {
     pub world: World,
-    pub stages: StageState,
+    pub params: StageState,
     pub schedule: Schedule,
 }
 
@@ -33,11 +33,22 @@ pub(crate) struct QueueCounters {
     pub device_waits: AtomicU64,
 }
 
+impl QueueCounters {
+    /// Adds `count` to `counter`. Only the holder of the queue lock writes the counters, so a
+    /// load and a store add without a locked read-modify-write on the submission path.
+    #[inline]
+    pub fn add(counter: &AtomicU64, count: u64) {
+        counter.store(counter.load(Ordering::Relaxed) + count, Ordering::Relaxed);
+    }
+}
+
 pub(crate) struct QueueShared {
     pub index: u16,
     pub agent: usize,
     pub device: Arc<DeviceShared>,
     pub endpoint: Arc<QueueEndpoint>,
+    /// The stages compiled for the device's wait strategy, chosen when the queue was built.
+    pub stages: QueueStages,
     pub hsa_queue: *mut hsa_queue_t,
     pub core: Mutex<QueueCore>,
     pub error_sink: Arc<ErrorSink>,
@@ -74,15 +85,15 @@ impl QueueShared {
         }
     }
 
-    /// Builds the queue World: rings, the epoch rows (spawned once, recycled forever), the first
-    /// submission rows.
+    /// Builds the queue World (rings, the epoch rows, spawned once and recycled forever, the
+    /// first submission rows) and picks the stages compiled for the device's wait strategy.
     pub fn build_world(
         device: &Arc<DeviceShared>,
         index: u16,
         ring: AqlRing,
         kernarg_base: u64,
         endpoint: Arc<QueueEndpoint>,
-    ) -> QueueCore {
+    ) -> (QueueCore, QueueStages) {
         let link = DeviceLink {
             api: device.hsa.api(),
             semaphores: device.semaphores.clone(),
@@ -90,24 +101,20 @@ impl QueueShared {
         };
         let kernargs =
             KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };
-        let (world, stages) = aqueduct_systems::build_queue_world(
+        let (world, params, stages) = aqueduct_systems::build_queue_world(
             index,
             ring,
             kernargs,
             endpoint,
             link,
             device.config.epochs_in_flight as usize,
+            device.strategy,
         );
-        QueueCore { world, stages, schedule: schedule::submission_schedule() }
+        (QueueCore { world, params, schedule: (stages.schedule)() }, stages)
     }
 
     /// Epochs submitted and drained.
     pub fn epochs(&self) -> (u64, u64) {
         (self.endpoint.submitted.load(Ordering::Acquire), self.endpoint.reclaimed.load(Ordering::Acquire))
-    }
-
-    /// The value the completion thread compares the epoch signal against.
-    pub fn drained_epoch_value(reclaimed: u64) -> i64 {
-        EPOCH_BASE - reclaimed as i64
     }
 }

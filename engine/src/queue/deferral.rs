@@ -7,13 +7,13 @@ use std::sync::atomic::Ordering;
 use aqueduct_systems::stage_params;
 use aqueduct_systems::sync::SemaphoreSync;
 
-use super::core::{QueueCore, QueueShared};
+use super::core::{QueueCore, QueueCounters, QueueShared};
 use super::submission::PassMode;
 
 impl QueueShared {
     /// Marks the pending rows parked, counting those not parked before.
     pub(super) fn park(&self, core: &mut QueueCore) {
-        let (_, mut rows, mut query, _) = stage_params(&mut core.stages, &mut core.world);
+        let (_, mut rows, mut query, _) = stage_params(&mut core.params, &mut core.world);
         let mut newly = 0;
         // Rows park in order, so the ones not yet parked are at the back: walk back to the first
         // parked one rather than over the whole list each time another row queues behind.
@@ -35,7 +35,7 @@ impl QueueShared {
         // The completion thread retries parked work when semaphores move; poke it in case the
         // wait is already resolvable by the time it looks.
         self.device.poke(self.endpoint.control_signal);
-        self.counters.deferred.fetch_add(newly, Ordering::Relaxed);
+        QueueCounters::add(&self.counters.deferred, newly);
     }
 
     /// Tries to admit parked rows in order; stops at the first that still cannot go.

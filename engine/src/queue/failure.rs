@@ -9,7 +9,7 @@ use aqueduct_components::submission::{StagedSubmission, SubmissionRows};
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t, hsa_status_t};
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
-use aqueduct_systems::{QueueRings, reclaim, stage_params};
+use aqueduct_systems::{QueueRings, stage_params};
 use bevy_ecs::prelude::*;
 
 use super::core::{QueueCore, QueueShared};
@@ -109,8 +109,8 @@ impl QueueShared {
     /// Fails every in-flight and pending submission with `failure` and makes it sticky.
     pub fn fail_everything(&self, core: &mut QueueCore, failure: u32) {
         {
-            let (mut rings, _, _, mut epoch_rows) = stage_params(&mut core.stages, &mut core.world);
-            reclaim::fail_in_flight(&mut rings, &mut epoch_rows, failure);
+            let (mut rings, _, _, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
+            (self.stages.fail_in_flight)(&mut rings, &mut epoch_rows, failure);
         }
         while let Some(&row) = core.world.resource::<SubmissionRows>().pending.front() {
             if let Some(staged) = core.world.get::<StagedSubmission>(row) {

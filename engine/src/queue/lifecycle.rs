@@ -67,13 +67,7 @@ impl Queue {
                 return Err(error);
             }
         };
-        let endpoint = Arc::new(QueueEndpoint::new(
-            index,
-            device.strategy,
-            epoch_signal,
-            control_signal,
-            slots.into_boxed_slice(),
-        ));
+        let endpoint = Arc::new(QueueEndpoint::new(index, epoch_signal, control_signal, slots.into_boxed_slice()));
         // From here the device owns the signals (destroyed when it drops).
         device.directory.register(endpoint.clone());
         let kernarg_memory = device.allocate_granted(state.kernarg_pool, config.kernarg_ring_bytes as usize)? as u64;
@@ -99,12 +93,13 @@ impl Queue {
         };
         // SAFETY: the queue lives until QueueHandle::drop destroys it, after the last ring use.
         let ring = unsafe { AqlRing::new(hsa_queue, hsa.api()) };
-        let core = QueueShared::build_world(device, index, ring, kernarg_memory, endpoint.clone());
+        let (core, stages) = QueueShared::build_world(device, index, ring, kernarg_memory, endpoint.clone());
         let shared = Arc::new(QueueShared {
             index,
             agent,
             device: device.clone(),
             endpoint,
+            stages,
             hsa_queue,
             core: Mutex::new(core),
             error_sink,

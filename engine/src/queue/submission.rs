@@ -6,13 +6,12 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use aqueduct_components::directory::CrossQueueWait;
 use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, SubmissionRows, Verdict, WaitOp};
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{QueueRings, SubmissionRowQuery, ensure_free_row, run_pass, stage_params};
+use aqueduct_systems::{QueueRings, StageParams, SubmissionRowQuery, ensure_free_row, settle, stage_params};
 use bevy_ecs::prelude::*;
 
-use super::core::{QueueCore, QueueShared, thread_token};
+use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
 use super::failure::unknown_failure;
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::SemaphorePoint;
@@ -70,7 +69,7 @@ impl QueueShared {
         self.check_points(waits, signals)?;
         // Through the cached parameter state: its resource and component ids are resolved once,
         // not looked up per call.
-        let (_, mut rows, mut query, _) = stage_params(&mut core.stages, &mut core.world);
+        let (_, mut rows, mut query, _) = stage_params(&mut core.params, &mut core.world);
         self.fill_row(&mut rows, &mut query, waits, signals, promise, stage);
         if rows.free.is_empty() {
             ensure_free_row(&mut core.world);
@@ -135,19 +134,19 @@ impl QueueShared {
         self.check_points(waits, signals)?;
         let mut guard = self.lock();
         let core = &mut *guard;
-        let mut params = stage_params(&mut core.stages, &mut core.world);
+        let mut params = stage_params(&mut core.params, &mut core.world);
         let alone = params.1.pending.is_empty() && !params.1.parked;
         self.fill_row(&mut params.1, &mut params.2, waits, signals, false, stage);
         let mut first_fault = None;
         if alone {
-            let was_idle = params.0.epochs.submitted == params.0.epochs.reclaimed;
-            run_pass(&mut params);
+            (self.stages.run_pass)(&mut params);
             let pass = &params.1.pass;
-            self.account_pass(pass.packets, pass.device_waits, was_idle);
+            self.account_pass(pass.packets, pass.device_waits);
             first_fault = pass.fault.map(EngineError::SubmissionFault);
+            self.drain_retired_batch(&mut params);
             // Published whole: not stopped, and no program segment left to run.
             if params.1.pending.is_empty() {
-                self.counters.submissions.fetch_add(1, Ordering::Relaxed);
+                QueueCounters::add(&self.counters.submissions, 1);
                 return first_fault.map_or(Ok(()), Err);
             }
         }
@@ -161,27 +160,33 @@ impl QueueShared {
         };
         if !matches!(result, Err(EngineError::SubmissionTooLarge { .. } | EngineError::Backpressure { .. })) {
             // Refused for ring space, a submission never entered the queue and is not counted.
-            self.counters.submissions.fetch_add(1, Ordering::Relaxed);
+            QueueCounters::add(&self.counters.submissions, 1);
         }
         result.map(|_| ())
     }
 
-    /// What follows a pass that published `packets`: the counters, a poke for a BarrierAnd
-    /// completion thread that was idle, and a wake-up for parked work elsewhere.
-    fn account_pass(&self, packets: u64, device_waits: u64, was_idle: bool) {
+    /// What follows a pass that published `packets`: the counters, and a wake-up for parked work
+    /// elsewhere.
+    fn account_pass(&self, packets: u64, device_waits: u64) {
         if packets == 0 {
             return;
         }
-        self.counters.packets.fetch_add(packets, Ordering::Relaxed);
+        QueueCounters::add(&self.counters.packets, packets);
         if device_waits > 0 {
-            self.counters.device_waits.fetch_add(device_waits, Ordering::Relaxed);
-        }
-        // BarrierAnd completion threads sleep on the control signal while idle.
-        if self.endpoint.strategy == CrossQueueWait::BarrierAnd && was_idle {
-            self.device.poke(self.endpoint.control_signal);
+            QueueCounters::add(&self.counters.device_waits, device_waits);
         }
         if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
             self.device.wake_deferred(Some(self.index));
+        }
+    }
+
+    /// After a pass, while this thread still holds the queue lock: drains what the device
+    /// retired once a batch of epochs has, so the completion thread of a busy queue finds
+    /// nothing to do (it covers idle queues, and retired epochs nobody drained).
+    fn drain_retired_batch(&self, params: &mut StageParams) {
+        if let Some(outcome) = (self.stages.drain_retired_batch)(&mut params.0, &mut params.3) {
+            settle::publish_settled(&params.0, &params.1, &params.2, &params.3);
+            self.after_drain(outcome);
         }
     }
 
@@ -206,20 +211,20 @@ impl QueueShared {
             return Ok(Staged::Parked);
         }
         loop {
-            let mut params = stage_params(&mut core.stages, &mut core.world);
+            let mut params = stage_params(&mut core.params, &mut core.world);
             if params.1.pending.is_empty() {
                 break;
             }
-            let was_idle = params.0.epochs.submitted == params.0.epochs.reclaimed;
             if mode == PassMode::Batch {
                 core.schedule.run(&mut core.world);
-                params = stage_params(&mut core.stages, &mut core.world);
+                params = stage_params(&mut core.params, &mut core.world);
             } else {
-                run_pass(&mut params);
+                (self.stages.run_pass)(&mut params);
             }
             let pass = &params.1.pass;
             let (packets, device_waits, fault, stop) = (pass.packets, pass.device_waits, pass.fault, pass.stop);
-            self.account_pass(packets, device_waits, was_idle);
+            self.account_pass(packets, device_waits);
+            self.drain_retired_batch(&mut params);
             if let Some(fault) = fault {
                 // A fault took a submission's epoch (its signals fail when it retires).
                 first_error.get_or_insert(EngineError::SubmissionFault(fault));

@@ -26,6 +26,7 @@ struct Ring {
 /// The doorbell word sits on its own cache line: the producer stores to it, the processor polls it.
 #[repr(C, align(64))]
 pub(crate) struct DoorbellWord(pub AtomicU64);
+const _: () = assert!(size_of::<DoorbellWord>() == 64);
 
 /// The doorbell value before anything was rung.
 pub(crate) const DOORBELL_NEVER_RUNG: u64 = u64::MAX;

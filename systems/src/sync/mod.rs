@@ -4,8 +4,7 @@
 //!   (writers and readers), promises, values and failures ([`SemaphoreSync`]).
 //! - [`parking`]: host threads parked until a semaphore advances, and waking them
 //!   ([`HostParking`]).
-//! - [`signals`]: raw reads of HSA signal values, as the packet processor sees them, and what a
-//!   queue's endpoint says has retired on the device ([`EndpointSignals`]).
+//! - [`signals`]: raw reads of HSA signal values, as the packet processor sees them.
 //!
 //! The behaviour is attached to the components' types through these traits, so a caller imports
 //! the trait (`use aqueduct_systems::sync::SemaphoreSync;`) and calls `table.wait_source(..)`.
@@ -16,4 +15,4 @@ pub mod signals;
 
 pub use parking::HostParking;
 pub use semaphores::SemaphoreSync;
-pub use signals::{EndpointSignals, signal_value};
+pub use signals::signal_value;
