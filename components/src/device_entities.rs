@@ -1,9 +1,19 @@
-//! The device World: one entity per queue, semaphore and pool allocation.
+//! The device World: one entity per queue, semaphore, pool allocation, executable and finished
+//! command buffer, holding what the engine needs to free it.
 //!
 //! It sits off the hot path (creation, destruction, statistics) behind the device's lock; the
 //! hot state of the same objects lives in the queue Worlds and the shared atomic tables.
+//!
+//! Submissions keep nothing alive. When an object's last handle drops, its entity gets a
+//! [`ReleaseAfter`]: the rows each queue had staged by then. The object is freed (and the entity
+//! despawned) once every queue has settled those rows, so no parked, pending or in-flight row can
+//! still read it.
+
+use std::sync::Arc;
 
 use bevy_ecs::prelude::*;
+
+use crate::program::ProgramImage;
 
 /// A queue of the device.
 #[derive(Component, Clone, Debug, PartialEq, Eq)]
@@ -38,4 +48,42 @@ pub struct Allocation {
     pub size: u64,
     pub kind: MemoryKind,
     pub agent: usize,
+}
+
+/// A code object loaded on every agent of the device.
+#[derive(Component, Clone, Debug, PartialEq, Eq)]
+pub struct ExecutableEntity {
+    /// The `hsa_executable_t` handle on each agent, in the device's agent order.
+    pub handles: Box<[u64]>,
+}
+
+/// Kernarg-pool memory holding a published command-buffer program image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProgramMemory {
+    /// The `hsa_amd_memory_pool_t` handle it came from.
+    pub pool: u64,
+    pub address: u64,
+    /// Bytes allocated (the image's size class).
+    pub capacity: usize,
+}
+
+/// A finished command buffer.
+#[derive(Component)]
+pub struct CommandBufferEntity {
+    pub agent: usize,
+    /// Its program: executions name it by address ([`crate::program::ProgramImageRef`]), so it
+    /// lives here until the command buffer is released and its executions have settled.
+    pub program: Arc<ProgramImage>,
+    /// The device copy of its image, when something reads the image from device memory.
+    pub image: Option<ProgramMemory>,
+}
+
+/// The object's last handle is gone: free it once every queue has settled the rows it had staged
+/// then. `rows[q]` is queue `q`'s staged-row count at that moment (queues created later cannot
+/// reference the object: no handle is left to stage it with). Sparse-set storage: adding it moves
+/// no entity between tables.
+#[derive(Component, Clone, Debug, PartialEq, Eq)]
+#[component(storage = "SparseSet")]
+pub struct ReleaseAfter {
+    pub rows: Box<[u64]>,
 }

@@ -55,6 +55,14 @@ pub struct QueueEndpoint {
     pub submitted: CacheLine<AtomicU64>,
     /// Highest epoch drained (by the submitter or the completion thread).
     pub reclaimed: CacheLine<AtomicU64>,
+    /// Submission rows staged so far (each row's sequence is its count before it), written by
+    /// the submitter: read when an object's last handle drops, to know which rows may still
+    /// reference it.
+    pub staged_rows: CacheLine<AtomicU64>,
+    /// Every row below this sequence has settled (drained after its epoch retired, or failed or
+    /// refused and released), written by whoever drains: nothing on this queue reads what they
+    /// referenced any more.
+    pub settled_rows: CacheLine<AtomicU64>,
 }
 
 impl QueueEndpoint {
@@ -70,6 +78,8 @@ impl QueueEndpoint {
             failure: AtomicU32::new(0),
             submitted: CacheLine::default(),
             reclaimed: CacheLine::default(),
+            staged_rows: CacheLine::default(),
+            settled_rows: CacheLine::default(),
         }
     }
 

@@ -15,7 +15,8 @@
 //! - [`queue_state`]: a queue World's kernarg and epoch rings and the epoch-row components.
 //! - [`cache_line`]: a value padded to its own cache line (per-queue counters written by
 //!   different threads).
-//! - [`device_entities`]: the device World's entities: queues, semaphores, pool allocations.
+//! - [`device_entities`]: the device World's entities: queues, semaphores, pool allocations,
+//!   executables, command buffers, and when a released one may be freed.
 
 pub mod cache_line;
 pub mod device_entities;
@@ -25,10 +26,6 @@ pub mod program;
 pub mod queue_state;
 pub mod semaphore_table;
 pub mod submission;
-
-/// Something a submission keeps alive until its epoch retires (a buffer, an executable, a
-/// semaphore). Cloning one is a reference-count increment, never an allocation.
-pub type Retained = std::sync::Arc<dyn core::any::Any + Send + Sync>;
 
 /// Most queues a device can have; the frontier and producer records index by queue.
 pub const MAX_QUEUES: usize = 64;

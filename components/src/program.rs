@@ -210,6 +210,32 @@ impl ProgramImage {
     }
 }
 
+/// A finished program's image as an execution names it: its address, not a reference count, so
+/// staging an execution touches no shared counter. The engine's command-buffer entity owns the
+/// image and frees it only after every row staged before the command buffer was released has
+/// settled, so the image outlives every row that names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProgramImageRef(core::ptr::NonNull<ProgramImage>);
+
+// SAFETY: the reference only reads an image that is never written after it was built, and
+// `ProgramImage` is itself `Send + Sync`.
+unsafe impl Send for ProgramImageRef {}
+// SAFETY: as above.
+unsafe impl Sync for ProgramImageRef {}
+
+impl ProgramImageRef {
+    /// # Safety
+    /// `image` must stay alive, at this address, for as long as the reference is used.
+    pub unsafe fn new(image: &ProgramImage) -> Self {
+        Self(core::ptr::NonNull::from(image))
+    }
+
+    pub fn get(&self) -> &ProgramImage {
+        // SAFETY: `new`'s caller keeps the image alive while the reference is in use.
+        unsafe { self.0.as_ref() }
+    }
+}
+
 /// Where the next segment of an execution starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cursor {
@@ -230,7 +256,7 @@ impl Default for Cursor {
 /// One execution's state. Kept in the staged submission; its vectors keep their capacity.
 #[derive(Default)]
 pub struct ProgramRun {
-    pub image: Option<std::sync::Arc<ProgramImage>>,
+    pub image: Option<ProgramImageRef>,
     /// Binding-table slot base pointers, resolved once per execution.
     pub bindings: Vec<u64>,
     pub cursor: Cursor,

@@ -9,7 +9,6 @@
 
 use bevy_ecs::prelude::*;
 
-use crate::Retained;
 use crate::submission::{DeviceWait, SignalOp};
 
 /// Byte ring in kernarg memory. Positions grow forever; `position % capacity` is the offset.
@@ -78,6 +77,9 @@ impl EpochRing {
 #[derive(Component, Debug, Default)]
 pub struct EpochRow {
     pub epoch: u64,
+    /// The sequence of the submission row the epoch belongs to: while the epoch is in flight,
+    /// that row has not settled.
+    pub row: u64,
     /// Kernarg-ring position after this epoch's kernargs.
     pub kernarg_end: u64,
     /// Publication could not write what was asked (failure-log index): the epoch's packets are
@@ -88,10 +90,6 @@ pub struct EpochRow {
 /// Semaphores to signal when the epoch retires.
 #[derive(Component, Default)]
 pub struct EpochSignals(pub Vec<SignalOp>);
-
-/// Resources to release when the epoch retires.
-#[derive(Component, Default)]
-pub struct EpochRetained(pub Vec<Retained>);
 
 /// The device-side waits the epoch's barriers performed (failure propagation, slot release).
 #[derive(Component, Default)]

@@ -12,8 +12,9 @@
 //! `aqueduct-systems`' `sync` module.
 //!
 //! Every slot is allocated when the table is created, so finding one is an index into one slice.
-//! Slots are recycled through a free list when a semaphore handle is dropped; a submission that
-//! signals a semaphore retains its handle, so a slot is never reused while work can still touch it.
+//! Slots are recycled through a free list once a dropped semaphore is released: only after every
+//! submission staged before its last handle dropped has settled (see `device_entities`), so a slot
+//! is never reused while work can still touch it.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Condvar, Mutex};

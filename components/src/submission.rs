@@ -11,7 +11,6 @@ use std::collections::VecDeque;
 use aqueduct_abi::ImplicitKernargs;
 use bevy_ecs::prelude::*;
 
-use crate::Retained;
 use crate::frontier::Frontier;
 use crate::program::{ProgramRun, SegmentPlan};
 use crate::semaphore_table::Producer;
@@ -66,7 +65,9 @@ pub enum Payload {
 pub struct StagedSubmission {
     pub waits: Vec<WaitOp>,
     pub signals: Vec<SignalOp>,
-    pub retained: Vec<Retained>,
+    /// The row's place in the queue's staging order ([`SubmissionRows::staged`] when it was
+    /// staged).
+    pub row: u64,
     pub payload: Payload,
     pub layout: KernargLayout,
     /// Binding pointers (HAL layout).
@@ -93,7 +94,6 @@ impl StagedSubmission {
     pub fn clear(&mut self) {
         self.waits.clear();
         self.signals.clear();
-        self.retained.clear();
         self.payload = Payload::Barrier;
         self.layout = KernargLayout::None;
         self.bindings.clear();
@@ -276,6 +276,8 @@ pub struct SubmissionRows {
     /// device yet, and the completion thread retries them when a semaphore advances. While set,
     /// new submissions queue behind them without running a pass.
     pub parked: bool,
+    /// Rows staged so far: the next row's sequence.
+    pub staged: u64,
     /// What the current pass did.
     pub pass: PassOutcome,
 }

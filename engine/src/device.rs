@@ -1,16 +1,16 @@
 //! The logical device: its provider, its physical agents with their pools and device library,
 //! the shared semaphore table and queue directory, and the device World.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use aqueduct_builtins::{Builtin, DeviceLibrary};
-use aqueduct_components::device_entities::MemoryKind;
+use aqueduct_components::device_entities::{MemoryKind, ReleaseAfter};
 use aqueduct_components::directory::{CrossQueueWait, QueueDirectory};
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_hsa::sys::{hsa_amd_memory_pool_t, hsa_signal_t};
 use aqueduct_hsa::{AgentInfo, Executable as HsaExecutable, Hsa, PoolKindInfo, ProviderKind};
-use bevy_ecs::world::World;
+use bevy_ecs::prelude::{Entity, QueryState, World};
 
 use crate::config::{DeviceSpec, EngineConfig, WaitStrategy};
 use crate::error::{EngineError, EngineResult};
@@ -69,8 +69,14 @@ pub(crate) struct DeviceShared {
     pub strategy: CrossQueueWait,
     pub semaphores: Arc<SemaphoreTable>,
     pub directory: Arc<QueueDirectory>,
-    /// Queues, semaphores and allocations as entities (off the hot path).
+    /// Queues, semaphores, allocations, executables and finished command buffers as entities
+    /// (off the hot path): what each holds, and when a released one may be freed.
     pub world: Mutex<World>,
+    /// Entities released by their handles and not yet freed (`crate::release`).
+    pub pending_releases: AtomicUsize,
+    /// The query over them, built once: building one walks every archetype and allocates,
+    /// which cost a dropped handle more than the rest of its release. Locked inside `world`.
+    pub released: Mutex<QueryState<(Entity, &'static ReleaseAfter)>>,
     /// Bit `i` set: queue `i` has parked submissions to admit when a semaphore advances.
     pub deferred_queues: AtomicU64,
     pub config: EngineConfig,
@@ -98,13 +104,17 @@ impl DeviceShared {
         unsafe { hsa.register_system_event_handler(Some(crate::queue::system_event_handler), core::ptr::null_mut())? };
         let strategy = choose_strategy(config.wait_strategy, hsa.kind(), &agents);
         tracing::info!(provider = hsa.kind().name(), agents = agents.len(), ?strategy, reason = %reason, "aqueduct device opened");
+        let mut world = World::new();
+        let released = Mutex::new(world.query::<(Entity, &ReleaseAfter)>());
         Ok(Arc::new(Self {
             id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
             agents,
             strategy,
             semaphores: Arc::new(SemaphoreTable::new(config.semaphore_capacity)),
             directory: Arc::new(QueueDirectory::default()),
-            world: Mutex::new(World::new()),
+            world: Mutex::new(world),
+            pending_releases: AtomicUsize::new(0),
+            released,
             deferred_queues: AtomicU64::new(0),
             config,
             provider_reason: reason,
@@ -165,6 +175,8 @@ impl DeviceShared {
 
 impl Drop for DeviceShared {
     fn drop(&mut self) {
+        // Every queue and handle is gone (each held the device), so no row can read anything.
+        self.release_all();
         self.command_buffers.free_images(&self.hsa);
         // Queue endpoints' signals outlive their queues so late readers never see freed memory.
         for index in 0..aqueduct_components::MAX_QUEUES as u16 {

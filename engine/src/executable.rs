@@ -4,8 +4,10 @@
 use std::sync::Arc;
 
 use aqueduct_codeobject::{KernelArg, ValueKind};
+use aqueduct_components::device_entities::ExecutableEntity;
 use aqueduct_components::submission::DispatchTemplate;
 use aqueduct_hsa::{DispatchDescriptor, Executable as HsaExecutable};
+use bevy_ecs::entity::Entity;
 
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
@@ -69,7 +71,15 @@ pub(crate) struct KernelInfo {
 pub(crate) struct ExecutableInner {
     pub device: Arc<DeviceShared>,
     pub kernels: Vec<KernelInfo>,
-    _loaded: Vec<HsaExecutable>,
+    /// The device World's record, with the loaded handles to destroy once released.
+    entity: Entity,
+}
+
+impl Drop for ExecutableInner {
+    fn drop(&mut self) {
+        // Queued packets may still name its kernel objects: destroyed once those rows settle.
+        self.device.defer_release(self.entity);
+    }
 }
 
 /// A code object loaded and frozen on every agent of the device.
@@ -85,6 +95,7 @@ pub struct Kernel {
 
 impl Executable {
     pub(crate) fn load(device: &Arc<DeviceShared>, code_object: &[u8]) -> EngineResult<Self> {
+        device.release_settled();
         let loaded = device
             .agents
             .iter()
@@ -95,7 +106,9 @@ impl Executable {
         };
         let kernels =
             first.kernels().iter().map(|descriptor| kernel_info(descriptor, &loaded)).collect::<EngineResult<_>>()?;
-        Ok(Self(Arc::new(ExecutableInner { device: device.clone(), kernels, _loaded: loaded })))
+        let handles = loaded.into_iter().map(|executable| executable.into_handle().handle).collect();
+        let entity = device.world().spawn(ExecutableEntity { handles }).id();
+        Ok(Self(Arc::new(ExecutableInner { device: device.clone(), kernels, entity })))
     }
 
     /// The kernel named `name` (or its `.kd` symbol); the error lists those that exist.

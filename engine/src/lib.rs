@@ -32,6 +32,7 @@ mod memory;
 #[cfg(feature = "tracy")]
 pub mod profiling;
 mod queue;
+mod release;
 mod semaphore;
 
 use std::sync::Arc;
@@ -174,13 +175,26 @@ impl Device {
         Executable::load(&self.0, code_object)
     }
 
-    /// Live entities in the device World: (queues, semaphores, allocations).
+    /// Live entities in the device World: (queues, semaphores, allocations). A semaphore or
+    /// buffer whose handles are gone counts until the submissions staged before then settle.
     pub fn live_objects(&self) -> (usize, usize, usize) {
         use aqueduct_components::device_entities::{Allocation, QueueEntity, SemaphoreEntity};
+        self.0.release_settled();
         let mut world = self.0.world();
         let queues = world.query::<&QueueEntity>().iter(&world).count();
         let semaphores = world.query::<&SemaphoreEntity>().iter(&world).count();
         let allocations = world.query::<&Allocation>().iter(&world).count();
         (queues, semaphores, allocations)
+    }
+
+    /// Live entities in the device World: (executables, finished command buffers), counted like
+    /// [`Self::live_objects`].
+    pub fn live_programs(&self) -> (usize, usize) {
+        use aqueduct_components::device_entities::{CommandBufferEntity, ExecutableEntity};
+        self.0.release_settled();
+        let mut world = self.0.world();
+        let executables = world.query::<&ExecutableEntity>().iter(&world).count();
+        let command_buffers = world.query::<&CommandBufferEntity>().iter(&world).count();
+        (executables, command_buffers)
     }
 }

@@ -18,17 +18,13 @@ pub(crate) struct BufferInner {
 
 impl Drop for BufferInner {
     fn drop(&mut self) {
-        // SAFETY: the allocation is ours, and every submission that used it retained this
-        // buffer, so no queued work can still touch the memory.
-        if let Err(error) = unsafe { self.device.hsa.free(self.address as *mut u8) } {
-            tracing::warn!(%error, "freeing a buffer failed");
-        }
-        self.device.world().despawn(self.entity);
+        // Queued work may still read or write the memory: it is freed once those rows settle.
+        self.device.defer_release(self.entity);
     }
 }
 
-/// Device memory. Cloning is cheap and shares the allocation; it is freed when the last clone and
-/// the last submission using it are gone.
+/// Device memory. Cloning is cheap and shares the allocation; it is freed once the last clone is
+/// gone and every submission staged before then has settled.
 #[derive(Clone)]
 pub struct Buffer(pub(crate) Arc<BufferInner>);
 
@@ -57,6 +53,7 @@ impl Buffer {
             what: "buffer size",
             reason: format!("{size} does not fit the address space"),
         })?;
+        device.release_settled();
         let address = device.allocate_granted(state.pool(kind), bytes)? as u64;
         let entity = device.world().spawn(Allocation { address, size, kind, agent }).id();
         Ok(Self(Arc::new(BufferInner { device: device.clone(), address, size, kind, entity })))

@@ -23,10 +23,9 @@ pub(crate) struct SemaphoreInner {
 
 impl Drop for SemaphoreInner {
     fn drop(&mut self) {
-        // Every submission that signals or waits on this semaphore retained it, so nothing
-        // references the slot any more.
-        self.device.semaphores.release(self.slot);
-        self.device.world().despawn(self.entity);
+        // Parked, pending and in-flight rows may still name the slot: it is reused only once they
+        // have settled.
+        self.device.defer_release(self.entity);
     }
 }
 
@@ -49,6 +48,8 @@ pub struct SemaphorePoint<'a> {
 
 impl Semaphore {
     pub(crate) fn create(device: &Arc<DeviceShared>, initial: u64) -> EngineResult<Self> {
+        // Released semaphores whose rows have settled give their slots back first.
+        device.release_settled();
         let slot = device
             .semaphores
             .allocate(initial)

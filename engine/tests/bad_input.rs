@@ -275,8 +275,7 @@ fn raw_dispatches() {
     let (q, a) = (&rig.queue, &rig.a);
     let store = &rig.kernels.store_value;
     let raw = |kernargs: &[u8], grid: [u32; 3], workgroup: Option<[u16; 3]>| {
-        let retain = [a];
-        q.dispatch_raw(store, &RawDispatch { grid, workgroup, kernargs, retain: &retain }, &[], &[])
+        q.dispatch_raw(store, &RawDispatch { grid, workgroup, kernargs }, &[], &[])
     };
     let mut kernargs = a.device_address().to_le_bytes().to_vec();
     kernargs.extend_from_slice(&[0; 8]);
@@ -428,18 +427,6 @@ fn objects_from_another_engine() {
     );
     let mut kernargs = a.device_address().to_le_bytes().to_vec();
     kernargs.extend_from_slice(&[0; 8]);
-    rig.refused(
-        "raw dispatch retaining a foreign buffer",
-        || {
-            q.dispatch_raw(
-                &rig.kernels.store_value,
-                &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs, retain: &[&other_buffer] },
-                &[],
-                &[],
-            )
-        },
-        foreign("buffer"),
-    );
     let binding = [a.range(0, 256)];
     rig.refused(
         "a foreign kernel",
@@ -458,7 +445,7 @@ fn objects_from_another_engine() {
         || {
             q.dispatch_raw(
                 &other_kernels.store_value,
-                &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs, retain: &[] },
+                &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs },
                 &[],
                 &[],
             )

@@ -193,11 +193,10 @@ fn raw_dispatches_with_hand_built_kernargs() {
     kernargs.extend_from_slice(&(out.device_address() + 8).to_le_bytes());
     kernargs.extend_from_slice(&500u32.to_le_bytes());
     kernargs.extend_from_slice(&COUNT.to_le_bytes());
-    let retain = [&out];
     queue
         .dispatch_raw(
             &kernels.store_value,
-            &RawDispatch { grid: [COUNT, 1, 1], workgroup: Some([32, 1, 1]), kernargs: &kernargs, retain: &retain },
+            &RawDispatch { grid: [COUNT, 1, 1], workgroup: Some([32, 1, 1]), kernargs: &kernargs },
             &[],
             &[done.at(1)],
         )
@@ -217,11 +216,10 @@ fn raw_dispatches_with_hand_built_kernargs() {
     kernargs[8..16].copy_from_slice(&(out.device_address() + 8).to_le_bytes());
     kernargs[16..20].copy_from_slice(&3u32.to_le_bytes());
     kernargs[20..24].copy_from_slice(&COUNT.to_le_bytes());
-    let retain = [&out, &result];
     queue
         .dispatch_raw(
             &kernels.add_from,
-            &RawDispatch { grid: [COUNT, 1, 1], workgroup: None, kernargs: &kernargs, retain: &retain },
+            &RawDispatch { grid: [COUNT, 1, 1], workgroup: None, kernargs: &kernargs },
             &[],
             &[done.at(2)],
         )
@@ -233,39 +231,43 @@ fn raw_dispatches_with_hand_built_kernargs() {
 }
 
 #[test]
-fn raw_dispatch_keeps_retained_buffers_alive() {
+fn a_buffer_dropped_under_a_parked_dispatch_is_freed_once_it_settles() {
     let engine = engine(WaitStrategy::BarrierValue);
     let device = engine.device();
     let kernels = test_kernels(&engine);
     let queue = queue(device);
     let done = device.create_semaphore(0).unwrap();
     let gate = device.create_semaphore(0).unwrap();
-    let out = device.allocate(MemoryKind::HostVisible, 64).unwrap();
-    let keep = out.clone();
     let (_, _, before) = device.live_objects();
+    let target = device.allocate(MemoryKind::HostVisible, 64).unwrap();
+    let address = target.device_address();
     let mut kernargs = Vec::new();
-    kernargs.extend_from_slice(&out.device_address().to_le_bytes());
+    kernargs.extend_from_slice(&address.to_le_bytes());
     kernargs.extend_from_slice(&1u32.to_le_bytes());
     kernargs.extend_from_slice(&16u32.to_le_bytes());
-    // Held back on the host until `out`'s handle is gone: only the retain list keeps it alive.
-    let helper = device.allocate(MemoryKind::HostVisible, 64).unwrap();
+    // Parked on the host's gate; only its kernargs name `target`, and its handle goes now.
     queue
         .dispatch_raw(
             &kernels.store_value,
-            &RawDispatch { grid: [16, 1, 1], workgroup: None, kernargs: &kernargs, retain: &[&helper] },
+            &RawDispatch { grid: [16, 1, 1], workgroup: None, kernargs: &kernargs },
             &[gate.at(1)],
             &[done.at(1)],
         )
         .unwrap();
-    drop(helper);
-    assert_eq!(device.live_objects().2, before + 1, "the retained buffer is still allocated");
+    drop(target);
+    assert_eq!(device.live_objects().2, before + 1, "freed only once the dispatch settles");
+    // Had the memory gone back to the provider, this allocation could take it and see the
+    // dispatch's stores.
+    let fresh = device.allocate(MemoryKind::HostVisible, 64).unwrap();
+    assert_ne!(fresh.device_address(), address, "the parked dispatch's memory was handed out again");
+    fresh.write(0, &[0xAB; 64]).unwrap();
     gate.signal(1).unwrap();
     done.wait(1, TIMEOUT).unwrap();
     assert!(
-        eventually(Duration::from_secs(5), || device.live_objects().2 == before),
-        "released once the dispatch retired"
+        eventually(Duration::from_secs(5), || device.live_objects().2 == before + 1),
+        "freed once the dispatch settled"
     );
-    assert_eq!(words(&keep.to_vec().unwrap())[..16], (1..17).collect::<Vec<u32>>()[..]);
+    assert_eq!(fresh.to_vec().unwrap(), vec![0xAB; 64], "the dispatch wrote where it was told, not here");
 }
 
 fn le_bytes(words: &[u32]) -> Vec<u8> {

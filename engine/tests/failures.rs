@@ -171,7 +171,7 @@ fn a_kernel_without_a_cpu_implementation_faults_the_queue_with_a_reason() {
     let kernargs = vec![0u8; kernel.kernarg_size() as usize];
     a.dispatch_raw(
         &kernel,
-        &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs, retain: &[] },
+        &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs },
         &[],
         &[first.at(1)],
     )
@@ -356,13 +356,13 @@ fn live_objects_follow_their_handles() {
     drop(clone);
     assert_eq!(device.live_objects(), (3, 4, 3));
 
-    // A stalled submission keeps what it uses alive after the handles are gone.
+    // What a stalled submission uses is not freed after the handles are gone, until it settles.
     stall_next(&queues[0]);
     let (gate, done) = (semaphores.pop().unwrap(), semaphores.pop().unwrap());
     rig.store(&queues[0], &buffers.pop().unwrap(), 1, &[gate.at(0)], &[done.at(1)]).unwrap();
     drop((gate, done));
     // Two semaphores and two buffers still have handles; the rest is held by the submission.
-    assert_eq!(device.live_objects(), (3, 4, 3), "retained by the stalled submission");
+    assert_eq!(device.live_objects(), (3, 4, 3), "held until the stalled submission settles");
     let keep_queue = queues[0].clone();
     drop(queues);
     assert_eq!(device.live_objects(), (1, 4, 3), "a cloned queue handle keeps the queue");

@@ -219,11 +219,10 @@ fn raw_kernargs_arrive_verbatim_and_zero_padded() {
     let mut full: Vec<u8> = (0..rig.segment_size).map(|index| (index * 7 + 1) as u8).collect();
     full[..8].copy_from_slice(&out.device_address().to_le_bytes());
     rig.submitted += 1;
-    let retain = [&out];
     rig.queue
         .dispatch_raw(
             &rig.kernel,
-            &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &full, retain: &retain },
+            &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &full },
             &[],
             &[rig.done.at(rig.submitted)],
         )
@@ -239,7 +238,7 @@ fn raw_kernargs_arrive_verbatim_and_zero_padded() {
         rig.queue
             .dispatch_raw(
                 &rig.kernel,
-                &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &short, retain: &retain },
+                &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &short },
                 &[],
                 &[rig.done.at(rig.submitted)],
             )

@@ -150,6 +150,17 @@ impl Executable {
     pub fn handle(&self) -> hsa_executable_t {
         self.handle
     }
+
+    /// Gives up the executable without destroying it: the caller destroys the handle
+    /// (`hsa_executable_destroy`) once nothing can run its kernels any more.
+    pub fn into_handle(mut self) -> hsa_executable_t {
+        let handle = self.handle;
+        drop(std::mem::take(&mut self.kernels));
+        // Everything left is plain data (the table reference, handles, a `Copy` target), so
+        // skipping the destructor leaks nothing.
+        std::mem::forget(self);
+        handle
+    }
 }
 
 impl Drop for Executable {

@@ -6,11 +6,12 @@
 //! 2. [`kernarg`]: binding pointers, constants, implicit arguments and staged bytes written into
 //!    the reserved kernarg space.
 //! 3. [`publication`]: packet bodies, then each header with one 32-bit release store, then one
-//!    doorbell store; the epoch row takes the submission's signals and retained resources.
+//!    doorbell store; the epoch row takes the submission's signals and its row's sequence.
 //!    For a command-buffer execution, [`replay`]'s block processor writes the segment's packets
 //!    and kernargs.
-//! 4. [`reclaim`]: retired epochs signal their semaphores (coalesced), free kernarg space and
-//!    release what they retained; a failed queue fails everything in flight.
+//! 4. [`reclaim`]: retired epochs signal their semaphores (coalesced) and free kernarg space; a
+//!    failed queue fails everything in flight. [`settle`] then publishes how far the queue's rows
+//!    have settled, which is when objects released by their handles may be freed.
 //!
 //! [`sync`] holds the behaviour over the components' lock-free tables (the semaphore seqlock,
 //! host parking, signal reads), and [`queue_rings`] the queue World's hot resource, which holds
@@ -30,10 +31,11 @@ pub mod queue_rings;
 pub mod reclaim;
 pub mod replay;
 pub mod schedule;
+pub mod settle;
 pub mod strategy;
 pub mod sync;
 
-use aqueduct_components::queue_state::{EpochDeviceWaits, EpochRetained, EpochRow, EpochSignals};
+use aqueduct_components::queue_state::{EpochDeviceWaits, EpochRow, EpochSignals};
 use aqueduct_components::submission::{AdmissionPlan, StagedSubmission, SubmissionFault, SubmissionRows, Verdict};
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemState;
@@ -42,11 +44,8 @@ use strategy::CrossQueueStrategy;
 pub use strategy::QueueStages;
 
 /// The epoch-row columns publication and reclaim touch.
-pub type EpochRows<'w, 's> = Query<
-    'w,
-    's,
-    (&'static mut EpochRow, &'static mut EpochSignals, &'static mut EpochRetained, &'static mut EpochDeviceWaits),
->;
+pub type EpochRows<'w, 's> =
+    Query<'w, 's, (&'static mut EpochRow, &'static mut EpochSignals, &'static mut EpochDeviceWaits)>;
 
 /// The submission-row columns: what is staged and what admission planned for it.
 pub type SubmissionRowQuery<'w, 's> = Query<'w, 's, (&'static mut StagedSubmission, &'static mut AdmissionPlan)>;
@@ -115,10 +114,9 @@ macro_rules! stage_span {
     };
 }
 
-/// Per-epoch-row capacity reserved at queue creation (signals, retained handles, device waits),
+/// Per-epoch-row capacity reserved at queue creation (signals, device waits),
 /// so even a row's first use allocates nothing for a typical submission.
 const ROW_SIGNALS: usize = 2;
-const ROW_RETAINED: usize = 6;
 const ROW_WAITS: usize = 2;
 
 /// Submission rows spawned with the queue: enough for immediate submissions and a parked one.
@@ -144,7 +142,6 @@ pub fn build_queue_world(
                 .spawn((
                     EpochRow::default(),
                     EpochSignals(Vec::with_capacity(ROW_SIGNALS)),
-                    EpochRetained(Vec::with_capacity(ROW_RETAINED)),
                     EpochDeviceWaits(Vec::with_capacity(ROW_WAITS)),
                 ))
                 .id()
@@ -196,7 +193,6 @@ pub fn spawn_submission_row(world: &mut World) -> Entity {
     let staged = StagedSubmission {
         waits: Vec::with_capacity(ROW_WAITS),
         signals: Vec::with_capacity(ROW_SIGNALS),
-        retained: Vec::with_capacity(ROW_RETAINED),
         ..Default::default()
     };
     world.spawn((staged, AdmissionPlan::default())).id()

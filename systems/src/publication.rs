@@ -23,8 +23,8 @@ const PAYLOAD_BARRIER_HEADER: PacketHeader =
 const DISPATCH_HEADER: PacketHeader =
     PacketHeader::new(PacketType::KernelDispatch, true, FenceScope::System, FenceScope::System);
 
-/// Publishes the admitted submission (without ringing the doorbell) and moves its signals and
-/// retained resources into its epoch row.
+/// Publishes the admitted submission (without ringing the doorbell) and moves its signals into
+/// its epoch row.
 ///
 /// If something the earlier stages guaranteed no longer holds (a wait barrier could not be named,
 /// a program segment cannot be written), the payload's reserved packets become barriers that
@@ -152,7 +152,7 @@ unsafe fn write_passing_barriers(ring: &AqlRing, first: u64, count: u64, complet
     }
 }
 
-/// Moves the published submission's signals and retained resources into its epoch row.
+/// Moves the published submission's signals into its epoch row, which records the row's sequence.
 fn record_epoch<S: CrossQueueStrategy>(
     rings: &mut QueueRings,
     staged: &mut StagedSubmission,
@@ -161,22 +161,22 @@ fn record_epoch<S: CrossQueueStrategy>(
     failure: Option<u32>,
 ) {
     let epoch = plan.epoch;
-    // A program's earlier segments signal nothing and keep nothing: the execution's signals and
-    // retained resources stay with it until its final segment.
+    // A program's earlier segments signal nothing: the execution's signals stay with it until
+    // its final segment.
     let final_segment =
         staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return || failure.is_some();
     if staged.payload == Payload::Program && failure.is_none() {
         replay::advance(&mut staged.program, &plan.segment);
     }
-    if let Ok((mut row, mut signals, mut retained, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) {
+    if let Ok((mut row, mut signals, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) {
         row.epoch = epoch;
+        row.row = staged.row;
         row.kernarg_end = plan.kernarg_end;
         row.failure = failure;
         if final_segment {
             // Swaps, not copies: the row's vectors were emptied at reclaim, so capacity
             // ping-pongs between the row and the staging area and nothing allocates.
             core::mem::swap(&mut signals.0, &mut staged.signals);
-            core::mem::swap(&mut retained.0, &mut staged.retained);
         }
         waits.0.clear();
         waits.0.extend_from_slice(&plan.device_waits);

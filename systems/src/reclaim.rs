@@ -63,7 +63,7 @@ fn failed_dependency(table: &SemaphoreTable, waits: &[DeviceWait]) -> Option<u32
 }
 
 /// Drains every epoch up to `retired`: signals (or, if a device-side dependency failed, fails)
-/// their semaphores, releases what they retained, frees their kernarg space. Wakes host waiters.
+/// their semaphores and frees their kernarg space. Wakes host waiters.
 pub fn drain<S: CrossQueueStrategy>(rings: &mut QueueRings, rows: &mut EpochRows, retired: u64) -> DrainOutcome {
     crate::stage_span!("epoch_reclaim");
     let first = rings.epochs.reclaimed + 1;
@@ -75,7 +75,7 @@ pub fn drain<S: CrossQueueStrategy>(rings: &mut QueueRings, rows: &mut EpochRows
     let submitted = rings.epochs.submitted;
     let mut coalescer = Coalescer { table: &rings.link.semaphores, pending: None, outcome: DrainOutcome::default() };
     for epoch in first..=last {
-        let Ok((row, signals, _, waits)) = rows.get(rings.epochs.row(epoch)) else { continue };
+        let Ok((row, signals, waits)) = rows.get(rings.epochs.row(epoch)) else { continue };
         // A covered wait whose cover came through an earlier epoch's barriers (`via`) fails with
         // that epoch; epochs drain in order, so its outcome is settled by now.
         let failure = row
@@ -92,13 +92,9 @@ pub fn drain<S: CrossQueueStrategy>(rings: &mut QueueRings, rows: &mut EpochRows
         coalescer.outcome.epochs += 1;
     }
     coalescer.flush();
-    // Only now release what the epochs retained: a coalesced signal is stored at the flush, and
-    // dropping a semaphore's last handle before it would free the slot for reuse while a store
-    // to it is still pending.
     for epoch in first..=last {
-        let Ok((_, mut signals, mut retained, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) else { continue };
+        let Ok((_, mut signals, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) else { continue };
         signals.0.clear();
-        retained.0.clear();
         waits.0.clear();
     }
     let outcome = coalescer.outcome;
@@ -111,8 +107,8 @@ pub fn drain<S: CrossQueueStrategy>(rings: &mut QueueRings, rows: &mut EpochRows
     outcome
 }
 
-/// The queue failed with `failure`: every epoch still in flight fails its semaphores, releases
-/// what it retained, and is force-retired on the device so barriers on other queues that wait
+/// The queue failed with `failure`: every epoch still in flight fails its semaphores and is
+/// force-retired on the device so barriers on other queues that wait
 /// for it pass (their epochs then fail through [`drain`]'s dependency check).
 pub fn fail_in_flight<S: CrossQueueStrategy>(
     rings: &mut QueueRings,
@@ -124,12 +120,11 @@ pub fn fail_in_flight<S: CrossQueueStrategy>(
     rings.endpoint.failure.store(failure + 1, Ordering::Release);
     let mut outcome = DrainOutcome::default();
     for epoch in rings.epochs.reclaimed + 1..=rings.epochs.submitted {
-        let Ok((_, mut signals, mut retained, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) else { continue };
+        let Ok((_, mut signals, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) else { continue };
         for signal in signals.0.drain(..) {
             outcome.failures += u64::from(rings.link.semaphores.fail(signal.semaphore, failure));
         }
         S::release_waits(&rings.link, &waits.0);
-        retained.0.clear();
         waits.0.clear();
         outcome.epochs += 1;
     }

@@ -14,7 +14,7 @@ use aqueduct_abi::block_program::{
 use aqueduct_abi::{BarrierAndPacket, FenceScope, ImplicitKernargs, KernelDispatchPacket, PacketType};
 use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
 use aqueduct_components::program::{
-    Cursor, ProgramImage, ProgramRun, ReplayStep, SegmentEnd, SegmentPlan, SlotPatch, StepKind,
+    Cursor, ProgramImage, ProgramImageRef, ProgramRun, ReplayStep, SegmentEnd, SegmentPlan, SlotPatch, StepKind,
 };
 use aqueduct_components::submission::{SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
@@ -38,7 +38,9 @@ pub fn plan_segment(
     segment: &mut SegmentPlan,
 ) -> Verdict {
     segment.clear();
-    let Some(image) = run.image.as_deref() else { return Verdict::Fault(SubmissionFault::NoProgramImage) };
+    let Some(image) = run.image.as_ref().map(ProgramImageRef::get) else {
+        return Verdict::Fault(SubmissionFault::NoProgramImage);
+    };
     let mut cursor = match run.cursor {
         Cursor::Block(ordinal) => ordinal,
         Cursor::PendingBranch(ordinal) => {
@@ -127,8 +129,8 @@ fn evaluate_branch(image: &ProgramImage, ordinal: u32, bindings: &[u64]) -> Opti
     let address = view.block(ordinal)?.source(u32::from(branch.source))?.resolve(bindings)?;
     // SAFETY: the engine checked when recording (static sources) and when executing (dynamic
     // ones) that the source is a host-visible range of at least `width` bytes, aligned to
-    // `width`, in a buffer this execution retains; the queue has drained, so no packet of this
-    // queue writes it concurrently.
+    // `width`, in a buffer not freed before this execution settles; the queue has drained, so no
+    // packet of this queue writes it concurrently.
     let value = unsafe {
         if branch.width == 8 {
             core::ptr::read_volatile(address as *const u64)
@@ -161,7 +163,7 @@ pub fn advance(run: &mut ProgramRun, segment: &SegmentPlan) {
 /// Admission reserved `segment_packets(segment)` packets from `first_id` and
 /// `segment.kernarg_bytes` kernarg bytes (64-byte aligned) at `kernarg_address` for this
 /// submission, and `run.bindings` holds base pointers the engine checked against the program's
-/// needs, in buffers the execution retains.
+/// needs, in buffers not freed before the execution settles.
 pub unsafe fn write_segment(
     ring: &AqlRing,
     first_id: u64,
@@ -172,7 +174,7 @@ pub unsafe fn write_segment(
 ) -> Result<(), SubmissionFault> {
     crate::stage_span!("block_processor");
     run.headers.clear();
-    let image = run.image.as_deref().ok_or(SubmissionFault::NoProgramImage)?;
+    let image = run.image.as_ref().map(ProgramImageRef::get).ok_or(SubmissionFault::NoProgramImage)?;
     let view = image.view().ok_or(SubmissionFault::NoProgramImage)?;
     let mut writer = PacketWriter {
         ring,

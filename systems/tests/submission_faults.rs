@@ -12,7 +12,7 @@ use aqueduct_abi::block_program::{
 };
 use aqueduct_abi::{BarrierAndPacket, BarrierValuePacket, PacketType};
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
-use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, SegmentPlan};
+use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, ProgramImageRef, SegmentPlan};
 use aqueduct_components::queue_state::KernargRing;
 use aqueduct_components::semaphore_table::{Producer, SemaphoreTable};
 use aqueduct_components::submission::{
@@ -110,12 +110,14 @@ fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
 /// engine's table check would refuse it), so its payload faults when it is written.
 fn admit_unresolvable_program(
     rings: &mut QueueRings,
+    image: &ProgramImage,
     signalled: u32,
     slot_0: u64,
 ) -> (StagedSubmission, AdmissionPlan) {
     let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
     staged.payload = Payload::Program;
-    staged.program.image = Some(fill_program(Box::new([])));
+    // SAFETY: each caller keeps `image` alive for as long as it uses the row.
+    staged.program.image = Some(unsafe { ProgramImageRef::new(image) });
     staged.program.block_limit = 16;
     staged.program.bindings.push(slot_0);
     staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
@@ -131,7 +133,8 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
     let producer_signal = rig._hsa.signal_create(0).expect("signal").handle;
     {
         let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
-        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, signalled, rig.kernarg_base);
+        let image = fill_program(Box::new([]));
+        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, &image, signalled, rig.kernarg_base);
         // A barrier as admission names one (its producer queue's epoch signal), with its packet
         // reserved: admission has already advanced the frontier on the promise that it runs.
         let extra = rings.ring.try_reserve(1).expect("a free slot");
@@ -185,7 +188,8 @@ fn a_wait_fault_runs_nothing_of_the_payload_and_fails_the_submission() {
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
         let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
-        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, signalled, rig.kernarg_base);
+        let image = fill_program(Box::new([]));
+        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, &image, signalled, rig.kernarg_base);
         // As `reserve_epoch` reports a barrier it could not name.
         plan.wait_fault = Some(SubmissionFault::UnknownProducerQueue { queue: 9 });
         let fault = publication::publish::<BarrierValue>(&mut rings, &mut staged, &mut plan, &mut rows);
@@ -212,7 +216,8 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
         let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
-        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, signalled, rig.kernarg_base);
+        let image = fill_program(Box::new([]));
+        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, &image, signalled, rig.kernarg_base);
         let fault = publication::publish::<BarrierValue>(&mut rings, &mut staged, &mut plan, &mut rows);
         rings.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
@@ -240,10 +245,14 @@ fn the_block_processor_names_each_fault() {
         // A range that wraps the address space cannot be planned: never a barrier in its place.
         (Box::new(library), u64::MAX - 31, SubmissionFault::TransferNotPlanned { block: 0, command: 0 }),
     ];
+    // Kept until the end: the row names the last one after the loop.
+    let mut images = Vec::new();
     for (builtins, base, expected) in cases {
         staged.clear();
         staged.payload = Payload::Program;
-        staged.program.image = Some(fill_program(builtins));
+        images.push(fill_program(builtins));
+        // SAFETY: `images` holds every image until the test ends; an `Arc`'s target never moves.
+        staged.program.image = images.last().map(|image| unsafe { ProgramImageRef::new(image) });
         staged.program.block_limit = 16;
         staged.program.bindings.extend([0, 0, base]);
         let mut segment = SegmentPlan::default();

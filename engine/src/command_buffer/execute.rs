@@ -4,8 +4,8 @@
 use std::sync::atomic::Ordering;
 
 use aqueduct_abi::block_program::{BindingSource, SourceKind};
-use aqueduct_components::Retained;
 use aqueduct_components::device_entities::MemoryKind;
+use aqueduct_components::program::ProgramImageRef;
 use aqueduct_components::submission::Payload;
 
 use super::binding_table::BindingTable;
@@ -57,16 +57,14 @@ pub(crate) fn execute(
     let block_limit = shared.device.config.replay_block_limit;
     let result = to.submit(waits, signals, |staged| {
         staged.payload = Payload::Program;
-        staged.program.image = Some(std::sync::Arc::clone(&program.image));
+        // SAFETY: the command buffer's entity owns the image until it is released, and that
+        // waits for this row (staged now, while the caller holds the command buffer) to settle.
+        staged.program.image = Some(unsafe { ProgramImageRef::new(&program.image) });
         staged.program.block_limit = block_limit;
         for (slot, need) in program.slot_needs.iter().enumerate() {
             let entry = table.slots[slot].as_ref().filter(|_| need.used);
             staged.program.bindings.push(entry.map_or(0, |entry| entry.buffer.device_address() + entry.offset));
-            if let Some(entry) = entry {
-                staged.retained.push(entry.buffer.0.clone() as Retained);
-            }
         }
-        staged.retained.push(program.clone() as Retained);
     });
     if result.is_err() && program.one_shot {
         // Refused before it ran (bad points, a full ring): it may be executed again.

@@ -10,10 +10,11 @@ use aqueduct_abi::KernelDispatchPacket;
 use aqueduct_abi::block_program::{
     BlockParts, Command, DecodedCommand, DispatchCommand, ImageWriter, ReturnCommand, TerminatorKind,
 };
+use aqueduct_components::device_entities::{CommandBufferEntity, ProgramMemory};
 use aqueduct_components::program::{BlockFacts, BuiltinObject, ProgramBlocks, ProgramImage, ReplayStep, StepKind};
 use aqueduct_hsa::sys::hsa_amd_memory_pool_t;
 
-use super::pool::ImageMemory;
+use super::pool::image_class;
 use super::recorder::{Recorder, close};
 use super::{CommandBuffer, CommandBufferUsage, FinishedProgram, State};
 use crate::device::DeviceShared;
@@ -39,20 +40,6 @@ pub struct ProgramFacts {
     /// Slots a binding table must have.
     pub binding_slots: u32,
     pub image_bytes: usize,
-}
-
-/// The program image copied into kernarg-pool memory, where prepublished kernargs and update
-/// payloads are read by the device. The memory goes back to the device's pool when dropped.
-pub(crate) struct PublishedImage {
-    device: Arc<DeviceShared>,
-    memory: ImageMemory,
-}
-
-impl Drop for PublishedImage {
-    fn drop(&mut self) {
-        // Every execution retained the program, so no queued packet still points into it.
-        self.device.command_buffers.give_image(&self.device.hsa, self.memory);
-    }
 }
 
 impl CommandBuffer {
@@ -97,7 +84,7 @@ impl CommandBuffer {
 
         // Nothing can fail from here on.
         close(recorder);
-        let base = published.as_ref().map_or(0, |image| image.memory.address);
+        let base = published.map_or(0, |image| image.address);
         let mut blocks = self.device.command_buffers.take_blocks();
         let (bytes, command_count) = write_image(recorder, writer, base, &mut blocks);
         debug_assert!(
@@ -105,10 +92,10 @@ impl CommandBuffer {
             "finalization wrote an image the ABI validator refuses: {:?}",
             aqueduct_abi::block_program::validate(&bytes).err()
         );
-        if let Some(image) = &published {
+        if let Some(image) = published {
             // SAFETY: the memory holds at least `bytes.len()` host-writable bytes (its size
             // class) and is this program's alone.
-            unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), image.memory.address as *mut u8, bytes.len()) };
+            unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), image.address as *mut u8, bytes.len()) };
         }
         let counts = recorder.counts;
         let facts = ProgramFacts {
@@ -138,16 +125,17 @@ impl CommandBuffer {
                 private_segment_size: kernel.private_segment_size,
             })
             .collect();
-        let image = ProgramImage { bytes: bytes.into_boxed_slice(), blocks, builtins };
+        let image = Arc::new(ProgramImage { bytes: bytes.into_boxed_slice(), blocks, builtins });
+        let record = CommandBufferEntity { agent: self.agent, program: image.clone(), image: published };
         let program = FinishedProgram {
             device: self.device.clone(),
             agent: self.agent,
-            image: ManuallyDrop::new(Arc::new(image)),
+            image: ManuallyDrop::new(image),
             facts,
             slot_needs: std::mem::take(&mut recorder.slot_needs),
             copy_checks: std::mem::take(&mut recorder.copy_checks),
             retained: std::mem::take(&mut recorder.retained),
-            published,
+            entity: self.device.world().spawn(record).id(),
             one_shot: self.usage == CommandBufferUsage::OneShot,
             executed: AtomicBool::new(false),
         };
@@ -164,19 +152,18 @@ fn publish_memory(
     device: &Arc<DeviceShared>,
     pool: hsa_amd_memory_pool_t,
     length: usize,
-) -> EngineResult<PublishedImage> {
-    let capacity = ImageMemory::class(length).ok_or_else(|| EngineError::InvalidArgument {
+) -> EngineResult<ProgramMemory> {
+    let capacity = image_class(length).ok_or_else(|| EngineError::InvalidArgument {
         what: "command buffer",
         reason: format!("a {length}-byte image has no allocation size"),
     })?;
-    let memory = match device.command_buffers.take_image(pool, capacity) {
-        Some(memory) => memory,
+    match device.command_buffers.take_image(pool, capacity) {
+        Some(memory) => Ok(memory),
         None => {
             let address = device.allocate_granted(pool, capacity)? as u64;
-            ImageMemory { pool, address, capacity }
+            Ok(ProgramMemory { pool: pool.handle, address, capacity })
         }
-    };
-    Ok(PublishedImage { device: device.clone(), memory })
+    }
 }
 
 /// Numbers the chunks (each user block's chunks in turn, in label order) and computes every

@@ -30,8 +30,8 @@ pub use finish::ProgramFacts;
 pub(crate) use pool::CommandBufferPools;
 pub use recorder::{BlockLabel, BufferRef};
 
-use aqueduct_components::Retained;
 use aqueduct_components::program::ProgramImage;
+use bevy_ecs::entity::Entity;
 
 use crate::device::DeviceShared;
 
@@ -76,37 +76,40 @@ enum State {
     Released,
 }
 
-/// A finalized program and everything its executions keep alive.
+/// What a recording keeps alive: the buffers and executables its static bindings and kernels
+/// point into, for as long as the command buffer lives (per recording, not per execution).
+pub(crate) type Retained = Arc<dyn core::any::Any + Send + Sync>;
+
+/// A finalized program and what it keeps alive.
 pub(crate) struct FinishedProgram {
     pub device: Arc<DeviceShared>,
     pub agent: usize,
-    /// Taken only in `drop`, to give the block World back.
+    /// Shared with the program's entity, which keeps it for executions until released; taken
+    /// first in `drop`, so the entity's is the last reference and gives the block World back.
     pub image: ManuallyDrop<Arc<ProgramImage>>,
     pub facts: ProgramFacts,
     /// What each binding-table slot must provide, by slot.
     pub slot_needs: Vec<needs::SlotNeed>,
     /// Copies with a dynamic side, checked for overlap per execution.
     pub copy_checks: Vec<needs::CopyCheck>,
-    /// Static buffers and executables the program points into. Never read: held so they
-    /// outlive the command buffer and every execution (each execution retains this struct).
+    /// Static buffers and executables the program points into. Never read: held so they are
+    /// not released before the command buffer is; dropped with it, they are freed once its
+    /// executions have settled, as it is.
     #[allow(dead_code)]
     pub retained: Vec<Retained>,
-    /// The device copy of the image (kernarg pool), given back when the last execution is
-    /// done; `None` when nothing reads the image from device memory (no prepublished
-    /// kernargs, no update payloads).
-    #[allow(dead_code)]
-    pub published: Option<finish::PublishedImage>,
+    /// The device World's record of the program (its published image, if any), released when
+    /// the last handle drops.
+    pub entity: Entity,
     pub one_shot: bool,
     pub executed: AtomicBool,
 }
 
 impl Drop for FinishedProgram {
     fn drop(&mut self) {
-        // SAFETY: `image` is not used again: this is the program's drop.
-        let image = unsafe { ManuallyDrop::take(&mut self.image) };
-        if let Some(image) = Arc::into_inner(image) {
-            self.device.command_buffers.give_blocks(image.blocks);
-        }
+        // SAFETY: `image` is not used again: this is the program's drop. Dropped first, so that
+        // the entity's reference is the last one when it is released (perhaps right away).
+        drop(unsafe { ManuallyDrop::take(&mut self.image) });
+        self.device.defer_release(self.entity);
     }
 }
 

@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use aqueduct_hsa::Hsa;
 use aqueduct_hsa::sys::hsa_amd_memory_pool_t;
 
+use aqueduct_components::device_entities::ProgramMemory;
 use aqueduct_components::program::ProgramBlocks;
 
 use super::recorder::Recorder;
@@ -25,20 +26,10 @@ const KEPT_IMAGE_BYTES: usize = 64 << 20;
 /// The smallest published-image size class (one page: what the providers hand out anyway).
 const MIN_IMAGE_CLASS: usize = 4096;
 
-/// A kernarg-pool allocation that held a published image.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ImageMemory {
-    pub pool: hsa_amd_memory_pool_t,
-    pub address: u64,
-    /// Bytes allocated: a power of two, at least [`MIN_IMAGE_CLASS`].
-    pub capacity: usize,
-}
-
-impl ImageMemory {
-    /// The size class an image of `bytes` bytes is allocated in.
-    pub fn class(bytes: usize) -> Option<usize> {
-        bytes.max(MIN_IMAGE_CLASS).checked_next_power_of_two()
-    }
+/// The size class an image of `bytes` bytes is allocated in: a power of two, at least
+/// [`MIN_IMAGE_CLASS`].
+pub(crate) fn image_class(bytes: usize) -> Option<usize> {
+    bytes.max(MIN_IMAGE_CLASS).checked_next_power_of_two()
 }
 
 #[derive(Default)]
@@ -47,7 +38,7 @@ pub(crate) struct CommandBufferPools {
     #[allow(clippy::vec_box)]
     recorders: Mutex<Vec<Box<Recorder>>>,
     blocks: Mutex<Vec<ProgramBlocks>>,
-    images: Mutex<Vec<ImageMemory>>,
+    images: Mutex<Vec<ProgramMemory>>,
 }
 
 impl CommandBufferPools {
@@ -83,14 +74,14 @@ impl CommandBufferPools {
     }
 
     /// Kept memory of exactly `capacity` bytes from `pool`, if any.
-    pub fn take_image(&self, pool: hsa_amd_memory_pool_t, capacity: usize) -> Option<ImageMemory> {
+    pub fn take_image(&self, pool: hsa_amd_memory_pool_t, capacity: usize) -> Option<ProgramMemory> {
         let mut kept = lock(&self.images);
-        let index = kept.iter().position(|memory| memory.pool == pool && memory.capacity == capacity)?;
+        let index = kept.iter().position(|memory| memory.pool == pool.handle && memory.capacity == capacity)?;
         Some(kept.swap_remove(index))
     }
 
     /// Keeps `memory` for another image, or frees it when enough is kept.
-    pub fn give_image(&self, hsa: &Hsa, memory: ImageMemory) {
+    pub fn give_image(&self, hsa: &Hsa, memory: ProgramMemory) {
         {
             let mut kept = lock(&self.images);
             let bytes: usize = kept.iter().map(|memory| memory.capacity).sum();
@@ -110,9 +101,9 @@ impl CommandBufferPools {
     }
 }
 
-fn free(hsa: &Hsa, memory: ImageMemory) {
-    // SAFETY: the allocation is the pool's alone: its program was dropped after its last
-    // execution retired, and kept memory is handed to one program at a time.
+fn free(hsa: &Hsa, memory: ProgramMemory) {
+    // SAFETY: the allocation is the pool's alone: its program was released only after every row
+    // that could execute it settled, and kept memory is handed to one program at a time.
     if let Err(error) = unsafe { hsa.free(memory.address as *mut u8) } {
         tracing::warn!(%error, "freeing a command buffer's published image failed");
     }

@@ -20,13 +20,12 @@ use aqueduct_abi::block_program::{
 };
 use aqueduct_abi::packet::FenceScope;
 use aqueduct_abi::{KernelDispatchPacket, write_hal_kernargs};
-use aqueduct_components::Retained;
 use aqueduct_components::device_entities::MemoryKind;
 use aqueduct_components::program::{ReplayStep, SlotPatch, StepKind};
 use bytemuck::Zeroable;
 
 use super::needs::{CopyCheck, SlotNeed};
-use super::{BlockLimits, CommandBuffer, CommandBufferUsage, State};
+use super::{BlockLimits, CommandBuffer, CommandBufferUsage, Retained, State};
 use crate::device::DeviceShared;
 use crate::dispatch::{Dispatch, GridSource, validate_dispatch};
 use crate::error::{EngineError, EngineResult};

@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use aqueduct_abi::SignalCondition;
 use aqueduct_hsa::sys::{enums, hsa_signal_t};
 use aqueduct_systems::reclaim::{DrainOutcome, SUBMITTER_DRAIN_BATCH};
-use aqueduct_systems::stage_params;
+use aqueduct_systems::{settle, stage_params};
 
 use super::core::{QueueCore, QueueShared};
 
@@ -61,6 +61,8 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
                 }
             }
         }
+        // Outside the queue lock: freeing takes the device World's.
+        shared.device.release_settled();
         let (submitted, reclaimed) = shared.epochs();
         let mut signals = [control, control];
         let mut conditions = [SignalCondition::Ne as u32; 2];
@@ -101,14 +103,21 @@ impl QueueShared {
     pub fn drain_retired(&self, core: &mut QueueCore) -> bool {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
-        let (mut rings, _, _, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
+        let (mut rings, rows, query, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
         let retired = (self.stages.device_retired)(&rings.endpoint);
         if retired <= rings.epochs.reclaimed {
             return false;
         }
         let outcome = (self.stages.drain)(&mut rings, &mut epoch_rows, retired);
+        settle::publish_settled(&rings, &rows, &query, &epoch_rows);
         self.after_drain(outcome);
         true
+    }
+
+    /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
+    pub(super) fn publish_settled(&self, core: &mut QueueCore) {
+        let (rings, rows, query, epoch_rows) = stage_params(&mut core.params, &mut core.world);
+        settle::publish_settled(&rings, &rows, &query, &epoch_rows);
     }
 
     /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled.

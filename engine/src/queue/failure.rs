@@ -118,8 +118,9 @@ impl QueueShared {
                     self.device.semaphores.fail(signal.semaphore, failure);
                 }
             }
-            self.release_row(core, row);
+            self.recycle_row(core, row);
         }
+        self.publish_settled(core);
         core.world.resource_mut::<SubmissionRows>().parked = false;
         self.device.deferred_queues.fetch_and(!(1 << self.index), Ordering::AcqRel);
         self.device.semaphores.notify();

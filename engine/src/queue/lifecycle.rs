@@ -138,8 +138,8 @@ impl Drop for QueueHandle {
         if let Some(thread) = self.thread.lock().unwrap_or_else(|poison| poison.into_inner()).take() {
             let _ = thread.join();
         }
-        // Destroy the HSA queue first: afterwards no packet touches memory, so failing the work
-        // still in flight can release what it retained.
+        // Destroy the HSA queue first: afterwards no packet touches memory, so the work still in
+        // flight can be failed and its rows settled.
         // SAFETY: the completion thread is gone and no Queue handle is left to submit.
         if let Err(error) = unsafe { shared.device.hsa.queue_destroy(shared.hsa_queue) } {
             tracing::warn!(%error, "hsa_queue_destroy failed");
@@ -151,5 +151,6 @@ impl Drop for QueueHandle {
         // SAFETY: the queue is destroyed, so nothing reads the kernarg ring any more.
         let _ = unsafe { shared.device.hsa.free(self.kernarg_memory as *mut u8) };
         shared.device.world().despawn(self.entity);
+        shared.device.release_settled();
     }
 }

@@ -48,14 +48,14 @@ pub const MAX_UPDATE_BYTES: usize = 64 * 1024;
 #[derive(Clone)]
 pub struct Queue(pub(crate) Arc<QueueHandle>);
 
-/// A dispatch whose kernarg bytes the caller builds (kernels outside the HAL layout). Buffers the
-/// kernargs point into are listed in `retain` so they outlive the dispatch.
+/// A dispatch whose kernarg bytes the caller builds (kernels outside the HAL layout). A buffer
+/// the kernargs point into may be dropped once the dispatch is submitted: it is freed only after
+/// every submission staged before its last handle dropped has settled.
 #[derive(Clone, Copy, Debug)]
 pub struct RawDispatch<'a> {
     pub grid: [u32; 3],
     pub workgroup: Option<[u16; 3]>,
     pub kernargs: &'a [u8],
-    pub retain: &'a [&'a Buffer],
 }
 
 impl Queue {

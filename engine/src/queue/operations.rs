@@ -5,13 +5,10 @@
 //! [`Queue`]: crate::Queue
 //! [`Batch`]: crate::Batch
 
-use std::sync::Arc;
-
 use aqueduct_abi::ImplicitKernargs;
 use aqueduct_builtins::{
     DispatchPlan, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_update_inline, plan_update_staged,
 };
-use aqueduct_components::Retained;
 use aqueduct_components::submission::{DispatchTemplate, KernargLayout, Payload, StagedSubmission};
 use bytemuck::Zeroable;
 
@@ -83,8 +80,7 @@ pub(crate) fn fill(
     }
     word[..width].copy_from_slice(pattern);
     let plan = plan_fill(address, target.length, u64::from_le_bytes(word), width as u8)?;
-    let retained = target.buffer.0.clone() as Retained;
-    submit_plan(to, plan, retained, None, waits, signals)
+    submit_plan(to, plan, waits, signals)
 }
 
 pub(crate) fn copy(
@@ -105,9 +101,7 @@ pub(crate) fn copy(
         });
     }
     let plan = plan_copy(from, into, source.length)?;
-    let source_buffer = source.buffer.0.clone() as Retained;
-    let target_buffer = target.buffer.0.clone() as Retained;
-    submit_plan(to, plan, source_buffer, Some(target_buffer), waits, signals)
+    submit_plan(to, plan, waits, signals)
 }
 
 pub(crate) fn update(
@@ -129,10 +123,9 @@ pub(crate) fn update(
             ),
         });
     }
-    let retained = target.0.clone() as Retained;
     if data.len() <= UPDATE_INLINE_MAX_BYTES {
         let plan = plan_update_inline(address, data)?;
-        return submit_plan(to, plan, retained, None, waits, signals);
+        return submit_plan(to, plan, waits, signals);
     }
     // Planned against a stand-in source with the staging area's 16-byte alignment; the real
     // address is patched in when the kernarg ring space is known.
@@ -144,15 +137,12 @@ pub(crate) fn update(
         stage_builtin(staged, &plan, kernel);
         staged.staging.extend_from_slice(data);
         staged.staging_pointer_offset = Some(0); // CopyArgs::source
-        staged.retained.push(retained);
     })
 }
 
 fn submit_plan(
     to: &mut impl Submitter,
     plan: DispatchPlan,
-    first: Retained,
-    second: Option<Retained>,
     waits: &[SemaphorePoint],
     signals: &[SemaphorePoint],
 ) -> EngineResult<()> {
@@ -162,8 +152,6 @@ fn submit_plan(
         if !plan.is_noop() {
             stage_builtin(staged, &plan, kernel);
         }
-        staged.retained.push(first);
-        staged.retained.extend(second);
     })
 }
 
@@ -190,19 +178,12 @@ pub(crate) fn dispatch(
     to.submit(waits, signals, |staged| {
         staged.payload = Payload::Dispatch(template);
         staged.layout = KernargLayout::Hal { implicit_offset, implicit };
-        let mut previous: Option<&Buffer> = None;
-        for binding in dispatch.bindings {
-            staged.bindings.push(binding.buffer.device_address() + binding.offset);
-            // Bindings into one buffer are usually adjacent; retain each run once.
-            if !previous.is_some_and(|previous| Arc::ptr_eq(&previous.0, &binding.buffer.0)) {
-                staged.retained.push(binding.buffer.0.clone() as Retained);
-            }
-            previous = Some(binding.buffer);
-        }
+        staged
+            .bindings
+            .extend(dispatch.bindings.iter().map(|binding| binding.buffer.device_address() + binding.offset));
         staged.constants.extend_from_slice(dispatch.constants);
         staged.kernarg_size = info.kernarg_size;
         staged.kernarg_alignment = info.kernarg_alignment;
-        staged.retained.push(kernel.executable.clone() as Retained);
     })
 }
 
@@ -222,9 +203,6 @@ pub(crate) fn dispatch_raw(
             reason: format!("{length} kernarg bytes given; the kernel needs {explicit_end} to {}", info.kernarg_size),
         });
     }
-    for buffer in dispatch.retain {
-        check_buffer(to, buffer)?;
-    }
     let template = template(to, kernel, dispatch.grid, dispatch.workgroup)?;
     to.submit(waits, signals, |staged| {
         staged.payload = Payload::Dispatch(template);
@@ -233,8 +211,6 @@ pub(crate) fn dispatch_raw(
         staged.raw.resize(info.kernarg_size as usize, 0);
         staged.kernarg_size = info.kernarg_size;
         staged.kernarg_alignment = info.kernarg_alignment;
-        staged.retained.extend(dispatch.retain.iter().map(|buffer| buffer.0.clone() as Retained));
-        staged.retained.push(kernel.executable.clone() as Retained);
     })
 }
 

@@ -6,10 +6,9 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use aqueduct_components::Retained;
 use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, SubmissionRows, Verdict, WaitOp};
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{QueueRings, StageParams, SubmissionRowQuery, ensure_free_row, stage_params};
+use aqueduct_systems::{QueueRings, StageParams, SubmissionRowQuery, ensure_free_row, settle, stage_params};
 use bevy_ecs::prelude::*;
 
 use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
@@ -78,8 +77,8 @@ impl QueueShared {
         Ok(())
     }
 
-    /// Takes a free row, appends it to the pending rows, and fills it: waits,
-    /// signals and retained semaphores, then the payload and kernarg recipe from `stage`.
+    /// Takes a free row, appends it to the pending rows, and fills it: its sequence, waits and
+    /// signals, then the payload and kernarg recipe from `stage`.
     fn fill_row(
         &self,
         rows: &mut SubmissionRows,
@@ -93,15 +92,17 @@ impl QueueShared {
         // another once the parameters are released (`ensure_free_row`), off this path.
         let Some(entity) = rows.take_free() else { unreachable!("a free row is always left for the next staging") };
         let Ok((mut staged, _)) = query.get_mut(entity) else { unreachable!("submission rows keep their components") };
+        // Nothing the row names (semaphore slots, buffer addresses, kernel objects, a program) is
+        // kept alive by it: an object whose last handle drops waits in the device World until
+        // this queue's settled rows pass the count published here. The caller holds a handle to
+        // each of them until this returns, and a handle's drop orders this store before the
+        // snapshot, so a relaxed store is enough.
+        staged.row = rows.staged;
+        rows.staged += 1;
+        self.endpoint.staged_rows.store(rows.staged, Ordering::Relaxed);
         staged.waits.extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
-        // Waited-on semaphores are retained too, not only signalled ones: a parked wait (and a
-        // device wait's failure check at reclaim) refers to the semaphore by slot, and a slot
-        // released by a dropped handle is reused by the next semaphore created, which would
-        // then satisfy or fail the wait in its place.
-        staged.retained.extend(waits.iter().map(|point| point.semaphore.0.clone() as Retained));
         for point in signals {
             staged.signals.push(SignalOp { semaphore: point.semaphore.0.slot, value: point.value });
-            staged.retained.push(point.semaphore.0.clone() as Retained);
             if promise {
                 self.device.semaphores.record_parked_signal(point.semaphore.0.slot, point.value);
             }
@@ -184,6 +185,7 @@ impl QueueShared {
     /// nothing to do (it covers idle queues, and retired epochs nobody drained).
     fn drain_retired_batch(&self, params: &mut StageParams) {
         if let Some(outcome) = (self.stages.drain_retired_batch)(&mut params.0, &mut params.3) {
+            settle::publish_settled(&params.0, &params.1, &params.2, &params.3);
             self.after_drain(outcome);
         }
     }
@@ -332,8 +334,15 @@ impl QueueShared {
         first_error.map_or(Ok(Staged::Published), Err)
     }
 
-    /// Clears a pending row (letting go of what it retained) and recycles it.
+    /// Clears a pending row that will not run and recycles it; the row settles with it.
     pub(super) fn release_row(&self, core: &mut QueueCore, row: Entity) {
+        self.recycle_row(core, row);
+        self.publish_settled(core);
+    }
+
+    /// [`Self::release_row`] without publishing the settled mark (for a caller that releases
+    /// many rows and publishes once).
+    pub(super) fn recycle_row(&self, core: &mut QueueCore, row: Entity) {
         if let Some(mut staged) = core.world.get_mut::<StagedSubmission>(row) {
             staged.clear();
         }

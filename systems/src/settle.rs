@@ -1,0 +1,40 @@
+//! How far a queue's submission rows have settled.
+//!
+//! Each row gets a sequence when it is staged ([`SubmissionRows::staged`]). A row *settles* when
+//! nothing on the queue reads what it referenced any more: its last epoch was drained, or it was
+//! failed or refused and released. Rows leave the pending list in order and epochs drain in
+//! order, so the settled rows are every row below the oldest one still pending or in flight. The
+//! queue publishes that mark in its endpoint after each drain or failure; an object released by
+//! its last handle is freed once every queue's mark passes the rows it had staged by then.
+
+use core::sync::atomic::Ordering;
+
+use aqueduct_components::submission::SubmissionRows;
+
+use crate::{EpochRows, QueueRings, SubmissionRowQuery};
+
+/// The sequence below which every row of the queue has settled: the oldest pending row's, the
+/// row of the oldest epoch still in flight, or (neither) every row staged.
+pub fn settled_rows(rings: &QueueRings, rows: &SubmissionRows, query: &SubmissionRowQuery, epochs: &EpochRows) -> u64 {
+    let mut settled = rows.staged;
+    if let Some(&front) = rows.pending.front() {
+        match query.get(front) {
+            Ok((staged, _)) => settled = settled.min(staged.row),
+            // A row without components cannot say where it stands: claim nothing new.
+            Err(_) => return rings.endpoint.settled_rows.load(Ordering::Relaxed),
+        }
+    }
+    if rings.epochs.submitted > rings.epochs.reclaimed {
+        match epochs.get(rings.epochs.row(rings.epochs.reclaimed + 1)) {
+            Ok((row, _, _)) => settled = settled.min(row.row),
+            Err(_) => return rings.endpoint.settled_rows.load(Ordering::Relaxed),
+        }
+    }
+    settled
+}
+
+/// Publishes [`settled_rows`] with one release store. Call it after a drain (so that its
+/// semaphore stores come before any reuse of their slots) and after rows fail or are refused.
+pub fn publish_settled(rings: &QueueRings, rows: &SubmissionRows, query: &SubmissionRowQuery, epochs: &EpochRows) {
+    rings.endpoint.settled_rows.store(settled_rows(rings, rows, query, epochs), Ordering::Release);
+}
