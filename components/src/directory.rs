@@ -35,8 +35,8 @@ pub enum CrossQueueWait {
 /// The device-side retirement signals of one queue.
 ///
 /// The counters are on lines of their own: `submitted` is written by the submitting thread on
-/// every submission, `reclaimed` by whichever thread drains, and other queues' admission reads
-/// `reclaimed`; sharing a line would make each write evict the other writer's line.
+/// every submission, `drained` by whichever thread drains, and other queues' admission reads
+/// `drained`; sharing a line would make each write evict the other writer's line.
 pub struct QueueEndpoint {
     pub index: u16,
     /// `hsa_signal_t` handle of the epoch signal (BarrierValue strategy; also created for
@@ -54,7 +54,7 @@ pub struct QueueEndpoint {
     /// Highest epoch submitted (published).
     pub submitted: CacheLine<AtomicU64>,
     /// Highest epoch drained (by the submitter or the completion thread).
-    pub reclaimed: CacheLine<AtomicU64>,
+    pub drained: CacheLine<AtomicU64>,
     /// Submission rows staged so far (each row's sequence is its count before it), written by
     /// the submitter: read when an object's last handle drops, to know which rows may still
     /// reference it.
@@ -77,7 +77,7 @@ impl QueueEndpoint {
             epoch_slots,
             failure: AtomicU32::new(0),
             submitted: CacheLine::default(),
-            reclaimed: CacheLine::default(),
+            drained: CacheLine::default(),
             staged_rows: CacheLine::default(),
             settled_rows: CacheLine::default(),
         }

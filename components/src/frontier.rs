@@ -20,7 +20,7 @@
 //! failed. So an entry learnt through a producer's record is used at once, but only *on the
 //! condition* that the epoch whose barriers brought it succeeds: a wait it covers is kept with
 //! that epoch as its `via`, and fails if that epoch fails (checked in order at reclaim, on the
-//! same queue, so never late). Once that epoch is reclaimed without failure, its barriers are
+//! same queue, so never late). Once that epoch is drained without failure, its barriers are
 //! known to have passed for real and the entries become unconditional ([`QueueFrontier::settle`]).
 //! Only unconditional entries are published in producer records, so every record only holds
 //! entries that were really reached, and the one-hop failure check stays sufficient.
@@ -28,7 +28,7 @@
 //! What that costs: a record carries its queue's own barriers and confirmed entries, not
 //! entries still pending, so while work is in flight transitivity reaches one hop through a
 //! record (C learns A from B's record, D does not learn A from C's record until C's epoch is
-//! reclaimed). A submission that waits on several producers combines their records at once: a
+//! drained). A submission that waits on several producers combines their records at once: a
 //! barrier whose producer another barrier's producer already followed is dropped, with no
 //! condition, since the submission's own failure check covers both semaphores.
 
@@ -184,7 +184,7 @@ pub enum Cover {
     Pending { via: u64 },
 }
 
-/// One epoch's transitive contribution, pending until that epoch is reclaimed.
+/// One epoch's transitive contribution, pending until that epoch is drained.
 #[derive(Clone, Copy, Debug, Default)]
 struct PendingEntry {
     epoch: u64,
@@ -192,7 +192,7 @@ struct PendingEntry {
 }
 
 /// An epoch that failed at reclaim while later epochs in flight may have relied on its pending
-/// entries; remembered until every epoch submitted before it failed has been reclaimed.
+/// entries; remembered until every epoch submitted before it failed has been drained.
 #[derive(Clone, Copy, Debug)]
 struct FailedEpoch {
     epoch: u64,

@@ -1,6 +1,6 @@
 //! A queue World's own state: its kernarg and epoch rings and its epoch rows.
 //!
-//! The resource that gathers them with the producer's AQL ring (`QueueRings`) is in
+//! The resource that gathers them with the producer's AQL ring (`QueueState`) is in
 //! `aqueduct-systems`, because that ring is an HSA handle (see ARCHITECTURE's decisions).
 //!
 //! Epoch rows are entities spawned once when the queue is created, one per epoch that can be in
@@ -58,7 +58,7 @@ pub struct EpochRing {
     /// Epochs are numbered from 1; the last one handed out.
     pub submitted: u64,
     /// Every epoch up to here has been drained.
-    pub reclaimed: u64,
+    pub drained: u64,
 }
 
 impl EpochRing {
@@ -69,7 +69,7 @@ impl EpochRing {
 
     #[inline]
     pub fn has_room(&self) -> bool {
-        self.submitted - self.reclaimed < self.rows.len() as u64
+        self.submitted - self.drained < self.rows.len() as u64
     }
 }
 

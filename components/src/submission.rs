@@ -127,10 +127,10 @@ pub struct DeviceWait {
     pub via: u64,
     /// The device signal a barrier waits on, named at admission so publication needs no lookup:
     /// the producer queue's epoch signal (BarrierValue) or the producer epoch's own signal
-    /// (BarrierAnd; 0 when that epoch was reclaimed first, and the packet names nothing).
+    /// (BarrierAnd; 0 when that epoch was drained first, and the packet names nothing).
     pub signal: u64,
     /// BarrierAnd: whether the barrier named the producer's per-epoch signal (and so holds one
-    /// of its `slot_users` until this epoch is reclaimed).
+    /// of its `slot_users` until this epoch is drained).
     pub slot_named: bool,
 }
 

@@ -205,7 +205,7 @@ fn a_host_failed_semaphore_fails_device_side_and_parked_waiters() {
         // Queue order holds: C's second submission runs after the failed one is dropped.
         v.wait(1, TIMEOUT).unwrap();
         // B's barrier still waits for A's epoch; once A runs, B's submission fails with s.
-        release(&a, || a.stats().epochs_retired == 1);
+        release(&a, || a.stats().epochs_drained == 1);
         assert_eq!(wait_failure(&t, 1).message, "producer cancelled", "{strategy:?}");
         // A itself ran fine, but its signal cannot revive a failed semaphore.
         assert_eq!(words(&x.to_vec().unwrap())[0], 1);

@@ -182,7 +182,7 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
     }
     assert!(eventually(TIMEOUT, || lanes
         .iter()
-        .all(|lane| lane.queue.stats().epochs_retired == lane.queue.stats().epochs_submitted)));
+        .all(|lane| lane.queue.stats().epochs_drained == lane.queue.stats().epochs_submitted)));
     for (lane, stats) in lanes.iter().zip(&stats) {
         // Every submission was published exactly once: one payload plus its barrier packets.
         let barrier_packets = stats.packets - stats.epochs_submitted;

@@ -18,7 +18,7 @@ use aqueduct_hsa::{Hsa, PoolKindInfo};
 use aqueduct_systems::strategy::{BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{
-    DeviceLink, QueueRings, build_queue_world, reclaim, run_pass, schedule, stage_params, take_row,
+    DeviceLink, QueueState, build_queue_world, reclaim, run_pass, schedule, stage_params, take_row,
 };
 use bevy_ecs::world::World;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -72,9 +72,9 @@ fn stage(bench: &mut Bench) {
 
 /// Drains what retired; returns whether the pass left rows pending (it stopped for room).
 fn drain(bench: &mut Bench) -> bool {
-    let (mut rings, rows, _, mut epoch_rows) = stage_params(&mut bench.params, &mut bench.world);
-    let retired = BarrierValue::device_retired(&rings.endpoint);
-    reclaim::drain::<BarrierValue>(&mut rings, &mut epoch_rows, retired);
+    let (mut queue, rows, _, mut epoch_rows) = stage_params(&mut bench.params, &mut bench.world);
+    let retired = BarrierValue::device_retired(&queue.endpoint);
+    reclaim::drain::<BarrierValue>(&mut queue, &mut epoch_rows, retired);
     !rows.pending.is_empty()
 }
 
@@ -129,8 +129,8 @@ fn stages(c: &mut Criterion) {
     group.bench_function("schedule_run", |b| b.iter(|| (0..BATCH).for_each(|_| scheduled(&mut bench, &mut schedule))));
     group.bench_function("batch_schedule_run", |b| b.iter(|| batched(&mut bench, &mut schedule)));
     group.finish();
-    let rings = bench.world.resource::<QueueRings>();
-    assert!(rings.epochs.submitted >= BATCH, "the benchmark published its submissions");
+    let queue = bench.world.resource::<QueueState>();
+    assert!(queue.epochs.submitted >= BATCH, "the benchmark published its submissions");
 }
 
 criterion_group!(benches, stages);

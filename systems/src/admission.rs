@@ -27,17 +27,17 @@ use bevy_ecs::entity::Entity;
 
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::SemaphoreSync;
-use crate::{QueueRings, SubmissionRowQuery};
+use crate::{QueueState, SubmissionRowQuery};
 
 /// Resolves the staged waits into `plan.device_waits` without reserving anything.
 pub fn resolve_waits<S: CrossQueueStrategy>(
-    rings: &QueueRings,
+    queue: &QueueState,
     staged: &StagedSubmission,
     plan: &mut AdmissionPlan,
 ) -> Verdict {
     plan.device_waits.clear();
     plan.frontier = Frontier::EMPTY;
-    let table = &rings.link.semaphores;
+    let table = &queue.link.semaphores;
     for wait in &staged.waits {
         let producer = match table.wait_source(wait.semaphore, wait.value) {
             WaitSource::Satisfied => continue,
@@ -45,19 +45,19 @@ pub fn resolve_waits<S: CrossQueueStrategy>(
             WaitSource::Unknown => return Verdict::Defer,
             WaitSource::Queued(producer) => producer,
         };
-        let (covered, via, signal) = if producer.queue == rings.index {
+        let (covered, via, signal) = if producer.queue == queue.index {
             (true, 0, 0)
         } else {
-            let Some(endpoint) = rings.link.directory.get(producer.queue) else { return Verdict::Defer };
+            let Some(endpoint) = queue.link.directory.get(producer.queue) else { return Verdict::Defer };
             // The producer's drained epoch, not its live epoch signal: the signal's cache line
             // is written by the packet processor on every retirement, the counter once per drain.
-            let retired = endpoint.reclaimed.load(Ordering::Acquire) >= producer.epoch;
+            let retired = endpoint.drained.load(Ordering::Acquire) >= producer.epoch;
             // A failed producer queue force-retires its epochs only after failing their
             // semaphores, so re-reading the failure after seeing retirement cannot miss it.
             if retired && let Some(failure) = table.failure(wait.semaphore) {
                 return Verdict::DependencyFailed(failure);
             }
-            match rings.frontier.cover(producer) {
+            match queue.frontier.cover(producer) {
                 _ if retired => (true, 0, 0),
                 Cover::Known => (true, 0, 0),
                 Cover::Pending { via } => (true, via, 0),
@@ -65,7 +65,7 @@ pub fn resolve_waits<S: CrossQueueStrategy>(
                     // What the producer's queue had reached before it, read with the record so
                     // it belongs to this producer (a replaced record gives nothing: no elision).
                     if let Some(reached) = table.queued_frontier(wait.semaphore, producer) {
-                        rings.frontier.collect(rings.index, &reached, &mut plan.frontier);
+                        queue.frontier.collect(queue.index, &reached, &mut plan.frontier);
                     }
                     (false, 0, S::resolved_wait_signal(endpoint))
                 }
@@ -110,14 +110,14 @@ pub fn barrier_packets<S: CrossQueueStrategy>(waits: &[DeviceWait]) -> u64 {
 }
 
 /// The whole admission stage: checks, wait resolution, then the reservation.
-pub fn admit<S: CrossQueueStrategy>(rings: &mut QueueRings, staged: &StagedSubmission, plan: &mut AdmissionPlan) {
+pub fn admit<S: CrossQueueStrategy>(queue: &mut QueueState, staged: &StagedSubmission, plan: &mut AdmissionPlan) {
     crate::stage_span!("admission");
     plan.clear();
-    if let Some(failure) = rings.failure {
+    if let Some(failure) = queue.failure {
         plan.verdict = Verdict::QueueFailed(failure);
         return;
     }
-    let verdict = resolve_waits::<S>(rings, staged, plan);
+    let verdict = resolve_waits::<S>(queue, staged, plan);
     if verdict != Verdict::Admitted {
         plan.verdict = verdict;
         return;
@@ -127,16 +127,16 @@ pub fn admit<S: CrossQueueStrategy>(rings: &mut QueueRings, staged: &StagedSubmi
     // only when that says the ring is too full for a single payload packet, or always for a
     // program, whose segment is sized to the room there is.
     let program = staged.payload == Payload::Program;
-    let write_index = rings.ring.write_index_now();
-    let mut aql_free = rings.ring.capacity() - write_index.wrapping_sub(rings.known_read_index);
+    let write_index = queue.ring.write_index_now();
+    let mut aql_free = queue.ring.capacity() - write_index.wrapping_sub(queue.known_read_index);
     if program || aql_free < barriers + 1 {
-        rings.known_read_index = rings.ring.read_index();
-        aql_free = rings.ring.capacity() - write_index.wrapping_sub(rings.known_read_index);
+        queue.known_read_index = queue.ring.read_index();
+        aql_free = queue.ring.capacity() - write_index.wrapping_sub(queue.known_read_index);
     }
     let (packets, kernarg_bytes, kernarg_alignment) = if program {
         let room = aql_free.saturating_sub(barriers);
-        let capacity = rings.ring.capacity().saturating_sub(barriers);
-        let verdict = crate::replay::plan_segment(rings, &staged.program, room, capacity, &mut plan.segment);
+        let capacity = queue.ring.capacity().saturating_sub(barriers);
+        let verdict = crate::replay::plan_segment(queue, &staged.program, room, capacity, &mut plan.segment);
         if verdict != Verdict::Admitted {
             plan.verdict = verdict;
             return;
@@ -149,45 +149,45 @@ pub fn admit<S: CrossQueueStrategy>(rings: &mut QueueRings, staged: &StagedSubmi
     } else {
         (barriers + 1, staged.kernarg_bytes(), u64::from(staged.kernarg_alignment))
     };
-    if packets > rings.ring.capacity() || kernarg_bytes > rings.kernargs.capacity / 2 {
+    if packets > queue.ring.capacity() || kernarg_bytes > queue.kernargs.capacity / 2 {
         plan.verdict = Verdict::TooLarge;
         return;
     }
     // Capacity first, all read-only.
-    let epoch = rings.epochs.submitted + 1;
-    let slot_free = S::epoch_state_free(&rings.endpoint, epoch);
-    let kernarg_span = rings.kernargs.plan(kernarg_bytes, kernarg_alignment);
+    let epoch = queue.epochs.submitted + 1;
+    let slot_free = S::epoch_state_free(&queue.endpoint, epoch);
+    let kernarg_span = queue.kernargs.plan(kernarg_bytes, kernarg_alignment);
     let (Some((start, end)), true, true, true) =
-        (kernarg_span, rings.epochs.has_room(), slot_free, aql_free >= packets)
+        (kernarg_span, queue.epochs.has_room(), slot_free, aql_free >= packets)
     else {
         plan.verdict = Verdict::Backpressure;
         return;
     };
     // Reserve. This queue's World is the only producer on its ring, so the CAS cannot lose.
-    let Some(first_packet) = rings.ring.try_reserve_known(packets, rings.known_read_index) else {
+    let Some(first_packet) = queue.ring.try_reserve_known(packets, queue.known_read_index) else {
         plan.verdict = Verdict::Backpressure;
         return;
     };
-    rings.kernargs.head = end;
-    rings.epochs.submitted = epoch;
+    queue.kernargs.head = end;
+    queue.epochs.submitted = epoch;
     plan.packets = packets;
     plan.first_packet = first_packet;
-    plan.kernarg_address = rings.kernargs.address(start);
+    plan.kernarg_address = queue.kernargs.address(start);
     plan.staging_address = plan.kernarg_address + u64::from(staged.kernarg_size).next_multiple_of(16);
     plan.kernarg_end = end;
     plan.epoch = epoch;
     plan.verdict = Verdict::Admitted;
     // Before the producer records below: no one can learn of the epoch before its state is armed.
-    plan.wait_fault = S::reserve_epoch(rings, epoch, &mut plan.device_waits).err();
+    plan.wait_fault = S::reserve_epoch(queue, epoch, &mut plan.device_waits).err();
     // Publication always writes these barriers (a payload fault replaces only the payload), so
     // their producers are reached once this epoch retires, and so is everything their records
     // list: device barriers plus the barrier bit on every packet make "queue X reached epoch e"
-    // transitive. The records' entries stay conditional on this epoch until it is reclaimed
+    // transitive. The records' entries stay conditional on this epoch until it is drained
     // (`QueueFrontier` says why); the producer records below carry only unconditional ones.
     let barriers = plan.device_waits.iter().filter(|wait| wait.barrier).map(|wait| wait.producer);
-    rings.frontier.admitted_epoch(rings.index, epoch, barriers, &plan.frontier);
+    queue.frontier.admitted_epoch(queue.index, epoch, barriers, &plan.frontier);
     if staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return {
-        record_producers(rings, staged, epoch);
+        record_producers(queue, staged, epoch);
     }
 }
 
@@ -196,13 +196,13 @@ pub fn admit<S: CrossQueueStrategy>(rings: &mut QueueRings, staged: &StagedSubmi
 /// to it. Written at admission, not publication: the epoch is reserved and will retire (its
 /// payload as passing barriers if publication faults, with its signals failed), and a batch's
 /// later rows must see it before they are admitted.
-fn record_producers(rings: &QueueRings, staged: &StagedSubmission, epoch: u64) {
-    let reached = rings.frontier.published();
+fn record_producers(queue: &QueueState, staged: &StagedSubmission, epoch: u64) {
+    let reached = queue.frontier.published();
     for signal in &staged.signals {
-        rings.link.semaphores.record_queued_signal_with_frontier(
+        queue.link.semaphores.record_queued_signal_with_frontier(
             signal.semaphore,
             signal.value,
-            Producer { queue: rings.index, epoch },
+            Producer { queue: queue.index, epoch },
             reached,
         );
     }
@@ -212,7 +212,7 @@ fn record_producers(rings: &QueueRings, staged: &StagedSubmission, epoch: u64) {
 /// as the pass's stop), or until a program whose execution continues past this segment (the rows
 /// behind it wait for the rest of it).
 pub fn admit_pending<S: CrossQueueStrategy>(
-    rings: &mut QueueRings,
+    queue: &mut QueueState,
     rows: &mut SubmissionRows,
     query: &mut SubmissionRowQuery,
 ) {
@@ -223,7 +223,7 @@ pub fn admit_pending<S: CrossQueueStrategy>(
             rows.pass.stop = Some((entity, Verdict::Fault(SubmissionFault::MissingRow)));
             return;
         };
-        if !admit_row::<S>(rings, rows, entity, &staged, &mut plan) {
+        if !admit_row::<S>(queue, rows, entity, &staged, &mut plan) {
             return;
         }
     }
@@ -234,13 +234,13 @@ pub fn admit_pending<S: CrossQueueStrategy>(
 /// segment).
 #[inline]
 pub fn admit_row<S: CrossQueueStrategy>(
-    rings: &mut QueueRings,
+    queue: &mut QueueState,
     rows: &mut SubmissionRows,
     entity: Entity,
     staged: &StagedSubmission,
     plan: &mut AdmissionPlan,
 ) -> bool {
-    admit::<S>(rings, staged, plan);
+    admit::<S>(queue, staged, plan);
     if plan.verdict != Verdict::Admitted {
         rows.pass.stop = Some((entity, plan.verdict));
         return false;

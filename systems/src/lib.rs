@@ -14,7 +14,7 @@
 //!    have settled, which is when objects released by their handles may be freed.
 //!
 //! [`sync`] holds the behaviour over the components' lock-free tables (the semaphore seqlock,
-//! host parking, signal reads), and [`queue_rings`] the queue World's hot resource, which holds
+//! host parking, signal reads), and [`queue_state`] the queue World's hot resource, which holds
 //! the HSA ring handle.
 //!
 //! Each stage has a per-row function and a pass over the queue's pending submission rows
@@ -27,7 +27,7 @@
 pub mod admission;
 pub mod kernarg;
 pub mod publication;
-pub mod queue_rings;
+pub mod queue_state;
 pub mod reclaim;
 pub mod replay;
 pub mod schedule;
@@ -39,7 +39,7 @@ use aqueduct_components::queue_state::{EpochDeviceWaits, EpochRow, EpochSignals}
 use aqueduct_components::submission::{AdmissionPlan, StagedSubmission, SubmissionFault, SubmissionRows, Verdict};
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemState;
-pub use queue_rings::{DeviceLink, QueueRings};
+pub use queue_state::{DeviceLink, QueueState};
 use strategy::CrossQueueStrategy;
 pub use strategy::QueueStages;
 
@@ -52,7 +52,7 @@ pub type SubmissionRowQuery<'w, 's> = Query<'w, 's, (&'static mut StagedSubmissi
 
 /// Everything a pass of the stages borrows from the queue World.
 pub type StageParamSet = (
-    ResMut<'static, QueueRings>,
+    ResMut<'static, QueueState>,
     ResMut<'static, SubmissionRows>,
     SubmissionRowQuery<'static, 'static>,
     EpochRows<'static, 'static>,
@@ -60,7 +60,7 @@ pub type StageParamSet = (
 
 /// [`StageParamSet`] as fetched: the borrows a pass works through.
 pub type StageParams<'w, 's> =
-    (ResMut<'w, QueueRings>, ResMut<'w, SubmissionRows>, SubmissionRowQuery<'w, 's>, EpochRows<'w, 's>);
+    (ResMut<'w, QueueState>, ResMut<'w, SubmissionRows>, SubmissionRowQuery<'w, 's>, EpochRows<'w, 's>);
 
 /// The cached state that fetches [`StageParamSet`].
 pub type StageState = SystemState<StageParamSet>;
@@ -81,7 +81,7 @@ pub fn stage_params<'a>(state: &'a mut StageState, world: &'a mut World) -> Stag
 /// A pass over one pending row (every immediate submission that queues behind nothing) runs the
 /// same per-row stage functions on one row lookup instead of one per stage.
 pub fn run_pass<S: CrossQueueStrategy>(params: &mut StageParams<'_, '_>) {
-    let (rings, rows, query, epoch_rows) = params;
+    let (queue, rows, query, epoch_rows) = params;
     if rows.pending.len() == 1 {
         rows.pass.clear();
         let entity = rows.pending[0];
@@ -90,18 +90,18 @@ pub fn run_pass<S: CrossQueueStrategy>(params: &mut StageParams<'_, '_>) {
             return;
         };
         // Whether a program continues past this segment matters only to rows behind it.
-        admission::admit_row::<S>(rings, rows, entity, &staged, &mut plan);
+        admission::admit_row::<S>(queue, rows, entity, &staged, &mut plan);
         if plan.verdict == Verdict::Admitted {
             kernarg::patch_kernargs(&staged, &plan);
-            let last = publication::publish_row::<S>(rings, rows, entity, &mut staged, &mut plan, epoch_rows);
-            rings.ring.ring_doorbell(last);
+            let last = publication::publish_row::<S>(queue, rows, entity, &mut staged, &mut plan, epoch_rows);
+            queue.ring.ring_doorbell(last);
         }
         return;
     }
-    admission::admit_pending::<S>(rings, rows, query);
+    admission::admit_pending::<S>(queue, rows, query);
     if !rows.pass.admitted.is_empty() {
         kernarg::patch_admitted(rows, query);
-        publication::publish_admitted::<S>(rings, rows, query, epoch_rows);
+        publication::publish_admitted::<S>(queue, rows, query, epoch_rows);
     }
 }
 
@@ -147,12 +147,12 @@ pub fn build_queue_world(
                 .id()
         })
         .collect();
-    world.insert_resource(QueueRings {
+    world.insert_resource(QueueState {
         index,
         ring,
         known_read_index: 0,
         kernargs,
-        epochs: EpochRing { rows, submitted: 0, reclaimed: 0 },
+        epochs: EpochRing { rows, submitted: 0, drained: 0 },
         epoch_signal: endpoint.epoch_signal,
         endpoint,
         frontier: aqueduct_components::frontier::QueueFrontier::default(),

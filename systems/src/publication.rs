@@ -16,7 +16,7 @@ use bevy_ecs::entity::Entity;
 use crate::replay;
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::SemaphoreSync;
-use crate::{EpochRows, QueueRings, SubmissionRowQuery};
+use crate::{EpochRows, QueueState, SubmissionRowQuery};
 
 const PAYLOAD_BARRIER_HEADER: PacketHeader =
     PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::System);
@@ -31,14 +31,14 @@ const DISPATCH_HEADER: PacketHeader =
 /// pass, so the queue never stalls on an empty slot, but the submission runs nothing: its epoch
 /// is marked failed, its signals fail when it retires, and the fault is returned.
 pub fn publish<S: CrossQueueStrategy>(
-    rings: &mut QueueRings,
+    queue: &mut QueueState,
     staged: &mut StagedSubmission,
     plan: &mut AdmissionPlan,
     rows: &mut EpochRows,
 ) -> Result<(), SubmissionFault> {
     crate::stage_span!("aql_publication");
-    let completion = S::completion_signal(rings, plan.epoch);
-    let ring = rings.ring;
+    let completion = S::completion_signal(queue, plan.epoch);
+    let ring = queue.ring;
     // SAFETY: admission reserved the wait barriers' packets first among this submission's.
     let wait_headers = unsafe { S::write_wait_barriers(&ring, plan.first_packet, &plan.device_waits) };
     let id = plan.first_packet + wait_headers;
@@ -80,21 +80,21 @@ pub fn publish<S: CrossQueueStrategy>(
     let failure = fault.map(|fault| {
         // The wait barriers stay: admission advanced the frontier and the producer records on
         // the promise that they run. Only the payload becomes barriers that pass.
-        publish_headers::<S>(rings, staged, plan, wait_headers, id, None, false);
+        publish_headers::<S>(queue, staged, plan, wait_headers, id, None, false);
         // SAFETY: admission reserved `plan.packets` packets from `plan.first_packet`; the
         // payload's, from `id`, have no header published yet.
         unsafe { write_passing_barriers(&ring, id, plan.first_packet + plan.packets - id, completion) };
         staged.program.cursor = aqueduct_components::program::Cursor::Done;
-        rings
+        queue
             .link
             .semaphores
             .record_failure(FailureRecord { status: None, message: format!("submission fault: {fault}") })
     });
     if failure.is_none() {
-        publish_headers::<S>(rings, staged, plan, wait_headers, id, payload, true);
+        publish_headers::<S>(queue, staged, plan, wait_headers, id, payload, true);
     }
 
-    record_epoch::<S>(rings, staged, plan, rows, failure);
+    record_epoch::<S>(queue, staged, plan, rows, failure);
     fault.map_or(Ok(()), Err)
 }
 
@@ -102,7 +102,7 @@ pub fn publish<S: CrossQueueStrategy>(
 /// payload's. The processor may start on the first while later ones are still stores away, which
 /// is fine: every body is written. The pass rings the doorbell.
 fn publish_headers<S: CrossQueueStrategy>(
-    rings: &QueueRings,
+    queue: &QueueState,
     staged: &StagedSubmission,
     plan: &AdmissionPlan,
     wait_headers: u64,
@@ -110,7 +110,7 @@ fn publish_headers<S: CrossQueueStrategy>(
     payload: Option<(PacketHeader, u16)>,
     with_payload: bool,
 ) {
-    let ring = rings.ring;
+    let ring = queue.ring;
     let first = plan.first_packet;
     let (wait_header, wait_setup) = S::WAIT_HEADER;
     for offset in 0..wait_headers {
@@ -154,7 +154,7 @@ unsafe fn write_passing_barriers(ring: &AqlRing, first: u64, count: u64, complet
 
 /// Moves the published submission's signals into its epoch row, which records the row's sequence.
 fn record_epoch<S: CrossQueueStrategy>(
-    rings: &mut QueueRings,
+    queue: &mut QueueState,
     staged: &mut StagedSubmission,
     plan: &AdmissionPlan,
     rows: &mut EpochRows,
@@ -168,7 +168,7 @@ fn record_epoch<S: CrossQueueStrategy>(
     if staged.payload == Payload::Program && failure.is_none() {
         replay::advance(&mut staged.program, &plan.segment);
     }
-    if let Ok((mut row, mut signals, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) {
+    if let Ok((mut row, mut signals, mut waits)) = rows.get_mut(queue.epochs.row(epoch)) {
         row.epoch = epoch;
         row.row = staged.row;
         row.kernarg_end = plan.kernarg_end;
@@ -181,13 +181,13 @@ fn record_epoch<S: CrossQueueStrategy>(
         waits.0.clear();
         waits.0.extend_from_slice(&plan.device_waits);
     }
-    rings.endpoint.submitted.store(epoch, Ordering::Release);
-    S::wake_idle_completion(rings, epoch);
+    queue.endpoint.submitted.store(epoch, Ordering::Release);
+    S::wake_idle_completion(queue, epoch);
 }
 
 /// Publication for every row the pass admitted, then one doorbell store for all of them.
 pub fn publish_admitted<S: CrossQueueStrategy>(
-    rings: &mut QueueRings,
+    queue: &mut QueueState,
     rows: &mut SubmissionRows,
     query: &mut SubmissionRowQuery,
     epoch_rows: &mut EpochRows,
@@ -196,10 +196,10 @@ pub fn publish_admitted<S: CrossQueueStrategy>(
     for index in 0..rows.pass.admitted.len() {
         let entity = rows.pass.admitted[index];
         let Ok((mut staged, mut plan)) = query.get_mut(entity) else { continue };
-        last_packet = Some(publish_row::<S>(rings, rows, entity, &mut staged, &mut plan, epoch_rows));
+        last_packet = Some(publish_row::<S>(queue, rows, entity, &mut staged, &mut plan, epoch_rows));
     }
     if let Some(last) = last_packet {
-        rings.ring.ring_doorbell(last);
+        queue.ring.ring_doorbell(last);
     }
 }
 
@@ -208,14 +208,14 @@ pub fn publish_admitted<S: CrossQueueStrategy>(
 /// every other published row is cleared and recycled.
 #[inline]
 pub fn publish_row<S: CrossQueueStrategy>(
-    rings: &mut QueueRings,
+    queue: &mut QueueState,
     rows: &mut SubmissionRows,
     entity: Entity,
     staged: &mut StagedSubmission,
     plan: &mut AdmissionPlan,
     epoch_rows: &mut EpochRows,
 ) -> u64 {
-    let published = publish::<S>(rings, staged, plan, epoch_rows);
+    let published = publish::<S>(queue, staged, plan, epoch_rows);
     rows.pass.packets += plan.packets;
     rows.pass.device_waits += plan.device_waits.iter().filter(|wait| wait.barrier).count() as u64;
     if let Err(fault) = published {

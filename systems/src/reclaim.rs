@@ -9,7 +9,7 @@ use aqueduct_components::submission::{DeviceWait, SignalOp};
 
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::{HostParking, SemaphoreSync};
-use crate::{EpochRows, QueueRings};
+use crate::{EpochRows, QueueState};
 
 /// Retired epochs the submitting thread lets accumulate before it drains them itself, holding
 /// the queue lock it already has: one signal load per submission while a batch is in flight,
@@ -64,45 +64,45 @@ fn failed_dependency(table: &SemaphoreTable, waits: &[DeviceWait]) -> Option<u32
 
 /// Drains every epoch up to `retired`: signals (or, if a device-side dependency failed, fails)
 /// their semaphores and frees their kernarg space. Wakes host waiters.
-pub fn drain<S: CrossQueueStrategy>(rings: &mut QueueRings, rows: &mut EpochRows, retired: u64) -> DrainOutcome {
+pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, rows: &mut EpochRows, retired: u64) -> DrainOutcome {
     crate::stage_span!("epoch_reclaim");
-    let first = rings.epochs.reclaimed + 1;
-    let last = retired.min(rings.epochs.submitted);
+    let first = queue.epochs.drained + 1;
+    let last = retired.min(queue.epochs.submitted);
     if last < first {
         return DrainOutcome::default();
     }
-    let mut kernarg_end = rings.kernargs.reclaimed;
-    let submitted = rings.epochs.submitted;
-    let mut coalescer = Coalescer { table: &rings.link.semaphores, pending: None, outcome: DrainOutcome::default() };
+    let mut kernarg_end = queue.kernargs.reclaimed;
+    let submitted = queue.epochs.submitted;
+    let mut coalescer = Coalescer { table: &queue.link.semaphores, pending: None, outcome: DrainOutcome::default() };
     for epoch in first..=last {
-        let Ok((row, signals, waits)) = rows.get(rings.epochs.row(epoch)) else { continue };
+        let Ok((row, signals, waits)) = rows.get(queue.epochs.row(epoch)) else { continue };
         // A covered wait whose cover came through an earlier epoch's barriers (`via`) fails with
         // that epoch; epochs drain in order, so its outcome is settled by now.
         let failure = row
             .failure
             .or_else(|| failed_dependency(coalescer.table, &waits.0))
-            .or_else(|| rings.frontier.via_failure(&waits.0));
+            .or_else(|| queue.frontier.via_failure(&waits.0));
         match failure {
             None => signals.0.iter().for_each(|signal| coalescer.push(*signal)),
             Some(failure) => signals.0.iter().for_each(|signal| coalescer.fail(*signal, failure)),
         }
-        S::release_waits(&rings.link, &waits.0);
-        rings.frontier.settle(epoch, failure, submitted);
+        S::release_waits(&queue.link, &waits.0);
+        queue.frontier.settle(epoch, failure, submitted);
         kernarg_end = row.kernarg_end;
         coalescer.outcome.epochs += 1;
     }
     coalescer.flush();
     for epoch in first..=last {
-        let Ok((_, mut signals, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) else { continue };
+        let Ok((_, mut signals, mut waits)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };
         signals.0.clear();
         waits.0.clear();
     }
     let outcome = coalescer.outcome;
-    rings.kernargs.reclaimed = kernarg_end;
-    rings.epochs.reclaimed = last;
-    rings.endpoint.reclaimed.store(last, Ordering::SeqCst);
+    queue.kernargs.reclaimed = kernarg_end;
+    queue.epochs.drained = last;
+    queue.endpoint.drained.store(last, Ordering::SeqCst);
     if outcome.signals + outcome.failures > 0 {
-        rings.link.semaphores.notify();
+        queue.link.semaphores.notify();
     }
     outcome
 }
@@ -111,29 +111,29 @@ pub fn drain<S: CrossQueueStrategy>(rings: &mut QueueRings, rows: &mut EpochRows
 /// force-retired on the device so barriers on other queues that wait
 /// for it pass (their epochs then fail through [`drain`]'s dependency check).
 pub fn fail_in_flight<S: CrossQueueStrategy>(
-    rings: &mut QueueRings,
+    queue: &mut QueueState,
     rows: &mut EpochRows,
     failure: u32,
 ) -> DrainOutcome {
     crate::stage_span!("fail_in_flight");
-    rings.failure = Some(failure);
-    rings.endpoint.failure.store(failure + 1, Ordering::Release);
+    queue.failure = Some(failure);
+    queue.endpoint.failure.store(failure + 1, Ordering::Release);
     let mut outcome = DrainOutcome::default();
-    for epoch in rings.epochs.reclaimed + 1..=rings.epochs.submitted {
-        let Ok((_, mut signals, mut waits)) = rows.get_mut(rings.epochs.row(epoch)) else { continue };
+    for epoch in queue.epochs.drained + 1..=queue.epochs.submitted {
+        let Ok((_, mut signals, mut waits)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };
         for signal in signals.0.drain(..) {
-            outcome.failures += u64::from(rings.link.semaphores.fail(signal.semaphore, failure));
+            outcome.failures += u64::from(queue.link.semaphores.fail(signal.semaphore, failure));
         }
-        S::release_waits(&rings.link, &waits.0);
+        S::release_waits(&queue.link, &waits.0);
         waits.0.clear();
         outcome.epochs += 1;
     }
-    rings.frontier.clear_pending();
-    S::force_retire(rings);
-    rings.epochs.reclaimed = rings.epochs.submitted;
-    rings.kernargs.reclaimed = rings.kernargs.head;
-    rings.endpoint.reclaimed.store(rings.epochs.submitted, Ordering::SeqCst);
-    rings.link.semaphores.notify();
+    queue.frontier.clear_pending();
+    S::force_retire(queue);
+    queue.epochs.drained = queue.epochs.submitted;
+    queue.kernargs.reclaimed = queue.kernargs.head;
+    queue.endpoint.drained.store(queue.epochs.submitted, Ordering::SeqCst);
+    queue.link.semaphores.notify();
     outcome
 }
 
@@ -142,13 +142,13 @@ pub fn fail_in_flight<S: CrossQueueStrategy>(
 /// Reads nothing shared unless a whole batch is in flight.
 #[inline]
 pub fn drain_retired_batch<S: CrossQueueStrategy>(
-    rings: &mut QueueRings,
+    queue: &mut QueueState,
     rows: &mut EpochRows,
 ) -> Option<DrainOutcome> {
-    let batch_end = rings.epochs.reclaimed + SUBMITTER_DRAIN_BATCH;
-    if rings.epochs.submitted < batch_end || !S::has_retired(&rings.endpoint, batch_end) {
+    let batch_end = queue.epochs.drained + SUBMITTER_DRAIN_BATCH;
+    if queue.epochs.submitted < batch_end || !S::has_retired(&queue.endpoint, batch_end) {
         return None;
     }
-    let retired = S::device_retired(&rings.endpoint);
-    Some(drain::<S>(rings, rows, retired))
+    let retired = S::device_retired(&queue.endpoint);
+    Some(drain::<S>(queue, rows, retired))
 }

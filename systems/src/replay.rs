@@ -19,7 +19,7 @@ use aqueduct_components::program::{
 use aqueduct_components::submission::{SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
 
-use crate::QueueRings;
+use crate::QueueState;
 
 /// A header word the host does not publish: an indirect dispatch's header is stored by the
 /// patch kernel that runs just before it, once the grid is in place.
@@ -31,7 +31,7 @@ pub const SEGMENT_KERNARG_ALIGNMENT: u64 = KERNARG_BLOCK_BYTES;
 /// Plans the next segment of `run` into `segment`: `room` AQL slots are free now, `capacity`
 /// could be free at best. Reads only; nothing is reserved.
 pub fn plan_segment(
-    rings: &QueueRings,
+    queue: &QueueState,
     run: &ProgramRun,
     room: u64,
     capacity: u64,
@@ -45,7 +45,7 @@ pub fn plan_segment(
         Cursor::Block(ordinal) => ordinal,
         Cursor::PendingBranch(ordinal) => {
             // The branch reads memory the queue's earlier work may write: only once it drained.
-            if rings.epochs.submitted != rings.epochs.reclaimed {
+            if queue.epochs.submitted != queue.epochs.drained {
                 return Verdict::Backpressure;
             }
             match evaluate_branch(image, ordinal, &run.bindings) {
@@ -55,7 +55,7 @@ pub fn plan_segment(
         }
         Cursor::Done => return Verdict::Fault(SubmissionFault::ProgramFinished),
     };
-    let kernarg_limit = rings.kernargs.capacity / 2;
+    let kernarg_limit = queue.kernargs.capacity / 2;
     let mut replayed = run.blocks_replayed;
     loop {
         let Some((facts, _, _)) = image.blocks.get(cursor) else {
@@ -66,7 +66,7 @@ pub fn plan_segment(
         let kernarg_bytes = segment.kernarg_bytes + u64::from(header.max_kernarg_bytes);
         let fits = packets <= room
             && kernarg_bytes <= kernarg_limit
-            && rings.kernargs.plan(kernarg_bytes, SEGMENT_KERNARG_ALIGNMENT).is_some();
+            && queue.kernargs.plan(kernarg_bytes, SEGMENT_KERNARG_ALIGNMENT).is_some();
         if !fits {
             if !segment.blocks.is_empty() {
                 segment.end = SegmentEnd::Continue(cursor);

@@ -7,14 +7,14 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::SingleThreadedExecutor;
 
 use crate::strategy::CrossQueueStrategy;
-use crate::{EpochRows, QueueRings, SubmissionRowQuery};
+use crate::{EpochRows, QueueState, SubmissionRowQuery};
 
 pub fn admission_system<S: CrossQueueStrategy>(
-    mut rings: ResMut<QueueRings>,
+    mut queue: ResMut<QueueState>,
     mut rows: ResMut<SubmissionRows>,
     mut query: SubmissionRowQuery,
 ) {
-    crate::admission::admit_pending::<S>(&mut rings, &mut rows, &mut query);
+    crate::admission::admit_pending::<S>(&mut queue, &mut rows, &mut query);
 }
 
 pub fn kernarg_system(rows: Res<SubmissionRows>, query: SubmissionRowQuery) {
@@ -22,12 +22,12 @@ pub fn kernarg_system(rows: Res<SubmissionRows>, query: SubmissionRowQuery) {
 }
 
 pub fn publication_system<S: CrossQueueStrategy>(
-    mut rings: ResMut<QueueRings>,
+    mut queue: ResMut<QueueState>,
     mut rows: ResMut<SubmissionRows>,
     mut query: SubmissionRowQuery,
     mut epoch_rows: EpochRows,
 ) {
-    crate::publication::publish_admitted::<S>(&mut rings, &mut rows, &mut query, &mut epoch_rows);
+    crate::publication::publish_admitted::<S>(&mut queue, &mut rows, &mut query, &mut epoch_rows);
 }
 
 /// admission → kernarg patching → AQL publication over the pending rows, on the single-threaded

@@ -11,23 +11,23 @@ use core::sync::atomic::Ordering;
 
 use aqueduct_components::submission::SubmissionRows;
 
-use crate::{EpochRows, QueueRings, SubmissionRowQuery};
+use crate::{EpochRows, QueueState, SubmissionRowQuery};
 
 /// The sequence below which every row of the queue has settled: the oldest pending row's, the
 /// row of the oldest epoch still in flight, or (neither) every row staged.
-pub fn settled_rows(rings: &QueueRings, rows: &SubmissionRows, query: &SubmissionRowQuery, epochs: &EpochRows) -> u64 {
+pub fn settled_rows(queue: &QueueState, rows: &SubmissionRows, query: &SubmissionRowQuery, epochs: &EpochRows) -> u64 {
     let mut settled = rows.staged;
     if let Some(&front) = rows.pending.front() {
         match query.get(front) {
             Ok((staged, _)) => settled = settled.min(staged.row),
             // A row without components cannot say where it stands: claim nothing new.
-            Err(_) => return rings.endpoint.settled_rows.load(Ordering::Relaxed),
+            Err(_) => return queue.endpoint.settled_rows.load(Ordering::Relaxed),
         }
     }
-    if rings.epochs.submitted > rings.epochs.reclaimed {
-        match epochs.get(rings.epochs.row(rings.epochs.reclaimed + 1)) {
+    if queue.epochs.submitted > queue.epochs.drained {
+        match epochs.get(queue.epochs.row(queue.epochs.drained + 1)) {
             Ok((row, _, _)) => settled = settled.min(row.row),
-            Err(_) => return rings.endpoint.settled_rows.load(Ordering::Relaxed),
+            Err(_) => return queue.endpoint.settled_rows.load(Ordering::Relaxed),
         }
     }
     settled
@@ -35,6 +35,6 @@ pub fn settled_rows(rings: &QueueRings, rows: &SubmissionRows, query: &Submissio
 
 /// Publishes [`settled_rows`] with one release store. Call it after a drain (so that its
 /// semaphore stores come before any reuse of their slots) and after rows fail or are refused.
-pub fn publish_settled(rings: &QueueRings, rows: &SubmissionRows, query: &SubmissionRowQuery, epochs: &EpochRows) {
-    rings.endpoint.settled_rows.store(settled_rows(rings, rows, query, epochs), Ordering::Release);
+pub fn publish_settled(queue: &QueueState, rows: &SubmissionRows, query: &SubmissionRowQuery, epochs: &EpochRows) {
+    queue.endpoint.settled_rows.store(settled_rows(queue, rows, query, epochs), Ordering::Release);
 }

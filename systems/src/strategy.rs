@@ -20,7 +20,7 @@ use bevy_ecs::schedule::Schedule;
 
 use crate::reclaim::DrainOutcome;
 use crate::sync::signal_value;
-use crate::{DeviceLink, EpochRows, QueueRings, StageParams};
+use crate::{DeviceLink, EpochRows, QueueState, StageParams};
 
 /// Dependency signals one BARRIER_AND packet can name.
 pub const BARRIER_AND_DEPENDENCIES: usize = 5;
@@ -53,10 +53,10 @@ pub trait CrossQueueStrategy: 'static {
     /// After the reservation: arms `epoch`'s retirement state, then names the signals the
     /// barriers in `waits` wait on. A barrier whose producer queue cannot be found is an error:
     /// the submission then runs nothing and fails (publication), never waits on nothing.
-    fn reserve_epoch(rings: &QueueRings, epoch: u64, waits: &mut [DeviceWait]) -> Result<(), SubmissionFault>;
+    fn reserve_epoch(queue: &QueueState, epoch: u64, waits: &mut [DeviceWait]) -> Result<(), SubmissionFault>;
 
     /// The signal the last packet of `epoch` decrements.
-    fn completion_signal(rings: &QueueRings, epoch: u64) -> u64;
+    fn completion_signal(queue: &QueueState, epoch: u64) -> u64;
 
     /// Writes the bodies of the barrier packets for `waits`' barriers from packet `first`;
     /// returns how many it wrote.
@@ -70,7 +70,7 @@ pub trait CrossQueueStrategy: 'static {
     fn release_waits(link: &DeviceLink, waits: &[DeviceWait]);
 
     /// Makes the device-side state say every submitted epoch retired (a failed queue).
-    fn force_retire(rings: &QueueRings);
+    fn force_retire(queue: &QueueState);
 
     /// The highest epoch known to have retired on the device.
     fn device_retired(endpoint: &QueueEndpoint) -> u64;
@@ -85,7 +85,7 @@ pub trait CrossQueueStrategy: 'static {
 
     /// Wakes a completion thread that slept without a retirement signal because the queue was
     /// idle. Called once `epoch` is published and the endpoint says it was submitted.
-    fn wake_idle_completion(rings: &QueueRings, epoch: u64);
+    fn wake_idle_completion(queue: &QueueState, epoch: u64);
 }
 
 /// AMD vendor BARRIER_VALUE packets on the producer's epoch signal, which counts down from
@@ -118,13 +118,13 @@ impl CrossQueueStrategy for BarrierValue {
     }
 
     #[inline]
-    fn reserve_epoch(_: &QueueRings, _: u64, _: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
+    fn reserve_epoch(_: &QueueState, _: u64, _: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
         Ok(()) // resolution named the producer's epoch signal
     }
 
     #[inline]
-    fn completion_signal(rings: &QueueRings, _: u64) -> u64 {
-        rings.epoch_signal
+    fn completion_signal(queue: &QueueState, _: u64) -> u64 {
+        queue.epoch_signal
     }
 
     #[inline]
@@ -154,22 +154,22 @@ impl CrossQueueStrategy for BarrierValue {
     #[inline]
     fn release_waits(_: &DeviceLink, _: &[DeviceWait]) {}
 
-    fn force_retire(rings: &QueueRings) {
-        let target = EPOCH_BASE - rings.epochs.submitted as i64;
-        let signal = rings.epoch_signal;
+    fn force_retire(queue: &QueueState) {
+        let target = EPOCH_BASE - queue.epochs.submitted as i64;
+        let signal = queue.epoch_signal;
         // SAFETY: the epoch signal lives as long as the device.
         let current = unsafe { signal_value(signal) }.load(Ordering::Acquire);
         if current > target {
-            store_signal(&rings.link, signal, target);
+            store_signal(&queue.link, signal, target);
         }
     }
 
     #[inline]
     fn device_retired(endpoint: &QueueEndpoint) -> u64 {
-        let reclaimed = endpoint.reclaimed.load(Ordering::Acquire);
+        let drained = endpoint.drained.load(Ordering::Acquire);
         // SAFETY: the epoch signal lives as long as the endpoint is registered.
         let value = unsafe { signal_value(endpoint.epoch_signal) }.load(Ordering::Acquire);
-        (EPOCH_BASE.saturating_sub(value).max(0) as u64).max(reclaimed)
+        (EPOCH_BASE.saturating_sub(value).max(0) as u64).max(drained)
     }
 
     #[inline]
@@ -190,7 +190,7 @@ impl CrossQueueStrategy for BarrierValue {
     }
 
     #[inline]
-    fn wake_idle_completion(_: &QueueRings, _: u64) {}
+    fn wake_idle_completion(_: &QueueState, _: u64) {}
 }
 
 impl CrossQueueStrategy for BarrierAnd {
@@ -213,24 +213,24 @@ impl CrossQueueStrategy for BarrierAnd {
     }
 
     #[inline]
-    fn reserve_epoch(rings: &QueueRings, epoch: u64, waits: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
+    fn reserve_epoch(queue: &QueueState, epoch: u64, waits: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
         // The epoch's own signal goes to 1 before anyone can learn of the epoch (the producer
         // records admission writes next), so no consumer barrier sees the previous use's 0.
         // SAFETY: the endpoint's per-epoch signals live as long as the device. Admission found no
-        // consumer barrier naming this slot, and its previous epoch was reclaimed, so resetting
+        // consumer barrier naming this slot, and its previous epoch was drained, so resetting
         // it cannot release anyone early.
-        unsafe { signal_value(rings.endpoint.slot_signal(epoch)) }.store(1, Ordering::Release);
-        name_epoch_slots(rings, waits)
+        unsafe { signal_value(queue.endpoint.slot_signal(epoch)) }.store(1, Ordering::Release);
+        name_epoch_slots(queue, waits)
     }
 
     #[inline]
-    fn completion_signal(rings: &QueueRings, epoch: u64) -> u64 {
-        rings.endpoint.slot_signal(epoch) // set to 1 at reservation
+    fn completion_signal(queue: &QueueState, epoch: u64) -> u64 {
+        queue.endpoint.slot_signal(epoch) // set to 1 at reservation
     }
 
     #[inline]
     unsafe fn write_wait_barriers(ring: &AqlRing, first: u64, waits: &[DeviceWait]) -> u64 {
-        // Admission named the signals (0 for an epoch reclaimed first: no dependency).
+        // Admission named the signals (0 for an epoch drained first: no dependency).
         let barriers = waits.iter().filter(|wait| wait.barrier).count() as u64;
         let mut signals = waits.iter().filter(|wait| wait.barrier).map(|wait| wait.signal);
         let packets = Self::barrier_packets(barriers);
@@ -253,16 +253,16 @@ impl CrossQueueStrategy for BarrierAnd {
         }
     }
 
-    fn force_retire(rings: &QueueRings) {
-        for epoch in rings.epochs.reclaimed + 1..=rings.epochs.submitted {
-            store_signal(&rings.link, rings.endpoint.slot_signal(epoch), 0);
+    fn force_retire(queue: &QueueState) {
+        for epoch in queue.epochs.drained + 1..=queue.epochs.submitted {
+            store_signal(&queue.link, queue.endpoint.slot_signal(epoch), 0);
         }
     }
 
     fn device_retired(endpoint: &QueueEndpoint) -> u64 {
-        let reclaimed = endpoint.reclaimed.load(Ordering::Acquire);
+        let drained = endpoint.drained.load(Ordering::Acquire);
         let submitted = endpoint.submitted.load(Ordering::Acquire);
-        let mut retired = reclaimed;
+        let mut retired = drained;
         while retired < submitted && Self::has_retired(endpoint, retired + 1) {
             retired += 1;
         }
@@ -287,32 +287,32 @@ impl CrossQueueStrategy for BarrierAnd {
     }
 
     #[inline]
-    fn wake_idle_completion(rings: &QueueRings, epoch: u64) {
+    fn wake_idle_completion(queue: &QueueState, epoch: u64) {
         // An idle completion thread has no armed per-epoch signal to sleep on, only the control
         // signal: the first epoch after idle pokes it.
-        if epoch == rings.epochs.reclaimed + 1 {
-            let control = aqueduct_hsa::sys::hsa_signal_t { handle: rings.endpoint.control_signal };
+        if epoch == queue.epochs.drained + 1 {
+            let control = aqueduct_hsa::sys::hsa_signal_t { handle: queue.endpoint.control_signal };
             // SAFETY: the control signal lives as long as the device.
-            unsafe { (rings.link.api.hsa_signal_add_scacq_screl)(control, 1) };
+            unsafe { (queue.link.api.hsa_signal_add_scacq_screl)(control, 1) };
         }
     }
 }
 
 /// BarrierAnd: claims a use of each barrier producer's per-epoch signal and names it, or names
-/// nothing when that epoch was already reclaimed (its slot may be reused, and the wait is
+/// nothing when that epoch was already drained (its slot may be reused, and the wait is
 /// satisfied anyway).
-fn name_epoch_slots(rings: &QueueRings, waits: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
+fn name_epoch_slots(queue: &QueueState, waits: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
     for wait in waits.iter_mut().filter(|wait| wait.barrier) {
         // Wait resolution found every barrier's producer queue, and directory entries are never
         // removed; if that ever breaks, the submission fails rather than wait on nothing.
-        let Some(endpoint) = rings.link.directory.get(wait.producer.queue) else {
+        let Some(endpoint) = queue.link.directory.get(wait.producer.queue) else {
             return Err(SubmissionFault::UnknownProducerQueue { queue: wait.producer.queue });
         };
         let users = &endpoint.slot_users[endpoint.slot_index(wait.producer.epoch)];
         users.fetch_add(1, Ordering::SeqCst);
         // Paired with the producer's SeqCst check of `slot_users` before reuse: either it sees
         // our claim and waits, or we see the reclaim and name nothing.
-        if endpoint.reclaimed.load(Ordering::SeqCst) >= wait.producer.epoch {
+        if endpoint.drained.load(Ordering::SeqCst) >= wait.producer.epoch {
             users.fetch_sub(1, Ordering::SeqCst);
             continue;
         }
@@ -337,11 +337,11 @@ pub struct QueueStages {
     /// The same passes as bevy systems, for a batch's flush.
     pub schedule: fn() -> Schedule,
     /// Drains every epoch up to the given retired epoch.
-    pub drain: fn(&mut QueueRings, &mut EpochRows<'_, '_>, u64) -> DrainOutcome,
+    pub drain: fn(&mut QueueState, &mut EpochRows<'_, '_>, u64) -> DrainOutcome,
     /// Drains what retired if at least a batch of epochs did, for the submitting thread.
-    pub drain_retired_batch: fn(&mut QueueRings, &mut EpochRows<'_, '_>) -> Option<DrainOutcome>,
+    pub drain_retired_batch: fn(&mut QueueState, &mut EpochRows<'_, '_>) -> Option<DrainOutcome>,
     /// Fails every epoch in flight with the given failure.
-    pub fail_in_flight: fn(&mut QueueRings, &mut EpochRows<'_, '_>, u32) -> DrainOutcome,
+    pub fail_in_flight: fn(&mut QueueState, &mut EpochRows<'_, '_>, u32) -> DrainOutcome,
     pub device_retired: fn(&QueueEndpoint) -> u64,
     pub retirement_wait: fn(&QueueEndpoint, u64, u64) -> Option<RetirementWait>,
 }

@@ -24,7 +24,7 @@ use aqueduct_hsa::{Hsa, PoolKindInfo};
 use aqueduct_systems::strategy::{BarrierAnd, BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{
-    DeviceLink, QueueRings, admission, build_queue_world, publication, reclaim, replay, stage_params,
+    DeviceLink, QueueState, admission, build_queue_world, publication, reclaim, replay, stage_params,
 };
 use bevy_ecs::world::World;
 
@@ -74,9 +74,9 @@ impl Rig {
     fn drained_failure(&mut self, semaphore: u32) -> Option<String> {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            let (mut rings, _, _, mut rows) = stage_params(&mut self.params, &mut self.world);
-            let retired = BarrierValue::device_retired(&rings.endpoint);
-            reclaim::drain::<BarrierValue>(&mut rings, &mut rows, retired);
+            let (mut queue, _, _, mut rows) = stage_params(&mut self.params, &mut self.world);
+            let retired = BarrierValue::device_retired(&queue.endpoint);
+            reclaim::drain::<BarrierValue>(&mut queue, &mut rows, retired);
             if let Some(failure) = self.semaphores.failure(semaphore) {
                 return self.semaphores.failure_record(failure).map(|record| record.message.clone());
             }
@@ -109,7 +109,7 @@ fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
 /// Stages and admits the fill program with a binding table too short for its slot 2 (the
 /// engine's table check would refuse it), so its payload faults when it is written.
 fn admit_unresolvable_program(
-    rings: &mut QueueRings,
+    queue: &mut QueueState,
     image: &ProgramImage,
     signalled: u32,
     slot_0: u64,
@@ -121,7 +121,7 @@ fn admit_unresolvable_program(
     staged.program.block_limit = 16;
     staged.program.bindings.push(slot_0);
     staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
-    admission::admit::<BarrierValue>(rings, &staged, &mut plan);
+    admission::admit::<BarrierValue>(queue, &staged, &mut plan);
     assert_eq!(plan.verdict, Verdict::Admitted);
     (staged, plan)
 }
@@ -132,12 +132,12 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     let producer_signal = rig._hsa.signal_create(0).expect("signal").handle;
     {
-        let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let (mut queue, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
         let image = fill_program(Box::new([]));
-        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, &image, signalled, rig.kernarg_base);
+        let (mut staged, mut plan) = admit_unresolvable_program(&mut queue, &image, signalled, rig.kernarg_base);
         // A barrier as admission names one (its producer queue's epoch signal), with its packet
         // reserved: admission has already advanced the frontier on the promise that it runs.
-        let extra = rings.ring.try_reserve(1).expect("a free slot");
+        let extra = queue.ring.try_reserve(1).expect("a free slot");
         assert_eq!(extra, plan.first_packet + plan.packets);
         plan.packets += 1;
         let producer = Producer { queue: 1, epoch: 1 };
@@ -149,20 +149,20 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
             signal: producer_signal,
             slot_named: false,
         });
-        let fault = publication::publish::<BarrierValue>(&mut rings, &mut staged, &mut plan, &mut rows);
+        let fault = publication::publish::<BarrierValue>(&mut queue, &mut staged, &mut plan, &mut rows);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
         // SAFETY: the slot belongs to this queue's ring and its packet is published; nothing
         // consumes it before the doorbell below.
-        let wait = unsafe { core::ptr::read(rings.ring.slot_address(plan.first_packet) as *const BarrierValuePacket) };
+        let wait = unsafe { core::ptr::read(queue.ring.slot_address(plan.first_packet) as *const BarrierValuePacket) };
         assert_eq!(wait.header.header.packet_type(), Some(PacketType::VendorSpecific), "the wait is still a barrier");
         assert_eq!((wait.signal, wait.value), (producer_signal, EPOCH_BASE), "on the named signal and epoch");
         // SAFETY: as above.
         let last = unsafe {
-            core::ptr::read(rings.ring.slot_address(plan.first_packet + plan.packets - 1) as *const BarrierAndPacket)
+            core::ptr::read(queue.ring.slot_address(plan.first_packet + plan.packets - 1) as *const BarrierAndPacket)
         };
         assert_eq!(last.header.packet_type(), Some(PacketType::BarrierAnd), "the payload became barriers that pass");
         assert_eq!(last.dep_signal, [0; 5]);
-        rings.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
+        queue.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
     }
     let message = rig.drained_failure(signalled).expect("the execution's signal fails");
     assert!(message.contains("binding source 0"), "{message}");
@@ -171,12 +171,12 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
 #[test]
 fn a_barrier_whose_producer_queue_cannot_be_found_is_never_named_as_waiting_on_nothing() {
     let mut rig = rig_with(CrossQueueWait::BarrierAnd);
-    let (rings, _, _, _) = stage_params(&mut rig.params, &mut rig.world);
+    let (queue, _, _, _) = stage_params(&mut rig.params, &mut rig.world);
     let missing = Producer { queue: 9, epoch: 1 };
     let mut waits =
         [DeviceWait { producer: missing, semaphore: 0, barrier: true, via: 0, signal: 0, slot_named: false }];
     assert_eq!(
-        BarrierAnd::reserve_epoch(&rings, 1, &mut waits),
+        BarrierAnd::reserve_epoch(&queue, 1, &mut waits),
         Err(SubmissionFault::UnknownProducerQueue { queue: 9 })
     );
     assert!(!waits[0].slot_named, "nothing was claimed on a queue that does not exist");
@@ -187,12 +187,12 @@ fn a_wait_fault_runs_nothing_of_the_payload_and_fails_the_submission() {
     let mut rig = rig();
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
-        let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let (mut queue, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
         let image = fill_program(Box::new([]));
-        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, &image, signalled, rig.kernarg_base);
+        let (mut staged, mut plan) = admit_unresolvable_program(&mut queue, &image, signalled, rig.kernarg_base);
         // As `reserve_epoch` reports a barrier it could not name.
         plan.wait_fault = Some(SubmissionFault::UnknownProducerQueue { queue: 9 });
-        let fault = publication::publish::<BarrierValue>(&mut rings, &mut staged, &mut plan, &mut rows);
+        let fault = publication::publish::<BarrierValue>(&mut queue, &mut staged, &mut plan, &mut rows);
         assert_eq!(
             fault,
             Err(SubmissionFault::UnknownProducerQueue { queue: 9 }),
@@ -201,10 +201,10 @@ fn a_wait_fault_runs_nothing_of_the_payload_and_fails_the_submission() {
         // SAFETY: the slot belongs to this queue's ring and its packet is published; nothing
         // consumes it before the doorbell below.
         let last = unsafe {
-            core::ptr::read(rings.ring.slot_address(plan.first_packet + plan.packets - 1) as *const BarrierAndPacket)
+            core::ptr::read(queue.ring.slot_address(plan.first_packet + plan.packets - 1) as *const BarrierAndPacket)
         };
         assert_eq!(last.header.packet_type(), Some(PacketType::BarrierAnd), "the payload became barriers that pass");
-        rings.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
+        queue.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
     }
     let message = rig.drained_failure(signalled).expect("the submission's signal fails");
     assert!(message.contains("not in the queue directory"), "{message}");
@@ -215,11 +215,11 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
     let mut rig = rig();
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
-        let (mut rings, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let (mut queue, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
         let image = fill_program(Box::new([]));
-        let (mut staged, mut plan) = admit_unresolvable_program(&mut rings, &image, signalled, rig.kernarg_base);
-        let fault = publication::publish::<BarrierValue>(&mut rings, &mut staged, &mut plan, &mut rows);
-        rings.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
+        let (mut staged, mut plan) = admit_unresolvable_program(&mut queue, &image, signalled, rig.kernarg_base);
+        let fault = publication::publish::<BarrierValue>(&mut queue, &mut staged, &mut plan, &mut rows);
+        queue.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
         assert_eq!(staged.program.cursor, Cursor::Done, "nothing more of the program runs");
     }
@@ -235,7 +235,7 @@ fn fill_kernel(target: u64) -> u8 {
 #[test]
 fn the_block_processor_names_each_fault() {
     let mut rig = rig();
-    let (mut rings, _, _, _) = stage_params(&mut rig.params, &mut rig.world);
+    let (mut queue, _, _, _) = stage_params(&mut rig.params, &mut rig.world);
     let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
     let library =
         [BuiltinObject { kernel_object: 0x1000, ..Default::default() }; aqueduct_builtins::Builtin::ALL.len()];
@@ -256,34 +256,34 @@ fn the_block_processor_names_each_fault() {
         staged.program.block_limit = 16;
         staged.program.bindings.extend([0, 0, base]);
         let mut segment = SegmentPlan::default();
-        let verdict = replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment);
+        let verdict = replay::plan_segment(&queue, &staged.program, 8, 8, &mut segment);
         assert_eq!(verdict, Verdict::Admitted);
-        let first = rings.ring.try_reserve(replay::segment_packets(&segment)).expect("free slots");
+        let first = queue.ring.try_reserve(replay::segment_packets(&segment)).expect("free slots");
         // SAFETY: the packets were reserved above and the kernarg span is the rig's own ring
         // memory, larger than one block's worst case; no header is published.
         let written =
-            unsafe { replay::write_segment(&rings.ring, first, rig.kernarg_base, 0, &mut staged.program, &segment) };
+            unsafe { replay::write_segment(&queue.ring, first, rig.kernarg_base, 0, &mut staged.program, &segment) };
         assert_eq!(written, Err(expected));
     }
     // Cursors the engine never hands to admission.
     staged.program.cursor = Cursor::Done;
     let mut segment = SegmentPlan::default();
     assert_eq!(
-        replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment),
+        replay::plan_segment(&queue, &staged.program, 8, 8, &mut segment),
         Verdict::Fault(SubmissionFault::ProgramFinished)
     );
     staged.program.cursor = Cursor::Block(5);
     assert_eq!(
-        replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment),
+        replay::plan_segment(&queue, &staged.program, 8, 8, &mut segment),
         Verdict::Fault(SubmissionFault::MissingBlock { block: 5 })
     );
     staged.program.image = None;
     assert_eq!(
-        replay::plan_segment(&rings, &staged.program, 8, 8, &mut segment),
+        replay::plan_segment(&queue, &staged.program, 8, 8, &mut segment),
         Verdict::Fault(SubmissionFault::NoProgramImage)
     );
     plan.clear();
-    admission::admit::<BarrierValue>(&mut rings, &staged, &mut plan);
+    admission::admit::<BarrierValue>(&mut queue, &staged, &mut plan);
     assert_eq!(
         plan.verdict,
         Verdict::Fault(SubmissionFault::NoProgramImage),

@@ -43,8 +43,8 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
         }
         let failed = shared.error_sink.status.load(Ordering::Acquire) != 0;
         let parked = shared.device.deferred_queues.load(Ordering::Acquire) & bit != 0;
-        let (_, reclaimed) = shared.epochs();
-        if failed || parked || (shared.stages.device_retired)(&shared.endpoint) > reclaimed {
+        let (_, drained) = shared.epochs();
+        if failed || parked || (shared.stages.device_retired)(&shared.endpoint) > drained {
             // Never queue behind a submitter: a blocked lock here turns every submission's
             // unlock into a futex wake. A busy queue is retried shortly (its submitter also
             // drains a retired batch after each pass, and everything when it runs out of room).
@@ -63,13 +63,13 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
         }
         // Outside the queue lock: freeing takes the device World's.
         shared.device.release_settled();
-        let (submitted, reclaimed) = shared.epochs();
+        let (submitted, drained) = shared.epochs();
         let mut signals = [control, control];
         let mut conditions = [SignalCondition::Ne as u32; 2];
         let mut values = [control_seen, control_seen];
         // Sleep until a batch of epochs retired, or everything in flight did: one wake-up per
         // batch instead of one per submission, with no delay for the last submission of a burst.
-        let target = submitted.min(reclaimed + COMPLETION_BATCH).max(reclaimed + 1);
+        let target = submitted.min(drained + COMPLETION_BATCH).max(drained + 1);
         let retirement =
             if failed { None } else { (shared.stages.retirement_wait)(&shared.endpoint, target, submitted) };
         let count = match retirement {
@@ -103,21 +103,21 @@ impl QueueShared {
     pub fn drain_retired(&self, core: &mut QueueCore) -> bool {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
-        let (mut rings, rows, query, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
-        let retired = (self.stages.device_retired)(&rings.endpoint);
-        if retired <= rings.epochs.reclaimed {
+        let (mut queue, rows, query, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
+        let retired = (self.stages.device_retired)(&queue.endpoint);
+        if retired <= queue.epochs.drained {
             return false;
         }
-        let outcome = (self.stages.drain)(&mut rings, &mut epoch_rows, retired);
-        settle::publish_settled(&rings, &rows, &query, &epoch_rows);
+        let outcome = (self.stages.drain)(&mut queue, &mut epoch_rows, retired);
+        settle::publish_settled(&queue, &rows, &query, &epoch_rows);
         self.after_drain(outcome);
         true
     }
 
     /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
     pub(super) fn publish_settled(&self, core: &mut QueueCore) {
-        let (rings, rows, query, epoch_rows) = stage_params(&mut core.params, &mut core.world);
-        settle::publish_settled(&rings, &rows, &query, &epoch_rows);
+        let (queue, rows, query, epoch_rows) = stage_params(&mut core.params, &mut core.world);
+        settle::publish_settled(&queue, &rows, &query, &epoch_rows);
     }
 
     /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled.

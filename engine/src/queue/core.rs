@@ -115,6 +115,6 @@ impl QueueShared {
 
     /// Epochs submitted and drained.
     pub fn epochs(&self) -> (u64, u64) {
-        (self.endpoint.submitted.load(Ordering::Acquire), self.endpoint.reclaimed.load(Ordering::Acquire))
+        (self.endpoint.submitted.load(Ordering::Acquire), self.endpoint.drained.load(Ordering::Acquire))
     }
 }

@@ -9,7 +9,7 @@ use aqueduct_components::submission::{StagedSubmission, SubmissionRows};
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t, hsa_status_t};
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
-use aqueduct_systems::{QueueRings, stage_params};
+use aqueduct_systems::{QueueState, stage_params};
 use bevy_ecs::prelude::*;
 
 use super::core::{QueueCore, QueueShared};
@@ -73,7 +73,7 @@ impl QueueShared {
 
     /// The queue's sticky error, recorded once.
     fn queue_failure(&self, core: &mut QueueCore, status: Option<u32>, message: String) -> u32 {
-        if let Some(failure) = core.world.resource::<QueueRings>().failure {
+        if let Some(failure) = core.world.resource::<QueueState>().failure {
             return failure;
         }
         self.device.semaphores.record_failure(FailureRecord { status, message })
@@ -81,7 +81,7 @@ impl QueueShared {
 
     /// The provider reported a queue error: drain what retired cleanly, then fail the rest.
     pub fn fail_queue(&self, core: &mut QueueCore) {
-        if core.world.resource::<QueueRings>().failure.is_some() {
+        if core.world.resource::<QueueState>().failure.is_some() {
             return;
         }
         self.drain_retired(core);
@@ -109,8 +109,8 @@ impl QueueShared {
     /// Fails every in-flight and pending submission with `failure` and makes it sticky.
     pub fn fail_everything(&self, core: &mut QueueCore, failure: u32) {
         {
-            let (mut rings, _, _, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
-            (self.stages.fail_in_flight)(&mut rings, &mut epoch_rows, failure);
+            let (mut queue, _, _, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
+            (self.stages.fail_in_flight)(&mut queue, &mut epoch_rows, failure);
         }
         while let Some(&row) = core.world.resource::<SubmissionRows>().pending.front() {
             if let Some(staged) = core.world.get::<StagedSubmission>(row) {
@@ -130,9 +130,9 @@ impl QueueShared {
     /// Shutdown after the HSA queue is destroyed: drain what retired, fail the rest.
     pub fn abandon(&self, core: &mut QueueCore) {
         self.drain_retired(core);
-        let rings = core.world.resource::<QueueRings>();
+        let queue = core.world.resource::<QueueState>();
         let pending = !core.world.resource::<SubmissionRows>().pending.is_empty();
-        if rings.failure.is_none() && (rings.epochs.submitted > rings.epochs.reclaimed || pending) {
+        if queue.failure.is_none() && (queue.epochs.submitted > queue.epochs.drained || pending) {
             let message = format!("queue {} was destroyed with work in flight", self.index);
             let failure = self.queue_failure(core, None, message);
             self.fail_everything(core, failure);

@@ -76,14 +76,14 @@ impl Queue {
     /// Submissions, AQL packets, parked submissions and device-side wait barriers so far.
     pub fn stats(&self) -> QueueStats {
         let counters = &self.shared().counters;
-        let (submitted, reclaimed) = self.shared().epochs();
+        let (submitted, drained) = self.shared().epochs();
         QueueStats {
             submissions: counters.submissions.load(Ordering::Relaxed),
             packets: counters.packets.load(Ordering::Relaxed),
             deferred: counters.deferred.load(Ordering::Relaxed),
             device_waits: counters.device_waits.load(Ordering::Relaxed),
             epochs_submitted: submitted,
-            epochs_retired: reclaimed,
+            epochs_drained: drained,
         }
     }
 
@@ -162,9 +162,15 @@ impl Queue {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueStats {
     pub submissions: u64,
+    /// AQL packets published.
     pub packets: u64,
+    /// Submissions that parked before they could be admitted.
     pub deferred: u64,
+    /// Device-side wait barriers published.
     pub device_waits: u64,
+    /// Epochs published (one per submission, or per segment of a command-buffer execution).
     pub epochs_submitted: u64,
-    pub epochs_retired: u64,
+    /// Epochs *drained*: the device *retired* them (their last packet completed) and the host has
+    /// since signalled their semaphores and *reclaimed* their ring space.
+    pub epochs_drained: u64,
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, SubmissionRows, Verdict, WaitOp};
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{QueueRings, StageParams, SubmissionRowQuery, ensure_free_row, settle, stage_params};
+use aqueduct_systems::{QueueState, StageParams, SubmissionRowQuery, ensure_free_row, settle, stage_params};
 use bevy_ecs::prelude::*;
 
 use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
@@ -245,7 +245,7 @@ impl QueueShared {
                     }
                     if self.error_sink.status.load(Ordering::Acquire) != 0 {
                         self.fail_queue(core); // fails every pending row too
-                        if let Some(failure) = core.world.resource::<QueueRings>().failure {
+                        if let Some(failure) = core.world.resource::<QueueState>().failure {
                             let record = self.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure);
                             first_error.get_or_insert(EngineError::QueueFailed(record));
                         }

@@ -1,4 +1,4 @@
-//! The queue World's hot resource, [`QueueRings`], and the device-wide tables it reaches
+//! The queue World's hot resource, [`QueueState`], and the device-wide tables it reaches
 //! ([`DeviceLink`]).
 //!
 //! They are defined here rather than in `aqueduct-components` because both hold HSA handles:
@@ -26,7 +26,7 @@ pub struct DeviceLink {
 
 /// The queue's hot state, one resource so the stages fetch it once.
 #[derive(Resource)]
-pub struct QueueRings {
+pub struct QueueState {
     pub index: u16,
     pub ring: AqlRing,
     /// The consumer's read index as last loaded; it only grows, so a stale value
