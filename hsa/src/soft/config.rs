@@ -5,6 +5,7 @@
 
 use std::ops::RangeInclusive;
 use std::sync::Mutex;
+use std::time::Duration;
 
 /// How a queue's packet processor treats packets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -80,6 +81,19 @@ pub struct SoftConfig {
     /// majorVersion > 6`; before early 2024 its bound was 5, so `4..=5` models an older ROCr.
     /// (This runtime's parser reads v4 to v6 only, so v1 to v3 fail earlier, at reader creation.)
     pub code_object_versions: RangeInclusive<u32>,
+    /// How long a packet processor spins on a barrier's dependencies before it parks. A hardware
+    /// command processor polls for free; here it shares the host's cores with the producers, so
+    /// the default ([`default_processor_spin`]) spins long only where cores are plentiful.
+    pub processor_spin: Duration,
+}
+
+/// Spin before a processor parks on a barrier: 20 µs with at least 8 hardware threads, so one
+/// late wake-up (a futex wake costs microseconds) does not make the next queue park too and
+/// every later hand-off pay a wake-up; 2 µs on smaller hosts, where a spinning processor takes
+/// the core its producer needs.
+pub fn default_processor_spin() -> Duration {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    if threads >= 8 { Duration::from_micros(20) } else { Duration::from_micros(2) }
 }
 
 /// Smallest queue ROCr accepts (`HSA_AGENT_INFO_QUEUE_MIN_SIZE`: 0x40 in ROCm 5.x–6.x's
@@ -99,6 +113,7 @@ impl Default for SoftConfig {
             host_memory_bytes: 16 << 30,
             intercepted_doorbells: false,
             code_object_versions: 1..=6,
+            processor_spin: default_processor_spin(),
         }
     }
 }

@@ -206,16 +206,16 @@ fn execute(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPacket) ->
         Some(PacketType::KernelDispatch) => dispatch(queue, runtime, id, packet.as_dispatch()),
         Some(PacketType::BarrierAnd) => {
             let dependencies = live_dependencies(id, &packet.as_barrier_and().dep_signal)?;
-            wait_dependencies(queue, &dependencies, |values| values.iter().all(|value| *value == 0))
+            wait_dependencies(queue, runtime, &dependencies, |values| values.iter().all(|value| *value == 0))
         }
         Some(PacketType::BarrierOr) => {
             let dependencies = live_dependencies(id, &packet.as_barrier_or().dep_signal)?;
             if dependencies.is_empty() {
                 return Ok(());
             }
-            wait_dependencies(queue, &dependencies, |values| values.contains(&0))
+            wait_dependencies(queue, runtime, &dependencies, |values| values.contains(&0))
         }
-        Some(PacketType::VendorSpecific) => barrier_value(queue, id, packet),
+        Some(PacketType::VendorSpecific) => barrier_value(queue, runtime, id, packet),
         Some(PacketType::AgentDispatch) => Err((
             status::ERROR_INVALID_PACKET_FORMAT,
             format!("packet {id}: agent dispatch packets are not accepted by a GPU agent's queue"),
@@ -280,7 +280,12 @@ fn live_dependencies(id: u64, handles: &[u64; 5]) -> Result<Vec<&'static SignalS
         .collect()
 }
 
-fn wait_dependencies(queue: &SoftQueue, slots: &[&SignalSlot], done: impl Fn(&[i64]) -> bool) -> PacketResult {
+fn wait_dependencies(
+    queue: &SoftQueue,
+    runtime: &Runtime,
+    slots: &[&SignalSlot],
+    done: impl Fn(&[i64]) -> bool,
+) -> PacketResult {
     let mut values: Vec<i64> = slots.iter().map(|slot| slot.value().load(Ordering::Acquire)).collect();
     let stopped = || queue.stop.load(Ordering::Acquire);
     loop {
@@ -294,7 +299,7 @@ fn wait_dependencies(queue: &SoftQueue, slots: &[&SignalSlot], done: impl Fn(&[i
                 done(&values)
             },
             Some(Instant::now() + Duration::from_millis(50)),
-            signals::PROCESSOR_SPIN,
+            runtime.config.processor_spin,
             &stopped,
         );
         if changed.is_some() {
@@ -307,7 +312,7 @@ fn wait_dependencies(queue: &SoftQueue, slots: &[&SignalSlot], done: impl Fn(&[i
     }
 }
 
-fn barrier_value(queue: &SoftQueue, id: u64, packet: &AqlPacket) -> PacketResult {
+fn barrier_value(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPacket) -> PacketResult {
     let barrier = packet.as_barrier_value();
     if barrier.header.amd_format != amd_format::BARRIER_VALUE {
         return Err((
@@ -325,7 +330,7 @@ fn barrier_value(queue: &SoftQueue, id: u64, packet: &AqlPacket) -> PacketResult
         (status::ERROR_INVALID_SIGNAL, format!("packet {id}: BARRIER_VALUE signal {:#x} is not live", barrier.signal))
     })?;
     let (mask, value) = (barrier.mask, barrier.value);
-    wait_dependencies(queue, &[signal], |values| condition.holds(values[0] & mask, value))
+    wait_dependencies(queue, runtime, &[signal], |values| condition.holds(values[0] & mask, value))
 }
 
 fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispatchPacket) -> PacketResult {

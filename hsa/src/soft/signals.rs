@@ -21,9 +21,6 @@ const MAX_CHUNKS: usize = 4096;
 /// How long an ACTIVE waiter spins before parking: long enough to catch a packet that is about to
 /// retire, short enough that an idle waiter does not burn a core. BLOCKED waiters park at once.
 pub(crate) const SPIN_BEFORE_PARK: Duration = Duration::from_micros(20);
-/// How long a packet processor spins on a barrier's dependencies before parking: a hardware
-/// command processor waits for free, but here it shares the host's cores with the producer.
-pub(crate) const PROCESSOR_SPIN: Duration = Duration::from_micros(2);
 /// Upper bound on one park, so changes made without a wake-up are still noticed.
 const MAX_PARK: Duration = Duration::from_millis(2);
 
