@@ -65,6 +65,24 @@ pub type StageParams<'w, 's> =
 /// The cached state that fetches [`StageParamSet`].
 pub type StageState = SystemState<StageParamSet>;
 
+/// What staging a row borrows: the rows resource and the row columns, without the queue state and
+/// the epoch rows a pass needs (a batch stages every operation through this lighter fetch).
+pub type RowParamSet = (ResMut<'static, SubmissionRows>, SubmissionRowQuery<'static, 'static>);
+
+/// [`RowParamSet`] as fetched.
+pub type RowParams<'w, 's> = (ResMut<'w, SubmissionRows>, SubmissionRowQuery<'w, 's>);
+
+/// The cached state that fetches [`RowParamSet`].
+pub type RowState = SystemState<RowParamSet>;
+
+/// Fetches what staging a row borrows; cannot fail, as [`stage_params`].
+pub fn row_params<'a>(state: &'a mut RowState, world: &'a mut World) -> RowParams<'a, 'a> {
+    match state.get_mut(world) {
+        Ok(params) => params,
+        Err(error) => unreachable!("the queue World lost its submission rows: {error}"),
+    }
+}
+
 /// Fetches the stages' parameters. The queue World is built with every resource they name and
 /// never loses one, so validation cannot fail.
 pub fn stage_params<'a>(state: &'a mut StageState, world: &'a mut World) -> StageParams<'a, 'a> {

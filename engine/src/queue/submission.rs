@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, SubmissionRows, Verdict, WaitOp};
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{QueueState, StageParams, SubmissionRowQuery, ensure_free_row, settle, stage_params};
+use aqueduct_systems::{
+    QueueState, StageParams, SubmissionRowQuery, ensure_free_row, row_params, settle, stage_params,
+};
 use bevy_ecs::prelude::*;
 
 use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
@@ -67,9 +69,9 @@ impl QueueShared {
         stage: impl FnOnce(&mut StagedSubmission),
     ) -> EngineResult<()> {
         self.check_points(waits, signals)?;
-        // Through the cached parameter state: its resource and component ids are resolved once,
-        // not looked up per call.
-        let (_, mut rows, mut query, _) = stage_params(&mut core.params, &mut core.world);
+        // Through the cached row state: its resource and component ids are resolved once, not
+        // looked up per call, and it fetches only what staging touches.
+        let (mut rows, mut query) = row_params(&mut core.rows, &mut core.world);
         self.fill_row(&mut rows, &mut query, waits, signals, promise, stage);
         if rows.free.is_empty() {
             ensure_free_row(&mut core.world);
