@@ -262,11 +262,13 @@ impl AdmissionPlan {
     }
 }
 
-/// The queue's submission rows: which are staged, in queue order, and which are free.
+/// The queue's submission rows: which are staged, in queue order, and which are free. Held by the
+/// queue World's `QueueState` resource (not a resource of its own: one fetch less per pass and
+/// per staging).
 ///
 /// A pass of the stages starts at the front of `pending` and admits rows in order until one
 /// cannot go; everything behind that row waits with it, so queue order holds.
-#[derive(Resource, Default)]
+#[derive(Default)]
 pub struct SubmissionRows {
     /// Staged rows not yet published, oldest first.
     pub pending: VecDeque<Entity>,

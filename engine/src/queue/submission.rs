@@ -71,9 +71,9 @@ impl QueueShared {
         self.check_points(waits, signals)?;
         // Through the cached row state: its resource and component ids are resolved once, not
         // looked up per call, and it fetches only what staging touches.
-        let (mut rows, mut query) = row_params(&mut core.rows, &mut core.world);
-        self.fill_row(&mut rows, &mut query, waits, signals, promise, stage);
-        if rows.free.is_empty() {
+        let (mut queue, mut query) = row_params(&mut core.rows, &mut core.world);
+        self.fill_row(&mut queue.rows, &mut query, waits, signals, promise, stage);
+        if queue.rows.free.is_empty() {
             ensure_free_row(&mut core.world);
         }
         Ok(())
@@ -137,22 +137,22 @@ impl QueueShared {
         let mut guard = self.lock();
         let core = &mut *guard;
         let mut params = stage_params(&mut core.params, &mut core.world);
-        let alone = params.1.pending.is_empty() && !params.1.parked;
-        self.fill_row(&mut params.1, &mut params.2, waits, signals, false, stage);
+        let alone = params.0.rows.pending.is_empty() && !params.0.rows.parked;
+        self.fill_row(&mut params.0.rows, &mut params.1, waits, signals, false, stage);
         let mut first_fault = None;
         if alone {
             (self.stages.run_pass)(&mut params);
-            let pass = &params.1.pass;
+            let pass = &params.0.rows.pass;
             self.account_pass(pass.packets, pass.device_waits);
             first_fault = pass.fault.map(EngineError::SubmissionFault);
             self.drain_retired_batch(&mut params);
             // Published whole: not stopped, and no program segment left to run.
-            if params.1.pending.is_empty() {
+            if params.0.rows.pending.is_empty() {
                 QueueCounters::add(&self.counters.submissions, 1);
                 return first_fault.map_or(Ok(()), Err);
             }
         }
-        if params.1.free.is_empty() {
+        if params.0.rows.free.is_empty() {
             ensure_free_row(&mut core.world);
         }
         let result = self.run_pending(core, PassMode::Immediate);
@@ -186,8 +186,8 @@ impl QueueShared {
     /// retired once a batch of epochs has, so the completion thread of a busy queue finds
     /// nothing to do (it covers idle queues, and retired epochs nobody drained).
     fn drain_retired_batch(&self, params: &mut StageParams) {
-        if let Some(outcome) = (self.stages.drain_retired_batch)(&mut params.0, &mut params.3) {
-            settle::publish_settled(&params.0, &params.1, &params.2, &params.3);
+        if let Some(outcome) = (self.stages.drain_retired_batch)(&mut params.0, &mut params.2) {
+            settle::publish_settled(&params.0, &params.0.rows, &params.1, &params.2);
             self.after_drain(outcome);
         }
     }
@@ -203,7 +203,7 @@ impl QueueShared {
     pub(super) fn run_pending(&self, core: &mut QueueCore, mode: PassMode) -> EngineResult<Staged> {
         let mut deadline = None;
         let mut first_error = None;
-        let rows = core.world.resource::<SubmissionRows>();
+        let rows = &core.world.resource::<QueueState>().rows;
         if rows.pending.is_empty() && mode != PassMode::Readmit {
             return Ok(Staged::Published);
         }
@@ -214,7 +214,7 @@ impl QueueShared {
         }
         loop {
             let mut params = stage_params(&mut core.params, &mut core.world);
-            if params.1.pending.is_empty() {
+            if params.0.rows.pending.is_empty() {
                 break;
             }
             if mode == PassMode::Batch {
@@ -223,7 +223,7 @@ impl QueueShared {
             } else {
                 (self.stages.run_pass)(&mut params);
             }
-            let pass = &params.1.pass;
+            let pass = &params.0.rows.pass;
             let (packets, device_waits, fault, stop) = (pass.packets, pass.device_waits, pass.fault, pass.stop);
             self.account_pass(packets, device_waits);
             self.drain_retired_batch(&mut params);
@@ -274,7 +274,7 @@ impl QueueShared {
                         } else {
                             // A batch's rows were promised when staged: fail them so no waiter hangs.
                             let failure = self.record_failure(&error);
-                            while let Some(&row) = core.world.resource::<SubmissionRows>().pending.front() {
+                            while let Some(&row) = core.world.resource::<QueueState>().rows.pending.front() {
                                 self.fail_row(core, row, failure);
                             }
                         }
@@ -330,7 +330,7 @@ impl QueueShared {
             }
         }
         if mode == PassMode::Readmit {
-            core.world.resource_mut::<SubmissionRows>().parked = false;
+            core.world.resource_mut::<QueueState>().rows.parked = false;
             self.device.deferred_queues.fetch_and(!(1 << self.index), Ordering::AcqRel);
         }
         first_error.map_or(Ok(Staged::Published), Err)
@@ -348,7 +348,7 @@ impl QueueShared {
         if let Some(mut staged) = core.world.get_mut::<StagedSubmission>(row) {
             staged.clear();
         }
-        let mut rows = core.world.resource_mut::<SubmissionRows>();
+        let rows = &mut core.world.resource_mut::<QueueState>().into_inner().rows;
         if let Some(position) = rows.pending.iter().position(|&pending| pending == row) {
             rows.pending.remove(position);
         }
