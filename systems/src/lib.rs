@@ -96,25 +96,39 @@ pub fn stage_params<'a>(state: &'a mut StageState, world: &'a mut World) -> Stag
 pub fn run_pass<S: CrossQueueStrategy>(params: &mut StageParams<'_, '_>) {
     let (queue, query, epoch_rows) = params;
     if queue.rows.pending.len() == 1 {
-        queue.rows.pass.clear();
         let entity = queue.rows.pending[0];
         let Ok((mut staged, mut plan)) = query.get_mut(entity) else {
+            queue.rows.pass.clear();
             queue.rows.pass.stop = Some((entity, Verdict::Fault(SubmissionFault::MissingRow)));
             return;
         };
-        // Whether a program continues past this segment matters only to rows behind it.
-        admission::admit_row::<S>(queue, entity, &staged, &mut plan);
-        if plan.verdict == Verdict::Admitted {
-            kernarg::patch_kernargs(&staged, &plan);
-            let last = publication::publish_row::<S>(queue, entity, &mut staged, &mut plan, epoch_rows);
-            queue.ring.ring_doorbell(last);
-        }
+        run_row::<S>(queue, entity, &mut staged, &mut plan, epoch_rows);
         return;
     }
     admission::admit_pending::<S>(queue, query);
     if !queue.rows.pass.admitted.is_empty() {
         kernarg::patch_admitted(&queue.rows, query);
         publication::publish_admitted::<S>(queue, query, epoch_rows);
+    }
+}
+
+/// A pass over the one pending row, `entity`, whose columns the caller already holds: the
+/// immediate path stages a row that queues behind nothing and runs it without looking it up again.
+/// [`run_pass`] runs the same for a single pending row.
+pub fn run_row<S: CrossQueueStrategy>(
+    queue: &mut QueueState,
+    entity: Entity,
+    staged: &mut StagedSubmission,
+    plan: &mut AdmissionPlan,
+    epoch_rows: &mut EpochRows<'_, '_>,
+) {
+    queue.rows.pass.clear();
+    // Whether a program continues past this segment matters only to rows behind it.
+    admission::admit_row::<S>(queue, entity, staged, plan);
+    if plan.verdict == Verdict::Admitted {
+        kernarg::patch_kernargs(staged, plan);
+        let last = publication::publish_row::<S>(queue, entity, staged, plan, epoch_rows);
+        queue.ring.ring_doorbell(last);
     }
 }
 

@@ -8,9 +8,7 @@ use std::time::Instant;
 
 use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, SubmissionRows, Verdict, WaitOp};
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{
-    QueueState, StageParams, SubmissionRowQuery, ensure_free_row, row_params, settle, stage_params,
-};
+use aqueduct_systems::{QueueState, StageParams, ensure_free_row, row_params, settle, stage_params};
 use bevy_ecs::prelude::*;
 
 use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
@@ -72,36 +70,43 @@ impl QueueShared {
         // Through the cached row state: its resource and component ids are resolved once, not
         // looked up per call, and it fetches only what staging touches.
         let (mut queue, mut query) = row_params(&mut core.rows, &mut core.world);
-        self.fill_row(&mut queue.rows, &mut query, waits, signals, promise, stage);
+        let (entity, row) = self.next_row(&mut queue.rows);
+        let Ok((mut staged, _)) = query.get_mut(entity) else { unreachable!("submission rows keep their components") };
+        self.fill_row(&mut staged, row, waits, signals, promise, stage);
         if queue.rows.free.is_empty() {
             ensure_free_row(&mut core.world);
         }
         Ok(())
     }
 
-    /// Takes a free row, appends it to the pending rows, and fills it: its sequence, waits and
-    /// signals, then the payload and kernarg recipe from `stage`.
+    /// Takes a free row and appends it to the pending rows; returns it with its sequence.
+    fn next_row(&self, rows: &mut SubmissionRows) -> (Entity, u64) {
+        // A free row is always left for the next staging: whoever takes the last one spawns
+        // another once the parameters are released (`ensure_free_row`), off this path.
+        let Some(entity) = rows.take_free() else { unreachable!("a free row is always left for the next staging") };
+        // Nothing the row names (semaphore slots, buffer addresses, kernel objects, a program) is
+        // kept alive by it: an object whose last handle drops waits in the device World until
+        // this queue's settled rows pass the count published here. The caller holds a handle to
+        // each of them until the staging returns, and a handle's drop orders this store before
+        // the snapshot, so a relaxed store is enough.
+        let row = rows.staged;
+        rows.staged += 1;
+        self.endpoint.staged_rows.store(rows.staged, Ordering::Relaxed);
+        (entity, row)
+    }
+
+    /// Fills the row [`Self::next_row`] took: its sequence, waits and signals, then the payload
+    /// and kernarg recipe from `stage`.
     fn fill_row(
         &self,
-        rows: &mut SubmissionRows,
-        query: &mut SubmissionRowQuery,
+        staged: &mut StagedSubmission,
+        row: u64,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
         promise: bool,
         stage: impl FnOnce(&mut StagedSubmission),
     ) {
-        // A free row is always left for the next staging: whoever takes the last one spawns
-        // another once the parameters are released (`ensure_free_row`), off this path.
-        let Some(entity) = rows.take_free() else { unreachable!("a free row is always left for the next staging") };
-        let Ok((mut staged, _)) = query.get_mut(entity) else { unreachable!("submission rows keep their components") };
-        // Nothing the row names (semaphore slots, buffer addresses, kernel objects, a program) is
-        // kept alive by it: an object whose last handle drops waits in the device World until
-        // this queue's settled rows pass the count published here. The caller holds a handle to
-        // each of them until this returns, and a handle's drop orders this store before the
-        // snapshot, so a relaxed store is enough.
-        staged.row = rows.staged;
-        rows.staged += 1;
-        self.endpoint.staged_rows.store(rows.staged, Ordering::Relaxed);
+        staged.row = row;
         staged.waits.extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
         for point in signals {
             staged.signals.push(SignalOp { semaphore: point.semaphore.0.slot, value: point.value });
@@ -109,7 +114,7 @@ impl QueueShared {
                 self.device.semaphores.record_parked_signal(point.semaphore.0.slot, point.value);
             }
         }
-        stage(&mut staged);
+        stage(staged);
     }
 
     /// Submits one operation now: stages it and runs the stages, so it is published (or parked
@@ -138,10 +143,20 @@ impl QueueShared {
         let core = &mut *guard;
         let mut params = stage_params(&mut core.params, &mut core.world);
         let alone = params.0.rows.pending.is_empty() && !params.0.rows.parked;
-        self.fill_row(&mut params.0.rows, &mut params.1, waits, signals, false, stage);
+        let (entity, row) = self.next_row(&mut params.0.rows);
         let mut first_fault = None;
+        {
+            let (queue, query, epoch_rows) = &mut params;
+            let Ok((mut staged, mut plan)) = query.get_mut(entity) else {
+                unreachable!("submission rows keep their components")
+            };
+            self.fill_row(&mut staged, row, waits, signals, false, stage);
+            if alone {
+                // The one pending row, run on the columns just filled (no second lookup).
+                (self.stages.run_row)(queue, entity, &mut staged, &mut plan, epoch_rows);
+            }
+        }
         if alone {
-            (self.stages.run_pass)(&mut params);
             let pass = &params.0.rows.pass;
             self.account_pass(pass.packets, pass.device_waits);
             first_fault = pass.fault.map(EngineError::SubmissionFault);
