@@ -107,6 +107,12 @@ impl StagedSubmission {
         self.parked = false;
     }
 
+    /// Whether kernarg patching writes anything for this row (a segment layout or staged bytes).
+    #[inline]
+    pub fn has_kernargs_to_patch(&self) -> bool {
+        !matches!(self.layout, KernargLayout::None) || !self.staging.is_empty()
+    }
+
     /// Kernarg-ring bytes this submission needs, before alignment padding.
     pub fn kernarg_bytes(&self) -> u64 {
         let staging = if self.staging.is_empty() { 0 } else { self.staging.len() as u64 + 16 };
@@ -298,6 +304,9 @@ impl SubmissionRows {
 pub struct PassOutcome {
     /// Rows admitted by this pass, in order (kernarg patching and publication walk these).
     pub admitted: Vec<Entity>,
+    /// How many of them have kernargs to patch (counted by `admit_pending`): when none do (a
+    /// pass of barriers), patching looks no row up.
+    pub patches: u64,
     /// The row the pass stopped at, and why.
     pub stop: Option<(Entity, Verdict)>,
     /// Submissions published (a program's earlier segments are not counted).
@@ -313,6 +322,7 @@ pub struct PassOutcome {
 impl PassOutcome {
     pub fn clear(&mut self) {
         self.admitted.clear();
+        self.patches = 0;
         self.stop = None;
         self.published = 0;
         self.packets = 0;

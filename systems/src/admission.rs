@@ -217,7 +217,12 @@ pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut QueueState, query: &mut 
             queue.rows.pass.stop = Some((entity, Verdict::Fault(SubmissionFault::MissingRow)));
             return;
         };
-        if !admit_row::<S>(queue, entity, &staged, &mut plan) {
+        let go_on = admit_row::<S>(queue, entity, &staged, &mut plan);
+        // Counted here, not in `admit_row`: only a pass over many rows patches them in a loop.
+        if plan.verdict == Verdict::Admitted {
+            queue.rows.pass.patches += u64::from(staged.has_kernargs_to_patch());
+        }
+        if !go_on {
             return;
         }
     }
