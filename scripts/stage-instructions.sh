@@ -18,6 +18,7 @@ wanted = {
     "submit (immediate, whole)": "aqueduct_engine::queue::submission::<impl aqueduct_engine::queue::core::QueueShared>::submit",
     "stage_params (one fetch)": "aqueduct_systems::stage_params",
     "run_pass": "aqueduct_systems::run_pass",
+    "run_row (immediate, one row)": "aqueduct_systems::run_row",
     "admission::admit": "aqueduct_systems::admission::admit",
     "  resolve_waits": "aqueduct_systems::admission::resolve_waits",
     "  record_producers": "aqueduct_systems::admission::record_producers",

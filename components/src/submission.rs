@@ -107,6 +107,12 @@ impl StagedSubmission {
         self.parked = false;
     }
 
+    /// Whether kernarg patching writes anything for this row (a segment layout or staged bytes).
+    #[inline]
+    pub fn has_kernargs_to_patch(&self) -> bool {
+        !matches!(self.layout, KernargLayout::None) || !self.staging.is_empty()
+    }
+
     /// Kernarg-ring bytes this submission needs, before alignment padding.
     pub fn kernarg_bytes(&self) -> u64 {
         let staging = if self.staging.is_empty() { 0 } else { self.staging.len() as u64 + 16 };
@@ -262,11 +268,13 @@ impl AdmissionPlan {
     }
 }
 
-/// The queue's submission rows: which are staged, in queue order, and which are free.
+/// The queue's submission rows: which are staged, in queue order, and which are free. Held by the
+/// queue World's `QueueState` resource (not a resource of its own: one fetch less per pass and
+/// per staging).
 ///
 /// A pass of the stages starts at the front of `pending` and admits rows in order until one
 /// cannot go; everything behind that row waits with it, so queue order holds.
-#[derive(Resource, Default)]
+#[derive(Default)]
 pub struct SubmissionRows {
     /// Staged rows not yet published, oldest first.
     pub pending: VecDeque<Entity>,
@@ -296,6 +304,9 @@ impl SubmissionRows {
 pub struct PassOutcome {
     /// Rows admitted by this pass, in order (kernarg patching and publication walk these).
     pub admitted: Vec<Entity>,
+    /// How many of them have kernargs to patch (counted by `admit_pending`): when none do (a
+    /// pass of barriers), patching looks no row up.
+    pub patches: u64,
     /// The row the pass stopped at, and why.
     pub stop: Option<(Entity, Verdict)>,
     /// Submissions published (a program's earlier segments are not counted).
@@ -311,6 +322,7 @@ pub struct PassOutcome {
 impl PassOutcome {
     pub fn clear(&mut self) {
         self.admitted.clear();
+        self.patches = 0;
         self.stop = None;
         self.published = 0;
         self.packets = 0;

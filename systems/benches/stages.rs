@@ -11,7 +11,7 @@ use std::sync::Arc;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
 use aqueduct_components::queue_state::KernargRing;
 use aqueduct_components::semaphore_table::SemaphoreTable;
-use aqueduct_components::submission::{SignalOp, StagedSubmission, SubmissionRows, Verdict};
+use aqueduct_components::submission::{SignalOp, StagedSubmission, Verdict};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::{ExecutionMode, SoftConfig, set_queue_mode};
 use aqueduct_hsa::{Hsa, PoolKindInfo};
@@ -72,10 +72,10 @@ fn stage(bench: &mut Bench) {
 
 /// Drains what retired; returns whether the pass left rows pending (it stopped for room).
 fn drain(bench: &mut Bench) -> bool {
-    let (mut queue, rows, _, mut epoch_rows) = stage_params(&mut bench.params, &mut bench.world);
+    let (mut queue, _, mut epoch_rows) = stage_params(&mut bench.params, &mut bench.world);
     let retired = BarrierValue::device_retired(&queue.endpoint);
     reclaim::drain::<BarrierValue>(&mut queue, &mut epoch_rows, retired);
-    !rows.pending.is_empty()
+    !queue.rows.pending.is_empty()
 }
 
 /// One row, one pass through the cached `SystemState`: the immediate path.
@@ -111,7 +111,8 @@ fn batched(bench: &mut Bench, schedule: &mut bevy_ecs::schedule::Schedule) {
         assert!(
             bench
                 .world
-                .resource::<SubmissionRows>()
+                .resource::<QueueState>()
+                .rows
                 .pass
                 .stop
                 .is_some_and(|(_, verdict)| verdict == Verdict::Backpressure)

@@ -19,9 +19,7 @@ use core::sync::atomic::Ordering;
 use aqueduct_components::frontier::{Cover, Frontier};
 use aqueduct_components::program::SegmentEnd;
 use aqueduct_components::semaphore_table::{Producer, WaitSource};
-use aqueduct_components::submission::{
-    AdmissionPlan, DeviceWait, Payload, StagedSubmission, SubmissionFault, SubmissionRows, Verdict,
-};
+use aqueduct_components::submission::{AdmissionPlan, DeviceWait, Payload, StagedSubmission, SubmissionFault, Verdict};
 
 use bevy_ecs::entity::Entity;
 
@@ -211,19 +209,20 @@ fn record_producers(queue: &QueueState, staged: &StagedSubmission, epoch: u64) {
 /// Admission over the pending rows, in queue order: admits each until one cannot go (recorded
 /// as the pass's stop), or until a program whose execution continues past this segment (the rows
 /// behind it wait for the rest of it).
-pub fn admit_pending<S: CrossQueueStrategy>(
-    queue: &mut QueueState,
-    rows: &mut SubmissionRows,
-    query: &mut SubmissionRowQuery,
-) {
-    rows.pass.clear();
-    for index in 0..rows.pending.len() {
-        let entity = rows.pending[index];
+pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut QueueState, query: &mut SubmissionRowQuery) {
+    queue.rows.pass.clear();
+    for index in 0..queue.rows.pending.len() {
+        let entity = queue.rows.pending[index];
         let Ok((staged, mut plan)) = query.get_mut(entity) else {
-            rows.pass.stop = Some((entity, Verdict::Fault(SubmissionFault::MissingRow)));
+            queue.rows.pass.stop = Some((entity, Verdict::Fault(SubmissionFault::MissingRow)));
             return;
         };
-        if !admit_row::<S>(queue, rows, entity, &staged, &mut plan) {
+        let go_on = admit_row::<S>(queue, entity, &staged, &mut plan);
+        // Counted here, not in `admit_row`: only a pass over many rows patches them in a loop.
+        if plan.verdict == Verdict::Admitted {
+            queue.rows.pass.patches += u64::from(staged.has_kernargs_to_patch());
+        }
+        if !go_on {
             return;
         }
     }
@@ -235,17 +234,16 @@ pub fn admit_pending<S: CrossQueueStrategy>(
 #[inline]
 pub fn admit_row<S: CrossQueueStrategy>(
     queue: &mut QueueState,
-    rows: &mut SubmissionRows,
     entity: Entity,
     staged: &StagedSubmission,
     plan: &mut AdmissionPlan,
 ) -> bool {
     admit::<S>(queue, staged, plan);
     if plan.verdict != Verdict::Admitted {
-        rows.pass.stop = Some((entity, plan.verdict));
+        queue.rows.pass.stop = Some((entity, plan.verdict));
         return false;
     }
-    rows.pass.admitted.push(entity);
+    queue.rows.pass.admitted.push(entity);
     staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return
 }
 

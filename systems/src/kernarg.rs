@@ -47,8 +47,11 @@ pub fn patch_kernargs(staged: &StagedSubmission, plan: &AdmissionPlan) {
     }
 }
 
-/// Kernarg patching for every row the pass admitted.
+/// Kernarg patching for every row the pass admitted (none looked up when none has kernargs).
 pub fn patch_admitted(rows: &SubmissionRows, query: &SubmissionRowQuery) {
+    if rows.pass.patches == 0 {
+        return;
+    }
     for &entity in &rows.pass.admitted {
         if let Ok((staged, plan)) = query.get(entity) {
             patch_kernargs(staged, plan);

@@ -51,19 +51,32 @@ pub type EpochRows<'w, 's> =
 pub type SubmissionRowQuery<'w, 's> = Query<'w, 's, (&'static mut StagedSubmission, &'static mut AdmissionPlan)>;
 
 /// Everything a pass of the stages borrows from the queue World.
-pub type StageParamSet = (
-    ResMut<'static, QueueState>,
-    ResMut<'static, SubmissionRows>,
-    SubmissionRowQuery<'static, 'static>,
-    EpochRows<'static, 'static>,
-);
+pub type StageParamSet =
+    (ResMut<'static, QueueState>, SubmissionRowQuery<'static, 'static>, EpochRows<'static, 'static>);
 
 /// [`StageParamSet`] as fetched: the borrows a pass works through.
-pub type StageParams<'w, 's> =
-    (ResMut<'w, QueueState>, ResMut<'w, SubmissionRows>, SubmissionRowQuery<'w, 's>, EpochRows<'w, 's>);
+pub type StageParams<'w, 's> = (ResMut<'w, QueueState>, SubmissionRowQuery<'w, 's>, EpochRows<'w, 's>);
 
 /// The cached state that fetches [`StageParamSet`].
 pub type StageState = SystemState<StageParamSet>;
+
+/// What staging a row borrows: the queue state (which holds the rows) and the row columns, without
+/// the epoch rows a pass needs (a batch stages every operation through this lighter fetch).
+pub type RowParamSet = (ResMut<'static, QueueState>, SubmissionRowQuery<'static, 'static>);
+
+/// [`RowParamSet`] as fetched.
+pub type RowParams<'w, 's> = (ResMut<'w, QueueState>, SubmissionRowQuery<'w, 's>);
+
+/// The cached state that fetches [`RowParamSet`].
+pub type RowState = SystemState<RowParamSet>;
+
+/// Fetches what staging a row borrows; cannot fail, as [`stage_params`].
+pub fn row_params<'a>(state: &'a mut RowState, world: &'a mut World) -> RowParams<'a, 'a> {
+    match state.get_mut(world) {
+        Ok(params) => params,
+        Err(error) => unreachable!("the queue World lost its submission rows: {error}"),
+    }
+}
 
 /// Fetches the stages' parameters. The queue World is built with every resource they name and
 /// never loses one, so validation cannot fail.
@@ -81,27 +94,41 @@ pub fn stage_params<'a>(state: &'a mut StageState, world: &'a mut World) -> Stag
 /// A pass over one pending row (every immediate submission that queues behind nothing) runs the
 /// same per-row stage functions on one row lookup instead of one per stage.
 pub fn run_pass<S: CrossQueueStrategy>(params: &mut StageParams<'_, '_>) {
-    let (queue, rows, query, epoch_rows) = params;
-    if rows.pending.len() == 1 {
-        rows.pass.clear();
-        let entity = rows.pending[0];
+    let (queue, query, epoch_rows) = params;
+    if queue.rows.pending.len() == 1 {
+        let entity = queue.rows.pending[0];
         let Ok((mut staged, mut plan)) = query.get_mut(entity) else {
-            rows.pass.stop = Some((entity, Verdict::Fault(SubmissionFault::MissingRow)));
+            queue.rows.pass.clear();
+            queue.rows.pass.stop = Some((entity, Verdict::Fault(SubmissionFault::MissingRow)));
             return;
         };
-        // Whether a program continues past this segment matters only to rows behind it.
-        admission::admit_row::<S>(queue, rows, entity, &staged, &mut plan);
-        if plan.verdict == Verdict::Admitted {
-            kernarg::patch_kernargs(&staged, &plan);
-            let last = publication::publish_row::<S>(queue, rows, entity, &mut staged, &mut plan, epoch_rows);
-            queue.ring.ring_doorbell(last);
-        }
+        run_row::<S>(queue, entity, &mut staged, &mut plan, epoch_rows);
         return;
     }
-    admission::admit_pending::<S>(queue, rows, query);
-    if !rows.pass.admitted.is_empty() {
-        kernarg::patch_admitted(rows, query);
-        publication::publish_admitted::<S>(queue, rows, query, epoch_rows);
+    admission::admit_pending::<S>(queue, query);
+    if !queue.rows.pass.admitted.is_empty() {
+        kernarg::patch_admitted(&queue.rows, query);
+        publication::publish_admitted::<S>(queue, query, epoch_rows);
+    }
+}
+
+/// A pass over the one pending row, `entity`, whose columns the caller already holds: the
+/// immediate path stages a row that queues behind nothing and runs it without looking it up again.
+/// [`run_pass`] runs the same for a single pending row.
+pub fn run_row<S: CrossQueueStrategy>(
+    queue: &mut QueueState,
+    entity: Entity,
+    staged: &mut StagedSubmission,
+    plan: &mut AdmissionPlan,
+    epoch_rows: &mut EpochRows<'_, '_>,
+) {
+    queue.rows.pass.clear();
+    // Whether a program continues past this segment matters only to rows behind it.
+    admission::admit_row::<S>(queue, entity, staged, plan);
+    if plan.verdict == Verdict::Admitted {
+        kernarg::patch_kernargs(staged, plan);
+        let last = publication::publish_row::<S>(queue, entity, staged, plan, epoch_rows);
+        queue.ring.ring_doorbell(last);
     }
 }
 
@@ -147,6 +174,10 @@ pub fn build_queue_world(
                 .id()
         })
         .collect();
+    let mut submission_rows = SubmissionRows::default();
+    for _ in 0..INITIAL_SUBMISSION_ROWS {
+        submission_rows.free.push(spawn_submission_row(&mut world));
+    }
     world.insert_resource(QueueState {
         index,
         ring,
@@ -158,12 +189,8 @@ pub fn build_queue_world(
         frontier: aqueduct_components::frontier::QueueFrontier::default(),
         link,
         failure: None,
+        rows: submission_rows,
     });
-    let mut submission_rows = SubmissionRows::default();
-    for _ in 0..INITIAL_SUBMISSION_ROWS {
-        submission_rows.free.push(spawn_submission_row(&mut world));
-    }
-    world.insert_resource(submission_rows);
     let params = StageState::new(&mut world);
     (world, params, QueueStages::for_strategy(strategy))
 }
@@ -173,16 +200,16 @@ pub fn build_queue_world(
 /// the engine calls this after a staging that took the last one: one is always free when the
 /// next staging starts.
 pub fn ensure_free_row(world: &mut World) {
-    if world.resource::<SubmissionRows>().free.is_empty() {
+    if world.resource::<QueueState>().rows.free.is_empty() {
         let row = spawn_submission_row(world);
-        world.resource_mut::<SubmissionRows>().free.push(row);
+        world.resource_mut::<QueueState>().rows.free.push(row);
     }
 }
 
 /// A free submission row appended to the pending rows.
 pub fn take_row(world: &mut World) -> Entity {
     ensure_free_row(world);
-    match world.resource_mut::<SubmissionRows>().take_free() {
+    match world.resource_mut::<QueueState>().rows.take_free() {
         Some(entity) => entity,
         None => unreachable!("ensure_free_row left a free row"),
     }

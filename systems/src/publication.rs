@@ -9,7 +9,7 @@ use core::sync::atomic::Ordering;
 use aqueduct_abi::{BarrierAndPacket, FenceScope, PacketHeader, PacketType};
 use aqueduct_components::program::{Cursor, SegmentEnd};
 use aqueduct_components::semaphore_table::FailureRecord;
-use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission, SubmissionFault, SubmissionRows};
+use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission, SubmissionFault};
 use aqueduct_hsa::ring::AqlRing;
 use bevy_ecs::entity::Entity;
 
@@ -188,15 +188,14 @@ fn record_epoch<S: CrossQueueStrategy>(
 /// Publication for every row the pass admitted, then one doorbell store for all of them.
 pub fn publish_admitted<S: CrossQueueStrategy>(
     queue: &mut QueueState,
-    rows: &mut SubmissionRows,
     query: &mut SubmissionRowQuery,
     epoch_rows: &mut EpochRows,
 ) {
     let mut last_packet = None;
-    for index in 0..rows.pass.admitted.len() {
-        let entity = rows.pass.admitted[index];
+    for index in 0..queue.rows.pass.admitted.len() {
+        let entity = queue.rows.pass.admitted[index];
         let Ok((mut staged, mut plan)) = query.get_mut(entity) else { continue };
-        last_packet = Some(publish_row::<S>(queue, rows, entity, &mut staged, &mut plan, epoch_rows));
+        last_packet = Some(publish_row::<S>(queue, entity, &mut staged, &mut plan, epoch_rows));
     }
     if let Some(last) = last_packet {
         queue.ring.ring_doorbell(last);
@@ -209,13 +208,13 @@ pub fn publish_admitted<S: CrossQueueStrategy>(
 #[inline]
 pub fn publish_row<S: CrossQueueStrategy>(
     queue: &mut QueueState,
-    rows: &mut SubmissionRows,
     entity: Entity,
     staged: &mut StagedSubmission,
     plan: &mut AdmissionPlan,
     epoch_rows: &mut EpochRows,
 ) -> u64 {
     let published = publish::<S>(queue, staged, plan, epoch_rows);
+    let rows = &mut queue.rows;
     rows.pass.packets += plan.packets;
     rows.pass.device_waits += plan.device_waits.iter().filter(|wait| wait.barrier).count() as u64;
     if let Err(fault) = published {

@@ -13,6 +13,7 @@ use aqueduct_components::directory::{QueueDirectory, QueueEndpoint};
 use aqueduct_components::frontier::QueueFrontier;
 use aqueduct_components::queue_state::{EpochRing, KernargRing};
 use aqueduct_components::semaphore_table::SemaphoreTable;
+use aqueduct_components::submission::SubmissionRows;
 use aqueduct_hsa::ring::AqlRing;
 use bevy_ecs::prelude::*;
 
@@ -44,4 +45,8 @@ pub struct QueueState {
     pub epoch_signal: u64,
     /// Sticky failure (failure-log index), mirrored in the endpoint for other queues.
     pub failure: Option<u32>,
+    /// The submission rows in queue order, the free ones, and what the current pass did: held
+    /// here rather than as a resource of their own, so a pass (and each staging) fetches one
+    /// resource less.
+    pub rows: SubmissionRows,
 }

@@ -14,8 +14,9 @@ use aqueduct_abi::{
     packet::amd_format,
 };
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
-use aqueduct_components::submission::{DeviceWait, SubmissionFault};
+use aqueduct_components::submission::{AdmissionPlan, DeviceWait, StagedSubmission, SubmissionFault};
 use aqueduct_hsa::ring::AqlRing;
+use bevy_ecs::entity::Entity;
 use bevy_ecs::schedule::Schedule;
 
 use crate::reclaim::DrainOutcome;
@@ -334,6 +335,8 @@ fn store_signal(link: &DeviceLink, signal: u64, value: i64) {
 pub struct QueueStages {
     /// One pass of admission → kernarg patching → AQL publication (the immediate path).
     pub run_pass: fn(&mut StageParams<'_, '_>),
+    /// That pass over the one pending row, whose columns the caller holds (`crate::run_row`).
+    pub run_row: fn(&mut QueueState, Entity, &mut StagedSubmission, &mut AdmissionPlan, &mut EpochRows<'_, '_>),
     /// The same passes as bevy systems, for a batch's flush.
     pub schedule: fn() -> Schedule,
     /// Drains every epoch up to the given retired epoch.
@@ -358,6 +361,7 @@ impl QueueStages {
     fn of<S: CrossQueueStrategy>() -> Self {
         Self {
             run_pass: crate::run_pass::<S>,
+            run_row: crate::run_row::<S>,
             schedule: crate::schedule::submission_schedule::<S>,
             drain: crate::reclaim::drain::<S>,
             drain_retired_batch: crate::reclaim::drain_retired_batch::<S>,

@@ -74,7 +74,7 @@ impl Rig {
     fn drained_failure(&mut self, semaphore: u32) -> Option<String> {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            let (mut queue, _, _, mut rows) = stage_params(&mut self.params, &mut self.world);
+            let (mut queue, _, mut rows) = stage_params(&mut self.params, &mut self.world);
             let retired = BarrierValue::device_retired(&queue.endpoint);
             reclaim::drain::<BarrierValue>(&mut queue, &mut rows, retired);
             if let Some(failure) = self.semaphores.failure(semaphore) {
@@ -132,7 +132,7 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     let producer_signal = rig._hsa.signal_create(0).expect("signal").handle;
     {
-        let (mut queue, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let (mut queue, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
         let image = fill_program(Box::new([]));
         let (mut staged, mut plan) = admit_unresolvable_program(&mut queue, &image, signalled, rig.kernarg_base);
         // A barrier as admission names one (its producer queue's epoch signal), with its packet
@@ -171,7 +171,7 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
 #[test]
 fn a_barrier_whose_producer_queue_cannot_be_found_is_never_named_as_waiting_on_nothing() {
     let mut rig = rig_with(CrossQueueWait::BarrierAnd);
-    let (queue, _, _, _) = stage_params(&mut rig.params, &mut rig.world);
+    let (queue, _, _) = stage_params(&mut rig.params, &mut rig.world);
     let missing = Producer { queue: 9, epoch: 1 };
     let mut waits =
         [DeviceWait { producer: missing, semaphore: 0, barrier: true, via: 0, signal: 0, slot_named: false }];
@@ -187,7 +187,7 @@ fn a_wait_fault_runs_nothing_of_the_payload_and_fails_the_submission() {
     let mut rig = rig();
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
-        let (mut queue, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let (mut queue, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
         let image = fill_program(Box::new([]));
         let (mut staged, mut plan) = admit_unresolvable_program(&mut queue, &image, signalled, rig.kernarg_base);
         // As `reserve_epoch` reports a barrier it could not name.
@@ -215,7 +215,7 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
     let mut rig = rig();
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
-        let (mut queue, _, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let (mut queue, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
         let image = fill_program(Box::new([]));
         let (mut staged, mut plan) = admit_unresolvable_program(&mut queue, &image, signalled, rig.kernarg_base);
         let fault = publication::publish::<BarrierValue>(&mut queue, &mut staged, &mut plan, &mut rows);
@@ -235,7 +235,7 @@ fn fill_kernel(target: u64) -> u8 {
 #[test]
 fn the_block_processor_names_each_fault() {
     let mut rig = rig();
-    let (mut queue, _, _, _) = stage_params(&mut rig.params, &mut rig.world);
+    let (mut queue, _, _) = stage_params(&mut rig.params, &mut rig.world);
     let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
     let library =
         [BuiltinObject { kernel_object: 0x1000, ..Default::default() }; aqueduct_builtins::Builtin::ALL.len()];

@@ -84,7 +84,7 @@ impl Batch<'_> {
 
     /// Operations staged and not yet published.
     pub fn staged(&self) -> usize {
-        self.core.world.resource::<aqueduct_components::submission::SubmissionRows>().pending.len()
+        self.core.world.resource::<aqueduct_systems::QueueState>().rows.pending.len()
     }
 
     /// See [`Queue::barrier`].

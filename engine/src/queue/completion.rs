@@ -103,21 +103,21 @@ impl QueueShared {
     pub fn drain_retired(&self, core: &mut QueueCore) -> bool {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
-        let (mut queue, rows, query, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
+        let (mut queue, query, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
         let retired = (self.stages.device_retired)(&queue.endpoint);
         if retired <= queue.epochs.drained {
             return false;
         }
         let outcome = (self.stages.drain)(&mut queue, &mut epoch_rows, retired);
-        settle::publish_settled(&queue, &rows, &query, &epoch_rows);
+        settle::publish_settled(&queue, &queue.rows, &query, &epoch_rows);
         self.after_drain(outcome);
         true
     }
 
     /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
     pub(super) fn publish_settled(&self, core: &mut QueueCore) {
-        let (queue, rows, query, epoch_rows) = stage_params(&mut core.params, &mut core.world);
-        settle::publish_settled(&queue, &rows, &query, &epoch_rows);
+        let (queue, query, epoch_rows) = stage_params(&mut core.params, &mut core.world);
+        settle::publish_settled(&queue, &queue.rows, &query, &epoch_rows);
     }
 
     /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled.

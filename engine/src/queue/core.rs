@@ -8,7 +8,7 @@ use aqueduct_components::directory::QueueEndpoint;
 use aqueduct_components::queue_state::KernargRing;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_queue_t;
-use aqueduct_systems::{DeviceLink, QueueStages, StageState};
+use aqueduct_systems::{DeviceLink, QueueStages, RowState, StageState};
 use bevy_ecs::prelude::*;
 
 use super::failure::ErrorSink;
@@ -19,6 +19,8 @@ use crate::device::DeviceShared;
 pub(crate) struct QueueCore {
     pub world: World,
     pub params: StageState,
+    /// The lighter cached state a batch stages each row through.
+    pub rows: RowState,
     pub schedule: Schedule,
 }
 
@@ -101,7 +103,7 @@ impl QueueShared {
         };
         let kernargs =
             KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };
-        let (world, params, stages) = aqueduct_systems::build_queue_world(
+        let (mut world, params, stages) = aqueduct_systems::build_queue_world(
             index,
             ring,
             kernargs,
@@ -110,7 +112,8 @@ impl QueueShared {
             device.config.epochs_in_flight as usize,
             device.strategy,
         );
-        (QueueCore { world, params, schedule: (stages.schedule)() }, stages)
+        let rows = RowState::new(&mut world);
+        (QueueCore { world, params, rows, schedule: (stages.schedule)() }, stages)
     }
 
     /// Epochs submitted and drained.

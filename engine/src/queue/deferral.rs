@@ -13,7 +13,8 @@ use super::submission::PassMode;
 impl QueueShared {
     /// Marks the pending rows parked, counting those not parked before.
     pub(super) fn park(&self, core: &mut QueueCore) {
-        let (_, mut rows, mut query, _) = stage_params(&mut core.params, &mut core.world);
+        let (mut queue, mut query, _) = stage_params(&mut core.params, &mut core.world);
+        let rows = &mut queue.rows;
         let mut newly = 0;
         // Rows park in order, so the ones not yet parked are at the back: walk back to the first
         // parked one rather than over the whole list each time another row queues behind.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use aqueduct_components::semaphore_table::FailureRecord;
-use aqueduct_components::submission::{StagedSubmission, SubmissionRows};
+use aqueduct_components::submission::StagedSubmission;
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t, hsa_status_t};
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
@@ -109,10 +109,10 @@ impl QueueShared {
     /// Fails every in-flight and pending submission with `failure` and makes it sticky.
     pub fn fail_everything(&self, core: &mut QueueCore, failure: u32) {
         {
-            let (mut queue, _, _, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
+            let (mut queue, _, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
             (self.stages.fail_in_flight)(&mut queue, &mut epoch_rows, failure);
         }
-        while let Some(&row) = core.world.resource::<SubmissionRows>().pending.front() {
+        while let Some(&row) = core.world.resource::<QueueState>().rows.pending.front() {
             if let Some(staged) = core.world.get::<StagedSubmission>(row) {
                 for signal in &staged.signals {
                     self.device.semaphores.fail(signal.semaphore, failure);
@@ -121,7 +121,7 @@ impl QueueShared {
             self.recycle_row(core, row);
         }
         self.publish_settled(core);
-        core.world.resource_mut::<SubmissionRows>().parked = false;
+        core.world.resource_mut::<QueueState>().rows.parked = false;
         self.device.deferred_queues.fetch_and(!(1 << self.index), Ordering::AcqRel);
         self.device.semaphores.notify();
         self.device.wake_deferred(None);
@@ -131,7 +131,7 @@ impl QueueShared {
     pub fn abandon(&self, core: &mut QueueCore) {
         self.drain_retired(core);
         let queue = core.world.resource::<QueueState>();
-        let pending = !core.world.resource::<SubmissionRows>().pending.is_empty();
+        let pending = !core.world.resource::<QueueState>().rows.pending.is_empty();
         if queue.failure.is_none() && (queue.epochs.submitted > queue.epochs.drained || pending) {
             let message = format!("queue {} was destroyed with work in flight", self.index);
             let failure = self.queue_failure(core, None, message);

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, SubmissionRows, Verdict, WaitOp};
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{QueueState, StageParams, SubmissionRowQuery, ensure_free_row, settle, stage_params};
+use aqueduct_systems::{QueueState, StageParams, ensure_free_row, row_params, settle, stage_params};
 use bevy_ecs::prelude::*;
 
 use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
@@ -67,39 +67,46 @@ impl QueueShared {
         stage: impl FnOnce(&mut StagedSubmission),
     ) -> EngineResult<()> {
         self.check_points(waits, signals)?;
-        // Through the cached parameter state: its resource and component ids are resolved once,
-        // not looked up per call.
-        let (_, mut rows, mut query, _) = stage_params(&mut core.params, &mut core.world);
-        self.fill_row(&mut rows, &mut query, waits, signals, promise, stage);
-        if rows.free.is_empty() {
+        // Through the cached row state: its resource and component ids are resolved once, not
+        // looked up per call, and it fetches only what staging touches.
+        let (mut queue, mut query) = row_params(&mut core.rows, &mut core.world);
+        let (entity, row) = self.next_row(&mut queue.rows);
+        let Ok((mut staged, _)) = query.get_mut(entity) else { unreachable!("submission rows keep their components") };
+        self.fill_row(&mut staged, row, waits, signals, promise, stage);
+        if queue.rows.free.is_empty() {
             ensure_free_row(&mut core.world);
         }
         Ok(())
     }
 
-    /// Takes a free row, appends it to the pending rows, and fills it: its sequence, waits and
-    /// signals, then the payload and kernarg recipe from `stage`.
+    /// Takes a free row and appends it to the pending rows; returns it with its sequence.
+    fn next_row(&self, rows: &mut SubmissionRows) -> (Entity, u64) {
+        // A free row is always left for the next staging: whoever takes the last one spawns
+        // another once the parameters are released (`ensure_free_row`), off this path.
+        let Some(entity) = rows.take_free() else { unreachable!("a free row is always left for the next staging") };
+        // Nothing the row names (semaphore slots, buffer addresses, kernel objects, a program) is
+        // kept alive by it: an object whose last handle drops waits in the device World until
+        // this queue's settled rows pass the count published here. The caller holds a handle to
+        // each of them until the staging returns, and a handle's drop orders this store before
+        // the snapshot, so a relaxed store is enough.
+        let row = rows.staged;
+        rows.staged += 1;
+        self.endpoint.staged_rows.store(rows.staged, Ordering::Relaxed);
+        (entity, row)
+    }
+
+    /// Fills the row [`Self::next_row`] took: its sequence, waits and signals, then the payload
+    /// and kernarg recipe from `stage`.
     fn fill_row(
         &self,
-        rows: &mut SubmissionRows,
-        query: &mut SubmissionRowQuery,
+        staged: &mut StagedSubmission,
+        row: u64,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
         promise: bool,
         stage: impl FnOnce(&mut StagedSubmission),
     ) {
-        // A free row is always left for the next staging: whoever takes the last one spawns
-        // another once the parameters are released (`ensure_free_row`), off this path.
-        let Some(entity) = rows.take_free() else { unreachable!("a free row is always left for the next staging") };
-        let Ok((mut staged, _)) = query.get_mut(entity) else { unreachable!("submission rows keep their components") };
-        // Nothing the row names (semaphore slots, buffer addresses, kernel objects, a program) is
-        // kept alive by it: an object whose last handle drops waits in the device World until
-        // this queue's settled rows pass the count published here. The caller holds a handle to
-        // each of them until this returns, and a handle's drop orders this store before the
-        // snapshot, so a relaxed store is enough.
-        staged.row = rows.staged;
-        rows.staged += 1;
-        self.endpoint.staged_rows.store(rows.staged, Ordering::Relaxed);
+        staged.row = row;
         staged.waits.extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
         for point in signals {
             staged.signals.push(SignalOp { semaphore: point.semaphore.0.slot, value: point.value });
@@ -107,7 +114,7 @@ impl QueueShared {
                 self.device.semaphores.record_parked_signal(point.semaphore.0.slot, point.value);
             }
         }
-        stage(&mut staged);
+        stage(staged);
     }
 
     /// Submits one operation now: stages it and runs the stages, so it is published (or parked
@@ -135,22 +142,32 @@ impl QueueShared {
         let mut guard = self.lock();
         let core = &mut *guard;
         let mut params = stage_params(&mut core.params, &mut core.world);
-        let alone = params.1.pending.is_empty() && !params.1.parked;
-        self.fill_row(&mut params.1, &mut params.2, waits, signals, false, stage);
+        let alone = params.0.rows.pending.is_empty() && !params.0.rows.parked;
+        let (entity, row) = self.next_row(&mut params.0.rows);
         let mut first_fault = None;
+        {
+            let (queue, query, epoch_rows) = &mut params;
+            let Ok((mut staged, mut plan)) = query.get_mut(entity) else {
+                unreachable!("submission rows keep their components")
+            };
+            self.fill_row(&mut staged, row, waits, signals, false, stage);
+            if alone {
+                // The one pending row, run on the columns just filled (no second lookup).
+                (self.stages.run_row)(queue, entity, &mut staged, &mut plan, epoch_rows);
+            }
+        }
         if alone {
-            (self.stages.run_pass)(&mut params);
-            let pass = &params.1.pass;
+            let pass = &params.0.rows.pass;
             self.account_pass(pass.packets, pass.device_waits);
             first_fault = pass.fault.map(EngineError::SubmissionFault);
             self.drain_retired_batch(&mut params);
             // Published whole: not stopped, and no program segment left to run.
-            if params.1.pending.is_empty() {
+            if params.0.rows.pending.is_empty() {
                 QueueCounters::add(&self.counters.submissions, 1);
                 return first_fault.map_or(Ok(()), Err);
             }
         }
-        if params.1.free.is_empty() {
+        if params.0.rows.free.is_empty() {
             ensure_free_row(&mut core.world);
         }
         let result = self.run_pending(core, PassMode::Immediate);
@@ -184,8 +201,8 @@ impl QueueShared {
     /// retired once a batch of epochs has, so the completion thread of a busy queue finds
     /// nothing to do (it covers idle queues, and retired epochs nobody drained).
     fn drain_retired_batch(&self, params: &mut StageParams) {
-        if let Some(outcome) = (self.stages.drain_retired_batch)(&mut params.0, &mut params.3) {
-            settle::publish_settled(&params.0, &params.1, &params.2, &params.3);
+        if let Some(outcome) = (self.stages.drain_retired_batch)(&mut params.0, &mut params.2) {
+            settle::publish_settled(&params.0, &params.0.rows, &params.1, &params.2);
             self.after_drain(outcome);
         }
     }
@@ -201,7 +218,7 @@ impl QueueShared {
     pub(super) fn run_pending(&self, core: &mut QueueCore, mode: PassMode) -> EngineResult<Staged> {
         let mut deadline = None;
         let mut first_error = None;
-        let rows = core.world.resource::<SubmissionRows>();
+        let rows = &core.world.resource::<QueueState>().rows;
         if rows.pending.is_empty() && mode != PassMode::Readmit {
             return Ok(Staged::Published);
         }
@@ -212,7 +229,7 @@ impl QueueShared {
         }
         loop {
             let mut params = stage_params(&mut core.params, &mut core.world);
-            if params.1.pending.is_empty() {
+            if params.0.rows.pending.is_empty() {
                 break;
             }
             if mode == PassMode::Batch {
@@ -221,7 +238,7 @@ impl QueueShared {
             } else {
                 (self.stages.run_pass)(&mut params);
             }
-            let pass = &params.1.pass;
+            let pass = &params.0.rows.pass;
             let (packets, device_waits, fault, stop) = (pass.packets, pass.device_waits, pass.fault, pass.stop);
             self.account_pass(packets, device_waits);
             self.drain_retired_batch(&mut params);
@@ -272,7 +289,7 @@ impl QueueShared {
                         } else {
                             // A batch's rows were promised when staged: fail them so no waiter hangs.
                             let failure = self.record_failure(&error);
-                            while let Some(&row) = core.world.resource::<SubmissionRows>().pending.front() {
+                            while let Some(&row) = core.world.resource::<QueueState>().rows.pending.front() {
                                 self.fail_row(core, row, failure);
                             }
                         }
@@ -328,7 +345,7 @@ impl QueueShared {
             }
         }
         if mode == PassMode::Readmit {
-            core.world.resource_mut::<SubmissionRows>().parked = false;
+            core.world.resource_mut::<QueueState>().rows.parked = false;
             self.device.deferred_queues.fetch_and(!(1 << self.index), Ordering::AcqRel);
         }
         first_error.map_or(Ok(Staged::Published), Err)
@@ -346,7 +363,7 @@ impl QueueShared {
         if let Some(mut staged) = core.world.get_mut::<StagedSubmission>(row) {
             staged.clear();
         }
-        let mut rows = core.world.resource_mut::<SubmissionRows>();
+        let rows = &mut core.world.resource_mut::<QueueState>().into_inner().rows;
         if let Some(position) = rows.pending.iter().position(|&pending| pending == row) {
             rows.pending.remove(position);
         }
