@@ -1,0 +1,16 @@
+//! The aqueduct profile bundle (`.aqprof`): the records a capture writes, the streaming writer and
+//! reader of the file, and the offline tools over it (summary, dispatch listing, Chrome trace
+//! export).
+//!
+//! The engine depends on this crate to write records; this crate depends on nothing of the engine,
+//! so the tools read a bundle without opening a device. The file layout is in
+//! docs/PROFILE_FORMAT.md.
+
+pub mod format;
+pub mod record;
+
+pub use format::{
+    DEFAULT_CHUNK_TARGET, FORMAT_MAJOR, FORMAT_MINOR, FormatVersion, MAGIC, MAX_CHUNK_PAYLOAD, ProfileError,
+    ProfileReader, ProfileWriter,
+};
+pub use record::*;
