@@ -6,11 +6,18 @@
 //! so the tools read a bundle without opening a device. The file layout is in
 //! docs/PROFILE_FORMAT.md.
 
+pub mod chrome;
+pub mod dispatches;
 pub mod format;
 pub mod record;
+pub mod sample;
+pub mod summary;
 
 pub use format::{
     DEFAULT_CHUNK_TARGET, FORMAT_MAJOR, FORMAT_MINOR, FormatVersion, MAGIC, MAX_CHUNK_PAYLOAD, ProfileError,
     ProfileReader, ProfileWriter,
 };
 pub use record::*;
+pub use chrome::export_chrome;
+pub use dispatches::{DispatchFormat, write_dispatches};
+pub use summary::{DurationStats, Summary, summarize};
