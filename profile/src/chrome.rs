@@ -205,14 +205,16 @@ fn host_slice(index: &Index, event: &QueueEvent) -> Value {
     })
 }
 
-/// A flow from the producer's end to the waiter's start: on the device tracks when both have
-/// device records, else on the host tracks (producer published → waiter's submit entry).
+/// A flow from the producer's end to the waiter: on the device tracks when both have device records
+/// (ending when the producer ended, clamped into the waiter's slice: when its barrier let go), else
+/// on the host tracks (producer published → waiter's submit entry).
 fn flow(index: &Index, producer: (u32, u64), waiter: (u32, u64), wait: &Wait, id: u64) -> Option<(Value, Value)> {
     let (thread, from_ns, to_ns) =
         match (index.device_spans.get(&producer), index.device_spans.get(&waiter)) {
-            (Some(&(producer_begin, producer_end)), Some(&(waiter_begin, _))) => {
-                // Inside the producer's slice, so the arrow binds to it rather than to a neighbour.
-                (DEVICE_THREAD, producer_end.saturating_sub(1).max(producer_begin), waiter_begin)
+            (Some(&(producer_begin, producer_end)), Some(&(waiter_begin, waiter_end))) => {
+                // Inside each slice, so each end binds to its slice rather than to a neighbour.
+                let released = producer_end.clamp(waiter_begin, waiter_end.saturating_sub(1).max(waiter_begin));
+                (DEVICE_THREAD, producer_end.saturating_sub(1).max(producer_begin), released)
             }
             _ => {
                 let (producer_entry, producer_published) = *index.host_spans.get(&producer)?;
