@@ -132,7 +132,9 @@ pub fn export_chrome<R: Read + Seek, W: Write>(mut input: R, out: W) -> Result<(
 
     for &queue in &index.queues {
         let pid = queue_process(queue);
-        writer.event(&json!({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": format!("queue {queue}")}}))?;
+        writer.event(
+            &json!({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": format!("queue {queue}")}}),
+        )?;
         writer.event(&json!({"ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": queue}}))?;
         writer.event(&json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": HOST_THREAD, "args": {"name": "host submissions"}}))?;
         writer.event(&json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": DEVICE_THREAD, "args": {"name": "device execution"}}))?;
@@ -145,7 +147,9 @@ pub fn export_chrome<R: Read + Seek, W: Write>(mut input: R, out: W) -> Result<(
                 writer.event(&host_slice(&index, &event))?;
                 for wait in &event.waits {
                     let Some(producer) = index.producer_of(wait) else { continue };
-                    if let Some((start, finish)) = flow(&index, producer, (event.queue, event.epoch), wait, next_flow_id) {
+                    if let Some((start, finish)) =
+                        flow(&index, producer, (event.queue, event.epoch), wait, next_flow_id)
+                    {
                         writer.event(&start)?;
                         writer.event(&finish)?;
                         next_flow_id += 1;
@@ -209,19 +213,18 @@ fn host_slice(index: &Index, event: &QueueEvent) -> Value {
 /// (ending when the producer ended, clamped into the waiter's slice: when its barrier let go), else
 /// on the host tracks (producer published → waiter's submit entry).
 fn flow(index: &Index, producer: (u32, u64), waiter: (u32, u64), wait: &Wait, id: u64) -> Option<(Value, Value)> {
-    let (thread, from_ns, to_ns) =
-        match (index.device_spans.get(&producer), index.device_spans.get(&waiter)) {
-            (Some(&(producer_begin, producer_end)), Some(&(waiter_begin, waiter_end))) => {
-                // Inside each slice, so each end binds to its slice rather than to a neighbour.
-                let released = producer_end.clamp(waiter_begin, waiter_end.saturating_sub(1).max(waiter_begin));
-                (DEVICE_THREAD, producer_end.saturating_sub(1).max(producer_begin), released)
-            }
-            _ => {
-                let (producer_entry, producer_published) = *index.host_spans.get(&producer)?;
-                let (waiter_entry, _) = *index.host_spans.get(&waiter)?;
-                (HOST_THREAD, producer_published.saturating_sub(1).max(producer_entry), waiter_entry)
-            }
-        };
+    let (thread, from_ns, to_ns) = match (index.device_spans.get(&producer), index.device_spans.get(&waiter)) {
+        (Some(&(producer_begin, producer_end)), Some(&(waiter_begin, waiter_end))) => {
+            // Inside each slice, so each end binds to its slice rather than to a neighbour.
+            let released = producer_end.clamp(waiter_begin, waiter_end.saturating_sub(1).max(waiter_begin));
+            (DEVICE_THREAD, producer_end.saturating_sub(1).max(producer_begin), released)
+        }
+        _ => {
+            let (producer_entry, producer_published) = *index.host_spans.get(&producer)?;
+            let (waiter_entry, _) = *index.host_spans.get(&waiter)?;
+            (HOST_THREAD, producer_published.saturating_sub(1).max(producer_entry), waiter_entry)
+        }
+    };
     let name = format!("semaphore {} ≥ {}", wait.semaphore, wait.value);
     let start = json!({
         "ph": "s", "cat": "dependency", "name": name, "id": id,

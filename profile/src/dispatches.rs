@@ -53,7 +53,11 @@ const CSV_HEADER: &str = "queue,epoch,kernel,executable,grid_x,grid_y,grid_z,wor
 command_buffer,command_index,begin_ns,end_ns,duration_ns";
 
 /// Writes every dispatch of `reader` to `out`; returns how many.
-pub fn write_dispatches<R: Read, W: Write>(reader: ProfileReader<R>, format: DispatchFormat, mut out: W) -> Result<u64> {
+pub fn write_dispatches<R: Read, W: Write>(
+    reader: ProfileReader<R>,
+    format: DispatchFormat,
+    mut out: W,
+) -> Result<u64> {
     if format == DispatchFormat::Csv {
         writeln!(out, "{CSV_HEADER}")?;
     }

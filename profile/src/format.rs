@@ -411,7 +411,8 @@ fn decode_records(chunk: &Chunk) -> Result<VecDeque<Record>> {
             return Err(undecodable(format!("the chunk declares {} records, holds {index}", chunk.records)));
         }
         let mut decoder = rmp_serde::Deserializer::new(&mut cursor);
-        let record = Record::deserialize(&mut decoder).map_err(|error| undecodable(format!("record {index}: {error}")))?;
+        let record =
+            Record::deserialize(&mut decoder).map_err(|error| undecodable(format!("record {index}: {error}")))?;
         records.push_back(record);
     }
     if cursor.position() as usize != chunk.payload.len() {

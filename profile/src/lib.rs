@@ -13,11 +13,11 @@ pub mod record;
 pub mod sample;
 pub mod summary;
 
+pub use chrome::export_chrome;
+pub use dispatches::{DispatchFormat, write_dispatches};
 pub use format::{
     DEFAULT_CHUNK_TARGET, FORMAT_MAJOR, FORMAT_MINOR, FormatVersion, MAGIC, MAX_CHUNK_PAYLOAD, ProfileError,
     ProfileReader, ProfileWriter,
 };
 pub use record::*;
-pub use chrome::export_chrome;
-pub use dispatches::{DispatchFormat, write_dispatches};
 pub use summary::{DurationStats, Summary, summarize};

@@ -141,8 +141,7 @@ pub fn sample_records() -> Vec<Record> {
 
 /// The sample as a complete `.aqprof` file.
 pub fn sample_bundle() -> Vec<u8> {
-    let mut writer =
-        crate::ProfileWriter::new(Vec::new(), &sample_header()).expect("writing to a Vec cannot fail");
+    let mut writer = crate::ProfileWriter::new(Vec::new(), &sample_header()).expect("writing to a Vec cannot fail");
     for record in sample_records() {
         writer.append(&record).expect("the sample's records encode");
     }

@@ -199,7 +199,8 @@ impl Summary {
     pub fn to_text(&self) -> String {
         let mut text = String::new();
         let header = &self.header;
-        let agents: Vec<String> = header.device.agents.iter().map(|agent| format!("{} {}", agent.name, agent.isa)).collect();
+        let agents: Vec<String> =
+            header.device.agents.iter().map(|agent| format!("{} {}", agent.name, agent.isa)).collect();
         let _ = writeln!(
             text,
             "aqueduct profile: format {}.{}, written by aqueduct {}\ndevice: {} ({}), wait strategy {}, clock {} ({} Hz ticks)",

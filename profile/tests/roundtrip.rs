@@ -88,7 +88,9 @@ fn every_wait_resolution_and_optional_field_round_trips() {
 #[test]
 fn small_chunk_targets_split_records_into_many_bounded_chunks() {
     let records: Vec<Record> = (0..500u64)
-        .map(|index| Record::Counter(CounterSample { queue: 0, timestamp_ns: index, name: "packets".into(), value: index }))
+        .map(|index| {
+            Record::Counter(CounterSample { queue: 0, timestamp_ns: index, name: "packets".into(), value: index })
+        })
         .collect();
     let mut writer = ProfileWriter::with_chunk_target(Vec::new(), &sample_header(), 256).unwrap();
     records.iter().for_each(|record| writer.append(record).unwrap());

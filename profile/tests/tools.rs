@@ -63,8 +63,9 @@ fn summary_matches_the_hand_computed_numbers() {
 #[test]
 fn dispatch_listings_hold_every_dispatch() {
     let mut jsonl = Vec::new();
-    let count = write_dispatches(ProfileReader::new(sample_bundle().as_slice()).unwrap(), DispatchFormat::Jsonl, &mut jsonl)
-        .unwrap();
+    let count =
+        write_dispatches(ProfileReader::new(sample_bundle().as_slice()).unwrap(), DispatchFormat::Jsonl, &mut jsonl)
+            .unwrap();
     assert_eq!(count, 4);
     let rows: Vec<Value> =
         String::from_utf8(jsonl).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
@@ -98,11 +99,18 @@ fn chrome_export_has_the_tracks_slices_and_counters() {
     let of_phase = |phase: &'static str| events.iter().filter(move |event| event["ph"] == phase);
     let thread_names: Vec<(u64, u64, &str)> = of_phase("M")
         .filter(|event| event["name"] == "thread_name")
-        .map(|event| (event["pid"].as_u64().unwrap(), event["tid"].as_u64().unwrap(), event["args"]["name"].as_str().unwrap()))
+        .map(|event| {
+            (event["pid"].as_u64().unwrap(), event["tid"].as_u64().unwrap(), event["args"]["name"].as_str().unwrap())
+        })
         .collect();
     assert_eq!(
         thread_names,
-        [(1, 1, "host submissions"), (1, 2, "device execution"), (2, 1, "host submissions"), (2, 2, "device execution")]
+        [
+            (1, 1, "host submissions"),
+            (1, 2, "device execution"),
+            (2, 1, "host submissions"),
+            (2, 2, "device execution")
+        ]
     );
     let slices: Vec<&Value> = of_phase("X").collect();
     let on = |pid: u64, tid: u32| slices.iter().filter(move |event| event["pid"] == pid && event["tid"] == tid).count();
