@@ -46,6 +46,7 @@ pub struct HostClock {
 
 /// One record of the bundle.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Record {
     QueueEvent(QueueEvent),
     DeviceQueueEvent(DeviceQueueEvent),

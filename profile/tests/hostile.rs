@@ -207,6 +207,23 @@ fn unknown_chunk_kinds_are_skipped_and_structure_errors_are_malformed() {
 }
 
 #[test]
+fn fields_a_newer_minor_version_adds_are_ignored() {
+    // A `dropped` record as a later minor version might write it, with one more field.
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    enum FutureRecord {
+        Dropped { queue: u32, count: u64, reason: &'static str },
+    }
+    let payload =
+        rmp_serde::to_vec_named(&FutureRecord::Dropped { queue: 4, count: 9, reason: "writer fell behind" }).unwrap();
+    let mut bundle = preamble_and_header();
+    push_chunk(&mut bundle, 2, 1, &payload);
+    push_chunk(&mut bundle, 3, 0, &1u64.to_le_bytes());
+    let records: Vec<Record> = ProfileReader::new(bundle.as_slice()).unwrap().map(Result::unwrap).collect();
+    assert_eq!(records, [Record::Dropped(Dropped { queue: 4, count: 9 })]);
+}
+
+#[test]
 fn record_counts_that_disagree_with_the_payload_are_undecodable() {
     let record = rmp_record(&Record::Dropped(Dropped { queue: 1, count: 2 }));
     for declared in [0, 2, u32::MAX] {

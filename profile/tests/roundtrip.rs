@@ -134,3 +134,23 @@ fn a_writer_dropped_unfinished_keeps_its_records_and_reads_as_truncated() {
     assert!(matches!(reader.next(), Some(Err(ProfileError::Truncated { .. }))));
     assert!(reader.next().is_none(), "the reader stops after an error");
 }
+
+#[test]
+fn the_encoding_is_pinned_to_the_documented_bytes() {
+    // docs/PROFILE_FORMAT.md's example: changing these bytes is a format change (see Versioning).
+    let mut writer = ProfileWriter::new(Vec::new(), &sample_header()).unwrap();
+    writer.append(&Record::Dropped(Dropped { queue: 1, count: 2 })).unwrap();
+    let bytes = writer.finish().unwrap();
+    assert_eq!(&bytes[..12], b"\x89AQPROF\n\x01\x00\x00\x00");
+    let end = &bytes[bytes.len() - 24..];
+    assert_eq!(&end[..12], b"\x03\x00\x00\x00\x08\x00\x00\x00\x00\x00\x00\x00");
+    assert_eq!(&end[16..], 1u64.to_le_bytes());
+    let payload: &[u8] = b"\x81\xa7dropped\x82\xa5queue\x01\xa5count\x02";
+    let records_chunk = &bytes[bytes.len() - 24 - 16 - payload.len()..bytes.len() - 24];
+    assert_eq!(
+        &records_chunk[..12],
+        [&[2u8, 0, 0, 0][..], &(payload.len() as u32).to_le_bytes(), &1u32.to_le_bytes()].concat()
+    );
+    assert_eq!(&records_chunk[12..16], crc32fast::hash(&[&records_chunk[..12], payload].concat()).to_le_bytes());
+    assert_eq!(&records_chunk[16..], payload);
+}
