@@ -9,13 +9,13 @@
 //! Two passes over the file: the first indexes what flows need (each submission's host and device
 //! span and its signals), the second streams the events out, so only that index is held.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use serde_json::{Value, json};
 
 use crate::format::{ProfileError, ProfileReader, Result};
-use crate::record::{OperationKind, QueueEvent, Record, Wait, WaitResolution};
+use crate::record::{QueueEvent, Record, Wait};
+use crate::timeline::TimelineIndex;
 
 pub const HOST_THREAD: u32 = 1;
 pub const DEVICE_THREAD: u32 = 2;
@@ -24,95 +24,14 @@ pub fn queue_process(queue: u32) -> u64 {
     u64::from(queue) + 1
 }
 
-#[derive(Default)]
-struct Index {
-    origin_ns: Option<u64>,
-    queues: BTreeSet<u32>,
-    host_spans: HashMap<(u32, u64), (u64, u64)>,
-    device_spans: HashMap<(u32, u64), (u64, u64)>,
-    operations: HashMap<(u32, u64), OperationKind>,
-    /// Per semaphore, its signalled values and who signalled them, by value.
-    signals: HashMap<u64, BTreeMap<u64, (u32, u64)>>,
-    executables: Vec<Value>,
-    dropped: BTreeMap<u32, u64>,
-}
-
-impl Index {
-    fn see_time(&mut self, ns: u64) {
-        self.origin_ns = Some(self.origin_ns.map_or(ns, |origin| origin.min(ns)));
-    }
-
-    fn build<R: Read>(reader: ProfileReader<R>) -> Result<Index> {
-        let mut index = Index::default();
-        for record in reader {
-            match record? {
-                Record::QueueEvent(event) => {
-                    index.queues.insert(event.queue);
-                    index.see_time(event.submit_entry_ns);
-                    index.host_spans.insert((event.queue, event.epoch), (event.submit_entry_ns, event.published_ns));
-                    index.operations.insert((event.queue, event.epoch), event.operation);
-                    for signal in &event.signals {
-                        // The first submission to signal a value is the one that reached it.
-                        index
-                            .signals
-                            .entry(signal.semaphore)
-                            .or_default()
-                            .entry(signal.value)
-                            .or_insert((event.queue, event.epoch));
-                    }
-                }
-                Record::DeviceQueueEvent(event) => {
-                    index.queues.insert(event.queue);
-                    index.see_time(event.begin_ns);
-                    index.device_spans.insert((event.queue, event.epoch), (event.begin_ns, event.end_ns));
-                }
-                Record::Dispatch(event) => {
-                    index.queues.insert(event.queue);
-                    index.see_time(event.begin_ns);
-                }
-                Record::Counter(sample) => {
-                    index.queues.insert(sample.queue);
-                    index.see_time(sample.timestamp_ns);
-                }
-                Record::Executable(executable) => {
-                    index.executables.push(serde_json::to_value(&executable).map_err(json_error)?)
-                }
-                Record::Dropped(dropped) => {
-                    index.queues.insert(dropped.queue);
-                    let count = index.dropped.entry(dropped.queue).or_default();
-                    *count = count.saturating_add(dropped.count);
-                }
-            }
-        }
-        Ok(index)
-    }
-
-    /// The submission whose signal satisfied `wait`, if the bundle shows one.
-    fn producer_of(&self, wait: &Wait) -> Option<(u32, u64)> {
-        match wait.resolution {
-            WaitResolution::DeviceBarrier { producer_queue, producer_epoch } => Some((producer_queue, producer_epoch)),
-            // Parked until the semaphore advanced: the first signal at or past the value did it.
-            WaitResolution::Deferred => {
-                self.signals.get(&wait.semaphore)?.range(wait.value..).next().map(|(_, producer)| *producer)
-            }
-            // Resolved at admission without waiting: there is nothing to draw.
-            WaitResolution::Satisfied | WaitResolution::SameQueue | WaitResolution::CoveredByFrontier => None,
-        }
-    }
-
-    fn microseconds(&self, ns: u64) -> f64 {
-        ns.saturating_sub(self.origin_ns.unwrap_or(0)) as f64 / 1000.0
-    }
-}
-
-fn json_error(error: serde_json::Error) -> ProfileError {
+pub(crate) fn json_error(error: serde_json::Error) -> ProfileError {
     ProfileError::Io(io::Error::other(error))
 }
 
 /// Writes the Chrome trace of the bundle read from `input` to `out`. Reads `input` twice.
 pub fn export_chrome<R: Read + Seek, W: Write>(mut input: R, out: W) -> Result<()> {
     let start = input.stream_position()?;
-    let index = Index::build(ProfileReader::new(&mut input)?)?;
+    let index = TimelineIndex::build(ProfileReader::new(&mut input)?)?;
     input.seek(SeekFrom::Start(start))?;
     let reader = ProfileReader::new(&mut input)?;
 
@@ -196,7 +115,7 @@ pub fn export_chrome<R: Read + Seek, W: Write>(mut input: R, out: W) -> Result<(
     Ok(())
 }
 
-fn host_slice(index: &Index, event: &QueueEvent) -> Value {
+fn host_slice(index: &TimelineIndex, event: &QueueEvent) -> Value {
     json!({
         "ph": "X", "cat": "submission", "name": event.operation.name(),
         "pid": queue_process(event.queue), "tid": HOST_THREAD,
@@ -209,30 +128,23 @@ fn host_slice(index: &Index, event: &QueueEvent) -> Value {
     })
 }
 
-/// A flow from the producer's end to the waiter: on the device tracks when both have device records
-/// (ending when the producer ended, clamped into the waiter's slice: when its barrier let go), else
-/// on the host tracks (producer published → waiter's submit entry).
-fn flow(index: &Index, producer: (u32, u64), waiter: (u32, u64), wait: &Wait, id: u64) -> Option<(Value, Value)> {
-    let (thread, from_ns, to_ns) = match (index.device_spans.get(&producer), index.device_spans.get(&waiter)) {
-        (Some(&(producer_begin, producer_end)), Some(&(waiter_begin, waiter_end))) => {
-            // Inside each slice, so each end binds to its slice rather than to a neighbour.
-            let released = producer_end.clamp(waiter_begin, waiter_end.saturating_sub(1).max(waiter_begin));
-            (DEVICE_THREAD, producer_end.saturating_sub(1).max(producer_begin), released)
-        }
-        _ => {
-            let (producer_entry, producer_published) = *index.host_spans.get(&producer)?;
-            let (waiter_entry, _) = *index.host_spans.get(&waiter)?;
-            (HOST_THREAD, producer_published.saturating_sub(1).max(producer_entry), waiter_entry)
-        }
-    };
+fn flow(
+    index: &TimelineIndex,
+    producer: (u32, u64),
+    waiter: (u32, u64),
+    wait: &Wait,
+    id: u64,
+) -> Option<(Value, Value)> {
+    let endpoints = index.flow_endpoints(producer, waiter)?;
+    let thread = if endpoints.on_device { DEVICE_THREAD } else { HOST_THREAD };
     let name = format!("semaphore {} ≥ {}", wait.semaphore, wait.value);
     let start = json!({
         "ph": "s", "cat": "dependency", "name": name, "id": id,
-        "pid": queue_process(producer.0), "tid": thread, "ts": index.microseconds(from_ns),
+        "pid": queue_process(producer.0), "tid": thread, "ts": index.microseconds(endpoints.from_ns),
     });
     let finish = json!({
         "ph": "f", "bp": "e", "cat": "dependency", "name": name, "id": id,
-        "pid": queue_process(waiter.0), "tid": thread, "ts": index.microseconds(to_ns),
+        "pid": queue_process(waiter.0), "tid": thread, "ts": index.microseconds(endpoints.to_ns),
     });
     Some((start, finish))
 }

@@ -12,6 +12,7 @@ pub mod format;
 pub mod record;
 pub mod sample;
 pub mod summary;
+mod timeline;
 
 pub use chrome::export_chrome;
 pub use dispatches::{DispatchFormat, write_dispatches};
