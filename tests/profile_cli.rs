@@ -78,6 +78,17 @@ fn export_chrome_writes_a_trace_with_flows() {
 }
 
 #[test]
+fn export_svg_writes_a_self_contained_picture() {
+    let (directory, bundle) = workspace("svg");
+    let picture = directory.join("timeline.svg");
+    let (ok, _, stderr) = aqueduct(&["profile", "export", &bundle, "--format", "svg", "-o", picture.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let svg = std::fs::read_to_string(&picture).unwrap();
+    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{svg}");
+    assert_eq!(svg.matches("<line class=\"flow\"").count(), 4);
+}
+
+#[test]
 fn bad_bundles_are_clear_errors_naming_the_file() {
     let (directory, _) = workspace("errors");
     let bytes = sample_bundle();

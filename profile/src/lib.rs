@@ -1,6 +1,6 @@
 //! The aqueduct profile bundle (`.aqprof`): the records a capture writes, the streaming writer and
 //! reader of the file, and the offline tools over it (summary, dispatch listing, Chrome trace
-//! export).
+//! and SVG timeline export).
 //!
 //! The engine depends on this crate to write records; this crate depends on nothing of the engine,
 //! so the tools read a bundle without opening a device. The file layout is in
@@ -12,6 +12,7 @@ pub mod format;
 pub mod record;
 pub mod sample;
 pub mod summary;
+pub mod svg;
 mod timeline;
 
 pub use chrome::export_chrome;
@@ -22,3 +23,4 @@ pub use format::{
 };
 pub use record::*;
 pub use summary::{DurationStats, Summary, summarize};
+pub use svg::export_svg;

@@ -1,7 +1,7 @@
 //! The tools' numbers against the sample bundle, worked out by hand (see `sample.rs`'s table).
 
 use aqueduct_profile::chrome::{DEVICE_THREAD, HOST_THREAD};
-use aqueduct_profile::sample::sample_bundle;
+use aqueduct_profile::sample::{self, sample_bundle};
 use aqueduct_profile::summary::QueueWaits;
 use aqueduct_profile::*;
 use serde_json::Value;
@@ -163,4 +163,53 @@ fn chrome_flows_run_from_each_signal_to_the_waits_it_satisfied() {
     assert!(close(&starts, &expected_starts), "{starts:?}");
     assert!(close(&finishes, &expected_finishes), "{finishes:?}");
     assert!(events.iter().filter(|event| event["ph"] == "f").all(|event| event["bp"] == "e"));
+}
+
+fn svg_of(bundle: Vec<u8>) -> String {
+    let mut out = Vec::new();
+    export_svg(std::io::Cursor::new(bundle), &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn svg_export_draws_every_lane_slice_and_flow() {
+    let svg = svg_of(sample_bundle());
+    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{svg}");
+    assert!(svg.trim_end().ends_with("</svg>"));
+    assert!(!svg.contains("<image") && !svg.contains("href=\"http"), "self-contained");
+    let count = |needle: &str| svg.matches(needle).count();
+    // 8 host submissions, 7 device records, 4 dispatches, 4 dependency lines (as the Chrome flows).
+    assert_eq!(count("<rect class=\"host\""), 8);
+    assert_eq!(count("<rect class=\"device\""), 7);
+    assert_eq!(count("<rect class=\"dispatch\""), 4);
+    assert_eq!(count("<line class=\"flow\""), 4);
+    for lane in ["queue 0 host", "queue 0 device", "queue 1 host", "queue 1 device"] {
+        assert!(svg.contains(&format!(">{lane}</text>")), "{lane}");
+    }
+    assert!(svg.contains("<title>queue 1 epoch 3: copy, submit 5.20 µs</title>"), "{svg}");
+    assert!(svg.contains("3 records were dropped during capture"));
+    // Every element that opens closes (a cheap well-formedness check without an XML parser):
+    // slices and flows carry a title; the background and the grid lines close themselves.
+    assert_eq!(count("<title>"), count("</title>"));
+    assert_eq!(count("<text "), count("</text>"));
+    assert_eq!(count("<rect "), count("</rect>") + 1);
+    assert_eq!(count("<line "), count("</line>") + count("<line class=\"grid\""));
+    assert_eq!(count("</rect>") + count("</line>"), count("</title>"));
+}
+
+#[test]
+fn svg_size_follows_the_picture_not_the_capture() {
+    // 20,000 submissions of 10 ns, 1 µs apart, on one queue: far thinner than a pixel each.
+    let mut writer = ProfileWriter::new(Vec::new(), &sample::sample_header()).unwrap();
+    for epoch in 0..20_000u64 {
+        let at = epoch * 1000;
+        writer
+            .append(&Record::DeviceQueueEvent(DeviceQueueEvent { queue: 0, epoch, begin_ns: at, end_ns: at + 10 }))
+            .unwrap();
+    }
+    let svg = svg_of(writer.finish().unwrap());
+    let rects = svg.matches("<rect class=\"device\"").count();
+    assert!((1..=1500).contains(&rects), "{rects} rects");
+    assert!(svg.contains("device submissions</title>"), "merged runs say how many they hold");
+    assert!(svg.len() < 512 << 10, "{} bytes", svg.len());
 }

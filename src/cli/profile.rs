@@ -49,6 +49,8 @@ pub enum DispatchesFormat {
 pub enum ExportFormat {
     /// Trace Event JSON: open in Perfetto's UI or chrome://tracing.
     Chrome,
+    /// A self-contained SVG picture, one host and one device lane per queue.
+    Svg,
 }
 
 pub fn run(command: ProfileCommand) -> CliResult {
@@ -81,10 +83,14 @@ pub fn run(command: ProfileCommand) -> CliResult {
                 }
             }
         }
-        ProfileCommand::Export { file, format: ExportFormat::Chrome, output } => {
+        ProfileCommand::Export { file, format, output } => {
             let input = File::open(&file).map_err(|error| format!("cannot read {}: {error}", file.display()))?;
-            write_output(&output, |out| aqueduct_profile::export_chrome(BufReader::new(input), out))
-                .map_err(|error| in_file(&file, error))?;
+            let input = BufReader::new(input);
+            write_output(&output, |out| match format {
+                ExportFormat::Chrome => aqueduct_profile::export_chrome(input, out),
+                ExportFormat::Svg => aqueduct_profile::export_svg(input, out),
+            })
+            .map_err(|error| in_file(&file, error))?;
             Ok(())
         }
     }
