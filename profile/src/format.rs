@@ -2,9 +2,9 @@
 //! documented field by field in docs/PROFILE_FORMAT.md; keep the two in step.
 //!
 //! Both ends stream: the writer holds at most one chunk of encoded records, the reader at most one
-//! chunk's payload, so a capture of any length passes through bounded memory.
+//! chunk's payload and the record it is decoding, so a capture of any length passes through
+//! bounded memory.
 
-use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 
 use serde::{Deserialize, Serialize};
@@ -223,8 +223,8 @@ pub struct ProfileReader<R: Read> {
     offset: u64,
     version: FormatVersion,
     header: BundleHeader,
-    /// The records of the current chunk, decoded when the chunk is read (its payload is dropped).
-    chunk_records: VecDeque<Record>,
+    /// The records chunk being decoded, one record per `next`.
+    current: Option<RecordsChunk>,
     records_read: u64,
     done: bool,
 }
@@ -261,15 +261,7 @@ impl<R: Read> ProfileReader<R> {
         }
         let header = rmp_serde::from_slice(&chunk.payload)
             .map_err(|error| ProfileError::Undecodable { offset: chunk.offset, reason: error.to_string() })?;
-        Ok(ProfileReader {
-            input,
-            offset,
-            version,
-            header,
-            chunk_records: VecDeque::new(),
-            records_read: 0,
-            done: false,
-        })
+        Ok(ProfileReader { input, offset, version, header, current: None, records_read: 0, done: false })
     }
 
     pub fn header(&self) -> &BundleHeader {
@@ -280,9 +272,17 @@ impl<R: Read> ProfileReader<R> {
         self.version
     }
 
-    /// Reads chunks until one holds records, or the end chunk.
-    fn next_records(&mut self) -> Result<bool> {
+    /// The next record: from the current records chunk, else from the next one; `None` after the
+    /// end chunk.
+    fn next_record(&mut self) -> Result<Option<Record>> {
         loop {
+            if let Some(chunk) = &mut self.current {
+                if let Some(record) = chunk.next_record()? {
+                    self.records_read += 1;
+                    return Ok(Some(record));
+                }
+                self.current = None;
+            }
             let Some(chunk) = read_chunk(&mut self.input, &mut self.offset)? else {
                 return Err(ProfileError::Truncated {
                     offset: self.offset,
@@ -291,14 +291,11 @@ impl<R: Read> ProfileReader<R> {
             };
             match chunk.kind {
                 kind if kind == ChunkKind::Records as u8 => {
-                    self.chunk_records = decode_records(&chunk)?;
-                    if !self.chunk_records.is_empty() {
-                        return Ok(true);
-                    }
+                    self.current = Some(RecordsChunk { chunk, position: 0, decoded: 0 });
                 }
                 kind if kind == ChunkKind::End as u8 => {
                     self.check_end(&chunk)?;
-                    return Ok(false);
+                    return Ok(None);
                 }
                 kind if kind == ChunkKind::Header as u8 => {
                     return Err(ProfileError::Malformed {
@@ -342,22 +339,10 @@ impl<R: Read> Iterator for ProfileReader<R> {
         if self.done {
             return None;
         }
-        if self.chunk_records.is_empty() {
-            match self.next_records() {
-                Ok(true) => {}
-                Ok(false) => {
-                    self.done = true;
-                    return None;
-                }
-                Err(error) => {
-                    self.done = true;
-                    return Some(Err(error));
-                }
-            }
-        }
-        let record = self.chunk_records.pop_front()?;
-        self.records_read += 1;
-        Some(Ok(record))
+        let next = self.next_record().transpose();
+        // After the end chunk or an error, the reader is spent.
+        self.done = !matches!(next, Some(Ok(_)));
+        next
     }
 }
 
@@ -400,25 +385,37 @@ struct Chunk {
     payload: Vec<u8>,
 }
 
-/// Decodes a records chunk whole, so a corrupt chunk is reported before any of its records.
-fn decode_records(chunk: &Chunk) -> Result<VecDeque<Record>> {
-    let undecodable = |reason: String| ProfileError::Undecodable { offset: chunk.offset, reason };
-    let mut cursor = io::Cursor::new(chunk.payload.as_slice());
-    // Not with_capacity(count): the count is only trusted as far as the payload bears it out.
-    let mut records = VecDeque::new();
-    for index in 0..chunk.records {
-        if cursor.position() as usize == chunk.payload.len() {
-            return Err(undecodable(format!("the chunk declares {} records, holds {index}", chunk.records)));
+/// A records chunk whose checksum held, decoded one record at a time: its declared count is only
+/// trusted as far as the payload bears it out.
+struct RecordsChunk {
+    chunk: Chunk,
+    position: u64,
+    decoded: u32,
+}
+
+impl RecordsChunk {
+    fn next_record(&mut self) -> Result<Option<Record>> {
+        let chunk = &self.chunk;
+        let undecodable = |reason: String| ProfileError::Undecodable { offset: chunk.offset, reason };
+        let length = chunk.payload.len() as u64;
+        if self.decoded == chunk.records {
+            if self.position != length {
+                return Err(undecodable(format!("bytes after the chunk's {} records", chunk.records)));
+            }
+            return Ok(None);
         }
+        if self.position == length {
+            return Err(undecodable(format!("the chunk declares {} records, holds {}", chunk.records, self.decoded)));
+        }
+        let mut cursor = io::Cursor::new(chunk.payload.as_slice());
+        cursor.set_position(self.position);
         let mut decoder = rmp_serde::Deserializer::new(&mut cursor);
-        let record =
-            Record::deserialize(&mut decoder).map_err(|error| undecodable(format!("record {index}: {error}")))?;
-        records.push_back(record);
+        let record = Record::deserialize(&mut decoder)
+            .map_err(|error| undecodable(format!("record {}: {error}", self.decoded)))?;
+        self.position = cursor.position();
+        self.decoded += 1;
+        Ok(Some(record))
     }
-    if cursor.position() as usize != chunk.payload.len() {
-        return Err(undecodable(format!("bytes after the chunk's {} records", chunk.records)));
-    }
-    Ok(records)
 }
 
 /// Fills `buffer` as far as the input allows; the count is short only at the end of input.

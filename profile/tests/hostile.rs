@@ -224,6 +224,18 @@ fn fields_a_newer_minor_version_adds_are_ignored() {
 }
 
 #[test]
+fn a_chunk_of_many_small_records_is_decoded_one_at_a_time() {
+    let record = rmp_record(&Record::Dropped(Dropped { queue: 1, count: 2 }));
+    let count = (256 << 10) / record.len();
+    // Decoded all at once, the chunk's records would take more than the bound by themselves.
+    assert!(count * std::mem::size_of::<Record>() > MEMORY_BOUND);
+    let mut bundle = preamble_and_header();
+    push_chunk(&mut bundle, 2, count as u32, &record.repeat(count));
+    push_chunk(&mut bundle, 3, 0, &(count as u64).to_le_bytes());
+    assert_eq!(read(&bundle).unwrap(), count);
+}
+
+#[test]
 fn record_counts_that_disagree_with_the_payload_are_undecodable() {
     let record = rmp_record(&Record::Dropped(Dropped { queue: 1, count: 2 }));
     for declared in [0, 2, u32::MAX] {
