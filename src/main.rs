@@ -59,6 +59,11 @@ enum Command {
         #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
         compare: Option<Vec<std::path::PathBuf>>,
     },
+    /// Read a profile bundle (.aqprof): summarize it, list its dispatches, export its timeline.
+    Profile {
+        #[command(subcommand)]
+        command: cli::profile::ProfileCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -71,6 +76,7 @@ fn main() -> ExitCode {
             Some(paths) => cli::bench::compare(&paths[0], &paths[1]),
             None => cli::bench::run(aqueduct::bench::BenchOptions { filter, quick, device }, json),
         },
+        Command::Profile { command } => cli::profile::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

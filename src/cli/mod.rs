@@ -4,5 +4,6 @@ pub mod bench;
 pub mod demo;
 pub mod info;
 pub mod inspect;
+pub mod profile;
 
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;

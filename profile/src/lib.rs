@@ -1,0 +1,26 @@
+//! The aqueduct profile bundle (`.aqprof`): the records a capture writes, the streaming writer and
+//! reader of the file, and the offline tools over it (summary, dispatch listing, Chrome trace
+//! and SVG timeline export).
+//!
+//! The engine depends on this crate to write records; this crate depends on nothing of the engine,
+//! so the tools read a bundle without opening a device. The file layout is in
+//! docs/PROFILE_FORMAT.md.
+
+pub mod chrome;
+pub mod dispatches;
+pub mod format;
+pub mod record;
+pub mod sample;
+pub mod summary;
+pub mod svg;
+mod timeline;
+
+pub use chrome::export_chrome;
+pub use dispatches::{DispatchFormat, write_dispatches};
+pub use format::{
+    DEFAULT_CHUNK_TARGET, FORMAT_MAJOR, FORMAT_MINOR, FormatVersion, MAGIC, MAX_CHUNK_PAYLOAD, ProfileError,
+    ProfileReader, ProfileWriter,
+};
+pub use record::*;
+pub use summary::{DurationStats, Summary, summarize};
+pub use svg::export_svg;

@@ -1,0 +1,309 @@
+//! Hostile bundles: truncated, flipped, oversized, of another version, or with garbage that passes
+//! the checksum. Each gives a typed error, never a panic, and reading stays within bounded memory.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use aqueduct_profile::sample::sample_bundle;
+use aqueduct_profile::*;
+use proptest::prelude::*;
+
+/// Counts the bytes this thread holds, so tests running in parallel do not see each other.
+struct PeakTrackingAllocator;
+
+thread_local! {
+    static LIVE_BYTES: Cell<usize> = const { Cell::new(0) };
+    static PEAK_BYTES: Cell<usize> = const { Cell::new(0) };
+}
+
+fn track(delta: isize) {
+    // try_with: the thread's locals may already be gone while it exits.
+    let _ = LIVE_BYTES.try_with(|live| {
+        let now = live.get().saturating_add_signed(delta);
+        live.set(now);
+        let _ = PEAK_BYTES.try_with(|peak| peak.set(peak.get().max(now)));
+    });
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the bookkeeping allocates
+// nothing (const-initialized thread locals of Cell<usize>).
+unsafe impl GlobalAlloc for PeakTrackingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        track(layout.size() as isize);
+        // SAFETY: the caller's contract for `alloc` is passed on as is.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
+        track(-(layout.size() as isize));
+        // SAFETY: as for `alloc`.
+        unsafe { System.dealloc(pointer, layout) }
+    }
+    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        track(new_size as isize - layout.size() as isize);
+        // SAFETY: as for `alloc`.
+        unsafe { System.realloc(pointer, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: PeakTrackingAllocator = PeakTrackingAllocator;
+
+/// Reading any input of these tests never holds more than this above what was live before.
+const MEMORY_BOUND: usize = 1 << 20;
+
+/// Reads the whole bundle; returns the first error, and checks the memory it took.
+fn read(bytes: &[u8]) -> Result<usize, ProfileError> {
+    let before = LIVE_BYTES.with(Cell::get);
+    PEAK_BYTES.with(|peak| peak.set(before));
+    let result = ProfileReader::new(bytes).and_then(|reader| {
+        let mut count = 0;
+        for record in reader {
+            record?;
+            count += 1;
+        }
+        Ok(count)
+    });
+    let peak = PEAK_BYTES.with(Cell::get) - before;
+    assert!(peak < MEMORY_BOUND, "reading {} bytes took {peak} bytes of heap", bytes.len());
+    result
+}
+
+const PREAMBLE: usize = 12;
+const CHUNK_HEADER: usize = 16;
+
+/// Appends a chunk with a correct checksum, as the writer would.
+fn push_chunk(bytes: &mut Vec<u8>, kind: u8, records: u32, payload: &[u8]) {
+    let mut header = [0u8; CHUNK_HEADER];
+    header[0] = kind;
+    header[4..8].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+    header[8..12].copy_from_slice(&records.to_le_bytes());
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&header[..12]);
+    hasher.update(payload);
+    header[12..16].copy_from_slice(&hasher.finalize().to_le_bytes());
+    bytes.extend_from_slice(&header);
+    bytes.extend_from_slice(payload);
+}
+
+/// The sample's preamble and header chunk, without records or end chunk.
+fn preamble_and_header() -> Vec<u8> {
+    let bundle = sample_bundle();
+    let header_length = u32::from_le_bytes(bundle[PREAMBLE + 4..PREAMBLE + 8].try_into().unwrap()) as usize;
+    bundle[..PREAMBLE + CHUNK_HEADER + header_length].to_vec()
+}
+
+#[test]
+fn the_sample_reads_whole() {
+    assert_eq!(read(&sample_bundle()).unwrap(), 24);
+}
+
+#[test]
+fn truncation_at_every_length_is_reported_as_truncation() {
+    let bundle = sample_bundle();
+    for length in 0..bundle.len() {
+        match read(&bundle[..length]) {
+            Err(ProfileError::Truncated { .. }) => {}
+            other => panic!("cut to {length} of {} bytes: {other:?}", bundle.len()),
+        }
+    }
+}
+
+#[test]
+fn every_single_byte_flip_is_caught_by_the_region_it_hits() {
+    let bundle = sample_bundle();
+    for position in 0..bundle.len() {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut mutated = bundle.clone();
+            mutated[position] ^= flip;
+            let result = read(&mutated);
+            match position {
+                0..8 => assert!(matches!(result, Err(ProfileError::BadMagic { .. })), "{position}: {result:?}"),
+                8..10 => assert!(
+                    matches!(result, Err(ProfileError::NewerVersion { .. } | ProfileError::UnsupportedVersion { .. })),
+                    "{position}: {result:?}"
+                ),
+                // The minor version: any minor of major 1 reads.
+                10..12 => assert_eq!(result.unwrap(), 24, "{position}"),
+                _ => assert!(
+                    matches!(
+                        result,
+                        Err(ProfileError::ChecksumMismatch { .. }
+                            | ProfileError::ChunkTooLarge { .. }
+                            | ProfileError::Truncated { .. })
+                    ),
+                    "{position} ^ {flip:#x}: {result:?}"
+                ),
+            }
+        }
+    }
+}
+
+#[test]
+fn huge_length_fields_are_refused_or_truncated_without_allocating_them() {
+    let mut bundle = sample_bundle();
+    let records_chunk = {
+        let header_length = u32::from_le_bytes(bundle[PREAMBLE + 4..PREAMBLE + 8].try_into().unwrap()) as usize;
+        PREAMBLE + CHUNK_HEADER + header_length
+    };
+    bundle[records_chunk + 4..records_chunk + 8].copy_from_slice(&u32::MAX.to_le_bytes());
+    match read(&bundle) {
+        Err(ProfileError::ChunkTooLarge { length: u32::MAX, limit: MAX_CHUNK_PAYLOAD, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    // At the limit, the length is legal but the data is not there: truncated, and the read buffer
+    // grew only as far as the data.
+    bundle[records_chunk + 4..records_chunk + 8].copy_from_slice(&MAX_CHUNK_PAYLOAD.to_le_bytes());
+    assert!(matches!(read(&bundle), Err(ProfileError::Truncated { .. })));
+}
+
+#[test]
+fn versions_newer_and_never_released_are_refused_and_newer_minors_read() {
+    let mut bundle = sample_bundle();
+    bundle[8..10].copy_from_slice(&2u16.to_le_bytes());
+    let error = read(&bundle).unwrap_err();
+    assert!(matches!(error, ProfileError::NewerVersion { supported_major: 1, .. }), "{error:?}");
+    assert!(error.to_string().contains("2.0"), "{error}");
+    bundle[8..10].copy_from_slice(&0u16.to_le_bytes());
+    assert!(matches!(read(&bundle), Err(ProfileError::UnsupportedVersion { .. })));
+    bundle[8..10].copy_from_slice(&1u16.to_le_bytes());
+    bundle[10..12].copy_from_slice(&9u16.to_le_bytes());
+    let reader = ProfileReader::new(bundle.as_slice()).unwrap();
+    assert_eq!(reader.version(), FormatVersion { major: 1, minor: 9 });
+    assert_eq!(reader.count(), 24);
+}
+
+#[test]
+fn not_a_profile_is_bad_magic() {
+    assert!(matches!(read(b"{\"traceEvents\": []}"), Err(ProfileError::BadMagic { .. })));
+    assert!(matches!(read(b"\x7fELF"), Err(ProfileError::BadMagic { .. })));
+}
+
+#[test]
+fn unknown_chunk_kinds_are_skipped_and_structure_errors_are_malformed() {
+    let record = rmp_record(&Record::Dropped(Dropped { queue: 1, count: 2 }));
+    let mut bundle = preamble_and_header();
+    push_chunk(&mut bundle, 200, 0, b"from a newer minor version");
+    push_chunk(&mut bundle, 2, 1, &record);
+    let mut finished = bundle.clone();
+    push_chunk(&mut finished, 3, 0, &1u64.to_le_bytes());
+    assert_eq!(read(&finished).unwrap(), 1);
+
+    let mut miscounted = bundle.clone();
+    push_chunk(&mut miscounted, 3, 0, &5u64.to_le_bytes());
+    assert!(matches!(read(&miscounted), Err(ProfileError::Malformed { .. })));
+
+    let mut trailing = finished.clone();
+    trailing.push(0);
+    assert!(matches!(read(&trailing), Err(ProfileError::Malformed { .. })));
+
+    let mut two_headers = preamble_and_header();
+    let header_chunk = two_headers[PREAMBLE..].to_vec();
+    two_headers.extend_from_slice(&header_chunk);
+    assert!(matches!(read(&two_headers), Err(ProfileError::Malformed { .. })));
+
+    let mut no_header = sample_bundle()[..PREAMBLE].to_vec();
+    push_chunk(&mut no_header, 2, 1, &record);
+    assert!(matches!(read(&no_header), Err(ProfileError::Malformed { .. })));
+}
+
+#[test]
+fn fields_a_newer_minor_version_adds_are_ignored() {
+    // A `dropped` record as a later minor version might write it, with one more field.
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    enum FutureRecord {
+        Dropped { queue: u32, count: u64, reason: &'static str },
+    }
+    let payload =
+        rmp_serde::to_vec_named(&FutureRecord::Dropped { queue: 4, count: 9, reason: "writer fell behind" }).unwrap();
+    let mut bundle = preamble_and_header();
+    push_chunk(&mut bundle, 2, 1, &payload);
+    push_chunk(&mut bundle, 3, 0, &1u64.to_le_bytes());
+    let records: Vec<Record> = ProfileReader::new(bundle.as_slice()).unwrap().map(Result::unwrap).collect();
+    assert_eq!(records, [Record::Dropped(Dropped { queue: 4, count: 9 })]);
+}
+
+#[test]
+fn a_chunk_of_many_small_records_is_decoded_one_at_a_time() {
+    let record = rmp_record(&Record::Dropped(Dropped { queue: 1, count: 2 }));
+    let count = (256 << 10) / record.len();
+    // Decoded all at once, the chunk's records would take more than the bound by themselves.
+    assert!(count * std::mem::size_of::<Record>() > MEMORY_BOUND);
+    let mut bundle = preamble_and_header();
+    push_chunk(&mut bundle, 2, count as u32, &record.repeat(count));
+    push_chunk(&mut bundle, 3, 0, &(count as u64).to_le_bytes());
+    assert_eq!(read(&bundle).unwrap(), count);
+}
+
+#[test]
+fn record_counts_that_disagree_with_the_payload_are_undecodable() {
+    let record = rmp_record(&Record::Dropped(Dropped { queue: 1, count: 2 }));
+    for declared in [0, 2, u32::MAX] {
+        let mut bundle = preamble_and_header();
+        push_chunk(&mut bundle, 2, declared, &record);
+        push_chunk(&mut bundle, 3, 0, &1u64.to_le_bytes());
+        assert!(matches!(read(&bundle), Err(ProfileError::Undecodable { .. })), "declared {declared}");
+    }
+}
+
+fn rmp_record(record: &Record) -> Vec<u8> {
+    // The same encoding as the writer: a bundle of one record, cut out of its records chunk.
+    let mut writer = ProfileWriter::new(Vec::new(), &sample::sample_header()).unwrap();
+    writer.append(record).unwrap();
+    let bytes = writer.finish().unwrap();
+    let start = preamble_and_header().len();
+    let length = u32::from_le_bytes(bytes[start + 4..start + 8].try_into().unwrap()) as usize;
+    bytes[start + CHUNK_HEADER..start + CHUNK_HEADER + length].to_vec()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn random_mutations_never_panic_and_any_real_change_is_an_error(
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+        cut in any::<prop::sample::Index>(),
+        truncate in any::<bool>(),
+    ) {
+        let original = sample_bundle();
+        let mut mutated = original.clone();
+        for (position, value) in &edits {
+            mutated[position.index(original.len())] = *value;
+        }
+        if truncate {
+            mutated.truncate(cut.index(original.len()));
+        }
+        let changed_outside_minor = mutated.len() < original.len()
+            || mutated.iter().zip(&original).enumerate().any(|(index, (a, b))| a != b && !(10..12).contains(&index));
+        let result = read(&mutated);
+        if changed_outside_minor {
+            prop_assert!(result.is_err(), "{result:?}");
+        } else {
+            prop_assert_eq!(result.unwrap(), 24);
+        }
+    }
+
+    #[test]
+    fn garbage_that_passes_the_checksum_is_undecodable_not_a_panic(
+        payload in proptest::collection::vec(any::<u8>(), 0..512),
+        declared in 0u32..64,
+    ) {
+        let mut bundle = preamble_and_header();
+        push_chunk(&mut bundle, 2, declared, &payload);
+        push_chunk(&mut bundle, 3, 0, &u64::from(declared).to_le_bytes());
+        match read(&bundle) {
+            Ok(count) => prop_assert_eq!(count, declared as usize),
+            Err(ProfileError::Undecodable { .. }) => {}
+            Err(other) => prop_assert!(false, "{other:?}"),
+        }
+    }
+
+    #[test]
+    fn garbage_headers_are_undecodable_not_a_panic(payload in proptest::collection::vec(any::<u8>(), 0..512)) {
+        let mut bundle = sample_bundle()[..PREAMBLE].to_vec();
+        push_chunk(&mut bundle, 1, 1, &payload);
+        push_chunk(&mut bundle, 3, 0, &0u64.to_le_bytes());
+        let result = read(&bundle);
+        prop_assert!(matches!(result, Err(ProfileError::Undecodable { .. })), "{:?}", result);
+    }
+}

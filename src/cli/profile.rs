@@ -1,0 +1,124 @@
+//! `aqueduct profile`: the offline tools over a `.aqprof` bundle (summary, dispatch listing, trace
+//! export). Capture itself is not here yet.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use aqueduct_profile::{DispatchFormat, ProfileReader};
+use clap::{Subcommand, ValueEnum};
+
+use super::CliResult;
+
+#[derive(Subcommand)]
+pub enum ProfileCommand {
+    /// Per queue and per kernel: counts and device times, host submit cost, cross-queue waits,
+    /// dropped records.
+    Summary {
+        file: PathBuf,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every dispatch record, one row each.
+    Dispatches {
+        file: PathBuf,
+        #[arg(long, value_enum, default_value = "jsonl")]
+        format: DispatchesFormat,
+        /// Write here instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Export the timeline for a trace viewer.
+    Export {
+        file: PathBuf,
+        #[arg(long, value_enum)]
+        format: ExportFormat,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum DispatchesFormat {
+    Jsonl,
+    Csv,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    /// Trace Event JSON: open in Perfetto's UI or chrome://tracing.
+    Chrome,
+    /// A self-contained SVG picture, one host and one device lane per queue.
+    Svg,
+}
+
+pub fn run(command: ProfileCommand) -> CliResult {
+    match command {
+        ProfileCommand::Summary { file, json } => {
+            let summary = aqueduct_profile::summarize(open(&file)?).map_err(|error| in_file(&file, error))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&summary)?);
+            } else {
+                print!("{}", summary.to_text());
+            }
+            Ok(())
+        }
+        ProfileCommand::Dispatches { file, format, output } => {
+            let format = match format {
+                DispatchesFormat::Jsonl => DispatchFormat::Jsonl,
+                DispatchesFormat::Csv => DispatchFormat::Csv,
+            };
+            let reader = open(&file)?;
+            match output {
+                Some(path) => {
+                    write_output(&path, |out| aqueduct_profile::write_dispatches(reader, format, out).map(drop))
+                        .map_err(|error| in_file(&file, error).into())
+                }
+                None => {
+                    let stdout = BufWriter::new(std::io::stdout().lock());
+                    aqueduct_profile::write_dispatches(reader, format, stdout)
+                        .map_err(|error| in_file(&file, error))?;
+                    Ok(())
+                }
+            }
+        }
+        ProfileCommand::Export { file, format, output } => {
+            let input = File::open(&file).map_err(|error| format!("cannot read {}: {error}", file.display()))?;
+            let input = BufReader::new(input);
+            write_output(&output, |out| match format {
+                ExportFormat::Chrome => aqueduct_profile::export_chrome(input, out),
+                ExportFormat::Svg => aqueduct_profile::export_svg(input, out),
+            })
+            .map_err(|error| in_file(&file, error))?;
+            Ok(())
+        }
+    }
+}
+
+fn open(file: &Path) -> Result<ProfileReader<BufReader<File>>, String> {
+    let input = File::open(file).map_err(|error| format!("cannot read {}: {error}", file.display()))?;
+    ProfileReader::new(BufReader::new(input)).map_err(|error| in_file(file, error))
+}
+
+fn in_file(file: &Path, error: impl std::fmt::Display) -> String {
+    format!("{}: {error}", file.display())
+}
+
+/// Runs `write` into a new file at `path`, and removes the file if it fails, so a half-written
+/// export never looks like a good one.
+fn write_output<T>(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<T, aqueduct_profile::ProfileError>,
+) -> Result<T, String> {
+    let file = File::create(path).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+    let mut out = BufWriter::new(file);
+    let result = write(&mut out).map_err(|error| error.to_string()).and_then(|value| {
+        out.flush().map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+        Ok(value)
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    result
+}

@@ -1,0 +1,137 @@
+//! `aqueduct profile` end to end on the synthetic sample bundle (there is no capture yet).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use aqueduct::profile::sample::sample_bundle;
+
+fn aqueduct(arguments: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_aqueduct")).args(arguments).output().expect("the binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A fresh directory for one test, holding the sample bundle as `sample.aqprof`.
+fn workspace(test: &str) -> (PathBuf, String) {
+    let directory = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("profile-cli-{test}"));
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory).unwrap();
+    let bundle = directory.join("sample.aqprof");
+    std::fs::write(&bundle, sample_bundle()).unwrap();
+    (directory, bundle.to_string_lossy().into_owned())
+}
+
+#[test]
+fn summary_prints_text_and_json() {
+    let (_, bundle) = workspace("summary");
+    let (ok, stdout, stderr) = aqueduct(&["profile", "summary", &bundle]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("device: soft (soft-gfx1100 amdgcn-amd-amdhsa--gfx1100), wait strategy barrier-value"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("records: 24, dropped: 3"), "{stdout}");
+    assert!(stdout.contains("waits on queue 0: 3 device-barrier waits, 2 timed, 3000 ns waiting"), "{stdout}");
+
+    let (ok, stdout, stderr) = aqueduct(&["profile", "summary", &bundle, "--json"]);
+    assert!(ok, "{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(summary["queues"][0]["device_time"]["total_ns"], 4600);
+    assert_eq!(summary["kernels"][0]["kernel"], "add");
+    assert_eq!(summary["format_version"]["major"], 1);
+}
+
+#[test]
+fn dispatches_list_as_jsonl_and_csv() {
+    let (directory, bundle) = workspace("dispatches");
+    let (ok, stdout, stderr) = aqueduct(&["profile", "dispatches", &bundle, "--format", "jsonl"]);
+    assert!(ok, "{stderr}");
+    let kernels: Vec<String> = stdout
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["kernel"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kernels, ["scale", "add", "scale", "add"]);
+
+    let csv = directory.join("dispatches.csv");
+    let (ok, _, stderr) = aqueduct(&["profile", "dispatches", &bundle, "--format", "csv", "-o", csv.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count(), 5, "{text}");
+    assert!(text.lines().nth(3).unwrap().starts_with("0,3,scale,7,"), "{text}");
+}
+
+#[test]
+fn export_chrome_writes_a_trace_with_flows() {
+    let (directory, bundle) = workspace("export");
+    let trace = directory.join("trace.json");
+    let (ok, stdout, stderr) =
+        aqueduct(&["profile", "export", &bundle, "--format", "chrome", "-o", trace.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    assert_eq!(events.iter().filter(|event| event["ph"] == "s").count(), 4);
+    assert_eq!(events.iter().filter(|event| event["ph"] == "f").count(), 4);
+}
+
+#[test]
+fn export_svg_writes_a_self_contained_picture() {
+    let (directory, bundle) = workspace("svg");
+    let picture = directory.join("timeline.svg");
+    let (ok, _, stderr) = aqueduct(&["profile", "export", &bundle, "--format", "svg", "-o", picture.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let svg = std::fs::read_to_string(&picture).unwrap();
+    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{svg}");
+    assert_eq!(svg.matches("<line class=\"flow\"").count(), 4);
+}
+
+#[test]
+fn bad_bundles_are_clear_errors_naming_the_file() {
+    let (directory, _) = workspace("errors");
+    let bytes = sample_bundle();
+    let truncated = directory.join("truncated.aqprof");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 3]).unwrap();
+    let (ok, _, stderr) = aqueduct(&["profile", "summary", truncated.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(stderr.contains("truncated.aqprof: the profile is truncated at byte"), "{stderr}");
+
+    let newer = directory.join("newer.aqprof");
+    let mut newer_bytes = bytes.clone();
+    newer_bytes[8] = 3;
+    std::fs::write(&newer, &newer_bytes).unwrap();
+    let (ok, _, stderr) = aqueduct(&["profile", "dispatches", newer.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(stderr.contains("format version is 3.0, newer than this aqueduct reads (1.x)"), "{stderr}");
+
+    let (ok, _, stderr) = aqueduct(&["profile", "summary", "Cargo.toml"]);
+    assert!(!ok);
+    assert!(stderr.contains("Cargo.toml: not an aqueduct profile"), "{stderr}");
+
+    // A failed export leaves no half-written trace behind.
+    let corrupt = directory.join("corrupt.aqprof");
+    let mut corrupt_bytes = bytes.clone();
+    // The middle of the file: inside the records chunk's payload.
+    let middle = corrupt_bytes.len() / 2;
+    corrupt_bytes[middle] ^= 0x40;
+    std::fs::write(&corrupt, &corrupt_bytes).unwrap();
+    let trace = directory.join("corrupt.json");
+    let (ok, _, stderr) = aqueduct(&[
+        "profile",
+        "export",
+        corrupt.to_str().unwrap(),
+        "--format",
+        "chrome",
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(stderr.contains("fails its checksum"), "{stderr}");
+    assert!(!trace.exists());
+
+    let (ok, _, stderr) = aqueduct(&["profile", "summary", directory.join("missing.aqprof").to_str().unwrap()]);
+    assert!(!ok);
+    assert!(stderr.contains("cannot read"), "{stderr}");
+}
