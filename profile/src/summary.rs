@@ -14,6 +14,14 @@ use serde::Serialize;
 use crate::format::{FormatVersion, ProfileReader, Result};
 use crate::record::{BundleHeader, Record, WaitResolution};
 
+/// The nearest-rank `percent` percentile of `sorted` (ascending): the smallest value with at least
+/// `percent` % of the values at or below it; `None` when there are none. The one definition the
+/// profile summary and `aqueduct bench` share.
+pub fn nearest_rank<T: Copy>(sorted: &[T], percent: u32) -> Option<T> {
+    let rank = (u64::from(percent.min(100)) * sorted.len() as u64).div_ceil(100).max(1);
+    sorted.get(rank as usize - 1).copied()
+}
+
 /// Count, total, mean and nearest-rank percentiles of a set of durations (ns).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct DurationStats {
@@ -34,10 +42,7 @@ impl DurationStats {
         durations.sort_unstable();
         let count = durations.len() as u64;
         let total_ns = durations.iter().fold(0u64, |sum, duration| sum.saturating_add(*duration));
-        let rank = |percent: u64| {
-            let rank = (percent * count).div_ceil(100).max(1);
-            durations[(rank - 1) as usize]
-        };
+        let rank = |percent| nearest_rank(&durations, percent).unwrap_or_default();
         DurationStats {
             count,
             total_ns,

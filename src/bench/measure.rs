@@ -35,13 +35,10 @@ pub struct Report {
     pub results: Vec<ResultRow>,
 }
 
-/// The `fraction` percentile of sorted values (nearest rank).
-pub fn percentile(sorted: &[f64], fraction: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = (fraction * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
+/// The nearest-rank `percent` percentile of sorted values (the profile summary's definition);
+/// 0 when there are none.
+pub fn percentile(sorted: &[f64], percent: u32) -> f64 {
+    aqueduct_profile::summary::nearest_rank(sorted, percent).unwrap_or(0.0)
 }
 
 /// Summarizes repetitions into a row (ns per operation); the ratio is filled in later.
@@ -55,10 +52,10 @@ pub fn summarize(name: &str, ops_per_rep: u64, samples: &[Sample]) -> ResultRow 
         name: name.to_string(),
         unit: "ns/op".into(),
         ops_per_rep,
-        median: percentile(&wall, 0.5),
-        p10: percentile(&wall, 0.1),
-        p90: percentile(&wall, 0.9),
-        host_cpu_median: percentile(&cpu, 0.5),
+        median: percentile(&wall, 50),
+        p10: percentile(&wall, 10),
+        p90: percentile(&wall, 90),
+        host_cpu_median: percentile(&cpu, 50),
         ratio_to_limit: 0.0,
     }
 }
@@ -111,10 +108,12 @@ mod tests {
     #[test]
     fn percentiles_use_nearest_rank() {
         let values = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0];
-        assert_eq!(percentile(&values, 0.5), 6.0);
-        assert_eq!(percentile(&values, 0.1), 2.0);
-        assert_eq!(percentile(&values, 0.9), 10.0);
-        assert_eq!(percentile(&[], 0.5), 0.0);
+        assert_eq!(percentile(&values, 50), 6.0);
+        assert_eq!(percentile(&values, 10), 2.0);
+        assert_eq!(percentile(&values, 90), 10.0);
+        assert_eq!(percentile(&values, 100), 11.0);
+        assert_eq!(percentile(&values[..10], 50), 5.0, "the smallest with half at or below it");
+        assert_eq!(percentile(&[], 50), 0.0);
     }
 
     #[test]
