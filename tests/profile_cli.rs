@@ -78,6 +78,41 @@ fn export_chrome_writes_a_trace_with_flows() {
 }
 
 #[test]
+fn export_perfetto_writes_a_protobuf_trace_with_tracks_slices_flows_and_counters() {
+    use aqueduct::profile::perfetto::prost::Message;
+    use aqueduct::profile::perfetto::protos::Trace;
+    use aqueduct::profile::perfetto::protos::trace_packet::Data;
+    use aqueduct::profile::perfetto::protos::track_event::Type;
+
+    let (directory, bundle) = workspace("perfetto");
+    let trace = directory.join("trace.pftrace");
+    let (ok, stdout, stderr) =
+        aqueduct(&["profile", "export", &bundle, "--format", "perfetto", "-o", trace.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    let trace = Trace::decode(std::fs::read(&trace).unwrap().as_slice()).expect("a Perfetto Trace");
+    let mut tracks = 0;
+    let mut events: Vec<(Type, usize, usize)> = Vec::new();
+    for packet in &trace.packet {
+        match packet.data.as_ref().unwrap() {
+            Data::TrackDescriptor(_) => tracks += 1,
+            Data::TrackEvent(event) => {
+                events.push((event.r#type(), event.flow_ids.len(), event.terminating_flow_ids.len()))
+            }
+        }
+    }
+    // Per queue a parent, a host and a device track; one counter track on each queue.
+    assert_eq!(tracks, 8);
+    // 8 host submissions, 7 device submissions and 4 dispatches.
+    assert_eq!(events.iter().filter(|event| event.0 == Type::SliceBegin).count(), 19);
+    assert_eq!(events.iter().filter(|event| event.0 == Type::SliceEnd).count(), 19);
+    assert_eq!(events.iter().filter(|event| event.0 == Type::Counter).count(), 3);
+    // The same 4 flows as the Chrome export.
+    assert_eq!(events.iter().map(|event| event.1).sum::<usize>(), 4);
+    assert_eq!(events.iter().map(|event| event.2).sum::<usize>(), 4);
+}
+
+#[test]
 fn export_svg_writes_a_self_contained_picture() {
     let (directory, bundle) = workspace("svg");
     let picture = directory.join("timeline.svg");
@@ -130,6 +165,19 @@ fn bad_bundles_are_clear_errors_naming_the_file() {
     assert!(!ok);
     assert!(stderr.contains("fails its checksum"), "{stderr}");
     assert!(!trace.exists());
+    let pftrace = directory.join("corrupt.pftrace");
+    let (ok, _, stderr) = aqueduct(&[
+        "profile",
+        "export",
+        corrupt.to_str().unwrap(),
+        "--format",
+        "perfetto",
+        "-o",
+        pftrace.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(stderr.contains("fails its checksum"), "{stderr}");
+    assert!(!pftrace.exists());
 
     let (ok, _, stderr) = aqueduct(&["profile", "summary", directory.join("missing.aqprof").to_str().unwrap()]);
     assert!(!ok);

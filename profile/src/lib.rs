@@ -1,6 +1,6 @@
 //! The aqueduct profile bundle (`.aqprof`): the records a capture writes, the streaming writer and
 //! reader of the file, and the offline tools over it (summary, dispatch listing, Chrome trace
-//! and SVG timeline export).
+//! JSON, native Perfetto protobuf and SVG timeline export).
 //!
 //! The engine depends on this crate to write records; this crate depends on nothing of the engine,
 //! so the tools read a bundle without opening a device. The file layout is in
@@ -9,6 +9,7 @@
 pub mod chrome;
 pub mod dispatches;
 pub mod format;
+pub mod perfetto;
 pub mod record;
 pub mod sample;
 pub mod summary;
@@ -21,6 +22,7 @@ pub use format::{
     DEFAULT_CHUNK_TARGET, FORMAT_MAJOR, FORMAT_MINOR, FormatVersion, MAGIC, MAX_CHUNK_PAYLOAD, ProfileError,
     ProfileReader, ProfileWriter,
 };
+pub use perfetto::export_perfetto;
 pub use record::*;
 pub use summary::{DurationStats, Summary, summarize};
 pub use svg::export_svg;

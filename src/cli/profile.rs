@@ -49,6 +49,8 @@ pub enum DispatchesFormat {
 pub enum ExportFormat {
     /// Trace Event JSON: open in Perfetto's UI or chrome://tracing.
     Chrome,
+    /// Native Perfetto protobuf (TrackEvent): open in Perfetto's UI or trace processor.
+    Perfetto,
     /// A self-contained SVG picture, one host and one device lane per queue.
     Svg,
 }
@@ -88,6 +90,7 @@ pub fn run(command: ProfileCommand) -> CliResult {
             let input = BufReader::new(input);
             write_output(&output, |out| match format {
                 ExportFormat::Chrome => aqueduct_profile::export_chrome(input, out),
+                ExportFormat::Perfetto => aqueduct_profile::export_perfetto(input, out),
                 ExportFormat::Svg => aqueduct_profile::export_svg(input, out),
             })
             .map_err(|error| in_file(&file, error))?;
