@@ -1,21 +1,20 @@
 //! How far a queue's submission rows have settled.
 //!
-//! Each row gets a sequence when it is staged ([`SubmissionRows::staged`]). A row *settles* when
-//! nothing on the queue reads what it referenced any more: its last epoch was drained, or it was
-//! failed or refused and released. Rows leave the pending list in order and epochs drain in
-//! order, so the settled rows are every row below the oldest one still pending or in flight. The
+//! Each row gets a sequence when it is staged (`SubmissionRows::staged`, in `QueueState::rows`).
+//! A row *settles* when nothing on the queue reads what it referenced any more: its last epoch
+//! was drained, or it was failed or refused and released. Rows leave the pending list in order
+//! and epochs drain in order, so the settled rows are every row below the oldest one still pending or in flight. The
 //! queue publishes that mark in its endpoint after each drain or failure; an object released by
 //! its last handle is freed once every queue's mark passes the rows it had staged by then.
 
 use core::sync::atomic::Ordering;
 
-use aqueduct_components::submission::SubmissionRows;
-
 use crate::{EpochRows, QueueState, SubmissionRowQuery};
 
 /// The sequence below which every row of the queue has settled: the oldest pending row's, the
 /// row of the oldest epoch still in flight, or (neither) every row staged.
-pub fn settled_rows(queue: &QueueState, rows: &SubmissionRows, query: &SubmissionRowQuery, epochs: &EpochRows) -> u64 {
+pub fn settled_rows(queue: &QueueState, query: &SubmissionRowQuery, epochs: &EpochRows) -> u64 {
+    let rows = &queue.rows;
     let mut settled = rows.staged;
     if let Some(&front) = rows.pending.front() {
         match query.get(front) {
@@ -35,6 +34,6 @@ pub fn settled_rows(queue: &QueueState, rows: &SubmissionRows, query: &Submissio
 
 /// Publishes [`settled_rows`] with one release store. Call it after a drain (so that its
 /// semaphore stores come before any reuse of their slots) and after rows fail or are refused.
-pub fn publish_settled(queue: &QueueState, rows: &SubmissionRows, query: &SubmissionRowQuery, epochs: &EpochRows) {
-    queue.endpoint.settled_rows.store(settled_rows(queue, rows, query, epochs), Ordering::Release);
+pub fn publish_settled(queue: &QueueState, query: &SubmissionRowQuery, epochs: &EpochRows) {
+    queue.endpoint.settled_rows.store(settled_rows(queue, query, epochs), Ordering::Release);
 }

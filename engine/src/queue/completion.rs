@@ -109,7 +109,7 @@ impl QueueShared {
             return false;
         }
         let outcome = (self.stages.drain)(&mut queue, &mut epoch_rows, retired);
-        settle::publish_settled(&queue, &queue.rows, &query, &epoch_rows);
+        settle::publish_settled(&queue, &query, &epoch_rows);
         self.after_drain(outcome);
         true
     }
@@ -117,7 +117,7 @@ impl QueueShared {
     /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
     pub(super) fn publish_settled(&self, core: &mut QueueCore) {
         let (queue, query, epoch_rows) = stage_params(&mut core.params, &mut core.world);
-        settle::publish_settled(&queue, &queue.rows, &query, &epoch_rows);
+        settle::publish_settled(&queue, &query, &epoch_rows);
     }
 
     /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled.

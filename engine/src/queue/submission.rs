@@ -202,7 +202,7 @@ impl QueueShared {
     /// nothing to do (it covers idle queues, and retired epochs nobody drained).
     fn drain_retired_batch(&self, params: &mut StageParams) {
         if let Some(outcome) = (self.stages.drain_retired_batch)(&mut params.0, &mut params.2) {
-            settle::publish_settled(&params.0, &params.0.rows, &params.1, &params.2);
+            settle::publish_settled(&params.0, &params.1, &params.2);
             self.after_drain(outcome);
         }
     }
