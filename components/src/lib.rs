@@ -13,12 +13,15 @@
 //!   hand-off), as resources of a queue's World.
 //! - [`program`]: a command buffer's validated program image and one execution's cursor through it.
 //! - [`queue_state`]: a queue World's kernarg and epoch rings and the epoch-row components.
+//! - [`capture`]: what a queue captures for the profiler: the modes its stages act on, and an
+//!   epoch's facts kept in its epoch row until it is drained.
 //! - [`cache_line`]: a value padded to its own cache line (per-queue counters written by
 //!   different threads).
 //! - [`device_entities`]: the device World's entities: queues, semaphores, pool allocations,
 //!   executables, command buffers, and when a released one may be freed.
 
 pub mod cache_line;
+pub mod capture;
 pub mod device_entities;
 pub mod directory;
 pub mod frontier;

@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use aqueduct_abi::ImplicitKernargs;
 use bevy_ecs::prelude::*;
 
+use crate::capture::OperationTag;
 use crate::frontier::Frontier;
 use crate::program::{ProgramRun, SegmentPlan};
 use crate::semaphore_table::Producer;
@@ -87,6 +88,10 @@ pub struct StagedSubmission {
     pub program: ProgramRun,
     /// The row was parked (counted once in the queue's statistics).
     pub parked: bool,
+    /// The operation as the user called it (for the profile).
+    pub operation: OperationTag,
+    /// Host clock (ns) when the submitting call entered the engine; 0 when not capturing.
+    pub submit_entry_ns: u64,
 }
 
 impl StagedSubmission {
@@ -105,6 +110,8 @@ impl StagedSubmission {
         self.staging_pointer_offset = None;
         self.program.clear();
         self.parked = false;
+        self.operation = OperationTag::Barrier;
+        self.submit_entry_ns = 0;
     }
 
     /// Whether kernarg patching writes anything for this row (a segment layout or staged bytes).

@@ -80,6 +80,9 @@ pub struct EngineConfig {
     /// Most blocks one command-buffer execution may replay (a conditional loop that never exits
     /// fails its execution here instead of occupying the queue forever).
     pub replay_block_limit: u64,
+    /// A profile capture that starts with the device and ends when it drops. `None` takes it
+    /// from `AQUEDUCT_PROFILE` and `AQUEDUCT_PROFILE_OUTPUT`, if they ask for one.
+    pub profile: Option<crate::profile::ProfileConfig>,
 }
 
 impl Default for EngineConfig {
@@ -94,6 +97,7 @@ impl Default for EngineConfig {
             submit_timeout: Duration::from_secs(10),
             semaphore_capacity: 1 << 16,
             replay_block_limit: 1 << 20,
+            profile: None,
         }
     }
 }
@@ -112,6 +116,9 @@ impl EngineConfig {
         }
         if self.semaphore_capacity > MAX_SEMAPHORES {
             return invalid("semaphore_capacity", format!("{} is above {MAX_SEMAPHORES}", self.semaphore_capacity));
+        }
+        if let Some(profile) = &self.profile {
+            profile.validate()?;
         }
         Ok(())
     }

@@ -2,7 +2,7 @@
 //! the shared semaphore table and queue directory, and the device World.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use aqueduct_builtins::{Builtin, DeviceLibrary};
 use aqueduct_components::device_entities::{MemoryKind, ReleaseAfter};
@@ -14,6 +14,7 @@ use bevy_ecs::prelude::{Entity, QueryState, World};
 
 use crate::config::{DeviceSpec, EngineConfig, WaitStrategy};
 use crate::error::{EngineError, EngineResult};
+use crate::profile::{ExecutableRegistry, ProfileSession};
 
 static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -45,6 +46,8 @@ pub(crate) struct AgentState {
     pub topology: AgentTopology,
     pub builtins: [BuiltinKernel; Builtin::ALL.len()],
     pub library_target: &'static str,
+    /// The device library's code object as embedded (what the profile hashes).
+    pub library_code_object: &'static [u8],
     _library: HsaExecutable,
 }
 
@@ -83,6 +86,12 @@ pub(crate) struct DeviceShared {
     pub provider_reason: String,
     /// Recorders and published images kept for command buffers to reuse.
     pub command_buffers: crate::command_buffer::CommandBufferPools,
+    /// Every queue created on the device (a capture joins the live ones).
+    pub queues: Mutex<Vec<Weak<crate::queue::QueueShared>>>,
+    /// Every executable loaded, for the profile's names and metadata.
+    pub executables: ExecutableRegistry,
+    /// The profile capture running on the device, if any.
+    pub profile: Mutex<Option<Arc<ProfileSession>>>,
     // Dropped last: everything above may call into the provider while dropping.
     pub hsa: Hsa,
 }
@@ -106,7 +115,15 @@ impl DeviceShared {
         tracing::info!(provider = hsa.kind().name(), agents = agents.len(), ?strategy, reason = %reason, "aqueduct device opened");
         let mut world = World::new();
         let released = Mutex::new(world.query::<(Entity, &ReleaseAfter)>());
-        Ok(Arc::new(Self {
+        let executables = ExecutableRegistry::default();
+        for agent in &agents {
+            register_device_library(&executables, agent)?;
+        }
+        let profile = match config.profile.clone() {
+            Some(profile) => Some(profile),
+            None => crate::profile::ProfileConfig::from_env()?.map(env_capture_output),
+        };
+        let device = Arc::new(Self {
             id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
             agents,
             strategy,
@@ -119,8 +136,15 @@ impl DeviceShared {
             config,
             provider_reason: reason,
             command_buffers: Default::default(),
+            queues: Mutex::new(Vec::new()),
+            executables,
+            profile: Mutex::new(None),
             hsa,
-        }))
+        });
+        if let Some(profile) = profile {
+            device.begin_profile(profile)?;
+        }
+        Ok(device)
     }
 
     /// The agent with index `agent` within the logical device.
@@ -175,6 +199,16 @@ impl DeviceShared {
 
 impl Drop for DeviceShared {
     fn drop(&mut self) {
+        // A capture still running (one the environment started) ends with the device: every
+        // queue is gone, so everything it recorded is drained or failed.
+        if self.profile.get_mut().unwrap_or_else(|poison| poison.into_inner()).is_some() {
+            match self.end_profile() {
+                Ok(report) => {
+                    tracing::info!(output = %report.output.display(), records = report.records, dropped = report.dropped, "profile written")
+                }
+                Err(error) => tracing::error!(%error, "the profile capture could not be finished"),
+            }
+        }
         // Every queue and handle is gone (each held the device), so no row can read anything.
         self.release_all();
         self.command_buffers.free_images(&self.hsa);
@@ -279,7 +313,7 @@ fn open_agent(hsa: &Hsa, host: &HostPools, info: AgentInfo) -> EngineResult<Agen
         host_numa_distance: reach.link.map(|link| link.numa_distance),
     };
     let (host_pool, kernarg_pool) = (host.fine, host.kernarg);
-    let (library_target, library) = load_device_library(hsa, &info)?;
+    let (library_target, library_code_object, library) = load_device_library(hsa, &info)?;
     let mut builtins = [BuiltinKernel::default(); Builtin::ALL.len()];
     for (slot, builtin) in builtins.iter_mut().zip(Builtin::ALL) {
         let kernel = library.kernel(builtin.name())?;
@@ -289,7 +323,17 @@ fn open_agent(hsa: &Hsa, host: &HostPools, info: AgentInfo) -> EngineResult<Agen
             private_segment_size: kernel.private_segment_size,
         };
     }
-    Ok(AgentState { info, device_pool, host_pool, kernarg_pool, topology, builtins, library_target, _library: library })
+    Ok(AgentState {
+        info,
+        device_pool,
+        host_pool,
+        kernarg_pool,
+        topology,
+        builtins,
+        library_target,
+        library_code_object,
+        _library: library,
+    })
 }
 
 /// Loads the device library on an agent: the first embedded candidate (best first, see
@@ -297,14 +341,14 @@ fn open_agent(hsa: &Hsa, host: &HostPools, info: AgentInfo) -> EngineResult<Agen
 /// version its loader does not know (ROCr refused v6, which generic targets need, until early
 /// 2024), so a refusal moves on to the next candidate; if none loads, the error lists every
 /// candidate with its refusal.
-fn load_device_library(hsa: &Hsa, info: &AgentInfo) -> EngineResult<(&'static str, HsaExecutable)> {
+fn load_device_library(hsa: &Hsa, info: &AgentInfo) -> EngineResult<(&'static str, &'static [u8], HsaExecutable)> {
     let isa = info.isa_names.first().cloned().unwrap_or_default();
     let candidates = DeviceLibrary::candidates(&isa)
         .map_err(|error| EngineError::NoDevice { reason: format!("device library for {isa}: {error}") })?;
     let mut rejections = Vec::with_capacity(candidates.len());
     for candidate in candidates {
         match HsaExecutable::load(hsa, info.agent, candidate.code_object) {
-            Ok(library) => return Ok((candidate.target, library)),
+            Ok(library) => return Ok((candidate.target, candidate.code_object, library)),
             Err(error) => {
                 tracing::info!(target = candidate.target, %error, "device library candidate refused, trying the next");
                 rejections
@@ -315,6 +359,33 @@ fn load_device_library(hsa: &Hsa, info: &AgentInfo) -> EngineResult<(&'static st
     Err(EngineError::NoDevice {
         reason: format!("no device library code object loads on {isa}: {}", rejections.join("; ")),
     })
+}
+
+/// The first device of the process that the environment profiles writes to the path it names;
+/// each later one to `<stem>-device<N>.<extension>`, so they do not overwrite each other.
+fn env_capture_output(mut config: crate::profile::ProfileConfig) -> crate::profile::ProfileConfig {
+    static TAKEN: AtomicUsize = AtomicUsize::new(0);
+    let earlier = TAKEN.fetch_add(1, Ordering::Relaxed);
+    if earlier > 0 {
+        let stem = config.output.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
+        let extension = config.output.extension().map(|ext| ext.to_string_lossy().into_owned());
+        let name = match extension {
+            Some(extension) => format!("{stem}-device{earlier}.{extension}"),
+            None => format!("{stem}-device{earlier}"),
+        };
+        config.output.set_file_name(name);
+    }
+    config
+}
+
+/// Registers an agent's device library with the profile's executables: builtin dispatches are
+/// dispatches too, and their records name the library's kernels.
+fn register_device_library(executables: &ExecutableRegistry, agent: &AgentState) -> EngineResult<()> {
+    let parsed = aqueduct_codeobject::CodeObject::parse(agent.library_code_object)
+        .map_err(|error| EngineError::NoDevice { reason: format!("the device library does not parse: {error}") })?;
+    let kernels = Builtin::ALL.iter().map(|builtin| (builtin.name(), agent.builtin(*builtin).kernel_object));
+    executables.register(agent.library_code_object, &parsed, kernels);
+    Ok(())
 }
 
 /// Processors whose command processor runs the AMD vendor BARRIER_VALUE packet: CDNA 2 and 3.

@@ -64,6 +64,14 @@ pub enum EngineError {
     InvalidProgram(aqueduct_abi::block_program::ProgramError),
     #[error("binding table slot {slot}: {reason}")]
     BindingTable { slot: u32, reason: String },
+    /// Profile modes that cannot run here (aqlprofile missing, or no AMD GPU); names what was
+    /// searched.
+    #[error("profile modes {modes} are unavailable: {reason}")]
+    ProfileModeUnavailable { modes: String, reason: String },
+    #[error("profile capture: {reason}")]
+    ProfileState { reason: &'static str },
+    #[error("profile bundle: {0}")]
+    Profile(#[from] aqueduct_profile::ProfileError),
     #[error("buffer memory ({kind:?}) is not accessible from the host")]
     NotHostAccessible { kind: aqueduct_components::device_entities::MemoryKind },
 }

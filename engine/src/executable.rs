@@ -104,8 +104,12 @@ impl Executable {
         let Some(first) = loaded.first() else {
             return Err(EngineError::NoDevice { reason: "the device has no agents".into() });
         };
-        let kernels =
-            first.kernels().iter().map(|descriptor| kernel_info(descriptor, &loaded)).collect::<EngineResult<_>>()?;
+        let kernels = first
+            .kernels()
+            .iter()
+            .map(|descriptor| kernel_info(descriptor, &loaded))
+            .collect::<EngineResult<Vec<_>>>()?;
+        register_with_profile(device, code_object, &kernels)?;
         let handles = loaded.into_iter().map(|executable| executable.into_handle().handle).collect();
         let entity = device.world().spawn(ExecutableEntity { handles }).id();
         Ok(Self(Arc::new(ExecutableInner { device: device.clone(), kernels, entity })))
@@ -129,6 +133,25 @@ impl Executable {
     pub fn kernel_names(&self) -> impl Iterator<Item = &str> {
         self.0.kernels.iter().map(|kernel| kernel.name.as_str())
     }
+}
+
+/// Registers a loaded executable for the profile's names, and records it in a capture that asks
+/// for executable metadata.
+fn register_with_profile(device: &DeviceShared, code_object: &[u8], kernels: &[KernelInfo]) -> EngineResult<()> {
+    // The provider loaded it, so it parsed before; a failure now is reported, not ignored.
+    let parsed = aqueduct_codeobject::CodeObject::parse(code_object)
+        .map_err(|error| EngineError::Executable(aqueduct_hsa::ExecutableError::CodeObject(error)))?;
+    let objects = kernels
+        .iter()
+        .flat_map(|kernel| kernel.kernel_objects.iter().map(move |&object| (kernel.name.as_str(), object)));
+    let metadata = device.executables.register(code_object, &parsed, objects);
+    let session = device.profile.lock().unwrap_or_else(|poison| poison.into_inner());
+    if let Some(session) = session.as_ref()
+        && session.config.modes.contains(crate::profile::ProfileModes::EXECUTABLE_METADATA)
+    {
+        session.push_device(aqueduct_profile::Record::Executable(metadata));
+    }
+    Ok(())
 }
 
 /// The kernel `descriptor` (from the first agent's load) on every agent. Every agent loaded the

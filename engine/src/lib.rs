@@ -29,6 +29,7 @@ mod dispatch;
 mod error;
 mod executable;
 mod memory;
+mod profile;
 #[cfg(feature = "tracy")]
 pub mod profiling;
 mod queue;
@@ -50,6 +51,9 @@ pub use dispatch::Dispatch;
 pub use error::{EngineError, EngineResult};
 pub use executable::{Executable, HalLayout, Kernel};
 pub use memory::{Binding, Buffer};
+pub use profile::{
+    DEFAULT_PROFILE_OUTPUT, PROFILE_ENV, PROFILE_OUTPUT_ENV, ProfileConfig, ProfileModes, ProfileReport,
+};
 pub use queue::Batch;
 pub use queue::{MAX_UPDATE_BYTES, Queue, QueueStats, RawDispatch};
 pub use semaphore::{Semaphore, SemaphorePoint, wait_all, wait_any};
@@ -168,6 +172,19 @@ impl Device {
         limits: BlockLimits,
     ) -> EngineResult<CommandBuffer> {
         CommandBuffer::new(&self.0, agent, usage, limits)
+    }
+
+    /// Begins a profile capture on every queue of the device (and each queue created until it
+    /// ends), streaming into `config.output`. Fails if one is already running, if a mode needs
+    /// what is not here (aqlprofile, an AMD GPU), or if the file cannot be created.
+    pub fn begin_profile(&self, config: ProfileConfig) -> EngineResult<()> {
+        self.0.begin_profile(config)
+    }
+
+    /// Ends the running capture: waits for the work in flight to drain (up to the config's
+    /// `end_timeout`), then writes the rest and closes the file.
+    pub fn end_profile(&self) -> EngineResult<ProfileReport> {
+        self.0.end_profile()
     }
 
     /// Loads a code object on every agent; its target must run on each of them.

@@ -10,6 +10,7 @@
 //! The engine's hot path does not go through these wrappers: it writes packets into ring memory
 //! and stores the doorbell itself, identically on both providers.
 
+pub mod aqlprofile;
 pub mod error;
 pub mod executable;
 pub mod ring;

@@ -1,7 +1,7 @@
 //! Thin `Result` wrappers over the table for the calls made off the hot path: discovery, pools,
 //! queue and signal lifetime, executables.
 
-use core::ffi::c_void;
+use core::ffi::{c_int, c_void};
 
 use crate::sys::*;
 use crate::{Hsa, HsaResult};
@@ -234,6 +234,27 @@ impl Hsa {
         let status = unsafe { (self.api.hsa_amd_profiling_convert_tick_to_system_domain)(agent, tick, &mut system) };
         self.check(status, "hsa_amd_profiling_convert_tick_to_system_domain")?;
         Ok(system)
+    }
+
+    /// `hsa_amd_profiling_set_profiler_enabled`: whether the queue's packets write start and end
+    /// timestamps into their completion signals.
+    ///
+    /// # Safety
+    /// `queue` must be a live queue of this provider.
+    pub unsafe fn set_profiler_enabled(&self, queue: *mut hsa_queue_t, enabled: bool) -> HsaResult<()> {
+        // SAFETY: forwarded to the caller.
+        let status = unsafe { (self.api.hsa_amd_profiling_set_profiler_enabled)(queue, c_int::from(enabled)) };
+        self.check(status, "hsa_amd_profiling_set_profiler_enabled")
+    }
+
+    /// `hsa_amd_profiling_get_dispatch_time`: the start and end, in system-domain ticks, that the
+    /// last packet completing on `signal` wrote (with profiling enabled on its queue).
+    pub fn dispatch_time(&self, agent: hsa_agent_t, signal: hsa_signal_t) -> HsaResult<(u64, u64)> {
+        let mut time = hsa_amd_profiling_dispatch_time_t::default();
+        // SAFETY: valid out-pointer; the provider validates the handles.
+        let status = unsafe { (self.api.hsa_amd_profiling_get_dispatch_time)(agent, signal, &mut time) };
+        self.check(status, "hsa_amd_profiling_get_dispatch_time")?;
+        Ok((time.start, time.end))
     }
 
     /// `HSA_SYSTEM_INFO_TIMESTAMP`: the system domain's clock now.

@@ -127,25 +127,31 @@ pub fn admit<S: CrossQueueStrategy>(queue: &mut QueueState, staged: &StagedSubmi
     let program = staged.payload == Payload::Program;
     let write_index = queue.ring.write_index_now();
     let mut aql_free = queue.ring.capacity() - write_index.wrapping_sub(queue.known_read_index);
-    if program || aql_free < barriers + 1 {
+    if program || aql_free < barriers + queue.capture.payload_packets(1, false) {
         queue.known_read_index = queue.ring.read_index();
         aql_free = queue.ring.capacity() - write_index.wrapping_sub(queue.known_read_index);
     }
     let (packets, kernarg_bytes, kernarg_alignment) = if program {
-        let room = aql_free.saturating_sub(barriers);
-        let capacity = queue.ring.capacity().saturating_sub(barriers);
+        // A timed segment's two extra packets (see `CaptureState::payload_packets`) come off the room.
+        let extra = queue.capture.payload_packets(0, true);
+        let room = aql_free.saturating_sub(barriers + extra);
+        let capacity = queue.ring.capacity().saturating_sub(barriers + extra);
         let verdict = crate::replay::plan_segment(queue, &staged.program, room, capacity, &mut plan.segment);
         if verdict != Verdict::Admitted {
             plan.verdict = verdict;
             return;
         }
         (
-            barriers + crate::replay::segment_packets(&plan.segment),
+            barriers + queue.capture.payload_packets(crate::replay::segment_packets(&plan.segment), true),
             plan.segment.kernarg_bytes,
             crate::replay::SEGMENT_KERNARG_ALIGNMENT,
         )
     } else {
-        (barriers + 1, staged.kernarg_bytes(), u64::from(staged.kernarg_alignment))
+        (
+            barriers + queue.capture.payload_packets(1, false),
+            staged.kernarg_bytes(),
+            u64::from(staged.kernarg_alignment),
+        )
     };
     if packets > queue.ring.capacity() || kernarg_bytes > queue.kernargs.capacity / 2 {
         plan.verdict = Verdict::TooLarge;

@@ -39,7 +39,7 @@ use aqueduct_components::queue_state::{EpochDeviceWaits, EpochRow, EpochSignals}
 use aqueduct_components::submission::{AdmissionPlan, StagedSubmission, SubmissionFault, SubmissionRows, Verdict};
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemState;
-pub use queue_state::{DeviceLink, QueueState};
+pub use queue_state::{CaptureState, DeviceLink, QueueState};
 use strategy::CrossQueueStrategy;
 pub use strategy::QueueStages;
 
@@ -190,6 +190,7 @@ pub fn build_queue_world(
         link,
         failure: None,
         rows: submission_rows,
+        capture: CaptureState::default(),
     });
     let params = StageState::new(&mut world);
     (world, params, QueueStages::for_strategy(strategy))

@@ -7,6 +7,7 @@
 use core::sync::atomic::Ordering;
 
 use aqueduct_abi::{BarrierAndPacket, FenceScope, PacketHeader, PacketType};
+use aqueduct_components::capture::{CapturedWait, EpochCapture, TimedKind, TimedPacket, WaitTier};
 use aqueduct_components::program::{Cursor, SegmentEnd};
 use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission, SubmissionFault};
@@ -42,32 +43,73 @@ pub fn publish<S: CrossQueueStrategy>(
     // SAFETY: admission reserved the wait barriers' packets first among this submission's.
     let wait_headers = unsafe { S::write_wait_barriers(&ring, plan.first_packet, &plan.device_waits) };
     let id = plan.first_packet + wait_headers;
+    let last = plan.first_packet + plan.packets - 1;
     let mut fault = plan.wait_fault;
+    let mut timing = Timing::default();
     let payload = if fault.is_some() {
         None
     } else {
+        // Under a capture that times packets, the payload completes on timing signals and the
+        // trailing barrier at `last` carries the epoch (`CaptureState::payload_packets`).
+        let timed = queue.capture.flags.times_packets();
+        let payload_completion = |queue: &mut QueueState, timing: &mut Timing, kind| {
+            if !timed {
+                return completion;
+            }
+            let signal = queue.capture.take_timing_signal().unwrap_or(0);
+            if signal != 0 {
+                timing.push(TimedPacket { signal, kind });
+            }
+            signal
+        };
+        if timed {
+            let trailing = BarrierAndPacket { completion_signal: completion, ..Default::default() };
+            // SAFETY: the last reserved packet, published after the payload's.
+            unsafe { ring.write_body(last, &trailing) };
+            timing.trailing = true;
+        }
         match staged.payload {
             Payload::Barrier => {
-                let packet = BarrierAndPacket { completion_signal: completion, ..Default::default() };
-                // SAFETY: the last reserved packet.
+                let signal = payload_completion(queue, &mut timing, TimedKind::Payload);
+                let packet = BarrierAndPacket { completion_signal: signal, ..Default::default() };
+                // SAFETY: the payload's reserved packet.
                 unsafe { ring.write_body(id, &packet) };
                 Some((PAYLOAD_BARRIER_HEADER, 0))
             }
             Payload::Dispatch(template) => {
-                let packet = template.packet(plan.kernarg_address, completion);
-                // SAFETY: the last reserved packet.
+                let kind = TimedKind::Dispatch {
+                    kernel_object: template.kernel_object,
+                    grid: template.grid,
+                    workgroup: template.workgroup,
+                    command: None,
+                };
+                let signal = payload_completion(queue, &mut timing, kind);
+                let packet = template.packet(plan.kernarg_address, signal);
+                // SAFETY: the payload's reserved packet.
                 unsafe { ring.write_body(id, &packet) };
                 Some((DISPATCH_HEADER, template.dimensions))
             }
             Payload::Program => {
-                // SAFETY: admission reserved the segment's packets from `id` and its kernarg bytes at
-                // `plan.kernarg_address`; the engine checked the binding table for this program.
+                let mut segment_id = id;
+                if timed {
+                    // A barrier timed for the segment's begin, ahead of its packets.
+                    let signal = payload_completion(queue, &mut timing, TimedKind::Payload);
+                    let lead = BarrierAndPacket { completion_signal: signal, ..Default::default() };
+                    // SAFETY: the first of the payload's reserved packets.
+                    unsafe { ring.write_body(id, &lead) };
+                    timing.lead = true;
+                    segment_id += 1;
+                }
+                let signal = payload_completion(queue, &mut timing, TimedKind::Payload);
+                // SAFETY: admission reserved the segment's packets from `segment_id` and its kernarg
+                // bytes at `plan.kernarg_address`; the engine checked the binding table for this
+                // program.
                 let written = unsafe {
                     replay::write_segment(
                         &ring,
-                        id,
+                        segment_id,
                         plan.kernarg_address,
-                        completion,
+                        signal,
                         &mut staged.program,
                         &plan.segment,
                     )
@@ -80,27 +122,52 @@ pub fn publish<S: CrossQueueStrategy>(
     let failure = fault.map(|fault| {
         // The wait barriers stay: admission advanced the frontier and the producer records on
         // the promise that they run. Only the payload becomes barriers that pass.
-        publish_headers::<S>(queue, staged, plan, wait_headers, id, None, false);
+        publish_headers::<S>(queue, staged, plan, wait_headers, id, None, &Timing::default(), false);
         // SAFETY: admission reserved `plan.packets` packets from `plan.first_packet`; the
         // payload's, from `id`, have no header published yet.
-        unsafe { write_passing_barriers(&ring, id, plan.first_packet + plan.packets - id, completion) };
+        unsafe { write_passing_barriers(&ring, id, last + 1 - id, completion) };
         staged.program.cursor = aqueduct_components::program::Cursor::Done;
         queue
             .link
             .semaphores
             .record_failure(FailureRecord { status: None, message: format!("submission fault: {fault}") })
     });
-    if failure.is_none() {
-        publish_headers::<S>(queue, staged, plan, wait_headers, id, payload, true);
+    if failure.is_some() {
+        // The passing barriers carry the epoch; the timing signals taken go back unused.
+        queue.capture.timing_signals.extend(timing.packets.iter().flatten().map(|packet| packet.signal));
+        timing.packets = [None; 2];
+    } else {
+        publish_headers::<S>(queue, staged, plan, wait_headers, id, payload, &timing, true);
     }
 
-    record_epoch::<S>(queue, staged, plan, rows, failure);
+    record_epoch::<S>(queue, staged, plan, rows, failure, &timing);
     fault.map_or(Ok(()), Err)
 }
 
+/// The timing signals a payload took (at most two: a program segment's begin and end), and the
+/// extra barriers a timed payload publishes.
+#[derive(Default)]
+struct Timing {
+    packets: [Option<TimedPacket>; 2],
+    /// A barrier timed for a program segment's begin, at the payload's first packet.
+    lead: bool,
+    /// A barrier carrying the epoch, at the submission's last packet.
+    trailing: bool,
+}
+
+impl Timing {
+    fn push(&mut self, packet: TimedPacket) {
+        if let Some(free) = self.packets.iter_mut().find(|slot| slot.is_none()) {
+            *free = Some(packet);
+        }
+    }
+}
+
 /// Stores the header words in order: the wait barriers', then (with `with_payload`) the
-/// payload's. The processor may start on the first while later ones are still stores away, which
-/// is fine: every body is written. The pass rings the doorbell.
+/// payload's, between a timed payload's lead and trailing barriers. The processor may start on
+/// the first while later ones are still stores away, which is fine: every body is written. The
+/// pass rings the doorbell.
+#[allow(clippy::too_many_arguments)]
 fn publish_headers<S: CrossQueueStrategy>(
     queue: &QueueState,
     staged: &StagedSubmission,
@@ -108,6 +175,7 @@ fn publish_headers<S: CrossQueueStrategy>(
     wait_headers: u64,
     id: u64,
     payload: Option<(PacketHeader, u16)>,
+    timing: &Timing,
     with_payload: bool,
 ) {
     let ring = queue.ring;
@@ -120,6 +188,12 @@ fn publish_headers<S: CrossQueueStrategy>(
     if !with_payload {
         return;
     }
+    let mut id = id;
+    if timing.lead {
+        // SAFETY: as above.
+        unsafe { ring.publish(id, PAYLOAD_BARRIER_HEADER, 0) };
+        id += 1;
+    }
     match payload {
         // SAFETY: as above.
         Some((header, setup)) => unsafe { ring.publish(id, header, setup) },
@@ -131,6 +205,10 @@ fn publish_headers<S: CrossQueueStrategy>(
                 }
             }
         }
+    }
+    if timing.trailing {
+        // SAFETY: as above; the last reserved packet.
+        unsafe { ring.publish(first + plan.packets - 1, PAYLOAD_BARRIER_HEADER, 0) };
     }
 }
 
@@ -159,6 +237,7 @@ fn record_epoch<S: CrossQueueStrategy>(
     plan: &AdmissionPlan,
     rows: &mut EpochRows,
     failure: Option<u32>,
+    timing: &Timing,
 ) {
     let epoch = plan.epoch;
     // A program's earlier segments signal nothing: the execution's signals stay with it until
@@ -173,6 +252,9 @@ fn record_epoch<S: CrossQueueStrategy>(
         row.row = staged.row;
         row.kernarg_end = plan.kernarg_end;
         row.failure = failure;
+        if queue.capture.flags.any() {
+            capture_epoch(queue, staged, plan, &mut row.capture, timing, final_segment);
+        }
         if final_segment {
             // Swaps, not copies: the row's vectors were emptied at reclaim, so capacity
             // ping-pongs between the row and the staging area and nothing allocates.
@@ -183,6 +265,45 @@ fn record_epoch<S: CrossQueueStrategy>(
     }
     queue.endpoint.submitted.store(epoch, Ordering::Release);
     S::wake_idle_completion(queue, epoch);
+}
+
+/// Copies what the profile records of the submission into its epoch row (only while a capture
+/// is on). The waits' tiers are read back from the plan: a wait admission kept names its
+/// producer (this queue, a barrier, or covered); one it dropped was satisfied, or, if the row
+/// parked, became satisfied while it waited.
+fn capture_epoch(
+    queue: &QueueState,
+    staged: &StagedSubmission,
+    plan: &AdmissionPlan,
+    capture: &mut EpochCapture,
+    timing: &Timing,
+    final_segment: bool,
+) {
+    capture.clear();
+    capture.captured = true;
+    capture.operation = staged.operation;
+    capture.submit_entry_ns = staged.submit_entry_ns;
+    capture.published_ns = 0;
+    capture.packets = plan.packets as u32;
+    capture.kernarg_bytes =
+        if staged.payload == Payload::Program { plan.segment.kernarg_bytes } else { staged.kernarg_bytes() };
+    for wait in &staged.waits {
+        let kept = plan.device_waits.iter().find(|device| device.semaphore == wait.semaphore);
+        let tier = match kept {
+            Some(device) if device.producer.queue == queue.index => WaitTier::SameQueue,
+            Some(device) if device.barrier => {
+                WaitTier::DeviceBarrier { queue: device.producer.queue, epoch: device.producer.epoch }
+            }
+            Some(_) => WaitTier::Covered,
+            None if staged.parked => WaitTier::Deferred,
+            None => WaitTier::Satisfied,
+        };
+        capture.waits.push(CapturedWait { semaphore: wait.semaphore, value: wait.value, tier });
+    }
+    if final_segment {
+        capture.signals.extend_from_slice(&staged.signals);
+    }
+    capture.timed.extend(timing.packets.iter().flatten().copied());
 }
 
 /// Publication for every row the pass admitted, then one doorbell store for all of them.

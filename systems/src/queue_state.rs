@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use aqueduct_components::capture::CaptureFlags;
 use aqueduct_components::directory::{QueueDirectory, QueueEndpoint};
 use aqueduct_components::frontier::QueueFrontier;
 use aqueduct_components::queue_state::{EpochRing, KernargRing};
@@ -49,4 +50,44 @@ pub struct QueueState {
     /// here rather than as a resource of their own, so a pass (and each staging) fetches one
     /// resource less.
     pub rows: SubmissionRows,
+    /// What a profile capture asks of the stages; off unless the engine begins one.
+    pub capture: CaptureState,
+}
+
+/// The stages' part of a profile capture.
+#[derive(Debug, Default)]
+pub struct CaptureState {
+    pub flags: CaptureFlags,
+    /// Timing signals (`hsa_signal_t` handles) free for the next timed packet. The engine
+    /// creates them when a capture that times packets begins, and takes each back once it has
+    /// read the timestamps of the epoch that used it.
+    pub timing_signals: Vec<u64>,
+    /// Packets that should have been timed but found no free timing signal.
+    pub untimed: u64,
+    /// Host clock (ns) the engine stamps on the submissions it stages while capturing.
+    pub clock: Option<fn() -> u64>,
+}
+
+impl CaptureState {
+    /// AQL packets a payload of `payload_packets` takes under this capture: a timed payload
+    /// completes on its own timing signal, so a trailing barrier carries the epoch, and a
+    /// multi-packet payload (a program segment) is opened by a barrier timed for its begin.
+    #[inline]
+    pub fn payload_packets(&self, payload_packets: u64, program: bool) -> u64 {
+        if !self.flags.times_packets() {
+            payload_packets
+        } else if program {
+            payload_packets + 2
+        } else {
+            payload_packets + 1
+        }
+    }
+
+    /// A free timing signal, or `None` (counted) when every one is in flight.
+    #[inline]
+    pub fn take_timing_signal(&mut self) -> Option<u64> {
+        let signal = self.timing_signals.pop();
+        self.untimed += u64::from(signal.is_none());
+        signal
+    }
 }

@@ -56,6 +56,7 @@ pub(crate) fn execute(
     }
     let block_limit = shared.device.config.replay_block_limit;
     let result = to.submit(waits, signals, |staged| {
+        staged.operation = aqueduct_components::capture::OperationTag::CommandBufferExecution;
         staged.payload = Payload::Program;
         // SAFETY: the command buffer's entity owns the image until it is released, and that
         // waits for this row (staged now, while the caller holds the command buffer) to settle.

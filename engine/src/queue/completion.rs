@@ -105,10 +105,14 @@ impl QueueShared {
         let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
         let (mut queue, query, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
         let retired = (self.stages.device_retired)(&queue.endpoint);
-        if retired <= queue.epochs.drained {
+        let drained_before = queue.epochs.drained;
+        if retired <= drained_before {
             return false;
         }
         let outcome = (self.stages.drain)(&mut queue, &mut epoch_rows, retired);
+        if let Some(capture) = &core.capture {
+            self.harvest(capture, &mut queue, &mut epoch_rows, drained_before, true);
+        }
         settle::publish_settled(&queue, &query, &epoch_rows);
         self.after_drain(outcome);
         true

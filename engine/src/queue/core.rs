@@ -22,6 +22,8 @@ pub(crate) struct QueueCore {
     /// The lighter cached state a batch stages each row through.
     pub rows: RowState,
     pub schedule: Schedule,
+    /// The profile capture this queue is part of, if any (`capture.rs`).
+    pub capture: Option<Arc<crate::profile::QueueCapture>>,
 }
 
 /// Counters for reports, on their own cache line: the submitting thread writes them on every
@@ -59,6 +61,9 @@ pub(crate) struct QueueShared {
     /// from that thread would wait for a lock it holds itself.
     pub batch_owner: AtomicU64,
     pub counters: QueueCounters,
+    /// Whether a profile capture runs on this queue: read before the lock, to stamp a
+    /// submission's entry time only then.
+    pub capturing: AtomicBool,
 }
 
 // SAFETY: `hsa_queue` is only passed to provider calls (thread-safe by the HSA spec) and to
@@ -113,7 +118,7 @@ impl QueueShared {
             device.strategy,
         );
         let rows = RowState::new(&mut world);
-        (QueueCore { world, params, rows, schedule: (stages.schedule)() }, stages)
+        (QueueCore { world, params, rows, schedule: (stages.schedule)(), capture: None }, stages)
     }
 
     /// Epochs submitted and drained.

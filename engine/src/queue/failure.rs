@@ -110,7 +110,12 @@ impl QueueShared {
     pub fn fail_everything(&self, core: &mut QueueCore, failure: u32) {
         {
             let (mut queue, _, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
+            let drained_before = queue.epochs.drained;
             (self.stages.fail_in_flight)(&mut queue, &mut epoch_rows, failure);
+            if let Some(capture) = &core.capture {
+                // Force-retired, not run: their timing signals were never written.
+                self.harvest(capture, &mut queue, &mut epoch_rows, drained_before, false);
+            }
         }
         while let Some(&row) = core.world.resource::<QueueState>().rows.pending.front() {
             if let Some(staged) = core.world.get::<StagedSubmission>(row) {

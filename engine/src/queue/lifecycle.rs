@@ -106,6 +106,7 @@ impl Queue {
             shutdown: AtomicBool::new(false),
             batch_owner: AtomicU64::new(0),
             counters: Default::default(),
+            capturing: AtomicBool::new(false),
         });
         let entity = device
             .world()
@@ -126,7 +127,20 @@ impl Queue {
                     reason: format!("cannot start a completion thread: {error}"),
                 })?
         };
-        Ok(Self(Arc::new(QueueHandle { shared, thread: Mutex::new(Some(thread)), kernarg_memory, entity })))
+        let handle = Self(Arc::new(QueueHandle {
+            shared: shared.clone(),
+            thread: Mutex::new(Some(thread)),
+            kernarg_memory,
+            entity,
+        }));
+        // Registered under the capture slot's lock, so a capture that begins or ends meanwhile
+        // sees the queue either way.
+        let session = device.profile.lock().unwrap_or_else(|poison| poison.into_inner());
+        device.queues.lock().unwrap_or_else(|poison| poison.into_inner()).push(Arc::downgrade(&shared));
+        if let Some(session) = session.as_ref() {
+            shared.attach_capture(session)?;
+        }
+        Ok(handle)
     }
 }
 

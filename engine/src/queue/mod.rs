@@ -10,12 +10,14 @@
 //! - `deferral.rs`: parking rows that cannot go yet, and readmitting them;
 //! - `failure.rs`: the queue-error callback, sticky failure, failing rows and epochs;
 //! - `memory_faults.rs`: GPU memory faults, routed to the faulting agent's queues;
-//! - `completion.rs`: the completion thread and draining retired epochs.
+//! - `completion.rs`: the completion thread and draining retired epochs;
+//! - `capture.rs`: the queue's part of a profile capture.
 //!
 //! Each operation validates its input completely before anything is staged, then hands the
 //! submission driver a closure that fills in the payload.
 
 mod batch;
+mod capture;
 mod completion;
 mod core;
 mod deferral;
@@ -75,8 +77,12 @@ impl Queue {
 
     /// Submissions, AQL packets, parked submissions and device-side wait barriers so far.
     pub fn stats(&self) -> QueueStats {
-        let counters = &self.shared().counters;
-        let (submitted, drained) = self.shared().epochs();
+        Self::stats_of(self.shared())
+    }
+
+    pub(crate) fn stats_of(shared: &QueueShared) -> QueueStats {
+        let counters = &shared.counters;
+        let (submitted, drained) = shared.epochs();
         QueueStats {
             submissions: counters.submissions.load(Ordering::Relaxed),
             packets: counters.packets.load(Ordering::Relaxed),

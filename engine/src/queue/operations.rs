@@ -9,6 +9,7 @@ use aqueduct_abi::ImplicitKernargs;
 use aqueduct_builtins::{
     DispatchPlan, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_update_inline, plan_update_staged,
 };
+use aqueduct_components::capture::OperationTag;
 use aqueduct_components::submission::{DispatchTemplate, KernargLayout, Payload, StagedSubmission};
 use bytemuck::Zeroable;
 
@@ -61,7 +62,7 @@ pub(crate) fn barrier(
     waits: &[SemaphorePoint],
     signals: &[SemaphorePoint],
 ) -> EngineResult<()> {
-    to.submit(waits, signals, |_| {})
+    to.submit(waits, signals, |staged| staged.operation = OperationTag::Barrier)
 }
 
 pub(crate) fn fill(
@@ -80,7 +81,7 @@ pub(crate) fn fill(
     }
     word[..width].copy_from_slice(pattern);
     let plan = plan_fill(address, target.length, u64::from_le_bytes(word), width as u8)?;
-    submit_plan(to, plan, waits, signals)
+    submit_plan(to, OperationTag::Fill, plan, waits, signals)
 }
 
 pub(crate) fn copy(
@@ -101,7 +102,7 @@ pub(crate) fn copy(
         });
     }
     let plan = plan_copy(from, into, source.length)?;
-    submit_plan(to, plan, waits, signals)
+    submit_plan(to, OperationTag::Copy, plan, waits, signals)
 }
 
 pub(crate) fn update(
@@ -125,7 +126,7 @@ pub(crate) fn update(
     }
     if data.len() <= UPDATE_INLINE_MAX_BYTES {
         let plan = plan_update_inline(address, data)?;
-        return submit_plan(to, plan, waits, signals);
+        return submit_plan(to, OperationTag::Update, plan, waits, signals);
     }
     // Planned against a stand-in source with the staging area's 16-byte alignment; the real
     // address is patched in when the kernarg ring space is known.
@@ -134,6 +135,7 @@ pub(crate) fn update(
     let queue = to.queue();
     let kernel = queue.device.agents[queue.agent].builtin(plan.kernel);
     to.submit(waits, signals, |staged| {
+        staged.operation = OperationTag::Update;
         stage_builtin(staged, &plan, kernel);
         staged.staging.extend_from_slice(data);
         staged.staging_pointer_offset = Some(0); // CopyArgs::source
@@ -142,6 +144,7 @@ pub(crate) fn update(
 
 fn submit_plan(
     to: &mut impl Submitter,
+    operation: OperationTag,
     plan: DispatchPlan,
     waits: &[SemaphorePoint],
     signals: &[SemaphorePoint],
@@ -149,6 +152,7 @@ fn submit_plan(
     let queue = to.queue();
     let kernel = queue.device.agents[queue.agent].builtin(plan.kernel);
     to.submit(waits, signals, |staged| {
+        staged.operation = operation;
         if !plan.is_noop() {
             stage_builtin(staged, &plan, kernel);
         }
@@ -176,6 +180,7 @@ pub(crate) fn dispatch(
         None => (None, ImplicitKernargs::zeroed()),
     };
     to.submit(waits, signals, |staged| {
+        staged.operation = OperationTag::Dispatch;
         staged.payload = Payload::Dispatch(template);
         staged.layout = KernargLayout::Hal { implicit_offset, implicit };
         staged
@@ -205,6 +210,7 @@ pub(crate) fn dispatch_raw(
     }
     let template = template(to, kernel, dispatch.grid, dispatch.workgroup)?;
     to.submit(waits, signals, |staged| {
+        staged.operation = OperationTag::RawDispatch;
         staged.payload = Payload::Dispatch(template);
         staged.layout = KernargLayout::Raw;
         staged.raw.extend_from_slice(dispatch.kernargs);

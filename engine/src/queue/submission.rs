@@ -14,6 +14,7 @@ use bevy_ecs::prelude::*;
 use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
 use super::failure::unknown_failure;
 use crate::error::{EngineError, EngineResult};
+use crate::profile::QueueCapture;
 use crate::semaphore::SemaphorePoint;
 
 /// Where the pending rows ended up.
@@ -67,12 +68,13 @@ impl QueueShared {
         stage: impl FnOnce(&mut StagedSubmission),
     ) -> EngineResult<()> {
         self.check_points(waits, signals)?;
+        let entry_ns = self.capture_entry();
         // Through the cached row state: its resource and component ids are resolved once, not
         // looked up per call, and it fetches only what staging touches.
         let (mut queue, mut query) = row_params(&mut core.rows, &mut core.world);
         let (entity, row) = self.next_row(&mut queue.rows);
         let Ok((mut staged, _)) = query.get_mut(entity) else { unreachable!("submission rows keep their components") };
-        self.fill_row(&mut staged, row, waits, signals, promise, stage);
+        self.fill_row(&mut staged, row, entry_ns, waits, signals, promise, stage);
         if queue.rows.free.is_empty() {
             ensure_free_row(&mut core.world);
         }
@@ -97,16 +99,19 @@ impl QueueShared {
 
     /// Fills the row [`Self::next_row`] took: its sequence, waits and signals, then the payload
     /// and kernarg recipe from `stage`.
+    #[allow(clippy::too_many_arguments)]
     fn fill_row(
         &self,
         staged: &mut StagedSubmission,
         row: u64,
+        entry_ns: u64,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
         promise: bool,
         stage: impl FnOnce(&mut StagedSubmission),
     ) {
         staged.row = row;
+        staged.submit_entry_ns = entry_ns;
         staged.waits.extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
         for point in signals {
             staged.signals.push(SignalOp { semaphore: point.semaphore.0.slot, value: point.value });
@@ -139,10 +144,12 @@ impl QueueShared {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("submit", queue = self.index).entered();
         self.check_points(waits, signals)?;
+        let entry_ns = self.capture_entry();
         let mut guard = self.lock();
         let core = &mut *guard;
         let mut params = stage_params(&mut core.params, &mut core.world);
         let alone = params.0.rows.pending.is_empty() && !params.0.rows.parked;
+        let submitted_before = params.0.epochs.submitted;
         let (entity, row) = self.next_row(&mut params.0.rows);
         let mut first_fault = None;
         {
@@ -150,7 +157,7 @@ impl QueueShared {
             let Ok((mut staged, mut plan)) = query.get_mut(entity) else {
                 unreachable!("submission rows keep their components")
             };
-            self.fill_row(&mut staged, row, waits, signals, false, stage);
+            self.fill_row(&mut staged, row, entry_ns, waits, signals, false, stage);
             if alone {
                 // The one pending row, run on the columns just filled (no second lookup).
                 (self.stages.run_row)(queue, entity, &mut staged, &mut plan, epoch_rows);
@@ -160,7 +167,10 @@ impl QueueShared {
             let pass = &params.0.rows.pass;
             self.account_pass(pass.packets, pass.device_waits);
             first_fault = pass.fault.map(EngineError::SubmissionFault);
-            self.drain_retired_batch(&mut params);
+            if let Some(capture) = &core.capture {
+                Self::note_pass(capture, &params.0, &mut params.2, submitted_before);
+            }
+            self.drain_retired_batch(core.capture.as_deref(), &mut params);
             // Published whole: not stopped, and no program segment left to run.
             if params.0.rows.pending.is_empty() {
                 QueueCounters::add(&self.counters.submissions, 1);
@@ -200,8 +210,12 @@ impl QueueShared {
     /// After a pass, while this thread still holds the queue lock: drains what the device
     /// retired once a batch of epochs has, so the completion thread of a busy queue finds
     /// nothing to do (it covers idle queues, and retired epochs nobody drained).
-    fn drain_retired_batch(&self, params: &mut StageParams) {
+    fn drain_retired_batch(&self, capture: Option<&QueueCapture>, params: &mut StageParams) {
+        let drained_before = params.0.epochs.drained;
         if let Some(outcome) = (self.stages.drain_retired_batch)(&mut params.0, &mut params.2) {
+            if let Some(capture) = capture {
+                self.harvest(capture, &mut params.0, &mut params.2, drained_before, true);
+            }
             settle::publish_settled(&params.0, &params.1, &params.2);
             self.after_drain(outcome);
         }
@@ -232,6 +246,7 @@ impl QueueShared {
             if params.0.rows.pending.is_empty() {
                 break;
             }
+            let submitted_before = params.0.epochs.submitted;
             if mode == PassMode::Batch {
                 core.schedule.run(&mut core.world);
                 params = stage_params(&mut core.params, &mut core.world);
@@ -241,7 +256,10 @@ impl QueueShared {
             let pass = &params.0.rows.pass;
             let (packets, device_waits, fault, stop) = (pass.packets, pass.device_waits, pass.fault, pass.stop);
             self.account_pass(packets, device_waits);
-            self.drain_retired_batch(&mut params);
+            if let Some(capture) = &core.capture {
+                Self::note_pass(capture, &params.0, &mut params.2, submitted_before);
+            }
+            self.drain_retired_batch(core.capture.as_deref(), &mut params);
             if let Some(fault) = fault {
                 // A fault took a submission's epoch (its signals fail when it retires).
                 first_error.get_or_insert(EngineError::SubmissionFault(fault));

@@ -1,0 +1,254 @@
+//! A running capture: each queue's bounded record buffer, and the writer thread that drains
+//! them into the `.aqprof` file.
+//!
+//! Producers never wait: a queue pushes records into its own lock-free bounded buffer
+//! ([`QueueCapture::push`]), and a record that finds the buffer full is dropped and counted.
+//! The writer thread wakes every millisecond, moves what the buffers hold into the file (the
+//! bundle writer streams chunks, so a long capture is never held whole), samples the software
+//! counters, and at the end writes each queue's dropped count.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use aqueduct_profile::{BundleHeader, CounterSample, Dropped, ProfileWriter, Record};
+use crossbeam_queue::ArrayQueue;
+
+use super::clock::{SystemClockMap, host_now_ns};
+use super::modes::{ProfileConfig, ProfileModes};
+use crate::error::{EngineError, EngineResult};
+use crate::queue::QueueShared;
+
+/// How long the writer sleeps between passes over the buffers.
+const WRITER_PERIOD: Duration = Duration::from_millis(1);
+
+/// One queue's side of a capture.
+pub(crate) struct QueueCapture {
+    pub queue: u32,
+    pub modes: ProfileModes,
+    records: ArrayQueue<Record>,
+    pub dropped: AtomicU64,
+    /// Timed packets published without a timing signal (every one was in flight).
+    pub untimed: AtomicU64,
+    /// Highest occupancy seen after a pass: AQL packets, kernarg-ring bytes, epochs in flight.
+    pub ring_high_water: AtomicU64,
+    pub kernarg_high_water: AtomicU64,
+    pub epochs_high_water: AtomicU64,
+    /// Kernarg-ring bytes consumed since the queue was created (the ring's head position).
+    pub kernarg_bytes: AtomicU64,
+    /// The timing signals this capture created for the queue (destroyed when it ends).
+    pub timing_signals: Mutex<Vec<u64>>,
+    /// The queue, for its statistics (the counters).
+    pub shared: Weak<QueueShared>,
+    pub clock: SystemClockMap,
+}
+
+impl QueueCapture {
+    /// Hands a record to the writer; drops and counts it when the buffer is full.
+    pub fn push(&self, record: Record) {
+        if self.records.push(record).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub fn raise(mark: &AtomicU64, value: u64) {
+        if value > mark.load(Ordering::Relaxed) {
+            mark.store(value, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A capture in progress on a device.
+pub(crate) struct ProfileSession {
+    pub config: ProfileConfig,
+    pub clock: SystemClockMap,
+    queues: Mutex<Vec<Arc<QueueCapture>>>,
+    /// Device-wide records (executables).
+    device_records: ArrayQueue<Record>,
+    device_dropped: AtomicU64,
+    stop: AtomicBool,
+    writer: Mutex<Option<JoinHandle<WriterOutcome>>>,
+}
+
+/// What the writer thread reports when it stops.
+struct WriterOutcome {
+    records: u64,
+    dropped: u64,
+    error: Option<aqueduct_profile::ProfileError>,
+}
+
+/// What a finished capture wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileReport {
+    pub output: std::path::PathBuf,
+    pub modes: ProfileModes,
+    /// Records written to the file.
+    pub records: u64,
+    /// Records dropped because a buffer was full when they were made.
+    pub dropped: u64,
+    /// Submissions captured without device timestamps because every timing signal was in flight.
+    pub untimed: u64,
+}
+
+impl ProfileSession {
+    /// Opens the output file, writes the header and starts the writer thread.
+    pub fn start(config: ProfileConfig, header: BundleHeader, clock: SystemClockMap) -> EngineResult<Arc<Self>> {
+        let file = File::create(&config.output).map_err(|error| EngineError::InvalidArgument {
+            what: "profile output",
+            reason: format!("cannot create {}: {error}", config.output.display()),
+        })?;
+        let writer = ProfileWriter::new(BufWriter::new(file), &header)?;
+        let session = Arc::new(Self {
+            device_records: ArrayQueue::new(config.queue_buffer_records),
+            config,
+            clock,
+            queues: Mutex::new(Vec::new()),
+            device_dropped: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            writer: Mutex::new(None),
+        });
+        let thread = {
+            let session = session.clone();
+            std::thread::Builder::new()
+                .name("aqueduct-profile-writer".into())
+                .spawn(move || session.write(writer))
+                .map_err(|error| EngineError::InvalidArgument {
+                    what: "profile",
+                    reason: format!("cannot start the writer thread: {error}"),
+                })?
+        };
+        *session.writer.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(thread);
+        Ok(session)
+    }
+
+    /// A queue joins the capture (at its start, or when it is created during it).
+    pub fn add_queue(&self, shared: &Arc<QueueShared>) -> Arc<QueueCapture> {
+        let capture = Arc::new(QueueCapture {
+            queue: u32::from(shared.index),
+            modes: self.config.modes,
+            records: ArrayQueue::new(self.config.queue_buffer_records),
+            dropped: AtomicU64::new(0),
+            untimed: AtomicU64::new(0),
+            ring_high_water: AtomicU64::new(0),
+            kernarg_high_water: AtomicU64::new(0),
+            epochs_high_water: AtomicU64::new(0),
+            kernarg_bytes: AtomicU64::new(0),
+            timing_signals: Mutex::new(Vec::new()),
+            shared: Arc::downgrade(shared),
+            clock: self.clock,
+        });
+        self.queues.lock().unwrap_or_else(|poison| poison.into_inner()).push(capture.clone());
+        capture
+    }
+
+    /// A device-wide record (an executable loaded during the capture).
+    pub fn push_device(&self, record: Record) {
+        if self.device_records.push(record).is_err() {
+            self.device_dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Stops the writer after it drained every buffer, and reports what it wrote.
+    pub fn finish(&self, untimed: u64) -> EngineResult<ProfileReport> {
+        self.stop.store(true, Ordering::Release);
+        let thread = self.writer.lock().unwrap_or_else(|poison| poison.into_inner()).take();
+        let outcome = match thread.map(JoinHandle::join) {
+            Some(Ok(outcome)) => outcome,
+            Some(Err(_)) => {
+                return Err(EngineError::InvalidArgument {
+                    what: "profile",
+                    reason: "the writer thread panicked".into(),
+                });
+            }
+            None => return Err(EngineError::ProfileState { reason: "the capture already finished" }),
+        };
+        if let Some(error) = outcome.error {
+            return Err(error.into());
+        }
+        Ok(ProfileReport {
+            output: self.config.output.clone(),
+            modes: self.config.modes,
+            records: outcome.records,
+            dropped: outcome.dropped,
+            untimed,
+        })
+    }
+
+    /// The writer thread: drains the buffers until told to stop, then once more, then writes the
+    /// dropped counts and closes the file.
+    fn write(&self, mut writer: ProfileWriter<BufWriter<File>>) -> WriterOutcome {
+        let mut error = None;
+        let mut next_sample = Instant::now();
+        let counters = self.config.modes.contains(ProfileModes::COUNTERS);
+        let mut append = |writer: &mut ProfileWriter<BufWriter<File>>, record: &Record| {
+            if error.is_none()
+                && let Err(failed) = writer.append(record)
+            {
+                error = Some(failed);
+            }
+        };
+        loop {
+            let stopping = self.stop.load(Ordering::Acquire);
+            let queues = self.queues.lock().unwrap_or_else(|poison| poison.into_inner()).clone();
+            while let Some(record) = self.device_records.pop() {
+                append(&mut writer, &record);
+            }
+            for queue in &queues {
+                while let Some(record) = queue.records.pop() {
+                    append(&mut writer, &record);
+                }
+            }
+            if counters && (stopping || Instant::now() >= next_sample) {
+                next_sample = Instant::now() + self.config.counter_interval;
+                for queue in &queues {
+                    for sample in counter_samples(queue) {
+                        append(&mut writer, &Record::Counter(sample));
+                    }
+                }
+            }
+            if stopping {
+                let mut dropped = self.device_dropped.load(Ordering::Relaxed);
+                for queue in &queues {
+                    let count = queue.dropped.load(Ordering::Relaxed);
+                    dropped += count;
+                    append(&mut writer, &Record::Dropped(Dropped { queue: queue.queue, count }));
+                }
+                let records = writer.records();
+                if let Err(failed) = writer.finish()
+                    && error.is_none()
+                {
+                    error = Some(failed);
+                }
+                return WriterOutcome { records, dropped, error };
+            }
+            std::thread::park_timeout(WRITER_PERIOD);
+        }
+    }
+}
+
+/// The software counters of one queue, as samples now.
+fn counter_samples(queue: &QueueCapture) -> Vec<CounterSample> {
+    let Some(shared) = queue.shared.upgrade() else { return Vec::new() };
+    let stats = crate::Queue::stats_of(&shared);
+    let timestamp_ns = host_now_ns();
+    let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+    [
+        ("submissions", stats.submissions),
+        ("packets", stats.packets),
+        ("device-waits", stats.device_waits),
+        ("parked-submissions", stats.deferred),
+        ("epochs-drained", stats.epochs_drained),
+        ("kernarg-bytes", load(&queue.kernarg_bytes)),
+        ("ring-high-water", load(&queue.ring_high_water)),
+        ("kernarg-high-water", load(&queue.kernarg_high_water)),
+        ("epochs-in-flight-high-water", load(&queue.epochs_high_water)),
+        ("dropped-records", load(&queue.dropped)),
+        ("untimed-packets", load(&queue.untimed)),
+    ]
+    .into_iter()
+    .map(|(name, value)| CounterSample { queue: queue.queue, timestamp_ns, name: name.into(), value })
+    .collect()
+}

@@ -1,0 +1,287 @@
+//! A queue's part of a profile capture: joining and leaving it, stamping the submissions it
+//! stages, and turning drained epochs into records.
+//!
+//! Publication copies each captured submission's facts into its epoch row
+//! (`aqueduct_components::capture::EpochCapture`); this file stamps the pass's publication time
+//! and, when the epoch is drained, reads the device timestamps of its timed packets and hands
+//! the records to the queue's buffer. All of it runs under the queue lock, where the stages
+//! already are.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use aqueduct_components::capture::{CaptureFlags, EpochCapture, OperationTag, TimedKind, WaitTier};
+use aqueduct_hsa::sys::hsa_signal_t;
+use aqueduct_profile::{
+    CommandRef, DeviceQueueEvent, DispatchEvent, OperationKind, QueueEvent, Record, Signal, Wait, WaitResolution,
+};
+use aqueduct_systems::{EpochRows, QueueState, stage_params};
+
+use super::core::QueueShared;
+use crate::error::EngineResult;
+use crate::profile::{ProfileModes, ProfileSession, QueueCapture, host_now_ns};
+
+/// Timing signals per epoch that can be in flight: a program segment takes two.
+const TIMING_SIGNALS_PER_EPOCH: usize = 2;
+/// At most this many timing signals per queue (each is a signal of the provider's).
+const MAX_TIMING_SIGNALS: usize = 4096;
+
+fn flags_for(modes: ProfileModes) -> CaptureFlags {
+    let device = modes.contains(ProfileModes::DEVICE_QUEUE_EVENTS);
+    let dispatch = modes.contains(ProfileModes::DISPATCH_EVENTS);
+    CaptureFlags {
+        queue_events: modes.contains(ProfileModes::QUEUE_EVENTS) || device || dispatch,
+        device_timing: device,
+        dispatch_timing: dispatch,
+    }
+}
+
+impl QueueShared {
+    /// Joins `session`: a buffer for its records, timing signals when it times packets, and the
+    /// flags the stages read.
+    pub(crate) fn attach_capture(self: &Arc<Self>, session: &ProfileSession) -> EngineResult<()> {
+        let capture = session.add_queue(self);
+        let flags = flags_for(capture.modes);
+        let mut signals = Vec::new();
+        if flags.times_packets() {
+            let count =
+                (self.device.config.epochs_in_flight as usize * TIMING_SIGNALS_PER_EPOCH).min(MAX_TIMING_SIGNALS);
+            for _ in 0..count {
+                match self.device.hsa.signal_create_gpu_only(1) {
+                    Ok(signal) => signals.push(signal.handle),
+                    Err(error) => {
+                        signals.iter().for_each(|&signal| self.destroy_signal(signal));
+                        return Err(error.into());
+                    }
+                }
+            }
+            // SAFETY: the queue lives as long as this QueueShared.
+            unsafe { self.device.hsa.set_profiler_enabled(self.hsa_queue, true)? };
+        }
+        capture.timing_signals.lock().unwrap_or_else(|poison| poison.into_inner()).clone_from(&signals);
+        let mut core = self.lock();
+        let queue = &mut core.world.resource_mut::<QueueState>().into_inner().capture;
+        queue.flags = flags;
+        queue.timing_signals = signals;
+        queue.untimed = 0;
+        core.capture = Some(capture);
+        self.capturing.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Stops capturing new submissions; returns the last epoch submitted, which the capture
+    /// still waits for.
+    pub(crate) fn stop_capturing(&self) -> u64 {
+        let mut core = self.lock();
+        self.capturing.store(false, Ordering::Release);
+        let queue = core.world.resource_mut::<QueueState>().into_inner();
+        queue.capture.flags = CaptureFlags::OFF;
+        queue.epochs.submitted
+    }
+
+    /// Waits until `epoch` is drained (its records made) or `deadline` passes.
+    pub(crate) fn wait_drained(&self, epoch: u64, deadline: Instant) {
+        while self.epochs().1 < epoch && Instant::now() < deadline {
+            if self.error_sink.status.load(Ordering::Acquire) != 0 {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Leaves the capture: records what was never drained (without its completion), destroys
+    /// the timing signals no packet still names, and returns how many packets went untimed.
+    pub(crate) fn detach_capture(&self) -> u64 {
+        let mut core = self.lock();
+        let Some(capture) = core.capture.take() else { return 0 };
+        let core = &mut *core;
+        let (mut queue, _, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
+        let (drained, submitted) = (queue.epochs.drained, queue.epochs.submitted);
+        // Still in flight: their submission records go out without a completion, and their
+        // timing signals stay alive, since a packet may still complete on them.
+        for epoch in drained + 1..=submitted {
+            if let Ok((mut row, _, _)) = epoch_rows.get_mut(queue.epochs.row(epoch)) {
+                let row = &mut *row;
+                if row.capture.captured {
+                    self.record_epoch(&capture, queue.index, epoch, &row.capture, None, false);
+                    row.capture.clear();
+                }
+            }
+        }
+        let created = std::mem::take(&mut *capture.timing_signals.lock().unwrap_or_else(|poison| poison.into_inner()));
+        let free = std::mem::take(&mut queue.capture.timing_signals);
+        let untimed = std::mem::take(&mut queue.capture.untimed);
+        capture.untimed.fetch_add(untimed, Ordering::Relaxed);
+        if !created.is_empty() {
+            // SAFETY: the queue lives as long as this QueueShared.
+            if let Err(error) = unsafe { self.device.hsa.set_profiler_enabled(self.hsa_queue, false) } {
+                tracing::warn!(%error, queue = self.index, "disabling queue profiling failed");
+            }
+        }
+        let in_flight = created.len() - free.len();
+        if in_flight > 0 {
+            tracing::warn!(queue = self.index, in_flight, "timing signals still named by packets in flight are kept");
+        }
+        free.into_iter().for_each(|signal| self.destroy_signal(signal));
+        capture.untimed.load(Ordering::Relaxed)
+    }
+
+    fn destroy_signal(&self, signal: u64) {
+        if let Err(error) = self.device.hsa.signal_destroy(hsa_signal_t { handle: signal }) {
+            tracing::warn!(%error, "destroying a timing signal failed");
+        }
+    }
+
+    /// Host clock for a submission's entry while the queue captures, else 0.
+    #[inline]
+    pub(super) fn capture_entry(&self) -> u64 {
+        if self.capturing.load(Ordering::Relaxed) { host_now_ns() } else { 0 }
+    }
+
+    /// After a pass that published the epochs after `submitted_before`: stamps their
+    /// publication time and raises the occupancy marks.
+    pub(super) fn note_pass(capture: &QueueCapture, queue: &QueueState, rows: &mut EpochRows, submitted_before: u64) {
+        let now = host_now_ns();
+        for epoch in submitted_before + 1..=queue.epochs.submitted {
+            if let Ok((mut row, _, _)) = rows.get_mut(queue.epochs.row(epoch)) {
+                row.capture.published_ns = now;
+            }
+        }
+        let ring = queue.ring.write_index_now().wrapping_sub(queue.known_read_index);
+        QueueCapture::raise(&capture.ring_high_water, ring);
+        QueueCapture::raise(&capture.kernarg_high_water, queue.kernargs.head - queue.kernargs.reclaimed);
+        QueueCapture::raise(&capture.epochs_high_water, queue.epochs.submitted - queue.epochs.drained);
+        capture.kernarg_bytes.store(queue.kernargs.head, Ordering::Relaxed);
+    }
+
+    /// Makes the records of the epochs after `drained_before`, up to the queue's drained epoch,
+    /// and gives their timing signals back. `device_ran`: the device completed them (not a
+    /// failed queue's force-retired epochs, whose timestamps were never written).
+    pub(super) fn harvest(
+        &self,
+        capture: &QueueCapture,
+        queue: &mut QueueState,
+        rows: &mut EpochRows,
+        drained_before: u64,
+        device_ran: bool,
+    ) {
+        let seen = host_now_ns();
+        for epoch in drained_before + 1..=queue.epochs.drained {
+            let Ok((mut row, _, _)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };
+            let row = &mut *row;
+            if !row.capture.captured {
+                continue;
+            }
+            self.record_epoch(capture, queue.index, epoch, &row.capture, Some(seen), device_ran);
+            for timed in &row.capture.timed {
+                // SAFETY: a timing signal this capture created; only the device and this thread use it.
+                unsafe { (self.device.hsa.api().hsa_signal_store_relaxed)(hsa_signal_t { handle: timed.signal }, 1) };
+                queue.capture.timing_signals.push(timed.signal);
+            }
+            row.capture.clear();
+        }
+        let untimed = std::mem::take(&mut queue.capture.untimed);
+        if untimed > 0 {
+            capture.untimed.fetch_add(untimed, Ordering::Relaxed);
+        }
+    }
+
+    /// Hands the records of one epoch to the queue's buffer.
+    fn record_epoch(
+        &self,
+        capture: &QueueCapture,
+        queue: u16,
+        epoch: u64,
+        facts: &EpochCapture,
+        completion_seen_ns: Option<u64>,
+        device_ran: bool,
+    ) {
+        let queue = u32::from(queue);
+        let modes = capture.modes;
+        let agent = self.device.agents[self.agent].info.agent;
+        let mut span: Option<(u64, u64)> = None;
+        for timed in &facts.timed {
+            if !device_ran {
+                break;
+            }
+            let Ok((start, end)) = self.device.hsa.dispatch_time(agent, hsa_signal_t { handle: timed.signal }) else {
+                continue;
+            };
+            let (begin_ns, end_ns) = (capture.clock.to_host_ns(start), capture.clock.to_host_ns(end));
+            span = Some(span.map_or((begin_ns, end_ns), |(begin, end)| (begin.min(begin_ns), end.max(end_ns))));
+            if let TimedKind::Dispatch { kernel_object, grid, workgroup, command } = timed.kind
+                && modes.contains(ProfileModes::DISPATCH_EVENTS)
+            {
+                let name = self.device.executables.kernel(kernel_object);
+                capture.push(Record::Dispatch(DispatchEvent {
+                    queue,
+                    epoch,
+                    kernel: name.as_ref().map_or_else(|| format!("{kernel_object:#x}"), |name| name.symbol.to_string()),
+                    executable: name.map_or(0, |name| name.executable),
+                    grid,
+                    workgroup: workgroup.map(u32::from),
+                    command: command
+                        .map(|(command_buffer, command_index)| CommandRef { command_buffer, command_index }),
+                    begin_ns,
+                    end_ns,
+                }));
+            }
+        }
+        if modes.contains(ProfileModes::DEVICE_QUEUE_EVENTS)
+            && let Some((begin_ns, end_ns)) = span
+        {
+            capture.push(Record::DeviceQueueEvent(DeviceQueueEvent { queue, epoch, begin_ns, end_ns }));
+        }
+        if modes.contains(ProfileModes::QUEUE_EVENTS) {
+            capture.push(Record::QueueEvent(QueueEvent {
+                queue,
+                operation: operation_kind(facts.operation),
+                epoch,
+                waits: facts
+                    .waits
+                    .iter()
+                    .map(|wait| Wait {
+                        semaphore: u64::from(wait.semaphore),
+                        value: wait.value,
+                        resolution: resolution(wait.tier),
+                    })
+                    .collect(),
+                signals: facts
+                    .signals
+                    .iter()
+                    .map(|signal| Signal { semaphore: u64::from(signal.semaphore), value: signal.value })
+                    .collect(),
+                packets: facts.packets,
+                kernarg_bytes: facts.kernarg_bytes,
+                submit_entry_ns: facts.submit_entry_ns,
+                published_ns: facts.published_ns,
+                completion_seen_ns,
+            }));
+        }
+    }
+}
+
+fn operation_kind(operation: OperationTag) -> OperationKind {
+    match operation {
+        OperationTag::Barrier => OperationKind::Barrier,
+        OperationTag::Fill => OperationKind::Fill,
+        OperationTag::Copy => OperationKind::Copy,
+        OperationTag::Update => OperationKind::Update,
+        OperationTag::Dispatch => OperationKind::Dispatch,
+        OperationTag::RawDispatch => OperationKind::RawDispatch,
+        OperationTag::CommandBufferExecution => OperationKind::CommandBufferExecution,
+    }
+}
+
+fn resolution(tier: WaitTier) -> WaitResolution {
+    match tier {
+        WaitTier::Satisfied => WaitResolution::Satisfied,
+        WaitTier::SameQueue => WaitResolution::SameQueue,
+        WaitTier::Covered => WaitResolution::CoveredByFrontier,
+        WaitTier::DeviceBarrier { queue, epoch } => {
+            WaitResolution::DeviceBarrier { producer_queue: u32::from(queue), producer_epoch: epoch }
+        }
+        WaitTier::Deferred => WaitResolution::Deferred,
+    }
+}

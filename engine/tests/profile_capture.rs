@@ -1,0 +1,290 @@
+//! Profile capture on the soft runtime: each mode's records (fields, counts, order), device
+//! times against fault-injected slow packets of known length, dropped records, and the errors
+//! for modes that cannot run here.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use aqueduct_engine::{
+    BindingTable, BufferRef, CommandBufferUsage, Dispatch, EngineError, MemoryKind, ProfileConfig, ProfileModes,
+    WaitStrategy,
+};
+use aqueduct_hsa::soft::Fault;
+use aqueduct_profile::{
+    CodeObjectHash, DeviceQueueEvent, DispatchEvent, OperationKind, ProfileReader, QueueEvent, Record, WaitResolution,
+};
+use common::{KernelRig, TIMEOUT, engine, fault_next, queue};
+
+const SLOW: Duration = Duration::from_millis(30);
+/// How far a device time may sit outside the host times around it: the calibration's bracket.
+const CLOCK_SLACK_NS: u64 = 200_000;
+
+fn output(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("aqueduct-test-{}-{name}.aqprof", std::process::id()))
+}
+
+fn read(path: &PathBuf) -> Vec<Record> {
+    let file = std::fs::File::open(path).expect("the capture wrote its file");
+    let reader = ProfileReader::new(std::io::BufReader::new(file)).expect("a valid header");
+    let records = reader.collect::<Result<Vec<_>, _>>().expect("every record decodes and the end chunk is there");
+    std::fs::remove_file(path).ok();
+    records
+}
+
+fn queue_events(records: &[Record], queue: u32) -> Vec<&QueueEvent> {
+    records
+        .iter()
+        .filter_map(|record| match record {
+            Record::QueueEvent(event) if event.queue == queue => Some(event),
+            _ => None,
+        })
+        .collect()
+}
+
+fn device_event(records: &[Record], queue: u32, epoch: u64) -> &DeviceQueueEvent {
+    records
+        .iter()
+        .find_map(|record| match record {
+            Record::DeviceQueueEvent(event) if event.queue == queue && event.epoch == epoch => Some(event),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no device event for queue {queue} epoch {epoch}"))
+}
+
+fn dispatches(records: &[Record], queue: u32) -> Vec<&DispatchEvent> {
+    records
+        .iter()
+        .filter_map(|record| match record {
+            Record::Dispatch(event) if event.queue == queue => Some(event),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_software_mode_records_what_the_queues_did() {
+    for strategy in [WaitStrategy::BarrierValue, WaitStrategy::BarrierAnd] {
+        let rig = KernelRig::new(strategy);
+        let device = rig.device();
+        let path = output(&format!("all-{strategy:?}"));
+        device.begin_profile(ProfileConfig::new(&path)).unwrap();
+        let (a, b) = (queue(device), queue(device));
+        let (x, y) = (rig.buffer(), rig.buffer());
+        let (s, t) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
+        // The producer is slowed, so the consumer's wait finds it running: a device barrier.
+        fault_next(&a, Fault::Slow(SLOW));
+        rig.store(&a, &x, 1, &[], &[s.at(1)]);
+        rig.add(&b, &y, &x, 10, &[s.at(1)], &[t.at(1)]);
+        b.fill(y.whole(), &[7], &[t.at(1)], &[t.at(2)]).unwrap();
+        t.wait(2, TIMEOUT).unwrap();
+        b.barrier(&[s.at(1)], &[t.at(3)]).unwrap();
+        t.wait(3, TIMEOUT).unwrap();
+        let report = device.end_profile().unwrap();
+        let records = read(&path);
+        assert_eq!(report.records, records.len() as u64, "{strategy:?}");
+        assert_eq!((report.dropped, report.untimed), (0, 0), "{strategy:?}");
+        let (qa, qb) = (u32::from(a.index()), u32::from(b.index()));
+
+        // queue-events: one per submission, in epoch order, with the tier of each wait.
+        let (on_a, on_b) = (queue_events(&records, qa), queue_events(&records, qb));
+        assert_eq!(on_a.len(), 1, "{strategy:?}");
+        let kinds: Vec<OperationKind> = on_b.iter().map(|event| event.operation).collect();
+        assert_eq!(kinds, [OperationKind::Dispatch, OperationKind::Fill, OperationKind::Barrier], "{strategy:?}");
+        assert_eq!(on_b.iter().map(|event| event.epoch).collect::<Vec<_>>(), [1, 2, 3]);
+        let tiers: Vec<WaitResolution> = on_b.iter().map(|event| event.waits[0].resolution).collect();
+        assert_eq!(
+            tiers,
+            [
+                WaitResolution::DeviceBarrier { producer_queue: qa, producer_epoch: 1 },
+                WaitResolution::SameQueue,
+                WaitResolution::Satisfied
+            ],
+            "{strategy:?}"
+        );
+        assert_eq!(on_b[0].signals.len(), 1);
+        assert_eq!(on_b[0].signals[0].value, 1);
+        // A barrier packet ahead of the dispatch; a timed payload adds its trailing barrier.
+        assert_eq!(on_b[0].packets, 3, "{strategy:?}");
+        assert!(on_b[0].kernarg_bytes > 0 && on_b[2].kernarg_bytes == 0);
+        for event in on_a.iter().chain(&on_b) {
+            let seen = event.completion_seen_ns.expect("drained before the capture ended");
+            assert!(event.submit_entry_ns > 0, "{event:?}");
+            assert!(event.submit_entry_ns <= event.published_ns && event.published_ns <= seen, "{event:?}");
+        }
+
+        // device-queue-events: the slow producer lasts its injected time, the consumer's
+        // payload starts after it ends, and each sits between its host publication and drain.
+        let producer = device_event(&records, qa, 1);
+        assert!(producer.end_ns - producer.begin_ns >= SLOW.as_nanos() as u64, "{producer:?}");
+        let consumer = device_event(&records, qb, 1);
+        assert!(consumer.begin_ns + CLOCK_SLACK_NS >= producer.end_ns, "{strategy:?}: {consumer:?} {producer:?}");
+        for event in on_a.iter().chain(&on_b) {
+            let device = device_event(&records, event.queue, event.epoch);
+            assert!(device.begin_ns <= device.end_ns);
+            assert!(device.begin_ns + CLOCK_SLACK_NS >= event.published_ns, "{device:?} {event:?}");
+            assert!(device.end_ns <= event.completion_seen_ns.unwrap() + CLOCK_SLACK_NS, "{device:?} {event:?}");
+        }
+
+        // dispatch-events: the kernels by name, with the executable that holds them.
+        let executables: Vec<_> = records
+            .iter()
+            .filter_map(|record| match record {
+                Record::Executable(metadata) => Some(metadata),
+                _ => None,
+            })
+            .collect();
+        let kernels = executables
+            .iter()
+            .find(|metadata| metadata.code_object_hash == CodeObjectHash::of(common::TEST_KERNELS_GFX1100))
+            .expect("the test kernels' metadata");
+        assert!(kernels.kernels.iter().any(|kernel| kernel.symbol == "store_value"));
+        assert_eq!(kernels.code_object_version, 5);
+        let on_a = dispatches(&records, qa);
+        assert_eq!(on_a.len(), 1);
+        assert_eq!((on_a[0].kernel.as_str(), on_a[0].executable), ("store_value", kernels.executable));
+        assert_eq!((on_a[0].grid, on_a[0].workgroup, on_a[0].command), ([256, 1, 1], [64, 1, 1], None));
+        assert!(on_a[0].end_ns - on_a[0].begin_ns >= SLOW.as_nanos() as u64);
+        let on_b: Vec<&str> = dispatches(&records, qb).iter().map(|event| event.kernel.as_str()).collect();
+        assert_eq!(on_b.len(), 2, "{on_b:?}");
+        assert_eq!(on_b[0], "add_from");
+        assert!(on_b[1].starts_with("fill_"), "the fill is a device-library dispatch: {on_b:?}");
+        let library = dispatches(&records, qb)[1].executable;
+        assert!(executables.iter().any(|metadata| metadata.executable == library), "the library's metadata too");
+
+        // counters: the last sample of each queue says what its statistics say.
+        let last = |queue: u32, name: &str| {
+            records
+                .iter()
+                .rev()
+                .find_map(|record| match record {
+                    Record::Counter(sample) if sample.queue == queue && sample.name == name => Some(sample.value),
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("no {name} counter on queue {queue}"))
+        };
+        assert_eq!(last(qb, "submissions"), 3);
+        assert_eq!(last(qb, "packets"), b.stats().packets);
+        assert_eq!(last(qb, "device-waits"), 1);
+        assert!(last(qb, "ring-high-water") >= 3);
+        assert!(last(qb, "kernarg-bytes") > 0);
+        assert_eq!(last(qa, "submissions"), 1);
+
+        // Dropped: one record per queue, none dropped.
+        let dropped: Vec<_> = records.iter().filter(|record| matches!(record, Record::Dropped(_))).collect();
+        assert_eq!(dropped.len(), 2, "{dropped:?}");
+        assert!(dropped.iter().all(|record| matches!(record, Record::Dropped(d) if d.count == 0)));
+    }
+}
+
+#[test]
+fn a_full_buffer_drops_and_counts_records_and_never_blocks() {
+    let engine = engine(WaitStrategy::Auto);
+    let device = engine.device();
+    let path = output("dropped");
+    let config = ProfileConfig::new(&path).modes(ProfileModes::QUEUE_EVENTS).queue_buffer_records(1);
+    device.begin_profile(config).unwrap();
+    let queue = queue(device);
+    let target = device.allocate(MemoryKind::HostVisible, 64).unwrap();
+    let done = device.create_semaphore(0).unwrap();
+    const SUBMISSIONS: u64 = 3000;
+    for value in 1..=SUBMISSIONS {
+        queue.fill(target.whole(), &[1], &[], &[done.at(value)]).unwrap();
+    }
+    done.wait(SUBMISSIONS, TIMEOUT).unwrap();
+    let report = device.end_profile().unwrap();
+    let records = read(&path);
+    let written = queue_events(&records, u32::from(queue.index())).len() as u64;
+    let counted: u64 = records
+        .iter()
+        .filter_map(|record| match record {
+            Record::Dropped(dropped) => Some(dropped.count),
+            _ => None,
+        })
+        .sum();
+    assert_eq!(counted, report.dropped);
+    assert_eq!(written + counted, SUBMISSIONS, "every submission is written or counted as dropped");
+    assert!(counted > 0, "a one-record buffer cannot hold a burst of {SUBMISSIONS}");
+}
+
+#[test]
+fn a_command_buffer_execution_is_timed_as_one_submission() {
+    let rig = KernelRig::new(WaitStrategy::Auto);
+    let device = rig.device();
+    let path = output("command-buffer");
+    let modes = ProfileModes::QUEUE_EVENTS | ProfileModes::DEVICE_QUEUE_EVENTS;
+    device.begin_profile(ProfileConfig::new(&path).modes(modes)).unwrap();
+    let queue = queue(device);
+    let (x, y) = (rig.buffer(), rig.buffer());
+    let mut program = device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
+    let x_ref: BufferRef = x.whole().into();
+    let store = Dispatch::grid([256, 1, 1]).workgroup([64, 1, 1]).bindings(std::slice::from_ref(&x_ref));
+    program.dispatch(&rig.kernels.store_value, &store.constants(&[5, 256])).unwrap();
+    let bindings: [BufferRef; 2] = [y.whole().into(), x.whole().into()];
+    let add = Dispatch::grid([256, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings);
+    program.dispatch(&rig.kernels.add_from, &add.constants(&[1, 256])).unwrap();
+    program.finish().unwrap();
+    let done = device.create_semaphore(0).unwrap();
+    fault_next(&queue, Fault::Slow(SLOW));
+    queue.execute(&program, &BindingTable::default(), &[], &[done.at(1)]).unwrap();
+    done.wait(1, TIMEOUT).unwrap();
+    assert_eq!(common::words(&y.to_vec().unwrap())[..2], [6, 7], "the program ran");
+    device.end_profile().unwrap();
+    let records = read(&path);
+    let events = queue_events(&records, u32::from(queue.index()));
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].operation, OperationKind::CommandBufferExecution);
+    // The timed lead barrier is the slowed packet: the segment's span covers it.
+    let span = device_event(&records, events[0].queue, events[0].epoch);
+    assert!(span.end_ns - span.begin_ns >= SLOW.as_nanos() as u64, "{span:?}");
+}
+
+#[test]
+fn modes_that_need_aqlprofile_fail_and_name_what_was_searched() {
+    let engine = engine(WaitStrategy::Auto);
+    let device = engine.device();
+    let path = output("aqlprofile");
+    for modes in [ProfileModes::HARDWARE_COUNTERS, ProfileModes::EXECUTABLE_TRACES | ProfileModes::QUEUE_EVENTS] {
+        let error = device.begin_profile(ProfileConfig::new(&path).modes(modes)).unwrap_err();
+        let EngineError::ProfileModeUnavailable { modes: named, reason } = &error else {
+            panic!("expected ProfileModeUnavailable, got {error}");
+        };
+        assert!(named.contains("hardware-counters") || named.contains("executable-traces"), "{error}");
+        // Without the library the reason lists the paths; with it, that this is no AMD GPU.
+        assert!(
+            reason.contains("libhsa-amd-aqlprofile64.so") && reason.contains("AQUEDUCT_LIBAQLPROFILE_PATH")
+                || reason.contains("soft runtime"),
+            "{error}"
+        );
+        assert!(!path.exists(), "a refused capture creates no file");
+    }
+    // Nothing changed: a software capture begins and ends.
+    device.begin_profile(ProfileConfig::new(&path).modes(ProfileModes::QUEUE_EVENTS)).unwrap();
+    device.end_profile().unwrap();
+    assert!(read(&path).iter().all(|record| matches!(record, Record::Dropped(_))));
+}
+
+#[test]
+fn capture_state_errors_and_queues_that_join_late() {
+    let engine = engine(WaitStrategy::Auto);
+    let device = engine.device();
+    assert!(matches!(device.end_profile(), Err(EngineError::ProfileState { .. })));
+    let path = output("late");
+    device.begin_profile(ProfileConfig::new(&path).modes(ProfileModes::QUEUE_EVENTS)).unwrap();
+    let again = device.begin_profile(ProfileConfig::new(output("second")));
+    assert!(matches!(again, Err(EngineError::ProfileState { .. })), "{again:?}");
+    let bad = ProfileConfig::new(output("bad")).modes(ProfileModes::NONE);
+    // A queue created during the capture is captured.
+    let late = queue(device);
+    let done = device.create_semaphore(0).unwrap();
+    late.barrier(&[], &[done.at(1)]).unwrap();
+    done.wait(1, TIMEOUT).unwrap();
+    device.end_profile().unwrap();
+    assert!(matches!(device.begin_profile(bad), Err(EngineError::InvalidArgument { what: "profile", .. })));
+    let records = read(&path);
+    assert_eq!(queue_events(&records, u32::from(late.index())).len(), 1);
+    // After the capture, nothing is stamped or recorded.
+    late.barrier(&[], &[done.at(2)]).unwrap();
+    done.wait(2, TIMEOUT).unwrap();
+}
