@@ -1,4 +1,5 @@
-//! `aqueduct profile` end to end on the synthetic sample bundle (there is no capture yet).
+//! `aqueduct profile` end to end: the tools on the synthetic sample bundle, and `record` (and the
+//! environment capture it uses) on the demo.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -182,4 +183,102 @@ fn bad_bundles_are_clear_errors_naming_the_file() {
     let (ok, _, stderr) = aqueduct(&["profile", "summary", directory.join("missing.aqprof").to_str().unwrap()]);
     assert!(!ok);
     assert!(stderr.contains("cannot read"), "{stderr}");
+}
+
+/// Runs the binary with extra environment variables.
+fn aqueduct_with_env(arguments: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aqueduct"));
+    command.args(arguments);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("the binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+const DEMO: [&str; 6] = ["demo", "--device", "soft", "--handoffs", "16", "--queues"];
+
+#[test]
+fn record_profiles_the_demo_and_every_tool_reads_the_capture() {
+    let (directory, _) = workspace("record");
+    let capture = directory.join("demo.aqprof");
+    let capture = capture.to_str().unwrap();
+    let mut arguments = vec!["profile", "record", "-o", capture, "--"];
+    arguments.extend(DEMO);
+    arguments.push("3");
+    let (ok, stdout, stderr) = aqueduct(&arguments);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("all correct"), "the demo ran and verified: {stdout}");
+    assert!(stderr.contains("aqueduct profile: wrote"), "{stderr}");
+
+    let (ok, stdout, stderr) = aqueduct(&["profile", "summary", capture, "--json"]);
+    assert!(ok, "{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let queues = summary["queues"].as_array().unwrap();
+    assert_eq!(queues.len(), 3, "one summary per demo queue: {stdout}");
+    assert!(queues.iter().all(|queue| queue["submissions"].as_u64().unwrap() > 0));
+    assert!(queues.iter().all(|queue| queue["device_time"]["count"].as_u64().unwrap() > 0), "device times");
+    assert!(queues.iter().any(|queue| !queue["waits_on"].as_array().unwrap().is_empty()), "cross-queue waits");
+    let kernels: Vec<&str> =
+        summary["kernels"].as_array().unwrap().iter().map(|kernel| kernel["kernel"].as_str().unwrap()).collect();
+    assert!(kernels.contains(&"saxpy") && kernels.contains(&"iota"), "{kernels:?}");
+    assert_eq!(summary["dropped"].as_u64(), Some(0));
+
+    let (ok, stdout, stderr) = aqueduct(&["profile", "dispatches", capture, "--format", "jsonl"]);
+    assert!(ok, "{stderr}");
+    let saxpy = stdout.lines().filter(|line| line.contains("\"saxpy\"")).count();
+    assert_eq!(saxpy, 16, "one saxpy per handoff: {stdout}");
+
+    for (format, name) in [("chrome", "demo.json"), ("perfetto", "demo.pftrace"), ("svg", "demo.svg")] {
+        let out = directory.join(name);
+        let (ok, _, stderr) =
+            aqueduct(&["profile", "export", capture, "--format", format, "-o", out.to_str().unwrap()]);
+        assert!(ok, "{format}: {stderr}");
+        assert!(std::fs::metadata(&out).unwrap().len() > 0, "{format}");
+    }
+    let svg = std::fs::read_to_string(directory.join("demo.svg")).unwrap();
+    assert!(svg.contains("saxpy"), "the picture names the kernels");
+}
+
+#[test]
+fn an_unmodified_program_is_profiled_from_the_environment() {
+    let (directory, _) = workspace("environment");
+    let capture = directory.join("env.aqprof");
+    let mut arguments = DEMO.to_vec();
+    arguments.push("2");
+    let env = [("AQUEDUCT_PROFILE", "queue-events"), ("AQUEDUCT_PROFILE_OUTPUT", capture.to_str().unwrap())];
+    let (ok, _, stderr) = aqueduct_with_env(&arguments, &env);
+    assert!(ok, "{stderr}");
+    let (ok, stdout, stderr) = aqueduct(&["profile", "summary", capture.to_str().unwrap(), "--json"]);
+    assert!(ok, "{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["queues"].as_array().unwrap().len(), 2);
+    assert!(summary["kernels"].as_array().unwrap().is_empty(), "queue-events only: no dispatch records");
+
+    let bad = [("AQUEDUCT_PROFILE", "queue-events,bogus"), ("AQUEDUCT_PROFILE_OUTPUT", capture.to_str().unwrap())];
+    let (ok, _, stderr) = aqueduct_with_env(&arguments, &bad);
+    assert!(!ok && stderr.contains("unknown mode `bogus`"), "{stderr}");
+}
+
+#[test]
+fn record_refuses_what_it_cannot_capture() {
+    let (directory, _) = workspace("record-refusals");
+    let capture = directory.join("x.aqprof");
+    let capture = capture.to_str().unwrap();
+    let (ok, _, stderr) = aqueduct(&["profile", "record", "-o", capture, "--", "info"]);
+    assert!(!ok && stderr.contains("runs `demo` or `bench`"), "{stderr}");
+    let (ok, _, stderr) = aqueduct(&["profile", "record", "-o", capture, "--modes", "nope", "--", "demo"]);
+    assert!(!ok && stderr.contains("unknown mode `nope`"), "{stderr}");
+    // Hardware counters need aqlprofile and an AMD GPU: the workload's device refuses to open.
+    let mut arguments = vec!["profile", "record", "-o", capture, "--modes", "hardware-counters", "--"];
+    arguments.extend(DEMO);
+    arguments.push("2");
+    let (ok, _, stderr) = aqueduct(&arguments);
+    assert!(!ok, "{stderr}");
+    assert!(stderr.contains("hardware-counters are unavailable"), "{stderr}");
+    assert!(stderr.contains("libhsa-amd-aqlprofile64.so") || stderr.contains("soft runtime"), "{stderr}");
 }

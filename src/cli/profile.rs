@@ -1,5 +1,5 @@
-//! `aqueduct profile`: the offline tools over a `.aqprof` bundle (summary, dispatch listing, trace
-//! export). Capture itself is not here yet.
+//! `aqueduct profile`: capture one of the project's workloads (`record`), and the offline tools
+//! over a `.aqprof` bundle (summary, dispatch listing, trace export).
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
@@ -12,6 +12,19 @@ use super::CliResult;
 
 #[derive(Subcommand)]
 pub enum ProfileCommand {
+    /// Profile one of the project's workloads: `aqueduct profile record -o FILE -- demo [args]`
+    /// or `-- bench [args]`. The workload runs as its own process, captured through
+    /// AQUEDUCT_PROFILE and AQUEDUCT_PROFILE_OUTPUT, as an unmodified program would be.
+    Record {
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Comma-separated capture modes, or `all` (every mode that needs no aqlprofile).
+        #[arg(long, default_value = "all")]
+        modes: String,
+        /// The workload and its arguments: `demo …` or `bench …`.
+        #[arg(last = true, required = true, num_args = 1..)]
+        workload: Vec<String>,
+    },
     /// Per queue and per kernel: counts and device times, host submit cost, cross-queue waits,
     /// dropped records.
     Summary {
@@ -57,6 +70,7 @@ pub enum ExportFormat {
 
 pub fn run(command: ProfileCommand) -> CliResult {
     match command {
+        ProfileCommand::Record { output, modes, workload } => record(&output, &modes, &workload),
         ProfileCommand::Summary { file, json } => {
             let summary = aqueduct_profile::summarize(open(&file)?).map_err(|error| in_file(&file, error))?;
             if json {
@@ -97,6 +111,46 @@ pub fn run(command: ProfileCommand) -> CliResult {
             Ok(())
         }
     }
+}
+
+/// Runs the workload as a child of this same binary with the capture asked for in its
+/// environment, then reads the bundle back and reports what it holds.
+fn record(output: &Path, modes: &str, workload: &[String]) -> CliResult {
+    // Checked here, so a typo fails before the workload runs rather than inside it.
+    let parsed: aqueduct_engine::ProfileModes = modes.parse()?;
+    match workload.first().map(String::as_str) {
+        Some("demo" | "bench") => {}
+        other => {
+            return Err(format!("profile record runs `demo` or `bench`, not {}", other.unwrap_or("nothing")).into());
+        }
+    }
+    // The capture writes the file when the workload's device closes; a stale file from an earlier
+    // run must not pass for this one.
+    match std::fs::remove_file(output) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("cannot replace {}: {error}", output.display()).into());
+        }
+        _ => {}
+    }
+    let status = std::process::Command::new(std::env::current_exe()?)
+        .args(workload)
+        .env(aqueduct_engine::PROFILE_ENV, parsed.to_string())
+        .env(aqueduct_engine::PROFILE_OUTPUT_ENV, output)
+        .status()?;
+    if !status.success() {
+        return Err(format!("the workload `{}` failed ({status})", workload.join(" ")).into());
+    }
+    let summary = aqueduct_profile::summarize(open(output)?).map_err(|error| in_file(output, error))?;
+    let submissions: u64 = summary.queues.iter().map(|queue| queue.submissions).sum();
+    let dispatches: u64 = summary.kernels.iter().map(|kernel| kernel.device_time.count).sum();
+    eprintln!(
+        "aqueduct profile: wrote {} ({parsed}): {} records, {} queues, {submissions} submissions, {dispatches} dispatches, {} dropped",
+        output.display(),
+        summary.records,
+        summary.queues.len(),
+        summary.dropped,
+    );
+    Ok(())
 }
 
 fn open(file: &Path) -> Result<ProfileReader<BufReader<File>>, String> {
