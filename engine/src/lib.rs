@@ -187,6 +187,16 @@ impl Device {
         self.0.end_profile()
     }
 
+    /// Marks the end of a frame for Tracy (the `tracy` feature, with a Tracy client running):
+    /// a game calls it once per frame so Tracy's frame view lines up with its GPU zones. Without
+    /// the feature it does nothing.
+    pub fn frame_mark(&self) {
+        #[cfg(feature = "tracy")]
+        if let Some(client) = tracy_client::Client::running() {
+            client.frame_mark();
+        }
+    }
+
     /// Loads a code object on every agent; its target must run on each of them.
     pub fn load_executable(&self, code_object: &[u8]) -> EngineResult<Executable> {
         Executable::load(&self.0, code_object)

@@ -7,6 +7,8 @@
 //! - `clock.rs`: the one clock of a bundle, and device timestamps mapped onto it;
 //! - `session.rs`: a running capture: per-queue bounded buffers and the writer thread;
 //! - `executables.rs`: what the profile knows of loaded executables;
+//! - `tracy.rs` (the `tracy` feature): the capture's device times as Tracy GPU zones, one GPU
+//!   context per queue, and plots of each queue's occupancy;
 //! - here: beginning and ending a capture on a device. A queue's part (stamping submissions,
 //!   turning drained epochs into records) is `queue/capture.rs`.
 //!
@@ -17,6 +19,8 @@ mod clock;
 mod executables;
 mod modes;
 mod session;
+#[cfg(any(feature = "tracy", test))]
+pub(crate) mod tracy;
 
 use std::sync::Arc;
 

@@ -44,6 +44,9 @@ pub(crate) struct QueueCapture {
     /// The queue, for its statistics (the counters).
     pub shared: Weak<QueueShared>,
     pub clock: SystemClockMap,
+    /// The queue's Tracy GPU context and plots.
+    #[cfg(feature = "tracy")]
+    pub tracy: Option<super::tracy::TracyQueue>,
 }
 
 impl QueueCapture {
@@ -139,6 +142,8 @@ impl ProfileSession {
             timing_signals: Mutex::new(Vec::new()),
             shared: Arc::downgrade(shared),
             clock: self.clock,
+            #[cfg(feature = "tracy")]
+            tracy: super::tracy::TracyQueue::new(shared.index),
         });
         self.queues.lock().unwrap_or_else(|poison| poison.into_inner()).push(capture.clone());
         capture

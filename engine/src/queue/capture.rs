@@ -153,6 +153,15 @@ impl QueueShared {
         QueueCapture::raise(&capture.kernarg_high_water, queue.kernargs.head - queue.kernargs.reclaimed);
         QueueCapture::raise(&capture.epochs_high_water, queue.epochs.submitted - queue.epochs.drained);
         capture.kernarg_bytes.store(queue.kernargs.head, Ordering::Relaxed);
+        #[cfg(feature = "tracy")]
+        if let Some(tracy) = &capture.tracy {
+            let parked = if queue.rows.parked { queue.rows.pending.len() as u64 } else { 0 };
+            tracy.plot(
+                queue.epochs.submitted - queue.epochs.drained,
+                queue.kernargs.head - queue.kernargs.reclaimed,
+                parked,
+            );
+        }
     }
 
     /// Makes the records of the epochs after `drained_before`, up to the queue's drained epoch,
@@ -201,6 +210,8 @@ impl QueueShared {
         let modes = capture.modes;
         let agent = self.device.agents[self.agent].info.agent;
         let mut span: Option<(u64, u64)> = None;
+        #[cfg(feature = "tracy")]
+        let mut zones: Vec<(std::sync::Arc<str>, u64, u64)> = Vec::new();
         for timed in &facts.timed {
             if !device_ran {
                 break;
@@ -210,6 +221,12 @@ impl QueueShared {
             };
             let (begin_ns, end_ns) = (capture.clock.to_host_ns(start), capture.clock.to_host_ns(end));
             span = Some(span.map_or((begin_ns, end_ns), |(begin, end)| (begin.min(begin_ns), end.max(end_ns))));
+            #[cfg(feature = "tracy")]
+            if let (TimedKind::Dispatch { kernel_object, .. }, Some(_)) = (timed.kind, &capture.tracy) {
+                let name = self.device.executables.kernel(kernel_object);
+                let name = name.map_or_else(|| std::sync::Arc::from(format!("{kernel_object:#x}")), |name| name.symbol);
+                zones.push((name, begin_ns, end_ns));
+            }
             if let TimedKind::Dispatch { kernel_object, grid, workgroup, command } = timed.kind
                 && modes.contains(ProfileModes::DISPATCH_EVENTS)
             {
@@ -227,6 +244,24 @@ impl QueueShared {
                     end_ns,
                 }));
             }
+        }
+        #[cfg(feature = "tracy")]
+        if let (Some(tracy), Some((begin_ns, end_ns))) = (&capture.tracy, span) {
+            use crate::profile::tracy::Zone;
+            // A lone dispatch is the submission; several (a command buffer) nest inside it.
+            let name = match zones.as_slice() {
+                [(kernel, _, _)] => kernel,
+                _ => operation_kind(facts.operation).name(),
+            };
+            let nested = if zones.len() > 1 {
+                zones
+                    .iter()
+                    .map(|(name, begin_ns, end_ns)| Zone { name, begin_ns: *begin_ns, end_ns: *end_ns })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            tracy.submission(Zone { name, begin_ns, end_ns }, nested);
         }
         if modes.contains(ProfileModes::DEVICE_QUEUE_EVENTS)
             && let Some((begin_ns, end_ns)) = span
