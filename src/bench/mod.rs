@@ -14,7 +14,11 @@
 //!   dispatch chains (recording, prebuilt replay, and the extra of recording per execution);
 //! - `clip/cCd16` for C in 1, 2, 4, 8: the CLIP-shaped program, per item;
 //! - `diamond/waits`: diamonds of cross-queue waits over 4 queues, per submission (its note gives
-//!   the barriers emitted against the waits asked for).
+//!   the barriers emitted against the waits asked for);
+//! - `profile/<mode>/edge+dispatch/{submit,e2e}/512` for each capture mode with a per-submission
+//!   cost (`queue-events`, `device-queue-events`, `dispatch-events`, `counters`) and `all`: the
+//!   `edge+dispatch` shape with that capture running (begun before and ended after each
+//!   repetition, outside its timing), against the same row without one.
 //!
 //! Host-cost (`submit`) shapes run on retire-only soft queues; `e2e` shapes execute for real.
 
@@ -124,7 +128,40 @@ pub fn shapes<'a>(rig: &'a Rig, cb_rig: &'a CommandBufferRig, quick: bool) -> Ve
         }));
     }
     list.push(diamond_shape(rig));
+    for modes in PROFILED_MODES {
+        for e2e in [false, true] {
+            let mode = if e2e { "e2e" } else { "submit" };
+            let name = format!("profile/{modes}/{}/{mode}/{SUBMITS}", Payload::Dispatch.prefix());
+            list.push(Shape::new(name, SUBMITS, move || {
+                profiled(rig, modes, || shapes::edges(rig, Payload::Dispatch, SUBMITS, e2e))
+            }));
+        }
+    }
     list
+}
+
+/// The capture modes with a cost per submission (executable metadata has none), then all of them.
+const PROFILED_MODES: [&str; 5] = ["queue-events", "device-queue-events", "dispatch-events", "counters", "all"];
+
+/// Runs one repetition of a shape inside a capture of `modes`, into a file removed afterwards.
+fn profiled(
+    rig: &Rig,
+    modes: &str,
+    shape: impl FnOnce() -> Result<Sample, EngineError>,
+) -> Result<Sample, EngineError> {
+    let output = std::env::temp_dir().join(format!("aqueduct-bench-{}.aqprof", std::process::id()));
+    rig.device.begin_profile(aqueduct_engine::ProfileConfig::new(&output).modes(modes.parse()?))?;
+    let sample = shape();
+    let report = rig.device.end_profile();
+    let _ = std::fs::remove_file(&output);
+    let report = report?;
+    if report.dropped > 0 {
+        return Err(EngineError::InvalidArgument {
+            what: "benchmark result",
+            reason: format!("the {modes} capture dropped {} records", report.dropped),
+        });
+    }
+    sample
 }
 
 /// Repetitions: (warm-up, measured).
