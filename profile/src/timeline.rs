@@ -23,6 +23,9 @@ pub(crate) struct TimelineIndex {
     signals: HashMap<u64, BTreeMap<u64, (u32, u64)>>,
     pub(crate) executables: Vec<Value>,
     pub(crate) dropped: BTreeMap<u32, u64>,
+    /// The counters' time range: it sets the timeline's range only when nothing else does (a
+    /// capture samples its counters from its start, before the workload's first submission).
+    counter_span: Option<(u64, u64)>,
 }
 
 impl TimelineIndex {
@@ -61,7 +64,8 @@ impl TimelineIndex {
                 }
                 Record::Counter(sample) => {
                     index.queues.insert(sample.queue);
-                    index.see_span(sample.timestamp_ns, sample.timestamp_ns);
+                    let (first, last) = index.counter_span.unwrap_or((sample.timestamp_ns, sample.timestamp_ns));
+                    index.counter_span = Some((first.min(sample.timestamp_ns), last.max(sample.timestamp_ns)));
                 }
                 Record::Executable(executable) => {
                     index.executables.push(serde_json::to_value(&executable).map_err(crate::chrome::json_error)?)
@@ -72,6 +76,9 @@ impl TimelineIndex {
                     *count = count.saturating_add(dropped.count);
                 }
             }
+        }
+        if let (None, Some((first, last))) = (index.origin_ns, index.counter_span) {
+            index.see_span(first, last);
         }
         Ok(index)
     }
