@@ -26,11 +26,16 @@ fn output(name: &str) -> PathBuf {
 }
 
 fn read(path: &PathBuf) -> Vec<Record> {
-    let file = std::fs::File::open(path).expect("the capture wrote its file");
-    let reader = ProfileReader::new(std::io::BufReader::new(file)).expect("a valid header");
-    let records = reader.collect::<Result<Vec<_>, _>>().expect("every record decodes and the end chunk is there");
+    read_keeping(path).0
+}
+
+/// The records, and the file's bytes (for the tools), removing the file.
+fn read_keeping(path: &PathBuf) -> (Vec<Record>, Vec<u8>) {
+    let bytes = std::fs::read(path).expect("the capture wrote its file");
     std::fs::remove_file(path).ok();
-    records
+    let reader = ProfileReader::new(bytes.as_slice()).expect("a valid header");
+    let records = reader.collect::<Result<Vec<_>, _>>().expect("every record decodes and the end chunk is there");
+    (records, bytes)
 }
 
 fn queue_events(records: &[Record], queue: u32) -> Vec<&QueueEvent> {
@@ -82,7 +87,7 @@ fn every_software_mode_records_what_the_queues_did() {
         b.barrier(&[s.at(1)], &[t.at(3)]).unwrap();
         t.wait(3, TIMEOUT).unwrap();
         let report = device.end_profile().unwrap();
-        let records = read(&path);
+        let (records, bytes) = read_keeping(&path);
         assert_eq!(report.records, records.len() as u64, "{strategy:?}");
         assert_eq!((report.dropped, report.untimed), (0, 0), "{strategy:?}");
         let (qa, qb) = (u32::from(a.index()), u32::from(b.index()));
@@ -170,6 +175,35 @@ fn every_software_mode_records_what_the_queues_did() {
         assert!(last(qb, "ring-high-water") >= 3);
         assert!(last(qb, "kernarg-bytes") > 0);
         assert_eq!(last(qa, "submissions"), 1);
+
+        // The tools over the capture: the summary's numbers are the records', and the trace's
+        // flow arrows are the cross-queue waits.
+        let summary = aqueduct_profile::summarize(ProfileReader::new(bytes.as_slice()).unwrap()).unwrap();
+        let queue_b = summary.queues.iter().find(|queue| queue.queue == qb).unwrap();
+        assert_eq!(queue_b.submissions, 3);
+        let mut device_times: Vec<u64> = queue_events(&records, qb)
+            .iter()
+            .map(|event| {
+                let device = device_event(&records, qb, event.epoch);
+                device.end_ns - device.begin_ns
+            })
+            .collect();
+        device_times.sort();
+        assert_eq!(queue_b.device_time.total_ns, device_times.iter().sum::<u64>());
+        assert_eq!(queue_b.device_time.p50_ns, device_times[1]);
+        assert_eq!(queue_b.waits_on.len(), 1, "b waited on a");
+        let store = summary.kernels.iter().find(|kernel| kernel.kernel == "store_value").unwrap();
+        assert_eq!(store.device_time.count, 1);
+        assert_eq!(
+            store.device_time.total_ns,
+            dispatches(&records, qa)[0].end_ns - dispatches(&records, qa)[0].begin_ns
+        );
+        let mut trace = Vec::new();
+        aqueduct_profile::export_chrome(std::io::Cursor::new(&bytes), &mut trace).unwrap();
+        let trace: serde_json::Value = serde_json::from_slice(&trace).unwrap();
+        let events = trace["traceEvents"].as_array().expect("a Trace Event JSON object");
+        let flows: Vec<_> = events.iter().filter(|event| event["ph"] == "s").collect();
+        assert_eq!(flows.len(), 1, "one arrow, from a's signal to b's device barrier: {flows:?}");
 
         // Dropped: one record per queue, none dropped.
         let dropped: Vec<_> = records.iter().filter(|record| matches!(record, Record::Dropped(_))).collect();
