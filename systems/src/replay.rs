@@ -347,7 +347,9 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
     /// and workgroup), whose edges gave it `completion`. Under dispatch timing, the packet is
     /// timed for the command being written: on a timing signal of its own, or on the segment's
     /// completion if it is the last packet; a packet that finds no signal completes on nothing
-    /// (counted as untimed).
+    /// (counted as untimed). An indirect dispatch is two timed packets of its command, the
+    /// patch kernel's and its own, whose grid is noted as recorded (the patch rewrites it on
+    /// the device).
     #[inline(always)]
     fn dispatch_completion(&mut self, id: u64, packet: &KernelDispatchPacket, completion: u64) -> u64 {
         if !TIMED {
