@@ -43,6 +43,10 @@ pub struct BlockFacts {
     /// Device address of the block's rodata in the published image (0 when the program has no
     /// published image: nothing in it is read from device memory).
     pub rodata_address: u64,
+    /// The recording index of the block's first command: the command of step `n` is the
+    /// command buffer's `first_command + n`-th recorded command. Set when the program is built;
+    /// the profile names replayed dispatches by it.
+    pub first_command: u32,
 }
 
 /// A block's commands as replay writes them: one step per command (control commands included),
@@ -176,6 +180,9 @@ impl ProgramBlocks {
 /// A validated program image, its blocks and the builtins it replays with. Immutable once built,
 /// shared by every execution of the command buffer.
 pub struct ProgramImage {
+    /// The program's id, unique in the process ([`next_program_id`]): the profile names the
+    /// command buffer of a replayed dispatch by it.
+    pub id: u64,
     /// The image as [`aqueduct_abi::block_program::validate`] accepts it.
     pub bytes: Box<[u8]>,
     pub blocks: ProgramBlocks,
@@ -192,7 +199,7 @@ impl ProgramImage {
     }
 
     /// An image whose every command replay interprets (no baked packets): how a program read
-    /// from elsewhere than the recorder replays.
+    /// from elsewhere than the recorder replays. It gets a fresh id.
     pub fn interpreted(bytes: Box<[u8]>, blocks: &[BlockFacts], builtins: Box<[BuiltinObject]>) -> Self {
         let mut program = ProgramBlocks::default();
         for facts in blocks {
@@ -201,8 +208,14 @@ impl ProgramImage {
             commands.steps.resize(count, ReplayStep::default());
             commands.packets.resize(count, Default::default());
         }
-        Self { bytes, blocks: program, builtins }
+        Self { id: next_program_id(), bytes, blocks: program, builtins }
     }
+}
+
+/// A program id not handed out before in this process (the first is 1).
+pub fn next_program_id() -> u64 {
+    static NEXT: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, core::sync::atomic::Ordering::Relaxed)
 }
 
 /// A finished program's image as an execution names it: its address, not a reference count, so
@@ -314,6 +327,7 @@ mod tests {
             offset,
             header: BlockHeader { command_count: commands, ..bytemuck::Zeroable::zeroed() },
             rodata_address: 0,
+            first_command: 0,
         }
     }
 

@@ -50,18 +50,11 @@ pub fn publish<S: CrossQueueStrategy>(
         None
     } else {
         // Under a capture that times packets, the payload completes on timing signals and the
-        // trailing barrier at `last` carries the epoch (`CaptureState::payload_packets`).
+        // trailing barrier at `last` carries the epoch (`CaptureState::payload_packets`). The
+        // signals taken are noted in `queue.capture.timed`.
         let timed = queue.capture.flags.times_packets();
-        let payload_completion = |queue: &mut QueueState, timing: &mut Timing, kind| {
-            if !timed {
-                return completion;
-            }
-            let signal = queue.capture.take_timing_signal().unwrap_or(0);
-            if signal != 0 {
-                timing.push(TimedPacket { signal, kind });
-            }
-            signal
-        };
+        let payload_completion =
+            |queue: &mut QueueState, kind| if timed { queue.capture.time_packet(kind) } else { completion };
         if timed {
             let trailing = BarrierAndPacket { completion_signal: completion, ..Default::default() };
             // SAFETY: the last reserved packet, published after the payload's.
@@ -70,7 +63,7 @@ pub fn publish<S: CrossQueueStrategy>(
         }
         match staged.payload {
             Payload::Barrier => {
-                let signal = payload_completion(queue, &mut timing, TimedKind::Payload);
+                let signal = payload_completion(queue, TimedKind::Payload);
                 let packet = BarrierAndPacket { completion_signal: signal, ..Default::default() };
                 // SAFETY: the payload's reserved packet.
                 unsafe { ring.write_body(id, &packet) };
@@ -83,7 +76,7 @@ pub fn publish<S: CrossQueueStrategy>(
                     workgroup: template.workgroup,
                     command: None,
                 };
-                let signal = payload_completion(queue, &mut timing, kind);
+                let signal = payload_completion(queue, kind);
                 let packet = template.packet(plan.kernarg_address, signal);
                 // SAFETY: the payload's reserved packet.
                 unsafe { ring.write_body(id, &packet) };
@@ -91,16 +84,24 @@ pub fn publish<S: CrossQueueStrategy>(
             }
             Payload::Program => {
                 let mut segment_id = id;
+                let mut signal = completion;
+                // Under dispatch timing, the block processor times each dispatch it writes.
+                let mut capture = None;
                 if timed {
                     // A barrier timed for the segment's begin, ahead of its packets.
-                    let signal = payload_completion(queue, &mut timing, TimedKind::Payload);
-                    let lead = BarrierAndPacket { completion_signal: signal, ..Default::default() };
+                    let begin = queue.capture.time_packet(TimedKind::Payload);
+                    let lead = BarrierAndPacket { completion_signal: begin, ..Default::default() };
                     // SAFETY: the first of the payload's reserved packets.
                     unsafe { ring.write_body(id, &lead) };
                     timing.lead = true;
                     segment_id += 1;
+                    // The segment's end: noted below, unless its last packet is a dispatch
+                    // that the block processor timed on it.
+                    signal = queue.capture.take_timing_signal().unwrap_or(0);
+                    if queue.capture.flags.dispatch_timing {
+                        capture = Some(&mut queue.capture);
+                    }
                 }
-                let signal = payload_completion(queue, &mut timing, TimedKind::Payload);
                 // SAFETY: admission reserved the segment's packets from `segment_id` and its kernarg
                 // bytes at `plan.kernarg_address`; the engine checked the binding table for this
                 // program.
@@ -112,8 +113,13 @@ pub fn publish<S: CrossQueueStrategy>(
                         signal,
                         &mut staged.program,
                         &plan.segment,
+                        capture,
                     )
                 };
+                let capture = &mut queue.capture;
+                if timed && signal != 0 && capture.timed.last().is_none_or(|packet| packet.signal != signal) {
+                    capture.timed.push(TimedPacket { signal, kind: TimedKind::Payload });
+                }
                 fault = written.err();
                 None
             }
@@ -134,33 +140,24 @@ pub fn publish<S: CrossQueueStrategy>(
     });
     if failure.is_some() {
         // The passing barriers carry the epoch; the timing signals taken go back unused.
-        queue.capture.timing_signals.extend(timing.packets.iter().flatten().map(|packet| packet.signal));
-        timing.packets = [None; 2];
+        let capture = &mut queue.capture;
+        capture.timing_signals.extend(capture.timed.drain(..).map(|packet| packet.signal));
     } else {
         publish_headers::<S>(queue, staged, plan, wait_headers, id, payload, &timing, true);
     }
 
-    record_epoch::<S>(queue, staged, plan, rows, failure, &timing);
+    record_epoch::<S>(queue, staged, plan, rows, failure);
     fault.map_or(Ok(()), Err)
 }
 
-/// The timing signals a payload took (at most two: a program segment's begin and end), and the
-/// extra barriers a timed payload publishes.
+/// The extra barriers a timed payload publishes (the timing signals it took are in
+/// `CaptureState::timed`).
 #[derive(Default)]
 struct Timing {
-    packets: [Option<TimedPacket>; 2],
     /// A barrier timed for a program segment's begin, at the payload's first packet.
     lead: bool,
     /// A barrier carrying the epoch, at the submission's last packet.
     trailing: bool,
-}
-
-impl Timing {
-    fn push(&mut self, packet: TimedPacket) {
-        if let Some(free) = self.packets.iter_mut().find(|slot| slot.is_none()) {
-            *free = Some(packet);
-        }
-    }
 }
 
 /// Stores the header words in order: the wait barriers', then (with `with_payload`) the
@@ -237,7 +234,6 @@ fn record_epoch<S: CrossQueueStrategy>(
     plan: &AdmissionPlan,
     rows: &mut EpochRows,
     failure: Option<u32>,
-    timing: &Timing,
 ) {
     let epoch = plan.epoch;
     // A program's earlier segments signal nothing: the execution's signals stay with it until
@@ -253,7 +249,7 @@ fn record_epoch<S: CrossQueueStrategy>(
         row.kernarg_end = plan.kernarg_end;
         row.failure = failure;
         if queue.capture.flags.any() {
-            capture_epoch(queue, staged, plan, &mut row.capture, timing, final_segment);
+            capture_epoch(queue, staged, plan, &mut row.capture, final_segment);
         }
         if final_segment {
             // Swaps, not copies: the row's vectors were emptied at reclaim, so capacity
@@ -272,11 +268,10 @@ fn record_epoch<S: CrossQueueStrategy>(
 /// producer (this queue, a barrier, or covered); one it dropped was satisfied, or, if the row
 /// parked, became satisfied while it waited.
 fn capture_epoch(
-    queue: &QueueState,
+    queue: &mut QueueState,
     staged: &StagedSubmission,
     plan: &AdmissionPlan,
     capture: &mut EpochCapture,
-    timing: &Timing,
     final_segment: bool,
 ) {
     capture.clear();
@@ -303,7 +298,9 @@ fn capture_epoch(
     if final_segment {
         capture.signals.extend_from_slice(&staged.signals);
     }
-    capture.timed.extend(timing.packets.iter().flatten().copied());
+    // A swap, not a copy: `clear` emptied the row's vector, which becomes the next
+    // publication's, so once both have grown to a submission's timed packets nothing allocates.
+    core::mem::swap(&mut capture.timed, &mut queue.capture.timed);
 }
 
 /// Publication for every row the pass admitted, then one doorbell store for all of them.

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use aqueduct_components::capture::CaptureFlags;
+use aqueduct_components::capture::{CaptureFlags, TimedKind, TimedPacket};
 use aqueduct_components::directory::{QueueDirectory, QueueEndpoint};
 use aqueduct_components::frontier::QueueFrontier;
 use aqueduct_components::queue_state::{EpochRing, KernargRing};
@@ -64,6 +64,10 @@ pub struct CaptureState {
     pub timing_signals: Vec<u64>,
     /// Packets that should have been timed but found no free timing signal.
     pub untimed: u64,
+    /// The packets the submission being published times, in publication order: publication
+    /// moves them into the epoch row (swapping vectors, so the capacity ping-pongs), or gives
+    /// their signals back if the submission fails. Empty between publications.
+    pub timed: Vec<TimedPacket>,
     /// Host clock (ns) the engine stamps on the submissions it stages while capturing.
     pub clock: Option<fn() -> u64>,
 }
@@ -88,6 +92,15 @@ impl CaptureState {
     pub fn take_timing_signal(&mut self) -> Option<u64> {
         let signal = self.timing_signals.pop();
         self.untimed += u64::from(signal.is_none());
+        signal
+    }
+
+    /// Times a packet of kind `kind`: takes a free timing signal, notes it in [`Self::timed`]
+    /// and returns it, or returns 0 (counted) when none is free.
+    #[inline]
+    pub fn time_packet(&mut self, kind: TimedKind) -> u64 {
+        let Some(signal) = self.take_timing_signal() else { return 0 };
+        self.timed.push(TimedPacket { signal, kind });
         signal
     }
 }

@@ -13,6 +13,7 @@ use aqueduct_abi::block_program::{
 };
 use aqueduct_abi::{BarrierAndPacket, FenceScope, ImplicitKernargs, KernelDispatchPacket, PacketType};
 use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
+use aqueduct_components::capture::TimedKind;
 use aqueduct_components::program::{
     Cursor, ProgramImage, ProgramImageRef, ProgramRun, ReplayStep, SegmentEnd, SegmentPlan, SlotPatch, StepKind,
 };
@@ -20,6 +21,7 @@ use aqueduct_components::submission::{SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
 
 use crate::QueueState;
+use crate::queue_state::CaptureState;
 
 /// A header word the host does not publish: an indirect dispatch's header is stored by the
 /// patch kernel that runs just before it, once the grid is in place.
@@ -159,6 +161,11 @@ pub fn advance(run: &mut ProgramRun, segment: &SegmentPlan) {
 /// the caller must not publish `run.headers`: the segment's reserved packets are partly
 /// written, and publication overwrites them all with barriers that pass.
 ///
+/// With `capture` (dispatch timing), every dispatch packet the segment writes, builtin ones
+/// included, completes on a timing signal of its own, noted in `CaptureState::timed` with the
+/// command that recorded it; the last packet keeps `completion`, and if it is a dispatch, it is
+/// noted on it. Without, the choice costs this one test: the writer is compiled for each.
+///
 /// # Safety
 /// Admission reserved `segment_packets(segment)` packets from `first_id` and
 /// `segment.kernarg_bytes` kernarg bytes (64-byte aligned) at `kernarg_address` for this
@@ -171,12 +178,37 @@ pub unsafe fn write_segment(
     completion: u64,
     run: &mut ProgramRun,
     segment: &SegmentPlan,
+    capture: Option<&mut CaptureState>,
 ) -> Result<(), SubmissionFault> {
     crate::stage_span!("block_processor");
+    match capture {
+        // SAFETY: forwarded from the caller.
+        Some(capture) => unsafe {
+            write_blocks::<true>(ring, first_id, kernarg_address, completion, run, segment, Some(capture))
+        },
+        // SAFETY: as above.
+        None => unsafe { write_blocks::<false>(ring, first_id, kernarg_address, completion, run, segment, None) },
+    }
+}
+
+/// [`write_segment`]'s body; `TIMED`: whether `capture` is there to time the dispatches.
+///
+/// # Safety
+/// As [`write_segment`].
+#[inline(always)]
+unsafe fn write_blocks<const TIMED: bool>(
+    ring: &AqlRing,
+    first_id: u64,
+    kernarg_address: u64,
+    completion: u64,
+    run: &mut ProgramRun,
+    segment: &SegmentPlan,
+    capture: Option<&mut CaptureState>,
+) -> Result<(), SubmissionFault> {
     run.headers.clear();
     let image = run.image.as_ref().map(ProgramImageRef::get).ok_or(SubmissionFault::NoProgramImage)?;
     let view = image.view().ok_or(SubmissionFault::NoProgramImage)?;
-    let mut writer = PacketWriter {
+    let mut writer = PacketWriter::<TIMED> {
         ring,
         first_id,
         next_id: first_id,
@@ -185,6 +217,9 @@ pub unsafe fn write_segment(
         completion,
         headers: &mut run.headers,
         builtins: &image.builtins,
+        capture,
+        program: image.id,
+        command: 0,
     };
     for &ordinal in &segment.blocks {
         let missing = SubmissionFault::MissingBlock { block: ordinal };
@@ -193,6 +228,9 @@ pub unsafe fn write_segment(
         // Only commands finalization could not bake read the image's block.
         let mut block = None;
         for (index, (step, packet)) in steps.iter().zip(packets).enumerate() {
+            if TIMED {
+                writer.command = facts.first_command + index as u32;
+            }
             match step.kind {
                 // SAFETY: forwarded from the caller; a baked packet is one packet, no kernargs.
                 StepKind::Baked => unsafe { writer.baked(packet, step.header) },
@@ -256,7 +294,8 @@ impl Location<'_, '_> {
     }
 }
 
-struct PacketWriter<'a> {
+/// Writes a segment's packets; `TIMED`: under dispatch timing (with `capture`).
+struct PacketWriter<'a, const TIMED: bool> {
     ring: &'a AqlRing,
     first_id: u64,
     next_id: u64,
@@ -265,9 +304,14 @@ struct PacketWriter<'a> {
     completion: u64,
     headers: &'a mut Vec<u32>,
     builtins: &'a [aqueduct_components::program::BuiltinObject],
+    /// Where the dispatches are timed (`TIMED` only).
+    capture: Option<&'a mut CaptureState>,
+    /// The program's id and the recording index of the command being written (`TIMED` only).
+    program: u64,
+    command: u32,
 }
 
-impl PacketWriter<'_> {
+impl<const TIMED: bool> PacketWriter<'_, TIMED> {
     /// Carves `bytes` (rounded to 64) of the segment's kernarg span.
     fn carve(&mut self, bytes: u64) -> u64 {
         let at = self.kernargs;
@@ -299,12 +343,43 @@ impl PacketWriter<'_> {
         (word, if last { self.completion } else { 0 })
     }
 
+    /// The completion signal of dispatch packet `id` (`packet`: its body, for the kernel, grid
+    /// and workgroup), whose edges gave it `completion`. Under dispatch timing, the packet is
+    /// timed for the command being written: on a timing signal of its own, or on the segment's
+    /// completion if it is the last packet; a packet that finds no signal completes on nothing
+    /// (counted as untimed). An indirect dispatch is two timed packets of its command, the
+    /// patch kernel's and its own, whose grid is noted as recorded (the patch rewrites it on
+    /// the device).
+    #[inline(always)]
+    fn dispatch_completion(&mut self, id: u64, packet: &KernelDispatchPacket, completion: u64) -> u64 {
+        if !TIMED {
+            return completion;
+        }
+        let Some(capture) = self.capture.as_deref_mut() else { return completion };
+        let kind = TimedKind::Dispatch {
+            kernel_object: packet.kernel_object,
+            grid: [packet.grid_size_x, packet.grid_size_y, packet.grid_size_z],
+            workgroup: [packet.workgroup_size_x, packet.workgroup_size_y, packet.workgroup_size_z],
+            command: Some((self.program, self.command)),
+        };
+        if id != self.last_id {
+            return capture.time_packet(kind);
+        }
+        if completion == 0 {
+            capture.untimed += 1;
+        } else {
+            capture.timed.push(aqueduct_components::capture::TimedPacket { signal: completion, kind });
+        }
+        completion
+    }
+
     /// A packet finalization built completely: copied into the ring as it is.
     #[inline]
     unsafe fn baked(&mut self, packet: &KernelDispatchPacket, word: u32) {
         let id = self.next_id;
         self.next_id += 1;
         let (header, completion) = self.with_edges(id, word);
+        let completion = self.dispatch_completion(id, packet, completion);
         if completion == 0 {
             // SAFETY: a reserved packet of this segment.
             unsafe { self.ring.write_body(id, packet) };
@@ -352,6 +427,7 @@ impl PacketWriter<'_> {
         let id = self.next_id;
         self.next_id += 1;
         let (header, completion) = self.with_edges(id, step.header);
+        let completion = self.dispatch_completion(id, packet, completion);
         let packet = KernelDispatchPacket { kernarg_address: kernargs, completion_signal: completion, ..*packet };
         // SAFETY: a reserved packet of this segment.
         unsafe { self.ring.write_body(id, &packet) };
@@ -425,7 +501,8 @@ impl PacketWriter<'_> {
         unsafe { core::ptr::copy_nonoverlapping(args.as_ptr(), kernarg_address as *mut u8, args.len()) };
         let template = kernel.template(plan.grid_size, plan.workgroup_size);
         let (id, header, completion) = self.next(PacketType::KernelDispatch, flags, template.dimensions);
-        let packet = template.packet(kernarg_address, completion);
+        let mut packet = template.packet(kernarg_address, completion);
+        packet.completion_signal = self.dispatch_completion(id, &packet, completion);
         // SAFETY: a reserved packet of this segment.
         unsafe { self.ring.write_body(id, &packet) };
         self.headers.push(header);
@@ -512,7 +589,8 @@ impl PacketWriter<'_> {
         let id = self.next_id;
         self.next_id += 1;
         let (header, completion) = self.with_edges(id, dispatch.header_word());
-        let packet = dispatch.template().packet(kernarg_address, completion);
+        let mut packet = dispatch.template().packet(kernarg_address, completion);
+        packet.completion_signal = self.dispatch_completion(id, &packet, completion);
         // SAFETY: a reserved packet of this segment.
         unsafe { self.ring.write_body(id, &packet) };
         self.headers.push(if strategy == Some(KernargStrategy::Indirect) { HEADER_LEFT_TO_DEVICE } else { header });

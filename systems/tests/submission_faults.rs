@@ -101,7 +101,12 @@ fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
     let view = validate(&bytes).expect("the program validates");
     let blocks = view
         .blocks()
-        .map(|block| BlockFacts { offset: block.offset(), header: *block.header(), rodata_address: 0 })
+        .map(|block| BlockFacts {
+            offset: block.offset(),
+            header: *block.header(),
+            rodata_address: 0,
+            first_command: 0,
+        })
         .collect::<Vec<_>>();
     Arc::new(ProgramImage::interpreted(bytes.into_boxed_slice(), &blocks, builtins))
 }
@@ -261,8 +266,9 @@ fn the_block_processor_names_each_fault() {
         let first = queue.ring.try_reserve(replay::segment_packets(&segment)).expect("free slots");
         // SAFETY: the packets were reserved above and the kernarg span is the rig's own ring
         // memory, larger than one block's worst case; no header is published.
-        let written =
-            unsafe { replay::write_segment(&queue.ring, first, rig.kernarg_base, 0, &mut staged.program, &segment) };
+        let written = unsafe {
+            replay::write_segment(&queue.ring, first, rig.kernarg_base, 0, &mut staged.program, &segment, None)
+        };
         assert_eq!(written, Err(expected));
     }
     // Cursors the engine never hands to admission.

@@ -125,7 +125,8 @@ impl CommandBuffer {
                 private_segment_size: kernel.private_segment_size,
             })
             .collect();
-        let image = Arc::new(ProgramImage { bytes: bytes.into_boxed_slice(), blocks, builtins });
+        let id = aqueduct_components::program::next_program_id();
+        let image = Arc::new(ProgramImage { id, bytes: bytes.into_boxed_slice(), blocks, builtins });
         let record = CommandBufferEntity { agent: self.agent, program: image.clone(), image: published };
         let program = FinishedProgram {
             device: self.device.clone(),
@@ -282,7 +283,8 @@ fn write_image(
             writer.push_block(&parts(recorder, label, index, closing.as_ref()), &header);
             let rodata = offset + header.rodata_offset;
             let rodata_address = if published == 0 { 0 } else { published + u64::from(rodata) };
-            let (mut commands, mut patches) = blocks.push(BlockFacts { offset, header, rodata_address });
+            let first_command = recorder.chunks[index].first_command;
+            let (mut commands, mut patches) = blocks.push(BlockFacts { offset, header, rodata_address, first_command });
             let [recorded_range, _, patch_range, _] = ranges(recorder, index);
             // Recorded patch indices are relative to the chunk's patches, which are the block's.
             patches.0.extend_from_slice(&recorder.slot_patches[patch_range]);

@@ -140,6 +140,16 @@ impl CommandBuffer {
         matches!(self.state, State::Finished(_))
     }
 
+    /// The command buffer's id once finished: unique in the process, it names the command
+    /// buffer in the profile's records of its replayed dispatches (`CommandRef::command_buffer`,
+    /// beside the command's recording index).
+    pub fn id(&self) -> Option<u64> {
+        match &self.state {
+            State::Finished(program) => Some(program.image.id),
+            State::Recording(_) | State::Released => None,
+        }
+    }
+
     /// The facts finalization recorded, once finished.
     pub fn facts(&self) -> Option<&ProgramFacts> {
         match &self.state {

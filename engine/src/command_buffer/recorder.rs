@@ -109,6 +109,8 @@ pub(super) struct Chunk {
     /// 64-byte aligned, so rodata offsets relative to it keep their alignment in the image.
     pub rodata_start: usize,
     pub static_sources: u32,
+    /// The recording index of the chunk's first command (see [`Recorder::terminators`]).
+    pub first_command: u32,
     pub cost: ReplayCost,
     /// The branch, conditional branch or return that ended the user block (branch targets are
     /// labels until layout turns them into ordinals).
@@ -149,6 +151,11 @@ pub(crate) struct Recorder {
     /// Per patch record: the same patch with its source resolved to a slot.
     pub(super) slot_patches: Vec<SlotPatch>,
     pub(super) rodata: Vec<u8>,
+    /// Branches, conditional branches and returns recorded so far. Commands are numbered in
+    /// recording order, payload commands and these terminators alike (a barrier is no command:
+    /// it folds into its neighbours' flags); a terminator is its block's last record, so a
+    /// chunk's first command is numbered `commands.len() + terminators` when it opens.
+    pub(super) terminators: u32,
     pub(super) counts: Counts,
     /// Static buffers and executables, each once.
     pub(super) retained: Vec<Retained>,
@@ -204,6 +211,7 @@ impl Recorder {
         self.patches.clear();
         self.slot_patches.clear();
         self.rodata.clear();
+        self.terminators = 0;
         self.counts = Counts::default();
         self.retained.clear();
         self.last_retained = [0; 2];
@@ -241,6 +249,7 @@ impl Recorder {
             patch_start: self.patches.len(),
             rodata_start,
             static_sources: 0,
+            first_command: self.commands.len() as u32 + self.terminators,
             cost: ReplayCost::default(),
             closing: None,
             terminator: TerminatorKind::Return,
@@ -831,6 +840,7 @@ impl CommandBuffer {
         let chunk = recorder.chunk_mut();
         chunk.closing = Some(command);
         chunk.terminator = terminator;
+        recorder.terminators += 1;
         recorder.blocks[recorder.current].terminated = true;
         // The block's last payload command releases what it wrote to whoever runs next.
         recorder.release_last(FenceScope::Agent);

@@ -92,7 +92,8 @@ pub struct ProfileReport {
     pub records: u64,
     /// Records dropped because a buffer was full when they were made.
     pub dropped: u64,
-    /// Submissions captured without device timestamps because every timing signal was in flight.
+    /// Packets captured without device timestamps because every timing signal was in flight (a
+    /// submission's payload, or under dispatch-events a dispatch replayed from a command buffer).
     pub untimed: u64,
 }
 
