@@ -22,12 +22,16 @@ fn a_memory_fault_fails_every_queue_of_the_agent_and_names_the_address() {
     let error = done.wait(1, TIMEOUT).expect_err("the fill faulted");
     let EngineError::SemaphoreFailed(record) = &error else { panic!("{error:?}") };
     assert!(record.message.contains("GPU memory fault at 0xbadf000"), "{}", record.message);
-    // The handler cannot tell which queue faulted: every queue of the agent fails with it.
+    // The handler cannot tell which queue faulted: every queue of the agent fails with it. A
+    // fill submitted before the sibling's completion thread has heard of the fault runs, so
+    // each attempt signals the next value.
+    let mut attempt = 0;
     let failure = loop {
-        match sibling.fill(buffer.range(128, 128), &2u32.to_le_bytes(), &[], &[sibling_done.at(1)]) {
+        attempt += 1;
+        match sibling.fill(buffer.range(128, 128), &2u32.to_le_bytes(), &[], &[sibling_done.at(attempt)]) {
             Err(EngineError::QueueFailed(record)) => break record,
             Ok(()) => {
-                if let Err(EngineError::SemaphoreFailed(record)) = sibling_done.wait(1, TIMEOUT) {
+                if let Err(EngineError::SemaphoreFailed(record)) = sibling_done.wait(attempt, TIMEOUT) {
                     break record;
                 }
             }

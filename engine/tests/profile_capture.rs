@@ -119,12 +119,17 @@ fn every_software_mode_records_what_the_queues_did() {
             assert!(event.submit_entry_ns <= event.published_ns && event.published_ns <= seen, "{event:?}");
         }
 
-        // device-queue-events: the slow producer lasts its injected time, the consumer's
-        // payload starts after it ends, and each sits between its host publication and drain.
+        // device-queue-events: the slow producer lasts its injected time; the consumer began (at
+        // its wait barrier) while the producer ran and ended after it; each sits between its
+        // host publication and drain.
         let producer = device_event(&records, qa, 1);
         assert!(producer.end_ns - producer.begin_ns >= SLOW.as_nanos() as u64, "{producer:?}");
         let consumer = device_event(&records, qb, 1);
-        assert!(consumer.begin_ns + CLOCK_SLACK_NS >= producer.end_ns, "{strategy:?}: {consumer:?} {producer:?}");
+        assert!(
+            consumer.begin_ns < producer.end_ns,
+            "{strategy:?}: waiting is the consumer's: {consumer:?} {producer:?}"
+        );
+        assert!(consumer.end_ns + CLOCK_SLACK_NS >= producer.end_ns, "{strategy:?}: {consumer:?} {producer:?}");
         for event in on_a.iter().chain(&on_b) {
             let device = device_event(&records, event.queue, event.epoch);
             assert!(device.begin_ns <= device.end_ns);
@@ -151,6 +156,8 @@ fn every_software_mode_records_what_the_queues_did() {
         assert_eq!((on_a[0].kernel.as_str(), on_a[0].executable), ("store_value", kernels.executable));
         assert_eq!((on_a[0].grid, on_a[0].workgroup, on_a[0].command), ([256, 1, 1], [64, 1, 1], None));
         assert!(on_a[0].end_ns - on_a[0].begin_ns >= SLOW.as_nanos() as u64);
+        // The consumer's kernel ran once the producer had ended.
+        assert!(dispatches(&records, qb)[0].begin_ns + CLOCK_SLACK_NS >= producer.end_ns, "{strategy:?}");
         let on_b: Vec<&str> = dispatches(&records, qb).iter().map(|event| event.kernel.as_str()).collect();
         assert_eq!(on_b.len(), 2, "{on_b:?}");
         assert_eq!(on_b[0], "add_from");
@@ -192,6 +199,9 @@ fn every_software_mode_records_what_the_queues_did() {
         assert_eq!(queue_b.device_time.total_ns, device_times.iter().sum::<u64>());
         assert_eq!(queue_b.device_time.p50_ns, device_times[1]);
         assert_eq!(queue_b.waits_on.len(), 1, "b waited on a");
+        // The time b's barrier waited for a: from b's begin to a's end.
+        let waited = queue_b.waits_on[0].total_wait_ns;
+        assert_eq!(waited, producer.end_ns - consumer.begin_ns, "{strategy:?}");
         let store = summary.kernels.iter().find(|kernel| kernel.kernel == "store_value").unwrap();
         assert_eq!(store.device_time.count, 1);
         assert_eq!(

@@ -17,7 +17,7 @@ use bevy_ecs::entity::Entity;
 use crate::replay;
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::SemaphoreSync;
-use crate::{EpochRows, QueueState, SubmissionRowQuery};
+use crate::{CaptureState, EpochRows, QueueState, SubmissionRowQuery};
 
 const PAYLOAD_BARRIER_HEADER: PacketHeader =
     PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::System);
@@ -40,8 +40,14 @@ pub fn publish<S: CrossQueueStrategy>(
     crate::stage_span!("aql_publication");
     let completion = S::completion_signal(queue, plan.epoch);
     let ring = queue.ring;
+    let timed = queue.capture.flags().times_packets();
+    // Timed, the first wait barrier marks when the device began on the submission: the time
+    // it then spends waiting is the submission's, and the summary's waits can measure it.
+    let wait_timed = timed && plan.wait_fault.is_none() && plan.device_waits.iter().any(|wait| wait.barrier);
+    let first_completion = if wait_timed { queue.capture.time_packet(TimedKind::Payload) } else { 0 };
     // SAFETY: admission reserved the wait barriers' packets first among this submission's.
-    let wait_headers = unsafe { S::write_wait_barriers(&ring, plan.first_packet, &plan.device_waits) };
+    let wait_headers =
+        unsafe { S::write_wait_barriers(&ring, plan.first_packet, &plan.device_waits, first_completion) };
     let id = plan.first_packet + wait_headers;
     let last = plan.first_packet + plan.packets - 1;
     let mut fault = plan.wait_fault;
@@ -52,7 +58,6 @@ pub fn publish<S: CrossQueueStrategy>(
         // Under a capture that times packets, the payload completes on timing signals and the
         // trailing barrier at `last` carries the epoch (`CaptureState::payload_packets`). The
         // signals taken are noted in `queue.capture.timed`.
-        let timed = queue.capture.flags.times_packets();
         let payload_completion =
             |queue: &mut QueueState, kind| if timed { queue.capture.time_packet(kind) } else { completion };
         if timed {
@@ -98,7 +103,7 @@ pub fn publish<S: CrossQueueStrategy>(
                     // The segment's end: noted below, unless its last packet is a dispatch
                     // that the block processor timed on it.
                     signal = queue.capture.take_timing_signal().unwrap_or(0);
-                    if queue.capture.flags.dispatch_timing {
+                    if queue.capture.flags().dispatch_timing {
                         capture = Some(&mut queue.capture);
                     }
                 }
@@ -139,9 +144,11 @@ pub fn publish<S: CrossQueueStrategy>(
             .record_failure(FailureRecord { status: None, message: format!("submission fault: {fault}") })
     });
     if failure.is_some() {
-        // The passing barriers carry the epoch; the timing signals taken go back unused.
-        let capture = &mut queue.capture;
-        capture.timing_signals.extend(capture.timed.drain(..).map(|packet| packet.signal));
+        // The passing barriers carry the epoch; the payload's timing signals go back unused. A
+        // timed wait barrier stays: it is published and will still complete on its signal.
+        let kept = usize::from(wait_timed && first_completion != 0);
+        let CaptureState { timed, timing_signals, .. } = &mut queue.capture;
+        timing_signals.extend(timed.drain(kept..).map(|packet| packet.signal));
     } else {
         publish_headers::<S>(queue, staged, plan, wait_headers, id, payload, &timing, true);
     }
@@ -248,7 +255,7 @@ fn record_epoch<S: CrossQueueStrategy>(
         row.row = staged.row;
         row.kernarg_end = plan.kernarg_end;
         row.failure = failure;
-        if queue.capture.flags.any() {
+        if queue.capture.flags().any() {
             capture_epoch(queue, staged, plan, &mut row.capture, final_segment);
         }
         if final_segment {

@@ -57,7 +57,12 @@ pub struct QueueState {
 /// The stages' part of a profile capture.
 #[derive(Debug, Default)]
 pub struct CaptureState {
-    pub flags: CaptureFlags,
+    /// Set only through [`Self::set_flags`], which keeps the extra packet counts in step.
+    flags: CaptureFlags,
+    /// Packets a timed payload adds (its trailing barrier), and a timed program segment (its lead
+    /// and trailing barriers): 0 with timing off, so admission adds without a branch.
+    extra_payload_packets: u64,
+    extra_segment_packets: u64,
     /// Timing signals (`hsa_signal_t` handles) free for the next timed packet. The engine
     /// creates them when a capture that times packets begins, and takes each back once it has
     /// read the timestamps of the epoch that used it.
@@ -68,8 +73,6 @@ pub struct CaptureState {
     /// moves them into the epoch row (swapping vectors, so the capacity ping-pongs), or gives
     /// their signals back if the submission fails. Empty between publications.
     pub timed: Vec<TimedPacket>,
-    /// Host clock (ns) the engine stamps on the submissions it stages while capturing.
-    pub clock: Option<fn() -> u64>,
 }
 
 impl CaptureState {
@@ -78,13 +81,18 @@ impl CaptureState {
     /// multi-packet payload (a program segment) is opened by a barrier timed for its begin.
     #[inline]
     pub fn payload_packets(&self, payload_packets: u64, program: bool) -> u64 {
-        if !self.flags.times_packets() {
-            payload_packets
-        } else if program {
-            payload_packets + 2
-        } else {
-            payload_packets + 1
-        }
+        payload_packets + if program { self.extra_segment_packets } else { self.extra_payload_packets }
+    }
+
+    #[inline]
+    pub fn flags(&self) -> CaptureFlags {
+        self.flags
+    }
+
+    pub fn set_flags(&mut self, flags: CaptureFlags) {
+        self.flags = flags;
+        let timed = u64::from(flags.times_packets());
+        (self.extra_payload_packets, self.extra_segment_packets) = (timed, 2 * timed);
     }
 
     /// A free timing signal, or `None` (counted) when every one is in flight.

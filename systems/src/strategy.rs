@@ -59,13 +59,14 @@ pub trait CrossQueueStrategy: 'static {
     /// The signal the last packet of `epoch` decrements.
     fn completion_signal(queue: &QueueState, epoch: u64) -> u64;
 
-    /// Writes the bodies of the barrier packets for `waits`' barriers from packet `first`;
-    /// returns how many it wrote.
+    /// Writes the bodies of the barrier packets for `waits`' barriers from packet `first`, the
+    /// first completing on `first_completion` (0 for none: a profile capture times it, so the
+    /// submission's device begin is when the device began waiting); returns how many it wrote.
     ///
     /// # Safety
     /// The [`Self::barrier_packets`] packets from `first` are reserved by the caller and
     /// unpublished.
-    unsafe fn write_wait_barriers(ring: &AqlRing, first: u64, waits: &[DeviceWait]) -> u64;
+    unsafe fn write_wait_barriers(ring: &AqlRing, first: u64, waits: &[DeviceWait], first_completion: u64) -> u64;
 
     /// Gives back what `waits` claimed on their producers at reservation, once the epoch retired.
     fn release_waits(link: &DeviceLink, waits: &[DeviceWait]);
@@ -129,7 +130,7 @@ impl CrossQueueStrategy for BarrierValue {
     }
 
     #[inline]
-    unsafe fn write_wait_barriers(ring: &AqlRing, first: u64, waits: &[DeviceWait]) -> u64 {
+    unsafe fn write_wait_barriers(ring: &AqlRing, first: u64, waits: &[DeviceWait], first_completion: u64) -> u64 {
         let mut id = first;
         for wait in waits.iter().filter(|wait| wait.barrier) {
             // Retired epochs = EPOCH_BASE - value ≥ epoch  ⇔  value < EPOCH_BASE - epoch + 1.
@@ -143,6 +144,7 @@ impl CrossQueueStrategy for BarrierValue {
                 value: EPOCH_BASE - wait.producer.epoch as i64 + 1,
                 mask: -1,
                 cond: SignalCondition::Lt as u32,
+                completion_signal: if id == first { first_completion } else { 0 },
                 ..Default::default()
             };
             // SAFETY: one packet per barrier, all reserved for the caller (the contract).
@@ -230,13 +232,16 @@ impl CrossQueueStrategy for BarrierAnd {
     }
 
     #[inline]
-    unsafe fn write_wait_barriers(ring: &AqlRing, first: u64, waits: &[DeviceWait]) -> u64 {
+    unsafe fn write_wait_barriers(ring: &AqlRing, first: u64, waits: &[DeviceWait], first_completion: u64) -> u64 {
         // Admission named the signals (0 for an epoch drained first: no dependency).
         let barriers = waits.iter().filter(|wait| wait.barrier).count() as u64;
         let mut signals = waits.iter().filter(|wait| wait.barrier).map(|wait| wait.signal);
         let packets = Self::barrier_packets(barriers);
         for id in first..first + packets {
-            let mut packet = BarrierAndPacket::default();
+            let mut packet = BarrierAndPacket {
+                completion_signal: if id == first { first_completion } else { 0 },
+                ..Default::default()
+            };
             for (slot, signal) in packet.dep_signal.iter_mut().zip(signals.by_ref()) {
                 *slot = signal;
             }

@@ -64,7 +64,7 @@ impl QueueShared {
         capture.timing_signals.lock().unwrap_or_else(|poison| poison.into_inner()).clone_from(&signals);
         let mut core = self.lock();
         let queue = &mut core.world.resource_mut::<QueueState>().into_inner().capture;
-        queue.flags = flags;
+        queue.set_flags(flags);
         queue.timing_signals = signals;
         queue.untimed = 0;
         core.capture = Some(capture);
@@ -78,7 +78,7 @@ impl QueueShared {
         let mut core = self.lock();
         self.capturing.store(false, Ordering::Release);
         let queue = core.world.resource_mut::<QueueState>().into_inner();
-        queue.capture.flags = CaptureFlags::OFF;
+        queue.capture.set_flags(CaptureFlags::OFF);
         queue.epochs.submitted
     }
 
