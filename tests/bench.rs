@@ -36,6 +36,11 @@ fn expected_names() -> Vec<String> {
         names.push(format!("clip/c{concurrency}d16"));
     }
     names.push("diamond/waits".into());
+    for modes in ["queue-events", "device-queue-events", "dispatch-events", "counters", "all"] {
+        for mode in ["submit", "e2e"] {
+            names.push(format!("profile/{modes}/edge+dispatch/{mode}/512"));
+        }
+    }
     names
 }
 

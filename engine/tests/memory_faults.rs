@@ -5,12 +5,23 @@
 
 mod common;
 
+use std::sync::Mutex;
+
 use aqueduct_engine::{EngineError, MemoryKind, WaitStrategy};
 use aqueduct_hsa::soft::{self, Fault};
 use common::*;
 
+/// A memory fault fails every queue of the agent in the process, the other tests' too (the soft
+/// runtime is process-wide, as ROCr is): the tests of this file take turns.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
 #[test]
 fn a_memory_fault_fails_every_queue_of_the_agent_and_names_the_address() {
+    let _serial = serial();
     let engine = engine(WaitStrategy::BarrierValue);
     let device = engine.device();
     let (faulting, sibling) = (queue(device), queue(device));
@@ -43,6 +54,7 @@ fn a_memory_fault_fails_every_queue_of_the_agent_and_names_the_address() {
 
 #[test]
 fn queues_use_gpu_only_signals_for_their_epochs() {
+    let _serial = serial();
     let engine = engine(WaitStrategy::BarrierAnd);
     let device = engine.device();
     let (before, overflowed) = soft::interrupt_events();
@@ -54,4 +66,45 @@ fn queues_use_gpu_only_signals_for_their_epochs() {
     assert!(after.saturating_sub(before) < 64, "{before} -> {after} events for 3 queues");
     assert_eq!(overflowed_after, overflowed, "no signal went without an event");
     drop(queues);
+}
+
+/// A queue failed by another queue's memory fault keeps running its packets (only the faulting
+/// hardware queue stops), so what its in-flight work names must stay allocated until its HSA
+/// queue is destroyed: freeing it at the failure let a late fill write into freed memory (heap
+/// corruption, seen when this file's tests overlapped).
+#[test]
+fn a_failed_queue_keeps_what_its_running_packets_name_until_it_is_destroyed() {
+    let _serial = serial();
+    let engine = engine(WaitStrategy::BarrierValue);
+    let device = engine.device();
+    let (faulting, running) = (queue(device), queue(device));
+    let victim = device.allocate(MemoryKind::HostVisible, 4096).expect("buffer");
+    let witness = device.allocate(MemoryKind::HostVisible, 64).expect("buffer");
+    let other = device.allocate(MemoryKind::HostVisible, 64).expect("buffer");
+    let done = device.create_semaphore(0).expect("semaphore");
+    // The running queue's fill of `victim` stalls on its processor; a fill of `witness` follows.
+    stall_next(&running);
+    running.fill(victim.whole(), &[0xab], &[], &[done.at(1)]).expect("submitted");
+    running.fill(witness.whole(), &[0xcd], &[], &[done.at(2)]).expect("submitted");
+    fault_next(&faulting, Fault::MemoryFault { address: 0xbad_f000 });
+    faulting.fill(other.whole(), &[1], &[], &[]).expect("submitted");
+    let error = done.wait(2, TIMEOUT).expect_err("the fault fails the running queue's work");
+    assert!(matches!(error, EngineError::SemaphoreFailed(_)), "{error:?}");
+
+    let (_, _, allocations) = device.live_objects();
+    drop(victim);
+    assert_eq!(device.live_objects().2, allocations, "the stalled fill still names the victim's memory");
+    // The failed queue's processor runs on: the fill writes the victim (still allocated), then
+    // the witness.
+    release(&running, || witness.to_vec().unwrap()[0] == 0xcd);
+    // Every queue's rows staged before the drop must settle: the faulting queue's (destroyed
+    // first), then the running queue's, which settle only once its HSA queue is destroyed.
+    drop(faulting);
+    assert_eq!(device.live_objects().2, allocations, "kept until the running queue is destroyed");
+    drop(running);
+    assert!(
+        eventually(TIMEOUT, || device.live_objects().2 == allocations - 1),
+        "freed once no packet can run: {:?}",
+        device.live_objects()
+    );
 }

@@ -191,6 +191,7 @@ pub fn build_queue_world(
         failure: None,
         rows: submission_rows,
         capture: CaptureState::default(),
+        unsettled_from: None,
     });
     let params = StageState::new(&mut world);
     (world, params, QueueStages::for_strategy(strategy))

@@ -52,6 +52,11 @@ pub struct QueueState {
     pub rows: SubmissionRows,
     /// What a profile capture asks of the stages; off unless the engine begins one.
     pub capture: CaptureState,
+    /// The row of the oldest epoch that was in flight when the queue failed. A failed queue's
+    /// epochs are force-retired (other queues' barriers on them pass), but its HSA queue may
+    /// still run their packets (a queue failed with another queue's memory fault keeps running),
+    /// so those rows, and everything they name, stay unsettled until the HSA queue is destroyed.
+    pub unsettled_from: Option<u64>,
 }
 
 /// The stages' part of a profile capture.

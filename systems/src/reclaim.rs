@@ -118,6 +118,12 @@ pub fn fail_in_flight<S: CrossQueueStrategy>(
     crate::stage_span!("fail_in_flight");
     queue.failure = Some(failure);
     queue.endpoint.failure.store(failure + 1, Ordering::Release);
+    // Force-retired is not run: the HSA queue may still execute these epochs' packets.
+    if queue.epochs.submitted > queue.epochs.drained
+        && let Ok((row, _, _)) = rows.get(queue.epochs.row(queue.epochs.drained + 1))
+    {
+        queue.unsettled_from = Some(queue.unsettled_from.map_or(row.row, |from| from.min(row.row)));
+    }
     let mut outcome = DrainOutcome::default();
     for epoch in queue.epochs.drained + 1..=queue.epochs.submitted {
         let Ok((_, mut signals, mut waits)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };

@@ -3,7 +3,8 @@
 //! Each row gets a sequence when it is staged (`SubmissionRows::staged`, in `QueueState::rows`).
 //! A row *settles* when nothing on the queue reads what it referenced any more: its last epoch
 //! was drained, or it was failed or refused and released. Rows leave the pending list in order
-//! and epochs drain in order, so the settled rows are every row below the oldest one still pending or in flight. The
+//! and epochs drain in order, so the settled rows are every row below the oldest one still pending or in flight
+//! (or, on a failed queue whose HSA queue lives, still possibly running: `QueueState::unsettled_from`). The
 //! queue publishes that mark in its endpoint after each drain or failure; an object released by
 //! its last handle is freed once every queue's mark passes the rows it had staged by then.
 
@@ -28,6 +29,9 @@ pub fn settled_rows(queue: &QueueState, query: &SubmissionRowQuery, epochs: &Epo
             Ok((row, _, _)) => settled = settled.min(row.row),
             Err(_) => return queue.endpoint.settled_rows.load(Ordering::Relaxed),
         }
+    }
+    if let Some(row) = queue.unsettled_from {
+        settled = settled.min(row);
     }
     settled
 }

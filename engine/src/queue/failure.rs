@@ -132,7 +132,8 @@ impl QueueShared {
         self.device.wake_deferred(None);
     }
 
-    /// Shutdown after the HSA queue is destroyed: drain what retired, fail the rest.
+    /// Shutdown after the HSA queue is destroyed: drain what retired, fail the rest. No packet
+    /// runs any more, so every row settles, those a failure had kept unsettled included.
     pub fn abandon(&self, core: &mut QueueCore) {
         self.drain_retired(core);
         let queue = core.world.resource::<QueueState>();
@@ -142,6 +143,8 @@ impl QueueShared {
             let failure = self.queue_failure(core, None, message);
             self.fail_everything(core, failure);
         }
+        core.world.resource_mut::<QueueState>().unsettled_from = None;
+        self.publish_settled(core);
     }
 }
 
