@@ -9,7 +9,6 @@
 
 use bevy_ecs::prelude::*;
 
-use crate::capture::EpochCapture;
 use crate::submission::{DeviceWait, SignalOp};
 
 /// Byte ring in kernarg memory. Positions grow forever; `position % capacity` is the offset.
@@ -86,8 +85,6 @@ pub struct EpochRow {
     /// Publication could not write what was asked (failure-log index): the epoch's packets are
     /// barriers that pass, and its signals fail when it retires.
     pub failure: Option<u32>,
-    /// What the profiler keeps of the epoch while a capture is on.
-    pub capture: EpochCapture,
 }
 
 /// Semaphores to signal when the epoch retires.

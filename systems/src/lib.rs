@@ -35,6 +35,7 @@ pub mod settle;
 pub mod strategy;
 pub mod sync;
 
+use aqueduct_components::capture::EpochCapture;
 use aqueduct_components::queue_state::{EpochDeviceWaits, EpochRow, EpochSignals};
 use aqueduct_components::submission::{AdmissionPlan, StagedSubmission, SubmissionFault, SubmissionRows, Verdict};
 use bevy_ecs::prelude::*;
@@ -44,8 +45,11 @@ use strategy::CrossQueueStrategy;
 pub use strategy::QueueStages;
 
 /// The epoch-row columns publication and reclaim touch.
-pub type EpochRows<'w, 's> =
-    Query<'w, 's, (&'static mut EpochRow, &'static mut EpochSignals, &'static mut EpochDeviceWaits)>;
+pub type EpochRows<'w, 's> = Query<
+    'w,
+    's,
+    (&'static mut EpochRow, &'static mut EpochSignals, &'static mut EpochDeviceWaits, &'static mut EpochCapture),
+>;
 
 /// The submission-row columns: what is staged and what admission planned for it.
 pub type SubmissionRowQuery<'w, 's> = Query<'w, 's, (&'static mut StagedSubmission, &'static mut AdmissionPlan)>;
@@ -170,6 +174,7 @@ pub fn build_queue_world(
                     EpochRow::default(),
                     EpochSignals(Vec::with_capacity(ROW_SIGNALS)),
                     EpochDeviceWaits(Vec::with_capacity(ROW_WAITS)),
+                    EpochCapture::default(),
                 ))
                 .id()
         })

@@ -250,13 +250,13 @@ fn record_epoch<S: CrossQueueStrategy>(
     if staged.payload == Payload::Program && failure.is_none() {
         replay::advance(&mut staged.program, &plan.segment);
     }
-    if let Ok((mut row, mut signals, mut waits)) = rows.get_mut(queue.epochs.row(epoch)) {
+    if let Ok((mut row, mut signals, mut waits, mut capture)) = rows.get_mut(queue.epochs.row(epoch)) {
         row.epoch = epoch;
         row.row = staged.row;
         row.kernarg_end = plan.kernarg_end;
         row.failure = failure;
         if queue.capture.flags().any() {
-            capture_epoch(queue, staged, plan, &mut row.capture, final_segment);
+            capture_epoch(queue, staged, plan, &mut capture, final_segment);
         }
         if final_segment {
             // Swaps, not copies: the row's vectors were emptied at reclaim, so capacity

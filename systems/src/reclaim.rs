@@ -75,7 +75,7 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, rows: &mut EpochRows
     let submitted = queue.epochs.submitted;
     let mut coalescer = Coalescer { table: &queue.link.semaphores, pending: None, outcome: DrainOutcome::default() };
     for epoch in first..=last {
-        let Ok((row, signals, waits)) = rows.get(queue.epochs.row(epoch)) else { continue };
+        let Ok((row, signals, waits, _)) = rows.get(queue.epochs.row(epoch)) else { continue };
         // A covered wait whose cover came through an earlier epoch's barriers (`via`) fails with
         // that epoch; epochs drain in order, so its outcome is settled by now.
         let failure = row
@@ -93,7 +93,7 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, rows: &mut EpochRows
     }
     coalescer.flush();
     for epoch in first..=last {
-        let Ok((_, mut signals, mut waits)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };
+        let Ok((_, mut signals, mut waits, _)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };
         signals.0.clear();
         waits.0.clear();
     }
@@ -120,13 +120,13 @@ pub fn fail_in_flight<S: CrossQueueStrategy>(
     queue.endpoint.failure.store(failure + 1, Ordering::Release);
     // Force-retired is not run: the HSA queue may still execute these epochs' packets.
     if queue.epochs.submitted > queue.epochs.drained
-        && let Ok((row, _, _)) = rows.get(queue.epochs.row(queue.epochs.drained + 1))
+        && let Ok((row, _, _, _)) = rows.get(queue.epochs.row(queue.epochs.drained + 1))
     {
         queue.unsettled_from = Some(queue.unsettled_from.map_or(row.row, |from| from.min(row.row)));
     }
     let mut outcome = DrainOutcome::default();
     for epoch in queue.epochs.drained + 1..=queue.epochs.submitted {
-        let Ok((_, mut signals, mut waits)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };
+        let Ok((_, mut signals, mut waits, _)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };
         for signal in signals.0.drain(..) {
             outcome.failures += u64::from(queue.link.semaphores.fail(signal.semaphore, failure));
         }

@@ -26,7 +26,7 @@ pub fn settled_rows(queue: &QueueState, query: &SubmissionRowQuery, epochs: &Epo
     }
     if queue.epochs.submitted > queue.epochs.drained {
         match epochs.get(queue.epochs.row(queue.epochs.drained + 1)) {
-            Ok((row, _, _)) => settled = settled.min(row.row),
+            Ok((row, _, _, _)) => settled = settled.min(row.row),
             Err(_) => return queue.endpoint.settled_rows.load(Ordering::Relaxed),
         }
     }

@@ -3,7 +3,7 @@
 //!
 //! Producers never wait: a queue pushes records into its own lock-free bounded buffer
 //! ([`QueueCapture::push`]), and a record that finds the buffer full is dropped and counted.
-//! The writer thread wakes every millisecond, moves what the buffers hold into the file (the
+//! The writer thread wakes every 10 ms (or when a buffer passes half full), moves what the buffers hold into the file (the
 //! bundle writer streams chunks, so a long capture is never held whole), samples the software
 //! counters, and at the end writes each queue's dropped count.
 
@@ -22,8 +22,11 @@ use super::modes::{ProfileConfig, ProfileModes};
 use crate::error::{EngineError, EngineResult};
 use crate::queue::QueueShared;
 
-/// How long the writer sleeps between passes over the buffers.
-const WRITER_PERIOD: Duration = Duration::from_millis(1);
+/// How long the writer sleeps between passes over the buffers, unless a buffer passes half
+/// full and wakes it. Not shorter: each wake-up takes a core from the workload, and with 1 ms
+/// the soft runtime's packet processors lost theirs often enough to double `e2e` rows on 2 cores
+/// (BENCHMARKS, issue 14).
+const WRITER_PERIOD: Duration = Duration::from_millis(10);
 
 /// One queue's side of a capture.
 pub(crate) struct QueueCapture {
@@ -44,6 +47,8 @@ pub(crate) struct QueueCapture {
     /// The queue, for its statistics (the counters).
     pub shared: Weak<QueueShared>,
     pub clock: SystemClockMap,
+    /// The writer thread, woken when the buffer passes half full.
+    writer: Option<std::thread::Thread>,
     /// The queue's Tracy GPU context and plots.
     #[cfg(feature = "tracy")]
     pub tracy: Option<super::tracy::TracyQueue>,
@@ -54,6 +59,11 @@ impl QueueCapture {
     pub fn push(&self, record: Record) {
         if self.records.push(record).is_err() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        if 2 * self.records.len() > self.records.capacity()
+            && let Some(writer) = &self.writer
+        {
+            writer.unpark();
         }
     }
 
@@ -143,6 +153,12 @@ impl ProfileSession {
             timing_signals: Mutex::new(Vec::new()),
             shared: Arc::downgrade(shared),
             clock: self.clock,
+            writer: self
+                .writer
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .as_ref()
+                .map(|thread| thread.thread().clone()),
             #[cfg(feature = "tracy")]
             tracy: super::tracy::TracyQueue::new(shared.index),
         });

@@ -103,12 +103,11 @@ impl QueueShared {
         // Still in flight: their submission records go out without a completion, and their
         // timing signals stay alive, since a packet may still complete on them.
         for epoch in drained + 1..=submitted {
-            if let Ok((mut row, _, _)) = epoch_rows.get_mut(queue.epochs.row(epoch)) {
-                let row = &mut *row;
-                if row.capture.captured {
-                    self.record_epoch(&capture, queue.index, epoch, &row.capture, None, false);
-                    row.capture.clear();
-                }
+            if let Ok((_, _, _, mut facts)) = epoch_rows.get_mut(queue.epochs.row(epoch))
+                && facts.captured
+            {
+                self.record_epoch(&capture, queue.index, epoch, &facts, None, false);
+                facts.clear();
             }
         }
         let created = std::mem::take(&mut *capture.timing_signals.lock().unwrap_or_else(|poison| poison.into_inner()));
@@ -146,8 +145,8 @@ impl QueueShared {
     pub(super) fn note_pass(capture: &QueueCapture, queue: &QueueState, rows: &mut EpochRows, submitted_before: u64) {
         let now = host_now_ns();
         for epoch in submitted_before + 1..=queue.epochs.submitted {
-            if let Ok((mut row, _, _)) = rows.get_mut(queue.epochs.row(epoch)) {
-                row.capture.published_ns = now;
+            if let Ok((_, _, _, mut facts)) = rows.get_mut(queue.epochs.row(epoch)) {
+                facts.published_ns = now;
             }
         }
         let ring = queue.ring.write_index_now().wrapping_sub(queue.known_read_index);
@@ -179,18 +178,17 @@ impl QueueShared {
     ) {
         let seen = host_now_ns();
         for epoch in drained_before + 1..=queue.epochs.drained {
-            let Ok((mut row, _, _)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };
-            let row = &mut *row;
-            if !row.capture.captured {
+            let Ok((_, _, _, mut facts)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };
+            if !facts.captured {
                 continue;
             }
-            self.record_epoch(capture, queue.index, epoch, &row.capture, Some(seen), device_ran);
-            for timed in &row.capture.timed {
+            self.record_epoch(capture, queue.index, epoch, &facts, Some(seen), device_ran);
+            for timed in &facts.timed {
                 // SAFETY: a timing signal this capture created; only the device and this thread use it.
                 unsafe { (self.device.hsa.api().hsa_signal_store_relaxed)(hsa_signal_t { handle: timed.signal }, 1) };
                 queue.capture.timing_signals.push(timed.signal);
             }
-            row.capture.clear();
+            facts.clear();
         }
         let untimed = std::mem::take(&mut queue.capture.untimed);
         if untimed > 0 {
