@@ -41,8 +41,17 @@ fn ping_pong(strategy: WaitStrategy, queues: usize, handoffs: u64) {
     for (index, value) in values.iter().enumerate() {
         assert_eq!(*value, 1000 + index as u32 + handoffs as u32, "element {index}");
     }
+    // Every handoff crosses queues on the device, except one whose producer the host had
+    // already drained when the next submission was admitted (the drained tier drops that wait:
+    // nothing is left to wait for). Under load that happens now and then, never for most; and
+    // nothing ever parks on the host.
     let device_waits: u64 = queues.iter().map(|queue| queue.stats().device_waits).sum();
-    assert_eq!(device_waits, handoffs, "every handoff crossed queues on the device");
+    let parked: u64 = queues.iter().map(|queue| queue.stats().deferred).sum();
+    assert!(
+        device_waits <= handoffs && device_waits >= handoffs * 9 / 10,
+        "{device_waits} of {handoffs} on the device"
+    );
+    assert_eq!(parked, 0, "no handoff parked on the host");
 }
 
 #[test]

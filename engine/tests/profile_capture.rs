@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use aqueduct_engine::{
@@ -12,61 +11,13 @@ use aqueduct_engine::{
     WaitStrategy,
 };
 use aqueduct_hsa::soft::Fault;
-use aqueduct_profile::{
-    CodeObjectHash, DeviceQueueEvent, DispatchEvent, OperationKind, ProfileReader, QueueEvent, Record, WaitResolution,
-};
+use aqueduct_profile::{CodeObjectHash, OperationKind, ProfileReader, Record, WaitResolution};
+use common::profile::{device_event, dispatches, output, queue_events, read, read_keeping};
 use common::{KernelRig, TIMEOUT, engine, fault_next, queue};
 
 const SLOW: Duration = Duration::from_millis(30);
 /// How far a device time may sit outside the host times around it: the calibration's bracket.
 const CLOCK_SLACK_NS: u64 = 200_000;
-
-fn output(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("aqueduct-test-{}-{name}.aqprof", std::process::id()))
-}
-
-fn read(path: &PathBuf) -> Vec<Record> {
-    read_keeping(path).0
-}
-
-/// The records, and the file's bytes (for the tools), removing the file.
-fn read_keeping(path: &PathBuf) -> (Vec<Record>, Vec<u8>) {
-    let bytes = std::fs::read(path).expect("the capture wrote its file");
-    std::fs::remove_file(path).ok();
-    let reader = ProfileReader::new(bytes.as_slice()).expect("a valid header");
-    let records = reader.collect::<Result<Vec<_>, _>>().expect("every record decodes and the end chunk is there");
-    (records, bytes)
-}
-
-fn queue_events(records: &[Record], queue: u32) -> Vec<&QueueEvent> {
-    records
-        .iter()
-        .filter_map(|record| match record {
-            Record::QueueEvent(event) if event.queue == queue => Some(event),
-            _ => None,
-        })
-        .collect()
-}
-
-fn device_event(records: &[Record], queue: u32, epoch: u64) -> &DeviceQueueEvent {
-    records
-        .iter()
-        .find_map(|record| match record {
-            Record::DeviceQueueEvent(event) if event.queue == queue && event.epoch == epoch => Some(event),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no device event for queue {queue} epoch {epoch}"))
-}
-
-fn dispatches(records: &[Record], queue: u32) -> Vec<&DispatchEvent> {
-    records
-        .iter()
-        .filter_map(|record| match record {
-            Record::Dispatch(event) if event.queue == queue => Some(event),
-            _ => None,
-        })
-        .collect()
-}
 
 #[test]
 fn every_software_mode_records_what_the_queues_did() {

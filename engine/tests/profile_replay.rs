@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use aqueduct_engine::{
@@ -13,42 +12,11 @@ use aqueduct_engine::{
     ProfileConfig, ProfileModes, Queue, WaitStrategy,
 };
 use aqueduct_hsa::soft::Fault;
-use aqueduct_profile::{CommandRef, DispatchEvent, OperationKind, ProfileReader, QueueEvent, Record};
+use aqueduct_profile::{CommandRef, DispatchEvent, OperationKind, Record};
+use common::profile::{dispatches, output, queue_events, read};
 use common::{COUNT, KernelRig, TIMEOUT, queue};
 
 const SLOW: Duration = Duration::from_millis(30);
-
-fn output(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("aqueduct-test-{}-replay-{name}.aqprof", std::process::id()))
-}
-
-fn read(path: &PathBuf) -> Vec<Record> {
-    let file = std::fs::File::open(path).expect("the capture wrote its file");
-    let reader = ProfileReader::new(std::io::BufReader::new(file)).expect("a valid header");
-    let records = reader.collect::<Result<Vec<_>, _>>().expect("every record decodes and the end chunk is there");
-    std::fs::remove_file(path).ok();
-    records
-}
-
-fn queue_events(records: &[Record], queue: u32) -> Vec<&QueueEvent> {
-    records
-        .iter()
-        .filter_map(|record| match record {
-            Record::QueueEvent(event) if event.queue == queue => Some(event),
-            _ => None,
-        })
-        .collect()
-}
-
-fn dispatches(records: &[Record], queue: u32) -> Vec<&DispatchEvent> {
-    records
-        .iter()
-        .filter_map(|record| match record {
-            Record::Dispatch(event) if event.queue == queue => Some(event),
-            _ => None,
-        })
-        .collect()
-}
 
 /// Injects `fault` on the packet `offset` packets after the next one the queue publishes.
 fn fault_at(queue: &Queue, offset: u64, fault: Fault) {

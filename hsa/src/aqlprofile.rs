@@ -13,12 +13,7 @@ pub const DEFAULT_LIBRARY_NAME: &str = "libhsa-amd-aqlprofile64.so";
 
 /// The candidate paths, in the order they are tried.
 pub fn library_candidates() -> Vec<String> {
-    let mut candidates = Vec::with_capacity(2);
-    if let Some(path) = std::env::var_os(LIBAQLPROFILE_PATH_VARIABLE).filter(|path| !path.is_empty()) {
-        candidates.push(path.to_string_lossy().into_owned());
-    }
-    candidates.push(DEFAULT_LIBRARY_NAME.to_string());
-    candidates
+    crate::library::candidates(LIBAQLPROFILE_PATH_VARIABLE, &[DEFAULT_LIBRARY_NAME])
 }
 
 /// An opened aqlprofile and the interface version it reports.
@@ -36,27 +31,20 @@ impl AqlProfileLibrary {
 
     /// Opens the first candidate that loads; one that lacks the version query stops the search.
     pub fn load_from(candidates: impl IntoIterator<Item = String>) -> Result<Self, LoadError> {
-        let mut attempts = Vec::new();
-        for path in candidates {
-            // SAFETY: opening aqlprofile runs its ELF constructors, which only set up its own
-            // globals; nothing of it is called before the version query below.
-            match unsafe { libloading::Library::new(&path) } {
-                Ok(library) => {
-                    const SYMBOL: &str = "hsa_ven_amd_aqlprofile_version_major";
-                    // SAFETY: `uint32_t hsa_ven_amd_aqlprofile_version_major(void)` in
-                    // hsa_ven_amd_aqlprofile.h; it takes nothing and reads nothing of ours.
-                    let version_major = unsafe {
-                        let query = library
-                            .get::<unsafe extern "C" fn() -> u32>(SYMBOL.as_bytes())
-                            .map_err(|error| LoadError::MissingSymbol { symbol: SYMBOL, reason: error.to_string() })?;
-                        query()
-                    };
-                    return Ok(Self { path, version_major, _library: library });
-                }
-                Err(error) => attempts.push((path, error.to_string())),
-            }
+        const SYMBOL: &str = "hsa_ven_amd_aqlprofile_version_major";
+        // SAFETY: opening aqlprofile runs its ELF constructors, which only set up its own
+        // globals; nothing of it is called before the version query below.
+        unsafe {
+            crate::library::open_first(candidates, |path, library| {
+                // SAFETY: `uint32_t hsa_ven_amd_aqlprofile_version_major(void)` in
+                // hsa_ven_amd_aqlprofile.h; it takes nothing and reads nothing of ours.
+                let query = library
+                    .get::<unsafe extern "C" fn() -> u32>(SYMBOL.as_bytes())
+                    .map_err(|error| LoadError::MissingSymbol { symbol: SYMBOL, reason: error.to_string() })?;
+                let version_major = query();
+                Ok(Self { path, version_major, _library: library })
+            })
         }
-        Err(LoadError::LibraryNotFound { attempts })
     }
 }
 

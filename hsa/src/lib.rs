@@ -13,6 +13,7 @@
 pub mod aqlprofile;
 pub mod error;
 pub mod executable;
+mod library;
 pub mod ring;
 pub mod rocr;
 pub mod soft;

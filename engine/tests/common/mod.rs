@@ -7,6 +7,8 @@ use std::time::Duration;
 use aqueduct_engine::{Dispatch, Engine, EngineConfig, Executable, Kernel, SemaphorePoint, WaitStrategy};
 use aqueduct_hsa::soft::{ExecutionMode, SoftConfig};
 
+pub mod profile;
+
 #[path = "../../../hsa/tests/common/mod.rs"]
 mod hsa_common;
 
