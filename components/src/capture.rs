@@ -83,7 +83,8 @@ pub struct TimedPacket {
 /// What a timed packet was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimedKind {
-    /// The whole payload of a submission that is not a dispatch (a barrier).
+    /// A packet timed for the submission's span, not a dispatch: its first wait barrier, a
+    /// barrier payload, or a command-buffer segment's lead barrier and end.
     Payload,
     /// A kernel dispatch: the kernel object, grid and workgroup as published, and for a replayed
     /// one, the command that recorded it.
