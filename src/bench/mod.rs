@@ -151,7 +151,7 @@ fn profiled(
 ) -> Result<Sample, EngineError> {
     let output = std::env::temp_dir().join(format!("aqueduct-bench-{}.aqprof", std::process::id()));
     rig.device.begin_profile(aqueduct_engine::ProfileConfig::new(&output).modes(modes.parse()?))?;
-    let sample = shape();
+    let sample = rig.wake_queues().and_then(|()| shape());
     let report = rig.device.end_profile();
     let _ = std::fs::remove_file(&output);
     let report = report?;

@@ -81,6 +81,19 @@ impl Rig {
     fn queues(&self, e2e: bool) -> &[Queue] {
         if e2e { &self.e2e } else { &self.host }
     }
+
+    /// One barrier through every queue, waited for: wakes packet processors that parked while
+    /// the shape was not running (a profiled repetition begins and ends a capture around itself,
+    /// a gap in which they park; the unprofiled rows' repetitions follow each other at once).
+    pub fn wake_queues(&self) -> Result<(), EngineError> {
+        let done = self.device.create_semaphore(0)?;
+        // A chain, so the last value means every queue ran its barrier.
+        for (value, queue) in (1u64..).zip(self.host.iter().chain(&self.e2e)) {
+            let waits: &[_] = if value == 1 { &[] } else { &[done.at(value - 1)] };
+            queue.barrier(waits, &[done.at(value)])?;
+        }
+        done.wait((self.host.len() + self.e2e.len()) as u64, std::time::Duration::from_secs(10))
+    }
 }
 
 /// What an edge carries besides its cross-queue wait.
