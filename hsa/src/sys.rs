@@ -315,48 +315,59 @@ macro_rules! hsa_api {
     };
 }
 
-hsa_api! {
-    fn hsa_init() -> hsa_status_t;
-    fn hsa_shut_down() -> hsa_status_t;
-    fn hsa_status_string(status: hsa_status_t, string: *mut *const c_char) -> hsa_status_t;
-    fn hsa_system_get_info(attribute: hsa_system_info_t, value: *mut c_void) -> hsa_status_t;
-    fn hsa_iterate_agents(callback: hsa_agent_callback_t, data: *mut c_void) -> hsa_status_t;
-    fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_agent_info_t, value: *mut c_void) -> hsa_status_t;
-    fn hsa_agent_iterate_isas(agent: hsa_agent_t, callback: hsa_isa_callback_t, data: *mut c_void) -> hsa_status_t;
-    fn hsa_isa_get_info_alt(isa: hsa_isa_t, attribute: hsa_isa_info_t, value: *mut c_void) -> hsa_status_t;
-    fn hsa_amd_agent_iterate_memory_pools(agent: hsa_agent_t, callback: hsa_amd_memory_pool_callback_t, data: *mut c_void) -> hsa_status_t;
-    fn hsa_amd_memory_pool_get_info(pool: hsa_amd_memory_pool_t, attribute: hsa_amd_memory_pool_info_t, value: *mut c_void) -> hsa_status_t;
-    fn hsa_amd_agent_memory_pool_get_info(agent: hsa_agent_t, pool: hsa_amd_memory_pool_t, attribute: hsa_amd_agent_memory_pool_info_t, value: *mut c_void) -> hsa_status_t;
-    fn hsa_amd_memory_pool_allocate(pool: hsa_amd_memory_pool_t, size: usize, flags: u32, ptr: *mut *mut c_void) -> hsa_status_t;
-    fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t;
-    fn hsa_amd_agents_allow_access(num_agents: u32, agents: *const hsa_agent_t, flags: *const u32, ptr: *const c_void) -> hsa_status_t;
-    fn hsa_queue_create(agent: hsa_agent_t, size: u32, type_: hsa_queue_type32_t, callback: hsa_queue_error_callback_t, data: *mut c_void, private_segment_size: u32, group_segment_size: u32, queue: *mut *mut hsa_queue_t) -> hsa_status_t;
-    fn hsa_queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t;
-    fn hsa_queue_load_read_index_scacquire(queue: *const hsa_queue_t) -> u64;
-    fn hsa_queue_load_write_index_relaxed(queue: *const hsa_queue_t) -> u64;
-    fn hsa_queue_add_write_index_relaxed(queue: *const hsa_queue_t, value: u64) -> u64;
-    fn hsa_queue_cas_write_index_scacq_screl(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
-    fn hsa_signal_create(initial_value: hsa_signal_value_t, num_consumers: u32, consumers: *const hsa_agent_t, signal: *mut hsa_signal_t) -> hsa_status_t;
-    fn hsa_signal_destroy(signal: hsa_signal_t) -> hsa_status_t;
-    fn hsa_signal_load_scacquire(signal: hsa_signal_t) -> hsa_signal_value_t;
-    fn hsa_signal_load_relaxed(signal: hsa_signal_t) -> hsa_signal_value_t;
-    fn hsa_signal_store_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-    fn hsa_signal_store_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-    fn hsa_signal_add_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-    fn hsa_signal_subtract_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-    fn hsa_signal_wait_scacquire(signal: hsa_signal_t, condition: hsa_signal_condition_t, compare_value: hsa_signal_value_t, timeout_hint: u64, wait_state_hint: hsa_wait_state_t) -> hsa_signal_value_t;
-    fn hsa_amd_signal_wait_any(signal_count: u32, signals: *mut hsa_signal_t, conds: *mut hsa_signal_condition_t, values: *mut hsa_signal_value_t, timeout_hint: u64, wait_hint: hsa_wait_state_t, satisfying_value: *mut hsa_signal_value_t) -> u32;
-    fn hsa_code_object_reader_create_from_memory(code_object: *const c_void, size: usize, code_object_reader: *mut hsa_code_object_reader_t) -> hsa_status_t;
-    fn hsa_code_object_reader_destroy(code_object_reader: hsa_code_object_reader_t) -> hsa_status_t;
-    fn hsa_executable_create_alt(profile: hsa_profile_t, default_float_rounding_mode: hsa_default_float_rounding_mode_t, options: *const c_char, executable: *mut hsa_executable_t) -> hsa_status_t;
-    fn hsa_executable_load_agent_code_object(executable: hsa_executable_t, agent: hsa_agent_t, code_object_reader: hsa_code_object_reader_t, options: *const c_char, loaded_code_object: *mut hsa_loaded_code_object_t) -> hsa_status_t;
-    fn hsa_executable_freeze(executable: hsa_executable_t, options: *const c_char) -> hsa_status_t;
-    fn hsa_executable_destroy(executable: hsa_executable_t) -> hsa_status_t;
-    fn hsa_executable_get_symbol_by_name(executable: hsa_executable_t, symbol_name: *const c_char, agent: *const hsa_agent_t, symbol: *mut hsa_executable_symbol_t) -> hsa_status_t;
-    fn hsa_executable_symbol_get_info(executable_symbol: hsa_executable_symbol_t, attribute: hsa_executable_symbol_info_t, value: *mut c_void) -> hsa_status_t;
-    fn hsa_amd_profiling_set_profiler_enabled(queue: *mut hsa_queue_t, enable: c_int) -> hsa_status_t;
-    fn hsa_amd_profiling_get_dispatch_time(agent: hsa_agent_t, signal: hsa_signal_t, time: *mut hsa_amd_profiling_dispatch_time_t) -> hsa_status_t;
-    fn hsa_amd_profiling_convert_tick_to_system_domain(agent: hsa_agent_t, agent_tick: u64, system_tick: *mut u64) -> hsa_status_t;
-    fn hsa_amd_signal_create(initial_value: hsa_signal_value_t, num_consumers: u32, consumers: *const hsa_agent_t, attributes: u64, signal: *mut hsa_signal_t) -> hsa_status_t;
-    fn hsa_amd_register_system_event_handler(callback: hsa_amd_system_event_callback_t, data: *mut c_void) -> hsa_status_t;
+/// Calls `$callback!` with every HSA entry point the engine uses, one `fn name(args) -> ret;`
+/// each, with the names and C signatures of `hsa.h` and `hsa_ext_amd.h`: the one list behind the
+/// function table here and the exports of the soft runtime's shared library (`soft-hsa/`). The
+/// caller needs this module's types in scope.
+#[macro_export]
+macro_rules! with_hsa_entry_points {
+    ($callback:ident) => {
+        $callback! {
+            fn hsa_init() -> hsa_status_t;
+            fn hsa_shut_down() -> hsa_status_t;
+            fn hsa_status_string(status: hsa_status_t, string: *mut *const c_char) -> hsa_status_t;
+            fn hsa_system_get_info(attribute: hsa_system_info_t, value: *mut c_void) -> hsa_status_t;
+            fn hsa_iterate_agents(callback: hsa_agent_callback_t, data: *mut c_void) -> hsa_status_t;
+            fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_agent_info_t, value: *mut c_void) -> hsa_status_t;
+            fn hsa_agent_iterate_isas(agent: hsa_agent_t, callback: hsa_isa_callback_t, data: *mut c_void) -> hsa_status_t;
+            fn hsa_isa_get_info_alt(isa: hsa_isa_t, attribute: hsa_isa_info_t, value: *mut c_void) -> hsa_status_t;
+            fn hsa_amd_agent_iterate_memory_pools(agent: hsa_agent_t, callback: hsa_amd_memory_pool_callback_t, data: *mut c_void) -> hsa_status_t;
+            fn hsa_amd_memory_pool_get_info(pool: hsa_amd_memory_pool_t, attribute: hsa_amd_memory_pool_info_t, value: *mut c_void) -> hsa_status_t;
+            fn hsa_amd_agent_memory_pool_get_info(agent: hsa_agent_t, pool: hsa_amd_memory_pool_t, attribute: hsa_amd_agent_memory_pool_info_t, value: *mut c_void) -> hsa_status_t;
+            fn hsa_amd_memory_pool_allocate(pool: hsa_amd_memory_pool_t, size: usize, flags: u32, ptr: *mut *mut c_void) -> hsa_status_t;
+            fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t;
+            fn hsa_amd_agents_allow_access(num_agents: u32, agents: *const hsa_agent_t, flags: *const u32, ptr: *const c_void) -> hsa_status_t;
+            fn hsa_queue_create(agent: hsa_agent_t, size: u32, type_: hsa_queue_type32_t, callback: hsa_queue_error_callback_t, data: *mut c_void, private_segment_size: u32, group_segment_size: u32, queue: *mut *mut hsa_queue_t) -> hsa_status_t;
+            fn hsa_queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t;
+            fn hsa_queue_load_read_index_scacquire(queue: *const hsa_queue_t) -> u64;
+            fn hsa_queue_load_write_index_relaxed(queue: *const hsa_queue_t) -> u64;
+            fn hsa_queue_add_write_index_relaxed(queue: *const hsa_queue_t, value: u64) -> u64;
+            fn hsa_queue_cas_write_index_scacq_screl(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
+            fn hsa_signal_create(initial_value: hsa_signal_value_t, num_consumers: u32, consumers: *const hsa_agent_t, signal: *mut hsa_signal_t) -> hsa_status_t;
+            fn hsa_signal_destroy(signal: hsa_signal_t) -> hsa_status_t;
+            fn hsa_signal_load_scacquire(signal: hsa_signal_t) -> hsa_signal_value_t;
+            fn hsa_signal_load_relaxed(signal: hsa_signal_t) -> hsa_signal_value_t;
+            fn hsa_signal_store_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_store_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_add_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_subtract_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_wait_scacquire(signal: hsa_signal_t, condition: hsa_signal_condition_t, compare_value: hsa_signal_value_t, timeout_hint: u64, wait_state_hint: hsa_wait_state_t) -> hsa_signal_value_t;
+            fn hsa_amd_signal_wait_any(signal_count: u32, signals: *mut hsa_signal_t, conds: *mut hsa_signal_condition_t, values: *mut hsa_signal_value_t, timeout_hint: u64, wait_hint: hsa_wait_state_t, satisfying_value: *mut hsa_signal_value_t) -> u32;
+            fn hsa_code_object_reader_create_from_memory(code_object: *const c_void, size: usize, code_object_reader: *mut hsa_code_object_reader_t) -> hsa_status_t;
+            fn hsa_code_object_reader_destroy(code_object_reader: hsa_code_object_reader_t) -> hsa_status_t;
+            fn hsa_executable_create_alt(profile: hsa_profile_t, default_float_rounding_mode: hsa_default_float_rounding_mode_t, options: *const c_char, executable: *mut hsa_executable_t) -> hsa_status_t;
+            fn hsa_executable_load_agent_code_object(executable: hsa_executable_t, agent: hsa_agent_t, code_object_reader: hsa_code_object_reader_t, options: *const c_char, loaded_code_object: *mut hsa_loaded_code_object_t) -> hsa_status_t;
+            fn hsa_executable_freeze(executable: hsa_executable_t, options: *const c_char) -> hsa_status_t;
+            fn hsa_executable_destroy(executable: hsa_executable_t) -> hsa_status_t;
+            fn hsa_executable_get_symbol_by_name(executable: hsa_executable_t, symbol_name: *const c_char, agent: *const hsa_agent_t, symbol: *mut hsa_executable_symbol_t) -> hsa_status_t;
+            fn hsa_executable_symbol_get_info(executable_symbol: hsa_executable_symbol_t, attribute: hsa_executable_symbol_info_t, value: *mut c_void) -> hsa_status_t;
+            fn hsa_amd_profiling_set_profiler_enabled(queue: *mut hsa_queue_t, enable: c_int) -> hsa_status_t;
+            fn hsa_amd_profiling_get_dispatch_time(agent: hsa_agent_t, signal: hsa_signal_t, time: *mut hsa_amd_profiling_dispatch_time_t) -> hsa_status_t;
+            fn hsa_amd_profiling_convert_tick_to_system_domain(agent: hsa_agent_t, agent_tick: u64, system_tick: *mut u64) -> hsa_status_t;
+            fn hsa_amd_signal_create(initial_value: hsa_signal_value_t, num_consumers: u32, consumers: *const hsa_agent_t, attributes: u64, signal: *mut hsa_signal_t) -> hsa_status_t;
+            fn hsa_amd_register_system_event_handler(callback: hsa_amd_system_event_callback_t, data: *mut c_void) -> hsa_status_t;
+        }
+    };
 }
+
+with_hsa_entry_points!(hsa_api);

@@ -11,7 +11,9 @@
 
 pub mod clock;
 pub mod config;
-pub(crate) mod entry;
+/// The `extern "C"` entry points, with the C signatures of `hsa.h`: what `HsaApi::soft` binds,
+/// and what the shared library (`soft-hsa/`) exports.
+pub mod entry;
 pub(crate) mod executable;
 pub mod faults;
 pub(crate) mod memory;

@@ -1,0 +1,80 @@
+//! The soft HSA runtime as a C library: `scripts/build-libhsa.sh` links this static library into
+//! `libhsa-runtime64.so.1`, a drop-in for ROCr on machines without an AMD GPU.
+//!
+//! - Every entry point the soft runtime implements is exported under its `hsa.h` name, with
+//!   ROCr's version node `ROCR_1` (`exports.map`). The list is `aqueduct_hsa::with_hsa_entry_points!`,
+//!   the same one the engine's function table is built from, so the two cannot drift. An entry
+//!   point the soft runtime does not implement is absent: a client that needs it fails to link
+//!   or load, rather than calling a stub.
+//! - The device library's kernels are registered when the library is loaded (an ELF
+//!   constructor), so its code objects dispatch with no help from the client.
+//! - [`aqueduct_soft_register_kernel`] (version node `AQUEDUCT_SOFT_1`) registers any other CPU
+//!   kernel, for clients that bring their own code objects (aqueduct's test kernels do).
+
+use core::ffi::{CStr, c_char, c_int, c_void};
+
+use aqueduct_abi::{SoftKernel, SoftKernelFn};
+use aqueduct_codeobject::CodeObjectId;
+use aqueduct_hsa::sys::*;
+
+/// One exported C function per entry point, forwarding to the soft runtime's.
+macro_rules! export_entry_points {
+    ($( fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {$(
+        #[unsafe(no_mangle)]
+        #[doc = concat!("`", stringify!($name), "` of `hsa.h` / `hsa_ext_amd.h`, implemented by the soft runtime.")]
+        ///
+        /// # Safety
+        /// The caller keeps the C function's contract; the soft runtime validates what
+        /// `hsa.h` lets it validate and returns the status the HSA specification gives.
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+            // SAFETY: forwarded to the caller.
+            unsafe { aqueduct_hsa::soft::entry::$name($($arg),*) }
+        }
+    )*};
+}
+
+aqueduct_hsa::with_hsa_entry_points!(export_entry_points);
+
+// The constructor: registers the device library's host kernels when the library is loaded.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static REGISTER_DEVICE_LIBRARY: extern "C" fn() = register_device_library;
+
+extern "C" fn register_device_library() {
+    for (code_object, kernels) in aqueduct_builtins::soft_registrations() {
+        aqueduct_hsa::soft::register_kernels(code_object, kernels);
+    }
+}
+
+/// Registers `function` as the CPU implementation of kernel `symbol` (its descriptor's name,
+/// `name.kd`) in the code object of `size` bytes at `code_object`: a dispatch of that kernel
+/// from any executable loaded from the same bytes runs it, once per workgroup, with the
+/// `aq_workgroup` context of `builtins/device/aqueduct_kernel.h`. The bytes are only hashed
+/// (the registry keys by content); the arguments are not checked against the metadata, as for
+/// hand-written kernels. Registration is process-wide, survives `hsa_shut_down`, and replaces
+/// an earlier one of the same kernel; each call keeps a copy of `symbol` for the process's life.
+///
+/// Returns `HSA_STATUS_ERROR_INVALID_ARGUMENT` for a null or empty code object, a null or
+/// non-UTF-8 symbol, or a null function, and registers nothing.
+///
+/// # Safety
+/// `code_object` points to `size` readable bytes; `symbol` is NUL-terminated; `function` is
+/// safe to call from the runtime's threads with a valid context until the process exits.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aqueduct_soft_register_kernel(
+    code_object: *const c_void,
+    size: usize,
+    symbol: *const c_char,
+    function: Option<SoftKernelFn>,
+) -> hsa_status_t {
+    let (Some(function), false, false, true) = (function, code_object.is_null(), symbol.is_null(), size > 0) else {
+        return status::ERROR_INVALID_ARGUMENT;
+    };
+    // SAFETY: non-null, and the caller guarantees `size` readable bytes.
+    let bytes = unsafe { core::slice::from_raw_parts(code_object.cast::<u8>(), size) };
+    // SAFETY: non-null and NUL-terminated (the caller's contract).
+    let Ok(symbol) = unsafe { CStr::from_ptr(symbol) }.to_str() else { return status::ERROR_INVALID_ARGUMENT };
+    let symbol: &'static str = Box::leak(symbol.to_owned().into_boxed_str());
+    aqueduct_hsa::soft::register_kernels(CodeObjectId::of(bytes), &[SoftKernel { symbol, function, args: None }]);
+    status::SUCCESS
+}
