@@ -167,6 +167,22 @@ pub mod agent_info {
     pub const AMD_COMPUTE_UNIT_COUNT: u32 = 0xA002;
     pub const AMD_PRODUCT_NAME: u32 = 0xA009;
     pub const AMD_UUID: u32 = 0xA011;
+    pub const MACHINE_MODEL: u32 = 3;
+    pub const DEFAULT_FLOAT_ROUNDING_MODE: u32 = 5;
+    pub const FBARRIER_MAX_SIZE: u32 = 11;
+    pub const CACHE_SIZE: u32 = 18;
+    pub const VERSION_MAJOR: u32 = 21;
+    pub const VERSION_MINOR: u32 = 22;
+    pub const FAST_F16_OPERATION: u32 = 24;
+    pub const AMD_MAX_CLOCK_FREQUENCY: u32 = 0xA003;
+    pub const AMD_DRIVER_NODE_ID: u32 = 0xA004;
+    pub const AMD_MAX_ADDRESS_WATCH_POINTS: u32 = 0xA005;
+    pub const AMD_BDFID: u32 = 0xA006;
+    pub const AMD_MAX_WAVES_PER_CU: u32 = 0xA00A;
+    pub const AMD_NUM_SIMDS_PER_CU: u32 = 0xA00B;
+    pub const AMD_NUM_SHADER_ENGINES: u32 = 0xA00C;
+    pub const AMD_NUM_SHADER_ARRAYS_PER_SE: u32 = 0xA00D;
+    pub const AMD_ASIC_REVISION: u32 = 0xA012;
 }
 
 /// `hsa_device_type_t`.
@@ -186,6 +202,16 @@ pub mod agent_feature {
 pub mod isa_info {
     pub const NAME_LENGTH: u32 = 0;
     pub const NAME: u32 = 1;
+    pub const MACHINE_MODELS: u32 = 5;
+    pub const PROFILES: u32 = 6;
+    pub const DEFAULT_FLOAT_ROUNDING_MODES: u32 = 7;
+    pub const BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES: u32 = 8;
+    pub const FAST_F16_OPERATION: u32 = 9;
+    pub const WORKGROUP_MAX_DIM: u32 = 12;
+    pub const WORKGROUP_MAX_SIZE: u32 = 13;
+    pub const GRID_MAX_DIM: u32 = 14;
+    pub const GRID_MAX_SIZE: u32 = 16;
+    pub const FBARRIER_MAX_SIZE: u32 = 17;
 }
 
 /// `hsa_amd_memory_pool_info_t`, segments and global flags.
@@ -252,6 +278,8 @@ pub mod enums {
     pub const PROFILE_BASE: u32 = 0;
     pub const PROFILE_FULL: u32 = 1;
     pub const DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT: u32 = 0;
+    pub const DEFAULT_FLOAT_ROUNDING_MODE_NEAR: u32 = 2;
+    pub const MACHINE_MODEL_LARGE: u32 = 1;
     pub const SYMBOL_KIND_VARIABLE: u32 = 0;
     pub const SYMBOL_KIND_KERNEL: u32 = 1;
 }

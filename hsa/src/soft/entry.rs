@@ -193,6 +193,25 @@ pub unsafe extern "C" fn hsa_agent_get_info(
                     put_string::<64>(value, &format!("aqueduct soft agent ({})", config.name))
                 }
                 agent_info::AMD_UUID => put_string::<21>(value, &agent.uuid),
+                // What rocminfo prints beyond the engine's needs, as the dump's Agent 2 shows
+                // it: hardware facts of the dumped RX 7900 XTX, which every soft GPU reports.
+                agent_info::MACHINE_MODEL => put(value, enums::MACHINE_MODEL_LARGE),
+                agent_info::DEFAULT_FLOAT_ROUNDING_MODE => put(value, enums::DEFAULT_FLOAT_ROUNDING_MODE_NEAR),
+                agent_info::FBARRIER_MAX_SIZE => put(value, 32u32),
+                // Bytes per level, L1..L4 (rocminfo prints KB): 32 KB, 6 MB, 96 MB.
+                agent_info::CACHE_SIZE => put(value, [32u32 << 10, 6 << 20, 96 << 20, 0]),
+                agent_info::VERSION_MAJOR | agent_info::VERSION_MINOR => put(value, 1u16),
+                agent_info::FAST_F16_OPERATION => put(value, true),
+                agent_info::AMD_MAX_CLOCK_FREQUENCY => put(value, 2482u32),
+                agent_info::AMD_DRIVER_NODE_ID => put(value, agent.node),
+                agent_info::AMD_MAX_ADDRESS_WATCH_POINTS => put(value, 4u32),
+                // The dump's bus 3 for the first GPU; each further soft GPU on the next bus.
+                agent_info::AMD_BDFID => put(value, (3 + index as u32 - 1) << 8),
+                agent_info::AMD_MAX_WAVES_PER_CU => put(value, 32u32),
+                agent_info::AMD_NUM_SIMDS_PER_CU => put(value, 2u32),
+                agent_info::AMD_NUM_SHADER_ENGINES => put(value, 6u32),
+                agent_info::AMD_NUM_SHADER_ARRAYS_PER_SE => put(value, 2u32),
+                agent_info::AMD_ASIC_REVISION => put(value, 0u32),
                 _ => status::ERROR_INVALID_ARGUMENT,
             }
         }
@@ -231,6 +250,23 @@ unsafe fn cpu_agent_info(
                 put(value, std::thread::available_parallelism().map_or(1, |count| count.get() as u32))
             }
             agent_info::AMD_UUID => put_string::<21>(value, &agent.uuid),
+            // As the dump's Agent 1 shows them (the dumped machine's Ryzen 7 7800X3D: its L1 line
+            // and clock are reported as they are).
+            agent_info::MACHINE_MODEL => put(value, enums::MACHINE_MODEL_LARGE),
+            agent_info::DEFAULT_FLOAT_ROUNDING_MODE => put(value, enums::DEFAULT_FLOAT_ROUNDING_MODE_NEAR),
+            agent_info::FBARRIER_MAX_SIZE => put(value, 0u32),
+            agent_info::CACHE_SIZE => put(value, [32768u32 << 10, 0, 0, 0]),
+            agent_info::VERSION_MAJOR | agent_info::VERSION_MINOR => put(value, 1u16),
+            agent_info::FAST_F16_OPERATION => put(value, false),
+            agent_info::AMD_MAX_CLOCK_FREQUENCY => put(value, 5050u32),
+            agent_info::AMD_DRIVER_NODE_ID => put(value, agent.node),
+            agent_info::AMD_MAX_ADDRESS_WATCH_POINTS => put(value, 1u32),
+            agent_info::AMD_BDFID
+            | agent_info::AMD_MAX_WAVES_PER_CU
+            | agent_info::AMD_NUM_SIMDS_PER_CU
+            | agent_info::AMD_NUM_SHADER_ENGINES
+            | agent_info::AMD_NUM_SHADER_ARRAYS_PER_SE
+            | agent_info::AMD_ASIC_REVISION => put(value, 0u32),
             _ => status::ERROR_INVALID_ARGUMENT,
         }
     }
@@ -276,6 +312,21 @@ pub unsafe extern "C" fn hsa_isa_get_info_alt(
                 }
                 status::SUCCESS
             }
+            // The rest as the dump's ISA 1 shows it (`hsa_isa_get_info_alt` of ROCr's `Isa`):
+            // large model, base profile, round-to-nearest by default, fast f16, and the agent's
+            // workgroup and grid limits.
+            // SAFETY (all below): `value` points to storage of the attribute's documented type.
+            isa_info::MACHINE_MODELS => unsafe { put(value, [false, true]) },
+            isa_info::PROFILES => unsafe { put(value, [true, false]) },
+            isa_info::DEFAULT_FLOAT_ROUNDING_MODES | isa_info::BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => unsafe {
+                put(value, [false, false, true])
+            },
+            isa_info::FAST_F16_OPERATION => unsafe { put(value, true) },
+            isa_info::WORKGROUP_MAX_DIM => unsafe { put(value, [1024u16; 3]) },
+            isa_info::WORKGROUP_MAX_SIZE => unsafe { put(value, 1024u32) },
+            isa_info::GRID_MAX_DIM => unsafe { put(value, [u32::MAX; 3]) },
+            isa_info::GRID_MAX_SIZE => unsafe { put(value, u64::from(u32::MAX)) },
+            isa_info::FBARRIER_MAX_SIZE => unsafe { put(value, 32u32) },
             _ => status::ERROR_INVALID_ARGUMENT,
         }
     })
