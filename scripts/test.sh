@@ -8,6 +8,10 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# The soft runtime's drop-in libhsa-runtime64.so.1, for the tests that load it as ROCr would be
+# loaded (built first: a `cargo build` from inside `cargo test` would wait on its own lock).
+AQUEDUCT_SOFT_LIBHSA_DIR="$(scripts/build-libhsa.sh --debug | tail -n 1)"
+export AQUEDUCT_SOFT_LIBHSA_DIR
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0

@@ -9,7 +9,8 @@
 # - the amdgpu module is listed: rocminfo checks with `lsmod | grep amdgpu`, and this harness puts
 #   an `lsmod` first on PATH that lists it (/proc/modules, which the real lsmod reads, may not
 #   exist in a container at all).
-# - the drop-in is first on LD_LIBRARY_PATH (built by scripts/build-libhsa.sh if needed).
+# - the drop-in is first on LD_LIBRARY_PATH: $AQUEDUCT_SOFT_LIBHSA_DIR if set, else built now by
+#   scripts/build-libhsa.sh.
 #
 # Usage: scripts/with-soft-gpu.sh rocminfo
 set -euo pipefail
@@ -18,7 +19,8 @@ if (($# == 0)); then
     exit 2
 fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-lib_dir="$("$root/scripts/build-libhsa.sh" | tail -n 1)"
+# A drop-in built already (scripts/test.sh sets this), else built now.
+lib_dir="${AQUEDUCT_SOFT_LIBHSA_DIR:-$("$root/scripts/build-libhsa.sh" | tail -n 1)}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/bin" "$work/upper" "$work/overlay-work"
