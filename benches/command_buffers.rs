@@ -24,7 +24,6 @@ fn total(samples: impl Iterator<Item = Sample>) -> Duration {
 }
 
 fn command_buffers(c: &mut Criterion) {
-    aqueduct::bench::kernels::register_bench_kernels();
     let engine = Engine::with_config(EngineConfig {
         device: "soft".parse().unwrap(),
         queue_packets: 16384,
@@ -32,6 +31,7 @@ fn command_buffers(c: &mut Criterion) {
         ..EngineConfig::default()
     })
     .expect("soft engine");
+    aqueduct::bench::kernels::register_bench_kernels(engine.device()).expect("bench kernels");
     let rig = CommandBufferRig::new(engine.device().clone()).expect("command-buffer rig");
 
     let mut group = c.benchmark_group("baseline");

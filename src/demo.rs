@@ -6,7 +6,6 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use aqueduct_abi::{HostKernelRecord, SoftKernel};
-use aqueduct_codeobject::CodeObjectId;
 use aqueduct_engine::{Dispatch, Engine, EngineConfig, EngineError, MemoryKind, Queue, QueueStats};
 
 /// The demo kernels, built from `kernels/demo.c` by `kernels/regen.sh`.
@@ -24,11 +23,6 @@ pub fn demo_host_kernels() -> &'static [SoftKernel] {
     // SAFETY: `aq_demo_kernels` is the AQ_HOST_TABLE accessor of kernels/demo.c, linked into this
     // crate by build.rs; its records are static.
     KERNELS.get_or_init(|| unsafe { SoftKernel::from_table(aq_demo_kernels) })
-}
-
-/// Registers the demo's host kernels for [`DEMO_CODE_OBJECT`] with the soft runtime.
-pub fn register_demo_kernels() {
-    aqueduct_hsa::soft::register_kernels(CodeObjectId::of(DEMO_CODE_OBJECT), demo_host_kernels());
 }
 
 /// Elements per buffer.
@@ -123,9 +117,10 @@ pub fn run_on(spec: &str, handoffs: u32, queue_count: u32) -> Result<DemoReport,
     if queue_count < 2 || handoffs == 0 {
         return Err(DemoError::Setup("the demo needs at least 2 queues and 1 handoff".into()));
     }
-    register_demo_kernels();
     let engine = Engine::with_config(EngineConfig { device: spec.parse()?, ..EngineConfig::default() })?;
     let device = engine.device();
+    // The soft runtime (embedded, or its drop-in loaded as ROCr) runs the kernels' host builds.
+    device.register_host_kernels(DEMO_CODE_OBJECT, demo_host_kernels())?;
     let executable = device.load_executable(DEMO_CODE_OBJECT)?;
     let (iota_kernel, saxpy_kernel) = (executable.kernel("iota")?, executable.kernel("saxpy")?);
     let queues = (0..queue_count).map(|_| device.create_queue()).collect::<Result<Vec<Queue>, _>>()?;

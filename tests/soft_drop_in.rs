@@ -186,3 +186,32 @@ fn a_c_program_written_against_hsa_h_dispatches_the_fill_kernel_on_the_drop_in()
     assert!(run.status.success(), "{stdout}{}", String::from_utf8_lossy(&run.stderr));
     assert!(stdout.contains("fill_x4: 1000 words of 0xa5c3e1f0, all correct"), "{stdout}");
 }
+
+#[test]
+fn the_demo_and_command_buffers_run_through_the_rocr_provider_on_the_drop_in() {
+    let dir = drop_in_dir();
+    if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some()) {
+        return;
+    }
+    let library = dir.unwrap().join("libhsa-runtime64.so.1");
+    let run = |arguments: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+            .args(arguments)
+            .env("AQUEDUCT_LIBHSA_PATH", &library)
+            .output()
+            .expect("the binary runs");
+        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success(), "{arguments:?}:\n{text}");
+        text
+    };
+    // The libloading table, ROCr's queue, signal, memory and executable paths, on the drop-in.
+    let demo = run(&["demo", "--device", "amdgpu", "--handoffs", "64"]);
+    assert!(demo.contains(&format!("provider:    rocr (requested ROCr ({}))", library.display())), "{demo}");
+    assert!(demo.contains("all correct"), "{demo}");
+    // `auto` picks it as ROCr with a GPU agent.
+    let info = run(&["info"]);
+    assert!(info.contains("Provider: rocr"), "{info}");
+    // Command-buffer recording and replay, checked by the bench shapes themselves.
+    let bench = run(&["bench", "--quick", "--device", "amdgpu", "--filter", "cb/static/512"]);
+    assert!(bench.contains("cb/static/512"), "{bench}");
+}

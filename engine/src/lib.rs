@@ -197,6 +197,19 @@ impl Device {
         }
     }
 
+    /// Registers the CPU implementations `kernels` (host builds: see `aqueduct_abi::SoftKernel`)
+    /// of kernels of `code_object`, for a provider that runs kernels on the CPU: the embedded
+    /// soft runtime, or its drop-in `libhsa-runtime64.so.1` loaded as ROCr. Call it before
+    /// loading the code object. Returns whether the provider took them (ROCr on a GPU runs the
+    /// code object and takes none).
+    pub fn register_host_kernels(
+        &self,
+        code_object: &[u8],
+        kernels: &[aqueduct_abi::SoftKernel],
+    ) -> EngineResult<bool> {
+        Ok(self.0.hsa.register_host_kernels(code_object, kernels)?)
+    }
+
     /// Loads a code object on every agent; its target must run on each of them.
     pub fn load_executable(&self, code_object: &[u8]) -> EngineResult<Executable> {
         Executable::load(&self.0, code_object)

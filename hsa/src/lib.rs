@@ -107,6 +107,36 @@ impl Hsa {
         self.library_path.as_deref()
     }
 
+    /// Registers the CPU implementations `kernels` of kernels of `code_object` with a provider
+    /// that runs kernels on the CPU: the embedded soft runtime, or a loaded library that is the
+    /// soft runtime's drop-in (it exports `aqueduct_soft_register_kernel`). Returns whether the
+    /// provider took them: ROCr on a GPU runs the code object itself and takes none.
+    pub fn register_host_kernels(&self, code_object: &[u8], kernels: &[aqueduct_abi::SoftKernel]) -> HsaResult<bool> {
+        match (self.kind, self._library.as_ref().and_then(|library| library.register_kernel)) {
+            (ProviderKind::Soft, _) => {
+                soft::register_kernels(aqueduct_codeobject::CodeObjectId::of(code_object), kernels);
+                Ok(true)
+            }
+            (ProviderKind::Rocr, Some(register)) => {
+                for kernel in kernels {
+                    let symbol = std::ffi::CString::new(kernel.symbol).map_err(|_| HsaError {
+                        status: sys::status::ERROR_INVALID_ARGUMENT,
+                        call: "aqueduct_soft_register_kernel",
+                        message: format!("kernel symbol {:?} holds a NUL byte", kernel.symbol),
+                    })?;
+                    // SAFETY: `code_object` is `len` readable bytes and `symbol` NUL-terminated for
+                    // the call; the function is a host build that stays loaded with the process.
+                    let status = unsafe {
+                        register(code_object.as_ptr().cast(), code_object.len(), symbol.as_ptr(), Some(kernel.function))
+                    };
+                    self.check(status, "aqueduct_soft_register_kernel")?;
+                }
+                Ok(true)
+            }
+            (ProviderKind::Rocr, None) => Ok(false),
+        }
+    }
+
     /// The provider's text for `status`.
     pub fn status_string(&self, status: sys::hsa_status_t) -> String {
         status_string(self.api, status)

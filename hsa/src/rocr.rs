@@ -14,10 +14,21 @@ pub fn library_candidates() -> Vec<String> {
     crate::library::candidates(LIBHSA_PATH_VARIABLE, &DEFAULT_LIBRARY_NAMES)
 }
 
+/// `aqueduct_soft_register_kernel`: the vendor extension of the soft runtime's drop-in
+/// (`soft-hsa/`), which runs kernels on the CPU and so needs their host builds.
+pub type RegisterKernelFn = unsafe extern "C" fn(
+    code_object: *const core::ffi::c_void,
+    size: usize,
+    symbol: *const core::ffi::c_char,
+    function: Option<aqueduct_abi::SoftKernelFn>,
+) -> crate::sys::hsa_status_t;
+
 /// A loaded ROCr and its resolved table. The library stays open as long as this lives.
 pub struct RocrLibrary {
     pub path: String,
     pub api: HsaApi,
+    /// Present when the library is the soft runtime's drop-in rather than ROCr.
+    pub register_kernel: Option<RegisterKernelFn>,
     _library: libloading::Library,
 }
 
@@ -38,7 +49,11 @@ impl RocrLibrary {
                 // SAFETY: ROCr exports these functions with the signatures of hsa.h, which the
                 // table copies exactly (checked by the conformance test).
                 let api = HsaApi::from_library(&library)?;
-                Ok(Self { path, api, _library: library })
+                // SAFETY: the drop-in exports it with `RegisterKernelFn`'s signature
+                // (soft-hsa/src/lib.rs); ROCr does not export it at all.
+                let register_kernel =
+                    library.get::<RegisterKernelFn>(b"aqueduct_soft_register_kernel\0").ok().map(|f| *f);
+                Ok(Self { path, api, register_kernel, _library: library })
             })
         }
     }

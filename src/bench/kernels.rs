@@ -3,7 +3,6 @@
 use std::sync::OnceLock;
 
 use aqueduct_abi::{HostKernelRecord, SoftKernel};
-use aqueduct_codeobject::CodeObjectId;
 
 /// Built from `kernels/bench.c` by `kernels/regen.sh`.
 pub const BENCH_CODE_OBJECT: &[u8] = include_bytes!("../../kernels/bench_gfx11-generic.hsaco");
@@ -24,7 +23,8 @@ pub fn bench_host_kernels() -> &'static [SoftKernel] {
     KERNELS.get_or_init(|| unsafe { SoftKernel::from_table(aq_bench_kernels) })
 }
 
-/// Registers the bench's host kernels for [`BENCH_CODE_OBJECT`] with the soft runtime.
-pub fn register_bench_kernels() {
-    aqueduct_hsa::soft::register_kernels(CodeObjectId::of(BENCH_CODE_OBJECT), bench_host_kernels());
+/// Registers the bench's host kernels for [`BENCH_CODE_OBJECT`] with the device's provider, when
+/// it runs kernels on the CPU.
+pub fn register_bench_kernels(device: &aqueduct_engine::Device) -> Result<(), aqueduct_engine::EngineError> {
+    device.register_host_kernels(BENCH_CODE_OBJECT, bench_host_kernels()).map(drop)
 }

@@ -180,7 +180,6 @@ pub fn run_with_notes(
     options: &BenchOptions,
     mut progress: impl FnMut(usize, usize, &str),
 ) -> Result<(Report, Vec<String>), EngineError> {
-    kernels::register_bench_kernels();
     // Rings deep enough that a 5000-dispatch chain and 16 CLIP items in flight (12,672 packets)
     // replay from the submitting thread instead of parking for room.
     let engine = Engine::with_config(EngineConfig {
@@ -190,6 +189,7 @@ pub fn run_with_notes(
         ..EngineConfig::default()
     })?;
     let device = engine.device().clone();
+    kernels::register_bench_kernels(&device)?;
     let agent = device.agents().first().map(|agent| agent.isa.clone()).unwrap_or_default();
     let rig = Rig::new(device.clone())?;
     let cb_rig = CommandBufferRig::new(device.clone())?;
