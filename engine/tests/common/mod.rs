@@ -22,15 +22,34 @@ pub fn engine(strategy: WaitStrategy) -> Engine {
     engine_with(EngineConfig { wait_strategy: strategy, ..EngineConfig::default() })
 }
 
+/// The device the engine tests open: the embedded soft runtime, unless `AQUEDUCT_TEST_DEVICE`
+/// names another (`amdgpu` with `AQUEDUCT_LIBHSA_PATH` at the soft runtime's drop-in runs the
+/// tests through the ROCr provider: scripts/test.sh does, for the files that need no soft-only
+/// controls).
+pub fn test_device() -> String {
+    std::env::var("AQUEDUCT_TEST_DEVICE").unwrap_or_else(|_| "soft".into())
+}
+
+/// Whether the tests run on the embedded soft runtime, whose test controls (fault injection,
+/// queue modes) they may use.
+pub fn embedded_soft() -> bool {
+    test_device() == "soft"
+}
+
 pub fn engine_with(config: EngineConfig) -> Engine {
     hsa_common::register_test_kernels();
-    Engine::with_config(EngineConfig {
-        device: "soft".parse().unwrap(),
+    let engine = Engine::with_config(EngineConfig {
+        device: test_device().parse().unwrap(),
         // Tiny rings (4 to 16 packets) make backpressure easy to reach; ROCr's minimum is 64.
         soft: SoftConfig { default_mode: ExecutionMode::Relaxed, queue_min_packets: 4, ..config.soft.clone() },
         ..config
     })
-    .expect("soft engine")
+    .expect("test engine");
+    // Through a loaded drop-in, its registry is not this process's embedded one.
+    for code_object in [TEST_KERNELS_GFX1100, TEST_KERNELS_GFX90A] {
+        engine.device().register_host_kernels(code_object, &hsa_common::TEST_KERNELS).expect("test kernels");
+    }
+    engine
 }
 
 /// `store_value(out, value, count)`: out[i] = value + i. `add_from(out, in, addend, count)`:
@@ -143,7 +162,9 @@ pub fn words(bytes: &[u8]) -> Vec<u32> {
 /// configured default only applies to whichever engine initialized it first).
 pub fn queue(device: &aqueduct_engine::Device) -> aqueduct_engine::Queue {
     let queue = device.create_queue().expect("queue");
-    aqueduct_hsa::soft::set_queue_mode(queue.hsa_queue(), ExecutionMode::Relaxed).expect("relaxed mode");
+    if embedded_soft() {
+        aqueduct_hsa::soft::set_queue_mode(queue.hsa_queue(), ExecutionMode::Relaxed).expect("relaxed mode");
+    }
     queue
 }
 
