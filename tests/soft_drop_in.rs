@@ -166,16 +166,7 @@ fn a_c_program_written_against_hsa_h_dispatches_the_fill_kernel_on_the_drop_in()
     }
     let dir = dir.unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hsa-fill");
-    let build = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-o"])
-        .arg(&binary)
-        .arg(root.join("tests/c/fill.c"))
-        .arg(format!("-L{}", dir.display()))
-        .arg("-lhsa-runtime64")
-        .output()
-        .expect("cc runs");
-    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+    let binary = build_c("fill", &dir);
     // It resolves libhsa-runtime64.so.1 to the drop-in, not to Debian's ROCr.
     let ldd = Command::new("ldd").arg(&binary).env("LD_LIBRARY_PATH", &dir).output().expect("ldd runs");
     let ldd = String::from_utf8_lossy(&ldd.stdout);
@@ -214,4 +205,79 @@ fn the_demo_and_command_buffers_run_through_the_rocr_provider_on_the_drop_in() {
     // Command-buffer recording and replay, checked by the bench shapes themselves.
     let bench = run(&["bench", "--quick", "--device", "amdgpu", "--filter", "cb/static/512"]);
     assert!(bench.contains("cb/static/512"), "{bench}");
+}
+
+/// Builds `tests/c/NAME.c` against the drop-in in `dir`.
+fn build_c(name: &str, dir: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hsa-{name}"));
+    let build = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-o"])
+        .arg(&binary)
+        .arg(root.join(format!("tests/c/{name}.c")))
+        .arg(format!("-L{}", dir.display()))
+        .arg("-lhsa-runtime64")
+        .output()
+        .expect("cc runs");
+    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+    binary
+}
+
+/// `call=status` lines of a bad_input run.
+fn statuses(binary: &Path, mode: &str, library_dir: Option<&Path>) -> Vec<(String, u32)> {
+    let mut command = Command::new(binary);
+    command.arg(mode);
+    match library_dir {
+        Some(dir) => command.env("LD_LIBRARY_PATH", dir),
+        None => command.env_remove("LD_LIBRARY_PATH"),
+    };
+    let output = command.output().expect("it runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| {
+            let (call, status) = line.rsplit_once('=').expect("call=status");
+            (call.to_string(), u32::from_str_radix(status.trim_start_matches("0x"), 16).expect("hex status"))
+        })
+        .collect()
+}
+
+#[test]
+fn bad_input_through_the_c_abi_gets_rocr_s_and_the_specification_s_statuses() {
+    let dir = drop_in_dir();
+    if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some())
+        || !require("the HSA headers (libhsa-runtime-dev)", Path::new("/usr/include/hsa/hsa.h").exists())
+        || !require("Debian's libhsa-runtime64-1", Path::new(DEBIAN_ROCR).exists())
+    {
+        return;
+    }
+    let dir = dir.unwrap();
+    let binary = build_c("bad_input", &dir);
+    // Before hsa_init, ROCr itself answers without a GPU: the drop-in must answer the same.
+    let ours = statuses(&binary, "before-init", Some(&dir));
+    let rocr = statuses(&binary, "before-init", None);
+    assert_eq!(ours, rocr, "the drop-in and Debian's ROCr disagree before hsa_init");
+    assert!(ours.iter().all(|(_, status)| *status == 0x100B), "NOT_INITIALIZED: {ours:?}");
+    // After it, what the HSA specification (hsa.h, hsa_ext_amd.h) gives for each.
+    const INVALID_ARGUMENT: u32 = 0x1001;
+    let expected = [
+        ("hsa_iterate_agents", INVALID_ARGUMENT),
+        ("hsa_agent_get_info(stale", 0x1004), // INVALID_AGENT
+        ("hsa_agent_get_info(gpu", INVALID_ARGUMENT),
+        ("hsa_queue_create(gpu, 100", INVALID_ARGUMENT), // not a power of two
+        ("hsa_queue_create(gpu, 64", INVALID_ARGUMENT),  // null out-pointer
+        ("hsa_queue_destroy", 0x1007),                   // INVALID_QUEUE
+        ("hsa_signal_create", INVALID_ARGUMENT),
+        ("hsa_signal_destroy", 0x1006), // INVALID_SIGNAL
+        ("hsa_amd_memory_pool_free", INVALID_ARGUMENT),
+        ("hsa_amd_memory_pool_allocate", 0x28), // HSA_STATUS_ERROR_INVALID_MEMORY_POOL
+        ("hsa_code_object_reader_create_from_memory", INVALID_ARGUMENT),
+        ("hsa_shut_down", 0),
+    ];
+    let after = statuses(&binary, "after-init", Some(&dir));
+    assert_eq!(after.len(), expected.len(), "{after:?}");
+    for ((call, status), (prefix, want)) in after.iter().zip(expected) {
+        assert!(call.starts_with(prefix), "{call} where {prefix} was expected");
+        assert_eq!(*status, want, "{call}");
+    }
 }

@@ -643,8 +643,12 @@ pub unsafe extern "C" fn hsa_amd_signal_create(
 }
 
 pub unsafe extern "C" fn hsa_signal_destroy(signal: hsa_signal_t) -> hsa_status_t {
-    let user_signal = signals::slot(signal.handle).is_some_and(|slot| slot.kind() == SignalKind::USER);
-    if user_signal && signals::destroy(signal.handle) { status::SUCCESS } else { status::ERROR_INVALID_SIGNAL }
+    // Initialization is checked first, as ROCr's `IS_OPEN` does: before `hsa_init`, even a bad
+    // handle is NOT_INITIALIZED (tests/c/bad_input.c compares the drop-in with ROCr).
+    with_runtime(|_| {
+        let user_signal = signals::slot(signal.handle).is_some_and(|slot| slot.kind() == SignalKind::USER);
+        if user_signal && signals::destroy(signal.handle) { status::SUCCESS } else { status::ERROR_INVALID_SIGNAL }
+    })
 }
 
 pub unsafe extern "C" fn hsa_signal_load_scacquire(signal: hsa_signal_t) -> hsa_signal_value_t {
