@@ -3,7 +3,8 @@
 //! With the feature on, `aqueduct-systems` opens a span per stage (`admission`,
 //! `kernarg_patching`, `aql_publication`, `epoch_reclaim`, `fail_in_flight`) and the engine one per
 //! submission and per completion drain; [`install_tracy`] makes them visible to a connected Tracy
-//! profiler. Without the feature none of this is compiled.
+//! profiler. GPU zones, occupancy plots and frame marks come from a profile capture
+//! (`profile/tracy.rs`, `Device::frame_mark`). Without the feature none of this is compiled.
 
 use tracing_subscriber::layer::SubscriberExt;
 
