@@ -59,7 +59,12 @@ fn the_drop_in_exports_only_rocr_entry_points_under_rocr_versions() {
     assert!(String::from_utf8_lossy(&soname.stdout).contains("Library soname: [libhsa-runtime64.so.1]"));
     // Exactly the entry points the engine's table names, plus the vendor extension.
     let mut expected: Vec<&str> = aqueduct_hsa::HsaApi::SYMBOLS.to_vec();
-    expected.push("aqueduct_soft_register_kernel");
+    expected.extend([
+        "aqueduct_soft_register_kernel",
+        "aqueduct_soft_inject_fault",
+        "aqueduct_soft_release_stall",
+        "aqueduct_soft_set_queue_mode",
+    ]);
     expected.sort();
     assert_eq!(ours.keys().map(String::as_str).collect::<Vec<_>>(), expected);
     for (name, version) in &ours {

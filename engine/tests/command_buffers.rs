@@ -367,10 +367,6 @@ fn a_conditional_loop_reads_what_its_own_commands_wrote() {
 
 #[test]
 fn relaxed_mode_catches_a_missing_barrier() {
-    if !embedded_soft() {
-        eprintln!("SKIPPED: relaxed mode is a control of the embedded soft runtime");
-        return;
-    }
     let rig = Rig::new();
     let run = |with_barrier: bool| {
         let (a, b, other) = (rig.buffer(N), rig.buffer(N), rig.buffer(1));

@@ -48,7 +48,9 @@ fn kernels_run_on_every_agent_and_wait_across_agents() {
         let kernels = test_kernels(&engine);
         let first = queue(device);
         let second = device.create_queue_on(1).unwrap();
-        aqueduct_hsa::soft::set_queue_mode(second.hsa_queue(), aqueduct_hsa::soft::ExecutionMode::Relaxed).unwrap();
+        common::controls(&second)
+            .set_queue_mode(second.hsa_queue(), aqueduct_hsa::soft::ExecutionMode::Relaxed)
+            .unwrap();
         assert_eq!((first.agent(), second.agent()), (0, 1));
         const COUNT: u32 = 500;
         let on_first = device.allocate_on(0, MemoryKind::HostVisible, u64::from(COUNT) * 4).unwrap();

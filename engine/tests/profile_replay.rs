@@ -20,7 +20,9 @@ const SLOW: Duration = Duration::from_millis(30);
 
 /// Injects `fault` on the packet `offset` packets after the next one the queue publishes.
 fn fault_at(queue: &Queue, offset: u64, fault: Fault) {
-    aqueduct_hsa::soft::inject_fault(queue.hsa_queue(), queue.stats().packets + offset, fault).expect("inject fault");
+    common::controls(queue)
+        .inject_fault(queue.hsa_queue(), queue.stats().packets + offset, fault)
+        .expect("inject fault");
 }
 
 /// The buffers the program writes: x, y, z, w, v.

@@ -442,7 +442,7 @@ fn tier_3_a_producer_epoch_that_already_ran_never_parks_and_costs_at_most_a_pass
             device.create_semaphore(0).unwrap(),
         );
         let (x, y, z) = (rig.buffer(), rig.buffer(), rig.buffer());
-        aqueduct_hsa::soft::inject_fault(a.hsa_queue(), 1, aqueduct_hsa::soft::Fault::Stall).unwrap();
+        controls(&a).inject_fault(a.hsa_queue(), 1, aqueduct_hsa::soft::Fault::Stall).unwrap();
         rig.store(&a, &x, 300, &[], &[first.at(1)]);
         rig.store(&a, &z, 400, &[], &[second.at(1)]);
         // The first dispatch ran once its last element is written.

@@ -107,6 +107,15 @@ impl Hsa {
         self.library_path.as_deref()
     }
 
+    /// The soft runtime's test controls, when the provider is the soft runtime: embedded, or its
+    /// drop-in loaded as ROCr. `None` for ROCr proper.
+    pub fn soft_controls(&self) -> Option<SoftControls> {
+        match self.kind {
+            ProviderKind::Soft => Some(SoftControls::Embedded),
+            ProviderKind::Rocr => self._library.as_ref()?.controls.map(SoftControls::DropIn),
+        }
+    }
+
     /// Registers the CPU implementations `kernels` of kernels of `code_object` with a provider
     /// that runs kernels on the CPU: the embedded soft runtime, or a loaded library that is the
     /// soft runtime's drop-in (it exports `aqueduct_soft_register_kernel`). Returns whether the
@@ -148,6 +157,66 @@ impl Hsa {
 
     pub fn error(&self, status: sys::hsa_status_t, call: &'static str) -> HsaError {
         HsaError { status, call, message: self.status_string(status) }
+    }
+}
+
+/// The soft runtime's test controls (`soft::inject_fault` and its siblings), for the embedded
+/// runtime or a drop-in loaded as ROCr, whose runtime is its own.
+#[derive(Clone, Copy)]
+pub enum SoftControls {
+    Embedded,
+    DropIn(rocr::DropInControls),
+}
+
+// The queue pointer is a key: the drop-in looks it up among its queues (`runtime.queue(queue as
+// usize)`) and never dereferences it, so these safe functions pass it on.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+impl SoftControls {
+    fn status(status: sys::hsa_status_t) -> Result<(), soft::ControlError> {
+        match status {
+            sys::status::SUCCESS => Ok(()),
+            sys::status::ERROR_NOT_INITIALIZED => Err(soft::ControlError::NotInitialized),
+            _ => Err(soft::ControlError::UnknownQueue),
+        }
+    }
+
+    /// Arms `fault` for the packet with id `packet_id` on `queue`.
+    pub fn inject_fault(
+        self,
+        queue: *const sys::hsa_queue_t,
+        packet_id: u64,
+        fault: soft::Fault,
+    ) -> Result<(), soft::ControlError> {
+        match self {
+            Self::Embedded => soft::inject_fault(queue, packet_id, fault),
+            Self::DropIn(controls) => {
+                let (kind, argument) = fault.encode();
+                // SAFETY: the drop-in only looks the queue up.
+                Self::status(unsafe { (controls.inject_fault)(queue, packet_id, kind, argument) })
+            }
+        }
+    }
+
+    /// Lets every packet stalled on `queue` proceed.
+    pub fn release_stall(self, queue: *const sys::hsa_queue_t) -> Result<(), soft::ControlError> {
+        match self {
+            Self::Embedded => soft::release_stall(queue),
+            // SAFETY: as above.
+            Self::DropIn(controls) => Self::status(unsafe { (controls.release_stall)(queue) }),
+        }
+    }
+
+    /// Switches `queue` between strict, relaxed and retire-only execution.
+    pub fn set_queue_mode(
+        self,
+        queue: *const sys::hsa_queue_t,
+        mode: soft::ExecutionMode,
+    ) -> Result<(), soft::ControlError> {
+        match self {
+            Self::Embedded => soft::set_queue_mode(queue, mode),
+            // SAFETY: as above.
+            Self::DropIn(controls) => Self::status(unsafe { (controls.set_queue_mode)(queue, mode.code()) }),
+        }
     }
 }
 

@@ -23,12 +23,21 @@ pub type RegisterKernelFn = unsafe extern "C" fn(
     function: Option<aqueduct_abi::SoftKernelFn>,
 ) -> crate::sys::hsa_status_t;
 
+/// The drop-in's test controls (`soft-hsa/src/lib.rs`), resolved when the library has them.
+#[derive(Clone, Copy)]
+pub struct DropInControls {
+    pub inject_fault: unsafe extern "C" fn(*const crate::sys::hsa_queue_t, u64, u32, u64) -> crate::sys::hsa_status_t,
+    pub release_stall: unsafe extern "C" fn(*const crate::sys::hsa_queue_t) -> crate::sys::hsa_status_t,
+    pub set_queue_mode: unsafe extern "C" fn(*const crate::sys::hsa_queue_t, u32) -> crate::sys::hsa_status_t,
+}
+
 /// A loaded ROCr and its resolved table. The library stays open as long as this lives.
 pub struct RocrLibrary {
     pub path: String,
     pub api: HsaApi,
     /// Present when the library is the soft runtime's drop-in rather than ROCr.
     pub register_kernel: Option<RegisterKernelFn>,
+    pub controls: Option<DropInControls>,
     _library: libloading::Library,
 }
 
@@ -53,7 +62,15 @@ impl RocrLibrary {
                 // (soft-hsa/src/lib.rs); ROCr does not export it at all.
                 let register_kernel =
                     library.get::<RegisterKernelFn>(b"aqueduct_soft_register_kernel\0").ok().map(|f| *f);
-                Ok(Self { path, api, register_kernel, _library: library })
+                // SAFETY: as above: the drop-in's signatures (`DropInControls`), absent from ROCr.
+                let controls = (|| {
+                    Some(DropInControls {
+                        inject_fault: *library.get(b"aqueduct_soft_inject_fault\0").ok()?,
+                        release_stall: *library.get(b"aqueduct_soft_release_stall\0").ok()?,
+                        set_queue_mode: *library.get(b"aqueduct_soft_set_queue_mode\0").ok()?,
+                    })
+                })();
+                Ok(Self { path, api, register_kernel, controls, _library: library })
             })
         }
     }

@@ -10,11 +10,17 @@
 //!   constructor), so its code objects dispatch with no help from the client.
 //! - [`aqueduct_soft_register_kernel`] (version node `AQUEDUCT_SOFT_1`) registers any other CPU
 //!   kernel, for clients that bring their own code objects (aqueduct's test kernels do).
+//! - The soft runtime's test controls, under the same node: [`aqueduct_soft_inject_fault`],
+//!   [`aqueduct_soft_release_stall`], [`aqueduct_soft_set_queue_mode`]. Its configuration comes
+//!   from the environment when the library loads: `AQUEDUCT_SOFT_AGENTS` (as in process),
+//!   `AQUEDUCT_SOFT_QUEUE_MIN_PACKETS` (ROCr's 64 by default) and `AQUEDUCT_SOFT_MODE`
+//!   (`strict`, `relaxed` or `retire-only`).
 
 use core::ffi::{CStr, c_char, c_int, c_void};
 
 use aqueduct_abi::{SoftKernel, SoftKernelFn};
 use aqueduct_codeobject::CodeObjectId;
+use aqueduct_hsa::soft::{ControlError, ExecutionMode};
 use aqueduct_hsa::sys::*;
 
 /// One exported C function per entry point, forwarding to the soft runtime's.
@@ -44,6 +50,61 @@ extern "C" fn register_device_library() {
     for (code_object, kernels) in aqueduct_builtins::soft_registrations() {
         aqueduct_hsa::soft::register_kernels(code_object, kernels);
     }
+    let mut config = aqueduct_hsa::soft::SoftConfig::default();
+    if let Some(packets) = std::env::var("AQUEDUCT_SOFT_QUEUE_MIN_PACKETS").ok().and_then(|text| text.parse().ok()) {
+        config.queue_min_packets = packets;
+    }
+    match std::env::var("AQUEDUCT_SOFT_MODE").as_deref() {
+        Ok("relaxed") => config.default_mode = ExecutionMode::Relaxed,
+        Ok("retire-only") => config.default_mode = ExecutionMode::RetireOnly,
+        _ => {}
+    }
+    aqueduct_hsa::soft::configure(config);
+}
+
+fn control_status(result: Result<(), ControlError>) -> hsa_status_t {
+    match result {
+        Ok(()) => status::SUCCESS,
+        Err(ControlError::NotInitialized) => status::ERROR_NOT_INITIALIZED,
+        Err(ControlError::UnknownQueue) => status::ERROR_INVALID_QUEUE,
+    }
+}
+
+/// Arms a fault for the packet with id `packet_id` on `queue`: `kind` 0 a kernel fault (the
+/// argument is its status), 1 a stall until [`aqueduct_soft_release_stall`], 2 a slow packet
+/// (the argument in nanoseconds), 3 a GPU memory fault at the argument's address. An unknown kind
+/// is `HSA_STATUS_ERROR_INVALID_ARGUMENT`, a queue not of this runtime `..._INVALID_QUEUE`.
+///
+/// # Safety
+/// None beyond the call: `queue` is only looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aqueduct_soft_inject_fault(
+    queue: *const hsa_queue_t,
+    packet_id: u64,
+    kind: u32,
+    argument: u64,
+) -> hsa_status_t {
+    let Some(fault) = aqueduct_hsa::soft::Fault::decode(kind, argument) else { return status::ERROR_INVALID_ARGUMENT };
+    control_status(aqueduct_hsa::soft::inject_fault(queue, packet_id, fault))
+}
+
+/// Lets every packet stalled on `queue` proceed.
+///
+/// # Safety
+/// None beyond the call: `queue` is only looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aqueduct_soft_release_stall(queue: *const hsa_queue_t) -> hsa_status_t {
+    control_status(aqueduct_hsa::soft::release_stall(queue))
+}
+
+/// Switches `queue` to `mode`: 0 strict, 1 relaxed, 2 retire-only.
+///
+/// # Safety
+/// None beyond the call: `queue` is only looked up.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aqueduct_soft_set_queue_mode(queue: *const hsa_queue_t, mode: u32) -> hsa_status_t {
+    let Some(mode) = ExecutionMode::from_code(mode) else { return status::ERROR_INVALID_ARGUMENT };
+    control_status(aqueduct_hsa::soft::set_queue_mode(queue, mode))
 }
 
 /// Registers `function` as the CPU implementation of kernel `symbol` (its descriptor's name,

@@ -93,6 +93,12 @@ impl Queue {
         }
     }
 
+    /// The soft runtime's test controls (fault injection, stalls, queue modes) for this queue's
+    /// provider, when it is the soft runtime, embedded or loaded as its drop-in.
+    pub fn soft_controls(&self) -> Option<aqueduct_hsa::SoftControls> {
+        self.shared().device.hsa.soft_controls()
+    }
+
     /// The raw HSA queue, for provider-specific control (fault injection on the soft runtime).
     pub fn hsa_queue(&self) -> *mut aqueduct_hsa::sys::hsa_queue_t {
         self.shared().hsa_queue

@@ -30,10 +30,10 @@ pub fn test_device() -> String {
     std::env::var("AQUEDUCT_TEST_DEVICE").unwrap_or_else(|_| "soft".into())
 }
 
-/// Whether the tests run on the embedded soft runtime, whose test controls (fault injection,
-/// queue modes) they may use.
-pub fn embedded_soft() -> bool {
-    test_device() == "soft"
+/// The soft runtime's test controls for `queue`: the embedded runtime's, or the drop-in's when
+/// the tests run through the ROCr provider on it.
+pub fn controls(queue: &aqueduct_engine::Queue) -> aqueduct_hsa::SoftControls {
+    queue.soft_controls().expect("the tests run on the soft runtime, embedded or as the drop-in")
 }
 
 pub fn engine_with(config: EngineConfig) -> Engine {
@@ -162,9 +162,7 @@ pub fn words(bytes: &[u8]) -> Vec<u32> {
 /// configured default only applies to whichever engine initialized it first).
 pub fn queue(device: &aqueduct_engine::Device) -> aqueduct_engine::Queue {
     let queue = device.create_queue().expect("queue");
-    if embedded_soft() {
-        aqueduct_hsa::soft::set_queue_mode(queue.hsa_queue(), ExecutionMode::Relaxed).expect("relaxed mode");
-    }
+    controls(&queue).set_queue_mode(queue.hsa_queue(), ExecutionMode::Relaxed).expect("relaxed mode");
     queue
 }
 
@@ -218,13 +216,14 @@ pub fn host_buffer(device: &aqueduct_engine::Device, contents: &[u8]) -> aqueduc
 /// Arms a stall on the next packet `queue` publishes: its next submission (and everything after
 /// it on the queue) waits until [`release`].
 pub fn stall_next(queue: &aqueduct_engine::Queue) {
-    aqueduct_hsa::soft::inject_fault(queue.hsa_queue(), queue.stats().packets, aqueduct_hsa::soft::Fault::Stall)
+    controls(queue)
+        .inject_fault(queue.hsa_queue(), queue.stats().packets, aqueduct_hsa::soft::Fault::Stall)
         .expect("inject stall");
 }
 
 /// Arms `fault` on the next packet `queue` publishes.
 pub fn fault_next(queue: &aqueduct_engine::Queue, fault: aqueduct_hsa::soft::Fault) {
-    aqueduct_hsa::soft::inject_fault(queue.hsa_queue(), queue.stats().packets, fault).expect("inject fault");
+    controls(queue).inject_fault(queue.hsa_queue(), queue.stats().packets, fault).expect("inject fault");
 }
 
 /// Releases a stalled packet on `queue` and waits until `done` holds. A release only frees
@@ -232,7 +231,7 @@ pub fn fault_next(queue: &aqueduct_engine::Queue, fault: aqueduct_hsa::soft::Fau
 pub fn release(queue: &aqueduct_engine::Queue, mut done: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + TIMEOUT;
     loop {
-        aqueduct_hsa::soft::release_stall(queue.hsa_queue()).expect("release stall");
+        controls(queue).release_stall(queue.hsa_queue()).expect("release stall");
         if eventually(Duration::from_millis(50), &mut done) {
             return;
         }

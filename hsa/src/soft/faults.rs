@@ -62,3 +62,53 @@ pub fn live_objects() -> Option<(usize, usize)> {
     let queues = runtime.queues.lock().unwrap_or_else(|poison| poison.into_inner()).len();
     Some((queues, runtime.allocations.live_count()))
 }
+
+/// A fault as the drop-in's `aqueduct_soft_inject_fault` takes it: a kind and one argument.
+pub mod fault_code {
+    /// A kernel fault; the argument is the status.
+    pub const KERNEL_FAULT: u32 = 0;
+    /// A stall until released; no argument.
+    pub const STALL: u32 = 1;
+    /// A slow packet; the argument is nanoseconds.
+    pub const SLOW: u32 = 2;
+    /// A GPU memory fault; the argument is the address.
+    pub const MEMORY_FAULT: u32 = 3;
+}
+
+impl Fault {
+    /// The fault's `(kind, argument)` in the drop-in's C encoding ([`fault_code`]).
+    pub fn encode(self) -> (u32, u64) {
+        match self {
+            Fault::KernelFault { status } => (fault_code::KERNEL_FAULT, u64::from(status)),
+            Fault::Stall => (fault_code::STALL, 0),
+            Fault::Slow(duration) => (fault_code::SLOW, duration.as_nanos().min(u128::from(u64::MAX)) as u64),
+            Fault::MemoryFault { address } => (fault_code::MEMORY_FAULT, address),
+        }
+    }
+
+    /// The fault a `(kind, argument)` pair encodes, if the kind is known.
+    pub fn decode(kind: u32, argument: u64) -> Option<Fault> {
+        Some(match kind {
+            fault_code::KERNEL_FAULT => Fault::KernelFault { status: u32::try_from(argument).ok()? },
+            fault_code::STALL => Fault::Stall,
+            fault_code::SLOW => Fault::Slow(std::time::Duration::from_nanos(argument)),
+            fault_code::MEMORY_FAULT => Fault::MemoryFault { address: argument },
+            _ => return None,
+        })
+    }
+}
+
+impl ExecutionMode {
+    /// The mode's number in the drop-in's C encoding (0 strict, 1 relaxed, 2 retire-only).
+    pub fn code(self) -> u32 {
+        match self {
+            ExecutionMode::Strict => 0,
+            ExecutionMode::Relaxed => 1,
+            ExecutionMode::RetireOnly => 2,
+        }
+    }
+
+    pub fn from_code(code: u32) -> Option<ExecutionMode> {
+        [ExecutionMode::Strict, ExecutionMode::Relaxed, ExecutionMode::RetireOnly].get(code as usize).copied()
+    }
+}
