@@ -265,6 +265,11 @@ fn capture_state_errors_and_queues_that_join_late() {
     let engine = engine(WaitStrategy::Auto);
     let device = engine.device();
     assert!(matches!(device.end_profile(), Err(EngineError::ProfileState { .. })));
+    // An output that cannot be created is refused, and no capture is left running.
+    let unwritable = std::env::temp_dir().join("aqueduct-no-such-directory").join("x.aqprof");
+    let refused = device.begin_profile(ProfileConfig::new(&unwritable));
+    assert!(matches!(refused, Err(EngineError::InvalidArgument { what: "profile output", .. })), "{refused:?}");
+    assert!(matches!(device.end_profile(), Err(EngineError::ProfileState { .. })));
     let path = output("late");
     device.begin_profile(ProfileConfig::new(&path).modes(ProfileModes::QUEUE_EVENTS)).unwrap();
     let again = device.begin_profile(ProfileConfig::new(output("second")));

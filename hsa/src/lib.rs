@@ -49,9 +49,8 @@ impl ProviderKind {
 pub struct Hsa {
     api: &'static HsaApi,
     kind: ProviderKind,
-    /// For ROCr, where the library came from.
-    library_path: Option<String>,
-    _library: Option<Arc<rocr::RocrLibrary>>,
+    /// For ROCr, the loaded library (its path, and the drop-in's extensions when it has them).
+    library: Option<Arc<rocr::RocrLibrary>>,
 }
 
 impl Hsa {
@@ -64,7 +63,7 @@ impl Hsa {
 
     /// Initializes the soft runtime with whatever configuration is pending (the default if none).
     pub fn soft_current() -> HsaResult<Self> {
-        let hsa = Self { api: &SOFT_API, kind: ProviderKind::Soft, library_path: None, _library: None };
+        let hsa = Self { api: &SOFT_API, kind: ProviderKind::Soft, library: None };
         // SAFETY: the soft table's functions have no preconditions for hsa_init.
         let status = unsafe { (hsa.api.hsa_init)() };
         if status != sys::status::SUCCESS {
@@ -91,7 +90,7 @@ impl Hsa {
         // The table must outlive every `Hsa` handed out; ROCr cannot be unloaded safely anyway.
         let library = Arc::new(library);
         let api: &'static HsaApi = Box::leak(Box::new(library.api));
-        Ok(Self { api, kind: ProviderKind::Rocr, library_path: Some(library.path.clone()), _library: Some(library) })
+        Ok(Self { api, kind: ProviderKind::Rocr, library: Some(library) })
     }
 
     /// The raw table, for the engine's own calls.
@@ -104,7 +103,7 @@ impl Hsa {
     }
 
     pub fn library_path(&self) -> Option<&str> {
-        self.library_path.as_deref()
+        self.library.as_ref().map(|library| library.path.as_str())
     }
 
     /// The soft runtime's test controls, when the provider is the soft runtime: embedded, or its
@@ -112,7 +111,7 @@ impl Hsa {
     pub fn soft_controls(&self) -> Option<SoftControls> {
         match self.kind {
             ProviderKind::Soft => Some(SoftControls::Embedded),
-            ProviderKind::Rocr => self._library.as_ref()?.controls.map(SoftControls::DropIn),
+            ProviderKind::Rocr => self.library.as_ref()?.controls.map(SoftControls::DropIn),
         }
     }
 
@@ -121,7 +120,7 @@ impl Hsa {
     /// soft runtime's drop-in (it exports `aqueduct_soft_register_kernel`). Returns whether the
     /// provider took them: ROCr on a GPU runs the code object itself and takes none.
     pub fn register_host_kernels(&self, code_object: &[u8], kernels: &[aqueduct_abi::SoftKernel]) -> HsaResult<bool> {
-        match (self.kind, self._library.as_ref().and_then(|library| library.register_kernel)) {
+        match (self.kind, self.library.as_ref().and_then(|library| library.register_kernel)) {
             (ProviderKind::Soft, _) => {
                 soft::register_kernels(aqueduct_codeobject::CodeObjectId::of(code_object), kernels);
                 Ok(true)
@@ -245,7 +244,7 @@ impl Drop for Hsa {
 
 impl std::fmt::Debug for Hsa {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Hsa").field("kind", &self.kind).field("library_path", &self.library_path).finish()
+        f.debug_struct("Hsa").field("kind", &self.kind).field("library_path", &self.library_path()).finish()
     }
 }
 

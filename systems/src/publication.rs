@@ -51,7 +51,6 @@ pub fn publish<S: CrossQueueStrategy>(
     let id = plan.first_packet + wait_headers;
     let last = plan.first_packet + plan.packets - 1;
     let mut fault = plan.wait_fault;
-    let mut timing = Timing::default();
     let payload = if fault.is_some() {
         None
     } else {
@@ -64,7 +63,6 @@ pub fn publish<S: CrossQueueStrategy>(
             let trailing = BarrierAndPacket { completion_signal: completion, ..Default::default() };
             // SAFETY: the last reserved packet, published after the payload's.
             unsafe { ring.write_body(last, &trailing) };
-            timing.trailing = true;
         }
         match staged.payload {
             Payload::Barrier => {
@@ -98,7 +96,6 @@ pub fn publish<S: CrossQueueStrategy>(
                     let lead = BarrierAndPacket { completion_signal: begin, ..Default::default() };
                     // SAFETY: the first of the payload's reserved packets.
                     unsafe { ring.write_body(id, &lead) };
-                    timing.lead = true;
                     segment_id += 1;
                     // The segment's end: noted below, unless its last packet is a dispatch
                     // that the block processor timed on it.
@@ -133,7 +130,7 @@ pub fn publish<S: CrossQueueStrategy>(
     let failure = fault.map(|fault| {
         // The wait barriers stay: admission advanced the frontier and the producer records on
         // the promise that they run. Only the payload becomes barriers that pass.
-        publish_headers::<S>(queue, staged, plan, wait_headers, id, None, &Timing::default(), false);
+        publish_headers::<S>(queue, staged, plan, wait_headers, id, None, false, false);
         // SAFETY: admission reserved `plan.packets` packets from `plan.first_packet`; the
         // payload's, from `id`, have no header published yet.
         unsafe { write_passing_barriers(&ring, id, last + 1 - id, completion) };
@@ -150,27 +147,19 @@ pub fn publish<S: CrossQueueStrategy>(
         let CaptureState { timed, timing_signals, .. } = &mut queue.capture;
         timing_signals.extend(timed.drain(kept..).map(|packet| packet.signal));
     } else {
-        publish_headers::<S>(queue, staged, plan, wait_headers, id, payload, &timing, true);
+        publish_headers::<S>(queue, staged, plan, wait_headers, id, payload, timed, true);
     }
 
     record_epoch::<S>(queue, staged, plan, rows, failure);
     fault.map_or(Ok(()), Err)
 }
 
-/// The extra barriers a timed payload publishes (the timing signals it took are in
-/// `CaptureState::timed`).
-#[derive(Default)]
-struct Timing {
-    /// A barrier timed for a program segment's begin, at the payload's first packet.
-    lead: bool,
-    /// A barrier carrying the epoch, at the submission's last packet.
-    trailing: bool,
-}
-
 /// Stores the header words in order: the wait barriers', then (with `with_payload`) the
-/// payload's, between a timed payload's lead and trailing barriers. The processor may start on
-/// the first while later ones are still stores away, which is fine: every body is written. The
-/// pass rings the doorbell.
+/// payload's: `payload`'s one packet, or the program segment's (`None`). A `timed` payload sits
+/// between its extra barriers (`CaptureState::payload_packets`): a program segment's lead barrier
+/// first, and the trailing barrier carrying the epoch last. The processor may start on the first
+/// while later ones are still stores away, which is fine: every body is written. The pass rings
+/// the doorbell.
 #[allow(clippy::too_many_arguments)]
 fn publish_headers<S: CrossQueueStrategy>(
     queue: &QueueState,
@@ -179,7 +168,7 @@ fn publish_headers<S: CrossQueueStrategy>(
     wait_headers: u64,
     id: u64,
     payload: Option<(PacketHeader, u16)>,
-    timing: &Timing,
+    timed: bool,
     with_payload: bool,
 ) {
     let ring = queue.ring;
@@ -193,7 +182,7 @@ fn publish_headers<S: CrossQueueStrategy>(
         return;
     }
     let mut id = id;
-    if timing.lead {
+    if timed && payload.is_none() {
         // SAFETY: as above.
         unsafe { ring.publish(id, PAYLOAD_BARRIER_HEADER, 0) };
         id += 1;
@@ -210,7 +199,7 @@ fn publish_headers<S: CrossQueueStrategy>(
             }
         }
     }
-    if timing.trailing {
+    if timed {
         // SAFETY: as above; the last reserved packet.
         unsafe { ring.publish(first + plan.packets - 1, PAYLOAD_BARRIER_HEADER, 0) };
     }

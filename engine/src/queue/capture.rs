@@ -221,21 +221,30 @@ impl QueueShared {
             };
             let (begin_ns, end_ns) = (capture.clock.to_host_ns(start), capture.clock.to_host_ns(end));
             span = Some(span.map_or((begin_ns, end_ns), |(begin, end)| (begin.min(begin_ns), end.max(end_ns))));
+            let TimedKind::Dispatch { kernel_object, grid, workgroup, command } = timed.kind else { continue };
+            let dispatch_events = modes.contains(ProfileModes::DISPATCH_EVENTS);
             #[cfg(feature = "tracy")]
-            if let (TimedKind::Dispatch { kernel_object, .. }, Some(_)) = (timed.kind, &capture.tracy) {
-                let name = self.device.executables.kernel(kernel_object);
-                let name = name.map_or_else(|| std::sync::Arc::from(format!("{kernel_object:#x}")), |name| name.symbol);
-                zones.push((name, begin_ns, end_ns));
+            let zoned = capture.tracy.is_some();
+            #[cfg(not(feature = "tracy"))]
+            let zoned = false;
+            if !dispatch_events && !zoned {
+                continue;
             }
-            if let TimedKind::Dispatch { kernel_object, grid, workgroup, command } = timed.kind
-                && modes.contains(ProfileModes::DISPATCH_EVENTS)
-            {
-                let name = self.device.executables.kernel(kernel_object);
+            // A kernel object no registered executable names (none should) is named by address.
+            let (symbol, executable) = self.device.executables.kernel(kernel_object).map_or_else(
+                || (std::sync::Arc::from(format!("{kernel_object:#x}")), 0),
+                |name| (name.symbol, name.executable),
+            );
+            #[cfg(feature = "tracy")]
+            if zoned {
+                zones.push((symbol.clone(), begin_ns, end_ns));
+            }
+            if dispatch_events {
                 capture.push(Record::Dispatch(DispatchEvent {
                     queue,
                     epoch,
-                    kernel: name.as_ref().map_or_else(|| format!("{kernel_object:#x}"), |name| name.symbol.to_string()),
-                    executable: name.map_or(0, |name| name.executable),
+                    kernel: symbol.to_string(),
+                    executable,
                     grid,
                     workgroup: workgroup.map(u32::from),
                     command: command
