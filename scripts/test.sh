@@ -16,18 +16,11 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
 cargo test --workspace "$@" 2>&1 | tee "$log" || status=$?
-# The engine again, through its ROCr provider (the libloading table) on the drop-in, configured
-# from the environment as the engine tests configure the embedded runtime, its test controls
-# (faults, stalls, queue modes) through the drop-in's vendor extension. Left out: the files that
-# configure the soft runtime per engine (several agents, intercepted doorbells, loader versions)
-# or register kernels in process (kernargs, failures' missing host builds).
+# The engine's integration tests again, through its ROCr provider (the libloading table) on the
+# drop-in: each test hands the drop-in its soft configuration (aqueduct_soft_configure) and drives
+# its test controls (faults, stalls, queue modes) through the drop-in's vendor extension.
 AQUEDUCT_TEST_DEVICE=amdgpu AQUEDUCT_LIBHSA_PATH="$AQUEDUCT_SOFT_LIBHSA_DIR/libhsa-runtime64.so.1" \
-    AQUEDUCT_SOFT_QUEUE_MIN_PACKETS=4 AQUEDUCT_SOFT_MODE=relaxed \
-    cargo test -p aqueduct-engine --test command_buffers --test command_buffer_bad_input --test dispatch \
-    --test transfers --test ping_pong --test completion --test smoke --test batch --test waits \
-    --test frontiers --test bad_input --test deferred_release --test stress --test capacity \
-    --test memory_faults --test allocations --test profile_capture --test profile_replay \
-    "$@" 2>&1 | tee -a "$log" || status=$?
+    cargo test -p aqueduct-engine --test '*' "$@" 2>&1 | tee -a "$log" || status=$?
 # cargo prints one "test result" line per test binary, ending on doc-test binaries that may hold
 # no tests; close with the totals so the last line says what actually ran.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "workspace: %d passed, %d failed\n", passed, failed }' "$log"

@@ -64,6 +64,8 @@ fn the_drop_in_exports_only_rocr_entry_points_under_rocr_versions() {
         "aqueduct_soft_inject_fault",
         "aqueduct_soft_release_stall",
         "aqueduct_soft_set_queue_mode",
+        "aqueduct_soft_queue_error_detail",
+        "aqueduct_soft_configure",
     ]);
     expected.sort();
     assert_eq!(ours.keys().map(String::as_str).collect::<Vec<_>>(), expected);
@@ -220,6 +222,7 @@ fn build_c(name: &str, dir: &Path) -> PathBuf {
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-o"])
         .arg(&binary)
         .arg(root.join(format!("tests/c/{name}.c")))
+        .arg(format!("-I{}", root.join("soft-hsa/include").display()))
         .arg(format!("-L{}", dir.display()))
         .arg("-lhsa-runtime64")
         .output()
@@ -238,13 +241,13 @@ fn statuses(binary: &Path, mode: &str, library_dir: Option<&Path>) -> Vec<(Strin
     };
     let output = command.output().expect("it runs");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| {
-            let (call, status) = line.rsplit_once('=').expect("call=status");
-            (call.to_string(), u32::from_str_radix(status.trim_start_matches("0x"), 16).expect("hex status"))
-        })
-        .collect()
+    String::from_utf8_lossy(&output.stdout).lines().map(call_status).collect()
+}
+
+/// A `call=0xSTATUS` line.
+fn call_status(line: &str) -> (String, u32) {
+    let (call, status) = line.rsplit_once('=').expect("call=status");
+    (call.to_string(), u32::from_str_radix(status.trim_start_matches("0x"), 16).expect("hex status"))
 }
 
 #[test]
@@ -285,4 +288,61 @@ fn bad_input_through_the_c_abi_gets_rocr_s_and_the_specification_s_statuses() {
         assert!(call.starts_with(prefix), "{call} where {prefix} was expected");
         assert_eq!(*status, want, "{call}");
     }
+}
+
+#[test]
+fn the_vendor_extension_configures_the_runtime_and_refuses_bad_input_through_the_c_abi() {
+    let dir = drop_in_dir();
+    if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some())
+        || !require("the HSA headers (libhsa-runtime-dev)", Path::new("/usr/include/hsa/hsa.h").exists())
+    {
+        return;
+    }
+    let dir = dir.unwrap();
+    let binary = build_c("vendor_extension", &dir);
+    let run = Command::new(&binary).env("LD_LIBRARY_PATH", &dir).output().expect("it runs");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stdout}{}", String::from_utf8_lossy(&run.stderr));
+    const INVALID_ARGUMENT: u32 = 0x1001;
+    const INVALID_QUEUE: u32 = 0x1007;
+    const NOT_INITIALIZED: u32 = 0x100B;
+    let expected = [
+        ("aqueduct_soft_release_stall", NOT_INITIALIZED),
+        ("aqueduct_soft_queue_error_detail(NULL", NOT_INITIALIZED),
+        ("aqueduct_soft_configure(NULL", INVALID_ARGUMENT),
+        ("aqueduct_soft_configure(\"{\\\"agents\\\": 3\")", INVALID_ARGUMENT), // not JSON
+        ("aqueduct_soft_configure(\"{\\\"agents\\\": 3}", INVALID_ARGUMENT), // wrong type
+        ("aqueduct_soft_configure(\"{\\\"no_such_field", INVALID_ARGUMENT),
+        ("aqueduct_soft_configure(\"{\\\"default_mode", INVALID_ARGUMENT),
+        ("aqueduct_soft_register_kernel(NULL", INVALID_ARGUMENT),
+        ("aqueduct_soft_configure(\"{\\\"agents\\\":[\" AGENT", 0),
+        ("aqueduct_soft_set_queue_mode(queue, 7", INVALID_ARGUMENT),
+        ("aqueduct_soft_set_queue_mode(&stale", INVALID_QUEUE),
+        ("aqueduct_soft_inject_fault(queue, 0, 9", INVALID_ARGUMENT),
+        ("aqueduct_soft_queue_error_detail(queue, NULL, 8", INVALID_ARGUMENT),
+        ("aqueduct_soft_queue_error_detail(queue, detail, sizeof detail, NULL", INVALID_ARGUMENT),
+        ("aqueduct_soft_queue_error_detail(&stale", INVALID_QUEUE),
+        ("aqueduct_soft_queue_error_detail(queue, NULL, 0", 0),
+        ("aqueduct_soft_inject_fault(queue, 0, AQUEDUCT_SOFT_FAULT_KERNEL", 0),
+        ("aqueduct_soft_queue_error_detail(queue, NULL, 0", 0),
+        ("aqueduct_soft_queue_error_detail(queue, detail, 4", 0),
+        ("aqueduct_soft_queue_error_detail(queue, detail, sizeof detail, &length", 0),
+        ("hsa_queue_destroy", 0),
+        ("hsa_shut_down", 0),
+    ];
+    let calls: Vec<_> = stdout.lines().filter(|line| line.contains('(')).map(call_status).collect();
+    assert_eq!(calls.len(), expected.len(), "{stdout}");
+    for ((call, status), (prefix, want)) in calls.iter().zip(expected) {
+        assert!(call.starts_with(prefix), "{call} where {prefix} was expected");
+        assert_eq!(*status, want, "{call}");
+    }
+    // The configuration set before hsa_init is the one the runtime started with, and the bad
+    // ones before it changed nothing.
+    assert!(stdout.contains("gpu=first\ngpu=second\ngpus=2\n"), "{stdout}");
+    assert!(stdout.contains("length_before=0\n"), "{stdout}");
+    // The fault reached the queue's error callback with its status, and the detail says why.
+    assert!(stdout.contains("callback_status=0x1016\n"), "{stdout}");
+    assert!(stdout.contains("detail=injected kernel fault at packet 0\n"), "{stdout}");
+    let truncated = stdout.lines().find(|line| line.starts_with("truncated=")).expect("a truncated read");
+    assert_eq!(truncated, format!("truncated=inje length={}", "injected kernel fault at packet 0".len()));
 }

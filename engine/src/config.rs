@@ -63,7 +63,9 @@ pub enum WaitStrategy {
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
     pub device: DeviceSpec,
-    /// The soft runtime's agents and execution mode, when it is the provider.
+    /// The embedded soft runtime's agents and execution mode, when it is the provider. The
+    /// soft runtime's drop-in, loaded as ROCr, reads its environment instead, as ROCr does, or a
+    /// configuration given with `aqueduct_hsa::SoftControls::drop_in()?.configure(..)`.
     pub soft: SoftConfig,
     /// AQL packets per queue ring (a power of two).
     pub queue_packets: u32,

@@ -3,14 +3,15 @@
 //! next) and, when none loads, reports every refusal. The soft runtime's configuration applies at
 //! its next initialization and is process-wide, so this binary holds one sequential test.
 
-use aqueduct_engine::{Engine, EngineConfig, EngineError};
+mod common;
+
+use aqueduct_engine::{EngineConfig, EngineError};
 use aqueduct_hsa::soft::{SoftAgentConfig, SoftConfig};
 
 /// Opens a soft device with one gfx1100 agent whose loader accepts `versions`, and returns the
 /// device-library target it chose (the engine is dropped, shutting the runtime down again).
 fn open(versions: std::ops::RangeInclusive<u32>) -> Result<&'static str, EngineError> {
     let config = EngineConfig {
-        device: "soft".parse().expect("spec"),
         soft: SoftConfig {
             agents: vec![SoftAgentConfig::gfx1100()],
             code_object_versions: versions,
@@ -18,7 +19,7 @@ fn open(versions: std::ops::RangeInclusive<u32>) -> Result<&'static str, EngineE
         },
         ..EngineConfig::default()
     };
-    let engine = Engine::with_config(config)?;
+    let engine = common::open_engine(config)?;
     let agents = engine.device().agents();
     assert_eq!(agents.len(), 1);
     Ok(agents[0].library_target)

@@ -5,6 +5,7 @@
 
 mod common;
 
+use aqueduct_abi::{AmdSignal, SignalKind};
 use aqueduct_engine::{EngineConfig, MemoryKind, WaitStrategy};
 use aqueduct_hsa::soft::SoftConfig;
 use common::*;
@@ -18,6 +19,12 @@ fn intercepted_queues_are_rung_through_the_signal() {
     });
     let device = engine.device();
     let (a, b) = (queue(device), queue(device));
+    for queue in [&a, &b] {
+        // SAFETY: the queue is live while its handle is, and the provider's queues are
+        // `amd_queue_t`s whose doorbell signal is an `amd_signal_t`.
+        let kind = unsafe { (*((*queue.hsa_queue()).doorbell_signal as *const AmdSignal)).kind };
+        assert_eq!(kind, SignalKind::USER, "the runtime started with intercepted doorbells");
+    }
     let buffer = device.allocate(MemoryKind::HostVisible, 4096).expect("buffer");
     let done = device.create_semaphore(0).expect("semaphore");
     // Rounds alternate queues; each waits on the previous round from the device, and the copy

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use aqueduct_abi::{SoftKernel, WorkgroupContext};
-use aqueduct_codeobject::{CodeObject, CodeObjectId, KernelArg, ValueKind};
+use aqueduct_codeobject::{CodeObject, KernelArg, ValueKind};
 use aqueduct_engine::{
     BindingTable, Buffer, BufferRef, CommandBufferUsage, Dispatch, Engine, EngineConfig, Kernel, MemoryKind, Queue,
     RawDispatch, Semaphore, WaitStrategy,
@@ -71,7 +71,7 @@ impl Rig {
         // Keyed by the fixture's identity, as every CPU kernel is: only this code object's
         // `store_value` changes.
         let capture = SoftKernel { symbol: "store_value.kd", function: capture, args: None };
-        aqueduct_hsa::soft::register_kernels(CodeObjectId::of(TEST_KERNELS_GFX1100), &[capture]);
+        engine.device().register_host_kernels(TEST_KERNELS_GFX1100, &[capture]).unwrap();
         let executable = engine.device().load_executable(TEST_KERNELS_GFX1100).unwrap();
         drop(setup);
         let kernel = executable.kernel("store_value").unwrap();

@@ -1,12 +1,13 @@
 use std::time::Duration;
 
-use aqueduct_engine::{Engine, EngineConfig, MemoryKind};
+mod common;
+
+use aqueduct_engine::{EngineConfig, MemoryKind};
 use aqueduct_hsa::soft::{ExecutionMode, SoftConfig};
 
 #[test]
 fn fill_then_wait() {
-    let engine = Engine::with_config(EngineConfig {
-        device: "soft".parse().unwrap(),
+    let engine = common::open_engine(EngineConfig {
         soft: SoftConfig { default_mode: ExecutionMode::Relaxed, ..SoftConfig::default() },
         ..EngineConfig::default()
     })

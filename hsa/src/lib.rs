@@ -171,11 +171,69 @@ pub enum SoftControls {
 // usize)`) and never dereferences it, so these safe functions pass it on.
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 impl SoftControls {
+    /// The controls of the library the ROCr provider loads ([`rocr::library_candidates`]), opened
+    /// without initializing it, so a configuration can be set before an engine's `hsa_init`.
+    /// The library stays loaded for the process, as the provider's does. A library that is ROCr
+    /// proper, not the drop-in, is [`LoadError::MissingSymbol`].
+    pub fn drop_in() -> Result<Self, LoadError> {
+        let library = rocr::RocrLibrary::load()?;
+        let controls = library.controls.ok_or_else(|| LoadError::MissingSymbol {
+            symbol: "aqueduct_soft_configure",
+            reason: format!("{} is not the soft runtime's drop-in", library.path),
+        })?;
+        // Unloading could drop the configuration before the provider opens the library again.
+        core::mem::forget(library);
+        Ok(Self::DropIn(controls))
+    }
+
     fn status(status: sys::hsa_status_t) -> Result<(), soft::ControlError> {
         match status {
             sys::status::SUCCESS => Ok(()),
             sys::status::ERROR_NOT_INITIALIZED => Err(soft::ControlError::NotInitialized),
-            _ => Err(soft::ControlError::UnknownQueue),
+            sys::status::ERROR_INVALID_QUEUE => Err(soft::ControlError::UnknownQueue),
+            status => Err(soft::ControlError::Refused(status)),
+        }
+    }
+
+    /// Sets the configuration the runtime starts with at its next initialization (a running
+    /// one keeps its own until it shuts down).
+    pub fn configure(self, config: &soft::SoftConfig) -> Result<(), soft::ControlError> {
+        match self {
+            Self::Embedded => {
+                soft::configure(config.clone());
+                Ok(())
+            }
+            Self::DropIn(controls) => {
+                // JSON holds no NUL byte: strings escape control characters.
+                let json = std::ffi::CString::new(config.to_json()).expect("JSON without NUL bytes");
+                // SAFETY: `json` is NUL-terminated for the call.
+                Self::status(unsafe { (controls.configure)(json.as_ptr()) })
+            }
+        }
+    }
+
+    /// Why `queue` failed, if it has: the runtime's own account, which ROCr's queue error
+    /// callback does not carry.
+    pub fn queue_error_detail(self, queue: *const sys::hsa_queue_t) -> Result<Option<String>, soft::ControlError> {
+        match self {
+            Self::Embedded => soft::queue_error_detail(queue).map(|detail| detail.map(|(_, detail)| detail)),
+            Self::DropIn(controls) => {
+                let mut length = 0usize;
+                // SAFETY: a zero capacity with a null buffer asks for the length only; `length`
+                // is writable; the drop-in only looks the queue up.
+                Self::status(unsafe { (controls.queue_error_detail)(queue, core::ptr::null_mut(), 0, &mut length) })?;
+                if length == 0 {
+                    return Ok(None);
+                }
+                let mut bytes = vec![0u8; length];
+                // SAFETY: `bytes` is `length` writable bytes. The detail is set once, when the
+                // queue fails, so it does not grow between the two calls.
+                Self::status(unsafe {
+                    (controls.queue_error_detail)(queue, bytes.as_mut_ptr().cast(), bytes.len(), &mut length)
+                })?;
+                bytes.truncate(length);
+                Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+            }
         }
     }
 

@@ -29,6 +29,13 @@ pub struct DropInControls {
     pub inject_fault: unsafe extern "C" fn(*const crate::sys::hsa_queue_t, u64, u32, u64) -> crate::sys::hsa_status_t,
     pub release_stall: unsafe extern "C" fn(*const crate::sys::hsa_queue_t) -> crate::sys::hsa_status_t,
     pub set_queue_mode: unsafe extern "C" fn(*const crate::sys::hsa_queue_t, u32) -> crate::sys::hsa_status_t,
+    pub queue_error_detail: unsafe extern "C" fn(
+        *const crate::sys::hsa_queue_t,
+        *mut core::ffi::c_char,
+        usize,
+        *mut usize,
+    ) -> crate::sys::hsa_status_t,
+    pub configure: unsafe extern "C" fn(*const core::ffi::c_char) -> crate::sys::hsa_status_t,
 }
 
 /// A loaded ROCr and its resolved table. The library stays open as long as this lives.
@@ -68,6 +75,8 @@ impl RocrLibrary {
                         inject_fault: *library.get(b"aqueduct_soft_inject_fault\0").ok()?,
                         release_stall: *library.get(b"aqueduct_soft_release_stall\0").ok()?,
                         set_queue_mode: *library.get(b"aqueduct_soft_set_queue_mode\0").ok()?,
+                        queue_error_detail: *library.get(b"aqueduct_soft_queue_error_detail\0").ok()?,
+                        configure: *library.get(b"aqueduct_soft_configure\0").ok()?,
                     })
                 })();
                 Ok(Self { path, api, register_kernel, controls, _library: library })

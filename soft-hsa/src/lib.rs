@@ -11,10 +11,12 @@
 //! - [`aqueduct_soft_register_kernel`] (version node `AQUEDUCT_SOFT_1`) registers any other CPU
 //!   kernel, for clients that bring their own code objects (aqueduct's test kernels do).
 //! - The soft runtime's test controls, under the same node: [`aqueduct_soft_inject_fault`],
-//!   [`aqueduct_soft_release_stall`], [`aqueduct_soft_set_queue_mode`]. Its configuration comes
-//!   from the environment when the library loads: `AQUEDUCT_SOFT_AGENTS` (as in process),
-//!   `AQUEDUCT_SOFT_QUEUE_MIN_PACKETS` (ROCr's 64 by default) and `AQUEDUCT_SOFT_MODE`
-//!   (`strict`, `relaxed` or `retire-only`).
+//!   [`aqueduct_soft_release_stall`], [`aqueduct_soft_set_queue_mode`], and
+//!   [`aqueduct_soft_queue_error_detail`], which says why a queue failed (ROCr's queue error
+//!   callback carries only a status).
+//! - Its configuration: [`aqueduct_soft_configure`] sets one (JSON) for the next `hsa_init`;
+//!   without it, each `hsa_init` reads the environment (`AQUEDUCT_SOFT_AGENTS`,
+//!   `ROCR_VISIBLE_DEVICES`), as ROCr reads its own at init.
 
 use core::ffi::{CStr, c_char, c_int, c_void};
 
@@ -50,16 +52,6 @@ extern "C" fn register_device_library() {
     for (code_object, kernels) in aqueduct_builtins::soft_registrations() {
         aqueduct_hsa::soft::register_kernels(code_object, kernels);
     }
-    let mut config = aqueduct_hsa::soft::SoftConfig::default();
-    if let Some(packets) = std::env::var("AQUEDUCT_SOFT_QUEUE_MIN_PACKETS").ok().and_then(|text| text.parse().ok()) {
-        config.queue_min_packets = packets;
-    }
-    match std::env::var("AQUEDUCT_SOFT_MODE").as_deref() {
-        Ok("relaxed") => config.default_mode = ExecutionMode::Relaxed,
-        Ok("retire-only") => config.default_mode = ExecutionMode::RetireOnly,
-        _ => {}
-    }
-    aqueduct_hsa::soft::configure(config);
 }
 
 fn control_status(result: Result<(), ControlError>) -> hsa_status_t {
@@ -67,6 +59,7 @@ fn control_status(result: Result<(), ControlError>) -> hsa_status_t {
         Ok(()) => status::SUCCESS,
         Err(ControlError::NotInitialized) => status::ERROR_NOT_INITIALIZED,
         Err(ControlError::UnknownQueue) => status::ERROR_INVALID_QUEUE,
+        Err(ControlError::Refused(status)) => status,
     }
 }
 
@@ -137,5 +130,69 @@ pub unsafe extern "C" fn aqueduct_soft_register_kernel(
     let Ok(symbol) = unsafe { CStr::from_ptr(symbol) }.to_str() else { return status::ERROR_INVALID_ARGUMENT };
     let symbol: &'static str = Box::leak(symbol.to_owned().into_boxed_str());
     aqueduct_hsa::soft::register_kernels(CodeObjectId::of(bytes), &[SoftKernel { symbol, function, args: None }]);
+    status::SUCCESS
+}
+
+/// Sets the configuration the next `hsa_init` that starts the runtime (its count going from 0 to
+/// 1) uses, in place of the environment: `config` is a NUL-terminated JSON object of
+/// `aqueduct_hsa::soft::SoftConfig`'s fields (`agents`, `default_mode`, `queue_min_packets`,
+/// `intercepted_doorbells`, `code_object_versions`, ...); a field left out takes its default. A
+/// running runtime keeps its configuration until it shuts down.
+///
+/// Returns `HSA_STATUS_ERROR_INVALID_ARGUMENT` for a null pointer, text that is not UTF-8, or
+/// JSON that does not describe a configuration, and changes nothing.
+///
+/// # Safety
+/// `config` is null or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aqueduct_soft_configure(config: *const c_char) -> hsa_status_t {
+    if config.is_null() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    // SAFETY: non-null and NUL-terminated (the caller's contract).
+    let Ok(text) = unsafe { CStr::from_ptr(config) }.to_str() else { return status::ERROR_INVALID_ARGUMENT };
+    match aqueduct_hsa::soft::SoftConfig::from_json(text) {
+        Ok(config) => {
+            aqueduct_hsa::soft::configure(config);
+            status::SUCCESS
+        }
+        Err(_) => status::ERROR_INVALID_ARGUMENT,
+    }
+}
+
+/// Why `queue` failed, as UTF-8 without a terminator: `*length` receives the detail's length in
+/// bytes (0 while the queue has not failed) and the first `min(length, capacity)` bytes go to
+/// `buffer`, so a call with capacity 0 (and a null buffer) asks for the length. The status the
+/// queue failed with is what its error callback received.
+///
+/// Returns `HSA_STATUS_ERROR_INVALID_ARGUMENT` for a null `length`, or a null `buffer` with a
+/// nonzero capacity; `..._INVALID_QUEUE` for a queue not of this runtime; `..._NOT_INITIALIZED`
+/// before `hsa_init`.
+///
+/// # Safety
+/// `buffer` is null or `capacity` writable bytes; `length` is null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aqueduct_soft_queue_error_detail(
+    queue: *const hsa_queue_t,
+    buffer: *mut c_char,
+    capacity: usize,
+    length: *mut usize,
+) -> hsa_status_t {
+    if length.is_null() || (buffer.is_null() && capacity > 0) {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    let detail = match aqueduct_hsa::soft::queue_error_detail(queue) {
+        Ok(detail) => detail.map(|(_, detail)| detail).unwrap_or_default(),
+        Err(error) => return control_status(Err(error)),
+    };
+    let copied = detail.len().min(capacity);
+    // SAFETY: `buffer` has `capacity` writable bytes when `copied` > 0 (checked non-null above);
+    // `length` is non-null and writable (the caller's contract).
+    unsafe {
+        if copied > 0 {
+            core::ptr::copy_nonoverlapping(detail.as_ptr(), buffer.cast::<u8>(), copied);
+        }
+        length.write(detail.len());
+    }
     status::SUCCESS
 }

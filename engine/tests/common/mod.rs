@@ -24,8 +24,7 @@ pub fn engine(strategy: WaitStrategy) -> Engine {
 
 /// The device the engine tests open: the embedded soft runtime, unless `AQUEDUCT_TEST_DEVICE`
 /// names another (`amdgpu` with `AQUEDUCT_LIBHSA_PATH` at the soft runtime's drop-in runs the
-/// tests through the ROCr provider: scripts/test.sh does, for the files that need no soft-only
-/// controls).
+/// tests through the ROCr provider, as scripts/test.sh does).
 pub fn test_device() -> String {
     std::env::var("AQUEDUCT_TEST_DEVICE").unwrap_or_else(|_| "soft".into())
 }
@@ -38,8 +37,7 @@ pub fn controls(queue: &aqueduct_engine::Queue) -> aqueduct_hsa::SoftControls {
 
 pub fn engine_with(config: EngineConfig) -> Engine {
     hsa_common::register_test_kernels();
-    let engine = Engine::with_config(EngineConfig {
-        device: test_device().parse().unwrap(),
+    let engine = open_engine(EngineConfig {
         // Tiny rings (4 to 16 packets) make backpressure easy to reach; ROCr's minimum is 64.
         soft: SoftConfig { default_mode: ExecutionMode::Relaxed, queue_min_packets: 4, ..config.soft.clone() },
         ..config
@@ -50,6 +48,17 @@ pub fn engine_with(config: EngineConfig) -> Engine {
         engine.device().register_host_kernels(code_object, &hsa_common::TEST_KERNELS).expect("test kernels");
     }
     engine
+}
+
+/// Opens `config` on [`test_device`]. The engine hands `config.soft` to the embedded runtime;
+/// through the drop-in, this hands it over first, so either runtime starts configured alike.
+pub fn open_engine(config: EngineConfig) -> Result<Engine, aqueduct_engine::EngineError> {
+    let device = test_device();
+    if device != "soft" {
+        let controls = aqueduct_hsa::SoftControls::drop_in().expect("AQUEDUCT_LIBHSA_PATH names the drop-in");
+        controls.configure(&config.soft).expect("the drop-in takes the configuration");
+    }
+    Engine::with_config(EngineConfig { device: device.parse().expect("AQUEDUCT_TEST_DEVICE"), ..config })
 }
 
 /// `store_value(out, value, count)`: out[i] = value + i. `add_from(out, in, addend, count)`:

@@ -1,14 +1,21 @@
 //! Soft runtime configuration: which agents exist and how queues execute.
 //!
 //! Set it with [`configure`] before `hsa_init`; it takes effect at the next initialization (when
-//! the init count goes from 0 to 1), exactly as ROCr reads its environment at init.
+//! the init count goes from 0 to 1), exactly as ROCr reads its environment at init. Without one,
+//! each initialization takes [`SoftConfig::default`], which reads the environment then.
+//!
+//! The configuration crosses the drop-in's C ABI (`aqueduct_soft_configure`) as JSON:
+//! [`SoftConfig::to_json`] and [`SoftConfig::from_json`], whose missing fields take their defaults.
 
 use std::ops::RangeInclusive;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 /// How a queue's packet processor treats packets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ExecutionMode {
     /// Packets run one at a time, in order.
     #[default]
@@ -21,7 +28,8 @@ pub enum ExecutionMode {
     RetireOnly,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SoftAgentConfig {
     /// Marketing-style agent name (`HSA_AGENT_INFO_NAME` is limited to 63 bytes).
     pub name: String,
@@ -51,7 +59,8 @@ impl SoftAgentConfig {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SoftConfig {
     /// The GPU agents, in KFD node order. A CPU agent always comes first (node 0), as in every
     /// published `rocminfo` dump (`hsa/tests/fixtures/rocminfo-gfx1100.txt`).
@@ -157,6 +166,24 @@ pub fn parse_agents(text: &str) -> Result<Vec<SoftAgentConfig>, String> {
         .collect()
 }
 
+impl SoftConfig {
+    /// The configuration as JSON, every field written, for `aqueduct_soft_configure`.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a SoftConfig always serializes")
+    }
+
+    /// Reads [`Self::to_json`]'s form; a field left out takes its [`Default`] value, an unknown
+    /// field or a value of the wrong type is an error.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
+        // serde would also read a struct from an array of its fields in order.
+        if !value.is_object() {
+            return Err("a configuration is a JSON object".into());
+        }
+        serde_json::from_value(value).map_err(|error| error.to_string())
+    }
+}
+
 pub(crate) static PENDING_CONFIG: Mutex<Option<SoftConfig>> = Mutex::new(None);
 
 /// Sets the configuration used at the next initialization of the soft runtime.
@@ -166,4 +193,48 @@ pub fn configure(config: SoftConfig) {
 
 pub(crate) fn current() -> SoftConfig {
     PENDING_CONFIG.lock().unwrap_or_else(|poison| poison.into_inner()).clone().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_round_trips_and_fills_missing_fields_with_defaults() {
+        let config = SoftConfig {
+            agents: vec![
+                SoftAgentConfig { name: "second \"quoted\"".into(), ..SoftAgentConfig::gfx1100() },
+                SoftAgentConfig::with_isa("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", 64),
+            ],
+            visible_devices: Some("1,0".into()),
+            default_mode: ExecutionMode::RetireOnly,
+            queue_min_packets: 4,
+            intercepted_doorbells: true,
+            code_object_versions: 4..=5,
+            processor_spin: Duration::from_nanos(1234),
+            ..SoftConfig::default()
+        };
+        assert_eq!(SoftConfig::from_json(&config.to_json()), Ok(config));
+        let partial = SoftConfig::from_json(r#"{"default_mode":"relaxed","queue_min_packets":4}"#).unwrap();
+        assert_eq!(
+            partial,
+            SoftConfig { default_mode: ExecutionMode::Relaxed, queue_min_packets: 4, ..SoftConfig::default() }
+        );
+    }
+
+    #[test]
+    fn json_that_is_not_a_configuration_is_refused() {
+        for text in [
+            "",
+            "{",
+            "[]",
+            r#"{"agents": 3}"#,
+            r#"{"default_mode": "sideways"}"#,
+            r#"{"no_such_field": 1}"#,
+            r#"{"agents": [{"name": "a"}]}"#,
+            r#"{"queue_min_packets": -1}"#,
+        ] {
+            assert!(SoftConfig::from_json(text).is_err(), "{text}");
+        }
+    }
 }

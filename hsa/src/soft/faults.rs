@@ -15,6 +15,8 @@ use crate::sys::{hsa_queue_t, hsa_status_t};
 pub enum ControlError {
     NotInitialized,
     UnknownQueue,
+    /// A drop-in refused the call with this status (for example a configuration it cannot read).
+    Refused(hsa_status_t),
 }
 
 fn with_queue<T>(queue: *const hsa_queue_t, f: impl FnOnce(&SoftQueue) -> T) -> Result<T, ControlError> {
