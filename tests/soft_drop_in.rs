@@ -311,7 +311,7 @@ fn the_vendor_extension_configures_the_runtime_and_refuses_bad_input_through_the
         ("aqueduct_soft_queue_error_detail(NULL", NOT_INITIALIZED),
         ("aqueduct_soft_configure(NULL", INVALID_ARGUMENT),
         ("aqueduct_soft_configure(\"{\\\"agents\\\": 3\")", INVALID_ARGUMENT), // not JSON
-        ("aqueduct_soft_configure(\"{\\\"agents\\\": 3}", INVALID_ARGUMENT), // wrong type
+        ("aqueduct_soft_configure(\"{\\\"agents\\\": 3}", INVALID_ARGUMENT),   // wrong type
         ("aqueduct_soft_configure(\"{\\\"no_such_field", INVALID_ARGUMENT),
         ("aqueduct_soft_configure(\"{\\\"default_mode", INVALID_ARGUMENT),
         ("aqueduct_soft_register_kernel(NULL", INVALID_ARGUMENT),

@@ -133,8 +133,8 @@ pub unsafe extern "C" fn aqueduct_soft_register_kernel(
     status::SUCCESS
 }
 
-/// Sets the configuration the next `hsa_init` that starts the runtime (its count going from 0 to
-/// 1) uses, in place of the environment: `config` is a NUL-terminated JSON object of
+/// Sets the configuration the next `hsa_init` that starts the runtime (its count going from zero
+/// to one) uses, in place of the environment: `config` is a NUL-terminated JSON object of
 /// `aqueduct_hsa::soft::SoftConfig`'s fields (`agents`, `default_mode`, `queue_min_packets`,
 /// `intercepted_doorbells`, `code_object_versions`, ...); a field left out takes its default. A
 /// running runtime keeps its configuration until it shuts down.

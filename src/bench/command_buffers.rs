@@ -10,7 +10,7 @@ use aqueduct_engine::{
     BindingTable, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, Dispatch, EngineError, Kernel,
     MemoryKind, Queue, Semaphore, thread_cpu_time,
 };
-use aqueduct_hsa::soft::{ExecutionMode, set_queue_mode};
+use aqueduct_hsa::soft::ExecutionMode;
 
 use super::kernels::BENCH_CODE_OBJECT;
 use super::measure::Sample;
@@ -55,15 +55,10 @@ fn mismatch(what: &str, expected: impl std::fmt::Debug, found: impl std::fmt::De
 
 impl CommandBufferRig {
     pub fn new(device: Device) -> Result<Self, EngineError> {
-        let soft = device.provider() == "soft";
         let queues = (0..CLIP_CONCURRENCY[CLIP_CONCURRENCY.len() - 1])
             .map(|_| {
                 let queue = device.create_queue()?;
-                if soft {
-                    set_queue_mode(queue.hsa_queue(), ExecutionMode::RetireOnly).map_err(|error| {
-                        EngineError::InvalidArgument { what: "soft queue mode", reason: format!("{error:?}") }
-                    })?;
-                }
+                super::set_soft_mode(&queue, ExecutionMode::RetireOnly)?;
                 Ok(queue)
             })
             .collect::<Result<Vec<_>, EngineError>>()?;

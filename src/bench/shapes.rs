@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use aqueduct_engine::{Buffer, Device, Dispatch, EngineError, Kernel, MemoryKind, Queue, thread_cpu_time};
-use aqueduct_hsa::soft::{ExecutionMode, set_queue_mode};
+use aqueduct_hsa::soft::ExecutionMode;
 
 use super::kernels::{BENCH_CODE_OBJECT, BINDING_COUNTS};
 use super::measure::Sample;
@@ -42,17 +42,11 @@ const BINDINGS_BASE: u64 = 4096;
 
 impl Rig {
     pub fn new(device: Device) -> Result<Self, EngineError> {
-        let soft = device.provider() == "soft";
         let make = |mode: ExecutionMode| -> Result<Vec<Queue>, EngineError> {
             (0..4)
                 .map(|_| {
                     let queue = device.create_queue()?;
-                    if soft {
-                        set_queue_mode(queue.hsa_queue(), mode).map_err(|error| EngineError::InvalidArgument {
-                            what: "soft queue mode",
-                            reason: format!("{error:?}"),
-                        })?;
-                    }
+                    super::set_soft_mode(&queue, mode)?;
                     Ok(queue)
                 })
                 .collect()

@@ -24,7 +24,6 @@ pub(crate) mod tracy;
 
 use std::sync::Arc;
 
-use aqueduct_hsa::ProviderKind;
 use aqueduct_hsa::aqlprofile::{AqlProfileLibrary, library_candidates};
 use aqueduct_profile::{AgentDescription, BundleHeader, DeviceDescription, HostClock, Record};
 
@@ -118,7 +117,7 @@ impl DeviceShared {
                 aqueduct_hsa::aqlprofile::LIBAQLPROFILE_PATH_VARIABLE
             ))
         })?;
-        if self.hsa.kind() == ProviderKind::Soft {
+        if self.hsa.soft_controls().is_some() {
             return Err(unavailable(format!(
                 "aqlprofile ({}) needs an AMD GPU, and this device is the soft runtime",
                 library.path
