@@ -16,3 +16,4 @@ pub use aqueduct_profile as profile;
 pub mod bench;
 pub mod demo;
 pub mod info;
+pub mod stress;

@@ -40,7 +40,7 @@ use std::sync::Arc;
 
 pub use aqueduct_components::device_entities::MemoryKind;
 pub use aqueduct_components::directory::CrossQueueWait;
-pub use aqueduct_components::semaphore_table::FailureRecord;
+pub use aqueduct_components::semaphore_table::{FailureRecord, MAX_SEMAPHORES};
 pub use clock::thread_cpu_time;
 pub use command_buffer::{
     BindingTable, BlockLabel, BlockLimits, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, ProgramFacts,

@@ -60,7 +60,10 @@ impl<'a> Shape<'a> {
 /// `diamond/waits`, with a note of the barriers its waits cost.
 /// A queue of the bench in `mode` where the provider is the soft runtime, embedded or as its
 /// drop-in; a GPU runs its queues as they are.
-fn set_soft_mode(queue: &aqueduct_engine::Queue, mode: aqueduct_hsa::soft::ExecutionMode) -> Result<(), EngineError> {
+pub(crate) fn set_soft_mode(
+    queue: &aqueduct_engine::Queue,
+    mode: aqueduct_hsa::soft::ExecutionMode,
+) -> Result<(), EngineError> {
     let Some(controls) = queue.soft_controls() else { return Ok(()) };
     controls
         .set_queue_mode(queue.hsa_queue(), mode)

@@ -5,5 +5,6 @@ pub mod demo;
 pub mod info;
 pub mod inspect;
 pub mod profile;
+pub mod stress;
 
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;

@@ -34,6 +34,8 @@ pub(crate) struct QueueCounters {
     pub submissions: AtomicU64,
     pub packets: AtomicU64,
     pub deferred: AtomicU64,
+    /// The most submissions parked at once.
+    pub parked_high_water: AtomicU64,
     pub device_waits: AtomicU64,
 }
 

@@ -37,6 +37,10 @@ impl QueueShared {
         // wait is already resolvable by the time it looks.
         self.device.poke(self.endpoint.control_signal);
         QueueCounters::add(&self.counters.deferred, newly);
+        let parked = rows.pending.len() as u64;
+        if parked > self.counters.parked_high_water.load(Ordering::Relaxed) {
+            self.counters.parked_high_water.store(parked, Ordering::Relaxed);
+        }
     }
 
     /// Tries to admit parked rows in order; stops at the first that still cannot go.

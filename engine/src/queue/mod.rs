@@ -87,6 +87,7 @@ impl Queue {
             submissions: counters.submissions.load(Ordering::Relaxed),
             packets: counters.packets.load(Ordering::Relaxed),
             deferred: counters.deferred.load(Ordering::Relaxed),
+            parked_high_water: counters.parked_high_water.load(Ordering::Relaxed),
             device_waits: counters.device_waits.load(Ordering::Relaxed),
             epochs_submitted: submitted,
             epochs_drained: drained,
@@ -178,6 +179,8 @@ pub struct QueueStats {
     pub packets: u64,
     /// Submissions that parked before they could be admitted.
     pub deferred: u64,
+    /// The most submissions parked at once.
+    pub parked_high_water: u64,
     /// Device-side wait barriers published.
     pub device_waits: u64,
     /// Epochs published (one per submission, or per segment of a command-buffer execution).

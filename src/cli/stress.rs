@@ -1,0 +1,101 @@
+//! `aqueduct stress`: a line per round while it runs, then what each strategy held (or the JSON
+//! report); the exit status says whether anything was lost.
+
+use std::time::Duration;
+
+use aqueduct::WaitStrategy;
+use aqueduct::stress::{StressOptions, StressReport};
+
+use super::CliResult;
+
+pub struct Arguments {
+    pub threads: usize,
+    pub queues: usize,
+    pub submissions: u64,
+    pub seed: u64,
+    pub minutes: Option<f64>,
+    pub strategy: String,
+    pub failure_every: u64,
+    pub window: u64,
+    pub device: String,
+}
+
+pub fn run(arguments: Arguments, json: bool) -> CliResult {
+    let strategies = match arguments.strategy.as_str() {
+        "barrier-value" => vec![WaitStrategy::BarrierValue],
+        "barrier-and" => vec![WaitStrategy::BarrierAnd],
+        "both" => vec![WaitStrategy::BarrierValue, WaitStrategy::BarrierAnd],
+        other => return Err(format!("--strategy {other}: expected barrier-value, barrier-and or both").into()),
+    };
+    let duration = match arguments.minutes {
+        Some(minutes) if !(minutes.is_finite() && minutes > 0.0) => {
+            return Err(format!("--minutes {minutes}: expected a positive number").into());
+        }
+        minutes => minutes.map(|minutes| Duration::from_secs_f64(minutes * 60.0)),
+    };
+    let options = StressOptions {
+        threads: arguments.threads,
+        queues: arguments.queues,
+        submissions: arguments.submissions,
+        seed: arguments.seed,
+        duration,
+        strategies,
+        failure_every: arguments.failure_every,
+        window: arguments.window,
+        device: arguments.device,
+    };
+    let report = aqueduct::stress::run(&options, |strategy, round, submissions| {
+        eprintln!("{strategy}: round {round} done, {submissions} submissions");
+    })?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print(&report);
+    }
+    match report.lost() {
+        0 => Ok(()),
+        lost => Err(format!("{lost} results, semaphores, failures or objects were lost").into()),
+    }
+}
+
+fn print(report: &StressReport) {
+    println!(
+        "aqueduct stress: provider {}, {} threads, {} queues, {} lanes, seed {}",
+        report.provider, report.threads, report.queues, report.lanes, report.seed
+    );
+    for strategy in &report.strategies {
+        let ops = &strategy.operations;
+        println!("{}:", strategy.strategy);
+        println!(
+            "  {} submissions in {} round(s), {:.1} s: {:.0} submissions/s",
+            strategy.submissions, strategy.rounds, strategy.seconds, strategy.submissions_per_second
+        );
+        println!(
+            "  dispatches {} cross-queue, {} chained, {} stores; {} fills, {} updates, {} copies, {} command buffers, {} barriers",
+            ops.cross_dispatch,
+            ops.chained_dispatch,
+            ops.store_dispatch,
+            ops.fill,
+            ops.update,
+            ops.copy,
+            ops.command_buffer,
+            ops.barrier
+        );
+        println!(
+            "  {} waits, {} host-gated; {} device barriers; {} parked (at most {} at once on a queue)",
+            strategy.waits, strategy.host_gated, strategy.device_waits, strategy.parked, strategy.max_parked
+        );
+        println!(
+            "  failures injected: {} host, {} kernel faults; surfaced with their record: {}",
+            strategy.host_failures_injected, strategy.kernel_faults_injected, strategy.failures_surfaced
+        );
+        println!(
+            "  doomed work already on the device behind a faulting queue, which ran and still failed: {}",
+            strategy.doomed_ran
+        );
+        println!("  lost: {}", strategy.lost);
+        for example in &strategy.lost_examples {
+            println!("    {example}");
+        }
+    }
+}

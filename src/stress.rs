@@ -1,0 +1,739 @@
+//! `aqueduct stress`: threads submit every kind of operation to several queues with random
+//! cross-queue waits, host-signalled gates and injected failures, then every result and every
+//! semaphore is checked.
+//!
+//! The work is split into *lanes*, as many as the larger of threads and queues: lane `l` runs on
+//! queue `l % queues`, driven by thread `l % threads`, so threads can share a queue and a thread
+//! can drive several. Step `v` of lane `l` owns one word of the lane's log and one semaphore of
+//! its own, and (unless it is doomed, below) signals the lane's timeline to `v`.
+//!
+//! What makes a result checkable: every step leaves a value the submitting thread knew when it
+//! submitted, `expected[l][v]`. A step that reads another lane's word (a dispatch that waits on
+//! it) adds the difference between that word's expected value and its own, so its result is right
+//! only if the step it read really finished first. Barriers leave their word at 0.
+//!
+//! Failures: a *doomed* step also waits on a semaphore that fails, from the host or (on the soft
+//! runtime) from a kernel fault injected on a queue of its own. It must not run, and its
+//! semaphore must carry the original failure record. It signals only that semaphore, and
+//! nothing waits on it, so the failure stays contained. A lane's last step is never doomed, so
+//! every timeline reaches its end.
+
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use aqueduct_engine::{
+    BindingTable, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, Dispatch, Engine, EngineConfig,
+    EngineError, Kernel, MAX_SEMAPHORES, MemoryKind, Queue, Semaphore, SemaphorePoint, WaitStrategy, wait_all,
+};
+use aqueduct_hsa::soft::{ExecutionMode, Fault};
+use serde::Serialize;
+
+use crate::bench::kernels::{BENCH_CODE_OBJECT, register_bench_kernels};
+
+/// The status an injected kernel fault fails its queue with (HSA_STATUS_ERROR_EXCEPTION).
+const KERNEL_FAULT_STATUS: u32 = 0x1016;
+/// How long the end of a round waits for the work to finish before it calls the rest lost.
+/// Only a hang reaches it.
+const FINISH_TIMEOUT: Duration = Duration::from_secs(300);
+/// Descriptions of lost results kept for the report (all are counted).
+const LOST_SHOWN: usize = 20;
+/// A lane's steps must fit below its lane bits in a log word.
+const MAX_STEPS_PER_LANE: u64 = 1 << 24;
+
+#[derive(Clone, Debug)]
+pub struct StressOptions {
+    pub threads: usize,
+    pub queues: usize,
+    /// Submissions per round, over all lanes.
+    pub submissions: u64,
+    pub seed: u64,
+    /// Repeat rounds (seed, seed + 1, ...) until this much time has passed; one round if `None`.
+    pub duration: Option<Duration>,
+    pub strategies: Vec<WaitStrategy>,
+    /// One step in this many is doomed; 0 injects no failures.
+    pub failure_every: u64,
+    /// Steps a lane may run ahead of its own completed work (0: unbounded). Unbounded, the
+    /// submitters outrun the device and nearly everything parks behind parked producers; a
+    /// window keeps most waits resolvable on the device.
+    pub window: u64,
+    pub device: String,
+}
+
+impl Default for StressOptions {
+    fn default() -> Self {
+        Self {
+            threads: 4,
+            queues: 4,
+            submissions: 100_000,
+            seed: 1,
+            duration: None,
+            strategies: vec![WaitStrategy::BarrierValue, WaitStrategy::BarrierAnd],
+            failure_every: 500,
+            window: 16,
+            device: "auto".into(),
+        }
+    }
+}
+
+/// Operations submitted, by kind.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct OperationCounts {
+    /// A dispatch reading another lane's word, after waiting for it.
+    pub cross_dispatch: u64,
+    /// A dispatch reading the lane's previous word (queue order alone orders it).
+    pub chained_dispatch: u64,
+    pub store_dispatch: u64,
+    pub fill: u64,
+    pub update: u64,
+    pub copy: u64,
+    pub command_buffer: u64,
+    pub barrier: u64,
+}
+
+impl OperationCounts {
+    fn add(&mut self, other: &Self) {
+        self.cross_dispatch += other.cross_dispatch;
+        self.chained_dispatch += other.chained_dispatch;
+        self.store_dispatch += other.store_dispatch;
+        self.fill += other.fill;
+        self.update += other.update;
+        self.copy += other.copy;
+        self.command_buffer += other.command_buffer;
+        self.barrier += other.barrier;
+    }
+}
+
+/// What one wait strategy held, over its rounds.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StrategyReport {
+    pub strategy: String,
+    pub rounds: u64,
+    pub submissions: u64,
+    /// From the first submission of each round to the completion of its last, summed.
+    pub seconds: f64,
+    pub submissions_per_second: f64,
+    pub operations: OperationCounts,
+    /// Waits on other lanes and the lane's own earlier steps.
+    pub waits: u64,
+    /// Submissions that waited on a gate the host signalled after submitting them.
+    pub host_gated: u64,
+    pub device_waits: u64,
+    /// Submissions that parked, and the most parked on one queue at once.
+    pub parked: u64,
+    pub max_parked: u64,
+    pub host_failures_injected: u64,
+    pub kernel_faults_injected: u64,
+    /// Injected failures that reached the doomed step's semaphore with their original record.
+    pub failures_surfaced: u64,
+    /// Doomed steps already published behind a device-side wait on the faulting queue: the
+    /// fault releases such a wait, so they ran, and their semaphores failed all the same.
+    pub doomed_ran: u64,
+    /// Results, semaphores, failures or objects that were not what they must be: must be 0.
+    pub lost: u64,
+    pub lost_examples: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct StressReport {
+    pub provider: String,
+    pub threads: usize,
+    pub queues: usize,
+    pub lanes: usize,
+    pub seed: u64,
+    pub strategies: Vec<StrategyReport>,
+}
+
+impl StressReport {
+    pub fn lost(&self) -> u64 {
+        self.strategies.iter().map(|strategy| strategy.lost).sum()
+    }
+}
+
+/// Runs the stress: every strategy in turn, each for one round or for `options.duration`.
+/// `progress(strategy, round, submissions so far)` is called after each round.
+pub fn run(options: &StressOptions, mut progress: impl FnMut(&str, u64, u64)) -> Result<StressReport, EngineError> {
+    let lanes = options.threads.max(options.queues);
+    let invalid = |reason: String| EngineError::InvalidArgument { what: "stress options", reason };
+    if options.window == 1 {
+        // A doomed step leaves its timeline value to the next step, which a window of 1 would
+        // hold back until the doomed one completed.
+        return Err(invalid("--window must be 0 (unbounded) or at least 2".into()));
+    }
+    if options.threads == 0 || options.queues == 0 {
+        return Err(invalid("threads and queues must be at least 1".into()));
+    }
+    let steps = options.submissions / lanes as u64;
+    if steps < 2 || steps >= MAX_STEPS_PER_LANE {
+        return Err(invalid(format!(
+            "{} submissions over {lanes} lanes: each lane needs 2 to {} steps",
+            options.submissions,
+            MAX_STEPS_PER_LANE - 1
+        )));
+    }
+    // Each step's semaphore, each lane's timeline and gate, each doomed step's extra one.
+    let doomed = options.submissions.checked_div(options.failure_every).unwrap_or(0);
+    let semaphores = (options.submissions + 3 * lanes as u64 + doomed + 64).next_power_of_two();
+    if semaphores > MAX_SEMAPHORES as u64 {
+        return Err(invalid(format!(
+            "{} submissions need {semaphores} semaphores, above the device's {MAX_SEMAPHORES}: run fewer per round, \
+             and --minutes for longer",
+            options.submissions
+        )));
+    }
+    let mut report = StressReport {
+        provider: String::new(),
+        threads: options.threads,
+        queues: options.queues,
+        lanes,
+        seed: options.seed,
+        strategies: Vec::new(),
+    };
+    for &strategy in &options.strategies {
+        let name = format!("{strategy:?}");
+        let mut total = StrategyReport { strategy: name.clone(), ..StrategyReport::default() };
+        let start = Instant::now();
+        loop {
+            // A device per round: queue indices are not reused (64 per device), and every
+            // kernel fault takes a queue of its own.
+            let engine = Engine::with_config(EngineConfig {
+                device: options.device.parse()?,
+                wait_strategy: strategy,
+                semaphore_capacity: semaphores as usize,
+                ..EngineConfig::default()
+            })?;
+            let device = engine.device().clone();
+            report.provider = device.provider().to_string();
+            register_bench_kernels(&device)?;
+            let seed = options.seed + total.rounds;
+            let mut round = Round::new(&device, options, lanes, steps)?.run(options, seed);
+            // Everything the round made went away with its handles.
+            let deadline = Instant::now() + FINISH_TIMEOUT;
+            while device.live_objects() != (0, 0, 0) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            if device.live_objects() != (0, 0, 0) {
+                round.lose(format!("live objects after the round ended: {:?}", device.live_objects()));
+            }
+            total.add(round);
+            total.rounds += 1;
+            progress(&name, total.rounds, total.submissions);
+            if options.duration.is_none_or(|duration| start.elapsed() >= duration) {
+                break;
+            }
+        }
+        total.submissions_per_second = total.submissions as f64 / total.seconds.max(1e-9);
+        report.strategies.push(total);
+    }
+    Ok(report)
+}
+
+impl StrategyReport {
+    fn add(&mut self, round: StrategyReport) {
+        self.submissions += round.submissions;
+        self.seconds += round.seconds;
+        self.operations.add(&round.operations);
+        self.waits += round.waits;
+        self.host_gated += round.host_gated;
+        self.device_waits += round.device_waits;
+        self.parked += round.parked;
+        self.max_parked = self.max_parked.max(round.max_parked);
+        self.host_failures_injected += round.host_failures_injected;
+        self.kernel_faults_injected += round.kernel_faults_injected;
+        self.failures_surfaced += round.failures_surfaced;
+        self.doomed_ran += round.doomed_ran;
+        self.lost += round.lost;
+        for example in round.lost_examples {
+            if self.lost_examples.len() < LOST_SHOWN {
+                self.lost_examples.push(example);
+            }
+        }
+    }
+
+    fn lose(&mut self, what: String) {
+        self.lost += 1;
+        if self.lost_examples.len() < LOST_SHOWN {
+            self.lost_examples.push(what);
+        }
+    }
+}
+
+/// How a doomed step's extra wait fails.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Doom {
+    None = 0,
+    Host = 1,
+    KernelFault = 2,
+}
+
+struct Lane {
+    queue: Queue,
+    timeline: Semaphore,
+    /// Host-signalled: a gated step waits on it at a value signalled after it was submitted.
+    gate: Semaphore,
+    /// `steps[v]` is signalled to 1 by step `v` alone (index 0 unused).
+    steps: Vec<Semaphore>,
+    /// Word `v` is step `v`'s result.
+    log: Buffer,
+    /// Word `v` holds `value(lane, v)`, the source of copies.
+    source: Buffer,
+    expected: Vec<AtomicU32>,
+    doomed: Vec<AtomicU8>,
+    /// The last step whose submission returned.
+    submitted: AtomicU64,
+}
+
+/// The value step `v` of lane `lane` leaves: distinct across lanes and steps.
+fn value(lane: usize, step: u64) -> u32 {
+    ((lane as u32) << 24) | step as u32
+}
+
+fn word(buffer: &Buffer, index: u64) -> aqueduct_engine::Binding<'_> {
+    buffer.range(index * 4, 4)
+}
+
+/// A queue of the stress in relaxed mode on the soft runtime, so a missing barrier bit shows.
+fn stress_queue(device: &Device) -> Result<Queue, EngineError> {
+    let queue = device.create_queue()?;
+    crate::bench::set_soft_mode(&queue, ExecutionMode::Relaxed)?;
+    Ok(queue)
+}
+
+struct Round<'d> {
+    device: &'d Device,
+    lanes: Vec<Lane>,
+    steps: u64,
+    /// `add(out, in, addend, 0)` on one word: `out = in + addend`.
+    add: Kernel,
+    /// A zero word, the input of a store (`out = 0 + value`).
+    zero: Buffer,
+    /// Copies binding slot 1 to slot 0: one word.
+    copy_slot: CommandBuffer,
+}
+
+/// What a worker thread counted.
+#[derive(Default)]
+struct WorkerCounts {
+    operations: OperationCounts,
+    waits: u64,
+    host_gated: u64,
+    host_failures: u64,
+    kernel_faults: u64,
+    /// Victim queues of kernel faults, with the semaphore each fails: a victim is dropped only
+    /// once its fault surfaced, so its teardown never races the fault it carries.
+    victims: Vec<(Queue, Semaphore)>,
+    /// Submission errors where none was expected.
+    errors: Vec<String>,
+}
+
+impl<'d> Round<'d> {
+    fn new(device: &'d Device, options: &StressOptions, lanes: usize, steps: u64) -> Result<Self, EngineError> {
+        let queues = (0..options.queues).map(|_| stress_queue(device)).collect::<Result<Vec<_>, _>>()?;
+        let lanes = (0..lanes)
+            .map(|lane| {
+                let words = (steps + 1) as usize;
+                let source = device.allocate(MemoryKind::HostVisible, words as u64 * 4)?;
+                let values: Vec<u32> = (0..words as u64).map(|step| value(lane, step)).collect();
+                source.write(0, bytemuck::cast_slice(&values))?;
+                let log = device.allocate(MemoryKind::HostVisible, words as u64 * 4)?;
+                log.write(0, &vec![0; words * 4])?;
+                Ok(Lane {
+                    queue: queues[lane % queues.len()].clone(),
+                    timeline: device.create_semaphore(0)?,
+                    gate: device.create_semaphore(0)?,
+                    steps: (0..words).map(|_| device.create_semaphore(0)).collect::<Result<_, _>>()?,
+                    log,
+                    source,
+                    expected: (0..words).map(|_| AtomicU32::new(0)).collect(),
+                    doomed: (0..words).map(|_| AtomicU8::new(Doom::None as u8)).collect(),
+                    submitted: AtomicU64::new(0),
+                })
+            })
+            .collect::<Result<Vec<_>, EngineError>>()?;
+        let add = device.load_executable(BENCH_CODE_OBJECT)?.kernel("tiny")?;
+        let zero = device.allocate(MemoryKind::HostVisible, 4)?;
+        zero.write(0, &[0; 4])?;
+        let mut copy_slot = device.create_command_buffer(CommandBufferUsage::Reusable)?;
+        copy_slot.copy(BufferRef::slot(1, 0, 4), BufferRef::slot(0, 0, 4))?;
+        copy_slot.finish()?;
+        Ok(Self { device, lanes, steps, add, zero, copy_slot })
+    }
+
+    fn run(self, options: &StressOptions, seed: u64) -> StrategyReport {
+        let start = Instant::now();
+        let workers: Vec<WorkerCounts> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..options.threads)
+                .map(|thread| {
+                    let round = &self;
+                    scope.spawn(move || round.drive(options, thread, seed))
+                })
+                .collect();
+            handles.into_iter().map(|handle| handle.join().expect("a stress thread panicked")).collect()
+        });
+        let mut report = StrategyReport { submissions: self.steps * self.lanes.len() as u64, ..Default::default() };
+        for worker in &workers {
+            report.operations.add(&worker.operations);
+            report.waits += worker.waits;
+            report.host_gated += worker.host_gated;
+            report.host_failures_injected += worker.host_failures;
+            report.kernel_faults_injected += worker.kernel_faults;
+            for error in &worker.errors {
+                report.lose(error.clone());
+            }
+        }
+        if self.finish(&mut report) {
+            // Submission to completion of the last step; verification is not counted.
+            report.seconds = start.elapsed().as_secs_f64();
+            self.check(&mut report);
+        }
+        drop(workers); // the victim queues, after their faults surfaced
+        report
+    }
+
+    /// Thread `thread`'s lanes, step by step in turn.
+    fn drive(&self, options: &StressOptions, thread: usize, seed: u64) -> WorkerCounts {
+        let mine: Vec<usize> = (thread..self.lanes.len()).step_by(options.threads).collect();
+        let mut rng = Xorshift::new(seed.wrapping_mul(1000).wrapping_add(thread as u64));
+        let mut counts = WorkerCounts::default();
+        // Per lane: the gate value a submitted step waits on that the host has not signalled.
+        let mut gates: Vec<(u64, Option<u64>)> = vec![(0, None); mine.len()];
+        for step in 1..=self.steps {
+            for (slot, &lane) in mine.iter().enumerate() {
+                let (next_gate, pending) = &mut gates[slot];
+                // A gate held over one step lets the step behind it park too.
+                if let Some(value) = pending.take() {
+                    self.signal_gate(lane, value, &mut counts);
+                }
+                let gated = self.step(lane, step, options, &mut rng, &mut counts, next_gate);
+                if let Some(value) = gated {
+                    if rng.below(2) == 0 {
+                        self.signal_gate(lane, value, &mut counts);
+                    } else {
+                        *pending = Some(value);
+                    }
+                }
+            }
+        }
+        for (slot, &lane) in mine.iter().enumerate() {
+            if let Some(value) = gates[slot].1.take() {
+                self.signal_gate(lane, value, &mut counts);
+            }
+        }
+        counts
+    }
+
+    fn signal_gate(&self, lane: usize, value: u64, counts: &mut WorkerCounts) {
+        if let Err(error) = self.lanes[lane].gate.signal(value) {
+            counts.errors.push(format!("lane {lane}: gate signal {value}: {error}"));
+        }
+    }
+
+    /// Submits step `step` of `lane`; returns the gate value it waits on, if it is gated.
+    fn step(
+        &self,
+        me: usize,
+        step: u64,
+        options: &StressOptions,
+        rng: &mut Xorshift,
+        counts: &mut WorkerCounts,
+        next_gate: &mut u64,
+    ) -> Option<u64> {
+        let lane = &self.lanes[me];
+        let mine = value(me, step);
+        if options.window > 0 && step > options.window {
+            // Step `step - window` may be doomed: its timeline value comes with the next step.
+            let behind = step - options.window;
+            if let Err(error) = lane.timeline.wait(behind, FINISH_TIMEOUT) {
+                counts.errors.push(format!("lane {me} step {step}: waiting for step {behind}: {error}"));
+            }
+        }
+        // Up to two waits on other lanes at steps they submitted, never on a doomed one (its
+        // semaphore fails, and its timeline value comes only with a later step that may wait on
+        // us), and sometimes one on this lane's own earlier step.
+        let mut waited: Vec<(usize, u64)> = Vec::new();
+        if self.lanes.len() > 1 {
+            for _ in 0..rng.below(3) {
+                let other = (me + 1 + rng.below(self.lanes.len() as u64 - 1) as usize) % self.lanes.len();
+                let latest = self.lanes[other].submitted.load(Ordering::Acquire);
+                if latest == 0 {
+                    continue;
+                }
+                let at = if rng.below(2) == 0 { latest } else { 1 + rng.below(latest) };
+                if self.lanes[other].doomed[at as usize].load(Ordering::Relaxed) == Doom::None as u8 {
+                    waited.push((other, at));
+                }
+            }
+        }
+        if step > 1 && rng.below(8) == 0 {
+            let at = 1 + rng.below(step - 1);
+            if lane.doomed[at as usize].load(Ordering::Relaxed) == Doom::None as u8 {
+                waited.push((me, at));
+            }
+        }
+        counts.waits += waited.len() as u64;
+        let mut points: Vec<SemaphorePoint> = waited
+            .iter()
+            // A step's own semaphore always has its exact producer on record, so the wait
+            // resolves on the device; an old timeline value has often lost it and parks.
+            .map(|&(other, at)| match rng.below(4) {
+                0 => self.lanes[other].timeline.at(at),
+                _ => self.lanes[other].steps[at as usize].at(1),
+            })
+            .collect();
+
+        // Doomed: a wait that fails. Never the last step, so every timeline reaches its end.
+        let doom = if options.failure_every > 0 && step < self.steps && rng.below(options.failure_every) == 0 {
+            let controls = lane.queue.soft_controls();
+            if controls.is_some() && rng.below(2) == 0 { Doom::KernelFault } else { Doom::Host }
+        } else {
+            Doom::None
+        };
+        let doom_semaphore = match doom {
+            Doom::None => None,
+            _ => match self.device.create_semaphore(0) {
+                Ok(semaphore) => Some(semaphore),
+                Err(error) => {
+                    counts.errors.push(format!("lane {me} step {step}: doom semaphore: {error}"));
+                    None
+                }
+            },
+        };
+        let mut doom = if doom_semaphore.is_some() { doom } else { Doom::None };
+        if doom == Doom::KernelFault {
+            let semaphore = doom_semaphore.as_ref().expect("a doomed step has its semaphore");
+            // A device holds 64 queues: with every victim still alive, the host fails it instead.
+            if self.arm_kernel_fault(semaphore, counts).is_err() {
+                doom = Doom::Host;
+            }
+        }
+        if let Some(semaphore) = &doom_semaphore {
+            points.push(semaphore.at(1));
+        }
+        let gate = (doom == Doom::None && rng.below(32) == 0).then(|| {
+            *next_gate += 1;
+            *next_gate
+        });
+        if let Some(value) = gate {
+            points.push(lane.gate.at(value));
+            counts.host_gated += 1;
+        }
+        let signals_all = [lane.timeline.at(step), lane.steps[step as usize].at(1)];
+        // A doomed step signals only its own semaphore: nothing waits on that.
+        let signals: &[SemaphorePoint] = if doom == Doom::None { &signals_all } else { &signals_all[1..] };
+        lane.doomed[step as usize].store(doom as u8, Ordering::Relaxed);
+
+        let out = word(&lane.log, step);
+        let ops = &mut counts.operations;
+        let cross = waited.first().copied().filter(|&(other, _)| other != me);
+        let (expected, result) = match cross {
+            Some((other, at)) => {
+                ops.cross_dispatch += 1;
+                let read = self.lanes[other].expected[at as usize].load(Ordering::Relaxed);
+                (mine, self.add(lane, out, word(&self.lanes[other].log, at), mine.wrapping_sub(read), &points, signals))
+            }
+            None => match rng.below(8) {
+                // A doomed step's word is not settled (see `check`): nothing reads it.
+                0 if step > 1 && lane.doomed[step as usize - 1].load(Ordering::Relaxed) == Doom::None as u8 => {
+                    ops.chained_dispatch += 1;
+                    let read = lane.expected[step as usize - 1].load(Ordering::Relaxed);
+                    (mine, self.add(lane, out, word(&lane.log, step - 1), mine.wrapping_sub(read), &points, signals))
+                }
+                0 | 1 => {
+                    ops.store_dispatch += 1;
+                    (mine, self.add(lane, out, self.zero.whole(), mine, &points, signals))
+                }
+                2 => {
+                    ops.fill += 1;
+                    (mine, lane.queue.fill(out, &mine.to_le_bytes(), &points, signals))
+                }
+                3 => {
+                    ops.update += 1;
+                    (mine, lane.queue.update(&lane.log, step * 4, &mine.to_le_bytes(), &points, signals))
+                }
+                4 => {
+                    ops.copy += 1;
+                    (mine, lane.queue.copy(word(&lane.source, step), out, &points, signals))
+                }
+                5 | 6 => {
+                    ops.command_buffer += 1;
+                    let table = BindingTable::from_bindings(&[out, word(&lane.source, step)]);
+                    (mine, table.and_then(|table| lane.queue.execute(&self.copy_slot, &table, &points, signals)))
+                }
+                _ => {
+                    ops.barrier += 1;
+                    (0, lane.queue.barrier(&points, signals))
+                }
+            },
+        };
+        lane.expected[step as usize].store(expected, Ordering::Relaxed);
+        match (result, doom) {
+            (Ok(()), _) => {}
+            // The doom may have failed before the submission: refused, its semaphore failed.
+            (Err(EngineError::DependencyFailed(_)), Doom::Host | Doom::KernelFault) => {}
+            (Err(error), _) => counts.errors.push(format!("lane {me} step {step}: {error}")),
+        }
+        lane.submitted.store(step, Ordering::Release);
+        if doom == Doom::Host {
+            let semaphore = doom_semaphore.as_ref().expect("a doomed step has its semaphore");
+            semaphore.fail(host_failure_message(me, step));
+            counts.host_failures += 1;
+        }
+        gate
+    }
+
+    /// `out = input + addend` on one word.
+    fn add(
+        &self,
+        lane: &Lane,
+        out: aqueduct_engine::Binding,
+        input: aqueduct_engine::Binding,
+        addend: u32,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> Result<(), EngineError> {
+        let (bindings, constants) = ([out, input], [addend, 0]);
+        let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&constants);
+        lane.queue.dispatch(&self.add, &dispatch, waits, signals)
+    }
+
+    /// A queue of its own whose next packet faults, signalling `semaphore` (which then fails
+    /// with the fault's record). Victims whose fault has surfaced are let go first.
+    fn arm_kernel_fault(&self, semaphore: &Semaphore, counts: &mut WorkerCounts) -> Result<(), EngineError> {
+        counts.victims.retain(|(_, doom)| doom.failure().is_none());
+        let victim = self.device.create_queue()?;
+        let controls = victim.soft_controls().ok_or_else(|| EngineError::InvalidArgument {
+            what: "kernel fault",
+            reason: "the provider is not the soft runtime".into(),
+        })?;
+        controls
+            .inject_fault(
+                victim.hsa_queue(),
+                victim.stats().packets,
+                Fault::KernelFault { status: KERNEL_FAULT_STATUS },
+            )
+            .map_err(|error| EngineError::InvalidArgument { what: "kernel fault", reason: format!("{error:?}") })?;
+        victim.barrier(&[], &[semaphore.at(1)])?;
+        counts.kernel_faults += 1;
+        counts.victims.push((victim, semaphore.clone()));
+        Ok(())
+    }
+
+    /// Waits for every timeline to reach its end; false (and lost) if one does not.
+    fn finish(&self, report: &mut StrategyReport) -> bool {
+        let finals: Vec<SemaphorePoint> = self.lanes.iter().map(|lane| lane.timeline.at(self.steps)).collect();
+        let Err(error) = wait_all(&finals, FINISH_TIMEOUT) else { return true };
+        let values: Vec<u64> = self.lanes.iter().map(|lane| lane.timeline.value()).collect();
+        report.lose(format!("the timelines did not finish: {error}; they reached {values:?}"));
+        false
+    }
+
+    /// Checks every word and every semaphore of a finished round.
+    fn check(&self, report: &mut StrategyReport) {
+        for (index, lane) in self.lanes.iter().enumerate() {
+            let words = match lane.log.to_vec() {
+                Ok(bytes) => bytes.chunks_exact(4).map(|chunk| u32::from_le_bytes(chunk.try_into().unwrap())).collect(),
+                Err(error) => {
+                    report.lose(format!("lane {index}: reading the log: {error}"));
+                    continue;
+                }
+            };
+            let words: Vec<u32> = words;
+            if lane.timeline.failure().is_some() || lane.timeline.value() != self.steps {
+                report.lose(format!(
+                    "lane {index}: timeline at {} ({:?})",
+                    lane.timeline.value(),
+                    lane.timeline.failure()
+                ));
+            }
+            for step in 1..=self.steps as usize {
+                let expected = lane.expected[step].load(Ordering::Relaxed);
+                let doom = lane.doomed[step].load(Ordering::Relaxed);
+                // A doomed step must not run, with one exception the engine's contract allows: a
+                // step already on the device behind a barrier on the faulting queue, which the
+                // fault releases (its semaphore still fails).
+                let ran = words[step] == expected && expected != 0;
+                let allowed = if doom == Doom::None as u8 {
+                    words[step] == expected
+                } else if doom == Doom::KernelFault as u8 && ran {
+                    report.doomed_ran += 1;
+                    true
+                } else {
+                    words[step] == 0
+                };
+                if !allowed {
+                    report.lose(format!(
+                        "lane {index} step {step}: word {:#x}, expected {expected:#x} (doom {doom})",
+                        words[step]
+                    ));
+                }
+                let semaphore = &lane.steps[step];
+                if doom == Doom::None as u8 {
+                    if semaphore.query().ok() != Some(1) {
+                        report.lose(format!("lane {index} step {step}: semaphore {:?}", semaphore.query()));
+                    }
+                    continue;
+                }
+                let surfaced = match semaphore.failure() {
+                    Some(record) if doom == Doom::Host as u8 => {
+                        record.message == host_failure_message(index, step as u64)
+                    }
+                    Some(record) => record.status == Some(KERNEL_FAULT_STATUS),
+                    None => false,
+                };
+                if surfaced {
+                    report.failures_surfaced += 1;
+                } else {
+                    report.lose(format!(
+                        "lane {index} step {step}: the injected failure did not surface ({:?})",
+                        semaphore.failure()
+                    ));
+                }
+            }
+        }
+        // Every queue drains what it published.
+        let deadline = Instant::now() + FINISH_TIMEOUT;
+        let drained = |lane: &Lane| lane.queue.stats().epochs_drained == lane.queue.stats().epochs_submitted;
+        while !self.lanes.iter().all(drained) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if !self.lanes.iter().all(drained) {
+            report.lose("a queue did not drain what it published".into());
+        }
+        let mut seen = Vec::new();
+        for lane in &self.lanes {
+            let stats = lane.queue.stats();
+            if seen.contains(&lane.queue.index()) {
+                continue;
+            }
+            seen.push(lane.queue.index());
+            report.device_waits += stats.device_waits;
+            report.parked += stats.deferred;
+            report.max_parked = report.max_parked.max(stats.parked_high_water);
+        }
+    }
+}
+
+fn host_failure_message(lane: usize, step: u64) -> String {
+    format!("stress: host failure for lane {lane} step {step}")
+}
+
+/// A small deterministic generator (xorshift64*), so a seed replays the same choices.
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn new(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// In `0..bound` (`bound` > 0).
+    fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
+}
