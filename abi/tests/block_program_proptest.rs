@@ -297,7 +297,7 @@ fn kind_of(error: &impl std::fmt::Debug) -> String {
 
 #[test]
 fn hostile_block_programs() {
-    let cases: u32 = std::env::var("AQUEDUCT_HOSTILE_CASES").ok().and_then(|text| text.parse().ok()).unwrap_or(4000);
+    let cases: u32 = std::env::var("AQUEDUCT_HOSTILE_CASES").ok().and_then(|text| text.parse().ok()).unwrap_or(20_000);
     let original = image();
     let regions = regions(&original);
     let tried: RefCell<BTreeMap<&'static str, usize>> = RefCell::default();

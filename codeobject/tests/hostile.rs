@@ -526,7 +526,7 @@ fn timed<T>(tally: &mut Tally, parse: impl FnOnce() -> T) -> (T, usize) {
 #[test]
 fn hostile_code_objects() {
     let inputs = code_objects();
-    let cases = cases(4000);
+    let cases = cases(10_000);
     let tally = RefCell::new(Tally::default());
     let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     runner
@@ -574,7 +574,7 @@ fn hostile_offload_bundles() {
     bundle_fields(HOST_WITH_FATBIN, fatbin, &mut host_fields);
     let inputs: [(&[u8], Regions, bool); 2] =
         [(BUNDLE, Regions::new(raw_fields), false), (HOST_WITH_FATBIN, Regions::new(host_fields), true)];
-    let cases = cases(2000);
+    let cases = cases(5_000);
     let tally = RefCell::new(Tally::default());
     let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     runner

@@ -451,7 +451,7 @@ mod campaign {
     #[test]
     fn hostile_profile_bundles() {
         let cases: u32 =
-            std::env::var("AQUEDUCT_HOSTILE_CASES").ok().and_then(|text| text.parse().ok()).unwrap_or(2000);
+            std::env::var("AQUEDUCT_HOSTILE_CASES").ok().and_then(|text| text.parse().ok()).unwrap_or(10_000);
         let original = sample_bundle();
         let regions = regions(&original);
         let tried: RefCell<BTreeMap<&'static str, usize>> = RefCell::default();
