@@ -271,23 +271,6 @@ pub struct Dropped {
     pub count: u64,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn code_object_hash_is_sha256_shown_and_parsed_as_hex() {
-        let hash = CodeObjectHash::of(b"abc");
-        assert_eq!(hash.to_string(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-        assert_eq!(parse_hex_hash(&hash.to_string()), Some(hash));
-        assert_eq!(parse_hex_hash("ba78"), None);
-        assert_eq!(parse_hex_hash(&"zz".repeat(32)), None);
-        assert_eq!(parse_hex_hash(&"+f".repeat(32)), None);
-        let json = serde_json::to_string(&hash).unwrap();
-        assert_eq!(serde_json::from_str::<CodeObjectHash>(&json).unwrap(), hash);
-    }
-}
-
 /// Deserializes a sequence without reserving what its length prefix declares. serde's `Vec`
 /// reserves from the declared length (up to 1 MiB), which a hostile file sets at will: a 3 KB
 /// bundle made the reader take a megabyte. Growing as elements arrive keeps the memory in step
@@ -316,4 +299,21 @@ where
     }
 
     deserializer.deserialize_seq(Elements(core::marker::PhantomData))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_object_hash_is_sha256_shown_and_parsed_as_hex() {
+        let hash = CodeObjectHash::of(b"abc");
+        assert_eq!(hash.to_string(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(parse_hex_hash(&hash.to_string()), Some(hash));
+        assert_eq!(parse_hex_hash("ba78"), None);
+        assert_eq!(parse_hex_hash(&"zz".repeat(32)), None);
+        assert_eq!(parse_hex_hash(&"+f".repeat(32)), None);
+        let json = serde_json::to_string(&hash).unwrap();
+        assert_eq!(serde_json::from_str::<CodeObjectHash>(&json).unwrap(), hash);
+    }
 }
