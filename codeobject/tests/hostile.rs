@@ -21,7 +21,7 @@ use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use aqueduct_codeobject::{
-    BundleError, CodeObject, CodeObjectError, InspectError, inspect_json, parse_bundle, parse_bundles,
+    BundleError, CodeObject, CodeObjectError, InspectError, inspect_json, inspect_text, parse_bundle, parse_bundles,
 };
 use common::*;
 use object::LittleEndian;
@@ -541,6 +541,9 @@ fn hostile_code_objects() {
             let (report, peak) = timed(tally, || inspect_json(&bytes));
             check_heap(bytes.len(), peak, tally);
             prop_assert_eq!(report.is_ok(), result.is_ok());
+            let (text, peak) = timed(tally, || inspect_text(&bytes));
+            check_heap(bytes.len(), peak, tally);
+            prop_assert_eq!(text.is_ok(), result.is_ok());
             Ok(())
         })
         .unwrap();
@@ -594,6 +597,9 @@ fn hostile_offload_bundles() {
             // inspect parses every bundled code object too.
             let (report, peak) = timed(tally, || inspect_json(&bytes));
             check_heap(bytes.len(), peak, tally);
+            let (text, peak) = timed(tally, || inspect_text(&bytes));
+            check_heap(bytes.len(), peak, tally);
+            prop_assert_eq!(text.is_ok(), report.is_ok());
             if let Err(error @ InspectError::BundledCodeObject { .. }) = &report {
                 tally.outcome::<(), _>(&Err(error.clone()));
             }
