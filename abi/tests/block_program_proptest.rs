@@ -108,3 +108,264 @@ fn the_sample_walks_cleanly() {
     let bytes = image();
     walk(&validate(&bytes).unwrap());
 }
+
+// ---------------------------------------------------------------------------------------------
+// The hostile-input campaign: structured lies in the fields the validator reads, with the error
+// kinds tallied (`--nocapture` prints them) and the heap each read takes measured.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+
+use proptest::test_runner::{Config, TestRunner};
+
+/// Counts the bytes this thread holds, so tests running in parallel do not see each other.
+struct PeakTrackingAllocator;
+
+thread_local! {
+    static LIVE_BYTES: Cell<usize> = const { Cell::new(0) };
+    static PEAK_BYTES: Cell<usize> = const { Cell::new(0) };
+}
+
+fn track(delta: isize) {
+    // try_with: a thread's locals may already be gone while it exits.
+    let _ = LIVE_BYTES.try_with(|live| {
+        let now = live.get().saturating_add_signed(delta);
+        live.set(now);
+        let _ = PEAK_BYTES.try_with(|peak| peak.set(peak.get().max(now)));
+    });
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the bookkeeping allocates
+// nothing (const-initialized thread locals of Cell<usize>).
+unsafe impl GlobalAlloc for PeakTrackingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        track(layout.size() as isize);
+        // SAFETY: the caller's contract for `alloc` is passed on as is.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
+        track(-(layout.size() as isize));
+        // SAFETY: as for `alloc`.
+        unsafe { System.dealloc(pointer, layout) }
+    }
+    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        track(new_size as isize - layout.size() as isize);
+        // SAFETY: as for `alloc`.
+        unsafe { System.realloc(pointer, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: PeakTrackingAllocator = PeakTrackingAllocator;
+
+/// Runs `read` and returns its result with the peak heap it took above what was live before.
+fn measured<T>(read: impl FnOnce() -> T) -> (T, usize) {
+    let before = LIVE_BYTES.with(Cell::get);
+    PEAK_BYTES.with(|peak| peak.set(before));
+    let result = read();
+    (result, PEAK_BYTES.with(Cell::get) - before)
+}
+
+/// A field of the image: offset, width (0 for a cut point) and the structure it belongs to.
+#[derive(Clone, Copy)]
+struct Field {
+    at: usize,
+    width: usize,
+    region: &'static str,
+}
+
+const PROGRAM_HEADER_FIELDS: &[(usize, usize)] = &[(0, 4), (4, 2), (6, 2), (8, 4), (12, 4), (16, 4), (20, 4), (24, 8)];
+const BLOCK_HEADER_FIELDS: &[(usize, usize)] = &[
+    (0, 4),
+    (4, 2),
+    (6, 1),
+    (7, 1),
+    (8, 4),
+    (12, 4),
+    (16, 4),
+    (20, 4),
+    (24, 4),
+    (28, 4),
+    (32, 4),
+    (36, 4),
+    (40, 4),
+    (44, 4),
+    (48, 4),
+    (52, 4),
+    (56, 4),
+    (60, 4),
+];
+/// The union of every command kind's field positions (byte 0 is the kind, byte 1 the flags).
+const COMMAND_FIELDS: &[(usize, usize)] = &[
+    (0, 1),
+    (1, 1),
+    (2, 1),
+    (3, 1),
+    (4, 2),
+    (4, 4),
+    (6, 2),
+    (8, 4),
+    (8, 8),
+    (10, 2),
+    (12, 4),
+    (16, 4),
+    (16, 8),
+    (20, 4),
+    (24, 8),
+    (32, 4),
+    (36, 4),
+    (40, 4),
+    (44, 4),
+    (48, 2),
+    (50, 2),
+    (52, 2),
+    (54, 2),
+    (56, 2),
+    (58, 2),
+    (60, 2),
+    (62, 2),
+];
+const SOURCE_FIELDS: &[(usize, usize)] = &[(0, 1), (1, 1), (4, 4), (8, 8)];
+const PATCH_FIELDS: &[(usize, usize)] = &[(0, 4), (4, 2), (6, 2)];
+
+fn u32_at(bytes: &[u8], at: usize) -> usize {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize
+}
+
+/// Every field of the valid image, by region (each region is then picked equally often).
+fn regions(image: &[u8]) -> Vec<Vec<Field>> {
+    let mut by_region: BTreeMap<&'static str, Vec<Field>> = BTreeMap::new();
+    let mut push = |base: usize, layout: &[(usize, usize)], region: &'static str| {
+        for &(offset, width) in layout {
+            by_region.entry(region).or_default().push(Field { at: base + offset, width, region });
+        }
+    };
+    push(0, PROGRAM_HEADER_FIELDS, "program header");
+    let (count, table) = (u32_at(image, 12), u32_at(image, 16));
+    let mut cuts = vec![0, 32, table, table + 4 * count, image.len() - 1];
+    for ordinal in 0..count {
+        push(table + 4 * ordinal, &[(0, 4)], "block table");
+        let block = u32_at(image, table + 4 * ordinal);
+        push(block, BLOCK_HEADER_FIELDS, "block header");
+        let header = |field: usize| u32_at(image, block + field);
+        let (commands, command_count) = (block + header(16), header(20));
+        let (sources, source_count) = (block + header(24), header(28) + header(32));
+        let (patches, patch_count) = (block + header(36), header(40));
+        for index in 0..command_count {
+            push(commands + 64 * index, COMMAND_FIELDS, "command");
+        }
+        for index in 0..source_count {
+            push(sources + 16 * index, SOURCE_FIELDS, "binding source");
+        }
+        for index in 0..patch_count {
+            push(patches + 8 * index, PATCH_FIELDS, "patch");
+        }
+        let rodata = block + header(44);
+        cuts.extend([block, block + 64, commands, sources, patches, rodata, rodata + header(48), block + header(12)]);
+    }
+    push(0, &[], "cut");
+    for at in cuts {
+        by_region.entry("cut").or_default().push(Field { at, width: 0, region: "cut" });
+    }
+    by_region.into_values().collect()
+}
+
+/// What to write over a field: values that lie about counts, offsets and kinds.
+fn lie(current: u64, width: usize, image_len: u64, choice: u8, random: u64) -> u64 {
+    let bits = (width * 8) as u32;
+    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let value = match choice % 9 {
+        0 => 0,
+        1 => u64::MAX,
+        2 => 1 << (bits - 1),
+        3 => image_len,
+        4 => image_len + 64,
+        5 => current.wrapping_add(random % 5).wrapping_sub(2),
+        6 => current.max(1).wrapping_shl(1 + (random % 31) as u32),
+        7 => current ^ (1 << (random % u64::from(bits))),
+        _ => random,
+    };
+    value & mask
+}
+
+/// The variant name of an error from its `Debug` text.
+fn kind_of(error: &impl std::fmt::Debug) -> String {
+    let text = format!("{error:?}");
+    text.split(|c: char| !c.is_ascii_alphanumeric()).next().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn hostile_block_programs() {
+    let cases: u32 = std::env::var("AQUEDUCT_HOSTILE_CASES").ok().and_then(|text| text.parse().ok()).unwrap_or(20_000);
+    let original = image();
+    let regions = regions(&original);
+    let tried: RefCell<BTreeMap<&'static str, usize>> = RefCell::default();
+    let outcomes: RefCell<BTreeMap<String, usize>> = RefCell::default();
+    let worst_heap = Cell::new(0usize);
+    let edit = (any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<u8>(), any::<u64>());
+    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    runner
+        .run(&proptest::collection::vec(edit, 1..4), |edits| {
+            let mut bytes = original.clone();
+            let mut fields: Vec<(Field, u8, u64)> = edits
+                .iter()
+                .map(|(region, field, choice, random)| {
+                    let group = &regions[region.index(regions.len())];
+                    (group[field.index(group.len())], *choice, *random)
+                })
+                .collect();
+            // Cuts last, so they do not hide the edits before them.
+            fields.sort_by_key(|(field, _, _)| field.width == 0);
+            for (field, choice, random) in fields {
+                *tried.borrow_mut().entry(field.region).or_default() += 1;
+                if field.width == 0 {
+                    bytes.truncate(field.at);
+                    continue;
+                }
+                let Some(slot) = bytes.get_mut(field.at..field.at + field.width) else { continue };
+                let mut raw = [0u8; 8];
+                raw[..field.width].copy_from_slice(slot);
+                let value = lie(u64::from_le_bytes(raw), field.width, original.len() as u64, choice, random);
+                slot.copy_from_slice(&value.to_le_bytes()[..field.width]);
+            }
+            // The validator reads in place: it allocates nothing, whatever the image declares.
+            let (result, heap) = measured(|| validate(&bytes).map(|_| ()));
+            prop_assert_eq!(heap, 0, "validating {} bytes allocated", bytes.len());
+            let kind = match &result {
+                Ok(()) => "Ok".to_owned(),
+                Err(error) => kind_of(error),
+            };
+            *outcomes.borrow_mut().entry(kind).or_default() += 1;
+            // Whatever validates is read end to end; copying it out takes heap linear in its size.
+            let ((), heap) = measured(|| check(&bytes));
+            prop_assert!(heap <= 4096 + 16 * bytes.len(), "walking {} bytes took {heap}", bytes.len());
+            worst_heap.set(worst_heap.get().max(heap));
+            Ok(())
+        })
+        .unwrap();
+    let tried = tried.into_inner();
+    let outcomes = outcomes.into_inner();
+    println!(
+        "hostile block programs: {cases} cases of a {}-byte image; tried {:?}; outcomes {:?}; validate heap 0, walk heap at most {} bytes",
+        original.len(),
+        tried,
+        outcomes,
+        worst_heap.get()
+    );
+    for want in [
+        "Ok",
+        "Truncated",
+        "BadMagic",
+        "UnsupportedVersion",
+        "CountMismatch",
+        "InvalidField",
+        "MisalignedSection",
+        "SectionOutOfRange",
+        "OrdinalMismatch",
+        "UnknownCommandKind",
+        "IndexOutOfRange",
+    ] {
+        assert!(outcomes.contains_key(want), "the campaign never produced {want}: {outcomes:?}");
+    }
+}

@@ -24,6 +24,8 @@ pub enum BundleError {
     Truncated(&'static str),
     #[error("bundle entry {index} (`{triple}`): bytes {offset}+{size} lie outside the bundle")]
     EntryOutOfBounds { index: usize, triple: String, offset: u64, size: u64 },
+    #[error("bundle entries {first} and {second} share bytes; a bundler writes each entry's contents once")]
+    OverlappingEntries { first: usize, second: usize },
     #[error("bundle entry {index}: triple is not UTF-8")]
     InvalidTriple { index: usize },
     #[error("host file is not an ELF file this crate can read: {0}")]
@@ -100,6 +102,8 @@ fn parse_bundle_with_end(bytes: &[u8]) -> Result<(Bundle<'_>, usize), BundleErro
     }
     let count = usize::try_from(count).map_err(|_| BundleError::Truncated("entry headers"))?;
     let mut entries = Vec::with_capacity(count);
+    // (start, stop, index) of every entry with contents, to refuse shared bytes below.
+    let mut extents = Vec::with_capacity(count);
     let mut end = 0usize;
     for index in 0..count {
         let offset = reader.u64("entry offset")?;
@@ -113,9 +117,20 @@ fn parse_bundle_with_end(bytes: &[u8]) -> Result<(Bundle<'_>, usize), BundleErro
         let stop = usize::try_from(size).ok().and_then(|size| start.checked_add(size)).ok_or_else(out_of_bounds)?;
         let data = bytes.get(start..stop).ok_or_else(out_of_bounds)?;
         end = end.max(stop);
+        if start < stop {
+            extents.push((start, stop, index));
+        }
         let is_amdgcn = triple.split('-').nth(1) == Some("amdgcn");
         let code_object = (is_amdgcn && !data.is_empty()).then_some(data);
         entries.push(BundleEntry { triple, code_object });
+    }
+    // Entries whose contents overlap would let a small file name one code object thousands of
+    // times, and every reader that parses each entry (inspect does) would do that work again for
+    // each: refuse them, so the work stays linear in the file's size.
+    extents.sort_unstable();
+    if let Some(pair) = extents.windows(2).find(|pair| pair[1].0 < pair[0].1) {
+        let (first, second) = (pair[0].2.min(pair[1].2), pair[0].2.max(pair[1].2));
+        return Err(BundleError::OverlappingEntries { first, second });
     }
     Ok((Bundle { entries }, end.max(reader.position)))
 }

@@ -5,7 +5,8 @@
 
 use core::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::de::{SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use sha2::{Digest, Sha256};
 
 /// What the bundle was captured on. It is the first chunk of every file.
@@ -24,6 +25,7 @@ pub struct BundleHeader {
 pub struct DeviceDescription {
     /// `soft` or `rocr`.
     pub provider: String,
+    #[serde(deserialize_with = "vec_as_read")]
     pub agents: Vec<AgentDescription>,
 }
 
@@ -91,7 +93,9 @@ pub struct QueueEvent {
     pub operation: OperationKind,
     /// The queue epoch the submission completes (its completion signal's count).
     pub epoch: u64,
+    #[serde(deserialize_with = "vec_as_read")]
     pub waits: Vec<Wait>,
+    #[serde(deserialize_with = "vec_as_read")]
     pub signals: Vec<Signal>,
     /// AQL packets published, the device-side barriers included.
     pub packets: u32,
@@ -182,6 +186,7 @@ pub struct ExecutableMetadata {
     pub target: String,
     /// The code-object version (4, 5 or 6).
     pub code_object_version: u32,
+    #[serde(deserialize_with = "vec_as_read")]
     pub kernels: Vec<KernelMetadata>,
 }
 
@@ -264,6 +269,36 @@ pub struct CounterSample {
 pub struct Dropped {
     pub queue: u32,
     pub count: u64,
+}
+
+/// Deserializes a sequence without reserving what its length prefix declares. serde's `Vec`
+/// reserves from the declared length (up to 1 MiB), which a hostile file sets at will: a 3 KB
+/// bundle made the reader take a megabyte. Growing as elements arrive keeps the memory in step
+/// with the bytes actually read, each element taking at least one.
+fn vec_as_read<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Elements<T>(core::marker::PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Elements<T> {
+        type Value = Vec<T>;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+            formatter.write_str("a sequence")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut sequence: A) -> Result<Vec<T>, A::Error> {
+            let mut elements = Vec::new();
+            while let Some(element) = sequence.next_element()? {
+                elements.push(element);
+            }
+            Ok(elements)
+        }
+    }
+
+    deserializer.deserialize_seq(Elements(core::marker::PhantomData))
 }
 
 #[cfg(test)]

@@ -307,3 +307,253 @@ proptest! {
         prop_assert!(matches!(result, Err(ProfileError::Undecodable { .. })), "{:?}", result);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The structured campaign: lies in the fields the reader trusts, with each chunk's checksum
+// recomputed (as a forger would) for most of them so the lie reaches the MessagePack decoder.
+
+mod campaign {
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    use super::*;
+
+    /// A field: offset, width (0 for a cut point), big-endian or not, its region, and the chunk
+    /// (payload start, payload length, header offset) whose checksum covers it.
+    #[derive(Clone, Copy)]
+    struct Field {
+        at: usize,
+        width: usize,
+        big_endian: bool,
+        region: &'static str,
+        chunk: Option<usize>,
+    }
+
+    /// Chunk header offsets of the sample.
+    fn chunks(bundle: &[u8]) -> Vec<usize> {
+        let mut at = PREAMBLE;
+        let mut out = Vec::new();
+        while at + CHUNK_HEADER <= bundle.len() {
+            out.push(at);
+            at += CHUNK_HEADER + u32::from_le_bytes(bundle[at + 4..at + 8].try_into().unwrap()) as usize;
+        }
+        out
+    }
+
+    /// Every MessagePack marker (and length field) of `count` values at `doc`.
+    fn messagepack_fields(doc: &[u8], base: usize, chunk: usize, fields: &mut Vec<Field>) {
+        let mut position = 0usize;
+        let mut pending = usize::MAX; // read values until the payload ends
+        while pending > 0 && position < doc.len() {
+            pending -= 1;
+            let marker = doc[position];
+            let be = |from: usize, width: usize| -> usize {
+                doc.get(from..from + width).map_or(0, |b| b.iter().fold(0usize, |v, &x| v << 8 | usize::from(x)))
+            };
+            let at = base + position;
+            let (length_width, payload) = match marker {
+                0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 | 0x80..=0x9f => (0, 0),
+                0xa0..=0xbf => (0, usize::from(marker & 0x1f)),
+                0xcc | 0xd0 => (0, 1),
+                0xcd | 0xd1 => (0, 2),
+                0xca | 0xce | 0xd2 => (0, 4),
+                0xcb | 0xcf | 0xd3 => (0, 8),
+                0xc4 | 0xd9 => (1, be(position + 1, 1)),
+                0xc5 | 0xda => (2, be(position + 1, 2)),
+                0xc6 | 0xdb => (4, be(position + 1, 4)),
+                0xdc | 0xde => (2, 0),
+                0xdd | 0xdf => (4, 0),
+                _ => return,
+            };
+            let region = "messagepack marker";
+            fields.push(Field { at, width: 1, big_endian: false, region, chunk: Some(chunk) });
+            if length_width > 0 {
+                let region = "messagepack length";
+                fields.push(Field { at: at + 1, width: length_width, big_endian: true, region, chunk: Some(chunk) });
+            }
+            position += 1 + length_width + payload;
+        }
+    }
+
+    fn regions(bundle: &[u8]) -> Vec<Vec<Field>> {
+        let mut fields = vec![
+            Field { at: 0, width: 8, big_endian: false, region: "preamble", chunk: None },
+            Field { at: 8, width: 2, big_endian: false, region: "preamble", chunk: None },
+            Field { at: 10, width: 2, big_endian: false, region: "preamble", chunk: None },
+        ];
+        for at in chunks(bundle) {
+            let length = u32::from_le_bytes(bundle[at + 4..at + 8].try_into().unwrap()) as usize;
+            for (offset, width, region) in
+                [(0, 1, "chunk kind"), (1, 1, "chunk header"), (4, 4, "chunk length"), (8, 4, "chunk record count")]
+            {
+                fields.push(Field { at: at + offset, width, big_endian: false, region, chunk: Some(at) });
+            }
+            fields.push(Field { at: at + 12, width: 4, big_endian: false, region: "chunk checksum", chunk: None });
+            for cut in [at, at + CHUNK_HEADER, at + CHUNK_HEADER + length / 2] {
+                fields.push(Field { at: cut, width: 0, big_endian: false, region: "cut", chunk: None });
+            }
+            let payload = &bundle[at + CHUNK_HEADER..at + CHUNK_HEADER + length];
+            if bundle[at] == 3 {
+                let region = "end chunk count";
+                fields.push(Field { at: at + CHUNK_HEADER, width: 8, big_endian: false, region, chunk: Some(at) });
+            } else {
+                messagepack_fields(payload, at + CHUNK_HEADER, at, &mut fields);
+            }
+        }
+        let mut by_region: BTreeMap<&'static str, Vec<Field>> = BTreeMap::new();
+        for field in fields {
+            by_region.entry(field.region).or_default().push(field);
+        }
+        by_region.into_values().collect()
+    }
+
+    /// Recomputes the checksum of the chunk whose header is at `at`, over what is left of it.
+    fn reseal(bytes: &mut [u8], at: usize) {
+        let Some(header) = bytes.get(at..at + CHUNK_HEADER) else { return };
+        let length = u32::from_le_bytes(header[4..8].try_into().unwrap()) as usize;
+        let end = (at + CHUNK_HEADER).saturating_add(length).min(bytes.len());
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&bytes[at..at + 12]);
+        hasher.update(&bytes[at + CHUNK_HEADER..end]);
+        bytes[at + 12..at + 16].copy_from_slice(&hasher.finalize().to_le_bytes());
+    }
+
+    /// Replacement markers: other types, the 32-bit length forms, and the reserved 0xc1.
+    const MARKERS: [u8; 16] =
+        [0xc0, 0xc1, 0xc2, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xd9, 0xdb, 0xdd, 0xdf, 0xc6, 0xcf, 0xff];
+
+    fn lie(field: Field, current: u64, len: u64, choice: u8, random: u64) -> u64 {
+        let bits = (field.width * 8) as u32;
+        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let value = match choice % 9 {
+            0 => 0,
+            1 => u64::MAX,
+            2 => 1 << (bits - 1),
+            3 => len,
+            4 if field.region == "messagepack marker" => u64::from(MARKERS[(random % 16) as usize]),
+            4 => u64::from(MAX_CHUNK_PAYLOAD),
+            5 => current.wrapping_add(random % 5).wrapping_sub(2),
+            6 => current.max(1).wrapping_shl(1 + (random % 31) as u32),
+            7 => current ^ (1 << (random % u64::from(bits))),
+            _ => random,
+        };
+        value & mask
+    }
+
+    fn kind_of(error: &ProfileError) -> String {
+        let text = format!("{error:?}");
+        text.split(|c: char| !c.is_ascii_alphanumeric()).next().unwrap_or_default().to_owned()
+    }
+
+    #[test]
+    fn hostile_profile_bundles() {
+        let cases: u32 =
+            std::env::var("AQUEDUCT_HOSTILE_CASES").ok().and_then(|text| text.parse().ok()).unwrap_or(10_000);
+        let original = sample_bundle();
+        let regions = regions(&original);
+        let tried: RefCell<BTreeMap<&'static str, usize>> = RefCell::default();
+        let outcomes: RefCell<BTreeMap<String, usize>> = RefCell::default();
+        let worst_heap = Cell::new(0usize);
+        let edit = (any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<u8>(), any::<u64>());
+        let strategy = (proptest::collection::vec(edit, 1..4), prop::bool::weighted(0.85));
+        let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+        runner
+            .run(&strategy, |(edits, forge)| {
+                let mut bytes = original.clone();
+                let mut fields: Vec<(Field, u8, u64)> = edits
+                    .iter()
+                    .map(|(region, field, choice, random)| {
+                        let group = &regions[region.index(regions.len())];
+                        (group[field.index(group.len())], *choice, *random)
+                    })
+                    .collect();
+                fields.sort_by_key(|(field, _, _)| field.width == 0);
+                let mut touched = Vec::new();
+                for (field, choice, random) in fields {
+                    *tried.borrow_mut().entry(field.region).or_default() += 1;
+                    if field.width == 0 {
+                        bytes.truncate(field.at);
+                        continue;
+                    }
+                    let Some(slot) = bytes.get_mut(field.at..field.at + field.width) else { continue };
+                    let mut raw = [0u8; 8];
+                    if field.big_endian {
+                        raw[8 - field.width..].copy_from_slice(slot);
+                    } else {
+                        raw[..field.width].copy_from_slice(slot);
+                    }
+                    let current = if field.big_endian { u64::from_be_bytes(raw) } else { u64::from_le_bytes(raw) };
+                    let value = lie(field, current, original.len() as u64, choice, random);
+                    if field.big_endian {
+                        slot.copy_from_slice(&value.to_be_bytes()[8 - field.width..]);
+                    } else {
+                        slot.copy_from_slice(&value.to_le_bytes()[..field.width]);
+                    }
+                    touched.extend(field.chunk);
+                }
+                if forge {
+                    for at in touched {
+                        reseal(&mut bytes, at);
+                    }
+                }
+                // read() asserts the 1 MiB bound; this campaign holds the reader to a tighter one,
+                // linear in the input (its chunks are a few KB).
+                let before = LIVE_BYTES.with(Cell::get);
+                let result = read(&bytes);
+                let peak = PEAK_BYTES.with(Cell::get) - before;
+                prop_assert!(peak <= (64 << 10) + 16 * bytes.len(), "{} bytes took {peak} bytes of heap", bytes.len());
+                worst_heap.set(worst_heap.get().max(peak));
+                let kind = match result {
+                    Ok(_) => "Ok".to_owned(),
+                    Err(error) => kind_of(&error),
+                };
+                *outcomes.borrow_mut().entry(kind).or_default() += 1;
+                Ok(())
+            })
+            .unwrap();
+        let (tried, outcomes) = (tried.into_inner(), outcomes.into_inner());
+        println!(
+            "hostile profile bundles: {cases} cases of a {}-byte bundle; tried {tried:?}; outcomes {outcomes:?}; heap at most {} bytes",
+            original.len(),
+            worst_heap.get()
+        );
+        for want in [
+            "Ok",
+            "BadMagic",
+            "Truncated",
+            "ChecksumMismatch",
+            "ChunkTooLarge",
+            "Undecodable",
+            "Malformed",
+            "NewerVersion",
+        ] {
+            assert!(outcomes.contains_key(want), "the campaign never produced {want}: {outcomes:?}");
+        }
+    }
+}
+
+/// Every input once found to misbehave is refused, within a heap far below the 1 MiB bound.
+///
+/// `wait-array16-hint.aqprof`: the campaign turned a `waits` array's marker into array16, whose
+/// length (0x4649) then came from the record's next bytes, and forged the checksum. serde's `Vec`
+/// reserved for the declared 17,993 elements (capped at 1 MiB) before finding the record
+/// undecodable: 1,051,980 bytes of heap for a 3,356-byte file.
+#[test]
+fn regression_fixtures_are_refused_in_little_memory() {
+    let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hostile");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(directory).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let before = LIVE_BYTES.with(Cell::get);
+        let result = read(&bytes);
+        let peak = PEAK_BYTES.with(Cell::get) - before;
+        assert!(result.is_err(), "{}: {result:?}", path.display());
+        assert!(peak < 64 << 10, "{}: {peak} bytes of heap", path.display());
+        seen += 1;
+    }
+    assert!(seen > 0, "no fixtures in {directory}");
+}
