@@ -27,6 +27,7 @@ pub mod directory;
 pub mod frontier;
 pub mod program;
 pub mod queue_state;
+pub mod semaphore_slot;
 pub mod semaphore_table;
 pub mod submission;
 
