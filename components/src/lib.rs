@@ -25,6 +25,7 @@ pub mod capture;
 pub mod device_entities;
 pub mod directory;
 pub mod frontier;
+pub mod host_waiters;
 pub mod program;
 pub mod queue_state;
 pub mod semaphore_slot;

@@ -16,8 +16,8 @@
 //! submission staged before its last handle dropped has settled (see `device_entities`), so a slot
 //! is never reused while work can still touch it.
 
-use std::sync::atomic::{AtomicU32, AtomicUsize};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::AtomicU32;
+use std::sync::{Arc, Mutex};
 
 use crate::frontier::FRONTIER_ENTRIES;
 
@@ -74,15 +74,7 @@ pub struct FailureRecord {
     pub message: String,
 }
 
-/// Where host waiters park; signallers only touch the mutex when someone is parked.
-#[derive(Default)]
-pub struct HostWaiters {
-    /// Host threads parked, or about to park.
-    pub parked: AtomicUsize,
-    /// Bumped by every wake-up; the mutex the condvar waits with.
-    pub generation: Mutex<u64>,
-    pub condvar: Condvar,
-}
+pub use crate::host_waiters::HostWaiters;
 
 /// The device's semaphores.
 pub struct SemaphoreTable {
