@@ -24,6 +24,7 @@ pub mod cache_line;
 pub mod capture;
 pub mod device_entities;
 pub mod directory;
+pub mod endpoint_scan;
 pub mod frontier;
 pub mod host_waiters;
 pub mod program;
