@@ -3,6 +3,14 @@
 //! The models are the integration tests in `tests/`, one file per structure. Each includes the
 //! product's own protocol module by path (never a copy) and runs only under `--cfg loom`:
 //! `scripts/loom.sh` runs them all. Without that flag this crate and its tests are empty.
+//!
+//! - `tests/semaphore_table.rs`: `components/src/semaphore_slot.rs` (value, failure, seqlocked
+//!   producer record);
+//! - `tests/host_parking.rs`: `components/src/host_waiters.rs` (host threads parked on the table);
+//! - `tests/queue_directory.rs`: `components/src/endpoint_scan.rs` (an endpoint's retirement read
+//!   by other queues);
+//! - `tests/soft_signals.rs`: `hsa/src/soft/waiters.rs` (soft signal wait and wake, and the
+//!   doorbell handoff to the queue processor).
 
 #[cfg(loom)]
 mod run {
