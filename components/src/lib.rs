@@ -24,9 +24,12 @@ pub mod cache_line;
 pub mod capture;
 pub mod device_entities;
 pub mod directory;
+pub mod endpoint_scan;
 pub mod frontier;
+pub mod host_waiters;
 pub mod program;
 pub mod queue_state;
+pub mod semaphore_slot;
 pub mod semaphore_table;
 pub mod submission;
 

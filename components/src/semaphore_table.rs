@@ -7,52 +7,26 @@
 //! is what the producer's queue was known to have reached when it was published
 //! ([`crate::frontier`]), so a waiter that emits a barrier on the producer learns it too.
 //!
-//! This module holds the data only. The protocol over it (allocation, the seqlock's writers and
-//! readers, promises, failures) and the parking of host waiters are behaviour, and live in
-//! `aqueduct-systems`' `sync` module.
+//! A slot's atomics and their lock-free protocol are in [`crate::semaphore_slot`], which
+//! `loom-models/` model-checks. This module holds the table; the table's behaviour (allocation,
+//! the failure log, host parking) lives in `aqueduct-systems`' `sync` module.
 //!
 //! Every slot is allocated when the table is created, so finding one is an index into one slice.
 //! Slots are recycled through a free list once a dropped semaphore is released: only after every
 //! submission staged before its last handle dropped has settled (see `device_entities`), so a slot
 //! is never reused while work can still touch it.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::AtomicU32;
+use std::sync::{Arc, Mutex};
 
 use crate::frontier::FRONTIER_ENTRIES;
 
 /// Most semaphores one table holds (128 MiB of slots).
 pub const MAX_SEMAPHORES: usize = 1 << 20;
 
-/// One semaphore's atomics: two cache lines, so two semaphores never share one. Everything a
-/// wait that needs no barrier reads is in the first line (bytes 0..48); the record's frontier
-/// (bytes 48..112) is read only for a wait that becomes a barrier.
-#[repr(C, align(64))]
-#[derive(Default)]
-pub struct SemaphoreSlot {
-    pub value: AtomicU64,
-    /// 0 while healthy; otherwise 1 + an index into the table's failure log.
-    pub failure: AtomicU32,
-    /// Seqlock over the producer record: odd while a writer updates it.
-    pub sequence: AtomicU32,
-    /// The value the most recently queued signal will set.
-    pub queued_value: AtomicU64,
-    /// The highest value queued before that one: the record is the exact producer of every
-    /// value in `(queued_before, queued_value]`.
-    pub queued_before: AtomicU64,
-    /// The queued signal's producer, packed by [`Producer::pack`]; 0 when none is recorded.
-    pub producer: AtomicU64,
-    /// The highest value any accepted submission, published or parked, will set. The producer
-    /// record can move to a lower value (a parked submission published after a later, higher
-    /// one) and a parked submission has no record yet, but a new signal must exceed them all.
-    pub promised: AtomicU64,
-    /// The producer's frontier (`Frontier::words`), part of the seqlocked record.
-    pub frontier: [AtomicU64; FRONTIER_ENTRIES],
-}
+pub use crate::semaphore_slot::{RecordSnapshot, SemaphoreSlot};
 
-const _: () = assert!(core::mem::size_of::<SemaphoreSlot>() == 128);
-const _: () = assert!(core::mem::offset_of!(SemaphoreSlot, promised) == 40);
-const _: () = assert!(core::mem::offset_of!(SemaphoreSlot, frontier) == 48);
+const _: () = assert!(FRONTIER_ENTRIES == crate::semaphore_slot::RECORD_FRONTIER_WORDS);
 
 /// A queue position: the submission with `epoch` on queue `queue`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -100,15 +74,7 @@ pub struct FailureRecord {
     pub message: String,
 }
 
-/// Where host waiters park; signallers only touch the mutex when someone is parked.
-#[derive(Default)]
-pub struct HostWaiters {
-    /// Host threads parked, or about to park.
-    pub parked: AtomicUsize,
-    /// Bumped by every wake-up; the mutex the condvar waits with.
-    pub generation: Mutex<u64>,
-    pub condvar: Condvar,
-}
+pub use crate::host_waiters::HostWaiters;
 
 /// The device's semaphores.
 pub struct SemaphoreTable {

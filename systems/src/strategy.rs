@@ -14,6 +14,7 @@ use aqueduct_abi::{
     packet::amd_format,
 };
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
+use aqueduct_components::endpoint_scan::scan_retired;
 use aqueduct_components::submission::{AdmissionPlan, DeviceWait, StagedSubmission, SubmissionFault};
 use aqueduct_hsa::ring::AqlRing;
 use bevy_ecs::entity::Entity;
@@ -266,13 +267,7 @@ impl CrossQueueStrategy for BarrierAnd {
     }
 
     fn device_retired(endpoint: &QueueEndpoint) -> u64 {
-        let drained = endpoint.drained.load(Ordering::Acquire);
-        let submitted = endpoint.submitted.load(Ordering::Acquire);
-        let mut retired = drained;
-        while retired < submitted && Self::has_retired(endpoint, retired + 1) {
-            retired += 1;
-        }
-        retired
+        scan_retired(&endpoint.drained, &endpoint.submitted, |epoch| Self::has_retired(endpoint, epoch))
     }
 
     #[inline]

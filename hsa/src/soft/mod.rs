@@ -21,6 +21,7 @@ pub(crate) mod processor;
 pub(crate) mod queue;
 pub(crate) mod runtime;
 pub(crate) mod signals;
+pub(crate) mod waiters;
 
 pub use config::{ExecutionMode, SoftAgentConfig, SoftConfig, configure, default_processor_spin, parse_agents};
 pub use executable::register_kernels;

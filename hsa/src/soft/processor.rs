@@ -43,6 +43,10 @@ pub(crate) fn start(queue: &Arc<SoftQueue>, runtime: Arc<Runtime>) -> Result<(),
 
 fn run(queue: &SoftQueue, runtime: &Runtime) {
     queue.doorbell_signal.register();
+    // Orders the registration before the first doorbell read: otherwise a doorbell rung while
+    // this thread starts can be missed both ways (the read sees the old doorbell, the ringer sees
+    // no waiter) and wait out a park timeout (found by loom-models/tests/soft_signals.rs).
+    super::waiters::registered();
     let mask = u64::from(queue.size - 1);
     // SAFETY: the queue struct outlives this thread (`shut_down` joins it before drop).
     let read_index = unsafe { AmdQueue::read_dispatch_id_atomic(queue.amd_ptr()) };

@@ -6,15 +6,16 @@
 //! garbage handle is rejected by the range check in [`slot`] before it is ever dereferenced.
 //!
 //! Waiters spin briefly, then register their thread on the slot and park; every value change made
-//! through this module unparks them. Parking is capped at a short interval, so a change made by a
+//! through this module unparks them (the protocol is in [`super::waiters`]). Parking is capped at a short interval, so a change made by a
 //! plain store elsewhere is still seen soon.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicUsize, Ordering, fence};
-use std::thread::Thread;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use aqueduct_abi::{AmdSignal, SignalKind};
+
+use super::waiters::{self, Waiters};
 
 const SLOTS_PER_CHUNK: usize = 1024;
 const MAX_CHUNKS: usize = 4096;
@@ -29,8 +30,8 @@ pub(crate) struct SignalSlot {
     /// Must stay the first field: the handle is the slot's address.
     pub(crate) amd: AmdSignal,
     live: AtomicBool,
-    waiter_count: AtomicU32,
-    waiters: Mutex<Vec<Thread>>,
+    /// Threads parked on the slot (the wait and wake protocol, model-checked in `loom-models/`).
+    waiters: Waiters,
 }
 
 struct Chunk {
@@ -110,8 +111,7 @@ fn grow(free: &mut Vec<usize>) -> Option<()> {
         .map(|_| SignalSlot {
             amd: AmdSignal { kind: SignalKind::INVALID, ..Default::default() },
             live: AtomicBool::new(false),
-            waiter_count: AtomicU32::new(0),
-            waiters: Mutex::new(Vec::new()),
+            waiters: Waiters::new(),
         })
         .collect();
     // Leaked on purpose: slot memory is type-stable for the life of the process.
@@ -191,14 +191,7 @@ impl SignalSlot {
     }
 
     pub(crate) fn wake_all(&self) {
-        // Pairs with the fence in `wait_until`: either the waiter sees the new value, or we see
-        // its registration.
-        fence(Ordering::SeqCst);
-        if self.waiter_count.load(Ordering::Relaxed) > 0 {
-            for thread in self.waiters.lock().unwrap_or_else(|poison| poison.into_inner()).iter() {
-                thread.unpark();
-            }
-        }
+        self.waiters.wake_all();
     }
 
     pub(crate) fn write_timestamps(&self, start: u64, end: u64) {
@@ -220,17 +213,11 @@ impl SignalSlot {
     }
 
     pub(crate) fn register(&self) {
-        self.waiter_count.fetch_add(1, Ordering::SeqCst);
-        self.waiters.lock().unwrap_or_else(|poison| poison.into_inner()).push(std::thread::current());
+        self.waiters.register();
     }
 
     fn unregister(&self) {
-        let me = std::thread::current().id();
-        let mut waiters = self.waiters.lock().unwrap_or_else(|poison| poison.into_inner());
-        if let Some(index) = waiters.iter().position(|thread| thread.id() == me) {
-            waiters.swap_remove(index);
-        }
-        self.waiter_count.fetch_sub(1, Ordering::SeqCst);
+        self.waiters.unregister();
     }
 }
 
@@ -263,7 +250,7 @@ pub(crate) fn wait_until(
     for slot in slots {
         slot.register();
     }
-    fence(Ordering::SeqCst);
+    waiters::registered();
     let result = loop {
         if let Some(index) = check(&mut satisfied) {
             break Some(index);

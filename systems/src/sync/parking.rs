@@ -1,13 +1,13 @@
 //! Host threads parked until a semaphore advances.
 //!
-//! A waiter registers in [`HostWaiters::parked`] and sleeps on the condvar; a signaller (reclaim
-//! after a drain, a host signal or failure) calls [`HostParking::notify`], which touches the
-//! mutex only when someone is parked.
+//! A waiter registers and sleeps on the table's condvar; a signaller (reclaim after a drain, a
+//! host signal or failure) calls [`HostParking::notify`], which touches the mutex only when
+//! someone is parked. The protocol is `aqueduct_components::host_waiters` (model-checked by
+//! `loom-models/`).
 
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use aqueduct_components::semaphore_table::{HostWaiters, SemaphoreTable};
+use aqueduct_components::semaphore_table::SemaphoreTable;
 
 /// Parking and waking host waiters on a semaphore table.
 pub trait HostParking {
@@ -22,44 +22,12 @@ pub trait HostParking {
 impl HostParking for SemaphoreTable {
     #[inline]
     fn notify(&self) {
-        notify(&self.waiters);
+        self.waiters.notify();
     }
 
     fn park_until(&self, deadline: Instant, done: impl FnMut() -> bool) -> bool {
-        park_until(&self.waiters, deadline, done)
+        self.waiters.park_until(deadline, done)
     }
-}
-
-#[inline]
-fn notify(waiters: &HostWaiters) {
-    if waiters.parked.load(Ordering::SeqCst) == 0 {
-        return;
-    }
-    let mut generation = waiters.generation.lock().unwrap_or_else(|poison| poison.into_inner());
-    *generation = generation.wrapping_add(1);
-    waiters.condvar.notify_all();
-}
-
-fn park_until(waiters: &HostWaiters, deadline: Instant, mut done: impl FnMut() -> bool) -> bool {
-    waiters.parked.fetch_add(1, Ordering::SeqCst);
-    let mut generation = waiters.generation.lock().unwrap_or_else(|poison| poison.into_inner());
-    let result = loop {
-        // Checked under the lock after registering, so a signal cannot slip between the check
-        // and the wait: the signaller either sees `parked` or we see its value.
-        if done() {
-            break true;
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            break false;
-        }
-        let (guard, _) =
-            waiters.condvar.wait_timeout(generation, deadline - now).unwrap_or_else(|poison| poison.into_inner());
-        generation = guard;
-    };
-    drop(generation);
-    waiters.parked.fetch_sub(1, Ordering::SeqCst);
-    result
 }
 
 #[cfg(test)]

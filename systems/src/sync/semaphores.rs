@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use aqueduct_components::frontier::{FRONTIER_ENTRIES, Frontier};
+use aqueduct_components::frontier::Frontier;
 use aqueduct_components::semaphore_table::{FailureRecord, Producer, SemaphoreTable, TableFull, WaitSource};
 
 /// The semaphore slot protocol (see the module documentation).
@@ -84,16 +84,8 @@ impl SemaphoreSync for SemaphoreTable {
                 }
             }
         };
-        // No one else holds the slot, so its record needs no seqlock; the release store of the
-        // value publishes the reset with the handle.
-        let slot = self.slot(index);
-        slot.failure.store(0, Ordering::Relaxed);
-        slot.queued_value.store(initial, Ordering::Relaxed);
-        slot.queued_before.store(initial, Ordering::Relaxed);
-        slot.producer.store(0, Ordering::Relaxed);
-        slot.frontier.iter().for_each(|word| word.store(0, Ordering::Relaxed));
-        slot.promised.store(initial, Ordering::Relaxed);
-        slot.value.store(initial, Ordering::Release);
+        // No one else holds the slot, so its record needs no seqlock.
+        self.slot(index).reset(initial);
         Ok(index)
     }
 
@@ -103,12 +95,12 @@ impl SemaphoreSync for SemaphoreTable {
 
     #[inline]
     fn value(&self, index: u32) -> u64 {
-        self.slot(index).value.load(Ordering::Acquire)
+        self.slot(index).value()
     }
 
     #[inline]
     fn failure(&self, index: u32) -> Option<u32> {
-        match self.slot(index).failure.load(Ordering::Acquire) {
+        match self.slot(index).failure_tag() {
             0 => None,
             tagged => Some(tagged - 1),
         }
@@ -126,23 +118,22 @@ impl SemaphoreSync for SemaphoreTable {
 
     #[inline]
     fn fail(&self, index: u32, failure: u32) -> bool {
-        self.slot(index).failure.compare_exchange(0, failure + 1, Ordering::AcqRel, Ordering::Acquire).is_ok()
+        self.slot(index).fail(failure + 1)
     }
 
     #[inline]
     fn signal(&self, index: u32, value: u64) -> bool {
-        self.slot(index).value.fetch_max(value, Ordering::AcqRel) < value
+        self.slot(index).signal(value)
     }
 
     #[inline]
     fn highest_promised(&self, index: u32) -> u64 {
-        let slot = self.slot(index);
-        slot.value.load(Ordering::Acquire).max(slot.promised.load(Ordering::Acquire))
+        self.slot(index).highest_promised()
     }
 
     #[inline]
     fn record_parked_signal(&self, index: u32, value: u64) {
-        self.slot(index).promised.fetch_max(value, Ordering::AcqRel);
+        self.slot(index).promise(value);
     }
 
     #[inline]
@@ -151,84 +142,27 @@ impl SemaphoreSync for SemaphoreTable {
         if let Some(failure) = self.failure(index) {
             return WaitSource::Failed(failure);
         }
-        if slot.value.load(Ordering::Acquire) >= value {
+        if slot.value() >= value {
             return WaitSource::Satisfied;
         }
-        loop {
-            let before = slot.sequence.load(Ordering::Acquire);
-            if before & 1 == 1 {
-                core::hint::spin_loop();
-                continue;
+        let record = slot.read_record();
+        match Producer::unpack(record.producer) {
+            Some(producer) if record.queued_value >= value && record.queued_before < value => {
+                WaitSource::Queued(producer)
             }
-            let queued = slot.queued_value.load(Ordering::Acquire);
-            let queued_before = slot.queued_before.load(Ordering::Acquire);
-            let producer = slot.producer.load(Ordering::Acquire);
-            if slot.sequence.load(Ordering::Acquire) != before {
-                continue;
-            }
-            return match Producer::unpack(producer) {
-                Some(producer) if queued >= value && queued_before < value => WaitSource::Queued(producer),
-                _ => WaitSource::Unknown,
-            };
+            _ => WaitSource::Unknown,
         }
     }
 
     #[inline]
     fn queued_frontier(&self, index: u32, producer: Producer) -> Option<Frontier> {
-        let slot = self.slot(index);
-        let expected = producer.pack();
-        loop {
-            let before = slot.sequence.load(Ordering::Acquire);
-            if before & 1 == 1 {
-                core::hint::spin_loop();
-                continue;
-            }
-            if slot.producer.load(Ordering::Acquire) != expected {
-                return None;
-            }
-            // Up to the list's end marker; the words after it may be stale.
-            let mut words = [0; FRONTIER_ENTRIES];
-            for (word, stored) in words.iter_mut().zip(&slot.frontier) {
-                *word = stored.load(Ordering::Acquire);
-                if *word == 0 {
-                    break;
-                }
-            }
-            if slot.sequence.load(Ordering::Acquire) == before {
-                // Zero from the first 0 on, as a frontier's words are.
-                return Some(Frontier::from_dense_words(words));
-            }
-        }
+        // Zero from the first 0 on, as a frontier's words are.
+        self.slot(index).read_frontier(producer.pack()).map(Frontier::from_dense_words)
     }
 
     #[inline]
     fn record_queued_signal_with_frontier(&self, index: u32, value: u64, producer: Producer, frontier: &Frontier) {
-        let slot = self.slot(index);
-        loop {
-            let sequence = slot.sequence.load(Ordering::Relaxed);
-            if sequence & 1 == 0
-                && slot
-                    .sequence
-                    .compare_exchange_weak(sequence, sequence + 1, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-            {
-                let previous = slot.queued_value.load(Ordering::Relaxed);
-                slot.queued_before.store(previous.max(slot.value.load(Ordering::Relaxed)), Ordering::Release);
-                slot.queued_value.store(value, Ordering::Release);
-                slot.producer.store(producer.pack(), Ordering::Release);
-                // Up to the list's end marker: readers ignore the words after the first 0.
-                for (word, stored) in frontier.words().iter().zip(&slot.frontier) {
-                    stored.store(*word, Ordering::Release);
-                    if *word == 0 {
-                        break;
-                    }
-                }
-                slot.promised.fetch_max(value, Ordering::AcqRel);
-                slot.sequence.store(sequence + 2, Ordering::Release);
-                return;
-            }
-            core::hint::spin_loop();
-        }
+        self.slot(index).write_record(value, producer.pack(), frontier.words());
     }
 }
 

@@ -1,0 +1,70 @@
+//! The wait and wake protocol of a soft signal: who is parked on it, and how a change reaches them.
+//!
+//! A waiter [`Waiters::register`]s, issues [`registered`] (a SeqCst fence), then checks the value
+//! and parks; a changer stores the value, then [`Waiters::wake_all`] (a SeqCst fence, then the
+//! waiter count). The two fences make a lost wake-up impossible: either the waiter's check sees
+//! the new value, or the changer sees the registration and unparks the thread, whose park then
+//! returns at once (a thread's unpark token outlives a park that has not started yet).
+//!
+//! This file depends on nothing but std (or loom under `--cfg loom`), so `loom-models/` includes
+//! it by path and model-checks this very code.
+
+#[cfg(loom)]
+use loom::sync::Mutex;
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicU32, Ordering, fence};
+#[cfg(loom)]
+use loom::thread::{Thread, current};
+#[cfg(not(loom))]
+use std::sync::Mutex;
+#[cfg(not(loom))]
+use std::sync::atomic::{AtomicU32, Ordering, fence};
+#[cfg(not(loom))]
+use std::thread::{Thread, current};
+
+/// The threads parked, or about to park, on one signal.
+pub(crate) struct Waiters {
+    /// How many threads are registered: a changer takes the lock only when this is non-zero.
+    count: AtomicU32,
+    threads: Mutex<Vec<Thread>>,
+}
+
+impl Waiters {
+    pub(crate) fn new() -> Self {
+        Self { count: AtomicU32::new(0), threads: Mutex::new(Vec::new()) }
+    }
+
+    /// Registers the calling thread; call [`registered`] before checking the value.
+    pub(crate) fn register(&self) {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        self.threads.lock().unwrap_or_else(|poison| poison.into_inner()).push(current());
+    }
+
+    /// Removes the calling thread's registration.
+    pub(crate) fn unregister(&self) {
+        let me = current().id();
+        let mut threads = self.threads.lock().unwrap_or_else(|poison| poison.into_inner());
+        if let Some(index) = threads.iter().position(|thread| thread.id() == me) {
+            threads.swap_remove(index);
+        }
+        self.count.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Unparks every registered thread; call after changing the value.
+    pub(crate) fn wake_all(&self) {
+        // Pairs with the fence in `registered`: either the waiter sees the new value, or we see
+        // its registration.
+        fence(Ordering::SeqCst);
+        if self.count.load(Ordering::Relaxed) > 0 {
+            for thread in self.threads.lock().unwrap_or_else(|poison| poison.into_inner()).iter() {
+                thread.unpark();
+            }
+        }
+    }
+}
+
+/// Orders a waiter's registrations before its next check of the value (see the module docs).
+#[inline]
+pub(crate) fn registered() {
+    fence(Ordering::SeqCst);
+}
