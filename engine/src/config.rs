@@ -82,6 +82,10 @@ pub struct EngineConfig {
     /// Most blocks one command-buffer execution may replay (a conditional loop that never exits
     /// fails its execution here instead of occupying the queue forever).
     pub replay_block_limit: u64,
+    /// The longest a queue's completion thread sleeps between checks. Its wake-ups come from the
+    /// queue's signals; this only bounds what a missed one would cost. Tests raise it far past
+    /// their wait timeouts, so a missed wake-up fails them as a hang rather than as a slow run.
+    pub completion_fallback: Duration,
     /// A profile capture that starts with the device and ends when it drops. `None` takes it
     /// from `AQUEDUCT_PROFILE` and `AQUEDUCT_PROFILE_OUTPUT`, if they ask for one.
     pub profile: Option<crate::profile::ProfileConfig>,
@@ -99,6 +103,7 @@ impl Default for EngineConfig {
             submit_timeout: Duration::from_secs(10),
             semaphore_capacity: 1 << 16,
             replay_block_limit: 1 << 20,
+            completion_fallback: Duration::from_millis(100),
             profile: None,
         }
     }
@@ -109,6 +114,9 @@ impl EngineConfig {
         let invalid = |what, reason: String| Err(EngineError::InvalidArgument { what, reason });
         if !self.queue_packets.is_power_of_two() || self.queue_packets < 4 {
             return invalid("queue_packets", format!("{} is not a power of two ≥ 4", self.queue_packets));
+        }
+        if self.completion_fallback.is_zero() {
+            return invalid("completion_fallback", "zero would make the completion thread spin".into());
         }
         if self.kernarg_ring_bytes < 4096 {
             return invalid("kernarg_ring_bytes", format!("{} is below 4096", self.kernarg_ring_bytes));

@@ -190,6 +190,16 @@ impl DeviceShared {
         }
     }
 
+    /// Wakes every queue's completion thread: a host thread is about to park, and each must drain
+    /// epoch by epoch while one is (see `queue::completion`).
+    pub fn wake_completion_threads(&self) {
+        for index in 0..aqueduct_components::MAX_QUEUES as u16 {
+            if let Some(endpoint) = self.directory.get(index) {
+                self.poke(endpoint.control_signal);
+            }
+        }
+    }
+
     /// Bumps a control signal through the provider, which wakes whoever waits on it.
     pub fn poke(&self, control: u64) {
         // SAFETY: control signals live as long as the device.

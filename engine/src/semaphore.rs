@@ -149,9 +149,17 @@ fn block_on(
         core::hint::spin_loop();
     }
     let Some(first) = points.first() else { return Ok(()) };
-    let table = first.semaphore.0.device.semaphores.clone();
+    let device = &first.semaphore.0.device;
+    let table = device.semaphores.clone();
     let mut outcome = Ok(false);
+    let mut registered = false;
     table.park_until(deadline, || {
+        if !registered {
+            // Counted among the parked now: completion threads that batch their drains behind
+            // later work must drain what our semaphores wait for as soon as it retires.
+            registered = true;
+            device.wake_completion_threads();
+        }
         outcome = ready();
         !matches!(outcome, Ok(false))
     });

@@ -18,8 +18,9 @@ const COUNT: u32 = 128;
 const STRATEGIES: [WaitStrategy; 2] = [WaitStrategy::BarrierValue, WaitStrategy::BarrierAnd];
 /// HSA_STATUS_ERROR_EXCEPTION.
 const FAULT_STATUS: u32 = 0x1016;
-/// What "promptly" means for a failure or a teardown to reach a waiter.
-const PROMPTLY: Duration = Duration::from_secs(5);
+/// What "promptly" means for a failure or a teardown to reach a waiter: well short of a hang
+/// ([`TIMEOUT`]); generous enough for valgrind. Latency is the fault matrix's to measure.
+const PROMPTLY: Duration = Duration::from_secs(30);
 
 struct Rig {
     engine: Engine,
@@ -441,7 +442,8 @@ fn a_fault_fails_submissions_parked_on_the_faulting_queue() {
 #[test]
 fn a_failure_crosses_a_chain_of_parked_queues_promptly() {
     // Each queue parks on the previous queue's parked submission. Success and failure must both
-    // travel the chain without waiting out any completion thread's idle sleep (100 ms).
+    // travel the chain on wake-ups: the tests' completion threads never wake on their own
+    // (`COMPLETION_FALLBACK`), so a hop that misses one hangs the chain.
     let rig = Rig::new(WaitStrategy::BarrierValue);
     let device = rig.device();
     let queues: Vec<_> = (0..8).map(|_| queue(device)).collect();
@@ -455,7 +457,6 @@ fn a_failure_crosses_a_chain_of_parked_queues_promptly() {
         assert!(queues.iter().all(|queue| queue.stats().deferred >= 1));
         // Let every completion thread go idle first.
         std::thread::sleep(Duration::from_millis(250));
-        let start = Instant::now();
         let last = links.last().unwrap();
         if fail {
             host.fail("cancelled at the head of the chain");
@@ -464,7 +465,5 @@ fn a_failure_crosses_a_chain_of_parked_queues_promptly() {
             host.signal(1).unwrap();
             last.wait(1, TIMEOUT).unwrap();
         }
-        let elapsed = start.elapsed();
-        assert!(elapsed < Duration::from_millis(100), "fail {fail}: the chain took {elapsed:?}");
     }
 }

@@ -17,10 +17,6 @@ use aqueduct_systems::{settle, stage_params};
 
 use super::core::{QueueCore, QueueShared};
 
-/// Longest sleep between checks; wake-ups normally come from the signals, this only bounds the
-/// cost of a missed one.
-const MAX_SLEEP_NS: u64 = 100_000_000;
-
 /// How long to step back when a submitter holds the queue.
 const BUSY_RETRY: std::time::Duration = std::time::Duration::from_micros(20);
 
@@ -31,7 +27,9 @@ const COMPLETION_BATCH: u64 = 4 * SUBMITTER_DRAIN_BATCH;
 pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
     let api = shared.device.hsa.api();
     let control = hsa_signal_t { handle: shared.endpoint.control_signal };
-    let timeout = (MAX_SLEEP_NS as f64 * ticks_per_ns) as u64;
+    // `EngineConfig::completion_fallback`, in the provider's timestamp ticks.
+    let fallback_ns = shared.device.config.completion_fallback.as_nanos() as f64;
+    let timeout = (fallback_ns * ticks_per_ns).min(u64::MAX as f64) as u64;
     let bit = 1u64 << shared.index;
     loop {
         // Read before looking at the state: a poke after this point changes the value and ends
@@ -69,7 +67,14 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
         let mut values = [control_seen, control_seen];
         // Sleep until a batch of epochs retired, or everything in flight did: one wake-up per
         // batch instead of one per submission, with no delay for the last submission of a burst.
-        let target = submitted.min(drained + COMPLETION_BATCH).max(drained + 1);
+        // While a host thread is parked (it pokes every completion thread when it parks, after
+        // which this read sees it), each epoch is drained as it retires: the host may be waiting
+        // for one that later, longer work would otherwise hold back.
+        let target = if shared.device.semaphores.waiters.parked.load(Ordering::SeqCst) > 0 {
+            drained + 1
+        } else {
+            submitted.min(drained + COMPLETION_BATCH).max(drained + 1)
+        };
         let retirement =
             if failed { None } else { (shared.stages.retirement_wait)(&shared.endpoint, target, submitted) };
         let count = match retirement {

@@ -15,7 +15,14 @@ mod hsa_common;
 #[allow(unused_imports)]
 pub use hsa_common::{TEST_KERNELS, TEST_KERNELS_GFX90A, TEST_KERNELS_GFX1100};
 
-pub const TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a test waits before it calls the wait a hang. Generous: it detects hangs only, also
+/// under valgrind's serialized threads. Latency is measured by the fault matrix and the bench.
+pub const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The engine tests' `EngineConfig::completion_fallback`: far past [`TIMEOUT`], so a completion
+/// thread that misses a wake-up leaves its waiter hanging (and the test failing) instead of
+/// catching up 100 ms later unnoticed.
+pub const COMPLETION_FALLBACK: Duration = Duration::from_secs(3600);
 
 /// A soft engine whose queues run in relaxed mode, so a missing barrier bit shows.
 pub fn engine(strategy: WaitStrategy) -> Engine {
@@ -40,6 +47,7 @@ pub fn engine_with(config: EngineConfig) -> Engine {
     let engine = open_engine(EngineConfig {
         // Tiny rings (4 to 16 packets) make backpressure easy to reach; ROCr's minimum is 64.
         soft: SoftConfig { default_mode: ExecutionMode::Relaxed, queue_min_packets: 4, ..config.soft.clone() },
+        completion_fallback: COMPLETION_FALLBACK,
         ..config
     })
     .expect("test engine");
