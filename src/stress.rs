@@ -470,7 +470,6 @@ impl<'d> Round<'d> {
                 waited.push((me, at));
             }
         }
-        counts.waits += waited.len() as u64;
         let mut points: Vec<SemaphorePoint> = waited
             .iter()
             // A step's own semaphore always has its exact producer on record, so the wait
@@ -507,8 +506,15 @@ impl<'d> Round<'d> {
             }
         }
         if let Some(semaphore) = &doom_semaphore {
+            // The doomed step waits on nothing else. Had it device waits on other lanes, later
+            // steps on its queue could be covered through what those barriers taught it, and
+            // its failure would fail them too: the engine drops everything a failed epoch's
+            // barriers brought (docs/RELIABILITY.md, "Known over-failure").
+            waited.clear();
+            points.clear();
             points.push(semaphore.at(1));
         }
+        counts.waits += waited.len() as u64;
         let gate = (doom == Doom::None && rng.below(32) == 0).then(|| {
             *next_gate += 1;
             *next_gate

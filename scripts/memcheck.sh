@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# valgrind memcheck over the soft runtime's and the engine's core test suites: every invalid
+# read or write, use of uninitialized memory, bad free and definite leak fails the run.
+# Usage: scripts/memcheck.sh [package:test ...]   (default: the suites below)
+#
+# Suppressions: none. Rust's standard library and our leaked process-lifetime tables (the ROCr
+# function table, the drop-in's kernel symbols) are "still reachable", which is not an error.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+suites=("$@")
+if ((${#suites[@]} == 0)); then
+    suites=(aqueduct-hsa:soft_runtime aqueduct-engine:waits aqueduct-engine:command_buffers
+        aqueduct-engine:bad_input aqueduct-engine:failures aqueduct-engine:stress)
+fi
+status=0
+for suite in "${suites[@]}"; do
+    package=${suite%%:*}
+    test=${suite#*:}
+    # cargo names the test binary on stderr: "Executable tests/NAME.rs (target/debug/deps/NAME-HASH)".
+    binary=$(cargo test -p "$package" --test "$test" --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*\)).*/\1/p' | tail -n 1)
+    if [[ -z "$binary" ]]; then
+        echo "memcheck: no test binary for $suite" >&2
+        exit 1
+    fi
+    echo "memcheck: $suite ($binary)"
+    start=$SECONDS
+    # --fair-sched: the runtime's spin-then-park loops need the spinning thread's peers to run.
+    if ! valgrind -q --tool=memcheck --error-exitcode=99 --fair-sched=yes --leak-check=full \
+        --errors-for-leak-kinds=definite --show-leak-kinds=definite "$binary" --test-threads=2 >/dev/null; then
+        echo "memcheck: $suite FAILED" >&2
+        status=1
+    fi
+    echo "memcheck: $suite done in $((SECONDS - start)) s"
+done
+exit "$status"
