@@ -163,7 +163,7 @@ pub fn run(options: &StressOptions, mut progress: impl FnMut(&str, u64, u64)) ->
         return Err(invalid("threads and queues must be at least 1".into()));
     }
     let steps = options.submissions / lanes as u64;
-    if steps < 2 || steps >= MAX_STEPS_PER_LANE {
+    if !(2..MAX_STEPS_PER_LANE).contains(&steps) {
         return Err(invalid(format!(
             "{} submissions over {lanes} lanes: each lane needs 2 to {} steps",
             options.submissions,
@@ -636,14 +636,13 @@ impl<'d> Round<'d> {
     /// Checks every word and every semaphore of a finished round.
     fn check(&self, report: &mut StrategyReport) {
         for (index, lane) in self.lanes.iter().enumerate() {
-            let words = match lane.log.to_vec() {
+            let words: Vec<u32> = match lane.log.to_vec() {
                 Ok(bytes) => bytes.chunks_exact(4).map(|chunk| u32::from_le_bytes(chunk.try_into().unwrap())).collect(),
                 Err(error) => {
                     report.lose(format!("lane {index}: reading the log: {error}"));
                     continue;
                 }
             };
-            let words: Vec<u32> = words;
             if lane.timeline.failure().is_some() || lane.timeline.value() != self.steps {
                 report.lose(format!(
                     "lane {index}: timeline at {} ({:?})",
@@ -651,25 +650,25 @@ impl<'d> Round<'d> {
                     lane.timeline.failure()
                 ));
             }
-            for step in 1..=self.steps as usize {
+            for (step, &word) in words.iter().enumerate().skip(1) {
                 let expected = lane.expected[step].load(Ordering::Relaxed);
                 let doom = lane.doomed[step].load(Ordering::Relaxed);
                 // A doomed step must not run, with one exception the engine's contract allows: a
                 // step already on the device behind a barrier on the faulting queue, which the
                 // fault releases (its semaphore still fails).
-                let ran = words[step] == expected && expected != 0;
+                let ran = word == expected && expected != 0;
                 let allowed = if doom == Doom::None as u8 {
-                    words[step] == expected
+                    word == expected
                 } else if doom == Doom::KernelFault as u8 && ran {
                     report.doomed_ran += 1;
                     true
                 } else {
-                    words[step] == 0
+                    word == 0
                 };
                 if !allowed {
                     report.lose(format!(
                         "lane {index} step {step}: word {:#x}, expected {expected:#x} (doom {doom})",
-                        words[step]
+                        word
                     ));
                 }
                 let semaphore = &lane.steps[step];

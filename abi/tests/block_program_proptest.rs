@@ -113,59 +113,16 @@ fn the_sample_walks_cleanly() {
 // The hostile-input campaign: structured lies in the fields the validator reads, with the error
 // kinds tallied (`--nocapture` prints them) and the heap each read takes measured.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
+
+#[path = "../../tests/support/peak_heap.rs"]
+mod peak_heap;
+
+use peak_heap::measured;
+
 use std::collections::BTreeMap;
 
 use proptest::test_runner::{Config, TestRunner};
-
-/// Counts the bytes this thread holds, so tests running in parallel do not see each other.
-struct PeakTrackingAllocator;
-
-thread_local! {
-    static LIVE_BYTES: Cell<usize> = const { Cell::new(0) };
-    static PEAK_BYTES: Cell<usize> = const { Cell::new(0) };
-}
-
-fn track(delta: isize) {
-    // try_with: a thread's locals may already be gone while it exits.
-    let _ = LIVE_BYTES.try_with(|live| {
-        let now = live.get().saturating_add_signed(delta);
-        live.set(now);
-        let _ = PEAK_BYTES.try_with(|peak| peak.set(peak.get().max(now)));
-    });
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the bookkeeping allocates
-// nothing (const-initialized thread locals of Cell<usize>).
-unsafe impl GlobalAlloc for PeakTrackingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        track(layout.size() as isize);
-        // SAFETY: the caller's contract for `alloc` is passed on as is.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
-        track(-(layout.size() as isize));
-        // SAFETY: as for `alloc`.
-        unsafe { System.dealloc(pointer, layout) }
-    }
-    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        track(new_size as isize - layout.size() as isize);
-        // SAFETY: as for `alloc`.
-        unsafe { System.realloc(pointer, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: PeakTrackingAllocator = PeakTrackingAllocator;
-
-/// Runs `read` and returns its result with the peak heap it took above what was live before.
-fn measured<T>(read: impl FnOnce() -> T) -> (T, usize) {
-    let before = LIVE_BYTES.with(Cell::get);
-    PEAK_BYTES.with(|peak| peak.set(before));
-    let result = read();
-    (result, PEAK_BYTES.with(Cell::get) - before)
-}
 
 /// A field of the image: offset, width (0 for a cut point) and the structure it belongs to.
 #[derive(Clone, Copy)]

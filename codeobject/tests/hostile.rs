@@ -14,8 +14,13 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
+
+#[path = "../../tests/support/peak_heap.rs"]
+mod peak_heap;
+
+use peak_heap::measured;
+
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
@@ -30,59 +35,11 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
 // ---------------------------------------------------------------------------------------------
-// Heap accounting: the bytes this thread holds, so parallel tests do not see each other.
-
-struct PeakTrackingAllocator;
-
-thread_local! {
-    static LIVE_BYTES: Cell<usize> = const { Cell::new(0) };
-    static PEAK_BYTES: Cell<usize> = const { Cell::new(0) };
-}
-
-fn track(delta: isize) {
-    // try_with: a thread's locals may already be gone while it exits.
-    let _ = LIVE_BYTES.try_with(|live| {
-        let now = live.get().saturating_add_signed(delta);
-        live.set(now);
-        let _ = PEAK_BYTES.try_with(|peak| peak.set(peak.get().max(now)));
-    });
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the bookkeeping allocates
-// nothing (const-initialized thread locals of Cell<usize>).
-unsafe impl GlobalAlloc for PeakTrackingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        track(layout.size() as isize);
-        // SAFETY: the caller's contract for `alloc` is passed on as is.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
-        track(-(layout.size() as isize));
-        // SAFETY: as for `alloc`.
-        unsafe { System.dealloc(pointer, layout) }
-    }
-    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        track(new_size as isize - layout.size() as isize);
-        // SAFETY: as for `alloc`.
-        unsafe { System.realloc(pointer, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: PeakTrackingAllocator = PeakTrackingAllocator;
 
 /// Heap a parse may take: a constant plus a multiple of the input's real size. MessagePack
 /// decodes into one `ValueRef` (tens of bytes) per input byte at worst, and vectors double.
 fn heap_bound(input_len: usize) -> usize {
     (1 << 20) + 160 * input_len
-}
-
-/// Runs `parse` and returns its result with the peak heap it took above what was live before.
-fn measured<T>(parse: impl FnOnce() -> T) -> (T, usize) {
-    let before = LIVE_BYTES.with(Cell::get);
-    PEAK_BYTES.with(|peak| peak.set(before));
-    let result = parse();
-    (result, PEAK_BYTES.with(Cell::get) - before)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,69 +1,32 @@
 //! Hostile bundles: truncated, flipped, oversized, of another version, or with garbage that passes
 //! the checksum. Each gives a typed error, never a panic, and reading stays within bounded memory.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+
+#[path = "../../tests/support/peak_heap.rs"]
+mod peak_heap;
+
+use peak_heap::measured;
 
 use aqueduct_profile::sample::sample_bundle;
 use aqueduct_profile::*;
 use proptest::prelude::*;
-
-/// Counts the bytes this thread holds, so tests running in parallel do not see each other.
-struct PeakTrackingAllocator;
-
-thread_local! {
-    static LIVE_BYTES: Cell<usize> = const { Cell::new(0) };
-    static PEAK_BYTES: Cell<usize> = const { Cell::new(0) };
-}
-
-fn track(delta: isize) {
-    // try_with: the thread's locals may already be gone while it exits.
-    let _ = LIVE_BYTES.try_with(|live| {
-        let now = live.get().saturating_add_signed(delta);
-        live.set(now);
-        let _ = PEAK_BYTES.try_with(|peak| peak.set(peak.get().max(now)));
-    });
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the bookkeeping allocates
-// nothing (const-initialized thread locals of Cell<usize>).
-unsafe impl GlobalAlloc for PeakTrackingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        track(layout.size() as isize);
-        // SAFETY: the caller's contract for `alloc` is passed on as is.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
-        track(-(layout.size() as isize));
-        // SAFETY: as for `alloc`.
-        unsafe { System.dealloc(pointer, layout) }
-    }
-    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        track(new_size as isize - layout.size() as isize);
-        // SAFETY: as for `alloc`.
-        unsafe { System.realloc(pointer, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: PeakTrackingAllocator = PeakTrackingAllocator;
 
 /// Reading any input of these tests never holds more than this above what was live before.
 const MEMORY_BOUND: usize = 1 << 20;
 
 /// Reads the whole bundle; returns the first error, and checks the memory it took.
 fn read(bytes: &[u8]) -> Result<usize, ProfileError> {
-    let before = LIVE_BYTES.with(Cell::get);
-    PEAK_BYTES.with(|peak| peak.set(before));
-    let result = ProfileReader::new(bytes).and_then(|reader| {
-        let mut count = 0;
-        for record in reader {
-            record?;
-            count += 1;
-        }
-        Ok(count)
+    let (result, peak) = measured(|| {
+        ProfileReader::new(bytes).and_then(|reader| {
+            let mut count = 0;
+            for record in reader {
+                record?;
+                count += 1;
+            }
+            Ok(count)
+        })
     });
-    let peak = PEAK_BYTES.with(Cell::get) - before;
     assert!(peak < MEMORY_BOUND, "reading {} bytes took {peak} bytes of heap", bytes.len());
     result
 }
@@ -501,9 +464,7 @@ mod campaign {
                 }
                 // read() asserts the 1 MiB bound; this campaign holds the reader to a tighter one,
                 // linear in the input (its chunks are a few KB).
-                let before = LIVE_BYTES.with(Cell::get);
-                let result = read(&bytes);
-                let peak = PEAK_BYTES.with(Cell::get) - before;
+                let (result, peak) = measured(|| read(&bytes));
                 prop_assert!(peak <= (64 << 10) + 16 * bytes.len(), "{} bytes took {peak} bytes of heap", bytes.len());
                 worst_heap.set(worst_heap.get().max(peak));
                 let kind = match result {
@@ -548,9 +509,7 @@ fn regression_fixtures_are_refused_in_little_memory() {
     for entry in std::fs::read_dir(directory).unwrap() {
         let path = entry.unwrap().path();
         let bytes = std::fs::read(&path).unwrap();
-        let before = LIVE_BYTES.with(Cell::get);
-        let result = read(&bytes);
-        let peak = PEAK_BYTES.with(Cell::get) - before;
+        let (result, peak) = measured(|| read(&bytes));
         assert!(result.is_err(), "{}: {result:?}", path.display());
         assert!(peak < 64 << 10, "{}: {peak} bytes of heap", path.display());
         seen += 1;
