@@ -398,12 +398,15 @@ impl<'d> Round<'d> {
         // Per lane: the gate value a submitted step waits on that the host has not signalled.
         let mut gates: Vec<(u64, Option<u64>)> = vec![(0, None); mine.len()];
         for step in 1..=self.steps {
+            // A gate held over one step lets the step behind it park too. All are let go before
+            // any step of the round, whose window wait may need them.
             for (slot, &lane) in mine.iter().enumerate() {
-                let (next_gate, pending) = &mut gates[slot];
-                // A gate held over one step lets the step behind it park too.
-                if let Some(value) = pending.take() {
+                if let Some(value) = gates[slot].1.take() {
                     self.signal_gate(lane, value, &mut counts);
                 }
+            }
+            for (slot, &lane) in mine.iter().enumerate() {
+                let (next_gate, pending) = &mut gates[slot];
                 let gated = self.step(lane, step, options, &mut rng, &mut counts, next_gate);
                 if let Some(value) = gated {
                     if rng.below(2) == 0 {
