@@ -61,39 +61,7 @@ enum Command {
     },
     /// Submit random work with cross-queue waits, host gates and injected failures from several
     /// threads, then verify every result and semaphore. Exits non-zero if anything was lost.
-    Stress {
-        /// Submitting threads.
-        #[arg(long, default_value_t = 4)]
-        threads: usize,
-        /// Queues (lanes are the larger of threads and queues; lane l uses queue l % queues).
-        #[arg(long, default_value_t = 4)]
-        queues: usize,
-        /// Submissions per round and wait strategy.
-        #[arg(long, default_value_t = 100_000)]
-        submissions: u64,
-        /// Seed of the random choices (round r uses seed + r).
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Repeat rounds until this many minutes have passed (default: one round).
-        #[arg(long)]
-        minutes: Option<f64>,
-        /// barrier-value, barrier-and or both.
-        #[arg(long, default_value = "both")]
-        strategy: String,
-        /// One submission in this many waits on an injected failure (0: none).
-        #[arg(long, default_value_t = 500)]
-        failure_every: u64,
-        /// Steps a lane may run ahead of its completed work: 0 (unbounded, so most work parks
-        /// behind parked producers) or at least 2.
-        #[arg(long, default_value_t = 16)]
-        window: u64,
-        /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...].
-        #[arg(long, default_value = "auto")]
-        device: String,
-        /// Print the JSON report on stdout.
-        #[arg(long)]
-        json: bool,
-    },
+    Stress(cli::stress::Arguments),
     /// Read a profile bundle (.aqprof): summarize it, list its dispatches, export its timeline.
     Profile {
         #[command(subcommand)]
@@ -112,31 +80,7 @@ fn main() -> ExitCode {
             None => cli::bench::run(aqueduct::bench::BenchOptions { filter, quick, device }, json),
         },
         Command::Profile { command } => cli::profile::run(command),
-        Command::Stress {
-            threads,
-            queues,
-            submissions,
-            seed,
-            minutes,
-            strategy,
-            failure_every,
-            window,
-            device,
-            json,
-        } => cli::stress::run(
-            cli::stress::Arguments {
-                threads,
-                queues,
-                submissions,
-                seed,
-                minutes,
-                strategy,
-                failure_every,
-                window,
-                device,
-            },
-            json,
-        ),
+        Command::Stress(arguments) => cli::stress::run(arguments),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

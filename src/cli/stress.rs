@@ -8,19 +8,42 @@ use aqueduct::stress::{StressOptions, StressReport};
 
 use super::CliResult;
 
+#[derive(clap::Args)]
 pub struct Arguments {
-    pub threads: usize,
-    pub queues: usize,
-    pub submissions: u64,
-    pub seed: u64,
-    pub minutes: Option<f64>,
-    pub strategy: String,
-    pub failure_every: u64,
-    pub window: u64,
-    pub device: String,
+    /// Submitting threads.
+    #[arg(long, default_value_t = 4)]
+    threads: usize,
+    /// Queues (lanes are the larger of threads and queues; lane l uses queue l % queues).
+    #[arg(long, default_value_t = 4)]
+    queues: usize,
+    /// Submissions per round and wait strategy.
+    #[arg(long, default_value_t = 100_000)]
+    submissions: u64,
+    /// Seed of the random choices (round r uses seed + r).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Repeat rounds until this many minutes have passed (default: one round).
+    #[arg(long)]
+    minutes: Option<f64>,
+    /// barrier-value, barrier-and or both.
+    #[arg(long, default_value = "both")]
+    strategy: String,
+    /// One submission in this many waits on an injected failure (0: none).
+    #[arg(long, default_value_t = 500)]
+    failure_every: u64,
+    /// Steps a lane may run ahead of its completed work: 0 (unbounded, so most work parks
+    /// behind parked producers) or at least 2.
+    #[arg(long, default_value_t = 16)]
+    window: u64,
+    /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...].
+    #[arg(long, default_value = "auto")]
+    device: String,
+    /// Print the JSON report on stdout.
+    #[arg(long)]
+    json: bool,
 }
 
-pub fn run(arguments: Arguments, json: bool) -> CliResult {
+pub fn run(arguments: Arguments) -> CliResult {
     let strategies = match arguments.strategy.as_str() {
         "barrier-value" => vec![WaitStrategy::BarrierValue],
         "barrier-and" => vec![WaitStrategy::BarrierAnd],
@@ -47,7 +70,7 @@ pub fn run(arguments: Arguments, json: bool) -> CliResult {
     let report = aqueduct::stress::run(&options, |strategy, round, submissions| {
         eprintln!("{strategy}: round {round} done, {submissions} submissions");
     })?;
-    if json {
+    if arguments.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print(&report);
