@@ -80,8 +80,8 @@ pub(crate) struct DeviceShared {
     /// The query over them, built once: building one walks every archetype and allocates,
     /// which cost a dropped handle more than the rest of its release. Locked inside `world`.
     pub released: Mutex<QueryState<(Entity, &'static ReleaseAfter)>>,
-    /// Bit `i` set: queue `i` has parked submissions to admit when a semaphore advances.
-    pub deferred_queues: AtomicU64,
+    /// Which queues have parked submissions to admit when a semaphore advances.
+    pub parked_queues: aqueduct_components::parked_queues::ParkedQueues,
     pub config: EngineConfig,
     pub provider_reason: String,
     /// Recorders and published images kept for command buffers to reuse.
@@ -132,7 +132,7 @@ impl DeviceShared {
             world: Mutex::new(world),
             pending_releases: AtomicUsize::new(0),
             released,
-            deferred_queues: AtomicU64::new(0),
+            parked_queues: Default::default(),
             config,
             provider_reason: reason,
             command_buffers: Default::default(),
@@ -177,10 +177,7 @@ impl DeviceShared {
     /// Wakes the completion threads of queues with parked work (other than `except`), so they
     /// try to admit it again after a semaphore moved.
     pub fn wake_deferred(&self, except: Option<u16>) {
-        let mut mask = self.deferred_queues.load(Ordering::Acquire);
-        if let Some(except) = except {
-            mask &= !(1u64 << except);
-        }
+        let mut mask = self.parked_queues.to_wake(except);
         while mask != 0 {
             let index = mask.trailing_zeros() as u16;
             mask &= mask - 1;

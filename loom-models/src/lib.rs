@@ -10,7 +10,9 @@
 //! - `tests/queue_directory.rs`: `components/src/endpoint_scan.rs` (an endpoint's retirement read
 //!   by other queues);
 //! - `tests/soft_signals.rs`: `hsa/src/soft/waiters.rs` (soft signal wait and wake, and the
-//!   doorbell handoff to the queue processor).
+//!   doorbell handoff to the queue processor);
+//! - `tests/parked_queues.rs`: `components/src/parked_queues.rs` (parked work woken when a
+//!   semaphore advances).
 
 #[cfg(loom)]
 mod run {

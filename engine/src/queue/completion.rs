@@ -30,7 +30,6 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
     // `EngineConfig::completion_fallback`, in the provider's timestamp ticks.
     let fallback_ns = shared.device.config.completion_fallback.as_nanos() as f64;
     let timeout = (fallback_ns * ticks_per_ns).min(u64::MAX as f64) as u64;
-    let bit = 1u64 << shared.index;
     loop {
         // Read before looking at the state: a poke after this point changes the value and ends
         // the wait below, so no wake-up is lost.
@@ -40,7 +39,7 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
             return;
         }
         let failed = shared.error_sink.status.load(Ordering::Acquire) != 0;
-        let parked = shared.device.deferred_queues.load(Ordering::Acquire) & bit != 0;
+        let parked = shared.device.parked_queues.must_readmit(shared.index);
         let (_, drained) = shared.epochs();
         if failed || parked || (shared.stages.device_retired)(&shared.endpoint) > drained {
             // Never queue behind a submitter: a blocked lock here turns every submission's
@@ -131,7 +130,7 @@ impl QueueShared {
 
     /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled.
     pub fn after_drain(&self, outcome: DrainOutcome) {
-        if outcome.signals + outcome.failures > 0 && self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
+        if outcome.signals + outcome.failures > 0 {
             self.device.wake_deferred(None);
         }
     }

@@ -32,7 +32,7 @@ impl QueueShared {
             newly += 1;
         }
         rows.parked = true;
-        self.device.deferred_queues.fetch_or(1 << self.index, Ordering::AcqRel);
+        self.device.parked_queues.park(self.index);
         // The completion thread retries parked work when semaphores move; poke it in case the
         // wait is already resolvable by the time it looks.
         self.device.poke(self.endpoint.control_signal);

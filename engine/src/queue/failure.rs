@@ -66,9 +66,7 @@ impl QueueShared {
         }
         self.release_row(core, row);
         table.notify();
-        if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
-            self.device.wake_deferred(Some(self.index));
-        }
+        self.device.wake_deferred(Some(self.index));
     }
 
     /// The queue's sticky error, recorded once.
@@ -128,7 +126,7 @@ impl QueueShared {
         }
         self.publish_settled(core);
         core.world.resource_mut::<QueueState>().rows.parked = false;
-        self.device.deferred_queues.fetch_and(!(1 << self.index), Ordering::AcqRel);
+        self.device.parked_queues.unpark(self.index);
         self.device.semaphores.notify();
         self.device.wake_deferred(None);
     }

@@ -202,7 +202,9 @@ impl QueueShared {
         if device_waits > 0 {
             QueueCounters::add(&self.counters.device_waits, device_waits);
         }
-        if self.device.deferred_queues.load(Ordering::Relaxed) != 0 {
+        // Only brings parked work forward (a wait may now be a device barrier); work that waits
+        // for a value is woken, fenced, when the value arrives.
+        if self.device.parked_queues.any_hint() {
             self.device.wake_deferred(Some(self.index));
         }
     }
@@ -364,7 +366,7 @@ impl QueueShared {
         }
         if mode == PassMode::Readmit {
             core.world.resource_mut::<QueueState>().rows.parked = false;
-            self.device.deferred_queues.fetch_and(!(1 << self.index), Ordering::AcqRel);
+            self.device.parked_queues.unpark(self.index);
         }
         first_error.map_or(Ok(Staged::Published), Err)
     }
