@@ -745,3 +745,24 @@ impl Xorshift {
         self.next() % bound
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Options that cannot run are refused before a device is opened.
+    #[test]
+    fn impossible_options_are_refused() {
+        let refused = |options: StressOptions| {
+            let result = run(&options, |_, _, _| panic!("no round may run"));
+            assert!(matches!(result, Err(EngineError::InvalidArgument { what: "stress options", .. })), "{result:?}");
+        };
+        let defaults = StressOptions { device: "no-such-device".into(), ..StressOptions::default() };
+        refused(StressOptions { threads: 0, ..defaults.clone() });
+        refused(StressOptions { queues: 0, ..defaults.clone() });
+        refused(StressOptions { window: 1, ..defaults.clone() });
+        // One step per lane, and more semaphores than a device holds.
+        refused(StressOptions { submissions: 4, ..defaults.clone() });
+        refused(StressOptions { submissions: MAX_SEMAPHORES as u64, ..defaults });
+    }
+}

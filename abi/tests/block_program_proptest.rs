@@ -119,6 +119,10 @@ use std::cell::{Cell, RefCell};
 mod peak_heap;
 
 use peak_heap::measured;
+#[path = "../../tests/support/mutation.rs"]
+mod mutation;
+
+use mutation::{kind_of, lie};
 
 use std::collections::BTreeMap;
 
@@ -228,30 +232,6 @@ fn regions(image: &[u8]) -> Vec<Vec<Field>> {
     by_region.into_values().collect()
 }
 
-/// What to write over a field: values that lie about counts, offsets and kinds.
-fn lie(current: u64, width: usize, image_len: u64, choice: u8, random: u64) -> u64 {
-    let bits = (width * 8) as u32;
-    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-    let value = match choice % 9 {
-        0 => 0,
-        1 => u64::MAX,
-        2 => 1 << (bits - 1),
-        3 => image_len,
-        4 => image_len + 64,
-        5 => current.wrapping_add(random % 5).wrapping_sub(2),
-        6 => current.max(1).wrapping_shl(1 + (random % 31) as u32),
-        7 => current ^ (1 << (random % u64::from(bits))),
-        _ => random,
-    };
-    value & mask
-}
-
-/// The variant name of an error from its `Debug` text.
-fn kind_of(error: &impl std::fmt::Debug) -> String {
-    let text = format!("{error:?}");
-    text.split(|c: char| !c.is_ascii_alphanumeric()).next().unwrap_or_default().to_owned()
-}
-
 #[test]
 fn hostile_block_programs() {
     let cases: u32 = std::env::var("AQUEDUCT_HOSTILE_CASES").ok().and_then(|text| text.parse().ok()).unwrap_or(20_000);
@@ -283,7 +263,8 @@ fn hostile_block_programs() {
                 let Some(slot) = bytes.get_mut(field.at..field.at + field.width) else { continue };
                 let mut raw = [0u8; 8];
                 raw[..field.width].copy_from_slice(slot);
-                let value = lie(u64::from_le_bytes(raw), field.width, original.len() as u64, choice, random);
+                let len = original.len() as u64;
+                let value = lie(u64::from_le_bytes(raw), field.width, len, choice, random, len + 64);
                 slot.copy_from_slice(&value.to_le_bytes()[..field.width]);
             }
             // The validator reads in place: it allocates nothing, whatever the image declares.

@@ -111,7 +111,7 @@ impl Hsa {
     pub fn soft_controls(&self) -> Option<SoftControls> {
         match self.kind {
             ProviderKind::Soft => Some(SoftControls::Embedded),
-            ProviderKind::Rocr => self.library.as_ref()?.controls.map(SoftControls::DropIn),
+            ProviderKind::Rocr => self.library.as_ref()?.drop_in.map(SoftControls::DropIn),
         }
     }
 
@@ -120,12 +120,12 @@ impl Hsa {
     /// soft runtime's drop-in (it exports `aqueduct_soft_register_kernel`). Returns whether the
     /// provider took them: ROCr on a GPU runs the code object itself and takes none.
     pub fn register_host_kernels(&self, code_object: &[u8], kernels: &[aqueduct_abi::SoftKernel]) -> HsaResult<bool> {
-        match (self.kind, self.library.as_ref().and_then(|library| library.register_kernel)) {
+        match (self.kind, self.library.as_ref().and_then(|library| library.drop_in)) {
             (ProviderKind::Soft, _) => {
                 soft::register_kernels(aqueduct_codeobject::CodeObjectId::of(code_object), kernels);
                 Ok(true)
             }
-            (ProviderKind::Rocr, Some(register)) => {
+            (ProviderKind::Rocr, Some(drop_in)) => {
                 for kernel in kernels {
                     let symbol = std::ffi::CString::new(kernel.symbol).map_err(|_| HsaError {
                         status: sys::status::ERROR_INVALID_ARGUMENT,
@@ -135,7 +135,12 @@ impl Hsa {
                     // SAFETY: `code_object` is `len` readable bytes and `symbol` NUL-terminated for
                     // the call; the function is a host build that stays loaded with the process.
                     let status = unsafe {
-                        register(code_object.as_ptr().cast(), code_object.len(), symbol.as_ptr(), Some(kernel.function))
+                        (drop_in.register_kernel)(
+                            code_object.as_ptr().cast(),
+                            code_object.len(),
+                            symbol.as_ptr(),
+                            Some(kernel.function),
+                        )
                     };
                     self.check(status, "aqueduct_soft_register_kernel")?;
                 }
@@ -164,7 +169,7 @@ impl Hsa {
 #[derive(Clone, Copy)]
 pub enum SoftControls {
     Embedded,
-    DropIn(rocr::DropInControls),
+    DropIn(rocr::DropInExtension),
 }
 
 // The queue pointer is a key: the drop-in looks it up among its queues (`runtime.queue(queue as
@@ -177,7 +182,7 @@ impl SoftControls {
     /// proper, not the drop-in, is [`LoadError::MissingSymbol`].
     pub fn drop_in() -> Result<Self, LoadError> {
         let library = rocr::RocrLibrary::load()?;
-        let controls = library.controls.ok_or_else(|| LoadError::MissingSymbol {
+        let controls = library.drop_in.ok_or_else(|| LoadError::MissingSymbol {
             symbol: "aqueduct_soft_configure",
             reason: format!("{} is not the soft runtime's drop-in", library.path),
         })?;

@@ -14,18 +14,18 @@ pub fn library_candidates() -> Vec<String> {
     crate::library::candidates(LIBHSA_PATH_VARIABLE, &DEFAULT_LIBRARY_NAMES)
 }
 
-/// `aqueduct_soft_register_kernel`: the vendor extension of the soft runtime's drop-in
-/// (`soft-hsa/`), which runs kernels on the CPU and so needs their host builds.
-pub type RegisterKernelFn = unsafe extern "C" fn(
-    code_object: *const core::ffi::c_void,
-    size: usize,
-    symbol: *const core::ffi::c_char,
-    function: Option<aqueduct_abi::SoftKernelFn>,
-) -> crate::sys::hsa_status_t;
-
-/// The drop-in's test controls (`soft-hsa/src/lib.rs`), resolved when the library has them.
+/// The vendor extension of the soft runtime's drop-in (`soft-hsa/src/lib.rs`, declared for C in
+/// `soft-hsa/include/aqueduct_soft.h`), resolved whole when the library has it; ROCr has none of
+/// it.
 #[derive(Clone, Copy)]
-pub struct DropInControls {
+pub struct DropInExtension {
+    /// The drop-in runs kernels on the CPU, so it needs their host builds.
+    pub register_kernel: unsafe extern "C" fn(
+        *const core::ffi::c_void,
+        usize,
+        *const core::ffi::c_char,
+        Option<aqueduct_abi::SoftKernelFn>,
+    ) -> crate::sys::hsa_status_t,
     pub inject_fault: unsafe extern "C" fn(*const crate::sys::hsa_queue_t, u64, u32, u64) -> crate::sys::hsa_status_t,
     pub release_stall: unsafe extern "C" fn(*const crate::sys::hsa_queue_t) -> crate::sys::hsa_status_t,
     pub set_queue_mode: unsafe extern "C" fn(*const crate::sys::hsa_queue_t, u32) -> crate::sys::hsa_status_t,
@@ -43,8 +43,7 @@ pub struct RocrLibrary {
     pub path: String,
     pub api: HsaApi,
     /// Present when the library is the soft runtime's drop-in rather than ROCr.
-    pub register_kernel: Option<RegisterKernelFn>,
-    pub controls: Option<DropInControls>,
+    pub drop_in: Option<DropInExtension>,
     _library: libloading::Library,
 }
 
@@ -65,13 +64,11 @@ impl RocrLibrary {
                 // SAFETY: ROCr exports these functions with the signatures of hsa.h, which the
                 // table copies exactly (checked by the conformance test).
                 let api = HsaApi::from_library(&library)?;
-                // SAFETY: the drop-in exports it with `RegisterKernelFn`'s signature
-                // (soft-hsa/src/lib.rs); ROCr does not export it at all.
-                let register_kernel =
-                    library.get::<RegisterKernelFn>(b"aqueduct_soft_register_kernel\0").ok().map(|f| *f);
-                // SAFETY: as above: the drop-in's signatures (`DropInControls`), absent from ROCr.
-                let controls = (|| {
-                    Some(DropInControls {
+                // SAFETY: the drop-in exports these with `DropInExtension`'s signatures
+                // (soft-hsa/src/lib.rs); ROCr exports none of them.
+                let drop_in = (|| {
+                    Some(DropInExtension {
+                        register_kernel: *library.get(b"aqueduct_soft_register_kernel\0").ok()?,
                         inject_fault: *library.get(b"aqueduct_soft_inject_fault\0").ok()?,
                         release_stall: *library.get(b"aqueduct_soft_release_stall\0").ok()?,
                         set_queue_mode: *library.get(b"aqueduct_soft_set_queue_mode\0").ok()?,
@@ -79,7 +76,7 @@ impl RocrLibrary {
                         configure: *library.get(b"aqueduct_soft_configure\0").ok()?,
                     })
                 })();
-                Ok(Self { path, api, register_kernel, controls, _library: library })
+                Ok(Self { path, api, drop_in, _library: library })
             })
         }
     }

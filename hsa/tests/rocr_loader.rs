@@ -215,3 +215,23 @@ fn path_variable_is_tried_first_and_checked() {
         .unwrap_or_else(|error| panic!("a bad override must fall through to the defaults: {error}"));
     assert_eq!(fallback.path, ROCR_SONAME);
 }
+
+/// ROCr proper has none of the soft runtime's vendor extension, so asking for the drop-in's
+/// controls is refused with the library named, and nothing is configured.
+#[test]
+fn rocr_proper_is_not_taken_for_the_drop_in() {
+    let _guard = env_lock();
+    if open_rocr().is_none() {
+        return;
+    }
+    let library = with_path_variable(None, RocrLibrary::load).expect("ROCr loads");
+    assert!(library.drop_in.is_none(), "{} exports the drop-in's extension", library.path);
+    match with_path_variable(None, aqueduct_hsa::SoftControls::drop_in) {
+        Err(LoadError::MissingSymbol { symbol, reason }) => {
+            assert_eq!(symbol, "aqueduct_soft_configure");
+            assert!(reason.contains(ROCR_SONAME) && reason.contains("not the soft runtime's drop-in"), "{reason}");
+        }
+        Err(other) => panic!("expected MissingSymbol, got {other}"),
+        Ok(_) => panic!("ROCr taken for the drop-in"),
+    }
+}

@@ -7,6 +7,10 @@ use std::cell::Cell;
 mod peak_heap;
 
 use peak_heap::measured;
+#[path = "../../tests/support/mutation.rs"]
+mod mutation;
+
+use mutation::{kind_of, lie};
 
 use aqueduct_profile::sample::sample_bundle;
 use aqueduct_profile::*;
@@ -388,29 +392,6 @@ mod campaign {
     const MARKERS: [u8; 16] =
         [0xc0, 0xc1, 0xc2, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xd9, 0xdb, 0xdd, 0xdf, 0xc6, 0xcf, 0xff];
 
-    fn lie(field: Field, current: u64, len: u64, choice: u8, random: u64) -> u64 {
-        let bits = (field.width * 8) as u32;
-        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-        let value = match choice % 9 {
-            0 => 0,
-            1 => u64::MAX,
-            2 => 1 << (bits - 1),
-            3 => len,
-            4 if field.region == "messagepack marker" => u64::from(MARKERS[(random % 16) as usize]),
-            4 => u64::from(MAX_CHUNK_PAYLOAD),
-            5 => current.wrapping_add(random % 5).wrapping_sub(2),
-            6 => current.max(1).wrapping_shl(1 + (random % 31) as u32),
-            7 => current ^ (1 << (random % u64::from(bits))),
-            _ => random,
-        };
-        value & mask
-    }
-
-    fn kind_of(error: &ProfileError) -> String {
-        let text = format!("{error:?}");
-        text.split(|c: char| !c.is_ascii_alphanumeric()).next().unwrap_or_default().to_owned()
-    }
-
     #[test]
     fn hostile_profile_bundles() {
         let cases: u32 =
@@ -449,7 +430,12 @@ mod campaign {
                         raw[..field.width].copy_from_slice(slot);
                     }
                     let current = if field.big_endian { u64::from_be_bytes(raw) } else { u64::from_le_bytes(raw) };
-                    let value = lie(field, current, original.len() as u64, choice, random);
+                    let special = if field.region == "messagepack marker" {
+                        u64::from(MARKERS[(random % 16) as usize])
+                    } else {
+                        u64::from(MAX_CHUNK_PAYLOAD)
+                    };
+                    let value = lie(current, field.width, original.len() as u64, choice, random, special);
                     if field.big_endian {
                         slot.copy_from_slice(&value.to_be_bytes()[8 - field.width..]);
                     } else {
