@@ -45,6 +45,9 @@ pub enum OperationTag {
     Dispatch,
     RawDispatch,
     CommandBufferExecution,
+    Alloca,
+    Dealloca,
+    HostCall,
 }
 
 /// Which of admission's tiers resolved a wait.

@@ -1,5 +1,5 @@
-//! The device World: one entity per queue, semaphore, pool allocation, executable and finished
-//! command buffer, holding what the engine needs to free it.
+//! The device World: one entity per queue, semaphore, pool allocation, memory pool, executable and
+//! finished command buffer, holding what the engine needs to free it.
 //!
 //! It sits off the hot path (creation, destruction, statistics) behind the device's lock; the
 //! hot state of the same objects lives in the queue Worlds and the shared atomic tables.
@@ -48,6 +48,16 @@ pub struct Allocation {
     pub size: u64,
     pub kind: MemoryKind,
     pub agent: usize,
+}
+
+/// A memory pool for queue-ordered allocation. Its blocks are [`Allocation`]s; its allocations
+/// are entities of the pool's own World (`crate::pool`).
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolEntity {
+    pub kind: MemoryKind,
+    pub agent: usize,
+    pub block_size: u64,
+    pub max_size: u64,
 }
 
 /// A code object loaded on every agent of the device.

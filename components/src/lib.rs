@@ -28,6 +28,7 @@ pub mod endpoint_scan;
 pub mod frontier;
 pub mod host_waiters;
 pub mod parked_queues;
+pub mod pool;
 pub mod program;
 pub mod queue_state;
 pub mod semaphore_slot;

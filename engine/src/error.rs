@@ -74,4 +74,14 @@ pub enum EngineError {
     Profile(#[from] aqueduct_profile::ProfileError),
     #[error("buffer memory ({kind:?}) is not accessible from the host")]
     NotHostAccessible { kind: aqueduct_components::device_entities::MemoryKind },
+    /// A pool could not serve an alloca and may not grow (or its wait for returned memory ran
+    /// out).
+    #[error("pool exhausted: {requested} bytes requested, {in_use} in use of {reserved} reserved (max {max_size})")]
+    PoolExhausted { requested: u64, in_use: u64, reserved: u64, max_size: u64 },
+    /// A buffer used after its dealloca, or deallocated twice.
+    #[error("the buffer was deallocated (Queue::dealloca); it cannot be used or deallocated again")]
+    BufferDeallocated,
+    /// A file could not be inspected or shared with the host-call thread.
+    #[error("file: {reason}")]
+    File { reason: String },
 }

@@ -29,6 +29,7 @@ mod dispatch;
 mod error;
 mod executable;
 mod memory;
+mod pool;
 mod profile;
 #[cfg(feature = "tracy")]
 pub mod profiling;
@@ -51,11 +52,12 @@ pub use dispatch::Dispatch;
 pub use error::{EngineError, EngineResult};
 pub use executable::{Executable, HalLayout, Kernel};
 pub use memory::{Binding, Buffer};
+pub use pool::{Exhaustion, Pool, PoolConfig, PoolStats, TrimPolicy};
 pub use profile::{
     DEFAULT_PROFILE_OUTPUT, PROFILE_ENV, PROFILE_OUTPUT_ENV, ProfileConfig, ProfileModes, ProfileReport,
 };
 pub use queue::Batch;
-pub use queue::{MAX_UPDATE_BYTES, Queue, QueueStats, RawDispatch};
+pub use queue::{HostCallResult, MAX_UPDATE_BYTES, Queue, QueueStats, RawDispatch, STAGING_BYTES};
 pub use semaphore::{Semaphore, SemaphorePoint, wait_all, wait_any};
 
 use device::DeviceShared;
@@ -157,6 +159,12 @@ impl Device {
 
     pub fn allocate_on(&self, agent: usize, kind: MemoryKind, size: u64) -> EngineResult<Buffer> {
         Buffer::allocate(&self.0, kind, size, agent)
+    }
+
+    /// A pool for queue-ordered allocation (`Queue::alloca`), drawing on `config.kind` memory
+    /// of `config.agent`.
+    pub fn create_pool(&self, config: PoolConfig) -> EngineResult<Pool> {
+        Pool::create(&self.0, config)
     }
 
     /// A command buffer to record for queues of agent 0.

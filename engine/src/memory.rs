@@ -1,30 +1,49 @@
 //! Buffers: pool allocations of the device, with host access where the pool allows it.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use aqueduct_components::device_entities::{Allocation, MemoryKind};
 use bevy_ecs::entity::Entity;
 
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
+use crate::pool::Pooled;
 
 pub(crate) struct BufferInner {
     pub device: Arc<DeviceShared>,
     pub address: u64,
     pub size: u64,
     pub kind: MemoryKind,
-    entity: Entity,
+    origin: Origin,
+    /// Set by `Queue::dealloca`: every later use is refused.
+    pub deallocated: AtomicBool,
+}
+
+/// Who owns a buffer's memory.
+enum Origin {
+    /// Its own allocation: an entity of the device World.
+    Device(Entity),
+    /// A range of a pool, handed out by `Queue::alloca`.
+    Pool(Pooled),
 }
 
 impl Drop for BufferInner {
     fn drop(&mut self) {
-        // Queued work may still read or write the memory: it is freed once those rows settle.
-        self.device.defer_release(self.entity);
+        match &self.origin {
+            // Queued work may still read or write the memory: it is freed once those rows settle.
+            Origin::Device(entity) => self.device.defer_release(*entity),
+            // After its dealloca the pool has it back; without one, it waits for the rows too.
+            Origin::Pool(pooled) if !self.deallocated.load(Ordering::Acquire) => pooled.pool.abandon(pooled.entity),
+            Origin::Pool(_) => {}
+        }
     }
 }
 
 /// Device memory. Cloning is cheap and shares the allocation; it is freed once the last clone is
-/// gone and every submission staged before then has settled.
+/// gone and every submission staged before then has settled. A buffer from `Queue::alloca` goes
+/// back to its pool with `Queue::dealloca` (in queue order), or, if its last clone drops first,
+/// once every submission staged until then has settled.
 #[derive(Clone)]
 pub struct Buffer(pub(crate) Arc<BufferInner>);
 
@@ -56,7 +75,40 @@ impl Buffer {
         device.release_settled();
         let address = device.allocate_granted(state.pool(kind), bytes)? as u64;
         let entity = device.world().spawn(Allocation { address, size, kind, agent }).id();
-        Ok(Self(Arc::new(BufferInner { device: device.clone(), address, size, kind, entity })))
+        Ok(Self(Arc::new(BufferInner {
+            device: device.clone(),
+            address,
+            size,
+            kind,
+            origin: Origin::Device(entity),
+            deallocated: AtomicBool::new(false),
+        })))
+    }
+
+    /// A buffer over `size` bytes of a pool at `address` (an alloca's).
+    pub(crate) fn pooled(pooled: Pooled, address: u64, size: u64) -> Self {
+        let (device, kind) = (pooled.pool.device.clone(), pooled.pool.config.kind);
+        Self(Arc::new(BufferInner {
+            device,
+            address,
+            size,
+            kind,
+            origin: Origin::Pool(pooled),
+            deallocated: AtomicBool::new(false),
+        }))
+    }
+
+    /// Its place in a pool, when it came from `Queue::alloca`.
+    pub(crate) fn pool_origin(&self) -> Option<&Pooled> {
+        match &self.0.origin {
+            Origin::Pool(pooled) => Some(pooled),
+            Origin::Device(_) => None,
+        }
+    }
+
+    /// Refuses a buffer that was deallocated.
+    pub(crate) fn check_live(&self) -> EngineResult<()> {
+        if self.0.deallocated.load(Ordering::Relaxed) { Err(EngineError::BufferDeallocated) } else { Ok(()) }
     }
 
     pub fn size(&self) -> u64 {
@@ -83,6 +135,7 @@ impl Buffer {
     }
 
     pub(crate) fn check_range(&self, what: &'static str, offset: u64, length: u64) -> EngineResult<u64> {
+        self.check_live()?;
         match offset.checked_add(length) {
             Some(end) if end <= self.0.size => Ok(self.0.address + offset),
             _ => Err(EngineError::OutOfBounds { what, offset, length, size: self.0.size }),

@@ -31,6 +31,17 @@ impl DeviceShared {
     /// The last handle of the object `entity` stands for dropped: free it once every queue has
     /// settled the rows staged so far (perhaps at once).
     pub(crate) fn defer_release(&self, entity: Entity) {
+        let after = self.staged_snapshot();
+        if let Ok(mut object) = self.world().get_entity_mut(entity) {
+            object.insert(after);
+            self.pending_releases.fetch_add(1, Ordering::Release);
+        }
+        self.release_settled();
+    }
+
+    /// Every existing queue's staged-row count: rows staged after it cannot name an object whose
+    /// last handle is gone.
+    pub(crate) fn staged_snapshot(&self) -> ReleaseAfter {
         let mut rows = [0u64; MAX_QUEUES];
         let mut queues = 0;
         for (index, staged) in rows.iter_mut().enumerate() {
@@ -39,12 +50,19 @@ impl DeviceShared {
                 queues = index + 1;
             }
         }
-        let after = ReleaseAfter { rows: rows[..queues].into() };
-        if let Ok(mut object) = self.world().get_entity_mut(entity) {
-            object.insert(after);
-            self.pending_releases.fetch_add(1, Ordering::Release);
+        ReleaseAfter { rows: rows[..queues].into() }
+    }
+
+    /// Every queue's settled mark. Read before the snapshots it is compared with: a mark read
+    /// now covers every snapshot it passes.
+    pub(crate) fn settled_marks(&self) -> [u64; MAX_QUEUES] {
+        let mut settled = [0u64; MAX_QUEUES];
+        for (index, mark) in settled.iter_mut().enumerate() {
+            if let Some(endpoint) = self.directory.get(index as u16) {
+                *mark = endpoint.settled_rows.load(Ordering::Acquire);
+            }
         }
-        self.release_settled();
+        settled
     }
 
     /// Frees every released object whose rows every queue has settled.
@@ -52,14 +70,8 @@ impl DeviceShared {
         if self.pending_releases.load(Ordering::Acquire) == 0 {
             return;
         }
-        // Read before the entities: a mark read now covers every snapshot it passes.
-        let mut settled = [0u64; MAX_QUEUES];
-        for (index, mark) in settled.iter_mut().enumerate() {
-            if let Some(endpoint) = self.directory.get(index as u16) {
-                *mark = endpoint.settled_rows.load(Ordering::Acquire);
-            }
-        }
-        self.release_where(|after| after.rows.iter().zip(settled).all(|(&staged, settled)| settled >= staged));
+        let settled = self.settled_marks();
+        self.release_where(|after| has_settled(after, &settled));
     }
 
     /// Frees every released object; only when the device drops, after its last queue.
@@ -111,4 +123,9 @@ impl DeviceShared {
             }
         }
     }
+}
+
+/// Whether every queue has settled the rows `after` counted.
+pub(crate) fn has_settled(after: &ReleaseAfter, settled: &[u64; MAX_QUEUES]) -> bool {
+    after.rows.iter().zip(settled).all(|(&staged, &settled)| settled >= staged)
 }

@@ -74,6 +74,11 @@ impl Semaphore {
         table.failure(self.0.slot).and_then(|failure| table.failure_record(failure))
     }
 
+    /// Whether the semaphore failed (no record is fetched).
+    pub(crate) fn has_failed(&self) -> bool {
+        self.0.device.semaphores.failure(self.0.slot).is_some()
+    }
+
     /// The current value, or the failure.
     pub fn query(&self) -> EngineResult<u64> {
         match self.failure() {
@@ -90,16 +95,27 @@ impl Semaphore {
         if value <= current {
             return Err(EngineError::SemaphoreNotIncreasing { current, requested: value });
         }
+        self.raise(value);
+        Ok(())
+    }
+
+    /// Raises the value from the host without the promise check (the host keeping a promise it
+    /// made, as a host call does for its signals), and wakes whoever waits.
+    pub(crate) fn raise(&self, value: u64) {
+        let device = &self.0.device;
         device.semaphores.signal(self.0.slot, value);
         device.semaphores.notify();
         device.wake_deferred(None);
-        Ok(())
     }
 
     /// Fails the semaphore from the host: waiters, and work waiting on it, get `message`.
     pub fn fail(&self, message: impl Into<String>) {
+        self.fail_with(FailureRecord { status: None, message: message.into() });
+    }
+
+    pub(crate) fn fail_with(&self, record: FailureRecord) {
         let device = &self.0.device;
-        let failure = device.semaphores.record_failure(FailureRecord { status: None, message: message.into() });
+        let failure = device.semaphores.record_failure(record);
         device.semaphores.fail(self.0.slot, failure);
         device.semaphores.notify();
         device.wake_deferred(None);

@@ -69,6 +69,12 @@ pub enum OperationKind {
     Dispatch,
     RawDispatch,
     CommandBufferExecution,
+    /// Queue-ordered allocation from a pool (a barrier when it must order anything).
+    Alloca,
+    /// Queue-ordered return of an alloca's memory.
+    Dealloca,
+    /// A host function run in queue order (host calls, file reads and writes).
+    HostCall,
 }
 
 impl OperationKind {
@@ -81,6 +87,9 @@ impl OperationKind {
             OperationKind::Dispatch => "dispatch",
             OperationKind::RawDispatch => "raw-dispatch",
             OperationKind::CommandBufferExecution => "command-buffer-execution",
+            OperationKind::Alloca => "alloca",
+            OperationKind::Dealloca => "dealloca",
+            OperationKind::HostCall => "host-call",
         }
     }
 }

@@ -48,6 +48,9 @@ fn every_wait_resolution_and_optional_field_round_trips() {
         OperationKind::Dispatch,
         OperationKind::RawDispatch,
         OperationKind::CommandBufferExecution,
+        OperationKind::Alloca,
+        OperationKind::Dealloca,
+        OperationKind::HostCall,
     ];
     let mut records = Vec::new();
     for (index, operation) in operations.into_iter().enumerate() {

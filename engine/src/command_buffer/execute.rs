@@ -93,6 +93,8 @@ fn check_table(program: &FinishedProgram, table: &BindingTable, device: u64) -> 
         if entry.buffer.0.device.id != device {
             return Err(EngineError::ForeignObject { what: "binding table buffer" });
         }
+        // An alloca's buffer may have gone back to its pool since the table was built.
+        entry.buffer.check_live()?;
         if entry.length < need.length {
             return Err(EngineError::BindingTable {
                 slot,

@@ -429,6 +429,13 @@ fn check_ref(
     match reference {
         BufferRef::Static(binding) => {
             binding.buffer.belongs_to(device)?;
+            if binding.buffer.pool_origin().is_some() {
+                // A recording outlives any one alloca; the table is checked at each execution.
+                return Err(EngineError::InvalidArgument {
+                    what,
+                    reason: "an alloca's buffer binds through a binding table, not statically".into(),
+                });
+            }
             let address = binding.buffer.check_range(what, binding.offset, binding.length)?;
             if access.host_visible && binding.buffer.kind() != MemoryKind::HostVisible {
                 return Err(EngineError::NotHostAccessible { kind: binding.buffer.kind() });

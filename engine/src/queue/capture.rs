@@ -315,6 +315,9 @@ fn operation_kind(operation: OperationTag) -> OperationKind {
         OperationTag::Dispatch => OperationKind::Dispatch,
         OperationTag::RawDispatch => OperationKind::RawDispatch,
         OperationTag::CommandBufferExecution => OperationKind::CommandBufferExecution,
+        OperationTag::Alloca => OperationKind::Alloca,
+        OperationTag::Dealloca => OperationKind::Dealloca,
+        OperationTag::HostCall => OperationKind::HostCall,
     }
 }
 

@@ -66,6 +66,12 @@ pub(crate) struct QueueShared {
     /// Whether a profile capture runs on this queue: read before the lock, to stamp a
     /// submission's entry time only then.
     pub capturing: AtomicBool,
+    /// The semaphore its deallocas signal (`alloca.rs`).
+    pub memory_timeline: super::alloca::TimelineLock,
+    /// Its host calls' thread and timelines, from the first host call (`host_calls.rs`).
+    pub host_calls: super::host_calls::HostCallsLock,
+    /// The host-visible buffer file transfers stream through, from the first that needs it.
+    pub file_staging: Mutex<Option<crate::memory::Buffer>>,
 }
 
 // SAFETY: `hsa_queue` is only passed to provider calls (thread-safe by the HSA spec) and to

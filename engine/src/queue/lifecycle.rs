@@ -107,6 +107,9 @@ impl Queue {
             batch_owner: AtomicU64::new(0),
             counters: Default::default(),
             capturing: AtomicBool::new(false),
+            memory_timeline: Default::default(),
+            host_calls: Default::default(),
+            file_staging: Default::default(),
         });
         let entity = device
             .world()
@@ -162,6 +165,8 @@ impl Drop for QueueHandle {
             let mut core = shared.lock();
             shared.abandon(&mut core);
         }
+        // Its host calls' *ready* timeline failed with the rows: the host-call thread ends.
+        shared.stop_host_calls();
         // SAFETY: the queue is destroyed, so nothing reads the kernarg ring any more.
         let _ = unsafe { shared.device.hsa.free(self.kernarg_memory as *mut u8) };
         shared.device.world().despawn(self.entity);

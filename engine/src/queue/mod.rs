@@ -2,6 +2,9 @@
 //! are systems in `aqueduct-systems`):
 //!
 //! - `mod.rs` (here): [`Queue`] and its operations' entry points;
+//! - `alloca.rs`: queue-ordered allocation from pools, and the queue's memory timeline;
+//! - `host_calls.rs`: host functions run in queue order, and how they map to AQL;
+//! - `files.rs`: file reads and writes in queue order, on host calls and a staging buffer;
 //! - `lifecycle.rs`: creation and destruction;
 //! - `core.rs`: the state behind the queue lock, and what other threads share;
 //! - `operations.rs`: each operation's validation and the payload it stages, for both ways in;
@@ -16,12 +19,15 @@
 //! Each operation validates its input completely before anything is staged, then hands the
 //! submission driver a closure that fills in the payload.
 
+mod alloca;
 mod batch;
 mod capture;
 mod completion;
 mod core;
 mod deferral;
 mod failure;
+mod files;
+mod host_calls;
 mod lifecycle;
 mod memory_faults;
 mod operations;
@@ -32,6 +38,8 @@ use std::sync::atomic::Ordering;
 
 pub use batch::Batch;
 pub(crate) use core::QueueShared;
+pub use files::STAGING_BYTES;
+pub use host_calls::HostCallResult;
 pub(crate) use lifecycle::QueueHandle;
 pub(crate) use memory_faults::system_event_handler;
 pub(crate) use operations::{Immediate, Submitter};
@@ -40,6 +48,7 @@ use crate::dispatch::Dispatch;
 use crate::error::EngineResult;
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
+use crate::pool::Pool;
 use crate::semaphore::SemaphorePoint;
 
 /// Largest `update`: bigger writes belong in a staging buffer and a copy.
@@ -156,6 +165,63 @@ impl Queue {
         signals: &[SemaphorePoint],
     ) -> EngineResult<()> {
         operations::dispatch(&mut Immediate(self.shared()), kernel, dispatch, waits, signals)
+    }
+
+    /// Takes `size` bytes from `pool` in queue order and returns the buffer at once. Work may use
+    /// the memory once it is ordered after `signals` (or after this call, on this queue). With
+    /// no waits or signals, and memory that needs no wait, nothing is submitted at all.
+    pub fn alloca(
+        &self,
+        pool: &Pool,
+        size: u64,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<Buffer> {
+        self.shared().alloca(pool, size, waits, signals)
+    }
+
+    /// Returns an alloca's buffer to its pool once `waits` are met and earlier work on this
+    /// queue is done; the waits must cover every use on other queues. Later work on this queue
+    /// may reuse the memory at once; other queues once this dealloca retires (or behind a wait
+    /// on it). The buffer handle refuses every use from now on (`BufferDeallocated`).
+    pub fn dealloca(&self, buffer: &Buffer, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
+        self.shared().dealloca(buffer, waits, signals)
+    }
+
+    /// Runs `call` on a host thread once `waits` are met and earlier work on this queue is done,
+    /// then raises `signals`; an `Err` (or a panic) fails them instead. Later work on this queue
+    /// waits for `call` to return; other queues, and earlier work, do not.
+    pub fn host_call<F>(&self, call: F, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()>
+    where
+        F: FnOnce() -> HostCallResult + Send + 'static,
+    {
+        self.shared().host_call(Box::new(call), waits, signals)
+    }
+
+    /// Reads `target.length` bytes of `file` at `offset` into `target`, in queue order. Memory the
+    /// host cannot reach streams through a [`STAGING_BYTES`] staging buffer. A range past the end
+    /// of the file is refused now; a short read or an I/O error later fails `signals`.
+    pub fn read_file(
+        &self,
+        file: &std::fs::File,
+        offset: u64,
+        target: Binding,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        self.shared().read_file(file, offset, target, waits, signals)
+    }
+
+    /// Writes `source` into `file` at `offset`, in queue order (as [`Self::read_file`]).
+    pub fn write_file(
+        &self,
+        source: Binding,
+        file: &std::fs::File,
+        offset: u64,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        self.shared().write_file(source, file, offset, waits, signals)
     }
 
     /// Dispatches `kernel` with caller-built kernarg bytes, at least the explicit arguments and

@@ -35,7 +35,7 @@ pub(crate) enum PassMode {
 
 impl QueueShared {
     /// Checks waits and signals before anything is staged: same device, signals increasing.
-    fn check_points(&self, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
+    pub(crate) fn check_points(&self, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
         for point in waits.iter().chain(signals) {
             if point.semaphore.0.device.id != self.device.id {
                 return Err(EngineError::ForeignObject { what: "semaphore" });

@@ -1,0 +1,211 @@
+//! A memory pool's allocations as plain data: the components of the entities in a pool's World
+//! (one per allocation, recycled, never despawned on the hot path) and [`FreeRanges`], the
+//! retired free memory of the pool's blocks, best fit and coalesced.
+//!
+//! Memory moves through three places: *live* (an alloca handed it out), *pending* (a dealloca
+//! returned it in queue order; free at a point of that queue's memory timeline) and *free*
+//! (that point passed, or was covered: anyone may take it). Only free memory is coalesced.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bevy_ecs::prelude::*;
+
+use crate::device_entities::ReleaseAfter;
+
+/// Where an allocation lies: a block of its pool and a byte range in it.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolRange {
+    pub block: u32,
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// The queue whose alloca made the allocation.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OwningQueue(pub u16);
+
+/// When an allocation's memory may be handed out again.
+#[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
+pub enum FreeAt {
+    /// The entity holds nothing (recycled).
+    #[default]
+    Vacant,
+    /// Handed out; no dealloca yet.
+    Live,
+    /// Returned by a dealloca on `queue`, whose retirement raises the queue's memory timeline
+    /// (the semaphore in `timeline`) to `value`. Later work on `queue` may reuse it at once;
+    /// other queues once the value is reached, or behind a wait on it.
+    Point { queue: u16, timeline: u32, value: u64 },
+    /// Its handle dropped without a dealloca, or its dealloca failed: nothing says when the work
+    /// that used it ends, so it waits, like a released buffer, until every queue has settled the
+    /// rows staged then.
+    AfterRows(ReleaseAfter),
+}
+
+/// The free memory of a pool's blocks: per block, free ranges by offset (to coalesce with
+/// neighbours), and all of them by size (best fit). Offsets and sizes are in the pool's
+/// granules' units of bytes; the pool rounds before it asks.
+#[derive(Debug, Default)]
+pub struct FreeRanges {
+    by_block: Vec<BTreeMap<u64, u64>>,
+    by_size: BTreeSet<(u64, u32, u64)>,
+    bytes: u64,
+}
+
+impl FreeRanges {
+    /// Makes `block` known, wholly free, `size` bytes.
+    pub fn add_block(&mut self, block: u32, size: u64) {
+        let index = block as usize;
+        if self.by_block.len() <= index {
+            self.by_block.resize_with(index + 1, BTreeMap::new);
+        }
+        debug_assert!(self.by_block[index].is_empty(), "block {block} added twice");
+        self.insert(block, 0, size);
+    }
+
+    /// Takes the smallest free range of at least `size` bytes; returns `(block, offset)`.
+    pub fn take(&mut self, size: u64) -> Option<(u32, u64)> {
+        let &(found, block, offset) = self.by_size.range((size, 0, 0)..).next()?;
+        self.remove(block, offset, found);
+        if found > size {
+            self.insert(block, offset + size, found - size);
+        }
+        Some((block, offset))
+    }
+
+    /// Gives `[offset, offset + size)` of `block` back, merged with free neighbours.
+    pub fn give(&mut self, block: u32, mut offset: u64, mut size: u64) {
+        let ranges = &self.by_block[block as usize];
+        let before = ranges.range(..offset).next_back().map(|(&at, &length)| (at, length));
+        let after = ranges.get(&(offset + size)).copied();
+        if let Some((at, length)) = before.filter(|&(at, length)| at + length == offset) {
+            self.remove(block, at, length);
+            offset = at;
+            size += length;
+        }
+        if let Some(length) = after {
+            self.remove(block, offset + size, length);
+            size += length;
+        }
+        self.insert(block, offset, size);
+    }
+
+    /// Whether `block` is wholly free (`size` bytes from offset 0).
+    pub fn block_is_free(&self, block: u32, size: u64) -> bool {
+        self.by_block.get(block as usize).is_some_and(|ranges| ranges.len() == 1 && ranges.get(&0) == Some(&size))
+    }
+
+    /// Forgets a wholly free block (trimmed).
+    pub fn remove_block(&mut self, block: u32, size: u64) {
+        debug_assert!(self.block_is_free(block, size));
+        self.remove(block, 0, size);
+    }
+
+    /// Free bytes in all blocks.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The largest free range.
+    pub fn largest(&self) -> u64 {
+        self.by_size.last().map_or(0, |&(size, _, _)| size)
+    }
+
+    /// Free ranges, for statistics and tests: `(block, offset, size)` in block and offset order.
+    pub fn ranges(&self) -> impl Iterator<Item = (u32, u64, u64)> + '_ {
+        self.by_block
+            .iter()
+            .enumerate()
+            .flat_map(|(block, ranges)| ranges.iter().map(move |(&offset, &size)| (block as u32, offset, size)))
+    }
+
+    fn insert(&mut self, block: u32, offset: u64, size: u64) {
+        self.by_block[block as usize].insert(offset, size);
+        self.by_size.insert((size, block, offset));
+        self.bytes += size;
+    }
+
+    fn remove(&mut self, block: u32, offset: u64, size: u64) {
+        self.by_block[block as usize].remove(&offset);
+        self.by_size.remove(&(size, block, offset));
+        self.bytes -= size;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn best_fit_splits_and_give_coalesces_both_sides() {
+        let mut free = FreeRanges::default();
+        free.add_block(0, 1024);
+        free.add_block(1, 256);
+        // Best fit: the 256-byte block, not the 1024-byte one.
+        assert_eq!(free.take(256), Some((1, 0)));
+        assert_eq!(free.take(100), Some((0, 0)));
+        assert_eq!(free.take(100), Some((0, 100)));
+        assert_eq!(free.take(100), Some((0, 200)));
+        assert_eq!(free.bytes(), 1024 - 300);
+        free.give(0, 0, 100);
+        free.give(0, 200, 100);
+        assert_eq!(
+            free.ranges().filter(|r| r.0 == 0).count(),
+            2,
+            "not adjacent yet: {:?}",
+            free.ranges().collect::<Vec<_>>()
+        );
+        free.give(0, 100, 100);
+        assert!(free.block_is_free(0, 1024), "{:?}", free.ranges().collect::<Vec<_>>());
+        assert_eq!(free.largest(), 1024);
+        assert_eq!(free.take(2048), None);
+        free.remove_block(0, 1024);
+        assert_eq!(free.bytes(), 0);
+        free.give(1, 0, 256);
+        assert!(free.block_is_free(1, 256));
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Whatever the order of takes and gives: taken ranges never overlap each other or free
+        /// memory, the byte count adds up, and no two free ranges of a block touch (coalesced).
+        #[test]
+        fn takes_and_gives_keep_ranges_disjoint_and_coalesced(steps in proptest::collection::vec((any::<bool>(), 1u64..64, any::<prop::sample::Index>()), 1..200)) {
+            let blocks = [(0u32, 256u64), (1, 64)];
+            let mut free = FreeRanges::default();
+            for (block, size) in blocks {
+                free.add_block(block, size);
+            }
+            let mut taken: Vec<(u32, u64, u64)> = Vec::new();
+            for (take, size, pick) in steps {
+                if take || taken.is_empty() {
+                    if let Some((block, offset)) = free.take(size) {
+                        taken.push((block, offset, size));
+                    } else {
+                        prop_assert!(free.largest() < size);
+                    }
+                } else {
+                    let (block, offset, size) = taken.swap_remove(pick.index(taken.len()));
+                    free.give(block, offset, size);
+                }
+                let mut all: Vec<_> = taken.iter().copied().chain(free.ranges()).collect();
+                all.sort();
+                for pair in all.windows(2) {
+                    prop_assert!(pair[0].0 != pair[1].0 || pair[0].1 + pair[0].2 <= pair[1].1, "overlap {:?}", pair);
+                }
+                let free_ranges: Vec<_> = free.ranges().collect();
+                for pair in free_ranges.windows(2) {
+                    prop_assert!(pair[0].0 != pair[1].0 || pair[0].1 + pair[0].2 < pair[1].1, "not coalesced {:?}", pair);
+                }
+                let live: u64 = taken.iter().map(|range| range.2).sum();
+                prop_assert_eq!(live + free.bytes(), 256 + 64);
+            }
+        }
+    }
+}

@@ -1,0 +1,673 @@
+//! Memory pools and queue-ordered allocation: [`Pool`], made by `Device::create_pool`, hands out
+//! buffers through `Queue::alloca` and takes them back through `Queue::dealloca`, in queue order
+//! and without a host round trip.
+//!
+//! A pool is an entity of the device World ([`PoolEntity`]); its blocks are ordinary device
+//! allocations (so trimming and dropping go through deferred release); each allocation is an
+//! entity of the pool's own World with [`PoolRange`], [`OwningQueue`] and [`FreeAt`]. Entities
+//! are recycled, not despawned, so a steady alloca/dealloca stream spawns nothing.
+//!
+//! Reuse rules, in the order `reserve` tries them:
+//! 1. memory a dealloca on *this* queue returned, still in flight: at once (and warm), because
+//!    every packet carries the barrier bit, so later work on the queue runs after the dealloca,
+//!    which waited for every use its caller named;
+//! 2. free memory: its dealloca's point was reached (its queue drained that dealloca), or the
+//!    rows that could use it settled: anyone, at once;
+//! 3. memory another queue's dealloca returned, still in flight: the alloca waits (device-side)
+//!    on that queue's memory timeline at the dealloca's value, so its signals, which every user
+//!    of the buffer waits on, come after the memory is dead;
+//! 4. a new block, within `max_size`;
+//! 5. otherwise [`Exhaustion`]: a typed error, or a wait (with a timeout) for in-flight deallocas
+//!    to retire and coalesce, or for one not yet submitted.
+//!
+//! Lock order: the pool's lock is never held while staging (a queue's lock), while allocating a
+//! block or while waiting. Under it only the device World is taken (a trimmed block's deferred
+//! release), and nothing that holds the device World takes a pool's lock.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use aqueduct_components::device_entities::{MemoryKind, PoolEntity};
+use aqueduct_components::pool::{FreeAt, FreeRanges, OwningQueue, PoolRange};
+use bevy_ecs::prelude::*;
+
+use crate::device::DeviceShared;
+use crate::error::{EngineError, EngineResult};
+use crate::memory::Buffer;
+use crate::release::has_settled;
+use crate::semaphore::{Semaphore, deadline_after};
+
+/// What a pool does with free blocks beyond its reserve.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TrimPolicy {
+    /// Keep every block until [`Pool::trim`] is called (a frame or batch loop that allocates
+    /// the same sizes again pays no provider allocation).
+    #[default]
+    Manual,
+    /// Give a block back as soon as it is wholly free, while the pool holds more than its
+    /// reserve.
+    KeepReserve,
+}
+
+/// What an alloca does when the pool cannot serve it and may not grow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Exhaustion {
+    /// Fail with [`EngineError::PoolExhausted`].
+    #[default]
+    Fail,
+    /// Wait up to this long for in-flight deallocas to retire (memory they return coalesces), or
+    /// for a dealloca or drop on another thread, then fail.
+    Wait(Duration),
+}
+
+/// How to make a pool. `PoolConfig::new(kind)` gives the defaults; the builder methods change
+/// one field each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolConfig {
+    pub kind: MemoryKind,
+    /// The agent (within the device) whose memory of `kind` the pool draws from.
+    pub agent: usize,
+    /// Bytes the pool allocates at a time; a larger alloca gets a block of its own size.
+    pub block_size: u64,
+    /// Allocation sizes and offsets are multiples of this (a power of two, at least 16).
+    pub granule: u64,
+    /// Bytes allocated when the pool is made and kept through trims.
+    pub reserve: u64,
+    /// The most bytes the pool's blocks may hold together.
+    pub max_size: u64,
+    pub trim: TrimPolicy,
+    pub exhaustion: Exhaustion,
+}
+
+impl PoolConfig {
+    pub const DEFAULT_BLOCK_SIZE: u64 = 16 << 20;
+    /// IREE's and HIP's allocators align to 256 bytes, enough for every kernel argument type.
+    pub const DEFAULT_GRANULE: u64 = 256;
+
+    pub fn new(kind: MemoryKind) -> Self {
+        Self {
+            kind,
+            agent: 0,
+            block_size: Self::DEFAULT_BLOCK_SIZE,
+            granule: Self::DEFAULT_GRANULE,
+            reserve: 0,
+            max_size: u64::MAX,
+            trim: TrimPolicy::default(),
+            exhaustion: Exhaustion::default(),
+        }
+    }
+
+    pub fn agent(self, agent: usize) -> Self {
+        Self { agent, ..self }
+    }
+
+    pub fn block_size(self, block_size: u64) -> Self {
+        Self { block_size, ..self }
+    }
+
+    pub fn granule(self, granule: u64) -> Self {
+        Self { granule, ..self }
+    }
+
+    pub fn reserve(self, reserve: u64) -> Self {
+        Self { reserve, ..self }
+    }
+
+    pub fn max_size(self, max_size: u64) -> Self {
+        Self { max_size, ..self }
+    }
+
+    pub fn trim(self, trim: TrimPolicy) -> Self {
+        Self { trim, ..self }
+    }
+
+    pub fn exhaustion(self, exhaustion: Exhaustion) -> Self {
+        Self { exhaustion, ..self }
+    }
+
+    fn validate(&self) -> EngineResult<()> {
+        let invalid = |reason: String| Err(EngineError::InvalidArgument { what: "pool config", reason });
+        if !self.granule.is_power_of_two() || self.granule < 16 {
+            return invalid(format!("granule {} is not a power of two of at least 16", self.granule));
+        }
+        if self.block_size < self.granule || !self.block_size.is_multiple_of(self.granule) {
+            return invalid(format!("block size {} is not a positive multiple of the granule", self.block_size));
+        }
+        if self.max_size < self.block_size.min(self.granule) || self.reserve > self.max_size {
+            return invalid(format!("reserve {} and max size {} do not fit together", self.reserve, self.max_size));
+        }
+        Ok(())
+    }
+}
+
+/// A pool's state, as [`Pool::stats`] reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PoolStats {
+    /// Bytes handed out by allocas and not yet returned.
+    pub bytes_in_use: u64,
+    /// The most bytes in use at once.
+    pub high_water: u64,
+    /// Bytes the pool's blocks hold.
+    pub bytes_reserved: u64,
+    /// Returned by deallocas still in flight.
+    pub bytes_pending: u64,
+    /// Waiting for every queue to settle (dropped without a dealloca, or a failed dealloca).
+    pub bytes_held: u64,
+    /// Free and reusable by anyone.
+    pub bytes_free: u64,
+    pub blocks: usize,
+    pub live_allocations: usize,
+    /// Entities of the pool's World (every allocation record, recycled): bounded by the most
+    /// allocations live, in flight or held at once, not by how many were made.
+    pub allocation_entities: usize,
+    /// `1 - largest free range / min(free bytes, largest block)`: 0 when the free memory is as
+    /// contiguous as the blocks allow.
+    pub fragmentation: f64,
+}
+
+/// A pool of device memory for queue-ordered allocation. Cloning shares it. Dropping the last
+/// handle while allocations live is allowed: their buffers keep the pool, and its blocks are
+/// freed, once every handle is gone, after the rows that used them settle.
+#[derive(Clone)]
+pub struct Pool(pub(crate) Arc<PoolShared>);
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool").field("config", &self.0.config).field("stats", &self.stats()).finish()
+    }
+}
+
+pub(crate) struct PoolShared {
+    pub device: Arc<DeviceShared>,
+    pub config: PoolConfig,
+    entity: Entity,
+    state: Mutex<PoolState>,
+    /// Rung when memory comes back (a dealloca or a drop): an alloca waiting for memory retries.
+    returned: Condvar,
+}
+
+struct Block {
+    memory: Buffer,
+    size: u64,
+}
+
+/// In-flight deallocas of one queue's memory timeline, in value order.
+struct PendingList {
+    queue: u16,
+    timeline: Semaphore,
+    entries: VecDeque<Entity>,
+}
+
+struct PoolState {
+    world: World,
+    vacant: Vec<Entity>,
+    blocks: Vec<Option<Block>>,
+    free: FreeRanges,
+    pending: Vec<PendingList>,
+    /// Entities whose `FreeAt` is `AfterRows`.
+    held: Vec<Entity>,
+    in_use: u64,
+    high_water: u64,
+    reserved: u64,
+    pending_bytes: u64,
+    held_bytes: u64,
+    live: usize,
+}
+
+/// What an alloca took, before its submission decides whether it keeps it.
+pub(crate) struct Reservation {
+    pub entity: Entity,
+    pub range: PoolRange,
+    pub address: u64,
+    /// The memory timeline point the alloca must wait on (another queue's dealloca in flight).
+    pub wait: Option<(Semaphore, u64)>,
+    /// Where the memory came from, to put it back exactly if the submission is refused.
+    origin: FreeAt,
+}
+
+impl Drop for PoolShared {
+    fn drop(&mut self) {
+        // Its blocks (ordinary allocations) drop with the state: deferred release frees them once
+        // every row staged until now has settled.
+        self.device.defer_release(self.entity);
+    }
+}
+
+impl Pool {
+    pub(crate) fn create(device: &Arc<DeviceShared>, config: PoolConfig) -> EngineResult<Self> {
+        config.validate()?;
+        device.agent(config.agent)?;
+        let entity = device
+            .world()
+            .spawn(PoolEntity {
+                kind: config.kind,
+                agent: config.agent,
+                block_size: config.block_size,
+                max_size: config.max_size,
+            })
+            .id();
+        let shared = PoolShared {
+            device: device.clone(),
+            config,
+            entity,
+            state: Mutex::new(PoolState {
+                world: World::new(),
+                vacant: Vec::new(),
+                blocks: Vec::new(),
+                free: FreeRanges::default(),
+                pending: Vec::new(),
+                held: Vec::new(),
+                in_use: 0,
+                high_water: 0,
+                reserved: 0,
+                pending_bytes: 0,
+                held_bytes: 0,
+                live: 0,
+            }),
+            returned: Condvar::new(),
+        };
+        let pool = Self(Arc::new(shared));
+        let mut reserved = 0;
+        while reserved < config.reserve {
+            let size = config.block_size.min(round_up(config.reserve - reserved, config.granule));
+            let block = pool.0.allocate_block(size)?;
+            pool.0.lock().add_block(block);
+            reserved += size;
+        }
+        Ok(pool)
+    }
+
+    pub fn config(&self) -> &PoolConfig {
+        &self.0.config
+    }
+
+    /// What the pool holds now. Retires what deallocas have returned first.
+    pub fn stats(&self) -> PoolStats {
+        let mut state = self.0.lock();
+        state.retire(&self.0.device, &self.0.config);
+        state.stats()
+    }
+
+    /// Gives wholly free blocks back (down to the reserve); returns the bytes released. Their
+    /// memory is freed once every row staged until now has settled.
+    pub fn trim(&self) -> u64 {
+        let trimmed = {
+            let mut state = self.0.lock();
+            state.retire(&self.0.device, &self.0.config);
+            state.trim(self.0.config.reserve)
+        };
+        trimmed.iter().map(|block| block.size).sum()
+    }
+}
+
+impl PoolShared {
+    fn lock(&self) -> MutexGuard<'_, PoolState> {
+        self.state.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    fn allocate_block(&self, size: u64) -> EngineResult<Block> {
+        let memory = Buffer::allocate(&self.device, self.config.kind, size, self.config.agent)?;
+        Ok(Block { memory, size })
+    }
+
+    /// Takes `size` bytes for an alloca on `queue` (see the module's reuse rules).
+    pub fn reserve(&self, queue: u16, size: u64) -> EngineResult<Reservation> {
+        let config = &self.config;
+        let rounded = match size.checked_add(config.granule - 1) {
+            Some(_) if size > 0 && size <= config.max_size => round_up(size, config.granule),
+            _ => {
+                return Err(EngineError::InvalidArgument {
+                    what: "alloca size",
+                    reason: format!("{size} bytes: must be 1 to the pool's max size ({})", config.max_size),
+                });
+            }
+        };
+        let deadline = match config.exhaustion {
+            Exhaustion::Wait(timeout) => Some(deadline_after(Instant::now(), timeout)),
+            Exhaustion::Fail => None,
+        };
+        let mut state = self.lock();
+        loop {
+            // Not `retire`: a block grown for this alloca is wholly free until it is taken from.
+            state.retire_points(&self.device);
+            if let Some(reservation) = state.take(queue, rounded) {
+                if config.trim == TrimPolicy::KeepReserve {
+                    drop(state.trim(config.reserve));
+                }
+                return Ok(reservation);
+            }
+            let block_size = config.block_size.max(rounded);
+            if state.reserved.checked_add(block_size).is_some_and(|total| total <= config.max_size) {
+                drop(state);
+                let block = self.allocate_block(block_size)?;
+                state = self.lock();
+                state.add_block(block);
+                continue;
+            }
+            let Some(deadline) = deadline.filter(|&deadline| Instant::now() < deadline) else {
+                return Err(EngineError::PoolExhausted {
+                    requested: rounded,
+                    in_use: state.in_use,
+                    reserved: state.reserved,
+                    max_size: config.max_size,
+                });
+            };
+            // The earliest in-flight dealloca: once it retires its memory coalesces.
+            let earliest = state
+                .pending
+                .iter()
+                .filter_map(|list| list.entries.front().map(|&entity| (list, entity)))
+                .filter_map(|(list, entity)| match state.world.get::<FreeAt>(entity) {
+                    Some(&FreeAt::Point { value, .. }) => Some((list.timeline.clone(), value)),
+                    _ => None,
+                })
+                .next();
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            match earliest {
+                Some((timeline, value)) => {
+                    drop(state);
+                    // A failure or a timeout here only ends this round: the loop decides.
+                    let _ = timeline.wait(value, remaining.min(Duration::from_millis(10)));
+                    state = self.lock();
+                }
+                None => {
+                    state = self.returned.wait_timeout(state, remaining).unwrap_or_else(|poison| poison.into_inner()).0;
+                }
+            }
+        }
+    }
+
+    /// Puts back what a refused alloca took.
+    pub fn unreserve(&self, reservation: Reservation) {
+        let mut state = self.lock();
+        state.put_back(reservation, &self.device);
+        drop(state);
+        self.returned.notify_all();
+    }
+
+    /// A dealloca on `queue` was staged: the memory is free once `timeline` reaches `value`.
+    pub fn deallocated(&self, entity: Entity, queue: u16, timeline: &Semaphore, value: u64) {
+        let mut state = self.lock();
+        state.pend(entity, queue, timeline, value);
+        drop(state);
+        self.returned.notify_all();
+    }
+
+    /// The buffer's handle dropped without a dealloca, or its dealloca failed: free once every
+    /// queue settles the rows staged so far.
+    pub fn abandon(&self, entity: Entity) {
+        let after = self.device.staged_snapshot();
+        let mut state = self.lock();
+        state.hold(entity, after);
+        state.retire(&self.device, &self.config);
+        drop(state);
+        self.returned.notify_all();
+    }
+
+    /// The device address of a block.
+    fn block_address(state: &PoolState, block: u32) -> u64 {
+        state.blocks[block as usize].as_ref().map_or(0, |block| block.memory.device_address())
+    }
+}
+
+impl PoolState {
+    fn add_block(&mut self, block: Block) {
+        let index = match self.blocks.iter().position(Option::is_none) {
+            Some(index) => index,
+            None => {
+                self.blocks.push(None);
+                self.blocks.len() - 1
+            }
+        };
+        self.free.add_block(index as u32, block.size);
+        self.reserved += block.size;
+        self.blocks[index] = Some(block);
+    }
+
+    fn spawn(&mut self) -> Entity {
+        self.vacant
+            .pop()
+            .unwrap_or_else(|| self.world.spawn((PoolRange::default(), OwningQueue(0), FreeAt::Vacant)).id())
+    }
+
+    fn range(&self, entity: Entity) -> PoolRange {
+        self.world.get::<PoolRange>(entity).copied().unwrap_or_default()
+    }
+
+    /// Takes memory by the reuse rules, without growing.
+    fn take(&mut self, queue: u16, size: u64) -> Option<Reservation> {
+        // This queue's own in-flight deallocas first (rule 2: no wait, and the memory is warm),
+        // then free memory (rule 1), then other queues' (rule 3, behind a wait).
+        let own = self.pending.iter().position(|list| list.queue == queue);
+        if let Some(reservation) = own.and_then(|list| self.take_pending(list, queue, size)) {
+            return Some(reservation);
+        }
+        if let Some((block, offset)) = self.free.take(size) {
+            return Some(self.hand_out(queue, PoolRange { block, offset, size }, None, FreeAt::Vacant));
+        }
+        (0..self.pending.len()).filter(|&list| Some(list) != own).find_map(|list| self.take_pending(list, queue, size))
+    }
+
+    /// Takes `size` bytes from an in-flight dealloca of pending list `list_index`: the oldest
+    /// that is large enough, among the first 16 (the oldest retire first).
+    fn take_pending(&mut self, list_index: usize, queue: u16, size: u64) -> Option<Reservation> {
+        {
+            let list = &self.pending[list_index];
+            if list.timeline.has_failed() {
+                return None; // retire() holds what a failed timeline returned
+            }
+            let position = list.entries.iter().take(16).position(|&entity| self.range(entity).size >= size)?;
+            let entity = list.entries[position];
+            let (timeline, same_queue) = (list.timeline.clone(), list.queue == queue);
+            let origin = self.world.get::<FreeAt>(entity).cloned().unwrap_or_default();
+            let FreeAt::Point { value, .. } = origin else { return None };
+            let found = self.range(entity);
+            let taken = PoolRange { size, ..found };
+            if found.size == size {
+                self.pending[list_index].entries.remove(position);
+                self.vacate(entity);
+            } else if let Some(mut rest) = self.world.get_mut::<PoolRange>(entity) {
+                rest.offset += size;
+                rest.size -= size;
+            }
+            self.pending_bytes -= size;
+            let wait = (!same_queue).then_some((timeline, value));
+            Some(self.hand_out(queue, taken, wait, origin))
+        }
+    }
+
+    fn hand_out(
+        &mut self,
+        queue: u16,
+        range: PoolRange,
+        wait: Option<(Semaphore, u64)>,
+        origin: FreeAt,
+    ) -> Reservation {
+        let entity = self.spawn();
+        let mut record = self.world.entity_mut(entity);
+        record.insert((range, OwningQueue(queue), FreeAt::Live));
+        self.in_use += range.size;
+        self.high_water = self.high_water.max(self.in_use);
+        self.live += 1;
+        let address = PoolShared::block_address(self, range.block) + range.offset;
+        Reservation { entity, range, address, wait, origin }
+    }
+
+    fn vacate(&mut self, entity: Entity) {
+        if let Some(mut free_at) = self.world.get_mut::<FreeAt>(entity) {
+            *free_at = FreeAt::Vacant;
+        }
+        self.vacant.push(entity);
+    }
+
+    fn put_back(&mut self, reservation: Reservation, device: &DeviceShared) {
+        let Reservation { entity, range, origin, .. } = reservation;
+        if let FreeAt::Point { timeline, value, .. } = origin {
+            let Some(list) = self.pending.iter_mut().find(|list| list.timeline.0.slot == timeline) else {
+                // Its list went away (the timeline failed): held like a failed dealloca's.
+                self.hold(entity, device.staged_snapshot());
+                return;
+            };
+            // Back among its queue's in-flight deallocas, at its place in value order.
+            let world = &self.world;
+            let position = list.entries.partition_point(|&other| match world.get::<FreeAt>(other) {
+                Some(&FreeAt::Point { value: earlier, .. }) => earlier <= value,
+                _ => true,
+            });
+            list.entries.insert(position, entity);
+            if let Some(mut free_at) = self.world.get_mut::<FreeAt>(entity) {
+                *free_at = origin;
+            }
+            self.in_use -= range.size;
+            self.live -= 1;
+            self.pending_bytes += range.size;
+            return;
+        }
+        self.in_use -= range.size;
+        self.live -= 1;
+        self.free.give(range.block, range.offset, range.size);
+        self.vacate(entity);
+    }
+
+    fn pend(&mut self, entity: Entity, queue: u16, timeline: &Semaphore, value: u64) {
+        let slot = timeline.0.slot;
+        let size = self.range(entity).size;
+        if let Some(mut free_at) = self.world.get_mut::<FreeAt>(entity) {
+            *free_at = FreeAt::Point { queue, timeline: slot, value };
+        }
+        self.in_use -= size;
+        self.live -= 1;
+        self.pending_bytes += size;
+        match self.pending.iter_mut().find(|list| list.timeline.0.slot == slot) {
+            Some(list) => list.entries.push_back(entity),
+            None => {
+                self.pending.push(PendingList { queue, timeline: timeline.clone(), entries: VecDeque::from([entity]) })
+            }
+        }
+    }
+
+    fn hold(&mut self, entity: Entity, after: aqueduct_components::device_entities::ReleaseAfter) {
+        let size = self.range(entity).size;
+        if let Some(mut free_at) = self.world.get_mut::<FreeAt>(entity) {
+            *free_at = FreeAt::AfterRows(after);
+        }
+        self.in_use -= size;
+        self.live -= 1;
+        self.held_bytes += size;
+        self.held.push(entity);
+    }
+
+    /// Moves memory whose point passed into the free ranges; holds what a failed timeline
+    /// returned; frees held memory whose rows settled.
+    fn retire(&mut self, device: &DeviceShared, config: &PoolConfig) {
+        self.retire_points(device);
+        if config.trim == TrimPolicy::KeepReserve {
+            // Dropped here: a block's release defers through the device World, which never
+            // takes a pool's lock.
+            drop(self.trim(config.reserve));
+        }
+    }
+
+    fn retire_points(&mut self, device: &DeviceShared) {
+        let mut index = 0;
+        while index < self.pending.len() {
+            let list = &self.pending[index];
+            let (reached, failed) = (list.timeline.value(), list.timeline.has_failed());
+            while let Some(&entity) = self.pending[index].entries.front() {
+                let value = match self.world.get::<FreeAt>(entity) {
+                    Some(&FreeAt::Point { value, .. }) => value,
+                    _ => 0,
+                };
+                if value > reached && !failed {
+                    break;
+                }
+                self.pending[index].entries.pop_front();
+                let range = self.range(entity);
+                self.pending_bytes -= range.size;
+                if value <= reached {
+                    self.free.give(range.block, range.offset, range.size);
+                    self.vacate(entity);
+                } else {
+                    // Its dealloca failed: nothing says when its users end.
+                    self.in_use += range.size;
+                    self.live += 1;
+                    self.hold(entity, device.staged_snapshot());
+                }
+            }
+            if failed {
+                self.pending.swap_remove(index);
+            } else {
+                index += 1;
+            }
+        }
+        if !self.held.is_empty() {
+            let settled = device.settled_marks();
+            let mut position = 0;
+            while position < self.held.len() {
+                let entity = self.held[position];
+                let ready = match self.world.get::<FreeAt>(entity) {
+                    Some(FreeAt::AfterRows(after)) => has_settled(after, &settled),
+                    _ => true,
+                };
+                if ready {
+                    self.held.swap_remove(position);
+                    let range = self.range(entity);
+                    self.held_bytes -= range.size;
+                    self.free.give(range.block, range.offset, range.size);
+                    self.vacate(entity);
+                } else {
+                    position += 1;
+                }
+            }
+        }
+    }
+
+    fn largest_block(&self) -> u64 {
+        self.blocks.iter().flatten().map(|block| block.size).max().unwrap_or(0)
+    }
+
+    /// Removes wholly free blocks while more than `reserve` bytes stay; returns them.
+    fn trim(&mut self, reserve: u64) -> Vec<Block> {
+        let mut trimmed = Vec::new();
+        for index in 0..self.blocks.len() {
+            let Some(size) = self.blocks[index].as_ref().map(|block| block.size) else { continue };
+            if self.reserved - size < reserve || !self.free.block_is_free(index as u32, size) {
+                continue;
+            }
+            self.free.remove_block(index as u32, size);
+            self.reserved -= size;
+            trimmed.extend(self.blocks[index].take());
+        }
+        trimmed
+    }
+
+    fn stats(&self) -> PoolStats {
+        let free = self.free.bytes();
+        PoolStats {
+            bytes_in_use: self.in_use,
+            high_water: self.high_water,
+            bytes_reserved: self.reserved,
+            bytes_pending: self.pending_bytes,
+            bytes_held: self.held_bytes,
+            bytes_free: free,
+            blocks: self.blocks.iter().flatten().count(),
+            live_allocations: self.live,
+            allocation_entities: self.world.entities().len() as usize,
+            fragmentation: match free.min(self.largest_block()) {
+                0 => 0.0,
+                whole => 1.0 - self.free.largest() as f64 / whole as f64,
+            },
+        }
+    }
+}
+
+fn round_up(value: u64, granule: u64) -> u64 {
+    value.div_ceil(granule) * granule
+}
+
+/// A buffer's place in its pool: what its dealloca and its drop hand back.
+pub(crate) struct Pooled {
+    pub pool: Arc<PoolShared>,
+    pub entity: Entity,
+}

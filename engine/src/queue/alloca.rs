@@ -1,0 +1,153 @@
+//! Queue-ordered memory: `alloca` takes memory from a pool for work ordered after its signals,
+//! `dealloca` gives it back in queue order (see `crate::pool` for the reuse rules).
+//!
+//! Each queue keeps a *memory timeline*, an internal semaphore its deallocas signal: dealloca `n`
+//! raises it to `n` when its epoch retires, which is when the memory it returns is dead. The pool
+//! tags that memory with the point; an alloca on another queue that takes it waits on the point
+//! (a device-side barrier on the dealloca's epoch, resolved like any cross-queue wait).
+
+use std::sync::atomic::Ordering;
+use std::sync::{Mutex, MutexGuard};
+
+use aqueduct_components::capture::OperationTag;
+
+use super::core::QueueShared;
+use crate::error::{EngineError, EngineResult};
+use crate::memory::Buffer;
+use crate::pool::{Pool, Pooled};
+use crate::semaphore::{Semaphore, SemaphorePoint};
+
+/// The queue's memory timeline: its semaphore (made at the first dealloca, replaced if it fails)
+/// and the value its last dealloca signals.
+#[derive(Default)]
+pub(crate) struct MemoryTimeline {
+    semaphore: Option<Semaphore>,
+    value: u64,
+}
+
+/// The memory timeline's lock: held across a dealloca's staging, so values are signalled in the
+/// order they are taken. Taken before the queue's lock; the pool's lock (a leaf) inside it.
+pub(crate) type TimelineLock = Mutex<MemoryTimeline>;
+
+/// Whether a submission error means nothing was staged (its input was refused).
+fn refused(error: &EngineError) -> bool {
+    matches!(
+        error,
+        EngineError::InvalidArgument { .. }
+            | EngineError::ForeignObject { .. }
+            | EngineError::SemaphoreNotIncreasing { .. }
+            | EngineError::SubmissionTooLarge { .. }
+            | EngineError::Backpressure { .. }
+    )
+}
+
+/// `points` and then `extra`, on the stack for up to 7 points.
+fn with_point<R>(points: &[SemaphorePoint], extra: SemaphorePoint, then: impl FnOnce(&[SemaphorePoint]) -> R) -> R {
+    const INLINE: usize = 8;
+    if points.len() < INLINE {
+        let mut all = [extra; INLINE];
+        all[..points.len()].copy_from_slice(points);
+        then(&all[..=points.len()])
+    } else {
+        let mut all = points.to_vec();
+        all.push(extra);
+        then(&all)
+    }
+}
+
+impl QueueShared {
+    fn timeline(&self) -> MutexGuard<'_, MemoryTimeline> {
+        self.memory_timeline.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    pub(crate) fn alloca(
+        &self,
+        pool: &Pool,
+        size: u64,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<Buffer> {
+        let shared = &pool.0;
+        if shared.device.id != self.device.id {
+            return Err(EngineError::ForeignObject { what: "pool" });
+        }
+        self.check_points(waits, signals)?;
+        let reservation = shared.reserve(self.index, size)?;
+        let submitted = match &reservation.wait {
+            // Nothing to order: later work on this queue follows it, other queues have no signal
+            // to wait on, and the memory is not in flight elsewhere.
+            None if waits.is_empty() && signals.is_empty() => Ok(()),
+            None => self.submit(waits, signals, |staged| staged.operation = OperationTag::Alloca),
+            Some((timeline, value)) => with_point(waits, timeline.at(*value), |waits| {
+                self.submit(waits, signals, |staged| staged.operation = OperationTag::Alloca)
+            }),
+        };
+        match submitted {
+            Ok(()) => {
+                let (entity, address) = (reservation.entity, reservation.address);
+                Ok(Buffer::pooled(Pooled { pool: shared.clone(), entity }, address, size))
+            }
+            Err(error) => {
+                // Refused, or staged and failed: either way no work may use the memory.
+                shared.unreserve(reservation);
+                Err(error)
+            }
+        }
+    }
+
+    pub(crate) fn dealloca(
+        &self,
+        buffer: &Buffer,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        buffer.belongs_to(&self.device)?;
+        let Some(pooled) = buffer.pool_origin() else {
+            return Err(EngineError::InvalidArgument {
+                what: "dealloca",
+                reason: "the buffer is not from Queue::alloca".into(),
+            });
+        };
+        self.check_points(waits, signals)?;
+        if buffer.0.deallocated.swap(true, Ordering::AcqRel) {
+            return Err(EngineError::BufferDeallocated);
+        }
+        let mut timeline = self.timeline();
+        let semaphore = match &timeline.semaphore {
+            Some(semaphore) if !semaphore.has_failed() => semaphore.clone(),
+            _ => match Semaphore::create(&self.device, 0) {
+                Ok(semaphore) => {
+                    *timeline = MemoryTimeline { semaphore: Some(semaphore.clone()), value: 0 };
+                    semaphore
+                }
+                Err(error) => {
+                    buffer.0.deallocated.store(false, Ordering::Release);
+                    return Err(error);
+                }
+            },
+        };
+        let value = timeline.value + 1;
+        let result = with_point(signals, semaphore.at(value), |signals| {
+            self.submit(waits, signals, |staged| staged.operation = OperationTag::Dealloca)
+        });
+        match result {
+            Ok(()) => {
+                timeline.value = value;
+                pooled.pool.deallocated(pooled.entity, self.index, &semaphore, value);
+                Ok(())
+            }
+            Err(error) if refused(&error) => {
+                buffer.0.deallocated.store(false, Ordering::Release);
+                Err(error)
+            }
+            Err(error) => {
+                // Staged and failed (a failed wait, or the queue): its timeline point failed, so
+                // nothing says when the buffer's users end; the pool holds the memory until every
+                // queue has settled what was staged until now.
+                timeline.value = value;
+                pooled.pool.abandon(pooled.entity);
+                Err(error)
+            }
+        }
+    }
+}

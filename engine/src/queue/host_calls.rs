@@ -1,0 +1,185 @@
+//! Host calls: a host function run in the queue's order, and file reads and writes built on them.
+//!
+//! How one maps to AQL (each call `n` of a queue):
+//! 1. **a barrier**: a row with no waits that signals the queue's internal *ready* timeline to
+//!    `n`. It retires when every earlier packet of the queue has (every packet carries the
+//!    barrier bit), and the drain that follows raises *ready* (the completion path);
+//! 2. **the host**: the queue's host-call thread, which runs calls one at a time in order, waits
+//!    for *ready* `n` and then for the call's own waits (on the host: the function runs there),
+//!    runs the function, then raises the call's signals from the host, or fails them with its
+//!    error, and raises the *gate* timeline to `n`;
+//! 3. **a gate for later packets**: a second row, staged right after the first, waits for *gate*
+//!    `n`. No producer will publish that value, so the row parks, and every later row of the
+//!    queue parks behind it, in queue order, until the gate opens. Nothing else waits: other
+//!    queues, and this queue's earlier work, run on; a queue with nothing after the call has
+//!    nothing parked at all.
+//!
+//! The signals are promised when the call is staged, so no later submission may undercut them,
+//! and the host raises them (as `Semaphore::signal` would) once the function returns. *gate*
+//! never fails (an `Err` still opens it); *ready* fails only with the queue.
+
+use std::error::Error;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use aqueduct_components::capture::OperationTag;
+use aqueduct_components::semaphore_table::FailureRecord;
+use aqueduct_systems::sync::SemaphoreSync;
+
+use super::core::QueueShared;
+use crate::error::{EngineError, EngineResult};
+use crate::semaphore::{Semaphore, SemaphorePoint, wait_all};
+
+/// What a host call's function returns: `Err` fails the call's signals with its message.
+pub type HostCallResult = Result<(), Box<dyn Error + Send + Sync>>;
+
+type Work = Box<dyn FnOnce() -> HostCallResult + Send>;
+
+/// How long the host-call thread waits at a time before it looks whether its queue is gone.
+const WAIT_SLICE: Duration = Duration::from_millis(50);
+
+struct Job {
+    call: u64,
+    work: Work,
+    waits: Vec<(Semaphore, u64)>,
+    signals: Vec<(Semaphore, u64)>,
+}
+
+/// A queue's host-call state, made at its first host call.
+pub(crate) struct HostCalls {
+    ready: Semaphore,
+    gate: Semaphore,
+    calls: u64,
+    jobs: Option<Sender<Job>>,
+    closed: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// The queue's host calls (`None` until the first). Taken before the queue's lock.
+pub(crate) type HostCallsLock = Mutex<Option<HostCalls>>;
+
+impl HostCalls {
+    fn start(queue: &QueueShared) -> EngineResult<Self> {
+        let ready = Semaphore::create(&queue.device, 0)?;
+        let gate = Semaphore::create(&queue.device, 0)?;
+        let (jobs, receiver) = channel();
+        let closed = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (ready, gate, closed) = (ready.clone(), gate.clone(), closed.clone());
+            std::thread::Builder::new()
+                .name(format!("aqueduct-host-calls-{}", queue.index))
+                .spawn(move || run(receiver, ready, gate, closed))
+                .map_err(|error| EngineError::InvalidArgument {
+                    what: "host call",
+                    reason: format!("the host-call thread could not start: {error}"),
+                })?
+        };
+        Ok(Self { ready, gate, calls: 0, jobs: Some(jobs), closed, thread: Some(thread) })
+    }
+}
+
+impl Drop for HostCalls {
+    fn drop(&mut self) {
+        // The queue is destroyed: its rows failed, so *ready* failed and no call waits on it.
+        self.closed.store(true, Ordering::Release);
+        self.jobs = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The host-call thread: runs each call once its queue reached it and its waits are met.
+fn run(jobs: Receiver<Job>, ready: Semaphore, gate: Semaphore, closed: Arc<AtomicBool>) {
+    while let Ok(job) = jobs.recv() {
+        let outcome = wait(&closed, &[ready.at(job.call)])
+            .and_then(|()| {
+                let waits: Vec<SemaphorePoint> =
+                    job.waits.iter().map(|(semaphore, value)| semaphore.at(*value)).collect();
+                wait(&closed, &waits)
+            })
+            .and_then(|()| {
+                // A panic is the function's error, not the thread's end.
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(job.work)) {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(error)) => Err(record(format!("host call failed: {error}"))),
+                    Err(_) => Err(record("host call panicked".into())),
+                }
+            });
+        for (semaphore, value) in &job.signals {
+            match &outcome {
+                Ok(()) => semaphore.raise(*value),
+                Err(failure) => {
+                    semaphore.fail_with(FailureRecord { status: failure.status, message: failure.message.clone() })
+                }
+            }
+        }
+        gate.raise(job.call);
+    }
+}
+
+fn record(message: String) -> Arc<FailureRecord> {
+    Arc::new(FailureRecord { status: None, message })
+}
+
+/// Waits for `points` in slices, giving up when the queue is gone.
+fn wait(closed: &AtomicBool, points: &[SemaphorePoint]) -> Result<(), Arc<FailureRecord>> {
+    loop {
+        match wait_all(points, WAIT_SLICE) {
+            Ok(()) => return Ok(()),
+            Err(EngineError::SemaphoreFailed(failure)) => return Err(failure),
+            Err(EngineError::Timeout { .. }) if !closed.load(Ordering::Acquire) => continue,
+            Err(error) => return Err(record(format!("host call abandoned: {error}"))),
+        }
+    }
+}
+
+impl QueueShared {
+    fn host_calls(&self) -> MutexGuard<'_, Option<HostCalls>> {
+        self.host_calls.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Stops the host-call thread (the queue is destroyed and its rows failed).
+    pub(crate) fn stop_host_calls(&self) {
+        let calls = self.host_calls().take();
+        drop(calls);
+    }
+
+    pub(crate) fn host_call(
+        &self,
+        work: Work,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+    ) -> EngineResult<()> {
+        self.check_points(waits, signals)?;
+        let mut guard = self.host_calls();
+        let calls = match &mut *guard {
+            Some(calls) => calls,
+            none => none.insert(HostCalls::start(self)?),
+        };
+        let call = calls.calls + 1;
+        // 1. The barrier: the queue reached the call.
+        self.submit(&[], &[calls.ready.at(call)], |staged| staged.operation = OperationTag::HostCall)?;
+        calls.calls = call;
+        let table = &self.device.semaphores;
+        for point in signals {
+            table.record_parked_signal(point.semaphore.0.slot, point.value);
+        }
+        let owned = |points: &[SemaphorePoint]| -> Vec<(Semaphore, u64)> {
+            points.iter().map(|point| (point.semaphore.clone(), point.value)).collect()
+        };
+        let job = Job { call, work, waits: owned(waits), signals: owned(signals) };
+        let sent = calls.jobs.as_ref().is_some_and(|jobs| jobs.send(job).is_ok());
+        if !sent {
+            return Err(EngineError::InvalidArgument {
+                what: "host call",
+                reason: "the host-call thread is gone".into(),
+            });
+        }
+        // 3. The gate: later work on the queue waits for the function to return.
+        self.submit(&[calls.gate.at(call)], &[], |staged| staged.operation = OperationTag::HostCall)
+    }
+}
