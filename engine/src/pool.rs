@@ -25,6 +25,7 @@
 //! release), and nothing that holds the device World takes a pool's lock.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -185,6 +186,8 @@ pub(crate) struct PoolShared {
     state: Mutex<PoolState>,
     /// Rung when memory comes back (a dealloca or a drop): an alloca waiting for memory retries.
     returned: Condvar,
+    /// Allocas waiting on `returned`: a return rings it only then (a notify is a system call).
+    waiting: AtomicUsize,
 }
 
 struct Block {
@@ -266,6 +269,7 @@ impl Pool {
                 live: 0,
             }),
             returned: Condvar::new(),
+            waiting: AtomicUsize::new(0),
         };
         let pool = Self(Arc::new(shared));
         let mut reserved = 0;
@@ -372,7 +376,9 @@ impl PoolShared {
                     state = self.lock();
                 }
                 None => {
+                    self.waiting.fetch_add(1, Ordering::SeqCst);
                     state = self.returned.wait_timeout(state, remaining).unwrap_or_else(|poison| poison.into_inner()).0;
+                    self.waiting.fetch_sub(1, Ordering::SeqCst);
                 }
             }
         }
@@ -383,7 +389,7 @@ impl PoolShared {
         let mut state = self.lock();
         state.put_back(reservation, &self.device);
         drop(state);
-        self.returned.notify_all();
+        self.wake_waiting();
     }
 
     /// A dealloca on `queue` was staged: the memory is free once `timeline` reaches `value`.
@@ -391,7 +397,7 @@ impl PoolShared {
         let mut state = self.lock();
         state.pend(entity, queue, timeline, value);
         drop(state);
-        self.returned.notify_all();
+        self.wake_waiting();
     }
 
     /// The buffer's handle dropped without a dealloca, or its dealloca failed: free once every
@@ -402,7 +408,15 @@ impl PoolShared {
         state.hold(entity, after);
         state.retire(&self.device, &self.config);
         drop(state);
-        self.returned.notify_all();
+        self.wake_waiting();
+    }
+
+    /// Wakes allocas waiting for memory. A waiter counts itself under the lock before it
+    /// sleeps, and a returner reads the count after unlocking, so none is missed.
+    fn wake_waiting(&self) {
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.returned.notify_all();
+        }
     }
 
     /// The device address of a block.
@@ -485,8 +499,18 @@ impl PoolState {
         origin: FreeAt,
     ) -> Reservation {
         let entity = self.spawn();
+        // A recycled entity keeps its components: overwrite them in place (an insert would
+        // look the bundle's archetype up again).
         let mut record = self.world.entity_mut(entity);
-        record.insert((range, OwningQueue(queue), FreeAt::Live));
+        if let Some(mut place) = record.get_mut::<PoolRange>() {
+            *place = range;
+        }
+        if let Some(mut owner) = record.get_mut::<OwningQueue>() {
+            *owner = OwningQueue(queue);
+        }
+        if let Some(mut free_at) = record.get_mut::<FreeAt>() {
+            *free_at = FreeAt::Live;
+        }
         self.in_use += range.size;
         self.high_water = self.high_water.max(self.in_use);
         self.live += 1;

@@ -13,6 +13,10 @@
 //! - `cb/record/N`, `cb/static/N`, `cb/dynamic_extra/N` for N in 1, 16, 512, 5000: command-buffer
 //!   dispatch chains (recording, prebuilt replay, and the extra of recording per execution);
 //! - `clip/cCd16` for C in 1, 2, 4, 8: the CLIP-shaped program, per item;
+//! - `alloca/roundtrip`, `alloca/baseline`, `alloca/cross_queue`, `host_call/e2e`,
+//!   `host_call/after_barrier/e2e`,
+//!   `file/read/64MiB`, `file/read_staged/64MiB`, `file/read_baseline/64MiB`: queue-ordered
+//!   memory, host calls and file reads (`memory.rs`; the file rows are per MiB);
 //! - `diamond/waits`: diamonds of cross-queue waits over 4 queues, per submission (its note gives
 //!   the barriers emitted against the waits asked for);
 //! - `profile/<mode>/edge+dispatch/{submit,e2e}/512` for each capture mode with a per-submission
@@ -25,6 +29,7 @@
 pub mod command_buffers;
 pub mod kernels;
 pub mod measure;
+pub mod memory;
 pub mod shapes;
 
 use aqueduct_engine::{Engine, EngineConfig, EngineError};
@@ -90,7 +95,12 @@ fn clip_items(quick: bool) -> u64 {
 }
 
 /// Every shape, in report order (the baseline is measured separately, first).
-pub fn shapes<'a>(rig: &'a Rig, cb_rig: &'a CommandBufferRig, quick: bool) -> Vec<Shape<'a>> {
+pub fn shapes<'a>(
+    rig: &'a Rig,
+    cb_rig: &'a CommandBufferRig,
+    memory_rig: &'a memory::MemoryRig,
+    quick: bool,
+) -> Vec<Shape<'a>> {
     let mut list: Vec<Shape<'_>> = Vec::new();
     for payload in Payload::ALL {
         for e2e in [false, true] {
@@ -140,6 +150,17 @@ pub fn shapes<'a>(rig: &'a Rig, cb_rig: &'a CommandBufferRig, quick: bool) -> Ve
         }));
     }
     list.push(diamond_shape(rig));
+    list.push(Shape::new("alloca/roundtrip".into(), SUBMITS, move || memory::roundtrip(rig, memory_rig, true)));
+    list.push(Shape::new("alloca/baseline".into(), SUBMITS, move || memory::roundtrip(rig, memory_rig, false)));
+    list.push(Shape::new("alloca/cross_queue".into(), SUBMITS, move || memory::cross_queue(rig, memory_rig)));
+    list.push(Shape::new("host_call/e2e".into(), memory::HOST_CALLS, move || memory::host_calls(rig, false)));
+    list.push(Shape::new("host_call/after_barrier/e2e".into(), memory::HOST_CALLS, move || {
+        memory::host_calls(rig, true)
+    }));
+    let mib = memory::FILE_MIB;
+    list.push(Shape::new(format!("file/read/{mib}MiB"), mib, move || memory::read_file(rig, memory_rig, false)));
+    list.push(Shape::new(format!("file/read_staged/{mib}MiB"), mib, move || memory::read_file(rig, memory_rig, true)));
+    list.push(Shape::new(format!("file/read_baseline/{mib}MiB"), mib, move || memory::read_baseline(memory_rig)));
     for modes in PROFILED_MODES {
         for e2e in [false, true] {
             let mode = if e2e { "e2e" } else { "submit" };
@@ -205,8 +226,9 @@ pub fn run_with_notes(
     let agent = device.agents().first().map(|agent| agent.isa.clone()).unwrap_or_default();
     let rig = Rig::new(device.clone())?;
     let cb_rig = CommandBufferRig::new(device.clone())?;
+    let memory_rig = memory::MemoryRig::new(&rig)?;
     let (warmup, reps) = repetitions(options.quick);
-    let selected: Vec<Shape> = shapes(&rig, &cb_rig, options.quick)
+    let selected: Vec<Shape> = shapes(&rig, &cb_rig, &memory_rig, options.quick)
         .into_iter()
         .filter(|shape| options.filter.as_deref().is_none_or(|filter| shape.name.contains(filter)))
         .collect();

@@ -10,7 +10,7 @@ use aqueduct_hsa::soft::ExecutionMode;
 use super::kernels::{BENCH_CODE_OBJECT, BINDING_COUNTS};
 use super::measure::Sample;
 
-const WAIT: Duration = Duration::from_secs(60);
+pub(crate) const WAIT: Duration = Duration::from_secs(60);
 /// Handoff counts of the dependency shapes.
 pub const HANDOFFS: [u64; 4] = [2, 32, 512, 2048];
 /// Submissions per repetition of the direct-dispatch and scaling shapes.
@@ -22,11 +22,11 @@ pub const LIMIT_PACKETS: u64 = 4096;
 pub struct Rig {
     pub device: Device,
     /// Retire-only on the soft runtime: host cost without kernels competing for the cores.
-    host: Vec<Queue>,
+    pub(crate) host: Vec<Queue>,
     /// Normal execution, for end-to-end shapes.
-    e2e: Vec<Queue>,
+    pub(crate) e2e: Vec<Queue>,
     noop: Kernel,
-    tiny: Kernel,
+    pub(crate) tiny: Kernel,
     bindings: Vec<(usize, Kernel)>,
     scratch: Buffer,
 }
@@ -114,7 +114,7 @@ impl Payload {
     }
 }
 
-fn mismatch(what: &str, expected: impl std::fmt::Debug, found: impl std::fmt::Debug) -> EngineError {
+pub(crate) fn mismatch(what: &str, expected: impl std::fmt::Debug, found: impl std::fmt::Debug) -> EngineError {
     EngineError::InvalidArgument {
         what: "benchmark result",
         reason: format!("{what}: expected {expected:?}, found {found:?}"),
@@ -122,7 +122,7 @@ fn mismatch(what: &str, expected: impl std::fmt::Debug, found: impl std::fmt::De
 }
 
 /// Times `submit` (submission only) and then everything until `finish` returns.
-fn timed(
+pub(crate) fn timed(
     submit: impl FnOnce() -> Result<(), EngineError>,
     finish: impl FnOnce() -> Result<(), EngineError>,
     e2e: bool,

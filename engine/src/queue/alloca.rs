@@ -112,13 +112,14 @@ impl QueueShared {
         if buffer.0.deallocated.swap(true, Ordering::AcqRel) {
             return Err(EngineError::BufferDeallocated);
         }
-        let mut timeline = self.timeline();
+        let mut guard = self.timeline();
+        let timeline = &mut *guard;
         let semaphore = match &timeline.semaphore {
-            Some(semaphore) if !semaphore.has_failed() => semaphore.clone(),
+            Some(semaphore) if !semaphore.has_failed() => semaphore,
             _ => match Semaphore::create(&self.device, 0) {
                 Ok(semaphore) => {
-                    *timeline = MemoryTimeline { semaphore: Some(semaphore.clone()), value: 0 };
-                    semaphore
+                    timeline.value = 0;
+                    timeline.semaphore.insert(semaphore)
                 }
                 Err(error) => {
                     buffer.0.deallocated.store(false, Ordering::Release);
@@ -132,8 +133,9 @@ impl QueueShared {
         });
         match result {
             Ok(()) => {
+                // Under the timeline's lock, so the pool learns of its values in order.
+                pooled.pool.deallocated(pooled.entity, self.index, semaphore, value);
                 timeline.value = value;
-                pooled.pool.deallocated(pooled.entity, self.index, &semaphore, value);
                 Ok(())
             }
             Err(error) if refused(&error) => {

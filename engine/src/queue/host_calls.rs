@@ -1,13 +1,14 @@
 //! Host calls: a host function run in the queue's order, and file reads and writes built on them.
 //!
 //! How one maps to AQL (each call `n` of a queue):
-//! 1. **a barrier**: a row with no waits that signals the queue's internal *ready* timeline to
-//!    `n`. It retires when every earlier packet of the queue has (every packet carries the
-//!    barrier bit), and the drain that follows raises *ready* (the completion path);
+//! 1. **a barrier**: a row with no waits that signals the queue's internal *ready* timeline. It
+//!    retires when every earlier packet of the queue has (every packet carries the barrier bit),
+//!    and the drain that follows raises *ready* (the completion path). A queue with nothing
+//!    pending or in flight needs none: the call may run at once;
 //! 2. **the host**: the queue's host-call thread, which runs calls one at a time in order, waits
 //!    for *ready* `n` and then for the call's own waits (on the host: the function runs there),
-//!    runs the function, then raises the call's signals from the host, or fails them with its
-//!    error, and raises the *gate* timeline to `n`;
+//!    runs the function, then raises the *gate* timeline to `n` and the call's signals from the
+//!    host, or fails them with its error;
 //! 3. **a gate for later packets**: a second row, staged right after the first, waits for *gate*
 //!    `n`. No producer will publish that value, so the row parks, and every later row of the
 //!    queue parks behind it, in queue order, until the gate opens. Nothing else waits: other
@@ -40,9 +41,13 @@ type Work = Box<dyn FnOnce() -> HostCallResult + Send>;
 
 /// How long the host-call thread waits at a time before it looks whether its queue is gone.
 const WAIT_SLICE: Duration = Duration::from_millis(50);
+/// How long the host-call thread polls for the next call before it parks.
+const SPIN_FOR_JOB: Duration = Duration::from_micros(50);
 
 struct Job {
     call: u64,
+    /// The *ready* value the barrier raises, or none when the queue was idle at the call.
+    ready: Option<u64>,
     work: Work,
     waits: Vec<(Semaphore, u64)>,
     signals: Vec<(Semaphore, u64)>,
@@ -53,6 +58,10 @@ pub(crate) struct HostCalls {
     ready: Semaphore,
     gate: Semaphore,
     calls: u64,
+    /// Barriers that raised *ready* so far.
+    readied: u64,
+    /// The queue's staged-row count just after the last call's gate row.
+    rows_after_gate: u64,
     jobs: Option<Sender<Job>>,
     closed: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -77,7 +86,16 @@ impl HostCalls {
                     reason: format!("the host-call thread could not start: {error}"),
                 })?
         };
-        Ok(Self { ready, gate, calls: 0, jobs: Some(jobs), closed, thread: Some(thread) })
+        Ok(Self {
+            ready,
+            gate,
+            calls: 0,
+            readied: 0,
+            rows_after_gate: 0,
+            jobs: Some(jobs),
+            closed,
+            thread: Some(thread),
+        })
     }
 }
 
@@ -94,8 +112,12 @@ impl Drop for HostCalls {
 
 /// The host-call thread: runs each call once its queue reached it and its waits are met.
 fn run(jobs: Receiver<Job>, ready: Semaphore, gate: Semaphore, closed: Arc<AtomicBool>) {
-    while let Ok(job) = jobs.recv() {
-        let outcome = wait(&closed, &[ready.at(job.call)])
+    while let Some(job) = next_job(&jobs) {
+        let reached = match job.ready {
+            Some(value) => wait(&closed, &[ready.at(value)]),
+            None => Ok(()),
+        };
+        let outcome = reached
             .and_then(|()| {
                 let waits: Vec<SemaphorePoint> =
                     job.waits.iter().map(|(semaphore, value)| semaphore.at(*value)).collect();
@@ -109,6 +131,8 @@ fn run(jobs: Receiver<Job>, ready: Semaphore, gate: Semaphore, closed: Arc<Atomi
                     Err(_) => Err(record("host call panicked".into())),
                 }
             });
+        // The gate first: the queue's later work may start while the signals are raised.
+        gate.raise(job.call);
         for (semaphore, value) in &job.signals {
             match &outcome {
                 Ok(()) => semaphore.raise(*value),
@@ -117,8 +141,21 @@ fn run(jobs: Receiver<Job>, ready: Semaphore, gate: Semaphore, closed: Arc<Atomi
                 }
             }
         }
-        gate.raise(job.call);
     }
+}
+
+/// The next job: spins briefly first, since calls often come in bursts and a parked thread
+/// costs a wake-up per call; then blocks until one comes or the queue is gone.
+fn next_job(jobs: &Receiver<Job>) -> Option<Job> {
+    let spin_until = std::time::Instant::now() + SPIN_FOR_JOB;
+    while std::time::Instant::now() < spin_until {
+        match jobs.try_recv() {
+            Ok(job) => return Some(job),
+            Err(std::sync::mpsc::TryRecvError::Empty) => std::hint::spin_loop(),
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
+        }
+    }
+    jobs.recv().ok()
 }
 
 fn record(message: String) -> Arc<FailureRecord> {
@@ -142,6 +179,17 @@ impl QueueShared {
         self.host_calls.lock().unwrap_or_else(|poison| poison.into_inner())
     }
 
+    /// Whether every row staged on the queue has run and drained.
+    fn is_idle(&self) -> bool {
+        let (submitted, drained) = self.epochs();
+        if submitted != drained {
+            return false;
+        }
+        let core = self.lock();
+        let rows = &core.world.resource::<aqueduct_systems::QueueState>().rows;
+        rows.pending.is_empty() && !rows.parked && self.epochs().0 == drained
+    }
+
     /// Stops the host-call thread (the queue is destroyed and its rows failed).
     pub(crate) fn stop_host_calls(&self) {
         let calls = self.host_calls().take();
@@ -161,8 +209,21 @@ impl QueueShared {
             none => none.insert(HostCalls::start(self)?),
         };
         let call = calls.calls + 1;
-        // 1. The barrier: the queue reached the call.
-        self.submit(&[], &[calls.ready.at(call)], |staged| staged.operation = OperationTag::HostCall)?;
+        // 1. The barrier: the queue reached the call. Not needed when it already has: nothing
+        // is pending or in flight, or nothing was staged since the last call's gate and that
+        // call returned (a row staged by another thread meanwhile is concurrent with the call,
+        // not before it).
+        let after_last_call = calls.calls > 0
+            && self.endpoint.staged_rows.load(Ordering::Acquire) == calls.rows_after_gate
+            && calls.gate.value() >= calls.calls;
+        let ready = if after_last_call || self.is_idle() {
+            None
+        } else {
+            let value = calls.readied + 1;
+            self.submit(&[], &[calls.ready.at(value)], |staged| staged.operation = OperationTag::HostCall)?;
+            calls.readied = value;
+            Some(value)
+        };
         calls.calls = call;
         let table = &self.device.semaphores;
         for point in signals {
@@ -171,7 +232,7 @@ impl QueueShared {
         let owned = |points: &[SemaphorePoint]| -> Vec<(Semaphore, u64)> {
             points.iter().map(|point| (point.semaphore.clone(), point.value)).collect()
         };
-        let job = Job { call, work, waits: owned(waits), signals: owned(signals) };
+        let job = Job { call, ready, work, waits: owned(waits), signals: owned(signals) };
         let sent = calls.jobs.as_ref().is_some_and(|jobs| jobs.send(job).is_ok());
         if !sent {
             return Err(EngineError::InvalidArgument {
@@ -180,6 +241,12 @@ impl QueueShared {
             });
         }
         // 3. The gate: later work on the queue waits for the function to return.
-        self.submit(&[calls.gate.at(call)], &[], |staged| staged.operation = OperationTag::HostCall)
+        let mut gate_row = None;
+        let result = self.submit(&[calls.gate.at(call)], &[], |staged| {
+            staged.operation = OperationTag::HostCall;
+            gate_row = Some(staged.row);
+        });
+        calls.rows_after_gate = gate_row.map_or(u64::MAX, |row| row + 1);
+        result
     }
 }
