@@ -39,6 +39,18 @@ pub enum MemoryKind {
     DeviceLocal,
     /// Fine-grained system memory every agent and the host can access.
     HostVisible,
+    /// Coarse-grained device memory the host maps too (through the PCIe BAR): the host writes
+    /// it directly, and the writes pass the GPU's HDP, which the queue flushes before the packets
+    /// that read them (`crate::host_writes`). Where the host can never reach the GPU's memory,
+    /// asking for it is an error.
+    HostVisibleDevice,
+}
+
+impl MemoryKind {
+    /// Whether the host reads and writes it directly.
+    pub fn host_accessible(self) -> bool {
+        matches!(self, MemoryKind::HostVisible | MemoryKind::HostVisibleDevice)
+    }
 }
 
 /// A live pool allocation backing a buffer.

@@ -27,6 +27,7 @@ pub mod directory;
 pub mod endpoint_scan;
 pub mod frontier;
 pub mod host_waiters;
+pub mod host_writes;
 pub mod parked_queues;
 pub mod pool;
 pub mod program;

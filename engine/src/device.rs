@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, Weak};
 use aqueduct_builtins::{Builtin, DeviceLibrary};
 use aqueduct_components::device_entities::{MemoryKind, ReleaseAfter};
 use aqueduct_components::directory::{CrossQueueWait, QueueDirectory};
+use aqueduct_components::host_writes::HostWrites;
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_hsa::sys::{hsa_amd_memory_pool_t, hsa_signal_t};
 use aqueduct_hsa::{AgentInfo, Executable as HsaExecutable, Hsa, PoolKindInfo, ProviderKind};
@@ -43,6 +44,11 @@ pub(crate) struct AgentState {
     /// The host agent's fine-grained and kernarg pools: ROCr puts them on the CPU agent.
     pub host_pool: hsa_amd_memory_pool_t,
     pub kernarg_pool: hsa_amd_memory_pool_t,
+    /// Host-visible device memory: the device pool, when the host may be granted access to it;
+    /// otherwise why not.
+    pub host_visible_device: Result<hsa_amd_memory_pool_t, String>,
+    /// The agent's HDP publication, when its memory path has HDP registers.
+    pub host_writes: Option<Arc<HostWrites>>,
     pub topology: AgentTopology,
     pub builtins: [BuiltinKernel; Builtin::ALL.len()],
     pub library_target: &'static str,
@@ -52,10 +58,15 @@ pub(crate) struct AgentState {
 }
 
 impl AgentState {
-    pub fn pool(&self, kind: MemoryKind) -> hsa_amd_memory_pool_t {
+    /// The pool ROCr provides `kind` from on this agent, or why there is none.
+    pub fn pool(&self, kind: MemoryKind) -> EngineResult<hsa_amd_memory_pool_t> {
         match kind {
-            MemoryKind::DeviceLocal => self.device_pool,
-            MemoryKind::HostVisible => self.host_pool,
+            MemoryKind::DeviceLocal => Ok(self.device_pool),
+            MemoryKind::HostVisible => Ok(self.host_pool),
+            MemoryKind::HostVisibleDevice => self
+                .host_visible_device
+                .clone()
+                .map_err(|reason| EngineError::MemoryKindUnavailable { kind, agent: self.info.name.clone(), reason }),
         }
     }
 
@@ -160,8 +171,19 @@ impl DeviceShared {
     /// to its owner only until `hsa_amd_agents_allow_access` (one GPU's device-local memory is
     /// read by the other GPUs' copies).
     pub fn allocate_granted(&self, pool: hsa_amd_memory_pool_t, bytes: usize) -> EngineResult<*mut u8> {
+        self.allocate_granted_to(pool, bytes, None)
+    }
+
+    /// [`Self::allocate_granted`], and mapped for the host agent `host` too (host-visible device
+    /// memory: ROCr answers DISALLOWED_BY_DEFAULT for a CPU on a GPU's coarse-grained pool).
+    pub fn allocate_granted_to(
+        &self,
+        pool: hsa_amd_memory_pool_t,
+        bytes: usize,
+        host: Option<aqueduct_hsa::sys::hsa_agent_t>,
+    ) -> EngineResult<*mut u8> {
         let pointer = self.hsa.allocate(pool, bytes)?;
-        let agents: Vec<_> = self.agents.iter().map(|agent| agent.info.agent).collect();
+        let agents: Vec<_> = self.agents.iter().map(|agent| agent.info.agent).chain(host).collect();
         if let Err(error) = self.hsa.allow_access(&agents, pointer) {
             // SAFETY: the allocation was never handed out.
             let _ = unsafe { self.hsa.free(pointer) };
@@ -320,6 +342,12 @@ fn open_agent(hsa: &Hsa, host: &HostPools, info: AgentInfo) -> EngineResult<Agen
         host_numa_distance: reach.link.map(|link| link.numa_distance),
     };
     let (host_pool, kernarg_pool) = (host.fine, host.kernarg);
+    // The host's reach to the GPU's coarse-grained pool: DISALLOWED_BY_DEFAULT (grantable) on
+    // ROCr for a linked CPU, NEVER_ALLOWED without a link (`MemoryRegion::GetAccessInfo`).
+    let host_visible_device =
+        host_visible_device(hsa.pool_reach(host.agent, device_pool)?.access, device_pool, &info.name);
+    let host_writes =
+        hsa.hdp_flush_register(info.agent).ok().flatten().map(|register| Arc::new(HostWrites::new(register)));
     let (library_target, library_code_object, library) = load_device_library(hsa, &info)?;
     let mut builtins = [BuiltinKernel::default(); Builtin::ALL.len()];
     for (slot, builtin) in builtins.iter_mut().zip(Builtin::ALL) {
@@ -335,12 +363,29 @@ fn open_agent(hsa: &Hsa, host: &HostPools, info: AgentInfo) -> EngineResult<Agen
         device_pool,
         host_pool,
         kernarg_pool,
+        host_visible_device,
+        host_writes,
         topology,
         builtins,
         library_target,
         library_code_object,
         _library: library,
     })
+}
+
+/// Host-visible device memory comes from the GPU's coarse-grained pool, granted to the host: ROCr
+/// answers DISALLOWED_BY_DEFAULT for a linked CPU on it (grantable), NEVER_ALLOWED without a link
+/// (`MemoryRegion::GetAccessInfo`; docs/rocr-facts.md).
+fn host_visible_device(
+    host_access: u32,
+    device_pool: hsa_amd_memory_pool_t,
+    agent: &str,
+) -> Result<hsa_amd_memory_pool_t, String> {
+    if host_access == aqueduct_hsa::sys::agent_pool_info::ACCESS_NEVER_ALLOWED {
+        Err(format!("the host can never access {agent}'s device memory"))
+    } else {
+        Ok(device_pool)
+    }
 }
 
 /// Loads the device library on an agent: the first embedded candidate (best first, see
@@ -471,6 +516,19 @@ mod tests {
         ] {
             assert!(!runs_barrier_value(isa), "{isa}");
         }
+    }
+
+    #[test]
+    fn host_visible_device_memory_needs_a_grantable_device_pool() {
+        use aqueduct_hsa::sys::agent_pool_info::{
+            ACCESS_ALLOWED_BY_DEFAULT, ACCESS_DISALLOWED_BY_DEFAULT, ACCESS_NEVER_ALLOWED,
+        };
+        let pool = hsa_amd_memory_pool_t { handle: 7 };
+        for access in [ACCESS_ALLOWED_BY_DEFAULT, ACCESS_DISALLOWED_BY_DEFAULT] {
+            assert_eq!(host_visible_device(access, pool, "gfx1100"), Ok(pool));
+        }
+        let reason = host_visible_device(ACCESS_NEVER_ALLOWED, pool, "gfx1100").unwrap_err();
+        assert!(reason.contains("never access gfx1100's device memory"), "{reason}");
     }
 
     #[test]

@@ -84,4 +84,7 @@ pub enum EngineError {
     /// A file could not be inspected or shared with the host-call thread.
     #[error("file: {reason}")]
     File { reason: String },
+    /// The agent has no pool for the memory kind.
+    #[error("{kind:?} memory is unavailable on {agent}: {reason}")]
+    MemoryKindUnavailable { kind: aqueduct_components::device_entities::MemoryKind, agent: String, reason: String },
 }

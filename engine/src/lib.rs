@@ -161,6 +161,16 @@ impl Device {
         Buffer::allocate(&self.0, kind, size, agent)
     }
 
+    /// HDP flushes the queues of agent `agent` made to publish host writes into host-visible
+    /// device memory (0 where the memory path has no HDP).
+    pub fn hdp_flushes(&self, agent: usize) -> u64 {
+        self.0
+            .agents
+            .get(agent)
+            .and_then(|state| state.host_writes.as_ref())
+            .map_or(0, |host_writes| host_writes.flushes.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     /// A pool for queue-ordered allocation (`Queue::alloca`), drawing on `config.kind` memory
     /// of `config.agent`.
     pub fn create_pool(&self, config: PoolConfig) -> EngineResult<Pool> {

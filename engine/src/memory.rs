@@ -15,6 +15,8 @@ pub(crate) struct BufferInner {
     pub address: u64,
     pub size: u64,
     pub kind: MemoryKind,
+    /// The agent whose pool it came from.
+    pub agent: usize,
     origin: Origin,
     /// Set by `Queue::dealloca`: every later use is refused.
     pub deallocated: AtomicBool,
@@ -72,14 +74,18 @@ impl Buffer {
             what: "buffer size",
             reason: format!("{size} does not fit the address space"),
         })?;
+        let pool = state.pool(kind)?;
         device.release_settled();
-        let address = device.allocate_granted(state.pool(kind), bytes)? as u64;
+        let host = (kind == MemoryKind::HostVisibleDevice)
+            .then_some(aqueduct_hsa::sys::hsa_agent_t { handle: state.topology.host_agent });
+        let address = device.allocate_granted_to(pool, bytes, host)? as u64;
         let entity = device.world().spawn(Allocation { address, size, kind, agent }).id();
         Ok(Self(Arc::new(BufferInner {
             device: device.clone(),
             address,
             size,
             kind,
+            agent,
             origin: Origin::Device(entity),
             deallocated: AtomicBool::new(false),
         })))
@@ -87,12 +93,13 @@ impl Buffer {
 
     /// A buffer over `size` bytes of a pool at `address` (an alloca's).
     pub(crate) fn pooled(pooled: Pooled, address: u64, size: u64) -> Self {
-        let (device, kind) = (pooled.pool.device.clone(), pooled.pool.config.kind);
+        let (device, kind, agent) = (pooled.pool.device.clone(), pooled.pool.config.kind, pooled.pool.config.agent);
         Self(Arc::new(BufferInner {
             device,
             address,
             size,
             kind,
+            agent,
             origin: Origin::Pool(pooled),
             deallocated: AtomicBool::new(false),
         }))
@@ -144,8 +151,18 @@ impl Buffer {
 
     fn host_accessible(&self) -> EngineResult<()> {
         match self.0.kind {
-            MemoryKind::HostVisible => Ok(()),
+            kind if kind.host_accessible() => Ok(()),
             kind => Err(EngineError::NotHostAccessible { kind }),
+        }
+    }
+
+    /// The host wrote the buffer: in host-visible device memory the queue must publish that
+    /// through the agent's HDP before a packet reads it.
+    pub(crate) fn note_host_write(&self) {
+        if self.0.kind == MemoryKind::HostVisibleDevice
+            && let Some(host_writes) = &self.0.device.agents[self.0.agent].host_writes
+        {
+            host_writes.note_write();
         }
     }
 
@@ -158,6 +175,7 @@ impl Buffer {
         let address = self.check_range("buffer write", offset, data.len() as u64)?;
         // SAFETY: the range lies inside this live host-visible allocation.
         unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), address as *mut u8, data.len()) };
+        self.note_host_write();
         Ok(())
     }
 

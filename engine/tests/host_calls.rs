@@ -60,7 +60,11 @@ fn host_calls_on_one_queue_run_in_order_after_their_waits() {
     b.barrier(&[], &[from_b.at(1)]).unwrap();
     for (call, waits) in [(1u32, vec![from_b.at(1)]), (2, vec![])] {
         let order = order.clone();
-        a.host_call(move || Ok(order.lock().unwrap().push(call)), &waits, &[done.at(u64::from(call))]).unwrap();
+        let record = move || {
+            order.lock().unwrap().push(call);
+            Ok(())
+        };
+        a.host_call(record, &waits, &[done.at(u64::from(call))]).unwrap();
     }
     std::thread::sleep(Duration::from_millis(20));
     assert!(order.lock().unwrap().is_empty(), "nothing runs before its wait");

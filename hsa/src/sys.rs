@@ -48,6 +48,16 @@ pub struct hsa_amd_profiling_dispatch_time_t {
     pub end: u64,
 }
 
+/// `hsa_amd_hdp_flush_t`: the agent's HDP flush registers (null where the memory path needs
+/// none).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_snake_case)] // the C field names
+pub struct hsa_amd_hdp_flush_t {
+    pub HDP_MEM_FLUSH_CNTL: *mut u32,
+    pub HDP_REG_FLUSH_CNTL: *mut u32,
+}
+
 /// `hsa_amd_memory_pool_link_info_t`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -183,6 +193,8 @@ pub mod agent_info {
     pub const AMD_NUM_SHADER_ENGINES: u32 = 0xA00C;
     pub const AMD_NUM_SHADER_ARRAYS_PER_SE: u32 = 0xA00D;
     pub const AMD_ASIC_REVISION: u32 = 0xA012;
+    /// The HDP flush registers, `hsa_amd_hdp_flush_t` (hsa_ext_amd.h).
+    pub const AMD_HDP_FLUSH: u32 = 0xA00E;
 }
 
 /// `hsa_device_type_t`.

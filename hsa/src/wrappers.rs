@@ -154,6 +154,18 @@ impl Hsa {
         })
     }
 
+    /// The agent's `HDP_MEM_FLUSH_CNTL` register, where its memory path has one
+    /// (`HSA_AMD_AGENT_INFO_HDP_FLUSH`; null on APUs, whose host writes need no flush).
+    pub fn hdp_flush_register(&self, agent: hsa_agent_t) -> HsaResult<Option<u64>> {
+        const _: () = assert!(size_of::<crate::sys::hsa_amd_hdp_flush_t>() == size_of::<[u64; 2]>());
+        // SAFETY: HDP_FLUSH is an hsa_amd_hdp_flush_t attribute: two pointers, read as the two
+        // 64-bit words they are (checked above, and against hsa_ext_amd.h by abi_conformance).
+        let [memory_flush, _register_flush]: [u64; 2] = self.info("hsa_agent_get_info", |out| unsafe {
+            (self.api.hsa_agent_get_info)(agent, agent_info::AMD_HDP_FLUSH, out)
+        })?;
+        Ok((memory_flush != 0).then_some(memory_flush))
+    }
+
     /// The GPU agents, described.
     pub fn gpu_agents(&self) -> HsaResult<Vec<AgentInfo>> {
         self.agents_of_type(device_type::GPU)

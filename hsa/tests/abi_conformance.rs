@@ -229,6 +229,10 @@ fn expectations() -> Vec<Expectation> {
         "reserved2" => queue_ptr,
         "reserved3" => reserved3,
     });
+    layout!(out, "hsa_amd_hdp_flush_t" => sys::hsa_amd_hdp_flush_t, align Equal, {
+        "HDP_MEM_FLUSH_CNTL" => HDP_MEM_FLUSH_CNTL,
+        "HDP_REG_FLUSH_CNTL" => HDP_REG_FLUSH_CNTL,
+    });
     layout!(out, "hsa_amd_memory_pool_link_info_t" => sys::hsa_amd_memory_pool_link_info_t, align Equal, {
         "min_latency" => min_latency,
         "max_latency" => max_latency,
@@ -417,6 +421,7 @@ fn expectations() -> Vec<Expectation> {
         "HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES" => sys::agent_info::AMD_NUM_SHADER_ENGINES,
         "HSA_AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE" => sys::agent_info::AMD_NUM_SHADER_ARRAYS_PER_SE,
         "HSA_AMD_AGENT_INFO_ASIC_REVISION" => sys::agent_info::AMD_ASIC_REVISION,
+        "HSA_AMD_AGENT_INFO_HDP_FLUSH" => sys::agent_info::AMD_HDP_FLUSH,
 
         "HSA_DEVICE_TYPE_CPU" => sys::device_type::CPU,
         "HSA_DEVICE_TYPE_GPU" => sys::device_type::GPU,

@@ -52,7 +52,7 @@ fn setup() -> Bench {
     directory.register(endpoint.clone());
     let semaphores = Arc::new(SemaphoreTable::new(16));
     let semaphore = semaphores.allocate(0).expect("semaphore");
-    let link = DeviceLink { api: hsa.api(), semaphores, directory };
+    let link = DeviceLink { api: hsa.api(), semaphores, directory, host_writes: None };
     let base = hsa.allocate(kernarg_pool, 1 << 20).expect("kernarg ring") as u64;
     hsa.allow_access(&[agent], base as *const u8).expect("kernargs mapped");
     let kernargs = KernargRing { base, capacity: 1 << 20, head: 0, reclaimed: 0 };

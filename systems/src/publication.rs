@@ -154,6 +154,28 @@ pub fn publish<S: CrossQueueStrategy>(
     fault.map_or(Ok(()), Err)
 }
 
+/// Makes host writes into host-visible device memory visible to the agent before a header that
+/// may consume them: a store fence, then 1 to the HDP's `HDP_MEM_FLUSH_CNTL` and a read back (the
+/// read completes the posted write), as IREE's driver and ROCr's runtime do. Only when a host
+/// write came since the last flush: two loads otherwise.
+fn publish_host_writes(host_writes: &aqueduct_components::host_writes::HostWrites) {
+    use std::sync::atomic::{Ordering, fence};
+    let written = host_writes.written.load(Ordering::Acquire);
+    if host_writes.flushed.load(Ordering::Acquire) >= written {
+        return;
+    }
+    fence(Ordering::SeqCst);
+    let register = host_writes.flush_register as *mut u32;
+    // SAFETY: the provider reported this register for the agent (`HSA_AMD_AGENT_INFO_HDP_FLUSH`);
+    // it stays mapped while the device is open. Volatile: the write is the flush itself.
+    unsafe {
+        register.write_volatile(1);
+        let _ = register.read_volatile();
+    }
+    host_writes.flushes.fetch_add(1, Ordering::Relaxed);
+    host_writes.flushed.fetch_max(written, Ordering::Release);
+}
+
 /// Stores the header words in order: the wait barriers', then (with `with_payload`) the
 /// payload's: `payload`'s one packet, or the program segment's (`None`). A `timed` payload sits
 /// between its extra barriers (`CaptureState::payload_packets`): a program segment's lead barrier
@@ -171,6 +193,9 @@ fn publish_headers<S: CrossQueueStrategy>(
     timed: bool,
     with_payload: bool,
 ) {
+    if let Some(host_writes) = &queue.link.host_writes {
+        publish_host_writes(host_writes);
+    }
     let ring = queue.ring;
     let first = plan.first_packet;
     let (wait_header, wait_setup) = S::WAIT_HEADER;

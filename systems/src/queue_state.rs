@@ -24,6 +24,9 @@ pub struct DeviceLink {
     pub api: &'static aqueduct_hsa::HsaApi,
     pub semaphores: Arc<SemaphoreTable>,
     pub directory: Arc<QueueDirectory>,
+    /// The queue's agent's HDP publication, when its memory path has one: publication flushes
+    /// host writes into host-visible device memory before the headers that may read them.
+    pub host_writes: Option<Arc<aqueduct_components::host_writes::HostWrites>>,
 }
 
 /// The queue's hot state, one resource so the stages fetch it once.

@@ -59,7 +59,7 @@ fn rig_with(strategy: CrossQueueWait) -> Rig {
     directory.reserve_index();
     directory.register(endpoint.clone());
     let semaphores = Arc::new(SemaphoreTable::new(16));
-    let link = DeviceLink { api: hsa.api(), semaphores: semaphores.clone(), directory };
+    let link = DeviceLink { api: hsa.api(), semaphores: semaphores.clone(), directory, host_writes: None };
     let kernarg_base = hsa.allocate(kernarg_pool, 1 << 16).expect("kernarg ring") as u64;
     hsa.allow_access(&[agent], kernarg_base as *const u8).expect("kernargs mapped");
     let kernargs = KernargRing { base: kernarg_base, capacity: 1 << 16, head: 0, reclaimed: 0 };

@@ -4,7 +4,6 @@
 use std::sync::atomic::Ordering;
 
 use aqueduct_abi::block_program::{BindingSource, SourceKind};
-use aqueduct_components::device_entities::MemoryKind;
 use aqueduct_components::program::ProgramImageRef;
 use aqueduct_components::submission::Payload;
 
@@ -101,7 +100,7 @@ fn check_table(program: &FinishedProgram, table: &BindingTable, device: u64) -> 
                 reason: format!("{} bytes; the program uses {}", entry.length, need.length),
             });
         }
-        if need.host_visible && entry.buffer.kind() != MemoryKind::HostVisible {
+        if need.host_visible && !entry.buffer.kind().host_accessible() {
             return Err(EngineError::BindingTable {
                 slot,
                 reason: "a conditional branch reads it on the host, so it must be host-visible".into(),

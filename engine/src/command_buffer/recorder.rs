@@ -20,7 +20,6 @@ use aqueduct_abi::block_program::{
 };
 use aqueduct_abi::packet::FenceScope;
 use aqueduct_abi::{KernelDispatchPacket, write_hal_kernargs};
-use aqueduct_components::device_entities::MemoryKind;
 use aqueduct_components::program::{ReplayStep, SlotPatch, StepKind};
 use bytemuck::Zeroable;
 
@@ -437,7 +436,7 @@ fn check_ref(
                 });
             }
             let address = binding.buffer.check_range(what, binding.offset, binding.length)?;
-            if access.host_visible && binding.buffer.kind() != MemoryKind::HostVisible {
+            if access.host_visible && !binding.buffer.kind().host_accessible() {
                 return Err(EngineError::NotHostAccessible { kind: binding.buffer.kind() });
             }
             if !address.is_multiple_of(align) {

@@ -108,11 +108,13 @@ impl QueueShared {
         ring: AqlRing,
         kernarg_base: u64,
         endpoint: Arc<QueueEndpoint>,
+        agent: usize,
     ) -> (QueueCore, QueueStages) {
         let link = DeviceLink {
             api: device.hsa.api(),
             semaphores: device.semaphores.clone(),
             directory: device.directory.clone(),
+            host_writes: device.agents[agent].host_writes.clone(),
         };
         let kernargs =
             KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };

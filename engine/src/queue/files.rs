@@ -125,13 +125,16 @@ impl QueueShared {
         let address = memory.buffer.check_range("file transfer", memory.offset, memory.length)?;
         self.check_points(waits, signals)?;
         let file = Arc::new(file.try_clone().map_err(|error| EngineError::File { reason: error.to_string() })?);
-        if memory.buffer.kind() == MemoryKind::HostVisible {
+        if memory.buffer.kind().host_accessible() {
             // One host call, straight into or out of the buffer (kept alive by the closure).
             let (buffer, length) = (memory.buffer.clone(), memory.length);
             let work = Box::new(move || {
-                let _alive = &buffer;
                 // SAFETY: a live host-visible range of `buffer`, which the queue orders.
-                unsafe { transfer(direction, &file, offset, address, length) }
+                let result = unsafe { transfer(direction, &file, offset, address, length) };
+                if direction == Direction::Read {
+                    buffer.note_host_write();
+                }
+                result
             });
             return self.host_call(work, waits, signals);
         }

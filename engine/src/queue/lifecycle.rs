@@ -93,7 +93,7 @@ impl Queue {
         };
         // SAFETY: the queue lives until QueueHandle::drop destroys it, after the last ring use.
         let ring = unsafe { AqlRing::new(hsa_queue, hsa.api()) };
-        let (core, stages) = QueueShared::build_world(device, index, ring, kernarg_memory, endpoint.clone());
+        let (core, stages) = QueueShared::build_world(device, index, ring, kernarg_memory, endpoint.clone(), agent);
         let shared = Arc::new(QueueShared {
             index,
             agent,

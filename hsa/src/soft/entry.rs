@@ -212,6 +212,15 @@ pub unsafe extern "C" fn hsa_agent_get_info(
                 agent_info::AMD_NUM_SHADER_ENGINES => put(value, 6u32),
                 agent_info::AMD_NUM_SHADER_ARRAYS_PER_SE => put(value, 2u32),
                 agent_info::AMD_ASIC_REVISION => put(value, 0u32),
+                // A discrete GPU's HDP registers, as `GpuAgent::GetInfo` hands out the ones KFD
+                // mapped (hsa_ext_amd.h `HSA_AMD_AGENT_INFO_HDP_FLUSH`).
+                agent_info::AMD_HDP_FLUSH => put(
+                    value,
+                    crate::sys::hsa_amd_hdp_flush_t {
+                        HDP_MEM_FLUSH_CNTL: agent.hdp_registers[0].as_ptr(),
+                        HDP_REG_FLUSH_CNTL: agent.hdp_registers[1].as_ptr(),
+                    },
+                ),
                 _ => status::ERROR_INVALID_ARGUMENT,
             }
         }

@@ -28,6 +28,10 @@ pub(crate) struct Agent {
     pub uuid: String,
     /// The KFD node: 0 for the CPU, 1.. for GPUs in configured order (before filtering).
     pub node: u32,
+    /// The HDP flush registers (`HDP_MEM_FLUSH_CNTL`, `HDP_REG_FLUSH_CNTL`) a GPU reports:
+    /// plain words here, since soft device memory is host memory with nothing to flush; a
+    /// client's flush is a store to the first.
+    pub hdp_registers: Box<[std::sync::atomic::AtomicU32; 2]>,
 }
 
 impl Agent {
@@ -138,7 +142,7 @@ impl Runtime {
                 pools.len() - 1
             });
             let uuid = if node == 0 { "CPU-XX".to_string() } else { uuid(node) };
-            agents.push(Agent { kind, pools: pool_indices, uuid, node });
+            agents.push(Agent { kind, pools: pool_indices, uuid, node, hdp_registers: Default::default() });
         }
         Self {
             generation,

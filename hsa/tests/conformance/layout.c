@@ -145,6 +145,9 @@ static void queues_and_signals(void) {
   FIELD(amd_signal_t, reserved2);
   FIELD(amd_signal_t, reserved3);
 
+  TYPE(hsa_amd_hdp_flush_t);
+  FIELD(hsa_amd_hdp_flush_t, HDP_MEM_FLUSH_CNTL);
+  FIELD(hsa_amd_hdp_flush_t, HDP_REG_FLUSH_CNTL);
   TYPE(hsa_amd_memory_pool_link_info_t);
   FIELD(hsa_amd_memory_pool_link_info_t, min_latency);
   FIELD(hsa_amd_memory_pool_link_info_t, max_latency);
@@ -320,6 +323,7 @@ static void enums(void) {
   ENUM(HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES);
   ENUM(HSA_AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE);
   ENUM(HSA_AMD_AGENT_INFO_ASIC_REVISION);
+  ENUM(HSA_AMD_AGENT_INFO_HDP_FLUSH);
 
   ENUM(HSA_DEVICE_TYPE_CPU);
   ENUM(HSA_DEVICE_TYPE_GPU);
