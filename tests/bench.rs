@@ -36,6 +36,18 @@ fn expected_names() -> Vec<String> {
         names.push(format!("clip/c{concurrency}d16"));
     }
     names.push("diamond/waits".into());
+    for name in [
+        "alloca/roundtrip",
+        "alloca/baseline",
+        "alloca/cross_queue",
+        "host_call/e2e",
+        "host_call/after_barrier/e2e",
+        "file/read/64MiB",
+        "file/read_staged/64MiB",
+        "file/read_baseline/64MiB",
+    ] {
+        names.push(name.into());
+    }
     for modes in ["queue-events", "device-queue-events", "dispatch-events", "counters", "all"] {
         for mode in ["submit", "e2e"] {
             names.push(format!("profile/{modes}/edge+dispatch/{mode}/512"));
