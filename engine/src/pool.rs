@@ -466,29 +466,26 @@ impl PoolState {
     /// Takes `size` bytes from an in-flight dealloca of pending list `list_index`: the oldest
     /// that is large enough, among the first 16 (the oldest retire first).
     fn take_pending(&mut self, list_index: usize, queue: u16, size: u64) -> Option<Reservation> {
-        {
-            let list = &self.pending[list_index];
-            if list.timeline.has_failed() {
-                return None; // retire() holds what a failed timeline returned
-            }
-            let position = list.entries.iter().take(16).position(|&entity| self.range(entity).size >= size)?;
-            let entity = list.entries[position];
-            let (timeline, same_queue) = (list.timeline.clone(), list.queue == queue);
-            let origin = self.world.get::<FreeAt>(entity).cloned().unwrap_or_default();
-            let FreeAt::Point { value, .. } = origin else { return None };
-            let found = self.range(entity);
-            let taken = PoolRange { size, ..found };
-            if found.size == size {
-                self.pending[list_index].entries.remove(position);
-                self.vacate(entity);
-            } else if let Some(mut rest) = self.world.get_mut::<PoolRange>(entity) {
-                rest.offset += size;
-                rest.size -= size;
-            }
-            self.pending_bytes -= size;
-            let wait = (!same_queue).then_some((timeline, value));
-            Some(self.hand_out(queue, taken, wait, origin))
+        let list = &self.pending[list_index];
+        if list.timeline.has_failed() {
+            return None; // retire_points holds what a failed timeline returned
         }
+        let position = list.entries.iter().take(16).position(|&entity| self.range(entity).size >= size)?;
+        let entity = list.entries[position];
+        let origin = self.world.get::<FreeAt>(entity).cloned().unwrap_or_default();
+        let FreeAt::Point { value, .. } = origin else { return None };
+        // Another queue's return: the alloca waits for its point.
+        let wait = (list.queue != queue).then(|| (list.timeline.clone(), value));
+        let found = self.range(entity);
+        if found.size == size {
+            self.pending[list_index].entries.remove(position);
+            self.vacate(entity);
+        } else if let Some(mut rest) = self.world.get_mut::<PoolRange>(entity) {
+            rest.offset += size;
+            rest.size -= size;
+        }
+        self.pending_bytes -= size;
+        Some(self.hand_out(queue, PoolRange { size, ..found }, wait, origin))
     }
 
     fn hand_out(

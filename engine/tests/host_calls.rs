@@ -176,6 +176,9 @@ fn bad_host_call_input_is_refused_and_changes_nothing() {
     let other = common::engine(WaitStrategy::BarrierValue);
     let foreign = other.device().create_semaphore(0).unwrap();
     assert!(matches!(a.host_call(|| Ok(()), &[foreign.at(1)], &[]), Err(EngineError::ForeignObject { .. })));
+    // From inside a batch on the same queue: refused, not a wait for its own lock.
+    let inside = a.batch(|_| Ok::<_, EngineError>(a.host_call(|| Ok(()), &[], &[])));
+    assert!(matches!(inside, Ok(Err(EngineError::InvalidArgument { .. }))), "{inside:?}");
     assert_eq!(a.stats(), before);
     assert_eq!(signal.value(), 4);
 }

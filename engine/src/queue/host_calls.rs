@@ -203,6 +203,8 @@ impl QueueShared {
         signals: &[SemaphorePoint],
     ) -> EngineResult<()> {
         self.check_points(waits, signals)?;
+        // Before `is_idle`, which takes the queue's lock a batch on this thread holds.
+        self.refuse_inside_batch()?;
         let mut guard = self.host_calls();
         let calls = match &mut *guard {
             Some(calls) => calls,

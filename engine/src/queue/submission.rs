@@ -56,6 +56,19 @@ impl QueueShared {
         Ok(())
     }
 
+    /// Refuses a call from the thread building a batch on this queue: it holds the queue's lock,
+    /// so the call would wait for itself.
+    pub(crate) fn refuse_inside_batch(&self) -> EngineResult<()> {
+        let owner = self.batch_owner.load(Ordering::Relaxed);
+        if owner != 0 && owner == thread_token() {
+            return Err(EngineError::InvalidArgument {
+                what: "queue",
+                reason: "this thread is building a batch on the queue; stage through the batch".into(),
+            });
+        }
+        Ok(())
+    }
+
     /// Stages one operation as a submission row behind the pending ones (a batch's row). With
     /// `promise`, the signals are recorded as promised at once: a later row of the same batch
     /// may not undercut them before they are admitted.
@@ -134,13 +147,7 @@ impl QueueShared {
         signals: &[SemaphorePoint],
         stage: impl FnOnce(&mut StagedSubmission),
     ) -> EngineResult<()> {
-        let owner = self.batch_owner.load(Ordering::Relaxed);
-        if owner != 0 && owner == thread_token() {
-            return Err(EngineError::InvalidArgument {
-                what: "queue",
-                reason: "this thread is building a batch on the queue; stage through the batch".into(),
-            });
-        }
+        self.refuse_inside_batch()?;
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("submit", queue = self.index).entered();
         self.check_points(waits, signals)?;
