@@ -8,10 +8,26 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
-use aqueduct_engine::{EngineError, WaitStrategy};
+use aqueduct_engine::{EngineError, SemaphorePoint, WaitStrategy};
 use common::{COUNT, KernelRig, TIMEOUT, controls, eventually, queue, release, words};
 
 const STRATEGIES: [WaitStrategy; 2] = [WaitStrategy::BarrierValue, WaitStrategy::BarrierAnd];
+
+/// Submits a host call that counts its runs; returns the count.
+fn counting_call(
+    queue: &aqueduct_engine::Queue,
+    waits: &[SemaphorePoint],
+    signals: &[SemaphorePoint],
+) -> Arc<AtomicU32> {
+    let ran = Arc::new(AtomicU32::new(0));
+    let counter = ran.clone();
+    let call = move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    };
+    queue.host_call(call, waits, signals).unwrap();
+    ran
+}
 
 #[test]
 fn a_host_call_runs_between_the_work_before_and_after_it() {
@@ -97,19 +113,7 @@ fn an_error_a_panic_or_a_failed_wait_fails_only_the_calls_signals() {
         assert!(panicked.wait(1, TIMEOUT).unwrap_err().to_string().contains("host call panicked"));
 
         let (failed, skipped) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
-        let ran = Arc::new(AtomicU32::new(0));
-        {
-            let ran = ran.clone();
-            a.host_call(
-                move || {
-                    ran.fetch_add(1, Ordering::SeqCst);
-                    Ok(())
-                },
-                &[failed.at(1)],
-                &[skipped.at(1)],
-            )
-            .unwrap();
-        }
+        let ran = counting_call(&a, &[failed.at(1)], &[skipped.at(1)]);
         failed.fail("the input never arrived");
         let error = skipped.wait(1, TIMEOUT).unwrap_err();
         assert!(error.to_string().contains("the input never arrived"), "{error}");
@@ -145,19 +149,7 @@ fn dropping_a_queue_ends_host_calls_that_can_no_longer_run() {
     let device = rig.device();
     let a = queue(device);
     let (never, signal) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
-    let ran = Arc::new(AtomicU32::new(0));
-    {
-        let ran = ran.clone();
-        a.host_call(
-            move || {
-                ran.fetch_add(1, Ordering::SeqCst);
-                Ok(())
-            },
-            &[never.at(1)],
-            &[signal.at(1)],
-        )
-        .unwrap();
-    }
+    let ran = counting_call(&a, &[never.at(1)], &[signal.at(1)]);
     drop(a);
     assert!(matches!(signal.wait(1, TIMEOUT), Err(EngineError::SemaphoreFailed(_))));
     assert_eq!(ran.load(Ordering::SeqCst), 0);

@@ -1,19 +1,19 @@
 //! Host calls: a host function run in the queue's order, and file reads and writes built on them.
 //!
 //! How one maps to AQL (each call `n` of a queue):
-//! 1. **a barrier**: a row with no waits that signals the queue's internal *ready* timeline. It
+//! 1. **a barrier**: a row with no waits that raises the queue's internal *ready* timeline. It
 //!    retires when every earlier packet of the queue has (every packet carries the barrier bit),
-//!    and the drain that follows raises *ready* (the completion path). A queue with nothing
-//!    pending or in flight needs none: the call may run at once;
+//!    and the drain that follows raises *ready* (the completion path). Skipped when the queue has
+//!    already reached the call: nothing pending or in flight, or nothing staged since the last
+//!    call's gate row and that call returned;
 //! 2. **the host**: the queue's host-call thread, which runs calls one at a time in order, waits
-//!    for *ready* `n` and then for the call's own waits (on the host: the function runs there),
-//!    runs the function, then raises the *gate* timeline to `n` and the call's signals from the
-//!    host, or fails them with its error;
+//!    for the barrier's *ready* value and then for the call's own waits (on the host: the
+//!    function runs there), runs the function, then raises the *gate* timeline to `n` and the
+//!    call's signals from the host, or fails them with its error;
 //! 3. **a gate for later packets**: a second row, staged right after the first, waits for *gate*
 //!    `n`. No producer will publish that value, so the row parks, and every later row of the
 //!    queue parks behind it, in queue order, until the gate opens. Nothing else waits: other
-//!    queues, and this queue's earlier work, run on; a queue with nothing after the call has
-//!    nothing parked at all.
+//!    queues, and this queue's earlier work, run on.
 //!
 //! The signals are promised when the call is staged, so no later submission may undercut them,
 //! and the host raises them (as `Semaphore::signal` would) once the function returns. *gate*
