@@ -135,8 +135,11 @@ impl PoolConfig {
         if self.block_size < self.granule || !self.block_size.is_multiple_of(self.granule) {
             return invalid(format!("block size {} is not a positive multiple of the granule", self.block_size));
         }
-        if self.max_size < self.block_size.min(self.granule) || self.reserve > self.max_size {
-            return invalid(format!("reserve {} and max size {} do not fit together", self.reserve, self.max_size));
+        if self.block_size > self.max_size || self.reserve > self.max_size {
+            return invalid(format!(
+                "block size {} and reserve {} must not exceed the max size {}",
+                self.block_size, self.reserve, self.max_size
+            ));
         }
         Ok(())
     }

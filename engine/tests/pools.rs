@@ -286,7 +286,8 @@ fn bad_input_is_refused_and_changes_nothing() {
         PoolConfig::new(MemoryKind::HostVisible).granule(3),
         PoolConfig::new(MemoryKind::HostVisible).granule(8),
         PoolConfig::new(MemoryKind::HostVisible).block_size(1000),
-        PoolConfig::new(MemoryKind::HostVisible).reserve(2 * BYTES).max_size(BYTES),
+        PoolConfig::new(MemoryKind::HostVisible).block_size(BYTES).reserve(2 * BYTES).max_size(BYTES),
+        PoolConfig::new(MemoryKind::HostVisible).max_size(BYTES),
         PoolConfig::new(MemoryKind::HostVisible).agent(7),
     ] {
         assert!(device.create_pool(config).is_err(), "{config:?}");
