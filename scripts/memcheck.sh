@@ -12,6 +12,8 @@ suites=("$@")
 if ((${#suites[@]} == 0)); then
     suites=(aqueduct-hsa:soft_runtime aqueduct-engine:waits aqueduct-engine:command_buffers
         aqueduct-engine:bad_input aqueduct-engine:failures
+        # Queue-ordered memory, host calls and files: raw-pointer transfers and a pool's reuse.
+        aqueduct-engine:pools aqueduct-engine:host_calls aqueduct-engine:files
         # One of the eight stress runs: all eight take about 7 minutes under valgrind.
         aqueduct-engine:stress:device_side_waits_barrier_value)
 fi

@@ -38,7 +38,8 @@ fn another_queue_reuses_memory_only_after_the_dealloca_retires() {
         let device = rig.device();
         let pool = one_block_pool(&rig);
         let (a, b) = (queue(device), queue(device));
-        let (ready, done, copied) = (
+        let (ready, done, copied, stored) = (
+            device.create_semaphore(0).unwrap(),
             device.create_semaphore(0).unwrap(),
             device.create_semaphore(0).unwrap(),
             device.create_semaphore(0).unwrap(),
@@ -48,7 +49,7 @@ fn another_queue_reuses_memory_only_after_the_dealloca_retires() {
         controls(&a).inject_fault(a.hsa_queue(), 1, aqueduct_hsa::soft::Fault::Stall).unwrap();
         let x = a.alloca(&pool, BYTES, &[], &[]).unwrap();
         let x_address = x.device_address();
-        rig.store(&a, &x, 100, &[], &[]);
+        rig.store(&a, &x, 100, &[], &[stored.at(1)]);
         rig.add(&a, &seen, &x, 0, &[], &[copied.at(1)]);
         a.dealloca(&x, &[], &[]).unwrap();
         assert!(matches!(x.to_vec(), Err(EngineError::BufferDeallocated)));
@@ -58,6 +59,7 @@ fn another_queue_reuses_memory_only_after_the_dealloca_retires() {
         assert_eq!(y.device_address(), x_address, "{strategy:?}: the only block is reused");
         assert_eq!(b.stats().device_waits, waits_before + 1, "{strategy:?}: the alloca waits on the device");
         rig.store(&b, &y, 900, &[ready.at(1)], &[done.at(1)]);
+        stored.wait(1, TIMEOUT).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         // The guard pattern is intact while A's copy has not run.
         assert_eq!(done.value(), 0, "{strategy:?}: B's store ran before A's dealloca");
