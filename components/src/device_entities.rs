@@ -1,4 +1,4 @@
-//! The device World: one entity per queue, semaphore, pool allocation, memory pool, executable and
+//! The device World: one entity per queue, semaphore, provider allocation, memory pool, executable and
 //! finished command buffer, holding what the engine needs to free it.
 //!
 //! It sits off the hot path (creation, destruction, statistics) behind the device's lock; the
@@ -53,7 +53,8 @@ impl MemoryKind {
     }
 }
 
-/// A live pool allocation backing a buffer.
+/// A live provider allocation (`hsa_amd_memory_pool_allocate`) backing a buffer or a memory
+/// pool's block.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Allocation {
     pub address: u64,

@@ -17,8 +17,12 @@
 //!   epoch's facts kept in its epoch row until it is drained.
 //! - [`cache_line`]: a value padded to its own cache line (per-queue counters written by
 //!   different threads).
-//! - [`device_entities`]: the device World's entities: queues, semaphores, pool allocations,
-//!   executables, command buffers, and when a released one may be freed.
+//! - [`device_entities`]: the device World's entities: queues, semaphores, provider allocations,
+//!   memory pools, executables, command buffers, and when a released one may be freed.
+//! - [`pool`]: a memory pool's allocation components (the entities of its own World) and its free
+//!   ranges.
+//! - [`host_writes`]: an agent's HDP publication record (host writes into host-visible device
+//!   memory, and the flushes that covered them).
 
 pub mod cache_line;
 pub mod capture;

@@ -1,4 +1,5 @@
-//! Buffers: pool allocations of the device, with host access where the pool allows it.
+//! Buffers: provider allocations of the device, or ranges of a memory pool (`Queue::alloca`),
+//! with host access where the memory kind allows it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
