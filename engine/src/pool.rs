@@ -13,10 +13,11 @@
 //!    which waited for every use its caller named;
 //! 2. free memory: its dealloca's point was reached (its queue drained that dealloca), or the
 //!    rows that could use it settled: anyone, at once;
-//! 3. memory another queue's dealloca returned, still in flight: the alloca waits (device-side)
+//! 3. a new block, within `max_size`;
+//! 4. memory another queue's dealloca returned, still in flight: the alloca waits (device-side)
 //!    on that queue's memory timeline at the dealloca's value, so its signals, which every user
-//!    of the buffer waits on, come after the memory is dead;
-//! 4. a new block, within `max_size`;
+//!    of the buffer waits on, come after the memory is dead. Only once the pool cannot grow: the
+//!    wait ties this queue to the other's progress, a dependency the caller never asked for;
 //! 5. otherwise [`Exhaustion`]: a typed error, or a wait (with a timeout) for in-flight deallocas
 //!    to retire and coalesce, or for one not yet submitted.
 //!
@@ -352,6 +353,9 @@ impl PoolShared {
                 state.add_block(block);
                 continue;
             }
+            if let Some(reservation) = state.take_behind_wait(queue, rounded) {
+                return Ok(reservation);
+            }
             let Some(deadline) = deadline.filter(|&deadline| Instant::now() < deadline) else {
                 return Err(EngineError::PoolExhausted {
                     requested: rounded,
@@ -452,18 +456,23 @@ impl PoolState {
         self.world.get::<PoolRange>(entity).copied().unwrap_or_default()
     }
 
-    /// Takes memory by the reuse rules, without growing.
+    /// Takes memory that needs no wait (the module's rules 1 and 2): this queue's own in-flight
+    /// deallocas (the memory is warm), then free memory.
     fn take(&mut self, queue: u16, size: u64) -> Option<Reservation> {
-        // This queue's own in-flight deallocas first (rule 2: no wait, and the memory is warm),
-        // then free memory (rule 1), then other queues' (rule 3, behind a wait).
         let own = self.pending.iter().position(|list| list.queue == queue);
         if let Some(reservation) = own.and_then(|list| self.take_pending(list, queue, size)) {
             return Some(reservation);
         }
-        if let Some((block, offset)) = self.free.take(size) {
-            return Some(self.hand_out(queue, PoolRange { block, offset, size }, None, FreeAt::Vacant));
-        }
-        (0..self.pending.len()).filter(|&list| Some(list) != own).find_map(|list| self.take_pending(list, queue, size))
+        let (block, offset) = self.free.take(size)?;
+        Some(self.hand_out(queue, PoolRange { block, offset, size }, None, FreeAt::Vacant))
+    }
+
+    /// Takes memory another queue's dealloca returned, still in flight (rule 4): the alloca will
+    /// wait for it.
+    fn take_behind_wait(&mut self, queue: u16, size: u64) -> Option<Reservation> {
+        (0..self.pending.len()).find_map(|list| {
+            if self.pending[list].queue == queue { None } else { self.take_pending(list, queue, size) }
+        })
     }
 
     /// Takes `size` bytes from an in-flight dealloca of pending list `list_index`: the oldest

@@ -73,6 +73,34 @@ fn another_queue_reuses_memory_only_after_the_dealloca_retires() {
 }
 
 #[test]
+fn another_queue_grows_the_pool_before_it_waits_on_memory_in_flight() {
+    let rig = KernelRig::new(WaitStrategy::BarrierValue);
+    let device = rig.device();
+    let pool =
+        device.create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(BYTES).max_size(2 * BYTES)).unwrap();
+    let (a, b) = (queue(device), queue(device));
+    let (ready, stored) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
+    // A's memory goes back while A is stalled: in flight for as long as the test wants.
+    controls(&a).inject_fault(a.hsa_queue(), 0, aqueduct_hsa::soft::Fault::Stall).unwrap();
+    let x = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+    rig.store(&a, &x, 1, &[], &[stored.at(1)]);
+    a.dealloca(&x, &[], &[]).unwrap();
+    // With room to grow, B takes a new block: no wait on A, which would tie B to A's stall.
+    let waits = b.stats().device_waits;
+    let y = b.alloca(&pool, BYTES, &[], &[ready.at(1)]).unwrap();
+    assert_ne!(y.device_address(), x.device_address());
+    assert_eq!(b.stats().device_waits, waits);
+    ready.wait(1, TIMEOUT).unwrap();
+    // At the max size, A's in-flight memory is next, behind a device wait.
+    let z = b.alloca(&pool, BYTES, &[], &[ready.at(2)]).unwrap();
+    assert_eq!(z.device_address(), x.device_address());
+    assert_eq!(b.stats().device_waits, waits + 1);
+    assert_eq!(ready.value(), 1, "the second alloca waits for A's dealloca");
+    release(&a, || stored.value() == 1);
+    ready.wait(2, TIMEOUT).unwrap();
+}
+
+#[test]
 fn the_same_queue_reuses_memory_at_once_and_submits_nothing_for_it() {
     for strategy in STRATEGIES {
         let rig = KernelRig::new(strategy);
