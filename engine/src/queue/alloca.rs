@@ -26,7 +26,7 @@ pub(crate) struct MemoryTimeline {
 }
 
 /// The memory timeline's lock: held across a dealloca's staging, so values are signalled in the
-/// order they are taken. Taken before the queue's lock; the pool's lock (a leaf) inside it.
+/// order they are taken. Taken before the queue's lock, and the pool's lock inside it.
 pub(crate) type TimelineLock = Mutex<MemoryTimeline>;
 
 /// Whether a submission error means nothing was staged (its input was refused).
