@@ -166,3 +166,114 @@ pub fn parse_rocminfo(text: &str) -> Vec<ReportAgent> {
     }
     agents
 }
+
+/// `aqueduct info --json`: the stable schema ([`INFO_SCHEMA`]). Fields are only ever added, never
+/// renamed or removed, within a schema version.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InfoReport {
+    pub schema: u32,
+    /// `soft` or `rocr`.
+    pub provider: String,
+    /// The ROCr library loaded, when the provider is ROCr.
+    pub library: Option<String>,
+    /// Why this provider was chosen.
+    pub reason: String,
+    pub timestamp_frequency_hz: u64,
+    pub agents: Vec<InfoAgent>,
+}
+
+/// The version of [`InfoReport`]'s schema.
+pub const INFO_SCHEMA: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InfoAgent {
+    pub name: String,
+    pub uuid: String,
+    pub product_name: String,
+    /// `cpu` or `gpu`.
+    pub device_type: String,
+    pub isas: Vec<String>,
+    pub compute_units: u32,
+    pub wavefront_size: u32,
+    pub queues_max: u32,
+    pub queue_min_packets: u32,
+    pub queue_max_packets: u32,
+    pub pools: Vec<InfoPool>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InfoPool {
+    /// `coarse-grained`, `fine-grained`, `extended-fine-grained`, `kernarg`, `group` or
+    /// `other-<flags>`.
+    pub kind: String,
+    pub size: u64,
+    pub alloc_allowed: bool,
+    pub granule: u64,
+    pub alignment: u64,
+    pub accessible_by_all: bool,
+}
+
+/// What [`rocminfo_report`] prints, as the stable JSON report.
+pub fn info_report(hsa: &Hsa, reason: &str) -> HsaResult<InfoReport> {
+    use aqueduct_hsa::PoolKindInfo;
+    let mut agents = Vec::new();
+    for agent in hsa.agents()? {
+        let info = hsa.agent_info(agent)?;
+        let pools = hsa
+            .pools(agent)?
+            .into_iter()
+            .map(|pool| InfoPool {
+                kind: match pool.kind {
+                    PoolKindInfo::CoarseGrained => "coarse-grained".into(),
+                    PoolKindInfo::FineGrained => "fine-grained".into(),
+                    PoolKindInfo::ExtendedFineGrained => "extended-fine-grained".into(),
+                    PoolKindInfo::Kernarg => "kernarg".into(),
+                    PoolKindInfo::Group => "group".into(),
+                    PoolKindInfo::Other(flags) => format!("other-{flags:#x}"),
+                },
+                size: pool.size as u64,
+                alloc_allowed: pool.alloc_allowed,
+                granule: pool.granule as u64,
+                alignment: pool.alignment as u64,
+                accessible_by_all: pool.accessible_by_all,
+            })
+            .collect();
+        agents.push(InfoAgent {
+            name: info.name,
+            uuid: info.uuid,
+            product_name: info.product_name,
+            device_type: if info.device_type == device_type::GPU { "gpu" } else { "cpu" }.into(),
+            isas: info.isa_names,
+            compute_units: info.compute_units,
+            wavefront_size: info.wavefront_size,
+            queues_max: info.queues_max,
+            queue_min_packets: info.queue_min_packets,
+            queue_max_packets: info.queue_max_packets,
+            pools,
+        });
+    }
+    Ok(InfoReport {
+        schema: INFO_SCHEMA,
+        provider: hsa.kind().name().into(),
+        library: hsa.library_path().map(str::to_string),
+        reason: reason.into(),
+        timestamp_frequency_hz: hsa.timestamp_frequency()?,
+        agents,
+    })
+}
+
+/// The providers this build can use, for `aqueduct --version`: the embedded soft runtime always,
+/// and ROCr when its library loads, initializes and reports a GPU (or why not).
+pub fn providers_summary() -> String {
+    let rocr = match Hsa::rocr() {
+        Ok(hsa) => match hsa.gpu_agents() {
+            Ok(gpus) if !gpus.is_empty() => {
+                format!("rocr ({}, {} GPU agents)", hsa.library_path().unwrap_or("?"), gpus.len())
+            }
+            Ok(_) => "rocr unavailable (no GPU agents)".to_string(),
+            Err(error) => format!("rocr unavailable ({error})"),
+        },
+        Err(error) => format!("rocr unavailable ({error})"),
+    };
+    format!("providers: soft (embedded); {rocr}")
+}

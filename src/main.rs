@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod cli;
 
@@ -20,6 +20,9 @@ enum Command {
         /// `auto` (ROCr GPU agents if present, else the soft runtime), `soft` or `rocr`.
         #[arg(long, default_value = "auto")]
         provider: String,
+        /// Print the stable JSON report (schema 1) instead of rocminfo's text.
+        #[arg(long)]
+        json: bool,
     },
     /// Print a code object's target, code-object version and kernels.
     Inspect {
@@ -70,9 +73,21 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let arguments = Arguments::parse();
+    // `--version` names the providers this machine can use; probing ROCr costs an `hsa_init`, so
+    // only then.
+    let asks_version = std::env::args().skip(1).any(|argument| argument == "--version" || argument == "-V");
+    let mut command = Arguments::command();
+    if asks_version {
+        let version = format!("{}\n{}", env!("CARGO_PKG_VERSION"), aqueduct::info::providers_summary());
+        // clap keeps a `&'static str` (without its `string` feature); printed once, then exit.
+        command = command.version(&*Box::leak(version.into_boxed_str()));
+    }
+    let arguments = match command.try_get_matches().and_then(|matches| Arguments::from_arg_matches(&matches)) {
+        Ok(arguments) => arguments,
+        Err(error) => error.exit(),
+    };
     let result = match arguments.command {
-        Command::Info { provider } => cli::info::run(&provider),
+        Command::Info { provider, json } => cli::info::run(&provider, json),
         Command::Inspect { file, json } => cli::inspect::run(&file, json),
         Command::Demo { handoffs, queues, device } => cli::demo::run(&device, handoffs, queues),
         Command::Bench { filter, quick, json, device, compare } => match compare {

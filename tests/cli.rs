@@ -82,3 +82,65 @@ fn demo_runs_and_verifies() {
     assert!(stdout.contains("provider:    soft"), "{stdout}");
     assert!(stdout.contains("all correct"), "{stdout}");
 }
+
+#[test]
+fn info_json_is_the_stable_schema() {
+    let (ok, stdout, stderr) = aqueduct(&["info", "--provider", "soft", "--json"]);
+    assert!(ok, "{stderr}");
+    let value: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    let keys = |value: &serde_json::Value| {
+        let mut keys: Vec<String> = value.as_object().expect("an object").keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    // Schema 1's fields, exactly: a rename or removal fails here.
+    assert_eq!(keys(&value), ["agents", "library", "provider", "reason", "schema", "timestamp_frequency_hz"]);
+    assert_eq!(
+        keys(&value["agents"][1]),
+        [
+            "compute_units",
+            "device_type",
+            "isas",
+            "name",
+            "pools",
+            "product_name",
+            "queue_max_packets",
+            "queue_min_packets",
+            "queues_max",
+            "uuid",
+            "wavefront_size"
+        ]
+    );
+    assert_eq!(
+        keys(&value["agents"][1]["pools"][0]),
+        ["accessible_by_all", "alignment", "alloc_allowed", "granule", "kind", "size"]
+    );
+    let report: aqueduct::info::InfoReport = serde_json::from_value(value).unwrap();
+    assert_eq!((report.schema, report.provider.as_str()), (aqueduct::info::INFO_SCHEMA, "soft"));
+    let types: Vec<&str> = report.agents.iter().map(|agent| agent.device_type.as_str()).collect();
+    assert_eq!(types, ["cpu", "gpu"]);
+    let gpu = &report.agents[1];
+    assert_eq!((gpu.isas.as_slice(), gpu.queue_min_packets), (&["amdgcn-amd-amdhsa--gfx1100".to_string()][..], 64));
+    let kinds: Vec<&str> = report.agents.iter().flat_map(|agent| &agent.pools).map(|pool| pool.kind.as_str()).collect();
+    for kind in ["fine-grained", "kernarg", "coarse-grained", "group"] {
+        assert!(kinds.contains(&kind), "{kinds:?}");
+    }
+}
+
+#[test]
+fn version_names_the_providers() {
+    let (ok, stdout, stderr) = aqueduct(&["--version"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.starts_with(&format!("aqueduct {}", env!("CARGO_PKG_VERSION"))), "{stdout}");
+    assert!(stdout.contains("providers: soft (embedded); rocr"), "{stdout}");
+}
+
+#[test]
+fn a_bench_filter_that_matches_nothing_lists_the_shapes() {
+    let (ok, _, stderr) = aqueduct(&["bench", "--quick", "--filter", "no-such-shape"]);
+    assert!(!ok);
+    assert!(stderr.contains("`no-such-shape` matches no shape"), "{stderr}");
+    for name in ["edge/submit/2", "alloca/roundtrip", "diamond/waits"] {
+        assert!(stderr.contains(name), "{name} missing from: {stderr}");
+    }
+}

@@ -228,7 +228,17 @@ pub fn run_with_notes(
     let cb_rig = CommandBufferRig::new(device.clone())?;
     let memory_rig = memory::MemoryRig::new(&rig)?;
     let (warmup, reps) = repetitions(options.quick);
-    let selected: Vec<Shape> = shapes(&rig, &cb_rig, &memory_rig, options.quick)
+    let all = shapes(&rig, &cb_rig, &memory_rig, options.quick);
+    if let Some(filter) = options.filter.as_deref()
+        && !all.iter().any(|shape| shape.name.contains(filter))
+    {
+        let names: Vec<&str> = all.iter().map(|shape| shape.name.as_str()).collect();
+        return Err(EngineError::InvalidArgument {
+            what: "bench filter",
+            reason: format!("`{filter}` matches no shape; the shapes are: {}", names.join(", ")),
+        });
+    }
+    let selected: Vec<Shape> = all
         .into_iter()
         .filter(|shape| options.filter.as_deref().is_none_or(|filter| shape.name.contains(filter)))
         .collect();
