@@ -285,6 +285,57 @@ fn handles_dropped_early_keep_their_memory_until_the_rows_settle() {
 }
 
 #[test]
+fn a_dealloca_refused_by_a_failed_wait_holds_its_memory_until_the_rows_settle() {
+    let rig = KernelRig::new(WaitStrategy::BarrierValue);
+    let device = rig.device();
+    let a = queue(device);
+    let pool = one_block_pool(&rig);
+    let (failed, done) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
+    failed.fail("the producer gave up");
+    let x = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+    // Staged, then failed at admission: the buffer is gone, its memory dated by nothing.
+    assert!(matches!(a.dealloca(&x, &[failed.at(1)], &[]), Err(EngineError::DependencyFailed(_))));
+    assert!(matches!(x.to_vec(), Err(EngineError::BufferDeallocated)));
+    assert!(matches!(a.dealloca(&x, &[], &[]), Err(EngineError::BufferDeallocated)));
+    // Its row settled when it failed, so the hold ends at once; the queue's timeline failed with
+    // it, and the next dealloca takes a fresh one.
+    assert!(eventually(TIMEOUT, || pool.stats().bytes_free == BYTES), "{:?}", pool.stats());
+    let y = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+    a.dealloca(&y, &[], &[done.at(1)]).unwrap();
+    done.wait(1, TIMEOUT).unwrap();
+    assert!(eventually(TIMEOUT, || pool.stats().bytes_free == BYTES), "{:?}", pool.stats());
+}
+
+#[test]
+fn a_dealloca_that_fails_on_the_device_holds_its_memory_while_the_failed_queue_lives() {
+    let rig = KernelRig::new(WaitStrategy::BarrierValue);
+    let device = rig.device();
+    let (a, b) = (queue(device), queue(device));
+    let pool = one_block_pool(&rig);
+    let (produced, returned) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
+    let scratch = rig.buffer();
+    // B stalls, then faults on the store A's dealloca waits for (a device barrier by then).
+    controls(&b).inject_fault(b.hsa_queue(), 0, aqueduct_hsa::soft::Fault::Stall).unwrap();
+    controls(&b).inject_fault(b.hsa_queue(), 1, aqueduct_hsa::soft::Fault::KernelFault { status: 0x1016 }).unwrap();
+    b.barrier(&[], &[]).unwrap();
+    rig.store(&b, &scratch, 1, &[], &[produced.at(1)]);
+    let x = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+    a.dealloca(&x, &[produced.at(1)], &[returned.at(1)]).unwrap();
+    release(&b, || produced.query().is_err());
+    assert!(matches!(returned.wait(1, TIMEOUT), Err(EngineError::SemaphoreFailed(_))));
+    // Nothing dates the memory: held while the failed queue may still run what it had.
+    let stats = pool.stats();
+    assert_eq!((stats.bytes_held, stats.bytes_pending, stats.bytes_free), (BYTES, 0, 0), "{stats:?}");
+    assert!(matches!(a.alloca(&pool, BYTES, &[], &[]), Err(EngineError::PoolExhausted { .. })));
+    drop(b);
+    assert!(eventually(TIMEOUT, || pool.stats().bytes_free == BYTES), "{:?}", pool.stats());
+    let y = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+    let again = device.create_semaphore(0).unwrap();
+    a.dealloca(&y, &[], &[again.at(1)]).unwrap();
+    again.wait(1, TIMEOUT).unwrap();
+}
+
+#[test]
 fn bad_input_is_refused_and_changes_nothing() {
     let rig = KernelRig::new(WaitStrategy::BarrierValue);
     let device = rig.device();

@@ -310,41 +310,6 @@ mod campaign {
         out
     }
 
-    /// Every MessagePack marker (and length field) of `count` values at `doc`.
-    fn messagepack_fields(doc: &[u8], base: usize, chunk: usize, fields: &mut Vec<Field>) {
-        let mut position = 0usize;
-        let mut pending = usize::MAX; // read values until the payload ends
-        while pending > 0 && position < doc.len() {
-            pending -= 1;
-            let marker = doc[position];
-            let be = |from: usize, width: usize| -> usize {
-                doc.get(from..from + width).map_or(0, |b| b.iter().fold(0usize, |v, &x| v << 8 | usize::from(x)))
-            };
-            let at = base + position;
-            let (length_width, payload) = match marker {
-                0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 | 0x80..=0x9f => (0, 0),
-                0xa0..=0xbf => (0, usize::from(marker & 0x1f)),
-                0xcc | 0xd0 => (0, 1),
-                0xcd | 0xd1 => (0, 2),
-                0xca | 0xce | 0xd2 => (0, 4),
-                0xcb | 0xcf | 0xd3 => (0, 8),
-                0xc4 | 0xd9 => (1, be(position + 1, 1)),
-                0xc5 | 0xda => (2, be(position + 1, 2)),
-                0xc6 | 0xdb => (4, be(position + 1, 4)),
-                0xdc | 0xde => (2, 0),
-                0xdd | 0xdf => (4, 0),
-                _ => return,
-            };
-            let region = "messagepack marker";
-            fields.push(Field { at, width: 1, big_endian: false, region, chunk: Some(chunk) });
-            if length_width > 0 {
-                let region = "messagepack length";
-                fields.push(Field { at: at + 1, width: length_width, big_endian: true, region, chunk: Some(chunk) });
-            }
-            position += 1 + length_width + payload;
-        }
-    }
-
     fn regions(bundle: &[u8]) -> Vec<Vec<Field>> {
         let mut fields = vec![
             Field { at: 0, width: 8, big_endian: false, region: "preamble", chunk: None },
@@ -367,7 +332,11 @@ mod campaign {
                 let region = "end chunk count";
                 fields.push(Field { at: at + CHUNK_HEADER, width: 8, big_endian: false, region, chunk: Some(at) });
             } else {
-                messagepack_fields(payload, at + CHUNK_HEADER, at, &mut fields);
+                // A chunk's payload is a run of MessagePack records up to its end.
+                mutation::messagepack_fields(payload, None, |offset, width, region| {
+                    let big_endian = region == "messagepack length";
+                    fields.push(Field { at: at + CHUNK_HEADER + offset, width, big_endian, region, chunk: Some(at) });
+                });
             }
         }
         let mut by_region: BTreeMap<&'static str, Vec<Field>> = BTreeMap::new();
