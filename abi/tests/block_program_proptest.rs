@@ -240,21 +240,11 @@ fn hostile_block_programs() {
     let tried: RefCell<BTreeMap<&'static str, usize>> = RefCell::default();
     let outcomes: RefCell<BTreeMap<String, usize>> = RefCell::default();
     let worst_heap = Cell::new(0usize);
-    let edit = (any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<u8>(), any::<u64>());
     let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     runner
-        .run(&proptest::collection::vec(edit, 1..4), |edits| {
+        .run(&proptest::collection::vec(mutation::edit(), 1..4), |edits| {
             let mut bytes = original.clone();
-            let mut fields: Vec<(Field, u8, u64)> = edits
-                .iter()
-                .map(|(region, field, choice, random)| {
-                    let group = &regions[region.index(regions.len())];
-                    (group[field.index(group.len())], *choice, *random)
-                })
-                .collect();
-            // Cuts last, so they do not hide the edits before them.
-            fields.sort_by_key(|(field, _, _)| field.width == 0);
-            for (field, choice, random) in fields {
+            for (field, choice, random) in mutation::chosen_fields(&regions, &edits, |field| field.width == 0) {
                 *tried.borrow_mut().entry(field.region).or_default() += 1;
                 if field.width == 0 {
                     bytes.truncate(field.at);

@@ -2,6 +2,32 @@
 //! back, and where a MessagePack document's markers and lengths are. Included by path (`#[path = ".../tests/support/mutation.rs"] mod mutation;`) from
 //! each crate's campaign.
 
+use proptest::prelude::*;
+
+/// One edit of a campaign: which region, which field in it, the lie's choice and its random value.
+pub type Edit = (prop::sample::Index, prop::sample::Index, u8, u64);
+
+/// Any [`Edit`].
+#[allow(dead_code)] // the code-object campaign draws its own
+pub fn edit() -> impl Strategy<Value = Edit> {
+    (any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<u8>(), any::<u64>())
+}
+
+/// The fields `edits` pick from `regions`, each with its choice and random value, cut points
+/// (`is_cut`) last so that a cut does not hide the edits before it.
+#[allow(dead_code)] // the code-object campaign draws its own
+pub fn chosen_fields<F: Copy>(regions: &[Vec<F>], edits: &[Edit], is_cut: impl Fn(&F) -> bool) -> Vec<(F, u8, u64)> {
+    let mut fields: Vec<(F, u8, u64)> = edits
+        .iter()
+        .map(|(region, field, choice, random)| {
+            let group = &regions[region.index(regions.len())];
+            (group[field.index(group.len())], *choice, *random)
+        })
+        .collect();
+    fields.sort_by_key(|(field, _, _)| is_cut(field));
+    fields
+}
+
 /// What to write over a `width`-byte field holding `current` in an input of `input_len` bytes,
 /// by `choice`: zero, all ones, the top bit alone, the input's length, `special` (a lie that
 /// means something to this format), a value two off the current one, the current one scaled up,
