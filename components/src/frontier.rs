@@ -417,7 +417,7 @@ mod tests {
     }
 
     fn covered_wait(semaphore: u32, via: u64) -> DeviceWait {
-        DeviceWait { producer: producer(1, 1), semaphore, barrier: false, via, signal: 0, slot_named: false }
+        DeviceWait { producer: producer(1, 1), semaphore, value: 1, barrier: false, via, signal: 0, slot_named: false }
     }
 
     #[test]

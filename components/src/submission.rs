@@ -133,6 +133,10 @@ pub struct DeviceWait {
     pub producer: Producer,
     /// The semaphore the wait came from: if it fails, the waiting submission fails with it.
     pub semaphore: u32,
+    /// The value waited for. Once the wait has passed on the device, the semaphore is known to
+    /// hold it even if the producer's queue has not drained yet, so this queue's drain raises it
+    /// first: whoever sees this epoch's signals then sees what they depended on.
+    pub value: u64,
     /// Whether a barrier packet waits on it; false when queue order or the frontier covers it.
     pub barrier: bool,
     /// A covered wait that holds only if this queue's epoch `via` succeeds (the frontier entry

@@ -251,6 +251,31 @@ fn host_signalled_waits_release_parked_work_in_order() {
 }
 
 #[test]
+fn a_signal_seen_on_the_host_implies_the_signals_it_waited_on_from_the_device() {
+    // B's barrier passes as soon as A's work has run on the device; A's queue publishes `t` only
+    // when it drains. A batch holds A's queue lock, so A cannot drain while B runs and signals
+    // `u`: B's drain must raise `t` itself, or a host would see `u` without its cause.
+    for strategy in STRATEGIES {
+        let rig = Rig::new(strategy);
+        let device = rig.device();
+        let (a, b) = (queue(device), queue(device));
+        let (t, u) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
+        let (x, y) = (rig.buffer(), rig.buffer());
+        stall_next(&a);
+        rig.store(&a, &x, 40, &[], &[t.at(2)]);
+        rig.add(&b, &y, &x, 2, &[t.at(2)], &[u.at(1)]);
+        assert_eq!(b.stats().device_waits, 1, "{strategy:?}: a device barrier on A");
+        a.batch(|_| {
+            release(&a, || u.value() >= 1);
+            assert_eq!(t.value(), 2, "{strategy:?}: u is visible, so t is too");
+            Ok(())
+        })
+        .unwrap();
+        assert_ramp(&y, 42, "y");
+    }
+}
+
+#[test]
 fn a_parked_wait_keeps_its_semaphore_alive() {
     // Dropping the only handle of a semaphore that parked work waits on must not let a new
     // semaphore take over its slot (and satisfy the wait with an unrelated value).

@@ -71,7 +71,15 @@ pub fn resolve_waits<S: CrossQueueStrategy>(
         };
         add_wait(
             &mut plan.device_waits,
-            DeviceWait { producer, semaphore: wait.semaphore, barrier: !covered, via, signal, slot_named: false },
+            DeviceWait {
+                producer,
+                semaphore: wait.semaphore,
+                value: wait.value,
+                barrier: !covered,
+                via,
+                signal,
+                slot_named: false,
+            },
         );
     }
     // A barrier's producer that another barrier's producer already followed needs no packet: the
@@ -264,6 +272,7 @@ mod tests {
         DeviceWait {
             producer: Producer { queue, epoch },
             semaphore,
+            value: 1,
             barrier: true,
             via: 0,
             signal: 0,

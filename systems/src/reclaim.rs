@@ -45,6 +45,15 @@ impl Coalescer<'_> {
         }
     }
 
+    /// Raises each semaphore this epoch waited on from the device to the value it waited for:
+    /// the wait passed, so the producer's epoch has run, but its queue may not have drained it
+    /// yet. Done before this epoch's own signals, so a host that sees them sees their causes.
+    fn catch_up(&mut self, waits: &[DeviceWait]) {
+        for wait in waits {
+            self.outcome.signals += u64::from(self.table.signal(wait.semaphore, wait.value));
+        }
+    }
+
     fn fail(&mut self, signal: SignalOp, failure: u32) {
         self.flush();
         self.outcome.failures += u64::from(self.table.fail(signal.semaphore, failure));
@@ -83,7 +92,10 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, rows: &mut EpochRows
             .or_else(|| failed_dependency(coalescer.table, &waits.0))
             .or_else(|| queue.frontier.via_failure(&waits.0));
         match failure {
-            None => signals.0.iter().for_each(|signal| coalescer.push(*signal)),
+            None => {
+                coalescer.catch_up(&waits.0);
+                signals.0.iter().for_each(|signal| coalescer.push(*signal));
+            }
             Some(failure) => signals.0.iter().for_each(|signal| coalescer.fail(*signal, failure)),
         }
         S::release_waits(&queue.link, &waits.0);

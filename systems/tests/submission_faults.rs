@@ -149,6 +149,7 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
         plan.device_waits.push(DeviceWait {
             producer,
             semaphore: signalled,
+            value: 0,
             barrier: true,
             via: 0,
             signal: producer_signal,
@@ -179,7 +180,7 @@ fn a_barrier_whose_producer_queue_cannot_be_found_is_never_named_as_waiting_on_n
     let (queue, _, _) = stage_params(&mut rig.params, &mut rig.world);
     let missing = Producer { queue: 9, epoch: 1 };
     let mut waits =
-        [DeviceWait { producer: missing, semaphore: 0, barrier: true, via: 0, signal: 0, slot_named: false }];
+        [DeviceWait { producer: missing, semaphore: 0, value: 1, barrier: true, via: 0, signal: 0, slot_named: false }];
     assert_eq!(
         BarrierAnd::reserve_epoch(&queue, 1, &mut waits),
         Err(SubmissionFault::UnknownProducerQueue { queue: 9 })
