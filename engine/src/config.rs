@@ -153,3 +153,99 @@ mod tests {
         }
     }
 }
+
+/// A queue's scheduling priority against the device's other queues
+/// (`hsa_amd_queue_priority_t`). On a GPU it orders dispatch and wavefront scheduling; on the
+/// soft runtime a dispatch yields its workgroups to running higher-priority dispatches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum QueuePriority {
+    /// Background work: behind normal and high-priority compute.
+    Low,
+    /// The HSA default.
+    #[default]
+    Normal,
+    /// Frame-critical work: ahead of low and normal-priority compute.
+    High,
+}
+
+impl QueuePriority {
+    /// The `hsa_amd_queue_priority_t` value.
+    pub fn hsa_value(self) -> u32 {
+        use aqueduct_hsa::sys::enums;
+        match self {
+            Self::Low => enums::QUEUE_PRIORITY_LOW,
+            Self::Normal => enums::QUEUE_PRIORITY_NORMAL,
+            Self::High => enums::QUEUE_PRIORITY_HIGH,
+        }
+    }
+}
+
+/// How one queue is made: its agent, priority and CU mask. Defaults: agent 0, normal priority,
+/// every CU.
+///
+/// ```
+/// use aqueduct_engine::{Engine, QueueConfig, QueuePriority};
+///
+/// let engine = Engine::new("soft")?;
+/// let frame = engine.device().create_queue_with(QueueConfig::new().priority(QueuePriority::High))?;
+/// assert_eq!(frame.priority(), QueuePriority::High);
+/// # Ok::<(), aqueduct_engine::EngineError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueConfig {
+    /// The agent of the device the queue feeds.
+    pub agent: usize,
+    /// Its priority (`hsa_amd_queue_set_priority`).
+    pub priority: QueuePriority,
+    /// The compute units its work may use, one bit per CU, 32 per word
+    /// (`hsa_amd_queue_cu_set_mask`); `None` for every CU. Bits past the agent's CU count are
+    /// dropped; a mask that enables none of the agent's CUs is refused.
+    pub cu_mask: Option<Vec<u32>>,
+}
+
+impl QueueConfig {
+    /// Agent 0, normal priority, every CU.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// On agent `agent` of the device.
+    pub fn agent(mut self, agent: usize) -> Self {
+        self.agent = agent;
+        self
+    }
+
+    /// With priority `priority`.
+    pub fn priority(mut self, priority: QueuePriority) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// Restricted to the CUs `mask` enables (bit `i` of word `i / 32` is CU `i`).
+    pub fn cu_mask(mut self, mask: impl Into<Vec<u32>>) -> Self {
+        self.cu_mask = Some(mask.into());
+        self
+    }
+
+    /// Checks the settings against an agent with `compute_units` CUs.
+    pub(crate) fn validate(&self, compute_units: u32) -> EngineResult<()> {
+        let Some(mask) = &self.cu_mask else { return Ok(()) };
+        let enabled: u32 = mask
+            .iter()
+            .enumerate()
+            .map(|(word, bits)| {
+                let first = 32 * word as u64;
+                let valid = u64::from(compute_units).saturating_sub(first).min(32);
+                let keep = if valid == 32 { u32::MAX } else { ((1u64 << valid) - 1) as u32 };
+                (bits & keep).count_ones()
+            })
+            .sum();
+        if enabled == 0 {
+            return Err(EngineError::InvalidArgument {
+                what: "cu_mask",
+                reason: format!("enables none of the agent's {compute_units} compute units"),
+            });
+        }
+        Ok(())
+    }
+}

@@ -46,7 +46,7 @@ pub use clock::thread_cpu_time;
 pub use command_buffer::{
     BindingTable, BlockLabel, BlockLimits, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, ProgramFacts,
 };
-pub use config::{DeviceSpec, EngineConfig, WaitStrategy};
+pub use config::{DeviceSpec, EngineConfig, QueueConfig, QueuePriority, WaitStrategy};
 pub use device::AgentTopology;
 pub use dispatch::Dispatch;
 pub use error::{EngineError, EngineResult};
@@ -138,14 +138,19 @@ impl Device {
         &self.0.config
     }
 
-    /// A queue on agent 0.
+    /// A queue on agent 0, at normal priority, on every CU.
     pub fn create_queue(&self) -> EngineResult<Queue> {
-        Queue::create(&self.0, 0)
+        Queue::create(&self.0, &QueueConfig::new())
     }
 
     /// A queue on agent `agent` of the device.
     pub fn create_queue_on(&self, agent: usize) -> EngineResult<Queue> {
-        Queue::create(&self.0, agent)
+        Queue::create(&self.0, &QueueConfig::new().agent(agent))
+    }
+
+    /// A queue made as `config` says: its agent, priority and CU mask.
+    pub fn create_queue_with(&self, config: QueueConfig) -> EngineResult<Queue> {
+        Queue::create(&self.0, &config)
     }
 
     pub fn create_semaphore(&self, initial: u64) -> EngineResult<Semaphore> {

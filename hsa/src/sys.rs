@@ -14,6 +14,7 @@ pub type hsa_isa_info_t = u32;
 pub type hsa_amd_memory_pool_info_t = u32;
 pub type hsa_amd_agent_memory_pool_info_t = u32;
 pub type hsa_queue_type32_t = u32;
+pub type hsa_amd_queue_priority_t = u32;
 pub type hsa_signal_condition_t = u32;
 pub type hsa_wait_state_t = u32;
 pub type hsa_profile_t = u32;
@@ -141,6 +142,8 @@ pub mod status {
     pub const ERROR_MEMORY_APERTURE_VIOLATION: hsa_status_t = 41;
     pub const ERROR_ILLEGAL_INSTRUCTION: hsa_status_t = 42;
     pub const ERROR_MEMORY_FAULT: hsa_status_t = 43;
+    /// Not an error: `hsa_amd_queue_cu_set_mask` applied the mask, less what `HSA_CU_MASK` disables.
+    pub const CU_MASK_REDUCED: hsa_status_t = 44;
 }
 
 /// `hsa_system_info_t` values.
@@ -277,7 +280,8 @@ pub mod amd_event {
     pub const SIGNAL_IPC: u64 = 2;
 }
 
-/// `hsa_signal_condition_t`, `hsa_wait_state_t`, `hsa_queue_type_t`, `hsa_profile_t`.
+/// `hsa_signal_condition_t`, `hsa_wait_state_t`, `hsa_queue_type_t`, `hsa_amd_queue_priority_t`,
+/// `hsa_profile_t`.
 pub mod enums {
     pub const SIGNAL_CONDITION_EQ: u32 = 0;
     pub const SIGNAL_CONDITION_NE: u32 = 1;
@@ -287,6 +291,9 @@ pub mod enums {
     pub const WAIT_STATE_ACTIVE: u32 = 1;
     pub const QUEUE_TYPE_MULTI: u32 = 0;
     pub const QUEUE_TYPE_SINGLE: u32 = 1;
+    pub const QUEUE_PRIORITY_LOW: u32 = 0;
+    pub const QUEUE_PRIORITY_NORMAL: u32 = 1;
+    pub const QUEUE_PRIORITY_HIGH: u32 = 2;
     pub const PROFILE_BASE: u32 = 0;
     pub const PROFILE_FULL: u32 = 1;
     pub const DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT: u32 = 0;
@@ -401,6 +408,9 @@ macro_rules! with_hsa_entry_points {
             fn hsa_executable_destroy(executable: hsa_executable_t) -> hsa_status_t;
             fn hsa_executable_get_symbol_by_name(executable: hsa_executable_t, symbol_name: *const c_char, agent: *const hsa_agent_t, symbol: *mut hsa_executable_symbol_t) -> hsa_status_t;
             fn hsa_executable_symbol_get_info(executable_symbol: hsa_executable_symbol_t, attribute: hsa_executable_symbol_info_t, value: *mut c_void) -> hsa_status_t;
+            fn hsa_amd_queue_set_priority(queue: *mut hsa_queue_t, priority: hsa_amd_queue_priority_t) -> hsa_status_t;
+            fn hsa_amd_queue_cu_set_mask(queue: *const hsa_queue_t, num_cu_mask_count: u32, cu_mask: *const u32) -> hsa_status_t;
+            fn hsa_amd_queue_cu_get_mask(queue: *const hsa_queue_t, num_cu_mask_count: u32, cu_mask: *mut u32) -> hsa_status_t;
             fn hsa_amd_profiling_set_profiler_enabled(queue: *mut hsa_queue_t, enable: c_int) -> hsa_status_t;
             fn hsa_amd_profiling_get_dispatch_time(agent: hsa_agent_t, signal: hsa_signal_t, time: *mut hsa_amd_profiling_dispatch_time_t) -> hsa_status_t;
             fn hsa_amd_profiling_convert_tick_to_system_domain(agent: hsa_agent_t, agent_tick: u64, system_tick: *mut u64) -> hsa_status_t;

@@ -259,6 +259,46 @@ impl Hsa {
         self.check(status, "hsa_amd_profiling_set_profiler_enabled")
     }
 
+    /// `hsa_amd_queue_set_priority`: LOW, NORMAL or HIGH (`sys::enums::QUEUE_PRIORITY_*`).
+    ///
+    /// # Safety
+    /// `queue` must be a live queue of this provider.
+    pub unsafe fn queue_set_priority(&self, queue: *mut hsa_queue_t, priority: u32) -> HsaResult<()> {
+        // SAFETY: forwarded to the caller.
+        let status = unsafe { (self.api.hsa_amd_queue_set_priority)(queue, priority) };
+        self.check(status, "hsa_amd_queue_set_priority")
+    }
+
+    /// `hsa_amd_queue_cu_set_mask` with `mask.len() * 32` bits (none: every CU). Returns whether
+    /// the runtime reduced the mask (`HSA_STATUS_CU_MASK_REDUCED`: a process-wide `HSA_CU_MASK`
+    /// disabled some of the CUs asked for), which is a success.
+    ///
+    /// # Safety
+    /// `queue` must be a live queue of this provider.
+    pub unsafe fn queue_set_cu_mask(&self, queue: *mut hsa_queue_t, mask: &[u32]) -> HsaResult<bool> {
+        let bits = u32::try_from(mask.len() * 32)
+            .map_err(|_| self.error(status::ERROR_INVALID_ARGUMENT, "hsa_amd_queue_cu_set_mask"))?;
+        let words = if mask.is_empty() { core::ptr::null() } else { mask.as_ptr() };
+        // SAFETY: `words` holds `bits` bits (or is null with 0); the caller vouches for `queue`.
+        let status = unsafe { (self.api.hsa_amd_queue_cu_set_mask)(queue, bits, words) };
+        if status == status::CU_MASK_REDUCED {
+            return Ok(true);
+        }
+        self.check(status, "hsa_amd_queue_cu_set_mask").map(|()| false)
+    }
+
+    /// `hsa_amd_queue_cu_get_mask`: the first `out.len() * 32` bits of the queue's CU mask.
+    ///
+    /// # Safety
+    /// `queue` must be a live queue of this provider.
+    pub unsafe fn queue_cu_mask(&self, queue: *mut hsa_queue_t, out: &mut [u32]) -> HsaResult<()> {
+        let bits = u32::try_from(out.len() * 32)
+            .map_err(|_| self.error(status::ERROR_INVALID_ARGUMENT, "hsa_amd_queue_cu_get_mask"))?;
+        // SAFETY: `out` has room for `bits` bits; the caller vouches for `queue`.
+        let status = unsafe { (self.api.hsa_amd_queue_cu_get_mask)(queue, bits, out.as_mut_ptr()) };
+        self.check(status, "hsa_amd_queue_cu_get_mask")
+    }
+
     /// `hsa_amd_profiling_get_dispatch_time`: the start and end, in system-domain ticks, that the
     /// last packet completing on `signal` wrote (with profiling enabled on its queue).
     pub fn dispatch_time(&self, agent: hsa_agent_t, signal: hsa_signal_t) -> HsaResult<(u64, u64)> {

@@ -314,6 +314,7 @@ fn expectations() -> Vec<Expectation> {
         "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION" => sys::status::ERROR_MEMORY_APERTURE_VIOLATION,
         "HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION" => sys::status::ERROR_ILLEGAL_INSTRUCTION,
         "HSA_STATUS_ERROR_MEMORY_FAULT" => sys::status::ERROR_MEMORY_FAULT,
+        "HSA_STATUS_CU_MASK_REDUCED" => sys::status::CU_MASK_REDUCED,
 
         "HSA_PACKET_TYPE_VENDOR_SPECIFIC" => PacketType::VendorSpecific,
         "HSA_PACKET_TYPE_INVALID" => PacketType::Invalid,
@@ -359,6 +360,9 @@ fn expectations() -> Vec<Expectation> {
         "HSA_QUEUE_TYPE_MULTI" => QueueType::Multi,
         "HSA_QUEUE_TYPE_SINGLE" => QueueType::Single,
         "HSA_QUEUE_TYPE_COOPERATIVE" => QueueType::Cooperative,
+        "HSA_AMD_QUEUE_PRIORITY_LOW" => sys::enums::QUEUE_PRIORITY_LOW,
+        "HSA_AMD_QUEUE_PRIORITY_NORMAL" => sys::enums::QUEUE_PRIORITY_NORMAL,
+        "HSA_AMD_QUEUE_PRIORITY_HIGH" => sys::enums::QUEUE_PRIORITY_HIGH,
         "HSA_QUEUE_FEATURE_KERNEL_DISPATCH" => queue_feature::KERNEL_DISPATCH,
         "HSA_QUEUE_FEATURE_AGENT_DISPATCH" => queue_feature::AGENT_DISPATCH,
 

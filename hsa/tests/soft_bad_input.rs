@@ -146,3 +146,45 @@ fn not_initialized_calls_fail_cleanly() {
     assert_eq!(unsafe { (client.hsa.api().hsa_status_string)(0x7777, &mut text) }, status::ERROR_INVALID_ARGUMENT);
     assert!(text.is_null());
 }
+
+#[test]
+fn queue_priorities_and_cu_masks_follow_the_header_contract() {
+    // `hsa_ext_amd.h`: a priority outside LOW..=HIGH is INVALID_ARGUMENT; a mask count that is
+    // not a multiple of 32, or non-zero with a null mask, is INVALID_ARGUMENT on set; on get, so is
+    // a count of 0 or a null mask; 0 bits on set restores every CU. ROCr's
+    // `AqlQueue::SetCUMasking` trims bits past the agent's CU count.
+    let client = Client::new();
+    let api = client.hsa.api();
+    let queue = client.queue(64);
+    let compute_units = client.hsa.agent_u32(client.agent, agent_info::AMD_COMPUTE_UNIT_COUNT).expect("CUs");
+    assert!(compute_units < 32, "the default soft agent has fewer CUs than one mask word");
+    let every = (1u32 << compute_units) - 1;
+    let mut read = [0u32; 2];
+    // SAFETY (block): `queue.raw` is live; every pointer is valid for the count it is given.
+    unsafe {
+        assert_eq!((api.hsa_amd_queue_set_priority)(queue.raw, enums::QUEUE_PRIORITY_HIGH), status::SUCCESS);
+        assert_eq!((api.hsa_amd_queue_set_priority)(queue.raw, 3), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!((api.hsa_amd_queue_set_priority)(0x4000 as *mut _, 0), status::ERROR_INVALID_QUEUE);
+        assert_eq!((api.hsa_amd_queue_cu_get_mask)(queue.raw, 64, read.as_mut_ptr()), status::SUCCESS);
+        assert_eq!(read, [every, 0], "a new queue has every CU");
+        let mask = [0b101u32, u32::MAX];
+        assert_eq!((api.hsa_amd_queue_cu_set_mask)(queue.raw, 16, mask.as_ptr()), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!((api.hsa_amd_queue_cu_set_mask)(queue.raw, 32, core::ptr::null()), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(
+            (api.hsa_amd_queue_cu_set_mask)(0x4000 as *const _, 0, core::ptr::null()),
+            status::ERROR_INVALID_QUEUE
+        );
+        assert_eq!((api.hsa_amd_queue_cu_set_mask)(queue.raw, 64, mask.as_ptr()), status::SUCCESS);
+        assert_eq!((api.hsa_amd_queue_cu_get_mask)(queue.raw, 64, read.as_mut_ptr()), status::SUCCESS);
+        assert_eq!(read, [0b101, 0], "bits past the agent's CUs are trimmed");
+        assert_eq!((api.hsa_amd_queue_cu_get_mask)(queue.raw, 0, read.as_mut_ptr()), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!((api.hsa_amd_queue_cu_get_mask)(queue.raw, 33, read.as_mut_ptr()), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(
+            (api.hsa_amd_queue_cu_get_mask)(queue.raw, 32, core::ptr::null_mut()),
+            status::ERROR_INVALID_ARGUMENT
+        );
+        assert_eq!((api.hsa_amd_queue_cu_set_mask)(queue.raw, 0, core::ptr::null()), status::SUCCESS);
+        assert_eq!((api.hsa_amd_queue_cu_get_mask)(queue.raw, 32, read.as_mut_ptr()), status::SUCCESS);
+        assert_eq!(read[0], every, "0 bits restores every CU");
+    }
+}

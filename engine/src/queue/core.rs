@@ -72,6 +72,8 @@ pub(crate) struct QueueShared {
     pub host_calls: super::host_calls::HostCallsLock,
     /// The host-visible buffer file transfers stream through, from the first that needs it.
     pub file_staging: Mutex<Option<crate::memory::Buffer>>,
+    /// The priority it was made with (`QueueConfig`).
+    pub priority: crate::config::QueuePriority,
 }
 
 // SAFETY: `hsa_queue` is only passed to provider calls (thread-safe by the HSA spec) and to

@@ -14,6 +14,7 @@ use bevy_ecs::entity::Entity;
 use super::Queue;
 use super::core::QueueShared;
 use super::failure::{ErrorSink, queue_error_callback};
+use crate::config::{QueueConfig, QueuePriority};
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
 
@@ -25,8 +26,10 @@ pub(crate) struct QueueHandle {
 }
 
 impl Queue {
-    pub(crate) fn create(device: &Arc<DeviceShared>, agent: usize) -> EngineResult<Self> {
+    pub(crate) fn create(device: &Arc<DeviceShared>, settings: &QueueConfig) -> EngineResult<Self> {
+        let agent = settings.agent;
         let state = device.agent(agent)?;
+        settings.validate(state.info.compute_units)?;
         let config = &device.config;
         let (min, max) = (state.info.queue_min_packets, state.info.queue_max_packets);
         if !(min..=max).contains(&config.queue_packets) {
@@ -91,6 +94,14 @@ impl Queue {
                 return Err(error.into());
             }
         };
+        if let Err(error) = apply_scheduling(device, hsa_queue, settings) {
+            // SAFETY: nothing was published to the queue; the kernarg ring is unused.
+            unsafe {
+                let _ = hsa.queue_destroy(hsa_queue);
+                let _ = hsa.free(kernarg_memory as *mut u8);
+            }
+            return Err(error);
+        }
         // SAFETY: the queue lives until QueueHandle::drop destroys it, after the last ring use.
         let ring = unsafe { AqlRing::new(hsa_queue, hsa.api()) };
         let (core, stages) = QueueShared::build_world(device, index, ring, kernarg_memory, endpoint.clone(), agent);
@@ -110,6 +121,7 @@ impl Queue {
             memory_timeline: Default::default(),
             host_calls: Default::default(),
             file_staging: Default::default(),
+            priority: settings.priority,
         });
         let entity = device
             .world()
@@ -145,6 +157,27 @@ impl Queue {
         }
         Ok(handle)
     }
+}
+
+/// Sets the queue's priority and CU mask where they differ from what a new queue has (NORMAL,
+/// every CU), so a provider that lacks the calls is only asked when the caller wants them.
+fn apply_scheduling(
+    device: &DeviceShared,
+    hsa_queue: *mut aqueduct_hsa::sys::hsa_queue_t,
+    settings: &QueueConfig,
+) -> EngineResult<()> {
+    let hsa = &device.hsa;
+    if settings.priority != QueuePriority::Normal {
+        // SAFETY: the queue was just created and is not destroyed before this returns.
+        unsafe { hsa.queue_set_priority(hsa_queue, settings.priority.hsa_value())? };
+    }
+    if let Some(mask) = &settings.cu_mask {
+        // SAFETY: as above.
+        if unsafe { hsa.queue_set_cu_mask(hsa_queue, mask)? } {
+            tracing::warn!(?mask, "HSA_CU_MASK disabled some of the CUs this queue's mask enables");
+        }
+    }
+    Ok(())
 }
 
 impl Drop for QueueHandle {

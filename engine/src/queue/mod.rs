@@ -84,6 +84,11 @@ impl Queue {
         self.shared().agent
     }
 
+    /// The priority it was made with ([`crate::QueueConfig`]).
+    pub fn priority(&self) -> crate::QueuePriority {
+        self.shared().priority
+    }
+
     /// Submissions, AQL packets, parked submissions and device-side wait barriers so far.
     pub fn stats(&self) -> QueueStats {
         Self::stats_of(self.shared())

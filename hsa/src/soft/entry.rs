@@ -1009,6 +1009,66 @@ pub unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled(
     })
 }
 
+/// `hsa_amd_queue_priority_t` values outside LOW..=HIGH are INVALID_ARGUMENT (`hsa_ext_amd.h`).
+pub unsafe extern "C" fn hsa_amd_queue_set_priority(
+    queue: *mut hsa_queue_t,
+    priority: hsa_amd_queue_priority_t,
+) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let Some(queue) = runtime.queue(queue as usize) else { return status::ERROR_INVALID_QUEUE };
+        if priority as usize >= super::scheduling::PRIORITY_LEVELS {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        queue.scheduling.priority.store(priority as u8, core::sync::atomic::Ordering::Release);
+        status::SUCCESS
+    })
+}
+
+/// A count that is not a multiple of 32, or a non-zero count with a null mask, is
+/// INVALID_ARGUMENT; 0 restores every CU (`hsa_ext_amd.h`). Bits past the agent's CU count are
+/// dropped, as `AqlQueue::SetCUMasking` trims them. No `HSA_CU_MASK` is modelled, so the mask is
+/// never reduced.
+pub unsafe extern "C" fn hsa_amd_queue_cu_set_mask(
+    queue: *const hsa_queue_t,
+    num_cu_mask_count: u32,
+    cu_mask: *const u32,
+) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let Some(queue) = runtime.queue(queue as usize) else { return status::ERROR_INVALID_QUEUE };
+        if !num_cu_mask_count.is_multiple_of(32) || (num_cu_mask_count != 0 && cu_mask.is_null()) {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        let mask: &[u32] = if num_cu_mask_count == 0 {
+            &[]
+        } else {
+            // SAFETY: the caller passes `num_cu_mask_count` bits, whole 32-bit words, at `cu_mask`.
+            unsafe { core::slice::from_raw_parts(cu_mask, num_cu_mask_count as usize / 32) }
+        };
+        let compute_units = runtime.gpu(queue.agent_index).map_or(1, |gpu| gpu.compute_units);
+        queue.scheduling.set_cu_mask(mask, compute_units);
+        status::SUCCESS
+    })
+}
+
+/// A count of 0 or not a multiple of 32, or a null mask, is INVALID_ARGUMENT (`hsa_ext_amd.h`).
+pub unsafe extern "C" fn hsa_amd_queue_cu_get_mask(
+    queue: *const hsa_queue_t,
+    num_cu_mask_count: u32,
+    cu_mask: *mut u32,
+) -> hsa_status_t {
+    with_runtime(|runtime| {
+        let Some(queue) = runtime.queue(queue as usize) else { return status::ERROR_INVALID_QUEUE };
+        if num_cu_mask_count == 0 || !num_cu_mask_count.is_multiple_of(32) || cu_mask.is_null() {
+            return status::ERROR_INVALID_ARGUMENT;
+        }
+        // SAFETY: the caller provides room for `num_cu_mask_count` bits, whole words, at `cu_mask`.
+        let out = unsafe { core::slice::from_raw_parts_mut(cu_mask, num_cu_mask_count as usize / 32) };
+        let compute_units = runtime.gpu(queue.agent_index).map_or(1, |gpu| gpu.compute_units);
+        queue.scheduling.cu_mask(out, compute_units);
+        status::SUCCESS
+    })
+}
+
 pub unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time(
     agent: hsa_agent_t,
     signal: hsa_signal_t,

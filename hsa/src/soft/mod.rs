@@ -20,6 +20,7 @@ pub(crate) mod memory;
 pub(crate) mod processor;
 pub(crate) mod queue;
 pub(crate) mod runtime;
+pub(crate) mod scheduling;
 pub(crate) mod signals;
 pub(crate) mod waiters;
 

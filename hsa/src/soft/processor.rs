@@ -21,6 +21,7 @@ use super::config::ExecutionMode;
 use super::executable::{HostBuild, LoadedKernel, steady_counter};
 use super::queue::{DOORBELL_NEVER_RUNG, Fault, SoftQueue};
 use super::runtime::Runtime;
+use super::scheduling::QueueScheduling;
 use super::signals::{self, SignalSlot};
 use crate::sys::{hsa_status_t, status};
 
@@ -452,7 +453,25 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
         run_one(&mut Vec::new(), 0);
         return Ok(());
     }
-    (0..total).into_par_iter().for_each_init(Vec::new, run_one);
+    // Priority and CU mask (`scheduling.rs`): the workgroups run in chunks, each after yielding
+    // to higher-priority dispatches, on at most `lanes` pool threads at once.
+    let running = runtime.arbiter.enter(queue.scheduling.priority.load(Ordering::Acquire));
+    let compute_units = runtime.gpu(queue.agent_index).map_or(1, |gpu| gpu.compute_units);
+    let lanes = queue.scheduling.lanes(rayon::current_num_threads(), compute_units) as u64;
+    let chunk = QueueScheduling::chunk(lanes as usize);
+    let mut start = 0;
+    while start < total {
+        runtime.arbiter.yield_to_higher(&running, || queue.stop.load(Ordering::Acquire));
+        let end = (start + chunk).min(total);
+        let per_lane = (end - start).div_ceil(lanes);
+        (0..lanes).into_par_iter().for_each_init(Vec::new, |memory, lane| {
+            let first = start + lane * per_lane;
+            for linear in first..(first + per_lane).min(end) {
+                run_one(memory, linear);
+            }
+        });
+        start = end;
+    }
     Ok(())
 }
 

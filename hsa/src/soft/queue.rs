@@ -14,6 +14,7 @@ use aqueduct_abi::{AmdQueue, PacketHeader, QueueProperties, SignalKind};
 use hashbrown::HashMap;
 
 use super::config::ExecutionMode;
+use super::scheduling::QueueScheduling;
 use super::signals::{self, SignalSlot};
 use crate::sys::{hsa_queue_error_callback_t, hsa_status_t};
 
@@ -71,6 +72,8 @@ pub(crate) struct SoftQueue {
     pub stall_releases: AtomicU64,
     pub callback: hsa_queue_error_callback_t,
     pub callback_data: usize,
+    /// Priority and CU mask (`scheduling.rs`).
+    pub scheduling: QueueScheduling,
     processor: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -146,6 +149,7 @@ impl SoftQueue {
             stall_releases: AtomicU64::new(0),
             callback,
             callback_data,
+            scheduling: QueueScheduling::new(),
             processor: Mutex::new(None),
         });
         Ok(queue)

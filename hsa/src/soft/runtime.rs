@@ -57,6 +57,8 @@ pub(crate) struct Runtime {
     pub executables: Executables,
     /// `hsa_amd_register_system_event_handler` registrations: (callback, data), in order.
     pub event_handlers: Mutex<Vec<(crate::sys::hsa_amd_system_event_callback_t, usize)>>,
+    /// Which priorities have dispatches running (`scheduling.rs`).
+    pub arbiter: super::scheduling::Arbiter,
 }
 
 struct Global {
@@ -153,6 +155,7 @@ impl Runtime {
             queues: Mutex::new(HashMap::new()),
             executables: Executables::default(),
             event_handlers: Mutex::new(Vec::new()),
+            arbiter: Default::default(),
         }
     }
 
