@@ -33,32 +33,57 @@ const WAIT: Duration = Duration::from_secs(60);
 /// What ran on one queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueueReport {
+    /// The queue's index on its device.
     pub index: u16,
+    /// The queue's counters after the run.
     pub stats: QueueStats,
 }
 
+/// What a demo run did and how long it took.
 #[derive(Debug)]
 pub struct DemoReport {
+    /// The HSA provider (`soft` or `rocr`).
     pub provider: &'static str,
+    /// Why that provider was chosen.
     pub provider_reason: String,
+    /// The ISA name of the device's first agent.
     pub agent: String,
+    /// Saxpy steps in the chain.
     pub handoffs: u32,
+    /// One report per queue.
     pub queues: Vec<QueueReport>,
     /// Queue operations submitted (dispatches, fills, copies, updates, barriers).
     pub operations: u64,
+    /// Kernel dispatches submitted.
     pub dispatches: u64,
+    /// Fills, copies and updates submitted.
     pub transfers: u64,
     /// Host time spent inside submission calls.
     pub submit_time: Duration,
+    /// From the first submission until the readback copies completed.
     pub end_to_end: Duration,
+    /// Elements checked on the host (`y`, the iota, and the snapshot if one was taken).
     pub verified_elements: usize,
 }
 
+/// Why the demo failed.
 #[derive(Debug)]
 pub enum DemoError {
+    /// An engine call failed.
     Engine(EngineError),
+    /// The arguments cannot make a demo (fewer than 2 queues, or no handoff).
     Setup(String),
-    Mismatch { buffer: &'static str, index: usize, expected: f64, found: f64 },
+    /// An element read back differs from its expected value.
+    Mismatch {
+        /// Which buffer: `y`, `iota` or `snapshot`.
+        buffer: &'static str,
+        /// The element's index.
+        index: usize,
+        /// The value it must have.
+        expected: f64,
+        /// The value read back.
+        found: f64,
+    },
 }
 
 impl std::fmt::Display for DemoError {

@@ -110,8 +110,11 @@ fn upper(value: bool) -> &'static str {
 /// One agent of a rocminfo report: its fields in order, its pools' fields, its ISA names.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReportAgent {
+    /// The agent's `Key: value` fields, in report order.
     pub fields: Vec<(String, String)>,
+    /// Each pool's `Key: value` fields, in report order.
     pub pools: Vec<Vec<(String, String)>>,
+    /// The `Name` of each ISA.
     pub isas: Vec<String>,
 }
 
@@ -171,6 +174,7 @@ pub fn parse_rocminfo(text: &str) -> Vec<ReportAgent> {
 /// renamed or removed, within a schema version.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InfoReport {
+    /// The schema version: [`INFO_SCHEMA`].
     pub schema: u32,
     /// `soft` or `rocr`.
     pub provider: String,
@@ -178,38 +182,57 @@ pub struct InfoReport {
     pub library: Option<String>,
     /// Why this provider was chosen.
     pub reason: String,
+    /// The system timestamp frequency, in Hz.
     pub timestamp_frequency_hz: u64,
+    /// Every agent the provider reports, in its order.
     pub agents: Vec<InfoAgent>,
 }
 
 /// The version of [`InfoReport`]'s schema.
 pub const INFO_SCHEMA: u32 = 1;
 
+/// One agent of an [`InfoReport`]. The GPU-only numbers are 0 for a CPU agent.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct InfoAgent {
+    /// The agent's name (`HSA_AGENT_INFO_NAME`), e.g. `gfx90a` for a GPU.
     pub name: String,
+    /// The agent's UUID (`HSA_AMD_AGENT_INFO_UUID`); empty if the provider has none.
     pub uuid: String,
+    /// The marketing name (`HSA_AMD_AGENT_INFO_PRODUCT_NAME`); empty if the provider has none.
     pub product_name: String,
     /// `cpu` or `gpu`.
     pub device_type: String,
+    /// Full ISA names (`amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`); empty for a CPU.
     pub isas: Vec<String>,
+    /// Compute units (`HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT`); 0 if the provider has none.
     pub compute_units: u32,
+    /// Work-items per wavefront (GPU only).
     pub wavefront_size: u32,
+    /// The most queues the agent can have at once (GPU only).
     pub queues_max: u32,
+    /// The smallest queue size, in packets (GPU only).
     pub queue_min_packets: u32,
+    /// The largest queue size, in packets (GPU only).
     pub queue_max_packets: u32,
+    /// The agent's memory pools.
     pub pools: Vec<InfoPool>,
 }
 
+/// One memory pool of an [`InfoAgent`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct InfoPool {
     /// `coarse-grained`, `fine-grained`, `extended-fine-grained`, `kernarg`, `group` or
     /// `other-<flags>`.
     pub kind: String,
+    /// The pool's size in bytes.
     pub size: u64,
+    /// Whether the runtime may allocate from the pool.
     pub alloc_allowed: bool,
+    /// Allocation sizes are multiples of this (`RUNTIME_ALLOC_GRANULE`), in bytes.
     pub granule: u64,
+    /// Alignment of allocations (`RUNTIME_ALLOC_ALIGNMENT`), in bytes.
     pub alignment: u64,
+    /// Whether every agent can access the pool (`ACCESSIBLE_BY_ALL`).
     pub accessible_by_all: bool,
 }
 

@@ -40,15 +40,20 @@ const LOST_SHOWN: usize = 20;
 /// A lane's steps must fit below its lane bits in a log word.
 const MAX_STEPS_PER_LANE: u64 = 1 << 24;
 
+/// What a stress run does: its shape, its length and its failure rate.
 #[derive(Clone, Debug)]
 pub struct StressOptions {
+    /// Submitting threads.
     pub threads: usize,
+    /// Queues the lanes run on.
     pub queues: usize,
     /// Submissions per round, over all lanes.
     pub submissions: u64,
+    /// Seed of the first round's random choices.
     pub seed: u64,
     /// Repeat rounds (seed, seed + 1, ...) until this much time has passed; one round if `None`.
     pub duration: Option<Duration>,
+    /// Wait strategies to run, each in turn on a device of its own.
     pub strategies: Vec<WaitStrategy>,
     /// One step in this many is doomed; 0 injects no failures.
     pub failure_every: u64,
@@ -56,6 +61,7 @@ pub struct StressOptions {
     /// submitters outrun the device and nearly everything parks behind parked producers; a
     /// window keeps most waits resolvable on the device.
     pub window: u64,
+    /// The device spec (`auto`, `soft`, `amdgpu`, ...), as [`DeviceSpec`](crate::DeviceSpec) parses it.
     pub device: String,
 }
 
@@ -82,11 +88,17 @@ pub struct OperationCounts {
     pub cross_dispatch: u64,
     /// A dispatch reading the lane's previous word (queue order alone orders it).
     pub chained_dispatch: u64,
+    /// A dispatch storing the step's value, reading nothing the lane wrote.
     pub store_dispatch: u64,
+    /// A fill of the step's word.
     pub fill: u64,
+    /// An update of the step's word from the host.
     pub update: u64,
+    /// A copy into the step's word.
     pub copy: u64,
+    /// A command-buffer execution copying into the step's word through a binding table.
     pub command_buffer: u64,
+    /// A barrier (the step's word stays 0).
     pub barrier: u64,
 }
 
@@ -106,22 +118,32 @@ impl OperationCounts {
 /// What one wait strategy held, over its rounds.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct StrategyReport {
+    /// The wait strategy's name.
     pub strategy: String,
+    /// Rounds run.
     pub rounds: u64,
+    /// Submissions over every round.
     pub submissions: u64,
     /// From the first submission of each round to the completion of its last, summed.
     pub seconds: f64,
+    /// `submissions / seconds`.
     pub submissions_per_second: f64,
+    /// Submissions by kind.
     pub operations: OperationCounts,
     /// Waits on other lanes and the lane's own earlier steps.
     pub waits: u64,
     /// Submissions that waited on a gate the host signalled after submitting them.
     pub host_gated: u64,
+    /// Device-side wait barriers the queues published.
     pub device_waits: u64,
-    /// Submissions that parked, and the most parked on one queue at once.
+    /// Submissions that parked before they could be admitted.
     pub parked: u64,
+    /// The most submissions parked on one queue at once.
     pub max_parked: u64,
+    /// Doomed steps whose extra wait the host failed.
     pub host_failures_injected: u64,
+    /// Doomed steps whose extra wait a kernel fault failed (injected on a queue of its own, on
+    /// the soft runtime).
     pub kernel_faults_injected: u64,
     /// Injected failures that reached the doomed step's semaphore with their original record.
     pub failures_surfaced: u64,
@@ -130,20 +152,29 @@ pub struct StrategyReport {
     pub doomed_ran: u64,
     /// Results, semaphores, failures or objects that were not what they must be: must be 0.
     pub lost: u64,
+    /// Descriptions of the first lost results (at most 20).
     pub lost_examples: Vec<String>,
 }
 
+/// What a stress run found, per wait strategy.
 #[derive(Clone, Debug, Serialize)]
 pub struct StressReport {
+    /// The HSA provider the run used (`soft` or `rocr`).
     pub provider: String,
+    /// Submitting threads.
     pub threads: usize,
+    /// Queues the lanes ran on.
     pub queues: usize,
+    /// Lanes: the larger of threads and queues.
     pub lanes: usize,
+    /// Seed of the first round.
     pub seed: u64,
+    /// One report per wait strategy, in the order run.
     pub strategies: Vec<StrategyReport>,
 }
 
 impl StressReport {
+    /// Lost results over every strategy: must be 0.
     pub fn lost(&self) -> u64 {
         self.strategies.iter().map(|strategy| strategy.lost).sum()
     }

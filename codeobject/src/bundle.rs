@@ -16,20 +16,50 @@ pub const FATBIN_SECTION: &str = ".hip_fatbin";
 /// Why bundle bytes were rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BundleError {
+    /// The bytes where a bundle should start do not begin with [`BUNDLE_MAGIC`].
     #[error("not a clang offload bundle (bad magic at byte {offset})")]
-    BadMagic { offset: usize },
+    BadMagic {
+        /// Where the bundle should start: 0 for a raw bundle, the offset
+        /// into the `.hip_fatbin` section for a host ELF.
+        offset: usize,
+    },
+    /// The bundle starts with [`COMPRESSED_BUNDLE_MAGIC`]; compressed bundles are not supported.
     #[error("compressed offload bundles (CCOB) are not supported; rebuild without --offload-compress")]
     Compressed,
+    /// The data ends inside a bundle header; holds what was being read
+    /// (e.g. `"entry count"`, `"triple"`).
     #[error("offload bundle is truncated: {0}")]
     Truncated(&'static str),
     #[error("bundle entry {index} (`{triple}`): bytes {offset}+{size} lie outside the bundle")]
-    EntryOutOfBounds { index: usize, triple: String, offset: u64, size: u64 },
+    /// An entry's contents (`offset`, `size`) do not lie inside the bundle.
+    EntryOutOfBounds {
+        /// The entry's position in the bundle header.
+        index: usize,
+        /// The entry's triple.
+        triple: String,
+        /// The entry's offset from the start of the bundle.
+        offset: u64,
+        /// The entry's size in bytes.
+        size: u64,
+    },
     #[error("bundle entries {first} and {second} share bytes; a bundler writes each entry's contents once")]
-    OverlappingEntries { first: usize, second: usize },
+    /// Two entries' contents share bytes.
+    OverlappingEntries {
+        /// The lower index of the two entries.
+        first: usize,
+        /// The higher index of the two entries.
+        second: usize,
+    },
     #[error("bundle entry {index}: triple is not UTF-8")]
-    InvalidTriple { index: usize },
+    /// An entry's triple is not valid UTF-8.
+    InvalidTriple {
+        /// The entry's position in the bundle header.
+        index: usize,
+    },
+    /// The host file could not be read as an ELF file; holds the `object` crate's message.
     #[error("host file is not an ELF file this crate can read: {0}")]
     MalformedHostElf(String),
+    /// The host ELF has no [`FATBIN_SECTION`] section.
     #[error("host ELF has no {FATBIN_SECTION} section")]
     NoFatbinSection,
 }
@@ -37,6 +67,7 @@ pub enum BundleError {
 /// One bundle: its entries in header order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bundle<'a> {
+    /// The entries, in header order.
     pub entries: Vec<BundleEntry<'a>>,
 }
 

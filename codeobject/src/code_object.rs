@@ -10,6 +10,7 @@ use crate::target::TargetId;
 /// A lookup of a kernel that the code object does not have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct UnknownKernel {
+    /// The name or symbol that was looked up.
     pub requested: String,
     /// Names of the kernels that do exist.
     pub available: Vec<String>,

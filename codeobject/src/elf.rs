@@ -27,8 +27,11 @@ type Header = FileHeader64<LittleEndian>;
 /// The HSA code-object format version, from ELF `EI_ABIVERSION`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum AbiVersion {
+    /// Code-object v4 (`EI_ABIVERSION` 2).
     V4,
+    /// Code-object v5 (`EI_ABIVERSION` 3).
     V5,
+    /// Code-object v6 (`EI_ABIVERSION` 4).
     V6,
 }
 

@@ -13,14 +13,23 @@ use crate::error::CodeObjectError;
 /// Why a file could not be inspected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InspectError {
+    /// The bytes are neither an ELF file nor an offload bundle.
     #[error("not an AMDGPU code object, offload bundle or ELF file")]
     UnrecognizedFormat,
+    /// The file is an AMDGPU ELF but not a valid code object.
     #[error(transparent)]
     CodeObject(#[from] CodeObjectError),
+    /// The file is a bundle, or a host ELF, whose bundles could not be parsed.
     #[error(transparent)]
     Bundle(#[from] BundleError),
     #[error("bundled code object `{triple}`: {source}")]
-    BundledCodeObject { triple: String, source: CodeObjectError },
+    /// A code object inside a bundle is not a valid code object.
+    BundledCodeObject {
+        /// The triple of the bundle entry that holds it.
+        triple: String,
+        /// Why it was rejected.
+        source: CodeObjectError,
+    },
 }
 
 /// JSON shape of one code object.

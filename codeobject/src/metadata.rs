@@ -26,16 +26,27 @@ pub struct KernelMetadata {
     pub name: String,
     /// `.symbol`: the kernel descriptor symbol (`<name>.kd`).
     pub symbol: String,
+    /// `.kernarg_segment_size`: bytes of the kernarg segment, hidden arguments included.
     pub kernarg_segment_size: u32,
+    /// `.kernarg_segment_align`: alignment of the kernarg segment in bytes (a power of two).
     pub kernarg_segment_align: u32,
+    /// `.group_segment_fixed_size`: bytes of group (LDS) memory each work-group
+    /// needs, not counting dynamically allocated group memory.
     pub group_segment_fixed_size: u32,
+    /// `.private_segment_fixed_size`: bytes of private (scratch) memory each
+    /// work-item needs, not counting a dynamic call stack.
     pub private_segment_fixed_size: u32,
-    /// 32 or 64.
+    /// `.wavefront_size`: 32 or 64.
     pub wavefront_size: u32,
+    /// `.sgpr_count`: scalar registers each wavefront uses.
     pub sgpr_count: u32,
+    /// `.vgpr_count`: vector registers each work-item uses.
     pub vgpr_count: u32,
+    /// `.max_flat_workgroup_size`: the most work-items a work-group may have.
     pub max_flat_workgroup_size: u32,
+    /// `.reqd_workgroup_size`: the work-group size every dispatch must use, if given.
     pub reqd_workgroup_size: Option<[u32; 3]>,
+    /// `.workgroup_size_hint`: the work-group size the kernel was tuned for, if given.
     pub workgroup_size_hint: Option<[u32; 3]>,
     /// `.args`, in kernarg order as the document lists them.
     pub args: Vec<KernelArg>,
@@ -44,23 +55,28 @@ pub struct KernelMetadata {
 /// One entry of a kernel's `.args`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelArg {
+    /// `.name`: the source-level argument name, if given.
     pub name: Option<String>,
     /// Byte offset in the kernarg segment.
     pub offset: u32,
     /// Byte size in the kernarg segment.
     pub size: u32,
+    /// `.value_kind`: what the argument holds.
     pub value_kind: ValueKind,
+    /// `.address_space`: where a pointer argument points, if given.
     pub address_space: Option<AddressSpace>,
+    /// `.access`: the access qualifier declared in source, if given.
     pub access: Option<Access>,
+    /// `.actual_access`: the access the compiled kernel actually makes, if given.
     pub actual_access: Option<Access>,
 }
 
 macro_rules! string_enum {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal,)* } $($other:ident)?) => {
+    ($(#[$meta:meta])* $name:ident { $($(#[$variant_meta:meta])* $variant:ident = $text:literal,)* } $($other:ident)?) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         pub enum $name {
-            $($variant,)*
+            $($(#[$variant_meta])* $variant,)*
             $(
                 /// A kind this crate does not know yet, kept verbatim.
                 $other(String),
@@ -95,36 +111,67 @@ macro_rules! string_enum {
 string_enum! {
     /// `.value_kind` of a kernel argument.
     ValueKind {
+        /// The value itself, copied into the kernarg segment.
         ByValue = "by_value",
+        /// A pointer to a buffer in global memory.
         GlobalBuffer = "global_buffer",
+        /// A pointer to dynamically allocated group (LDS) memory.
         DynamicSharedPointer = "dynamic_shared_pointer",
+        /// An OpenCL sampler.
         Sampler = "sampler",
+        /// An OpenCL image.
         Image = "image",
+        /// An OpenCL pipe.
         Pipe = "pipe",
+        /// An OpenCL device-enqueue queue.
         Queue = "queue",
+        /// The grid's global offset in X (OpenCL).
         HiddenGlobalOffsetX = "hidden_global_offset_x",
+        /// The grid's global offset in Y (OpenCL).
         HiddenGlobalOffsetY = "hidden_global_offset_y",
+        /// The grid's global offset in Z (OpenCL).
         HiddenGlobalOffsetZ = "hidden_global_offset_z",
+        /// Unused space the kernel does not read.
         HiddenNone = "hidden_none",
+        /// A pointer to the runtime's printf buffer.
         HiddenPrintfBuffer = "hidden_printf_buffer",
+        /// A pointer to the runtime's hostcall buffer.
         HiddenHostcallBuffer = "hidden_hostcall_buffer",
+        /// The default queue for device enqueue (OpenCL).
         HiddenDefaultQueue = "hidden_default_queue",
+        /// The completion action for device enqueue (OpenCL).
         HiddenCompletionAction = "hidden_completion_action",
+        /// A pointer to the multi-grid synchronization state.
         HiddenMultigridSyncArg = "hidden_multigrid_sync_arg",
+        /// Whole work-groups in X: grid size divided by work-group size.
         HiddenBlockCountX = "hidden_block_count_x",
+        /// Whole work-groups in Y: grid size divided by work-group size.
         HiddenBlockCountY = "hidden_block_count_y",
+        /// Whole work-groups in Z: grid size divided by work-group size.
         HiddenBlockCountZ = "hidden_block_count_z",
+        /// The work-group size in X.
         HiddenGroupSizeX = "hidden_group_size_x",
+        /// The work-group size in Y.
         HiddenGroupSizeY = "hidden_group_size_y",
+        /// The work-group size in Z.
         HiddenGroupSizeZ = "hidden_group_size_z",
+        /// The size of the partial last work-group in X (grid size modulo work-group size).
         HiddenRemainderX = "hidden_remainder_x",
+        /// The size of the partial last work-group in Y (grid size modulo work-group size).
         HiddenRemainderY = "hidden_remainder_y",
+        /// The size of the partial last work-group in Z (grid size modulo work-group size).
         HiddenRemainderZ = "hidden_remainder_z",
+        /// The number of grid dimensions (1, 2 or 3).
         HiddenGridDims = "hidden_grid_dims",
+        /// A pointer to the device-side heap (device `malloc`).
         HiddenHeapV1 = "hidden_heap_v1",
+        /// Bytes of dynamically allocated group (LDS) memory.
         HiddenDynamicLdsSize = "hidden_dynamic_lds_size",
+        /// The high 32 bits of the flat address of the private aperture.
         HiddenPrivateBase = "hidden_private_base",
+        /// The high 32 bits of the flat address of the group (LDS) aperture.
         HiddenSharedBase = "hidden_shared_base",
+        /// A pointer to the AQL queue that dispatched the kernel.
         HiddenQueuePtr = "hidden_queue_ptr",
     } Other
 }
@@ -144,11 +191,17 @@ impl ValueKind {
 string_enum! {
     /// `.address_space` of a pointer argument.
     AddressSpace {
+        /// Global memory.
         Global = "global",
+        /// Read-only global memory.
         Constant = "constant",
+        /// Group (LDS) memory shared by a work-group.
         Local = "local",
+        /// Per-work-item private (scratch) memory.
         Private = "private",
+        /// The flat address space, covering the others.
         Generic = "generic",
+        /// Region (GDS) memory shared by the whole device.
         Region = "region",
     }
 }
@@ -156,8 +209,11 @@ string_enum! {
 string_enum! {
     /// `.access` / `.actual_access` of an argument.
     Access {
+        /// Only read.
         ReadOnly = "read_only",
+        /// Only written.
         WriteOnly = "write_only",
+        /// Read and written.
         ReadWrite = "read_write",
     }
 }
@@ -170,13 +226,20 @@ pub enum Location {
     /// A kernel, by name when it could be read, else by index.
     Kernel(KernelRef),
     /// An argument of a kernel.
-    Arg { kernel: KernelRef, index: usize },
+    Arg {
+        /// The kernel.
+        kernel: KernelRef,
+        /// The argument's position in `.args`.
+        index: usize,
+    },
 }
 
 /// Names a kernel in an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KernelRef {
+    /// Position in `amdhsa.kernels`, when the kernel's `.name` could not be read.
     Index(usize),
+    /// The kernel's `.name`.
     Name(String),
 }
 
@@ -223,31 +286,99 @@ impl Here<'_> {
 /// Why a metadata document was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MetadataError {
+    /// The note is not a valid MessagePack document (or nests too deeply); holds the decoder's message.
     #[error("invalid MessagePack: {0}")]
     MessagePack(String),
     #[error("{location}: expected a map")]
-    NotAMap { location: Location },
+    /// The root, a kernel or an argument is not a map.
+    NotAMap {
+        /// Where.
+        location: Location,
+    },
     #[error("{location}: map key is not a string")]
-    NonStringKey { location: Location },
+    /// A map has a key that is not a UTF-8 string.
+    NonStringKey {
+        /// Where.
+        location: Location,
+    },
     #[error("{location}: duplicate key `{key}`")]
-    DuplicateKey { location: Location, key: String },
+    /// A map has the same key twice.
+    DuplicateKey {
+        /// Where.
+        location: Location,
+        /// The repeated key.
+        key: String,
+    },
     #[error("{location}: missing required field `{field}`")]
-    MissingField { location: Location, field: &'static str },
+    /// A required field is absent.
+    MissingField {
+        /// Where.
+        location: Location,
+        /// The field's key, e.g. `.symbol`.
+        field: &'static str,
+    },
     #[error("{location}: field `{field}` is not {expected}")]
-    WrongType { location: Location, field: &'static str, expected: &'static str },
+    /// A field's value has the wrong type (or an integer is out of `u32` range).
+    WrongType {
+        /// Where.
+        location: Location,
+        /// The field's key.
+        field: &'static str,
+        /// What the value should be, e.g. `"an array"`.
+        expected: &'static str,
+    },
     #[error("{location}: field `{field}` has unknown value `{value}`")]
-    UnknownValue { location: Location, field: &'static str, value: String },
+    /// An `.address_space`, `.access` or `.actual_access` string is not a known value.
+    UnknownValue {
+        /// Where.
+        location: Location,
+        /// The field's key.
+        field: &'static str,
+        /// The value found.
+        value: String,
+    },
     #[error("{kernel}: symbol `{symbol}` does not end in `.kd`")]
-    SymbolNotKernelDescriptor { kernel: KernelRef, symbol: String },
+    /// A kernel's `.symbol` does not end in `.kd`.
+    SymbolNotKernelDescriptor {
+        /// The kernel.
+        kernel: KernelRef,
+        /// The `.symbol` found.
+        symbol: String,
+    },
     #[error("{kernel}: kernarg segment alignment {align} is not a power of two")]
-    KernargAlignNotPowerOfTwo { kernel: KernelRef, align: u32 },
+    /// A kernel's `.kernarg_segment_align` is not a power of two.
+    KernargAlignNotPowerOfTwo {
+        /// The kernel.
+        kernel: KernelRef,
+        /// The alignment found.
+        align: u32,
+    },
     #[error("{kernel}: wavefront size {size} is not 32 or 64")]
-    InvalidWavefrontSize { kernel: KernelRef, size: u32 },
+    /// A kernel's `.wavefront_size` is not 32 or 64.
+    InvalidWavefrontSize {
+        /// The kernel.
+        kernel: KernelRef,
+        /// The size found.
+        size: u32,
+    },
     #[error(
         "{kernel} argument {index}: bytes {offset}..{offset}+{size} lie outside the \
          {kernarg_segment_size}-byte kernarg segment"
     )]
-    ArgOutsideKernarg { kernel: KernelRef, index: usize, offset: u32, size: u32, kernarg_segment_size: u32 },
+    /// An argument's bytes extend past the end of the kernarg segment.
+    ArgOutsideKernarg {
+        /// The kernel.
+        kernel: KernelRef,
+        /// The argument's position in `.args`.
+        index: usize,
+        /// The argument's `.offset`.
+        offset: u32,
+        /// The argument's `.size`.
+        size: u32,
+        /// The kernel's `.kernarg_segment_size`.
+        kernarg_segment_size: u32,
+    },
+    /// Two kernels have the same `.symbol`; holds the symbol.
     #[error("two kernels use the symbol `{0}`")]
     DuplicateKernel(String),
 }

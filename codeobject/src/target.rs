@@ -204,7 +204,9 @@ impl fmt::Display for Processor {
 /// A target feature that appears in target IDs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Feature {
+    /// SRAM ECC: error correction of on-chip SRAM (`sramecc`).
     Sramecc,
+    /// XNACK: replaying memory accesses that page-faulted (`xnack`).
     Xnack,
 }
 
@@ -250,18 +252,30 @@ pub struct TargetId {
 /// Why a target ID string was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
+    /// The string is empty (after removing any ISA prefix).
     #[error("empty target ID")]
     Empty,
+    /// The processor part does not have the syntax of a processor name; holds that part.
     #[error("`{0}` is not a processor name (expected e.g. gfx90a or gfx11-generic)")]
     InvalidProcessor(String),
+    /// The processor name is well-formed but not in the processor table; holds the name.
     #[error("unknown processor `{0}`")]
     UnknownProcessor(String),
+    /// A feature part is not `sramecc+`, `sramecc-`, `xnack+` or `xnack-`; holds that part.
     #[error("invalid feature `{0}` (expected sramecc+, sramecc-, xnack+ or xnack-)")]
     InvalidFeature(String),
+    /// The same feature appears twice.
     #[error("feature {0} given more than once")]
     DuplicateFeature(Feature),
     #[error("processor {processor} does not support {feature}")]
-    UnsupportedFeature { processor: Processor, feature: Feature },
+    /// A feature is set for a processor that lacks it (or a feature the
+    /// processor has is set to [`FeatureState::Unsupported`]).
+    UnsupportedFeature {
+        /// The target's processor.
+        processor: Processor,
+        /// The feature.
+        feature: Feature,
+    },
 }
 
 impl TargetId {
@@ -337,10 +351,12 @@ impl TargetId {
         self
     }
 
+    /// The processor.
     pub fn processor(&self) -> Processor {
         self.processor
     }
 
+    /// The state of `feature`.
     pub fn feature(&self, feature: Feature) -> FeatureState {
         match feature {
             Feature::Sramecc => self.sramecc,
@@ -348,10 +364,12 @@ impl TargetId {
         }
     }
 
+    /// The state of [`Feature::Sramecc`].
     pub fn sramecc(&self) -> FeatureState {
         self.sramecc
     }
 
+    /// The state of [`Feature::Xnack`].
     pub fn xnack(&self) -> FeatureState {
         self.xnack
     }
@@ -465,7 +483,12 @@ pub enum IncompatibilityReason {
     /// The code object is generic, but the agent's processor is not in its family.
     NotInGenericFamily,
     /// The code object's generic version predates support for the agent.
-    GenericVersionTooOld { found: u32, required: u32 },
+    GenericVersionTooOld {
+        /// The code object's generic version.
+        found: u32,
+        /// The lowest generic version that supports the agent's processor.
+        required: u32,
+    },
     /// An explicit feature setting differs from the agent's.
     FeatureMismatch(Feature),
     /// Agents always have exact processors.
@@ -490,8 +513,11 @@ impl fmt::Display for IncompatibilityReason {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("code object target {code_object} cannot run on agent {agent}: {reason}")]
 pub struct Incompatibility {
+    /// The code object's target.
     pub code_object: TargetId,
+    /// The agent's ISA as a target.
     pub agent: TargetId,
+    /// Why the code cannot run there.
     pub reason: IncompatibilityReason,
 }
 

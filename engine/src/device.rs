@@ -29,10 +29,12 @@ pub struct AgentTopology {
     pub host_agent: u64,
     /// The GPU's access to those pools: 2 (DISALLOWED_BY_DEFAULT) on ROCr, hence the grants.
     pub host_pool_access: u32,
-    /// Link hops from the GPU to the host pools, and the first hop's type and NUMA distance
-    /// (`hsa_amd_link_info_type_t`: 2 = PCIe, 4 = xGMI).
+    /// Link hops from the GPU to the host pools.
     pub host_link_hops: u32,
+    /// The first hop's link type (`hsa_amd_link_info_type_t`: 2 = PCIe, 4 = xGMI), when there
+    /// is a hop.
     pub host_link_type: Option<u32>,
+    /// The first hop's NUMA distance, when there is a hop.
     pub host_numa_distance: Option<u32>,
 }
 

@@ -8,83 +8,222 @@ use aqueduct_codeobject::UnknownKernel;
 use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_hsa::{ExecutableError, HsaError};
 
+/// The result of an engine call.
 pub type EngineResult<T> = Result<T, EngineError>;
 
+/// Why an engine call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// A [`DeviceSpec`](crate::DeviceSpec) string could not be parsed.
     #[error("device spec `{spec}`: {reason}")]
-    InvalidDeviceSpec { spec: String, reason: String },
+    InvalidDeviceSpec {
+        /// The string as given.
+        spec: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No device could be opened: the runtime did not load, no agent matches the spec, an
+    /// agent lacks a needed pool, or a queue's completion thread could not start.
     #[error("no device: {reason}")]
-    NoDevice { reason: String },
+    NoDevice {
+        /// Why.
+        reason: String,
+    },
+    /// A call into the HSA provider (ROCr or the soft runtime) failed.
     #[error(transparent)]
     Hsa(#[from] HsaError),
+    /// An object (buffer, kernel, pool, semaphore, command buffer) was used with a device other
+    /// than the one that created it.
     #[error("{what} belongs to another device")]
-    ForeignObject { what: &'static str },
+    ForeignObject {
+        /// Which kind of object.
+        what: &'static str,
+    },
+    /// A byte range does not fit its buffer or file, or its end overflows `u64`.
     #[error("{what}: range at offset {offset} of {length} bytes exceeds the {size}-byte buffer")]
-    OutOfBounds { what: &'static str, offset: u64, length: u64, size: u64 },
+    OutOfBounds {
+        /// Which operation or argument the range belongs to.
+        what: &'static str,
+        /// Start of the range, in bytes.
+        offset: u64,
+        /// Length of the range, in bytes.
+        length: u64,
+        /// Size of the buffer or file (`u64::MAX` when only the end overflowed).
+        size: u64,
+    },
+    /// An argument has a value the call does not accept.
     #[error("invalid {what}: {reason}")]
-    InvalidArgument { what: &'static str, reason: String },
+    InvalidArgument {
+        /// Which argument.
+        what: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A built-in operation (fill, copy, update) was asked for something it cannot plan.
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// A dispatch's grid or workgroup size is zero in some dimension, too large in total, or
+    /// beyond the kernel's limits.
     #[error("invalid grid {grid:?} with workgroup {workgroup:?}: {reason}")]
-    InvalidGrid { grid: [u32; 3], workgroup: [u16; 3], reason: &'static str },
+    InvalidGrid {
+        /// Grid size in work-items.
+        grid: [u32; 3],
+        /// Workgroup size in work-items.
+        workgroup: [u16; 3],
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
     /// A dispatch would name no kernel object (an agent the kernel was not loaded on, or a
     /// provider that reported 0): refused, never published as kernel object 0.
     #[error("kernel `{kernel}` has no kernel object on agent {agent}")]
-    NoKernelObject { kernel: String, agent: usize },
+    NoKernelObject {
+        /// The kernel's name.
+        kernel: String,
+        /// Index of the agent in the device.
+        agent: usize,
+    },
+    /// The kernel arguments given do not fit the kernel: wrong byte count, wrong number of
+    /// bindings or constants, a kernel without the HAL layout, or a kernarg segment too large
+    /// for a command buffer.
     #[error("kernargs for `{kernel}` do not match its metadata: {reason}")]
-    KernargMismatch { kernel: String, reason: String },
+    KernargMismatch {
+        /// The kernel's name.
+        kernel: String,
+        /// What does not match.
+        reason: String,
+    },
+    /// A kernel lookup named a kernel the code object does not have.
     #[error(transparent)]
     UnknownKernel(#[from] UnknownKernel),
+    /// A code object could not be loaded: it is not a usable code object, its target cannot
+    /// run on an agent, or the runtime refused a loading step.
     #[error(transparent)]
     Executable(#[from] ExecutableError),
+    /// A host signal would not raise the semaphore above both its value and every value queued
+    /// work has promised to set.
     #[error("semaphore signalled to {requested}, not above the {current} it holds or is promised")]
-    SemaphoreNotIncreasing { current: u64, requested: u64 },
+    SemaphoreNotIncreasing {
+        /// The highest of the current and promised values.
+        current: u64,
+        /// The value asked for.
+        requested: u64,
+    },
+    /// The semaphore queried or waited on has failed; holds its failure.
     #[error("semaphore failed: {}", .0.message)]
     SemaphoreFailed(Arc<FailureRecord>),
+    /// A semaphore the submission waits on has failed, so the submission fails too; holds that
+    /// failure.
     #[error("a waited-on semaphore failed: {}", .0.message)]
     DependencyFailed(Arc<FailureRecord>),
+    /// The queue has failed (e.g. after a kernel fault) and fails the submission; holds the
+    /// queue's failure.
     #[error("queue failed: {}", .0.message)]
     QueueFailed(Arc<FailureRecord>),
+    /// A host wait reached its timeout before the semaphores did.
     #[error("timed out after {waited:?}")]
-    Timeout { waited: Duration },
+    Timeout {
+        /// How long the wait lasted.
+        waited: Duration,
+    },
+    /// The queue's rings stayed full for the whole submit timeout.
     #[error("the queue stayed full for {waited:?} (backpressure)")]
-    Backpressure { waited: Duration },
+    Backpressure {
+        /// How long the submission waited for room.
+        waited: Duration,
+    },
+    /// The submission needs more packet or kernarg ring space than the queue has in total, so
+    /// waiting cannot help.
     #[error("the submission needs more ring space than the queue has ({reason})")]
-    SubmissionTooLarge { reason: String },
+    SubmissionTooLarge {
+        /// The queue's ring sizes.
+        reason: String,
+    },
     /// The engine's own state contradicts what it checked earlier; the submission and its
     /// signals fail instead of running something else.
     #[error("submission failed: {0}")]
     SubmissionFault(aqueduct_components::submission::SubmissionFault),
+    /// A fixed limit was reached (semaphores or queues per device, blocks replayed by one
+    /// command-buffer execution).
     #[error("{what} limit reached ({limit})")]
-    LimitReached { what: &'static str, limit: usize },
+    LimitReached {
+        /// Which limit.
+        what: &'static str,
+        /// Its value.
+        limit: usize,
+    },
+    /// A command buffer was used in a state that does not allow it (recorded into after
+    /// finishing, executed while recording, a one-shot buffer executed twice).
     #[error("command buffer: {reason}")]
-    CommandBufferState { reason: &'static str },
+    CommandBufferState {
+        /// What was wrong.
+        reason: &'static str,
+    },
+    /// A block program failed validation.
     #[error("invalid block program: {0}")]
     InvalidProgram(aqueduct_abi::block_program::ProgramError),
+    /// A binding table slot does not satisfy what the command buffer's program needs of it.
     #[error("binding table slot {slot}: {reason}")]
-    BindingTable { slot: u32, reason: String },
+    BindingTable {
+        /// The slot.
+        slot: u32,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Profile modes that cannot run here (aqlprofile missing, or no AMD GPU); names what was
     /// searched.
     #[error("profile modes {modes} are unavailable: {reason}")]
-    ProfileModeUnavailable { modes: String, reason: String },
+    ProfileModeUnavailable {
+        /// The modes asked for.
+        modes: String,
+        /// Why they cannot run.
+        reason: String,
+    },
+    /// A profile capture was started while one runs, or stopped or finished when none does.
     #[error("profile capture: {reason}")]
-    ProfileState { reason: &'static str },
+    ProfileState {
+        /// What was wrong.
+        reason: &'static str,
+    },
+    /// A profile bundle could not be written or read.
     #[error("profile bundle: {0}")]
     Profile(#[from] aqueduct_profile::ProfileError),
+    /// A host read or write, or a binding that needs host access, names a buffer whose memory
+    /// the host cannot reach.
     #[error("buffer memory ({kind:?}) is not accessible from the host")]
-    NotHostAccessible { kind: aqueduct_components::device_entities::MemoryKind },
+    NotHostAccessible {
+        /// The buffer's memory kind.
+        kind: aqueduct_components::device_entities::MemoryKind,
+    },
     /// A pool could not serve an alloca and may not grow (or its wait for returned memory ran
     /// out).
     #[error("pool exhausted: {requested} bytes requested, {in_use} in use of {reserved} reserved (max {max_size})")]
-    PoolExhausted { requested: u64, in_use: u64, reserved: u64, max_size: u64 },
+    PoolExhausted {
+        /// Bytes the alloca asked for, rounded up to the pool's granule.
+        requested: u64,
+        /// Bytes handed out by allocas and not yet returned.
+        in_use: u64,
+        /// Bytes the pool's blocks hold.
+        reserved: u64,
+        /// The pool's `max_size` ([`PoolConfig`](crate::PoolConfig)).
+        max_size: u64,
+    },
     /// A buffer used after its dealloca, or deallocated twice.
     #[error("the buffer was deallocated (Queue::dealloca); it cannot be used or deallocated again")]
     BufferDeallocated,
     /// A file could not be inspected or shared with the host-call thread.
     #[error("file: {reason}")]
-    File { reason: String },
+    File {
+        /// Why.
+        reason: String,
+    },
     /// The agent has no pool for the memory kind.
     #[error("{kind:?} memory is unavailable on {agent}: {reason}")]
-    MemoryKindUnavailable { kind: aqueduct_components::device_entities::MemoryKind, agent: String, reason: String },
+    MemoryKindUnavailable {
+        /// The memory kind asked for.
+        kind: aqueduct_components::device_entities::MemoryKind,
+        /// The agent's name.
+        agent: String,
+        /// Why it has no such pool.
+        reason: String,
+    },
 }

@@ -67,6 +67,7 @@ pub enum Exhaustion {
 /// one field each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PoolConfig {
+    /// The kind of memory the pool hands out.
     pub kind: MemoryKind,
     /// The agent (within the device) whose memory of `kind` the pool draws from.
     pub agent: usize,
@@ -78,15 +79,20 @@ pub struct PoolConfig {
     pub reserve: u64,
     /// The most bytes the pool's blocks may hold together.
     pub max_size: u64,
+    /// What the pool does with free blocks beyond its reserve.
     pub trim: TrimPolicy,
+    /// What an alloca does when the pool cannot serve it and may not grow.
     pub exhaustion: Exhaustion,
 }
 
 impl PoolConfig {
+    /// The default `block_size`: 16 MiB.
     pub const DEFAULT_BLOCK_SIZE: u64 = 16 << 20;
     /// IREE's and HIP's allocators align to 256 bytes, enough for every kernel argument type.
     pub const DEFAULT_GRANULE: u64 = 256;
 
+    /// A pool of `kind` memory on agent 0: default block size and granule, no reserve, no size
+    /// limit, [`TrimPolicy::Manual`], [`Exhaustion::Fail`].
     pub fn new(kind: MemoryKind) -> Self {
         Self {
             kind,
@@ -100,30 +106,37 @@ impl PoolConfig {
         }
     }
 
+    /// Sets the `agent` field.
     pub fn agent(self, agent: usize) -> Self {
         Self { agent, ..self }
     }
 
+    /// Sets the `block_size` field.
     pub fn block_size(self, block_size: u64) -> Self {
         Self { block_size, ..self }
     }
 
+    /// Sets the `granule` field.
     pub fn granule(self, granule: u64) -> Self {
         Self { granule, ..self }
     }
 
+    /// Sets the `reserve` field.
     pub fn reserve(self, reserve: u64) -> Self {
         Self { reserve, ..self }
     }
 
+    /// Sets the `max_size` field.
     pub fn max_size(self, max_size: u64) -> Self {
         Self { max_size, ..self }
     }
 
+    /// Sets the `trim` field.
     pub fn trim(self, trim: TrimPolicy) -> Self {
         Self { trim, ..self }
     }
 
+    /// Sets the `exhaustion` field.
     pub fn exhaustion(self, exhaustion: Exhaustion) -> Self {
         Self { exhaustion, ..self }
     }
@@ -161,7 +174,9 @@ pub struct PoolStats {
     pub bytes_held: u64,
     /// Free and reusable by anyone.
     pub bytes_free: u64,
+    /// Blocks the pool holds.
     pub blocks: usize,
+    /// Allocations handed out by allocas and not yet returned.
     pub live_allocations: usize,
     /// Entities of the pool's World (every allocation record, recycled): bounded by the most
     /// allocations live, in flight or held at once, not by how many were made.
@@ -286,6 +301,7 @@ impl Pool {
         Ok(pool)
     }
 
+    /// The configuration the pool was made with.
     pub fn config(&self) -> &PoolConfig {
         &self.0.config
     }

@@ -42,7 +42,9 @@ impl std::fmt::Debug for Semaphore {
 /// A semaphore at a value: what a queue operation waits for or signals.
 #[derive(Clone, Copy, Debug)]
 pub struct SemaphorePoint<'a> {
+    /// The semaphore.
     pub semaphore: &'a Semaphore,
+    /// The value waited for (reached when the semaphore is at least this) or signalled.
     pub value: u64,
 }
 

@@ -18,17 +18,20 @@ use super::measure::Sample;
 const WAIT: Duration = Duration::from_secs(60);
 /// Dispatch-chain lengths of the `cb/…` shapes.
 pub const CHAIN_LENGTHS: [u64; 4] = [1, 16, 512, 5000];
-/// The CLIP-shaped program: dispatches per item and distinct executables.
+/// The CLIP-shaped program: dispatches per item.
 pub const CLIP_DISPATCHES: usize = 792;
+/// The CLIP-shaped program: distinct executables (loads of the bench code object).
 pub const CLIP_EXECUTABLES: usize = 28;
 /// Executions each queue keeps in flight.
 pub const CLIP_DEPTH: usize = 16;
+/// Queues that run the CLIP-shaped program at once, one `clip/…` shape each.
 pub const CLIP_CONCURRENCY: [usize; 4] = [1, 2, 4, 8];
 /// Binding-table slots an item's activations use.
 const CLIP_SLOTS: u32 = 4;
 
 /// What the programs are recorded from.
 pub struct Materials {
+    /// The device everything is made on.
     pub device: Device,
     /// `tiny` from each of the [`CLIP_EXECUTABLES`] loads of the bench code object.
     tiny: Vec<Kernel>,
@@ -38,6 +41,7 @@ pub struct Materials {
 
 /// Queues, kernels and programs of the command-buffer shapes.
 pub struct CommandBufferRig {
+    /// What the programs are recorded from.
     pub materials: Materials,
     /// Retire-only queues, one per CLIP concurrency lane.
     queues: Vec<Queue>,
@@ -54,6 +58,8 @@ fn mismatch(what: &str, expected: impl std::fmt::Debug, found: impl std::fmt::De
 }
 
 impl CommandBufferRig {
+    /// Makes the retire-only queues and the materials, and records the static chains and the
+    /// CLIP-shaped program.
     pub fn new(device: Device) -> Result<Self, EngineError> {
         let queues = (0..CLIP_CONCURRENCY[CLIP_CONCURRENCY.len() - 1])
             .map(|_| {

@@ -7,31 +7,47 @@ use serde::{Deserialize, Serialize};
 /// One repetition: wall time and the measuring thread's CPU time for `ops` operations.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Sample {
+    /// Wall time of the repetition.
     pub wall: Duration,
+    /// CPU time the measuring threads spent on the repetition.
     pub host_cpu: Duration,
 }
 
 /// One result row of the stable JSON report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResultRow {
+    /// The shape's name.
     pub name: String,
+    /// The unit of the timings: `ns/op`.
     pub unit: String,
+    /// Operations per repetition.
     pub ops_per_rep: u64,
+    /// Median wall time per operation.
     pub median: f64,
+    /// 10th percentile wall time per operation.
     pub p10: f64,
+    /// 90th percentile wall time per operation.
     pub p90: f64,
+    /// Median host CPU time per operation.
     pub host_cpu_median: f64,
+    /// `median` divided by the baseline's median (1 for the baseline row).
     pub ratio_to_limit: f64,
 }
 
 /// The whole report, exactly as `--json` prints it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
+    /// The HSA provider (`soft` or `rocr`).
     pub provider: String,
+    /// The ISA name of the device's first agent.
     pub agent: String,
+    /// The host CPU model, from /proc/cpuinfo (`unknown` if it cannot be read).
     pub cpu: String,
+    /// The host's available parallelism.
     pub cores: usize,
+    /// The baseline (`limit/ring_write_release`): median ns per packet.
     pub limit_ns_per_packet: f64,
+    /// One row per shape, the baseline first.
     pub results: Vec<ResultRow>,
 }
 

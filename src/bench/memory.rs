@@ -26,6 +26,7 @@ const ALLOCA_BYTES: u64 = 4096;
 /// The file shapes' file, and their unit: operations are MiB.
 pub const FILE_MIB: u64 = 64;
 
+/// Pools, buffers and the file of the memory shapes.
 pub struct MemoryRig {
     pool: Pool,
     /// One block of one alloca: every alloca reuses the memory the last dealloca returned.
@@ -38,6 +39,7 @@ pub struct MemoryRig {
 }
 
 impl MemoryRig {
+    /// Makes the pools and buffers on `rig`'s device, and writes the file (removed on drop).
     pub fn new(rig: &Rig) -> Result<Self, EngineError> {
         let device = &rig.device;
         let pool = device.create_pool(PoolConfig::new(MemoryKind::HostVisible))?;

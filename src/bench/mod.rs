@@ -38,18 +38,22 @@ use command_buffers::CommandBufferRig;
 pub use measure::{Report, ResultRow, Sample, compare};
 use shapes::{HANDOFFS, LIMIT_PACKETS, Payload, Rig, SUBMITS};
 
+/// Which shapes `aqueduct bench` runs, how thoroughly, and on which device.
 #[derive(Clone, Debug)]
 pub struct BenchOptions {
     /// Only shapes whose name contains this.
     pub filter: Option<String>,
     /// One repetition per shape, no warm-up: checks that every shape works.
     pub quick: bool,
+    /// The device spec (`auto`, `soft`, `amdgpu`, ...), as [`DeviceSpec`](crate::DeviceSpec) parses it.
     pub device: String,
 }
 
 /// One named shape: operations per repetition and how to run one repetition.
 pub struct Shape<'a> {
+    /// The stable shape name (e.g. `edge/submit/32`).
     pub name: String,
+    /// Operations per repetition; the report gives times per operation.
     pub ops_per_rep: u64,
     run: Box<dyn FnMut() -> Result<Sample, EngineError> + 'a>,
     /// A line printed under the table (never part of the JSON schema): counts a row cannot carry.
@@ -62,7 +66,6 @@ impl<'a> Shape<'a> {
     }
 }
 
-/// `diamond/waits`, with a note of the barriers its waits cost.
 /// A queue of the bench in `mode` where the provider is the soft runtime, embedded or as its
 /// drop-in; a GPU runs its queues as they are.
 pub(crate) fn set_soft_mode(
@@ -75,6 +78,7 @@ pub(crate) fn set_soft_mode(
         .map_err(|error| EngineError::InvalidArgument { what: "soft queue mode", reason: format!("{error:?}") })
 }
 
+/// `diamond/waits`, with a note of the barriers its waits cost.
 fn diamond_shape(rig: &Rig) -> Shape<'_> {
     let counts = std::rc::Rc::new(shapes::WaitCounts::default());
     let seen = counts.clone();

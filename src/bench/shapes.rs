@@ -20,6 +20,7 @@ pub const LIMIT_PACKETS: u64 = 4096;
 
 /// Queues, kernels and memory shared by every shape.
 pub struct Rig {
+    /// The device the shapes run on.
     pub device: Device,
     /// Retire-only on the soft runtime: host cost without kernels competing for the cores.
     pub(crate) host: Vec<Queue>,
@@ -41,6 +42,8 @@ const TINY_OUT: u64 = 256;
 const BINDINGS_BASE: u64 = 4096;
 
 impl Rig {
+    /// Makes 4 retire-only and 4 executing queues, loads the bench kernels and writes the
+    /// scratch buffer's inputs.
     pub fn new(device: Device) -> Result<Self, EngineError> {
         let make = |mode: ExecutionMode| -> Result<Vec<Queue>, EngineError> {
             (0..4)
@@ -93,16 +96,23 @@ impl Rig {
 /// What an edge carries besides its cross-queue wait.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Payload {
+    /// Nothing: the edge is a barrier.
     Edge,
+    /// A 4-byte copy.
     Copy4,
+    /// A 4-byte fill.
     Fill4,
+    /// A dispatch of `tiny` (two bindings, checked end to end).
     Dispatch,
+    /// A dispatch of `noop` (no bindings).
     Noop,
 }
 
 impl Payload {
+    /// Every payload, in report order.
     pub const ALL: [Payload; 5] = [Payload::Edge, Payload::Copy4, Payload::Fill4, Payload::Dispatch, Payload::Noop];
 
+    /// The shape-name prefix (`edge`, `edge+copy4`, ...).
     pub fn prefix(self) -> &'static str {
         match self {
             Payload::Edge => "edge",
@@ -297,7 +307,9 @@ pub const DIAMONDS: u64 = 128;
 /// summed over every repetition (warm-up included).
 #[derive(Debug, Default)]
 pub struct WaitCounts {
+    /// Cross-queue waits asked for.
     pub requested: std::cell::Cell<u64>,
+    /// Device-side wait barriers emitted.
     pub emitted: std::cell::Cell<u64>,
 }
 

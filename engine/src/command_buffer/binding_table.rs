@@ -65,6 +65,7 @@ impl BindingTable {
         self.slots.len()
     }
 
+    /// Whether the table spans no slots.
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }

@@ -27,18 +27,26 @@ pub struct ProgramFacts {
     pub blocks: u32,
     /// Commands, control commands included.
     pub commands: u32,
+    /// Kernel dispatches, of every kernarg strategy.
     pub dispatches: u32,
+    /// Dispatches whose kernargs are published once with the image (every binding static).
     pub prepublished: u32,
+    /// Dispatches that replay copies from a kernarg template and patches with slot pointers.
     pub patched_template: u32,
+    /// Dispatches whose kernargs replay writes from slot pointers and constants (every binding
+    /// dynamic).
     pub pointer_scatter: u32,
+    /// Dispatches whose grid replay reads from a buffer.
     pub indirect: u32,
     /// Fills, copies, updates and profile markers.
     pub transfers: u32,
-    /// Sum of every block's worst-case packets and kernarg bytes.
+    /// Sum of every block's worst-case packets.
     pub worst_packets: u64,
+    /// Sum of every block's worst-case kernarg bytes.
     pub worst_kernarg_bytes: u64,
     /// Slots a binding table must have.
     pub binding_slots: u32,
+    /// Size of the block-program image in bytes.
     pub image_bytes: usize,
 }
 

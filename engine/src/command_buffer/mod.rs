@@ -127,6 +127,7 @@ impl CommandBuffer {
         Ok(Self { device: device.clone(), agent, usage, state: State::Recording(recorder) })
     }
 
+    /// Whether it runs once or many times.
     pub fn usage(&self) -> CommandBufferUsage {
         self.usage
     }
@@ -136,6 +137,7 @@ impl CommandBuffer {
         self.agent
     }
 
+    /// Whether [`Self::finish`] has succeeded: the buffer can be executed, no longer recorded into.
     pub fn is_finished(&self) -> bool {
         matches!(self.state, State::Finished(_))
     }

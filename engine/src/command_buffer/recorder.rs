@@ -42,11 +42,15 @@ const MAX_RECORDED_UPDATE: usize = crate::queue::MAX_UPDATE_BYTES;
 /// every execution.
 #[derive(Clone, Copy, Debug)]
 pub enum BufferRef<'a> {
+    /// A buffer range fixed at record time.
     Static(Binding<'a>),
     /// `length` bytes at `offset` into the slot's range.
     Slot {
+        /// The binding-table slot.
         slot: u32,
+        /// Byte offset into the slot's range.
         offset: u64,
+        /// Bytes used.
         length: u64,
     },
 }

@@ -13,6 +13,7 @@ use crate::error::{EngineError, EngineResult};
 pub struct ProfileModes(u8);
 
 impl ProfileModes {
+    /// No mode.
     pub const NONE: ProfileModes = ProfileModes(0);
     /// One host record per submission: queue, operation, epoch, waits with the tier that resolved
     /// each, signals, packets, kernarg bytes, and host timestamps.
@@ -44,18 +45,22 @@ impl ProfileModes {
         ("executable-traces", Self::EXECUTABLE_TRACES),
     ];
 
+    /// Whether every mode of `modes` is in the set.
     pub fn contains(self, modes: ProfileModes) -> bool {
         self.0 & modes.0 == modes.0
     }
 
+    /// Whether any mode of `modes` is in the set.
     pub fn intersects(self, modes: ProfileModes) -> bool {
         self.0 & modes.0 != 0
     }
 
+    /// The modes in both sets.
     pub fn intersection(self, modes: ProfileModes) -> ProfileModes {
         ProfileModes(self.0 & modes.0)
     }
 
+    /// Whether the set has no mode.
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
@@ -108,6 +113,7 @@ impl fmt::Display for ProfileModes {
 /// What a capture records and where it writes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProfileConfig {
+    /// The modes to capture.
     pub modes: ProfileModes,
     /// The `.aqprof` file the capture streams into.
     pub output: PathBuf,
@@ -140,11 +146,13 @@ impl ProfileConfig {
         }
     }
 
+    /// Sets the `modes` field.
     pub fn modes(mut self, modes: ProfileModes) -> Self {
         self.modes = modes;
         self
     }
 
+    /// Sets the `queue_buffer_records` field.
     pub fn queue_buffer_records(mut self, records: usize) -> Self {
         self.queue_buffer_records = records;
         self
@@ -165,6 +173,8 @@ impl ProfileConfig {
         Ok(Some(Self::new(output).modes(modes.parse()?)))
     }
 
+    /// Checks the config: at least one mode, a queue buffer of at least one record, and a
+    /// counter interval above zero.
     pub fn validate(&self) -> EngineResult<()> {
         let invalid = |reason: &str| Err(EngineError::InvalidArgument { what: "profile", reason: reason.into() });
         if self.modes.is_empty() {

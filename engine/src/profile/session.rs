@@ -96,7 +96,9 @@ struct WriterOutcome {
 /// What a finished capture wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProfileReport {
+    /// The `.aqprof` file written.
     pub output: std::path::PathBuf,
+    /// The modes captured.
     pub modes: ProfileModes,
     /// Records written to the file.
     pub records: u64,
