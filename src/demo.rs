@@ -164,14 +164,14 @@ pub fn run_on(spec: &str, handoffs: u32, queue_count: u32) -> Result<DemoReport,
     let started = Instant::now();
 
     // Setup on queue 0: x from the host, y zeroed. Queue 1 writes the iota meanwhile.
-    tally.transfer(|| queues[0].update(&x, 0, &x_values, &[], &[]))?;
-    tally.transfer(|| queues[0].fill(y.whole(), &0f32.to_le_bytes(), &[], &[chain.at(1)]))?;
+    tally.transfer(|| queues[0].update(&x, 0, &x_values).submit())?;
+    tally.transfer(|| queues[0].fill(y.whole(), &0f32.to_le_bytes()).signal(chain.at(1)).submit())?;
     let iota_bindings = [indices.whole()];
     let iota = Dispatch::grid([ELEMENTS, 1, 1])
         .workgroup([WORKGROUP, 1, 1])
         .bindings(&iota_bindings)
         .constants(&[100, ELEMENTS]);
-    tally.dispatch(|| queues[1].dispatch(&iota_kernel, &iota, &[], &[iota_done.at(1)]))?;
+    tally.dispatch(|| queues[1].dispatch(&iota_kernel, &iota).signal(iota_done.at(1)).submit())?;
 
     // The chain: step k waits for chain = k, runs y += x, signals chain = k + 1.
     let (saxpy_bindings, saxpy_constants) = ([y.whole(), x.whole()], [1f32.to_bits(), ELEMENTS]);
@@ -186,20 +186,22 @@ pub fn run_on(spec: &str, handoffs: u32, queue_count: u32) -> Result<DemoReport,
             // The snapshot runs after this step by queue order, and it, not the step, hands the
             // chain on: the next step (on another queue) writes y, so it must wait for the copy
             // to have read y, not only for this step to have written it.
-            tally.dispatch(|| queue.dispatch(&saxpy_kernel, &saxpy, &[chain.at(step)], &[]))?;
-            tally.transfer(|| queue.copy(y.whole(), snapshot.whole(), &[], &[chain.at(step + 1)]))?;
+            tally.dispatch(|| queue.dispatch(&saxpy_kernel, &saxpy).wait(chain.at(step)).submit())?;
+            tally.transfer(|| queue.copy(y.whole(), snapshot.whole()).signal(chain.at(step + 1)).submit())?;
             snapshot_step = step;
         } else {
-            tally.dispatch(|| queue.dispatch(&saxpy_kernel, &saxpy, &[chain.at(step)], &[chain.at(step + 1)]))?;
+            tally.dispatch(|| {
+                queue.dispatch(&saxpy_kernel, &saxpy).wait(chain.at(step)).signal(chain.at(step + 1)).submit()
+            })?;
         }
     }
     // Read everything back on the last queue, after the chain and the iota.
     let last = chain.at(u64::from(handoffs) + 1);
     let done = device.create_semaphore(0)?;
     let reader = &queues[queues.len() - 1];
-    tally.transfer(|| reader.copy(y.whole(), readback.range(0, bytes), &[last, iota_done.at(1)], &[]))?;
-    tally.transfer(|| reader.copy(indices.whole(), readback.range(bytes, bytes), &[], &[]))?;
-    tally.transfer(|| reader.copy(snapshot.whole(), readback.range(2 * bytes, bytes), &[], &[done.at(1)]))?;
+    tally.transfer(|| reader.copy(y.whole(), readback.range(0, bytes)).wait(last).wait(iota_done.at(1)).submit())?;
+    tally.transfer(|| reader.copy(indices.whole(), readback.range(bytes, bytes)).submit())?;
+    tally.transfer(|| reader.copy(snapshot.whole(), readback.range(2 * bytes, bytes)).signal(done.at(1)).submit())?;
     done.wait(1, WAIT)?;
     let end_to_end = started.elapsed();
 

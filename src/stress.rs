@@ -584,24 +584,36 @@ impl<'d> Round<'d> {
                 }
                 2 => {
                     ops.fill += 1;
-                    (mine, lane.queue.fill(out, &mine.to_le_bytes(), &points, signals))
+                    (mine, lane.queue.fill(out, &mine.to_le_bytes()).waits(&points).signals(signals).submit())
                 }
                 3 => {
                     ops.update += 1;
-                    (mine, lane.queue.update(&lane.log, step * 4, &mine.to_le_bytes(), &points, signals))
+                    (
+                        mine,
+                        lane.queue
+                            .update(&lane.log, step * 4, &mine.to_le_bytes())
+                            .waits(&points)
+                            .signals(signals)
+                            .submit(),
+                    )
                 }
                 4 => {
                     ops.copy += 1;
-                    (mine, lane.queue.copy(word(&lane.source, step), out, &points, signals))
+                    (mine, lane.queue.copy(word(&lane.source, step), out).waits(&points).signals(signals).submit())
                 }
                 5 | 6 => {
                     ops.command_buffer += 1;
                     let table = BindingTable::from_bindings(&[out, word(&lane.source, step)]);
-                    (mine, table.and_then(|table| lane.queue.execute(&self.copy_slot, &table, &points, signals)))
+                    (
+                        mine,
+                        table.and_then(|table| {
+                            lane.queue.execute(&self.copy_slot, &table).waits(&points).signals(signals).submit()
+                        }),
+                    )
                 }
                 _ => {
                     ops.barrier += 1;
-                    (0, lane.queue.barrier(&points, signals))
+                    (0, lane.queue.barrier().waits(&points).signals(signals).submit())
                 }
             },
         };
@@ -633,7 +645,7 @@ impl<'d> Round<'d> {
     ) -> Result<(), EngineError> {
         let (bindings, constants) = ([out, input], [addend, 0]);
         let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&constants);
-        lane.queue.dispatch(&self.add, &dispatch, waits, signals)
+        lane.queue.dispatch(&self.add, &dispatch).waits(waits).signals(signals).submit()
     }
 
     /// A queue of its own whose next packet faults, signalling `semaphore` (which then fails
@@ -652,7 +664,7 @@ impl<'d> Round<'d> {
                 Fault::KernelFault { status: KERNEL_FAULT_STATUS },
             )
             .map_err(|error| EngineError::InvalidArgument { what: "kernel fault", reason: format!("{error:?}") })?;
-        victim.barrier(&[], &[semaphore.at(1)])?;
+        victim.barrier().signal(semaphore.at(1)).submit()?;
         counts.kernel_faults += 1;
         counts.victims.push((victim, semaphore.clone()));
         Ok(())

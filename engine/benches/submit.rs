@@ -90,9 +90,14 @@ fn edges(c: &mut Criterion) {
                             let bindings = [data.range(0, 16), data.range(16, 16)];
                             let dispatch =
                                 Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&[1, 1]);
-                            queue.dispatch(&kernels.add_from, &dispatch, &wait, &signal).unwrap();
+                            queue
+                                .dispatch(&kernels.add_from, &dispatch)
+                                .waits(&wait)
+                                .signals(&signal)
+                                .submit()
+                                .unwrap();
                         } else {
-                            queue.barrier(&wait, &signal).unwrap();
+                            queue.barrier().waits(&wait).signals(&signal).submit().unwrap();
                         }
                         value += 1;
                     }
@@ -127,7 +132,7 @@ fn dispatches(c: &mut Criterion) {
                     let start = clock.now();
                     for _ in 0..BATCH {
                         value += 1;
-                        queue.dispatch(&kernels.add_from, &dispatch, &[], &[done.at(value)]).unwrap();
+                        queue.dispatch(&kernels.add_from, &dispatch).signal(done.at(value)).submit().unwrap();
                     }
                     elapsed += clock.now() - start;
                     done.wait(value, common::TIMEOUT).unwrap();
@@ -169,7 +174,7 @@ fn scaling(c: &mut Criterion) {
                                     let start = Instant::now();
                                     for _ in 0..BATCH {
                                         value += 1;
-                                        queue.dispatch(kernel, &dispatch, &[], &[semaphore.at(value)]).unwrap();
+                                        queue.dispatch(kernel, &dispatch).signal(semaphore.at(value)).submit().unwrap();
                                     }
                                     elapsed += start.elapsed();
                                     semaphore.wait(value, common::TIMEOUT).unwrap();

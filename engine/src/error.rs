@@ -59,6 +59,16 @@ pub enum EngineError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A typed launch's arguments do not match what the kernel's metadata declares.
+    #[error("kernel `{kernel}`, argument {index}: {reason}")]
+    KernelArgument {
+        /// The kernel.
+        kernel: String,
+        /// The argument's position among the explicit arguments.
+        index: usize,
+        /// What the metadata declares and what was given.
+        reason: String,
+    },
     /// A built-in operation (fill, copy, update) was asked for something it cannot plan.
     #[error(transparent)]
     Plan(#[from] PlanError),
@@ -158,9 +168,6 @@ pub enum EngineError {
         /// What was wrong.
         reason: &'static str,
     },
-    /// A block program failed validation.
-    #[error("invalid block program: {0}")]
-    InvalidProgram(aqueduct_abi::block_program::ProgramError),
     /// A binding table slot does not satisfy what the command buffer's program needs of it.
     #[error("binding table slot {slot}: {reason}")]
     BindingTable {

@@ -66,6 +66,8 @@ pub(crate) struct KernelInfo {
     pub max_workgroup_size: u32,
     pub default_workgroup_size: [u32; 3],
     pub layout: Result<HalLayout, String>,
+    /// The explicit arguments' source names (`.name`), where the metadata gives them.
+    pub argument_names: Vec<Option<String>>,
 }
 
 pub(crate) struct ExecutableInner {
@@ -193,6 +195,12 @@ fn kernel_info(descriptor: &DispatchDescriptor, loaded: &[HsaExecutable]) -> Eng
         max_workgroup_size: descriptor.max_workgroup_size,
         default_workgroup_size: descriptor.default_workgroup_size(),
         layout,
+        argument_names: descriptor
+            .args
+            .iter()
+            .filter(|arg| !arg.value_kind.is_hidden())
+            .map(|arg| arg.name.clone())
+            .collect(),
     })
 }
 
@@ -302,6 +310,7 @@ mod tests {
             max_workgroup_size: 1024,
             default_workgroup_size: [32, 1, 1],
             layout: Ok(HalLayout { bindings: 1, constants: 2, implicit_offset: None }),
+            argument_names: Vec::new(),
         }
     }
 

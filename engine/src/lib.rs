@@ -16,7 +16,7 @@
 //! let queue = device.create_queue()?;
 //! let done = device.create_semaphore(0)?;
 //! let buffer = device.allocate(MemoryKind::HostVisible, 4096)?;
-//! queue.fill(buffer.whole(), &7u32.to_le_bytes(), &[], &[done.at(1)])?;
+//! queue.fill(buffer.whole(), &7u32.to_le_bytes()).signal(done.at(1)).submit()?;
 //! done.wait(1, Duration::from_secs(5))?;
 //! # Ok::<(), aqueduct_engine::EngineError>(())
 //! ```
@@ -57,6 +57,16 @@ pub use profile::{
     DEFAULT_PROFILE_OUTPUT, PROFILE_ENV, PROFILE_OUTPUT_ENV, ProfileConfig, ProfileModes, ProfileReport,
 };
 pub use queue::Batch;
+pub use queue::Submission;
+pub use queue::launch::{IntoKernelArgument, KernelArgument};
+/// The argument bundles the submission builder carries, one per operation ([`Submission`]).
+pub mod ops {
+    pub use crate::queue::builder::{
+        AllocaOp, BarrierOp, CopyOp, DeallocaOp, DispatchOp, ExecuteOp, FillOp, HostCallOp, RawDispatchOp, ReadFileOp,
+        UpdateOp, WriteFileOp,
+    };
+    pub use crate::queue::launch::LaunchOp;
+}
 pub use queue::{HostCallResult, MAX_UPDATE_BYTES, Queue, QueueStats, RawDispatch, STAGING_BYTES};
 pub use semaphore::{Semaphore, SemaphorePoint, wait_all, wait_any};
 
@@ -164,6 +174,26 @@ impl Device {
 
     pub fn allocate_on(&self, agent: usize, kind: MemoryKind, size: u64) -> EngineResult<Buffer> {
         Buffer::allocate(&self.0, kind, size, agent)
+    }
+
+    /// `len` elements of `T` in `kind` memory on agent 0 (contents as the provider leaves them).
+    pub fn allocate_typed<T: bytemuck::Pod>(&self, kind: MemoryKind, len: u64) -> EngineResult<Buffer<T>> {
+        let size = len.checked_mul(size_of::<T>() as u64).ok_or_else(|| EngineError::InvalidArgument {
+            what: "buffer size",
+            reason: format!("{len} elements of {} overflow", std::any::type_name::<T>()),
+        })?;
+        Buffer::allocate(&self.0, kind, size, 0)?.cast()
+    }
+
+    /// A buffer of `kind` memory on agent 0 holding a copy of `data`; the kind must be one the
+    /// host can write.
+    pub fn buffer_from<T: bytemuck::Pod>(&self, kind: MemoryKind, data: &[T]) -> EngineResult<Buffer<T>> {
+        if !kind.host_accessible() {
+            return Err(EngineError::NotHostAccessible { kind });
+        }
+        let buffer = self.allocate_typed::<T>(kind, data.len() as u64)?;
+        buffer.write(0, data)?;
+        Ok(buffer)
     }
 
     /// HDP flushes the queues of agent `agent` made to publish host writes into host-visible

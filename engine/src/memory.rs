@@ -1,11 +1,13 @@
 //! Buffers: provider allocations of the device, or ranges of a memory pool (`Queue::alloca`),
 //! with host access where the memory kind allows it.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use aqueduct_components::device_entities::{Allocation, MemoryKind};
 use bevy_ecs::entity::Entity;
+use bytemuck::Pod;
 
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
@@ -43,20 +45,128 @@ impl Drop for BufferInner {
     }
 }
 
-/// Device memory. Cloning is cheap and shares the allocation; it is freed once the last clone is
-/// gone and every submission staged before then has settled. A buffer from `Queue::alloca` goes
-/// back to its pool with `Queue::dealloca` (in queue order), or, if its last clone drops first,
-/// once every submission staged until then has settled.
-#[derive(Clone)]
-pub struct Buffer(pub(crate) Arc<BufferInner>);
+/// Device memory holding elements of `T` (bytes by default). Cloning is cheap and shares the
+/// allocation; it is freed once the last clone is gone and every submission staged before then
+/// has settled. A buffer from `Queue::alloca` goes back to its pool with `Queue::dealloca` (in
+/// queue order), or, if its last clone drops first, once every submission staged until then has
+/// settled.
+///
+/// Offsets and lengths of a `Buffer<T>` count elements; a `Buffer` (of `u8`) counts bytes, so the
+/// two read the same. [`Buffer::bytes`] views any buffer as bytes, which is what bindings,
+/// updates and deallocas take.
+///
+/// ```
+/// use aqueduct_engine::{Engine, MemoryKind};
+///
+/// let engine = Engine::new("soft")?;
+/// let weights = engine.device().buffer_from(MemoryKind::HostVisible, &[0.5f32, 1.5, 2.5])?;
+/// assert_eq!(weights.len(), 3);
+/// assert_eq!(weights.range(1, 2).length, 8, "bindings are in bytes");
+/// assert_eq!(weights.to_vec()?, [0.5, 1.5, 2.5]);
+/// # Ok::<(), aqueduct_engine::EngineError>(())
+/// ```
+#[repr(transparent)]
+pub struct Buffer<T: Pod = u8>(pub(crate) Arc<BufferInner>, PhantomData<fn() -> T>);
 
-impl std::fmt::Debug for Buffer {
+impl<T: Pod> Clone for Buffer<T> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone(), PhantomData)
+    }
+}
+
+impl<T: Pod> std::fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Buffer")
+            .field("element", &std::any::type_name::<T>())
             .field("address", &format_args!("{:#x}", self.0.address))
             .field("size", &self.0.size)
             .field("kind", &self.0.kind)
             .finish()
+    }
+}
+
+impl<T: Pod> Buffer<T> {
+    const ELEMENT: u64 = size_of::<T>() as u64;
+
+    /// The same memory as bytes.
+    pub fn bytes(&self) -> &Buffer {
+        // SAFETY: `Buffer<T>` is `repr(transparent)` over the `Arc`, whatever `T` is, so
+        // `Buffer<T>` and `Buffer<u8>` have one layout; `T` only changes how methods count.
+        unsafe { &*(self as *const Self).cast::<Buffer>() }
+    }
+
+    /// The same memory seen as elements of `U`: refused unless the size is a whole number of
+    /// them (the address is aligned for any `U` the device allocates).
+    pub fn cast<U: Pod>(self) -> EngineResult<Buffer<U>> {
+        let element = size_of::<U>() as u64;
+        if element == 0
+            || !self.0.size.is_multiple_of(element)
+            || !self.0.address.is_multiple_of(align_of::<U>() as u64)
+        {
+            return Err(EngineError::InvalidArgument {
+                what: "buffer cast",
+                reason: format!("{} bytes are no whole number of {}", self.0.size, std::any::type_name::<U>()),
+            });
+        }
+        Ok(Buffer(self.0, PhantomData))
+    }
+
+    /// Its size in bytes.
+    pub fn size(&self) -> u64 {
+        self.0.size
+    }
+
+    /// Its length in elements.
+    pub fn len(&self) -> u64 {
+        self.0.size / Self::ELEMENT.max(1)
+    }
+
+    /// Whether it holds no whole element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Its memory kind.
+    pub fn kind(&self) -> MemoryKind {
+        self.0.kind
+    }
+
+    /// The device address of byte 0.
+    pub fn device_address(&self) -> u64 {
+        self.0.address
+    }
+
+    /// A binding of `length` elements from element `offset`, checked when it is used.
+    pub fn range(&self, offset: u64, length: u64) -> Binding<'_> {
+        // Saturated: an overflowing range is out of bounds when it is checked.
+        let (offset, length) = (offset.saturating_mul(Self::ELEMENT), length.saturating_mul(Self::ELEMENT));
+        Binding { buffer: self.bytes(), offset, length }
+    }
+
+    /// A binding of the whole buffer.
+    pub fn whole(&self) -> Binding<'_> {
+        Binding { buffer: self.bytes(), offset: 0, length: self.0.size }
+    }
+
+    /// Copies `data` into the buffer from element `offset`.
+    ///
+    /// The caller orders this against queued work that uses the range (wait on the semaphore
+    /// that work signals first), as with any memory a GPU shares with the host.
+    pub fn write(&self, offset: u64, data: &[T]) -> EngineResult<()> {
+        self.bytes().write_bytes(offset.saturating_mul(Self::ELEMENT), bytemuck::cast_slice(data))
+    }
+
+    /// Copies elements from `offset` out of the buffer into `out`; ordering as for
+    /// [`Self::write`].
+    pub fn read(&self, offset: u64, out: &mut [T]) -> EngineResult<()> {
+        self.bytes().read_bytes(offset.saturating_mul(Self::ELEMENT), bytemuck::cast_slice_mut(out))
+    }
+
+    /// The whole buffer as a vector (host-visible buffers).
+    pub fn to_vec(&self) -> EngineResult<Vec<T>> {
+        let mut elements = vec![T::zeroed(); self.len() as usize];
+        self.read(0, &mut elements)?;
+        Ok(elements)
     }
 }
 
@@ -81,29 +191,35 @@ impl Buffer {
             .then_some(aqueduct_hsa::sys::hsa_agent_t { handle: state.topology.host_agent });
         let address = device.allocate_granted_to(pool, bytes, host)? as u64;
         let entity = device.world().spawn(Allocation { address, size, kind, agent }).id();
-        Ok(Self(Arc::new(BufferInner {
-            device: device.clone(),
-            address,
-            size,
-            kind,
-            agent,
-            origin: Origin::Device(entity),
-            deallocated: AtomicBool::new(false),
-        })))
+        Ok(Self(
+            Arc::new(BufferInner {
+                device: device.clone(),
+                address,
+                size,
+                kind,
+                agent,
+                origin: Origin::Device(entity),
+                deallocated: AtomicBool::new(false),
+            }),
+            PhantomData,
+        ))
     }
 
     /// A buffer over `size` bytes of a pool at `address` (an alloca's).
     pub(crate) fn pooled(pooled: Pooled, address: u64, size: u64) -> Self {
         let (device, kind, agent) = (pooled.pool.device.clone(), pooled.pool.config.kind, pooled.pool.config.agent);
-        Self(Arc::new(BufferInner {
-            device,
-            address,
-            size,
-            kind,
-            agent,
-            origin: Origin::Pool(pooled),
-            deallocated: AtomicBool::new(false),
-        }))
+        Self(
+            Arc::new(BufferInner {
+                device,
+                address,
+                size,
+                kind,
+                agent,
+                origin: Origin::Pool(pooled),
+                deallocated: AtomicBool::new(false),
+            }),
+            PhantomData,
+        )
     }
 
     /// Its place in a pool, when it came from `Queue::alloca`.
@@ -117,29 +233,6 @@ impl Buffer {
     /// Refuses a buffer that was deallocated.
     pub(crate) fn check_live(&self) -> EngineResult<()> {
         if self.0.deallocated.load(Ordering::Relaxed) { Err(EngineError::BufferDeallocated) } else { Ok(()) }
-    }
-
-    pub fn size(&self) -> u64 {
-        self.0.size
-    }
-
-    pub fn kind(&self) -> MemoryKind {
-        self.0.kind
-    }
-
-    /// The device address of byte 0.
-    pub fn device_address(&self) -> u64 {
-        self.0.address
-    }
-
-    /// A binding of `length` bytes at `offset`, checked when it is used.
-    pub fn range(&self, offset: u64, length: u64) -> Binding<'_> {
-        Binding { buffer: self, offset, length }
-    }
-
-    /// A binding of the whole buffer.
-    pub fn whole(&self) -> Binding<'_> {
-        Binding { buffer: self, offset: 0, length: self.0.size }
     }
 
     pub(crate) fn check_range(&self, what: &'static str, offset: u64, length: u64) -> EngineResult<u64> {
@@ -167,11 +260,7 @@ impl Buffer {
         }
     }
 
-    /// Copies `data` into the buffer at `offset`.
-    ///
-    /// The caller orders this against queued work that uses the range (wait on the semaphore
-    /// that work signals first), as with any memory a GPU shares with the host.
-    pub fn write(&self, offset: u64, data: &[u8]) -> EngineResult<()> {
+    fn write_bytes(&self, offset: u64, data: &[u8]) -> EngineResult<()> {
         self.host_accessible()?;
         let address = self.check_range("buffer write", offset, data.len() as u64)?;
         // SAFETY: the range lies inside this live host-visible allocation.
@@ -180,20 +269,12 @@ impl Buffer {
         Ok(())
     }
 
-    /// Copies bytes at `offset` out of the buffer into `out`; ordering as for [`Self::write`].
-    pub fn read(&self, offset: u64, out: &mut [u8]) -> EngineResult<()> {
+    fn read_bytes(&self, offset: u64, out: &mut [u8]) -> EngineResult<()> {
         self.host_accessible()?;
         let address = self.check_range("buffer read", offset, out.len() as u64)?;
         // SAFETY: the range lies inside this live host-visible allocation.
         unsafe { core::ptr::copy_nonoverlapping(address as *const u8, out.as_mut_ptr(), out.len()) };
         Ok(())
-    }
-
-    /// The whole buffer as a vector (host-visible buffers).
-    pub fn to_vec(&self) -> EngineResult<Vec<u8>> {
-        let mut bytes = vec![0; self.0.size as usize];
-        self.read(0, &mut bytes)?;
-        Ok(bytes)
     }
 
     pub(crate) fn belongs_to(&self, device: &DeviceShared) -> EngineResult<()> {

@@ -73,16 +73,18 @@ fn steady_state_submissions_allocate_nothing(strategy: WaitStrategy) {
         for (index, queue) in [&first, &second, &first, &second, &first].into_iter().enumerate() {
             let (wait, signal) = ([chain.at(*value)], [chain.at(*value + 1)]);
             match index {
-                0 => queue.dispatch(
-                    &kernels.add_from,
-                    &Dispatch::grid([256, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[1, 256]),
-                    &wait,
-                    &signal,
-                ),
-                1 => queue.fill(scratch.range(0, 256), &[1, 2, 3, 4], &wait, &signal),
-                2 => queue.copy(scratch.range(0, 256), scratch.range(1024, 256), &wait, &signal),
-                3 => queue.update(&scratch, 2048, &payload, &wait, &signal),
-                _ => queue.barrier(&wait, &signal),
+                0 => queue
+                    .dispatch(
+                        &kernels.add_from,
+                        &Dispatch::grid([256, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[1, 256]),
+                    )
+                    .waits(&wait)
+                    .signals(&signal)
+                    .submit(),
+                1 => queue.fill(scratch.range(0, 256), &[1, 2, 3, 4]).waits(&wait).signals(&signal).submit(),
+                2 => queue.copy(scratch.range(0, 256), scratch.range(1024, 256)).waits(&wait).signals(&signal).submit(),
+                3 => queue.update(&scratch, 2048, &payload).waits(&wait).signals(&signal).submit(),
+                _ => queue.barrier().waits(&wait).signals(&signal).submit(),
             }
             .unwrap();
             *value += 1;
@@ -131,9 +133,11 @@ fn steady_state_batches_allocate_nothing(strategy: WaitStrategy) {
                     for index in 0..64 {
                         let (wait, signal) = ([chain.at(*value)], [chain.at(*value + 1)]);
                         match index % 3 {
-                            0 => batch.fill(scratch.range(0, 256), &[1, 2, 3, 4], &wait, &signal),
-                            1 => batch.update(&scratch, 2048, &payload, &wait, &signal),
-                            _ => batch.barrier(&wait, &signal),
+                            0 => {
+                                batch.fill(scratch.range(0, 256), &[1, 2, 3, 4]).waits(&wait).signals(&signal).submit()
+                            }
+                            1 => batch.update(&scratch, 2048, &payload).waits(&wait).signals(&signal).submit(),
+                            _ => batch.barrier().waits(&wait).signals(&signal).submit(),
                         }?;
                         *value += 1;
                     }

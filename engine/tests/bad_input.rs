@@ -49,7 +49,7 @@ impl Rig {
         ready.signal(5).unwrap();
         let (promised, gate) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
         let holder = device.create_queue().unwrap();
-        holder.barrier(&[gate.at(1)], &[promised.at(3)]).unwrap();
+        holder.barrier().wait(gate.at(1)).signal(promised.at(3)).submit().unwrap();
         let a = host_buffer(&device, &rng.bytes(4096));
         let b = host_buffer(&device, &rng.bytes(4096));
         let big = host_buffer(&device, &rng.bytes(2 * MAX_UPDATE_BYTES));
@@ -101,7 +101,7 @@ impl Rig {
         self.gate.signal(1).unwrap();
         self.promised.wait(3, TIMEOUT).unwrap();
         let done = self.device().create_semaphore(0).unwrap();
-        self.queue.fill(self.a.range(0, 4), &[1, 2, 3, 4], &[], &[done.at(1)]).unwrap();
+        self.queue.fill(self.a.range(0, 4), &[1, 2, 3, 4]).signal(done.at(1)).submit().unwrap();
         done.wait(1, TIMEOUT).unwrap();
         assert_eq!(self.queue.stats().submissions, before.stats.submissions + 1);
         assert_eq!(&self.a.to_vec().unwrap()[..4], &[1, 2, 3, 4]);
@@ -135,25 +135,25 @@ fn fills() {
     let (q, a) = (&rig.queue, &rig.a);
     rig.refused(
         "past the end",
-        || q.fill(a.range(4090, 16), &[1], &[], &[]),
+        || q.fill(a.range(4090, 16), &[1]).submit(),
         |error| matches!(error, EngineError::OutOfBounds { what: "fill target", offset: 4090, length: 16, size: 4096 }),
     );
-    rig.refused("offset past the end", || q.fill(a.range(4097, 0), &[1], &[], &[]), out_of_bounds("fill target"));
-    rig.refused("wrapping range", || q.fill(a.range(u64::MAX, 2), &[1], &[], &[]), out_of_bounds("fill target"));
-    rig.refused("huge length", || q.fill(a.range(8, u64::MAX), &[1], &[], &[]), out_of_bounds("fill target"));
+    rig.refused("offset past the end", || q.fill(a.range(4097, 0), &[1]).submit(), out_of_bounds("fill target"));
+    rig.refused("wrapping range", || q.fill(a.range(u64::MAX, 2), &[1]).submit(), out_of_bounds("fill target"));
+    rig.refused("huge length", || q.fill(a.range(8, u64::MAX), &[1]).submit(), out_of_bounds("fill target"));
     for (pattern, width) in [(&[1u8, 2, 3][..], 3u8), (&[][..], 0), (&[0; 5][..], 5), (&[0; 16][..], 16)] {
-        rig.refused(&format!("pattern of width {width}"), || q.fill(a.range(0, 48), pattern, &[], &[]), |error| {
+        rig.refused(&format!("pattern of width {width}"), || q.fill(a.range(0, 48), pattern).submit(), |error| {
             matches!(error, EngineError::Plan(PlanError::UnsupportedPatternWidth { width: found }) if *found == width)
         });
     }
     rig.refused(
         "length not a multiple of the pattern",
-        || q.fill(a.range(0, 6), &[1, 2, 3, 4], &[], &[]),
+        || q.fill(a.range(0, 6), &[1, 2, 3, 4]).submit(),
         |error| matches!(error, EngineError::Plan(PlanError::LengthNotMultipleOfPattern { length: 6, width: 4 })),
     );
     rig.refused(
         "odd length for a 2-byte pattern",
-        || q.fill(a.range(1, 3), &[1, 2], &[], &[]),
+        || q.fill(a.range(1, 3), &[1, 2]).submit(),
         |error| matches!(error, EngineError::Plan(PlanError::LengthNotMultipleOfPattern { length: 3, width: 2 })),
     );
     rig.finish();
@@ -165,25 +165,25 @@ fn copies() {
     let (q, a, b) = (&rig.queue, &rig.a, &rig.b);
     rig.refused(
         "source past the end",
-        || q.copy(a.range(4000, 100), b.range(0, 100), &[], &[]),
+        || q.copy(a.range(4000, 100), b.range(0, 100)).submit(),
         out_of_bounds("copy source"),
     );
     rig.refused(
         "target past the end",
-        || q.copy(a.range(0, 100), b.range(4000, 100), &[], &[]),
+        || q.copy(a.range(0, 100), b.range(4000, 100)).submit(),
         out_of_bounds("copy target"),
     );
     rig.refused(
         "wrapping source",
-        || q.copy(a.range(u64::MAX - 1, 4), b.range(0, 4), &[], &[]),
+        || q.copy(a.range(u64::MAX - 1, 4), b.range(0, 4)).submit(),
         out_of_bounds("copy source"),
     );
-    rig.refused("mismatched lengths", || q.copy(a.range(0, 100), b.range(0, 99), &[], &[]), invalid("copy"));
-    rig.refused("mismatched lengths, one empty", || q.copy(a.range(0, 0), b.range(0, 1), &[], &[]), invalid("copy"));
+    rig.refused("mismatched lengths", || q.copy(a.range(0, 100), b.range(0, 99)).submit(), invalid("copy"));
+    rig.refused("mismatched lengths, one empty", || q.copy(a.range(0, 0), b.range(0, 1)).submit(), invalid("copy"));
     for (from, to, length) in
         [(0u64, 0u64, 16u64), (0, 1, 16), (1, 0, 16), (100, 150, 100), (150, 100, 100), (4095, 4095, 1)]
     {
-        rig.refused(&format!("overlapping copy {from} -> {to} of {length}"), || q.copy(a.range(from, length), a.range(to, length), &[], &[]), |error| {
+        rig.refused(&format!("overlapping copy {from} -> {to} of {length}"), || q.copy(a.range(from, length), a.range(to, length)).submit(), |error| {
             matches!(error, EngineError::Plan(PlanError::OverlappingCopy { length: found, .. }) if *found == length)
         });
     }
@@ -194,9 +194,9 @@ fn copies() {
 fn updates() {
     let rig = Rig::new();
     let (q, a, big) = (&rig.queue, &rig.a, &rig.big);
-    rig.refused("past the end", || q.update(a, 4000, &[0; 100], &[], &[]), out_of_bounds("update target"));
-    rig.refused("offset past the end", || q.update(a, 5000, &[], &[], &[]), out_of_bounds("update target"));
-    rig.refused("over 64 KiB", || q.update(big, 0, &vec![0; MAX_UPDATE_BYTES + 1], &[], &[]), invalid("update"));
+    rig.refused("past the end", || q.update(a, 4000, &[0; 100]).submit(), out_of_bounds("update target"));
+    rig.refused("offset past the end", || q.update(a, 5000, &[]).submit(), out_of_bounds("update target"));
+    rig.refused("over 64 KiB", || q.update(big, 0, &vec![0; MAX_UPDATE_BYTES + 1]).submit(), invalid("update"));
     rig.finish();
 }
 
@@ -209,47 +209,43 @@ fn dispatches() {
     let valid = |grid: [u32; 3]| Dispatch::grid(grid).bindings(&one).constants(&[1, 64]);
     rig.refused(
         "binding past the end",
-        || q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&[a.range(4000, 256)]).constants(&[1, 64]), &[], &[]),
+        || q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&[a.range(4000, 256)]).constants(&[1, 64])).submit(),
         out_of_bounds("binding"),
     );
     rig.refused(
         "no bindings",
-        || q.dispatch(store, &Dispatch::grid([64, 1, 1]).constants(&[1, 64]), &[], &[]),
+        || q.dispatch(store, &Dispatch::grid([64, 1, 1]).constants(&[1, 64])).submit(),
         kernarg_mismatch,
     );
     rig.refused(
         "two bindings",
         || {
-            q.dispatch(
-                store,
-                &Dispatch::grid([64, 1, 1]).bindings(&[a.whole(), b.whole()]).constants(&[1, 64]),
-                &[],
-                &[],
-            )
+            q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&[a.whole(), b.whole()]).constants(&[1, 64]))
+                .submit()
         },
         kernarg_mismatch,
     );
     rig.refused(
         "one constant",
-        || q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&one).constants(&[1]), &[], &[]),
+        || q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&one).constants(&[1])).submit(),
         kernarg_mismatch,
     );
     rig.refused(
         "three constants",
-        || q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&one).constants(&[1, 2, 3]), &[], &[]),
+        || q.dispatch(store, &Dispatch::grid([64, 1, 1]).bindings(&one).constants(&[1, 2, 3])).submit(),
         kernarg_mismatch,
     );
     for grid in [[0, 1, 1], [64, 0, 1], [64, 1, 0], [0, 0, 0]] {
-        rig.refused(&format!("grid {grid:?}"), || q.dispatch(store, &valid(grid), &[], &[]), invalid_grid);
+        rig.refused(&format!("grid {grid:?}"), || q.dispatch(store, &valid(grid)).submit(), invalid_grid);
     }
     // Totals above 2^32 - 1, including products that overflow 32 and 64 bits.
     for grid in [[65_536, 65_536, 1], [u32::MAX, 2, 1], [1 << 22, 1 << 22, 1 << 20], [u32::MAX, u32::MAX, u32::MAX]] {
-        rig.refused(&format!("grid {grid:?}"), || q.dispatch(store, &valid(grid), &[], &[]), invalid_grid);
+        rig.refused(&format!("grid {grid:?}"), || q.dispatch(store, &valid(grid)).submit(), invalid_grid);
     }
     for workgroup in [[0, 1, 1], [64, 0, 1], [1, 1, 0]] {
         rig.refused(
             &format!("workgroup {workgroup:?}"),
-            || q.dispatch(store, &valid([64, 1, 1]).workgroup(workgroup), &[], &[]),
+            || q.dispatch(store, &valid([64, 1, 1]).workgroup(workgroup)).submit(),
             invalid_grid,
         );
     }
@@ -257,13 +253,13 @@ fn dispatches() {
     for workgroup in [[1025, 1, 1], [32, 32, 2], [65_535, 65_535, 65_535], [4096, 4096, 256], [65_535, 1, 1]] {
         rig.refused(
             &format!("workgroup {workgroup:?}"),
-            || q.dispatch(store, &valid([64, 1, 1]).workgroup(workgroup), &[], &[]),
+            || q.dispatch(store, &valid([64, 1, 1]).workgroup(workgroup)).submit(),
             invalid_grid,
         );
     }
     // The grid's own limit is exactly 2^32 - 1 work-items; the largest workgroup is fine.
     let accepted = rig.device().create_semaphore(0).unwrap();
-    q.dispatch(store, &valid([64, 1, 1]).workgroup([1024, 1, 1]), &[], &[accepted.at(1)]).unwrap();
+    q.dispatch(store, &valid([64, 1, 1]).workgroup([1024, 1, 1])).signal(accepted.at(1)).submit().unwrap();
     accepted.wait(1, TIMEOUT).unwrap();
     assert_eq!(words(&a.to_vec().unwrap())[..64], (1..65).collect::<Vec<u32>>()[..]);
     rig.finish();
@@ -275,7 +271,7 @@ fn raw_dispatches() {
     let (q, a) = (&rig.queue, &rig.a);
     let store = &rig.kernels.store_value;
     let raw = |kernargs: &[u8], grid: [u32; 3], workgroup: Option<[u16; 3]>| {
-        q.dispatch_raw(store, &RawDispatch { grid, workgroup, kernargs }, &[], &[])
+        q.dispatch_raw(store, &RawDispatch { grid, workgroup, kernargs }).submit()
     };
     let mut kernargs = a.device_address().to_le_bytes().to_vec();
     kernargs.extend_from_slice(&[0; 8]);
@@ -361,28 +357,28 @@ fn semaphore_signals_must_increase() {
     }
     rig.refused(
         "queue signal at the current value",
-        || q.fill(a.range(0, 4), &[0], &[], &[ready.at(5)]),
+        || q.fill(a.range(0, 4), &[0]).signal(ready.at(5)).submit(),
         |error| matches!(error, EngineError::SemaphoreNotIncreasing { current: 5, requested: 5 }),
     );
     rig.refused(
         "queue signal below a promise",
-        || q.barrier(&[], &[promised.at(2)]),
+        || q.barrier().signal(promised.at(2)).submit(),
         |error| matches!(error, EngineError::SemaphoreNotIncreasing { current: 3, requested: 2 }),
     );
     rig.refused(
         "the same value twice in one submission",
-        || q.barrier(&[], &[ready.at(7), ready.at(7)]),
+        || q.barrier().signal(ready.at(7)).signal(ready.at(7)).submit(),
         |error| matches!(error, EngineError::SemaphoreNotIncreasing { current: 7, requested: 7 }),
     );
     rig.refused(
         "decreasing within one submission",
-        || q.barrier(&[], &[ready.at(8), ready.at(6)]),
+        || q.barrier().signal(ready.at(8)).signal(ready.at(6)).submit(),
         |error| matches!(error, EngineError::SemaphoreNotIncreasing { current: 8, requested: 6 }),
     );
     // A refused signal list refuses the whole submission, even its valid points.
     rig.refused(
         "one bad point among good ones",
-        || q.fill(a.range(0, 4), &[0], &[ready.at(1)], &[promised.at(9), ready.at(1)]),
+        || q.fill(a.range(0, 4), &[0]).wait(ready.at(1)).signal(promised.at(9)).signal(ready.at(1)).submit(),
         |error| matches!(error, EngineError::SemaphoreNotIncreasing { current: 5, requested: 1 }),
     );
     rig.finish();
@@ -400,18 +396,18 @@ fn objects_from_another_engine() {
     let (q, a) = (&rig.queue, &rig.a);
     let before_other = (other_queue.stats(), other_buffer.to_vec().unwrap(), other_semaphore.value());
 
-    rig.refused("fill of a foreign buffer", || q.fill(other_buffer.whole(), &[1], &[], &[]), foreign("buffer"));
+    rig.refused("fill of a foreign buffer", || q.fill(other_buffer.whole(), &[1]).submit(), foreign("buffer"));
     rig.refused(
         "copy from a foreign buffer",
-        || q.copy(other_buffer.range(0, 16), a.range(0, 16), &[], &[]),
+        || q.copy(other_buffer.range(0, 16), a.range(0, 16)).submit(),
         foreign("buffer"),
     );
     rig.refused(
         "copy to a foreign buffer",
-        || q.copy(a.range(0, 16), other_buffer.range(0, 16), &[], &[]),
+        || q.copy(a.range(0, 16), other_buffer.range(0, 16)).submit(),
         foreign("buffer"),
     );
-    rig.refused("update of a foreign buffer", || q.update(&other_buffer, 0, &[1], &[], &[]), foreign("buffer"));
+    rig.refused("update of a foreign buffer", || q.update(&other_buffer, 0, &[1]).submit(), foreign("buffer"));
     let foreign_binding = [other_buffer.range(0, 256)];
     rig.refused(
         "dispatch binding a foreign buffer",
@@ -419,9 +415,8 @@ fn objects_from_another_engine() {
             q.dispatch(
                 &rig.kernels.store_value,
                 &Dispatch::grid([64, 1, 1]).bindings(&foreign_binding).constants(&[1, 64]),
-                &[],
-                &[],
             )
+            .submit()
         },
         foreign("buffer"),
     );
@@ -431,12 +426,8 @@ fn objects_from_another_engine() {
     rig.refused(
         "a foreign kernel",
         || {
-            q.dispatch(
-                &other_kernels.store_value,
-                &Dispatch::grid([64, 1, 1]).bindings(&binding).constants(&[1, 64]),
-                &[],
-                &[],
-            )
+            q.dispatch(&other_kernels.store_value, &Dispatch::grid([64, 1, 1]).bindings(&binding).constants(&[1, 64]))
+                .submit()
         },
         foreign("kernel"),
     );
@@ -446,14 +437,21 @@ fn objects_from_another_engine() {
             q.dispatch_raw(
                 &other_kernels.store_value,
                 &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs },
-                &[],
-                &[],
             )
+            .submit()
         },
         foreign("kernel"),
     );
-    rig.refused("waiting on a foreign semaphore", || q.barrier(&[other_semaphore.at(0)], &[]), foreign("semaphore"));
-    rig.refused("signalling a foreign semaphore", || q.barrier(&[], &[other_semaphore.at(1)]), foreign("semaphore"));
+    rig.refused(
+        "waiting on a foreign semaphore",
+        || q.barrier().wait(other_semaphore.at(0)).submit(),
+        foreign("semaphore"),
+    );
+    rig.refused(
+        "signalling a foreign semaphore",
+        || q.barrier().signal(other_semaphore.at(1)).submit(),
+        foreign("semaphore"),
+    );
     rig.refused(
         "wait_all across engines",
         || wait_all(&[rig.ready.at(1), other_semaphore.at(0)], TIMEOUT),
@@ -467,12 +465,12 @@ fn objects_from_another_engine() {
     // The other engine's queue refuses this engine's objects the same way.
     rig.refused(
         "this engine's buffer on the other queue",
-        || other_queue.fill(a.whole(), &[1], &[], &[]),
+        || other_queue.fill(a.whole(), &[1]).submit(),
         foreign("buffer"),
     );
     rig.refused(
         "this engine's semaphore on the other queue",
-        || other_queue.barrier(&[rig.ready.at(1)], &[]),
+        || other_queue.barrier().wait(rig.ready.at(1)).submit(),
         foreign("semaphore"),
     );
     assert_eq!((other_queue.stats(), other_buffer.to_vec().unwrap(), other_semaphore.value()), before_other);
@@ -590,9 +588,9 @@ fn a_promise_outlives_a_lower_parked_signal_being_published() {
     let device = engine.device();
     let (parked, stalled) = (queue(device), queue(device));
     let (semaphore, gate) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
-    parked.barrier(&[gate.at(1)], &[semaphore.at(3)]).unwrap();
+    parked.barrier().wait(gate.at(1)).signal(semaphore.at(3)).submit().unwrap();
     stall_next(&stalled);
-    stalled.barrier(&[], &[semaphore.at(5)]).unwrap();
+    stalled.barrier().signal(semaphore.at(5)).submit().unwrap();
     gate.signal(1).unwrap();
     semaphore.wait(3, TIMEOUT).unwrap();
     assert_eq!(semaphore.value(), 3);
@@ -603,7 +601,7 @@ fn a_promise_outlives_a_lower_parked_signal_being_published() {
         );
         let before = parked.stats();
         assert!(matches!(
-            parked.barrier(&[], &[semaphore.at(value)]),
+            parked.barrier().signal(semaphore.at(value)).submit(),
             Err(EngineError::SemaphoreNotIncreasing { current: 5, .. })
         ));
         assert_eq!(parked.stats(), before);

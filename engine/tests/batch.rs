@@ -24,13 +24,13 @@ fn dependent_steps(strategy: WaitStrategy) {
     queue
         .batch(|batch| {
             let store = Dispatch::grid([ELEMENTS, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings);
-            batch.dispatch(&kernels.store_value, &store.constants(&[10, ELEMENTS]), &[], &[])?;
+            batch.dispatch(&kernels.store_value, &store.constants(&[10, ELEMENTS])).submit()?;
             for _ in 0..STEPS {
                 let add = Dispatch::grid([ELEMENTS, 1, 1]).workgroup([64, 1, 1]).bindings(&steps);
-                batch.dispatch(&kernels.add_from, &add.constants(&[1, ELEMENTS]), &[], &[])?;
+                batch.dispatch(&kernels.add_from, &add.constants(&[1, ELEMENTS])).submit()?;
             }
             assert_eq!(batch.staged(), STEPS as usize + 1, "nothing is published before the flush");
-            batch.barrier(&[], &[done.at(1)])
+            batch.barrier().signal(done.at(1)).submit()
         })
         .unwrap();
     let stats = queue.stats();
@@ -62,7 +62,11 @@ fn waits_on_the_batch_own_signals_cost_no_packet() {
     queue
         .batch(|batch| {
             for value in 0..32 {
-                batch.fill(scratch.range(0, 64), &[value as u8], &[chain.at(value)], &[chain.at(value + 1)])?;
+                batch
+                    .fill(scratch.range(0, 64), &[value as u8])
+                    .wait(chain.at(value))
+                    .signal(chain.at(value + 1))
+                    .submit()?;
             }
             Ok(())
         })
@@ -81,13 +85,13 @@ fn a_cross_queue_wait_in_a_batch_is_a_device_barrier() {
     let handoff = device.create_semaphore(0).unwrap();
     let data = device.allocate(MemoryKind::HostVisible, 256).unwrap();
     stall_next(&producer);
-    producer.fill(data.range(0, 256), &[7], &[], &[handoff.at(1)]).unwrap();
+    producer.fill(data.range(0, 256), &[7]).signal(handoff.at(1)).submit().unwrap();
     let copy_target = device.allocate(MemoryKind::HostVisible, 256).unwrap();
     consumer
         .batch(|batch| {
-            batch.barrier(&[], &[])?;
-            batch.copy(data.range(0, 256), copy_target.range(0, 256), &[handoff.at(1)], &[])?;
-            batch.barrier(&[], &[handoff.at(2)])
+            batch.barrier().submit()?;
+            batch.copy(data.range(0, 256), copy_target.range(0, 256)).wait(handoff.at(1)).submit()?;
+            batch.barrier().signal(handoff.at(2)).submit()
         })
         .unwrap();
     assert_eq!(consumer.stats().device_waits, 1);
@@ -106,17 +110,17 @@ fn rows_behind_an_unresolvable_wait_park_in_order_and_run_when_it_resolves() {
     let scratch = device.allocate(MemoryKind::HostVisible, 256).unwrap();
     queue
         .batch(|batch| {
-            batch.fill(scratch.range(0, 64), &[1], &[], &[])?;
+            batch.fill(scratch.range(0, 64), &[1]).submit()?;
             // Wait-before-signal: nothing queued will raise the gate, so this row parks, and
             // every row behind it waits with it.
-            batch.fill(scratch.range(0, 64), &[2], &[gate.at(1)], &[])?;
-            batch.fill(scratch.range(0, 64), &[3], &[], &[done.at(1)])
+            batch.fill(scratch.range(0, 64), &[2]).wait(gate.at(1)).submit()?;
+            batch.fill(scratch.range(0, 64), &[3]).signal(done.at(1)).submit()
         })
         .unwrap();
     let stats = queue.stats();
     assert_eq!((stats.packets, stats.deferred), (1, 2), "{stats:?}");
     // Immediate work queues behind the parked rows.
-    queue.fill(scratch.range(64, 64), &[4], &[], &[done.at(2)]).unwrap();
+    queue.fill(scratch.range(64, 64), &[4]).signal(done.at(2)).submit().unwrap();
     assert_eq!(queue.stats().deferred, 3);
     assert!(done.wait(1, std::time::Duration::from_millis(50)).is_err(), "parked work must not run");
     gate.signal(1).unwrap();
@@ -133,14 +137,14 @@ fn bad_input_in_a_batch_stages_nothing_and_earlier_rows_still_run() {
     let done = device.create_semaphore(0).unwrap();
     let scratch = device.allocate(MemoryKind::HostVisible, 256).unwrap();
     let result = queue.batch(|batch| {
-        batch.fill(scratch.range(0, 64), &[9], &[], &[done.at(1)])?;
-        let refused = batch.fill(scratch.range(0, 64), &[1, 2, 3], &[], &[]);
+        batch.fill(scratch.range(0, 64), &[9]).signal(done.at(1)).submit()?;
+        let refused = batch.fill(scratch.range(0, 64), &[1, 2, 3]).submit();
         assert!(matches!(refused, Err(EngineError::Plan(_))), "{refused:?}");
         assert_eq!(batch.staged(), 1, "a refused call stages nothing");
         // A signal that does not exceed what the batch already promised is refused too.
-        let stale = batch.barrier(&[], &[done.at(1)]);
+        let stale = batch.barrier().signal(done.at(1)).submit();
         assert!(matches!(stale, Err(EngineError::SemaphoreNotIncreasing { current: 1, requested: 1 })), "{stale:?}");
-        batch.fill(scratch.range(0, 300), &[1], &[], &[])
+        batch.fill(scratch.range(0, 300), &[1]).submit()
     });
     assert!(matches!(result, Err(EngineError::OutOfBounds { .. })), "{result:?}");
     done.wait(1, TIMEOUT).unwrap();
@@ -156,14 +160,14 @@ fn the_queue_own_calls_inside_its_batch_are_refused_not_deadlocked() {
     let other = self::queue(device);
     queue
         .batch(|batch| {
-            let inside = queue.barrier(&[], &[]);
+            let inside = queue.barrier().submit();
             assert!(matches!(inside, Err(EngineError::InvalidArgument { what: "queue", .. })), "{inside:?}");
             assert!(matches!(queue.begin_batch(), Err(EngineError::InvalidArgument { what: "queue", .. })));
-            other.barrier(&[], &[]).expect("another queue is free");
-            batch.barrier(&[], &[])
+            other.barrier().submit().expect("another queue is free");
+            batch.barrier().submit()
         })
         .unwrap();
-    queue.barrier(&[], &[]).expect("the batch released the queue");
+    queue.barrier().submit().expect("the batch released the queue");
 }
 
 #[test]
@@ -180,7 +184,7 @@ fn a_batch_larger_than_the_ring_publishes_in_passes() {
     let scratch = device.allocate(MemoryKind::HostVisible, 256).unwrap();
     let mut batch = queue.begin_batch().unwrap();
     for value in 0..100u64 {
-        batch.fill(scratch.range(0, 64), &[value as u8], &[], &[chain.at(value + 1)]).unwrap();
+        batch.fill(scratch.range(0, 64), &[value as u8]).signal(chain.at(value + 1)).submit().unwrap();
     }
     batch.flush().unwrap();
     assert_eq!(batch.staged(), 0);
@@ -203,9 +207,9 @@ fn command_buffers_execute_from_a_batch() {
     let done = device.create_semaphore(0).unwrap();
     queue
         .batch(|batch| {
-            batch.fill(target.range(0, 256), &[1], &[], &[])?;
-            batch.execute(&command_buffer, &table, &[], &[])?;
-            batch.execute(&command_buffer, &table, &[], &[done.at(1)])
+            batch.fill(target.range(0, 256), &[1]).submit()?;
+            batch.execute(&command_buffer, &table).submit()?;
+            batch.execute(&command_buffer, &table).signal(done.at(1)).submit()
         })
         .unwrap();
     done.wait(1, TIMEOUT).unwrap();
@@ -222,8 +226,8 @@ fn a_row_too_large_for_the_rings_fails_its_signals_and_the_rows_behind_it_still_
     let (large, after) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
     let scratch = device.allocate(MemoryKind::HostVisible, 4096).unwrap();
     let result = queue.batch(|batch| {
-        batch.update(&scratch, 0, &[1; 3072], &[], &[large.at(1)])?;
-        batch.fill(scratch.range(0, 64), &[2], &[], &[after.at(1)])
+        batch.update(&scratch, 0, &[1; 3072]).signal(large.at(1)).submit()?;
+        batch.fill(scratch.range(0, 64), &[2]).signal(after.at(1)).submit()
     });
     assert!(matches!(result, Err(EngineError::SubmissionTooLarge { .. })), "{result:?}");
     // Staged, its signal was promised, so it fails rather than leaving waiters to time out.
@@ -246,7 +250,7 @@ fn a_batch_that_runs_out_of_room_for_its_timeout_fails_every_row_left() {
     stall_next(&queue);
     let result = queue.batch(|batch| {
         for value in 0..8u64 {
-            batch.fill(scratch.range(0, 64), &[value as u8], &[], &[chain.at(value + 1)])?;
+            batch.fill(scratch.range(0, 64), &[value as u8]).signal(chain.at(value + 1)).submit()?;
         }
         Ok(())
     });

@@ -32,12 +32,8 @@ fn twenty_thousand_submissions_wrap_a_64_packet_ring() {
     let data = device.allocate(MemoryKind::HostVisible, u64::from(COUNT) * 4).unwrap();
     let bindings = [data.whole()];
     queue
-        .dispatch(
-            &kernels.store_value,
-            &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[0, COUNT]),
-            &[],
-            &[],
-        )
+        .dispatch(&kernels.store_value, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[0, COUNT]))
+        .submit()
         .unwrap();
     const STEPS: u64 = 20_000;
     let bindings = [data.whole(), data.whole()];
@@ -46,12 +42,9 @@ fn twenty_thousand_submissions_wrap_a_64_packet_ring() {
         let signal = [done.at(step)];
         let signals: &[_] = if step % 7 == 0 || step == STEPS { &signal } else { &[] };
         queue
-            .dispatch(
-                &kernels.add_from,
-                &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]),
-                &[],
-                signals,
-            )
+            .dispatch(&kernels.add_from, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]))
+            .signals(signals)
+            .submit()
             .unwrap();
     }
     done.wait(STEPS, TIMEOUT).unwrap();
@@ -74,23 +67,18 @@ fn cross_queue_handoffs_through_16_packet_rings() {
         let data = device.allocate(MemoryKind::HostVisible, u64::from(COUNT) * 4).unwrap();
         let bindings = [data.whole()];
         queues[0]
-            .dispatch(
-                &kernels.store_value,
-                &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[5, COUNT]),
-                &[],
-                &[chain.at(1)],
-            )
+            .dispatch(&kernels.store_value, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[5, COUNT]))
+            .signal(chain.at(1))
+            .submit()
             .unwrap();
         const HANDOFFS: u64 = 3_000;
         let bindings = [data.whole(), data.whole()];
         for handoff in 1..=HANDOFFS {
             queues[handoff as usize % 2]
-                .dispatch(
-                    &kernels.add_from,
-                    &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]),
-                    &[chain.at(handoff)],
-                    &[chain.at(handoff + 1)],
-                )
+                .dispatch(&kernels.add_from, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]))
+                .wait(chain.at(handoff))
+                .signal(chain.at(handoff + 1))
+                .submit()
                 .unwrap();
         }
         chain.wait(HANDOFFS + 1, TIMEOUT).unwrap();
@@ -124,23 +112,16 @@ fn a_four_packet_ring_blocks_submissions_until_the_device_frees_space() {
         fault_next(&queue, Fault::Slow(Duration::from_millis(150)));
         let start = Instant::now();
         queue
-            .dispatch(
-                &kernels.store_value,
-                &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]),
-                &[],
-                &[],
-            )
+            .dispatch(&kernels.store_value, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]))
+            .submit()
             .unwrap();
         let bindings = [data.whole(), data.whole()];
         const STEPS: u64 = 200;
         for step in 1..=STEPS {
             queue
-                .dispatch(
-                    &kernels.add_from,
-                    &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]),
-                    &[],
-                    &[done.at(step)],
-                )
+                .dispatch(&kernels.add_from, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[1, COUNT]))
+                .signal(done.at(step))
+                .submit()
                 .unwrap();
         }
         let submitting = start.elapsed();
@@ -168,7 +149,7 @@ fn staged_updates_cycle_through_a_small_kernarg_ring() {
     fault_next(&queue, Fault::Slow(Duration::from_millis(50)));
     for index in 0..UPDATES {
         let data = rng.bytes(LENGTH);
-        queue.update(&target, (index * LENGTH) as u64, &data, &[], &[done.at(index as u64 + 1)]).unwrap();
+        queue.update(&target, (index * LENGTH) as u64, &data).signal(done.at(index as u64 + 1)).submit().unwrap();
         expected.extend_from_slice(&data);
     }
     done.wait(UPDATES as u64, TIMEOUT).unwrap();
@@ -189,7 +170,11 @@ fn backpressure_times_out_and_the_refused_submission_changes_nothing() {
     // The stalled packet was fetched (its slot is free again); four more fill the ring.
     let mut accepted = 0;
     let error = loop {
-        match queue.fill(buffer.range(0, 4), &(accepted as u32 + 1).to_le_bytes(), &[], &[done.at(accepted + 1)]) {
+        match queue
+            .fill(buffer.range(0, 4), &(accepted as u32 + 1).to_le_bytes())
+            .signal(done.at(accepted + 1))
+            .submit()
+        {
             Ok(()) => accepted += 1,
             Err(error) => break error,
         }
@@ -199,7 +184,7 @@ fn backpressure_times_out_and_the_refused_submission_changes_nothing() {
     assert_eq!(accepted, 5);
     let before = queue.stats();
     let start = Instant::now();
-    let refused_error = queue.fill(buffer.range(8, 4), &[9, 9, 9, 9], &[], &[refused.at(1)]).unwrap_err();
+    let refused_error = queue.fill(buffer.range(8, 4), &[9, 9, 9, 9]).signal(refused.at(1)).submit().unwrap_err();
     assert!(matches!(refused_error, EngineError::Backpressure { .. }), "{refused_error:?}");
     assert!(start.elapsed() >= Duration::from_millis(100), "waited for the submit timeout");
     assert_eq!(queue.stats(), before, "a refused submission is not counted");
@@ -212,7 +197,7 @@ fn backpressure_times_out_and_the_refused_submission_changes_nothing() {
     assert_eq!((refused.value(), refused.failure().is_none()), (0, true));
     refused.signal(1).expect("nothing else promised to signal it");
     // The queue works on.
-    queue.fill(buffer.range(8, 4), &[7], &[], &[done.at(accepted + 1)]).unwrap();
+    queue.fill(buffer.range(8, 4), &[7]).signal(done.at(accepted + 1)).submit().unwrap();
     done.wait(accepted + 1, TIMEOUT).unwrap();
     assert_eq!(&buffer.to_vec().unwrap()[8..12], &[7; 4]);
     assert_eq!(queue.stats().submissions, accepted + 1);
@@ -230,19 +215,19 @@ fn an_update_larger_than_half_the_kernarg_ring_is_too_large_and_changes_nothing(
     {
         let retained = device.allocate(MemoryKind::HostVisible, 4096).unwrap();
         let signal = device.create_semaphore(0).unwrap();
-        let error = queue.update(&retained, 0, &[1; 4000], &[done.at(0)], &[signal.at(1)]).unwrap_err();
+        let error = queue.update(&retained, 0, &[1; 4000]).wait(done.at(0)).signal(signal.at(1)).submit().unwrap_err();
         assert!(matches!(error, EngineError::SubmissionTooLarge { .. }), "{error:?}");
         assert_eq!((signal.value(), signal.failure().is_none()), (0, true));
         signal.signal(1).expect("the refused submission promised nothing");
     }
     assert_eq!(device.live_objects(), live_before, "the refused submission holds nothing");
-    let error = queue.update(&target, 100, &[1; 2100], &[], &[done.at(1)]).unwrap_err();
+    let error = queue.update(&target, 100, &[1; 2100]).signal(done.at(1)).submit().unwrap_err();
     assert!(matches!(error, EngineError::SubmissionTooLarge { .. }), "{error:?}");
     assert_eq!(queue.stats(), before, "nothing was counted or published");
     assert_eq!((done.value(), done.failure().is_none()), (0, true));
     assert!(target.to_vec().unwrap().iter().all(|&byte| byte == 0xAB));
     // A staged update that fits still goes through.
-    queue.update(&target, 100, &[1; 2000], &[], &[done.at(1)]).unwrap();
+    queue.update(&target, 100, &[1; 2000]).signal(done.at(1)).submit().unwrap();
     done.wait(1, TIMEOUT).unwrap();
     let bytes = target.to_vec().unwrap();
     assert!(
@@ -268,7 +253,7 @@ impl FourProducers {
         let produced: Vec<_> = (0..4).map(|_| device.create_semaphore(0).unwrap()).collect();
         for (queue, semaphore) in producers.iter().zip(&produced) {
             stall_next(queue);
-            queue.barrier(&[], &[semaphore.at(1)]).unwrap();
+            queue.barrier().signal(semaphore.at(1)).submit().unwrap();
         }
         Self { _engine: engine, device, producers, produced }
     }
@@ -288,12 +273,12 @@ fn waits_needing_more_barriers_than_the_ring_holds_are_too_large() {
     let buffer = host_buffer(&rig.device, &[3; 16]);
     let waits: Vec<_> = rig.produced.iter().map(|semaphore| semaphore.at(1)).collect();
     let before = consumer.stats();
-    let error = consumer.fill(buffer.whole(), &[4], &waits, &[signal.at(1)]).unwrap_err();
+    let error = consumer.fill(buffer.whole(), &[4]).waits(&waits).signal(signal.at(1)).submit().unwrap_err();
     assert!(matches!(error, EngineError::SubmissionTooLarge { .. }), "{error:?}");
     assert_eq!(consumer.stats(), before);
     assert_eq!((signal.value(), signal.failure().is_none()), (0, true));
     // Three producers fit (three barriers and the payload).
-    consumer.fill(buffer.whole(), &[4], &waits[..3], &[signal.at(1)]).unwrap();
+    consumer.fill(buffer.whole(), &[4]).waits(&waits[..3]).signal(signal.at(1)).submit().unwrap();
     assert_eq!(consumer.stats().device_waits, 3);
     rig.release();
     signal.wait(1, TIMEOUT).unwrap();
@@ -314,8 +299,8 @@ fn a_parked_submission_that_turns_out_too_large_fails_its_semaphores() {
     let buffer = host_buffer(&rig.device, &[3; 16]);
     let mut waits: Vec<_> = rig.produced.iter().map(|semaphore| semaphore.at(1)).collect();
     waits.push(gate.at(1));
-    consumer.fill(buffer.whole(), &[4], &waits, &[signal.at(1)]).unwrap();
-    consumer.fill(buffer.range(0, 4), &[5], &[], &[later.at(1)]).unwrap();
+    consumer.fill(buffer.whole(), &[4]).waits(&waits).signal(signal.at(1)).submit().unwrap();
+    consumer.fill(buffer.range(0, 4), &[5]).signal(later.at(1)).submit().unwrap();
     assert_eq!(consumer.stats().deferred, 2);
     gate.signal(1).unwrap();
     match signal.wait(1, TIMEOUT) {
@@ -340,7 +325,7 @@ fn an_unbounded_submit_timeout_waits_as_long_as_it_takes() {
     let buffer = device.allocate(MemoryKind::HostVisible, 64).unwrap();
     fault_next(&queue, Fault::Slow(Duration::from_millis(50)));
     for step in 1..=20u64 {
-        queue.fill(buffer.range(0, 4), &(step as u32).to_le_bytes(), &[], &[done.at(step)]).unwrap();
+        queue.fill(buffer.range(0, 4), &(step as u32).to_le_bytes()).signal(done.at(step)).submit().unwrap();
     }
     done.wait(20, TIMEOUT).unwrap();
     assert_eq!(words(&buffer.to_vec().unwrap())[0], 20);

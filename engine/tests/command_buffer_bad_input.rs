@@ -22,7 +22,7 @@ fn execute_before_finish_and_record_after_finish_are_state_errors() {
     let out = host_buffer(&device, &[0u8; 16]);
     let mut cb = device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
     cb.fill(&out, &[1]).unwrap();
-    let error = queue.execute(&cb, &BindingTable::default(), &[], &[]).unwrap_err();
+    let error = queue.execute(&cb, &BindingTable::default()).submit().unwrap_err();
     assert!(matches!(error, EngineError::CommandBufferState { .. }), "{error}");
     assert_eq!(queue.stats().submissions, 0);
     cb.finish().unwrap();
@@ -55,7 +55,7 @@ fn a_short_or_mismatched_binding_table_is_refused_before_anything_runs() {
     cb.check_binding_table(&with_gap).expect("complete table");
     with_gap.clear_slot(0);
     for table in cases.iter().chain([&with_gap]) {
-        let error = queue.execute(&cb, table, &[], &[]).unwrap_err();
+        let error = queue.execute(&cb, table).submit().unwrap_err();
         assert!(matches!(error, EngineError::BindingTable { .. }), "{error}");
         assert!(cb.check_binding_table(table).is_err());
     }
@@ -74,13 +74,13 @@ fn bindings_and_command_buffers_from_another_device_are_refused() {
     cb.fill(BufferRef::slot(0, 0, 16), &[1]).unwrap();
     cb.finish().unwrap();
     let table = BindingTable::from_bindings(&[foreign.whole()]).unwrap();
-    assert!(matches!(queue.execute(&cb, &table, &[], &[]), Err(EngineError::ForeignObject { .. })));
+    assert!(matches!(queue.execute(&cb, &table).submit(), Err(EngineError::ForeignObject { .. })));
 
     let mut elsewhere = other.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
     elsewhere.fill(&foreign, &[1]).unwrap();
     elsewhere.finish().unwrap();
     assert!(matches!(
-        queue.execute(&elsewhere, &BindingTable::default(), &[], &[]),
+        queue.execute(&elsewhere, &BindingTable::default()).submit(),
         Err(EngineError::ForeignObject { .. })
     ));
     assert_eq!(foreign.to_vec().unwrap(), vec![0; 16]);
@@ -98,7 +98,7 @@ fn a_static_binding_keeps_its_buffer_alive() {
     drop(source);
     assert_eq!(device.live_objects().2, allocations_before + 2, "the command buffer holds the dropped source");
     let done = device.create_semaphore(0).unwrap();
-    queue.execute(&cb, &BindingTable::from_bindings(&[out.whole()]).unwrap(), &[], &[done.at(1)]).unwrap();
+    queue.execute(&cb, &BindingTable::from_bindings(&[out.whole()]).unwrap()).signal(done.at(1)).submit().unwrap();
     done.wait(1, TIMEOUT).unwrap();
     assert_eq!(out.to_vec().unwrap(), [5, 6, 7, 8]);
     drop(cb);
@@ -196,16 +196,16 @@ fn a_block_larger_than_the_ring_is_refused_and_the_queue_goes_on() {
     }
     cb.finish().unwrap();
     assert_eq!(cb.facts().unwrap().blocks, 1, "100 packets fit the default block limit, not the 64-packet ring");
-    let error = queue.execute(&cb, &BindingTable::default(), &[], &[]).unwrap_err();
+    let error = queue.execute(&cb, &BindingTable::default()).submit().unwrap_err();
     assert!(matches!(error, EngineError::SubmissionTooLarge { .. }), "{error}");
     assert_eq!(queue.stats().submissions, 0);
     // Refused before it ran, the one-shot buffer may still be executed (here: again refused).
     assert!(matches!(
-        queue.execute(&cb, &BindingTable::default(), &[], &[]),
+        queue.execute(&cb, &BindingTable::default()).submit(),
         Err(EngineError::SubmissionTooLarge { .. })
     ));
     let done = device.create_semaphore(0).unwrap();
-    queue.fill(out.whole(), &[2], &[], &[done.at(1)]).unwrap();
+    queue.fill(out.whole(), &[2]).signal(done.at(1)).submit().unwrap();
     done.wait(1, TIMEOUT).unwrap();
     assert_eq!(out.to_vec().unwrap(), [2; 4]);
 }
@@ -235,7 +235,7 @@ fn block_structure_mistakes_are_refused() {
     cb.begin(next).unwrap();
     cb.finish().unwrap();
     let local = device.allocate(MemoryKind::DeviceLocal, 4).unwrap();
-    let error = queue.execute(&cb, &BindingTable::from_bindings(&[local.whole()]).unwrap(), &[], &[]).unwrap_err();
+    let error = queue.execute(&cb, &BindingTable::from_bindings(&[local.whole()]).unwrap()).submit().unwrap_err();
     assert!(matches!(error, EngineError::BindingTable { .. }), "{error}");
 }
 
@@ -247,9 +247,9 @@ fn dynamic_copies_that_overlap_are_refused_at_execute() {
     cb.copy(BufferRef::slot(0, 0, 32), BufferRef::slot(1, 0, 32)).unwrap();
     cb.finish().unwrap();
     let overlapping = BindingTable::from_bindings(&[buffer.range(0, 48), buffer.range(16, 48)]).unwrap();
-    assert!(matches!(queue.execute(&cb, &overlapping, &[], &[]), Err(EngineError::Plan(_))));
+    assert!(matches!(queue.execute(&cb, &overlapping).submit(), Err(EngineError::Plan(_))));
     let disjoint = BindingTable::from_bindings(&[buffer.range(0, 32), buffer.range(32, 32)]).unwrap();
     let done = device.create_semaphore(0).unwrap();
-    queue.execute(&cb, &disjoint, &[], &[done.at(1)]).unwrap();
+    queue.execute(&cb, &disjoint).signal(done.at(1)).submit().unwrap();
     done.wait(1, TIMEOUT).unwrap();
 }

@@ -44,7 +44,7 @@ impl Rig {
     /// Executes `cb` with `table` and waits for it.
     fn execute(&self, cb: &CommandBuffer, table: &BindingTable) {
         let value = self.value.fetch_add(1, Ordering::Relaxed) + 1;
-        self.queue.execute(cb, table, &[], &[self.done.at(value)]).expect("execute");
+        self.queue.execute(cb, table).signal(self.done.at(value)).submit().expect("execute");
         self.done.wait(value, TIMEOUT).expect("execution completes");
     }
 
@@ -122,7 +122,7 @@ fn one_shot_buffers_copy_templates_and_run_once() {
     assert_eq!((facts.prepublished, facts.patched_template), (0, 1), "one-shot buffers publish no kernargs");
     rig.execute(&cb, &BindingTable::default());
     assert_eq!(read_words(&out), (0..N).map(|i| 7 + i).collect::<Vec<_>>());
-    let again = rig.queue.execute(&cb, &BindingTable::default(), &[], &[]);
+    let again = rig.queue.execute(&cb, &BindingTable::default()).submit();
     assert!(matches!(again, Err(aqueduct_engine::EngineError::CommandBufferState { .. })), "{again:?}");
 }
 
@@ -216,7 +216,7 @@ fn one_command_buffer_runs_concurrently_on_two_queues_with_different_tables() {
             let input = host_buffer(&rig.device, bytemuck::cast_slice(&input_words));
             let out = rig.buffer(N);
             let table = BindingTable::from_bindings(&[out.whole(), input.whole()]).unwrap();
-            queue.execute(&cb, &table, &[], &[done.at(u64::from(round))]).unwrap();
+            queue.execute(&cb, &table).signal(done.at(u64::from(round))).submit().unwrap();
             done.wait(u64::from(round), TIMEOUT).unwrap();
             let expected: Vec<u32> = input_words.iter().map(|v| v + 11).collect();
             assert_eq!(read_words(&out), expected, "queue seed {seed}, round {round}");
@@ -295,7 +295,7 @@ fn a_program_larger_than_the_ring_parks_and_resumes() {
     rig.execute(&cb, &BindingTable::default());
     // Work submitted after it runs after it, in queue order.
     let value = rig.value.fetch_add(1, Ordering::Relaxed) + 1;
-    rig.queue.fill(counter.range(12, 4), &9u32.to_le_bytes(), &[], &[rig.done.at(value)]).unwrap();
+    rig.queue.fill(counter.range(12, 4), &9u32.to_le_bytes()).signal(rig.done.at(value)).submit().unwrap();
     rig.done.wait(value, TIMEOUT).unwrap();
     let after = rig.queue.stats();
     assert_eq!(read_words(&counter), [STEPS, STEPS, STEPS, 9]);
@@ -401,12 +401,12 @@ fn a_loop_that_never_exits_fails_its_execution_at_the_replay_limit() {
     cb.begin(exit).unwrap();
     cb.finish().unwrap();
     let signal = rig.device.create_semaphore(0).unwrap();
-    let _ = rig.queue.execute(&cb, &BindingTable::default(), &[], &[signal.at(1)]);
+    let _ = rig.queue.execute(&cb, &BindingTable::default()).signal(signal.at(1)).submit();
     let error = signal.wait(1, TIMEOUT).expect_err("the execution fails");
     assert!(error.to_string().contains("blocks replayed"), "{error}");
     // The queue goes on.
     let value = rig.value.fetch_add(1, Ordering::Relaxed) + 1;
-    rig.queue.fill(flag.whole(), &3u32.to_le_bytes(), &[], &[rig.done.at(value)]).unwrap();
+    rig.queue.fill(flag.whole(), &3u32.to_le_bytes()).signal(rig.done.at(value)).submit().unwrap();
     rig.done.wait(value, TIMEOUT).unwrap();
     assert_eq!(read_words(&flag)[0], 3);
     drop(rig.engine);

@@ -27,7 +27,7 @@ fn a_submission_to_an_idle_queue_is_drained_without_another() {
             // Let the completion thread go idle (under BarrierAnd it then sleeps on the control
             // signal alone, and the publication must poke it).
             std::thread::sleep(Duration::from_millis(2));
-            queue.barrier(&[], &[semaphore.at(round)]).unwrap();
+            queue.barrier().signal(semaphore.at(round)).submit().unwrap();
             semaphore.wait(round, TIMEOUT).unwrap();
         }
     }
@@ -42,7 +42,7 @@ fn the_last_submission_of_a_burst_is_drained_without_another() {
         let semaphore = engine.device().create_semaphore(0).unwrap();
         for round in 0..ROUNDS {
             for step in 1..=BURST {
-                queue.barrier(&[], &[semaphore.at(round * BURST + step)]).unwrap();
+                queue.barrier().signal(semaphore.at(round * BURST + step)).submit().unwrap();
             }
             semaphore.wait((round + 1) * BURST, TIMEOUT).unwrap();
         }
@@ -59,9 +59,9 @@ fn a_host_wait_is_not_held_back_by_later_work_still_running() {
         let queue = queue(engine.device());
         let (first, second) =
             (engine.device().create_semaphore(0).unwrap(), engine.device().create_semaphore(0).unwrap());
-        queue.barrier(&[], &[first.at(1)]).unwrap();
+        queue.barrier().signal(first.at(1)).submit().unwrap();
         stall_next(&queue);
-        queue.barrier(&[], &[second.at(1)]).unwrap();
+        queue.barrier().signal(second.at(1)).submit().unwrap();
         first.wait(1, TIMEOUT).unwrap();
         assert_eq!(second.value(), 0, "{strategy:?}: the second submission is still stalled");
         release(&queue, || second.value() == 1);

@@ -26,7 +26,7 @@ fn a_dropped_signal_semaphore_is_not_reused_until_its_signal_settles() {
         let done = device.create_semaphore(0).unwrap();
         let (_, before, _) = device.live_objects();
         let signalled = device.create_semaphore(0).unwrap();
-        queue.barrier(&[gate.at(1)], &[signalled.at(7), done.at(1)]).unwrap();
+        queue.barrier().wait(gate.at(1)).signal(signalled.at(7)).signal(done.at(1)).submit().unwrap();
         drop(signalled);
         assert_eq!(device.live_objects().1, before + 1, "{strategy:?}: the parked signal holds the semaphore");
         // The table hands out the most recently released slot first: had the dropped
@@ -57,7 +57,7 @@ fn a_deferred_semaphore_keeps_its_slot_at_the_table_limit() {
     let gate = device.create_semaphore(0).unwrap();
     let done = device.create_semaphore(0).unwrap();
     let signalled = device.create_semaphore(0).unwrap();
-    queue.barrier(&[gate.at(1)], &[signalled.at(1), done.at(1)]).unwrap();
+    queue.barrier().wait(gate.at(1)).signal(signalled.at(1)).signal(done.at(1)).submit().unwrap();
     drop(signalled);
     let fourth = device.create_semaphore(0).unwrap();
     assert!(
@@ -81,8 +81,8 @@ fn a_dropped_wait_semaphore_is_neither_satisfied_nor_failed_by_its_successors() 
         let done = device.create_semaphore(0).unwrap();
         let (_, before, _) = device.live_objects();
         let handoff = device.create_semaphore(0).unwrap();
-        producer.barrier(&[gate.at(1)], &[handoff.at(1)]).unwrap();
-        consumer.barrier(&[handoff.at(1)], &[done.at(1)]).unwrap();
+        producer.barrier().wait(gate.at(1)).signal(handoff.at(1)).submit().unwrap();
+        consumer.barrier().wait(handoff.at(1)).signal(done.at(1)).submit().unwrap();
         drop(handoff);
         // Had the handoff's slot been reused, one of these would satisfy or fail the consumer.
         let raised = device.create_semaphore(0).unwrap();
@@ -110,7 +110,7 @@ fn a_buffer_dropped_under_a_parked_fill_keeps_its_memory_until_it_settles() {
     let (_, _, before) = device.live_objects();
     let target = device.allocate(MemoryKind::HostVisible, 4096).unwrap();
     let address = target.device_address();
-    queue.fill(target.whole(), &[0x5A], &[gate.at(1)], &[done.at(1)]).unwrap();
+    queue.fill(target.whole(), &[0x5A]).wait(gate.at(1)).signal(done.at(1)).submit().unwrap();
     drop(target);
     assert_eq!(device.live_objects().2, before + 1, "the parked fill holds the memory");
     let fresh = host_buffer(device, &[0xC3; 4096]);
@@ -144,7 +144,7 @@ fn a_command_buffer_dropped_under_its_parked_execution_replays_whole_then_is_fre
     }
     cb.finish().unwrap();
     let before = queue.stats();
-    queue.execute(&cb, &BindingTable::default(), &[gate.at(1)], &[done.at(1)]).unwrap();
+    queue.execute(&cb, &BindingTable::default()).wait(gate.at(1)).signal(done.at(1)).submit().unwrap();
     drop(cb);
     assert_eq!(device.live_programs().1, 1, "the parked execution still names the program");
     gate.signal(1).unwrap();
@@ -174,8 +174,8 @@ fn dropping_everything_frees_everything() {
         assert_eq!(device.live_programs(), (1, 1));
         // Parked forever: the gate's handle goes with everything else.
         let table = BindingTable::from_bindings(&[slot.whole()]).unwrap();
-        queue.execute(&cb, &table, &[gate.at(1)], &[done.at(1)]).unwrap();
-        queue.fill(slot.whole(), &[1], &[gate.at(1)], &[done.at(2)]).unwrap();
+        queue.execute(&cb, &table).wait(gate.at(1)).signal(done.at(1)).submit().unwrap();
+        queue.fill(slot.whole(), &[1]).wait(gate.at(1)).signal(done.at(2)).submit().unwrap();
         drop((cb, table, kernels, out, slot, gate));
         assert_eq!(device.live_programs(), (1, 1), "{strategy:?}: the parked work still names the program");
         assert_eq!(device.live_objects(), (1, 2, 2), "{strategy:?}");
@@ -197,7 +197,7 @@ fn the_device_frees_what_in_flight_work_named_when_it_drops() {
     let queue = queue(&device);
     let gate = device.create_semaphore(0).unwrap();
     let target = device.allocate(MemoryKind::HostVisible, 64).unwrap();
-    queue.fill(target.whole(), &[1], &[gate.at(1)], &[]).unwrap();
+    queue.fill(target.whole(), &[1]).wait(gate.at(1)).submit().unwrap();
     drop((target, gate, queue, engine));
     assert_eq!(device.live_objects(), (0, 0, 0));
 }

@@ -72,7 +72,7 @@ fn store_value_over_grids_and_workgroup_sizes() {
             dispatch = dispatch.workgroup([size, 1, 1]);
         }
         value += 1;
-        queue.dispatch(&kernels.store_value, &dispatch, &[], &[done.at(value)]).unwrap();
+        queue.dispatch(&kernels.store_value, &dispatch).signal(done.at(value)).submit().unwrap();
         done.wait(value, TIMEOUT).unwrap();
         let words = words(&out.to_vec().unwrap());
         for (index, word) in words.iter().enumerate() {
@@ -100,9 +100,9 @@ fn add_from_with_two_bindings_at_offsets() {
         .dispatch(
             &kernels.add_from,
             &Dispatch::grid([COUNT, 1, 1]).workgroup([128, 1, 1]).bindings(&bindings).constants(&[0x1000_0000, COUNT]),
-            &[],
-            &[done.at(1)],
         )
+        .signal(done.at(1))
+        .submit()
         .unwrap();
     done.wait(1, TIMEOUT).unwrap();
     let words = words(&out.to_vec().unwrap());
@@ -127,19 +127,15 @@ fn dependent_dispatches_run_in_order() {
     let a = device.allocate(MemoryKind::HostVisible, u64::from(COUNT) * 4).unwrap();
     let b = device.allocate(MemoryKind::DeviceLocal, u64::from(COUNT) * 4).unwrap();
     let grid = Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]);
-    queue.dispatch(&kernels.store_value, &grid.bindings(&[a.whole()]).constants(&[100, COUNT]), &[], &[]).unwrap();
+    queue.dispatch(&kernels.store_value, &grid.bindings(&[a.whole()]).constants(&[100, COUNT])).submit().unwrap();
     for round in 0..50u32 {
         let (to, from) = if round % 2 == 0 { (&b, &a) } else { (&a, &b) };
         queue
-            .dispatch(
-                &kernels.add_from,
-                &grid.bindings(&[to.whole(), from.whole()]).constants(&[round, COUNT]),
-                &[],
-                &[],
-            )
+            .dispatch(&kernels.add_from, &grid.bindings(&[to.whole(), from.whole()]).constants(&[round, COUNT]))
+            .submit()
             .unwrap();
     }
-    queue.barrier(&[], &[done.at(1)]).unwrap();
+    queue.barrier().signal(done.at(1)).submit().unwrap();
     done.wait(1, TIMEOUT).unwrap();
     let total: u32 = (0..50).sum();
     let values = words(&a.to_vec().unwrap());
@@ -167,9 +163,9 @@ fn multi_dimensional_grids() {
             .dispatch(
                 &kernels.store_value,
                 &Dispatch::grid(grid).workgroup(workgroup).bindings(&[out.whole()]).constants(&[7, count]),
-                &[],
-                &[done.at(value)],
             )
+            .signal(done.at(value))
+            .submit()
             .unwrap();
         done.wait(value, TIMEOUT).unwrap();
         for (index, word) in words(&out.to_vec().unwrap()).iter().enumerate() {
@@ -197,9 +193,9 @@ fn raw_dispatches_with_hand_built_kernargs() {
         .dispatch_raw(
             &kernels.store_value,
             &RawDispatch { grid: [COUNT, 1, 1], workgroup: Some([32, 1, 1]), kernargs: &kernargs },
-            &[],
-            &[done.at(1)],
         )
+        .signal(done.at(1))
+        .submit()
         .unwrap();
     done.wait(1, TIMEOUT).unwrap();
     let stored = words(&out.to_vec().unwrap());
@@ -217,12 +213,9 @@ fn raw_dispatches_with_hand_built_kernargs() {
     kernargs[16..20].copy_from_slice(&3u32.to_le_bytes());
     kernargs[20..24].copy_from_slice(&COUNT.to_le_bytes());
     queue
-        .dispatch_raw(
-            &kernels.add_from,
-            &RawDispatch { grid: [COUNT, 1, 1], workgroup: None, kernargs: &kernargs },
-            &[],
-            &[done.at(2)],
-        )
+        .dispatch_raw(&kernels.add_from, &RawDispatch { grid: [COUNT, 1, 1], workgroup: None, kernargs: &kernargs })
+        .signal(done.at(2))
+        .submit()
         .unwrap();
     done.wait(2, TIMEOUT).unwrap();
     for (index, word) in words(&result.to_vec().unwrap()).iter().enumerate() {
@@ -247,12 +240,10 @@ fn a_buffer_dropped_under_a_parked_dispatch_is_freed_once_it_settles() {
     kernargs.extend_from_slice(&16u32.to_le_bytes());
     // Parked on the host's gate; only its kernargs name `target`, and its handle goes now.
     queue
-        .dispatch_raw(
-            &kernels.store_value,
-            &RawDispatch { grid: [16, 1, 1], workgroup: None, kernargs: &kernargs },
-            &[gate.at(1)],
-            &[done.at(1)],
-        )
+        .dispatch_raw(&kernels.store_value, &RawDispatch { grid: [16, 1, 1], workgroup: None, kernargs: &kernargs })
+        .wait(gate.at(1))
+        .signal(done.at(1))
+        .submit()
         .unwrap();
     drop(target);
     assert_eq!(device.live_objects().2, before + 1, "freed only once the dispatch settles");

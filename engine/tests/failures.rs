@@ -58,12 +58,14 @@ impl Rig {
         signals: &[aqueduct_engine::SemaphorePoint],
     ) -> Result<(), EngineError> {
         let bindings = [out.whole()];
-        queue.dispatch(
-            &self.kernels.store_value,
-            &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[value, COUNT]),
-            waits,
-            signals,
-        )
+        queue
+            .dispatch(
+                &self.kernels.store_value,
+                &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[value, COUNT]),
+            )
+            .waits(waits)
+            .signals(signals)
+            .submit()
     }
 }
 
@@ -141,7 +143,7 @@ fn a_kernel_fault_fails_its_queue_and_whatever_waits_on_it() {
             Err(EngineError::QueueFailed(record)) => assert_eq!(record.status, Some(FAULT_STATUS)),
             other => panic!("{strategy:?}: expected QueueFailed, got {other:?}"),
         }
-        assert!(matches!(a.barrier(&[], &[late_barrier.at(1)]), Err(EngineError::QueueFailed(_))));
+        assert!(matches!(a.barrier().signal(late_barrier.at(1)).submit(), Err(EngineError::QueueFailed(_))));
         assert_eq!(wait_failure(&late, 1).status, Some(FAULT_STATUS));
         wait_failure(&late_barrier, 1);
         assert_eq!(a.stats().packets, before.packets, "{strategy:?}: nothing reaches a failed ring");
@@ -170,19 +172,16 @@ fn a_kernel_without_a_cpu_implementation_faults_the_queue_with_a_reason() {
     let kernel = rig.kernels.executable.kernel("no_cpu_twin").unwrap();
     let (first, second) = (rig.semaphore(), rig.semaphore());
     let kernargs = vec![0u8; kernel.kernarg_size() as usize];
-    a.dispatch_raw(
-        &kernel,
-        &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs },
-        &[],
-        &[first.at(1)],
-    )
-    .unwrap();
-    a.barrier(&[], &[second.at(1)]).unwrap();
+    a.dispatch_raw(&kernel, &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &kernargs })
+        .signal(first.at(1))
+        .submit()
+        .unwrap();
+    a.barrier().signal(second.at(1)).submit().unwrap();
     let record = wait_failure(&first, 1);
     assert!(record.message.contains("no CPU implementation"), "{}", record.message);
     assert!(record.status.is_some());
     wait_failure(&second, 1);
-    assert!(matches!(a.barrier(&[], &[]), Err(EngineError::QueueFailed(_))));
+    assert!(matches!(a.barrier().submit(), Err(EngineError::QueueFailed(_))));
 }
 
 #[test]
@@ -307,9 +306,14 @@ fn dropping_the_engine_and_its_queues_with_work_in_flight() {
     stall_next(&queues[0]);
     let bindings = [buffer.range(0, 256)];
     let dispatch = Dispatch::grid([64, 1, 1]).bindings(&bindings).constants(&[1, 64]);
-    queues[0].dispatch(&kernels.store_value, &dispatch, &[], &[semaphores[0].at(1)]).unwrap();
-    queues[1].dispatch(&kernels.store_value, &dispatch, &[semaphores[0].at(1)], &[semaphores[1].at(1)]).unwrap();
-    queues[2].dispatch(&kernels.store_value, &dispatch, &[gate.at(1)], &[semaphores[2].at(1)]).unwrap();
+    queues[0].dispatch(&kernels.store_value, &dispatch).signal(semaphores[0].at(1)).submit().unwrap();
+    queues[1]
+        .dispatch(&kernels.store_value, &dispatch)
+        .wait(semaphores[0].at(1))
+        .signal(semaphores[1].at(1))
+        .submit()
+        .unwrap();
+    queues[2].dispatch(&kernels.store_value, &dispatch).wait(gate.at(1)).signal(semaphores[2].at(1)).submit().unwrap();
     let (live_queues, _, live_buffers) = device.live_objects();
     assert_eq!((live_queues, live_buffers), (3, 1));
     std::thread::scope(|scope| {
@@ -450,9 +454,9 @@ fn a_failure_crosses_a_chain_of_parked_queues_promptly() {
     for fail in [false, true] {
         let host = rig.semaphore();
         let links: Vec<_> = (0..queues.len()).map(|_| rig.semaphore()).collect();
-        queues[0].barrier(&[host.at(1)], &[links[0].at(1)]).unwrap();
+        queues[0].barrier().wait(host.at(1)).signal(links[0].at(1)).submit().unwrap();
         for index in 1..queues.len() {
-            queues[index].barrier(&[links[index - 1].at(1)], &[links[index].at(1)]).unwrap();
+            queues[index].barrier().wait(links[index - 1].at(1)).signal(links[index].at(1)).submit().unwrap();
         }
         assert!(queues.iter().all(|queue| queue.stats().deferred >= 1));
         // Let every completion thread go idle first.

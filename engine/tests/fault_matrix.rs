@@ -124,13 +124,15 @@ impl Materials {
                 let (bindings, constants) = ([target], [9, WORDS]);
                 let dispatch =
                     Dispatch::grid([WORDS, 1, 1]).workgroup([16, 1, 1]).bindings(&bindings).constants(&constants);
-                queue.dispatch(&self.kernels.store_value, &dispatch, waits, signals)
+                queue.dispatch(&self.kernels.store_value, &dispatch).waits(waits).signals(signals).submit()
             }
-            Operation::Fill => queue.fill(target, &[0xAB; 4], waits, signals),
-            Operation::Copy => queue.copy(self.source.whole(), target, waits, signals),
-            Operation::Update => queue.update(&self.target, 0, &[1, 2, 3, 4], waits, signals),
-            Operation::Barrier => queue.barrier(waits, signals),
-            Operation::CommandBuffer => queue.execute(&self.command_buffer, &BindingTable::default(), waits, signals),
+            Operation::Fill => queue.fill(target, &[0xAB; 4]).waits(waits).signals(signals).submit(),
+            Operation::Copy => queue.copy(self.source.whole(), target).waits(waits).signals(signals).submit(),
+            Operation::Update => queue.update(&self.target, 0, &[1, 2, 3, 4]).waits(waits).signals(signals).submit(),
+            Operation::Barrier => queue.barrier().waits(waits).signals(signals).submit(),
+            Operation::CommandBuffer => {
+                queue.execute(&self.command_buffer, &BindingTable::default()).waits(waits).signals(signals).submit()
+            }
         }
     }
 }
@@ -211,7 +213,7 @@ fn run(case: Case) -> (Duration, bool) {
                 submit_faulty(&[upstream.at(1)]);
             }
             materials.submit(&third, case.operation, &[faulted.at(1)], &[dependent.at(1)]).unwrap();
-            third.barrier(&[dependent.at(1)], &[downstream.at(1)]).unwrap();
+            third.barrier().wait(dependent.at(1)).signal(downstream.at(1)).submit().unwrap();
         }
     }
 

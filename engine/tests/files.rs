@@ -45,7 +45,7 @@ fn read_back(device: &Device, queue: &Queue, buffer: &Buffer, done: &Semaphore, 
         return buffer.to_vec().unwrap();
     }
     let visible = device.allocate(MemoryKind::HostVisible, buffer.size()).unwrap();
-    queue.copy(buffer.whole(), visible.whole(), &[done.at(value - 1)], &[done.at(value)]).unwrap();
+    queue.copy(buffer.whole(), visible.whole()).wait(done.at(value - 1)).signal(done.at(value)).submit().unwrap();
     done.wait(value, TIMEOUT).unwrap();
     visible.to_vec().unwrap()
 }
@@ -67,9 +67,11 @@ fn round_trips_at_odd_offsets_and_sizes_stream_through_the_staging_buffer() {
             [(0u64, 0u64, 1u64), (7, 3, 4093), (333, 129, contents.len() as u64 - 333)]
         {
             let buffer = device.allocate(kind, buffer_offset + length + 5).unwrap();
-            a.fill(buffer.whole(), &[0xEE], &[], &[]).unwrap();
+            a.fill(buffer.whole(), &[0xEE]).submit().unwrap();
             value += 1;
-            a.read_file(&source.open(), file_offset, buffer.range(buffer_offset, length), &[], &[done.at(value)])
+            a.read_file(&source.open(), file_offset, buffer.range(buffer_offset, length))
+                .signal(done.at(value))
+                .submit()
                 .unwrap();
             value += 1;
             let bytes = read_back(device, &a, &buffer, &done, value);
@@ -83,7 +85,9 @@ fn round_trips_at_odd_offsets_and_sizes_stream_through_the_staging_buffer() {
             // And back out, at another odd offset of the sink.
             value += 1;
             let sink_offset = file_offset + 11;
-            a.write_file(buffer.range(buffer_offset, length), &sink.open(), sink_offset, &[], &[done.at(value)])
+            a.write_file(buffer.range(buffer_offset, length), &sink.open(), sink_offset)
+                .signal(done.at(value))
+                .submit()
                 .unwrap();
             done.wait(value, TIMEOUT).unwrap();
             let written = sink.contents();
@@ -103,16 +107,16 @@ fn a_range_past_the_end_is_refused_up_front() {
     let file = TempFile::with("past-the-end", &[1; 100]);
     let buffer = device.allocate(MemoryKind::HostVisible, 64).unwrap();
     let before = a.stats();
-    match a.read_file(&file.open(), 50, buffer.whole(), &[], &[]) {
+    match a.read_file(&file.open(), 50, buffer.whole()).submit() {
         Err(EngineError::OutOfBounds { offset: 50, length: 64, size: 100, .. }) => {}
         other => panic!("expected OutOfBounds, got {other:?}"),
     }
     assert!(matches!(
-        a.read_file(&file.open(), u64::MAX, buffer.whole(), &[], &[]),
+        a.read_file(&file.open(), u64::MAX, buffer.whole()).submit(),
         Err(EngineError::OutOfBounds { .. })
     ));
     assert!(matches!(
-        a.read_file(&file.open(), 0, buffer.range(32, 64), &[], &[]),
+        a.read_file(&file.open(), 0, buffer.range(32, 64)).submit(),
         Err(EngineError::OutOfBounds { .. })
     ));
     assert_eq!(a.stats(), before, "nothing was submitted");
@@ -130,8 +134,8 @@ fn a_short_read_or_an_io_error_fails_the_signals() {
         let done = device.create_semaphore(0).unwrap();
         // The file shrinks after the read is submitted, before the queue reaches it.
         controls(&a).inject_fault(a.hsa_queue(), a.stats().packets, aqueduct_hsa::soft::Fault::Stall).unwrap();
-        a.barrier(&[], &[]).unwrap();
-        a.read_file(&file.open(), 0, buffer.whole(), &[], &[done.at(1)]).unwrap();
+        a.barrier().submit().unwrap();
+        a.read_file(&file.open(), 0, buffer.whole()).signal(done.at(1)).submit().unwrap();
         file.open().set_len(1000).unwrap();
         release(&a, || done.query().is_err());
         let error = done.wait(1, TIMEOUT).unwrap_err();
@@ -141,7 +145,7 @@ fn a_short_read_or_an_io_error_fails_the_signals() {
     let read_only = File::open(&file.0).unwrap();
     let buffer = device.allocate(MemoryKind::HostVisible, 16).unwrap();
     let later = device.create_semaphore(0).unwrap();
-    a.write_file(buffer.whole(), &read_only, 0, &[], &[later.at(1)]).unwrap();
+    a.write_file(buffer.whole(), &read_only, 0).signal(later.at(1)).submit().unwrap();
     let error = later.wait(1, TIMEOUT).unwrap_err();
     assert!(error.to_string().contains("host call failed"), "{error}");
 }

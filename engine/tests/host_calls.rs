@@ -25,7 +25,7 @@ fn counting_call(
         counter.fetch_add(1, Ordering::SeqCst);
         Ok(())
     };
-    queue.host_call(call, waits, signals).unwrap();
+    queue.host_call(call).waits(waits).signals(signals).submit().unwrap();
     ran
 }
 
@@ -42,17 +42,15 @@ fn a_host_call_runs_between_the_work_before_and_after_it() {
         let seen = Arc::new(Mutex::new(Vec::new()));
         {
             let (x, y, seen) = (x.clone(), y.clone(), seen.clone());
-            a.host_call(
-                move || {
-                    let before = words(&x.to_vec()?);
-                    let doubled: Vec<u8> = before.iter().flat_map(|word| (word * 2).to_le_bytes()).collect();
-                    y.write(0, &doubled)?;
-                    *seen.lock().unwrap() = before;
-                    Ok(())
-                },
-                &[],
-                &[done.at(1)],
-            )
+            a.host_call(move || {
+                let before = words(&x.to_vec()?);
+                let doubled: Vec<u8> = before.iter().flat_map(|word| (word * 2).to_le_bytes()).collect();
+                y.write(0, &doubled)?;
+                *seen.lock().unwrap() = before;
+                Ok(())
+            })
+            .signal(done.at(1))
+            .submit()
             .unwrap();
         }
         rig.add(&a, &z, &y, 1, &[], &[done.at(2)]);
@@ -73,14 +71,14 @@ fn host_calls_on_one_queue_run_in_order_after_their_waits() {
     let order = Arc::new(Mutex::new(Vec::new()));
     // The first call waits on B, which is stalled: the second waits behind it.
     controls(&b).inject_fault(b.hsa_queue(), 0, aqueduct_hsa::soft::Fault::Stall).unwrap();
-    b.barrier(&[], &[from_b.at(1)]).unwrap();
+    b.barrier().signal(from_b.at(1)).submit().unwrap();
     for (call, waits) in [(1u32, vec![from_b.at(1)]), (2, vec![])] {
         let order = order.clone();
         let record = move || {
             order.lock().unwrap().push(call);
             Ok(())
         };
-        a.host_call(record, &waits, &[done.at(u64::from(call))]).unwrap();
+        a.host_call(record).waits(&waits).signal(done.at(u64::from(call))).submit().unwrap();
     }
     std::thread::sleep(Duration::from_millis(20));
     assert!(order.lock().unwrap().is_empty(), "nothing runs before its wait");
@@ -96,20 +94,20 @@ fn an_error_a_panic_or_a_failed_wait_fails_only_the_calls_signals() {
         let device = rig.device();
         let (a, b) = (queue(device), queue(device));
         let signal = device.create_semaphore(0).unwrap();
-        a.host_call(|| Err("the model file is missing".into()), &[], &[signal.at(1)]).unwrap();
+        a.host_call(|| Err("the model file is missing".into())).signal(signal.at(1)).submit().unwrap();
         let failure = signal.wait(1, TIMEOUT).unwrap_err();
         assert!(failure.to_string().contains("host call failed: the model file is missing"), "{failure}");
         // Work that depends on it fails as on a failed dependency; other work runs.
         let (out, downstream, later) =
             (rig.buffer(), device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
-        let _ = b.barrier(&[signal.at(1)], &[downstream.at(1)]);
+        let _ = b.barrier().wait(signal.at(1)).signal(downstream.at(1)).submit();
         assert!(matches!(downstream.wait(1, TIMEOUT), Err(EngineError::SemaphoreFailed(_))));
         rig.store(&a, &out, 3, &[], &[later.at(1)]);
         later.wait(1, TIMEOUT).unwrap();
         assert_eq!(words(&out.to_vec().unwrap())[0], 3, "{strategy:?}: the queue goes on");
 
         let panicked = device.create_semaphore(0).unwrap();
-        a.host_call(|| panic!("deliberately"), &[], &[panicked.at(1)]).unwrap();
+        a.host_call(|| panic!("deliberately")).signal(panicked.at(1)).submit().unwrap();
         assert!(panicked.wait(1, TIMEOUT).unwrap_err().to_string().contains("host call panicked"));
 
         let (failed, skipped) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
@@ -131,7 +129,7 @@ fn a_blocked_host_call_holds_back_only_its_own_queues_later_work() {
         (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
     let (unblock, blocked) = mpsc::channel::<()>();
     rig.store(&a, &x, 1, &[], &[before.at(1)]);
-    a.host_call(move || Ok(blocked.recv()?), &[], &[]).unwrap();
+    a.host_call(move || Ok(blocked.recv()?)).submit().unwrap();
     rig.store(&a, &y, 2, &[], &[after.at(1)]);
     rig.store(&b, &z, 3, &[], &[other.at(1)]);
     before.wait(1, TIMEOUT).unwrap();
@@ -163,13 +161,13 @@ fn bad_host_call_input_is_refused_and_changes_nothing() {
     let a = queue(device);
     let signal = device.create_semaphore(4).unwrap();
     let before = a.stats();
-    let result = a.host_call(|| Ok(()), &[], &[signal.at(4)]);
+    let result = a.host_call(|| Ok(())).signal(signal.at(4)).submit();
     assert!(matches!(result, Err(EngineError::SemaphoreNotIncreasing { .. })), "{result:?}");
     let other = common::engine(WaitStrategy::BarrierValue);
     let foreign = other.device().create_semaphore(0).unwrap();
-    assert!(matches!(a.host_call(|| Ok(()), &[foreign.at(1)], &[]), Err(EngineError::ForeignObject { .. })));
+    assert!(matches!(a.host_call(|| Ok(())).wait(foreign.at(1)).submit(), Err(EngineError::ForeignObject { .. })));
     // From inside a batch on the same queue: refused, not a wait for its own lock.
-    let inside = a.batch(|_| Ok::<_, EngineError>(a.host_call(|| Ok(()), &[], &[])));
+    let inside = a.batch(|_| Ok::<_, EngineError>(a.host_call(|| Ok(())).submit()));
     assert!(matches!(inside, Ok(Err(EngineError::InvalidArgument { .. }))), "{inside:?}");
     assert_eq!(a.stats(), before);
     assert_eq!(signal.value(), 4);

@@ -31,8 +31,8 @@ fn intercepted_queues_are_rung_through_the_signal() {
     // (after the fill by queue order) hands the chain on.
     for round in 0..50u64 {
         let queue = if round % 2 == 0 { &a } else { &b };
-        queue.fill(buffer.range(0, 2048), &(round as u32).to_le_bytes(), &[done.at(round)], &[]).expect("fill");
-        queue.copy(buffer.range(0, 2048), buffer.range(2048, 2048), &[], &[done.at(round + 1)]).expect("copy");
+        queue.fill(buffer.range(0, 2048), &(round as u32).to_le_bytes()).wait(done.at(round)).submit().expect("fill");
+        queue.copy(buffer.range(0, 2048), buffer.range(2048, 2048)).signal(done.at(round + 1)).submit().expect("copy");
     }
     done.wait(50, TIMEOUT).expect("every submission ran");
     let host = buffer.to_vec().expect("read back");

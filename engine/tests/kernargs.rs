@@ -103,7 +103,7 @@ impl Rig {
             dispatch = dispatch.workgroup(workgroup);
         }
         self.submitted += 1;
-        self.queue.dispatch(&self.kernel, &dispatch, &[], &[self.done.at(self.submitted)]).unwrap();
+        self.queue.dispatch(&self.kernel, &dispatch).signal(self.done.at(self.submitted)).submit().unwrap();
         self.read(out, offset)
     }
 
@@ -220,12 +220,9 @@ fn raw_kernargs_arrive_verbatim_and_zero_padded() {
     full[..8].copy_from_slice(&out.device_address().to_le_bytes());
     rig.submitted += 1;
     rig.queue
-        .dispatch_raw(
-            &rig.kernel,
-            &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &full },
-            &[],
-            &[rig.done.at(rig.submitted)],
-        )
+        .dispatch_raw(&rig.kernel, &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &full })
+        .signal(rig.done.at(rig.submitted))
+        .submit()
         .unwrap();
     let (address, segment) = rig.read(&out, 0);
     assert_eq!(address % rig.alignment, 0);
@@ -236,12 +233,9 @@ fn raw_kernargs_arrive_verbatim_and_zero_padded() {
     for _ in 0..3 {
         rig.submitted += 1;
         rig.queue
-            .dispatch_raw(
-                &rig.kernel,
-                &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &short },
-                &[],
-                &[rig.done.at(rig.submitted)],
-            )
+            .dispatch_raw(&rig.kernel, &RawDispatch { grid: [1, 1, 1], workgroup: None, kernargs: &short })
+            .signal(rig.done.at(rig.submitted))
+            .submit()
             .unwrap();
         let (_, segment) = rig.read(&out, 0);
         assert_eq!(segment[..16], short[..]);
@@ -266,7 +260,7 @@ fn kernarg_segments_stay_aligned_as_the_ring_wraps() {
             let length = 1 + rng.below(700) as usize;
             let update = rng.bytes(length);
             rig.submitted += 1;
-            rig.queue.update(&update_target, 0, &update, &[], &[rig.done.at(rig.submitted)]).unwrap();
+            rig.queue.update(&update_target, 0, &update).signal(rig.done.at(rig.submitted)).submit().unwrap();
             let grid = [1 + round, 1, 1];
             let (address, segment) = rig.dispatch(&out, 0, grid, Some([32, 1, 1]));
             assert_eq!(address % rig.alignment, 0, "ring of {ring} bytes, round {round}: segment at {address:#x}");
@@ -326,7 +320,7 @@ fn direct_dispatches_and_replays_see_the_same_segment_and_three_dimensions() {
         };
         assert_eq!(picked, strategy, "{facts:?}");
         rig.submitted += 1;
-        rig.queue.execute(&cb, &table, &[], &[rig.done.at(rig.submitted)]).unwrap();
+        rig.queue.execute(&cb, &table).signal(rig.done.at(rig.submitted)).submit().unwrap();
         let (_, replayed) = rig.read(&out, 0);
         assert_eq!(rig.grid_dims(&replayed), 3, "{strategy}: hidden_grid_dims");
         assert_eq!(rig.packet_dimensions(&out, 0), 3, "{strategy}: the packet's setup");

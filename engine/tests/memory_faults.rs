@@ -29,7 +29,7 @@ fn a_memory_fault_fails_every_queue_of_the_agent_and_names_the_address() {
     let (done, sibling_done) =
         (device.create_semaphore(0).expect("semaphore"), device.create_semaphore(0).expect("semaphore"));
     fault_next(&faulting, Fault::MemoryFault { address: 0xbad_f000 });
-    faulting.fill(buffer.range(0, 128), &1u32.to_le_bytes(), &[], &[done.at(1)]).expect("submitted");
+    faulting.fill(buffer.range(0, 128), &1u32.to_le_bytes()).signal(done.at(1)).submit().expect("submitted");
     let error = done.wait(1, TIMEOUT).expect_err("the fill faulted");
     let EngineError::SemaphoreFailed(record) = &error else { panic!("{error:?}") };
     assert!(record.message.contains("GPU memory fault at 0xbadf000"), "{}", record.message);
@@ -39,7 +39,7 @@ fn a_memory_fault_fails_every_queue_of_the_agent_and_names_the_address() {
     let mut attempt = 0;
     let failure = loop {
         attempt += 1;
-        match sibling.fill(buffer.range(128, 128), &2u32.to_le_bytes(), &[], &[sibling_done.at(attempt)]) {
+        match sibling.fill(buffer.range(128, 128), &2u32.to_le_bytes()).signal(sibling_done.at(attempt)).submit() {
             Err(EngineError::QueueFailed(record)) => break record,
             Ok(()) => {
                 if let Err(EngineError::SemaphoreFailed(record)) = sibling_done.wait(attempt, TIMEOUT) {
@@ -84,10 +84,10 @@ fn a_failed_queue_keeps_what_its_running_packets_name_until_it_is_destroyed() {
     let done = device.create_semaphore(0).expect("semaphore");
     // The running queue's fill of `victim` stalls on its processor; a fill of `witness` follows.
     stall_next(&running);
-    running.fill(victim.whole(), &[0xab], &[], &[done.at(1)]).expect("submitted");
-    running.fill(witness.whole(), &[0xcd], &[], &[done.at(2)]).expect("submitted");
+    running.fill(victim.whole(), &[0xab]).signal(done.at(1)).submit().expect("submitted");
+    running.fill(witness.whole(), &[0xcd]).signal(done.at(2)).submit().expect("submitted");
     fault_next(&faulting, Fault::MemoryFault { address: 0xbad_f000 });
-    faulting.fill(other.whole(), &[1], &[], &[]).expect("submitted");
+    faulting.fill(other.whole(), &[1]).submit().expect("submitted");
     let error = done.wait(2, TIMEOUT).expect_err("the fault fails the running queue's work");
     assert!(matches!(error, EngineError::SemaphoreFailed(_)), "{error:?}");
 

@@ -48,18 +48,18 @@ fn pools_and_file_reads_serve_host_visible_device_memory() {
     let device = rig.device();
     let a = queue(device);
     let pool = device.create_pool(PoolConfig::new(MemoryKind::HostVisibleDevice).block_size(BYTES)).unwrap();
-    let buffer = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+    let buffer = a.alloca(&pool, BYTES).submit().unwrap();
     assert_eq!(buffer.kind(), MemoryKind::HostVisibleDevice);
     let path = std::env::temp_dir().join(format!("aqueduct-{}-kinds", std::process::id()));
     std::fs::write(&path, ramp(70)).unwrap();
     let (out, done) = (rig.buffer(), device.create_semaphore(0).unwrap());
     let before = device.hdp_flushes(0);
     // A file read is a host write into the buffer: published before the add reads it.
-    a.read_file(&std::fs::File::open(&path).unwrap(), 0, buffer.whole(), &[], &[]).unwrap();
+    a.read_file(&std::fs::File::open(&path).unwrap(), 0, buffer.whole()).submit().unwrap();
     rig.add(&a, &out, &buffer, 1, &[], &[done.at(1)]);
     done.wait(1, TIMEOUT).unwrap();
     let _ = std::fs::remove_file(&path);
     assert_eq!(words(&out.to_vec().unwrap()), (0..COUNT).map(|i| 71 + i).collect::<Vec<_>>());
     assert!(device.hdp_flushes(0) > before);
-    a.dealloca(&buffer, &[], &[]).unwrap();
+    a.dealloca(&buffer).submit().unwrap();
 }

@@ -62,33 +62,29 @@ fn kernels_run_on_every_agent_and_wait_across_agents() {
         stall_next(&second);
         let bindings = [on_second.whole()];
         second
-            .dispatch(
-                &kernels.store_value,
-                &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[10, COUNT]),
-                &[],
-                &[chain.at(1)],
-            )
+            .dispatch(&kernels.store_value, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[10, COUNT]))
+            .signal(chain.at(1))
+            .submit()
             .unwrap();
         let bindings = [on_first.whole(), on_second.whole()];
         first
             .dispatch(
                 &kernels.add_from,
                 &Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[5, COUNT]),
-                &[chain.at(1)],
-                &[chain.at(2)],
             )
+            .wait(chain.at(1))
+            .signal(chain.at(2))
+            .submit()
             .unwrap();
-        second.copy(on_first.whole(), local_second.whole(), &[chain.at(2)], &[chain.at(3)]).unwrap();
+        second.copy(on_first.whole(), local_second.whole()).wait(chain.at(2)).signal(chain.at(3)).submit().unwrap();
         let bindings = [on_second.whole(), local_second.whole()];
         second
-            .dispatch(
-                &kernels.add_from,
-                &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[100, COUNT]),
-                &[chain.at(3)],
-                &[chain.at(4)],
-            )
+            .dispatch(&kernels.add_from, &Dispatch::grid([COUNT, 1, 1]).bindings(&bindings).constants(&[100, COUNT]))
+            .wait(chain.at(3))
+            .signal(chain.at(4))
+            .submit()
             .unwrap();
-        first.fill(on_first.range(0, 8), &[0xFF], &[chain.at(4)], &[chain.at(5)]).unwrap();
+        first.fill(on_first.range(0, 8), &[0xFF]).wait(chain.at(4)).signal(chain.at(5)).submit().unwrap();
         assert_eq!(first.stats().device_waits + second.stats().device_waits, 3, "{strategy:?}");
         release(&second, || chain.value() >= 1);
         chain.wait(5, TIMEOUT).unwrap();
@@ -102,8 +98,8 @@ fn kernels_run_on_every_agent_and_wait_across_agents() {
         // A fault on one agent's queue fails only that queue.
         let (bad, good) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
         fault_next(&second, aqueduct_hsa::soft::Fault::KernelFault { status: 0x1016 });
-        second.barrier(&[], &[bad.at(1)]).unwrap();
-        first.fill(on_first.whole(), &[1], &[], &[good.at(1)]).unwrap();
+        second.barrier().signal(bad.at(1)).submit().unwrap();
+        first.fill(on_first.whole(), &[1]).signal(good.at(1)).submit().unwrap();
         assert!(matches!(bad.wait(1, TIMEOUT), Err(EngineError::SemaphoreFailed(_))));
         good.wait(1, TIMEOUT).unwrap();
     }
@@ -133,10 +129,15 @@ fn builtins_on_agents_of_different_targets_and_executables_that_fit_only_one() {
     let middle = device.allocate_on(1, MemoryKind::DeviceLocal, 10_000).unwrap();
     let target = device.allocate_on(0, MemoryKind::HostVisible, 10_000).unwrap();
     let step = device.create_semaphore(0).unwrap();
-    queues[1].copy(source.whole(), middle.whole(), &[], &[step.at(1)]).unwrap();
-    queues[0].fill(target.whole(), &[7, 7], &[], &[step.at(2)]).unwrap();
-    queues[1].update(&middle, 5000, &[9; 3000], &[step.at(2)], &[step.at(3)]).unwrap();
-    queues[0].copy(middle.range(1, 9_998), target.range(1, 9_998), &[step.at(3)], &[step.at(4)]).unwrap();
+    queues[1].copy(source.whole(), middle.whole()).signal(step.at(1)).submit().unwrap();
+    queues[0].fill(target.whole(), &[7, 7]).signal(step.at(2)).submit().unwrap();
+    queues[1].update(&middle, 5000, &[9; 3000]).wait(step.at(2)).signal(step.at(3)).submit().unwrap();
+    queues[0]
+        .copy(middle.range(1, 9_998), target.range(1, 9_998))
+        .wait(step.at(3))
+        .signal(step.at(4))
+        .submit()
+        .unwrap();
     step.wait(4, TIMEOUT).unwrap();
     let mut expected = source.to_vec().unwrap();
     expected[5000..8000].fill(9);

@@ -20,9 +20,9 @@ fn ping_pong(strategy: WaitStrategy, queues: usize, handoffs: u64) {
         .dispatch(
             &kernels.store_value,
             &Dispatch::grid([ELEMENTS, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[1000, ELEMENTS]),
-            &[],
-            &[chain.at(1)],
         )
+        .signal(chain.at(1))
+        .submit()
         .unwrap();
     for handoff in 1..=handoffs {
         let queue = &queues[handoff as usize % queues.len()];
@@ -31,9 +31,10 @@ fn ping_pong(strategy: WaitStrategy, queues: usize, handoffs: u64) {
             .dispatch(
                 &kernels.add_from,
                 &Dispatch::grid([ELEMENTS, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings).constants(&[1, ELEMENTS]),
-                &[chain.at(handoff)],
-                &[chain.at(handoff + 1)],
             )
+            .wait(chain.at(handoff))
+            .signal(chain.at(handoff + 1))
+            .submit()
             .unwrap();
     }
     chain.wait(handoffs + 1, TIMEOUT).unwrap();

@@ -47,15 +47,15 @@ fn another_queue_reuses_memory_only_after_the_dealloca_retires() {
         let seen = rig.buffer();
         // A's second packet (the copy out of x) stalls: x is still being read.
         controls(&a).inject_fault(a.hsa_queue(), 1, aqueduct_hsa::soft::Fault::Stall).unwrap();
-        let x = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+        let x = a.alloca(&pool, BYTES).submit().unwrap();
         let x_address = x.device_address();
         rig.store(&a, &x, 100, &[], &[stored.at(1)]);
         rig.add(&a, &seen, &x, 0, &[], &[copied.at(1)]);
-        a.dealloca(&x, &[], &[]).unwrap();
+        a.dealloca(&x).submit().unwrap();
         assert!(matches!(x.to_vec(), Err(EngineError::BufferDeallocated)));
         // B gets the same memory, behind a device-side wait on A's dealloca.
         let waits_before = b.stats().device_waits;
-        let y = b.alloca(&pool, BYTES, &[], &[ready.at(1)]).unwrap();
+        let y = b.alloca(&pool, BYTES).signal(ready.at(1)).submit().unwrap();
         assert_eq!(y.device_address(), x_address, "{strategy:?}: the only block is reused");
         assert_eq!(b.stats().device_waits, waits_before + 1, "{strategy:?}: the alloca waits on the device");
         rig.store(&b, &y, 900, &[ready.at(1)], &[done.at(1)]);
@@ -68,7 +68,7 @@ fn another_queue_reuses_memory_only_after_the_dealloca_retires() {
         done.wait(1, TIMEOUT).unwrap();
         assert_ramp(&seen, 100, "A's copy read A's data, not B's");
         assert_ramp(&y, 900, "B's store");
-        b.dealloca(&y, &[], &[]).unwrap();
+        b.dealloca(&y).submit().unwrap();
     }
 }
 
@@ -82,17 +82,17 @@ fn another_queue_grows_the_pool_before_it_waits_on_memory_in_flight() {
     let (ready, stored) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
     // A's memory goes back while A is stalled: in flight for as long as the test wants.
     controls(&a).inject_fault(a.hsa_queue(), 0, aqueduct_hsa::soft::Fault::Stall).unwrap();
-    let x = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+    let x = a.alloca(&pool, BYTES).submit().unwrap();
     rig.store(&a, &x, 1, &[], &[stored.at(1)]);
-    a.dealloca(&x, &[], &[]).unwrap();
+    a.dealloca(&x).submit().unwrap();
     // With room to grow, B takes a new block: no wait on A, which would tie B to A's stall.
     let waits = b.stats().device_waits;
-    let y = b.alloca(&pool, BYTES, &[], &[ready.at(1)]).unwrap();
+    let y = b.alloca(&pool, BYTES).signal(ready.at(1)).submit().unwrap();
     assert_ne!(y.device_address(), x.device_address());
     assert_eq!(b.stats().device_waits, waits);
     ready.wait(1, TIMEOUT).unwrap();
     // At the max size, A's in-flight memory is next, behind a device wait.
-    let z = b.alloca(&pool, BYTES, &[], &[ready.at(2)]).unwrap();
+    let z = b.alloca(&pool, BYTES).signal(ready.at(2)).submit().unwrap();
     assert_eq!(z.device_address(), x.device_address());
     assert_eq!(b.stats().device_waits, waits + 1);
     assert_eq!(ready.value(), 1, "the second alloca waits for A's dealloca");
@@ -109,12 +109,12 @@ fn the_same_queue_reuses_memory_at_once_and_submits_nothing_for_it() {
         let a = queue(device);
         let done = device.create_semaphore(0).unwrap();
         let seen = rig.buffer();
-        let x = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+        let x = a.alloca(&pool, BYTES).submit().unwrap();
         rig.store(&a, &x, 5, &[], &[]);
         rig.add(&a, &seen, &x, 0, &[], &[]);
-        a.dealloca(&x, &[], &[]).unwrap();
+        a.dealloca(&x).submit().unwrap();
         let before = a.stats();
-        let y = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+        let y = a.alloca(&pool, BYTES).submit().unwrap();
         assert_eq!(y.device_address(), x.device_address());
         assert_eq!(a.stats(), before, "{strategy:?}: an alloca with nothing to order submits nothing");
         rig.store(&a, &y, 70, &[], &[done.at(1)]);
@@ -132,9 +132,9 @@ fn an_exhausted_pool_fails_or_waits_for_a_dealloca() {
     let device = rig.device();
     let a = queue(device);
     let pool = one_block_pool(&rig);
-    let x = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+    let x = a.alloca(&pool, BYTES).submit().unwrap();
     let before = pool.stats();
-    match a.alloca(&pool, 1, &[], &[]) {
+    match a.alloca(&pool, 1).submit() {
         Err(EngineError::PoolExhausted { requested, in_use, reserved, max_size }) => {
             assert_eq!((requested, in_use, reserved, max_size), (256, BYTES, BYTES, BYTES))
         }
@@ -151,17 +151,17 @@ fn an_exhausted_pool_fails_or_waits_for_a_dealloca() {
                 .exhaustion(Exhaustion::Wait(TIMEOUT)),
         )
         .unwrap();
-    let held = a.alloca(&waiting, BYTES, &[], &[]).unwrap();
+    let held = a.alloca(&waiting, BYTES).submit().unwrap();
     let b = queue(device);
     let returner = {
         let (a, held) = (a.clone(), held.clone());
         std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(30));
-            a.dealloca(&held, &[], &[]).unwrap();
+            a.dealloca(&held).submit().unwrap();
         })
     };
     let ready = device.create_semaphore(0).unwrap();
-    let again = b.alloca(&waiting, BYTES, &[], &[ready.at(1)]).unwrap();
+    let again = b.alloca(&waiting, BYTES).signal(ready.at(1)).submit().unwrap();
     returner.join().unwrap();
     assert_eq!(again.device_address(), held.device_address());
     ready.wait(1, TIMEOUT).unwrap();
@@ -175,9 +175,9 @@ fn an_exhausted_pool_fails_or_waits_for_a_dealloca() {
                 .exhaustion(Exhaustion::Wait(Duration::from_millis(20))),
         )
         .unwrap();
-    let _taken = a.alloca(&short, BYTES, &[], &[]).unwrap();
-    assert!(matches!(a.alloca(&short, BYTES, &[], &[]), Err(EngineError::PoolExhausted { .. })));
-    a.dealloca(&x, &[], &[]).unwrap();
+    let _taken = a.alloca(&short, BYTES).submit().unwrap();
+    assert!(matches!(a.alloca(&short, BYTES).submit(), Err(EngineError::PoolExhausted { .. })));
+    a.dealloca(&x).submit().unwrap();
 }
 
 #[test]
@@ -193,14 +193,14 @@ fn fragments_returned_in_flight_coalesce_for_a_waiting_alloca() {
                 .exhaustion(Exhaustion::Wait(TIMEOUT)),
         )
         .unwrap();
-    let (left, right) = (a.alloca(&pool, BYTES, &[], &[]).unwrap(), a.alloca(&pool, BYTES, &[], &[]).unwrap());
+    let (left, right) = (a.alloca(&pool, BYTES).submit().unwrap(), a.alloca(&pool, BYTES).submit().unwrap());
     // Both halves go back in flight on two queues, each behind a stalled packet.
     for queue in [&a, &b] {
         controls(queue).inject_fault(queue.hsa_queue(), 0, aqueduct_hsa::soft::Fault::Stall).unwrap();
-        queue.barrier(&[], &[]).unwrap();
+        queue.barrier().submit().unwrap();
     }
-    a.dealloca(&left, &[], &[]).unwrap();
-    b.dealloca(&right, &[], &[]).unwrap();
+    a.dealloca(&left).submit().unwrap();
+    b.dealloca(&right).submit().unwrap();
     let stats = pool.stats();
     assert_eq!((stats.bytes_pending, stats.bytes_free), (2 * BYTES, 0));
     let releaser = {
@@ -213,7 +213,7 @@ fn fragments_returned_in_flight_coalesce_for_a_waiting_alloca() {
         })
     };
     // Neither half alone holds 2 × BYTES: the alloca waits for both to retire and coalesce.
-    let whole = a.alloca(&pool, 2 * BYTES, &[], &[]).unwrap();
+    let whole = a.alloca(&pool, 2 * BYTES).submit().unwrap();
     releaser.join().unwrap();
     assert_eq!(whole.device_address(), left.device_address().min(right.device_address()));
     assert_eq!(pool.stats().fragmentation, 0.0);
@@ -227,13 +227,13 @@ fn trimming_gives_free_blocks_back_down_to_the_reserve() {
     let (_, _, allocations_before) = device.live_objects();
     let pool = device.create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(BYTES).reserve(BYTES)).unwrap();
     assert_eq!(pool.stats().bytes_reserved, BYTES, "the reserve is allocated up front");
-    let buffers: Vec<_> = (0..4).map(|_| a.alloca(&pool, BYTES, &[], &[]).unwrap()).collect();
+    let buffers: Vec<_> = (0..4).map(|_| a.alloca(&pool, BYTES).submit().unwrap()).collect();
     let stats = pool.stats();
     assert_eq!((stats.blocks, stats.bytes_in_use, stats.high_water), (4, 4 * BYTES, 4 * BYTES));
     let done = device.create_semaphore(0).unwrap();
     for (index, buffer) in buffers.iter().enumerate() {
         let signal = [done.at(index as u64 + 1)];
-        a.dealloca(buffer, &[], &signal).unwrap();
+        a.dealloca(buffer).signals(&signal).submit().unwrap();
     }
     done.wait(4, TIMEOUT).unwrap();
     assert!(eventually(TIMEOUT, || pool.stats().bytes_pending == 0));
@@ -248,8 +248,8 @@ fn trimming_gives_free_blocks_back_down_to_the_reserve() {
     let eager = device
         .create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(BYTES).trim(TrimPolicy::KeepReserve))
         .unwrap();
-    let x = a.alloca(&eager, BYTES, &[], &[]).unwrap();
-    a.dealloca(&x, &[], &[done.at(5)]).unwrap();
+    let x = a.alloca(&eager, BYTES).submit().unwrap();
+    a.dealloca(&x).signal(done.at(5)).submit().unwrap();
     done.wait(5, TIMEOUT).unwrap();
     assert!(eventually(TIMEOUT, || eager.stats().blocks == 0));
 }
@@ -264,21 +264,21 @@ fn handles_dropped_early_keep_their_memory_until_the_rows_settle() {
     let done = device.create_semaphore(0).unwrap();
     // Dropped without a dealloca while a stalled store still writes it: held, not reused.
     controls(&a).inject_fault(a.hsa_queue(), 0, aqueduct_hsa::soft::Fault::Stall).unwrap();
-    let x = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+    let x = a.alloca(&pool, BYTES).submit().unwrap();
     rig.store(&a, &x, 1, &[], &[done.at(1)]);
     drop(x);
     let stats = pool.stats();
     assert_eq!((stats.bytes_in_use, stats.bytes_held, stats.live_allocations), (0, BYTES, 0));
-    assert!(matches!(a.alloca(&pool, BYTES, &[], &[]), Err(EngineError::PoolExhausted { .. })));
+    assert!(matches!(a.alloca(&pool, BYTES).submit(), Err(EngineError::PoolExhausted { .. })));
     release(&a, || done.value() == 1);
     assert!(eventually(TIMEOUT, || pool.stats().bytes_free == BYTES));
     // The pool's handle dropped while an allocation lives: the buffer keeps it working.
-    let y = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+    let y = a.alloca(&pool, BYTES).submit().unwrap();
     drop(pool);
     rig.store(&a, &y, 40, &[], &[done.at(2)]);
     done.wait(2, TIMEOUT).unwrap();
     assert_ramp(&y, 40, "an allocation of a dropped pool");
-    a.dealloca(&y, &[], &[done.at(3)]).unwrap();
+    a.dealloca(&y).signal(done.at(3)).submit().unwrap();
     done.wait(3, TIMEOUT).unwrap();
     drop(y);
     assert!(eventually(TIMEOUT, || device.live_objects().2 == allocations_before), "the block is freed");
@@ -292,16 +292,16 @@ fn a_dealloca_refused_by_a_failed_wait_holds_its_memory_until_the_rows_settle() 
     let pool = one_block_pool(&rig);
     let (failed, done) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
     failed.fail("the producer gave up");
-    let x = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+    let x = a.alloca(&pool, BYTES).submit().unwrap();
     // Staged, then failed at admission: the buffer is gone, its memory dated by nothing.
-    assert!(matches!(a.dealloca(&x, &[failed.at(1)], &[]), Err(EngineError::DependencyFailed(_))));
+    assert!(matches!(a.dealloca(&x).wait(failed.at(1)).submit(), Err(EngineError::DependencyFailed(_))));
     assert!(matches!(x.to_vec(), Err(EngineError::BufferDeallocated)));
-    assert!(matches!(a.dealloca(&x, &[], &[]), Err(EngineError::BufferDeallocated)));
+    assert!(matches!(a.dealloca(&x).submit(), Err(EngineError::BufferDeallocated)));
     // Its row settled when it failed, so the hold ends at once; the queue's timeline failed with
     // it, and the next dealloca takes a fresh one.
     assert!(eventually(TIMEOUT, || pool.stats().bytes_free == BYTES), "{:?}", pool.stats());
-    let y = a.alloca(&pool, BYTES, &[], &[]).unwrap();
-    a.dealloca(&y, &[], &[done.at(1)]).unwrap();
+    let y = a.alloca(&pool, BYTES).submit().unwrap();
+    a.dealloca(&y).signal(done.at(1)).submit().unwrap();
     done.wait(1, TIMEOUT).unwrap();
     assert!(eventually(TIMEOUT, || pool.stats().bytes_free == BYTES), "{:?}", pool.stats());
 }
@@ -317,21 +317,21 @@ fn a_dealloca_that_fails_on_the_device_holds_its_memory_while_the_failed_queue_l
     // B stalls, then faults on the store A's dealloca waits for (a device barrier by then).
     controls(&b).inject_fault(b.hsa_queue(), 0, aqueduct_hsa::soft::Fault::Stall).unwrap();
     controls(&b).inject_fault(b.hsa_queue(), 1, aqueduct_hsa::soft::Fault::KernelFault { status: 0x1016 }).unwrap();
-    b.barrier(&[], &[]).unwrap();
+    b.barrier().submit().unwrap();
     rig.store(&b, &scratch, 1, &[], &[produced.at(1)]);
-    let x = a.alloca(&pool, BYTES, &[], &[]).unwrap();
-    a.dealloca(&x, &[produced.at(1)], &[returned.at(1)]).unwrap();
+    let x = a.alloca(&pool, BYTES).submit().unwrap();
+    a.dealloca(&x).wait(produced.at(1)).signal(returned.at(1)).submit().unwrap();
     release(&b, || produced.query().is_err());
     assert!(matches!(returned.wait(1, TIMEOUT), Err(EngineError::SemaphoreFailed(_))));
     // Nothing dates the memory: held while the failed queue may still run what it had.
     let stats = pool.stats();
     assert_eq!((stats.bytes_held, stats.bytes_pending, stats.bytes_free), (BYTES, 0, 0), "{stats:?}");
-    assert!(matches!(a.alloca(&pool, BYTES, &[], &[]), Err(EngineError::PoolExhausted { .. })));
+    assert!(matches!(a.alloca(&pool, BYTES).submit(), Err(EngineError::PoolExhausted { .. })));
     drop(b);
     assert!(eventually(TIMEOUT, || pool.stats().bytes_free == BYTES), "{:?}", pool.stats());
-    let y = a.alloca(&pool, BYTES, &[], &[]).unwrap();
+    let y = a.alloca(&pool, BYTES).submit().unwrap();
     let again = device.create_semaphore(0).unwrap();
-    a.dealloca(&y, &[], &[again.at(1)]).unwrap();
+    a.dealloca(&y).signal(again.at(1)).submit().unwrap();
     again.wait(1, TIMEOUT).unwrap();
 }
 
@@ -342,7 +342,7 @@ fn bad_input_is_refused_and_changes_nothing() {
     let a = queue(device);
     let pool =
         device.create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(BYTES).max_size(4 * BYTES)).unwrap();
-    let kept = a.alloca(&pool, 100, &[], &[]).unwrap();
+    let kept = a.alloca(&pool, 100).submit().unwrap();
     let signal = device.create_semaphore(5).unwrap();
     let (stats, queue_stats) = (pool.stats(), a.stats());
     let unchanged = |what: &str| {
@@ -352,16 +352,19 @@ fn bad_input_is_refused_and_changes_nothing() {
     let invalid = |result: Result<aqueduct_engine::Buffer, EngineError>| {
         matches!(result, Err(EngineError::InvalidArgument { .. }))
     };
-    assert!(invalid(a.alloca(&pool, 0, &[], &[])));
+    assert!(invalid(a.alloca(&pool, 0).submit()));
     unchanged("size 0");
-    assert!(invalid(a.alloca(&pool, 4 * BYTES + 1, &[], &[])));
-    assert!(invalid(a.alloca(&pool, u64::MAX, &[], &[])));
+    assert!(invalid(a.alloca(&pool, 4 * BYTES + 1).submit()));
+    assert!(invalid(a.alloca(&pool, u64::MAX).submit()));
     unchanged("beyond the max size");
-    assert!(matches!(a.alloca(&pool, 64, &[], &[signal.at(5)]), Err(EngineError::SemaphoreNotIncreasing { .. })));
+    assert!(matches!(
+        a.alloca(&pool, 64).signal(signal.at(5)).submit(),
+        Err(EngineError::SemaphoreNotIncreasing { .. })
+    ));
     unchanged("a signal that does not increase");
     let other = common::engine(WaitStrategy::BarrierValue);
     let foreign = other.device().create_pool(PoolConfig::new(MemoryKind::HostVisible)).unwrap();
-    assert!(matches!(a.alloca(&foreign, 64, &[], &[]), Err(EngineError::ForeignObject { .. })));
+    assert!(matches!(a.alloca(&foreign, 64).submit(), Err(EngineError::ForeignObject { .. })));
     unchanged("a pool of another device");
     for config in [
         PoolConfig::new(MemoryKind::HostVisible).granule(3),
@@ -376,17 +379,17 @@ fn bad_input_is_refused_and_changes_nothing() {
 
     // Dealloca: a buffer not from a pool, a bad signal (the buffer stays live), twice.
     let plain = rig.buffer();
-    assert!(matches!(a.dealloca(&plain, &[], &[]), Err(EngineError::InvalidArgument { .. })));
-    assert!(matches!(a.dealloca(&kept, &[], &[signal.at(1)]), Err(EngineError::SemaphoreNotIncreasing { .. })));
+    assert!(matches!(a.dealloca(&plain).submit(), Err(EngineError::InvalidArgument { .. })));
+    assert!(matches!(a.dealloca(&kept).signal(signal.at(1)).submit(), Err(EngineError::SemaphoreNotIncreasing { .. })));
     unchanged("refused deallocas");
-    a.fill(kept.whole(), &[1], &[], &[]).unwrap();
+    a.fill(kept.whole(), &[1]).submit().unwrap();
     let table = BindingTable::from_bindings(&[kept.whole()]).unwrap();
     let done = device.create_semaphore(0).unwrap();
-    a.dealloca(&kept, &[], &[done.at(1)]).unwrap();
-    assert!(matches!(a.dealloca(&kept, &[], &[]), Err(EngineError::BufferDeallocated)), "twice");
+    a.dealloca(&kept).signal(done.at(1)).submit().unwrap();
+    assert!(matches!(a.dealloca(&kept).submit(), Err(EngineError::BufferDeallocated)), "twice");
     // Every use after the dealloca is refused.
-    assert!(matches!(a.fill(kept.whole(), &[2], &[], &[]), Err(EngineError::BufferDeallocated)));
-    assert!(matches!(a.copy(kept.range(0, 4), plain.range(0, 4), &[], &[]), Err(EngineError::BufferDeallocated)));
+    assert!(matches!(a.fill(kept.whole(), &[2]).submit(), Err(EngineError::BufferDeallocated)));
+    assert!(matches!(a.copy(kept.range(0, 4), plain.range(0, 4)).submit(), Err(EngineError::BufferDeallocated)));
     assert!(matches!(kept.write(0, &[1]), Err(EngineError::BufferDeallocated)));
     assert!(matches!(BindingTable::from_bindings(&[kept.whole()]), Err(EngineError::BufferDeallocated)));
     let recorder = device.create_command_buffer(aqueduct_engine::CommandBufferUsage::Reusable).unwrap();
@@ -394,9 +397,9 @@ fn bad_input_is_refused_and_changes_nothing() {
     recording.fill(aqueduct_engine::BufferRef::Slot { slot: 0, offset: 0, length: 4 }, &[3]).unwrap();
     recording.finish().unwrap();
     // A table built before the dealloca is checked again at each execution.
-    assert!(matches!(a.execute(&recording, &table, &[], &[]), Err(EngineError::BufferDeallocated)));
+    assert!(matches!(a.execute(&recording, &table).submit(), Err(EngineError::BufferDeallocated)));
     // A recording cannot bind an alloca's buffer statically.
-    let live = a.alloca(&pool, 64, &[], &[]).unwrap();
+    let live = a.alloca(&pool, 64).submit().unwrap();
     let mut static_recording = device.create_command_buffer(aqueduct_engine::CommandBufferUsage::Reusable).unwrap();
     assert!(matches!(
         static_recording.fill(aqueduct_engine::BufferRef::from(&live), &[3]),
@@ -441,7 +444,7 @@ fn four_threads_alloca_and_dealloca_with_no_overlap() {
                     for round in 0..ROUNDS {
                         let words = 1 + random.below(MAX_WORDS);
                         value += 1;
-                        let buffer = queue.alloca(&pool, words * 4, &[], &[semaphore.at(value)]).unwrap();
+                        let buffer = queue.alloca(&pool, words * 4).signal(semaphore.at(value)).submit().unwrap();
                         let address = buffer.device_address();
                         {
                             let mut live = live.lock().unwrap();
@@ -457,33 +460,31 @@ fn four_threads_alloca_and_dealloca_with_no_overlap() {
                         let ready = value;
                         value += 1;
                         queue
-                            .fill(
-                                buffer.whole(),
-                                &pattern.to_le_bytes(),
-                                &[semaphore.at(ready)],
-                                &[semaphore.at(value)],
-                            )
+                            .fill(buffer.whole(), &pattern.to_le_bytes())
+                            .wait(semaphore.at(ready))
+                            .signal(semaphore.at(value))
+                            .submit()
                             .unwrap();
                         held.push((buffer, words, pattern));
                         // Random lifetimes: return a random held allocation most rounds.
                         while held.len() > 3 || (!held.is_empty() && random.below(3) == 0) {
                             let (buffer, words, pattern) = held.swap_remove(random.below(held.len() as u64) as usize);
                             let slot = expected.len() as u64 * MAX_WORDS * 4;
-                            queue.copy(buffer.whole(), out.range(slot, words * 4), &[], &[]).unwrap();
+                            queue.copy(buffer.whole(), out.range(slot, words * 4)).submit().unwrap();
                             expected.push((words, pattern));
                             live.lock().unwrap().remove(&buffer.device_address());
-                            queue.dealloca(&buffer, &[], &[]).unwrap();
+                            queue.dealloca(&buffer).submit().unwrap();
                         }
                     }
                     for (buffer, words, pattern) in held.drain(..) {
                         let slot = expected.len() as u64 * MAX_WORDS * 4;
-                        queue.copy(buffer.whole(), out.range(slot, words * 4), &[], &[]).unwrap();
+                        queue.copy(buffer.whole(), out.range(slot, words * 4)).submit().unwrap();
                         expected.push((words, pattern));
                         live.lock().unwrap().remove(&buffer.device_address());
-                        queue.dealloca(&buffer, &[], &[]).unwrap();
+                        queue.dealloca(&buffer).submit().unwrap();
                     }
                     value += 1;
-                    queue.barrier(&[], &[semaphore.at(value)]).unwrap();
+                    queue.barrier().signal(semaphore.at(value)).submit().unwrap();
                     semaphore.wait(value, TIMEOUT).unwrap();
                     let bytes = out.to_vec().unwrap();
                     for (index, (words, pattern)) in expected.iter().enumerate() {

@@ -33,9 +33,9 @@ fn every_software_mode_records_what_the_queues_did() {
         fault_next(&a, Fault::Slow(SLOW));
         rig.store(&a, &x, 1, &[], &[s.at(1)]);
         rig.add(&b, &y, &x, 10, &[s.at(1)], &[t.at(1)]);
-        b.fill(y.whole(), &[7], &[t.at(1)], &[t.at(2)]).unwrap();
+        b.fill(y.whole(), &[7]).wait(t.at(1)).signal(t.at(2)).submit().unwrap();
         t.wait(2, TIMEOUT).unwrap();
-        b.barrier(&[s.at(1)], &[t.at(3)]).unwrap();
+        b.barrier().wait(s.at(1)).signal(t.at(3)).submit().unwrap();
         t.wait(3, TIMEOUT).unwrap();
         let report = device.end_profile().unwrap();
         let (records, bytes) = read_keeping(&path);
@@ -185,7 +185,7 @@ fn a_full_buffer_drops_and_counts_records_and_never_blocks() {
     let done = device.create_semaphore(0).unwrap();
     const SUBMISSIONS: u64 = 3000;
     for value in 1..=SUBMISSIONS {
-        queue.fill(target.whole(), &[1], &[], &[done.at(value)]).unwrap();
+        queue.fill(target.whole(), &[1]).signal(done.at(value)).submit().unwrap();
     }
     done.wait(SUBMISSIONS, TIMEOUT).unwrap();
     let report = device.end_profile().unwrap();
@@ -222,7 +222,7 @@ fn a_command_buffer_execution_is_timed_as_one_submission() {
     program.finish().unwrap();
     let done = device.create_semaphore(0).unwrap();
     fault_next(&queue, Fault::Slow(SLOW));
-    queue.execute(&program, &BindingTable::default(), &[], &[done.at(1)]).unwrap();
+    queue.execute(&program, &BindingTable::default()).signal(done.at(1)).submit().unwrap();
     done.wait(1, TIMEOUT).unwrap();
     assert_eq!(common::words(&y.to_vec().unwrap())[..2], [6, 7], "the program ran");
     device.end_profile().unwrap();
@@ -278,13 +278,13 @@ fn capture_state_errors_and_queues_that_join_late() {
     // A queue created during the capture is captured.
     let late = queue(device);
     let done = device.create_semaphore(0).unwrap();
-    late.barrier(&[], &[done.at(1)]).unwrap();
+    late.barrier().signal(done.at(1)).submit().unwrap();
     done.wait(1, TIMEOUT).unwrap();
     device.end_profile().unwrap();
     assert!(matches!(device.begin_profile(bad), Err(EngineError::InvalidArgument { what: "profile", .. })));
     let records = read(&path);
     assert_eq!(queue_events(&records, u32::from(late.index())).len(), 1);
     // After the capture, nothing is stamped or recorded.
-    late.barrier(&[], &[done.at(2)]).unwrap();
+    late.barrier().signal(done.at(2)).submit().unwrap();
     done.wait(2, TIMEOUT).unwrap();
 }

@@ -136,7 +136,7 @@ fn every_replayed_dispatch_is_an_event_naming_its_command() {
         let done = device.create_semaphore(0).unwrap();
         for (value, (packet, _)) in (1..).zip(SLOWED) {
             fault_at(&queue, packet, Fault::Slow(SLOW));
-            queue.execute(&program, &table, &[], &[done.at(value)]).unwrap();
+            queue.execute(&program, &table).signal(done.at(value)).submit().unwrap();
             done.wait(value, TIMEOUT).unwrap();
         }
         check_results(&buffers);
@@ -193,7 +193,7 @@ fn without_dispatch_events_an_execution_is_timed_as_a_whole() {
     let queue = queue(device);
     let (program, buffers, table) = record(&rig, BlockLimits::default());
     let done = device.create_semaphore(0).unwrap();
-    queue.execute(&program, &table, &[], &[done.at(1)]).unwrap();
+    queue.execute(&program, &table).signal(done.at(1)).submit().unwrap();
     done.wait(1, TIMEOUT).unwrap();
     check_results(&buffers);
     let report = device.end_profile().unwrap();
@@ -208,7 +208,7 @@ fn without_dispatch_events_an_execution_is_timed_as_a_whole() {
 
     // Capture off: the same program runs again, with none of the timed barriers.
     let packets = queue.stats().packets;
-    queue.execute(&program, &table, &[], &[done.at(2)]).unwrap();
+    queue.execute(&program, &table).signal(done.at(2)).submit().unwrap();
     done.wait(2, TIMEOUT).unwrap();
     check_results(&buffers);
     assert_eq!(queue.stats().packets - packets, u64::from(PACKETS) - 2);
@@ -226,7 +226,7 @@ fn dispatches_that_find_no_timing_signal_run_untimed_and_are_counted() {
     let queue = queue(device);
     let (program, buffers, table) = record(&rig, BlockLimits::default());
     let done = device.create_semaphore(0).unwrap();
-    queue.execute(&program, &table, &[], &[done.at(1)]).unwrap();
+    queue.execute(&program, &table).signal(done.at(1)).submit().unwrap();
     done.wait(1, TIMEOUT).unwrap();
     check_results(&buffers);
     let report = device.end_profile().unwrap();

@@ -28,7 +28,7 @@ fn a_high_priority_queue_finishes_first_under_contention() {
             .workgroup([64, 1, 1])
             .bindings(&bindings)
             .constants(&constants);
-        queue.dispatch(&rig.kernels.store_value, &dispatch, &[], &[done.at(1)]).unwrap();
+        queue.dispatch(&rig.kernels.store_value, &dispatch).signal(done.at(1)).submit().unwrap();
     };
     for round in 1..=3u64 {
         let (low_done, high_done) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
@@ -69,7 +69,8 @@ fn bad_queue_settings_are_refused_and_make_nothing() {
     let device = engine.device();
     let before = device.live_objects();
     let compute_units = device.agents()[0].compute_units;
-    let past_the_agent = if compute_units.is_multiple_of(32) { vec![0, 1] } else { vec![!0u32 << (compute_units % 32)] };
+    let past_the_agent =
+        if compute_units.is_multiple_of(32) { vec![0, 1] } else { vec![!0u32 << (compute_units % 32)] };
     for mask in [vec![], vec![0], past_the_agent] {
         let refused = device.create_queue_with(QueueConfig::new().cu_mask(mask.clone()));
         assert!(

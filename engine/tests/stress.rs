@@ -103,38 +103,55 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
                                 kinds[0] += 1;
                                 let bindings = [out, entry(&lanes[other].log, value)];
                                 let addend = (step - value) as u32;
-                                lane.queue.dispatch(
-                                    &kernels.add_from,
-                                    &Dispatch::grid([1, 1, 1])
-                                        .workgroup([1, 1, 1])
-                                        .bindings(&bindings)
-                                        .constants(&[addend, 1]),
-                                    &points,
-                                    &signal,
-                                )
+                                lane.queue
+                                    .dispatch(
+                                        &kernels.add_from,
+                                        &Dispatch::grid([1, 1, 1])
+                                            .workgroup([1, 1, 1])
+                                            .bindings(&bindings)
+                                            .constants(&[addend, 1]),
+                                    )
+                                    .waits(&points)
+                                    .signals(&signal)
+                                    .submit()
                             }
                             _ if step > 1 && rng.below(2) == 0 => {
                                 kinds[1] += 1;
                                 let bindings = [out, entry(&lane.log, step - 1)];
-                                lane.queue.dispatch(
-                                    &kernels.add_from,
-                                    &Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1, 1]),
-                                    &points,
-                                    &signal,
-                                )
+                                lane.queue
+                                    .dispatch(
+                                        &kernels.add_from,
+                                        &Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1, 1]),
+                                    )
+                                    .waits(&points)
+                                    .signals(&signal)
+                                    .submit()
                             }
                             _ => {
                                 kinds[2] += 1;
                                 let value = step as u32;
                                 match rng.below(3) {
-                                    0 => lane.queue.dispatch(
-                                        &kernels.store_value,
-                                        &Dispatch::grid([1, 1, 1]).bindings(&[out]).constants(&[value, 1]),
-                                        &points,
-                                        &signal,
-                                    ),
-                                    1 => lane.queue.fill(out, &value.to_le_bytes(), &points, &signal),
-                                    _ => lane.queue.update(&lane.log, step * 4, &value.to_le_bytes(), &points, &signal),
+                                    0 => lane
+                                        .queue
+                                        .dispatch(
+                                            &kernels.store_value,
+                                            &Dispatch::grid([1, 1, 1]).bindings(&[out]).constants(&[value, 1]),
+                                        )
+                                        .waits(&points)
+                                        .signals(&signal)
+                                        .submit(),
+                                    1 => lane
+                                        .queue
+                                        .fill(out, &value.to_le_bytes())
+                                        .waits(&points)
+                                        .signals(&signal)
+                                        .submit(),
+                                    _ => lane
+                                        .queue
+                                        .update(&lane.log, step * 4, &value.to_le_bytes())
+                                        .waits(&points)
+                                        .signals(&signal)
+                                        .submit(),
                                 }
                             }
                         };
@@ -262,20 +279,23 @@ fn four_threads_share_two_queues() {
                         let queue = &queues[rng.below(2) as usize];
                         let signal = [timeline.at(step)];
                         let result = if step == 1 {
-                            queue.dispatch(
-                                &kernels.store_value,
-                                &Dispatch::grid([1, 1, 1]).bindings(&[entry(log, 1)]).constants(&[1, 1]),
-                                &[],
-                                &signal,
-                            )
+                            queue
+                                .dispatch(
+                                    &kernels.store_value,
+                                    &Dispatch::grid([1, 1, 1]).bindings(&[entry(log, 1)]).constants(&[1, 1]),
+                                )
+                                .signals(&signal)
+                                .submit()
                         } else {
                             let bindings = [entry(log, step), entry(log, step - 1)];
-                            queue.dispatch(
-                                &kernels.add_from,
-                                &Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1, 1]),
-                                &[timeline.at(step - 1)],
-                                &signal,
-                            )
+                            queue
+                                .dispatch(
+                                    &kernels.add_from,
+                                    &Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1, 1]),
+                                )
+                                .wait(timeline.at(step - 1))
+                                .signals(&signal)
+                                .submit()
                         };
                         result.unwrap_or_else(|error| panic!("thread {thread} step {step}: {error}"));
                     }

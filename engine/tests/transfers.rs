@@ -74,7 +74,7 @@ fn fills_every_width_size_and_offset() {
                 // Every other case ends exactly at the end of the buffer.
                 let tail = if case % 2 == 0 { 0 } else { 13 };
                 let (buffer, mut expected) = rig.random_buffer(&mut rng, (offset + length + tail).max(1));
-                rig.run(|queue, signal| queue.fill(buffer.range(offset, length), pattern, &[], signal));
+                rig.run(|queue, signal| queue.fill(buffer.range(offset, length), pattern).signals(signal).submit());
                 for k in 0..length as usize {
                     expected[offset as usize + k] = pattern[k % width];
                 }
@@ -91,15 +91,15 @@ fn fill_of_the_whole_buffer_and_of_device_local_memory() {
     let rig = Rig::new();
     for size in [1u64, 7, 64, 4096, 65537] {
         let whole = rig.device.allocate(MemoryKind::HostVisible, size).unwrap();
-        rig.run(|queue, signal| queue.fill(whole.whole(), &[0x5A], &[], signal));
+        rig.run(|queue, signal| queue.fill(whole.whole(), &[0x5A]).signals(signal).submit());
         assert!(whole.to_vec().unwrap().iter().all(|&byte| byte == 0x5A), "whole fill of {size} bytes");
 
         // Device-local memory is checked through a copy back to host-visible memory.
         let local = rig.device.allocate(MemoryKind::DeviceLocal, size + 8).unwrap();
         let readback = rig.device.allocate(MemoryKind::HostVisible, size + 8).unwrap();
-        rig.run(|queue, signal| queue.fill(local.whole(), &[0xEE], &[], signal));
-        rig.run(|queue, signal| queue.fill(local.range(4, size), &[0x11], &[], signal));
-        rig.run(|queue, signal| queue.copy(local.whole(), readback.whole(), &[], signal));
+        rig.run(|queue, signal| queue.fill(local.whole(), &[0xEE]).signals(signal).submit());
+        rig.run(|queue, signal| queue.fill(local.range(4, size), &[0x11]).signals(signal).submit());
+        rig.run(|queue, signal| queue.copy(local.whole(), readback.whole()).signals(signal).submit());
         let bytes = readback.to_vec().unwrap();
         assert!(bytes[..4].iter().chain(&bytes[4 + size as usize..]).all(|&byte| byte == 0xEE), "guards of {size}");
         assert!(bytes[4..4 + size as usize].iter().all(|&byte| byte == 0x11), "device-local fill of {size} bytes");
@@ -119,7 +119,10 @@ fn copies_every_size_and_alignment() {
             let tail = if cases % 2 == 0 { 0 } else { 11 };
             let (target, mut expected) = rig.random_buffer(&mut rng, (target_offset + length + tail).max(1));
             rig.run(|queue, signal| {
-                queue.copy(source.range(source_offset, length), target.range(target_offset, length), &[], signal)
+                queue
+                    .copy(source.range(source_offset, length), target.range(target_offset, length))
+                    .signals(signal)
+                    .submit()
             });
             let (s, t, n) = (source_offset as usize, target_offset as usize, length as usize);
             expected[t..t + n].copy_from_slice(&source_bytes[s..s + n]);
@@ -146,7 +149,9 @@ fn copies_within_one_buffer_between_disjoint_and_touching_ranges() {
                 let size = 2 * length + gap + 7;
                 let (buffer, mut expected) = rig.random_buffer(&mut rng, size);
                 let (from, to) = if forward { (0, length + gap) } else { (length + gap, 0) };
-                rig.run(|queue, signal| queue.copy(buffer.range(from, length), buffer.range(to, length), &[], signal));
+                rig.run(|queue, signal| {
+                    queue.copy(buffer.range(from, length), buffer.range(to, length)).signals(signal).submit()
+                });
                 let source = expected[from as usize..(from + length) as usize].to_vec();
                 expected[to as usize..(to + length) as usize].copy_from_slice(&source);
                 check(
@@ -167,8 +172,8 @@ fn copies_through_device_local_memory() {
         let (source, bytes) = rig.random_buffer(&mut rng, length);
         let local = rig.device.allocate(MemoryKind::DeviceLocal, length + 32).unwrap();
         let (back, mut expected) = rig.random_buffer(&mut rng, length + 3);
-        rig.run(|queue, signal| queue.copy(source.whole(), local.range(16, length), &[], signal));
-        rig.run(|queue, signal| queue.copy(local.range(16, length), back.range(3, length), &[], signal));
+        rig.run(|queue, signal| queue.copy(source.whole(), local.range(16, length)).signals(signal).submit());
+        rig.run(|queue, signal| queue.copy(local.range(16, length), back.range(3, length)).signals(signal).submit());
         expected[3..].copy_from_slice(&bytes);
         check(&back.to_vec().unwrap(), &expected, &format!("host -> device-local -> host, {length} bytes"));
     }
@@ -186,7 +191,7 @@ fn updates_inline_and_staged() {
             let tail = if case % 2 == 0 { 0 } else { 5 };
             let (buffer, mut expected) = rig.random_buffer(&mut rng, (offset + length + tail).max(1));
             let data = rng.bytes(length as usize);
-            rig.run(|queue, signal| queue.update(&buffer, offset, &data, &[], signal));
+            rig.run(|queue, signal| queue.update(&buffer, offset, &data).signals(signal).submit());
             expected[offset as usize..(offset + length) as usize].copy_from_slice(&data);
             check(&buffer.to_vec().unwrap(), &expected, &format!("update of {length} bytes at {offset}"));
             cases += 1;
@@ -204,8 +209,8 @@ fn update_data_is_captured_at_submission() {
     let mut inline = vec![7u8; 100];
     let mut staged = vec![9u8; 5000];
     // Held back by a host-signalled wait, so the device cannot have read anything yet.
-    rig.queue.update(&target, 0, &inline, &[blocker.at(1)], &[]).unwrap();
-    rig.queue.update(&target, 1000, &staged, &[], &[rig.done.at(1)]).unwrap();
+    rig.queue.update(&target, 0, &inline).wait(blocker.at(1)).submit().unwrap();
+    rig.queue.update(&target, 1000, &staged).signal(rig.done.at(1)).submit().unwrap();
     inline.fill(0xFF);
     staged.fill(0xFF);
     drop((inline, staged));
@@ -226,9 +231,9 @@ fn updates_into_device_local_memory() {
         let local = rig.device.allocate(MemoryKind::DeviceLocal, length + 2).unwrap();
         let readback = rig.device.allocate(MemoryKind::HostVisible, length + 2).unwrap();
         let data = rng.bytes(length as usize);
-        rig.run(|queue, signal| queue.fill(local.whole(), &[0x33], &[], signal));
-        rig.run(|queue, signal| queue.update(&local, 1, &data, &[], signal));
-        rig.run(|queue, signal| queue.copy(local.whole(), readback.whole(), &[], signal));
+        rig.run(|queue, signal| queue.fill(local.whole(), &[0x33]).signals(signal).submit());
+        rig.run(|queue, signal| queue.update(&local, 1, &data).signals(signal).submit());
+        rig.run(|queue, signal| queue.copy(local.whole(), readback.whole()).signals(signal).submit());
         let bytes = readback.to_vec().unwrap();
         assert_eq!(bytes[0], 0x33);
         assert_eq!(*bytes.last().unwrap(), 0x33);
@@ -240,9 +245,9 @@ fn updates_into_device_local_memory() {
 fn zero_length_operations_still_signal() {
     let rig = Rig::new();
     let buffer = host_buffer(&rig.device, &[1, 2, 3, 4]);
-    rig.run(|queue, signal| queue.fill(buffer.range(4, 0), &[9], &[], signal));
-    rig.run(|queue, signal| queue.copy(buffer.range(0, 0), buffer.range(2, 0), &[], signal));
-    rig.run(|queue, signal| queue.update(&buffer, 4, &[], &[], signal));
+    rig.run(|queue, signal| queue.fill(buffer.range(4, 0), &[9]).signals(signal).submit());
+    rig.run(|queue, signal| queue.copy(buffer.range(0, 0), buffer.range(2, 0)).signals(signal).submit());
+    rig.run(|queue, signal| queue.update(&buffer, 4, &[]).signals(signal).submit());
     assert_eq!(buffer.to_vec().unwrap(), [1, 2, 3, 4]);
     assert_eq!(rig.done.value(), 3);
     assert_eq!(rig.queue.stats().submissions, 3);
@@ -288,7 +293,7 @@ proptest! {
             match op {
                 Op::Fill { buffer, offset, elements, width, pattern } => {
                     let length = (elements * *width as u64).min((MODEL_SIZE - offset) / *width as u64 * *width as u64);
-                    rig.queue.fill(buffers[*buffer].range(*offset, length), &pattern[..*width], &[], &signal).unwrap();
+                    rig.queue.fill(buffers[*buffer].range(*offset, length), &pattern[..*width]).signals(&signal).submit().unwrap();
                     for k in 0..length as usize {
                         model[*buffer][*offset as usize + k] = pattern[k % width];
                     }
@@ -296,7 +301,7 @@ proptest! {
                 Op::Copy { from, from_offset, to, to_offset, length } => {
                     let length = (*length).min(MODEL_SIZE - from_offset).min(MODEL_SIZE - to_offset);
                     let overlaps = from == to && length > 0 && from_offset < &(to_offset + length) && to_offset < &(from_offset + length);
-                    let result = rig.queue.copy(buffers[*from].range(*from_offset, length), buffers[*to].range(*to_offset, length), &[], &signal);
+                    let result = rig.queue.copy(buffers[*from].range(*from_offset, length), buffers[*to].range(*to_offset, length)).signals(&signal).submit();
                     if overlaps {
                         prop_assert!(matches!(result, Err(EngineError::Plan(aqueduct_builtins::PlanError::OverlappingCopy { .. }))), "{result:?}");
                         continue;
@@ -307,7 +312,7 @@ proptest! {
                 }
                 Op::Update { buffer, offset, data } => {
                     let length = (data.len() as u64).min(MODEL_SIZE - offset) as usize;
-                    rig.queue.update(&buffers[*buffer], *offset, &data[..length], &[], &signal).unwrap();
+                    rig.queue.update(&buffers[*buffer], *offset, &data[..length]).signals(&signal).submit().unwrap();
                     model[*buffer][*offset as usize..*offset as usize + length].copy_from_slice(&data[..length]);
                 }
             }

@@ -215,7 +215,7 @@ fn a_wait_on_a_value_older_than_the_producer_record_defers_and_still_orders() {
         let (x, y) = (rig.buffer(), rig.buffer());
         stall_next(&a);
         rig.store(&a, &x, 70, &[], &[s.at(1)]);
-        a.barrier(&[], &[s.at(2)]).unwrap();
+        a.barrier().signal(s.at(2)).submit().unwrap();
         let before = b.stats();
         rig.add(&b, &y, &x, 1, &[s.at(1)], &[t.at(1)]);
         assert_eq!(delta(&b, before), (0, 0, 1, 1), "{strategy:?}: parked");
@@ -341,7 +341,7 @@ fn wait_all_and_wait_any() {
         assert_eq!(wait_any(&[q.at(1), r.at(4)], TIMEOUT).unwrap(), 1);
     });
     let gate = device.create_semaphore(0).unwrap();
-    a.barrier(&[gate.at(1)], &[q.at(2)]).unwrap();
+    a.barrier().wait(gate.at(1)).signal(q.at(2)).submit().unwrap();
     std::thread::scope(|scope| {
         scope.spawn(|| {
             std::thread::sleep(Duration::from_millis(30));
@@ -376,7 +376,7 @@ fn many_host_waiters_wake_on_one_queue_signal() {
     let device = rig.device();
     let a = queue(device);
     let (gate, done) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
-    a.barrier(&[gate.at(1)], &[done.at(7)]).unwrap();
+    a.barrier().wait(gate.at(1)).signal(done.at(7)).submit().unwrap();
     std::thread::scope(|scope| {
         let waiters: Vec<_> = (0..8).map(|_| scope.spawn(|| done.wait(7, TIMEOUT))).collect();
         std::thread::sleep(Duration::from_millis(20));
@@ -433,7 +433,7 @@ fn waits_without_a_deadline() {
     wait_all(&[s.at(1)], Duration::MAX).unwrap();
     assert_eq!(wait_any(&[t.at(1), s.at(1)], Duration::MAX).unwrap(), 1);
     let gate = device.create_semaphore(0).unwrap();
-    a.barrier(&[gate.at(1)], &[t.at(1)]).unwrap();
+    a.barrier().wait(gate.at(1)).signal(t.at(1)).submit().unwrap();
     std::thread::scope(|scope| {
         scope.spawn(|| {
             std::thread::sleep(Duration::from_millis(20));

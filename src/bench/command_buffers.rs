@@ -164,7 +164,7 @@ fn timed_execute(
     value: u64,
 ) -> Result<Sample, EngineError> {
     let (wall, cpu) = (Instant::now(), thread_cpu_time());
-    queue.execute(cb, table, &[], &[done.at(value)])?;
+    queue.execute(cb, table).signal(done.at(value)).submit()?;
     let sample = Sample { wall: wall.elapsed(), host_cpu: thread_cpu_time() - cpu };
     done.wait(value, WAIT)?;
     Ok(sample)
@@ -184,7 +184,7 @@ pub fn dynamic_extra(rig: &CommandBufferRig, length: u64) -> Result<Sample, Engi
     let prebuilt = timed_execute(&rig.queues[0], rig.chain(length)?, &table, &done, 1)?;
     let (wall, cpu) = (Instant::now(), thread_cpu_time());
     let cb = rig.materials.record_chain(length, CommandBufferUsage::OneShot)?;
-    rig.queues[0].execute(&cb, &table, &[], &[done.at(2)])?;
+    rig.queues[0].execute(&cb, &table).signal(done.at(2)).submit()?;
     let dynamic = Sample { wall: wall.elapsed(), host_cpu: thread_cpu_time() - cpu };
     done.wait(2, WAIT)?;
     Ok(Sample {
@@ -214,7 +214,7 @@ pub fn clip(rig: &CommandBufferRig, concurrency: usize, items: u64) -> Result<Sa
                         if item > CLIP_DEPTH as u64 {
                             done.wait(item - CLIP_DEPTH as u64, WAIT)?;
                         }
-                        queue.execute(&rig.clip, &tables[item as usize % CLIP_DEPTH], &[], &[done.at(item)])?;
+                        queue.execute(&rig.clip, &tables[item as usize % CLIP_DEPTH]).signal(done.at(item)).submit()?;
                     }
                     let (ended, cpu) = (Instant::now(), thread_cpu_time() - cpu);
                     done.wait(items, WAIT)?;

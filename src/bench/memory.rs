@@ -98,14 +98,18 @@ pub fn roundtrip(rig: &Rig, memory: &MemoryRig, pooled: bool) -> Result<Sample, 
         || {
             for _ in 0..SUBMITS {
                 let buffer =
-                    if pooled { queue.alloca(&memory.pool, ALLOCA_BYTES, &[], &[])? } else { memory.fixed.clone() };
+                    if pooled { queue.alloca(&memory.pool, ALLOCA_BYTES).submit()? } else { memory.fixed.clone() };
                 let bindings = [buffer.range(0, 4), buffer.range(64, 4)];
-                queue.dispatch(&rig.tiny, &tiny(&bindings), &[], &[])?;
+                queue.dispatch(&rig.tiny, &tiny(&bindings)).submit()?;
                 // The baseline's barrier signals a semaphore, as a dealloca signals its queue's
                 // memory timeline: the rows differ by the allocation path alone.
-                if pooled { queue.dealloca(&buffer, &[], &[])? } else { queue.barrier(&[], &[stand_in.next()])? }
+                if pooled {
+                    queue.dealloca(&buffer).submit()?
+                } else {
+                    queue.barrier().signal(stand_in.next()).submit()?
+                }
             }
-            queue.barrier(&[], &[done.at(1)])
+            queue.barrier().signal(done.at(1)).submit()
         },
         || done.wait(1, WAIT),
         false,
@@ -126,10 +130,10 @@ pub fn cross_queue(rig: &Rig, memory: &MemoryRig) -> Result<Sample, EngineError>
         || {
             for step in 1..=SUBMITS {
                 let queue = &queues[step as usize % 2];
-                let buffer = queue.alloca(&memory.one_block, ALLOCA_BYTES, &[], &[ready.at(step)])?;
+                let buffer = queue.alloca(&memory.one_block, ALLOCA_BYTES).signal(ready.at(step)).submit()?;
                 let bindings = [buffer.range(0, 4), buffer.range(64, 4)];
-                queue.dispatch(&rig.tiny, &tiny(&bindings), &[ready.at(step)], &[])?;
-                queue.dealloca(&buffer, &[], &[done.at(step)])?;
+                queue.dispatch(&rig.tiny, &tiny(&bindings)).wait(ready.at(step)).submit()?;
+                queue.dealloca(&buffer).signal(done.at(step)).submit()?;
             }
             Ok(())
         },
@@ -156,14 +160,14 @@ pub fn host_calls(rig: &Rig, after_barrier: bool) -> Result<Sample, EngineError>
         || {
             for value in 1..=HOST_CALLS {
                 if after_barrier {
-                    queue.barrier(&[], &[])?;
+                    queue.barrier().submit()?;
                 }
                 let ran = ran.clone();
                 let call = move || {
                     ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     Ok(())
                 };
-                queue.host_call(call, &[], &[done.at(value)])?;
+                queue.host_call(call).signal(done.at(value)).submit()?;
                 done.wait(value, WAIT)?;
             }
             Ok(())
@@ -185,8 +189,11 @@ pub fn read_file(rig: &Rig, memory: &MemoryRig, staged: bool) -> Result<Sample, 
     let done = rig.device.create_semaphore(0)?;
     let target = if staged { &memory.device_local } else { &memory.visible };
     clear_probes(&memory.visible)?;
-    let sample =
-        timed(|| queue.read_file(&memory.file, 0, target.whole(), &[], &[done.at(1)]), || done.wait(1, WAIT), true)?;
+    let sample = timed(
+        || queue.read_file(&memory.file, 0, target.whole()).signal(done.at(1)).submit(),
+        || done.wait(1, WAIT),
+        true,
+    )?;
     if !staged {
         check_file_bytes(&memory.visible)?;
     }

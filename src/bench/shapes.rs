@@ -87,7 +87,7 @@ impl Rig {
         // A chain, so the last value means every queue ran its barrier.
         for (value, queue) in (1u64..).zip(self.host.iter().chain(&self.e2e)) {
             let waits: &[_] = if value == 1 { &[] } else { &[done.at(value - 1)] };
-            queue.barrier(waits, &[done.at(value)])?;
+            queue.barrier().waits(waits).signal(done.at(value)).submit()?;
         }
         done.wait((self.host.len() + self.e2e.len()) as u64, std::time::Duration::from_secs(10))
     }
@@ -166,13 +166,19 @@ pub fn edges(rig: &Rig, payload: Payload, handoffs: u64, e2e: bool) -> Result<Sa
                 let queue = &queues[(step & 1) as usize];
                 let (waits, signals) = ([chain.at(step)], [chain.at(step + 1)]);
                 match payload {
-                    Payload::Edge => queue.barrier(&waits, &signals),
-                    Payload::Copy4 => {
-                        queue.copy(scratch.range(COPY_SOURCE, 4), scratch.range(COPY_TARGET, 4), &waits, &signals)
-                    }
-                    Payload::Fill4 => queue.fill(scratch.range(FILL_TARGET, 4), &[1, 2, 3, 4], &waits, &signals),
-                    Payload::Dispatch => queue.dispatch(&rig.tiny, &tiny, &waits, &signals),
-                    Payload::Noop => queue.dispatch(&rig.noop, &noop, &waits, &signals),
+                    Payload::Edge => queue.barrier().waits(&waits).signals(&signals).submit(),
+                    Payload::Copy4 => queue
+                        .copy(scratch.range(COPY_SOURCE, 4), scratch.range(COPY_TARGET, 4))
+                        .waits(&waits)
+                        .signals(&signals)
+                        .submit(),
+                    Payload::Fill4 => queue
+                        .fill(scratch.range(FILL_TARGET, 4), &[1, 2, 3, 4])
+                        .waits(&waits)
+                        .signals(&signals)
+                        .submit(),
+                    Payload::Dispatch => queue.dispatch(&rig.tiny, &tiny).waits(&waits).signals(&signals).submit(),
+                    Payload::Noop => queue.dispatch(&rig.noop, &noop).waits(&waits).signals(&signals).submit(),
                 }?;
             }
             Ok(())
@@ -215,8 +221,8 @@ pub fn batched(rig: &Rig, payload: Payload, ops: u64) -> Result<Sample, EngineEr
                 for step in 0..ops {
                     let (waits, signals) = ([chain.at(step)], [chain.at(step + 1)]);
                     match payload {
-                        Payload::Dispatch => batch.dispatch(&rig.tiny, &tiny, &waits, &signals),
-                        _ => batch.barrier(&waits, &signals),
+                        Payload::Dispatch => batch.dispatch(&rig.tiny, &tiny).waits(&waits).signals(&signals).submit(),
+                        _ => batch.barrier().waits(&waits).signals(&signals).submit(),
                     }?;
                 }
                 Ok(())
@@ -236,7 +242,7 @@ pub fn chain(rig: &Rig, length: u64, e2e: bool) -> Result<Sample, EngineError> {
     let queue = &rig.queues(e2e)[0];
     let chain = rig.device.create_semaphore(0)?;
     let sample = timed(
-        || (0..length).try_for_each(|step| queue.barrier(&[chain.at(step)], &[chain.at(step + 1)])),
+        || (0..length).try_for_each(|step| queue.barrier().wait(chain.at(step)).signal(chain.at(step + 1)).submit()),
         || chain.wait(length, WAIT),
         e2e,
     )?;
@@ -256,7 +262,7 @@ pub fn dispatches(rig: &Rig, count: usize) -> Result<Sample, EngineError> {
         None => (&rig.noop, Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1])),
     };
     let sample = timed(
-        || (1..=SUBMITS).try_for_each(|value| queue.dispatch(kernel, &dispatch, &[], &[done.at(value)])),
+        || (1..=SUBMITS).try_for_each(|value| queue.dispatch(kernel, &dispatch).signal(done.at(value)).submit()),
         || done.wait(SUBMITS, WAIT),
         false,
     )?;
@@ -281,7 +287,7 @@ pub fn scaling(rig: &Rig, queues: usize) -> Result<Sample, EngineError> {
                     start.wait();
                     let (began, cpu) = (Instant::now(), thread_cpu_time());
                     for value in 1..=SUBMITS {
-                        queue.dispatch(kernel, noop, &[], &[done.at(value)])?;
+                        queue.dispatch(kernel, noop).signal(done.at(value)).submit()?;
                     }
                     let (ended, cpu) = (Instant::now(), thread_cpu_time() - cpu);
                     done.wait(SUBMITS, WAIT)?;
@@ -327,10 +333,10 @@ pub fn diamonds(rig: &Rig, counts: &WaitCounts) -> Result<Sample, EngineError> {
         || {
             for step in 1..=DIAMONDS {
                 let previous = [d.at(step - 1)];
-                queues[0].barrier(&previous[..usize::from(step > 1)], &[a.at(step)])?;
-                queues[1].barrier(&[a.at(step)], &[b.at(step)])?;
-                queues[2].barrier(&[a.at(step)], &[c.at(step)])?;
-                queues[3].barrier(&[b.at(step), c.at(step), a.at(step)], &[d.at(step)])?;
+                queues[0].barrier().waits(&previous[..usize::from(step > 1)]).signal(a.at(step)).submit()?;
+                queues[1].barrier().wait(a.at(step)).signal(b.at(step)).submit()?;
+                queues[2].barrier().wait(a.at(step)).signal(c.at(step)).submit()?;
+                queues[3].barrier().wait(b.at(step)).wait(c.at(step)).wait(a.at(step)).signal(d.at(step)).submit()?;
             }
             Ok(())
         },

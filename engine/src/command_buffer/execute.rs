@@ -1,4 +1,4 @@
-//! `Queue::execute`: check the binding table against the program once, then hand the program to
+//! `Queue::execute` (its builder is in `queue/builder.rs`): check the binding table against the program once, then hand the program to
 //! the queue's stages, which replay it segment by segment.
 
 use std::sync::atomic::Ordering;
@@ -10,25 +10,8 @@ use aqueduct_components::submission::Payload;
 use super::binding_table::BindingTable;
 use super::{CommandBuffer, FinishedProgram};
 use crate::error::{EngineError, EngineResult};
-use crate::queue::Queue;
-use crate::queue::{Immediate, Submitter};
+use crate::queue::Submitter;
 use crate::semaphore::SemaphorePoint;
-
-impl Queue {
-    /// Runs a finished command buffer on this queue after `waits`, raising `signals` once all
-    /// of it is done. Dynamic bindings resolve through `table`. Returns once the first segment
-    /// is published (or parked behind earlier work); larger programs and conditional branches
-    /// continue from the queue's completion thread.
-    pub fn execute(
-        &self,
-        command_buffer: &CommandBuffer,
-        table: &BindingTable,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        execute(&mut Immediate(&self.0.shared), command_buffer, table, waits, signals)
-    }
-}
 
 /// `execute` for a queue or a batch.
 pub(crate) fn execute(

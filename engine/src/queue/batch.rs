@@ -8,14 +8,10 @@ use std::sync::atomic::Ordering;
 
 use aqueduct_components::submission::StagedSubmission;
 
+use super::Queue;
 use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
-use super::operations::{self, Submitter};
-use super::{Queue, RawDispatch};
-use crate::command_buffer::{BindingTable, CommandBuffer};
-use crate::dispatch::Dispatch;
+use super::operations::Submitter;
 use crate::error::{EngineError, EngineResult};
-use crate::executable::Kernel;
-use crate::memory::{Binding, Buffer};
 use crate::semaphore::SemaphorePoint;
 
 /// Operations staged on one queue, published together by [`Batch::flush`] (and when the batch
@@ -41,7 +37,7 @@ impl Queue {
     /// let bindings = [data.whole()];
     /// queue.batch(|batch| {
     ///     for step in 0..64u32 {
-    ///         batch.dispatch(kernel, &Dispatch::grid([1024, 1, 1]).bindings(&bindings).constants(&[step]), &[], &[])?;
+    ///         batch.dispatch(kernel, &Dispatch::grid([1024, 1, 1]).bindings(&bindings).constants(&[step])).submit()?;
     ///     }
     ///     Ok(())
     /// })
@@ -85,78 +81,6 @@ impl Batch<'_> {
     /// Operations staged and not yet published.
     pub fn staged(&self) -> usize {
         self.core.world.resource::<aqueduct_systems::QueueState>().rows.pending.len()
-    }
-
-    /// See [`Queue::barrier`].
-    pub fn barrier(&mut self, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
-        operations::barrier(self, waits, signals)
-    }
-
-    /// See [`Queue::fill`].
-    pub fn fill(
-        &mut self,
-        target: Binding,
-        pattern: &[u8],
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::fill(self, target, pattern, waits, signals)
-    }
-
-    /// See [`Queue::copy`].
-    pub fn copy(
-        &mut self,
-        source: Binding,
-        target: Binding,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::copy(self, source, target, waits, signals)
-    }
-
-    /// See [`Queue::update`].
-    pub fn update(
-        &mut self,
-        target: &Buffer,
-        offset: u64,
-        data: &[u8],
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::update(self, target, offset, data, waits, signals)
-    }
-
-    /// See [`Queue::dispatch`].
-    pub fn dispatch(
-        &mut self,
-        kernel: &Kernel,
-        dispatch: &Dispatch,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::dispatch(self, kernel, dispatch, waits, signals)
-    }
-
-    /// See [`Queue::dispatch_raw`].
-    pub fn dispatch_raw(
-        &mut self,
-        kernel: &Kernel,
-        dispatch: &RawDispatch,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::dispatch_raw(self, kernel, dispatch, waits, signals)
-    }
-
-    /// See [`Queue::execute`].
-    pub fn execute(
-        &mut self,
-        command_buffer: &CommandBuffer,
-        table: &BindingTable,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        crate::command_buffer::execute(self, command_buffer, table, waits, signals)
     }
 }
 

@@ -1,10 +1,13 @@
 //! Queues: the public API, and the queue's own files, one per concern (the stages themselves
 //! are systems in `aqueduct-systems`):
 //!
-//! - `mod.rs` (here): [`Queue`] and its operations' entry points;
+//! - `mod.rs` (here): [`Queue`];
+//! - `builder.rs`: the operations' entry points, as submission builders (`Submission`), for a
+//!   queue and a batch alike;
 //! - `alloca.rs`: queue-ordered allocation from pools, and the queue's memory timeline;
 //! - `host_calls.rs`: host functions run in queue order, and how they map to AQL;
 //! - `files.rs`: file reads and writes in queue order, on host calls and a staging buffer;
+//! - `launch.rs`: typed launches, their arguments checked against the kernel's metadata;
 //! - `lifecycle.rs`: creation and destruction;
 //! - `core.rs`: the state behind the queue lock, and what other threads share;
 //! - `operations.rs`: each operation's validation and the payload it stages, for both ways in;
@@ -21,6 +24,7 @@
 
 mod alloca;
 mod batch;
+pub(crate) mod builder;
 mod capture;
 mod completion;
 mod core;
@@ -28,6 +32,7 @@ mod deferral;
 mod failure;
 mod files;
 mod host_calls;
+pub(crate) mod launch;
 mod lifecycle;
 mod memory_faults;
 mod operations;
@@ -37,19 +42,13 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 pub use batch::Batch;
+pub use builder::Submission;
 pub(crate) use core::QueueShared;
 pub use files::STAGING_BYTES;
 pub use host_calls::HostCallResult;
 pub(crate) use lifecycle::QueueHandle;
 pub(crate) use memory_faults::system_event_handler;
-pub(crate) use operations::{Immediate, Submitter};
-
-use crate::dispatch::Dispatch;
-use crate::error::EngineResult;
-use crate::executable::Kernel;
-use crate::memory::{Binding, Buffer};
-use crate::pool::Pool;
-use crate::semaphore::SemaphorePoint;
+pub(crate) use operations::Submitter;
 
 /// Largest `update`: bigger writes belong in a staging buffer and a copy.
 pub const MAX_UPDATE_BYTES: usize = 64 * 1024;
@@ -82,6 +81,11 @@ impl Queue {
     /// The agent (within the device) the queue runs on.
     pub fn agent(&self) -> usize {
         self.shared().agent
+    }
+
+    /// The device the queue belongs to.
+    pub fn device(&self) -> crate::Device {
+        crate::Device(self.shared().device.clone())
     }
 
     /// The priority it was made with ([`crate::QueueConfig`]).
@@ -117,128 +121,6 @@ impl Queue {
     /// The raw HSA queue, for provider-specific control (fault injection on the soft runtime).
     pub fn hsa_queue(&self) -> *mut aqueduct_hsa::sys::hsa_queue_t {
         self.shared().hsa_queue
-    }
-
-    /// Orders nothing but the queue: signals once the waits are met and earlier work is done.
-    pub fn barrier(&self, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
-        operations::barrier(&mut Immediate(self.shared()), waits, signals)
-    }
-
-    /// Fills `target` with a repeated `pattern` of 1, 2, 4 or 8 bytes.
-    pub fn fill(
-        &self,
-        target: Binding,
-        pattern: &[u8],
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::fill(&mut Immediate(self.shared()), target, pattern, waits, signals)
-    }
-
-    /// Copies `source` to `target`; the ranges must have equal lengths and must not overlap.
-    pub fn copy(
-        &self,
-        source: Binding,
-        target: Binding,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::copy(&mut Immediate(self.shared()), source, target, waits, signals)
-    }
-
-    /// Writes `data` into `target` at `offset` when the queue reaches it. Up to
-    /// [`UPDATE_INLINE_MAX_BYTES`](aqueduct_builtins::UPDATE_INLINE_MAX_BYTES) travel inside the
-    /// kernargs; larger updates (up to [`MAX_UPDATE_BYTES`]) are staged in the kernarg ring and
-    /// copied.
-    pub fn update(
-        &self,
-        target: &Buffer,
-        offset: u64,
-        data: &[u8],
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::update(&mut Immediate(self.shared()), target, offset, data, waits, signals)
-    }
-
-    /// Dispatches `kernel` with HAL-layout kernargs.
-    pub fn dispatch(
-        &self,
-        kernel: &Kernel,
-        dispatch: &Dispatch,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::dispatch(&mut Immediate(self.shared()), kernel, dispatch, waits, signals)
-    }
-
-    /// Takes `size` bytes from `pool` in queue order and returns the buffer at once. Work may use
-    /// the memory once it is ordered after `signals` (or after this call, on this queue). With
-    /// no waits or signals, and memory that needs no wait, nothing is submitted at all.
-    pub fn alloca(
-        &self,
-        pool: &Pool,
-        size: u64,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<Buffer> {
-        self.shared().alloca(pool, size, waits, signals)
-    }
-
-    /// Returns an alloca's buffer to its pool once `waits` are met and earlier work on this
-    /// queue is done; the waits must cover every use on other queues. Later work on this queue
-    /// may reuse the memory at once; other queues once this dealloca retires (or behind a wait
-    /// on it). The buffer handle refuses every use from now on (`BufferDeallocated`).
-    pub fn dealloca(&self, buffer: &Buffer, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
-        self.shared().dealloca(buffer, waits, signals)
-    }
-
-    /// Runs `call` on a host thread once `waits` are met and earlier work on this queue is done,
-    /// then raises `signals`; an `Err` (or a panic) fails them instead. Later work on this queue
-    /// waits for `call` to return; other queues, and earlier work, do not.
-    pub fn host_call<F>(&self, call: F, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()>
-    where
-        F: FnOnce() -> HostCallResult + Send + 'static,
-    {
-        self.shared().host_call(Box::new(call), waits, signals)
-    }
-
-    /// Reads `target.length` bytes of `file` at `offset` into `target`, in queue order. Memory the
-    /// host cannot reach streams through a [`STAGING_BYTES`] staging buffer. A range past the end
-    /// of the file is refused now; a short read or an I/O error later fails `signals`.
-    pub fn read_file(
-        &self,
-        file: &std::fs::File,
-        offset: u64,
-        target: Binding,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        self.shared().read_file(file, offset, target, waits, signals)
-    }
-
-    /// Writes `source` into `file` at `offset`, in queue order (as [`Self::read_file`]).
-    pub fn write_file(
-        &self,
-        source: Binding,
-        file: &std::fs::File,
-        offset: u64,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        self.shared().write_file(source, file, offset, waits, signals)
-    }
-
-    /// Dispatches `kernel` with caller-built kernarg bytes, at least the explicit arguments and
-    /// at most the kernel's kernarg segment (the rest is zeroed).
-    pub fn dispatch_raw(
-        &self,
-        kernel: &Kernel,
-        dispatch: &RawDispatch,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        operations::dispatch_raw(&mut Immediate(self.shared()), kernel, dispatch, waits, signals)
     }
 }
 

@@ -167,7 +167,7 @@ impl KernelRig {
     ) {
         let workgroup = if grid[0] == 1 { [1, 1, 1] } else { [64, 1, 1] };
         let dispatch = Dispatch::grid(grid).workgroup(workgroup).bindings(bindings).constants(constants);
-        queue.dispatch(kernel, &dispatch, waits, signals).unwrap();
+        queue.dispatch(kernel, &dispatch).waits(waits).signals(signals).submit().unwrap();
     }
 }
 

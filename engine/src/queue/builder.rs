@@ -1,0 +1,267 @@
+//! The submission builder: one queue operation, its waits and signals gathered with defaults,
+//! then [`Submission::submit`]. `queue.fill(range, &pattern).wait(a.at(1)).signal(b.at(2))
+//! .submit()?` reads as what it does, and an operation with no waits or signals needs neither.
+//!
+//! The same builder serves a [`Queue`] (submit publishes at once) and a [`Batch`] (submit stages
+//! into the batch, which publishes at its flush). The points live inline for up to
+//! [`INLINE_POINTS`] of each, so building allocates nothing on the hot path.
+
+use smallvec::SmallVec;
+
+use super::operations::{self, Immediate};
+use super::{Batch, HostCallResult, Queue, RawDispatch};
+use crate::command_buffer::{BindingTable, CommandBuffer};
+use crate::dispatch::Dispatch;
+use crate::error::EngineResult;
+use crate::executable::Kernel;
+use crate::memory::{Binding, Buffer};
+use crate::pool::Pool;
+use crate::semaphore::SemaphorePoint;
+
+/// Waits, and signals, an operation holds without allocating.
+pub const INLINE_POINTS: usize = 4;
+
+pub(crate) type Points<'a> = SmallVec<[SemaphorePoint<'a>; INLINE_POINTS]>;
+
+/// One queue operation being built: add waits and signals, then `submit()`. Nothing happens
+/// until then; a dropped builder submits nothing. `T` is where it goes: a [`Queue`] (published at
+/// once) or a [`Batch`] (staged until the batch flushes).
+#[must_use = "nothing is submitted until `.submit()`"]
+pub struct Submission<'a, T, O> {
+    target: T,
+    operation: O,
+    waits: Points<'a>,
+    signals: Points<'a>,
+}
+
+impl<'a, T, O> Submission<'a, T, O> {
+    pub(crate) fn new(target: T, operation: O) -> Self {
+        Self { target, operation, waits: Points::new(), signals: Points::new() }
+    }
+
+    pub(crate) fn operation_mut(&mut self) -> &mut O {
+        &mut self.operation
+    }
+
+    pub(crate) fn into_parts(self) -> (T, O, Points<'a>, Points<'a>) {
+        (self.target, self.operation, self.waits, self.signals)
+    }
+
+    /// Runs once `point` is reached (and earlier work on the queue is done).
+    pub fn wait(mut self, point: SemaphorePoint<'a>) -> Self {
+        self.waits.push(point);
+        self
+    }
+
+    /// Runs once every point of `points` is reached: for code that builds its lists itself.
+    pub fn waits(mut self, points: &[SemaphorePoint<'a>]) -> Self {
+        self.waits.extend_from_slice(points);
+        self
+    }
+
+    /// Raises `point`'s semaphore to its value when the operation completes.
+    pub fn signal(mut self, point: SemaphorePoint<'a>) -> Self {
+        self.signals.push(point);
+        self
+    }
+
+    /// Raises every point of `points` when the operation completes.
+    pub fn signals(mut self, points: &[SemaphorePoint<'a>]) -> Self {
+        self.signals.extend_from_slice(points);
+        self
+    }
+}
+
+/// Declares an operation: its struct, the builder methods on [`Queue`] and [`Batch`], and how it
+/// runs. One list, so the queue and the batch can never offer different operations.
+macro_rules! operations {
+    ($(
+        $(#[$doc:meta])*
+        $method:ident($($arg:ident: $ty:ty),*) -> $output:ty as $name:ident
+        => |$to:ident, $waits:ident, $signals:ident| $body:expr;
+    )*) => {
+        $(
+            #[doc = concat!("The arguments of [`Queue::", stringify!($method), "`].")]
+            pub struct $name<'a> {
+                $(pub(crate) $arg: $ty,)*
+                _borrow: core::marker::PhantomData<&'a ()>,
+            }
+
+            impl<'a> Submission<'a, &'a Queue, $name<'a>> {
+                /// Validates and publishes the operation; a refused one changes nothing.
+                pub fn submit(self) -> EngineResult<$output> {
+                    let $name { $($arg,)* .. } = self.operation;
+                    let ($to, $waits, $signals) = (&mut Immediate(self.target.shared()), &self.waits[..], &self.signals[..]);
+                    $body
+                }
+            }
+
+            impl<'a, 'q> Submission<'a, &'a mut Batch<'q>, $name<'a>> {
+                /// Validates the operation and stages it in the batch, which publishes it at its
+                /// flush; a refused one stages nothing.
+                pub fn submit(self) -> EngineResult<$output> {
+                    let $name { $($arg,)* .. } = self.operation;
+                    let ($to, $waits, $signals) = (self.target, &self.waits[..], &self.signals[..]);
+                    $body
+                }
+            }
+        )*
+
+        impl Queue {
+            $(
+                $(#[$doc])*
+                pub fn $method<'a>(&'a self, $($arg: $ty),*) -> Submission<'a, &'a Queue, $name<'a>> {
+                    Submission::new(self, $name { $($arg,)* _borrow: core::marker::PhantomData })
+                }
+            )*
+        }
+
+        impl<'q> Batch<'q> {
+            $(
+                #[doc = concat!("Stages [`Queue::", stringify!($method), "`] in the batch.")]
+                pub fn $method<'a>(&'a mut self, $($arg: $ty),*) -> Submission<'a, &'a mut Batch<'q>, $name<'a>> {
+                    Submission::new(self, $name { $($arg,)* _borrow: core::marker::PhantomData })
+                }
+            )*
+        }
+    };
+}
+
+operations! {
+    /// Orders nothing but the queue: signals once the waits are met and earlier work is done.
+    barrier() -> () as BarrierOp
+        => |to, waits, signals| operations::barrier(to, waits, signals);
+
+    /// Fills `target` with a repeated `pattern` of 1, 2, 4 or 8 bytes.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use aqueduct_engine::{Engine, MemoryKind};
+    /// # let engine = Engine::new("soft")?;
+    /// # let device = engine.device();
+    /// let queue = device.create_queue()?;
+    /// let done = device.create_semaphore(0)?;
+    /// let buffer = device.allocate(MemoryKind::HostVisible, 64)?;
+    /// queue.fill(buffer.whole(), &7u32.to_le_bytes()).signal(done.at(1)).submit()?;
+    /// done.wait(1, Duration::from_secs(5))?;
+    /// assert_eq!(buffer.to_vec()?[..4], 7u32.to_le_bytes());
+    /// # Ok::<(), aqueduct_engine::EngineError>(())
+    /// ```
+    fill(target: Binding<'a>, pattern: &'a [u8]) -> () as FillOp
+        => |to, waits, signals| operations::fill(to, target, pattern, waits, signals);
+
+    /// Copies `source` to `target`; the ranges must have equal lengths and must not overlap.
+    copy(source: Binding<'a>, target: Binding<'a>) -> () as CopyOp
+        => |to, waits, signals| operations::copy(to, source, target, waits, signals);
+
+    /// Writes `data` into `target` at `offset` when the queue reaches it. Up to
+    /// [`UPDATE_INLINE_MAX_BYTES`](aqueduct_builtins::UPDATE_INLINE_MAX_BYTES) travel inside the
+    /// kernargs; larger updates (up to [`MAX_UPDATE_BYTES`](crate::MAX_UPDATE_BYTES)) are staged
+    /// in the kernarg ring and copied.
+    update(target: &'a Buffer, offset: u64, data: &'a [u8]) -> () as UpdateOp
+        => |to, waits, signals| operations::update(to, target, offset, data, waits, signals);
+
+    /// Dispatches `kernel` with HAL-layout kernargs (bindings, then constants).
+    dispatch(kernel: &'a Kernel, dispatch: &'a Dispatch<'a>) -> () as DispatchOp
+        => |to, waits, signals| operations::dispatch(to, kernel, dispatch, waits, signals);
+
+    /// Dispatches `kernel` with caller-built kernarg bytes, at least the explicit arguments and
+    /// at most the kernel's kernarg segment (the rest is zeroed).
+    dispatch_raw(kernel: &'a Kernel, dispatch: &'a RawDispatch<'a>) -> () as RawDispatchOp
+        => |to, waits, signals| operations::dispatch_raw(to, kernel, dispatch, waits, signals);
+
+    /// Runs a finished command buffer after the waits, raising the signals once all of it is
+    /// done. Dynamic bindings resolve through `table`. Returns once the first segment is
+    /// published (or parked behind earlier work); larger programs and conditional branches
+    /// continue from the queue's completion thread.
+    execute(command_buffer: &'a CommandBuffer, table: &'a BindingTable) -> () as ExecuteOp
+        => |to, waits, signals| crate::command_buffer::execute(to, command_buffer, table, waits, signals);
+}
+
+/// The operations only a queue offers (they hold the queue's own threads and timelines).
+macro_rules! queue_operations {
+    ($(
+        $(#[$doc:meta])*
+        $method:ident($($arg:ident: $ty:ty),*) -> $output:ty as $name:ident
+        => |$queue:ident, $waits:ident, $signals:ident| $body:expr;
+    )*) => {
+        $(
+            #[doc = concat!("The arguments of [`Queue::", stringify!($method), "`].")]
+            pub struct $name<'a> {
+                $(pub(crate) $arg: $ty,)*
+                _borrow: core::marker::PhantomData<&'a ()>,
+            }
+
+            impl<'a> Submission<'a, &'a Queue, $name<'a>> {
+                /// Validates and submits the operation; a refused one changes nothing.
+                pub fn submit(self) -> EngineResult<$output> {
+                    let $name { $($arg,)* .. } = self.operation;
+                    let ($queue, $waits, $signals) = (self.target.shared(), &self.waits[..], &self.signals[..]);
+                    $body
+                }
+            }
+        )*
+
+        impl Queue {
+            $(
+                $(#[$doc])*
+                pub fn $method<'a>(&'a self, $($arg: $ty),*) -> Submission<'a, &'a Queue, $name<'a>> {
+                    Submission::new(self, $name { $($arg,)* _borrow: core::marker::PhantomData })
+                }
+            )*
+        }
+    };
+}
+
+queue_operations! {
+    /// Takes `size` bytes from `pool` in queue order and returns the buffer at once. Work may use
+    /// the memory once it is ordered after the signals (or after this call, on this queue). With
+    /// no waits or signals, and memory that needs no wait, nothing is submitted at all.
+    alloca(pool: &'a Pool, size: u64) -> Buffer as AllocaOp
+        => |queue, waits, signals| queue.alloca(pool, size, waits, signals);
+
+    /// Returns an alloca's buffer to its pool once the waits are met and earlier work on this
+    /// queue is done; the waits must cover every use on other queues. Later work on this queue
+    /// may reuse the memory at once; other queues once this dealloca retires (or behind a wait
+    /// on it). The buffer handle refuses every use from now on (`BufferDeallocated`).
+    dealloca(buffer: &'a Buffer) -> () as DeallocaOp
+        => |queue, waits, signals| queue.dealloca(buffer, waits, signals);
+
+    /// Reads `target.length` bytes of `file` at `offset` into `target`, in queue order. Memory
+    /// the host cannot reach streams through a [`STAGING_BYTES`](crate::STAGING_BYTES) staging
+    /// buffer. A range past the end of the file is refused now; a short read or an I/O error
+    /// later fails the signals.
+    read_file(file: &'a std::fs::File, offset: u64, target: Binding<'a>) -> () as ReadFileOp
+        => |queue, waits, signals| queue.read_file(file, offset, target, waits, signals);
+
+    /// Writes `source` into `file` at `offset`, in queue order (as [`Queue::read_file`]).
+    write_file(source: Binding<'a>, file: &'a std::fs::File, offset: u64) -> () as WriteFileOp
+        => |queue, waits, signals| queue.write_file(source, file, offset, waits, signals);
+}
+
+/// The arguments of [`Queue::host_call`].
+pub struct HostCallOp<F> {
+    call: F,
+}
+
+impl Queue {
+    /// Runs `call` on a host thread once the waits are met and earlier work on this queue is
+    /// done, then raises the signals; an `Err` (or a panic) fails them instead. Later work on
+    /// this queue waits for `call` to return; other queues, and earlier work, do not.
+    pub fn host_call<F>(&self, call: F) -> Submission<'_, &Queue, HostCallOp<F>>
+    where
+        F: FnOnce() -> HostCallResult + Send + 'static,
+    {
+        Submission::new(self, HostCallOp { call })
+    }
+}
+
+impl<'a, F> Submission<'a, &'a Queue, HostCallOp<F>>
+where
+    F: FnOnce() -> HostCallResult + Send + 'static,
+{
+    /// Validates and submits the host call; a refused one changes nothing.
+    pub fn submit(self) -> EngineResult<()> {
+        self.target.shared().host_call(Box::new(self.operation.call), &self.waits, &self.signals)
+    }
+}
