@@ -48,7 +48,7 @@ use bevy_app::{App, Plugin, PostUpdate, PreUpdate, Update};
 use bevy_ecs::prelude::*;
 
 /// The plugin: which device, and which lanes (queues) with which settings.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct AqueductPlugin {
     /// The engine's settings; `device` defaults to `auto`.
     pub config: EngineConfig,
@@ -58,12 +58,6 @@ pub struct AqueductPlugin {
 
 /// The lane a plugin without [`AqueductPlugin::lane`] calls makes.
 pub const DEFAULT_LANE: &str = "compute";
-
-impl Default for AqueductPlugin {
-    fn default() -> Self {
-        Self { config: EngineConfig::default(), lanes: Vec::new() }
-    }
-}
 
 impl AqueductPlugin {
     /// On the device `spec` names (`auto`, `soft`, `amdgpu`, ...); an unparsable spec fails
