@@ -12,9 +12,7 @@
 use std::time::{Duration, Instant};
 
 use aqueduct::demo::{DEMO_CODE_OBJECT, demo_host_kernels};
-use aqueduct::{
-    BindingTable, BufferRef, CommandBufferUsage, Dispatch, Engine, MemoryKind, Semaphore, thread_cpu_time,
-};
+use aqueduct::{BindingTable, BufferRef, CommandBufferUsage, Dispatch, Engine, MemoryKind, Semaphore, thread_cpu_time};
 
 const ELEMENTS: u32 = 4096;
 
@@ -61,7 +59,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             item: None,
         });
     }
-    let input_for = |item: u32| -> Vec<f32> { (0..ELEMENTS).map(|index| (item % 97) as f32 + index as f32 / 8.0).collect() };
+    let input_for =
+        |item: u32| -> Vec<f32> { (0..ELEMENTS).map(|index| (item % 97) as f32 + index as f32 / 8.0).collect() };
     let check = |slot: &Slot, item: u32| -> Result<(), String> {
         let got = slot.output.to_vec().map_err(|error| error.to_string())?;
         for (index, (got, input)) in got.iter().zip(input_for(item)).enumerate() {

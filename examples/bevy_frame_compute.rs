@@ -14,11 +14,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aqueduct::demo::{DEMO_CODE_OBJECT, demo_host_kernels};
-use aqueduct::{Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Dispatch, MemoryKind, QueueConfig, QueuePriority};
+use aqueduct::{
+    Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Dispatch, MemoryKind, QueueConfig, QueuePriority,
+};
 use aqueduct_bevy::{AqueductDevice, AqueductFrame, AqueductPlugin, Lane, QueueFailed, Readback};
-use bevy_internal::MinimalPlugins;
 use bevy_app::{App, AppExit, Update};
 use bevy_ecs::prelude::*;
+use bevy_internal::MinimalPlugins;
 
 const PARTICLES: u32 = 8192;
 const DT: f32 = 1.0 / 60.0;
@@ -55,7 +57,8 @@ fn setup(world: &mut World) {
     let mut step = device.create_command_buffer(CommandBufferUsage::Reusable).expect("command buffer");
     let bindings = [BufferRef::from(position_buffer.whole()), BufferRef::from(velocity_buffer.whole())];
     let constants = [DT.to_bits(), PARTICLES];
-    step.dispatch(&saxpy, &Dispatch::grid([PARTICLES, 1, 1]).bindings(&bindings).constants(&constants)).expect("record");
+    step.dispatch(&saxpy, &Dispatch::grid([PARTICLES, 1, 1]).bindings(&bindings).constants(&constants))
+        .expect("record");
     step.finish().expect("finish");
     let frames = std::env::args().nth(1).and_then(|value| value.parse().ok()).unwrap_or(240);
     world.insert_resource(Simulation {
@@ -81,8 +84,11 @@ fn react(mut simulation: ResMut<Simulation>, mut readbacks: MessageReader<Readba
             continue;
         };
         let (frame, expected) = simulation.history.remove(position).expect("found");
-        let got: Vec<f32> =
-            readback.bytes.chunks_exact(4).map(|word| f32::from_le_bytes([word[0], word[1], word[2], word[3]])).collect();
+        let got: Vec<f32> = readback
+            .bytes
+            .chunks_exact(4)
+            .map(|word| f32::from_le_bytes([word[0], word[1], word[2], word[3]]))
+            .collect();
         if got != expected {
             let first = got.iter().zip(&expected).position(|(got, expected)| got != expected).unwrap_or(0);
             eprintln!("frame {frame}: particle {first} is at {}, the mirror says {}", got[first], expected[first]);

@@ -61,6 +61,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Err(format!("element {index}: {got}, expected {expected}").into());
         }
     }
-    println!("multi_queue_pipeline: {ITEMS} items through {SLOTS} slots, producer -> consumer: all {} elements checked", results.len());
+    println!(
+        "multi_queue_pipeline: {ITEMS} items through {SLOTS} slots, producer -> consumer: all {} elements checked",
+        results.len()
+    );
     Ok(())
 }

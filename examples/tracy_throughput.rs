@@ -23,7 +23,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("       to see a span per stage and submission, and one frame per sweep point");
     }
     #[cfg(not(feature = "tracy"))]
-    println!("tracy: built without the `tracy` feature; rerun with `--features tracy` and attach Tracy to see the spans");
+    println!(
+        "tracy: built without the `tracy` feature; rerun with `--features tracy` and attach Tracy to see the spans"
+    );
 
     let engine = Engine::new("auto")?;
     let device = engine.device();
@@ -39,7 +41,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for queue_count in [1usize, 2, 4] {
         for depth in [1u64, 4, 16] {
             let queues = (0..queue_count).map(|_| device.create_queue()).collect::<Result<Vec<_>, _>>()?;
-            let done: Vec<Semaphore> = (0..queue_count).map(|_| device.create_semaphore(0)).collect::<Result<_, _>>()?;
+            let done: Vec<Semaphore> =
+                (0..queue_count).map(|_| device.create_semaphore(0)).collect::<Result<_, _>>()?;
             y.write(0, &[0.0; ELEMENTS as usize])?;
             let started = Instant::now();
             for dispatch in 0..DISPATCHES {
@@ -73,7 +76,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let part = ELEMENTS as usize / queue_count;
             for (index, value) in y.to_vec()?.iter().enumerate().take(part * queue_count) {
                 if *value != per_queue as f32 {
-                    return Err(format!("queues {queue_count}, depth {depth}: y[{index}] = {value}, expected {per_queue}").into());
+                    return Err(format!(
+                        "queues {queue_count}, depth {depth}: y[{index}] = {value}, expected {per_queue}"
+                    )
+                    .into());
                 }
             }
             println!(

@@ -4,8 +4,37 @@
 //! The layers, bottom up: [`abi`] (memory layouts), [`codeobject`] (HSACO and target IDs),
 //! [`hsa`] (the HSA table, ROCr and the soft runtime), then the engine, whose public API is
 //! re-exported at the crate root ([`Engine`], [`Device`], [`Queue`], [`Semaphore`], [`Buffer`],
-//! [`Executable`]). [`profile`] is the profile bundle and its offline tools. See
-//! docs/ARCHITECTURE.md.
+//! [`Executable`]); its documentation explains the model, how to choose a provider and where
+//! errors come from. [`profile`] is the profile bundle and its offline tools. The
+//! `aqueduct-bevy` crate is the Bevy plugin. See docs/ARCHITECTURE.md.
+//!
+//! A typed launch of the demo's `saxpy` (y = a * x + y) on the embedded soft runtime, whose
+//! kernels run from host builds registered with the device:
+//!
+//! ```
+//! use std::time::Duration;
+//! use aqueduct::demo::{DEMO_CODE_OBJECT, demo_host_kernels};
+//! use aqueduct::{Engine, EngineError, MemoryKind};
+//!
+//! let engine = Engine::new("soft")?;
+//! let device = engine.device();
+//! device.register_host_kernels(DEMO_CODE_OBJECT, demo_host_kernels())?;
+//! let saxpy = device.load_executable(DEMO_CODE_OBJECT)?.kernel("saxpy")?;
+//! let queue = device.create_queue()?;
+//! let x = device.buffer_from(MemoryKind::HostVisible, &[1.0f32, 2.0, 3.0, 4.0])?;
+//! let y = device.buffer_from(MemoryKind::HostVisible, &[10.0f32; 4])?;
+//! let done = device.create_semaphore(0)?;
+//! queue.launch(&saxpy).grid([4, 1, 1]).arg(&y).arg(&x).arg(0.5f32).arg(4u32).signal(done.at(1)).submit()?;
+//! done.wait(1, Duration::from_secs(5))?;
+//! assert_eq!(y.to_vec()?, [10.5, 11.0, 11.5, 12.0]);
+//!
+//! // An argument the metadata does not declare there is refused before anything is staged.
+//! let refused = queue.launch(&saxpy).grid([4, 1, 1]).arg(&y).arg(0.5f32).submit();
+//! assert!(matches!(refused, Err(EngineError::KernelArgument { index: 1, .. })));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![deny(missing_docs)]
 
 pub use aqueduct_abi as abi;
 pub use aqueduct_codeobject as codeobject;

@@ -14,6 +14,7 @@
 //! No function panics on malformed input; every failure is a typed error.
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 mod bundle;
 mod code_object;

@@ -56,12 +56,16 @@ pub enum WaitStrategy {
     /// BARRIER_VALUE where the agent supports it (CDNA, the soft runtime), else BARRIER_AND.
     #[default]
     Auto,
+    /// Always AMD BARRIER_VALUE packets on the producer queue's epoch signal.
     BarrierValue,
+    /// Always BARRIER_AND packets on the producer epoch's own signal.
     BarrierAnd,
 }
 
+/// How an engine is set up; [`Default`] gives `auto` and the documented sizes.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
+    /// Which agents form the device.
     pub device: DeviceSpec,
     /// The embedded soft runtime's agents and execution mode, when it is the provider. The
     /// soft runtime's drop-in, loaded as ROCr, reads its environment instead, as ROCr does, or a
@@ -73,6 +77,7 @@ pub struct EngineConfig {
     pub kernarg_ring_bytes: u64,
     /// Submissions a queue can have in flight.
     pub epochs_in_flight: u32,
+    /// How queues wait on each other from the device.
     pub wait_strategy: WaitStrategy,
     /// How long a submission waits for ring space before failing with backpressure.
     pub submit_timeout: Duration,
@@ -110,6 +115,7 @@ impl Default for EngineConfig {
 }
 
 impl EngineConfig {
+    /// Checks the settings; the first bad one is an `InvalidArgument` naming it.
     pub fn validate(&self) -> EngineResult<()> {
         let invalid = |what, reason: String| Err(EngineError::InvalidArgument { what, reason });
         if !self.queue_packets.is_power_of_two() || self.queue_packets < 4 {

@@ -19,28 +19,35 @@ use crate::memory::Binding;
 /// [`Binding`]s; command buffers take [`crate::BufferRef`]s (a binding or a binding-table slot).
 #[derive(Clone, Copy, Debug)]
 pub struct Dispatch<'a, B = Binding<'a>> {
+    /// The grid, in work-items.
     pub grid: [u32; 3],
     /// `None` uses the kernel's required size, or one wavefront.
     pub workgroup: Option<[u16; 3]>,
+    /// The binding pointers, in argument order.
     pub bindings: &'a [B],
+    /// The 32-bit constants after them.
     pub constants: &'a [u32],
 }
 
 impl<'a, B> Dispatch<'a, B> {
+    /// A dispatch of `grid` work-items, with no bindings or constants yet.
     pub fn grid(grid: [u32; 3]) -> Self {
         Self { grid, workgroup: None, bindings: &[], constants: &[] }
     }
 
+    /// With this workgroup size.
     pub fn workgroup(mut self, workgroup: [u16; 3]) -> Self {
         self.workgroup = Some(workgroup);
         self
     }
 
+    /// With these binding pointers, in argument order.
     pub fn bindings(mut self, bindings: &'a [B]) -> Self {
         self.bindings = bindings;
         self
     }
 
+    /// With these 32-bit constants, after the bindings.
     pub fn constants(mut self, constants: &'a [u32]) -> Self {
         self.constants = constants;
         self

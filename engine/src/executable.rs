@@ -16,7 +16,9 @@ use crate::error::{EngineError, EngineResult};
 /// constants, then the implicit block.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HalLayout {
+    /// Leading 8-byte buffer pointers.
     pub bindings: usize,
+    /// 4-byte constants after them.
     pub constants: usize,
     /// Where the implicit arguments start, when the kernel reads any.
     pub implicit_offset: Option<u32>,
@@ -132,6 +134,7 @@ impl Executable {
             })
     }
 
+    /// The names of the kernels the code object holds.
     pub fn kernel_names(&self) -> impl Iterator<Item = &str> {
         self.0.kernels.iter().map(|kernel| kernel.name.as_str())
     }
@@ -274,6 +277,7 @@ impl Kernel {
         &self.executable.kernels[self.index]
     }
 
+    /// The kernel's symbol name.
     pub fn name(&self) -> &str {
         &self.info().name
     }
@@ -283,6 +287,7 @@ impl Kernel {
         self.info().layout.as_ref().map_err(String::as_str)
     }
 
+    /// The size of its kernarg segment, implicit arguments included.
     pub fn kernarg_size(&self) -> u32 {
         self.info().kernarg_size
     }

@@ -1,25 +1,70 @@
 //! aqueduct-engine: the public API.
 //!
-//! An [`Engine`] opens one logical [`Device`] (one or more physical agents) on ROCr or the
-//! embedded soft HSA runtime. A device makes [`Queue`]s, timeline [`Semaphore`]s, [`Buffer`]s and
-//! [`Executable`]s. Queue operations (dispatch, fill, copy, update, barrier) take wait and signal
-//! semaphore points and are published straight into the queue's AQL ring. A [`CommandBuffer`]
-//! records work once and [`Queue::execute`] replays it, with dynamic bindings resolved through a
-//! [`BindingTable`].
+//! # The model
 //!
-//! ```no_run
+//! An [`Engine`] opens one logical [`Device`] (one or more physical agents). A device makes:
+//!
+//! - **[`Queue`]s**: each is one HSA user-mode AQL queue. Every operation (`fill`, `copy`,
+//!   `update`, `dispatch`, `launch`, `execute`, `barrier`, `alloca`, `host_call`, ...) is a
+//!   [`Submission`] builder: add waits and signals, then `submit()`, which validates it and
+//!   writes its packets straight into the queue's ring. Operations on one queue run in order;
+//!   a [`Batch`] stages many and publishes them with one doorbell.
+//! - **Timeline [`Semaphore`]s**: a `u64` that only rises. An operation waits for points
+//!   (`semaphore.at(n)`) and raises points when it completes; a wait on another queue's work
+//!   becomes a device-side barrier, never a host round trip. Hosts wait with a timeout.
+//! - **[`Buffer`]s**: device memory of a [`MemoryKind`], typed (`Buffer<f32>`) or bytes, and
+//!   [`Pool`]s that hand memory out in queue order.
+//! - **[`Executable`]s** and their [`Kernel`]s, loaded from AMDGPU code objects; a typed
+//!   [`Queue::launch`] checks each argument against the kernel's metadata.
+//! - **[`CommandBuffer`]s**: work recorded once and replayed by `execute`, with dynamic
+//!   bindings resolved through a [`BindingTable`] per execution.
+//!
+//! # Choosing a provider
+//!
+//! The engine reaches HSA through one function table, filled by one of two providers; the code
+//! that submits work is the same on both. The device spec chooses ([`Engine::new`],
+//! [`EngineConfig::device`]):
+//!
+//! - `auto` (the default): ROCr if `libhsa-runtime64.so.1` loads and reports a GPU, otherwise
+//!   the embedded soft runtime.
+//! - `amdgpu`, `amdgpu:N`, `amdgpu://UUID[,UUID...]`: ROCr only, all GPUs, one, or a set as one
+//!   logical device; no GPU is an error, not a fallback.
+//! - `soft`: the soft HSA runtime, a CPU implementation of the HSA queue ABI: real AQL rings,
+//!   doorbells and signals, a packet processor thread per queue, and kernels run from their host
+//!   builds ([`Device::register_host_kernels`]). It is what runs where no AMD GPU is, and what
+//!   the tests run on. [`EngineConfig::soft`] sets its agents and execution mode.
+//!
+//! # Where errors come from
+//!
+//! Every failure is an [`EngineError`], and each has one of three origins:
+//!
+//! - **Bad input**, found before anything is staged: an out-of-range binding, a signal that does
+//!   not rise, a kernel argument that does not match the metadata, a foreign object. The call
+//!   returns the error and nothing changes.
+//! - **The provider**: an HSA call failed ([`EngineError::Hsa`] carries the status and ROCr's
+//!   string), or the device ran out of something ([`EngineError::LimitReached`],
+//!   [`EngineError::Backpressure`]).
+//! - **The device, later**: a kernel fault or memory fault fails the queue. Its in-flight
+//!   semaphores fail with a [`FailureRecord`], work that waits on them fails too, and later
+//!   submissions on the queue return [`EngineError::QueueFailed`]. Host waits return
+//!   [`EngineError::SemaphoreFailed`] with the record; [`Semaphore::failure`] reads it.
+//!
+//! ```
 //! use std::time::Duration;
 //! use aqueduct_engine::{Engine, MemoryKind};
 //!
-//! let engine = Engine::new("auto")?;
+//! let engine = Engine::new("soft")?;
 //! let device = engine.device();
 //! let queue = device.create_queue()?;
 //! let done = device.create_semaphore(0)?;
-//! let buffer = device.allocate(MemoryKind::HostVisible, 4096)?;
+//! let buffer = device.allocate_typed::<u32>(MemoryKind::HostVisible, 1024)?;
 //! queue.fill(buffer.whole(), &7u32.to_le_bytes()).signal(done.at(1)).submit()?;
 //! done.wait(1, Duration::from_secs(5))?;
+//! assert!(buffer.to_vec()?.iter().all(|word| *word == 7));
 //! # Ok::<(), aqueduct_engine::EngineError>(())
 //! ```
+
+#![deny(missing_docs)]
 
 mod clock;
 mod command_buffer;
@@ -84,10 +129,12 @@ impl Engine {
         Self::with_config(EngineConfig { device: spec.parse()?, ..EngineConfig::default() })
     }
 
+    /// Opens the device `config.device` names, with every setting of `config`.
     pub fn with_config(config: EngineConfig) -> EngineResult<Self> {
         Ok(Self { device: Device(DeviceShared::open(config)?) })
     }
 
+    /// The engine's logical device.
     pub fn device(&self) -> &Device {
         &self.device
     }
@@ -101,10 +148,15 @@ pub struct Device(Arc<DeviceShared>);
 /// One physical agent of a device, as a report shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentSummary {
+    /// The agent's name (`gfx1100`, ...).
     pub name: String,
+    /// Its first ISA name.
     pub isa: String,
+    /// Its UUID.
     pub uuid: String,
+    /// Its compute units (`HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT`).
     pub compute_units: u32,
+    /// Work-items per wavefront.
     pub wavefront_size: u32,
     /// The embedded device-library target chosen for it.
     pub library_target: &'static str,
@@ -123,6 +175,7 @@ impl Device {
         &self.0.provider_reason
     }
 
+    /// What each agent of the device is, in agent order.
     pub fn agents(&self) -> Vec<AgentSummary> {
         self.0
             .agents
@@ -144,6 +197,7 @@ impl Device {
         self.0.strategy
     }
 
+    /// The settings the device was opened with.
     pub fn config(&self) -> &EngineConfig {
         &self.0.config
     }
@@ -163,6 +217,7 @@ impl Device {
         Queue::create(&self.0, &config)
     }
 
+    /// A timeline semaphore starting at `initial`.
     pub fn create_semaphore(&self, initial: u64) -> EngineResult<Semaphore> {
         Semaphore::create(&self.0, initial)
     }
@@ -172,6 +227,7 @@ impl Device {
         Buffer::allocate(&self.0, kind, size, 0)
     }
 
+    /// `size` bytes of `kind` memory on agent `agent`.
     pub fn allocate_on(&self, agent: usize, kind: MemoryKind, size: u64) -> EngineResult<Buffer> {
         Buffer::allocate(&self.0, kind, size, agent)
     }

@@ -285,8 +285,11 @@ impl Buffer {
 /// A range of a buffer bound to a kernel argument or used by a transfer.
 #[derive(Clone, Copy, Debug)]
 pub struct Binding<'a> {
+    /// The buffer.
     pub buffer: &'a Buffer,
+    /// Where the range starts, in bytes.
     pub offset: u64,
+    /// Its length in bytes.
     pub length: u64,
 }
 

@@ -63,8 +63,11 @@ pub struct Queue(pub(crate) Arc<QueueHandle>);
 /// every submission staged before its last handle dropped has settled.
 #[derive(Clone, Copy, Debug)]
 pub struct RawDispatch<'a> {
+    /// The grid, in work-items.
     pub grid: [u32; 3],
+    /// The workgroup size; `None` for the kernel's required size or one wavefront.
     pub workgroup: Option<[u16; 3]>,
+    /// The kernarg bytes.
     pub kernargs: &'a [u8],
 }
 
@@ -127,6 +130,7 @@ impl Queue {
 /// What a queue has done so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueStats {
+    /// Operations submitted (immediate or batched).
     pub submissions: u64,
     /// AQL packets published.
     pub packets: u64,

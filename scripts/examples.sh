@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every example on the embedded default, each checking its own results (a mismatch exits
+# non-zero). Debug builds with short runs, as CI's test build already compiled them; the README
+# gives the full `cargo run --release --example NAME` commands.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+run() {
+    echo "examples: $*"
+    cargo run -q --example "$@"
+}
+run multi_queue_pipeline
+run batch_inference -- 400 2 4
+run tracy_throughput
+run bevy_frame_compute -- 60
