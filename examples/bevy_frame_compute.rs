@@ -17,7 +17,7 @@ use aqueduct::demo::{DEMO_CODE_OBJECT, demo_host_kernels};
 use aqueduct::{
     Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Dispatch, MemoryKind, QueueConfig, QueuePriority,
 };
-use aqueduct_bevy::{AqueductDevice, AqueductFrame, AqueductPlugin, Lane, QueueFailed, Readback};
+use aqueduct_bevy::{AqueductDevice, AqueductFrame, AqueductPlugin, AqueductUnavailable, Lane, QueueFailed, Readback};
 use bevy_app::{App, AppExit, Update};
 use bevy_ecs::prelude::*;
 use bevy_internal::MinimalPlugins;
@@ -44,22 +44,21 @@ struct Simulation {
     last_frame: Instant,
 }
 
-fn setup(world: &mut World) {
+fn setup(world: &mut World) -> aqueduct::EngineResult<()> {
     let device = world.resource::<AqueductDevice>().device().clone();
-    device.register_host_kernels(DEMO_CODE_OBJECT, demo_host_kernels()).expect("host kernels");
-    let executable = device.load_executable(DEMO_CODE_OBJECT).expect("demo kernels");
-    let saxpy = executable.kernel("saxpy").expect("saxpy");
+    device.register_host_kernels(DEMO_CODE_OBJECT, demo_host_kernels())?;
+    let executable = device.load_executable(DEMO_CODE_OBJECT)?;
+    let saxpy = executable.kernel("saxpy")?;
     let positions: Vec<f32> = (0..PARTICLES).map(|index| 10.0 + (index % 80) as f32).collect();
     let velocities: Vec<f32> = (0..PARTICLES).map(|index| ((index * 37) % 41) as f32 - 20.0).collect();
-    let position_buffer = device.buffer_from(MemoryKind::HostVisible, &positions).expect("positions");
-    let velocity_buffer = device.buffer_from(MemoryKind::HostVisible, &velocities).expect("velocities");
+    let position_buffer = device.buffer_from(MemoryKind::HostVisible, &positions)?;
+    let velocity_buffer = device.buffer_from(MemoryKind::HostVisible, &velocities)?;
     // Recorded once, replayed every frame: y = a * x + y over (positions, velocities).
-    let mut step = device.create_command_buffer(CommandBufferUsage::Reusable).expect("command buffer");
+    let mut step = device.create_command_buffer(CommandBufferUsage::Reusable)?;
     let bindings = [BufferRef::from(position_buffer.whole()), BufferRef::from(velocity_buffer.whole())];
     let constants = [DT.to_bits(), PARTICLES];
-    step.dispatch(&saxpy, &Dispatch::grid([PARTICLES, 1, 1]).bindings(&bindings).constants(&constants))
-        .expect("record");
-    step.finish().expect("finish");
+    step.dispatch(&saxpy, &Dispatch::grid([PARTICLES, 1, 1]).bindings(&bindings).constants(&constants))?;
+    step.finish()?;
     let frames = std::env::args().nth(1).and_then(|value| value.parse().ok()).unwrap_or(240);
     world.insert_resource(Simulation {
         positions: position_buffer,
@@ -75,6 +74,7 @@ fn setup(world: &mut World) {
         frame_times: Vec::new(),
         last_frame: Instant::now(),
     });
+    Ok(())
 }
 
 /// Checks each arrived frame against the mirror and bounces the particles that left the box.
@@ -172,11 +172,17 @@ fn report(simulation: &Simulation) {
     );
 }
 
-fn main() -> AppExit {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
-        .add_plugins(AqueductPlugin::new("auto").lane("sim", QueueConfig::new().priority(QueuePriority::High)));
-    setup(app.world_mut());
+        .add_plugins(AqueductPlugin::new("auto")?.lane("sim", QueueConfig::new().priority(QueuePriority::High)));
+    if let Some(unavailable) = app.world().get_resource::<AqueductUnavailable>() {
+        return Err(unavailable.0.clone().into());
+    }
+    setup(app.world_mut())?;
     app.add_systems(Update, (failed, react, step.in_set(Lane("sim"))).chain());
-    app.run()
+    match app.run() {
+        AppExit::Success => Ok(()),
+        AppExit::Error(code) => Err(format!("the app exited with {code}").into()),
+    }
 }

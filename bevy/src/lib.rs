@@ -14,6 +14,8 @@
 //!   delivers each as a [`Readback`] message a frame or more later.
 //! - **Failures.** A lane whose queue failed sends one [`QueueFailed`] message and logs the
 //!   failure record; an operation refused at flush sends [`SubmitRefused`].
+//! - **No device.** If the engine cannot open, the plugin logs why and inserts
+//!   [`AqueductUnavailable`] instead of the device resources; nothing panics.
 //! - **Lanes and priorities.** [`AqueductPlugin::lane`] names a lane and its [`QueueConfig`],
 //!   priority included; the [`Lane`] system set with that name lets systems say which lane they
 //!   feed.
@@ -31,9 +33,10 @@
 //! }
 //!
 //! App::new()
-//!     .add_plugins(AqueductPlugin::new("soft").lane("physics", QueueConfig::new().priority(QueuePriority::High)))
+//!     .add_plugins(AqueductPlugin::new("soft")?.lane("physics", QueueConfig::new().priority(QueuePriority::High)))
 //!     .add_systems(Update, step.in_set(Lane("physics")))
 //!     .update();
+//! # Ok::<(), aqueduct_engine::EngineError>(())
 //! ```
 
 #![deny(missing_docs)]
@@ -60,12 +63,12 @@ pub struct AqueductPlugin {
 pub const DEFAULT_LANE: &str = "compute";
 
 impl AqueductPlugin {
-    /// On the device `spec` names (`auto`, `soft`, `amdgpu`, ...); an unparsable spec fails
-    /// when the plugin is built, with the engine's error.
-    pub fn new(spec: &str) -> Self {
+    /// On the device `spec` names (`auto`, `soft`, `amdgpu`, ...); a spec that does not parse
+    /// is the engine's `InvalidDeviceSpec`.
+    pub fn new(spec: &str) -> EngineResult<Self> {
         let mut plugin = Self::default();
-        plugin.config.device = spec.parse().unwrap_or_else(|error| panic!("aqueduct device `{spec}`: {error}"));
-        plugin
+        plugin.config.device = spec.parse()?;
+        Ok(plugin)
     }
 
     /// With these engine settings.
@@ -96,6 +99,11 @@ pub enum AqueductSystems {
 /// The systems feeding one lane (by name); inside [`AqueductSystems::Record`].
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Lane(pub &'static str);
+
+/// Inserted instead of the device resources when the engine could not open (no GPU for an
+/// `amdgpu` spec, a bad setting): the app runs on, without compute, and says why.
+#[derive(Resource, Clone, Debug)]
+pub struct AqueductUnavailable(pub String);
 
 /// The engine, and so its device.
 #[derive(Resource)]
@@ -257,10 +265,35 @@ pub struct SubmitRefused {
 
 impl Plugin for AqueductPlugin {
     fn build(&self, app: &mut App) {
-        let engine = Engine::with_config(self.config.clone()).unwrap_or_else(|error| panic!("aqueduct: {error}"));
-        let lanes = if self.lanes.is_empty() { vec![(DEFAULT_LANE, QueueConfig::new())] } else { self.lanes.clone() };
-        let device = engine.device();
-        let make = |(name, config): (&'static str, QueueConfig)| -> EngineResult<LaneState> {
+        app.add_message::<Readback>().add_message::<QueueFailed>().add_message::<SubmitRefused>();
+        let opened = open(self);
+        let (engine, frame, queues) = match opened {
+            Ok(opened) => opened,
+            Err(error) => {
+                tracing::error!(%error, "aqueduct could not open; the app runs without compute");
+                app.insert_resource(AqueductUnavailable(error.to_string()));
+                return;
+            }
+        };
+        for (name, _) in &queues.lanes {
+            app.configure_sets(Update, Lane(name).in_set(AqueductSystems::Record));
+        }
+        app.insert_resource(queues)
+            .insert_resource(frame)
+            .insert_resource(AqueductDevice(engine))
+            .add_systems(PreUpdate, begin_frame.in_set(AqueductSystems::Begin))
+            .add_systems(PostUpdate, flush_frame.in_set(AqueductSystems::Flush));
+    }
+}
+
+/// The engine, the frame state with its lanes, and the queues resource.
+fn open(plugin: &AqueductPlugin) -> EngineResult<(Engine, AqueductFrame, AqueductQueues)> {
+    let engine = Engine::with_config(plugin.config.clone())?;
+    let lanes = if plugin.lanes.is_empty() { vec![(DEFAULT_LANE, QueueConfig::new())] } else { plugin.lanes.clone() };
+    let device = engine.device();
+    let lanes = lanes
+        .into_iter()
+        .map(|(name, config)| {
             Ok(LaneState {
                 name,
                 queue: device.create_queue_with(config)?,
@@ -269,27 +302,17 @@ impl Plugin for AqueductPlugin {
                 reported: false,
                 staging: device.create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(1 << 20))?,
             })
-        };
-        let lanes: Vec<LaneState> = lanes
-            .into_iter()
-            .map(make)
-            .collect::<EngineResult<_>>()
-            .unwrap_or_else(|error| panic!("aqueduct: {error}"));
-        let timeline = device.create_semaphore(0).unwrap_or_else(|error| panic!("aqueduct: {error}"));
-        app.insert_resource(AqueductQueues {
-            lanes: lanes.iter().map(|lane| (lane.name, lane.queue.clone())).collect(),
-        });
-        for lane in &lanes {
-            app.configure_sets(Update, Lane(lane.name).in_set(AqueductSystems::Record));
-        }
-        app.insert_resource(AqueductFrame { frame: 1, timeline, lanes, readbacks: Vec::new(), refused: Vec::new() })
-            .insert_resource(AqueductDevice(engine))
-            .add_message::<Readback>()
-            .add_message::<QueueFailed>()
-            .add_message::<SubmitRefused>()
-            .add_systems(PreUpdate, begin_frame.in_set(AqueductSystems::Begin))
-            .add_systems(PostUpdate, flush_frame.in_set(AqueductSystems::Flush));
-    }
+        })
+        .collect::<EngineResult<Vec<LaneState>>>()?;
+    let queues = AqueductQueues { lanes: lanes.iter().map(|lane| (lane.name, lane.queue.clone())).collect() };
+    let frame = AqueductFrame {
+        frame: 1,
+        timeline: device.create_semaphore(0)?,
+        lanes,
+        readbacks: Vec::new(),
+        refused: Vec::new(),
+    };
+    Ok((engine, frame, queues))
 }
 
 /// Delivers finished read-backs and reports failed queues; never blocks.

@@ -64,7 +64,7 @@ fn update_until(app: &mut App, mut done: impl FnMut(&mut App) -> bool) {
 
 #[test]
 fn frames_flush_in_order_and_read_backs_carry_their_frame() {
-    let mut app = app(AqueductPlugin::new("soft"));
+    let mut app = app(AqueductPlugin::new("soft").unwrap());
     let target = app
         .world()
         .resource::<aqueduct_bevy::AqueductDevice>()
@@ -96,7 +96,7 @@ fn frames_flush_in_order_and_read_backs_carry_their_frame() {
 
 #[test]
 fn a_failed_queue_is_reported_once_with_its_record() {
-    let mut app = app(AqueductPlugin::new("soft"));
+    let mut app = app(AqueductPlugin::new("soft").unwrap());
     let target =
         app.world().resource::<aqueduct_bevy::AqueductDevice>().device().allocate(MemoryKind::HostVisible, 64).unwrap();
     app.insert_resource(Target(target)).add_systems(Update, write_frame_number.in_set(Lane(DEFAULT_LANE)));
@@ -125,7 +125,7 @@ fn refused_operations_are_reported_and_the_frame_goes_on() {
         frame.submit(DEFAULT_LANE, move |batch, _| batch.fill(buffer.whole(), &[1, 2, 3]).submit());
         frame.submit("nowhere", |batch, _| batch.barrier().submit());
     }
-    let mut app = app(AqueductPlugin::new("soft"));
+    let mut app = app(AqueductPlugin::new("soft").unwrap());
     let target =
         app.world().resource::<aqueduct_bevy::AqueductDevice>().device().allocate(MemoryKind::HostVisible, 64).unwrap();
     app.insert_resource(Target(target)).add_systems(Update, bad);
@@ -142,6 +142,7 @@ fn refused_operations_are_reported_and_the_frame_goes_on() {
 #[test]
 fn lanes_take_their_queue_settings() {
     let plugin = AqueductPlugin::new("soft")
+        .unwrap()
         .lane("frame", QueueConfig::new().priority(QueuePriority::High))
         .lane("background", QueueConfig::new().priority(QueuePriority::Low));
     let mut app = app(plugin);
@@ -152,4 +153,17 @@ fn lanes_take_their_queue_settings() {
     assert!(queues.get(DEFAULT_LANE).is_none(), "named lanes replace the default one");
     let frame = app.world().resource::<AqueductFrame>();
     frame.timeline().wait(1, TIMEOUT).unwrap();
+}
+
+#[test]
+fn a_bad_spec_is_a_typed_error_and_a_missing_device_leaves_the_app_running() {
+    assert!(matches!(AqueductPlugin::new("gpu please"), Err(aqueduct_engine::EngineError::InvalidDeviceSpec { .. })));
+    // No lane may be made on an agent the device does not have: the engine does not open.
+    let plugin = AqueductPlugin::new("soft").unwrap().lane("nowhere", QueueConfig::new().agent(99));
+    let mut app = app(plugin);
+    app.update();
+    app.update();
+    let unavailable = app.world().get_resource::<aqueduct_bevy::AqueductUnavailable>().expect("says why");
+    assert!(unavailable.0.contains("99") || unavailable.0.contains("agent"), "{}", unavailable.0);
+    assert!(app.world().get_resource::<AqueductFrame>().is_none());
 }
