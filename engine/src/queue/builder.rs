@@ -72,8 +72,28 @@ impl<'a, T, O> Submission<'a, T, O> {
     }
 }
 
-/// Declares an operation: its struct, the builder methods on [`Queue`] and [`Batch`], and how it
-/// runs. One list, so the queue and the batch can never offer different operations.
+/// Declares one operation's argument struct and its builder method on [`Queue`]: the part every
+/// operation shares.
+macro_rules! operation {
+    ($(#[$doc:meta])* $method:ident($($arg:ident: $ty:ty),*) as $name:ident) => {
+        #[doc = concat!("The arguments of [`Queue::", stringify!($method), "`].")]
+        pub struct $name<'a> {
+            $(pub(crate) $arg: $ty,)*
+            _borrow: core::marker::PhantomData<&'a ()>,
+        }
+
+        impl Queue {
+            $(#[$doc])*
+            pub fn $method<'a>(&'a self, $($arg: $ty),*) -> Submission<'a, &'a Queue, $name<'a>> {
+                Submission::new(self, $name { $($arg,)* _borrow: core::marker::PhantomData })
+            }
+        }
+    };
+}
+
+/// Declares the operations a queue and a batch both offer: the struct and queue method
+/// ([`operation!`]), the batch method, and how each submits. One list, so the queue and the batch
+/// can never offer different operations.
 macro_rules! operations {
     ($(
         $(#[$doc:meta])*
@@ -81,11 +101,7 @@ macro_rules! operations {
         => |$to:ident, $waits:ident, $signals:ident| $body:expr;
     )*) => {
         $(
-            #[doc = concat!("The arguments of [`Queue::", stringify!($method), "`].")]
-            pub struct $name<'a> {
-                $(pub(crate) $arg: $ty,)*
-                _borrow: core::marker::PhantomData<&'a ()>,
-            }
+            operation!($(#[$doc])* $method($($arg: $ty),*) as $name);
 
             impl<'a> Submission<'a, &'a Queue, $name<'a>> {
                 /// Validates and publishes the operation; a refused one changes nothing.
@@ -106,15 +122,6 @@ macro_rules! operations {
                 }
             }
         )*
-
-        impl Queue {
-            $(
-                $(#[$doc])*
-                pub fn $method<'a>(&'a self, $($arg: $ty),*) -> Submission<'a, &'a Queue, $name<'a>> {
-                    Submission::new(self, $name { $($arg,)* _borrow: core::marker::PhantomData })
-                }
-            )*
-        }
 
         impl<'q> Batch<'q> {
             $(
@@ -186,11 +193,7 @@ macro_rules! queue_operations {
         => |$queue:ident, $waits:ident, $signals:ident| $body:expr;
     )*) => {
         $(
-            #[doc = concat!("The arguments of [`Queue::", stringify!($method), "`].")]
-            pub struct $name<'a> {
-                $(pub(crate) $arg: $ty,)*
-                _borrow: core::marker::PhantomData<&'a ()>,
-            }
+            operation!($(#[$doc])* $method($($arg: $ty),*) as $name);
 
             impl<'a> Submission<'a, &'a Queue, $name<'a>> {
                 /// Validates and submits the operation; a refused one changes nothing.
@@ -201,15 +204,6 @@ macro_rules! queue_operations {
                 }
             }
         )*
-
-        impl Queue {
-            $(
-                $(#[$doc])*
-                pub fn $method<'a>(&'a self, $($arg: $ty),*) -> Submission<'a, &'a Queue, $name<'a>> {
-                    Submission::new(self, $name { $($arg,)* _borrow: core::marker::PhantomData })
-                }
-            )*
-        }
     };
 }
 
