@@ -236,17 +236,10 @@ impl QueueConfig {
     /// Checks the settings against an agent with `compute_units` CUs.
     pub(crate) fn validate(&self, compute_units: u32) -> EngineResult<()> {
         let Some(mask) = &self.cu_mask else { return Ok(()) };
-        let enabled: u32 = mask
-            .iter()
-            .enumerate()
-            .map(|(word, bits)| {
-                let first = 32 * word as u64;
-                let valid = u64::from(compute_units).saturating_sub(first).min(32);
-                let keep = if valid == 32 { u32::MAX } else { ((1u64 << valid) - 1) as u32 };
-                (bits & keep).count_ones()
-            })
-            .sum();
-        if enabled == 0 {
+        // An empty mask means every CU to ROCr; here `None` says that, so an empty one is taken
+        // as what it lists: no CU.
+        let enabled: u32 = aqueduct_hsa::clip_cu_mask(mask, compute_units).iter().map(|word| word.count_ones()).sum();
+        if mask.is_empty() || enabled == 0 {
             return Err(EngineError::InvalidArgument {
                 what: "cu_mask",
                 reason: format!("enables none of the agent's {compute_units} compute units"),

@@ -50,17 +50,23 @@ fn a_cu_mask_narrows_the_queue_and_still_runs_every_workgroup() {
     let rig = KernelRig::new(WaitStrategy::BarrierValue);
     let device = rig.device();
     let narrow = device.create_queue_with(QueueConfig::new().cu_mask([0b1])).unwrap();
+    assert_eq!(narrow.cu_mask().unwrap()[0], 0b1, "the provider holds the narrowed mask");
+    let compute_units = device.agents()[0].compute_units;
+    let every = aqueduct_hsa::clip_cu_mask(&[], compute_units);
+    assert_eq!(device.create_queue().unwrap().cu_mask().unwrap(), every, "a new queue has every CU");
     let out = rig.buffer();
     let done = device.create_semaphore(0).unwrap();
     rig.store(&narrow, &out, 7, &[], &[done.at(1)]);
     done.wait(1, TIMEOUT).unwrap();
     assert!(words(&out.to_vec().unwrap()).iter().enumerate().all(|(index, word)| *word == 7 + index as u32));
     // Bits past the agent's CUs are dropped, not refused.
-    let compute_units = device.agents()[0].compute_units;
     let mut wide = vec![0u32; compute_units.div_ceil(32) as usize + 1];
     *wide.last_mut().unwrap() = u32::MAX;
     wide[0] = 1;
-    device.create_queue_with(QueueConfig::new().cu_mask(wide)).unwrap();
+    let trimmed = device.create_queue_with(QueueConfig::new().cu_mask(wide)).unwrap();
+    let mut expected = vec![0u32; every.len()];
+    expected[0] = 1;
+    assert_eq!(trimmed.cu_mask().unwrap(), expected, "bits past CU {} are gone", compute_units - 1);
 }
 
 #[test]

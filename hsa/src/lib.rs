@@ -25,7 +25,7 @@ use std::sync::Arc;
 pub use error::{HsaError, HsaResult, LoadError};
 pub use executable::{DispatchDescriptor, Executable, ExecutableError};
 pub use sys::HsaApi;
-pub use wrappers::{AgentInfo, KernelSymbol, PoolInfo, PoolKindInfo, PoolReach};
+pub use wrappers::{AgentInfo, KernelSymbol, PoolInfo, PoolKindInfo, PoolReach, clip_cu_mask};
 
 static SOFT_API: HsaApi = HsaApi::soft();
 

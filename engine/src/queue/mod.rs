@@ -96,6 +96,17 @@ impl Queue {
         self.shared().priority
     }
 
+    /// The CUs the queue's work may use, as the provider holds the mask (`hsa_amd_queue_cu_get_mask`):
+    /// one bit per CU of its agent, 32 per word.
+    pub fn cu_mask(&self) -> crate::EngineResult<Vec<u32>> {
+        let shared = self.shared();
+        let compute_units = shared.device.agent(shared.agent)?.info.compute_units;
+        let mut mask = vec![0; compute_units.div_ceil(32).max(1) as usize];
+        // SAFETY: the HSA queue lives as long as this handle.
+        unsafe { shared.device.hsa.queue_cu_mask(shared.hsa_queue, &mut mask)? };
+        Ok(mask)
+    }
+
     /// Submissions, AQL packets, parked submissions and device-side wait barriers so far.
     pub fn stats(&self) -> QueueStats {
         Self::stats_of(self.shared())

@@ -1044,7 +1044,7 @@ pub unsafe extern "C" fn hsa_amd_queue_cu_set_mask(
             // SAFETY: the caller passes `num_cu_mask_count` bits, whole 32-bit words, at `cu_mask`.
             unsafe { core::slice::from_raw_parts(cu_mask, num_cu_mask_count as usize / 32) }
         };
-        let compute_units = runtime.gpu(queue.agent_index).map_or(1, |gpu| gpu.compute_units);
+        let compute_units = runtime.compute_units(queue.agent_index);
         queue.scheduling.set_cu_mask(mask, compute_units);
         status::SUCCESS
     })
@@ -1063,7 +1063,7 @@ pub unsafe extern "C" fn hsa_amd_queue_cu_get_mask(
         }
         // SAFETY: the caller provides room for `num_cu_mask_count` bits, whole words, at `cu_mask`.
         let out = unsafe { core::slice::from_raw_parts_mut(cu_mask, num_cu_mask_count as usize / 32) };
-        let compute_units = runtime.gpu(queue.agent_index).map_or(1, |gpu| gpu.compute_units);
+        let compute_units = runtime.compute_units(queue.agent_index);
         queue.scheduling.cu_mask(out, compute_units);
         status::SUCCESS
     })

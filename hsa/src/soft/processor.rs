@@ -456,7 +456,7 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
     // Priority and CU mask (`scheduling.rs`): the workgroups run in chunks, each after yielding
     // to higher-priority dispatches, on at most `lanes` pool threads at once.
     let running = runtime.arbiter.enter(queue.scheduling.priority.load(Ordering::Acquire));
-    let compute_units = runtime.gpu(queue.agent_index).map_or(1, |gpu| gpu.compute_units);
+    let compute_units = runtime.compute_units(queue.agent_index);
     let lanes = queue.scheduling.lanes(rayon::current_num_threads(), compute_units) as u64;
     let chunk = QueueScheduling::chunk(lanes as usize);
     let mut start = 0;

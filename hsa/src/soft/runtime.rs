@@ -188,6 +188,11 @@ impl Runtime {
         self.agents.get(index)?.gpu()
     }
 
+    /// The CUs of the GPU agent at `index` (1 for anything else, so masks and shares stay defined).
+    pub fn compute_units(&self, index: usize) -> u32 {
+        self.gpu(index).map_or(1, |gpu| gpu.compute_units)
+    }
+
     fn tear_down(&self) {
         let queues: Vec<_> = self.queues.lock().unwrap_or_else(|poison| poison.into_inner()).drain().collect();
         for (_, queue) in queues {

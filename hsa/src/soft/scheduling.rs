@@ -91,14 +91,7 @@ impl QueueScheduling {
 
     /// Stores `mask` (0 words: every CU), clipped to `compute_units` bits.
     pub fn set_cu_mask(&self, mask: &[u32], compute_units: u32) {
-        let words = compute_units.div_ceil(32) as usize;
-        let mut clipped: Vec<u32> = if mask.is_empty() { vec![u32::MAX; words] } else { mask.to_vec() };
-        clipped.resize(words, 0);
-        if !compute_units.is_multiple_of(32)
-            && let Some(last) = clipped.last_mut()
-        {
-            *last &= (1u32 << (compute_units % 32)) - 1;
-        }
+        let clipped = crate::wrappers::clip_cu_mask(mask, compute_units);
         self.enabled_cus.store(clipped.iter().map(|word| word.count_ones()).sum(), Ordering::Release);
         *self.cu_mask.lock().unwrap_or_else(|poison| poison.into_inner()) = clipped;
     }
@@ -106,16 +99,15 @@ impl QueueScheduling {
     /// The first `out.len()` words of the mask, zero past the agent's CUs.
     pub fn cu_mask(&self, out: &mut [u32], compute_units: u32) {
         let stored = self.cu_mask.lock().unwrap_or_else(|poison| poison.into_inner());
-        let every = compute_units.div_ceil(32) as usize;
+        let every;
+        let mask = if stored.is_empty() {
+            every = crate::wrappers::clip_cu_mask(&[], compute_units);
+            &every
+        } else {
+            &*stored
+        };
         for (index, word) in out.iter_mut().enumerate() {
-            *word = match stored.get(index) {
-                Some(value) => *value,
-                None if stored.is_empty() && index < every => {
-                    let bits = (compute_units - 32 * index as u32).min(32);
-                    if bits == 32 { u32::MAX } else { (1u32 << bits) - 1 }
-                }
-                None => 0,
-            };
+            *word = mask.get(index).copied().unwrap_or(0);
         }
     }
 
