@@ -50,6 +50,19 @@ impl std::str::FromStr for DeviceSpec {
     }
 }
 
+impl std::fmt::Display for DeviceSpec {
+    /// The spec as [`DeviceSpec::from_str`](std::str::FromStr) reads it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Auto => f.write_str("auto"),
+            Self::Soft => f.write_str("soft"),
+            Self::Amdgpu => f.write_str("amdgpu"),
+            Self::AmdgpuIndex(index) => write!(f, "amdgpu:{index}"),
+            Self::AmdgpuUuids(uuids) => write!(f, "amdgpu://{}", uuids.join(",")),
+        }
+    }
+}
+
 /// How queues of the device wait on each other from the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum WaitStrategy {
@@ -94,6 +107,9 @@ pub struct EngineConfig {
     /// A profile capture that starts with the device and ends when it drops. `None` takes it
     /// from `AQUEDUCT_PROFILE` and `AQUEDUCT_PROFILE_OUTPUT`, if they ask for one.
     pub profile: Option<crate::profile::ProfileConfig>,
+    /// A replay capture that starts with the device and ends when it drops. `None` takes it
+    /// from `AQUEDUCT_REPLAY_OUTPUT`, if it is set.
+    pub replay: Option<crate::replay::ReplayConfig>,
 }
 
 impl Default for EngineConfig {
@@ -110,6 +126,7 @@ impl Default for EngineConfig {
             replay_block_limit: 1 << 20,
             completion_fallback: Duration::from_millis(100),
             profile: None,
+            replay: None,
         }
     }
 }
@@ -135,6 +152,9 @@ impl EngineConfig {
         }
         if let Some(profile) = &self.profile {
             profile.validate()?;
+        }
+        if let Some(replay) = &self.replay {
+            replay.validate()?;
         }
         Ok(())
     }

@@ -105,6 +105,8 @@ pub(crate) struct DeviceShared {
     pub executables: ExecutableRegistry,
     /// The profile capture running on the device, if any.
     pub profile: Mutex<Option<Arc<ProfileSession>>>,
+    /// The replay capture, which starts with the device and ends when it drops.
+    pub replay: Option<Arc<crate::replay::ReplayCapture>>,
     // Dropped last: everything above may call into the provider while dropping.
     pub hsa: Hsa,
 }
@@ -134,7 +136,40 @@ impl DeviceShared {
         }
         let profile = match config.profile.clone() {
             Some(profile) => Some(profile),
-            None => crate::profile::ProfileConfig::from_env()?.map(env_capture_output),
+            None => crate::profile::ProfileConfig::from_env()?.map(|mut profile| {
+                profile.output = env_capture_output(profile.output, &PROFILES_FROM_ENV);
+                profile
+            }),
+        };
+        let replay = match config.replay.clone() {
+            Some(replay) => Some(replay),
+            None => crate::replay::ReplayConfig::from_env()?.map(|mut replay| {
+                replay.output = env_capture_output(replay.output, &REPLAYS_FROM_ENV);
+                replay
+            }),
+        };
+        let replay = match replay {
+            Some(replay) => {
+                replay.validate()?;
+                let header = aqueduct_profile::replay::ReplayHeader {
+                    aqueduct_version: env!("CARGO_PKG_VERSION").to_string(),
+                    provider: hsa.kind().name().to_string(),
+                    device_spec: config.device.to_string(),
+                    agents: agents
+                        .iter()
+                        .map(|agent| aqueduct_profile::AgentDescription {
+                            name: agent.info.name.clone(),
+                            isa: agent.info.isa_names.first().cloned().unwrap_or_default(),
+                        })
+                        .collect(),
+                    wait_strategy: strategy_name(strategy).to_string(),
+                    started_unix_ns: std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |since| since.as_nanos() as u64),
+                };
+                Some(crate::replay::ReplayCapture::start(replay, header)?)
+            }
+            None => None,
         };
         let device = Arc::new(Self {
             id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
@@ -152,12 +187,19 @@ impl DeviceShared {
             queues: Mutex::new(Vec::new()),
             executables,
             profile: Mutex::new(None),
+            replay,
             hsa,
         });
         if let Some(profile) = profile {
             device.begin_profile(profile)?;
         }
         Ok(device)
+    }
+
+    /// The replay capture, while it takes records.
+    #[inline]
+    pub fn replay_capture(&self) -> Option<&crate::replay::ReplayCapture> {
+        self.replay.as_deref().filter(|replay| replay.is_open())
     }
 
     /// The agent with index `agent` within the logical device.
@@ -242,6 +284,15 @@ impl Drop for DeviceShared {
         }
         // Every queue and handle is gone (each held the device), so no row can read anything.
         self.release_all();
+        // After `release_all`: freeing each host-visible buffer recorded its final checksum.
+        if let Some(replay) = &self.replay {
+            match replay.finish() {
+                Ok(report) => {
+                    tracing::info!(output = %report.output.display(), records = report.records, bytes = report.bytes, "replay capture written")
+                }
+                Err(error) => tracing::error!(%error, "the replay capture failed"),
+            }
+        }
         self.command_buffers.free_images(&self.hsa);
         // Queue endpoints' signals outlive their queues so late readers never see freed memory.
         for index in 0..aqueduct_components::MAX_QUEUES as u16 {
@@ -415,21 +466,32 @@ fn load_device_library(hsa: &Hsa, info: &AgentInfo) -> EngineResult<(&'static st
     })
 }
 
-/// The first device of the process that the environment profiles writes to the path it names;
+/// Devices of the process the environment profiled, and captured for replay.
+static PROFILES_FROM_ENV: AtomicUsize = AtomicUsize::new(0);
+static REPLAYS_FROM_ENV: AtomicUsize = AtomicUsize::new(0);
+
+/// The first device of the process that the environment captures writes to the path it names;
 /// each later one to `<stem>-device<N>.<extension>`, so they do not overwrite each other.
-fn env_capture_output(mut config: crate::profile::ProfileConfig) -> crate::profile::ProfileConfig {
-    static TAKEN: AtomicUsize = AtomicUsize::new(0);
-    let earlier = TAKEN.fetch_add(1, Ordering::Relaxed);
+fn env_capture_output(mut output: std::path::PathBuf, taken: &AtomicUsize) -> std::path::PathBuf {
+    let earlier = taken.fetch_add(1, Ordering::Relaxed);
     if earlier > 0 {
-        let stem = config.output.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
-        let extension = config.output.extension().map(|ext| ext.to_string_lossy().into_owned());
+        let stem = output.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
+        let extension = output.extension().map(|ext| ext.to_string_lossy().into_owned());
         let name = match extension {
             Some(extension) => format!("{stem}-device{earlier}.{extension}"),
             None => format!("{stem}-device{earlier}"),
         };
-        config.output.set_file_name(name);
+        output.set_file_name(name);
     }
-    config
+    output
+}
+
+/// The wait strategy as capture headers name it.
+pub(crate) fn strategy_name(strategy: aqueduct_components::directory::CrossQueueWait) -> &'static str {
+    match strategy {
+        aqueduct_components::directory::CrossQueueWait::BarrierValue => "barrier-value",
+        aqueduct_components::directory::CrossQueueWait::BarrierAnd => "barrier-and",
+    }
 }
 
 /// Registers an agent's device library with the profile's executables: builtin dispatches are

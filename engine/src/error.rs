@@ -191,9 +191,27 @@ pub enum EngineError {
         /// What was wrong.
         reason: &'static str,
     },
-    /// A profile bundle could not be written or read.
-    #[error("profile bundle: {0}")]
-    Profile(#[from] aqueduct_profile::ProfileError),
+    /// A capture file (profile bundle or replay capture) could not be written or read.
+    #[error("capture file: {0}")]
+    Profile(#[from] aqueduct_profile::CaptureFileError),
+    /// The replay capture failed: the writer fell behind past its stall timeout, or the file
+    /// could not be written. The file lacks its end chunk, so readers report it truncated.
+    #[error("replay capture {}: {reason}", output.display())]
+    ReplayCapture {
+        /// The `.aqreplay` file.
+        output: std::path::PathBuf,
+        /// What failed.
+        reason: String,
+    },
+    /// A replay could not run the capture as recorded (on this device, or at all), or its
+    /// results differ from the capture's.
+    #[error("replay, record {record}: {reason}")]
+    Replay {
+        /// The record (counted from 0) where it stopped.
+        record: u64,
+        /// Why.
+        reason: String,
+    },
     /// A host read or write, or a binding that needs host access, names a buffer whose memory
     /// the host cannot reach.
     #[error("buffer memory ({kind:?}) is not accessible from the host")]

@@ -77,6 +77,8 @@ pub(crate) struct ExecutableInner {
     pub kernels: Vec<KernelInfo>,
     /// The device World's record, with the loaded handles to destroy once released.
     entity: Entity,
+    /// Its id in the replay capture (0: not captured).
+    pub replay_id: crate::replay::ReplayId,
 }
 
 impl Drop for ExecutableInner {
@@ -116,7 +118,7 @@ impl Executable {
         register_with_profile(device, code_object, &kernels)?;
         let handles = loaded.into_iter().map(|executable| executable.into_handle().handle).collect();
         let entity = device.world().spawn(ExecutableEntity { handles }).id();
-        Ok(Self(Arc::new(ExecutableInner { device: device.clone(), kernels, entity })))
+        Ok(Self(Arc::new(ExecutableInner { device: device.clone(), kernels, entity, replay_id: Default::default() })))
     }
 
     /// The kernel named `name` (or its `.kd` symbol); the error lists those that exist.

@@ -80,6 +80,7 @@ mod profile;
 pub mod profiling;
 mod queue;
 mod release;
+pub mod replay;
 mod semaphore;
 
 use std::sync::Arc;
@@ -204,32 +205,43 @@ impl Device {
 
     /// A queue on agent 0, at normal priority, on every CU.
     pub fn create_queue(&self) -> EngineResult<Queue> {
-        Queue::create(&self.0, &QueueConfig::new())
+        self.create_queue_with(QueueConfig::new())
     }
 
     /// A queue on agent `agent` of the device.
     pub fn create_queue_on(&self, agent: usize) -> EngineResult<Queue> {
-        Queue::create(&self.0, &QueueConfig::new().agent(agent))
+        self.create_queue_with(QueueConfig::new().agent(agent))
     }
 
     /// A queue made as `config` says: its agent, priority and CU mask.
     pub fn create_queue_with(&self, config: QueueConfig) -> EngineResult<Queue> {
-        Queue::create(&self.0, &config)
+        let queue = Queue::create(&self.0, &config)?;
+        if let Some(replay) = self.0.replay_capture() {
+            let id = replay.next_id();
+            queue.0.shared.replay_id.set(id);
+            replay.push(aqueduct_profile::replay::ReplayRecord::Queue {
+                id,
+                agent: config.agent as u32,
+                priority: replay::names::priority(config.priority),
+                cu_mask: config.cu_mask,
+            });
+        }
+        Ok(queue)
     }
 
     /// A timeline semaphore starting at `initial`.
     pub fn create_semaphore(&self, initial: u64) -> EngineResult<Semaphore> {
-        Semaphore::create(&self.0, initial)
+        Semaphore::create_captured(&self.0, initial)
     }
 
     /// `size` bytes of `kind` memory on agent 0.
     pub fn allocate(&self, kind: MemoryKind, size: u64) -> EngineResult<Buffer> {
-        Buffer::allocate(&self.0, kind, size, 0)
+        Buffer::allocate_captured(&self.0, kind, size, 0)
     }
 
     /// `size` bytes of `kind` memory on agent `agent`.
     pub fn allocate_on(&self, agent: usize, kind: MemoryKind, size: u64) -> EngineResult<Buffer> {
-        Buffer::allocate(&self.0, kind, size, agent)
+        Buffer::allocate_captured(&self.0, kind, size, agent)
     }
 
     /// `len` elements of `T` in `kind` memory on agent 0 (contents as the provider leaves them).
@@ -238,7 +250,7 @@ impl Device {
             what: "buffer size",
             reason: format!("{len} elements of {} overflow", std::any::type_name::<T>()),
         })?;
-        Buffer::allocate(&self.0, kind, size, 0)?.cast()
+        Buffer::allocate_captured(&self.0, kind, size, 0)?.cast()
     }
 
     /// A buffer of `kind` memory on agent 0 holding a copy of `data`; the kind must be one the
@@ -265,7 +277,13 @@ impl Device {
     /// A pool for queue-ordered allocation (`Queue::alloca`), drawing on `config.kind` memory
     /// of `config.agent`.
     pub fn create_pool(&self, config: PoolConfig) -> EngineResult<Pool> {
-        Pool::create(&self.0, config)
+        let pool = Pool::create(&self.0, config)?;
+        if let Some(replay) = self.0.replay_capture() {
+            let id = replay.next_id();
+            pool.0.replay_id.set(id);
+            replay.push(aqueduct_profile::replay::ReplayRecord::Pool { id, settings: replay::pool_settings(&config) });
+        }
+        Ok(pool)
     }
 
     /// A command buffer to record for queues of agent 0.
@@ -321,7 +339,13 @@ impl Device {
 
     /// Loads a code object on every agent; its target must run on each of them.
     pub fn load_executable(&self, code_object: &[u8]) -> EngineResult<Executable> {
-        Executable::load(&self.0, code_object)
+        let executable = Executable::load(&self.0, code_object)?;
+        if let Some(replay) = self.0.replay_capture() {
+            let id = replay.next_id();
+            executable.0.replay_id.set(id);
+            replay.executable(id, code_object);
+        }
+        Ok(executable)
     }
 
     /// Live entities in the device World: (queues, semaphores, allocations). A semaphore or

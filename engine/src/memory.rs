@@ -23,6 +23,8 @@ pub(crate) struct BufferInner {
     origin: Origin,
     /// Set by `Queue::dealloca`: every later use is refused.
     pub deallocated: AtomicBool,
+    /// Its id in the replay capture (0: not captured).
+    pub replay_id: crate::replay::ReplayId,
 }
 
 /// Who owns a buffer's memory.
@@ -35,6 +37,12 @@ enum Origin {
 
 impl Drop for BufferInner {
     fn drop(&mut self) {
+        if let Some(replay) = self.device.replay_capture()
+            && self.replay_id.get() != 0
+        {
+            let own_memory = matches!(self.origin, Origin::Device(_));
+            replay.buffer_freed(self.replay_id.get(), self.address, own_memory && self.kind.host_accessible(), self.size);
+        }
         match &self.origin {
             // Queued work may still read or write the memory: it is freed once those rows settle.
             Origin::Device(entity) => self.device.defer_release(*entity),
@@ -200,9 +208,37 @@ impl Buffer {
                 agent,
                 origin: Origin::Device(entity),
                 deallocated: AtomicBool::new(false),
+                replay_id: Default::default(),
             }),
             PhantomData,
         ))
+    }
+
+    /// [`Self::allocate`] for the program: the replay capture records it.
+    pub(crate) fn allocate_captured(
+        device: &Arc<DeviceShared>,
+        kind: MemoryKind,
+        size: u64,
+        agent: usize,
+    ) -> EngineResult<Self> {
+        let buffer = Self::allocate(device, kind, size, agent)?;
+        if let Some(replay) = device.replay_capture() {
+            let id = replay.next_id();
+            buffer.0.replay_id.set(id);
+            replay.buffer_live(id, buffer.0.address, size);
+            replay.push(aqueduct_profile::replay::ReplayRecord::Allocation {
+                id,
+                agent: agent as u32,
+                kind: crate::replay::names::kind(kind),
+                size,
+            });
+        }
+        Ok(buffer)
+    }
+
+    /// Its id in the replay capture (0 when it is not captured).
+    pub(crate) fn replay_id(&self) -> u64 {
+        self.0.replay_id.get()
     }
 
     /// A buffer over `size` bytes of a pool at `address` (an alloca's).
@@ -217,6 +253,7 @@ impl Buffer {
                 agent,
                 origin: Origin::Pool(pooled),
                 deallocated: AtomicBool::new(false),
+                replay_id: Default::default(),
             }),
             PhantomData,
         )
@@ -263,9 +300,18 @@ impl Buffer {
     fn write_bytes(&self, offset: u64, data: &[u8]) -> EngineResult<()> {
         self.host_accessible()?;
         let address = self.check_range("buffer write", offset, data.len() as u64)?;
+        let replay = self.0.device.replay_capture().filter(|_| self.replay_id() != 0);
+        let _order = replay.map(|replay| replay.order());
         // SAFETY: the range lies inside this live host-visible allocation.
         unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), address as *mut u8, data.len()) };
         self.note_host_write();
+        if let Some(replay) = replay {
+            replay.push(aqueduct_profile::replay::ReplayRecord::HostWrite {
+                buffer: self.replay_id(),
+                offset,
+                data: data.to_vec(),
+            });
+        }
         Ok(())
     }
 
@@ -274,6 +320,18 @@ impl Buffer {
         let address = self.check_range("buffer read", offset, out.len() as u64)?;
         // SAFETY: the range lies inside this live host-visible allocation.
         unsafe { core::ptr::copy_nonoverlapping(address as *const u8, out.as_mut_ptr(), out.len()) };
+        if let Some(replay) = self.0.device.replay_capture()
+            && self.replay_id() != 0
+        {
+            replay.observe(aqueduct_profile::replay::ReplayRecord::HostRead {
+                range: aqueduct_profile::replay::BufferRange {
+                    buffer: self.replay_id(),
+                    offset,
+                    length: out.len() as u64,
+                },
+                checksum: aqueduct_profile::replay::checksum(out),
+            });
+        }
         Ok(())
     }
 

@@ -207,6 +207,8 @@ pub(crate) struct PoolShared {
     returned: Condvar,
     /// Allocas waiting on `returned`: a return rings it only then (a notify is a system call).
     waiting: AtomicUsize,
+    /// Its id in the replay capture (0: not captured).
+    pub replay_id: crate::replay::ReplayId,
 }
 
 struct Block {
@@ -289,6 +291,7 @@ impl Pool {
             }),
             returned: Condvar::new(),
             waiting: AtomicUsize::new(0),
+            replay_id: Default::default(),
         };
         let pool = Self(Arc::new(shared));
         let mut reserved = 0;

@@ -100,6 +100,9 @@ impl DeviceShared {
             self.semaphores.release(semaphore.slot);
         }
         if let Some(allocation) = object.get::<Allocation>() {
+            if let Some(replay) = self.replay_capture() {
+                replay.allocation_freed(allocation.address);
+            }
             // SAFETY: the allocation was the buffer's alone; its handles are gone and every row
             // that could name its memory has settled, so nothing reads or writes it any more.
             if let Err(error) = unsafe { self.hsa.free(allocation.address as *mut u8) } {

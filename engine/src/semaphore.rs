@@ -9,6 +9,8 @@ use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 use bevy_ecs::entity::Entity;
 
+use aqueduct_profile::replay::{Point, ReplayRecord};
+
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
 
@@ -19,6 +21,11 @@ pub(crate) struct SemaphoreInner {
     pub device: Arc<DeviceShared>,
     pub slot: u32,
     entity: Entity,
+    /// Its id in the replay capture (0: not captured).
+    replay_id: crate::replay::ReplayId,
+    /// The highest value the program was seen to know the semaphore reached (a wait returned,
+    /// or a read saw it): the capture records each advance once.
+    observed: std::sync::atomic::AtomicU64,
 }
 
 impl Drop for SemaphoreInner {
@@ -35,7 +42,8 @@ pub struct Semaphore(pub(crate) Arc<SemaphoreInner>);
 
 impl std::fmt::Debug for Semaphore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Semaphore").field("slot", &self.0.slot).field("value", &self.value()).finish()
+        let value = self.0.device.semaphores.value(self.0.slot);
+        f.debug_struct("Semaphore").field("slot", &self.0.slot).field("value", &value).finish()
     }
 }
 
@@ -57,7 +65,40 @@ impl Semaphore {
             .allocate(initial)
             .map_err(|full| EngineError::LimitReached { what: "semaphores per device", limit: full.capacity })?;
         let entity = device.world().spawn(SemaphoreEntity { slot, initial_value: initial }).id();
-        Ok(Self(Arc::new(SemaphoreInner { device: device.clone(), slot, entity })))
+        Ok(Self(Arc::new(SemaphoreInner {
+            device: device.clone(),
+            slot,
+            entity,
+            replay_id: Default::default(),
+            observed: std::sync::atomic::AtomicU64::new(initial),
+        })))
+    }
+
+    /// [`Self::create`] for the program: the replay capture records it.
+    pub(crate) fn create_captured(device: &Arc<DeviceShared>, initial: u64) -> EngineResult<Self> {
+        let semaphore = Self::create(device, initial)?;
+        if let Some(replay) = device.replay_capture() {
+            let id = replay.next_id();
+            semaphore.0.replay_id.set(id);
+            replay.push(ReplayRecord::Semaphore { id, initial });
+        }
+        Ok(semaphore)
+    }
+
+    /// Its id in the replay capture (0 when it is not captured).
+    pub(crate) fn replay_id(&self) -> u64 {
+        self.0.replay_id.get()
+    }
+
+    /// The program now knows the value reached `value`: a capture records the advance.
+    fn observed(&self, value: u64) {
+        use std::sync::atomic::Ordering;
+        if let Some(replay) = self.0.device.replay_capture()
+            && self.replay_id() != 0
+            && self.0.observed.fetch_max(value, Ordering::Relaxed) < value
+        {
+            replay.observe(ReplayRecord::HostWait(Point { semaphore: self.replay_id(), value }));
+        }
     }
 
     /// This semaphore at `value`, for a wait or signal list.
@@ -67,7 +108,9 @@ impl Semaphore {
 
     /// The current value.
     pub fn value(&self) -> u64 {
-        self.0.device.semaphores.value(self.0.slot)
+        let value = self.0.device.semaphores.value(self.0.slot);
+        self.observed(value);
+        value
     }
 
     /// The error the semaphore failed with, if it failed.
@@ -97,7 +140,14 @@ impl Semaphore {
         if value <= current {
             return Err(EngineError::SemaphoreNotIncreasing { current, requested: value });
         }
-        self.raise(value);
+        match device.replay_capture().filter(|_| self.replay_id() != 0) {
+            Some(replay) => {
+                let _order = replay.order();
+                replay.push(ReplayRecord::HostSignal(Point { semaphore: self.replay_id(), value }));
+                self.raise(value);
+            }
+            None => self.raise(value),
+        }
         Ok(())
     }
 
@@ -112,7 +162,15 @@ impl Semaphore {
 
     /// Fails the semaphore from the host: waiters, and work waiting on it, get `message`.
     pub fn fail(&self, message: impl Into<String>) {
-        self.fail_with(FailureRecord { status: None, message: message.into() });
+        let message = message.into();
+        match self.0.device.replay_capture().filter(|_| self.replay_id() != 0) {
+            Some(replay) => {
+                let _order = replay.order();
+                replay.push(ReplayRecord::HostFail { semaphore: self.replay_id(), message: message.clone() });
+                self.fail_with(FailureRecord { status: None, message });
+            }
+            None => self.fail_with(FailureRecord { status: None, message }),
+        }
     }
 
     pub(crate) fn fail_with(&self, record: FailureRecord) {
@@ -206,7 +264,11 @@ pub fn wait_all(points: &[SemaphorePoint], timeout: Duration) -> EngineResult<()
             all &= point_state(point)?;
         }
         Ok(all)
-    })
+    })?;
+    for point in points {
+        point.semaphore.observed(point.value);
+    }
+    Ok(())
 }
 
 /// Blocks until at least one point is reached; returns its index. A failed semaphore ends the
@@ -226,5 +288,6 @@ pub fn wait_any(points: &[SemaphorePoint], timeout: Duration) -> EngineResult<us
         }
         Ok(false)
     })?;
+    points[found].semaphore.observed(points[found].value);
     Ok(found)
 }

@@ -4,7 +4,7 @@ use std::io::{self, Read, Write};
 
 use serde::Serialize;
 
-use crate::format::{ProfileError, ProfileReader, Result};
+use crate::format::{CaptureFileError, ProfileReader, Result};
 use crate::record::{DispatchEvent, Record};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub fn write_dispatches<R: Read, W: Write>(
         let row = DispatchRow::of(&event);
         match format {
             DispatchFormat::Jsonl => {
-                serde_json::to_writer(&mut out, &row).map_err(|error| ProfileError::Io(io::Error::other(error)))?;
+                serde_json::to_writer(&mut out, &row).map_err(|error| CaptureFileError::Io(io::Error::other(error)))?;
                 writeln!(out)?;
             }
             DispatchFormat::Csv => write_csv_row(&mut out, &row)?,

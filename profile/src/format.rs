@@ -1,5 +1,8 @@
-//! The `.aqprof` file: a preamble (magic and format version), then checksummed chunks. The layout is
-//! documented field by field in docs/PROFILE_FORMAT.md; keep the two in step.
+//! The chunked capture file both captures write: a preamble (magic and format version), then
+//! checksummed chunks (a header, records, an end). A [`CaptureFormat`] names one file type: the
+//! profile bundle (`.aqprof`, [`ProfileFormat`], docs/PROFILE_FORMAT.md) and the replay capture
+//! (`.aqreplay`, `crate::replay::ReplayFormat`, docs/REPLAY_FORMAT.md) share the container, its
+//! checks and its errors; keep the documents in step with this file.
 //!
 //! Both ends stream: the writer holds at most one chunk of encoded records, the reader at most one
 //! chunk's payload and the record it is decoding, so a capture of any length passes through
@@ -7,17 +10,53 @@
 
 use std::io::{self, Read, Write};
 
+use std::marker::PhantomData;
+
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::record::{BundleHeader, Record};
 
-/// The first 8 bytes of every bundle. 0x89 catches 7-bit transfers and the trailing `\n` catches
-/// line-ending conversion, as PNG's signature does.
+/// One file type in the chunked container: its magic, version, header and records.
+pub trait CaptureFormat {
+    /// The first 8 bytes of every file. 0x89 catches 7-bit transfers and the trailing `\n`
+    /// catches line-ending conversion, as PNG's signature does.
+    const MAGIC: [u8; 8];
+    /// Readers refuse a file of a newer major version.
+    const MAJOR: u16;
+    /// Readers accept any minor version of their major: minor versions only add.
+    const MINOR: u16;
+    /// What errors call the file: "aqueduct profile (.aqprof)".
+    const NAME: &'static str;
+    /// The header chunk's one value.
+    type Header: Serialize + DeserializeOwned;
+    /// One record of a records chunk.
+    type Record: Serialize + DeserializeOwned;
+}
+
+/// The profile bundle, `.aqprof` (docs/PROFILE_FORMAT.md).
+pub struct ProfileFormat;
+
+impl CaptureFormat for ProfileFormat {
+    const MAGIC: [u8; 8] = MAGIC;
+    const MAJOR: u16 = FORMAT_MAJOR;
+    const MINOR: u16 = FORMAT_MINOR;
+    const NAME: &'static str = "aqueduct profile (.aqprof)";
+    type Header = BundleHeader;
+    type Record = Record;
+}
+
+/// The first 8 bytes of every profile bundle.
 pub const MAGIC: [u8; 8] = [0x89, b'A', b'Q', b'P', b'R', b'O', b'F', b'\n'];
-/// Readers refuse a file of a newer major version; see docs/PROFILE_FORMAT.md, "Versioning".
+/// Readers refuse a bundle of a newer major version; see docs/PROFILE_FORMAT.md, "Versioning".
 pub const FORMAT_MAJOR: u16 = 1;
 /// Readers accept any minor version of their major: minor versions only add.
 pub const FORMAT_MINOR: u16 = 0;
+
+/// Writes a profile bundle.
+pub type ProfileWriter<W> = CaptureWriter<W, ProfileFormat>;
+/// Reads a profile bundle.
+pub type ProfileReader<R> = CaptureReader<R, ProfileFormat>;
 /// No chunk's payload may exceed this; a length field above it is corruption, refused before any
 /// allocation.
 pub const MAX_CHUNK_PAYLOAD: u32 = 16 << 20;
@@ -49,21 +88,21 @@ pub struct FormatVersion {
     pub minor: u16,
 }
 
-/// Why a bundle could not be written or read. Each hostile-input case has its own variant.
+/// Why a capture file could not be written or read. Each hostile-input case has its own variant.
 #[derive(Debug, thiserror::Error)]
-pub enum ProfileError {
+pub enum CaptureFileError {
     #[error("I/O error: {0}")]
     Io(#[from] io::Error),
-    #[error("not an aqueduct profile (.aqprof): the file starts with {found:02x?}")]
-    BadMagic { found: Vec<u8> },
-    #[error("the profile is truncated at byte {offset}: {context}")]
+    #[error("not an {expected}: the file starts with {found:02x?}")]
+    BadMagic { expected: &'static str, found: Vec<u8> },
+    #[error("the file is truncated at byte {offset}: {context}")]
     Truncated { offset: u64, context: &'static str },
     #[error(
-        "the profile's format version is {}.{}, newer than this aqueduct reads ({}.x): use a newer aqueduct",
+        "the file's format version is {}.{}, newer than this aqueduct reads ({}.x): use a newer aqueduct",
         found.major, found.minor, supported_major
     )]
     NewerVersion { found: FormatVersion, supported_major: u16 },
-    #[error("the profile's format version {}.{} was never a released format", found.major, found.minor)]
+    #[error("the file's format version {}.{} was never a released format", found.major, found.minor)]
     UnsupportedVersion { found: FormatVersion },
     #[error("the chunk at byte {offset} declares a {length}-byte payload, over the {limit}-byte limit")]
     ChunkTooLarge { offset: u64, length: u32, limit: u32 },
@@ -71,7 +110,7 @@ pub enum ProfileError {
     ChecksumMismatch { offset: u64, stored: u32, computed: u32 },
     #[error("the chunk at byte {offset} does not decode: {reason}")]
     Undecodable { offset: u64, reason: String },
-    #[error("the profile is malformed at byte {offset}: {reason}")]
+    #[error("the file is malformed at byte {offset}: {reason}")]
     Malformed { offset: u64, reason: String },
     #[error("a record encodes to {size} bytes, over the {limit}-byte chunk limit")]
     RecordTooLarge { size: usize, limit: u32 },
@@ -79,56 +118,60 @@ pub enum ProfileError {
     Encode(String),
 }
 
-pub type Result<T, E = ProfileError> = std::result::Result<T, E>;
+pub type Result<T, E = CaptureFileError> = std::result::Result<T, E>;
 
-/// Writes a bundle as records arrive. Call [`ProfileWriter::finish`]: a writer dropped without it
-/// writes its pending records but no end chunk, so readers report the file as truncated, which is
-/// what a capture cut short is.
-pub struct ProfileWriter<W: Write> {
+/// Writes a capture file as records arrive. Call [`CaptureWriter::finish`]: a writer dropped
+/// without it writes its pending records but no end chunk, so readers report the file as
+/// truncated, which is what a capture cut short is.
+pub struct CaptureWriter<W: Write, F: CaptureFormat> {
     out: Option<W>,
     pending: Vec<u8>,
     pending_records: u32,
     records_written: u64,
+    bytes_written: u64,
     chunk_target: usize,
+    format: PhantomData<fn() -> F>,
 }
 
-impl<W: Write> ProfileWriter<W> {
+impl<W: Write, F: CaptureFormat> CaptureWriter<W, F> {
     /// Writes the preamble and the header chunk.
-    pub fn new(out: W, header: &BundleHeader) -> Result<Self> {
+    pub fn new(out: W, header: &F::Header) -> Result<Self> {
         Self::with_chunk_target(out, header, DEFAULT_CHUNK_TARGET)
     }
 
-    /// As [`ProfileWriter::new`], closing records chunks at `chunk_target` bytes (clamped to the
+    /// As [`CaptureWriter::new`], closing records chunks at `chunk_target` bytes (clamped to the
     /// format's limit).
-    pub fn with_chunk_target(mut out: W, header: &BundleHeader, chunk_target: usize) -> Result<Self> {
-        out.write_all(&MAGIC)?;
-        out.write_all(&FORMAT_MAJOR.to_le_bytes())?;
-        out.write_all(&FORMAT_MINOR.to_le_bytes())?;
+    pub fn with_chunk_target(mut out: W, header: &F::Header, chunk_target: usize) -> Result<Self> {
+        out.write_all(&F::MAGIC)?;
+        out.write_all(&F::MAJOR.to_le_bytes())?;
+        out.write_all(&F::MINOR.to_le_bytes())?;
         let payload = encode_named(header)?;
         if payload.len() > MAX_CHUNK_PAYLOAD as usize {
-            return Err(ProfileError::RecordTooLarge { size: payload.len(), limit: MAX_CHUNK_PAYLOAD });
+            return Err(CaptureFileError::RecordTooLarge { size: payload.len(), limit: MAX_CHUNK_PAYLOAD });
         }
         write_chunk(&mut out, ChunkKind::Header, 1, &payload)?;
-        Ok(ProfileWriter {
+        Ok(CaptureWriter {
             out: Some(out),
             pending: Vec::new(),
             pending_records: 0,
             records_written: 0,
+            bytes_written: (PREAMBLE_BYTES + CHUNK_HEADER_BYTES + payload.len()) as u64,
             chunk_target: chunk_target.clamp(1, MAX_CHUNK_PAYLOAD as usize),
+            format: PhantomData,
         })
     }
 
     /// Appends one record; writes a chunk when the pending payload reaches the chunk target.
-    pub fn append(&mut self, record: &Record) -> Result<()> {
+    pub fn append(&mut self, record: &F::Record) -> Result<()> {
         let start = self.pending.len();
         if let Err(error) = rmp_serde::encode::write_named(&mut self.pending, record) {
             self.pending.truncate(start);
-            return Err(ProfileError::Encode(error.to_string()));
+            return Err(CaptureFileError::Encode(error.to_string()));
         }
         let size = self.pending.len() - start;
         if size > MAX_CHUNK_PAYLOAD as usize {
             self.pending.truncate(start);
-            return Err(ProfileError::RecordTooLarge { size, limit: MAX_CHUNK_PAYLOAD });
+            return Err(CaptureFileError::RecordTooLarge { size, limit: MAX_CHUNK_PAYLOAD });
         }
         if self.pending.len() > MAX_CHUNK_PAYLOAD as usize {
             // The new record does not fit beside the pending ones: they go first, alone.
@@ -155,6 +198,11 @@ impl<W: Write> ProfileWriter<W> {
         self.records_written + u64::from(self.pending_records)
     }
 
+    /// Bytes written to the output so far (chunks not yet written excluded).
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_written
+    }
+
     /// Writes the pending records and the end chunk, flushes, and hands the output back.
     pub fn finish(mut self) -> Result<W> {
         self.write_pending_chunk()?;
@@ -175,6 +223,7 @@ impl<W: Write> ProfileWriter<W> {
         }
         let out = self.out.as_mut().expect("the output is present until finish or drop");
         write_chunk(out, ChunkKind::Records, self.pending_records, &self.pending)?;
+        self.bytes_written += (CHUNK_HEADER_BYTES + self.pending.len()) as u64;
         self.records_written += u64::from(self.pending_records);
         self.pending.clear();
         self.pending_records = 0;
@@ -182,7 +231,7 @@ impl<W: Write> ProfileWriter<W> {
     }
 }
 
-impl<W: Write> Drop for ProfileWriter<W> {
+impl<W: Write, F: CaptureFormat> Drop for CaptureWriter<W, F> {
     fn drop(&mut self) {
         if self.out.is_some() {
             // Best effort, as BufWriter's drop: keep what was captured; the missing end chunk tells
@@ -193,7 +242,7 @@ impl<W: Write> Drop for ProfileWriter<W> {
 }
 
 fn encode_named<T: Serialize>(value: &T) -> Result<Vec<u8>> {
-    rmp_serde::to_vec_named(value).map_err(|error| ProfileError::Encode(error.to_string()))
+    rmp_serde::to_vec_named(value).map_err(|error| CaptureFileError::Encode(error.to_string()))
 }
 
 fn chunk_checksum(checked_header: &[u8], payload: &[u8]) -> u32 {
@@ -216,55 +265,56 @@ fn write_chunk<W: Write>(out: &mut W, kind: ChunkKind, records: u32, payload: &[
     out.write_all(payload)
 }
 
-/// Reads a bundle as a stream of records: `ProfileReader` is an iterator of
-/// `Result<Record, ProfileError>` that ends after the first error.
-pub struct ProfileReader<R: Read> {
+/// Reads a capture file as a stream of records: `CaptureReader` is an iterator of
+/// `Result<F::Record, CaptureFileError>` that ends after the first error.
+pub struct CaptureReader<R: Read, F: CaptureFormat> {
     input: R,
     offset: u64,
     version: FormatVersion,
-    header: BundleHeader,
+    header: F::Header,
     /// The records chunk being decoded, one record per `next`.
     current: Option<RecordsChunk>,
     records_read: u64,
     done: bool,
 }
 
-impl<R: Read> ProfileReader<R> {
+impl<R: Read, F: CaptureFormat> CaptureReader<R, F> {
     /// Reads and checks the preamble and the header chunk.
     pub fn new(mut input: R) -> Result<Self> {
         let mut preamble = [0u8; PREAMBLE_BYTES];
         let filled = read_up_to(&mut input, &mut preamble)?;
-        if preamble[..filled.min(MAGIC.len())] != MAGIC[..filled.min(MAGIC.len())] {
-            return Err(ProfileError::BadMagic { found: preamble[..filled.min(MAGIC.len())].to_vec() });
+        let magic = filled.min(F::MAGIC.len());
+        if preamble[..magic] != F::MAGIC[..magic] {
+            return Err(CaptureFileError::BadMagic { expected: F::NAME, found: preamble[..magic].to_vec() });
         }
         if filled < PREAMBLE_BYTES {
-            return Err(ProfileError::Truncated { offset: filled as u64, context: "in the preamble" });
+            return Err(CaptureFileError::Truncated { offset: filled as u64, context: "in the preamble" });
         }
         let version = FormatVersion {
             major: u16::from_le_bytes([preamble[8], preamble[9]]),
             minor: u16::from_le_bytes([preamble[10], preamble[11]]),
         };
-        if version.major > FORMAT_MAJOR {
-            return Err(ProfileError::NewerVersion { found: version, supported_major: FORMAT_MAJOR });
+        if version.major > F::MAJOR {
+            return Err(CaptureFileError::NewerVersion { found: version, supported_major: F::MAJOR });
         }
         if version.major == 0 {
-            return Err(ProfileError::UnsupportedVersion { found: version });
+            return Err(CaptureFileError::UnsupportedVersion { found: version });
         }
         let mut offset = PREAMBLE_BYTES as u64;
         let chunk = read_chunk(&mut input, &mut offset)?
-            .ok_or(ProfileError::Truncated { offset, context: "the header chunk is missing" })?;
+            .ok_or(CaptureFileError::Truncated { offset, context: "the header chunk is missing" })?;
         if chunk.kind != ChunkKind::Header as u8 {
-            return Err(ProfileError::Malformed {
+            return Err(CaptureFileError::Malformed {
                 offset: chunk.offset,
                 reason: format!("the first chunk is of kind {}, not the header", chunk.kind),
             });
         }
         let header = rmp_serde::from_slice(&chunk.payload)
-            .map_err(|error| ProfileError::Undecodable { offset: chunk.offset, reason: error.to_string() })?;
-        Ok(ProfileReader { input, offset, version, header, current: None, records_read: 0, done: false })
+            .map_err(|error| CaptureFileError::Undecodable { offset: chunk.offset, reason: error.to_string() })?;
+        Ok(CaptureReader { input, offset, version, header, current: None, records_read: 0, done: false })
     }
 
-    pub fn header(&self) -> &BundleHeader {
+    pub fn header(&self) -> &F::Header {
         &self.header
     }
 
@@ -274,17 +324,17 @@ impl<R: Read> ProfileReader<R> {
 
     /// The next record: from the current records chunk, else from the next one; `None` after the
     /// end chunk.
-    fn next_record(&mut self) -> Result<Option<Record>> {
+    fn next_record(&mut self) -> Result<Option<F::Record>> {
         loop {
             if let Some(chunk) = &mut self.current {
-                if let Some(record) = chunk.next_record()? {
+                if let Some(record) = chunk.next_record::<F::Record>()? {
                     self.records_read += 1;
                     return Ok(Some(record));
                 }
                 self.current = None;
             }
             let Some(chunk) = read_chunk(&mut self.input, &mut self.offset)? else {
-                return Err(ProfileError::Truncated {
+                return Err(CaptureFileError::Truncated {
                     offset: self.offset,
                     context: "the end chunk is missing (the capture did not finish)",
                 });
@@ -298,7 +348,7 @@ impl<R: Read> ProfileReader<R> {
                     return Ok(None);
                 }
                 kind if kind == ChunkKind::Header as u8 => {
-                    return Err(ProfileError::Malformed {
+                    return Err(CaptureFileError::Malformed {
                         offset: chunk.offset,
                         reason: "a second header chunk".to_string(),
                     });
@@ -310,20 +360,20 @@ impl<R: Read> ProfileReader<R> {
     }
 
     fn check_end(&mut self, chunk: &Chunk) -> Result<()> {
-        let total: [u8; 8] = chunk.payload.as_slice().try_into().map_err(|_| ProfileError::Malformed {
+        let total: [u8; 8] = chunk.payload.as_slice().try_into().map_err(|_| CaptureFileError::Malformed {
             offset: chunk.offset,
             reason: format!("the end chunk holds {} bytes, not 8", chunk.payload.len()),
         })?;
         let total = u64::from_le_bytes(total);
         if total != self.records_read {
-            return Err(ProfileError::Malformed {
+            return Err(CaptureFileError::Malformed {
                 offset: chunk.offset,
                 reason: format!("the end chunk counts {total} records, the file holds {}", self.records_read),
             });
         }
         let mut probe = [0u8; 1];
         if read_up_to(&mut self.input, &mut probe)? != 0 {
-            return Err(ProfileError::Malformed {
+            return Err(CaptureFileError::Malformed {
                 offset: self.offset,
                 reason: "data after the end chunk".to_string(),
             });
@@ -332,8 +382,8 @@ impl<R: Read> ProfileReader<R> {
     }
 }
 
-impl<R: Read> Iterator for ProfileReader<R> {
-    type Item = Result<Record>;
+impl<R: Read, F: CaptureFormat> Iterator for CaptureReader<R, F> {
+    type Item = Result<F::Record>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {
@@ -346,7 +396,7 @@ impl<R: Read> Iterator for ProfileReader<R> {
     }
 }
 
-impl<R: Read> std::iter::FusedIterator for ProfileReader<R> {}
+impl<R: Read, F: CaptureFormat> std::iter::FusedIterator for CaptureReader<R, F> {}
 
 /// Reads the next chunk; `None` at a clean end of input (between chunks).
 fn read_chunk<R: Read>(input: &mut R, offset: &mut u64) -> Result<Option<Chunk>> {
@@ -358,22 +408,22 @@ fn read_chunk<R: Read>(input: &mut R, offset: &mut u64) -> Result<Option<Chunk>>
         return Ok(None);
     }
     if filled < CHUNK_HEADER_BYTES {
-        return Err(ProfileError::Truncated { offset: *offset, context: "in a chunk header" });
+        return Err(CaptureFileError::Truncated { offset: *offset, context: "in a chunk header" });
     }
     let length = u32::from_le_bytes(header[4..8].try_into().expect("4 bytes"));
     let records = u32::from_le_bytes(header[8..12].try_into().expect("4 bytes"));
     let stored = u32::from_le_bytes(header[12..16].try_into().expect("4 bytes"));
     if length > MAX_CHUNK_PAYLOAD {
-        return Err(ProfileError::ChunkTooLarge { offset: chunk_offset, length, limit: MAX_CHUNK_PAYLOAD });
+        return Err(CaptureFileError::ChunkTooLarge { offset: chunk_offset, length, limit: MAX_CHUNK_PAYLOAD });
     }
     let payload = read_bounded(input, length as usize)?;
     *offset += payload.len() as u64;
     if payload.len() < length as usize {
-        return Err(ProfileError::Truncated { offset: *offset, context: "in a chunk payload" });
+        return Err(CaptureFileError::Truncated { offset: *offset, context: "in a chunk payload" });
     }
     let computed = chunk_checksum(&header[..CHECKED_HEADER_BYTES], &payload);
     if computed != stored {
-        return Err(ProfileError::ChecksumMismatch { offset: chunk_offset, stored, computed });
+        return Err(CaptureFileError::ChecksumMismatch { offset: chunk_offset, stored, computed });
     }
     Ok(Some(Chunk { offset: chunk_offset, kind: header[0], records, payload }))
 }
@@ -394,9 +444,9 @@ struct RecordsChunk {
 }
 
 impl RecordsChunk {
-    fn next_record(&mut self) -> Result<Option<Record>> {
+    fn next_record<T: DeserializeOwned>(&mut self) -> Result<Option<T>> {
         let chunk = &self.chunk;
-        let undecodable = |reason: String| ProfileError::Undecodable { offset: chunk.offset, reason };
+        let undecodable = |reason: String| CaptureFileError::Undecodable { offset: chunk.offset, reason };
         let length = chunk.payload.len() as u64;
         if self.decoded == chunk.records {
             if self.position != length {
@@ -410,7 +460,7 @@ impl RecordsChunk {
         let mut cursor = io::Cursor::new(chunk.payload.as_slice());
         cursor.set_position(self.position);
         let mut decoder = rmp_serde::Deserializer::new(&mut cursor);
-        let record = Record::deserialize(&mut decoder)
+        let record = T::deserialize(&mut decoder)
             .map_err(|error| undecodable(format!("record {}: {error}", self.decoded)))?;
         self.position = cursor.position();
         self.decoded += 1;

@@ -20,7 +20,7 @@ use proptest::prelude::*;
 const MEMORY_BOUND: usize = 1 << 20;
 
 /// Reads the whole bundle; returns the first error, and checks the memory it took.
-fn read(bytes: &[u8]) -> Result<usize, ProfileError> {
+fn read(bytes: &[u8]) -> Result<usize, CaptureFileError> {
     let (result, peak) = measured(|| {
         ProfileReader::new(bytes).and_then(|reader| {
             let mut count = 0;
@@ -69,7 +69,7 @@ fn truncation_at_every_length_is_reported_as_truncation() {
     let bundle = sample_bundle();
     for length in 0..bundle.len() {
         match read(&bundle[..length]) {
-            Err(ProfileError::Truncated { .. }) => {}
+            Err(CaptureFileError::Truncated { .. }) => {}
             other => panic!("cut to {length} of {} bytes: {other:?}", bundle.len()),
         }
     }
@@ -84,9 +84,9 @@ fn every_single_byte_flip_is_caught_by_the_region_it_hits() {
             mutated[position] ^= flip;
             let result = read(&mutated);
             match position {
-                0..8 => assert!(matches!(result, Err(ProfileError::BadMagic { .. })), "{position}: {result:?}"),
+                0..8 => assert!(matches!(result, Err(CaptureFileError::BadMagic { .. })), "{position}: {result:?}"),
                 8..10 => assert!(
-                    matches!(result, Err(ProfileError::NewerVersion { .. } | ProfileError::UnsupportedVersion { .. })),
+                    matches!(result, Err(CaptureFileError::NewerVersion { .. } | CaptureFileError::UnsupportedVersion { .. })),
                     "{position}: {result:?}"
                 ),
                 // The minor version: any minor of major 1 reads.
@@ -94,9 +94,9 @@ fn every_single_byte_flip_is_caught_by_the_region_it_hits() {
                 _ => assert!(
                     matches!(
                         result,
-                        Err(ProfileError::ChecksumMismatch { .. }
-                            | ProfileError::ChunkTooLarge { .. }
-                            | ProfileError::Truncated { .. })
+                        Err(CaptureFileError::ChecksumMismatch { .. }
+                            | CaptureFileError::ChunkTooLarge { .. }
+                            | CaptureFileError::Truncated { .. })
                     ),
                     "{position} ^ {flip:#x}: {result:?}"
                 ),
@@ -114,13 +114,13 @@ fn huge_length_fields_are_refused_or_truncated_without_allocating_them() {
     };
     bundle[records_chunk + 4..records_chunk + 8].copy_from_slice(&u32::MAX.to_le_bytes());
     match read(&bundle) {
-        Err(ProfileError::ChunkTooLarge { length: u32::MAX, limit: MAX_CHUNK_PAYLOAD, .. }) => {}
+        Err(CaptureFileError::ChunkTooLarge { length: u32::MAX, limit: MAX_CHUNK_PAYLOAD, .. }) => {}
         other => panic!("{other:?}"),
     }
     // At the limit, the length is legal but the data is not there: truncated, and the read buffer
     // grew only as far as the data.
     bundle[records_chunk + 4..records_chunk + 8].copy_from_slice(&MAX_CHUNK_PAYLOAD.to_le_bytes());
-    assert!(matches!(read(&bundle), Err(ProfileError::Truncated { .. })));
+    assert!(matches!(read(&bundle), Err(CaptureFileError::Truncated { .. })));
 }
 
 #[test]
@@ -128,10 +128,10 @@ fn versions_newer_and_never_released_are_refused_and_newer_minors_read() {
     let mut bundle = sample_bundle();
     bundle[8..10].copy_from_slice(&2u16.to_le_bytes());
     let error = read(&bundle).unwrap_err();
-    assert!(matches!(error, ProfileError::NewerVersion { supported_major: 1, .. }), "{error:?}");
+    assert!(matches!(error, CaptureFileError::NewerVersion { supported_major: 1, .. }), "{error:?}");
     assert!(error.to_string().contains("2.0"), "{error}");
     bundle[8..10].copy_from_slice(&0u16.to_le_bytes());
-    assert!(matches!(read(&bundle), Err(ProfileError::UnsupportedVersion { .. })));
+    assert!(matches!(read(&bundle), Err(CaptureFileError::UnsupportedVersion { .. })));
     bundle[8..10].copy_from_slice(&1u16.to_le_bytes());
     bundle[10..12].copy_from_slice(&9u16.to_le_bytes());
     let reader = ProfileReader::new(bundle.as_slice()).unwrap();
@@ -141,8 +141,8 @@ fn versions_newer_and_never_released_are_refused_and_newer_minors_read() {
 
 #[test]
 fn not_a_profile_is_bad_magic() {
-    assert!(matches!(read(b"{\"traceEvents\": []}"), Err(ProfileError::BadMagic { .. })));
-    assert!(matches!(read(b"\x7fELF"), Err(ProfileError::BadMagic { .. })));
+    assert!(matches!(read(b"{\"traceEvents\": []}"), Err(CaptureFileError::BadMagic { .. })));
+    assert!(matches!(read(b"\x7fELF"), Err(CaptureFileError::BadMagic { .. })));
 }
 
 #[test]
@@ -157,20 +157,20 @@ fn unknown_chunk_kinds_are_skipped_and_structure_errors_are_malformed() {
 
     let mut miscounted = bundle.clone();
     push_chunk(&mut miscounted, 3, 0, &5u64.to_le_bytes());
-    assert!(matches!(read(&miscounted), Err(ProfileError::Malformed { .. })));
+    assert!(matches!(read(&miscounted), Err(CaptureFileError::Malformed { .. })));
 
     let mut trailing = finished.clone();
     trailing.push(0);
-    assert!(matches!(read(&trailing), Err(ProfileError::Malformed { .. })));
+    assert!(matches!(read(&trailing), Err(CaptureFileError::Malformed { .. })));
 
     let mut two_headers = preamble_and_header();
     let header_chunk = two_headers[PREAMBLE..].to_vec();
     two_headers.extend_from_slice(&header_chunk);
-    assert!(matches!(read(&two_headers), Err(ProfileError::Malformed { .. })));
+    assert!(matches!(read(&two_headers), Err(CaptureFileError::Malformed { .. })));
 
     let mut no_header = sample_bundle()[..PREAMBLE].to_vec();
     push_chunk(&mut no_header, 2, 1, &record);
-    assert!(matches!(read(&no_header), Err(ProfileError::Malformed { .. })));
+    assert!(matches!(read(&no_header), Err(CaptureFileError::Malformed { .. })));
 }
 
 #[test]
@@ -209,7 +209,7 @@ fn record_counts_that_disagree_with_the_payload_are_undecodable() {
         let mut bundle = preamble_and_header();
         push_chunk(&mut bundle, 2, declared, &record);
         push_chunk(&mut bundle, 3, 0, &1u64.to_le_bytes());
-        assert!(matches!(read(&bundle), Err(ProfileError::Undecodable { .. })), "declared {declared}");
+        assert!(matches!(read(&bundle), Err(CaptureFileError::Undecodable { .. })), "declared {declared}");
     }
 }
 
@@ -260,7 +260,7 @@ proptest! {
         push_chunk(&mut bundle, 3, 0, &u64::from(declared).to_le_bytes());
         match read(&bundle) {
             Ok(count) => prop_assert_eq!(count, declared as usize),
-            Err(ProfileError::Undecodable { .. }) => {}
+            Err(CaptureFileError::Undecodable { .. }) => {}
             Err(other) => prop_assert!(false, "{other:?}"),
         }
     }
@@ -271,7 +271,7 @@ proptest! {
         push_chunk(&mut bundle, 1, 1, &payload);
         push_chunk(&mut bundle, 3, 0, &0u64.to_le_bytes());
         let result = read(&bundle);
-        prop_assert!(matches!(result, Err(ProfileError::Undecodable { .. })), "{:?}", result);
+        prop_assert!(matches!(result, Err(CaptureFileError::Undecodable { .. })), "{:?}", result);
     }
 }
 

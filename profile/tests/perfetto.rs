@@ -10,10 +10,10 @@ use aqueduct_profile::perfetto::protos::track_event::{CounterValueField, NameFie
 use aqueduct_profile::perfetto::protos::{Trace, TrackDescriptor, TrackEvent};
 use aqueduct_profile::perfetto::{FIRST_COUNTER_TRACK, SEQUENCE_ID, device_track, host_track, queue_track};
 use aqueduct_profile::sample::sample_bundle;
-use aqueduct_profile::{ProfileError, export_chrome, export_perfetto};
+use aqueduct_profile::{CaptureFileError, export_chrome, export_perfetto};
 use prost::Message;
 
-fn perfetto_bytes(bundle: Vec<u8>) -> Result<Vec<u8>, ProfileError> {
+fn perfetto_bytes(bundle: Vec<u8>) -> Result<Vec<u8>, CaptureFileError> {
     let mut out = Vec::new();
     export_perfetto(std::io::Cursor::new(bundle), &mut out)?;
     Ok(out)
@@ -288,7 +288,7 @@ fn flows_are_the_chrome_exports_flows() {
 #[test]
 fn a_bad_bundle_is_an_error_not_a_panic() {
     let bytes = sample_bundle();
-    assert!(matches!(perfetto_bytes(bytes[..bytes.len() - 3].to_vec()), Err(ProfileError::Truncated { .. })));
+    assert!(matches!(perfetto_bytes(bytes[..bytes.len() - 3].to_vec()), Err(CaptureFileError::Truncated { .. })));
     assert!(perfetto_bytes(b"not a profile at all".to_vec()).is_err());
 }
 

@@ -134,7 +134,7 @@ fn a_writer_dropped_unfinished_keeps_its_records_and_reads_as_truncated() {
     }
     let mut reader = ProfileReader::new(bytes.as_slice()).unwrap();
     assert_eq!(reader.next().unwrap().unwrap(), Record::Dropped(Dropped { queue: 2, count: 5 }));
-    assert!(matches!(reader.next(), Some(Err(ProfileError::Truncated { .. }))));
+    assert!(matches!(reader.next(), Some(Err(CaptureFileError::Truncated { .. }))));
     assert!(reader.next().is_none(), "the reader stops after an error");
 }
 

@@ -166,7 +166,7 @@ fn in_file(file: &Path, error: impl std::fmt::Display) -> String {
 /// export never looks like a good one.
 fn write_output<T>(
     path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> Result<T, aqueduct_profile::ProfileError>,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<T, aqueduct_profile::CaptureFileError>,
 ) -> Result<T, String> {
     let file = File::create(path).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
     let mut out = BufWriter::new(file);

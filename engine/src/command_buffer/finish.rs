@@ -151,6 +151,7 @@ impl CommandBuffer {
         if let State::Recording(recorder) = std::mem::replace(&mut self.state, State::Finished(Arc::new(program))) {
             self.device.command_buffers.give_recorder(recorder);
         }
+        self.record_finished();
         Ok(())
     }
 }

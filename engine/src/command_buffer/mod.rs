@@ -1,5 +1,7 @@
 //! Command buffers: record once, finalize once into a block program, replay many times.
 //!
+//! - [`recording`]: the public recording calls; each is checked by the recorder and, under a
+//!   replay capture, described.
 //! - [`recorder`]: the `CommandBuffer` builder. Barriers fold into the neighbouring commands'
 //!   fence scopes, blocks split at a size limit, each dispatch gets its kernarg strategy.
 //! - [`finish`]: one pass that lays the blocks out, bakes each command's replay step, publishes
@@ -18,6 +20,7 @@ mod finish;
 mod needs;
 mod pool;
 mod recorder;
+mod recording;
 
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -67,6 +70,12 @@ pub struct CommandBuffer {
     agent: usize,
     usage: CommandBufferUsage,
     state: State,
+    /// The limits recording splits blocks at (a replay capture records them).
+    limits: BlockLimits,
+    /// Under a replay capture: the recording calls so far, recorded when it finishes.
+    captured: Option<Vec<aqueduct_profile::replay::Command>>,
+    /// Its id in the replay capture once finished (0: not captured).
+    replay_id: u64,
 }
 
 enum State {
@@ -124,7 +133,8 @@ impl CommandBuffer {
         recorder::check_limits(limits)?;
         let mut recorder = device.command_buffers.take_recorder().unwrap_or_default();
         recorder.start(limits);
-        Ok(Self { device: device.clone(), agent, usage, state: State::Recording(recorder) })
+        let captured = device.replay_capture().map(|_| Vec::new());
+        Ok(Self { device: device.clone(), agent, usage, state: State::Recording(recorder), limits, captured, replay_id: 0 })
     }
 
     /// Whether it runs once or many times.
@@ -166,6 +176,25 @@ impl CommandBuffer {
             State::Finished(program) => Some(&program.image.bytes),
             State::Recording(_) | State::Released => None,
         }
+    }
+
+    /// Its id in the replay capture (0 when it is not captured).
+    pub(crate) fn replay_id(&self) -> u64 {
+        self.replay_id
+    }
+
+    /// Finishing succeeded: a capture records the command buffer's calls.
+    fn record_finished(&mut self) {
+        let (Some(commands), Some(replay)) = (self.captured.take(), self.device.replay_capture()) else { return };
+        self.replay_id = replay.next_id();
+        replay.push(aqueduct_profile::replay::ReplayRecord::CommandBuffer {
+            id: self.replay_id,
+            agent: self.agent as u32,
+            usage: crate::replay::names::usage(self.usage),
+            block_packets: self.limits.packets,
+            block_kernarg_bytes: self.limits.kernarg_bytes,
+            commands,
+        });
     }
 
     pub(crate) fn finished(&self) -> crate::EngineResult<&Arc<FinishedProgram>> {

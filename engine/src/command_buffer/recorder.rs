@@ -473,14 +473,11 @@ fn check_ref(
 }
 
 impl CommandBuffer {
-    /// Records a kernel dispatch (HAL layout).
-    pub fn dispatch(&mut self, kernel: &Kernel, dispatch: &Dispatch<'_, BufferRef<'_>>) -> EngineResult<()> {
+    pub(super) fn dispatch_unrecorded(&mut self, kernel: &Kernel, dispatch: &Dispatch<'_, BufferRef<'_>>) -> EngineResult<()> {
         self.record_dispatch(kernel, dispatch, None)
     }
 
-    /// Records a dispatch whose workgroup counts (three u32 at `counts`) are read when the queue
-    /// reaches it: the grid is counts × workgroup size, and `dispatch.grid` is not used.
-    pub fn dispatch_indirect(
+    pub(super) fn dispatch_indirect_unrecorded(
         &mut self,
         kernel: &Kernel,
         dispatch: &Dispatch<'_, BufferRef<'_>>,
@@ -495,7 +492,7 @@ impl CommandBuffer {
         dispatch: &Dispatch<'_, BufferRef<'_>>,
         indirect: Option<BufferRef<'_>>,
     ) -> EngineResult<()> {
-        let Self { device, agent, usage, state } = self;
+        let Self { device, agent, usage, state, .. } = self;
         let recorder = recording(state)?;
         recorder.open_block()?;
         let grid = if indirect.is_some() { GridSource::Buffer } else { GridSource::Dispatch };
@@ -651,8 +648,7 @@ impl CommandBuffer {
         Ok(())
     }
 
-    /// Records a fill of `target` with a 1, 2, 4 or 8-byte `pattern`.
-    pub fn fill<'b>(&mut self, target: impl Into<BufferRef<'b>>, pattern: &[u8]) -> EngineResult<()> {
+    pub(super) fn fill_unrecorded<'b>(&mut self, target: impl Into<BufferRef<'b>>, pattern: &[u8]) -> EngineResult<()> {
         recording(&mut self.state)?.open_block()?;
         let target = target.into();
         let width = u8::try_from(pattern.len()).unwrap_or(0);
@@ -668,8 +664,7 @@ impl CommandBuffer {
         })
     }
 
-    /// Records a copy of `source` into `target` (same length, not overlapping).
-    pub fn copy<'b>(&mut self, source: impl Into<BufferRef<'b>>, target: impl Into<BufferRef<'b>>) -> EngineResult<()> {
+    pub(super) fn copy_unrecorded<'b>(&mut self, source: impl Into<BufferRef<'b>>, target: impl Into<BufferRef<'b>>) -> EngineResult<()> {
         recording(&mut self.state)?.open_block()?;
         let (source, target) = (source.into(), target.into());
         if source.length() != target.length() {
@@ -693,8 +688,7 @@ impl CommandBuffer {
         })
     }
 
-    /// Records writing `data` (carried in the program's rodata) into `target`.
-    pub fn update<'b>(&mut self, target: impl Into<BufferRef<'b>>, data: &[u8]) -> EngineResult<()> {
+    pub(super) fn update_unrecorded<'b>(&mut self, target: impl Into<BufferRef<'b>>, data: &[u8]) -> EngineResult<()> {
         recording(&mut self.state)?.open_block()?;
         let target = target.into();
         if data.is_empty() || data.len() > MAX_RECORDED_UPDATE || data.len() as u64 != target.length() {
@@ -722,19 +716,14 @@ impl CommandBuffer {
         Ok(())
     }
 
-    /// Orders everything recorded before against everything after (execution and memory, at
-    /// agent scope). It costs no packet: it becomes the barrier bit and acquire scope of the
-    /// next command and the release scope of the previous one.
-    pub fn barrier(&mut self) -> EngineResult<()> {
+    pub(super) fn barrier_unrecorded(&mut self) -> EngineResult<()> {
         let recorder = recording(&mut self.state)?;
         recorder.open_block()?;
         recorder.pending_barrier = true;
         Ok(())
     }
 
-    /// Records a device timestamp (one u64, 8-byte aligned) written to `target` when the queue
-    /// reaches this point; `marker_id` tags it.
-    pub fn profile_marker<'b>(&mut self, target: impl Into<BufferRef<'b>>, marker_id: u32) -> EngineResult<()> {
+    pub(super) fn profile_marker_unrecorded<'b>(&mut self, target: impl Into<BufferRef<'b>>, marker_id: u32) -> EngineResult<()> {
         recording(&mut self.state)?.open_block()?;
         let target = target.into();
         if target.length() < 8 {
@@ -750,17 +739,14 @@ impl CommandBuffer {
         })
     }
 
-    /// A new, empty block to branch to; record into it after [`Self::begin`].
-    pub fn new_block(&mut self) -> EngineResult<BlockLabel> {
+    pub(super) fn new_block_unrecorded(&mut self) -> EngineResult<BlockLabel> {
         let recorder = recording(&mut self.state)?;
         let label = BlockLabel(recorder.blocks.len() as u32);
         recorder.blocks.push(UserBlock::default());
         Ok(label)
     }
 
-    /// Continues recording in `label`. The current block keeps what it has; if it has no
-    /// branch or return yet, it returns.
-    pub fn begin(&mut self, label: BlockLabel) -> EngineResult<()> {
+    pub(super) fn begin_unrecorded(&mut self, label: BlockLabel) -> EngineResult<()> {
         let recorder = recording(&mut self.state)?;
         let block = recorder.blocks.get(label.0 as usize).ok_or(EngineError::InvalidArgument {
             what: "block label",
@@ -780,17 +766,12 @@ impl CommandBuffer {
         Ok(())
     }
 
-    /// Ends the current block by continuing at `target`.
-    pub fn branch(&mut self, target: BlockLabel) -> EngineResult<()> {
+    pub(super) fn branch_unrecorded(&mut self, target: BlockLabel) -> EngineResult<()> {
         self.check_label(target)?;
         self.terminate(BranchCommand::new(target.0).into(), TerminatorKind::Branch, None)
     }
 
-    /// Ends the current block with a conditional branch: once the queue has run everything
-    /// before it, the 4- or 8-byte unsigned value at `value` (host-visible memory, by its
-    /// length) is compared with `operand`, and execution continues at `taken` if
-    /// `value compare operand` holds, else at `not_taken`.
-    pub fn branch_if<'b>(
+    pub(super) fn branch_if_unrecorded<'b>(
         &mut self,
         value: impl Into<BufferRef<'b>>,
         compare: CompareOp,
@@ -819,8 +800,7 @@ impl CommandBuffer {
         self.terminate(command.into(), TerminatorKind::CondBranch, Some(source))
     }
 
-    /// Ends the current block and the program.
-    pub fn ret(&mut self) -> EngineResult<()> {
+    pub(super) fn ret_unrecorded(&mut self) -> EngineResult<()> {
         self.terminate(ReturnCommand::new().into(), TerminatorKind::Return, None)
     }
 

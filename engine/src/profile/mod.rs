@@ -59,11 +59,7 @@ impl DeviceShared {
                     })
                     .collect(),
             },
-            wait_strategy: match self.strategy {
-                aqueduct_components::directory::CrossQueueWait::BarrierValue => "barrier-value",
-                aqueduct_components::directory::CrossQueueWait::BarrierAnd => "barrier-and",
-            }
-            .to_string(),
+            wait_strategy: crate::device::strategy_name(self.strategy).to_string(),
             clock: HostClock { domain: "CLOCK_MONOTONIC".into(), tick_frequency_hz: clock.frequency_hz },
         };
         let session = ProfileSession::start(config, header, clock)?;

@@ -90,7 +90,7 @@ pub(crate) struct ProfileSession {
 struct WriterOutcome {
     records: u64,
     dropped: u64,
-    error: Option<aqueduct_profile::ProfileError>,
+    error: Option<aqueduct_profile::CaptureFileError>,
 }
 
 /// What a finished capture wrote.

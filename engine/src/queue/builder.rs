@@ -8,7 +8,9 @@
 
 use smallvec::SmallVec;
 
-use super::operations::{self, Immediate};
+use aqueduct_profile::replay::Operation;
+
+use super::operations::{self, Immediate, Submitter};
 use super::{Batch, HostCallResult, Queue, RawDispatch};
 use crate::command_buffer::{BindingTable, CommandBuffer};
 use crate::dispatch::Dispatch;
@@ -16,6 +18,7 @@ use crate::error::EngineResult;
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
 use crate::pool::Pool;
+use crate::replay::{self, range};
 use crate::semaphore::SemaphorePoint;
 
 /// Waits, and signals, an operation holds without allocating.
@@ -91,6 +94,22 @@ macro_rules! operation {
     };
 }
 
+/// Runs `$body` (an operation on `$queue`); under a replay capture, performs and records it
+/// through [`ReplayCapture::operation`](crate::replay::ReplayCapture::operation), described by
+/// the closure.
+macro_rules! captured {
+    ($queue:expr, $waits:expr, $signals:expr, $body:expr, $describe:expr) => {{
+        match $queue.device.replay.clone().filter(|replay| replay.is_open()) {
+            None => $body,
+            Some(replay) => {
+                let queue = $queue.replay_id.get();
+                replay.operation(queue, $waits, $signals, || $body, $describe)
+            }
+        }
+    }};
+}
+pub(crate) use captured;
+
 /// Declares the operations a queue and a batch both offer: the struct and queue method
 /// ([`operation!`]), the batch method, and how each submits. One list, so the queue and the batch
 /// can never offer different operations.
@@ -99,6 +118,7 @@ macro_rules! operations {
         $(#[$doc:meta])*
         $method:ident($($arg:ident: $ty:ty),*) -> $output:ty as $name:ident
         => |$to:ident, $waits:ident, $signals:ident| $body:expr;
+        record |$capture:pat_param, $out:pat_param| $describe:expr;
     )*) => {
         $(
             operation!($(#[$doc])* $method($($arg: $ty),*) as $name);
@@ -108,7 +128,7 @@ macro_rules! operations {
                 pub fn submit(self) -> EngineResult<$output> {
                     let $name { $($arg,)* .. } = self.operation;
                     let ($to, $waits, $signals) = (&mut Immediate(self.target.shared()), &self.waits[..], &self.signals[..]);
-                    $body
+                    captured!(Submitter::queue($to), $waits, $signals, $body, |$capture, $out| $describe)
                 }
             }
 
@@ -118,7 +138,7 @@ macro_rules! operations {
                 pub fn submit(self) -> EngineResult<$output> {
                     let $name { $($arg,)* .. } = self.operation;
                     let ($to, $waits, $signals) = (self.target, &self.waits[..], &self.signals[..]);
-                    $body
+                    captured!(Submitter::queue($to), $waits, $signals, $body, |$capture, $out| $describe)
                 }
             }
         )*
@@ -138,6 +158,7 @@ operations! {
     /// Orders nothing but the queue: signals once the waits are met and earlier work is done.
     barrier() -> () as BarrierOp
         => |to, waits, signals| operations::barrier(to, waits, signals);
+        record |_, _| Operation::Barrier;
 
     /// Fills `target` with a repeated `pattern` of 1, 2, 4 or 8 bytes.
     ///
@@ -156,10 +177,12 @@ operations! {
     /// ```
     fill(target: Binding<'a>, pattern: &'a [u8]) -> () as FillOp
         => |to, waits, signals| operations::fill(to, target, pattern, waits, signals);
+        record |_, _| Operation::Fill { target: range(&target), pattern: pattern.to_vec() };
 
     /// Copies `source` to `target`; the ranges must have equal lengths and must not overlap.
     copy(source: Binding<'a>, target: Binding<'a>) -> () as CopyOp
         => |to, waits, signals| operations::copy(to, source, target, waits, signals);
+        record |_, _| Operation::Copy { source: range(&source), target: range(&target) };
 
     /// Writes `data` into `target` at `offset` when the queue reaches it. Up to
     /// [`UPDATE_INLINE_MAX_BYTES`](aqueduct_builtins::UPDATE_INLINE_MAX_BYTES) travel inside the
@@ -167,15 +190,18 @@ operations! {
     /// in the kernarg ring and copied.
     update(target: &'a Buffer, offset: u64, data: &'a [u8]) -> () as UpdateOp
         => |to, waits, signals| operations::update(to, target, offset, data, waits, signals);
+        record |_, _| Operation::Update { buffer: target.replay_id(), offset, data: data.to_vec() };
 
     /// Dispatches `kernel` with HAL-layout kernargs (bindings, then constants).
     dispatch(kernel: &'a Kernel, dispatch: &'a Dispatch<'a>) -> () as DispatchOp
         => |to, waits, signals| operations::dispatch(to, kernel, dispatch, waits, signals);
+        record |_, _| replay::describe_dispatch(kernel, dispatch);
 
     /// Dispatches `kernel` with caller-built kernarg bytes, at least the explicit arguments and
     /// at most the kernel's kernarg segment (the rest is zeroed).
     dispatch_raw(kernel: &'a Kernel, dispatch: &'a RawDispatch<'a>) -> () as RawDispatchOp
         => |to, waits, signals| operations::dispatch_raw(to, kernel, dispatch, waits, signals);
+        record |capture, _| replay::describe_raw_dispatch(capture, kernel, dispatch);
 
     /// Runs a finished command buffer after the waits, raising the signals once all of it is
     /// done. Dynamic bindings resolve through `table`. Returns once the first segment is
@@ -183,6 +209,7 @@ operations! {
     /// continue from the queue's completion thread.
     execute(command_buffer: &'a CommandBuffer, table: &'a BindingTable) -> () as ExecuteOp
         => |to, waits, signals| crate::command_buffer::execute(to, command_buffer, table, waits, signals);
+        record |_, _| replay::describe_execute(command_buffer, table);
 }
 
 /// The operations only a queue offers (they hold the queue's own threads and timelines).
@@ -191,6 +218,7 @@ macro_rules! queue_operations {
         $(#[$doc:meta])*
         $method:ident($($arg:ident: $ty:ty),*) -> $output:ty as $name:ident
         => |$queue:ident, $waits:ident, $signals:ident| $body:expr;
+        record |$capture:pat_param, $out:pat_param| $describe:expr;
     )*) => {
         $(
             operation!($(#[$doc])* $method($($arg: $ty),*) as $name);
@@ -200,7 +228,7 @@ macro_rules! queue_operations {
                 pub fn submit(self) -> EngineResult<$output> {
                     let $name { $($arg,)* .. } = self.operation;
                     let ($queue, $waits, $signals) = (self.target.shared(), &self.waits[..], &self.signals[..]);
-                    $body
+                    captured!($queue, $waits, $signals, $body, |$capture, $out| $describe)
                 }
             }
         )*
@@ -213,6 +241,7 @@ queue_operations! {
     /// no waits or signals, and memory that needs no wait, nothing is submitted at all.
     alloca(pool: &'a Pool, size: u64) -> Buffer as AllocaOp
         => |queue, waits, signals| queue.alloca(pool, size, waits, signals);
+        record |capture, buffer| replay::describe_alloca(capture, pool, size, buffer);
 
     /// Returns an alloca's buffer to its pool once the waits are met and earlier work on this
     /// queue is done; the waits must cover every use on other queues. Later work on this queue
@@ -220,6 +249,7 @@ queue_operations! {
     /// on it). The buffer handle refuses every use from now on (`BufferDeallocated`).
     dealloca(buffer: &'a Buffer) -> () as DeallocaOp
         => |queue, waits, signals| queue.dealloca(buffer, waits, signals);
+        record |_, _| Operation::Dealloca { buffer: buffer.replay_id() };
 
     /// Reads `target.length` bytes of `file` at `offset` into `target`, in queue order. Memory
     /// the host cannot reach streams through a [`STAGING_BYTES`](crate::STAGING_BYTES) staging
@@ -227,10 +257,12 @@ queue_operations! {
     /// later fails the signals.
     read_file(file: &'a std::fs::File, offset: u64, target: Binding<'a>) -> () as ReadFileOp
         => |queue, waits, signals| queue.read_file(file, offset, target, waits, signals);
+        record |_, _| Operation::ReadFile { target: range(&target), file_offset: offset };
 
     /// Writes `source` into `file` at `offset`, in queue order (as [`Queue::read_file`]).
     write_file(source: Binding<'a>, file: &'a std::fs::File, offset: u64) -> () as WriteFileOp
         => |queue, waits, signals| queue.write_file(source, file, offset, waits, signals);
+        record |_, _| Operation::WriteFile { source: range(&source), file_offset: offset };
 }
 
 /// The arguments of [`Queue::host_call`].
@@ -256,6 +288,10 @@ where
 {
     /// Validates and submits the host call; a refused one changes nothing.
     pub fn submit(self) -> EngineResult<()> {
-        self.target.shared().host_call(Box::new(self.operation.call), &self.waits, &self.signals)
+        let queue = self.target.shared();
+        let call = Box::new(self.operation.call);
+        captured!(queue, &self.waits, &self.signals, queue.host_call(call, &self.waits, &self.signals), |_, _| {
+            Operation::HostCall
+        })
     }
 }

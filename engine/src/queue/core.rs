@@ -74,6 +74,8 @@ pub(crate) struct QueueShared {
     pub file_staging: Mutex<Option<crate::memory::Buffer>>,
     /// The priority it was made with (`QueueConfig`).
     pub priority: crate::config::QueuePriority,
+    /// Its id in the replay capture (0: not captured).
+    pub replay_id: crate::replay::ReplayId,
 }
 
 // SAFETY: `hsa_queue` is only passed to provider calls (thread-safe by the HSA spec) and to

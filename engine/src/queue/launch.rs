@@ -7,13 +7,14 @@
 use bytemuck::Pod;
 use smallvec::SmallVec;
 
-use super::builder::Submission;
-use super::operations::{self, Immediate};
+use super::builder::{Submission, captured};
+use super::operations::{self, Immediate, Submitter};
 use super::{Batch, Queue};
 use crate::dispatch::Dispatch;
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
+use crate::replay;
 
 /// One argument of a typed launch: a buffer range, bound as a pointer, or a plain value.
 #[derive(Clone, Copy, Debug)]
@@ -216,7 +217,14 @@ impl<'a> Submission<'a, &'a Queue, LaunchOp<'a>> {
     pub fn submit(self) -> EngineResult<()> {
         let (queue, operation, waits, signals) = self.into_parts();
         let dispatch = operation.checked()?;
-        operations::dispatch(&mut Immediate(queue.shared()), operation.kernel, &dispatch, &waits, &signals)
+        let to = &mut Immediate(queue.shared());
+        captured!(
+            queue.shared(),
+            &waits,
+            &signals,
+            operations::dispatch(to, operation.kernel, &dispatch, &waits, &signals),
+            |_, _| replay::describe_dispatch(operation.kernel, &dispatch)
+        )
     }
 }
 
@@ -225,6 +233,12 @@ impl<'a, 'q> Submission<'a, &'a mut Batch<'q>, LaunchOp<'a>> {
     pub fn submit(self) -> EngineResult<()> {
         let (batch, operation, waits, signals) = self.into_parts();
         let dispatch = operation.checked()?;
-        operations::dispatch(batch, operation.kernel, &dispatch, &waits, &signals)
+        captured!(
+            Submitter::queue(batch),
+            &waits,
+            &signals,
+            operations::dispatch(batch, operation.kernel, &dispatch, &waits, &signals),
+            |_, _| replay::describe_dispatch(operation.kernel, &dispatch)
+        )
     }
 }

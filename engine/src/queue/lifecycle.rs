@@ -122,6 +122,7 @@ impl Queue {
             host_calls: Default::default(),
             file_staging: Default::default(),
             priority: settings.priority,
+            replay_id: Default::default(),
         });
         let entity = device
             .world()

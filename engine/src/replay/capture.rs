@@ -1,0 +1,381 @@
+//! A running replay capture: the order lock, the ids, the bounded record buffer and the writer
+//! thread that streams it into the `.aqreplay` file.
+//!
+//! **Order.** A record must be in the buffer before anything it describes can be observed by
+//! another thread; otherwise a replay, issuing records in file order, could wait on a host for a
+//! signal whose operation comes later in the file. So an operation is performed and recorded
+//! under one lock ([`ReplayCapture::operation`]), and every record that observes the device (a
+//! host wait, a read-back, a value seen) takes the same lock. Creations need no lock: nobody else
+//! can name an object before its creator hands it out, which is after its record.
+//!
+//! **Bounds.** The buffer holds at most `ReplayConfig::buffer_bytes` of records (counted by their
+//! payload). A producer that finds it full waits for the writer; after `stall_timeout` the
+//! capture fails loudly: an error is logged, later records are dropped, and the file is closed
+//! without its end chunk, so every reader reports it truncated. A capture never ends as a
+//! silently incomplete file.
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::fs::File;
+use std::io::BufWriter;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use aqueduct_profile::CodeObjectHash;
+use aqueduct_profile::replay::{Point, Relocation, ReplayHeader, ReplayRecord, ReplayWriter};
+
+use super::ReplayConfig;
+use crate::error::{EngineError, EngineResult};
+use crate::semaphore::SemaphorePoint;
+
+thread_local! {
+    /// Whether this thread holds the order lock: an operation's own calls (a value read inside
+    /// a submission) record under the lock they already hold instead of taking it again.
+    static HOLDS_ORDER: Cell<bool> = const { Cell::new(false) };
+}
+
+/// What a finished capture wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayCaptureReport {
+    /// The `.aqreplay` file.
+    pub output: std::path::PathBuf,
+    /// Records written.
+    pub records: u64,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+/// The records waiting for the writer.
+#[derive(Default)]
+struct Pending {
+    records: VecDeque<(ReplayRecord, usize)>,
+    bytes: usize,
+    /// Why the capture failed, once it has: nothing more is recorded.
+    failed: Option<String>,
+    stopping: bool,
+}
+
+/// A buffer live in the capture: replay relocates raw-kernarg pointers into it.
+#[derive(Clone, Copy)]
+struct LiveBuffer {
+    id: u64,
+    size: u64,
+}
+
+pub(crate) struct ReplayCapture {
+    pub config: ReplayConfig,
+    started: Instant,
+    next_id: AtomicU64,
+    order: Mutex<()>,
+    pending: Mutex<Pending>,
+    /// Rung when records arrive (the writer waits) and when space frees (producers wait).
+    changed: Condvar,
+    /// Set once the capture has failed or ended: recording stops at one load.
+    closed: AtomicBool,
+    /// Live captured buffers by address, for raw-kernarg relocation.
+    live: Mutex<BTreeMap<u64, LiveBuffer>>,
+    /// Host-visible buffers whose handles dropped, by address, until their memory is freed.
+    finals: Mutex<HashMap<u64, LiveBuffer>>,
+    code_objects: Mutex<HashSet<CodeObjectHash>>,
+    writer: Mutex<Option<JoinHandle<WriterOutcome>>>,
+}
+
+struct WriterOutcome {
+    records: u64,
+    bytes: u64,
+    error: Option<String>,
+}
+
+/// Holds the order lock (or nothing, when this thread already held it).
+pub(crate) struct OrderGuard<'a> {
+    _lock: Option<MutexGuard<'a, ()>>,
+}
+
+impl Drop for OrderGuard<'_> {
+    fn drop(&mut self) {
+        if self._lock.is_some() {
+            HOLDS_ORDER.with(|held| held.set(false));
+        }
+    }
+}
+
+impl ReplayCapture {
+    /// Creates the file, writes the header and starts the writer thread.
+    pub fn start(config: ReplayConfig, header: ReplayHeader) -> EngineResult<Arc<Self>> {
+        let file = File::create(&config.output).map_err(|error| EngineError::InvalidArgument {
+            what: "replay output",
+            reason: format!("cannot create {}: {error}", config.output.display()),
+        })?;
+        let writer = ReplayWriter::new(BufWriter::new(file), &header)?;
+        let capture = Arc::new(Self {
+            config,
+            started: Instant::now(),
+            next_id: AtomicU64::new(1),
+            order: Mutex::new(()),
+            pending: Mutex::new(Pending::default()),
+            changed: Condvar::new(),
+            closed: AtomicBool::new(false),
+            live: Mutex::new(BTreeMap::new()),
+            finals: Mutex::new(HashMap::new()),
+            code_objects: Mutex::new(HashSet::new()),
+            writer: Mutex::new(None),
+        });
+        let thread = {
+            let capture = capture.clone();
+            std::thread::Builder::new()
+                .name("aqueduct-replay-writer".into())
+                .spawn(move || capture.write(writer))
+                .map_err(|error| EngineError::InvalidArgument {
+                    what: "replay capture",
+                    reason: format!("cannot start the writer thread: {error}"),
+                })?
+        };
+        *lock(&capture.writer) = Some(thread);
+        Ok(capture)
+    }
+
+    /// Whether records are still taken.
+    pub fn is_open(&self) -> bool {
+        !self.closed.load(Ordering::Acquire)
+    }
+
+    /// A fresh object id (never 0, which marks an object the capture does not know).
+    pub fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Nanoseconds since the capture began.
+    pub fn now_ns(&self) -> u64 {
+        self.started.elapsed().as_nanos() as u64
+    }
+
+    /// Takes the order lock, unless this thread holds it.
+    pub fn order(&self) -> OrderGuard<'_> {
+        if HOLDS_ORDER.with(Cell::get) {
+            return OrderGuard { _lock: None };
+        }
+        let guard = lock(&self.order);
+        HOLDS_ORDER.with(|held| held.set(true));
+        OrderGuard { _lock: Some(guard) }
+    }
+
+    /// Performs a queue operation and records it under the order lock; a refused operation
+    /// records nothing.
+    pub fn operation<R>(
+        &self,
+        queue: u64,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+        run: impl FnOnce() -> EngineResult<R>,
+        describe: impl FnOnce(&Self, &R) -> aqueduct_profile::replay::Operation,
+    ) -> EngineResult<R> {
+        let _order = self.order();
+        let output = run()?;
+        let operation = describe(self, &output);
+        self.push(ReplayRecord::Operation {
+            queue,
+            time_ns: self.now_ns(),
+            waits: points(waits),
+            signals: points(signals),
+            operation,
+        });
+        Ok(output)
+    }
+
+    /// Records an observation of the device (under the order lock).
+    pub fn observe(&self, record: ReplayRecord) {
+        let _order = self.order();
+        self.push(record);
+    }
+
+    /// Records a code object (once per hash) and the executable loaded from it.
+    pub fn executable(&self, id: u64, code_object: &[u8]) {
+        let hash = CodeObjectHash::of(code_object);
+        if lock(&self.code_objects).insert(hash) {
+            self.push(ReplayRecord::CodeObject { hash, bytes: code_object.to_vec() });
+        }
+        self.push(ReplayRecord::Executable { id, code_object: hash });
+    }
+
+    /// A buffer joins the capture: raw kernargs pointing into it are relocated.
+    pub fn buffer_live(&self, id: u64, address: u64, size: u64) {
+        lock(&self.live).insert(address, LiveBuffer { id, size });
+    }
+
+    /// A buffer's last handle dropped. A host-visible buffer with its own allocation gets its
+    /// final checksum when that memory is freed ([`Self::allocation_freed`]): only then has
+    /// every submission that could write it settled.
+    pub fn buffer_freed(&self, id: u64, address: u64, final_checksum: bool, size: u64) {
+        let mut live = lock(&self.live);
+        if live.get(&address).is_some_and(|buffer| buffer.id == id) {
+            live.remove(&address);
+        }
+        drop(live);
+        if final_checksum {
+            lock(&self.finals).insert(address, LiveBuffer { id, size });
+        }
+        self.push(ReplayRecord::Free { buffer: id });
+    }
+
+    /// The provider allocation at `address` is about to be freed: if it was a captured
+    /// host-visible buffer's, its final contents are checksummed.
+    pub fn allocation_freed(&self, address: u64) {
+        let Some(buffer) = lock(&self.finals).remove(&address) else { return };
+        // SAFETY: the allocation is live until the caller frees it after this returns, it is
+        // host-accessible (only such buffers are registered), and every row that could write it
+        // has settled.
+        let bytes = unsafe { std::slice::from_raw_parts(address as *const u8, buffer.size as usize) };
+        self.push(ReplayRecord::FinalChecksum {
+            buffer: buffer.id,
+            length: buffer.size,
+            checksum: aqueduct_profile::replay::checksum(bytes),
+        });
+    }
+
+    /// The relocations of raw kernargs: every aligned 8-byte word that is an address inside a
+    /// live captured buffer.
+    pub fn relocations(&self, kernargs: &[u8]) -> Vec<Relocation> {
+        let live = lock(&self.live);
+        kernargs
+            .chunks_exact(8)
+            .enumerate()
+            .filter_map(|(index, word)| {
+                let value = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+                let (&address, buffer) = live.range(..=value).next_back()?;
+                (value - address < buffer.size).then_some(Relocation {
+                    at: (index * 8) as u32,
+                    buffer: buffer.id,
+                    delta: value - address,
+                })
+            })
+            .collect()
+    }
+
+    /// Appends a record to the bounded buffer; waits while it is full, and fails the capture
+    /// once a wait passes `stall_timeout`.
+    pub fn push(&self, record: ReplayRecord) {
+        if !self.is_open() {
+            return;
+        }
+        let size = record_bytes(&record);
+        let mut pending = lock(&self.pending);
+        let deadline = Instant::now() + self.config.stall_timeout;
+        // One record larger than the whole buffer still goes in, alone.
+        while pending.failed.is_none()
+            && !pending.records.is_empty()
+            && pending.bytes + size > self.config.buffer_bytes
+        {
+            let now = Instant::now();
+            if now >= deadline {
+                let reason = format!(
+                    "the writer fell behind: the {}-byte record buffer stayed full for {:?}",
+                    self.config.buffer_bytes, self.config.stall_timeout
+                );
+                tracing::error!(output = %self.config.output.display(), %reason, "replay capture failed; the file will read as truncated");
+                pending.failed = Some(reason);
+                self.closed.store(true, Ordering::Release);
+                break;
+            }
+            pending = self.changed.wait_timeout(pending, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
+        }
+        if pending.failed.is_some() {
+            return;
+        }
+        pending.bytes += size;
+        pending.records.push_back((record, size));
+        drop(pending);
+        self.changed.notify_all();
+    }
+
+    /// Records the end, stops the writer and reports what it wrote; an error if the capture
+    /// failed at any point (its file then lacks the end chunk).
+    pub fn finish(&self) -> EngineResult<ReplayCaptureReport> {
+        self.push(ReplayRecord::CaptureEnd { time_ns: self.now_ns() });
+        self.closed.store(true, Ordering::Release);
+        lock(&self.pending).stopping = true;
+        self.changed.notify_all();
+        let thread = lock(&self.writer).take();
+        let failed = |reason: String| EngineError::ReplayCapture { output: self.config.output.clone(), reason };
+        let outcome = match thread.map(JoinHandle::join) {
+            Some(Ok(outcome)) => outcome,
+            Some(Err(_)) => return Err(failed("the writer thread panicked".into())),
+            None => return Err(failed("the capture already finished".into())),
+        };
+        if let Some(reason) = outcome.error.or_else(|| lock(&self.pending).failed.clone()) {
+            return Err(failed(reason));
+        }
+        Ok(ReplayCaptureReport { output: self.config.output.clone(), records: outcome.records, bytes: outcome.bytes })
+    }
+
+    /// The writer thread: moves records from the buffer into the file until told to stop; writes
+    /// the end chunk only if nothing failed.
+    fn write(&self, mut writer: ReplayWriter<BufWriter<File>>) -> WriterOutcome {
+        let mut batch = Vec::new();
+        loop {
+            let mut pending = lock(&self.pending);
+            while pending.records.is_empty() && !pending.stopping && pending.failed.is_none() {
+                pending = self.changed.wait(pending).unwrap_or_else(|p| p.into_inner());
+            }
+            let stopping = pending.stopping || pending.failed.is_some();
+            batch.extend(pending.records.drain(..).map(|(record, _)| record));
+            pending.bytes = 0;
+            drop(pending);
+            self.changed.notify_all();
+            for record in batch.drain(..) {
+                if let Err(error) = writer.append(&record) {
+                    let reason = format!("writing {}: {error}", self.config.output.display());
+                    tracing::error!(%reason, "replay capture failed; the file will read as truncated");
+                    let mut pending = lock(&self.pending);
+                    pending.failed = Some(reason.clone());
+                    pending.records.clear();
+                    self.closed.store(true, Ordering::Release);
+                    drop(pending);
+                    self.changed.notify_all();
+                    // Dropped without `finish`: no end chunk.
+                    return WriterOutcome { records: writer.records(), bytes: writer.bytes_written(), error: Some(reason) };
+                }
+            }
+            if stopping {
+                let failed = lock(&self.pending).failed.clone();
+                let records = writer.records();
+                if failed.is_some() {
+                    return WriterOutcome { records, bytes: writer.bytes_written(), error: failed };
+                }
+                return match writer.finish() {
+                    Ok(_) => WriterOutcome { records, bytes: file_size(&self.config.output), error: None },
+                    Err(error) => WriterOutcome { records, bytes: 0, error: Some(error.to_string()) },
+                };
+            }
+        }
+    }
+}
+
+/// Points as the capture names them.
+pub(crate) fn points(points: &[SemaphorePoint]) -> Vec<Point> {
+    points.iter().map(|point| Point { semaphore: point.semaphore.replay_id(), value: point.value }).collect()
+}
+
+/// What a record holds in the buffer: its payload bytes plus a fixed share for the rest.
+fn record_bytes(record: &ReplayRecord) -> usize {
+    use aqueduct_profile::replay::Operation;
+    const FIXED: usize = 96;
+    FIXED
+        + match record {
+            ReplayRecord::CodeObject { bytes, .. } => bytes.len(),
+            ReplayRecord::HostWrite { data, .. } => data.len(),
+            ReplayRecord::Operation { operation: Operation::Update { data, .. }, .. } => data.len(),
+            ReplayRecord::Operation { operation: Operation::RawDispatch { kernargs, .. }, .. } => kernargs.len(),
+            ReplayRecord::CommandBuffer { commands, .. } => commands.len() * FIXED,
+            _ => 0,
+        }
+}
+
+fn file_size(path: &std::path::Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |metadata| metadata.len())
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}
