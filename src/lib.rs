@@ -45,4 +45,5 @@ pub use aqueduct_profile as profile;
 pub mod bench;
 pub mod demo;
 pub mod info;
+pub mod replay;
 pub mod stress;

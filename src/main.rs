@@ -70,6 +70,12 @@ enum Command {
         #[command(subcommand)]
         command: cli::profile::ProfileCommand,
     },
+    /// Read, run, benchmark or profile a replay capture (.aqreplay; record one by running any
+    /// program with AQUEDUCT_REPLAY_OUTPUT=FILE).
+    Replay {
+        #[command(subcommand)]
+        command: cli::replay::ReplayCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -95,6 +101,7 @@ fn main() -> ExitCode {
             None => cli::bench::run(aqueduct::bench::BenchOptions { filter, quick, device }, json),
         },
         Command::Profile { command } => cli::profile::run(command),
+        Command::Replay { command } => cli::replay::run(command),
         Command::Stress(arguments) => cli::stress::run(arguments),
     };
     match result {

@@ -206,6 +206,17 @@ fn repetitions(quick: bool) -> (usize, usize) {
     if quick { (0, 1) } else { (2, 21) }
 }
 
+/// The baseline row, `limit/ring_write_release` (ratio 1): every report measures it in the same
+/// run as the rows it divides.
+pub fn limit_row(quick: bool) -> ResultRow {
+    let (warmup, reps) = repetitions(quick);
+    let mut ring = aqueduct_hsa::ring::BaselineRing::default();
+    let limit_samples: Vec<Sample> = (0..warmup + reps.max(5)).map(|_| shapes::limit(&mut ring)).skip(warmup).collect();
+    let mut row = measure::summarize("limit/ring_write_release", LIMIT_PACKETS, &limit_samples);
+    row.ratio_to_limit = 1.0;
+    row
+}
+
 /// Runs the suite. `progress(done, total, name)` is called before each shape.
 pub fn run(options: &BenchOptions, progress: impl FnMut(usize, usize, &str)) -> Result<Report, EngineError> {
     run_with_notes(options, progress).map(|(report, _)| report)
@@ -249,11 +260,8 @@ pub fn run_with_notes(
     let total = selected.len() + 1;
 
     progress(0, total, "limit/ring_write_release");
-    let mut ring = aqueduct_hsa::ring::BaselineRing::default();
-    let limit_samples: Vec<Sample> = (0..warmup + reps.max(5)).map(|_| shapes::limit(&mut ring)).skip(warmup).collect();
-    let mut limit_row = measure::summarize("limit/ring_write_release", LIMIT_PACKETS, &limit_samples);
+    let limit_row = limit_row(options.quick);
     let limit = limit_row.median.max(f64::MIN_POSITIVE);
-    limit_row.ratio_to_limit = 1.0;
     let mut results = vec![limit_row];
     let mut notes = Vec::new();
 

@@ -5,6 +5,7 @@ pub mod demo;
 pub mod info;
 pub mod inspect;
 pub mod profile;
+pub mod replay;
 pub mod stress;
 
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;

@@ -1,0 +1,171 @@
+//! `aqueduct replay`: what a `.aqreplay` capture holds, and running, benchmarking and profiling
+//! it on its own.
+
+use std::path::PathBuf;
+
+use aqueduct::replay::{bench, open_engine};
+use aqueduct_engine::replay::{Replay, ReplayOptions};
+use aqueduct_engine::{ProfileConfig, ProfileModes};
+use clap::Subcommand;
+
+use super::CliResult;
+
+#[derive(Subcommand)]
+pub enum ReplayCommand {
+    /// What the capture holds: queues, operations by kind, executables, bytes, duration.
+    Info {
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-execute the stream (same queues, same dependencies) and compare every checksum; exits
+    /// non-zero on a mismatch, naming the first buffer that differs.
+    Run {
+        file: PathBuf,
+        /// Device spec; the capture's own by default.
+        #[arg(long)]
+        device: Option<String>,
+    },
+    /// Replay the stream repeatedly: host cost per operation and end-to-end time, against the
+    /// baseline measured in the same run (as `aqueduct bench`).
+    Bench {
+        file: PathBuf,
+        #[arg(long)]
+        device: Option<String>,
+        /// One repetition.
+        #[arg(long)]
+        quick: bool,
+        /// Print the stable JSON report (the bench's schema) on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replay the stream under a profile capture (every software mode) into a `.aqprof`.
+    Profile {
+        file: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long)]
+        device: Option<String>,
+    },
+}
+
+pub fn run(command: ReplayCommand) -> CliResult {
+    match command {
+        ReplayCommand::Info { file, json } => info(&file, json),
+        ReplayCommand::Run { file, device } => run_file(&file, device.as_deref()),
+        ReplayCommand::Bench { file, device, quick, json } => bench_file(&file, device.as_deref(), quick, json),
+        ReplayCommand::Profile { file, output, device } => profile(&file, &output, device.as_deref()),
+    }
+}
+
+fn info(file: &PathBuf, json: bool) -> CliResult {
+    let replay = Replay::open(file)?;
+    let summary = replay.summarize()?;
+    let header = replay.header();
+    if json {
+        let value = serde_json::json!({
+            "schema": 1,
+            "header": header,
+            "records": summary.records,
+            "file_bytes": summary.file_bytes,
+            "duration_ns": summary.duration.as_nanos() as u64,
+            "queues": summary.queues,
+            "operations": summary.operations.iter().map(|(kind, count)| serde_json::json!({"kind": kind, "count": count})).collect::<Vec<_>>(),
+            "executables": summary.executables,
+            "code_objects": summary.code_objects.iter().map(|(hash, bytes)| serde_json::json!({"sha256": hash.to_string(), "bytes": bytes})).collect::<Vec<_>>(),
+            "semaphores": summary.semaphores,
+            "allocations": summary.allocations,
+            "allocated_bytes": summary.allocated_bytes,
+            "pools": summary.pools,
+            "command_buffers": summary.command_buffers,
+            "host_writes": summary.host_writes,
+            "host_write_bytes": summary.host_write_bytes,
+            "host_reads": summary.host_reads,
+            "host_waits": summary.host_waits,
+            "host_signals": summary.host_signals,
+            "final_checksums": summary.final_checksums,
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
+    println!("{}", file.display());
+    println!("  captured by aqueduct {} on {} (device `{}`, {})", header.aqueduct_version, header.provider, header.device_spec, header.wait_strategy);
+    for (index, agent) in header.agents.iter().enumerate() {
+        println!("  agent {index}: {} ({})", agent.name, agent.isa);
+    }
+    println!("  {} records, {} bytes, {:.3} ms of program time", summary.records, summary.file_bytes, summary.duration.as_secs_f64() * 1e3);
+    println!("  queues: {}", summary.queues);
+    let total: u64 = summary.operations.iter().map(|(_, count)| count).sum();
+    println!("  operations: {total}");
+    for (kind, count) in &summary.operations {
+        println!("    {kind:<14} {count}");
+    }
+    println!("  executables: {} from {} code object(s)", summary.executables, summary.code_objects.len());
+    for (hash, bytes) in &summary.code_objects {
+        println!("    {hash} ({bytes} bytes)");
+    }
+    println!("  semaphores: {}, allocations: {} ({} bytes), pools: {}, command buffers: {}", summary.semaphores, summary.allocations, summary.allocated_bytes, summary.pools, summary.command_buffers);
+    println!("  host: {} writes ({} bytes), {} read-backs, {} waits, {} signals", summary.host_writes, summary.host_write_bytes, summary.host_reads, summary.host_waits, summary.host_signals);
+    println!("  final checksums: {}", summary.final_checksums);
+    Ok(())
+}
+
+fn run_file(file: &PathBuf, device: Option<&str>) -> CliResult {
+    let replay = Replay::open(file)?;
+    let engine = open_engine(&replay, device, None)?;
+    let outcome = replay.run(engine.device(), &ReplayOptions::default())?;
+    eprintln!(
+        "aqueduct replay: {} records, {} operations in {:.3} ms; {} read-backs and {} final checksums compared",
+        outcome.records,
+        outcome.operations,
+        outcome.timing.wall.as_secs_f64() * 1e3,
+        outcome.reads_checked,
+        outcome.finals_checked
+    );
+    match outcome.mismatches.first() {
+        None => {
+            println!("replay matches the capture");
+            Ok(())
+        }
+        Some(first) => Err(format!("{} checksum(s) differ; the first: {first}", outcome.mismatches.len()).into()),
+    }
+}
+
+fn bench_file(file: &PathBuf, device: Option<&str>, quick: bool, json: bool) -> CliResult {
+    let replay = Replay::open(file)?;
+    let engine = open_engine(&replay, device, None)?;
+    let (report, outcome) = bench(&replay, engine.device(), quick)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!("{} ({} operations per repetition; {} on {}, {} cores)", file.display(), outcome.operations, report.provider, report.cpu, report.cores);
+    println!("{:<26} {:>12} {:>12} {:>12} {:>14} {:>10}", "row", "median ns", "p10", "p90", "host cpu ns", "x limit");
+    for row in &report.results {
+        println!(
+            "{:<26} {:>12.1} {:>12.1} {:>12.1} {:>14.1} {:>10.1}",
+            row.name, row.median, row.p10, row.p90, row.host_cpu_median, row.ratio_to_limit
+        );
+    }
+    Ok(())
+}
+
+fn profile(file: &PathBuf, output: &PathBuf, device: Option<&str>) -> CliResult {
+    let replay = Replay::open(file)?;
+    let config = ProfileConfig::new(output.clone()).modes(ProfileModes::SOFTWARE);
+    let engine = open_engine(&replay, device, Some(config))?;
+    let outcome = replay.run(engine.device(), &ReplayOptions::default())?;
+    let report = engine.device().end_profile()?;
+    eprintln!(
+        "aqueduct replay: profiled {} operations into {} ({} records, {} dropped)",
+        outcome.operations,
+        report.output.display(),
+        report.records,
+        report.dropped
+    );
+    if let Some(first) = outcome.mismatches.first() {
+        return Err(format!("{} checksum(s) differ; the first: {first}", outcome.mismatches.len()).into());
+    }
+    Ok(())
+}
