@@ -314,6 +314,13 @@ impl Device {
         self.0.end_profile()
     }
 
+    /// Why this device's replay capture failed (its writer fell behind past the stall timeout,
+    /// or the file could not be written), if it did; `None` while it runs well or when there is
+    /// none. The failure is also logged at error level, and the file lacks its end chunk.
+    pub fn replay_capture_failure(&self) -> Option<String> {
+        self.0.replay.as_ref().and_then(|replay| replay.failure())
+    }
+
     /// Marks the end of a frame for Tracy (the `tracy` feature, with a Tracy client running):
     /// a game calls it once per frame so Tracy's frame view lines up with its GPU zones. Without
     /// the feature it does nothing.

@@ -136,6 +136,11 @@ impl ReplayCapture {
         Ok(capture)
     }
 
+    /// Why the capture failed, once it has.
+    pub fn failure(&self) -> Option<String> {
+        lock(&self.pending).failed.clone()
+    }
+
     /// Whether records are still taken.
     pub fn is_open(&self) -> bool {
         !self.closed.load(Ordering::Acquire)

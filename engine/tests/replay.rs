@@ -1,0 +1,286 @@
+//! Replay capture: a program captured into a `.aqreplay` runs again on its own and its checksums
+//! match; a changed stream is caught and names the buffer; a capture on more agents than the
+//! device has is refused by name; damaged files get clear errors; a writer that falls behind
+//! either blocks (bounded) or fails the capture loudly.
+//!
+//! The soft runtime is process-wide and reads its agents when it starts, so every test holds one
+//! lock and drops its engines before the next.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use aqueduct_engine::replay::{Replay, ReplayConfig, ReplayOptions};
+use aqueduct_engine::{
+    BindingTable, BufferRef, CommandBufferUsage, Dispatch, EngineConfig, EngineError, MemoryKind, PoolConfig,
+    WaitStrategy,
+};
+use aqueduct_hsa::soft::{SoftAgentConfig, SoftConfig};
+use aqueduct_profile::CaptureFileError;
+use aqueduct_profile::replay::{Operation, ReplayRecord};
+use common::*;
+
+static RUNTIME: Mutex<()> = Mutex::new(());
+
+fn exclusive() -> MutexGuard<'static, ()> {
+    RUNTIME.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+/// A fresh path under the target directory's temp area.
+fn capture_path(name: &str) -> PathBuf {
+    let directory = std::env::temp_dir().join(format!("aqueduct-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    directory.join(format!("{name}.aqreplay"))
+}
+
+fn capturing(path: &PathBuf, replay: ReplayConfig) -> EngineConfig {
+    let _ = std::fs::remove_file(path);
+    EngineConfig { wait_strategy: WaitStrategy::BarrierValue, replay: Some(replay), ..EngineConfig::default() }
+}
+
+const WORDS: u32 = COUNT;
+const BYTES: u64 = WORDS as u64 * 4;
+
+fn words(buffer: &aqueduct_engine::Buffer) -> Vec<u32> {
+    bytemuck::cast_slice(&buffer.to_vec().unwrap()).to_vec()
+}
+
+/// Two queues; a command buffer with binding-table slots executed twice with different tables;
+/// submissions parked behind a host gate and behind each other; a host write, an update, a
+/// pool alloca and dealloca, a host call; read-backs. Returns the final words of `x` and `y`.
+fn multi_queue_program(config: EngineConfig) -> (Vec<u32>, Vec<u32>) {
+    let engine = engine_with(config);
+    let kernels = test_kernels(&engine);
+    let device = engine.device();
+    let (a, b) = (device.create_queue().unwrap(), device.create_queue().unwrap());
+    let gate = device.create_semaphore(0).unwrap();
+    let timeline = device.create_semaphore(0).unwrap();
+    let x = device.allocate(MemoryKind::HostVisible, BYTES).unwrap();
+    let y = device.allocate(MemoryKind::HostVisible, BYTES).unwrap();
+    let scratch = device.allocate(MemoryKind::DeviceLocal, BYTES).unwrap();
+    let pool = device.create_pool(PoolConfig::new(MemoryKind::DeviceLocal).block_size(1 << 16)).unwrap();
+
+    // out(slot 1)[i] = in(slot 0)[i] + 7, then a fill of slot 0's first word to 3.
+    let mut cb = device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
+    let slots = [BufferRef::slot(1, 0, BYTES), BufferRef::slot(0, 0, BYTES)];
+    cb.dispatch(&kernels.add_from, &Dispatch::grid([WORDS, 1, 1]).bindings(&slots).constants(&[7, WORDS])).unwrap();
+    cb.barrier().unwrap();
+    cb.fill(BufferRef::slot(0, 0, 4), &3u32.to_le_bytes()).unwrap();
+    cb.finish().unwrap();
+
+    // Parked behind the host gate: x[i] = 100 + i on a, signalling timeline 1.
+    let store = [x.whole()];
+    a.dispatch(&kernels.store_value, &Dispatch::grid([WORDS, 1, 1]).bindings(&store).constants(&[100, WORDS]))
+        .wait(gate.at(1))
+        .signal(timeline.at(1))
+        .submit()
+        .unwrap();
+    // Parked behind a: on b, scratch = x + 7 (x[0] = 3 after), through the table {x, scratch}.
+    let first = BindingTable::from_bindings(&[x.whole(), scratch.whole()]).unwrap();
+    b.execute(&cb, &first).wait(timeline.at(1)).signal(timeline.at(2)).submit().unwrap();
+    y.write(0, &vec![9u8; BYTES as usize]).unwrap();
+    gate.signal(1).unwrap();
+    // y = scratch + 7 through the table {scratch, y}; then a pooled temporary and a host call.
+    let second = BindingTable::from_bindings(&[scratch.whole(), y.whole()]).unwrap();
+    b.execute(&cb, &second).wait(timeline.at(2)).signal(timeline.at(3)).submit().unwrap();
+    let temporary = a.alloca(&pool, BYTES).wait(timeline.at(3)).submit().unwrap();
+    a.copy(y.whole(), temporary.whole()).submit().unwrap();
+    a.update(&x, 4, &[1, 2, 3, 4]).submit().unwrap();
+    a.dealloca(&temporary).submit().unwrap();
+    a.host_call(|| Ok(())).signal(timeline.at(4)).submit().unwrap();
+    timeline.wait(4, TIMEOUT).unwrap();
+    (words(&x), words(&y))
+}
+
+#[test]
+fn a_multi_queue_capture_with_command_buffers_and_parked_waits_replays_and_matches() {
+    let _runtime = exclusive();
+    let path = capture_path("multi-queue");
+    let (x, y) = multi_queue_program(capturing(&path, ReplayConfig::new(&path)));
+    assert_eq!(x[0], 3, "the first execution filled x[0]");
+    assert_eq!(y[5], 105 + 14, "y = x + 7 + 7");
+
+    let replay = Replay::open(&path).unwrap();
+    let summary = replay.summarize().unwrap();
+    assert_eq!(summary.queues, 2);
+    assert_eq!(summary.command_buffers, 1);
+    assert_eq!(summary.pools, 1);
+    let count = |kind: &str| summary.operations.iter().find(|(name, _)| name == kind).map_or(0, |(_, n)| *n);
+    assert_eq!((count("dispatch"), count("execute"), count("alloca"), count("dealloca")), (1, 2, 1, 1));
+    assert_eq!((count("copy"), count("update"), count("host-call")), (1, 1, 1));
+    assert_eq!((summary.host_writes, summary.host_signals), (1, 1));
+    assert!(summary.host_reads >= 2 && summary.host_waits >= 1, "{summary:?}");
+    assert_eq!(summary.final_checksums, 2, "x and y are host-visible with their own memory");
+
+    // Replayed on a fresh engine of the same kind.
+    let engine = engine_with(EngineConfig::default());
+    let outcome = replay.run(engine.device(), &ReplayOptions::default()).unwrap();
+    assert!(outcome.matches(), "{:?}", outcome.mismatches);
+    assert_eq!(outcome.operations, 8);
+    assert_eq!((outcome.reads_checked, outcome.finals_checked), (2, 2));
+
+    // A stream that differs (the host writes other bytes into y) is caught, naming y.
+    let mut records = replay.records().unwrap();
+    let y_id = records
+        .iter_mut()
+        .find_map(|record| match record {
+            ReplayRecord::HostWrite { buffer, data, .. } => {
+                data[0] ^= 1;
+                Some(*buffer)
+            }
+            _ => None,
+        })
+        .unwrap();
+    // The write is overwritten by the second execution, so the difference must not show...
+    let outcome = Replay::run_records(engine.device(), &records, &ReplayOptions::default()).unwrap();
+    assert!(outcome.matches(), "the host write is overwritten before anything reads it");
+    // ...but an update that lands in x does, at x's read-back first.
+    for record in &mut records {
+        if let ReplayRecord::Operation { operation: Operation::Update { data, .. }, .. } = record {
+            data[0] ^= 0xff;
+        }
+    }
+    let outcome = Replay::run_records(engine.device(), &records, &ReplayOptions::default()).unwrap();
+    let first = outcome.mismatches.first().expect("a changed update is caught");
+    assert_eq!(first.check, "read-back");
+    assert_ne!(first.buffer, y_id, "the first buffer that differs is x, read back before y");
+    assert!(outcome.mismatches.iter().any(|mismatch| mismatch.check == "final" && mismatch.buffer == first.buffer));
+}
+
+#[test]
+fn a_capture_on_more_agents_than_the_device_has_is_refused_by_name() {
+    let _runtime = exclusive();
+    let path = capture_path("two-agents");
+    {
+        let two = vec![SoftAgentConfig::gfx1100(), SoftAgentConfig { name: "second".into(), ..SoftAgentConfig::gfx1100() }];
+        let engine = engine_with(EngineConfig { soft: SoftConfig { agents: two, ..SoftConfig::default() }, ..capturing(&path, ReplayConfig::new(&path)) });
+        let queue = engine.device().create_queue_on(1).unwrap();
+        let buffer = engine.device().allocate_on(1, MemoryKind::HostVisible, 64).unwrap();
+        let done = engine.device().create_semaphore(0).unwrap();
+        queue.fill(buffer.whole(), &[5]).signal(done.at(1)).submit().unwrap();
+        done.wait(1, TIMEOUT).unwrap();
+    }
+    let engine = engine_with(EngineConfig::default());
+    assert_eq!(engine.device().agents().len(), 1);
+    let replay = Replay::open(&path).unwrap();
+    assert_eq!(replay.header().agents.len(), 2);
+    match replay.run(engine.device(), &ReplayOptions::default()) {
+        Err(EngineError::Replay { reason, .. }) => {
+            assert!(reason.contains("agent 1") && reason.contains("1 agent(s)"), "{reason}");
+        }
+        other => panic!("expected a replay error naming the agent, got {other:?}"),
+    }
+}
+
+/// A small capture's bytes.
+fn small_capture(name: &str) -> Vec<u8> {
+    let path = capture_path(name);
+    {
+        let engine = engine_with(capturing(&path, ReplayConfig::new(&path)));
+        let queue = engine.device().create_queue().unwrap();
+        let buffer = engine.device().allocate(MemoryKind::HostVisible, 256).unwrap();
+        let done = engine.device().create_semaphore(0).unwrap();
+        for value in 1..=8u8 {
+            queue.fill(buffer.range(u64::from(value) * 8, 8), &[value]).signal(done.at(u64::from(value))).submit().unwrap();
+        }
+        done.wait(8, TIMEOUT).unwrap();
+        buffer.to_vec().unwrap();
+    }
+    std::fs::read(&path).unwrap()
+}
+
+/// Opens and runs `bytes` as a capture file; any error is fine, a panic is not.
+fn open_and_run(bytes: &[u8], device: &aqueduct_engine::Device) -> Result<(), EngineError> {
+    let path = capture_path("damaged");
+    std::fs::write(&path, bytes).unwrap();
+    let replay = Replay::open(&path)?;
+    replay.summarize()?;
+    replay.run(device, &ReplayOptions { wait_timeout: Duration::from_secs(5) }).map(drop)
+}
+
+#[test]
+fn truncated_corrupted_and_newer_files_get_clear_errors() {
+    let _runtime = exclusive();
+    let bytes = small_capture("small");
+    let engine = engine_with(EngineConfig::default());
+    open_and_run(&bytes, engine.device()).expect("the intact file replays");
+    // Cut anywhere: the reader says truncated (or, before the magic, not a capture).
+    for cut in (0..bytes.len()).step_by(7) {
+        match open_and_run(&bytes[..cut], engine.device()) {
+            Err(EngineError::Profile(CaptureFileError::Truncated { .. } | CaptureFileError::BadMagic { .. })) => {}
+            other => panic!("cut at {cut}: {other:?}"),
+        }
+    }
+    // A flipped byte past the preamble: a chunk's checksum or its header fails.
+    for position in (12..bytes.len()).step_by(5) {
+        let mut damaged = bytes.clone();
+        damaged[position] ^= 0x20;
+        let result = open_and_run(&damaged, engine.device());
+        assert!(matches!(result, Err(EngineError::Profile(_))), "byte {position}: {result:?}");
+    }
+    // A newer major version.
+    let mut newer = bytes.clone();
+    newer[8..10].copy_from_slice(&2u16.to_le_bytes());
+    match open_and_run(&newer, engine.device()) {
+        Err(error @ EngineError::Profile(CaptureFileError::NewerVersion { .. })) => {
+            assert!(error.to_string().contains("newer"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A profile bundle is not a replay capture.
+    let mut profile = bytes.clone();
+    profile[..8].copy_from_slice(&aqueduct_profile::MAGIC);
+    match open_and_run(&profile, engine.device()) {
+        Err(EngineError::Profile(CaptureFileError::BadMagic { expected, .. })) => assert!(expected.contains(".aqreplay")),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Writes `writes` host writes of 64 KiB each through a capture with a 4 KiB buffer.
+fn burst(config: ReplayConfig, path: &PathBuf, writes: usize) -> Option<String> {
+    let engine = engine_with(capturing(path, config));
+    let buffer = engine.device().allocate(MemoryKind::HostVisible, 64 << 10).unwrap();
+    for index in 0..writes {
+        buffer.write(0, &vec![index as u8; 64 << 10]).unwrap();
+    }
+    engine.device().replay_capture_failure()
+}
+
+#[test]
+fn a_writer_that_falls_behind_blocks_within_its_bound_or_fails_loudly() {
+    let _runtime = exclusive();
+    // Bounded and patient: producers wait for the writer and nothing is lost.
+    let path = capture_path("bounded");
+    let failure = burst(ReplayConfig::new(&path).buffer_bytes(4096), &path, 200);
+    assert_eq!(failure, None);
+    let summary = Replay::open(&path).unwrap().summarize().unwrap();
+    assert_eq!(summary.host_writes, 200, "every write recorded");
+    // Bounded and impatient: the capture fails, says so, and the file reads as truncated.
+    let path = capture_path("impatient");
+    let failure = burst(ReplayConfig::new(&path).buffer_bytes(4096).stall_timeout(Duration::from_nanos(1)), &path, 200);
+    let reason = failure.expect("a 1 ns stall timeout cannot hold 200 writes of 64 KiB");
+    assert!(reason.contains("fell behind"), "{reason}");
+    match Replay::open(&path).and_then(|replay| replay.summarize()) {
+        Err(EngineError::Profile(CaptureFileError::Truncated { context, .. })) => {
+            assert!(context.contains("end chunk"), "{context}");
+        }
+        other => panic!("a failed capture must not read as complete: {other:?}"),
+    }
+}
+
+#[test]
+fn bad_replay_settings_are_refused() {
+    let _runtime = exclusive();
+    for config in [
+        ReplayConfig::new(capture_path("tiny")).buffer_bytes(100),
+        ReplayConfig::new(capture_path("zero")).stall_timeout(Duration::ZERO),
+    ] {
+        let result = aqueduct_engine::Engine::with_config(EngineConfig { replay: Some(config), ..EngineConfig::default() });
+        assert!(matches!(result, Err(EngineError::InvalidArgument { what: "replay", .. })));
+    }
+    let unwritable = ReplayConfig::new("/nonexistent-directory/x.aqreplay");
+    let result = aqueduct_engine::Engine::with_config(EngineConfig { replay: Some(unwritable), ..EngineConfig::default() });
+    assert!(matches!(result, Err(EngineError::InvalidArgument { what: "replay output", .. })));
+}
