@@ -300,12 +300,10 @@ impl Buffer {
     fn write_bytes(&self, offset: u64, data: &[u8]) -> EngineResult<()> {
         self.host_accessible()?;
         let address = self.check_range("buffer write", offset, data.len() as u64)?;
-        let replay = self.0.device.replay_capture().filter(|_| self.replay_id() != 0);
-        let _order = replay.map(|replay| replay.order());
         // SAFETY: the range lies inside this live host-visible allocation.
         unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), address as *mut u8, data.len()) };
         self.note_host_write();
-        if let Some(replay) = replay {
+        if let Some(replay) = self.0.device.replay_capture().filter(|_| self.replay_id() != 0) {
             replay.push(aqueduct_profile::replay::ReplayRecord::HostWrite {
                 buffer: self.replay_id(),
                 offset,
@@ -323,7 +321,7 @@ impl Buffer {
         if let Some(replay) = self.0.device.replay_capture()
             && self.replay_id() != 0
         {
-            replay.observe(aqueduct_profile::replay::ReplayRecord::HostRead {
+            replay.push(aqueduct_profile::replay::ReplayRecord::HostRead {
                 range: aqueduct_profile::replay::BufferRange {
                     buffer: self.replay_id(),
                     offset,

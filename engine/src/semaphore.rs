@@ -97,7 +97,7 @@ impl Semaphore {
             && self.replay_id() != 0
             && self.0.observed.fetch_max(value, Ordering::Relaxed) < value
         {
-            replay.observe(ReplayRecord::HostWait(Point { semaphore: self.replay_id(), value }));
+            replay.push(ReplayRecord::HostWait(Point { semaphore: self.replay_id(), value }));
         }
     }
 
@@ -140,14 +140,11 @@ impl Semaphore {
         if value <= current {
             return Err(EngineError::SemaphoreNotIncreasing { current, requested: value });
         }
-        match device.replay_capture().filter(|_| self.replay_id() != 0) {
-            Some(replay) => {
-                let _order = replay.order();
-                replay.push(ReplayRecord::HostSignal(Point { semaphore: self.replay_id(), value }));
-                self.raise(value);
-            }
-            None => self.raise(value),
+        // Recorded before it takes effect: whatever it releases comes after it in the stream.
+        if let Some(replay) = device.replay_capture().filter(|_| self.replay_id() != 0) {
+            replay.push(ReplayRecord::HostSignal(Point { semaphore: self.replay_id(), value }));
         }
+        self.raise(value);
         Ok(())
     }
 
@@ -163,14 +160,10 @@ impl Semaphore {
     /// Fails the semaphore from the host: waiters, and work waiting on it, get `message`.
     pub fn fail(&self, message: impl Into<String>) {
         let message = message.into();
-        match self.0.device.replay_capture().filter(|_| self.replay_id() != 0) {
-            Some(replay) => {
-                let _order = replay.order();
-                replay.push(ReplayRecord::HostFail { semaphore: self.replay_id(), message: message.clone() });
-                self.fail_with(FailureRecord { status: None, message });
-            }
-            None => self.fail_with(FailureRecord { status: None, message }),
+        if let Some(replay) = self.0.device.replay_capture().filter(|_| self.replay_id() != 0) {
+            replay.push(ReplayRecord::HostFail { semaphore: self.replay_id(), message: message.clone() });
         }
+        self.fail_with(FailureRecord { status: None, message });
     }
 
     pub(crate) fn fail_with(&self, record: FailureRecord) {

@@ -1,12 +1,15 @@
 //! A running replay capture: the order lock, the ids, the bounded record buffer and the writer
 //! thread that streams it into the `.aqreplay` file.
 //!
-//! **Order.** A record must be in the buffer before anything it describes can be observed by
-//! another thread; otherwise a replay, issuing records in file order, could wait on a host for a
-//! signal whose operation comes later in the file. So an operation is performed and recorded
-//! under one lock ([`ReplayCapture::operation`]), and every record that observes the device (a
-//! host wait, a read-back, a value seen) takes the same lock. Creations need no lock: nobody else
-//! can name an object before its creator hands it out, which is after its record.
+//! **Order.** A record must have its place in the stream before anything it describes can be
+//! observed by another thread; otherwise a replay, issuing records in file order, could wait on
+//! the host for a signal whose operation comes later in the file. So an operation reserves its
+//! slot before it runs and fills it after ([`ReplayCapture::operation`]; a refused operation
+//! voids it), a host signal is recorded before it takes effect, and an observation (a wait that
+//! returned, a read-back, a value seen) is recorded after it: it lands after every operation
+//! that could have caused it. The writer streams slots in order and waits at one still reserved.
+//! No lock is held while an operation runs, so capture adds no lock-order edge to the engine's
+//! (a batch holds its queue's lock while it stages; a host-call thread may record too).
 //!
 //! **Bounds.** The buffer holds at most `ReplayConfig::buffer_bytes` of records (counted by their
 //! payload). A producer that finds it full waits for the writer; after `stall_timeout` the
@@ -14,7 +17,6 @@
 //! without its end chunk, so every reader reports it truncated. A capture never ends as a
 //! silently incomplete file.
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fs::File;
 use std::io::BufWriter;
@@ -30,12 +32,6 @@ use super::ReplayConfig;
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::SemaphorePoint;
 
-thread_local! {
-    /// Whether this thread holds the order lock: an operation's own calls (a value read inside
-    /// a submission) record under the lock they already hold instead of taking it again.
-    static HOLDS_ORDER: Cell<bool> = const { Cell::new(false) };
-}
-
 /// What a finished capture wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReplayCaptureReport {
@@ -47,10 +43,21 @@ pub struct ReplayCaptureReport {
     pub bytes: u64,
 }
 
+/// One place in the stream.
+enum Slot {
+    /// Taken by an operation that is running.
+    Reserved,
+    Filled(ReplayRecord),
+    /// The operation was refused: nothing to write.
+    Void,
+}
+
 /// The records waiting for the writer.
 #[derive(Default)]
 struct Pending {
-    records: VecDeque<(ReplayRecord, usize)>,
+    slots: VecDeque<Slot>,
+    /// The sequence number of `slots[0]`.
+    first: u64,
     bytes: usize,
     /// Why the capture failed, once it has: nothing more is recorded.
     failed: Option<String>,
@@ -68,7 +75,6 @@ pub(crate) struct ReplayCapture {
     pub config: ReplayConfig,
     started: Instant,
     next_id: AtomicU64,
-    order: Mutex<()>,
     pending: Mutex<Pending>,
     /// Rung when records arrive (the writer waits) and when space frees (producers wait).
     changed: Condvar,
@@ -88,19 +94,6 @@ struct WriterOutcome {
     error: Option<String>,
 }
 
-/// Holds the order lock (or nothing, when this thread already held it).
-pub(crate) struct OrderGuard<'a> {
-    _lock: Option<MutexGuard<'a, ()>>,
-}
-
-impl Drop for OrderGuard<'_> {
-    fn drop(&mut self) {
-        if self._lock.is_some() {
-            HOLDS_ORDER.with(|held| held.set(false));
-        }
-    }
-}
-
 impl ReplayCapture {
     /// Creates the file, writes the header and starts the writer thread.
     pub fn start(config: ReplayConfig, header: ReplayHeader) -> EngineResult<Arc<Self>> {
@@ -113,7 +106,6 @@ impl ReplayCapture {
             config,
             started: Instant::now(),
             next_id: AtomicU64::new(1),
-            order: Mutex::new(()),
             pending: Mutex::new(Pending::default()),
             changed: Condvar::new(),
             closed: AtomicBool::new(false),
@@ -156,18 +148,8 @@ impl ReplayCapture {
         self.started.elapsed().as_nanos() as u64
     }
 
-    /// Takes the order lock, unless this thread holds it.
-    pub fn order(&self) -> OrderGuard<'_> {
-        if HOLDS_ORDER.with(Cell::get) {
-            return OrderGuard { _lock: None };
-        }
-        let guard = lock(&self.order);
-        HOLDS_ORDER.with(|held| held.set(true));
-        OrderGuard { _lock: Some(guard) }
-    }
-
-    /// Performs a queue operation and records it under the order lock; a refused operation
-    /// records nothing.
+    /// Performs a queue operation and records it in the place it reserved before running; a
+    /// refused operation records nothing.
     pub fn operation<R>(
         &self,
         queue: u64,
@@ -176,23 +158,24 @@ impl ReplayCapture {
         run: impl FnOnce() -> EngineResult<R>,
         describe: impl FnOnce(&Self, &R) -> aqueduct_profile::replay::Operation,
     ) -> EngineResult<R> {
-        let _order = self.order();
-        let output = run()?;
+        let ticket = self.reserve();
+        let output = match run() {
+            Ok(output) => output,
+            Err(error) => {
+                self.settle(ticket, Slot::Void);
+                return Err(error);
+            }
+        };
         let operation = describe(self, &output);
-        self.push(ReplayRecord::Operation {
+        let record = ReplayRecord::Operation {
             queue,
             time_ns: self.now_ns(),
             waits: points(waits),
             signals: points(signals),
             operation,
-        });
+        };
+        self.settle(ticket, Slot::Filled(record));
         Ok(output)
-    }
-
-    /// Records an observation of the device (under the order lock).
-    pub fn observe(&self, record: ReplayRecord) {
-        let _order = self.order();
-        self.push(record);
     }
 
     /// Records a code object (once per hash) and the executable loaded from it.
@@ -258,19 +241,24 @@ impl ReplayCapture {
             .collect()
     }
 
-    /// Appends a record to the bounded buffer; waits while it is full, and fails the capture
-    /// once a wait passes `stall_timeout`.
+    /// Appends a record to the stream.
     pub fn push(&self, record: ReplayRecord) {
+        let ticket = self.reserve();
+        self.settle(ticket, Slot::Filled(record));
+    }
+
+    /// Takes the next place in the stream (`None` once the capture failed or ended); waits while
+    /// the buffer is full, and fails the capture once a wait passes `stall_timeout`.
+    fn reserve(&self) -> Option<u64> {
         if !self.is_open() {
-            return;
+            return None;
         }
-        let size = record_bytes(&record);
         let mut pending = lock(&self.pending);
         let deadline = Instant::now() + self.config.stall_timeout;
-        // One record larger than the whole buffer still goes in, alone.
+        // A record larger than the whole buffer still goes in, alone.
         while pending.failed.is_none()
-            && !pending.records.is_empty()
-            && pending.bytes + size > self.config.buffer_bytes
+            && !pending.slots.is_empty()
+            && pending.bytes + RECORD_FIXED_BYTES > self.config.buffer_bytes
         {
             let now = Instant::now();
             if now >= deadline {
@@ -286,12 +274,31 @@ impl ReplayCapture {
             pending = self.changed.wait_timeout(pending, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
         }
         if pending.failed.is_some() {
+            return None;
+        }
+        pending.bytes += RECORD_FIXED_BYTES;
+        pending.slots.push_back(Slot::Reserved);
+        Some(pending.first + pending.slots.len() as u64 - 1)
+    }
+
+    /// Fills or voids a reserved place, and wakes the writer if it can go on.
+    fn settle(&self, ticket: Option<u64>, slot: Slot) {
+        let Some(ticket) = ticket else { return };
+        let mut pending = lock(&self.pending);
+        // A failed capture cleared its slots: the ticket is stale.
+        if ticket < pending.first || ticket - pending.first >= pending.slots.len() as u64 {
             return;
         }
-        pending.bytes += size;
-        pending.records.push_back((record, size));
+        if let Slot::Filled(record) = &slot {
+            pending.bytes += record_bytes(record);
+        }
+        let index = (ticket - pending.first) as usize;
+        pending.slots[index] = slot;
+        let head_ready = !matches!(pending.slots.front(), Some(Slot::Reserved));
         drop(pending);
-        self.changed.notify_all();
+        if head_ready {
+            self.changed.notify_all();
+        }
     }
 
     /// Records the end, stops the writer and reports what it wrote; an error if the capture
@@ -320,12 +327,24 @@ impl ReplayCapture {
         let mut batch = Vec::new();
         loop {
             let mut pending = lock(&self.pending);
-            while pending.records.is_empty() && !pending.stopping && pending.failed.is_none() {
+            let ready = |pending: &Pending| matches!(pending.slots.front(), Some(Slot::Filled(_) | Slot::Void));
+            while !ready(&pending) && !pending.stopping && pending.failed.is_none() {
                 pending = self.changed.wait(pending).unwrap_or_else(|p| p.into_inner());
             }
+            // At a stop every operation has returned: nothing is still reserved.
             let stopping = pending.stopping || pending.failed.is_some();
-            batch.extend(pending.records.drain(..).map(|(record, _)| record));
-            pending.bytes = 0;
+            while let Some(slot) = pending.slots.front() {
+                let size = match slot {
+                    Slot::Reserved if !stopping => break,
+                    Slot::Filled(record) => RECORD_FIXED_BYTES + record_bytes(record),
+                    Slot::Reserved | Slot::Void => RECORD_FIXED_BYTES,
+                };
+                pending.bytes -= size;
+                if let Some(Slot::Filled(record)) = pending.slots.pop_front() {
+                    batch.push(record);
+                }
+                pending.first += 1;
+            }
             drop(pending);
             self.changed.notify_all();
             for record in batch.drain(..) {
@@ -334,7 +353,10 @@ impl ReplayCapture {
                     tracing::error!(%reason, "replay capture failed; the file will read as truncated");
                     let mut pending = lock(&self.pending);
                     pending.failed = Some(reason.clone());
-                    pending.records.clear();
+                    let cleared = pending.slots.len() as u64;
+                    pending.slots.clear();
+                    pending.first += cleared;
+                    pending.bytes = 0;
                     self.closed.store(true, Ordering::Release);
                     drop(pending);
                     self.changed.notify_all();
@@ -362,19 +384,20 @@ pub(crate) fn points(points: &[SemaphorePoint]) -> Vec<Point> {
     points.iter().map(|point| Point { semaphore: point.semaphore.replay_id(), value: point.value }).collect()
 }
 
-/// What a record holds in the buffer: its payload bytes plus a fixed share for the rest.
+/// What a place in the buffer counts before its payload.
+const RECORD_FIXED_BYTES: usize = 96;
+
+/// What a record's payload counts in the buffer.
 fn record_bytes(record: &ReplayRecord) -> usize {
     use aqueduct_profile::replay::Operation;
-    const FIXED: usize = 96;
-    FIXED
-        + match record {
+    match record {
             ReplayRecord::CodeObject { bytes, .. } => bytes.len(),
             ReplayRecord::HostWrite { data, .. } => data.len(),
             ReplayRecord::Operation { operation: Operation::Update { data, .. }, .. } => data.len(),
             ReplayRecord::Operation { operation: Operation::RawDispatch { kernargs, .. }, .. } => kernargs.len(),
-            ReplayRecord::CommandBuffer { commands, .. } => commands.len() * FIXED,
-            _ => 0,
-        }
+        ReplayRecord::CommandBuffer { commands, .. } => commands.len() * RECORD_FIXED_BYTES,
+        _ => 0,
+    }
 }
 
 fn file_size(path: &std::path::Path) -> u64 {
