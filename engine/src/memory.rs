@@ -41,7 +41,12 @@ impl Drop for BufferInner {
             && self.replay_id.get() != 0
         {
             let own_memory = matches!(self.origin, Origin::Device(_));
-            replay.buffer_freed(self.replay_id.get(), self.address, own_memory && self.kind.host_accessible(), self.size);
+            replay.buffer_freed(
+                self.replay_id.get(),
+                self.address,
+                own_memory && self.kind.host_accessible(),
+                self.size,
+            );
         }
         match &self.origin {
             // Queued work may still read or write the memory: it is freed once those rows settle.

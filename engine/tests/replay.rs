@@ -154,8 +154,12 @@ fn a_capture_on_more_agents_than_the_device_has_is_refused_by_name() {
     let _runtime = exclusive();
     let path = capture_path("two-agents");
     {
-        let two = vec![SoftAgentConfig::gfx1100(), SoftAgentConfig { name: "second".into(), ..SoftAgentConfig::gfx1100() }];
-        let engine = engine_with(EngineConfig { soft: SoftConfig { agents: two, ..SoftConfig::default() }, ..capturing(&path, ReplayConfig::new(&path)) });
+        let two =
+            vec![SoftAgentConfig::gfx1100(), SoftAgentConfig { name: "second".into(), ..SoftAgentConfig::gfx1100() }];
+        let engine = engine_with(EngineConfig {
+            soft: SoftConfig { agents: two, ..SoftConfig::default() },
+            ..capturing(&path, ReplayConfig::new(&path))
+        });
         let queue = engine.device().create_queue_on(1).unwrap();
         let buffer = engine.device().allocate_on(1, MemoryKind::HostVisible, 64).unwrap();
         let done = engine.device().create_semaphore(0).unwrap();
@@ -183,7 +187,11 @@ fn small_capture(name: &str) -> Vec<u8> {
         let buffer = engine.device().allocate(MemoryKind::HostVisible, 256).unwrap();
         let done = engine.device().create_semaphore(0).unwrap();
         for value in 1..=8u8 {
-            queue.fill(buffer.range(u64::from(value) * 8, 8), &[value]).signal(done.at(u64::from(value))).submit().unwrap();
+            queue
+                .fill(buffer.range(u64::from(value) * 8, 8), &[value])
+                .signal(done.at(u64::from(value)))
+                .submit()
+                .unwrap();
         }
         done.wait(8, TIMEOUT).unwrap();
         buffer.to_vec().unwrap();
@@ -233,7 +241,9 @@ fn truncated_corrupted_and_newer_files_get_clear_errors() {
     let mut profile = bytes.clone();
     profile[..8].copy_from_slice(&aqueduct_profile::MAGIC);
     match open_and_run(&profile, engine.device()) {
-        Err(EngineError::Profile(CaptureFileError::BadMagic { expected, .. })) => assert!(expected.contains(".aqreplay")),
+        Err(EngineError::Profile(CaptureFileError::BadMagic { expected, .. })) => {
+            assert!(expected.contains(".aqreplay"))
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -277,10 +287,12 @@ fn bad_replay_settings_are_refused() {
         ReplayConfig::new(capture_path("tiny")).buffer_bytes(100),
         ReplayConfig::new(capture_path("zero")).stall_timeout(Duration::ZERO),
     ] {
-        let result = aqueduct_engine::Engine::with_config(EngineConfig { replay: Some(config), ..EngineConfig::default() });
+        let result =
+            aqueduct_engine::Engine::with_config(EngineConfig { replay: Some(config), ..EngineConfig::default() });
         assert!(matches!(result, Err(EngineError::InvalidArgument { what: "replay", .. })));
     }
     let unwritable = ReplayConfig::new("/nonexistent-directory/x.aqreplay");
-    let result = aqueduct_engine::Engine::with_config(EngineConfig { replay: Some(unwritable), ..EngineConfig::default() });
+    let result =
+        aqueduct_engine::Engine::with_config(EngineConfig { replay: Some(unwritable), ..EngineConfig::default() });
     assert!(matches!(result, Err(EngineError::InvalidArgument { what: "replay output", .. })));
 }

@@ -460,8 +460,8 @@ impl RecordsChunk {
         let mut cursor = io::Cursor::new(chunk.payload.as_slice());
         cursor.set_position(self.position);
         let mut decoder = rmp_serde::Deserializer::new(&mut cursor);
-        let record = T::deserialize(&mut decoder)
-            .map_err(|error| undecodable(format!("record {}: {error}", self.decoded)))?;
+        let record =
+            T::deserialize(&mut decoder).map_err(|error| undecodable(format!("record {}: {error}", self.decoded)))?;
         self.position = cursor.position();
         self.decoded += 1;
         Ok(Some(record))

@@ -86,7 +86,10 @@ fn every_single_byte_flip_is_caught_by_the_region_it_hits() {
             match position {
                 0..8 => assert!(matches!(result, Err(CaptureFileError::BadMagic { .. })), "{position}: {result:?}"),
                 8..10 => assert!(
-                    matches!(result, Err(CaptureFileError::NewerVersion { .. } | CaptureFileError::UnsupportedVersion { .. })),
+                    matches!(
+                        result,
+                        Err(CaptureFileError::NewerVersion { .. } | CaptureFileError::UnsupportedVersion { .. })
+                    ),
                     "{position}: {result:?}"
                 ),
                 // The minor version: any minor of major 1 reads.

@@ -1,7 +1,7 @@
 //! `aqueduct replay`: what a `.aqreplay` capture holds, and running, benchmarking and profiling
 //! it on its own.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use aqueduct::replay::{bench, open_engine};
 use aqueduct_engine::replay::{Replay, ReplayOptions};
@@ -59,7 +59,7 @@ pub fn run(command: ReplayCommand) -> CliResult {
     }
 }
 
-fn info(file: &PathBuf, json: bool) -> CliResult {
+fn info(file: &Path, json: bool) -> CliResult {
     let replay = Replay::open(file)?;
     let summary = replay.summarize()?;
     let header = replay.header();
@@ -90,11 +90,19 @@ fn info(file: &PathBuf, json: bool) -> CliResult {
         return Ok(());
     }
     println!("{}", file.display());
-    println!("  captured by aqueduct {} on {} (device `{}`, {})", header.aqueduct_version, header.provider, header.device_spec, header.wait_strategy);
+    println!(
+        "  captured by aqueduct {} on {} (device `{}`, {})",
+        header.aqueduct_version, header.provider, header.device_spec, header.wait_strategy
+    );
     for (index, agent) in header.agents.iter().enumerate() {
         println!("  agent {index}: {} ({})", agent.name, agent.isa);
     }
-    println!("  {} records, {} bytes, {:.3} ms of program time", summary.records, summary.file_bytes, summary.duration.as_secs_f64() * 1e3);
+    println!(
+        "  {} records, {} bytes, {:.3} ms of program time",
+        summary.records,
+        summary.file_bytes,
+        summary.duration.as_secs_f64() * 1e3
+    );
     println!("  queues: {}", summary.queues);
     let total: u64 = summary.operations.iter().map(|(_, count)| count).sum();
     println!("  operations: {total}");
@@ -105,13 +113,19 @@ fn info(file: &PathBuf, json: bool) -> CliResult {
     for (hash, bytes) in &summary.code_objects {
         println!("    {hash} ({bytes} bytes)");
     }
-    println!("  semaphores: {}, allocations: {} ({} bytes), pools: {}, command buffers: {}", summary.semaphores, summary.allocations, summary.allocated_bytes, summary.pools, summary.command_buffers);
-    println!("  host: {} writes ({} bytes), {} read-backs, {} waits, {} signals", summary.host_writes, summary.host_write_bytes, summary.host_reads, summary.host_waits, summary.host_signals);
+    println!(
+        "  semaphores: {}, allocations: {} ({} bytes), pools: {}, command buffers: {}",
+        summary.semaphores, summary.allocations, summary.allocated_bytes, summary.pools, summary.command_buffers
+    );
+    println!(
+        "  host: {} writes ({} bytes), {} read-backs, {} waits, {} signals",
+        summary.host_writes, summary.host_write_bytes, summary.host_reads, summary.host_waits, summary.host_signals
+    );
     println!("  final checksums: {}", summary.final_checksums);
     Ok(())
 }
 
-fn run_file(file: &PathBuf, device: Option<&str>) -> CliResult {
+fn run_file(file: &Path, device: Option<&str>) -> CliResult {
     let replay = Replay::open(file)?;
     let engine = open_engine(&replay, device, None)?;
     let outcome = replay.run(engine.device(), &ReplayOptions::default())?;
@@ -132,7 +146,7 @@ fn run_file(file: &PathBuf, device: Option<&str>) -> CliResult {
     }
 }
 
-fn bench_file(file: &PathBuf, device: Option<&str>, quick: bool, json: bool) -> CliResult {
+fn bench_file(file: &Path, device: Option<&str>, quick: bool, json: bool) -> CliResult {
     let replay = Replay::open(file)?;
     let engine = open_engine(&replay, device, None)?;
     let (report, outcome) = bench(&replay, engine.device(), quick)?;
@@ -140,7 +154,14 @@ fn bench_file(file: &PathBuf, device: Option<&str>, quick: bool, json: bool) -> 
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    println!("{} ({} operations per repetition; {} on {}, {} cores)", file.display(), outcome.operations, report.provider, report.cpu, report.cores);
+    println!(
+        "{} ({} operations per repetition; {} on {}, {} cores)",
+        file.display(),
+        outcome.operations,
+        report.provider,
+        report.cpu,
+        report.cores
+    );
     println!("{:<26} {:>12} {:>12} {:>12} {:>14} {:>10}", "row", "median ns", "p10", "p90", "host cpu ns", "x limit");
     for row in &report.results {
         println!(
@@ -151,9 +172,9 @@ fn bench_file(file: &PathBuf, device: Option<&str>, quick: bool, json: bool) -> 
     Ok(())
 }
 
-fn profile(file: &PathBuf, output: &PathBuf, device: Option<&str>) -> CliResult {
+fn profile(file: &Path, output: &Path, device: Option<&str>) -> CliResult {
     let replay = Replay::open(file)?;
-    let config = ProfileConfig::new(output.clone()).modes(ProfileModes::SOFTWARE);
+    let config = ProfileConfig::new(output).modes(ProfileModes::SOFTWARE);
     let engine = open_engine(&replay, device, Some(config))?;
     let outcome = replay.run(engine.device(), &ReplayOptions::default())?;
     let report = engine.device().end_profile()?;

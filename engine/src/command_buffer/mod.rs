@@ -134,7 +134,15 @@ impl CommandBuffer {
         let mut recorder = device.command_buffers.take_recorder().unwrap_or_default();
         recorder.start(limits);
         let captured = device.replay_capture().map(|_| Vec::new());
-        Ok(Self { device: device.clone(), agent, usage, state: State::Recording(recorder), limits, captured, replay_id: 0 })
+        Ok(Self {
+            device: device.clone(),
+            agent,
+            usage,
+            state: State::Recording(recorder),
+            limits,
+            captured,
+            replay_id: 0,
+        })
     }
 
     /// Whether it runs once or many times.

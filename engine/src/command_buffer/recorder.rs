@@ -473,7 +473,11 @@ fn check_ref(
 }
 
 impl CommandBuffer {
-    pub(super) fn dispatch_unrecorded(&mut self, kernel: &Kernel, dispatch: &Dispatch<'_, BufferRef<'_>>) -> EngineResult<()> {
+    pub(super) fn dispatch_unrecorded(
+        &mut self,
+        kernel: &Kernel,
+        dispatch: &Dispatch<'_, BufferRef<'_>>,
+    ) -> EngineResult<()> {
         self.record_dispatch(kernel, dispatch, None)
     }
 
@@ -664,7 +668,11 @@ impl CommandBuffer {
         })
     }
 
-    pub(super) fn copy_unrecorded<'b>(&mut self, source: impl Into<BufferRef<'b>>, target: impl Into<BufferRef<'b>>) -> EngineResult<()> {
+    pub(super) fn copy_unrecorded<'b>(
+        &mut self,
+        source: impl Into<BufferRef<'b>>,
+        target: impl Into<BufferRef<'b>>,
+    ) -> EngineResult<()> {
         recording(&mut self.state)?.open_block()?;
         let (source, target) = (source.into(), target.into());
         if source.length() != target.length() {
@@ -723,7 +731,11 @@ impl CommandBuffer {
         Ok(())
     }
 
-    pub(super) fn profile_marker_unrecorded<'b>(&mut self, target: impl Into<BufferRef<'b>>, marker_id: u32) -> EngineResult<()> {
+    pub(super) fn profile_marker_unrecorded<'b>(
+        &mut self,
+        target: impl Into<BufferRef<'b>>,
+        marker_id: u32,
+    ) -> EngineResult<()> {
         recording(&mut self.state)?.open_block()?;
         let target = target.into();
         if target.length() < 8 {

@@ -361,7 +361,11 @@ impl ReplayCapture {
                     drop(pending);
                     self.changed.notify_all();
                     // Dropped without `finish`: no end chunk.
-                    return WriterOutcome { records: writer.records(), bytes: writer.bytes_written(), error: Some(reason) };
+                    return WriterOutcome {
+                        records: writer.records(),
+                        bytes: writer.bytes_written(),
+                        error: Some(reason),
+                    };
                 }
             }
             if stopping {
@@ -391,10 +395,10 @@ const RECORD_FIXED_BYTES: usize = 96;
 fn record_bytes(record: &ReplayRecord) -> usize {
     use aqueduct_profile::replay::Operation;
     match record {
-            ReplayRecord::CodeObject { bytes, .. } => bytes.len(),
-            ReplayRecord::HostWrite { data, .. } => data.len(),
-            ReplayRecord::Operation { operation: Operation::Update { data, .. }, .. } => data.len(),
-            ReplayRecord::Operation { operation: Operation::RawDispatch { kernargs, .. }, .. } => kernargs.len(),
+        ReplayRecord::CodeObject { bytes, .. } => bytes.len(),
+        ReplayRecord::HostWrite { data, .. } => data.len(),
+        ReplayRecord::Operation { operation: Operation::Update { data, .. }, .. } => data.len(),
+        ReplayRecord::Operation { operation: Operation::RawDispatch { kernargs, .. }, .. } => kernargs.len(),
         ReplayRecord::CommandBuffer { commands, .. } => commands.len() * RECORD_FIXED_BYTES,
         _ => 0,
     }

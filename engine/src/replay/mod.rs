@@ -24,8 +24,8 @@ use std::time::Duration;
 use aqueduct_components::device_entities::MemoryKind;
 use aqueduct_profile::replay::{BufferRange, Operation};
 
-pub use capture::ReplayCaptureReport;
 pub(crate) use capture::ReplayCapture;
+pub use capture::ReplayCaptureReport;
 pub use run::{Replay, ReplayOptions, ReplayOutcome, ReplaySummary, ReplayTiming};
 
 use crate::error::{EngineError, EngineResult};
@@ -257,8 +257,12 @@ pub(crate) mod names {
         if text == "fail" {
             return Ok(Exhaustion::Fail);
         }
-        text.strip_prefix("wait:").and_then(|ns| ns.parse().ok()).map(|ns| Exhaustion::Wait(Duration::from_nanos(ns))).ok_or_else(
-            || EngineError::InvalidArgument { what: "exhaustion", reason: format!("`{text}` is not fail or wait:<ns>") },
-        )
+        text.strip_prefix("wait:")
+            .and_then(|ns| ns.parse().ok())
+            .map(|ns| Exhaustion::Wait(Duration::from_nanos(ns)))
+            .ok_or_else(|| EngineError::InvalidArgument {
+                what: "exhaustion",
+                reason: format!("`{text}` is not fail or wait:<ns>"),
+            })
     }
 }

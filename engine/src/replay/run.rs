@@ -328,10 +328,9 @@ impl<'d> Replayer<'d> {
                 self.code_objects.insert(hash, bytes);
             }
             ReplayRecord::Executable { id, code_object } => {
-                let bytes = self
-                    .code_objects
-                    .get(&code_object)
-                    .ok_or_else(|| self.error(format!("executable {id} names code object {code_object}, not stored before it")))?;
+                let bytes = self.code_objects.get(&code_object).ok_or_else(|| {
+                    self.error(format!("executable {id} names code object {code_object}, not stored before it"))
+                })?;
                 let executable = self.context(self.device.load_executable(bytes), "loading an executable")?;
                 self.executables.insert(id, executable);
             }
@@ -385,7 +384,8 @@ impl<'d> Replayer<'d> {
                 self.outcome.reads_checked += 1;
                 let found = checksum(&bytes);
                 if found != expected {
-                    let mismatch = Mismatch { record: self.record, buffer: range.buffer, check: "read-back", expected, found };
+                    let mismatch =
+                        Mismatch { record: self.record, buffer: range.buffer, check: "read-back", expected, found };
                     self.outcome.mismatches.push(mismatch);
                 }
             }
@@ -463,8 +463,10 @@ impl<'d> Replayer<'d> {
                 queue.dispatch_raw(&kernel, &dispatch).waits(&waits).signals(&signals).submit()
             }
             Operation::Execute { command_buffer, table } => {
-                let command_buffer =
-                    self.command_buffers.get(command_buffer).ok_or_else(|| self.unknown("command buffer", *command_buffer))?;
+                let command_buffer = self
+                    .command_buffers
+                    .get(command_buffer)
+                    .ok_or_else(|| self.unknown("command buffer", *command_buffer))?;
                 let mut bindings = BindingTable::with_capacity(table.len());
                 for (slot, range) in table.iter().enumerate() {
                     if let Some(range) = range {
@@ -510,12 +512,12 @@ impl<'d> Replayer<'d> {
                 command_buffer.dispatch_indirect(&kernel, &dispatch, self.reference(&grid)?)
             }
             Command::Fill { target, pattern } => command_buffer.fill(self.reference(&target)?, &pattern),
-            Command::Copy { source, target } => {
-                command_buffer.copy(self.reference(&source)?, self.reference(&target)?)
-            }
+            Command::Copy { source, target } => command_buffer.copy(self.reference(&source)?, self.reference(&target)?),
             Command::Update { target, data } => command_buffer.update(self.reference(&target)?, &data),
             Command::Barrier => command_buffer.barrier(),
-            Command::ProfileMarker { target, marker } => command_buffer.profile_marker(self.reference(&target)?, marker),
+            Command::ProfileMarker { target, marker } => {
+                command_buffer.profile_marker(self.reference(&target)?, marker)
+            }
             Command::NewBlock => command_buffer.new_block().map(drop),
             Command::Begin { label } => command_buffer.begin(BlockLabel(label)),
             Command::Branch { label } => command_buffer.branch(BlockLabel(label)),
@@ -550,7 +552,10 @@ impl<'d> Replayer<'d> {
             let replayed = self.retired.get(&buffer).or_else(|| self.buffers.get(&buffer));
             let replayed = replayed.ok_or_else(|| self.unknown("buffer", buffer))?;
             if replayed.size() != length {
-                return Err(self.error(format!("buffer {buffer}'s final checksum covers {length} bytes; it has {}", replayed.size())));
+                return Err(self.error(format!(
+                    "buffer {buffer}'s final checksum covers {length} bytes; it has {}",
+                    replayed.size()
+                )));
             }
             let bytes = self.context(replayed.to_vec(), "reading a final checksum")?;
             self.outcome.finals_checked += 1;
