@@ -14,6 +14,8 @@ if ((${#suites[@]} == 0)); then
         aqueduct-engine:bad_input aqueduct-engine:failures
         # Queue-ordered memory, host calls and files: raw-pointer transfers and a pool's reuse.
         aqueduct-engine:pools aqueduct-engine:host_calls aqueduct-engine:files
+        # Replay capture: final checksums read freed-to-be memory; the writer thread's buffer.
+        aqueduct-engine:replay
         # One of the eight stress runs: all eight take about 7 minutes under valgrind.
         aqueduct-engine:stress:device_side_waits_barrier_value)
 fi

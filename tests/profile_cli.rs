@@ -132,7 +132,7 @@ fn bad_bundles_are_clear_errors_naming_the_file() {
     std::fs::write(&truncated, &bytes[..bytes.len() - 3]).unwrap();
     let (ok, _, stderr) = aqueduct(&["profile", "summary", truncated.to_str().unwrap()]);
     assert!(!ok);
-    assert!(stderr.contains("truncated.aqprof: the profile is truncated at byte"), "{stderr}");
+    assert!(stderr.contains("truncated.aqprof: the file is truncated at byte"), "{stderr}");
 
     let newer = directory.join("newer.aqprof");
     let mut newer_bytes = bytes.clone();
