@@ -31,7 +31,7 @@ pub(crate) use clock::host_now_ns;
 pub(crate) use executables::ExecutableRegistry;
 pub use modes::{DEFAULT_PROFILE_OUTPUT, PROFILE_ENV, PROFILE_OUTPUT_ENV, ProfileConfig, ProfileModes};
 pub use session::ProfileReport;
-pub(crate) use session::{ProfileSession, QueueCapture};
+pub(crate) use session::{ProfileSession, QueueCapture, create_output, spawn_writer};
 
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};

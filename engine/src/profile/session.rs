@@ -112,11 +112,7 @@ pub struct ProfileReport {
 impl ProfileSession {
     /// Opens the output file, writes the header and starts the writer thread.
     pub fn start(config: ProfileConfig, header: BundleHeader, clock: SystemClockMap) -> EngineResult<Arc<Self>> {
-        let file = File::create(&config.output).map_err(|error| EngineError::InvalidArgument {
-            what: "profile output",
-            reason: format!("cannot create {}: {error}", config.output.display()),
-        })?;
-        let writer = ProfileWriter::new(BufWriter::new(file), &header)?;
+        let writer = ProfileWriter::new(create_output(&config.output, "profile output")?, &header)?;
         let session = Arc::new(Self {
             device_records: ArrayQueue::new(config.queue_buffer_records),
             config,
@@ -128,13 +124,7 @@ impl ProfileSession {
         });
         let thread = {
             let session = session.clone();
-            std::thread::Builder::new()
-                .name("aqueduct-profile-writer".into())
-                .spawn(move || session.write(writer))
-                .map_err(|error| EngineError::InvalidArgument {
-                    what: "profile",
-                    reason: format!("cannot start the writer thread: {error}"),
-                })?
+            spawn_writer("aqueduct-profile-writer", "profile", move || session.write(writer))?
         };
         *session.writer.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(thread);
         Ok(session)
@@ -251,6 +241,27 @@ impl ProfileSession {
             std::thread::park_timeout(WRITER_PERIOD);
         }
     }
+}
+
+/// Creates a capture's output file (`what` names the setting in the error).
+pub(crate) fn create_output(path: &std::path::Path, what: &'static str) -> EngineResult<BufWriter<File>> {
+    let file = File::create(path).map_err(|error| EngineError::InvalidArgument {
+        what,
+        reason: format!("cannot create {}: {error}", path.display()),
+    })?;
+    Ok(BufWriter::new(file))
+}
+
+/// Starts a capture's writer thread.
+pub(crate) fn spawn_writer<T: Send + 'static>(
+    name: &str,
+    what: &'static str,
+    body: impl FnOnce() -> T + Send + 'static,
+) -> EngineResult<JoinHandle<T>> {
+    std::thread::Builder::new().name(name.into()).spawn(body).map_err(|error| EngineError::InvalidArgument {
+        what,
+        reason: format!("cannot start the writer thread: {error}"),
+    })
 }
 
 /// The software counters of one queue, as samples now.

@@ -30,6 +30,7 @@ use aqueduct_profile::replay::{Point, Relocation, ReplayHeader, ReplayRecord, Re
 
 use super::ReplayConfig;
 use crate::error::{EngineError, EngineResult};
+use crate::profile::{create_output, spawn_writer};
 use crate::semaphore::SemaphorePoint;
 
 /// What a finished capture wrote.
@@ -97,11 +98,7 @@ struct WriterOutcome {
 impl ReplayCapture {
     /// Creates the file, writes the header and starts the writer thread.
     pub fn start(config: ReplayConfig, header: ReplayHeader) -> EngineResult<Arc<Self>> {
-        let file = File::create(&config.output).map_err(|error| EngineError::InvalidArgument {
-            what: "replay output",
-            reason: format!("cannot create {}: {error}", config.output.display()),
-        })?;
-        let writer = ReplayWriter::new(BufWriter::new(file), &header)?;
+        let writer = ReplayWriter::new(create_output(&config.output, "replay output")?, &header)?;
         let capture = Arc::new(Self {
             config,
             started: Instant::now(),
@@ -116,13 +113,7 @@ impl ReplayCapture {
         });
         let thread = {
             let capture = capture.clone();
-            std::thread::Builder::new()
-                .name("aqueduct-replay-writer".into())
-                .spawn(move || capture.write(writer))
-                .map_err(|error| EngineError::InvalidArgument {
-                    what: "replay capture",
-                    reason: format!("cannot start the writer thread: {error}"),
-                })?
+            spawn_writer("aqueduct-replay-writer", "replay capture", move || capture.write(writer))?
         };
         *lock(&capture.writer) = Some(thread);
         Ok(capture)
