@@ -287,12 +287,10 @@ fn bad_replay_settings_are_refused() {
         ReplayConfig::new(capture_path("tiny")).buffer_bytes(100),
         ReplayConfig::new(capture_path("zero")).stall_timeout(Duration::ZERO),
     ] {
-        let result =
-            aqueduct_engine::Engine::with_config(EngineConfig { replay: Some(config), ..EngineConfig::default() });
+        let result = open_engine(EngineConfig { replay: Some(config), ..EngineConfig::default() });
         assert!(matches!(result, Err(EngineError::InvalidArgument { what: "replay", .. })));
     }
     let unwritable = ReplayConfig::new("/nonexistent-directory/x.aqreplay");
-    let result =
-        aqueduct_engine::Engine::with_config(EngineConfig { replay: Some(unwritable), ..EngineConfig::default() });
+    let result = open_engine(EngineConfig { replay: Some(unwritable), ..EngineConfig::default() });
     assert!(matches!(result, Err(EngineError::InvalidArgument { what: "replay output", .. })));
 }
