@@ -1,5 +1,5 @@
-//! A running replay capture: the order lock, the ids, the bounded record buffer and the writer
-//! thread that streams it into the `.aqreplay` file.
+//! A running replay capture: the stream's places in order, the ids, the bounded record buffer,
+//! and the writer thread that streams it into the `.aqreplay` file.
 //!
 //! **Order.** A record must have its place in the stream before anything it describes can be
 //! observed by another thread; otherwise a replay, issuing records in file order, could wait on

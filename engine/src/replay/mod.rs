@@ -4,7 +4,7 @@
 //!
 //! - here: the configuration (in code, or from `AQUEDUCT_REPLAY_OUTPUT`), the ids objects carry,
 //!   and the names the file gives engine enums;
-//! - `capture.rs`: the running capture: its order lock, bounded buffer and writer thread;
+//! - `capture.rs`: the running capture: its places in the stream, bounded buffer and writer thread;
 //! - `run.rs`: the replayer.
 //!
 //! The capture starts with the device and ends when the device drops: every host-visible
