@@ -261,9 +261,10 @@ fn burst(config: ReplayConfig, path: &PathBuf, writes: usize) -> Option<String> 
 #[test]
 fn a_writer_that_falls_behind_blocks_within_its_bound_or_fails_loudly() {
     let _runtime = exclusive();
-    // Bounded and patient: producers wait for the writer and nothing is lost.
+    // Bounded and patient (no stall timeout at all): producers wait for the writer and nothing
+    // is lost.
     let path = capture_path("bounded");
-    let failure = burst(ReplayConfig::new(&path).buffer_bytes(4096), &path, 200);
+    let failure = burst(ReplayConfig::new(&path).buffer_bytes(4096).stall_timeout(Duration::MAX), &path, 200);
     assert_eq!(failure, None);
     let summary = Replay::open(&path).unwrap().summarize().unwrap();
     assert_eq!(summary.host_writes, 200, "every write recorded");

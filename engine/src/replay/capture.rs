@@ -245,7 +245,7 @@ impl ReplayCapture {
             return None;
         }
         let mut pending = lock(&self.pending);
-        let deadline = Instant::now() + self.config.stall_timeout;
+        let deadline = crate::semaphore::deadline_after(Instant::now(), self.config.stall_timeout);
         // A record larger than the whole buffer still goes in, alone.
         while pending.failed.is_none()
             && !pending.slots.is_empty()

@@ -59,7 +59,7 @@ impl ReplayConfig {
         self
     }
 
-    /// Failing once a producer waited `timeout` for room.
+    /// Failing once a producer waited `timeout` for room (`Duration::MAX`: never).
     pub fn stall_timeout(mut self, timeout: Duration) -> Self {
         self.stall_timeout = timeout;
         self
