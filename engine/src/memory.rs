@@ -327,11 +327,7 @@ impl Buffer {
             && self.replay_id() != 0
         {
             replay.push(aqueduct_profile::replay::ReplayRecord::HostRead {
-                range: aqueduct_profile::replay::BufferRange {
-                    buffer: self.replay_id(),
-                    offset,
-                    length: out.len() as u64,
-                },
+                range: crate::replay::range(&self.range(offset, out.len() as u64)),
                 checksum: aqueduct_profile::replay::checksum(out),
             });
         }

@@ -295,3 +295,58 @@ fn bad_replay_settings_are_refused() {
     let result = open_engine(EngineConfig { replay: Some(unwritable), ..EngineConfig::default() });
     assert!(matches!(result, Err(EngineError::InvalidArgument { what: "replay output", .. })));
 }
+
+#[test]
+fn raw_kernargs_are_relocated_and_file_operations_stop_a_replay_by_name() {
+    let _runtime = exclusive();
+    let path = capture_path("raw");
+    {
+        let engine = engine_with(capturing(&path, ReplayConfig::new(&path)));
+        let kernels = test_kernels(&engine);
+        let device = engine.device();
+        let queue = device.create_queue().unwrap();
+        let done = device.create_semaphore(0).unwrap();
+        let out = device.allocate(MemoryKind::HostVisible, BYTES + 64).unwrap();
+        // store_value(out + 64, 500, WORDS): the pointer word points inside `out`.
+        let mut kernargs = Vec::new();
+        kernargs.extend_from_slice(&(out.device_address() + 64).to_le_bytes());
+        kernargs.extend_from_slice(&500u32.to_le_bytes());
+        kernargs.extend_from_slice(&WORDS.to_le_bytes());
+        let raw = aqueduct_engine::RawDispatch { grid: [WORDS, 1, 1], workgroup: None, kernargs: &kernargs };
+        queue.dispatch_raw(&kernels.store_value, &raw).signal(done.at(1)).submit().unwrap();
+        done.wait(1, TIMEOUT).unwrap();
+        assert_eq!(words(&out)[16 + 7], 507);
+    }
+    let records = Replay::open(&path).unwrap().records().unwrap();
+    let relocations = records.iter().find_map(|record| match record {
+        ReplayRecord::Operation { operation: Operation::RawDispatch { relocations, .. }, .. } => Some(relocations),
+        _ => None,
+    });
+    let relocation = relocations.expect("the raw dispatch is recorded").first().copied().expect("one relocation");
+    assert_eq!((relocation.at, relocation.delta), (0, 64));
+    // The replay writes into its own buffer, at the same offset, and its checksums match.
+    let engine = engine_with(EngineConfig::default());
+    let outcome = Replay::run_records(engine.device(), &records, &ReplayOptions::default()).unwrap();
+    assert!(outcome.matches() && outcome.reads_checked == 1, "{outcome:?}");
+
+    // A file read is captured, and a replay stops at it, saying why.
+    let path = capture_path("file");
+    let source = capture_path("file-source");
+    std::fs::write(&source, [7u8; 64]).unwrap();
+    {
+        let engine = engine_with(capturing(&path, ReplayConfig::new(&path)));
+        let device = engine.device();
+        let queue = device.create_queue().unwrap();
+        let done = device.create_semaphore(0).unwrap();
+        let target = device.allocate(MemoryKind::HostVisible, 64).unwrap();
+        let file = std::fs::File::open(&source).unwrap();
+        queue.read_file(&file, 0, target.whole()).signal(done.at(1)).submit().unwrap();
+        done.wait(1, TIMEOUT).unwrap();
+    }
+    let replay = Replay::open(&path).unwrap();
+    assert!(replay.summarize().unwrap().operations.iter().any(|(kind, _)| kind == "read-file"));
+    match replay.run(engine.device(), &ReplayOptions::default()) {
+        Err(EngineError::Replay { reason, .. }) => assert!(reason.contains("read-file"), "{reason}"),
+        other => panic!("a file read cannot be replayed: {other:?}"),
+    }
+}

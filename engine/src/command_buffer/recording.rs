@@ -2,7 +2,7 @@
 //! replay capture, a call that succeeded is also described, so the capture can record the
 //! command buffer's calls once it finishes and a replay can make it again.
 
-use aqueduct_profile::replay::{BufferRange, Command, CommandRange};
+use aqueduct_profile::replay::{Command, CommandRange};
 
 use super::recorder::{BlockLabel, BufferRef};
 use super::{CommandBuffer, CompareOp};
@@ -13,11 +13,7 @@ use crate::executable::Kernel;
 /// A buffer reference as the capture names it.
 fn command_range(reference: &BufferRef) -> CommandRange {
     match *reference {
-        BufferRef::Static(binding) => CommandRange::Static(BufferRange {
-            buffer: binding.buffer.replay_id(),
-            offset: binding.offset,
-            length: binding.length,
-        }),
+        BufferRef::Static(binding) => CommandRange::Static(crate::replay::range(&binding)),
         BufferRef::Slot { slot, offset, length } => CommandRange::Slot { slot, offset, length },
     }
 }

@@ -35,7 +35,7 @@ use crate::semaphore::SemaphorePoint;
 
 /// What a finished capture wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReplayCaptureReport {
+pub(crate) struct ReplayCaptureReport {
     /// The `.aqreplay` file.
     pub output: std::path::PathBuf,
     /// Records written.

@@ -25,7 +25,6 @@ use aqueduct_components::device_entities::MemoryKind;
 use aqueduct_profile::replay::{BufferRange, Operation};
 
 pub(crate) use capture::ReplayCapture;
-pub use capture::ReplayCaptureReport;
 pub use run::{Replay, ReplayOptions, ReplayOutcome, ReplaySummary, ReplayTiming};
 
 use crate::error::{EngineError, EngineResult};
@@ -151,13 +150,7 @@ pub(crate) fn describe_execute(command_buffer: &crate::CommandBuffer, table: &cr
         table: table
             .slots
             .iter()
-            .map(|slot| {
-                slot.as_ref().map(|slot| BufferRange {
-                    buffer: slot.buffer.replay_id(),
-                    offset: slot.offset,
-                    length: slot.length,
-                })
-            })
+            .map(|slot| slot.as_ref().map(|slot| range(&slot.buffer.range(slot.offset, slot.length))))
             .collect(),
     }
 }

@@ -66,11 +66,11 @@ pub struct ReplaySummary {
     pub queues: u64,
     /// Queue operations by kind, in first-seen order.
     pub operations: Vec<(String, u64)>,
-    /// Executables loaded, and distinct code objects stored.
+    /// Executables loaded.
     pub executables: u64,
     /// Distinct code objects stored, with their sizes.
     pub code_objects: Vec<(CodeObjectHash, u64)>,
-    /// Semaphores, allocations (with their bytes), pools and command buffers made.
+    /// Semaphores made.
     pub semaphores: u64,
     /// Allocations made.
     pub allocations: u64,
@@ -80,13 +80,13 @@ pub struct ReplaySummary {
     pub pools: u64,
     /// Command buffers recorded.
     pub command_buffers: u64,
-    /// Host writes, and their bytes.
+    /// Host writes.
     pub host_writes: u64,
     /// Bytes the host wrote.
     pub host_write_bytes: u64,
     /// Read-backs with a checksum.
     pub host_reads: u64,
-    /// Host waits and host signals.
+    /// Host waits (and values seen advancing).
     pub host_waits: u64,
     /// Host signals (and fails).
     pub host_signals: u64,
@@ -107,7 +107,7 @@ pub struct Mismatch {
     pub buffer: u64,
     /// `read-back` or `final`.
     pub check: &'static str,
-    /// The captured checksum, and the replay's.
+    /// The captured checksum.
     pub expected: u32,
     /// The replay's checksum.
     pub found: u32,
