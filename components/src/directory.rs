@@ -63,6 +63,10 @@ pub struct QueueEndpoint {
     /// refused and released), written by whoever drains: nothing on this queue reads what they
     /// referenced any more.
     pub settled_rows: CacheLine<AtomicU64>,
+    /// Bit `i` set: queue `i`'s drain stopped at an epoch that waited on this queue from the
+    /// device, before this queue drained the producing epoch. Whoever next advances `drained`
+    /// clears the mask and wakes those queues (`aqueduct-systems`' `reclaim`).
+    pub drain_waiters: CacheLine<AtomicU64>,
 }
 
 impl QueueEndpoint {
@@ -80,6 +84,7 @@ impl QueueEndpoint {
             drained: CacheLine::default(),
             staged_rows: CacheLine::default(),
             settled_rows: CacheLine::default(),
+            drain_waiters: CacheLine::default(),
         }
     }
 

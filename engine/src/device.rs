@@ -243,7 +243,11 @@ impl DeviceShared {
     /// Wakes the completion threads of queues with parked work (other than `except`), so they
     /// try to admit it again after a semaphore moved.
     pub fn wake_deferred(&self, except: Option<u16>) {
-        let mut mask = self.parked_queues.to_wake(except);
+        self.wake_queues(self.parked_queues.to_wake(except));
+    }
+
+    /// Wakes the completion threads of the queues in `mask` (bit per queue index).
+    pub fn wake_queues(&self, mut mask: u64) {
         while mask != 0 {
             let index = mask.trailing_zeros() as u16;
             mask &= mask - 1;

@@ -251,26 +251,37 @@ fn host_signalled_waits_release_parked_work_in_order() {
 }
 
 #[test]
-fn a_signal_seen_on_the_host_implies_the_signals_it_waited_on_from_the_device() {
-    // B's barrier passes as soon as A's work has run on the device; A's queue publishes `t` only
-    // when it drains. A batch holds A's queue lock, so A cannot drain while B runs and signals
-    // `u`: B's drain must raise `t` itself, or a host would see `u` without its cause.
+fn a_signal_seen_on_the_host_implies_its_submissions_other_signals_and_their_causes() {
+    // B's barrier passes as soon as A's work has run on the device; A's queue publishes `t` and
+    // `s` (one submission's two signals) only when it drains. A batch holds A's queue lock, so A
+    // cannot drain while B runs. B's drain then waits for A's: publishing `u` (or raising `t` on
+    // A's behalf, as it once did) would show a host `u` and `t` while `s` still read 0 (issue
+    // 29, finding 1: the stress's "semaphore Ok(0)" losses).
     for strategy in STRATEGIES {
         let rig = Rig::new(strategy);
         let device = rig.device();
         let (a, b) = (queue(device), queue(device));
-        let (t, u) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
+        let [t, s, u] = [0; 3].map(|_| device.create_semaphore(0).unwrap());
         let (x, y) = (rig.buffer(), rig.buffer());
         stall_next(&a);
-        rig.store(&a, &x, 40, &[], &[t.at(2)]);
+        rig.store(&a, &x, 40, &[], &[t.at(2), s.at(1)]);
         rig.add(&b, &y, &x, 2, &[t.at(2)], &[u.at(1)]);
         assert_eq!(b.stats().device_waits, 1, "{strategy:?}: a device barrier on A");
         a.batch(|_| {
-            release(&a, || u.value() >= 1);
-            assert_eq!(t.value(), 2, "{strategy:?}: u is visible, so t is too");
+            // B's dispatch runs once A's store has: its result shows it.
+            release(&a, || words(&y.to_vec().unwrap())[0] == 42);
+            // Time for B's completion thread to drain, which it did before the fix.
+            let published = eventually(Duration::from_millis(100), || u.value() == 1);
+            assert_eq!(
+                (u.value(), t.value(), s.value()),
+                (0, 0, 0),
+                "{strategy:?}: B ran, but nothing is published before A drains (u seen: {published})"
+            );
             Ok(())
         })
         .unwrap();
+        u.wait(1, TIMEOUT).unwrap();
+        assert_eq!((t.value(), s.value()), (2, 1), "{strategy:?}: u is visible, so are t and s");
         assert_ramp(&y, 42, "y");
     }
 }

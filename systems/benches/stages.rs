@@ -74,7 +74,7 @@ fn stage(bench: &mut Bench) {
 fn drain(bench: &mut Bench) -> bool {
     let (mut queue, _, mut epoch_rows) = stage_params(&mut bench.params, &mut bench.world);
     let retired = BarrierValue::device_retired(&queue.endpoint);
-    reclaim::drain::<BarrierValue>(&mut queue, &mut epoch_rows, retired);
+    reclaim::drain::<BarrierValue>(&mut queue, &mut epoch_rows, retired, reclaim::DrainOrder::Causal);
     !queue.rows.pending.is_empty()
 }
 

@@ -4,12 +4,13 @@
 
 use core::sync::atomic::Ordering;
 
+use aqueduct_components::directory::QueueEndpoint;
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_components::submission::{DeviceWait, SignalOp};
 
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::{HostParking, SemaphoreSync};
-use crate::{EpochRows, QueueState};
+use crate::{DeviceLink, EpochRows, QueueState};
 
 /// Retired epochs the submitting thread lets accumulate before it drains them itself, holding
 /// the queue lock it already has: one signal load per submission while a batch is in flight,
@@ -24,6 +25,28 @@ pub struct DrainOutcome {
     pub signals: u64,
     /// Semaphores failed (dependency failures carried through).
     pub failures: u64,
+    /// The drain stopped at an epoch whose device-side wait's producer had not drained the
+    /// producing epoch yet; that queue wakes this one's completion thread when it has.
+    pub held: bool,
+    /// Queues whose drains were held on this one, to wake now that it drained (bit per queue).
+    pub wake: u64,
+}
+
+/// How a drain treats an epoch that waited from the device on another queue's epoch that the
+/// other queue has not drained yet (its work ran, so the wait passed, but its signals are not
+/// published).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DrainOrder {
+    /// Stop before it until the producer drains: a semaphore is then raised only by its
+    /// producer's drain, every signal of a submission in one drain, and only after everything
+    /// the submission waited on was published. So a host that sees one signal of a submission
+    /// sees the others, and their causes (the stress found a timeline raised on another queue's
+    /// behalf while the same submission's other semaphore still read 0).
+    Causal,
+    /// Drain it now, first raising the semaphores it waited on to the values it waited for (its
+    /// producer's other signals follow when that queue drains). Only for a queue that is failing
+    /// or going away, which must not wait on another queue's progress.
+    CatchUp,
 }
 
 /// Folds consecutive signals of one semaphore into one store.
@@ -47,7 +70,7 @@ impl Coalescer<'_> {
 
     /// Raises each semaphore this epoch waited on from the device to the value it waited for:
     /// the wait passed, so the producer's epoch has run, but its queue may not have drained it
-    /// yet. Done before this epoch's own signals, so a host that sees them sees their causes.
+    /// yet ([`DrainOrder::CatchUp`]).
     fn catch_up(&mut self, waits: &[DeviceWait]) {
         for wait in waits {
             self.outcome.signals += u64::from(self.table.signal(wait.semaphore, wait.value));
@@ -71,9 +94,44 @@ fn failed_dependency(table: &SemaphoreTable, waits: &[DeviceWait]) -> Option<u32
     waits.iter().find_map(|wait| table.failure(wait.semaphore))
 }
 
-/// Drains every epoch up to `retired`: signals (or, if a device-side dependency failed, fails)
-/// their semaphores and frees their kernarg space. Wakes host waiters.
-pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, rows: &mut EpochRows, retired: u64) -> DrainOutcome {
+/// Whether every producer that epoch `epoch` of queue `me` waited on has drained the producing
+/// epoch. When one has not, `me` is registered on its `drain_waiters` first, then the producer is
+/// read again: the producer stores `drained` then reads the mask (both SeqCst), so either this
+/// read sees its drain or its read sees the bit (the store-buffer shape `parked_queues` documents).
+fn producers_drained(link: &DeviceLink, me: u16, epoch: u64, waits: &[DeviceWait]) -> bool {
+    waits.iter().all(|wait| {
+        let producer = wait.producer;
+        if producer.queue == me {
+            return producer.epoch < epoch; // drained in order, before this one
+        }
+        // A queue leaves the directory never: one that is not there was never registered.
+        let Some(endpoint) = link.directory.get(producer.queue) else { return true };
+        if endpoint.drained.load(Ordering::SeqCst) >= producer.epoch {
+            return true;
+        }
+        endpoint.drain_waiters.fetch_or(1 << me, Ordering::SeqCst);
+        endpoint.drained.load(Ordering::SeqCst) >= producer.epoch
+    })
+}
+
+/// After `drained` advanced: takes the queues whose drains were held on this one.
+fn take_drain_waiters(endpoint: &QueueEndpoint) -> u64 {
+    // Pairs with the registration in `producers_drained` (see there).
+    if endpoint.drain_waiters.load(Ordering::SeqCst) == 0 {
+        return 0;
+    }
+    endpoint.drain_waiters.swap(0, Ordering::SeqCst)
+}
+
+/// Drains every epoch up to `retired`, in order: signals (or, if a device-side dependency
+/// failed, fails) their semaphores and frees their kernarg space. Under [`DrainOrder::Causal`]
+/// it stops at the first epoch whose producers have not drained (`held`). Wakes host waiters.
+pub fn drain<S: CrossQueueStrategy>(
+    queue: &mut QueueState,
+    rows: &mut EpochRows,
+    retired: u64,
+    order: DrainOrder,
+) -> DrainOutcome {
     crate::stage_span!("epoch_reclaim");
     let first = queue.epochs.drained + 1;
     let last = retired.min(queue.epochs.submitted);
@@ -82,9 +140,17 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, rows: &mut EpochRows
     }
     let mut kernarg_end = queue.kernargs.reclaimed;
     let submitted = queue.epochs.submitted;
+    let mut done = first - 1;
     let mut coalescer = Coalescer { table: &queue.link.semaphores, pending: None, outcome: DrainOutcome::default() };
     for epoch in first..=last {
-        let Ok((row, signals, waits, _)) = rows.get(queue.epochs.row(epoch)) else { continue };
+        let Ok((row, signals, waits, _)) = rows.get(queue.epochs.row(epoch)) else {
+            done = epoch;
+            continue;
+        };
+        if order == DrainOrder::Causal && !producers_drained(&queue.link, queue.index, epoch, &waits.0) {
+            coalescer.outcome.held = true;
+            break;
+        }
         // A covered wait whose cover came through an earlier epoch's barriers (`via`) fails with
         // that epoch; epochs drain in order, so its outcome is settled by now.
         let failure = row
@@ -93,7 +159,9 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, rows: &mut EpochRows
             .or_else(|| queue.frontier.via_failure(&waits.0));
         match failure {
             None => {
-                coalescer.catch_up(&waits.0);
+                if order == DrainOrder::CatchUp {
+                    coalescer.catch_up(&waits.0);
+                }
                 signals.0.iter().for_each(|signal| coalescer.push(*signal));
             }
             Some(failure) => signals.0.iter().for_each(|signal| coalescer.fail(*signal, failure)),
@@ -102,17 +170,22 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, rows: &mut EpochRows
         queue.frontier.settle(epoch, failure, submitted);
         kernarg_end = row.kernarg_end;
         coalescer.outcome.epochs += 1;
+        done = epoch;
     }
     coalescer.flush();
-    for epoch in first..=last {
+    for epoch in first..=done {
         let Ok((_, mut signals, mut waits, _)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };
         signals.0.clear();
         waits.0.clear();
     }
-    let outcome = coalescer.outcome;
+    let mut outcome = coalescer.outcome;
+    if done < first {
+        return outcome; // held at the first epoch: nothing changed
+    }
     queue.kernargs.reclaimed = kernarg_end;
-    queue.epochs.drained = last;
-    queue.endpoint.drained.store(last, Ordering::SeqCst);
+    queue.epochs.drained = done;
+    queue.endpoint.drained.store(done, Ordering::SeqCst);
+    outcome.wake = take_drain_waiters(&queue.endpoint);
     if outcome.signals + outcome.failures > 0 {
         queue.link.semaphores.notify();
     }
@@ -151,6 +224,7 @@ pub fn fail_in_flight<S: CrossQueueStrategy>(
     queue.epochs.drained = queue.epochs.submitted;
     queue.kernargs.reclaimed = queue.kernargs.head;
     queue.endpoint.drained.store(queue.epochs.submitted, Ordering::SeqCst);
+    outcome.wake = take_drain_waiters(&queue.endpoint);
     queue.link.semaphores.notify();
     outcome
 }
@@ -168,5 +242,5 @@ pub fn drain_retired_batch<S: CrossQueueStrategy>(
         return None;
     }
     let retired = S::device_retired(&queue.endpoint);
-    Some(drain::<S>(queue, rows, retired))
+    Some(drain::<S>(queue, rows, retired, DrainOrder::Causal))
 }

@@ -20,7 +20,7 @@ use aqueduct_hsa::ring::AqlRing;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::schedule::Schedule;
 
-use crate::reclaim::DrainOutcome;
+use crate::reclaim::{DrainOrder, DrainOutcome};
 use crate::sync::signal_value;
 use crate::{DeviceLink, EpochRows, QueueState, StageParams};
 
@@ -339,8 +339,8 @@ pub struct QueueStages {
     pub run_row: fn(&mut QueueState, Entity, &mut StagedSubmission, &mut AdmissionPlan, &mut EpochRows<'_, '_>),
     /// The same passes as bevy systems, for a batch's flush.
     pub schedule: fn() -> Schedule,
-    /// Drains every epoch up to the given retired epoch.
-    pub drain: fn(&mut QueueState, &mut EpochRows<'_, '_>, u64) -> DrainOutcome,
+    /// Drains every epoch up to the given retired epoch, in the given order.
+    pub drain: fn(&mut QueueState, &mut EpochRows<'_, '_>, u64, DrainOrder) -> DrainOutcome,
     /// Drains what retired if at least a batch of epochs did, for the submitting thread.
     pub drain_retired_batch: fn(&mut QueueState, &mut EpochRows<'_, '_>) -> Option<DrainOutcome>,
     /// Fails every epoch in flight with the given failure.

@@ -76,7 +76,7 @@ impl Rig {
         loop {
             let (mut queue, _, mut rows) = stage_params(&mut self.params, &mut self.world);
             let retired = BarrierValue::device_retired(&queue.endpoint);
-            reclaim::drain::<BarrierValue>(&mut queue, &mut rows, retired);
+            reclaim::drain::<BarrierValue>(&mut queue, &mut rows, retired, reclaim::DrainOrder::Causal);
             if let Some(failure) = self.semaphores.failure(semaphore) {
                 return self.semaphores.failure_record(failure).map(|record| record.message.clone());
             }

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 
 use aqueduct_abi::SignalCondition;
 use aqueduct_hsa::sys::{enums, hsa_signal_t};
-use aqueduct_systems::reclaim::{DrainOutcome, SUBMITTER_DRAIN_BATCH};
+use aqueduct_systems::reclaim::{DrainOrder, DrainOutcome, SUBMITTER_DRAIN_BATCH};
 use aqueduct_systems::{settle, stage_params};
 
 use super::core::{QueueCore, QueueShared};
@@ -30,6 +30,9 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
     // `EngineConfig::completion_fallback`, in the provider's timestamp ticks.
     let fallback_ns = shared.device.config.completion_fallback.as_nanos() as f64;
     let timeout = (fallback_ns * ticks_per_ns).min(u64::MAX as f64) as u64;
+    // The last drain stopped at an epoch whose producer queue has not drained (`DrainOrder`):
+    // that queue pokes the control signal when it has, so only the control signal is waited on.
+    let mut held = false;
     loop {
         // Read before looking at the state: a poke after this point changes the value and ends
         // the wait below, so no wake-up is lost.
@@ -49,10 +52,11 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
                 std::thread::sleep(BUSY_RETRY);
                 continue;
             };
+            held = false;
             if failed {
                 shared.fail_queue(&mut core);
             } else {
-                shared.drain_retired(&mut core);
+                held = shared.drain_retired(&mut core, DrainOrder::Causal).held;
                 if parked {
                     shared.readmit(&mut core);
                 }
@@ -74,8 +78,11 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
         } else {
             submitted.min(drained + COMPLETION_BATCH).max(drained + 1)
         };
-        let retirement =
-            if failed { None } else { (shared.stages.retirement_wait)(&shared.endpoint, target, submitted) };
+        let retirement = if failed || held {
+            None
+        } else {
+            (shared.stages.retirement_wait)(&shared.endpoint, target, submitted)
+        };
         let count = match retirement {
             Some(wait) => {
                 signals[1] = hsa_signal_t { handle: wait.signal };
@@ -83,7 +90,9 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
                 values[1] = wait.value;
                 2
             }
-            None => 1, // the control signal only: a publication after idle pokes it if needed
+            // The control signal only: a publication after idle, or the drain of a queue this
+            // one's drain is held on, pokes it.
+            None => 1,
         };
         let mut satisfied = 0;
         // SAFETY: the arrays hold `count` live signals, conditions and values; the out-pointer
@@ -103,23 +112,23 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
 }
 
 impl QueueShared {
-    /// Drains epochs the device retired; returns whether any were.
-    pub fn drain_retired(&self, core: &mut QueueCore) -> bool {
+    /// Drains epochs the device retired, in `order`; returns what the drain did.
+    pub fn drain_retired(&self, core: &mut QueueCore, order: DrainOrder) -> DrainOutcome {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
         let (mut queue, query, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
         let retired = (self.stages.device_retired)(&queue.endpoint);
         let drained_before = queue.epochs.drained;
         if retired <= drained_before {
-            return false;
+            return DrainOutcome::default();
         }
-        let outcome = (self.stages.drain)(&mut queue, &mut epoch_rows, retired);
+        let outcome = (self.stages.drain)(&mut queue, &mut epoch_rows, retired, order);
         if let Some(capture) = &core.capture {
             self.harvest(capture, &mut queue, &mut epoch_rows, drained_before, true);
         }
         settle::publish_settled(&queue, &query, &epoch_rows);
         self.after_drain(outcome);
-        true
+        outcome
     }
 
     /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
@@ -128,10 +137,12 @@ impl QueueShared {
         settle::publish_settled(&queue, &query, &epoch_rows);
     }
 
-    /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled.
+    /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled, and
+    /// other queues' drains may be held on the epochs it drained.
     pub fn after_drain(&self, outcome: DrainOutcome) {
         if outcome.signals + outcome.failures > 0 {
             self.device.wake_deferred(None);
         }
+        self.device.wake_queues(outcome.wake);
     }
 }

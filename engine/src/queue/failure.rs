@@ -8,6 +8,7 @@ use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_components::submission::StagedSubmission;
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t, hsa_status_t};
+use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 use aqueduct_systems::{QueueState, stage_params};
 use bevy_ecs::prelude::*;
@@ -82,7 +83,8 @@ impl QueueShared {
         if core.world.resource::<QueueState>().failure.is_some() {
             return;
         }
-        self.drain_retired(core);
+        // Failing: this queue must not wait for another's drain.
+        self.drain_retired(core, DrainOrder::CatchUp);
         let status = self.error_sink.status.load(Ordering::Acquire);
         let described = self.error_sink.description.lock().unwrap_or_else(|poison| poison.into_inner()).clone();
         // The soft runtime, embedded or as the drop-in, says why; ROCr's callback has the status only.
@@ -107,15 +109,16 @@ impl QueueShared {
 
     /// Fails every in-flight and pending submission with `failure` and makes it sticky.
     pub fn fail_everything(&self, core: &mut QueueCore, failure: u32) {
-        {
+        let held_on_this = {
             let (mut queue, _, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
             let drained_before = queue.epochs.drained;
-            (self.stages.fail_in_flight)(&mut queue, &mut epoch_rows, failure);
+            let outcome = (self.stages.fail_in_flight)(&mut queue, &mut epoch_rows, failure);
             if let Some(capture) = &core.capture {
                 // Force-retired, not run: their timing signals were never written.
                 self.harvest(capture, &mut queue, &mut epoch_rows, drained_before, false);
             }
-        }
+            outcome.wake
+        };
         while let Some(&row) = core.world.resource::<QueueState>().rows.pending.front() {
             if let Some(staged) = core.world.get::<StagedSubmission>(row) {
                 for signal in &staged.signals {
@@ -129,12 +132,14 @@ impl QueueShared {
         self.device.parked_queues.unpark(self.index);
         self.device.semaphores.notify();
         self.device.wake_deferred(None);
+        self.device.wake_queues(held_on_this);
     }
 
     /// Shutdown after the HSA queue is destroyed: drain what retired, fail the rest. No packet
     /// runs any more, so every row settles, those a failure had kept unsettled included.
     pub fn abandon(&self, core: &mut QueueCore) {
-        self.drain_retired(core);
+        // Going away: this queue must not wait for another's drain.
+        self.drain_retired(core, DrainOrder::CatchUp);
         let queue = core.world.resource::<QueueState>();
         let pending = !core.world.resource::<QueueState>().rows.pending.is_empty();
         if queue.failure.is_none() && (queue.epochs.submitted > queue.epochs.drained || pending) {

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, SubmissionRows, Verdict, WaitOp};
+use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{QueueState, StageParams, ensure_free_row, row_params, settle, stage_params};
 use bevy_ecs::prelude::*;
@@ -284,7 +285,7 @@ impl QueueShared {
                 Verdict::Backpressure => {
                     // Reclaim here rather than waiting for the completion thread: this thread
                     // holds the queue lock, so it drains retired epochs itself.
-                    if self.drain_retired(core) {
+                    if self.drain_retired(core, DrainOrder::Causal).epochs > 0 {
                         continue;
                     }
                     if self.error_sink.status.load(Ordering::Acquire) != 0 {
