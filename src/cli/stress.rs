@@ -16,23 +16,29 @@ pub struct Arguments {
     /// Queues (lanes are the larger of threads and queues; lane l uses queue l % queues).
     #[arg(long, default_value_t = 4)]
     queues: usize,
-    /// Submissions per round and wait strategy.
-    #[arg(long, default_value_t = 100_000)]
-    submissions: u64,
+    /// Submissions per round (default 100000); with --soak, the most a round draws (default 4000).
+    #[arg(long)]
+    submissions: Option<u64>,
     /// Seed of the random choices (round r uses seed + r).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Repeat rounds until this many minutes have passed (default: one round).
+    /// Repeat rounds until this many minutes have passed in all, the strategies taking turns
+    /// (default: one round per strategy; with --soak, 20 rounds).
     #[arg(long)]
     minutes: Option<f64>,
+    /// Soak: every round draws its own threads and queues (1 to 8), window (0 to 8), failure
+    /// rate and size from the seed; a device keeps some queues between rounds, drops the others
+    /// and makes new ones.
+    #[arg(long)]
+    soak: bool,
     /// barrier-value, barrier-and or both.
     #[arg(long, default_value = "both")]
     strategy: String,
     /// One submission in this many waits on an injected failure (0: none).
     #[arg(long, default_value_t = 500)]
     failure_every: u64,
-    /// Steps a lane may run ahead of its completed work: 0 (unbounded, so most work parks
-    /// behind parked producers) or at least 2.
+    /// Steps a lane may run ahead of its completed work: 0 is unbounded (most work then parks
+    /// behind parked producers).
     #[arg(long, default_value_t = 16)]
     window: u64,
     /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...].
@@ -59,13 +65,14 @@ pub fn run(arguments: Arguments) -> CliResult {
     let options = StressOptions {
         threads: arguments.threads,
         queues: arguments.queues,
-        submissions: arguments.submissions,
+        submissions: arguments.submissions.unwrap_or(if arguments.soak { 4000 } else { 100_000 }),
         seed: arguments.seed,
         duration,
         strategies,
         failure_every: arguments.failure_every,
         window: arguments.window,
         device: arguments.device,
+        soak: arguments.soak,
     };
     let report = aqueduct::stress::run(&options, |strategy, round, submissions| {
         eprintln!("{strategy}: round {round} done, {submissions} submissions");
@@ -82,10 +89,14 @@ pub fn run(arguments: Arguments) -> CliResult {
 }
 
 fn print(report: &StressReport) {
-    println!(
-        "aqueduct stress: provider {}, {} threads, {} queues, {} lanes, seed {}",
-        report.provider, report.threads, report.queues, report.lanes, report.seed
-    );
+    if report.soak {
+        println!("aqueduct stress: provider {}, soak, seed {}", report.provider, report.seed);
+    } else {
+        println!(
+            "aqueduct stress: provider {}, {} threads, {} queues, {} lanes, seed {}",
+            report.provider, report.threads, report.queues, report.lanes, report.seed
+        );
+    }
     for strategy in &report.strategies {
         let ops = &strategy.operations;
         println!("{}:", strategy.strategy);

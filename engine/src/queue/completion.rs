@@ -78,11 +78,8 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
         } else {
             submitted.min(drained + COMPLETION_BATCH).max(drained + 1)
         };
-        let retirement = if failed || held {
-            None
-        } else {
-            (shared.stages.retirement_wait)(&shared.endpoint, target, submitted)
-        };
+        let retirement =
+            if failed || held { None } else { (shared.stages.retirement_wait)(&shared.endpoint, target, submitted) };
         let count = match retirement {
             Some(wait) => {
                 signals[1] = hsa_signal_t { handle: wait.signal };
