@@ -45,14 +45,18 @@ pub fn register_known_kernels(device: &Device, replay: &Replay) -> Result<usize,
 /// baseline measured in the same run, then `replay/e2e` (wall time from the first record to the
 /// last queue drained) with the replaying thread's CPU time as its host cost. Every repetition's
 /// checksums must match.
-pub fn bench(replay: &Replay, device: &Device, quick: bool) -> Result<(Report, ReplayOutcome), EngineError> {
+pub fn bench(
+    replay: &Replay,
+    device: &Device,
+    quick: bool,
+    options: &ReplayOptions,
+) -> Result<(Report, ReplayOutcome), EngineError> {
     let records = replay.records()?;
     let (warmup, reps) = if quick { (0, 1) } else { (1, 11) };
-    let options = ReplayOptions::default();
     let mut samples = Vec::with_capacity(reps);
     let mut last = ReplayOutcome::default();
     for repetition in 0..warmup + reps {
-        let outcome = Replay::run_records(device, &records, &options)?;
+        let outcome = Replay::run_records(device, &records, options)?;
         if let Some(mismatch) = outcome.mismatches.first() {
             return Err(EngineError::Replay {
                 record: mismatch.record,

@@ -212,6 +212,25 @@ pub enum EngineError {
         /// Why.
         reason: String,
     },
+    /// A replay would hold more memory than its budget allows
+    /// ([`ReplayOptions::memory_budget`](crate::replay::ReplayOptions::memory_budget)): the
+    /// capture's allocations, pool reserves and allocas, counted as the stream makes them.
+    #[error(
+        "replay, record {record}: {what} of {requested} bytes would hold {would_hold} bytes, past the replay's memory \
+         budget of {budget} bytes (raise it with --memory-budget)"
+    )]
+    ReplayMemoryBudget {
+        /// The record (counted from 0) that asked.
+        record: u64,
+        /// What asked (`an allocation`, `a pool's reserve`, `an alloca`).
+        what: &'static str,
+        /// Bytes it asked for.
+        requested: u64,
+        /// Bytes the replay would then hold.
+        would_hold: u64,
+        /// The budget.
+        budget: u64,
+    },
     /// A host read or write, or a binding that needs host access, names a buffer whose memory
     /// the host cannot reach.
     #[error("buffer memory ({kind:?}) is not accessible from the host")]

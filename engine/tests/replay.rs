@@ -205,7 +205,7 @@ fn open_and_run(bytes: &[u8], device: &aqueduct_engine::Device) -> Result<(), En
     std::fs::write(&path, bytes).unwrap();
     let replay = Replay::open(&path)?;
     replay.summarize()?;
-    replay.run(device, &ReplayOptions { wait_timeout: Duration::from_secs(5) }).map(drop)
+    replay.run(device, &ReplayOptions { wait_timeout: Duration::from_secs(5), ..ReplayOptions::default() }).map(drop)
 }
 
 #[test]
@@ -349,4 +349,57 @@ fn raw_kernargs_are_relocated_and_file_operations_stop_a_replay_by_name() {
         Err(EngineError::Replay { reason, .. }) => assert!(reason.contains("read-file"), "{reason}"),
         other => panic!("a file read cannot be replayed: {other:?}"),
     }
+}
+
+fn allocation(id: u64, size: u64) -> ReplayRecord {
+    ReplayRecord::Allocation { id, agent: 0, kind: "host-visible".into(), size }
+}
+
+/// Issue 29, finding 3: every size in a capture is checked against the capture's own objects
+/// before anything is allocated, and the replay holds no more memory than its budget.
+#[test]
+fn sizes_are_checked_before_allocating_and_the_memory_budget_is_refused_by_name() {
+    let _runtime = exclusive();
+    let engine = engine_with(EngineConfig::default());
+    let device = engine.device();
+    let options = ReplayOptions::default();
+    // A read-back of 1 TiB from a 64-byte buffer: an error naming the buffer, not an abort.
+    let read = ReplayRecord::HostRead {
+        range: aqueduct_profile::replay::BufferRange { buffer: 1, offset: 0, length: 1 << 40 },
+        checksum: 0,
+    };
+    match Replay::run_records(device, &[allocation(1, 64), read], &options) {
+        Err(EngineError::Replay { record: 1, reason }) => assert!(reason.contains("runs past buffer 1"), "{reason}"),
+        other => panic!("expected a refused read-back, got {other:?}"),
+    }
+    let wrapped = ReplayRecord::HostRead {
+        range: aqueduct_profile::replay::BufferRange { buffer: 1, offset: u64::MAX, length: 2 },
+        checksum: 0,
+    };
+    assert!(matches!(
+        Replay::run_records(device, &[allocation(1, 64), wrapped], &options),
+        Err(EngineError::Replay { .. })
+    ));
+    // One allocation of 2^31 - 1 bytes is past the default budget (1 GiB): refused before it is made.
+    let live = device.live_objects();
+    match Replay::run_records(device, &[allocation(1, (1 << 31) - 1)], &options) {
+        Err(error @ EngineError::ReplayMemoryBudget { record: 0, requested, budget, .. }) => {
+            assert_eq!((requested, budget), ((1 << 31) - 1, 1 << 30));
+            assert!(error.to_string().contains("memory budget"), "{error}");
+        }
+        other => panic!("expected the budget's refusal, got {other:?}"),
+    }
+    assert_eq!(device.live_objects(), live, "nothing was allocated");
+    // The budget counts what is held: a freed allocation gives its bytes back.
+    let small = ReplayOptions { memory_budget: 1 << 20, ..ReplayOptions::default() };
+    let half = 600 << 10;
+    let too_much = [allocation(1, half), allocation(2, half)];
+    assert!(matches!(
+        Replay::run_records(device, &too_much, &small),
+        Err(EngineError::ReplayMemoryBudget { record: 1, would_hold, .. }) if would_hold == 2 * half
+    ));
+    let device_local = |id| ReplayRecord::Allocation { id, agent: 0, kind: "device-local".into(), size: half };
+    let freed_first = [device_local(1), ReplayRecord::Free { buffer: 1 }, device_local(2)];
+    let outcome = Replay::run_records(device, &freed_first, &small).expect("the freed bytes are back under budget");
+    assert!(outcome.matches());
 }

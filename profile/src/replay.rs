@@ -346,3 +346,19 @@ pub enum ReplayRecord {
 pub fn checksum(bytes: &[u8]) -> u32 {
     crc32fast::hash(bytes)
 }
+
+/// [`checksum`] fed a part at a time: the same value for the same bytes.
+#[derive(Clone, Default)]
+pub struct Checksummer(crc32fast::Hasher);
+
+impl Checksummer {
+    /// Feeds the next bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The checksum of everything fed.
+    pub fn finish(self) -> u32 {
+        self.0.finalize()
+    }
+}

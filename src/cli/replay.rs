@@ -4,11 +4,26 @@
 use std::path::{Path, PathBuf};
 
 use aqueduct::replay::{bench, open_engine};
-use aqueduct_engine::replay::{Replay, ReplayOptions};
+use aqueduct_engine::replay::{DEFAULT_REPLAY_MEMORY_BUDGET, Replay, ReplayOptions};
 use aqueduct_engine::{ProfileConfig, ProfileModes};
 use clap::Subcommand;
 
 use super::CliResult;
+
+/// How a replay runs: its limits.
+#[derive(clap::Args, Clone, Copy)]
+pub struct Limits {
+    /// The most device memory the replay may hold at once, in MiB (the capture's allocations,
+    /// pool reserves and allocas); a capture that needs more is refused by name.
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_REPLAY_MEMORY_BUDGET >> 20)]
+    memory_budget: u64,
+}
+
+impl Limits {
+    fn options(self) -> ReplayOptions {
+        ReplayOptions { memory_budget: self.memory_budget.saturating_mul(1 << 20), ..ReplayOptions::default() }
+    }
+}
 
 #[derive(Subcommand)]
 pub enum ReplayCommand {
@@ -26,6 +41,8 @@ pub enum ReplayCommand {
         /// Device spec; the capture's own by default.
         #[arg(long)]
         device: Option<String>,
+        #[command(flatten)]
+        limits: Limits,
     },
     /// Replay the stream repeatedly: host cost per operation and end-to-end time, against the
     /// baseline measured in the same run (as `aqueduct bench`).
@@ -39,6 +56,8 @@ pub enum ReplayCommand {
         /// Print the stable JSON report (the bench's schema) on stdout.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        limits: Limits,
     },
     /// Replay the stream under a profile capture (every software mode) into a `.aqprof`.
     Profile {
@@ -47,15 +66,21 @@ pub enum ReplayCommand {
         output: PathBuf,
         #[arg(long)]
         device: Option<String>,
+        #[command(flatten)]
+        limits: Limits,
     },
 }
 
 pub fn run(command: ReplayCommand) -> CliResult {
     match command {
         ReplayCommand::Info { file, json } => info(&file, json),
-        ReplayCommand::Run { file, device } => run_file(&file, device.as_deref()),
-        ReplayCommand::Bench { file, device, quick, json } => bench_file(&file, device.as_deref(), quick, json),
-        ReplayCommand::Profile { file, output, device } => profile(&file, &output, device.as_deref()),
+        ReplayCommand::Run { file, device, limits } => run_file(&file, device.as_deref(), limits.options()),
+        ReplayCommand::Bench { file, device, quick, json, limits } => {
+            bench_file(&file, device.as_deref(), quick, json, limits.options())
+        }
+        ReplayCommand::Profile { file, output, device, limits } => {
+            profile(&file, &output, device.as_deref(), limits.options())
+        }
     }
 }
 
@@ -125,10 +150,10 @@ fn info(file: &Path, json: bool) -> CliResult {
     Ok(())
 }
 
-fn run_file(file: &Path, device: Option<&str>) -> CliResult {
+fn run_file(file: &Path, device: Option<&str>, options: ReplayOptions) -> CliResult {
     let replay = Replay::open(file)?;
     let engine = open_engine(&replay, device, None)?;
-    let outcome = replay.run(engine.device(), &ReplayOptions::default())?;
+    let outcome = replay.run(engine.device(), &options)?;
     eprintln!(
         "aqueduct replay: {} records, {} operations in {:.3} ms; {} read-backs and {} final checksums compared",
         outcome.records,
@@ -146,10 +171,10 @@ fn run_file(file: &Path, device: Option<&str>) -> CliResult {
     }
 }
 
-fn bench_file(file: &Path, device: Option<&str>, quick: bool, json: bool) -> CliResult {
+fn bench_file(file: &Path, device: Option<&str>, quick: bool, json: bool, options: ReplayOptions) -> CliResult {
     let replay = Replay::open(file)?;
     let engine = open_engine(&replay, device, None)?;
-    let (report, outcome) = bench(&replay, engine.device(), quick)?;
+    let (report, outcome) = bench(&replay, engine.device(), quick, &options)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
@@ -172,11 +197,11 @@ fn bench_file(file: &Path, device: Option<&str>, quick: bool, json: bool) -> Cli
     Ok(())
 }
 
-fn profile(file: &Path, output: &Path, device: Option<&str>) -> CliResult {
+fn profile(file: &Path, output: &Path, device: Option<&str>, options: ReplayOptions) -> CliResult {
     let replay = Replay::open(file)?;
     let config = ProfileConfig::new(output).modes(ProfileModes::SOFTWARE);
     let engine = open_engine(&replay, device, Some(config))?;
-    let outcome = replay.run(engine.device(), &ReplayOptions::default())?;
+    let outcome = replay.run(engine.device(), &options)?;
     let report = engine.device().end_profile()?;
     eprintln!(
         "aqueduct replay: profiled {} operations into {} ({} records, {} dropped)",

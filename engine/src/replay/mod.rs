@@ -25,7 +25,7 @@ use aqueduct_components::device_entities::MemoryKind;
 use aqueduct_profile::replay::{BufferRange, Operation};
 
 pub(crate) use capture::ReplayCapture;
-pub use run::{Replay, ReplayOptions, ReplayOutcome, ReplaySummary, ReplayTiming};
+pub use run::{DEFAULT_REPLAY_MEMORY_BUDGET, Replay, ReplayOptions, ReplayOutcome, ReplaySummary, ReplayTiming};
 
 use crate::error::{EngineError, EngineResult};
 use crate::memory::Binding;

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use aqueduct_profile::CodeObjectHash;
 use aqueduct_profile::replay::{
-    BufferRange, Command, CommandRange, Operation, Point, ReplayHeader, ReplayReader, ReplayRecord, checksum,
+    BufferRange, Checksummer, Command, CommandRange, Operation, Point, ReplayHeader, ReplayReader, ReplayRecord,
 };
 
 use super::names;
@@ -49,11 +49,24 @@ pub struct ReplayOptions {
     /// How long one host wait of the stream (or the final drain) may take before the replay
     /// fails as diverged. 30 s by default.
     pub wait_timeout: Duration,
+    /// The most bytes of device memory the replay may hold at once: the capture's allocations,
+    /// pool reserves and allocas, as the stream makes and frees them. A record that would go
+    /// past it fails the replay with [`EngineError::ReplayMemoryBudget`] before anything is
+    /// allocated, so a small (or hostile) file cannot make the replay take the machine's
+    /// memory. [`DEFAULT_REPLAY_MEMORY_BUDGET`] by default.
+    pub memory_budget: u64,
 }
+
+/// The default [`ReplayOptions::memory_budget`]: 1 GiB.
+pub const DEFAULT_REPLAY_MEMORY_BUDGET: u64 = 1 << 30;
+
+/// Checksums and read-backs read buffers this much at a time, so a check never holds a whole
+/// large buffer a second time.
+const CHECKSUM_CHUNK: usize = 1 << 20;
 
 impl Default for ReplayOptions {
     fn default() -> Self {
-        Self { wait_timeout: Duration::from_secs(30) }
+        Self { wait_timeout: Duration::from_secs(30), memory_budget: DEFAULT_REPLAY_MEMORY_BUDGET }
     }
 }
 
@@ -254,6 +267,20 @@ impl Replay {
     }
 }
 
+/// The checksum of `length` bytes of `buffer` from `offset` (in range), read a chunk at a time.
+fn chunked_checksum(buffer: &Buffer, offset: u64, length: u64) -> EngineResult<u32> {
+    let mut checksummer = Checksummer::default();
+    let mut chunk = vec![0u8; CHECKSUM_CHUNK.min(length as usize)];
+    let mut done = 0;
+    while done < length {
+        let take = (length - done).min(CHECKSUM_CHUNK as u64) as usize;
+        buffer.read(offset + done, &mut chunk[..take])?;
+        checksummer.update(&chunk[..take]);
+        done += take as u64;
+    }
+    Ok(checksummer.finish())
+}
+
 /// The objects made so far, by captured id.
 struct Replayer<'d> {
     device: &'d Device,
@@ -270,6 +297,8 @@ struct Replayer<'d> {
     executables: HashMap<u64, Executable>,
     command_buffers: HashMap<u64, CommandBuffer>,
     finals: Vec<(u64, u64, u32)>,
+    /// Bytes of device memory the objects made so far hold (see [`ReplayOptions::memory_budget`]).
+    memory_held: u64,
     outcome: ReplayOutcome,
 }
 
@@ -288,6 +317,7 @@ impl<'d> Replayer<'d> {
             executables: HashMap::new(),
             command_buffers: HashMap::new(),
             finals: Vec::new(),
+            memory_held: 0,
             outcome: ReplayOutcome::default(),
         }
     }
@@ -349,6 +379,7 @@ impl<'d> Replayer<'d> {
             ReplayRecord::Allocation { id, agent, kind, size } => {
                 self.check_agent(agent)?;
                 let kind = names::parse_kind(&kind)?;
+                self.hold_memory("an allocation", size)?;
                 let buffer = self.context(self.device.allocate_on(agent as usize, kind, size), "allocating")?;
                 self.buffers.insert(id, buffer);
             }
@@ -362,14 +393,20 @@ impl<'d> Replayer<'d> {
                     .max_size(settings.max_size)
                     .trim(names::parse_trim(&settings.trim)?)
                     .exhaustion(names::parse_exhaustion(&settings.exhaustion)?);
+                self.hold_memory("a pool's reserve", settings.reserve)?;
                 let pool = self.context(self.device.create_pool(config), "making a pool")?;
                 self.pools.insert(id, pool);
             }
             ReplayRecord::Free { buffer } => {
                 let freed = self.buffers.remove(&buffer).ok_or_else(|| self.unknown("buffer", buffer))?;
-                // Pool memory is reused, so only buffers with their own memory have a final.
-                if freed.kind().host_accessible() && freed.pool_origin().is_none() {
-                    self.retired.insert(buffer, freed);
+                // Pool memory is reused, so only buffers with their own memory have a final; those
+                // are kept, and their memory stays held, until it is compared.
+                if freed.pool_origin().is_none() {
+                    if freed.kind().host_accessible() {
+                        self.retired.insert(buffer, freed);
+                    } else {
+                        self.memory_held -= freed.size().min(self.memory_held);
+                    }
                 }
             }
             ReplayRecord::HostWrite { buffer, offset, data } => {
@@ -378,11 +415,18 @@ impl<'d> Replayer<'d> {
             }
             ReplayRecord::HostRead { range, checksum: expected } => {
                 let buffer = self.buffer(range.buffer)?;
-                let length = usize::try_from(range.length).map_err(|_| self.error("a read-back's length overflows"))?;
-                let mut bytes = vec![0u8; length];
-                self.context(buffer.read(range.offset, &mut bytes), "a read-back")?;
+                let fits = range.offset.checked_add(range.length).is_some_and(|end| end <= buffer.size());
+                if !fits {
+                    return Err(self.error(format!(
+                        "a read-back of {} bytes at offset {} runs past buffer {}'s {} bytes (the file is damaged)",
+                        range.length,
+                        range.offset,
+                        range.buffer,
+                        buffer.size()
+                    )));
+                }
+                let found = self.context(chunked_checksum(buffer, range.offset, range.length), "a read-back")?;
                 self.outcome.reads_checked += 1;
-                let found = checksum(&bytes);
                 if found != expected {
                     let mismatch =
                         Mismatch { record: self.record, buffer: range.buffer, check: "read-back", expected, found };
@@ -427,6 +471,26 @@ impl<'d> Replayer<'d> {
     }
 
     fn operation(&mut self, queue: u64, waits: &[Point], signals: &[Point], operation: Operation) -> EngineResult<()> {
+        // An alloca's memory counts from its submission, a dealloca's until it is submitted.
+        let (held, released) = match &operation {
+            Operation::Alloca { size, .. } => (*size, 0),
+            Operation::Dealloca { buffer } => (0, self.buffer(*buffer)?.size()),
+            _ => (0, 0),
+        };
+        self.hold_memory("an alloca", held)?;
+        let result = self.submit_operation(queue, waits, signals, operation);
+        let settled = if result.is_ok() { released } else { held };
+        self.memory_held -= settled.min(self.memory_held);
+        result
+    }
+
+    fn submit_operation(
+        &mut self,
+        queue: u64,
+        waits: &[Point],
+        signals: &[Point],
+        operation: Operation,
+    ) -> EngineResult<()> {
         let queue = self.queues.get(&queue).ok_or_else(|| self.unknown("queue", queue))?;
         let waits = self.points(waits)?;
         let signals = self.points(signals)?;
@@ -557,13 +621,28 @@ impl<'d> Replayer<'d> {
                     replayed.size()
                 )));
             }
-            let bytes = self.context(replayed.to_vec(), "reading a final checksum")?;
+            let found = self.context(chunked_checksum(replayed, 0, length), "reading a final checksum")?;
             self.outcome.finals_checked += 1;
-            let found = checksum(&bytes);
             if found != expected {
                 self.outcome.mismatches.push(Mismatch { record: self.record, buffer, check: "final", expected, found });
             }
         }
+        Ok(())
+    }
+
+    /// Counts `bytes` more held, or refuses past the budget (before anything is allocated).
+    fn hold_memory(&mut self, what: &'static str, bytes: u64) -> EngineResult<()> {
+        let would_hold = self.memory_held.saturating_add(bytes);
+        if would_hold > self.options.memory_budget {
+            return Err(EngineError::ReplayMemoryBudget {
+                record: self.record,
+                what,
+                requested: bytes,
+                would_hold,
+                budget: self.options.memory_budget,
+            });
+        }
+        self.memory_held = would_hold;
         Ok(())
     }
 
