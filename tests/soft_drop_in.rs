@@ -225,6 +225,7 @@ fn build_c(name: &str, dir: &Path) -> PathBuf {
         .arg(format!("-I{}", root.join("soft-hsa/include").display()))
         .arg(format!("-L{}", dir.display()))
         .arg("-lhsa-runtime64")
+        .arg("-pthread")
         .output()
         .expect("cc runs");
     assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
@@ -345,4 +346,62 @@ fn the_vendor_extension_configures_the_runtime_and_refuses_bad_input_through_the
     assert!(stdout.contains("detail=injected kernel fault at packet 0\n"), "{stdout}");
     let truncated = stdout.lines().find(|line| line.starts_with("truncated=")).expect("a truncated read");
     assert_eq!(truncated, format!("truncated=inje length={}", "injected kernel fault at packet 0".len()));
+}
+
+/// Issue 29, finding 4: no drop-in entry point aborts the process, whatever its arguments. The
+/// campaign's kinds of hostile calls (`tests/c/hostile.c`) run in one process, which must exit
+/// cleanly, and the deviations it found from `hsa.h` and ROCr are gone.
+#[test]
+fn hostile_calls_through_the_c_abi_never_abort_and_get_rocr_s_statuses() {
+    let dir = drop_in_dir();
+    if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some())
+        || !require("the HSA headers (libhsa-runtime-dev)", Path::new("/usr/include/hsa/hsa.h").exists())
+    {
+        return;
+    }
+    let dir = dir.unwrap();
+    let binary = build_c("hostile", &dir);
+    let code_object = Path::new(env!("CARGO_MANIFEST_DIR")).join("builtins/prebuilt/amdgcn-amd-amdhsa--gfx1100.hsaco");
+    let output = Command::new(&binary).arg(code_object).env("LD_LIBRARY_PATH", &dir).output().expect("it runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    let lines: Vec<(String, u32)> = stdout
+        .lines()
+        .map(|line| {
+            let (call, value) = line.rsplit_once('=').expect("call=value");
+            (call.to_string(), u64::from_str_radix(value.trim_start_matches("0x"), 16).expect("hex") as u32)
+        })
+        .collect();
+    let kinds: std::collections::BTreeSet<&str> = lines.iter().map(|(call, _)| call.as_str()).collect();
+    assert!(kinds.len() >= 75, "{} kinds of hostile calls", kinds.len());
+    let status_of = |call: &str| {
+        let found: Vec<u32> = lines.iter().filter(|(line, _)| line == call).map(|(_, status)| *status).collect();
+        assert!(!found.is_empty(), "{call} ran");
+        found
+    };
+    // The three deviations the campaign found: a SIZE_MAX reader panicked (an abort through
+    // `extern "C"`); a rounding mode of 99 and a second load of one reader both succeeded.
+    assert_eq!(status_of("hsa_code_object_reader_create_from_memory(code_object, SIZE_MAX, &reader)"), [0x1001]);
+    assert_eq!(
+        status_of(
+            "hsa_executable_create_alt(HSA_PROFILE_FULL, (hsa_default_float_rounding_mode_t)99, NULL, &executable)"
+        ),
+        [0x1001],
+        "ROCr's IS_BAD_ROUNDING_MODE: INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        status_of("hsa_executable_load_agent_code_object(executable, gpu, reader, NULL, NULL)"),
+        [0, 0x1014, 0x1012],
+        "loaded, then VARIABLE_ALREADY_DEFINED (ROCr's LoadDefinitionSymbol), then FROZEN_EXECUTABLE"
+    );
+    // Double destroys are refused by handle, and calls before init and after shutdown are
+    // NOT_INITIALIZED (twice each: both ends of the run).
+    assert_eq!(status_of("hsa_signal_destroy(signal)"), [0, 0x1006]);
+    assert_eq!(status_of("hsa_queue_destroy(queue)"), [0, 0x1007]);
+    assert_eq!(status_of("hsa_executable_destroy(executable)"), [0, 0x1011]);
+    assert_eq!(status_of("hsa_code_object_reader_destroy(reader)"), [0, 0x1021]);
+    assert_eq!(status_of("hsa_amd_memory_pool_free(pointer)"), [0, 0x1001]);
+    assert_eq!(status_of("hsa_shut_down()"), [0x100b, 0, 0x100b]);
+    assert_eq!(status_of("hsa_signal_create(1, 0, NULL, &signal)"), [0x100b, 0, 0x100b]);
+    assert_eq!(status_of("churn_threads"), [32], "every churn thread ran and joined");
 }

@@ -356,7 +356,7 @@ macro_rules! hsa_api {
 
             /// The soft runtime's implementation of every entry point.
             pub(crate) const fn soft() -> Self {
-                Self { $( $name: crate::soft::entry::$name, )* }
+                Self { $( $name: crate::soft::exports::$name, )* }
             }
         }
     };

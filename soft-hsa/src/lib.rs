@@ -14,6 +14,8 @@
 //!   [`aqueduct_soft_release_stall`], [`aqueduct_soft_set_queue_mode`], and
 //!   [`aqueduct_soft_queue_error_detail`], which says why a queue failed (ROCr's queue error
 //!   callback carries only a status).
+//! - Every export runs behind `aqueduct_hsa::soft::exports::guard`: a panic is logged and
+//!   becomes an error status, never an abort of the client's process.
 //! - Its configuration: [`aqueduct_soft_configure`] sets one (JSON) for the next `hsa_init`;
 //!   without it, each `hsa_init` reads the environment (`AQUEDUCT_SOFT_AGENTS`,
 //!   `ROCR_VISIBLE_DEVICES`), as ROCr reads its own at init.
@@ -22,6 +24,7 @@ use core::ffi::{CStr, c_char, c_int, c_void};
 
 use aqueduct_abi::{SoftKernel, SoftKernelFn};
 use aqueduct_codeobject::CodeObjectId;
+use aqueduct_hsa::soft::exports::guard;
 use aqueduct_hsa::soft::{ControlError, ExecutionMode};
 use aqueduct_hsa::sys::*;
 
@@ -36,7 +39,7 @@ macro_rules! export_entry_points {
         /// `hsa.h` lets it validate and returns the status the HSA specification gives.
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
             // SAFETY: forwarded to the caller.
-            unsafe { aqueduct_hsa::soft::entry::$name($($arg),*) }
+            unsafe { aqueduct_hsa::soft::exports::$name($($arg),*) }
         }
     )*};
 }
@@ -77,8 +80,12 @@ pub unsafe extern "C" fn aqueduct_soft_inject_fault(
     kind: u32,
     argument: u64,
 ) -> hsa_status_t {
-    let Some(fault) = aqueduct_hsa::soft::Fault::decode(kind, argument) else { return status::ERROR_INVALID_ARGUMENT };
-    control_status(aqueduct_hsa::soft::inject_fault(queue, packet_id, fault))
+    guard("aqueduct_soft_inject_fault", || {
+        let Some(fault) = aqueduct_hsa::soft::Fault::decode(kind, argument) else {
+            return status::ERROR_INVALID_ARGUMENT;
+        };
+        control_status(aqueduct_hsa::soft::inject_fault(queue, packet_id, fault))
+    })
 }
 
 /// Lets every packet stalled on `queue` proceed.
@@ -87,7 +94,7 @@ pub unsafe extern "C" fn aqueduct_soft_inject_fault(
 /// None beyond the call: `queue` is only looked up.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aqueduct_soft_release_stall(queue: *const hsa_queue_t) -> hsa_status_t {
-    control_status(aqueduct_hsa::soft::release_stall(queue))
+    guard("aqueduct_soft_release_stall", || control_status(aqueduct_hsa::soft::release_stall(queue)))
 }
 
 /// Switches `queue` to `mode`: 0 strict, 1 relaxed, 2 retire-only.
@@ -96,8 +103,10 @@ pub unsafe extern "C" fn aqueduct_soft_release_stall(queue: *const hsa_queue_t) 
 /// None beyond the call: `queue` is only looked up.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aqueduct_soft_set_queue_mode(queue: *const hsa_queue_t, mode: u32) -> hsa_status_t {
-    let Some(mode) = ExecutionMode::from_code(mode) else { return status::ERROR_INVALID_ARGUMENT };
-    control_status(aqueduct_hsa::soft::set_queue_mode(queue, mode))
+    guard("aqueduct_soft_set_queue_mode", || {
+        let Some(mode) = ExecutionMode::from_code(mode) else { return status::ERROR_INVALID_ARGUMENT };
+        control_status(aqueduct_hsa::soft::set_queue_mode(queue, mode))
+    })
 }
 
 /// Registers `function` as the CPU implementation of kernel `symbol` (its descriptor's name,
@@ -121,16 +130,19 @@ pub unsafe extern "C" fn aqueduct_soft_register_kernel(
     symbol: *const c_char,
     function: Option<SoftKernelFn>,
 ) -> hsa_status_t {
-    let (Some(function), false, false, true) = (function, code_object.is_null(), symbol.is_null(), size > 0) else {
-        return status::ERROR_INVALID_ARGUMENT;
-    };
-    // SAFETY: non-null, and the caller guarantees `size` readable bytes.
-    let bytes = unsafe { core::slice::from_raw_parts(code_object.cast::<u8>(), size) };
-    // SAFETY: non-null and NUL-terminated (the caller's contract).
-    let Ok(symbol) = unsafe { CStr::from_ptr(symbol) }.to_str() else { return status::ERROR_INVALID_ARGUMENT };
-    let symbol: &'static str = Box::leak(symbol.to_owned().into_boxed_str());
-    aqueduct_hsa::soft::register_kernels(CodeObjectId::of(bytes), &[SoftKernel { symbol, function, args: None }]);
-    status::SUCCESS
+    guard("aqueduct_soft_register_kernel", || {
+        let fits = size > 0 && size <= isize::MAX as usize;
+        let (Some(function), false, false, true) = (function, code_object.is_null(), symbol.is_null(), fits) else {
+            return status::ERROR_INVALID_ARGUMENT;
+        };
+        // SAFETY: non-null, and the caller guarantees `size` readable bytes.
+        let bytes = unsafe { core::slice::from_raw_parts(code_object.cast::<u8>(), size) };
+        // SAFETY: non-null and NUL-terminated (the caller's contract).
+        let Ok(symbol) = unsafe { CStr::from_ptr(symbol) }.to_str() else { return status::ERROR_INVALID_ARGUMENT };
+        let symbol: &'static str = Box::leak(symbol.to_owned().into_boxed_str());
+        aqueduct_hsa::soft::register_kernels(CodeObjectId::of(bytes), &[SoftKernel { symbol, function, args: None }]);
+        status::SUCCESS
+    })
 }
 
 /// Sets the configuration the next `hsa_init` that starts the runtime (its count going from zero
@@ -146,18 +158,20 @@ pub unsafe extern "C" fn aqueduct_soft_register_kernel(
 /// `config` is null or NUL-terminated.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aqueduct_soft_configure(config: *const c_char) -> hsa_status_t {
-    if config.is_null() {
-        return status::ERROR_INVALID_ARGUMENT;
-    }
-    // SAFETY: non-null and NUL-terminated (the caller's contract).
-    let Ok(text) = unsafe { CStr::from_ptr(config) }.to_str() else { return status::ERROR_INVALID_ARGUMENT };
-    match aqueduct_hsa::soft::SoftConfig::from_json(text) {
-        Ok(config) => {
-            aqueduct_hsa::soft::configure(config);
-            status::SUCCESS
+    guard("aqueduct_soft_configure", || {
+        if config.is_null() {
+            return status::ERROR_INVALID_ARGUMENT;
         }
-        Err(_) => status::ERROR_INVALID_ARGUMENT,
-    }
+        // SAFETY: non-null and NUL-terminated (the caller's contract).
+        let Ok(text) = unsafe { CStr::from_ptr(config) }.to_str() else { return status::ERROR_INVALID_ARGUMENT };
+        match aqueduct_hsa::soft::SoftConfig::from_json(text) {
+            Ok(config) => {
+                aqueduct_hsa::soft::configure(config);
+                status::SUCCESS
+            }
+            Err(_) => status::ERROR_INVALID_ARGUMENT,
+        }
+    })
 }
 
 /// Why `queue` failed, as UTF-8 without a terminator: `*length` receives the detail's length in
@@ -178,21 +192,23 @@ pub unsafe extern "C" fn aqueduct_soft_queue_error_detail(
     capacity: usize,
     length: *mut usize,
 ) -> hsa_status_t {
-    if length.is_null() || (buffer.is_null() && capacity > 0) {
-        return status::ERROR_INVALID_ARGUMENT;
-    }
-    let detail = match aqueduct_hsa::soft::queue_error_detail(queue) {
-        Ok(detail) => detail.map(|(_, detail)| detail).unwrap_or_default(),
-        Err(error) => return control_status(Err(error)),
-    };
-    let copied = detail.len().min(capacity);
-    // SAFETY: `buffer` has `capacity` writable bytes when `copied` > 0 (checked non-null above);
-    // `length` is non-null and writable (the caller's contract).
-    unsafe {
-        if copied > 0 {
-            core::ptr::copy_nonoverlapping(detail.as_ptr(), buffer.cast::<u8>(), copied);
+    guard("aqueduct_soft_queue_error_detail", || {
+        if length.is_null() || (buffer.is_null() && capacity > 0) {
+            return status::ERROR_INVALID_ARGUMENT;
         }
-        length.write(detail.len());
-    }
-    status::SUCCESS
+        let detail = match aqueduct_hsa::soft::queue_error_detail(queue) {
+            Ok(detail) => detail.map(|(_, detail)| detail).unwrap_or_default(),
+            Err(error) => return control_status(Err(error)),
+        };
+        let copied = detail.len().min(capacity);
+        // SAFETY: `buffer` has `capacity` writable bytes when `copied` > 0 (checked non-null above);
+        // `length` is non-null and writable (the caller's contract).
+        unsafe {
+            if copied > 0 {
+                core::ptr::copy_nonoverlapping(detail.as_ptr(), buffer.cast::<u8>(), copied);
+            }
+            length.write(detail.len());
+        }
+        status::SUCCESS
+    })
 }

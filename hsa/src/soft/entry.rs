@@ -46,14 +46,14 @@ unsafe fn put_string<const N: usize>(out: *mut c_void, text: &str) -> hsa_status
     unsafe { put(out, buffer) }
 }
 
-pub unsafe extern "C" fn hsa_init() -> hsa_status_t {
+pub unsafe fn hsa_init() -> hsa_status_t {
     match runtime::init() {
         Ok(()) => status::SUCCESS,
         Err(status) => status,
     }
 }
 
-pub unsafe extern "C" fn hsa_shut_down() -> hsa_status_t {
+pub unsafe fn hsa_shut_down() -> hsa_status_t {
     match runtime::shut_down() {
         Ok(()) => status::SUCCESS,
         Err(status) => status,
@@ -106,7 +106,7 @@ fn status_text(code: hsa_status_t) -> Option<&'static core::ffi::CStr> {
     })
 }
 
-pub unsafe extern "C" fn hsa_status_string(code: hsa_status_t, string: *mut *const c_char) -> hsa_status_t {
+pub unsafe fn hsa_status_string(code: hsa_status_t, string: *mut *const c_char) -> hsa_status_t {
     if string.is_null() {
         return status::ERROR_INVALID_ARGUMENT;
     }
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn hsa_status_string(code: hsa_status_t, string: *mut *con
     status::SUCCESS
 }
 
-pub unsafe extern "C" fn hsa_system_get_info(attribute: hsa_system_info_t, value: *mut c_void) -> hsa_status_t {
+pub unsafe fn hsa_system_get_info(attribute: hsa_system_info_t, value: *mut c_void) -> hsa_status_t {
     with_runtime(|_| {
         if value.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
@@ -137,7 +137,7 @@ pub unsafe extern "C" fn hsa_system_get_info(attribute: hsa_system_info_t, value
     })
 }
 
-pub unsafe extern "C" fn hsa_iterate_agents(callback: hsa_agent_callback_t, data: *mut c_void) -> hsa_status_t {
+pub unsafe fn hsa_iterate_agents(callback: hsa_agent_callback_t, data: *mut c_void) -> hsa_status_t {
     with_runtime(|runtime| {
         let Some(callback) = callback else { return status::ERROR_INVALID_ARGUMENT };
         for index in 0..runtime.agents.len() {
@@ -152,11 +152,7 @@ pub unsafe extern "C" fn hsa_iterate_agents(callback: hsa_agent_callback_t, data
     })
 }
 
-pub unsafe extern "C" fn hsa_agent_get_info(
-    agent: hsa_agent_t,
-    attribute: hsa_agent_info_t,
-    value: *mut c_void,
-) -> hsa_status_t {
+pub unsafe fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_agent_info_t, value: *mut c_void) -> hsa_status_t {
     with_runtime(|runtime| {
         let Some((index, agent)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
         if value.is_null() {
@@ -281,7 +277,7 @@ unsafe fn cpu_agent_info(
     }
 }
 
-pub unsafe extern "C" fn hsa_agent_iterate_isas(
+pub unsafe fn hsa_agent_iterate_isas(
     agent: hsa_agent_t,
     callback: hsa_isa_callback_t,
     data: *mut c_void,
@@ -297,11 +293,7 @@ pub unsafe extern "C" fn hsa_agent_iterate_isas(
     })
 }
 
-pub unsafe extern "C" fn hsa_isa_get_info_alt(
-    isa: hsa_isa_t,
-    attribute: hsa_isa_info_t,
-    value: *mut c_void,
-) -> hsa_status_t {
+pub unsafe fn hsa_isa_get_info_alt(isa: hsa_isa_t, attribute: hsa_isa_info_t, value: *mut c_void) -> hsa_status_t {
     with_runtime(|runtime| {
         let Some(agent) = runtime.index_of(Tag::Isa, isa.handle).and_then(|index| runtime.gpu(index as usize)) else {
             return status::ERROR_INVALID_ISA;
@@ -341,7 +333,7 @@ pub unsafe extern "C" fn hsa_isa_get_info_alt(
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools(
+pub unsafe fn hsa_amd_agent_iterate_memory_pools(
     agent: hsa_agent_t,
     callback: hsa_amd_memory_pool_callback_t,
     data: *mut c_void,
@@ -361,7 +353,7 @@ pub unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools(
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(
+pub unsafe fn hsa_amd_memory_pool_get_info(
     pool: hsa_amd_memory_pool_t,
     attribute: hsa_amd_memory_pool_info_t,
     value: *mut c_void,
@@ -406,7 +398,7 @@ fn link_info() -> hsa_amd_memory_pool_link_info_t {
     }
 }
 
-pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(
+pub unsafe fn hsa_amd_agent_memory_pool_get_info(
     agent: hsa_agent_t,
     pool: hsa_amd_memory_pool_t,
     attribute: hsa_amd_agent_memory_pool_info_t,
@@ -440,7 +432,7 @@ pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
+pub unsafe fn hsa_amd_memory_pool_allocate(
     pool: hsa_amd_memory_pool_t,
     size: usize,
     _flags: u32,
@@ -462,14 +454,14 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t {
+pub unsafe fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t {
     with_runtime(|runtime| match runtime.allocations.free(&runtime.pools, ptr.cast()) {
         Ok(()) => status::SUCCESS,
         Err(status) => status,
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_agents_allow_access(
+pub unsafe fn hsa_amd_agents_allow_access(
     num_agents: u32,
     agents: *const hsa_agent_t,
     flags: *const u32,
@@ -497,7 +489,7 @@ pub unsafe extern "C" fn hsa_amd_agents_allow_access(
     })
 }
 
-pub unsafe extern "C" fn hsa_queue_create(
+pub unsafe fn hsa_queue_create(
     agent: hsa_agent_t,
     size: u32,
     type_: hsa_queue_type32_t,
@@ -550,7 +542,7 @@ pub unsafe extern "C" fn hsa_queue_create(
     }
 }
 
-pub unsafe extern "C" fn hsa_queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
+pub unsafe fn hsa_queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
     with_runtime(|runtime| {
         let removed = runtime.queues.lock().unwrap_or_else(|poison| poison.into_inner()).remove(&(queue as usize));
         match removed {
@@ -572,26 +564,22 @@ fn queue_index(queue: *const hsa_queue_t, f: impl FnOnce(*const AmdQueue) -> u64
     }
 }
 
-pub unsafe extern "C" fn hsa_queue_load_read_index_scacquire(queue: *const hsa_queue_t) -> u64 {
+pub unsafe fn hsa_queue_load_read_index_scacquire(queue: *const hsa_queue_t) -> u64 {
     // SAFETY (closure): the queue is live while `queue_index` holds its Arc.
     queue_index(queue, |amd| unsafe { AmdQueue::read_dispatch_id_atomic(amd) }.load(Ordering::Acquire))
 }
 
-pub unsafe extern "C" fn hsa_queue_load_write_index_relaxed(queue: *const hsa_queue_t) -> u64 {
+pub unsafe fn hsa_queue_load_write_index_relaxed(queue: *const hsa_queue_t) -> u64 {
     // SAFETY (closure): as above.
     queue_index(queue, |amd| unsafe { AmdQueue::write_dispatch_id_atomic(amd) }.load(Ordering::Relaxed))
 }
 
-pub unsafe extern "C" fn hsa_queue_add_write_index_relaxed(queue: *const hsa_queue_t, value: u64) -> u64 {
+pub unsafe fn hsa_queue_add_write_index_relaxed(queue: *const hsa_queue_t, value: u64) -> u64 {
     // SAFETY (closure): as above.
     queue_index(queue, |amd| unsafe { AmdQueue::write_dispatch_id_atomic(amd) }.fetch_add(value, Ordering::Relaxed))
 }
 
-pub unsafe extern "C" fn hsa_queue_cas_write_index_scacq_screl(
-    queue: *const hsa_queue_t,
-    expected: u64,
-    value: u64,
-) -> u64 {
+pub unsafe fn hsa_queue_cas_write_index_scacq_screl(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64 {
     queue_index(queue, |amd| {
         // SAFETY: as above.
         let index = unsafe { AmdQueue::write_dispatch_id_atomic(amd) };
@@ -601,7 +589,7 @@ pub unsafe extern "C" fn hsa_queue_cas_write_index_scacq_screl(
     })
 }
 
-pub unsafe extern "C" fn hsa_signal_create(
+pub unsafe fn hsa_signal_create(
     initial_value: hsa_signal_value_t,
     num_consumers: u32,
     consumers: *const hsa_agent_t,
@@ -611,7 +599,7 @@ pub unsafe extern "C" fn hsa_signal_create(
     unsafe { hsa_amd_signal_create(initial_value, num_consumers, consumers, 0, signal) }
 }
 
-pub unsafe extern "C" fn hsa_amd_signal_create(
+pub unsafe fn hsa_amd_signal_create(
     initial_value: hsa_signal_value_t,
     num_consumers: u32,
     consumers: *const hsa_agent_t,
@@ -651,7 +639,7 @@ pub unsafe extern "C" fn hsa_amd_signal_create(
     })
 }
 
-pub unsafe extern "C" fn hsa_signal_destroy(signal: hsa_signal_t) -> hsa_status_t {
+pub unsafe fn hsa_signal_destroy(signal: hsa_signal_t) -> hsa_status_t {
     // Initialization is checked first, as ROCr's `IS_OPEN` does: before `hsa_init`, even a bad
     // handle is NOT_INITIALIZED (tests/c/bad_input.c compares the drop-in with ROCr).
     with_runtime(|_| {
@@ -660,27 +648,27 @@ pub unsafe extern "C" fn hsa_signal_destroy(signal: hsa_signal_t) -> hsa_status_
     })
 }
 
-pub unsafe extern "C" fn hsa_signal_load_scacquire(signal: hsa_signal_t) -> hsa_signal_value_t {
+pub unsafe fn hsa_signal_load_scacquire(signal: hsa_signal_t) -> hsa_signal_value_t {
     signals::slot(signal.handle).map_or(0, |slot| slot.value().load(Ordering::Acquire))
 }
 
-pub unsafe extern "C" fn hsa_signal_load_relaxed(signal: hsa_signal_t) -> hsa_signal_value_t {
+pub unsafe fn hsa_signal_load_relaxed(signal: hsa_signal_t) -> hsa_signal_value_t {
     signals::slot(signal.handle).map_or(0, |slot| slot.value().load(Ordering::Relaxed))
 }
 
-pub unsafe extern "C" fn hsa_signal_store_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) {
+pub unsafe fn hsa_signal_store_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) {
     if let Some(slot) = signals::slot(signal.handle) {
         slot.update(|word| word.store(value, Ordering::Relaxed));
     }
 }
 
-pub unsafe extern "C" fn hsa_signal_store_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) {
+pub unsafe fn hsa_signal_store_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) {
     if let Some(slot) = signals::slot(signal.handle) {
         slot.update(|word| word.store(value, Ordering::Release));
     }
 }
 
-pub unsafe extern "C" fn hsa_signal_add_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) {
+pub unsafe fn hsa_signal_add_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) {
     if let Some(slot) = signals::slot(signal.handle) {
         slot.update(|word| {
             word.fetch_add(value, Ordering::AcqRel);
@@ -688,7 +676,7 @@ pub unsafe extern "C" fn hsa_signal_add_scacq_screl(signal: hsa_signal_t, value:
     }
 }
 
-pub unsafe extern "C" fn hsa_signal_subtract_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) {
+pub unsafe fn hsa_signal_subtract_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) {
     if let Some(slot) = signals::slot(signal.handle) {
         slot.update(|word| {
             word.fetch_sub(value, Ordering::AcqRel);
@@ -709,7 +697,7 @@ fn deadline_after(timeout_ticks: u64) -> Option<Instant> {
     Instant::now().checked_add(Duration::from_nanos(timeout_ticks.saturating_mul(1_000_000_000 / SYSTEM_FREQUENCY)))
 }
 
-pub unsafe extern "C" fn hsa_signal_wait_scacquire(
+pub unsafe fn hsa_signal_wait_scacquire(
     signal: hsa_signal_t,
     condition: hsa_signal_condition_t,
     compare_value: hsa_signal_value_t,
@@ -729,7 +717,7 @@ pub unsafe extern "C" fn hsa_signal_wait_scacquire(
     slot.value().load(Ordering::Acquire)
 }
 
-pub unsafe extern "C" fn hsa_amd_signal_wait_any(
+pub unsafe fn hsa_amd_signal_wait_any(
     signal_count: u32,
     signals_ptr: *mut hsa_signal_t,
     conds: *mut hsa_signal_condition_t,
@@ -781,16 +769,18 @@ pub unsafe extern "C" fn hsa_amd_signal_wait_any(
     }
 }
 
-pub unsafe extern "C" fn hsa_code_object_reader_create_from_memory(
+pub unsafe fn hsa_code_object_reader_create_from_memory(
     code_object: *const c_void,
     size: usize,
     code_object_reader: *mut hsa_code_object_reader_t,
 ) -> hsa_status_t {
     with_runtime(|runtime| {
-        if code_object.is_null() || size == 0 || code_object_reader.is_null() {
+        // A size past isize::MAX cannot describe memory (no slice may be that long); ROCr keeps
+        // the pointer unread here and fails later, the soft runtime copies now, so it refuses.
+        if code_object.is_null() || size == 0 || size > isize::MAX as usize || code_object_reader.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
         }
-        // SAFETY: the API passes `size` readable bytes at `code_object`.
+        // SAFETY: the API passes `size` readable bytes at `code_object`, and `size` fits a slice.
         let bytes = unsafe { core::slice::from_raw_parts(code_object.cast::<u8>(), size) }.to_vec();
         let parsed = match aqueduct_codeobject::CodeObject::parse(&bytes) {
             Ok(parsed) => parsed,
@@ -806,7 +796,7 @@ pub unsafe extern "C" fn hsa_code_object_reader_create_from_memory(
     })
 }
 
-pub unsafe extern "C" fn hsa_code_object_reader_destroy(code_object_reader: hsa_code_object_reader_t) -> hsa_status_t {
+pub unsafe fn hsa_code_object_reader_destroy(code_object_reader: hsa_code_object_reader_t) -> hsa_status_t {
     with_runtime(|runtime| {
         let removed = runtime
             .index_of(Tag::Reader, code_object_reader.handle)
@@ -815,14 +805,20 @@ pub unsafe extern "C" fn hsa_code_object_reader_destroy(code_object_reader: hsa_
     })
 }
 
-pub unsafe extern "C" fn hsa_executable_create_alt(
+pub unsafe fn hsa_executable_create_alt(
     profile: hsa_profile_t,
-    _default_float_rounding_mode: hsa_default_float_rounding_mode_t,
+    default_float_rounding_mode: hsa_default_float_rounding_mode_t,
     _options: *const c_char,
     executable: *mut hsa_executable_t,
 ) -> hsa_status_t {
     with_runtime(|runtime| {
-        if executable.is_null() || profile > enums::PROFILE_FULL {
+        // ROCr checks the pointer, the profile and the rounding mode (DEFAULT, ZERO or NEAR) in
+        // that order, each INVALID_ARGUMENT (core/runtime/hsa.cpp: IS_BAD_PTR, IS_BAD_PROFILE,
+        // IS_BAD_ROUNDING_MODE).
+        if executable.is_null()
+            || profile > enums::PROFILE_FULL
+            || default_float_rounding_mode > enums::DEFAULT_FLOAT_ROUNDING_MODE_NEAR
+        {
             return status::ERROR_INVALID_ARGUMENT;
         }
         let id = runtime.executables.create_executable();
@@ -832,7 +828,7 @@ pub unsafe extern "C" fn hsa_executable_create_alt(
     })
 }
 
-pub unsafe extern "C" fn hsa_executable_load_agent_code_object(
+pub unsafe fn hsa_executable_load_agent_code_object(
     executable: hsa_executable_t,
     agent: hsa_agent_t,
     code_object_reader: hsa_code_object_reader_t,
@@ -871,6 +867,10 @@ pub unsafe extern "C" fn hsa_executable_load_agent_code_object(
                 tracing::debug!(%reason, "soft runtime refused an incompatible code object");
                 status::ERROR_INCOMPATIBLE_ARGUMENTS
             }
+            Err(LoadFailure::AlreadyDefined(symbol)) => {
+                tracing::debug!(%symbol, "soft runtime refused a second definition of a symbol");
+                status::ERROR_VARIABLE_ALREADY_DEFINED
+            }
             Err(LoadFailure::InvalidCodeObject(reason)) => {
                 tracing::debug!(%reason, "soft runtime refused a code object");
                 status::ERROR_INVALID_CODE_OBJECT
@@ -879,7 +879,7 @@ pub unsafe extern "C" fn hsa_executable_load_agent_code_object(
     })
 }
 
-pub unsafe extern "C" fn hsa_executable_freeze(executable: hsa_executable_t, _options: *const c_char) -> hsa_status_t {
+pub unsafe fn hsa_executable_freeze(executable: hsa_executable_t, _options: *const c_char) -> hsa_status_t {
     with_runtime(|runtime| {
         let Some(id) = runtime.index_of(Tag::Executable, executable.handle) else {
             return status::ERROR_INVALID_EXECUTABLE;
@@ -896,7 +896,7 @@ pub unsafe extern "C" fn hsa_executable_freeze(executable: hsa_executable_t, _op
     })
 }
 
-pub unsafe extern "C" fn hsa_executable_destroy(executable: hsa_executable_t) -> hsa_status_t {
+pub unsafe fn hsa_executable_destroy(executable: hsa_executable_t) -> hsa_status_t {
     with_runtime(|runtime| {
         let destroyed =
             runtime.index_of(Tag::Executable, executable.handle).is_some_and(|id| runtime.executables.destroy(id));
@@ -904,7 +904,7 @@ pub unsafe extern "C" fn hsa_executable_destroy(executable: hsa_executable_t) ->
     })
 }
 
-pub unsafe extern "C" fn hsa_executable_get_symbol_by_name(
+pub unsafe fn hsa_executable_get_symbol_by_name(
     executable: hsa_executable_t,
     symbol_name: *const c_char,
     agent: *const hsa_agent_t,
@@ -950,7 +950,7 @@ pub unsafe extern "C" fn hsa_executable_get_symbol_by_name(
     })
 }
 
-pub unsafe extern "C" fn hsa_executable_symbol_get_info(
+pub unsafe fn hsa_executable_symbol_get_info(
     executable_symbol: hsa_executable_symbol_t,
     attribute: hsa_executable_symbol_info_t,
     value: *mut c_void,
@@ -996,10 +996,7 @@ pub unsafe extern "C" fn hsa_executable_symbol_get_info(
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled(
-    queue: *mut hsa_queue_t,
-    enable: c_int,
-) -> hsa_status_t {
+pub unsafe fn hsa_amd_profiling_set_profiler_enabled(queue: *mut hsa_queue_t, enable: c_int) -> hsa_status_t {
     with_runtime(|runtime| match runtime.queue(queue as usize) {
         Some(queue) => {
             queue.set_profiling(enable != 0);
@@ -1010,10 +1007,7 @@ pub unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled(
 }
 
 /// `hsa_amd_queue_priority_t` values outside LOW..=HIGH are INVALID_ARGUMENT (`hsa_ext_amd.h`).
-pub unsafe extern "C" fn hsa_amd_queue_set_priority(
-    queue: *mut hsa_queue_t,
-    priority: hsa_amd_queue_priority_t,
-) -> hsa_status_t {
+pub unsafe fn hsa_amd_queue_set_priority(queue: *mut hsa_queue_t, priority: hsa_amd_queue_priority_t) -> hsa_status_t {
     with_runtime(|runtime| {
         let Some(queue) = runtime.queue(queue as usize) else { return status::ERROR_INVALID_QUEUE };
         if priority as usize >= super::scheduling::PRIORITY_LEVELS {
@@ -1028,7 +1022,7 @@ pub unsafe extern "C" fn hsa_amd_queue_set_priority(
 /// INVALID_ARGUMENT; 0 restores every CU (`hsa_ext_amd.h`). Bits past the agent's CU count are
 /// dropped, as `AqlQueue::SetCUMasking` trims them. No `HSA_CU_MASK` is modelled, so the mask is
 /// never reduced.
-pub unsafe extern "C" fn hsa_amd_queue_cu_set_mask(
+pub unsafe fn hsa_amd_queue_cu_set_mask(
     queue: *const hsa_queue_t,
     num_cu_mask_count: u32,
     cu_mask: *const u32,
@@ -1051,7 +1045,7 @@ pub unsafe extern "C" fn hsa_amd_queue_cu_set_mask(
 }
 
 /// A count of 0 or not a multiple of 32, or a null mask, is INVALID_ARGUMENT (`hsa_ext_amd.h`).
-pub unsafe extern "C" fn hsa_amd_queue_cu_get_mask(
+pub unsafe fn hsa_amd_queue_cu_get_mask(
     queue: *const hsa_queue_t,
     num_cu_mask_count: u32,
     cu_mask: *mut u32,
@@ -1069,7 +1063,7 @@ pub unsafe extern "C" fn hsa_amd_queue_cu_get_mask(
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time(
+pub unsafe fn hsa_amd_profiling_get_dispatch_time(
     agent: hsa_agent_t,
     signal: hsa_signal_t,
     time: *mut hsa_amd_profiling_dispatch_time_t,
@@ -1091,7 +1085,7 @@ pub unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time(
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_profiling_convert_tick_to_system_domain(
+pub unsafe fn hsa_amd_profiling_convert_tick_to_system_domain(
     agent: hsa_agent_t,
     agent_tick: u64,
     system_tick: *mut u64,
@@ -1109,7 +1103,7 @@ pub unsafe extern "C" fn hsa_amd_profiling_convert_tick_to_system_domain(
     })
 }
 
-pub unsafe extern "C" fn hsa_amd_register_system_event_handler(
+pub unsafe fn hsa_amd_register_system_event_handler(
     callback: hsa_amd_system_event_callback_t,
     data: *mut c_void,
 ) -> hsa_status_t {

@@ -191,6 +191,9 @@ pub(crate) enum LoadFailure {
     /// ROCr's HSA_STATUS_ERROR_INVALID_CODE_OBJECT: a version the loader does not accept, or a
     /// kernel descriptor missing from the file.
     InvalidCodeObject(String),
+    /// ROCr's HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED: the executable already defines this
+    /// symbol for the agent.
+    AlreadyDefined(String),
 }
 
 impl Executables {
@@ -243,6 +246,14 @@ impl Executables {
             .target()
             .runs_on(&agent_target)
             .map_err(|error| LoadFailure::Incompatible(error.to_string()))?;
+        // ROCr keys an executable's agent symbols by (name, agent) and refuses a second definition
+        // (ROCR-Runtime src/loader/executable.cpp, ExecutableImpl::LoadDefinitionSymbol:
+        // HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED), so the same reader loads once per agent.
+        if let Some(clash) = reader.code_object.kernels().iter().find(|metadata| {
+            entry.kernels.iter().any(|kernel| kernel.agent_index == agent_index && kernel.symbol == metadata.symbol)
+        }) {
+            return Err(LoadFailure::AlreadyDefined(clash.symbol.clone()));
+        }
         let label = CodeObjectLabel { id: reader.id, target: reader.code_object.target().to_string() };
         let mut loaded = Vec::with_capacity(reader.code_object.kernels().len());
         for (index, metadata) in reader.code_object.kernels().iter().enumerate() {

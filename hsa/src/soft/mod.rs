@@ -7,14 +7,16 @@
 //! [`memory`] (pools, allocations and access grants), [`clock`] (system and device clocks),
 //! [`signals`], [`queue`] (ring, doorbell, processor thread), [`processor`] (packet execution),
 //! [`executable`] (code objects, symbols, CPU kernel registry), [`faults`] (injection), and
-//! [`entry`] (the `extern "C"` entry points that fill the HSA table).
+//! [`entry`] and [`exports`] (the entry points that fill the HSA table, each
+//! `extern "C"` export behind a panic guard).
 
 pub mod clock;
 pub mod config;
-/// The `extern "C"` entry points, with the C signatures of `hsa.h`: what `HsaApi::soft` binds,
-/// and what the shared library (`soft-hsa/`) exports.
+/// The entry points' bodies, with the C signatures of `hsa.h`; [`exports`] wraps each as the
+/// `extern "C"` function `HsaApi::soft` binds and the shared library (`soft-hsa/`) exports.
 pub mod entry;
 pub(crate) mod executable;
+pub mod exports;
 pub mod faults;
 pub(crate) mod memory;
 pub(crate) mod processor;
