@@ -79,6 +79,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A closed stdout ends the process quietly, as it ends `cat` and `grep` (`aqueduct replay
+    // info f | head -1`): Rust ignores SIGPIPE, so `println!` would panic on the EPIPE instead.
+    // SAFETY: restoring a signal's default disposition at the start of `main`, before any thread
+    // exists, races nothing; SIG_DFL is a valid handler for SIGPIPE.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     // `--version` names the providers this machine can use; probing ROCr costs an `hsa_init`, so
     // only then.
     let asks_version = std::env::args().skip(1).any(|argument| argument == "--version" || argument == "-V");

@@ -144,3 +144,38 @@ fn a_bench_filter_that_matches_nothing_lists_the_shapes() {
         assert!(stderr.contains(name), "{name} missing from: {stderr}");
     }
 }
+
+/// Issue 29, finding 5: a closed stdout (`aqueduct ... | head -1`) ends a subcommand quietly, as
+/// it ends `cat`: by SIGPIPE, never by a panic (`failed printing to stdout`, exit 101).
+#[test]
+fn a_closed_stdout_ends_every_subcommand_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let code_object = concat!(env!("CARGO_MANIFEST_DIR"), "/builtins/prebuilt/amdgcn-amd-amdhsa--gfx1100.hsaco");
+    let runs: [&[&str]; 6] = [
+        &["info"],
+        &["info", "--json"],
+        &["inspect", code_object],
+        &["demo", "--handoffs", "8"],
+        &["stress", "--submissions", "200", "--threads", "1", "--queues", "1"],
+        &["bench", "--quick", "--filter", "edge/submit/512", "--json"],
+    ];
+    for arguments in runs {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+            .args(arguments)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        drop(child.stdout.take()); // the reader goes away before anything is written
+        let output = child.wait_with_output().expect("it ends");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{arguments:?}: {stderr}");
+        let quiet = output.status.success() || output.status.signal() == Some(libc_sigpipe());
+        assert!(quiet, "{arguments:?} ended with {:?}: {stderr}", output.status);
+    }
+}
+
+/// SIGPIPE's number on Linux.
+fn libc_sigpipe() -> i32 {
+    13
+}
