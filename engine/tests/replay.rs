@@ -403,3 +403,45 @@ fn sizes_are_checked_before_allocating_and_the_memory_budget_is_refused_by_name(
     let outcome = Replay::run_records(device, &freed_first, &small).expect("the freed bytes are back under budget");
     assert!(outcome.matches());
 }
+
+/// Issue 29, finding 6: a program written from the docs alone opened a second engine in the same
+/// process and dropped a queue whose work waited behind a host-signalled semaphore; its capture
+/// replayed with a read-back that differed.
+#[test]
+fn a_second_engine_and_a_queue_dropped_with_parked_work_replay_and_match() {
+    let _runtime = exclusive();
+    let path = capture_path("dropped-queue");
+    let expected;
+    {
+        let engine = engine_with(capturing(&path, ReplayConfig::new(&path)));
+        let other = engine_with(EngineConfig::default());
+        let device = engine.device();
+        let (gate, done) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
+        let out = device.allocate(MemoryKind::HostVisible, BYTES).unwrap();
+        out.write(0, &[0; BYTES as usize]).unwrap();
+        let doomed = device.create_queue().unwrap();
+        doomed.fill(out.whole(), &7u32.to_le_bytes()).wait(gate.at(1)).signal(done.at(1)).submit().unwrap();
+        // Work on the second engine meanwhile.
+        let elsewhere = other.device().create_queue().unwrap();
+        let theirs = other.device().create_semaphore(0).unwrap();
+        elsewhere.barrier().signal(theirs.at(1)).submit().unwrap();
+        theirs.wait(1, TIMEOUT).unwrap();
+        drop(doomed);
+        gate.signal(1).unwrap();
+        let outcome = done.wait(1, TIMEOUT);
+        assert!(matches!(outcome, Err(EngineError::SemaphoreFailed(_))), "the dropped queue's work failed: {outcome:?}");
+        // A second queue writes half the buffer after the gate.
+        let survivor = device.create_queue().unwrap();
+        let finished = device.create_semaphore(0).unwrap();
+        survivor.fill(out.range(0, BYTES / 2), &9u32.to_le_bytes()).wait(gate.at(1)).signal(finished.at(1)).submit().unwrap();
+        finished.wait(1, TIMEOUT).unwrap();
+        expected = words(&out);
+    }
+    assert_eq!(expected[0], 9);
+    assert_eq!(expected[WORDS as usize - 1], 0, "the dropped queue's fill never ran");
+    let engine = engine_with(EngineConfig::default());
+    let replay = Replay::open(&path).unwrap();
+    let outcome = replay.run(engine.device(), &ReplayOptions::default()).unwrap();
+    assert!(outcome.matches(), "{:?}", outcome.mismatches);
+    assert!(outcome.finals_checked >= 1, "{outcome:?}");
+}

@@ -32,7 +32,7 @@ pub const REPLAY_MAGIC: [u8; 8] = [0x89, b'A', b'Q', b'R', b'P', b'L', b'Y', b'\
 /// Readers refuse a capture of a newer major version (docs/REPLAY_FORMAT.md, "Versioning").
 pub const REPLAY_FORMAT_MAJOR: u16 = 1;
 /// Minor versions only add record kinds or optional fields.
-pub const REPLAY_FORMAT_MINOR: u16 = 0;
+pub const REPLAY_FORMAT_MINOR: u16 = 1;
 
 /// Writes a replay capture.
 pub type ReplayWriter<W> = CaptureWriter<W, ReplayFormat>;
@@ -288,6 +288,11 @@ pub enum ReplayRecord {
     /// The last handle of a buffer dropped.
     Free {
         buffer: u64,
+    },
+    /// The last handle of a queue dropped (format 1.1): its HSA queue was destroyed, and work it
+    /// had not run was failed.
+    QueueDropped {
+        queue: u64,
     },
     /// `Buffer::write`: the bytes the host wrote.
     HostWrite {

@@ -184,6 +184,11 @@ fn apply_scheduling(
 impl Drop for QueueHandle {
     fn drop(&mut self) {
         let shared = &self.shared;
+        // Before anything it cancels: the replay drops its queue at the same place in the stream.
+        let queue = shared.replay_id.get();
+        if let Some(replay) = shared.device.replay_capture().filter(|_| queue != 0) {
+            replay.push(aqueduct_profile::replay::ReplayRecord::QueueDropped { queue });
+        }
         shared.shutdown.store(true, Ordering::Release);
         shared.device.poke(shared.endpoint.control_signal);
         if let Some(thread) = self.thread.lock().unwrap_or_else(|poison| poison.into_inner()).take() {

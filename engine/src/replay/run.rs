@@ -245,7 +245,7 @@ impl Replay {
                 ReplayRecord::CaptureEnd { time_ns } => {
                     summary.duration = summary.duration.max(Duration::from_nanos(time_ns))
                 }
-                ReplayRecord::Free { .. } => {}
+                ReplayRecord::Free { .. } | ReplayRecord::QueueDropped { .. } => {}
             }
         }
         Ok(summary)
@@ -408,6 +408,11 @@ impl<'d> Replayer<'d> {
                         self.memory_held -= freed.size().min(self.memory_held);
                     }
                 }
+            }
+            ReplayRecord::QueueDropped { queue } => {
+                // The last handle: the queue is destroyed here, failing what it has not run, as
+                // it was in the capture.
+                drop(self.queues.remove(&queue).ok_or_else(|| self.unknown("queue", queue))?);
             }
             ReplayRecord::HostWrite { buffer, offset, data } => {
                 let buffer = self.buffer(buffer)?;
