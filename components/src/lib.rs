@@ -21,6 +21,8 @@
 //!   memory pools, executables, command buffers, and when a released one may be freed.
 //! - [`pool`]: a memory pool's allocation components (the entities of its own World) and its free
 //!   ranges.
+//! - [`drain_order`]: the wake-up protocol between a queue whose drain waits for a producer
+//!   queue's drain and that producer (loom-checked).
 //! - [`host_writes`]: an agent's HDP publication record (host writes into host-visible device
 //!   memory, and the flushes that covered them).
 
@@ -28,6 +30,7 @@ pub mod cache_line;
 pub mod capture;
 pub mod device_entities;
 pub mod directory;
+pub mod drain_order;
 pub mod endpoint_scan;
 pub mod frontier;
 pub mod host_waiters;

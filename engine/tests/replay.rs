@@ -429,11 +429,19 @@ fn a_second_engine_and_a_queue_dropped_with_parked_work_replay_and_match() {
         drop(doomed);
         gate.signal(1).unwrap();
         let outcome = done.wait(1, TIMEOUT);
-        assert!(matches!(outcome, Err(EngineError::SemaphoreFailed(_))), "the dropped queue's work failed: {outcome:?}");
+        assert!(
+            matches!(outcome, Err(EngineError::SemaphoreFailed(_))),
+            "the dropped queue's work failed: {outcome:?}"
+        );
         // A second queue writes half the buffer after the gate.
         let survivor = device.create_queue().unwrap();
         let finished = device.create_semaphore(0).unwrap();
-        survivor.fill(out.range(0, BYTES / 2), &9u32.to_le_bytes()).wait(gate.at(1)).signal(finished.at(1)).submit().unwrap();
+        survivor
+            .fill(out.range(0, BYTES / 2), &9u32.to_le_bytes())
+            .wait(gate.at(1))
+            .signal(finished.at(1))
+            .submit()
+            .unwrap();
         finished.wait(1, TIMEOUT).unwrap();
         expected = words(&out);
     }

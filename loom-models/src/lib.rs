@@ -12,7 +12,9 @@
 //! - `tests/soft_signals.rs`: `hsa/src/soft/waiters.rs` (soft signal wait and wake, and the
 //!   doorbell handoff to the queue processor);
 //! - `tests/parked_queues.rs`: `components/src/parked_queues.rs` (parked work woken when a
-//!   semaphore advances).
+//!   semaphore advances);
+//! - `tests/drain_order.rs`: `components/src/drain_order.rs` (a drain held on a producer's
+//!   drain, woken when it advances).
 
 #[cfg(loom)]
 mod run {

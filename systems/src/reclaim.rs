@@ -4,7 +4,7 @@
 
 use core::sync::atomic::Ordering;
 
-use aqueduct_components::directory::QueueEndpoint;
+use aqueduct_components::drain_order::{self, ProducerDrain};
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_components::submission::{DeviceWait, SignalOp};
 
@@ -95,9 +95,12 @@ fn failed_dependency(table: &SemaphoreTable, waits: &[DeviceWait]) -> Option<u32
 }
 
 /// Whether every producer that epoch `epoch` of queue `me` waited on has drained the producing
-/// epoch. When one has not, `me` is registered on its `drain_waiters` first, then the producer is
-/// read again: the producer stores `drained` then reads the mask (both SeqCst), so either this
-/// read sees its drain or its read sees the bit (the store-buffer shape `parked_queues` documents).
+/// epoch; if one has not, `me` is registered to be woken when it has (`drain_order`).
+///
+/// A new registration also pokes the producer's completion thread: the producing epoch retired,
+/// but that thread may sleep until a later epoch retires (a batch, or everything in flight), and
+/// that epoch may wait on this queue's next submission, whose submitter may be waiting for this
+/// drain to free ring space (two queues handing off through 16-packet rings deadlocked so).
 fn producers_drained(link: &DeviceLink, me: u16, epoch: u64, waits: &[DeviceWait]) -> bool {
     waits.iter().all(|wait| {
         let producer = wait.producer;
@@ -106,21 +109,18 @@ fn producers_drained(link: &DeviceLink, me: u16, epoch: u64, waits: &[DeviceWait
         }
         // A queue leaves the directory never: one that is not there was never registered.
         let Some(endpoint) = link.directory.get(producer.queue) else { return true };
-        if endpoint.drained.load(Ordering::SeqCst) >= producer.epoch {
-            return true;
+        match drain_order::await_drain(&endpoint.drained, &endpoint.drain_waiters, me, producer.epoch) {
+            ProducerDrain::Drained => true,
+            ProducerDrain::Registered { newly } => {
+                if newly {
+                    let control = aqueduct_hsa::sys::hsa_signal_t { handle: endpoint.control_signal };
+                    // SAFETY: the control signal lives as long as the device.
+                    unsafe { (link.api.hsa_signal_add_scacq_screl)(control, 1) };
+                }
+                false
+            }
         }
-        endpoint.drain_waiters.fetch_or(1 << me, Ordering::SeqCst);
-        endpoint.drained.load(Ordering::SeqCst) >= producer.epoch
     })
-}
-
-/// After `drained` advanced: takes the queues whose drains were held on this one.
-fn take_drain_waiters(endpoint: &QueueEndpoint) -> u64 {
-    // Pairs with the registration in `producers_drained` (see there).
-    if endpoint.drain_waiters.load(Ordering::SeqCst) == 0 {
-        return 0;
-    }
-    endpoint.drain_waiters.swap(0, Ordering::SeqCst)
 }
 
 /// Drains every epoch up to `retired`, in order: signals (or, if a device-side dependency
@@ -184,8 +184,7 @@ pub fn drain<S: CrossQueueStrategy>(
     }
     queue.kernargs.reclaimed = kernarg_end;
     queue.epochs.drained = done;
-    queue.endpoint.drained.store(done, Ordering::SeqCst);
-    outcome.wake = take_drain_waiters(&queue.endpoint);
+    outcome.wake = drain_order::publish_drained(&queue.endpoint.drained, &queue.endpoint.drain_waiters, done);
     if outcome.signals + outcome.failures > 0 {
         queue.link.semaphores.notify();
     }
@@ -223,8 +222,8 @@ pub fn fail_in_flight<S: CrossQueueStrategy>(
     S::force_retire(queue);
     queue.epochs.drained = queue.epochs.submitted;
     queue.kernargs.reclaimed = queue.kernargs.head;
-    queue.endpoint.drained.store(queue.epochs.submitted, Ordering::SeqCst);
-    outcome.wake = take_drain_waiters(&queue.endpoint);
+    outcome.wake =
+        drain_order::publish_drained(&queue.endpoint.drained, &queue.endpoint.drain_waiters, queue.epochs.submitted);
     queue.link.semaphores.notify();
     outcome
 }

@@ -30,14 +30,16 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
     // `EngineConfig::completion_fallback`, in the provider's timestamp ticks.
     let fallback_ns = shared.device.config.completion_fallback.as_nanos() as f64;
     let timeout = (fallback_ns * ticks_per_ns).min(u64::MAX as f64) as u64;
-    // The last drain stopped at an epoch whose producer queue has not drained (`DrainOrder`):
-    // that queue pokes the control signal when it has, so only the control signal is waited on.
-    let mut held = false;
     loop {
         // Read before looking at the state: a poke after this point changes the value and ends
         // the wait below, so no wake-up is lost.
         // SAFETY: the control signal lives as long as the device.
         let control_seen = unsafe { (api.hsa_signal_load_scacquire)(control) };
+        // This pass's drain stopped at an epoch whose producer queue has not drained
+        // (`DrainOrder`): that queue pokes the control signal when it has, so only the control
+        // signal is waited on. Only this pass's: a hold that a submitter's drain has since
+        // passed must not keep the thread off its retirement signal (it did, and hung).
+        let mut held = false;
         if shared.shutdown.load(Ordering::Acquire) {
             return;
         }
@@ -52,7 +54,6 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
                 std::thread::sleep(BUSY_RETRY);
                 continue;
             };
-            held = false;
             if failed {
                 shared.fail_queue(&mut core);
             } else {

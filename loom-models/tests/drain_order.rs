@@ -1,0 +1,87 @@
+//! loom model of the causal drain order's wake-up (`components/src/drain_order.rs`, driven by
+//! `systems/src/reclaim.rs` and the engine's `queue/completion.rs`): a queue whose drain stopped
+//! on a producer's undrained epoch is always woken once the producer has drained it.
+#![cfg(loom)]
+
+#[allow(dead_code)]
+#[path = "../../components/src/drain_order.rs"]
+mod drain_order;
+
+use aqueduct_loom_models::{Exploration, check};
+use drain_order::{ProducerDrain, await_drain, publish_drained};
+use loom::sync::atomic::AtomicU64;
+use loom::sync::{Arc, Condvar, Mutex};
+use loom::thread;
+
+/// The waiting queue's control signal as its completion thread uses it: pokes bump a counter,
+/// and the thread sleeps until it differs from a value read before looking at the state. No
+/// timeout, so a poke nobody sends is a deadlock loom reports.
+#[derive(Default)]
+struct Control {
+    value: Mutex<u64>,
+    changed: Condvar,
+}
+
+impl Control {
+    fn read(&self) -> u64 {
+        *self.value.lock().unwrap()
+    }
+
+    fn poke(&self) {
+        *self.value.lock().unwrap() += 1;
+        self.changed.notify_all();
+    }
+
+    fn wait_change(&self, seen: u64) {
+        let mut value = self.value.lock().unwrap();
+        while *value == seen {
+            value = self.changed.wait(value).unwrap();
+        }
+    }
+}
+
+#[derive(Default)]
+struct Producer {
+    drained: AtomicU64,
+    waiters: AtomicU64,
+}
+
+const WAITER: u16 = 5;
+
+/// The producer drains its epochs in `steps` (each a `publish_drained`, poking what it takes);
+/// the waiter's completion thread loops as `queue::completion::run` does: read the control
+/// value, try the drain (`await_drain` on the last epoch), and sleep until a poke while it is
+/// held. In every interleaving the waiter gets through, including when the producer's first
+/// drain stops short of the epoch it needs and it must register again.
+fn model(steps: &'static [u64], needed: u64) {
+    let producer = Arc::new(Producer::default());
+    let control = Arc::new(Control::default());
+    let drains = {
+        let (producer, control) = (producer.clone(), control.clone());
+        thread::spawn(move || {
+            for &value in steps {
+                if publish_drained(&producer.drained, &producer.waiters, value) & (1 << WAITER) != 0 {
+                    control.poke();
+                }
+            }
+        })
+    };
+    loop {
+        let seen = control.read();
+        match await_drain(&producer.drained, &producer.waiters, WAITER, needed) {
+            ProducerDrain::Drained => break,
+            ProducerDrain::Registered { .. } => control.wait_change(seen),
+        }
+    }
+    drains.join().unwrap();
+}
+
+#[test]
+fn a_held_drain_is_always_woken_once_its_producer_drained() {
+    check("drain order: one producer drain", Exploration::Exhaustive, || model(&[1], 1));
+}
+
+#[test]
+fn a_held_drain_registers_again_after_a_drain_that_stopped_short() {
+    check("drain order: two producer drains", Exploration::Exhaustive, || model(&[1, 2], 2));
+}
