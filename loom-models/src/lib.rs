@@ -63,4 +63,39 @@ mod run {
 }
 
 #[cfg(loom)]
+mod control {
+    use loom::sync::{Condvar, Mutex};
+
+    /// A queue's control signal as its completion thread uses it: pokes bump a counter, and the
+    /// thread sleeps until it differs from a value read before looking at the state
+    /// (`hsa_amd_signal_wait_any` on NE). No timeout, so a poke nobody sends is a deadlock loom
+    /// reports.
+    #[derive(Default)]
+    pub struct Control {
+        value: Mutex<u64>,
+        changed: Condvar,
+    }
+
+    impl Control {
+        pub fn read(&self) -> u64 {
+            *self.value.lock().unwrap()
+        }
+
+        pub fn poke(&self) {
+            *self.value.lock().unwrap() += 1;
+            self.changed.notify_all();
+        }
+
+        pub fn wait_change(&self, seen: u64) {
+            let mut value = self.value.lock().unwrap();
+            while *value == seen {
+                value = self.changed.wait(value).unwrap();
+            }
+        }
+    }
+}
+
+#[cfg(loom)]
+pub use control::Control;
+#[cfg(loom)]
 pub use run::{Exploration, check};

@@ -7,38 +7,11 @@
 #[path = "../../components/src/drain_order.rs"]
 mod drain_order;
 
-use aqueduct_loom_models::{Exploration, check};
+use aqueduct_loom_models::{Control, Exploration, check};
 use drain_order::{ProducerDrain, await_drain, publish_drained};
+use loom::sync::Arc;
 use loom::sync::atomic::AtomicU64;
-use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
-
-/// The waiting queue's control signal as its completion thread uses it: pokes bump a counter,
-/// and the thread sleeps until it differs from a value read before looking at the state. No
-/// timeout, so a poke nobody sends is a deadlock loom reports.
-#[derive(Default)]
-struct Control {
-    value: Mutex<u64>,
-    changed: Condvar,
-}
-
-impl Control {
-    fn read(&self) -> u64 {
-        *self.value.lock().unwrap()
-    }
-
-    fn poke(&self) {
-        *self.value.lock().unwrap() += 1;
-        self.changed.notify_all();
-    }
-
-    fn wait_change(&self, seen: u64) {
-        let mut value = self.value.lock().unwrap();
-        while *value == seen {
-            value = self.changed.wait(value).unwrap();
-        }
-    }
-}
 
 #[derive(Default)]
 struct Producer {

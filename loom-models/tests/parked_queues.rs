@@ -10,39 +10,12 @@ mod parked_queues;
 #[path = "../../components/src/semaphore_slot.rs"]
 mod semaphore_slot;
 
-use aqueduct_loom_models::{Exploration, check};
+use aqueduct_loom_models::{Control, Exploration, check};
+use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering};
-use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 use parked_queues::ParkedQueues;
 use semaphore_slot::SemaphoreSlot;
-
-/// A queue's control signal as its completion thread uses it: a counter pokes bump, and a wait
-/// until it differs from a value read before looking at the state (`hsa_amd_signal_wait_any` on
-/// NE). Without a timeout here, so a poke nobody sends is a deadlock loom reports.
-#[derive(Default)]
-struct Control {
-    value: Mutex<u64>,
-    changed: Condvar,
-}
-
-impl Control {
-    fn read(&self) -> u64 {
-        *self.value.lock().unwrap()
-    }
-
-    fn poke(&self) {
-        *self.value.lock().unwrap() += 1;
-        self.changed.notify_all();
-    }
-
-    fn wait_change(&self, seen: u64) {
-        let mut value = self.value.lock().unwrap();
-        while *value == seen {
-            value = self.changed.wait(value).unwrap();
-        }
-    }
-}
 
 struct State {
     semaphore: SemaphoreSlot,

@@ -147,16 +147,22 @@ pub fn drain<S: CrossQueueStrategy>(
             done = epoch;
             continue;
         };
-        if order == DrainOrder::Causal && !producers_drained(&queue.link, queue.index, epoch, &waits.0) {
-            coalescer.outcome.held = true;
-            break;
-        }
         // A covered wait whose cover came through an earlier epoch's barriers (`via`) fails with
         // that epoch; epochs drain in order, so its outcome is settled by now.
-        let failure = row
-            .failure
-            .or_else(|| failed_dependency(coalescer.table, &waits.0))
-            .or_else(|| queue.frontier.via_failure(&waits.0));
+        let known_failure = |table| {
+            row.failure.or_else(|| failed_dependency(table, &waits.0)).or_else(|| queue.frontier.via_failure(&waits.0))
+        };
+        let mut failure = known_failure(coalescer.table);
+        // An epoch that fails already need not wait: its producer may not even have run (a cover
+        // lost with a destroyed queue). One that would succeed waits for its producers' drains,
+        // then looks again: a producer's drain may have failed what it waited on.
+        if failure.is_none() && order == DrainOrder::Causal && !waits.0.is_empty() {
+            if !producers_drained(&queue.link, queue.index, epoch, &waits.0) {
+                coalescer.outcome.held = true;
+                break;
+            }
+            failure = known_failure(coalescer.table);
+        }
         match failure {
             None => {
                 if order == DrainOrder::CatchUp {
