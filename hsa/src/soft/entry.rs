@@ -5,6 +5,8 @@
 //! indices) return 0 for a handle that is not live; ROCr does not check these at all.
 
 #![allow(clippy::missing_safety_doc)]
+// The C signatures of `hsa.h` fix the argument counts.
+#![allow(clippy::too_many_arguments)]
 
 use core::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::Ordering;

@@ -82,7 +82,8 @@ mod tests {
         assert_eq!(guard("test_status", || -> hsa_status_t { panic!("boom") }), status::ERROR);
         assert_eq!(guard("test_index", || -> u64 { panic!("{}", String::from("boom")) }), 0);
         assert_eq!(guard("test_value", || -> hsa_signal_value_t { panic!("boom") }), 0);
-        guard("test_unit", || -> () { panic!("boom") });
+        let unit: fn() = || panic!("boom");
+        guard("test_unit", unit);
         assert_eq!(guard("test_fine", || status::SUCCESS), status::SUCCESS, "no panic, the body's value");
     }
 }
