@@ -144,15 +144,15 @@ pub fn admit<S: CrossQueueStrategy>(queue: &mut QueueState, staged: &StagedSubmi
         let extra = queue.capture.payload_packets(0, true);
         let room = aql_free.saturating_sub(barriers + extra);
         let capacity = queue.ring.capacity().saturating_sub(barriers + extra);
-        let verdict = crate::replay::plan_segment(queue, &staged.program, room, capacity, &mut plan.segment);
+        let verdict = crate::block_processor::plan_segment(queue, &staged.program, room, capacity, &mut plan.segment);
         if verdict != Verdict::Admitted {
             plan.verdict = verdict;
             return;
         }
         (
-            barriers + queue.capture.payload_packets(crate::replay::segment_packets(&plan.segment), true),
+            barriers + queue.capture.payload_packets(crate::block_processor::segment_packets(&plan.segment), true),
             plan.segment.kernarg_bytes,
-            crate::replay::SEGMENT_KERNARG_ALIGNMENT,
+            crate::block_processor::SEGMENT_KERNARG_ALIGNMENT,
         )
     } else {
         (

@@ -7,7 +7,7 @@
 //!    the reserved kernarg space.
 //! 3. [`publication`]: packet bodies, then each header with one 32-bit release store, then one
 //!    doorbell store; the epoch row takes the submission's signals and its row's sequence.
-//!    For a command-buffer execution, [`replay`]'s block processor writes the segment's packets
+//!    For a command-buffer execution, the [`block_processor`] writes the segment's packets
 //!    and kernargs.
 //! 4. [`reclaim`]: retired epochs signal their semaphores (coalesced) and free kernarg space; a
 //!    failed queue fails everything in flight. [`settle`] then publishes how far the queue's rows
@@ -25,11 +25,11 @@
 //! fixed cost is several times a whole one-row pass (`cargo bench -p aqueduct-systems`).
 
 pub mod admission;
+pub mod block_processor;
 pub mod kernarg;
 pub mod publication;
 pub mod queue_state;
 pub mod reclaim;
-pub mod replay;
 pub mod schedule;
 pub mod settle;
 pub mod strategy;

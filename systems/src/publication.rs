@@ -14,7 +14,7 @@ use aqueduct_components::submission::{AdmissionPlan, Payload, StagedSubmission, 
 use aqueduct_hsa::ring::AqlRing;
 use bevy_ecs::entity::Entity;
 
-use crate::replay;
+use crate::block_processor;
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::SemaphoreSync;
 use crate::{CaptureState, EpochRows, QueueState, SubmissionRowQuery};
@@ -108,7 +108,7 @@ pub fn publish<S: CrossQueueStrategy>(
                 // bytes at `plan.kernarg_address`; the engine checked the binding table for this
                 // program.
                 let written = unsafe {
-                    replay::write_segment(
+                    block_processor::write_segment(
                         &ring,
                         segment_id,
                         plan.kernarg_address,
@@ -217,7 +217,7 @@ fn publish_headers<S: CrossQueueStrategy>(
         Some((header, setup)) => unsafe { ring.publish(id, header, setup) },
         None => {
             for (offset, &word) in staged.program.headers.iter().enumerate() {
-                if word != replay::HEADER_LEFT_TO_DEVICE {
+                if word != block_processor::HEADER_LEFT_TO_DEVICE {
                     // SAFETY: as above.
                     unsafe { ring.publish(id + offset as u64, PacketHeader(word as u16), (word >> 16) as u16) };
                 }
@@ -262,7 +262,7 @@ fn record_epoch<S: CrossQueueStrategy>(
     let final_segment =
         staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return || failure.is_some();
     if staged.payload == Payload::Program && failure.is_none() {
-        replay::advance(&mut staged.program, &plan.segment);
+        block_processor::advance(&mut staged.program, &plan.segment);
     }
     if let Ok((mut row, mut signals, mut waits, mut capture)) = rows.get_mut(queue.epochs.row(epoch)) {
         row.epoch = epoch;

@@ -24,7 +24,7 @@ use aqueduct_hsa::{Hsa, PoolKindInfo};
 use aqueduct_systems::strategy::{BarrierAnd, BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{
-    DeviceLink, QueueState, admission, build_queue_world, publication, reclaim, replay, stage_params,
+    DeviceLink, QueueState, admission, block_processor, build_queue_world, publication, reclaim, stage_params,
 };
 use bevy_ecs::world::World;
 
@@ -262,13 +262,13 @@ fn the_block_processor_names_each_fault() {
         staged.program.block_limit = 16;
         staged.program.bindings.extend([0, 0, base]);
         let mut segment = SegmentPlan::default();
-        let verdict = replay::plan_segment(&queue, &staged.program, 8, 8, &mut segment);
+        let verdict = block_processor::plan_segment(&queue, &staged.program, 8, 8, &mut segment);
         assert_eq!(verdict, Verdict::Admitted);
-        let first = queue.ring.try_reserve(replay::segment_packets(&segment)).expect("free slots");
+        let first = queue.ring.try_reserve(block_processor::segment_packets(&segment)).expect("free slots");
         // SAFETY: the packets were reserved above and the kernarg span is the rig's own ring
         // memory, larger than one block's worst case; no header is published.
         let written = unsafe {
-            replay::write_segment(&queue.ring, first, rig.kernarg_base, 0, &mut staged.program, &segment, None)
+            block_processor::write_segment(&queue.ring, first, rig.kernarg_base, 0, &mut staged.program, &segment, None)
         };
         assert_eq!(written, Err(expected));
     }
@@ -276,17 +276,17 @@ fn the_block_processor_names_each_fault() {
     staged.program.cursor = Cursor::Done;
     let mut segment = SegmentPlan::default();
     assert_eq!(
-        replay::plan_segment(&queue, &staged.program, 8, 8, &mut segment),
+        block_processor::plan_segment(&queue, &staged.program, 8, 8, &mut segment),
         Verdict::Fault(SubmissionFault::ProgramFinished)
     );
     staged.program.cursor = Cursor::Block(5);
     assert_eq!(
-        replay::plan_segment(&queue, &staged.program, 8, 8, &mut segment),
+        block_processor::plan_segment(&queue, &staged.program, 8, 8, &mut segment),
         Verdict::Fault(SubmissionFault::MissingBlock { block: 5 })
     );
     staged.program.image = None;
     assert_eq!(
-        replay::plan_segment(&queue, &staged.program, 8, 8, &mut segment),
+        block_processor::plan_segment(&queue, &staged.program, 8, 8, &mut segment),
         Verdict::Fault(SubmissionFault::NoProgramImage)
     );
     plan.clear();

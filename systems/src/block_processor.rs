@@ -1,5 +1,6 @@
-//! Command-buffer replay: the segment admission reserves for, and the block processor that
-//! publication runs to write the segment's packets and kernargs into the reserved space.
+//! The command-buffer block processor: the segment admission reserves for, and the processor
+//! that publication runs to write the segment's packets and kernargs into the reserved space.
+//! (Named for what it does: "replay" is the replay capture's word, `aqueduct_engine::replay`.)
 //!
 //! Every command's packet count is exact in the ABI's cost model, so the reserved slots are all
 //! written and the last one is known in advance: it carries the completion signal, the barrier
