@@ -50,12 +50,6 @@ static hsa_status_t find_pool(hsa_amd_memory_pool_t candidate, void *data) {
   return HSA_STATUS_SUCCESS;
 }
 
-static hsa_status_t count(hsa_agent_t agent, void *data) {
-  (void)agent;
-  ++*(int *)data;
-  return HSA_STATUS_SUCCESS;
-}
-
 static void *read_file(const char *path, size_t *size) {
   FILE *file = fopen(path, "rb");
   if (!file) return NULL;
@@ -77,12 +71,11 @@ static void closed_runtime(void) {
   hsa_executable_t executable = {0};
   hsa_code_object_reader_t reader = {0};
   uint64_t timestamp = 0;
-  int agents = 0;
   const char *text = NULL;
   char bytes[16] = {0};
   SHOW(hsa_shut_down());
   SHOW(hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &timestamp));
-  SHOW(hsa_iterate_agents(count, &agents));
+  SHOW(hsa_iterate_agents(find_gpu, NULL));
   SHOW(hsa_signal_create(1, 0, NULL, &signal));
   SHOW(hsa_amd_signal_create(1, 0, NULL, 0, &signal));
   SHOW(hsa_signal_destroy((hsa_signal_t){0x1234}));
