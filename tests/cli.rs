@@ -170,12 +170,7 @@ fn a_closed_stdout_ends_every_subcommand_quietly() {
         let output = child.wait_with_output().expect("it ends");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{arguments:?}: {stderr}");
-        let quiet = output.status.success() || output.status.signal() == Some(libc_sigpipe());
+        let quiet = output.status.success() || output.status.signal() == Some(libc::SIGPIPE);
         assert!(quiet, "{arguments:?} ended with {:?}: {stderr}", output.status);
     }
-}
-
-/// SIGPIPE's number on Linux.
-fn libc_sigpipe() -> i32 {
-    13
 }

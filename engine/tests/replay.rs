@@ -402,6 +402,21 @@ fn sizes_are_checked_before_allocating_and_the_memory_budget_is_refused_by_name(
     let freed_first = [device_local(1), ReplayRecord::Free { buffer: 1 }, device_local(2)];
     let outcome = Replay::run_records(device, &freed_first, &small).expect("the freed bytes are back under budget");
     assert!(outcome.matches());
+    // A pool's reserve counts when the pool is made.
+    let settings = aqueduct_profile::replay::PoolSettings {
+        kind: "device-local".into(),
+        agent: 0,
+        block_size: 1 << 20,
+        granule: 256,
+        reserve: 2 << 20,
+        max_size: 4 << 20,
+        trim: "manual".into(),
+        exhaustion: "fail".into(),
+    };
+    assert!(matches!(
+        Replay::run_records(device, &[ReplayRecord::Pool { id: 1, settings }], &small),
+        Err(EngineError::ReplayMemoryBudget { record: 0, what: "a pool's reserve", requested, .. }) if requested == 2 << 20
+    ));
 }
 
 /// Issue 29, finding 6: a program written from the docs alone opened a second engine in the same

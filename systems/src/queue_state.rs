@@ -29,6 +29,16 @@ pub struct DeviceLink {
     pub host_writes: Option<Arc<aqueduct_components::host_writes::HostWrites>>,
 }
 
+impl DeviceLink {
+    /// Bumps a queue's control signal (its endpoint's `control_signal`), which wakes that
+    /// queue's completion thread.
+    #[inline]
+    pub fn poke(&self, control: u64) {
+        // SAFETY: control signals live as long as the device.
+        unsafe { (self.api.hsa_signal_add_scacq_screl)(aqueduct_hsa::sys::hsa_signal_t { handle: control }, 1) };
+    }
+}
+
 /// The queue's hot state, one resource so the stages fetch it once.
 #[derive(Resource)]
 pub struct QueueState {

@@ -113,9 +113,7 @@ fn producers_drained(link: &DeviceLink, me: u16, epoch: u64, waits: &[DeviceWait
             ProducerDrain::Drained => true,
             ProducerDrain::Registered { newly } => {
                 if newly {
-                    let control = aqueduct_hsa::sys::hsa_signal_t { handle: endpoint.control_signal };
-                    // SAFETY: the control signal lives as long as the device.
-                    unsafe { (link.api.hsa_signal_add_scacq_screl)(control, 1) };
+                    link.poke(endpoint.control_signal);
                 }
                 false
             }

@@ -292,9 +292,7 @@ impl CrossQueueStrategy for BarrierAnd {
         // An idle completion thread has no armed per-epoch signal to sleep on, only the control
         // signal: the first epoch after idle pokes it.
         if epoch == queue.epochs.drained + 1 {
-            let control = aqueduct_hsa::sys::hsa_signal_t { handle: queue.endpoint.control_signal };
-            // SAFETY: the control signal lives as long as the device.
-            unsafe { (queue.link.api.hsa_signal_add_scacq_screl)(control, 1) };
+            queue.link.poke(queue.endpoint.control_signal);
         }
     }
 }
