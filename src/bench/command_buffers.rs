@@ -181,7 +181,7 @@ const PREBUILT_BASELINES: u64 = 3;
 
 /// `cb/dynamic_extra/N`: recording, finishing and executing a fresh one-shot chain, minus
 /// replaying the prebuilt one, both in this repetition. The prebuilt replay is the fastest of
-/// [`PREBUILT_BASELINES`]: one preempted baseline made the difference 0 (a quick run in CI
+/// `PREBUILT_BASELINES`: one preempted baseline made the difference 0 (a quick run in CI
 /// reported `cb/dynamic_extra/1` at 0 ns).
 pub fn dynamic_extra(rig: &CommandBufferRig, length: u64) -> Result<Sample, EngineError> {
     let done = rig.materials.device.create_semaphore(0)?;
