@@ -94,10 +94,10 @@ pub enum TimedKind {
     Dispatch { kernel_object: u64, grid: [u32; 3], workgroup: [u16; 3], command: Option<(u64, u32)> },
 }
 
-/// One epoch's capture, a component of its epoch row from publication until the engine has
-/// turned it into records. A column of its own: the stages that never capture never touch it,
-/// and the epoch rows they walk stay small.
-#[derive(bevy_ecs::component::Component, Debug, Default)]
+/// One epoch's capture, in its epoch's row from publication until the engine has turned it into
+/// records. A column of its own: the stages that never capture never touch it, and the columns
+/// they walk stay small.
+#[derive(Debug, Default)]
 pub struct EpochCapture {
     /// Whether publication filled this row for the current epoch.
     pub captured: bool,

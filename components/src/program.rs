@@ -261,8 +261,8 @@ impl Default for Cursor {
     }
 }
 
-/// One execution's state. Kept in the staged submission; its vectors keep their capacity.
-#[derive(Default)]
+/// One execution's state. Kept in its row's column; its vectors keep their capacity.
+#[derive(Debug, Default)]
 pub struct ProgramRun {
     pub image: Option<ProgramImageRef>,
     /// Binding-table slot base pointers, resolved once per execution.

@@ -1,15 +1,14 @@
-//! A queue World's own state: its kernarg and epoch rings and its epoch rows.
+//! A queue World's own state: its kernarg ring and its epoch table.
 //!
 //! The resource that gathers them with the producer's AQL ring (`QueueState`) is in
 //! `aqueduct-systems`, because that ring is an HSA handle (see ARCHITECTURE's decisions).
 //!
-//! Epoch rows are entities spawned once when the queue is created, one per epoch that can be in
-//! flight, and recycled round-robin: the hot path never spawns or despawns. (Submission rows, the
-//! other kind of entity in a queue World, are in [`crate::submission`].)
+//! Epochs are rows of a column table ([`EpochTable`]) sized once when the queue is created, one
+//! row per epoch that can be in flight, reused round-robin: the hot path never allocates.
+//! (Pending submissions, the other table of a queue, are in [`crate::submission`].)
 
-use bevy_ecs::prelude::*;
-
-use crate::submission::{DeviceWait, SignalOp};
+use crate::capture::EpochCapture;
+use crate::submission::{Arena, DeviceWait, SignalOp, Span};
 
 /// Byte ring in kernarg memory. Positions grow forever; `position % capacity` is the offset.
 #[derive(Debug)]
@@ -51,49 +50,84 @@ impl KernargRing {
     }
 }
 
-/// Epoch bookkeeping: the row entities and the counters.
+/// The epochs in flight as a column table: one array per field, indexed by `epoch % capacity`
+/// (the capacity is the most epochs in flight), and FIFO arenas for each epoch's signals and
+/// device waits. Epochs are reserved and drained in order, so reclaim is one loop over the
+/// range `drained + 1 ..= retired`.
 #[derive(Debug)]
-pub struct EpochRing {
-    pub rows: Box<[Entity]>,
+pub struct EpochTable {
     /// Epochs are numbered from 1; the last one handed out.
     pub submitted: u64,
     /// Every epoch up to here has been drained.
     pub drained: u64,
+    /// The sequence of the submission row each epoch belongs to: while the epoch is in flight,
+    /// that row has not settled.
+    pub row: Box<[u64]>,
+    /// Kernarg-ring position after each epoch's kernargs.
+    pub kernarg_end: Box<[u64]>,
+    /// Publication could not write what was asked (failure-log index): the epoch's packets are
+    /// barriers that pass, and its signals fail when it retires.
+    pub failure: Box<[Option<u32>]>,
+    /// Semaphores to signal when the epoch retires (into `signal_arena`).
+    pub signals: Box<[Span]>,
+    /// The device-side waits the epoch's barriers performed, for failure propagation and slot
+    /// release (into `wait_arena`); written by admission when it reserves the epoch.
+    pub device_waits: Box<[Span]>,
+    /// What a profile capture keeps of each epoch.
+    pub capture: Box<[EpochCapture]>,
+    pub signal_arena: Arena<SignalOp>,
+    pub wait_arena: Arena<DeviceWait>,
 }
 
-impl EpochRing {
+impl EpochTable {
+    /// A table for `capacity` epochs in flight.
+    pub fn new(capacity: usize) -> Self {
+        let capacity = capacity.max(1);
+        Self {
+            submitted: 0,
+            drained: 0,
+            row: vec![0; capacity].into(),
+            kernarg_end: vec![0; capacity].into(),
+            failure: vec![None; capacity].into(),
+            signals: vec![Span::default(); capacity].into(),
+            device_waits: vec![Span::default(); capacity].into(),
+            capture: (0..capacity).map(|_| EpochCapture::default()).collect(),
+            signal_arena: Arena::with_capacity(capacity * 2),
+            wait_arena: Arena::with_capacity(capacity * 2),
+        }
+    }
+
+    /// The column index of `epoch`.
     #[inline]
-    pub fn row(&self, epoch: u64) -> Entity {
-        self.rows[(epoch % self.rows.len() as u64) as usize]
+    pub fn slot(&self, epoch: u64) -> usize {
+        (epoch % self.row.len() as u64) as usize
     }
 
     #[inline]
     pub fn has_room(&self) -> bool {
-        self.submitted - self.drained < self.rows.len() as u64
+        self.submitted - self.drained < self.row.len() as u64
+    }
+
+    /// The signals of `epoch`.
+    #[inline]
+    pub fn epoch_signals(&self, epoch: u64) -> &[SignalOp] {
+        self.signal_arena.get(self.signals[self.slot(epoch)])
+    }
+
+    /// The device waits of `epoch`.
+    #[inline]
+    pub fn epoch_waits(&self, epoch: u64) -> &[DeviceWait] {
+        self.wait_arena.get(self.device_waits[self.slot(epoch)])
+    }
+
+    /// Gives back the arena spans of every epoch up to `epoch` (drained or failed).
+    #[inline]
+    pub fn release_through(&mut self, epoch: u64) {
+        let slot = self.slot(epoch);
+        self.signal_arena.release_before(self.signals[slot].end());
+        self.wait_arena.release_before(self.device_waits[slot].end());
     }
 }
-
-/// One epoch's bookkeeping row.
-#[derive(Component, Debug, Default)]
-pub struct EpochRow {
-    pub epoch: u64,
-    /// The sequence of the submission row the epoch belongs to: while the epoch is in flight,
-    /// that row has not settled.
-    pub row: u64,
-    /// Kernarg-ring position after this epoch's kernargs.
-    pub kernarg_end: u64,
-    /// Publication could not write what was asked (failure-log index): the epoch's packets are
-    /// barriers that pass, and its signals fail when it retires.
-    pub failure: Option<u32>,
-}
-
-/// Semaphores to signal when the epoch retires.
-#[derive(Component, Default)]
-pub struct EpochSignals(pub Vec<SignalOp>);
-
-/// The device-side waits the epoch's barriers performed (failure propagation, slot release).
-#[derive(Component, Default)]
-pub struct EpochDeviceWaits(pub Vec<DeviceWait>);
 
 #[cfg(test)]
 mod tests {

@@ -29,7 +29,7 @@ pub use crate::semaphore_slot::{RecordSnapshot, SemaphoreSlot};
 const _: () = assert!(FRONTIER_ENTRIES == crate::semaphore_slot::RECORD_FRONTIER_WORDS);
 
 /// A queue position: the submission with `epoch` on queue `queue`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Producer {
     pub queue: u16,
     pub epoch: u64,

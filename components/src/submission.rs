@@ -1,53 +1,39 @@
-//! A submission as the stages see it: a *submission row*, an entity of the queue's World with the
-//! staged input ([`StagedSubmission`]) and the admission plan the stages hand on
-//! ([`AdmissionPlan`]), listed in queue order by [`SubmissionRows`].
+//! Pending submissions as rows of a queue's column table ([`SubmissionRows`]).
 //!
-//! Rows are spawned when the queue is created (more only when a batch or parked work outgrows
-//! them) and recycled: their vectors keep their capacity from one submission to the next, so a
-//! steady stream of submissions allocates nothing.
-
-use std::collections::VecDeque;
+//! A row is a sequence number: the queue's `n`-th staged submission is row `n`, and its fields
+//! sit at `n % capacity` of one dense array per field the stages read (operation, payload, wait
+//! and signal ranges, kernarg recipe, admission's verdict and reservation). Rows are staged at
+//! the back and leave from the front, so the pending rows are the range `front..staged` and a
+//! stage is one loop over a range of it, with no per-row lookup. Variable-length parts (waits,
+//! signals, kernarg bytes) live in per-queue [`Arena`]s that rows reference by [`Span`]; each
+//! arena is given back from the front as rows leave.
+//!
+//! Nothing here allocates in a steady stream: the columns grow (doubling) only when more rows
+//! are pending than ever before, and the arenas keep their capacity.
 
 use aqueduct_abi::ImplicitKernargs;
-use bevy_ecs::prelude::*;
 
 use crate::capture::OperationTag;
-use crate::frontier::Frontier;
 use crate::program::{ProgramRun, SegmentPlan};
 use crate::semaphore_table::Producer;
 
 /// A wait on a timeline semaphore of this device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct WaitOp {
     pub semaphore: u32,
     pub value: u64,
 }
 
 /// A signal of a timeline semaphore of this device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct SignalOp {
     pub semaphore: u32,
     pub value: u64,
 }
 
-/// The one kernel dispatch a submission carries, without its kernarg address.
+/// The one kernel dispatch a submission carries, without its kernarg address: the packet body
+/// prebuilt at staging, less the kernarg address and the completion signal.
 pub use aqueduct_abi::DispatchTemplate;
-
-/// How the kernarg segment is built in the reserved kernarg space.
-// The HAL variant carries the 256-byte implicit block inline on purpose: the layout lives once per
-// queue (in the staged submission), and boxing it would allocate on every submission.
-#[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub enum KernargLayout {
-    /// No kernargs (a barrier).
-    #[default]
-    None,
-    /// The HAL layout: binding pointers, then 32-bit constants, then (when the kernel reads
-    /// them) the implicit arguments at `implicit_offset`.
-    Hal { implicit_offset: Option<u32>, implicit: ImplicitKernargs },
-    /// Caller-supplied bytes, copied as they are.
-    Raw,
-}
 
 /// The staged payload: what the stages emit after the device-side waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -56,86 +42,177 @@ pub enum Payload {
     #[default]
     Barrier,
     Dispatch(DispatchTemplate),
-    /// A segment of a command-buffer execution ([`StagedSubmission::program`]).
+    /// A segment of a command-buffer execution (the row's [`SubmissionRows::program`]).
     Program,
 }
 
-/// A submission waiting to be published. Filled by the engine's queue operation, consumed by the
-/// stages.
-#[derive(Component, Default)]
-pub struct StagedSubmission {
-    pub waits: Vec<WaitOp>,
-    pub signals: Vec<SignalOp>,
-    /// The row's place in the queue's staging order ([`SubmissionRows::staged`] when it was
-    /// staged).
-    pub row: u64,
-    pub payload: Payload,
-    pub layout: KernargLayout,
-    /// Binding pointers (HAL layout).
-    pub bindings: Vec<u64>,
-    /// 32-bit constants (HAL layout).
-    pub constants: Vec<u32>,
-    /// Raw kernarg bytes (raw layout and builtins).
-    pub raw: Vec<u8>,
-    /// Bytes of the kernarg segment, and its alignment.
-    pub kernarg_size: u32,
-    pub kernarg_alignment: u32,
-    /// Extra bytes staged in the kernarg ring after the segment (update payloads), whose device
-    /// address is written as a u64 at `staging_pointer_offset` inside the segment.
-    pub staging: Vec<u8>,
-    pub staging_pointer_offset: Option<u32>,
-    /// The command-buffer execution ([`Payload::Program`]).
-    pub program: ProgramRun,
-    /// The row was parked (counted once in the queue's statistics).
-    pub parked: bool,
-    /// The operation as the user called it (for the profile).
-    pub operation: OperationTag,
-    /// Host clock (ns) when the submitting call entered the engine; 0 when not capturing.
-    pub submit_entry_ns: u64,
+/// A range of an [`Arena`]: `start` is a position (positions grow forever), `len` items.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    pub start: u64,
+    pub len: u32,
 }
 
-impl StagedSubmission {
-    /// Empties every list, keeping capacity.
-    pub fn clear(&mut self) {
-        self.waits.clear();
-        self.signals.clear();
-        self.payload = Payload::Barrier;
-        self.layout = KernargLayout::None;
-        self.bindings.clear();
-        self.constants.clear();
-        self.raw.clear();
-        self.kernarg_size = 0;
-        self.kernarg_alignment = 16;
-        self.staging.clear();
-        self.staging_pointer_offset = None;
-        self.program.clear();
-        self.parked = false;
-        self.operation = OperationTag::Barrier;
-        self.submit_entry_ns = 0;
-    }
-
-    /// Whether kernarg patching writes anything for this row (a segment layout or staged bytes).
+impl Span {
     #[inline]
-    pub fn has_kernargs_to_patch(&self) -> bool {
-        !matches!(self.layout, KernargLayout::None) || !self.staging.is_empty()
+    pub fn end(self) -> u64 {
+        self.start + u64::from(self.len)
     }
 
-    /// Kernarg-ring bytes this submission needs, before alignment padding.
-    pub fn kernarg_bytes(&self) -> u64 {
-        let staging = if self.staging.is_empty() { 0 } else { self.staging.len() as u64 + 16 };
-        u64::from(self.kernarg_size) + staging
+    #[inline]
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
+
+/// A first-in, first-out arena: items are appended at the back and given back from the front,
+/// in the order they were appended, and addressed by position. Spans stay contiguous (no
+/// wrapping); the dead front is dropped when everything is given back (the common case: an
+/// immediate submission, a flushed batch) or moved out once it outweighs what lives.
+#[derive(Debug)]
+pub struct Arena<T> {
+    items: Vec<T>,
+    /// Position of `items[0]`.
+    base: u64,
+    /// Everything before this position was given back.
+    released: u64,
+}
+
+impl<T: Copy> Arena<T> {
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self { items: Vec::with_capacity(capacity), base: 0, released: 0 }
+    }
+
+    /// The position the next item gets.
+    #[inline]
+    pub fn end(&self) -> u64 {
+        self.base + self.items.len() as u64
+    }
+
+    #[inline]
+    pub fn push(&mut self, item: T) {
+        self.items.push(item);
+    }
+
+    /// The span from `start` (a position this arena returned from [`Self::end`]) to the end.
+    #[inline]
+    pub fn span_from(&self, start: u64) -> Span {
+        Span { start, len: (self.end() - start) as u32 }
+    }
+
+    /// Appends `items` and returns their span.
+    #[inline]
+    pub fn extend(&mut self, items: &[T]) -> Span {
+        let start = self.end();
+        self.items.extend_from_slice(items);
+        self.span_from(start)
+    }
+
+    #[inline]
+    fn range(&self, span: Span) -> core::ops::Range<usize> {
+        let start = (span.start - self.base) as usize;
+        start..start + span.len as usize
+    }
+
+    /// The items of a live span.
+    #[inline]
+    pub fn get(&self, span: Span) -> &[T] {
+        &self.items[self.range(span)]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, span: Span) -> &mut [T] {
+        let range = self.range(span);
+        &mut self.items[range]
+    }
+
+    /// Drops everything from `position` on (the items appended since [`Self::end`] said it).
+    #[inline]
+    pub fn truncate(&mut self, position: u64) {
+        self.items.truncate((position - self.base) as usize);
+    }
+
+    /// Gives back everything before `position`.
+    #[inline]
+    pub fn release_before(&mut self, position: u64) {
+        self.released = self.released.max(position);
+        let dead = (self.released - self.base) as usize;
+        if dead == self.items.len() {
+            self.items.clear();
+            self.base = self.released;
+        } else if dead > 64 && dead * 2 > self.items.len() {
+            // Amortised: what moves is less than what was given back since the last move.
+            self.items.drain(..dead);
+            self.base = self.released;
+        }
+    }
+
+    /// Gives back everything.
+    pub fn clear(&mut self) {
+        self.release_before(self.end());
+    }
+
+    /// Items alive (appended and not given back).
+    pub fn live(&self) -> usize {
+        (self.end() - self.released) as usize
+    }
+}
+
+impl Arena<u8> {
+    /// Appends `len` zero bytes and returns them with their span.
+    #[inline]
+    pub fn zeroed(&mut self, len: usize) -> (Span, &mut [u8]) {
+        let start = self.end();
+        self.items.resize(self.items.len() + len, 0);
+        let span = self.span_from(start);
+        let range = self.range(span);
+        (span, &mut self.items[range])
+    }
+}
+
+/// How a row's kernarg segment gets to the device: staging serialised it (bindings, constants,
+/// implicit arguments, in the kernel's layout, or the caller's raw bytes) into the queue's kernarg
+/// arena, so patching is a copy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernargRecipe {
+    /// The segment's bytes (`len` is the kernarg segment size), then the staged bytes.
+    pub segment: Span,
+    /// Extra bytes placed in the kernarg ring after the segment (an update's payload), whose
+    /// device address is written as a u64 at `staging_pointer_offset` inside the segment.
+    pub staging: Span,
+    pub staging_pointer_offset: u32,
+    /// The segment's alignment (at least 16).
+    pub alignment: u32,
+}
+
+impl KernargRecipe {
+    /// Whether patching writes anything (a segment or staged bytes).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.segment.is_empty() && self.staging.is_empty()
+    }
+
+    /// Kernarg-ring bytes the row needs, before alignment padding.
+    #[inline]
+    pub fn ring_bytes(&self) -> u64 {
+        let staging = if self.staging.is_empty() { 0 } else { u64::from(self.staging.len) + 16 };
+        u64::from(self.segment.len) + staging
+    }
+
+    /// Offset of the staged bytes from the segment's start.
+    #[inline]
+    pub fn staging_offset(&self) -> u64 {
+        u64::from(self.segment.len).next_multiple_of(16)
     }
 }
 
 /// A wait admission turned into a device-side barrier.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct DeviceWait {
     pub producer: Producer,
     /// The semaphore the wait came from: if it fails, the waiting submission fails with it.
     pub semaphore: u32,
-    /// The value waited for. Once the wait has passed on the device, the semaphore is known to
-    /// hold it even if the producer's queue has not drained yet, so this queue's drain raises it
-    /// first: whoever sees this epoch's signals then sees what they depended on.
+    /// The value waited for.
     pub value: u64,
     /// Whether a barrier packet waits on it; false when queue order or the frontier covers it.
     pub barrier: bool,
@@ -151,7 +228,7 @@ pub struct DeviceWait {
     pub slot_named: bool,
 }
 
-/// Admission's verdict on the staged submission.
+/// Admission's verdict on a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Verdict {
     /// Not yet decided.
@@ -170,9 +247,9 @@ pub enum Verdict {
     QueueFailed(u32),
     /// More packets or kernarg bytes than the queue can ever hold at once.
     TooLarge,
-    /// A command-buffer execution replayed more blocks than its limit (a conditional loop that
+    /// A command-buffer execution processed more blocks than its limit (a conditional loop that
     /// never exits).
-    ReplayLimit,
+    BlockLimit,
     /// The engine's own state is inconsistent; the submission fails instead of running
     /// something other than what was asked.
     Fault(SubmissionFault),
@@ -199,8 +276,6 @@ pub enum SubmissionFault {
     TransferNotPlanned { block: u32, command: u32 },
     /// The agent's device library has no kernel for this builtin (by discriminant).
     MissingBuiltin { builtin: u8 },
-    /// A pending submission row lost its components.
-    MissingRow,
     /// A device wait's producer queue has no endpoint in the directory when its barrier is
     /// named (wait resolution found it, and entries are never removed, so this is a broken
     /// invariant, reported instead of publishing a barrier that waits on nothing).
@@ -232,94 +307,314 @@ impl core::fmt::Display for SubmissionFault {
                 write!(f, "the device library cannot plan command {command} of program block {block}")
             }
             Self::MissingBuiltin { builtin } => write!(f, "the device library has no kernel for builtin {builtin}"),
-            Self::MissingRow => f.write_str("a pending submission row lost its components"),
         }
     }
 }
 
-/// What admission decided and reserved for the staged submission.
-#[derive(Component, Default)]
-pub struct AdmissionPlan {
-    pub verdict: Verdict,
-    /// Device-side waits, one per producer queue (the latest epoch of each).
-    pub device_waits: Vec<DeviceWait>,
-    /// What the producers of the barriers are known to have reached (their records' frontiers).
-    pub frontier: Frontier,
-    /// AQL packets reserved: one per device-wait barrier, plus the payload packet.
+/// What admission reserved for a row.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reservation {
+    /// AQL packets reserved: one per device-wait barrier, plus the payload's.
     pub packets: u64,
     /// First reserved AQL packet id.
     pub first_packet: u64,
-    /// Reserved kernarg-ring span: device address of the segment and of the staging bytes.
+    /// Device address of the kernarg segment.
     pub kernarg_address: u64,
-    pub staging_address: u64,
-    /// Kernarg-ring position after this submission (what reclaim frees up to).
+    /// Kernarg-ring position after this row (what reclaim frees up to).
     pub kernarg_end: u64,
-    /// The epoch this submission retires.
+    /// The epoch this row retires.
     pub epoch: u64,
-    /// Program payloads: the blocks this epoch replays.
-    pub segment: SegmentPlan,
     /// A wait barrier that could not be named at reservation: publication runs nothing of the
     /// payload and the epoch fails.
     pub wait_fault: Option<SubmissionFault>,
 }
 
-impl AdmissionPlan {
-    pub fn clear(&mut self) {
-        self.verdict = Verdict::Pending;
-        self.device_waits.clear();
-        self.wait_fault = None;
-        self.frontier = Frontier::EMPTY;
-        self.packets = 0;
-        self.first_packet = 0;
-        self.kernarg_address = 0;
-        self.staging_address = 0;
-        self.kernarg_end = 0;
-        self.epoch = 0;
-        self.segment.clear();
+/// Declares a table of columns (one boxed array per field), with a constructor and a move of one
+/// row from another table (for growth).
+macro_rules! columns {
+    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$field_meta:meta])* pub $field:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$field_meta])* pub $field: Box<[$ty]>,)*
+        }
+
+        impl $name {
+            fn with_capacity(capacity: usize) -> Self {
+                Self { $($field: (0..capacity).map(|_| <$ty>::default()).collect(),)* }
+            }
+
+            fn take_row(&mut self, to: usize, from: &mut Self, at: usize) {
+                $(self.$field[to] = core::mem::take(&mut from.$field[at]);)*
+            }
+        }
+    };
+}
+
+columns! {
+    /// The columns of the pending rows, indexed by [`SubmissionRows::slot`].
+    #[derive(Debug)]
+    pub struct RowColumns {
+        /// The operation as the user called it (for the profile).
+        pub operation: OperationTag,
+        pub payload: Payload,
+        pub waits: Span,
+        pub signals: Span,
+        pub kernargs: KernargRecipe,
+        /// Admission's last verdict on the row.
+        pub verdict: Verdict,
+        pub reservation: Reservation,
+        /// The row was parked (counted once in the queue's statistics).
+        pub parked: bool,
+        /// Host clock (ns) when the submitting call entered the engine; 0 when not capturing.
+        pub entry_ns: u64,
+        /// A command-buffer execution's progress ([`Payload::Program`] rows only).
+        pub program: ProgramRun,
+        /// The segment admission planned for a program row.
+        pub segment: SegmentPlan,
     }
 }
 
-/// The queue's submission rows: which are staged, in queue order, and which are free. Held by the
-/// queue World's `QueueState` resource (not a resource of its own: one fetch less per pass and
-/// per staging).
+/// The queue's pending submission rows as a column table, in queue order.
 ///
-/// A pass of the stages starts at the front of `pending` and admits rows in order until one
-/// cannot go; everything behind that row waits with it, so queue order holds.
-#[derive(Default)]
+/// A pass of the stages starts at the front and admits rows in order until one cannot go;
+/// everything behind that row waits with it, so queue order holds.
+#[derive(Debug)]
 pub struct SubmissionRows {
-    /// Staged rows not yet published, oldest first.
-    pub pending: VecDeque<Entity>,
-    /// Recycled rows, ready to stage into.
-    pub free: Vec<Entity>,
+    pub columns: RowColumns,
+    /// `capacity - 1`; the capacity is a power of two.
+    mask: u64,
+    /// The oldest pending row.
+    pub front: u64,
+    /// Rows staged so far: the next row's sequence.
+    pub staged: u64,
     /// The pending rows are parked: a pass stopped on a wait that cannot be resolved on the
     /// device yet, and the completion thread retries them when a semaphore advances. While set,
     /// new submissions queue behind them without running a pass.
     pub parked: bool,
-    /// Rows staged so far: the next row's sequence.
-    pub staged: u64,
+    pub waits: Arena<WaitOp>,
+    pub signals: Arena<SignalOp>,
+    pub kernarg_bytes: Arena<u8>,
     /// What the current pass did.
     pub pass: PassOutcome,
 }
 
 impl SubmissionRows {
-    /// Moves a free row to the back of the pending rows; `None` when no row is free.
-    pub fn take_free(&mut self) -> Option<Entity> {
-        let entity = self.free.pop()?;
-        self.pending.push_back(entity);
-        Some(entity)
+    /// A table with room for `capacity` pending rows (rounded up to a power of two) before it grows.
+    pub fn with_capacity(capacity: usize) -> Self {
+        let capacity = capacity.max(2).next_power_of_two();
+        Self {
+            columns: RowColumns::with_capacity(capacity),
+            mask: capacity as u64 - 1,
+            front: 0,
+            staged: 0,
+            parked: false,
+            waits: Arena::with_capacity(capacity * 2),
+            signals: Arena::with_capacity(capacity * 2),
+            kernarg_bytes: Arena::with_capacity(capacity * 512),
+            pass: PassOutcome::default(),
+        }
+    }
+
+    /// The column index of row `row`.
+    #[inline]
+    pub fn slot(&self, row: u64) -> usize {
+        (row & self.mask) as usize
+    }
+
+    /// The pending rows, oldest first.
+    #[inline]
+    pub fn pending(&self) -> core::ops::Range<u64> {
+        self.front..self.staged
+    }
+
+    #[inline]
+    pub fn pending_len(&self) -> u64 {
+        self.staged - self.front
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.front == self.staged
+    }
+
+    /// Appends a row behind the pending ones, its columns reset, and returns its sequence. The
+    /// columns double when every slot is pending (the only allocation, and only past the most
+    /// rows ever pending at once).
+    pub fn push(&mut self) -> u64 {
+        if self.pending_len() > self.mask {
+            self.grow();
+        }
+        let row = self.staged;
+        self.staged += 1;
+        let slot = self.slot(row);
+        let columns = &mut self.columns;
+        columns.operation[slot] = OperationTag::Barrier;
+        columns.payload[slot] = Payload::Barrier;
+        let (waits, signals, bytes) = (self.waits.end(), self.signals.end(), self.kernarg_bytes.end());
+        columns.waits[slot] = Span { start: waits, len: 0 };
+        columns.signals[slot] = Span { start: signals, len: 0 };
+        columns.kernargs[slot] = KernargRecipe {
+            segment: Span { start: bytes, len: 0 },
+            staging: Span { start: bytes, len: 0 },
+            staging_pointer_offset: 0,
+            alignment: 16,
+        };
+        columns.verdict[slot] = Verdict::Pending;
+        columns.parked[slot] = false;
+        columns.entry_ns[slot] = 0;
+        row
+    }
+
+    fn grow(&mut self) {
+        let capacity = (self.mask as usize + 1) * 2;
+        let mut columns = RowColumns::with_capacity(capacity);
+        let mask = capacity as u64 - 1;
+        for row in self.pending() {
+            let from = (row & self.mask) as usize;
+            columns.take_row((row & mask) as usize, &mut self.columns, from);
+        }
+        self.columns = columns;
+        self.mask = mask;
+    }
+
+    /// Removes the front row (published, failed or refused) and gives back its arena spans.
+    pub fn pop_front(&mut self) {
+        debug_assert!(!self.is_empty());
+        let slot = self.slot(self.front);
+        let columns = &mut self.columns;
+        self.waits.release_before(columns.waits[slot].end());
+        self.signals.release_before(columns.signals[slot].end());
+        let kernargs = columns.kernargs[slot];
+        self.kernarg_bytes.release_before(kernargs.segment.end().max(kernargs.staging.end()));
+        if columns.payload[slot] == Payload::Program {
+            columns.program[slot].clear();
+            columns.segment[slot].clear();
+        }
+        self.front += 1;
+    }
+
+    /// The signals of row `row`.
+    #[inline]
+    pub fn row_signals(&self, row: u64) -> &[SignalOp] {
+        self.signals.get(self.columns.signals[self.slot(row)])
+    }
+
+    /// The waits of row `row`.
+    #[inline]
+    pub fn row_waits(&self, row: u64) -> &[WaitOp] {
+        self.waits.get(self.columns.waits[self.slot(row)])
+    }
+
+    /// A writer over the back row, which the caller just [`push`](Self::push)ed.
+    #[inline]
+    pub fn writer(&mut self, row: u64) -> RowWriter<'_> {
+        let slot = self.slot(row);
+        RowWriter { rows: self, slot, row }
+    }
+}
+
+/// Fills the row just staged: what the operation is, and its payload and kernargs, serialised
+/// once, here.
+pub struct RowWriter<'a> {
+    rows: &'a mut SubmissionRows,
+    slot: usize,
+    row: u64,
+}
+
+impl RowWriter<'_> {
+    /// The row's place in the queue's staging order.
+    #[inline]
+    pub fn row(&self) -> u64 {
+        self.row
+    }
+
+    #[inline]
+    pub fn set_operation(&mut self, operation: OperationTag) {
+        self.rows.columns.operation[self.slot] = operation;
+    }
+
+    #[inline]
+    pub fn set_entry_ns(&mut self, entry_ns: u64) {
+        self.rows.columns.entry_ns[self.slot] = entry_ns;
+    }
+
+    /// Appends a wait; waits and signals are written before anything else of the row.
+    #[inline]
+    pub fn push_wait(&mut self, wait: WaitOp) {
+        self.rows.waits.push(wait);
+        let span = &mut self.rows.columns.waits[self.slot];
+        span.len += 1;
+    }
+
+    #[inline]
+    pub fn push_signal(&mut self, signal: SignalOp) {
+        self.rows.signals.push(signal);
+        self.rows.columns.signals[self.slot].len += 1;
+    }
+
+    /// A dispatch whose kernarg segment (`size` bytes, `alignment`) follows the HAL layout:
+    /// binding pointers, then 32-bit constants, then the implicit block at its offset.
+    pub fn hal_dispatch(
+        &mut self,
+        template: DispatchTemplate,
+        size: u32,
+        alignment: u32,
+        bindings: impl IntoIterator<Item = u64>,
+        constants: &[u32],
+        implicit: Option<(u32, &ImplicitKernargs)>,
+    ) {
+        self.rows.columns.payload[self.slot] = Payload::Dispatch(template);
+        let (span, segment) = self.rows.kernarg_bytes.zeroed(size as usize);
+        aqueduct_abi::write_hal_kernargs(segment, bindings, bytemuck::cast_slice(constants), implicit);
+        self.set_segment(span, alignment);
+    }
+
+    /// A dispatch with the caller's kernarg bytes, zero-padded to the segment's `size`.
+    pub fn raw_dispatch(&mut self, template: DispatchTemplate, bytes: &[u8], size: u32, alignment: u32) {
+        self.rows.columns.payload[self.slot] = Payload::Dispatch(template);
+        let (span, segment) = self.rows.kernarg_bytes.zeroed((size as usize).max(bytes.len()));
+        segment[..bytes.len()].copy_from_slice(bytes);
+        self.set_segment(span, alignment);
+    }
+
+    fn set_segment(&mut self, segment: Span, alignment: u32) {
+        let kernargs = &mut self.rows.columns.kernargs[self.slot];
+        kernargs.segment = segment;
+        kernargs.staging = Span { start: segment.end(), len: 0 };
+        kernargs.alignment = alignment.max(16);
+    }
+
+    /// Bytes placed in the kernarg ring after the segment, whose device address is written at
+    /// `pointer_offset` inside it (after [`Self::hal_dispatch`] or [`Self::raw_dispatch`]).
+    pub fn stage_bytes(&mut self, bytes: &[u8], pointer_offset: u32) {
+        let span = self.rows.kernarg_bytes.extend(bytes);
+        let kernargs = &mut self.rows.columns.kernargs[self.slot];
+        kernargs.staging = span;
+        kernargs.staging_pointer_offset = pointer_offset;
+    }
+
+    /// Makes the row a command-buffer execution and returns its run state to fill in.
+    pub fn program(&mut self) -> &mut ProgramRun {
+        self.rows.columns.payload[self.slot] = Payload::Program;
+        let program = &mut self.rows.columns.program[self.slot];
+        program.clear();
+        self.rows.columns.segment[self.slot].clear();
+        program
     }
 }
 
 /// What one pass of the stages did with the pending rows.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct PassOutcome {
-    /// Rows admitted by this pass, in order (kernarg patching and publication walk these).
-    pub admitted: Vec<Entity>,
-    /// How many of them have kernargs to patch (counted by `admit_pending`): when none do (a
-    /// pass of barriers), patching looks no row up.
+    /// Rows admitted by this pass: `front..admitted_end` when it began (kernarg patching and
+    /// publication walk these).
+    pub admitted_from: u64,
+    pub admitted_end: u64,
+    /// How many of them have kernargs to patch: when none do (a pass of barriers), patching
+    /// skips the range.
     pub patches: u64,
     /// The row the pass stopped at, and why.
-    pub stop: Option<(Entity, Verdict)>,
+    pub stop: Option<(u64, Verdict)>,
     /// Submissions published (a program's earlier segments are not counted).
     pub published: u64,
     /// AQL packets published, and how many of them were device-wait barriers.
@@ -328,16 +623,60 @@ pub struct PassOutcome {
     /// The first submission fault publication hit: that submission's epoch runs as passing
     /// barriers and its signals fail when it retires.
     pub fault: Option<SubmissionFault>,
+    /// The last packet id published by this pass, for its one doorbell store.
+    pub last_packet: Option<u64>,
 }
 
 impl PassOutcome {
-    pub fn clear(&mut self) {
-        self.admitted.clear();
-        self.patches = 0;
-        self.stop = None;
-        self.published = 0;
-        self.packets = 0;
-        self.device_waits = 0;
-        self.fault = None;
+    pub fn begin(&mut self, front: u64) {
+        *self = PassOutcome { admitted_from: front, admitted_end: front, ..PassOutcome::default() };
+    }
+
+    /// The admitted rows.
+    #[inline]
+    pub fn admitted(&self) -> core::ops::Range<u64> {
+        self.admitted_from..self.admitted_end
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_keep_their_columns_and_spans_across_growth() {
+        let mut rows = SubmissionRows::with_capacity(2);
+        for n in 0..37u64 {
+            let row = rows.push();
+            assert_eq!(row, n);
+            let mut writer = rows.writer(row);
+            for k in 0..n % 3 {
+                writer.push_wait(WaitOp { semaphore: n as u32, value: k });
+            }
+            writer.push_signal(SignalOp { semaphore: n as u32, value: n + 1 });
+            writer.raw_dispatch(DispatchTemplate::default(), &[n as u8; 3], 8, 16);
+        }
+        for n in 0..37u64 {
+            assert_eq!(rows.front, n);
+            assert_eq!(rows.row_waits(n).len() as u64, n % 3);
+            assert_eq!(rows.row_signals(n), [SignalOp { semaphore: n as u32, value: n + 1 }]);
+            let kernargs = rows.columns.kernargs[rows.slot(n)];
+            assert_eq!(rows.kernarg_bytes.get(kernargs.segment), [n as u8, n as u8, n as u8, 0, 0, 0, 0, 0]);
+            rows.pop_front();
+        }
+        assert!(rows.is_empty());
+        assert_eq!(rows.kernarg_bytes.live(), 0, "every span given back");
+    }
+
+    #[test]
+    fn an_arena_moves_its_live_tail_only_once_the_dead_front_outweighs_it() {
+        let mut arena = Arena::<u64>::with_capacity(4);
+        let spans: Vec<Span> = (0..200u64).map(|n| arena.extend(&[n, n + 1])).collect();
+        for (n, span) in spans.iter().enumerate() {
+            assert_eq!(arena.get(*span), [n as u64, n as u64 + 1]);
+            arena.release_before(span.end());
+        }
+        assert_eq!(arena.live(), 0);
+        assert_eq!(arena.end(), 400, "positions keep growing");
     }
 }

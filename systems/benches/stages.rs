@@ -1,4 +1,4 @@
-//! The stages' passes run directly through the cached `SystemState` (the immediate path) versus
+//! The stages' passes run directly on the queue state (the immediate path) versus
 //! through a bevy `Schedule` on the single-threaded executor, one row per pass, and 512 rows per
 //! schedule run (the batch path), on one soft queue in retire-only mode. Each submission is a
 //! barrier that signals one semaphore; every variant stages it, admits it, patches, publishes
@@ -11,15 +11,13 @@ use std::sync::Arc;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
 use aqueduct_components::queue_state::KernargRing;
 use aqueduct_components::semaphore_table::SemaphoreTable;
-use aqueduct_components::submission::{SignalOp, StagedSubmission, Verdict};
+use aqueduct_components::submission::{SignalOp, Verdict};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::{ExecutionMode, SoftConfig, set_queue_mode};
 use aqueduct_hsa::{Hsa, PoolKindInfo};
 use aqueduct_systems::strategy::{BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{
-    DeviceLink, QueueState, build_queue_world, reclaim, run_pass, schedule, stage_params, take_row,
-};
+use aqueduct_systems::{DeviceLink, QueueState, build_queue_world, reclaim, run_pass, schedule, stage_params};
 use bevy_ecs::world::World;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -65,24 +63,24 @@ fn setup() -> Bench {
 /// Stages one barrier that signals the bench semaphore as a pending row.
 fn stage(bench: &mut Bench) {
     bench.value += 1;
-    let row = take_row(&mut bench.world);
-    let mut staged = bench.world.get_mut::<StagedSubmission>(row).expect("a submission row");
-    staged.signals.push(SignalOp { semaphore: bench.semaphore, value: bench.value });
+    let rows = &mut stage_params(&mut bench.params, &mut bench.world).rows;
+    let row = rows.push();
+    rows.writer(row).push_signal(SignalOp { semaphore: bench.semaphore, value: bench.value });
 }
 
 /// Drains what retired; returns whether the pass left rows pending (it stopped for room).
 fn drain(bench: &mut Bench) -> bool {
-    let (mut queue, _, mut epoch_rows) = stage_params(&mut bench.params, &mut bench.world);
+    let queue = stage_params(&mut bench.params, &mut bench.world);
     let retired = BarrierValue::device_retired(&queue.endpoint);
-    reclaim::drain::<BarrierValue>(&mut queue, &mut epoch_rows, retired, reclaim::DrainOrder::Causal);
-    !queue.rows.pending.is_empty()
+    reclaim::drain::<BarrierValue>(queue, retired, reclaim::DrainOrder::Causal);
+    !queue.rows.is_empty()
 }
 
-/// One row, one pass through the cached `SystemState`: the immediate path.
+/// One row, one pass called directly: the immediate path.
 fn direct(bench: &mut Bench) {
     stage(bench);
     loop {
-        run_pass::<BarrierValue>(&mut stage_params(&mut bench.params, &mut bench.world));
+        run_pass::<BarrierValue>(stage_params(&mut bench.params, &mut bench.world));
         if !drain(bench) {
             return;
         }

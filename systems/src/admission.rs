@@ -19,34 +19,31 @@ use core::sync::atomic::Ordering;
 use aqueduct_components::frontier::{Cover, Frontier};
 use aqueduct_components::program::SegmentEnd;
 use aqueduct_components::semaphore_table::{Producer, WaitSource};
-use aqueduct_components::submission::{AdmissionPlan, DeviceWait, Payload, StagedSubmission, SubmissionFault, Verdict};
+use aqueduct_components::submission::{DeviceWait, Payload, Reservation, Span, Verdict};
 
-use bevy_ecs::entity::Entity;
-
+use crate::QueueState;
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::SemaphoreSync;
-use crate::{QueueState, SubmissionRowQuery};
 
-/// Resolves the staged waits into `plan.device_waits` without reserving anything.
-pub fn resolve_waits<S: CrossQueueStrategy>(
-    queue: &QueueState,
-    staged: &StagedSubmission,
-    plan: &mut AdmissionPlan,
-) -> Verdict {
-    plan.device_waits.clear();
-    plan.frontier = Frontier::EMPTY;
-    let table = &queue.link.semaphores;
-    for wait in &staged.waits {
+/// Resolves the waits in `waits` (a span of the row arena) into `queue.scratch_waits`, and what
+/// their producers had reached into `reached`, without reserving anything.
+pub fn resolve_waits<S: CrossQueueStrategy>(queue: &mut QueueState, waits: Span, reached: &mut Frontier) -> Verdict {
+    let QueueState { scratch_waits: device_waits, rows, link, frontier, index, .. } = queue;
+    let index = *index;
+    device_waits.clear();
+    *reached = Frontier::EMPTY;
+    let table = &link.semaphores;
+    for wait in rows.waits.get(waits) {
         let producer = match table.wait_source(wait.semaphore, wait.value) {
             WaitSource::Satisfied => continue,
             WaitSource::Failed(failure) => return Verdict::DependencyFailed(failure),
             WaitSource::Unknown => return Verdict::Defer,
             WaitSource::Queued(producer) => producer,
         };
-        let (covered, via, signal) = if producer.queue == queue.index {
+        let (covered, via, signal) = if producer.queue == index {
             (true, 0, 0)
         } else {
-            let Some(endpoint) = queue.link.directory.get(producer.queue) else { return Verdict::Defer };
+            let Some(endpoint) = link.directory.get(producer.queue) else { return Verdict::Defer };
             // The producer's drained epoch, not its live epoch signal: the signal's cache line
             // is written by the packet processor on every retirement, the counter once per drain.
             let retired = endpoint.drained.load(Ordering::Acquire) >= producer.epoch;
@@ -55,22 +52,22 @@ pub fn resolve_waits<S: CrossQueueStrategy>(
             if retired && let Some(failure) = table.failure(wait.semaphore) {
                 return Verdict::DependencyFailed(failure);
             }
-            match queue.frontier.cover(producer) {
+            match frontier.cover(producer) {
                 _ if retired => (true, 0, 0),
                 Cover::Known => (true, 0, 0),
                 Cover::Pending { via } => (true, via, 0),
                 Cover::No => {
                     // What the producer's queue had reached before it, read with the record so
                     // it belongs to this producer (a replaced record gives nothing: no elision).
-                    if let Some(reached) = table.queued_frontier(wait.semaphore, producer) {
-                        queue.frontier.collect(queue.index, &reached, &mut plan.frontier);
+                    if let Some(producer_reached) = table.queued_frontier(wait.semaphore, producer) {
+                        frontier.collect(index, &producer_reached, reached);
                     }
                     (false, 0, S::resolved_wait_signal(endpoint))
                 }
             }
         };
         add_wait(
-            &mut plan.device_waits,
+            device_waits,
             DeviceWait {
                 producer,
                 semaphore: wait.semaphore,
@@ -85,9 +82,9 @@ pub fn resolve_waits<S: CrossQueueStrategy>(
     // A barrier's producer that another barrier's producer already followed needs no packet: the
     // later barrier passes only after it. A producer's record never lists its own queue, and
     // "followed" runs in publication order, so two barriers never drop each other.
-    if !plan.frontier.is_empty() {
-        for wait in plan.device_waits.iter_mut().filter(|wait| wait.barrier) {
-            wait.barrier = !plan.frontier.covers(wait.producer);
+    if !reached.is_empty() {
+        for wait in device_waits.iter_mut().filter(|wait| wait.barrier) {
+            wait.barrier = !reached.covers(wait.producer);
         }
     }
     Verdict::Admitted
@@ -115,55 +112,69 @@ pub fn barrier_packets<S: CrossQueueStrategy>(waits: &[DeviceWait]) -> u64 {
     S::barrier_packets(waits.iter().filter(|wait| wait.barrier).count() as u64)
 }
 
-/// The whole admission stage: checks, wait resolution, then the reservation.
-pub fn admit<S: CrossQueueStrategy>(queue: &mut QueueState, staged: &StagedSubmission, plan: &mut AdmissionPlan) {
+/// The whole admission stage for row `row`: checks, wait resolution, then the reservation. The
+/// verdict goes to the row's column; nothing changes unless it is [`Verdict::Admitted`].
+pub fn admit<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Verdict {
     crate::stage_span!("admission");
-    plan.clear();
+    let verdict = reserve::<S>(queue, row);
+    let slot = queue.rows.slot(row);
+    queue.rows.columns.verdict[slot] = verdict;
+    verdict
+}
+
+fn reserve<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Verdict {
     if let Some(failure) = queue.failure {
-        plan.verdict = Verdict::QueueFailed(failure);
-        return;
+        return Verdict::QueueFailed(failure);
     }
-    let verdict = resolve_waits::<S>(queue, staged, plan);
+    let slot = queue.rows.slot(row);
+    let mut reached = Frontier::EMPTY;
+    let waits = queue.rows.columns.waits[slot];
+    let verdict = resolve_waits::<S>(queue, waits, &mut reached);
     if verdict != Verdict::Admitted {
-        plan.verdict = verdict;
-        return;
+        return verdict;
     }
-    let barriers = barrier_packets::<S>(&plan.device_waits);
+    let barriers = barrier_packets::<S>(&queue.scratch_waits);
     // The read index last seen first; the live one (a line the packet processor keeps writing)
     // only when that says the ring is too full for a single payload packet, or always for a
     // program, whose segment is sized to the room there is.
-    let program = staged.payload == Payload::Program;
+    let payload = queue.rows.columns.payload[slot];
+    let program = payload == Payload::Program;
     let write_index = queue.ring.write_index_now();
     let mut aql_free = queue.ring.capacity() - write_index.wrapping_sub(queue.known_read_index);
     if program || aql_free < barriers + queue.capture.payload_packets(1, false) {
         queue.known_read_index = queue.ring.read_index();
         aql_free = queue.ring.capacity() - write_index.wrapping_sub(queue.known_read_index);
     }
+    let kernargs = queue.rows.columns.kernargs[slot];
     let (packets, kernarg_bytes, kernarg_alignment) = if program {
         // A timed segment's two extra packets (see `CaptureState::payload_packets`) come off the room.
         let extra = queue.capture.payload_packets(0, true);
         let room = aql_free.saturating_sub(barriers + extra);
         let capacity = queue.ring.capacity().saturating_sub(barriers + extra);
-        let verdict = crate::block_processor::plan_segment(queue, &staged.program, room, capacity, &mut plan.segment);
+        let drained_all = queue.epochs.submitted == queue.epochs.drained;
+        let columns = &mut queue.rows.columns;
+        let segment = &mut columns.segment[slot];
+        let verdict = crate::block_processor::plan_segment(
+            &queue.kernargs,
+            drained_all,
+            &columns.program[slot],
+            room,
+            capacity,
+            segment,
+        );
         if verdict != Verdict::Admitted {
-            plan.verdict = verdict;
-            return;
+            return verdict;
         }
         (
-            barriers + queue.capture.payload_packets(crate::block_processor::segment_packets(&plan.segment), true),
-            plan.segment.kernarg_bytes,
+            barriers + queue.capture.payload_packets(crate::block_processor::segment_packets(segment), true),
+            segment.kernarg_bytes,
             crate::block_processor::SEGMENT_KERNARG_ALIGNMENT,
         )
     } else {
-        (
-            barriers + queue.capture.payload_packets(1, false),
-            staged.kernarg_bytes(),
-            u64::from(staged.kernarg_alignment),
-        )
+        (barriers + queue.capture.payload_packets(1, false), kernargs.ring_bytes(), u64::from(kernargs.alignment))
     };
     if packets > queue.ring.capacity() || kernarg_bytes > queue.kernargs.capacity / 2 {
-        plan.verdict = Verdict::TooLarge;
-        return;
+        return Verdict::TooLarge;
     }
     // Capacity first, all read-only.
     let epoch = queue.epochs.submitted + 1;
@@ -172,45 +183,49 @@ pub fn admit<S: CrossQueueStrategy>(queue: &mut QueueState, staged: &StagedSubmi
     let (Some((start, end)), true, true, true) =
         (kernarg_span, queue.epochs.has_room(), slot_free, aql_free >= packets)
     else {
-        plan.verdict = Verdict::Backpressure;
-        return;
+        return Verdict::Backpressure;
     };
     // Reserve. This queue's World is the only producer on its ring, so the CAS cannot lose.
     let Some(first_packet) = queue.ring.try_reserve_known(packets, queue.known_read_index) else {
-        plan.verdict = Verdict::Backpressure;
-        return;
+        return Verdict::Backpressure;
     };
     queue.kernargs.head = end;
     queue.epochs.submitted = epoch;
-    plan.packets = packets;
-    plan.first_packet = first_packet;
-    plan.kernarg_address = queue.kernargs.address(start);
-    plan.staging_address = plan.kernarg_address + u64::from(staged.kernarg_size).next_multiple_of(16);
-    plan.kernarg_end = end;
-    plan.epoch = epoch;
-    plan.verdict = Verdict::Admitted;
     // Before the producer records below: no one can learn of the epoch before its state is armed.
-    plan.wait_fault = S::reserve_epoch(queue, epoch, &mut plan.device_waits).err();
+    let mut waits = core::mem::take(&mut queue.scratch_waits);
+    let wait_fault = S::reserve_epoch(queue, epoch, &mut waits).err();
+    let epoch_slot = queue.epochs.slot(epoch);
+    queue.epochs.device_waits[epoch_slot] = queue.epochs.wait_arena.extend(&waits);
+    queue.scratch_waits = waits;
+    queue.rows.columns.reservation[slot] = Reservation {
+        packets,
+        first_packet,
+        kernarg_address: queue.kernargs.address(start),
+        kernarg_end: end,
+        epoch,
+        wait_fault,
+    };
     // Publication always writes these barriers (a payload fault replaces only the payload), so
     // their producers are reached once this epoch retires, and so is everything their records
     // list: device barriers plus the barrier bit on every packet make "queue X reached epoch e"
     // transitive. The records' entries stay conditional on this epoch until it is drained
     // (`QueueFrontier` says why); the producer records below carry only unconditional ones.
-    let barriers = plan.device_waits.iter().filter(|wait| wait.barrier).map(|wait| wait.producer);
-    queue.frontier.admitted_epoch(queue.index, epoch, barriers, &plan.frontier);
-    if staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return {
-        record_producers(queue, staged, epoch);
+    let barriers = queue.scratch_waits.iter().filter(|wait| wait.barrier).map(|wait| wait.producer);
+    queue.frontier.admitted_epoch(queue.index, epoch, barriers, &reached);
+    if !program || queue.rows.columns.segment[slot].end == SegmentEnd::Return {
+        record_producers(queue, row, epoch);
     }
+    Verdict::Admitted
 }
 
-/// Records this queue's epoch as the producer of each signal, with what the queue is known to
-/// have reached, so a later wait (on this queue in the same pass, or on another queue) resolves
-/// to it. Written at admission, not publication: the epoch is reserved and will retire (its
-/// payload as passing barriers if publication faults, with its signals failed), and a batch's
-/// later rows must see it before they are admitted.
-fn record_producers(queue: &QueueState, staged: &StagedSubmission, epoch: u64) {
+/// Records this queue's epoch as the producer of each of row `row`'s signals, with what the
+/// queue is known to have reached, so a later wait (on this queue in the same pass, or on another
+/// queue) resolves to it. Written at admission, not publication: the epoch is reserved and will
+/// retire (its payload as passing barriers if publication faults, with its signals failed), and
+/// a batch's later rows must see it before they are admitted.
+fn record_producers(queue: &QueueState, row: u64, epoch: u64) {
     let reached = queue.frontier.published();
-    for signal in &staged.signals {
+    for signal in queue.rows.row_signals(row) {
         queue.link.semaphores.record_queued_signal_with_frontier(
             signal.semaphore,
             signal.value,
@@ -220,45 +235,26 @@ fn record_producers(queue: &QueueState, staged: &StagedSubmission, epoch: u64) {
     }
 }
 
-/// Admission over the pending rows, in queue order: admits each until one cannot go (recorded
-/// as the pass's stop), or until a program whose execution continues past this segment (the rows
-/// behind it wait for the rest of it).
-pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut QueueState, query: &mut SubmissionRowQuery) {
-    queue.rows.pass.clear();
-    for index in 0..queue.rows.pending.len() {
-        let entity = queue.rows.pending[index];
-        let Ok((staged, mut plan)) = query.get_mut(entity) else {
-            queue.rows.pass.stop = Some((entity, Verdict::Fault(SubmissionFault::MissingRow)));
+/// Admission over the pending rows, in queue order, one loop over the range from the front:
+/// admits each until one cannot go (recorded as the pass's stop), or until a program whose
+/// execution continues past this segment (the rows behind it wait for the rest of it).
+pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut QueueState) {
+    queue.rows.pass.begin(queue.rows.front);
+    for row in queue.rows.pending() {
+        let verdict = admit::<S>(queue, row);
+        if verdict != Verdict::Admitted {
+            queue.rows.pass.stop = Some((row, verdict));
             return;
-        };
-        let go_on = admit_row::<S>(queue, entity, &staged, &mut plan);
-        // Counted here, not in `admit_row`: only a pass over many rows patches them in a loop.
-        if plan.verdict == Verdict::Admitted {
-            queue.rows.pass.patches += u64::from(staged.has_kernargs_to_patch());
         }
-        if !go_on {
+        let rows = &mut queue.rows;
+        let slot = rows.slot(row);
+        rows.pass.admitted_end = row + 1;
+        rows.pass.patches += u64::from(!rows.columns.kernargs[slot].is_empty());
+        let payload = rows.columns.payload[slot];
+        if payload == Payload::Program && rows.columns.segment[slot].end != SegmentEnd::Return {
             return;
         }
     }
-}
-
-/// Admits one pending row and notes it in the pass; returns whether the pass may go on to the
-/// rows behind it (not when this one was refused, nor when its program continues past this
-/// segment).
-#[inline]
-pub fn admit_row<S: CrossQueueStrategy>(
-    queue: &mut QueueState,
-    entity: Entity,
-    staged: &StagedSubmission,
-    plan: &mut AdmissionPlan,
-) -> bool {
-    admit::<S>(queue, staged, plan);
-    if plan.verdict != Verdict::Admitted {
-        queue.rows.pass.stop = Some((entity, plan.verdict));
-        return false;
-    }
-    queue.rows.pass.admitted.push(entity);
-    staged.payload != Payload::Program || plan.segment.end == SegmentEnd::Return
 }
 
 #[cfg(test)]

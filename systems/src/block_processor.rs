@@ -21,8 +21,8 @@ use aqueduct_components::program::{
 use aqueduct_components::submission::{SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
 
-use crate::QueueState;
 use crate::queue_state::CaptureState;
+use aqueduct_components::queue_state::KernargRing;
 
 /// A header word the host does not publish: an indirect dispatch's header is stored by the
 /// patch kernel that runs just before it, once the grid is in place.
@@ -34,7 +34,8 @@ pub const SEGMENT_KERNARG_ALIGNMENT: u64 = KERNARG_BLOCK_BYTES;
 /// Plans the next segment of `run` into `segment`: `room` AQL slots are free now, `capacity`
 /// could be free at best. Reads only; nothing is reserved.
 pub fn plan_segment(
-    queue: &QueueState,
+    kernargs: &KernargRing,
+    drained_all: bool,
     run: &ProgramRun,
     room: u64,
     capacity: u64,
@@ -48,7 +49,7 @@ pub fn plan_segment(
         Cursor::Block(ordinal) => ordinal,
         Cursor::PendingBranch(ordinal) => {
             // The branch reads memory the queue's earlier work may write: only once it drained.
-            if queue.epochs.submitted != queue.epochs.drained {
+            if !drained_all {
                 return Verdict::Backpressure;
             }
             match evaluate_branch(image, ordinal, &run.bindings) {
@@ -58,7 +59,7 @@ pub fn plan_segment(
         }
         Cursor::Done => return Verdict::Fault(SubmissionFault::ProgramFinished),
     };
-    let kernarg_limit = queue.kernargs.capacity / 2;
+    let kernarg_limit = kernargs.capacity / 2;
     let mut replayed = run.blocks_replayed;
     loop {
         let Some((facts, _, _)) = image.blocks.get(cursor) else {
@@ -69,7 +70,7 @@ pub fn plan_segment(
         let kernarg_bytes = segment.kernarg_bytes + u64::from(header.max_kernarg_bytes);
         let fits = packets <= room
             && kernarg_bytes <= kernarg_limit
-            && queue.kernargs.plan(kernarg_bytes, SEGMENT_KERNARG_ALIGNMENT).is_some();
+            && kernargs.plan(kernarg_bytes, SEGMENT_KERNARG_ALIGNMENT).is_some();
         if !fits {
             if !segment.blocks.is_empty() {
                 segment.end = SegmentEnd::Continue(cursor);
@@ -80,7 +81,7 @@ pub fn plan_segment(
             return if never { Verdict::TooLarge } else { Verdict::Backpressure };
         }
         if replayed >= run.block_limit {
-            return Verdict::ReplayLimit;
+            return Verdict::BlockLimit;
         }
         replayed += 1;
         segment.blocks.push(cursor);

@@ -1,8 +1,9 @@
-//! Kernarg patching: build the segment in the kernarg space admission reserved.
+//! Kernarg patching: copy the admitted rows' kernarg segments, serialised at staging, into the
+//! kernarg space admission reserved, and fix the addresses that depend on where they landed.
 
-use aqueduct_components::submission::{AdmissionPlan, KernargLayout, StagedSubmission, SubmissionRows};
+use aqueduct_components::submission::{KernargRecipe, Reservation};
 
-use crate::SubmissionRowQuery;
+use crate::QueueState;
 
 /// Writes `bytes` at device address `address`.
 ///
@@ -14,47 +15,38 @@ unsafe fn write(address: u64, bytes: &[u8]) {
     unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), address as *mut u8, bytes.len()) };
 }
 
-/// Writes the staged submission's kernarg segment (and staged bytes) at the plan's addresses.
-pub fn patch_kernargs(staged: &StagedSubmission, plan: &AdmissionPlan) {
-    crate::stage_span!("kernarg_patching");
-    let base = plan.kernarg_address;
-    // SAFETY (every write below): admission reserved `staged.kernarg_bytes()` from `base`, the
-    // segment first (`kernarg_size` bytes, host-writable, read by no packet until publication)
-    // and the staging bytes at `plan.staging_address`; the engine validated that every offset
-    // written here lies inside `kernarg_size` (and the HAL writer cuts anything at its end).
+/// Copies one row's segment (and staged bytes) to its reserved kernarg space.
+#[inline]
+fn patch_row(bytes: &aqueduct_components::submission::Arena<u8>, kernargs: &KernargRecipe, reserved: &Reservation) {
+    let base = reserved.kernarg_address;
+    // SAFETY (every write below): admission reserved `kernargs.ring_bytes()` from `base`: the
+    // segment first (host-writable, read by no packet until publication), then the staged bytes
+    // at `staging_offset()`; the engine validated that the staging pointer's offset lies inside
+    // the segment.
     unsafe {
-        match &staged.layout {
-            KernargLayout::None => {}
-            KernargLayout::Raw => write(base, &staged.raw),
-            KernargLayout::Hal { implicit_offset, implicit } => {
-                // The one HAL writer, shared with the recorder's templates and replay's pointer
-                // scatter: the whole segment, gaps zeroed, the implicit block cut at its end.
-                let segment = core::slice::from_raw_parts_mut(base as *mut u8, staged.kernarg_size as usize);
-                aqueduct_abi::write_hal_kernargs(
-                    segment,
-                    staged.bindings.iter().copied(),
-                    bytemuck::cast_slice(&staged.constants),
-                    implicit_offset.map(|offset| (offset, implicit)),
-                );
-            }
-        }
-        if !staged.staging.is_empty() {
-            write(plan.staging_address, &staged.staging);
-            if let Some(offset) = staged.staging_pointer_offset {
-                write(base + u64::from(offset), &plan.staging_address.to_le_bytes());
-            }
+        write(base, bytes.get(kernargs.segment));
+        if !kernargs.staging.is_empty() {
+            let staging_address = base + kernargs.staging_offset();
+            write(staging_address, bytes.get(kernargs.staging));
+            write(base + u64::from(kernargs.staging_pointer_offset), &staging_address.to_le_bytes());
         }
     }
 }
 
-/// Kernarg patching for every row the pass admitted (none looked up when none has kernargs).
-pub fn patch_admitted(rows: &SubmissionRows, query: &SubmissionRowQuery) {
+/// Kernarg patching for the range of rows the pass admitted: one loop, skipped when none has
+/// kernargs (a pass of barriers).
+pub fn patch_admitted(queue: &mut QueueState) {
+    crate::stage_span!("kernarg_patching");
+    let rows = &queue.rows;
     if rows.pass.patches == 0 {
         return;
     }
-    for &entity in &rows.pass.admitted {
-        if let Ok((staged, plan)) = query.get(entity) {
-            patch_kernargs(staged, plan);
+    let columns = &rows.columns;
+    for row in rows.pass.admitted() {
+        let slot = rows.slot(row);
+        let kernargs = &columns.kernargs[slot];
+        if !kernargs.is_empty() {
+            patch_row(&rows.kernarg_bytes, kernargs, &columns.reservation[slot]);
         }
     }
 }

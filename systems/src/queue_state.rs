@@ -12,9 +12,9 @@ use std::sync::Arc;
 use aqueduct_components::capture::{CaptureFlags, TimedKind, TimedPacket};
 use aqueduct_components::directory::{QueueDirectory, QueueEndpoint};
 use aqueduct_components::frontier::QueueFrontier;
-use aqueduct_components::queue_state::{EpochRing, KernargRing};
+use aqueduct_components::queue_state::{EpochTable, KernargRing};
 use aqueduct_components::semaphore_table::SemaphoreTable;
-use aqueduct_components::submission::SubmissionRows;
+use aqueduct_components::submission::{DeviceWait, SubmissionRows};
 use aqueduct_hsa::ring::AqlRing;
 use bevy_ecs::prelude::*;
 
@@ -48,7 +48,7 @@ pub struct QueueState {
     /// underestimates free space and is safe.
     pub known_read_index: u64,
     pub kernargs: KernargRing,
-    pub epochs: EpochRing,
+    pub epochs: EpochTable,
     pub endpoint: Arc<QueueEndpoint>,
     /// What this queue's published work is known to follow on other queues (its own device
     /// waits, and transitively what their producers followed): a later wait it covers needs no
@@ -59,10 +59,16 @@ pub struct QueueState {
     pub epoch_signal: u64,
     /// Sticky failure (failure-log index), mirrored in the endpoint for other queues.
     pub failure: Option<u32>,
-    /// The submission rows in queue order, the free ones, and what the current pass did: held
-    /// here rather than as a resource of their own, so a pass (and each staging) fetches one
-    /// resource less.
+    /// The pending submission rows (a column table, in queue order) and what the current pass
+    /// did: held here rather than as a resource of their own, so a pass (and each staging)
+    /// fetches one resource.
     pub rows: SubmissionRows,
+    /// Admission's wait resolution for the row in hand, moved into the epoch's waits when the
+    /// row is admitted (reused: nothing allocates per row).
+    pub scratch_waits: Vec<DeviceWait>,
+    /// What the reclaim stage of the last pass drained (with the drained epoch before it), for
+    /// the engine to follow up (profile records, the settled mark, wake-ups); taken by it.
+    pub drain: Option<(u64, crate::reclaim::DrainOutcome)>,
     /// What a profile capture asks of the stages; off unless the engine begins one.
     pub capture: CaptureState,
     /// The row of the oldest epoch that was in flight when the queue failed. A failed queue's

@@ -10,7 +10,7 @@ use aqueduct_components::submission::{DeviceWait, SignalOp};
 
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::{HostParking, SemaphoreSync};
-use crate::{DeviceLink, EpochRows, QueueState};
+use crate::{DeviceLink, QueueState};
 
 /// Retired epochs the submitting thread lets accumulate before it drains them itself, holding
 /// the queue lock it already has: one signal load per submission while a batch is in flight,
@@ -121,15 +121,11 @@ fn producers_drained(link: &DeviceLink, me: u16, epoch: u64, waits: &[DeviceWait
     })
 }
 
-/// Drains every epoch up to `retired`, in order: signals (or, if a device-side dependency
-/// failed, fails) their semaphores and frees their kernarg space. Under [`DrainOrder::Causal`]
-/// it stops at the first epoch whose producers have not drained (`held`). Wakes host waiters.
-pub fn drain<S: CrossQueueStrategy>(
-    queue: &mut QueueState,
-    rows: &mut EpochRows,
-    retired: u64,
-    order: DrainOrder,
-) -> DrainOutcome {
+/// Drains every epoch up to `retired`, in order, one loop over the epoch table's range from the
+/// last drained: signals (or, if a device-side dependency failed, fails) their semaphores and
+/// frees their kernarg space. Under [`DrainOrder::Causal`] it stops at the first epoch whose
+/// producers have not drained (`held`). Wakes host waiters.
+pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, retired: u64, order: DrainOrder) -> DrainOutcome {
     crate::stage_span!("epoch_reclaim");
     let first = queue.epochs.drained + 1;
     let last = retired.min(queue.epochs.submitted);
@@ -139,23 +135,23 @@ pub fn drain<S: CrossQueueStrategy>(
     let mut kernarg_end = queue.kernargs.reclaimed;
     let submitted = queue.epochs.submitted;
     let mut done = first - 1;
-    let mut coalescer = Coalescer { table: &queue.link.semaphores, pending: None, outcome: DrainOutcome::default() };
+    let QueueState { epochs, link, frontier, index, .. } = &mut *queue;
+    let mut coalescer = Coalescer { table: &link.semaphores, pending: None, outcome: DrainOutcome::default() };
     for epoch in first..=last {
-        let Ok((row, signals, waits, _)) = rows.get(queue.epochs.row(epoch)) else {
-            done = epoch;
-            continue;
-        };
+        let slot = epochs.slot(epoch);
+        let waits = epochs.wait_arena.get(epochs.device_waits[slot]);
+        let signals = epochs.signal_arena.get(epochs.signals[slot]);
         // A covered wait whose cover came through an earlier epoch's barriers (`via`) fails with
         // that epoch; epochs drain in order, so its outcome is settled by now.
         let known_failure = |table| {
-            row.failure.or_else(|| failed_dependency(table, &waits.0)).or_else(|| queue.frontier.via_failure(&waits.0))
+            epochs.failure[slot].or_else(|| failed_dependency(table, waits)).or_else(|| frontier.via_failure(waits))
         };
         let mut failure = known_failure(coalescer.table);
         // An epoch that fails already need not wait: its producer may not even have run (a cover
         // lost with a destroyed queue). One that would succeed waits for its producers' drains,
         // then looks again: a producer's drain may have failed what it waited on.
-        if failure.is_none() && order == DrainOrder::Causal && !waits.0.is_empty() {
-            if !producers_drained(&queue.link, queue.index, epoch, &waits.0) {
+        if failure.is_none() && order == DrainOrder::Causal && !waits.is_empty() {
+            if !producers_drained(link, *index, epoch, waits) {
                 coalescer.outcome.held = true;
                 break;
             }
@@ -164,28 +160,24 @@ pub fn drain<S: CrossQueueStrategy>(
         match failure {
             None => {
                 if order == DrainOrder::CatchUp {
-                    coalescer.catch_up(&waits.0);
+                    coalescer.catch_up(waits);
                 }
-                signals.0.iter().for_each(|signal| coalescer.push(*signal));
+                signals.iter().for_each(|signal| coalescer.push(*signal));
             }
-            Some(failure) => signals.0.iter().for_each(|signal| coalescer.fail(*signal, failure)),
+            Some(failure) => signals.iter().for_each(|signal| coalescer.fail(*signal, failure)),
         }
-        S::release_waits(&queue.link, &waits.0);
-        queue.frontier.settle(epoch, failure, submitted);
-        kernarg_end = row.kernarg_end;
+        S::release_waits(link, waits);
+        frontier.settle(epoch, failure, submitted);
+        kernarg_end = epochs.kernarg_end[slot];
         coalescer.outcome.epochs += 1;
         done = epoch;
     }
     coalescer.flush();
-    for epoch in first..=done {
-        let Ok((_, mut signals, mut waits, _)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };
-        signals.0.clear();
-        waits.0.clear();
-    }
     let mut outcome = coalescer.outcome;
     if done < first {
         return outcome; // held at the first epoch: nothing changed
     }
+    epochs.release_through(done);
     queue.kernargs.reclaimed = kernarg_end;
     queue.epochs.drained = done;
     outcome.wake = drain_order::publish_drained(&queue.endpoint.drained, &queue.endpoint.drain_waiters, done);
@@ -198,36 +190,34 @@ pub fn drain<S: CrossQueueStrategy>(
 /// The queue failed with `failure`: every epoch still in flight fails its semaphores and is
 /// force-retired on the device so barriers on other queues that wait
 /// for it pass (their epochs then fail through [`drain`]'s dependency check).
-pub fn fail_in_flight<S: CrossQueueStrategy>(
-    queue: &mut QueueState,
-    rows: &mut EpochRows,
-    failure: u32,
-) -> DrainOutcome {
+pub fn fail_in_flight<S: CrossQueueStrategy>(queue: &mut QueueState, failure: u32) -> DrainOutcome {
     crate::stage_span!("fail_in_flight");
     queue.failure = Some(failure);
     queue.endpoint.failure.store(failure + 1, Ordering::Release);
+    let (drained, submitted) = (queue.epochs.drained, queue.epochs.submitted);
     // Force-retired is not run: the HSA queue may still execute these epochs' packets.
-    if queue.epochs.submitted > queue.epochs.drained
-        && let Ok((row, _, _, _)) = rows.get(queue.epochs.row(queue.epochs.drained + 1))
-    {
-        queue.unsettled_from = Some(queue.unsettled_from.map_or(row.row, |from| from.min(row.row)));
+    if submitted > drained {
+        let row = queue.epochs.row[queue.epochs.slot(drained + 1)];
+        queue.unsettled_from = Some(queue.unsettled_from.map_or(row, |from| from.min(row)));
     }
     let mut outcome = DrainOutcome::default();
-    for epoch in queue.epochs.drained + 1..=queue.epochs.submitted {
-        let Ok((_, mut signals, mut waits, _)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };
-        for signal in signals.0.drain(..) {
+    for epoch in drained + 1..=submitted {
+        let epochs = &queue.epochs;
+        let slot = epochs.slot(epoch);
+        for signal in epochs.signal_arena.get(epochs.signals[slot]) {
             outcome.failures += u64::from(queue.link.semaphores.fail(signal.semaphore, failure));
         }
-        S::release_waits(&queue.link, &waits.0);
-        waits.0.clear();
+        S::release_waits(&queue.link, epochs.wait_arena.get(epochs.device_waits[slot]));
         outcome.epochs += 1;
+    }
+    if submitted > drained {
+        queue.epochs.release_through(submitted);
     }
     queue.frontier.clear_pending();
     S::force_retire(queue);
-    queue.epochs.drained = queue.epochs.submitted;
+    queue.epochs.drained = submitted;
     queue.kernargs.reclaimed = queue.kernargs.head;
-    outcome.wake =
-        drain_order::publish_drained(&queue.endpoint.drained, &queue.endpoint.drain_waiters, queue.epochs.submitted);
+    outcome.wake = drain_order::publish_drained(&queue.endpoint.drained, &queue.endpoint.drain_waiters, submitted);
     queue.link.semaphores.notify();
     outcome
 }
@@ -236,14 +226,19 @@ pub fn fail_in_flight<S: CrossQueueStrategy>(
 /// [`SUBMITTER_DRAIN_BATCH`] epochs did, so a busy queue needs no completion-thread wake-up.
 /// Reads nothing shared unless a whole batch is in flight.
 #[inline]
-pub fn drain_retired_batch<S: CrossQueueStrategy>(
-    queue: &mut QueueState,
-    rows: &mut EpochRows,
-) -> Option<DrainOutcome> {
+pub fn drain_retired_batch<S: CrossQueueStrategy>(queue: &mut QueueState) -> Option<DrainOutcome> {
     let batch_end = queue.epochs.drained + SUBMITTER_DRAIN_BATCH;
     if queue.epochs.submitted < batch_end || !S::has_retired(&queue.endpoint, batch_end) {
         return None;
     }
     let retired = S::device_retired(&queue.endpoint);
-    Some(drain::<S>(queue, rows, retired, DrainOrder::Causal))
+    Some(drain::<S>(queue, retired, DrainOrder::Causal))
+}
+
+/// The reclaim stage of a pass: [`drain_retired_batch`], with what it drained left in
+/// `QueueState::drain` (and the drained epoch before it) for the engine to follow up.
+#[inline]
+pub fn reclaim_retired_batch<S: CrossQueueStrategy>(queue: &mut QueueState) {
+    let drained_before = queue.epochs.drained;
+    queue.drain = drain_retired_batch::<S>(queue).map(|outcome| (drained_before, outcome));
 }

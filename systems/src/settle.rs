@@ -10,25 +10,14 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::{EpochRows, QueueState, SubmissionRowQuery};
+use crate::QueueState;
 
 /// The sequence below which every row of the queue has settled: the oldest pending row's, the
 /// row of the oldest epoch still in flight, or (neither) every row staged.
-pub fn settled_rows(queue: &QueueState, query: &SubmissionRowQuery, epochs: &EpochRows) -> u64 {
-    let rows = &queue.rows;
-    let mut settled = rows.staged;
-    if let Some(&front) = rows.pending.front() {
-        match query.get(front) {
-            Ok((staged, _)) => settled = settled.min(staged.row),
-            // A row without components cannot say where it stands: claim nothing new.
-            Err(_) => return queue.endpoint.settled_rows.load(Ordering::Relaxed),
-        }
-    }
+pub fn settled_rows(queue: &QueueState) -> u64 {
+    let mut settled = queue.rows.front;
     if queue.epochs.submitted > queue.epochs.drained {
-        match epochs.get(queue.epochs.row(queue.epochs.drained + 1)) {
-            Ok((row, _, _, _)) => settled = settled.min(row.row),
-            Err(_) => return queue.endpoint.settled_rows.load(Ordering::Relaxed),
-        }
+        settled = settled.min(queue.epochs.row[queue.epochs.slot(queue.epochs.drained + 1)]);
     }
     if let Some(row) = queue.unsettled_from {
         settled = settled.min(row);
@@ -38,6 +27,6 @@ pub fn settled_rows(queue: &QueueState, query: &SubmissionRowQuery, epochs: &Epo
 
 /// Publishes [`settled_rows`] with one release store. Call it after a drain (so that its
 /// semaphore stores come before any reuse of their slots) and after rows fail or are refused.
-pub fn publish_settled(queue: &QueueState, query: &SubmissionRowQuery, epochs: &EpochRows) {
-    queue.endpoint.settled_rows.store(settled_rows(queue, query, epochs), Ordering::Release);
+pub fn publish_settled(queue: &QueueState) {
+    queue.endpoint.settled_rows.store(settled_rows(queue), Ordering::Release);
 }

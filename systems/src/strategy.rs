@@ -15,14 +15,13 @@ use aqueduct_abi::{
 };
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
 use aqueduct_components::endpoint_scan::scan_retired;
-use aqueduct_components::submission::{AdmissionPlan, DeviceWait, StagedSubmission, SubmissionFault};
+use aqueduct_components::submission::{DeviceWait, SubmissionFault};
 use aqueduct_hsa::ring::AqlRing;
-use bevy_ecs::entity::Entity;
 use bevy_ecs::schedule::Schedule;
 
 use crate::reclaim::{DrainOrder, DrainOutcome};
 use crate::sync::signal_value;
-use crate::{DeviceLink, EpochRows, QueueState, StageParams};
+use crate::{DeviceLink, QueueState};
 
 /// Dependency signals one BARRIER_AND packet can name.
 pub const BARRIER_AND_DEPENDENCIES: usize = 5;
@@ -331,18 +330,14 @@ fn store_signal(link: &DeviceLink, signal: u64, value: i64) {
 /// through these pointers (one indirect call per entry, no strategy branch inside).
 #[derive(Clone, Copy)]
 pub struct QueueStages {
-    /// One pass of admission → kernarg patching → AQL publication (the immediate path).
-    pub run_pass: fn(&mut StageParams<'_, '_>),
-    /// That pass over the one pending row, whose columns the caller holds (`crate::run_row`).
-    pub run_row: fn(&mut QueueState, Entity, &mut StagedSubmission, &mut AdmissionPlan, &mut EpochRows<'_, '_>),
-    /// The same passes as bevy systems, for a batch's flush.
+    /// One pass of the four stages over the pending rows (the immediate path).
+    pub run_pass: fn(&mut QueueState),
+    /// The same stages as bevy systems, for a batch's flush.
     pub schedule: fn() -> Schedule,
     /// Drains every epoch up to the given retired epoch, in the given order.
-    pub drain: fn(&mut QueueState, &mut EpochRows<'_, '_>, u64, DrainOrder) -> DrainOutcome,
-    /// Drains what retired if at least a batch of epochs did, for the submitting thread.
-    pub drain_retired_batch: fn(&mut QueueState, &mut EpochRows<'_, '_>) -> Option<DrainOutcome>,
+    pub drain: fn(&mut QueueState, u64, DrainOrder) -> DrainOutcome,
     /// Fails every epoch in flight with the given failure.
-    pub fail_in_flight: fn(&mut QueueState, &mut EpochRows<'_, '_>, u32) -> DrainOutcome,
+    pub fail_in_flight: fn(&mut QueueState, u32) -> DrainOutcome,
     pub device_retired: fn(&QueueEndpoint) -> u64,
     pub retirement_wait: fn(&QueueEndpoint, u64, u64) -> Option<RetirementWait>,
 }
@@ -359,10 +354,8 @@ impl QueueStages {
     fn of<S: CrossQueueStrategy>() -> Self {
         Self {
             run_pass: crate::run_pass::<S>,
-            run_row: crate::run_row::<S>,
             schedule: crate::schedule::submission_schedule::<S>,
             drain: crate::reclaim::drain::<S>,
-            drain_retired_batch: crate::reclaim::drain_retired_batch::<S>,
             fail_in_flight: crate::reclaim::fail_in_flight::<S>,
             device_retired: S::device_retired,
             retirement_wait: S::retirement_wait,

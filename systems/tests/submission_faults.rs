@@ -15,9 +15,7 @@ use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory,
 use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, ProgramImageRef, SegmentPlan};
 use aqueduct_components::queue_state::KernargRing;
 use aqueduct_components::semaphore_table::{Producer, SemaphoreTable};
-use aqueduct_components::submission::{
-    AdmissionPlan, DeviceWait, Payload, SignalOp, StagedSubmission, SubmissionFault, Verdict,
-};
+use aqueduct_components::submission::{DeviceWait, Reservation, SignalOp, SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::SoftConfig;
 use aqueduct_hsa::{Hsa, PoolKindInfo};
@@ -74,9 +72,9 @@ impl Rig {
     fn drained_failure(&mut self, semaphore: u32) -> Option<String> {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            let (mut queue, _, mut rows) = stage_params(&mut self.params, &mut self.world);
+            let queue = stage_params(&mut self.params, &mut self.world);
             let retired = BarrierValue::device_retired(&queue.endpoint);
-            reclaim::drain::<BarrierValue>(&mut queue, &mut rows, retired, reclaim::DrainOrder::Causal);
+            reclaim::drain::<BarrierValue>(queue, retired, reclaim::DrainOrder::Causal);
             if let Some(failure) = self.semaphores.failure(semaphore) {
                 return self.semaphores.failure_record(failure).map(|record| record.message.clone());
             }
@@ -112,23 +110,24 @@ fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
 }
 
 /// Stages and admits the fill program with a binding table too short for its slot 2 (the
-/// engine's table check would refuse it), so its payload faults when it is written.
+/// engine's table check would refuse it), so its payload faults when it is written. Returns the
+/// row and its reservation.
 fn admit_unresolvable_program(
     queue: &mut QueueState,
     image: &ProgramImage,
     signalled: u32,
     slot_0: u64,
-) -> (StagedSubmission, AdmissionPlan) {
-    let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
-    staged.payload = Payload::Program;
+) -> (u64, Reservation) {
+    let row = queue.rows.push();
+    let mut writer = queue.rows.writer(row);
+    writer.push_signal(SignalOp { semaphore: signalled, value: 1 });
+    let run = writer.program();
     // SAFETY: each caller keeps `image` alive for as long as it uses the row.
-    staged.program.image = Some(unsafe { ProgramImageRef::new(image) });
-    staged.program.block_limit = 16;
-    staged.program.bindings.push(slot_0);
-    staged.signals.push(SignalOp { semaphore: signalled, value: 1 });
-    admission::admit::<BarrierValue>(queue, &staged, &mut plan);
-    assert_eq!(plan.verdict, Verdict::Admitted);
-    (staged, plan)
+    run.image = Some(unsafe { ProgramImageRef::new(image) });
+    run.block_limit = 16;
+    run.bindings.push(slot_0);
+    assert_eq!(admission::admit::<BarrierValue>(queue, row), Verdict::Admitted);
+    (row, queue.rows.columns.reservation[queue.rows.slot(row)])
 }
 
 #[test]
@@ -137,16 +136,19 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     let producer_signal = rig._hsa.signal_create(0).expect("signal").handle;
     {
-        let (mut queue, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let queue = stage_params(&mut rig.params, &mut rig.world);
         let image = fill_program(Box::new([]));
-        let (mut staged, mut plan) = admit_unresolvable_program(&mut queue, &image, signalled, rig.kernarg_base);
+        let (row, mut plan) = admit_unresolvable_program(queue, &image, signalled, rig.kernarg_base);
         // A barrier as admission names one (its producer queue's epoch signal), with its packet
         // reserved: admission has already advanced the frontier on the promise that it runs.
         let extra = queue.ring.try_reserve(1).expect("a free slot");
         assert_eq!(extra, plan.first_packet + plan.packets);
         plan.packets += 1;
+        let slot = queue.rows.slot(row);
+        queue.rows.columns.reservation[slot] = plan;
         let producer = Producer { queue: 1, epoch: 1 };
-        plan.device_waits.push(DeviceWait {
+        let epoch_slot = queue.epochs.slot(plan.epoch);
+        queue.epochs.device_waits[epoch_slot] = queue.epochs.wait_arena.extend(&[DeviceWait {
             producer,
             semaphore: signalled,
             value: 0,
@@ -154,8 +156,8 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
             via: 0,
             signal: producer_signal,
             slot_named: false,
-        });
-        let fault = publication::publish::<BarrierValue>(&mut queue, &mut staged, &mut plan, &mut rows);
+        }]);
+        let fault = publication::publish::<BarrierValue>(queue, row);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
         // SAFETY: the slot belongs to this queue's ring and its packet is published; nothing
         // consumes it before the doorbell below.
@@ -177,12 +179,12 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
 #[test]
 fn a_barrier_whose_producer_queue_cannot_be_found_is_never_named_as_waiting_on_nothing() {
     let mut rig = rig_with(CrossQueueWait::BarrierAnd);
-    let (queue, _, _) = stage_params(&mut rig.params, &mut rig.world);
+    let queue = stage_params(&mut rig.params, &mut rig.world);
     let missing = Producer { queue: 9, epoch: 1 };
     let mut waits =
         [DeviceWait { producer: missing, semaphore: 0, value: 1, barrier: true, via: 0, signal: 0, slot_named: false }];
     assert_eq!(
-        BarrierAnd::reserve_epoch(&queue, 1, &mut waits),
+        BarrierAnd::reserve_epoch(queue, 1, &mut waits),
         Err(SubmissionFault::UnknownProducerQueue { queue: 9 })
     );
     assert!(!waits[0].slot_named, "nothing was claimed on a queue that does not exist");
@@ -193,12 +195,13 @@ fn a_wait_fault_runs_nothing_of_the_payload_and_fails_the_submission() {
     let mut rig = rig();
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
-        let (mut queue, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let queue = stage_params(&mut rig.params, &mut rig.world);
         let image = fill_program(Box::new([]));
-        let (mut staged, mut plan) = admit_unresolvable_program(&mut queue, &image, signalled, rig.kernarg_base);
+        let (row, plan) = admit_unresolvable_program(queue, &image, signalled, rig.kernarg_base);
         // As `reserve_epoch` reports a barrier it could not name.
-        plan.wait_fault = Some(SubmissionFault::UnknownProducerQueue { queue: 9 });
-        let fault = publication::publish::<BarrierValue>(&mut queue, &mut staged, &mut plan, &mut rows);
+        let slot = queue.rows.slot(row);
+        queue.rows.columns.reservation[slot].wait_fault = Some(SubmissionFault::UnknownProducerQueue { queue: 9 });
+        let fault = publication::publish::<BarrierValue>(queue, row);
         assert_eq!(
             fault,
             Err(SubmissionFault::UnknownProducerQueue { queue: 9 }),
@@ -221,13 +224,14 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
     let mut rig = rig();
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
-        let (mut queue, _, mut rows) = stage_params(&mut rig.params, &mut rig.world);
+        let queue = stage_params(&mut rig.params, &mut rig.world);
         let image = fill_program(Box::new([]));
-        let (mut staged, mut plan) = admit_unresolvable_program(&mut queue, &image, signalled, rig.kernarg_base);
-        let fault = publication::publish::<BarrierValue>(&mut queue, &mut staged, &mut plan, &mut rows);
+        let (row, plan) = admit_unresolvable_program(queue, &image, signalled, rig.kernarg_base);
+        let fault = publication::publish::<BarrierValue>(queue, row);
         queue.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
         assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
-        assert_eq!(staged.program.cursor, Cursor::Done, "nothing more of the program runs");
+        let run = &queue.rows.columns.program[queue.rows.slot(row)];
+        assert_eq!(run.cursor, Cursor::Done, "nothing more of the program runs");
     }
     let message = rig.drained_failure(signalled).expect("the execution's signal fails");
     assert!(message.contains("binding source 0"), "{message}");
@@ -241,8 +245,9 @@ fn fill_kernel(target: u64) -> u8 {
 #[test]
 fn the_block_processor_names_each_fault() {
     let mut rig = rig();
-    let (mut queue, _, _) = stage_params(&mut rig.params, &mut rig.world);
-    let (mut staged, mut plan) = (StagedSubmission::default(), AdmissionPlan::default());
+    let queue = stage_params(&mut rig.params, &mut rig.world);
+    let row = queue.rows.push();
+    let slot = queue.rows.slot(row);
     let library =
         [BuiltinObject { kernel_object: 0x1000, ..Default::default() }; aqueduct_builtins::Builtin::ALL.len()];
     let cases: [(Box<[BuiltinObject]>, u64, SubmissionFault); 2] = [
@@ -254,46 +259,48 @@ fn the_block_processor_names_each_fault() {
     // Kept until the end: the row names the last one after the loop.
     let mut images = Vec::new();
     for (builtins, base, expected) in cases {
-        staged.clear();
-        staged.payload = Payload::Program;
+        let mut writer = queue.rows.writer(row);
+        let run = writer.program();
         images.push(fill_program(builtins));
         // SAFETY: `images` holds every image until the test ends; an `Arc`'s target never moves.
-        staged.program.image = images.last().map(|image| unsafe { ProgramImageRef::new(image) });
-        staged.program.block_limit = 16;
-        staged.program.bindings.extend([0, 0, base]);
+        run.image = images.last().map(|image| unsafe { ProgramImageRef::new(image) });
+        run.block_limit = 16;
+        run.bindings.extend([0, 0, base]);
         let mut segment = SegmentPlan::default();
-        let verdict = block_processor::plan_segment(&queue, &staged.program, 8, 8, &mut segment);
+        let verdict = block_processor::plan_segment(&queue.kernargs, true, run, 8, 8, &mut segment);
         assert_eq!(verdict, Verdict::Admitted);
         let first = queue.ring.try_reserve(block_processor::segment_packets(&segment)).expect("free slots");
         // SAFETY: the packets were reserved above and the kernarg span is the rig's own ring
         // memory, larger than one block's worst case; no header is published.
         let written = unsafe {
-            block_processor::write_segment(&queue.ring, first, rig.kernarg_base, 0, &mut staged.program, &segment, None)
+            let run = &mut queue.rows.columns.program[slot];
+            block_processor::write_segment(&queue.ring, first, rig.kernarg_base, 0, run, &segment, None)
         };
         assert_eq!(written, Err(expected));
     }
     // Cursors the engine never hands to admission.
-    staged.program.cursor = Cursor::Done;
+    let run = &mut queue.rows.columns.program[slot];
+    run.cursor = Cursor::Done;
     let mut segment = SegmentPlan::default();
     assert_eq!(
-        block_processor::plan_segment(&queue, &staged.program, 8, 8, &mut segment),
+        block_processor::plan_segment(&queue.kernargs, true, run, 8, 8, &mut segment),
         Verdict::Fault(SubmissionFault::ProgramFinished)
     );
-    staged.program.cursor = Cursor::Block(5);
+    run.cursor = Cursor::Block(5);
     assert_eq!(
-        block_processor::plan_segment(&queue, &staged.program, 8, 8, &mut segment),
+        block_processor::plan_segment(&queue.kernargs, true, run, 8, 8, &mut segment),
         Verdict::Fault(SubmissionFault::MissingBlock { block: 5 })
     );
-    staged.program.image = None;
+    run.image = None;
     assert_eq!(
-        block_processor::plan_segment(&queue, &staged.program, 8, 8, &mut segment),
+        block_processor::plan_segment(&queue.kernargs, true, run, 8, 8, &mut segment),
         Verdict::Fault(SubmissionFault::NoProgramImage)
     );
-    plan.clear();
-    admission::admit::<BarrierValue>(&mut queue, &staged, &mut plan);
+    let submitted = queue.epochs.submitted;
     assert_eq!(
-        plan.verdict,
+        admission::admit::<BarrierValue>(queue, row),
         Verdict::Fault(SubmissionFault::NoProgramImage),
-        "admission passes the fault on, reserving nothing"
+        "admission passes the fault on"
     );
+    assert_eq!(queue.epochs.submitted, submitted, "reserving nothing");
 }

@@ -5,7 +5,6 @@ use std::sync::atomic::Ordering;
 
 use aqueduct_abi::block_program::{BindingSource, SourceKind};
 use aqueduct_components::program::ProgramImageRef;
-use aqueduct_components::submission::Payload;
 
 use super::binding_table::BindingTable;
 use super::{CommandBuffer, FinishedProgram};
@@ -37,16 +36,16 @@ pub(crate) fn execute(
         return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
     }
     let block_limit = shared.device.config.replay_block_limit;
-    let result = to.submit(waits, signals, |staged| {
-        staged.operation = aqueduct_components::capture::OperationTag::CommandBufferExecution;
-        staged.payload = Payload::Program;
+    let result = to.submit(waits, signals, |row| {
+        row.set_operation(aqueduct_components::capture::OperationTag::CommandBufferExecution);
+        let run = row.program();
         // SAFETY: the command buffer's entity owns the image until it is released, and that
         // waits for this row (staged now, while the caller holds the command buffer) to settle.
-        staged.program.image = Some(unsafe { ProgramImageRef::new(&program.image) });
-        staged.program.block_limit = block_limit;
+        run.image = Some(unsafe { ProgramImageRef::new(&program.image) });
+        run.block_limit = block_limit;
         for (slot, need) in program.slot_needs.iter().enumerate() {
             let entry = table.slots[slot].as_ref().filter(|_| need.used);
-            staged.program.bindings.push(entry.map_or(0, |entry| entry.buffer.device_address() + entry.offset));
+            run.bindings.push(entry.map_or(0, |entry| entry.buffer.device_address() + entry.offset));
         }
     });
     if result.is_err() && program.one_shot {

@@ -77,9 +77,9 @@ impl QueueShared {
             // Nothing to order: later work on this queue follows it, other queues have no signal
             // to wait on, and the memory is not in flight elsewhere.
             None if waits.is_empty() && signals.is_empty() => Ok(()),
-            None => self.submit(waits, signals, |staged| staged.operation = OperationTag::Alloca),
+            None => self.submit(waits, signals, |row| row.set_operation(OperationTag::Alloca)),
             Some((timeline, value)) => with_point(waits, timeline.at(*value), |waits| {
-                self.submit(waits, signals, |staged| staged.operation = OperationTag::Alloca)
+                self.submit(waits, signals, |row| row.set_operation(OperationTag::Alloca))
             }),
         };
         match submitted {
@@ -129,7 +129,7 @@ impl QueueShared {
         };
         let value = timeline.value + 1;
         let result = with_point(signals, semaphore.at(value), |signals| {
-            self.submit(waits, signals, |staged| staged.operation = OperationTag::Dealloca)
+            self.submit(waits, signals, |row| row.set_operation(OperationTag::Dealloca))
         });
         match result {
             Ok(()) => {

@@ -6,7 +6,7 @@
 use std::sync::MutexGuard;
 use std::sync::atomic::Ordering;
 
-use aqueduct_components::submission::StagedSubmission;
+use aqueduct_components::submission::RowWriter;
 
 use super::Queue;
 use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
@@ -80,7 +80,7 @@ impl Batch<'_> {
 
     /// Operations staged and not yet published.
     pub fn staged(&self) -> usize {
-        self.core.world.resource::<aqueduct_systems::QueueState>().rows.pending.len()
+        self.core.world.resource::<aqueduct_systems::QueueState>().rows.pending_len() as usize
     }
 }
 
@@ -93,7 +93,7 @@ impl Submitter for Batch<'_> {
         &mut self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-        stage: impl FnOnce(&mut StagedSubmission),
+        stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
         self.shared.stage(&mut self.core, waits, signals, true, stage)?;
         QueueCounters::add(&self.shared.counters.submissions, 1);

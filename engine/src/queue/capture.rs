@@ -16,7 +16,7 @@ use aqueduct_hsa::sys::hsa_signal_t;
 use aqueduct_profile::{
     CommandRef, DeviceQueueEvent, DispatchEvent, OperationKind, QueueEvent, Record, Signal, Wait, WaitResolution,
 };
-use aqueduct_systems::{EpochRows, QueueState, stage_params};
+use aqueduct_systems::{QueueState, stage_params};
 
 use super::core::QueueShared;
 use crate::error::EngineResult;
@@ -98,15 +98,15 @@ impl QueueShared {
         let mut core = self.lock();
         let Some(capture) = core.capture.take() else { return 0 };
         let core = &mut *core;
-        let (mut queue, _, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
+        let queue = stage_params(&mut core.params, &mut core.world);
         let (drained, submitted) = (queue.epochs.drained, queue.epochs.submitted);
         // Still in flight: their submission records go out without a completion, and their
         // timing signals stay alive, since a packet may still complete on them.
         for epoch in drained + 1..=submitted {
-            if let Ok((_, _, _, mut facts)) = epoch_rows.get_mut(queue.epochs.row(epoch))
-                && facts.captured
-            {
-                self.record_epoch(&capture, queue.index, epoch, &facts, None, false);
+            let slot = queue.epochs.slot(epoch);
+            let facts = &mut queue.epochs.capture[slot];
+            if facts.captured {
+                self.record_epoch(&capture, queue.index, epoch, facts, None, false);
                 facts.clear();
             }
         }
@@ -142,12 +142,11 @@ impl QueueShared {
 
     /// After a pass that published the epochs after `submitted_before`: stamps their
     /// publication time and raises the occupancy marks.
-    pub(super) fn note_pass(capture: &QueueCapture, queue: &QueueState, rows: &mut EpochRows, submitted_before: u64) {
+    pub(super) fn note_pass(capture: &QueueCapture, queue: &mut QueueState, submitted_before: u64) {
         let now = host_now_ns();
         for epoch in submitted_before + 1..=queue.epochs.submitted {
-            if let Ok((_, _, _, mut facts)) = rows.get_mut(queue.epochs.row(epoch)) {
-                facts.published_ns = now;
-            }
+            let slot = queue.epochs.slot(epoch);
+            queue.epochs.capture[slot].published_ns = now;
         }
         let ring = queue.ring.write_index_now().wrapping_sub(queue.known_read_index);
         QueueCapture::raise(&capture.ring_high_water, ring);
@@ -156,7 +155,7 @@ impl QueueShared {
         capture.kernarg_bytes.store(queue.kernargs.head, Ordering::Relaxed);
         #[cfg(feature = "tracy")]
         if let Some(tracy) = &capture.tracy {
-            let parked = if queue.rows.parked { queue.rows.pending.len() as u64 } else { 0 };
+            let parked = if queue.rows.parked { queue.rows.pending_len() } else { 0 };
             tracy.plot(
                 queue.epochs.submitted - queue.epochs.drained,
                 queue.kernargs.head - queue.kernargs.reclaimed,
@@ -172,17 +171,17 @@ impl QueueShared {
         &self,
         capture: &QueueCapture,
         queue: &mut QueueState,
-        rows: &mut EpochRows,
         drained_before: u64,
         device_ran: bool,
     ) {
         let seen = host_now_ns();
         for epoch in drained_before + 1..=queue.epochs.drained {
-            let Ok((_, _, _, mut facts)) = rows.get_mut(queue.epochs.row(epoch)) else { continue };
+            let slot = queue.epochs.slot(epoch);
+            let facts = &mut queue.epochs.capture[slot];
             if !facts.captured {
                 continue;
             }
-            self.record_epoch(capture, queue.index, epoch, &facts, Some(seen), device_ran);
+            self.record_epoch(capture, queue.index, epoch, facts, Some(seen), device_ran);
             for timed in &facts.timed {
                 // SAFETY: a timing signal this capture created; only the device and this thread use it.
                 unsafe { (self.device.hsa.api().hsa_signal_store_relaxed)(hsa_signal_t { handle: timed.signal }, 1) };

@@ -114,25 +114,24 @@ impl QueueShared {
     pub fn drain_retired(&self, core: &mut QueueCore, order: DrainOrder) -> DrainOutcome {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
-        let (mut queue, query, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
+        let queue = stage_params(&mut core.params, &mut core.world);
         let retired = (self.stages.device_retired)(&queue.endpoint);
         let drained_before = queue.epochs.drained;
         if retired <= drained_before {
             return DrainOutcome::default();
         }
-        let outcome = (self.stages.drain)(&mut queue, &mut epoch_rows, retired, order);
+        let outcome = (self.stages.drain)(queue, retired, order);
         if let Some(capture) = &core.capture {
-            self.harvest(capture, &mut queue, &mut epoch_rows, drained_before, true);
+            self.harvest(capture, queue, drained_before, true);
         }
-        settle::publish_settled(&queue, &query, &epoch_rows);
+        settle::publish_settled(queue);
         self.after_drain(outcome);
         outcome
     }
 
     /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
     pub(super) fn publish_settled(&self, core: &mut QueueCore) {
-        let (queue, query, epoch_rows) = stage_params(&mut core.params, &mut core.world);
-        settle::publish_settled(&queue, &query, &epoch_rows);
+        settle::publish_settled(stage_params(&mut core.params, &mut core.world));
     }
 
     /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled, and

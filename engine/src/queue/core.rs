@@ -8,19 +8,17 @@ use aqueduct_components::directory::QueueEndpoint;
 use aqueduct_components::queue_state::KernargRing;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_queue_t;
-use aqueduct_systems::{DeviceLink, QueueStages, RowState, StageState};
+use aqueduct_systems::{DeviceLink, QueueStages, StageState};
 use bevy_ecs::prelude::*;
 
 use super::failure::ErrorSink;
 use crate::device::DeviceShared;
 
-/// The queue World, the cached parameter state the immediate path runs the stages through, and
-/// the schedule a batch's flush runs.
+/// The queue World, the cached state that fetches its `QueueState` (the stages' one parameter),
+/// and the schedule a batch's flush runs.
 pub(crate) struct QueueCore {
     pub world: World,
     pub params: StageState,
-    /// The lighter cached state a batch stages each row through.
-    pub rows: RowState,
     pub schedule: Schedule,
     /// The profile capture this queue is part of, if any (`capture.rs`).
     pub capture: Option<Arc<crate::profile::QueueCapture>>,
@@ -104,8 +102,8 @@ impl QueueShared {
         }
     }
 
-    /// Builds the queue World (rings, the epoch rows, spawned once and recycled forever, the
-    /// first submission rows) and picks the stages compiled for the device's wait strategy.
+    /// Builds the queue World (rings, the epoch table and the submission-row table) and picks the
+    /// stages compiled for the device's wait strategy.
     pub fn build_world(
         device: &Arc<DeviceShared>,
         index: u16,
@@ -122,7 +120,7 @@ impl QueueShared {
         };
         let kernargs =
             KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };
-        let (mut world, params, stages) = aqueduct_systems::build_queue_world(
+        let (world, params, stages) = aqueduct_systems::build_queue_world(
             index,
             ring,
             kernargs,
@@ -131,8 +129,7 @@ impl QueueShared {
             device.config.epochs_in_flight as usize,
             device.strategy,
         );
-        let rows = RowState::new(&mut world);
-        (QueueCore { world, params, rows, schedule: (stages.schedule)(), capture: None }, stages)
+        (QueueCore { world, params, schedule: (stages.schedule)(), capture: None }, stages)
     }
 
     /// Epochs submitted and drained.

@@ -13,22 +13,21 @@ use super::submission::PassMode;
 impl QueueShared {
     /// Marks the pending rows parked, counting those not parked before.
     pub(super) fn park(&self, core: &mut QueueCore) {
-        let (mut queue, mut query, _) = stage_params(&mut core.params, &mut core.world);
-        let rows = &mut queue.rows;
+        let rows = &mut stage_params(&mut core.params, &mut core.world).rows;
         let mut newly = 0;
         // Rows park in order, so the ones not yet parked are at the back: walk back to the first
         // parked one rather than over the whole list each time another row queues behind.
-        for &row in rows.pending.iter().rev() {
-            let Ok((mut staged, _)) = query.get_mut(row) else { continue };
-            if staged.parked {
+        for row in rows.pending().rev() {
+            let slot = rows.slot(row);
+            if rows.columns.parked[slot] {
                 break;
             }
             // Its signals are promises already: a host or queue signal must not go below them
             // while it waits (admission records them as queued signals only once admitted).
-            for signal in &staged.signals {
+            for signal in rows.row_signals(row) {
                 self.device.semaphores.record_parked_signal(signal.semaphore, signal.value);
             }
-            staged.parked = true;
+            rows.columns.parked[slot] = true;
             newly += 1;
         }
         rows.parked = true;
@@ -37,7 +36,7 @@ impl QueueShared {
         // wait is already resolvable by the time it looks.
         self.device.poke(self.endpoint.control_signal);
         QueueCounters::add(&self.counters.deferred, newly);
-        let parked = rows.pending.len() as u64;
+        let parked = rows.pending_len();
         if parked > self.counters.parked_high_water.load(Ordering::Relaxed) {
             self.counters.parked_high_water.store(parked, Ordering::Relaxed);
         }

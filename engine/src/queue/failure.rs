@@ -5,13 +5,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use aqueduct_components::semaphore_table::FailureRecord;
-use aqueduct_components::submission::StagedSubmission;
 use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t, hsa_status_t};
 use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 use aqueduct_systems::{QueueState, stage_params};
-use bevy_ecs::prelude::*;
 
 use super::core::{QueueCore, QueueShared};
 use crate::error::EngineError;
@@ -58,12 +56,10 @@ impl QueueShared {
     /// is released. Parked work on other queues may wait on those semaphores, so it is woken now
     /// (otherwise each hop of a chain of parked queues waits out a completion thread's 100 ms
     /// sleep).
-    pub(super) fn fail_row(&self, core: &mut QueueCore, row: Entity, failure: u32) {
+    pub(super) fn fail_row(&self, core: &mut QueueCore, row: u64, failure: u32) {
         let table = &self.device.semaphores;
-        if let Some(staged) = core.world.get::<StagedSubmission>(row) {
-            for signal in &staged.signals {
-                table.fail(signal.semaphore, failure);
-            }
+        for signal in core.world.resource::<QueueState>().rows.row_signals(row) {
+            table.fail(signal.semaphore, failure);
         }
         self.release_row(core, row);
         table.notify();
@@ -110,22 +106,21 @@ impl QueueShared {
     /// Fails every in-flight and pending submission with `failure` and makes it sticky.
     pub fn fail_everything(&self, core: &mut QueueCore, failure: u32) {
         let held_on_this = {
-            let (mut queue, _, mut epoch_rows) = stage_params(&mut core.params, &mut core.world);
+            let queue = stage_params(&mut core.params, &mut core.world);
             let drained_before = queue.epochs.drained;
-            let outcome = (self.stages.fail_in_flight)(&mut queue, &mut epoch_rows, failure);
+            let outcome = (self.stages.fail_in_flight)(queue, failure);
             if let Some(capture) = &core.capture {
                 // Force-retired, not run: their timing signals were never written.
-                self.harvest(capture, &mut queue, &mut epoch_rows, drained_before, false);
+                self.harvest(capture, queue, drained_before, false);
             }
             outcome.wake
         };
-        while let Some(&row) = core.world.resource::<QueueState>().rows.pending.front() {
-            if let Some(staged) = core.world.get::<StagedSubmission>(row) {
-                for signal in &staged.signals {
-                    self.device.semaphores.fail(signal.semaphore, failure);
-                }
+        let rows = &mut stage_params(&mut core.params, &mut core.world).rows;
+        while !rows.is_empty() {
+            for signal in rows.row_signals(rows.front) {
+                self.device.semaphores.fail(signal.semaphore, failure);
             }
-            self.recycle_row(core, row);
+            rows.pop_front();
         }
         self.publish_settled(core);
         core.world.resource_mut::<QueueState>().rows.parked = false;
@@ -141,7 +136,7 @@ impl QueueShared {
         // Going away: this queue must not wait for another's drain.
         self.drain_retired(core, DrainOrder::CatchUp);
         let queue = core.world.resource::<QueueState>();
-        let pending = !core.world.resource::<QueueState>().rows.pending.is_empty();
+        let pending = !core.world.resource::<QueueState>().rows.is_empty();
         if queue.failure.is_none() && (queue.epochs.submitted > queue.epochs.drained || pending) {
             let message = format!("queue {} was destroyed with work in flight", self.index);
             let failure = self.queue_failure(core, None, message);

@@ -187,7 +187,7 @@ impl QueueShared {
         }
         let core = self.lock();
         let rows = &core.world.resource::<aqueduct_systems::QueueState>().rows;
-        rows.pending.is_empty() && !rows.parked && self.epochs().0 == drained
+        rows.is_empty() && !rows.parked && self.epochs().0 == drained
     }
 
     /// Stops the host-call thread (the queue is destroyed and its rows failed).
@@ -222,7 +222,7 @@ impl QueueShared {
             None
         } else {
             let value = calls.readied + 1;
-            self.submit(&[], &[calls.ready.at(value)], |staged| staged.operation = OperationTag::HostCall)?;
+            self.submit(&[], &[calls.ready.at(value)], |row| row.set_operation(OperationTag::HostCall))?;
             calls.readied = value;
             Some(value)
         };
@@ -244,9 +244,9 @@ impl QueueShared {
         }
         // 3. The gate: later work on the queue waits for the function to return.
         let mut gate_row = None;
-        let result = self.submit(&[calls.gate.at(call)], &[], |staged| {
-            staged.operation = OperationTag::HostCall;
-            gate_row = Some(staged.row);
+        let result = self.submit(&[calls.gate.at(call)], &[], |row| {
+            row.set_operation(OperationTag::HostCall);
+            gate_row = Some(row.row());
         });
         calls.rows_after_gate = gate_row.map_or(u64::MAX, |row| row + 1);
         result

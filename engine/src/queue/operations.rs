@@ -10,8 +10,7 @@ use aqueduct_builtins::{
     DispatchPlan, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_update_inline, plan_update_staged,
 };
 use aqueduct_components::capture::OperationTag;
-use aqueduct_components::submission::{DispatchTemplate, KernargLayout, Payload, StagedSubmission};
-use bytemuck::Zeroable;
+use aqueduct_components::submission::{DispatchTemplate, RowWriter};
 
 use super::core::QueueShared;
 use super::{MAX_UPDATE_BYTES, RawDispatch};
@@ -30,7 +29,7 @@ pub(crate) trait Submitter {
         &mut self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-        stage: impl FnOnce(&mut StagedSubmission),
+        stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()>;
 }
 
@@ -47,7 +46,7 @@ impl Submitter for Immediate<'_> {
         &mut self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-        stage: impl FnOnce(&mut StagedSubmission),
+        stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
         self.0.submit(waits, signals, stage)
     }
@@ -62,7 +61,7 @@ pub(crate) fn barrier(
     waits: &[SemaphorePoint],
     signals: &[SemaphorePoint],
 ) -> EngineResult<()> {
-    to.submit(waits, signals, |staged| staged.operation = OperationTag::Barrier)
+    to.submit(waits, signals, |row| row.set_operation(OperationTag::Barrier))
 }
 
 pub(crate) fn fill(
@@ -134,11 +133,10 @@ pub(crate) fn update(
     let plan = plan_update_staged(STAGING_STAND_IN, address, data.len() as u64)?;
     let queue = to.queue();
     let kernel = queue.device.agents[queue.agent].builtin(plan.kernel);
-    to.submit(waits, signals, |staged| {
-        staged.operation = OperationTag::Update;
-        stage_builtin(staged, &plan, kernel);
-        staged.staging.extend_from_slice(data);
-        staged.staging_pointer_offset = Some(0); // CopyArgs::source
+    to.submit(waits, signals, |row| {
+        row.set_operation(OperationTag::Update);
+        stage_builtin(row, &plan, kernel);
+        row.stage_bytes(data, 0); // CopyArgs::source
     })
 }
 
@@ -151,10 +149,10 @@ fn submit_plan(
 ) -> EngineResult<()> {
     let queue = to.queue();
     let kernel = queue.device.agents[queue.agent].builtin(plan.kernel);
-    to.submit(waits, signals, |staged| {
-        staged.operation = operation;
+    to.submit(waits, signals, |row| {
+        row.set_operation(operation);
         if !plan.is_noop() {
-            stage_builtin(staged, &plan, kernel);
+            stage_builtin(row, &plan, kernel);
         }
     })
 }
@@ -173,22 +171,20 @@ pub(crate) fn dispatch(
         binding.buffer.check_range("binding", binding.offset, binding.length)?;
     }
     let (info, template) = (validated.info, validated.template);
-    // Publication writes the segment with `aqueduct_abi::write_hal_kernargs`, the writer the
-    // recorder's templates use, from these bindings, constants and implicit block.
-    let (implicit_offset, implicit) = match validated.implicit() {
-        Some((offset, block)) => (Some(offset), block),
-        None => (None, ImplicitKernargs::zeroed()),
-    };
-    to.submit(waits, signals, |staged| {
-        staged.operation = OperationTag::Dispatch;
-        staged.payload = Payload::Dispatch(template);
-        staged.layout = KernargLayout::Hal { implicit_offset, implicit };
-        staged
-            .bindings
-            .extend(dispatch.bindings.iter().map(|binding| binding.buffer.device_address() + binding.offset));
-        staged.constants.extend_from_slice(dispatch.constants);
-        staged.kernarg_size = info.kernarg_size;
-        staged.kernarg_alignment = info.kernarg_alignment;
+    // Staging serialises the segment once with `aqueduct_abi::write_hal_kernargs`, the writer
+    // the recorder's templates use, from these bindings, constants and implicit block; kernarg
+    // patching copies it.
+    let implicit: Option<(u32, ImplicitKernargs)> = validated.implicit();
+    to.submit(waits, signals, |row| {
+        row.set_operation(OperationTag::Dispatch);
+        row.hal_dispatch(
+            template,
+            info.kernarg_size,
+            info.kernarg_alignment,
+            dispatch.bindings.iter().map(|binding| binding.buffer.device_address() + binding.offset),
+            dispatch.constants,
+            implicit.as_ref().map(|(offset, block)| (*offset, block)),
+        );
     })
 }
 
@@ -209,14 +205,9 @@ pub(crate) fn dispatch_raw(
         });
     }
     let template = template(to, kernel, dispatch.grid, dispatch.workgroup)?;
-    to.submit(waits, signals, |staged| {
-        staged.operation = OperationTag::RawDispatch;
-        staged.payload = Payload::Dispatch(template);
-        staged.layout = KernargLayout::Raw;
-        staged.raw.extend_from_slice(dispatch.kernargs);
-        staged.raw.resize(info.kernarg_size as usize, 0);
-        staged.kernarg_size = info.kernarg_size;
-        staged.kernarg_alignment = info.kernarg_alignment;
+    to.submit(waits, signals, |row| {
+        row.set_operation(OperationTag::RawDispatch);
+        row.raw_dispatch(template, dispatch.kernargs, info.kernarg_size, info.kernarg_alignment);
     })
 }
 
@@ -238,10 +229,7 @@ fn template(
 }
 
 /// Stages a device-library dispatch.
-fn stage_builtin(staged: &mut StagedSubmission, plan: &DispatchPlan, kernel: crate::device::BuiltinKernel) {
-    staged.payload = Payload::Dispatch(kernel.template(plan.grid_size, plan.workgroup_size));
-    staged.layout = KernargLayout::Raw;
-    staged.raw.extend_from_slice(plan.kernarg_bytes());
-    staged.kernarg_size = plan.kernarg_bytes().len() as u32;
-    staged.kernarg_alignment = 16;
+fn stage_builtin(row: &mut RowWriter, plan: &DispatchPlan, kernel: crate::device::BuiltinKernel) {
+    let bytes = plan.kernarg_bytes();
+    row.raw_dispatch(kernel.template(plan.grid_size, plan.workgroup_size), bytes, bytes.len() as u32, 16);
 }

@@ -1,16 +1,15 @@
-//! The submission driver: stage operations as submission rows of the queue World, run passes of
-//! admission → kernarg patching → AQL publication over them (directly through the cached
-//! `SystemState` for one row, or through the bevy schedule for a batch), and act on where a pass
-//! stopped: park, drain for room, or fail.
+//! The submission driver: stage operations as rows of the queue's column table, run passes of
+//! admission → kernarg patching → AQL publication → reclaim over them (directly for an immediate
+//! call, through the bevy schedule for a batch), and act on where a pass stopped: park, drain for
+//! room, or fail.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use aqueduct_components::submission::{Payload, SignalOp, StagedSubmission, SubmissionRows, Verdict, WaitOp};
+use aqueduct_components::submission::{Payload, RowWriter, SignalOp, Verdict, WaitOp};
 use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{QueueState, StageParams, ensure_free_row, row_params, settle, stage_params};
-use bevy_ecs::prelude::*;
+use aqueduct_systems::{QueueState, settle, stage_params};
 
 use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
 use super::failure::unknown_failure;
@@ -79,74 +78,59 @@ impl QueueShared {
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
         promise: bool,
-        stage: impl FnOnce(&mut StagedSubmission),
+        stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
         self.check_points(waits, signals)?;
         let entry_ns = self.capture_entry();
-        // Through the cached row state: its resource and component ids are resolved once, not
-        // looked up per call, and it fetches only what staging touches.
-        let (mut queue, mut query) = row_params(&mut core.rows, &mut core.world);
-        let (entity, row) = self.next_row(&mut queue.rows);
-        let Ok((mut staged, _)) = query.get_mut(entity) else { unreachable!("submission rows keep their components") };
-        self.fill_row(&mut staged, row, entry_ns, waits, signals, promise, stage);
-        if queue.rows.free.is_empty() {
-            ensure_free_row(&mut core.world);
-        }
+        let queue = stage_params(&mut core.params, &mut core.world);
+        self.stage_row(queue, entry_ns, waits, signals, promise, stage);
         Ok(())
     }
 
-    /// Takes a free row and appends it to the pending rows; returns it with its sequence.
-    fn next_row(&self, rows: &mut SubmissionRows) -> (Entity, u64) {
-        // A free row is always left for the next staging: whoever takes the last one spawns
-        // another once the parameters are released (`ensure_free_row`), off this path.
-        let Some(entity) = rows.take_free() else { unreachable!("a free row is always left for the next staging") };
+    /// Appends a row to the column table and fills it: its sequence (published to the endpoint),
+    /// waits and signals, then the payload and kernargs from `stage`.
+    fn stage_row(
+        &self,
+        queue: &mut QueueState,
+        entry_ns: u64,
+        waits: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+        promise: bool,
+        stage: impl FnOnce(&mut RowWriter),
+    ) {
+        let rows = &mut queue.rows;
+        let row = rows.push();
         // Nothing the row names (semaphore slots, buffer addresses, kernel objects, a program) is
         // kept alive by it: an object whose last handle drops waits in the device World until
         // this queue's settled rows pass the count published here. The caller holds a handle to
         // each of them until the staging returns, and a handle's drop orders this store before
         // the snapshot, so a relaxed store is enough.
-        let row = rows.staged;
-        rows.staged += 1;
         self.endpoint.staged_rows.store(rows.staged, Ordering::Relaxed);
-        (entity, row)
-    }
-
-    /// Fills the row [`Self::next_row`] took: its sequence, waits and signals, then the payload
-    /// and kernarg recipe from `stage`.
-    #[allow(clippy::too_many_arguments)]
-    fn fill_row(
-        &self,
-        staged: &mut StagedSubmission,
-        row: u64,
-        entry_ns: u64,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-        promise: bool,
-        stage: impl FnOnce(&mut StagedSubmission),
-    ) {
-        staged.row = row;
-        staged.submit_entry_ns = entry_ns;
-        staged.waits.extend(waits.iter().map(|point| WaitOp { semaphore: point.semaphore.0.slot, value: point.value }));
+        let mut writer = rows.writer(row);
+        writer.set_entry_ns(entry_ns);
+        for point in waits {
+            writer.push_wait(WaitOp { semaphore: point.semaphore.0.slot, value: point.value });
+        }
         for point in signals {
-            staged.signals.push(SignalOp { semaphore: point.semaphore.0.slot, value: point.value });
+            writer.push_signal(SignalOp { semaphore: point.semaphore.0.slot, value: point.value });
             if promise {
                 self.device.semaphores.record_parked_signal(point.semaphore.0.slot, point.value);
             }
         }
-        stage(staged);
+        stage(&mut writer);
     }
 
     /// Submits one operation now: stages it and runs the stages, so it is published (or parked
     /// behind earlier work) when this returns. Inputs are validated by the caller; from here on,
     /// the only failures are the queue's or a dependency's.
     ///
-    /// The common case (nothing pending before it, and the pass publishes it) fetches the
-    /// stages' parameters once and runs one pass; anything else goes to [`Self::run_pending`].
+    /// The common case (nothing pending before it, and the pass publishes it) runs one pass of
+    /// the stages on the one-row range; anything else goes to [`Self::run_pending`].
     pub fn submit(
         &self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-        stage: impl FnOnce(&mut StagedSubmission),
+        stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
         self.refuse_inside_batch()?;
         #[cfg(feature = "tracy")]
@@ -155,38 +139,25 @@ impl QueueShared {
         let entry_ns = self.capture_entry();
         let mut guard = self.lock();
         let core = &mut *guard;
-        let mut params = stage_params(&mut core.params, &mut core.world);
-        let alone = params.0.rows.pending.is_empty() && !params.0.rows.parked;
-        let submitted_before = params.0.epochs.submitted;
-        let (entity, row) = self.next_row(&mut params.0.rows);
+        let queue = stage_params(&mut core.params, &mut core.world);
+        let alone = queue.rows.is_empty() && !queue.rows.parked;
+        self.stage_row(queue, entry_ns, waits, signals, false, stage);
         let mut first_fault = None;
-        {
-            let (queue, query, epoch_rows) = &mut params;
-            let Ok((mut staged, mut plan)) = query.get_mut(entity) else {
-                unreachable!("submission rows keep their components")
-            };
-            self.fill_row(&mut staged, row, entry_ns, waits, signals, false, stage);
-            if alone {
-                // The one pending row, run on the columns just filled (no second lookup).
-                (self.stages.run_row)(queue, entity, &mut staged, &mut plan, epoch_rows);
-            }
-        }
         if alone {
-            let pass = &params.0.rows.pass;
+            let submitted_before = queue.epochs.submitted;
+            (self.stages.run_pass)(queue);
+            let pass = &queue.rows.pass;
             self.account_pass(pass.packets, pass.device_waits);
             first_fault = pass.fault.map(EngineError::SubmissionFault);
             if let Some(capture) = &core.capture {
-                Self::note_pass(capture, &params.0, &mut params.2, submitted_before);
+                Self::note_pass(capture, queue, submitted_before);
             }
-            self.drain_retired_batch(core.capture.as_deref(), &mut params);
+            self.follow_reclaim(core.capture.as_deref(), queue);
             // Published whole: not stopped, and no program segment left to run.
-            if params.0.rows.pending.is_empty() {
+            if queue.rows.is_empty() {
                 QueueCounters::add(&self.counters.submissions, 1);
                 return first_fault.map_or(Ok(()), Err);
             }
-        }
-        if params.0.rows.free.is_empty() {
-            ensure_free_row(&mut core.world);
         }
         let result = self.run_pending(core, PassMode::Immediate);
         let result = match first_fault {
@@ -217,16 +188,15 @@ impl QueueShared {
         }
     }
 
-    /// After a pass, while this thread still holds the queue lock: drains what the device
-    /// retired once a batch of epochs has, so the completion thread of a busy queue finds
-    /// nothing to do (it covers idle queues, and retired epochs nobody drained).
-    fn drain_retired_batch(&self, capture: Option<&QueueCapture>, params: &mut StageParams) {
-        let drained_before = params.0.epochs.drained;
-        if let Some(outcome) = (self.stages.drain_retired_batch)(&mut params.0, &mut params.2) {
+    /// After a pass, while this thread still holds the queue lock: follows up what its reclaim
+    /// stage drained (a batch of retired epochs, so the completion thread of a busy queue finds
+    /// nothing to do): the profile's records, the settled mark, wake-ups.
+    fn follow_reclaim(&self, capture: Option<&QueueCapture>, queue: &mut QueueState) {
+        if let Some((drained_before, outcome)) = queue.drain.take() {
             if let Some(capture) = capture {
-                self.harvest(capture, &mut params.0, &mut params.2, drained_before, true);
+                self.harvest(capture, queue, drained_before, true);
             }
-            settle::publish_settled(&params.0, &params.1, &params.2);
+            settle::publish_settled(queue);
             self.after_drain(outcome);
         }
     }
@@ -243,7 +213,7 @@ impl QueueShared {
         let mut deadline = None;
         let mut first_error = None;
         let rows = &core.world.resource::<QueueState>().rows;
-        if rows.pending.is_empty() && mode != PassMode::Readmit {
+        if rows.is_empty() && mode != PassMode::Readmit {
             return Ok(Staged::Published);
         }
         if mode != PassMode::Readmit && rows.parked {
@@ -252,24 +222,25 @@ impl QueueShared {
             return Ok(Staged::Parked);
         }
         loop {
-            let mut params = stage_params(&mut core.params, &mut core.world);
-            if params.0.rows.pending.is_empty() {
+            let queue = stage_params(&mut core.params, &mut core.world);
+            if queue.rows.is_empty() {
                 break;
             }
-            let submitted_before = params.0.epochs.submitted;
-            if mode == PassMode::Batch {
+            let submitted_before = queue.epochs.submitted;
+            let queue = if mode == PassMode::Batch {
                 core.schedule.run(&mut core.world);
-                params = stage_params(&mut core.params, &mut core.world);
+                stage_params(&mut core.params, &mut core.world)
             } else {
-                (self.stages.run_pass)(&mut params);
-            }
-            let pass = &params.0.rows.pass;
+                (self.stages.run_pass)(queue);
+                queue
+            };
+            let pass = &queue.rows.pass;
             let (packets, device_waits, fault, stop) = (pass.packets, pass.device_waits, pass.fault, pass.stop);
             self.account_pass(packets, device_waits);
             if let Some(capture) = &core.capture {
-                Self::note_pass(capture, &params.0, &mut params.2, submitted_before);
+                Self::note_pass(capture, queue, submitted_before);
             }
-            self.drain_retired_batch(core.capture.as_deref(), &mut params);
+            self.follow_reclaim(core.capture.as_deref(), queue);
             if let Some(fault) = fault {
                 // A fault took a submission's epoch (its signals fail when it retires).
                 first_error.get_or_insert(EngineError::SubmissionFault(fault));
@@ -299,8 +270,8 @@ impl QueueShared {
                     if mode == PassMode::Readmit {
                         return first_error.map_or(Ok(Staged::Parked), Err); // retried after reclaim
                     }
-                    if core.world.get::<StagedSubmission>(row).is_some_and(|staged| staged.payload == Payload::Program)
-                    {
+                    let rows = &core.world.resource::<QueueState>().rows;
+                    if rows.columns.payload[rows.slot(row)] == Payload::Program {
                         // A program waits for room (or for its branch's drain) parked, not
                         // spinning: the completion thread resumes it after reclaim.
                         self.park(core);
@@ -317,7 +288,8 @@ impl QueueShared {
                         } else {
                             // A batch's rows were promised when staged: fail them so no waiter hangs.
                             let failure = self.record_failure(&error);
-                            while let Some(&row) = core.world.resource::<QueueState>().rows.pending.front() {
+                            while !core.world.resource::<QueueState>().rows.is_empty() {
+                                let row = core.world.resource::<QueueState>().rows.front;
                                 self.fail_row(core, row, failure);
                             }
                         }
@@ -325,10 +297,10 @@ impl QueueShared {
                     }
                     std::thread::yield_now();
                 }
-                Verdict::TooLarge | Verdict::ReplayLimit => {
-                    let replayed =
-                        core.world.get::<StagedSubmission>(row).map_or(0, |staged| staged.program.blocks_replayed);
-                    let error = if verdict == Verdict::ReplayLimit {
+                Verdict::TooLarge | Verdict::BlockLimit => {
+                    let rows = &core.world.resource::<QueueState>().rows;
+                    let processed = rows.columns.program[rows.slot(row)].blocks_replayed;
+                    let error = if verdict == Verdict::BlockLimit {
                         EngineError::LimitReached {
                             what: "blocks replayed by one command-buffer execution",
                             limit: self.device.config.replay_block_limit as usize,
@@ -341,7 +313,7 @@ impl QueueShared {
                             ),
                         }
                     };
-                    if mode == PassMode::Immediate && replayed == 0 {
+                    if mode == PassMode::Immediate && processed == 0 {
                         self.release_row(core, row); // refused: nothing counted on it yet
                     } else {
                         // A parked or batched submission's waits can resolve into more barrier
@@ -379,22 +351,21 @@ impl QueueShared {
         first_error.map_or(Ok(Staged::Published), Err)
     }
 
-    /// Clears a pending row that will not run and recycles it; the row settles with it.
-    pub(super) fn release_row(&self, core: &mut QueueCore, row: Entity) {
+    /// Removes the front row, `row`, which will not run; the row settles with it.
+    pub(super) fn release_row(&self, core: &mut QueueCore, row: u64) {
         self.recycle_row(core, row);
         self.publish_settled(core);
     }
 
     /// [`Self::release_row`] without publishing the settled mark (for a caller that releases
     /// many rows and publishes once).
-    pub(super) fn recycle_row(&self, core: &mut QueueCore, row: Entity) {
-        if let Some(mut staged) = core.world.get_mut::<StagedSubmission>(row) {
-            staged.clear();
+    pub(super) fn recycle_row(&self, core: &mut QueueCore, row: u64) {
+        let rows = &mut stage_params(&mut core.params, &mut core.world).rows;
+        // A pass stops at the first row it cannot admit, after publishing every row before it,
+        // so a refused or failed row is always the front one.
+        debug_assert_eq!(rows.front, row, "only the front row leaves unpublished");
+        if !rows.is_empty() {
+            rows.pop_front();
         }
-        let rows = &mut core.world.resource_mut::<QueueState>().into_inner().rows;
-        if let Some(position) = rows.pending.iter().position(|&pending| pending == row) {
-            rows.pending.remove(position);
-        }
-        rows.free.push(row);
     }
 }
