@@ -56,6 +56,10 @@ impl KernargRing {
 /// range `drained + 1 ..= retired`.
 #[derive(Debug)]
 pub struct EpochTable {
+    /// The most epochs in flight.
+    capacity: u64,
+    /// The columns' length (a power of two, at least `capacity`) less one.
+    mask: u64,
     /// Epochs are numbered from 1; the last one handed out.
     pub submitted: u64,
     /// Every epoch up to here has been drained.
@@ -83,29 +87,33 @@ impl EpochTable {
     /// A table for `capacity` epochs in flight.
     pub fn new(capacity: usize) -> Self {
         let capacity = capacity.max(1);
+        let rows = capacity.next_power_of_two();
         Self {
+            capacity: capacity as u64,
+            mask: rows as u64 - 1,
             submitted: 0,
             drained: 0,
-            row: vec![0; capacity].into(),
-            kernarg_end: vec![0; capacity].into(),
-            failure: vec![None; capacity].into(),
-            signals: vec![Span::default(); capacity].into(),
-            device_waits: vec![Span::default(); capacity].into(),
-            capture: (0..capacity).map(|_| EpochCapture::default()).collect(),
+            row: vec![0; rows].into(),
+            kernarg_end: vec![0; rows].into(),
+            failure: vec![None; rows].into(),
+            signals: vec![Span::default(); rows].into(),
+            device_waits: vec![Span::default(); rows].into(),
+            capture: (0..rows).map(|_| EpochCapture::default()).collect(),
             signal_arena: Arena::with_capacity(capacity * 2),
             wait_arena: Arena::with_capacity(capacity * 2),
         }
     }
 
-    /// The column index of `epoch`.
+    /// The column index of `epoch` (a mask, not a division: the columns' length is a power of
+    /// two).
     #[inline]
     pub fn slot(&self, epoch: u64) -> usize {
-        (epoch % self.row.len() as u64) as usize
+        (epoch & self.mask) as usize
     }
 
     #[inline]
     pub fn has_room(&self) -> bool {
-        self.submitted - self.drained < self.row.len() as u64
+        self.submitted - self.drained < self.capacity
     }
 
     /// The signals of `epoch`.

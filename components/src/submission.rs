@@ -132,6 +132,13 @@ impl<T: Copy> Arena<T> {
         self.items.truncate((position - self.base) as usize);
     }
 
+    /// The items from `position` (one [`Self::end`] returned) to the end.
+    #[inline]
+    pub fn tail_mut(&mut self, position: u64) -> &mut [T] {
+        let start = (position - self.base) as usize;
+        &mut self.items[start..]
+    }
+
     /// Gives back everything before `position`.
     #[inline]
     pub fn release_before(&mut self, position: u64) {
@@ -148,8 +155,11 @@ impl<T: Copy> Arena<T> {
     }
 
     /// Gives back everything.
+    #[inline]
     pub fn clear(&mut self) {
-        self.release_before(self.end());
+        self.released = self.end();
+        self.base = self.released;
+        self.items.clear();
     }
 
     /// Items alive (appended and not given back).
@@ -477,20 +487,33 @@ impl SubmissionRows {
         self.mask = mask;
     }
 
-    /// Removes the front row (published, failed or refused) and gives back its arena spans.
+    /// Removes the front row (published, failed or refused). Its arena spans are given back by
+    /// [`Self::release_spans`], once for every row that left.
+    #[inline]
     pub fn pop_front(&mut self) {
         debug_assert!(!self.is_empty());
         let slot = self.slot(self.front);
-        let columns = &mut self.columns;
-        self.waits.release_before(columns.waits[slot].end());
-        self.signals.release_before(columns.signals[slot].end());
-        let kernargs = columns.kernargs[slot];
-        self.kernarg_bytes.release_before(kernargs.segment.end().max(kernargs.staging.end()));
-        if columns.payload[slot] == Payload::Program {
-            columns.program[slot].clear();
-            columns.segment[slot].clear();
+        if self.columns.payload[slot] == Payload::Program {
+            self.columns.program[slot].clear();
+            self.columns.segment[slot].clear();
         }
         self.front += 1;
+    }
+
+    /// Gives back the arena spans of every row that left: everything, when no row is pending (an
+    /// immediate submission, a flushed batch), or what lies before the front row's spans.
+    pub fn release_spans(&mut self) {
+        if self.is_empty() {
+            self.waits.clear();
+            self.signals.clear();
+            self.kernarg_bytes.clear();
+            return;
+        }
+        let slot = self.slot(self.front);
+        let columns = &self.columns;
+        self.waits.release_before(columns.waits[slot].start);
+        self.signals.release_before(columns.signals[slot].start);
+        self.kernarg_bytes.release_before(columns.kernargs[slot].segment.start);
     }
 
     /// The signals of row `row`.
@@ -663,6 +686,7 @@ mod tests {
             let kernargs = rows.columns.kernargs[rows.slot(n)];
             assert_eq!(rows.kernarg_bytes.get(kernargs.segment), [n as u8, n as u8, n as u8, 0, 0, 0, 0, 0]);
             rows.pop_front();
+            rows.release_spans();
         }
         assert!(rows.is_empty());
         assert_eq!(rows.kernarg_bytes.live(), 0, "every span given back");

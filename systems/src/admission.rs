@@ -19,18 +19,21 @@ use core::sync::atomic::Ordering;
 use aqueduct_components::frontier::{Cover, Frontier};
 use aqueduct_components::program::SegmentEnd;
 use aqueduct_components::semaphore_table::{Producer, WaitSource};
-use aqueduct_components::submission::{DeviceWait, Payload, Reservation, Span, Verdict};
+use aqueduct_components::submission::{Arena, DeviceWait, Payload, Reservation, Span, Verdict};
 
 use crate::QueueState;
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::SemaphoreSync;
 
-/// Resolves the waits in `waits` (a span of the row arena) into `queue.scratch_waits`, and what
-/// their producers had reached into `reached`, without reserving anything.
+/// Resolves the waits in `waits` (a span of the row arena) into device waits appended to the
+/// epoch table's wait arena from `start` (its end when called), and what their producers had
+/// reached into `reached`, without reserving anything. The caller truncates the arena back to
+/// `start` unless the row is admitted.
 pub fn resolve_waits<S: CrossQueueStrategy>(queue: &mut QueueState, waits: Span, reached: &mut Frontier) -> Verdict {
-    let QueueState { scratch_waits: device_waits, rows, link, frontier, index, .. } = queue;
+    let QueueState { epochs, rows, link, frontier, index, .. } = queue;
     let index = *index;
-    device_waits.clear();
+    let device_waits = &mut epochs.wait_arena;
+    let start = device_waits.end();
     *reached = Frontier::EMPTY;
     let table = &link.semaphores;
     for wait in rows.waits.get(waits) {
@@ -66,36 +69,36 @@ pub fn resolve_waits<S: CrossQueueStrategy>(queue: &mut QueueState, waits: Span,
                 }
             }
         };
-        add_wait(
-            device_waits,
-            DeviceWait {
-                producer,
-                semaphore: wait.semaphore,
-                value: wait.value,
-                barrier: !covered,
-                via,
-                signal,
-                slot_named: false,
-            },
-        );
+        let wait = DeviceWait {
+            producer,
+            semaphore: wait.semaphore,
+            value: wait.value,
+            barrier: !covered,
+            via,
+            signal,
+            slot_named: false,
+        };
+        add_wait(device_waits, start, wait);
     }
     // A barrier's producer that another barrier's producer already followed needs no packet: the
     // later barrier passes only after it. A producer's record never lists its own queue, and
     // "followed" runs in publication order, so two barriers never drop each other.
     if !reached.is_empty() {
-        for wait in device_waits.iter_mut().filter(|wait| wait.barrier) {
+        for wait in device_waits.tail_mut(start).iter_mut().filter(|wait| wait.barrier) {
             wait.barrier = !reached.covers(wait.producer);
         }
     }
     Verdict::Admitted
 }
 
-/// Keeps one barrier per producer queue (its latest epoch); covered waits are kept for failure
-/// propagation but emit nothing.
-fn add_wait(waits: &mut Vec<DeviceWait>, wait: DeviceWait) {
+/// Keeps one barrier per producer queue (its latest epoch) among the waits appended from
+/// `start`; covered waits are kept for failure propagation but emit nothing.
+fn add_wait(waits: &mut Arena<DeviceWait>, start: u64, wait: DeviceWait) {
     if wait.barrier
-        && let Some(existing) =
-            waits.iter_mut().find(|existing| existing.barrier && existing.producer.queue == wait.producer.queue)
+        && let Some(existing) = waits
+            .tail_mut(start)
+            .iter_mut()
+            .find(|existing| existing.barrier && existing.producer.queue == wait.producer.queue)
     {
         // The barrier on the later epoch covers the earlier one, but the earlier wait's
         // semaphore still decides whether this submission fails, so it stays as a covered wait.
@@ -128,12 +131,29 @@ fn reserve<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Verdict {
     }
     let slot = queue.rows.slot(row);
     let mut reached = Frontier::EMPTY;
-    let waits = queue.rows.columns.waits[slot];
-    let verdict = resolve_waits::<S>(queue, waits, &mut reached);
+    let waits_start = queue.epochs.wait_arena.end();
+    let verdict = resolve_waits::<S>(queue, queue.rows.columns.waits[slot], &mut reached);
     if verdict != Verdict::Admitted {
+        queue.epochs.wait_arena.truncate(waits_start);
         return verdict;
     }
-    let barriers = barrier_packets::<S>(&queue.scratch_waits);
+    let verdict = reserve_resolved::<S>(queue, row, waits_start, &reached);
+    if verdict != Verdict::Admitted {
+        queue.epochs.wait_arena.truncate(waits_start);
+    }
+    verdict
+}
+
+/// The reservation for row `row`, whose waits resolved into the epoch wait arena from
+/// `waits_start`.
+fn reserve_resolved<S: CrossQueueStrategy>(
+    queue: &mut QueueState,
+    row: u64,
+    waits_start: u64,
+    reached: &Frontier,
+) -> Verdict {
+    let slot = queue.rows.slot(row);
+    let barriers = barrier_packets::<S>(queue.epochs.wait_arena.tail_mut(waits_start));
     // The read index last seen first; the live one (a line the packet processor keeps writing)
     // only when that says the ring is too full for a single payload packet, or always for a
     // program, whose segment is sized to the room there is.
@@ -192,11 +212,10 @@ fn reserve<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Verdict {
     queue.kernargs.head = end;
     queue.epochs.submitted = epoch;
     // Before the producer records below: no one can learn of the epoch before its state is armed.
-    let mut waits = core::mem::take(&mut queue.scratch_waits);
-    let wait_fault = S::reserve_epoch(queue, epoch, &mut waits).err();
-    let epoch_slot = queue.epochs.slot(epoch);
-    queue.epochs.device_waits[epoch_slot] = queue.epochs.wait_arena.extend(&waits);
-    queue.scratch_waits = waits;
+    let QueueState { endpoint, link, epochs, .. } = &mut *queue;
+    let wait_fault = S::reserve_epoch(endpoint, link, epoch, epochs.wait_arena.tail_mut(waits_start)).err();
+    let epoch_slot = epochs.slot(epoch);
+    epochs.device_waits[epoch_slot] = epochs.wait_arena.span_from(waits_start);
     queue.rows.columns.reservation[slot] = Reservation {
         packets,
         first_packet,
@@ -210,8 +229,9 @@ fn reserve<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Verdict {
     // list: device barriers plus the barrier bit on every packet make "queue X reached epoch e"
     // transitive. The records' entries stay conditional on this epoch until it is drained
     // (`QueueFrontier` says why); the producer records below carry only unconditional ones.
-    let barriers = queue.scratch_waits.iter().filter(|wait| wait.barrier).map(|wait| wait.producer);
-    queue.frontier.admitted_epoch(queue.index, epoch, barriers, &reached);
+    let QueueState { epochs, frontier, index, .. } = &mut *queue;
+    let barriers = epochs.wait_arena.tail_mut(waits_start).iter().filter(|wait| wait.barrier).map(|wait| wait.producer);
+    frontier.admitted_epoch(*index, epoch, barriers, reached);
     if !program || queue.rows.columns.segment[slot].end == SegmentEnd::Return {
         record_producers(queue, row, epoch);
     }
@@ -278,10 +298,14 @@ mod tests {
 
     #[test]
     fn one_barrier_per_producer_queue_and_every_semaphore_kept() {
-        let mut waits = Vec::new();
+        let mut arena = Arena::with_capacity(4);
+        // An earlier row's wait in the arena is not this row's: it must not absorb a barrier.
+        arena.push(wait(1, 20, 9));
+        let start = arena.end();
         for next in [wait(1, 5, 10), wait(1, 9, 11), wait(2, 3, 12), wait(1, 7, 13)] {
-            add_wait(&mut waits, next);
+            add_wait(&mut arena, start, next);
         }
+        let waits = arena.tail_mut(start).to_vec();
         let barriers: Vec<_> =
             waits.iter().filter(|wait| wait.barrier).map(|wait| (wait.producer.queue, wait.producer.epoch)).collect();
         assert_eq!(barriers, [(1, 9), (2, 3)], "the latest epoch of each producer queue");

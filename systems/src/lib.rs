@@ -108,7 +108,6 @@ pub fn build_queue_world(
         link,
         failure: None,
         rows: SubmissionRows::with_capacity(INITIAL_SUBMISSION_ROWS),
-        scratch_waits: Vec::with_capacity(8),
         capture: CaptureState::default(),
         unsettled_from: None,
         drain: None,

@@ -355,5 +355,6 @@ pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
     if let Some(last) = last_packet {
         queue.ring.ring_doorbell(last);
     }
+    queue.rows.release_spans();
     queue.rows.pass.last_packet = last_packet;
 }

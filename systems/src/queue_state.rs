@@ -14,7 +14,7 @@ use aqueduct_components::directory::{QueueDirectory, QueueEndpoint};
 use aqueduct_components::frontier::QueueFrontier;
 use aqueduct_components::queue_state::{EpochTable, KernargRing};
 use aqueduct_components::semaphore_table::SemaphoreTable;
-use aqueduct_components::submission::{DeviceWait, SubmissionRows};
+use aqueduct_components::submission::SubmissionRows;
 use aqueduct_hsa::ring::AqlRing;
 use bevy_ecs::prelude::*;
 
@@ -63,9 +63,6 @@ pub struct QueueState {
     /// did: held here rather than as a resource of their own, so a pass (and each staging)
     /// fetches one resource.
     pub rows: SubmissionRows,
-    /// Admission's wait resolution for the row in hand, moved into the epoch's waits when the
-    /// row is admitted (reused: nothing allocates per row).
-    pub scratch_waits: Vec<DeviceWait>,
     /// What the reclaim stage of the last pass drained (with the drained epoch before it), for
     /// the engine to follow up (profile records, the settled mark, wake-ups); taken by it.
     pub drain: Option<(u64, crate::reclaim::DrainOutcome)>,

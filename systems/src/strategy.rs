@@ -54,7 +54,12 @@ pub trait CrossQueueStrategy: 'static {
     /// After the reservation: arms `epoch`'s retirement state, then names the signals the
     /// barriers in `waits` wait on. A barrier whose producer queue cannot be found is an error:
     /// the submission then runs nothing and fails (publication), never waits on nothing.
-    fn reserve_epoch(queue: &QueueState, epoch: u64, waits: &mut [DeviceWait]) -> Result<(), SubmissionFault>;
+    fn reserve_epoch(
+        endpoint: &QueueEndpoint,
+        link: &DeviceLink,
+        epoch: u64,
+        waits: &mut [DeviceWait],
+    ) -> Result<(), SubmissionFault>;
 
     /// The signal the last packet of `epoch` decrements.
     fn completion_signal(queue: &QueueState, epoch: u64) -> u64;
@@ -120,7 +125,7 @@ impl CrossQueueStrategy for BarrierValue {
     }
 
     #[inline]
-    fn reserve_epoch(_: &QueueState, _: u64, _: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
+    fn reserve_epoch(_: &QueueEndpoint, _: &DeviceLink, _: u64, _: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
         Ok(()) // resolution named the producer's epoch signal
     }
 
@@ -216,14 +221,19 @@ impl CrossQueueStrategy for BarrierAnd {
     }
 
     #[inline]
-    fn reserve_epoch(queue: &QueueState, epoch: u64, waits: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
+    fn reserve_epoch(
+        endpoint: &QueueEndpoint,
+        link: &DeviceLink,
+        epoch: u64,
+        waits: &mut [DeviceWait],
+    ) -> Result<(), SubmissionFault> {
         // The epoch's own signal goes to 1 before anyone can learn of the epoch (the producer
         // records admission writes next), so no consumer barrier sees the previous use's 0.
         // SAFETY: the endpoint's per-epoch signals live as long as the device. Admission found no
         // consumer barrier naming this slot, and its previous epoch was drained, so resetting
         // it cannot release anyone early.
-        unsafe { signal_value(queue.endpoint.slot_signal(epoch)) }.store(1, Ordering::Release);
-        name_epoch_slots(queue, waits)
+        unsafe { signal_value(endpoint.slot_signal(epoch)) }.store(1, Ordering::Release);
+        name_epoch_slots(link, waits)
     }
 
     #[inline]
@@ -299,11 +309,11 @@ impl CrossQueueStrategy for BarrierAnd {
 /// BarrierAnd: claims a use of each barrier producer's per-epoch signal and names it, or names
 /// nothing when that epoch was already drained (its slot may be reused, and the wait is
 /// satisfied anyway).
-fn name_epoch_slots(queue: &QueueState, waits: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
+fn name_epoch_slots(link: &DeviceLink, waits: &mut [DeviceWait]) -> Result<(), SubmissionFault> {
     for wait in waits.iter_mut().filter(|wait| wait.barrier) {
         // Wait resolution found every barrier's producer queue, and directory entries are never
         // removed; if that ever breaks, the submission fails rather than wait on nothing.
-        let Some(endpoint) = queue.link.directory.get(wait.producer.queue) else {
+        let Some(endpoint) = link.directory.get(wait.producer.queue) else {
             return Err(SubmissionFault::UnknownProducerQueue { queue: wait.producer.queue });
         };
         let users = &endpoint.slot_users[endpoint.slot_index(wait.producer.epoch)];

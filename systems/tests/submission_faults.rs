@@ -184,7 +184,7 @@ fn a_barrier_whose_producer_queue_cannot_be_found_is_never_named_as_waiting_on_n
     let mut waits =
         [DeviceWait { producer: missing, semaphore: 0, value: 1, barrier: true, via: 0, signal: 0, slot_named: false }];
     assert_eq!(
-        BarrierAnd::reserve_epoch(queue, 1, &mut waits),
+        BarrierAnd::reserve_epoch(&queue.endpoint, &queue.link, 1, &mut waits),
         Err(SubmissionFault::UnknownProducerQueue { queue: 9 })
     );
     assert!(!waits[0].slot_named, "nothing was claimed on a queue that does not exist");

@@ -122,6 +122,7 @@ impl QueueShared {
             }
             rows.pop_front();
         }
+        rows.release_spans();
         self.publish_settled(core);
         core.world.resource_mut::<QueueState>().rows.parked = false;
         self.device.parked_queues.unpark(self.index);

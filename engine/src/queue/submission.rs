@@ -366,6 +366,7 @@ impl QueueShared {
         debug_assert_eq!(rows.front, row, "only the front row leaves unpublished");
         if !rows.is_empty() {
             rows.pop_front();
+            rows.release_spans();
         }
     }
 }
