@@ -1,48 +1,77 @@
 #!/usr/bin/env bash
-# Instructions per call of the submission path's stage functions, from callgrind, for one bench
-# shape: `scripts/stage-instructions.sh edge/submit/512` (default). Deterministic, unlike time:
-# run it before and after a change to the path. Needs valgrind and a release build
-# (`cargo build --release`); `AQUEDUCT_BIN` overrides the binary.
+# Instructions per operation of every stage of the submission path, immediate and batched, from
+# callgrind: deterministic, unlike time, so run it before and after a change to the path.
+#
+#   scripts/stage-instructions.sh [SHAPE ...]
+#
+# Shapes default to the immediate and batched edge and dispatch rows. Each shape runs the full
+# (non-quick) bench under callgrind, collecting only inside the submitting call
+# (`QueueShared::submit` for immediate shapes, `Queue::batch` for batches), so the numbers are the
+# submitting thread's, divided by the operations it staged. Needs valgrind and a release build
+# (`cargo build --release`); `AQUEDUCT_BIN` overrides the binary (an older build for "before":
+# stage functions it lacks print as "-").
 set -euo pipefail
-shape="${1:-edge/submit/512}"
+shapes=("$@")
+if ((${#shapes[@]} == 0)); then
+    shapes=(edge/submit/512 batch/edge/512 dispatch/submit/bindings=4 batch/dispatch/512)
+fi
 bin="${AQUEDUCT_BIN:-$(dirname "$0")/../target/release/aqueduct}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-valgrind --tool=callgrind --callgrind-out-file="$out/cg" "$bin" bench --filter "$shape" --quick >/dev/null 2>&1
-callgrind_annotate --threshold=100 --tree=calling "$out/cg" >"$out/tree" 2>/dev/null
-python3 - "$out/tree" <<'EOF'
+for shape in "${shapes[@]}"; do
+    case "$shape" in
+        batch/*) collect='*Queue*batch*' ;;
+        *) collect='*QueueShared*submit*' ;;
+    esac
+    valgrind --tool=callgrind --callgrind-out-file="$out/cg" --toggle-collect="$collect" \
+        "$bin" bench --filter "$shape" >/dev/null 2>&1
+    callgrind_annotate --threshold=100 --tree=calling "$out/cg" >"$out/tree" 2>/dev/null
+    python3 - "$out/tree" "$shape" <<'EOF'
 import re, sys
 # A callee line: "  1,234 (0.01%)  >   file:function (512x) [object]": inclusive cost of those calls.
 line_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+>\s+\S+?:(.+?) \(([\d,]+)x\)")
-wanted = {
-    "submit (immediate, whole)": "aqueduct_engine::queue::submission::<impl aqueduct_engine::queue::core::QueueShared>::submit",
-    "stage_params (one fetch)": "aqueduct_systems::stage_params",
-    "run_pass": "aqueduct_systems::run_pass",
-    "run_row (immediate, one row)": "aqueduct_systems::run_row",
-    "admission::admit": "aqueduct_systems::admission::admit",
-    "  resolve_waits": "aqueduct_systems::admission::resolve_waits",
-    "  record_producers": "aqueduct_systems::admission::record_producers",
-    "kernarg::patch_kernargs": "aqueduct_systems::kernarg::patch_kernargs",
-    "publication::publish": "aqueduct_systems::publication::publish",
-    "  record_epoch": "aqueduct_systems::publication::record_epoch",
-    "reclaim::drain (per call)": "aqueduct_systems::reclaim::drain",
-    "reclaim::drain_retired_batch": "aqueduct_systems::reclaim::drain_retired_batch",
-}
-totals = {}
+total_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+PROGRAM TOTALS")
+queue = "aqueduct_engine::queue::submission::<impl aqueduct_engine::queue::core::QueueShared>::"
+# (label, function); the first two count the operations (one call each per operation).
+wanted = [
+    ("submit (immediate call)", queue + "submit"),
+    ("stage (batch staging)", queue + "stage"),
+    ("  stage_params (state fetch)", "aqueduct_systems::stage_params"),
+    ("  SubmissionRows::push", "aqueduct_components::submission::SubmissionRows::push"),
+    ("schedule run (batch)", "bevy_ecs::schedule::schedule::Schedule::run"),
+    ("run_pass (immediate)", "aqueduct_systems::run_pass"),
+    ("run_row (before issue 30)", "aqueduct_systems::run_row"),
+    ("admission", "aqueduct_systems::admission::admit_pending"),
+    ("admission (one row, before)", "aqueduct_systems::admission::admit"),
+    ("  record_producers", "aqueduct_systems::admission::record_producers"),
+    ("kernarg patching", "aqueduct_systems::kernarg::patch_admitted"),
+    ("kernarg patching (one row, before)", "aqueduct_systems::kernarg::patch_kernargs"),
+    ("publication", "aqueduct_systems::publication::publish_admitted"),
+    ("publication (one row, before)", "aqueduct_systems::publication::publish"),
+    ("  record_epoch", "aqueduct_systems::publication::record_epoch"),
+    ("reclaim (submitter's batch)", "aqueduct_systems::reclaim::reclaim_retired_batch"),
+    ("reclaim (before)", "aqueduct_systems::reclaim::drain_retired_batch"),
+    ("  drain (per call)", "aqueduct_systems::reclaim::drain"),
+]
+totals, program = {}, 0
 for line in open(sys.argv[1]):
+    if match := total_re.match(line):
+        program = int(match[1].replace(",", ""))
     match = line_re.match(line)
     if not match:
         continue
     cost, function, calls = int(match[1].replace(",", "")), match[2], int(match[3].replace(",", ""))
-    for label, name in wanted.items():
+    for label, name in wanted:
         if function == name:
             total = totals.setdefault(label, [0, 0])
             total[0] += cost
             total[1] += calls
-for label in wanted:
+operations = sum(totals.get(label, [0, 0])[1] for label, _ in wanted[:2])
+print(f"{sys.argv[2]}: {operations} operations, {program / max(operations, 1):.0f} instructions per operation in all")
+for label, _ in wanted:
     if label in totals and totals[label][1]:
         cost, calls = totals[label]
-        print(f"{label:32} {cost / calls:8.0f} instructions per call ({calls} calls)")
-    else:
-        print(f"{label:32}        - (not called or inlined)")
+        per = "per call" if label.endswith("(per call)") else "per operation"
+        print(f"  {label:36} {cost / (calls if per == 'per call' else operations):8.0f} {per} ({calls} calls)")
 EOF
+done
