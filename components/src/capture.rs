@@ -5,6 +5,8 @@
 //! mode is on; the engine turns the row into profile records when the epoch is drained. With
 //! capture off, the stages pay one test of [`CaptureFlags`] per published row.
 
+pub use aqueduct_profile::record::OperationKind;
+
 use crate::submission::SignalOp;
 
 /// The capture modes a queue's stages act on (the engine's other modes need nothing from them).
@@ -31,23 +33,6 @@ impl CaptureFlags {
     pub fn times_packets(self) -> bool {
         self.device_timing || self.dispatch_timing
     }
-}
-
-/// The operation a submission row carries, as the user called it (a fill is a builtin
-/// dispatch to the stages, but a fill to the profile).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum OperationTag {
-    #[default]
-    Barrier,
-    Fill,
-    Copy,
-    Update,
-    Dispatch,
-    RawDispatch,
-    CommandBufferExecution,
-    Alloca,
-    Dealloca,
-    HostCall,
 }
 
 /// Which of admission's tiers resolved a wait.
@@ -101,7 +86,7 @@ pub enum TimedKind {
 pub struct EpochCapture {
     /// Whether publication filled this row for the current epoch.
     pub captured: bool,
-    pub operation: OperationTag,
+    pub operation: OperationKind,
     /// Host clock (ns) when the submitting call entered the engine.
     pub submit_entry_ns: u64,
     /// Host clock (ns) when the pass that published the epoch rang the doorbell.

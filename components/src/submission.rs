@@ -13,7 +13,7 @@
 
 use aqueduct_abi::ImplicitKernargs;
 
-use crate::capture::OperationTag;
+use crate::capture::OperationKind;
 use crate::program::{ProgramRun, SegmentPlan};
 use crate::semaphore_table::Producer;
 
@@ -365,7 +365,7 @@ columns! {
     #[derive(Debug)]
     pub struct RowColumns {
         /// The operation as the user called it (for the profile).
-        pub operation: OperationTag,
+        pub operation: OperationKind,
         pub payload: Payload,
         pub waits: Span,
         pub signals: Span,
@@ -458,7 +458,7 @@ impl SubmissionRows {
         self.staged += 1;
         let slot = self.slot(row);
         let columns = &mut self.columns;
-        columns.operation[slot] = OperationTag::Barrier;
+        columns.operation[slot] = OperationKind::Barrier;
         columns.payload[slot] = Payload::Barrier;
         let (waits, signals, bytes) = (self.waits.end(), self.signals.end(), self.kernarg_bytes.end());
         columns.waits[slot] = Span { start: waits, len: 0 };
@@ -552,7 +552,7 @@ impl RowWriter<'_> {
     }
 
     #[inline]
-    pub fn set_operation(&mut self, operation: OperationTag) {
+    pub fn set_operation(&mut self, operation: OperationKind) {
         self.rows.columns.operation[self.slot] = operation;
     }
 

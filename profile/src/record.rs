@@ -58,10 +58,13 @@ pub enum Record {
     Dropped(Dropped),
 }
 
-/// The operation a submission carried.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// The operation a submission carried, as the user called it (a fill is a builtin dispatch to
+/// the stages, but a fill here). The one operation-kind enum: the queue's rows carry it, and
+/// the profile records it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OperationKind {
+    #[default]
     Barrier,
     Fill,
     Copy,

@@ -37,7 +37,7 @@ pub(crate) fn execute(
     }
     let block_limit = shared.device.config.replay_block_limit;
     let result = to.submit(waits, signals, |row| {
-        row.set_operation(aqueduct_components::capture::OperationTag::CommandBufferExecution);
+        row.set_operation(aqueduct_components::capture::OperationKind::CommandBufferExecution);
         let run = row.program();
         // SAFETY: the command buffer's entity owns the image until it is released, and that
         // waits for this row (staged now, while the caller holds the command buffer) to settle.

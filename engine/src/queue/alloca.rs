@@ -9,7 +9,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
 
-use aqueduct_components::capture::OperationTag;
+use aqueduct_components::capture::OperationKind;
 
 use super::core::QueueShared;
 use crate::error::{EngineError, EngineResult};
@@ -77,9 +77,9 @@ impl QueueShared {
             // Nothing to order: later work on this queue follows it, other queues have no signal
             // to wait on, and the memory is not in flight elsewhere.
             None if waits.is_empty() && signals.is_empty() => Ok(()),
-            None => self.submit(waits, signals, |row| row.set_operation(OperationTag::Alloca)),
+            None => self.submit(waits, signals, |row| row.set_operation(OperationKind::Alloca)),
             Some((timeline, value)) => with_point(waits, timeline.at(*value), |waits| {
-                self.submit(waits, signals, |row| row.set_operation(OperationTag::Alloca))
+                self.submit(waits, signals, |row| row.set_operation(OperationKind::Alloca))
             }),
         };
         match submitted {
@@ -129,7 +129,7 @@ impl QueueShared {
         };
         let value = timeline.value + 1;
         let result = with_point(signals, semaphore.at(value), |signals| {
-            self.submit(waits, signals, |row| row.set_operation(OperationTag::Dealloca))
+            self.submit(waits, signals, |row| row.set_operation(OperationKind::Dealloca))
         });
         match result {
             Ok(()) => {

@@ -11,11 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use aqueduct_components::capture::{CaptureFlags, EpochCapture, OperationTag, TimedKind, WaitTier};
+use aqueduct_components::capture::{CaptureFlags, EpochCapture, TimedKind, WaitTier};
 use aqueduct_hsa::sys::hsa_signal_t;
-use aqueduct_profile::{
-    CommandRef, DeviceQueueEvent, DispatchEvent, OperationKind, QueueEvent, Record, Signal, Wait, WaitResolution,
-};
+use aqueduct_profile::{CommandRef, DeviceQueueEvent, DispatchEvent, QueueEvent, Record, Signal, Wait, WaitResolution};
 use aqueduct_systems::{QueueState, stage_params};
 
 use super::core::QueueShared;
@@ -259,7 +257,7 @@ impl QueueShared {
             // A lone dispatch is the submission; several (a command buffer) nest inside it.
             let name = match zones.as_slice() {
                 [(kernel, _, _)] => kernel,
-                _ => operation_kind(facts.operation).name(),
+                _ => facts.operation.name(),
             };
             let nested = if zones.len() > 1 {
                 zones
@@ -279,7 +277,7 @@ impl QueueShared {
         if modes.contains(ProfileModes::QUEUE_EVENTS) {
             capture.push(Record::QueueEvent(QueueEvent {
                 queue,
-                operation: operation_kind(facts.operation),
+                operation: facts.operation,
                 epoch,
                 waits: facts
                     .waits
@@ -302,21 +300,6 @@ impl QueueShared {
                 completion_seen_ns,
             }));
         }
-    }
-}
-
-fn operation_kind(operation: OperationTag) -> OperationKind {
-    match operation {
-        OperationTag::Barrier => OperationKind::Barrier,
-        OperationTag::Fill => OperationKind::Fill,
-        OperationTag::Copy => OperationKind::Copy,
-        OperationTag::Update => OperationKind::Update,
-        OperationTag::Dispatch => OperationKind::Dispatch,
-        OperationTag::RawDispatch => OperationKind::RawDispatch,
-        OperationTag::CommandBufferExecution => OperationKind::CommandBufferExecution,
-        OperationTag::Alloca => OperationKind::Alloca,
-        OperationTag::Dealloca => OperationKind::Dealloca,
-        OperationTag::HostCall => OperationKind::HostCall,
     }
 }
 

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use aqueduct_components::capture::OperationTag;
+use aqueduct_components::capture::OperationKind;
 use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_systems::sync::SemaphoreSync;
 
@@ -222,7 +222,7 @@ impl QueueShared {
             None
         } else {
             let value = calls.readied + 1;
-            self.submit(&[], &[calls.ready.at(value)], |row| row.set_operation(OperationTag::HostCall))?;
+            self.submit(&[], &[calls.ready.at(value)], |row| row.set_operation(OperationKind::HostCall))?;
             calls.readied = value;
             Some(value)
         };
@@ -245,7 +245,7 @@ impl QueueShared {
         // 3. The gate: later work on the queue waits for the function to return.
         let mut gate_row = None;
         let result = self.submit(&[calls.gate.at(call)], &[], |row| {
-            row.set_operation(OperationTag::HostCall);
+            row.set_operation(OperationKind::HostCall);
             gate_row = Some(row.row());
         });
         calls.rows_after_gate = gate_row.map_or(u64::MAX, |row| row + 1);

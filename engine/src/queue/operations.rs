@@ -9,7 +9,7 @@ use aqueduct_abi::ImplicitKernargs;
 use aqueduct_builtins::{
     DispatchPlan, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_update_inline, plan_update_staged,
 };
-use aqueduct_components::capture::OperationTag;
+use aqueduct_components::capture::OperationKind;
 use aqueduct_components::submission::{DispatchTemplate, RowWriter};
 
 use super::core::QueueShared;
@@ -61,7 +61,7 @@ pub(crate) fn barrier(
     waits: &[SemaphorePoint],
     signals: &[SemaphorePoint],
 ) -> EngineResult<()> {
-    to.submit(waits, signals, |row| row.set_operation(OperationTag::Barrier))
+    to.submit(waits, signals, |row| row.set_operation(OperationKind::Barrier))
 }
 
 pub(crate) fn fill(
@@ -80,7 +80,7 @@ pub(crate) fn fill(
     }
     word[..width].copy_from_slice(pattern);
     let plan = plan_fill(address, target.length, u64::from_le_bytes(word), width as u8)?;
-    submit_plan(to, OperationTag::Fill, plan, waits, signals)
+    submit_plan(to, OperationKind::Fill, plan, waits, signals)
 }
 
 pub(crate) fn copy(
@@ -101,7 +101,7 @@ pub(crate) fn copy(
         });
     }
     let plan = plan_copy(from, into, source.length)?;
-    submit_plan(to, OperationTag::Copy, plan, waits, signals)
+    submit_plan(to, OperationKind::Copy, plan, waits, signals)
 }
 
 pub(crate) fn update(
@@ -125,7 +125,7 @@ pub(crate) fn update(
     }
     if data.len() <= UPDATE_INLINE_MAX_BYTES {
         let plan = plan_update_inline(address, data)?;
-        return submit_plan(to, OperationTag::Update, plan, waits, signals);
+        return submit_plan(to, OperationKind::Update, plan, waits, signals);
     }
     // Planned against a stand-in source with the staging area's 16-byte alignment; the real
     // address is patched in when the kernarg ring space is known.
@@ -134,7 +134,7 @@ pub(crate) fn update(
     let queue = to.queue();
     let kernel = queue.device.agents[queue.agent].builtin(plan.kernel);
     to.submit(waits, signals, |row| {
-        row.set_operation(OperationTag::Update);
+        row.set_operation(OperationKind::Update);
         stage_builtin(row, &plan, kernel);
         row.stage_bytes(data, 0); // CopyArgs::source
     })
@@ -142,7 +142,7 @@ pub(crate) fn update(
 
 fn submit_plan(
     to: &mut impl Submitter,
-    operation: OperationTag,
+    operation: OperationKind,
     plan: DispatchPlan,
     waits: &[SemaphorePoint],
     signals: &[SemaphorePoint],
@@ -176,7 +176,7 @@ pub(crate) fn dispatch(
     // patching copies it.
     let implicit: Option<(u32, ImplicitKernargs)> = validated.implicit();
     to.submit(waits, signals, |row| {
-        row.set_operation(OperationTag::Dispatch);
+        row.set_operation(OperationKind::Dispatch);
         row.hal_dispatch(
             template,
             info.kernarg_size,
@@ -206,7 +206,7 @@ pub(crate) fn dispatch_raw(
     }
     let template = template(to, kernel, dispatch.grid, dispatch.workgroup)?;
     to.submit(waits, signals, |row| {
-        row.set_operation(OperationTag::RawDispatch);
+        row.set_operation(OperationKind::RawDispatch);
         row.raw_dispatch(template, dispatch.kernargs, info.kernarg_size, info.kernarg_alignment);
     })
 }
