@@ -94,7 +94,7 @@ fn global_flags(flags: u32) -> String {
     if flags & pool_info::GLOBAL_FLAG_FINE_GRAINED != 0 {
         names.push("FINE GRAINED");
     }
-    if flags & aqueduct_hsa::soft::GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED != 0 {
+    if flags & aqueduct_hsa::rocr_facts::GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED != 0 {
         names.push("EXTENDED FINE GRAINED");
     }
     if flags & pool_info::GLOBAL_FLAG_COARSE_GRAINED != 0 {

@@ -10,16 +10,7 @@
 
 use core::convert::Infallible;
 
-use crate::ImplicitKernargs;
-
-/// Every kernel dispatch packet the engine publishes says three dimensions (unused axes are 1),
-/// and so does every implicit block's `grid_dims`. HIP's module launch does the same (ROCclr
-/// builds a 3-D NDRange whatever the launch's shape), and so does IREE's HAL. One rule for every
-/// path means a kernel that reads its work dimension (`hidden_grid_dims`, or the packet's setup
-/// through `dispatch_ptr`) sees the same value in a direct dispatch, a command-buffer replay and
-/// an indirect dispatch (whose patch kernel rewrites the grid, never the dimension count), and a
-/// prebuilt packet's setup field is a constant.
-pub const DISPATCH_DIMENSIONS: u16 = 3;
+use crate::implicit_kernargs::ImplicitKernargs;
 
 /// Writes a whole HAL-layout kernarg segment into `segment` (the kernel's kernarg segment, as
 /// long as its metadata says): `bindings` at 0, 8, 16, ..., the little-endian u32 `constants`
@@ -100,7 +91,7 @@ mod tests {
         assert_eq!(segment[16..28], *bytemuck::cast_slice::<u32, u8>(&constants));
         assert_eq!(segment[28..32], [0; 4], "the gap before the implicit block is zeroed");
         assert_eq!(segment[32..112], bytemuck::bytes_of(&block)[..80]);
-        assert_eq!(u16::from_le_bytes([segment[32 + 64], segment[32 + 65]]), DISPATCH_DIMENSIONS);
+        assert_eq!(u16::from_le_bytes([segment[32 + 64], segment[32 + 65]]), crate::DISPATCH_DIMENSIONS);
     }
 
     #[test]

@@ -7,6 +7,15 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::{assert_layout, assert_offset};
 
+/// Every kernel dispatch packet the engine publishes says three dimensions (unused axes are 1),
+/// and so does every implicit block's `grid_dims`. HIP's module launch does the same (ROCclr
+/// builds a 3-D NDRange whatever the launch's shape), and so does IREE's HAL. One rule for every
+/// path means a kernel that reads its work dimension (`hidden_grid_dims`, or the packet's setup
+/// through `dispatch_ptr`) sees the same value in a direct dispatch, a command-buffer replay and
+/// an indirect dispatch (whose patch kernel rewrites the grid, never the dimension count), and a
+/// prebuilt packet's setup field is a constant.
+pub const DISPATCH_DIMENSIONS: u16 = 3;
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable, PartialEq, Eq)]
 pub struct ImplicitKernargs {
@@ -60,7 +69,7 @@ impl ImplicitKernargs {
             args.group_size[axis] = workgroup[axis];
             args.remainder[axis] = (grid[axis] % group) as u16;
         }
-        args.grid_dims = crate::DISPATCH_DIMENSIONS;
+        args.grid_dims = DISPATCH_DIMENSIONS;
         args
     }
 }

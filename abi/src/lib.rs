@@ -13,8 +13,8 @@ pub mod queue;
 pub mod signal;
 pub mod soft_kernel;
 
-pub use hal_kernargs::{DISPATCH_DIMENSIONS, try_write_hal_kernargs, write_hal_kernargs};
-pub use implicit_kernargs::ImplicitKernargs;
+pub use hal_kernargs::{try_write_hal_kernargs, write_hal_kernargs};
+pub use implicit_kernargs::{DISPATCH_DIMENSIONS, ImplicitKernargs};
 pub use kernel_descriptor::KernelDescriptor;
 pub use packet::{
     AQL_PACKET_SIZE, AgentDispatchPacket, AqlPacket, BarrierAndPacket, BarrierOrPacket, BarrierValuePacket,

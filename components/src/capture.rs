@@ -7,7 +7,7 @@
 
 pub use aqueduct_profile::record::OperationKind;
 
-use crate::submission::SignalOp;
+use crate::dependency::SignalOp;
 
 /// The capture modes a queue's stages act on (the engine's other modes need nothing from them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

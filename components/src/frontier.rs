@@ -33,11 +33,13 @@
 //! condition, since the submission's own failure check covers both semaphores.
 
 use crate::MAX_QUEUES;
-use crate::semaphore_table::Producer;
-use crate::submission::DeviceWait;
+use crate::dependency::{DeviceWait, Producer};
 
 /// Entries one [`Frontier`] holds (the producer record's budget: one cache line of words).
 pub const FRONTIER_ENTRIES: usize = 8;
+
+// A producer record carries a frontier in the semaphore slot's words.
+const _: () = assert!(FRONTIER_ENTRIES == crate::semaphore_slot::RECORD_FRONTIER_WORDS);
 
 /// Transitive contributions a queue keeps pending at once (one per in-flight epoch that emitted
 /// barriers on producers with a frontier); the oldest is dropped when more arrive.

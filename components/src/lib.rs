@@ -3,16 +3,19 @@
 //! Plain data only: behaviour over it (the semaphore seqlock, host parking, signal reads) is in
 //! `aqueduct-systems`' `sync` module, and this crate does not depend on `aqueduct-hsa`.
 //!
+//! - [`dependency`]: the plain values dependencies are made of (a queue position, a wait, a
+//!   signal, a wait resolved for the device), named by everything below.
 //! - [`semaphore_table`]: the device-wide dense array of semaphore atomics (timeline value, failure,
 //!   last queued producer) that any queue reads without a lock.
 //! - [`frontier`]: cross-queue frontiers (which epochs of other queues a queue's work follows),
 //!   bounded in producer records, dense in a queue's own state.
 //! - [`directory`]: each queue's lock-free endpoint (epoch signal, per-epoch signals, retired epoch,
 //!   sticky failure), so another queue can turn a wait into a device-side barrier.
-//! - [`submission`]: the staged submission (the stages' input) and the admission plan (their
-//!   hand-off), as resources of a queue's World.
+//! - [`submission`]: the pending submissions as rows of a column table (the stages' input and
+//!   admission's verdict and reservation), with the arenas their waits, signals and kernarg bytes
+//!   live in.
 //! - [`program`]: a command buffer's validated program image and one execution's cursor through it.
-//! - [`queue_state`]: a queue World's kernarg and epoch rings and the epoch-row components.
+//! - [`queue_state`]: a queue World's kernarg ring and its epoch table.
 //! - [`capture`]: what a queue captures for the profiler: the modes its stages act on, and an
 //!   epoch's facts kept in its epoch row until it is drained.
 //! - [`cache_line`]: a value padded to its own cache line (per-queue counters written by
@@ -28,6 +31,7 @@
 
 pub mod cache_line;
 pub mod capture;
+pub mod dependency;
 pub mod device_entities;
 pub mod directory;
 pub mod drain_order;

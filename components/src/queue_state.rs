@@ -8,7 +8,8 @@
 //! (Pending submissions, the other table of a queue, are in [`crate::submission`].)
 
 use crate::capture::EpochCapture;
-use crate::submission::{Arena, DeviceWait, SignalOp, Span};
+use crate::dependency::{DeviceWait, SignalOp};
+use crate::submission::{Arena, Span};
 
 /// Byte ring in kernarg memory. Positions grow forever; `position % capacity` is the offset.
 #[derive(Debug)]

@@ -19,38 +19,11 @@
 use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, Mutex};
 
-use crate::frontier::FRONTIER_ENTRIES;
-
 /// Most semaphores one table holds (128 MiB of slots).
 pub const MAX_SEMAPHORES: usize = 1 << 20;
 
+use crate::dependency::Producer;
 pub use crate::semaphore_slot::{RecordSnapshot, SemaphoreSlot};
-
-const _: () = assert!(FRONTIER_ENTRIES == crate::semaphore_slot::RECORD_FRONTIER_WORDS);
-
-/// A queue position: the submission with `epoch` on queue `queue`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Producer {
-    pub queue: u16,
-    pub epoch: u64,
-}
-
-impl Producer {
-    const EPOCH_BITS: u32 = 48;
-
-    /// The record's word: `(queue + 1) << 48 | epoch`, never 0.
-    #[inline]
-    pub fn pack(self) -> u64 {
-        (u64::from(self.queue) + 1) << Self::EPOCH_BITS | (self.epoch & ((1 << Self::EPOCH_BITS) - 1))
-    }
-
-    /// The producer a record's word names; `None` for 0 (no record).
-    #[inline]
-    pub fn unpack(word: u64) -> Option<Self> {
-        let queue = word >> Self::EPOCH_BITS;
-        (queue != 0).then(|| Self { queue: (queue - 1) as u16, epoch: word & ((1 << Self::EPOCH_BITS) - 1) })
-    }
-}
 
 /// What a wait on `(semaphore, value)` depends on, as admission sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

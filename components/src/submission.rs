@@ -13,23 +13,9 @@
 
 use aqueduct_abi::ImplicitKernargs;
 
-use crate::capture::OperationKind;
+use crate::dependency::{SignalOp, WaitOp};
 use crate::program::{ProgramRun, SegmentPlan};
-use crate::semaphore_table::Producer;
-
-/// A wait on a timeline semaphore of this device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct WaitOp {
-    pub semaphore: u32,
-    pub value: u64,
-}
-
-/// A signal of a timeline semaphore of this device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct SignalOp {
-    pub semaphore: u32,
-    pub value: u64,
-}
+use aqueduct_profile::record::OperationKind;
 
 /// The one kernel dispatch a submission carries, without its kernarg address: the packet body
 /// prebuilt at staging, less the kernarg address and the completion signal.
@@ -214,28 +200,6 @@ impl KernargRecipe {
     pub fn staging_offset(&self) -> u64 {
         u64::from(self.segment.len).next_multiple_of(16)
     }
-}
-
-/// A wait admission turned into a device-side barrier.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct DeviceWait {
-    pub producer: Producer,
-    /// The semaphore the wait came from: if it fails, the waiting submission fails with it.
-    pub semaphore: u32,
-    /// The value waited for.
-    pub value: u64,
-    /// Whether a barrier packet waits on it; false when queue order or the frontier covers it.
-    pub barrier: bool,
-    /// A covered wait that holds only if this queue's epoch `via` succeeds (the frontier entry
-    /// covering it is still pending on that epoch's barriers); 0 when unconditional.
-    pub via: u64,
-    /// The device signal a barrier waits on, named at admission so publication needs no lookup:
-    /// the producer queue's epoch signal (BarrierValue) or the producer epoch's own signal
-    /// (BarrierAnd; 0 when that epoch was drained first, and the packet names nothing).
-    pub signal: u64,
-    /// BarrierAnd: whether the barrier named the producer's per-epoch signal (and so holds one
-    /// of its `slot_users` until this epoch is drained).
-    pub slot_named: bool,
 }
 
 /// Admission's verdict on a row.

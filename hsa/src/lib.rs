@@ -16,6 +16,7 @@ pub mod executable;
 mod library;
 pub mod ring;
 pub mod rocr;
+pub mod rocr_facts;
 pub mod soft;
 pub mod sys;
 mod wrappers;
@@ -24,8 +25,9 @@ use std::sync::Arc;
 
 pub use error::{HsaError, HsaResult, LoadError};
 pub use executable::{DispatchDescriptor, Executable, ExecutableError};
+pub use rocr_facts::clip_cu_mask;
 pub use sys::HsaApi;
-pub use wrappers::{AgentInfo, KernelSymbol, PoolInfo, PoolKindInfo, PoolReach, clip_cu_mask};
+pub use wrappers::{AgentInfo, KernelSymbol, PoolInfo, PoolKindInfo, PoolReach};
 
 static SOFT_API: HsaApi = HsaApi::soft();
 

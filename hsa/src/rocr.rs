@@ -81,3 +81,42 @@ impl RocrLibrary {
         }
     }
 }
+
+/// Fills the table from a loaded library: every entry point of the one list, a missing one named.
+mod resolve {
+    use core::ffi::{c_char, c_int, c_void};
+
+    use crate::sys::*;
+
+    macro_rules! resolve_entry_points {
+        ($( fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {
+            impl HsaApi {
+                /// Resolves every entry point from a loaded library; a missing one is named.
+                ///
+                /// # Safety
+                /// `library` must be an HSA runtime whose exports have the C signatures above.
+                pub(crate) unsafe fn from_library(
+                    library: &libloading::Library,
+                ) -> Result<Self, crate::error::LoadError> {
+                    Ok(Self {
+                        $( $name: {
+                            // SAFETY: the caller guarantees the export has exactly this signature;
+                            // the Library is kept alive for the table's lifetime by the provider.
+                            let symbol = unsafe {
+                                library.get::<unsafe extern "C" fn($($ty),*) -> $ret>(
+                                    concat!(stringify!($name), "\0").as_bytes(),
+                                )
+                            };
+                            *symbol.map_err(|source| crate::error::LoadError::MissingSymbol {
+                                symbol: stringify!($name),
+                                reason: source.to_string(),
+                            })?
+                        }, )*
+                    })
+                }
+            }
+        };
+    }
+
+    crate::with_hsa_entry_points!(resolve_entry_points);
+}

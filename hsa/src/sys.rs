@@ -317,7 +317,8 @@ pub mod symbol_info {
     pub const KERNEL_DYNAMIC_CALLSTACK: u32 = 15;
 }
 
-/// Declares the table once; the struct, the ROCr loader and the soft binding all come from it.
+/// Declares the table once. Its two fillers come from the same list, each in its provider's
+/// module: the ROCr loader (`rocr.rs`) and the soft binding (`soft/exports.rs`).
 macro_rules! hsa_api {
     ($( fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {
         /// Every HSA entry point the engine uses, as C function pointers.
@@ -329,35 +330,6 @@ macro_rules! hsa_api {
         impl HsaApi {
             /// The exported symbol names, in table order.
             pub const SYMBOLS: &'static [&'static str] = &[$(stringify!($name)),*];
-
-            /// Resolves every entry point from a loaded library; a missing one is named.
-            ///
-            /// # Safety
-            /// `library` must be an HSA runtime whose exports have the C signatures above.
-            pub(crate) unsafe fn from_library(
-                library: &libloading::Library,
-            ) -> Result<Self, crate::error::LoadError> {
-                Ok(Self {
-                    $( $name: {
-                        // SAFETY: the caller guarantees the export has exactly this signature;
-                        // the Library is kept alive for the table's lifetime by the provider.
-                        let symbol = unsafe {
-                            library.get::<unsafe extern "C" fn($($ty),*) -> $ret>(
-                                concat!(stringify!($name), "\0").as_bytes(),
-                            )
-                        };
-                        *symbol.map_err(|source| crate::error::LoadError::MissingSymbol {
-                            symbol: stringify!($name),
-                            reason: source.to_string(),
-                        })?
-                    }, )*
-                })
-            }
-
-            /// The soft runtime's implementation of every entry point.
-            pub(crate) const fn soft() -> Self {
-                Self { $( $name: crate::soft::exports::$name, )* }
-            }
         }
     };
 }

@@ -380,7 +380,7 @@ impl Hsa {
                     PoolKindInfo::CoarseGrained
                 } else if flags & pool_info::GLOBAL_FLAG_FINE_GRAINED != 0 {
                     PoolKindInfo::FineGrained
-                } else if flags & crate::soft::GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED != 0 {
+                } else if flags & crate::rocr_facts::GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED != 0 {
                     PoolKindInfo::ExtendedFineGrained
                 } else {
                     PoolKindInfo::Other(segment)
@@ -637,19 +637,4 @@ impl KernelSymbol {
             ..Default::default()
         }
     }
-}
-
-/// A CU mask as ROCr's `AqlQueue::SetCUMasking` applies it: one bit per CU, 32 per word, for the
-/// agent's `compute_units` CUs; an empty mask means every CU, and bits past the last CU are
-/// dropped. One function, so the engine's check of a mask and the soft runtime's model agree.
-pub fn clip_cu_mask(mask: &[u32], compute_units: u32) -> Vec<u32> {
-    let words = compute_units.div_ceil(32) as usize;
-    let mut clipped: Vec<u32> = if mask.is_empty() { vec![u32::MAX; words] } else { mask.to_vec() };
-    clipped.resize(words, 0);
-    if !compute_units.is_multiple_of(32)
-        && let Some(last) = clipped.last_mut()
-    {
-        *last &= (1u32 << (compute_units % 32)) - 1;
-    }
-    clipped
 }

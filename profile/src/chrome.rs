@@ -13,7 +13,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use serde_json::{Value, json};
 
-use crate::format::{CaptureFileError, ProfileReader, Result};
+use crate::format::{ProfileReader, Result, json_error};
 use crate::record::{QueueEvent, Record, Wait};
 use crate::timeline::TimelineIndex;
 
@@ -22,10 +22,6 @@ pub const DEVICE_THREAD: u32 = 2;
 
 pub fn queue_process(queue: u32) -> u64 {
     u64::from(queue) + 1
-}
-
-pub(crate) fn json_error(error: serde_json::Error) -> CaptureFileError {
-    CaptureFileError::Io(io::Error::other(error))
 }
 
 /// Writes the Chrome trace of the bundle read from `input` to `out`. Reads `input` twice.

@@ -497,3 +497,8 @@ fn read_bounded<R: Read>(input: &mut R, length: usize) -> io::Result<Vec<u8>> {
     }
     Ok(payload)
 }
+
+/// A JSON encoding failure while exporting, as the capture file's I/O error.
+pub(crate) fn json_error(error: serde_json::Error) -> CaptureFileError {
+    CaptureFileError::Io(std::io::Error::other(error))
+}

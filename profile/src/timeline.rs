@@ -68,7 +68,7 @@ impl TimelineIndex {
                     index.counter_span = Some((first.min(sample.timestamp_ns), last.max(sample.timestamp_ns)));
                 }
                 Record::Executable(executable) => {
-                    index.executables.push(serde_json::to_value(&executable).map_err(crate::chrome::json_error)?)
+                    index.executables.push(serde_json::to_value(&executable).map_err(crate::format::json_error)?)
                 }
                 Record::Dropped(dropped) => {
                     index.queues.insert(dropped.queue);

@@ -6,8 +6,9 @@
 //! Run: `cargo bench -p aqueduct-systems --bench semaphores` (`SEMAPHORE_CAPACITY=N` sizes the
 //! table; the default is the engine's, 65,536).
 
+use aqueduct_components::dependency::Producer;
 use aqueduct_components::frontier::Frontier;
-use aqueduct_components::semaphore_table::{Producer, SemaphoreTable, WaitSource};
+use aqueduct_components::semaphore_table::{SemaphoreTable, WaitSource};
 use aqueduct_systems::sync::SemaphoreSync;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 

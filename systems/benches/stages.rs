@@ -8,10 +8,11 @@
 
 use std::sync::Arc;
 
+use aqueduct_components::dependency::SignalOp;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
 use aqueduct_components::queue_state::KernargRing;
 use aqueduct_components::semaphore_table::SemaphoreTable;
-use aqueduct_components::submission::{SignalOp, Verdict};
+use aqueduct_components::submission::Verdict;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::{ExecutionMode, SoftConfig, set_queue_mode};
 use aqueduct_hsa::{Hsa, PoolKindInfo};

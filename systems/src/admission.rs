@@ -16,10 +16,12 @@
 
 use core::sync::atomic::Ordering;
 
+use aqueduct_components::dependency::DeviceWait;
+use aqueduct_components::dependency::Producer;
 use aqueduct_components::frontier::{Cover, Frontier};
 use aqueduct_components::program::SegmentEnd;
-use aqueduct_components::semaphore_table::{Producer, WaitSource};
-use aqueduct_components::submission::{Arena, DeviceWait, Payload, Reservation, Span, Verdict};
+use aqueduct_components::semaphore_table::WaitSource;
+use aqueduct_components::submission::{Arena, Payload, Reservation, Span, Verdict};
 
 use crate::QueueState;
 use crate::strategy::CrossQueueStrategy;
@@ -279,7 +281,7 @@ pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut QueueState) {
 
 #[cfg(test)]
 mod tests {
-    use aqueduct_components::semaphore_table::Producer;
+    use aqueduct_components::dependency::Producer;
 
     use super::*;
     use crate::strategy::{BarrierAnd, BarrierValue};

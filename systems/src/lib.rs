@@ -34,14 +34,15 @@ pub mod queue_state;
 pub mod reclaim;
 pub mod schedule;
 pub mod settle;
+pub mod stages;
 pub mod strategy;
 pub mod sync;
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::system::SystemState;
 pub use queue_state::{CaptureState, DeviceLink, QueueState};
+pub use stages::QueueStages;
 use strategy::CrossQueueStrategy;
-pub use strategy::QueueStages;
 
 /// The cached state that fetches the queue's [`QueueState`]: its resource id is resolved once,
 /// not looked up per call. The stages read nothing else of the queue World.

@@ -65,7 +65,7 @@ pub struct QueueState {
     pub rows: SubmissionRows,
     /// What the reclaim stage of the last pass drained (with the drained epoch before it), for
     /// the engine to follow up (profile records, the settled mark, wake-ups); taken by it.
-    pub drain: Option<(u64, crate::reclaim::DrainOutcome)>,
+    pub drain: Option<(u64, DrainOutcome)>,
     /// What a profile capture asks of the stages; off unless the engine begins one.
     pub capture: CaptureState,
     /// The row of the oldest epoch that was in flight when the queue failed. A failed queue's
@@ -73,6 +73,21 @@ pub struct QueueState {
     /// still run their packets (a queue failed with another queue's memory fault keeps running),
     /// so those rows, and everything they name, stay unsettled until the HSA queue is destroyed.
     pub unsettled_from: Option<u64>,
+}
+
+/// What one drain did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DrainOutcome {
+    pub epochs: u64,
+    /// Semaphore values published (after coalescing).
+    pub signals: u64,
+    /// Semaphores failed (dependency failures carried through).
+    pub failures: u64,
+    /// The drain stopped at an epoch whose device-side wait's producer had not drained the
+    /// producing epoch yet; that queue wakes this one's completion thread when it has.
+    pub held: bool,
+    /// Queues whose drains were held on this one, to wake now that it drained (bit per queue).
+    pub wake: u64,
 }
 
 /// The stages' part of a profile capture.

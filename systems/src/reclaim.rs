@@ -4,10 +4,11 @@
 
 use core::sync::atomic::Ordering;
 
+use aqueduct_components::dependency::{DeviceWait, SignalOp};
 use aqueduct_components::drain_order::{self, ProducerDrain};
 use aqueduct_components::semaphore_table::SemaphoreTable;
-use aqueduct_components::submission::{DeviceWait, SignalOp};
 
+use crate::queue_state::DrainOutcome;
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::{HostParking, SemaphoreSync};
 use crate::{DeviceLink, QueueState};
@@ -16,21 +17,6 @@ use crate::{DeviceLink, QueueState};
 /// the queue lock it already has: one signal load per submission while a batch is in flight,
 /// and one drain per batch.
 pub const SUBMITTER_DRAIN_BATCH: u64 = 16;
-
-/// What one drain did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DrainOutcome {
-    pub epochs: u64,
-    /// Semaphore values published (after coalescing).
-    pub signals: u64,
-    /// Semaphores failed (dependency failures carried through).
-    pub failures: u64,
-    /// The drain stopped at an epoch whose device-side wait's producer had not drained the
-    /// producing epoch yet; that queue wakes this one's completion thread when it has.
-    pub held: bool,
-    /// Queues whose drains were held on this one, to wake now that it drained (bit per queue).
-    pub wake: u64,
-}
 
 /// How a drain treats an epoch that waited from the device on another queue's epoch that the
 /// other queue has not drained yet (its work ran, so the wait passed, but its signals are not

@@ -11,11 +11,13 @@ use aqueduct_abi::block_program::{
     BindingSource, BlockBuf, BlockProgramBuf, FillCommand, ReturnCommand, TerminatorKind, validate,
 };
 use aqueduct_abi::{BarrierAndPacket, BarrierValuePacket, PacketType};
+use aqueduct_components::dependency::Producer;
+use aqueduct_components::dependency::{DeviceWait, SignalOp};
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
 use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, ProgramImageRef, SegmentPlan};
 use aqueduct_components::queue_state::KernargRing;
-use aqueduct_components::semaphore_table::{Producer, SemaphoreTable};
-use aqueduct_components::submission::{DeviceWait, Reservation, SignalOp, SubmissionFault, Verdict};
+use aqueduct_components::semaphore_table::SemaphoreTable;
+use aqueduct_components::submission::{Reservation, SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::SoftConfig;
 use aqueduct_hsa::{Hsa, PoolKindInfo};

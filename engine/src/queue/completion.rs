@@ -12,7 +12,8 @@ use std::sync::atomic::Ordering;
 
 use aqueduct_abi::SignalCondition;
 use aqueduct_hsa::sys::{enums, hsa_signal_t};
-use aqueduct_systems::reclaim::{DrainOrder, DrainOutcome, SUBMITTER_DRAIN_BATCH};
+use aqueduct_systems::queue_state::DrainOutcome;
+use aqueduct_systems::reclaim::{DrainOrder, SUBMITTER_DRAIN_BATCH};
 use aqueduct_systems::{settle, stage_params};
 
 use super::core::{QueueCore, QueueShared};

@@ -6,7 +6,8 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use aqueduct_components::submission::{Payload, RowWriter, SignalOp, Verdict, WaitOp};
+use aqueduct_components::dependency::{SignalOp, WaitOp};
+use aqueduct_components::submission::{Payload, RowWriter, Verdict};
 use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{QueueState, settle, stage_params};

@@ -73,6 +73,20 @@ macro_rules! guarded_entry_points {
 
 crate::with_hsa_entry_points!(guarded_entry_points);
 
+/// The soft binding of the table: each entry point is the guarded export above.
+macro_rules! soft_table {
+    ($( fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {
+        impl HsaApi {
+            /// The soft runtime's implementation of every entry point.
+            pub(crate) const fn soft() -> Self {
+                Self { $( $name, )* }
+            }
+        }
+    };
+}
+
+crate::with_hsa_entry_points!(soft_table);
+
 #[cfg(test)]
 mod tests {
     use super::*;

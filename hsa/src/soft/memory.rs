@@ -27,10 +27,6 @@ pub(crate) const GRANULE: usize = 4096;
 pub(crate) const DEVICE_RECOMMENDED_GRANULE: usize = 2 << 20;
 /// The GROUP (LDS) pool of a GPU agent (dump: `GROUP`, 64 KB, not allocatable).
 pub(crate) const GROUP_BYTES: u64 = 64 << 10;
-/// `HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED`: in ROCm 6.x's hsa_ext_amd.h,
-/// absent from ROCr 5.2.3's, so it is not in `sys.rs` (whose constants are checked against
-/// 5.2.3's headers).
-pub const GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED: u32 = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PoolKind {
@@ -81,7 +77,7 @@ impl Pool {
             PoolKind::SystemFine => pool_info::GLOBAL_FLAG_FINE_GRAINED,
             PoolKind::SystemKernarg => pool_info::GLOBAL_FLAG_KERNARG_INIT | pool_info::GLOBAL_FLAG_FINE_GRAINED,
             PoolKind::SystemCoarse | PoolKind::DeviceCoarse => pool_info::GLOBAL_FLAG_COARSE_GRAINED,
-            PoolKind::DeviceExtendedFine => GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED,
+            PoolKind::DeviceExtendedFine => crate::rocr_facts::GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED,
             PoolKind::Group => 0,
         }
     }

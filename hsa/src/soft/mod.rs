@@ -31,6 +31,5 @@ pub use executable::register_kernels;
 pub use faults::{
     ControlError, fault_code, inject_fault, live_objects, queue_error_detail, release_stall, set_queue_mode,
 };
-pub use memory::GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED;
 pub use queue::Fault;
 pub use signals::{EVENT_LIMIT, interrupt_events};

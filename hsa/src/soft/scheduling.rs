@@ -91,7 +91,7 @@ impl QueueScheduling {
 
     /// Stores `mask` (0 words: every CU), clipped to `compute_units` bits.
     pub fn set_cu_mask(&self, mask: &[u32], compute_units: u32) {
-        let clipped = crate::wrappers::clip_cu_mask(mask, compute_units);
+        let clipped = crate::rocr_facts::clip_cu_mask(mask, compute_units);
         self.enabled_cus.store(clipped.iter().map(|word| word.count_ones()).sum(), Ordering::Release);
         *self.cu_mask.lock().unwrap_or_else(|poison| poison.into_inner()) = clipped;
     }
@@ -101,7 +101,7 @@ impl QueueScheduling {
         let stored = self.cu_mask.lock().unwrap_or_else(|poison| poison.into_inner());
         let every;
         let mask = if stored.is_empty() {
-            every = crate::wrappers::clip_cu_mask(&[], compute_units);
+            every = crate::rocr_facts::clip_cu_mask(&[], compute_units);
             &every
         } else {
             &*stored

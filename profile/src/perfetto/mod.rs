@@ -34,7 +34,7 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 
 use prost::Message;
 
-use crate::chrome::json_error;
+use crate::format::json_error;
 use crate::format::{ProfileReader, Result};
 use crate::record::{Record, Signal, Wait};
 use crate::timeline::TimelineIndex;

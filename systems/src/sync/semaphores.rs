@@ -16,8 +16,9 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use aqueduct_components::dependency::Producer;
 use aqueduct_components::frontier::Frontier;
-use aqueduct_components::semaphore_table::{FailureRecord, Producer, SemaphoreTable, TableFull, WaitSource};
+use aqueduct_components::semaphore_table::{FailureRecord, SemaphoreTable, TableFull, WaitSource};
 
 /// The semaphore slot protocol (see the module documentation).
 pub trait SemaphoreSync {
