@@ -15,13 +15,16 @@ use bevy_ecs::prelude::*;
 
 use crate::program::ProgramImage;
 
-/// A queue of the device.
-#[derive(Component, Clone, Debug, PartialEq, Eq)]
+/// A queue of the device: what `Device::live_queues` reports of it.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueueEntity {
+    /// The queue's index on its device (its place in the queue directory and in profiles).
     pub index: u16,
     /// Index of the physical agent within the logical device.
     pub agent: usize,
+    /// AQL packets its ring holds.
     pub ring_packets: u32,
+    /// Bytes of its kernarg ring.
     pub kernarg_bytes: u64,
 }
 
@@ -63,13 +66,18 @@ pub struct Allocation {
     pub agent: usize,
 }
 
-/// A memory pool for queue-ordered allocation. Its blocks are [`Allocation`]s; its allocations
-/// are entities of the pool's own World (`crate::pool`).
+/// A memory pool for queue-ordered allocation: what `Device::live_pools` reports of it. Its
+/// blocks are [`Allocation`]s; its allocations are entities of the pool's own World
+/// (`crate::pool`).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PoolEntity {
+    /// The memory it hands out.
     pub kind: MemoryKind,
+    /// Index of the physical agent within the logical device.
     pub agent: usize,
+    /// Bytes it allocates at a time.
     pub block_size: u64,
+    /// The most bytes its blocks may hold together.
     pub max_size: u64,
 }
 

@@ -85,7 +85,7 @@ mod semaphore;
 
 use std::sync::Arc;
 
-pub use aqueduct_components::device_entities::MemoryKind;
+pub use aqueduct_components::device_entities::{MemoryKind, PoolEntity, QueueEntity};
 pub use aqueduct_components::directory::CrossQueueWait;
 pub use aqueduct_components::semaphore_table::{FailureRecord, MAX_SEMAPHORES};
 pub use clock::thread_cpu_time;
@@ -365,6 +365,24 @@ impl Device {
         let semaphores = world.query::<&SemaphoreEntity>().iter(&world).count();
         let allocations = world.query::<&Allocation>().iter(&world).count();
         (queues, semaphores, allocations)
+    }
+
+    /// The device's queues, as their device-World entities record them (index, agent, ring and
+    /// kernarg sizes), by index. A queue leaves the list when its last handle drops.
+    pub fn live_queues(&self) -> Vec<QueueEntity> {
+        let mut world = self.0.world();
+        let mut queues: Vec<QueueEntity> = world.query::<&QueueEntity>().iter(&world).copied().collect();
+        queues.sort_by_key(|queue| queue.index);
+        queues
+    }
+
+    /// The device's memory pools, as their device-World entities record them (kind, agent, block
+    /// and maximum sizes), in no set order. A pool counts until its release settles, as
+    /// [`Self::live_objects`] counts buffers.
+    pub fn live_pools(&self) -> Vec<PoolEntity> {
+        self.0.release_settled();
+        let mut world = self.0.world();
+        world.query::<&PoolEntity>().iter(&world).copied().collect()
     }
 
     /// Live entities in the device World: (executables, finished command buffers), counted like

@@ -89,3 +89,35 @@ fn bad_queue_settings_are_refused_and_make_nothing() {
     assert!(refused.is_err(), "no agent 99");
     assert_eq!(device.live_objects(), before);
 }
+
+#[test]
+fn the_device_lists_its_live_queues_and_pools_as_made() {
+    let rig = KernelRig::new(WaitStrategy::BarrierValue);
+    let device = rig.device();
+    let before = device.live_queues().len();
+    let queue = device.create_queue_with(QueueConfig::new()).unwrap();
+    let listed = device.live_queues();
+    assert_eq!(listed.len(), before + 1);
+    let entity = listed.iter().find(|entity| entity.index == queue.index()).expect("the new queue is listed");
+    let config = device.config();
+    assert_eq!(
+        (entity.agent, entity.ring_packets, entity.kernarg_bytes),
+        (0, config.queue_packets, config.kernarg_ring_bytes)
+    );
+    assert!(listed.windows(2).all(|pair| pair[0].index < pair[1].index), "by index");
+    let pool = device
+        .create_pool(aqueduct_engine::PoolConfig::new(MemoryKind::HostVisible).block_size(1 << 20).max_size(4 << 20))
+        .unwrap();
+    let made = (MemoryKind::HostVisible, 0, 1 << 20, 4 << 20);
+    let listed = |device: &aqueduct_engine::Device| {
+        device
+            .live_pools()
+            .iter()
+            .filter(|pool| (pool.kind, pool.agent, pool.block_size, pool.max_size) == made)
+            .count()
+    };
+    assert_eq!(listed(device), 1, "the pool is listed as made");
+    drop((queue, pool));
+    assert_eq!(device.live_queues().len(), before, "a dropped queue leaves the list");
+    assert!(eventually(std::time::Duration::from_secs(5), || listed(device) == 0), "a dropped pool leaves the list");
+}
