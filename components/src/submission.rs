@@ -334,8 +334,6 @@ columns! {
         pub waits: Span,
         pub signals: Span,
         pub kernargs: KernargRecipe,
-        /// Admission's last verdict on the row.
-        pub verdict: Verdict,
         pub reservation: Reservation,
         /// The row was parked (counted once in the queue's statistics).
         pub parked: bool,
@@ -411,7 +409,9 @@ impl SubmissionRows {
         self.front == self.staged
     }
 
-    /// Appends a row behind the pending ones, its columns reset, and returns its sequence. The
+    /// Appends a row behind the pending ones, its columns reset (but `entry_ns`, which staging
+    /// always sets, and `reservation`, which admission writes before anything reads it), and
+    /// returns its sequence. The
     /// columns double when every slot is pending (the only allocation, and only past the most
     /// rows ever pending at once).
     pub fn push(&mut self) -> u64 {
@@ -433,9 +433,7 @@ impl SubmissionRows {
             staging_pointer_offset: 0,
             alignment: 16,
         };
-        columns.verdict[slot] = Verdict::Pending;
         columns.parked[slot] = false;
-        columns.entry_ns[slot] = 0;
         row
     }
 

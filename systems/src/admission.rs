@@ -117,17 +117,11 @@ pub fn barrier_packets<S: CrossQueueStrategy>(waits: &[DeviceWait]) -> u64 {
     S::barrier_packets(waits.iter().filter(|wait| wait.barrier).count() as u64)
 }
 
-/// The whole admission stage for row `row`: checks, wait resolution, then the reservation. The
-/// verdict goes to the row's column; nothing changes unless it is [`Verdict::Admitted`].
+/// The whole admission stage for row `row`: checks, wait resolution, then the reservation (in
+/// the row's `reservation` column). Nothing changes unless the verdict is
+/// [`Verdict::Admitted`].
 pub fn admit<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Verdict {
     crate::stage_span!("admission");
-    let verdict = reserve::<S>(queue, row);
-    let slot = queue.rows.slot(row);
-    queue.rows.columns.verdict[slot] = verdict;
-    verdict
-}
-
-fn reserve<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Verdict {
     if let Some(failure) = queue.failure {
         return Verdict::QueueFailed(failure);
     }
