@@ -99,22 +99,16 @@ impl AqlRing {
         }
     }
 
-    /// [`Self::try_reserve`] against a read index the caller loaded earlier: the read index
-    /// only grows, so an old value can only make the ring look fuller than it is. Saves the
-    /// load of a cache line the consumer writes constantly.
+    /// Commits the packet ids `start..end`, which a producer that owns the ring alone handed out
+    /// from its own cursor (starting at [`Self::write_index_now`], room checked against a read
+    /// index): one write-index update for a whole range, instead of one compare-and-swap per
+    /// reservation. The engine's queue World is its ring's only producer (the HSA queue is never
+    /// handed out), so nothing else moves the index between the load and this store.
     #[inline]
-    pub fn try_reserve_known(&self, count: u64, known_read_index: u64) -> Option<u64> {
-        let write = self.write_index();
-        let mut current = write.load(Ordering::Relaxed);
-        loop {
-            let in_flight = current.wrapping_sub(known_read_index);
-            if in_flight.checked_add(count)? > self.capacity() {
-                return None;
-            }
-            match write.compare_exchange_weak(current, current + count, Ordering::AcqRel, Ordering::Relaxed) {
-                Ok(_) => return Some(current),
-                Err(actual) => current = actual,
-            }
+    pub fn commit_reserved(&self, start: u64, end: u64) {
+        if end != start {
+            debug_assert_eq!(self.write_index_now(), start, "another producer moved the write index");
+            self.write_index().store(end, Ordering::Release);
         }
     }
 

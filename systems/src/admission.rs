@@ -117,11 +117,21 @@ pub fn barrier_packets<S: CrossQueueStrategy>(waits: &[DeviceWait]) -> u64 {
     S::barrier_packets(waits.iter().filter(|wait| wait.barrier).count() as u64)
 }
 
-/// The whole admission stage for row `row`: checks, wait resolution, then the reservation (in
-/// the row's `reservation` column). Nothing changes unless the verdict is
-/// [`Verdict::Admitted`].
+/// The whole admission stage for row `row` alone, as a range of one: checks, wait resolution,
+/// then the reservation (in the row's `reservation` column). Nothing changes unless the verdict
+/// is [`Verdict::Admitted`].
 pub fn admit<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Verdict {
     crate::stage_span!("admission");
+    let start = queue.ring.write_index_now();
+    let mut next_packet = start;
+    let verdict = admit_row::<S>(queue, row, &mut next_packet);
+    queue.ring.commit_reserved(start, next_packet);
+    verdict
+}
+
+/// Admits row `row` with AQL packets from `next_packet`, which it advances past them; the
+/// caller commits the range's packets with one write-index update.
+fn admit_row<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64, next_packet: &mut u64) -> Verdict {
     if let Some(failure) = queue.failure {
         return Verdict::QueueFailed(failure);
     }
@@ -133,7 +143,7 @@ pub fn admit<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Verdict
         queue.epochs.wait_arena.truncate(waits_start);
         return verdict;
     }
-    let verdict = reserve_resolved::<S>(queue, row, waits_start, &reached);
+    let verdict = reserve_resolved::<S>(queue, row, waits_start, &reached, next_packet);
     if verdict != Verdict::Admitted {
         queue.epochs.wait_arena.truncate(waits_start);
     }
@@ -141,12 +151,13 @@ pub fn admit<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Verdict
 }
 
 /// The reservation for row `row`, whose waits resolved into the epoch wait arena from
-/// `waits_start`.
+/// `waits_start`; its packets start at `next_packet`.
 fn reserve_resolved<S: CrossQueueStrategy>(
     queue: &mut QueueState,
     row: u64,
     waits_start: u64,
     reached: &Frontier,
+    next_packet: &mut u64,
 ) -> Verdict {
     let slot = queue.rows.slot(row);
     let barriers = barrier_packets::<S>(queue.epochs.wait_arena.tail_mut(waits_start));
@@ -155,7 +166,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     // program, whose segment is sized to the room there is.
     let payload = queue.rows.columns.payload[slot];
     let program = payload == Payload::Program;
-    let write_index = queue.ring.write_index_now();
+    let write_index = *next_packet;
     let mut aql_free = queue.ring.capacity() - write_index.wrapping_sub(queue.known_read_index);
     if program || aql_free < barriers + queue.capture.payload_packets(1, false) {
         queue.known_read_index = queue.ring.read_index();
@@ -201,10 +212,10 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     else {
         return Verdict::Backpressure;
     };
-    // Reserve. This queue's World is the only producer on its ring, so the CAS cannot lose.
-    let Some(first_packet) = queue.ring.try_reserve_known(packets, queue.known_read_index) else {
-        return Verdict::Backpressure;
-    };
+    // Reserve: the packets from the range's cursor (checked against the room above); the range
+    // commits them with one write-index update.
+    let first_packet = *next_packet;
+    *next_packet += packets;
     queue.kernargs.head = end;
     queue.epochs.submitted = epoch;
     // Before the producer records below: no one can learn of the epoch before its state is armed.
@@ -254,13 +265,19 @@ fn record_producers(queue: &QueueState, row: u64, epoch: u64) {
 /// Admission over the pending rows, in queue order, one loop over the range from the front:
 /// admits each until one cannot go (recorded as the pass's stop), or until a program whose
 /// execution continues past this segment (the rows behind it wait for the rest of it).
+///
+/// The range's AQL packets are reserved together: each row takes its packets from a cursor, and
+/// one write-index update commits them all after the loop.
 pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut QueueState) {
+    crate::stage_span!("admission");
     queue.rows.pass.begin(queue.rows.front);
+    let start = queue.ring.write_index_now();
+    let mut next_packet = start;
     for row in queue.rows.pending() {
-        let verdict = admit::<S>(queue, row);
+        let verdict = admit_row::<S>(queue, row, &mut next_packet);
         if verdict != Verdict::Admitted {
             queue.rows.pass.stop = Some((row, verdict));
-            return;
+            break;
         }
         let rows = &mut queue.rows;
         let slot = rows.slot(row);
@@ -268,9 +285,10 @@ pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut QueueState) {
         rows.pass.patches += u64::from(!rows.columns.kernargs[slot].is_empty());
         let payload = rows.columns.payload[slot];
         if payload == Payload::Program && rows.columns.segment[slot].end != SegmentEnd::Return {
-            return;
+            break;
         }
     }
+    queue.ring.commit_reserved(start, next_packet);
 }
 
 #[cfg(test)]
