@@ -54,7 +54,7 @@ pub struct BlockFacts {
 /// for a template step without kernarg address; zero otherwise).
 #[derive(Component, Debug, Default)]
 pub struct BlockCommands {
-    pub steps: Vec<ReplayStep>,
+    pub steps: Vec<BlockStep>,
     pub packets: Vec<aqueduct_abi::KernelDispatchPacket>,
 }
 
@@ -82,7 +82,7 @@ pub enum StepKind {
 
 /// One command's replay recipe; with the packet at the same index of [`BlockCommands::packets`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ReplayStep {
+pub struct BlockStep {
     pub kind: StepKind,
     /// The packet's header word (`header | setup << 16`) with the flags recording folded in
     /// (baked and template steps).
@@ -205,7 +205,7 @@ impl ProgramImage {
         for facts in blocks {
             let (mut commands, _) = program.push(*facts);
             let count = facts.header.command_count as usize;
-            commands.steps.resize(count, ReplayStep::default());
+            commands.steps.resize(count, BlockStep::default());
             commands.packets.resize(count, Default::default());
         }
         Self { id: next_program_id(), bytes, blocks: program, builtins }
@@ -337,7 +337,7 @@ mod tests {
         let empty = blocks.world.entities().count_spawned();
         for ordinal in 0..3u32 {
             let (mut commands, mut patches) = blocks.push(facts(64 * ordinal, ordinal + 1));
-            commands.steps.resize(ordinal as usize + 1, ReplayStep { kernarg_bytes: ordinal, ..Default::default() });
+            commands.steps.resize(ordinal as usize + 1, BlockStep { kernarg_bytes: ordinal, ..Default::default() });
             patches.0.push(SlotPatch { slot: ordinal, ..Default::default() });
         }
         assert_eq!(blocks.len(), 3);

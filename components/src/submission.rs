@@ -654,6 +654,58 @@ mod tests {
         assert_eq!(rows.kernarg_bytes.live(), 0, "every span given back");
     }
 
+    use proptest::prelude::*;
+
+    /// What a model keeps of a row: its waits, signals and kernarg bytes.
+    type Model = (Vec<WaitOp>, Vec<SignalOp>, Vec<u8>);
+
+    proptest! {
+        /// Rows pushed, filled and popped in any order (as staging, publication and failure do,
+        /// with the arenas given back once per pass) read back exactly what was written, across
+        /// growth of the columns and compaction of the arenas.
+        #[test]
+        fn rows_read_back_what_was_staged_whatever_the_order(
+            steps in proptest::collection::vec((0u8..3, 0usize..4, 0usize..4, 0usize..80), 1..400),
+        ) {
+            let mut rows = SubmissionRows::with_capacity(2);
+            let mut model = std::collections::VecDeque::<Model>::new();
+            for (step, (action, waits, signals, bytes)) in steps.into_iter().enumerate() {
+                let step = step as u64;
+                match action {
+                    // Stage a row.
+                    0 | 1 => {
+                        let row = rows.push();
+                        let mut writer = rows.writer(row);
+                        let waits: Vec<_> = (0..waits as u64).map(|k| WaitOp { semaphore: step as u32, value: k }).collect();
+                        let signals: Vec<_> = (0..signals as u64).map(|k| SignalOp { semaphore: k as u32, value: step }).collect();
+                        waits.iter().for_each(|wait| writer.push_wait(*wait));
+                        signals.iter().for_each(|signal| writer.push_signal(*signal));
+                        let kernargs: Vec<u8> = (0..bytes).map(|k| (k as u64 ^ step) as u8).collect();
+                        if !kernargs.is_empty() {
+                            writer.raw_dispatch(DispatchTemplate::default(), &kernargs, bytes as u32, 16);
+                        }
+                        model.push_back((waits, signals, kernargs));
+                    }
+                    // A pass: `waits` rows leave the front, then the arenas give back.
+                    _ => {
+                        for _ in 0..waits.min(model.len()) {
+                            rows.pop_front();
+                            model.pop_front();
+                        }
+                        rows.release_spans();
+                    }
+                }
+                prop_assert_eq!(rows.pending_len(), model.len() as u64);
+                for (row, (waits, signals, kernargs)) in rows.pending().zip(&model) {
+                    prop_assert_eq!(rows.row_waits(row), waits.as_slice());
+                    prop_assert_eq!(rows.row_signals(row), signals.as_slice());
+                    let recipe = rows.columns.kernargs[rows.slot(row)];
+                    prop_assert_eq!(rows.kernarg_bytes.get(recipe.segment), kernargs.as_slice());
+                }
+            }
+        }
+    }
+
     #[test]
     fn an_arena_moves_its_live_tail_only_once_the_dead_front_outweighs_it() {
         let mut arena = Arena::<u64>::with_capacity(4);

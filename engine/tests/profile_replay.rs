@@ -128,7 +128,7 @@ fn every_replayed_dispatch_is_an_event_naming_its_command() {
         assert_ne!(other.id(), Some(id), "ids are unique");
         let facts = program.facts().unwrap();
         let strategies = (facts.prepublished, facts.patched_template, facts.pointer_scatter, facts.transfers);
-        assert_eq!(strategies, (2, 2, 1, 1), "every kind of replay step: {facts:?}");
+        assert_eq!(strategies, (2, 2, 1, 1), "every kind of block step: {facts:?}");
         if limits.packets == 2 {
             assert!(program.facts().unwrap().blocks > 3, "the entry block split: {:?}", program.facts());
         }

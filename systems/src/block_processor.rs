@@ -16,7 +16,7 @@ use aqueduct_abi::{BarrierAndPacket, FenceScope, ImplicitKernargs, KernelDispatc
 use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
 use aqueduct_components::capture::TimedKind;
 use aqueduct_components::program::{
-    Cursor, ProgramImage, ProgramImageRef, ProgramRun, ReplayStep, SegmentEnd, SegmentPlan, SlotPatch, StepKind,
+    BlockStep, Cursor, ProgramImage, ProgramImageRef, ProgramRun, SegmentEnd, SegmentPlan, SlotPatch, StepKind,
 };
 use aqueduct_components::submission::{SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
@@ -403,7 +403,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
         image: &ProgramImage,
         patches: &[SlotPatch],
         at: StepAt,
-        step: &ReplayStep,
+        step: &BlockStep,
         packet: &KernelDispatchPacket,
         bindings: &[u64],
     ) -> Result<(), SubmissionFault> {

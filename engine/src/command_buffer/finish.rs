@@ -1,5 +1,5 @@
 //! Finalization: in one pass over the recorded chunks, write the block-program image, bake each
-//! command's replay step and record every fact replay reads; publish the image to device memory
+//! command's block step and record every fact replay reads; publish the image to device memory
 //! when something reads it there.
 
 use std::mem::ManuallyDrop;
@@ -11,7 +11,7 @@ use aqueduct_abi::block_program::{
     BlockParts, Command, DecodedCommand, DispatchCommand, ImageWriter, ReturnCommand, TerminatorKind,
 };
 use aqueduct_components::device_entities::{CommandBufferEntity, ProgramMemory};
-use aqueduct_components::program::{BlockFacts, BuiltinObject, ProgramBlocks, ProgramImage, ReplayStep, StepKind};
+use aqueduct_components::program::{BlockFacts, BlockStep, BuiltinObject, ProgramBlocks, ProgramImage, StepKind};
 use aqueduct_hsa::sys::hsa_amd_memory_pool_t;
 
 use super::pool::image_class;
@@ -272,7 +272,7 @@ fn parts<'r>(recorder: &'r Recorder, label: usize, index: usize, closing: Option
 }
 
 /// Writes every block into the image (headers from [`plan_layout`]) and, in the same pass, each
-/// block's row in `blocks`: its facts and each command's replay step. Baked packets get their
+/// block's row in `blocks`: its facts and each command's block step. Baked packets get their
 /// header words (the flags recording settled on) and kernarg addresses (`published`: the image's
 /// device address, 0 when it has none), templates their offsets in the image. Returns the image
 /// and the number of commands written.
@@ -315,7 +315,7 @@ fn write_image(
                 }
             }
             if closing.is_some() {
-                commands.steps.push(ReplayStep::default());
+                commands.steps.push(BlockStep::default());
                 commands.packets.push(KernelDispatchPacket::default());
             }
             command_count += commands.steps.len() as u32;

@@ -4,7 +4,7 @@
 //!   replay capture, described.
 //! - [`recorder`]: the `CommandBuffer` builder. Barriers fold into the neighbouring commands'
 //!   fence scopes, blocks split at a size limit, each dispatch gets its kernarg strategy.
-//! - [`finish`]: one pass that lays the blocks out, bakes each command's replay step, publishes
+//! - [`finish`]: one pass that lays the blocks out, bakes each command's block step, publishes
 //!   the image to device memory when something reads it there, and records the facts replay reads
 //!   ([`ProgramFacts`], the binding table's needs).
 //! - [`pool`]: the recorders and published images a device keeps for reuse.

@@ -20,7 +20,7 @@ use aqueduct_abi::block_program::{
 };
 use aqueduct_abi::packet::FenceScope;
 use aqueduct_abi::{KernelDispatchPacket, write_hal_kernargs};
-use aqueduct_components::program::{ReplayStep, SlotPatch, StepKind};
+use aqueduct_components::program::{BlockStep, SlotPatch, StepKind};
 use bytemuck::Zeroable;
 
 use super::needs::{CopyCheck, SlotNeed};
@@ -145,9 +145,9 @@ pub(crate) struct Recorder {
     pub(super) current: usize,
     pending_barrier: bool,
     pub(super) commands: Vec<Command>,
-    /// Per command: its replay step and packet, offsets relative to its chunk (finalization
+    /// Per command: its block step and packet, offsets relative to its chunk (finalization
     /// rebases them and sets the header words).
-    pub(super) steps: Vec<ReplayStep>,
+    pub(super) steps: Vec<BlockStep>,
     pub(super) packets: Vec<KernelDispatchPacket>,
     pub(super) sources: Vec<BindingSource>,
     pub(super) patches: Vec<PatchRecord>,
@@ -320,8 +320,8 @@ impl Recorder {
         offset
     }
 
-    /// Appends a payload command with its replay step and packet.
-    fn push_command(&mut self, command: Command, step: ReplayStep, packet: KernelDispatchPacket) {
+    /// Appends a payload command with its block step and packet.
+    fn push_command(&mut self, command: Command, step: BlockStep, packet: KernelDispatchPacket) {
         self.commands.push(command);
         self.steps.push(step);
         self.packets.push(packet);
@@ -330,9 +330,9 @@ impl Recorder {
     /// Appends a zeroed command, an interpreted step and a zeroed packet, and returns them to
     /// be filled in place.
     #[inline(always)]
-    fn push_slots(&mut self) -> (&mut Command, &mut ReplayStep, &mut KernelDispatchPacket) {
+    fn push_slots(&mut self) -> (&mut Command, &mut BlockStep, &mut KernelDispatchPacket) {
         self.commands.push(Command::zeroed());
-        self.steps.push(ReplayStep::default());
+        self.steps.push(BlockStep::default());
         self.packets.push(KernelDispatchPacket::zeroed());
         let last = self.commands.len() - 1;
         (&mut self.commands[last], &mut self.steps[last], &mut self.packets[last])
@@ -720,7 +720,7 @@ impl CommandBuffer {
         let command = UpdateCommand::new(target, payload, data.len() as u32).with_flags(flags);
         recorder.counts.transfers += 1;
         recorder.counts.updates += 1;
-        recorder.push_command(command.into(), ReplayStep::default(), KernelDispatchPacket::default());
+        recorder.push_command(command.into(), BlockStep::default(), KernelDispatchPacket::default());
         Ok(())
     }
 
@@ -871,7 +871,7 @@ impl CommandBuffer {
         }
         recorder.counts.transfers += 1;
         let command = make(indices).with_flags(flags).into();
-        recorder.push_command(command, ReplayStep::default(), KernelDispatchPacket::default());
+        recorder.push_command(command, BlockStep::default(), KernelDispatchPacket::default());
         Ok(())
     }
 }

@@ -55,7 +55,7 @@ impl Queue {
     /// Starts a [`Batch`] on this queue; stage operations on it, then [`Batch::flush`]. Dropping
     /// the batch flushes what is left, ignoring errors.
     pub fn begin_batch(&self) -> EngineResult<Batch<'_>> {
-        let shared = &*self.0.shared;
+        let shared = &*self.0;
         let token = thread_token();
         if shared.batch_owner.load(Ordering::Relaxed) == token {
             return Err(EngineError::InvalidArgument {

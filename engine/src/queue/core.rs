@@ -1,8 +1,9 @@
 //! A queue's core state: the queue World behind the queue lock, the counters, and what the
 //! completion thread and operations share ([`QueueShared`]).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 
 use aqueduct_components::directory::QueueEndpoint;
 use aqueduct_components::queue_state::KernargRing;
@@ -74,6 +75,17 @@ pub(crate) struct QueueShared {
     pub priority: crate::config::QueuePriority,
     /// Its id in the replay capture (0: not captured).
     pub replay_id: crate::replay::ReplayId,
+    /// The user's [`Queue`](crate::Queue) handles alive: the last one's drop destroys the queue
+    /// (`lifecycle.rs`). Not the `Arc`'s count: the completion thread, and other threads that
+    /// briefly upgrade a weak reference to the queue, hold it too, and the queue must not be torn
+    /// down on one of them (its own completion thread would join itself).
+    pub handles: AtomicUsize,
+    /// The completion thread, joined when the queue is destroyed.
+    pub thread: Mutex<Option<JoinHandle<()>>>,
+    /// The kernarg ring's memory, freed once the HSA queue is destroyed.
+    pub kernarg_memory: u64,
+    /// The queue's entity in the device World.
+    pub entity: Entity,
 }
 
 // SAFETY: `hsa_queue` is only passed to provider calls (thread-safe by the HSA spec) and to

@@ -1,15 +1,14 @@
 //! A queue's life: creation (signals, kernarg ring, HSA queue, queue World, completion thread)
-//! and destruction (the HSA queue first, then failing what was left in flight).
+//! and destruction, when the last `Queue` handle drops (the HSA queue first, then failing what
+//! was left in flight).
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 use aqueduct_components::device_entities::QueueEntity;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_signal_t;
-use bevy_ecs::entity::Entity;
 
 use super::Queue;
 use super::core::QueueShared;
@@ -17,13 +16,6 @@ use super::failure::{ErrorSink, queue_error_callback};
 use crate::config::{QueueConfig, QueuePriority};
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
-
-pub(crate) struct QueueHandle {
-    pub shared: Arc<QueueShared>,
-    pub(super) thread: Mutex<Option<JoinHandle<()>>>,
-    pub(super) kernarg_memory: u64,
-    pub(super) entity: Entity,
-}
 
 impl Queue {
     pub(crate) fn create(device: &Arc<DeviceShared>, settings: &QueueConfig) -> EngineResult<Self> {
@@ -83,7 +75,7 @@ impl Queue {
         super::memory_faults::route(state.info.agent.handle, &error_sink);
         let sink_pointer = (&*error_sink as *const ErrorSink).cast_mut().cast();
         // SAFETY: the sink is boxed inside QueueShared and outlives the HSA queue, which is
-        // destroyed in QueueHandle::drop before the sink.
+        // destroyed when the last Queue handle drops, before the sink.
         let hsa_queue = match unsafe {
             hsa.queue_create(state.info.agent, config.queue_packets, Some(queue_error_callback), sink_pointer)
         } {
@@ -102,9 +94,19 @@ impl Queue {
             }
             return Err(error);
         }
-        // SAFETY: the queue lives until QueueHandle::drop destroys it, after the last ring use.
+        // SAFETY: the queue lives until the last Queue handle's drop destroys it, after the last
+        // ring use.
         let ring = unsafe { AqlRing::new(hsa_queue, hsa.api()) };
         let (core, stages) = QueueShared::build_world(device, index, ring, kernarg_memory, endpoint.clone(), agent);
+        let entity = device
+            .world()
+            .spawn(QueueEntity {
+                index,
+                agent,
+                ring_packets: config.queue_packets,
+                kernarg_bytes: config.kernarg_ring_bytes,
+            })
+            .id();
         let shared = Arc::new(QueueShared {
             index,
             agent,
@@ -123,16 +125,13 @@ impl Queue {
             file_staging: Default::default(),
             priority: settings.priority,
             replay_id: Default::default(),
+            handles: AtomicUsize::new(1),
+            thread: Mutex::new(None),
+            kernarg_memory,
+            entity,
         });
-        let entity = device
-            .world()
-            .spawn(QueueEntity {
-                index,
-                agent,
-                ring_packets: config.queue_packets,
-                kernarg_bytes: config.kernarg_ring_bytes,
-            })
-            .id();
+        // The handle first: if the thread cannot start, its drop tears the queue down.
+        let handle = Self(shared.clone());
         let ticks_per_ns = hsa.timestamp_frequency().unwrap_or(1_000_000_000) as f64 / 1e9;
         let thread = {
             let shared = shared.clone();
@@ -143,12 +142,7 @@ impl Queue {
                     reason: format!("cannot start a completion thread: {error}"),
                 })?
         };
-        let handle = Self(Arc::new(QueueHandle {
-            shared: shared.clone(),
-            thread: Mutex::new(Some(thread)),
-            kernarg_memory,
-            entity,
-        }));
+        *shared.thread.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(thread);
         // Registered under the capture slot's lock, so a capture that begins or ends meanwhile
         // sees the queue either way.
         let session = device.profile.lock().unwrap_or_else(|poison| poison.into_inner());
@@ -181,34 +175,53 @@ fn apply_scheduling(
     Ok(())
 }
 
-impl Drop for QueueHandle {
+impl Clone for Queue {
+    fn clone(&self) -> Self {
+        // Relaxed, as for an `Arc`: a new handle comes from a live one, which keeps the count up.
+        self.0.handles.fetch_add(1, Ordering::Relaxed);
+        Self(self.0.clone())
+    }
+}
+
+impl Drop for Queue {
+    /// The last handle's drop destroys the queue: what was submitted through any handle before
+    /// it (a `Release`, paired with the last drop's `Acquire`) is done with or failed.
     fn drop(&mut self) {
-        let shared = &self.shared;
+        if self.0.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.destroy();
+        }
+    }
+}
+
+impl QueueShared {
+    /// Destroys the queue: stops the completion thread, destroys the HSA queue, fails what was
+    /// left in flight, then frees the kernarg ring and the device-World entity.
+    fn destroy(&self) {
         // Before anything it cancels: the replay drops its queue at the same place in the stream.
-        let queue = shared.replay_id.get();
-        if let Some(replay) = shared.device.replay_capture().filter(|_| queue != 0) {
+        let queue = self.replay_id.get();
+        if let Some(replay) = self.device.replay_capture().filter(|_| queue != 0) {
             replay.push(aqueduct_profile::replay::ReplayRecord::QueueDropped { queue });
         }
-        shared.shutdown.store(true, Ordering::Release);
-        shared.device.poke(shared.endpoint.control_signal);
+        self.shutdown.store(true, Ordering::Release);
+        self.device.poke(self.endpoint.control_signal);
         if let Some(thread) = self.thread.lock().unwrap_or_else(|poison| poison.into_inner()).take() {
             let _ = thread.join();
         }
         // Destroy the HSA queue first: afterwards no packet touches memory, so the work still in
         // flight can be failed and its rows settled.
         // SAFETY: the completion thread is gone and no Queue handle is left to submit.
-        if let Err(error) = unsafe { shared.device.hsa.queue_destroy(shared.hsa_queue) } {
+        if let Err(error) = unsafe { self.device.hsa.queue_destroy(self.hsa_queue) } {
             tracing::warn!(%error, "hsa_queue_destroy failed");
         }
         {
-            let mut core = shared.lock();
-            shared.abandon(&mut core);
+            let mut core = self.lock();
+            self.abandon(&mut core);
         }
         // Its host calls' *ready* timeline failed with the rows: the host-call thread ends.
-        shared.stop_host_calls();
+        self.stop_host_calls();
         // SAFETY: the queue is destroyed, so nothing reads the kernarg ring any more.
-        let _ = unsafe { shared.device.hsa.free(self.kernarg_memory as *mut u8) };
-        shared.device.world().despawn(self.entity);
-        shared.device.release_settled();
+        let _ = unsafe { self.device.hsa.free(self.kernarg_memory as *mut u8) };
+        self.device.world().despawn(self.entity);
+        self.device.release_settled();
     }
 }

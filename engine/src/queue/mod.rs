@@ -46,7 +46,6 @@ pub use builder::Submission;
 pub(crate) use core::QueueShared;
 pub use files::STAGING_BYTES;
 pub use host_calls::HostCallResult;
-pub(crate) use lifecycle::QueueHandle;
 pub(crate) use memory_faults::system_event_handler;
 pub(crate) use operations::Submitter;
 
@@ -54,9 +53,9 @@ pub(crate) use operations::Submitter;
 pub const MAX_UPDATE_BYTES: usize = 64 * 1024;
 
 /// A queue on one agent of the device. Operations run in submission order; each waits for its
-/// wait semaphores and, when done, raises its signal semaphores. Cloning shares the queue.
-#[derive(Clone)]
-pub struct Queue(pub(crate) Arc<QueueHandle>);
+/// wait semaphores and, when done, raises its signal semaphores. Cloning shares the queue; the
+/// last clone's drop destroys it (`lifecycle.rs`).
+pub struct Queue(pub(crate) Arc<QueueShared>);
 
 /// A dispatch whose kernarg bytes the caller builds (kernels outside the HAL layout). A buffer
 /// the kernargs point into may be dropped once the dispatch is submitted: it is freed only after
@@ -73,7 +72,7 @@ pub struct RawDispatch<'a> {
 
 impl Queue {
     fn shared(&self) -> &QueueShared {
-        &self.0.shared
+        &self.0
     }
 
     /// The queue's index on its device.
