@@ -288,8 +288,9 @@ impl core::fmt::Display for SubmissionFault {
 /// What admission reserved for a row.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Reservation {
-    /// AQL packets reserved: one per device-wait barrier, plus the payload's.
+    /// AQL packets reserved: the device-wait barriers' (`wait_packets`), then the payload's.
     pub packets: u64,
+    pub wait_packets: u64,
     /// First reserved AQL packet id.
     pub first_packet: u64,
     /// Device address of the kernarg segment.

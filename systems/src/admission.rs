@@ -225,6 +225,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     epochs.device_waits[epoch_slot] = epochs.wait_arena.span_from(waits_start);
     queue.rows.columns.reservation[slot] = Reservation {
         packets,
+        wait_packets: barriers,
         first_packet,
         kernarg_address: queue.kernargs.address(start),
         kernarg_end: end,

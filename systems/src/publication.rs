@@ -1,5 +1,6 @@
-//! AQL publication: barrier packets for the device waits, then the payload packet, bodies first,
-//! then each header with one 32-bit release store in order, then one doorbell store.
+//! AQL publication over the admitted range: every row's packet bodies first (the device-wait
+//! barriers, then the payload), then every header in order, each one 32-bit release store, then
+//! one doorbell store.
 //!
 //! Every packet carries the barrier bit: a queue runs in order, so its epoch signal is a prefix
 //! clock and a same-queue wait needs no packet. Only the last packet carries the epoch.
@@ -23,14 +24,25 @@ const PAYLOAD_BARRIER_HEADER: PacketHeader =
 const DISPATCH_HEADER: PacketHeader =
     PacketHeader::new(PacketType::KernelDispatch, true, FenceScope::System, FenceScope::System);
 
-/// Publishes admitted row `row` (without ringing the doorbell) and moves its signals into its
-/// epoch's row.
+/// Publishes admitted row `row` alone (without ringing the doorbell): its bodies, then its
+/// headers. [`publish_admitted`] does the same for a range, every body before any header.
+pub fn publish<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Result<(), SubmissionFault> {
+    let written = write_row::<S>(queue, row);
+    if let Some(host_writes) = &queue.link.host_writes {
+        publish_host_writes(host_writes);
+    }
+    publish_row_headers::<S>(queue, row);
+    written
+}
+
+/// Writes admitted row `row`'s packet bodies (no header) and moves its signals into its epoch's
+/// row.
 ///
 /// If something the earlier stages guaranteed no longer holds (a wait barrier could not be named,
 /// a program segment cannot be written), the payload's reserved packets become barriers that
 /// pass, so the queue never stalls on an empty slot, but the submission runs nothing: its epoch
 /// is marked failed, its signals fail when it retires, and the fault is returned.
-pub fn publish<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Result<(), SubmissionFault> {
+fn write_row<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Result<(), SubmissionFault> {
     crate::stage_span!("aql_publication");
     let slot = queue.rows.slot(row);
     let plan = queue.rows.columns.reservation[slot];
@@ -50,9 +62,7 @@ pub fn publish<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Resul
     let id = plan.first_packet + wait_headers;
     let last = plan.first_packet + plan.packets - 1;
     let mut fault = plan.wait_fault;
-    let header = if fault.is_some() {
-        None
-    } else {
+    if fault.is_none() {
         // Under a capture that times packets, the payload completes on timing signals and the
         // trailing barrier at `last` carries the epoch (`CaptureState::payload_packets`). The
         // signals taken are noted in `queue.capture.timed`.
@@ -69,7 +79,6 @@ pub fn publish<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Resul
                 let packet = BarrierAndPacket { completion_signal: signal, ..Default::default() };
                 // SAFETY: the payload's reserved packet.
                 unsafe { ring.write_body(id, &packet) };
-                Some((PAYLOAD_BARRIER_HEADER, 0))
             }
             Payload::Dispatch(template) => {
                 let kind = TimedKind::Dispatch {
@@ -82,18 +91,13 @@ pub fn publish<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Resul
                 let packet = template.packet(plan.kernarg_address, signal);
                 // SAFETY: the payload's reserved packet.
                 unsafe { ring.write_body(id, &packet) };
-                Some((DISPATCH_HEADER, template.dimensions))
             }
-            Payload::Program => {
-                fault = write_program_segment(queue, slot, id, completion, timed).err();
-                None
-            }
+            Payload::Program => fault = write_program_segment(queue, slot, id, completion, timed).err(),
         }
-    };
+    }
     let failure = fault.map(|fault| {
         // The wait barriers stay: admission advanced the frontier and the producer records on
         // the promise that they run. Only the payload becomes barriers that pass.
-        publish_headers::<S>(queue, slot, wait_headers, id, None, false, false);
         // SAFETY: admission reserved `plan.packets` packets from `plan.first_packet`; the
         // payload's, from `id`, have no header published yet.
         unsafe { write_passing_barriers(&ring, id, last + 1 - id, completion) };
@@ -109,8 +113,6 @@ pub fn publish<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Resul
         let kept = usize::from(wait_timed && first_completion != 0);
         let CaptureState { timed, timing_signals, .. } = &mut queue.capture;
         timing_signals.extend(timed.drain(kept..).map(|packet| packet.signal));
-    } else {
-        publish_headers::<S>(queue, slot, wait_headers, id, header, timed, true);
     }
 
     record_epoch::<S>(queue, row, failure);
@@ -186,45 +188,45 @@ fn publish_host_writes(host_writes: &aqueduct_components::host_writes::HostWrite
     host_writes.flushed.fetch_max(written, Ordering::Release);
 }
 
-/// Stores the header words in order: the wait barriers', then (with `with_payload`) the
-/// payload's: `header`'s one packet, or the program segment's (`None`). A `timed` payload sits
-/// between its extra barriers (`CaptureState::payload_packets`): a program segment's lead barrier
-/// first, and the trailing barrier carrying the epoch last. The processor may start on the first
-/// while later ones are still stores away, which is fine: every body is written. The pass rings
-/// the doorbell.
-fn publish_headers<S: CrossQueueStrategy>(
-    queue: &QueueState,
-    slot: usize,
-    wait_headers: u64,
-    id: u64,
-    header: Option<(PacketHeader, u16)>,
-    timed: bool,
-    with_payload: bool,
-) {
-    if let Some(host_writes) = &queue.link.host_writes {
-        publish_host_writes(host_writes);
-    }
+/// Stores row `row`'s header words in order, from what [`write_row`] left in its columns: the
+/// wait barriers', then the payload's (its one packet, a program segment's, or, when the epoch
+/// failed at publication, the barriers that pass in its place). A timed payload sits between its
+/// extra barriers (`CaptureState::payload_packets`): a program segment's lead barrier first, and
+/// the trailing barrier carrying the epoch last. The processor may start on the first while later
+/// ones are still stores away, which is fine: every body is written. The pass rings the doorbell.
+fn publish_row_headers<S: CrossQueueStrategy>(queue: &QueueState, row: u64) {
     let ring = queue.ring;
+    let slot = queue.rows.slot(row);
     let plan = &queue.rows.columns.reservation[slot];
+    let epoch_slot = queue.epochs.slot(plan.epoch);
+    let wait_headers = plan.wait_packets;
     let first = plan.first_packet;
+    let last = first + plan.packets - 1;
     let (wait_header, wait_setup) = S::WAIT_HEADER;
-    for offset in 0..wait_headers {
-        // SAFETY: bodies of the reserved packets are written.
-        unsafe { ring.publish(first + offset, wait_header, wait_setup) };
+    for id in first..first + wait_headers {
+        // SAFETY (every publish below): the bodies of the row's reserved packets are written.
+        unsafe { ring.publish(id, wait_header, wait_setup) };
     }
-    if !with_payload {
+    let mut id = first + wait_headers;
+    if queue.epochs.failure[epoch_slot].is_some() {
+        for id in id..=last {
+            // SAFETY: as above (barriers that pass).
+            unsafe { ring.publish(id, PAYLOAD_BARRIER_HEADER, 0) };
+        }
         return;
     }
-    let mut id = id;
-    if timed && header.is_none() {
+    let timed = queue.capture.flags().times_packets();
+    match queue.rows.columns.payload[slot] {
         // SAFETY: as above.
-        unsafe { ring.publish(id, PAYLOAD_BARRIER_HEADER, 0) };
-        id += 1;
-    }
-    match header {
+        Payload::Barrier => unsafe { ring.publish(id, PAYLOAD_BARRIER_HEADER, 0) },
         // SAFETY: as above.
-        Some((header, setup)) => unsafe { ring.publish(id, header, setup) },
-        None => {
+        Payload::Dispatch(template) => unsafe { ring.publish(id, DISPATCH_HEADER, template.dimensions) },
+        Payload::Program => {
+            if timed {
+                // SAFETY: as above (the segment's lead barrier).
+                unsafe { ring.publish(id, PAYLOAD_BARRIER_HEADER, 0) };
+                id += 1;
+            }
             for (offset, &word) in queue.rows.columns.program[slot].headers.iter().enumerate() {
                 if word != block_processor::HEADER_LEFT_TO_DEVICE {
                     // SAFETY: as above.
@@ -235,12 +237,12 @@ fn publish_headers<S: CrossQueueStrategy>(
     }
     if timed {
         // SAFETY: as above; the last reserved packet.
-        unsafe { ring.publish(first + plan.packets - 1, PAYLOAD_BARRIER_HEADER, 0) };
+        unsafe { ring.publish(last, PAYLOAD_BARRIER_HEADER, 0) };
     }
 }
 
-/// Fills `count` reserved packets from `first` with BARRIER_AND packets that have no
-/// dependencies, the last carrying `completion`, and publishes them.
+/// Fills the bodies of `count` reserved packets from `first` with BARRIER_AND packets that have
+/// no dependencies, the last carrying `completion` ([`publish_row_headers`] publishes them).
 ///
 /// # Safety
 /// The packets are reserved for the caller and none of their headers is published yet.
@@ -250,10 +252,6 @@ unsafe fn write_passing_barriers(ring: &AqlRing, first: u64, count: u64, complet
         let packet = BarrierAndPacket { completion_signal: if last { completion } else { 0 }, ..Default::default() };
         // SAFETY: forwarded from the caller.
         unsafe { ring.write_body(id, &packet) };
-    }
-    for id in first..first + count {
-        // SAFETY: every body above is written.
-        unsafe { ring.publish(id, PAYLOAD_BARRIER_HEADER, 0) };
     }
 }
 
@@ -329,32 +327,43 @@ fn capture_epoch(queue: &mut QueueState, row: u64, final_segment: bool) {
     core::mem::swap(&mut capture.timed, &mut state.timed);
 }
 
-/// Publication for the range of rows the pass admitted, one loop in queue order, then one
-/// doorbell store for all of them. A row whose program continues stays at the front of the
-/// pending rows; every other published row leaves them.
+/// Publication for the range of rows the pass admitted: every row's bodies (and its epoch's
+/// columns), then one HDP flush if the host wrote device memory, then every header in order, then
+/// one doorbell store. A row whose program continues stays at the front of the pending rows (it
+/// is the range's last: admission stops after it); every other published row leaves them.
 pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
-    let mut last_packet = None;
-    for row in queue.rows.pass.admitted() {
-        let published = publish::<S>(queue, row);
+    let (from, mut end) = (queue.rows.pass.admitted_from, queue.rows.pass.admitted_end);
+    for row in from..end {
+        let written = write_row::<S>(queue, row);
         let rows = &mut queue.rows;
-        let slot = rows.slot(row);
-        let plan = rows.columns.reservation[slot];
+        let plan = rows.columns.reservation[rows.slot(row)];
         rows.pass.packets += plan.packets;
         let device_waits = queue.epochs.epoch_waits(plan.epoch);
         rows.pass.device_waits += device_waits.iter().filter(|wait| wait.barrier).count() as u64;
-        if let Err(fault) = published {
+        if let Err(fault) = written {
             rows.pass.fault.get_or_insert(fault);
         }
-        last_packet = Some(plan.first_packet + plan.packets - 1);
-        if rows.columns.payload[slot] == Payload::Program && rows.columns.program[slot].cursor != Cursor::Done {
-            break; // the execution's next segment runs in a later pass, from the same row
-        }
+    }
+    if from == end {
+        queue.rows.pass.last_packet = None;
+        return;
+    }
+    if let Some(host_writes) = &queue.link.host_writes {
+        publish_host_writes(host_writes);
+    }
+    (from..end).for_each(|row| publish_row_headers::<S>(queue, row));
+    let rows = &mut queue.rows;
+    let plan = rows.columns.reservation[rows.slot(end - 1)];
+    let last_packet = plan.first_packet + plan.packets - 1;
+    let slot = rows.slot(end - 1);
+    if rows.columns.payload[slot] == Payload::Program && rows.columns.program[slot].cursor != Cursor::Done {
+        end -= 1; // the execution's next segment runs in a later pass, from the same row
+    }
+    for _ in from..end {
         rows.pass.published += 1;
         rows.pop_front();
     }
-    if let Some(last) = last_packet {
-        queue.ring.ring_doorbell(last);
-    }
+    queue.ring.ring_doorbell(last_packet);
     queue.rows.release_spans();
-    queue.rows.pass.last_packet = last_packet;
+    queue.rows.pass.last_packet = Some(last_packet);
 }

@@ -145,7 +145,9 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
         // reserved: admission has already advanced the frontier on the promise that it runs.
         let extra = queue.ring.try_reserve(1).expect("a free slot");
         assert_eq!(extra, plan.first_packet + plan.packets);
+        // As admission reserves a barrier: its packet first, counted among the wait packets.
         plan.packets += 1;
+        plan.wait_packets += 1;
         let slot = queue.rows.slot(row);
         queue.rows.columns.reservation[slot] = plan;
         let producer = Producer { queue: 1, epoch: 1 };
