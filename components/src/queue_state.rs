@@ -117,12 +117,6 @@ impl EpochTable {
         self.submitted - self.drained < self.capacity
     }
 
-    /// The signals of `epoch`.
-    #[inline]
-    pub fn epoch_signals(&self, epoch: u64) -> &[SignalOp] {
-        self.signal_arena.get(self.signals[self.slot(epoch)])
-    }
-
     /// The device waits of `epoch`.
     #[inline]
     pub fn epoch_waits(&self, epoch: u64) -> &[DeviceWait] {
@@ -165,6 +159,20 @@ mod tests {
                 ring.reclaimed = ring.head;
             }
         }
+    }
+
+    #[test]
+    fn an_epoch_table_holds_its_capacity_in_flight_not_its_rounded_length() {
+        use super::EpochTable;
+        let mut epochs = EpochTable::new(3);
+        let mut slots = std::collections::HashSet::new();
+        while epochs.has_room() {
+            epochs.submitted += 1;
+            assert!(slots.insert(epochs.slot(epochs.submitted)), "epochs in flight share no slot");
+        }
+        assert_eq!(epochs.submitted, 3, "three in flight, though the columns hold four");
+        epochs.drained = 1;
+        assert!(epochs.has_room(), "a drained epoch makes room");
     }
 
     #[test]

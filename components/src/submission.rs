@@ -106,12 +106,6 @@ impl<T: Copy> Arena<T> {
         &self.items[self.range(span)]
     }
 
-    #[inline]
-    pub fn get_mut(&mut self, span: Span) -> &mut [T] {
-        let range = self.range(span);
-        &mut self.items[range]
-    }
-
     /// Drops everything from `position` on (the items appended since [`Self::end`] said it).
     #[inline]
     pub fn truncate(&mut self, position: u64) {
@@ -119,6 +113,11 @@ impl<T: Copy> Arena<T> {
     }
 
     /// The items from `position` (one [`Self::end`] returned) to the end.
+    #[inline]
+    pub fn tail(&self, position: u64) -> &[T] {
+        &self.items[(position - self.base) as usize..]
+    }
+
     #[inline]
     pub fn tail_mut(&mut self, position: u64) -> &mut [T] {
         let start = (position - self.base) as usize;
@@ -412,9 +411,8 @@ impl SubmissionRows {
 
     /// Appends a row behind the pending ones, its columns reset (but `entry_ns`, which staging
     /// always sets, and `reservation`, which admission writes before anything reads it), and
-    /// returns its sequence. The
-    /// columns double when every slot is pending (the only allocation, and only past the most
-    /// rows ever pending at once).
+    /// returns its sequence. The columns double when every slot is pending (the only allocation,
+    /// and only past the most rows ever pending at once).
     pub fn push(&mut self) -> u64 {
         if self.pending_len() > self.mask {
             self.grow();
@@ -609,8 +607,6 @@ pub struct PassOutcome {
     /// The first submission fault publication hit: that submission's epoch runs as passing
     /// barriers and its signals fail when it retires.
     pub fault: Option<SubmissionFault>,
-    /// The last packet id published by this pass, for its one doorbell store.
-    pub last_packet: Option<u64>,
 }
 
 impl PassOutcome {
@@ -710,12 +706,23 @@ mod tests {
     #[test]
     fn an_arena_moves_its_live_tail_only_once_the_dead_front_outweighs_it() {
         let mut arena = Arena::<u64>::with_capacity(4);
-        let spans: Vec<Span> = (0..200u64).map(|n| arena.extend(&[n, n + 1])).collect();
-        for (n, span) in spans.iter().enumerate() {
-            assert_eq!(arena.get(*span), [n as u64, n as u64 + 1]);
-            arena.release_before(span.end());
+        let mut spans = std::collections::VecDeque::new();
+        let mut most = 0;
+        for n in 0..1000u64 {
+            spans.push_back((n, arena.extend(&[n, n + 1])));
+            // Ten spans stay live behind the ones given back, so the front is never all dead
+            // and the arena must move its live tail to stay bounded.
+            if spans.len() > 10 {
+                let (_, given) = spans.pop_front().expect("more than ten spans");
+                arena.release_before(given.end());
+            }
+            for (k, span) in &spans {
+                assert_eq!(arena.get(*span), [*k, *k + 1], "a live span reads what was appended");
+            }
+            most = most.max(arena.items.len());
         }
-        assert_eq!(arena.live(), 0);
-        assert_eq!(arena.end(), 400, "positions keep growing");
+        assert_eq!(arena.live(), 20);
+        assert!(most <= 2 * 64 + 20, "the dead front was moved out ({most} items held at most)");
+        assert_eq!(arena.end(), 2000, "positions keep growing");
     }
 }

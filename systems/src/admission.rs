@@ -160,7 +160,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     next_packet: &mut u64,
 ) -> Verdict {
     let slot = queue.rows.slot(row);
-    let barriers = barrier_packets::<S>(queue.epochs.wait_arena.tail_mut(waits_start));
+    let wait_packets = barrier_packets::<S>(queue.epochs.wait_arena.tail(waits_start));
     // The read index last seen first; the live one (a line the packet processor keeps writing)
     // only when that says the ring is too full for a single payload packet, or always for a
     // program, whose segment is sized to the room there is.
@@ -168,7 +168,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     let program = payload == Payload::Program;
     let write_index = *next_packet;
     let mut aql_free = queue.ring.capacity() - write_index.wrapping_sub(queue.known_read_index);
-    if program || aql_free < barriers + queue.capture.payload_packets(1, false) {
+    if program || aql_free < wait_packets + queue.capture.payload_packets(1, false) {
         queue.known_read_index = queue.ring.read_index();
         aql_free = queue.ring.capacity() - write_index.wrapping_sub(queue.known_read_index);
     }
@@ -176,8 +176,8 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     let (packets, kernarg_bytes, kernarg_alignment) = if program {
         // A timed segment's two extra packets (see `CaptureState::payload_packets`) come off the room.
         let extra = queue.capture.payload_packets(0, true);
-        let room = aql_free.saturating_sub(barriers + extra);
-        let capacity = queue.ring.capacity().saturating_sub(barriers + extra);
+        let room = aql_free.saturating_sub(wait_packets + extra);
+        let capacity = queue.ring.capacity().saturating_sub(wait_packets + extra);
         let drained_all = queue.epochs.submitted == queue.epochs.drained;
         let columns = &mut queue.rows.columns;
         let segment = &mut columns.segment[slot];
@@ -193,12 +193,12 @@ fn reserve_resolved<S: CrossQueueStrategy>(
             return verdict;
         }
         (
-            barriers + queue.capture.payload_packets(crate::block_processor::segment_packets(segment), true),
+            wait_packets + queue.capture.payload_packets(crate::block_processor::segment_packets(segment), true),
             segment.kernarg_bytes,
             crate::block_processor::SEGMENT_KERNARG_ALIGNMENT,
         )
     } else {
-        (barriers + queue.capture.payload_packets(1, false), kernargs.ring_bytes(), u64::from(kernargs.alignment))
+        (wait_packets + queue.capture.payload_packets(1, false), kernargs.ring_bytes(), u64::from(kernargs.alignment))
     };
     if packets > queue.ring.capacity() || kernarg_bytes > queue.kernargs.capacity / 2 {
         return Verdict::TooLarge;
@@ -225,7 +225,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     epochs.device_waits[epoch_slot] = epochs.wait_arena.span_from(waits_start);
     queue.rows.columns.reservation[slot] = Reservation {
         packets,
-        wait_packets: barriers,
+        wait_packets,
         first_packet,
         kernarg_address: queue.kernargs.address(start),
         kernarg_end: end,
@@ -238,8 +238,8 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     // transitive. The records' entries stay conditional on this epoch until it is drained
     // (`QueueFrontier` says why); the producer records below carry only unconditional ones.
     let QueueState { epochs, frontier, index, .. } = &mut *queue;
-    let barriers = epochs.wait_arena.tail_mut(waits_start).iter().filter(|wait| wait.barrier).map(|wait| wait.producer);
-    frontier.admitted_epoch(*index, epoch, barriers, reached);
+    let producers = epochs.wait_arena.tail(waits_start).iter().filter(|wait| wait.barrier).map(|wait| wait.producer);
+    frontier.admitted_epoch(*index, epoch, producers, reached);
     if !program || queue.rows.columns.segment[slot].end == SegmentEnd::Return {
         record_producers(queue, row, epoch);
     }

@@ -28,11 +28,17 @@ const DISPATCH_HEADER: PacketHeader =
 /// headers. [`publish_admitted`] does the same for a range, every body before any header.
 pub fn publish<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Result<(), SubmissionFault> {
     let written = write_row::<S>(queue, row);
+    publish_headers::<S>(queue, row..row + 1);
+    written
+}
+
+/// Makes the host's writes visible to the device (`publish_host_writes`), then stores the
+/// headers of `rows`, whose bodies are all written, in order.
+fn publish_headers<S: CrossQueueStrategy>(queue: &QueueState, rows: core::ops::Range<u64>) {
     if let Some(host_writes) = &queue.link.host_writes {
         publish_host_writes(host_writes);
     }
-    publish_row_headers::<S>(queue, row);
-    written
+    rows.for_each(|row| publish_row_headers::<S>(queue, row));
 }
 
 /// Writes admitted row `row`'s packet bodies (no header) and moves its signals into its epoch's
@@ -345,13 +351,9 @@ pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
         }
     }
     if from == end {
-        queue.rows.pass.last_packet = None;
         return;
     }
-    if let Some(host_writes) = &queue.link.host_writes {
-        publish_host_writes(host_writes);
-    }
-    (from..end).for_each(|row| publish_row_headers::<S>(queue, row));
+    publish_headers::<S>(queue, from..end);
     let rows = &mut queue.rows;
     let plan = rows.columns.reservation[rows.slot(end - 1)];
     let last_packet = plan.first_packet + plan.packets - 1;
@@ -359,11 +361,8 @@ pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
     if rows.columns.payload[slot] == Payload::Program && rows.columns.program[slot].cursor != Cursor::Done {
         end -= 1; // the execution's next segment runs in a later pass, from the same row
     }
-    for _ in from..end {
-        rows.pass.published += 1;
-        rows.pop_front();
-    }
+    rows.pass.published += end - from;
+    (from..end).for_each(|_| rows.pop_front());
     queue.ring.ring_doorbell(last_packet);
     queue.rows.release_spans();
-    queue.rows.pass.last_packet = Some(last_packet);
 }
