@@ -109,7 +109,7 @@ pub struct EngineConfig {
     pub profile: Option<crate::profile::ProfileConfig>,
     /// A replay capture that starts with the device and ends when it drops. `None` takes it
     /// from `AQUEDUCT_REPLAY_OUTPUT`, if it is set.
-    pub replay: Option<crate::replay::ReplayConfig>,
+    pub replay: Option<crate::replay_capture::ReplayConfig>,
 }
 
 impl Default for EngineConfig {
@@ -192,6 +192,12 @@ pub enum QueuePriority {
     Normal,
     /// Frame-critical work: ahead of low and normal-priority compute.
     High,
+}
+
+impl crate::replay_capture::names::Named for QueuePriority {
+    const WHAT: &'static str = "queue priority";
+    const NAMES: &'static [(Self, &'static str)] =
+        &[(QueuePriority::Low, "low"), (QueuePriority::Normal, "normal"), (QueuePriority::High, "high")];
 }
 
 impl QueuePriority {

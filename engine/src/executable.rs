@@ -78,7 +78,7 @@ pub(crate) struct ExecutableInner {
     /// The device World's record, with the loaded handles to destroy once released.
     entity: Entity,
     /// Its id in the replay capture (0: not captured).
-    pub replay_id: crate::replay::ReplayId,
+    pub replay_id: crate::replay_capture::ReplayId,
 }
 
 impl Drop for ExecutableInner {

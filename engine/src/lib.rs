@@ -74,13 +74,12 @@ mod dispatch;
 mod error;
 mod executable;
 mod memory;
-mod pool;
 mod profile;
 #[cfg(feature = "tracy")]
 pub mod profiling;
 mod queue;
-mod release;
 pub mod replay;
+mod replay_capture;
 mod semaphore;
 
 use std::sync::Arc;
@@ -98,7 +97,7 @@ pub use dispatch::Dispatch;
 pub use error::{EngineError, EngineResult};
 pub use executable::{Executable, HalLayout, Kernel};
 pub use memory::{Binding, Buffer};
-pub use pool::{Exhaustion, Pool, PoolConfig, PoolStats, TrimPolicy};
+pub use memory::pool::{Exhaustion, Pool, PoolConfig, PoolStats, TrimPolicy};
 pub use profile::{
     DEFAULT_PROFILE_OUTPUT, PROFILE_ENV, PROFILE_OUTPUT_ENV, ProfileConfig, ProfileModes, ProfileReport,
 };
@@ -222,7 +221,7 @@ impl Device {
             replay.push(aqueduct_profile::replay::ReplayRecord::Queue {
                 id,
                 agent: config.agent as u32,
-                priority: replay::names::priority(config.priority),
+                priority: replay_capture::names::name(config.priority),
                 cu_mask: config.cu_mask,
             });
         }
@@ -281,7 +280,7 @@ impl Device {
         if let Some(replay) = self.0.replay_capture() {
             let id = replay.next_id();
             pool.0.replay_id.set(id);
-            replay.push(aqueduct_profile::replay::ReplayRecord::Pool { id, settings: replay::pool_settings(&config) });
+            replay.push(aqueduct_profile::replay::ReplayRecord::Pool { id, settings: config.replay_settings() });
         }
         Ok(pool)
     }

@@ -11,6 +11,7 @@ use bevy_ecs::entity::Entity;
 
 use aqueduct_profile::replay::{Point, ReplayRecord};
 
+use crate::clock::deadline_after;
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
 
@@ -22,7 +23,7 @@ pub(crate) struct SemaphoreInner {
     pub slot: u32,
     entity: Entity,
     /// Its id in the replay capture (0: not captured).
-    replay_id: crate::replay::ReplayId,
+    replay_id: crate::replay_capture::ReplayId,
     /// The highest value the program was seen to know the semaphore reached (a wait returned,
     /// or a read saw it): the capture records each advance once.
     observed: std::sync::atomic::AtomicU64,
@@ -54,6 +55,12 @@ pub struct SemaphorePoint<'a> {
     pub semaphore: &'a Semaphore,
     /// The value waited for (reached when the semaphore is at least this) or signalled.
     pub value: u64,
+}
+
+impl crate::replay_capture::ReplayPoint for SemaphorePoint<'_> {
+    fn point(&self) -> aqueduct_profile::replay::Point {
+        aqueduct_profile::replay::Point { semaphore: self.semaphore.replay_id(), value: self.value }
+    }
 }
 
 impl Semaphore {
@@ -190,13 +197,6 @@ fn point_state(point: &SemaphorePoint) -> EngineResult<bool> {
         return Err(EngineError::SemaphoreFailed(record));
     }
     Ok(table.value(point.semaphore.0.slot) >= point.value)
-}
-
-/// `start + timeout`, or a deadline decades away when that sum does not fit an `Instant`
-/// (`Duration::MAX` is how a caller asks for no timeout; adding it to an `Instant` panics).
-pub(crate) fn deadline_after(start: Instant, timeout: Duration) -> Instant {
-    const NO_DEADLINE: Duration = Duration::from_secs(30 * 365 * 24 * 60 * 60);
-    start.checked_add(timeout).unwrap_or_else(|| start + NO_DEADLINE)
 }
 
 /// Spins, then parks on the device's notifier, until `ready` gives an answer or time runs out.

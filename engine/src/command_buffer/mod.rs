@@ -11,11 +11,11 @@
 //! - [`needs`]: what every execution needs of its binding table (slot requirements, copies
 //!   whose overlap depends on the table); the recorder collects it, finalization keeps it.
 //! - [`binding_table`]: the per-execution slots a program's dynamic bindings name.
-//! - [`execute`]: `Queue::execute`, which checks the table once and hands the program to the
-//!   queue's stages; the block processor in `aqueduct-systems` replays it.
+//!
+//! `Queue::execute` (`queue/execute.rs`) checks the table once and hands the program to the
+//! queue's stages; the block processor in `aqueduct-systems` runs it.
 
 mod binding_table;
-mod execute;
 mod finish;
 mod needs;
 mod pool;
@@ -27,8 +27,9 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 pub use aqueduct_abi::block_program::CompareOp;
+
+use crate::replay_capture::names::{self, Named};
 pub use binding_table::BindingTable;
-pub(crate) use execute::execute;
 pub use finish::ProgramFacts;
 pub(crate) use pool::CommandBufferPools;
 pub use recorder::{BlockLabel, BufferRef};
@@ -46,6 +47,24 @@ pub enum CommandBufferUsage {
     OneShot,
     /// Executed any number of times, concurrently on several queues.
     Reusable,
+}
+
+impl Named for CommandBufferUsage {
+    const WHAT: &'static str = "command buffer usage";
+    const NAMES: &'static [(Self, &'static str)] =
+        &[(CommandBufferUsage::OneShot, "one-shot"), (CommandBufferUsage::Reusable, "reusable")];
+}
+
+impl Named for CompareOp {
+    const WHAT: &'static str = "comparison";
+    const NAMES: &'static [(Self, &'static str)] = &[
+        (CompareOp::Eq, "eq"),
+        (CompareOp::Ne, "ne"),
+        (CompareOp::Lt, "lt"),
+        (CompareOp::Le, "le"),
+        (CompareOp::Gt, "gt"),
+        (CompareOp::Ge, "ge"),
+    ];
 }
 
 /// Where recording splits a block.
@@ -66,7 +85,7 @@ impl Default for BlockLimits {
 /// A recorded sequence of queue work. Recording takes `&mut self`; once [`Self::finish`]ed, the
 /// buffer is immutable and [`crate::Queue::execute`] can run it on any queue of its agent.
 pub struct CommandBuffer {
-    device: Arc<DeviceShared>,
+    pub(crate) device: Arc<DeviceShared>,
     agent: usize,
     usage: CommandBufferUsage,
     state: State,
@@ -198,7 +217,7 @@ impl CommandBuffer {
         replay.push(aqueduct_profile::replay::ReplayRecord::CommandBuffer {
             id: self.replay_id,
             agent: self.agent as u32,
-            usage: crate::replay::names::usage(self.usage),
+            usage: names::name(self.usage),
             block_packets: self.limits.packets,
             block_kernarg_bytes: self.limits.kernarg_bytes,
             commands,

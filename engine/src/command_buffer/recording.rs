@@ -13,7 +13,7 @@ use crate::executable::Kernel;
 /// A buffer reference as the capture names it.
 fn command_range(reference: &BufferRef) -> CommandRange {
     match *reference {
-        BufferRef::Static(binding) => CommandRange::Static(crate::replay::range(&binding)),
+        BufferRef::Static(binding) => CommandRange::Static(binding.replay_range()),
         BufferRef::Slot { slot, offset, length } => CommandRange::Slot { slot, offset, length },
     }
 }
@@ -141,7 +141,7 @@ impl CommandBuffer {
         let result = self.branch_if_unrecorded(value, compare, operand, taken, not_taken);
         self.captured(result, |_| Command::BranchIf {
             value: command_range(&value),
-            compare: crate::replay::names::compare(compare),
+            compare: crate::replay_capture::names::name(compare),
             operand,
             taken: taken.0,
             not_taken: not_taken.0,

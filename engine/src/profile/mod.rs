@@ -84,7 +84,7 @@ impl DeviceShared {
         };
         let queues = self.live_queues();
         let targets: Vec<u64> = queues.iter().map(|queue| queue.stop_capturing()).collect();
-        let deadline = crate::semaphore::deadline_after(std::time::Instant::now(), session.config.end_timeout);
+        let deadline = crate::clock::deadline_after(std::time::Instant::now(), session.config.end_timeout);
         for (queue, target) in queues.iter().zip(&targets) {
             queue.wait_drained(*target, deadline);
         }

@@ -14,7 +14,7 @@ use aqueduct_components::capture::OperationKind;
 use super::core::QueueShared;
 use crate::error::{EngineError, EngineResult};
 use crate::memory::Buffer;
-use crate::pool::{Pool, Pooled};
+use crate::memory::pool::{Pool, Pooled};
 use crate::semaphore::{Semaphore, SemaphorePoint};
 
 /// The queue's memory timeline: its semaphore (made at the first dealloca, replaced if it fails)

@@ -17,8 +17,8 @@ use crate::dispatch::Dispatch;
 use crate::error::EngineResult;
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
-use crate::pool::Pool;
-use crate::replay::{self, range};
+use crate::memory::pool::Pool;
+use super::replay_records as replay;
 use crate::semaphore::SemaphorePoint;
 
 /// Waits, and signals, an operation holds without allocating.
@@ -97,7 +97,7 @@ macro_rules! operation {
 }
 
 /// Runs `$body` (an operation on `$queue`); under a replay capture, performs and records it
-/// through [`ReplayCapture::operation`](crate::replay::ReplayCapture::operation), described by
+/// through [`ReplayCapture::operation`](crate::replay_capture::ReplayCapture::operation), described by
 /// the closure.
 macro_rules! captured {
     ($queue:expr, $waits:expr, $signals:expr, $body:expr, $describe:expr) => {{
@@ -179,12 +179,12 @@ operations! {
     /// ```
     fill(target: Binding<'a>, pattern: &'a [u8]) -> () as FillOp
         => |to, waits, signals| operations::fill(to, target, pattern, waits, signals);
-        record |_, _| Operation::Fill { target: range(&target), pattern: pattern.to_vec() };
+        record |_, _| Operation::Fill { target: target.replay_range(), pattern: pattern.to_vec() };
 
     /// Copies `source` to `target`; the ranges must have equal lengths and must not overlap.
     copy(source: Binding<'a>, target: Binding<'a>) -> () as CopyOp
         => |to, waits, signals| operations::copy(to, source, target, waits, signals);
-        record |_, _| Operation::Copy { source: range(&source), target: range(&target) };
+        record |_, _| Operation::Copy { source: source.replay_range(), target: target.replay_range() };
 
     /// Writes `data` into `target` at `offset` when the queue reaches it. Up to
     /// [`UPDATE_INLINE_MAX_BYTES`](aqueduct_builtins::UPDATE_INLINE_MAX_BYTES) travel inside the
@@ -210,7 +210,7 @@ operations! {
     /// published (or parked behind earlier work); larger programs and conditional branches
     /// continue from the queue's completion thread.
     execute(command_buffer: &'a CommandBuffer, table: &'a BindingTable) -> () as ExecuteOp
-        => |to, waits, signals| crate::command_buffer::execute(to, command_buffer, table, waits, signals);
+        => |to, waits, signals| super::execute::execute(to, command_buffer, table, waits, signals);
         record |_, _| replay::describe_execute(command_buffer, table);
 }
 
@@ -259,12 +259,12 @@ queue_operations! {
     /// later fails the signals.
     read_file(file: &'a std::fs::File, offset: u64, target: Binding<'a>) -> () as ReadFileOp
         => |queue, waits, signals| queue.read_file(file, offset, target, waits, signals);
-        record |_, _| Operation::ReadFile { target: range(&target), file_offset: offset };
+        record |_, _| Operation::ReadFile { target: target.replay_range(), file_offset: offset };
 
     /// Writes `source` into `file` at `offset`, in queue order (as [`Queue::read_file`]).
     write_file(source: Binding<'a>, file: &'a std::fs::File, offset: u64) -> () as WriteFileOp
         => |queue, waits, signals| queue.write_file(source, file, offset, waits, signals);
-        record |_, _| Operation::WriteFile { source: range(&source), file_offset: offset };
+        record |_, _| Operation::WriteFile { source: source.replay_range(), file_offset: offset };
 }
 
 /// The arguments of [`Queue::host_call`].

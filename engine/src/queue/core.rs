@@ -74,7 +74,7 @@ pub(crate) struct QueueShared {
     /// The priority it was made with (`QueueConfig`).
     pub priority: crate::config::QueuePriority,
     /// Its id in the replay capture (0: not captured).
-    pub replay_id: crate::replay::ReplayId,
+    pub replay_id: crate::replay_capture::ReplayId,
     /// The user's [`Queue`](crate::Queue) handles alive: the last one's drop destroys the queue
     /// (`lifecycle.rs`). Not the `Arc`'s count: the completion thread, and other threads that
     /// briefly upgrade a weak reference to the queue, hold it too, and the queue must not be torn

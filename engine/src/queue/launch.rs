@@ -14,7 +14,7 @@ use crate::dispatch::Dispatch;
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
-use crate::replay;
+use super::replay_records as replay;
 
 /// One argument of a typed launch: a buffer range, bound as a pointer, or a plain value.
 #[derive(Clone, Copy, Debug)]

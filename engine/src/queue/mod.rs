@@ -29,6 +29,7 @@ mod capture;
 mod completion;
 mod core;
 mod deferral;
+mod execute;
 mod failure;
 mod files;
 mod host_calls;
@@ -36,6 +37,7 @@ pub(crate) mod launch;
 mod lifecycle;
 mod memory_faults;
 mod operations;
+mod replay_records;
 mod submission;
 
 use std::sync::Arc;

@@ -273,7 +273,7 @@ impl QueueShared {
                     // Not `now + timeout`: that panics for Duration::MAX, a natural "never give up".
                     let timeout = self.device.config.submit_timeout;
                     let deadline =
-                        *deadline.get_or_insert_with(|| crate::semaphore::deadline_after(Instant::now(), timeout));
+                        *deadline.get_or_insert_with(|| crate::clock::deadline_after(Instant::now(), timeout));
                     if Instant::now() >= deadline {
                         let error = EngineError::Backpressure { waited: timeout };
                         if mode == PassMode::Immediate {

@@ -28,12 +28,15 @@ use aqueduct_profile::replay::{
     BufferRange, Checksummer, Command, CommandRange, Operation, Point, ReplayHeader, ReplayReader, ReplayRecord,
 };
 
-use super::names;
+use aqueduct_components::device_entities::MemoryKind;
+
+use crate::replay_capture::names;
 use crate::command_buffer::{BlockLabel, BufferRef};
 use crate::error::{EngineError, EngineResult};
 use crate::{
-    BindingTable, BlockLimits, Buffer, CommandBuffer, Device, Dispatch, Executable, Kernel, Pool, PoolConfig, Queue,
-    QueueConfig, RawDispatch, Semaphore, SemaphorePoint,
+    BindingTable, BlockLimits, Buffer, CommandBuffer, CommandBufferUsage, CompareOp, Device, Dispatch, Executable,
+    Exhaustion, Kernel, Pool, PoolConfig, Queue, QueueConfig, QueuePriority, RawDispatch, Semaphore, SemaphorePoint,
+    TrimPolicy,
 };
 
 /// A `.aqreplay` file, opened: its header was read and checked.
@@ -366,7 +369,7 @@ impl<'d> Replayer<'d> {
             }
             ReplayRecord::Queue { id, agent, priority, cu_mask } => {
                 self.check_agent(agent)?;
-                let mut config = QueueConfig::new().agent(agent as usize).priority(names::parse_priority(&priority)?);
+                let mut config = QueueConfig::new().agent(agent as usize).priority(names::parse::<QueuePriority>(&priority)?);
                 config.cu_mask = cu_mask;
                 let made = self.device.create_queue_with(config);
                 let queue = self.context(made, &format!("making queue {id} ({} made so far)", self.queues.len()))?;
@@ -378,21 +381,21 @@ impl<'d> Replayer<'d> {
             }
             ReplayRecord::Allocation { id, agent, kind, size } => {
                 self.check_agent(agent)?;
-                let kind = names::parse_kind(&kind)?;
+                let kind = names::parse::<MemoryKind>(&kind)?;
                 self.hold_memory("an allocation", size)?;
                 let buffer = self.context(self.device.allocate_on(agent as usize, kind, size), "allocating")?;
                 self.buffers.insert(id, buffer);
             }
             ReplayRecord::Pool { id, settings } => {
                 self.check_agent(settings.agent)?;
-                let config = PoolConfig::new(names::parse_kind(&settings.kind)?)
+                let config = PoolConfig::new(names::parse::<MemoryKind>(&settings.kind)?)
                     .agent(settings.agent as usize)
                     .block_size(settings.block_size)
                     .granule(settings.granule)
                     .reserve(settings.reserve)
                     .max_size(settings.max_size)
-                    .trim(names::parse_trim(&settings.trim)?)
-                    .exhaustion(names::parse_exhaustion(&settings.exhaustion)?);
+                    .trim(names::parse::<TrimPolicy>(&settings.trim)?)
+                    .exhaustion(Exhaustion::parse_replay_name(&settings.exhaustion)?);
                 self.hold_memory("a pool's reserve", settings.reserve)?;
                 let pool = self.context(self.device.create_pool(config), "making a pool")?;
                 self.pools.insert(id, pool);
@@ -459,7 +462,7 @@ impl<'d> Replayer<'d> {
             ReplayRecord::CommandBuffer { id, agent, usage, block_packets, block_kernarg_bytes, commands } => {
                 self.check_agent(agent)?;
                 let limits = BlockLimits { packets: block_packets, kernarg_bytes: block_kernarg_bytes };
-                let usage = names::parse_usage(&usage)?;
+                let usage = names::parse::<CommandBufferUsage>(&usage)?;
                 let made = self.device.create_command_buffer_on(agent as usize, usage, limits);
                 let mut command_buffer = self.context(made, "making a command buffer")?;
                 for (index, command) in commands.into_iter().enumerate() {
@@ -592,7 +595,7 @@ impl<'d> Replayer<'d> {
             Command::Branch { label } => command_buffer.branch(BlockLabel(label)),
             Command::BranchIf { value, compare, operand, taken, not_taken } => command_buffer.branch_if(
                 self.reference(&value)?,
-                names::parse_compare(&compare)?,
+                names::parse::<CompareOp>(&compare)?,
                 operand,
                 BlockLabel(taken),
                 BlockLabel(not_taken),

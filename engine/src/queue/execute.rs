@@ -1,15 +1,14 @@
 //! `Queue::execute` (its builder is in `queue/builder.rs`): check the binding table against the program once, then hand the program to
-//! the queue's stages, which replay it segment by segment.
+//! the queue's stages, which run it segment by segment.
 
 use std::sync::atomic::Ordering;
 
 use aqueduct_abi::block_program::{BindingSource, SourceKind};
 use aqueduct_components::program::ProgramImageRef;
 
-use super::binding_table::BindingTable;
-use super::{CommandBuffer, FinishedProgram};
+use crate::command_buffer::{BindingTable, CommandBuffer, FinishedProgram};
 use crate::error::{EngineError, EngineResult};
-use crate::queue::Submitter;
+use super::Submitter;
 use crate::semaphore::SemaphorePoint;
 
 /// `execute` for a queue or a batch.

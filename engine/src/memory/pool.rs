@@ -36,9 +36,11 @@ use bevy_ecs::prelude::*;
 
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
-use crate::memory::Buffer;
-use crate::release::has_settled;
-use crate::semaphore::{Semaphore, deadline_after};
+use super::Buffer;
+use crate::device::release::has_settled;
+use crate::clock::deadline_after;
+use crate::replay_capture::names::{self, Named};
+use crate::semaphore::Semaphore;
 
 /// What a pool does with free blocks beyond its reserve.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,6 +54,12 @@ pub enum TrimPolicy {
     KeepReserve,
 }
 
+impl Named for TrimPolicy {
+    const WHAT: &'static str = "trim policy";
+    const NAMES: &'static [(Self, &'static str)] =
+        &[(TrimPolicy::Manual, "manual"), (TrimPolicy::KeepReserve, "keep-reserve")];
+}
+
 /// What an alloca does when the pool cannot serve it and may not grow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Exhaustion {
@@ -61,6 +69,46 @@ pub enum Exhaustion {
     /// Wait up to this long for in-flight deallocas to retire (memory they return coalesces), or
     /// for a dealloca or drop on another thread, then fail.
     Wait(Duration),
+}
+
+impl Exhaustion {
+    /// As the replay file names it: `fail` or `wait:<ns>`.
+    pub(crate) fn replay_name(self) -> String {
+        match self {
+            Exhaustion::Fail => "fail".into(),
+            Exhaustion::Wait(timeout) => format!("wait:{}", timeout.as_nanos()),
+        }
+    }
+
+    /// The policy the replay file names `text`.
+    pub(crate) fn parse_replay_name(text: &str) -> EngineResult<Self> {
+        if text == "fail" {
+            return Ok(Exhaustion::Fail);
+        }
+        text.strip_prefix("wait:")
+            .and_then(|ns| ns.parse().ok())
+            .map(|ns| Exhaustion::Wait(Duration::from_nanos(ns)))
+            .ok_or_else(|| EngineError::InvalidArgument {
+                what: "exhaustion",
+                reason: format!("`{text}` is not fail or wait:<ns>"),
+            })
+    }
+}
+
+impl PoolConfig {
+    /// The settings as the replay file names them.
+    pub(crate) fn replay_settings(&self) -> aqueduct_profile::replay::PoolSettings {
+        aqueduct_profile::replay::PoolSettings {
+            kind: names::name(self.kind),
+            agent: self.agent as u32,
+            block_size: self.block_size,
+            granule: self.granule,
+            reserve: self.reserve,
+            max_size: self.max_size,
+            trim: names::name(self.trim),
+            exhaustion: self.exhaustion.replay_name(),
+        }
+    }
 }
 
 /// How to make a pool. `PoolConfig::new(kind)` gives the defaults; the builder methods change
@@ -208,7 +256,7 @@ pub(crate) struct PoolShared {
     /// Allocas waiting on `returned`: a return rings it only then (a notify is a system call).
     waiting: AtomicUsize,
     /// Its id in the replay capture (0: not captured).
-    pub replay_id: crate::replay::ReplayId,
+    pub replay_id: crate::replay_capture::ReplayId,
 }
 
 struct Block {

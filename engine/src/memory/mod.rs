@@ -1,6 +1,8 @@
 //! Buffers: provider allocations of the device, or ranges of a memory pool (`Queue::alloca`),
 //! with host access where the memory kind allows it.
 
+pub(crate) mod pool;
+
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +13,7 @@ use bytemuck::Pod;
 
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
-use crate::pool::Pooled;
+use pool::Pooled;
 
 pub(crate) struct BufferInner {
     pub device: Arc<DeviceShared>,
@@ -24,7 +26,7 @@ pub(crate) struct BufferInner {
     /// Set by `Queue::dealloca`: every later use is refused.
     pub deallocated: AtomicBool,
     /// Its id in the replay capture (0: not captured).
-    pub replay_id: crate::replay::ReplayId,
+    pub replay_id: crate::replay_capture::ReplayId,
 }
 
 /// Who owns a buffer's memory.
@@ -234,7 +236,7 @@ impl Buffer {
             replay.push(aqueduct_profile::replay::ReplayRecord::Allocation {
                 id,
                 agent: agent as u32,
-                kind: crate::replay::names::kind(kind),
+                kind: crate::replay_capture::names::name(kind),
                 size,
             });
         }
@@ -327,7 +329,7 @@ impl Buffer {
             && self.replay_id() != 0
         {
             replay.push(aqueduct_profile::replay::ReplayRecord::HostRead {
-                range: crate::replay::range(&self.range(offset, out.len() as u64)),
+                range: self.range(offset, out.len() as u64).replay_range(),
                 checksum: aqueduct_profile::replay::checksum(out),
             });
         }
@@ -348,6 +350,17 @@ pub struct Binding<'a> {
     pub offset: u64,
     /// Its length in bytes.
     pub length: u64,
+}
+
+impl Binding<'_> {
+    /// The range as the replay file names it.
+    pub(crate) fn replay_range(&self) -> aqueduct_profile::replay::BufferRange {
+        aqueduct_profile::replay::BufferRange {
+            buffer: self.buffer.replay_id(),
+            offset: self.offset,
+            length: self.length,
+        }
+    }
 }
 
 impl<'a> From<&'a Buffer> for Binding<'a> {

@@ -13,6 +13,8 @@ use aqueduct_hsa::sys::{hsa_amd_memory_pool_t, hsa_signal_t};
 use aqueduct_hsa::{AgentInfo, Executable as HsaExecutable, Hsa, PoolKindInfo, ProviderKind};
 use bevy_ecs::prelude::{Entity, QueryState, World};
 
+pub(crate) mod release;
+
 use crate::config::{DeviceSpec, EngineConfig, WaitStrategy};
 use crate::error::{EngineError, EngineResult};
 use crate::profile::{ExecutableRegistry, ProfileSession};
@@ -106,7 +108,7 @@ pub(crate) struct DeviceShared {
     /// The profile capture running on the device, if any.
     pub profile: Mutex<Option<Arc<ProfileSession>>>,
     /// The replay capture, which starts with the device and ends when it drops.
-    pub replay: Option<Arc<crate::replay::ReplayCapture>>,
+    pub replay: Option<Arc<crate::replay_capture::ReplayCapture>>,
     // Dropped last: everything above may call into the provider while dropping.
     pub hsa: Hsa,
 }
@@ -167,7 +169,7 @@ impl DeviceShared {
                         .duration_since(std::time::UNIX_EPOCH)
                         .map_or(0, |since| since.as_nanos() as u64),
                 };
-                Some(crate::replay::ReplayCapture::start(replay, header)?)
+                Some(crate::replay_capture::ReplayCapture::start(replay, header)?)
             }
             None => None,
         };
@@ -198,7 +200,7 @@ impl DeviceShared {
 
     /// The replay capture, while it takes records.
     #[inline]
-    pub fn replay_capture(&self) -> Option<&crate::replay::ReplayCapture> {
+    pub fn replay_capture(&self) -> Option<&crate::replay_capture::ReplayCapture> {
         self.replay.as_deref().filter(|replay| replay.is_open())
     }
 

@@ -1,5 +1,13 @@
-//! A running replay capture: the stream's places in order, the ids, the bounded record buffer,
-//! and the writer thread that streams it into the `.aqreplay` file.
+//! The replay capture's recording side, below every object that records into it: the running
+//! capture (the stream's places in order, the ids, the bounded record buffer, and the writer
+//! thread that streams it into the `.aqreplay` file), its configuration, the ids objects carry,
+//! and the names the file gives engine enums (`names.rs`). The replayer is `crate::replay`.
+//!
+//! The capture starts with the device and ends when the device drops: every host-visible
+//! buffer's contents are checksummed when its memory is freed (after its last handle dropped and
+//! every submission that could touch it settled), so "the end" of each buffer is exact even for
+//! a program that drops its buffers long before its engine. With the capture off, each recorded
+//! call pays one load of an `Option` and a branch.
 //!
 //! **Order.** A record must have its place in the stream before anything it describes can be
 //! observed by another thread; otherwise a replay, issuing records in file order, could wait on
@@ -28,10 +36,33 @@ use std::time::Instant;
 use aqueduct_profile::CodeObjectHash;
 use aqueduct_profile::replay::{Point, Relocation, ReplayHeader, ReplayRecord, ReplayWriter};
 
-use super::ReplayConfig;
+mod config;
+pub(crate) mod names;
+
+pub use config::{REPLAY_OUTPUT_ENV, ReplayConfig};
+
 use crate::error::{EngineError, EngineResult};
 use crate::profile::{create_output, spawn_writer};
-use crate::semaphore::SemaphorePoint;
+
+/// An object's id in the running capture; 0 for one it does not record (the engine's own
+/// buffers and semaphores, or any object made while no capture runs).
+#[derive(Debug, Default)]
+pub(crate) struct ReplayId(AtomicU64);
+
+impl ReplayId {
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    pub fn set(&self, id: u64) {
+        self.0.store(id, Ordering::Relaxed);
+    }
+}
+
+/// A semaphore point as the file names it (implemented where the semaphore is).
+pub(crate) trait ReplayPoint {
+    fn point(&self) -> Point;
+}
 
 /// What a finished capture wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -144,8 +175,8 @@ impl ReplayCapture {
     pub fn operation<R>(
         &self,
         queue: u64,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
+        waits: &[impl ReplayPoint],
+        signals: &[impl ReplayPoint],
         run: impl FnOnce() -> EngineResult<R>,
         describe: impl FnOnce(&Self, &R) -> aqueduct_profile::replay::Operation,
     ) -> EngineResult<R> {
@@ -245,7 +276,7 @@ impl ReplayCapture {
             return None;
         }
         let mut pending = lock(&self.pending);
-        let deadline = crate::semaphore::deadline_after(Instant::now(), self.config.stall_timeout);
+        let deadline = crate::clock::deadline_after(Instant::now(), self.config.stall_timeout);
         // A record larger than the whole buffer still goes in, alone.
         while pending.failed.is_none()
             && !pending.slots.is_empty()
@@ -375,8 +406,8 @@ impl ReplayCapture {
 }
 
 /// Points as the capture names them.
-pub(crate) fn points(points: &[SemaphorePoint]) -> Vec<Point> {
-    points.iter().map(|point| Point { semaphore: point.semaphore.replay_id(), value: point.value }).collect()
+pub(crate) fn points(points: &[impl ReplayPoint]) -> Vec<Point> {
+    points.iter().map(ReplayPoint::point).collect()
 }
 
 /// What a place in the buffer counts before its payload.
