@@ -96,8 +96,8 @@ pub use device::AgentTopology;
 pub use dispatch::Dispatch;
 pub use error::{EngineError, EngineResult};
 pub use executable::{Executable, HalLayout, Kernel};
-pub use memory::{Binding, Buffer};
 pub use memory::pool::{Exhaustion, Pool, PoolConfig, PoolStats, TrimPolicy};
+pub use memory::{Binding, Buffer, MAX_UPDATE_BYTES};
 pub use profile::{
     DEFAULT_PROFILE_OUTPUT, PROFILE_ENV, PROFILE_OUTPUT_ENV, ProfileConfig, ProfileModes, ProfileReport,
 };
@@ -112,7 +112,7 @@ pub mod ops {
     };
     pub use crate::queue::launch::LaunchOp;
 }
-pub use queue::{HostCallResult, MAX_UPDATE_BYTES, Queue, QueueStats, RawDispatch, STAGING_BYTES};
+pub use queue::{HostCallResult, Queue, QueueStats, RawDispatch, STAGING_BYTES};
 pub use semaphore::{Semaphore, SemaphorePoint, wait_all, wait_any};
 
 use device::DeviceShared;
@@ -131,7 +131,9 @@ impl Engine {
 
     /// Opens the device `config.device` names, with every setting of `config`.
     pub fn with_config(config: EngineConfig) -> EngineResult<Self> {
-        Ok(Self { device: Device(DeviceShared::open(config)?) })
+        let device = DeviceShared::open(config)?;
+        queue::route_memory_faults(&device)?;
+        Ok(Self { device: Device(device) })
     }
 
     /// The engine's logical device.

@@ -14,10 +14,10 @@ use aqueduct_components::device_entities::{CommandBufferEntity, ProgramMemory};
 use aqueduct_components::program::{BlockFacts, BlockStep, BuiltinObject, ProgramBlocks, ProgramImage, StepKind};
 use aqueduct_hsa::sys::hsa_amd_memory_pool_t;
 
-use super::pool::image_class;
 use super::recorder::{Recorder, close};
 use super::{CommandBuffer, CommandBufferUsage, FinishedProgram, State};
 use crate::device::DeviceShared;
+use crate::device::programs::image_class;
 use crate::error::{EngineError, EngineResult};
 
 /// The facts finalization recorded.
@@ -93,7 +93,7 @@ impl CommandBuffer {
         // Nothing can fail from here on.
         close(recorder);
         let base = published.map_or(0, |image| image.address);
-        let mut blocks = self.device.command_buffers.take_blocks();
+        let mut blocks = self.device.programs.take_blocks();
         let (bytes, command_count) = write_image(recorder, writer, base, &mut blocks);
         debug_assert!(
             aqueduct_abi::block_program::validate(&bytes).is_ok(),
@@ -149,7 +149,7 @@ impl CommandBuffer {
             executed: AtomicBool::new(false),
         };
         if let State::Recording(recorder) = std::mem::replace(&mut self.state, State::Finished(Arc::new(program))) {
-            self.device.command_buffers.give_recorder(recorder);
+            super::pool::give_recorder(&self.device, recorder);
         }
         self.record_finished();
         Ok(())
@@ -167,7 +167,7 @@ fn publish_memory(
         what: "command buffer",
         reason: format!("a {length}-byte image has no allocation size"),
     })?;
-    match device.command_buffers.take_image(pool, capacity) {
+    match device.programs.take_image(pool, capacity) {
         Some(memory) => Ok(memory),
         None => {
             let address = device.allocate_granted(pool, capacity)? as u64;

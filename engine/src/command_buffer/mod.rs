@@ -7,7 +7,7 @@
 //! - [`finish`]: one pass that lays the blocks out, bakes each command's block step, publishes
 //!   the image to device memory when something reads it there, and records the facts replay reads
 //!   ([`ProgramFacts`], the binding table's needs).
-//! - [`pool`]: the recorders and published images a device keeps for reuse.
+//! - [`pool`]: the recorders a device keeps for reuse.
 //! - [`needs`]: what every execution needs of its binding table (slot requirements, copies
 //!   whose overlap depends on the table); the recorder collects it, finalization keeps it.
 //! - [`binding_table`]: the per-execution slots a program's dynamic bindings name.
@@ -31,7 +31,6 @@ pub use aqueduct_abi::block_program::CompareOp;
 use crate::replay_capture::names::{self, Named};
 pub use binding_table::BindingTable;
 pub use finish::ProgramFacts;
-pub(crate) use pool::CommandBufferPools;
 pub use recorder::{BlockLabel, BufferRef};
 
 use aqueduct_components::program::ProgramImage;
@@ -150,7 +149,7 @@ impl CommandBuffer {
     ) -> crate::EngineResult<Self> {
         device.agent(agent)?;
         recorder::check_limits(limits)?;
-        let mut recorder = device.command_buffers.take_recorder().unwrap_or_default();
+        let mut recorder = pool::take_recorder(device);
         recorder.start(limits);
         let captured = device.replay_capture().map(|_| Vec::new());
         Ok(Self {
@@ -238,7 +237,7 @@ impl Drop for CommandBuffer {
     fn drop(&mut self) {
         // A buffer dropped while recording gives its recorder back too.
         if let State::Recording(recorder) = std::mem::replace(&mut self.state, State::Released) {
-            self.device.command_buffers.give_recorder(recorder);
+            pool::give_recorder(&self.device, recorder);
         }
     }
 }

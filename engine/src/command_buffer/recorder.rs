@@ -36,7 +36,7 @@ pub const MAX_BINDING_SLOTS: u32 = 1 << 16;
 /// Sources or patches per chunk before it splits (the ABI's u16 indices stop at 65,534).
 const CHUNK_RECORD_LIMIT: usize = 60_000;
 /// Largest update payload a command buffer carries in its rodata.
-const MAX_RECORDED_UPDATE: usize = crate::queue::MAX_UPDATE_BYTES;
+const MAX_RECORDED_UPDATE: usize = crate::memory::MAX_UPDATE_BYTES;
 
 /// A buffer range a command uses: fixed at record time, or a binding-table slot resolved at
 /// every execution.

@@ -13,11 +13,13 @@ use aqueduct_hsa::sys::{hsa_amd_memory_pool_t, hsa_signal_t};
 use aqueduct_hsa::{AgentInfo, Executable as HsaExecutable, Hsa, PoolKindInfo, ProviderKind};
 use bevy_ecs::prelude::{Entity, QueryState, World};
 
+mod profile;
+pub(crate) mod programs;
 pub(crate) mod release;
 
 use crate::config::{DeviceSpec, EngineConfig, WaitStrategy};
 use crate::error::{EngineError, EngineResult};
-use crate::profile::{ExecutableRegistry, ProfileSession};
+use crate::profile::{ExecutableRegistry, ProfileSession, ProfiledQueue};
 
 static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -99,10 +101,10 @@ pub(crate) struct DeviceShared {
     pub parked_queues: aqueduct_components::parked_queues::ParkedQueues,
     pub config: EngineConfig,
     pub provider_reason: String,
-    /// Recorders and published images kept for command buffers to reuse.
-    pub command_buffers: crate::command_buffer::CommandBufferPools,
+    /// Block Worlds and published images finished programs gave back, for the next to reuse.
+    pub programs: programs::ProgramPools,
     /// Every queue created on the device (a capture joins the live ones).
-    pub queues: Mutex<Vec<Weak<crate::queue::QueueShared>>>,
+    pub queues: Mutex<Vec<Weak<dyn ProfiledQueue>>>,
     /// Every executable loaded, for the profile's names and metadata.
     pub executables: ExecutableRegistry,
     /// The profile capture running on the device, if any.
@@ -125,9 +127,6 @@ impl DeviceShared {
         }
         let host = HostPools::find(&hsa)?;
         let agents = chosen.into_iter().map(|info| open_agent(&hsa, &host, info)).collect::<EngineResult<Vec<_>>>()?;
-        // SAFETY: the handler keeps no pointer (its routes are a process-wide table of weak
-        // references), so it is safe to call from any runtime thread until shutdown.
-        unsafe { hsa.register_system_event_handler(Some(crate::queue::system_event_handler), core::ptr::null_mut())? };
         let strategy = choose_strategy(config.wait_strategy, hsa.kind(), &agents);
         tracing::info!(provider = hsa.kind().name(), agents = agents.len(), ?strategy, reason = %reason, "aqueduct device opened");
         let mut world = World::new();
@@ -145,7 +144,7 @@ impl DeviceShared {
         };
         let replay = match config.replay.clone() {
             Some(replay) => Some(replay),
-            None => crate::replay::ReplayConfig::from_env()?.map(|mut replay| {
+            None => crate::replay_capture::ReplayConfig::from_env()?.map(|mut replay| {
                 replay.output = env_capture_output(replay.output, &REPLAYS_FROM_ENV);
                 replay
             }),
@@ -185,7 +184,7 @@ impl DeviceShared {
             parked_queues: Default::default(),
             config,
             provider_reason: reason,
-            command_buffers: Default::default(),
+            programs: Default::default(),
             queues: Mutex::new(Vec::new()),
             executables,
             profile: Mutex::new(None),
@@ -299,7 +298,7 @@ impl Drop for DeviceShared {
                 Err(error) => tracing::error!(%error, "the replay capture failed"),
             }
         }
-        self.command_buffers.free_images(&self.hsa);
+        self.programs.free_images(&self.hsa);
         // Queue endpoints' signals outlive their queues so late readers never see freed memory.
         for index in 0..aqueduct_components::MAX_QUEUES as u16 {
             let Some(endpoint) = self.directory.get(index) else { continue };

@@ -118,11 +118,11 @@ impl DeviceShared {
         }
         if let Some(command_buffer) = object.take::<CommandBufferEntity>() {
             if let Some(image) = command_buffer.image {
-                self.command_buffers.give_image(&self.hsa, image);
+                self.programs.give_image(&self.hsa, image);
             }
             // The last reference: the program dropped its own before it was released.
             if let Some(program) = Arc::into_inner(command_buffer.program) {
-                self.command_buffers.give_blocks(program.blocks);
+                self.programs.give_blocks(program.blocks);
             }
         }
     }

@@ -3,6 +3,10 @@
 
 pub(crate) mod pool;
 
+/// Largest `update` (a queue's or a command buffer's): bigger writes belong in a staging buffer
+/// and a copy.
+pub const MAX_UPDATE_BYTES: usize = 64 * 1024;
+
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -34,11 +34,11 @@ use aqueduct_components::device_entities::{MemoryKind, PoolEntity};
 use aqueduct_components::pool::{FreeAt, FreeRanges, OwningQueue, PoolRange};
 use bevy_ecs::prelude::*;
 
-use crate::device::DeviceShared;
-use crate::error::{EngineError, EngineResult};
 use super::Buffer;
-use crate::device::release::has_settled;
 use crate::clock::deadline_after;
+use crate::device::DeviceShared;
+use crate::device::release::has_settled;
+use crate::error::{EngineError, EngineResult};
 use crate::replay_capture::names::{self, Named};
 use crate::semaphore::Semaphore;
 

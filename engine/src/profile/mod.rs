@@ -9,8 +9,10 @@
 //! - `executables.rs`: what the profile knows of loaded executables;
 //! - `tracy.rs` (the `tracy` feature): the capture's device times as Tracy GPU zones, one GPU
 //!   context per queue, and plots of each queue's occupancy;
-//! - here: beginning and ending a capture on a device. A queue's part (stamping submissions,
-//!   turning drained epochs into records) is `queue/capture.rs`.
+//!
+//! This module sits below the device and the queues: beginning and ending a capture on a device
+//! is `device/profile.rs`, and a queue's part (stamping submissions, turning drained epochs into
+//! records) is `queue/capture.rs`, which the session drives through [`ProfiledQueue`].
 //!
 //! Capture never blocks a submission: records go to the queue's own bounded buffer, and a full
 //! buffer drops (and counts) the record.
@@ -22,106 +24,8 @@ mod session;
 #[cfg(any(feature = "tracy", test))]
 pub(crate) mod tracy;
 
-use std::sync::Arc;
-
-use aqueduct_hsa::aqlprofile::{AqlProfileLibrary, library_candidates};
-use aqueduct_profile::{AgentDescription, BundleHeader, DeviceDescription, HostClock, Record};
-
-pub(crate) use clock::host_now_ns;
+pub(crate) use clock::{SystemClockMap, host_now_ns};
 pub(crate) use executables::ExecutableRegistry;
 pub use modes::{DEFAULT_PROFILE_OUTPUT, PROFILE_ENV, PROFILE_OUTPUT_ENV, ProfileConfig, ProfileModes};
 pub use session::ProfileReport;
-pub(crate) use session::{ProfileSession, QueueCapture, create_output, spawn_writer};
-
-use crate::device::DeviceShared;
-use crate::error::{EngineError, EngineResult};
-
-impl DeviceShared {
-    /// Begins a capture on every queue of the device, and on each queue created until it ends.
-    pub fn begin_profile(self: &Arc<Self>, config: ProfileConfig) -> EngineResult<()> {
-        config.validate()?;
-        self.check_aqlprofile(config.modes)?;
-        let mut slot = self.profile.lock().unwrap_or_else(|poison| poison.into_inner());
-        if slot.is_some() {
-            return Err(EngineError::ProfileState { reason: "a capture is already running on this device" });
-        }
-        let clock = clock::SystemClockMap::calibrate(&self.hsa)?;
-        let header = BundleHeader {
-            aqueduct_version: env!("CARGO_PKG_VERSION").to_string(),
-            device: DeviceDescription {
-                provider: self.hsa.kind().name().to_string(),
-                agents: self
-                    .agents
-                    .iter()
-                    .map(|agent| AgentDescription {
-                        name: agent.info.name.clone(),
-                        isa: agent.info.isa_names.first().cloned().unwrap_or_default(),
-                    })
-                    .collect(),
-            },
-            wait_strategy: crate::device::strategy_name(self.strategy).to_string(),
-            clock: HostClock { domain: "CLOCK_MONOTONIC".into(), tick_frequency_hz: clock.frequency_hz },
-        };
-        let session = ProfileSession::start(config, header, clock)?;
-        if session.config.modes.contains(ProfileModes::EXECUTABLE_METADATA) {
-            for metadata in self.executables.all() {
-                session.push_device(Record::Executable(metadata));
-            }
-        }
-        for queue in self.live_queues() {
-            queue.attach_capture(&session)?;
-        }
-        *slot = Some(session);
-        Ok(())
-    }
-
-    /// Ends the running capture: waits (up to the config's `end_timeout`) for the work in
-    /// flight to drain, writes what is left and closes the file.
-    pub fn end_profile(&self) -> EngineResult<ProfileReport> {
-        let session = self.profile.lock().unwrap_or_else(|poison| poison.into_inner()).take();
-        let Some(session) = session else {
-            return Err(EngineError::ProfileState { reason: "no capture is running on this device" });
-        };
-        let queues = self.live_queues();
-        let targets: Vec<u64> = queues.iter().map(|queue| queue.stop_capturing()).collect();
-        let deadline = crate::clock::deadline_after(std::time::Instant::now(), session.config.end_timeout);
-        for (queue, target) in queues.iter().zip(&targets) {
-            queue.wait_drained(*target, deadline);
-        }
-        let untimed = queues.iter().map(|queue| queue.detach_capture()).sum();
-        session.finish(untimed)
-    }
-
-    /// The device's queues that are still alive.
-    fn live_queues(&self) -> Vec<Arc<crate::queue::QueueShared>> {
-        let queues = self.queues.lock().unwrap_or_else(|poison| poison.into_inner());
-        queues.iter().filter_map(std::sync::Weak::upgrade).collect()
-    }
-
-    /// Modes that go through aqlprofile need the library and an AMD GPU; asking for them without
-    /// either is an error that says what was searched, never a capture that silently lacks them.
-    fn check_aqlprofile(&self, modes: ProfileModes) -> EngineResult<()> {
-        let wanted = modes.intersection(ProfileModes::AQLPROFILE);
-        if wanted.is_empty() {
-            return Ok(());
-        }
-        let unavailable = |reason: String| EngineError::ProfileModeUnavailable { modes: wanted.to_string(), reason };
-        let library = AqlProfileLibrary::load().map_err(|error| {
-            unavailable(format!(
-                "aqlprofile could not be loaded (searched {}, set {} to its path): {error}",
-                library_candidates().join(", "),
-                aqueduct_hsa::aqlprofile::LIBAQLPROFILE_PATH_VARIABLE
-            ))
-        })?;
-        if self.hsa.soft_controls().is_some() {
-            return Err(unavailable(format!(
-                "aqlprofile ({}) needs an AMD GPU, and this device is the soft runtime",
-                library.path
-            )));
-        }
-        Err(unavailable(format!(
-            "aqlprofile {} (interface v{}) loaded, but aqueduct does not program hardware counters or traces yet",
-            library.path, library.version_major
-        )))
-    }
-}
+pub(crate) use session::{ProfileSession, ProfiledQueue, QueueCapture, create_output, spawn_writer};

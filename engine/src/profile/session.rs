@@ -20,13 +20,29 @@ use crossbeam_queue::ArrayQueue;
 use super::clock::{SystemClockMap, host_now_ns};
 use super::modes::{ProfileConfig, ProfileModes};
 use crate::error::{EngineError, EngineResult};
-use crate::queue::QueueShared;
 
 /// How long the writer sleeps between passes over the buffers, unless a buffer passes half
 /// full and wakes it. Not shorter: each wake-up takes a core from the workload, and with 1 ms
 /// the soft runtime's packet processors lost theirs often enough to double `e2e` rows on 2 cores
 /// (BENCHMARKS, issue 14).
 const WRITER_PERIOD: Duration = Duration::from_millis(10);
+
+/// A queue as a capture drives it, implemented by the queue (`queue/capture.rs`): the device
+/// keeps its queues as this, so the device and the profile sit below the queue module.
+pub(crate) trait ProfiledQueue: Send + Sync {
+    /// Joins `session`: a buffer for its records, timing signals when it times packets, and the
+    /// flags the stages read.
+    fn attach_capture(self: Arc<Self>, session: &ProfileSession) -> EngineResult<()>;
+    /// Stops capturing new submissions; returns the last epoch submitted, which the capture
+    /// still waits for.
+    fn stop_capturing(&self) -> u64;
+    /// Waits until `epoch` is drained (its records made) or `deadline` passes.
+    fn wait_drained(&self, epoch: u64, deadline: Instant);
+    /// Leaves the capture; returns how many packets went untimed.
+    fn detach_capture(&self) -> u64;
+    /// The queue's own counters, sampled into the capture: (name, value).
+    fn software_counters(&self) -> [(&'static str, u64); 5];
+}
 
 /// One queue's side of a capture.
 pub(crate) struct QueueCapture {
@@ -44,8 +60,8 @@ pub(crate) struct QueueCapture {
     pub kernarg_bytes: AtomicU64,
     /// The timing signals this capture created for the queue (destroyed when it ends).
     pub timing_signals: Mutex<Vec<u64>>,
-    /// The queue, for its statistics (the counters).
-    pub shared: Weak<QueueShared>,
+    /// The queue, for its software counters.
+    pub queue_handle: Weak<dyn ProfiledQueue>,
     pub clock: SystemClockMap,
     /// The writer thread, woken when the buffer passes half full.
     writer: Option<std::thread::Thread>,
@@ -131,9 +147,9 @@ impl ProfileSession {
     }
 
     /// A queue joins the capture (at its start, or when it is created during it).
-    pub fn add_queue(&self, shared: &Arc<QueueShared>) -> Arc<QueueCapture> {
+    pub fn add_queue(&self, index: u16, queue: Weak<dyn ProfiledQueue>) -> Arc<QueueCapture> {
         let capture = Arc::new(QueueCapture {
-            queue: u32::from(shared.index),
+            queue: u32::from(index),
             modes: self.config.modes,
             records: ArrayQueue::new(self.config.queue_buffer_records),
             dropped: AtomicU64::new(0),
@@ -143,7 +159,7 @@ impl ProfileSession {
             epochs_high_water: AtomicU64::new(0),
             kernarg_bytes: AtomicU64::new(0),
             timing_signals: Mutex::new(Vec::new()),
-            shared: Arc::downgrade(shared),
+            queue_handle: queue,
             clock: self.clock,
             writer: self
                 .writer
@@ -152,7 +168,7 @@ impl ProfileSession {
                 .as_ref()
                 .map(|thread| thread.thread().clone()),
             #[cfg(feature = "tracy")]
-            tracy: super::tracy::TracyQueue::new(shared.index),
+            tracy: super::tracy::TracyQueue::new(index),
         });
         self.queues.lock().unwrap_or_else(|poison| poison.into_inner()).push(capture.clone());
         capture
@@ -266,24 +282,21 @@ pub(crate) fn spawn_writer<T: Send + 'static>(
 
 /// The software counters of one queue, as samples now.
 fn counter_samples(queue: &QueueCapture) -> Vec<CounterSample> {
-    let Some(shared) = queue.shared.upgrade() else { return Vec::new() };
-    let stats = crate::Queue::stats_of(&shared);
+    let Some(handle) = queue.queue_handle.upgrade() else { return Vec::new() };
     let timestamp_ns = host_now_ns();
     let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-    [
-        ("submissions", stats.submissions),
-        ("packets", stats.packets),
-        ("device-waits", stats.device_waits),
-        ("parked-submissions", stats.deferred),
-        ("epochs-drained", stats.epochs_drained),
+    let capture_counters = [
         ("kernarg-bytes", load(&queue.kernarg_bytes)),
         ("ring-high-water", load(&queue.ring_high_water)),
         ("kernarg-high-water", load(&queue.kernarg_high_water)),
         ("epochs-in-flight-high-water", load(&queue.epochs_high_water)),
         ("dropped-records", load(&queue.dropped)),
         ("untimed-packets", load(&queue.untimed)),
-    ]
-    .into_iter()
-    .map(|(name, value)| CounterSample { queue: queue.queue, timestamp_ns, name: name.into(), value })
-    .collect()
+    ];
+    handle
+        .software_counters()
+        .into_iter()
+        .chain(capture_counters)
+        .map(|(name, value)| CounterSample { queue: queue.queue, timestamp_ns, name: name.into(), value })
+        .collect()
 }

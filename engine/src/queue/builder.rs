@@ -11,14 +11,14 @@ use smallvec::SmallVec;
 use aqueduct_profile::replay::Operation;
 
 use super::operations::{self, Immediate, Submitter};
+use super::replay_records as replay;
 use super::{Batch, HostCallResult, Queue, RawDispatch};
 use crate::command_buffer::{BindingTable, CommandBuffer};
 use crate::dispatch::Dispatch;
 use crate::error::EngineResult;
 use crate::executable::Kernel;
-use crate::memory::{Binding, Buffer};
 use crate::memory::pool::Pool;
-use super::replay_records as replay;
+use crate::memory::{Binding, Buffer};
 use crate::semaphore::SemaphorePoint;
 
 /// Waits, and signals, an operation holds without allocating.

@@ -18,7 +18,7 @@ use aqueduct_systems::{QueueState, stage_params};
 
 use super::core::QueueShared;
 use crate::error::EngineResult;
-use crate::profile::{ProfileModes, ProfileSession, QueueCapture, host_now_ns};
+use crate::profile::{ProfileModes, ProfileSession, ProfiledQueue, QueueCapture, host_now_ns};
 
 /// Timing signals per epoch that can be in flight: a program segment takes two (under
 /// dispatch-events, one more per dispatch it replays but its last; a packet that finds none
@@ -37,11 +37,11 @@ fn flags_for(modes: ProfileModes) -> CaptureFlags {
     }
 }
 
-impl QueueShared {
-    /// Joins `session`: a buffer for its records, timing signals when it times packets, and the
-    /// flags the stages read.
-    pub(crate) fn attach_capture(self: &Arc<Self>, session: &ProfileSession) -> EngineResult<()> {
-        let capture = session.add_queue(self);
+impl ProfiledQueue for QueueShared {
+    fn attach_capture(self: Arc<Self>, session: &ProfileSession) -> EngineResult<()> {
+        let index = self.index;
+        let handle: Arc<dyn ProfiledQueue> = self.clone();
+        let capture = session.add_queue(index, Arc::downgrade(&handle));
         let flags = flags_for(capture.modes);
         let mut signals = Vec::new();
         if flags.times_packets() {
@@ -70,9 +70,7 @@ impl QueueShared {
         Ok(())
     }
 
-    /// Stops capturing new submissions; returns the last epoch submitted, which the capture
-    /// still waits for.
-    pub(crate) fn stop_capturing(&self) -> u64 {
+    fn stop_capturing(&self) -> u64 {
         let mut core = self.lock();
         self.capturing.store(false, Ordering::Release);
         let queue = core.world.resource_mut::<QueueState>().into_inner();
@@ -80,8 +78,7 @@ impl QueueShared {
         queue.epochs.submitted
     }
 
-    /// Waits until `epoch` is drained (its records made) or `deadline` passes.
-    pub(crate) fn wait_drained(&self, epoch: u64, deadline: Instant) {
+    fn wait_drained(&self, epoch: u64, deadline: Instant) {
         while self.epochs().1 < epoch && Instant::now() < deadline {
             if self.error_sink.status.load(Ordering::Acquire) != 0 {
                 return;
@@ -90,9 +87,9 @@ impl QueueShared {
         }
     }
 
-    /// Leaves the capture: records what was never drained (without its completion), destroys
-    /// the timing signals no packet still names, and returns how many packets went untimed.
-    pub(crate) fn detach_capture(&self) -> u64 {
+    /// Records what was never drained (without its completion) and destroys the timing signals
+    /// no packet still names.
+    fn detach_capture(&self) -> u64 {
         let mut core = self.lock();
         let Some(capture) = core.capture.take() else { return 0 };
         let core = &mut *core;
@@ -126,6 +123,19 @@ impl QueueShared {
         capture.untimed.load(Ordering::Relaxed)
     }
 
+    fn software_counters(&self) -> [(&'static str, u64); 5] {
+        let stats = crate::Queue::stats_of(self);
+        [
+            ("submissions", stats.submissions),
+            ("packets", stats.packets),
+            ("device-waits", stats.device_waits),
+            ("parked-submissions", stats.deferred),
+            ("epochs-drained", stats.epochs_drained),
+        ]
+    }
+}
+
+impl QueueShared {
     fn destroy_signal(&self, signal: u64) {
         if let Err(error) = self.device.hsa.signal_destroy(hsa_signal_t { handle: signal }) {
             tracing::warn!(%error, "destroying a timing signal failed");

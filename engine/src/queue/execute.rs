@@ -6,9 +6,9 @@ use std::sync::atomic::Ordering;
 use aqueduct_abi::block_program::{BindingSource, SourceKind};
 use aqueduct_components::program::ProgramImageRef;
 
+use super::Submitter;
 use crate::command_buffer::{BindingTable, CommandBuffer, FinishedProgram};
 use crate::error::{EngineError, EngineResult};
-use super::Submitter;
 use crate::semaphore::SemaphorePoint;
 
 /// `execute` for a queue or a batch.

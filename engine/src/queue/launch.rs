@@ -9,12 +9,12 @@ use smallvec::SmallVec;
 
 use super::builder::{Submission, captured};
 use super::operations::{self, Immediate, Submitter};
+use super::replay_records as replay;
 use super::{Batch, Queue};
 use crate::dispatch::Dispatch;
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
-use super::replay_records as replay;
 
 /// One argument of a typed launch: a buffer range, bound as a pointer, or a plain value.
 #[derive(Clone, Copy, Debug)]

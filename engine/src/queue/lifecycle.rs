@@ -16,6 +16,7 @@ use super::failure::{ErrorSink, queue_error_callback};
 use crate::config::{QueueConfig, QueuePriority};
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
+use crate::profile::ProfiledQueue;
 
 impl Queue {
     pub(crate) fn create(device: &Arc<DeviceShared>, settings: &QueueConfig) -> EngineResult<Self> {
@@ -146,9 +147,10 @@ impl Queue {
         // Registered under the capture slot's lock, so a capture that begins or ends meanwhile
         // sees the queue either way.
         let session = device.profile.lock().unwrap_or_else(|poison| poison.into_inner());
-        device.queues.lock().unwrap_or_else(|poison| poison.into_inner()).push(Arc::downgrade(&shared));
+        let profiled: Arc<dyn ProfiledQueue> = shared.clone();
+        device.queues.lock().unwrap_or_else(|poison| poison.into_inner()).push(Arc::downgrade(&profiled));
         if let Some(session) = session.as_ref() {
-            shared.attach_capture(session)?;
+            profiled.attach_capture(session)?;
         }
         Ok(handle)
     }

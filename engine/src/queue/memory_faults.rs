@@ -3,7 +3,8 @@
 //! ROCr does not report a memory fault through the queue's error callback: it raises
 //! HSA_AMD_GPU_MEMORY_FAULT_EVENT to the handlers registered with
 //! `hsa_amd_register_system_event_handler`, and aborts the process when none returns success
-//! (`Runtime::VMFaultHandler`). The engine registers a handler when it opens a device. A fault
+//! (`Runtime::VMFaultHandler`). The engine registers a handler when it opens a device
+//! ([`route_memory_faults`]). A fault
 //! fails every live queue of the faulting agent the way a queue error does, so the failure
 //! reaches their semaphores; the handler then returns success, so the process lives on.
 //!
@@ -35,11 +36,19 @@ pub(crate) fn route(agent: u64, sink: &Arc<ErrorSink>) {
     routes.push(Route { agent, sink: Arc::downgrade(sink) });
 }
 
+/// Registers the fault handler with `device`'s provider, once per device opened.
+pub(crate) fn route_memory_faults(device: &crate::device::DeviceShared) -> crate::EngineResult<()> {
+    // SAFETY: the handler keeps no pointer (its routes are a process-wide table of weak
+    // references), so it is safe to call from any runtime thread until shutdown.
+    unsafe { device.hsa.register_system_event_handler(Some(system_event_handler), core::ptr::null_mut())? };
+    Ok(())
+}
+
 /// The system event handler the engine registers with the provider.
 ///
 /// # Safety
 /// Called by the provider with a valid event for the duration of the call; `data` is unused.
-pub(crate) unsafe extern "C" fn system_event_handler(
+unsafe extern "C" fn system_event_handler(
     event: *const hsa_amd_event_t,
     _data: *mut core::ffi::c_void,
 ) -> hsa_status_t {

@@ -48,11 +48,8 @@ pub use builder::Submission;
 pub(crate) use core::QueueShared;
 pub use files::STAGING_BYTES;
 pub use host_calls::HostCallResult;
-pub(crate) use memory_faults::system_event_handler;
+pub(crate) use memory_faults::route_memory_faults;
 pub(crate) use operations::Submitter;
-
-/// Largest `update`: bigger writes belong in a staging buffer and a copy.
-pub const MAX_UPDATE_BYTES: usize = 64 * 1024;
 
 /// A queue on one agent of the device. Operations run in submission order; each waits for its
 /// wait semaphores and, when done, raises its signal semaphores. Cloning shares the queue; the

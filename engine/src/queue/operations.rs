@@ -12,11 +12,12 @@ use aqueduct_builtins::{
 use aqueduct_components::capture::OperationKind;
 use aqueduct_components::submission::{DispatchTemplate, RowWriter};
 
+use super::RawDispatch;
 use super::core::QueueShared;
-use super::{MAX_UPDATE_BYTES, RawDispatch};
 use crate::dispatch::{Dispatch, GridSource, validate_dispatch};
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
+use crate::memory::MAX_UPDATE_BYTES;
 use crate::memory::{Binding, Buffer};
 use crate::semaphore::SemaphorePoint;
 

@@ -30,9 +30,9 @@ use aqueduct_profile::replay::{
 
 use aqueduct_components::device_entities::MemoryKind;
 
-use crate::replay_capture::names;
 use crate::command_buffer::{BlockLabel, BufferRef};
 use crate::error::{EngineError, EngineResult};
+use crate::replay_capture::names;
 use crate::{
     BindingTable, BlockLimits, Buffer, CommandBuffer, CommandBufferUsage, CompareOp, Device, Dispatch, Executable,
     Exhaustion, Kernel, Pool, PoolConfig, Queue, QueueConfig, QueuePriority, RawDispatch, Semaphore, SemaphorePoint,
@@ -369,7 +369,8 @@ impl<'d> Replayer<'d> {
             }
             ReplayRecord::Queue { id, agent, priority, cu_mask } => {
                 self.check_agent(agent)?;
-                let mut config = QueueConfig::new().agent(agent as usize).priority(names::parse::<QueuePriority>(&priority)?);
+                let mut config =
+                    QueueConfig::new().agent(agent as usize).priority(names::parse::<QueuePriority>(&priority)?);
                 config.cu_mask = cu_mask;
                 let made = self.device.create_queue_with(config);
                 let queue = self.context(made, &format!("making queue {id} ({} made so far)", self.queues.len()))?;

@@ -21,7 +21,10 @@ pub(crate) fn name<T: Named>(value: T) -> String {
 /// The value the file names `text`.
 pub(crate) fn parse<T: Named>(text: &str) -> EngineResult<T> {
     T::NAMES.iter().find(|(_, entry)| *entry == text).map(|(value, _)| *value).ok_or_else(|| {
-        EngineError::InvalidArgument { what: T::WHAT, reason: format!("`{text}` is not a {} this aqueduct knows", T::WHAT) }
+        EngineError::InvalidArgument {
+            what: T::WHAT,
+            reason: format!("`{text}` is not a {} this aqueduct knows", T::WHAT),
+        }
     })
 }
 
