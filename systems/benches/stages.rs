@@ -18,7 +18,7 @@ use aqueduct_hsa::soft::{ExecutionMode, SoftConfig, set_queue_mode};
 use aqueduct_hsa::{Hsa, PoolKindInfo};
 use aqueduct_systems::strategy::{BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{DeviceLink, QueueState, build_queue_world, reclaim, run_pass, schedule, stage_params};
+use aqueduct_systems::{DeviceLink, QueueState, build_queue_state, reclaim, run_pass, schedule};
 use bevy_ecs::world::World;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -27,7 +27,7 @@ const BATCH: u64 = 512;
 struct Bench {
     _hsa: Hsa,
     world: World,
-    params: aqueduct_systems::StageState,
+    state: Option<QueueState>,
     semaphore: u32,
     value: u64,
 }
@@ -57,21 +57,34 @@ fn setup() -> Bench {
     let kernargs = KernargRing { base, capacity: 1 << 20, head: 0, reclaimed: 0 };
     // SAFETY: the queue is never destroyed while the ring is used.
     let ring = unsafe { AqlRing::new(queue, hsa.api()) };
-    let (world, params, _) = build_queue_world(0, ring, kernargs, endpoint, link, 2048, CrossQueueWait::BarrierValue);
-    Bench { _hsa: hsa, world, params, semaphore, value: 0 }
+    let (state, _) = build_queue_state(0, ring, kernargs, endpoint, link, 2048, CrossQueueWait::BarrierValue);
+    Bench { _hsa: hsa, world: World::new(), state: Some(state), semaphore, value: 0 }
+}
+
+impl Bench {
+    fn state(&mut self) -> &mut QueueState {
+        self.state.as_mut().expect("the state is outside the World between runs")
+    }
+
+    /// One run of the schedule, as the engine's batch flush runs it.
+    fn run(&mut self, schedule: &mut bevy_ecs::schedule::Schedule) {
+        let state = self.state.take().expect("the state is outside the World between runs");
+        self.state = Some(schedule::run_over(schedule, &mut self.world, state));
+    }
 }
 
 /// Stages one barrier that signals the bench semaphore as a pending row.
 fn stage(bench: &mut Bench) {
     bench.value += 1;
-    let rows = &mut stage_params(&mut bench.params, &mut bench.world).rows;
+    let signal = SignalOp { semaphore: bench.semaphore, value: bench.value };
+    let rows = &mut bench.state().rows;
     let row = rows.push();
-    rows.writer(row).push_signal(SignalOp { semaphore: bench.semaphore, value: bench.value });
+    rows.writer(row).push_signal(signal);
 }
 
 /// Drains what retired; returns whether the pass left rows pending (it stopped for room).
 fn drain(bench: &mut Bench) -> bool {
-    let queue = stage_params(&mut bench.params, &mut bench.world);
+    let queue = bench.state();
     let retired = BarrierValue::device_retired(&queue.endpoint);
     reclaim::drain::<BarrierValue>(queue, retired, reclaim::DrainOrder::Causal);
     !queue.rows.is_empty()
@@ -81,7 +94,7 @@ fn drain(bench: &mut Bench) -> bool {
 fn direct(bench: &mut Bench) {
     stage(bench);
     loop {
-        run_pass::<BarrierValue>(stage_params(&mut bench.params, &mut bench.world));
+        run_pass::<BarrierValue>(bench.state());
         if !drain(bench) {
             return;
         }
@@ -92,7 +105,7 @@ fn direct(bench: &mut Bench) {
 fn scheduled(bench: &mut Bench, schedule: &mut bevy_ecs::schedule::Schedule) {
     stage(bench);
     loop {
-        schedule.run(&mut bench.world);
+        bench.run(schedule);
         if !drain(bench) {
             return;
         }
@@ -103,33 +116,25 @@ fn scheduled(bench: &mut Bench, schedule: &mut bevy_ecs::schedule::Schedule) {
 fn batched(bench: &mut Bench, schedule: &mut bevy_ecs::schedule::Schedule) {
     (0..BATCH).for_each(|_| stage(bench));
     loop {
-        schedule.run(&mut bench.world);
+        bench.run(schedule);
         if !drain(bench) {
             return;
         }
-        assert!(
-            bench
-                .world
-                .resource::<QueueState>()
-                .rows
-                .pass
-                .stop
-                .is_some_and(|(_, verdict)| verdict == Verdict::Backpressure)
-        );
+        assert!(bench.state().rows.pass.stop.is_some_and(|(_, verdict)| verdict == Verdict::Backpressure));
     }
 }
 
 fn stages(c: &mut Criterion) {
     let mut bench = setup();
     let mut schedule = schedule::submission_schedule::<BarrierValue>();
-    schedule.run(&mut bench.world); // build the schedule once, outside the measurement
+    bench.run(&mut schedule); // build the schedule once, outside the measurement
     let mut group = c.benchmark_group("ecs_stages");
     group.throughput(Throughput::Elements(BATCH));
-    group.bench_function("direct_system_state", |b| b.iter(|| (0..BATCH).for_each(|_| direct(&mut bench))));
+    group.bench_function("direct", |b| b.iter(|| (0..BATCH).for_each(|_| direct(&mut bench))));
     group.bench_function("schedule_run", |b| b.iter(|| (0..BATCH).for_each(|_| scheduled(&mut bench, &mut schedule))));
     group.bench_function("batch_schedule_run", |b| b.iter(|| batched(&mut bench, &mut schedule)));
     group.finish();
-    let queue = bench.world.resource::<QueueState>();
+    let queue = bench.state();
     assert!(queue.epochs.submitted >= BATCH, "the benchmark published its submissions");
 }
 

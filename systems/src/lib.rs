@@ -15,8 +15,8 @@
 //!    have settled, which is when objects released by their handles may be freed.
 //!
 //! [`sync`] holds the behaviour over the components' lock-free tables (the semaphore seqlock,
-//! host parking, signal reads), and [`queue_state`] the queue World's hot resource, which holds
-//! the HSA ring handle.
+//! host parking, signal reads), and [`queue_state`] the queue's hot state, which holds the HSA
+//! ring handle (the queue World's resource while a batch's schedule runs).
 //!
 //! The pending submissions are rows of a column table in the queue state
 //! (`aqueduct_components::submission::SubmissionRows`), and each stage is one loop over a range
@@ -39,24 +39,9 @@ pub mod stages;
 pub mod strategy;
 pub mod sync;
 
-use bevy_ecs::prelude::*;
-use bevy_ecs::system::SystemState;
 pub use queue_state::{CaptureState, DeviceLink, QueueState};
 pub use stages::QueueStages;
 use strategy::CrossQueueStrategy;
-
-/// The cached state that fetches the queue's [`QueueState`]: its resource id is resolved once,
-/// not looked up per call. The stages read nothing else of the queue World.
-pub type StageState = SystemState<ResMut<'static, QueueState>>;
-
-/// Fetches the queue state. The queue World is built with it and never loses it, so validation
-/// cannot fail.
-pub fn stage_params<'a>(state: &'a mut StageState, world: &'a mut World) -> &'a mut QueueState {
-    match state.get_mut(world) {
-        Ok(queue) => queue.into_inner(),
-        Err(error) => unreachable!("the queue World lost its state: {error}"),
-    }
-}
 
 /// One pass of admission → kernarg patching → AQL publication over the pending rows, then the
 /// submitter's reclaim, for wait strategy `S` ([`QueueStages`] holds the queue's copy): the
@@ -83,10 +68,9 @@ macro_rules! stage_span {
 /// room from then on.
 const INITIAL_SUBMISSION_ROWS: usize = 16;
 
-/// Builds a queue World: its rings, the epoch table for `epochs` epochs in flight, the
-/// submission-row table, the cached state the stages run through, and the stages compiled for
-/// `strategy`.
-pub fn build_queue_world(
+/// Builds a queue's state (its rings, the epoch table for `epochs` epochs in flight, the
+/// submission-row table) and the stages compiled for `strategy`.
+pub fn build_queue_state(
     index: u16,
     ring: aqueduct_hsa::ring::AqlRing,
     kernargs: aqueduct_components::queue_state::KernargRing,
@@ -94,11 +78,10 @@ pub fn build_queue_world(
     link: DeviceLink,
     epochs: usize,
     strategy: aqueduct_components::directory::CrossQueueWait,
-) -> (World, StageState, QueueStages) {
+) -> (QueueState, QueueStages) {
     use aqueduct_components::queue_state::EpochTable;
     use aqueduct_components::submission::SubmissionRows;
-    let mut world = World::new();
-    world.insert_resource(QueueState {
+    let state = QueueState {
         index,
         ring,
         known_read_index: 0,
@@ -113,7 +96,6 @@ pub fn build_queue_world(
         capture: CaptureState::default(),
         unsettled_from: None,
         drain: None,
-    });
-    let params = StageState::new(&mut world);
-    (world, params, QueueStages::for_strategy(strategy))
+    };
+    (state, QueueStages::for_strategy(strategy))
 }

@@ -37,3 +37,15 @@ pub fn submission_schedule<S: CrossQueueStrategy>() -> Schedule {
     schedule.add_systems((admission_system::<S>, kernarg_system, publication_system::<S>, reclaim_system::<S>).chain());
     schedule
 }
+
+/// Runs `schedule` over `state`: moved into `world` as the resource its systems take, and back
+/// out after the run. Between runs the state lives outside the World, where the immediate path
+/// and staging reach it without a lookup.
+pub fn run_over(schedule: &mut Schedule, world: &mut World, state: QueueState) -> QueueState {
+    world.insert_resource(state);
+    schedule.run(world);
+    match world.remove_resource::<QueueState>() {
+        Some(state) => state,
+        None => unreachable!("no system removes the queue state"),
+    }
+}

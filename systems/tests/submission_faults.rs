@@ -23,15 +23,11 @@ use aqueduct_hsa::soft::SoftConfig;
 use aqueduct_hsa::{Hsa, PoolKindInfo};
 use aqueduct_systems::strategy::{BarrierAnd, BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{
-    DeviceLink, QueueState, admission, block_processor, build_queue_world, publication, reclaim, stage_params,
-};
-use bevy_ecs::world::World;
+use aqueduct_systems::{DeviceLink, QueueState, admission, block_processor, build_queue_state, publication, reclaim};
 
 struct Rig {
     _hsa: Hsa,
-    world: World,
-    params: aqueduct_systems::StageState,
+    state: QueueState,
     semaphores: Arc<SemaphoreTable>,
     kernarg_base: u64,
 }
@@ -65,8 +61,8 @@ fn rig_with(strategy: CrossQueueWait) -> Rig {
     let kernargs = KernargRing { base: kernarg_base, capacity: 1 << 16, head: 0, reclaimed: 0 };
     // SAFETY: the queue is never destroyed while the ring is used.
     let ring = unsafe { AqlRing::new(queue, hsa.api()) };
-    let (world, params, _) = build_queue_world(0, ring, kernargs, endpoint, link, 16, strategy);
-    Rig { _hsa: hsa, world, params, semaphores, kernarg_base }
+    let (state, _) = build_queue_state(0, ring, kernargs, endpoint, link, 16, strategy);
+    Rig { _hsa: hsa, state, semaphores, kernarg_base }
 }
 
 impl Rig {
@@ -74,7 +70,7 @@ impl Rig {
     fn drained_failure(&mut self, semaphore: u32) -> Option<String> {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            let queue = stage_params(&mut self.params, &mut self.world);
+            let queue = &mut self.state;
             let retired = BarrierValue::device_retired(&queue.endpoint);
             reclaim::drain::<BarrierValue>(queue, retired, reclaim::DrainOrder::Causal);
             if let Some(failure) = self.semaphores.failure(semaphore) {
@@ -138,7 +134,7 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     let producer_signal = rig._hsa.signal_create(0).expect("signal").handle;
     {
-        let queue = stage_params(&mut rig.params, &mut rig.world);
+        let queue = &mut rig.state;
         let image = fill_program(Box::new([]));
         let (row, mut plan) = admit_unresolvable_program(queue, &image, signalled, rig.kernarg_base);
         // A barrier as admission names one (its producer queue's epoch signal), with its packet
@@ -183,7 +179,7 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
 #[test]
 fn a_barrier_whose_producer_queue_cannot_be_found_is_never_named_as_waiting_on_nothing() {
     let mut rig = rig_with(CrossQueueWait::BarrierAnd);
-    let queue = stage_params(&mut rig.params, &mut rig.world);
+    let queue = &mut rig.state;
     let missing = Producer { queue: 9, epoch: 1 };
     let mut waits =
         [DeviceWait { producer: missing, semaphore: 0, value: 1, barrier: true, via: 0, signal: 0, slot_named: false }];
@@ -199,7 +195,7 @@ fn a_wait_fault_runs_nothing_of_the_payload_and_fails_the_submission() {
     let mut rig = rig();
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
-        let queue = stage_params(&mut rig.params, &mut rig.world);
+        let queue = &mut rig.state;
         let image = fill_program(Box::new([]));
         let (row, plan) = admit_unresolvable_program(queue, &image, signalled, rig.kernarg_base);
         // As `reserve_epoch` reports a barrier it could not name.
@@ -228,7 +224,7 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
     let mut rig = rig();
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
     {
-        let queue = stage_params(&mut rig.params, &mut rig.world);
+        let queue = &mut rig.state;
         let image = fill_program(Box::new([]));
         let (row, plan) = admit_unresolvable_program(queue, &image, signalled, rig.kernarg_base);
         let fault = publication::publish::<BarrierValue>(queue, row);
@@ -249,7 +245,7 @@ fn fill_kernel(target: u64) -> u8 {
 #[test]
 fn the_block_processor_names_each_fault() {
     let mut rig = rig();
-    let queue = stage_params(&mut rig.params, &mut rig.world);
+    let queue = &mut rig.state;
     let row = queue.rows.push();
     let slot = queue.rows.slot(row);
     let library =

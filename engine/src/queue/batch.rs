@@ -80,7 +80,7 @@ impl Batch<'_> {
 
     /// Operations staged and not yet published.
     pub fn staged(&self) -> usize {
-        self.core.world.resource::<aqueduct_systems::QueueState>().rows.pending_len() as usize
+        self.core.state_ref().rows.pending_len() as usize
     }
 }
 

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use aqueduct_components::capture::{CaptureFlags, EpochCapture, TimedKind, WaitTier};
 use aqueduct_hsa::sys::hsa_signal_t;
 use aqueduct_profile::{CommandRef, DeviceQueueEvent, DispatchEvent, QueueEvent, Record, Signal, Wait, WaitResolution};
-use aqueduct_systems::{QueueState, stage_params};
+use aqueduct_systems::QueueState;
 
 use super::core::QueueShared;
 use crate::error::EngineResult;
@@ -61,7 +61,7 @@ impl ProfiledQueue for QueueShared {
         }
         capture.timing_signals.lock().unwrap_or_else(|poison| poison.into_inner()).clone_from(&signals);
         let mut core = self.lock();
-        let queue = &mut core.world.resource_mut::<QueueState>().into_inner().capture;
+        let queue = &mut core.state().capture;
         queue.set_flags(flags);
         queue.timing_signals = signals;
         queue.untimed = 0;
@@ -73,7 +73,7 @@ impl ProfiledQueue for QueueShared {
     fn stop_capturing(&self) -> u64 {
         let mut core = self.lock();
         self.capturing.store(false, Ordering::Release);
-        let queue = core.world.resource_mut::<QueueState>().into_inner();
+        let queue = core.state();
         queue.capture.set_flags(CaptureFlags::OFF);
         queue.epochs.submitted
     }
@@ -93,7 +93,7 @@ impl ProfiledQueue for QueueShared {
         let mut core = self.lock();
         let Some(capture) = core.capture.take() else { return 0 };
         let core = &mut *core;
-        let queue = stage_params(&mut core.params, &mut core.world);
+        let queue = core.state();
         let (drained, submitted) = (queue.epochs.drained, queue.epochs.submitted);
         // Still in flight: their submission records go out without a completion, and their
         // timing signals stay alive, since a packet may still complete on them.

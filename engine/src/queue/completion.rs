@@ -14,7 +14,7 @@ use aqueduct_abi::SignalCondition;
 use aqueduct_hsa::sys::{enums, hsa_signal_t};
 use aqueduct_systems::queue_state::DrainOutcome;
 use aqueduct_systems::reclaim::{DrainOrder, SUBMITTER_DRAIN_BATCH};
-use aqueduct_systems::{settle, stage_params};
+use aqueduct_systems::settle;
 
 use super::core::{QueueCore, QueueShared};
 
@@ -115,14 +115,14 @@ impl QueueShared {
     pub fn drain_retired(&self, core: &mut QueueCore, order: DrainOrder) -> DrainOutcome {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
-        let queue = stage_params(&mut core.params, &mut core.world);
+        let (queue, capture) = core.state_and_capture();
         let retired = (self.stages.device_retired)(&queue.endpoint);
         let drained_before = queue.epochs.drained;
         if retired <= drained_before {
             return DrainOutcome::default();
         }
         let outcome = (self.stages.drain)(queue, retired, order);
-        if let Some(capture) = &core.capture {
+        if let Some(capture) = capture {
             self.harvest(capture, queue, drained_before, true);
         }
         settle::publish_settled(queue);
@@ -132,7 +132,7 @@ impl QueueShared {
 
     /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
     pub(super) fn publish_settled(&self, core: &mut QueueCore) {
-        settle::publish_settled(stage_params(&mut core.params, &mut core.world));
+        settle::publish_settled(core.state());
     }
 
     /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled, and

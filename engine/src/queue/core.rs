@@ -9,20 +9,61 @@ use aqueduct_components::directory::QueueEndpoint;
 use aqueduct_components::queue_state::KernargRing;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_queue_t;
-use aqueduct_systems::{DeviceLink, QueueStages, StageState};
+use aqueduct_systems::{DeviceLink, QueueStages, QueueState};
 use bevy_ecs::prelude::*;
 
 use super::failure::ErrorSink;
 use crate::device::DeviceShared;
 
-/// The queue World, the cached state that fetches its `QueueState` (the stages' one parameter),
-/// and the schedule a batch's flush runs.
+/// What the queue lock guards: the stages' state, the queue World and the schedule a batch's
+/// flush runs in it, and the profile capture the queue is part of.
 pub(crate) struct QueueCore {
-    pub world: World,
-    pub params: StageState,
-    pub schedule: Schedule,
+    /// The stages' one parameter. It sits in `world`, as the resource the schedule's systems
+    /// take, only while a batch's schedule runs ([`Self::run_schedule`]); everywhere else the
+    /// stages get it here without a lookup (fetching the resource cost 69 instructions an
+    /// operation, on both paths).
+    state: Option<QueueState>,
+    world: World,
+    schedule: Schedule,
     /// The profile capture this queue is part of, if any (`capture.rs`).
     pub capture: Option<Arc<crate::profile::QueueCapture>>,
+}
+
+impl QueueCore {
+    /// The stages' state.
+    #[inline]
+    pub fn state(&mut self) -> &mut QueueState {
+        // In the World only if a schedule run unwound before handing it back.
+        self.state.get_or_insert_with(|| Self::take_state(&mut self.world))
+    }
+
+    /// The stages' state, to read.
+    #[inline]
+    pub fn state_ref(&self) -> &QueueState {
+        self.state.as_ref().unwrap_or_else(|| self.world.resource::<QueueState>())
+    }
+
+    /// The stages' state and the capture, borrowed together.
+    #[inline]
+    pub fn state_and_capture(&mut self) -> (&mut QueueState, Option<&crate::profile::QueueCapture>) {
+        let state = self.state.get_or_insert_with(|| Self::take_state(&mut self.world));
+        (state, self.capture.as_deref())
+    }
+
+    /// Runs the submission schedule (the four stages as systems) over the state, moved into the
+    /// World for the run and back out after it.
+    pub fn run_schedule(&mut self) -> &mut QueueState {
+        let state = self.state.take().unwrap_or_else(|| Self::take_state(&mut self.world));
+        self.state.insert(aqueduct_systems::schedule::run_over(&mut self.schedule, &mut self.world, state))
+    }
+
+    #[cold]
+    fn take_state(world: &mut World) -> QueueState {
+        match world.remove_resource::<QueueState>() {
+            Some(state) => state,
+            None => unreachable!("a queue's state is in its core or, while a schedule runs, in its World"),
+        }
+    }
 }
 
 /// Counters for reports, on their own cache line: the submitting thread writes them on every
@@ -114,8 +155,8 @@ impl QueueShared {
         }
     }
 
-    /// Builds the queue World (rings, the epoch table and the submission-row table) and picks the
-    /// stages compiled for the device's wait strategy.
+    /// Builds the queue's state (rings, the epoch table and the submission-row table) and picks
+    /// the stages compiled for the device's wait strategy.
     pub fn build_world(
         device: &Arc<DeviceShared>,
         index: u16,
@@ -132,7 +173,7 @@ impl QueueShared {
         };
         let kernargs =
             KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };
-        let (world, params, stages) = aqueduct_systems::build_queue_world(
+        let (state, stages) = aqueduct_systems::build_queue_state(
             index,
             ring,
             kernargs,
@@ -141,7 +182,8 @@ impl QueueShared {
             device.config.epochs_in_flight as usize,
             device.strategy,
         );
-        (QueueCore { world, params, schedule: (stages.schedule)(), capture: None }, stages)
+        let core = QueueCore { state: Some(state), world: World::new(), schedule: (stages.schedule)(), capture: None };
+        (core, stages)
     }
 
     /// Epochs submitted and drained.

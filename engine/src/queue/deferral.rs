@@ -4,7 +4,6 @@
 
 use std::sync::atomic::Ordering;
 
-use aqueduct_systems::stage_params;
 use aqueduct_systems::sync::SemaphoreSync;
 
 use super::core::{QueueCore, QueueCounters, QueueShared};
@@ -13,7 +12,7 @@ use super::submission::PassMode;
 impl QueueShared {
     /// Marks the pending rows parked, counting those not parked before.
     pub(super) fn park(&self, core: &mut QueueCore) {
-        let rows = &mut stage_params(&mut core.params, &mut core.world).rows;
+        let rows = &mut core.state().rows;
         let mut newly = 0;
         // Rows park in order, so the ones not yet parked are at the back: walk back to the first
         // parked one rather than over the whole list each time another row queues behind.

@@ -9,7 +9,6 @@ use aqueduct_hsa::HsaApi;
 use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t, hsa_status_t};
 use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
-use aqueduct_systems::{QueueState, stage_params};
 
 use super::core::{QueueCore, QueueShared};
 use crate::error::EngineError;
@@ -58,7 +57,7 @@ impl QueueShared {
     /// sleep).
     pub(super) fn fail_row(&self, core: &mut QueueCore, row: u64, failure: u32) {
         let table = &self.device.semaphores;
-        for signal in core.world.resource::<QueueState>().rows.row_signals(row) {
+        for signal in core.state_ref().rows.row_signals(row) {
             table.fail(signal.semaphore, failure);
         }
         self.release_row(core, row);
@@ -68,7 +67,7 @@ impl QueueShared {
 
     /// The queue's sticky error, recorded once.
     fn queue_failure(&self, core: &mut QueueCore, status: Option<u32>, message: String) -> u32 {
-        if let Some(failure) = core.world.resource::<QueueState>().failure {
+        if let Some(failure) = core.state_ref().failure {
             return failure;
         }
         self.device.semaphores.record_failure(FailureRecord { status, message })
@@ -76,7 +75,7 @@ impl QueueShared {
 
     /// The provider reported a queue error: drain what retired cleanly, then fail the rest.
     pub fn fail_queue(&self, core: &mut QueueCore) {
-        if core.world.resource::<QueueState>().failure.is_some() {
+        if core.state_ref().failure.is_some() {
             return;
         }
         // Failing: this queue must not wait for another's drain.
@@ -106,16 +105,16 @@ impl QueueShared {
     /// Fails every in-flight and pending submission with `failure` and makes it sticky.
     pub fn fail_everything(&self, core: &mut QueueCore, failure: u32) {
         let held_on_this = {
-            let queue = stage_params(&mut core.params, &mut core.world);
+            let (queue, capture) = core.state_and_capture();
             let drained_before = queue.epochs.drained;
             let outcome = (self.stages.fail_in_flight)(queue, failure);
-            if let Some(capture) = &core.capture {
+            if let Some(capture) = capture {
                 // Force-retired, not run: their timing signals were never written.
                 self.harvest(capture, queue, drained_before, false);
             }
             outcome.wake
         };
-        let rows = &mut stage_params(&mut core.params, &mut core.world).rows;
+        let rows = &mut core.state().rows;
         while !rows.is_empty() {
             for signal in rows.row_signals(rows.front) {
                 self.device.semaphores.fail(signal.semaphore, failure);
@@ -124,7 +123,7 @@ impl QueueShared {
         }
         rows.release_spans();
         self.publish_settled(core);
-        core.world.resource_mut::<QueueState>().rows.parked = false;
+        core.state().rows.parked = false;
         self.device.parked_queues.unpark(self.index);
         self.device.semaphores.notify();
         self.device.wake_deferred(None);
@@ -136,14 +135,14 @@ impl QueueShared {
     pub fn abandon(&self, core: &mut QueueCore) {
         // Going away: this queue must not wait for another's drain.
         self.drain_retired(core, DrainOrder::CatchUp);
-        let queue = core.world.resource::<QueueState>();
-        let pending = !core.world.resource::<QueueState>().rows.is_empty();
+        let queue = core.state_ref();
+        let pending = !core.state_ref().rows.is_empty();
         if queue.failure.is_none() && (queue.epochs.submitted > queue.epochs.drained || pending) {
             let message = format!("queue {} was destroyed with work in flight", self.index);
             let failure = self.queue_failure(core, None, message);
             self.fail_everything(core, failure);
         }
-        core.world.resource_mut::<QueueState>().unsettled_from = None;
+        core.state().unsettled_from = None;
         self.publish_settled(core);
     }
 }

@@ -186,7 +186,7 @@ impl QueueShared {
             return false;
         }
         let core = self.lock();
-        let rows = &core.world.resource::<aqueduct_systems::QueueState>().rows;
+        let rows = &core.state_ref().rows;
         rows.is_empty() && !rows.parked && self.epochs().0 == drained
     }
 

@@ -10,7 +10,7 @@ use aqueduct_components::dependency::{SignalOp, WaitOp};
 use aqueduct_components::submission::{Payload, RowWriter, Verdict};
 use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{QueueState, settle, stage_params};
+use aqueduct_systems::{QueueState, settle};
 
 use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
 use super::failure::unknown_failure;
@@ -83,7 +83,7 @@ impl QueueShared {
     ) -> EngineResult<()> {
         self.check_points(waits, signals)?;
         let entry_ns = self.capture_entry();
-        let queue = stage_params(&mut core.params, &mut core.world);
+        let queue = core.state();
         self.stage_row(queue, entry_ns, waits, signals, promise, stage);
         Ok(())
     }
@@ -140,14 +140,14 @@ impl QueueShared {
         let entry_ns = self.capture_entry();
         let mut guard = self.lock();
         let core = &mut *guard;
-        let queue = stage_params(&mut core.params, &mut core.world);
+        let (queue, capture) = core.state_and_capture();
         let alone = queue.rows.is_empty() && !queue.rows.parked;
         self.stage_row(queue, entry_ns, waits, signals, false, stage);
         let mut first_fault = None;
         if alone {
             let submitted_before = queue.epochs.submitted;
             (self.stages.run_pass)(queue);
-            self.follow_pass(core.capture.as_deref(), queue, submitted_before);
+            self.follow_pass(capture, queue, submitted_before);
             first_fault = queue.rows.pass.fault.map(EngineError::SubmissionFault);
             // Published whole: not stopped, and no program segment left to run.
             if queue.rows.is_empty() {
@@ -210,7 +210,7 @@ impl QueueShared {
     pub(super) fn run_pending(&self, core: &mut QueueCore, mode: PassMode) -> EngineResult<Staged> {
         let mut deadline = None;
         let mut first_error = None;
-        let rows = &core.world.resource::<QueueState>().rows;
+        let rows = &core.state_ref().rows;
         if rows.is_empty() && mode != PassMode::Readmit {
             return Ok(Staged::Published);
         }
@@ -220,19 +220,18 @@ impl QueueShared {
             return Ok(Staged::Parked);
         }
         loop {
-            let queue = stage_params(&mut core.params, &mut core.world);
+            let queue = core.state();
             if queue.rows.is_empty() {
                 break;
             }
             let submitted_before = queue.epochs.submitted;
-            let queue = if mode == PassMode::Batch {
-                core.schedule.run(&mut core.world);
-                stage_params(&mut core.params, &mut core.world)
+            if mode == PassMode::Batch {
+                core.run_schedule();
             } else {
                 (self.stages.run_pass)(queue);
-                queue
-            };
-            self.follow_pass(core.capture.as_deref(), queue, submitted_before);
+            }
+            let (queue, capture) = core.state_and_capture();
+            self.follow_pass(capture, queue, submitted_before);
             let (fault, stop) = (queue.rows.pass.fault, queue.rows.pass.stop);
             if let Some(fault) = fault {
                 // A fault took a submission's epoch (its signals fail when it retires).
@@ -254,7 +253,7 @@ impl QueueShared {
                     }
                     if self.error_sink.status.load(Ordering::Acquire) != 0 {
                         self.fail_queue(core); // fails every pending row too
-                        if let Some(failure) = core.world.resource::<QueueState>().failure {
+                        if let Some(failure) = core.state_ref().failure {
                             let record = self.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure);
                             first_error.get_or_insert(EngineError::QueueFailed(record));
                         }
@@ -263,7 +262,7 @@ impl QueueShared {
                     if mode == PassMode::Readmit {
                         return first_error.map_or(Ok(Staged::Parked), Err); // retried after reclaim
                     }
-                    let rows = &core.world.resource::<QueueState>().rows;
+                    let rows = &core.state_ref().rows;
                     if rows.columns.payload[rows.slot(row)] == Payload::Program {
                         // A program waits for room (or for its branch's drain) parked, not
                         // spinning: the completion thread resumes it after reclaim.
@@ -281,8 +280,8 @@ impl QueueShared {
                         } else {
                             // A batch's rows were promised when staged: fail them so no waiter hangs.
                             let failure = self.record_failure(&error);
-                            while !core.world.resource::<QueueState>().rows.is_empty() {
-                                let row = core.world.resource::<QueueState>().rows.front;
+                            while !core.state_ref().rows.is_empty() {
+                                let row = core.state_ref().rows.front;
                                 self.fail_row(core, row, failure);
                             }
                         }
@@ -291,7 +290,7 @@ impl QueueShared {
                     std::thread::yield_now();
                 }
                 Verdict::TooLarge | Verdict::BlockLimit => {
-                    let rows = &core.world.resource::<QueueState>().rows;
+                    let rows = &core.state_ref().rows;
                     let processed = rows.columns.program[rows.slot(row)].blocks_replayed;
                     let error = if verdict == Verdict::BlockLimit {
                         EngineError::LimitReached {
@@ -338,7 +337,7 @@ impl QueueShared {
             }
         }
         if mode == PassMode::Readmit {
-            core.world.resource_mut::<QueueState>().rows.parked = false;
+            core.state().rows.parked = false;
             self.device.parked_queues.unpark(self.index);
         }
         first_error.map_or(Ok(Staged::Published), Err)
@@ -353,7 +352,7 @@ impl QueueShared {
     /// [`Self::release_row`] without publishing the settled mark (for a caller that releases
     /// many rows and publishes once).
     pub(super) fn recycle_row(&self, core: &mut QueueCore, row: u64) {
-        let rows = &mut stage_params(&mut core.params, &mut core.world).rows;
+        let rows = &mut core.state().rows;
         // A pass stops at the first row it cannot admit, after publishing every row before it,
         // so a refused or failed row is always the front one.
         debug_assert_eq!(rows.front, row, "only the front row leaves unpublished");
