@@ -1,7 +1,7 @@
-//! The block program: the finalized, replayable form of a reusable command buffer.
+//! The block program: the finalized, executable form of a reusable command buffer.
 //!
 //! Recording folds barriers into command flags and decides each dispatch's kernarg strategy once;
-//! finalization writes the result as a flat byte image that replay only reads. Replay is a small
+//! finalization writes the result as a flat byte image that execution only reads. Execution is a small
 //! interpreter, so the image is designed for it: every record is fixed-size, every count and worst
 //! case is precomputed, and [`validate`] checks every index and range once so the interpreter's
 //! reads afterwards cannot go out of bounds.
@@ -20,11 +20,11 @@
 //! Section offsets are relative to the block's start and may come in any order as long as they
 //! do not overlap each other or the header. Everything is little-endian. The view reads records by
 //! value with unaligned loads, so an image read from disk into any `&[u8]` can be validated and
-//! replayed in place; the alignment rules keep records naturally aligned when the image itself sits
+//! executed in place; the alignment rules keep records naturally aligned when the image itself sits
 //! at a 64-byte boundary, as the recorder's allocation does.
 //!
 //! Indices inside a block (binding sources, patches) are block-local, so a block is self-contained
-//! and replay resolves one block's binding sources in one pass. Branch targets are block ordinals.
+//! and execution resolves one block's binding sources in one pass. Branch targets are block ordinals.
 
 mod builder;
 mod command;
@@ -37,7 +37,7 @@ mod writer;
 pub use builder::{BlockBuf, BlockProgramBuf};
 pub use command::{
     BarrierCommand, BranchCommand, Command, CommandFlags, CommandHeader, CommandRecord, CondBranchCommand, CopyCommand,
-    DecodedCommand, DispatchCommand, FillCommand, ProfileMarkerCommand, ReplayCost, ReturnCommand, UpdateCommand,
+    DecodedCommand, DispatchCommand, ExecutionCost, FillCommand, ProfileMarkerCommand, ReturnCommand, UpdateCommand,
 };
 pub use error::{Location, ProgramError, Section};
 pub use records::{BindingSource, BlockHeader, PatchRecord, ProgramHeader};
@@ -76,17 +76,17 @@ pub const NO_SOURCE: u16 = u16::MAX;
 /// "No implicit kernel arguments" in [`DispatchCommand::implicit_args_offset`].
 pub const NO_IMPLICIT_ARGS: u16 = u16::MAX;
 
-/// Replay carves kernarg space in blocks of this many bytes (one cache line), so every command's
+/// Execution carves kernarg space in blocks of this many bytes (one cache line), so every command's
 /// kernargs start 64-byte aligned and never share a line with another command's.
 pub const KERNARG_BLOCK_BYTES: u64 = 64;
 /// Kernarg bytes of the fill, copy and timestamp builtins: their arguments fit one block. An
 /// update is a copy too: its payload lives in the block's rodata, which finalization publishes
-/// to device memory, so replay never stages payload bytes.
+/// to device memory, so execution never stages payload bytes.
 pub const BUILTIN_KERNARG_BYTES: u64 = KERNARG_BLOCK_BYTES;
 /// Kernarg bytes of the one-work-item kernel that patches an indirect dispatch's grid.
 pub const INDIRECT_PATCH_KERNARG_BYTES: u64 = KERNARG_BLOCK_BYTES;
 
-/// How a block ends; recorded in [`BlockHeader::terminator`] so replay knows without scanning.
+/// How a block ends; recorded in [`BlockHeader::terminator`] so execution knows without scanning.
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TerminatorKind {
@@ -161,20 +161,20 @@ impl CommandKind {
     }
 }
 
-/// How replay produces a dispatch's kernarg segment; chosen once at finalization.
+/// How execution produces a dispatch's kernarg segment; chosen once at finalization.
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernargStrategy {
     /// Every binding is static: the template is the complete kernarg segment, published to device
-    /// memory once with the block's rodata; replay copies nothing and points the packet at it.
+    /// memory once with the block's rodata; execution copies nothing and points the packet at it.
     Prepublished = 1,
-    /// Static and dynamic bindings mix: replay copies the immutable template and writes each patch
+    /// Static and dynamic bindings mix: execution copies the immutable template and writes each patch
     /// record's resolved pointer into the copy.
     PatchedTemplate = 2,
-    /// Every binding is dynamic: replay writes the resolved pointers of the dispatch's sources at
+    /// Every binding is dynamic: execution writes the resolved pointers of the dispatch's sources at
     /// kernarg offsets 0, 8, 16, ..., then its u32 constants, and zeroes the rest.
     PointerScatter = 3,
-    /// As [`Self::PatchedTemplate`], and the grid is read at replay from the `indirect_source`
+    /// As [`Self::PatchedTemplate`], and the grid is read at execution from the `indirect_source`
     /// buffer (three u32 workgroup counts) by an extra patch packet.
     Indirect = 4,
 }

@@ -5,7 +5,7 @@
 //! constants, then, when the kernel reads any, the implicit block ([`ImplicitKernargs`]) at the
 //! offset of the first hidden argument the code object's metadata lists. Direct dispatches
 //! (written into the kernarg ring at publication), recorded dispatch templates and pointer
-//! scatter at replay all go through [`write_hal_kernargs`], so a kernel sees the same bytes
+//! scatter at execution all go through [`write_hal_kernargs`], so a kernel sees the same bytes
 //! however it was submitted.
 
 use core::convert::Infallible;

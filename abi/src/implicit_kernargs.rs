@@ -11,7 +11,7 @@ use crate::{assert_layout, assert_offset};
 /// and so does every implicit block's `grid_dims`. HIP's module launch does the same (ROCclr
 /// builds a 3-D NDRange whatever the launch's shape), and so does IREE's HAL. One rule for every
 /// path means a kernel that reads its work dimension (`hidden_grid_dims`, or the packet's setup
-/// through `dispatch_ptr`) sees the same value in a direct dispatch, a command-buffer replay and
+/// through `dispatch_ptr`) sees the same value in a direct dispatch, a command-buffer execution and
 /// an indirect dispatch (whose patch kernel rewrites the grid, never the dimension count), and a
 /// prebuilt packet's setup field is a constant.
 pub const DISPATCH_DIMENSIONS: u16 = 3;

@@ -11,7 +11,7 @@ fn image() -> Vec<u8> {
     sample::sample().to_bytes()
 }
 
-/// Everything replay would read from a validated program.
+/// Everything execution would read from a validated program.
 fn walk(program: &BlockProgram<'_>) {
     let table = [0x1000u64; 4];
     for block in program.blocks() {
@@ -23,7 +23,7 @@ fn walk(program: &BlockProgram<'_>) {
         let _ = block.patches().count();
         for command in block.commands() {
             let decoded = command.decode().expect("validated commands decode");
-            let _ = decoded.replay_cost();
+            let _ = decoded.execution_cost();
             match decoded {
                 DecodedCommand::Dispatch(d) => {
                     assert_eq!(block.dispatch_patches(&d).count(), usize::from(d.patch_count));

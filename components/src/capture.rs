@@ -74,7 +74,7 @@ pub enum TimedKind {
     /// A packet timed for the submission's span, not a dispatch: its first wait barrier, a
     /// barrier payload, or a command-buffer segment's lead barrier and end.
     Payload,
-    /// A kernel dispatch: the kernel object, grid and workgroup as published, and for a replayed
+    /// A kernel dispatch: the kernel object, grid and workgroup as published, and for an executed
     /// one, the command that recorded it.
     Dispatch { kernel_object: u64, grid: [u32; 3], workgroup: [u16; 3], command: Option<(u64, u32)> },
 }

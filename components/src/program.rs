@@ -19,7 +19,7 @@ pub struct BuiltinObject {
 }
 
 impl BuiltinObject {
-    /// The launch of a builtin, direct or replayed: the planners describe one-dimensional
+    /// The launch of a builtin, direct or executed: the planners describe one-dimensional
     /// grids, and the packet says [`aqueduct_abi::DISPATCH_DIMENSIONS`] (y and z are 1), as every
     /// dispatch packet the engine publishes does.
     pub fn template(&self, grid_size: u32, workgroup_size: u16) -> aqueduct_abi::DispatchTemplate {
@@ -35,7 +35,7 @@ impl BuiltinObject {
 }
 
 /// A block of a finished program: an entity of the program's World ([`ProgramBlocks`]). What
-/// replay needs of the block without reading its header from the image again.
+/// execution needs of the block without reading its header from the image again.
 #[derive(Component, Clone, Copy, Debug)]
 pub struct BlockFacts {
     pub offset: u32,
@@ -45,11 +45,11 @@ pub struct BlockFacts {
     pub rodata_address: u64,
     /// The recording index of the block's first command: the command of step `n` is the
     /// command buffer's `first_command + n`-th recorded command. Set when the program is built;
-    /// the profile names replayed dispatches by it.
+    /// the profile names executed dispatches by it.
     pub first_command: u32,
 }
 
-/// A block's commands as replay writes them: one step per command (control commands included),
+/// A block's commands as execution writes them: one step per command (control commands included),
 /// and beside it the packet body of a baked or template step (without completion signal, and
 /// for a template step without kernarg address; zero otherwise).
 #[derive(Component, Debug, Default)]
@@ -62,25 +62,25 @@ pub struct BlockCommands {
 #[derive(Component, Debug, Default)]
 pub struct BlockPatches(pub Vec<SlotPatch>);
 
-/// What replay reads of one block.
+/// What execution reads of one block.
 pub type BlockRow = (&'static BlockFacts, &'static BlockCommands, &'static BlockPatches);
 
-/// How replay writes one command, decided at finalization.
+/// How execution writes one command, decided at finalization.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StepKind {
-    /// Replay decodes the command and builds its packets (transfers, barriers, pointer scatter,
+    /// Execution decodes the command and builds its packets (transfers, barriers, pointer scatter,
     /// indirect dispatches); control commands write nothing.
     #[default]
     Interpret,
-    /// The packet is complete (a prepublished dispatch): replay copies it as it is.
+    /// The packet is complete (a prepublished dispatch): execution copies it as it is.
     Baked,
-    /// The packet is complete but for its kernarg address: replay copies `kernarg_bytes` of the
+    /// The packet is complete but for its kernarg address: execution copies `kernarg_bytes` of the
     /// template at `template` into the segment's kernarg span, writes the patches' pointers into
     /// the copy, and points the packet at it.
     Template,
 }
 
-/// One command's replay recipe; with the packet at the same index of [`BlockCommands::packets`].
+/// One command's execution recipe; with the packet at the same index of [`BlockCommands::packets`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BlockStep {
     pub kind: StepKind,
@@ -109,7 +109,7 @@ pub struct SlotPatch {
 }
 
 /// The blocks of one finished program, as entities of the program's own World, in ordinal
-/// order. The World is the program's and nothing else's, so every queue replaying it reads the
+/// order. The World is the program's and nothing else's, so every queue executing it reads the
 /// rows without a lock; it is built once at finalization and never written after. Block
 /// entities are kept when the blocks are cleared, so a recycled `ProgramBlocks` (see the
 /// engine's command-buffer pools) refills their vectors instead of spawning.
@@ -177,11 +177,11 @@ impl ProgramBlocks {
     }
 }
 
-/// A validated program image, its blocks and the builtins it replays with. Immutable once built,
+/// A validated program image, its blocks and the builtins it runs with. Immutable once built,
 /// shared by every execution of the command buffer.
 pub struct ProgramImage {
     /// The program's id, unique in the process ([`next_program_id`]): the profile names the
-    /// command buffer of a replayed dispatch by it.
+    /// command buffer of an executed dispatch by it.
     pub id: u64,
     /// The image as [`aqueduct_abi::block_program::validate`] accepts it.
     pub bytes: Box<[u8]>,
@@ -198,8 +198,8 @@ impl ProgramImage {
         BlockProgram::reopen(&self.bytes)
     }
 
-    /// An image whose every command replay interprets (no baked packets): how a program read
-    /// from elsewhere than the recorder replays. It gets a fresh id.
+    /// An image whose every command execution interprets (no baked packets): how a program read
+    /// from elsewhere than the recorder is executed. It gets a fresh id.
     pub fn interpreted(bytes: Box<[u8]>, blocks: &[BlockFacts], builtins: Box<[BuiltinObject]>) -> Self {
         let mut program = ProgramBlocks::default();
         for facts in blocks {
@@ -268,8 +268,8 @@ pub struct ProgramRun {
     /// Binding-table slot base pointers, resolved once per execution.
     pub bindings: Vec<u64>,
     pub cursor: Cursor,
-    /// Blocks replayed so far; an execution that exceeds `block_limit` fails instead of spinning.
-    pub blocks_replayed: u64,
+    /// Blocks executed so far; an execution that exceeds `block_limit` fails instead of spinning.
+    pub blocks_run: u64,
     pub block_limit: u64,
     /// Header words of the segment being published, in packet order (reused scratch).
     pub headers: Vec<u32>,
@@ -280,7 +280,7 @@ impl ProgramRun {
         self.image = None;
         self.bindings.clear();
         self.cursor = Cursor::default();
-        self.blocks_replayed = 0;
+        self.blocks_run = 0;
         self.block_limit = 0;
         self.headers.clear();
     }
@@ -301,7 +301,7 @@ pub enum SegmentEnd {
 /// The segment admission planned and reserved for.
 #[derive(Clone, Debug, Default)]
 pub struct SegmentPlan {
-    /// Block ordinals in replay order.
+    /// Block ordinals in execution order.
     pub blocks: Vec<u32>,
     /// Packets and kernarg bytes the blocks may write (their headers' worst cases).
     pub packets: u64,

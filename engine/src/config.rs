@@ -97,9 +97,9 @@ pub struct EngineConfig {
     /// Live semaphores per device, at most `MAX_SEMAPHORES` (2^20). The device allocates 128
     /// bytes per semaphore when it opens.
     pub semaphore_capacity: usize,
-    /// Most blocks one command-buffer execution may replay (a conditional loop that never exits
+    /// Most blocks one command-buffer execution may execution (a conditional loop that never exits
     /// fails its execution here instead of occupying the queue forever).
-    pub replay_block_limit: u64,
+    pub execution_block_limit: u64,
     /// The longest a queue's completion thread sleeps between checks. Its wake-ups come from the
     /// queue's signals; this only bounds what a missed one would cost. Tests raise it far past
     /// their wait timeouts, so a missed wake-up fails them as a hang rather than as a slow run.
@@ -123,7 +123,7 @@ impl Default for EngineConfig {
             wait_strategy: WaitStrategy::Auto,
             submit_timeout: Duration::from_secs(10),
             semaphore_capacity: 1 << 16,
-            replay_block_limit: 1 << 20,
+            execution_block_limit: 1 << 20,
             completion_fallback: Duration::from_millis(100),
             profile: None,
             replay: None,

@@ -389,7 +389,7 @@ fn relaxed_mode_catches_a_missing_barrier() {
 
 #[test]
 fn a_loop_that_never_exits_fails_its_execution_at_the_replay_limit() {
-    let rig = Rig::with(EngineConfig { replay_block_limit: 40, ..EngineConfig::default() });
+    let rig = Rig::with(EngineConfig { execution_block_limit: 40, ..EngineConfig::default() });
     let flag = rig.buffer(1);
     let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
     let body = cb.new_block().unwrap();

@@ -68,8 +68,7 @@ impl Bench {
 
     /// One run of the schedule, as the engine's batch flush runs it.
     fn run(&mut self, schedule: &mut bevy_ecs::schedule::Schedule) {
-        let state = self.state.take().expect("the state is outside the World between runs");
-        self.state = Some(schedule::run_over(schedule, &mut self.world, state));
+        schedule::run_over(schedule, &mut self.world, &mut self.state);
     }
 }
 

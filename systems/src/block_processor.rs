@@ -60,7 +60,7 @@ pub fn plan_segment(
         Cursor::Done => return Verdict::Fault(SubmissionFault::ProgramFinished),
     };
     let kernarg_limit = kernargs.capacity / 2;
-    let mut replayed = run.blocks_replayed;
+    let mut blocks_run = run.blocks_run;
     loop {
         let Some((facts, _, _)) = image.blocks.get(cursor) else {
             return Verdict::Fault(SubmissionFault::MissingBlock { block: cursor });
@@ -80,10 +80,10 @@ pub fn plan_segment(
                 u64::from(header.max_packet_count) > capacity || u64::from(header.max_kernarg_bytes) > kernarg_limit;
             return if never { Verdict::TooLarge } else { Verdict::Backpressure };
         }
-        if replayed >= run.block_limit {
+        if blocks_run >= run.block_limit {
             return Verdict::BlockLimit;
         }
-        replayed += 1;
+        blocks_run += 1;
         segment.blocks.push(cursor);
         segment.packets = packets;
         segment.kernarg_bytes = kernarg_bytes;
@@ -147,7 +147,7 @@ fn evaluate_branch(image: &ProgramImage, ordinal: u32, bindings: &[u64]) -> Opti
 
 /// The cursor after the segment is published.
 pub fn advance(run: &mut ProgramRun, segment: &SegmentPlan) {
-    run.blocks_replayed += segment.blocks.len() as u64;
+    run.blocks_run += segment.blocks.len() as u64;
     run.cursor = match segment.end {
         SegmentEnd::Return => Cursor::Done,
         SegmentEnd::Branch(ordinal) => Cursor::PendingBranch(ordinal),

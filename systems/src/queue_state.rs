@@ -16,7 +16,6 @@ use aqueduct_components::queue_state::{EpochTable, KernargRing};
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_components::submission::SubmissionRows;
 use aqueduct_hsa::ring::AqlRing;
-use bevy_ecs::prelude::*;
 
 /// The device-wide tables every queue reads.
 #[derive(Clone)]
@@ -39,8 +38,8 @@ impl DeviceLink {
     }
 }
 
-/// The queue's hot state, one resource so the stages fetch it once.
-#[derive(Resource)]
+/// The queue's hot state: everything the stages read and write, behind the queue's lock (lent
+/// to the queue World while a batch's schedule runs: `schedule::LentState`).
 pub struct QueueState {
     pub index: u16,
     pub ring: AqlRing,

@@ -9,20 +9,36 @@ use bevy_ecs::schedule::SingleThreadedExecutor;
 use crate::QueueState;
 use crate::strategy::CrossQueueStrategy;
 
-pub fn admission_system<S: CrossQueueStrategy>(mut queue: ResMut<QueueState>) {
-    crate::admission::admit_pending::<S>(&mut queue);
+/// The queue state, lent to the queue World while a batch's schedule runs and empty otherwise:
+/// between runs the state lives outside the World, where staging and the immediate path reach it
+/// without a lookup. Lent by swapping it into this resource and back ([`run_over`]), which
+/// allocates nothing; inserting and removing a resource would (bevy's resources are entities,
+/// and each removal queues a removal event).
+#[derive(Resource, Default)]
+pub struct LentState(pub Option<QueueState>);
+
+/// Runs `stage` on the lent state (always present while the schedule runs).
+#[inline]
+fn on_lent(mut lent: ResMut<LentState>, stage: impl FnOnce(&mut QueueState)) {
+    if let Some(queue) = lent.0.as_mut() {
+        stage(queue);
+    }
 }
 
-pub fn kernarg_system(mut queue: ResMut<QueueState>) {
-    crate::kernarg::patch_admitted(&mut queue);
+pub fn admission_system<S: CrossQueueStrategy>(lent: ResMut<LentState>) {
+    on_lent(lent, crate::admission::admit_pending::<S>);
 }
 
-pub fn publication_system<S: CrossQueueStrategy>(mut queue: ResMut<QueueState>) {
-    crate::publication::publish_admitted::<S>(&mut queue);
+pub fn kernarg_system(lent: ResMut<LentState>) {
+    on_lent(lent, crate::kernarg::patch_admitted);
 }
 
-pub fn reclaim_system<S: CrossQueueStrategy>(mut queue: ResMut<QueueState>) {
-    crate::reclaim::reclaim_retired_batch::<S>(&mut queue);
+pub fn publication_system<S: CrossQueueStrategy>(lent: ResMut<LentState>) {
+    on_lent(lent, crate::publication::publish_admitted::<S>);
+}
+
+pub fn reclaim_system<S: CrossQueueStrategy>(lent: ResMut<LentState>) {
+    on_lent(lent, crate::reclaim::reclaim_retired_batch::<S>);
 }
 
 /// admission → kernarg patching → AQL publication → epoch reclaim over the pending rows, on the
@@ -38,14 +54,12 @@ pub fn submission_schedule<S: CrossQueueStrategy>() -> Schedule {
     schedule
 }
 
-/// Runs `schedule` over `state`: moved into `world` as the resource its systems take, and back
-/// out after the run. Between runs the state lives outside the World, where the immediate path
-/// and staging reach it without a lookup.
-pub fn run_over(schedule: &mut Schedule, world: &mut World, state: QueueState) -> QueueState {
-    world.insert_resource(state);
+/// Runs `schedule` over `state`, lent to `world` for the run ([`LentState`]) and handed back.
+pub fn run_over(schedule: &mut Schedule, world: &mut World, state: &mut Option<QueueState>) {
+    let mut lent = world.get_resource_or_init::<LentState>();
+    core::mem::swap(&mut lent.0, state);
     schedule.run(world);
-    match world.remove_resource::<QueueState>() {
-        Some(state) => state,
-        None => unreachable!("no system removes the queue state"),
+    if let Some(mut lent) = world.get_resource_mut::<LentState>() {
+        core::mem::swap(&mut lent.0, state);
     }
 }

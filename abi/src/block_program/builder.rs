@@ -1,12 +1,12 @@
 //! An owned, editable program that serializes to the image [`super::validate`] accepts.
 //!
-//! The builder derives everything replay must not recompute (section offsets, source counts by
+//! The builder derives everything execution must not recompute (section offsets, source counts by
 //! kind, worst-case packets and kernarg bytes, the binding-slot count), so a recorder only pushes
 //! records; what it cannot derive (indices inside commands) the validator checks.
 
 use super::{
-    BindingSource, BlockHeader, BlockParts, BlockProgram, Command, ImageWriter, PatchRecord, RODATA_ALIGN, ReplayCost,
-    SourceKind, TerminatorKind,
+    BindingSource, BlockHeader, BlockParts, BlockProgram, Command, ExecutionCost, ImageWriter, PatchRecord,
+    RODATA_ALIGN, SourceKind, TerminatorKind,
 };
 
 /// One block under construction. Source and patch indices returned by the `push_*` methods are
@@ -63,13 +63,13 @@ impl BlockBuf {
         index_u32(offset)
     }
 
-    /// The sum of the commands' replay costs (unknown command kinds cost nothing here; the
+    /// The sum of the commands' execution costs (unknown command kinds cost nothing here; the
     /// validator rejects them).
-    pub fn replay_cost(&self) -> ReplayCost {
+    pub fn execution_cost(&self) -> ExecutionCost {
         self.commands
             .iter()
             .filter_map(Command::decode)
-            .fold(ReplayCost::default(), |sum, command| sum.saturating_add(command.replay_cost()))
+            .fold(ExecutionCost::default(), |sum, command| sum.saturating_add(command.execution_cost()))
     }
 
     /// The block's records as [`BlockParts`], with the counts and cost derived by scanning.
@@ -82,7 +82,7 @@ impl BlockBuf {
             static_sources: index_u32(self.sources.iter().filter(|s| s.kind == SourceKind::Static as u8).count()),
             patches: &self.patches,
             rodata: &self.rodata,
-            cost: self.replay_cost(),
+            cost: self.execution_cost(),
         }
     }
 

@@ -18,7 +18,7 @@ use crate::{assert_layout, assert_offset};
 /// The barrier bit and fence scopes of a command.
 ///
 /// Bits 0..5 are `hsa_packet_header_t` bits 8..13 shifted down by 8 (barrier, acquire scope,
-/// release scope), so replay builds a packet header as `packet_type | flags.packet_header_bits()`.
+/// release scope), so execution builds a packet header as `packet_type | flags.packet_header_bits()`.
 #[repr(transparent)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable, Default)]
 pub struct CommandFlags(pub u8);
@@ -172,7 +172,7 @@ macro_rules! command_record {
     };
 }
 
-/// Launch a kernel. Replay publishes it with [`crate::DISPATCH_DIMENSIONS`], as every dispatch.
+/// Launch a kernel. Execution publishes it with [`crate::DISPATCH_DIMENSIONS`], as every dispatch.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct DispatchCommand {
@@ -185,7 +185,7 @@ pub struct DispatchCommand {
     pub workgroup_size: [u16; 3],
     /// Bytes of the kernarg segment, implicit arguments included.
     pub kernarg_size: u16,
-    /// Work-items per axis, each nonzero (for an indirect dispatch, the value replay publishes if
+    /// Work-items per axis, each nonzero (for an indirect dispatch, the value execution publishes if
     /// the patch packet were skipped; the recorder writes 1s).
     pub grid_size: [u32; 3],
     /// The kernel descriptor's device address (64-byte aligned, nonzero).
@@ -200,7 +200,7 @@ pub struct DispatchCommand {
     pub template_length: u16,
     pub constant_count: u16,
     /// The block-local sources this dispatch reads: pointer scatter writes them in order; the
-    /// other strategies list them so replay can track residency without walking patches.
+    /// other strategies list them so execution can track residency without walking patches.
     pub first_source: u16,
     pub source_count: u16,
     /// The block-local patch records applied to the template copy. Within a block, dispatches'
@@ -253,19 +253,19 @@ impl DispatchCommand {
         KernargStrategy::from_bits(self.kernarg_strategy)
     }
 
-    /// The replay cost of a dispatch with `strategy` and a `kernarg_size`-byte segment (see
-    /// [`DecodedCommand::replay_cost`]), known before the command is built.
-    pub const fn cost(strategy: Option<KernargStrategy>, kernarg_size: u16) -> ReplayCost {
+    /// The execution cost of a dispatch with `strategy` and a `kernarg_size`-byte segment (see
+    /// [`DecodedCommand::execution_cost`]), known before the command is built.
+    pub const fn cost(strategy: Option<KernargStrategy>, kernarg_size: u16) -> ExecutionCost {
         let own = align_up(kernarg_size as u64, KERNARG_BLOCK_BYTES);
         let (packets, kernarg_bytes) = match strategy {
             Some(KernargStrategy::Prepublished) => (1, 0),
             Some(KernargStrategy::Indirect) => (2, own + INDIRECT_PATCH_KERNARG_BYTES),
             _ => (1, own),
         };
-        ReplayCost { packets, kernarg_bytes }
+        ExecutionCost { packets, kernarg_bytes }
     }
 
-    /// The launch replay publishes for this dispatch, with [`crate::DISPATCH_DIMENSIONS`].
+    /// The launch execution publishes for this dispatch, with [`crate::DISPATCH_DIMENSIONS`].
     pub fn template(&self) -> crate::DispatchTemplate {
         crate::DispatchTemplate {
             kernel_object: self.kernel_object,
@@ -391,7 +391,7 @@ impl UpdateCommand {
 }
 
 /// A barrier recording could not fold into a neighbouring command (e.g. at a block's end).
-/// Its acquire and release scopes and barrier bit are the header flags; replay emits one
+/// Its acquire and release scopes and barrier bit are the header flags; execution emits one
 /// barrier-AND packet with them.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
@@ -420,7 +420,7 @@ impl BarrierCommand {
     }
 }
 
-/// A profiling marker: replay dispatches the timestamp builtin, which writes the device clock as
+/// A profiling marker: execution dispatches the timestamp builtin, which writes the device clock as
 /// one u64 at `target` when the queue reaches the marker. `marker_id` is the recorder's tag, kept
 /// so a trace can name the marker.
 #[repr(C)]
@@ -561,14 +561,14 @@ pub enum DecodedCommand {
     Return(ReturnCommand),
 }
 
-/// What one command may cost replay: AQL packets and kernarg bytes, worst case.
+/// What one command may cost execution: AQL packets and kernarg bytes, worst case.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ReplayCost {
+pub struct ExecutionCost {
     pub packets: u64,
     pub kernarg_bytes: u64,
 }
 
-impl ReplayCost {
+impl ExecutionCost {
     pub const fn saturating_add(self, other: Self) -> Self {
         Self {
             packets: self.packets.saturating_add(other.packets),
@@ -606,20 +606,20 @@ impl DecodedCommand {
         }
     }
 
-    /// The ABI's replay cost model; the block header's worst cases must cover the sum.
+    /// The ABI's execution cost model; the block header's worst cases must cover the sum.
     ///
     /// Every command's kernargs are carved in [`KERNARG_BLOCK_BYTES`] units. A dispatch costs one
     /// packet and its rounded kernarg size (nothing for a prepublished one); an indirect dispatch
     /// adds the grid-patch packet and its kernargs. Fill, copy, update (a copy out of the published
     /// rodata) and profile markers are one builtin dispatch each; a barrier
     /// is one barrier-AND packet; control commands cost nothing.
-    pub fn replay_cost(&self) -> ReplayCost {
+    pub fn execution_cost(&self) -> ExecutionCost {
         let (packets, kernarg_bytes) = match self {
             Self::Dispatch(d) => return DispatchCommand::cost(d.strategy(), d.kernarg_size),
             Self::Fill(_) | Self::Copy(_) | Self::Update(_) | Self::ProfileMarker(_) => (1, BUILTIN_KERNARG_BYTES),
             Self::Barrier(_) => (1, 0),
             Self::Branch(_) | Self::CondBranch(_) | Self::Return(_) => (0, 0),
         };
-        ReplayCost { packets, kernarg_bytes }
+        ExecutionCost { packets, kernarg_bytes }
     }
 }

@@ -238,7 +238,7 @@ pub enum ProgramError {
     FallthroughPastEnd {
         at: Location,
     },
-    /// A block's worst case is below what its commands need under the replay cost model.
+    /// A block's worst case is below what its commands need under the execution cost model.
     WorstCaseTooSmall {
         at: Location,
         field: &'static str,

@@ -24,7 +24,7 @@ pub struct ProgramHeader {
     pub block_count: u32,
     pub block_table_offset: u32,
     /// Binding-table slots the program may name: every dynamic source's slot is below this, so
-    /// replay checks the caller's binding table length once instead of per source.
+    /// execution checks the caller's binding table length once instead of per source.
     pub binding_slot_count: u32,
     pub reserved1: u64,
 }
@@ -53,9 +53,9 @@ impl ProgramHeader {
     }
 }
 
-/// The first 64 bytes of every block: everything replay needs before touching a command.
+/// The first 64 bytes of every block: everything execution needs before touching a command.
 ///
-/// The worst cases let replay reserve ring slots and kernarg space for the whole block up front,
+/// The worst cases let execution reserve ring slots and kernarg space for the whole block up front,
 /// so the interpreter never has to stop half-way through a block for space.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
@@ -81,9 +81,9 @@ pub struct BlockHeader {
     pub patch_count: u32,
     pub rodata_offset: u32,
     pub rodata_length: u32,
-    /// AQL packets replay may write for this block; at least the sum of the commands' costs.
+    /// AQL packets execution may write for this block; at least the sum of the commands' costs.
     pub max_packet_count: u32,
-    /// Kernarg bytes replay may write for this block; at least the sum of the commands' costs.
+    /// Kernarg bytes execution may write for this block; at least the sum of the commands' costs.
     pub max_kernarg_bytes: u32,
     pub reserved1: u32,
 }

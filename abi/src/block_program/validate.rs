@@ -1,4 +1,4 @@
-//! One pass over an untrusted image that checks everything replay will rely on.
+//! One pass over an untrusted image that checks everything execution will rely on.
 //!
 //! Checks run outside-in (program header, block table, block header, sections, records, commands,
 //! then whole-block facts), and the first failure is returned. Arithmetic is done in u64 on u32
@@ -8,9 +8,9 @@ use super::view::{read, read_element, slice};
 use super::{
     BINDING_SOURCE_SIZE, BLOCK_ALIGN, BLOCK_HEADER_SIZE, BLOCK_MAGIC, BLOCK_TABLE_ALIGN, BLOCK_TABLE_ENTRY_SIZE,
     BindingSource, BlockHeader, BlockProgram, COMMAND_ALIGN, COMMAND_SIZE, Command, CommandFlags, DecodedCommand,
-    DispatchCommand, KernargStrategy, Location, MAX_KERNARG_ALIGNMENT, NO_IMPLICIT_ARGS, NO_SOURCE, PATCH_ALIGN,
-    PATCH_RECORD_SIZE, PROGRAM_HEADER_SIZE, PROGRAM_MAGIC, PROGRAM_VERSION, PatchRecord, ProgramError, ProgramHeader,
-    RODATA_ALIGN, ReplayCost, SOURCE_ALIGN, Section, SourceKind,
+    DispatchCommand, ExecutionCost, KernargStrategy, Location, MAX_KERNARG_ALIGNMENT, NO_IMPLICIT_ARGS, NO_SOURCE,
+    PATCH_ALIGN, PATCH_RECORD_SIZE, PROGRAM_HEADER_SIZE, PROGRAM_MAGIC, PROGRAM_VERSION, PatchRecord, ProgramError,
+    ProgramHeader, RODATA_ALIGN, SOURCE_ALIGN, Section, SourceKind,
 };
 
 type Result<T> = core::result::Result<T, ProgramError>;
@@ -311,10 +311,10 @@ impl BlockCheck<'_> {
         Ok(())
     }
 
-    /// Checks every command and the terminator; returns the block's replay cost.
-    fn commands(&self, terminator: super::TerminatorKind) -> Result<ReplayCost> {
+    /// Checks every command and the terminator; returns the block's execution cost.
+    fn commands(&self, terminator: super::TerminatorKind) -> Result<ExecutionCost> {
         let count = self.header.command_count;
-        let mut cost = ReplayCost::default();
+        let mut cost = ExecutionCost::default();
         let mut last_control = None;
         let mut patch_cursor = 0u64;
         for index in 0..count {
@@ -341,7 +341,7 @@ impl BlockCheck<'_> {
                 last_control = Some(kind);
             }
             self.command(at, &decoded, &mut patch_cursor)?;
-            cost = cost.saturating_add(decoded.replay_cost());
+            cost = cost.saturating_add(decoded.execution_cost());
         }
 
         let at = self.at();
@@ -477,7 +477,7 @@ impl BlockCheck<'_> {
             u64::from(self.header.patch_count),
         )?;
         if d.patch_count != 0 {
-            // Disjoint, ascending patch ranges keep validation and replay linear in the patch count.
+            // Disjoint, ascending patch ranges keep validation and execution linear in the patch count.
             if u64::from(d.first_patch) < *patch_cursor {
                 return Err(ProgramError::OverlappingPatchRanges {
                     at,

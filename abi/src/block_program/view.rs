@@ -1,4 +1,4 @@
-//! The read-only view replay works from.
+//! The read-only view execution works from.
 //!
 //! Every accessor is bounds-checked and returns `None` rather than panicking, but a view only
 //! comes out of [`super::validate`], so for a validated program every index below the header's
@@ -47,7 +47,7 @@ impl<'a> BlockProgram<'a> {
     }
 
     /// Reopens an image [`super::validate`] accepted before, reading only the program header, so
-    /// a program validated once can be replayed many times without walking it again. Accessors
+    /// a program validated once can be executed many times without walking it again. Accessors
     /// stay bounds-checked: a wrong image yields `None`s, never an out-of-bounds read.
     pub fn reopen(bytes: &'a [u8]) -> Option<Self> {
         let header: ProgramHeader = read(bytes, 0)?;
@@ -67,7 +67,7 @@ impl<'a> BlockProgram<'a> {
         self.header.block_count
     }
 
-    /// The binding table given to replay must have at least this many slots.
+    /// The binding table given to execution must have at least this many slots.
     pub const fn binding_slot_count(&self) -> u32 {
         self.header.binding_slot_count
     }

@@ -6,8 +6,8 @@
 //! [`ImageWriter`] sized exactly from them, then appends each block's records once.
 
 use super::{
-    BLOCK_ALIGN, BLOCK_HEADER_SIZE, BLOCK_TABLE_ENTRY_SIZE, BindingSource, BlockHeader, Command, PROGRAM_HEADER_SIZE,
-    PatchRecord, ProgramHeader, RODATA_ALIGN, ReplayCost, TerminatorKind,
+    BLOCK_ALIGN, BLOCK_HEADER_SIZE, BLOCK_TABLE_ENTRY_SIZE, BindingSource, BlockHeader, Command, ExecutionCost,
+    PROGRAM_HEADER_SIZE, PatchRecord, ProgramHeader, RODATA_ALIGN, TerminatorKind,
 };
 
 /// One block's records, borrowed from wherever they were recorded.
@@ -23,8 +23,8 @@ pub struct BlockParts<'a> {
     pub static_sources: u32,
     pub patches: &'a [PatchRecord],
     pub rodata: &'a [u8],
-    /// The sum of the commands' replay costs: the header's worst cases.
-    pub cost: ReplayCost,
+    /// The sum of the commands' execution costs: the header's worst cases.
+    pub cost: ExecutionCost,
 }
 
 impl BlockParts<'_> {

@@ -1,5 +1,5 @@
 //! Finalization: in one pass over the recorded chunks, write the block-program image, bake each
-//! command's block step and record every fact replay reads; publish the image to device memory
+//! command's block step and record every fact execution reads; publish the image to device memory
 //! when something reads it there.
 
 use std::mem::ManuallyDrop;
@@ -31,12 +31,12 @@ pub struct ProgramFacts {
     pub dispatches: u32,
     /// Dispatches whose kernargs are published once with the image (every binding static).
     pub prepublished: u32,
-    /// Dispatches that replay copies from a kernarg template and patches with slot pointers.
+    /// Dispatches that execution copies from a kernarg template and patches with slot pointers.
     pub patched_template: u32,
-    /// Dispatches whose kernargs replay writes from slot pointers and constants (every binding
+    /// Dispatches whose kernargs execution writes from slot pointers and constants (every binding
     /// dynamic).
     pub pointer_scatter: u32,
-    /// Dispatches whose grid replay reads from a buffer.
+    /// Dispatches whose grid execution reads from a buffer.
     pub indirect: u32,
     /// Fills, copies, updates and profile markers.
     pub transfers: u32,
@@ -325,7 +325,7 @@ fn write_image(
 }
 
 /// A block from which unconditional branches and fallthroughs never reach a return or a
-/// conditional branch (replay would never stop), if any. Needs [`plan_layout`]'s ordinals.
+/// conditional branch (execution would never stop), if any. Needs [`plan_layout`]'s ordinals.
 fn unconditional_cycle(recorder: &Recorder) -> Option<u32> {
     let branches = recorder.blocks.iter().any(|block| {
         block.terminated

@@ -1,11 +1,11 @@
-//! Command buffers: record once, finalize once into a block program, replay many times.
+//! Command buffers: record once, finalize once into a block program, execute many times.
 //!
 //! - [`recording`]: the public recording calls; each is checked by the recorder and, under a
 //!   replay capture, described.
 //! - [`recorder`]: the `CommandBuffer` builder. Barriers fold into the neighbouring commands'
 //!   fence scopes, blocks split at a size limit, each dispatch gets its kernarg strategy.
 //! - [`finish`]: one pass that lays the blocks out, bakes each command's block step, publishes
-//!   the image to device memory when something reads it there, and records the facts replay reads
+//!   the image to device memory when something reads it there, and records the facts execution reads
 //!   ([`ProgramFacts`], the binding table's needs).
 //! - [`pool`]: the recorders a device keeps for reuse.
 //! - [`needs`]: what every execution needs of its binding table (slot requirements, copies
@@ -41,7 +41,7 @@ use crate::device::DeviceShared;
 /// Whether a command buffer runs once or many times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CommandBufferUsage {
-    /// Executed at most once: all-static dispatches copy their template at replay instead of
+    /// Executed at most once: all-static dispatches copy their template at execution instead of
     /// keeping prepublished kernargs.
     OneShot,
     /// Executed any number of times, concurrently on several queues.
@@ -179,7 +179,7 @@ impl CommandBuffer {
     }
 
     /// The command buffer's id once finished: unique in the process, it names the command
-    /// buffer in the profile's records of its replayed dispatches (`CommandRef::command_buffer`,
+    /// buffer in the profile's records of its executed dispatches (`CommandRef::command_buffer`,
     /// beside the command's recording index).
     pub fn id(&self) -> Option<u64> {
         match &self.state {

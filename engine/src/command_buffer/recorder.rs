@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use aqueduct_abi::block_program::{
     BindingSource, BranchCommand, Command, CommandFlags, CommandHeader, CommandKind, CommandRecord, CompareOp,
-    CondBranchCommand, CopyCommand, DecodedCommand, DispatchCommand, FillCommand, KernargStrategy,
-    MAX_KERNARG_ALIGNMENT, NO_IMPLICIT_ARGS, NO_SOURCE, PatchRecord, ProfileMarkerCommand, RODATA_ALIGN, ReplayCost,
-    ReturnCommand, SourceKind, TerminatorKind, UpdateCommand,
+    CondBranchCommand, CopyCommand, DecodedCommand, DispatchCommand, ExecutionCost, FillCommand, KernargStrategy,
+    MAX_KERNARG_ALIGNMENT, NO_IMPLICIT_ARGS, NO_SOURCE, PatchRecord, ProfileMarkerCommand, RODATA_ALIGN, ReturnCommand,
+    SourceKind, TerminatorKind, UpdateCommand,
 };
 use aqueduct_abi::packet::FenceScope;
 use aqueduct_abi::{KernelDispatchPacket, write_hal_kernargs};
@@ -114,7 +114,7 @@ pub(super) struct Chunk {
     pub static_sources: u32,
     /// The recording index of the chunk's first command (see [`Recorder::terminators`]).
     pub first_command: u32,
-    pub cost: ReplayCost,
+    pub cost: ExecutionCost,
     /// The branch, conditional branch or return that ended the user block (branch targets are
     /// labels until layout turns them into ordinals).
     pub closing: Option<Command>,
@@ -253,7 +253,7 @@ impl Recorder {
             rodata_start,
             static_sources: 0,
             first_command: self.commands.len() as u32 + self.terminators,
-            cost: ReplayCost::default(),
+            cost: ExecutionCost::default(),
             closing: None,
             terminator: TerminatorKind::Return,
         });
@@ -280,7 +280,7 @@ impl Recorder {
     /// Starts a new chunk when `cost` (plus `records` sources or patches) would overflow the
     /// current one, and counts `cost` into the chunk that takes the command.
     #[inline(always)]
-    fn chunk_for(&mut self, cost: ReplayCost, records: usize) {
+    fn chunk_for(&mut self, cost: ExecutionCost, records: usize) {
         let limits = self.limits;
         let chunk = self.chunk();
         let full = self.commands.len() > chunk.command_start
@@ -561,7 +561,7 @@ impl CommandBuffer {
             constants_offset = recorder.push_rodata(constants, 4);
         } else {
             // The template: the whole kernarg segment as a direct dispatch writes it (the same
-            // writer and implicit block), with dynamic pointers zero until replay patches them.
+            // writer and implicit block), with dynamic pointers zero until execution patches them.
             let (offset, range) = recorder.reserve_rodata(usize::from(kernarg_size), u32::from(kernarg_alignment));
             template_offset = offset;
             let Recorder { rodata, sources, patches: patch_records, slot_patches, chunks, .. } = &mut *recorder;
@@ -631,7 +631,7 @@ impl CommandBuffer {
         if kind != StepKind::Interpret {
             // The packet is baked now; finalization sets the header word and rebases the
             // kernarg address (prepublished: the template's device address; a template step's
-            // replay points it at its copy).
+            // execution points it at its copy).
             step.kind = kind;
             step.kernarg_bytes = u32::from(kernarg_size);
             step.template = template_offset;
@@ -714,7 +714,7 @@ impl CommandBuffer {
         recorder.commit_ref(target, ANY_ACCESS);
         let flags = recorder.take_flags();
         let probe = UpdateCommand::new(0, 0, data.len() as u32);
-        recorder.chunk_for(DecodedCommand::Update(probe).replay_cost(), 1);
+        recorder.chunk_for(DecodedCommand::Update(probe).execution_cost(), 1);
         let target = recorder.push_source(source);
         let payload = recorder.push_rodata(data, 16);
         let command = UpdateCommand::new(target, payload, data.len() as u32).with_flags(flags);
@@ -834,7 +834,7 @@ impl CommandBuffer {
     ) -> EngineResult<()> {
         let recorder = recording(&mut self.state)?;
         recorder.open_block()?;
-        recorder.chunk_for(ReplayCost::default(), 1);
+        recorder.chunk_for(ExecutionCost::default(), 1);
         if let Some(source) = source {
             let index = recorder.push_source(source);
             command.bytes[4..6].copy_from_slice(&index.to_le_bytes());
@@ -858,7 +858,7 @@ impl CommandBuffer {
         sources: &[BindingSource],
         make: impl Fn([u16; 2]) -> C,
     ) -> EngineResult<()> {
-        let cost = DecodedCommand::replay_cost(&make([0, 0]).into().decode().expect("a recorded command decodes"));
+        let cost = DecodedCommand::execution_cost(&make([0, 0]).into().decode().expect("a recorded command decodes"));
         let recorder = recording(&mut self.state)?;
         for reference in references {
             recorder.commit_ref(*reference, access);

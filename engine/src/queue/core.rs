@@ -9,6 +9,7 @@ use aqueduct_components::directory::QueueEndpoint;
 use aqueduct_components::queue_state::KernargRing;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_queue_t;
+use aqueduct_systems::schedule::LentState;
 use aqueduct_systems::{DeviceLink, QueueStages, QueueState};
 use bevy_ecs::prelude::*;
 
@@ -18,10 +19,10 @@ use crate::device::DeviceShared;
 /// What the queue lock guards: the stages' state, the queue World and the schedule a batch's
 /// flush runs in it, and the profile capture the queue is part of.
 pub(crate) struct QueueCore {
-    /// The stages' one parameter. It sits in `world`, as the resource the schedule's systems
-    /// take, only while a batch's schedule runs ([`Self::run_schedule`]); everywhere else the
-    /// stages get it here without a lookup (fetching the resource cost 69 instructions an
-    /// operation, on both paths).
+    /// The stages' one parameter. It is lent to `world` (`LentState`, the resource the
+    /// schedule's systems take) only while a batch's schedule runs ([`Self::run_schedule`]);
+    /// everywhere else the stages get it here without a lookup (fetching a resource cost 69
+    /// instructions an operation, on both paths).
     state: Option<QueueState>,
     world: World,
     schedule: Schedule,
@@ -40,7 +41,13 @@ impl QueueCore {
     /// The stages' state, to read.
     #[inline]
     pub fn state_ref(&self) -> &QueueState {
-        self.state.as_ref().unwrap_or_else(|| self.world.resource::<QueueState>())
+        match &self.state {
+            Some(state) => state,
+            None => match self.world.get_resource::<LentState>().and_then(|lent| lent.0.as_ref()) {
+                Some(state) => state,
+                None => unreachable!("a queue's state is in its core or, while a schedule runs, lent to its World"),
+            },
+        }
     }
 
     /// The stages' state and the capture, borrowed together.
@@ -53,15 +60,16 @@ impl QueueCore {
     /// Runs the submission schedule (the four stages as systems) over the state, moved into the
     /// World for the run and back out after it.
     pub fn run_schedule(&mut self) -> &mut QueueState {
-        let state = self.state.take().unwrap_or_else(|| Self::take_state(&mut self.world));
-        self.state.insert(aqueduct_systems::schedule::run_over(&mut self.schedule, &mut self.world, state))
+        self.state();
+        aqueduct_systems::schedule::run_over(&mut self.schedule, &mut self.world, &mut self.state);
+        self.state()
     }
 
     #[cold]
     fn take_state(world: &mut World) -> QueueState {
-        match world.remove_resource::<QueueState>() {
+        match world.get_resource_mut::<LentState>().and_then(|mut lent| lent.0.take()) {
             Some(state) => state,
-            None => unreachable!("a queue's state is in its core or, while a schedule runs, in its World"),
+            None => unreachable!("a queue's state is in its core or, while a schedule runs, lent to its World"),
         }
     }
 }

@@ -34,7 +34,7 @@ pub(crate) fn execute(
     if program.one_shot && program.executed.swap(true, Ordering::AcqRel) {
         return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
     }
-    let block_limit = shared.device.config.replay_block_limit;
+    let block_limit = shared.device.config.execution_block_limit;
     let result = to.submit(waits, signals, |row| {
         row.set_operation(aqueduct_components::capture::OperationKind::CommandBufferExecution);
         let run = row.program();

@@ -291,11 +291,11 @@ impl QueueShared {
                 }
                 Verdict::TooLarge | Verdict::BlockLimit => {
                     let rows = &core.state_ref().rows;
-                    let processed = rows.columns.program[rows.slot(row)].blocks_replayed;
+                    let processed = rows.columns.program[rows.slot(row)].blocks_run;
                     let error = if verdict == Verdict::BlockLimit {
                         EngineError::LimitReached {
                             what: "blocks replayed by one command-buffer execution",
-                            limit: self.device.config.replay_block_limit as usize,
+                            limit: self.device.config.execution_block_limit as usize,
                         }
                     } else {
                         EngineError::SubmissionTooLarge {
