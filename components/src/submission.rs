@@ -436,6 +436,9 @@ impl SubmissionRows {
         row
     }
 
+    /// Out of line, so the common push keeps a small frame.
+    #[cold]
+    #[inline(never)]
     fn grow(&mut self) {
         let capacity = (self.mask as usize + 1) * 2;
         let mut columns = RowColumns::with_capacity(capacity);

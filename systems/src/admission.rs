@@ -160,7 +160,8 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     next_packet: &mut u64,
 ) -> Verdict {
     let slot = queue.rows.slot(row);
-    let wait_packets = barrier_packets::<S>(queue.epochs.wait_arena.tail(waits_start));
+    let barriers = queue.epochs.wait_arena.tail(waits_start).iter().filter(|wait| wait.barrier).count() as u64;
+    let wait_packets = S::barrier_packets(barriers);
     // The read index last seen first; the live one (a line the packet processor keeps writing)
     // only when that says the ring is too full for a single payload packet, or always for a
     // program, whose segment is sized to the room there is.
@@ -216,6 +217,8 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     // commits them with one write-index update.
     let first_packet = *next_packet;
     *next_packet += packets;
+    queue.rows.pass.packets += packets;
+    queue.rows.pass.device_waits += barriers;
     queue.kernargs.head = end;
     queue.epochs.submitted = epoch;
     // Before the producer records below: no one can learn of the epoch before its state is armed.
@@ -227,7 +230,8 @@ fn reserve_resolved<S: CrossQueueStrategy>(
         packets,
         wait_packets,
         first_packet,
-        kernarg_address: queue.kernargs.address(start),
+        // A barrier has no kernarg segment (and the address costs a division).
+        kernarg_address: if matches!(payload, Payload::Barrier) { 0 } else { queue.kernargs.address(start) },
         kernarg_end: end,
         epoch,
         wait_fault,

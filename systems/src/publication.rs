@@ -28,8 +28,18 @@ const DISPATCH_HEADER: PacketHeader =
 /// headers. [`publish_admitted`] does the same for a range, every body before any header.
 pub fn publish<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Result<(), SubmissionFault> {
     let written = write_row::<S>(queue, row);
+    announce_epochs::<S>(queue, row..row + 1);
     publish_headers::<S>(queue, row..row + 1);
     written
+}
+
+/// Tells the queue's endpoint that the epochs of `rows` (their bodies written, their headers not
+/// yet) are submitted, once for the range, and wakes an idle completion thread if the range's
+/// first epoch is the first since it idled.
+fn announce_epochs<S: CrossQueueStrategy>(queue: &QueueState, rows: core::ops::Range<u64>) {
+    let epoch_of = |row| queue.rows.columns.reservation[queue.rows.slot(row)].epoch;
+    queue.endpoint.submitted.store(epoch_of(rows.end - 1), Ordering::Release);
+    S::wake_idle_completion(queue, epoch_of(rows.start));
 }
 
 /// Makes the host's writes visible to the device (`publish_host_writes`), then stores the
@@ -121,7 +131,7 @@ fn write_row<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Result<
         timing_signals.extend(timed.drain(kept..).map(|packet| packet.signal));
     }
 
-    record_epoch::<S>(queue, row, failure);
+    record_epoch(queue, row, failure);
     fault.map_or(Ok(()), Err)
 }
 
@@ -262,7 +272,7 @@ unsafe fn write_passing_barriers(ring: &AqlRing, first: u64, count: u64, complet
 }
 
 /// Moves the published row's signals into its epoch's row, which records the row's sequence.
-fn record_epoch<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64, failure: Option<u32>) {
+fn record_epoch(queue: &mut QueueState, row: u64, failure: Option<u32>) {
     let slot = queue.rows.slot(row);
     let plan = queue.rows.columns.reservation[slot];
     let payload = queue.rows.columns.payload[slot];
@@ -285,8 +295,6 @@ fn record_epoch<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64, failure
     if queue.capture.flags().any() {
         capture_epoch(queue, row, final_segment);
     }
-    queue.endpoint.submitted.store(epoch, Ordering::Release);
-    S::wake_idle_completion(queue, epoch);
 }
 
 /// Copies what the profile records of the submission into its epoch's row (only while a capture
@@ -340,19 +348,14 @@ fn capture_epoch(queue: &mut QueueState, row: u64, final_segment: bool) {
 pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
     let (from, mut end) = (queue.rows.pass.admitted_from, queue.rows.pass.admitted_end);
     for row in from..end {
-        let written = write_row::<S>(queue, row);
-        let rows = &mut queue.rows;
-        let plan = rows.columns.reservation[rows.slot(row)];
-        rows.pass.packets += plan.packets;
-        let device_waits = queue.epochs.epoch_waits(plan.epoch);
-        rows.pass.device_waits += device_waits.iter().filter(|wait| wait.barrier).count() as u64;
-        if let Err(fault) = written {
-            rows.pass.fault.get_or_insert(fault);
+        if let Err(fault) = write_row::<S>(queue, row) {
+            queue.rows.pass.fault.get_or_insert(fault);
         }
     }
     if from == end {
         return;
     }
+    announce_epochs::<S>(queue, from..end);
     publish_headers::<S>(queue, from..end);
     let rows = &mut queue.rows;
     let plan = rows.columns.reservation[rows.slot(end - 1)];
