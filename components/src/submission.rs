@@ -154,6 +154,25 @@ impl<T: Copy> Arena<T> {
 }
 
 impl Arena<u8> {
+    /// Appends zero bytes until the next position is a multiple of `alignment` (a power of two).
+    #[inline]
+    pub fn pad_to(&mut self, alignment: u64) {
+        let pad = self.end().wrapping_neg() & (alignment - 1);
+        self.items.resize(self.items.len() + pad as usize, 0);
+    }
+
+    /// The live bytes from `start` to `end` (positions), to write in place before they are copied.
+    #[inline]
+    pub fn bytes_mut(&mut self, start: u64, end: u64) -> &mut [u8] {
+        &mut self.items[(start - self.base) as usize..(end - self.base) as usize]
+    }
+
+    /// The live bytes from `start` to `end` (positions).
+    #[inline]
+    pub fn bytes(&self, start: u64, end: u64) -> &[u8] {
+        &self.items[(start - self.base) as usize..(end - self.base) as usize]
+    }
+
     /// Appends `len` zero bytes and returns them with their span.
     #[inline]
     pub fn zeroed(&mut self, len: usize) -> (Span, &mut [u8]) {
@@ -165,9 +184,15 @@ impl Arena<u8> {
     }
 }
 
+/// Where a row's kernarg segment starts in the kernarg arena and in the kernarg ring: a multiple
+/// of this many bytes in both, with its staged bytes at the same offset from it in both
+/// ([`KernargRecipe::staging_offset`]). So consecutive rows lie in the ring as they lie in the
+/// arena, and patching copies a range of rows with one `memcpy` (two where the ring wraps).
+pub const KERNARG_GRANULE: u64 = 64;
+
 /// How a row's kernarg segment gets to the device: staging serialised it (bindings, constants,
 /// implicit arguments, in the kernel's layout, or the caller's raw bytes) into the queue's kernarg
-/// arena, so patching is a copy.
+/// arena, laid out as it will lie in the ring, so patching is a copy.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernargRecipe {
     /// The segment's bytes (`len` is the kernarg segment size), then the staged bytes.
@@ -176,7 +201,7 @@ pub struct KernargRecipe {
     /// device address is written as a u64 at `staging_pointer_offset` inside the segment.
     pub staging: Span,
     pub staging_pointer_offset: u32,
-    /// The segment's alignment (at least 16).
+    /// The segment's alignment in the ring (at least [`KERNARG_GRANULE`]).
     pub alignment: u32,
 }
 
@@ -430,7 +455,7 @@ impl SubmissionRows {
             segment: Span { start: bytes, len: 0 },
             staging: Span { start: bytes, len: 0 },
             staging_pointer_offset: 0,
-            alignment: 16,
+            alignment: KERNARG_GRANULE as u32,
         };
         columns.parked[slot] = false;
         row
@@ -551,6 +576,7 @@ impl RowWriter<'_> {
         implicit: Option<(u32, &ImplicitKernargs)>,
     ) {
         self.rows.columns.payload[self.slot] = Payload::Dispatch(template);
+        self.rows.kernarg_bytes.pad_to(KERNARG_GRANULE);
         let (span, segment) = self.rows.kernarg_bytes.zeroed(size as usize);
         aqueduct_abi::write_hal_kernargs(segment, bindings, bytemuck::cast_slice(constants), implicit);
         self.set_segment(span, alignment);
@@ -559,6 +585,7 @@ impl RowWriter<'_> {
     /// A dispatch with the caller's kernarg bytes, zero-padded to the segment's `size`.
     pub fn raw_dispatch(&mut self, template: DispatchTemplate, bytes: &[u8], size: u32, alignment: u32) {
         self.rows.columns.payload[self.slot] = Payload::Dispatch(template);
+        self.rows.kernarg_bytes.pad_to(KERNARG_GRANULE);
         let (span, segment) = self.rows.kernarg_bytes.zeroed((size as usize).max(bytes.len()));
         segment[..bytes.len()].copy_from_slice(bytes);
         self.set_segment(span, alignment);
@@ -568,12 +595,14 @@ impl RowWriter<'_> {
         let kernargs = &mut self.rows.columns.kernargs[self.slot];
         kernargs.segment = segment;
         kernargs.staging = Span { start: segment.end(), len: 0 };
-        kernargs.alignment = alignment.max(16);
+        kernargs.alignment = alignment.max(KERNARG_GRANULE as u32);
     }
 
     /// Bytes placed in the kernarg ring after the segment, whose device address is written at
     /// `pointer_offset` inside it (after [`Self::hal_dispatch`] or [`Self::raw_dispatch`]).
     pub fn stage_bytes(&mut self, bytes: &[u8], pointer_offset: u32) {
+        // At the offset from the segment they will have in the ring.
+        self.rows.kernarg_bytes.pad_to(16);
         let span = self.rows.kernarg_bytes.extend(bytes);
         let kernargs = &mut self.rows.columns.kernargs[self.slot];
         kernargs.staging = span;

@@ -1,52 +1,85 @@
 //! Kernarg patching: copy the admitted rows' kernarg segments, serialised at staging, into the
 //! kernarg space admission reserved, and fix the addresses that depend on where they landed.
+//!
+//! Staging lays each row's bytes out in the kernarg arena as they will lie in the ring (a
+//! segment starts at a multiple of `KERNARG_GRANULE` in both, its staged bytes at the same offset
+//! from it), so consecutive rows whose ring spans follow each other as their arena spans do form
+//! one run, copied with one `memcpy`. A run ends where the ring wraps, or at a row whose span
+//! does not follow (a program segment's kernargs in between, a wider alignment): usually a range
+//! is one or two copies.
 
-use aqueduct_components::submission::{KernargRecipe, Reservation};
+use aqueduct_components::submission::{Arena, KernargRecipe};
 
 use crate::QueueState;
 
-/// Writes `bytes` at device address `address`.
-///
-/// # Safety
-/// `[address, address + bytes.len())` must lie in a kernarg span reserved for this submission.
-#[inline]
-unsafe fn write(address: u64, bytes: &[u8]) {
-    // SAFETY: the caller's span is host-writable kernarg memory that no packet reads yet.
-    unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), address as *mut u8, bytes.len()) };
+/// Rows of the range whose arena bytes go to the ring with one copy.
+struct Run {
+    /// Arena positions of the run's first byte and one past its last.
+    start: u64,
+    end: u64,
+    /// Where the first byte goes.
+    address: u64,
 }
 
-/// Copies one row's segment (and staged bytes) to its reserved kernarg space.
-#[inline]
-fn patch_row(bytes: &aqueduct_components::submission::Arena<u8>, kernargs: &KernargRecipe, reserved: &Reservation) {
-    let base = reserved.kernarg_address;
-    // SAFETY (every write below): admission reserved `kernargs.ring_bytes()` from `base`: the
-    // segment first (host-writable, read by no packet until publication), then the staged bytes
-    // at `staging_offset()`; the engine validated that the staging pointer's offset lies inside
-    // the segment.
-    unsafe {
-        write(base, bytes.get(kernargs.segment));
-        if !kernargs.staging.is_empty() {
-            let staging_address = base + kernargs.staging_offset();
-            write(staging_address, bytes.get(kernargs.staging));
-            write(base + u64::from(kernargs.staging_pointer_offset), &staging_address.to_le_bytes());
-        }
+impl Run {
+    /// Whether a segment at arena position `start` going to `address` lies where this run puts it.
+    #[inline]
+    fn continues(&self, start: u64, address: u64) -> bool {
+        start >= self.end && self.address + (start - self.start) == address
+    }
+
+    /// Copies the run's bytes to the ring.
+    #[inline]
+    fn copy(&self, bytes: &Arena<u8>) {
+        let bytes = bytes.bytes(self.start, self.end);
+        // SAFETY: admission reserved each row's span of the run in the kernarg ring, and the spans
+        // lie from `address` exactly as the rows' bytes lie from `start` (checked as the run
+        // grew), so the copy writes those spans and the gaps between them, which lie between two
+        // reservations of this pass and so belong to no other row. Host-writable kernarg memory
+        // that no packet reads until publication.
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), self.address as *mut u8, bytes.len()) };
     }
 }
 
-/// Kernarg patching for the range of rows the pass admitted: one loop, skipped when none has
-/// kernargs (a pass of barriers).
+/// Where a row's staged bytes land: written into its segment in the arena, so the copy carries it.
+#[inline]
+fn point_at_staging(bytes: &mut Arena<u8>, kernargs: &KernargRecipe, address: u64) {
+    let pointer = kernargs.segment.start + u64::from(kernargs.staging_pointer_offset);
+    let staging_address = address + kernargs.staging_offset();
+    debug_assert_eq!(kernargs.staging.start - kernargs.segment.start, kernargs.staging_offset());
+    bytes.bytes_mut(pointer, pointer + 8).copy_from_slice(&staging_address.to_le_bytes());
+}
+
+/// Kernarg patching for the range of rows the pass admitted: one loop that gathers runs and
+/// copies each, skipped when no row has kernargs (a pass of barriers).
 pub fn patch_admitted(queue: &mut QueueState) {
     crate::stage_span!("kernarg_patching");
-    let rows = &queue.rows;
+    let rows = &mut queue.rows;
     if rows.pass.patches == 0 {
         return;
     }
-    let columns = &rows.columns;
+    let mut run: Option<Run> = None;
     for row in rows.pass.admitted() {
         let slot = rows.slot(row);
-        let kernargs = &columns.kernargs[slot];
-        if !kernargs.is_empty() {
-            patch_row(&rows.kernarg_bytes, kernargs, &columns.reservation[slot]);
+        let kernargs = rows.columns.kernargs[slot];
+        if kernargs.is_empty() {
+            continue;
         }
+        let address = rows.columns.reservation[slot].kernarg_address;
+        if !kernargs.staging.is_empty() {
+            point_at_staging(&mut rows.kernarg_bytes, &kernargs, address);
+        }
+        let (start, end) = (kernargs.segment.start, kernargs.staging.end().max(kernargs.segment.end()));
+        match &mut run {
+            Some(run) if run.continues(start, address) => run.end = end,
+            _ => {
+                if let Some(done) = run.replace(Run { start, end, address }) {
+                    done.copy(&rows.kernarg_bytes);
+                }
+            }
+        }
+    }
+    if let Some(run) = run {
+        run.copy(&rows.kernarg_bytes);
     }
 }

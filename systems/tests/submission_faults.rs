@@ -5,7 +5,6 @@
 //! the stages directly on a soft queue.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use aqueduct_abi::block_program::{
     BindingSource, BlockBuf, BlockProgramBuf, FillCommand, ReturnCommand, TerminatorKind, validate,
@@ -13,77 +12,15 @@ use aqueduct_abi::block_program::{
 use aqueduct_abi::{BarrierAndPacket, BarrierValuePacket, PacketType};
 use aqueduct_components::dependency::Producer;
 use aqueduct_components::dependency::{DeviceWait, SignalOp};
-use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
+use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE};
 use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, ProgramImageRef, SegmentPlan};
-use aqueduct_components::queue_state::KernargRing;
-use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_components::submission::{Reservation, SubmissionFault, Verdict};
-use aqueduct_hsa::ring::AqlRing;
-use aqueduct_hsa::soft::SoftConfig;
-use aqueduct_hsa::{Hsa, PoolKindInfo};
 use aqueduct_systems::strategy::{BarrierAnd, BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{DeviceLink, QueueState, admission, block_processor, build_queue_state, publication, reclaim};
+use aqueduct_systems::{QueueState, admission, block_processor, publication};
 
-struct Rig {
-    _hsa: Hsa,
-    state: QueueState,
-    semaphores: Arc<SemaphoreTable>,
-    kernarg_base: u64,
-}
-
-fn rig() -> Rig {
-    rig_with(CrossQueueWait::BarrierValue)
-}
-
-fn rig_with(strategy: CrossQueueWait) -> Rig {
-    let hsa = Hsa::soft(SoftConfig::default()).expect("soft runtime");
-    let agent = hsa.gpu_agents().expect("agents")[0].agent;
-    let kernarg_pool = hsa.host_pool(PoolKindInfo::Kernarg).expect("kernarg pool").pool;
-    // SAFETY: no callback, so the null data pointer is never used; the queue outlives the rig's use.
-    let queue = unsafe { hsa.queue_create(agent, 64, None, core::ptr::null_mut()) }.expect("queue");
-    let endpoint = Arc::new(QueueEndpoint::new(
-        0,
-        hsa.signal_create(EPOCH_BASE).expect("signal").handle,
-        hsa.signal_create(0).expect("signal").handle,
-        match strategy {
-            CrossQueueWait::BarrierValue => Box::new([]),
-            CrossQueueWait::BarrierAnd => (0..16).map(|_| hsa.signal_create(0).expect("signal").handle).collect(),
-        },
-    ));
-    let directory = Arc::new(QueueDirectory::default());
-    directory.reserve_index();
-    directory.register(endpoint.clone());
-    let semaphores = Arc::new(SemaphoreTable::new(16));
-    let link = DeviceLink { api: hsa.api(), semaphores: semaphores.clone(), directory, host_writes: None };
-    let kernarg_base = hsa.allocate(kernarg_pool, 1 << 16).expect("kernarg ring") as u64;
-    hsa.allow_access(&[agent], kernarg_base as *const u8).expect("kernargs mapped");
-    let kernargs = KernargRing { base: kernarg_base, capacity: 1 << 16, head: 0, reclaimed: 0 };
-    // SAFETY: the queue is never destroyed while the ring is used.
-    let ring = unsafe { AqlRing::new(queue, hsa.api()) };
-    let (state, _) = build_queue_state(0, ring, kernargs, endpoint, link, 16, strategy);
-    Rig { _hsa: hsa, state, semaphores, kernarg_base }
-}
-
-impl Rig {
-    /// Drains until `semaphore` has failed or reached a value, and returns its failure message.
-    fn drained_failure(&mut self, semaphore: u32) -> Option<String> {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let queue = &mut self.state;
-            let retired = BarrierValue::device_retired(&queue.endpoint);
-            reclaim::drain::<BarrierValue>(queue, retired, reclaim::DrainOrder::Causal);
-            if let Some(failure) = self.semaphores.failure(semaphore) {
-                return self.semaphores.failure_record(failure).map(|record| record.message.clone());
-            }
-            if self.semaphores.value(semaphore) > 0 {
-                return None;
-            }
-            assert!(Instant::now() < deadline, "the epoch never retired: its reserved packets stalled the queue");
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-}
+mod common;
+use common::{rig, rig_with};
 
 /// A one-block program: fill 64 bytes at binding slot 2 with a u32 pattern, then return.
 fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
@@ -132,7 +69,7 @@ fn admit_unresolvable_program(
 fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
     let mut rig = rig();
     let signalled = rig.semaphores.allocate(0).expect("semaphore");
-    let producer_signal = rig._hsa.signal_create(0).expect("signal").handle;
+    let producer_signal = rig.hsa.signal_create(0).expect("signal").handle;
     {
         let queue = &mut rig.state;
         let image = fill_program(Box::new([]));
