@@ -32,6 +32,24 @@ pub enum Payload {
     Program,
 }
 
+impl Payload {
+    /// How many kinds of payload there are: the length of a table of per-kind variants.
+    pub const KINDS: usize = 3;
+    pub const BARRIER: usize = 0;
+    pub const DISPATCH: usize = 1;
+    pub const PROGRAM: usize = 2;
+
+    /// The payload's kind, an index into a table of per-kind variants.
+    #[inline]
+    pub fn kind(&self) -> usize {
+        match self {
+            Payload::Barrier => Self::BARRIER,
+            Payload::Dispatch(_) => Self::DISPATCH,
+            Payload::Program => Self::PROGRAM,
+        }
+    }
+}
+
 /// A range of an [`Arena`]: `start` is a position (positions grow forever), `len` items.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Span {
@@ -503,6 +521,12 @@ impl SubmissionRows {
         self.waits.release_before(columns.waits[slot].start);
         self.signals.release_before(columns.signals[slot].start);
         self.kernarg_bytes.release_before(columns.kernargs[slot].segment.start);
+    }
+
+    /// The kind of row `row`'s payload (`Payload::kind`).
+    #[inline]
+    pub fn payload_kind(&self, row: u64) -> usize {
+        self.columns.payload[self.slot(row)].kind()
     }
 
     /// The signals of row `row`.

@@ -5,6 +5,7 @@
 //! Every packet carries the barrier bit: a queue runs in order, so its epoch signal is a prefix
 //! clock and a same-queue wait needs no packet. Only the last packet carries the epoch.
 
+use core::ops::Range;
 use core::sync::atomic::Ordering;
 
 use aqueduct_abi::{BarrierAndPacket, FenceScope, PacketHeader, PacketType};
@@ -27,10 +28,58 @@ const DISPATCH_HEADER: PacketHeader =
 /// Publishes admitted row `row` alone (without ringing the doorbell): its bodies, then its
 /// headers. [`publish_admitted`] does the same for a range, every body before any header.
 pub fn publish<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Result<(), SubmissionFault> {
-    let written = write_row::<S>(queue, row);
+    let written = write_bodies::<S>(queue, queue.rows.payload_kind(row), row..row + 1);
     announce_epochs::<S>(queue, row..row + 1);
     publish_headers::<S>(queue, row..row + 1);
     written
+}
+
+/// Publication's loops for one kind of payload, over a run of rows of that kind: the variant
+/// is chosen once per run (by `Payload::kind`), not by a branch on each row; within the run the
+/// other kinds' arms compile away. Bodies may be written in any order, since no header is stored
+/// before every body is; headers go in queue order, run after run.
+#[inline]
+fn write_bodies<S: CrossQueueStrategy>(
+    queue: &mut QueueState,
+    kind: usize,
+    rows: Range<u64>,
+) -> Result<(), SubmissionFault> {
+    match kind {
+        Payload::BARRIER => write_run_bodies::<S, { Payload::BARRIER }>(queue, rows),
+        Payload::DISPATCH => write_run_bodies::<S, { Payload::DISPATCH }>(queue, rows),
+        _ => write_run_bodies::<S, { Payload::PROGRAM }>(queue, rows),
+    }
+}
+
+#[inline]
+fn publish_run_headers<S: CrossQueueStrategy>(queue: &QueueState, kind: usize, rows: Range<u64>) {
+    match kind {
+        Payload::BARRIER => rows.for_each(|row| publish_row_headers::<S, { Payload::BARRIER }>(queue, row)),
+        Payload::DISPATCH => rows.for_each(|row| publish_row_headers::<S, { Payload::DISPATCH }>(queue, row)),
+        _ => rows.for_each(|row| publish_row_headers::<S, { Payload::PROGRAM }>(queue, row)),
+    }
+}
+
+/// Writes the bodies of a run of rows of kind `KIND`; returns the first fault.
+#[inline]
+fn write_run_bodies<S: CrossQueueStrategy, const KIND: usize>(
+    queue: &mut QueueState,
+    rows: Range<u64>,
+) -> Result<(), SubmissionFault> {
+    let mut first_fault = Ok(());
+    for row in rows {
+        if let (Err(fault), Ok(())) = (write_row::<S, KIND>(queue, row), &first_fault) {
+            first_fault = Err(fault);
+        }
+    }
+    first_fault
+}
+
+/// The run of one payload kind that starts `rows` (not empty): its kind and its rows.
+fn first_run(queue: &QueueState, rows: Range<u64>) -> (usize, Range<u64>) {
+    let kind = queue.rows.payload_kind(rows.start);
+    let end = (rows.start + 1..rows.end).find(|&row| queue.rows.payload_kind(row) != kind).unwrap_or(rows.end);
+    (kind, rows.start..end)
 }
 
 /// Tells the queue's endpoint that the epochs of `rows` (their bodies written, their headers not
@@ -45,10 +94,13 @@ fn announce_epochs<S: CrossQueueStrategy>(queue: &QueueState, rows: core::ops::R
 /// Makes the host's writes visible to the device (`publish_host_writes`), then stores the
 /// headers of `rows`, whose bodies are all written, in order.
 fn publish_headers<S: CrossQueueStrategy>(queue: &QueueState, rows: core::ops::Range<u64>) {
-    if let Some(host_writes) = &queue.link.host_writes {
-        publish_host_writes(host_writes);
+    publish_host_writes_of(queue);
+    let mut start = rows.start;
+    while start < rows.end {
+        let (kind, run) = first_run(queue, start..rows.end);
+        start = run.end;
+        publish_run_headers::<S>(queue, kind, run);
     }
-    rows.for_each(|row| publish_row_headers::<S>(queue, row));
 }
 
 /// Writes admitted row `row`'s packet bodies (no header) and moves its signals into its epoch's
@@ -58,7 +110,11 @@ fn publish_headers<S: CrossQueueStrategy>(queue: &QueueState, rows: core::ops::R
 /// a program segment cannot be written), the payload's reserved packets become barriers that
 /// pass, so the queue never stalls on an empty slot, but the submission runs nothing: its epoch
 /// is marked failed, its signals fail when it retires, and the fault is returned.
-fn write_row<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Result<(), SubmissionFault> {
+#[inline(always)]
+fn write_row<S: CrossQueueStrategy, const KIND: usize>(
+    queue: &mut QueueState,
+    row: u64,
+) -> Result<(), SubmissionFault> {
     crate::stage_span!("aql_publication");
     let slot = queue.rows.slot(row);
     let plan = queue.rows.columns.reservation[slot];
@@ -89,14 +145,15 @@ fn write_row<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Result<
             // SAFETY: the last reserved packet, published after the payload's.
             unsafe { ring.write_body(last, &trailing) };
         }
-        match payload {
-            Payload::Barrier => {
+        // The run's kind, fixed for this loop: the arms of other kinds compile away.
+        match (KIND, payload) {
+            (Payload::BARRIER, _) => {
                 let signal = payload_completion(&mut queue.capture, TimedKind::Payload);
                 let packet = BarrierAndPacket { completion_signal: signal, ..Default::default() };
                 // SAFETY: the payload's reserved packet.
                 unsafe { ring.write_body(id, &packet) };
             }
-            Payload::Dispatch(template) => {
+            (Payload::DISPATCH, Payload::Dispatch(template)) => {
                 let kind = TimedKind::Dispatch {
                     kernel_object: template.kernel_object,
                     grid: template.grid,
@@ -108,7 +165,8 @@ fn write_row<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Result<
                 // SAFETY: the payload's reserved packet.
                 unsafe { ring.write_body(id, &packet) };
             }
-            Payload::Program => fault = write_program_segment(queue, slot, id, completion, timed).err(),
+            (Payload::PROGRAM, _) => fault = write_program_segment(queue, slot, id, completion, timed).err(),
+            _ => unreachable!("publication groups rows by their payload's kind"),
         }
     }
     let failure = fault.map(|fault| {
@@ -182,6 +240,14 @@ fn write_program_segment(
     written
 }
 
+/// [`publish_host_writes`] for the queue's agent, if it has HDP registers.
+#[inline]
+fn publish_host_writes_of(queue: &QueueState) {
+    if let Some(host_writes) = &queue.link.host_writes {
+        publish_host_writes(host_writes);
+    }
+}
+
 /// Makes host writes into host-visible device memory visible to the agent before a header that
 /// may consume them: a store fence, then 1 to the HDP's `HDP_MEM_FLUSH_CNTL` and a read back (the
 /// read completes the posted write), as IREE's driver and ROCr's runtime do. Only when a host
@@ -210,7 +276,7 @@ fn publish_host_writes(host_writes: &aqueduct_components::host_writes::HostWrite
 /// extra barriers (`CaptureState::payload_packets`): a program segment's lead barrier first, and
 /// the trailing barrier carrying the epoch last. The processor may start on the first while later
 /// ones are still stores away, which is fine: every body is written. The pass rings the doorbell.
-fn publish_row_headers<S: CrossQueueStrategy>(queue: &QueueState, row: u64) {
+fn publish_row_headers<S: CrossQueueStrategy, const KIND: usize>(queue: &QueueState, row: u64) {
     let ring = queue.ring;
     let slot = queue.rows.slot(row);
     let plan = &queue.rows.columns.reservation[slot];
@@ -232,12 +298,14 @@ fn publish_row_headers<S: CrossQueueStrategy>(queue: &QueueState, row: u64) {
         return;
     }
     let timed = queue.capture.flags().times_packets();
-    match queue.rows.columns.payload[slot] {
+    match (KIND, queue.rows.columns.payload[slot]) {
         // SAFETY: as above.
-        Payload::Barrier => unsafe { ring.publish(id, PAYLOAD_BARRIER_HEADER, 0) },
+        (Payload::BARRIER, _) => unsafe { ring.publish(id, PAYLOAD_BARRIER_HEADER, 0) },
         // SAFETY: as above.
-        Payload::Dispatch(template) => unsafe { ring.publish(id, DISPATCH_HEADER, template.dimensions) },
-        Payload::Program => {
+        (Payload::DISPATCH, Payload::Dispatch(template)) => unsafe {
+            ring.publish(id, DISPATCH_HEADER, template.dimensions)
+        },
+        (Payload::PROGRAM, _) => {
             if timed {
                 // SAFETY: as above (the segment's lead barrier).
                 unsafe { ring.publish(id, PAYLOAD_BARRIER_HEADER, 0) };
@@ -250,6 +318,7 @@ fn publish_row_headers<S: CrossQueueStrategy>(queue: &QueueState, row: u64) {
                 }
             }
         }
+        _ => unreachable!("publication groups rows by their payload's kind"),
     }
     if timed {
         // SAFETY: as above; the last reserved packet.
@@ -347,16 +416,26 @@ fn capture_epoch(queue: &mut QueueState, row: u64, final_segment: bool) {
 /// is the range's last: admission stops after it); every other published row leaves them.
 pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
     let (from, mut end) = (queue.rows.pass.admitted_from, queue.rows.pass.admitted_end);
-    for row in from..end {
-        if let Err(fault) = write_row::<S>(queue, row) {
-            queue.rows.pass.fault.get_or_insert(fault);
-        }
-    }
     if from == end {
         return;
     }
+    // One kind throughout (an immediate call's one row, most batches): one run, found once.
+    let (kind, first) = first_run(queue, from..end);
+    let mut start = from;
+    while start < end {
+        let (kind, run) = if start == from { (kind, first.clone()) } else { first_run(queue, start..end) };
+        start = run.end;
+        if let Err(fault) = write_bodies::<S>(queue, kind, run) {
+            queue.rows.pass.fault.get_or_insert(fault);
+        }
+    }
     announce_epochs::<S>(queue, from..end);
-    publish_headers::<S>(queue, from..end);
+    if first.end == end {
+        publish_host_writes_of(queue);
+        publish_run_headers::<S>(queue, kind, first);
+    } else {
+        publish_headers::<S>(queue, from..end);
+    }
     let rows = &mut queue.rows;
     let plan = rows.columns.reservation[rows.slot(end - 1)];
     let last_packet = plan.first_packet + plan.packets - 1;
