@@ -28,9 +28,10 @@ fn exclusive() -> MutexGuard<'static, ()> {
     RUNTIME.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
-/// A fresh path under the target directory's temp area.
+/// A path under the target directory's temp area (cargo's `CARGO_TARGET_TMPDIR`): reused by every
+/// run, so nothing piles up in the system's temp directory.
 fn capture_path(name: &str) -> PathBuf {
-    let directory = std::env::temp_dir().join(format!("aqueduct-replay-{}", std::process::id()));
+    let directory = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay");
     std::fs::create_dir_all(&directory).unwrap();
     directory.join(format!("{name}.aqreplay"))
 }
