@@ -9,7 +9,7 @@
 
 use crate::capture::EpochCapture;
 use crate::dependency::{DeviceWait, SignalOp};
-use crate::submission::{Arena, Span};
+use crate::submission::{Arena, Column, Span};
 
 /// Byte ring in kernarg memory. Positions grow forever; `position % capacity` is the offset.
 #[derive(Debug)]
@@ -51,7 +51,7 @@ impl KernargRing {
     }
 }
 
-/// The epochs in flight as a column table: one array per field, indexed by `epoch % capacity`
+/// The epochs in flight as a column table: one [`Column`] per field, indexed by `epoch % capacity`
 /// (the capacity is the most epochs in flight), and FIFO arenas for each epoch's signals and
 /// device waits. Epochs are reserved and drained in order, so reclaim is one loop over the
 /// range `drained + 1 ..= retired`.
@@ -67,19 +67,19 @@ pub struct EpochTable {
     pub drained: u64,
     /// The sequence of the submission row each epoch belongs to: while the epoch is in flight,
     /// that row has not settled.
-    pub row: Box<[u64]>,
+    pub row: Column<u64>,
     /// Kernarg-ring position after each epoch's kernargs.
-    pub kernarg_end: Box<[u64]>,
+    pub kernarg_end: Column<u64>,
     /// Publication could not write what was asked (failure-log index): the epoch's packets are
     /// barriers that pass, and its signals fail when it retires.
-    pub failure: Box<[Option<u32>]>,
+    pub failure: Column<Option<u32>>,
     /// Semaphores to signal when the epoch retires (into `signal_arena`).
-    pub signals: Box<[Span]>,
+    pub signals: Column<Span>,
     /// The device-side waits the epoch's barriers performed, for failure propagation and slot
     /// release (into `wait_arena`); written by admission when it reserves the epoch.
-    pub device_waits: Box<[Span]>,
+    pub device_waits: Column<Span>,
     /// What a profile capture keeps of each epoch.
-    pub capture: Box<[EpochCapture]>,
+    pub capture: Column<EpochCapture>,
     pub signal_arena: Arena<SignalOp>,
     pub wait_arena: Arena<DeviceWait>,
 }
@@ -94,12 +94,12 @@ impl EpochTable {
             mask: rows as u64 - 1,
             submitted: 0,
             drained: 0,
-            row: vec![0; rows].into(),
-            kernarg_end: vec![0; rows].into(),
-            failure: vec![None; rows].into(),
-            signals: vec![Span::default(); rows].into(),
-            device_waits: vec![Span::default(); rows].into(),
-            capture: (0..rows).map(|_| EpochCapture::default()).collect(),
+            row: Column::with_capacity(rows),
+            kernarg_end: Column::with_capacity(rows),
+            failure: Column::with_capacity(rows),
+            signals: Column::with_capacity(rows),
+            device_waits: Column::with_capacity(rows),
+            capture: Column::with_capacity(rows),
             signal_arena: Arena::with_capacity(capacity * 2),
             wait_arena: Arena::with_capacity(capacity * 2),
         }

@@ -346,18 +346,54 @@ pub struct Reservation {
     pub wait_fault: Option<SubmissionFault>,
 }
 
-/// Declares a table of columns (one boxed array per field), with a constructor and a move of one
+/// One column of a table: a power-of-two number of slots, indexed modulo its length, so an index
+/// needs a mask, not a bounds check (each stage reads several columns per row).
+#[derive(Debug)]
+pub struct Column<T> {
+    slots: Box<[T]>,
+    /// `slots.len() - 1`.
+    mask: usize,
+}
+
+impl<T: Default> Column<T> {
+    /// `capacity` default slots; `capacity` is a power of two.
+    pub fn with_capacity(capacity: usize) -> Self {
+        assert!(capacity.is_power_of_two(), "a column's length is a power of two");
+        Self { slots: (0..capacity).map(|_| T::default()).collect(), mask: capacity - 1 }
+    }
+}
+
+impl<T> core::ops::Index<usize> for Column<T> {
+    type Output = T;
+
+    #[inline(always)]
+    fn index(&self, slot: usize) -> &T {
+        // SAFETY: `slot & mask` is at most `mask`, which is `slots.len() - 1` (set together by
+        // `with_capacity`, the only constructor; the fields are private).
+        unsafe { self.slots.get_unchecked(slot & self.mask) }
+    }
+}
+
+impl<T> core::ops::IndexMut<usize> for Column<T> {
+    #[inline(always)]
+    fn index_mut(&mut self, slot: usize) -> &mut T {
+        // SAFETY: as for `index`.
+        unsafe { self.slots.get_unchecked_mut(slot & self.mask) }
+    }
+}
+
+/// Declares a table of columns (one [`Column`] per field), with a constructor and a move of one
 /// row from another table (for growth).
 macro_rules! columns {
     ($(#[$meta:meta])* pub struct $name:ident { $($(#[$field_meta:meta])* pub $field:ident: $ty:ty,)* }) => {
         $(#[$meta])*
         pub struct $name {
-            $($(#[$field_meta])* pub $field: Box<[$ty]>,)*
+            $($(#[$field_meta])* pub $field: Column<$ty>,)*
         }
 
         impl $name {
             fn with_capacity(capacity: usize) -> Self {
-                Self { $($field: (0..capacity).map(|_| <$ty>::default()).collect(),)* }
+                Self { $($field: Column::with_capacity(capacity),)* }
             }
 
             fn take_row(&mut self, to: usize, from: &mut Self, at: usize) {
@@ -680,6 +716,25 @@ impl PassOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_column_index_is_its_slot_modulo_the_length() {
+        let mut column = Column::<u64>::with_capacity(8);
+        for row in 0..8u64 {
+            column[row as usize] = row;
+        }
+        // A row sequence past the length lands on its slot, never outside the column.
+        assert_eq!(column[13], 5);
+        assert_eq!(column[usize::MAX], 7);
+        column[8] = 80;
+        assert_eq!(column[0], 80);
+    }
+
+    #[test]
+    #[should_panic(expected = "power of two")]
+    fn a_column_length_must_be_a_power_of_two() {
+        let _ = Column::<u8>::with_capacity(6);
+    }
 
     #[test]
     fn rows_keep_their_columns_and_spans_across_growth() {
