@@ -33,13 +33,13 @@ pub enum Payload {
 }
 
 impl Payload {
-    /// How many kinds of payload there are: the length of a table of per-kind variants.
-    pub const KINDS: usize = 3;
+    /// The kinds of payload, as [`Self::kind`] numbers them (publication writes a run of rows of
+    /// one kind by the loop compiled for it).
     pub const BARRIER: usize = 0;
     pub const DISPATCH: usize = 1;
     pub const PROGRAM: usize = 2;
 
-    /// The payload's kind, an index into a table of per-kind variants.
+    /// The payload's kind: [`Self::BARRIER`], [`Self::DISPATCH`] or [`Self::PROGRAM`].
     #[inline]
     pub fn kind(&self) -> usize {
         match self {

@@ -28,9 +28,10 @@ const DISPATCH_HEADER: PacketHeader =
 /// Publishes admitted row `row` alone (without ringing the doorbell): its bodies, then its
 /// headers. [`publish_admitted`] does the same for a range, every body before any header.
 pub fn publish<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Result<(), SubmissionFault> {
-    let written = write_bodies::<S>(queue, queue.rows.payload_kind(row), row..row + 1);
+    let run = first_run(queue, row..row + 1);
+    let written = write_bodies::<S>(queue, run.0, run.1.clone());
     announce_epochs::<S>(queue, row..row + 1);
-    publish_headers::<S>(queue, row..row + 1);
+    publish_headers::<S>(queue, row..row + 1, &run);
     written
 }
 
@@ -68,8 +69,8 @@ fn write_run_bodies<S: CrossQueueStrategy, const KIND: usize>(
 ) -> Result<(), SubmissionFault> {
     let mut first_fault = Ok(());
     for row in rows {
-        if let (Err(fault), Ok(())) = (write_row::<S, KIND>(queue, row), &first_fault) {
-            first_fault = Err(fault);
+        if let Err(fault) = write_row::<S, KIND>(queue, row) {
+            first_fault = first_fault.and(Err(fault)); // keeps the first
         }
     }
     first_fault
@@ -82,22 +83,32 @@ fn first_run(queue: &QueueState, rows: Range<u64>) -> (usize, Range<u64>) {
     (kind, rows.start..end)
 }
 
+/// The run that starts `rows`: `known` (a run already found) when it starts there, so a range of
+/// one kind (an immediate call's one row, most batches) is split once for both loops.
+#[inline]
+fn run_at(queue: &QueueState, rows: Range<u64>, known: &(usize, Range<u64>)) -> (usize, Range<u64>) {
+    if known.1.start == rows.start { known.clone() } else { first_run(queue, rows) }
+}
+
 /// Tells the queue's endpoint that the epochs of `rows` (their bodies written, their headers not
 /// yet) are submitted, once for the range, and wakes an idle completion thread if the range's
 /// first epoch is the first since it idled.
-fn announce_epochs<S: CrossQueueStrategy>(queue: &QueueState, rows: core::ops::Range<u64>) {
+fn announce_epochs<S: CrossQueueStrategy>(queue: &QueueState, rows: Range<u64>) {
     let epoch_of = |row| queue.rows.columns.reservation[queue.rows.slot(row)].epoch;
     queue.endpoint.submitted.store(epoch_of(rows.end - 1), Ordering::Release);
     S::wake_idle_completion(queue, epoch_of(rows.start));
 }
 
 /// Makes the host's writes visible to the device (`publish_host_writes`), then stores the
-/// headers of `rows`, whose bodies are all written, in order.
-fn publish_headers<S: CrossQueueStrategy>(queue: &QueueState, rows: core::ops::Range<u64>) {
-    publish_host_writes_of(queue);
+/// headers of `rows`, whose bodies are all written, in order; `first` is the run they start with.
+#[inline]
+fn publish_headers<S: CrossQueueStrategy>(queue: &QueueState, rows: Range<u64>, first: &(usize, Range<u64>)) {
+    if let Some(host_writes) = &queue.link.host_writes {
+        publish_host_writes(host_writes);
+    }
     let mut start = rows.start;
     while start < rows.end {
-        let (kind, run) = first_run(queue, start..rows.end);
+        let (kind, run) = run_at(queue, start..rows.end, first);
         start = run.end;
         publish_run_headers::<S>(queue, kind, run);
     }
@@ -238,14 +249,6 @@ fn write_program_segment(
         capture.timed.push(TimedPacket { signal, kind: TimedKind::Payload });
     }
     written
-}
-
-/// [`publish_host_writes`] for the queue's agent, if it has HDP registers.
-#[inline]
-fn publish_host_writes_of(queue: &QueueState) {
-    if let Some(host_writes) = &queue.link.host_writes {
-        publish_host_writes(host_writes);
-    }
 }
 
 /// Makes host writes into host-visible device memory visible to the agent before a header that
@@ -419,23 +422,17 @@ pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
     if from == end {
         return;
     }
-    // One kind throughout (an immediate call's one row, most batches): one run, found once.
-    let (kind, first) = first_run(queue, from..end);
+    let first = first_run(queue, from..end);
     let mut start = from;
     while start < end {
-        let (kind, run) = if start == from { (kind, first.clone()) } else { first_run(queue, start..end) };
+        let (kind, run) = run_at(queue, start..end, &first);
         start = run.end;
         if let Err(fault) = write_bodies::<S>(queue, kind, run) {
             queue.rows.pass.fault.get_or_insert(fault);
         }
     }
     announce_epochs::<S>(queue, from..end);
-    if first.end == end {
-        publish_host_writes_of(queue);
-        publish_run_headers::<S>(queue, kind, first);
-    } else {
-        publish_headers::<S>(queue, from..end);
-    }
+    publish_headers::<S>(queue, from..end, &first);
     let rows = &mut queue.rows;
     let plan = rows.columns.reservation[rows.slot(end - 1)];
     let last_packet = plan.first_packet + plan.packets - 1;
