@@ -52,7 +52,15 @@ pub struct SemaphoreSlot {
     pub promised: AtomicU64,
     /// The producer's frontier words, part of the seqlocked record; read up to the first 0.
     pub frontier: [AtomicU64; RECORD_FRONTIER_WORDS],
+    /// 0 while a handle to the semaphore lives. After the last one dropped nothing new can
+    /// promise a value, so a wait past every promise can never be met:
+    /// [`ORPHANED_UNRECORDED`] until such a wait first fails, then 1 + the failure-log index of
+    /// the record it failed with (shared by the waits after it).
+    pub orphaned: AtomicU32,
 }
+
+/// [`SemaphoreSlot::orphaned`]: the last handle dropped, and no wait has failed on it yet.
+pub const ORPHANED_UNRECORDED: u32 = u32::MAX;
 
 #[cfg(not(loom))]
 const _: () = assert!(core::mem::size_of::<SemaphoreSlot>() == 128);
@@ -72,6 +80,7 @@ impl Default for SemaphoreSlot {
             producer: AtomicU64::new(0),
             promised: AtomicU64::new(0),
             frontier: core::array::from_fn(|_| AtomicU64::new(0)),
+            orphaned: AtomicU32::new(0),
         }
     }
 }
@@ -90,6 +99,7 @@ impl SemaphoreSlot {
     /// The release store of the value publishes the reset with the handle.
     pub fn reset(&self, initial: u64) {
         self.failure.store(0, Ordering::Relaxed);
+        self.orphaned.store(0, Ordering::Relaxed);
         self.queued_value.store(initial, Ordering::Relaxed);
         self.queued_before.store(initial, Ordering::Relaxed);
         self.producer.store(0, Ordering::Relaxed);
@@ -114,6 +124,11 @@ impl SemaphoreSlot {
     #[inline]
     pub fn fail(&self, tag: u32) -> bool {
         self.failure.compare_exchange(0, tag, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    /// Marks the last handle gone (see [`Self::orphaned`]).
+    pub fn orphan(&self) {
+        let _ = self.orphaned.compare_exchange(0, ORPHANED_UNRECORDED, Ordering::AcqRel, Ordering::Acquire);
     }
 
     /// Raises the timeline to `value` (never lowers it). Returns whether the value changed.

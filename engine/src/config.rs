@@ -92,12 +92,14 @@ pub struct EngineConfig {
     pub epochs_in_flight: u32,
     /// How queues wait on each other from the device.
     pub wait_strategy: WaitStrategy,
-    /// How long a submission waits for ring space before failing with backpressure.
+    /// How long a submission waits for ring space before failing with backpressure; also how
+    /// long dropping the [`Engine`](crate::Engine) waits for the work of queues whose handles
+    /// are gone before it cancels what is left.
     pub submit_timeout: Duration,
     /// Live semaphores per device, at most `MAX_SEMAPHORES` (2^20). The device allocates 128
     /// bytes per semaphore when it opens.
     pub semaphore_capacity: usize,
-    /// Most blocks one command-buffer execution may execution (a conditional loop that never exits
+    /// Most blocks one command-buffer execution may run (a conditional loop that never exits
     /// fails its execution here instead of occupying the queue forever).
     pub execution_block_limit: u64,
     /// The longest a queue's completion thread sleeps between checks. Its wake-ups come from the

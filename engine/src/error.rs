@@ -130,10 +130,12 @@ pub enum EngineError {
     #[error("queue failed: {}", .0.message)]
     QueueFailed(Arc<FailureRecord>),
     /// A host wait reached its timeout before the semaphores did.
-    #[error("timed out after {waited:?}")]
+    #[error("timed out after {waited:?}{}", UnmetPoint::describe(unmet))]
     Timeout {
         /// How long the wait lasted.
         waited: Duration,
+        /// The semaphores that had not reached their values (empty for a wait on no semaphore).
+        unmet: Vec<UnmetPoint>,
     },
     /// The queue's rings stayed full for the whole submit timeout.
     #[error("the queue stayed full for {waited:?} (backpressure)")]
@@ -270,4 +272,25 @@ pub enum EngineError {
         /// Why it has no such pool.
         reason: String,
     },
+}
+
+/// A semaphore a timed-out wait was still waiting for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnmetPoint {
+    /// The semaphore ([`Semaphore::id`](crate::Semaphore::id)).
+    pub semaphore: u32,
+    /// The value waited for.
+    pub value: u64,
+    /// The value it had reached when the wait gave up.
+    pub reached: u64,
+}
+
+impl UnmetPoint {
+    fn describe(unmet: &[UnmetPoint]) -> String {
+        let points: Vec<String> = unmet
+            .iter()
+            .map(|point| format!("semaphore {} waited for {}, reached {}", point.semaphore, point.value, point.reached))
+            .collect();
+        if points.is_empty() { String::new() } else { format!(": {}", points.join("; ")) }
+    }
 }

@@ -94,7 +94,7 @@ pub use command_buffer::{
 pub use config::{DeviceSpec, EngineConfig, QueueConfig, QueuePriority, WaitStrategy};
 pub use device::AgentTopology;
 pub use dispatch::Dispatch;
-pub use error::{EngineError, EngineResult};
+pub use error::{EngineError, EngineResult, UnmetPoint};
 pub use executable::{Executable, HalLayout, Kernel};
 pub use memory::pool::{Exhaustion, Pool, PoolConfig, PoolStats, TrimPolicy};
 pub use memory::{Binding, Buffer, MAX_UPDATE_BYTES};
@@ -142,8 +142,31 @@ impl Engine {
     }
 }
 
+impl Drop for Engine {
+    /// Waits for the work of queues whose handles are gone (as destroying a device waits for it
+    /// to go idle in Vulkan and wgpu), so that captures are complete and no work runs past the
+    /// engine; after `EngineConfig::submit_timeout` it cancels what is left. Queues that still
+    /// have handles, and the device's other handles, are left as they are.
+    fn drop(&mut self) {
+        let shared = &self.device.0;
+        let deadline = clock::deadline_after(std::time::Instant::now(), shared.config.submit_timeout);
+        let queues: Vec<_> = shared
+            .queues
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .iter()
+            .filter_map(std::sync::Weak::upgrade)
+            .collect();
+        for queue in queues {
+            queue.finish_orphan(deadline);
+        }
+    }
+}
+
 /// A logical device. Cloning shares it; it lives until its last queue, buffer, semaphore and
-/// executable are gone.
+/// executable are gone. Dropping it first cancels nothing: queues whose last handle dropped finish
+/// their submitted work before they go (see [`Queue`]). Dropping the [`Engine`] waits for that
+/// work, up to `EngineConfig::submit_timeout`, and then cancels what is left.
 #[derive(Clone)]
 pub struct Device(Arc<DeviceShared>);
 

@@ -13,7 +13,7 @@ use aqueduct_profile::replay::{Point, ReplayRecord};
 
 use crate::clock::deadline_after;
 use crate::device::DeviceShared;
-use crate::error::{EngineError, EngineResult};
+use crate::error::{EngineError, EngineResult, UnmetPoint};
 
 /// Host waits spin this long before parking: a packet about to retire costs no sleep.
 const SPIN_BEFORE_PARK: Duration = Duration::from_micros(30);
@@ -31,6 +31,11 @@ pub(crate) struct SemaphoreInner {
 
 impl Drop for SemaphoreInner {
     fn drop(&mut self) {
+        // No handle is left, so nothing new can promise the semaphore a value: a parked wait past
+        // every promise now fails instead of waiting forever (`SemaphoreSync::wait_source`), and
+        // parked work looks again.
+        self.device.semaphores.orphan(self.slot);
+        self.device.wake_deferred(None);
         // Parked, pending and in-flight rows may still name the slot: it is reused only once they
         // have settled.
         self.device.defer_release(self.entity);
@@ -38,6 +43,11 @@ impl Drop for SemaphoreInner {
 }
 
 /// A timeline semaphore. Cloning shares it.
+///
+/// Dropping the last handle keeps every value already reached or promised: a submission that
+/// signals it still does, and work waiting for such a value still runs. A wait for a higher
+/// value, which nothing can raise the semaphore to any more, fails with `semaphore N was
+/// dropped at value V: no handle is left to raise it to W` (and so does the work behind it).
 #[derive(Clone)]
 pub struct Semaphore(pub(crate) Arc<SemaphoreInner>);
 
@@ -106,6 +116,12 @@ impl Semaphore {
         {
             replay.push(ReplayRecord::HostWait(Point { semaphore: self.replay_id(), value }));
         }
+    }
+
+    /// The semaphore's id on its device, as errors and `Debug` name it (an id is reused once
+    /// the semaphore is gone and nothing references it).
+    pub fn id(&self) -> u32 {
+        self.0.slot
     }
 
     /// This semaphore at `value`, for a wait or signal list.
@@ -234,7 +250,20 @@ fn block_on(
     });
     match outcome {
         Ok(true) => Ok(()),
-        Ok(false) => Err(EngineError::Timeout { waited: start.elapsed() }),
+        Ok(false) => {
+            let unmet = points
+                .iter()
+                .filter_map(|point| {
+                    let reached = table.value(point.semaphore.0.slot);
+                    (reached < point.value).then_some(UnmetPoint {
+                        semaphore: point.semaphore.0.slot,
+                        value: point.value,
+                        reached,
+                    })
+                })
+                .collect();
+            Err(EngineError::Timeout { waited: start.elapsed(), unmet })
+        }
         Err(error) => Err(error),
     }
 }

@@ -214,7 +214,7 @@ fn a_host_failed_semaphore_fails_device_side_and_parked_waiters() {
 }
 
 #[test]
-fn dropping_a_queue_with_a_stalled_packet_returns_promptly_and_fails_its_work() {
+fn cancelling_a_queue_with_a_stalled_packet_returns_promptly_and_fails_its_work() {
     let rig = Rig::new(WaitStrategy::BarrierValue);
     let device = rig.device();
     let a = queue(device);
@@ -227,16 +227,16 @@ fn dropping_a_queue_with_a_stalled_packet_returns_promptly_and_fails_its_work() 
         let waiter = scope.spawn(|| wait_failure(&t, 1));
         std::thread::sleep(Duration::from_millis(20));
         let start = Instant::now();
-        drop(a);
-        assert!(start.elapsed() < PROMPTLY, "queue drop took {:?}", start.elapsed());
+        a.cancel();
+        assert!(start.elapsed() < PROMPTLY, "queue cancel took {:?}", start.elapsed());
         let record = waiter.join().unwrap();
-        assert!(record.message.contains("destroyed with work in flight"), "{}", record.message);
+        assert_eq!(record.message, "queue 0 was cancelled");
     });
     wait_failure(&s, 1);
 }
 
 #[test]
-fn dropping_a_queue_with_parked_work_fails_its_semaphores() {
+fn cancelling_a_queue_with_parked_work_fails_its_semaphores() {
     let rig = Rig::new(WaitStrategy::BarrierValue);
     let device = rig.device();
     let a = queue(device);
@@ -246,16 +246,16 @@ fn dropping_a_queue_with_parked_work_fails_its_semaphores() {
     rig.store(&a, &x, 2, &[], &[t.at(2)]).unwrap();
     assert_eq!(a.stats().deferred, 2);
     let start = Instant::now();
-    drop(a);
+    a.cancel();
     assert!(start.elapsed() < PROMPTLY);
-    assert!(wait_failure(&t, 1).message.contains("destroyed"));
+    assert!(wait_failure(&t, 1).message.ends_with("was cancelled"));
     assert!(untouched(&x, 0));
     // The wait's semaphore is still usable.
     never.signal(1).unwrap();
 }
 
 #[test]
-fn dropping_queues_on_either_side_of_a_device_wait() {
+fn cancelling_queues_on_either_side_of_a_device_wait() {
     for strategy in STRATEGIES {
         // The consumer goes first: its barrier is abandoned mid-wait.
         let rig = Rig::new(strategy);
@@ -267,8 +267,8 @@ fn dropping_queues_on_either_side_of_a_device_wait() {
         rig.store(&a, &x, 1, &[], &[s.at(1)]).unwrap();
         rig.store(&b, &y, 2, &[s.at(1)], &[t.at(1)]).unwrap();
         let start = Instant::now();
-        drop(b);
-        assert!(start.elapsed() < PROMPTLY, "{strategy:?}: consumer drop took {:?}", start.elapsed());
+        b.cancel();
+        assert!(start.elapsed() < PROMPTLY, "{strategy:?}: consumer cancel took {:?}", start.elapsed());
         wait_failure(&t, 1);
         release(&a, || s.value() == 1);
         assert_eq!(words(&x.to_vec().unwrap())[0], 1);
@@ -283,10 +283,10 @@ fn dropping_queues_on_either_side_of_a_device_wait() {
         rig.store(&d, &y, 20, &[p.at(1)], &[q.at(1)]).unwrap();
         rig.store(&d, &y, 30, &[], &[r.at(1)]).unwrap();
         let start = Instant::now();
-        drop(c);
-        assert!(start.elapsed() < PROMPTLY, "{strategy:?}: producer drop took {:?}", start.elapsed());
-        assert!(wait_failure(&p, 1).message.contains("destroyed"));
-        assert!(wait_failure(&q, 1).message.contains("destroyed"), "{strategy:?}");
+        c.cancel();
+        assert!(start.elapsed() < PROMPTLY, "{strategy:?}: producer cancel took {:?}", start.elapsed());
+        assert!(wait_failure(&p, 1).message.ends_with("was cancelled"));
+        assert!(wait_failure(&q, 1).message.ends_with("was cancelled"), "{strategy:?}");
         // D is healthy: the submission behind the failed one completes.
         r.wait(1, TIMEOUT).unwrap();
         assert_eq!(words(&y.to_vec().unwrap())[0], 30);
@@ -294,7 +294,7 @@ fn dropping_queues_on_either_side_of_a_device_wait() {
 }
 
 #[test]
-fn dropping_the_engine_and_its_queues_with_work_in_flight() {
+fn cancelling_queues_and_dropping_the_engine_with_work_in_flight() {
     let engine = engine(WaitStrategy::BarrierValue);
     let device = engine.device().clone();
     let kernels = test_kernels(&engine);
@@ -326,7 +326,7 @@ fn dropping_the_engine_and_its_queues_with_work_in_flight() {
         });
         std::thread::sleep(Duration::from_millis(20));
         let start = Instant::now();
-        drop(queues);
+        queues.into_iter().for_each(Queue::cancel);
         drop(kernels);
         drop(engine);
         assert!(start.elapsed() < PROMPTLY, "teardown took {:?}", start.elapsed());
@@ -371,8 +371,8 @@ fn live_objects_follow_their_handles() {
     let keep_queue = queues[0].clone();
     drop(queues);
     assert_eq!(device.live_objects(), (1, 4, 3), "a cloned queue handle keeps the queue");
-    drop(keep_queue);
-    assert_eq!(device.live_objects(), (0, 2, 2), "abandoned work let go of what it held");
+    keep_queue.cancel();
+    assert_eq!(device.live_objects(), (0, 2, 2), "cancelled work let go of what it held");
     drop((semaphores, buffers));
     assert_eq!(device.live_objects(), (0, 0, 0));
 }

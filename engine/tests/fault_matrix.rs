@@ -1,7 +1,7 @@
 //! The fault matrix. Three faults are injected into one submission:
 //! - a kernel fault on its packet;
 //! - a stall that the host gives up on (it fails the submission's semaphore);
-//! - a stall whose queue is then destroyed.
+//! - a stall whose queue is then cancelled.
 //!
 //! The faulting submission is each operation kind in turn: a dispatch, a fill, a copy, an update,
 //! a barrier, or a command-buffer execution (the fault lands in its replay). It is placed:
@@ -43,8 +43,8 @@ enum FaultKind {
     KernelFault,
     /// The submission stalls; the host gives up and fails the semaphore it would signal.
     StallCancelled,
-    /// The submission stalls and its queue is dropped.
-    StallQueueDropped,
+    /// The submission stalls and its queue is cancelled.
+    StallQueueCancelled,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,7 +183,7 @@ fn run(case: Case) -> (Duration, bool) {
     let arm = |fault: Fault| fault_next(&faulty, fault);
     let fault = match case.fault {
         FaultKind::KernelFault => Fault::KernelFault { status: FAULT_STATUS },
-        FaultKind::StallCancelled | FaultKind::StallQueueDropped => Fault::Stall,
+        FaultKind::StallCancelled | FaultKind::StallQueueCancelled => Fault::Stall,
     };
     // The faulting submission and what depends on it, in the order the resolution asks for.
     let submit_faulty = |waits: &[SemaphorePoint]| {
@@ -253,10 +253,10 @@ fn run(case: Case) -> (Duration, bool) {
                 release(queue, || host_waiter.is_finished());
             }
         }
-        FaultKind::StallQueueDropped => {
+        FaultKind::StallQueueCancelled => {
             std::thread::sleep(Duration::from_millis(2));
             trigger = Instant::now();
-            drop(faulty.take());
+            faulty.take().expect("the faulty queue").cancel();
         }
     }
 
@@ -271,12 +271,14 @@ fn run(case: Case) -> (Duration, bool) {
             assert!(record.message.contains("injected kernel fault"), "{case:?}: {}", record.message);
         }
         FaultKind::StallCancelled => assert_eq!(record.message, "the host gave up on a stalled submission"),
-        FaultKind::StallQueueDropped => {}
+        FaultKind::StallQueueCancelled => {
+            assert!(record.message.ends_with("was cancelled"), "{case:?}: {}", record.message)
+        }
     }
     // Every dependent carries the same record.
     match case.position {
         Position::Direct => {
-            // A kernel fault and a dropped queue fail the queue, so the submission behind the
+            // A kernel fault and a cancelled queue fail the queue, so the submission behind the
             // faulting one fails too; a host-cancelled semaphore leaves the queue healthy.
             if case.fault == FaultKind::StallCancelled {
                 if let Some(queue) = &faulty {
@@ -323,7 +325,7 @@ fn every_fault_at_every_position_fails_its_dependents_with_its_record() {
     // (fault, latency, whether the error waited for a release)
     let mut latencies: Vec<(FaultKind, Duration, bool)> = Vec::new();
     for strategy in [WaitStrategy::BarrierValue, WaitStrategy::BarrierAnd] {
-        for fault in [FaultKind::KernelFault, FaultKind::StallCancelled, FaultKind::StallQueueDropped] {
+        for fault in [FaultKind::KernelFault, FaultKind::StallCancelled, FaultKind::StallQueueCancelled] {
             for operation in [
                 Operation::Dispatch,
                 Operation::Fill,
@@ -346,7 +348,7 @@ fn every_fault_at_every_position_fails_its_dependents_with_its_record() {
         }
     }
     assert_eq!(latencies.len(), 2 * 3 * 6 * 5);
-    for fault in [FaultKind::KernelFault, FaultKind::StallCancelled, FaultKind::StallQueueDropped] {
+    for fault in [FaultKind::KernelFault, FaultKind::StallCancelled, FaultKind::StallQueueCancelled] {
         for released in [false, true] {
             let mut sorted: Vec<Duration> = latencies
                 .iter()

@@ -137,7 +137,7 @@ fn a_force_retired_link_fails_the_waits_it_covered() {
         rig.add(&c, &w, &x, 1, &[sa.at(1)], &[late.at(1)]);
         assert_eq!(delta(&c, before), (0, 1), "{strategy:?}: covered through B");
 
-        drop(b);
+        b.cancel();
         assert!(matches!(sb.wait(1, TIMEOUT), Err(EngineError::SemaphoreFailed(_))), "{strategy:?}");
         assert!(matches!(sc.wait(1, TIMEOUT), Err(EngineError::SemaphoreFailed(_))), "{strategy:?}");
         assert!(

@@ -142,14 +142,19 @@ fn a_blocked_host_call_holds_back_only_its_own_queues_later_work() {
 }
 
 #[test]
-fn dropping_a_queue_ends_host_calls_that_can_no_longer_run() {
+fn a_host_call_waiting_on_a_dropped_semaphore_fails_and_its_queue_goes() {
     let rig = KernelRig::new(WaitStrategy::BarrierValue);
     let device = rig.device();
     let a = queue(device);
     let (never, signal) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
     let ran = counting_call(&a, &[never.at(1)], &[signal.at(1)]);
+    // The queue outlives its handle while the call waits; once nothing can raise the call's
+    // semaphore, the call fails, and the queue, with nothing left to do, goes.
     drop(a);
-    assert!(matches!(signal.wait(1, TIMEOUT), Err(EngineError::SemaphoreFailed(_))));
+    assert_eq!(device.live_objects().0, 1, "the call still waits");
+    drop(never);
+    let Err(EngineError::SemaphoreFailed(record)) = signal.wait(1, TIMEOUT) else { panic!("the call fails") };
+    assert!(record.message.contains("was dropped at value 0"), "{}", record.message);
     assert_eq!(ran.load(Ordering::SeqCst), 0);
     assert!(eventually(TIMEOUT, || device.live_objects().0 == 0), "the queue is gone");
 }

@@ -297,9 +297,15 @@ fn a_parked_wait_keeps_its_semaphore_alive() {
     let done = device.create_semaphore(0).unwrap();
     let x = rig.buffer();
     let (_, semaphores_before, _) = device.live_objects();
+    // Queue B promises the gate 1 (parked behind a host semaphore), so A's wait on the gate can
+    // still be met after the gate's handle goes: it stays parked, on the same slot.
+    let b = queue(device);
+    let host = device.create_semaphore(0).unwrap();
+    let y = rig.buffer();
+    rig.store(&b, &y, 2, &[host.at(1)], &[gate.at(1)]);
     rig.store(&a, &x, 1, &[gate.at(1)], &[done.at(1)]);
     drop(gate);
-    assert_eq!(device.live_objects().1, semaphores_before, "the parked wait holds the semaphore");
+    assert_eq!(device.live_objects().1, semaphores_before + 1, "the parked wait holds the semaphore");
     let newcomers: Vec<_> = (0..4).map(|_| device.create_semaphore(1_000).unwrap()).collect();
     // Any semaphore moving makes parked work retry its waits.
     newcomers[0].signal(1_001).unwrap();
@@ -307,9 +313,10 @@ fn a_parked_wait_keeps_its_semaphore_alive() {
     assert_eq!(done.value(), 0, "the wait must stay on the dropped semaphore");
     assert!(done.failure().is_none());
     assert_eq!(a.stats().packets, 0);
-    // Dropping the queue abandons the parked work: its signal fails, nothing hangs.
-    drop(a);
-    assert!(matches!(done.wait(1, TIMEOUT), Err(EngineError::SemaphoreFailed(_))));
+    // B keeps its promise: the orphaned gate reaches 1 and A's work runs.
+    host.signal(1).unwrap();
+    done.wait(1, TIMEOUT).unwrap();
+    assert_eq!(words(&x.to_vec().unwrap())[0], 1);
 }
 
 #[test]
@@ -319,7 +326,13 @@ fn host_waits_time_out() {
     let s = device.create_semaphore(0).unwrap();
     let start = Instant::now();
     match s.wait(1, Duration::from_millis(30)) {
-        Err(EngineError::Timeout { waited }) => assert!(waited >= Duration::from_millis(30), "{waited:?}"),
+        Err(error @ EngineError::Timeout { .. }) => {
+            let EngineError::Timeout { waited, unmet } = &error else { unreachable!() };
+            assert!(*waited >= Duration::from_millis(30), "{waited:?}");
+            assert_eq!(unmet, &[aqueduct_engine::UnmetPoint { semaphore: s.id(), value: 1, reached: 0 }]);
+            let message = error.to_string();
+            assert!(message.ends_with(&format!(": semaphore {} waited for 1, reached 0", s.id())), "{message}");
+        }
         other => panic!("expected a timeout, got {other:?}"),
     }
     assert!(start.elapsed() >= Duration::from_millis(30));
@@ -339,7 +352,16 @@ fn wait_all_and_wait_any() {
     assert!(wait_all(&[], Duration::ZERO).is_ok(), "nothing to wait for");
     assert!(matches!(wait_any(&[], Duration::ZERO), Err(EngineError::InvalidArgument { .. })));
     p.signal(1).unwrap();
-    assert!(matches!(wait_all(&[p.at(1), q.at(1)], Duration::from_millis(20)), Err(EngineError::Timeout { .. })));
+    match wait_all(&[p.at(1), q.at(1)], Duration::from_millis(20)) {
+        Err(EngineError::Timeout { unmet, .. }) => {
+            assert_eq!(
+                unmet,
+                [aqueduct_engine::UnmetPoint { semaphore: q.id(), value: 1, reached: 0 }],
+                "only q is unmet"
+            )
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
     assert_eq!(wait_any(&[q.at(1), p.at(1)], Duration::from_millis(20)).unwrap(), 1);
     assert!(matches!(wait_any(&[q.at(1), r.at(1)], Duration::from_millis(20)), Err(EngineError::Timeout { .. })));
 

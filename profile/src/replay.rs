@@ -32,7 +32,7 @@ pub const REPLAY_MAGIC: [u8; 8] = [0x89, b'A', b'Q', b'R', b'P', b'L', b'Y', b'\
 /// Readers refuse a capture of a newer major version (docs/REPLAY_FORMAT.md, "Versioning").
 pub const REPLAY_FORMAT_MAJOR: u16 = 1;
 /// Minor versions only add record kinds or optional fields.
-pub const REPLAY_FORMAT_MINOR: u16 = 1;
+pub const REPLAY_FORMAT_MINOR: u16 = 2;
 
 /// Writes a replay capture.
 pub type ReplayWriter<W> = CaptureWriter<W, ReplayFormat>;
@@ -289,9 +289,14 @@ pub enum ReplayRecord {
     Free {
         buffer: u64,
     },
-    /// The last handle of a queue dropped (format 1.1): its HSA queue was destroyed, and work it
-    /// had not run was failed.
+    /// The last handle of a queue dropped (format 1.1). Since format 1.2 its work still runs,
+    /// and the queue goes once it has drained; before, the HSA queue was destroyed here and
+    /// work it had not run was failed.
     QueueDropped {
+        queue: u64,
+    },
+    /// `Queue::cancel` (format 1.2): work not yet on the device failed, and so does later work.
+    QueueCancelled {
         queue: u64,
     },
     /// `Buffer::write`: the bytes the host wrote.

@@ -19,7 +19,7 @@ pub(crate) mod release;
 
 use crate::config::{DeviceSpec, EngineConfig, WaitStrategy};
 use crate::error::{EngineError, EngineResult};
-use crate::profile::{ExecutableRegistry, ProfileSession, ProfiledQueue};
+use crate::profile::{DeviceQueue, ExecutableRegistry, ProfileSession};
 
 static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -104,7 +104,7 @@ pub(crate) struct DeviceShared {
     /// Block Worlds and published images finished programs gave back, for the next to reuse.
     pub programs: programs::ProgramPools,
     /// Every queue created on the device (a capture joins the live ones).
-    pub queues: Mutex<Vec<Weak<dyn ProfiledQueue>>>,
+    pub queues: Mutex<Vec<Weak<dyn DeviceQueue>>>,
     /// Every executable loaded, for the profile's names and metadata.
     pub executables: ExecutableRegistry,
     /// The profile capture running on the device, if any.

@@ -1,5 +1,5 @@
 //! Beginning and ending a profile capture on a device: the session (`crate::profile`) and every
-//! live queue's part of it, which the queues keep through [`ProfiledQueue`].
+//! live queue's part of it, which the queues keep through [`DeviceQueue`].
 
 use std::sync::Arc;
 
@@ -8,7 +8,7 @@ use aqueduct_profile::{AgentDescription, BundleHeader, DeviceDescription, HostCl
 
 use super::DeviceShared;
 use crate::error::{EngineError, EngineResult};
-use crate::profile::{ProfileConfig, ProfileModes, ProfileReport, ProfileSession, ProfiledQueue, SystemClockMap};
+use crate::profile::{DeviceQueue, ProfileConfig, ProfileModes, ProfileReport, ProfileSession, SystemClockMap};
 
 impl DeviceShared {
     /// Begins a capture on every queue of the device, and on each queue created until it ends.
@@ -67,7 +67,7 @@ impl DeviceShared {
     }
 
     /// The device's queues that are still alive.
-    fn live_queues(&self) -> Vec<Arc<dyn ProfiledQueue>> {
+    fn live_queues(&self) -> Vec<Arc<dyn DeviceQueue>> {
         let queues = self.queues.lock().unwrap_or_else(|poison| poison.into_inner());
         queues.iter().filter_map(std::sync::Weak::upgrade).collect()
     }

@@ -12,7 +12,7 @@
 //!
 //! This module sits below the device and the queues: beginning and ending a capture on a device
 //! is `device/profile.rs`, and a queue's part (stamping submissions, turning drained epochs into
-//! records) is `queue/capture.rs`, which the session drives through [`ProfiledQueue`].
+//! records) is `queue/capture.rs`, which the session drives through [`DeviceQueue`].
 //!
 //! Capture never blocks a submission: records go to the queue's own bounded buffer, and a full
 //! buffer drops (and counts) the record.
@@ -28,4 +28,4 @@ pub(crate) use clock::{SystemClockMap, host_now_ns};
 pub(crate) use executables::ExecutableRegistry;
 pub use modes::{DEFAULT_PROFILE_OUTPUT, PROFILE_ENV, PROFILE_OUTPUT_ENV, ProfileConfig, ProfileModes};
 pub use session::ProfileReport;
-pub(crate) use session::{ProfileSession, ProfiledQueue, QueueCapture, create_output, spawn_writer};
+pub(crate) use session::{DeviceQueue, ProfileSession, QueueCapture, create_output, spawn_writer};

@@ -27,9 +27,10 @@ use crate::error::{EngineError, EngineResult};
 /// (BENCHMARKS, issue 14).
 const WRITER_PERIOD: Duration = Duration::from_millis(10);
 
-/// A queue as a capture drives it, implemented by the queue (`queue/capture.rs`): the device
-/// keeps its queues as this, so the device and the profile sit below the queue module.
-pub(crate) trait ProfiledQueue: Send + Sync {
+/// A queue as the device and a capture drive it, implemented by the queue
+/// (`queue/capture.rs`): the device keeps its queues as this, so the device and the profile sit
+/// below the queue module.
+pub(crate) trait DeviceQueue: Send + Sync {
     /// Joins `session`: a buffer for its records, timing signals when it times packets, and the
     /// flags the stages read.
     fn attach_capture(self: Arc<Self>, session: &ProfileSession) -> EngineResult<()>;
@@ -42,6 +43,9 @@ pub(crate) trait ProfiledQueue: Send + Sync {
     fn detach_capture(&self) -> u64;
     /// The queue's own counters, sampled into the capture: (name, value).
     fn software_counters(&self) -> [(&'static str, u64); 5];
+    /// If the queue's last handle dropped, waits until its work has drained and it is gone, or
+    /// `deadline` passes; then cancels it (the engine is going away).
+    fn finish_orphan(&self, deadline: Instant);
 }
 
 /// One queue's side of a capture.
@@ -61,7 +65,7 @@ pub(crate) struct QueueCapture {
     /// The timing signals this capture created for the queue (destroyed when it ends).
     pub timing_signals: Mutex<Vec<u64>>,
     /// The queue, for its software counters.
-    pub queue_handle: Weak<dyn ProfiledQueue>,
+    pub queue_handle: Weak<dyn DeviceQueue>,
     pub clock: SystemClockMap,
     /// The writer thread, woken when the buffer passes half full.
     writer: Option<std::thread::Thread>,
@@ -147,7 +151,7 @@ impl ProfileSession {
     }
 
     /// A queue joins the capture (at its start, or when it is created during it).
-    pub fn add_queue(&self, index: u16, queue: Weak<dyn ProfiledQueue>) -> Arc<QueueCapture> {
+    pub fn add_queue(&self, index: u16, queue: Weak<dyn DeviceQueue>) -> Arc<QueueCapture> {
         let capture = Arc::new(QueueCapture {
             queue: u32::from(index),
             modes: self.config.modes,

@@ -18,7 +18,7 @@ use aqueduct_systems::QueueState;
 
 use super::core::QueueShared;
 use crate::error::EngineResult;
-use crate::profile::{ProfileModes, ProfileSession, ProfiledQueue, QueueCapture, host_now_ns};
+use crate::profile::{DeviceQueue, ProfileModes, ProfileSession, QueueCapture, host_now_ns};
 
 /// Timing signals per epoch that can be in flight: a program segment takes two (under
 /// dispatch-events, one more per dispatch it replays but its last; a packet that finds none
@@ -37,10 +37,10 @@ fn flags_for(modes: ProfileModes) -> CaptureFlags {
     }
 }
 
-impl ProfiledQueue for QueueShared {
+impl DeviceQueue for QueueShared {
     fn attach_capture(self: Arc<Self>, session: &ProfileSession) -> EngineResult<()> {
         let index = self.index;
-        let handle: Arc<dyn ProfiledQueue> = self.clone();
+        let handle: Arc<dyn DeviceQueue> = self.clone();
         let capture = session.add_queue(index, Arc::downgrade(&handle));
         let flags = flags_for(capture.modes);
         let mut signals = Vec::new();
@@ -132,6 +132,10 @@ impl ProfiledQueue for QueueShared {
             ("parked-submissions", stats.deferred),
             ("epochs-drained", stats.epochs_drained),
         ]
+    }
+
+    fn finish_orphan(&self, deadline: Instant) {
+        self.finish_orphaned(deadline);
     }
 }
 

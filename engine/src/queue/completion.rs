@@ -5,7 +5,8 @@
 //! A busy queue's submitter drains for itself, a batch at a time, after its pass
 //! (`drain_retired_batch`). The thread covers the rest: the last submissions of a burst (it
 //! sleeps until everything in flight retired, so their waiters never depend on a later submit)
-//! and a long queue nobody submits to (a longer batch at a time).
+//! and a long queue nobody submits to (a longer batch at a time). Once the queue's last handle
+//! has dropped, it also destroys the queue when its work has drained or failed.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -66,6 +67,11 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
         }
         // Outside the queue lock: freeing takes the device World's.
         shared.device.release_settled();
+        // No user handle is left: once its work has drained or failed, the thread destroys the
+        // queue and ends.
+        if shared.handles.load(Ordering::Acquire) == 0 && shared.orphan_settled() && shared.tear_down_orphan() {
+            return;
+        }
         let (submitted, drained) = shared.epochs();
         let mut signals = [control, control];
         let mut conditions = [SignalCondition::Ne as u32; 2];

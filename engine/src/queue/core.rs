@@ -106,7 +106,11 @@ pub(crate) struct QueueShared {
     pub hsa_queue: *mut hsa_queue_t,
     pub core: Mutex<QueueCore>,
     pub error_sink: Arc<ErrorSink>,
+    /// Set once the queue is being torn down: its completion thread ends.
     pub shutdown: AtomicBool,
+    /// [`Queue::cancel`](crate::Queue::cancel) ran: the last handle's drop destroys the queue at
+    /// once, failing what is on the device.
+    pub cancelled: AtomicBool,
     /// The thread building a batch on this queue (its [`thread_token`]), or 0: an immediate call
     /// from that thread would wait for a lock it holds itself.
     pub batch_owner: AtomicU64,
@@ -124,10 +128,10 @@ pub(crate) struct QueueShared {
     pub priority: crate::config::QueuePriority,
     /// Its id in the replay capture (0: not captured).
     pub replay_id: crate::replay_capture::ReplayId,
-    /// The user's [`Queue`](crate::Queue) handles alive: the last one's drop destroys the queue
-    /// (`lifecycle.rs`). Not the `Arc`'s count: the completion thread, and other threads that
-    /// briefly upgrade a weak reference to the queue, hold it too, and the queue must not be torn
-    /// down on one of them (its own completion thread would join itself).
+    /// The user's [`Queue`](crate::Queue) handles alive: after the last one's drop the queue is
+    /// destroyed once its work has drained (`lifecycle.rs`). Not the `Arc`'s count: the
+    /// completion thread, and other threads that briefly upgrade a weak reference to the queue,
+    /// hold it too, and a teardown must not run on whichever of them lets go last.
     pub handles: AtomicUsize,
     /// The completion thread, joined when the queue is destroyed.
     pub thread: Mutex<Option<JoinHandle<()>>>,

@@ -66,7 +66,7 @@ impl QueueShared {
     }
 
     /// The queue's sticky error, recorded once.
-    fn queue_failure(&self, core: &mut QueueCore, status: Option<u32>, message: String) -> u32 {
+    pub(super) fn queue_failure(&self, core: &mut QueueCore, status: Option<u32>, message: String) -> u32 {
         if let Some(failure) = core.state_ref().failure {
             return failure;
         }
@@ -114,7 +114,17 @@ impl QueueShared {
             }
             outcome.wake
         };
-        let rows = &mut core.state().rows;
+        self.fail_pending(core, failure);
+        self.device.wake_queues(held_on_this);
+    }
+
+    /// Fails every pending and parked submission (none of which reached the device) with
+    /// `failure`, and makes it the queue's sticky error: later submissions fail with it too.
+    pub(super) fn fail_pending(&self, core: &mut QueueCore, failure: u32) {
+        let queue = core.state();
+        queue.failure = Some(failure);
+        queue.endpoint.failure.store(failure + 1, Ordering::Release);
+        let rows = &mut queue.rows;
         while !rows.is_empty() {
             for signal in rows.row_signals(rows.front) {
                 self.device.semaphores.fail(signal.semaphore, failure);
@@ -127,7 +137,6 @@ impl QueueShared {
         self.device.parked_queues.unpark(self.index);
         self.device.semaphores.notify();
         self.device.wake_deferred(None);
-        self.device.wake_queues(held_on_this);
     }
 
     /// Shutdown after the HSA queue is destroyed: drain what retired, fail the rest. No packet
@@ -136,8 +145,9 @@ impl QueueShared {
         // Going away: this queue must not wait for another's drain.
         self.drain_retired(core, DrainOrder::CatchUp);
         let queue = core.state_ref();
-        let pending = !core.state_ref().rows.is_empty();
-        if queue.failure.is_none() && (queue.epochs.submitted > queue.epochs.drained || pending) {
+        if queue.epochs.submitted > queue.epochs.drained || !queue.rows.is_empty() {
+            // The queue's sticky error if it has one (a cancellation's; a queue error's already
+            // failed everything).
             let message = format!("queue {} was destroyed with work in flight", self.index);
             let failure = self.queue_failure(core, None, message);
             self.fail_everything(core, failure);

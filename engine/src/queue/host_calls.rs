@@ -22,17 +22,17 @@
 use std::error::Error;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use aqueduct_components::capture::OperationKind;
-use aqueduct_components::semaphore_table::FailureRecord;
-use aqueduct_systems::sync::SemaphoreSync;
+use aqueduct_components::semaphore_table::{FailureRecord, SemaphoreTable, WaitSource};
+use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 
 use super::core::QueueShared;
 use crate::error::{EngineError, EngineResult};
-use crate::semaphore::{Semaphore, SemaphorePoint, wait_all};
+use crate::semaphore::{Semaphore, SemaphoreInner, SemaphorePoint, wait_all};
 
 /// What a host call's function returns: `Err` fails the call's signals with its message.
 pub type HostCallResult = Result<(), Box<dyn Error + Send + Sync>>;
@@ -49,8 +49,18 @@ struct Job {
     /// The *ready* value the barrier raises, or none when the queue was idle at the call.
     ready: Option<u64>,
     work: Work,
-    waits: Vec<(Semaphore, u64)>,
+    /// Held weakly: a wait must not keep its semaphore from being orphaned ([`wait_for`]).
+    waits: Vec<HostWait>,
     signals: Vec<(Semaphore, u64)>,
+}
+
+/// A host call's wait: its semaphore, weakly, and the slot it names, which stays allocated
+/// while the call's gate row is unsettled.
+struct HostWait {
+    semaphore: Weak<SemaphoreInner>,
+    table: Arc<SemaphoreTable>,
+    slot: u32,
+    value: u64,
 }
 
 /// A queue's host-call state, made at its first host call.
@@ -117,13 +127,8 @@ fn run(jobs: Receiver<Job>, ready: Semaphore, gate: Semaphore, closed: Arc<Atomi
             Some(value) => wait(&closed, &[ready.at(value)]),
             None => Ok(()),
         };
-        let outcome = reached
-            .and_then(|()| {
-                let waits: Vec<SemaphorePoint> =
-                    job.waits.iter().map(|(semaphore, value)| semaphore.at(*value)).collect();
-                wait(&closed, &waits)
-            })
-            .and_then(|()| {
+        let outcome =
+            reached.and_then(|()| job.waits.iter().try_for_each(|point| wait_for(&closed, point))).and_then(|()| {
                 // A panic is the function's error, not the thread's end.
                 match std::panic::catch_unwind(std::panic::AssertUnwindSafe(job.work)) {
                     Ok(Ok(())) => Ok(()),
@@ -174,6 +179,40 @@ fn wait(closed: &AtomicBool, points: &[SemaphorePoint]) -> Result<(), Arc<Failur
     }
 }
 
+/// Waits for one of a call's waits in slices. While a handle to its semaphore lives, it waits
+/// on the semaphore (holding it only for the slice); once none does, the slot says whether
+/// the value can still come: a wait past every promise fails, as a queue's parked wait would.
+fn wait_for(closed: &AtomicBool, point: &HostWait) -> Result<(), Arc<FailureRecord>> {
+    loop {
+        match point.semaphore.upgrade() {
+            // One slice at a time, letting go of the handle in between.
+            Some(inner) => match wait_all(&[Semaphore(inner).at(point.value)], WAIT_SLICE) {
+                Ok(()) => return Ok(()),
+                Err(EngineError::SemaphoreFailed(failure)) => return Err(failure),
+                Err(EngineError::Timeout { .. }) if !closed.load(Ordering::Acquire) => {}
+                Err(error) => return Err(record(format!("host call abandoned: {error}"))),
+            },
+            None => match point.table.wait_source(point.slot, point.value) {
+                WaitSource::Satisfied => return Ok(()),
+                WaitSource::Failed(failure) => {
+                    return Err(point
+                        .table
+                        .failure_record(failure)
+                        .unwrap_or_else(|| record("unknown failure".into())));
+                }
+                WaitSource::Queued(_) | WaitSource::Unknown if !closed.load(Ordering::Acquire) => {
+                    point.table.park_until(std::time::Instant::now() + WAIT_SLICE, || {
+                        point.table.value(point.slot) >= point.value || point.table.failure(point.slot).is_some()
+                    });
+                }
+                WaitSource::Queued(_) | WaitSource::Unknown => {
+                    return Err(record("host call abandoned: its queue was destroyed".into()));
+                }
+            },
+        }
+    }
+}
+
 impl QueueShared {
     fn host_calls(&self) -> MutexGuard<'_, Option<HostCalls>> {
         self.host_calls.lock().unwrap_or_else(|poison| poison.into_inner())
@@ -182,12 +221,7 @@ impl QueueShared {
     /// Whether every row staged on the queue has run and drained.
     fn is_idle(&self) -> bool {
         let (submitted, drained) = self.epochs();
-        if submitted != drained {
-            return false;
-        }
-        let core = self.lock();
-        let rows = &core.state_ref().rows;
-        rows.is_empty() && !rows.parked && self.epochs().0 == drained
+        submitted == drained && self.idle(&self.lock())
     }
 
     /// Stops the host-call thread (the queue is destroyed and its rows failed).
@@ -231,10 +265,17 @@ impl QueueShared {
         for point in signals {
             table.record_parked_signal(point.semaphore.0.slot, point.value);
         }
-        let owned = |points: &[SemaphorePoint]| -> Vec<(Semaphore, u64)> {
-            points.iter().map(|point| (point.semaphore.clone(), point.value)).collect()
-        };
-        let job = Job { call, ready, work, waits: owned(waits), signals: owned(signals) };
+        let waits = waits
+            .iter()
+            .map(|point| HostWait {
+                semaphore: Arc::downgrade(&point.semaphore.0),
+                table: self.device.semaphores.clone(),
+                slot: point.semaphore.0.slot,
+                value: point.value,
+            })
+            .collect();
+        let signals = signals.iter().map(|point| (point.semaphore.clone(), point.value)).collect();
+        let job = Job { call, ready, work, waits, signals };
         let sent = calls.jobs.as_ref().is_some_and(|jobs| jobs.send(job).is_ok());
         if !sent {
             return Err(EngineError::InvalidArgument {

@@ -1,8 +1,11 @@
-//! A queue's life: creation (signals, kernarg ring, HSA queue, queue World, completion thread)
-//! and destruction, when the last `Queue` handle drops (the HSA queue first, then failing what
-//! was left in flight).
+//! A queue's life: creation (signals, kernarg ring, HSA queue, queue World, completion thread),
+//! the last handle's drop (the work goes on; the completion thread destroys the queue once it
+//! has drained), cancellation, and destruction (the HSA queue first, then failing what was left
+//! in flight).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use aqueduct_systems::reclaim::DrainOrder;
 use std::sync::{Arc, Mutex};
 
 use aqueduct_components::device_entities::QueueEntity;
@@ -11,12 +14,12 @@ use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_signal_t;
 
 use super::Queue;
-use super::core::QueueShared;
+use super::core::{QueueCore, QueueShared};
 use super::failure::{ErrorSink, queue_error_callback};
 use crate::config::{QueueConfig, QueuePriority};
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
-use crate::profile::ProfiledQueue;
+use crate::profile::DeviceQueue;
 
 impl Queue {
     pub(crate) fn create(device: &Arc<DeviceShared>, settings: &QueueConfig) -> EngineResult<Self> {
@@ -75,8 +78,8 @@ impl Queue {
         });
         super::memory_faults::route(state.info.agent.handle, &error_sink);
         let sink_pointer = (&*error_sink as *const ErrorSink).cast_mut().cast();
-        // SAFETY: the sink is boxed inside QueueShared and outlives the HSA queue, which is
-        // destroyed when the last Queue handle drops, before the sink.
+        // SAFETY: the sink is boxed inside QueueShared and outlives the HSA queue, which the
+        // queue's teardown destroys before the sink.
         let hsa_queue = match unsafe {
             hsa.queue_create(state.info.agent, config.queue_packets, Some(queue_error_callback), sink_pointer)
         } {
@@ -95,8 +98,7 @@ impl Queue {
             }
             return Err(error);
         }
-        // SAFETY: the queue lives until the last Queue handle's drop destroys it, after the last
-        // ring use.
+        // SAFETY: the queue lives until its teardown destroys it, after the last ring use.
         let ring = unsafe { AqlRing::new(hsa_queue, hsa.api()) };
         let (core, stages) = QueueShared::build_world(device, index, ring, kernarg_memory, endpoint.clone(), agent);
         let entity = device
@@ -118,6 +120,7 @@ impl Queue {
             core: Mutex::new(core),
             error_sink,
             shutdown: AtomicBool::new(false),
+            cancelled: AtomicBool::new(false),
             batch_owner: AtomicU64::new(0),
             counters: Default::default(),
             capturing: AtomicBool::new(false),
@@ -147,7 +150,7 @@ impl Queue {
         // Registered under the capture slot's lock, so a capture that begins or ends meanwhile
         // sees the queue either way.
         let session = device.profile.lock().unwrap_or_else(|poison| poison.into_inner());
-        let profiled: Arc<dyn ProfiledQueue> = shared.clone();
+        let profiled: Arc<dyn DeviceQueue> = shared.clone();
         device.queues.lock().unwrap_or_else(|poison| poison.into_inner()).push(Arc::downgrade(&profiled));
         if let Some(session) = session.as_ref() {
             profiled.attach_capture(session)?;
@@ -186,32 +189,134 @@ impl Clone for Queue {
 }
 
 impl Drop for Queue {
-    /// The last handle's drop destroys the queue: what was submitted through any handle before
-    /// it (a `Release`, paired with the last drop's `Acquire`) is done with or failed.
+    /// The last handle's drop lets the queue's work finish (see [`Queue`]): what was submitted
+    /// through any handle before it (a `Release`, paired with the last drop's `Acquire`) drains
+    /// or fails, and then the queue is destroyed.
     fn drop(&mut self) {
         if self.0.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.0.destroy();
+            self.0.last_handle_dropped();
         }
     }
 }
 
+impl Queue {
+    /// Cancels the queue's work and consumes this handle. Work not yet on the device fails now
+    /// with `queue N was cancelled`, and so does every later submission through another handle.
+    /// If this was the last handle, the queue is destroyed at once and the work on the device
+    /// fails with it, as dropping a queue did before work outlived its handles. Otherwise the
+    /// work already on the device finishes, and the last handle's drop destroys the queue.
+    pub fn cancel(self) {
+        let queue = self.0.replay_id.get();
+        if let Some(replay) = self.0.device.replay_capture().filter(|_| queue != 0) {
+            replay.push(aqueduct_profile::replay::ReplayRecord::QueueCancelled { queue });
+        }
+        self.0.cancel_pending();
+    }
+}
+
 impl QueueShared {
-    /// Destroys the queue: stops the completion thread, destroys the HSA queue, fails what was
-    /// left in flight, then frees the kernarg ring and the device-World entity.
-    fn destroy(&self) {
-        // Before anything it cancels: the replay drops its queue at the same place in the stream.
+    /// Fails the pending and parked work with a sticky `queue N was cancelled`, and marks the
+    /// queue cancelled: its destruction fails what is on the device rather than waiting.
+    fn cancel_pending(&self) {
+        {
+            let mut core = self.lock();
+            let failure = self.queue_failure(&mut core, None, format!("queue {} was cancelled", self.index));
+            self.fail_pending(&mut core, failure);
+        }
+        self.cancelled.store(true, Ordering::Release);
+    }
+
+    /// The last user handle dropped. The queue is destroyed once its work has drained or failed:
+    /// now, if it already has (or it was cancelled); otherwise by its completion thread, which
+    /// keeps draining, when it has ([`Self::orphan_settled`]).
+    fn last_handle_dropped(&self) {
+        // The replay drops its queue at the same place in the stream.
         let queue = self.replay_id.get();
         if let Some(replay) = self.device.replay_capture().filter(|_| queue != 0) {
             replay.push(aqueduct_profile::replay::ReplayRecord::QueueDropped { queue });
         }
-        self.shutdown.store(true, Ordering::Release);
+        if self.cancelled.load(Ordering::Acquire) || self.orphan_settled() {
+            self.destroy();
+        } else {
+            // The completion thread looks at the handle count on each wake-up.
+            self.device.poke(self.endpoint.control_signal);
+        }
+    }
+
+    /// Whether a queue without handles has nothing left to do: it drains what retired, then
+    /// checks that nothing is pending, parked or in flight. No handle is left, so nothing new
+    /// can be staged after a `true`.
+    pub(super) fn orphan_settled(&self) -> bool {
+        let mut core = self.lock();
+        self.drain_retired(&mut core, DrainOrder::CatchUp);
+        let idle = self.idle(&core);
+        drop(core);
+        self.device.release_settled();
+        idle
+    }
+
+    /// A queue without handles, at the engine's drop: waits until its completion thread has
+    /// torn it down or `deadline` passes, then cancels what is left (see `Engine`'s drop).
+    pub(super) fn finish_orphaned(&self, deadline: std::time::Instant) {
+        let gone = || {
+            let thread = self.thread.lock().unwrap_or_else(|poison| poison.into_inner());
+            thread.as_ref().is_none_or(|thread| thread.is_finished())
+        };
+        if self.handles.load(Ordering::Acquire) != 0 {
+            return;
+        }
+        while !gone() {
+            if std::time::Instant::now() >= deadline {
+                tracing::warn!(
+                    queue = self.index,
+                    "the engine was dropped before the queue's work finished: cancelled"
+                );
+                self.cancel_pending();
+                self.destroy();
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
+
+    /// Nothing pending, parked or in flight (the caller holds the queue lock).
+    pub(super) fn idle(&self, core: &QueueCore) -> bool {
+        let rows = &core.state_ref().rows;
+        let (submitted, drained) = self.epochs();
+        rows.is_empty() && !rows.parked && submitted == drained
+    }
+
+    /// Destroys the queue from any thread but its completion thread: stops that thread, then
+    /// tears the queue down, unless the completion thread already is (then this waits for it).
+    fn destroy(&self) {
+        let first = !self.shutdown.swap(true, Ordering::AcqRel);
         self.device.poke(self.endpoint.control_signal);
         if let Some(thread) = self.thread.lock().unwrap_or_else(|poison| poison.into_inner()).take() {
             let _ = thread.join();
         }
+        if first {
+            self.tear_down();
+        }
+    }
+
+    /// The completion thread of a queue without handles found it settled: it tears the queue
+    /// down itself and then ends (its join handle is left to the queue's drop). Returns whether
+    /// it did; a concurrent [`Self::destroy`] that came first does it instead.
+    pub(super) fn tear_down_orphan(&self) -> bool {
+        if self.shutdown.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        self.tear_down();
+        true
+    }
+
+    /// Destroys the HSA queue, fails what was left in flight, then frees the kernarg ring and
+    /// the device-World entity. The completion thread is stopped, or is the caller.
+    fn tear_down(&self) {
         // Destroy the HSA queue first: afterwards no packet touches memory, so the work still in
         // flight can be failed and its rows settled.
-        // SAFETY: the completion thread is gone and no Queue handle is left to submit.
+        // SAFETY: the completion thread is stopped or is this thread, and no Queue handle is left
+        // to submit.
         if let Err(error) = unsafe { self.device.hsa.queue_destroy(self.hsa_queue) } {
             tracing::warn!(%error, "hsa_queue_destroy failed");
         }

@@ -7,6 +7,7 @@
 //! - `alloca.rs`: queue-ordered allocation from pools, and the queue's memory timeline;
 //! - `host_calls.rs`: host functions run in queue order, and how they map to AQL;
 //! - `files.rs`: file reads and writes in queue order, on host calls and a staging buffer;
+//! - `host_sync.rs`: what a host thread waits for: the queue going idle, reads and writes;
 //! - `launch.rs`: typed launches, their arguments checked against the kernel's metadata;
 //! - `lifecycle.rs`: creation and destruction;
 //! - `core.rs`: the state behind the queue lock, and what other threads share;
@@ -33,6 +34,7 @@ mod execute;
 mod failure;
 mod files;
 mod host_calls;
+mod host_sync;
 pub(crate) mod launch;
 mod lifecycle;
 mod memory_faults;
@@ -52,8 +54,14 @@ pub(crate) use memory_faults::route_memory_faults;
 pub(crate) use operations::Submitter;
 
 /// A queue on one agent of the device. Operations run in submission order; each waits for its
-/// wait semaphores and, when done, raises its signal semaphores. Cloning shares the queue; the
-/// last clone's drop destroys it (`lifecycle.rs`).
+/// wait semaphores and, when done, raises its signal semaphores. Cloning shares the queue.
+///
+/// **Work outlives its handles.** Dropping the last handle does not cancel anything: what was
+/// submitted runs to completion (or fails, as it would have), its semaphores are raised, and the
+/// queue is destroyed once that work has drained, by its completion thread. Work parked on a
+/// semaphore that nothing can raise any more (its last handle dropped, and no submission
+/// promised the value) fails instead, and then the queue goes. [`Queue::cancel`] fails the work
+/// instead of waiting for it.
 pub struct Queue(pub(crate) Arc<QueueShared>);
 
 /// A dispatch whose kernarg bytes the caller builds (kernels outside the HAL layout). A buffer

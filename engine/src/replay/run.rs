@@ -248,7 +248,8 @@ impl Replay {
                 ReplayRecord::CaptureEnd { time_ns } => {
                     summary.duration = summary.duration.max(Duration::from_nanos(time_ns))
                 }
-                ReplayRecord::Free { .. } | ReplayRecord::QueueDropped { .. } => {}
+                ReplayRecord::Free { .. } | ReplayRecord::QueueDropped { .. } | ReplayRecord::QueueCancelled { .. } => {
+                }
             }
         }
         Ok(summary)
@@ -414,9 +415,13 @@ impl<'d> Replayer<'d> {
                 }
             }
             ReplayRecord::QueueDropped { queue } => {
-                // The last handle: the queue is destroyed here, failing what it has not run, as
-                // it was in the capture.
+                // The last handle: its work goes on, and the queue goes once it has drained, as
+                // it did in the capture.
                 drop(self.queues.remove(&queue).ok_or_else(|| self.unknown("queue", queue))?);
+            }
+            ReplayRecord::QueueCancelled { queue } => {
+                // Through a second handle: the capture's `QueueDropped` follows, from the last one.
+                self.queues.get(&queue).ok_or_else(|| self.unknown("queue", queue))?.clone().cancel();
             }
             ReplayRecord::HostWrite { buffer, offset, data } => {
                 let buffer = self.buffer(buffer)?;

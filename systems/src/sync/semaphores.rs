@@ -18,6 +18,7 @@ use std::sync::atomic::Ordering;
 
 use aqueduct_components::dependency::Producer;
 use aqueduct_components::frontier::Frontier;
+use aqueduct_components::semaphore_slot::ORPHANED_UNRECORDED;
 use aqueduct_components::semaphore_table::{FailureRecord, SemaphoreTable, TableFull, WaitSource};
 
 /// The semaphore slot protocol (see the module documentation).
@@ -52,8 +53,13 @@ pub trait SemaphoreSync {
     /// Records that a parked submission will raise the semaphore to `value` once admitted.
     fn record_parked_signal(&self, index: u32, value: u64);
 
-    /// Classifies a wait for `value`.
+    /// Classifies a wait for `value`. On a semaphore whose last handle dropped, a wait past
+    /// every promised value can never be met: it fails, with a record made by the first such
+    /// wait, not the semaphore (waits it already met, or will meet, still pass).
     fn wait_source(&self, index: u32, value: u64) -> WaitSource;
+
+    /// The semaphore's last handle dropped: from now on nothing new can promise it a value.
+    fn orphan(&self, index: u32);
 
     /// The frontier recorded with `producer`, if the record still names it (a later signal may
     /// have replaced it: then nothing is known, which only costs elision).
@@ -67,6 +73,27 @@ pub trait SemaphoreSync {
     /// Records that `producer` will raise the semaphore to `value`, and what its queue had reached
     /// before it (`frontier`).
     fn record_queued_signal_with_frontier(&self, index: u32, value: u64, producer: Producer, frontier: &Frontier);
+}
+
+/// The failure a wait for `value` on orphaned slot `index` gets: the slot's record, made by
+/// the first such wait (a loser of the race to make it uses the winner's).
+#[cold]
+fn orphaned_failure(table: &SemaphoreTable, index: u32, tag: u32, value: u64) -> u32 {
+    if tag != ORPHANED_UNRECORDED {
+        return tag - 1;
+    }
+    let slot = table.slot(index);
+    let failure = table.record_failure(FailureRecord {
+        status: None,
+        message: format!(
+            "semaphore {index} was dropped at value {}: no handle is left to raise it to {value}",
+            slot.value()
+        ),
+    });
+    match slot.orphaned.compare_exchange(ORPHANED_UNRECORDED, failure + 1, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => failure,
+        Err(recorded) => recorded - 1,
+    }
 }
 
 impl SemaphoreSync for SemaphoreTable {
@@ -151,8 +178,16 @@ impl SemaphoreSync for SemaphoreTable {
             Some(producer) if record.queued_value >= value && record.queued_before < value => {
                 WaitSource::Queued(producer)
             }
-            _ => WaitSource::Unknown,
+            _ => match slot.orphaned.load(Ordering::Acquire) {
+                0 => WaitSource::Unknown,
+                _ if slot.highest_promised() >= value => WaitSource::Unknown,
+                tag => WaitSource::Failed(orphaned_failure(self, index, tag, value)),
+            },
         }
+    }
+
+    fn orphan(&self, index: u32) {
+        self.slot(index).orphan();
     }
 
     #[inline]
@@ -286,6 +321,26 @@ mod tests {
         assert_eq!(table.highest_promised(slot), 5);
         table.signal(slot, 3);
         assert_eq!(table.highest_promised(slot), 5);
+    }
+
+    #[test]
+    fn an_orphaned_semaphore_fails_only_waits_past_every_promise() {
+        let table = SemaphoreTable::new(1);
+        let slot = table.allocate(2).unwrap();
+        table.record_queued_signal(slot, 4, Producer { queue: 0, epoch: 1 });
+        table.record_parked_signal(slot, 6);
+        table.orphan(slot);
+        // Met, queued and promised values still pass or wait; the semaphore itself is healthy.
+        assert_eq!(table.wait_source(slot, 2), WaitSource::Satisfied);
+        assert_eq!(table.wait_source(slot, 4), WaitSource::Queued(Producer { queue: 0, epoch: 1 }));
+        assert_eq!(table.wait_source(slot, 6), WaitSource::Unknown);
+        let WaitSource::Failed(failure) = table.wait_source(slot, 7) else { panic!("a wait past every promise fails") };
+        assert!(table.failure_record(failure).unwrap().message.contains("dropped at value 2"));
+        assert_eq!(table.wait_source(slot, 9), WaitSource::Failed(failure), "later waits share the record");
+        assert_eq!(table.failure(slot), None);
+        table.release(slot);
+        let reused = table.allocate(0).unwrap();
+        assert_eq!(table.wait_source(reused, 1), WaitSource::Unknown, "a reused slot is not orphaned");
     }
 
     #[test]

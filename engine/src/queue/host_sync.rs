@@ -1,0 +1,88 @@
+//! What a host thread waits on a queue for: the queue going idle, and reads and writes of any
+//! buffer in queue order (cudarc's `clone_dtoh` and `clone_htod`, wgpu's `queue.write_buffer`).
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use aqueduct_systems::sync::{HostParking, SemaphoreSync};
+use bytemuck::Pod;
+
+use super::Queue;
+use super::failure::unknown_failure;
+use crate::error::{EngineError, EngineResult};
+use aqueduct_components::device_entities::MemoryKind;
+
+use crate::memory::Buffer;
+
+/// The longest a `wait_idle` sleeps between looks: a drain that raises no semaphore wakes no
+/// host waiter, so the settled mark is polled at this period.
+const IDLE_POLL: Duration = Duration::from_millis(1);
+
+impl Queue {
+    /// Blocks until everything submitted to the queue before this call, through any handle, has
+    /// finished, the queue has failed (its failure is returned), or `timeout` passes.
+    pub fn wait_idle(&self, timeout: Duration) -> EngineResult<()> {
+        let shared = self.shared();
+        shared.refuse_inside_batch()?;
+        let start = Instant::now();
+        let deadline = crate::clock::deadline_after(start, timeout);
+        let target = shared.endpoint.staged_rows.load(Ordering::Acquire);
+        // A failed queue keeps its rows unsettled while its packets may still run (`failure.rs`).
+        let failure = || shared.endpoint.failure.load(Ordering::Acquire).checked_sub(1);
+        let settled = || failure().is_some() || shared.endpoint.settled_rows.load(Ordering::Acquire) >= target;
+        let table = &shared.device.semaphores;
+        // Completion threads drain epoch by epoch while a host thread is parked.
+        shared.device.wake_completion_threads();
+        while !settled() {
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(EngineError::Timeout { waited: start.elapsed(), unmet: Vec::new() });
+            }
+            table.park_until(deadline.min(now + IDLE_POLL), settled);
+        }
+        match failure() {
+            Some(failure) => Err(EngineError::QueueFailed(
+                shared.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads `buffer`, of any memory kind, after the queue's earlier work: the queue copies it
+    /// into a host-visible buffer made for the call, and this waits up to `timeout` for the
+    /// copy.
+    pub fn read<T: Pod>(&self, buffer: &Buffer<T>, timeout: Duration) -> EngineResult<Vec<T>> {
+        let staging = self.device().allocate(MemoryKind::HostVisible, buffer.size())?;
+        self.copy_and_wait(buffer.bytes(), &staging, buffer.size(), timeout)?;
+        let mut elements = vec![T::zeroed(); buffer.len() as usize];
+        staging.read(0, bytemuck::cast_slice_mut(&mut elements))?;
+        Ok(elements)
+    }
+
+    /// Writes `data` to `buffer`, of any memory kind, from element 0, after the queue's earlier
+    /// work: the data goes to a host-visible buffer made for the call, the queue copies it, and
+    /// this waits up to `timeout` for the copy.
+    pub fn write<T: Pod>(&self, buffer: &Buffer<T>, data: &[T], timeout: Duration) -> EngineResult<()> {
+        let elements = data.len() as u64;
+        if elements > buffer.len() {
+            return Err(EngineError::InvalidArgument {
+                what: "queue write",
+                reason: format!("{elements} elements do not fit a buffer of {}", buffer.len()),
+            });
+        }
+        let bytes = std::mem::size_of_val(data) as u64;
+        if bytes == 0 {
+            return Ok(());
+        }
+        let staging = self.device().allocate(MemoryKind::HostVisible, bytes)?;
+        staging.write(0, bytemuck::cast_slice(data))?;
+        self.copy_and_wait(&staging, buffer.bytes(), bytes, timeout)
+    }
+
+    /// Copies the first `bytes` of `source` to `target` in queue order and waits for it.
+    fn copy_and_wait(&self, source: &Buffer, target: &Buffer, bytes: u64, timeout: Duration) -> EngineResult<()> {
+        let done = self.device().create_semaphore(0)?;
+        self.copy(source.range(0, bytes), target.range(0, bytes)).signal(done.at(1)).submit()?;
+        done.wait(1, timeout)
+    }
+}
