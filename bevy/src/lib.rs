@@ -307,7 +307,7 @@ pub enum AqueductSystems {
     /// Where user systems stage compute work.
     Record,
     /// Publishes each lane's staged work (one batch, one doorbell per queue), then waits until
-    /// no more than the limit of frames is in flight.
+    /// frame `N + 1 - limit` is done, so that the next frame makes at most `limit` in flight.
     Flush,
 }
 
