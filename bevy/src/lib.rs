@@ -1,66 +1,242 @@
 //! aqueduct-bevy: AMD compute in a Bevy app's own frame.
 //!
 //! [`AqueductPlugin`] opens an engine (default device `auto`), makes one queue per *lane*, and
-//! inserts them as resources: [`AqueductDevice`] and [`AqueductQueues`]. User systems stage work
-//! for a lane through [`AqueductFrame`]; in [`PostUpdate`], [`AqueductSystems::Flush`] publishes
-//! each lane's work for the frame as one batch, so one frame's work reaches each queue with one
-//! doorbell. The engine's stages are ECS systems too; here they run inside the app's frame.
+//! inserts the resources [`AqueductDevice`], [`AqueductQueues`] and [`AqueductFrame`]. User
+//! systems stage work for a lane through [`AqueductFrame`]; in [`PostUpdate`],
+//! [`AqueductSystems::Flush`] publishes each lane's work for the frame as one batch, so one
+//! frame's work reaches each queue with one doorbell. The engine's stages are ECS systems too;
+//! here they run inside the app's frame.
 //!
+//! - **Lanes are labels.** A lane is a type that is a [`SystemSet`] and implements [`Lane`]:
+//!   `#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)] struct Physics;` and
+//!   `impl Lane for Physics {}` (an enum gives one lane per variant). [`AqueductPlugin::lane`]
+//!   registers it with its [`QueueConfig`], priority included; systems that feed it go in that
+//!   set (`step.in_set(Physics)`), which the plugin places in [`AqueductSystems::Record`]. Work
+//!   or a read-back for a lane that was never registered is refused where it is asked for, with
+//!   [`AqueductError::UnknownLane`]; a lane registered twice makes the plugin unavailable, with
+//!   that reason.
 //! - **Frame timeline.** Frame `N`'s work on every lane raises [`AqueductFrame::timeline`] to
 //!   `N`; work of frame `N + 1` waits on [`FrameContext::previous`] on the device, with no host
 //!   stall.
-//! - **Read-backs.** [`AqueductFrame::read_back`] asks for a buffer range once the lane's work of
-//!   this frame is done. [`AqueductSystems::Begin`] (in [`PreUpdate`]) polls, never blocks, and
-//!   delivers each as a [`Readback`] message a frame or more later.
+//! - **Frames in flight.** [`AqueductPlugin::frames_in_flight`] sets a limit `L` (default
+//!   [`DEFAULT_FRAMES_IN_FLIGHT`], 2). After frame `N`'s flush has published its work, it waits
+//!   on the host until frame `N + 1 - L` finished on the frame timeline. So at most `L` frames
+//!   are ever in flight, and outside the flush [`AqueductFrame::frame`] minus
+//!   [`AqueductFrame::completed`] is at most `L`. With `L = 1` every frame waits for its own work.
+//!   The wait takes [`AqueductPlugin::frame_timeout`]; when it runs out the flush sends
+//!   [`FrameStalled`] and the app goes on.
+//! - **Read-backs.** [`AqueductFrame::read_back`] asks for elements of a `Buffer<T>` as they are
+//!   once the lane's work of this frame is done. [`AqueductSystems::Begin`] (in [`PreUpdate`])
+//!   polls, never blocks, and delivers each as a [`Readback<T, Tag>`](Readback) message with the
+//!   caller's tag: a read-back asked for in frame `F` arrives in frame `F + 1` at the earliest and
+//!   `F + L` at the latest, readable by that frame's [`Update`] systems. Each `Readback<T, Tag>`
+//!   type is registered with [`AqueductPlugin::readback`], as Bevy messages are; asking for one
+//!   that was not is [`AqueductError::ReadbackNotRegistered`].
 //! - **Failures.** A lane whose queue failed sends one [`QueueFailed`] message and logs the
-//!   failure record; an operation refused at flush sends [`SubmitRefused`].
-//! - **No device.** If the engine cannot open, the plugin logs why and inserts
-//!   [`AqueductUnavailable`] instead of the device resources; nothing panics.
-//! - **Lanes and priorities.** [`AqueductPlugin::lane`] names a lane and its [`QueueConfig`],
-//!   priority included; the [`Lane`] system set with that name lets systems say which lane they
-//!   feed.
+//!   failure record; an operation refused at the flush sends [`SubmitRefused`].
+//! - **No device.** If the engine cannot open, the plugin logs why and the app runs on without
+//!   compute: every resource still exists, [`aqueduct_available`] is false (gate systems with
+//!   `run_if(aqueduct_available)`), and work or read-backs asked for return
+//!   [`AqueductError::Unavailable`] with the reason. Nothing panics.
 //!
-//! ```no_run
-//! use aqueduct_bevy::{AqueductFrame, AqueductPlugin, Lane};
-//! use aqueduct_engine::{QueueConfig, QueuePriority};
+//! ```
+//! use aqueduct_bevy::{AqueductDevice, AqueductFrame, AqueductPlugin, Lane, Readback, aqueduct_available};
+//! use aqueduct_engine::{Buffer, MemoryKind, QueueConfig, QueuePriority};
 //! use bevy_app::{App, Update};
 //! use bevy_ecs::prelude::*;
 //!
-//! fn step(mut frame: ResMut<AqueductFrame>) {
-//!     frame.submit("physics", |batch, context| {
-//!         batch.barrier().wait(context.previous()).submit()
+//! #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+//! struct Physics;
+//! impl Lane for Physics {}
+//!
+//! /// The read-back's tag: which data it is.
+//! struct Heights;
+//!
+//! #[derive(Resource)]
+//! struct Terrain(Buffer<f32>);
+//!
+//! fn step(mut frame: ResMut<AqueductFrame>, terrain: Res<Terrain>) {
+//!     let heights = terrain.0.clone();
+//!     let value = frame.frame() as f32;
+//!     let staged = frame.submit(Physics, move |batch, context| {
+//!         batch.fill(heights.whole(), &value.to_le_bytes()).wait(context.previous()).submit()
 //!     });
+//!     let asked = frame.read_back(Physics, &terrain.0, .., Heights);
+//!     if let Err(error) = staged.and(asked) {
+//!         eprintln!("{error}");
+//!     }
 //! }
 //!
-//! App::new()
-//!     .add_plugins(AqueductPlugin::new("soft")?.lane("physics", QueueConfig::new().priority(QueuePriority::High)))
-//!     .add_systems(Update, step.in_set(Lane("physics")))
-//!     .update();
-//! # Ok::<(), aqueduct_engine::EngineError>(())
+//! fn land(mut readbacks: MessageReader<Readback<f32, Heights>>) {
+//!     for readback in readbacks.read() {
+//!         assert!(readback.data.iter().all(|height| *height == readback.frame as f32));
+//!     }
+//! }
+//!
+//! let mut app = App::new();
+//! app.add_plugins(
+//!     AqueductPlugin::new("soft")?
+//!         .lane(Physics, QueueConfig::new().priority(QueuePriority::High))
+//!         .readback::<f32, Heights>(),
+//! );
+//! let heights = app.world().resource::<AqueductDevice>().device()?.allocate_typed(MemoryKind::DeviceLocal, 64)?;
+//! app.insert_resource(Terrain(heights))
+//!     .add_systems(Update, (land, step.in_set(Physics)).chain().run_if(aqueduct_available));
+//! for _ in 0..4 {
+//!     app.update();
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 #![deny(missing_docs)]
 
+use std::any::TypeId;
+use std::num::NonZeroU32;
+use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use aqueduct_engine::{
-    Batch, Binding, Buffer, Device, Engine, EngineConfig, EngineResult, FailureRecord, MemoryKind, Pool, PoolConfig,
-    Queue, QueueConfig, Semaphore, SemaphorePoint,
+    Batch, Buffer, Device, Engine, EngineConfig, EngineError, EngineResult, FailureRecord, MemoryKind, Pool,
+    PoolConfig, Queue, QueueConfig, Semaphore, SemaphorePoint,
 };
 use bevy_app::{App, Plugin, PostUpdate, PreUpdate, Update};
+use bevy_ecs::intern::Interned;
+use bevy_ecs::message::Message;
 use bevy_ecs::prelude::*;
+use bytemuck::Pod;
 
-/// The plugin: which device, and which lanes (queues) with which settings.
-#[derive(Clone, Debug, Default)]
-pub struct AqueductPlugin {
-    /// The engine's settings; `device` defaults to `auto`.
-    pub config: EngineConfig,
-    /// Lanes in order: a name and its queue's settings. None given: one lane, [`DEFAULT_LANE`].
-    pub lanes: Vec<(&'static str, QueueConfig)>,
+/// How many frames may be in flight unless [`AqueductPlugin::frames_in_flight`] says otherwise.
+pub const DEFAULT_FRAMES_IN_FLIGHT: NonZeroU32 = NonZeroU32::new(2).expect("2 is not 0");
+
+/// How long a flush waits for an earlier frame unless [`AqueductPlugin::frame_timeout`] says
+/// otherwise. Long: it only catches a stalled device.
+pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A lane: a queue of its own, named by a label type that is also the [`SystemSet`] of the
+/// systems feeding it.
+///
+/// ```
+/// use aqueduct_bevy::Lane;
+/// use bevy_ecs::prelude::*;
+///
+/// #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// struct Physics;
+/// impl Lane for Physics {}
+///
+/// #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// enum Streaming {
+///     Textures,
+///     Meshes,
+/// }
+/// impl Lane for Streaming {}
+/// ```
+pub trait Lane: SystemSet {}
+
+/// A lane, whatever its type: what resources and messages name lanes by. Equal to the label it
+/// was made from, and shown as that label's `Debug`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LaneId(Interned<dyn SystemSet>);
+
+impl LaneId {
+    /// The id of `lane`.
+    pub fn of(lane: impl Lane) -> Self {
+        Self(lane.intern())
+    }
+
+    /// Whether this is `lane`.
+    pub fn is(&self, lane: impl Lane) -> bool {
+        self.0 == lane.intern()
+    }
+}
+
+impl std::fmt::Debug for LaneId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+impl std::fmt::Display for LaneId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
 }
 
 /// The lane a plugin without [`AqueductPlugin::lane`] calls makes.
-pub const DEFAULT_LANE: &str = "compute";
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DefaultLane;
+
+impl Lane for DefaultLane {}
+
+/// Why the plugin refused what a system asked of it. Returned where it was asked, so a typo'd
+/// lane or a missing registration fails at the call, not later in a log.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AqueductError {
+    /// The engine could not open (or the plugin's settings were refused): nothing runs.
+    #[error("aqueduct is unavailable: {reason}")]
+    Unavailable {
+        /// Why, as the plugin logged it when it was built.
+        reason: String,
+    },
+    /// The lane was never registered with [`AqueductPlugin::lane`].
+    #[error("lane {lane} was never registered with AqueductPlugin::lane")]
+    UnknownLane {
+        /// The lane asked for.
+        lane: LaneId,
+    },
+    /// The read-back's message type was never registered with [`AqueductPlugin::readback`].
+    #[error("{message} was never registered with AqueductPlugin::readback")]
+    ReadbackNotRegistered {
+        /// The message type's name.
+        message: &'static str,
+    },
+    /// The elements asked for are empty, outside the buffer, or of a zero-sized type.
+    #[error("read-back of elements {start}..{end} of a {length}-element buffer of {element}")]
+    InvalidReadback {
+        /// The first element asked for.
+        start: u64,
+        /// One past the last element asked for.
+        end: u64,
+        /// The buffer's length in elements.
+        length: u64,
+        /// The element type's name.
+        element: &'static str,
+    },
+}
+
+/// A `Readback<T, Tag>` message type the plugin registers.
+#[derive(Clone, Debug)]
+struct ReadbackRegistration {
+    message: TypeId,
+    register: fn(&mut App),
+}
+
+/// The plugin: which device, which lanes (queues) with which settings, how many frames may be in
+/// flight, and which read-back messages it delivers.
+#[derive(Clone, Debug)]
+pub struct AqueductPlugin {
+    /// The engine's settings; `device` defaults to `auto`.
+    pub config: EngineConfig,
+    /// Lanes in order, each with its queue's settings. None given: one lane, [`DefaultLane`].
+    pub lanes: Vec<(LaneId, QueueConfig)>,
+    /// The most frames in flight (see the crate documentation for what that bounds).
+    pub frames_in_flight: NonZeroU32,
+    /// How long a flush waits for the frame `frames_in_flight` before it.
+    pub frame_timeout: Duration,
+    readbacks: Vec<ReadbackRegistration>,
+}
+
+impl Default for AqueductPlugin {
+    fn default() -> Self {
+        Self {
+            config: EngineConfig::default(),
+            lanes: Vec::new(),
+            frames_in_flight: DEFAULT_FRAMES_IN_FLIGHT,
+            frame_timeout: DEFAULT_FRAME_TIMEOUT,
+            readbacks: Vec::new(),
+        }
+    }
+}
 
 impl AqueductPlugin {
     /// On the device `spec` names (`auto`, `soft`, `amdgpu`, ...); a spec that does not parse
@@ -77,60 +253,111 @@ impl AqueductPlugin {
         self
     }
 
-    /// Adds a lane: a queue made with `queue`, fed by systems in [`Lane`]`(name)`.
-    pub fn lane(mut self, name: &'static str, queue: QueueConfig) -> Self {
-        self.lanes.push((name, queue));
+    /// Adds a lane: a queue made with `queue`, fed by systems in the set `lane`.
+    pub fn lane(mut self, lane: impl Lane, queue: QueueConfig) -> Self {
+        self.lanes.push((LaneId::of(lane), queue));
         self
+    }
+
+    /// At most `limit` frames in flight: frame `N`'s flush waits for frame `N + 1 - limit`.
+    pub fn frames_in_flight(mut self, limit: NonZeroU32) -> Self {
+        self.frames_in_flight = limit;
+        self
+    }
+
+    /// How long a flush waits for an earlier frame before it sends [`FrameStalled`].
+    pub fn frame_timeout(mut self, timeout: Duration) -> Self {
+        self.frame_timeout = timeout;
+        self
+    }
+
+    /// Registers the message [`Readback<T, Tag>`](Readback), which
+    /// [`AqueductFrame::read_back`] then delivers.
+    pub fn readback<T: Pod + Send + Sync, Tag: Send + Sync + 'static>(mut self) -> Self {
+        fn register<M: Message>(app: &mut App) {
+            app.add_message::<M>();
+        }
+        self.readbacks.push(ReadbackRegistration {
+            message: TypeId::of::<Readback<T, Tag>>(),
+            register: register::<Readback<T, Tag>>,
+        });
+        self
+    }
+
+    /// The lanes to make: the ones named, or [`DefaultLane`]; a lane named twice is refused.
+    fn lanes_to_make(&self) -> Result<Vec<(LaneId, QueueConfig)>, String> {
+        if self.lanes.is_empty() {
+            return Ok(vec![(LaneId::of(DefaultLane), QueueConfig::new())]);
+        }
+        for (index, (lane, _)) in self.lanes.iter().enumerate() {
+            if self.lanes[..index].iter().any(|(earlier, _)| earlier == lane) {
+                return Err(format!("lane {lane} is registered twice"));
+            }
+        }
+        Ok(self.lanes.clone())
     }
 }
 
 /// The system sets of a frame, in order: [`Self::Begin`] in [`PreUpdate`], [`Self::Record`] in
-/// [`Update`] (every [`Lane`] is inside it), [`Self::Flush`] in [`PostUpdate`].
+/// [`Update`] (every lane's set is inside it), [`Self::Flush`] in [`PostUpdate`].
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AqueductSystems {
-    /// Advances the frame, delivers finished read-backs, reports failed queues.
+    /// Delivers finished read-backs, reports failed queues.
     Begin,
     /// Where user systems stage compute work.
     Record,
-    /// Publishes each lane's staged work: one batch, one doorbell per queue.
+    /// Publishes each lane's staged work (one batch, one doorbell per queue), then waits until
+    /// frame `N + 1 - limit` is done, so that the next frame makes at most `limit` in flight.
     Flush,
 }
 
-/// The systems feeding one lane (by name); inside [`AqueductSystems::Record`].
-#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Lane(pub &'static str);
+/// A run condition: whether the engine opened. Systems that need compute run with
+/// `run_if(aqueduct_available)`; false without the plugin too.
+pub fn aqueduct_available(device: Option<Res<AqueductDevice>>) -> bool {
+    device.is_some_and(|device| device.is_available())
+}
 
-/// Inserted instead of the device resources when the engine could not open (no GPU for an
-/// `amdgpu` spec, a bad setting): the app runs on, without compute, and says why.
-#[derive(Resource, Clone, Debug)]
-pub struct AqueductUnavailable(pub String);
-
-/// The engine, and so its device.
+/// The engine, and so its device; or why it could not open.
 #[derive(Resource)]
-pub struct AqueductDevice(pub Engine);
+pub struct AqueductDevice(Result<Engine, AqueductError>);
 
 impl AqueductDevice {
-    /// The device.
-    pub fn device(&self) -> &Device {
-        self.0.device()
+    /// Whether the engine opened.
+    pub fn is_available(&self) -> bool {
+        self.0.is_ok()
+    }
+
+    /// The engine, or [`AqueductError::Unavailable`].
+    pub fn engine(&self) -> Result<&Engine, AqueductError> {
+        self.0.as_ref().map_err(Clone::clone)
+    }
+
+    /// The device, or [`AqueductError::Unavailable`].
+    pub fn device(&self) -> Result<&Device, AqueductError> {
+        self.engine().map(Engine::device)
     }
 }
 
-/// The lanes' queues, in the order the plugin named them.
+/// The lanes' queues, in the order the plugin registered them (none when unavailable).
 #[derive(Resource, Clone)]
 pub struct AqueductQueues {
-    lanes: Vec<(&'static str, Queue)>,
+    lanes: Vec<(LaneId, Queue)>,
+    unavailable: Option<AqueductError>,
 }
 
 impl AqueductQueues {
-    /// The queue of lane `name`.
-    pub fn get(&self, name: &str) -> Option<&Queue> {
-        self.lanes.iter().find(|(lane, _)| *lane == name).map(|(_, queue)| queue)
+    /// The queue of `lane`.
+    pub fn get(&self, lane: impl Lane) -> Result<&Queue, AqueductError> {
+        if let Some(unavailable) = &self.unavailable {
+            return Err(unavailable.clone());
+        }
+        let lane = LaneId::of(lane);
+        self.lanes.iter().find(|(id, _)| *id == lane).map(|(_, queue)| queue).ok_or(AqueductError::UnknownLane { lane })
     }
 
-    /// Every lane's name and queue.
-    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &Queue)> {
-        self.lanes.iter().map(|(name, queue)| (*name, queue))
+    /// Every lane and its queue.
+    pub fn iter(&self) -> impl Iterator<Item = (LaneId, &Queue)> {
+        self.lanes.iter().map(|(lane, queue)| (*lane, queue))
     }
 }
 
@@ -151,10 +378,13 @@ impl FrameContext<'_> {
 
 type Staged = Box<dyn FnOnce(&mut Batch<'_>, &FrameContext<'_>) -> EngineResult<()> + Send + Sync>;
 
+/// Reads a finished snapshot and writes its typed message.
+type Deliver = Box<dyn FnOnce(&Buffer, u64, &mut Commands) -> EngineResult<()> + Send + Sync>;
+
 struct LaneState {
-    name: &'static str,
+    lane: LaneId,
     queue: Queue,
-    /// Raised to `N` when the lane's work of frame `N` is done.
+    /// Raised to `N` when the lane's work of frame `N` is done; fails only with the lane's queue.
     done: Semaphore,
     staged: Vec<Staged>,
     reported: bool,
@@ -165,23 +395,28 @@ struct LaneState {
 struct PendingReadback {
     lane: usize,
     frame: u64,
-    tag: u64,
-    /// The range asked for.
+    /// The byte range asked for.
     source: Buffer,
     offset: u64,
     length: u64,
     /// The copy the flush made of it in the lane's frame: host-visible, read once the frame is done.
     snapshot: Option<Buffer>,
+    deliver: Deliver,
 }
 
-/// This frame's staged work and the frame timeline.
+/// This frame's staged work and the frame timeline. Exists whether or not the engine opened.
 #[derive(Resource)]
 pub struct AqueductFrame {
     frame: u64,
-    timeline: Semaphore,
+    /// The frame timeline, or why there is none.
+    timeline: Result<Semaphore, AqueductError>,
+    frames_in_flight: NonZeroU32,
+    frame_timeout: Duration,
     lanes: Vec<LaneState>,
     readbacks: Vec<PendingReadback>,
-    refused: Vec<(&'static str, String)>,
+    /// The `Readback<T, Tag>` types the plugin registered.
+    readback_messages: Vec<TypeId>,
+    refused: Vec<(LaneId, String)>,
 }
 
 impl AqueductFrame {
@@ -190,112 +425,205 @@ impl AqueductFrame {
         self.frame
     }
 
-    /// Raised to `N` once every lane finished frame `N`'s work.
-    pub fn timeline(&self) -> &Semaphore {
-        &self.timeline
+    /// Raised to `N` once every lane finished frame `N`'s work; [`AqueductError::Unavailable`]
+    /// without a device.
+    pub fn timeline(&self) -> Result<&Semaphore, AqueductError> {
+        self.timeline.as_ref().map_err(Clone::clone)
     }
 
-    fn lane_index(&self, lane: &str) -> Option<usize> {
-        self.lanes.iter().position(|state| state.name == lane)
+    /// The last frame every lane finished (the timeline's value; 0 before any, and without a
+    /// device). Outside the flush, `frame() - completed()` is at most the frames-in-flight limit.
+    pub fn completed(&self) -> u64 {
+        self.timeline.as_ref().map_or(0, Semaphore::value)
     }
 
-    /// Stages `operation` on lane `lane` for this frame: it runs at the flush, on the lane's
-    /// batch, after what earlier systems staged there. An unknown lane, or an `Err` at the flush,
-    /// is reported as [`SubmitRefused`].
+    /// The most frames in flight.
+    pub fn frames_in_flight(&self) -> NonZeroU32 {
+        self.frames_in_flight
+    }
+
+    fn lane_index(&self, lane: impl Lane) -> Result<usize, AqueductError> {
+        if let Err(unavailable) = &self.timeline {
+            return Err(unavailable.clone());
+        }
+        let lane = LaneId::of(lane);
+        self.lanes.iter().position(|state| state.lane == lane).ok_or(AqueductError::UnknownLane { lane })
+    }
+
+    /// Stages `operation` on `lane` for this frame: it runs at the flush, on the lane's batch,
+    /// after what earlier systems staged there. Refused here if the lane is unknown or the
+    /// device unavailable; an `Err` from `operation` at the flush is sent as [`SubmitRefused`].
     pub fn submit(
         &mut self,
-        lane: &'static str,
+        lane: impl Lane,
         operation: impl FnOnce(&mut Batch<'_>, &FrameContext<'_>) -> EngineResult<()> + Send + Sync + 'static,
-    ) {
-        match self.lane_index(lane) {
-            Some(index) => self.lanes[index].staged.push(Box::new(operation)),
-            None => self.refused.push((lane, format!("no lane named `{lane}`"))),
-        }
+    ) -> Result<(), AqueductError> {
+        let index = self.lane_index(lane)?;
+        self.lanes[index].staged.push(Box::new(operation));
+        Ok(())
     }
 
-    /// Reads `range` back as it is when lane `lane` finished this frame's work, delivered as a
-    /// [`Readback`] with `tag` a frame or more later. The flush copies the range, in the lane's
-    /// queue order, into host-visible memory from the lane's staging pool, so later frames may
-    /// overwrite it at once.
-    pub fn read_back(&mut self, lane: &'static str, range: Binding<'_>, tag: u64) {
-        let Some(index) = self.lane_index(lane) else {
-            self.refused.push((lane, format!("no lane named `{lane}`")));
-            return;
+    /// Reads `elements` of `source` back as they are when `lane` finished this frame's work,
+    /// delivered as a [`Readback<T, Tag>`](Readback) carrying `tag` (see the crate documentation
+    /// for when). The flush copies the range, in the lane's queue order, into host-visible memory
+    /// from the lane's staging pool, so later frames may overwrite `source` at once. Refused here
+    /// if the lane is unknown, the device unavailable, the message type unregistered, or the
+    /// range empty or out of bounds.
+    pub fn read_back<T: Pod + Send + Sync, Tag: Send + Sync + 'static>(
+        &mut self,
+        lane: impl Lane,
+        source: &Buffer<T>,
+        elements: impl RangeBounds<u64>,
+        tag: Tag,
+    ) -> Result<(), AqueductError> {
+        let index = self.lane_index(lane)?;
+        if !self.readback_messages.contains(&TypeId::of::<Readback<T, Tag>>()) {
+            return Err(AqueductError::ReadbackNotRegistered { message: std::any::type_name::<Readback<T, Tag>>() });
+        }
+        let start = match elements.start_bound() {
+            Bound::Included(start) => *start,
+            Bound::Excluded(start) => start.saturating_add(1),
+            Bound::Unbounded => 0,
         };
+        let end = match elements.end_bound() {
+            Bound::Included(end) => end.saturating_add(1),
+            Bound::Excluded(end) => *end,
+            Bound::Unbounded => source.len(),
+        };
+        let element = size_of::<T>() as u64;
+        if element == 0 || start >= end || end > source.len() {
+            return Err(AqueductError::InvalidReadback {
+                start,
+                end,
+                length: source.len(),
+                element: std::any::type_name::<T>(),
+            });
+        }
+        let count = (end - start) as usize;
         self.readbacks.push(PendingReadback {
             lane: index,
             frame: self.frame,
-            tag,
-            source: range.buffer.clone(),
-            offset: range.offset,
-            length: range.length,
+            source: source.bytes().clone(),
+            offset: start * element,
+            length: (end - start) * element,
             snapshot: None,
+            deliver: Box::new(move |snapshot, frame, commands| {
+                let mut data = vec![T::zeroed(); count];
+                snapshot.read(0, bytemuck::cast_slice_mut(&mut data))?;
+                commands.write_message(Readback { tag, frame, data });
+                Ok(())
+            }),
         });
+        Ok(())
     }
 }
 
-/// A read-back's bytes, delivered in [`AqueductSystems::Begin`] once its frame is done.
-#[derive(Message, Clone, Debug)]
-pub struct Readback {
+/// Elements read back, delivered in [`AqueductSystems::Begin`] once their frame is done.
+/// Registered per type with [`AqueductPlugin::readback`].
+#[derive(Clone, Debug)]
+pub struct Readback<T, Tag> {
     /// The tag [`AqueductFrame::read_back`] was given.
-    pub tag: u64,
-    /// The frame whose work produced the bytes.
+    pub tag: Tag,
+    /// The frame whose work produced the data.
     pub frame: u64,
-    /// The bytes.
-    pub bytes: Vec<u8>,
+    /// The elements, in order.
+    pub data: Vec<T>,
 }
+
+impl<T: Pod + Send + Sync, Tag: Send + Sync + 'static> Message for Readback<T, Tag> {}
 
 /// A lane's queue failed: its work of this and later frames will not run.
 #[derive(Message, Clone, Debug)]
 pub struct QueueFailed {
     /// The lane.
-    pub lane: &'static str,
+    pub lane: LaneId,
     /// What failed, as the engine recorded it.
     pub record: Arc<FailureRecord>,
 }
 
-/// An operation a system staged was refused (bad input, an unknown lane): it staged nothing.
+/// Something a system asked for was refused when it was flushed (bad input the engine caught,
+/// a read-back that could not be staged or read): it did not happen.
 #[derive(Message, Clone, Debug)]
 pub struct SubmitRefused {
     /// The lane it was staged for.
-    pub lane: &'static str,
+    pub lane: LaneId,
     /// The engine's error.
+    pub error: String,
+}
+
+/// A flush waited [`AqueductPlugin::frame_timeout`] for an earlier frame and went on without
+/// it: the device is stalled or far behind, and more frames than the limit are in flight until
+/// it catches up.
+#[derive(Message, Clone, Debug)]
+pub struct FrameStalled {
+    /// The frame whose flush waited.
+    pub frame: u64,
+    /// The frame it waited for.
+    pub waited_for: u64,
+    /// The engine's error (its timeout).
     pub error: String,
 }
 
 impl Plugin for AqueductPlugin {
     fn build(&self, app: &mut App) {
-        app.add_message::<Readback>().add_message::<QueueFailed>().add_message::<SubmitRefused>();
-        let opened = open(self);
-        let (engine, frame, queues) = match opened {
+        app.add_message::<QueueFailed>().add_message::<SubmitRefused>().add_message::<FrameStalled>();
+        for registration in &self.readbacks {
+            (registration.register)(app);
+        }
+        let opened =
+            self.lanes_to_make().and_then(|lanes| open(&self.config, lanes).map_err(|error| error.to_string()));
+        let (engine, timeline, lanes) = match opened {
             Ok(opened) => opened,
-            Err(error) => {
-                tracing::error!(%error, "aqueduct could not open; the app runs without compute");
-                app.insert_resource(AqueductUnavailable(error.to_string()));
+            Err(reason) => {
+                tracing::error!(%reason, "aqueduct could not open; the app runs without compute");
+                let unavailable = AqueductError::Unavailable { reason };
+                app.insert_resource(AqueductQueues { lanes: Vec::new(), unavailable: Some(unavailable.clone()) })
+                    .insert_resource(self.frame(Err(unavailable.clone()), Vec::new()))
+                    .insert_resource(AqueductDevice(Err(unavailable)))
+                    .add_systems(PostUpdate, flush_frame.in_set(AqueductSystems::Flush));
                 return;
             }
         };
-        for (name, _) in &queues.lanes {
-            app.configure_sets(Update, Lane(name).in_set(AqueductSystems::Record));
+        for lane in &lanes {
+            app.configure_sets(Update, lane.lane.0.in_set(AqueductSystems::Record));
         }
+        let queues = AqueductQueues {
+            lanes: lanes.iter().map(|lane| (lane.lane, lane.queue.clone())).collect(),
+            unavailable: None,
+        };
         app.insert_resource(queues)
-            .insert_resource(frame)
-            .insert_resource(AqueductDevice(engine))
+            .insert_resource(self.frame(Ok(timeline), lanes))
+            .insert_resource(AqueductDevice(Ok(engine)))
             .add_systems(PreUpdate, begin_frame.in_set(AqueductSystems::Begin))
             .add_systems(PostUpdate, flush_frame.in_set(AqueductSystems::Flush));
     }
 }
 
-/// The engine, the frame state with its lanes, and the queues resource.
-fn open(plugin: &AqueductPlugin) -> EngineResult<(Engine, AqueductFrame, AqueductQueues)> {
-    let engine = Engine::with_config(plugin.config.clone())?;
-    let lanes = if plugin.lanes.is_empty() { vec![(DEFAULT_LANE, QueueConfig::new())] } else { plugin.lanes.clone() };
+impl AqueductPlugin {
+    /// The frame state before frame 1.
+    fn frame(&self, timeline: Result<Semaphore, AqueductError>, lanes: Vec<LaneState>) -> AqueductFrame {
+        AqueductFrame {
+            frame: 1,
+            timeline,
+            frames_in_flight: self.frames_in_flight,
+            frame_timeout: self.frame_timeout,
+            lanes,
+            readbacks: Vec::new(),
+            readback_messages: self.readbacks.iter().map(|registration| registration.message).collect(),
+            refused: Vec::new(),
+        }
+    }
+}
+
+/// The engine, the frame timeline and the lanes' state.
+fn open(config: &EngineConfig, lanes: Vec<(LaneId, QueueConfig)>) -> EngineResult<(Engine, Semaphore, Vec<LaneState>)> {
+    let engine = Engine::with_config(config.clone())?;
     let device = engine.device();
     let lanes = lanes
         .into_iter()
-        .map(|(name, config)| {
+        .map(|(lane, config)| {
             Ok(LaneState {
-                name,
+                lane,
                 queue: device.create_queue_with(config)?,
                 done: device.create_semaphore(0)?,
                 staged: Vec::new(),
@@ -304,112 +632,135 @@ fn open(plugin: &AqueductPlugin) -> EngineResult<(Engine, AqueductFrame, Aqueduc
             })
         })
         .collect::<EngineResult<Vec<LaneState>>>()?;
-    let queues = AqueductQueues { lanes: lanes.iter().map(|lane| (lane.name, lane.queue.clone())).collect() };
-    let frame = AqueductFrame {
-        frame: 1,
-        timeline: device.create_semaphore(0)?,
-        lanes,
-        readbacks: Vec::new(),
-        refused: Vec::new(),
-    };
-    Ok((engine, frame, queues))
+    let timeline = device.create_semaphore(0)?;
+    Ok((engine, timeline, lanes))
 }
 
 /// Delivers finished read-backs and reports failed queues; never blocks.
-fn begin_frame(
-    mut frame: ResMut<AqueductFrame>,
-    mut readbacks: MessageWriter<Readback>,
-    mut failures: MessageWriter<QueueFailed>,
-) {
+fn begin_frame(mut frame: ResMut<AqueductFrame>, mut commands: Commands, mut failures: MessageWriter<QueueFailed>) {
     let frame = &mut *frame;
-    let lanes = &mut frame.lanes;
-    frame.readbacks.retain(|pending| {
-        let lane = &lanes[pending.lane];
+    // The timeline covers every lane; a lane's own point covers it even once another failed.
+    let completed = frame.timeline.as_ref().map_or(0, Semaphore::value);
+    for pending in std::mem::take(&mut frame.readbacks) {
+        let lane = &frame.lanes[pending.lane];
         if lane.done.failure().is_some() {
-            return false;
+            // Its frame will never finish; `QueueFailed` says why.
+            continue;
         }
-        if lane.done.value() < pending.frame {
-            return true;
+        if completed < pending.frame && lane.done.value() < pending.frame {
+            frame.readbacks.push(pending);
+            continue;
         }
-        let Some(snapshot) = &pending.snapshot else { return false };
-        let mut bytes = vec![0; pending.length as usize];
-        match snapshot.read(0, &mut bytes) {
-            Ok(()) => {
-                readbacks.write(Readback { tag: pending.tag, frame: pending.frame, bytes });
-            }
-            Err(error) => tracing::error!(lane = lane.name, %error, "aqueduct read-back failed"),
+        // No snapshot: its staging or copy was refused, and `SubmitRefused` said so.
+        let Some(snapshot) = &pending.snapshot else { continue };
+        if let Err(error) = (pending.deliver)(snapshot, pending.frame, &mut commands) {
+            tracing::error!(lane = %lane.lane, %error, "aqueduct read-back failed");
+            frame.refused.push((lane.lane, format!("read-back: {error}")));
         }
-        false
-    });
-    for lane in lanes.iter_mut().filter(|lane| !lane.reported) {
+    }
+    for lane in frame.lanes.iter_mut().filter(|lane| !lane.reported) {
         if let Some(record) = lane.done.failure() {
             lane.reported = true;
-            tracing::error!(lane = lane.name, status = ?record.status, message = %record.message, "aqueduct queue failed");
-            failures.write(QueueFailed { lane: lane.name, record });
+            tracing::error!(lane = %lane.lane, status = ?record.status, message = %record.message, "aqueduct queue failed");
+            failures.write(QueueFailed { lane: lane.lane, record });
         }
     }
 }
 
-/// Publishes every lane's staged work as one batch (one doorbell), ending with a barrier that
-/// raises the lane's frame point; the first lane, flushed last, also waits on the others and
-/// raises the frame timeline.
-fn flush_frame(mut frame: ResMut<AqueductFrame>, mut refused: MessageWriter<SubmitRefused>) {
+/// Publishes every lane's staged work, then waits until no more than the limit of frames is in
+/// flight; reports what was refused. Without a device it only counts the frame.
+fn flush_frame(
+    mut frame: ResMut<AqueductFrame>,
+    mut refused: MessageWriter<SubmitRefused>,
+    mut stalled: MessageWriter<FrameStalled>,
+) {
     let frame = &mut *frame;
     let number = frame.frame;
-    let context = FrameContext { frame: number, timeline: &frame.timeline };
-    let order = (1..frame.lanes.len()).chain(0..1);
-    let others: Vec<Semaphore> = frame.lanes[1..].iter().map(|lane| lane.done.clone()).collect();
-    for index in order {
-        let lane = &mut frame.lanes[index];
-        let staged = std::mem::take(&mut lane.staged);
-        // Snapshots are taken before the batch: an alloca is the queue's own call.
-        for pending in frame.readbacks.iter_mut().filter(|pending| pending.lane == index && pending.frame == number) {
-            match lane.queue.alloca(&lane.staging, pending.length.max(1)).submit() {
-                Ok(snapshot) => pending.snapshot = Some(snapshot),
-                Err(error) => frame.refused.push((lane.name, format!("read-back staging: {error}"))),
-            }
-        }
-        let snapshots: Vec<(usize, &PendingReadback)> = frame
-            .readbacks
-            .iter()
-            .enumerate()
-            .filter(|(_, pending)| pending.lane == index && pending.frame == number && pending.snapshot.is_some())
-            .collect();
-        let mut failed_copies = Vec::new();
-        let flushed = lane.queue.batch(|batch| {
-            for operation in staged {
-                if let Err(error) = operation(batch, &context) {
-                    frame.refused.push((lane.name, error.to_string()));
-                }
-            }
-            for (position, pending) in &snapshots {
-                let snapshot = pending.snapshot.as_ref().expect("filtered");
-                let range = pending.source.range(pending.offset, pending.length);
-                if let Err(error) = batch.copy(range, snapshot.range(0, pending.length)).submit() {
-                    frame.refused.push((lane.name, format!("read-back copy: {error}")));
-                    failed_copies.push(*position);
-                }
-            }
-            let end = batch.barrier().signal(lane.done.at(number));
-            if index == 0 {
-                let waits: Vec<SemaphorePoint<'_>> = others.iter().map(|done| done.at(number)).collect();
-                end.waits(&waits).signal(frame.timeline.at(number)).submit()
-            } else {
-                end.submit()
-            }
-        });
-        if let Err(error) = flushed {
-            // The queue refuses work once it failed; `begin_frame` reports that with its record.
-            tracing::debug!(lane = lane.name, %error, "aqueduct flush");
-        }
-        // A refused copy delivers nothing rather than stale bytes.
-        for position in failed_copies {
-            frame.readbacks[position].snapshot = None;
+    if let Ok(timeline) = &frame.timeline {
+        publish(number, timeline, &mut frame.lanes, &mut frame.readbacks, &mut frame.refused);
+        // Frame `number + 1` is recorded next: with this one, at most `limit` frames in flight.
+        let waited_for = (number + 1).saturating_sub(u64::from(frame.frames_in_flight.get()));
+        if let Err(error) = wait_for_frame(timeline, &frame.lanes, waited_for, frame.frame_timeout) {
+            tracing::error!(frame = number, waited_for, %error, "aqueduct frame stalled");
+            stalled.write(FrameStalled { frame: number, waited_for, error: error.to_string() });
         }
     }
     for (lane, error) in frame.refused.drain(..) {
-        tracing::warn!(lane, %error, "aqueduct operation refused");
+        tracing::warn!(%lane, %error, "aqueduct operation refused");
         refused.write(SubmitRefused { lane, error });
     }
     frame.frame += 1;
+}
+
+/// Publishes every lane's staged work of frame `number` as one batch (one doorbell), ending with
+/// a barrier that raises the lane's frame point; the first lane, flushed last, then raises the
+/// frame timeline behind every lane's point.
+fn publish(
+    number: u64,
+    timeline: &Semaphore,
+    lanes: &mut [LaneState],
+    readbacks: &mut [PendingReadback],
+    refused: &mut Vec<(LaneId, String)>,
+) {
+    let context = FrameContext { frame: number, timeline };
+    let others: Vec<Semaphore> = lanes[1..].iter().map(|lane| lane.done.clone()).collect();
+    for index in (1..lanes.len()).chain(0..1) {
+        let lane = &mut lanes[index];
+        let staged = std::mem::take(&mut lane.staged);
+        let mut this_frame: Vec<&mut PendingReadback> =
+            readbacks.iter_mut().filter(|pending| pending.lane == index && pending.frame == number).collect();
+        // Snapshots are taken before the batch: an alloca is the queue's own call.
+        for pending in &mut this_frame {
+            match lane.queue.alloca(&lane.staging, pending.length).submit() {
+                Ok(snapshot) => pending.snapshot = Some(snapshot),
+                Err(error) => refused.push((lane.lane, format!("read-back staging: {error}"))),
+            }
+        }
+        let flushed = lane.queue.batch(|batch| {
+            for operation in staged {
+                if let Err(error) = operation(batch, &context) {
+                    refused.push((lane.lane, error.to_string()));
+                }
+            }
+            for pending in &mut this_frame {
+                let Some(snapshot) = &pending.snapshot else { continue };
+                let range = pending.source.range(pending.offset, pending.length);
+                if let Err(error) = batch.copy(range, snapshot.range(0, pending.length)).submit() {
+                    refused.push((lane.lane, format!("read-back copy: {error}")));
+                    // A refused copy delivers nothing rather than stale bytes.
+                    pending.snapshot = None;
+                }
+            }
+            batch.barrier().signal(lane.done.at(number)).submit()?;
+            if index == 0 {
+                // Separate from the lane's own point, so that another lane's failure fails the
+                // timeline but not this lane.
+                let waits: Vec<SemaphorePoint<'_>> = others.iter().map(|done| done.at(number)).collect();
+                batch.barrier().waits(&waits).signal(timeline.at(number)).submit()?;
+            }
+            Ok(())
+        });
+        if let Err(error) = flushed {
+            // The queue refuses work once it failed; `begin_frame` reports that with its record.
+            tracing::debug!(lane = %lane.lane, %error, "aqueduct flush");
+        }
+    }
+}
+
+/// Waits until every lane finished frame `target`: on the timeline, or, once a lane failed
+/// (which fails the timeline), on each lane still running. One `timeout` for the whole wait.
+fn wait_for_frame(timeline: &Semaphore, lanes: &[LaneState], target: u64, timeout: Duration) -> EngineResult<()> {
+    let deadline = Instant::now() + timeout;
+    match timeline.wait(target, timeout) {
+        Err(EngineError::SemaphoreFailed(_)) => {}
+        waited => return waited,
+    }
+    for lane in lanes.iter().filter(|lane| lane.done.failure().is_none()) {
+        match lane.done.wait(target, deadline.saturating_duration_since(Instant::now())) {
+            // Failed meanwhile: `QueueFailed` reports it, and its frames will not finish.
+            Ok(()) | Err(EngineError::SemaphoreFailed(_)) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
 }
