@@ -131,7 +131,9 @@ impl Point<'_> {
             let lane = index / part as usize;
             let expected = ((dispatches - 1 - lane as u64) / queue_count as u64 + 1) as f32;
             if *value != expected {
-                return Err(format!("queues {queue_count}, depth {depth}: y[{index}] = {value}, expected {expected}").into());
+                return Err(
+                    format!("queues {queue_count}, depth {depth}: y[{index}] = {value}, expected {expected}").into()
+                );
             }
         }
         Ok(dispatches as f64 / elapsed.as_secs_f64())

@@ -121,7 +121,8 @@ fn main() -> ExitCode {
         Command::Demo { handoffs, queues, device, json } => cli::demo::run(&device, handoffs, queues, json),
         Command::Bench { filter, quick, json, device, compare, significance, noise_threshold } => match compare {
             Some(paths) => {
-                let options = aqueduct::bench::CompareOptions { significance, noise_threshold: noise_threshold / 100.0 };
+                let options =
+                    aqueduct::bench::CompareOptions { significance, noise_threshold: noise_threshold / 100.0 };
                 cli::bench::compare(&paths[0], &paths[1], options, json)
             }
             None => cli::bench::run(aqueduct::bench::BenchOptions { filter, quick, device }, json),

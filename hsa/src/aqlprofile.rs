@@ -38,9 +38,9 @@ impl AqlProfileLibrary {
             crate::library::open_first(candidates, |path, library| {
                 // SAFETY: `uint32_t hsa_ven_amd_aqlprofile_version_major(void)` in
                 // hsa_ven_amd_aqlprofile.h; it takes nothing and reads nothing of ours.
-                let query = library
-                    .get::<unsafe extern "C" fn() -> u32>(SYMBOL.as_bytes())
-                    .map_err(|error| LoadError::MissingSymbol { symbol: SYMBOL, reason: crate::library::with_sources(&error) })?;
+                let query = library.get::<unsafe extern "C" fn() -> u32>(SYMBOL.as_bytes()).map_err(|error| {
+                    LoadError::MissingSymbol { symbol: SYMBOL, reason: crate::library::with_sources(&error) }
+                })?;
                 let version_major = query();
                 Ok(Self { path, version_major, _library: library })
             })

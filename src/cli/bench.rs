@@ -27,7 +27,9 @@ pub fn run(options: BenchOptions, json: bool) -> CliResult {
         report.provider, report.agent, report.cpu, report.cores, report.limit_ns_per_packet
     );
     let repetitions = report.results.last().map_or(0, |row| row.samples.len());
-    println!("repetitions per row: {repetitions}; median and 10th to 90th percentile of wall time, median host CPU time");
+    println!(
+        "repetitions per row: {repetitions}; median and 10th to 90th percentile of wall time, median host CPU time"
+    );
     print!("{}", results_table(&report));
     notes.iter().for_each(|note| println!("{note}"));
     Ok(())

@@ -16,6 +16,8 @@ pub fn table(header: &[&str], left: usize) -> Table {
     table.load_style(STYLE).set_header(header.iter().copied());
     for (index, column) in table.column_iter_mut().enumerate() {
         column.set_cell_alignment(if index < left { CellAlignment::Left } else { CellAlignment::Right });
+        // Two spaces between columns, none before the first or after the last.
+        column.set_padding(if index == 0 { (0, 0) } else { (2, 0) });
     }
     table
 }

@@ -178,8 +178,10 @@ pub fn summary_text(summary: &Summary) -> String {
             "\nqueue {}: {} submissions, {} dropped records",
             queue.queue, queue.submissions, queue.dropped
         );
-        let rows =
-            [("device time".to_string(), &queue.device_time), ("host submit cost".to_string(), &queue.host_submit_cost)];
+        let rows = [
+            ("device time".to_string(), &queue.device_time),
+            ("host submit cost".to_string(), &queue.host_submit_cost),
+        ];
         let _ = writeln!(text, "{}", stats_table(&rows));
         for waits in &queue.waits_on {
             let _ = writeln!(
@@ -239,8 +241,9 @@ fn record(output: &Path, modes: &str, program: &[String]) -> CliResult {
         .map_err(|error| format!("cannot run `{name}`: {error}"))?;
     let ran = format!("`{}` {}", program.join(" "), describe_exit(status));
     if !output.exists() {
-        return Err(format!("{ran}, and wrote no profile to {} (does it open an aqueduct device?)", output.display())
-            .into());
+        return Err(
+            format!("{ran}, and wrote no profile to {} (does it open an aqueduct device?)", output.display()).into()
+        );
     }
     let summary = aqueduct_profile::summarize(open(&output)?).map_err(|error| in_file(&output, error))?;
     let submissions: u64 = summary.queues.iter().map(|queue| queue.submissions).sum();

@@ -86,7 +86,8 @@ pub fn run(arguments: Arguments) -> CliResult {
         soak: arguments.soak,
     };
     // The bar counts rounds, or with --minutes seconds; its estimate is the rest at this pace.
-    let rounds = if options.soak { aqueduct::stress::SOAK_ROUNDS_WITHOUT_DURATION } else { options.strategies.len() as u64 };
+    let rounds =
+        if options.soak { aqueduct::stress::SOAK_ROUNDS_WITHOUT_DURATION } else { options.strategies.len() as u64 };
     let bar = match options.duration {
         Some(duration) => progress_bar(duration.as_secs(), arguments.json),
         None => progress_bar(rounds, arguments.json),
