@@ -258,7 +258,7 @@ fn record(output: &Path, modes: &str, program: &[String]) -> CliResult {
         &output,
     );
     if !status.success() {
-        return Err(format!("{ran}").into());
+        return Err(ran.into());
     }
     Ok(())
 }
