@@ -7,22 +7,36 @@
 //! writes its input from the host, executes the recorded program with a binding table naming
 //! that item's buffers, and is read back once its semaphore says it is done.
 //!
-//! `cargo run --release --example batch_inference [ITEMS] [QUEUES] [IN_FLIGHT]`
+//! `cargo run --release --example batch_inference -- [ITEMS] [QUEUES] [IN_FLIGHT] [--device SPEC]`
 
 use std::time::{Duration, Instant};
 
 use aqueduct::demo::{DEMO_CODE_OBJECT, demo_host_kernels};
 use aqueduct::{BindingTable, BufferRef, CommandBufferUsage, Dispatch, Engine, MemoryKind, Semaphore, thread_cpu_time};
+use clap::Parser;
 
 const ELEMENTS: u32 = 4096;
 
-fn arg(index: usize, default: u32) -> u32 {
-    std::env::args().nth(index).and_then(|value| value.parse().ok()).unwrap_or(default)
+/// Replay a recorded three-dispatch program over a stream of inputs and check every output.
+#[derive(Parser)]
+struct Arguments {
+    /// Items (inputs) to run through the program.
+    #[arg(default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
+    items: u32,
+    /// Queues the items are spread over.
+    #[arg(default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    queues: u32,
+    /// Items in flight per queue.
+    #[arg(default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    in_flight: u32,
+    /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...].
+    #[arg(long, default_value = "auto")]
+    device: String,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (items, queue_count, in_flight) = (arg(1, 2000), arg(2, 2).max(1), arg(3, 4).max(1));
-    let engine = Engine::new("auto")?;
+    let Arguments { items, queues: queue_count, in_flight, device } = Arguments::parse();
+    let engine = Engine::new(&device)?;
     let device = engine.device();
     device.register_host_kernels(DEMO_CODE_OBJECT, demo_host_kernels())?;
     let executable = device.load_executable(DEMO_CODE_OBJECT)?;

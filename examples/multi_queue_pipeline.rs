@@ -6,19 +6,31 @@
 //! the results. A slot is reused only after the consumer's previous use of it, again on the
 //! device.
 //!
-//! `cargo run --release --example multi_queue_pipeline`
+//! `cargo run --release --example multi_queue_pipeline -- [--items N] [--device SPEC]`
 
 use std::time::Duration;
 
 use aqueduct::demo::{DEMO_CODE_OBJECT, demo_host_kernels};
 use aqueduct::{Engine, MemoryKind};
+use clap::Parser;
 
 const SLOTS: usize = 3;
-const ITEMS: u32 = 24;
 const COUNT: u32 = 1024;
 
+/// A producer queue and a consumer queue handing buffers over through timeline semaphores.
+#[derive(Parser)]
+struct Arguments {
+    /// Items to hand from the producer to the consumer.
+    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    items: u32,
+    /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...].
+    #[arg(long, default_value = "auto")]
+    device: String,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let engine = Engine::new("auto")?;
+    let Arguments { items: item_count, device } = Arguments::parse();
+    let engine = Engine::new(&device)?;
     let device = engine.device();
     device.register_host_kernels(DEMO_CODE_OBJECT, demo_host_kernels())?;
     let executable = device.load_executable(DEMO_CODE_OBJECT)?;
@@ -29,8 +41,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let slots = (0..SLOTS)
         .map(|_| device.allocate_typed::<f32>(MemoryKind::DeviceLocal, u64::from(COUNT)))
         .collect::<Result<Vec<_>, _>>()?;
-    let results = device.allocate_typed::<f32>(MemoryKind::HostVisible, u64::from(COUNT * ITEMS))?;
-    for item in 0..ITEMS {
+    let results = device.allocate_typed::<f32>(MemoryKind::HostVisible, u64::from(COUNT * item_count))?;
+    for item in 0..item_count {
         let slot = &slots[item as usize % SLOTS];
         let value = u64::from(item) + 1;
         // The slot is free once the consumer is done with the item that used it before.
@@ -52,7 +64,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .signal(consumed.at(value))
             .submit()?;
     }
-    consumed.wait(u64::from(ITEMS), Duration::from_secs(30))?;
+    consumed.wait(u64::from(item_count), Duration::from_secs(30))?;
     let results = results.to_vec()?;
     for (index, got) in results.iter().enumerate() {
         let input = (index as u32 / COUNT) as f32 + 0.5;
@@ -62,7 +74,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!(
-        "multi_queue_pipeline: {ITEMS} items through {SLOTS} slots, producer -> consumer: all {} elements checked",
+        "multi_queue_pipeline: {item_count} items through {SLOTS} slots, producer -> consumer: all {} elements checked",
         results.len()
     );
     Ok(())

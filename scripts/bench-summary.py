@@ -18,7 +18,8 @@ for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     summary[name] = {row: {k: round(v, 1) if isinstance(v, float) else v for k, v in data[row].items() if k in ("median", "p90", "host_cpu_median", "submit_cpu_median", "note")} for row in rows if row in data}
     for row in list(data):
         if row.startswith("clip/") and row not in rows:
-            summary[name][row] = {k: data[row][k] for k in data[row] if k != "name"}
+            # Schema 2 rows carry every repetition (`samples`): the summary keeps the statistics.
+            summary[name][row] = {k: data[row][k] for k in data[row] if k not in ("name", "samples")}
 json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=1)
 for name, data in summary.items():
     print(name, " ".join(f"{row.split('/')[0][:5]}/{row.split('/',1)[1]}={vals.get('host_cpu_median')}/{vals.get('median')}" for row, vals in data.items()))

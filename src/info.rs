@@ -286,17 +286,26 @@ pub fn info_report(hsa: &Hsa, reason: &str) -> HsaResult<InfoReport> {
 }
 
 /// The providers this build can use, for `aqueduct --version`: the embedded soft runtime always,
-/// and ROCr when its library loads, initializes and reports a GPU (or why not).
+/// and ROCr when its library loads, initializes and reports a GPU (or, in one line, why not).
 pub fn providers_summary() -> String {
     let rocr = match Hsa::rocr() {
         Ok(hsa) => match hsa.gpu_agents() {
             Ok(gpus) if !gpus.is_empty() => {
                 format!("rocr ({}, {} GPU agents)", hsa.library_path().unwrap_or("?"), gpus.len())
             }
-            Ok(_) => "rocr unavailable (no GPU agents)".to_string(),
-            Err(error) => format!("rocr unavailable ({error})"),
+            Ok(_) => "rocr: not usable: no GPU agents".to_string(),
+            Err(error) => format!("rocr: not usable: {error}"),
         },
-        Err(error) => format!("rocr unavailable ({error})"),
+        Err(error) => aqueduct_hsa::rocr_unusable_reason(&error),
     };
     format!("providers: soft (embedded); {rocr}")
+}
+
+/// ROCr's own answer when it is brought up, for `--verbose`: the status behind the one-line
+/// reason the provider line gives.
+pub fn rocr_status() -> String {
+    match Hsa::rocr() {
+        Ok(hsa) => format!("rocr status: loaded from {}", hsa.library_path().unwrap_or("?")),
+        Err(error) => format!("rocr status: {error}"),
+    }
 }

@@ -9,6 +9,9 @@ mod cli;
 #[derive(Parser)]
 #[command(name = "aqueduct", version, about = "Submit work to AMD GPUs through HSA AQL queues")]
 struct Arguments {
+    /// Say more: the HSA status behind a provider that is not usable.
+    #[arg(short, long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -17,9 +20,9 @@ struct Arguments {
 enum Command {
     /// Show the chosen HSA provider and why, its agents, pools and queue limits (like rocminfo).
     Info {
-        /// `auto` (ROCr GPU agents if present, else the soft runtime), `soft` or `rocr`.
-        #[arg(long, default_value = "auto")]
-        provider: String,
+        /// Which HSA provider to open.
+        #[arg(long, value_enum, default_value_t = cli::info::Provider::Auto)]
+        provider: cli::info::Provider,
         /// Print the stable JSON report (schema 1) instead of rocminfo's text.
         #[arg(long)]
         json: bool,
@@ -43,6 +46,9 @@ enum Command {
         /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...].
         #[arg(long, default_value = "auto")]
         device: String,
+        /// Print the result as JSON (schema 1) instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Measure the queue benchmark shapes against the physical-limit baseline.
     Bench {
@@ -52,20 +58,29 @@ enum Command {
         /// One repetition per shape: checks every shape works (results are still verified).
         #[arg(long)]
         quick: bool,
-        /// Print the stable JSON report on stdout.
+        /// Print the stable JSON report (or, with --compare, the comparison) on stdout.
         #[arg(long)]
         json: bool,
         /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...].
         #[arg(long, default_value = "auto")]
         device: String,
-        /// Compare two JSON reports (OLD NEW) instead of running.
+        /// Compare two JSON reports (OLD NEW) instead of running: a Mann-Whitney U test of each
+        /// row's repetitions; only a significant change is flagged.
         #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
         compare: Option<Vec<std::path::PathBuf>>,
+        /// With --compare: the chance of flagging any row when nothing changed (split over the
+        /// rows compared).
+        #[arg(long, value_name = "P", default_value_t = 0.05, requires = "compare")]
+        significance: f64,
+        /// With --compare: changes of the median below this many percent are never flagged.
+        #[arg(long, value_name = "PERCENT", default_value_t = 2.0, requires = "compare")]
+        noise_threshold: f64,
     },
     /// Submit random work with cross-queue waits, host gates and injected failures from several
     /// threads, then verify every result and semaphore. Exits non-zero if anything was lost.
     Stress(cli::stress::Arguments),
-    /// Read a profile bundle (.aqprof): summarize it, list its dispatches, export its timeline.
+    /// Record a profile of a program (.aqprof), and read one: summarize it, list its dispatches,
+    /// export its timeline.
     Profile {
         #[command(subcommand)]
         command: cli::profile::ProfileCommand,
@@ -97,12 +112,19 @@ fn main() -> ExitCode {
         Ok(arguments) => arguments,
         Err(error) => error.exit(),
     };
+    if arguments.verbose {
+        eprintln!("aqueduct: {}", aqueduct::info::rocr_status());
+    }
     let result = match arguments.command {
-        Command::Info { provider, json } => cli::info::run(&provider, json),
+        Command::Info { provider, json } => cli::info::run(provider, json),
         Command::Inspect { file, json } => cli::inspect::run(&file, json),
-        Command::Demo { handoffs, queues, device } => cli::demo::run(&device, handoffs, queues),
-        Command::Bench { filter, quick, json, device, compare } => match compare {
-            Some(paths) => cli::bench::compare(&paths[0], &paths[1]),
+        Command::Demo { handoffs, queues, device, json } => cli::demo::run(&device, handoffs, queues, json),
+        Command::Bench { filter, quick, json, device, compare, significance, noise_threshold } => match compare {
+            Some(paths) => {
+                let options =
+                    aqueduct::bench::CompareOptions { significance, noise_threshold: noise_threshold / 100.0 };
+                cli::bench::compare(&paths[0], &paths[1], options, json)
+            }
             None => cli::bench::run(aqueduct::bench::BenchOptions { filter, quick, device }, json),
         },
         Command::Profile { command } => cli::profile::run(command),

@@ -44,18 +44,21 @@ pub fn register_known_kernels(device: &Device, replay: &Replay) -> Result<usize,
 /// fresh objects of the same device. Rows (ns per operation, as `aqueduct bench`): the
 /// baseline measured in the same run, then `replay/e2e` (wall time from the first record to the
 /// last queue drained) with the replaying thread's CPU time as its host cost. Every repetition's
-/// checksums must match.
+/// checksums must match. `progress(done, total)` is called before each repetition and once at
+/// the end.
 pub fn bench(
     replay: &Replay,
     device: &Device,
     quick: bool,
     options: &ReplayOptions,
+    mut progress: impl FnMut(usize, usize),
 ) -> Result<(Report, ReplayOutcome), EngineError> {
     let records = replay.records()?;
     let (warmup, reps) = if quick { (0, 1) } else { (1, 11) };
     let mut samples = Vec::with_capacity(reps);
     let mut last = ReplayOutcome::default();
     for repetition in 0..warmup + reps {
+        progress(repetition, warmup + reps);
         let outcome = Replay::run_records(device, &records, options)?;
         if let Some(mismatch) = outcome.mismatches.first() {
             return Err(EngineError::Replay {
@@ -68,11 +71,13 @@ pub fn bench(
         }
         last = outcome;
     }
+    progress(warmup + reps, warmup + reps);
     let limit = limit_row(quick);
     let limit_ns = limit.median.max(f64::MIN_POSITIVE);
     let mut row: ResultRow = crate::bench::measure::summarize("replay/e2e", last.operations.max(1), &samples);
     row.ratio_to_limit = row.median / limit_ns;
     let report = Report {
+        schema: crate::bench::BENCH_SCHEMA,
         provider: device.provider().to_string(),
         agent: device.agents().first().map(|agent| agent.isa.clone()).unwrap_or_default(),
         cpu: crate::bench::measure::cpu_model(),

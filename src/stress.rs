@@ -414,7 +414,7 @@ pub fn run(options: &StressOptions, mut progress: impl FnMut(&str, u64, u64)) ->
 }
 
 /// Rounds a soak without `--minutes` runs.
-const SOAK_ROUNDS_WITHOUT_DURATION: u64 = 20;
+pub const SOAK_ROUNDS_WITHOUT_DURATION: u64 = 20;
 
 impl StrategyReport {
     fn add(&mut self, round: StrategyReport) {

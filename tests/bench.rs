@@ -2,6 +2,7 @@
 //! checks its semaphores and, end to end, the bytes its kernels wrote), and the JSON report has
 //! every documented field. These tests check that shapes work, never how fast they are.
 
+use std::path::Path;
 use std::process::Command;
 
 use aqueduct::bench::{BenchOptions, Report};
@@ -83,38 +84,45 @@ fn json_report_has_every_documented_field_and_compare_reads_it() {
         .expect("runs");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let value: serde_json::Value = serde_json::from_slice(&output.stdout).expect("stdout is JSON");
-    for field in ["provider", "agent", "cpu", "cores", "limit_ns_per_packet", "results"] {
+    for field in ["schema", "provider", "agent", "cpu", "cores", "limit_ns_per_packet", "results"] {
         assert!(value.get(field).is_some(), "missing {field}");
     }
+    assert_eq!(value["schema"], aqueduct::bench::BENCH_SCHEMA);
     let rows = value["results"].as_array().expect("results array");
     let names: Vec<&str> = rows.iter().filter_map(|row| row["name"].as_str()).collect();
     assert_eq!(names, ["limit/ring_write_release", "edge/submit/2", "edge/submit/2048"]);
     for row in rows {
-        for field in ["name", "unit", "ops_per_rep", "median", "p10", "p90", "host_cpu_median", "ratio_to_limit"] {
+        let fields =
+            ["name", "unit", "ops_per_rep", "median", "p10", "p90", "host_cpu_median", "ratio_to_limit", "samples"];
+        for field in fields {
             assert!(row.get(field).is_some(), "row misses {field}: {row}");
         }
-        assert_eq!(row.as_object().map(|object| object.len()), Some(8), "no undocumented fields: {row}");
+        assert_eq!(row.as_object().map(|object| object.len()), Some(fields.len()), "no undocumented fields: {row}");
+        assert!(!row["samples"].as_array().expect("samples").is_empty(), "every repetition kept: {row}");
     }
-    assert_eq!(value.as_object().map(|object| object.len()), Some(6), "no undocumented fields");
+    assert_eq!(value.as_object().map(|object| object.len()), Some(7), "no undocumented fields");
     let report: Report = serde_json::from_value(value).expect("typed");
 
-    // --compare reads two reports and prints a row per shape.
-    let directory = std::env::temp_dir().join(format!("aqueduct-bench-{}", std::process::id()));
+    // --compare reads two reports: one whose every repetition doubled is significantly slower
+    // (a single quick repetition cannot be told from noise, so the rows get 12 of them).
+    let directory = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-compare-own-report");
     std::fs::create_dir_all(&directory).unwrap();
     let (old, new) = (directory.join("old.json"), directory.join("new.json"));
-    let mut slower = report.clone();
+    let mut repeated = report.clone();
+    for row in &mut repeated.results {
+        row.samples = (0..12).map(|index| row.median * (1.0 + index as f64 / 100.0)).collect();
+    }
+    let mut slower = repeated.clone();
     slower.results[1].median *= 2.0;
-    std::fs::write(&old, serde_json::to_string(&report).unwrap()).unwrap();
+    slower.results[1].samples.iter_mut().for_each(|sample| *sample *= 2.0);
+    std::fs::write(&old, serde_json::to_string(&repeated).unwrap()).unwrap();
     std::fs::write(&new, serde_json::to_string(&slower).unwrap()).unwrap();
     let output = Command::new(binary).args(["bench", "--compare"]).arg(&old).arg(&new).output().expect("runs");
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    assert!(
-        text.lines()
-            .any(|line| line.starts_with("edge/submit/2 ") && line.contains("+100.0%") && line.contains("slower")),
-        "{text}"
-    );
-    std::fs::remove_dir_all(directory).ok();
+    let line = |name: &str| text.lines().find(|line| line.trim_start().starts_with(&format!("{name} "))).unwrap_or("");
+    assert!(line("edge/submit/2").contains("+100.0 %") && line("edge/submit/2").ends_with("slower"), "{text}");
+    assert!(line("edge/submit/2048").trim_end().ends_with("no change"), "{text}");
 }
 
 #[test]

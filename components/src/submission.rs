@@ -28,7 +28,7 @@ pub enum Payload {
     #[default]
     Barrier,
     Dispatch(DispatchTemplate),
-    /// A segment of a command-buffer execution (the row's [`SubmissionRows::program`]).
+    /// A segment of a command-buffer execution (the row's run in the `program` column).
     Program,
 }
 

@@ -14,3 +14,9 @@ pub fn install_tracy() -> Result<(), tracing::subscriber::SetGlobalDefaultError>
     let subscriber = tracing_subscriber::registry().with(tracing_tracy::TracyLayer::default());
     tracing::subscriber::set_global_default(subscriber)
 }
+
+/// Whether a Tracy profiler is connected to this process's client now (a study can wait for the
+/// viewer before it measures, so its first points are not lost).
+pub fn tracy_connected() -> bool {
+    tracy_client::Client::is_connected()
+}

@@ -38,9 +38,9 @@ impl AqlProfileLibrary {
             crate::library::open_first(candidates, |path, library| {
                 // SAFETY: `uint32_t hsa_ven_amd_aqlprofile_version_major(void)` in
                 // hsa_ven_amd_aqlprofile.h; it takes nothing and reads nothing of ours.
-                let query = library
-                    .get::<unsafe extern "C" fn() -> u32>(SYMBOL.as_bytes())
-                    .map_err(|error| LoadError::MissingSymbol { symbol: SYMBOL, reason: error.to_string() })?;
+                let query = library.get::<unsafe extern "C" fn() -> u32>(SYMBOL.as_bytes()).map_err(|error| {
+                    LoadError::MissingSymbol { symbol: SYMBOL, reason: crate::library::with_sources(&error) }
+                })?;
                 let version_major = query();
                 Ok(Self { path, version_major, _library: library })
             })
@@ -61,6 +61,9 @@ mod tests {
         };
         let tried: Vec<&String> = attempts.iter().map(|(path, _)| path).collect();
         assert_eq!(tried, candidates.iter().collect::<Vec<_>>());
+        // The loader's own text, not only libloading's `dlopen failed`.
+        assert!(attempts[0].1.contains("/nonexistent/libhsa-amd-aqlprofile64.so"), "{attempts:?}");
+        assert!(attempts[0].1.contains("No such file"), "{attempts:?}");
     }
 
     #[test]

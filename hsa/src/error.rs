@@ -36,7 +36,7 @@ impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::LibraryNotFound { attempts } => {
-                write!(f, "no HSA runtime library could be loaded:")?;
+                write!(f, "no candidate library could be loaded:")?;
                 for (path, reason) in attempts {
                     write!(f, " [{path}: {reason}]")?;
                 }

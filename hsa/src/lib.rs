@@ -313,6 +313,20 @@ impl std::fmt::Debug for Hsa {
     }
 }
 
+/// The kernel driver's device node: without it no ROCr can open a GPU.
+pub const KFD_PATH: &str = "/dev/kfd";
+
+/// Why ROCr could not be brought up, in one line. Without /dev/kfd that is the whole story, and
+/// ROCr's own answer (`hsa_init` fails with 0x1008 and a paragraph about resources) would only
+/// hide it; otherwise ROCr's error as it is.
+pub fn rocr_unusable_reason(error: &LoadError) -> String {
+    if std::path::Path::new(KFD_PATH).exists() {
+        format!("rocr: not usable: {error}")
+    } else {
+        format!("rocr: not usable: {KFD_PATH} is absent (no AMD GPU driver)")
+    }
+}
+
 /// The provider `auto` chose, and why, in words a user can act on.
 #[derive(Debug)]
 pub struct Selection {
@@ -337,7 +351,7 @@ impl Hsa {
                 Ok(_) => format!("ROCr loaded from {} but reports no GPU agents", rocr.library_path().unwrap_or("?")),
                 Err(error) => format!("ROCr agent discovery failed: {error}"),
             },
-            Err(error) => format!("ROCr unavailable: {error}"),
+            Err(error) => rocr_unusable_reason(&error),
         };
         let hsa = Self::soft(soft_config)?;
         Ok(Selection { hsa, reason: format!("{rocr_problem}; using the embedded soft HSA runtime") })

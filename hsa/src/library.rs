@@ -14,6 +14,19 @@ pub(crate) fn candidates(variable: &str, defaults: &[&str]) -> Vec<String> {
     candidates
 }
 
+/// An error and its sources, one after another: libloading's `dlopen failed` carries the
+/// loader's own text (`cannot open shared object file: ...`) as its source.
+pub(crate) fn with_sources(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 /// Opens the first candidate that loads and hands it to `bind`, whose error (the wrong library:
 /// a symbol is missing) stops the search. None loads: every attempt with its reason.
 ///
@@ -29,7 +42,7 @@ pub(crate) unsafe fn open_first<T>(
         // SAFETY: forwarded to the caller.
         match unsafe { libloading::Library::new(&path) } {
             Ok(library) => return bind(path, library),
-            Err(error) => attempts.push((path, error.to_string())),
+            Err(error) => attempts.push((path, with_sources(&error))),
         }
     }
     Err(LoadError::LibraryNotFound { attempts })

@@ -109,7 +109,7 @@ mod resolve {
                             };
                             *symbol.map_err(|source| crate::error::LoadError::MissingSymbol {
                                 symbol: stringify!($name),
-                                reason: source.to_string(),
+                                reason: crate::library::with_sources(&source),
                             })?
                         }, )*
                     })

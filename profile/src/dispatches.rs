@@ -49,8 +49,48 @@ impl<'a> DispatchRow<'a> {
     }
 }
 
-const CSV_HEADER: &str = "queue,epoch,kernel,executable,grid_x,grid_y,grid_z,workgroup_x,workgroup_y,workgroup_z,\
-command_buffer,command_index,begin_ns,end_ns,duration_ns";
+/// A row as a CSV record: the arrays spread over one column per axis, an absent command as
+/// empty fields.
+#[derive(Serialize)]
+struct CsvRow<'a> {
+    queue: u32,
+    epoch: u64,
+    kernel: &'a str,
+    executable: u64,
+    grid_x: u32,
+    grid_y: u32,
+    grid_z: u32,
+    workgroup_x: u32,
+    workgroup_y: u32,
+    workgroup_z: u32,
+    command_buffer: Option<u64>,
+    command_index: Option<u32>,
+    begin_ns: u64,
+    end_ns: u64,
+    duration_ns: u64,
+}
+
+impl<'a> From<&DispatchRow<'a>> for CsvRow<'a> {
+    fn from(row: &DispatchRow<'a>) -> Self {
+        CsvRow {
+            queue: row.queue,
+            epoch: row.epoch,
+            kernel: row.kernel,
+            executable: row.executable,
+            grid_x: row.grid[0],
+            grid_y: row.grid[1],
+            grid_z: row.grid[2],
+            workgroup_x: row.workgroup[0],
+            workgroup_y: row.workgroup[1],
+            workgroup_z: row.workgroup[2],
+            command_buffer: row.command_buffer,
+            command_index: row.command_index,
+            begin_ns: row.begin_ns,
+            end_ns: row.end_ns,
+            duration_ns: row.duration_ns,
+        }
+    }
+}
 
 /// Writes every dispatch of `reader` to `out`; returns how many.
 pub fn write_dispatches<R: Read, W: Write>(
@@ -58,66 +98,90 @@ pub fn write_dispatches<R: Read, W: Write>(
     format: DispatchFormat,
     mut out: W,
 ) -> Result<u64> {
-    if format == DispatchFormat::Csv {
-        writeln!(out, "{CSV_HEADER}")?;
-    }
+    let dispatches = reader.filter_map(|record| match record {
+        Ok(Record::Dispatch(event)) => Some(Ok(event)),
+        Ok(_) => None,
+        Err(error) => Some(Err(error)),
+    });
     let mut written = 0u64;
-    for record in reader {
-        let Record::Dispatch(event) = record? else { continue };
-        let row = DispatchRow::of(&event);
-        match format {
-            DispatchFormat::Jsonl => {
-                serde_json::to_writer(&mut out, &row).map_err(|error| CaptureFileError::Io(io::Error::other(error)))?;
+    match format {
+        DispatchFormat::Jsonl => {
+            for event in dispatches {
+                serde_json::to_writer(&mut out, &DispatchRow::of(&event?)).map_err(io::Error::other)?;
                 writeln!(out)?;
+                written += 1;
             }
-            DispatchFormat::Csv => write_csv_row(&mut out, &row)?,
+            out.flush()?;
         }
-        written += 1;
+        DispatchFormat::Csv => {
+            let csv_error = |error: csv::Error| CaptureFileError::Io(io::Error::other(error));
+            // The csv writer quotes what needs it (demangled C++ symbols hold commas) and writes
+            // the header from the first record's field names.
+            let mut writer = csv::Writer::from_writer(out);
+            for event in dispatches {
+                writer.serialize(CsvRow::from(&DispatchRow::of(&event?))).map_err(csv_error)?;
+                written += 1;
+            }
+            if written == 0 {
+                // No record wrote the header: a listing with no rows still names its columns.
+                writer.write_record(CSV_COLUMNS).map_err(csv_error)?;
+            }
+            writer.flush()?;
+        }
     }
-    out.flush()?;
     Ok(written)
 }
 
-fn write_csv_row<W: Write>(out: &mut W, row: &DispatchRow<'_>) -> io::Result<()> {
-    let optional = |value: Option<String>| value.unwrap_or_default();
-    writeln!(
-        out,
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-        row.queue,
-        row.epoch,
-        csv_field(row.kernel),
-        row.executable,
-        row.grid[0],
-        row.grid[1],
-        row.grid[2],
-        row.workgroup[0],
-        row.workgroup[1],
-        row.workgroup[2],
-        optional(row.command_buffer.map(|value| value.to_string())),
-        optional(row.command_index.map(|value| value.to_string())),
-        row.begin_ns,
-        row.end_ns,
-        row.duration_ns
-    )
-}
-
-/// Quotes a field that holds a comma, a quote or a line break (demangled C++ symbols can).
-fn csv_field(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\"")).into()
-    } else {
-        text.into()
-    }
-}
+/// The CSV header, as `CsvRow`'s field names write it.
+const CSV_COLUMNS: [&str; 15] = [
+    "queue",
+    "epoch",
+    "kernel",
+    "executable",
+    "grid_x",
+    "grid_y",
+    "grid_z",
+    "workgroup_x",
+    "workgroup_y",
+    "workgroup_z",
+    "command_buffer",
+    "command_index",
+    "begin_ns",
+    "end_ns",
+    "duration_ns",
+];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sample::sample_bundle;
 
     #[test]
     fn csv_quotes_only_fields_that_need_it() {
-        assert_eq!(csv_field("scale"), "scale");
-        assert_eq!(csv_field("f(int, float)"), "\"f(int, float)\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        let mut writer = crate::ProfileWriter::new(Vec::new(), &crate::sample::sample_header()).unwrap();
+        for mut record in crate::sample::sample_records() {
+            if let Record::Dispatch(event) = &mut record
+                && event.kernel == "add"
+            {
+                event.kernel = "add<int, \"fast\">(int*)".into();
+            }
+            writer.append(&record).unwrap();
+        }
+        let bundle = writer.finish().unwrap();
+        let mut out = Vec::new();
+        write_dispatches(ProfileReader::new(bundle.as_slice()).unwrap(), DispatchFormat::Csv, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].starts_with("0,1,scale,7,"), "{text}");
+        assert!(lines[2].contains(",\"add<int, \"\"fast\"\">(int*)\",7,"), "{text}");
+    }
+
+    #[test]
+    fn the_header_names_every_column_once() {
+        let mut out = Vec::new();
+        write_dispatches(ProfileReader::new(sample_bundle().as_slice()).unwrap(), DispatchFormat::Csv, &mut out)
+            .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().next(), Some(CSV_COLUMNS.join(",").as_str()));
     }
 }

@@ -1,7 +1,7 @@
 //! The aqueduct capture files. The profile bundle (`.aqprof`): the records a profile capture
 //! writes and the offline tools over it (summary, dispatch listing, Chrome trace JSON, native
 //! Perfetto protobuf and SVG timeline export). The replay capture (`.aqreplay`, [`replay`]): a
-//! program's device-level stream. Both are one streaming chunked container ([`format`]).
+//! program's device-level stream. Both are one streaming chunked container ([`format`](mod@format)).
 //!
 //! The engine depends on this crate to write records; this crate depends on nothing of the engine,
 //! so the tools read a bundle without opening a device. The file layout is in

@@ -6,7 +6,6 @@
 //! waits: a few dozen bytes per submission, never the records themselves.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
 use std::io::Read;
 
 use serde::Serialize;
@@ -197,63 +196,4 @@ pub fn summarize<R: Read>(reader: ProfileReader<R>) -> Result<Summary> {
         })
         .collect();
     Ok(Summary { format_version, header, records, queues, kernels, dropped })
-}
-
-impl Summary {
-    /// The plain-text report.
-    pub fn to_text(&self) -> String {
-        let mut text = String::new();
-        let header = &self.header;
-        let agents: Vec<String> =
-            header.device.agents.iter().map(|agent| format!("{} {}", agent.name, agent.isa)).collect();
-        let _ = writeln!(
-            text,
-            "aqueduct profile: format {}.{}, written by aqueduct {}\ndevice: {} ({}), wait strategy {}, clock {} ({} Hz ticks)",
-            self.format_version.major,
-            self.format_version.minor,
-            header.aqueduct_version,
-            header.device.provider,
-            agents.join(", "),
-            header.wait_strategy,
-            header.clock.domain,
-            header.clock.tick_frequency_hz,
-        );
-        let _ = writeln!(text, "records: {}, dropped: {}", self.records, self.dropped);
-        let stats_header = format!(
-            "{:<28} {:>8} {:>14} {:>12} {:>12} {:>12} {:>12}",
-            "(ns)", "count", "total", "mean", "p50", "p90", "p99"
-        );
-        let stats_line = |label: &str, stats: &DurationStats| {
-            format!(
-                "{:<28} {:>8} {:>14} {:>12.1} {:>12} {:>12} {:>12}",
-                label, stats.count, stats.total_ns, stats.mean_ns, stats.p50_ns, stats.p90_ns, stats.p99_ns
-            )
-        };
-        for queue in &self.queues {
-            let _ = writeln!(
-                text,
-                "\nqueue {}: {} submissions, {} dropped records",
-                queue.queue, queue.submissions, queue.dropped
-            );
-            let _ = writeln!(text, "{stats_header}");
-            let _ = writeln!(text, "{}", stats_line("device time", &queue.device_time));
-            let _ = writeln!(text, "{}", stats_line("host submit cost", &queue.host_submit_cost));
-            for waits in &queue.waits_on {
-                let _ = writeln!(
-                    text,
-                    "waits on queue {}: {} device-barrier waits, {} timed, {} ns waiting",
-                    waits.producer_queue, waits.device_barrier_waits, waits.timed_waits, waits.total_wait_ns
-                );
-            }
-        }
-        if !self.kernels.is_empty() {
-            let _ = writeln!(text, "\nkernels (device time)");
-            let _ = writeln!(text, "{stats_header}");
-            for kernel in &self.kernels {
-                let label = format!("{} (executable {})", kernel.kernel, kernel.executable);
-                let _ = writeln!(text, "{}", stats_line(&label, &kernel.device_time));
-            }
-        }
-        text
-    }
 }

@@ -52,10 +52,6 @@ fn summary_matches_the_hand_computed_numbers() {
         [("add", 7, &stats(2, 2600, 1300.0, 800, 1800, 1800)), ("scale", 7, &stats(2, 1900, 950.0, 900, 1000, 1000))]
     );
 
-    let text = summary.to_text();
-    assert!(text.contains("queue 1: 4 submissions, 3 dropped records"), "{text}");
-    assert!(text.contains("waits on queue 0: 3 device-barrier waits, 2 timed, 3000 ns waiting"), "{text}");
-    assert!(text.contains("scale (executable 7)"), "{text}");
     let json = serde_json::to_value(&summary).unwrap();
     assert_eq!(json["queues"][1]["host_submit_cost"]["p50_ns"], 20);
 }

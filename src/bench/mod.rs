@@ -35,7 +35,9 @@ pub mod shapes;
 use aqueduct_engine::{Engine, EngineConfig, EngineError};
 
 use command_buffers::CommandBufferRig;
-pub use measure::{Report, ResultRow, Sample, compare};
+pub use measure::{
+    BENCH_SCHEMA, CompareError, CompareOptions, Report, ResultRow, RowChange, Sample, Spread, Verdict, compare,
+};
 use shapes::{HANDOFFS, LIMIT_PACKETS, Payload, Rig, SUBMITS};
 
 /// Which shapes `aqueduct bench` runs, how thoroughly, and on which device.
@@ -280,6 +282,7 @@ pub fn run_with_notes(
     }
     progress(total, total, "done");
     let report = Report {
+        schema: measure::BENCH_SCHEMA,
         provider: device.provider().to_string(),
         agent,
         cpu: measure::cpu_model(),

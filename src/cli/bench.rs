@@ -1,16 +1,15 @@
 //! `aqueduct bench`: a progress bar while it runs, then a table or the stable JSON report;
-//! `--compare OLD NEW` prints the change of every row.
+//! `--compare OLD NEW` tests every row's repetitions for a significant change.
 
-use aqueduct::bench::{BenchOptions, Report};
+use std::path::Path;
+
+use aqueduct::bench::{BenchOptions, CompareOptions, Report, Verdict};
 
 use super::CliResult;
+use super::output::{progress_bar, table};
 
 pub fn run(options: BenchOptions, json: bool) -> CliResult {
-    let bar = indicatif::ProgressBar::new(0);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
+    let bar = progress_bar(0, json);
     let (report, notes) = aqueduct::bench::run_with_notes(&options, |done, total, name| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
@@ -27,25 +26,72 @@ pub fn run(options: BenchOptions, json: bool) -> CliResult {
         "aqueduct bench: provider {}, agent {}, {} ({} cores); limit {:.2} ns/packet",
         report.provider, report.agent, report.cpu, report.cores, report.limit_ns_per_packet
     );
-    println!("{:<36} {:>10} {:>10} {:>10} {:>12} {:>9}", "name", "median", "p10", "p90", "host cpu", "× limit");
-    for row in &report.results {
-        println!(
-            "{:<36} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>8.1}×",
-            row.name, row.median, row.p10, row.p90, row.host_cpu_median, row.ratio_to_limit
-        );
-    }
-    println!("(ns per operation; medians of the repetitions)");
+    let repetitions = report.results.last().map_or(0, |row| row.samples.len());
+    println!(
+        "repetitions per row: {repetitions}; median and 10th to 90th percentile of wall time, median host CPU time"
+    );
+    print!("{}", results_table(&report));
     notes.iter().for_each(|note| println!("{note}"));
     Ok(())
 }
 
-pub fn compare(old: &std::path::Path, new: &std::path::Path) -> CliResult {
-    let read = |path: &std::path::Path| -> Result<Report, Box<dyn std::error::Error>> {
+/// The report's rows, with the unit in every timing column's header.
+pub fn results_table(report: &Report) -> String {
+    let mut rows = table(&["name", "median (ns/op)", "p10 (ns/op)", "p90 (ns/op)", "host cpu (ns/op)", "× limit"], 1);
+    for row in &report.results {
+        rows.add_row([
+            row.name.clone(),
+            format!("{:.1}", row.median),
+            format!("{:.1}", row.p10),
+            format!("{:.1}", row.p90),
+            format!("{:.1}", row.host_cpu_median),
+            format!("{:.1}×", row.ratio_to_limit),
+        ]);
+    }
+    format!("{rows}\n")
+}
+
+pub fn compare(old: &Path, new: &Path, options: CompareOptions, json: bool) -> CliResult {
+    let read = |path: &Path| -> Result<Report, Box<dyn std::error::Error>> {
         let text = std::fs::read_to_string(path).map_err(|error| format!("{}: {error}", path.display()))?;
         Ok(serde_json::from_str(&text).map_err(|error| format!("{}: not a bench report: {error}", path.display()))?)
     };
-    for line in aqueduct::bench::compare(&read(old)?, &read(new)?) {
-        println!("{line}");
+    let changes = aqueduct::bench::compare(&read(old)?, &read(new)?, options)?;
+    if json {
+        let value = serde_json::json!({
+            "schema": 1,
+            "significance": options.significance,
+            "noise_threshold": options.noise_threshold,
+            "rows": changes,
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
     }
+    let tested = changes.iter().filter(|row| row.p_value.is_some()).count();
+    println!(
+        "Mann-Whitney U over each row's repetitions; flagged when p < {} / {tested} rows and the median moved by at least {:.0} %",
+        options.significance,
+        options.noise_threshold * 100.0
+    );
+    let mut rows = table(&["name", "old median (ns/op)", "new median (ns/op)", "change", "p-value", "verdict"], 1);
+    let number = |value: Option<f64>| value.map_or_else(|| "-".to_string(), |value| format!("{value:.1}"));
+    for change in &changes {
+        rows.add_row([
+            change.name.clone(),
+            number(change.old_median),
+            number(change.new_median),
+            change.change_percent.map_or_else(|| "-".to_string(), |percent| format!("{percent:+.1} %")),
+            change.p_value.map_or_else(|| "-".to_string(), |p| format!("{p:.2e}")),
+            change.verdict.to_string(),
+        ]);
+    }
+    println!("{rows}");
+    let flagged = |verdict| changes.iter().filter(|row| row.verdict == verdict).count();
+    println!(
+        "{} slower, {} faster, {} without a significant change",
+        flagged(Verdict::Slower),
+        flagged(Verdict::Faster),
+        flagged(Verdict::Unchanged)
+    );
     Ok(())
 }

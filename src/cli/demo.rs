@@ -1,33 +1,69 @@
-//! `aqueduct demo`: the end-to-end workload, with a short report of what ran where.
+//! `aqueduct demo`: the end-to-end workload, with a short report of what ran where, or with
+//! `--json` the same as one JSON document (schema 1).
+
+use aqueduct::demo::DemoReport;
 
 use super::CliResult;
+use super::output::{duration, duration_ns, table};
 
-pub fn run(device: &str, handoffs: u32, queues: u32) -> CliResult {
+pub fn run(device: &str, handoffs: u32, queues: u32, json: bool) -> CliResult {
     let report = aqueduct::demo::run_on(device, handoffs, queues)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&to_json(&report))?);
+        return Ok(());
+    }
     println!("aqueduct demo: {} saxpy handoffs across {} queues", report.handoffs, report.queues.len());
     println!("  provider:    {} ({}), agent {}", report.provider, report.provider_reason, report.agent);
+    let mut queues = table(&["queue", "operations", "AQL packets", "device-side waits", "parked"], 0);
     for queue in &report.queues {
         let stats = queue.stats;
-        println!(
-            "  queue {}:     {:>5} operations, {:>5} AQL packets, {:>4} device-side waits, {} parked",
-            queue.index, stats.submissions, stats.packets, stats.device_waits, stats.deferred
-        );
+        queues.add_row([queue.index.into(), stats.submissions, stats.packets, stats.device_waits, stats.deferred]);
     }
-    let per_operation = |total: std::time::Duration| total.as_secs_f64() * 1e6 / report.operations as f64;
+    println!("{queues}");
+    let per_operation =
+        |total: std::time::Duration| duration_ns(total.as_secs_f64() * 1e9 / report.operations.max(1) as f64);
     println!(
         "  operations:  {} ({} dispatches, {} fills/copies/updates)",
         report.operations, report.dispatches, report.transfers
     );
     println!(
-        "  submit:      {:>9.3} ms host time, {:>7.3} µs per operation",
-        report.submit_time.as_secs_f64() * 1e3,
+        "  submit:      {} host time, {} per operation",
+        duration(report.submit_time),
         per_operation(report.submit_time)
     );
-    println!(
-        "  end to end:  {:>9.3} ms, {:>7.3} µs per operation",
-        report.end_to_end.as_secs_f64() * 1e3,
-        per_operation(report.end_to_end)
-    );
+    println!("  end to end:  {}, {} per operation", duration(report.end_to_end), per_operation(report.end_to_end));
     println!("  verified:    {} elements, all correct", report.verified_elements);
     Ok(())
+}
+
+/// The report as `--json` prints it; times in nanoseconds.
+fn to_json(report: &DemoReport) -> serde_json::Value {
+    let queues: Vec<serde_json::Value> = report
+        .queues
+        .iter()
+        .map(|queue| {
+            serde_json::json!({
+                "index": queue.index,
+                "operations": queue.stats.submissions,
+                "packets": queue.stats.packets,
+                "device_waits": queue.stats.device_waits,
+                "parked": queue.stats.deferred,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "schema": 1,
+        "provider": report.provider,
+        "provider_reason": report.provider_reason,
+        "agent": report.agent,
+        "handoffs": report.handoffs,
+        "queues": queues,
+        "operations": report.operations,
+        "dispatches": report.dispatches,
+        "transfers": report.transfers,
+        "submit_ns": report.submit_time.as_nanos() as u64,
+        "end_to_end_ns": report.end_to_end.as_nanos() as u64,
+        "verified_elements": report.verified_elements,
+        "verified": true,
+    })
 }

@@ -6,15 +6,28 @@ use aqueduct_hsa::soft::SoftConfig;
 
 use super::CliResult;
 
-pub fn run(provider: &str, json: bool) -> CliResult {
+/// The HSA provider `info` opens.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Provider {
+    /// ROCr's GPU agents if it has any, else the soft runtime.
+    Auto,
+    /// The embedded soft HSA runtime.
+    Soft,
+    /// ROCr (libhsa-runtime64), or an error saying why it cannot be used.
+    Rocr,
+}
+
+pub fn run(provider: Provider, json: bool) -> CliResult {
     let (hsa, reason) = match provider {
-        "auto" => {
+        Provider::Auto => {
             let selection = Hsa::auto(SoftConfig::default())?;
             (selection.hsa, selection.reason)
         }
-        "soft" => (Hsa::soft(SoftConfig::default())?, "requested with --provider soft".to_string()),
-        "rocr" => (Hsa::rocr()?, "requested with --provider rocr".to_string()),
-        other => return Err(format!("unknown provider `{other}` (expected auto, soft or rocr)").into()),
+        Provider::Soft => (Hsa::soft(SoftConfig::default())?, "requested with --provider soft".to_string()),
+        Provider::Rocr => (
+            Hsa::rocr().map_err(|error| aqueduct_hsa::rocr_unusable_reason(&error))?,
+            "requested with --provider rocr".to_string(),
+        ),
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&aqueduct::info::info_report(&hsa, &reason)?)?);

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod demo;
 pub mod info;
 pub mod inspect;
+pub mod output;
 pub mod profile;
 pub mod replay;
 pub mod stress;

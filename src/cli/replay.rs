@@ -9,6 +9,7 @@ use aqueduct_engine::{ProfileConfig, ProfileModes};
 use clap::Subcommand;
 
 use super::CliResult;
+use super::output::{progress_bar, table};
 
 /// How a replay runs: its limits.
 #[derive(clap::Args, Clone, Copy)]
@@ -29,6 +30,7 @@ impl Limits {
 pub enum ReplayCommand {
     /// What the capture holds: queues, operations by kind, executables, bytes, duration.
     Info {
+        /// The replay capture (.aqreplay).
         file: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -37,8 +39,10 @@ pub enum ReplayCommand {
     /// Re-execute the stream (same queues, same dependencies) and compare every checksum; exits
     /// non-zero on a mismatch, naming the first buffer that differs.
     Run {
+        /// The replay capture (.aqreplay).
         file: PathBuf,
-        /// Device spec; the capture's own by default.
+        /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...]; the capture's own by
+        /// default.
         #[arg(long)]
         device: Option<String>,
         #[command(flatten)]
@@ -47,13 +51,16 @@ pub enum ReplayCommand {
     /// Replay the stream repeatedly: host cost per operation and end-to-end time, against the
     /// baseline measured in the same run (as `aqueduct bench`).
     Bench {
+        /// The replay capture (.aqreplay).
         file: PathBuf,
+        /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...]; the capture's own by
+        /// default.
         #[arg(long)]
         device: Option<String>,
         /// One repetition.
         #[arg(long)]
         quick: bool,
-        /// Print the stable JSON report (the bench's schema) on stdout.
+        /// Print the stable JSON report (the bench's schema) on stdout (and no progress bar).
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -61,9 +68,13 @@ pub enum ReplayCommand {
     },
     /// Replay the stream under a profile capture (every software mode) into a `.aqprof`.
     Profile {
+        /// The replay capture (.aqreplay).
         file: PathBuf,
+        /// The profile bundle to write (.aqprof).
         #[arg(short, long)]
         output: PathBuf,
+        /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...]; the capture's own by
+        /// default.
         #[arg(long)]
         device: Option<String>,
         #[command(flatten)]
@@ -123,17 +134,19 @@ fn info(file: &Path, json: bool) -> CliResult {
         println!("  agent {index}: {} ({})", agent.name, agent.isa);
     }
     println!(
-        "  {} records, {} bytes, {:.3} ms of program time",
+        "  {} records, {} bytes, {} of program time",
         summary.records,
         summary.file_bytes,
-        summary.duration.as_secs_f64() * 1e3
+        super::output::duration(summary.duration)
     );
     println!("  queues: {}", summary.queues);
     let total: u64 = summary.operations.iter().map(|(_, count)| count).sum();
     println!("  operations: {total}");
+    let mut operations = table(&["kind", "count"], 1);
     for (kind, count) in &summary.operations {
-        println!("    {kind:<14} {count}");
+        operations.add_row([kind.to_string(), count.to_string()]);
     }
+    println!("{operations}");
     println!("  executables: {} from {} code object(s)", summary.executables, summary.code_objects.len());
     for (hash, bytes) in &summary.code_objects {
         println!("    {hash} ({bytes} bytes)");
@@ -174,7 +187,13 @@ fn run_file(file: &Path, device: Option<&str>, options: ReplayOptions) -> CliRes
 fn bench_file(file: &Path, device: Option<&str>, quick: bool, json: bool, options: ReplayOptions) -> CliResult {
     let replay = Replay::open(file)?;
     let engine = open_engine(&replay, device, None)?;
-    let (report, outcome) = bench(&replay, engine.device(), quick, &options)?;
+    let bar = progress_bar(0, json);
+    bar.set_message("repetitions");
+    let (report, outcome) = bench(&replay, engine.device(), quick, &options, |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
@@ -187,13 +206,7 @@ fn bench_file(file: &Path, device: Option<&str>, quick: bool, json: bool, option
         report.cpu,
         report.cores
     );
-    println!("{:<26} {:>12} {:>12} {:>12} {:>14} {:>10}", "row", "median ns", "p10", "p90", "host cpu ns", "x limit");
-    for row in &report.results {
-        println!(
-            "{:<26} {:>12.1} {:>12.1} {:>12.1} {:>14.1} {:>10.1}",
-            row.name, row.median, row.p10, row.p90, row.host_cpu_median, row.ratio_to_limit
-        );
-    }
+    print!("{}", super::bench::results_table(&report));
     Ok(())
 }
 

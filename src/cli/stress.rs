@@ -7,6 +7,18 @@ use aqueduct::WaitStrategy;
 use aqueduct::stress::{StressOptions, StressReport};
 
 use super::CliResult;
+use super::output::{progress_bar, table};
+
+/// Which wait strategies the stress runs.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum StrategyChoice {
+    /// Cross-queue waits as BARRIER_VALUE packets.
+    BarrierValue,
+    /// Cross-queue waits as BARRIER_AND packets.
+    BarrierAnd,
+    /// One after the other.
+    Both,
+}
 
 #[derive(clap::Args)]
 pub struct Arguments {
@@ -31,9 +43,9 @@ pub struct Arguments {
     /// and makes new ones.
     #[arg(long)]
     soak: bool,
-    /// barrier-value, barrier-and or both.
-    #[arg(long, default_value = "both")]
-    strategy: String,
+    /// The wait strategies to run.
+    #[arg(long, value_enum, default_value_t = StrategyChoice::Both)]
+    strategy: StrategyChoice,
     /// One submission in this many waits on an injected failure (0: none).
     #[arg(long, default_value_t = 500)]
     failure_every: u64,
@@ -44,17 +56,16 @@ pub struct Arguments {
     /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...].
     #[arg(long, default_value = "auto")]
     device: String,
-    /// Print the JSON report on stdout.
+    /// Print the JSON report on stdout (and no progress bar).
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(arguments: Arguments) -> CliResult {
-    let strategies = match arguments.strategy.as_str() {
-        "barrier-value" => vec![WaitStrategy::BarrierValue],
-        "barrier-and" => vec![WaitStrategy::BarrierAnd],
-        "both" => vec![WaitStrategy::BarrierValue, WaitStrategy::BarrierAnd],
-        other => return Err(format!("--strategy {other}: expected barrier-value, barrier-and or both").into()),
+    let strategies = match arguments.strategy {
+        StrategyChoice::BarrierValue => vec![WaitStrategy::BarrierValue],
+        StrategyChoice::BarrierAnd => vec![WaitStrategy::BarrierAnd],
+        StrategyChoice::Both => vec![WaitStrategy::BarrierValue, WaitStrategy::BarrierAnd],
     };
     let duration = match arguments.minutes {
         Some(minutes) if !(minutes.is_finite() && minutes > 0.0) => {
@@ -74,9 +85,28 @@ pub fn run(arguments: Arguments) -> CliResult {
         device: arguments.device,
         soak: arguments.soak,
     };
+    // The bar counts rounds, or with --minutes seconds; its estimate is the rest at this pace.
+    let rounds =
+        if options.soak { aqueduct::stress::SOAK_ROUNDS_WITHOUT_DURATION } else { options.strategies.len() as u64 };
+    let bar = match options.duration {
+        Some(duration) => progress_bar(duration.as_secs(), arguments.json),
+        None => progress_bar(rounds, arguments.json),
+    };
+    bar.enable_steady_tick(Duration::from_millis(250));
+    let started = std::time::Instant::now();
     let report = aqueduct::stress::run(&options, |strategy, round, submissions| {
-        eprintln!("{strategy}: round {round} done, {submissions} submissions");
+        match options.duration {
+            Some(duration) => bar.set_position(started.elapsed().min(duration).as_secs()),
+            None => bar.inc(1),
+        }
+        let line = format!("{strategy}: round {round} done, {submissions} submissions");
+        // Without a terminal (a CI log) the rounds are still worth a line each.
+        if bar.is_hidden() && !arguments.json {
+            eprintln!("{line}");
+        }
+        bar.set_message(line);
     })?;
+    bar.finish_and_clear();
     if arguments.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -97,13 +127,22 @@ fn print(report: &StressReport) {
             report.provider, report.threads, report.queues, report.lanes, report.seed
         );
     }
+    let mut totals = table(&["strategy", "rounds", "submissions", "time (s)", "submissions/s", "parked", "lost"], 1);
+    for strategy in &report.strategies {
+        totals.add_row([
+            strategy.strategy.clone(),
+            strategy.rounds.to_string(),
+            strategy.submissions.to_string(),
+            format!("{:.1}", strategy.seconds),
+            format!("{:.0}", strategy.submissions_per_second),
+            strategy.parked.to_string(),
+            strategy.lost.to_string(),
+        ]);
+    }
+    println!("{totals}");
     for strategy in &report.strategies {
         let ops = &strategy.operations;
         println!("{}:", strategy.strategy);
-        println!(
-            "  {} submissions in {} round(s), {:.1} s: {:.0} submissions/s",
-            strategy.submissions, strategy.rounds, strategy.seconds, strategy.submissions_per_second
-        );
         println!(
             "  dispatches {} cross-queue, {} chained, {} stores; {} fills, {} updates, {} copies, {} command buffers, {} barriers",
             ops.cross_dispatch,

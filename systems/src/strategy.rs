@@ -1,9 +1,9 @@
 //! The cross-queue wait strategy, chosen once per queue instead of matched per submission.
 //!
-//! A device waits across its queues in one of two ways ([`CrossQueueWait`], see
-//! `aqueduct_components::directory`). Everything that differs between them is a method of
+//! A device waits across its queues in one of two ways
+//! ([`CrossQueueWait`](aqueduct_components::directory::CrossQueueWait)). Everything that differs between them is a method of
 //! [`CrossQueueStrategy`], implemented by the zero-sized [`BarrierValue`] and [`BarrierAnd`].
-//! The stages are generic over it, and [`QueueStages::for_strategy`] picks the monomorphized entry
+//! The stages are generic over it, and [`QueueStages::for_strategy`](crate::QueueStages::for_strategy) picks the monomorphized entry
 //! points once, when the queue is built: the per-submission path holds no `match` on the
 //! strategy, and each strategy's pieces inline into its own copy of the stages.
 

@@ -1,4 +1,4 @@
-//! Every soft entry point as the `extern "C"` function that [`crate::sys::HsaApi::soft`] binds
+//! Every soft entry point as the `extern "C"` function that `crate::sys::HsaApi::soft` binds
 //! and the drop-in library (`soft-hsa/`) exports, each behind [`guard`].
 //!
 //! A panic must not unwind out of an `extern "C"` function: Rust aborts the process there, and a

@@ -3,10 +3,10 @@
 //! whose hardware doorbell pointer the producer stores to directly).
 //!
 //! It is product code: the embedded default provider when no AMD GPU exists. Its parts, one file
-//! each: [`config`] (agents and modes), [`runtime`] (init/shutdown, agents, handles),
-//! [`memory`] (pools, allocations and access grants), [`clock`] (system and device clocks),
-//! [`signals`], [`queue`] (ring, doorbell, processor thread), [`processor`] (packet execution),
-//! [`executable`] (code objects, symbols, CPU kernel registry), [`faults`] (injection), and
+//! each: [`config`] (agents and modes), `runtime` (init/shutdown, agents, handles),
+//! `memory` (pools, allocations and access grants), [`clock`] (system and device clocks),
+//! `signals`, `queue` (ring, doorbell, processor thread), `processor` (packet execution),
+//! `executable` (code objects, symbols, CPU kernel registry), [`faults`] (injection), and
 //! [`entry`] and [`exports`] (the entry points that fill the HSA table, each
 //! `extern "C"` export behind a panic guard).
 
