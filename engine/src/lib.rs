@@ -327,7 +327,8 @@ impl Device {
 
     /// Begins a profile capture on every queue of the device (and each queue created until it
     /// ends), streaming into `config.output`. Fails if one is already running, if a mode needs
-    /// what is not here (aqlprofile, an AMD GPU), or if the file cannot be created.
+    /// what is not here (aqlprofile, an AMD GPU), or if the file cannot be created. With the
+    /// `tracy` feature it takes over from the Tracy view, which resumes when it ends.
     pub fn begin_profile(&self, config: ProfileConfig) -> EngineResult<()> {
         self.0.begin_profile(config)
     }
@@ -343,6 +344,14 @@ impl Device {
     /// none. The failure is also logged at error level, and the file lacks its end chunk.
     pub fn replay_capture_failure(&self) -> Option<String> {
         self.0.replay.as_ref().and_then(|replay| replay.failure())
+    }
+
+    /// Whether the device shows Tracy the GPU zones of its timed dispatches without a profile
+    /// capture (the `tracy` feature): from its opening, except while a capture runs, which
+    /// shows the same zones and writes its bundle too.
+    #[cfg(feature = "tracy")]
+    pub fn tracy_view_running(&self) -> bool {
+        self.0.profile.lock().unwrap_or_else(|poison| poison.into_inner()).as_ref().is_some_and(|session| !session.bundle)
     }
 
     /// Marks the end of a frame for Tracy (the `tracy` feature, with a Tracy client running):

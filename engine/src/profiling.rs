@@ -3,16 +3,24 @@
 //! With the feature on, `aqueduct-systems` opens a span per stage (`admission`,
 //! `kernarg_patching`, `aql_publication`, `epoch_reclaim`, `fail_in_flight`) and the engine one per
 //! submission and per completion drain; [`install_tracy`] makes them visible to a connected Tracy
-//! profiler. GPU zones, occupancy plots and frame marks come from a profile capture
-//! (`profile/tracy.rs`, `Device::frame_mark`). Without the feature none of this is compiled.
+//! profiler, or [`tracy_layer`] adds them to a subscriber the program already builds. GPU zones
+//! of every timed dispatch and occupancy plots come without any setup: with the feature, every
+//! device times its packets and shows the times in Tracy while no profile capture runs (a
+//! capture shows the same zones and also writes its bundle; `profile/tracy.rs`). Frame marks are
+//! `Device::frame_mark`. Without the feature none of this is compiled.
 
 use tracing_subscriber::layer::SubscriberExt;
 
 /// Installs a global tracing subscriber that forwards spans to Tracy. Fails if another global
-/// subscriber is already set.
+/// subscriber is already set: then add [`tracy_layer`] to that one instead.
 pub fn install_tracy() -> Result<(), tracing::subscriber::SetGlobalDefaultError> {
-    let subscriber = tracing_subscriber::registry().with(tracing_tracy::TracyLayer::default());
-    tracing::subscriber::set_global_default(subscriber)
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(tracy_layer()))
+}
+
+/// The layer that forwards spans to Tracy, for a subscriber the program builds itself
+/// (`tracing_subscriber::registry().with(fmt_layer).with(aqueduct::profiling::tracy_layer())`).
+pub fn tracy_layer() -> tracing_tracy::TracyLayer {
+    tracing_tracy::TracyLayer::default()
 }
 
 /// Whether a Tracy profiler is connected to this process's client now (a study can wait for the

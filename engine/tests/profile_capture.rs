@@ -288,3 +288,33 @@ fn capture_state_errors_and_queues_that_join_late() {
     late.barrier().signal(done.at(2)).submit().unwrap();
     done.wait(2, TIMEOUT).unwrap();
 }
+
+/// With the `tracy` feature, Tracy gets GPU zones without a capture: the device opens with its
+/// Tracy view running (packets timed, no bundle), a capture takes over and hands back.
+#[cfg(feature = "tracy")]
+#[test]
+fn the_tracy_view_runs_without_a_capture_and_gives_way_to_one() {
+    let rig = KernelRig::new(WaitStrategy::BarrierValue);
+    let device = rig.device();
+    assert!(device.tracy_view_running(), "on from the device's opening");
+    assert!(
+        matches!(device.end_profile(), Err(EngineError::ProfileState { .. })),
+        "the view is not a capture to end"
+    );
+    let queue = queue(device);
+    let (done, out) = (device.create_semaphore(0).unwrap(), rig.buffer());
+    rig.store(&queue, &out, 5, &[], &[done.at(1)]);
+    done.wait(1, TIMEOUT).unwrap();
+    let path = output("tracy-view");
+    device.begin_profile(ProfileConfig { modes: ProfileModes::DISPATCH_EVENTS, ..ProfileConfig::new(&path) }).unwrap();
+    assert!(!device.tracy_view_running(), "the capture took over");
+    rig.store(&queue, &out, 6, &[], &[done.at(2)]);
+    done.wait(2, TIMEOUT).unwrap();
+    let report = device.end_profile().unwrap();
+    assert!(device.tracy_view_running(), "back after the capture");
+    let records = read(&report.output);
+    assert_eq!(dispatches(&records, u32::from(queue.index())).len(), 1, "the capture has its own dispatch only");
+    rig.store(&queue, &out, 7, &[], &[done.at(3)]);
+    done.wait(3, TIMEOUT).unwrap();
+    assert_eq!(common::words(&out.to_vec().unwrap())[0], 7);
+}

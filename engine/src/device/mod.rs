@@ -191,8 +191,13 @@ impl DeviceShared {
             replay,
             hsa,
         });
-        if let Some(profile) = profile {
-            device.begin_profile(profile)?;
+        match profile {
+            Some(profile) => device.begin_profile(profile)?,
+            // With the `tracy` feature, Tracy shows GPU zones without a capture.
+            #[cfg(feature = "tracy")]
+            None => device.begin_tracy_view(&mut device.profile.lock().unwrap_or_else(|poison| poison.into_inner()))?,
+            #[cfg(not(feature = "tracy"))]
+            None => {}
         }
         Ok(device)
     }
@@ -279,11 +284,12 @@ impl Drop for DeviceShared {
     fn drop(&mut self) {
         // A capture still running (one the environment started) ends with the device: every
         // queue is gone, so everything it recorded is drained or failed.
-        if self.profile.get_mut().unwrap_or_else(|poison| poison.into_inner()).is_some() {
-            match self.end_profile() {
-                Ok(report) => {
+        if let Some(session) = self.profile.get_mut().unwrap_or_else(|poison| poison.into_inner()).take() {
+            match self.end_session(&session) {
+                Ok(report) if session.bundle => {
                     tracing::info!(output = %report.output.display(), records = report.records, dropped = report.dropped, "profile written")
                 }
+                Ok(_) => {}
                 Err(error) => tracing::error!(%error, "the profile capture could not be finished"),
             }
         }

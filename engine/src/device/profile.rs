@@ -16,8 +16,16 @@ impl DeviceShared {
         config.validate()?;
         self.check_aqlprofile(config.modes)?;
         let mut slot = self.profile.lock().unwrap_or_else(|poison| poison.into_inner());
-        if slot.is_some() {
-            return Err(EngineError::ProfileState { reason: "a capture is already running on this device" });
+        match slot.as_ref() {
+            Some(session) if session.bundle => {
+                return Err(EngineError::ProfileState { reason: "a capture is already running on this device" });
+            }
+            // The Tracy view gives way to the capture, which shows the same zones.
+            Some(_) => {
+                let view = slot.take().expect("matched Some");
+                self.end_session(&view)?;
+            }
+            None => {}
         }
         let clock = SystemClockMap::calibrate(&self.hsa)?;
         let header = BundleHeader {
@@ -52,10 +60,33 @@ impl DeviceShared {
     /// Ends the running capture: waits (up to the config's `end_timeout`) for the work in
     /// flight to drain, writes what is left and closes the file.
     pub fn end_profile(&self) -> EngineResult<ProfileReport> {
-        let session = self.profile.lock().unwrap_or_else(|poison| poison.into_inner()).take();
-        let Some(session) = session else {
+        let mut slot = self.profile.lock().unwrap_or_else(|poison| poison.into_inner());
+        let Some(session) = slot.take_if(|session| session.bundle) else {
             return Err(EngineError::ProfileState { reason: "no capture is running on this device" });
         };
+        let report = self.end_session(&session);
+        #[cfg(feature = "tracy")]
+        if let Err(error) = self.begin_tracy_view(&mut slot) {
+            tracing::warn!(%error, "the Tracy view could not start again after the capture");
+        }
+        report
+    }
+
+    /// The Tracy view: GPU zones of every timed dispatch with no capture running (the `tracy`
+    /// feature times packets for it). `slot` is the device's capture slot, held.
+    #[cfg(feature = "tracy")]
+    pub fn begin_tracy_view(&self, slot: &mut Option<Arc<ProfileSession>>) -> EngineResult<()> {
+        let view = ProfileSession::start_tracy_view(SystemClockMap::calibrate(&self.hsa)?);
+        for queue in self.live_queues() {
+            queue.attach_capture(&view)?;
+        }
+        *slot = Some(view);
+        Ok(())
+    }
+
+    /// Stops every queue's part of `session` (waiting, up to its `end_timeout`, for the work in
+    /// flight to drain) and finishes it.
+    pub fn end_session(&self, session: &ProfileSession) -> EngineResult<ProfileReport> {
         let queues = self.live_queues();
         let targets: Vec<u64> = queues.iter().map(|queue| queue.stop_capturing()).collect();
         let deadline = crate::clock::deadline_after(std::time::Instant::now(), session.config.end_timeout);

@@ -53,6 +53,8 @@ pub(crate) struct QueueCapture {
     pub queue: u32,
     pub modes: ProfileModes,
     records: ArrayQueue<Record>,
+    /// Whether records are kept for a bundle (false in the Tracy view, which only shows zones).
+    keep_records: bool,
     pub dropped: AtomicU64,
     /// Timed packets published without a timing signal (every one was in flight).
     pub untimed: AtomicU64,
@@ -77,6 +79,9 @@ pub(crate) struct QueueCapture {
 impl QueueCapture {
     /// Hands a record to the writer; drops and counts it when the buffer is full.
     pub fn push(&self, record: Record) {
+        if !self.keep_records {
+            return;
+        }
         if self.records.push(record).is_err() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
@@ -104,6 +109,8 @@ pub(crate) struct ProfileSession {
     device_dropped: AtomicU64,
     stop: AtomicBool,
     writer: Mutex<Option<JoinHandle<WriterOutcome>>>,
+    /// False for the Tracy view ([`Self::start_tracy_view`]): no bundle, no writer thread.
+    pub bundle: bool,
 }
 
 /// What the writer thread reports when it stops.
@@ -141,6 +148,7 @@ impl ProfileSession {
             device_dropped: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             writer: Mutex::new(None),
+            bundle: true,
         });
         let thread = {
             let session = session.clone();
@@ -150,12 +158,34 @@ impl ProfileSession {
         Ok(session)
     }
 
+    /// The Tracy view (the `tracy` feature, while no capture runs): packets are timed as under
+    /// device-queue and dispatch events, and the drains turn the times into Tracy GPU zones,
+    /// but no record is kept and nothing is written.
+    #[cfg(feature = "tracy")]
+    pub fn start_tracy_view(clock: SystemClockMap) -> Arc<Self> {
+        let config = ProfileConfig {
+            modes: ProfileModes::DEVICE_QUEUE_EVENTS | ProfileModes::DISPATCH_EVENTS,
+            ..ProfileConfig::new(std::path::PathBuf::new())
+        };
+        Arc::new(Self {
+            device_records: ArrayQueue::new(1),
+            config,
+            clock,
+            queues: Mutex::new(Vec::new()),
+            device_dropped: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            writer: Mutex::new(None),
+            bundle: false,
+        })
+    }
+
     /// A queue joins the capture (at its start, or when it is created during it).
     pub fn add_queue(&self, index: u16, queue: Weak<dyn DeviceQueue>) -> Arc<QueueCapture> {
         let capture = Arc::new(QueueCapture {
             queue: u32::from(index),
             modes: self.config.modes,
-            records: ArrayQueue::new(self.config.queue_buffer_records),
+            records: ArrayQueue::new(if self.bundle { self.config.queue_buffer_records } else { 1 }),
+            keep_records: self.bundle,
             dropped: AtomicU64::new(0),
             untimed: AtomicU64::new(0),
             ring_high_water: AtomicU64::new(0),
@@ -188,6 +218,10 @@ impl ProfileSession {
     /// Stops the writer after it drained every buffer, and reports what it wrote.
     pub fn finish(&self, untimed: u64) -> EngineResult<ProfileReport> {
         self.stop.store(true, Ordering::Release);
+        if !self.bundle {
+            let (output, modes) = (self.config.output.clone(), self.config.modes);
+            return Ok(ProfileReport { output, modes, records: 0, dropped: 0, untimed });
+        }
         let thread = self.writer.lock().unwrap_or_else(|poison| poison.into_inner()).take();
         let outcome = match thread.map(JoinHandle::join) {
             Some(Ok(outcome)) => outcome,
