@@ -115,17 +115,17 @@ struct Tally {
 }
 
 impl Tally {
-    fn dispatch(&mut self, submit: impl FnOnce() -> Result<(), EngineError>) -> Result<(), EngineError> {
+    fn dispatch<T>(&mut self, submit: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
         self.dispatches += 1;
         self.timed(submit)
     }
 
-    fn transfer(&mut self, submit: impl FnOnce() -> Result<(), EngineError>) -> Result<(), EngineError> {
+    fn transfer<T>(&mut self, submit: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
         self.transfers += 1;
         self.timed(submit)
     }
 
-    fn timed(&mut self, submit: impl FnOnce() -> Result<(), EngineError>) -> Result<(), EngineError> {
+    fn timed<T>(&mut self, submit: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
         let start = Instant::now();
         let result = submit();
         self.submit_time += start.elapsed();

@@ -785,7 +785,7 @@ impl<'d> Round<'d> {
         };
         lane.expected[step as usize].store(expected, Ordering::Relaxed);
         match (result, doom) {
-            (Ok(()), _) => {}
+            (Ok(_), _) => {}
             // The doom may have failed before the submission: refused, its semaphore failed.
             (Err(EngineError::DependencyFailed(_)), Doom::Host | Doom::KernelFault) => {}
             (Err(error), _) => counts.errors.push(format!("lane {me} step {step}: {error}")),
@@ -808,7 +808,7 @@ impl<'d> Round<'d> {
         addend: u32,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-    ) -> Result<(), EngineError> {
+    ) -> Result<crate::Submitted, EngineError> {
         let (bindings, constants) = ([out, input], [addend, 0]);
         let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&constants);
         lane.queue.dispatch(&self.add, &dispatch).waits(waits).signals(signals).submit()

@@ -112,7 +112,7 @@ pub mod ops {
     };
     pub use crate::queue::launch::LaunchOp;
 }
-pub use queue::{HostCallResult, Queue, QueueStats, RawDispatch, STAGING_BYTES};
+pub use queue::{HostCallResult, Queue, QueueStats, RawDispatch, STAGING_BYTES, SubmitOutput, Submitted};
 pub use semaphore::{Semaphore, SemaphorePoint, wait_all, wait_any};
 
 use device::DeviceShared;
@@ -351,7 +351,12 @@ impl Device {
     /// shows the same zones and writes its bundle too.
     #[cfg(feature = "tracy")]
     pub fn tracy_view_running(&self) -> bool {
-        self.0.profile.lock().unwrap_or_else(|poison| poison.into_inner()).as_ref().is_some_and(|session| !session.bundle)
+        self.0
+            .profile
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .as_ref()
+            .is_some_and(|session| !session.bundle)
     }
 
     /// Marks the end of a frame for Tracy (the `tracy` feature, with a Tracy client running):

@@ -175,7 +175,7 @@ fn backpressure_times_out_and_the_refused_submission_changes_nothing() {
             .signal(done.at(accepted + 1))
             .submit()
         {
-            Ok(()) => accepted += 1,
+            Ok(_) => accepted += 1,
             Err(error) => break error,
         }
         assert!(accepted <= 5, "a 4-packet ring with one fetched packet holds at most five submissions");

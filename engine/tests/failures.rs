@@ -56,7 +56,7 @@ impl Rig {
         value: u32,
         waits: &[aqueduct_engine::SemaphorePoint],
         signals: &[aqueduct_engine::SemaphorePoint],
-    ) -> Result<(), EngineError> {
+    ) -> Result<aqueduct_engine::Submitted, EngineError> {
         let bindings = [out.whole()];
         queue
             .dispatch(

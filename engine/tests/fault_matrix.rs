@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use aqueduct_engine::{
     BindingTable, Buffer, CommandBuffer, CommandBufferUsage, Dispatch, EngineError, FailureRecord, Queue, Semaphore,
-    SemaphorePoint, WaitStrategy,
+    SemaphorePoint, Submitted, WaitStrategy,
 };
 use aqueduct_hsa::soft::Fault;
 use common::*;
@@ -117,7 +117,7 @@ impl Materials {
         operation: Operation,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-    ) -> Result<(), EngineError> {
+    ) -> Result<Submitted, EngineError> {
         let target = self.target.whole();
         match operation {
             Operation::Dispatch => {
@@ -149,9 +149,9 @@ fn waiter(semaphore: Semaphore, value: u64) -> std::thread::JoinHandle<(Result<(
 /// fault needs no host step, so it may already have failed the queue, or the semaphore the
 /// dependent waits on, when the dependent is submitted: the engine then refuses the dependent
 /// with that failure and fails its signals, which the checks after it still look for.
-fn dependent_submitted(result: Result<(), EngineError>, case: &Case) {
+fn dependent_submitted(result: Result<Submitted, EngineError>, case: &Case) {
     match result {
-        Ok(()) => {}
+        Ok(_) => {}
         Err(EngineError::DependencyFailed(_) | EngineError::QueueFailed(_)) if case.fault == FaultKind::KernelFault => {
         }
         Err(error) => panic!("{case:?}: a dependent of the fault was refused: {error}"),

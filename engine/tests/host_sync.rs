@@ -73,3 +73,27 @@ fn wait_idle_reports_a_failed_queue() {
     let failed = queue.wait_idle(TIMEOUT);
     assert!(matches!(failed, Err(EngineError::QueueFailed(_))), "{failed:?}");
 }
+
+#[test]
+fn a_submission_token_is_waited_on_and_ordered() {
+    let rig = KernelRig::new(WaitStrategy::BarrierAnd);
+    let device = rig.device();
+    let (queue, other) = (queue(device), queue(device));
+    let (first_out, second_out) = (rig.buffer(), rig.buffer());
+    stall_next(&queue);
+    let first = queue.fill(first_out.whole(), &1u32.to_le_bytes()).submit().unwrap();
+    let second = queue.fill(second_out.whole(), &2u32.to_le_bytes()).submit().unwrap();
+    assert!(second > first, "a later submission's token is greater");
+    assert!(!queue.is_finished(first), "stalled");
+    let timed_out = queue.wait_for(first, Duration::from_millis(10));
+    assert!(matches!(timed_out, Err(EngineError::Timeout { .. })), "{timed_out:?}");
+    let foreign = other.barrier().submit().unwrap();
+    assert!(matches!(queue.wait_for(foreign, TIMEOUT), Err(EngineError::ForeignObject { .. })));
+    std::thread::scope(|scope| {
+        let waiter = scope.spawn(|| queue.wait_for(second, TIMEOUT));
+        release(&queue, || waiter.is_finished());
+        waiter.join().unwrap().unwrap();
+    });
+    assert!(queue.is_finished(first) && queue.is_finished(second));
+    assert_eq!(words(&second_out.to_vec().unwrap())[0], 2, "the token's work finished");
+}

@@ -41,7 +41,7 @@ fn a_memory_fault_fails_every_queue_of_the_agent_and_names_the_address() {
         attempt += 1;
         match sibling.fill(buffer.range(128, 128), &2u32.to_le_bytes()).signal(sibling_done.at(attempt)).submit() {
             Err(EngineError::QueueFailed(record)) => break record,
-            Ok(()) => {
+            Ok(_) => {
                 if let Err(EngineError::SemaphoreFailed(record)) = sibling_done.wait(attempt, TIMEOUT) {
                     break record;
                 }

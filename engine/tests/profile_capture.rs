@@ -297,10 +297,7 @@ fn the_tracy_view_runs_without_a_capture_and_gives_way_to_one() {
     let rig = KernelRig::new(WaitStrategy::BarrierValue);
     let device = rig.device();
     assert!(device.tracy_view_running(), "on from the device's opening");
-    assert!(
-        matches!(device.end_profile(), Err(EngineError::ProfileState { .. })),
-        "the view is not a capture to end"
-    );
+    assert!(matches!(device.end_profile(), Err(EngineError::ProfileState { .. })), "the view is not a capture to end");
     let queue = queue(device);
     let (done, out) = (device.create_semaphore(0).unwrap(), rig.buffer());
     rig.store(&queue, &out, 5, &[], &[done.at(1)]);

@@ -36,7 +36,7 @@ impl Rig {
     }
 
     /// Submits `op` signalling the next value and waits for it.
-    fn run(&self, op: impl FnOnce(&Queue, &[SemaphorePoint]) -> Result<(), EngineError>) {
+    fn run<T>(&self, op: impl FnOnce(&Queue, &[SemaphorePoint]) -> Result<T, EngineError>) {
         let value = self.value.get() + 1;
         self.value.set(value);
         op(&self.queue, &[self.done.at(value)]).expect("submission");

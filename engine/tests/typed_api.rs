@@ -89,7 +89,7 @@ fn a_typed_launch_runs_and_every_mismatch_is_refused_before_anything_is_staged()
     assert_eq!(out.to_vec().unwrap(), (100..164).collect::<Vec<u32>>());
 
     let before = queue.stats();
-    let refused = |result: Result<(), EngineError>| match result {
+    let refused = |result: Result<aqueduct_engine::Submitted, EngineError>| match result {
         Err(EngineError::KernelArgument { kernel, index, reason }) => {
             assert_eq!(kernel, "store_value");
             (index, reason)

@@ -60,8 +60,8 @@ fn cell(strategy: WaitStrategy, window: u64, rate: u64) -> Result<(), String> {
     let mut dooms = vec![Doom::None; STEPS as usize + 1];
     let mut victims = Vec::new();
     let mut host_waiters = Vec::new();
-    let submitted = |result: Result<(), EngineError>, doomed: bool, what: &str| match result {
-        Ok(()) => Ok(()),
+    let submitted = |result: Result<aqueduct_engine::Submitted, EngineError>, doomed: bool, what: &str| match result {
+        Ok(_) => Ok(()),
         // A doomed step's wait may have failed already: refused, its signals failed.
         Err(EngineError::DependencyFailed(_)) if doomed => Ok(()),
         Err(error) => Err(format!("{what}: {error}")),

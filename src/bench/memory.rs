@@ -104,9 +104,9 @@ pub fn roundtrip(rig: &Rig, memory: &MemoryRig, pooled: bool) -> Result<Sample, 
                 // The baseline's barrier signals a semaphore, as a dealloca signals its queue's
                 // memory timeline: the rows differ by the allocation path alone.
                 if pooled {
-                    queue.dealloca(&buffer).submit()?
+                    queue.dealloca(&buffer).submit()?;
                 } else {
-                    queue.barrier().signal(stand_in.next()).submit()?
+                    queue.barrier().signal(stand_in.next()).submit()?;
                 }
             }
             queue.barrier().signal(done.at(1)).submit()

@@ -132,8 +132,8 @@ pub(crate) fn mismatch(what: &str, expected: impl std::fmt::Debug, found: impl s
 }
 
 /// Times `submit` (submission only) and then everything until `finish` returns.
-pub(crate) fn timed(
-    submit: impl FnOnce() -> Result<(), EngineError>,
+pub(crate) fn timed<T>(
+    submit: impl FnOnce() -> Result<T, EngineError>,
     finish: impl FnOnce() -> Result<(), EngineError>,
     e2e: bool,
 ) -> Result<Sample, EngineError> {
@@ -242,7 +242,10 @@ pub fn chain(rig: &Rig, length: u64, e2e: bool) -> Result<Sample, EngineError> {
     let queue = &rig.queues(e2e)[0];
     let chain = rig.device.create_semaphore(0)?;
     let sample = timed(
-        || (0..length).try_for_each(|step| queue.barrier().wait(chain.at(step)).signal(chain.at(step + 1)).submit()),
+        || {
+            (0..length)
+                .try_for_each(|step| queue.barrier().wait(chain.at(step)).signal(chain.at(step + 1)).submit().map(drop))
+        },
         || chain.wait(length, WAIT),
         e2e,
     )?;
@@ -262,7 +265,10 @@ pub fn dispatches(rig: &Rig, count: usize) -> Result<Sample, EngineError> {
         None => (&rig.noop, Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1])),
     };
     let sample = timed(
-        || (1..=SUBMITS).try_for_each(|value| queue.dispatch(kernel, &dispatch).signal(done.at(value)).submit()),
+        || {
+            (1..=SUBMITS)
+                .try_for_each(|value| queue.dispatch(kernel, &dispatch).signal(done.at(value)).submit().map(drop))
+        },
         || done.wait(SUBMITS, WAIT),
         false,
     )?;

@@ -21,6 +21,42 @@ use crate::memory::pool::Pool;
 use crate::memory::{Binding, Buffer};
 use crate::semaphore::SemaphorePoint;
 
+/// A place in one queue's submission order, which `submit()` on a queue returns (wgpu's
+/// `SubmissionIndex`): [`Queue::wait_for`] waits until the submission, and everything submitted
+/// to the queue before it, has finished. Comparable: a later submission's is greater.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Submitted {
+    pub(crate) device: u64,
+    pub(crate) queue: u16,
+    /// The queue's staged-row count when the submission returned: its row and every earlier
+    /// one are below it (a concurrent submission through another handle may be too, which
+    /// only makes a wait for this one wait for that one as well).
+    pub(crate) rows: u64,
+}
+
+/// What `submit()` on a queue returns for an operation's output: the [`Submitted`] token for an
+/// operation that returns nothing, or the operation's own result (`alloca`'s buffer).
+pub trait SubmitOutput {
+    /// The returned value.
+    type Queued;
+    /// Pairs the output with the submission's token.
+    fn queued(self, submitted: Submitted) -> Self::Queued;
+}
+
+impl SubmitOutput for () {
+    type Queued = Submitted;
+    fn queued(self, submitted: Submitted) -> Submitted {
+        submitted
+    }
+}
+
+impl SubmitOutput for Buffer {
+    type Queued = Buffer;
+    fn queued(self, _: Submitted) -> Buffer {
+        self
+    }
+}
+
 /// Waits, and signals, an operation holds without allocating.
 pub const INLINE_POINTS: usize = 4;
 
@@ -126,11 +162,14 @@ macro_rules! operations {
             operation!($(#[$doc])* $method($($arg: $ty),*) as $name);
 
             impl<'a> Submission<'a, &'a Queue, $name<'a>> {
-                /// Validates and publishes the operation; a refused one changes nothing.
-                pub fn submit(self) -> EngineResult<$output> {
+                /// Validates and publishes the operation; a refused one changes nothing. Returns
+                /// its place in the queue's order, which [`Queue::wait_for`] waits on.
+                pub fn submit(self) -> EngineResult<<$output as SubmitOutput>::Queued> {
                     let $name { $($arg,)* .. } = self.operation;
-                    let ($to, $waits, $signals) = (&mut Immediate(self.target.shared()), &self.waits[..], &self.signals[..]);
+                    let shared = self.target.shared();
+                    let ($to, $waits, $signals) = (&mut Immediate(shared), &self.waits[..], &self.signals[..]);
                     captured!(Submitter::queue($to), $waits, $signals, $body, |$capture, $out| $describe)
+                        .map(|output| output.queued(shared.submitted()))
                 }
             }
 
@@ -227,10 +266,11 @@ macro_rules! queue_operations {
 
             impl<'a> Submission<'a, &'a Queue, $name<'a>> {
                 /// Validates and submits the operation; a refused one changes nothing.
-                pub fn submit(self) -> EngineResult<$output> {
+                pub fn submit(self) -> EngineResult<<$output as SubmitOutput>::Queued> {
                     let $name { $($arg,)* .. } = self.operation;
                     let ($queue, $waits, $signals) = (self.target.shared(), &self.waits[..], &self.signals[..]);
                     captured!($queue, $waits, $signals, $body, |$capture, $out| $describe)
+                        .map(|output| output.queued($queue.submitted()))
                 }
             }
         )*
@@ -288,12 +328,14 @@ impl<'a, F> Submission<'a, &'a Queue, HostCallOp<F>>
 where
     F: FnOnce() -> HostCallResult + Send + 'static,
 {
-    /// Validates and submits the host call; a refused one changes nothing.
-    pub fn submit(self) -> EngineResult<()> {
+    /// Validates and submits the host call; a refused one changes nothing. Returns its place in
+    /// the queue's order.
+    pub fn submit(self) -> EngineResult<Submitted> {
         let queue = self.target.shared();
         let call = Box::new(self.operation.call);
         captured!(queue, &self.waits, &self.signals, queue.host_call(call, &self.waits, &self.signals), |_, _| {
             Operation::HostCall
         })
+        .map(|()| queue.submitted())
     }
 }

@@ -198,6 +198,16 @@ impl QueueShared {
         (core, stages)
     }
 
+    /// The token of what was submitted so far (`submit()`'s return).
+    #[inline]
+    pub fn submitted(&self) -> super::Submitted {
+        super::Submitted {
+            device: self.device.id,
+            queue: self.index,
+            rows: self.endpoint.staged_rows.load(Ordering::Relaxed),
+        }
+    }
+
     /// Epochs submitted and drained.
     pub fn epochs(&self) -> (u64, u64) {
         (self.endpoint.submitted.load(Ordering::Acquire), self.endpoint.drained.load(Ordering::Acquire))

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 use bytemuck::Pod;
 
-use super::Queue;
 use super::failure::unknown_failure;
+use super::{Queue, Submitted};
 use crate::error::{EngineError, EngineResult};
 use aqueduct_components::device_entities::MemoryKind;
 
@@ -22,11 +22,33 @@ impl Queue {
     /// Blocks until everything submitted to the queue before this call, through any handle, has
     /// finished, the queue has failed (its failure is returned), or `timeout` passes.
     pub fn wait_idle(&self, timeout: Duration) -> EngineResult<()> {
+        let target = self.shared().endpoint.staged_rows.load(Ordering::Acquire);
+        self.wait_settled(target, timeout)
+    }
+
+    /// Blocks until the submission `submitted` (which `submit()` on this queue returned), and
+    /// everything submitted to the queue before it, has finished, the queue has failed (its
+    /// failure is returned), or `timeout` passes. A token of another queue is refused.
+    pub fn wait_for(&self, submitted: Submitted, timeout: Duration) -> EngineResult<()> {
+        let shared = self.shared();
+        if (submitted.device, submitted.queue) != (shared.device.id, shared.index) {
+            return Err(EngineError::ForeignObject { what: "submission token (it names another queue)" });
+        }
+        self.wait_settled(submitted.rows, timeout)
+    }
+
+    /// Whether `submitted` and everything before it on this queue has finished (or failed).
+    pub fn is_finished(&self, submitted: Submitted) -> bool {
+        let endpoint = &self.shared().endpoint;
+        endpoint.settled_rows.load(Ordering::Acquire) >= submitted.rows || endpoint.failure.load(Ordering::Acquire) != 0
+    }
+
+    /// Waits until the queue's rows below `target` have settled, or it failed.
+    fn wait_settled(&self, target: u64, timeout: Duration) -> EngineResult<()> {
         let shared = self.shared();
         shared.refuse_inside_batch()?;
         let start = Instant::now();
         let deadline = crate::clock::deadline_after(start, timeout);
-        let target = shared.endpoint.staged_rows.load(Ordering::Acquire);
         // A failed queue keeps its rows unsettled while its packets may still run (`failure.rs`).
         let failure = || shared.endpoint.failure.load(Ordering::Acquire).checked_sub(1);
         let settled = || failure().is_some() || shared.endpoint.settled_rows.load(Ordering::Acquire) >= target;

@@ -214,7 +214,7 @@ impl<'a, T> Submission<'a, T, LaunchOp<'a>> {
 
 impl<'a> Submission<'a, &'a Queue, LaunchOp<'a>> {
     /// Checks the arguments and publishes the dispatch; a refused one changes nothing.
-    pub fn submit(self) -> EngineResult<()> {
+    pub fn submit(self) -> EngineResult<super::builder::Submitted> {
         let (queue, operation, waits, signals) = self.into_parts();
         let dispatch = operation.checked()?;
         let to = &mut Immediate(queue.shared());
@@ -225,6 +225,7 @@ impl<'a> Submission<'a, &'a Queue, LaunchOp<'a>> {
             operations::dispatch(to, operation.kernel, &dispatch, &waits, &signals),
             |_, _| replay::describe_dispatch(operation.kernel, &dispatch)
         )
+        .map(|()| queue.shared().submitted())
     }
 }
 

@@ -46,7 +46,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 pub use batch::Batch;
-pub use builder::Submission;
+pub use builder::{Submission, SubmitOutput, Submitted};
 pub(crate) use core::QueueShared;
 pub use files::STAGING_BYTES;
 pub use host_calls::HostCallResult;

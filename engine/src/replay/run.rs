@@ -558,7 +558,7 @@ impl<'d> Replayer<'d> {
                 let made = queue.alloca(pool, *size).waits(&waits).signals(&signals).submit();
                 let made = self.context(made, "an alloca")?;
                 self.buffers.insert(*buffer, made);
-                Ok(())
+                Ok(queue.0.submitted())
             }
             Operation::Dealloca { buffer } => {
                 queue.dealloca(self.buffer(*buffer)?).waits(&waits).signals(&signals).submit()
@@ -572,7 +572,7 @@ impl<'d> Replayer<'d> {
                 )));
             }
         };
-        self.context(result, &format!("submitting a {}", operation.kind()))
+        self.context(result.map(drop), &format!("submitting a {}", operation.kind()))
     }
 
     fn command(&self, command_buffer: &mut CommandBuffer, command: Command) -> EngineResult<()> {
