@@ -73,6 +73,7 @@ mod device;
 mod dispatch;
 mod error;
 mod executable;
+mod launch_args;
 mod memory;
 mod profile;
 #[cfg(feature = "tracy")]
@@ -90,12 +91,14 @@ pub use aqueduct_components::semaphore_table::{FailureRecord, MAX_SEMAPHORES};
 pub use clock::thread_cpu_time;
 pub use command_buffer::{
     BindingTable, BlockLabel, BlockLimits, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, ProgramFacts,
+    RecordedLaunch,
 };
 pub use config::{DeviceSpec, EngineConfig, QueueConfig, QueuePriority, WaitStrategy};
 pub use device::AgentTopology;
 pub use dispatch::Dispatch;
 pub use error::{EngineError, EngineResult, UnmetPoint};
 pub use executable::{Executable, HalLayout, Kernel};
+pub use launch_args::{IntoKernelArgument, KernelArgument};
 pub use memory::pool::{Exhaustion, Pool, PoolConfig, PoolStats, TrimPolicy};
 pub use memory::{Binding, Buffer, MAX_UPDATE_BYTES};
 pub use profile::{
@@ -103,14 +106,13 @@ pub use profile::{
 };
 pub use queue::Batch;
 pub use queue::Submission;
-pub use queue::launch::{IntoKernelArgument, KernelArgument};
 /// The argument bundles the submission builder carries, one per operation ([`Submission`]).
 pub mod ops {
+    pub use crate::launch_args::LaunchOp;
     pub use crate::queue::builder::{
         AllocaOp, BarrierOp, CopyOp, DeallocaOp, DispatchOp, ExecuteOp, FillOp, HostCallOp, RawDispatchOp, ReadFileOp,
         UpdateOp, WriteFileOp,
     };
-    pub use crate::queue::launch::LaunchOp;
 }
 pub use queue::{HostCallResult, Queue, QueueStats, RawDispatch, STAGING_BYTES, SubmitOutput, Submitted};
 pub use semaphore::{Semaphore, SemaphorePoint, wait_all, wait_any};

@@ -113,3 +113,38 @@ fn a_typed_launch_runs_and_every_mismatch_is_refused_before_anything_is_staged()
     assert!(reason.contains("missing"), "{reason}");
     assert_eq!(queue.stats(), before, "nothing was staged");
 }
+
+#[test]
+fn a_command_buffer_records_a_typed_launch_with_slots_and_refuses_mismatches() {
+    use aqueduct_engine::{BindingTable, BufferRef, CommandBufferUsage};
+    let rig = KernelRig::new(WaitStrategy::BarrierAnd);
+    let device = rig.device();
+    let queue = device.create_queue().unwrap();
+    let store = &rig.kernels.store_value; // store_value(out, value, count): out[i] = value + i
+    let add = &rig.kernels.add_from; // add_from(out, in, addend, count): out[i] = in[i] + addend
+    let (first, second) = (
+        device.allocate_typed::<u32>(MemoryKind::HostVisible, 64).unwrap(),
+        device.allocate_typed::<u32>(MemoryKind::HostVisible, 64).unwrap(),
+    );
+    let mut cb = device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
+    // Slot 0 is each execution's output; the input is a fixed buffer.
+    cb.launch(store).grid([64, 1, 1]).arg(&first).arg(10u32).arg(64u32).record().unwrap();
+    cb.barrier().unwrap();
+    cb.launch(add)
+        .grid([64, 1, 1])
+        .arg(BufferRef::slot_of::<u32>(0, 0, 64))
+        .arg(&first)
+        .arg(5u32)
+        .arg(64u32)
+        .record()
+        .unwrap();
+    let refused = cb.launch(add).grid([64, 1, 1]).arg(1.5f32).record();
+    assert!(matches!(refused, Err(EngineError::KernelArgument { index: 0, .. })), "{refused:?}");
+    let missing = cb.launch(add).arg(&first).record();
+    assert!(matches!(missing, Err(EngineError::KernelArgument { index: 1, .. })), "{missing:?}");
+    cb.finish().unwrap();
+    let done = device.create_semaphore(0).unwrap();
+    queue.execute(&cb, &BindingTable::from_bindings(&[second.whole()]).unwrap()).signal(done.at(1)).submit().unwrap();
+    done.wait(1, TIMEOUT).unwrap();
+    assert_eq!(second.to_vec().unwrap(), (15..79).collect::<Vec<u32>>(), "the refused launches recorded nothing");
+}

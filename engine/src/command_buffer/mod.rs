@@ -32,6 +32,7 @@ use crate::replay_capture::names::{self, Named};
 pub use binding_table::BindingTable;
 pub use finish::ProgramFacts;
 pub use recorder::{BlockLabel, BufferRef};
+pub use recording::RecordedLaunch;
 
 use aqueduct_components::program::ProgramImage;
 use bevy_ecs::entity::Entity;

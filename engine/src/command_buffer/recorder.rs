@@ -56,9 +56,18 @@ pub enum BufferRef<'a> {
 }
 
 impl BufferRef<'_> {
-    /// `length` bytes at `offset` of binding-table slot `slot`.
-    pub fn slot(slot: u32, offset: u64, length: u64) -> Self {
-        BufferRef::Slot { slot, offset, length }
+    /// `bytes` bytes at `byte_offset` of binding-table slot `slot` (a slot is untyped, so it
+    /// counts bytes; [`Self::slot_of`] counts elements).
+    pub fn slot(slot: u32, byte_offset: u64, bytes: u64) -> Self {
+        BufferRef::Slot { slot, offset: byte_offset, length: bytes }
+    }
+
+    /// `count` elements of `T` from element `first` of binding-table slot `slot`, as
+    /// [`Buffer::range`](crate::Buffer::range) counts them.
+    pub fn slot_of<T: bytemuck::Pod>(slot: u32, first: u64, count: u64) -> Self {
+        let element = size_of::<T>() as u64;
+        // Saturated: an overflowing range is out of bounds when it is checked.
+        Self::slot(slot, first.saturating_mul(element), count.saturating_mul(element))
     }
 
     fn length(&self) -> u64 {

@@ -9,6 +9,62 @@ use super::{CommandBuffer, CompareOp};
 use crate::dispatch::Dispatch;
 use crate::error::EngineResult;
 use crate::executable::Kernel;
+use crate::launch_args::{IntoKernelArgument, KernelArgument, LaunchOp};
+use crate::memory::{Binding, Buffer};
+
+/// A typed launch being recorded: `cb.launch(&kernel).grid(..).arg(BufferRef::slot(0, 0, n))
+/// .arg(2.0f32).record()?`, each argument checked against the kernel's metadata as in
+/// `Queue::launch`; a buffer argument may be a binding-table slot.
+#[must_use = "nothing is recorded until `.record()`"]
+pub struct RecordedLaunch<'r, 'a> {
+    command_buffer: &'r mut CommandBuffer,
+    operation: LaunchOp<'a, BufferRef<'a>>,
+}
+
+impl<'a> RecordedLaunch<'_, 'a> {
+    /// The grid, in work-items (default one).
+    pub fn grid(mut self, grid: [u32; 3]) -> Self {
+        self.operation.grid = grid;
+        self
+    }
+
+    /// The workgroup size (default: the kernel's required size, or one wavefront).
+    pub fn workgroup(mut self, workgroup: [u16; 3]) -> Self {
+        self.operation.workgroup = Some(workgroup);
+        self
+    }
+
+    /// The next argument: a buffer, a range or a [`BufferRef`] (a slot) where the kernel takes a
+    /// pointer, or a 4-byte number where it takes a value.
+    pub fn arg(mut self, argument: impl IntoKernelArgument<BufferRef<'a>>) -> Self {
+        self.operation.push(argument.into_kernel_argument());
+        self
+    }
+
+    /// Checks the arguments and records the dispatch; a refused one records nothing.
+    pub fn record(self) -> EngineResult<()> {
+        let dispatch = self.operation.checked()?;
+        self.command_buffer.dispatch(self.operation.kernel, &dispatch)
+    }
+}
+
+impl<'a, T: bytemuck::Pod> IntoKernelArgument<BufferRef<'a>> for &'a Buffer<T> {
+    fn into_kernel_argument(self) -> KernelArgument<BufferRef<'a>> {
+        KernelArgument::Buffer(BufferRef::Static(self.whole()))
+    }
+}
+
+impl<'a> IntoKernelArgument<BufferRef<'a>> for Binding<'a> {
+    fn into_kernel_argument(self) -> KernelArgument<BufferRef<'a>> {
+        KernelArgument::Buffer(BufferRef::Static(self))
+    }
+}
+
+impl<'a> IntoKernelArgument<BufferRef<'a>> for BufferRef<'a> {
+    fn into_kernel_argument(self) -> KernelArgument<BufferRef<'a>> {
+        KernelArgument::Buffer(self)
+    }
+}
 
 /// A buffer reference as the capture names it.
 fn command_range(reference: &BufferRef) -> CommandRange {
@@ -29,6 +85,11 @@ impl CommandBuffer {
             commands.push(describe(value));
         }
         result
+    }
+
+    /// Records a typed launch of `kernel` (see [`RecordedLaunch`]).
+    pub fn launch<'a>(&mut self, kernel: &'a Kernel) -> RecordedLaunch<'_, 'a> {
+        RecordedLaunch { command_buffer: self, operation: LaunchOp::new(kernel) }
     }
 
     /// Records a kernel dispatch (HAL layout).

@@ -155,10 +155,11 @@ impl<T: Pod> Buffer<T> {
         self.0.address
     }
 
-    /// A binding of `length` elements from element `offset`, checked when it is used.
-    pub fn range(&self, offset: u64, length: u64) -> Binding<'_> {
+    /// A binding of `count` elements from element `first`, checked when it is used. (A
+    /// [`Binding`] itself counts bytes, as everything untyped does.)
+    pub fn range(&self, first: u64, count: u64) -> Binding<'_> {
         // Saturated: an overflowing range is out of bounds when it is checked.
-        let (offset, length) = (offset.saturating_mul(Self::ELEMENT), length.saturating_mul(Self::ELEMENT));
+        let (offset, length) = (first.saturating_mul(Self::ELEMENT), count.saturating_mul(Self::ELEMENT));
         Binding { buffer: self.bytes(), offset, length }
     }
 
@@ -167,18 +168,18 @@ impl<T: Pod> Buffer<T> {
         Binding { buffer: self.bytes(), offset: 0, length: self.0.size }
     }
 
-    /// Copies `data` into the buffer from element `offset`.
+    /// Copies `data` into the buffer from element `first`.
     ///
     /// The caller orders this against queued work that uses the range (wait on the semaphore
     /// that work signals first), as with any memory a GPU shares with the host.
-    pub fn write(&self, offset: u64, data: &[T]) -> EngineResult<()> {
-        self.bytes().write_bytes(offset.saturating_mul(Self::ELEMENT), bytemuck::cast_slice(data))
+    pub fn write(&self, first: u64, data: &[T]) -> EngineResult<()> {
+        self.bytes().write_bytes(first.saturating_mul(Self::ELEMENT), bytemuck::cast_slice(data))
     }
 
-    /// Copies elements from `offset` out of the buffer into `out`; ordering as for
+    /// Copies elements from element `first` out of the buffer into `out`; ordering as for
     /// [`Self::write`].
-    pub fn read(&self, offset: u64, out: &mut [T]) -> EngineResult<()> {
-        self.bytes().read_bytes(offset.saturating_mul(Self::ELEMENT), bytemuck::cast_slice_mut(out))
+    pub fn read(&self, first: u64, out: &mut [T]) -> EngineResult<()> {
+        self.bytes().read_bytes(first.saturating_mul(Self::ELEMENT), bytemuck::cast_slice_mut(out))
     }
 
     /// The whole buffer as a vector (host-visible buffers).

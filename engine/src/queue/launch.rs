@@ -1,165 +1,14 @@
-//! Typed launches: `queue.launch(&kernel).grid(..).arg(&out).arg(&input).arg(3.0f32).submit()`.
-//! Each argument is checked, as it is added, against what the kernel's metadata declares at that
-//! position (a buffer pointer or a 4-byte value, in the HAL layout), and the first mismatch, or a
-//! missing argument, fails `submit` with [`EngineError::KernelArgument`] before anything is
-//! staged. cudarc's launch builder is the model.
-
-use bytemuck::Pod;
-use smallvec::SmallVec;
+//! Typed launches on a queue: `queue.launch(&kernel).grid(..).arg(&out).arg(&input).arg(3.0f32)
+//! .submit()`, each argument checked against the kernel's metadata (`launch_args.rs`).
 
 use super::builder::{Submission, captured};
 use super::operations::{self, Immediate, Submitter};
 use super::replay_records as replay;
 use super::{Batch, Queue};
-use crate::dispatch::Dispatch;
-use crate::error::{EngineError, EngineResult};
+use crate::error::EngineResult;
 use crate::executable::Kernel;
-use crate::memory::{Binding, Buffer};
-
-/// One argument of a typed launch: a buffer range, bound as a pointer, or a plain value.
-#[derive(Clone, Copy, Debug)]
-pub enum KernelArgument<'a> {
-    /// A buffer range; the kernel receives its device address.
-    Buffer(Binding<'a>),
-    /// A value's bytes (little-endian, as the kernarg segment holds them).
-    Value {
-        /// The value's bytes; the first `size` count.
-        bytes: [u8; 8],
-        /// Its size in bytes.
-        size: usize,
-        /// Its Rust type, for error messages.
-        type_name: &'static str,
-    },
-}
-
-/// What [`Submission::arg`] accepts: buffers, bindings and plain numbers.
-pub trait IntoKernelArgument<'a> {
-    /// The argument as the launch passes it.
-    fn into_kernel_argument(self) -> KernelArgument<'a>;
-}
-
-impl<'a, T: Pod> IntoKernelArgument<'a> for &'a Buffer<T> {
-    fn into_kernel_argument(self) -> KernelArgument<'a> {
-        KernelArgument::Buffer(self.whole())
-    }
-}
-
-impl<'a> IntoKernelArgument<'a> for Binding<'a> {
-    fn into_kernel_argument(self) -> KernelArgument<'a> {
-        KernelArgument::Buffer(self)
-    }
-}
-
-macro_rules! value_arguments {
-    ($($ty:ty),*) => {$(
-        impl IntoKernelArgument<'_> for $ty {
-            fn into_kernel_argument(self) -> KernelArgument<'static> {
-                let mut bytes = [0u8; 8];
-                bytes[..size_of::<$ty>()].copy_from_slice(&self.to_le_bytes());
-                KernelArgument::Value { bytes, size: size_of::<$ty>(), type_name: stringify!($ty) }
-            }
-        }
-    )*};
-}
-value_arguments!(u32, i32, f32, u64, i64, f64);
-
-/// Constants a launch holds without allocating.
-const INLINE_CONSTANTS: usize = 16;
-/// Bindings a launch holds without allocating.
-const INLINE_BINDINGS: usize = 8;
-
-/// The arguments of [`Queue::launch`]: the kernel, its grid, and the arguments so far.
-pub struct LaunchOp<'a> {
-    kernel: &'a Kernel,
-    grid: [u32; 3],
-    workgroup: Option<[u16; 3]>,
-    bindings: SmallVec<[Binding<'a>; INLINE_BINDINGS]>,
-    constants: SmallVec<[u32; INLINE_CONSTANTS]>,
-    /// The first mismatch: (argument index, what is wrong).
-    mismatch: Option<(usize, String)>,
-}
-
-impl<'a> LaunchOp<'a> {
-    fn new(kernel: &'a Kernel) -> Self {
-        Self {
-            kernel,
-            grid: [1, 1, 1],
-            workgroup: None,
-            bindings: SmallVec::new(),
-            constants: SmallVec::new(),
-            mismatch: None,
-        }
-    }
-
-    fn arguments(&self) -> usize {
-        self.bindings.len() + self.constants.len()
-    }
-
-    fn describe(&self, index: usize) -> String {
-        match self.kernel.info().argument_names.get(index) {
-            Some(Some(name)) => format!("`{name}`"),
-            _ => "it".into(),
-        }
-    }
-
-    /// Checks `argument` against the metadata at the next position and keeps it.
-    fn push(&mut self, argument: KernelArgument<'a>) {
-        if self.mismatch.is_some() {
-            return;
-        }
-        let index = self.arguments();
-        let (bindings, constants) = match &self.kernel.info().layout {
-            Ok(layout) => (layout.bindings, layout.constants),
-            Err(reason) => {
-                self.mismatch = Some((index, format!("the kernel is not in the HAL layout: {reason}")));
-                return;
-            }
-        };
-        let wrong = match argument {
-            KernelArgument::Buffer(binding) if index < bindings => {
-                self.bindings.push(binding);
-                return;
-            }
-            KernelArgument::Value { bytes, size: 4, .. } if index >= bindings && index < bindings + constants => {
-                self.constants.push(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
-                return;
-            }
-            KernelArgument::Buffer(_) => "a buffer".to_string(),
-            KernelArgument::Value { size, type_name, .. } => format!("a {size}-byte {type_name}"),
-        };
-        let declared = if index < bindings {
-            format!("the metadata declares {} a global buffer pointer", self.describe(index))
-        } else if index < bindings + constants {
-            format!("the metadata declares {} a 4-byte value", self.describe(index))
-        } else {
-            format!("the kernel takes {} arguments", bindings + constants)
-        };
-        self.mismatch = Some((index, format!("{declared}; got {wrong}")));
-    }
-
-    /// The dispatch, once every argument matched and none is missing.
-    fn checked(&self) -> EngineResult<Dispatch<'_>> {
-        let error =
-            |index, reason| EngineError::KernelArgument { kernel: self.kernel.name().to_string(), index, reason };
-        if let Some((index, reason)) = &self.mismatch {
-            return Err(error(*index, reason.clone()));
-        }
-        if let Ok(layout) = &self.kernel.info().layout {
-            let expected = layout.bindings + layout.constants;
-            if self.arguments() < expected {
-                let index = self.arguments();
-                return Err(error(index, format!("missing: the kernel takes {expected} arguments")));
-            }
-        }
-        let dispatch = Dispatch {
-            grid: self.grid,
-            workgroup: self.workgroup,
-            bindings: &self.bindings,
-            constants: &self.constants,
-        };
-        Ok(dispatch)
-    }
-}
+use crate::launch_args::{IntoKernelArgument, LaunchOp};
+use crate::memory::Binding;
 
 impl Queue {
     /// Launches `kernel` with typed arguments, each checked against the kernel's metadata:
@@ -206,7 +55,7 @@ impl<'a, T> Submission<'a, T, LaunchOp<'a>> {
 
     /// The next argument: a buffer (`&buffer` or a range) where the kernel takes a pointer, or a
     /// 4-byte number (`u32`, `i32`, `f32`) where it takes a value.
-    pub fn arg(mut self, argument: impl IntoKernelArgument<'a>) -> Self {
+    pub fn arg(mut self, argument: impl IntoKernelArgument<Binding<'a>>) -> Self {
         self.operation_mut().push(argument.into_kernel_argument());
         self
     }
