@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Rebuilds the demo and bench code objects. Needs Debian's clang-19 and lld-19; building and
-# testing do not (the root crate's build.rs compiles the same sources for the host).
+# Rebuilds the demo, bench and saxpy code objects. Needs Debian's clang-19 and lld-19; building
+# and testing do not (the root crate's build.rs compiles demo.c and bench.c for the host;
+# saxpy.c's host build is Rust, in examples/own_kernel.rs).
 # Deterministic: fixed flags, relative source paths, no build id.
 set -euo pipefail
 cd "$(dirname "$0")"
 python3 gen_bench.py
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for name in demo bench; do
+for name in demo bench saxpy; do
     clang-19 -target amdgcn-amd-amdhsa -mcpu=gfx11-generic -mcode-object-version=6 -nogpulib -ffreestanding -O3 \
         -Wall -Werror=implicit-function-declaration -I ../builtins/device -c "$name.c" -o "$work/$name.o" \
         2> >(grep -v 'code object v6 is still in development' >&2)

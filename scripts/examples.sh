@@ -10,6 +10,7 @@ run() {
     cargo run -q --example "$@"
 }
 run multi_queue_pipeline
+run own_kernel
 run batch_inference -- 400 2 4
 run tracy_throughput
 run bevy_frame_compute -- 60

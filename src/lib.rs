@@ -44,6 +44,11 @@ pub use aqueduct_profile as profile;
 
 pub mod bench;
 pub mod demo;
+/// The README's Rust examples, compiled and run as doctests (`cargo test --doc -p aqueduct`),
+/// so what a reader copies builds and does what it says.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme_doctests {}
 pub mod info;
 pub mod replay;
 pub mod stress;

@@ -6,6 +6,7 @@
 
 pub mod block_program;
 pub mod hal_kernargs;
+pub mod host_build;
 pub mod implicit_kernargs;
 pub mod kernel_descriptor;
 pub mod packet;

@@ -7,6 +7,8 @@
 //! whose `aq_workgroup` and `aq_host_kernel` structs these types mirror field for field (both
 //! sides assert the layout).
 //!
+//! Host builds written in Rust use the safe layer in [`crate::host_build`] on top of these types.
+//!
 //! The soft runtime keys a host kernel by its code object's identity
 //! (`aqueduct_codeobject::CodeObjectId`) and descriptor symbol, never by symbol alone.
 
@@ -99,6 +101,28 @@ impl HostArg {
     /// A pointer the kernel itself tests for null, so the runner does not refuse a null one.
     pub const NULLABLE: u32 = 2;
 
+    /// A plain value of `size` bytes at `offset` (metadata value kind `by_value`), unnamed.
+    pub const fn value(offset: u32, size: u32) -> Self {
+        Self { name: core::ptr::null(), offset, size, flags: 0 }
+    }
+
+    /// A device address at `offset` (8 bytes, value kind `global_buffer`), unnamed. The runner
+    /// refuses a dispatch that passes null here unless it is [`Self::nullable`].
+    pub const fn pointer(offset: u32) -> Self {
+        Self { name: core::ptr::null(), offset, size: 8, flags: Self::POINTER }
+    }
+
+    /// The same argument with its parameter name, which error messages show (code-object
+    /// metadata of C kernels carries no names).
+    pub const fn named(self, name: &'static CStr) -> Self {
+        Self { name: name.as_ptr(), ..self }
+    }
+
+    /// The same pointer argument, marked as one the kernel itself tests for null.
+    pub const fn nullable(self) -> Self {
+        Self { flags: self.flags | Self::NULLABLE, ..self }
+    }
+
     pub fn is_pointer(&self) -> bool {
         self.flags & Self::POINTER != 0
     }
@@ -140,8 +164,10 @@ pub type HostKernelTable = unsafe extern "C" fn(count: *mut u32) -> *const HostK
 pub struct SoftKernel {
     pub symbol: &'static str,
     pub function: SoftKernelFn,
-    /// The explicit arguments the host build reads, checked against the metadata when a code
-    /// object loads; `None` for hand-written Rust kernels (tests), which are not checked.
+    /// The explicit arguments the host build reads, checked against the metadata when it is
+    /// registered with the engine and when a code object loads; `None` declares nothing and is
+    /// not checked (tests' hand-written kernels that read raw kernargs). Rust host builds made
+    /// with [`SoftKernel::of`] always declare theirs.
     pub args: Option<&'static [HostArg]>,
 }
 

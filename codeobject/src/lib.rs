@@ -9,6 +9,8 @@
 //!   inside a host ELF's `.hip_fatbin` section.
 //! - [`CodeObjectId`]: a code object's identity (a content hash), which keys the soft
 //!   runtime's host builds of kernels.
+//! - [`KernelMetadata::check_declared_args`]: whether a host build's declared arguments match
+//!   the metadata ([`ArgLayoutMismatch`] names the first that differs).
 //! - [`inspect_json`] / [`inspect_text`]: the `aqueduct inspect` report.
 //!
 //! No function panics on malformed input; every failure is a typed error.
@@ -16,6 +18,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod arg_layout;
 mod bundle;
 mod code_object;
 mod elf;
@@ -25,6 +28,7 @@ mod inspect;
 mod metadata;
 mod target;
 
+pub use arg_layout::{ArgLayoutMismatch, ArgPlacement};
 pub use bundle::{
     BUNDLE_MAGIC, Bundle, BundleEntry, BundleError, COMPRESSED_BUNDLE_MAGIC, FATBIN_SECTION, parse_bundle,
     parse_bundles,

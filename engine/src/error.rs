@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aqueduct_builtins::PlanError;
-use aqueduct_codeobject::UnknownKernel;
+use aqueduct_codeobject::{ArgLayoutMismatch, UnknownKernel};
 use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_hsa::{ExecutableError, HsaError};
 
@@ -102,9 +102,16 @@ pub enum EngineError {
         /// What does not match.
         reason: String,
     },
-    /// A kernel lookup named a kernel the code object does not have.
+    /// A kernel lookup named a kernel the code object does not have (also: a host build
+    /// registered for a descriptor symbol the code object does not define).
     #[error(transparent)]
     UnknownKernel(#[from] UnknownKernel),
+    /// A host build (the CPU implementation the soft runtime runs, C or Rust) declares explicit
+    /// arguments that disagree with its code object's metadata; names the kernel and the first
+    /// argument that differs. Reported when the host build is registered and when the code object
+    /// loads, never left for a dispatch to find.
+    #[error(transparent)]
+    HostBuildMismatch(#[from] ArgLayoutMismatch),
     /// A code object could not be loaded: it is not a usable code object, its target cannot
     /// run on an agent, or the runtime refused a loading step.
     #[error(transparent)]

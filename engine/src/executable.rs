@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
-use aqueduct_codeobject::{KernelArg, ValueKind};
+use aqueduct_abi::SoftKernel;
+use aqueduct_codeobject::{CodeObject, CodeObjectId, KernelArg, UnknownKernel, ValueKind};
 use aqueduct_components::device_entities::ExecutableEntity;
 use aqueduct_components::submission::DispatchTemplate;
-use aqueduct_hsa::{DispatchDescriptor, Executable as HsaExecutable};
+use aqueduct_hsa::{DispatchDescriptor, Executable as HsaExecutable, ExecutableError, ProviderKind};
 use bevy_ecs::entity::Entity;
 
 use crate::device::DeviceShared;
@@ -102,6 +103,12 @@ pub struct Kernel {
 impl Executable {
     pub(crate) fn load(device: &Arc<DeviceShared>, code_object: &[u8]) -> EngineResult<Self> {
         device.release_settled();
+        // Parsed once here for the host-build check and the profile's names; the provider's
+        // load parses it again, as ROCr would.
+        let parsed = parse(code_object)?;
+        if device.hsa.kind() == ProviderKind::Soft {
+            check_registered_host_builds(code_object, &parsed)?;
+        }
         let loaded = device
             .agents
             .iter()
@@ -115,7 +122,7 @@ impl Executable {
             .iter()
             .map(|descriptor| kernel_info(descriptor, &loaded))
             .collect::<EngineResult<Vec<_>>>()?;
-        register_with_profile(device, code_object, &kernels)?;
+        register_with_profile(device, code_object, &parsed, &kernels)?;
         let handles = loaded.into_iter().map(|executable| executable.into_handle().handle).collect();
         let entity = device.world().spawn(ExecutableEntity { handles }).id();
         Ok(Self(Arc::new(ExecutableInner { device: device.clone(), kernels, entity, replay_id: Default::default() })))
@@ -142,16 +149,53 @@ impl Executable {
     }
 }
 
+fn parse(code_object: &[u8]) -> EngineResult<CodeObject> {
+    CodeObject::parse(code_object).map_err(|error| EngineError::Executable(ExecutableError::CodeObject(error)))
+}
+
+/// Refuses host builds that could never run a kernel of `code_object`: one registered for a
+/// descriptor symbol the code object does not define (it would silently never be found), or one
+/// whose declared argument layout disagrees with the metadata (it would read the wrong bytes).
+/// `Device::register_host_kernels` runs it before handing them to any provider.
+pub(crate) fn check_host_builds(code_object: &[u8], kernels: &[SoftKernel]) -> EngineResult<()> {
+    let parsed = parse(code_object)?;
+    for kernel in kernels {
+        let Some(metadata) = parsed.kernels().iter().find(|metadata| metadata.symbol == kernel.symbol) else {
+            return Err(EngineError::UnknownKernel(UnknownKernel {
+                requested: kernel.symbol.to_string(),
+                available: parsed.kernels().iter().map(|metadata| metadata.symbol.clone()).collect(),
+            }));
+        };
+        aqueduct_hsa::soft::check_host_build(kernel, metadata)?;
+    }
+    Ok(())
+}
+
+/// On the embedded soft runtime, compares the host build registered for each kernel of
+/// `code_object` (however it was registered, C or Rust, through the engine or below it) with the
+/// metadata before loading, so a mismatch fails the load instead of faulting the first dispatch.
+fn check_registered_host_builds(code_object: &[u8], parsed: &CodeObject) -> EngineResult<()> {
+    let id = CodeObjectId::of(code_object);
+    for metadata in parsed.kernels() {
+        if let Some(kernel) = aqueduct_hsa::soft::registered_kernel(id, &metadata.symbol) {
+            aqueduct_hsa::soft::check_host_build(&kernel, metadata)?;
+        }
+    }
+    Ok(())
+}
+
 /// Registers a loaded executable for the profile's names, and records it in a capture that asks
 /// for executable metadata.
-fn register_with_profile(device: &DeviceShared, code_object: &[u8], kernels: &[KernelInfo]) -> EngineResult<()> {
-    // The provider loaded it, so it parsed before; a failure now is reported, not ignored.
-    let parsed = aqueduct_codeobject::CodeObject::parse(code_object)
-        .map_err(|error| EngineError::Executable(aqueduct_hsa::ExecutableError::CodeObject(error)))?;
+fn register_with_profile(
+    device: &DeviceShared,
+    code_object: &[u8],
+    parsed: &CodeObject,
+    kernels: &[KernelInfo],
+) -> EngineResult<()> {
     let objects = kernels
         .iter()
         .flat_map(|kernel| kernel.kernel_objects.iter().map(move |&object| (kernel.name.as_str(), object)));
-    let metadata = device.executables.register(code_object, &parsed, objects);
+    let metadata = device.executables.register(code_object, parsed, objects);
     let session = device.profile.lock().unwrap_or_else(|poison| poison.into_inner());
     if let Some(session) = session.as_ref()
         && session.config.modes.contains(crate::profile::ProfileModes::EXECUTABLE_METADATA)

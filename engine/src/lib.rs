@@ -106,6 +106,17 @@ pub use profile::{
 };
 pub use queue::Batch;
 pub use queue::Submission;
+/// Host builds written in Rust: the CPU implementation of a kernel from your own code object,
+/// which the soft runtime runs where a GPU would run the code object. Declare the arguments with
+/// [`kernel_args!`](host_build::kernel_args), implement [`HostKernel`](host_build::HostKernel),
+/// and register [`SoftKernel::of`](host_build::SoftKernel::of) with
+/// [`Device::register_host_kernels`], which checks it against the code object's metadata.
+/// The module's documentation is in `aqueduct_abi::host_build`.
+pub mod host_build {
+    pub use aqueduct_abi::host_build::*;
+    pub use aqueduct_abi::kernel_args;
+    pub use aqueduct_abi::{HostArg, SoftKernel, WorkgroupContext};
+}
 /// The argument bundles the submission builder carries, one per operation ([`Submission`]).
 pub mod ops {
     pub use crate::launch_args::LaunchOp;
@@ -371,16 +382,27 @@ impl Device {
         }
     }
 
-    /// Registers the CPU implementations `kernels` (host builds: see `aqueduct_abi::SoftKernel`)
-    /// of kernels of `code_object`, for a provider that runs kernels on the CPU: the embedded
-    /// soft runtime, or its drop-in `libhsa-runtime64.so.1` loaded as ROCr. Call it before
-    /// loading the code object. Returns whether the provider took them (ROCr on a GPU runs the
-    /// code object and takes none).
+    /// Registers the CPU implementations `kernels` (host builds) of kernels of `code_object`,
+    /// for a provider that runs kernels on the CPU: the embedded soft runtime, or its drop-in
+    /// `libhsa-runtime64.so.1` loaded as ROCr. A GPU runs the code object itself, so on ROCr with
+    /// a GPU this takes nothing and returns `false`; the same program runs on both.
+    ///
+    /// A host build is keyed by the code object's bytes and its descriptor symbol (`name.kd`),
+    /// so it never runs another code object's kernel of the same name. Write one in Rust with
+    /// [`host_build`] and [`SoftKernel::of`](host_build::SoftKernel::of); C ones come from the
+    /// device library's shim. Call this before loading the code object.
+    ///
+    /// Every host build is checked against `code_object` first, whatever the provider: a symbol
+    /// it does not define is [`EngineError::UnknownKernel`], and declared arguments (offset,
+    /// size, pointer or not) that disagree with its metadata are
+    /// [`EngineError::HostBuildMismatch`], naming the kernel and the argument. Nothing is
+    /// registered then.
     pub fn register_host_kernels(
         &self,
         code_object: &[u8],
         kernels: &[aqueduct_abi::SoftKernel],
     ) -> EngineResult<bool> {
+        executable::check_host_builds(code_object, kernels)?;
         Ok(self.0.hsa.register_host_kernels(code_object, kernels)?)
     }
 

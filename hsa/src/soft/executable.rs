@@ -9,15 +9,17 @@
 //! dispatching it puts the queue in error with a message naming the kernel and the code object.
 //!
 //! A host build that declares its argument layout (every C kernel built with the work-item shim
-//! does) is compared with the metadata's explicit arguments when it is bound; a mismatch leaves
-//! the kernel without a host build and the dispatch error says what differs.
+//! does, and every Rust one made with `SoftKernel::of`) is compared with the metadata's explicit
+//! arguments when it is bound ([`check_host_build`]); a mismatch leaves the kernel without a host
+//! build and the dispatch error says what differs. The engine runs the same check earlier, when
+//! a host build is registered and when a code object loads, and returns it as an error.
 
 use core::ops::RangeInclusive;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use aqueduct_abi::{HostArg, KernelDescriptor, SoftKernel, SoftKernelFn};
-use aqueduct_codeobject::{CodeObject, CodeObjectId, KernelMetadata, ValueKind};
+use aqueduct_codeobject::{ArgLayoutMismatch, ArgPlacement, CodeObject, CodeObjectId, KernelMetadata, ValueKind};
 use hashbrown::HashMap;
 
 /// Code object → descriptor symbol → host kernel.
@@ -42,7 +44,10 @@ pub fn register_kernels(code_object: CodeObjectId, kernels: &[SoftKernel]) {
     }
 }
 
-fn registered(code_object: CodeObjectId, symbol: &str) -> Option<SoftKernel> {
+/// The host kernel registered for (code object, descriptor symbol), if any: what a load will
+/// bind, for callers that check it first (the engine compares it with the metadata when it
+/// loads a code object, so a mismatch is an error there rather than a fault at dispatch).
+pub fn registered_kernel(code_object: CodeObjectId, symbol: &str) -> Option<SoftKernel> {
     let registry = HOST_KERNELS.read().unwrap_or_else(|poison| poison.into_inner());
     registry.as_ref()?.get(&code_object)?.get(symbol).copied()
 }
@@ -90,11 +95,25 @@ pub(crate) enum HostBuild {
 
 impl HostBuild {
     fn resolve(code_object: CodeObjectId, metadata: &KernelMetadata) -> HostBuild {
-        let Some(kernel) = registered(code_object, &metadata.symbol) else {
+        let Some(kernel) = registered_kernel(code_object, &metadata.symbol) else {
             return HostBuild::Missing;
         };
         bind(kernel, metadata).map_or_else(HostBuild::Mismatch, HostBuild::Ready)
     }
+}
+
+/// Compares a host build's declared argument layout with the metadata's explicit arguments, as
+/// binding does when a code object loads (the engine calls it when a host build is registered,
+/// so a mismatch fails there, loudly). A host build that declares no layout (`args: None`) is
+/// not compared.
+pub fn check_host_build(kernel: &SoftKernel, metadata: &KernelMetadata) -> Result<(), ArgLayoutMismatch> {
+    let Some(args) = kernel.args else {
+        return Ok(());
+    };
+    metadata.check_declared_args(
+        args.iter()
+            .map(|arg| (ArgPlacement { offset: arg.offset, size: arg.size, pointer: arg.is_pointer() }, arg.name())),
+    )
 }
 
 /// Checks a host kernel's declared layout against the metadata and records the pointer arguments
@@ -108,16 +127,7 @@ fn bind(kernel: SoftKernel, metadata: &KernelMetadata) -> Result<HostBinding, St
         format!("{index}{name} (kernarg offset {})", explicit[index].offset)
     };
     let nullable = |index: usize| kernel.args.and_then(|args| args.get(index)).is_some_and(HostArg::is_nullable);
-    if let Some(args) = kernel.args {
-        let declared: Vec<(u32, u32, bool)> =
-            explicit.iter().map(|arg| (arg.offset, arg.size, arg.value_kind == ValueKind::GlobalBuffer)).collect();
-        let host: Vec<(u32, u32, bool)> = args.iter().map(|arg| (arg.offset, arg.size, arg.is_pointer())).collect();
-        if declared != host {
-            return Err(format!(
-                "its host build reads arguments (offset, size, pointer) {host:?} but the metadata declares {declared:?}"
-            ));
-        }
-    }
+    check_host_build(&kernel, metadata).map_err(|mismatch| mismatch.to_string())?;
     Ok(HostBinding {
         function: kernel.function,
         required_pointers: explicit

@@ -27,7 +27,7 @@ pub(crate) mod signals;
 pub(crate) mod waiters;
 
 pub use config::{ExecutionMode, SoftAgentConfig, SoftConfig, configure, default_processor_spin, parse_agents};
-pub use executable::register_kernels;
+pub use executable::{check_host_build, register_kernels, registered_kernel};
 pub use faults::{
     ControlError, fault_code, inject_fault, live_objects, queue_error_detail, release_stall, set_queue_mode,
 };
