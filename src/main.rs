@@ -65,15 +65,23 @@ enum Command {
         #[arg(long, default_value = "auto")]
         device: String,
         /// Compare two JSON reports (OLD NEW) instead of running: a Mann-Whitney U test of each
-        /// row's repetitions; only a significant change is flagged.
-        #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
+        /// row's repetitions; only a significant change is flagged. One run per side cannot see
+        /// drift between runs: on a shared machine, compare several with --old and --new.
+        #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], group = "comparison")]
         compare: Option<Vec<std::path::PathBuf>>,
-        /// With --compare: the chance of flagging any row when nothing changed (split over the
+        /// Reports of the old code, one per run (repeat the flag or list them), compared with
+        /// --new's: each row is tested on the runs' medians, so run-to-run drift counts as noise.
+        #[arg(long, num_args = 1.., value_name = "OLD", requires = "new", group = "comparison")]
+        old: Vec<std::path::PathBuf>,
+        /// Reports of the new code, one per run, compared with --old's.
+        #[arg(long, num_args = 1.., value_name = "NEW", requires = "old")]
+        new: Vec<std::path::PathBuf>,
+        /// When comparing: the chance of flagging any row when nothing changed (split over the
         /// rows compared).
-        #[arg(long, value_name = "P", default_value_t = 0.05, requires = "compare")]
+        #[arg(long, value_name = "P", default_value_t = 0.05, requires = "comparison")]
         significance: f64,
-        /// With --compare: changes of the median below this many percent are never flagged.
-        #[arg(long, value_name = "PERCENT", default_value_t = 2.0, requires = "compare")]
+        /// When comparing: changes of the median below this many percent are never flagged.
+        #[arg(long, value_name = "PERCENT", default_value_t = 2.0, requires = "comparison")]
         noise_threshold: f64,
     },
     /// Submit random work with cross-queue waits, host gates and injected failures from several
@@ -119,14 +127,14 @@ fn main() -> ExitCode {
         Command::Info { provider, json } => cli::info::run(provider, json),
         Command::Inspect { file, json } => cli::inspect::run(&file, json),
         Command::Demo { handoffs, queues, device, json } => cli::demo::run(&device, handoffs, queues, json),
-        Command::Bench { filter, quick, json, device, compare, significance, noise_threshold } => match compare {
-            Some(paths) => {
-                let options =
-                    aqueduct::bench::CompareOptions { significance, noise_threshold: noise_threshold / 100.0 };
-                cli::bench::compare(&paths[0], &paths[1], options, json)
+        Command::Bench { filter, quick, json, device, compare, old, new, significance, noise_threshold } => {
+            let options = aqueduct::bench::CompareOptions { significance, noise_threshold: noise_threshold / 100.0 };
+            match compare {
+                Some(paths) => cli::bench::compare(&paths[..1], &paths[1..], options, json),
+                None if !old.is_empty() => cli::bench::compare(&old, &new, options, json),
+                None => cli::bench::run(aqueduct::bench::BenchOptions { filter, quick, device }, json),
             }
-            None => cli::bench::run(aqueduct::bench::BenchOptions { filter, quick, device }, json),
-        },
+        }
         Command::Profile { command } => cli::profile::run(command),
         Command::Replay { command } => cli::replay::run(command),
         Command::Stress(arguments) => cli::stress::run(arguments),

@@ -287,3 +287,21 @@ fn examples_refuse_bad_arguments() {
         assert!(stderr.contains(complaint), "{name} {arguments:?}: {stderr}");
     }
 }
+
+#[test]
+fn compare_tests_run_medians_when_several_runs_are_given() {
+    let (ok, stdout, stderr) = aqueduct(&[
+        "bench",
+        "--old",
+        &fixture("run1.json"),
+        &fixture("run2.json"),
+        "--new",
+        &fixture("run2.json"),
+        &fixture("run1.json"),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("F-test over each row's run medians (2 old runs, 2 new)"), "{stdout}");
+    assert!(stdout.contains("0 slower, 0 faster"), "{stdout}");
+    let (ok, _, stderr) = aqueduct(&["bench", "--old", &fixture("run1.json")]);
+    assert!(!ok && stderr.contains("--new"), "--old needs --new: {stderr}");
+}

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use statrs::statistics::{Data, OrderStatistics};
-use statrs::stats_tests::Alternative;
+use statrs::stats_tests::f_oneway::{FOneWayTestError, f_oneway};
 use statrs::stats_tests::mannwhitneyu::{MannWhitneyUMethod, mannwhitneyu};
+use statrs::stats_tests::{Alternative, NaNPolicy};
 
 /// The version of the bench JSON report. 2 added `schema` itself and every row's `samples`.
 pub const BENCH_SCHEMA: u32 = 2;
@@ -221,28 +222,66 @@ pub enum CompareError {
 }
 
 /// Every row of `new`, then those only in `old`: medians, change, and whether the repetitions
-/// show a significant difference (see [`CompareOptions`]).
+/// show a significant difference (see [`CompareOptions`]). One run each: see [`compare_runs`].
 pub fn compare(old: &Report, new: &Report, options: CompareOptions) -> Result<Vec<RowChange>, CompareError> {
+    compare_runs(std::slice::from_ref(old), std::slice::from_ref(new), options)
+}
+
+/// How a comparison tested its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompareMethod {
+    /// One run each: Mann-Whitney U over the two runs' repetitions. Repetitions of one run share
+    /// that run's conditions (where the scheduler put its threads, the clock), so a shift between
+    /// two runs of the same code can look significant; several runs per side test that drift.
+    Repetitions,
+    /// Several runs on a side: a one-way ANOVA F-test (two groups: a pooled t-test) over each
+    /// run's median, so the run-to-run drift is part of the noise a change must stand out from.
+    Runs,
+}
+
+impl CompareMethod {
+    /// The method for `old` and `new` runs.
+    pub fn for_runs(old: usize, new: usize) -> Self {
+        if old == 1 && new == 1 { CompareMethod::Repetitions } else { CompareMethod::Runs }
+    }
+}
+
+/// [`compare`] over several runs of each side (reports of `aqueduct bench --json`): with more
+/// than one run on a side, each row is tested on its runs' medians ([`CompareMethod::Runs`]); a
+/// row counts on a side only if every run of it has the row.
+pub fn compare_runs(old: &[Report], new: &[Report], options: CompareOptions) -> Result<Vec<RowChange>, CompareError> {
     if !(options.significance > 0.0 && options.significance < 1.0) {
         return Err(CompareError::Options(format!("significance {}: expected (0, 1)", options.significance)));
     }
     if !(options.noise_threshold >= 0.0 && options.noise_threshold.is_finite()) {
         return Err(CompareError::Options(format!("noise threshold {}: expected 0 or more", options.noise_threshold)));
     }
-    for (which, report) in [("old", old), ("new", new)] {
-        if report.schema < 2 {
-            return Err(CompareError::NoRepetitions { which, schema: report.schema });
-        }
-        if let Some(row) = report.results.iter().find(|row| row.samples.is_empty()) {
-            return Err(CompareError::EmptyRow { which, name: row.name.clone() });
+    if old.is_empty() || new.is_empty() {
+        return Err(CompareError::Options("each side needs at least one report".into()));
+    }
+    for (which, reports) in [("old", old), ("new", new)] {
+        for report in reports {
+            if report.schema < 2 {
+                return Err(CompareError::NoRepetitions { which, schema: report.schema });
+            }
+            if let Some(row) = report.results.iter().find(|row| row.samples.is_empty()) {
+                return Err(CompareError::EmptyRow { which, name: row.name.clone() });
+            }
         }
     }
-    let find = |report: &'_ Report, name: &str| report.results.iter().find(|row| row.name == name).cloned();
-    let shared = new.results.iter().filter(|row| find(old, &row.name).is_some()).count().max(1);
-    let per_row_level = options.significance / shared as f64;
+    let method = CompareMethod::for_runs(old.len(), new.len());
+    // A row's runs on one side, if every run has it.
+    let runs = |reports: &[Report], name: &str| -> Option<Vec<ResultRow>> {
+        reports.iter().map(|report| report.results.iter().find(|row| row.name == name).cloned()).collect()
+    };
+    let median_of = |rows: &[ResultRow]| Spread::of(&rows.iter().map(|row| row.median).collect::<Vec<_>>()).median;
+    let names = &new[0].results;
+    let shared = names.iter().filter(|row| runs(new, &row.name).is_some() && runs(old, &row.name).is_some()).count();
+    let per_row_level = options.significance / shared.max(1) as f64;
     let mut changes = Vec::new();
-    for row in &new.results {
-        let Some(before) = find(old, &row.name) else {
+    for row in names {
+        let (Some(after), Some(before)) = (runs(new, &row.name), runs(old, &row.name)) else {
             changes.push(RowChange {
                 name: row.name.clone(),
                 old_median: None,
@@ -253,12 +292,38 @@ pub fn compare(old: &Report, new: &Report, options: CompareOptions) -> Result<Ve
             });
             continue;
         };
-        let (_, p_value) =
-            mannwhitneyu(&before.samples, &row.samples, MannWhitneyUMethod::Automatic, Alternative::TwoSided)
-                .map_err(|error| CompareError::Test { name: row.name.clone(), reason: error.to_string() })?;
+        let (old_median, new_median) = (median_of(&before), median_of(&after));
+        let p_value = match method {
+            CompareMethod::Repetitions => {
+                mannwhitneyu(
+                    &before[0].samples,
+                    &after[0].samples,
+                    MannWhitneyUMethod::Automatic,
+                    Alternative::TwoSided,
+                )
+                .map_err(|error| CompareError::Test { name: row.name.clone(), reason: error.to_string() })?
+                .1
+            }
+            CompareMethod::Runs => {
+                let medians = |rows: &[ResultRow]| rows.iter().map(|row| row.median).collect::<Vec<_>>();
+                let (before, after) = (medians(&before), medians(&after));
+                let test_error = |reason: String| CompareError::Test { name: row.name.clone(), reason };
+                match f_oneway(vec![before.clone(), after.clone()], NaNPolicy::Error) {
+                    Ok((_, p_value)) => p_value,
+                    // A side whose runs all have one median, which statrs' F-test refuses: the
+                    // rank test of the medians still answers (conservatively, for few runs).
+                    Err(FOneWayTestError::SampleContainsSameConstants) => {
+                        mannwhitneyu(&before, &after, MannWhitneyUMethod::Automatic, Alternative::TwoSided)
+                            .map_err(|error| test_error(error.to_string()))?
+                            .1
+                    }
+                    Err(error) => return Err(test_error(error.to_string())),
+                }
+            }
+        };
         // Every repetition equal on both sides leaves the test no variance: nothing to tell apart.
         let p_value = if p_value.is_nan() { 1.0 } else { p_value };
-        let change = if before.median > 0.0 { row.median / before.median - 1.0 } else { 0.0 };
+        let change = if old_median > 0.0 { new_median / old_median - 1.0 } else { 0.0 };
         let verdict = if p_value >= per_row_level || change.abs() < options.noise_threshold {
             Verdict::Unchanged
         } else if change > 0.0 {
@@ -268,14 +333,14 @@ pub fn compare(old: &Report, new: &Report, options: CompareOptions) -> Result<Ve
         };
         changes.push(RowChange {
             name: row.name.clone(),
-            old_median: Some(before.median),
-            new_median: Some(row.median),
+            old_median: Some(old_median),
+            new_median: Some(new_median),
             change_percent: Some(change * 100.0),
             p_value: Some(p_value),
             verdict,
         });
     }
-    for row in old.results.iter().filter(|row| find(new, &row.name).is_none()) {
+    for row in old[0].results.iter().filter(|row| runs(new, &row.name).is_none()) {
         changes.push(RowChange {
             name: row.name.clone(),
             old_median: Some(row.median),
@@ -309,6 +374,40 @@ mod tests {
         let row = summarize("x", 100, &samples);
         assert_eq!((row.median, row.host_cpu_median, row.unit.as_str()), (100.0, 50.0, "ns/op"));
         assert_eq!(row.samples, [100.0; 3]);
+    }
+
+    /// A run whose every repetition of row `x` sits near `median`.
+    fn run_near(median: f64) -> Report {
+        let samples: Vec<f64> = (0..21).map(|index| median + (index % 3) as f64 * 0.01 * median).collect();
+        report(&[("x", &samples)])
+    }
+
+    #[test]
+    fn drift_between_runs_is_noise_when_several_runs_are_compared() {
+        // Each run is tight, but runs drift by 30 %: one run per side flags the drift...
+        let (old, new) =
+            ([run_near(100.0), run_near(130.0), run_near(90.0)], [run_near(115.0), run_near(95.0), run_near(125.0)]);
+        let single = compare(&old[0], &new[0], CompareOptions::default()).unwrap();
+        assert_eq!(single[0].verdict, Verdict::Slower, "one run each sees the drift as a change");
+        // ...several runs per side see it as noise.
+        let runs = compare_runs(&old, &new, CompareOptions::default()).unwrap();
+        assert_eq!(runs[0].verdict, Verdict::Unchanged, "{runs:?}");
+        assert_eq!(CompareMethod::for_runs(3, 3), CompareMethod::Runs);
+    }
+
+    #[test]
+    fn a_change_that_holds_in_every_run_is_flagged() {
+        let old = [run_near(100.0), run_near(103.0), run_near(98.0), run_near(101.0)];
+        let new = [run_near(150.0), run_near(148.0), run_near(153.0), run_near(151.0)];
+        let runs = compare_runs(&old, &new, CompareOptions::default()).unwrap();
+        assert_eq!(runs[0].verdict, Verdict::Slower, "{runs:?}");
+        assert!((runs[0].change_percent.unwrap() - 49.5).abs() < 2.0, "{runs:?}");
+        let faster = compare_runs(&new, &old, CompareOptions::default()).unwrap();
+        assert_eq!(faster[0].verdict, Verdict::Faster);
+        // One side's runs all alike (statrs' F-test refuses it): the rank test answers instead.
+        let alike = [run_near(100.0), run_near(100.0)];
+        assert!(compare_runs(&alike, &new, CompareOptions::default()).is_ok());
+        assert!(matches!(compare_runs(&[], &new, CompareOptions::default()), Err(CompareError::Options(_))));
     }
 
     fn report(rows: &[(&str, &[f64])]) -> Report {

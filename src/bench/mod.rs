@@ -36,7 +36,8 @@ use aqueduct_engine::{Engine, EngineConfig, EngineError};
 
 use command_buffers::CommandBufferRig;
 pub use measure::{
-    BENCH_SCHEMA, CompareError, CompareOptions, Report, ResultRow, RowChange, Sample, Spread, Verdict, compare,
+    BENCH_SCHEMA, CompareError, CompareMethod, CompareOptions, Report, ResultRow, RowChange, Sample, Spread, Verdict,
+    compare, compare_runs,
 };
 use shapes::{HANDOFFS, LIMIT_PACKETS, Payload, Rig, SUBMITS};
 

@@ -1,9 +1,9 @@
 //! `aqueduct bench`: a progress bar while it runs, then a table or the stable JSON report;
 //! `--compare OLD NEW` tests every row's repetitions for a significant change.
 
-use std::path::Path;
+use std::path::PathBuf;
 
-use aqueduct::bench::{BenchOptions, CompareOptions, Report, Verdict};
+use aqueduct::bench::{BenchOptions, CompareMethod, CompareOptions, Report, Verdict};
 
 use super::CliResult;
 use super::output::{progress_bar, table};
@@ -51,15 +51,20 @@ pub fn results_table(report: &Report) -> String {
     format!("{rows}\n")
 }
 
-pub fn compare(old: &Path, new: &Path, options: CompareOptions, json: bool) -> CliResult {
-    let read = |path: &Path| -> Result<Report, Box<dyn std::error::Error>> {
+pub fn compare(old: &[PathBuf], new: &[PathBuf], options: CompareOptions, json: bool) -> CliResult {
+    let read = |path: &PathBuf| -> Result<Report, Box<dyn std::error::Error>> {
         let text = std::fs::read_to_string(path).map_err(|error| format!("{}: {error}", path.display()))?;
         Ok(serde_json::from_str(&text).map_err(|error| format!("{}: not a bench report: {error}", path.display()))?)
     };
-    let changes = aqueduct::bench::compare(&read(old)?, &read(new)?, options)?;
+    let read_all = |paths: &[PathBuf]| paths.iter().map(read).collect::<Result<Vec<_>, _>>();
+    let (old, new) = (read_all(old)?, read_all(new)?);
+    let changes = aqueduct::bench::compare_runs(&old, &new, options)?;
+    let method = CompareMethod::for_runs(old.len(), new.len());
     if json {
         let value = serde_json::json!({
             "schema": 1,
+            "method": method,
+            "runs": { "old": old.len(), "new": new.len() },
             "significance": options.significance,
             "noise_threshold": options.noise_threshold,
             "rows": changes,
@@ -68,8 +73,16 @@ pub fn compare(old: &Path, new: &Path, options: CompareOptions, json: bool) -> C
         return Ok(());
     }
     let tested = changes.iter().filter(|row| row.p_value.is_some()).count();
+    let test = match method {
+        CompareMethod::Repetitions => "Mann-Whitney U over each row's repetitions (one run per side: \
+             drift between runs is not measured; compare several runs with --old and --new)"
+            .to_string(),
+        CompareMethod::Runs => {
+            format!("F-test over each row's run medians ({} old runs, {} new)", old.len(), new.len())
+        }
+    };
     println!(
-        "Mann-Whitney U over each row's repetitions; flagged when p < {} / {tested} rows and the median moved by at least {:.0} %",
+        "{test}; flagged when p < {} / {tested} rows and the median moved by at least {:.0} %",
         options.significance,
         options.noise_threshold * 100.0
     );
