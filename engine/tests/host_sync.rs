@@ -97,3 +97,25 @@ fn a_submission_token_is_waited_on_and_ordered() {
     assert!(queue.is_finished(first) && queue.is_finished(second));
     assert_eq!(words(&second_out.to_vec().unwrap())[0], 2, "the token's work finished");
 }
+
+#[test]
+fn reads_and_writes_reuse_the_queues_staging_buffer_and_large_ones_stream_through_their_own() {
+    let rig = KernelRig::new(WaitStrategy::BarrierValue);
+    let device = rig.device();
+    let queue = queue(device);
+    let small = device.allocate_typed::<u32>(MemoryKind::DeviceLocal, 256).unwrap();
+    queue.write(&small, &[9; 256], TIMEOUT).unwrap();
+    let allocations = device.live_objects().2;
+    for round in 0..4u32 {
+        queue.write(&small, &[round; 256], TIMEOUT).unwrap();
+        assert_eq!(queue.read(&small, TIMEOUT).unwrap(), vec![round; 256]);
+    }
+    assert_eq!(device.live_objects().2, allocations, "the kept staging buffer served every call");
+    // Past the kept buffer's size: a buffer for the call, freed after it.
+    let elements = (aqueduct_engine::STAGING_BYTES / 4 + 1024) as usize;
+    let large = device.allocate_typed::<u32>(MemoryKind::DeviceLocal, elements as u64).unwrap();
+    let data: Vec<u32> = (0..elements as u32).collect();
+    queue.write(&large, &data, TIMEOUT).unwrap();
+    assert_eq!(queue.read(&large, TIMEOUT).unwrap(), data);
+    assert!(eventually(TIMEOUT, || device.live_objects().2 == allocations + 1), "only `large` was added");
+}

@@ -124,6 +124,10 @@ pub(crate) struct QueueShared {
     pub host_calls: super::host_calls::HostCallsLock,
     /// The host-visible buffer file transfers stream through, from the first that needs it.
     pub file_staging: Mutex<Option<crate::memory::Buffer>>,
+    /// The host-visible buffer `Queue::read` and `write` stage through (`host_sync.rs`), made
+    /// at the first and kept, up to `STAGING_BYTES`; held for the whole call, which waits for
+    /// its copy, so one buffer serves every call on the queue.
+    pub host_staging: Mutex<Option<crate::memory::Buffer>>,
     /// The priority it was made with (`QueueConfig`).
     pub priority: crate::config::QueuePriority,
     /// Its id in the replay capture (0: not captured).

@@ -71,19 +71,25 @@ impl Queue {
     }
 
     /// Reads `buffer`, of any memory kind, after the queue's earlier work: the queue copies it
-    /// into a host-visible buffer made for the call, and this waits up to `timeout` for the
-    /// copy.
+    /// into a host-visible staging buffer (the queue's own, kept between calls, for up to
+    /// [`STAGING_BYTES`](crate::STAGING_BYTES); one made for the call beyond), and this waits
+    /// up to `timeout` for the copy.
     pub fn read<T: Pod>(&self, buffer: &Buffer<T>, timeout: Duration) -> EngineResult<Vec<T>> {
-        let staging = self.device().allocate(MemoryKind::HostVisible, buffer.size())?;
-        self.copy_and_wait(buffer.bytes(), &staging, buffer.size(), timeout)?;
         let mut elements = vec![T::zeroed(); buffer.len() as usize];
-        staging.read(0, bytemuck::cast_slice_mut(&mut elements))?;
+        let bytes = std::mem::size_of_val(elements.as_slice()) as u64;
+        if bytes == 0 {
+            return Ok(elements);
+        }
+        self.with_staging(bytes, |staging| {
+            self.copy_and_wait(buffer.bytes(), staging, bytes, timeout)?;
+            staging.read(0, bytemuck::cast_slice_mut(&mut elements))
+        })?;
         Ok(elements)
     }
 
     /// Writes `data` to `buffer`, of any memory kind, from element 0, after the queue's earlier
-    /// work: the data goes to a host-visible buffer made for the call, the queue copies it, and
-    /// this waits up to `timeout` for the copy.
+    /// work: the data goes to a host-visible staging buffer (as for [`Self::read`]), the queue
+    /// copies it, and this waits up to `timeout` for the copy.
     pub fn write<T: Pod>(&self, buffer: &Buffer<T>, data: &[T], timeout: Duration) -> EngineResult<()> {
         let elements = data.len() as u64;
         if elements > buffer.len() {
@@ -96,9 +102,38 @@ impl Queue {
         if bytes == 0 {
             return Ok(());
         }
-        let staging = self.device().allocate(MemoryKind::HostVisible, bytes)?;
-        staging.write(0, bytemuck::cast_slice(data))?;
-        self.copy_and_wait(&staging, buffer.bytes(), bytes, timeout)
+        self.with_staging(bytes, |staging| {
+            staging.write(0, bytemuck::cast_slice(data))?;
+            self.copy_and_wait(staging, buffer.bytes(), bytes, timeout)
+        })
+    }
+
+    /// Runs `transfer` with a host-visible staging buffer of at least `bytes`: the queue's own
+    /// (made or grown to fit, up to `STAGING_BYTES`), held for the whole transfer, or one made
+    /// for the call when the transfer is larger or another thread holds the queue's.
+    fn with_staging(&self, bytes: u64, transfer: impl FnOnce(&Buffer) -> EngineResult<()>) -> EngineResult<()> {
+        let allocate = |size| self.device().allocate(MemoryKind::HostVisible, size);
+        if bytes > super::STAGING_BYTES {
+            return transfer(&allocate(bytes)?);
+        }
+        // Never waits for another thread's transfer, which may wait out its own timeout.
+        let mut kept = match self.shared().host_staging.try_lock() {
+            Ok(kept) => kept,
+            Err(std::sync::TryLockError::Poisoned(poison)) => poison.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return transfer(&allocate(bytes)?),
+        };
+        let staging = match kept.take() {
+            Some(staging) if staging.size() >= bytes => staging,
+            // Grown by doubling, so a run of growing transfers makes few buffers.
+            _ => allocate(bytes.next_power_of_two().min(super::STAGING_BYTES))?,
+        };
+        let result = transfer(&staging);
+        // A failed transfer (a timeout) may leave its copy in flight on the buffer: it is let go,
+        // and freed once that copy has settled, rather than reused under it.
+        if result.is_ok() {
+            *kept = Some(staging);
+        }
+        result
     }
 
     /// Copies the first `bytes` of `source` to `target` in queue order and waits for it.

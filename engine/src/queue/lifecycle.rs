@@ -127,6 +127,7 @@ impl Queue {
             memory_timeline: Default::default(),
             host_calls: Default::default(),
             file_staging: Default::default(),
+            host_staging: Default::default(),
             priority: settings.priority,
             replay_id: Default::default(),
             handles: AtomicUsize::new(1),
