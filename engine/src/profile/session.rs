@@ -140,16 +140,7 @@ impl ProfileSession {
     /// Opens the output file, writes the header and starts the writer thread.
     pub fn start(config: ProfileConfig, header: BundleHeader, clock: SystemClockMap) -> EngineResult<Arc<Self>> {
         let writer = ProfileWriter::new(create_output(&config.output, "profile output")?, &header)?;
-        let session = Arc::new(Self {
-            device_records: ArrayQueue::new(config.queue_buffer_records),
-            config,
-            clock,
-            queues: Mutex::new(Vec::new()),
-            device_dropped: AtomicU64::new(0),
-            stop: AtomicBool::new(false),
-            writer: Mutex::new(None),
-            bundle: true,
-        });
+        let session = Arc::new(Self::new(config, clock, true));
         let thread = {
             let session = session.clone();
             spawn_writer("aqueduct-profile-writer", "profile", move || session.write(writer))?
@@ -167,16 +158,21 @@ impl ProfileSession {
             modes: ProfileModes::DEVICE_QUEUE_EVENTS | ProfileModes::DISPATCH_EVENTS,
             ..ProfileConfig::new(std::path::PathBuf::new())
         };
-        Arc::new(Self {
-            device_records: ArrayQueue::new(1),
+        Arc::new(Self::new(config, clock, false))
+    }
+
+    /// A session with no queue yet and no writer thread; `bundle` false keeps no records.
+    fn new(config: ProfileConfig, clock: SystemClockMap, bundle: bool) -> Self {
+        Self {
+            device_records: ArrayQueue::new(if bundle { config.queue_buffer_records } else { 1 }),
             config,
             clock,
             queues: Mutex::new(Vec::new()),
             device_dropped: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             writer: Mutex::new(None),
-            bundle: false,
-        })
+            bundle,
+        }
     }
 
     /// A queue joins the capture (at its start, or when it is created during it).
