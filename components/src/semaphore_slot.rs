@@ -62,6 +62,19 @@ pub struct SemaphoreSlot {
 /// [`SemaphoreSlot::orphaned`]: the last handle dropped, and no wait has failed on it yet.
 pub const ORPHANED_UNRECORDED: u32 = u32::MAX;
 
+/// [`SemaphoreSlot::orphan_verdict`]: what becomes of a wait no producer record covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrphanVerdict {
+    /// A handle lives: the wait waits.
+    Live,
+    /// No handle lives, and something promised the value: the wait waits for it.
+    Promised,
+    /// The semaphore failed (the failure tag): the wait fails with it.
+    Failed(u32),
+    /// No handle lives and nothing promised the value: it can never come. The `orphaned` tag.
+    Unreachable(u32),
+}
+
 #[cfg(not(loom))]
 const _: () = assert!(core::mem::size_of::<SemaphoreSlot>() == 128);
 #[cfg(not(loom))]
@@ -129,6 +142,24 @@ impl SemaphoreSlot {
     /// Marks the last handle gone (see [`Self::orphaned`]).
     pub fn orphan(&self) {
         let _ = self.orphaned.compare_exchange(0, ORPHANED_UNRECORDED, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// What the slot says of a wait for `value` that no producer record covers, once its last
+    /// handle may be gone. The failure and the promise are read *after* the orphaning: whatever
+    /// a handle did (fail, signal, queue a signal) happened before the handle's drop, which the
+    /// acquire load of `orphaned` orders before these reads. Read before it, a failure or a
+    /// signal racing the drop was missed and the wait failed as unreachable (a soak found it).
+    #[inline]
+    pub fn orphan_verdict(&self, value: u64) -> OrphanVerdict {
+        let tag = self.orphaned.load(Ordering::Acquire);
+        if tag == 0 {
+            return OrphanVerdict::Live;
+        }
+        match self.failure_tag() {
+            0 if self.highest_promised() >= value => OrphanVerdict::Promised,
+            0 => OrphanVerdict::Unreachable(tag),
+            failure => OrphanVerdict::Failed(failure),
+        }
     }
 
     /// Raises the timeline to `value` (never lowers it). Returns whether the value changed.

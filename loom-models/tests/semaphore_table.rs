@@ -11,7 +11,7 @@ use aqueduct_loom_models::{Exploration, check};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
-use semaphore_slot::{RECORD_FRONTIER_WORDS, RecordSnapshot, SemaphoreSlot};
+use semaphore_slot::{OrphanVerdict, RECORD_FRONTIER_WORDS, RecordSnapshot, SemaphoreSlot};
 
 const FIRST: u64 = (1 << 48) | 7; // queue 0, epoch 7
 const SECOND: u64 = (3 << 48) | 9; // queue 2, epoch 9
@@ -153,4 +153,41 @@ fn signal_and_record_publish_earlier_writes() {
         }
         producer.join().unwrap();
     });
+}
+
+/// Invariant: the last handle's drop never hides what the handles did before it. A handle fails
+/// the slot (tag 7), or signals 1, or queues a signal promising 1, and then drops (`orphan`),
+/// while a waiter classifies a wait for 1: the waiter never finds the value unreachable, and
+/// once the handle is gone it sees the failure or the value. With nothing done before the
+/// drop, the wait is unreachable once the drop is seen.
+#[test]
+fn an_orphaned_slot_keeps_what_its_handles_did() {
+    for last_act in ["fail", "signal", "promise", "nothing"] {
+        check("semaphore orphaning", Exploration::Exhaustive, move || {
+            let slot = Arc::new(SemaphoreSlot::default());
+            let handle = {
+                let slot = slot.clone();
+                thread::spawn(move || {
+                    match last_act {
+                        "fail" => drop(slot.fail(7)),
+                        "signal" => drop(slot.signal(1)),
+                        "promise" => slot.promise(1),
+                        _ => {}
+                    }
+                    slot.orphan();
+                })
+            };
+            let verdict = slot.orphan_verdict(1);
+            if last_act != "nothing" {
+                assert!(!matches!(verdict, OrphanVerdict::Unreachable(_)), "{last_act}: {verdict:?}");
+            }
+            handle.join().unwrap();
+            let after = slot.orphan_verdict(1);
+            match last_act {
+                "fail" => assert_eq!(after, OrphanVerdict::Failed(7)),
+                "signal" | "promise" => assert_eq!(after, OrphanVerdict::Promised),
+                _ => assert!(matches!(after, OrphanVerdict::Unreachable(_)), "{after:?}"),
+            }
+        });
+    }
 }

@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering;
 
 use aqueduct_components::dependency::Producer;
 use aqueduct_components::frontier::Frontier;
-use aqueduct_components::semaphore_slot::ORPHANED_UNRECORDED;
+use aqueduct_components::semaphore_slot::{ORPHANED_UNRECORDED, OrphanVerdict};
 use aqueduct_components::semaphore_table::{FailureRecord, SemaphoreTable, TableFull, WaitSource};
 
 /// The semaphore slot protocol (see the module documentation).
@@ -178,10 +178,10 @@ impl SemaphoreSync for SemaphoreTable {
             Some(producer) if record.queued_value >= value && record.queued_before < value => {
                 WaitSource::Queued(producer)
             }
-            _ => match slot.orphaned.load(Ordering::Acquire) {
-                0 => WaitSource::Unknown,
-                _ if slot.highest_promised() >= value => WaitSource::Unknown,
-                tag => WaitSource::Failed(orphaned_failure(self, index, tag, value)),
+            _ => match slot.orphan_verdict(value) {
+                OrphanVerdict::Live | OrphanVerdict::Promised => WaitSource::Unknown,
+                OrphanVerdict::Failed(tag) => WaitSource::Failed(tag - 1),
+                OrphanVerdict::Unreachable(tag) => WaitSource::Failed(orphaned_failure(self, index, tag, value)),
             },
         }
     }
