@@ -58,7 +58,9 @@
 //! concurrently on a thread pool, and a workgroup's work-items run one after another on its
 //! thread, so work-items cannot wait for each other (there is no barrier). Two work-items that
 //! write the same memory race, exactly as in C. A panic in a host build cannot unwind through the
-//! C calling convention the runtime uses, so it aborts the process: check inputs and return.
+//! C calling convention the runtime uses: the trampoline catches it and marks the workgroup
+//! trapped ([`WorkgroupContext::trapped`](crate::WorkgroupContext::trapped)), and the runtime
+//! fails the dispatch's queue with HSA_STATUS_ERROR_EXCEPTION, as a trap does on a GPU.
 //!
 //! `unsafe` stays where the kernel touches device memory: a [`DevicePtr`] is an address the
 //! launch supplied, and nothing on the host knows how large its buffer is, just as on a GPU.
@@ -324,7 +326,18 @@ unsafe extern "C" fn run_workgroup<K: HostKernel>(context: *const WorkgroupConte
     // SAFETY: `KernelArgs` guarantees every field accepts any bit pattern, so zeroes partly
     // overwritten with kernarg bytes form a valid value.
     let args = unsafe { args.assume_init() };
-    K::workgroup(&mut Workgroup { context, args });
+    // A panic may not unwind out of an `extern "C"` function (it would abort the process): it
+    // becomes the dispatch's failure, as a fault of a GPU kernel fails its queue.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| K::workgroup(&mut Workgroup { context, args })));
+    if let Err(payload) = ran {
+        let said = payload
+            .downcast_ref::<&str>()
+            .map(|text| text.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a non-text payload".into());
+        crate::soft_kernel::record_host_panic(format!("the Rust host build panicked: {said}"));
+        context.trapped.set(1);
+    }
 }
 
 /// One workgroup of a dispatch, as a Rust host build sees it: the arguments, the workgroup's
@@ -464,7 +477,7 @@ mod tests {
             workgroup_id,
             grid_size: grid,
             workgroup_size: size,
-            reserved: 0,
+            trapped: core::cell::Cell::new(0),
         }
     }
 

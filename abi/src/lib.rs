@@ -23,7 +23,10 @@ pub use packet::{
 };
 pub use queue::{AmdQueue, HsaQueue, QueueProperties, QueueType};
 pub use signal::{AmdSignal, SignalKind};
-pub use soft_kernel::{HostArg, HostKernelRecord, HostKernelTable, SoftKernel, SoftKernelFn, WorkgroupContext};
+pub use soft_kernel::{
+    HostArg, HostKernelRecord, HostKernelTable, SoftKernel, SoftKernelFn, WorkgroupContext, record_host_panic,
+    take_host_panic,
+};
 
 /// Compile-time check of a field's byte offset, used next to every ABI struct.
 #[macro_export]

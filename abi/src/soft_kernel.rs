@@ -39,7 +39,10 @@ pub struct WorkgroupContext {
     pub grid_size: [u32; 3],
     /// The packet's workgroup size (work-items per full workgroup).
     pub workgroup_size: [u16; 3],
-    pub reserved: u16,
+    /// Set non-zero by a host build that failed this workgroup (a Rust host build's panic,
+    /// caught at its C boundary): the runner fails the dispatch, as a trap fails a GPU queue.
+    /// A cell, because the kernel holds the context through a shared pointer.
+    pub trapped: core::cell::Cell<u16>,
 }
 crate::assert_layout!(WorkgroupContext, size = 80, align = 8);
 crate::assert_offset!(WorkgroupContext, steady_counter, 40);
@@ -65,6 +68,27 @@ impl WorkgroupContext {
         // SAFETY: the caller vouches for the extent; `read_unaligned` tolerates any alignment.
         unsafe { self.kernarg.add(offset).cast::<T>().read_unaligned() }
     }
+}
+
+std::thread_local! {
+    /// What a host build that panicked on this thread said, until the runner takes it: a panic
+    /// may not unwind across the C ABI of [`SoftKernelFn`], so the Rust trampoline catches it
+    /// and leaves it here for the runner to fail the dispatch with.
+    static PANICKED: core::cell::RefCell<Option<String>> = const { core::cell::RefCell::new(None) };
+}
+
+/// Records that the host build running on this thread panicked, saying `message` (the first
+/// since the runner last looked is kept).
+pub fn record_host_panic(message: String) {
+    PANICKED.with(|panicked| {
+        panicked.borrow_mut().get_or_insert(message);
+    });
+}
+
+/// The panic a host build recorded on this thread since the last call, if any: the runner
+/// calls it after each workgroup.
+pub fn take_host_panic() -> Option<String> {
+    PANICKED.with(|panicked| panicked.borrow_mut().take())
 }
 
 /// A host kernel: runs every work-item of the workgroup `context` describes.
@@ -222,7 +246,7 @@ mod tests {
             workgroup_id: [3, 0, 0],
             grid_size: [100, 1, 1],
             workgroup_size: [32, 1, 1],
-            reserved: 0,
+            trapped: core::cell::Cell::new(0),
         };
         assert_eq!(context.active_size(), [4, 1, 1]);
     }

@@ -113,7 +113,9 @@ typedef struct aq_workgroup {
   u32 workgroup_id[3];
   u32 grid_size[3];
   u16 workgroup_size[3];
-  u16 reserved;
+  // Set non-zero by a host build that failed this workgroup (a Rust host build's panic, caught
+  // at its C boundary); the runner then fails the dispatch, as a trap fails a GPU queue.
+  u16 trapped;
 } aq_workgroup;
 _Static_assert(sizeof(aq_workgroup) == 80 && offsetof(aq_workgroup, workgroup_id) == 48 &&
                    offsetof(aq_workgroup, workgroup_size) == 72,

@@ -220,3 +220,42 @@ fn a_mismatch_registered_below_the_engine_fails_the_load() {
     assert_eq!((mismatch.index, mismatch.name.as_deref()), (3, Some("count")));
     assert_eq!((mismatch.declared.map(|arg| arg.offset), mismatch.metadata), (Some(16), None));
 }
+
+/// A host build of `store_value` that panics in workgroup 1.
+struct PanicsInSecondWorkgroup;
+
+impl HostKernel for PanicsInSecondWorkgroup {
+    const SYMBOL: &'static str = "store_value.kd";
+    type Args = StoreValueArgs;
+
+    fn workgroup(group: &mut Workgroup<'_, StoreValueArgs>) {
+        assert!(group.id()[0] != 1, "workgroup 1 refuses to run");
+    }
+}
+
+#[test]
+fn a_panicking_rust_host_build_fails_its_queue_and_the_process_goes_on() {
+    let engine = engine();
+    let device = engine.device();
+    let bytes = code_object(9);
+    device.register_host_kernels(bytes, &[SoftKernel::of::<PanicsInSecondWorkgroup>()]).expect("matches");
+    let kernel = device.load_executable(bytes).expect("loads").kernel("store_value").expect("kernel");
+    let out = device.buffer_from(MemoryKind::HostVisible, &[0u32; 256]).expect("buffer");
+    let queue = device.create_queue().expect("queue");
+    let done = device.create_semaphore(0).expect("semaphore");
+    let launch = queue.launch(&kernel).grid([256, 1, 1]).workgroup([64, 1, 1]).arg(&out).arg(1u32).arg(256u32);
+    launch.signal(done.at(1)).submit().expect("launch");
+    // A GPU kernel that traps fails its queue with HSA_STATUS_ERROR_EXCEPTION; so does this.
+    let Err(EngineError::SemaphoreFailed(record)) = done.wait(1, TIMEOUT) else { panic!("the dispatch fails") };
+    assert_eq!(record.status, Some(0x1016), "{}", record.message);
+    // The panic's text reaches the error in-process; through the drop-in (another copy of the
+    // runner) only the failure does, and the text went to stderr.
+    let said =
+        if common::test_device() == "soft" { "workgroup 1 refuses to run" } else { "its panic message went to stderr" };
+    assert!(record.message.contains(said), "{}", record.message);
+    // The process, the device and other queues are fine.
+    let other = device.create_queue().expect("another queue");
+    let again = device.create_semaphore(0).expect("semaphore");
+    other.fill(out.whole(), &5u32.to_le_bytes()).signal(again.at(1)).submit().expect("fill");
+    again.wait(1, TIMEOUT).expect("the other queue runs");
+}

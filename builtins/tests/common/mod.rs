@@ -55,7 +55,7 @@ pub unsafe fn run_workgroup(
         workgroup_id,
         grid_size,
         workgroup_size,
-        reserved: 0,
+        trapped: core::cell::Cell::new(0),
     };
     // SAFETY: the context and the packet it points at outlive the call; the caller vouches for
     // the kernargs and the memory they address.

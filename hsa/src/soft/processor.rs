@@ -424,6 +424,8 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
     let group_bytes = packet.group_segment_size as usize;
     // Carried as integers so the closure is Send + Sync; rebuilt into pointers per workgroup.
     let packet_address = packet as *const KernelDispatchPacket as usize;
+    // A host build that failed a workgroup (`WorkgroupContext::trapped`), and what it said.
+    let panicked = std::sync::Mutex::new(None::<String>);
     let run_one = |memory: &mut Vec<u8>, linear: u64| {
         memory.clear();
         memory.resize(group_bytes, 0);
@@ -441,17 +443,35 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
             ],
             grid_size: grid,
             workgroup_size: workgroup,
-            reserved: 0,
+            trapped: core::cell::Cell::new(0),
         };
         // SAFETY: the dispatch packet's producer guarantees, as it must for a GPU, that the
         // kernarg segment is valid for this kernel and that the pointers it holds are valid for
         // the accesses the kernel makes (null ones were refused above); the packet copy outlives
         // this call and group memory is ours, sized as the packet requests.
         unsafe { function(&context) };
+        if context.trapped.get() != 0 {
+            // The message travels by thread-local, which a host build linked into another copy
+            // of the abi crate (a program using the drop-in) does not share.
+            let message = aqueduct_abi::take_host_panic()
+                .unwrap_or_else(|| "the host build failed the workgroup (its panic message went to stderr)".into());
+            panicked.lock().unwrap_or_else(|poison| poison.into_inner()).get_or_insert(message);
+        }
+    };
+    // A GPU kernel that traps fails its queue with an exception; so does a host build's panic.
+    let outcome = |panicked: std::sync::Mutex<Option<String>>| match panicked
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    {
+        None => Ok(()),
+        Some(message) => Err((
+            status::ERROR_EXCEPTION,
+            format!("packet {id}: kernel `{}` of {}: {message}", kernel.symbol, kernel.code_object),
+        )),
     };
     if total == 1 {
         run_one(&mut Vec::new(), 0);
-        return Ok(());
+        return outcome(panicked);
     }
     // Priority and CU mask (`scheduling.rs`): the workgroups run in chunks, each after yielding
     // to higher-priority dispatches, on at most `lanes` pool threads at once.
@@ -472,7 +492,7 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
         });
         start = end;
     }
-    Ok(())
+    outcome(panicked)
 }
 
 /// Idle policy: spin briefly after activity, then yield, then park with a growing timeout. A
