@@ -16,16 +16,12 @@ impl DeviceShared {
         config.validate()?;
         self.check_aqlprofile(config.modes)?;
         let mut slot = self.profile.lock().unwrap_or_else(|poison| poison.into_inner());
-        match slot.as_ref() {
-            Some(session) if session.bundle => {
-                return Err(EngineError::ProfileState { reason: "a capture is already running on this device" });
-            }
-            // The Tracy view gives way to the capture, which shows the same zones.
-            Some(_) => {
-                let view = slot.take().expect("matched Some");
-                self.end_session(&view)?;
-            }
-            None => {}
+        if slot.as_ref().is_some_and(|session| session.bundle) {
+            return Err(EngineError::ProfileState { reason: "a capture is already running on this device" });
+        }
+        // The Tracy view gives way to the capture, which shows the same zones.
+        if let Some(view) = slot.take() {
+            self.end_session(&view)?;
         }
         let clock = SystemClockMap::calibrate(&self.hsa)?;
         let header = BundleHeader {

@@ -156,6 +156,8 @@ impl ProfileSession {
     pub fn start_tracy_view(clock: SystemClockMap) -> Arc<Self> {
         let config = ProfileConfig {
             modes: ProfileModes::DEVICE_QUEUE_EVENTS | ProfileModes::DISPATCH_EVENTS,
+            // No record is kept, so no buffer holds any.
+            queue_buffer_records: 1,
             ..ProfileConfig::new(std::path::PathBuf::new())
         };
         Arc::new(Self::new(config, clock, false))
@@ -164,7 +166,7 @@ impl ProfileSession {
     /// A session with no queue yet and no writer thread; `bundle` false keeps no records.
     fn new(config: ProfileConfig, clock: SystemClockMap, bundle: bool) -> Self {
         Self {
-            device_records: ArrayQueue::new(if bundle { config.queue_buffer_records } else { 1 }),
+            device_records: ArrayQueue::new(config.queue_buffer_records),
             config,
             clock,
             queues: Mutex::new(Vec::new()),
@@ -180,7 +182,7 @@ impl ProfileSession {
         let capture = Arc::new(QueueCapture {
             queue: u32::from(index),
             modes: self.config.modes,
-            records: ArrayQueue::new(if self.bundle { self.config.queue_buffer_records } else { 1 }),
+            records: ArrayQueue::new(self.config.queue_buffer_records),
             keep_records: self.bundle,
             dropped: AtomicU64::new(0),
             untimed: AtomicU64::new(0),

@@ -4,14 +4,14 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use aqueduct_components::device_entities::MemoryKind;
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 use bytemuck::Pod;
 
+use super::core::QueueShared;
 use super::failure::unknown_failure;
 use super::{Queue, Submitted};
 use crate::error::{EngineError, EngineResult};
-use aqueduct_components::device_entities::MemoryKind;
-
 use crate::memory::Buffer;
 
 /// The longest a `wait_idle` sleeps between looks: a drain that raises no semaphore wakes no
@@ -39,8 +39,7 @@ impl Queue {
 
     /// Whether `submitted` and everything before it on this queue has finished (or failed).
     pub fn is_finished(&self, submitted: Submitted) -> bool {
-        let endpoint = &self.shared().endpoint;
-        endpoint.settled_rows.load(Ordering::Acquire) >= submitted.rows || endpoint.failure.load(Ordering::Acquire) != 0
+        self.shared().settled_through(submitted.rows)
     }
 
     /// Waits until the queue's rows below `target` have settled, or it failed.
@@ -49,20 +48,19 @@ impl Queue {
         shared.refuse_inside_batch()?;
         let start = Instant::now();
         let deadline = crate::clock::deadline_after(start, timeout);
-        // A failed queue keeps its rows unsettled while its packets may still run (`failure.rs`).
-        let failure = || shared.endpoint.failure.load(Ordering::Acquire).checked_sub(1);
-        let settled = || failure().is_some() || shared.endpoint.settled_rows.load(Ordering::Acquire) >= target;
-        let table = &shared.device.semaphores;
-        // Completion threads drain epoch by epoch while a host thread is parked.
-        shared.device.wake_completion_threads();
+        let settled = || shared.settled_through(target);
+        if !settled() {
+            // Completion threads drain epoch by epoch while a host thread is parked.
+            shared.device.wake_completion_threads();
+        }
         while !settled() {
             let now = Instant::now();
             if now >= deadline {
                 return Err(EngineError::Timeout { waited: start.elapsed(), unmet: Vec::new() });
             }
-            table.park_until(deadline.min(now + IDLE_POLL), settled);
+            shared.device.semaphores.park_until(deadline.min(now + IDLE_POLL), settled);
         }
-        match failure() {
+        match shared.failure() {
             Some(failure) => Err(EngineError::QueueFailed(
                 shared.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure),
             )),
@@ -141,5 +139,18 @@ impl Queue {
         let done = self.device().create_semaphore(0)?;
         self.copy(source.range(0, bytes), target.range(0, bytes)).signal(done.at(1)).submit()?;
         done.wait(1, timeout)
+    }
+}
+
+impl QueueShared {
+    /// The queue's sticky failure (failure-log index), as its endpoint mirrors it.
+    fn failure(&self) -> Option<u32> {
+        self.endpoint.failure.load(Ordering::Acquire).checked_sub(1)
+    }
+
+    /// Whether the rows below `rows` have settled, or the queue failed: a failed queue keeps its
+    /// rows unsettled while its packets may still run (`failure.rs`).
+    fn settled_through(&self, rows: u64) -> bool {
+        self.failure().is_some() || self.endpoint.settled_rows.load(Ordering::Acquire) >= rows
     }
 }

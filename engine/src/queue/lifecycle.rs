@@ -4,14 +4,13 @@
 //! in flight).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-
-use aqueduct_systems::reclaim::DrainOrder;
 use std::sync::{Arc, Mutex};
 
 use aqueduct_components::device_entities::QueueEntity;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_signal_t;
+use aqueduct_systems::reclaim::DrainOrder;
 
 use super::Queue;
 use super::core::{QueueCore, QueueShared};
