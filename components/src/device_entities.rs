@@ -1,8 +1,8 @@
-//! The device World: one entity per queue, semaphore, provider allocation, memory pool, executable and
+//! The device World: one entity per queue (its endpoint), semaphore, provider allocation, memory pool, executable and
 //! finished command buffer, holding what the engine needs to free it.
 //!
 //! It sits off the hot path (creation, destruction, statistics) behind the device's lock; the
-//! hot state of the same objects lives in the queue Worlds and the shared atomic tables.
+//! hot state of the same objects lives in the queue states and the shared atomic tables.
 //!
 //! Submissions keep nothing alive. When an object's last handle drops, its entity gets a
 //! [`ReleaseAfter`]: the rows each queue had staged by then. The object is freed (and the entity
@@ -15,18 +15,11 @@ use bevy_ecs::prelude::*;
 
 use crate::program::ProgramImage;
 
-/// A queue of the device: what `Device::live_queues` reports of it.
-#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
-pub struct QueueEntity {
-    /// The queue's index on its device (its place in the queue directory and in profiles).
-    pub index: u16,
-    /// Index of the physical agent within the logical device.
-    pub agent: usize,
-    /// AQL packets its ring holds.
-    pub ring_packets: u32,
-    /// Bytes of its kernarg ring.
-    pub kernarg_bytes: u64,
-}
+/// An object the device World shares with the rest of the engine, as an entity's component: a
+/// queue's entity holds its [`QueueEndpoint`](crate::directory::QueueEndpoint), the one its
+/// stages and other queues read, and `Device::live_queues` reports.
+#[derive(Component, Debug)]
+pub struct Shared<T: Send + Sync + 'static>(pub Arc<T>);
 
 /// A timeline semaphore of the device.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]

@@ -39,6 +39,12 @@ pub enum CrossQueueWait {
 /// `drained`; sharing a line would make each write evict the other writer's line.
 pub struct QueueEndpoint {
     pub index: u16,
+    /// Index of the physical agent within the logical device.
+    pub agent: usize,
+    /// AQL packets its ring holds.
+    pub ring_packets: u32,
+    /// Bytes of its kernarg ring.
+    pub kernarg_bytes: u64,
     /// `hsa_signal_t` handle of the epoch signal (BarrierValue strategy; also created for
     /// BarrierAnd, where it is unused by packets).
     pub epoch_signal: u64,
@@ -75,6 +81,9 @@ impl QueueEndpoint {
     pub fn new(index: u16, epoch_signal: u64, control_signal: u64, epoch_slots: Box<[u64]>) -> Self {
         Self {
             index,
+            agent: 0,
+            ring_packets: 0,
+            kernarg_bytes: 0,
             epoch_signal,
             control_signal,
             slot_users: epoch_slots.iter().map(|_| AtomicU32::new(0)).collect(),
@@ -86,6 +95,11 @@ impl QueueEndpoint {
             settled_rows: CacheLine::default(),
             drain_waiters: CacheLine::default(),
         }
+    }
+
+    /// The same endpoint, recording the agent its queue runs on and the sizes of its rings.
+    pub fn with_rings(self, agent: usize, ring_packets: u32, kernarg_bytes: u64) -> Self {
+        Self { agent, ring_packets, kernarg_bytes, ..self }
     }
 
     /// The per-epoch signal for `epoch` (BarrierAnd).

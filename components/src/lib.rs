@@ -15,7 +15,7 @@
 //!   admission's verdict and reservation), with the arenas their waits, signals and kernarg bytes
 //!   live in.
 //! - [`program`]: a command buffer's validated program image and one execution's cursor through it.
-//! - [`queue_state`]: a queue World's kernarg ring and its epoch table.
+//! - [`queue_state`]: a queue's kernarg ring and its epoch table.
 //! - [`capture`]: what a queue captures for the profiler: the modes its stages act on, and an
 //!   epoch's facts kept in its epoch row until it is drained.
 //! - [`cache_line`]: a value padded to its own cache line (per-queue counters written by

@@ -1,4 +1,4 @@
-//! A queue World's own state: its kernarg ring and its epoch table.
+//! A queue's own state: its kernarg ring and its epoch table.
 //!
 //! The resource that gathers them with the producer's AQL ring (`QueueState`) is in
 //! `aqueduct-systems`, because that ring is an HSA handle (see ARCHITECTURE's decisions).

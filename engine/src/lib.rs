@@ -85,8 +85,9 @@ mod semaphore;
 
 use std::sync::Arc;
 
-pub use aqueduct_components::device_entities::{MemoryKind, PoolEntity, QueueEntity};
+pub use aqueduct_components::device_entities::{MemoryKind, PoolEntity};
 pub use aqueduct_components::directory::CrossQueueWait;
+pub use aqueduct_components::directory::QueueEndpoint;
 pub use aqueduct_components::semaphore_table::{FailureRecord, MAX_SEMAPHORES};
 pub use clock::thread_cpu_time;
 pub use command_buffer::{
@@ -420,20 +421,23 @@ impl Device {
     /// Live entities in the device World: (queues, semaphores, allocations). A semaphore or
     /// buffer whose handles are gone counts until the submissions staged before then settle.
     pub fn live_objects(&self) -> (usize, usize, usize) {
-        use aqueduct_components::device_entities::{Allocation, QueueEntity, SemaphoreEntity};
+        use aqueduct_components::device_entities::{Allocation, SemaphoreEntity, Shared};
         self.0.release_settled();
         let mut world = self.0.world();
-        let queues = world.query::<&QueueEntity>().iter(&world).count();
+        let queues = world.query::<&Shared<QueueEndpoint>>().iter(&world).count();
         let semaphores = world.query::<&SemaphoreEntity>().iter(&world).count();
         let allocations = world.query::<&Allocation>().iter(&world).count();
         (queues, semaphores, allocations)
     }
 
-    /// The device's queues, as their device-World entities record them (index, agent, ring and
-    /// kernarg sizes), by index. A queue leaves the list when its last handle drops.
-    pub fn live_queues(&self) -> Vec<QueueEntity> {
+    /// The device's queues, by index: the endpoint their device-World entities hold (index,
+    /// agent, ring and kernarg sizes, and the epochs submitted and drained). A queue leaves the
+    /// list once it is destroyed: when its last handle drops, or after its work drains.
+    pub fn live_queues(&self) -> Vec<std::sync::Arc<QueueEndpoint>> {
+        use aqueduct_components::device_entities::Shared;
         let mut world = self.0.world();
-        let mut queues: Vec<QueueEntity> = world.query::<&QueueEntity>().iter(&world).copied().collect();
+        let mut queues: Vec<_> =
+            world.query::<&Shared<QueueEndpoint>>().iter(&world).map(|shared| shared.0.clone()).collect();
         queues.sort_by_key(|queue| queue.index);
         queues
     }

@@ -102,7 +102,7 @@ impl AqlRing {
     /// Commits the packet ids `start..end`, which a producer that owns the ring alone handed out
     /// from its own cursor (starting at [`Self::write_index_now`], room checked against a read
     /// index): one write-index update for a whole range, instead of one compare-and-swap per
-    /// reservation. The engine's queue World is its ring's only producer (the HSA queue is never
+    /// reservation. The engine's queue, under its lock, is its ring's only producer (the HSA queue is never
     /// handed out), so nothing else moves the index between the load and this store.
     #[inline]
     pub fn commit_reserved(&self, start: u64, end: u64) {

@@ -18,16 +18,14 @@ use aqueduct_hsa::soft::{ExecutionMode, SoftConfig, set_queue_mode};
 use aqueduct_hsa::{Hsa, PoolKindInfo};
 use aqueduct_systems::strategy::{BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
-use aqueduct_systems::{DeviceLink, QueueState, build_queue_state, reclaim, run_pass, schedule};
-use bevy_ecs::world::World;
+use aqueduct_systems::{DeviceLink, QueueState, build_queue_state, reclaim, run_pass};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const BATCH: u64 = 512;
 
 struct Bench {
     _hsa: Hsa,
-    world: World,
-    state: Option<QueueState>,
+    state: QueueState,
     semaphore: u32,
     value: u64,
 }
@@ -58,17 +56,17 @@ fn setup() -> Bench {
     // SAFETY: the queue is never destroyed while the ring is used.
     let ring = unsafe { AqlRing::new(queue, hsa.api()) };
     let (state, _) = build_queue_state(0, ring, kernargs, endpoint, link, 2048, CrossQueueWait::BarrierValue);
-    Bench { _hsa: hsa, world: World::new(), state: Some(state), semaphore, value: 0 }
+    Bench { _hsa: hsa, state, semaphore, value: 0 }
 }
 
 impl Bench {
     fn state(&mut self) -> &mut QueueState {
-        self.state.as_mut().expect("the state is outside the World between runs")
+        &mut self.state
     }
 
     /// One run of the schedule, as the engine's batch flush runs it.
-    fn run(&mut self, schedule: &mut bevy_ecs::schedule::Schedule) {
-        schedule::run_over(schedule, &mut self.world, &mut self.state);
+    fn run(&mut self) {
+        self.state.run_schedule();
     }
 }
 
@@ -101,10 +99,10 @@ fn direct(bench: &mut Bench) {
 }
 
 /// One row, one run of the schedule.
-fn scheduled(bench: &mut Bench, schedule: &mut bevy_ecs::schedule::Schedule) {
+fn scheduled(bench: &mut Bench) {
     stage(bench);
     loop {
-        bench.run(schedule);
+        bench.run();
         if !drain(bench) {
             return;
         }
@@ -112,10 +110,10 @@ fn scheduled(bench: &mut Bench, schedule: &mut bevy_ecs::schedule::Schedule) {
 }
 
 /// `BATCH` rows, then one run of the schedule: the batch path.
-fn batched(bench: &mut Bench, schedule: &mut bevy_ecs::schedule::Schedule) {
+fn batched(bench: &mut Bench) {
     (0..BATCH).for_each(|_| stage(bench));
     loop {
-        bench.run(schedule);
+        bench.run();
         if !drain(bench) {
             return;
         }
@@ -125,13 +123,12 @@ fn batched(bench: &mut Bench, schedule: &mut bevy_ecs::schedule::Schedule) {
 
 fn stages(c: &mut Criterion) {
     let mut bench = setup();
-    let mut schedule = schedule::submission_schedule::<BarrierValue>();
-    bench.run(&mut schedule); // build the schedule once, outside the measurement
+    bench.run(); // build the schedule's executor once, outside the measurement
     let mut group = c.benchmark_group("ecs_stages");
     group.throughput(Throughput::Elements(BATCH));
     group.bench_function("direct", |b| b.iter(|| (0..BATCH).for_each(|_| direct(&mut bench))));
-    group.bench_function("schedule_run", |b| b.iter(|| (0..BATCH).for_each(|_| scheduled(&mut bench, &mut schedule))));
-    group.bench_function("batch_schedule_run", |b| b.iter(|| batched(&mut bench, &mut schedule)));
+    group.bench_function("schedule_run", |b| b.iter(|| (0..BATCH).for_each(|_| scheduled(&mut bench))));
+    group.bench_function("batch_schedule_run", |b| b.iter(|| batched(&mut bench)));
     group.finish();
     let queue = bench.state();
     assert!(queue.epochs.submitted >= BATCH, "the benchmark published its submissions");

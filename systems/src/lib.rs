@@ -15,8 +15,8 @@
 //!    have settled, which is when objects released by their handles may be freed.
 //!
 //! [`sync`] holds the behaviour over the components' lock-free tables (the semaphore seqlock,
-//! host parking, signal reads), and [`queue_state`] the queue's hot state, which holds the HSA
-//! ring handle (the queue World's resource while a batch's schedule runs).
+//! host parking, signal reads), and [`queue_state`] the queue's state behind its lock, which
+//! holds the HSA ring handle and the queue World a batch's schedule runs in.
 //!
 //! The pending submissions are rows of a column table in the queue state
 //! (`aqueduct_components::submission::SubmissionRows`), and each stage is one loop over a range
@@ -81,6 +81,7 @@ pub fn build_queue_state(
 ) -> (QueueState, QueueStages) {
     use aqueduct_components::queue_state::EpochTable;
     use aqueduct_components::submission::SubmissionRows;
+    let stages = QueueStages::for_strategy(strategy);
     let state = QueueState {
         index,
         ring,
@@ -96,6 +97,7 @@ pub fn build_queue_state(
         capture: CaptureState::default(),
         unsettled_from: None,
         drain: None,
+        batch_schedule: Some(Box::new(schedule::queue_world((stages.schedule)()))),
     };
-    (state, QueueStages::for_strategy(strategy))
+    (state, stages)
 }

@@ -1,4 +1,4 @@
-//! The queue World's hot resource, [`QueueState`], and the device-wide tables it reaches
+//! The queue's state behind its lock, [`QueueState`], and the device-wide tables it reaches
 //! ([`DeviceLink`]).
 //!
 //! They are defined here rather than in `aqueduct-components` because both hold HSA handles:
@@ -38,8 +38,9 @@ impl DeviceLink {
     }
 }
 
-/// The queue's hot state: everything the stages read and write, behind the queue's lock (lent
-/// to the queue World while a batch's schedule runs: `schedule::LentState`).
+/// The queue's state: everything the stages read and write, and the queue World a batch's
+/// schedule runs them in, behind the queue's lock. While the schedule runs, the World's systems
+/// reach this state through a pointer the run lends them ([`Self::run_schedule`]).
 pub struct QueueState {
     pub index: u16,
     pub ring: AqlRing,
@@ -72,6 +73,9 @@ pub struct QueueState {
     /// still run their packets (a queue failed with another queue's memory fault keeps running),
     /// so those rows, and everything they name, stay unsettled until the HSA queue is destroyed.
     pub unsettled_from: Option<u64>,
+    /// The queue World and the schedule of the four stages as systems, for a batch's flush:
+    /// taken out of the state while the schedule runs over it ([`Self::run_schedule`]).
+    pub(crate) batch_schedule: Option<Box<(bevy_ecs::world::World, bevy_ecs::schedule::Schedule)>>,
 }
 
 /// What one drain did.
@@ -108,6 +112,9 @@ pub struct CaptureState {
     /// moves them into the epoch row (swapping vectors, so the capacity ping-pongs), or gives
     /// their signals back if the submission fails. Empty between publications.
     pub timed: Vec<TimedPacket>,
+    /// The engine's side of the capture this queue is part of (its record buffer): opaque here,
+    /// held with the rest of the state so that one lock reaches both.
+    pub sink: Option<Arc<dyn core::any::Any + Send + Sync>>,
 }
 
 impl CaptureState {

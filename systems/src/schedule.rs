@@ -3,25 +3,35 @@
 //! flush), and the other side of the `stages` benchmark that compares a schedule run with the
 //! direct calls the immediate path makes ([`crate::run_pass`]).
 
+use core::ptr::NonNull;
+
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::SingleThreadedExecutor;
 
 use crate::QueueState;
 use crate::strategy::CrossQueueStrategy;
 
-/// The queue state, lent to the queue World while a batch's schedule runs and empty otherwise:
-/// between runs the state lives outside the World, where staging and the immediate path reach it
-/// without a lookup. Lent by swapping it into this resource and back ([`run_over`]), which
-/// allocates nothing; inserting and removing a resource would (bevy's resources are entities,
-/// and each removal queues a removal event).
+/// The queue state the running schedule works on, lent by [`QueueState::run_schedule`] for the
+/// run and `None` otherwise. A pointer, not the state itself: the state owns the World (it is
+/// the one thing the queue lock guards), so it cannot also move into it, and lending by pointer
+/// moves and allocates nothing.
 #[derive(Resource, Default)]
-pub struct LentState(pub Option<QueueState>);
+pub struct LentState(Option<NonNull<QueueState>>);
+
+// SAFETY: the pointer is set only by `run_schedule`, which holds the state's `&mut` (so the
+// queue lock) for the whole run and clears it before returning or unwinding; the systems that
+// read it run on the calling thread (single-threaded executor), inside that run.
+unsafe impl Send for LentState {}
+// SAFETY: as above; `ResMut` gives one system at a time access.
+unsafe impl Sync for LentState {}
 
 /// Runs `stage` on the lent state (always present while the schedule runs).
 #[inline]
-fn on_lent(mut lent: ResMut<LentState>, stage: impl FnOnce(&mut QueueState)) {
-    if let Some(queue) = lent.0.as_mut() {
-        stage(queue);
+fn on_lent(lent: ResMut<LentState>, stage: impl FnOnce(&mut QueueState)) {
+    if let Some(mut queue) = lent.0 {
+        // SAFETY: see `LentState`: the pointer is live and exclusively lent while the schedule
+        // runs, and `ResMut` makes this system its only user.
+        stage(unsafe { queue.as_mut() });
     }
 }
 
@@ -54,12 +64,39 @@ pub fn submission_schedule<S: CrossQueueStrategy>() -> Schedule {
     schedule
 }
 
-/// Runs `schedule` over `state`, lent to `world` for the run ([`LentState`]) and handed back.
-pub fn run_over(schedule: &mut Schedule, world: &mut World, state: &mut Option<QueueState>) {
-    let mut lent = world.get_resource_or_init::<LentState>();
-    core::mem::swap(&mut lent.0, state);
-    schedule.run(world);
-    if let Some(mut lent) = world.get_resource_mut::<LentState>() {
-        core::mem::swap(&mut lent.0, state);
+/// A queue World for `schedule`, with the resource its systems are lent the state through.
+pub(crate) fn queue_world(schedule: Schedule) -> (World, Schedule) {
+    let mut world = World::new();
+    world.init_resource::<LentState>();
+    (world, schedule)
+}
+
+impl QueueState {
+    /// Runs the submission schedule (the four stages as systems) over this state, lent to the
+    /// queue World for the run.
+    pub fn run_schedule(&mut self) {
+        /// Clears the loan and puts the World back into the state, on return and on unwind.
+        struct Loan {
+            state: NonNull<QueueState>,
+            batch_schedule: Option<Box<(World, Schedule)>>,
+        }
+        impl Drop for Loan {
+            fn drop(&mut self) {
+                if let Some(mut batch_schedule) = self.batch_schedule.take() {
+                    batch_schedule.0.resource_mut::<LentState>().0 = None;
+                    // SAFETY: the state outlives the loan (`run_schedule` holds its `&mut`), and
+                    // no system is running any more, so this is its only user.
+                    unsafe { self.state.as_mut().batch_schedule = Some(batch_schedule) };
+                }
+            }
+        }
+        let Some(batch_schedule) = self.batch_schedule.take() else {
+            unreachable!("a queue state holds its World except while its schedule runs, which holds the state's lock")
+        };
+        let mut loan = Loan { state: NonNull::from(&mut *self), batch_schedule: Some(batch_schedule) };
+        if let Some((world, schedule)) = loan.batch_schedule.as_deref_mut() {
+            world.resource_mut::<LentState>().0 = Some(loan.state);
+            schedule.run(world);
+        }
     }
 }

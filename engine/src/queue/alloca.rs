@@ -11,7 +11,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use aqueduct_components::capture::OperationKind;
 
-use super::core::QueueShared;
+use super::shared::QueueShared;
 use crate::error::{EngineError, EngineResult};
 use crate::memory::Buffer;
 use crate::memory::pool::{Pool, Pooled};

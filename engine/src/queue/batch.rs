@@ -9,10 +9,11 @@ use std::sync::atomic::Ordering;
 use aqueduct_components::submission::RowWriter;
 
 use super::Queue;
-use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
 use super::operations::Submitter;
+use super::shared::{QueueCounters, QueueShared, thread_token};
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::SemaphorePoint;
+use aqueduct_systems::QueueState;
 
 /// Operations staged on one queue, published together by [`Batch::flush`] (and when the batch
 /// ends). Each call validates its input as the queue's own call does and returns the same typed
@@ -24,7 +25,7 @@ use crate::semaphore::SemaphorePoint;
 /// [`EngineError::InvalidArgument`] instead of waiting for itself.
 pub struct Batch<'q> {
     shared: &'q QueueShared,
-    core: MutexGuard<'q, QueueCore>,
+    state: MutexGuard<'q, QueueState>,
 }
 
 impl Queue {
@@ -63,9 +64,9 @@ impl Queue {
                 reason: "this thread already holds a batch on the queue".into(),
             });
         }
-        let core = shared.lock();
+        let state = shared.lock();
         shared.batch_owner.store(token, Ordering::Relaxed);
-        Ok(Batch { shared, core })
+        Ok(Batch { shared, state })
     }
 }
 
@@ -75,12 +76,12 @@ impl Batch<'_> {
     /// waits cannot be resolved on the device yet park in order, as a queue's submissions do.
     /// Returns the first failure; a row that failed had its signals failed.
     pub fn flush(&mut self) -> EngineResult<()> {
-        self.shared.flush(&mut self.core)
+        self.shared.flush(&mut self.state)
     }
 
     /// Operations staged and not yet published.
     pub fn staged(&self) -> usize {
-        self.core.state_ref().rows.pending_len() as usize
+        self.state.rows.pending_len() as usize
     }
 }
 
@@ -95,7 +96,7 @@ impl Submitter for Batch<'_> {
         signals: &[SemaphorePoint],
         stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
-        self.shared.stage(&mut self.core, waits, signals, true, stage)?;
+        self.shared.stage(&mut self.state, waits, signals, true, stage)?;
         QueueCounters::add(&self.shared.counters.submissions, 1);
         Ok(())
     }
@@ -104,7 +105,7 @@ impl Submitter for Batch<'_> {
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
         // What is still staged was promised to its semaphores' waiters: publish it.
-        let _ = self.shared.flush(&mut self.core);
+        let _ = self.shared.flush(&mut self.state);
         self.shared.batch_owner.store(0, Ordering::Relaxed);
     }
 }

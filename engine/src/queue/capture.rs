@@ -16,7 +16,7 @@ use aqueduct_hsa::sys::hsa_signal_t;
 use aqueduct_profile::{CommandRef, DeviceQueueEvent, DispatchEvent, QueueEvent, Record, Signal, Wait, WaitResolution};
 use aqueduct_systems::QueueState;
 
-use super::core::QueueShared;
+use super::shared::{QueueShared, capture_of};
 use crate::error::EngineResult;
 use crate::profile::{DeviceQueue, ProfileModes, ProfileSession, QueueCapture, host_now_ns};
 
@@ -60,20 +60,20 @@ impl DeviceQueue for QueueShared {
             unsafe { self.device.hsa.set_profiler_enabled(self.hsa_queue, true)? };
         }
         capture.timing_signals.lock().unwrap_or_else(|poison| poison.into_inner()).clone_from(&signals);
-        let mut core = self.lock();
-        let queue = &mut core.state().capture;
+        let mut state = self.lock();
+        let queue = &mut state.capture;
         queue.set_flags(flags);
         queue.timing_signals = signals;
         queue.untimed = 0;
-        core.capture = Some(capture);
+        queue.sink = Some(capture);
         self.capturing.store(true, Ordering::Release);
         Ok(())
     }
 
     fn stop_capturing(&self) -> u64 {
-        let mut core = self.lock();
+        let mut state = self.lock();
         self.capturing.store(false, Ordering::Release);
-        let queue = core.state();
+        let queue = &mut *state;
         queue.capture.set_flags(CaptureFlags::OFF);
         queue.epochs.submitted
     }
@@ -90,10 +90,10 @@ impl DeviceQueue for QueueShared {
     /// Records what was never drained (without its completion) and destroys the timing signals
     /// no packet still names.
     fn detach_capture(&self) -> u64 {
-        let mut core = self.lock();
-        let Some(capture) = core.capture.take() else { return 0 };
-        let core = &mut *core;
-        let queue = core.state();
+        let mut state = self.lock();
+        let queue = &mut *state;
+        let Some(capture) = capture_of(queue) else { return 0 };
+        queue.capture.sink = None;
         let (drained, submitted) = (queue.epochs.drained, queue.epochs.submitted);
         // Still in flight: their submission records go out without a completion, and their
         // timing signals stay alive, since a packet may still complete on them.

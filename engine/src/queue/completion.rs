@@ -17,7 +17,8 @@ use aqueduct_systems::queue_state::DrainOutcome;
 use aqueduct_systems::reclaim::{DrainOrder, SUBMITTER_DRAIN_BATCH};
 use aqueduct_systems::settle;
 
-use super::core::{QueueCore, QueueShared};
+use super::shared::{QueueShared, capture_of};
+use aqueduct_systems::QueueState;
 
 /// How long to step back when a submitter holds the queue.
 const BUSY_RETRY: std::time::Duration = std::time::Duration::from_micros(20);
@@ -52,16 +53,16 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
             // Never queue behind a submitter: a blocked lock here turns every submission's
             // unlock into a futex wake. A busy queue is retried shortly (its submitter also
             // drains a retired batch after each pass, and everything when it runs out of room).
-            let Some(mut core) = shared.try_lock() else {
+            let Some(mut state) = shared.try_lock() else {
                 std::thread::sleep(BUSY_RETRY);
                 continue;
             };
             if failed {
-                shared.fail_queue(&mut core);
+                shared.fail_queue(&mut state);
             } else {
-                held = shared.drain_retired(&mut core, DrainOrder::Causal).held;
+                held = shared.drain_retired(&mut state, DrainOrder::Causal).held;
                 if parked {
-                    shared.readmit(&mut core);
+                    shared.readmit(&mut state);
                 }
             }
         }
@@ -118,18 +119,18 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
 
 impl QueueShared {
     /// Drains epochs the device retired, in `order`; returns what the drain did.
-    pub fn drain_retired(&self, core: &mut QueueCore, order: DrainOrder) -> DrainOutcome {
+    pub fn drain_retired(&self, state: &mut QueueState, order: DrainOrder) -> DrainOutcome {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
-        let (queue, capture) = core.state_and_capture();
+        let queue = &mut *state;
         let retired = (self.stages.device_retired)(&queue.endpoint);
         let drained_before = queue.epochs.drained;
         if retired <= drained_before {
             return DrainOutcome::default();
         }
         let outcome = (self.stages.drain)(queue, retired, order);
-        if let Some(capture) = capture {
-            self.harvest(capture, queue, drained_before, true);
+        if let Some(capture) = capture_of(queue) {
+            self.harvest(&capture, queue, drained_before, true);
         }
         settle::publish_settled(queue);
         self.after_drain(outcome);
@@ -137,8 +138,8 @@ impl QueueShared {
     }
 
     /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
-    pub(super) fn publish_settled(&self, core: &mut QueueCore) {
-        settle::publish_settled(core.state());
+    pub(super) fn publish_settled(&self, state: &mut QueueState) {
+        settle::publish_settled(state);
     }
 
     /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled, and

@@ -6,13 +6,14 @@ use std::sync::atomic::Ordering;
 
 use aqueduct_systems::sync::SemaphoreSync;
 
-use super::core::{QueueCore, QueueCounters, QueueShared};
+use super::shared::{QueueCounters, QueueShared};
 use super::submission::PassMode;
+use aqueduct_systems::QueueState;
 
 impl QueueShared {
     /// Marks the pending rows parked, counting those not parked before.
-    pub(super) fn park(&self, core: &mut QueueCore) {
-        let rows = &mut core.state().rows;
+    pub(super) fn park(&self, state: &mut QueueState) {
+        let rows = &mut state.rows;
         let mut newly = 0;
         // Rows park in order, so the ones not yet parked are at the back: walk back to the first
         // parked one rather than over the whole list each time another row queues behind.
@@ -42,8 +43,8 @@ impl QueueShared {
     }
 
     /// Tries to admit parked rows in order; stops at the first that still cannot go.
-    pub fn readmit(&self, core: &mut QueueCore) {
+    pub fn readmit(&self, state: &mut QueueState) {
         // Failures here already failed the rows' semaphores, which is how their waiters hear.
-        let _ = self.run_pending(core, PassMode::Readmit);
+        let _ = self.run_pending(state, PassMode::Readmit);
     }
 }

@@ -10,8 +10,9 @@ use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t, hsa_status_t};
 use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 
-use super::core::{QueueCore, QueueShared};
+use super::shared::{QueueShared, capture_of};
 use crate::error::EngineError;
+use aqueduct_systems::QueueState;
 
 /// Where the provider's queue-error callback and the memory-fault handler report. Kept alive
 /// until the HSA queue is destroyed, because the callback holds a raw pointer to it.
@@ -55,31 +56,31 @@ impl QueueShared {
     /// is released. Parked work on other queues may wait on those semaphores, so it is woken now
     /// (otherwise each hop of a chain of parked queues waits out a completion thread's 100 ms
     /// sleep).
-    pub(super) fn fail_row(&self, core: &mut QueueCore, row: u64, failure: u32) {
+    pub(super) fn fail_row(&self, state: &mut QueueState, row: u64, failure: u32) {
         let table = &self.device.semaphores;
-        for signal in core.state_ref().rows.row_signals(row) {
+        for signal in state.rows.row_signals(row) {
             table.fail(signal.semaphore, failure);
         }
-        self.release_row(core, row);
+        self.release_row(state, row);
         table.notify();
         self.device.wake_deferred(Some(self.index));
     }
 
     /// The queue's sticky error, recorded once.
-    pub(super) fn queue_failure(&self, core: &mut QueueCore, status: Option<u32>, message: String) -> u32 {
-        if let Some(failure) = core.state_ref().failure {
+    pub(super) fn queue_failure(&self, state: &mut QueueState, status: Option<u32>, message: String) -> u32 {
+        if let Some(failure) = state.failure {
             return failure;
         }
         self.device.semaphores.record_failure(FailureRecord { status, message })
     }
 
     /// The provider reported a queue error: drain what retired cleanly, then fail the rest.
-    pub fn fail_queue(&self, core: &mut QueueCore) {
-        if core.state_ref().failure.is_some() {
+    pub fn fail_queue(&self, state: &mut QueueState) {
+        if state.failure.is_some() {
             return;
         }
         // Failing: this queue must not wait for another's drain.
-        self.drain_retired(core, DrainOrder::CatchUp);
+        self.drain_retired(state, DrainOrder::CatchUp);
         let status = self.error_sink.status.load(Ordering::Acquire);
         let described = self.error_sink.description.lock().unwrap_or_else(|poison| poison.into_inner()).clone();
         // The soft runtime, embedded or as the drop-in, says why; ROCr's callback has the status only.
@@ -98,30 +99,31 @@ impl QueueShared {
             self.device.hsa.status_string(status),
             detail.map(|detail| format!(": {detail}")).unwrap_or_default()
         );
-        let failure = self.queue_failure(core, Some(status), message);
-        self.fail_everything(core, failure);
+        let failure = self.queue_failure(state, Some(status), message);
+        self.fail_everything(state, failure);
     }
 
     /// Fails every in-flight and pending submission with `failure` and makes it sticky.
-    pub fn fail_everything(&self, core: &mut QueueCore, failure: u32) {
+    pub fn fail_everything(&self, state: &mut QueueState, failure: u32) {
         let held_on_this = {
-            let (queue, capture) = core.state_and_capture();
+            let capture = capture_of(state);
+            let queue = &mut *state;
             let drained_before = queue.epochs.drained;
             let outcome = (self.stages.fail_in_flight)(queue, failure);
             if let Some(capture) = capture {
                 // Force-retired, not run: their timing signals were never written.
-                self.harvest(capture, queue, drained_before, false);
+                self.harvest(&capture, queue, drained_before, false);
             }
             outcome.wake
         };
-        self.fail_pending(core, failure);
+        self.fail_pending(state, failure);
         self.device.wake_queues(held_on_this);
     }
 
     /// Fails every pending and parked submission (none of which reached the device) with
     /// `failure`, and makes it the queue's sticky error: later submissions fail with it too.
-    pub(super) fn fail_pending(&self, core: &mut QueueCore, failure: u32) {
-        let queue = core.state();
+    pub(super) fn fail_pending(&self, state: &mut QueueState, failure: u32) {
+        let queue = &mut *state;
         queue.failure = Some(failure);
         queue.endpoint.failure.store(failure + 1, Ordering::Release);
         let rows = &mut queue.rows;
@@ -132,8 +134,8 @@ impl QueueShared {
             rows.pop_front();
         }
         rows.release_spans();
-        self.publish_settled(core);
-        core.state().rows.parked = false;
+        self.publish_settled(state);
+        state.rows.parked = false;
         self.device.parked_queues.unpark(self.index);
         self.device.semaphores.notify();
         self.device.wake_deferred(None);
@@ -141,19 +143,18 @@ impl QueueShared {
 
     /// Shutdown after the HSA queue is destroyed: drain what retired, fail the rest. No packet
     /// runs any more, so every row settles, those a failure had kept unsettled included.
-    pub fn abandon(&self, core: &mut QueueCore) {
+    pub fn abandon(&self, state: &mut QueueState) {
         // Going away: this queue must not wait for another's drain.
-        self.drain_retired(core, DrainOrder::CatchUp);
-        let queue = core.state_ref();
-        if queue.epochs.submitted > queue.epochs.drained || !queue.rows.is_empty() {
+        self.drain_retired(state, DrainOrder::CatchUp);
+        if state.epochs.submitted > state.epochs.drained || !state.rows.is_empty() {
             // The queue's sticky error if it has one (a cancellation's; a queue error's already
             // failed everything).
             let message = format!("queue {} was destroyed with work in flight", self.index);
-            let failure = self.queue_failure(core, None, message);
-            self.fail_everything(core, failure);
+            let failure = self.queue_failure(state, None, message);
+            self.fail_everything(state, failure);
         }
-        core.state().unsettled_from = None;
-        self.publish_settled(core);
+        state.unsettled_from = None;
+        self.publish_settled(state);
     }
 }
 

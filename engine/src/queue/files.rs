@@ -12,9 +12,9 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::core::QueueShared;
 use super::host_calls::HostCallResult;
 use super::operations::{self, Immediate};
+use super::shared::QueueShared;
 use crate::error::{EngineError, EngineResult};
 use crate::memory::{Binding, Buffer};
 use crate::semaphore::SemaphorePoint;

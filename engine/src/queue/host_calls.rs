@@ -30,7 +30,7 @@ use aqueduct_components::capture::OperationKind;
 use aqueduct_components::semaphore_table::{FailureRecord, SemaphoreTable, WaitSource};
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 
-use super::core::QueueShared;
+use super::shared::QueueShared;
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::{Semaphore, SemaphoreInner, SemaphorePoint, wait_all};
 

@@ -8,8 +8,8 @@ use aqueduct_components::device_entities::MemoryKind;
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 use bytemuck::Pod;
 
-use super::core::QueueShared;
 use super::failure::unknown_failure;
+use super::shared::QueueShared;
 use super::{Queue, Submitted};
 use crate::error::{EngineError, EngineResult};
 use crate::memory::Buffer;

@@ -1,4 +1,4 @@
-//! A queue's life: creation (signals, kernarg ring, HSA queue, queue World, completion thread),
+//! A queue's life: creation (signals, kernarg ring, HSA queue, queue state, completion thread),
 //! the last handle's drop (the work goes on; the completion thread destroys the queue once it
 //! has drained), cancellation, and destruction (the HSA queue first, then failing what was left
 //! in flight).
@@ -6,19 +6,20 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use aqueduct_components::device_entities::QueueEntity;
+use aqueduct_components::device_entities::Shared;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_signal_t;
 use aqueduct_systems::reclaim::DrainOrder;
 
 use super::Queue;
-use super::core::{QueueCore, QueueShared};
 use super::failure::{ErrorSink, queue_error_callback};
+use super::shared::QueueShared;
 use crate::config::{QueueConfig, QueuePriority};
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
 use crate::profile::DeviceQueue;
+use aqueduct_systems::QueueState;
 
 impl Queue {
     pub(crate) fn create(device: &Arc<DeviceShared>, settings: &QueueConfig) -> EngineResult<Self> {
@@ -65,7 +66,12 @@ impl Queue {
                 return Err(error);
             }
         };
-        let endpoint = Arc::new(QueueEndpoint::new(index, epoch_signal, control_signal, slots.into_boxed_slice()));
+        let endpoint =
+            Arc::new(QueueEndpoint::new(index, epoch_signal, control_signal, slots.into_boxed_slice()).with_rings(
+                agent,
+                config.queue_packets,
+                config.kernarg_ring_bytes,
+            ));
         // From here the device owns the signals (destroyed when it drops).
         device.directory.register(endpoint.clone());
         let kernarg_memory = device.allocate_granted(state.kernarg_pool, config.kernarg_ring_bytes as usize)? as u64;
@@ -99,16 +105,9 @@ impl Queue {
         }
         // SAFETY: the queue lives until its teardown destroys it, after the last ring use.
         let ring = unsafe { AqlRing::new(hsa_queue, hsa.api()) };
-        let (core, stages) = QueueShared::build_world(device, index, ring, kernarg_memory, endpoint.clone(), agent);
-        let entity = device
-            .world()
-            .spawn(QueueEntity {
-                index,
-                agent,
-                ring_packets: config.queue_packets,
-                kernarg_bytes: config.kernarg_ring_bytes,
-            })
-            .id();
+        let (queue_state, stages) =
+            QueueShared::build_world(device, index, ring, kernarg_memory, endpoint.clone(), agent);
+        let entity = device.world().spawn(Shared(endpoint.clone())).id();
         let shared = Arc::new(QueueShared {
             index,
             agent,
@@ -116,7 +115,7 @@ impl Queue {
             endpoint,
             stages,
             hsa_queue,
-            core: Mutex::new(core),
+            state: Mutex::new(queue_state),
             error_sink,
             shutdown: AtomicBool::new(false),
             cancelled: AtomicBool::new(false),
@@ -219,9 +218,9 @@ impl QueueShared {
     /// queue cancelled: its destruction fails what is on the device rather than waiting.
     fn cancel_pending(&self) {
         {
-            let mut core = self.lock();
-            let failure = self.queue_failure(&mut core, None, format!("queue {} was cancelled", self.index));
-            self.fail_pending(&mut core, failure);
+            let mut state = self.lock();
+            let failure = self.queue_failure(&mut state, None, format!("queue {} was cancelled", self.index));
+            self.fail_pending(&mut state, failure);
         }
         self.cancelled.store(true, Ordering::Release);
     }
@@ -247,10 +246,10 @@ impl QueueShared {
     /// checks that nothing is pending, parked or in flight. No handle is left, so nothing new
     /// can be staged after a `true`.
     pub(super) fn orphan_settled(&self) -> bool {
-        let mut core = self.lock();
-        self.drain_retired(&mut core, DrainOrder::CatchUp);
-        let idle = self.idle(&core);
-        drop(core);
+        let mut state = self.lock();
+        self.drain_retired(&mut state, DrainOrder::CatchUp);
+        let idle = self.idle(&state);
+        drop(state);
         self.device.release_settled();
         idle
     }
@@ -280,8 +279,8 @@ impl QueueShared {
     }
 
     /// Nothing pending, parked or in flight (the caller holds the queue lock).
-    pub(super) fn idle(&self, core: &QueueCore) -> bool {
-        let rows = &core.state_ref().rows;
+    pub(super) fn idle(&self, state: &QueueState) -> bool {
+        let rows = &state.rows;
         let (submitted, drained) = self.epochs();
         rows.is_empty() && !rows.parked && submitted == drained
     }
@@ -321,8 +320,8 @@ impl QueueShared {
             tracing::warn!(%error, "hsa_queue_destroy failed");
         }
         {
-            let mut core = self.lock();
-            self.abandon(&mut core);
+            let mut state = self.lock();
+            self.abandon(&mut state);
         }
         // Its host calls' *ready* timeline failed with the rows: the host-call thread ends.
         self.stop_host_calls();

@@ -10,7 +10,7 @@
 //! - `host_sync.rs`: what a host thread waits for: the queue going idle, reads and writes;
 //! - `launch.rs`: typed launches, their arguments checked against the kernel's metadata;
 //! - `lifecycle.rs`: creation and destruction;
-//! - `core.rs`: the state behind the queue lock, and what other threads share;
+//! - `state.rs`: the state behind the queue lock, and what other threads share;
 //! - `operations.rs`: each operation's validation and the payload it stages, for both ways in;
 //! - `batch.rs`: staging many operations and flushing them with one doorbell;
 //! - `submission.rs`: the driver that runs the stages over staged rows;
@@ -28,7 +28,6 @@ mod batch;
 pub(crate) mod builder;
 mod capture;
 mod completion;
-mod core;
 mod deferral;
 mod execute;
 mod failure;
@@ -40,6 +39,7 @@ mod lifecycle;
 mod memory_faults;
 mod operations;
 mod replay_records;
+mod shared;
 mod submission;
 
 use std::sync::Arc;
@@ -47,11 +47,11 @@ use std::sync::atomic::Ordering;
 
 pub use batch::Batch;
 pub use builder::{Submission, SubmitOutput, Submitted};
-pub(crate) use core::QueueShared;
 pub use files::STAGING_BYTES;
 pub use host_calls::HostCallResult;
 pub(crate) use memory_faults::route_memory_faults;
 pub(crate) use operations::Submitter;
+pub(crate) use shared::QueueShared;
 
 /// A queue on one agent of the device. Operations run in submission order; each waits for its
 /// wait semaphores and, when done, raises its signal semaphores. Cloning shares the queue.

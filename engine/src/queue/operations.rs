@@ -13,7 +13,7 @@ use aqueduct_components::capture::OperationKind;
 use aqueduct_components::submission::{DispatchTemplate, RowWriter};
 
 use super::RawDispatch;
-use super::core::QueueShared;
+use super::shared::QueueShared;
 use crate::dispatch::{Dispatch, GridSource, validate_dispatch};
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;

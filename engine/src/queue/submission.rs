@@ -12,8 +12,8 @@ use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{QueueState, settle};
 
-use super::core::{QueueCore, QueueCounters, QueueShared, thread_token};
 use super::failure::unknown_failure;
+use super::shared::{QueueCounters, QueueShared, capture_of, thread_token};
 use crate::error::{EngineError, EngineResult};
 use crate::profile::QueueCapture;
 use crate::semaphore::SemaphorePoint;
@@ -75,7 +75,7 @@ impl QueueShared {
     /// may not undercut them before they are admitted.
     pub fn stage(
         &self,
-        core: &mut QueueCore,
+        state: &mut QueueState,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
         promise: bool,
@@ -83,7 +83,7 @@ impl QueueShared {
     ) -> EngineResult<()> {
         self.check_points(waits, signals)?;
         let entry_ns = self.capture_entry();
-        let queue = core.state();
+        let queue = &mut *state;
         self.stage_row(queue, entry_ns, waits, signals, promise, stage);
         Ok(())
     }
@@ -139,15 +139,16 @@ impl QueueShared {
         self.check_points(waits, signals)?;
         let entry_ns = self.capture_entry();
         let mut guard = self.lock();
-        let core = &mut *guard;
-        let (queue, capture) = core.state_and_capture();
+        let state = &mut *guard;
+        let capture = capture_of(state);
+        let queue = &mut *state;
         let alone = queue.rows.is_empty() && !queue.rows.parked;
         self.stage_row(queue, entry_ns, waits, signals, false, stage);
         let mut first_fault = None;
         if alone {
             let submitted_before = queue.epochs.submitted;
             (self.stages.run_pass)(queue);
-            self.follow_pass(capture, queue, submitted_before);
+            self.follow_pass(capture.as_deref(), queue, submitted_before);
             first_fault = queue.rows.pass.fault.map(EngineError::SubmissionFault);
             // Published whole: not stopped, and no program segment left to run.
             if queue.rows.is_empty() {
@@ -155,7 +156,7 @@ impl QueueShared {
                 return first_fault.map_or(Ok(()), Err);
             }
         }
-        let result = self.run_pending(core, PassMode::Immediate);
+        let result = self.run_pending(state, PassMode::Immediate);
         let result = match first_fault {
             Some(fault) => Err(fault),
             None => result,
@@ -200,38 +201,39 @@ impl QueueShared {
     }
 
     /// Publishes every pending row (a batch's flush), or parks them behind parked work.
-    pub fn flush(&self, core: &mut QueueCore) -> EngineResult<()> {
-        self.run_pending(core, PassMode::Batch).map(|_| ())
+    pub fn flush(&self, state: &mut QueueState) -> EngineResult<()> {
+        self.run_pending(state, PassMode::Batch).map(|_| ())
     }
 
     /// Runs passes of the stages over the pending rows until they are all published, or the
     /// front one must wait (parked). Rows that fail are failed and removed, and the passes go on
     /// with the rows behind them; the first error is returned.
-    pub(super) fn run_pending(&self, core: &mut QueueCore, mode: PassMode) -> EngineResult<Staged> {
+    pub(super) fn run_pending(&self, state: &mut QueueState, mode: PassMode) -> EngineResult<Staged> {
         let mut deadline = None;
         let mut first_error = None;
-        let rows = &core.state_ref().rows;
+        let rows = &state.rows;
         if rows.is_empty() && mode != PassMode::Readmit {
             return Ok(Staged::Published);
         }
         if mode != PassMode::Readmit && rows.parked {
             // Queue order: new rows wait behind parked ones.
-            self.park(core);
+            self.park(state);
             return Ok(Staged::Parked);
         }
         loop {
-            let queue = core.state();
+            let queue = &mut *state;
             if queue.rows.is_empty() {
                 break;
             }
             let submitted_before = queue.epochs.submitted;
             if mode == PassMode::Batch {
-                core.run_schedule();
+                state.run_schedule();
             } else {
                 (self.stages.run_pass)(queue);
             }
-            let (queue, capture) = core.state_and_capture();
-            self.follow_pass(capture, queue, submitted_before);
+            let capture = capture_of(state);
+            let queue = &mut *state;
+            self.follow_pass(capture.as_deref(), queue, submitted_before);
             let (fault, stop) = (queue.rows.pass.fault, queue.rows.pass.stop);
             if let Some(fault) = fault {
                 // A fault took a submission's epoch (its signals fail when it retires).
@@ -241,19 +243,19 @@ impl QueueShared {
             match verdict {
                 Verdict::Defer => {
                     if mode != PassMode::Readmit {
-                        self.park(core);
+                        self.park(state);
                     }
                     return first_error.map_or(Ok(Staged::Parked), Err);
                 }
                 Verdict::Backpressure => {
                     // Reclaim here rather than waiting for the completion thread: this thread
                     // holds the queue lock, so it drains retired epochs itself.
-                    if self.drain_retired(core, DrainOrder::Causal).epochs > 0 {
+                    if self.drain_retired(state, DrainOrder::Causal).epochs > 0 {
                         continue;
                     }
                     if self.error_sink.status.load(Ordering::Acquire) != 0 {
-                        self.fail_queue(core); // fails every pending row too
-                        if let Some(failure) = core.state_ref().failure {
+                        self.fail_queue(state); // fails every pending row too
+                        if let Some(failure) = state.failure {
                             let record = self.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure);
                             first_error.get_or_insert(EngineError::QueueFailed(record));
                         }
@@ -262,11 +264,11 @@ impl QueueShared {
                     if mode == PassMode::Readmit {
                         return first_error.map_or(Ok(Staged::Parked), Err); // retried after reclaim
                     }
-                    let rows = &core.state_ref().rows;
+                    let rows = &state.rows;
                     if rows.columns.payload[rows.slot(row)] == Payload::Program {
                         // A program waits for room (or for its branch's drain) parked, not
                         // spinning: the completion thread resumes it after reclaim.
-                        self.park(core);
+                        self.park(state);
                         return first_error.map_or(Ok(Staged::Parked), Err);
                     }
                     // Not `now + timeout`: that panics for Duration::MAX, a natural "never give up".
@@ -276,13 +278,13 @@ impl QueueShared {
                     if Instant::now() >= deadline {
                         let error = EngineError::Backpressure { waited: timeout };
                         if mode == PassMode::Immediate {
-                            self.release_row(core, row); // refused: it never entered the queue
+                            self.release_row(state, row); // refused: it never entered the queue
                         } else {
                             // A batch's rows were promised when staged: fail them so no waiter hangs.
                             let failure = self.record_failure(&error);
-                            while !core.state_ref().rows.is_empty() {
-                                let row = core.state_ref().rows.front;
-                                self.fail_row(core, row, failure);
+                            while !state.rows.is_empty() {
+                                let row = state.rows.front;
+                                self.fail_row(state, row, failure);
                             }
                         }
                         return Err(first_error.unwrap_or(error));
@@ -290,7 +292,7 @@ impl QueueShared {
                     std::thread::yield_now();
                 }
                 Verdict::TooLarge | Verdict::BlockLimit => {
-                    let rows = &core.state_ref().rows;
+                    let rows = &state.rows;
                     let processed = rows.columns.program[rows.slot(row)].blocks_run;
                     let error = if verdict == Verdict::BlockLimit {
                         EngineError::LimitReached {
@@ -306,7 +308,7 @@ impl QueueShared {
                         }
                     };
                     if mode == PassMode::Immediate && processed == 0 {
-                        self.release_row(core, row); // refused: nothing counted on it yet
+                        self.release_row(state, row); // refused: nothing counted on it yet
                     } else {
                         // A parked or batched submission's waits can resolve into more barrier
                         // packets than the ring holds only now, and a program can meet a block
@@ -314,18 +316,18 @@ impl QueueShared {
                         // counted on will not finish, so its semaphores fail with the error (as a
                         // failed dependency would) and waiters hear of it instead of hanging.
                         let failure = self.record_failure(&error);
-                        self.fail_row(core, row, failure);
+                        self.fail_row(state, row, failure);
                     }
                     first_error.get_or_insert(error);
                 }
                 Verdict::Fault(fault) => {
                     let error = EngineError::SubmissionFault(fault);
                     let failure = self.record_failure(&error);
-                    self.fail_row(core, row, failure);
+                    self.fail_row(state, row, failure);
                     first_error.get_or_insert(error);
                 }
                 Verdict::DependencyFailed(failure) | Verdict::QueueFailed(failure) => {
-                    self.fail_row(core, row, failure);
+                    self.fail_row(state, row, failure);
                     let record = self.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure);
                     first_error.get_or_insert(if matches!(verdict, Verdict::QueueFailed(_)) {
                         EngineError::QueueFailed(record)
@@ -337,22 +339,22 @@ impl QueueShared {
             }
         }
         if mode == PassMode::Readmit {
-            core.state().rows.parked = false;
+            state.rows.parked = false;
             self.device.parked_queues.unpark(self.index);
         }
         first_error.map_or(Ok(Staged::Published), Err)
     }
 
     /// Removes the front row, `row`, which will not run; the row settles with it.
-    pub(super) fn release_row(&self, core: &mut QueueCore, row: u64) {
-        self.recycle_row(core, row);
-        self.publish_settled(core);
+    pub(super) fn release_row(&self, state: &mut QueueState, row: u64) {
+        self.recycle_row(state, row);
+        self.publish_settled(state);
     }
 
     /// [`Self::release_row`] without publishing the settled mark (for a caller that releases
     /// many rows and publishes once).
-    pub(super) fn recycle_row(&self, core: &mut QueueCore, row: u64) {
-        let rows = &mut core.state().rows;
+    pub(super) fn recycle_row(&self, state: &mut QueueState, row: u64) {
+        let rows = &mut state.rows;
         // A pass stops at the first row it cannot admit, after publishing every row before it,
         // so a refused or failed row is always the front one.
         debug_assert_eq!(rows.front, row, "only the front row leaves unpublished");

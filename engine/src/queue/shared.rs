@@ -1,5 +1,5 @@
-//! A queue's core state: the queue World behind the queue lock, the counters, and what the
-//! completion thread and operations share ([`QueueShared`]).
+//! What a queue's handles, its completion thread and its operations share ([`QueueShared`]):
+//! the state behind the queue lock, the counters, and the queue's lifetime flags.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -9,69 +9,17 @@ use aqueduct_components::directory::QueueEndpoint;
 use aqueduct_components::queue_state::KernargRing;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_queue_t;
-use aqueduct_systems::schedule::LentState;
 use aqueduct_systems::{DeviceLink, QueueStages, QueueState};
-use bevy_ecs::prelude::*;
+use bevy_ecs::entity::Entity;
 
 use super::failure::ErrorSink;
 use crate::device::DeviceShared;
 
-/// What the queue lock guards: the stages' state, the queue World and the schedule a batch's
-/// flush runs in it, and the profile capture the queue is part of.
-pub(crate) struct QueueCore {
-    /// The stages' one parameter. It is lent to `world` (`LentState`, the resource the
-    /// schedule's systems take) only while a batch's schedule runs ([`Self::run_schedule`]);
-    /// everywhere else the stages get it here without a lookup (fetching a resource cost 69
-    /// instructions an operation, on both paths).
-    state: Option<QueueState>,
-    world: World,
-    schedule: Schedule,
-    /// The profile capture this queue is part of, if any (`capture.rs`).
-    pub capture: Option<Arc<crate::profile::QueueCapture>>,
-}
-
-impl QueueCore {
-    /// The stages' state.
-    #[inline]
-    pub fn state(&mut self) -> &mut QueueState {
-        // In the World only if a schedule run unwound before handing it back.
-        self.state.get_or_insert_with(|| Self::take_state(&mut self.world))
-    }
-
-    /// The stages' state, to read.
-    #[inline]
-    pub fn state_ref(&self) -> &QueueState {
-        match &self.state {
-            Some(state) => state,
-            None => match self.world.get_resource::<LentState>().and_then(|lent| lent.0.as_ref()) {
-                Some(state) => state,
-                None => unreachable!("a queue's state is in its core or, while a schedule runs, lent to its World"),
-            },
-        }
-    }
-
-    /// The stages' state and the capture, borrowed together.
-    #[inline]
-    pub fn state_and_capture(&mut self) -> (&mut QueueState, Option<&crate::profile::QueueCapture>) {
-        let state = self.state.get_or_insert_with(|| Self::take_state(&mut self.world));
-        (state, self.capture.as_deref())
-    }
-
-    /// Runs the submission schedule (the four stages as systems) over the state, moved into the
-    /// World for the run and back out after it.
-    pub fn run_schedule(&mut self) -> &mut QueueState {
-        self.state();
-        aqueduct_systems::schedule::run_over(&mut self.schedule, &mut self.world, &mut self.state);
-        self.state()
-    }
-
-    #[cold]
-    fn take_state(world: &mut World) -> QueueState {
-        match world.get_resource_mut::<LentState>().and_then(|mut lent| lent.0.take()) {
-            Some(state) => state,
-            None => unreachable!("a queue's state is in its core or, while a schedule runs, lent to its World"),
-        }
-    }
+/// The profile capture the queue is part of, if any (`capture.rs`): held in the state's
+/// capture part, opaque to the stages.
+#[inline]
+pub(crate) fn capture_of(state: &QueueState) -> Option<Arc<crate::profile::QueueCapture>> {
+    state.capture.sink.clone().and_then(|sink| sink.downcast().ok())
 }
 
 /// Counters for reports, on their own cache line: the submitting thread writes them on every
@@ -104,7 +52,7 @@ pub(crate) struct QueueShared {
     /// The stages compiled for the device's wait strategy, chosen when the queue was built.
     pub stages: QueueStages,
     pub hsa_queue: *mut hsa_queue_t,
-    pub core: Mutex<QueueCore>,
+    pub state: Mutex<QueueState>,
     pub error_sink: Arc<ErrorSink>,
     /// Set once the queue is being torn down: its completion thread ends.
     pub shutdown: AtomicBool,
@@ -158,13 +106,13 @@ pub(crate) fn thread_token() -> u64 {
 }
 
 impl QueueShared {
-    pub fn lock(&self) -> MutexGuard<'_, QueueCore> {
-        self.core.lock().unwrap_or_else(|poison| poison.into_inner())
+    pub fn lock(&self) -> MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(|poison| poison.into_inner())
     }
 
-    /// The queue World if no one holds it.
-    pub fn try_lock(&self) -> Option<MutexGuard<'_, QueueCore>> {
-        match self.core.try_lock() {
+    /// The queue state if no one holds it.
+    pub fn try_lock(&self) -> Option<MutexGuard<'_, QueueState>> {
+        match self.state.try_lock() {
             Ok(guard) => Some(guard),
             Err(std::sync::TryLockError::Poisoned(poison)) => Some(poison.into_inner()),
             Err(std::sync::TryLockError::WouldBlock) => None,
@@ -180,7 +128,7 @@ impl QueueShared {
         kernarg_base: u64,
         endpoint: Arc<QueueEndpoint>,
         agent: usize,
-    ) -> (QueueCore, QueueStages) {
+    ) -> (QueueState, QueueStages) {
         let link = DeviceLink {
             api: device.hsa.api(),
             semaphores: device.semaphores.clone(),
@@ -189,7 +137,7 @@ impl QueueShared {
         };
         let kernargs =
             KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };
-        let (state, stages) = aqueduct_systems::build_queue_state(
+        aqueduct_systems::build_queue_state(
             index,
             ring,
             kernargs,
@@ -197,9 +145,7 @@ impl QueueShared {
             link,
             device.config.epochs_in_flight as usize,
             device.strategy,
-        );
-        let core = QueueCore { state: Some(state), world: World::new(), schedule: (stages.schedule)(), capture: None };
-        (core, stages)
+        )
     }
 
     /// The token of what was submitted so far (`submit()`'s return).
