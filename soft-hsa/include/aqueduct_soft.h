@@ -50,8 +50,9 @@ hsa_status_t aqueduct_soft_release_stall(const hsa_queue_t *queue);
 /* Execution modes for aqueduct_soft_set_queue_mode. */
 enum {
   AQUEDUCT_SOFT_MODE_STRICT = 0,      /* packets run one at a time, in order */
-  AQUEDUCT_SOFT_MODE_RELAXED = 1,     /* dispatches without the barrier bit overlap */
+  AQUEDUCT_SOFT_MODE_RELAXED = 1,     /* dispatches without the barrier bit run in reverse order */
   AQUEDUCT_SOFT_MODE_RETIRE_ONLY = 2, /* packets retire without running kernels */
+  AQUEDUCT_SOFT_MODE_CONCURRENT = 3,  /* dispatches without the barrier bit run at once (default) */
 };
 
 hsa_status_t aqueduct_soft_set_queue_mode(const hsa_queue_t *queue, uint32_t mode);

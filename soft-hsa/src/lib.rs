@@ -97,7 +97,7 @@ pub unsafe extern "C" fn aqueduct_soft_release_stall(queue: *const hsa_queue_t) 
     guard("aqueduct_soft_release_stall", || control_status(aqueduct_hsa::soft::release_stall(queue)))
 }
 
-/// Switches `queue` to `mode`: 0 strict, 1 relaxed, 2 retire-only.
+/// Switches `queue` to `mode`: 0 strict, 1 relaxed, 2 retire-only, 3 concurrent (the default).
 ///
 /// # Safety
 /// None beyond the call: `queue` is only looked up.

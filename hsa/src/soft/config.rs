@@ -17,15 +17,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExecutionMode {
-    /// Packets run one at a time, in order.
-    #[default]
+    /// Packets run one at a time, in order: a test mode.
     Strict,
-    /// Consecutive dispatches without the barrier bit overlap: they run in reverse order and
-    /// retire out of order, so a missing barrier bit shows up as wrong results.
+    /// Consecutive dispatches without the barrier bit run one after another in reverse order
+    /// and retire out of order, so a missing barrier bit shows up as wrong results, every time:
+    /// a test mode.
     Relaxed,
     /// Packets retire (signals, timestamps, barriers) without running kernels, so host cost can
     /// be measured alone.
     RetireOnly,
+    /// Consecutive dispatches without the barrier bit run at the same time, up to the agent's
+    /// compute units, and each retires when it finishes, as a command processor may run them:
+    /// the HSA system architecture lets a packet start before the packets ahead of it complete
+    /// unless its barrier bit is set (docs/rocr-facts.md, "Barrier bit"). The default.
+    #[default]
+    Concurrent,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,7 +122,7 @@ impl Default for SoftConfig {
             agents: agents_from_env().unwrap_or_else(|| vec![SoftAgentConfig::gfx1100()]),
             visible_devices: std::env::var("ROCR_VISIBLE_DEVICES").ok(),
             cpu_name: "aqueduct soft CPU".into(),
-            default_mode: ExecutionMode::Strict,
+            default_mode: ExecutionMode::Concurrent,
             queue_max_packets: 1 << 17,
             queue_min_packets: MIN_PACKETS,
             host_memory_bytes: 16 << 30,

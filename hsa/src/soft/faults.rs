@@ -101,16 +101,15 @@ impl Fault {
 }
 
 impl ExecutionMode {
-    /// The mode's number in the drop-in's C encoding (0 strict, 1 relaxed, 2 retire-only).
+    /// The mode's number in the drop-in's C encoding (0 strict, 1 relaxed, 2 retire-only,
+    /// 3 concurrent), which is also its discriminant.
     pub fn code(self) -> u32 {
-        match self {
-            ExecutionMode::Strict => 0,
-            ExecutionMode::Relaxed => 1,
-            ExecutionMode::RetireOnly => 2,
-        }
+        self as u32
     }
 
     pub fn from_code(code: u32) -> Option<ExecutionMode> {
-        [ExecutionMode::Strict, ExecutionMode::Relaxed, ExecutionMode::RetireOnly].get(code as usize).copied()
+        [ExecutionMode::Strict, ExecutionMode::Relaxed, ExecutionMode::RetireOnly, ExecutionMode::Concurrent]
+            .get(code as usize)
+            .copied()
     }
 }

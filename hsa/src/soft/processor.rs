@@ -25,8 +25,9 @@ use super::scheduling::QueueScheduling;
 use super::signals::{self, SignalSlot};
 use crate::sys::{hsa_status_t, status};
 
-/// Longest run of barrier-free dispatches that relaxed mode overlaps.
-const MAX_RELAXED_GROUP: usize = 64;
+/// Longest run of barrier-free dispatches that relaxed or concurrent mode overlaps (concurrent
+/// mode also stops at the agent's compute units).
+const MAX_GROUP: usize = 64;
 
 type PacketResult = Result<(), (hsa_status_t, String)>;
 
@@ -54,7 +55,9 @@ fn run(queue: &SoftQueue, runtime: &Runtime) {
     let mut read = read_index.load(Ordering::Acquire);
     let mut rung_until = 0u64;
     let mut backoff = Backoff::default();
-    let mut group: Vec<(u64, AqlPacket)> = Vec::with_capacity(MAX_RELAXED_GROUP);
+    let mut group: Vec<(u64, AqlPacket)> = Vec::with_capacity(MAX_GROUP);
+    // Each dispatch of a concurrent group occupies at least one compute unit.
+    let group_limit = (runtime.compute_units(queue.agent_index) as usize).clamp(1, MAX_GROUP);
     while !queue.stop.load(Ordering::Acquire) {
         let faulted = queue.faulted.load(Ordering::Acquire);
         let doorbell = queue.doorbell_value();
@@ -66,7 +69,7 @@ fn run(queue: &SoftQueue, runtime: &Runtime) {
             continue;
         }
         backoff.reset();
-        collect_group(queue, read, rung_until, mask, &mut group);
+        collect_group(queue, read, rung_until, mask, group_limit, &mut group);
         // Like a hardware CP, release the slots once the packets are fetched (copied out), so a
         // completed packet's slot is always already free when its signal changes.
         for (id, _) in &group {
@@ -104,18 +107,27 @@ fn read_packet(queue: &SoftQueue, slot: u64) -> AqlPacket {
     unsafe { queue.ring_base().add(slot as usize * 64).cast::<AqlPacket>().read_volatile() }
 }
 
-/// Takes the next packet, and in relaxed mode the barrier-free dispatches right behind it.
-fn collect_group(queue: &SoftQueue, read: u64, rung_until: u64, mask: u64, group: &mut Vec<(u64, AqlPacket)>) {
+/// Takes the next packet, and in relaxed or concurrent mode the barrier-free dispatches right
+/// behind it that were published (an INVALID header ends the group: a slot reserved but not yet
+/// published is never read), up to `limit`.
+fn collect_group(
+    queue: &SoftQueue,
+    read: u64,
+    rung_until: u64,
+    mask: u64,
+    limit: usize,
+    group: &mut Vec<(u64, AqlPacket)>,
+) {
     group.clear();
     let first = read_packet(queue, read & mask);
-    let overlap =
-        queue.mode() == ExecutionMode::Relaxed && first.header().packet_type() == Some(PacketType::KernelDispatch);
+    let overlap = matches!(queue.mode(), ExecutionMode::Relaxed | ExecutionMode::Concurrent)
+        && first.header().packet_type() == Some(PacketType::KernelDispatch);
     group.push((read, first));
     if !overlap {
         return;
     }
     let mut id = read + 1;
-    while id < rung_until && group.len() < MAX_RELAXED_GROUP {
+    while id < rung_until && group.len() < limit {
         let header = header_at(queue, id & mask);
         if header.packet_type() != Some(PacketType::KernelDispatch) || header.barrier() {
             break;
@@ -125,8 +137,10 @@ fn collect_group(queue: &SoftQueue, read: u64, rung_until: u64, mask: u64, group
     }
 }
 
-/// Runs a group; in relaxed mode members run and retire in reverse order, which is one of the
-/// orders the AQL model allows for packets without the barrier bit.
+/// Runs a group. In concurrent mode its members run at the same time on the worker pool, each
+/// retiring when it finishes; in relaxed mode they run and retire in reverse order. Both are
+/// orders the AQL model allows for packets without the barrier bit. The first failure by
+/// position is the group's.
 fn execute_group(
     queue: &SoftQueue,
     runtime: &Runtime,
@@ -135,6 +149,19 @@ fn execute_group(
     if group.len() == 1 {
         let (id, packet) = &group[0];
         return execute_and_complete(queue, runtime, *id, packet).map_err(|(status, detail)| (0, status, detail));
+    }
+    if queue.mode() == ExecutionMode::Concurrent {
+        let failures: Vec<_> = group
+            .par_iter()
+            .enumerate()
+            .filter_map(|(position, (id, packet))| {
+                abandon_if_stopped(queue, *id)
+                    .and_then(|()| execute_and_complete(queue, runtime, *id, packet))
+                    .err()
+                    .map(|(status, detail)| (position, status, detail))
+            })
+            .collect();
+        return failures.into_iter().min_by_key(|(position, ..)| *position).map_or(Ok(()), Err);
     }
     for (position, (id, packet)) in group.iter().enumerate().rev() {
         abandon_if_stopped(queue, *id).map_err(|(status, detail)| (position, status, detail))?;

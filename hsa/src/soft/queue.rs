@@ -189,9 +189,10 @@ impl SoftQueue {
 
     pub fn mode(&self) -> ExecutionMode {
         match self.mode.load(Ordering::Relaxed) {
+            0 => ExecutionMode::Strict,
             1 => ExecutionMode::Relaxed,
             2 => ExecutionMode::RetireOnly,
-            _ => ExecutionMode::Strict,
+            _ => ExecutionMode::Concurrent,
         }
     }
 
