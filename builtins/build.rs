@@ -5,6 +5,7 @@
 fn main() {
     println!("cargo::rerun-if-changed=device/blit.c");
     println!("cargo::rerun-if-changed=device/aqueduct_kernel.h");
+    println!("cargo::rerun-if-changed=device/block_processor.h");
     cc::Build::new()
         .file("device/blit.c")
         .include("device")

@@ -31,7 +31,7 @@ import re, sys
 # A callee line: "  1,234 (0.01%)  >   file:function (512x) [object]": inclusive cost of those calls.
 line_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+>\s+\S+?:(.+?) \(([\d,]+)x\)")
 total_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+PROGRAM TOTALS")
-queue = "aqueduct_engine::queue::submission::<impl aqueduct_engine::queue::core::QueueShared>::"
+queue = "aqueduct_engine::queue::submission::<impl aqueduct_engine::queue::shared::QueueShared>::"
 # (label, function); the first two count the operations (one call each per operation).
 wanted = [
     ("submit (immediate call)", queue + "submit"),

@@ -478,6 +478,7 @@ mod tests {
             grid_size: grid,
             workgroup_size: size,
             trapped: core::cell::Cell::new(0),
+            ring_doorbell: crate::soft_kernel::no_doorbell,
         }
     }
 

@@ -5,6 +5,7 @@
 //! behaviour beyond bit packing: the hot path writes these structs straight into ring memory.
 
 pub mod block_program;
+pub mod device_program;
 pub mod hal_kernargs;
 pub mod host_build;
 pub mod implicit_kernargs;

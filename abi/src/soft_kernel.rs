@@ -43,12 +43,23 @@ pub struct WorkgroupContext {
     /// caught at its C boundary): the runner fails the dispatch, as a trap fails a GPU queue.
     /// A cell, because the kernel holds the context through a shared pointer.
     pub trapped: core::cell::Cell<u16>,
+    /// Rings a queue's doorbell (signal handle, packet id), as a kernel's doorbell write reaches
+    /// a GPU's command processor: the device library's block processor enqueues packets itself.
+    pub ring_doorbell: unsafe extern "C" fn(u64, u64),
 }
-crate::assert_layout!(WorkgroupContext, size = 80, align = 8);
+crate::assert_layout!(WorkgroupContext, size = 88, align = 8);
+crate::assert_offset!(WorkgroupContext, ring_doorbell, 80);
 crate::assert_offset!(WorkgroupContext, steady_counter, 40);
 crate::assert_offset!(WorkgroupContext, workgroup_id, 48);
 crate::assert_offset!(WorkgroupContext, grid_size, 60);
 crate::assert_offset!(WorkgroupContext, workgroup_size, 72);
+
+/// A `ring_doorbell` for contexts made without a runtime behind them (tests of a single
+/// kernel): no queue can be rung there, so a kernel that tries stops the process, loudly.
+pub extern "C" fn no_doorbell(signal: u64, packet_id: u64) {
+    eprintln!("aqueduct: a kernel rang doorbell {signal:#x} (packet {packet_id}) where no runtime runs queues");
+    std::process::abort();
+}
 
 impl WorkgroupContext {
     /// Work-items of this workgroup along each axis, clipped at the grid's edge.
@@ -247,6 +258,7 @@ mod tests {
             grid_size: [100, 1, 1],
             workgroup_size: [32, 1, 1],
             trapped: core::cell::Cell::new(0),
+            ring_doorbell: no_doorbell,
         };
         assert_eq!(context.active_size(), [4, 1, 1]);
     }

@@ -90,6 +90,23 @@ static inline void aq_store_release_system_u32(u32 *target, u32 value) {
   __scoped_atomic_store_n(target, value, __ATOMIC_RELEASE, __MEMORY_SCOPE_SYSTEM);
 }
 
+// Atomics on memory the host and the packet processor share (a queue's write index).
+static inline u64 aq_fetch_add_system_u64(u64 *target, u64 value) {
+  return __scoped_atomic_fetch_add(target, value, __ATOMIC_ACQ_REL, __MEMORY_SCOPE_SYSTEM);
+}
+static inline u64 aq_load_acquire_system_u64(const u64 *source) {
+  return __scoped_atomic_load_n(source, __ATOMIC_ACQUIRE, __MEMORY_SCOPE_SYSTEM);
+}
+
+// Rings a queue's doorbell with the id of the last packet written. A hardware queue's doorbell
+// signal is an amd_signal_t of DOORBELL kind whose hardware_doorbell_ptr (byte 8) names the
+// doorbell, and ROCr rings it with one 64-bit store of the packet id (docs/rocr-facts.md,
+// "Doorbell signals"). Device-side enqueue targets such queues only.
+static inline void aq_ring_doorbell(u64 doorbell_signal, u64 packet_id) {
+  u64 *doorbell = *(u64 *const *)(doorbell_signal + 8);
+  __scoped_atomic_store_n(doorbell, packet_id, __ATOMIC_RELEASE, __MEMORY_SCOPE_SYSTEM);
+}
+
 #else // the host
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -116,9 +133,13 @@ typedef struct aq_workgroup {
   // Set non-zero by a host build that failed this workgroup (a Rust host build's panic, caught
   // at its C boundary); the runner then fails the dispatch, as a trap fails a GPU queue.
   u16 trapped;
+  // Rings a queue's doorbell (signal handle, packet id): the soft runtime's stand-in for the
+  // hardware doorbell write, which reaches the command processor without anyone polling.
+  void (*ring_doorbell)(u64 doorbell_signal, u64 packet_id);
 } aq_workgroup;
-_Static_assert(sizeof(aq_workgroup) == 80 && offsetof(aq_workgroup, workgroup_id) == 48 &&
-                   offsetof(aq_workgroup, workgroup_size) == 72,
+_Static_assert(sizeof(aq_workgroup) == 88 && offsetof(aq_workgroup, workgroup_id) == 48 &&
+                   offsetof(aq_workgroup, workgroup_size) == 72 &&
+                   offsetof(aq_workgroup, ring_doorbell) == 80,
                "aq_workgroup must match WorkgroupContext");
 
 // HostArg in abi/src/soft_kernel.rs.
@@ -163,6 +184,15 @@ static inline u8 *aq_group_memory(void) { return (u8 *)aq_self.group->group_memo
 static inline u64 aq_steady_counter(void) { return aq_self.group->steady_counter(); }
 static inline void aq_store_release_system_u32(u32 *target, u32 value) {
   __atomic_store_n(target, value, __ATOMIC_RELEASE);
+}
+static inline u64 aq_fetch_add_system_u64(u64 *target, u64 value) {
+  return __atomic_fetch_add(target, value, __ATOMIC_ACQ_REL);
+}
+static inline u64 aq_load_acquire_system_u64(const u64 *source) {
+  return __atomic_load_n(source, __ATOMIC_ACQUIRE);
+}
+static inline void aq_ring_doorbell(u64 doorbell_signal, u64 packet_id) {
+  aq_self.group->ring_doorbell(doorbell_signal, packet_id);
 }
 
 // Starts a workgroup: no work-item is current until the first aq_host_next().

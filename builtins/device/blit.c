@@ -1,5 +1,5 @@
 // The aqueduct device library: fill, copy, inline update, timestamp and indirect-dispatch patch
-// kernels.
+// kernels, and the block processor (block_processor.h).
 //
 // Written once against the work-item shim (aqueduct_kernel.h) and compiled twice: for every target
 // in targets.txt by regen.sh (the checked-in code objects), and for the host by build.rs (what the
@@ -164,6 +164,10 @@ AQ_KERNEL void patch_indirect(u32 *packet, const u32 *counts, u32 *implicit_args
   aq_store_release_system_u32(packet, header);
 }
 
+// ---- block_processor: device-side enqueue of a command-buffer execution ------------------------
+
+#include "block_processor.h"
+
 // ---- host entries -------------------------------------------------------------------------------
 // One argument struct per parameter list (fields are the parameters, in order), one entry per
 // kernel, and the table the soft runtime registers for every embedded code object.
@@ -240,6 +244,25 @@ static const aq_host_arg patch_indirect_layout[] = {
 AQ_HOST_ENTRY(patch_indirect, patch_indirect_args, args.packet, args.counts, args.implicit_args,
               args.header, args.reserved)
 
+static const aq_host_arg block_processor_layout[] = {
+    AQ_ARG(aq_processor_args, program, AQ_ARG_POINTER),
+    AQ_ARG(aq_processor_args, bindings, AQ_ARG_POINTER | AQ_ARG_NULLABLE),
+    AQ_ARG(aq_processor_args, queue, AQ_ARG_POINTER),
+    AQ_ARG(aq_processor_args, state, AQ_ARG_POINTER),
+    AQ_ARG(aq_processor_args, status, AQ_ARG_POINTER),
+    AQ_ARG(aq_processor_args, done_signal, 0),
+    AQ_ARG(aq_processor_args, kernarg_capacity, 0),
+    AQ_ARG(aq_processor_args, block, 0),
+    AQ_ARG(aq_processor_args, evaluate, 0),
+    AQ_ARG(aq_processor_args, blocks_left, 0),
+    AQ_ARG(aq_processor_args, binding_count, 0),
+    AQ_ARG(aq_processor_args, step, 0),
+    AQ_ARG(aq_processor_args, reserved, 0),
+};
+AQ_HOST_ENTRY(block_processor, aq_processor_args, args.program, args.bindings, args.queue, args.state,
+              args.status, args.done_signal, args.kernarg_capacity, args.block, args.evaluate,
+              args.blocks_left, args.binding_count, args.step, args.reserved)
+
 AQ_HOST_TABLE(aq_blit_kernels,
               AQ_HOST_KERNEL(fill_x1, fill_args, fill_layout),
               AQ_HOST_KERNEL(fill_x2, fill_args, fill_layout),
@@ -253,6 +276,7 @@ AQ_HOST_TABLE(aq_blit_kernels,
               AQ_HOST_KERNEL(copy_block_unaligned_x16, copy_args, copy_layout),
               AQ_HOST_KERNEL(update_inline, update_inline_args, update_inline_layout),
               AQ_HOST_KERNEL(timestamp, timestamp_args, timestamp_layout),
-              AQ_HOST_KERNEL(patch_indirect, patch_indirect_args, patch_indirect_layout))
+              AQ_HOST_KERNEL(patch_indirect, patch_indirect_args, patch_indirect_layout),
+              AQ_HOST_KERNEL(block_processor, aq_processor_args, block_processor_layout))
 
 #endif // !__AMDGPU__

@@ -137,6 +137,27 @@ const PATCH_INDIRECT_FIELDS: &[ArgField] = fields!(PatchIndirectArgs {
     reserved: Value
 });
 
+/// `block_processor`'s arguments: one step of a command-buffer execution processed on the
+/// device (`builtins/device/block_processor.h`); the record is the abi's, shared with the
+/// engine that fills it.
+pub use aqueduct_abi::device_program::ProcessorArgs as BlockProcessorArgs;
+
+const BLOCK_PROCESSOR_FIELDS: &[ArgField] = fields!(BlockProcessorArgs {
+    program: Pointer,
+    bindings: Pointer,
+    queue: Pointer,
+    state: Pointer,
+    status: Pointer,
+    done_signal: Value,
+    kernarg_capacity: Value,
+    block: Value,
+    evaluate: Value,
+    blocks_left: Value,
+    binding_count: Value,
+    step: Value,
+    reserved: Value
+});
+
 /// Every kernel of the device library.
 ///
 /// The engine indexes builtins by discriminant, so new kernels go at the end (here and in
@@ -156,10 +177,11 @@ pub enum Builtin {
     UpdateInline,
     Timestamp,
     PatchIndirect,
+    BlockProcessor,
 }
 
 impl Builtin {
-    pub const ALL: [Builtin; 13] = [
+    pub const ALL: [Builtin; 14] = [
         Builtin::FillX1,
         Builtin::FillX2,
         Builtin::FillX4,
@@ -173,6 +195,7 @@ impl Builtin {
         Builtin::UpdateInline,
         Builtin::Timestamp,
         Builtin::PatchIndirect,
+        Builtin::BlockProcessor,
     ];
 
     /// The kernel's name in the code object (`fill_x4`).
@@ -201,6 +224,7 @@ impl Builtin {
             Builtin::UpdateInline => ("update_inline", "update_inline.kd"),
             Builtin::Timestamp => ("timestamp", "timestamp.kd"),
             Builtin::PatchIndirect => ("patch_indirect", "patch_indirect.kd"),
+            Builtin::BlockProcessor => ("block_processor", "block_processor.kd"),
         }
     }
 
@@ -211,9 +235,11 @@ impl Builtin {
 
     /// Bytes one element of `element_count` stands for. The unaligned block copy counts bytes
     /// (each work-item moves up to 16 of them). `patch_indirect` has no element count; it reads
-    /// u32 workgroup counts, so its element is 4 bytes.
+    /// u32 workgroup counts, so its element is 4 bytes; `block_processor` has none either, and
+    /// counts bytes.
     pub const fn element_bytes(self) -> u64 {
         match self {
+            Builtin::BlockProcessor => 1,
             Builtin::FillX1 | Builtin::CopyX1 | Builtin::CopyBlockUnalignedX16 | Builtin::UpdateInline => 1,
             Builtin::FillX2 => 2,
             Builtin::FillX4 | Builtin::CopyBlockX4 | Builtin::PatchIndirect => 4,
@@ -236,6 +262,7 @@ impl Builtin {
             Builtin::UpdateInline => UPDATE_INLINE_FIELDS,
             Builtin::Timestamp => TIMESTAMP_FIELDS,
             Builtin::PatchIndirect => PATCH_INDIRECT_FIELDS,
+            Builtin::BlockProcessor => BLOCK_PROCESSOR_FIELDS,
         }
     }
 
@@ -253,6 +280,7 @@ impl Builtin {
             Builtin::UpdateInline => size_of::<UpdateInlineArgs>(),
             Builtin::Timestamp => size_of::<TimestampArgs>(),
             Builtin::PatchIndirect => size_of::<PatchIndirectArgs>(),
+            Builtin::BlockProcessor => size_of::<BlockProcessorArgs>(),
         }
     }
 }
@@ -284,7 +312,8 @@ mod tests {
         }
         assert_eq!(Builtin::Timestamp as usize, 11);
         assert_eq!(Builtin::PatchIndirect as usize, 12);
-        assert_eq!(Builtin::ALL.last(), Some(&Builtin::PatchIndirect));
+        assert_eq!(Builtin::BlockProcessor as usize, 13);
+        assert_eq!(Builtin::ALL.last(), Some(&Builtin::BlockProcessor));
     }
 
     #[test]

@@ -22,8 +22,8 @@ mod toc;
 
 pub use host::{host_kernels, soft_registrations};
 pub use layout::{
-    ArgField, ArgKind, Builtin, CopyArgs, FillArgs, PatchIndirectArgs, TimestampArgs, UPDATE_INLINE_MAX_BYTES,
-    UpdateInlineArgs,
+    ArgField, ArgKind, BlockProcessorArgs, Builtin, CopyArgs, FillArgs, PatchIndirectArgs, TimestampArgs,
+    UPDATE_INLINE_MAX_BYTES, UpdateInlineArgs,
 };
 pub use plan::{
     DispatchPlan, Kernargs, MAX_GRID_SIZE, PlanError, UNALIGNED_BLOCK_MIN_BYTES, WORKGROUP_SIZE, plan_copy, plan_fill,

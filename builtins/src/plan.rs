@@ -53,6 +53,7 @@ pub enum Kernargs {
     UpdateInline(UpdateInlineArgs),
     Timestamp(TimestampArgs),
     PatchIndirect(PatchIndirectArgs),
+    BlockProcessor(crate::BlockProcessorArgs),
 }
 
 impl Kernargs {
@@ -64,6 +65,7 @@ impl Kernargs {
             Kernargs::UpdateInline(args) => bytemuck::bytes_of(args),
             Kernargs::Timestamp(args) => bytemuck::bytes_of(args),
             Kernargs::PatchIndirect(args) => bytemuck::bytes_of(args),
+            Kernargs::BlockProcessor(args) => bytemuck::bytes_of(args),
         }
     }
 
@@ -72,8 +74,8 @@ impl Kernargs {
             Kernargs::Fill(args) => args.element_count,
             Kernargs::Copy(args) => args.element_count,
             Kernargs::UpdateInline(args) => u64::from(args.byte_length),
-            // Never a no-op: it must publish the target packet's header.
-            Kernargs::Timestamp(_) | Kernargs::PatchIndirect(_) => 1,
+            // Never a no-op: it must publish the target packet's header, or the target's packets.
+            Kernargs::Timestamp(_) | Kernargs::PatchIndirect(_) | Kernargs::BlockProcessor(_) => 1,
         }
     }
 }

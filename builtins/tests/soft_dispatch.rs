@@ -483,7 +483,10 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
     assert_eq!([word(0), word(12), word(16), word(20)], [0x0001_1602, 15, 1, 1]);
     assert!(packet[10..12].iter().chain(&packet[24..]).all(|byte| *byte == SENTINEL));
 
-    assert_eq!(seen, Builtin::ALL.into_iter().collect(), "every device-library kernel ran");
+    // The block processor has its own suite (tests/block_processor.rs): its reference is the
+    // packets it enqueues on another queue, not bytes of one buffer.
+    let swept = Builtin::ALL.into_iter().filter(|builtin| *builtin != Builtin::BlockProcessor).collect();
+    assert_eq!(seen, swept, "every device-library kernel ran");
 }
 
 /// A plan made by hand (not by the planner), so the sweep can pick each kernel and grid itself:

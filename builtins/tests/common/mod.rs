@@ -56,6 +56,7 @@ pub unsafe fn run_workgroup(
         grid_size,
         workgroup_size,
         trapped: core::cell::Cell::new(0),
+        ring_doorbell: aqueduct_abi::soft_kernel::no_doorbell,
     };
     // SAFETY: the context and the packet it points at outlive the call; the caller vouches for
     // the kernargs and the memory they address.

@@ -471,6 +471,7 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
             grid_size: grid,
             workgroup_size: workgroup,
             trapped: core::cell::Cell::new(0),
+            ring_doorbell: signals::ring_doorbell,
         };
         // SAFETY: the dispatch packet's producer guarantees, as it must for a GPU, that the
         // kernarg segment is valid for this kernel and that the pointers it holds are valid for

@@ -142,6 +142,16 @@ pub(crate) fn slot(handle: u64) -> Option<&'static SignalSlot> {
     slot_any(handle).filter(|slot| slot.live.load(Ordering::Acquire))
 }
 
+/// A kernel's doorbell write (`WorkgroupContext::ring_doorbell`): stores the packet id as
+/// `hsa_signal_store_screlease` on the doorbell signal would, which wakes the queue's packet
+/// processor at once. A handle that names no live signal is ignored, as a GPU's write to a
+/// stale doorbell would be.
+pub(crate) unsafe extern "C" fn ring_doorbell(handle: u64, packet_id: u64) {
+    if let Some(slot) = slot(handle) {
+        slot.update(|value| value.store(packet_id as i64, Ordering::Release));
+    }
+}
+
 pub(crate) fn destroy(handle: u64) -> bool {
     let Some(slot) = slot(handle) else { return false };
     if slot.live.swap(false, Ordering::AcqRel) {
