@@ -100,6 +100,8 @@ pub struct CommandBufferEntity {
     pub program: Arc<ProgramImage>,
     /// The device copy of its image, when something reads the image from device memory.
     pub image: Option<ProgramMemory>,
+    /// Its device program (`aqueduct_abi::device_program`), when it has one.
+    pub device_program: Option<ProgramMemory>,
 }
 
 /// The object's last handle is gone: free it once every queue has settled the rows it had staged

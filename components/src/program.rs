@@ -189,6 +189,18 @@ pub struct ProgramImage {
     /// The device-library kernels of the agent the program was recorded for, by
     /// `aqueduct_builtins::Builtin` discriminant.
     pub builtins: Box<[BuiltinObject]>,
+    /// The device program the block processor reads, published, or why the program has none.
+    pub device: Result<DeviceProgramRef, &'static str>,
+}
+
+/// A published device program (`aqueduct_abi::device_program`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceProgramRef {
+    pub address: u64,
+    pub packets: u32,
+    pub max_block_packets: u32,
+    pub max_block_kernarg_bytes: u32,
+    pub conditional_branches: u32,
 }
 
 impl ProgramImage {
@@ -208,7 +220,13 @@ impl ProgramImage {
             commands.steps.resize(count, BlockStep::default());
             commands.packets.resize(count, Default::default());
         }
-        Self { id: next_program_id(), bytes, blocks: program, builtins }
+        Self {
+            id: next_program_id(),
+            bytes,
+            blocks: program,
+            builtins,
+            device: Err("a program read from a replay capture is processed on the host"),
+        }
     }
 }
 
@@ -273,6 +291,11 @@ pub struct ProgramRun {
     pub block_limit: u64,
     /// Header words of the segment being published, in packet order (reused scratch).
     pub headers: Vec<u32>,
+    /// Processed on the device: the whole execution is one segment, the block processor's
+    /// dispatch and the barrier that waits for its done signal.
+    pub on_device: bool,
+    /// On the device: the address of its status record, once published.
+    pub device_status: u64,
 }
 
 impl ProgramRun {
@@ -283,6 +306,8 @@ impl ProgramRun {
         self.blocks_run = 0;
         self.block_limit = 0;
         self.headers.clear();
+        self.on_device = false;
+        self.device_status = 0;
     }
 }
 

@@ -80,6 +80,9 @@ pub struct EpochTable {
     pub device_waits: Column<Span>,
     /// What a profile capture keeps of each epoch.
     pub capture: Column<EpochCapture>,
+    /// An execution processed on the device: the address of its status record, read when the
+    /// epoch retires (a failure there fails the epoch's signals); 0 for every other epoch.
+    pub device_status: Column<u64>,
     pub signal_arena: Arena<SignalOp>,
     pub wait_arena: Arena<DeviceWait>,
 }
@@ -100,6 +103,7 @@ impl EpochTable {
             signals: Column::with_capacity(rows),
             device_waits: Column::with_capacity(rows),
             capture: Column::with_capacity(rows),
+            device_status: Column::with_capacity(rows),
             signal_arena: Arena::with_capacity(capacity * 2),
             wait_arena: Arena::with_capacity(capacity * 2),
         }

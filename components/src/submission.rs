@@ -296,6 +296,12 @@ pub enum SubmissionFault {
     /// named (wait resolution found it, and entries are never removed, so this is a broken
     /// invariant, reported instead of publishing a barrier that waits on nothing).
     UnknownProducerQueue { queue: u16 },
+    /// An execution processed on the device was stopped by the block processor (its status
+    /// record: an `aqueduct_abi::device_program::ProcessorFailure` code, the block, the command's
+    /// recording index or `u32::MAX` for the block itself, and a detail).
+    DeviceProcessor { code: u32, block: u32, command: u32, detail: u32 },
+    /// An execution chosen for the device has no device program or no target queue to run on.
+    NoDeviceProgram,
 }
 
 impl core::fmt::Display for SubmissionFault {
@@ -323,6 +329,37 @@ impl core::fmt::Display for SubmissionFault {
                 write!(f, "the device library cannot plan command {command} of program block {block}")
             }
             Self::MissingBuiltin { builtin } => write!(f, "the device library has no kernel for builtin {builtin}"),
+            Self::DeviceProcessor { code, block, command, detail } => {
+                use aqueduct_abi::device_program::ProcessorFailure;
+                let what = match ProcessorFailure::from_code(code) {
+                    Some(ProcessorFailure::BadImage) => format!("the device program is malformed ({detail:#x})"),
+                    Some(ProcessorFailure::MissingBlock) => {
+                        format!("it names a block past the program's {detail} blocks")
+                    }
+                    Some(ProcessorFailure::UnresolvedBinding) => {
+                        format!("binding-table slot {detail} is past this execution's table")
+                    }
+                    Some(ProcessorFailure::BlockLimit) => {
+                        "the execution ran out of its block budget (a loop that never exits?)".to_string()
+                    }
+                    Some(ProcessorFailure::TooLarge) => {
+                        format!("its {detail} packets do not fit the device queue's ring or kernarg area")
+                    }
+                    Some(ProcessorFailure::RingFull) => {
+                        format!("the device queue's ring stayed full ({detail} packets)")
+                    }
+                    None => format!("unknown status {code} ({detail})"),
+                };
+                if command == u32::MAX {
+                    write!(f, "the device block processor stopped at program block {block}: {what}")
+                } else {
+                    write!(
+                        f,
+                        "the device block processor stopped at command {command} of program block {block}: {what}"
+                    )
+                }
+            }
+            Self::NoDeviceProgram => f.write_str("the execution was chosen for the device, which cannot run it"),
         }
     }
 }

@@ -112,6 +112,9 @@ pub struct EngineConfig {
     /// A replay capture that starts with the device and ends when it drops. `None` takes it
     /// from `AQUEDUCT_REPLAY_OUTPUT`, if it is set.
     pub replay: Option<crate::replay_capture::ReplayConfig>,
+    /// Where command buffers made from now on turn their executions' blocks into packets
+    /// (`CommandBuffer::set_processing` changes one).
+    pub block_processing: crate::command_buffer::BlockProcessing,
 }
 
 impl Default for EngineConfig {
@@ -129,6 +132,7 @@ impl Default for EngineConfig {
             completion_fallback: Duration::from_millis(100),
             profile: None,
             replay: None,
+            block_processing: crate::command_buffer::BlockProcessing::Auto,
         }
     }
 }

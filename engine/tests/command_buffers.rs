@@ -7,8 +7,8 @@ mod common;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use aqueduct_engine::{
-    BindingTable, BlockLimits, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, Device, Dispatch,
-    Engine, EngineConfig, MemoryKind, Queue, Semaphore, WaitStrategy,
+    BindingTable, BlockLimits, BlockProcessing, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp,
+    Device, Dispatch, Engine, EngineConfig, MemoryKind, Queue, Semaphore, WaitStrategy,
 };
 use common::*;
 
@@ -284,6 +284,8 @@ fn a_program_larger_than_the_ring_parks_and_resumes() {
     let counter = rig.buffer(4);
     let limits = BlockLimits { packets: 16, ..BlockLimits::default() };
     let mut cb = rig.device.create_command_buffer_on(0, CommandBufferUsage::Reusable, limits).unwrap();
+    // The host's segments are what this test watches (the device's steps: tests/device_processing.rs).
+    cb.set_processing(BlockProcessing::Host);
     const STEPS: u32 = 500;
     for _ in 0..STEPS {
         rig.add(&mut cb, counter.whole().into(), counter.whole().into(), 1, 4);

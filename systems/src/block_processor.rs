@@ -12,6 +12,7 @@ use aqueduct_abi::block_program::{
     Block, BlockProgram, Command, CommandFlags, DecodedCommand, DispatchCommand, KERNARG_BLOCK_BYTES, KernargStrategy,
     NO_IMPLICIT_ARGS, TerminatorKind,
 };
+use aqueduct_abi::device_program::{PROCESSOR_ARGS_BYTES, ProcessorArgs, ProcessorStatus};
 use aqueduct_abi::{BarrierAndPacket, FenceScope, ImplicitKernargs, KernelDispatchPacket, PacketType};
 use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
 use aqueduct_components::capture::TimedKind;
@@ -45,6 +46,9 @@ pub fn plan_segment(
     let Some(image) = run.image.as_ref().map(ProgramImageRef::get) else {
         return Verdict::Fault(SubmissionFault::NoProgramImage);
     };
+    if run.on_device {
+        return plan_device_run(kernargs, run, room, capacity, segment);
+    }
     let mut cursor = match run.cursor {
         Cursor::Block(ordinal) => ordinal,
         Cursor::PendingBranch(ordinal) => {
@@ -106,6 +110,112 @@ pub fn plan_segment(
             Some(TerminatorKind::Fallthrough) => cursor += 1,
         }
     }
+}
+
+/// Packets an execution processed on the device takes on its queue: the block processor's
+/// dispatch, and the barrier that waits for the execution's done signal and carries the epoch.
+pub const DEVICE_RUN_PACKETS: u64 = 2;
+
+/// The kernarg bytes of the block processor's dispatch: its arguments, then the binding table.
+pub fn device_run_kernarg_bytes(bindings: usize) -> u64 {
+    (u64::from(PROCESSOR_ARGS_BYTES) + 8 * bindings as u64).next_multiple_of(KERNARG_BLOCK_BYTES)
+}
+
+/// The whole execution as one segment: the processor's packets and kernargs on this queue.
+fn plan_device_run(
+    kernargs: &KernargRing,
+    run: &ProgramRun,
+    room: u64,
+    capacity: u64,
+    segment: &mut SegmentPlan,
+) -> Verdict {
+    let bytes = device_run_kernarg_bytes(run.bindings.len());
+    let kernarg_limit = kernargs.capacity / 2;
+    if DEVICE_RUN_PACKETS > room || bytes > kernarg_limit || kernargs.plan(bytes, SEGMENT_KERNARG_ALIGNMENT).is_none() {
+        let never = DEVICE_RUN_PACKETS > capacity || bytes > kernarg_limit;
+        return if never { Verdict::TooLarge } else { Verdict::Backpressure };
+    }
+    segment.packets = DEVICE_RUN_PACKETS;
+    segment.kernarg_bytes = bytes;
+    segment.end = SegmentEnd::Return;
+    Verdict::Admitted
+}
+
+/// Where admission placed an execution processed on the device.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceRunPlacement {
+    pub epoch: u64,
+    pub first_id: u64,
+    pub kernarg_address: u64,
+    /// What its last packet completes.
+    pub completion: u64,
+}
+
+/// Writes an execution processed on the device: the block processor's dispatch, whose
+/// arguments and binding table go to `at.kernarg_address`, then a BARRIER_AND on the
+/// execution's done signal that completes `at.completion`; their header words go to `run.headers`. Arms the
+/// epoch's done signal (1) and status record (zero) first.
+///
+/// # Safety
+/// Admission reserved [`DEVICE_RUN_PACKETS`] packets from `at.first_id` and
+/// [`device_run_kernarg_bytes`] at `at.kernarg_address`; `target`'s memory and signals live while
+/// this execution may run; the epoch slot's previous execution has retired.
+pub unsafe fn write_device_run(
+    ring: &AqlRing,
+    api: &aqueduct_hsa::HsaApi,
+    target: &crate::DeviceTarget,
+    at: DeviceRunPlacement,
+    run: &mut ProgramRun,
+) -> Result<(), SubmissionFault> {
+    use aqueduct_abi::PacketHeader;
+    let DeviceRunPlacement { epoch, first_id, kernarg_address, completion } = at;
+    run.headers.clear();
+    let image = run.image.as_ref().map(ProgramImageRef::get).ok_or(SubmissionFault::NoProgramImage)?;
+    let program = image.device.as_ref().map_err(|_| SubmissionFault::NoDeviceProgram)?;
+    let (done, status) = target.slot_of(epoch);
+    // SAFETY: the status record is this epoch slot's, in host-visible memory, and the slot's
+    // previous execution retired (so its processor is done with it).
+    unsafe { (status as *mut ProcessorStatus).write_volatile(ProcessorStatus::default()) };
+    // SAFETY: a live signal of the target; no packet of a running execution names it.
+    unsafe { (api.hsa_signal_store_relaxed)(aqueduct_hsa::sys::hsa_signal_t { handle: done }, 1) };
+    let args = ProcessorArgs {
+        program: program.address,
+        bindings: kernarg_address + u64::from(PROCESSOR_ARGS_BYTES),
+        queue: target.queue,
+        state: target.state,
+        status,
+        done_signal: done,
+        kernarg_capacity: target.kernarg_capacity,
+        block: 0,
+        evaluate: 0,
+        blocks_left: u32::try_from(run.block_limit).unwrap_or(u32::MAX),
+        binding_count: run.bindings.len() as u32,
+        step: 0,
+        reserved: 0,
+    };
+    // SAFETY: the reserved kernarg span holds the arguments and the table (see the caller's
+    // contract), host-writable, read by no packet until this one is published.
+    unsafe {
+        (kernarg_address as *mut ProcessorArgs).write_unaligned(args);
+        core::ptr::copy_nonoverlapping(
+            run.bindings.as_ptr(),
+            (kernarg_address + u64::from(PROCESSOR_ARGS_BYTES)) as *mut u64,
+            run.bindings.len(),
+        );
+    }
+    let edges = |kind: PacketType| u32::from(PacketHeader::new(kind, true, FenceScope::System, FenceScope::System).0);
+    let template = target.processor.template(1, 1);
+    let packet = template.packet(kernarg_address, 0);
+    // SAFETY: the first reserved packet.
+    unsafe { ring.write_body(first_id, &packet) };
+    run.headers.push(edges(PacketType::KernelDispatch) | u32::from(template.dimensions) << 16);
+    let mut wait = BarrierAndPacket { completion_signal: completion, ..Default::default() };
+    wait.dep_signal[0] = done;
+    // SAFETY: the second reserved packet.
+    unsafe { ring.write_body(first_id + 1, &wait) };
+    run.headers.push(edges(PacketType::BarrierAnd));
+    run.device_status = status;
+    Ok(())
 }
 
 /// Packets the segment publishes: one barrier carries the epoch when its blocks write none.

@@ -39,7 +39,7 @@ pub mod stages;
 pub mod strategy;
 pub mod sync;
 
-pub use queue_state::{CaptureState, DeviceLink, QueueState};
+pub use queue_state::{CaptureState, DeviceLink, DeviceTarget, QueueState};
 pub use stages::QueueStages;
 use strategy::CrossQueueStrategy;
 
@@ -98,6 +98,7 @@ pub fn build_queue_state(
         unsettled_from: None,
         drain: None,
         batch_schedule: Some(Box::new(schedule::queue_world((stages.schedule)()))),
+        device_target: None,
     };
     (state, stages)
 }

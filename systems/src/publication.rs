@@ -228,6 +228,32 @@ fn write_program_segment(
         // processor timed on it.
         signal = queue.capture.take_timing_signal().unwrap_or(0);
     }
+    if queue.rows.columns.program[slot].on_device {
+        let epoch = queue.rows.columns.reservation[slot].epoch;
+        let QueueState { rows, link, device_target, capture, .. } = queue;
+        let target = device_target.as_ref().ok_or(SubmissionFault::NoDeviceProgram)?;
+        // SAFETY: admission reserved the run's packets from `segment_id` and its kernarg bytes
+        // at `kernarg_address`; the target lives as long as the queue; epochs reuse a slot only
+        // after the one before retired.
+        unsafe {
+            block_processor::write_device_run(
+                &ring,
+                link.api,
+                target,
+                block_processor::DeviceRunPlacement {
+                    epoch,
+                    first_id: segment_id,
+                    kernarg_address,
+                    completion: signal,
+                },
+                &mut rows.columns.program[slot],
+            )?
+        };
+        if timed && signal != 0 {
+            capture.timed.push(TimedPacket { signal, kind: TimedKind::Payload });
+        }
+        return Ok(());
+    }
     // Under dispatch timing, the block processor times each dispatch it writes.
     let dispatch_timing = timed && queue.capture.flags().dispatch_timing;
     let QueueState { rows, capture, .. } = queue;
@@ -362,6 +388,8 @@ fn record_epoch(queue: &mut QueueState, row: u64, failure: Option<u32>) {
     epochs.row[epoch_slot] = row;
     epochs.kernarg_end[epoch_slot] = plan.kernarg_end;
     epochs.failure[epoch_slot] = failure;
+    epochs.device_status[epoch_slot] =
+        if payload == Payload::Program { queue.rows.columns.program[slot].device_status } else { 0 };
     let signals = if final_segment { queue.rows.row_signals(row) } else { &[] };
     epochs.signals[epoch_slot] = epochs.signal_arena.extend(signals);
     if queue.capture.flags().any() {

@@ -76,6 +76,39 @@ pub struct QueueState {
     /// The queue World and the schedule of the four stages as systems, for a batch's flush:
     /// taken out of the state while the schedule runs over it ([`Self::run_schedule`]).
     pub(crate) batch_schedule: Option<Box<(bevy_ecs::world::World, bevy_ecs::schedule::Schedule)>>,
+    /// Where executions processed on the device run, made at the first one.
+    pub device_target: Option<DeviceTarget>,
+}
+
+/// A queue's target for command-buffer executions processed on the device: a second HSA queue
+/// that only the device library's block processor writes (so no host submission lands between
+/// an execution's steps), the state its steps share, and per epoch slot a done signal and a
+/// status record. Executions on it run one at a time: each waits, on this queue, for the one
+/// before to complete, so the state and the target ring are the running execution's alone.
+pub struct DeviceTarget {
+    /// The target `hsa_queue_t *`.
+    pub queue: u64,
+    pub ring_packets: u32,
+    /// Continuation-argument slots, then `kernarg_capacity` bytes of kernarg area (64-aligned).
+    pub state: u64,
+    pub kernarg_capacity: u64,
+    /// `hsa_signal_t` handles, one per epoch slot (a power of two at least the epochs in
+    /// flight): an execution's final packet completes the one of its epoch.
+    pub done_signals: Box<[u64]>,
+    /// Status records (`aqueduct_abi::device_program::ProcessorStatus`, 16 bytes), one per epoch
+    /// slot, in host-visible memory.
+    pub statuses: u64,
+    /// The block processor's kernel on this queue's agent.
+    pub processor: aqueduct_components::program::BuiltinObject,
+}
+
+impl DeviceTarget {
+    /// The done signal and status record of `epoch`.
+    #[inline]
+    pub fn slot_of(&self, epoch: u64) -> (u64, u64) {
+        let slot = (epoch & (self.done_signals.len() as u64 - 1)) as usize;
+        (self.done_signals[slot], self.statuses + 16 * slot as u64)
+    }
 }
 
 /// What one drain did.

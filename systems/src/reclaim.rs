@@ -6,7 +6,8 @@ use core::sync::atomic::Ordering;
 
 use aqueduct_components::dependency::{DeviceWait, SignalOp};
 use aqueduct_components::drain_order::{self, ProducerDrain};
-use aqueduct_components::semaphore_table::SemaphoreTable;
+use aqueduct_components::semaphore_table::{FailureRecord, SemaphoreTable};
+use aqueduct_components::submission::SubmissionFault;
 
 use crate::queue_state::DrainOutcome;
 use crate::strategy::CrossQueueStrategy;
@@ -107,6 +108,21 @@ fn producers_drained(link: &DeviceLink, me: u16, epoch: u64, waits: &[DeviceWait
     })
 }
 
+/// What the block processor reported in the status record at `address`, once the execution it
+/// ran has retired: `None` when it ran to its return.
+fn processor_fault(address: u64) -> Option<SubmissionFault> {
+    // SAFETY: the record is the retired execution's, in host-visible memory the queue's device
+    // target owns; its processor's last write was released before the done signal completed,
+    // and the drain acquired the epoch's retirement since.
+    let status = unsafe { (address as *const aqueduct_abi::device_program::ProcessorStatus).read_volatile() };
+    (status.code != 0).then_some(SubmissionFault::DeviceProcessor {
+        code: status.code,
+        block: status.block,
+        command: status.command,
+        detail: status.detail,
+    })
+}
+
 /// Drains every epoch up to `retired`, in order, one loop over the epoch table's range from the
 /// last drained: signals (or, if a device-side dependency failed, fails) their semaphores and
 /// frees their kernarg space. Under [`DrainOrder::Causal`] it stops at the first epoch whose
@@ -125,6 +141,13 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, retired: u64, order:
     let mut coalescer = Coalescer { table: &link.semaphores, pending: None, outcome: DrainOutcome::default() };
     for epoch in first..=last {
         let slot = epochs.slot(epoch);
+        if epochs.device_status[slot] != 0 {
+            let status = core::mem::take(&mut epochs.device_status[slot]);
+            if let Some(fault) = processor_fault(status) {
+                let message = format!("submission fault: {fault}");
+                epochs.failure[slot] = Some(link.semaphores.record_failure(FailureRecord { status: None, message }));
+            }
+        }
         let waits = epochs.wait_arena.get(epochs.device_waits[slot]);
         let signals = epochs.signal_arena.get(epochs.signals[slot]);
         // A covered wait whose cover came through an earlier epoch's barriers (`via`) fails with

@@ -11,7 +11,9 @@ use aqueduct_abi::block_program::{
     BlockParts, Command, DecodedCommand, DispatchCommand, ImageWriter, ReturnCommand, TerminatorKind,
 };
 use aqueduct_components::device_entities::{CommandBufferEntity, ProgramMemory};
-use aqueduct_components::program::{BlockFacts, BlockStep, BuiltinObject, ProgramBlocks, ProgramImage, StepKind};
+use aqueduct_components::program::{
+    BlockFacts, BlockStep, BuiltinObject, DeviceProgramRef, ProgramBlocks, ProgramImage, StepKind,
+};
 use aqueduct_hsa::sys::hsa_amd_memory_pool_t;
 
 use super::recorder::{Recorder, close};
@@ -134,8 +136,44 @@ impl CommandBuffer {
             })
             .collect();
         let id = aqueduct_components::program::next_program_id();
-        let image = Arc::new(ProgramImage { id, bytes: bytes.into_boxed_slice(), blocks, builtins });
-        let record = CommandBufferEntity { agent: self.agent, program: image.clone(), image: published };
+        let mut image =
+            ProgramImage { id, bytes: bytes.into_boxed_slice(), blocks, builtins, device: Err("not built yet") };
+        let device_program = match super::device_program::build(&image) {
+            Ok((program, conditional_branches)) => {
+                // The device program is an alternative: a program that cannot get memory for it
+                // is processed on the host.
+                match publish_memory(&self.device, agent.kernarg_pool, program.len()) {
+                    Ok(memory) => {
+                        // SAFETY: the memory holds at least `program.len()` host-writable bytes
+                        // (its size class) and is this program's alone.
+                        unsafe {
+                            core::ptr::copy_nonoverlapping(program.as_ptr(), memory.address as *mut u8, program.len())
+                        };
+                        let header: aqueduct_abi::device_program::DeviceProgramHeader =
+                            bytemuck::pod_read_unaligned(&program[..64]);
+                        image.device = Ok(DeviceProgramRef {
+                            address: memory.address,
+                            packets: header.packet_count,
+                            max_block_packets: header.max_block_packets,
+                            max_block_kernarg_bytes: header.max_block_kernarg_bytes,
+                            conditional_branches,
+                        });
+                        Some(memory)
+                    }
+                    Err(_) => {
+                        image.device = Err("no memory could be had for its device program");
+                        None
+                    }
+                }
+            }
+            Err(reason) => {
+                image.device = Err(reason);
+                None
+            }
+        };
+        let image = Arc::new(image);
+        let record =
+            CommandBufferEntity { agent: self.agent, program: image.clone(), image: published, device_program };
         let program = FinishedProgram {
             device: self.device.clone(),
             agent: self.agent,

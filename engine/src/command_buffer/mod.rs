@@ -16,6 +16,7 @@
 //! queue's stages; the block processor in `aqueduct-systems` runs it.
 
 mod binding_table;
+mod device_program;
 mod finish;
 mod needs;
 mod pool;
@@ -30,6 +31,7 @@ pub use aqueduct_abi::block_program::CompareOp;
 
 use crate::replay_capture::names::{self, Named};
 pub use binding_table::BindingTable;
+pub use device_program::{BlockProcessing, DEVICE_MIN_PACKETS};
 pub use finish::ProgramFacts;
 pub use recorder::{BlockLabel, BufferRef};
 pub use recording::RecordedLaunch;
@@ -95,6 +97,8 @@ pub struct CommandBuffer {
     captured: Option<Vec<aqueduct_profile::replay::Command>>,
     /// Its id in the replay capture once finished (0: not captured).
     replay_id: u64,
+    /// Where its executions' blocks are turned into packets.
+    processing: BlockProcessing,
 }
 
 enum State {
@@ -161,7 +165,28 @@ impl CommandBuffer {
             limits,
             captured,
             replay_id: 0,
+            processing: device.config.block_processing,
         })
+    }
+
+    /// Where its executions' blocks are turned into packets: by the host, by the device
+    /// library's block processor, or (the default, from `EngineConfig::block_processing`) as
+    /// the engine's cost model picks per execution.
+    pub fn set_processing(&mut self, processing: BlockProcessing) {
+        self.processing = processing;
+    }
+
+    /// See [`Self::set_processing`].
+    pub fn processing(&self) -> BlockProcessing {
+        self.processing
+    }
+
+    /// Why the device cannot process its executions, once finished; `None` when it can.
+    pub fn device_ineligible(&self) -> Option<&'static str> {
+        match &self.state {
+            State::Finished(program) => program.image.device.err(),
+            State::Recording(_) | State::Released => Some("it is not finished"),
+        }
     }
 
     /// Whether it runs once or many times.

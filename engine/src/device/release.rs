@@ -117,8 +117,8 @@ impl DeviceShared {
             }
         }
         if let Some(command_buffer) = object.take::<CommandBufferEntity>() {
-            if let Some(image) = command_buffer.image {
-                self.programs.give_image(&self.hsa, image);
+            for memory in [command_buffer.image, command_buffer.device_program].into_iter().flatten() {
+                self.programs.give_image(&self.hsa, memory);
             }
             // The last reference: the program dropped its own before it was released.
             if let Some(program) = Arc::into_inner(command_buffer.program) {

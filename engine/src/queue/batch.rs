@@ -100,6 +100,10 @@ impl Submitter for Batch<'_> {
         QueueCounters::add(&self.shared.counters.submissions, 1);
         Ok(())
     }
+
+    fn with_state<R>(&mut self, f: impl FnOnce(&QueueShared, &mut QueueState) -> R) -> R {
+        f(self.shared, &mut self.state)
+    }
 }
 
 impl Drop for Batch<'_> {

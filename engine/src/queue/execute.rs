@@ -7,7 +7,7 @@ use aqueduct_abi::block_program::{BindingSource, SourceKind};
 use aqueduct_components::program::ProgramImageRef;
 
 use super::Submitter;
-use crate::command_buffer::{BindingTable, CommandBuffer, FinishedProgram};
+use crate::command_buffer::{BindingTable, BlockProcessing, CommandBuffer, DEVICE_MIN_PACKETS, FinishedProgram};
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::SemaphorePoint;
 
@@ -35,6 +35,7 @@ pub(crate) fn execute(
         return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
     }
     let block_limit = shared.device.config.execution_block_limit;
+    let on_device = on_device(to, command_buffer.processing(), program)?;
     let result = to.submit(waits, signals, |row| {
         row.set_operation(aqueduct_components::capture::OperationKind::CommandBufferExecution);
         let run = row.program();
@@ -42,6 +43,7 @@ pub(crate) fn execute(
         // waits for this row (staged now, while the caller holds the command buffer) to settle.
         run.image = Some(unsafe { ProgramImageRef::new(&program.image) });
         run.block_limit = block_limit;
+        run.on_device = on_device;
         for (slot, need) in program.slot_needs.iter().enumerate() {
             let entry = table.slots[slot].as_ref().filter(|_| need.used);
             run.bindings.push(entry.map_or(0, |entry| entry.buffer.device_address() + entry.offset));
@@ -52,6 +54,50 @@ pub(crate) fn execute(
         program.executed.store(false, Ordering::Release);
     }
     result
+}
+
+/// Whether this execution is processed on the device ([`BlockProcessing`]): forced, a program
+/// the device cannot process (or whose blocks do not fit the queue's device target) is refused;
+/// picked by the cost model, it goes to the device only if it can. While a profile capture runs,
+/// the model picks the host, whose executions the capture records dispatch by dispatch.
+fn on_device(to: &mut impl Submitter, processing: BlockProcessing, program: &FinishedProgram) -> EngineResult<bool> {
+    let refused = |reason: String| EngineError::InvalidArgument { what: "command buffer", reason };
+    let capturing = to.queue().capturing.load(Ordering::Acquire);
+    let device_program = match (processing, &program.image.device) {
+        (BlockProcessing::Host, _) => return Ok(false),
+        (BlockProcessing::Device, Err(reason)) => {
+            return Err(refused(format!("it cannot be processed on the device: {reason}")));
+        }
+        (BlockProcessing::Auto, Err(_)) => return Ok(false),
+        (BlockProcessing::Auto, Ok(device_program)) => {
+            let worth_it = device_program.conditional_branches > 0 || device_program.packets >= DEVICE_MIN_PACKETS;
+            if !worth_it || capturing {
+                return Ok(false);
+            }
+            *device_program
+        }
+        (BlockProcessing::Device, Ok(device_program)) => *device_program,
+    };
+    let fits = to.with_state(|shared, state| {
+        let target = shared.device_target(state)?;
+        if u64::from(device_program.max_block_packets) + 2 > u64::from(target.ring_packets)
+            || u64::from(device_program.max_block_kernarg_bytes) > target.kernarg_capacity
+        {
+            return Err(refused(format!(
+                "a block of {} packets and {} kernarg bytes does not fit the queue's device target ({} packets, {} bytes)",
+                device_program.max_block_packets,
+                device_program.max_block_kernarg_bytes,
+                target.ring_packets,
+                target.kernarg_capacity
+            )));
+        }
+        Ok(())
+    });
+    match (processing, fits) {
+        (_, Ok(())) => Ok(true),
+        (BlockProcessing::Auto, Err(_)) => Ok(false),
+        (_, Err(error)) => Err(error),
+    }
 }
 
 /// The table covers every slot the program names, with buffers of this device that are long

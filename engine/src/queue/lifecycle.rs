@@ -319,9 +319,16 @@ impl QueueShared {
         if let Err(error) = unsafe { self.device.hsa.queue_destroy(self.hsa_queue) } {
             tracing::warn!(%error, "hsa_queue_destroy failed");
         }
+        let device_target = self.lock().device_target.take();
+        if let Some(target) = &device_target {
+            self.stop_device_target(target);
+        }
         {
             let mut state = self.lock();
             self.abandon(&mut state);
+        }
+        if let Some(target) = device_target {
+            self.free_device_target(target);
         }
         // Its host calls' *ready* timeline failed with the rows: the host-call thread ends.
         self.stop_host_calls();

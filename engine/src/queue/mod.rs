@@ -29,6 +29,7 @@ pub(crate) mod builder;
 mod capture;
 mod completion;
 mod deferral;
+mod device_target;
 mod execute;
 mod failure;
 mod files;

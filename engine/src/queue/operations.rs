@@ -32,6 +32,9 @@ pub(crate) trait Submitter {
         signals: &[SemaphorePoint],
         stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()>;
+
+    /// Runs `f` on the queue and its state behind its lock (a batch holds it already).
+    fn with_state<R>(&mut self, f: impl FnOnce(&QueueShared, &mut aqueduct_systems::QueueState) -> R) -> R;
 }
 
 /// The immediate path: each operation is published before the call returns.
@@ -50,6 +53,10 @@ impl Submitter for Immediate<'_> {
         stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
         self.0.submit(waits, signals, stage)
+    }
+
+    fn with_state<R>(&mut self, f: impl FnOnce(&QueueShared, &mut aqueduct_systems::QueueState) -> R) -> R {
+        f(self.0, &mut self.0.lock())
     }
 }
 

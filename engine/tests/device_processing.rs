@@ -1,0 +1,209 @@
+//! Command-buffer executions processed on the device: the device library's block processor
+//! writes the packets on the queue's device target, so the queue itself publishes two packets
+//! per execution whatever the program's size, and a conditional loop runs without a host round
+//! trip. Each result is checked against the same program processed by the host.
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use aqueduct_engine::{
+    BindingTable, BlockLimits, BlockProcessing, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp,
+    Device, Dispatch, Engine, EngineConfig, EngineError, Queue, Semaphore, WaitStrategy,
+};
+use common::*;
+
+const N: u32 = 64;
+
+struct Rig {
+    _engine: Engine,
+    device: Device,
+    queue: Queue,
+    kernels: TestKernels,
+    done: Semaphore,
+    value: AtomicU64,
+}
+
+impl Rig {
+    fn with(config: EngineConfig) -> Self {
+        let engine = engine_with(EngineConfig { wait_strategy: WaitStrategy::BarrierValue, ..config });
+        let device = engine.device().clone();
+        let queue = queue(&device);
+        let kernels = test_kernels(&engine);
+        let done = device.create_semaphore(0).unwrap();
+        Self { _engine: engine, device, queue, kernels, done, value: AtomicU64::new(0) }
+    }
+
+    fn new() -> Self {
+        Self::with(EngineConfig::default())
+    }
+
+    fn buffer(&self, words: u32) -> Buffer {
+        host_buffer(&self.device, &vec![0u8; 4 * words as usize])
+    }
+
+    /// Executes `cb` with `table`, waits, and returns the queue's (packets, epochs) it took.
+    fn execute(&self, cb: &CommandBuffer, table: &BindingTable) -> (u64, u64) {
+        let before = self.queue.stats();
+        let value = self.value.fetch_add(1, Ordering::Relaxed) + 1;
+        self.queue.execute(cb, table).signal(self.done.at(value)).submit().expect("execute");
+        self.done.wait(value, TIMEOUT).expect("execution completes");
+        let after = self.queue.stats();
+        (after.packets - before.packets, after.epochs_submitted - before.epochs_submitted)
+    }
+
+    /// out[i] = input[i] + addend for i < count.
+    fn add(&self, cb: &mut CommandBuffer, out: BufferRef, input: BufferRef, addend: u32, count: u32) {
+        let bindings = [out, input];
+        let constants = [addend, count];
+        let dispatch = Dispatch::grid([count, 1, 1]).workgroup([16, 1, 1]).bindings(&bindings).constants(&constants);
+        cb.dispatch(&self.kernels.add_from, &dispatch).expect("record add_from");
+    }
+}
+
+fn read_words(buffer: &Buffer) -> Vec<u32> {
+    buffer.to_vec().unwrap().chunks(4).map(|word| u32::from_le_bytes(word.try_into().unwrap())).collect()
+}
+
+/// `steps` chained increments of slot 0 (a template patched per execution, with a static
+/// input), barriers between them.
+fn chain(rig: &Rig, steps: u32, processing: BlockProcessing) -> CommandBuffer {
+    let scratch = rig.buffer(N);
+    let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
+    cb.set_processing(processing);
+    for step in 0..steps {
+        // Even steps read slot 0 into the scratch buffer, odd ones add it back: 1 per pair.
+        if step % 2 == 0 {
+            rig.add(&mut cb, scratch.whole().into(), BufferRef::slot(0, 0, 4 * u64::from(N)), 0, N);
+        } else {
+            rig.add(&mut cb, BufferRef::slot(0, 0, 4 * u64::from(N)), scratch.whole().into(), 1, N);
+        }
+        cb.barrier().unwrap();
+    }
+    cb.finish().unwrap();
+    std::mem::forget(scratch); // the program points at it; the test process ends soon
+    cb
+}
+
+#[test]
+fn a_512_dispatch_program_takes_two_packets_on_the_device_and_matches_the_host() {
+    let rig = Rig::new();
+    let mut results = Vec::new();
+    for processing in [BlockProcessing::Host, BlockProcessing::Device] {
+        let cb = chain(&rig, 512, processing);
+        assert_eq!(cb.device_ineligible(), None, "template dispatches and barriers are the device's");
+        let out = rig.buffer(N);
+        let table = BindingTable::from_bindings(&[out.whole()]).unwrap();
+        let (packets, epochs) = rig.execute(&cb, &table);
+        let (again, _) = rig.execute(&cb, &table);
+        results.push(read_words(&out));
+        match processing {
+            BlockProcessing::Device => {
+                assert_eq!((packets, again, epochs), (2, 2, 1), "the processor's dispatch and its done barrier")
+            }
+            _ => assert!(packets >= 512, "the host wrote every packet: {packets}"),
+        }
+    }
+    assert_eq!(results[0], vec![512; N as usize], "two executions of 256 increments");
+    assert_eq!(results[0], results[1], "the device and the host agree");
+}
+
+/// A loop of `iterations` on the device's or the host's side: the counter is raised by one per
+/// pass, and the branch reads it.
+fn looped(rig: &Rig, iterations: u32, processing: BlockProcessing) -> (Vec<u32>, u64) {
+    let counter = rig.buffer(1);
+    let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
+    cb.set_processing(processing);
+    let (body, exit) = (cb.new_block().unwrap(), cb.new_block().unwrap());
+    cb.branch(body).unwrap();
+    cb.begin(body).unwrap();
+    rig.add(&mut cb, counter.whole().into(), counter.whole().into(), 1, 1);
+    cb.branch_if(&counter, CompareOp::Lt, u64::from(iterations), body, exit).unwrap();
+    cb.begin(exit).unwrap();
+    cb.finish().unwrap();
+    let (_, epochs) = rig.execute(&cb, &BindingTable::default());
+    (read_words(&counter), epochs)
+}
+
+#[test]
+fn a_conditional_loop_of_100_iterations_needs_no_host_round_trip() {
+    let rig = Rig::new();
+    let (host, host_epochs) = looped(&rig, 100, BlockProcessing::Host);
+    let (device, device_epochs) = looped(&rig, 100, BlockProcessing::Device);
+    assert_eq!(host, vec![100]);
+    assert_eq!(device, host, "the device's loop matches the host's");
+    // On the host each branch ends a segment: the queue drains, the host reads the counter
+    // and admits the next one (one epoch per iteration). On the device it is one epoch.
+    assert!(host_epochs >= 100, "{host_epochs}");
+    assert_eq!(device_epochs, 1);
+    // The model picks the device for a program with a conditional branch.
+    let (auto, auto_epochs) = looped(&rig, 100, BlockProcessing::Auto);
+    assert_eq!((auto, auto_epochs), (vec![100], 1));
+}
+
+#[test]
+fn a_program_larger_than_the_device_targets_ring_runs_in_steps() {
+    let rig = Rig::with(EngineConfig { queue_packets: 64, ..EngineConfig::default() });
+    let limits = BlockLimits { packets: 16, ..BlockLimits::default() };
+    let counter = rig.buffer(4);
+    let mut cb = rig.device.create_command_buffer_on(0, CommandBufferUsage::Reusable, limits).unwrap();
+    cb.set_processing(BlockProcessing::Device);
+    for _ in 0..300 {
+        rig.add(&mut cb, counter.whole().into(), counter.whole().into(), 1, 4);
+        cb.barrier().unwrap();
+    }
+    cb.finish().unwrap();
+    let (packets, _) = rig.execute(&cb, &BindingTable::default());
+    assert_eq!(packets, 2);
+    assert_eq!(read_words(&counter), [300; 4]);
+}
+
+#[test]
+fn a_loop_that_never_exits_fails_its_execution_naming_the_block() {
+    let rig = Rig::with(EngineConfig { execution_block_limit: 40, ..EngineConfig::default() });
+    let flag = rig.buffer(1);
+    let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
+    cb.set_processing(BlockProcessing::Device);
+    let body = cb.new_block().unwrap();
+    let exit = cb.new_block().unwrap();
+    cb.branch(body).unwrap();
+    cb.begin(body).unwrap();
+    rig.add(&mut cb, flag.whole().into(), flag.whole().into(), 0, 1);
+    cb.branch_if(&flag, CompareOp::Eq, 0, body, exit).unwrap();
+    cb.begin(exit).unwrap();
+    cb.finish().unwrap();
+    let value = rig.value.fetch_add(1, Ordering::Relaxed) + 1;
+    rig.queue.execute(&cb, &BindingTable::default()).signal(rig.done.at(value)).submit().expect("execute");
+    let error = rig.done.wait(value, TIMEOUT).expect_err("the execution fails");
+    let message = error.to_string();
+    assert!(message.contains("block processor") && message.contains("block budget"), "{message}");
+    // The queue goes on (with a semaphore of its own: the failure stays with `done`).
+    let out = rig.buffer(N);
+    let table = BindingTable::from_bindings(&[out.whole()]).unwrap();
+    let next = rig.device.create_semaphore(0).unwrap();
+    rig.queue.execute(&chain(&rig, 2, BlockProcessing::Device), &table).signal(next.at(1)).submit().unwrap();
+    next.wait(1, TIMEOUT).expect("the next execution completes");
+    assert_eq!(read_words(&out), vec![1; N as usize]);
+}
+
+#[test]
+fn forcing_the_device_on_a_program_it_cannot_process_is_refused_and_stages_nothing() {
+    let rig = Rig::new();
+    let out = rig.buffer(N);
+    let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
+    cb.fill(&out, &1u32.to_le_bytes()).unwrap();
+    cb.finish().unwrap();
+    assert!(cb.device_ineligible().is_some_and(|reason| reason.contains("transfers")));
+    cb.set_processing(BlockProcessing::Device);
+    let before = rig.queue.stats();
+    let error = rig.queue.execute(&cb, &BindingTable::default()).submit().expect_err("refused");
+    assert!(
+        matches!(&error, EngineError::InvalidArgument { reason, .. } if reason.contains("cannot be processed on the device")),
+        "{error}"
+    );
+    assert_eq!(rig.queue.stats(), before, "nothing was staged");
+    // The model never picks the device for it.
+    cb.set_processing(BlockProcessing::Auto);
+    rig.execute(&cb, &BindingTable::default());
+    assert_eq!(read_words(&out), vec![1; N as usize]);
+}
