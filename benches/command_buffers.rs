@@ -64,7 +64,9 @@ fn command_buffers(c: &mut Criterion) {
     group.throughput(Throughput::Elements(ITEMS));
     group.sample_size(10);
     group.bench_function("c1d16", |b| {
-        b.iter_custom(|iterations| total((0..iterations).map(|_| command_buffers::clip(&rig, 1, ITEMS).expect("clip"))))
+        b.iter_custom(|iterations| {
+            total((0..iterations).map(|_| command_buffers::clip(&rig, 1, ITEMS, false).expect("clip")))
+        })
     });
     group.finish();
 }

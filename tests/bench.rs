@@ -33,8 +33,11 @@ fn expected_names() -> Vec<String> {
             names.push(format!("cb/{kind}/{length}"));
         }
     }
-    for concurrency in [1, 2, 4, 8] {
-        names.push(format!("clip/c{concurrency}d16"));
+    names.extend(["cb/device/512", "cb/device/5000", "cb/e2e/host/512", "cb/e2e/device/512"].map(String::from));
+    for side in ["", "device/"] {
+        for concurrency in [1, 2, 4, 8] {
+            names.push(format!("clip/{side}c{concurrency}d16"));
+        }
     }
     names.push("diamond/waits".into());
     for name in [

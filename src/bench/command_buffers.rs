@@ -7,8 +7,8 @@
 use std::time::{Duration, Instant};
 
 use aqueduct_engine::{
-    BindingTable, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, Dispatch, EngineError, Kernel,
-    MemoryKind, Queue, Semaphore, thread_cpu_time,
+    BindingTable, BlockProcessing, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, Dispatch, EngineError,
+    Kernel, MemoryKind, Queue, Semaphore, thread_cpu_time,
 };
 use aqueduct_hsa::soft::ExecutionMode;
 
@@ -18,6 +18,8 @@ use super::measure::Sample;
 const WAIT: Duration = Duration::from_secs(60);
 /// Dispatch-chain lengths of the `cb/…` shapes.
 pub const CHAIN_LENGTHS: [u64; 4] = [1, 16, 512, 5000];
+/// Chain lengths of the `cb/device/…` shapes (processed on the device).
+pub const DEVICE_CHAIN_LENGTHS: [u64; 2] = [512, 5000];
 /// The CLIP-shaped program: dispatches per item.
 pub const CLIP_DISPATCHES: usize = 792;
 /// The CLIP-shaped program: distinct executables (loads of the bench code object).
@@ -43,11 +45,17 @@ pub struct Materials {
 pub struct CommandBufferRig {
     /// What the programs are recorded from.
     pub materials: Materials,
-    /// Retire-only queues, one per CLIP concurrency lane.
+    /// Retire-only queues, one per CLIP concurrency lane (host processing: a retire-only queue
+    /// runs no kernel, the block processor included).
     queues: Vec<Queue>,
-    /// Prebuilt static chains, by length.
+    /// Queues that run kernels (the soft runtime's default mode), one per CLIP lane: where
+    /// executions are processed on the device, and the end-to-end shapes.
+    running_queues: Vec<Queue>,
+    /// Prebuilt static chains, by length, processed by the host and by the device.
     chains: Vec<(u64, CommandBuffer)>,
+    device_chains: Vec<(u64, CommandBuffer)>,
     clip: CommandBuffer,
+    clip_device: CommandBuffer,
 }
 
 fn mismatch(what: &str, expected: impl std::fmt::Debug, found: impl std::fmt::Debug) -> EngineError {
@@ -68,22 +76,34 @@ impl CommandBufferRig {
                 Ok(queue)
             })
             .collect::<Result<Vec<_>, EngineError>>()?;
+        let running_queues = (0..CLIP_CONCURRENCY[CLIP_CONCURRENCY.len() - 1])
+            .map(|_| device.create_queue())
+            .collect::<Result<_, _>>()?;
         let tiny = (0..CLIP_EXECUTABLES)
             .map(|_| device.load_executable(BENCH_CODE_OBJECT)?.kernel("tiny"))
             .collect::<Result<Vec<_>, _>>()?;
         let weights = device.allocate(MemoryKind::DeviceLocal, 64 * 1024)?;
         let activations = device.allocate(MemoryKind::DeviceLocal, 4 * 1024 * 1024)?;
         let materials = Materials { device, tiny, weights, activations };
-        let chains = CHAIN_LENGTHS
-            .iter()
-            .map(|&length| Ok((length, materials.record_chain(length, CommandBufferUsage::Reusable)?)))
-            .collect::<Result<_, EngineError>>()?;
-        let clip = materials.record_clip()?;
-        Ok(Self { materials, queues, chains, clip })
+        let chains = |lengths: &[u64], processing| {
+            lengths
+                .iter()
+                .map(|&length| Ok((length, materials.record_chain(length, CommandBufferUsage::Reusable, processing)?)))
+                .collect::<Result<Vec<_>, EngineError>>()
+        };
+        let (chains, device_chains) =
+            (chains(&CHAIN_LENGTHS, BlockProcessing::Host)?, chains(&DEVICE_CHAIN_LENGTHS, BlockProcessing::Device)?);
+        let clip = materials.record_clip(BlockProcessing::Host)?;
+        let clip_device = materials.record_clip(BlockProcessing::Device)?;
+        Ok(Self { materials, queues, running_queues, chains, device_chains, clip, clip_device })
     }
 
     fn chain(&self, length: u64) -> Result<&CommandBuffer, EngineError> {
-        self.chains
+        Self::find(&self.chains, length)
+    }
+
+    fn find(chains: &[(u64, CommandBuffer)], length: u64) -> Result<&CommandBuffer, EngineError> {
+        chains
             .iter()
             .find(|(n, _)| *n == length)
             .map(|(_, cb)| cb)
@@ -107,8 +127,14 @@ impl CommandBufferRig {
 impl Materials {
     /// `length` tiny dispatches with static bindings, each behind a barrier: every dispatch is
     /// prepublished when reusable.
-    pub fn record_chain(&self, length: u64, usage: CommandBufferUsage) -> Result<CommandBuffer, EngineError> {
+    pub fn record_chain(
+        &self,
+        length: u64,
+        usage: CommandBufferUsage,
+        processing: BlockProcessing,
+    ) -> Result<CommandBuffer, EngineError> {
         let mut cb = self.device.create_command_buffer(usage)?;
+        cb.set_processing(processing);
         let bindings = [BufferRef::Static(self.activations.range(0, 4)), BufferRef::Static(self.weights.range(0, 4))];
         let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&[1, 2]);
         for _ in 0..length {
@@ -122,8 +148,9 @@ impl Materials {
     /// 792 dispatches over 28 executables, layer after layer: three of four read static weights
     /// and write a dynamic activation slot (patched template), every fourth is all static
     /// (prepublished).
-    pub fn record_clip(&self) -> Result<CommandBuffer, EngineError> {
+    pub fn record_clip(&self, processing: BlockProcessing) -> Result<CommandBuffer, EngineError> {
         let mut cb = self.device.create_command_buffer(CommandBufferUsage::Reusable)?;
+        cb.set_processing(processing);
         for index in 0..CLIP_DISPATCHES {
             let slot = index as u32 % CLIP_SLOTS;
             let weights = BufferRef::Static(self.weights.range(64 * (index as u64 % 256), 4));
@@ -146,7 +173,7 @@ impl Materials {
 /// `cb/record/N`: recording N dispatches and finishing the program.
 pub fn record(rig: &CommandBufferRig, length: u64) -> Result<Sample, EngineError> {
     let (wall, cpu) = (Instant::now(), thread_cpu_time());
-    let cb = rig.materials.record_chain(length, CommandBufferUsage::Reusable)?;
+    let cb = rig.materials.record_chain(length, CommandBufferUsage::Reusable, BlockProcessing::Host)?;
     let sample = Sample { wall: wall.elapsed(), host_cpu: thread_cpu_time() - cpu };
     let dispatches = cb.facts().map_or(0, |facts| u64::from(facts.dispatches));
     if dispatches != length {
@@ -176,6 +203,25 @@ pub fn replay_static(rig: &CommandBufferRig, length: u64) -> Result<Sample, Engi
     timed_execute(&rig.queues[0], rig.chain(length)?, &BindingTable::default(), &done, 1)
 }
 
+/// `cb/device/N`: executing a prebuilt N-dispatch chain processed on the device: the host's cost
+/// per execution (one dispatch and the binding table), whatever N.
+pub fn device_static(rig: &CommandBufferRig, length: u64) -> Result<Sample, EngineError> {
+    let done = rig.materials.device.create_semaphore(0)?;
+    let cb = CommandBufferRig::find(&rig.device_chains, length)?;
+    timed_execute(&rig.running_queues[0], cb, &BindingTable::default(), &done, 1)
+}
+
+/// `cb/e2e/{host,device}/N`: one execution of the N-dispatch chain, submitted and waited for, on
+/// a queue that runs the kernels: wall time is the end-to-end latency.
+pub fn end_to_end(rig: &CommandBufferRig, length: u64, device: bool) -> Result<Sample, EngineError> {
+    let done = rig.materials.device.create_semaphore(0)?;
+    let cb = if device { CommandBufferRig::find(&rig.device_chains, length)? } else { rig.chain(length)? };
+    let (wall, cpu) = (Instant::now(), thread_cpu_time());
+    rig.running_queues[0].execute(cb, &BindingTable::default()).signal(done.at(1)).submit()?;
+    done.wait(1, WAIT)?;
+    Ok(Sample { wall: wall.elapsed(), host_cpu: thread_cpu_time() - cpu })
+}
+
 /// Executions of the prebuilt chain `dynamic_extra` subtracts the fastest of.
 const PREBUILT_BASELINES: u64 = 3;
 
@@ -192,7 +238,7 @@ pub fn dynamic_extra(rig: &CommandBufferRig, length: u64) -> Result<Sample, Engi
         prebuilt = Sample { wall: prebuilt.wall.min(sample.wall), host_cpu: prebuilt.host_cpu.min(sample.host_cpu) };
     }
     let (wall, cpu) = (Instant::now(), thread_cpu_time());
-    let cb = rig.materials.record_chain(length, CommandBufferUsage::OneShot)?;
+    let cb = rig.materials.record_chain(length, CommandBufferUsage::OneShot, BlockProcessing::Host)?;
     let last = PREBUILT_BASELINES + 1;
     rig.queues[0].execute(&cb, &table).signal(done.at(last)).submit()?;
     let dynamic = Sample { wall: wall.elapsed(), host_cpu: thread_cpu_time() - cpu };
@@ -208,11 +254,14 @@ pub fn dynamic_extra(rig: &CommandBufferRig, length: u64) -> Result<Sample, Engi
 /// common start to the last submission; CPU time is what submission costs: summed over the
 /// submitting threads, without the CPU their host waits for a free slot spent (a wait spins
 /// before it parks, and that is not submission).
-pub fn clip(rig: &CommandBufferRig, concurrency: usize, items: u64) -> Result<Sample, EngineError> {
+///
+/// With `device`, the executions are processed on the device, on queues that run kernels.
+pub fn clip(rig: &CommandBufferRig, concurrency: usize, items: u64, device: bool) -> Result<Sample, EngineError> {
     let start = std::sync::Barrier::new(concurrency);
+    let (queues, program) = if device { (&rig.running_queues, &rig.clip_device) } else { (&rig.queues, &rig.clip) };
     type Lane = Result<(Instant, Instant, Duration), EngineError>;
     let results: Vec<Lane> = std::thread::scope(|scope| {
-        let workers: Vec<_> = rig.queues[..concurrency]
+        let workers: Vec<_> = queues[..concurrency]
             .iter()
             .enumerate()
             .map(|(lane, queue)| {
@@ -229,7 +278,7 @@ pub fn clip(rig: &CommandBufferRig, concurrency: usize, items: u64) -> Result<Sa
                             done.wait(item - CLIP_DEPTH as u64, WAIT)?;
                             waiting += thread_cpu_time().saturating_sub(before);
                         }
-                        queue.execute(&rig.clip, &tables[item as usize % CLIP_DEPTH]).signal(done.at(item)).submit()?;
+                        queue.execute(program, &tables[item as usize % CLIP_DEPTH]).signal(done.at(item)).submit()?;
                     }
                     let (ended, cpu) = (Instant::now(), (thread_cpu_time() - cpu).saturating_sub(waiting));
                     done.wait(items, WAIT)?;

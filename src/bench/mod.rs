@@ -12,7 +12,12 @@
 //! - `scale/queues=Q` for Q in 1, 2, 4;
 //! - `cb/record/N`, `cb/static/N`, `cb/dynamic_extra/N` for N in 1, 16, 512, 5000: command-buffer
 //!   dispatch chains (recording, prebuilt replay, and the extra of recording per execution);
-//! - `clip/cCd16` for C in 1, 2, 4, 8: the CLIP-shaped program, per item;
+//! - `cb/device/N` for N in 512, 5000: the host's cost per execution of an N-dispatch chain
+//!   processed on the device (one dispatch and the binding table); `cb/e2e/host/512` and
+//!   `cb/e2e/device/512`: one execution of the 512-dispatch chain, submitted and waited for, on a
+//!   queue that runs the kernels;
+//! - `clip/cCd16` and `clip/device/cCd16` for C in 1, 2, 4, 8: the CLIP-shaped program, per item,
+//!   processed by the host and on the device;
 //! - `alloca/roundtrip`, `alloca/baseline`, `alloca/cross_queue`, `host_call/e2e`,
 //!   `host_call/after_barrier/e2e`,
 //!   `file/read/64MiB`, `file/read_staged/64MiB`, `file/read_baseline/64MiB`: queue-ordered
@@ -149,12 +154,25 @@ pub fn shapes<'a>(
             command_buffers::dynamic_extra(cb_rig, length)
         }));
     }
-    let items = clip_items(quick);
-    for concurrency in command_buffers::CLIP_CONCURRENCY {
-        let name = format!("clip/c{concurrency}d{}", command_buffers::CLIP_DEPTH);
-        list.push(Shape::new(name, items * concurrency as u64, move || {
-            command_buffers::clip(cb_rig, concurrency, items)
+    for length in command_buffers::DEVICE_CHAIN_LENGTHS {
+        // Per execution: the point is that it does not grow with N.
+        list.push(Shape::new(format!("cb/device/{length}"), 1, move || command_buffers::device_static(cb_rig, length)));
+    }
+    for device in [false, true] {
+        let side = if device { "device" } else { "host" };
+        list.push(Shape::new(format!("cb/e2e/{side}/512"), 1, move || {
+            command_buffers::end_to_end(cb_rig, 512, device)
         }));
+    }
+    let items = clip_items(quick);
+    for device in [false, true] {
+        for concurrency in command_buffers::CLIP_CONCURRENCY {
+            let side = if device { "device/" } else { "" };
+            let name = format!("clip/{side}c{concurrency}d{}", command_buffers::CLIP_DEPTH);
+            list.push(Shape::new(name, items * concurrency as u64, move || {
+                command_buffers::clip(cb_rig, concurrency, items, device)
+            }));
+        }
     }
     list.push(diamond_shape(rig));
     list.push(Shape::new("alloca/roundtrip".into(), SUBMITS, move || memory::roundtrip(rig, memory_rig, true)));

@@ -24,7 +24,9 @@ pub enum ExecutionMode {
     /// a test mode.
     Relaxed,
     /// Packets retire (signals, timestamps, barriers) without running kernels, so host cost can
-    /// be measured alone.
+    /// be measured alone. No kernel runs, the device library's block processor included: a
+    /// command-buffer execution processed on the device never reaches its packets here (the
+    /// engine's `BlockProcessing::Host` keeps such executions on the host).
     RetireOnly,
     /// Consecutive dispatches without the barrier bit run at the same time, up to the agent's
     /// compute units, and each retires when it finishes, as a command processor may run them:
