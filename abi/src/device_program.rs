@@ -139,12 +139,27 @@ pub struct DevicePacket {
     pub patch_count: u32,
     /// The command that recorded it (its recording index), named in failures.
     pub command: u32,
-    pub reserved: [u64; 5],
+    /// [`PACKET_HEADER_LEFT_TO_DEVICE`], [`PACKET_PATCHES_NEXT`].
+    pub flags: u32,
+    /// With [`PACKET_PATCHES_NEXT`]: the next packet's implicit arguments' offset in its
+    /// kernargs, or [`NO_TARGET_IMPLICIT_ARGS`].
+    pub target_implicit_offset: u32,
+    pub reserved: [u64; 4],
 }
 assert_layout!(DevicePacket, size = 128, align = 8);
 assert_offset!(DevicePacket, kind, 64);
 assert_offset!(DevicePacket, template_offset, 72);
 assert_offset!(DevicePacket, command, 84);
+assert_offset!(DevicePacket, flags, 88);
+assert_offset!(DevicePacket, target_implicit_offset, 92);
+
+/// The processor writes the packet's body but not its header: the `patch_indirect` packet just
+/// before it stores the header once the grid is in place (an indirect dispatch).
+pub const PACKET_HEADER_LEFT_TO_DEVICE: u32 = 1;
+/// A `patch_indirect` packet whose target is the next packet: the processor writes the next
+/// packet's slot address at kernarg byte 0 and its implicit arguments' address at byte 16.
+pub const PACKET_PATCHES_NEXT: u32 = 2;
+pub const NO_TARGET_IMPLICIT_ARGS: u32 = u32::MAX;
 
 impl Default for DevicePacket {
     fn default() -> Self {
@@ -300,6 +315,20 @@ impl DeviceProgramBuilder {
     /// A dispatch whose kernargs are `template` with each `(kernarg_offset, slot, offset)` patch's
     /// binding written into the copy.
     pub fn push_template(&mut self, body: [u8; 64], template: &[u8], patches: &[(u32, u32, u64)], command: u32) {
+        self.push_template_with(body, template, patches, command, 0, NO_TARGET_IMPLICIT_ARGS);
+    }
+
+    /// [`Self::push_template`] with packet `flags` ([`PACKET_HEADER_LEFT_TO_DEVICE`],
+    /// [`PACKET_PATCHES_NEXT`]) and, for the latter, the target's implicit-argument offset.
+    pub fn push_template_with(
+        &mut self,
+        body: [u8; 64],
+        template: &[u8],
+        patches: &[(u32, u32, u64)],
+        command: u32,
+        flags: u32,
+        target_implicit_offset: u32,
+    ) {
         let template_offset = self.templates.len() as u32;
         self.templates.extend_from_slice(template);
         self.templates.resize(self.templates.len().next_multiple_of(64), 0);
@@ -319,6 +348,8 @@ impl DeviceProgramBuilder {
             first_patch,
             patch_count: patches.len() as u32,
             command,
+            flags,
+            target_implicit_offset,
             ..Default::default()
         });
     }

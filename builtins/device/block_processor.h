@@ -44,11 +44,19 @@ _Static_assert(sizeof(aq_device_block) == 64 && __builtin_offsetof(aq_device_blo
 typedef struct aq_device_packet {
   u32 body[16];
   u32 kind, kernarg_bytes, template_offset, first_patch, patch_count, command;
-  u64 reserved[5];
+  u32 flags, target_implicit_offset;
+  u64 reserved[4];
 } aq_device_packet;
 _Static_assert(sizeof(aq_device_packet) == 128 && __builtin_offsetof(aq_device_packet, kind) == 64 &&
-                   __builtin_offsetof(aq_device_packet, command) == 84,
+                   __builtin_offsetof(aq_device_packet, command) == 84 &&
+                   __builtin_offsetof(aq_device_packet, flags) == 88 &&
+                   __builtin_offsetof(aq_device_packet, target_implicit_offset) == 92,
                "aq_device_packet must match DevicePacket");
+// Packet flags: the header is stored by the patch_indirect packet before it; a patch_indirect
+// packet whose target is the next packet (kernarg 0: its slot, 16: its implicit arguments).
+#define AQ_PACKET_HEADER_LEFT_TO_DEVICE 1u
+#define AQ_PACKET_PATCHES_NEXT 2u
+#define AQ_NO_TARGET_IMPLICIT_ARGS 0xFFFFFFFFu
 
 typedef struct aq_device_patch {
   u32 kernarg_offset, slot;
@@ -307,7 +315,17 @@ static void aq_process(const aq_processor_args *args) {
         }
         slot[10] = (u32)(u64)kernargs; // kernarg_address, bytes 40..48
         slot[11] = (u32)((u64)kernargs >> 32);
-        kernargs += (packet->kernarg_bytes + 63u) & ~63u;
+        u8 *next_kernargs = kernargs + ((packet->kernarg_bytes + 63u) & ~63u);
+        if (packet->flags & AQ_PACKET_PATCHES_NEXT) {
+          // An indirect dispatch's patch: its target is the next slot, whose kernargs come next.
+          const u64 target = (u64)aq_slot(args->queue, id + 1);
+          const u64 implicit = packet->target_implicit_offset == AQ_NO_TARGET_IMPLICIT_ARGS
+                                   ? 0
+                                   : (u64)next_kernargs + packet->target_implicit_offset;
+          __builtin_memcpy(kernargs, &target, 8);
+          __builtin_memcpy(kernargs + 16, &implicit, 8);
+        }
+        kernargs = next_kernargs;
       }
     }
     if (at->terminator != AQ_TERMINATOR_NEXT)
@@ -346,6 +364,8 @@ static void aq_process(const aq_processor_args *args) {
   for (u32 walked = 0; walked < plan.blocks; ++walked) {
     const aq_device_block *blk = &blocks[cursor];
     for (u32 p = 0; p < blk->packet_count; ++p, ++at) {
+      if (packets[blk->first_packet + p].flags & AQ_PACKET_HEADER_LEFT_TO_DEVICE)
+        continue; // its patch_indirect packet stores it
       u32 header = packets[blk->first_packet + p].body[0];
       if (at == first)
         header = (header & ~AQ_HEADER_SCOPES) | AQ_HEADER_BARRIER | AQ_HEADER_ACQUIRE_SYSTEM |

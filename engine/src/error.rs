@@ -161,7 +161,7 @@ pub enum EngineError {
     /// signals fail instead of running something else.
     #[error("submission failed: {0}")]
     SubmissionFault(aqueduct_components::submission::SubmissionFault),
-    /// A fixed limit was reached (semaphores or queues per device, blocks replayed by one
+    /// A fixed limit was reached (semaphores or queues per device, blocks processed by one
     /// command-buffer execution).
     #[error("{what} limit reached ({limit})")]
     LimitReached {

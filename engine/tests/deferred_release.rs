@@ -135,6 +135,8 @@ fn a_command_buffer_dropped_under_its_parked_execution_replays_whole_then_is_fre
     let out = host_buffer(device, &[0; 4 * COUNT as usize]);
     let limits = BlockLimits { packets: 4, ..BlockLimits::default() };
     let mut cb = device.create_command_buffer_on(0, CommandBufferUsage::Reusable, limits).unwrap();
+    // The host's segments are what this test parks between.
+    cb.set_processing(aqueduct_engine::BlockProcessing::Host);
     for step in 0..24 {
         let bindings = [BufferRef::from(&out), BufferRef::from(&out)];
         let constants = [step, COUNT];

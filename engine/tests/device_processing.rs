@@ -187,23 +187,61 @@ fn a_loop_that_never_exits_fails_its_execution_naming_the_block() {
 }
 
 #[test]
-fn forcing_the_device_on_a_program_it_cannot_process_is_refused_and_stages_nothing() {
+fn indirect_dispatches_transfers_and_scatter_run_on_the_device_as_on_the_host() {
     let rig = Rig::new();
+    let mut results = Vec::new();
+    for processing in [BlockProcessing::Host, BlockProcessing::Device] {
+        let (out, filled, copied) = (rig.buffer(N), rig.buffer(N), rig.buffer(N));
+        let counts = host_buffer(&rig.device, bytemuck::cast_slice(&[2u32, 1, 1]));
+        let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
+        cb.set_processing(processing);
+        // An indirect dispatch whose counts come from slot 1, a fill of slot 0, a copy from it,
+        // and an all-dynamic (pointer-scatter) dispatch.
+        let bindings = [BufferRef::from(&out)];
+        let constants = [10, N];
+        let dispatch = Dispatch::grid([1, 1, 1]).workgroup([16, 1, 1]).bindings(&bindings).constants(&constants);
+        cb.dispatch_indirect(&rig.kernels.store_value, &dispatch, BufferRef::slot(1, 0, 12)).unwrap();
+        cb.barrier().unwrap();
+        cb.fill(BufferRef::slot(0, 4, 4 * u64::from(N) - 8), &7u32.to_le_bytes()).unwrap();
+        cb.barrier().unwrap();
+        cb.copy(BufferRef::slot(0, 0, 4 * u64::from(N)), &copied).unwrap();
+        cb.barrier().unwrap();
+        rig.add(&mut cb, BufferRef::slot(2, 0, 4 * u64::from(N)), BufferRef::slot(0, 0, 4 * u64::from(N)), 1, N);
+        cb.finish().unwrap();
+        assert_eq!(cb.device_ineligible(), None, "every command has a device form");
+        let scattered = rig.buffer(N);
+        let table = BindingTable::from_bindings(&[filled.whole(), counts.whole(), scattered.whole()]).unwrap();
+        let (packets, _) = rig.execute(&cb, &table);
+        if processing == BlockProcessing::Device {
+            assert_eq!(packets, 2);
+        }
+        results.push([out, filled, copied, scattered].map(|buffer| read_words(&buffer)));
+    }
+    let expected_out: Vec<u32> = (0..N).map(|i| if i < 32 { 10 + i } else { 0 }).collect();
+    assert_eq!(results[0][0], expected_out, "two workgroups of 16 from the counts buffer");
+    assert_eq!(results[0][1][1], 7);
+    assert_eq!(results[0], results[1], "the device wrote what the host wrote");
+}
+
+#[test]
+fn forcing_the_device_on_a_block_too_large_for_its_target_is_refused_and_stages_nothing() {
+    let rig = Rig::with(EngineConfig { queue_packets: 64, ..EngineConfig::default() });
     let out = rig.buffer(N);
-    let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
-    cb.fill(&out, &1u32.to_le_bytes()).unwrap();
-    cb.finish().unwrap();
-    assert!(cb.device_ineligible().is_some_and(|reason| reason.contains("transfers")));
+    let limits = BlockLimits { packets: 128, ..BlockLimits::default() };
+    let mut cb = rig.device.create_command_buffer_on(0, CommandBufferUsage::OneShot, limits).unwrap();
     cb.set_processing(BlockProcessing::Device);
+    for _ in 0..100 {
+        cb.fill(&out, &1u32.to_le_bytes()).unwrap();
+    }
+    cb.finish().unwrap();
     let before = rig.queue.stats();
-    let error = rig.queue.execute(&cb, &BindingTable::default()).submit().expect_err("refused");
-    assert!(
-        matches!(&error, EngineError::InvalidArgument { reason, .. } if reason.contains("cannot be processed on the device")),
-        "{error}"
-    );
+    for _ in 0..2 {
+        // Refused before anything ran: the one-shot buffer is refused the same way again.
+        let error = rig.queue.execute(&cb, &BindingTable::default()).submit().expect_err("refused");
+        assert!(
+            matches!(&error, EngineError::SubmissionTooLarge { reason } if reason.contains("device target")),
+            "{error}"
+        );
+    }
     assert_eq!(rig.queue.stats(), before, "nothing was staged");
-    // The model never picks the device for it.
-    cb.set_processing(BlockProcessing::Auto);
-    rig.execute(&cb, &BindingTable::default());
-    assert_eq!(read_words(&out), vec![1; N as usize]);
 }

@@ -216,6 +216,9 @@ fn a_command_buffer_execution_is_timed_as_one_submission() {
     let x_ref: BufferRef = x.whole().into();
     let store = Dispatch::grid([256, 1, 1]).workgroup([64, 1, 1]).bindings(std::slice::from_ref(&x_ref));
     program.dispatch(&rig.kernels.store_value, &store.constants(&[5, 256])).unwrap();
+    // The add reads what the store wrote: without the barrier the two may overlap (the device's
+    // block processor lets them; the host's happens to order a segment's last packet).
+    program.barrier().unwrap();
     let bindings: [BufferRef; 2] = [y.whole().into(), x.whole().into()];
     let add = Dispatch::grid([256, 1, 1]).workgroup([64, 1, 1]).bindings(&bindings);
     program.dispatch(&rig.kernels.add_from, &add.constants(&[1, 256])).unwrap();

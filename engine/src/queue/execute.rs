@@ -31,11 +31,11 @@ pub(crate) fn execute(
         });
     }
     check_table(program, table, shared.device.id)?;
+    let block_limit = shared.device.config.execution_block_limit;
+    let on_device = on_device(to, command_buffer.processing(), program)?;
     if program.one_shot && program.executed.swap(true, Ordering::AcqRel) {
         return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
     }
-    let block_limit = shared.device.config.execution_block_limit;
-    let on_device = on_device(to, command_buffer.processing(), program)?;
     let result = to.submit(waits, signals, |row| {
         row.set_operation(aqueduct_components::capture::OperationKind::CommandBufferExecution);
         let run = row.program();
@@ -83,13 +83,15 @@ fn on_device(to: &mut impl Submitter, processing: BlockProcessing, program: &Fin
         if u64::from(device_program.max_block_packets) + 2 > u64::from(target.ring_packets)
             || u64::from(device_program.max_block_kernarg_bytes) > target.kernarg_capacity
         {
-            return Err(refused(format!(
-                "a block of {} packets and {} kernarg bytes does not fit the queue's device target ({} packets, {} bytes)",
-                device_program.max_block_packets,
-                device_program.max_block_kernarg_bytes,
-                target.ring_packets,
-                target.kernarg_capacity
-            )));
+            return Err(EngineError::SubmissionTooLarge {
+                reason: format!(
+                    "a block of {} packets and {} kernarg bytes, for the device target's {}-packet ring and {}-byte kernarg area",
+                    device_program.max_block_packets,
+                    device_program.max_block_kernarg_bytes,
+                    target.ring_packets,
+                    target.kernarg_capacity
+                ),
+            });
         }
         Ok(())
     });

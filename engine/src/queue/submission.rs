@@ -296,7 +296,7 @@ impl QueueShared {
                     let processed = rows.columns.program[rows.slot(row)].blocks_run;
                     let error = if verdict == Verdict::BlockLimit {
                         EngineError::LimitReached {
-                            what: "blocks replayed by one command-buffer execution",
+                            what: "blocks processed by one command-buffer execution",
                             limit: self.device.config.execution_block_limit as usize,
                         }
                     } else {

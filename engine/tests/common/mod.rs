@@ -42,9 +42,25 @@ pub fn controls(queue: &aqueduct_engine::Queue) -> aqueduct_hsa::SoftControls {
     queue.soft_controls().expect("the tests run on the soft runtime, embedded or as the drop-in")
 }
 
+/// Where command buffers made without a choice of their own process their blocks:
+/// `AQUEDUCT_TEST_BLOCK_PROCESSING` = `host` or `device` runs the suites on one path (CI runs
+/// the command-buffer suites on both); unset, the engine's model picks.
+pub fn block_processing() -> aqueduct_engine::BlockProcessing {
+    match std::env::var("AQUEDUCT_TEST_BLOCK_PROCESSING").as_deref() {
+        Ok("host") => aqueduct_engine::BlockProcessing::Host,
+        Ok("device") => aqueduct_engine::BlockProcessing::Device,
+        _ => aqueduct_engine::BlockProcessing::Auto,
+    }
+}
+
 pub fn engine_with(config: EngineConfig) -> Engine {
     hsa_common::register_test_kernels();
+    let block_processing = match config.block_processing {
+        aqueduct_engine::BlockProcessing::Auto => block_processing(),
+        chosen => chosen,
+    };
     let engine = open_engine(EngineConfig {
+        block_processing,
         // Tiny rings (4 to 16 packets) make backpressure easy to reach; ROCr's minimum is 64.
         soft: SoftConfig { default_mode: ExecutionMode::Relaxed, queue_min_packets: 4, ..config.soft.clone() },
         completion_fallback: COMPLETION_FALLBACK,
