@@ -110,7 +110,10 @@ pub(crate) fn build(image: &ProgramImage) -> Result<(Vec<u8>, u32), &'static str
 
 /// A packet body with its header word, its kernarg template, and a patch `(kernarg_offset, slot,
 /// offset)` per dynamic binding.
-type TemplatePacket = ([u8; 64], Vec<u8>, Vec<(u32, u32, u64)>);
+type TemplatePacket = ([u8; 64], Vec<u8>, Vec<Patch>);
+
+/// `(kernarg_offset, slot, offset)`: write slot `slot`'s base plus `offset` at the kernarg byte.
+type Patch = (u32, u32, u64);
 
 /// A pointer-scatter dispatch as a template: its constants (and implicit block) in place, a
 /// patch for each dynamic binding, static bindings written in.
@@ -239,7 +242,7 @@ impl Transfer<'_, '_> {
         source: u16,
         kernarg_offset: u32,
         which: usize,
-    ) -> Result<(u64, Option<(u32, u32, u64)>), &'static str> {
+    ) -> Result<(u64, Option<Patch>), &'static str> {
         let source = self.block.source(u32::from(source)).ok_or("a binding source is missing")?;
         match source.source_kind() {
             Some(SourceKind::Static) => Ok((source.value, None)),
