@@ -27,7 +27,7 @@ pub const DEVICE_PROGRAM_MAGIC: u32 = u32::from_le_bytes(*b"AQDP");
 pub const DEVICE_PROGRAM_VERSION: u32 = 1;
 
 /// Kernarg bytes of the processor's own dispatch before the binding table: [`ProcessorArgs`].
-pub const PROCESSOR_ARGS_BYTES: u32 = 80;
+pub const PROCESSOR_ARGS_BYTES: u32 = 88;
 /// Bytes at the start of a target queue's state kept for the processor's continuation
 /// arguments: two slots, so a step writes the next step's arguments beside its own.
 pub const PROCESSOR_STATE_SLOT_BYTES: u64 = 128;
@@ -196,6 +196,8 @@ pub struct ProcessorArgs {
     pub done_signal: u64,
     /// Bytes of the kernarg area after the state's slots.
     pub kernarg_capacity: u64,
+    /// Under a profile capture's dispatch timing, the execution's [`TimingTable`]; 0 otherwise.
+    pub timing: u64,
     /// The block this step starts at (or whose conditional branch it evaluates first).
     pub block: u32,
     /// 1: `block` ends in a conditional branch; evaluate it before anything else.
@@ -209,8 +211,30 @@ pub struct ProcessorArgs {
 }
 assert_layout!(ProcessorArgs, size = PROCESSOR_ARGS_BYTES as usize, align = 8);
 assert_offset!(ProcessorArgs, kernarg_capacity, 48);
-assert_offset!(ProcessorArgs, block, 56);
-assert_offset!(ProcessorArgs, step, 72);
+assert_offset!(ProcessorArgs, timing, 56);
+assert_offset!(ProcessorArgs, block, 64);
+assert_offset!(ProcessorArgs, step, 80);
+
+/// The head of an execution's timing table: `capacity` timing signals (u64 handles) follow it,
+/// then `capacity` u32 entries of the log. The processor gives the `used`-th dispatch packet it
+/// writes signal `used` as its completion signal and logs its packet index (in the device
+/// program) there; past `capacity`, it counts the packet in `untimed`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct TimingTable {
+    pub capacity: u32,
+    pub used: u32,
+    pub untimed: u32,
+    pub reserved: u32,
+}
+assert_layout!(TimingTable, size = 16, align = 4);
+
+impl TimingTable {
+    /// Bytes of a table of `capacity` entries.
+    pub const fn bytes(capacity: u64) -> u64 {
+        16 + 12 * capacity
+    }
+}
 
 /// What the processor reports when it stops an execution: `code` 0 while it runs well.
 #[repr(C)]

@@ -252,6 +252,7 @@ static const aq_host_arg block_processor_layout[] = {
     AQ_ARG(aq_processor_args, status, AQ_ARG_POINTER),
     AQ_ARG(aq_processor_args, done_signal, 0),
     AQ_ARG(aq_processor_args, kernarg_capacity, 0),
+    AQ_ARG(aq_processor_args, timing, AQ_ARG_POINTER | AQ_ARG_NULLABLE),
     AQ_ARG(aq_processor_args, block, 0),
     AQ_ARG(aq_processor_args, evaluate, 0),
     AQ_ARG(aq_processor_args, blocks_left, 0),
@@ -260,7 +261,7 @@ static const aq_host_arg block_processor_layout[] = {
     AQ_ARG(aq_processor_args, reserved, 0),
 };
 AQ_HOST_ENTRY(block_processor, aq_processor_args, args.program, args.bindings, args.queue, args.state,
-              args.status, args.done_signal, args.kernarg_capacity, args.block, args.evaluate,
+              args.status, args.done_signal, args.kernarg_capacity, args.timing, args.block, args.evaluate,
               args.blocks_left, args.binding_count, args.step, args.reserved)
 
 AQ_HOST_TABLE(aq_blit_kernels,

@@ -73,11 +73,32 @@ typedef struct aq_processor_args {
   u32 *status;
   u64 done_signal;
   u64 kernarg_capacity;
+  u32 *timing;
   u32 block, evaluate, blocks_left, binding_count, step, reserved;
 } aq_processor_args;
-_Static_assert(sizeof(aq_processor_args) == 80 && __builtin_offsetof(aq_processor_args, block) == 56 &&
-                   __builtin_offsetof(aq_processor_args, step) == 72,
+_Static_assert(sizeof(aq_processor_args) == 88 && __builtin_offsetof(aq_processor_args, timing) == 56 &&
+                   __builtin_offsetof(aq_processor_args, block) == 64 &&
+                   __builtin_offsetof(aq_processor_args, step) == 80,
                "aq_processor_args must match ProcessorArgs");
+
+#define AQ_PACKET_KERNEL_DISPATCH_TYPE 2u
+
+// TimingTable: {capacity, used, untimed, reserved}, then capacity u64 signals, then capacity u32
+// log entries (the device-program packet index each signal timed).
+static inline void aq_time_packet(u32 *timing, u32 *slot, u32 header, u32 packet_index) {
+  if (!timing || (header & 0xFFu) != AQ_PACKET_KERNEL_DISPATCH_TYPE)
+    return;
+  const u32 capacity = timing[0], used = timing[1];
+  if (used >= capacity) {
+    timing[2] += 1;
+    return;
+  }
+  const u8 *signals = (const u8 *)(timing + 4);
+  u32 *log = (u32 *)(signals + 8 * (u64)capacity);
+  __builtin_memcpy(slot + 14, signals + 8 * (u64)used, 8); // completion_signal, bytes 56..64
+  log[used] = packet_index;
+  timing[1] = used + 1;
+}
 
 #define AQ_DP_MAGIC 0x50445141u // "AQDP"
 #define AQ_DP_VERSION 1u
@@ -327,6 +348,7 @@ static void aq_process(const aq_processor_args *args) {
         }
         kernargs = next_kernargs;
       }
+      aq_time_packet(args->timing, slot, packet->body[0], at->first_packet + p);
     }
     if (at->terminator != AQ_TERMINATOR_NEXT)
       break;
@@ -380,16 +402,17 @@ static void aq_process(const aq_processor_args *args) {
   aq_ring_doorbell(aq_read_u64(args->queue + AQ_QUEUE_DOORBELL_SIGNAL), id);
 }
 
-// {program, bindings, queue, state, status, done_signal, kernarg_capacity, block, evaluate,
-// blocks_left, binding_count, step, reserved}: one step of an execution (see above).
+// {program, bindings, queue, state, status, done_signal, kernarg_capacity, timing, block,
+// evaluate, blocks_left, binding_count, step, reserved}: one step of an execution (see above).
 AQ_KERNEL void block_processor(const u8 *program, const u64 *bindings, u8 *queue, u8 *state, u32 *status,
-                               u64 done_signal, u64 kernarg_capacity, u32 block, u32 evaluate,
-                               u32 blocks_left, u32 binding_count, u32 step, u32 reserved) {
+                               u64 done_signal, u64 kernarg_capacity, u32 *timing, u32 block,
+                               u32 evaluate, u32 blocks_left, u32 binding_count, u32 step,
+                               u32 reserved) {
   if (aq_workgroup_id_x() | aq_workgroup_id_y() | aq_workgroup_id_z() | aq_workitem_id_x() |
       aq_workitem_id_y() | aq_workitem_id_z())
     return;
-  const aq_processor_args args = {program,     bindings, queue,        state,         status,
-                                  done_signal, kernarg_capacity, block, evaluate, blocks_left,
-                                  binding_count, step,          reserved};
+  const aq_processor_args args = {program,     bindings,         queue,  state,    status,
+                                  done_signal, kernarg_capacity, timing, block,    evaluate,
+                                  blocks_left, binding_count,    step,   reserved};
   aq_process(&args);
 }

@@ -150,6 +150,7 @@ const BLOCK_PROCESSOR_FIELDS: &[ArgField] = fields!(BlockProcessorArgs {
     status: Pointer,
     done_signal: Value,
     kernarg_capacity: Value,
+    timing: Pointer,
     block: Value,
     evaluate: Value,
     blocks_left: Value,

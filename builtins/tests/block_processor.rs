@@ -65,6 +65,7 @@ fn process(client: &Client, target: &Target, image: &[u8], bindings: &[u64]) -> 
         status: status.as_ptr() as u64,
         done_signal: done.handle,
         kernarg_capacity: KERNARG_CAPACITY,
+        timing: 0,
         block: 0,
         evaluate: 0,
         blocks_left: 1000,

@@ -77,6 +77,13 @@ pub enum TimedKind {
     /// A kernel dispatch: the kernel object, grid and workgroup as published, and for an executed
     /// one, the command that recorded it.
     Dispatch { kernel_object: u64, grid: [u32; 3], workgroup: [u16; 3], command: Option<(u64, u32)> },
+    /// Entry `index` of a device-processed execution's timing table at `table`: the dispatch the
+    /// block processor gave this signal, logged as a packet index of the device program at
+    /// `program` (of program id `program_id`), known once the execution retired. The engine
+    /// turns it into a `Dispatch`, or into `Unused` if the processor never got that far.
+    DeviceSlot { table: u64, index: u32, program: u64, program_id: u64 },
+    /// A timing signal no packet completed: it times nothing.
+    Unused,
 }
 
 /// One epoch's capture, in its epoch's row from publication until the engine has turned it into

@@ -8,8 +8,8 @@ mod common;
 use std::time::Duration;
 
 use aqueduct_engine::{
-    BindingTable, BlockLimits, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Dispatch, EngineConfig,
-    ProfileConfig, ProfileModes, Queue, WaitStrategy,
+    BindingTable, BlockLimits, BlockProcessing, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Dispatch,
+    EngineConfig, ProfileConfig, ProfileModes, Queue, WaitStrategy,
 };
 use aqueduct_hsa::soft::Fault;
 use aqueduct_profile::{CommandRef, DispatchEvent, OperationKind, Record};
@@ -45,11 +45,22 @@ struct Buffers([Buffer; 5]);
 /// `first` is labelled before `second` but recorded after it, so the image lays it out first:
 /// the recording indexes are not the layout's.
 fn record(rig: &KernelRig, limits: BlockLimits) -> (CommandBuffer, Buffers, BindingTable) {
+    record_for(rig, limits, BlockProcessing::Host)
+}
+
+/// [`record`], processed where `processing` says. The host's tests above count its packets and
+/// slow packets by their place in its queue, so they ask for the host.
+fn record_for(
+    rig: &KernelRig,
+    limits: BlockLimits,
+    processing: BlockProcessing,
+) -> (CommandBuffer, Buffers, BindingTable) {
     let device = rig.device();
     let buffers = Buffers([rig.buffer(), rig.buffer(), rig.buffer(), rig.buffer(), rig.buffer()]);
     let [x, y, z, w, v] = &buffers.0;
     let bytes = u64::from(COUNT) * 4;
     let mut program = device.create_command_buffer_on(0, CommandBufferUsage::Reusable, limits).unwrap();
+    program.set_processing(processing);
     assert_eq!(program.id(), None, "no id before finish");
     let grid = Dispatch::grid([COUNT, 1, 1]).workgroup([64, 1, 1]);
     let first = program.new_block().unwrap();
@@ -236,4 +247,40 @@ fn dispatches_that_find_no_timing_signal_run_untimed_and_are_counted() {
     assert_eq!(report.untimed, REPLAYED.len() as u64 - 1, "{events:#?}");
     let commands: Vec<_> = events.iter().map(|event| event.command.map(|command| command.command_index)).collect();
     assert_eq!(commands, [Some(7)]);
+}
+
+#[test]
+fn a_device_processed_execution_records_every_dispatch_the_processor_wrote() {
+    let rig = KernelRig::new(WaitStrategy::Auto);
+    let device = rig.device();
+    let path = output("device-events");
+    let modes = ProfileModes::DISPATCH_EVENTS | ProfileModes::QUEUE_EVENTS;
+    device.begin_profile(ProfileConfig::new(&path).modes(modes)).unwrap();
+    let queue = queue(device);
+    let (program, buffers, table) = record_for(&rig, BlockLimits::default(), BlockProcessing::Device);
+    let id = program.id().expect("finished");
+    let done = device.create_semaphore(0).unwrap();
+    queue.execute(&program, &table).signal(done.at(1)).submit().unwrap();
+    done.wait(1, TIMEOUT).unwrap();
+    check_results(&buffers);
+    let report = device.end_profile().unwrap();
+    assert_eq!((report.dropped, report.untimed), (0, 0));
+    let records = read(&path);
+    let q = u32::from(queue.index());
+    let executions = queue_events(&records, q);
+    assert_eq!(executions.len(), 1);
+    assert_eq!(executions[0].operation, OperationKind::CommandBufferExecution);
+    // On the queue: the timed lead barrier, the processor's dispatch, its done barrier, the
+    // trailing barrier. The dispatches themselves ran on the device target.
+    assert_eq!(executions[0].packets, 4);
+    let mut events = dispatches(&records, q);
+    events.sort_by_key(|event| event.begin_ns);
+    let commands: Vec<Option<CommandRef>> = events.iter().map(|event| event.command).collect();
+    let expected: Vec<Option<CommandRef>> =
+        REPLAYED.iter().map(|&command_index| Some(CommandRef { command_buffer: id, command_index })).collect();
+    assert_eq!(commands, expected, "one event per dispatch the processor wrote, in order (barriers between them)");
+    for event in &events {
+        assert!(event.begin_ns > 0 && event.begin_ns <= event.end_ns, "{event:?}");
+        assert_eq!(event.epoch, executions[0].epoch);
+    }
 }

@@ -182,12 +182,15 @@ fn reserve_resolved<S: CrossQueueStrategy>(
         let drained_all = queue.epochs.submitted == queue.epochs.drained;
         let columns = &mut queue.rows.columns;
         let segment = &mut columns.segment[slot];
+        let timing_slots =
+            if queue.capture.flags().dispatch_timing { crate::block_processor::DEVICE_TIMING_SLOTS } else { 0 };
         let verdict = crate::block_processor::plan_segment(
             &queue.kernargs,
             drained_all,
             &columns.program[slot],
             room,
             capacity,
+            timing_slots,
             segment,
         );
         if verdict != Verdict::Admitted {

@@ -12,7 +12,7 @@ use aqueduct_abi::block_program::{
     Block, BlockProgram, Command, CommandFlags, DecodedCommand, DispatchCommand, KERNARG_BLOCK_BYTES, KernargStrategy,
     NO_IMPLICIT_ARGS, TerminatorKind,
 };
-use aqueduct_abi::device_program::{PROCESSOR_ARGS_BYTES, ProcessorArgs, ProcessorStatus};
+use aqueduct_abi::device_program::{PROCESSOR_ARGS_BYTES, ProcessorArgs, ProcessorStatus, TimingTable};
 use aqueduct_abi::{BarrierAndPacket, FenceScope, ImplicitKernargs, KernelDispatchPacket, PacketType};
 use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
 use aqueduct_components::capture::TimedKind;
@@ -34,12 +34,15 @@ pub const SEGMENT_KERNARG_ALIGNMENT: u64 = KERNARG_BLOCK_BYTES;
 
 /// Plans the next segment of `run` into `segment`: `room` AQL slots are free now, `capacity`
 /// could be free at best. Reads only; nothing is reserved.
+/// `device_timing_slots`: the timing table an execution processed on the device carries (0
+/// without dispatch timing).
 pub fn plan_segment(
     kernargs: &KernargRing,
     drained_all: bool,
     run: &ProgramRun,
     room: u64,
     capacity: u64,
+    device_timing_slots: u64,
     segment: &mut SegmentPlan,
 ) -> Verdict {
     segment.clear();
@@ -47,7 +50,7 @@ pub fn plan_segment(
         return Verdict::Fault(SubmissionFault::NoProgramImage);
     };
     if run.on_device {
-        return plan_device_run(kernargs, run, room, capacity, segment);
+        return plan_device_run(kernargs, run, room, capacity, device_timing_slots, segment);
     }
     let mut cursor = match run.cursor {
         Cursor::Block(ordinal) => ordinal,
@@ -116,9 +119,15 @@ pub fn plan_segment(
 /// dispatch, and the barrier that waits for the execution's done signal and carries the epoch.
 pub const DEVICE_RUN_PACKETS: u64 = 2;
 
-/// The kernarg bytes of the block processor's dispatch: its arguments, then the binding table.
-pub fn device_run_kernarg_bytes(bindings: usize) -> u64 {
-    (u64::from(PROCESSOR_ARGS_BYTES) + 8 * bindings as u64).next_multiple_of(KERNARG_BLOCK_BYTES)
+/// Dispatches of one device-processed execution that a profile capture's dispatch timing can
+/// time (the rest are counted untimed): the size of its timing table.
+pub const DEVICE_TIMING_SLOTS: u64 = 256;
+
+/// The kernarg bytes of the block processor's dispatch: its arguments, the binding table, then
+/// a timing table of `timing_slots` entries (0 without dispatch timing).
+pub fn device_run_kernarg_bytes(bindings: usize, timing_slots: u64) -> u64 {
+    let table = if timing_slots == 0 { 0 } else { TimingTable::bytes(timing_slots) };
+    (u64::from(PROCESSOR_ARGS_BYTES) + 8 * bindings as u64 + table).next_multiple_of(KERNARG_BLOCK_BYTES)
 }
 
 /// The whole execution as one segment: the processor's packets and kernargs on this queue.
@@ -127,9 +136,10 @@ fn plan_device_run(
     run: &ProgramRun,
     room: u64,
     capacity: u64,
+    timing_slots: u64,
     segment: &mut SegmentPlan,
 ) -> Verdict {
-    let bytes = device_run_kernarg_bytes(run.bindings.len());
+    let bytes = device_run_kernarg_bytes(run.bindings.len(), timing_slots);
     let kernarg_limit = kernargs.capacity / 2;
     if DEVICE_RUN_PACKETS > room || bytes > kernarg_limit || kernargs.plan(bytes, SEGMENT_KERNARG_ALIGNMENT).is_none() {
         let never = DEVICE_RUN_PACKETS > capacity || bytes > kernarg_limit;
@@ -160,12 +170,17 @@ pub struct DeviceRunPlacement {
 /// Admission reserved [`DEVICE_RUN_PACKETS`] packets from `at.first_id` and
 /// [`device_run_kernarg_bytes`] at `at.kernarg_address`; `target`'s memory and signals live while
 /// this execution may run; the epoch slot's previous execution has retired.
+///
+/// With `timing` (a capture's dispatch timing), admission reserved a timing table of
+/// [`DEVICE_TIMING_SLOTS`] after the binding table: it takes that many free timing signals (or
+/// fewer), and notes each in `CaptureState::timed` as a [`TimedKind::DeviceSlot`].
 pub unsafe fn write_device_run(
     ring: &AqlRing,
     api: &aqueduct_hsa::HsaApi,
     target: &crate::DeviceTarget,
     at: DeviceRunPlacement,
     run: &mut ProgramRun,
+    timing: Option<&mut CaptureState>,
 ) -> Result<(), SubmissionFault> {
     use aqueduct_abi::PacketHeader;
     let DeviceRunPlacement { epoch, first_id, kernarg_address, completion } = at;
@@ -178,14 +193,33 @@ pub unsafe fn write_device_run(
     unsafe { (status as *mut ProcessorStatus).write_volatile(ProcessorStatus::default()) };
     // SAFETY: a live signal of the target; no packet of a running execution names it.
     unsafe { (api.hsa_signal_store_relaxed)(aqueduct_hsa::sys::hsa_signal_t { handle: done }, 1) };
+    let bindings = kernarg_address + u64::from(PROCESSOR_ARGS_BYTES);
+    let table = bindings + 8 * run.bindings.len() as u64;
+    let timing = timing.map(|capture| {
+        let signals: Vec<u64> = (0..DEVICE_TIMING_SLOTS).map_while(|_| capture.timing_signals.pop()).collect();
+        let head = TimingTable { capacity: signals.len() as u32, ..TimingTable::default() };
+        // SAFETY: admission reserved the table's bytes after the binding table, in this
+        // execution's kernarg span, host-writable and read by no packet until published.
+        unsafe {
+            (table as *mut TimingTable).write_unaligned(head);
+            core::ptr::copy_nonoverlapping(signals.as_ptr(), (table + 16) as *mut u64, signals.len());
+        }
+        for (index, &signal) in signals.iter().enumerate() {
+            let kind =
+                TimedKind::DeviceSlot { table, index: index as u32, program: program.address, program_id: image.id };
+            capture.timed.push(aqueduct_components::capture::TimedPacket { signal, kind });
+        }
+        table
+    });
     let args = ProcessorArgs {
         program: program.address,
-        bindings: kernarg_address + u64::from(PROCESSOR_ARGS_BYTES),
+        bindings,
         queue: target.queue,
         state: target.state,
         status,
         done_signal: done,
         kernarg_capacity: target.kernarg_capacity,
+        timing: timing.unwrap_or(0),
         block: 0,
         evaluate: 0,
         blocks_left: u32::try_from(run.block_limit).unwrap_or(u32::MAX),

@@ -230,6 +230,7 @@ fn write_program_segment(
     }
     if queue.rows.columns.program[slot].on_device {
         let epoch = queue.rows.columns.reservation[slot].epoch;
+        let dispatch_timing = timed && queue.capture.flags().dispatch_timing;
         let QueueState { rows, link, device_target, capture, .. } = queue;
         let target = device_target.as_ref().ok_or(SubmissionFault::NoDeviceProgram)?;
         // SAFETY: admission reserved the run's packets from `segment_id` and its kernarg bytes
@@ -247,6 +248,7 @@ fn write_program_segment(
                     completion: signal,
                 },
                 &mut rows.columns.program[slot],
+                dispatch_timing.then_some(&mut *capture),
             )?
         };
         if timed && signal != 0 {

@@ -237,12 +237,7 @@ const ANY_ALIGNMENT: [u64; 2] = [1, (1 << 40) + 1];
 
 impl Transfer<'_, '_> {
     /// The address to plan with and, for a dynamic side, its patch at `kernarg_offset`.
-    fn side(
-        &self,
-        source: u16,
-        kernarg_offset: u32,
-        which: usize,
-    ) -> Result<(u64, Option<Patch>), &'static str> {
+    fn side(&self, source: u16, kernarg_offset: u32, which: usize) -> Result<(u64, Option<Patch>), &'static str> {
         let source = self.block.source(u32::from(source)).ok_or("a binding source is missing")?;
         match source.source_kind() {
             Some(SourceKind::Static) => Ok((source.value, None)),

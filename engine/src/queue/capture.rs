@@ -193,6 +193,9 @@ impl QueueShared {
             if !facts.captured {
                 continue;
             }
+            if device_ran {
+                queue.capture.untimed += resolve_device_slots(facts);
+            }
             self.record_epoch(capture, queue.index, epoch, facts, Some(seen), device_ran);
             for timed in &facts.timed {
                 // SAFETY: a timing signal this capture created; only the device and this thread use it.
@@ -226,6 +229,9 @@ impl QueueShared {
         for timed in &facts.timed {
             if !device_ran {
                 break;
+            }
+            if matches!(timed.kind, TimedKind::Unused | TimedKind::DeviceSlot { .. }) {
+                continue; // no packet completed on it
             }
             let Ok((start, end)) = self.device.hsa.dispatch_time(agent, hsa_signal_t { handle: timed.signal }) else {
                 continue;
@@ -327,4 +333,53 @@ fn resolution(tier: WaitTier) -> WaitResolution {
         }
         WaitTier::Deferred => WaitResolution::Deferred,
     }
+}
+
+/// Turns a device-processed execution's timing slots into the dispatches the block processor
+/// timed with them (what it logged: a packet index of the device program, whose record names
+/// the kernel, grid, workgroup and recording command), and the slots it never used into
+/// `Unused`; returns the dispatches it had no signal left for. Called once the epoch retired.
+fn resolve_device_slots(facts: &mut EpochCapture) -> u64 {
+    use aqueduct_abi::device_program::{DevicePacket, DeviceProgramHeader, TimingTable};
+    let mut untimed = 0;
+    let mut tables = Vec::new();
+    for timed in &mut facts.timed {
+        let TimedKind::DeviceSlot { table, index, program, program_id } = timed.kind else { continue };
+        // SAFETY: the table is in the execution's kernarg span, which stays allocated until its
+        // epoch is reclaimed, after this harvest; the processor's writes were released before
+        // the execution's done signal completed, which the retirement acquired. The device
+        // program lives until the execution settles, which is later still.
+        let (head, header) = unsafe {
+            ((table as *const TimingTable).read_unaligned(), (program as *const DeviceProgramHeader).read_unaligned())
+        };
+        if !tables.contains(&table) {
+            tables.push(table);
+            untimed += u64::from(head.untimed);
+        }
+        if index >= head.used.min(head.capacity) {
+            timed.kind = TimedKind::Unused;
+            continue;
+        }
+        // SAFETY: as above; `index` is below the table's capacity.
+        let packet_index = unsafe {
+            ((table + 16 + 8 * u64::from(head.capacity) + 4 * u64::from(index)) as *const u32).read_unaligned()
+        };
+        if packet_index >= header.packet_count {
+            timed.kind = TimedKind::Unused;
+            continue;
+        }
+        // SAFETY: as above; the index is one of the program's packets.
+        let packet = unsafe {
+            ((program + u64::from(header.packets_offset) + 128 * u64::from(packet_index)) as *const DevicePacket)
+                .read_unaligned()
+        };
+        let body: aqueduct_abi::KernelDispatchPacket = bytemuck::cast(packet.body);
+        timed.kind = TimedKind::Dispatch {
+            kernel_object: body.kernel_object,
+            grid: [body.grid_size_x, body.grid_size_y, body.grid_size_z],
+            workgroup: [body.workgroup_size_x, body.workgroup_size_y, body.workgroup_size_z],
+            command: Some((program_id, packet.command)),
+        };
+    }
+    untimed
 }
