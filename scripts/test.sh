@@ -21,6 +21,11 @@ cargo test --workspace "$@" 2>&1 | tee "$log" || status=$?
 # its test controls (faults, stalls, queue modes) through the drop-in's vendor extension.
 AQUEDUCT_TEST_DEVICE=amdgpu AQUEDUCT_LIBHSA_PATH="$AQUEDUCT_SOFT_LIBHSA_DIR/libhsa-runtime64.so.1" \
     cargo test -p aqueduct-engine --test '*' "$@" 2>&1 | tee -a "$log" || status=$?
+# The command-buffer suites again with every execution processed on the device (the device
+# library's block processor), where the model would pick the host for most of their programs.
+AQUEDUCT_TEST_BLOCK_PROCESSING=device cargo test -p aqueduct-engine --test command_buffers \
+    --test command_buffer_bad_input --test kernargs --test profile_replay --test profile_capture \
+    --test replay --test deferred_release --test device_processing "$@" 2>&1 | tee -a "$log" || status=$?
 # cargo prints one "test result" line per test binary, ending on doc-test binaries that may hold
 # no tests; close with the totals so the last line says what actually ran.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "workspace: %d passed, %d failed\n", passed, failed }' "$log"
