@@ -44,12 +44,22 @@ impl Rig {
 
     /// Executes `cb` with `table`, waits, and returns the queue's (packets, epochs) it took.
     fn execute(&self, cb: &CommandBuffer, table: &BindingTable) -> (u64, u64) {
+        let (packets, epochs, _) = self.execute_counted(cb, table);
+        (packets, epochs)
+    }
+
+    /// [`Self::execute`], and how often the execution parked for the host to resume it.
+    fn execute_counted(&self, cb: &CommandBuffer, table: &BindingTable) -> (u64, u64, u64) {
         let before = self.queue.stats();
         let value = self.value.fetch_add(1, Ordering::Relaxed) + 1;
         self.queue.execute(cb, table).signal(self.done.at(value)).submit().expect("execute");
         self.done.wait(value, TIMEOUT).expect("execution completes");
         let after = self.queue.stats();
-        (after.packets - before.packets, after.epochs_submitted - before.epochs_submitted)
+        (
+            after.packets - before.packets,
+            after.epochs_submitted - before.epochs_submitted,
+            after.deferred - before.deferred,
+        )
     }
 
     /// out[i] = input[i] + addend for i < count.
@@ -110,7 +120,7 @@ fn a_512_dispatch_program_takes_two_packets_on_the_device_and_matches_the_host()
 
 /// A loop of `iterations` on the device's or the host's side: the counter is raised by one per
 /// pass, and the branch reads it.
-fn looped(rig: &Rig, iterations: u32, processing: BlockProcessing) -> (Vec<u32>, u64) {
+fn looped(rig: &Rig, iterations: u32, processing: BlockProcessing) -> (Vec<u32>, u64, u64) {
     let counter = rig.buffer(1);
     let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
     cb.set_processing(processing);
@@ -121,23 +131,24 @@ fn looped(rig: &Rig, iterations: u32, processing: BlockProcessing) -> (Vec<u32>,
     cb.branch_if(&counter, CompareOp::Lt, u64::from(iterations), body, exit).unwrap();
     cb.begin(exit).unwrap();
     cb.finish().unwrap();
-    let (_, epochs) = rig.execute(&cb, &BindingTable::default());
-    (read_words(&counter), epochs)
+    let (_, epochs, parked) = rig.execute_counted(&cb, &BindingTable::default());
+    (read_words(&counter), epochs, parked)
 }
 
 #[test]
 fn a_conditional_loop_of_100_iterations_needs_no_host_round_trip() {
     let rig = Rig::new();
-    let (host, host_epochs) = looped(&rig, 100, BlockProcessing::Host);
-    let (device, device_epochs) = looped(&rig, 100, BlockProcessing::Device);
+    let (host, host_epochs, host_parked) = looped(&rig, 100, BlockProcessing::Host);
+    let (device, device_epochs, device_parked) = looped(&rig, 100, BlockProcessing::Device);
     assert_eq!(host, vec![100]);
     assert_eq!(device, host, "the device's loop matches the host's");
-    // On the host each branch ends a segment: the queue drains, the host reads the counter
-    // and admits the next one (one epoch per iteration). On the device it is one epoch.
-    assert!(host_epochs >= 100, "{host_epochs}");
-    assert_eq!(device_epochs, 1);
+    // On the host each branch ends a segment: the host waits for the queue to drain, reads the
+    // counter and admits the next segment (one epoch, one host round trip, per iteration; the
+    // execution parked for it at least once). On the device it is one epoch, never parked.
+    assert!(host_epochs >= 100 && host_parked >= 1, "{host_epochs} epochs, parked {host_parked} times");
+    assert_eq!((device_epochs, device_parked), (1, 0));
     // The model picks the device for a program with a conditional branch.
-    let (auto, auto_epochs) = looped(&rig, 100, BlockProcessing::Auto);
+    let (auto, auto_epochs, _) = looped(&rig, 100, BlockProcessing::Auto);
     assert_eq!((auto, auto_epochs), (vec![100], 1));
 }
 
