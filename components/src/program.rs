@@ -201,6 +201,8 @@ pub struct DeviceProgramRef {
     pub max_block_packets: u32,
     pub max_block_kernarg_bytes: u32,
     pub conditional_branches: u32,
+    /// Transfers with a dynamic side (written by kernels planned for any alignment).
+    pub dynamic_transfers: u32,
 }
 
 impl ProgramImage {

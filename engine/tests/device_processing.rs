@@ -256,3 +256,25 @@ fn forcing_the_device_on_a_block_too_large_for_its_target_is_refused_and_stages_
     }
     assert_eq!(rig.queue.stats(), before, "nothing was staged");
 }
+
+#[test]
+fn the_execute_builder_overrides_the_command_buffers_choice() {
+    let rig = Rig::new();
+    let cb = chain(&rig, 8, BlockProcessing::Host);
+    let out = rig.buffer(N);
+    let table = BindingTable::from_bindings(&[out.whole()]).unwrap();
+    let before = rig.queue.stats();
+    let value = rig.value.fetch_add(1, Ordering::Relaxed) + 1;
+    rig.queue
+        .execute(&cb, &table)
+        .processing(BlockProcessing::Device)
+        .signal(rig.done.at(value))
+        .submit()
+        .expect("execute on the device");
+    rig.done.wait(value, TIMEOUT).unwrap();
+    assert_eq!(rig.queue.stats().packets - before.packets, 2, "processed on the device");
+    assert_eq!(read_words(&out), vec![4; N as usize]);
+    // And back: the command buffer's own choice again.
+    let (packets, _) = rig.execute(&cb, &table);
+    assert_eq!((packets, read_words(&out)), (8, vec![8; N as usize]));
+}

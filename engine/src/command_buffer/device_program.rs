@@ -20,8 +20,9 @@ use aqueduct_components::program::{ProgramImage, StepKind};
 pub enum BlockProcessing {
     /// The engine picks, per execution, by a measured cost model: the device for programs with a
     /// conditional branch (a branch on the host costs a round trip: the queue drains, the host
-    /// reads the value) or with at least [`DEVICE_MIN_PACKETS`] packets, the host otherwise, and
-    /// the host whenever the program has commands only the host processes.
+    /// reads the value) or with at least [`DEVICE_MIN_PACKETS`] packets and no transfer with a
+    /// dynamic side (which the device writes with kernels planned for any alignment); the host
+    /// otherwise, and while a profile capture runs.
     #[default]
     Auto,
     /// The host writes every packet of every execution (the queue's own stages).
@@ -40,10 +41,10 @@ pub const DEVICE_MIN_PACKETS: u32 = 256;
 /// Builds the device program of `image`, or says why it has none: the device processor writes
 /// every dispatch strategy, transfers and barriers (what the host's writes, written the same
 /// way); an image the recorder did not build has no block steps and no device program.
-pub(crate) fn build(image: &ProgramImage) -> Result<(Vec<u8>, u32), &'static str> {
+pub(crate) fn build(image: &ProgramImage) -> Result<(Vec<u8>, DeviceProgramCounts), &'static str> {
     let view = image.view().ok_or("the program image cannot be read")?;
     let mut builder = DeviceProgramBuilder::new();
-    let mut conditional_branches = 0;
+    let mut counts = DeviceProgramCounts::default();
     for ordinal in 0..image.blocks.len() as u32 {
         let (facts, commands, patches) = image.blocks.get(ordinal).ok_or("a block is missing")?;
         builder.begin_block(facts.first_command);
@@ -94,6 +95,7 @@ pub(crate) fn build(image: &ProgramImage) -> Result<(Vec<u8>, u32), &'static str
                         (Some(decoded), Some(flags)) => {
                             let transfer = Transfer { image, block: &block, rodata: facts.rodata_address };
                             let (body, template, patches) = transfer.packet(&decoded, flags)?;
+                            counts.dynamic_transfers += u32::from(!patches.is_empty());
                             builder.push_template(body, &template, &patches, command);
                         }
                         (Some(_), None) => return Err("a command cannot be read"),
@@ -102,10 +104,19 @@ pub(crate) fn build(image: &ProgramImage) -> Result<(Vec<u8>, u32), &'static str
             }
         }
         let end = block_end(&view, ordinal, facts.header.terminator_kind())?;
-        conditional_branches += u32::from(matches!(end, BlockEnd::CondBranch { .. }));
+        counts.conditional_branches += u32::from(matches!(end, BlockEnd::CondBranch { .. }));
         builder.end_block(end);
     }
-    Ok((builder.finish(), conditional_branches))
+    Ok((builder.finish(), counts))
+}
+
+/// What the cost model weighs besides the packet count.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DeviceProgramCounts {
+    pub conditional_branches: u32,
+    /// Transfers with a dynamic side, which the device writes with kernels planned for any
+    /// alignment (byte-wise or unaligned): slower than the host's, which sees the addresses.
+    pub dynamic_transfers: u32,
 }
 
 /// A packet body with its header word, its kernarg template, and a patch `(kernarg_offset, slot,

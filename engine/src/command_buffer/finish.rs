@@ -139,7 +139,7 @@ impl CommandBuffer {
         let mut image =
             ProgramImage { id, bytes: bytes.into_boxed_slice(), blocks, builtins, device: Err("not built yet") };
         let device_program = match super::device_program::build(&image) {
-            Ok((program, conditional_branches)) => {
+            Ok((program, counts)) => {
                 // The device program is an alternative: a program that cannot get memory for it
                 // is processed on the host.
                 match publish_memory(&self.device, agent.kernarg_pool, program.len()) {
@@ -156,7 +156,8 @@ impl CommandBuffer {
                             packets: header.packet_count,
                             max_block_packets: header.max_block_packets,
                             max_block_kernarg_bytes: header.max_block_kernarg_bytes,
-                            conditional_branches,
+                            conditional_branches: counts.conditional_branches,
+                            dynamic_transfers: counts.dynamic_transfers,
                         });
                         Some(memory)
                     }

@@ -116,17 +116,21 @@ impl<'a, T, O> Submission<'a, T, O> {
 /// Declares one operation's argument struct and its builder method on [`Queue`]: the part every
 /// operation shares.
 macro_rules! operation {
-    ($(#[$doc:meta])* $method:ident($($arg:ident: $ty:ty),*) as $name:ident) => {
+    (
+        $(#[$doc:meta])* $method:ident($($arg:ident: $ty:ty),*)
+        with { $($option:ident: $oty:ty = $default:expr),* } as $name:ident
+    ) => {
         #[doc = concat!("The arguments of [`Queue::", stringify!($method), "`].")]
         pub struct $name<'a> {
             $(pub(crate) $arg: $ty,)*
+            $(pub(crate) $option: $oty,)*
             _borrow: core::marker::PhantomData<&'a ()>,
         }
 
         impl Queue {
             $(#[$doc])*
             pub fn $method<'a>(&'a self, $($arg: $ty),*) -> Submission<'a, &'a Queue, $name<'a>> {
-                Submission::new(self, $name { $($arg,)* _borrow: core::marker::PhantomData })
+                Submission::new(self, $name { $($arg,)* $($option: $default,)* _borrow: core::marker::PhantomData })
             }
         }
     };
@@ -154,18 +158,21 @@ pub(crate) use captured;
 macro_rules! operations {
     ($(
         $(#[$doc:meta])*
-        $method:ident($($arg:ident: $ty:ty),*) -> $output:ty as $name:ident
+        $method:ident($($arg:ident: $ty:ty),*) $(with { $($option:ident: $oty:ty = $default:expr),* })?
+            -> $output:ty as $name:ident
         => |$to:ident, $waits:ident, $signals:ident| $body:expr;
         record |$capture:pat_param, $out:pat_param| $describe:expr;
     )*) => {
         $(
-            operation!($(#[$doc])* $method($($arg: $ty),*) as $name);
+            operation!(
+                $(#[$doc])* $method($($arg: $ty),*) with { $($($option: $oty = $default),*)? } as $name
+            );
 
             impl<'a> Submission<'a, &'a Queue, $name<'a>> {
                 /// Validates and publishes the operation; a refused one changes nothing. Returns
                 /// its place in the queue's order, which [`Queue::wait_for`] waits on.
                 pub fn submit(self) -> EngineResult<<$output as SubmitOutput>::Queued> {
-                    let $name { $($arg,)* .. } = self.operation;
+                    let $name { $($arg,)* $($($option,)*)? .. } = self.operation;
                     let shared = self.target.shared();
                     let ($to, $waits, $signals) = (&mut Immediate(shared), &self.waits[..], &self.signals[..]);
                     captured!(Submitter::queue($to), $waits, $signals, $body, |$capture, $out| $describe)
@@ -177,7 +184,7 @@ macro_rules! operations {
                 /// Validates the operation and stages it in the batch, which publishes it at its
                 /// flush; a refused one stages nothing.
                 pub fn submit(self) -> EngineResult<$output> {
-                    let $name { $($arg,)* .. } = self.operation;
+                    let $name { $($arg,)* $($($option,)*)? .. } = self.operation;
                     let ($to, $waits, $signals) = (self.target, &self.waits[..], &self.signals[..]);
                     captured!(Submitter::queue($to), $waits, $signals, $body, |$capture, $out| $describe)
                 }
@@ -188,7 +195,10 @@ macro_rules! operations {
             $(
                 #[doc = concat!("Stages [`Queue::", stringify!($method), "`] in the batch.")]
                 pub fn $method<'a>(&'a mut self, $($arg: $ty),*) -> Submission<'a, &'a mut Batch<'q>, $name<'a>> {
-                    Submission::new(self, $name { $($arg,)* _borrow: core::marker::PhantomData })
+                    Submission::new(
+                        self,
+                        $name { $($arg,)* $($($option: $default,)*)? _borrow: core::marker::PhantomData },
+                    )
                 }
             )*
         }
@@ -248,9 +258,24 @@ operations! {
     /// done. Dynamic bindings resolve through `table`. Returns once the first segment is
     /// published (or parked behind earlier work); larger programs and conditional branches
     /// continue from the queue's completion thread.
-    execute(command_buffer: &'a CommandBuffer, table: &'a BindingTable) -> () as ExecuteOp
-        => |to, waits, signals| super::execute::execute(to, command_buffer, table, waits, signals);
+    ///
+    /// Where its blocks become packets is the command buffer's choice
+    /// ([`CommandBuffer::set_processing`]) unless [`Submission::processing`] overrides it.
+    execute(command_buffer: &'a CommandBuffer, table: &'a BindingTable)
+        with { processing: Option<crate::BlockProcessing> = None } -> () as ExecuteOp
+        => |to, waits, signals| super::execute::execute(to, command_buffer, table, processing, waits, signals);
         record |_, _| replay::describe_execute(command_buffer, table);
+}
+
+impl<'a, T> Submission<'a, T, ExecuteOp<'a>> {
+    /// Where this execution's blocks become packets, whatever the command buffer's own choice:
+    /// [`BlockProcessing::Host`](crate::BlockProcessing::Host) or `Device` forces either (a
+    /// program the device cannot take is then refused with a typed error), `Auto` asks the
+    /// engine's model.
+    pub fn processing(mut self, processing: crate::BlockProcessing) -> Self {
+        self.operation.processing = Some(processing);
+        self
+    }
 }
 
 /// The operations only a queue offers (they hold the queue's own threads and timelines).
@@ -262,7 +287,7 @@ macro_rules! queue_operations {
         record |$capture:pat_param, $out:pat_param| $describe:expr;
     )*) => {
         $(
-            operation!($(#[$doc])* $method($($arg: $ty),*) as $name);
+            operation!($(#[$doc])* $method($($arg: $ty),*) with {} as $name);
 
             impl<'a> Submission<'a, &'a Queue, $name<'a>> {
                 /// Validates and submits the operation; a refused one changes nothing.

@@ -16,6 +16,7 @@ pub(crate) fn execute(
     to: &mut impl Submitter,
     command_buffer: &CommandBuffer,
     table: &BindingTable,
+    processing: Option<BlockProcessing>,
     waits: &[SemaphorePoint],
     signals: &[SemaphorePoint],
 ) -> EngineResult<()> {
@@ -32,7 +33,7 @@ pub(crate) fn execute(
     }
     check_table(program, table, shared.device.id)?;
     let block_limit = shared.device.config.execution_block_limit;
-    let on_device = on_device(to, command_buffer.processing(), program)?;
+    let on_device = on_device(to, processing.unwrap_or(command_buffer.processing()), program)?;
     if program.one_shot && program.executed.swap(true, Ordering::AcqRel) {
         return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
     }
@@ -70,7 +71,8 @@ fn on_device(to: &mut impl Submitter, processing: BlockProcessing, program: &Fin
         }
         (BlockProcessing::Auto, Err(_)) => return Ok(false),
         (BlockProcessing::Auto, Ok(device_program)) => {
-            let worth_it = device_program.conditional_branches > 0 || device_program.packets >= DEVICE_MIN_PACKETS;
+            let worth_it = device_program.conditional_branches > 0
+                || (device_program.packets >= DEVICE_MIN_PACKETS && device_program.dynamic_transfers == 0);
             if !worth_it || capturing {
                 return Ok(false);
             }
