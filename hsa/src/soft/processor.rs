@@ -365,20 +365,64 @@ fn barrier_value(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPack
     wait_dependencies(queue, runtime, &[signal], |values| condition.holds(values[0] & mask, value))
 }
 
-fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispatchPacket) -> PacketResult {
-    let dimensions = packet.dimensions();
-    if dimensions == 0 {
-        return Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: dispatch with 0 dimensions")));
+/// The checks the command processor makes before it launches a dispatch, in the order ROCr's
+/// queue-error handler reports them, each with the status ROCr gives its error bit
+/// (`AqlQueue::DynamicScratchHandler` in `amd_aql_queue.cpp`; docs/rocr-facts.md, section 16):
+/// dimensions (bit 2: INCOMPATIBLE_ARGUMENTS), group memory (bit 4: INVALID_ALLOCATION), the code
+/// (bit 8, null or not a kernel: INVALID_CODE_OBJECT), then the workgroup against the agent's
+/// maximum (bit 64: INVALID_ARGUMENT).
+fn check_dispatch(id: u64, packet: &KernelDispatchPacket) -> PacketResult {
+    let setup = packet.setup;
+    let dimensions = setup & 0xFFFF;
+    if !(1..=3).contains(&dimensions) {
+        return Err((
+            status::ERROR_INCOMPATIBLE_ARGUMENTS,
+            format!("packet {id}: dispatch setup says {dimensions} dimensions (1 to 3)"),
+        ));
     }
+    if u64::from(packet.group_segment_size) > super::memory::GROUP_BYTES {
+        return Err((
+            status::ERROR_INVALID_ALLOCATION,
+            format!(
+                "packet {id}: group segment of {} bytes, past the agent's {} bytes of group memory",
+                packet.group_segment_size,
+                super::memory::GROUP_BYTES
+            ),
+        ));
+    }
+    if packet.kernel_object == 0 {
+        return Err((status::ERROR_INVALID_CODE_OBJECT, format!("packet {id}: kernel object is null")));
+    }
+    let workgroup = packet.workgroup();
+    let items: u32 = workgroup.iter().map(|&size| u32::from(size)).product();
+    if workgroup.iter().any(|&size| u32::from(size) > WORKGROUP_MAX_DIM) || items > WORKGROUP_MAX_SIZE {
+        return Err((
+            status::ERROR_INVALID_ARGUMENT,
+            format!(
+                "packet {id}: workgroup {workgroup:?} is past the agent's maximum ({WORKGROUP_MAX_DIM} per dimension, {WORKGROUP_MAX_SIZE} in all)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The agent's workgroup limits (`HSA_AGENT_INFO_WORKGROUP_MAX_DIM`, `_MAX_SIZE`, as `entry.rs`
+/// reports them and every rocminfo dump of a GCN/RDNA agent shows).
+const WORKGROUP_MAX_DIM: u32 = 1024;
+const WORKGROUP_MAX_SIZE: u32 = 1024;
+
+fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispatchPacket) -> PacketResult {
+    check_dispatch(id, packet)?;
     let grid = packet.grid();
     let workgroup = packet.workgroup();
     let empty = grid.contains(&0);
     if !empty && workgroup.contains(&0) {
         return Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: zero workgroup size {workgroup:?}")));
     }
+    // Bit 8 covers a code address that names no kernel as well as a null one.
     let kernel = runtime.executables.kernel(packet.kernel_object).ok_or_else(|| {
         (
-            status::ERROR_INVALID_CODE_SYMBOL,
+            status::ERROR_INVALID_CODE_OBJECT,
             format!("packet {id}: kernel object {:#x} is not a loaded kernel", packet.kernel_object),
         )
     })?;
