@@ -372,8 +372,9 @@ fn barrier_value(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPack
 /// (bit 8, null or not a kernel: INVALID_CODE_OBJECT), then the workgroup against the agent's
 /// maximum (bit 64: INVALID_ARGUMENT).
 fn check_dispatch(id: u64, packet: &KernelDispatchPacket) -> PacketResult {
-    let setup = packet.setup;
-    let dimensions = setup & 0xFFFF;
+    // The whole setup word: its bits past the two of the dimensions are reserved, and the CP
+    // reports a setup of 4 as invalid dimensions.
+    let dimensions = packet.setup;
     if !(1..=3).contains(&dimensions) {
         return Err((
             status::ERROR_INCOMPATIBLE_ARGUMENTS,
