@@ -3,7 +3,9 @@
 //!
 //! - Every entry point the soft runtime implements is exported under its `hsa.h` name, with
 //!   ROCr's version node `ROCR_1` (`exports.map`). The list is `aqueduct_hsa::with_hsa_entry_points!`,
-//!   the same one the engine's function table is built from, so the two cannot drift. An entry
+//!   the same one the engine's function table is built from, so the two cannot drift, and
+//!   `aqueduct_hsa::with_drop_in_entry_points!`, what ROCr exports beyond it that the engine
+//!   never calls (the memory-order variants of the signal and queue-index operations). An entry
 //!   point the soft runtime does not implement is absent: a client that needs it fails to link
 //!   or load, rather than calling a stub.
 //! - The device library's kernels are registered when the library is loaded (an ELF
@@ -45,6 +47,7 @@ macro_rules! export_entry_points {
 }
 
 aqueduct_hsa::with_hsa_entry_points!(export_entry_points);
+aqueduct_hsa::with_drop_in_entry_points!(export_entry_points);
 
 // The constructor: registers the device library's host kernels when the library is loaded.
 #[used]

@@ -558,7 +558,7 @@ pub unsafe fn hsa_queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
 }
 
 /// Runs `f` on the live soft queue behind `queue`, or returns 0.
-fn queue_index(queue: *const hsa_queue_t, f: impl FnOnce(*const AmdQueue) -> u64) -> u64 {
+pub(crate) fn queue_index(queue: *const hsa_queue_t, f: impl FnOnce(*const AmdQueue) -> u64) -> u64 {
     let Some(runtime) = runtime::get() else { return 0 };
     match runtime.queue(queue as usize) {
         Some(soft) => f(soft.amd_ptr()),

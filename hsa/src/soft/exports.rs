@@ -62,16 +62,27 @@ pub fn guard<R: AfterPanic>(entry_point: &str, body: impl FnOnce() -> R) -> R {
 }
 
 macro_rules! guarded_entry_points {
-    ($( fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {$(
+    ($( fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {
+        guarded_entry_points!(@in entry; $( fn $name($($arg: $ty),*) -> $ret; )*);
+    };
+    (@in $module:ident; $( fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {$(
         #[doc = concat!("`", stringify!($name), "`, behind [`guard`].")]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
             // SAFETY: forwarded: the caller keeps the C function's contract.
-            guard(stringify!($name), || unsafe { super::entry::$name($($arg),*) })
+            guard(stringify!($name), || unsafe { super::$module::$name($($arg),*) })
         }
     )*};
 }
 
+/// The drop-in's own entry points (`orders.rs`), guarded the same way.
+macro_rules! guarded_drop_in_entry_points {
+    ($( fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {
+        guarded_entry_points!(@in orders; $( fn $name($($arg: $ty),*) -> $ret; )*);
+    };
+}
+
 crate::with_hsa_entry_points!(guarded_entry_points);
+crate::with_drop_in_entry_points!(guarded_drop_in_entry_points);
 
 /// The soft binding of the table: each entry point is the guarded export above.
 macro_rules! soft_table {

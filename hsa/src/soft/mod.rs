@@ -19,6 +19,9 @@ pub(crate) mod executable;
 pub mod exports;
 pub mod faults;
 pub(crate) mod memory;
+/// The memory-order variants of the signal and queue-index operations that only the drop-in
+/// exports.
+pub mod orders;
 pub(crate) mod processor;
 pub(crate) mod queue;
 pub(crate) mod runtime;

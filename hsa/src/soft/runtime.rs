@@ -76,19 +76,46 @@ pub(crate) fn get() -> Option<Arc<Runtime>> {
     CURRENT.read().unwrap_or_else(|poison| poison.into_inner()).clone()
 }
 
+/// The most nested `hsa_init`s: ROCr's, `INT32_MAX`.
+pub(crate) const MAX_INIT_COUNT: u32 = i32::MAX as u32;
+
 pub(crate) fn init() -> Result<(), u32> {
     let mut global = GLOBAL.lock().unwrap_or_else(|poison| poison.into_inner());
-    if global.init_count == u32::MAX {
-        return Err(crate::sys::status::ERROR_REFCOUNT_OVERFLOW);
-    }
-    if global.init_count == 0 {
+    if count_init(&mut global.init_count)? {
         global.generation = global.generation.wrapping_add(1) & 0xFF_FFFF;
         let runtime = Arc::new(Runtime::new(global.generation, config::current()));
         global.runtime = Some(runtime.clone());
         *CURRENT.write().unwrap_or_else(|poison| poison.into_inner()) = Some(runtime);
     }
-    global.init_count += 1;
     Ok(())
+}
+
+/// Counts one more `hsa_init`; returns whether it is the first (the runtime must start). ROCr
+/// keeps the count in an int32 and refuses past INT32_MAX (`Runtime::Acquire`, `runtime.cpp`:
+/// `if (ref_count_ == INT32_MAX) return HSA_STATUS_ERROR_REFCOUNT_OVERFLOW;`).
+fn count_init(count: &mut u32) -> Result<bool, u32> {
+    if *count == MAX_INIT_COUNT {
+        return Err(crate::sys::status::ERROR_REFCOUNT_OVERFLOW);
+    }
+    *count += 1;
+    Ok(*count == 1)
+}
+
+#[cfg(test)]
+mod init_count_tests {
+    use super::*;
+
+    #[test]
+    fn the_count_stops_at_int32_max_as_rocrs_does() {
+        let mut count = 0;
+        assert_eq!(count_init(&mut count), Ok(true), "the first starts the runtime");
+        assert_eq!(count_init(&mut count), Ok(false));
+        let mut count = MAX_INIT_COUNT - 1;
+        assert_eq!(count_init(&mut count), Ok(false));
+        assert_eq!(count, i32::MAX as u32);
+        assert_eq!(count_init(&mut count), Err(crate::sys::status::ERROR_REFCOUNT_OVERFLOW));
+        assert_eq!(count, i32::MAX as u32, "a refused init counts nothing");
+    }
 }
 
 pub(crate) fn shut_down() -> Result<(), u32> {
