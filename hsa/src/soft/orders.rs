@@ -2,7 +2,7 @@
 //! beside the ones the engine's table uses (`hsa.h`: every operation in `relaxed`,
 //! `scacquire`, `screlease` and `scacq_screl`, plus the deprecated `acquire`, `release` and
 //! `acq_rel` names of the same orders). The drop-in exports them; the engine calls none, so they
-//! are not in `HsaApi` ([`with_drop_in_entry_points`]).
+//! are not in `HsaApi` ([`crate::with_drop_in_entry_points`]).
 //!
 //! Each is the same operation as its sibling with the order the name says (on the soft runtime
 //! the order is the Rust atomic's). Signal changes wake waiters, as every change through the
@@ -343,7 +343,7 @@ macro_rules! with_drop_in_entry_points {
 
 macro_rules! drop_in_symbols {
     ($( fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {
-        /// The names of the drop-in's own entry points ([`with_drop_in_entry_points`]).
+        /// The names of the drop-in's own entry points ([`crate::with_drop_in_entry_points`]).
         pub const DROP_IN_SYMBOLS: &[&str] = &[$(stringify!($name)),*];
     };
 }
