@@ -74,10 +74,10 @@ macro_rules! guarded_entry_points {
     )*};
 }
 
-/// The drop-in's own entry points (`orders.rs`), guarded the same way.
+/// The drop-in's own entry points (`drop_in.rs`), guarded the same way.
 macro_rules! guarded_drop_in_entry_points {
     ($( fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {
-        guarded_entry_points!(@in orders; $( fn $name($($arg: $ty),*) -> $ret; )*);
+        guarded_entry_points!(@in drop_in; $( fn $name($($arg: $ty),*) -> $ret; )*);
     };
 }
 

@@ -12,6 +12,8 @@
 
 pub mod clock;
 pub mod config;
+/// The entry points only the drop-in exports (beyond the engine's table).
+pub mod drop_in;
 /// The entry points' bodies, with the C signatures of `hsa.h`; [`exports`] wraps each as the
 /// `extern "C"` function `HsaApi::soft` binds and the shared library (`soft-hsa/`) exports.
 pub mod entry;

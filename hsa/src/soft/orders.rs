@@ -2,7 +2,7 @@
 //! beside the ones the engine's table uses (`hsa.h`: every operation in `relaxed`,
 //! `scacquire`, `screlease` and `scacq_screl`, plus the deprecated `acquire`, `release` and
 //! `acq_rel` names of the same orders). The drop-in exports them; the engine calls none, so they
-//! are not in `HsaApi` ([`crate::with_drop_in_entry_points`]).
+//! are not in `HsaApi` (`drop_in.rs` lists them).
 //!
 //! Each is the same operation as its sibling with the order the name says (on the soft runtime
 //! the order is the Rust atomic's). Signal changes wake waiters, as every change through the
@@ -255,97 +255,3 @@ queue_cas! {
     hsa_queue_cas_write_index_release: Ordering::Release;
     hsa_queue_cas_write_index_acq_rel: Ordering::AcqRel;
 }
-
-/// The drop-in's entry points beyond the engine's table (`sys::with_hsa_entry_points!`), in the
-/// same form: `exports` guards each, and the drop-in exports it.
-#[macro_export]
-macro_rules! with_drop_in_entry_points {
-    ($callback:ident) => {
-        $callback! {
-            fn hsa_signal_add_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_add_scacquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_add_acquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_add_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_add_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_add_acq_rel(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_subtract_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_subtract_scacquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_subtract_acquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_subtract_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_subtract_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_subtract_acq_rel(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_and_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_and_scacquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_and_acquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_and_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_and_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_and_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_and_acq_rel(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_or_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_or_scacquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_or_acquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_or_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_or_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_or_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_or_acq_rel(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_xor_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_xor_scacquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_xor_acquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_xor_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_xor_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_xor_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_xor_acq_rel(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_exchange_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_exchange_scacquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_exchange_acquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_exchange_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_exchange_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_exchange_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_exchange_acq_rel(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_cas_relaxed(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_cas_scacquire(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_cas_acquire(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_cas_screlease(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_cas_release(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_cas_scacq_screl(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_cas_acq_rel(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
-            fn hsa_signal_load_acquire(signal: hsa_signal_t) -> hsa_signal_value_t;
-            fn hsa_signal_store_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_silent_store_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_silent_store_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
-            fn hsa_signal_wait_relaxed(signal: hsa_signal_t, condition: hsa_signal_condition_t, compare_value: hsa_signal_value_t, timeout_hint: u64, wait_state_hint: hsa_wait_state_t) -> hsa_signal_value_t;
-            fn hsa_signal_wait_acquire(signal: hsa_signal_t, condition: hsa_signal_condition_t, compare_value: hsa_signal_value_t, timeout_hint: u64, wait_state_hint: hsa_wait_state_t) -> hsa_signal_value_t;
-            fn hsa_queue_load_read_index_relaxed(queue: *const hsa_queue_t) -> u64;
-            fn hsa_queue_load_read_index_acquire(queue: *const hsa_queue_t) -> u64;
-            fn hsa_queue_load_write_index_scacquire(queue: *const hsa_queue_t) -> u64;
-            fn hsa_queue_load_write_index_acquire(queue: *const hsa_queue_t) -> u64;
-            fn hsa_queue_store_read_index_relaxed(queue: *const hsa_queue_t, value: u64) -> ();
-            fn hsa_queue_store_read_index_screlease(queue: *const hsa_queue_t, value: u64) -> ();
-            fn hsa_queue_store_read_index_release(queue: *const hsa_queue_t, value: u64) -> ();
-            fn hsa_queue_store_write_index_relaxed(queue: *const hsa_queue_t, value: u64) -> ();
-            fn hsa_queue_store_write_index_screlease(queue: *const hsa_queue_t, value: u64) -> ();
-            fn hsa_queue_store_write_index_release(queue: *const hsa_queue_t, value: u64) -> ();
-            fn hsa_queue_add_write_index_scacquire(queue: *const hsa_queue_t, value: u64) -> u64;
-            fn hsa_queue_add_write_index_acquire(queue: *const hsa_queue_t, value: u64) -> u64;
-            fn hsa_queue_add_write_index_screlease(queue: *const hsa_queue_t, value: u64) -> u64;
-            fn hsa_queue_add_write_index_release(queue: *const hsa_queue_t, value: u64) -> u64;
-            fn hsa_queue_add_write_index_scacq_screl(queue: *const hsa_queue_t, value: u64) -> u64;
-            fn hsa_queue_add_write_index_acq_rel(queue: *const hsa_queue_t, value: u64) -> u64;
-            fn hsa_queue_cas_write_index_relaxed(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
-            fn hsa_queue_cas_write_index_scacquire(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
-            fn hsa_queue_cas_write_index_acquire(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
-            fn hsa_queue_cas_write_index_screlease(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
-            fn hsa_queue_cas_write_index_release(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
-            fn hsa_queue_cas_write_index_acq_rel(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
-        }
-    };
-}
-
-macro_rules! drop_in_symbols {
-    ($( fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {
-        /// The names of the drop-in's own entry points ([`crate::with_drop_in_entry_points`]).
-        pub const DROP_IN_SYMBOLS: &[&str] = &[$(stringify!($name)),*];
-    };
-}
-
-crate::with_drop_in_entry_points!(drop_in_symbols);

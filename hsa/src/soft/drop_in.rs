@@ -1,0 +1,241 @@
+//! The drop-in's entry points beyond the engine's table (`sys::with_hsa_entry_points!`): what
+//! ROCr 5.2.3 exports that the engine never calls. [`crate::with_drop_in_entry_points`] lists
+//! them; `exports` guards each and the drop-in (`soft-hsa/`) exports it. The memory-order
+//! variants are in [`crate::soft::orders`]; the rest, each with ROCr's semantics for an agent like the
+//! soft one (`hsa.cpp` of rocm-5.2.3, cited per function), are here.
+
+// Each keeps the C function's contract of `hsa.h`, as every entry point does (`entry.rs`).
+#![allow(clippy::missing_safety_doc)]
+
+use core::ffi::{c_char, c_int, c_void};
+
+pub use super::orders::*;
+use crate::sys::*;
+
+/// `hsa_memory_free`: as `hsa_amd_memory_pool_free`, and a null pointer is success (`hsa.cpp`:
+/// `if (ptr == NULL) return HSA_STATUS_SUCCESS;`).
+pub unsafe fn hsa_memory_free(ptr: *mut c_void) -> hsa_status_t {
+    if ptr.is_null() && super::runtime::get().is_some() {
+        return status::SUCCESS;
+    }
+    // SAFETY: forwarded.
+    unsafe { super::entry::hsa_amd_memory_pool_free(ptr) }
+}
+
+/// `hsa_memory_copy`: a blocking copy of `size` bytes; null pointers are INVALID_ARGUMENT and
+/// an empty copy succeeds (`hsa.cpp`). The soft agent's memory is the host's, so it is a
+/// `memcpy` (ROCr copies with its blit kernel or the host, the same bytes).
+pub unsafe fn hsa_memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    if dst.is_null() || src.is_null() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    if size > 0 {
+        // SAFETY: the caller passes `size` readable bytes at `src` and writable ones at `dst`
+        // (`hsa.h`); `copy` allows the ranges to overlap, which `hsa.h` leaves undefined.
+        unsafe { core::ptr::copy(src.cast::<u8>(), dst.cast::<u8>(), size) };
+    }
+    status::SUCCESS
+}
+
+/// `hsa_memory_assign_agent`: checks its arguments and changes nothing (`hsa.cpp`: a null
+/// pointer or an access outside RO (1) to RW (3) is INVALID_ARGUMENT, an unknown agent
+/// INVALID_AGENT, else SUCCESS).
+pub unsafe fn hsa_memory_assign_agent(ptr: *mut c_void, agent: hsa_agent_t, access: u32) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    if ptr.is_null() || !(1..=3).contains(&access) {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    if runtime.agent(agent.handle).is_none() {
+        return status::ERROR_INVALID_AGENT;
+    }
+    status::SUCCESS
+}
+
+/// `hsa_memory_register`: nothing to pin on the soft agent, whose memory is the host's; ROCr
+/// checks only that a non-null range is not empty (`hsa.cpp`).
+pub unsafe fn hsa_memory_register(address: *mut c_void, size: usize) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    if size == 0 && !address.is_null() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    status::SUCCESS
+}
+
+/// `hsa_memory_deregister`: always success once initialized (`hsa.cpp`).
+pub unsafe fn hsa_memory_deregister(_address: *mut c_void, _size: usize) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    status::SUCCESS
+}
+
+/// `hsa_amd_signal_value_pointer`: where the signal's value lives, for clients that poll it
+/// directly (`amd_signal_t.value`, byte 8 of the signal: the handle is its address).
+pub unsafe fn hsa_amd_signal_value_pointer(
+    signal: hsa_signal_t,
+    value_ptr: *mut *mut hsa_signal_value_t,
+) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    if value_ptr.is_null() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    let Some(slot) = super::signals::slot(signal.handle) else { return status::ERROR_INVALID_SIGNAL };
+    // SAFETY: `value_ptr` is non-null and points to a pointer to fill; the value is the slot's,
+    // which lives for the process.
+    unsafe { value_ptr.write(slot.value().as_ptr()) };
+    status::SUCCESS
+}
+
+/// `hsa_executable_get_symbol` (deprecated): the agent's symbol of that name; the module name
+/// and call convention do not select among a code object's kernels (`hsa.cpp` forwards to the
+/// executable's lookup by name and agent).
+pub unsafe fn hsa_executable_get_symbol(
+    executable: hsa_executable_t,
+    _module_name: *const c_char,
+    symbol_name: *const c_char,
+    agent: hsa_agent_t,
+    _call_convention: i32,
+    symbol: *mut hsa_executable_symbol_t,
+) -> hsa_status_t {
+    // SAFETY: forwarded; the agent is passed by pointer to a local that outlives the call.
+    unsafe { super::entry::hsa_executable_get_symbol_by_name(executable, symbol_name, &agent, symbol) }
+}
+
+/// `hsa_code_object_reader_create_from_file`: reads the whole file from the descriptor's start,
+/// as from memory; a descriptor that cannot be read is INVALID_FILE.
+pub unsafe fn hsa_code_object_reader_create_from_file(
+    file: c_int,
+    code_object_reader: *mut hsa_code_object_reader_t,
+) -> hsa_status_t {
+    use std::io::{Read, Seek, SeekFrom};
+    use std::os::fd::FromRawFd;
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    if code_object_reader.is_null() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    if file < 0 {
+        return status::ERROR_INVALID_FILE;
+    }
+    // SAFETY: the descriptor is the caller's and stays open; `ManuallyDrop` keeps this `File`
+    // from closing it.
+    let mut handle = core::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(file) });
+    let mut bytes = Vec::new();
+    if handle.seek(SeekFrom::Start(0)).is_err() || handle.read_to_end(&mut bytes).is_err() || bytes.is_empty() {
+        return status::ERROR_INVALID_FILE;
+    }
+    // SAFETY: `bytes` holds `bytes.len()` readable bytes; the reader copies them.
+    unsafe {
+        super::entry::hsa_code_object_reader_create_from_memory(bytes.as_ptr().cast(), bytes.len(), code_object_reader)
+    }
+}
+
+/// The drop-in's entry points beyond the engine's table (`sys::with_hsa_entry_points!`), in the
+/// same form: `exports` guards each, and the drop-in exports it.
+#[macro_export]
+macro_rules! with_drop_in_entry_points {
+    ($callback:ident) => {
+        $callback! {
+            fn hsa_signal_add_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_add_scacquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_add_acquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_add_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_add_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_add_acq_rel(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_subtract_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_subtract_scacquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_subtract_acquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_subtract_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_subtract_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_subtract_acq_rel(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_and_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_and_scacquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_and_acquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_and_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_and_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_and_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_and_acq_rel(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_or_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_or_scacquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_or_acquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_or_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_or_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_or_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_or_acq_rel(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_xor_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_xor_scacquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_xor_acquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_xor_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_xor_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_xor_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_xor_acq_rel(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_exchange_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_exchange_scacquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_exchange_acquire(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_exchange_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_exchange_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_exchange_scacq_screl(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_exchange_acq_rel(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_cas_relaxed(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_cas_scacquire(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_cas_acquire(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_cas_screlease(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_cas_release(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_cas_scacq_screl(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_cas_acq_rel(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t;
+            fn hsa_signal_load_acquire(signal: hsa_signal_t) -> hsa_signal_value_t;
+            fn hsa_signal_store_release(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_silent_store_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_silent_store_screlease(signal: hsa_signal_t, value: hsa_signal_value_t) -> ();
+            fn hsa_signal_wait_relaxed(signal: hsa_signal_t, condition: hsa_signal_condition_t, compare_value: hsa_signal_value_t, timeout_hint: u64, wait_state_hint: hsa_wait_state_t) -> hsa_signal_value_t;
+            fn hsa_signal_wait_acquire(signal: hsa_signal_t, condition: hsa_signal_condition_t, compare_value: hsa_signal_value_t, timeout_hint: u64, wait_state_hint: hsa_wait_state_t) -> hsa_signal_value_t;
+            fn hsa_queue_load_read_index_relaxed(queue: *const hsa_queue_t) -> u64;
+            fn hsa_queue_load_read_index_acquire(queue: *const hsa_queue_t) -> u64;
+            fn hsa_queue_load_write_index_scacquire(queue: *const hsa_queue_t) -> u64;
+            fn hsa_queue_load_write_index_acquire(queue: *const hsa_queue_t) -> u64;
+            fn hsa_queue_store_read_index_relaxed(queue: *const hsa_queue_t, value: u64) -> ();
+            fn hsa_queue_store_read_index_screlease(queue: *const hsa_queue_t, value: u64) -> ();
+            fn hsa_queue_store_read_index_release(queue: *const hsa_queue_t, value: u64) -> ();
+            fn hsa_queue_store_write_index_relaxed(queue: *const hsa_queue_t, value: u64) -> ();
+            fn hsa_queue_store_write_index_screlease(queue: *const hsa_queue_t, value: u64) -> ();
+            fn hsa_queue_store_write_index_release(queue: *const hsa_queue_t, value: u64) -> ();
+            fn hsa_queue_add_write_index_scacquire(queue: *const hsa_queue_t, value: u64) -> u64;
+            fn hsa_queue_add_write_index_acquire(queue: *const hsa_queue_t, value: u64) -> u64;
+            fn hsa_queue_add_write_index_screlease(queue: *const hsa_queue_t, value: u64) -> u64;
+            fn hsa_queue_add_write_index_release(queue: *const hsa_queue_t, value: u64) -> u64;
+            fn hsa_queue_add_write_index_scacq_screl(queue: *const hsa_queue_t, value: u64) -> u64;
+            fn hsa_queue_add_write_index_acq_rel(queue: *const hsa_queue_t, value: u64) -> u64;
+            fn hsa_queue_cas_write_index_relaxed(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
+            fn hsa_queue_cas_write_index_scacquire(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
+            fn hsa_queue_cas_write_index_acquire(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
+            fn hsa_queue_cas_write_index_screlease(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
+            fn hsa_queue_cas_write_index_release(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
+            fn hsa_queue_cas_write_index_acq_rel(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64;
+            fn hsa_memory_free(ptr: *mut c_void) -> hsa_status_t;
+            fn hsa_memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> hsa_status_t;
+            fn hsa_memory_assign_agent(ptr: *mut c_void, agent: hsa_agent_t, access: u32) -> hsa_status_t;
+            fn hsa_memory_register(address: *mut c_void, size: usize) -> hsa_status_t;
+            fn hsa_memory_deregister(address: *mut c_void, size: usize) -> hsa_status_t;
+            fn hsa_amd_signal_value_pointer(signal: hsa_signal_t, value_ptr: *mut *mut hsa_signal_value_t) -> hsa_status_t;
+            fn hsa_executable_get_symbol(executable: hsa_executable_t, module_name: *const c_char, symbol_name: *const c_char, agent: hsa_agent_t, call_convention: i32, symbol: *mut hsa_executable_symbol_t) -> hsa_status_t;
+            fn hsa_code_object_reader_create_from_file(file: c_int, code_object_reader: *mut hsa_code_object_reader_t) -> hsa_status_t;
+        }
+    };
+}
+
+macro_rules! drop_in_symbols {
+    ($( fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {
+        /// The names of the drop-in's own entry points ([`crate::with_drop_in_entry_points`]).
+        pub const DROP_IN_SYMBOLS: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+
+crate::with_drop_in_entry_points!(drop_in_symbols);

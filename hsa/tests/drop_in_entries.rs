@@ -1,0 +1,123 @@
+//! The drop-in's entry points beyond the engine's table (`soft/drop_in.rs`), each through its
+//! guarded export, with ROCr's statuses (`hsa.cpp` of rocm-5.2.3).
+
+mod common;
+
+use core::ffi::c_void;
+
+use aqueduct_hsa::soft::exports as hsa;
+use aqueduct_hsa::sys::{
+    hsa_agent_t, hsa_code_object_reader_t, hsa_executable_symbol_t, hsa_signal_t, hsa_signal_value_t, status,
+};
+use common::*;
+
+#[test]
+fn hsa_memory_free_copy_assign_register_and_deregister() {
+    let client = Client::new();
+    let a = client.hsa.allocate(client.device_pool, 64).expect("allocation");
+    let b = client.hsa.allocate(client.device_pool, 64).expect("allocation");
+    // SAFETY (every call): live allocations of 64 bytes; the rest are checked arguments.
+    unsafe {
+        core::ptr::write_bytes(a, 0x5A, 64);
+        assert_eq!(hsa::hsa_memory_copy(b.cast(), a.cast::<c_void>(), 64), status::SUCCESS);
+        assert_eq!(core::slice::from_raw_parts(b, 64), &[0x5A; 64]);
+        assert_eq!(hsa::hsa_memory_copy(b.cast(), core::ptr::null(), 64), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(hsa::hsa_memory_copy(core::ptr::null_mut(), a.cast::<c_void>(), 0), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(hsa::hsa_memory_copy(b.cast(), a.cast::<c_void>(), 0), status::SUCCESS);
+
+        assert_eq!(hsa::hsa_memory_assign_agent(a.cast(), client.agent, 3), status::SUCCESS);
+        assert_eq!(hsa::hsa_memory_assign_agent(a.cast(), client.agent, 0), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(
+            hsa::hsa_memory_assign_agent(core::ptr::null_mut(), client.agent, 1),
+            status::ERROR_INVALID_ARGUMENT
+        );
+        assert_eq!(hsa::hsa_memory_assign_agent(a.cast(), hsa_agent_t { handle: 7 }, 1), status::ERROR_INVALID_AGENT);
+
+        assert_eq!(hsa::hsa_memory_register(a.cast(), 64), status::SUCCESS);
+        assert_eq!(hsa::hsa_memory_register(a.cast(), 0), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(hsa::hsa_memory_register(core::ptr::null_mut(), 0), status::SUCCESS);
+        assert_eq!(hsa::hsa_memory_deregister(a.cast(), 64), status::SUCCESS);
+
+        assert_eq!(hsa::hsa_memory_free(a.cast()), status::SUCCESS);
+        assert_ne!(hsa::hsa_memory_free(a.cast()), status::SUCCESS, "a second free is refused");
+        assert_eq!(hsa::hsa_memory_free(core::ptr::null_mut()), status::SUCCESS, "freeing null is success");
+        assert_eq!(hsa::hsa_memory_free(b.cast()), status::SUCCESS);
+    }
+}
+
+#[test]
+fn the_signal_value_pointer_is_where_the_value_lives() {
+    let client = Client::new();
+    let signal = client.signal(3);
+    let mut value: *mut hsa_signal_value_t = core::ptr::null_mut();
+    // SAFETY: a live signal and a pointer to fill.
+    unsafe {
+        assert_eq!(hsa::hsa_amd_signal_value_pointer(signal, &mut value), status::SUCCESS);
+        assert_eq!(value.read_volatile(), 3);
+        hsa::hsa_signal_store_screlease(signal, 11);
+        assert_eq!(value.read_volatile(), 11);
+        assert_eq!(hsa::hsa_amd_signal_value_pointer(signal, core::ptr::null_mut()), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(
+            hsa::hsa_amd_signal_value_pointer(hsa_signal_t { handle: 0x10 }, &mut value),
+            status::ERROR_INVALID_SIGNAL
+        );
+    }
+}
+
+#[test]
+fn the_deprecated_symbol_lookup_and_a_reader_from_a_file() {
+    let client = Client::new();
+    let executable = client.hsa.load_executable(client.agent, TEST_KERNELS_GFX1100).expect("loads");
+    let (mut by_name, mut deprecated) = (hsa_executable_symbol_t::default(), hsa_executable_symbol_t::default());
+    // SAFETY: a live executable, C strings, pointers to fill.
+    unsafe {
+        assert_eq!(
+            hsa::hsa_executable_get_symbol_by_name(executable, c"store_value.kd".as_ptr(), &client.agent, &mut by_name),
+            status::SUCCESS
+        );
+        let status = hsa::hsa_executable_get_symbol(
+            executable,
+            c"".as_ptr(),
+            c"store_value.kd".as_ptr(),
+            client.agent,
+            0,
+            &mut deprecated,
+        );
+        assert_eq!(status, status::SUCCESS);
+        let kernel_object = |symbol| {
+            let mut object = 0u64;
+            let status = hsa::hsa_executable_symbol_get_info(
+                symbol,
+                aqueduct_hsa::sys::symbol_info::KERNEL_OBJECT,
+                (&mut object as *mut u64).cast(),
+            );
+            assert_eq!(status, status::SUCCESS);
+            object
+        };
+        assert_eq!(kernel_object(deprecated), kernel_object(by_name), "the same kernel");
+    }
+
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let path = std::env::temp_dir().join(format!("aqueduct-reader-{}.hsaco", std::process::id()));
+    std::fs::File::create(&path).unwrap().write_all(TEST_KERNELS_GFX1100).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let empty_path = path.with_extension("empty");
+    std::fs::File::create(&empty_path).unwrap();
+    let empty = std::fs::File::open(&empty_path).unwrap();
+    let mut reader = hsa_code_object_reader_t::default();
+    // SAFETY: open descriptors (or -1), a reader to fill.
+    unsafe {
+        assert_eq!(hsa::hsa_code_object_reader_create_from_file(file.as_raw_fd(), &mut reader), status::SUCCESS);
+        assert_ne!(reader.handle, 0);
+        assert_eq!(hsa::hsa_code_object_reader_destroy(reader), status::SUCCESS);
+        assert_eq!(hsa::hsa_code_object_reader_create_from_file(-1, &mut reader), status::ERROR_INVALID_FILE);
+        assert_eq!(
+            hsa::hsa_code_object_reader_create_from_file(empty.as_raw_fd(), &mut reader),
+            status::ERROR_INVALID_FILE
+        );
+    }
+    drop((file, empty));
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_file(empty_path);
+}
