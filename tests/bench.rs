@@ -39,6 +39,7 @@ fn expected_names() -> Vec<String> {
             names.push(format!("clip/{side}c{concurrency}d16"));
         }
     }
+    names.push("queue_index/cas_handoff/4".into());
     names.push("diamond/waits".into());
     for name in [
         "alloca/roundtrip",

@@ -18,6 +18,8 @@
 //!   queue that runs the kernels;
 //! - `clip/cCd16` and `clip/device/cCd16` for C in 1, 2, 4, 8: the CLIP-shaped program, per item,
 //!   processed by the host and on the device;
+//! - `queue_index/cas_handoff/4` (soft provider only): four threads passing a compare-and-swap of
+//!   an HSA queue's write index round-robin, per hand-off (`queue_index.rs`);
 //! - `alloca/roundtrip`, `alloca/baseline`, `alloca/cross_queue`, `host_call/e2e`,
 //!   `host_call/after_barrier/e2e`,
 //!   `file/read/64MiB`, `file/read_staged/64MiB`, `file/read_baseline/64MiB`: queue-ordered
@@ -35,6 +37,7 @@ pub mod command_buffers;
 pub mod kernels;
 pub mod measure;
 pub mod memory;
+pub mod queue_index;
 pub mod shapes;
 
 use aqueduct_engine::{Engine, EngineConfig, EngineError};
@@ -111,6 +114,7 @@ pub fn shapes<'a>(
     rig: &'a Rig,
     cb_rig: &'a CommandBufferRig,
     memory_rig: &'a memory::MemoryRig,
+    queue_index_rig: Option<&'a queue_index::QueueIndexRig>,
     quick: bool,
 ) -> Vec<Shape<'a>> {
     let mut list: Vec<Shape<'_>> = Vec::new();
@@ -173,6 +177,10 @@ pub fn shapes<'a>(
                 command_buffers::clip(cb_rig, concurrency, items, device)
             }));
         }
+    }
+    if let Some(queue_index_rig) = queue_index_rig {
+        let name = format!("queue_index/cas_handoff/{}", queue_index::THREADS);
+        list.push(Shape::new(name, queue_index::HANDOFFS, move || queue_index::cas_handoff(queue_index_rig)));
     }
     list.push(diamond_shape(rig));
     list.push(Shape::new("alloca/roundtrip".into(), SUBMITS, move || memory::roundtrip(rig, memory_rig, true)));
@@ -263,8 +271,11 @@ pub fn run_with_notes(
     let rig = Rig::new(device.clone())?;
     let cb_rig = CommandBufferRig::new(device.clone())?;
     let memory_rig = memory::MemoryRig::new(&rig)?;
+    // The index operations of the soft runtime's own queues: only where it is the provider.
+    let queue_index_rig =
+        if device.provider() == "soft" { Some(queue_index::QueueIndexRig::new()?) } else { None };
     let (warmup, reps) = repetitions(options.quick);
-    let all = shapes(&rig, &cb_rig, &memory_rig, options.quick);
+    let all = shapes(&rig, &cb_rig, &memory_rig, queue_index_rig.as_ref(), options.quick);
     if let Some(filter) = options.filter.as_deref()
         && !all.iter().any(|shape| shape.name.contains(filter))
     {

@@ -557,17 +557,17 @@ pub unsafe fn hsa_queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
     })
 }
 
-/// Runs `f` on the live soft queue behind `queue`, or returns 0.
+/// Runs `f` on the `amd_queue_t` of the live soft queue behind `queue`, or returns 0: without a
+/// lock, as ROCr's index operations are one atomic (`queue_slots.rs`).
 pub(crate) fn queue_index(queue: *const hsa_queue_t, f: impl FnOnce(*const AmdQueue) -> u64) -> u64 {
-    let Some(runtime) = runtime::get() else { return 0 };
-    match runtime.queue(queue as usize) {
-        Some(soft) => f(soft.amd_ptr()),
+    match super::queue_slots::live(queue as usize) {
+        Some(slot) => f(slot.amd_ptr()),
         None => 0,
     }
 }
 
 pub unsafe fn hsa_queue_load_read_index_scacquire(queue: *const hsa_queue_t) -> u64 {
-    // SAFETY (closure): the queue is live while `queue_index` holds its Arc.
+    // SAFETY (closure): the slot's memory is valid for the process and accessed atomically.
     queue_index(queue, |amd| unsafe { AmdQueue::read_dispatch_id_atomic(amd) }.load(Ordering::Acquire))
 }
 

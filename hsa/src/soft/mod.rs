@@ -26,6 +26,7 @@ pub(crate) mod memory;
 pub mod orders;
 pub(crate) mod processor;
 pub(crate) mod queue;
+pub(crate) mod queue_slots;
 pub(crate) mod runtime;
 pub(crate) mod scheduling;
 pub(crate) mod signals;

@@ -38,8 +38,8 @@ fn change_signal<R>(signal: hsa_signal_t, change: impl FnOnce(&AtomicI64) -> R) 
 /// Runs `f` on the write or read index of the live soft queue behind `queue`; 0 otherwise.
 fn with_index(queue: *const hsa_queue_t, write: bool, f: impl FnOnce(&AtomicU64) -> u64) -> u64 {
     super::entry::queue_index(queue, |amd| {
-        // SAFETY: the queue is live while `queue_index` holds it, and its `amd_queue_t` is only
-        // accessed atomically.
+        // SAFETY: the slot's `amd_queue_t` is valid memory for the process (`queue_slots.rs`),
+        // and its indices are only accessed atomically.
         let index = unsafe {
             if write { AmdQueue::write_dispatch_id_atomic(amd) } else { AmdQueue::read_dispatch_id_atomic(amd) }
         };

@@ -53,7 +53,8 @@ pub(crate) struct QueueError {
 }
 
 pub(crate) struct SoftQueue {
-    amd: Box<AmdQueue>,
+    /// Its `amd_queue_t`, in type-stable memory (`queue_slots.rs`).
+    amd: &'static super::queue_slots::QueueSlot,
     ring: Ring,
     pub size: u32,
     pub doorbell: Box<DoorbellWord>,
@@ -75,6 +76,14 @@ pub(crate) struct SoftQueue {
     /// Priority and CU mask (`scheduling.rs`).
     pub scheduling: QueueScheduling,
     processor: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Drop for SoftQueue {
+    fn drop(&mut self) {
+        // The processor thread is joined (`shut_down`) or was never started: nothing reads the
+        // `amd_queue_t` any more but stale client pointers, which the slot's memory keeps harmless.
+        super::queue_slots::give_back(self.amd);
+    }
 }
 
 // SAFETY: the raw pointers are the ring and the doorbell pointer inside signal memory, both owned
@@ -121,8 +130,14 @@ impl SoftQueue {
         };
         let doorbell_signal =
             signals::create(doorbell_kind, initial, false).ok_or(crate::sys::status::ERROR_OUT_OF_RESOURCES)?;
-        let mut amd: Box<AmdQueue> = Box::new(bytemuck::Zeroable::zeroed());
+        let Some(slot) = super::queue_slots::take() else {
+            signals::destroy(doorbell_signal.handle());
+            return Err(crate::sys::status::ERROR_OUT_OF_RESOURCES);
+        };
         static NEXT_QUEUE_ID: AtomicU64 = AtomicU64::new(1);
+        // SAFETY: the slot was just taken for this queue and is not live, so nothing else reads
+        // or writes it.
+        let amd = unsafe { &mut *slot.amd_ptr() };
         amd.hsa_queue.type_ = queue_type;
         amd.hsa_queue.features = queue_feature::KERNEL_DISPATCH;
         amd.hsa_queue.base_address = base as u64;
@@ -131,9 +146,10 @@ impl SoftQueue {
         amd.hsa_queue.id = NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed);
         amd.queue_properties = QueueProperties::IS_PTR64;
         // SAFETY: the doorbell slot was just created for this queue and is not shared yet.
-        unsafe { (*doorbell_signal.amd_ptr()).queue_ptr = &*amd as *const AmdQueue as u64 };
+        unsafe { (*doorbell_signal.amd_ptr()).queue_ptr = slot.amd_ptr() as u64 };
+        super::queue_slots::publish(slot);
         let queue = Arc::new(Self {
-            amd,
+            amd: slot,
             ring,
             size,
             doorbell,
@@ -157,7 +173,8 @@ impl SoftQueue {
 
     /// The queue's `hsa_queue_t::id`.
     pub fn id(&self) -> u64 {
-        self.amd.hsa_queue.id
+        // SAFETY: `hsa_queue.id` is written before the slot is published and never after.
+        unsafe { (*self.amd.amd_ptr()).hsa_queue.id }
     }
 
     /// Hands the queue its processor thread, which [`Self::shut_down`] stops and joins.
@@ -175,7 +192,7 @@ impl SoftQueue {
     }
 
     pub fn amd_ptr(&self) -> *const AmdQueue {
-        &*self.amd
+        self.amd.amd_ptr()
     }
 
     /// The `hsa_queue_t*` handed to clients.
@@ -220,6 +237,7 @@ impl SoftQueue {
     /// Stops the processor (abandoning packets not yet executed), joins it and retires the
     /// doorbell. Ring memory is freed when the last reference drops.
     pub fn shut_down(&self) {
+        super::queue_slots::retire(self.amd);
         self.stop.store(true, Ordering::Release);
         let handle = self.processor.lock().unwrap_or_else(|poison| poison.into_inner()).take();
         if let Some(handle) = handle {
@@ -289,7 +307,7 @@ impl SoftQueue {
             if error.is_some() {
                 return false;
             }
-            tracing::warn!(queue = self.amd.hsa_queue.id, status, %detail, "soft queue error");
+            tracing::warn!(queue = self.id(), status, %detail, "soft queue error");
             *error = Some(QueueError { status, detail: detail.to_string() });
             self.faulted.store(true, Ordering::Release);
         }
