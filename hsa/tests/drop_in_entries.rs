@@ -121,3 +121,109 @@ fn the_deprecated_symbol_lookup_and_a_reader_from_a_file() {
     let _ = std::fs::remove_file(path);
     let _ = std::fs::remove_file(empty_path);
 }
+
+#[test]
+fn memory_fill_and_an_async_copy_behind_its_dependencies() {
+    let client = Client::new();
+    let a = client.hsa.allocate(client.device_pool, 256).expect("allocation");
+    let b = client.hsa.allocate(client.device_pool, 256).expect("allocation");
+    // SAFETY (every call): live allocations of 256 bytes, live signals.
+    unsafe {
+        assert_eq!(hsa::hsa_amd_memory_fill(a.cast(), 0xAABB_CCDD, 64), status::SUCCESS);
+        let words = core::slice::from_raw_parts(a.cast::<u32>(), 64);
+        assert!(words.iter().all(|&word| word == 0xAABB_CCDD));
+        assert_eq!(hsa::hsa_amd_memory_fill(a.add(1).cast(), 0, 1), status::ERROR_INVALID_ARGUMENT, "misaligned");
+        assert_eq!(hsa::hsa_amd_memory_fill(core::ptr::null_mut(), 0, 1), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(hsa::hsa_amd_memory_fill(a.cast(), 0, 0), status::SUCCESS);
+
+        let gate = client.signal(1);
+        let done = client.signal(1);
+        let status = hsa::hsa_amd_memory_async_copy(
+            b.cast(),
+            client.agent,
+            a.cast::<c_void>(),
+            client.agent,
+            256,
+            1,
+            &gate,
+            done,
+        );
+        assert_eq!(status, status::SUCCESS);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(client.load(done), 1, "the copy waits for its dependency");
+        assert_eq!(core::slice::from_raw_parts(b, 4), &[0, 0, 0, 0]);
+        hsa::hsa_signal_store_screlease(gate, 0);
+        let value = hsa::hsa_signal_wait_scacquire(
+            done,
+            aqueduct_hsa::sys::enums::SIGNAL_CONDITION_EQ,
+            0,
+            u64::MAX,
+            aqueduct_hsa::sys::enums::WAIT_STATE_BLOCKED,
+        );
+        assert_eq!(value, 0, "the completion signal is decremented once the copy is done");
+        assert_eq!(core::slice::from_raw_parts(b.cast::<u32>(), 64), words);
+
+        let stale = hsa_signal_t { handle: 0x10 };
+        assert_eq!(
+            hsa::hsa_amd_memory_async_copy(
+                b.cast(),
+                client.agent,
+                a.cast::<c_void>(),
+                client.agent,
+                4,
+                0,
+                core::ptr::null(),
+                stale
+            ),
+            status::ERROR_INVALID_SIGNAL
+        );
+        assert_eq!(
+            hsa::hsa_amd_memory_async_copy(
+                b.cast(),
+                client.agent,
+                a.cast::<c_void>(),
+                client.agent,
+                4,
+                1,
+                core::ptr::null(),
+                done
+            ),
+            status::ERROR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            hsa::hsa_amd_memory_async_copy(
+                b.cast(),
+                hsa_agent_t { handle: 7 },
+                a.cast::<c_void>(),
+                client.agent,
+                4,
+                0,
+                core::ptr::null(),
+                done
+            ),
+            status::ERROR_INVALID_AGENT
+        );
+    }
+}
+
+#[test]
+fn an_inactivated_queue_processes_nothing_more_and_is_still_destroyed() {
+    let client = Client::new();
+    let store = client.kernel(TEST_KERNELS_GFX1100, "store_value.kd");
+    let queue = client.queue_with_callback(16, core::ptr::null_mut());
+    // SAFETY: a live queue, then a pointer that names none.
+    unsafe {
+        assert_eq!(hsa::hsa_queue_inactivate(queue.raw), status::SUCCESS);
+        assert_eq!(hsa::hsa_queue_inactivate(0x40 as *mut _), status::ERROR_INVALID_QUEUE);
+    }
+    let out = client.alloc_u32(1);
+    let done = client.signal(1);
+    let kernarg = client.kernargs(&kernargs_store_value(out.as_mut_ptr(), 7, 1));
+    let id = queue.reserve_spinning();
+    queue.publish(id, &dispatch_packet(&store, 1, 1, kernarg, done), dispatch_header(true), 1);
+    queue.ring(id);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!((client.load(done), out[0]), (1, 0), "nothing ran");
+    // SAFETY: a live queue, destroyed once.
+    assert_eq!(unsafe { hsa::hsa_queue_destroy(queue.raw) }, status::SUCCESS);
+}

@@ -272,8 +272,7 @@ pub fn run_with_notes(
     let cb_rig = CommandBufferRig::new(device.clone())?;
     let memory_rig = memory::MemoryRig::new(&rig)?;
     // The index operations of the soft runtime's own queues: only where it is the provider.
-    let queue_index_rig =
-        if device.provider() == "soft" { Some(queue_index::QueueIndexRig::new()?) } else { None };
+    let queue_index_rig = if device.provider() == "soft" { Some(queue_index::QueueIndexRig::new()?) } else { None };
     let (warmup, reps) = repetitions(options.quick);
     let all = shapes(&rig, &cb_rig, &memory_rig, queue_index_rig.as_ref(), options.quick);
     if let Some(filter) = options.filter.as_deref()

@@ -6,6 +6,8 @@
 
 // Each keeps the C function's contract of `hsa.h`, as every entry point does (`entry.rs`).
 #![allow(clippy::missing_safety_doc)]
+// The C signatures of `hsa_ext_amd.h` fix the argument counts.
+#![allow(clippy::too_many_arguments)]
 
 use core::ffi::{c_char, c_int, c_void};
 
@@ -106,6 +108,101 @@ pub unsafe fn hsa_executable_get_symbol(
 ) -> hsa_status_t {
     // SAFETY: forwarded; the agent is passed by pointer to a local that outlives the call.
     unsafe { super::entry::hsa_executable_get_symbol_by_name(executable, symbol_name, &agent, symbol) }
+}
+
+/// `hsa_amd_memory_fill`: writes `value` to `count` u32s at `ptr`, which must be 4-byte aligned
+/// (`hsa.cpp`: a null pointer or a misaligned one is INVALID_ARGUMENT; nothing to fill is
+/// success). ROCr fills with its blit kernel before it returns; the soft agent's memory is the
+/// host's, so the fill is done when this returns too.
+pub unsafe fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    if ptr.is_null() || !(ptr as usize).is_multiple_of(4) {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    // SAFETY: the caller passes `count` writable, aligned u32s at `ptr` (`hsa_ext_amd.h`).
+    unsafe { core::slice::from_raw_parts_mut(ptr.cast::<u32>(), count) }.fill(value);
+    status::SUCCESS
+}
+
+/// `hsa_amd_memory_async_copy`: copies `size` bytes once every dependency signal is 0, then
+/// decrements `completion_signal`, on a thread of its own (ROCr's blit queue or SDMA engine).
+/// Null pointers, a dependency list that does not match its count, an unknown agent or a dead
+/// signal are refused before anything starts.
+pub unsafe fn hsa_amd_memory_async_copy(
+    dst: *mut c_void,
+    dst_agent: hsa_agent_t,
+    src: *const c_void,
+    src_agent: hsa_agent_t,
+    size: usize,
+    num_dep_signals: u32,
+    dep_signals: *const hsa_signal_t,
+    completion_signal: hsa_signal_t,
+) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    if dst.is_null() || src.is_null() || (num_dep_signals > 0 && dep_signals.is_null()) {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    if runtime.agent(dst_agent.handle).is_none() || runtime.agent(src_agent.handle).is_none() {
+        return status::ERROR_INVALID_AGENT;
+    }
+    let deps: Vec<&'static super::signals::SignalSlot> = if num_dep_signals == 0 {
+        Vec::new()
+    } else {
+        // SAFETY: the API passes `num_dep_signals` signals at `dep_signals` (non-null here).
+        let handles = unsafe { core::slice::from_raw_parts(dep_signals, num_dep_signals as usize) };
+        match handles.iter().map(|signal| super::signals::slot(signal.handle)).collect::<Option<Vec<_>>>() {
+            Some(slots) => slots,
+            None => return status::ERROR_INVALID_SIGNAL,
+        }
+    };
+    let Some(completion) = super::signals::slot(completion_signal.handle) else {
+        return status::ERROR_INVALID_SIGNAL;
+    };
+    let (dst, src) = (dst as usize, src as usize);
+    let copy = move || {
+        for dep in &deps {
+            // Waits as the copy engine does: until the value reaches 0 (or the signal dies).
+            while dep.value().load(core::sync::atomic::Ordering::Acquire) != 0 && dep.is_live() {
+                super::signals::wait_until(
+                    core::slice::from_ref(dep),
+                    |_, value| value == 0,
+                    std::time::Instant::now().checked_add(std::time::Duration::from_millis(2)),
+                    super::signals::SPIN_BEFORE_PARK,
+                    &|| false,
+                );
+            }
+        }
+        if size > 0 {
+            // SAFETY: the caller keeps `size` bytes readable at `src` and writable at `dst` until
+            // the completion signal says the copy is done (`hsa_ext_amd.h`).
+            unsafe { core::ptr::copy(src as *const u8, dst as *mut u8, size) };
+        }
+        completion.update(|value| {
+            value.fetch_sub(1, core::sync::atomic::Ordering::AcqRel);
+        });
+    };
+    match std::thread::Builder::new().name("soft-async-copy".into()).spawn(copy) {
+        Ok(_) => status::SUCCESS,
+        Err(_) => status::ERROR_OUT_OF_RESOURCES,
+    }
+}
+
+/// `hsa_queue_inactivate`: the queue processes nothing more (ROCr destroys its hardware queue
+/// but keeps the queue object until `hsa_queue_destroy`); its memory and indices stay.
+pub unsafe fn hsa_queue_inactivate(queue: *mut hsa_queue_t) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    if queue.is_null() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    match runtime.queue(queue as usize) {
+        Some(soft) => {
+            soft.inactivate();
+            status::SUCCESS
+        }
+        None => status::ERROR_INVALID_QUEUE,
+    }
 }
 
 /// `hsa_code_object_reader_create_from_file`: reads the whole file from the descriptor's start,
@@ -227,6 +324,9 @@ macro_rules! with_drop_in_entry_points {
             fn hsa_amd_signal_value_pointer(signal: hsa_signal_t, value_ptr: *mut *mut hsa_signal_value_t) -> hsa_status_t;
             fn hsa_executable_get_symbol(executable: hsa_executable_t, module_name: *const c_char, symbol_name: *const c_char, agent: hsa_agent_t, call_convention: i32, symbol: *mut hsa_executable_symbol_t) -> hsa_status_t;
             fn hsa_code_object_reader_create_from_file(file: c_int, code_object_reader: *mut hsa_code_object_reader_t) -> hsa_status_t;
+            fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) -> hsa_status_t;
+            fn hsa_amd_memory_async_copy(dst: *mut c_void, dst_agent: hsa_agent_t, src: *const c_void, src_agent: hsa_agent_t, size: usize, num_dep_signals: u32, dep_signals: *const hsa_signal_t, completion_signal: hsa_signal_t) -> hsa_status_t;
+            fn hsa_queue_inactivate(queue: *mut hsa_queue_t) -> hsa_status_t;
         }
     };
 }

@@ -234,6 +234,15 @@ impl SoftQueue {
         }
     }
 
+    /// `hsa_queue_inactivate`: the processor stops taking packets (those not yet started are
+    /// abandoned); the queue lives on until it is destroyed.
+    pub fn inactivate(&self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(handle) = self.processor.lock().unwrap_or_else(|poison| poison.into_inner()).as_ref() {
+            handle.thread().unpark();
+        }
+    }
+
     /// Stops the processor (abandoning packets not yet executed), joins it and retires the
     /// doorbell. Ring memory is freed when the last reference drops.
     pub fn shut_down(&self) {

@@ -180,6 +180,11 @@ impl SignalSlot {
         unsafe { AmdSignal::value_atomic(self.amd_ptr()) }
     }
 
+    /// Whether the signal still exists (a destroyed slot waits on its free list).
+    pub(crate) fn is_live(&self) -> bool {
+        self.live.load(Ordering::Acquire)
+    }
+
     pub(crate) fn kind(&self) -> i64 {
         // SAFETY: `kind` is written only while the slot is not live (in `create`).
         unsafe { core::ptr::addr_of!(self.amd.kind).read() }
