@@ -37,6 +37,7 @@ handle_type!(
     hsa_executable_t,
     hsa_loaded_code_object_t,
     hsa_executable_symbol_t,
+    hsa_signal_group_t,
 );
 
 /// The C `hsa_queue_t`; on both providers it is the first member of an `amd_queue_t`.

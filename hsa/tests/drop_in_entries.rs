@@ -227,3 +227,51 @@ fn an_inactivated_queue_processes_nothing_more_and_is_still_destroyed() {
     // SAFETY: a live queue, destroyed once.
     assert_eq!(unsafe { hsa::hsa_queue_destroy(queue.raw) }, status::SUCCESS);
 }
+
+#[test]
+fn a_signal_group_waits_for_any_member() {
+    use aqueduct_hsa::sys::{enums, hsa_signal_group_t};
+    let client = Client::new();
+    let (first, second) = (client.signal(1), client.signal(1));
+    let members = [first, second];
+    let mut group = hsa_signal_group_t::default();
+    // SAFETY (every call): live signals and agents, pointers to fill.
+    unsafe {
+        assert_eq!(hsa::hsa_signal_group_create(2, members.as_ptr(), 1, &client.agent, &mut group), status::SUCCESS);
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            hsa::hsa_signal_store_screlease(second, 0);
+        });
+        let conditions = [enums::SIGNAL_CONDITION_EQ; 2];
+        let values = [0i64; 2];
+        let (mut met, mut value) = (hsa_signal_t::default(), -1);
+        for wait in [hsa::hsa_signal_group_wait_any_scacquire, hsa::hsa_signal_group_wait_any_relaxed] {
+            let status =
+                wait(group, conditions.as_ptr(), values.as_ptr(), enums::WAIT_STATE_BLOCKED, &mut met, &mut value);
+            assert_eq!(status, status::SUCCESS);
+            assert_eq!((met, value), (second, 0), "the member that met its condition");
+        }
+        setter.join().unwrap();
+        assert_eq!(hsa::hsa_signal_group_destroy(group), status::SUCCESS);
+        assert_eq!(hsa::hsa_signal_group_destroy(group), status::ERROR_INVALID_SIGNAL_GROUP);
+        let mut met_again = hsa_signal_t::default();
+        let waited = hsa::hsa_signal_group_wait_any_scacquire(
+            group,
+            conditions.as_ptr(),
+            values.as_ptr(),
+            enums::WAIT_STATE_BLOCKED,
+            &mut met_again,
+            &mut value,
+        );
+        assert_eq!(waited, status::ERROR_INVALID_SIGNAL_GROUP);
+        assert_eq!(
+            hsa::hsa_signal_group_create(0, members.as_ptr(), 0, core::ptr::null(), &mut group),
+            status::ERROR_INVALID_ARGUMENT
+        );
+        let dead = [hsa_signal_t { handle: 0x10 }];
+        assert_eq!(
+            hsa::hsa_signal_group_create(1, dead.as_ptr(), 0, core::ptr::null(), &mut group),
+            status::ERROR_INVALID_SIGNAL
+        );
+    }
+}

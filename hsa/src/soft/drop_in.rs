@@ -205,6 +205,144 @@ pub unsafe fn hsa_queue_inactivate(queue: *mut hsa_queue_t) -> hsa_status_t {
     }
 }
 
+/// `hsa_signal_group_create`: a group of live signals (none twice) for `wait_any` (`hsa.cpp`: no
+/// signals, or a missing pointer, is INVALID_ARGUMENT; a dead signal INVALID_SIGNAL). Consumers
+/// are checked and otherwise unused: every soft agent can wait on every signal.
+pub unsafe fn hsa_signal_group_create(
+    num_signals: u32,
+    signals: *const hsa_signal_t,
+    num_consumers: u32,
+    consumers: *const hsa_agent_t,
+    signal_group: *mut hsa_signal_group_t,
+) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    if num_signals == 0 || signals.is_null() || signal_group.is_null() || (num_consumers > 0 && consumers.is_null()) {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    // SAFETY: the API passes `num_signals` signals and `num_consumers` agents.
+    let (handles, agents) = unsafe {
+        (
+            core::slice::from_raw_parts(signals, num_signals as usize),
+            if num_consumers == 0 { &[][..] } else { core::slice::from_raw_parts(consumers, num_consumers as usize) },
+        )
+    };
+    if handles.iter().any(|signal| super::signals::slot(signal.handle).is_none()) {
+        return status::ERROR_INVALID_SIGNAL;
+    }
+    if agents.iter().any(|agent| runtime.agent(agent.handle).is_none()) {
+        return status::ERROR_INVALID_AGENT;
+    }
+    let mut groups = runtime.signal_groups.lock().unwrap_or_else(|poison| poison.into_inner());
+    let members: Box<[u64]> = handles.iter().map(|signal| signal.handle).collect();
+    let index = match groups.iter().position(Option::is_none) {
+        Some(free) => {
+            groups[free] = Some(members);
+            free
+        }
+        None => {
+            groups.push(Some(members));
+            groups.len() - 1
+        }
+    };
+    let handle = runtime.handle(super::runtime::Tag::SignalGroup, index as u64);
+    // SAFETY: non-null pointer to the group to fill.
+    unsafe { signal_group.write(hsa_signal_group_t { handle }) };
+    status::SUCCESS
+}
+
+/// `hsa_signal_group_destroy`: an unknown group is INVALID_SIGNAL_GROUP.
+pub unsafe fn hsa_signal_group_destroy(signal_group: hsa_signal_group_t) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    let Some(index) = runtime.index_of(super::runtime::Tag::SignalGroup, signal_group.handle) else {
+        return status::ERROR_INVALID_SIGNAL_GROUP;
+    };
+    let mut groups = runtime.signal_groups.lock().unwrap_or_else(|poison| poison.into_inner());
+    match groups.get_mut(index as usize).and_then(Option::take) {
+        Some(_) => status::SUCCESS,
+        None => status::ERROR_INVALID_SIGNAL_GROUP,
+    }
+}
+
+/// `hsa_signal_group_wait_any_scacquire` and `_relaxed`: blocks until one member meets its
+/// condition (the HSA API gives this wait no timeout); writes that signal and its value.
+unsafe fn group_wait_any(
+    signal_group: hsa_signal_group_t,
+    conditions: *const hsa_signal_condition_t,
+    compare_values: *const hsa_signal_value_t,
+    wait_state_hint: hsa_wait_state_t,
+    signal: *mut hsa_signal_t,
+    value: *mut hsa_signal_value_t,
+) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    if conditions.is_null() || compare_values.is_null() || signal.is_null() || value.is_null() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    let Some(index) = runtime.index_of(super::runtime::Tag::SignalGroup, signal_group.handle) else {
+        return status::ERROR_INVALID_SIGNAL_GROUP;
+    };
+    let members = {
+        let groups = runtime.signal_groups.lock().unwrap_or_else(|poison| poison.into_inner());
+        match groups.get(index as usize) {
+            Some(Some(members)) => members.clone(),
+            _ => return status::ERROR_INVALID_SIGNAL_GROUP,
+        }
+    };
+    drop(runtime);
+    let mut handles: Vec<hsa_signal_t> = members.iter().map(|&handle| hsa_signal_t { handle }).collect();
+    let count = handles.len();
+    // SAFETY: the API passes a condition and a compare value per member.
+    let (mut conditions, mut compare_values) = unsafe {
+        (
+            core::slice::from_raw_parts(conditions, count).to_vec(),
+            core::slice::from_raw_parts(compare_values, count).to_vec(),
+        )
+    };
+    let mut satisfied = 0;
+    // SAFETY: the arrays hold `count` entries each; the wait reads them only.
+    let found = unsafe {
+        super::entry::hsa_amd_signal_wait_any(
+            count as u32,
+            handles.as_mut_ptr(),
+            conditions.as_mut_ptr(),
+            compare_values.as_mut_ptr(),
+            u64::MAX,
+            wait_state_hint,
+            &mut satisfied,
+        )
+    };
+    let Some(&member) = handles.get(found as usize) else { return status::ERROR_INVALID_SIGNAL };
+    // SAFETY: non-null pointers to fill.
+    unsafe {
+        signal.write(member);
+        value.write(satisfied);
+    }
+    status::SUCCESS
+}
+
+pub unsafe fn hsa_signal_group_wait_any_scacquire(
+    signal_group: hsa_signal_group_t,
+    conditions: *const hsa_signal_condition_t,
+    compare_values: *const hsa_signal_value_t,
+    wait_state_hint: hsa_wait_state_t,
+    signal: *mut hsa_signal_t,
+    value: *mut hsa_signal_value_t,
+) -> hsa_status_t {
+    // SAFETY: forwarded.
+    unsafe { group_wait_any(signal_group, conditions, compare_values, wait_state_hint, signal, value) }
+}
+
+pub unsafe fn hsa_signal_group_wait_any_relaxed(
+    signal_group: hsa_signal_group_t,
+    conditions: *const hsa_signal_condition_t,
+    compare_values: *const hsa_signal_value_t,
+    wait_state_hint: hsa_wait_state_t,
+    signal: *mut hsa_signal_t,
+    value: *mut hsa_signal_value_t,
+) -> hsa_status_t {
+    // SAFETY: forwarded.
+    unsafe { group_wait_any(signal_group, conditions, compare_values, wait_state_hint, signal, value) }
+}
+
 /// `hsa_code_object_reader_create_from_file`: reads the whole file from the descriptor's start,
 /// as from memory; a descriptor that cannot be read is INVALID_FILE.
 pub unsafe fn hsa_code_object_reader_create_from_file(
@@ -327,6 +465,10 @@ macro_rules! with_drop_in_entry_points {
             fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) -> hsa_status_t;
             fn hsa_amd_memory_async_copy(dst: *mut c_void, dst_agent: hsa_agent_t, src: *const c_void, src_agent: hsa_agent_t, size: usize, num_dep_signals: u32, dep_signals: *const hsa_signal_t, completion_signal: hsa_signal_t) -> hsa_status_t;
             fn hsa_queue_inactivate(queue: *mut hsa_queue_t) -> hsa_status_t;
+            fn hsa_signal_group_create(num_signals: u32, signals: *const hsa_signal_t, num_consumers: u32, consumers: *const hsa_agent_t, signal_group: *mut hsa_signal_group_t) -> hsa_status_t;
+            fn hsa_signal_group_destroy(signal_group: hsa_signal_group_t) -> hsa_status_t;
+            fn hsa_signal_group_wait_any_scacquire(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
+            fn hsa_signal_group_wait_any_relaxed(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
         }
     };
 }

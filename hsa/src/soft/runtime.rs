@@ -59,6 +59,8 @@ pub(crate) struct Runtime {
     pub event_handlers: Mutex<Vec<(crate::sys::hsa_amd_system_event_callback_t, usize)>>,
     /// Which priorities have dispatches running (`scheduling.rs`).
     pub arbiter: super::scheduling::Arbiter,
+    /// `hsa_signal_group_create`'s groups, by index (`None`: destroyed).
+    pub signal_groups: Mutex<Vec<Option<Box<[u64]>>>>,
 }
 
 struct Global {
@@ -144,6 +146,7 @@ pub(crate) enum Tag {
     Executable = 0xA5,
     Symbol = 0xA6,
     LoadedCodeObject = 0xA7,
+    SignalGroup = 0xA8,
 }
 
 impl Runtime {
@@ -183,6 +186,7 @@ impl Runtime {
             executables: Executables::default(),
             event_handlers: Mutex::new(Vec::new()),
             arbiter: Default::default(),
+            signal_groups: Mutex::new(Vec::new()),
         }
     }
 
