@@ -96,6 +96,9 @@ pub type hsa_amd_system_event_callback_t =
     Option<unsafe extern "C" fn(event: *const hsa_amd_event_t, data: *mut c_void) -> hsa_status_t>;
 pub type hsa_queue_error_callback_t =
     Option<unsafe extern "C" fn(status: hsa_status_t, source: *mut hsa_queue_t, data: *mut c_void)>;
+/// `hsa_amd_deallocation_callback_t`: called with the pointer and the registration's data when
+/// an allocation is freed.
+pub type hsa_amd_deallocation_callback_t = Option<unsafe extern "C" fn(ptr: *mut c_void, user_data: *mut c_void)>;
 pub type hsa_agent_callback_t = Option<unsafe extern "C" fn(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t>;
 pub type hsa_isa_callback_t = Option<unsafe extern "C" fn(isa: hsa_isa_t, data: *mut c_void) -> hsa_status_t>;
 pub type hsa_amd_memory_pool_callback_t =

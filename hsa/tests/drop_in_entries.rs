@@ -275,3 +275,48 @@ fn a_signal_group_waits_for_any_member() {
         );
     }
 }
+
+static FREED: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+
+unsafe extern "C" fn note_free(ptr: *mut c_void, data: *mut c_void) {
+    FREED.lock().unwrap().push((ptr as usize, data as usize));
+}
+
+unsafe extern "C" fn other_callback(_: *mut c_void, _: *mut c_void) {}
+
+#[test]
+fn deallocation_callbacks_run_when_their_allocation_is_freed() {
+    let client = Client::new();
+    let kept = client.hsa.allocate(client.device_pool, 64).expect("allocation");
+    let dropped = client.hsa.allocate(client.device_pool, 64).expect("allocation");
+    // SAFETY (every call): live allocations, a callback that only records its arguments.
+    unsafe {
+        assert_eq!(
+            hsa::hsa_amd_register_deallocation_callback(kept.cast(), Some(note_free), 7 as *mut _),
+            status::SUCCESS
+        );
+        assert_eq!(
+            hsa::hsa_amd_register_deallocation_callback(dropped.cast(), Some(note_free), 8 as *mut _),
+            status::SUCCESS
+        );
+        assert_eq!(hsa::hsa_amd_deregister_deallocation_callback(dropped.cast(), Some(note_free)), status::SUCCESS);
+        assert_eq!(
+            hsa::hsa_amd_deregister_deallocation_callback(dropped.cast(), Some(other_callback)),
+            status::ERROR_INVALID_ARGUMENT,
+            "never registered"
+        );
+        assert_eq!(
+            hsa::hsa_amd_register_deallocation_callback(kept.add(8).cast(), Some(note_free), core::ptr::null_mut()),
+            status::ERROR_INVALID_ARGUMENT,
+            "not the start of an allocation"
+        );
+        assert_eq!(
+            hsa::hsa_amd_register_deallocation_callback(kept.cast(), None, core::ptr::null_mut()),
+            status::ERROR_INVALID_ARGUMENT
+        );
+        assert_eq!(hsa::hsa_amd_memory_pool_free(dropped.cast()), status::SUCCESS);
+        assert_eq!(hsa::hsa_amd_memory_pool_free(kept.cast()), status::SUCCESS);
+    }
+    let freed = FREED.lock().unwrap();
+    assert_eq!(freed.as_slice(), &[(kept as usize, 7)], "only the registration left ran, once");
+}

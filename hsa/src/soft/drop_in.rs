@@ -343,6 +343,36 @@ pub unsafe fn hsa_signal_group_wait_any_relaxed(
     unsafe { group_wait_any(signal_group, conditions, compare_values, wait_state_hint, signal, value) }
 }
 
+/// `hsa_amd_register_deallocation_callback`: `callback(ptr, user_data)` runs when the allocation
+/// starting at `ptr` is freed, before its memory goes (ROCr's `RegisterReleaseNotifier`: a pointer
+/// that starts no allocation, or a null callback, is INVALID_ARGUMENT).
+pub unsafe fn hsa_amd_register_deallocation_callback(
+    ptr: *mut c_void,
+    callback: hsa_amd_deallocation_callback_t,
+    user_data: *mut c_void,
+) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    let Some(callback) = callback else { return status::ERROR_INVALID_ARGUMENT };
+    match runtime.allocations.register_callback(ptr as usize, callback, user_data as usize) {
+        Ok(()) => status::SUCCESS,
+        Err(status) => status,
+    }
+}
+
+/// `hsa_amd_deregister_deallocation_callback`: removes a registration; one that does not exist
+/// is INVALID_ARGUMENT.
+pub unsafe fn hsa_amd_deregister_deallocation_callback(
+    ptr: *mut c_void,
+    callback: hsa_amd_deallocation_callback_t,
+) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    let Some(callback) = callback else { return status::ERROR_INVALID_ARGUMENT };
+    match runtime.allocations.deregister_callback(ptr as usize, callback) {
+        Ok(()) => status::SUCCESS,
+        Err(status) => status,
+    }
+}
+
 /// `hsa_code_object_reader_create_from_file`: reads the whole file from the descriptor's start,
 /// as from memory; a descriptor that cannot be read is INVALID_FILE.
 pub unsafe fn hsa_code_object_reader_create_from_file(
@@ -467,6 +497,8 @@ macro_rules! with_drop_in_entry_points {
             fn hsa_queue_inactivate(queue: *mut hsa_queue_t) -> hsa_status_t;
             fn hsa_signal_group_create(num_signals: u32, signals: *const hsa_signal_t, num_consumers: u32, consumers: *const hsa_agent_t, signal_group: *mut hsa_signal_group_t) -> hsa_status_t;
             fn hsa_signal_group_destroy(signal_group: hsa_signal_group_t) -> hsa_status_t;
+            fn hsa_amd_register_deallocation_callback(ptr: *mut c_void, callback: hsa_amd_deallocation_callback_t, user_data: *mut c_void) -> hsa_status_t;
+            fn hsa_amd_deregister_deallocation_callback(ptr: *mut c_void, callback: hsa_amd_deallocation_callback_t) -> hsa_status_t;
             fn hsa_signal_group_wait_any_scacquire(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
             fn hsa_signal_group_wait_any_relaxed(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
         }

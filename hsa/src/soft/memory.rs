@@ -148,7 +148,13 @@ struct Allocation {
     layout: Layout,
     /// Bit `i`: agent `i` may access it (the owner from the start, others once granted).
     agents: AtomicU64,
+    /// `hsa_amd_register_deallocation_callback` registrations: (callback, user data), called in
+    /// order when the allocation is freed, before its memory goes.
+    callbacks: std::sync::Mutex<Vec<(DeallocationCallback, usize)>>,
 }
+
+/// A deallocation callback (`hsa_amd_deallocation_callback_t`, never null here).
+pub(crate) type DeallocationCallback = unsafe extern "C" fn(*mut core::ffi::c_void, *mut core::ffi::c_void);
 
 /// The live allocations, ordered by address so a range can be mapped back to its allocation.
 #[derive(Default)]
@@ -183,19 +189,48 @@ impl Allocations {
             return Err(status::ERROR_OUT_OF_RESOURCES);
         }
         let agents = AtomicU64::new(owner_bit(pool.agent_index));
-        self.write().insert(pointer as usize, Allocation { pool_index, layout, agents });
+        let callbacks = std::sync::Mutex::new(Vec::new());
+        self.write().insert(pointer as usize, Allocation { pool_index, layout, agents, callbacks });
         Ok(pointer)
     }
 
     /// Frees a pointer this runtime allocated; anything else is refused without effect.
     pub fn free(&self, pools: &[Pool], pointer: *mut u8) -> Result<(), u32> {
         let allocation = self.write().remove(&(pointer as usize)).ok_or(status::ERROR_INVALID_ARGUMENT)?;
+        let callbacks = allocation.callbacks.into_inner().unwrap_or_else(|poison| poison.into_inner());
+        for (callback, data) in callbacks {
+            // SAFETY: the client registered the callback for this pointer with this data; it runs
+            // before the memory is freed, as ROCr runs it (`Runtime::FreeMemory`).
+            unsafe { callback(pointer.cast(), data as *mut core::ffi::c_void) };
+        }
         if let Some(pool) = pools.get(allocation.pool_index) {
             pool.used.fetch_sub(allocation.layout.size() as u64, Ordering::AcqRel);
         }
         // SAFETY: the pointer came from `alloc_zeroed` with exactly this layout and was removed
         // from the live map, so it is freed once.
         unsafe { std::alloc::dealloc(pointer, allocation.layout) };
+        Ok(())
+    }
+
+    /// `hsa_amd_register_deallocation_callback`: `pointer` must start a live allocation.
+    pub fn register_callback(&self, pointer: usize, callback: DeallocationCallback, data: usize) -> Result<(), u32> {
+        let live = self.read();
+        let allocation = live.get(&pointer).ok_or(status::ERROR_INVALID_ARGUMENT)?;
+        allocation.callbacks.lock().unwrap_or_else(|poison| poison.into_inner()).push((callback, data));
+        Ok(())
+    }
+
+    /// `hsa_amd_deregister_deallocation_callback`: the registration of `callback` on `pointer`
+    /// must exist.
+    pub fn deregister_callback(&self, pointer: usize, callback: DeallocationCallback) -> Result<(), u32> {
+        let live = self.read();
+        let allocation = live.get(&pointer).ok_or(status::ERROR_INVALID_ARGUMENT)?;
+        let mut callbacks = allocation.callbacks.lock().unwrap_or_else(|poison| poison.into_inner());
+        let position = callbacks
+            .iter()
+            .position(|(registered, _)| core::ptr::fn_addr_eq(*registered, callback))
+            .ok_or(status::ERROR_INVALID_ARGUMENT)?;
+        callbacks.remove(position);
         Ok(())
     }
 
