@@ -96,6 +96,22 @@ pub type hsa_amd_system_event_callback_t =
     Option<unsafe extern "C" fn(event: *const hsa_amd_event_t, data: *mut c_void) -> hsa_status_t>;
 pub type hsa_queue_error_callback_t =
     Option<unsafe extern "C" fn(status: hsa_status_t, source: *mut hsa_queue_t, data: *mut c_void)>;
+/// `hsa_amd_pointer_info_t` (`hsa_ext_amd.h` of 5.2.3, with `global_flags`): 56 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hsa_amd_pointer_info_t {
+    pub size: u32,
+    /// `hsa_amd_pointer_type_t`: 0 unknown, 1 HSA, 2 locked, 3 graphics, 4 IPC.
+    pub type_: u32,
+    pub agent_base_address: *mut c_void,
+    pub host_base_address: *mut c_void,
+    pub size_in_bytes: usize,
+    pub user_data: *mut c_void,
+    pub agent_owner: hsa_agent_t,
+    pub global_flags: u32,
+}
+const _: () = assert!(size_of::<hsa_amd_pointer_info_t>() == 56);
+
 /// `hsa_amd_deallocation_callback_t`: called with the pointer and the registration's data when
 /// an allocation is freed.
 pub type hsa_amd_deallocation_callback_t = Option<unsafe extern "C" fn(ptr: *mut c_void, user_data: *mut c_void)>;

@@ -320,3 +320,66 @@ fn deallocation_callbacks_run_when_their_allocation_is_freed() {
     let freed = FREED.lock().unwrap();
     assert_eq!(freed.as_slice(), &[(kept as usize, 7)], "only the registration left ran, once");
 }
+
+unsafe extern "C" fn client_alloc(bytes: usize) -> *mut c_void {
+    Box::leak(vec![0u8; bytes].into_boxed_slice()).as_mut_ptr().cast()
+}
+
+#[test]
+fn pointer_info_names_the_allocation_an_address_lies_in() {
+    use aqueduct_hsa::sys::hsa_amd_pointer_info_t;
+    let client = Client::new();
+    let memory = client.hsa.allocate(client.device_pool, 100).expect("allocation");
+    let blank = || hsa_amd_pointer_info_t {
+        size: size_of::<hsa_amd_pointer_info_t>() as u32,
+        type_: 99,
+        agent_base_address: 1 as *mut c_void,
+        host_base_address: 1 as *mut c_void,
+        size_in_bytes: 1,
+        user_data: 1 as *mut c_void,
+        agent_owner: hsa_agent_t { handle: 1 },
+        global_flags: 99,
+    };
+    // SAFETY (every call): pointers to fill, a live allocation, the client's allocator.
+    unsafe {
+        assert_eq!(hsa::hsa_amd_pointer_info_set_userdata(memory.cast(), 42 as *mut c_void), status::SUCCESS);
+        let mut info = blank();
+        let (mut count, mut agents) = (0u32, core::ptr::null_mut::<hsa_agent_t>());
+        let status =
+            hsa::hsa_amd_pointer_info(memory.add(40).cast(), &mut info, Some(client_alloc), &mut count, &mut agents);
+        assert_eq!(status, status::SUCCESS);
+        assert_eq!((info.type_, info.agent_base_address), (1, memory.cast()), "an HSA allocation, from its base");
+        assert!(info.size_in_bytes >= 100);
+        assert_eq!((info.user_data as usize, info.agent_owner), (42, client.agent));
+        assert_eq!(count, 1, "the owner alone may access it");
+        assert_eq!(*agents, client.agent);
+
+        let outside = 0u64;
+        let mut info = blank();
+        let status = hsa::hsa_amd_pointer_info(
+            (&outside as *const u64).cast(),
+            &mut info,
+            None,
+            core::ptr::null_mut(),
+            core::ptr::null_mut(),
+        );
+        assert_eq!((status, info.type_), (status::SUCCESS, 0), "memory the runtime did not make is UNKNOWN");
+
+        let mut short = blank();
+        short.size = 8;
+        assert_eq!(
+            hsa::hsa_amd_pointer_info(memory.cast(), &mut short, None, core::ptr::null_mut(), core::ptr::null_mut()),
+            status::SUCCESS
+        );
+        assert_eq!((short.type_, short.agent_base_address as usize), (1, 1), "only the first 8 bytes are written");
+
+        assert_eq!(
+            hsa::hsa_amd_pointer_info(core::ptr::null(), &mut info, None, core::ptr::null_mut(), core::ptr::null_mut()),
+            status::ERROR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            hsa::hsa_amd_pointer_info_set_userdata(memory.add(8).cast(), core::ptr::null_mut()),
+            status::ERROR_INVALID_ARGUMENT
+        );
+    }
+}

@@ -373,6 +373,89 @@ pub unsafe fn hsa_amd_deregister_deallocation_callback(
     }
 }
 
+/// `hsa_amd_pointer_info`: what allocation `ptr` lies in, as much of `hsa_amd_pointer_info_t` as
+/// the caller's `size` says it holds (`hsa_ext_amd.h`: members past the returned size are not
+/// written); a pointer in no allocation is type UNKNOWN. With `alloc` and
+/// `num_agents_accessible`, the agents that may access it, in an array from `alloc`.
+pub unsafe fn hsa_amd_pointer_info(
+    ptr: *const c_void,
+    info: *mut hsa_amd_pointer_info_t,
+    alloc: Option<unsafe extern "C" fn(usize) -> *mut c_void>,
+    num_agents_accessible: *mut u32,
+    accessible: *mut *mut hsa_agent_t,
+) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    if ptr.is_null() || info.is_null() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    // SAFETY: `info` is non-null; the caller sets `size` to what its structure holds.
+    let caller_size = unsafe { (*info).size } as usize;
+    let full = size_of::<hsa_amd_pointer_info_t>();
+    let mut report = hsa_amd_pointer_info_t {
+        size: caller_size.min(full) as u32,
+        type_: 0,
+        agent_base_address: core::ptr::null_mut(),
+        host_base_address: core::ptr::null_mut(),
+        size_in_bytes: 0,
+        user_data: core::ptr::null_mut(),
+        agent_owner: hsa_agent_t::default(),
+        global_flags: 0,
+    };
+    let found = runtime.allocations.info(ptr as usize);
+    let mut agents = Vec::new();
+    if let Some(allocation) = &found {
+        let pool = &runtime.pools[allocation.pool_index];
+        let host_reads = allocation.agents & super::memory::owner_bit(0) != 0;
+        report.type_ = 1; // HSA_EXT_POINTER_TYPE_HSA
+        report.agent_base_address = allocation.base as *mut c_void;
+        report.host_base_address = if host_reads { allocation.base as *mut c_void } else { core::ptr::null_mut() };
+        report.size_in_bytes = allocation.size;
+        report.user_data = allocation.user_data as *mut c_void;
+        report.agent_owner =
+            hsa_agent_t { handle: runtime.handle(super::runtime::Tag::Agent, pool.agent_index as u64) };
+        report.global_flags = pool.global_flags();
+        agents = (0..runtime.agents.len())
+            .filter(|&index| allocation.agents & super::memory::owner_bit(index) != 0)
+            .map(|index| hsa_agent_t { handle: runtime.handle(super::runtime::Tag::Agent, index as u64) })
+            .collect();
+    }
+    // SAFETY: the caller's structure holds `caller_size` bytes; at most that many are written.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            (&report as *const hsa_amd_pointer_info_t).cast::<u8>(),
+            info.cast::<u8>(),
+            caller_size.min(full),
+        )
+    };
+    if let (Some(alloc), false) = (alloc, num_agents_accessible.is_null()) {
+        let bytes = agents.len() * size_of::<hsa_agent_t>();
+        // SAFETY: the client's allocator; it returns `bytes` writable bytes or null.
+        let array = unsafe { alloc(bytes.max(1)) }.cast::<hsa_agent_t>();
+        if array.is_null() {
+            return status::ERROR_OUT_OF_RESOURCES;
+        }
+        // SAFETY: `array` holds `agents.len()` agents; the count and array pointers are the
+        // caller's to fill (`accessible` may be null).
+        unsafe {
+            core::ptr::copy_nonoverlapping(agents.as_ptr(), array, agents.len());
+            num_agents_accessible.write(agents.len() as u32);
+            if !accessible.is_null() {
+                accessible.write(array);
+            }
+        }
+    }
+    status::SUCCESS
+}
+
+/// `hsa_amd_pointer_info_set_userdata`: `ptr` must start an allocation the runtime made.
+pub unsafe fn hsa_amd_pointer_info_set_userdata(ptr: *const c_void, userdata: *mut c_void) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    match runtime.allocations.set_user_data(ptr as usize, userdata as usize) {
+        Ok(()) => status::SUCCESS,
+        Err(status) => status,
+    }
+}
+
 /// `hsa_code_object_reader_create_from_file`: reads the whole file from the descriptor's start,
 /// as from memory; a descriptor that cannot be read is INVALID_FILE.
 pub unsafe fn hsa_code_object_reader_create_from_file(
@@ -499,6 +582,8 @@ macro_rules! with_drop_in_entry_points {
             fn hsa_signal_group_destroy(signal_group: hsa_signal_group_t) -> hsa_status_t;
             fn hsa_amd_register_deallocation_callback(ptr: *mut c_void, callback: hsa_amd_deallocation_callback_t, user_data: *mut c_void) -> hsa_status_t;
             fn hsa_amd_deregister_deallocation_callback(ptr: *mut c_void, callback: hsa_amd_deallocation_callback_t) -> hsa_status_t;
+            fn hsa_amd_pointer_info(ptr: *const c_void, info: *mut hsa_amd_pointer_info_t, alloc: Option<unsafe extern "C" fn(usize) -> *mut c_void>, num_agents_accessible: *mut u32, accessible: *mut *mut hsa_agent_t) -> hsa_status_t;
+            fn hsa_amd_pointer_info_set_userdata(ptr: *const c_void, userdata: *mut c_void) -> hsa_status_t;
             fn hsa_signal_group_wait_any_scacquire(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
             fn hsa_signal_group_wait_any_relaxed(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
         }

@@ -151,6 +151,18 @@ struct Allocation {
     /// `hsa_amd_register_deallocation_callback` registrations: (callback, user data), called in
     /// order when the allocation is freed, before its memory goes.
     callbacks: std::sync::Mutex<Vec<(DeallocationCallback, usize)>>,
+    /// `hsa_amd_pointer_info_set_userdata`'s value.
+    user_data: std::sync::atomic::AtomicUsize,
+}
+
+/// What `hsa_amd_pointer_info` reports of an allocation.
+pub(crate) struct AllocationInfo {
+    pub base: usize,
+    pub size: usize,
+    pub pool_index: usize,
+    /// Bit `i`: agent `i` may access it.
+    pub agents: u64,
+    pub user_data: usize,
 }
 
 /// A deallocation callback (`hsa_amd_deallocation_callback_t`, never null here).
@@ -189,8 +201,8 @@ impl Allocations {
             return Err(status::ERROR_OUT_OF_RESOURCES);
         }
         let agents = AtomicU64::new(owner_bit(pool.agent_index));
-        let callbacks = std::sync::Mutex::new(Vec::new());
-        self.write().insert(pointer as usize, Allocation { pool_index, layout, agents, callbacks });
+        let (callbacks, user_data) = (std::sync::Mutex::new(Vec::new()), std::sync::atomic::AtomicUsize::new(0));
+        self.write().insert(pointer as usize, Allocation { pool_index, layout, agents, callbacks, user_data });
         Ok(pointer)
     }
 
@@ -231,6 +243,27 @@ impl Allocations {
             .position(|(registered, _)| core::ptr::fn_addr_eq(*registered, callback))
             .ok_or(status::ERROR_INVALID_ARGUMENT)?;
         callbacks.remove(position);
+        Ok(())
+    }
+
+    /// The live allocation that contains `address`, if any.
+    pub fn info(&self, address: usize) -> Option<AllocationInfo> {
+        let live = self.read();
+        let (&base, allocation) = live.range(..=address).next_back()?;
+        (address < base + allocation.layout.size()).then(|| AllocationInfo {
+            base,
+            size: allocation.layout.size(),
+            pool_index: allocation.pool_index,
+            agents: allocation.agents.load(Ordering::Acquire),
+            user_data: allocation.user_data.load(Ordering::Acquire),
+        })
+    }
+
+    /// `hsa_amd_pointer_info_set_userdata`: `pointer` must start a live allocation.
+    pub fn set_user_data(&self, pointer: usize, user_data: usize) -> Result<(), u32> {
+        let live = self.read();
+        let allocation = live.get(&pointer).ok_or(status::ERROR_INVALID_ARGUMENT)?;
+        allocation.user_data.store(user_data, Ordering::Release);
         Ok(())
     }
 
