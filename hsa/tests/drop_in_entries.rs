@@ -325,6 +325,9 @@ unsafe extern "C" fn client_alloc(bytes: usize) -> *mut c_void {
     Box::leak(vec![0u8; bytes].into_boxed_slice()).as_mut_ptr().cast()
 }
 
+/// What the test's blank structure holds where the runtime must not write.
+const UNTOUCHED: usize = 0xDEAD_0000;
+
 #[test]
 fn pointer_info_names_the_allocation_an_address_lies_in() {
     use aqueduct_hsa::sys::hsa_amd_pointer_info_t;
@@ -333,10 +336,10 @@ fn pointer_info_names_the_allocation_an_address_lies_in() {
     let blank = || hsa_amd_pointer_info_t {
         size: size_of::<hsa_amd_pointer_info_t>() as u32,
         type_: 99,
-        agent_base_address: 1 as *mut c_void,
-        host_base_address: 1 as *mut c_void,
+        agent_base_address: UNTOUCHED as *mut c_void,
+        host_base_address: UNTOUCHED as *mut c_void,
         size_in_bytes: 1,
-        user_data: 1 as *mut c_void,
+        user_data: UNTOUCHED as *mut c_void,
         agent_owner: hsa_agent_t { handle: 1 },
         global_flags: 99,
     };
@@ -371,7 +374,7 @@ fn pointer_info_names_the_allocation_an_address_lies_in() {
             hsa::hsa_amd_pointer_info(memory.cast(), &mut short, None, core::ptr::null_mut(), core::ptr::null_mut()),
             status::SUCCESS
         );
-        assert_eq!((short.type_, short.agent_base_address as usize), (1, 1), "only the first 8 bytes are written");
+        assert_eq!((short.type_, short.agent_base_address as usize), (1, UNTOUCHED), "only the first 8 bytes are written");
 
         assert_eq!(
             hsa::hsa_amd_pointer_info(core::ptr::null(), &mut info, None, core::ptr::null_mut(), core::ptr::null_mut()),
