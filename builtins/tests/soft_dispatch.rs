@@ -213,6 +213,9 @@ fn system_timestamp(client: &Client) -> u64 {
 #[test]
 fn host_time_signal_times_and_kernel_timestamps_share_one_axis() {
     let client = Client::new();
+    // The client's packets carry no barrier bit, so only a strict queue runs them in submission
+    // order (the default, concurrent, may run them at once).
+    aqueduct_hsa::soft::set_queue_mode(client.queue(), aqueduct_hsa::soft::ExecutionMode::Strict).expect("strict");
     // SAFETY: table call on the client's live queue.
     let enabled = unsafe { (client.hsa.api().hsa_amd_profiling_set_profiler_enabled)(client.queue(), 1) };
     assert_eq!(enabled, 0);
