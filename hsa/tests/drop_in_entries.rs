@@ -374,7 +374,11 @@ fn pointer_info_names_the_allocation_an_address_lies_in() {
             hsa::hsa_amd_pointer_info(memory.cast(), &mut short, None, core::ptr::null_mut(), core::ptr::null_mut()),
             status::SUCCESS
         );
-        assert_eq!((short.type_, short.agent_base_address as usize), (1, UNTOUCHED), "only the first 8 bytes are written");
+        assert_eq!(
+            (short.type_, short.agent_base_address as usize),
+            (1, UNTOUCHED),
+            "only the first 8 bytes are written"
+        );
 
         assert_eq!(
             hsa::hsa_amd_pointer_info(core::ptr::null(), &mut info, None, core::ptr::null_mut(), core::ptr::null_mut()),
