@@ -48,6 +48,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut program = device.create_command_buffer(CommandBufferUsage::Reusable)?;
     program.fill(output, &0f32.to_le_bytes())?;
     for scale in [2.0f32, 3.0] {
+        // Each step reads what the one before wrote: without a barrier the two may overlap.
+        program.barrier()?;
         let bindings = [output, input];
         let constants = [scale.to_bits(), ELEMENTS];
         program.dispatch(&saxpy, &Dispatch::grid([ELEMENTS, 1, 1]).bindings(&bindings).constants(&constants))?;
