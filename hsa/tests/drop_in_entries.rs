@@ -390,3 +390,42 @@ fn pointer_info_names_the_allocation_an_address_lies_in() {
         );
     }
 }
+
+#[test]
+fn extension_queries_check_their_arguments_and_report_no_extension() {
+    let client = Client::new();
+    let (mut supported, mut minor, mut name) = (true, 7u16, core::ptr::null::<core::ffi::c_char>());
+    // SAFETY (every call): pointers to fill, static strings read back.
+    unsafe {
+        assert_eq!(hsa::hsa_extension_get_name(0x201, &mut name), status::SUCCESS);
+        assert_eq!(core::ffi::CStr::from_ptr(name), c"HSA_EXTENSION_AMD_LOADER");
+        assert_eq!(hsa::hsa_extension_get_name(0x100, &mut name), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(core::ffi::CStr::from_ptr(name), c"HSA_EXTENSION_INVALID");
+
+        assert_eq!(hsa::hsa_system_extension_supported(1, 1, 0, &mut supported), status::SUCCESS);
+        assert!(!supported, "the soft runtime has no image extension");
+        assert_eq!(hsa::hsa_system_major_extension_supported(0x201, 1, &mut minor, &mut supported), status::SUCCESS);
+        assert_eq!((supported, minor), (false, 0));
+        assert_eq!(
+            hsa::hsa_system_extension_supported(4, 1, 0, &mut supported),
+            status::ERROR_INVALID_ARGUMENT,
+            "not an extension"
+        );
+        assert_eq!(hsa::hsa_system_extension_supported(1, 1, 0, core::ptr::null_mut()), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(hsa::hsa_agent_extension_supported(1, client.agent, 1, 0, &mut supported), status::SUCCESS);
+        assert_eq!(
+            hsa::hsa_agent_major_extension_supported(1, hsa_agent_t { handle: 7 }, 1, &mut minor, &mut supported),
+            status::ERROR_INVALID_AGENT
+        );
+        let mut table = [0u64; 16];
+        assert_eq!(
+            hsa::hsa_system_get_major_extension_table(0x201, 1, size_of_val(&table), table.as_mut_ptr().cast()),
+            status::ERROR_INVALID_ARGUMENT,
+            "no table for an extension the runtime does not have"
+        );
+        assert_eq!(
+            hsa::hsa_system_get_extension_table(0x201, 1, 0, table.as_mut_ptr().cast()),
+            status::ERROR_INVALID_ARGUMENT
+        );
+    }
+}

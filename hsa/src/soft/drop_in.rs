@@ -456,6 +456,141 @@ pub unsafe fn hsa_amd_pointer_info_set_userdata(ptr: *const c_void, userdata: *m
     }
 }
 
+/// The extension numbers `hsa.h` 5.2.3 defines: 0 to `HSA_EXTENSION_STD_LAST` (3) and
+/// `HSA_AMD_FIRST_EXTENSION` (0x200) to `HSA_AMD_LAST_EXTENSION` (0x202), with their names
+/// (`hsa_extension_get_name` in `hsa.cpp`).
+const EXTENSIONS: [(u16, &core::ffi::CStr); 7] = [
+    (0, c"HSA_EXTENSION_FINALIZER"),
+    (1, c"HSA_EXTENSION_IMAGES"),
+    (2, c"HSA_EXTENSION_PERFORMANCE_COUNTERS"),
+    (3, c"HSA_EXTENSION_PROFILING_EVENTS"),
+    (0x200, c"HSA_EXTENSION_AMD_PROFILER"),
+    (0x201, c"HSA_EXTENSION_AMD_LOADER"),
+    (0x202, c"HSA_EXTENSION_AMD_AQLPROFILE"),
+];
+
+fn known_extension(extension: u16) -> bool {
+    EXTENSIONS.iter().any(|(number, _)| *number == extension)
+}
+
+/// `hsa_extension_get_name`: the name `hsa.cpp` gives; an unknown extension is INVALID_ARGUMENT
+/// (and named `HSA_EXTENSION_INVALID`, as ROCr names it).
+pub unsafe fn hsa_extension_get_name(extension: u16, name: *mut *const c_char) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    if name.is_null() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    let found = EXTENSIONS.iter().find(|(number, _)| *number == extension);
+    // SAFETY: `name` is non-null; the strings are static.
+    unsafe { name.write(found.map_or(c"HSA_EXTENSION_INVALID", |(_, name)| *name).as_ptr()) };
+    if found.is_some() { status::SUCCESS } else { status::ERROR_INVALID_ARGUMENT }
+}
+
+/// `hsa_system_extension_supported`: an unknown extension or a null result is INVALID_ARGUMENT,
+/// as in ROCr. The soft runtime implements none of the extension tables (ROCr's images,
+/// finalizer, loader and aqlprofile come from libraries it ships), so it reports none, and a
+/// client that needs one learns it here rather than from a table of stubs.
+pub unsafe fn hsa_system_extension_supported(
+    extension: u16,
+    _major: u16,
+    _minor: u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    if result.is_null() || !known_extension(extension) {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    // SAFETY: non-null pointer to fill.
+    unsafe { result.write(false) };
+    status::SUCCESS
+}
+
+/// `hsa_system_major_extension_supported`: as [`hsa_system_extension_supported`], writing the
+/// highest minor version supported (0: none).
+pub unsafe fn hsa_system_major_extension_supported(
+    extension: u16,
+    _major: u16,
+    minor: *mut u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    if minor.is_null() || result.is_null() || !known_extension(extension) {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    // SAFETY: non-null pointers to fill.
+    unsafe {
+        minor.write(0);
+        result.write(false);
+    }
+    status::SUCCESS
+}
+
+/// `hsa_agent_extension_supported`: the agent is checked (INVALID_AGENT), then as the system's.
+pub unsafe fn hsa_agent_extension_supported(
+    extension: u16,
+    agent: hsa_agent_t,
+    major: u16,
+    minor: u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    match super::runtime::get() {
+        None => status::ERROR_NOT_INITIALIZED,
+        Some(runtime) if runtime.agent(agent.handle).is_none() => status::ERROR_INVALID_AGENT,
+        // SAFETY: forwarded.
+        Some(_) => unsafe { hsa_system_extension_supported(extension, major, minor, result) },
+    }
+}
+
+/// `hsa_agent_major_extension_supported`: the agent is checked, then as the system's.
+pub unsafe fn hsa_agent_major_extension_supported(
+    extension: u16,
+    agent: hsa_agent_t,
+    major: u16,
+    minor: *mut u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    match super::runtime::get() {
+        None => status::ERROR_NOT_INITIALIZED,
+        Some(runtime) if runtime.agent(agent.handle).is_none() => status::ERROR_INVALID_AGENT,
+        // SAFETY: forwarded.
+        Some(_) => unsafe { hsa_system_major_extension_supported(extension, major, minor, result) },
+    }
+}
+
+/// `hsa_system_get_extension_table` and `hsa_system_get_major_extension_table`: no extension is
+/// supported (see [`hsa_system_extension_supported`]), so every request is INVALID_ARGUMENT, as
+/// ROCr answers one for an extension it does not have.
+pub unsafe fn hsa_system_get_extension_table(
+    _extension: u16,
+    _major: u16,
+    _minor: u16,
+    _table: *mut c_void,
+) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    status::ERROR_INVALID_ARGUMENT
+}
+
+/// See [`hsa_system_get_extension_table`].
+pub unsafe fn hsa_system_get_major_extension_table(
+    _extension: u16,
+    _major: u16,
+    _table_length: usize,
+    _table: *mut c_void,
+) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    status::ERROR_INVALID_ARGUMENT
+}
+
 /// `hsa_code_object_reader_create_from_file`: reads the whole file from the descriptor's start,
 /// as from memory; a descriptor that cannot be read is INVALID_FILE.
 pub unsafe fn hsa_code_object_reader_create_from_file(
@@ -584,6 +719,13 @@ macro_rules! with_drop_in_entry_points {
             fn hsa_amd_deregister_deallocation_callback(ptr: *mut c_void, callback: hsa_amd_deallocation_callback_t) -> hsa_status_t;
             fn hsa_amd_pointer_info(ptr: *const c_void, info: *mut hsa_amd_pointer_info_t, alloc: Option<unsafe extern "C" fn(usize) -> *mut c_void>, num_agents_accessible: *mut u32, accessible: *mut *mut hsa_agent_t) -> hsa_status_t;
             fn hsa_amd_pointer_info_set_userdata(ptr: *const c_void, userdata: *mut c_void) -> hsa_status_t;
+            fn hsa_extension_get_name(extension: u16, name: *mut *const c_char) -> hsa_status_t;
+            fn hsa_system_extension_supported(extension: u16, major: u16, minor: u16, result: *mut bool) -> hsa_status_t;
+            fn hsa_system_major_extension_supported(extension: u16, major: u16, minor: *mut u16, result: *mut bool) -> hsa_status_t;
+            fn hsa_agent_extension_supported(extension: u16, agent: hsa_agent_t, major: u16, minor: u16, result: *mut bool) -> hsa_status_t;
+            fn hsa_agent_major_extension_supported(extension: u16, agent: hsa_agent_t, major: u16, minor: *mut u16, result: *mut bool) -> hsa_status_t;
+            fn hsa_system_get_extension_table(extension: u16, major: u16, minor: u16, table: *mut c_void) -> hsa_status_t;
+            fn hsa_system_get_major_extension_table(extension: u16, major: u16, table_length: usize, table: *mut c_void) -> hsa_status_t;
             fn hsa_signal_group_wait_any_scacquire(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
             fn hsa_signal_group_wait_any_relaxed(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
         }
