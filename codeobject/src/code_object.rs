@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::elf::{AbiVersion, AmdgpuElf, KERNEL_DESCRIPTOR_SIZE, KernelDescriptorSymbol};
+use crate::elf::{AbiVersion, AmdgpuElf, KERNEL_DESCRIPTOR_SIZE, KernelDescriptorSymbol, LoadSegment};
 use crate::error::CodeObjectError;
 use crate::metadata::{KernelMetadata, parse_metadata};
 use crate::target::TargetId;
@@ -39,6 +39,7 @@ pub struct CodeObject {
     kernels: Vec<KernelMetadata>,
     /// Parallel to `kernels`.
     descriptors: Vec<KernelDescriptorSymbol>,
+    segments: Vec<LoadSegment>,
 }
 
 impl CodeObject {
@@ -79,7 +80,9 @@ impl CodeObject {
             descriptors.push(KernelDescriptorSymbol { address: symbol.address, file_offset });
         }
 
+        let segments = image.load_segments()?;
         Ok(CodeObject {
+            segments,
             target: image.target,
             target_string: metadata.target,
             code_object_version: metadata.version,
@@ -132,6 +135,11 @@ impl CodeObject {
     /// Where the descriptor of kernel `kernel_index` is.
     pub fn kernel_descriptor(&self, kernel_index: usize) -> Option<KernelDescriptorSymbol> {
         self.descriptors.get(kernel_index).copied()
+    }
+
+    /// The `PT_LOAD` segments a loader maps, in program-header order.
+    pub fn load_segments(&self) -> &[LoadSegment] {
+        &self.segments
     }
 
     /// The 64-byte kernel descriptor of kernel `kernel_index`, read from

@@ -64,6 +64,30 @@ pub struct KernelDescriptorSymbol {
     pub file_offset: u64,
 }
 
+/// One `PT_LOAD` program header: bytes a loader maps at `vaddr` (relative to the load base),
+/// `file_size` of them from the file and the rest of `memory_size` zeroed (ELF gABI).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadSegment {
+    /// `p_vaddr`: where the segment starts, relative to the load base.
+    pub vaddr: u64,
+    /// `p_offset`: where its bytes start in the file.
+    pub file_offset: u64,
+    /// `p_filesz`: bytes copied from the file.
+    pub file_size: u64,
+    /// `p_memsz`: bytes mapped; those past `file_size` are zero.
+    pub memory_size: u64,
+    /// `p_flags`: PF_X 1, PF_W 2, PF_R 4.
+    pub flags: u32,
+}
+
+impl LoadSegment {
+    /// Whether `[address, address + size)` lies in the file-backed part of this segment.
+    pub fn holds(&self, address: u64, size: u64) -> bool {
+        address >= self.vaddr
+            && address.checked_add(size).is_some_and(|end| end <= self.vaddr.saturating_add(self.file_size))
+    }
+}
+
 /// A validated AMDGPU ELF image.
 pub(crate) struct AmdgpuElf<'a> {
     data: &'a [u8],
@@ -149,6 +173,41 @@ impl<'a> AmdgpuElf<'a> {
             }
         }
         Err(CodeObjectError::MissingMetadata)
+    }
+
+    /// The `PT_LOAD` segments, each checked to lie inside the file with `p_filesz <= p_memsz`.
+    pub(crate) fn load_segments(&self) -> Result<Vec<LoadSegment>, CodeObjectError> {
+        let endian = LittleEndian;
+        let mut segments = Vec::new();
+        for header in self.header.program_headers(endian, self.data).map_err(malformed)? {
+            if header.p_type(endian) != elf::PT_LOAD {
+                continue;
+            }
+            let segment = LoadSegment {
+                vaddr: header.p_vaddr(endian),
+                file_offset: header.p_offset(endian),
+                file_size: header.p_filesz(endian),
+                memory_size: header.p_memsz(endian),
+                flags: header.p_flags(endian).0,
+            };
+            let file_end = segment.file_offset.checked_add(segment.file_size);
+            if file_end.is_none_or(|end| end > self.data.len() as u64)
+                || segment.file_size > segment.memory_size
+                || segment.vaddr.checked_add(segment.memory_size).is_none()
+            {
+                return Err(CodeObjectError::MalformedElf(format!(
+                    "PT_LOAD segment at vaddr {:#x} ({:#x} bytes from file offset {:#x}, {:#x} in memory) \
+                     does not fit the {}-byte file",
+                    segment.vaddr,
+                    segment.file_size,
+                    segment.file_offset,
+                    segment.memory_size,
+                    self.data.len()
+                )));
+            }
+            segments.push(segment);
+        }
+        Ok(segments)
     }
 
     /// Every defined `*.kd` symbol with its size and descriptor location

@@ -34,7 +34,7 @@ pub use bundle::{
     parse_bundles,
 };
 pub use code_object::{CodeObject, UnknownKernel};
-pub use elf::{AbiVersion, KERNEL_DESCRIPTOR_SIZE, KernelDescriptorSymbol};
+pub use elf::{AbiVersion, KERNEL_DESCRIPTOR_SIZE, KernelDescriptorSymbol, LoadSegment};
 pub use error::CodeObjectError;
 pub use identity::CodeObjectId;
 pub use inspect::{InspectError, inspect_json, inspect_text};

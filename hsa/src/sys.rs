@@ -38,7 +38,18 @@ handle_type!(
     hsa_loaded_code_object_t,
     hsa_executable_symbol_t,
     hsa_signal_group_t,
+    hsa_code_object_t,
+    hsa_ext_image_t,
+    hsa_ext_sampler_t,
+    hsa_ext_program_t,
 );
+
+/// `hsa_ext_control_directives_t` (`hsa_ext_finalize.h`), passed by value to
+/// `hsa_ext_program_finalize`: 144 bytes, 8-aligned, as the C compiler lays it out. The soft
+/// runtime has no finalizer, so its fields are never read.
+#[repr(C, align(8))]
+#[derive(Clone, Copy)]
+pub struct hsa_ext_control_directives_t(pub [u8; 144]);
 
 /// The C `hsa_queue_t`; on both providers it is the first member of an `amd_queue_t`.
 pub type hsa_queue_t = aqueduct_abi::HsaQueue;
@@ -175,6 +186,9 @@ pub mod system_info {
     pub const SIGNAL_MAX_WAIT: u32 = 4;
     pub const ENDIANNESS: u32 = 5;
     pub const MACHINE_MODEL: u32 = 6;
+    pub const EXTENSIONS: u32 = 7;
+    pub const AMD_SVM_SUPPORTED: u32 = 0x201;
+    pub const AMD_SVM_ACCESSIBLE_BY_DEFAULT: u32 = 0x202;
 }
 
 /// `hsa_agent_info_t` and `hsa_amd_agent_info_t` values.
@@ -218,6 +232,17 @@ pub mod agent_info {
     pub const AMD_ASIC_REVISION: u32 = 0xA012;
     /// The HDP flush registers, `hsa_amd_hdp_flush_t` (hsa_ext_amd.h).
     pub const AMD_HDP_FLUSH: u32 = 0xA00E;
+    pub const EXTENSIONS: u32 = 20;
+    pub const BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES: u32 = 23;
+    pub const AMD_MEMORY_WIDTH: u32 = 0xA007;
+    pub const AMD_MEMORY_MAX_FREQUENCY: u32 = 0xA008;
+    pub const AMD_DOMAIN: u32 = 0xA00F;
+    pub const AMD_COOPERATIVE_QUEUES: u32 = 0xA010;
+    pub const AMD_SVM_DIRECT_HOST_ACCESS: u32 = 0xA013;
+    pub const AMD_COOPERATIVE_COMPUTE_UNIT_COUNT: u32 = 0xA014;
+    /// `HSA_EXT_AGENT_INFO_IMAGE_1D_MAX_ELEMENTS`, the first of `hsa_ext_image.h`'s agent
+    /// attributes (0x3000 to 0x300C).
+    pub const EXT_IMAGE_FIRST: u32 = 0x3000;
 }
 
 /// `hsa_device_type_t`.

@@ -9,8 +9,9 @@
 // The C signatures of `hsa_ext_amd.h` fix the argument counts.
 #![allow(clippy::too_many_arguments)]
 
-use core::ffi::{c_char, c_int, c_void};
+use core::ffi::{c_char, c_void};
 
+pub use super::extensions::*;
 pub use super::orders::*;
 use crate::sys::*;
 
@@ -456,171 +457,6 @@ pub unsafe fn hsa_amd_pointer_info_set_userdata(ptr: *const c_void, userdata: *m
     }
 }
 
-/// The extension numbers `hsa.h` 5.2.3 defines: 0 to `HSA_EXTENSION_STD_LAST` (3) and
-/// `HSA_AMD_FIRST_EXTENSION` (0x200) to `HSA_AMD_LAST_EXTENSION` (0x202), with their names
-/// (`hsa_extension_get_name` in `hsa.cpp`).
-const EXTENSIONS: [(u16, &core::ffi::CStr); 7] = [
-    (0, c"HSA_EXTENSION_FINALIZER"),
-    (1, c"HSA_EXTENSION_IMAGES"),
-    (2, c"HSA_EXTENSION_PERFORMANCE_COUNTERS"),
-    (3, c"HSA_EXTENSION_PROFILING_EVENTS"),
-    (0x200, c"HSA_EXTENSION_AMD_PROFILER"),
-    (0x201, c"HSA_EXTENSION_AMD_LOADER"),
-    (0x202, c"HSA_EXTENSION_AMD_AQLPROFILE"),
-];
-
-fn known_extension(extension: u16) -> bool {
-    EXTENSIONS.iter().any(|(number, _)| *number == extension)
-}
-
-/// `hsa_extension_get_name`: the name `hsa.cpp` gives; an unknown extension is INVALID_ARGUMENT
-/// (and named `HSA_EXTENSION_INVALID`, as ROCr names it).
-pub unsafe fn hsa_extension_get_name(extension: u16, name: *mut *const c_char) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
-    if name.is_null() {
-        return status::ERROR_INVALID_ARGUMENT;
-    }
-    let found = EXTENSIONS.iter().find(|(number, _)| *number == extension);
-    // SAFETY: `name` is non-null; the strings are static.
-    unsafe { name.write(found.map_or(c"HSA_EXTENSION_INVALID", |(_, name)| *name).as_ptr()) };
-    if found.is_some() { status::SUCCESS } else { status::ERROR_INVALID_ARGUMENT }
-}
-
-/// `hsa_system_extension_supported`: an unknown extension or a null result is INVALID_ARGUMENT,
-/// as in ROCr. The soft runtime implements none of the extension tables (ROCr's images,
-/// finalizer, loader and aqlprofile come from libraries it ships), so it reports none, and a
-/// client that needs one learns it here rather than from a table of stubs.
-pub unsafe fn hsa_system_extension_supported(
-    extension: u16,
-    _major: u16,
-    _minor: u16,
-    result: *mut bool,
-) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
-    if result.is_null() || !known_extension(extension) {
-        return status::ERROR_INVALID_ARGUMENT;
-    }
-    // SAFETY: non-null pointer to fill.
-    unsafe { result.write(false) };
-    status::SUCCESS
-}
-
-/// `hsa_system_major_extension_supported`: as [`hsa_system_extension_supported`], writing the
-/// highest minor version supported (0: none).
-pub unsafe fn hsa_system_major_extension_supported(
-    extension: u16,
-    _major: u16,
-    minor: *mut u16,
-    result: *mut bool,
-) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
-    if minor.is_null() || result.is_null() || !known_extension(extension) {
-        return status::ERROR_INVALID_ARGUMENT;
-    }
-    // SAFETY: non-null pointers to fill.
-    unsafe {
-        minor.write(0);
-        result.write(false);
-    }
-    status::SUCCESS
-}
-
-/// `hsa_agent_extension_supported`: the agent is checked (INVALID_AGENT), then as the system's.
-pub unsafe fn hsa_agent_extension_supported(
-    extension: u16,
-    agent: hsa_agent_t,
-    major: u16,
-    minor: u16,
-    result: *mut bool,
-) -> hsa_status_t {
-    match super::runtime::get() {
-        None => status::ERROR_NOT_INITIALIZED,
-        Some(runtime) if runtime.agent(agent.handle).is_none() => status::ERROR_INVALID_AGENT,
-        // SAFETY: forwarded.
-        Some(_) => unsafe { hsa_system_extension_supported(extension, major, minor, result) },
-    }
-}
-
-/// `hsa_agent_major_extension_supported`: the agent is checked, then as the system's.
-pub unsafe fn hsa_agent_major_extension_supported(
-    extension: u16,
-    agent: hsa_agent_t,
-    major: u16,
-    minor: *mut u16,
-    result: *mut bool,
-) -> hsa_status_t {
-    match super::runtime::get() {
-        None => status::ERROR_NOT_INITIALIZED,
-        Some(runtime) if runtime.agent(agent.handle).is_none() => status::ERROR_INVALID_AGENT,
-        // SAFETY: forwarded.
-        Some(_) => unsafe { hsa_system_major_extension_supported(extension, major, minor, result) },
-    }
-}
-
-/// `hsa_system_get_extension_table` and `hsa_system_get_major_extension_table`: no extension is
-/// supported (see [`hsa_system_extension_supported`]), so every request is INVALID_ARGUMENT, as
-/// ROCr answers one for an extension it does not have.
-pub unsafe fn hsa_system_get_extension_table(
-    _extension: u16,
-    _major: u16,
-    _minor: u16,
-    _table: *mut c_void,
-) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
-    status::ERROR_INVALID_ARGUMENT
-}
-
-/// See [`hsa_system_get_extension_table`].
-pub unsafe fn hsa_system_get_major_extension_table(
-    _extension: u16,
-    _major: u16,
-    _table_length: usize,
-    _table: *mut c_void,
-) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
-    status::ERROR_INVALID_ARGUMENT
-}
-
-/// `hsa_code_object_reader_create_from_file`: reads the whole file from the descriptor's start,
-/// as from memory; a descriptor that cannot be read is INVALID_FILE.
-pub unsafe fn hsa_code_object_reader_create_from_file(
-    file: c_int,
-    code_object_reader: *mut hsa_code_object_reader_t,
-) -> hsa_status_t {
-    use std::io::{Read, Seek, SeekFrom};
-    use std::os::fd::FromRawFd;
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
-    if code_object_reader.is_null() {
-        return status::ERROR_INVALID_ARGUMENT;
-    }
-    if file < 0 {
-        return status::ERROR_INVALID_FILE;
-    }
-    // SAFETY: the descriptor is the caller's and stays open; `ManuallyDrop` keeps this `File`
-    // from closing it.
-    let mut handle = core::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(file) });
-    let mut bytes = Vec::new();
-    if handle.seek(SeekFrom::Start(0)).is_err() || handle.read_to_end(&mut bytes).is_err() || bytes.is_empty() {
-        return status::ERROR_INVALID_FILE;
-    }
-    // SAFETY: `bytes` holds `bytes.len()` readable bytes; the reader copies them.
-    unsafe {
-        super::entry::hsa_code_object_reader_create_from_memory(bytes.as_ptr().cast(), bytes.len(), code_object_reader)
-    }
-}
-
 /// The drop-in's entry points beyond the engine's table (`sys::with_hsa_entry_points!`), in the
 /// same form: `exports` guards each, and the drop-in exports it.
 #[macro_export]
@@ -727,6 +563,27 @@ macro_rules! with_drop_in_entry_points {
             fn hsa_system_get_extension_table(extension: u16, major: u16, minor: u16, table: *mut c_void) -> hsa_status_t;
             fn hsa_system_get_major_extension_table(extension: u16, major: u16, table_length: usize, table: *mut c_void) -> hsa_status_t;
             fn hsa_signal_group_wait_any_scacquire(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
+            fn hsa_ext_image_get_capability(agent: hsa_agent_t, geometry: u32, image_format: *const c_void, capability_mask: *mut u32) -> hsa_status_t;
+            fn hsa_ext_image_get_capability_with_layout(agent: hsa_agent_t, geometry: u32, image_format: *const c_void, image_data_layout: u32, capability_mask: *mut u32) -> hsa_status_t;
+            fn hsa_ext_image_data_get_info(agent: hsa_agent_t, image_descriptor: *const c_void, access_permission: u32, image_data_info: *mut c_void) -> hsa_status_t;
+            fn hsa_ext_image_data_get_info_with_layout(agent: hsa_agent_t, image_descriptor: *const c_void, access_permission: u32, image_data_layout: u32, image_data_row_pitch: usize, image_data_slice_pitch: usize, image_data_info: *mut c_void) -> hsa_status_t;
+            fn hsa_ext_image_create(agent: hsa_agent_t, image_descriptor: *const c_void, image_data: *const c_void, access_permission: u32, image: *mut hsa_ext_image_t) -> hsa_status_t;
+            fn hsa_ext_image_create_with_layout(agent: hsa_agent_t, image_descriptor: *const c_void, image_data: *const c_void, access_permission: u32, image_data_layout: u32, image_data_row_pitch: usize, image_data_slice_pitch: usize, image: *mut hsa_ext_image_t) -> hsa_status_t;
+            fn hsa_ext_image_destroy(agent: hsa_agent_t, image: hsa_ext_image_t) -> hsa_status_t;
+            fn hsa_ext_image_copy(agent: hsa_agent_t, src_image: hsa_ext_image_t, src_offset: *const c_void, dst_image: hsa_ext_image_t, dst_offset: *const c_void, range: *const c_void) -> hsa_status_t;
+            fn hsa_ext_image_import(agent: hsa_agent_t, src_memory: *const c_void, src_row_pitch: usize, src_slice_pitch: usize, dst_image: hsa_ext_image_t, image_region: *const c_void) -> hsa_status_t;
+            fn hsa_ext_image_export(agent: hsa_agent_t, src_image: hsa_ext_image_t, dst_memory: *mut c_void, dst_row_pitch: usize, dst_slice_pitch: usize, image_region: *const c_void) -> hsa_status_t;
+            fn hsa_ext_image_clear(agent: hsa_agent_t, image: hsa_ext_image_t, data: *const c_void, image_region: *const c_void) -> hsa_status_t;
+            fn hsa_ext_sampler_create(agent: hsa_agent_t, sampler_descriptor: *const c_void, sampler: *mut hsa_ext_sampler_t) -> hsa_status_t;
+            fn hsa_ext_sampler_destroy(agent: hsa_agent_t, sampler: hsa_ext_sampler_t) -> hsa_status_t;
+            fn hsa_amd_image_get_info_max_dim(agent: hsa_agent_t, attribute: u32, value: *mut c_void) -> hsa_status_t;
+            fn hsa_amd_image_create(agent: hsa_agent_t, image_descriptor: *const c_void, image_layout: *const c_void, image_data: *const c_void, access_permission: u32, image: *mut hsa_ext_image_t) -> hsa_status_t;
+            fn hsa_ext_program_create(machine_model: u32, profile: u32, default_float_rounding_mode: u32, options: *const c_char, program: *mut hsa_ext_program_t) -> hsa_status_t;
+            fn hsa_ext_program_destroy(program: hsa_ext_program_t) -> hsa_status_t;
+            fn hsa_ext_program_add_module(program: hsa_ext_program_t, module: *mut c_void) -> hsa_status_t;
+            fn hsa_ext_program_iterate_modules(program: hsa_ext_program_t, callback: *const c_void, data: *mut c_void) -> hsa_status_t;
+            fn hsa_ext_program_get_info(program: hsa_ext_program_t, attribute: u32, value: *mut c_void) -> hsa_status_t;
+            fn hsa_ext_program_finalize(program: hsa_ext_program_t, isa: hsa_isa_t, call_convention: i32, control_directives: hsa_ext_control_directives_t, options: *const c_char, code_object_type: u32, code_object: *mut hsa_code_object_t) -> hsa_status_t;
             fn hsa_signal_group_wait_any_relaxed(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
         }
     };

@@ -133,6 +133,10 @@ pub unsafe fn hsa_system_get_info(attribute: hsa_system_info_t, value: *mut c_vo
                 system_info::SIGNAL_MAX_WAIT => put(value, u64::MAX),
                 system_info::ENDIANNESS => put(value, 0u32),
                 system_info::MACHINE_MODEL => put(value, 1u32),
+                system_info::EXTENSIONS => put(value, super::extensions::system_extension_mask()),
+                // No `hsa_amd_svm_*` support: the soft runtime has no SVM ranges to migrate
+                // (ROCr reports what KFD's SVM ioctl says, `Runtime::GetSystemInfo`).
+                system_info::AMD_SVM_SUPPORTED | system_info::AMD_SVM_ACCESSIBLE_BY_DEFAULT => put(value, false),
                 _ => status::ERROR_INVALID_ARGUMENT,
             }
         }
@@ -219,6 +223,31 @@ pub unsafe fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_agent_info_t
                         HDP_REG_FLUSH_CNTL: agent.hdp_registers[1].as_ptr(),
                     },
                 ),
+                agent_info::EXTENSIONS => put(value, super::extensions::agent_extension_mask()),
+                // ROCr answers both from one arm (`GpuAgent::GetInfo`).
+                agent_info::BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => {
+                    put(value, enums::DEFAULT_FLOAT_ROUNDING_MODE_NEAR)
+                }
+                // The RX 7900 XTX's memory: a 384-bit bus (AMD's product specification); KFD
+                // reports its maximum memory clock as 1249 MHz (the dumped card's
+                // `pp_dpm_mclk` top level), which `GpuAgent` hands out as is.
+                agent_info::AMD_MEMORY_WIDTH => put(value, 384u32),
+                agent_info::AMD_MEMORY_MAX_FREQUENCY => put(value, 1249u32),
+                // PCI domain 0, with the bus of `AMD_BDFID`.
+                agent_info::AMD_DOMAIN => put(value, 0u32),
+                // No global wave sync (KFD's `NumGws` is 0 on RDNA3), so no cooperative queues
+                // (`properties_.NumGws != 0` in `GpuAgent::GetInfo`).
+                agent_info::AMD_COOPERATIVE_QUEUES => put(value, false),
+                agent_info::AMD_COOPERATIVE_COMPUTE_UNIT_COUNT => put(value, config.compute_units),
+                // The soft agent's memory is the host's.
+                agent_info::AMD_SVM_DIRECT_HOST_ACCESS => put(value, true),
+                // The image extension's limits: ROCr forwards the dimension queries to the image
+                // library (`hsa_amd_image_get_info_max_dim`, NOT_INITIALIZED when it is absent, as
+                // here) and answers the handle counts with fixed OpenCL limits.
+                agent_info::EXT_IMAGE_FIRST..=0x3008 => status::ERROR_NOT_INITIALIZED,
+                0x3009 => put(value, 128u32),
+                0x300A => put(value, 64u32),
+                0x300B => put(value, 16u32),
                 _ => status::ERROR_INVALID_ARGUMENT,
             }
         }
@@ -784,18 +813,34 @@ pub unsafe fn hsa_code_object_reader_create_from_memory(
         }
         // SAFETY: the API passes `size` readable bytes at `code_object`, and `size` fits a slice.
         let bytes = unsafe { core::slice::from_raw_parts(code_object.cast::<u8>(), size) }.to_vec();
-        let parsed = match aqueduct_codeobject::CodeObject::parse(&bytes) {
-            Ok(parsed) => parsed,
-            Err(error) => {
-                tracing::debug!(%error, "soft runtime rejected a code object");
-                return status::ERROR_INVALID_CODE_OBJECT;
-            }
-        };
-        let id = runtime.executables.add_reader(bytes, parsed);
+        let origin = super::executable::ReaderOrigin::Memory { address: code_object as usize };
         // SAFETY: non-null output pointer.
-        unsafe { code_object_reader.write(hsa_code_object_reader_t { handle: runtime.handle(Tag::Reader, id) }) };
-        status::SUCCESS
+        unsafe { add_reader(runtime, bytes, origin, code_object_reader) }
     })
+}
+
+/// Parses a code object's bytes into a new reader written to `reader`: every reader entry point
+/// ends here. Bytes that are no code object are INVALID_CODE_OBJECT.
+///
+/// # Safety
+/// `reader` is valid for one write.
+pub(crate) unsafe fn add_reader(
+    runtime: &Runtime,
+    bytes: Vec<u8>,
+    origin: super::executable::ReaderOrigin,
+    reader: *mut hsa_code_object_reader_t,
+) -> hsa_status_t {
+    let parsed = match aqueduct_codeobject::CodeObject::parse(&bytes) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            tracing::debug!(%error, "soft runtime rejected a code object");
+            return status::ERROR_INVALID_CODE_OBJECT;
+        }
+    };
+    let id = runtime.executables.add_reader(bytes, parsed, origin);
+    // SAFETY: the caller's output pointer.
+    unsafe { reader.write(hsa_code_object_reader_t { handle: runtime.handle(Tag::Reader, id) }) };
+    status::SUCCESS
 }
 
 pub unsafe fn hsa_code_object_reader_destroy(code_object_reader: hsa_code_object_reader_t) -> hsa_status_t {
@@ -854,9 +899,9 @@ pub unsafe fn hsa_executable_load_agent_code_object(
             &gpu.isa_name,
             &runtime.config.code_object_versions,
         ) {
-            Ok(()) => {
+            Ok(loaded_id) => {
                 if !loaded_code_object.is_null() {
-                    let handle = runtime.handle(Tag::LoadedCodeObject, runtime.executables.next_id());
+                    let handle = runtime.handle(Tag::LoadedCodeObject, loaded_id);
                     // SAFETY: non-null output pointer.
                     unsafe { loaded_code_object.write(hsa_loaded_code_object_t { handle }) };
                 }

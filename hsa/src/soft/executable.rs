@@ -150,6 +150,156 @@ pub(crate) struct Reader {
     pub bytes: Vec<u8>,
     pub code_object: CodeObject,
     pub id: CodeObjectId,
+    pub origin: ReaderOrigin,
+}
+
+/// Where a reader's bytes came from: what the AMD loader extension reports as a loaded code
+/// object's storage and URI (`hsa_ven_amd_loader.h`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ReaderOrigin {
+    /// `hsa_code_object_reader_create_from_memory`: the client's address.
+    Memory { address: usize },
+    /// A reader from a file descriptor, at `offset` in the file.
+    File { descriptor: i32, offset: u64 },
+}
+
+/// Zeroed, page-aligned memory the runtime owns: a loaded code object's segments.
+struct ImageMemory {
+    base: core::ptr::NonNull<u8>,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: the memory is written only while its code object loads, before the image is shared;
+// afterwards it is read (descriptors) through raw addresses, as a GPU reads loaded code.
+unsafe impl Send for ImageMemory {}
+// SAFETY: as above.
+unsafe impl Sync for ImageMemory {}
+
+impl ImageMemory {
+    /// ROCr maps code-object segments in whole pages.
+    const ALIGNMENT: usize = 4096;
+
+    fn zeroed(size: usize) -> Option<Self> {
+        let layout = std::alloc::Layout::from_size_align(size.max(1), Self::ALIGNMENT).ok()?;
+        // SAFETY: the layout has a non-zero size.
+        let base = core::ptr::NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })?;
+        Some(Self { base, layout })
+    }
+}
+
+impl Drop for ImageMemory {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with this layout, freed once.
+        unsafe { std::alloc::dealloc(self.base.as_ptr(), self.layout) };
+    }
+}
+
+/// One code object loaded into one executable for one agent: its `PT_LOAD` segments copied to
+/// memory the runtime owns, as ROCr's loader maps them (`kernel_object` is the load base plus the
+/// descriptor's virtual address, less the lowest segment's).
+pub(crate) struct LoadedCodeObject {
+    pub id: u64,
+    pub executable: u64,
+    pub agent_index: usize,
+    pub reader: Arc<Reader>,
+    /// The lowest `PT_LOAD` virtual address, which the load base stands for.
+    lowest_vaddr: u64,
+    memory: ImageMemory,
+}
+
+impl LoadedCodeObject {
+    /// The 2 GiB ceiling on one code object's span keeps a hostile header (a segment at a huge
+    /// virtual address) from asking for absurd memory.
+    const MAX_SPAN: u64 = 2 << 30;
+
+    fn load(id: u64, executable: u64, agent_index: usize, reader: Arc<Reader>) -> Result<Self, LoadFailure> {
+        let segments = reader.code_object.load_segments();
+        let lowest_vaddr = segments.iter().map(|segment| segment.vaddr).min().ok_or_else(|| {
+            LoadFailure::InvalidCodeObject("the code object has no PT_LOAD segment to load".into())
+        })?;
+        let end = segments.iter().map(|segment| segment.vaddr + segment.memory_size).max().unwrap_or(lowest_vaddr);
+        let span = end - lowest_vaddr;
+        if span > Self::MAX_SPAN {
+            return Err(LoadFailure::InvalidCodeObject(format!(
+                "its PT_LOAD segments span {span:#x} bytes, more than the loader maps ({:#x})",
+                Self::MAX_SPAN
+            )));
+        }
+        let memory = ImageMemory::zeroed(span as usize)
+            .ok_or_else(|| LoadFailure::InvalidCodeObject(format!("{span:#x} bytes for its segments")))?;
+        for segment in segments {
+            let from = segment.file_offset as usize..(segment.file_offset + segment.file_size) as usize;
+            // The code-object parser checked each segment against the file.
+            let bytes = &reader.bytes[from];
+            // SAFETY: `vaddr - lowest + file_size <= span`, the allocation's size; nothing else
+            // holds this memory yet.
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    memory.base.as_ptr().add((segment.vaddr - lowest_vaddr) as usize),
+                    bytes.len(),
+                )
+            };
+        }
+        Ok(Self { id, executable, agent_index, reader, lowest_vaddr, memory })
+    }
+
+    pub fn load_base(&self) -> u64 {
+        self.memory.base.as_ptr() as u64
+    }
+
+    pub fn load_size(&self) -> u64 {
+        self.memory.layout.size() as u64
+    }
+
+    /// Load base minus the lowest virtual address (`LOAD_DELTA` of `hsa_ven_amd_loader.h`).
+    pub fn load_delta(&self) -> i64 {
+        self.load_base().wrapping_sub(self.lowest_vaddr) as i64
+    }
+
+    pub fn contains(&self, address: u64) -> bool {
+        (self.load_base()..self.load_base() + self.load_size()).contains(&address)
+    }
+
+    /// Where the code object's virtual address `vaddr` is loaded.
+    fn address_of(&self, vaddr: u64) -> u64 {
+        self.load_base() + (vaddr - self.lowest_vaddr)
+    }
+
+    /// Each loaded segment: (its address, its size in memory, its offset in the code object).
+    pub fn segments(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        self.reader
+            .code_object
+            .load_segments()
+            .iter()
+            .map(|segment| (self.address_of(segment.vaddr), segment.memory_size, segment.file_offset))
+    }
+
+    /// The code object's URI, in the syntax of `hsa_ven_amd_loader.h`: `file://` for a reader made
+    /// from a file (the descriptor's path under `/proc/self/fd`), `memory://` for one from memory.
+    pub fn uri(&self) -> String {
+        let size = self.reader.bytes.len();
+        match self.reader.origin {
+            ReaderOrigin::Memory { address } => {
+                format!("memory://{}#offset={address:#x}&size={size}", std::process::id())
+            }
+            ReaderOrigin::File { descriptor, offset } => {
+                let path = std::fs::read_link(format!("/proc/self/fd/{descriptor}"))
+                    .map(|path| path.to_string_lossy().into_owned())
+                    .unwrap_or_else(|_| format!("/proc/self/fd/{descriptor}"));
+                let encoded: String = path
+                    .bytes()
+                    .map(|byte| match byte {
+                        b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'/' | b'_' | b'.' | b'~' | b'-' => {
+                            (byte as char).to_string()
+                        }
+                        other => format!("%{other:02X}"),
+                    })
+                    .collect();
+                format!("file://{encoded}#offset={offset}&size={size}")
+            }
+        }
+    }
 }
 
 pub(crate) struct LoadedKernel {
@@ -158,19 +308,27 @@ pub(crate) struct LoadedKernel {
     pub agent_index: usize,
     pub code_object: CodeObjectLabel,
     pub host: HostBuild,
-    /// The memory `kernel_object` points at.
-    descriptor: Box<KernelDescriptor>,
+    /// The loaded image that holds the descriptor `kernel_object` points at.
+    pub image: Arc<LoadedCodeObject>,
+    kernel_object: u64,
 }
 
 impl LoadedKernel {
     pub fn kernel_object(&self) -> u64 {
-        &*self.descriptor as *const KernelDescriptor as u64
+        self.kernel_object
+    }
+
+    fn descriptor(&self) -> KernelDescriptor {
+        // SAFETY: loading checked that the 64 descriptor bytes lie in the image, which this
+        // kernel keeps alive.
+        let bytes = unsafe { core::slice::from_raw_parts(self.kernel_object as *const u8, 64) };
+        bytemuck::pod_read_unaligned(bytes)
     }
 
     /// The descriptor's `USES_DYNAMIC_STACK` bit, as ROCr reads it for
     /// `HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK`.
     pub fn uses_dynamic_stack(&self) -> bool {
-        self.descriptor.kernel_code_properties
+        self.descriptor().kernel_code_properties
             & aqueduct_abi::kernel_descriptor::kernel_code_properties::USES_DYNAMIC_STACK
             != 0
     }
@@ -180,6 +338,7 @@ impl LoadedKernel {
 pub(crate) struct Executable {
     pub frozen: bool,
     pub kernels: Vec<Arc<LoadedKernel>>,
+    pub code_objects: Vec<Arc<LoadedCodeObject>>,
 }
 
 #[derive(Default)]
@@ -211,9 +370,9 @@ impl Executables {
         self.next_id.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    pub fn add_reader(&self, bytes: Vec<u8>, code_object: CodeObject) -> u64 {
+    pub fn add_reader(&self, bytes: Vec<u8>, code_object: CodeObject, origin: ReaderOrigin) -> u64 {
         let id = self.next_id();
-        let reader = Reader { id: CodeObjectId::of(&bytes), bytes, code_object };
+        let reader = Reader { id: CodeObjectId::of(&bytes), bytes, code_object, origin };
         self.readers.lock().unwrap_or_else(|poison| poison.into_inner()).insert(id, Arc::new(reader));
         id
     }
@@ -224,8 +383,9 @@ impl Executables {
         id
     }
 
-    /// Loads every kernel of a reader's code object for one agent. All-or-nothing. Like ROCr's
-    /// loader, it refuses a code-object version outside `versions` (`SoftConfig`).
+    /// Loads a reader's code object for one agent: its segments, then every kernel. All-or-nothing.
+    /// Like ROCr's loader, it refuses a code-object version outside `versions` (`SoftConfig`).
+    /// Returns the loaded code object's id.
     pub fn load(
         &self,
         executable: u64,
@@ -233,7 +393,7 @@ impl Executables {
         agent_index: usize,
         agent_isa: &str,
         versions: &RangeInclusive<u32>,
-    ) -> Result<(), LoadFailure> {
+    ) -> Result<u64, LoadFailure> {
         let reader = self.readers.lock().unwrap_or_else(|poison| poison.into_inner()).get(&reader).cloned();
         let reader = reader.ok_or(LoadFailure::UnknownReader)?;
         let mut executables = self.executables.lock().unwrap_or_else(|poison| poison.into_inner());
@@ -265,19 +425,27 @@ impl Executables {
             return Err(LoadFailure::AlreadyDefined(clash.symbol.clone()));
         }
         let label = CodeObjectLabel { id: reader.id, target: reader.code_object.target().to_string() };
+        let image = Arc::new(LoadedCodeObject::load(self.next_id(), executable, agent_index, reader.clone())?);
         let mut loaded = Vec::with_capacity(reader.code_object.kernels().len());
         for (index, metadata) in reader.code_object.kernels().iter().enumerate() {
-            let bytes = reader.code_object.kernel_descriptor_bytes(&reader.bytes, index).ok_or_else(|| {
-                LoadFailure::InvalidCodeObject(format!("kernel descriptor `{}` is not in the file", metadata.symbol))
-            })?;
-            let descriptor: KernelDescriptor = bytemuck::pod_read_unaligned(bytes);
+            let vaddr = reader.code_object.kernel_descriptor(index).map(|symbol| symbol.address);
+            let loadable = vaddr.filter(|&vaddr| {
+                reader.code_object.load_segments().iter().any(|segment| segment.holds(vaddr, 64))
+            });
+            let Some(vaddr) = loadable else {
+                return Err(LoadFailure::InvalidCodeObject(format!(
+                    "kernel descriptor `{}` is not in a loaded segment",
+                    metadata.symbol
+                )));
+            };
             loaded.push(Arc::new(LoadedKernel {
                 symbol: metadata.symbol.clone(),
                 metadata: metadata.clone(),
                 agent_index,
                 code_object: label.clone(),
                 host: HostBuild::resolve(reader.id, metadata),
-                descriptor: Box::new(descriptor),
+                kernel_object: image.address_of(vaddr),
+                image: image.clone(),
             }));
         }
         let mut by_object = self.by_kernel_object.write().unwrap_or_else(|poison| poison.into_inner());
@@ -285,7 +453,21 @@ impl Executables {
             by_object.insert(kernel.kernel_object(), kernel.clone());
         }
         entry.kernels.extend(loaded);
-        Ok(())
+        let id = image.id;
+        entry.code_objects.push(image);
+        Ok(id)
+    }
+
+    /// The loaded code object whose image holds `address`, if any.
+    pub fn loaded_at(&self, address: u64) -> Option<Arc<LoadedCodeObject>> {
+        let executables = self.executables.lock().unwrap_or_else(|poison| poison.into_inner());
+        executables.values().flat_map(|entry| &entry.code_objects).find(|image| image.contains(address)).cloned()
+    }
+
+    /// The loaded code object with this id, if its executable lives.
+    pub fn loaded(&self, id: u64) -> Option<Arc<LoadedCodeObject>> {
+        let executables = self.executables.lock().unwrap_or_else(|poison| poison.into_inner());
+        executables.values().flat_map(|entry| &entry.code_objects).find(|image| image.id == id).cloned()
     }
 
     /// The kernel behind a dispatch packet's `kernel_object`.
@@ -306,7 +488,8 @@ impl Executables {
             agent_index: kernel.agent_index,
             code_object: kernel.code_object.clone(),
             host,
-            descriptor: kernel.descriptor.clone(),
+            image: kernel.image.clone(),
+            kernel_object: kernel.kernel_object,
         }))
     }
 

@@ -18,6 +18,8 @@ pub mod drop_in;
 /// `extern "C"` function `HsaApi::soft` binds and the shared library (`soft-hsa/`) exports.
 pub mod entry;
 pub(crate) mod executable;
+/// Extension support, the AMD loader extension, and the absent image and finalizer extensions.
+pub mod extensions;
 pub mod exports;
 pub mod faults;
 pub(crate) mod memory;

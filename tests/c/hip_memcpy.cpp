@@ -1,0 +1,69 @@
+// A plain HIP host program, written against hip_runtime_api.h and nothing of aqueduct's: it finds
+// the devices, copies through device memory every way HIP offers, and times an interval with
+// events. tests/soft_drop_in.rs builds it with the system C++ compiler, links Debian's
+// libamdhip64, and runs it on the drop-in. Each line it prints is checked there.
+#include <hip/hip_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define CHECK(call)                                                                        \
+    do {                                                                                   \
+        hipError_t status_ = (call);                                                       \
+        if (status_ != hipSuccess) {                                                       \
+            std::printf("FAIL %s: %s (%d)\n", #call, hipGetErrorString(status_), status_); \
+            return 1;                                                                      \
+        }                                                                                  \
+    } while (0)
+
+int main() {
+    int count = 0;
+    CHECK(hipGetDeviceCount(&count));
+    std::printf("devices %d\n", count);
+    if (count < 1) return 1;
+    CHECK(hipSetDevice(0));
+    hipDeviceProp_t props;
+    CHECK(hipGetDeviceProperties(&props, 0));
+    std::printf("name %s\n", props.name);
+    std::printf("gcnArchName %s\n", props.gcnArchName);
+    std::printf("totalGlobalMem %zu\n", props.totalGlobalMem);
+
+    const size_t n = (1 << 20) + 3;  // an odd size: no copy path may assume whole pages
+    std::vector<unsigned char> host_in(n), host_out(n, 0), host_back(n, 0);
+    for (size_t i = 0; i < n; ++i) host_in[i] = (unsigned char)(i * 2654435761u >> 13);
+
+    void *a = nullptr, *b = nullptr;
+    CHECK(hipMalloc(&a, n));
+    CHECK(hipMalloc(&b, n));
+    CHECK(hipMemcpy(a, host_in.data(), n, hipMemcpyHostToDevice));
+    CHECK(hipMemcpy(b, a, n, hipMemcpyDeviceToDevice));
+    CHECK(hipMemcpy(host_out.data(), b, n, hipMemcpyDeviceToHost));
+    std::printf("memcpy %s\n", std::memcmp(host_in.data(), host_out.data(), n) == 0 ? "ok" : "MISMATCH");
+
+    hipStream_t stream;
+    CHECK(hipStreamCreate(&stream));
+    hipEvent_t start, stop;
+    CHECK(hipEventCreate(&start));
+    CHECK(hipEventCreate(&stop));
+    CHECK(hipEventRecord(start, stream));
+    CHECK(hipMemcpyAsync(a, host_out.data() + 1, n - 1, hipMemcpyHostToDevice, stream));
+    CHECK(hipMemcpyAsync(host_back.data(), a, n - 1, hipMemcpyDeviceToHost, stream));
+    CHECK(hipEventRecord(stop, stream));
+    CHECK(hipStreamSynchronize(stream));
+    CHECK(hipEventSynchronize(stop));
+    std::printf("memcpyAsync %s\n",
+                std::memcmp(host_in.data() + 1, host_back.data(), n - 1) == 0 ? "ok" : "MISMATCH");
+    float ms = -1.0f;
+    CHECK(hipEventElapsedTime(&ms, start, stop));
+    std::printf("elapsed %s\n", ms >= 0.0f ? "ok" : "NEGATIVE");
+
+    CHECK(hipEventDestroy(start));
+    CHECK(hipEventDestroy(stop));
+    CHECK(hipStreamDestroy(stream));
+    CHECK(hipFree(a));
+    CHECK(hipFree(b));
+    std::printf("done\n");
+    return 0;
+}
