@@ -12,6 +12,7 @@
 use core::ffi::{c_char, c_void};
 
 pub use super::extensions::*;
+pub use super::host_memory::*;
 pub use super::orders::*;
 use crate::sys::*;
 
@@ -162,6 +163,7 @@ pub unsafe fn hsa_amd_memory_async_copy(
         return status::ERROR_INVALID_SIGNAL;
     };
     let (dst, src) = (dst as usize, src as usize);
+    let profiled = runtime.copy_profiling.load(core::sync::atomic::Ordering::Acquire);
     let copy = move || {
         for dep in &deps {
             // Waits as the copy engine does: until the value reaches 0 (or the signal dies).
@@ -175,10 +177,14 @@ pub unsafe fn hsa_amd_memory_async_copy(
                 );
             }
         }
+        let start = super::clock::device_ticks();
         if size > 0 {
             // SAFETY: the caller keeps `size` bytes readable at `src` and writable at `dst` until
             // the completion signal says the copy is done (`hsa_ext_amd.h`).
             unsafe { core::ptr::copy(src as *const u8, dst as *mut u8, size) };
+        }
+        if profiled {
+            completion.write_timestamps(start, super::clock::device_ticks());
         }
         completion.update(|value| {
             value.fetch_sub(1, core::sync::atomic::Ordering::AcqRel);
@@ -187,6 +193,57 @@ pub unsafe fn hsa_amd_memory_async_copy(
     match std::thread::Builder::new().name("soft-async-copy".into()).spawn(copy) {
         Ok(_) => status::SUCCESS,
         Err(_) => status::ERROR_OUT_OF_RESOURCES,
+    }
+}
+
+/// `hsa_amd_profiling_async_copy_enable`: from now on, async copies record their start and end
+/// in their completion signal (ROCr turns on its blit queues' profiling, `GpuAgent::
+/// ProfilingEnable`).
+pub unsafe fn hsa_amd_profiling_async_copy_enable(enable: bool) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    runtime.copy_profiling.store(enable, core::sync::atomic::Ordering::Release);
+    status::SUCCESS
+}
+
+/// `hsa_amd_profiling_get_async_copy_time`: the copy's start and end in the system domain, as
+/// ROCr converts them (`GpuAgent::TranslateTime`); 0 for a copy made while profiling was off.
+pub unsafe fn hsa_amd_profiling_get_async_copy_time(
+    signal: hsa_signal_t,
+    time: *mut hsa_amd_profiling_dispatch_time_t,
+) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    let Some(slot) = super::signals::slot(signal.handle) else { return status::ERROR_INVALID_SIGNAL };
+    if time.is_null() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    let (start, end) = slot.timestamps();
+    let convert = |tick: u64| if tick == 0 { 0 } else { super::clock::device_to_system(tick) };
+    // SAFETY: non-null output pointer (`hsa_amd_profiling_async_copy_time_t` has the same two
+    // u64 fields).
+    unsafe { time.write(hsa_amd_profiling_dispatch_time_t { start: convert(start), end: convert(end) }) };
+    status::SUCCESS
+}
+
+/// `hsa_amd_signal_async_handler`: runs `handler(value, arg)` on the runtime's handler thread once
+/// the signal meets the condition (see `async_handlers.rs`). A dead signal is INVALID_SIGNAL, a
+/// null handler or an unknown condition INVALID_ARGUMENT.
+pub unsafe fn hsa_amd_signal_async_handler(
+    signal: hsa_signal_t,
+    condition: hsa_signal_condition_t,
+    value: hsa_signal_value_t,
+    handler: Option<super::async_handlers::SignalHandler>,
+    arg: *mut c_void,
+) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    let Some(slot) = super::signals::slot(signal.handle) else { return status::ERROR_INVALID_SIGNAL };
+    let (Some(handler), Some(condition)) = (handler, aqueduct_abi::SignalCondition::from_bits(condition)) else {
+        return status::ERROR_INVALID_ARGUMENT;
+    };
+    match runtime.async_handlers.register(slot, condition, value, handler, arg as usize) {
+        Ok(()) => status::SUCCESS,
+        Err(status) => status,
     }
 }
 
@@ -404,6 +461,18 @@ pub unsafe fn hsa_amd_pointer_info(
     };
     let found = runtime.allocations.info(ptr as usize);
     let mut agents = Vec::new();
+    let locked = if found.is_none() { runtime.allocations.locked_at(ptr as usize) } else { None };
+    if let Some(range) = &locked {
+        let pool = &runtime.pools[range.pool_index];
+        report.type_ = 2; // HSA_EXT_POINTER_TYPE_LOCKED
+        report.agent_base_address = range.base as *mut c_void;
+        report.host_base_address = range.base as *mut c_void;
+        report.size_in_bytes = range.size;
+        report.agent_owner =
+            hsa_agent_t { handle: runtime.handle(super::runtime::Tag::Agent, pool.agent_index as u64) };
+        report.global_flags = pool.global_flags();
+        agents = agents_in(&runtime, range.agents);
+    }
     if let Some(allocation) = &found {
         let pool = &runtime.pools[allocation.pool_index];
         let host_reads = allocation.agents & super::memory::owner_bit(0) != 0;
@@ -415,10 +484,7 @@ pub unsafe fn hsa_amd_pointer_info(
         report.agent_owner =
             hsa_agent_t { handle: runtime.handle(super::runtime::Tag::Agent, pool.agent_index as u64) };
         report.global_flags = pool.global_flags();
-        agents = (0..runtime.agents.len())
-            .filter(|&index| allocation.agents & super::memory::owner_bit(index) != 0)
-            .map(|index| hsa_agent_t { handle: runtime.handle(super::runtime::Tag::Agent, index as u64) })
-            .collect();
+        agents = agents_in(&runtime, allocation.agents);
     }
     // SAFETY: the caller's structure holds `caller_size` bytes; at most that many are written.
     unsafe {
@@ -446,6 +512,14 @@ pub unsafe fn hsa_amd_pointer_info(
         }
     }
     status::SUCCESS
+}
+
+/// The agents whose bits `mask` sets.
+fn agents_in(runtime: &super::runtime::Runtime, mask: u64) -> Vec<hsa_agent_t> {
+    (0..runtime.agents.len())
+        .filter(|&index| mask & super::memory::owner_bit(index) != 0)
+        .map(|index| hsa_agent_t { handle: runtime.handle(super::runtime::Tag::Agent, index as u64) })
+        .collect()
 }
 
 /// `hsa_amd_pointer_info_set_userdata`: `ptr` must start an allocation the runtime made.
@@ -584,6 +658,14 @@ macro_rules! with_drop_in_entry_points {
             fn hsa_ext_program_iterate_modules(program: hsa_ext_program_t, callback: *const c_void, data: *mut c_void) -> hsa_status_t;
             fn hsa_ext_program_get_info(program: hsa_ext_program_t, attribute: u32, value: *mut c_void) -> hsa_status_t;
             fn hsa_ext_program_finalize(program: hsa_ext_program_t, isa: hsa_isa_t, call_convention: i32, control_directives: hsa_ext_control_directives_t, options: *const c_char, code_object_type: u32, code_object: *mut hsa_code_object_t) -> hsa_status_t;
+            fn hsa_amd_memory_lock(host_ptr: *mut c_void, size: usize, agents: *mut hsa_agent_t, num_agent: i32, agent_ptr: *mut *mut c_void) -> hsa_status_t;
+            fn hsa_amd_memory_lock_to_pool(host_ptr: *mut c_void, size: usize, agents: *mut hsa_agent_t, num_agent: i32, pool: hsa_amd_memory_pool_t, flags: u32, agent_ptr: *mut *mut c_void) -> hsa_status_t;
+            fn hsa_amd_memory_unlock(host_ptr: *mut c_void) -> hsa_status_t;
+            fn hsa_amd_coherency_get_type(agent: hsa_agent_t, kind: *mut u32) -> hsa_status_t;
+            fn hsa_amd_coherency_set_type(agent: hsa_agent_t, kind: u32) -> hsa_status_t;
+            fn hsa_amd_profiling_async_copy_enable(enable: bool) -> hsa_status_t;
+            fn hsa_amd_profiling_get_async_copy_time(signal: hsa_signal_t, time: *mut hsa_amd_profiling_dispatch_time_t) -> hsa_status_t;
+            fn hsa_amd_signal_async_handler(signal: hsa_signal_t, condition: hsa_signal_condition_t, value: hsa_signal_value_t, handler: Option<unsafe extern "C" fn(hsa_signal_value_t, *mut c_void) -> bool>, arg: *mut c_void) -> hsa_status_t;
             fn hsa_signal_group_wait_any_relaxed(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
         }
     };

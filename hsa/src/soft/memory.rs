@@ -168,10 +168,25 @@ pub(crate) struct AllocationInfo {
 /// A deallocation callback (`hsa_amd_deallocation_callback_t`, never null here).
 pub(crate) type DeallocationCallback = unsafe extern "C" fn(*mut core::ffi::c_void, *mut core::ffi::c_void);
 
-/// The live allocations, ordered by address so a range can be mapped back to its allocation.
+/// Host memory the client locked (`hsa_amd_memory_lock`): a mapping of memory the client owns,
+/// not an allocation. Overlapping locks are separate mappings (`hsa_ext_amd.h`), and the soft
+/// agent's address of locked memory is its host address.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LockedRange {
+    pub base: usize,
+    pub size: usize,
+    /// The CPU pool it was locked to.
+    pub pool_index: usize,
+    /// Bit `i`: agent `i` may access it.
+    pub agents: u64,
+}
+
+/// The live allocations, ordered by address so a range can be mapped back to its allocation,
+/// and the locked host ranges.
 #[derive(Default)]
 pub(crate) struct Allocations {
     live: RwLock<BTreeMap<usize, Allocation>>,
+    locked: RwLock<Vec<LockedRange>>,
 }
 
 impl Allocations {
@@ -275,8 +290,46 @@ impl Allocations {
         Ok(())
     }
 
-    /// Whether agent `agent_index` may touch `[address, address + length)`.
+    /// Locks `range` (one more mapping, whatever it overlaps).
+    pub fn lock(&self, range: LockedRange) {
+        self.locked.write().unwrap_or_else(|poison| poison.into_inner()).push(range);
+    }
+
+    /// Removes the newest lock of `base`; a pointer no lock starts is INVALID_ARGUMENT
+    /// (`hsa_ext_amd.h` leaves it undefined; the soft runtime refuses it, changing nothing).
+    pub fn unlock(&self, base: usize) -> Result<(), u32> {
+        let mut locked = self.locked.write().unwrap_or_else(|poison| poison.into_inner());
+        let newest = locked.iter().rposition(|range| range.base == base).ok_or(status::ERROR_INVALID_ARGUMENT)?;
+        locked.remove(newest);
+        Ok(())
+    }
+
+    /// The newest lock that contains `address`, if any.
+    pub fn locked_at(&self, address: usize) -> Option<LockedRange> {
+        let locked = self.locked.read().unwrap_or_else(|poison| poison.into_inner());
+        locked.iter().rev().find(|range| (range.base..range.base + range.size).contains(&address)).copied()
+    }
+
+    /// Whether agent `agent_index` may touch `[address, address + length)`: an allocation it was
+    /// granted, or host memory locked for it.
     pub fn check(&self, agent_index: usize, address: u64, length: u64) -> Result<(), AccessFault> {
+        let in_allocation = self.check_allocation(agent_index, address, length);
+        if in_allocation.is_ok() {
+            return in_allocation;
+        }
+        let locked = self.locked.read().unwrap_or_else(|poison| poison.into_inner());
+        let end = address.checked_add(length);
+        let covering = locked.iter().find(|range| {
+            address >= range.base as u64 && end.is_some_and(|end| end <= (range.base + range.size) as u64)
+        });
+        match covering {
+            Some(range) if range.agents & owner_bit(agent_index) != 0 => Ok(()),
+            Some(_) => Err(AccessFault::NotGranted),
+            None => in_allocation,
+        }
+    }
+
+    fn check_allocation(&self, agent_index: usize, address: u64, length: u64) -> Result<(), AccessFault> {
         let live = self.read();
         let (start, allocation) = live.range(..=address as usize).next_back().ok_or(AccessFault::NotMapped)?;
         let end = *start as u64 + allocation.layout.size() as u64;
@@ -298,6 +351,7 @@ impl Allocations {
             // SAFETY: as in `free`; the map is emptied, so each pointer is freed once.
             unsafe { std::alloc::dealloc(pointer as *mut u8, allocation.layout) };
         }
+        self.locked.write().unwrap_or_else(|poison| poison.into_inner()).clear();
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<usize, Allocation>> {

@@ -10,6 +10,7 @@
 //! [`entry`] and [`exports`] (the entry points that fill the HSA table, each
 //! `extern "C"` export behind a panic guard).
 
+pub(crate) mod async_handlers;
 pub mod clock;
 pub mod config;
 /// The entry points only the drop-in exports (beyond the engine's table).
@@ -22,6 +23,8 @@ pub(crate) mod executable;
 pub mod extensions;
 pub mod exports;
 pub mod faults;
+/// Locking client memory for the agents, and the coherency type.
+pub mod host_memory;
 pub(crate) mod memory;
 /// The memory-order variants of the signal and queue-index operations that only the drop-in
 /// exports.

@@ -32,6 +32,8 @@ pub(crate) struct Agent {
     /// plain words here, since soft device memory is host memory with nothing to flush; a
     /// client's flush is a store to the first.
     pub hdp_registers: Box<[std::sync::atomic::AtomicU32; 2]>,
+    /// `hsa_amd_coherency_set_type`'s value (COHERENT 0 at start).
+    pub coherency: std::sync::atomic::AtomicU32,
 }
 
 impl Agent {
@@ -61,6 +63,10 @@ pub(crate) struct Runtime {
     pub arbiter: super::scheduling::Arbiter,
     /// `hsa_signal_group_create`'s groups, by index (`None`: destroyed).
     pub signal_groups: Mutex<Vec<Option<Box<[u64]>>>>,
+    /// `hsa_amd_signal_async_handler`'s handlers and their thread.
+    pub async_handlers: super::async_handlers::AsyncHandlers,
+    /// `hsa_amd_profiling_async_copy_enable`: async copies record their start and end.
+    pub copy_profiling: std::sync::atomic::AtomicBool,
 }
 
 struct Global {
@@ -174,7 +180,14 @@ impl Runtime {
                 pools.len() - 1
             });
             let uuid = if node == 0 { "CPU-XX".to_string() } else { uuid(node) };
-            agents.push(Agent { kind, pools: pool_indices, uuid, node, hdp_registers: Default::default() });
+            agents.push(Agent {
+                kind,
+                pools: pool_indices,
+                uuid,
+                node,
+                hdp_registers: Default::default(),
+                coherency: Default::default(),
+            });
         }
         Self {
             generation,
@@ -187,6 +200,8 @@ impl Runtime {
             event_handlers: Mutex::new(Vec::new()),
             arbiter: Default::default(),
             signal_groups: Mutex::new(Vec::new()),
+            async_handlers: Default::default(),
+            copy_profiling: Default::default(),
         }
     }
 
@@ -225,6 +240,7 @@ impl Runtime {
     }
 
     fn tear_down(&self) {
+        self.async_handlers.shut_down();
         let queues: Vec<_> = self.queues.lock().unwrap_or_else(|poison| poison.into_inner()).drain().collect();
         for (_, queue) in queues {
             queue.shut_down();

@@ -1,0 +1,143 @@
+//! The drop-in's entry points for host memory and coherence: locking client memory for the agents
+//! (`hsa_amd_memory_lock`, `_lock_to_pool`, `_unlock`) and the coherency type, each with the
+//! statuses `hsa_ext_amd.h` gives.
+//!
+//! The soft agent's memory is the host's, so a locked range's agent address is its host address
+//! and nothing is pinned; what locking changes is access: the locked range becomes memory the
+//! named agents may touch (the processor's access checks and `hsa_amd_pointer_info`, which calls
+//! it LOCKED), until it is unlocked.
+
+// Each keeps the C function's contract of `hsa_ext_amd.h`, as every entry point does.
+#![allow(clippy::missing_safety_doc)]
+#![allow(clippy::too_many_arguments)]
+
+use core::ffi::c_void;
+
+use super::memory::{LockedRange, PoolKind, owner_bit};
+use super::runtime::Runtime;
+use crate::sys::*;
+
+/// The agents of a lock: every agent for (null, 0); the listed ones otherwise, each live. A null
+/// list with a count, or a list with count 0, is INVALID_ARGUMENT.
+fn lock_agents(runtime: &Runtime, agents: *const hsa_agent_t, num_agent: u32) -> Result<u64, hsa_status_t> {
+    match (agents.is_null(), num_agent) {
+        (true, 0) => Ok((0..runtime.agents.len()).fold(0, |mask, index| mask | owner_bit(index))),
+        (true, _) | (false, 0) => Err(status::ERROR_INVALID_ARGUMENT),
+        (false, count) => {
+            // SAFETY: the API passes `num_agent` agents at `agents`.
+            let agents = unsafe { core::slice::from_raw_parts(agents, count as usize) };
+            agents.iter().try_fold(owner_bit(0), |mask, agent| {
+                let (index, _) = runtime.agent(agent.handle).ok_or(status::ERROR_INVALID_AGENT)?;
+                Ok(mask | owner_bit(index))
+            })
+        }
+    }
+}
+
+/// Locks `[host_ptr, host_ptr + size)` to CPU pool `pool_index` for `agents`; writes the agent
+/// address (the host address).
+unsafe fn lock(
+    runtime: &Runtime,
+    host_ptr: *mut c_void,
+    size: usize,
+    agents: *const hsa_agent_t,
+    num_agent: u32,
+    pool_index: usize,
+    agent_ptr: *mut *mut c_void,
+) -> hsa_status_t {
+    if host_ptr.is_null() || size == 0 || agent_ptr.is_null() || (host_ptr as usize).checked_add(size).is_none() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    let agents = match lock_agents(runtime, agents, num_agent) {
+        Ok(agents) => agents,
+        Err(status) => return status,
+    };
+    runtime.allocations.lock(LockedRange { base: host_ptr as usize, size, pool_index, agents });
+    // SAFETY: non-null output pointer.
+    unsafe { agent_ptr.write(host_ptr) };
+    status::SUCCESS
+}
+
+/// `hsa_amd_memory_lock`: locks to the CPU agent's fine-grained system pool.
+pub unsafe fn hsa_amd_memory_lock(
+    host_ptr: *mut c_void,
+    size: usize,
+    agents: *mut hsa_agent_t,
+    num_agent: i32,
+    agent_ptr: *mut *mut c_void,
+) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    let Ok(num_agent) = u32::try_from(num_agent) else { return status::ERROR_INVALID_ARGUMENT };
+    let system = runtime.pools.iter().position(|pool| pool.kind == PoolKind::SystemFine).unwrap_or(0);
+    // SAFETY: forwarded.
+    unsafe { lock(&runtime, host_ptr, size, agents, num_agent, system, agent_ptr) }
+}
+
+/// `hsa_amd_memory_lock_to_pool`: the pool must be a CPU agent's global pool
+/// (INVALID_MEMORY_POOL otherwise), and `flags` 0.
+pub unsafe fn hsa_amd_memory_lock_to_pool(
+    host_ptr: *mut c_void,
+    size: usize,
+    agents: *mut hsa_agent_t,
+    num_agent: i32,
+    pool: hsa_amd_memory_pool_t,
+    flags: u32,
+    agent_ptr: *mut *mut c_void,
+) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    let Ok(num_agent) = u32::try_from(num_agent) else { return status::ERROR_INVALID_ARGUMENT };
+    if flags != 0 {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    let pool_index = match runtime.pool(pool.handle) {
+        Some((index, pool)) if pool.kind.is_system() => index,
+        _ => return status::ERROR_INVALID_MEMORY_POOL,
+    };
+    // SAFETY: forwarded.
+    unsafe { lock(&runtime, host_ptr, size, agents, num_agent, pool_index, agent_ptr) }
+}
+
+/// `hsa_amd_memory_unlock`: removes the newest lock of `host_ptr`.
+pub unsafe fn hsa_amd_memory_unlock(host_ptr: *mut c_void) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    match runtime.allocations.unlock(host_ptr as usize) {
+        Ok(()) => status::SUCCESS,
+        Err(status) => status,
+    }
+}
+
+/// `hsa_amd_coherency_type_t`: COHERENT 0, NONCOHERENT 1.
+const COHERENCY_NONCOHERENT: u32 = 1;
+
+/// `hsa_amd_coherency_get_type`: a GPU agent's type; the soft agent's memory is the host's, so
+/// COHERENT, which ROCr's `GpuAgent` starts with too. A CPU agent is INVALID_AGENT.
+pub unsafe fn hsa_amd_coherency_get_type(agent: hsa_agent_t, kind: *mut u32) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    let Some((_, found)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
+    if found.gpu().is_none() {
+        return status::ERROR_INVALID_AGENT;
+    }
+    if kind.is_null() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    let current = found.coherency.load(core::sync::atomic::Ordering::Acquire);
+    // SAFETY: non-null output pointer.
+    unsafe { kind.write(current) };
+    status::SUCCESS
+}
+
+/// `hsa_amd_coherency_set_type`: records COHERENT or NONCOHERENT for a GPU agent (anything else
+/// INVALID_ARGUMENT). ROCr reprograms the aperture only on APUs (`current_coherency_type`); on a
+/// discrete GPU it records the type, as here, where host and agent memory are one.
+pub unsafe fn hsa_amd_coherency_set_type(agent: hsa_agent_t, kind: u32) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    let Some((_, found)) = runtime.agent(agent.handle) else { return status::ERROR_INVALID_AGENT };
+    if found.gpu().is_none() {
+        return status::ERROR_INVALID_AGENT;
+    }
+    if kind > COHERENCY_NONCOHERENT {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    found.coherency.store(kind, core::sync::atomic::Ordering::Release);
+    status::SUCCESS
+}
