@@ -229,6 +229,8 @@ fn expectations() -> Vec<Expectation> {
         "reserved2" => queue_ptr,
         "reserved3" => reserved3,
     });
+    // Passed by value to `hsa_ext_program_finalize`; the soft runtime never reads its fields.
+    layout!(out, "hsa_ext_control_directives_t" => sys::hsa_ext_control_directives_t, align Equal, {});
     layout!(out, "hsa_amd_hdp_flush_t" => sys::hsa_amd_hdp_flush_t, align Equal, {
         "HDP_MEM_FLUSH_CNTL" => HDP_MEM_FLUSH_CNTL,
         "HDP_REG_FLUSH_CNTL" => HDP_REG_FLUSH_CNTL,
@@ -426,6 +428,18 @@ fn expectations() -> Vec<Expectation> {
         "HSA_AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE" => sys::agent_info::AMD_NUM_SHADER_ARRAYS_PER_SE,
         "HSA_AMD_AGENT_INFO_ASIC_REVISION" => sys::agent_info::AMD_ASIC_REVISION,
         "HSA_AMD_AGENT_INFO_HDP_FLUSH" => sys::agent_info::AMD_HDP_FLUSH,
+        "HSA_SYSTEM_INFO_EXTENSIONS" => sys::system_info::EXTENSIONS,
+        "HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED" => sys::system_info::AMD_SVM_SUPPORTED,
+        "HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT" => sys::system_info::AMD_SVM_ACCESSIBLE_BY_DEFAULT,
+        "HSA_AGENT_INFO_EXTENSIONS" => sys::agent_info::EXTENSIONS,
+        "HSA_AGENT_INFO_BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES" => sys::agent_info::BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES,
+        "HSA_AMD_AGENT_INFO_MEMORY_WIDTH" => sys::agent_info::AMD_MEMORY_WIDTH,
+        "HSA_AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY" => sys::agent_info::AMD_MEMORY_MAX_FREQUENCY,
+        "HSA_AMD_AGENT_INFO_DOMAIN" => sys::agent_info::AMD_DOMAIN,
+        "HSA_AMD_AGENT_INFO_COOPERATIVE_QUEUES" => sys::agent_info::AMD_COOPERATIVE_QUEUES,
+        "HSA_AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS" => sys::agent_info::AMD_SVM_DIRECT_HOST_ACCESS,
+        "HSA_AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT" => sys::agent_info::AMD_COOPERATIVE_COMPUTE_UNIT_COUNT,
+        "HSA_EXT_AGENT_INFO_IMAGE_1D_MAX_ELEMENTS" => sys::agent_info::EXT_IMAGE_FIRST,
 
         "HSA_DEVICE_TYPE_CPU" => sys::device_type::CPU,
         "HSA_DEVICE_TYPE_GPU" => sys::device_type::GPU,

@@ -16,12 +16,8 @@ pub use super::host_memory::*;
 pub use super::orders::*;
 use crate::sys::*;
 
-/// `hsa_memory_free`: as `hsa_amd_memory_pool_free`, and a null pointer is success (`hsa.cpp`:
-/// `if (ptr == NULL) return HSA_STATUS_SUCCESS;`).
+/// `hsa_memory_free`: `hsa_amd_memory_pool_free` is this very function in ROCr (`hsa.cpp`).
 pub unsafe fn hsa_memory_free(ptr: *mut c_void) -> hsa_status_t {
-    if ptr.is_null() && super::runtime::get().is_some() {
-        return status::SUCCESS;
-    }
     // SAFETY: forwarded.
     unsafe { super::entry::hsa_amd_memory_pool_free(ptr) }
 }

@@ -485,10 +485,17 @@ pub unsafe fn hsa_amd_memory_pool_allocate(
     })
 }
 
+/// ROCr's `hsa_amd_memory_pool_free` is `hsa_memory_free`: a null pointer is success
+/// (`hsa_ext_amd.cpp`, `hsa.cpp`); HIP frees null on every device teardown.
 pub unsafe fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t {
-    with_runtime(|runtime| match runtime.allocations.free(&runtime.pools, ptr.cast()) {
-        Ok(()) => status::SUCCESS,
-        Err(status) => status,
+    with_runtime(|runtime| {
+        if ptr.is_null() {
+            return status::SUCCESS;
+        }
+        match runtime.allocations.free(&runtime.pools, ptr.cast()) {
+            Ok(()) => status::SUCCESS,
+            Err(status) => status,
+        }
     })
 }
 

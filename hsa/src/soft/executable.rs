@@ -214,9 +214,10 @@ impl LoadedCodeObject {
 
     fn load(id: u64, executable: u64, agent_index: usize, reader: Arc<Reader>) -> Result<Self, LoadFailure> {
         let segments = reader.code_object.load_segments();
-        let lowest_vaddr = segments.iter().map(|segment| segment.vaddr).min().ok_or_else(|| {
-            LoadFailure::InvalidCodeObject("the code object has no PT_LOAD segment to load".into())
-        })?;
+        let lowest_vaddr =
+            segments.iter().map(|segment| segment.vaddr).min().ok_or_else(|| {
+                LoadFailure::InvalidCodeObject("the code object has no PT_LOAD segment to load".into())
+            })?;
         let end = segments.iter().map(|segment| segment.vaddr + segment.memory_size).max().unwrap_or(lowest_vaddr);
         let span = end - lowest_vaddr;
         if span > Self::MAX_SPAN {
@@ -429,9 +430,8 @@ impl Executables {
         let mut loaded = Vec::with_capacity(reader.code_object.kernels().len());
         for (index, metadata) in reader.code_object.kernels().iter().enumerate() {
             let vaddr = reader.code_object.kernel_descriptor(index).map(|symbol| symbol.address);
-            let loadable = vaddr.filter(|&vaddr| {
-                reader.code_object.load_segments().iter().any(|segment| segment.holds(vaddr, 64))
-            });
+            let loadable = vaddr
+                .filter(|&vaddr| reader.code_object.load_segments().iter().any(|segment| segment.holds(vaddr, 64)));
             let Some(vaddr) = loadable else {
                 return Err(LoadFailure::InvalidCodeObject(format!(
                     "kernel descriptor `{}` is not in a loaded segment",

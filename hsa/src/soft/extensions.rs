@@ -204,9 +204,16 @@ pub unsafe fn hsa_agent_major_extension_supported(
 /// `hsa_system_get_extension_table`: the table of `major.minor`, whose length ROCr takes from the
 /// version's `pfn_t` (`get_extension_table_length` in `hsa.cpp`); a version without a table has
 /// length 0, which is INVALID_ARGUMENT.
-pub unsafe fn hsa_system_get_extension_table(extension: u16, major: u16, minor: u16, table: *mut c_void) -> hsa_status_t {
+pub unsafe fn hsa_system_get_extension_table(
+    extension: u16,
+    major: u16,
+    minor: u16,
+    table: *mut c_void,
+) -> hsa_status_t {
     let length = match (extension, major) {
-        (AMD_LOADER, 1) => LOADER_FUNCTIONS_BY_MINOR.get(usize::from(minor)).map_or(0, |count| count * size_of::<usize>()),
+        (AMD_LOADER, 1) => {
+            LOADER_FUNCTIONS_BY_MINOR.get(usize::from(minor)).map_or(0, |count| count * size_of::<usize>())
+        }
         _ => 0,
     };
     // SAFETY: forwarded.
@@ -265,16 +272,22 @@ pub unsafe fn hsa_code_object_reader_create_from_file(
     match read_file(file, 0, None) {
         // SAFETY: non-null output pointer.
         Ok(bytes) => unsafe {
-            super::entry::add_reader(&runtime, bytes, ReaderOrigin::File { descriptor: file, offset: 0 }, code_object_reader)
+            super::entry::add_reader(
+                &runtime,
+                bytes,
+                ReaderOrigin::File { descriptor: file, offset: 0 },
+                code_object_reader,
+            )
         },
-        Err(status) => status,
+        // `hsa.h` gives this function no status for an empty file but INVALID_FILE.
+        Err(_) => status::ERROR_INVALID_FILE,
     }
 }
 
 /// Reads `size` bytes (the rest of the file if `None`) at `offset` of the caller's descriptor,
 /// leaving it open and its position unchanged (`pread`). An unreadable descriptor is
-/// INVALID_FILE; nothing to read, or an offset past the end, INVALID_CODE_OBJECT
-/// (`hsa_ven_amd_loader.h`).
+/// INVALID_FILE; nothing to read, or a range past the end, INVALID_CODE_OBJECT (as
+/// `hsa_ven_amd_loader.h` words it for the offset-and-size reader).
 fn read_file(file: c_int, offset: u64, size: Option<usize>) -> Result<Vec<u8>, hsa_status_t> {
     use std::os::fd::FromRawFd;
     use std::os::unix::fs::FileExt;
@@ -339,7 +352,10 @@ mod loader {
     /// `hsa_ven_amd_loader_query_host_address`: the host address of an address in a loaded
     /// segment, which on the soft agent is the address itself (its memory is the host's); an
     /// address in no loaded segment is INVALID_ARGUMENT (ROCr: `FindHostAddress` found none).
-    pub unsafe extern "C" fn query_host_address(device_address: *const c_void, host_address: *mut *const c_void) -> hsa_status_t {
+    pub unsafe extern "C" fn query_host_address(
+        device_address: *const c_void,
+        host_address: *mut *const c_void,
+    ) -> hsa_status_t {
         guard("hsa_ven_amd_loader_query_host_address", || {
             let Some(runtime) = super::super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
             if device_address.is_null() || host_address.is_null() {
@@ -374,7 +390,8 @@ mod loader {
             for image in all_loaded(&runtime) {
                 // The soft loader keeps every code object's bytes in memory, a file's too, so each
                 // segment is backed by MEMORY storage: those bytes.
-                let (storage_base, storage_size) = (image.reader.bytes.as_ptr().cast::<c_void>(), image.reader.bytes.len());
+                let (storage_base, storage_size) =
+                    (image.reader.bytes.as_ptr().cast::<c_void>(), image.reader.bytes.len());
                 for (base, size, offset) in image.segments() {
                     descriptors.push(SegmentDescriptor {
                         agent: hsa_agent_t { handle: runtime.handle(Tag::Agent, image.agent_index as u64) },
@@ -403,7 +420,10 @@ mod loader {
     }
 
     /// `hsa_ven_amd_loader_query_executable`: the executable whose loaded code holds the address.
-    pub unsafe extern "C" fn query_executable(device_address: *const c_void, executable: *mut hsa_executable_t) -> hsa_status_t {
+    pub unsafe extern "C" fn query_executable(
+        device_address: *const c_void,
+        executable: *mut hsa_executable_t,
+    ) -> hsa_status_t {
         guard("hsa_ven_amd_loader_query_executable", || {
             let Some(runtime) = super::super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
             if device_address.is_null() || executable.is_null() {
@@ -473,13 +493,13 @@ mod loader {
             // the URI, the caller sized it from URI_LENGTH (plus the NUL).
             unsafe {
                 match attribute {
-                    1 => value.cast::<hsa_executable_t>().write(hsa_executable_t {
-                        handle: runtime.handle(Tag::Executable, image.executable),
-                    }),
+                    1 => value
+                        .cast::<hsa_executable_t>()
+                        .write(hsa_executable_t { handle: runtime.handle(Tag::Executable, image.executable) }),
                     2 => value.cast::<u32>().write(2), // KIND_AGENT: the soft loader loads agent code objects
-                    3 => value.cast::<hsa_agent_t>().write(hsa_agent_t {
-                        handle: runtime.handle(Tag::Agent, image.agent_index as u64),
-                    }),
+                    3 => value
+                        .cast::<hsa_agent_t>()
+                        .write(hsa_agent_t { handle: runtime.handle(Tag::Agent, image.agent_index as u64) }),
                     4 => value.cast::<u32>().write(storage_type(&image)),
                     5 => value.cast::<u64>().write(match image.reader.origin {
                         ReaderOrigin::Memory { address } => address as u64,

@@ -19,9 +19,9 @@ pub mod drop_in;
 /// `extern "C"` function `HsaApi::soft` binds and the shared library (`soft-hsa/`) exports.
 pub mod entry;
 pub(crate) mod executable;
+pub mod exports;
 /// Extension support, the AMD loader extension, and the absent image and finalizer extensions.
 pub mod extensions;
-pub mod exports;
 pub mod faults;
 /// Locking client memory for the agents, and the coherency type.
 pub mod host_memory;

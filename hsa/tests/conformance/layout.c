@@ -16,6 +16,8 @@
 
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
+#include <hsa/hsa_ext_finalize.h>
+#include <hsa/hsa_ext_image.h>
 #include <hsa/amd_hsa_queue.h>
 #include <hsa/amd_hsa_signal.h>
 #include <hsa/amd_hsa_kernel_code.h>
@@ -145,6 +147,7 @@ static void queues_and_signals(void) {
   FIELD(amd_signal_t, reserved2);
   FIELD(amd_signal_t, reserved3);
 
+  TYPE(hsa_ext_control_directives_t);
   TYPE(hsa_amd_hdp_flush_t);
   FIELD(hsa_amd_hdp_flush_t, HDP_MEM_FLUSH_CNTL);
   FIELD(hsa_amd_hdp_flush_t, HDP_REG_FLUSH_CNTL);
@@ -328,6 +331,18 @@ static void enums(void) {
   ENUM(HSA_AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE);
   ENUM(HSA_AMD_AGENT_INFO_ASIC_REVISION);
   ENUM(HSA_AMD_AGENT_INFO_HDP_FLUSH);
+  ENUM(HSA_SYSTEM_INFO_EXTENSIONS);
+  ENUM(HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED);
+  ENUM(HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT);
+  ENUM(HSA_AGENT_INFO_EXTENSIONS);
+  ENUM(HSA_AGENT_INFO_BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES);
+  ENUM(HSA_AMD_AGENT_INFO_MEMORY_WIDTH);
+  ENUM(HSA_AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY);
+  ENUM(HSA_AMD_AGENT_INFO_DOMAIN);
+  ENUM(HSA_AMD_AGENT_INFO_COOPERATIVE_QUEUES);
+  ENUM(HSA_AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS);
+  ENUM(HSA_AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT);
+  ENUM(HSA_EXT_AGENT_INFO_IMAGE_1D_MAX_ELEMENTS);
 
   ENUM(HSA_DEVICE_TYPE_CPU);
   ENUM(HSA_DEVICE_TYPE_GPU);
