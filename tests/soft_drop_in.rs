@@ -244,6 +244,63 @@ fn the_demo_and_command_buffers_run_through_the_rocr_provider_on_the_drop_in() {
     assert!(bench.contains("cb/static/512"), "{bench}");
 }
 
+/// Debian's HIP runtime (`libamdhip64-5`), unmodified, starts on the drop-in and copies every way.
+/// HIP 5.2.3 supports gfx1030 as its newest RDNA target (it refuses gfx1100 as
+/// "Unsupported HSA device" on hardware too), so the soft GPU is a gfx1030.
+#[test]
+fn hip_s_runtime_finds_the_soft_gpu_and_copies_through_it() {
+    const HIP: &str = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
+    let dir = drop_in_dir();
+    if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some())
+        || !require("Debian's HIP runtime (libamdhip64-5)", Path::new(HIP).exists())
+        || !require("HIP's headers (libamdhip64-dev)", Path::new("/usr/include/hip/hip_runtime_api.h").exists())
+    {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip-memcpy");
+    let build = Command::new("c++")
+        .args(["-std=c++17", "-Wall", "-Werror", "-O1", "-D__HIP_PLATFORM_AMD__", "-o"])
+        .arg(&binary)
+        .arg(root.join("tests/c/hip_memcpy.cpp"))
+        .arg("-lamdhip64")
+        .output()
+        .expect("c++ runs");
+    assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+    let harness = root.join("scripts/with-soft-gpu.sh");
+    let output = Command::new(&harness)
+        .arg(&binary)
+        .env("AQUEDUCT_SOFT_AGENTS", "gfx1030")
+        .env("AQUEDUCT_SOFT_LIBHSA_DIR", dir.unwrap())
+        .output()
+        .expect("the harness runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success()
+        && stderr.contains("unshare")
+        && !require("a private mount namespace (unshare -m)", false)
+    {
+        return;
+    }
+    assert!(output.status.success(), "the HIP program failed:\n{text}\n{stderr}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "devices 1",
+            "name aqueduct soft agent (gfx1030)",
+            "gcnArchName gfx1030",
+            "totalGlobalMem 17179869184",
+            "memcpy ok",
+            "memcpy aligned ok",
+            "memcpyAsync ok",
+            "elapsed ok",
+            "done",
+        ],
+        "{stderr}"
+    );
+}
+
 /// Builds `tests/c/NAME.c` against the drop-in in `dir`.
 fn build_c(name: &str, dir: &Path) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -42,6 +42,17 @@ int main() {
     CHECK(hipMemcpy(host_out.data(), b, n, hipMemcpyDeviceToHost));
     std::printf("memcpy %s\n", std::memcmp(host_in.data(), host_out.data(), n) == 0 ? "ok" : "MISMATCH");
 
+    // An aligned device-to-device copy between offsets, over a buffer cleared from the host.
+    const size_t aligned = 1 << 16;
+    std::vector<unsigned char> zeros(n, 0), shifted(n, 0xFF);
+    CHECK(hipMemcpy(b, zeros.data(), n, hipMemcpyHostToDevice));
+    CHECK(hipMemcpy((char *)b + 4096, (char *)a + 8192, aligned, hipMemcpyDeviceToDevice));
+    CHECK(hipMemcpy(shifted.data(), b, n, hipMemcpyDeviceToHost));
+    bool aligned_ok = std::memcmp(shifted.data() + 4096, host_in.data() + 8192, aligned) == 0 &&
+                      std::memcmp(shifted.data(), zeros.data(), 4096) == 0 &&
+                      std::memcmp(shifted.data() + 4096 + aligned, zeros.data(), n - 4096 - aligned) == 0;
+    std::printf("memcpy aligned %s\n", aligned_ok ? "ok" : "MISMATCH");
+
     hipStream_t stream;
     CHECK(hipStreamCreate(&stream));
     hipEvent_t start, stop;
