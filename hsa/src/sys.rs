@@ -42,6 +42,9 @@ handle_type!(
     hsa_ext_image_t,
     hsa_ext_sampler_t,
     hsa_ext_program_t,
+    hsa_cache_t,
+    hsa_wavefront_t,
+    hsa_region_t,
 );
 
 /// `hsa_ext_control_directives_t` (`hsa_ext_finalize.h`), passed by value to

@@ -11,9 +11,11 @@
 
 use core::ffi::{c_char, c_void};
 
+pub use super::agent_details::*;
 pub use super::extensions::*;
 pub use super::host_memory::*;
 pub use super::orders::*;
+pub use super::regions::*;
 use crate::sys::*;
 
 /// `hsa_memory_free`: `hsa_amd_memory_pool_free` is this very function in ROCr (`hsa.cpp`).
@@ -662,6 +664,19 @@ macro_rules! with_drop_in_entry_points {
             fn hsa_amd_profiling_async_copy_enable(enable: bool) -> hsa_status_t;
             fn hsa_amd_profiling_get_async_copy_time(signal: hsa_signal_t, time: *mut hsa_amd_profiling_dispatch_time_t) -> hsa_status_t;
             fn hsa_amd_signal_async_handler(signal: hsa_signal_t, condition: hsa_signal_condition_t, value: hsa_signal_value_t, handler: Option<unsafe extern "C" fn(hsa_signal_value_t, *mut c_void) -> bool>, arg: *mut c_void) -> hsa_status_t;
+            fn hsa_agent_get_exception_policies(agent: hsa_agent_t, profile: hsa_profile_t, mask: *mut u16) -> hsa_status_t;
+            fn hsa_isa_get_exception_policies(isa: hsa_isa_t, profile: hsa_profile_t, mask: *mut u16) -> hsa_status_t;
+            fn hsa_agent_iterate_caches(agent: hsa_agent_t, callback: Option<unsafe extern "C" fn(hsa_cache_t, *mut c_void) -> hsa_status_t>, data: *mut c_void) -> hsa_status_t;
+            fn hsa_cache_get_info(cache: hsa_cache_t, attribute: u32, value: *mut c_void) -> hsa_status_t;
+            fn hsa_isa_from_name(name: *const c_char, isa: *mut hsa_isa_t) -> hsa_status_t;
+            fn hsa_isa_compatible(code_object_isa: hsa_isa_t, agent_isa: hsa_isa_t, result: *mut bool) -> hsa_status_t;
+            fn hsa_isa_get_info(isa: hsa_isa_t, attribute: u32, index: u32, value: *mut c_void) -> hsa_status_t;
+            fn hsa_isa_get_round_method(isa: hsa_isa_t, fp_type: u32, flush_mode: u32, round_method: *mut u32) -> hsa_status_t;
+            fn hsa_isa_iterate_wavefronts(isa: hsa_isa_t, callback: Option<unsafe extern "C" fn(hsa_wavefront_t, *mut c_void) -> hsa_status_t>, data: *mut c_void) -> hsa_status_t;
+            fn hsa_wavefront_get_info(wavefront: hsa_wavefront_t, attribute: u32, value: *mut c_void) -> hsa_status_t;
+            fn hsa_agent_iterate_regions(agent: hsa_agent_t, callback: Option<unsafe extern "C" fn(hsa_region_t, *mut c_void) -> hsa_status_t>, data: *mut c_void) -> hsa_status_t;
+            fn hsa_region_get_info(region: hsa_region_t, attribute: u32, value: *mut c_void) -> hsa_status_t;
+            fn hsa_memory_allocate(region: hsa_region_t, size: usize, ptr: *mut *mut c_void) -> hsa_status_t;
             fn hsa_signal_group_wait_any_relaxed(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
         }
     };

@@ -201,7 +201,7 @@ pub unsafe fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_agent_info_t
                 agent_info::DEFAULT_FLOAT_ROUNDING_MODE => put(value, enums::DEFAULT_FLOAT_ROUNDING_MODE_NEAR),
                 agent_info::FBARRIER_MAX_SIZE => put(value, 32u32),
                 // Bytes per level, L1..L4 (rocminfo prints KB): 32 KB, 6 MB, 96 MB.
-                agent_info::CACHE_SIZE => put(value, [32u32 << 10, 6 << 20, 96 << 20, 0]),
+                agent_info::CACHE_SIZE => put(value, cache_sizes(agent)),
                 agent_info::VERSION_MAJOR | agent_info::VERSION_MINOR => put(value, 1u16),
                 agent_info::FAST_F16_OPERATION => put(value, true),
                 agent_info::AMD_MAX_CLOCK_FREQUENCY => put(value, 2482u32),
@@ -228,11 +228,8 @@ pub unsafe fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_agent_info_t
                 agent_info::BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => {
                     put(value, enums::DEFAULT_FLOAT_ROUNDING_MODE_NEAR)
                 }
-                // The RX 7900 XTX's memory: a 384-bit bus (AMD's product specification); KFD
-                // reports its maximum memory clock as 1249 MHz (the dumped card's
-                // `pp_dpm_mclk` top level), which `GpuAgent` hands out as is.
-                agent_info::AMD_MEMORY_WIDTH => put(value, 384u32),
-                agent_info::AMD_MEMORY_MAX_FREQUENCY => put(value, 1249u32),
+                agent_info::AMD_MEMORY_WIDTH => put(value, MEMORY_WIDTH_BITS),
+                agent_info::AMD_MEMORY_MAX_FREQUENCY => put(value, MEMORY_MAX_CLOCK_MHZ),
                 // PCI domain 0, with the bus of `AMD_BDFID`.
                 agent_info::AMD_DOMAIN => put(value, 0u32),
                 // No global wave sync (KFD's `NumGws` is 0 on RDNA3), so no cooperative queues
@@ -291,7 +288,7 @@ unsafe fn cpu_agent_info(
             agent_info::MACHINE_MODEL => put(value, enums::MACHINE_MODEL_LARGE),
             agent_info::DEFAULT_FLOAT_ROUNDING_MODE => put(value, enums::DEFAULT_FLOAT_ROUNDING_MODE_NEAR),
             agent_info::FBARRIER_MAX_SIZE => put(value, 0u32),
-            agent_info::CACHE_SIZE => put(value, [32768u32 << 10, 0, 0, 0]),
+            agent_info::CACHE_SIZE => put(value, cache_sizes(agent)),
             agent_info::VERSION_MAJOR | agent_info::VERSION_MINOR => put(value, 1u16),
             agent_info::FAST_F16_OPERATION => put(value, false),
             agent_info::AMD_MAX_CLOCK_FREQUENCY => put(value, 5050u32),
@@ -306,6 +303,18 @@ unsafe fn cpu_agent_info(
             _ => status::ERROR_INVALID_ARGUMENT,
         }
     }
+}
+
+/// The RX 7900 XTX's memory, which every soft GPU reports: a 384-bit bus (AMD's product
+/// specification), and KFD's maximum memory clock, 1249 MHz (the card's top `pp_dpm_mclk`
+/// level), which `GpuAgent` hands out as is.
+pub(crate) const MEMORY_WIDTH_BITS: u32 = 384;
+pub(crate) const MEMORY_MAX_CLOCK_MHZ: u32 = 1249;
+
+/// Bytes per cache level, L1 to L4, as the dump's agents show them (rocminfo prints KB): a GPU's
+/// 32 KB, 6 MB and 96 MB; the CPU's one 32768 KB line.
+pub(crate) fn cache_sizes(agent: &super::runtime::Agent) -> [u32; 4] {
+    if agent.is_cpu() { [32768 << 10, 0, 0, 0] } else { [32 << 10, 6 << 20, 96 << 20, 0] }
 }
 
 pub unsafe fn hsa_agent_iterate_isas(

@@ -10,6 +10,8 @@
 //! [`entry`] and [`exports`] (the entry points that fill the HSA table, each
 //! `extern "C"` export behind a panic guard).
 
+/// Caches, exception policies, ISA lookup and wavefronts.
+pub mod agent_details;
 pub(crate) mod async_handlers;
 pub mod clock;
 pub mod config;
@@ -32,6 +34,8 @@ pub mod orders;
 pub(crate) mod processor;
 pub(crate) mod queue;
 pub(crate) mod queue_slots;
+/// The deprecated region API over the memory pools.
+pub mod regions;
 pub(crate) mod runtime;
 pub(crate) mod scheduling;
 pub(crate) mod signals;

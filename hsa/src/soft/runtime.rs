@@ -153,6 +153,10 @@ pub(crate) enum Tag {
     Symbol = 0xA6,
     LoadedCodeObject = 0xA7,
     SignalGroup = 0xA8,
+    /// A cache: its agent's index times 4 plus its level less one.
+    Cache = 0xA9,
+    /// An ISA's one wavefront: the ISA's (its agent's) index.
+    Wavefront = 0xAA,
 }
 
 impl Runtime {
