@@ -47,6 +47,25 @@ handle_type!(
     hsa_region_t,
 );
 
+/// `hsa_dim3_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct hsa_dim3_t {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+/// `hsa_pitched_ptr_t` (`hsa_ext_amd.h`): a 3D region's base, and its row and slice pitches in
+/// bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hsa_pitched_ptr_t {
+    pub base: *mut core::ffi::c_void,
+    pub pitch: usize,
+    pub slice: usize,
+}
+
 /// `hsa_ext_control_directives_t` (`hsa_ext_finalize.h`), passed by value to
 /// `hsa_ext_program_finalize`: 144 bytes, 8-aligned, as the C compiler lays it out. The soft
 /// runtime has no finalizer, so its fields are never read.

@@ -643,3 +643,228 @@ fn a_profiled_async_copy_reports_its_interval() {
         assert_eq!(hsa::hsa_amd_profiling_async_copy_enable(false), status::SUCCESS);
     }
 }
+
+#[test]
+fn a_rect_copy_moves_each_row_behind_its_dependency() {
+    use aqueduct_hsa::sys::{hsa_dim3_t, hsa_pitched_ptr_t};
+    let client = Client::new();
+    // Two 64-byte-pitch images of 4 rows in 2 slices (slice pitch 256).
+    let (src, dst) = (client.alloc_u32(128), client.alloc_u32(128));
+    for (index, word) in src.iter_mut().enumerate() {
+        *word = index as u32;
+    }
+    let pitched = |words: &mut [u32]| hsa_pitched_ptr_t { base: words.as_mut_ptr().cast(), pitch: 64, slice: 256 };
+    let (src_ptr, dst_ptr) = (pitched(src), pitched(dst));
+    let src_offset = hsa_dim3_t { x: 8, y: 1, z: 0 };
+    let dst_offset = hsa_dim3_t { x: 4, y: 0, z: 1 };
+    let range = hsa_dim3_t { x: 16, y: 2, z: 1 };
+    let gate = client.signal(1);
+    let done = client.signal(1);
+    // SAFETY (every call): live allocations of 512 bytes each, live signals.
+    unsafe {
+        let status = hsa::hsa_amd_memory_async_copy_rect(
+            &dst_ptr,
+            &dst_offset,
+            &src_ptr,
+            &src_offset,
+            &range,
+            client.agent,
+            3,
+            1,
+            &gate,
+            done,
+        );
+        assert_eq!(status, status::SUCCESS);
+        std::thread::sleep(Duration::from_millis(10));
+        assert_eq!(client.load(done), 1, "held by its dependency");
+        hsa::hsa_signal_store_screlease(gate, 0);
+        assert_eq!(client.wait_eq(done, 0, 10_000), 0);
+    }
+    let dst: &[u32] = dst;
+    for row in 0..2 {
+        // dst word (slice 1, row `row`, bytes 4..20) = src word (slice 0, row 1 + row, bytes 8..24)
+        let to = 64 + row * 16 + 1;
+        let from = (1 + row) * 16 + 2;
+        assert_eq!(&dst[to..to + 4], &src[from..from + 4], "row {row}");
+    }
+    assert_eq!(dst.iter().filter(|&&word| word != 0).count(), 8, "only the rect was written");
+    // SAFETY (every call): refused before anything starts.
+    unsafe {
+        let odd = hsa_dim3_t { x: 2, ..src_offset };
+        let status = hsa::hsa_amd_memory_async_copy_rect(
+            &dst_ptr,
+            &dst_offset,
+            &src_ptr,
+            &odd,
+            &range,
+            client.agent,
+            3,
+            0,
+            core::ptr::null(),
+            done,
+        );
+        assert_eq!(status, status::ERROR_INVALID_ARGUMENT, "x offsets are 4-byte aligned");
+        let wide = hsa_dim3_t { x: 64, ..range };
+        let status = hsa::hsa_amd_memory_async_copy_rect(
+            &dst_ptr,
+            &dst_offset,
+            &src_ptr,
+            &src_offset,
+            &wide,
+            client.agent,
+            3,
+            0,
+            core::ptr::null(),
+            done,
+        );
+        assert_eq!(status, status::ERROR_INVALID_ARGUMENT, "a row past its pitch");
+        let cpu = client.hsa.cpu_agents().expect("agents")[0].agent;
+        let status = hsa::hsa_amd_memory_async_copy_rect(
+            &dst_ptr,
+            &dst_offset,
+            &src_ptr,
+            &src_offset,
+            &range,
+            cpu,
+            3,
+            0,
+            core::ptr::null(),
+            done,
+        );
+        assert_eq!(status, status::ERROR_INVALID_AGENT, "CPU agents are not supported");
+        let status = hsa::hsa_amd_memory_async_copy_rect(
+            &dst_ptr,
+            &dst_offset,
+            &src_ptr,
+            &src_offset,
+            &range,
+            client.agent,
+            4,
+            0,
+            core::ptr::null(),
+            done,
+        );
+        assert_eq!(status, status::ERROR_INVALID_ARGUMENT, "no direction 4");
+        let status = hsa::hsa_amd_memory_async_copy_rect(
+            &dst_ptr,
+            &dst_offset,
+            &src_ptr,
+            &src_offset,
+            &range,
+            client.agent,
+            3,
+            0,
+            core::ptr::null(),
+            hsa_signal_t { handle: 0x10 },
+        );
+        assert_eq!(status, status::ERROR_INVALID_SIGNAL);
+    }
+}
+
+static ASYNC_FUNCTION_CALLS: AtomicU32 = AtomicU32::new(0);
+
+unsafe extern "C" fn add_argument(argument: *mut c_void) {
+    ASYNC_FUNCTION_CALLS.fetch_add(argument as u32, Ordering::SeqCst);
+}
+
+#[test]
+fn an_async_function_runs_once_on_the_runtime_thread() {
+    let _client = Client::new();
+    // SAFETY: the function above; its argument is a number.
+    unsafe {
+        assert_eq!(hsa::hsa_amd_async_function(Some(add_argument), 5 as *mut c_void), status::SUCCESS);
+        assert_eq!(hsa::hsa_amd_async_function(None, core::ptr::null_mut()), status::ERROR_INVALID_ARGUMENT);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while ASYNC_FUNCTION_CALLS.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(ASYNC_FUNCTION_CALLS.load(Ordering::SeqCst), 5, "once");
+}
+
+#[test]
+fn migration_interop_and_svm_fail_as_rocr_fails_them_here() {
+    let client = Client::new();
+    let mut result = true;
+    let bogus_pool = aqueduct_hsa::sys::hsa_amd_memory_pool_t { handle: 9 };
+    let mut bytes = [0u8; 64];
+    let pointer = bytes.as_mut_ptr().cast::<c_void>();
+    let (mut size, mut mapped) = (0usize, core::ptr::null_mut::<c_void>());
+    let mut agents = [client.agent];
+    // SAFETY (every call): pointers to fill; nothing is read past its checks.
+    unsafe {
+        assert_eq!(
+            hsa::hsa_amd_memory_pool_can_migrate(client.device_pool, client.kernarg_pool, &mut result),
+            status::ERROR_OUT_OF_RESOURCES
+        );
+        assert!(!result, "ROCr 5.2.3 implements no migration");
+        assert_eq!(
+            hsa::hsa_amd_memory_pool_can_migrate(bogus_pool, client.device_pool, &mut result),
+            status::ERROR_INVALID_MEMORY_POOL
+        );
+        assert_eq!(
+            hsa::hsa_amd_memory_pool_can_migrate(client.device_pool, client.device_pool, core::ptr::null_mut()),
+            status::ERROR_INVALID_ARGUMENT
+        );
+        assert_eq!(hsa::hsa_amd_memory_migrate(pointer, client.device_pool, 0), status::ERROR_OUT_OF_RESOURCES);
+        assert_eq!(hsa::hsa_amd_memory_migrate(pointer, client.device_pool, 1), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(hsa::hsa_amd_memory_migrate(pointer, bogus_pool, 0), status::ERROR_INVALID_MEMORY_POOL);
+
+        assert_eq!(
+            hsa::hsa_amd_interop_map_buffer(
+                1,
+                agents.as_mut_ptr(),
+                3,
+                0,
+                &mut size,
+                &mut mapped,
+                core::ptr::null_mut(),
+                core::ptr::null_mut()
+            ),
+            status::ERROR_INVALID_ARGUMENT,
+            "no graphics driver knows the handle"
+        );
+        assert_eq!(
+            hsa::hsa_amd_interop_map_buffer(
+                0,
+                agents.as_mut_ptr(),
+                3,
+                0,
+                &mut size,
+                &mut mapped,
+                core::ptr::null_mut(),
+                core::ptr::null_mut()
+            ),
+            status::ERROR_INVALID_ARGUMENT
+        );
+        let mut bogus = [hsa_agent_t { handle: 7 }];
+        assert_eq!(
+            hsa::hsa_amd_interop_map_buffer(
+                1,
+                bogus.as_mut_ptr(),
+                3,
+                0,
+                &mut size,
+                &mut mapped,
+                core::ptr::null_mut(),
+                core::ptr::null_mut()
+            ),
+            status::ERROR_INVALID_AGENT
+        );
+        assert_eq!(hsa::hsa_amd_interop_unmap_buffer(pointer), status::SUCCESS);
+
+        let mut supported = true;
+        assert_eq!(
+            hsa::hsa_system_get_info(system_info::AMD_SVM_SUPPORTED, (&raw mut supported).cast()),
+            status::SUCCESS
+        );
+        assert!(!supported);
+        assert_eq!(hsa::hsa_amd_svm_attributes_set(pointer, 64, core::ptr::null_mut(), 0), status::ERROR);
+        assert_eq!(hsa::hsa_amd_svm_attributes_get(pointer, 64, core::ptr::null_mut(), 0), status::ERROR);
+        assert_eq!(
+            hsa::hsa_amd_svm_prefetch_async(pointer, 64, client.agent, 0, core::ptr::null(), hsa_signal_t::default()),
+            status::ERROR
+        );
+    }
+}

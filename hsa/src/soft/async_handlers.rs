@@ -1,5 +1,6 @@
 //! `hsa_amd_signal_async_handler`: callbacks run on one runtime thread when their signal meets its
-//! condition, as ROCr runs them on its async-events thread (`Runtime::SetAsyncSignalHandler`).
+//! condition, as ROCr runs them on its async-events thread (`Runtime::SetAsyncSignalHandler`);
+//! `hsa_amd_async_function`'s functions run once on the same thread.
 //!
 //! A handler that returns true stays registered and is called again while the condition holds;
 //! one that returns false is removed (`hsa_ext_amd.h`). A handler whose signal is destroyed is
@@ -28,10 +29,14 @@ struct Registration {
     argument: usize,
 }
 
+/// `hsa_amd_async_function`'s work: a callback and its argument, run once.
+type AsyncFunction = (unsafe extern "C" fn(*mut c_void), usize);
+
 #[derive(Default)]
 struct State {
     next_id: u64,
     registrations: Vec<Registration>,
+    functions: Vec<AsyncFunction>,
     thread: Option<std::thread::Thread>,
 }
 
@@ -54,15 +59,17 @@ pub(crate) struct AsyncHandlers {
 const RECHECK: Duration = Duration::from_millis(50);
 
 impl AsyncHandlers {
-    /// Registers a handler; starts the thread on first use. Fails only if no thread can start.
-    pub fn register(
-        &self,
-        slot: &'static SignalSlot,
-        condition: SignalCondition,
-        compare: hsa_signal_value_t,
-        handler: SignalHandler,
-        argument: usize,
-    ) -> Result<(), hsa_status_t> {
+    /// Queues `function(argument)` to run once on the handler thread (`hsa_amd_async_function`);
+    /// starts the thread on first use.
+    pub fn call(&self, function: unsafe extern "C" fn(*mut c_void), argument: usize) -> Result<(), hsa_status_t> {
+        let mut state = self.lock_started()?;
+        state.functions.push((function, argument));
+        self.wake(&state);
+        Ok(())
+    }
+
+    /// The state, with the thread started.
+    fn lock_started(&self) -> Result<std::sync::MutexGuard<'_, State>, hsa_status_t> {
         let mut state = self.shared.state.lock().unwrap_or_else(|poison| poison.into_inner());
         if state.thread.is_none() {
             let shared = self.shared.clone();
@@ -72,13 +79,30 @@ impl AsyncHandlers {
                 .map_err(|_| status::ERROR_OUT_OF_RESOURCES)?;
             state.thread = Some(thread.thread().clone());
         }
-        state.next_id += 1;
-        let id = state.next_id;
-        state.registrations.push(Registration { id, slot, condition, compare, handler, argument });
+        Ok(state)
+    }
+
+    fn wake(&self, state: &State) {
         self.shared.changed.store(true, Ordering::Release);
         if let Some(thread) = &state.thread {
             thread.unpark();
         }
+    }
+
+    /// Registers a handler; starts the thread on first use. Fails only if no thread can start.
+    pub fn register(
+        &self,
+        slot: &'static SignalSlot,
+        condition: SignalCondition,
+        compare: hsa_signal_value_t,
+        handler: SignalHandler,
+        argument: usize,
+    ) -> Result<(), hsa_status_t> {
+        let mut state = self.lock_started()?;
+        state.next_id += 1;
+        let id = state.next_id;
+        state.registrations.push(Registration { id, slot, condition, compare, handler, argument });
+        self.wake(&state);
         Ok(())
     }
 
@@ -87,6 +111,7 @@ impl AsyncHandlers {
         self.shared.stop.store(true, Ordering::Release);
         let mut state = self.shared.state.lock().unwrap_or_else(|poison| poison.into_inner());
         state.registrations.clear();
+        state.functions.clear();
         if let Some(thread) = &state.thread {
             thread.unpark();
         }
@@ -96,11 +121,15 @@ impl AsyncHandlers {
 fn run(shared: &Shared) {
     while !shared.stop.load(Ordering::Acquire) {
         shared.changed.store(false, Ordering::Release);
-        let snapshot: Vec<Registration> = {
+        let (snapshot, functions) = {
             let mut state = shared.state.lock().unwrap_or_else(|poison| poison.into_inner());
             state.registrations.retain(|registration| registration.slot.is_live());
-            state.registrations.clone()
+            (state.registrations.clone(), std::mem::take(&mut state.functions))
         };
+        for (function, argument) in functions {
+            // SAFETY: the client's function with the client's argument, called with no lock held.
+            unsafe { function(argument as *mut c_void) };
+        }
         if snapshot.is_empty() {
             if !shared.changed.load(Ordering::Acquire) {
                 std::thread::park_timeout(RECHECK);

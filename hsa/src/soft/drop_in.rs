@@ -12,6 +12,7 @@
 use core::ffi::{c_char, c_void};
 
 pub use super::agent_details::*;
+pub use super::copies::*;
 pub use super::extensions::*;
 pub use super::host_memory::*;
 pub use super::orders::*;
@@ -126,74 +127,6 @@ pub unsafe fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) ->
     status::SUCCESS
 }
 
-/// `hsa_amd_memory_async_copy`: copies `size` bytes once every dependency signal is 0, then
-/// decrements `completion_signal`, on a thread of its own (ROCr's blit queue or SDMA engine).
-/// Null pointers, a dependency list that does not match its count, an unknown agent or a dead
-/// signal are refused before anything starts.
-pub unsafe fn hsa_amd_memory_async_copy(
-    dst: *mut c_void,
-    dst_agent: hsa_agent_t,
-    src: *const c_void,
-    src_agent: hsa_agent_t,
-    size: usize,
-    num_dep_signals: u32,
-    dep_signals: *const hsa_signal_t,
-    completion_signal: hsa_signal_t,
-) -> hsa_status_t {
-    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
-    if dst.is_null() || src.is_null() || (num_dep_signals > 0 && dep_signals.is_null()) {
-        return status::ERROR_INVALID_ARGUMENT;
-    }
-    if runtime.agent(dst_agent.handle).is_none() || runtime.agent(src_agent.handle).is_none() {
-        return status::ERROR_INVALID_AGENT;
-    }
-    let deps: Vec<&'static super::signals::SignalSlot> = if num_dep_signals == 0 {
-        Vec::new()
-    } else {
-        // SAFETY: the API passes `num_dep_signals` signals at `dep_signals` (non-null here).
-        let handles = unsafe { core::slice::from_raw_parts(dep_signals, num_dep_signals as usize) };
-        match handles.iter().map(|signal| super::signals::slot(signal.handle)).collect::<Option<Vec<_>>>() {
-            Some(slots) => slots,
-            None => return status::ERROR_INVALID_SIGNAL,
-        }
-    };
-    let Some(completion) = super::signals::slot(completion_signal.handle) else {
-        return status::ERROR_INVALID_SIGNAL;
-    };
-    let (dst, src) = (dst as usize, src as usize);
-    let profiled = runtime.copy_profiling.load(core::sync::atomic::Ordering::Acquire);
-    let copy = move || {
-        for dep in &deps {
-            // Waits as the copy engine does: until the value reaches 0 (or the signal dies).
-            while dep.value().load(core::sync::atomic::Ordering::Acquire) != 0 && dep.is_live() {
-                super::signals::wait_until(
-                    core::slice::from_ref(dep),
-                    |_, value| value == 0,
-                    std::time::Instant::now().checked_add(std::time::Duration::from_millis(2)),
-                    super::signals::SPIN_BEFORE_PARK,
-                    &|| false,
-                );
-            }
-        }
-        let start = super::clock::device_ticks();
-        if size > 0 {
-            // SAFETY: the caller keeps `size` bytes readable at `src` and writable at `dst` until
-            // the completion signal says the copy is done (`hsa_ext_amd.h`).
-            unsafe { core::ptr::copy(src as *const u8, dst as *mut u8, size) };
-        }
-        if profiled {
-            completion.write_timestamps(start, super::clock::device_ticks());
-        }
-        completion.update(|value| {
-            value.fetch_sub(1, core::sync::atomic::Ordering::AcqRel);
-        });
-    };
-    match std::thread::Builder::new().name("soft-async-copy".into()).spawn(copy) {
-        Ok(_) => status::SUCCESS,
-        Err(_) => status::ERROR_OUT_OF_RESOURCES,
-    }
-}
-
 /// `hsa_amd_profiling_async_copy_enable`: from now on, async copies record their start and end
 /// in their completion signal (ROCr turns on its blit queues' profiling, `GpuAgent::
 /// ProfilingEnable`).
@@ -240,6 +173,20 @@ pub unsafe fn hsa_amd_signal_async_handler(
         return status::ERROR_INVALID_ARGUMENT;
     };
     match runtime.async_handlers.register(slot, condition, value, handler, arg as usize) {
+        Ok(()) => status::SUCCESS,
+        Err(status) => status,
+    }
+}
+
+/// `hsa_amd_async_function`: runs `callback(arg)` once on the runtime's handler thread; a null
+/// callback is INVALID_ARGUMENT (`IS_BAD_PTR`).
+pub unsafe fn hsa_amd_async_function(
+    callback: Option<unsafe extern "C" fn(*mut c_void)>,
+    arg: *mut c_void,
+) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    let Some(callback) = callback else { return status::ERROR_INVALID_ARGUMENT };
+    match runtime.async_handlers.call(callback, arg as usize) {
         Ok(()) => status::SUCCESS,
         Err(status) => status,
     }
@@ -677,6 +624,15 @@ macro_rules! with_drop_in_entry_points {
             fn hsa_agent_iterate_regions(agent: hsa_agent_t, callback: Option<unsafe extern "C" fn(hsa_region_t, *mut c_void) -> hsa_status_t>, data: *mut c_void) -> hsa_status_t;
             fn hsa_region_get_info(region: hsa_region_t, attribute: u32, value: *mut c_void) -> hsa_status_t;
             fn hsa_memory_allocate(region: hsa_region_t, size: usize, ptr: *mut *mut c_void) -> hsa_status_t;
+            fn hsa_amd_memory_async_copy_rect(dst: *const hsa_pitched_ptr_t, dst_offset: *const hsa_dim3_t, src: *const hsa_pitched_ptr_t, src_offset: *const hsa_dim3_t, range: *const hsa_dim3_t, copy_agent: hsa_agent_t, dir: u32, num_dep_signals: u32, dep_signals: *const hsa_signal_t, completion_signal: hsa_signal_t) -> hsa_status_t;
+            fn hsa_amd_async_function(callback: Option<unsafe extern "C" fn(*mut c_void)>, arg: *mut c_void) -> hsa_status_t;
+            fn hsa_amd_memory_pool_can_migrate(src_memory_pool: hsa_amd_memory_pool_t, dst_memory_pool: hsa_amd_memory_pool_t, result: *mut bool) -> hsa_status_t;
+            fn hsa_amd_memory_migrate(ptr: *const c_void, memory_pool: hsa_amd_memory_pool_t, flags: u32) -> hsa_status_t;
+            fn hsa_amd_interop_map_buffer(num_agents: u32, agents: *mut hsa_agent_t, interop_handle: c_int, flags: u32, size: *mut usize, ptr: *mut *mut c_void, metadata_size: *mut usize, metadata: *mut *const c_void) -> hsa_status_t;
+            fn hsa_amd_interop_unmap_buffer(ptr: *mut c_void) -> hsa_status_t;
+            fn hsa_amd_svm_attributes_set(ptr: *mut c_void, size: usize, attribute_list: *mut c_void, attribute_count: usize) -> hsa_status_t;
+            fn hsa_amd_svm_attributes_get(ptr: *mut c_void, size: usize, attribute_list: *mut c_void, attribute_count: usize) -> hsa_status_t;
+            fn hsa_amd_svm_prefetch_async(ptr: *mut c_void, size: usize, agent: hsa_agent_t, num_dep_signals: u32, dep_signals: *const hsa_signal_t, completion_signal: hsa_signal_t) -> hsa_status_t;
             fn hsa_signal_group_wait_any_relaxed(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
         }
     };

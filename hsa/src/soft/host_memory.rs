@@ -1,6 +1,7 @@
-//! The drop-in's entry points for host memory and coherence: locking client memory for the agents
-//! (`hsa_amd_memory_lock`, `_lock_to_pool`, `_unlock`) and the coherency type, each with the
-//! statuses `hsa_ext_amd.h` gives.
+//! The drop-in's entry points for where memory lives and who reaches it: locking client memory
+//! for the agents (`hsa_amd_memory_lock`, `_lock_to_pool`, `_unlock`), the coherency type, and
+//! what the soft runtime has no hardware for (migration, graphics interop, SVM), each with the
+//! statuses `hsa_ext_amd.h` gives and ROCr returns.
 //!
 //! The soft agent's memory is the host's, so a locked range's agent address is its host address
 //! and nothing is pinned; what locking changes is access: the locked range becomes memory the
@@ -140,4 +141,121 @@ pub unsafe fn hsa_amd_coherency_set_type(agent: hsa_agent_t, kind: u32) -> hsa_s
     }
     found.coherency.store(kind, core::sync::atomic::Ordering::Release);
     status::SUCCESS
+}
+
+/// `hsa_amd_memory_pool_can_migrate`: ROCr checks the pointer and both pools, then answers false
+/// with HSA_STATUS_ERROR_OUT_OF_RESOURCES: migration is not implemented in ROCr 5.2.3
+/// (`MemoryRegion::CanMigrate`, "TODO: not implemented yet"), so neither is it here.
+pub unsafe fn hsa_amd_memory_pool_can_migrate(
+    src_memory_pool: hsa_amd_memory_pool_t,
+    dst_memory_pool: hsa_amd_memory_pool_t,
+    result: *mut bool,
+) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    if result.is_null() {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    if runtime.pool(src_memory_pool.handle).is_none() || runtime.pool(dst_memory_pool.handle).is_none() {
+        return status::ERROR_INVALID_MEMORY_POOL;
+    }
+    // SAFETY: non-null output pointer.
+    unsafe { result.write(false) };
+    status::ERROR_OUT_OF_RESOURCES
+}
+
+/// `hsa_amd_memory_migrate`: a null pointer or non-zero flags are INVALID_ARGUMENT, an unknown
+/// pool INVALID_MEMORY_POOL; otherwise OUT_OF_RESOURCES, as ROCr 5.2.3 (`MemoryRegion::Migrate`,
+/// not implemented).
+pub unsafe fn hsa_amd_memory_migrate(
+    ptr: *const c_void,
+    memory_pool: hsa_amd_memory_pool_t,
+    flags: u32,
+) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    if ptr.is_null() || flags != 0 {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    if runtime.pool(memory_pool.handle).is_none() {
+        return status::ERROR_INVALID_MEMORY_POOL;
+    }
+    status::ERROR_OUT_OF_RESOURCES
+}
+
+/// `hsa_amd_interop_map_buffer`: maps a graphics driver's buffer (a DRM handle) for the agents.
+/// ROCr checks the pointers, the flags (0), the count (not 0) and every agent, then asks KFD to
+/// register the handle (`Runtime::InteropMap`), which refuses a handle it does not know with
+/// INVALID_ARGUMENT. The soft runtime has no graphics driver, so every handle is unknown.
+pub unsafe fn hsa_amd_interop_map_buffer(
+    num_agents: u32,
+    agents: *mut hsa_agent_t,
+    _interop_handle: core::ffi::c_int,
+    flags: u32,
+    size: *mut usize,
+    ptr: *mut *mut c_void,
+    _metadata_size: *mut usize,
+    _metadata: *mut *const c_void,
+) -> hsa_status_t {
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
+    if agents.is_null() || size.is_null() || ptr.is_null() || flags != 0 || num_agents == 0 {
+        return status::ERROR_INVALID_ARGUMENT;
+    }
+    // SAFETY: the API passes `num_agents` agents.
+    let agents = unsafe { core::slice::from_raw_parts(agents, num_agents as usize) };
+    if agents.iter().any(|agent| runtime.agent(agent.handle).is_none()) {
+        return status::ERROR_INVALID_AGENT;
+    }
+    status::ERROR_INVALID_ARGUMENT
+}
+
+/// `hsa_amd_interop_unmap_buffer`: success whatever the pointer (`hsa_ext_amd.cpp` unmaps what it
+/// mapped and ignores the rest); nothing is ever mapped here.
+pub unsafe fn hsa_amd_interop_unmap_buffer(_ptr: *mut c_void) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    status::SUCCESS
+}
+
+/// `hsa_amd_svm_attributes_set`, `_get` and `hsa_amd_svm_prefetch_async`: ROCr hands each to
+/// KFD's SVM ioctls and reports their failure as HSA_STATUS_ERROR (`Runtime::SetSvmAttrib`,
+/// `GetSvmAttrib`, `SvmPrefetch`: "hsaKmtSVM... failed"). The soft runtime has no SVM ranges
+/// (`HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED` is false), so each fails that way.
+pub unsafe fn hsa_amd_svm_attributes_set(
+    _ptr: *mut c_void,
+    _size: usize,
+    _attribute_list: *mut c_void,
+    _attribute_count: usize,
+) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    status::ERROR
+}
+
+/// See [`hsa_amd_svm_attributes_set`].
+pub unsafe fn hsa_amd_svm_attributes_get(
+    _ptr: *mut c_void,
+    _size: usize,
+    _attribute_list: *mut c_void,
+    _attribute_count: usize,
+) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    status::ERROR
+}
+
+/// See [`hsa_amd_svm_attributes_set`].
+pub unsafe fn hsa_amd_svm_prefetch_async(
+    _ptr: *mut c_void,
+    _size: usize,
+    _agent: hsa_agent_t,
+    _num_dep_signals: u32,
+    _dep_signals: *const hsa_signal_t,
+    _completion_signal: hsa_signal_t,
+) -> hsa_status_t {
+    if super::runtime::get().is_none() {
+        return status::ERROR_NOT_INITIALIZED;
+    }
+    status::ERROR
 }

@@ -15,6 +15,8 @@ pub mod agent_details;
 pub(crate) mod async_handlers;
 pub mod clock;
 pub mod config;
+/// The asynchronous copies, linear and rectangular.
+pub mod copies;
 /// The entry points only the drop-in exports (beyond the engine's table).
 pub mod drop_in;
 /// The entry points' bodies, with the C signatures of `hsa.h`; [`exports`] wraps each as the
