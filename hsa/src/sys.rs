@@ -45,6 +45,8 @@ handle_type!(
     hsa_cache_t,
     hsa_wavefront_t,
     hsa_region_t,
+    hsa_code_symbol_t,
+    hsa_callback_data_t,
 );
 
 /// `hsa_dim3_t`.
@@ -368,6 +370,13 @@ pub mod enums {
     pub const MACHINE_MODEL_LARGE: u32 = 1;
     pub const SYMBOL_KIND_VARIABLE: u32 = 0;
     pub const SYMBOL_KIND_KERNEL: u32 = 1;
+    pub const SYMBOL_LINKAGE_PROGRAM: u32 = 1;
+    pub const VARIABLE_ALLOCATION_AGENT: u32 = 0;
+    pub const VARIABLE_ALLOCATION_PROGRAM: u32 = 1;
+    pub const VARIABLE_SEGMENT_GLOBAL: u32 = 0;
+    pub const VARIABLE_SEGMENT_READONLY: u32 = 1;
+    pub const EXECUTABLE_STATE_UNFROZEN: u32 = 0;
+    pub const EXECUTABLE_STATE_FROZEN: u32 = 1;
 }
 
 /// `hsa_executable_symbol_info_t` values.
@@ -382,6 +391,17 @@ pub mod symbol_info {
     pub const KERNEL_GROUP_SEGMENT_SIZE: u32 = 13;
     pub const KERNEL_PRIVATE_SEGMENT_SIZE: u32 = 14;
     pub const KERNEL_DYNAMIC_CALLSTACK: u32 = 15;
+    pub const MODULE_NAME_LENGTH: u32 = 3;
+    pub const MODULE_NAME: u32 = 4;
+    pub const LINKAGE: u32 = 5;
+    pub const VARIABLE_ALLOCATION: u32 = 6;
+    pub const VARIABLE_SEGMENT: u32 = 7;
+    pub const VARIABLE_ALIGNMENT: u32 = 8;
+    pub const VARIABLE_SIZE: u32 = 9;
+    pub const VARIABLE_IS_CONST: u32 = 10;
+    pub const IS_DEFINITION: u32 = 17;
+    pub const KERNEL_CALL_CONVENTION: u32 = 18;
+    pub const VARIABLE_ADDRESS: u32 = 21;
 }
 
 /// Declares the table once. Its two fillers come from the same list, each in its provider's

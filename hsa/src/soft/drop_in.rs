@@ -13,6 +13,7 @@ use core::ffi::{c_char, c_void};
 
 pub use super::agent_details::*;
 pub use super::copies::*;
+pub use super::executable_api::*;
 pub use super::extensions::*;
 pub use super::host_memory::*;
 pub use super::orders::*;
@@ -633,6 +634,26 @@ macro_rules! with_drop_in_entry_points {
             fn hsa_amd_svm_attributes_set(ptr: *mut c_void, size: usize, attribute_list: *mut c_void, attribute_count: usize) -> hsa_status_t;
             fn hsa_amd_svm_attributes_get(ptr: *mut c_void, size: usize, attribute_list: *mut c_void, attribute_count: usize) -> hsa_status_t;
             fn hsa_amd_svm_prefetch_async(ptr: *mut c_void, size: usize, agent: hsa_agent_t, num_dep_signals: u32, dep_signals: *const hsa_signal_t, completion_signal: hsa_signal_t) -> hsa_status_t;
+            fn hsa_executable_create(profile: hsa_profile_t, executable_state: u32, options: *const c_char, executable: *mut hsa_executable_t) -> hsa_status_t;
+            fn hsa_executable_get_info(executable: hsa_executable_t, attribute: u32, value: *mut c_void) -> hsa_status_t;
+            fn hsa_executable_validate(executable: hsa_executable_t, result: *mut u32) -> hsa_status_t;
+            fn hsa_executable_validate_alt(executable: hsa_executable_t, options: *const c_char, result: *mut u32) -> hsa_status_t;
+            fn hsa_executable_iterate_symbols(executable: hsa_executable_t, callback: Option<unsafe extern "C" fn(hsa_executable_t, hsa_executable_symbol_t, *mut c_void) -> hsa_status_t>, data: *mut c_void) -> hsa_status_t;
+            fn hsa_executable_iterate_program_symbols(executable: hsa_executable_t, callback: Option<unsafe extern "C" fn(hsa_executable_t, hsa_executable_symbol_t, *mut c_void) -> hsa_status_t>, data: *mut c_void) -> hsa_status_t;
+            fn hsa_executable_iterate_agent_symbols(executable: hsa_executable_t, agent: hsa_agent_t, callback: Option<unsafe extern "C" fn(hsa_executable_t, hsa_agent_t, hsa_executable_symbol_t, *mut c_void) -> hsa_status_t>, data: *mut c_void) -> hsa_status_t;
+            fn hsa_executable_global_variable_define(executable: hsa_executable_t, variable_name: *const c_char, address: *mut c_void) -> hsa_status_t;
+            fn hsa_executable_agent_global_variable_define(executable: hsa_executable_t, agent: hsa_agent_t, variable_name: *const c_char, address: *mut c_void) -> hsa_status_t;
+            fn hsa_executable_readonly_variable_define(executable: hsa_executable_t, agent: hsa_agent_t, variable_name: *const c_char, address: *mut c_void) -> hsa_status_t;
+            fn hsa_executable_load_program_code_object(executable: hsa_executable_t, code_object_reader: hsa_code_object_reader_t, options: *const c_char, loaded_code_object: *mut hsa_loaded_code_object_t) -> hsa_status_t;
+            fn hsa_executable_load_code_object(executable: hsa_executable_t, agent: hsa_agent_t, code_object: hsa_code_object_t, options: *const c_char) -> hsa_status_t;
+            fn hsa_code_object_deserialize(serialized_code_object: *mut c_void, serialized_code_object_size: usize, options: *const c_char, code_object: *mut hsa_code_object_t) -> hsa_status_t;
+            fn hsa_code_object_serialize(code_object: hsa_code_object_t, alloc_callback: Option<unsafe extern "C" fn(usize, hsa_callback_data_t, *mut *mut c_void) -> hsa_status_t>, callback_data: hsa_callback_data_t, options: *const c_char, serialized_code_object: *mut *mut c_void, serialized_code_object_size: *mut usize) -> hsa_status_t;
+            fn hsa_code_object_destroy(code_object: hsa_code_object_t) -> hsa_status_t;
+            fn hsa_code_object_get_info(code_object: hsa_code_object_t, attribute: u32, value: *mut c_void) -> hsa_status_t;
+            fn hsa_code_object_get_symbol(code_object: hsa_code_object_t, symbol_name: *const c_char, symbol: *mut hsa_code_symbol_t) -> hsa_status_t;
+            fn hsa_code_object_get_symbol_from_name(code_object: hsa_code_object_t, module_name: *const c_char, symbol_name: *const c_char, symbol: *mut hsa_code_symbol_t) -> hsa_status_t;
+            fn hsa_code_object_iterate_symbols(code_object: hsa_code_object_t, callback: Option<unsafe extern "C" fn(hsa_code_object_t, hsa_code_symbol_t, *mut c_void) -> hsa_status_t>, data: *mut c_void) -> hsa_status_t;
+            fn hsa_code_symbol_get_info(code_symbol: hsa_code_symbol_t, attribute: u32, value: *mut c_void) -> hsa_status_t;
             fn hsa_signal_group_wait_any_relaxed(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
         }
     };

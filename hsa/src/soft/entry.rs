@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use aqueduct_abi::{AmdQueue, SignalCondition, SignalKind};
 
 use super::clock::SYSTEM_FREQUENCY;
+use super::executable::ExecutableSymbol;
 use super::memory::PoolAccess;
 use super::queue::SoftQueue;
 use super::runtime::{self, Runtime, Tag};
@@ -884,7 +885,7 @@ pub unsafe fn hsa_executable_create_alt(
         {
             return status::ERROR_INVALID_ARGUMENT;
         }
-        let id = runtime.executables.create_executable();
+        let id = runtime.executables.create_executable(profile, default_float_rounding_mode);
         // SAFETY: non-null output pointer.
         unsafe { executable.write(hsa_executable_t { handle: runtime.handle(Tag::Executable, id) }) };
         status::SUCCESS
@@ -998,15 +999,15 @@ pub unsafe fn hsa_executable_get_symbol_by_name(
             .kernels
             .iter()
             .find(|kernel| kernel.symbol == name && agent_index.is_none_or(|index| index == kernel.agent_index));
-        let Some(kernel) = found.cloned() else { return status::ERROR_INVALID_SYMBOL_NAME };
+        let found = found.cloned().map(ExecutableSymbol::Kernel).or_else(|| {
+            // A defined variable: a program one for a null agent, an agent's for its agent.
+            let variable =
+                entry.variables.iter().find(|variable| variable.name == name && variable.agent_index == agent_index);
+            variable.cloned().map(ExecutableSymbol::Variable)
+        });
+        let Some(found) = found else { return status::ERROR_INVALID_SYMBOL_NAME };
         drop(executables);
-        let id = runtime.executables.next_id();
-        runtime
-            .executables
-            .symbols
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .insert(id, (executable_id, kernel));
+        let id = runtime.executables.symbol_id(executable_id, found);
         // SAFETY: non-null output pointer.
         unsafe { symbol.write(hsa_executable_symbol_t { handle: runtime.handle(Tag::Symbol, id) }) };
         status::SUCCESS
@@ -1019,41 +1020,88 @@ pub unsafe fn hsa_executable_symbol_get_info(
     value: *mut c_void,
 ) -> hsa_status_t {
     with_runtime(|runtime| {
-        let kernel = runtime.index_of(Tag::Symbol, executable_symbol.handle).and_then(|id| {
+        let symbol = runtime.index_of(Tag::Symbol, executable_symbol.handle).and_then(|id| {
             runtime
                 .executables
                 .symbols
                 .lock()
                 .unwrap_or_else(|poison| poison.into_inner())
                 .get(&id)
-                .map(|(_, kernel)| kernel.clone())
+                .map(|(_, symbol)| symbol.clone())
         });
-        let Some(kernel) = kernel else { return status::ERROR_INVALID_EXECUTABLE_SYMBOL };
+        let Some(symbol) = symbol else { return status::ERROR_INVALID_EXECUTABLE_SYMBOL };
         if value.is_null() {
             return status::ERROR_INVALID_ARGUMENT;
         }
-        let metadata = &kernel.metadata;
+        let agent_handle = |index: usize| hsa_agent_t { handle: runtime.handle(Tag::Agent, index as u64) };
+        let name = match &symbol {
+            ExecutableSymbol::Kernel(kernel) => kernel.symbol.as_str(),
+            ExecutableSymbol::Variable(variable) => variable.name.as_str(),
+        };
         // SAFETY (all arms): `value` points to storage of the attribute's documented type; for
         // NAME, the caller sized it from NAME_LENGTH.
         unsafe {
             match attribute {
-                symbol_info::TYPE => put(value, enums::SYMBOL_KIND_KERNEL),
-                symbol_info::NAME_LENGTH => put(value, kernel.symbol.len() as u32),
+                symbol_info::NAME_LENGTH => return put(value, name.len() as u32),
                 symbol_info::NAME => {
-                    core::ptr::copy_nonoverlapping(kernel.symbol.as_ptr(), value.cast::<u8>(), kernel.symbol.len());
-                    status::SUCCESS
+                    core::ptr::copy_nonoverlapping(name.as_ptr(), value.cast::<u8>(), name.len());
+                    return status::SUCCESS;
                 }
-                symbol_info::AGENT => {
-                    put(value, hsa_agent_t { handle: runtime.handle(Tag::Agent, kernel.agent_index as u64) })
+                // Code objects v3 and later have no modules (ROCr: an empty module name).
+                symbol_info::MODULE_NAME_LENGTH => return put(value, 0u32),
+                symbol_info::MODULE_NAME => return status::SUCCESS,
+                symbol_info::IS_DEFINITION => return put(value, true),
+                _ => {}
+            }
+            match &symbol {
+                ExecutableSymbol::Kernel(kernel) => {
+                    let metadata = &kernel.metadata;
+                    match attribute {
+                        symbol_info::TYPE => put(value, enums::SYMBOL_KIND_KERNEL),
+                        symbol_info::AGENT => put(value, agent_handle(kernel.agent_index)),
+                        // An agent's kernels link at program scope in ROCr's loader.
+                        symbol_info::LINKAGE => put(value, enums::SYMBOL_LINKAGE_PROGRAM),
+                        symbol_info::KERNEL_OBJECT => put(value, kernel.kernel_object()),
+                        symbol_info::KERNEL_KERNARG_SEGMENT_SIZE => put(value, metadata.kernarg_segment_size),
+                        // ROCr: 16 for every code-object v3+ kernel, whatever the metadata says.
+                        symbol_info::KERNEL_KERNARG_SEGMENT_ALIGNMENT => put(value, 16u32),
+                        symbol_info::KERNEL_GROUP_SEGMENT_SIZE => put(value, metadata.group_segment_fixed_size),
+                        symbol_info::KERNEL_PRIVATE_SEGMENT_SIZE => put(value, metadata.private_segment_fixed_size),
+                        symbol_info::KERNEL_DYNAMIC_CALLSTACK => put(value, kernel.uses_dynamic_stack()),
+                        symbol_info::KERNEL_CALL_CONVENTION => put(value, 0u32),
+                        _ => status::ERROR_INVALID_ARGUMENT,
+                    }
                 }
-                symbol_info::KERNEL_OBJECT => put(value, kernel.kernel_object()),
-                symbol_info::KERNEL_KERNARG_SEGMENT_SIZE => put(value, metadata.kernarg_segment_size),
-                // ROCr: 16 for every code-object v3+ kernel, whatever the metadata says.
-                symbol_info::KERNEL_KERNARG_SEGMENT_ALIGNMENT => put(value, 16u32),
-                symbol_info::KERNEL_GROUP_SEGMENT_SIZE => put(value, metadata.group_segment_fixed_size),
-                symbol_info::KERNEL_PRIVATE_SEGMENT_SIZE => put(value, metadata.private_segment_fixed_size),
-                symbol_info::KERNEL_DYNAMIC_CALLSTACK => put(value, kernel.uses_dynamic_stack()),
-                _ => status::ERROR_INVALID_ARGUMENT,
+                ExecutableSymbol::Variable(variable) => match attribute {
+                    symbol_info::TYPE => put(value, enums::SYMBOL_KIND_VARIABLE),
+                    // A program variable has no agent; ROCr answers INVALID_ARGUMENT.
+                    symbol_info::AGENT => match variable.agent_index {
+                        Some(index) => put(value, agent_handle(index)),
+                        None => status::ERROR_INVALID_ARGUMENT,
+                    },
+                    symbol_info::LINKAGE => put(value, enums::SYMBOL_LINKAGE_PROGRAM),
+                    symbol_info::VARIABLE_ADDRESS => put(value, variable.address),
+                    symbol_info::VARIABLE_ALLOCATION => put(
+                        value,
+                        if variable.agent_index.is_some() {
+                            enums::VARIABLE_ALLOCATION_AGENT
+                        } else {
+                            enums::VARIABLE_ALLOCATION_PROGRAM
+                        },
+                    ),
+                    symbol_info::VARIABLE_SEGMENT => put(
+                        value,
+                        if variable.read_only {
+                            enums::VARIABLE_SEGMENT_READONLY
+                        } else {
+                            enums::VARIABLE_SEGMENT_GLOBAL
+                        },
+                    ),
+                    // The client owns the memory; its size and alignment are not declared.
+                    symbol_info::VARIABLE_ALIGNMENT | symbol_info::VARIABLE_SIZE => put(value, 0u32),
+                    symbol_info::VARIABLE_IS_CONST => put(value, variable.read_only),
+                    _ => status::ERROR_INVALID_ARGUMENT,
+                },
             }
         }
     })

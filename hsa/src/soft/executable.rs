@@ -335,11 +335,44 @@ impl LoadedKernel {
     }
 }
 
-#[derive(Default)]
 pub(crate) struct Executable {
     pub frozen: bool,
+    /// `hsa_profile_t` and `hsa_default_float_rounding_mode_t` given at creation
+    /// (`HSA_EXECUTABLE_INFO_PROFILE`, `_DEFAULT_FLOAT_ROUNDING_MODE`).
+    pub profile: u32,
+    pub rounding_mode: u32,
     pub kernels: Vec<Arc<LoadedKernel>>,
     pub code_objects: Vec<Arc<LoadedCodeObject>>,
+    /// External variables the client defined (`hsa_executable_*_variable_define`).
+    pub variables: Vec<Arc<VariableDefinition>>,
+}
+
+/// A variable the client defined for an executable: a program variable (no agent) or one
+/// agent's, read-only or not, at the client's address. The soft loader applies no relocations,
+/// so a definition resolves nothing in loaded code; it is a symbol of the executable, as in ROCr.
+#[derive(Debug)]
+pub(crate) struct VariableDefinition {
+    pub name: String,
+    pub agent_index: Option<usize>,
+    pub address: u64,
+    pub read_only: bool,
+}
+
+/// A symbol of an executable: a loaded kernel or a defined variable.
+#[derive(Clone)]
+pub(crate) enum ExecutableSymbol {
+    Kernel(Arc<LoadedKernel>),
+    Variable(Arc<VariableDefinition>),
+}
+
+impl ExecutableSymbol {
+    fn same(&self, other: &ExecutableSymbol) -> bool {
+        match (self, other) {
+            (Self::Kernel(a), Self::Kernel(b)) => Arc::ptr_eq(a, b),
+            (Self::Variable(a), Self::Variable(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -347,9 +380,12 @@ pub(crate) struct Executables {
     next_id: AtomicU64,
     pub readers: Mutex<HashMap<u64, Arc<Reader>>>,
     pub executables: Mutex<HashMap<u64, Executable>>,
-    /// Symbol id → (executable id, kernel).
-    pub symbols: Mutex<HashMap<u64, (u64, Arc<LoadedKernel>)>>,
+    /// Symbol id → (executable id, symbol): one id per symbol, handed out by [`Self::symbol_id`].
+    pub symbols: Mutex<HashMap<u64, (u64, ExecutableSymbol)>>,
     by_kernel_object: RwLock<HashMap<u64, Arc<LoadedKernel>>>,
+    /// `hsa_code_object_deserialize`'s code objects: (the handle, the address of the copy; its
+    /// reader), in creation order.
+    pub deserialized: Mutex<Vec<(u64, Arc<Reader>)>>,
 }
 
 /// Why a load was refused, mapped to an HSA status by the entry point.
@@ -378,9 +414,35 @@ impl Executables {
         id
     }
 
-    pub fn create_executable(&self) -> u64 {
+    /// Adds an existing reader under a new id (a deserialized code object loading).
+    pub fn add_shared_reader(&self, reader: Arc<Reader>) -> u64 {
         let id = self.next_id();
-        self.executables.lock().unwrap_or_else(|poison| poison.into_inner()).insert(id, Executable::default());
+        self.readers.lock().unwrap_or_else(|poison| poison.into_inner()).insert(id, reader);
+        id
+    }
+
+    pub fn create_executable(&self, profile: u32, rounding_mode: u32) -> u64 {
+        let id = self.next_id();
+        let executable = Executable {
+            frozen: false,
+            profile,
+            rounding_mode,
+            kernels: Vec::new(),
+            code_objects: Vec::new(),
+            variables: Vec::new(),
+        };
+        self.executables.lock().unwrap_or_else(|poison| poison.into_inner()).insert(id, executable);
+        id
+    }
+
+    /// The id of `symbol` of `executable`: the same id each time it is looked up or iterated.
+    pub fn symbol_id(&self, executable: u64, symbol: ExecutableSymbol) -> u64 {
+        let mut symbols = self.symbols.lock().unwrap_or_else(|poison| poison.into_inner());
+        if let Some((&id, _)) = symbols.iter().find(|(_, (owner, known))| *owner == executable && known.same(&symbol)) {
+            return id;
+        }
+        let id = self.next_id();
+        symbols.insert(id, (executable, symbol));
         id
     }
 
@@ -510,6 +572,7 @@ impl Executables {
         self.readers.lock().unwrap_or_else(|poison| poison.into_inner()).clear();
         self.executables.lock().unwrap_or_else(|poison| poison.into_inner()).clear();
         self.symbols.lock().unwrap_or_else(|poison| poison.into_inner()).clear();
+        self.deserialized.lock().unwrap_or_else(|poison| poison.into_inner()).clear();
         self.by_kernel_object.write().unwrap_or_else(|poison| poison.into_inner()).clear();
     }
 }

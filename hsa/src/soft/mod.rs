@@ -23,6 +23,8 @@ pub mod drop_in;
 /// `extern "C"` function `HsaApi::soft` binds and the shared library (`soft-hsa/`) exports.
 pub mod entry;
 pub(crate) mod executable;
+/// Executable and code-object entry points beyond the engine's.
+pub mod executable_api;
 pub mod exports;
 /// Extension support, the AMD loader extension, and the absent image and finalizer extensions.
 pub mod extensions;

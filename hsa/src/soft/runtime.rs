@@ -157,6 +157,8 @@ pub(crate) enum Tag {
     Cache = 0xA9,
     /// An ISA's one wavefront: the ISA's (its agent's) index.
     Wavefront = 0xAA,
+    /// A deserialized code object's kernel: its slot times 4096 plus the kernel's index.
+    CodeSymbol = 0xAB,
 }
 
 impl Runtime {
