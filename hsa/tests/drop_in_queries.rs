@@ -211,3 +211,42 @@ fn regions_are_the_pools_and_their_memory_is_every_agents() {
 unsafe extern "C" fn malloc_for_test(size: usize) -> *mut c_void {
     Box::into_raw(vec![0u8; size].into_boxed_slice()).cast()
 }
+
+#[test]
+fn a_soft_queue_is_a_ring_and_indices_the_client_processes() {
+    let client = Client::new();
+    let doorbell = client.signal(0);
+    let region = hsa_region_t { handle: client.kernarg_pool.handle };
+    let mut queue = core::ptr::null_mut::<aqueduct_hsa::sys::hsa_queue_t>();
+    // SAFETY (every call): live handles and a queue pointer to fill; the queue is read only while
+    // it lives.
+    unsafe {
+        assert_eq!(hsa::hsa_soft_queue_create(region, 64, 0, 1, doorbell, &mut queue), status::SUCCESS);
+        assert!(!queue.is_null());
+        let hsa_queue = &*queue;
+        assert_eq!((hsa_queue.size, hsa_queue.doorbell_signal, hsa_queue.features), (64, doorbell.handle, 1));
+        let ring = core::slice::from_raw_parts(hsa_queue.base_address as *const u16, 64 * 32);
+        assert!((0..64).all(|packet| ring[packet * 32] == 1), "every header INVALID");
+        assert_eq!(hsa::hsa_queue_add_write_index_relaxed(queue, 3), 0);
+        assert_eq!(hsa::hsa_queue_load_write_index_scacquire(queue), 3);
+        hsa::hsa_queue_store_read_index_screlease(queue, 2);
+        assert_eq!(hsa::hsa_queue_load_read_index_scacquire(queue), 2, "the client moves the read index");
+        assert_eq!(hsa::hsa_queue_destroy(queue), status::SUCCESS);
+        assert_eq!(hsa::hsa_queue_destroy(queue), status::ERROR_INVALID_QUEUE);
+        assert_eq!(hsa::hsa_queue_load_write_index_scacquire(queue), 0, "gone");
+
+        assert_eq!(hsa::hsa_soft_queue_create(region, 48, 0, 1, doorbell, &mut queue), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(hsa::hsa_soft_queue_create(region, 64, 0, 0, doorbell, &mut queue), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(hsa::hsa_soft_queue_create(region, 64, 2, 1, doorbell, &mut queue), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(
+            hsa::hsa_soft_queue_create(hsa_region_t { handle: 9 }, 64, 0, 1, doorbell, &mut queue),
+            status::ERROR_INVALID_REGION
+        );
+        let dead = aqueduct_hsa::sys::hsa_signal_t { handle: 0x10 };
+        assert_eq!(hsa::hsa_soft_queue_create(region, 64, 0, 1, dead, &mut queue), status::ERROR_INVALID_SIGNAL);
+        assert_eq!(
+            hsa::hsa_soft_queue_create(region, 64, 0, 1, doorbell, core::ptr::null_mut()),
+            status::ERROR_INVALID_ARGUMENT
+        );
+    }
+}

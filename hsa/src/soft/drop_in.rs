@@ -16,6 +16,7 @@ pub use super::copies::*;
 pub use super::executable_api::*;
 pub use super::extensions::*;
 pub use super::host_memory::*;
+pub use super::host_queue::*;
 pub use super::orders::*;
 pub use super::regions::*;
 use crate::sys::*;
@@ -654,6 +655,7 @@ macro_rules! with_drop_in_entry_points {
             fn hsa_code_object_get_symbol_from_name(code_object: hsa_code_object_t, module_name: *const c_char, symbol_name: *const c_char, symbol: *mut hsa_code_symbol_t) -> hsa_status_t;
             fn hsa_code_object_iterate_symbols(code_object: hsa_code_object_t, callback: Option<unsafe extern "C" fn(hsa_code_object_t, hsa_code_symbol_t, *mut c_void) -> hsa_status_t>, data: *mut c_void) -> hsa_status_t;
             fn hsa_code_symbol_get_info(code_symbol: hsa_code_symbol_t, attribute: u32, value: *mut c_void) -> hsa_status_t;
+            fn hsa_soft_queue_create(region: hsa_region_t, size: u32, queue_type: u32, features: u32, doorbell_signal: hsa_signal_t, queue: *mut *mut hsa_queue_t) -> hsa_status_t;
             fn hsa_signal_group_wait_any_relaxed(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
         }
     };

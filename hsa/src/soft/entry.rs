@@ -593,9 +593,14 @@ pub unsafe fn hsa_queue_create(
 pub unsafe fn hsa_queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
     with_runtime(|runtime| {
         let removed = runtime.queues.lock().unwrap_or_else(|poison| poison.into_inner()).remove(&(queue as usize));
-        match removed {
+        if let Some(queue) = removed {
+            queue.shut_down();
+            return status::SUCCESS;
+        }
+        let host = runtime.host_queues.lock().unwrap_or_else(|poison| poison.into_inner()).remove(&(queue as usize));
+        match host {
             Some(queue) => {
-                queue.shut_down();
+                queue.destroy(runtime);
                 status::SUCCESS
             }
             None => status::ERROR_INVALID_QUEUE,

@@ -31,6 +31,8 @@ pub mod extensions;
 pub mod faults;
 /// Locking client memory for the agents, and the coherency type.
 pub mod host_memory;
+/// Queues the client processes itself (`hsa_soft_queue_create`).
+pub mod host_queue;
 pub(crate) mod memory;
 /// The memory-order variants of the signal and queue-index operations that only the drop-in
 /// exports.

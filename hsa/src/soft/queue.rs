@@ -24,6 +24,12 @@ struct Ring {
     layout: Layout,
 }
 
+/// The next `hsa_queue_t::id`: unique among every queue of the process, hardware or host.
+pub(crate) fn next_queue_id() -> u64 {
+    static NEXT_QUEUE_ID: AtomicU64 = AtomicU64::new(1);
+    NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed)
+}
+
 /// The doorbell word sits on its own cache line: the producer stores to it, the processor polls it.
 #[repr(C, align(64))]
 pub(crate) struct DoorbellWord(pub AtomicU64);
@@ -134,7 +140,6 @@ impl SoftQueue {
             signals::destroy(doorbell_signal.handle());
             return Err(crate::sys::status::ERROR_OUT_OF_RESOURCES);
         };
-        static NEXT_QUEUE_ID: AtomicU64 = AtomicU64::new(1);
         // SAFETY: the slot was just taken for this queue and is not live, so nothing else reads
         // or writes it.
         let amd = unsafe { &mut *slot.amd_ptr() };
@@ -143,7 +148,7 @@ impl SoftQueue {
         amd.hsa_queue.base_address = base as u64;
         amd.hsa_queue.doorbell_signal = doorbell_signal.handle();
         amd.hsa_queue.size = size;
-        amd.hsa_queue.id = NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed);
+        amd.hsa_queue.id = next_queue_id();
         amd.queue_properties = QueueProperties::IS_PTR64;
         // SAFETY: the doorbell slot was just created for this queue and is not shared yet.
         unsafe { (*doorbell_signal.amd_ptr()).queue_ptr = slot.amd_ptr() as u64 };

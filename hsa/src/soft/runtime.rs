@@ -56,6 +56,8 @@ pub(crate) struct Runtime {
     pub pools: Vec<Pool>,
     pub allocations: Allocations,
     pub queues: Mutex<HashMap<usize, Arc<SoftQueue>>>,
+    /// `hsa_soft_queue_create`'s queues, by `hsa_queue_t *`.
+    pub host_queues: Mutex<HashMap<usize, super::host_queue::HostQueue>>,
     pub executables: Executables,
     /// `hsa_amd_register_system_event_handler` registrations: (callback, data), in order.
     pub event_handlers: Mutex<Vec<(crate::sys::hsa_amd_system_event_callback_t, usize)>>,
@@ -202,6 +204,7 @@ impl Runtime {
             pools,
             allocations: Allocations::default(),
             queues: Mutex::new(HashMap::new()),
+            host_queues: Mutex::new(HashMap::new()),
             executables: Executables::default(),
             event_handlers: Mutex::new(Vec::new()),
             arbiter: Default::default(),
@@ -250,6 +253,11 @@ impl Runtime {
         let queues: Vec<_> = self.queues.lock().unwrap_or_else(|poison| poison.into_inner()).drain().collect();
         for (_, queue) in queues {
             queue.shut_down();
+        }
+        let host_queues: Vec<_> =
+            self.host_queues.lock().unwrap_or_else(|poison| poison.into_inner()).drain().collect();
+        for (_, queue) in host_queues {
+            queue.destroy(self);
         }
         self.executables.clear();
         self.allocations.free_all();
