@@ -49,6 +49,13 @@ handle_type!(
     hsa_callback_data_t,
 );
 
+/// `hsa_amd_ipc_memory_t` (and `hsa_amd_ipc_signal_t`): eight `u32`s naming shared memory.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct hsa_amd_ipc_memory_t {
+    pub handle: [u32; 8],
+}
+
 /// `hsa_dim3_t`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -17,6 +17,7 @@ pub use super::executable_api::*;
 pub use super::extensions::*;
 pub use super::host_memory::*;
 pub use super::host_queue::*;
+pub use super::ipc::*;
 pub use super::orders::*;
 pub use super::regions::*;
 use crate::sys::*;
@@ -408,10 +409,11 @@ pub unsafe fn hsa_amd_pointer_info(
     };
     let found = runtime.allocations.info(ptr as usize);
     let mut agents = Vec::new();
-    let locked = if found.is_none() { runtime.allocations.locked_at(ptr as usize) } else { None };
-    if let Some(range) = &locked {
+    let mapped = if found.is_none() { runtime.allocations.mapped_at(ptr as usize) } else { None };
+    if let Some(range) = &mapped {
         let pool = &runtime.pools[range.pool_index];
-        report.type_ = 2; // HSA_EXT_POINTER_TYPE_LOCKED
+        // HSA_EXT_POINTER_TYPE_LOCKED or _IPC.
+        report.type_ = if range.kind == super::memory::MappingKind::Locked { 2 } else { 4 };
         report.agent_base_address = range.base as *mut c_void;
         report.host_base_address = range.base as *mut c_void;
         report.size_in_bytes = range.size;
@@ -656,6 +658,11 @@ macro_rules! with_drop_in_entry_points {
             fn hsa_code_object_iterate_symbols(code_object: hsa_code_object_t, callback: Option<unsafe extern "C" fn(hsa_code_object_t, hsa_code_symbol_t, *mut c_void) -> hsa_status_t>, data: *mut c_void) -> hsa_status_t;
             fn hsa_code_symbol_get_info(code_symbol: hsa_code_symbol_t, attribute: u32, value: *mut c_void) -> hsa_status_t;
             fn hsa_soft_queue_create(region: hsa_region_t, size: u32, queue_type: u32, features: u32, doorbell_signal: hsa_signal_t, queue: *mut *mut hsa_queue_t) -> hsa_status_t;
+            fn hsa_amd_ipc_memory_create(ptr: *mut c_void, len: usize, handle: *mut hsa_amd_ipc_memory_t) -> hsa_status_t;
+            fn hsa_amd_ipc_memory_attach(handle: *const hsa_amd_ipc_memory_t, len: usize, num_agents: u32, mapping_agents: *const hsa_agent_t, mapped_ptr: *mut *mut c_void) -> hsa_status_t;
+            fn hsa_amd_ipc_memory_detach(mapped_ptr: *mut c_void) -> hsa_status_t;
+            fn hsa_amd_ipc_signal_create(signal: hsa_signal_t, handle: *mut hsa_amd_ipc_memory_t) -> hsa_status_t;
+            fn hsa_amd_ipc_signal_attach(handle: *const hsa_amd_ipc_memory_t, signal: *mut hsa_signal_t) -> hsa_status_t;
             fn hsa_signal_group_wait_any_relaxed(signal_group: hsa_signal_group_t, conditions: *const hsa_signal_condition_t, compare_values: *const hsa_signal_value_t, wait_state_hint: hsa_wait_state_t, signal: *mut hsa_signal_t, value: *mut hsa_signal_value_t) -> hsa_status_t;
         }
     };

@@ -681,6 +681,16 @@ pub unsafe fn hsa_amd_signal_create(
                 || unsafe { core::slice::from_raw_parts(consumers, num_consumers as usize) }
                     .iter()
                     .any(|agent| runtime.agent(agent.handle).is_some_and(|(_, agent)| agent.is_cpu())));
+        if attributes & amd_event::SIGNAL_IPC != 0 {
+            return match super::ipc::create_signal(initial_value, host_waits) {
+                Ok(created) => {
+                    // SAFETY: `signal` is non-null and points to an `hsa_signal_t` to fill.
+                    unsafe { signal.write(created) };
+                    status::SUCCESS
+                }
+                Err(status) => status,
+            };
+        }
         match signals::create(SignalKind::USER, initial_value, host_waits) {
             Some(slot) => {
                 // SAFETY: `signal` is non-null and points to an `hsa_signal_t` to fill.
@@ -697,7 +707,12 @@ pub unsafe fn hsa_signal_destroy(signal: hsa_signal_t) -> hsa_status_t {
     // handle is NOT_INITIALIZED (tests/c/bad_input.c compares the drop-in with ROCr).
     with_runtime(|_| {
         let user_signal = signals::slot(signal.handle).is_some_and(|slot| slot.kind() == SignalKind::USER);
-        if user_signal && signals::destroy(signal.handle) { status::SUCCESS } else { status::ERROR_INVALID_SIGNAL }
+        if user_signal && signals::destroy(signal.handle) {
+            super::ipc::forget_signal(signal.handle);
+            status::SUCCESS
+        } else {
+            status::ERROR_INVALID_SIGNAL
+        }
     })
 }
 

@@ -14,7 +14,7 @@
 
 use core::ffi::c_void;
 
-use super::memory::{LockedRange, PoolKind, owner_bit};
+use super::memory::{MappedRange, MappingKind, PoolKind, owner_bit};
 use super::runtime::Runtime;
 use crate::sys::*;
 
@@ -53,7 +53,13 @@ unsafe fn lock(
         Ok(agents) => agents,
         Err(status) => return status,
     };
-    runtime.allocations.lock(LockedRange { base: host_ptr as usize, size, pool_index, agents });
+    runtime.allocations.map(MappedRange {
+        base: host_ptr as usize,
+        size,
+        pool_index,
+        agents,
+        kind: MappingKind::Locked,
+    });
     // SAFETY: non-null output pointer.
     unsafe { agent_ptr.write(host_ptr) };
     status::SUCCESS
@@ -101,8 +107,8 @@ pub unsafe fn hsa_amd_memory_lock_to_pool(
 /// `hsa_amd_memory_unlock`: removes the newest lock of `host_ptr`.
 pub unsafe fn hsa_amd_memory_unlock(host_ptr: *mut c_void) -> hsa_status_t {
     let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
-    match runtime.allocations.unlock(host_ptr as usize) {
-        Ok(()) => status::SUCCESS,
+    match runtime.allocations.unmap(host_ptr as usize, MappingKind::Locked) {
+        Ok(_) => status::SUCCESS,
         Err(status) => status,
     }
 }

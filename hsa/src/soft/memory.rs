@@ -153,6 +153,8 @@ struct Allocation {
     callbacks: std::sync::Mutex<Vec<(DeallocationCallback, usize)>>,
     /// `hsa_amd_pointer_info_set_userdata`'s value.
     user_data: std::sync::atomic::AtomicUsize,
+    /// The shared file backing it once `hsa_amd_ipc_memory_create` made it shareable.
+    shared: std::sync::Mutex<Option<super::ipc::SharedFile>>,
 }
 
 /// What `hsa_amd_pointer_info` reports of an allocation.
@@ -168,17 +170,26 @@ pub(crate) struct AllocationInfo {
 /// A deallocation callback (`hsa_amd_deallocation_callback_t`, never null here).
 pub(crate) type DeallocationCallback = unsafe extern "C" fn(*mut core::ffi::c_void, *mut core::ffi::c_void);
 
-/// Host memory the client locked (`hsa_amd_memory_lock`): a mapping of memory the client owns,
-/// not an allocation. Overlapping locks are separate mappings (`hsa_ext_amd.h`), and the soft
-/// agent's address of locked memory is its host address.
+/// Memory the runtime maps for agents without allocating it: host memory the client locked
+/// (`hsa_amd_memory_lock`; overlapping locks are separate mappings, `hsa_ext_amd.h`), or another
+/// process's allocation attached through IPC (`hsa_amd_ipc_memory_attach`). The soft agent's
+/// address of such memory is its host address.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct LockedRange {
+pub(crate) struct MappedRange {
     pub base: usize,
     pub size: usize,
-    /// The CPU pool it was locked to.
+    /// The pool it counts as: the CPU pool it was locked to, or the GPU pool of an import.
     pub pool_index: usize,
     /// Bit `i`: agent `i` may access it.
     pub agents: u64,
+    pub kind: MappingKind,
+}
+
+/// How a [`MappedRange`] came to be (`hsa_amd_pointer_info`'s LOCKED or IPC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MappingKind {
+    Locked,
+    Imported,
 }
 
 /// The live allocations, ordered by address so a range can be mapped back to its allocation,
@@ -186,7 +197,7 @@ pub(crate) struct LockedRange {
 #[derive(Default)]
 pub(crate) struct Allocations {
     live: RwLock<BTreeMap<usize, Allocation>>,
-    locked: RwLock<Vec<LockedRange>>,
+    mapped: RwLock<Vec<MappedRange>>,
 }
 
 impl Allocations {
@@ -217,7 +228,8 @@ impl Allocations {
         }
         let agents = AtomicU64::new(owner_bit(pool.agent_index));
         let (callbacks, user_data) = (std::sync::Mutex::new(Vec::new()), std::sync::atomic::AtomicUsize::new(0));
-        self.write().insert(pointer as usize, Allocation { pool_index, layout, agents, callbacks, user_data });
+        let shared = std::sync::Mutex::new(None);
+        self.write().insert(pointer as usize, Allocation { pool_index, layout, agents, callbacks, user_data, shared });
         Ok(pointer)
     }
 
@@ -233,6 +245,7 @@ impl Allocations {
         if let Some(pool) = pools.get(allocation.pool_index) {
             pool.used.fetch_sub(allocation.layout.size() as u64, Ordering::AcqRel);
         }
+        Self::unshare(pointer as usize, allocation.layout.size(), &allocation.shared);
         // SAFETY: the pointer came from `alloc_zeroed` with exactly this layout and was removed
         // from the live map, so it is freed once.
         unsafe { std::alloc::dealloc(pointer, allocation.layout) };
@@ -290,36 +303,71 @@ impl Allocations {
         Ok(())
     }
 
-    /// Locks `range` (one more mapping, whatever it overlaps).
-    pub fn lock(&self, range: LockedRange) {
-        self.locked.write().unwrap_or_else(|poison| poison.into_inner()).push(range);
+    /// Makes the allocation that starts at `pointer` shareable with other processes: `back`
+    /// moves its memory onto a shared file the first time (later calls reuse the file). `len`
+    /// must be the allocation's length as the client asked for it (rounded up to the granule, its
+    /// size), else INVALID_ARGUMENT, as a pointer that starts no allocation is (`hsa_ext_amd.h`).
+    /// Returns the file's descriptor and inode and the shared size.
+    pub fn share(
+        &self,
+        pointer: usize,
+        len: usize,
+        back: impl FnOnce(usize, usize) -> Result<super::ipc::SharedFile, u32>,
+    ) -> Result<(i32, u64, usize), u32> {
+        let live = self.read();
+        let allocation = live.get(&pointer).ok_or(status::ERROR_INVALID_ARGUMENT)?;
+        let size = allocation.layout.size();
+        if len == 0 || len.checked_next_multiple_of(GRANULE) != Some(size) {
+            return Err(status::ERROR_INVALID_ARGUMENT);
+        }
+        let mut shared = allocation.shared.lock().unwrap_or_else(|poison| poison.into_inner());
+        if shared.is_none() {
+            *shared = Some(back(pointer, size)?);
+        }
+        let file = shared.as_ref().map(|file| (file.descriptor(), file.inode));
+        file.map(|(descriptor, inode)| (descriptor, inode, size)).ok_or(status::ERROR)
     }
 
-    /// Removes the newest lock of `base`; a pointer no lock starts is INVALID_ARGUMENT
-    /// (`hsa_ext_amd.h` leaves it undefined; the soft runtime refuses it, changing nothing).
-    pub fn unlock(&self, base: usize) -> Result<(), u32> {
-        let mut locked = self.locked.write().unwrap_or_else(|poison| poison.into_inner());
-        let newest = locked.iter().rposition(|range| range.base == base).ok_or(status::ERROR_INVALID_ARGUMENT)?;
-        locked.remove(newest);
-        Ok(())
+    /// Gives a shared allocation its private memory back before it is freed.
+    fn unshare(pointer: usize, size: usize, shared: &std::sync::Mutex<Option<super::ipc::SharedFile>>) {
+        if shared.lock().unwrap_or_else(|poison| poison.into_inner()).take().is_some() {
+            super::ipc::make_private(pointer, size);
+        }
     }
 
-    /// The newest lock that contains `address`, if any.
-    pub fn locked_at(&self, address: usize) -> Option<LockedRange> {
-        let locked = self.locked.read().unwrap_or_else(|poison| poison.into_inner());
-        locked.iter().rev().find(|range| (range.base..range.base + range.size).contains(&address)).copied()
+    /// Adds a mapping (one more, whatever it overlaps).
+    pub fn map(&self, range: MappedRange) {
+        self.mapped.write().unwrap_or_else(|poison| poison.into_inner()).push(range);
+    }
+
+    /// Removes the newest mapping of `kind` that starts at `base`; a pointer none starts is
+    /// INVALID_ARGUMENT (`hsa_ext_amd.h` leaves an unlock of unlocked memory undefined; the soft
+    /// runtime refuses it, changing nothing).
+    pub fn unmap(&self, base: usize, kind: MappingKind) -> Result<MappedRange, u32> {
+        let mut mapped = self.mapped.write().unwrap_or_else(|poison| poison.into_inner());
+        let newest = mapped
+            .iter()
+            .rposition(|range| range.base == base && range.kind == kind)
+            .ok_or(status::ERROR_INVALID_ARGUMENT)?;
+        Ok(mapped.remove(newest))
+    }
+
+    /// The newest mapping that contains `address`, if any.
+    pub fn mapped_at(&self, address: usize) -> Option<MappedRange> {
+        let mapped = self.mapped.read().unwrap_or_else(|poison| poison.into_inner());
+        mapped.iter().rev().find(|range| (range.base..range.base + range.size).contains(&address)).copied()
     }
 
     /// Whether agent `agent_index` may touch `[address, address + length)`: an allocation it was
-    /// granted, or host memory locked for it.
+    /// granted, or a mapping made for it.
     pub fn check(&self, agent_index: usize, address: u64, length: u64) -> Result<(), AccessFault> {
         let in_allocation = self.check_allocation(agent_index, address, length);
         if in_allocation.is_ok() {
             return in_allocation;
         }
-        let locked = self.locked.read().unwrap_or_else(|poison| poison.into_inner());
+        let mapped = self.mapped.read().unwrap_or_else(|poison| poison.into_inner());
         let end = address.checked_add(length);
-        let covering = locked.iter().find(|range| {
+        let covering = mapped.iter().find(|range| {
             address >= range.base as u64 && end.is_some_and(|end| end <= (range.base + range.size) as u64)
         });
         match covering {
@@ -348,10 +396,11 @@ impl Allocations {
 
     pub fn free_all(&self) {
         for (pointer, allocation) in std::mem::take(&mut *self.write()) {
+            Self::unshare(pointer, allocation.layout.size(), &allocation.shared);
             // SAFETY: as in `free`; the map is emptied, so each pointer is freed once.
             unsafe { std::alloc::dealloc(pointer as *mut u8, allocation.layout) };
         }
-        self.locked.write().unwrap_or_else(|poison| poison.into_inner()).clear();
+        self.mapped.write().unwrap_or_else(|poison| poison.into_inner()).clear();
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<usize, Allocation>> {

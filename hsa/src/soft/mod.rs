@@ -33,6 +33,8 @@ pub mod faults;
 pub mod host_memory;
 /// Queues the client processes itself (`hsa_soft_queue_create`).
 pub mod host_queue;
+/// Sharing allocations and signals with other processes.
+pub mod ipc;
 pub(crate) mod memory;
 /// The memory-order variants of the signal and queue-index operations that only the drop-in
 /// exports.

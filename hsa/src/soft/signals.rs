@@ -32,6 +32,9 @@ pub(crate) struct SignalSlot {
     live: AtomicBool,
     /// Threads parked on the slot (the wait and wake protocol, model-checked in `loom-models/`).
     waiters: Waiters,
+    /// The `amd_signal_t` whose value this signal reads and writes when it is not its own: an IPC
+    /// signal's, in memory shared between processes (`ipc.rs`); 0 for every other signal.
+    remote: AtomicUsize,
 }
 
 struct Chunk {
@@ -98,6 +101,7 @@ pub(crate) fn create(kind: i64, value: i64, interrupt: bool) -> Option<&'static 
         (*amd).event_id = if interrupt { take_event() } else { 0 };
         AmdSignal::value_atomic(amd).store(value, Ordering::Release);
     }
+    slot.remote.store(0, Ordering::Release);
     slot.live.store(true, Ordering::Release);
     Some(slot)
 }
@@ -112,6 +116,7 @@ fn grow(free: &mut Vec<usize>) -> Option<()> {
             amd: AmdSignal { kind: SignalKind::INVALID, ..Default::default() },
             live: AtomicBool::new(false),
             waiters: Waiters::new(),
+            remote: AtomicUsize::new(0),
         })
         .collect();
     // Leaked on purpose: slot memory is type-stable for the life of the process.
@@ -176,8 +181,18 @@ impl SignalSlot {
     }
 
     pub(crate) fn value(&self) -> &AtomicI64 {
-        // SAFETY: the slot is leaked memory, valid forever; the value is only accessed atomically.
-        unsafe { AmdSignal::value_atomic(self.amd_ptr()) }
+        let remote = self.remote.load(Ordering::Acquire);
+        let amd = if remote == 0 { self.amd_ptr() } else { remote as *mut AmdSignal };
+        // SAFETY: the slot is leaked memory, valid forever; a remote `amd_signal_t` stays mapped
+        // until the signal is destroyed (`ipc.rs`); the value is only accessed atomically.
+        unsafe { AmdSignal::value_atomic(amd) }
+    }
+
+    /// Makes the signal's value the one of the `amd_signal_t` at `amd` (an IPC signal's shared
+    /// block), which must stay mapped while the signal lives. Set before the handle is handed
+    /// out.
+    pub(crate) fn use_remote_value(&self, amd: *mut AmdSignal) {
+        self.remote.store(amd as usize, Ordering::Release);
     }
 
     /// Whether the signal still exists (a destroyed slot waits on its free list).
