@@ -44,32 +44,41 @@ fn exports(library: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// ROCr's exports that the drop-in does not implement yet (`tests/rocr-exports-not-yet.txt`).
-fn not_yet() -> Vec<String> {
-    include_str!("rocr-exports-not-yet.txt")
+/// `objdump -T` of a library: its defined data objects with their size and version node.
+fn data_exports(library: &Path) -> BTreeMap<String, (String, String)> {
+    let output = Command::new("objdump").arg("-T").arg(library).output().expect("objdump runs");
+    assert!(output.status.success(), "objdump -T {}", library.display());
+    String::from_utf8_lossy(&output.stdout)
         .lines()
-        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
-        .map(|line| line.trim().to_string())
+        .filter(|line| line.contains(" DO ") && !line.contains("*ABS*") && !line.contains("*UND*"))
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let count = fields.len();
+            let (name, version, size) =
+                (fields.last()?, fields.get(count.checked_sub(2)?)?, fields.get(count.checked_sub(3)?)?);
+            Some((name.to_string(), (size.to_string(), version.trim_matches(|c| c == '(' || c == ')').to_string())))
+        })
         .collect()
 }
 
 #[test]
-fn the_drop_in_exports_every_rocr_entry_point_but_the_listed_ones() {
+fn the_drop_in_exports_what_rocr_5_2_3_exports() {
     let dir = drop_in_dir();
     if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some())
         || !require("Debian's libhsa-runtime64-1", Path::new(DEBIAN_ROCR).exists())
     {
         return;
     }
-    let ours = exports(&dir.unwrap().join("libhsa-runtime64.so.1"));
+    let library = dir.unwrap().join("libhsa-runtime64.so.1");
+    let ours = exports(&library);
     let rocr = exports(Path::new(DEBIAN_ROCR));
-    let missing: Vec<String> = rocr.keys().filter(|name| !ours.contains_key(*name)).cloned().collect();
-    let listed = not_yet();
-    assert_eq!(
-        missing, listed,
-        "the entry points of ROCr 5.2.3 the drop-in lacks are the listed ones: an implemented one leaves the list"
-    );
-    assert_eq!(rocr.len(), 224, "ROCr 5.2.3 exports 224 functions (and one data symbol, not counted here)");
+    assert_eq!(rocr.len(), 224, "ROCr 5.2.3 exports 224 functions");
+    let missing: Vec<&String> = rocr.keys().filter(|name| !ours.contains_key(*name)).collect();
+    assert!(missing.is_empty(), "ROCr 5.2.3 exports these and the drop-in does not: {missing:?}");
+    // And its one data object, the loader's debugger list: same size, same version node.
+    let (our_data, rocr_data) = (data_exports(&library), data_exports(Path::new(DEBIAN_ROCR)));
+    assert_eq!(rocr_data.keys().collect::<Vec<_>>(), ["_amdgpu_r_debug"]);
+    assert_eq!(our_data, rocr_data, "`_amdgpu_r_debug`, a 40-byte struct r_debug under ROCR_1");
 }
 
 #[test]

@@ -40,6 +40,7 @@ pub struct CodeObject {
     /// Parallel to `kernels`.
     descriptors: Vec<KernelDescriptorSymbol>,
     segments: Vec<LoadSegment>,
+    dynamic_vaddr: Option<u64>,
 }
 
 impl CodeObject {
@@ -81,8 +82,10 @@ impl CodeObject {
         }
 
         let segments = image.load_segments()?;
+        let dynamic_vaddr = image.dynamic_vaddr()?;
         Ok(CodeObject {
             segments,
+            dynamic_vaddr,
             target: image.target,
             target_string: metadata.target,
             code_object_version: metadata.version,
@@ -135,6 +138,11 @@ impl CodeObject {
     /// Where the descriptor of kernel `kernel_index` is.
     pub fn kernel_descriptor(&self, kernel_index: usize) -> Option<KernelDescriptorSymbol> {
         self.descriptors.get(kernel_index).copied()
+    }
+
+    /// The `PT_DYNAMIC` segment's virtual address, if any.
+    pub fn dynamic_vaddr(&self) -> Option<u64> {
+        self.dynamic_vaddr
     }
 
     /// The `PT_LOAD` segments a loader maps, in program-header order.

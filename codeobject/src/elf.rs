@@ -175,6 +175,14 @@ impl<'a> AmdgpuElf<'a> {
         Err(CodeObjectError::MissingMetadata)
     }
 
+    /// The `PT_DYNAMIC` segment's virtual address, if the image has one (what a loader reports
+    /// as `link_map::l_ld`, relocated).
+    pub(crate) fn dynamic_vaddr(&self) -> Result<Option<u64>, CodeObjectError> {
+        let endian = LittleEndian;
+        let headers = self.header.program_headers(endian, self.data).map_err(malformed)?;
+        Ok(headers.iter().find(|header| header.p_type(endian) == elf::PT_DYNAMIC).map(|header| header.p_vaddr(endian)))
+    }
+
     /// The `PT_LOAD` segments, each checked to lie inside the file with `p_filesz <= p_memsz`.
     pub(crate) fn load_segments(&self) -> Result<Vec<LoadSegment>, CodeObjectError> {
         let endian = LittleEndian;

@@ -319,3 +319,15 @@ fn deprecated_code_objects_round_trip_and_load() {
         assert_eq!(hsa::hsa_executable_destroy(executable), status::SUCCESS);
     }
 }
+
+#[test]
+fn the_debugger_list_follows_loads_and_destroys() {
+    let client = Client::new();
+    let bytes = TEST_KERNELS_GFX1100.to_vec();
+    let uri = format!("memory://{}#offset={:#x}&size={}", std::process::id(), bytes.as_ptr() as usize, bytes.len());
+    let executable = client.hsa.load_executable(client.agent, &bytes).expect("loads");
+    assert!(aqueduct_hsa::soft::debugger::listed().contains(&uri), "listed once loaded: {uri}");
+    // SAFETY: a live executable.
+    unsafe { assert_eq!(hsa::hsa_executable_destroy(executable), status::SUCCESS) };
+    assert!(!aqueduct_hsa::soft::debugger::listed().contains(&uri), "unlisted once destroyed");
+}

@@ -516,6 +516,7 @@ impl Executables {
         }
         entry.kernels.extend(loaded);
         let id = image.id;
+        super::debugger::loaded(&image);
         entry.code_objects.push(image);
         Ok(id)
     }
@@ -565,10 +566,19 @@ impl Executables {
             by_object.remove(&kernel.kernel_object());
         }
         self.symbols.lock().unwrap_or_else(|poison| poison.into_inner()).retain(|_, (owner, _)| *owner != executable);
+        super::debugger::unloaded(&entry.code_objects.iter().map(|image| image.id).collect::<Vec<_>>());
         true
     }
 
     pub fn clear(&self) {
+        let loaded: Vec<u64> = self
+            .executables
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .values()
+            .flat_map(|entry| entry.code_objects.iter().map(|image| image.id))
+            .collect();
+        super::debugger::unloaded(&loaded);
         self.readers.lock().unwrap_or_else(|poison| poison.into_inner()).clear();
         self.executables.lock().unwrap_or_else(|poison| poison.into_inner()).clear();
         self.symbols.lock().unwrap_or_else(|poison| poison.into_inner()).clear();

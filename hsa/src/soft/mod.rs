@@ -17,6 +17,8 @@ pub mod clock;
 pub mod config;
 /// The asynchronous copies, linear and rectangular.
 pub mod copies;
+/// `_amdgpu_r_debug`: the loaded code objects, for debuggers.
+pub mod debugger;
 /// The entry points only the drop-in exports (beyond the engine's table).
 pub mod drop_in;
 /// The entry points' bodies, with the C signatures of `hsa.h`; [`exports`] wraps each as the
