@@ -130,7 +130,7 @@ pub fn listed() -> Vec<String> {
     let mut names = Vec::new();
     // SAFETY: read under the lock that every writer holds.
     unsafe {
-        let mut node = (*(&raw const _amdgpu_r_debug)).r_map;
+        let mut node = _amdgpu_r_debug.r_map;
         while !node.is_null() {
             names.push(core::ffi::CStr::from_ptr((*node).l_name).to_string_lossy().into_owned());
             node = (*node).l_next;
