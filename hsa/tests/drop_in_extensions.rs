@@ -400,16 +400,39 @@ fn the_image_and_finalizer_entry_points_answer_as_rocr_without_their_libraries()
     let mut value = [0u32; 4];
     // SAFETY (every call): none reads its arguments.
     unsafe {
+        let image = Default::default();
         let statuses = [
             hsa::hsa_ext_image_get_capability(client.agent, 0, null, null.cast()),
+            hsa::hsa_ext_image_get_capability_with_layout(client.agent, 0, null, 0, null.cast()),
             hsa::hsa_ext_image_data_get_info(client.agent, null, 1, null),
+            hsa::hsa_ext_image_data_get_info_with_layout(client.agent, null, 1, 0, 0, 0, null),
             hsa::hsa_ext_image_create(client.agent, null, null, 1, null.cast()),
-            hsa::hsa_ext_image_destroy(client.agent, Default::default()),
+            hsa::hsa_ext_image_create_with_layout(client.agent, null, null, 1, 0, 0, 0, null.cast()),
+            hsa::hsa_ext_image_destroy(client.agent, image),
+            hsa::hsa_ext_image_copy(client.agent, image, null, image, null, null),
+            hsa::hsa_ext_image_import(client.agent, null, 0, 0, image, null),
+            hsa::hsa_ext_image_export(client.agent, image, null, 0, 0, null),
+            hsa::hsa_ext_image_clear(client.agent, image, null, null),
             hsa::hsa_ext_sampler_create(client.agent, null, null.cast()),
+            hsa::hsa_ext_sampler_destroy(client.agent, Default::default()),
             hsa::hsa_amd_image_get_info_max_dim(client.agent, 0x3000, value.as_mut_ptr().cast()),
+            hsa::hsa_amd_image_create(client.agent, null, null, null, 1, null.cast()),
             hsa::hsa_ext_program_create(1, 0, 0, core::ptr::null(), null.cast()),
             hsa::hsa_ext_program_destroy(Default::default()),
+            hsa::hsa_ext_program_add_module(Default::default(), null),
+            hsa::hsa_ext_program_iterate_modules(Default::default(), null, null),
+            hsa::hsa_ext_program_get_info(Default::default(), 0, null),
+            hsa::hsa_ext_program_finalize(
+                Default::default(),
+                Default::default(),
+                0,
+                aqueduct_hsa::sys::hsa_ext_control_directives_t([0; 144]),
+                core::ptr::null(),
+                0,
+                null.cast(),
+            ),
         ];
+        assert_eq!(statuses.len(), 21, "every image, sampler and program entry point");
         assert!(statuses.iter().all(|&status| status == status::ERROR_NOT_INITIALIZED), "{statuses:x?}");
         assert_eq!(
             hsa::hsa_agent_get_info(client.agent, 0x3003, value.as_mut_ptr().cast()),

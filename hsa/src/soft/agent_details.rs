@@ -210,7 +210,7 @@ pub unsafe fn hsa_isa_iterate_wavefronts(
     unsafe { callback(hsa_wavefront_t { handle }, data) }
 }
 
-/// `hsa_wavefront_get_info`: SIZE (0), see [`ROCR_WAVEFRONT_SIZE`].
+/// `hsa_wavefront_get_info`: SIZE (0), see `ROCR_WAVEFRONT_SIZE`.
 pub unsafe fn hsa_wavefront_get_info(wavefront: hsa_wavefront_t, attribute: u32, value: *mut c_void) -> hsa_status_t {
     let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
     let live =

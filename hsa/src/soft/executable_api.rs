@@ -165,9 +165,10 @@ type SymbolCallback =
 type AgentSymbolCallback =
     Option<unsafe extern "C" fn(hsa_executable_t, hsa_agent_t, hsa_executable_symbol_t, *mut c_void) -> hsa_status_t>;
 
-/// `hsa_executable_iterate_symbols` (deprecated): every symbol.
-pub unsafe fn hsa_executable_iterate_symbols(
+/// Calls `callback` with each symbol of `executable` in `scope`.
+unsafe fn iterate(
     executable: hsa_executable_t,
+    scope: Scope,
     callback: SymbolCallback,
     data: *mut c_void,
 ) -> hsa_status_t {
@@ -178,7 +179,17 @@ pub unsafe fn hsa_executable_iterate_symbols(
     };
     let Some(callback) = callback else { return status::ERROR_INVALID_ARGUMENT };
     // SAFETY: the client's callback with the client's data.
-    visit_symbols(&runtime, id, Scope::All, |symbol| unsafe { callback(executable, symbol, data) })
+    visit_symbols(&runtime, id, scope, |symbol| unsafe { callback(executable, symbol, data) })
+}
+
+/// `hsa_executable_iterate_symbols` (deprecated): every symbol.
+pub unsafe fn hsa_executable_iterate_symbols(
+    executable: hsa_executable_t,
+    callback: SymbolCallback,
+    data: *mut c_void,
+) -> hsa_status_t {
+    // SAFETY: forwarded.
+    unsafe { iterate(executable, Scope::All, callback, data) }
 }
 
 /// `hsa_executable_iterate_program_symbols`: the program variables the client defined (an
@@ -188,14 +199,8 @@ pub unsafe fn hsa_executable_iterate_program_symbols(
     callback: SymbolCallback,
     data: *mut c_void,
 ) -> hsa_status_t {
-    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
-    let id = match executable_id(&runtime, executable) {
-        Ok(id) => id,
-        Err(status) => return status,
-    };
-    let Some(callback) = callback else { return status::ERROR_INVALID_ARGUMENT };
-    // SAFETY: the client's callback with the client's data.
-    visit_symbols(&runtime, id, Scope::Program, |symbol| unsafe { callback(executable, symbol, data) })
+    // SAFETY: forwarded.
+    unsafe { iterate(executable, Scope::Program, callback, data) }
 }
 
 /// `hsa_executable_iterate_agent_symbols`: the agent's kernels and variables.

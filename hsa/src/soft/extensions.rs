@@ -94,59 +94,89 @@ pub unsafe fn hsa_extension_get_name(extension: u16, name: *mut *const c_char) -
     if found.is_some() { status::SUCCESS } else { status::ERROR_INVALID_ARGUMENT }
 }
 
-/// `hsa_system_extension_supported`: an unknown extension or a null result is INVALID_ARGUMENT,
-/// as in ROCr; otherwise whether the soft runtime implements `major.minor` (see the module).
+/// The checks every support query makes, in ROCr's order: initialization, the extension and the
+/// output pointers (INVALID_ARGUMENT), then the agent, if one asks (INVALID_AGENT). `Ok` says
+/// whether the asker can support extensions at all: the system and GPU agents can, ROCr's CPU
+/// agent cannot (`hsa_agent_extension_supported` in `hsa.cpp` answers only for GPU agents).
+fn support_checks(extension: u16, outputs_present: bool, agent: Option<hsa_agent_t>) -> Result<bool, hsa_status_t> {
+    let runtime = super::runtime::get().ok_or(status::ERROR_NOT_INITIALIZED)?;
+    if !outputs_present || !known_extension(extension) {
+        return Err(status::ERROR_INVALID_ARGUMENT);
+    }
+    match agent {
+        None => Ok(true),
+        Some(agent) => {
+            let (_, found) = runtime.agent(agent.handle).ok_or(status::ERROR_INVALID_AGENT)?;
+            Ok(found.gpu().is_some())
+        }
+    }
+}
+
+/// Answers a `major.minor` query (see the module).
+unsafe fn version_supported(
+    extension: u16,
+    agent: Option<hsa_agent_t>,
+    major: u16,
+    minor: u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    match support_checks(extension, !result.is_null(), agent) {
+        Err(status) => status,
+        Ok(eligible) => {
+            let supported =
+                eligible && major == 1 && supported_minor(extension).is_some_and(|highest| minor <= highest);
+            // SAFETY: non-null pointer to fill.
+            unsafe { result.write(supported) };
+            status::SUCCESS
+        }
+    }
+}
+
+/// Answers a `major` query with the highest minor version supported (0 where none is).
+unsafe fn major_supported(
+    extension: u16,
+    agent: Option<hsa_agent_t>,
+    major: u16,
+    minor: *mut u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    match support_checks(extension, !minor.is_null() && !result.is_null(), agent) {
+        Err(status) => status,
+        Ok(eligible) => {
+            let highest = supported_minor(extension).filter(|_| eligible && major == 1);
+            // SAFETY: non-null pointers to fill.
+            unsafe {
+                minor.write(highest.unwrap_or(0));
+                result.write(highest.is_some());
+            }
+            status::SUCCESS
+        }
+    }
+}
+
+/// `hsa_system_extension_supported`.
 pub unsafe fn hsa_system_extension_supported(
     extension: u16,
     major: u16,
     minor: u16,
     result: *mut bool,
 ) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
-    if result.is_null() || !known_extension(extension) {
-        return status::ERROR_INVALID_ARGUMENT;
-    }
-    let supported = major == 1 && supported_minor(extension).is_some_and(|highest| minor <= highest);
-    // SAFETY: non-null pointer to fill.
-    unsafe { result.write(supported) };
-    status::SUCCESS
+    // SAFETY: forwarded.
+    unsafe { version_supported(extension, None, major, minor, result) }
 }
 
-/// `hsa_system_major_extension_supported`: as [`hsa_system_extension_supported`], writing the
-/// highest minor version supported (0 where none is).
+/// `hsa_system_major_extension_supported`.
 pub unsafe fn hsa_system_major_extension_supported(
     extension: u16,
     major: u16,
     minor: *mut u16,
     result: *mut bool,
 ) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
-    if minor.is_null() || result.is_null() || !known_extension(extension) {
-        return status::ERROR_INVALID_ARGUMENT;
-    }
-    let highest = supported_minor(extension).filter(|_| major == 1);
-    // SAFETY: non-null pointers to fill.
-    unsafe {
-        minor.write(highest.unwrap_or(0));
-        result.write(highest.is_some());
-    }
-    status::SUCCESS
+    // SAFETY: forwarded.
+    unsafe { major_supported(extension, None, major, minor, result) }
 }
 
-/// Whether `agent` is live and a GPU, for the agent queries: ROCr's CPU agent supports no
-/// extension (`hsa_agent_extension_supported` in `hsa.cpp` answers only for GPU agents).
-fn agent_kind(agent: hsa_agent_t) -> Result<bool, hsa_status_t> {
-    let runtime = super::runtime::get().ok_or(status::ERROR_NOT_INITIALIZED)?;
-    let (_, agent) = runtime.agent(agent.handle).ok_or(status::ERROR_INVALID_AGENT)?;
-    Ok(agent.gpu().is_some())
-}
-
-/// `hsa_agent_extension_supported`: ROCr checks the extension and the result pointer, then the
-/// agent (INVALID_AGENT); a GPU agent supports what the system does, the CPU agent nothing.
+/// `hsa_agent_extension_supported`.
 pub unsafe fn hsa_agent_extension_supported(
     extension: u16,
     agent: hsa_agent_t,
@@ -154,25 +184,11 @@ pub unsafe fn hsa_agent_extension_supported(
     minor: u16,
     result: *mut bool,
 ) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
-    if result.is_null() || !known_extension(extension) {
-        return status::ERROR_INVALID_ARGUMENT;
-    }
-    match agent_kind(agent) {
-        Err(status) => status,
-        // SAFETY: forwarded.
-        Ok(true) => unsafe { hsa_system_extension_supported(extension, major, minor, result) },
-        Ok(false) => {
-            // SAFETY: non-null pointer to fill.
-            unsafe { result.write(false) };
-            status::SUCCESS
-        }
-    }
+    // SAFETY: forwarded.
+    unsafe { version_supported(extension, Some(agent), major, minor, result) }
 }
 
-/// `hsa_agent_major_extension_supported`: as [`hsa_agent_extension_supported`].
+/// `hsa_agent_major_extension_supported`.
 pub unsafe fn hsa_agent_major_extension_supported(
     extension: u16,
     agent: hsa_agent_t,
@@ -180,25 +196,8 @@ pub unsafe fn hsa_agent_major_extension_supported(
     minor: *mut u16,
     result: *mut bool,
 ) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
-    if minor.is_null() || result.is_null() || !known_extension(extension) {
-        return status::ERROR_INVALID_ARGUMENT;
-    }
-    match agent_kind(agent) {
-        Err(status) => status,
-        // SAFETY: forwarded.
-        Ok(true) => unsafe { hsa_system_major_extension_supported(extension, major, minor, result) },
-        Ok(false) => {
-            // SAFETY: non-null pointers to fill.
-            unsafe {
-                minor.write(0);
-                result.write(false);
-            }
-            status::SUCCESS
-        }
-    }
+    // SAFETY: forwarded.
+    unsafe { major_supported(extension, Some(agent), major, minor, result) }
 }
 
 /// `hsa_system_get_extension_table`: the table of `major.minor`, whose length ROCr takes from the

@@ -222,36 +222,35 @@ pub unsafe fn hsa_amd_interop_unmap_buffer(_ptr: *mut c_void) -> hsa_status_t {
     status::SUCCESS
 }
 
-/// `hsa_amd_svm_attributes_set`, `_get` and `hsa_amd_svm_prefetch_async`: ROCr hands each to
-/// KFD's SVM ioctls and reports their failure as HSA_STATUS_ERROR (`Runtime::SetSvmAttrib`,
-/// `GetSvmAttrib`, `SvmPrefetch`: "hsaKmtSVM... failed"). The soft runtime has no SVM ranges
+/// What every SVM entry point answers: ROCr hands each to KFD's SVM ioctls and reports their
+/// failure as HSA_STATUS_ERROR (`Runtime::SetSvmAttrib`, `GetSvmAttrib`, `SvmPrefetch`:
+/// "hsaKmtSVM... failed"). The soft runtime has no SVM ranges
 /// (`HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED` is false), so each fails that way.
+fn no_svm() -> hsa_status_t {
+    if super::runtime::get().is_none() { status::ERROR_NOT_INITIALIZED } else { status::ERROR }
+}
+
+/// `hsa_amd_svm_attributes_set`: see `no_svm`.
 pub unsafe fn hsa_amd_svm_attributes_set(
     _ptr: *mut c_void,
     _size: usize,
     _attribute_list: *mut c_void,
     _attribute_count: usize,
 ) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
-    status::ERROR
+    no_svm()
 }
 
-/// See [`hsa_amd_svm_attributes_set`].
+/// `hsa_amd_svm_attributes_get`: see `no_svm`.
 pub unsafe fn hsa_amd_svm_attributes_get(
     _ptr: *mut c_void,
     _size: usize,
     _attribute_list: *mut c_void,
     _attribute_count: usize,
 ) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
-    status::ERROR
+    no_svm()
 }
 
-/// See [`hsa_amd_svm_attributes_set`].
+/// `hsa_amd_svm_prefetch_async`: see `no_svm`.
 pub unsafe fn hsa_amd_svm_prefetch_async(
     _ptr: *mut c_void,
     _size: usize,
@@ -260,8 +259,5 @@ pub unsafe fn hsa_amd_svm_prefetch_async(
     _dep_signals: *const hsa_signal_t,
     _completion_signal: hsa_signal_t,
 ) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
-    status::ERROR
+    no_svm()
 }
