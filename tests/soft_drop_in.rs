@@ -304,6 +304,8 @@ fn hip_s_runtime_finds_the_soft_gpu_and_copies_through_it() {
             "memcpy aligned ok",
             "memcpyAsync ok",
             "elapsed ok",
+            "pinned ok",
+            "meminfo ok",
             "done",
         ],
         "{stderr}"

@@ -70,6 +70,23 @@ int main() {
     CHECK(hipEventElapsedTime(&ms, start, stop));
     std::printf("elapsed %s\n", ms >= 0.0f ? "ok" : "NEGATIVE");
 
+    // Pinned host memory, and a second stream that waits for the first through an event.
+    void *pinned = nullptr;
+    CHECK(hipHostMalloc(&pinned, n, 0));
+    hipStream_t second;
+    CHECK(hipStreamCreate(&second));
+    CHECK(hipMemcpyAsync(b, host_in.data(), n, hipMemcpyHostToDevice, stream));
+    CHECK(hipEventRecord(start, stream));
+    CHECK(hipStreamWaitEvent(second, start, 0));
+    CHECK(hipMemcpyAsync(pinned, b, n, hipMemcpyDeviceToHost, second));
+    CHECK(hipDeviceSynchronize());
+    std::printf("pinned %s\n", std::memcmp(pinned, host_in.data(), n) == 0 ? "ok" : "MISMATCH");
+    size_t free_bytes = 0, total_bytes = 0;
+    CHECK(hipMemGetInfo(&free_bytes, &total_bytes));
+    std::printf("meminfo %s\n", free_bytes > 0 && free_bytes <= total_bytes ? "ok" : "WRONG");
+    CHECK(hipStreamDestroy(second));
+    CHECK(hipHostFree(pinned));
+
     CHECK(hipEventDestroy(start));
     CHECK(hipEventDestroy(stop));
     CHECK(hipStreamDestroy(stream));
