@@ -10,7 +10,11 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 suites=("$@")
 if ((${#suites[@]} == 0)); then
-    suites=(aqueduct-hsa:soft_runtime aqueduct-engine:waits aqueduct-engine:command_buffers
+    suites=(aqueduct-hsa:soft_runtime
+        # The drop-in's own entry points: client allocators, loaded images, shared-file remaps.
+        aqueduct-hsa:drop_in_entries aqueduct-hsa:drop_in_extensions aqueduct-hsa:drop_in_queries
+        aqueduct-hsa:drop_in_executables aqueduct-hsa:drop_in_ipc
+        aqueduct-engine:waits aqueduct-engine:command_buffers
         aqueduct-engine:bad_input aqueduct-engine:failures
         # Queue-ordered memory, host calls and files: raw-pointer transfers and a pool's reuse.
         aqueduct-engine:pools aqueduct-engine:host_calls aqueduct-engine:files

@@ -214,8 +214,8 @@ fn executables_report_their_state_and_iterate_their_symbols_stably() {
 }
 
 unsafe extern "C" fn allocate(size: usize, _: hsa_callback_data_t, address: *mut *mut c_void) -> hsa_status_t {
-    // SAFETY: the runtime passes a pointer to fill; the buffer is leaked by the test.
-    unsafe { address.write(Box::into_raw(vec![0u8; size].into_boxed_slice()).cast()) };
+    // SAFETY: the runtime passes a pointer to fill; the test frees the buffer.
+    unsafe { address.write(libc::malloc(size)) };
     status::SUCCESS
 }
 
@@ -244,6 +244,7 @@ fn deprecated_code_objects_round_trip_and_load() {
         );
         assert_eq!(status, status::SUCCESS);
         assert_eq!(core::slice::from_raw_parts(out.cast::<u8>(), size), &bytes[..], "the same bytes back");
+        libc::free(out);
 
         let mut version = [0u8; 64];
         assert_eq!(hsa::hsa_code_object_get_info(code_object, 0, version.as_mut_ptr().cast()), status::SUCCESS);

@@ -466,18 +466,15 @@ fn locked_host_memory_is_reachable_by_its_agents_until_unlocked() {
         assert_eq!(agent_ptr, host_ptr, "the soft agent addresses host memory as the host does");
         let mut info: hsa_amd_pointer_info_t = core::mem::zeroed();
         info.size = size_of::<hsa_amd_pointer_info_t>() as u32;
-        let mut count = 0u32;
-        let status = hsa::hsa_amd_pointer_info(
-            host_ptr.byte_add(4),
-            &mut info,
-            Some(libc_malloc),
-            &mut count,
-            core::ptr::null_mut(),
-        );
+        let (mut count, mut listed) = (0u32, core::ptr::null_mut::<hsa_agent_t>());
+        let status =
+            hsa::hsa_amd_pointer_info(host_ptr.byte_add(4), &mut info, Some(libc_malloc), &mut count, &mut listed);
         assert_eq!(status, status::SUCCESS);
         assert_eq!(info.type_, 2, "HSA_EXT_POINTER_TYPE_LOCKED");
         assert_eq!((info.host_base_address, info.size_in_bytes), (host_ptr, 16));
         assert_eq!(count, 2, "the CPU and the named GPU");
+        assert_eq!(*listed.add(1), client.agent);
+        libc::free(listed.cast());
     }
     // The GPU writes the locked memory.
     let store = client.kernel(TEST_KERNELS_GFX1100, "store_value.kd");
@@ -560,8 +557,8 @@ fn locked_host_memory_is_reachable_by_its_agents_until_unlocked() {
 }
 
 unsafe extern "C" fn libc_malloc(size: usize) -> *mut c_void {
-    // Leaked by the test: a handful of bytes.
-    Box::into_raw(vec![0u8; size].into_boxed_slice()).cast()
+    // SAFETY: malloc of a size; the test frees it.
+    unsafe { libc::malloc(size) }
 }
 
 #[test]

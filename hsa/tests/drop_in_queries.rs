@@ -197,10 +197,14 @@ fn regions_are_the_pools_and_their_memory_is_every_agents() {
         let mut count = 0u32;
         let mut info: aqueduct_hsa::sys::hsa_amd_pointer_info_t = core::mem::zeroed();
         info.size = size_of_val(&info) as u32;
-        let status =
-            hsa::hsa_amd_pointer_info(pointer, &mut info, Some(malloc_for_test), &mut count, core::ptr::null_mut());
+        let mut listed = core::ptr::null_mut::<hsa_agent_t>();
+        let status = hsa::hsa_amd_pointer_info(pointer, &mut info, Some(malloc_for_test), &mut count, &mut listed);
         assert_eq!(status, status::SUCCESS);
         assert_eq!(count, 2, "region memory is every agent's (ROCr allocates it unrestricted)");
+        libc::free(listed.cast());
+        let status =
+            hsa::hsa_amd_pointer_info(pointer, &mut info, Some(malloc_for_test), &mut count, core::ptr::null_mut());
+        assert_eq!(status, status::SUCCESS, "no array pointer: no list, nothing allocated");
         assert_eq!(hsa::hsa_memory_free(pointer), status::SUCCESS);
         assert_eq!(hsa::hsa_memory_allocate(regions[0], 0, &mut pointer), status::ERROR_INVALID_ARGUMENT);
         assert_eq!(hsa::hsa_memory_allocate(regions[2], 64, &mut pointer), status::ERROR_INVALID_ALLOCATION, "GROUP");
@@ -209,7 +213,8 @@ fn regions_are_the_pools_and_their_memory_is_every_agents() {
 }
 
 unsafe extern "C" fn malloc_for_test(size: usize) -> *mut c_void {
-    Box::into_raw(vec![0u8; size].into_boxed_slice()).cast()
+    // SAFETY: malloc of a size; the test frees it.
+    unsafe { libc::malloc(size) }
 }
 
 #[test]

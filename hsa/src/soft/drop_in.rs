@@ -381,8 +381,8 @@ pub unsafe fn hsa_amd_deregister_deallocation_callback(
 
 /// `hsa_amd_pointer_info`: what allocation `ptr` lies in, as much of `hsa_amd_pointer_info_t` as
 /// the caller's `size` says it holds (`hsa_ext_amd.h`: members past the returned size are not
-/// written); a pointer in no allocation is type UNKNOWN. With `alloc` and
-/// `num_agents_accessible`, the agents that may access it, in an array from `alloc`.
+/// written); a pointer in no allocation is type UNKNOWN. With `alloc`, `num_agents_accessible`
+/// and `accessible`, the agents that may access it, in an array from `alloc`.
 pub unsafe fn hsa_amd_pointer_info(
     ptr: *const c_void,
     info: *mut hsa_amd_pointer_info_t,
@@ -443,7 +443,10 @@ pub unsafe fn hsa_amd_pointer_info(
             caller_size.min(full),
         )
     };
-    if let (Some(alloc), false) = (alloc, num_agents_accessible.is_null()) {
+    // The list only with all three of `alloc`, the count and the array pointer, as ROCr's
+    // `Runtime::PtrInfo` returns it (`returnListData`): memory allocated for a caller with nowhere
+    // to receive it would leak.
+    if let (Some(alloc), false, false) = (alloc, num_agents_accessible.is_null(), accessible.is_null()) {
         let bytes = agents.len() * size_of::<hsa_agent_t>();
         // SAFETY: the client's allocator; it returns `bytes` writable bytes or null.
         let array = unsafe { alloc(bytes.max(1)) }.cast::<hsa_agent_t>();
@@ -451,13 +454,11 @@ pub unsafe fn hsa_amd_pointer_info(
             return status::ERROR_OUT_OF_RESOURCES;
         }
         // SAFETY: `array` holds `agents.len()` agents; the count and array pointers are the
-        // caller's to fill (`accessible` may be null).
+        // caller's to fill, both non-null.
         unsafe {
             core::ptr::copy_nonoverlapping(agents.as_ptr(), array, agents.len());
             num_agents_accessible.write(agents.len() as u32);
-            if !accessible.is_null() {
-                accessible.write(array);
-            }
+            accessible.write(array);
         }
     }
     status::SUCCESS
