@@ -218,6 +218,7 @@ pub mod system_info {
     pub const ENDIANNESS: u32 = 5;
     pub const MACHINE_MODEL: u32 = 6;
     pub const EXTENSIONS: u32 = 7;
+    pub const AMD_BUILD_VERSION: u32 = 0x200;
     pub const AMD_SVM_SUPPORTED: u32 = 0x201;
     pub const AMD_SVM_ACCESSIBLE_BY_DEFAULT: u32 = 0x202;
 }

@@ -874,6 +874,9 @@ fn migration_interop_and_svm_fail_as_rocr_fails_them_here() {
         );
         assert_eq!(hsa::hsa_amd_interop_unmap_buffer(pointer), status::SUCCESS);
 
+        let mut build = core::ptr::null::<c_char>();
+        assert_eq!(hsa::hsa_system_get_info(system_info::AMD_BUILD_VERSION, (&raw mut build).cast()), status::SUCCESS);
+        assert!(CStr::from_ptr(build).to_string_lossy().starts_with("aqueduct soft HSA runtime "));
         let mut supported = true;
         assert_eq!(
             hsa::hsa_system_get_info(system_info::AMD_SVM_SUPPORTED, (&raw mut supported).cast()),

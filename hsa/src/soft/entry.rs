@@ -49,6 +49,14 @@ unsafe fn put_string<const N: usize>(out: *mut c_void, text: &str) -> hsa_status
     unsafe { put(out, buffer) }
 }
 
+/// `HSA_AMD_SYSTEM_INFO_BUILD_VERSION`: this runtime and its version.
+const BUILD_VERSION: &core::ffi::CStr = match core::ffi::CStr::from_bytes_with_nul(
+    concat!("aqueduct soft HSA runtime ", env!("CARGO_PKG_VERSION"), "\0").as_bytes(),
+) {
+    Ok(name) => name,
+    Err(_) => c"aqueduct soft HSA runtime",
+};
+
 pub unsafe fn hsa_init() -> hsa_status_t {
     match runtime::init() {
         Ok(()) => status::SUCCESS,
@@ -135,6 +143,8 @@ pub unsafe fn hsa_system_get_info(attribute: hsa_system_info_t, value: *mut c_vo
                 system_info::ENDIANNESS => put(value, 0u32),
                 system_info::MACHINE_MODEL => put(value, 1u32),
                 system_info::EXTENSIONS => put(value, super::extensions::system_extension_mask()),
+                // A `const char *` naming the build, as ROCr's `STRING(ROCR_BUILD_ID)`.
+                system_info::AMD_BUILD_VERSION => put(value, BUILD_VERSION.as_ptr()),
                 // No `hsa_amd_svm_*` support: the soft runtime has no SVM ranges to migrate
                 // (ROCr reports what KFD's SVM ioctl says, `Runtime::GetSystemInfo`).
                 system_info::AMD_SVM_SUPPORTED | system_info::AMD_SVM_ACCESSIBLE_BY_DEFAULT => put(value, false),
