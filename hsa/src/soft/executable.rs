@@ -1,8 +1,9 @@
 //! Code-object readers, executables and symbols, and the registry of host kernels.
 //!
-//! Loading parses the real code object (target, metadata, kernel descriptors). Each kernel's
-//! 64-byte descriptor is copied into memory the runtime owns; its address is the `kernel_object`
-//! a dispatch packet carries, as on hardware. The processor maps that address back to the kernel
+//! Loading parses the real code object (target, metadata, kernel descriptors) and copies its
+//! `PT_LOAD` segments to a page-aligned image the runtime owns, as ROCr's loader maps them; a
+//! kernel's descriptor address in that image is the `kernel_object` a dispatch packet carries, as
+//! on hardware. The processor maps that address back to the kernel
 //! and its host build, found by the code object's identity (a content hash of its bytes) and the
 //! descriptor's symbol (`name.kd`): two code objects that both define `saxpy.kd` never share an
 //! implementation by accident. A kernel without a host build still loads, with its metadata;
