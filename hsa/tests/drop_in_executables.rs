@@ -332,3 +332,56 @@ fn the_debugger_list_follows_loads_and_destroys() {
     unsafe { assert_eq!(hsa::hsa_executable_destroy(executable), status::SUCCESS) };
     assert!(!aqueduct_hsa::soft::debugger::listed().contains(&uri), "unlisted once destroyed");
 }
+
+/// `TEST_KERNELS_GFX1100` with `change` applied to each `PT_LOAD` program header (56 bytes).
+fn with_load_headers(change: impl Fn(&mut [u8])) -> Vec<u8> {
+    let mut bytes = TEST_KERNELS_GFX1100.to_vec();
+    let phoff = u64::from_le_bytes(bytes[0x20..0x28].try_into().unwrap()) as usize;
+    let (size, count) =
+        (u16::from_le_bytes([bytes[0x36], bytes[0x37]]) as usize, u16::from_le_bytes([bytes[0x38], bytes[0x39]]));
+    for index in 0..count as usize {
+        let header = &mut bytes[phoff + index * size..phoff + (index + 1) * size];
+        if u32::from_le_bytes(header[..4].try_into().unwrap()) == 1 {
+            change(header);
+        }
+    }
+    bytes
+}
+
+#[test]
+fn a_code_object_the_loader_cannot_map_is_refused_at_load() {
+    let client = Client::new();
+    // Segments spanning more than the loader maps (p_memsz 3 GiB), and segments that hold no
+    // kernel descriptor (p_filesz and p_memsz 0): both parse, neither loads.
+    let huge = with_load_headers(|header| header[0x28..0x30].copy_from_slice(&(3u64 << 30).to_le_bytes()));
+    let empty = with_load_headers(|header| {
+        header[0x20..0x30].fill(0);
+    });
+    for (bytes, what) in [(huge, "a 3 GiB span"), (empty, "no descriptor in a loaded segment")] {
+        let mut reader = hsa_code_object_reader_t::default();
+        let mut executable = hsa_executable_t::default();
+        // SAFETY (every call): buffers of the stated lengths, handles to fill.
+        unsafe {
+            let status =
+                hsa::hsa_code_object_reader_create_from_memory(bytes.as_ptr().cast(), bytes.len(), &mut reader);
+            assert_eq!(status, status::SUCCESS, "{what}: it parses");
+            assert_eq!(hsa::hsa_executable_create_alt(0, 0, core::ptr::null(), &mut executable), status::SUCCESS);
+            let status = hsa::hsa_executable_load_agent_code_object(
+                executable,
+                client.agent,
+                reader,
+                core::ptr::null(),
+                core::ptr::null_mut(),
+            );
+            assert_eq!(status, status::ERROR_INVALID_CODE_OBJECT, "{what}");
+            let mut symbols = Vec::<u64>::new();
+            assert_eq!(
+                hsa::hsa_executable_iterate_symbols(executable, Some(collect_symbol), (&raw mut symbols).cast()),
+                status::SUCCESS
+            );
+            assert!(symbols.is_empty(), "{what}: nothing loaded");
+            assert_eq!(hsa::hsa_executable_destroy(executable), status::SUCCESS);
+            assert_eq!(hsa::hsa_code_object_reader_destroy(reader), status::SUCCESS);
+        }
+    }
+}
