@@ -106,9 +106,11 @@ fn work_parked_on_a_dropped_host_semaphore_fails_in_either_drop_order() {
         let device = rig.device();
         let queue = queue(device);
         let (gate, done) = (device.create_semaphore(3).unwrap(), device.create_semaphore(0).unwrap());
-        let out = rig.buffer();
+        let (out, behind) = (rig.buffer(), rig.buffer());
         rig.store(&queue, &out, 5, &[gate.at(4)], &[done.at(1)]);
-        rig.store(&queue, &out, 6, &[], &[done.at(2)]);
+        // Independent work behind the failed submission still runs (only a queue error is
+        // sticky), so it writes its own buffer, and the checks below wait for the queue to drain.
+        rig.store(&queue, &behind, 6, &[], &[done.at(2)]);
         if queue_first {
             drop(queue);
             drop(gate);
@@ -118,8 +120,10 @@ fn work_parked_on_a_dropped_host_semaphore_fails_in_either_drop_order() {
         }
         let message = failure_of(&done, 1);
         assert!(message.contains("was dropped at value 3: no handle is left to raise it to 4"), "{message}");
-        assert!(words(&out.to_vec().unwrap()).iter().all(|&word| word == 0), "nothing ran");
         assert!(eventually(TIMEOUT, || device.live_objects().0 == 0), "queue first: {queue_first}");
+        assert!(words(&out.to_vec().unwrap()).iter().all(|&word| word == 0), "the failed store never ran");
+        let behind = words(&behind.to_vec().unwrap());
+        assert!(behind.iter().zip(6..).all(|(&word, expected)| word == expected), "the work behind it ran");
         assert_eq!(device.live_objects().1, 1, "only `done` is left");
     }
 }
