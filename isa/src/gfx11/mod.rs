@@ -1,0 +1,13 @@
+//! gfx11 (RDNA3, wave32): gfx1100's instruction set.
+
+mod decode;
+mod fields;
+mod format;
+#[rustfmt::skip]
+mod table;
+mod table_types;
+
+pub use decode::{Encoding, Instruction, decode, decode_all};
+pub use fields::{InlineFloat, Operand, scalar_operand, source_operand};
+pub use table::Opcode;
+pub use table_types::{Entry, Slot};

@@ -1,0 +1,20 @@
+//! AMDGPU machine code for the soft HSA runtime: a decoder for the gfx1100 (RDNA3) encodings that
+//! clang emits, printing LLVM's syntax, and (`interp`) an interpreter that runs a dispatch's waves.
+
+pub mod gfx11;
+
+use gfx11::Encoding;
+
+/// Why a word could not be decoded; each names the byte address (`pc`) and the word.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// An encoding this decoder does not handle (MIMG, EXP, DPP, ...).
+    #[error("unsupported {what} encoding at pc 0x{pc:x}: word 0x{word:08x}")]
+    Unsupported { pc: u64, word: u32, what: &'static str },
+    /// An opcode value no gfx1100 instruction has.
+    #[error("unknown {encoding:?} opcode {op} at pc 0x{pc:x}: word 0x{word:08x}")]
+    UnknownOpcode { pc: u64, word: u32, encoding: Encoding, op: u16 },
+    /// The code ends inside the instruction.
+    #[error("the code ends inside the instruction at pc 0x{pc:x}: it needs {needed} dwords")]
+    Truncated { pc: u64, needed: usize },
+}
