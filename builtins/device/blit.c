@@ -127,8 +127,21 @@ AQ_KERNEL void timestamp(u64 *target) {
 // The clamp rule: a workgroup count whose grid (count * group) fits in
 // u32 is kept; otherwise it becomes the largest count that fits, 0xFFFFFFFF / group. No error is
 // raised. A zero workgroup size never overflows (grid 0, count kept), so there is no division by 0.
+//
+// The divisor passes through `opaque_u32`: clang-19 turns `0xFFFFFFFFu / group`, with `group` known
+// to fit 16 bits, into its 24-bit float division masked to 16 bits, so 0xFFFFFFFF / 2 came out 0
+// instead of 0x7FFFFFFF on every GPU target (found by running this code object's gfx1100 machine
+// code through the soft runtime's interpreter; the host build was right). Hiding the range keeps
+// the exact 32-bit expansion.
+static inline u32 opaque_u32(u32 value) {
+#ifdef __AMDGPU__
+  __asm__("" : "+v"(value));
+#endif
+  return value;
+}
+
 static inline u32 effective_count(u32 count, u32 group) {
-  return (u64)count * group > 0xFFFFFFFFu ? 0xFFFFFFFFu / group : count;
+  return (u64)count * group > 0xFFFFFFFFu ? 0xFFFFFFFFu / opaque_u32(group) : count;
 }
 
 // {packet, counts, implicit_args (nullable), header, reserved}. `packet` is a 64-byte-aligned

@@ -25,6 +25,13 @@ fn altered_library() -> &'static [u8] {
     })
 }
 
+/// These tests are about host builds, so they run kernels through them whatever
+/// `AQUEDUCT_SOFT_EXEC` says: every test sets this before the soft runtime first initializes.
+fn host_builds_only() {
+    use aqueduct_hsa::soft::{KernelExecution, SoftConfig, configure};
+    configure(SoftConfig { kernel_execution: KernelExecution::Host, ..SoftConfig::default() });
+}
+
 /// Fills a 64-byte buffer with `fill_x1` through `client` and returns it.
 fn fill_64(client: &Client) -> &mut [u8] {
     let buffer = client.alloc(64);
@@ -37,6 +44,7 @@ fn fill_64(client: &Client) -> &mut [u8] {
 
 #[test]
 fn a_code_object_without_host_builds_loads_and_its_dispatch_names_kernel_and_code_object() {
+    host_builds_only();
     let bytes = altered_library();
     let id = CodeObjectId::of(bytes);
     assert_ne!(id, CodeObjectId::of(DeviceLibrary::code_object("gfx1100").expect("embedded")));
@@ -82,6 +90,7 @@ static FILL_LAYOUT: [HostArg; 3] = [
 
 #[test]
 fn the_same_symbol_in_other_bytes_gets_its_own_implementation() {
+    host_builds_only();
     let bytes = altered_library();
     aqueduct_hsa::soft::register_kernels(
         CodeObjectId::of(bytes),
@@ -103,6 +112,7 @@ fn the_same_symbol_in_other_bytes_gets_its_own_implementation() {
 
 #[test]
 fn a_host_build_whose_layout_disagrees_with_the_metadata_is_refused() {
+    host_builds_only();
     // Its own identity, so the registration cannot disturb the other tests.
     let mut bytes = altered_library().to_vec();
     bytes.push(1);

@@ -503,6 +503,12 @@ fn hand_plan(kernel: Builtin, kernargs: Kernargs, work_items: usize) -> Dispatch
 /// the code object and the argument.
 #[test]
 fn a_null_pointer_argument_faults_the_queue_naming_kernel_and_argument() {
+    // The interpreter (`AQUEDUCT_SOFT_EXEC=isa`) stores through the null pointer as a GPU does:
+    // a memory fault, which without a system event handler ends the process, as ROCr's does.
+    // This refusal belongs to host builds.
+    if aqueduct_hsa::soft::KernelExecution::from_env() == aqueduct_hsa::soft::KernelExecution::Isa {
+        return;
+    }
     let cases = [
         (Builtin::FillX1, Kernargs::Fill(FillArgs { target: 0, element_count: 4, pattern: 1 }), "target"),
         (Builtin::CopyBlockX8, Kernargs::Copy(CopyArgs { source: 0x1000, target: 0, element_count: 1 }), "target"),

@@ -2,6 +2,7 @@
 //! clang emits, printing LLVM's syntax, and (`interp`) an interpreter that runs a dispatch's waves.
 
 pub mod gfx11;
+pub mod interp;
 
 use gfx11::Encoding;
 

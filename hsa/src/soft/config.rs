@@ -36,6 +36,36 @@ pub enum ExecutionMode {
     Concurrent,
 }
 
+/// How a dispatch's kernel runs: `AQUEDUCT_SOFT_EXEC=host|isa|auto` (default `host`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KernelExecution {
+    /// The kernel's host build: the same C source built for the CPU, matched by code-object
+    /// hash and symbol. A kernel without one faults its queue.
+    #[default]
+    Host,
+    /// The gfx1100 interpreter runs the code object's own machine code (`aqueduct-isa`).
+    Isa,
+    /// The host build where one is registered, the interpreter otherwise.
+    Auto,
+}
+
+impl KernelExecution {
+    /// Reads `AQUEDUCT_SOFT_EXEC`; unset or empty is `Host`, an unknown value `Host` with a
+    /// warning.
+    pub fn from_env() -> KernelExecution {
+        match std::env::var("AQUEDUCT_SOFT_EXEC").as_deref().map(str::trim) {
+            Err(_) | Ok("") | Ok("host") => KernelExecution::Host,
+            Ok("isa") => KernelExecution::Isa,
+            Ok("auto") => KernelExecution::Auto,
+            Ok(other) => {
+                tracing::warn!(value = other, "AQUEDUCT_SOFT_EXEC is host, isa or auto; using host");
+                KernelExecution::Host
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SoftAgentConfig {
@@ -102,6 +132,9 @@ pub struct SoftConfig {
     /// command processor polls for free; here it shares the host's cores with the producers, so
     /// the default ([`default_processor_spin`]) spins long only where cores are plentiful.
     pub processor_spin: Duration,
+    /// How kernels run: host builds, the ISA interpreter, or the host build where one exists.
+    /// `Default` reads `AQUEDUCT_SOFT_EXEC`.
+    pub kernel_execution: KernelExecution,
 }
 
 /// Spin before a processor parks on a barrier: 20 µs with at least 8 hardware threads, so one
@@ -131,6 +164,7 @@ impl Default for SoftConfig {
             intercepted_doorbells: false,
             code_object_versions: 1..=6,
             processor_spin: default_processor_spin(),
+            kernel_execution: KernelExecution::from_env(),
         }
     }
 }

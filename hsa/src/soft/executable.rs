@@ -313,6 +313,8 @@ pub(crate) struct LoadedKernel {
     /// The loaded image that holds the descriptor `kernel_object` points at.
     pub image: Arc<LoadedCodeObject>,
     kernel_object: u64,
+    /// Its machine code decoded for the interpreter, at its first interpreted dispatch.
+    pub isa_program: std::sync::OnceLock<Result<Arc<aqueduct_isa::interp::Program>, String>>,
 }
 
 impl LoadedKernel {
@@ -508,6 +510,7 @@ impl Executables {
                 code_object: label.clone(),
                 host: HostBuild::resolve(reader.id, metadata),
                 kernel_object: image.address_of(vaddr),
+                isa_program: std::sync::OnceLock::new(),
                 image: image.clone(),
             }));
         }
@@ -554,6 +557,7 @@ impl Executables {
             host,
             image: kernel.image.clone(),
             kernel_object: kernel.kernel_object,
+            isa_program: kernel.isa_program.clone(),
         }))
     }
 

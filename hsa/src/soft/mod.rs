@@ -37,6 +37,8 @@ pub mod host_memory;
 pub mod host_queue;
 /// Sharing allocations and signals with other processes.
 pub mod ipc;
+/// Dispatches run by the gfx1100 interpreter (`SoftConfig::kernel_execution`).
+pub(crate) mod isa_exec;
 pub(crate) mod memory;
 /// The memory-order variants of the signal and queue-index operations that only the drop-in
 /// exports.
@@ -51,7 +53,9 @@ pub(crate) mod scheduling;
 pub(crate) mod signals;
 pub(crate) mod waiters;
 
-pub use config::{ExecutionMode, SoftAgentConfig, SoftConfig, configure, default_processor_spin, parse_agents};
+pub use config::{
+    ExecutionMode, KernelExecution, SoftAgentConfig, SoftConfig, configure, default_processor_spin, parse_agents,
+};
 pub use executable::{check_host_build, register_kernels, registered_kernel};
 pub use faults::{
     ControlError, fault_code, inject_fault, live_objects, queue_error_detail, release_stall, set_queue_mode,

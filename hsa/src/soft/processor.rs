@@ -17,7 +17,7 @@ use aqueduct_abi::{
 };
 use rayon::prelude::*;
 
-use super::config::ExecutionMode;
+use super::config::{ExecutionMode, KernelExecution};
 use super::executable::{HostBuild, LoadedKernel, steady_counter};
 use super::queue::{DOORBELL_NEVER_RUNG, Fault, SoftQueue};
 use super::runtime::Runtime;
@@ -29,7 +29,7 @@ use crate::sys::{hsa_status_t, status};
 /// mode also stops at the agent's compute units).
 const MAX_GROUP: usize = 64;
 
-type PacketResult = Result<(), (hsa_status_t, String)>;
+pub(crate) type PacketResult = Result<(), (hsa_status_t, String)>;
 
 /// Starts `queue`'s processor thread and hands it to the queue, which stops and joins it in
 /// `shut_down`.
@@ -441,9 +441,12 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
     if empty || queue.mode() == ExecutionMode::RetireOnly {
         return Ok(());
     }
-    let host = match &kernel.host {
-        HostBuild::Ready(host) => host,
-        HostBuild::Missing => {
+    let host = match (runtime.config.kernel_execution, &kernel.host) {
+        (KernelExecution::Isa, _) | (KernelExecution::Auto, HostBuild::Missing | HostBuild::Mismatch(_)) => {
+            return super::isa_exec::dispatch(queue, runtime, id, packet, &kernel);
+        }
+        (_, HostBuild::Ready(host)) => host,
+        (_, HostBuild::Missing) => {
             return Err((
                 status::ERROR_INVALID_CODE_SYMBOL,
                 format!(
@@ -452,7 +455,7 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
                 ),
             ));
         }
-        HostBuild::Mismatch(reason) => {
+        (_, HostBuild::Mismatch(reason)) => {
             return Err((
                 status::ERROR_INVALID_CODE_SYMBOL,
                 format!(
@@ -491,14 +494,12 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
     }
     let function = host.function;
     let implicit_args = host.implicit_offset.map_or(0, |offset| kernarg_address + offset);
-    let counts: [u64; 3] = core::array::from_fn(|axis| u64::from(grid[axis]).div_ceil(u64::from(workgroup[axis])));
-    let total = counts[0] * counts[1] * counts[2];
     let group_bytes = packet.group_segment_size as usize;
-    // Carried as integers so the closure is Send + Sync; rebuilt into pointers per workgroup.
+    // Carried as an integer so the closure is Send + Sync; rebuilt into a pointer per workgroup.
     let packet_address = packet as *const KernelDispatchPacket as usize;
     // A host build that failed a workgroup (`WorkgroupContext::trapped`), and what it said.
     let panicked = std::sync::Mutex::new(None::<String>);
-    let run_one = |memory: &mut Vec<u8>, linear: u64| {
+    for_each_workgroup(queue, runtime, packet, |memory, workgroup_id| {
         memory.clear();
         memory.resize(group_bytes, 0);
         let context = WorkgroupContext {
@@ -508,11 +509,7 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
             group_memory: memory.as_mut_ptr(),
             group_memory_len: group_bytes as u64,
             steady_counter,
-            workgroup_id: [
-                (linear % counts[0]) as u32,
-                (linear / counts[0] % counts[1]) as u32,
-                (linear / (counts[0] * counts[1])) as u32,
-            ],
+            workgroup_id,
             grid_size: grid,
             workgroup_size: workgroup,
             trapped: core::cell::Cell::new(0),
@@ -530,24 +527,41 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
                 .unwrap_or_else(|| "the host build failed the workgroup (its panic message went to stderr)".into());
             panicked.lock().unwrap_or_else(|poison| poison.into_inner()).get_or_insert(message);
         }
-    };
+    });
     // A GPU kernel that traps fails its queue with an exception; so does a host build's panic.
-    let outcome = |panicked: std::sync::Mutex<Option<String>>| match panicked
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-    {
+    match panicked.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
         None => Ok(()),
         Some(message) => Err((
             status::ERROR_EXCEPTION,
             format!("packet {id}: kernel `{}` of {}: {message}", kernel.symbol, kernel.code_object),
         )),
+    }
+}
+
+/// Runs `run_one(group memory, workgroup id)` for every workgroup of `packet`, whichever way its
+/// kernel executes. Priority and CU mask (`scheduling.rs`): the workgroups run in chunks, each
+/// after yielding to higher-priority dispatches, on at most `lanes` pool threads at once; each
+/// thread reuses one group-memory buffer.
+pub(crate) fn for_each_workgroup(
+    queue: &SoftQueue,
+    runtime: &Runtime,
+    packet: &KernelDispatchPacket,
+    run_one: impl Fn(&mut Vec<u8>, [u32; 3]) + Sync,
+) {
+    let (grid, workgroup) = (packet.grid(), packet.workgroup());
+    let counts: [u64; 3] = core::array::from_fn(|axis| u64::from(grid[axis]).div_ceil(u64::from(workgroup[axis])));
+    let total = counts[0] * counts[1] * counts[2];
+    let id_of = |linear: u64| {
+        [
+            (linear % counts[0]) as u32,
+            (linear / counts[0] % counts[1]) as u32,
+            (linear / (counts[0] * counts[1])) as u32,
+        ]
     };
     if total == 1 {
-        run_one(&mut Vec::new(), 0);
-        return outcome(panicked);
+        run_one(&mut Vec::new(), id_of(0));
+        return;
     }
-    // Priority and CU mask (`scheduling.rs`): the workgroups run in chunks, each after yielding
-    // to higher-priority dispatches, on at most `lanes` pool threads at once.
     let running = runtime.arbiter.enter(queue.scheduling.priority.load(Ordering::Acquire));
     let compute_units = runtime.compute_units(queue.agent_index);
     let lanes = queue.scheduling.lanes(rayon::current_num_threads(), compute_units) as u64;
@@ -560,12 +574,11 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
         (0..lanes).into_par_iter().for_each_init(Vec::new, |memory, lane| {
             let first = start + lane * per_lane;
             for linear in first..(first + per_lane).min(end) {
-                run_one(memory, linear);
+                run_one(memory, id_of(linear));
             }
         });
         start = end;
     }
-    outcome(panicked)
 }
 
 /// Idle policy: spin briefly after activity, then yield, then park with a growing timeout. A

@@ -205,6 +205,16 @@ impl SoftQueue {
         self.amd_ptr() as usize
     }
 
+    /// Whether `[address, address + length)` lies in memory of this queue that a GPU reaches:
+    /// its `amd_queue_t`, its ring or its doorbell word. ROCr allocates all three in memory
+    /// mapped for the agents (the packet processor and device-side enqueue use them).
+    pub fn device_visible(&self, address: u64, length: u64) -> bool {
+        let inside = |start: u64, size: u64| start <= address && address.saturating_add(length) <= start + size;
+        inside(self.address() as u64, size_of::<AmdQueue>() as u64)
+            || inside(self.ring.base as u64, self.size as u64 * 64)
+            || inside(&*self.doorbell as *const DoorbellWord as u64, size_of::<DoorbellWord>() as u64)
+    }
+
     pub fn ring_base(&self) -> *mut u8 {
         self.ring.base
     }

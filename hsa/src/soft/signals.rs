@@ -128,6 +128,18 @@ fn grow(free: &mut Vec<usize>) -> Option<()> {
 }
 
 /// The slot behind a handle, whether live or not; `None` for addresses that are not slots.
+/// Whether `[address, address + length)` lies in the signals' memory, where each signal's
+/// `amd_signal_t` lives: ROCr allocates signals in memory the agents reach (a kernel may read or
+/// store a signal's value, as the packet processor does).
+pub(crate) fn device_visible(address: u64, length: u64) -> bool {
+    let count = CHUNK_COUNT.load(Ordering::Acquire);
+    let span = (SLOTS_PER_CHUNK * size_of::<SignalSlot>()) as u64;
+    CHUNKS[..count].iter().any(|chunk| {
+        let base = chunk.base.load(Ordering::Acquire) as u64;
+        base <= address && address.saturating_add(length) <= base + span
+    })
+}
+
 pub(crate) fn slot_any(handle: u64) -> Option<&'static SignalSlot> {
     let address = usize::try_from(handle).ok()?;
     let count = CHUNK_COUNT.load(Ordering::Acquire);

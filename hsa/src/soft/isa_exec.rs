@@ -1,0 +1,168 @@
+//! Running a dispatch's machine code with the gfx1100 interpreter (`aqueduct-isa`), the
+//! alternative to a kernel's host build (`SoftConfig::kernel_execution`).
+//!
+//! The interpreter sees the agent's memory as a GPU does: an access outside every allocation
+//! mapped for the queue's agent is a memory fault, recorded for delivery as ROCr delivers one
+//! (`check_access`). Besides allocations, a kernel may read its own loaded code object (its
+//! descriptor, code and read-only data) and the dispatch packet its dispatch pointer names.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use aqueduct_isa::interp::{self, AtomicOp, Dispatch, ExecError, Memory, MemoryFault, Program};
+
+use super::executable::LoadedKernel;
+use super::processor::{PacketResult, check_access};
+use super::queue::SoftQueue;
+use super::runtime::Runtime;
+use aqueduct_abi::KernelDispatchPacket;
+
+use crate::sys::status;
+
+/// Instructions one wave may run before the interpreter calls it hung: far beyond any kernel
+/// here, and a bound on a kernel that loops forever (which on a GPU would need a queue reset).
+const INSTRUCTION_LIMIT: u64 = 1 << 32;
+
+/// The agent's memory as the interpreter reaches it.
+struct AgentMemory<'a> {
+    queue: &'a SoftQueue,
+    runtime: &'a Runtime,
+    kernel: &'a LoadedKernel,
+    packet: core::ops::Range<u64>,
+}
+
+impl AgentMemory<'_> {
+    fn check(&self, address: u64, length: u64, write: bool) -> Result<(), MemoryFault> {
+        let end = address.checked_add(length).ok_or(MemoryFault { address, length, write })?;
+        let image = self.kernel.image.load_base()..self.kernel.image.load_base() + self.kernel.image.load_size();
+        let inside = |range: &core::ops::Range<u64>| range.start <= address && end <= range.end;
+        if !write && (inside(&image) || inside(&self.packet)) {
+            return Ok(());
+        }
+        if super::signals::device_visible(address, length) || self.queue_visible(address, length) {
+            return Ok(());
+        }
+        check_access(self.queue, self.runtime, address, length).map_err(|_| MemoryFault { address, length, write })
+    }
+}
+
+impl AgentMemory<'_> {
+    /// Whether the range lies in some queue's `amd_queue_t`, ring or doorbell.
+    fn queue_visible(&self, address: u64, length: u64) -> bool {
+        let queues = self.runtime.queues.lock().unwrap_or_else(|poison| poison.into_inner());
+        queues.values().any(|queue| queue.device_visible(address, length))
+    }
+}
+
+impl Memory for AgentMemory<'_> {
+    fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
+        self.check(address, out.len() as u64, false)?;
+        // SAFETY: `check` found the range inside an allocation mapped for this agent (or the
+        // kernel's loaded image, or the packet copy), all of which outlive the dispatch. Other
+        // waves may write it concurrently, as on a GPU; the bytes are copied without tearing
+        // guarantees, as a GPU's plain loads give none either.
+        unsafe { core::ptr::copy_nonoverlapping(address as *const u8, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
+        self.check(address, data.len() as u64, true)?;
+        // SAFETY: as for `read`: the range lies in a mapped allocation that outlives the dispatch.
+        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), address as *mut u8, data.len()) };
+        Ok(())
+    }
+
+    fn atomic32(&self, address: u64, op: AtomicOp, value: u32, compare: u32) -> Result<u32, MemoryFault> {
+        if address % 4 != 0 {
+            return Err(MemoryFault { address, length: 4, write: true });
+        }
+        self.check(address, 4, true)?;
+        // SAFETY: the word is mapped, 4-aligned and outlives the dispatch; every access to it
+        // that races this one is atomic or a plain copy, as on a GPU.
+        let word = unsafe { AtomicU32::from_ptr(address as *mut u32) };
+        let result = word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
+            Some(interp::apply_atomic32(op, old, value, compare))
+        });
+        Ok(result.unwrap_or_else(|old| old))
+    }
+
+    fn atomic64(&self, address: u64, op: AtomicOp, value: u64, compare: u64) -> Result<u64, MemoryFault> {
+        if address % 8 != 0 {
+            return Err(MemoryFault { address, length: 8, write: true });
+        }
+        self.check(address, 8, true)?;
+        // SAFETY: as for `atomic32`, with an 8-aligned word.
+        let word = unsafe { AtomicU64::from_ptr(address as *mut u64) };
+        let result = word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
+            Some(interp::apply_atomic64(op, old, value, compare))
+        });
+        Ok(result.unwrap_or_else(|old| old))
+    }
+}
+
+/// The kernel's program, decoded at its first interpreted dispatch and kept with the kernel.
+fn program(kernel: &LoadedKernel, memory: &AgentMemory<'_>) -> Result<Arc<Program>, String> {
+    kernel
+        .isa_program
+        .get_or_init(|| Program::load(memory, kernel.kernel_object()).map(Arc::new).map_err(|error| error.to_string()))
+        .clone()
+}
+
+/// Runs `packet`'s workgroups through the interpreter.
+pub(crate) fn dispatch(
+    queue: &SoftQueue,
+    runtime: &Runtime,
+    id: u64,
+    packet: &KernelDispatchPacket,
+    kernel: &LoadedKernel,
+) -> PacketResult {
+    let isa = runtime.gpu(queue.agent_index).map(|agent| agent.isa_name.as_str());
+    if !isa.is_some_and(|isa| isa.contains("gfx11")) {
+        return Err((
+            status::ERROR_INVALID_ISA,
+            format!("packet {id}: the interpreter runs gfx11 machine code; this agent is {}", isa.unwrap_or("unknown")),
+        ));
+    }
+    let packet_address = packet as *const KernelDispatchPacket as u64;
+    let memory = AgentMemory {
+        queue,
+        runtime,
+        kernel,
+        packet: packet_address..packet_address + core::mem::size_of::<KernelDispatchPacket>() as u64,
+    };
+    let named = |error: String| format!("packet {id}: kernel `{}` of {}: {error}", kernel.symbol, kernel.code_object);
+    let program = program(kernel, &memory).map_err(|error| (status::ERROR_INVALID_CODE_OBJECT, named(error)))?;
+    let dispatch = Dispatch {
+        program: &program,
+        packet_address,
+        queue_address: queue.address() as u64,
+        kernarg_address: packet.kernarg_address,
+        dispatch_id: id,
+        grid: packet.grid(),
+        workgroup: packet.workgroup(),
+        group_segment_size: packet.group_segment_size,
+        private_segment_size: packet.private_segment_size,
+        instruction_limit: INSTRUCTION_LIMIT,
+        realtime: super::clock::device_ticks,
+    };
+    let failure = std::sync::Mutex::new(None::<ExecError>);
+    super::processor::for_each_workgroup(queue, runtime, packet, |lds, workgroup_id| {
+        if let Err(error) = interp::run_workgroup(&dispatch, &memory, workgroup_id, lds) {
+            failure.lock().unwrap_or_else(|poison| poison.into_inner()).get_or_insert(error);
+        }
+    });
+    match failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+        None => Ok(()),
+        Some(error) => {
+            let code = match error {
+                ExecError::Fault { .. } => status::ERROR_MEMORY_FAULT,
+                ExecError::Unsupported { .. } | ExecError::Decode(_) | ExecError::PcOutOfRange { .. } => {
+                    status::ERROR_ILLEGAL_INSTRUCTION
+                }
+                ExecError::Descriptor(_) => status::ERROR_INVALID_CODE_OBJECT,
+                ExecError::Trap { .. } | ExecError::InstructionLimit { .. } => status::ERROR_EXCEPTION,
+            };
+            Err((code, named(error.to_string())))
+        }
+    }
+}

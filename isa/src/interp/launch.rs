@@ -1,0 +1,220 @@
+//! A dispatch's waves: their initial state and the loop that runs a workgroup.
+//!
+//! Initial state: AMDGPUUsage, "Initial Kernel Execution State" (GFX6–GFX12). User SGPRs come
+//! first, in this order, each only if `kernel_code_properties` enables it: private segment
+//! buffer (4), dispatch pointer (2), queue pointer (2), kernarg segment pointer (2), dispatch id
+//! (2), flat scratch init (2), private segment size (1). System SGPRs start at `USER_SGPR_COUNT`
+//! (compute_pgm_rsrc2 bits 5:1), each only if rsrc2 enables it: workgroup id X (bit 7), Y
+//! (bit 8), Z (bit 9), workgroup info (bit 10), private segment wavefront offset (bit 0). On
+//! GFX11 the work-item ids arrive packed in v0: X in bits 9:0, Y in 19:10, Z in 29:20.
+
+use super::program::Program;
+use super::wave::{EXEC, LANES, Wave};
+use super::{ExecError, Memory, memory_ops, scalar, vector};
+use crate::gfx11::Encoding;
+
+/// What one dispatch packet asks for, as the interpreter needs it.
+#[derive(Clone, Copy)]
+pub struct Dispatch<'a> {
+    pub program: &'a Program,
+    /// The dispatch packet's address (the dispatch pointer SGPRs).
+    pub packet_address: u64,
+    /// The queue's `hsa_queue_t` address (the queue pointer SGPRs).
+    pub queue_address: u64,
+    pub kernarg_address: u64,
+    pub dispatch_id: u64,
+    /// The grid and workgroup sizes, in work-items.
+    pub grid: [u32; 3],
+    pub workgroup: [u16; 3],
+    /// LDS bytes per workgroup and scratch bytes per work-item, as the packet asks.
+    pub group_segment_size: u32,
+    pub private_segment_size: u32,
+    /// Instructions one wave may execute before it is deemed hung.
+    pub instruction_limit: u64,
+    /// The clock `s_sendmsg_rtn_b64 MSG_RTN_GET_REALTIME` reads (the agent's timestamp clock).
+    pub realtime: fn() -> u64,
+}
+
+/// What the step of one instruction asks of the wave loop.
+pub(crate) enum Flow {
+    Next,
+    Jump(u64),
+    End,
+    Barrier,
+}
+
+/// Runs workgroup `workgroup_id` of `dispatch` to its end; `lds` is reused between calls.
+/// Returns the instructions its waves executed.
+pub fn run_workgroup(
+    dispatch: &Dispatch<'_>,
+    memory: &dyn Memory,
+    workgroup_id: [u32; 3],
+    lds: &mut Vec<u8>,
+) -> Result<u64, ExecError> {
+    let program = dispatch.program;
+    let descriptor = &program.descriptor;
+    lds.clear();
+    lds.resize(dispatch.group_segment_size.max(descriptor.group_segment_fixed_size) as usize, 0);
+    // A workgroup at the grid's edge holds only the work-items inside the grid.
+    let size: [u32; 3] = core::array::from_fn(|axis| {
+        let full = dispatch.workgroup[axis] as u32;
+        full.min(dispatch.grid[axis].saturating_sub(workgroup_id[axis].saturating_mul(full)))
+    });
+    let items = size[0] * size[1] * size[2];
+    let private_bytes = dispatch.private_segment_size.max(descriptor.private_segment_fixed_size) as usize;
+    let mut waves: Vec<Wave> = (0..items.div_ceil(LANES as u32))
+        .map(|index| initial_wave(dispatch, workgroup_id, size, index, private_bytes))
+        .collect::<Result<_, _>>()?;
+    let mut executed = 0;
+    loop {
+        for wave in waves.iter_mut().filter(|wave| !wave.ended && !wave.at_barrier) {
+            run_wave(dispatch, memory, wave, lds)?;
+        }
+        if waves.iter().all(|wave| wave.ended) {
+            break;
+        }
+        // Every live wave is at the barrier: release them together.
+        for wave in &mut waves {
+            wave.at_barrier = false;
+        }
+    }
+    for wave in &waves {
+        executed += wave.executed;
+    }
+    Ok(executed)
+}
+
+fn initial_wave(
+    dispatch: &Dispatch<'_>,
+    workgroup_id: [u32; 3],
+    size: [u32; 3],
+    index: u32,
+    private_bytes: usize,
+) -> Result<Wave, ExecError> {
+    let descriptor = &dispatch.program.descriptor;
+    let mut wave = Wave {
+        sgpr: [0; 128],
+        vgpr: vec![[0; LANES]; descriptor.vgprs()],
+        scc: false,
+        pc: dispatch.program.entry,
+        ended: false,
+        at_barrier: false,
+        scratch: vec![0; private_bytes * LANES],
+        private_bytes,
+        executed: 0,
+        realtime: dispatch.realtime,
+    };
+    let properties = descriptor.kernel_code_properties;
+    let mut next = 0u32;
+    let mut put = |wave: &mut Wave, values: &[u32]| {
+        for value in values {
+            wave.write_sgpr(next, *value);
+            next += 1;
+        }
+    };
+    let pair = |value: u64| [value as u32, (value >> 32) as u32];
+    if properties & 1 != 0 {
+        // A buffer resource over the wave's scratch; scratch is reached through the
+        // interpreter's per-lane model, so the resource carries only the size.
+        put(&mut wave, &[0, 0, private_bytes as u32, 0]);
+    }
+    if properties & 2 != 0 {
+        put(&mut wave, &pair(dispatch.packet_address));
+    }
+    if properties & 4 != 0 {
+        put(&mut wave, &pair(dispatch.queue_address));
+    }
+    if properties & 8 != 0 {
+        put(&mut wave, &pair(dispatch.kernarg_address));
+    }
+    if properties & 16 != 0 {
+        put(&mut wave, &pair(dispatch.dispatch_id));
+    }
+    if properties & 32 != 0 {
+        put(&mut wave, &[0, private_bytes as u32]);
+    }
+    if properties & 64 != 0 {
+        put(&mut wave, &[private_bytes as u32]);
+    }
+    let user = descriptor.user_sgpr_count();
+    if next > user {
+        return Err(ExecError::Descriptor(format!(
+            "the enabled user SGPRs need {next} registers but USER_SGPR_COUNT is {user}"
+        )));
+    }
+    let rsrc2 = descriptor.compute_pgm_rsrc2;
+    let mut system = user;
+    for (bit, value) in [(7, workgroup_id[0]), (8, workgroup_id[1]), (9, workgroup_id[2])] {
+        if rsrc2 >> bit & 1 == 1 {
+            wave.write_sgpr(system, value);
+            system += 1;
+        }
+    }
+    if rsrc2 >> 10 & 1 == 1 {
+        // Workgroup info: the wave count in bits 5:0 and whether the group is partial in bit 6
+        // … the kernels here do not read it; record the wave count.
+        wave.write_sgpr(system, size.iter().product::<u32>().div_ceil(LANES as u32));
+        system += 1;
+    }
+    if rsrc2 & 1 == 1 {
+        // The private segment wavefront offset: every wave's scratch starts at 0 here.
+        wave.write_sgpr(system, 0);
+    }
+    let mut exec = 0u32;
+    for lane in 0..LANES {
+        let linear = index * LANES as u32 + lane as u32;
+        if linear >= size[0] * size[1] * size[2] {
+            continue;
+        }
+        exec |= 1 << lane;
+        let (x, y, z) = (linear % size[0], linear / size[0] % size[1], linear / (size[0] * size[1]));
+        // `ENABLE_VGPR_WORKITEM_ID` (rsrc2 bits 12:11): 0 gives X, 1 X and Y, 2 all three.
+        let dimensions = (rsrc2 >> 11) & 3;
+        let packed = x | if dimensions >= 1 { y << 10 } else { 0 } | if dimensions >= 2 { z << 20 } else { 0 };
+        wave.write_vgpr(0, lane, packed);
+    }
+    wave.write_sgpr(EXEC, exec);
+    Ok(wave)
+}
+
+/// Runs `wave` until it ends or reaches a barrier.
+fn run_wave(dispatch: &Dispatch<'_>, memory: &dyn Memory, wave: &mut Wave, lds: &mut [u8]) -> Result<(), ExecError> {
+    let program = dispatch.program;
+    loop {
+        let pc = wave.pc;
+        let instruction = program.fetch(pc)?;
+        wave.executed += 1;
+        if wave.executed > dispatch.instruction_limit {
+            return Err(ExecError::InstructionLimit { pc, limit: dispatch.instruction_limit });
+        }
+        let flow = match instruction.encoding {
+            Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc | Encoding::Sopk | Encoding::Sopp | Encoding::Smem => {
+                scalar::step(wave, instruction, memory)?
+            }
+            Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p | Encoding::Vopd => {
+                vector::step(wave, instruction)?
+            }
+            Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Ds | Encoding::Mubuf => {
+                memory_ops::step(wave, instruction, memory, lds)?
+            }
+        };
+        match flow {
+            Flow::Next => wave.pc = pc + instruction.len() as u64,
+            Flow::Jump(target) => wave.pc = target,
+            Flow::End => {
+                wave.ended = true;
+                return Ok(());
+            }
+            Flow::Barrier => {
+                wave.pc = pc + instruction.len() as u64;
+                wave.at_barrier = true;
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// The error for an instruction a step does not execute.
+pub(crate) fn unsupported(wave: &Wave, instruction: &crate::gfx11::Instruction) -> ExecError {
+    ExecError::Unsupported { pc: wave.pc, mnemonic: instruction.mnemonic() }
+}

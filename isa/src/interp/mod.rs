@@ -1,0 +1,169 @@
+//! An interpreter for gfx1100 machine code: it runs a dispatch's workgroups wave by wave, as the
+//! hardware would, over memory the caller provides.
+//!
+//! - `program.rs`: a kernel's descriptor and its code, decoded once.
+//! - `launch.rs`: each wave's initial state, from the descriptor and the dispatch packet
+//!   (AMDGPUUsage, "Initial Kernel Execution State").
+//! - `wave.rs`: a wave's registers and operand access.
+//! - `scalar.rs`, `vector.rs`, `memory_ops.rs`: the instructions.
+//!
+//! The waves of a workgroup run in turn on the calling thread; `s_barrier` switches to the
+//! next wave until every live wave has reached it (a wave that ended no longer counts, as on
+//! the hardware). Workgroups are independent, so the caller
+//! runs them on as many threads as it likes.
+
+mod launch;
+mod memory_ops;
+mod program;
+mod scalar;
+mod vector;
+mod wave;
+
+pub use launch::{Dispatch, run_workgroup};
+pub use program::{KernelDescriptor, Program};
+
+use crate::DecodeError;
+
+/// A memory access the memory refused: nothing is mapped there for the agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryFault {
+    /// The first byte address of the access.
+    pub address: u64,
+    /// Its length in bytes.
+    pub length: u64,
+    /// Whether it wrote.
+    pub write: bool,
+}
+
+/// The atomic read-modify-write operations of FLAT, GLOBAL and DS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    Swap,
+    /// Compare-and-swap: stores `value` where memory holds `compare`.
+    CompareSwap,
+    MinU,
+    MaxU,
+    MinI,
+    MaxI,
+    And,
+    Or,
+    Xor,
+    /// `(old >= value) ? 0 : old + 1`.
+    Inc,
+    /// `(old == 0 || old > value) ? value : old - 1`.
+    Dec,
+}
+
+/// Global memory as the agent sees it: every access is checked by the implementation.
+pub trait Memory: Sync {
+    /// Reads `out.len()` bytes at `address`.
+    fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault>;
+    /// Writes `data` at `address`.
+    fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault>;
+    /// An atomic on the naturally aligned 4-byte word at `address`; returns the old value.
+    fn atomic32(&self, address: u64, op: AtomicOp, value: u32, compare: u32) -> Result<u32, MemoryFault>;
+    /// An atomic on the naturally aligned 8-byte word at `address`; returns the old value.
+    fn atomic64(&self, address: u64, op: AtomicOp, value: u64, compare: u64) -> Result<u64, MemoryFault>;
+}
+
+/// Applies `op` to `old` (the shared arithmetic of every atomic implementation).
+pub fn apply_atomic32(op: AtomicOp, old: u32, value: u32, compare: u32) -> u32 {
+    match op {
+        AtomicOp::Add => old.wrapping_add(value),
+        AtomicOp::Sub => old.wrapping_sub(value),
+        AtomicOp::Swap => value,
+        AtomicOp::CompareSwap => {
+            if old == compare {
+                value
+            } else {
+                old
+            }
+        }
+        AtomicOp::MinU => old.min(value),
+        AtomicOp::MaxU => old.max(value),
+        AtomicOp::MinI => (old as i32).min(value as i32) as u32,
+        AtomicOp::MaxI => (old as i32).max(value as i32) as u32,
+        AtomicOp::And => old & value,
+        AtomicOp::Or => old | value,
+        AtomicOp::Xor => old ^ value,
+        AtomicOp::Inc => {
+            if old >= value {
+                0
+            } else {
+                old + 1
+            }
+        }
+        AtomicOp::Dec => {
+            if old == 0 || old > value {
+                value
+            } else {
+                old - 1
+            }
+        }
+    }
+}
+
+/// [`apply_atomic32`] for 8-byte words.
+pub fn apply_atomic64(op: AtomicOp, old: u64, value: u64, compare: u64) -> u64 {
+    match op {
+        AtomicOp::Add => old.wrapping_add(value),
+        AtomicOp::Sub => old.wrapping_sub(value),
+        AtomicOp::Swap => value,
+        AtomicOp::CompareSwap => {
+            if old == compare {
+                value
+            } else {
+                old
+            }
+        }
+        AtomicOp::MinU => old.min(value),
+        AtomicOp::MaxU => old.max(value),
+        AtomicOp::MinI => (old as i64).min(value as i64) as u64,
+        AtomicOp::MaxI => (old as i64).max(value as i64) as u64,
+        AtomicOp::And => old & value,
+        AtomicOp::Or => old | value,
+        AtomicOp::Xor => old ^ value,
+        AtomicOp::Inc => {
+            if old >= value {
+                0
+            } else {
+                old + 1
+            }
+        }
+        AtomicOp::Dec => {
+            if old == 0 || old > value {
+                value
+            } else {
+                old - 1
+            }
+        }
+    }
+}
+
+/// Why a wave stopped before `s_endpgm`. Each names the program counter.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    /// The kernel's code could not be decoded.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// A global, scratch or LDS access outside what is mapped: a GPU memory fault.
+    #[error("memory fault at pc 0x{pc:x}: {} of {} bytes at 0x{:x}", if fault.write { "write" } else { "read" }, fault.length, fault.address)]
+    Fault { pc: u64, fault: MemoryFault },
+    /// An instruction the interpreter does not execute yet.
+    #[error("`{mnemonic}` at pc 0x{pc:x} is not supported by the interpreter")]
+    Unsupported { pc: u64, mnemonic: &'static str },
+    /// A branch or fall-through left the kernel's decoded code.
+    #[error("pc 0x{pc:x} is outside the kernel's code")]
+    PcOutOfRange { pc: u64 },
+    /// The kernel descriptor asks for something this interpreter cannot set up.
+    #[error("kernel descriptor: {0}")]
+    Descriptor(String),
+    /// `s_trap`, or `s_code_end` reached.
+    #[error("the wave trapped at pc 0x{pc:x}: {reason}")]
+    Trap { pc: u64, reason: &'static str },
+    /// A wave ran past the instruction budget: the interpreter's stand-in for a hung wave.
+    #[error("a wave ran {limit} instructions without ending (pc 0x{pc:x})")]
+    InstructionLimit { pc: u64, limit: u64 },
+}

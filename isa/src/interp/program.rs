@@ -1,0 +1,146 @@
+//! A kernel as the interpreter runs it: its descriptor and its code, decoded once.
+
+use super::{ExecError, Memory};
+use crate::gfx11::{Instruction, Opcode, decode};
+
+/// The fields of the 64-byte kernel descriptor the interpreter reads (AMDGPUUsage, "Kernel
+/// Descriptor", code object V3 and later).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelDescriptor {
+    /// Bytes of LDS the kernel itself uses (the packet may ask for more).
+    pub group_segment_fixed_size: u32,
+    /// Bytes of scratch per work-item.
+    pub private_segment_fixed_size: u32,
+    /// Byte offset from the descriptor to the kernel's first instruction.
+    pub kernel_code_entry_byte_offset: i64,
+    pub compute_pgm_rsrc1: u32,
+    pub compute_pgm_rsrc2: u32,
+    pub kernel_code_properties: u16,
+}
+
+impl KernelDescriptor {
+    /// Parses the descriptor's bytes.
+    pub fn parse(bytes: &[u8; 64]) -> KernelDescriptor {
+        let u32_at = |offset: usize| u32::from_le_bytes(bytes[offset..offset + 4].try_into().unwrap());
+        KernelDescriptor {
+            group_segment_fixed_size: u32_at(0),
+            private_segment_fixed_size: u32_at(4),
+            kernel_code_entry_byte_offset: i64::from_le_bytes(bytes[16..24].try_into().unwrap()),
+            compute_pgm_rsrc1: u32_at(48),
+            compute_pgm_rsrc2: u32_at(52),
+            kernel_code_properties: u16::from_le_bytes([bytes[56], bytes[57]]),
+        }
+    }
+
+    /// VGPRs a wave32 wave holds: (`GRANULATED_WORKITEM_VGPR_COUNT` + 1) × 8 (rsrc1 bits 5:0;
+    /// the granule is 8 for wave32 on gfx11).
+    pub fn vgprs(&self) -> usize {
+        ((self.compute_pgm_rsrc1 & 0x3F) as usize + 1) * 8
+    }
+
+    /// `USER_SGPR_COUNT` (rsrc2 bits 5:1): the system SGPRs start after this many.
+    pub fn user_sgpr_count(&self) -> u32 {
+        (self.compute_pgm_rsrc2 >> 1) & 0x1F
+    }
+
+    /// Whether `ENABLE_WAVEFRONT_SIZE32` (kernel_code_properties bit 10) is set.
+    pub fn wave32(&self) -> bool {
+        self.kernel_code_properties & (1 << 10) != 0
+    }
+}
+
+/// Code longer than this is refused (a descriptor pointing into garbage would otherwise decode
+/// until memory ends).
+const MAX_CODE_BYTES: u64 = 1 << 20;
+
+/// A kernel ready to run: its descriptor, and its instructions from the entry point to its
+/// first `s_code_end` (or the first word that does not decode, which faults only if reached).
+pub struct Program {
+    /// The descriptor's address (the packet's `kernel_object`).
+    pub kernel_object: u64,
+    pub descriptor: KernelDescriptor,
+    /// The address of the first instruction.
+    pub entry: u64,
+    /// Decoded instructions indexed by (pc − entry) / 4; `None` inside a multi-dword
+    /// instruction or past the decodable code.
+    code: Vec<Option<Instruction>>,
+    /// Why decoding stopped, if it was not `s_code_end`: reaching that pc reports it.
+    stop: Option<(u64, ExecError)>,
+}
+
+impl Program {
+    /// Reads the descriptor at `kernel_object` and decodes the code it points at.
+    pub fn load(memory: &dyn Memory, kernel_object: u64) -> Result<Program, ExecError> {
+        let mut bytes = [0u8; 64];
+        memory.read(kernel_object, &mut bytes).map_err(|fault| ExecError::Fault { pc: kernel_object, fault })?;
+        let descriptor = KernelDescriptor::parse(&bytes);
+        if !descriptor.wave32() {
+            return Err(ExecError::Descriptor(
+                "wave64 (ENABLE_WAVEFRONT_SIZE32 clear) is not supported on gfx11".into(),
+            ));
+        }
+        let entry = kernel_object.wrapping_add_signed(descriptor.kernel_code_entry_byte_offset);
+        let mut words = Vec::new();
+        let mut chunk = [0u8; 256];
+        let mut code = Vec::new();
+        let mut stop = None;
+        let mut exhausted = false;
+        'read: loop {
+            let offset = words.len() as u64 * 4;
+            if offset >= MAX_CODE_BYTES {
+                exhausted = true;
+            } else if memory.read(entry + offset, &mut chunk).is_ok() {
+                words.extend(chunk.chunks_exact(4).map(|word| u32::from_le_bytes(word.try_into().unwrap())));
+            } else {
+                // The code ends where the memory does; a word past it faults only if reached.
+                let mut one = [0u8; 4];
+                while words.len() < (offset as usize + chunk.len()) / 4
+                    && memory.read(entry + words.len() as u64 * 4, &mut one).is_ok()
+                {
+                    words.push(u32::from_le_bytes(one));
+                }
+                exhausted = true;
+            }
+            while code.len() < words.len() {
+                let index = code.len();
+                let pc = entry + index as u64 * 4;
+                match decode(&words[index..], pc) {
+                    Ok(instruction) if instruction.opcode() == Opcode::SCodeEnd => break 'read,
+                    Ok(instruction) => {
+                        code.push(Some(instruction));
+                        code.extend((1..instruction.dwords).map(|_| None));
+                    }
+                    Err(crate::DecodeError::Truncated { .. }) if !exhausted => break,
+                    Err(error) => {
+                        stop = Some((pc, error.into()));
+                        break 'read;
+                    }
+                }
+            }
+            if exhausted {
+                break;
+            }
+        }
+        code.truncate(words.len());
+        Ok(Program { kernel_object, descriptor, entry, code, stop })
+    }
+
+    /// The instruction at `pc`.
+    pub fn fetch(&self, pc: u64) -> Result<&Instruction, ExecError> {
+        let index = pc.wrapping_sub(self.entry) / 4;
+        if pc % 4 == 0
+            && let Some(Some(instruction)) = self.code.get(index as usize)
+        {
+            return Ok(instruction);
+        }
+        match &self.stop {
+            Some((stop, error)) if *stop == pc => Err(error.clone()),
+            _ => Err(ExecError::PcOutOfRange { pc }),
+        }
+    }
+
+    /// Instructions decoded.
+    pub fn instructions(&self) -> usize {
+        self.code.iter().flatten().count()
+    }
+}

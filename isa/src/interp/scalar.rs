@@ -1,0 +1,368 @@
+//! Scalar instructions: SOP1, SOP2, SOPC, SOPK, SOPP and SMEM (RDNA3 ISA chapters 4 and 5 for
+//! their operations, §15.1–15.3 for the fields).
+
+use super::launch::{Flow, unsupported};
+use super::wave::{EXEC, Kind, VCC, Wave};
+use super::{ExecError, Memory};
+use crate::gfx11::{Encoding, Instruction, Opcode, Slot};
+
+/// Width in dwords of the entry's slot `which` (by variant), 1 if absent.
+pub(crate) fn width(instruction: &Instruction, which: fn(&Slot) -> Option<u8>) -> u8 {
+    instruction.entry.slots.iter().find_map(which).unwrap_or(1)
+}
+
+fn sign_extend(value: u32, bits: u32) -> i32 {
+    ((value << (32 - bits)) as i32) >> (32 - bits)
+}
+
+pub(crate) fn step(wave: &mut Wave, instruction: &Instruction, memory: &dyn Memory) -> Result<Flow, ExecError> {
+    match instruction.encoding {
+        Encoding::Sopp => sopp(wave, instruction),
+        Encoding::Smem => smem(wave, instruction, memory),
+        Encoding::Sopk => sopk(wave, instruction),
+        _ => alu(wave, instruction),
+    }
+}
+
+fn sopp(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
+    let simm = instruction.words[0] & 0xFFFF;
+    // Branch targets: PC of the next instruction + simm16 × 4 (RDNA3 ISA §4.5).
+    let target = wave.pc.wrapping_add(4).wrapping_add_signed(sign_extend(simm, 16) as i64 * 4);
+    let jump_if = |condition: bool| if condition { Flow::Jump(target) } else { Flow::Next };
+    Ok(match instruction.opcode() {
+        Opcode::SEndpgm => Flow::End,
+        Opcode::SBranch => Flow::Jump(target),
+        Opcode::SCbranchScc0 => jump_if(!wave.scc),
+        Opcode::SCbranchScc1 => jump_if(wave.scc),
+        Opcode::SCbranchVccz => jump_if(wave.sgpr[VCC as usize] == 0),
+        Opcode::SCbranchVccnz => jump_if(wave.sgpr[VCC as usize] != 0),
+        Opcode::SCbranchExecz => jump_if(wave.exec() == 0),
+        Opcode::SCbranchExecnz => jump_if(wave.exec() != 0),
+        Opcode::SBarrier => Flow::Barrier,
+        // Memory is coherent and every access completes before the next instruction, so the
+        // waits, hints and cache controls have nothing to do.
+        Opcode::SNop
+        | Opcode::SWaitcnt
+        | Opcode::SWaitcntDepctr
+        | Opcode::SDelayAlu
+        | Opcode::SClause
+        | Opcode::SSetInstPrefetchDistance
+        | Opcode::SIcacheInv
+        | Opcode::SSleep
+        | Opcode::SSetprio
+        | Opcode::SSendmsg => Flow::Next,
+        Opcode::STrap => return Err(ExecError::Trap { pc: wave.pc, reason: "s_trap" }),
+        _ => return Err(unsupported(wave, instruction)),
+    })
+}
+
+fn sopk(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
+    let w0 = instruction.words[0];
+    let simm = w0 & 0xFFFF;
+    let sdst = (w0 >> 16) & 0x7F;
+    let signed = sign_extend(simm, 16);
+    let current = wave.scalar(sdst, None, Kind::Int);
+    match instruction.opcode() {
+        Opcode::SMovkI32 => wave.write_sgpr(sdst, signed as u32),
+        Opcode::SCmovkI32 => {
+            if wave.scc {
+                wave.write_sgpr(sdst, signed as u32)
+            }
+        }
+        Opcode::SAddkI32 => {
+            let (sum, overflow) = (current as i32).overflowing_add(signed);
+            wave.write_sgpr(sdst, sum as u32);
+            wave.scc = overflow;
+        }
+        Opcode::SMulkI32 => wave.write_sgpr(sdst, (current as i32).wrapping_mul(signed) as u32),
+        Opcode::SCmpkEqI32 => wave.scc = current as i32 == signed,
+        Opcode::SCmpkLgI32 => wave.scc = current as i32 != signed,
+        Opcode::SCmpkGtI32 => wave.scc = current as i32 > signed,
+        Opcode::SCmpkGeI32 => wave.scc = current as i32 >= signed,
+        Opcode::SCmpkLtI32 => wave.scc = (current as i32) < signed,
+        Opcode::SCmpkLeI32 => wave.scc = current as i32 <= signed,
+        Opcode::SCmpkEqU32 => wave.scc = current == simm,
+        Opcode::SCmpkLgU32 => wave.scc = current != simm,
+        Opcode::SCmpkGtU32 => wave.scc = current > simm,
+        Opcode::SCmpkGeU32 => wave.scc = current >= simm,
+        Opcode::SCmpkLtU32 => wave.scc = current < simm,
+        Opcode::SCmpkLeU32 => wave.scc = current <= simm,
+        Opcode::SWaitcntVscnt | Opcode::SWaitcntVmcnt | Opcode::SWaitcntExpcnt | Opcode::SWaitcntLgkmcnt => {}
+        // Writes to FLAT_SCRATCH (hwreg 20, 21) set up scratch, which the interpreter addresses
+        // per lane itself; other hardware registers are not modelled.
+        Opcode::SSetregB32 | Opcode::SSetregImm32B32 if matches!(simm & 0x3F, 20 | 21) => {}
+        _ => return Err(unsupported(wave, instruction)),
+    }
+    Ok(Flow::Next)
+}
+
+fn smem(wave: &mut Wave, instruction: &Instruction, memory: &dyn Memory) -> Result<Flow, ExecError> {
+    let [w0, w1, _] = instruction.words;
+    let dwords = match instruction.opcode() {
+        Opcode::SLoadB32 => 1,
+        Opcode::SLoadB64 => 2,
+        Opcode::SLoadB128 => 4,
+        Opcode::SLoadB256 => 8,
+        Opcode::SLoadB512 => 16,
+        Opcode::SDcacheInv | Opcode::SGl1Inv => return Ok(Flow::Next),
+        _ => return Err(unsupported(wave, instruction)),
+    };
+    let base = wave.scalar64((w0 & 0x3F) << 1, None, Kind::Int) & 0xFFFF_FFFF_FFFF;
+    let offset = sign_extend(w1 & 0x1F_FFFF, 21) as i64;
+    let soffset = wave.scalar(w1 >> 25, None, Kind::Int) as u64;
+    // The address is dword-aligned: its two low bits are ignored (RDNA3 ISA §5.2).
+    let address = base.wrapping_add_signed(offset).wrapping_add(soffset) & !3;
+    let mut bytes = [0u8; 64];
+    memory.read(address, &mut bytes[..dwords * 4]).map_err(|fault| ExecError::Fault { pc: wave.pc, fault })?;
+    let sdata = (w0 >> 6) & 0x7F;
+    for index in 0..dwords {
+        let value = u32::from_le_bytes(bytes[index * 4..index * 4 + 4].try_into().unwrap());
+        wave.write_sgpr(sdata + index as u32, value);
+    }
+    Ok(Flow::Next)
+}
+
+fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
+    let w0 = instruction.words[0];
+    let literal = instruction.literal();
+    let (sdst, ssrc0, ssrc1) = ((w0 >> 16) & 0x7F, w0 & 0xFF, (w0 >> 8) & 0xFF);
+    let sop1 = instruction.encoding == Encoding::Sop1;
+    let a = wave.scalar64(ssrc0, literal, Kind::Int);
+    let b = if sop1 { 0 } else { wave.scalar64(ssrc1, literal, Kind::Int) };
+    let (a32, b32) = (a as u32, b as u32);
+    let pc = wave.pc;
+    let write = |wave: &mut Wave, value: u32| wave.write_sgpr(sdst, value);
+    let write64 = |wave: &mut Wave, value: u64| wave.write_sgpr64(sdst, value);
+    let scc = wave.scc;
+    match instruction.opcode() {
+        // SOP2: arithmetic. SCC is the carry/borrow or signed overflow.
+        Opcode::SAddU32 => {
+            let (sum, carry) = a32.overflowing_add(b32);
+            write(wave, sum);
+            wave.scc = carry;
+        }
+        Opcode::SSubU32 => {
+            let (difference, borrow) = a32.overflowing_sub(b32);
+            write(wave, difference);
+            wave.scc = borrow;
+        }
+        Opcode::SAddcU32 => {
+            let sum = a32 as u64 + b32 as u64 + scc as u64;
+            write(wave, sum as u32);
+            wave.scc = sum >> 32 != 0;
+        }
+        Opcode::SSubbU32 => {
+            let difference = (a32 as u64).wrapping_sub(b32 as u64).wrapping_sub(scc as u64);
+            write(wave, difference as u32);
+            wave.scc = (b32 as u64 + scc as u64) > a32 as u64;
+        }
+        Opcode::SAddI32 => {
+            let (sum, overflow) = (a32 as i32).overflowing_add(b32 as i32);
+            write(wave, sum as u32);
+            wave.scc = overflow;
+        }
+        Opcode::SSubI32 => {
+            let (difference, overflow) = (a32 as i32).overflowing_sub(b32 as i32);
+            write(wave, difference as u32);
+            wave.scc = overflow;
+        }
+        Opcode::SMulI32 => write(wave, (a32 as i32).wrapping_mul(b32 as i32) as u32),
+        Opcode::SMulHiU32 => write(wave, ((a32 as u64 * b32 as u64) >> 32) as u32),
+        Opcode::SMulHiI32 => write(wave, ((a32 as i32 as i64 * b32 as i32 as i64) >> 32) as u32),
+        Opcode::SMinU32 | Opcode::SMaxU32 | Opcode::SMinI32 | Opcode::SMaxI32 => {
+            let (value, first) = match instruction.opcode() {
+                Opcode::SMinU32 => (a32.min(b32), a32 <= b32),
+                Opcode::SMaxU32 => (a32.max(b32), a32 >= b32),
+                Opcode::SMinI32 => ((a32 as i32).min(b32 as i32) as u32, a32 as i32 <= b32 as i32),
+                _ => ((a32 as i32).max(b32 as i32) as u32, a32 as i32 >= b32 as i32),
+            };
+            write(wave, value);
+            wave.scc = first;
+        }
+        Opcode::SCselectB32 => write(wave, if scc { a32 } else { b32 }),
+        Opcode::SCselectB64 => write64(wave, if scc { a } else { b }),
+        // Bitwise: SCC = result != 0.
+        Opcode::SAndB32
+        | Opcode::SOrB32
+        | Opcode::SXorB32
+        | Opcode::SAndNot1B32
+        | Opcode::SOrNot1B32
+        | Opcode::SNandB32
+        | Opcode::SNorB32
+        | Opcode::SXnorB32 => {
+            let value = bitwise(instruction.opcode(), a, b) as u32;
+            write(wave, value);
+            wave.scc = value != 0;
+        }
+        Opcode::SAndB64
+        | Opcode::SOrB64
+        | Opcode::SXorB64
+        | Opcode::SAndNot1B64
+        | Opcode::SOrNot1B64
+        | Opcode::SNandB64
+        | Opcode::SNorB64
+        | Opcode::SXnorB64 => {
+            let value = bitwise(instruction.opcode(), a, b);
+            write64(wave, value);
+            wave.scc = value != 0;
+        }
+        Opcode::SLshlB32 => set32(wave, sdst, a32 << (b32 & 31)),
+        Opcode::SLshrB32 => set32(wave, sdst, a32 >> (b32 & 31)),
+        Opcode::SAshrI32 => set32(wave, sdst, ((a32 as i32) >> (b32 & 31)) as u32),
+        Opcode::SLshlB64 => set64(wave, sdst, a << (b32 & 63)),
+        Opcode::SLshrB64 => set64(wave, sdst, a >> (b32 & 63)),
+        Opcode::SAshrI64 => set64(wave, sdst, ((a as i64) >> (b32 & 63)) as u64),
+        Opcode::SLshl1AddU32 | Opcode::SLshl2AddU32 | Opcode::SLshl3AddU32 | Opcode::SLshl4AddU32 => {
+            let shift = match instruction.opcode() {
+                Opcode::SLshl1AddU32 => 1,
+                Opcode::SLshl2AddU32 => 2,
+                Opcode::SLshl3AddU32 => 3,
+                _ => 4,
+            };
+            let sum = ((a32 as u64) << shift) + b32 as u64;
+            write(wave, sum as u32);
+            wave.scc = sum >> 32 != 0;
+        }
+        Opcode::SBfeU32 | Opcode::SBfeI32 => {
+            let (offset, size) = (b32 & 31, (b32 >> 16) & 0x7F);
+            let field = if size == 0 { 0 } else { (a32 >> offset) & mask32(size) };
+            let value = if instruction.opcode() == Opcode::SBfeI32 && size > 0 && size < 32 {
+                sign_extend(field, size) as u32
+            } else {
+                field
+            };
+            set32(wave, sdst, value);
+        }
+        Opcode::SBfeU64 | Opcode::SBfeI64 => {
+            let (offset, size) = (b32 & 63, (b32 >> 16) & 0x7F);
+            let field = if size == 0 { 0 } else { (a >> offset) & mask64(size) };
+            let value = if instruction.opcode() == Opcode::SBfeI64 && size > 0 && size < 64 {
+                ((field << (64 - size)) as i64 >> (64 - size)) as u64
+            } else {
+                field
+            };
+            set64(wave, sdst, value);
+        }
+        // SOPC: compares set SCC.
+        Opcode::SCmpEqU32 | Opcode::SCmpEqI32 => wave.scc = a32 == b32,
+        Opcode::SCmpLgU32 | Opcode::SCmpLgI32 => wave.scc = a32 != b32,
+        Opcode::SCmpGtU32 => wave.scc = a32 > b32,
+        Opcode::SCmpGeU32 => wave.scc = a32 >= b32,
+        Opcode::SCmpLtU32 => wave.scc = a32 < b32,
+        Opcode::SCmpLeU32 => wave.scc = a32 <= b32,
+        Opcode::SCmpGtI32 => wave.scc = a32 as i32 > b32 as i32,
+        Opcode::SCmpGeI32 => wave.scc = a32 as i32 >= b32 as i32,
+        Opcode::SCmpLtI32 => wave.scc = (a32 as i32) < b32 as i32,
+        Opcode::SCmpLeI32 => wave.scc = a32 as i32 <= b32 as i32,
+        Opcode::SCmpEqU64 => wave.scc = a == b,
+        Opcode::SCmpLgU64 => wave.scc = a != b,
+        Opcode::SBitcmp0B32 => wave.scc = a32 >> (b32 & 31) & 1 == 0,
+        Opcode::SBitcmp1B32 => wave.scc = a32 >> (b32 & 31) & 1 == 1,
+        // SOP1.
+        Opcode::SMovB32 => write(wave, a32),
+        Opcode::SMovB64 => write64(wave, a),
+        Opcode::SCmovB32 => {
+            if scc {
+                write(wave, a32)
+            }
+        }
+        Opcode::SCmovB64 => {
+            if scc {
+                write64(wave, a)
+            }
+        }
+        Opcode::SNotB32 => set32(wave, sdst, !a32),
+        Opcode::SNotB64 => set64(wave, sdst, !a),
+        Opcode::SBrevB32 => write(wave, a32.reverse_bits()),
+        Opcode::SBcnt1I32B32 => set32(wave, sdst, a32.count_ones()),
+        Opcode::SBcnt1I32B64 => set32(wave, sdst, a.count_ones()),
+        Opcode::SCtzI32B32 => write(wave, if a32 == 0 { u32::MAX } else { a32.trailing_zeros() }),
+        Opcode::SCtzI32B64 => write(wave, if a == 0 { u32::MAX } else { a.trailing_zeros() }),
+        Opcode::SClzI32U32 => write(wave, if a32 == 0 { u32::MAX } else { a32.leading_zeros() }),
+        Opcode::SSextI32I8 => write(wave, a32 as i8 as i32 as u32),
+        Opcode::SSextI32I16 => write(wave, a32 as i16 as i32 as u32),
+        Opcode::SGetpcB64 => write64(wave, pc + 4),
+        Opcode::SSetpcB64 => return Ok(Flow::Jump(a)),
+        Opcode::SSwappcB64 => {
+            write64(wave, pc + 4);
+            return Ok(Flow::Jump(a));
+        }
+        // Save EXEC to sdst, then EXEC = op(source, EXEC); SCC = EXEC != 0.
+        Opcode::SAndSaveexecB32
+        | Opcode::SOrSaveexecB32
+        | Opcode::SXorSaveexecB32
+        | Opcode::SAndNot1SaveexecB32
+        | Opcode::SOrNot1SaveexecB32
+        | Opcode::SAndNot0SaveexecB32
+        | Opcode::SOrNot0SaveexecB32
+        | Opcode::SNandSaveexecB32
+        | Opcode::SNorSaveexecB32
+        | Opcode::SXnorSaveexecB32 => {
+            let exec = wave.exec();
+            write(wave, exec);
+            let value = saveexec(instruction.opcode(), a32, exec);
+            wave.write_sgpr(EXEC, value);
+            wave.scc = value != 0;
+        }
+        Opcode::SSendmsgRtnB64 | Opcode::SSendmsgRtnB32 => {
+            // MSG_RTN_GET_REALTIME (131) reads the agent's clock; others are not modelled.
+            if ssrc0 != 131 {
+                return Err(unsupported(wave, instruction));
+            }
+            let value = (wave.realtime)();
+            if instruction.opcode() == Opcode::SSendmsgRtnB64 {
+                write64(wave, value)
+            } else {
+                write(wave, value as u32)
+            }
+        }
+        _ => return Err(unsupported(wave, instruction)),
+    }
+    Ok(Flow::Next)
+}
+
+fn set32(wave: &mut Wave, sdst: u32, value: u32) {
+    wave.write_sgpr(sdst, value);
+    wave.scc = value != 0;
+}
+
+fn set64(wave: &mut Wave, sdst: u32, value: u64) {
+    wave.write_sgpr64(sdst, value);
+    wave.scc = value != 0;
+}
+
+fn mask32(size: u32) -> u32 {
+    if size >= 32 { u32::MAX } else { (1 << size) - 1 }
+}
+
+fn mask64(size: u32) -> u64 {
+    if size >= 64 { u64::MAX } else { (1 << size) - 1 }
+}
+
+fn bitwise(opcode: Opcode, a: u64, b: u64) -> u64 {
+    match opcode {
+        Opcode::SAndB32 | Opcode::SAndB64 => a & b,
+        Opcode::SOrB32 | Opcode::SOrB64 => a | b,
+        Opcode::SXorB32 | Opcode::SXorB64 => a ^ b,
+        Opcode::SAndNot1B32 | Opcode::SAndNot1B64 => a & !b,
+        Opcode::SOrNot1B32 | Opcode::SOrNot1B64 => a | !b,
+        Opcode::SNandB32 | Opcode::SNandB64 => !(a & b),
+        Opcode::SNorB32 | Opcode::SNorB64 => !(a | b),
+        _ => !(a ^ b),
+    }
+}
+
+fn saveexec(opcode: Opcode, source: u32, exec: u32) -> u32 {
+    match opcode {
+        Opcode::SAndSaveexecB32 => source & exec,
+        Opcode::SOrSaveexecB32 => source | exec,
+        Opcode::SXorSaveexecB32 => source ^ exec,
+        Opcode::SAndNot1SaveexecB32 => source & !exec,
+        Opcode::SOrNot1SaveexecB32 => source | !exec,
+        Opcode::SAndNot0SaveexecB32 => !source & exec,
+        Opcode::SOrNot0SaveexecB32 => !source | exec,
+        Opcode::SNandSaveexecB32 => !(source & exec),
+        Opcode::SNorSaveexecB32 => !(source | exec),
+        _ => !(source ^ exec),
+    }
+}
