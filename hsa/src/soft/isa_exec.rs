@@ -73,7 +73,7 @@ impl Memory for AgentMemory<'_> {
     }
 
     fn atomic32(&self, address: u64, op: AtomicOp, value: u32, compare: u32) -> Result<u32, MemoryFault> {
-        if address % 4 != 0 {
+        if !address.is_multiple_of(4) {
             return Err(MemoryFault { address, length: 4, write: true });
         }
         self.check(address, 4, true)?;
@@ -87,7 +87,7 @@ impl Memory for AgentMemory<'_> {
     }
 
     fn atomic64(&self, address: u64, op: AtomicOp, value: u64, compare: u64) -> Result<u64, MemoryFault> {
-        if address % 8 != 0 {
+        if !address.is_multiple_of(8) {
             return Err(MemoryFault { address, length: 8, write: true });
         }
         self.check(address, 8, true)?;

@@ -114,9 +114,15 @@ pub struct Client {
 
 impl Client {
     pub fn new() -> Self {
-        register_test_kernels();
         // Tiny rings make a full ring easy to reach; ROCr's minimum is 64 packets.
-        aqueduct_hsa::soft::configure(aqueduct_hsa::soft::SoftConfig { queue_min_packets: 4, ..Default::default() });
+        Self::configured(aqueduct_hsa::soft::SoftConfig { queue_min_packets: 4, ..Default::default() })
+    }
+
+    /// A client of the soft runtime initialized with `config` (if this process has not
+    /// initialized it yet).
+    pub fn configured(config: aqueduct_hsa::soft::SoftConfig) -> Self {
+        register_test_kernels();
+        aqueduct_hsa::soft::configure(config);
         let hsa = Hsa::soft_current().expect("soft runtime initializes");
         let agent = hsa.gpu_agents().expect("agents")[0].agent;
         let pools = hsa.pools(agent).expect("pools");

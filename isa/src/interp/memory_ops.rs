@@ -255,12 +255,14 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: Access, lds: &mut [u8]
     let stride = if mnemonic.contains("stride64") { 64 } else { 1 };
     let returns = mnemonic.contains("_rtn_");
     let exec = wave.exec();
-    let read = |lds: &[u8], at: u64, out: &mut [u8]| match lds.get(at as usize..at as usize + out.len()) {
+    // LDS addresses are 32-bit: the VGPR plus the offset wraps (a negative VGPR with a positive
+    // offset is common in compiled code).
+    let read = |lds: &[u8], at: u64, out: &mut [u8]| match lds.get(at as u32 as usize..at as u32 as usize + out.len()) {
         Some(bytes) => out.copy_from_slice(bytes),
         None => out.fill(0),
     };
     let write = |lds: &mut [u8], at: u64, data: &[u8]| {
-        if let Some(bytes) = lds.get_mut(at as usize..at as usize + data.len()) {
+        if let Some(bytes) = lds.get_mut(at as u32 as usize..at as u32 as usize + data.len()) {
             bytes.copy_from_slice(data);
         }
     };

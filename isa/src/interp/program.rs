@@ -128,7 +128,7 @@ impl Program {
     /// The instruction at `pc`.
     pub fn fetch(&self, pc: u64) -> Result<&Instruction, ExecError> {
         let index = pc.wrapping_sub(self.entry) / 4;
-        if pc % 4 == 0
+        if pc.is_multiple_of(4)
             && let Some(Some(instruction)) = self.code.get(index as usize)
         {
             return Ok(instruction);

@@ -111,7 +111,7 @@ pub(crate) fn step(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, E
     let mut carry_out = 0u32;
     let mut results = [0u64; LANES];
     let exec = wave.exec();
-    for lane in 0..LANES {
+    for (lane, result) in results.iter_mut().enumerate() {
         if exec >> lane & 1 == 0 {
             continue;
         }
@@ -153,6 +153,12 @@ pub(crate) fn step(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, E
                 let (sum, overflow) = (a32 as i32 as i64 * b32 as i32 as i64).overflowing_add(c);
                 (sum as u64, overflow)
             }
+            // The count of set mask bits below this lane, plus the addend (wave32: no lane is
+            // past 31, so the high half counts nothing).
+            Opcode::VMbcntLoU32B32 => {
+                ((a32 & ((1u64 << lane) - 1) as u32).count_ones().wrapping_add(b32) as u64, false)
+            }
+            Opcode::VMbcntHiU32B32 => (b32 as u64, false),
             Opcode::VCndmaskB32 => {
                 let mask = if instruction.encoding == Encoding::Vop2 { wave.sgpr[VCC as usize] } else { carry_in };
                 ((if mask >> lane & 1 == 1 { b32 } else { a32 }) as u64, false)
@@ -162,7 +168,7 @@ pub(crate) fn step(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, E
                 None => return Err(unsupported(wave, instruction)),
             },
         };
-        results[lane] = value;
+        *result = value;
         carry_out |= (carry as u32) << lane;
     }
     for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {

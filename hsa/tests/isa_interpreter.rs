@@ -1,0 +1,134 @@
+//! The soft runtime in `isa` mode (`KernelExecution::Isa`): kernels nobody wrote a host build
+//! for (`fixtures/isa_kernels.c`, built by clang-19 and checked in) run from their gfx1100
+//! machine code through the interpreter.
+
+mod common;
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use aqueduct_hsa::soft::{KernelExecution, SoftConfig};
+use aqueduct_hsa::sys::{amd_event, hsa_amd_event_t, status};
+use common::{Client, dispatch_header};
+
+const ISA_KERNELS_GFX1100: &[u8] = include_bytes!("fixtures/isa_kernels_gfx1100.hsaco");
+
+fn client() -> Client {
+    Client::configured(SoftConfig { kernel_execution: KernelExecution::Isa, ..SoftConfig::default() })
+}
+
+fn words(values: &[u64], small: &[u32]) -> Vec<u8> {
+    let mut bytes: Vec<u8> = values.iter().flat_map(|value| value.to_le_bytes()).collect();
+    bytes.extend(small.iter().flat_map(|value| value.to_le_bytes()));
+    bytes
+}
+
+/// Runs one 1-D dispatch of `symbol`; returns `None` once it completed, or the queue's error
+/// detail once the queue failed.
+fn run(client: &Client, symbol: &str, grid: u32, workgroup: u16, kernargs: &[u8]) -> Option<String> {
+    let kernel = client.kernel(ISA_KERNELS_GFX1100, symbol);
+    let queue = client.queue(64);
+    let done = client.signal(1);
+    let kernarg = client.kernargs(kernargs);
+    let id = queue.reserve_spinning();
+    queue.publish(id, &common::dispatch_packet(&kernel, grid, workgroup, kernarg, done), dispatch_header(true), 1);
+    queue.ring(id);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if client.load(done) == 0 {
+            return None;
+        }
+        if let Some((_, detail)) = aqueduct_hsa::soft::queue_error_detail(queue.raw).expect("queue") {
+            return Some(detail);
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    panic!("{symbol}: neither completed nor failed in 30 s");
+}
+
+/// The Rust reference of `reverse_through_lds` for one work-item's input.
+fn fold(value: u32, rounds: u32) -> u32 {
+    let mut folded = value;
+    for round in 0..rounds {
+        if (value.wrapping_add(round)) & 1 == 1 {
+            folded = folded.wrapping_add(value.wrapping_mul(round));
+        } else {
+            folded ^= round << 3;
+        }
+    }
+    folded
+}
+
+#[test]
+fn a_kernel_with_a_loop_a_branch_lds_and_a_barrier_runs_without_a_host_build() {
+    let client = client();
+    // 200 items: three full workgroups of 64 and a partial one of 8, whose missing work-items
+    // contribute 0 to the tile.
+    let count = 200u32;
+    let rounds = 7;
+    let input = client.alloc_u32(count as usize);
+    for (index, value) in input.iter_mut().enumerate() {
+        *value = (index as u32).wrapping_mul(2_654_435_761) >> 7;
+    }
+    let out = client.alloc_u32(count as usize + 16);
+    out.fill(0xDEAD_BEEF);
+    let kernargs = words(&[out.as_mut_ptr() as u64, input.as_ptr() as u64], &[count, rounds]);
+    assert_eq!(run(&client, "reverse_through_lds.kd", count, 64, &kernargs), None);
+    for i in 0..count as usize {
+        let (group, local) = (i / 64, i % 64);
+        let mirrored = group * 64 + 63 - local;
+        let expected = if mirrored < count as usize { fold(input[mirrored], rounds) } else { fold(0, rounds) };
+        assert_eq!(out[i], expected, "item {i}");
+    }
+    assert!(out[count as usize..].iter().all(|&word| word == 0xDEAD_BEEF), "nothing past the grid is written");
+}
+
+#[test]
+fn global_atomics_from_every_lane_hand_out_distinct_tickets() {
+    let client = client();
+    let count = 1000u32;
+    let counter = client.alloc_u32(1);
+    let tickets = client.alloc_u32(count as usize);
+    // The explicit arguments, then the hidden ones the kernel reads (code object v5:
+    // hidden_block_count_{x,y,z} at 24, hidden_group_size_{x,y,z} at 36), as a HIP runtime
+    // would fill them.
+    let mut kernargs = words(&[counter.as_mut_ptr() as u64, tickets.as_mut_ptr() as u64], &[count, 0]);
+    kernargs.extend([count.div_ceil(128), 1, 1].iter().flat_map(|value: &u32| value.to_le_bytes()));
+    kernargs.extend([128u16, 1, 1].iter().flat_map(|value| value.to_le_bytes()));
+    kernargs.resize(280, 0);
+    assert_eq!(run(&client, "atomic_tickets.kd", count, 128, &kernargs), None);
+    assert_eq!(counter[0], count);
+    let mut seen = tickets.to_vec();
+    seen.sort_unstable();
+    assert_eq!(seen, (0..count).collect::<Vec<_>>(), "each ticket once");
+}
+
+static EVENTS: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn record_event(event: *const hsa_amd_event_t, _data: *mut core::ffi::c_void) -> u32 {
+    // SAFETY: the runtime passes a valid event for the duration of the call.
+    let event = unsafe { &*event };
+    assert_eq!(event.event_type, amd_event::GPU_MEMORY_FAULT_EVENT);
+    EVENTS.lock().unwrap().push((event.memory_fault.agent.handle, event.memory_fault.virtual_address));
+    status::SUCCESS
+}
+
+#[test]
+fn a_store_outside_every_allocation_is_a_memory_fault_event_naming_the_kernel() {
+    let client = client();
+    // The fault goes to a system event handler, as on ROCr (without one, ROCr aborts).
+    // SAFETY: the handler keeps no state but a static, valid for the process.
+    unsafe { client.hsa.register_system_event_handler(Some(record_event), core::ptr::null_mut()) }.expect("handler");
+    let out = client.alloc_u32(4);
+    // 1 GiB past a 16-byte allocation: nothing is mapped there.
+    let index = 1u32 << 28;
+    let kernargs = words(&[out.as_mut_ptr() as u64], &[index, 5]);
+    let detail = run(&client, "store_at.kd", 32, 32, &kernargs).expect("the store faults");
+    assert!(detail.contains("`store_at.kd`") && detail.contains("memory fault at pc"), "{detail}");
+    let address = out.as_ptr() as u64 + u64::from(index) * 4;
+    assert!(EVENTS.lock().unwrap().contains(&(client.agent.handle, address)), "the handler saw {address:#x}");
+    // In range, the same kernel stores.
+    let kernargs = words(&[out.as_mut_ptr() as u64], &[3, 5]);
+    assert_eq!(run(&client, "store_at.kd", 32, 32, &kernargs), None);
+    assert_eq!(out[3], 5);
+}
