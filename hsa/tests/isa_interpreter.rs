@@ -74,11 +74,11 @@ fn a_kernel_with_a_loop_a_branch_lds_and_a_barrier_runs_without_a_host_build() {
     out.fill(0xDEAD_BEEF);
     let kernargs = words(&[out.as_mut_ptr() as u64, input.as_ptr() as u64], &[count, rounds]);
     assert_eq!(run(&client, "reverse_through_lds.kd", count, 64, &kernargs), None);
-    for i in 0..count as usize {
+    for (i, &got) in out[..count as usize].iter().enumerate() {
         let (group, local) = (i / 64, i % 64);
         let mirrored = group * 64 + 63 - local;
         let expected = if mirrored < count as usize { fold(input[mirrored], rounds) } else { fold(0, rounds) };
-        assert_eq!(out[i], expected, "item {i}");
+        assert_eq!(got, expected, "item {i}");
     }
     assert!(out[count as usize..].iter().all(|&word| word == 0xDEAD_BEEF), "nothing past the grid is written");
 }
