@@ -116,11 +116,13 @@ pub(crate) fn dispatch(
     packet: &KernelDispatchPacket,
     kernel: &LoadedKernel,
 ) -> PacketResult {
+    let named = |error: String| format!("packet {id}: kernel `{}` of {}: {error}", kernel.symbol, kernel.code_object);
     let isa = runtime.gpu(queue.agent_index).map(|agent| agent.isa_name.as_str());
     if !isa.is_some_and(|isa| isa.contains("gfx11")) {
+        let agent = isa.unwrap_or("unknown");
         return Err((
             status::ERROR_INVALID_ISA,
-            format!("packet {id}: the interpreter runs gfx11 machine code; this agent is {}", isa.unwrap_or("unknown")),
+            named(format!("the interpreter runs gfx11 machine code and this agent is {agent}; nothing else runs it")),
         ));
     }
     let packet_address = packet as *const KernelDispatchPacket as u64;
@@ -130,7 +132,6 @@ pub(crate) fn dispatch(
         kernel,
         packet: packet_address..packet_address + core::mem::size_of::<KernelDispatchPacket>() as u64,
     };
-    let named = |error: String| format!("packet {id}: kernel `{}` of {}: {error}", kernel.symbol, kernel.code_object);
     let program = program(kernel, &memory).map_err(|error| (status::ERROR_INVALID_CODE_OBJECT, named(error)))?;
     let dispatch = Dispatch {
         program: &program,

@@ -74,7 +74,7 @@ impl Instruction {
     }
 
     /// Whether this is an atomic that returns the memory's old value (GLC set on a FLAT,
-    /// GLOBAL or MUBUF atomic; RDNA3 ISA §9.1.10 and §10.6).
+    /// GLOBAL or MUBUF atomic; RDNA3 ISA guide).
     pub fn returns_data(&self) -> bool {
         matches!(self.encoding, Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf)
             && (self.words[0] >> 14) & 1 == 1
@@ -91,7 +91,7 @@ impl Instruction {
     }
 }
 
-/// The 9-bit source operand value that means "a literal dword follows" (RDNA3 ISA §15.1, the
+/// The 9-bit source operand value that means "a literal dword follows" (RDNA3 ISA guide, the
 /// SSRC/SRC operand tables).
 pub(crate) const LITERAL: u32 = 255;
 /// Source values that select DPP (233, 234: DPP8; 250: DPP16), which this decoder refuses.
@@ -224,7 +224,7 @@ fn entry_takes_literal(entry: &Entry) -> bool {
     )
 }
 
-/// The source fields that may hold the literal marker, per encoding (RDNA3 ISA §15).
+/// The source fields that may hold the literal marker, per encoding (RDNA3 ISA guide).
 fn source_fields(instruction: &Instruction) -> [Option<u32>; 4] {
     let [w0, w1, _] = instruction.words;
     let slots = instruction.entry.slots;

@@ -1,4 +1,4 @@
-//! Operand values of the encodings' register fields (RDNA3 ISA §15, the SSRC, SDST and SRC
+//! Operand values of the encodings' register fields (RDNA3 ISA guide, the SSRC, SDST and SRC
 //! operand tables; gfx11 numbers `null` 124 and `m0` 125, the reverse of gfx10).
 
 /// One operand value.

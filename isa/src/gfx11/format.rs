@@ -442,7 +442,7 @@ fn write_sopp(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
     match mnemonic {
         "s_waitcnt" => {
             // gfx11: vmcnt [15:10], lgkmcnt [9:4], expcnt [2:0]; LLVM prints the counters that
-            // are not at their maximum (RDNA3 ISA §4.4; AMDGPUBaseInfo's waitcnt encoding).
+            // are not at their maximum (RDNA3 ISA guide; AMDGPUBaseInfo's waitcnt encoding).
             let (vm, lgkm, exp) = (simm >> 10, (simm >> 4) & 0x3F, simm & 7);
             let mut parts = Vec::new();
             if vm != 0x3F {

@@ -2,7 +2,7 @@
 //!
 //! Global memory goes through [`Memory`], whose refusal is a memory fault. Scratch is per lane,
 //! `private_bytes` each: an access outside it faults too. LDS accesses outside the workgroup's
-//! allocation read 0 and drop writes, as the hardware's range check does (RDNA3 ISA §11.1).
+//! allocation read 0 and drop writes, as the hardware's range check does (RDNA3 ISA guide).
 
 use super::launch::{Flow, unsupported};
 use super::wave::{EXEC, LANES, PRIVATE_BASE, SHARED_BASE, Wave};
@@ -308,7 +308,7 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: Access, lds: &mut [u8]
                 read(lds, at, &mut buffer[..width]);
                 let old = u64::from_le_bytes(buffer);
                 // DS compare-and-store takes the comparand in data0 and the new value in
-                // data1 (RDNA3 ISA §11.2, `DS_CMPSTORE_B32`).
+                // data1 (RDNA3 ISA guide, `DS_CMPSTORE_B32`).
                 let operand = |register: u32| {
                     if wide {
                         wave.vgpr(register, lane) as u64 | (wave.vgpr(register + 1, lane) as u64) << 32

@@ -1,5 +1,5 @@
 //! Scalar instructions: SOP1, SOP2, SOPC, SOPK, SOPP and SMEM (RDNA3 ISA chapters 4 and 5 for
-//! their operations, §15.1–15.3 for the fields).
+//! their operations, chapter 15 for the fields).
 
 use super::launch::{Flow, unsupported};
 use super::wave::{EXEC, Kind, VCC, Wave};
@@ -26,7 +26,7 @@ pub(crate) fn step(wave: &mut Wave, instruction: &Instruction, memory: &dyn Memo
 
 fn sopp(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     let simm = instruction.words[0] & 0xFFFF;
-    // Branch targets: PC of the next instruction + simm16 × 4 (RDNA3 ISA §4.5).
+    // Branch targets: PC of the next instruction + simm16 × 4 (RDNA3 ISA guide).
     let target = wave.pc.wrapping_add(4).wrapping_add_signed(sign_extend(simm, 16) as i64 * 4);
     let jump_if = |condition: bool| if condition { Flow::Jump(target) } else { Flow::Next };
     Ok(match instruction.opcode() {
@@ -110,7 +110,7 @@ fn smem(wave: &mut Wave, instruction: &Instruction, memory: &dyn Memory) -> Resu
     let base = wave.scalar64((w0 & 0x3F) << 1, None, Kind::Int) & 0xFFFF_FFFF_FFFF;
     let offset = sign_extend(w1 & 0x1F_FFFF, 21) as i64;
     let soffset = wave.scalar(w1 >> 25, None, Kind::Int) as u64;
-    // The address is dword-aligned: its two low bits are ignored (RDNA3 ISA §5.2).
+    // The address is dword-aligned: its two low bits are ignored (RDNA3 ISA guide).
     let address = base.wrapping_add_signed(offset).wrapping_add(soffset) & !3;
     let mut bytes = [0u8; 64];
     memory.read(address, &mut bytes[..dwords * 4]).map_err(|fault| ExecError::Fault { pc: wave.pc, fault })?;

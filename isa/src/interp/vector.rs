@@ -1,6 +1,6 @@
 //! Vector ALU instructions: VOP1, VOP2, VOPC, VOP3 (and VOP3SD), VOPD (RDNA3 ISA chapter 7 for
-//! their operations, §15.4 for the fields). Every lane outside EXEC keeps its registers; a
-//! compare writes 0 for those lanes (RDNA3 ISA §7.8).
+//! their operations, chapter 15 for the fields). Every lane outside EXEC keeps its registers; a
+//! compare writes 0 for those lanes (RDNA3 ISA guide).
 
 use super::ExecError;
 use super::launch::{Flow, unsupported};
@@ -331,8 +331,8 @@ fn lane_value(
         Opcode::VLdexpF32 => f32_bits(f32_of(a) * 2f32.powi(b32 as i32)),
         Opcode::VCvtF32U32 => f32_bits(a32 as f32),
         Opcode::VCvtF32I32 => f32_bits(a32 as i32 as f32),
-        // Float to integer conversions saturate and send NaN to 0, as Rust's casts do (RDNA3 ISA
-        // §7.5).
+        // Float to integer conversions saturate and send NaN to 0, as Rust's casts do (the RDNA3
+        // ISA guide's V_CVT_U32_F32 and V_CVT_I32_F32).
         Opcode::VCvtU32F32 => f32_of(a) as u32 as u64,
         Opcode::VCvtI32F32 => f32_of(a) as i32 as u32 as u64,
         Opcode::VCvtF32F64 => f32_bits(f64_of(a) as f32),
@@ -430,7 +430,7 @@ fn evaluate(condition: &str, ty: &str, a: u64, b: u64) -> Option<bool> {
 }
 
 /// VOPD: two independent operations; both read their sources before either writes (RDNA3 ISA
-/// §7.6).
+/// guide, "Dual Issue VALU").
 fn dual(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     let [w0, w1, _] = instruction.words;
     let literal = instruction.literal();

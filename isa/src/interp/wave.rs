@@ -1,6 +1,6 @@
 //! A wave's registers and how operands read and write them.
 //!
-//! Scalar registers live in one array indexed by their operand encoding (RDNA3 ISA §15, the
+//! Scalar registers live in one array indexed by their operand encoding (RDNA3 ISA guide, the
 //! SSRC/SDST tables): s0–s105, then `vcc_lo` 106, `vcc_hi` 107, trap temporaries 108–123,
 //! `null` 124 (reads 0, drops writes), `m0` 125, `exec_lo` 126, `exec_hi` 127. A wave32 wave's
 //! EXEC is `exec_lo`; its VCC is `vcc_lo`.
@@ -19,7 +19,7 @@ pub(crate) const SHARED_BASE: u64 = 0x1000_0000_0000_0000;
 pub(crate) const PRIVATE_BASE: u64 = 0x2000_0000_0000_0000;
 
 /// How an operand's inline constants read: float constants as f32 or f64 bits, integers sign
-/// extended (RDNA3 ISA §7.3, "Inline constants").
+/// extended (RDNA3 ISA guide, "Inline constants").
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Kind {
     Int,
@@ -67,7 +67,7 @@ impl Wave {
             253 => self.scc as u64,
             255 => {
                 let value = literal.unwrap_or(0);
-                // A 64-bit float operand's literal is the double's high half (RDNA3 ISA §7.3).
+                // A 64-bit float operand's literal is the double's high half (RDNA3 ISA guide).
                 if kind == Kind::F64 { (value as u64) << 32 } else { value as u64 }
             }
             235 => SHARED_BASE >> 32,
@@ -130,7 +130,7 @@ fn constant(operand: Operand, kind: Kind) -> u64 {
 
 fn float32(value: InlineFloat) -> f32 {
     match value {
-        // 1/(2π) as the hardware holds it in f32 (RDNA3 ISA §7.3: 0x3e22f983).
+        // 1/(2π) as the hardware holds it in f32 (RDNA3 ISA guide: 0x3e22f983).
         InlineFloat::InvTwoPi => f32::from_bits(0x3E22_F983),
         other => other.value() as f32,
     }
