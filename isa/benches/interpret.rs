@@ -4,85 +4,17 @@
 //!
 //! `cargo bench -p aqueduct-isa --bench interpret`
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-
 use aqueduct_abi::{KernelDispatchPacket, PacketHeader};
-use aqueduct_isa::interp::{self, AtomicOp, Dispatch, Memory, MemoryFault, Program};
+use aqueduct_isa::interp::{self, Dispatch, Program, Regions, StandaloneImage};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use object::{Object, ObjectSegment, ObjectSymbol};
-
-/// Memory made of a few host buffers; anything else faults.
-struct Buffers(Vec<(u64, u64)>);
-
-impl Buffers {
-    fn check(&self, address: u64, length: u64, write: bool) -> Result<(), MemoryFault> {
-        let inside = self.0.iter().any(|&(base, size)| base <= address && address + length <= base + size);
-        if inside { Ok(()) } else { Err(MemoryFault { address, length, write }) }
-    }
-}
-
-impl Memory for Buffers {
-    fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
-        self.check(address, out.len() as u64, false)?;
-        // SAFETY: the range lies in one of the live buffers.
-        unsafe { core::ptr::copy_nonoverlapping(address as *const u8, out.as_mut_ptr(), out.len()) };
-        Ok(())
-    }
-
-    fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
-        self.check(address, data.len() as u64, true)?;
-        // SAFETY: the range lies in one of the live buffers.
-        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), address as *mut u8, data.len()) };
-        Ok(())
-    }
-
-    fn atomic32(&self, address: u64, op: AtomicOp, value: u32, compare: u32) -> Result<u32, MemoryFault> {
-        self.check(address, 4, true)?;
-        // SAFETY: a live, 4-aligned word of one of the buffers (the kernels align their atomics).
-        let word = unsafe { AtomicU32::from_ptr(address as *mut u32) };
-        Ok(word
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
-                Some(interp::apply_atomic32(op, old, value, compare))
-            })
-            .unwrap_or_else(|old| old))
-    }
-
-    fn atomic64(&self, address: u64, op: AtomicOp, value: u64, compare: u64) -> Result<u64, MemoryFault> {
-        self.check(address, 8, true)?;
-        // SAFETY: as above, 8-aligned.
-        let word = unsafe { AtomicU64::from_ptr(address as *mut u64) };
-        Ok(word
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
-                Some(interp::apply_atomic64(op, old, value, compare))
-            })
-            .unwrap_or_else(|old| old))
-    }
-}
-
-/// Loads the code object's `PT_LOAD` segments into one buffer; returns it and the address of
-/// `symbol`.
-fn load(bytes: &[u8], symbol: &str) -> (Vec<u64>, u64) {
-    let file = object::File::parse(bytes).expect("ELF");
-    let lowest = file.segments().map(|segment| segment.address()).min().expect("segments");
-    let end = file.segments().map(|segment| segment.address() + segment.size()).max().expect("segments");
-    let mut image = vec![0u64; ((end - lowest) as usize).div_ceil(8)];
-    let base = image.as_mut_ptr() as u64;
-    for segment in file.segments() {
-        let data = segment.data().expect("segment data");
-        let at = (segment.address() - lowest) as usize;
-        // SAFETY: the segment lies inside the image, sized from the segments' extent.
-        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), (base as *mut u8).add(at), data.len()) };
-    }
-    let address = file.symbols().find(|entry| entry.name() == Ok(symbol)).expect("symbol").address();
-    (image, base + address - lowest)
-}
 
 fn fill_one_mebibyte(c: &mut Criterion) {
     let bytes = aqueduct_builtins::DeviceLibrary::code_object("gfx1100").expect("embedded gfx1100 library");
     let mut target = vec![0u32; (1 << 20) / 4];
     let plan = aqueduct_builtins::plan_fill(target.as_mut_ptr() as u64, 1 << 20, 0xA5C3_E1F0, 4).expect("plan");
     // The planner picks the widest element the alignment allows: `fill_block_x16` here.
-    let (image, kernel_object) = load(bytes, plan.kernel_symbol());
+    let image = StandaloneImage::load(bytes).expect("the library loads");
+    let kernel_object = image.kernel_object(plan.kernel_symbol()).expect("the kernel");
     let kernargs = plan.kernarg_bytes().to_vec();
     let packet = KernelDispatchPacket {
         header: PacketHeader::INVALID,
@@ -97,8 +29,8 @@ fn fill_one_mebibyte(c: &mut Criterion) {
         kernarg_address: kernargs.as_ptr() as u64,
         ..KernelDispatchPacket::default()
     };
-    let memory = Buffers(vec![
-        (image.as_ptr() as u64, image.len() as u64 * 8),
+    let memory = Regions(vec![
+        image.range(),
         (target.as_ptr() as u64, target.len() as u64 * 4),
         (kernargs.as_ptr() as u64, kernargs.len() as u64),
         (&packet as *const KernelDispatchPacket as u64, 64),

@@ -7,7 +7,6 @@
 //! descriptor, code and read-only data) and the dispatch packet its dispatch pointer names.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use aqueduct_isa::interp::{self, AtomicOp, Dispatch, ExecError, Memory, MemoryFault, Program};
 
@@ -79,11 +78,7 @@ impl Memory for AgentMemory<'_> {
         self.check(address, 4, true)?;
         // SAFETY: the word is mapped, 4-aligned and outlives the dispatch; every access to it
         // that races this one is atomic or a plain copy, as on a GPU.
-        let word = unsafe { AtomicU32::from_ptr(address as *mut u32) };
-        let result = word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
-            Some(interp::apply_atomic32(op, old, value, compare))
-        });
-        Ok(result.unwrap_or_else(|old| old))
+        Ok(unsafe { interp::host_atomic32(address, op, value, compare) })
     }
 
     fn atomic64(&self, address: u64, op: AtomicOp, value: u64, compare: u64) -> Result<u64, MemoryFault> {
@@ -92,11 +87,7 @@ impl Memory for AgentMemory<'_> {
         }
         self.check(address, 8, true)?;
         // SAFETY: as for `atomic32`, with an 8-aligned word.
-        let word = unsafe { AtomicU64::from_ptr(address as *mut u64) };
-        let result = word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
-            Some(interp::apply_atomic64(op, old, value, compare))
-        });
-        Ok(result.unwrap_or_else(|old| old))
+        Ok(unsafe { interp::host_atomic64(address, op, value, compare) })
     }
 }
 

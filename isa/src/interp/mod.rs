@@ -16,11 +16,13 @@ mod launch;
 mod memory_ops;
 mod program;
 mod scalar;
+mod standalone;
 mod vector;
 mod wave;
 
 pub use launch::{Dispatch, run_workgroup};
 pub use program::{KernelDescriptor, Program};
+pub use standalone::{Regions, StandaloneImage};
 
 use crate::DecodeError;
 
@@ -68,78 +70,70 @@ pub trait Memory: Sync {
     fn atomic64(&self, address: u64, op: AtomicOp, value: u64, compare: u64) -> Result<u64, MemoryFault>;
 }
 
-/// Applies `op` to `old` (the shared arithmetic of every atomic implementation).
-pub fn apply_atomic32(op: AtomicOp, old: u32, value: u32, compare: u32) -> u32 {
-    match op {
-        AtomicOp::Add => old.wrapping_add(value),
-        AtomicOp::Sub => old.wrapping_sub(value),
-        AtomicOp::Swap => value,
-        AtomicOp::CompareSwap => {
-            if old == compare {
-                value
-            } else {
-                old
+/// One body for both atomic widths: `$unsigned` words, compared as `$signed` for `MinI`/`MaxI`.
+macro_rules! atomic_arithmetic {
+    ($(#[$doc:meta])* $name:ident, $unsigned:ty, $signed:ty) => {
+        $(#[$doc])*
+        pub fn $name(op: AtomicOp, old: $unsigned, value: $unsigned, compare: $unsigned) -> $unsigned {
+            match op {
+                AtomicOp::Add => old.wrapping_add(value),
+                AtomicOp::Sub => old.wrapping_sub(value),
+                AtomicOp::Swap => value,
+                AtomicOp::CompareSwap if old == compare => value,
+                AtomicOp::CompareSwap => old,
+                AtomicOp::MinU => old.min(value),
+                AtomicOp::MaxU => old.max(value),
+                AtomicOp::MinI => (old as $signed).min(value as $signed) as $unsigned,
+                AtomicOp::MaxI => (old as $signed).max(value as $signed) as $unsigned,
+                AtomicOp::And => old & value,
+                AtomicOp::Or => old | value,
+                AtomicOp::Xor => old ^ value,
+                AtomicOp::Inc if old >= value => 0,
+                AtomicOp::Inc => old + 1,
+                AtomicOp::Dec if old == 0 || old > value => value,
+                AtomicOp::Dec => old - 1,
             }
         }
-        AtomicOp::MinU => old.min(value),
-        AtomicOp::MaxU => old.max(value),
-        AtomicOp::MinI => (old as i32).min(value as i32) as u32,
-        AtomicOp::MaxI => (old as i32).max(value as i32) as u32,
-        AtomicOp::And => old & value,
-        AtomicOp::Or => old | value,
-        AtomicOp::Xor => old ^ value,
-        AtomicOp::Inc => {
-            if old >= value {
-                0
-            } else {
-                old + 1
-            }
-        }
-        AtomicOp::Dec => {
-            if old == 0 || old > value {
-                value
-            } else {
-                old - 1
-            }
-        }
-    }
+    };
 }
 
-/// [`apply_atomic32`] for 8-byte words.
-pub fn apply_atomic64(op: AtomicOp, old: u64, value: u64, compare: u64) -> u64 {
-    match op {
-        AtomicOp::Add => old.wrapping_add(value),
-        AtomicOp::Sub => old.wrapping_sub(value),
-        AtomicOp::Swap => value,
-        AtomicOp::CompareSwap => {
-            if old == compare {
-                value
-            } else {
-                old
-            }
-        }
-        AtomicOp::MinU => old.min(value),
-        AtomicOp::MaxU => old.max(value),
-        AtomicOp::MinI => (old as i64).min(value as i64) as u64,
-        AtomicOp::MaxI => (old as i64).max(value as i64) as u64,
-        AtomicOp::And => old & value,
-        AtomicOp::Or => old | value,
-        AtomicOp::Xor => old ^ value,
-        AtomicOp::Inc => {
-            if old >= value {
-                0
-            } else {
-                old + 1
-            }
-        }
-        AtomicOp::Dec => {
-            if old == 0 || old > value {
-                value
-            } else {
-                old - 1
-            }
-        }
-    }
+atomic_arithmetic!(
+    /// Applies `op` to the 4-byte `old` (the shared arithmetic of every atomic implementation).
+    apply_atomic32,
+    u32,
+    i32
+);
+atomic_arithmetic!(
+    /// [`apply_atomic32`] for 8-byte words.
+    apply_atomic64,
+    u64,
+    i64
+);
+
+/// Performs `op` on the 4-byte word at `address` with a host atomic and returns the old value:
+/// how a [`Memory`] implements [`Memory::atomic32`] once it has checked the access.
+///
+/// # Safety
+/// `address` is a live, 4-aligned word for the duration of the call, and every access that races
+/// this one is atomic or a plain copy (as on a GPU).
+pub unsafe fn host_atomic32(address: u64, op: AtomicOp, value: u32, compare: u32) -> u32 {
+    // SAFETY: the caller's contract.
+    let word = unsafe { core::sync::atomic::AtomicU32::from_ptr(address as *mut u32) };
+    let update = |old| Some(apply_atomic32(op, old, value, compare));
+    word.fetch_update(core::sync::atomic::Ordering::AcqRel, core::sync::atomic::Ordering::Acquire, update)
+        .unwrap_or_else(|old| old)
+}
+
+/// [`host_atomic32`] for an 8-byte, 8-aligned word.
+///
+/// # Safety
+/// As for [`host_atomic32`], with an 8-aligned word.
+pub unsafe fn host_atomic64(address: u64, op: AtomicOp, value: u64, compare: u64) -> u64 {
+    // SAFETY: the caller's contract.
+    let word = unsafe { core::sync::atomic::AtomicU64::from_ptr(address as *mut u64) };
+    let update = |old| Some(apply_atomic64(op, old, value, compare));
+    word.fetch_update(core::sync::atomic::Ordering::AcqRel, core::sync::atomic::Ordering::Acquire, update)
+        .unwrap_or_else(|old| old)
 }
 
 /// Why a wave stopped before `s_endpgm`. Each names the program counter.
