@@ -22,8 +22,18 @@ use crate::sys::status;
 /// here, and a bound on a kernel that loops forever (which on a GPU would need a queue reset).
 const INSTRUCTION_LIMIT: u64 = 1 << 32;
 
+thread_local! {
+    /// (dispatch, start, end): the allocation this thread last found granted, in that dispatch.
+    static GRANTED: core::cell::Cell<(u64, u64, u64)> = const { core::cell::Cell::new((0, 0, 0)) };
+}
+
+/// Numbers interpreted dispatches, from 1, so a thread's cached allocation is its dispatch's.
+static NEXT_DISPATCH: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
+
 /// The agent's memory as the interpreter reaches it.
 struct AgentMemory<'a> {
+    /// This dispatch's number (`NEXT_DISPATCH`).
+    dispatch: u64,
     queue: &'a SoftQueue,
     runtime: &'a Runtime,
     kernel: &'a LoadedKernel,
@@ -33,6 +43,19 @@ struct AgentMemory<'a> {
 impl AgentMemory<'_> {
     fn check(&self, address: u64, length: u64, write: bool) -> Result<(), MemoryFault> {
         let end = address.checked_add(length).ok_or(MemoryFault { address, length, write })?;
+        // Allocations first: nearly every access is to one. The allocation last found on this
+        // thread during this dispatch answers without the allocation map's lock (the client
+        // keeps what a running kernel uses alive, as on a GPU).
+        let cached = GRANTED.get();
+        if cached.0 == self.dispatch && cached.1 <= address && end <= cached.2 {
+            return Ok(());
+        }
+        if let Some((start, stop)) =
+            self.runtime.allocations.granted_allocation(self.queue.agent_index, address, length)
+        {
+            GRANTED.set((self.dispatch, start, stop));
+            return Ok(());
+        }
         let image = self.kernel.image.load_base()..self.kernel.image.load_base() + self.kernel.image.load_size();
         let inside = |range: &core::ops::Range<u64>| range.start <= address && end <= range.end;
         if !write && (inside(&image) || inside(&self.packet)) {
@@ -41,6 +64,7 @@ impl AgentMemory<'_> {
         if super::signals::device_visible(address, length) || self.queue_visible(address, length) {
             return Ok(());
         }
+        // Refused: check again through `check_access`, which records the fault for delivery.
         check_access(self.queue, self.runtime, address, length).map_err(|_| MemoryFault { address, length, write })
     }
 }
@@ -118,6 +142,7 @@ pub(crate) fn dispatch(
     }
     let packet_address = packet as *const KernelDispatchPacket as u64;
     let memory = AgentMemory {
+        dispatch: NEXT_DISPATCH.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
         queue,
         runtime,
         kernel,

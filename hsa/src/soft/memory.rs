@@ -377,6 +377,17 @@ impl Allocations {
         }
     }
 
+    /// The allocation granted to agent `agent_index` that holds `[address, address + length)`,
+    /// as `(start, end)`; `None` if none does (mappings are not looked at).
+    pub fn granted_allocation(&self, agent_index: usize, address: u64, length: u64) -> Option<(u64, u64)> {
+        let live = self.read();
+        let (start, allocation) = live.range(..=address as usize).next_back()?;
+        let end = *start as u64 + allocation.layout.size() as u64;
+        let fits = address.checked_add(length).is_some_and(|last| last <= end);
+        let granted = allocation.agents.load(Ordering::Acquire) & owner_bit(agent_index) != 0;
+        (fits && granted).then_some((*start as u64, end))
+    }
+
     fn check_allocation(&self, agent_index: usize, address: u64, length: u64) -> Result<(), AccessFault> {
         let live = self.read();
         let (start, allocation) = live.range(..=address as usize).next_back().ok_or(AccessFault::NotMapped)?;
