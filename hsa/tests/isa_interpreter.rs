@@ -24,8 +24,8 @@ fn words(values: &[u64], small: &[u32]) -> Vec<u8> {
 }
 
 /// Runs one 1-D dispatch of `symbol`; returns `None` once it completed, or the queue's error
-/// detail once the queue failed.
-fn run(client: &Client, symbol: &str, grid: u32, workgroup: u16, kernargs: &[u8]) -> Option<String> {
+/// status and detail once the queue failed.
+fn run(client: &Client, symbol: &str, grid: u32, workgroup: u16, kernargs: &[u8]) -> Option<(u32, String)> {
     let kernel = client.kernel(ISA_KERNELS_GFX1100, symbol);
     let queue = client.queue(64);
     let done = client.signal(1);
@@ -38,8 +38,8 @@ fn run(client: &Client, symbol: &str, grid: u32, workgroup: u16, kernargs: &[u8]
         if client.load(done) == 0 {
             return None;
         }
-        if let Some((_, detail)) = aqueduct_hsa::soft::queue_error_detail(queue.raw).expect("queue") {
-            return Some(detail);
+        if let Some(error) = aqueduct_hsa::soft::queue_error_detail(queue.raw).expect("queue") {
+            return Some(error);
         }
         std::thread::sleep(Duration::from_micros(200));
     }
@@ -123,7 +123,7 @@ fn a_store_outside_every_allocation_is_a_memory_fault_event_naming_the_kernel() 
     // 1 GiB past a 16-byte allocation: nothing is mapped there.
     let index = 1u32 << 28;
     let kernargs = words(&[out.as_mut_ptr() as u64], &[index, 5]);
-    let detail = run(&client, "store_at.kd", 32, 32, &kernargs).expect("the store faults");
+    let (_, detail) = run(&client, "store_at.kd", 32, 32, &kernargs).expect("the store faults");
     assert!(detail.contains("`store_at.kd`") && detail.contains("memory fault at pc"), "{detail}");
     let address = out.as_ptr() as u64 + u64::from(index) * 4;
     assert!(EVENTS.lock().unwrap().contains(&(client.agent.handle, address)), "the handler saw {address:#x}");
@@ -131,4 +131,18 @@ fn a_store_outside_every_allocation_is_a_memory_fault_event_naming_the_kernel() 
     let kernargs = words(&[out.as_mut_ptr() as u64], &[3, 5]);
     assert_eq!(run(&client, "store_at.kd", 32, 32, &kernargs), None);
     assert_eq!(out[3], 5);
+}
+
+#[test]
+fn an_instruction_the_interpreter_does_not_execute_fails_the_queue_naming_it() {
+    let client = client();
+    let (out, a, b) = (client.alloc_u32(32), client.alloc_u32(32), client.alloc_u32(32));
+    out.fill(0xDEAD_BEEF);
+    let kernargs = words(&[out.as_mut_ptr() as u64, a.as_ptr() as u64, b.as_ptr() as u64], &[]);
+    let (status, detail) = run(&client, "packed_half_add.kd", 32, 32, &kernargs).expect("the dispatch fails");
+    assert_eq!(status, status::ERROR_ILLEGAL_INSTRUCTION, "{detail}");
+    for part in ["`packed_half_add.kd`", "`v_pk_add_f16`", "not supported by the interpreter"] {
+        assert!(detail.contains(part), "`{part}` missing from: {detail}");
+    }
+    assert!(out.iter().all(|&word| word == 0xDEAD_BEEF), "nothing was stored");
 }
