@@ -60,7 +60,12 @@ pub fn run_workgroup(
         let full = dispatch.workgroup[axis] as u32;
         full.min(dispatch.grid[axis].saturating_sub(workgroup_id[axis].saturating_mul(full)))
     });
-    let items = size[0] * size[1] * size[2];
+    // The hardware's limit; the packet processor refuses more before it gets here.
+    let items = size.iter().map(|&axis| u64::from(axis)).product::<u64>();
+    if items > 1024 {
+        return Err(ExecError::Descriptor(format!("a workgroup of {items} work-items; the most is 1024")));
+    }
+    let items = items as u32;
     let private_bytes = dispatch.private_segment_size.max(descriptor.private_segment_fixed_size) as usize;
     let mut waves: Vec<Wave> = (0..items.div_ceil(LANES as u32))
         .map(|index| initial_wave(dispatch, workgroup_id, size, index, private_bytes))

@@ -154,7 +154,7 @@ pub enum ExecError {
     /// The kernel descriptor asks for something this interpreter cannot set up.
     #[error("kernel descriptor: {0}")]
     Descriptor(String),
-    /// `s_trap`, or `s_code_end` reached.
+    /// `s_trap`. (Running into `s_code_end`, where decoding stopped, is [`ExecError::PcOutOfRange`].)
     #[error("the wave trapped at pc 0x{pc:x}: {reason}")]
     Trap { pc: u64, reason: &'static str },
     /// A wave ran past the instruction budget: the interpreter's stand-in for a hung wave.

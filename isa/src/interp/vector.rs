@@ -290,7 +290,7 @@ fn lane_value(
         Opcode::VMulLoU32 => a32.wrapping_mul(b32) as u64,
         Opcode::VMulHiU32 => ((a32 as u64 * b32 as u64) >> 32) & 0xFFFF_FFFF,
         Opcode::VMulHiI32 => (((a32 as i32 as i64 * b32 as i32 as i64) >> 32) as u32) as u64,
-        Opcode::VMulU32U24 => ((a32 & 0xFF_FFFF) * (b32 & 0xFF_FFFF)) as u64,
+        Opcode::VMulU32U24 => (a32 & 0xFF_FFFF).wrapping_mul(b32 & 0xFF_FFFF) as u64,
         Opcode::VMulI32I24 => ((((a32 << 8) as i32 >> 8).wrapping_mul((b32 << 8) as i32 >> 8)) as u32) as u64,
         Opcode::VMadU32U24 => ((a32 & 0xFF_FFFF).wrapping_mul(b32 & 0xFF_FFFF).wrapping_add(c() as u32)) as u64,
         Opcode::VMinU32 => a32.min(b32) as u64,
@@ -308,7 +308,7 @@ fn lane_value(
         Opcode::VBfiB32 => ((a32 & b32) | (!a32 & c() as u32)) as u64,
         Opcode::VAlignbitB32 => ((((a32 as u64) << 32 | b32 as u64) >> (c() as u32 & 31)) as u32) as u64,
         Opcode::VBfmB32 => (((1u64 << (a32 & 31)) - 1) << (b32 & 31)) as u32 as u64,
-        Opcode::VBcntU32B32 => (a32.count_ones() + b32) as u64,
+        Opcode::VBcntU32B32 => a32.count_ones().wrapping_add(b32) as u64,
         // f32.
         Opcode::VAddF32 => f32_bits(f32_of(a) + f32_of(b)),
         Opcode::VSubF32 => f32_bits(f32_of(a) - f32_of(b)),
