@@ -3,7 +3,7 @@
 //! of the memory they touch must agree, guard bytes included, over odd sizes, offsets and
 //! alignments. No HSA runtime is involved: both run here, workgroup by workgroup.
 
-use aqueduct_abi::{KernelDispatchPacket, PacketHeader, WorkgroupContext};
+use aqueduct_abi::{KernelDispatchPacket, WorkgroupContext};
 use aqueduct_builtins::{DeviceLibrary, DispatchPlan, plan_copy, plan_fill, plan_patch_indirect, plan_update_inline};
 use aqueduct_isa::interp::{self, Dispatch, Program, Regions, StandaloneImage};
 
@@ -17,22 +17,6 @@ const ARENA: usize = 8192;
 struct Line([u8; 64]);
 const SENTINEL: u8 = 0x5A;
 
-fn packet_for(plan: &DispatchPlan, kernel_object: u64, kernargs: &[u8]) -> KernelDispatchPacket {
-    KernelDispatchPacket {
-        header: PacketHeader::INVALID,
-        setup: 1,
-        workgroup_size_x: plan.workgroup_size,
-        workgroup_size_y: 1,
-        workgroup_size_z: 1,
-        grid_size_x: plan.grid_size,
-        grid_size_y: 1,
-        grid_size_z: 1,
-        kernel_object,
-        kernarg_address: kernargs.as_ptr() as u64,
-        ..KernelDispatchPacket::default()
-    }
-}
-
 unsafe extern "C" fn no_clock() -> u64 {
     0
 }
@@ -42,7 +26,7 @@ fn run_host(plan: &DispatchPlan) {
     let kernels = aqueduct_builtins::soft_registrations().next().expect("registrations").1;
     let kernel = kernels.iter().find(|kernel| kernel.symbol == plan.kernel_symbol()).expect("a host build");
     let kernargs = plan.kernarg_bytes();
-    let packet = packet_for(plan, 0, kernargs);
+    let packet = plan.packet(0, kernargs.as_ptr() as u64);
     let mut group_memory = vec![0u8; 0];
     for group in 0..plan.grid_size.div_ceil(u32::from(plan.workgroup_size)) {
         let context = WorkgroupContext {
@@ -68,7 +52,7 @@ fn run_host(plan: &DispatchPlan) {
 fn run_isa(image: &StandaloneImage, plan: &DispatchPlan, arena: &[u8]) {
     let kernel_object = image.kernel_object(plan.kernel_symbol()).expect("the kernel");
     let kernargs = plan.kernarg_bytes();
-    let packet = packet_for(plan, kernel_object, kernargs);
+    let packet = plan.packet(kernel_object, kernargs.as_ptr() as u64);
     let packet_address = &packet as *const KernelDispatchPacket as u64;
     let memory = Regions(vec![
         image.range(),

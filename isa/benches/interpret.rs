@@ -4,7 +4,7 @@
 //!
 //! `cargo bench -p aqueduct-isa --bench interpret`
 
-use aqueduct_abi::{KernelDispatchPacket, PacketHeader};
+use aqueduct_abi::KernelDispatchPacket;
 use aqueduct_isa::interp::{self, Dispatch, Program, Regions, StandaloneImage};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -16,19 +16,7 @@ fn fill_one_mebibyte(c: &mut Criterion) {
     let image = StandaloneImage::load(bytes).expect("the library loads");
     let kernel_object = image.kernel_object(plan.kernel_symbol()).expect("the kernel");
     let kernargs = plan.kernarg_bytes().to_vec();
-    let packet = KernelDispatchPacket {
-        header: PacketHeader::INVALID,
-        setup: 1,
-        workgroup_size_x: plan.workgroup_size,
-        workgroup_size_y: 1,
-        workgroup_size_z: 1,
-        grid_size_x: plan.grid_size,
-        grid_size_y: 1,
-        grid_size_z: 1,
-        kernel_object,
-        kernarg_address: kernargs.as_ptr() as u64,
-        ..KernelDispatchPacket::default()
-    };
+    let packet = plan.packet(kernel_object, kernargs.as_ptr() as u64);
     let memory = Regions(vec![
         image.range(),
         (target.as_ptr() as u64, target.len() as u64 * 4),

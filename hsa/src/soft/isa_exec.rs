@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use aqueduct_isa::interp::{self, AtomicOp, Dispatch, ExecError, Memory, MemoryFault, Program};
+use aqueduct_isa::interp::{self, Dispatch, ExecError, HostMemory, MemoryFault, Program};
 
 use super::executable::LoadedKernel;
 use super::processor::{PacketResult, check_access};
@@ -40,7 +40,10 @@ struct AgentMemory<'a> {
     packet: core::ops::Range<u64>,
 }
 
-impl AgentMemory<'_> {
+// SAFETY: `check` answers `Ok` only for allocations mapped for the agent, the kernel's loaded
+// image and the packet copy (reads), and the queues' and signals' memory, all of which outlive
+// the dispatch (the client keeps what a running kernel uses alive, as on a GPU).
+unsafe impl HostMemory for AgentMemory<'_> {
     fn check(&self, address: u64, length: u64, write: bool) -> Result<(), MemoryFault> {
         let end = address.checked_add(length).ok_or(MemoryFault { address, length, write })?;
         // Allocations first: nearly every access is to one. The allocation last found on this
@@ -74,44 +77,6 @@ impl AgentMemory<'_> {
     fn queue_visible(&self, address: u64, length: u64) -> bool {
         let queues = self.runtime.queues.lock().unwrap_or_else(|poison| poison.into_inner());
         queues.values().any(|queue| queue.device_visible(address, length))
-    }
-}
-
-impl Memory for AgentMemory<'_> {
-    fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
-        self.check(address, out.len() as u64, false)?;
-        // SAFETY: `check` found the range inside an allocation mapped for this agent (or the
-        // kernel's loaded image, or the packet copy), all of which outlive the dispatch. Other
-        // waves may write it concurrently, as on a GPU; the bytes are copied without tearing
-        // guarantees, as a GPU's plain loads give none either.
-        unsafe { core::ptr::copy_nonoverlapping(address as *const u8, out.as_mut_ptr(), out.len()) };
-        Ok(())
-    }
-
-    fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
-        self.check(address, data.len() as u64, true)?;
-        // SAFETY: as for `read`: the range lies in a mapped allocation that outlives the dispatch.
-        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), address as *mut u8, data.len()) };
-        Ok(())
-    }
-
-    fn atomic32(&self, address: u64, op: AtomicOp, value: u32, compare: u32) -> Result<u32, MemoryFault> {
-        if !address.is_multiple_of(4) {
-            return Err(MemoryFault { address, length: 4, write: true });
-        }
-        self.check(address, 4, true)?;
-        // SAFETY: the word is mapped, 4-aligned and outlives the dispatch; every access to it
-        // that races this one is atomic or a plain copy, as on a GPU.
-        Ok(unsafe { interp::host_atomic32(address, op, value, compare) })
-    }
-
-    fn atomic64(&self, address: u64, op: AtomicOp, value: u64, compare: u64) -> Result<u64, MemoryFault> {
-        if !address.is_multiple_of(8) {
-            return Err(MemoryFault { address, length: 8, write: true });
-        }
-        self.check(address, 8, true)?;
-        // SAFETY: as for `atomic32`, with an 8-aligned word.
-        Ok(unsafe { interp::host_atomic64(address, op, value, compare) })
     }
 }
 

@@ -216,7 +216,7 @@ pub fn decode(words: &[u32], pc: u64) -> Result<Instruction, DecodeError> {
 }
 
 /// Opcodes whose encoding always carries a literal: `v_fmaak`/`v_fmamk` (their `K` constant)
-/// and `s_setreg_imm32_b32`, `s_call_b64`-free SOPK forms with a 32-bit immediate.
+/// and `s_setreg_imm32_b32` (its 32-bit value).
 fn entry_takes_literal(entry: &Entry) -> bool {
     matches!(
         entry.opcode,

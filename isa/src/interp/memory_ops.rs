@@ -5,7 +5,7 @@
 //! allocation read 0 and drop writes, as the hardware's range check does (RDNA3 ISA guide).
 
 use super::launch::{Flow, unsupported};
-use super::wave::{EXEC, LANES, PRIVATE_BASE, SHARED_BASE, Wave};
+use super::wave::{LANES, PRIVATE_BASE, SHARED_BASE, Wave};
 use super::{AtomicOp, ExecError, Memory, MemoryFault, apply_atomic32, apply_atomic64};
 use crate::gfx11::{Encoding, Instruction};
 
@@ -124,7 +124,7 @@ pub(crate) fn step(
             }
             _ => (wave.vgpr(addr, lane) as u64 | (wave.vgpr(addr + 1, lane) as u64) << 32).wrapping_add_signed(offset),
         };
-        let target = Target::of(instruction.encoding, address, wave, lane).map_err(fault)?;
+        let target = Target::of(instruction.encoding, address, lane).map_err(fault)?;
         match access {
             Access::Load { bytes, signed, d16, hi } => {
                 let mut buffer = [0u8; 16];
@@ -171,7 +171,7 @@ enum Target {
 }
 
 impl Target {
-    fn of(encoding: Encoding, address: u64, _wave: &Wave, lane: usize) -> Result<Target, MemoryFault> {
+    fn of(encoding: Encoding, address: u64, lane: usize) -> Result<Target, MemoryFault> {
         let fault = MemoryFault { address, length: 1, write: false };
         match encoding {
             Encoding::Scratch => Ok(Target::Scratch(lane, address)),
@@ -330,6 +330,5 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: Access, lds: &mut [u8]
             }
         }
     }
-    let _ = EXEC;
     Ok(Flow::Next)
 }

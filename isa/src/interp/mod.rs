@@ -20,6 +20,8 @@ mod standalone;
 mod vector;
 mod wave;
 
+use core::sync::atomic::Ordering;
+
 pub use launch::{Dispatch, run_workgroup};
 pub use program::{KernelDescriptor, Program};
 pub use standalone::{Regions, StandaloneImage};
@@ -110,30 +112,55 @@ atomic_arithmetic!(
     i64
 );
 
-/// Performs `op` on the 4-byte word at `address` with a host atomic and returns the old value:
-/// how a [`Memory`] implements [`Memory::atomic32`] once it has checked the access.
+/// Memory the kernel reaches at host addresses. The implementor only says whether an access may
+/// happen; its [`Memory`] then copies and updates the host bytes, one way for every
+/// implementation.
 ///
 /// # Safety
-/// `address` is a live, 4-aligned word for the duration of the call, and every access that races
-/// this one is atomic or a plain copy (as on a GPU).
-pub unsafe fn host_atomic32(address: u64, op: AtomicOp, value: u32, compare: u32) -> u32 {
-    // SAFETY: the caller's contract.
-    let word = unsafe { core::sync::atomic::AtomicU32::from_ptr(address as *mut u32) };
-    let update = |old| Some(apply_atomic32(op, old, value, compare));
-    word.fetch_update(core::sync::atomic::Ordering::AcqRel, core::sync::atomic::Ordering::Acquire, update)
-        .unwrap_or_else(|old| old)
+/// `check` returns `Ok` only for a range of live host memory that stays live for the dispatch,
+/// where every access racing the interpreter's is atomic or a plain copy (as on a GPU).
+pub unsafe trait HostMemory: Sync {
+    /// Whether the kernel may read (or, `write`, write) `[address, address + length)`.
+    fn check(&self, address: u64, length: u64, write: bool) -> Result<(), MemoryFault>;
 }
 
-/// [`host_atomic32`] for an 8-byte, 8-aligned word.
-///
-/// # Safety
-/// As for [`host_atomic32`], with an 8-aligned word.
-pub unsafe fn host_atomic64(address: u64, op: AtomicOp, value: u64, compare: u64) -> u64 {
-    // SAFETY: the caller's contract.
-    let word = unsafe { core::sync::atomic::AtomicU64::from_ptr(address as *mut u64) };
-    let update = |old| Some(apply_atomic64(op, old, value, compare));
-    word.fetch_update(core::sync::atomic::Ordering::AcqRel, core::sync::atomic::Ordering::Acquire, update)
-        .unwrap_or_else(|old| old)
+impl<T: HostMemory> Memory for T {
+    fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
+        self.check(address, out.len() as u64, false)?;
+        // SAFETY: `check` vouched for the range (the trait's contract). Plain copies carry no
+        // tearing guarantee, as a GPU's plain loads carry none.
+        unsafe { core::ptr::copy_nonoverlapping(address as *const u8, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
+        self.check(address, data.len() as u64, true)?;
+        // SAFETY: as for `read`.
+        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), address as *mut u8, data.len()) };
+        Ok(())
+    }
+
+    fn atomic32(&self, address: u64, op: AtomicOp, value: u32, compare: u32) -> Result<u32, MemoryFault> {
+        if !address.is_multiple_of(4) {
+            return Err(MemoryFault { address, length: 4, write: true });
+        }
+        self.check(address, 4, true)?;
+        // SAFETY: a 4-aligned word `check` vouched for; racing accesses are atomic or copies.
+        let word = unsafe { core::sync::atomic::AtomicU32::from_ptr(address as *mut u32) };
+        let update = |old| Some(apply_atomic32(op, old, value, compare));
+        Ok(word.fetch_update(Ordering::AcqRel, Ordering::Acquire, update).unwrap_or_else(|old| old))
+    }
+
+    fn atomic64(&self, address: u64, op: AtomicOp, value: u64, compare: u64) -> Result<u64, MemoryFault> {
+        if !address.is_multiple_of(8) {
+            return Err(MemoryFault { address, length: 8, write: true });
+        }
+        self.check(address, 8, true)?;
+        // SAFETY: as for `atomic32`, with an 8-aligned word.
+        let word = unsafe { core::sync::atomic::AtomicU64::from_ptr(address as *mut u64) };
+        let update = |old| Some(apply_atomic64(op, old, value, compare));
+        Ok(word.fetch_update(Ordering::AcqRel, Ordering::Acquire, update).unwrap_or_else(|old| old))
+    }
 }
 
 /// Why a wave stopped before `s_endpgm`. Each names the program counter.

@@ -4,7 +4,7 @@
 
 use aqueduct_codeobject::CodeObject;
 
-use super::{AtomicOp, Memory, MemoryFault, host_atomic32, host_atomic64};
+use super::{HostMemory, MemoryFault};
 
 /// A code object loaded as a loader would: each `PT_LOAD` segment at its virtual address
 /// relative to one base, the rest zeroed. Relocations are not applied (the kernels this serves
@@ -54,11 +54,13 @@ fn bytemuck_bytes(words: &mut [u64]) -> &mut [u8] {
     unsafe { core::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) }
 }
 
-/// Memory made of host ranges (start address, length) that outlive the dispatch; an access
-/// outside all of them is a [`MemoryFault`].
+/// Memory made of host ranges (start address, length), which its maker keeps alive for the
+/// dispatch; an access outside all of them is a [`MemoryFault`].
 pub struct Regions(pub Vec<(u64, u64)>);
 
-impl Regions {
+// SAFETY: the ranges are live host memory for the dispatch, as `Regions`' contract asks of its
+// maker; `check` answers `Ok` only inside one of them.
+unsafe impl HostMemory for Regions {
     fn check(&self, address: u64, length: u64, write: bool) -> Result<(), MemoryFault> {
         let end = address.checked_add(length).ok_or(MemoryFault { address, length, write })?;
         if self.0.iter().any(|&(start, size)| start <= address && end <= start + size) {
@@ -66,39 +68,5 @@ impl Regions {
         } else {
             Err(MemoryFault { address, length, write })
         }
-    }
-}
-
-impl Memory for Regions {
-    fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
-        self.check(address, out.len() as u64, false)?;
-        // SAFETY: the range lies in one the caller named live for the dispatch.
-        unsafe { core::ptr::copy_nonoverlapping(address as *const u8, out.as_mut_ptr(), out.len()) };
-        Ok(())
-    }
-
-    fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
-        self.check(address, data.len() as u64, true)?;
-        // SAFETY: as for `read`.
-        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), address as *mut u8, data.len()) };
-        Ok(())
-    }
-
-    fn atomic32(&self, address: u64, op: AtomicOp, value: u32, compare: u32) -> Result<u32, MemoryFault> {
-        if !address.is_multiple_of(4) {
-            return Err(MemoryFault { address, length: 4, write: true });
-        }
-        self.check(address, 4, true)?;
-        // SAFETY: a 4-aligned word in a live range.
-        Ok(unsafe { host_atomic32(address, op, value, compare) })
-    }
-
-    fn atomic64(&self, address: u64, op: AtomicOp, value: u64, compare: u64) -> Result<u64, MemoryFault> {
-        if !address.is_multiple_of(8) {
-            return Err(MemoryFault { address, length: 8, write: true });
-        }
-        self.check(address, 8, true)?;
-        // SAFETY: an 8-aligned word in a live range.
-        Ok(unsafe { host_atomic64(address, op, value, compare) })
     }
 }

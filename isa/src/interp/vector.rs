@@ -65,7 +65,7 @@ pub(crate) fn step(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, E
     let f = fields(instruction);
     let entry = instruction.entry;
     let opcode = entry.opcode;
-    let kind = source_kind(opcode, entry.mnemonic);
+    let kind = source_kind(entry.mnemonic);
     if entry.mnemonic.starts_with("v_cmp") {
         return compare(wave, instruction, &f, kind);
     }

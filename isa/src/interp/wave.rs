@@ -5,7 +5,7 @@
 //! `null` 124 (reads 0, drops writes), `m0` 125, `exec_lo` 126, `exec_hi` 127. A wave32 wave's
 //! EXEC is `exec_lo`; its VCC is `vcc_lo`.
 
-use crate::gfx11::{InlineFloat, Opcode, Operand, scalar_operand};
+use crate::gfx11::{InlineFloat, Operand, scalar_operand};
 
 pub(crate) const LANES: usize = 32;
 pub(crate) const VCC: u32 = 106;
@@ -146,8 +146,7 @@ fn float64(value: InlineFloat) -> f64 {
 /// The constant kind of an operation's sources: f64 and f32 operations read float constants at
 /// their width; everything else (integers, conversions from integers) as integers, whose float
 /// constants are f32 bit patterns.
-pub(crate) fn source_kind(opcode: Opcode, mnemonic: &str) -> Kind {
-    let _ = opcode;
+pub(crate) fn source_kind(mnemonic: &str) -> Kind {
     let base = mnemonic.trim_end_matches("_e32").trim_end_matches("_e64");
     // The source type is the operation's last type suffix (`v_cvt_f32_u32` reads a u32).
     match base.rsplit('_').next() {

@@ -1,0 +1,109 @@
+//! The interpreter's failures, each a typed error naming where it happened: hand-encoded
+//! programs (a descriptor followed by its code) run over `Regions`, with no runtime.
+
+use aqueduct_isa::interp::{Dispatch, ExecError, MemoryFault, Program, Regions, run_workgroup};
+
+const S_ENDPGM: u32 = 0xBF80_0000 | 48 << 16;
+const S_CODE_END: u32 = 0xBF80_0000 | 31 << 16;
+const S_TRAP: u32 = 0xBF80_0000 | 16 << 16;
+/// `s_branch simm16`: the target is the next instruction plus `simm16` dwords.
+const fn s_branch(dwords: i16) -> u32 {
+    0xBF80_0000 | 32 << 16 | dwords as u16 as u32
+}
+
+/// A kernel descriptor (code right after it; wave32 unless told otherwise) and its code, in
+/// memory that lives as long as the value.
+struct Kernel {
+    words: Vec<u32>,
+}
+
+impl Kernel {
+    fn new(code: &[u32], wave32: bool) -> Kernel {
+        let mut words = vec![0u32; 16];
+        words[4] = 64; // kernel_code_entry_byte_offset, low half
+        words[14] = if wave32 { 1 << 10 } else { 0 }; // kernel_code_properties
+        words.extend_from_slice(code);
+        words.push(S_CODE_END);
+        Kernel { words }
+    }
+
+    fn address(&self) -> u64 {
+        self.words.as_ptr() as u64
+    }
+
+    fn memory(&self) -> Regions {
+        Regions(vec![(self.address(), self.words.len() as u64 * 4)])
+    }
+}
+
+fn dispatch(program: &Program, workgroup: [u16; 3], instruction_limit: u64) -> Dispatch<'_> {
+    Dispatch {
+        program,
+        packet_address: 0,
+        queue_address: 0,
+        kernarg_address: 0,
+        dispatch_id: 0,
+        grid: [u32::from(workgroup[0]), u32::from(workgroup[1]), u32::from(workgroup[2])],
+        workgroup,
+        group_segment_size: 0,
+        private_segment_size: 0,
+        instruction_limit,
+        realtime: || 0,
+    }
+}
+
+fn run(code: &[u32], workgroup: [u16; 3], instruction_limit: u64) -> (u64, Result<u64, ExecError>) {
+    let kernel = Kernel::new(code, true);
+    let memory = kernel.memory();
+    let program = Program::load(&memory, kernel.address()).expect("the program loads");
+    let result = run_workgroup(&dispatch(&program, workgroup, instruction_limit), &memory, [0; 3], &mut Vec::new());
+    (program.entry, result)
+}
+
+#[test]
+fn a_program_that_ends_reports_what_it_ran() {
+    let (_, result) = run(&[s_branch(0), S_ENDPGM], [32, 1, 1], 100);
+    assert_eq!(result, Ok(2), "one wave ran the branch and s_endpgm");
+    let (_, result) = run(&[S_ENDPGM], [64, 1, 1], 100);
+    assert_eq!(result, Ok(2), "two waves ran s_endpgm each");
+}
+
+#[test]
+fn a_wave_that_never_ends_stops_at_its_instruction_budget() {
+    let (entry, result) = run(&[s_branch(-1)], [32, 1, 1], 1000);
+    assert_eq!(result, Err(ExecError::InstructionLimit { pc: entry, limit: 1000 }));
+}
+
+#[test]
+fn a_branch_out_of_the_code_is_refused_at_its_target() {
+    // Past the one s_endpgm and the s_code_end, where decoding stopped.
+    let (entry, result) = run(&[s_branch(4), S_ENDPGM], [32, 1, 1], 100);
+    assert_eq!(result, Err(ExecError::PcOutOfRange { pc: entry + 4 + 16 }));
+}
+
+#[test]
+fn s_trap_traps_naming_its_pc() {
+    let (entry, result) = run(&[s_branch(0), S_TRAP, S_ENDPGM], [32, 1, 1], 100);
+    assert_eq!(result, Err(ExecError::Trap { pc: entry + 4, reason: "s_trap" }));
+}
+
+#[test]
+fn a_load_from_unmapped_memory_is_a_fault_naming_the_address() {
+    // s_load_b32 s0, s[0:1], null: s[0:1] is 0 (no user SGPRs are enabled).
+    let (entry, result) = run(&[0xF400_0000, 0xF800_0000, S_ENDPGM], [32, 1, 1], 100);
+    let fault = MemoryFault { address: 0, length: 4, write: false };
+    assert_eq!(result, Err(ExecError::Fault { pc: entry, fault }));
+}
+
+#[test]
+fn descriptors_and_workgroups_the_interpreter_cannot_run_are_refused() {
+    let wave64 = Kernel::new(&[S_ENDPGM], false);
+    let error = Program::load(&wave64.memory(), wave64.address()).err().expect("wave64 is refused");
+    assert!(matches!(error, ExecError::Descriptor(ref text) if text.contains("wave64")), "{error}");
+    let (_, result) = run(&[S_ENDPGM], [64, 32, 1], 100);
+    assert!(matches!(result, Err(ExecError::Descriptor(ref text)) if text.contains("2048 work-items")), "{result:?}");
+    // A descriptor outside every region.
+    let kernel = Kernel::new(&[S_ENDPGM], true);
+    let error = Program::load(&kernel.memory(), 0x1000).err().expect("nothing there");
+    assert!(matches!(error, ExecError::Fault { pc: 0x1000, .. }), "{error}");
+}
