@@ -164,14 +164,7 @@ impl Drop for Engine {
     fn drop(&mut self) {
         let shared = &self.device.0;
         let deadline = clock::deadline_after(std::time::Instant::now(), shared.config.submit_timeout);
-        let queues: Vec<_> = shared
-            .queues
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .iter()
-            .filter_map(std::sync::Weak::upgrade)
-            .collect();
-        for queue in queues {
+        for queue in shared.live_queues() {
             queue.finish_orphan(deadline);
         }
     }

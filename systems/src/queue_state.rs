@@ -119,9 +119,10 @@ pub struct DrainOutcome {
     pub signals: u64,
     /// Semaphores failed (dependency failures carried through).
     pub failures: u64,
-    /// The drain stopped at an epoch whose device-side wait's producer had not drained the
-    /// producing epoch yet; that queue wakes this one's completion thread when it has.
-    pub held: bool,
+    /// The queue this drain stopped for: an epoch waited from the device on one of its epochs,
+    /// which it had not drained yet. Under `DrainOrder::Causal` that queue wakes this one's
+    /// completion thread when it has; under `DrainOrder::CausalProbe` nothing is registered.
+    pub held_on: Option<u16>,
     /// Queues whose drains were held on this one, to wake now that it drained (bit per queue).
     pub wake: u64,
 }

@@ -30,6 +30,10 @@ pub enum DrainOrder {
     /// sees the others, and their causes (the stress found a timeline raised on another queue's
     /// behalf while the same submission's other semaphore still read 0).
     Causal,
+    /// As [`Self::Causal`], but a hold registers nothing and pokes no one: it only names the
+    /// producer queue (`DrainOutcome::held_on`). For a drainer that drains that queue itself
+    /// next and then drains again, with [`Self::Causal`] if it cannot.
+    CausalProbe,
     /// Drain it now, first raising the semaphores it waited on to the values it waited for (its
     /// producer's other signals follow when that queue drains). Only for a queue that is failing
     /// or going away, which must not wait on another queue's progress.
@@ -81,31 +85,38 @@ fn failed_dependency(table: &SemaphoreTable, waits: &[DeviceWait]) -> Option<u32
     waits.iter().find_map(|wait| table.failure(wait.semaphore))
 }
 
-/// Whether every producer that epoch `epoch` of queue `me` waited on has drained the producing
-/// epoch; if one has not, `me` is registered to be woken when it has (`drain_order`).
+/// The first producer queue that epoch `epoch` of queue `me` waited on and that has not drained
+/// the producing epoch, if any. With `register`, `me` is registered on it to be woken when it has
+/// (`drain_order`).
 ///
 /// A new registration also pokes the producer's completion thread: the producing epoch retired,
 /// but that thread may sleep until a later epoch retires (a batch, or everything in flight), and
 /// that epoch may wait on this queue's next submission, whose submitter may be waiting for this
 /// drain to free ring space (two queues handing off through 16-packet rings deadlocked so).
-fn producers_drained(link: &DeviceLink, me: u16, epoch: u64, waits: &[DeviceWait]) -> bool {
-    waits.iter().all(|wait| {
-        let producer = wait.producer;
-        if producer.queue == me {
-            return producer.epoch < epoch; // drained in order, before this one
-        }
-        // A queue leaves the directory never: one that is not there was never registered.
-        let Some(endpoint) = link.directory.get(producer.queue) else { return true };
-        match drain_order::await_drain(&endpoint.drained, &endpoint.drain_waiters, me, producer.epoch) {
-            ProducerDrain::Drained => true,
-            ProducerDrain::Registered { newly } => {
-                if newly {
-                    link.poke(endpoint.control_signal);
-                }
-                false
+fn undrained_producer(link: &DeviceLink, me: u16, epoch: u64, waits: &[DeviceWait], register: bool) -> Option<u16> {
+    waits
+        .iter()
+        .map(|wait| wait.producer)
+        .find(|producer| {
+            if producer.queue == me {
+                return producer.epoch >= epoch; // drained in order, before this one
             }
-        }
-    })
+            // A queue leaves the directory never: one that is not there was never registered.
+            let Some(endpoint) = link.directory.get(producer.queue) else { return false };
+            if !register {
+                return endpoint.drained.load(Ordering::SeqCst) < producer.epoch;
+            }
+            match drain_order::await_drain(&endpoint.drained, &endpoint.drain_waiters, me, producer.epoch) {
+                ProducerDrain::Drained => false,
+                ProducerDrain::Registered { newly } => {
+                    if newly {
+                        link.poke(endpoint.control_signal);
+                    }
+                    true
+                }
+            }
+        })
+        .map(|producer| producer.queue)
 }
 
 /// What the block processor reported in the status record at `address`, once the execution it
@@ -125,8 +136,8 @@ fn processor_fault(address: u64) -> Option<SubmissionFault> {
 
 /// Drains every epoch up to `retired`, in order, one loop over the epoch table's range from the
 /// last drained: signals (or, if a device-side dependency failed, fails) their semaphores and
-/// frees their kernarg space. Under [`DrainOrder::Causal`] it stops at the first epoch whose
-/// producers have not drained (`held`). Wakes host waiters.
+/// frees their kernarg space. Under [`DrainOrder::Causal`] and [`DrainOrder::CausalProbe`] it
+/// stops at the first epoch whose producers have not drained (`held_on`). Wakes host waiters.
 pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, retired: u64, order: DrainOrder) -> DrainOutcome {
     crate::stage_span!("epoch_reclaim");
     let first = queue.epochs.drained + 1;
@@ -159,9 +170,10 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, retired: u64, order:
         // An epoch that fails already need not wait: its producer may not even have run (a cover
         // lost with a destroyed queue). One that would succeed waits for its producers' drains,
         // then looks again: a producer's drain may have failed what it waited on.
-        if failure.is_none() && order == DrainOrder::Causal && !waits.is_empty() {
-            if !producers_drained(link, *index, epoch, waits) {
-                coalescer.outcome.held = true;
+        if failure.is_none() && order != DrainOrder::CatchUp && !waits.is_empty() {
+            let register = order == DrainOrder::Causal;
+            if let Some(producer) = undrained_producer(link, *index, epoch, waits, register) {
+                coalescer.outcome.held_on = Some(producer);
                 break;
             }
             failure = known_failure(coalescer.table);

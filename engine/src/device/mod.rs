@@ -2,7 +2,7 @@
 //! the shared semaphore table and queue directory, and the device World.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use aqueduct_builtins::{Builtin, DeviceLibrary};
 use aqueduct_components::device_entities::{MemoryKind, ReleaseAfter};
@@ -103,8 +103,9 @@ pub(crate) struct DeviceShared {
     pub provider_reason: String,
     /// Block Worlds and published images finished programs gave back, for the next to reuse.
     pub programs: programs::ProgramPools,
-    /// Every queue created on the device (a capture joins the live ones).
-    pub queues: Mutex<Vec<Weak<dyn DeviceQueue>>>,
+    /// Every queue created on the device, by index (a capture joins the live ones; a drain
+    /// held on a queue's epoch drains that queue through it).
+    pub queues: Box<[OnceLock<Weak<dyn DeviceQueue>>]>,
     /// Every executable loaded, for the profile's names and metadata.
     pub executables: ExecutableRegistry,
     /// The profile capture running on the device, if any.
@@ -185,7 +186,7 @@ impl DeviceShared {
             config,
             provider_reason: reason,
             programs: Default::default(),
-            queues: Mutex::new(Vec::new()),
+            queues: (0..aqueduct_components::MAX_QUEUES).map(|_| OnceLock::new()).collect(),
             executables,
             profile: Mutex::new(None),
             replay,
@@ -250,6 +251,16 @@ impl DeviceShared {
     /// try to admit it again after a semaphore moved.
     pub fn wake_deferred(&self, except: Option<u16>) {
         self.wake_queues(self.parked_queues.to_wake(except));
+    }
+
+    /// Queue `index`, if it is alive.
+    pub fn queue(&self, index: u16) -> Option<Arc<dyn DeviceQueue>> {
+        self.queues.get(usize::from(index))?.get()?.upgrade()
+    }
+
+    /// The device's queues that are alive.
+    pub fn live_queues(&self) -> Vec<Arc<dyn DeviceQueue>> {
+        self.queues.iter().filter_map(|queue| queue.get()?.upgrade()).collect()
     }
 
     /// Wakes the completion threads of the queues in `mask` (bit per queue index).

@@ -8,7 +8,7 @@ use aqueduct_profile::{AgentDescription, BundleHeader, DeviceDescription, HostCl
 
 use super::DeviceShared;
 use crate::error::{EngineError, EngineResult};
-use crate::profile::{DeviceQueue, ProfileConfig, ProfileModes, ProfileReport, ProfileSession, SystemClockMap};
+use crate::profile::{ProfileConfig, ProfileModes, ProfileReport, ProfileSession, SystemClockMap};
 
 impl DeviceShared {
     /// Begins a capture on every queue of the device, and on each queue created until it ends.
@@ -91,12 +91,6 @@ impl DeviceShared {
         }
         let untimed = queues.iter().map(|queue| queue.detach_capture()).sum();
         session.finish(untimed)
-    }
-
-    /// The device's queues that are still alive.
-    fn live_queues(&self) -> Vec<Arc<dyn DeviceQueue>> {
-        let queues = self.queues.lock().unwrap_or_else(|poison| poison.into_inner());
-        queues.iter().filter_map(std::sync::Weak::upgrade).collect()
     }
 
     /// Modes that go through aqlprofile need the library and an AMD GPU; asking for them without

@@ -46,6 +46,10 @@ pub(crate) trait DeviceQueue: Send + Sync {
     /// If the queue's last handle dropped, waits until its work has drained and it is gone, or
     /// `deadline` passes; then cancels it (the engine is going away).
     fn finish_orphan(&self, deadline: Instant);
+    /// Drains what retired on this queue, in causal order, for a queue whose drain stopped at
+    /// one of its epochs; `None` if its lock is taken (this never waits for it) or it is going
+    /// away. The caller sends the outcome's wake-ups (`DeviceShared::wake_queues`).
+    fn drain_for_waiter(&self) -> Option<aqueduct_systems::queue_state::DrainOutcome>;
 }
 
 /// One queue's side of a capture.

@@ -137,6 +137,10 @@ impl DeviceQueue for QueueShared {
     fn finish_orphan(&self, deadline: Instant) {
         self.finish_orphaned(deadline);
     }
+
+    fn drain_for_waiter(&self) -> Option<aqueduct_systems::queue_state::DrainOutcome> {
+        self.drain_for_waiter()
+    }
 }
 
 impl QueueShared {

@@ -60,7 +60,7 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
             if failed {
                 shared.fail_queue(&mut state);
             } else {
-                held = shared.drain_retired(&mut state, DrainOrder::Causal).held;
+                held = shared.drain_causal(&mut state).held_on.is_some();
                 if parked {
                     shared.readmit(&mut state);
                 }
@@ -117,9 +117,21 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
     }
 }
 
+/// Rounds of [`QueueShared::drain_causal`]'s help: each drains the queue it is held on at least
+/// one epoch further, so this bounds how long one call holds the queue lock (what is left is
+/// drained on the thread's next pass, which does not sleep while retired epochs remain).
+const HELP_ROUNDS: usize = 256;
+
 impl QueueShared {
     /// Drains epochs the device retired, in `order`; returns what the drain did.
     pub fn drain_retired(&self, state: &mut QueueState, order: DrainOrder) -> DrainOutcome {
+        let outcome = self.drain_unannounced(state, order);
+        self.after_drain(outcome);
+        outcome
+    }
+
+    /// [`Self::drain_retired`] without [`Self::after_drain`]: the caller sends the wake-ups.
+    fn drain_unannounced(&self, state: &mut QueueState, order: DrainOrder) -> DrainOutcome {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
         let queue = &mut *state;
@@ -133,8 +145,57 @@ impl QueueShared {
             self.harvest(&capture, queue, drained_before, true);
         }
         settle::publish_settled(queue);
-        self.after_drain(outcome);
         outcome
+    }
+
+    /// Drains in causal order, and where that stops at an epoch that waited on another queue's
+    /// epoch that queue has not drained, drains that queue too if its lock is free, then goes on
+    /// here. Two queues handing off to each other then drain in one thread: waiting for the
+    /// other queue's completion thread instead costs a wake-up per epoch, which made a
+    /// cross-queue chain drain (and so complete, for the host) at one epoch per wake-up
+    /// (`edge/e2e/2048`, BENCHMARKS). Where it cannot help, the last drain registers
+    /// ([`DrainOrder::Causal`]), so the other queue's drain wakes this one's thread.
+    /// The wake-ups for queues held on what was drained go out once, at the end.
+    pub fn drain_causal(&self, state: &mut QueueState) -> DrainOutcome {
+        let mut total = DrainOutcome::default();
+        let add = |total: &mut DrainOutcome, outcome: DrainOutcome| {
+            total.epochs += outcome.epochs;
+            total.signals += outcome.signals;
+            total.failures += outcome.failures;
+            total.wake |= outcome.wake;
+            total.held_on = outcome.held_on;
+        };
+        let mut rounds = 0;
+        loop {
+            let outcome = self.drain_unannounced(state, DrainOrder::CausalProbe);
+            add(&mut total, outcome);
+            let Some(producer) = outcome.held_on else { break };
+            let helped = (rounds < HELP_ROUNDS && producer != self.index)
+                .then(|| self.device.queue(producer))
+                .flatten()
+                .and_then(|queue| queue.drain_for_waiter());
+            rounds += 1;
+            match helped {
+                Some(helped) if helped.epochs > 0 => add(&mut total, DrainOutcome { held_on: None, ..helped }),
+                _ => {
+                    // Held, and no help: register on the producer (the drain looks again).
+                    add(&mut total, self.drain_unannounced(state, DrainOrder::Causal));
+                    break;
+                }
+            }
+        }
+        // This queue drained as far as it can: it needs no wake-up of its own.
+        self.after_drain(DrainOutcome { wake: total.wake & !(1 << self.index), ..total });
+        total
+    }
+
+    /// [`crate::profile::DeviceQueue::drain_for_waiter`].
+    pub(super) fn drain_for_waiter(&self) -> Option<DrainOutcome> {
+        if self.shutdown.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut state = self.try_lock()?;
+        Some(self.drain_unannounced(&mut state, DrainOrder::Causal))
     }
 
     /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).

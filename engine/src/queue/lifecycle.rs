@@ -150,7 +150,8 @@ impl Queue {
         // sees the queue either way.
         let session = device.profile.lock().unwrap_or_else(|poison| poison.into_inner());
         let profiled: Arc<dyn DeviceQueue> = shared.clone();
-        device.queues.lock().unwrap_or_else(|poison| poison.into_inner()).push(Arc::downgrade(&profiled));
+        // The index is the directory's, reserved once per device: the slot is free.
+        let _ = device.queues[usize::from(index)].set(Arc::downgrade(&profiled));
         if let Some(session) = session.as_ref() {
             profiled.attach_capture(session)?;
         }
