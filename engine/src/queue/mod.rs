@@ -10,15 +10,20 @@
 //! - `host_sync.rs`: what a host thread waits for: the queue going idle, reads and writes;
 //! - `launch.rs`: typed launches, their arguments checked against the kernel's metadata;
 //! - `lifecycle.rs`: creation and destruction;
-//! - `state.rs`: the state behind the queue lock, and what other threads share;
+//! - `shared.rs`: what the queue's handles, its completion thread and its operations share (the
+//!   lock over the queue state, counters, lifetime flags);
 //! - `operations.rs`: each operation's validation and the payload it stages, for both ways in;
+//! - `execute.rs`: command-buffer executions; `device_target.rs`: the second HSA queue those
+//!   processed on the device run on;
 //! - `batch.rs`: staging many operations and flushing them with one doorbell;
 //! - `submission.rs`: the driver that runs the stages over staged rows;
 //! - `deferral.rs`: parking rows that cannot go yet, and readmitting them;
 //! - `failure.rs`: the queue-error callback, sticky failure, failing rows and epochs;
 //! - `memory_faults.rs`: GPU memory faults, routed to the faulting agent's queues;
-//! - `completion.rs`: the completion thread and draining retired epochs;
-//! - `capture.rs`: the queue's part of a profile capture.
+//! - `completion.rs`: the completion thread and draining retired epochs (helping the queue a
+//!   drain is held on);
+//! - `capture.rs`: the queue's part of a profile capture;
+//! - `replay_records.rs`: what each operation records in a replay capture.
 //!
 //! Each operation validates its input completely before anything is staged, then hands the
 //! submission driver a closure that fills in the payload.
