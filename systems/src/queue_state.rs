@@ -127,6 +127,18 @@ pub struct DrainOutcome {
     pub wake: u64,
 }
 
+impl DrainOutcome {
+    /// Adds `later`, a drain after this one: the counts add up, the wake-ups join, and the hold
+    /// is the later drain's.
+    pub fn add(&mut self, later: DrainOutcome) {
+        self.epochs += later.epochs;
+        self.signals += later.signals;
+        self.failures += later.failures;
+        self.wake |= later.wake;
+        self.held_on = later.held_on;
+    }
+}
+
 /// The stages' part of a profile capture.
 #[derive(Debug, Default)]
 pub struct CaptureState {

@@ -8,8 +8,8 @@
 //! and a long queue nobody submits to (a longer batch at a time). Once the queue's last handle
 //! has dropped, it also destroys the queue when its work has drained or failed.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, MutexGuard};
 
 use aqueduct_abi::SignalCondition;
 use aqueduct_hsa::sys::{enums, hsa_signal_t};
@@ -60,10 +60,11 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
             if failed {
                 shared.fail_queue(&mut state);
             } else {
-                held = shared.drain_causal(&mut state).held_on.is_some();
-                if parked {
-                    shared.readmit(&mut state);
-                }
+                let Some(drain_held) = shared.complete(state, parked) else {
+                    std::thread::sleep(BUSY_RETRY);
+                    continue;
+                };
+                held = drain_held;
             }
         }
         // Outside the queue lock: freeing takes the device World's.
@@ -117,9 +118,10 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
     }
 }
 
-/// Rounds of [`QueueShared::drain_causal`]'s help: each drains the queue it is held on at least
-/// one epoch further, so this bounds how long one call holds the queue lock (what is left is
-/// drained on the thread's next pass, which does not sleep while retired epochs remain).
+/// Rounds of help in one drain ([`QueueShared::drain_causal`], [`QueueShared::complete`]): each
+/// drains the queue it is held on at least one epoch further, so this bounds one call (the
+/// driver's holds its queue's lock throughout); what is left is drained on the completion
+/// thread's next pass, which does not sleep while retired epochs remain.
 const HELP_ROUNDS: usize = 256;
 
 impl QueueShared {
@@ -154,39 +156,90 @@ impl QueueShared {
     /// other queue's completion thread instead costs a wake-up per epoch, which made a
     /// cross-queue chain drain (and so complete, for the host) at one epoch per wake-up
     /// (`edge/e2e/2048`, BENCHMARKS). Where it cannot help, the last drain registers
-    /// ([`DrainOrder::Causal`]), so the other queue's drain wakes this one's thread.
-    /// The wake-ups for queues held on what was drained go out once, at the end.
+    /// ([`DrainOrder::Causal`]), so the other queue's drain wakes this one's thread. The
+    /// wake-ups for queues held on what was drained go out once, at the end. The submission
+    /// driver's drain for room: it holds this queue's lock throughout, which its own submission
+    /// waits for anyway (the completion thread's is [`Self::complete`]).
     pub fn drain_causal(&self, state: &mut QueueState) -> DrainOutcome {
         let mut total = DrainOutcome::default();
-        let add = |total: &mut DrainOutcome, outcome: DrainOutcome| {
-            total.epochs += outcome.epochs;
-            total.signals += outcome.signals;
-            total.failures += outcome.failures;
-            total.wake |= outcome.wake;
-            total.held_on = outcome.held_on;
-        };
-        let mut rounds = 0;
-        loop {
+        for round in 0.. {
             let outcome = self.drain_unannounced(state, DrainOrder::CausalProbe);
-            add(&mut total, outcome);
+            total.add(outcome);
             let Some(producer) = outcome.held_on else { break };
-            let helped = (rounds < HELP_ROUNDS && producer != self.index)
-                .then(|| self.device.queue(producer))
-                .flatten()
-                .and_then(|queue| queue.drain_for_waiter());
-            rounds += 1;
-            match helped {
-                Some(helped) if helped.epochs > 0 => add(&mut total, DrainOutcome { held_on: None, ..helped }),
-                _ => {
-                    // Held, and no help: register on the producer (the drain looks again).
-                    add(&mut total, self.drain_unannounced(state, DrainOrder::Causal));
-                    break;
-                }
+            if round == HELP_ROUNDS || !self.help_drain(producer, &mut total) {
+                // Held, and no help: register on the producer (the drain looks again).
+                total.add(self.drain_unannounced(state, DrainOrder::Causal));
+                break;
             }
         }
-        // This queue drained as far as it can: it needs no wake-up of its own.
-        self.after_drain(DrainOutcome { wake: total.wake & !(1 << self.index), ..total });
+        self.after_held_drains(total);
         total
+    }
+
+    /// The completion thread's drain, then its readmission of parked work: as
+    /// [`Self::drain_causal`], but the queue's lock is let go while the other queue drains, so a
+    /// submitter to this queue does not wait out the help, and it helps only while a drain is
+    /// awaited ([`Self::drain_awaited`]); otherwise a held drain only registers, as the thread
+    /// batches, and the other queue's lock is left to that queue's submitter. `None` if a
+    /// submitter took the lock meanwhile (the thread comes back shortly, as when it finds the
+    /// lock taken); otherwise whether the drain is held, registered on its producer.
+    fn complete<'q>(&'q self, mut state: MutexGuard<'q, QueueState>, parked: bool) -> Option<bool> {
+        let mut total = DrainOutcome::default();
+        let mut round = 0;
+        let held = loop {
+            if !self.drain_awaited() {
+                total.add(self.drain_unannounced(&mut state, DrainOrder::Causal));
+                break total.held_on.is_some();
+            }
+            let outcome = self.drain_unannounced(&mut state, DrainOrder::CausalProbe);
+            total.add(outcome);
+            let Some(producer) = outcome.held_on else { break false };
+            drop(state);
+            let helped = round < HELP_ROUNDS && self.help_drain(producer, &mut total);
+            round += 1;
+            let Some(again) = self.try_lock() else {
+                self.after_held_drains(total);
+                return None;
+            };
+            state = again;
+            if !helped {
+                total.add(self.drain_unannounced(&mut state, DrainOrder::Causal));
+                break total.held_on.is_some();
+            }
+        };
+        if parked {
+            self.readmit(&mut state);
+        }
+        drop(state);
+        self.after_held_drains(total);
+        Some(held)
+    }
+
+    /// Whether a drain's latency is waited on: a host thread is parked on a semaphore (it
+    /// may wait for what the drain publishes), or some queue has parked work. Read on every
+    /// round of help: a helping thread that went on after the waiter left would contend with
+    /// the queues' submitters for their locks.
+    fn drain_awaited(&self) -> bool {
+        self.device.semaphores.waiters.parked.load(Ordering::SeqCst) > 0 || self.device.parked_queues.any_hint()
+    }
+
+    /// Drains what retired on queue `producer`, on which this queue's drain is held, into
+    /// `total`: whether it drained anything (not if its lock is taken or it is going away).
+    fn help_drain(&self, producer: u16, total: &mut DrainOutcome) -> bool {
+        if producer == self.index {
+            return false;
+        }
+        let Some(helped) = self.device.queue(producer).and_then(|queue| queue.drain_for_waiter()) else {
+            return false;
+        };
+        total.add(DrainOutcome { held_on: None, ..helped });
+        helped.epochs > 0
+    }
+
+    /// [`Self::after_drain`] for the drains of a helping episode: this queue drained as far as
+    /// it could, so it needs no wake-up of its own.
+    fn after_held_drains(&self, total: DrainOutcome) {
+        self.after_drain(DrainOutcome { wake: total.wake & !(1 << self.index), ..total });
     }
 
     /// [`crate::profile::DeviceQueue::drain_for_waiter`].
