@@ -118,10 +118,9 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
     }
 }
 
-/// Rounds of help in one drain ([`QueueShared::drain_causal`], [`QueueShared::complete`]): each
-/// drains the queue it is held on at least one epoch further, so this bounds one call (the
-/// driver's holds its queue's lock throughout); what is left is drained on the completion
-/// thread's next pass, which does not sleep while retired epochs remain.
+/// Rounds of help in one [`QueueShared::complete`]: each drains the queue it is held on at least
+/// one epoch further, so this bounds one call; what is left is drained on the thread's next
+/// pass, which does not sleep while retired epochs remain.
 const HELP_ROUNDS: usize = 256;
 
 impl QueueShared {
@@ -150,39 +149,19 @@ impl QueueShared {
         outcome
     }
 
-    /// Drains in causal order, and where that stops at an epoch that waited on another queue's
-    /// epoch that queue has not drained, drains that queue too if its lock is free, then goes on
-    /// here. Two queues handing off to each other then drain in one thread: waiting for the
-    /// other queue's completion thread instead costs a wake-up per epoch, which made a
-    /// cross-queue chain drain (and so complete, for the host) at one epoch per wake-up
-    /// (`edge/e2e/2048`, BENCHMARKS). Where it cannot help, the last drain registers
-    /// ([`DrainOrder::Causal`]), so the other queue's drain wakes this one's thread. The
-    /// wake-ups for queues held on what was drained go out once, at the end. The submission
-    /// driver's drain for room: it holds this queue's lock throughout, which its own submission
-    /// waits for anyway (the completion thread's is [`Self::complete`]).
-    pub fn drain_causal(&self, state: &mut QueueState) -> DrainOutcome {
-        let mut total = DrainOutcome::default();
-        for round in 0.. {
-            let outcome = self.drain_unannounced(state, DrainOrder::CausalProbe);
-            total.add(outcome);
-            let Some(producer) = outcome.held_on else { break };
-            if round == HELP_ROUNDS || !self.help_drain(producer, &mut total) {
-                // Held, and no help: register on the producer (the drain looks again).
-                total.add(self.drain_unannounced(state, DrainOrder::Causal));
-                break;
-            }
-        }
-        self.after_held_drains(total);
-        total
-    }
-
-    /// The completion thread's drain, then its readmission of parked work: as
-    /// [`Self::drain_causal`], but the queue's lock is let go while the other queue drains, so a
-    /// submitter to this queue does not wait out the help, and it helps only while a drain is
-    /// awaited ([`Self::drain_awaited`]); otherwise a held drain only registers, as the thread
-    /// batches, and the other queue's lock is left to that queue's submitter. `None` if a
-    /// submitter took the lock meanwhile (the thread comes back shortly, as when it finds the
-    /// lock taken); otherwise whether the drain is held, registered on its producer.
+    /// The completion thread's drain, then its readmission of parked work. The drain is in causal
+    /// order, and where that stops at an epoch that waited on another queue's epoch that queue
+    /// has not drained, this thread drains that queue too if its lock is free, then goes on here.
+    /// Two queues handing off to each other then drain in one thread: waiting for the other
+    /// queue's completion thread instead costs a wake-up per epoch, which made a cross-queue
+    /// chain drain (and so complete, for the host) at one epoch per wake-up (`edge/e2e/2048`,
+    /// BENCHMARKS). This queue's lock is let go while the other queue drains, so a submitter to
+    /// this queue does not wait out the help; and it helps only while a drain is awaited
+    /// ([`Self::drain_awaited`]). Otherwise, or where it cannot help, the last drain registers
+    /// ([`DrainOrder::Causal`]), so the other queue's drain wakes this thread. The wake-ups for
+    /// queues held on what was drained go out once, at the end. `None` if a submitter took the
+    /// lock meanwhile (the thread comes back shortly, as when it finds the lock taken); otherwise
+    /// whether the drain is held, registered on its producer.
     fn complete<'q>(&'q self, mut state: MutexGuard<'q, QueueState>, parked: bool) -> Option<bool> {
         let mut total = DrainOutcome::default();
         let mut round = 0;

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use aqueduct_components::dependency::{SignalOp, WaitOp};
 use aqueduct_components::submission::{Payload, RowWriter, Verdict};
+use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{QueueState, settle};
 
@@ -249,7 +250,7 @@ impl QueueShared {
                 Verdict::Backpressure => {
                     // Reclaim here rather than waiting for the completion thread: this thread
                     // holds the queue lock, so it drains retired epochs itself.
-                    if self.drain_causal(state).epochs > 0 {
+                    if self.drain_retired(state, DrainOrder::Causal).epochs > 0 {
                         continue;
                     }
                     if self.error_sink.status.load(Ordering::Acquire) != 0 {

@@ -124,6 +124,23 @@ pub unsafe trait HostMemory: Sync {
     fn check(&self, address: u64, length: u64, write: bool) -> Result<(), MemoryFault>;
 }
 
+/// The body of a [`HostMemory`]'s atomic on one word of `$atomic`'s width: an aligned word that
+/// `check` vouches for, updated with a host atomic (the two widths differ only in their types).
+macro_rules! host_atomic {
+    ($memory:ident, $address:ident, $atomic:ty, $apply:ident($op:ident, $value:ident, $compare:ident)) => {{
+        let width = core::mem::size_of::<$atomic>() as u64;
+        if !$address.is_multiple_of(width) {
+            return Err(MemoryFault { address: $address, length: width, write: true });
+        }
+        $memory.check($address, width, true)?;
+        // SAFETY: an aligned word `check` vouched for (the trait's contract); accesses racing
+        // this one are atomic or plain copies, as on a GPU.
+        let word = unsafe { <$atomic>::from_ptr($address as *mut _) };
+        let update = |old| Some($apply($op, old, $value, $compare));
+        Ok(word.fetch_update(Ordering::AcqRel, Ordering::Acquire, update).unwrap_or_else(|old| old))
+    }};
+}
+
 impl<T: HostMemory> Memory for T {
     fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
         self.check(address, out.len() as u64, false)?;
@@ -141,25 +158,11 @@ impl<T: HostMemory> Memory for T {
     }
 
     fn atomic32(&self, address: u64, op: AtomicOp, value: u32, compare: u32) -> Result<u32, MemoryFault> {
-        if !address.is_multiple_of(4) {
-            return Err(MemoryFault { address, length: 4, write: true });
-        }
-        self.check(address, 4, true)?;
-        // SAFETY: a 4-aligned word `check` vouched for; racing accesses are atomic or copies.
-        let word = unsafe { core::sync::atomic::AtomicU32::from_ptr(address as *mut u32) };
-        let update = |old| Some(apply_atomic32(op, old, value, compare));
-        Ok(word.fetch_update(Ordering::AcqRel, Ordering::Acquire, update).unwrap_or_else(|old| old))
+        host_atomic!(self, address, core::sync::atomic::AtomicU32, apply_atomic32(op, value, compare))
     }
 
     fn atomic64(&self, address: u64, op: AtomicOp, value: u64, compare: u64) -> Result<u64, MemoryFault> {
-        if !address.is_multiple_of(8) {
-            return Err(MemoryFault { address, length: 8, write: true });
-        }
-        self.check(address, 8, true)?;
-        // SAFETY: as for `atomic32`, with an 8-aligned word.
-        let word = unsafe { core::sync::atomic::AtomicU64::from_ptr(address as *mut u64) };
-        let update = |old| Some(apply_atomic64(op, old, value, compare));
-        Ok(word.fetch_update(Ordering::AcqRel, Ordering::Acquire, update).unwrap_or_else(|old| old))
+        host_atomic!(self, address, core::sync::atomic::AtomicU64, apply_atomic64(op, value, compare))
     }
 }
 
