@@ -6,7 +6,7 @@
 #
 # Shapes default to the immediate and batched edge and dispatch rows. Each shape runs the full
 # (non-quick) bench under callgrind, collecting only inside the submitting call
-# (`QueueShared::submit` for immediate shapes, `Queue::batch` for batches), so the numbers are the
+# (`Queue::submit` in `submission.rs` for immediate shapes, `Queue::batch` for batches), so the numbers are the
 # submitting thread's, divided by the operations it staged. Needs valgrind and a release build
 # (`cargo build --release`); `AQUEDUCT_BIN` overrides the binary (an older build for "before":
 # stage functions it lacks print as "-").
@@ -21,7 +21,7 @@ trap 'rm -rf "$out"' EXIT
 for shape in "${shapes[@]}"; do
     case "$shape" in
         batch/*) collect='*Queue*batch*' ;;
-        *) collect='*QueueShared*submit*' ;;
+        *) collect='*queue::Queue>::submit' ;;
     esac
     valgrind --tool=callgrind --callgrind-out-file="$out/cg" --toggle-collect="$collect" \
         "$bin" bench --filter "$shape" >/dev/null 2>&1
@@ -31,7 +31,7 @@ import re, sys
 # A callee line: "  1,234 (0.01%)  >   file:function (512x) [object]": inclusive cost of those calls.
 line_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+>\s+\S+?:(.+?) \(([\d,]+)x\)")
 total_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+PROGRAM TOTALS")
-queue = "aqueduct_engine::queue::submission::<impl aqueduct_engine::queue::shared::QueueShared>::"
+queue = "aqueduct_engine::queue::submission::<impl aqueduct_engine::queue::Queue>::"
 # (label, function); the first two count the operations (one call each per operation).
 wanted = [
     ("submit (immediate call)", queue + "submit"),

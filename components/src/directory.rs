@@ -15,7 +15,7 @@
 //! `aqueduct-systems`' `strategy`.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::MAX_QUEUES;
 use crate::cache_line::CacheLine;
@@ -73,6 +73,52 @@ pub struct QueueEndpoint {
     /// device, before this queue drained the producing epoch. Whoever next advances `drained`
     /// clears the mask and wakes those queues (`aqueduct-systems`' `reclaim`).
     pub drain_waiters: CacheLine<AtomicU64>,
+    /// What the queue has done, for reports; written by the holder of the queue lock.
+    pub counters: SubmissionCounters,
+    /// The user's handles alive: after the last one's drop the queue is destroyed once its work
+    /// has drained. Not a reference count: the completion thread, and threads that briefly
+    /// reach the queue through the device, hold it too, and a teardown must not run on
+    /// whichever of them lets go last.
+    pub handles: AtomicUsize,
+    /// Set once the queue is being torn down: its completion thread ends.
+    pub shutdown: AtomicBool,
+    /// The queue was cancelled: the last handle's drop destroys it at once, failing what is on
+    /// the device.
+    pub cancelled: AtomicBool,
+    /// A number unique to the thread building a batch on this queue, or 0: an immediate call
+    /// from that thread would wait for a lock it holds itself.
+    pub batch_owner: AtomicU64,
+    /// Whether a profile capture runs on this queue: read before the lock, to stamp a
+    /// submission's entry time only then.
+    pub capturing: AtomicBool,
+    /// The queue's id in the replay capture (0: not captured).
+    pub replay_id: AtomicU64,
+}
+
+/// A queue's counters for reports, on their own cache line: the submitting thread writes them on
+/// every submission, and nothing else of the endpoint should share that line.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+pub struct SubmissionCounters {
+    /// Operations submitted (immediate or batched).
+    pub submissions: AtomicU64,
+    /// AQL packets published.
+    pub packets: AtomicU64,
+    /// Submissions that parked before they could be admitted.
+    pub deferred: AtomicU64,
+    /// The most submissions parked at once.
+    pub parked_high_water: AtomicU64,
+    /// Device-side wait barriers published.
+    pub device_waits: AtomicU64,
+}
+
+impl SubmissionCounters {
+    /// Adds `count` to `counter`. Only the holder of the queue lock writes the counters, so a
+    /// load and a store add without a locked read-modify-write on the submission path.
+    #[inline]
+    pub fn add(counter: &AtomicU64, count: u64) {
+        counter.store(counter.load(Ordering::Relaxed) + count, Ordering::Relaxed);
+    }
 }
 
 impl QueueEndpoint {
@@ -94,6 +140,13 @@ impl QueueEndpoint {
             staged_rows: CacheLine::default(),
             settled_rows: CacheLine::default(),
             drain_waiters: CacheLine::default(),
+            counters: SubmissionCounters::default(),
+            handles: AtomicUsize::new(0),
+            shutdown: AtomicBool::new(false),
+            cancelled: AtomicBool::new(false),
+            batch_owner: AtomicU64::new(0),
+            capturing: AtomicBool::new(false),
+            replay_id: AtomicU64::new(0),
         }
     }
 

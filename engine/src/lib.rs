@@ -249,7 +249,7 @@ impl Device {
         let queue = Queue::create(&self.0, &config)?;
         if let Some(replay) = self.0.replay_capture() {
             let id = replay.next_id();
-            queue.0.replay_id.set(id);
+            queue.endpoint.replay_id.store(id, std::sync::atomic::Ordering::Relaxed);
             replay.push(aqueduct_profile::replay::ReplayRecord::Queue {
                 id,
                 agent: config.agent as u32,

@@ -106,6 +106,9 @@ pub(crate) struct DeviceShared {
     /// Every queue created on the device, by index (a capture joins the live ones; a drain
     /// held on a queue's epoch drains that queue through it).
     pub queues: Box<[OnceLock<Weak<dyn DeviceQueue>>]>,
+    /// Each queue's completion thread, by queue index: joined when the queue is destroyed, and
+    /// looked at by the engine's drop for a queue whose last handle dropped.
+    pub completion_threads: Box<[Mutex<Option<std::thread::JoinHandle<()>>>]>,
     /// Every executable loaded, for the profile's names and metadata.
     pub executables: ExecutableRegistry,
     /// The profile capture running on the device, if any.
@@ -187,6 +190,7 @@ impl DeviceShared {
             provider_reason: reason,
             programs: Default::default(),
             queues: (0..aqueduct_components::MAX_QUEUES).map(|_| OnceLock::new()).collect(),
+            completion_threads: (0..aqueduct_components::MAX_QUEUES).map(|_| Mutex::new(None)).collect(),
             executables,
             profile: Mutex::new(None),
             replay,

@@ -11,7 +11,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use aqueduct_components::capture::OperationKind;
 
-use super::shared::QueueShared;
+use super::Queue;
 use crate::error::{EngineError, EngineResult};
 use crate::memory::Buffer;
 use crate::memory::pool::{Pool, Pooled};
@@ -55,12 +55,12 @@ fn with_point<R>(points: &[SemaphorePoint], extra: SemaphorePoint, then: impl Fn
     }
 }
 
-impl QueueShared {
+impl Queue {
     fn timeline(&self) -> MutexGuard<'_, MemoryTimeline> {
         self.memory_timeline.lock().unwrap_or_else(|poison| poison.into_inner())
     }
 
-    pub(crate) fn alloca(
+    pub(crate) fn submit_alloca(
         &self,
         pool: &Pool,
         size: u64,
@@ -95,7 +95,7 @@ impl QueueShared {
         }
     }
 
-    pub(crate) fn dealloca(
+    pub(crate) fn submit_dealloca(
         &self,
         buffer: &Buffer,
         waits: &[SemaphorePoint],

@@ -8,11 +8,11 @@ use std::sync::atomic::Ordering;
 
 use aqueduct_components::submission::RowWriter;
 
-use super::Queue;
 use super::operations::Submitter;
-use super::shared::{QueueCounters, QueueShared, thread_token};
+use super::{Queue, thread_token};
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::SemaphorePoint;
+use aqueduct_components::directory::SubmissionCounters;
 use aqueduct_systems::QueueState;
 
 /// Operations staged on one queue, published together by [`Batch::flush`] (and when the batch
@@ -24,7 +24,7 @@ use aqueduct_systems::QueueState;
 /// it, and calling the queue's own operations from the thread that holds the batch returns
 /// [`EngineError::InvalidArgument`] instead of waiting for itself.
 pub struct Batch<'q> {
-    shared: &'q QueueShared,
+    queue: &'q Queue,
     state: MutexGuard<'q, QueueState>,
 }
 
@@ -56,17 +56,17 @@ impl Queue {
     /// Starts a [`Batch`] on this queue; stage operations on it, then [`Batch::flush`]. Dropping
     /// the batch flushes what is left, ignoring errors.
     pub fn begin_batch(&self) -> EngineResult<Batch<'_>> {
-        let shared = &*self.0;
+        let shared = self;
         let token = thread_token();
-        if shared.batch_owner.load(Ordering::Relaxed) == token {
+        if shared.endpoint.batch_owner.load(Ordering::Relaxed) == token {
             return Err(EngineError::InvalidArgument {
                 what: "queue",
                 reason: "this thread already holds a batch on the queue".into(),
             });
         }
         let state = shared.lock();
-        shared.batch_owner.store(token, Ordering::Relaxed);
-        Ok(Batch { shared, state })
+        shared.endpoint.batch_owner.store(token, Ordering::Relaxed);
+        Ok(Batch { queue: shared, state })
     }
 }
 
@@ -76,7 +76,7 @@ impl Batch<'_> {
     /// waits cannot be resolved on the device yet park in order, as a queue's submissions do.
     /// Returns the first failure; a row that failed had its signals failed.
     pub fn flush(&mut self) -> EngineResult<()> {
-        self.shared.flush(&mut self.state)
+        self.queue.flush(&mut self.state)
     }
 
     /// Operations staged and not yet published.
@@ -86,8 +86,8 @@ impl Batch<'_> {
 }
 
 impl Submitter for Batch<'_> {
-    fn queue(&self) -> &QueueShared {
-        self.shared
+    fn queue(&self) -> &Queue {
+        self.queue
     }
 
     fn submit(
@@ -96,20 +96,20 @@ impl Submitter for Batch<'_> {
         signals: &[SemaphorePoint],
         stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
-        self.shared.stage(&mut self.state, waits, signals, true, stage)?;
-        QueueCounters::add(&self.shared.counters.submissions, 1);
+        self.queue.stage(&mut self.state, waits, signals, true, stage)?;
+        SubmissionCounters::add(&self.queue.endpoint.counters.submissions, 1);
         Ok(())
     }
 
-    fn with_state<R>(&mut self, f: impl FnOnce(&QueueShared, &mut QueueState) -> R) -> R {
-        f(self.shared, &mut self.state)
+    fn with_state<R>(&mut self, f: impl FnOnce(&Queue, &mut QueueState) -> R) -> R {
+        f(self.queue, &mut self.state)
     }
 }
 
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
         // What is still staged was promised to its semaphores' waiters: publish it.
-        let _ = self.shared.flush(&mut self.state);
-        self.shared.batch_owner.store(0, Ordering::Relaxed);
+        let _ = self.queue.flush(&mut self.state);
+        self.queue.endpoint.batch_owner.store(0, Ordering::Relaxed);
     }
 }

@@ -144,7 +144,7 @@ macro_rules! captured {
         match $queue.device.replay.clone().filter(|replay| replay.is_open()) {
             None => $body,
             Some(replay) => {
-                let queue = $queue.replay_id.get();
+                let queue = $queue.replay_id();
                 replay.operation(queue, $waits, $signals, || $body, $describe)
             }
         }
@@ -173,7 +173,7 @@ macro_rules! operations {
                 /// its place in the queue's order, which [`Queue::wait_for`] waits on.
                 pub fn submit(self) -> EngineResult<<$output as SubmitOutput>::Queued> {
                     let $name { $($arg,)* $($($option,)*)? .. } = self.operation;
-                    let shared = self.target.shared();
+                    let shared = self.target;
                     let ($to, $waits, $signals) = (&mut Immediate(shared), &self.waits[..], &self.signals[..]);
                     captured!(Submitter::queue($to), $waits, $signals, $body, |$capture, $out| $describe)
                         .map(|output| output.queued(shared.submitted()))
@@ -293,7 +293,7 @@ macro_rules! queue_operations {
                 /// Validates and submits the operation; a refused one changes nothing.
                 pub fn submit(self) -> EngineResult<<$output as SubmitOutput>::Queued> {
                     let $name { $($arg,)* .. } = self.operation;
-                    let ($queue, $waits, $signals) = (self.target.shared(), &self.waits[..], &self.signals[..]);
+                    let ($queue, $waits, $signals) = (self.target, &self.waits[..], &self.signals[..]);
                     captured!($queue, $waits, $signals, $body, |$capture, $out| $describe)
                         .map(|output| output.queued($queue.submitted()))
                 }
@@ -307,7 +307,7 @@ queue_operations! {
     /// the memory once it is ordered after the signals (or after this call, on this queue). With
     /// no waits or signals, and memory that needs no wait, nothing is submitted at all.
     alloca(pool: &'a Pool, size: u64) -> Buffer as AllocaOp
-        => |queue, waits, signals| queue.alloca(pool, size, waits, signals);
+        => |queue, waits, signals| queue.submit_alloca(pool, size, waits, signals);
         record |capture, buffer| replay::describe_alloca(capture, pool, size, buffer);
 
     /// Returns an alloca's buffer to its pool once the waits are met and earlier work on this
@@ -315,7 +315,7 @@ queue_operations! {
     /// may reuse the memory at once; other queues once this dealloca retires (or behind a wait
     /// on it). The buffer handle refuses every use from now on (`BufferDeallocated`).
     dealloca(buffer: &'a Buffer) -> () as DeallocaOp
-        => |queue, waits, signals| queue.dealloca(buffer, waits, signals);
+        => |queue, waits, signals| queue.submit_dealloca(buffer, waits, signals);
         record |_, _| Operation::Dealloca { buffer: buffer.replay_id() };
 
     /// Reads `target.length` bytes of `file` at `offset` into `target`, in queue order. Memory
@@ -323,12 +323,12 @@ queue_operations! {
     /// buffer. A range past the end of the file is refused now; a short read or an I/O error
     /// later fails the signals.
     read_file(file: &'a std::fs::File, offset: u64, target: Binding<'a>) -> () as ReadFileOp
-        => |queue, waits, signals| queue.read_file(file, offset, target, waits, signals);
+        => |queue, waits, signals| queue.submit_read_file(file, offset, target, waits, signals);
         record |_, _| Operation::ReadFile { target: target.replay_range(), file_offset: offset };
 
     /// Writes `source` into `file` at `offset`, in queue order (as [`Queue::read_file`]).
     write_file(source: Binding<'a>, file: &'a std::fs::File, offset: u64) -> () as WriteFileOp
-        => |queue, waits, signals| queue.write_file(source, file, offset, waits, signals);
+        => |queue, waits, signals| queue.submit_write_file(source, file, offset, waits, signals);
         record |_, _| Operation::WriteFile { source: source.replay_range(), file_offset: offset };
 }
 
@@ -356,11 +356,15 @@ where
     /// Validates and submits the host call; a refused one changes nothing. Returns its place in
     /// the queue's order.
     pub fn submit(self) -> EngineResult<Submitted> {
-        let queue = self.target.shared();
+        let queue = self.target;
         let call = Box::new(self.operation.call);
-        captured!(queue, &self.waits, &self.signals, queue.host_call(call, &self.waits, &self.signals), |_, _| {
-            Operation::HostCall
-        })
+        captured!(
+            queue,
+            &self.waits,
+            &self.signals,
+            queue.submit_host_call(call, &self.waits, &self.signals),
+            |_, _| { Operation::HostCall }
+        )
         .map(|()| queue.submitted())
     }
 }

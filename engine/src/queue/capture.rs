@@ -16,7 +16,7 @@ use aqueduct_hsa::sys::hsa_signal_t;
 use aqueduct_profile::{CommandRef, DeviceQueueEvent, DispatchEvent, QueueEvent, Record, Signal, Wait, WaitResolution};
 use aqueduct_systems::QueueState;
 
-use super::shared::{QueueShared, capture_of};
+use super::Queue;
 use crate::error::EngineResult;
 use crate::profile::{DeviceQueue, ProfileModes, ProfileSession, QueueCapture, host_now_ns};
 
@@ -26,6 +26,13 @@ use crate::profile::{DeviceQueue, ProfileModes, ProfileSession, QueueCapture, ho
 const TIMING_SIGNALS_PER_EPOCH: usize = 2;
 /// At most this many timing signals per queue (each is a signal of the provider's).
 const MAX_TIMING_SIGNALS: usize = 4096;
+
+/// The profile capture the queue is part of, if any: held in the state's capture part, opaque
+/// to the stages.
+#[inline]
+pub(super) fn capture_of(state: &QueueState) -> Option<Arc<QueueCapture>> {
+    state.capture.sink.clone().and_then(|sink| sink.downcast().ok())
+}
 
 fn flags_for(modes: ProfileModes) -> CaptureFlags {
     let device = modes.contains(ProfileModes::DEVICE_QUEUE_EVENTS);
@@ -37,7 +44,7 @@ fn flags_for(modes: ProfileModes) -> CaptureFlags {
     }
 }
 
-impl DeviceQueue for QueueShared {
+impl DeviceQueue for Queue {
     fn attach_capture(self: Arc<Self>, session: &ProfileSession) -> EngineResult<()> {
         let index = self.index;
         let handle: Arc<dyn DeviceQueue> = self.clone();
@@ -56,7 +63,7 @@ impl DeviceQueue for QueueShared {
                     }
                 }
             }
-            // SAFETY: the queue lives as long as this QueueShared.
+            // SAFETY: the queue lives as long as this Queue.
             unsafe { self.device.hsa.set_profiler_enabled(self.hsa_queue, true)? };
         }
         capture.timing_signals.lock().unwrap_or_else(|poison| poison.into_inner()).clone_from(&signals);
@@ -66,13 +73,13 @@ impl DeviceQueue for QueueShared {
         queue.timing_signals = signals;
         queue.untimed = 0;
         queue.sink = Some(capture);
-        self.capturing.store(true, Ordering::Release);
+        self.endpoint.capturing.store(true, Ordering::Release);
         Ok(())
     }
 
     fn stop_capturing(&self) -> u64 {
         let mut state = self.lock();
-        self.capturing.store(false, Ordering::Release);
+        self.endpoint.capturing.store(false, Ordering::Release);
         let queue = &mut *state;
         queue.capture.set_flags(CaptureFlags::OFF);
         queue.epochs.submitted
@@ -110,7 +117,7 @@ impl DeviceQueue for QueueShared {
         let untimed = std::mem::take(&mut queue.capture.untimed);
         capture.untimed.fetch_add(untimed, Ordering::Relaxed);
         if !created.is_empty() {
-            // SAFETY: the queue lives as long as this QueueShared.
+            // SAFETY: the queue lives as long as this Queue.
             if let Err(error) = unsafe { self.device.hsa.set_profiler_enabled(self.hsa_queue, false) } {
                 tracing::warn!(%error, queue = self.index, "disabling queue profiling failed");
             }
@@ -124,7 +131,7 @@ impl DeviceQueue for QueueShared {
     }
 
     fn software_counters(&self) -> [(&'static str, u64); 5] {
-        let stats = crate::Queue::stats_of(self);
+        let stats = self.stats();
         [
             ("submissions", stats.submissions),
             ("packets", stats.packets),
@@ -143,7 +150,7 @@ impl DeviceQueue for QueueShared {
     }
 }
 
-impl QueueShared {
+impl Queue {
     fn destroy_signal(&self, signal: u64) {
         if let Err(error) = self.device.hsa.signal_destroy(hsa_signal_t { handle: signal }) {
             tracing::warn!(%error, "destroying a timing signal failed");
@@ -153,7 +160,7 @@ impl QueueShared {
     /// Host clock for a submission's entry while the queue captures, else 0.
     #[inline]
     pub(super) fn capture_entry(&self) -> u64 {
-        if self.capturing.load(Ordering::Relaxed) { host_now_ns() } else { 0 }
+        if self.endpoint.capturing.load(Ordering::Relaxed) { host_now_ns() } else { 0 }
     }
 
     /// After a pass that published the epochs after `submitted_before`: stamps their

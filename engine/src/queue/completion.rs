@@ -17,7 +17,8 @@ use aqueduct_systems::queue_state::DrainOutcome;
 use aqueduct_systems::reclaim::{DrainOrder, SUBMITTER_DRAIN_BATCH};
 use aqueduct_systems::settle;
 
-use super::shared::{QueueShared, capture_of};
+use super::Queue;
+use super::capture::capture_of;
 use aqueduct_systems::QueueState;
 
 /// How long to step back when a submitter holds the queue.
@@ -27,7 +28,7 @@ const BUSY_RETRY: std::time::Duration = std::time::Duration::from_micros(20);
 /// than the submitter's batch, so while a submitter is active it drains first.
 const COMPLETION_BATCH: u64 = 4 * SUBMITTER_DRAIN_BATCH;
 
-pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
+pub(crate) fn run(shared: Arc<Queue>, ticks_per_ns: f64) {
     let api = shared.device.hsa.api();
     let control = hsa_signal_t { handle: shared.endpoint.control_signal };
     // `EngineConfig::completion_fallback`, in the provider's timestamp ticks.
@@ -43,7 +44,7 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
         // signal is waited on. Only this pass's: a hold that a submitter's drain has since
         // passed must not keep the thread off its retirement signal (it did, and hung).
         let mut held = false;
-        if shared.shutdown.load(Ordering::Acquire) {
+        if shared.endpoint.shutdown.load(Ordering::Acquire) {
             return;
         }
         let failed = shared.error_sink.status.load(Ordering::Acquire) != 0;
@@ -71,7 +72,8 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
         shared.device.release_settled();
         // No user handle is left: once its work has drained or failed, the thread destroys the
         // queue and ends.
-        if shared.handles.load(Ordering::Acquire) == 0 && shared.orphan_settled() && shared.tear_down_orphan() {
+        if shared.endpoint.handles.load(Ordering::Acquire) == 0 && shared.orphan_settled() && shared.tear_down_orphan()
+        {
             return;
         }
         let (submitted, drained) = shared.epochs();
@@ -118,12 +120,12 @@ pub(crate) fn run(shared: Arc<QueueShared>, ticks_per_ns: f64) {
     }
 }
 
-/// Rounds of help in one [`QueueShared::complete`]: each drains the queue it is held on at least
+/// Rounds of help in one [`Queue::complete`]: each drains the queue it is held on at least
 /// one epoch further, so this bounds one call; what is left is drained on the thread's next
 /// pass, which does not sleep while retired epochs remain.
 const HELP_ROUNDS: usize = 256;
 
-impl QueueShared {
+impl Queue {
     /// Drains epochs the device retired, in `order`; returns what the drain did.
     pub fn drain_retired(&self, state: &mut QueueState, order: DrainOrder) -> DrainOutcome {
         let outcome = self.drain_unannounced(state, order);
@@ -223,7 +225,7 @@ impl QueueShared {
 
     /// [`crate::profile::DeviceQueue::drain_for_waiter`].
     pub(super) fn drain_for_waiter(&self) -> Option<DrainOutcome> {
-        if self.shutdown.load(Ordering::Acquire) {
+        if self.endpoint.shutdown.load(Ordering::Acquire) {
             return None;
         }
         let mut state = self.try_lock()?;

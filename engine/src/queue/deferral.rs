@@ -6,11 +6,12 @@ use std::sync::atomic::Ordering;
 
 use aqueduct_systems::sync::SemaphoreSync;
 
-use super::shared::{QueueCounters, QueueShared};
+use super::Queue;
 use super::submission::PassMode;
+use aqueduct_components::directory::SubmissionCounters;
 use aqueduct_systems::QueueState;
 
-impl QueueShared {
+impl Queue {
     /// Marks the pending rows parked, counting those not parked before.
     pub(super) fn park(&self, state: &mut QueueState) {
         let rows = &mut state.rows;
@@ -35,10 +36,10 @@ impl QueueShared {
         // The completion thread retries parked work when semaphores move; poke it in case the
         // wait is already resolvable by the time it looks.
         self.device.poke(self.endpoint.control_signal);
-        QueueCounters::add(&self.counters.deferred, newly);
+        SubmissionCounters::add(&self.endpoint.counters.deferred, newly);
         let parked = rows.pending_len();
-        if parked > self.counters.parked_high_water.load(Ordering::Relaxed) {
-            self.counters.parked_high_water.store(parked, Ordering::Relaxed);
+        if parked > self.endpoint.counters.parked_high_water.load(Ordering::Relaxed) {
+            self.endpoint.counters.parked_high_water.store(parked, Ordering::Relaxed);
         }
     }
 

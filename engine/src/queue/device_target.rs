@@ -8,11 +8,11 @@ use aqueduct_components::program::BuiltinObject;
 use aqueduct_hsa::sys::hsa_signal_t;
 use aqueduct_systems::{DeviceTarget, QueueState};
 
+use super::Queue;
 use super::failure::{ErrorSink, queue_error_callback};
-use super::shared::QueueShared;
 use crate::error::{EngineError, EngineResult};
 
-impl QueueShared {
+impl Queue {
     /// The queue's device target, made now if this is its first execution on the device.
     pub(super) fn device_target<'s>(&self, state: &'s mut QueueState) -> EngineResult<&'s DeviceTarget> {
         if state.device_target.is_none() {
@@ -65,7 +65,7 @@ impl QueueShared {
             // A fault on the target fails this queue, as a fault on the queue itself does: the
             // callback reports to the queue's own error sink.
             let sink = (&*self.error_sink as *const ErrorSink).cast_mut().cast();
-            // SAFETY: the sink lives in this QueueShared, which outlives the target queue (its
+            // SAFETY: the sink is shared by this queue's parts, which outlive the target queue (its
             // teardown destroys the target first).
             unsafe { hsa.queue_create(agent.info.agent, config.queue_packets, Some(queue_error_callback), sink) }
         })();

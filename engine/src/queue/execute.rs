@@ -63,7 +63,7 @@ pub(crate) fn execute(
 /// the model picks the host, whose executions the capture records dispatch by dispatch.
 fn on_device(to: &mut impl Submitter, processing: BlockProcessing, program: &FinishedProgram) -> EngineResult<bool> {
     let refused = |reason: String| EngineError::InvalidArgument { what: "command buffer", reason };
-    let capturing = to.queue().capturing.load(Ordering::Acquire);
+    let capturing = to.queue().endpoint.capturing.load(Ordering::Acquire);
     let device_program = match (processing, &program.image.device) {
         (BlockProcessing::Host, _) => return Ok(false),
         (BlockProcessing::Device, Err(reason)) => {

@@ -10,7 +10,8 @@ use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t, hsa_status_t};
 use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 
-use super::shared::{QueueShared, capture_of};
+use super::Queue;
+use super::capture::capture_of;
 use crate::error::EngineError;
 use aqueduct_systems::QueueState;
 
@@ -47,7 +48,7 @@ impl ErrorSink {
     }
 }
 
-impl QueueShared {
+impl Queue {
     pub(super) fn record_failure(&self, error: &EngineError) -> u32 {
         self.device.semaphores.record_failure(FailureRecord { status: None, message: error.to_string() })
     }

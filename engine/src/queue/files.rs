@@ -12,9 +12,9 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::Queue;
 use super::host_calls::HostCallResult;
 use super::operations::{self, Immediate};
-use super::shared::QueueShared;
 use crate::error::{EngineError, EngineResult};
 use crate::memory::{Binding, Buffer};
 use crate::semaphore::SemaphorePoint;
@@ -71,7 +71,7 @@ unsafe fn transfer(direction: Direction, file: &File, file_offset: u64, address:
     Ok(())
 }
 
-impl QueueShared {
+impl Queue {
     fn staging(&self) -> EngineResult<Buffer> {
         let mut staging = self.file_staging.lock().unwrap_or_else(|poison| poison.into_inner());
         if let Some(buffer) = &*staging {
@@ -82,7 +82,7 @@ impl QueueShared {
         Ok(buffer)
     }
 
-    pub(crate) fn read_file(
+    pub(crate) fn submit_read_file(
         &self,
         file: &File,
         offset: u64,
@@ -98,7 +98,7 @@ impl QueueShared {
         self.file_transfer(Direction::Read, file, offset, target, waits, signals)
     }
 
-    pub(crate) fn write_file(
+    pub(crate) fn submit_write_file(
         &self,
         source: Binding,
         file: &File,
@@ -136,7 +136,7 @@ impl QueueShared {
                 }
                 result
             });
-            return self.host_call(work, waits, signals);
+            return self.submit_host_call(work, waits, signals);
         }
         let staging = self.staging()?;
         let chain = ChainError::default();
@@ -164,12 +164,12 @@ impl QueueShared {
             };
             match direction {
                 Direction::Read => {
-                    self.host_call(step, first_waits, &[])?;
+                    self.submit_host_call(step, first_waits, &[])?;
                     operations::copy(&mut Immediate(self), staged, part, &[], &[])?;
                 }
                 Direction::Write => {
                     operations::copy(&mut Immediate(self), part, staged, first_waits, &[])?;
-                    self.host_call(step, &[], &[])?;
+                    self.submit_host_call(step, &[], &[])?;
                 }
             }
             first_waits = &[];
@@ -181,6 +181,6 @@ impl QueueShared {
                 None => Ok(()),
             }
         });
-        self.host_call(finish, first_waits, signals)
+        self.submit_host_call(finish, first_waits, signals)
     }
 }

@@ -30,7 +30,7 @@ use aqueduct_components::capture::OperationKind;
 use aqueduct_components::semaphore_table::{FailureRecord, SemaphoreTable, WaitSource};
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 
-use super::shared::QueueShared;
+use super::Queue;
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::{Semaphore, SemaphoreInner, SemaphorePoint, wait_all};
 
@@ -81,7 +81,7 @@ pub(crate) struct HostCalls {
 pub(crate) type HostCallsLock = Mutex<Option<HostCalls>>;
 
 impl HostCalls {
-    fn start(queue: &QueueShared) -> EngineResult<Self> {
+    fn start(queue: &Queue) -> EngineResult<Self> {
         let ready = Semaphore::create(&queue.device, 0)?;
         let gate = Semaphore::create(&queue.device, 0)?;
         let (jobs, receiver) = channel();
@@ -213,7 +213,7 @@ fn wait_for(closed: &AtomicBool, point: &HostWait) -> Result<(), Arc<FailureReco
     }
 }
 
-impl QueueShared {
+impl Queue {
     fn host_calls(&self) -> MutexGuard<'_, Option<HostCalls>> {
         self.host_calls.lock().unwrap_or_else(|poison| poison.into_inner())
     }
@@ -230,7 +230,7 @@ impl QueueShared {
         drop(calls);
     }
 
-    pub(crate) fn host_call(
+    pub(crate) fn submit_host_call(
         &self,
         work: Work,
         waits: &[SemaphorePoint],

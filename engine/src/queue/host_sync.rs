@@ -9,7 +9,6 @@ use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 use bytemuck::Pod;
 
 use super::failure::unknown_failure;
-use super::shared::QueueShared;
 use super::{Queue, Submitted};
 use crate::error::{EngineError, EngineResult};
 use crate::memory::Buffer;
@@ -22,7 +21,7 @@ impl Queue {
     /// Blocks until everything submitted to the queue before this call, through any handle, has
     /// finished, the queue has failed (its failure is returned), or `timeout` passes.
     pub fn wait_idle(&self, timeout: Duration) -> EngineResult<()> {
-        let target = self.shared().endpoint.staged_rows.load(Ordering::Acquire);
+        let target = self.endpoint.staged_rows.load(Ordering::Acquire);
         self.wait_settled(target, timeout)
     }
 
@@ -30,7 +29,7 @@ impl Queue {
     /// everything submitted to the queue before it, has finished, the queue has failed (its
     /// failure is returned), or `timeout` passes. A token of another queue is refused.
     pub fn wait_for(&self, submitted: Submitted, timeout: Duration) -> EngineResult<()> {
-        let shared = self.shared();
+        let shared = self;
         if (submitted.device, submitted.queue) != (shared.device.id, shared.index) {
             return Err(EngineError::ForeignObject { what: "submission token (it names another queue)" });
         }
@@ -39,12 +38,12 @@ impl Queue {
 
     /// Whether `submitted` and everything before it on this queue has finished (or failed).
     pub fn is_finished(&self, submitted: Submitted) -> bool {
-        self.shared().settled_through(submitted.rows)
+        self.settled_through(submitted.rows)
     }
 
     /// Waits until the queue's rows below `target` have settled, or it failed.
     fn wait_settled(&self, target: u64, timeout: Duration) -> EngineResult<()> {
-        let shared = self.shared();
+        let shared = self;
         shared.refuse_inside_batch()?;
         let start = Instant::now();
         let deadline = crate::clock::deadline_after(start, timeout);
@@ -115,7 +114,7 @@ impl Queue {
             return transfer(&allocate(bytes)?);
         }
         // Never waits for another thread's transfer, which may wait out its own timeout.
-        let mut kept = match self.shared().host_staging.try_lock() {
+        let mut kept = match self.host_staging.try_lock() {
             Ok(kept) => kept,
             Err(std::sync::TryLockError::Poisoned(poison)) => poison.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return transfer(&allocate(bytes)?),
@@ -142,7 +141,7 @@ impl Queue {
     }
 }
 
-impl QueueShared {
+impl Queue {
     /// The queue's sticky failure (failure-log index), as its endpoint mirrors it.
     fn failure(&self) -> Option<u32> {
         self.endpoint.failure.load(Ordering::Acquire).checked_sub(1)

@@ -66,15 +66,15 @@ impl<'a> Submission<'a, &'a Queue, LaunchOp<'a>> {
     pub fn submit(self) -> EngineResult<super::builder::Submitted> {
         let (queue, operation, waits, signals) = self.into_parts();
         let dispatch = operation.checked()?;
-        let to = &mut Immediate(queue.shared());
+        let to = &mut Immediate(queue);
         captured!(
-            queue.shared(),
+            queue,
             &waits,
             &signals,
             operations::dispatch(to, operation.kernel, &dispatch, &waits, &signals),
             |_, _| replay::describe_dispatch(operation.kernel, &dispatch)
         )
-        .map(|()| queue.shared().submitted())
+        .map(|()| queue.submitted())
     }
 }
 

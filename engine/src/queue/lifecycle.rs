@@ -3,7 +3,7 @@
 //! has drained), cancellation, and destruction (the HSA queue first, then failing what was left
 //! in flight).
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use aqueduct_components::device_entities::Shared;
@@ -14,7 +14,6 @@ use aqueduct_systems::reclaim::DrainOrder;
 
 use super::Queue;
 use super::failure::{ErrorSink, queue_error_callback};
-use super::shared::QueueShared;
 use crate::config::{QueueConfig, QueuePriority};
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
@@ -83,7 +82,7 @@ impl Queue {
         });
         super::memory_faults::route(state.info.agent.handle, &error_sink);
         let sink_pointer = (&*error_sink as *const ErrorSink).cast_mut().cast();
-        // SAFETY: the sink is boxed inside QueueShared and outlives the HSA queue, which the
+        // SAFETY: the sink is shared by the queue's parts and outlives the HSA queue, which the
         // queue's teardown destroys before the sink.
         let hsa_queue = match unsafe {
             hsa.queue_create(state.info.agent, config.queue_packets, Some(queue_error_callback), sink_pointer)
@@ -105,51 +104,47 @@ impl Queue {
         }
         // SAFETY: the queue lives until its teardown destroys it, after the last ring use.
         let ring = unsafe { AqlRing::new(hsa_queue, hsa.api()) };
-        let (queue_state, stages) =
-            QueueShared::build_world(device, index, ring, kernarg_memory, endpoint.clone(), agent);
+        let (queue_state, stages) = Queue::build_state(device, index, ring, kernarg_memory, endpoint.clone(), agent);
         let entity = device.world().spawn(Shared(endpoint.clone())).id();
-        let shared = Arc::new(QueueShared {
+        endpoint.handles.store(1, Ordering::Relaxed);
+        // The handle first: if the thread cannot start, its drop tears the queue down.
+        let handle = Queue {
             index,
             agent,
             device: device.clone(),
             endpoint,
             stages,
             hsa_queue,
-            state: Mutex::new(queue_state),
+            state: Arc::new(Mutex::new(queue_state)),
             error_sink,
-            shutdown: AtomicBool::new(false),
-            cancelled: AtomicBool::new(false),
-            batch_owner: AtomicU64::new(0),
-            counters: Default::default(),
-            capturing: AtomicBool::new(false),
             memory_timeline: Default::default(),
             host_calls: Default::default(),
             file_staging: Default::default(),
             host_staging: Default::default(),
             priority: settings.priority,
-            replay_id: Default::default(),
-            handles: AtomicUsize::new(1),
-            thread: Mutex::new(None),
             kernarg_memory,
             entity,
-        });
-        // The handle first: if the thread cannot start, its drop tears the queue down.
-        let handle = Self(shared.clone());
+            counted: true,
+        };
+        // The completion thread's copy, which the device's queue table reaches while the thread
+        // runs.
+        let background = Arc::new(handle.uncounted());
         let ticks_per_ns = hsa.timestamp_frequency().unwrap_or(1_000_000_000) as f64 / 1e9;
         let thread = {
-            let shared = shared.clone();
+            let background = background.clone();
             std::thread::Builder::new()
                 .name(format!("aqueduct-completion-{index}"))
-                .spawn(move || super::completion::run(shared, ticks_per_ns))
+                .spawn(move || super::completion::run(background, ticks_per_ns))
                 .map_err(|error| EngineError::NoDevice {
                     reason: format!("cannot start a completion thread: {error}"),
                 })?
         };
-        *shared.thread.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(thread);
+        *device.completion_threads[usize::from(index)].lock().unwrap_or_else(|poison| poison.into_inner()) =
+            Some(thread);
         // Registered under the capture slot's lock, so a capture that begins or ends meanwhile
         // sees the queue either way.
         let session = device.profile.lock().unwrap_or_else(|poison| poison.into_inner());
-        let profiled: Arc<dyn DeviceQueue> = shared.clone();
+        let profiled: Arc<dyn DeviceQueue> = background;
         // The index is the directory's, reserved once per device: the slot is free.
         let _ = device.queues[usize::from(index)].set(Arc::downgrade(&profiled));
         if let Some(session) = session.as_ref() {
@@ -183,8 +178,10 @@ fn apply_scheduling(
 impl Clone for Queue {
     fn clone(&self) -> Self {
         // Relaxed, as for an `Arc`: a new handle comes from a live one, which keeps the count up.
-        self.0.handles.fetch_add(1, Ordering::Relaxed);
-        Self(self.0.clone())
+        self.endpoint.handles.fetch_add(1, Ordering::Relaxed);
+        let mut handle = self.uncounted();
+        handle.counted = true;
+        handle
     }
 }
 
@@ -193,8 +190,8 @@ impl Drop for Queue {
     /// through any handle before it (a `Release`, paired with the last drop's `Acquire`) drains
     /// or fails, and then the queue is destroyed.
     fn drop(&mut self) {
-        if self.0.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.0.last_handle_dropped();
+        if self.counted && self.endpoint.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.last_handle_dropped();
         }
     }
 }
@@ -206,15 +203,15 @@ impl Queue {
     /// fails with it, as dropping a queue did before work outlived its handles. Otherwise the
     /// work already on the device finishes, and the last handle's drop destroys the queue.
     pub fn cancel(self) {
-        let queue = self.0.replay_id.get();
-        if let Some(replay) = self.0.device.replay_capture().filter(|_| queue != 0) {
+        let queue = self.replay_id();
+        if let Some(replay) = self.device.replay_capture().filter(|_| queue != 0) {
             replay.push(aqueduct_profile::replay::ReplayRecord::QueueCancelled { queue });
         }
-        self.0.cancel_pending();
+        self.cancel_pending();
     }
 }
 
-impl QueueShared {
+impl Queue {
     /// Fails the pending and parked work with a sticky `queue N was cancelled`, and marks the
     /// queue cancelled: its destruction fails what is on the device rather than waiting.
     fn cancel_pending(&self) {
@@ -223,7 +220,7 @@ impl QueueShared {
             let failure = self.queue_failure(&mut state, None, format!("queue {} was cancelled", self.index));
             self.fail_pending(&mut state, failure);
         }
-        self.cancelled.store(true, Ordering::Release);
+        self.endpoint.cancelled.store(true, Ordering::Release);
     }
 
     /// The last user handle dropped. The queue is destroyed once its work has drained or failed:
@@ -231,11 +228,11 @@ impl QueueShared {
     /// keeps draining, when it has ([`Self::orphan_settled`]).
     fn last_handle_dropped(&self) {
         // The replay drops its queue at the same place in the stream.
-        let queue = self.replay_id.get();
+        let queue = self.replay_id();
         if let Some(replay) = self.device.replay_capture().filter(|_| queue != 0) {
             replay.push(aqueduct_profile::replay::ReplayRecord::QueueDropped { queue });
         }
-        if self.cancelled.load(Ordering::Acquire) || self.orphan_settled() {
+        if self.endpoint.cancelled.load(Ordering::Acquire) || self.orphan_settled() {
             self.destroy();
         } else {
             // The completion thread looks at the handle count on each wake-up.
@@ -259,10 +256,10 @@ impl QueueShared {
     /// torn it down or `deadline` passes, then cancels what is left (see `Engine`'s drop).
     pub(super) fn finish_orphaned(&self, deadline: std::time::Instant) {
         let gone = || {
-            let thread = self.thread.lock().unwrap_or_else(|poison| poison.into_inner());
+            let thread = self.completion_thread();
             thread.as_ref().is_none_or(|thread| thread.is_finished())
         };
-        if self.handles.load(Ordering::Acquire) != 0 {
+        if self.endpoint.handles.load(Ordering::Acquire) != 0 {
             return;
         }
         while !gone() {
@@ -279,6 +276,11 @@ impl QueueShared {
         }
     }
 
+    /// The completion thread's join handle (in the device's table, by queue index).
+    fn completion_thread(&self) -> std::sync::MutexGuard<'_, Option<std::thread::JoinHandle<()>>> {
+        self.device.completion_threads[usize::from(self.index)].lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
     /// Nothing pending, parked or in flight (the caller holds the queue lock).
     pub(super) fn idle(&self, state: &QueueState) -> bool {
         let rows = &state.rows;
@@ -289,9 +291,9 @@ impl QueueShared {
     /// Destroys the queue from any thread but its completion thread: stops that thread, then
     /// tears the queue down, unless the completion thread already is (then this waits for it).
     fn destroy(&self) {
-        let first = !self.shutdown.swap(true, Ordering::AcqRel);
+        let first = !self.endpoint.shutdown.swap(true, Ordering::AcqRel);
         self.device.poke(self.endpoint.control_signal);
-        if let Some(thread) = self.thread.lock().unwrap_or_else(|poison| poison.into_inner()).take() {
+        if let Some(thread) = self.completion_thread().take() {
             let _ = thread.join();
         }
         if first {
@@ -303,7 +305,7 @@ impl QueueShared {
     /// down itself and then ends (its join handle is left to the queue's drop). Returns whether
     /// it did; a concurrent [`Self::destroy`] that came first does it instead.
     pub(super) fn tear_down_orphan(&self) -> bool {
-        if self.shutdown.swap(true, Ordering::AcqRel) {
+        if self.endpoint.shutdown.swap(true, Ordering::AcqRel) {
             return false;
         }
         self.tear_down();

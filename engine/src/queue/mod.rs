@@ -10,8 +10,6 @@
 //! - `host_sync.rs`: what a host thread waits for: the queue going idle, reads and writes;
 //! - `launch.rs`: typed launches, their arguments checked against the kernel's metadata;
 //! - `lifecycle.rs`: creation and destruction;
-//! - `shared.rs`: what the queue's handles, its completion thread and its operations share (the
-//!   lock over the queue state, counters, lifetime flags);
 //! - `operations.rs`: each operation's validation and the payload it stages, for both ways in;
 //! - `execute.rs`: command-buffer executions; `device_target.rs`: the second HSA queue those
 //!   processed on the device run on;
@@ -24,6 +22,11 @@
 //!   drain is held on);
 //! - `capture.rs`: the queue's part of a profile capture;
 //! - `replay_records.rs`: what each operation records in a replay capture.
+//!
+//! A queue is three types: [`Queue`] (here), the handle, which holds the queue's parts; the
+//! endpoint (`aqueduct_components::directory::QueueEndpoint`), which other queues read and
+//! which holds the lock-free counters and lifetime flags; and the state behind the queue's lock
+//! (`aqueduct_systems::QueueState`), which the stages run over.
 //!
 //! Each operation validates its input completely before anything is staged, then hands the
 //! submission driver a closure that fills in the payload.
@@ -45,11 +48,20 @@ mod lifecycle;
 mod memory_faults;
 mod operations;
 mod replay_records;
-mod shared;
 mod submission;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use aqueduct_components::directory::QueueEndpoint;
+use aqueduct_components::queue_state::KernargRing;
+use aqueduct_hsa::ring::AqlRing;
+use aqueduct_hsa::sys::hsa_queue_t;
+use aqueduct_systems::{DeviceLink, QueueStages, QueueState};
+use bevy_ecs::entity::Entity;
+
+use crate::device::DeviceShared;
+use failure::ErrorSink;
 
 pub use batch::Batch;
 pub use builder::{Submission, SubmitOutput, Submitted};
@@ -57,7 +69,6 @@ pub use files::STAGING_BYTES;
 pub use host_calls::HostCallResult;
 pub(crate) use memory_faults::route_memory_faults;
 pub(crate) use operations::Submitter;
-pub(crate) use shared::QueueShared;
 
 /// A queue on one agent of the device. Operations run in submission order; each waits for its
 /// wait semaphores and, when done, raises its signal semaphores. Cloning shares the queue.
@@ -68,7 +79,46 @@ pub(crate) use shared::QueueShared;
 /// semaphore that nothing can raise any more (its last handle dropped, and no submission
 /// promised the value) fails instead, and then the queue goes. [`Queue::cancel`] fails the work
 /// instead of waiting for it.
-pub struct Queue(pub(crate) Arc<QueueShared>);
+///
+/// The handle holds the queue's parts: what never changes, by value, and each shared part in its
+/// own `Arc` (the endpoint with the counters and lifetime flags, the state behind the queue lock,
+/// and the host-side services, each with its own lock). The completion thread holds an uncounted
+/// copy (`counted: false`), which the device reaches through its queue table.
+pub struct Queue {
+    pub(crate) index: u16,
+    pub(crate) agent: usize,
+    pub(crate) device: Arc<DeviceShared>,
+    pub(crate) endpoint: Arc<QueueEndpoint>,
+    /// The stages compiled for the device's wait strategy, chosen when the queue was built.
+    pub(crate) stages: QueueStages,
+    pub(crate) hsa_queue: *mut hsa_queue_t,
+    pub(crate) state: Arc<Mutex<QueueState>>,
+    pub(crate) error_sink: Arc<ErrorSink>,
+    /// The semaphore its deallocas signal (`alloca.rs`).
+    pub(crate) memory_timeline: Arc<alloca::TimelineLock>,
+    /// Its host calls' thread and timelines, from the first host call (`host_calls.rs`).
+    pub(crate) host_calls: Arc<host_calls::HostCallsLock>,
+    /// The host-visible buffer file transfers stream through, from the first that needs it.
+    pub(crate) file_staging: Arc<Mutex<Option<crate::memory::Buffer>>>,
+    /// The host-visible buffer `Queue::read` and `write` stage through (`host_sync.rs`), made
+    /// at the first and kept, up to `STAGING_BYTES`; held for the whole call, which waits for
+    /// its copy, so one buffer serves every call on the queue.
+    pub(crate) host_staging: Arc<Mutex<Option<crate::memory::Buffer>>>,
+    /// The priority it was made with (`QueueConfig`).
+    pub(crate) priority: crate::config::QueuePriority,
+    /// The kernarg ring's memory, freed once the HSA queue is destroyed.
+    pub(crate) kernarg_memory: u64,
+    /// The queue's entity in the device World.
+    pub(crate) entity: Entity,
+    /// Whether this is one of the user's handles, counted in the endpoint's `handles`.
+    counted: bool,
+}
+
+// SAFETY: `hsa_queue` is only passed to provider calls (thread-safe by the HSA spec) and to
+// AqlRing, whose shared accesses are atomic; every other part is Send and Sync.
+unsafe impl Send for Queue {}
+// SAFETY: as above.
+unsafe impl Sync for Queue {}
 
 /// A dispatch whose kernarg bytes the caller builds (kernels outside the HAL layout). A buffer
 /// the kernargs point into may be dropped once the dispatch is submitted: it is freed only after
@@ -83,50 +133,127 @@ pub struct RawDispatch<'a> {
     pub kernargs: &'a [u8],
 }
 
-impl Queue {
-    fn shared(&self) -> &QueueShared {
-        &self.0
-    }
+/// A number unique to the calling thread while it lives (the address of a thread-local).
+pub(crate) fn thread_token() -> u64 {
+    thread_local!(static TOKEN: u8 = const { 0 });
+    TOKEN.with(|token| token as *const u8 as u64)
+}
 
+impl Queue {
     /// The queue's index on its device.
     pub fn index(&self) -> u16 {
-        self.shared().index
+        self.index
     }
 
     /// The agent (within the device) the queue runs on.
     pub fn agent(&self) -> usize {
-        self.shared().agent
+        self.agent
     }
 
     /// The device the queue belongs to.
     pub fn device(&self) -> crate::Device {
-        crate::Device(self.shared().device.clone())
+        crate::Device(self.device.clone())
     }
 
     /// The priority it was made with ([`crate::QueueConfig`]).
     pub fn priority(&self) -> crate::QueuePriority {
-        self.shared().priority
+        self.priority
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// The queue state if no one holds it.
+    pub(crate) fn try_lock(&self) -> Option<MutexGuard<'_, QueueState>> {
+        match self.state.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(poison)) => Some(poison.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// A copy of the parts that is not one of the user's handles (the completion thread's).
+    pub(crate) fn uncounted(&self) -> Self {
+        Queue {
+            index: self.index,
+            agent: self.agent,
+            device: self.device.clone(),
+            endpoint: self.endpoint.clone(),
+            stages: self.stages,
+            hsa_queue: self.hsa_queue,
+            state: self.state.clone(),
+            error_sink: self.error_sink.clone(),
+            memory_timeline: self.memory_timeline.clone(),
+            host_calls: self.host_calls.clone(),
+            file_staging: self.file_staging.clone(),
+            host_staging: self.host_staging.clone(),
+            priority: self.priority,
+            kernarg_memory: self.kernarg_memory,
+            entity: self.entity,
+            counted: false,
+        }
+    }
+
+    /// Builds the queue's state (rings, the epoch table and the submission-row table) and picks
+    /// the stages compiled for the device's wait strategy.
+    pub(crate) fn build_state(
+        device: &Arc<DeviceShared>,
+        index: u16,
+        ring: AqlRing,
+        kernarg_base: u64,
+        endpoint: Arc<QueueEndpoint>,
+        agent: usize,
+    ) -> (QueueState, QueueStages) {
+        let link = DeviceLink {
+            api: device.hsa.api(),
+            semaphores: device.semaphores.clone(),
+            directory: device.directory.clone(),
+            host_writes: device.agents[agent].host_writes.clone(),
+        };
+        let kernargs =
+            KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };
+        aqueduct_systems::build_queue_state(
+            index,
+            ring,
+            kernargs,
+            endpoint,
+            link,
+            device.config.epochs_in_flight as usize,
+            device.strategy,
+        )
+    }
+
+    /// The token of what was submitted so far (`submit()`'s return).
+    #[inline]
+    pub(crate) fn submitted(&self) -> Submitted {
+        Submitted { device: self.device.id, queue: self.index, rows: self.endpoint.staged_rows.load(Ordering::Relaxed) }
+    }
+
+    /// Epochs submitted and drained.
+    pub(crate) fn epochs(&self) -> (u64, u64) {
+        (self.endpoint.submitted.load(Ordering::Acquire), self.endpoint.drained.load(Ordering::Acquire))
+    }
+
+    /// Its id in the replay capture (0: not captured).
+    pub(crate) fn replay_id(&self) -> u64 {
+        self.endpoint.replay_id.load(Ordering::Relaxed)
     }
 
     /// The CUs the queue's work may use, as the provider holds the mask (`hsa_amd_queue_cu_get_mask`):
     /// one bit per CU of its agent, 32 per word.
     pub fn cu_mask(&self) -> crate::EngineResult<Vec<u32>> {
-        let shared = self.shared();
-        let compute_units = shared.device.agent(shared.agent)?.info.compute_units;
+        let compute_units = self.device.agent(self.agent)?.info.compute_units;
         let mut mask = vec![0; compute_units.div_ceil(32).max(1) as usize];
         // SAFETY: the HSA queue lives as long as this handle.
-        unsafe { shared.device.hsa.queue_cu_mask(shared.hsa_queue, &mut mask)? };
+        unsafe { self.device.hsa.queue_cu_mask(self.hsa_queue, &mut mask)? };
         Ok(mask)
     }
 
     /// Submissions, AQL packets, parked submissions and device-side wait barriers so far.
     pub fn stats(&self) -> QueueStats {
-        Self::stats_of(self.shared())
-    }
-
-    pub(crate) fn stats_of(shared: &QueueShared) -> QueueStats {
-        let counters = &shared.counters;
-        let (submitted, drained) = shared.epochs();
+        let counters = &self.endpoint.counters;
+        let (submitted, drained) = self.epochs();
         QueueStats {
             submissions: counters.submissions.load(Ordering::Relaxed),
             packets: counters.packets.load(Ordering::Relaxed),
@@ -141,12 +268,12 @@ impl Queue {
     /// The soft runtime's test controls (fault injection, stalls, queue modes) for this queue's
     /// provider, when it is the soft runtime, embedded or loaded as its drop-in.
     pub fn soft_controls(&self) -> Option<aqueduct_hsa::SoftControls> {
-        self.shared().device.hsa.soft_controls()
+        self.device.hsa.soft_controls()
     }
 
     /// The raw HSA queue, for provider-specific control (fault injection on the soft runtime).
     pub fn hsa_queue(&self) -> *mut aqueduct_hsa::sys::hsa_queue_t {
-        self.shared().hsa_queue
+        self.hsa_queue
     }
 }
 

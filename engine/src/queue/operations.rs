@@ -12,8 +12,8 @@ use aqueduct_builtins::{
 use aqueduct_components::capture::OperationKind;
 use aqueduct_components::submission::{DispatchTemplate, RowWriter};
 
+use super::Queue;
 use super::RawDispatch;
-use super::shared::QueueShared;
 use crate::dispatch::{Dispatch, GridSource, validate_dispatch};
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
@@ -23,7 +23,7 @@ use crate::semaphore::SemaphorePoint;
 
 /// Where a validated operation goes.
 pub(crate) trait Submitter {
-    fn queue(&self) -> &QueueShared;
+    fn queue(&self) -> &Queue;
 
     /// Stages the operation: waits, signals, then what `stage` fills in.
     fn submit(
@@ -34,14 +34,14 @@ pub(crate) trait Submitter {
     ) -> EngineResult<()>;
 
     /// Runs `f` on the queue and its state behind its lock (a batch holds it already).
-    fn with_state<R>(&mut self, f: impl FnOnce(&QueueShared, &mut aqueduct_systems::QueueState) -> R) -> R;
+    fn with_state<R>(&mut self, f: impl FnOnce(&Queue, &mut aqueduct_systems::QueueState) -> R) -> R;
 }
 
 /// The immediate path: each operation is published before the call returns.
-pub(crate) struct Immediate<'q>(pub &'q QueueShared);
+pub(crate) struct Immediate<'q>(pub &'q Queue);
 
 impl Submitter for Immediate<'_> {
-    fn queue(&self) -> &QueueShared {
+    fn queue(&self) -> &Queue {
         self.0
     }
 
@@ -55,7 +55,7 @@ impl Submitter for Immediate<'_> {
         self.0.submit(waits, signals, stage)
     }
 
-    fn with_state<R>(&mut self, f: impl FnOnce(&QueueShared, &mut aqueduct_systems::QueueState) -> R) -> R {
+    fn with_state<R>(&mut self, f: impl FnOnce(&Queue, &mut aqueduct_systems::QueueState) -> R) -> R {
         f(self.0, &mut self.0.lock())
     }
 }

@@ -12,11 +12,13 @@ use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{QueueState, settle};
 
+use super::capture::capture_of;
 use super::failure::unknown_failure;
-use super::shared::{QueueCounters, QueueShared, capture_of, thread_token};
+use super::{Queue, thread_token};
 use crate::error::{EngineError, EngineResult};
 use crate::profile::QueueCapture;
 use crate::semaphore::SemaphorePoint;
+use aqueduct_components::directory::SubmissionCounters;
 
 /// Where the pending rows ended up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +36,7 @@ pub(crate) enum PassMode {
     Readmit,
 }
 
-impl QueueShared {
+impl Queue {
     /// Checks waits and signals before anything is staged: same device, signals increasing.
     pub(crate) fn check_points(&self, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
         for point in waits.iter().chain(signals) {
@@ -60,7 +62,7 @@ impl QueueShared {
     /// Refuses a call from the thread building a batch on this queue: it holds the queue's lock,
     /// so the call would wait for itself.
     pub(crate) fn refuse_inside_batch(&self) -> EngineResult<()> {
-        let owner = self.batch_owner.load(Ordering::Relaxed);
+        let owner = self.endpoint.batch_owner.load(Ordering::Relaxed);
         if owner != 0 && owner == thread_token() {
             return Err(EngineError::InvalidArgument {
                 what: "queue",
@@ -152,7 +154,7 @@ impl QueueShared {
             first_fault = queue.rows.pass.fault.map(EngineError::SubmissionFault);
             // Published whole: not stopped, and no program segment left to run.
             if queue.rows.is_empty() {
-                QueueCounters::add(&self.counters.submissions, 1);
+                SubmissionCounters::add(&self.endpoint.counters.submissions, 1);
                 return first_fault.map_or(Ok(()), Err);
             }
         }
@@ -163,7 +165,7 @@ impl QueueShared {
         };
         if !matches!(result, Err(EngineError::SubmissionTooLarge { .. } | EngineError::Backpressure { .. })) {
             // Refused for ring space, a submission never entered the queue and is not counted.
-            QueueCounters::add(&self.counters.submissions, 1);
+            SubmissionCounters::add(&self.endpoint.counters.submissions, 1);
         }
         result.map(|_| ())
     }
@@ -178,9 +180,9 @@ impl QueueShared {
     fn follow_pass(&self, capture: Option<&QueueCapture>, queue: &mut QueueState, submitted_before: u64) {
         let pass = &queue.rows.pass;
         if pass.packets > 0 {
-            QueueCounters::add(&self.counters.packets, pass.packets);
+            SubmissionCounters::add(&self.endpoint.counters.packets, pass.packets);
             if pass.device_waits > 0 {
-                QueueCounters::add(&self.counters.device_waits, pass.device_waits);
+                SubmissionCounters::add(&self.endpoint.counters.device_waits, pass.device_waits);
             }
             // Only brings parked work forward (a wait may now be a device barrier); work that
             // waits for a value is woken, fenced, when the value arrives.
