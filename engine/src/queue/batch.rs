@@ -56,17 +56,16 @@ impl Queue {
     /// Starts a [`Batch`] on this queue; stage operations on it, then [`Batch::flush`]. Dropping
     /// the batch flushes what is left, ignoring errors.
     pub fn begin_batch(&self) -> EngineResult<Batch<'_>> {
-        let shared = self;
         let token = thread_token();
-        if shared.endpoint.batch_owner.load(Ordering::Relaxed) == token {
+        if self.endpoint.batch_owner.load(Ordering::Relaxed) == token {
             return Err(EngineError::InvalidArgument {
                 what: "queue",
                 reason: "this thread already holds a batch on the queue".into(),
             });
         }
-        let state = shared.lock();
-        shared.endpoint.batch_owner.store(token, Ordering::Relaxed);
-        Ok(Batch { queue: shared, state })
+        let state = self.lock();
+        self.endpoint.batch_owner.store(token, Ordering::Relaxed);
+        Ok(Batch { queue: self, state })
     }
 }
 

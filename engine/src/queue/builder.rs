@@ -173,10 +173,10 @@ macro_rules! operations {
                 /// its place in the queue's order, which [`Queue::wait_for`] waits on.
                 pub fn submit(self) -> EngineResult<<$output as SubmitOutput>::Queued> {
                     let $name { $($arg,)* $($($option,)*)? .. } = self.operation;
-                    let shared = self.target;
-                    let ($to, $waits, $signals) = (&mut Immediate(shared), &self.waits[..], &self.signals[..]);
+                    let queue = self.target;
+                    let ($to, $waits, $signals) = (&mut Immediate(queue), &self.waits[..], &self.signals[..]);
                     captured!(Submitter::queue($to), $waits, $signals, $body, |$capture, $out| $describe)
-                        .map(|output| output.queued(shared.submitted()))
+                        .map(|output| output.queued(queue.submitted()))
                 }
             }
 

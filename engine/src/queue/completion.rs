@@ -28,11 +28,11 @@ const BUSY_RETRY: std::time::Duration = std::time::Duration::from_micros(20);
 /// than the submitter's batch, so while a submitter is active it drains first.
 const COMPLETION_BATCH: u64 = 4 * SUBMITTER_DRAIN_BATCH;
 
-pub(crate) fn run(shared: Arc<Queue>, ticks_per_ns: f64) {
-    let api = shared.device.hsa.api();
-    let control = hsa_signal_t { handle: shared.endpoint.control_signal };
+pub(crate) fn run(queue: Arc<Queue>, ticks_per_ns: f64) {
+    let api = queue.device.hsa.api();
+    let control = hsa_signal_t { handle: queue.endpoint.control_signal };
     // `EngineConfig::completion_fallback`, in the provider's timestamp ticks.
-    let fallback_ns = shared.device.config.completion_fallback.as_nanos() as f64;
+    let fallback_ns = queue.device.config.completion_fallback.as_nanos() as f64;
     let timeout = (fallback_ns * ticks_per_ns).min(u64::MAX as f64) as u64;
     loop {
         // Read before looking at the state: a poke after this point changes the value and ends
@@ -44,24 +44,24 @@ pub(crate) fn run(shared: Arc<Queue>, ticks_per_ns: f64) {
         // signal is waited on. Only this pass's: a hold that a submitter's drain has since
         // passed must not keep the thread off its retirement signal (it did, and hung).
         let mut held = false;
-        if shared.endpoint.shutdown.load(Ordering::Acquire) {
+        if queue.endpoint.shutdown.load(Ordering::Acquire) {
             return;
         }
-        let failed = shared.error_sink.status.load(Ordering::Acquire) != 0;
-        let parked = shared.device.parked_queues.must_readmit(shared.index);
-        let (_, drained) = shared.epochs();
-        if failed || parked || (shared.stages.device_retired)(&shared.endpoint) > drained {
+        let failed = queue.error_sink.status.load(Ordering::Acquire) != 0;
+        let parked = queue.device.parked_queues.must_readmit(queue.index);
+        let (_, drained) = queue.epochs();
+        if failed || parked || (queue.stages.device_retired)(&queue.endpoint) > drained {
             // Never queue behind a submitter: a blocked lock here turns every submission's
             // unlock into a futex wake. A busy queue is retried shortly (its submitter also
             // drains a retired batch after each pass, and everything when it runs out of room).
-            let Some(mut state) = shared.try_lock() else {
+            let Some(mut state) = queue.try_lock() else {
                 std::thread::sleep(BUSY_RETRY);
                 continue;
             };
             if failed {
-                shared.fail_queue(&mut state);
+                queue.fail_queue(&mut state);
             } else {
-                let Some(drain_held) = shared.complete(state, parked) else {
+                let Some(drain_held) = queue.complete(state, parked) else {
                     std::thread::sleep(BUSY_RETRY);
                     continue;
                 };
@@ -69,14 +69,13 @@ pub(crate) fn run(shared: Arc<Queue>, ticks_per_ns: f64) {
             }
         }
         // Outside the queue lock: freeing takes the device World's.
-        shared.device.release_settled();
+        queue.device.release_settled();
         // No user handle is left: once its work has drained or failed, the thread destroys the
         // queue and ends.
-        if shared.endpoint.handles.load(Ordering::Acquire) == 0 && shared.orphan_settled() && shared.tear_down_orphan()
-        {
+        if queue.endpoint.handles.load(Ordering::Acquire) == 0 && queue.orphan_settled() && queue.tear_down_orphan() {
             return;
         }
-        let (submitted, drained) = shared.epochs();
+        let (submitted, drained) = queue.epochs();
         let mut signals = [control, control];
         let mut conditions = [SignalCondition::Ne as u32; 2];
         let mut values = [control_seen, control_seen];
@@ -85,13 +84,13 @@ pub(crate) fn run(shared: Arc<Queue>, ticks_per_ns: f64) {
         // While a host thread is parked (it pokes every completion thread when it parks, after
         // which this read sees it), each epoch is drained as it retires: the host may be waiting
         // for one that later, longer work would otherwise hold back.
-        let target = if shared.device.semaphores.waiters.parked.load(Ordering::SeqCst) > 0 {
+        let target = if queue.device.semaphores.waiters.parked.load(Ordering::SeqCst) > 0 {
             drained + 1
         } else {
             submitted.min(drained + COMPLETION_BATCH).max(drained + 1)
         };
         let retirement =
-            if failed || held { None } else { (shared.stages.retirement_wait)(&shared.endpoint, target, submitted) };
+            if failed || held { None } else { (queue.stages.retirement_wait)(&queue.endpoint, target, submitted) };
         let count = match retirement {
             Some(wait) => {
                 signals[1] = hsa_signal_t { handle: wait.signal };

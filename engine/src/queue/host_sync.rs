@@ -29,8 +29,7 @@ impl Queue {
     /// everything submitted to the queue before it, has finished, the queue has failed (its
     /// failure is returned), or `timeout` passes. A token of another queue is refused.
     pub fn wait_for(&self, submitted: Submitted, timeout: Duration) -> EngineResult<()> {
-        let shared = self;
-        if (submitted.device, submitted.queue) != (shared.device.id, shared.index) {
+        if (submitted.device, submitted.queue) != (self.device.id, self.index) {
             return Err(EngineError::ForeignObject { what: "submission token (it names another queue)" });
         }
         self.wait_settled(submitted.rows, timeout)
@@ -43,25 +42,24 @@ impl Queue {
 
     /// Waits until the queue's rows below `target` have settled, or it failed.
     fn wait_settled(&self, target: u64, timeout: Duration) -> EngineResult<()> {
-        let shared = self;
-        shared.refuse_inside_batch()?;
+        self.refuse_inside_batch()?;
         let start = Instant::now();
         let deadline = crate::clock::deadline_after(start, timeout);
-        let settled = || shared.settled_through(target);
+        let settled = || self.settled_through(target);
         if !settled() {
             // Completion threads drain epoch by epoch while a host thread is parked.
-            shared.device.wake_completion_threads();
+            self.device.wake_completion_threads();
         }
         while !settled() {
             let now = Instant::now();
             if now >= deadline {
                 return Err(EngineError::Timeout { waited: start.elapsed(), unmet: Vec::new() });
             }
-            shared.device.semaphores.park_until(deadline.min(now + IDLE_POLL), settled);
+            self.device.semaphores.park_until(deadline.min(now + IDLE_POLL), settled);
         }
-        match shared.failure() {
+        match self.failure() {
             Some(failure) => Err(EngineError::QueueFailed(
-                shared.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure),
+                self.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure),
             )),
             None => Ok(()),
         }
