@@ -108,7 +108,13 @@ impl<T: Copy> Arena<T> {
     #[inline]
     pub fn extend(&mut self, items: &[T]) -> Span {
         let start = self.end();
-        self.items.extend_from_slice(items);
+        if let [item] = items {
+            // The common case (a submission's one signal): `extend_from_slice` calls `memcpy`,
+            // whose dispatch costs more than the copy.
+            self.items.push(*item);
+        } else {
+            self.items.extend_from_slice(items);
+        }
         self.span_from(start)
     }
 
