@@ -165,8 +165,9 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     // The read index last seen first; the live one (a line the packet processor keeps writing)
     // only when that says the ring is too full for a single payload packet, or always for a
     // program, whose segment is sized to the room there is.
-    let payload = queue.rows.columns.payload[slot];
-    let program = payload == Payload::Program;
+    // The kind only: the payload itself (a dispatch's template) is not copied out of its column.
+    let kind = queue.rows.columns.payload[slot].kind();
+    let program = kind == Payload::PROGRAM;
     let write_index = *next_packet;
     let mut aql_free = queue.ring.capacity() - write_index.wrapping_sub(queue.known_read_index);
     if program || aql_free < wait_packets + queue.capture.payload_packets(1, false) {
@@ -234,7 +235,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
         wait_packets,
         first_packet,
         // A barrier has no kernarg segment (and the address costs a division).
-        kernarg_address: if matches!(payload, Payload::Barrier) { 0 } else { queue.kernargs.address(start) },
+        kernarg_address: if kind == Payload::BARRIER { 0 } else { queue.kernargs.address(start) },
         kernarg_end: end,
         epoch,
         wait_fault,
@@ -291,8 +292,8 @@ pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut QueueState) {
         let slot = rows.slot(row);
         rows.pass.admitted_end = row + 1;
         rows.pass.patches += u64::from(!rows.columns.kernargs[slot].is_empty());
-        let payload = rows.columns.payload[slot];
-        if payload == Payload::Program && rows.columns.segment[slot].end != SegmentEnd::Return {
+        if rows.columns.payload[slot].kind() == Payload::PROGRAM && rows.columns.segment[slot].end != SegmentEnd::Return
+        {
             break;
         }
     }

@@ -375,13 +375,12 @@ unsafe fn write_passing_barriers(ring: &AqlRing, first: u64, count: u64, complet
 fn record_epoch(queue: &mut QueueState, row: u64, failure: Option<u32>) {
     let slot = queue.rows.slot(row);
     let plan = queue.rows.columns.reservation[slot];
-    let payload = queue.rows.columns.payload[slot];
+    let program = queue.rows.columns.payload[slot].kind() == Payload::PROGRAM;
     let epoch = plan.epoch;
     // A program's earlier segments signal nothing: the execution's signals stay with it until
     // its final segment.
-    let final_segment =
-        payload != Payload::Program || queue.rows.columns.segment[slot].end == SegmentEnd::Return || failure.is_some();
-    if payload == Payload::Program && failure.is_none() {
+    let final_segment = !program || queue.rows.columns.segment[slot].end == SegmentEnd::Return || failure.is_some();
+    if program && failure.is_none() {
         let columns = &mut queue.rows.columns;
         block_processor::advance(&mut columns.program[slot], &columns.segment[slot]);
     }
@@ -390,8 +389,7 @@ fn record_epoch(queue: &mut QueueState, row: u64, failure: Option<u32>) {
     epochs.row[epoch_slot] = row;
     epochs.kernarg_end[epoch_slot] = plan.kernarg_end;
     epochs.failure[epoch_slot] = failure;
-    epochs.device_status[epoch_slot] =
-        if payload == Payload::Program { queue.rows.columns.program[slot].device_status } else { 0 };
+    epochs.device_status[epoch_slot] = if program { queue.rows.columns.program[slot].device_status } else { 0 };
     let signals = if final_segment { queue.rows.row_signals(row) } else { &[] };
     epochs.signals[epoch_slot] = epochs.signal_arena.extend(signals);
     if queue.capture.flags().any() {
