@@ -98,10 +98,9 @@ pub struct CommandBufferEntity {
     /// Its program: executions name it by address ([`crate::program::ProgramImageRef`]), so it
     /// lives here until the command buffer is released and its executions have settled.
     pub program: Arc<ProgramImage>,
-    /// The device copy of its image, when something reads the image from device memory.
+    /// The device copy of its image, when something reads the image from device memory. Its
+    /// device program's memory, if one was built, is the program's (`ProgramImage::device`).
     pub image: Option<ProgramMemory>,
-    /// Its device program (`aqueduct_abi::device_program`), when it has one.
-    pub device_program: Option<ProgramMemory>,
 }
 
 /// The object's last handle is gone: free it once every queue has settled the rows it had staged

@@ -190,13 +190,16 @@ pub struct ProgramImage {
     /// `aqueduct_builtins::Builtin` discriminant.
     pub builtins: Box<[BuiltinObject]>,
     /// The device program the block processor reads, published, or why the program has none.
-    pub device: Result<DeviceProgramRef, &'static str>,
+    /// Built at the first execution that may be processed on the device (or the first question
+    /// whether it can be), not at finish: a program only the host processes never pays for it.
+    pub device: std::sync::OnceLock<Result<DeviceProgramRef, &'static str>>,
 }
 
 /// A published device program (`aqueduct_abi::device_program`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceProgramRef {
-    pub address: u64,
+    /// Where it is published: the command buffer's release gives the memory back.
+    pub memory: crate::device_entities::ProgramMemory,
     pub packets: u32,
     pub max_block_packets: u32,
     pub max_block_kernarg_bytes: u32,
@@ -227,7 +230,7 @@ impl ProgramImage {
             bytes,
             blocks: program,
             builtins,
-            device: Err("a program read from a replay capture is processed on the host"),
+            device: std::sync::OnceLock::from(Err("a program read from a replay capture is processed on the host")),
         }
     }
 }

@@ -186,7 +186,7 @@ pub unsafe fn write_device_run(
     let DeviceRunPlacement { epoch, first_id, kernarg_address, completion } = at;
     run.headers.clear();
     let image = run.image.as_ref().map(ProgramImageRef::get).ok_or(SubmissionFault::NoProgramImage)?;
-    let program = image.device.as_ref().map_err(|_| SubmissionFault::NoDeviceProgram)?;
+    let program = image.device.get().and_then(|built| built.as_ref().ok()).ok_or(SubmissionFault::NoDeviceProgram)?;
     let (done, status) = target.slot_of(epoch);
     // SAFETY: the status record is this epoch slot's, in host-visible memory, and the slot's
     // previous execution retired (so its processor is done with it).
@@ -205,14 +205,18 @@ pub unsafe fn write_device_run(
             core::ptr::copy_nonoverlapping(signals.as_ptr(), (table + 16) as *mut u64, signals.len());
         }
         for (index, &signal) in signals.iter().enumerate() {
-            let kind =
-                TimedKind::DeviceSlot { table, index: index as u32, program: program.address, program_id: image.id };
+            let kind = TimedKind::DeviceSlot {
+                table,
+                index: index as u32,
+                program: program.memory.address,
+                program_id: image.id,
+            };
             capture.timed.push(aqueduct_components::capture::TimedPacket { signal, kind });
         }
         table
     });
     let args = ProcessorArgs {
-        program: program.address,
+        program: program.memory.address,
         bindings,
         queue: target.queue,
         state: target.state,

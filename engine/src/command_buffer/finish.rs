@@ -136,45 +136,10 @@ impl CommandBuffer {
             })
             .collect();
         let id = aqueduct_components::program::next_program_id();
-        let mut image =
-            ProgramImage { id, bytes: bytes.into_boxed_slice(), blocks, builtins, device: Err("not built yet") };
-        let device_program = match super::device_program::build(&image) {
-            Ok((program, counts)) => {
-                // The device program is an alternative: a program that cannot get memory for it
-                // is processed on the host.
-                match publish_memory(&self.device, agent.kernarg_pool, program.len()) {
-                    Ok(memory) => {
-                        // SAFETY: the memory holds at least `program.len()` host-writable bytes
-                        // (its size class) and is this program's alone.
-                        unsafe {
-                            core::ptr::copy_nonoverlapping(program.as_ptr(), memory.address as *mut u8, program.len())
-                        };
-                        let header: aqueduct_abi::device_program::DeviceProgramHeader =
-                            bytemuck::pod_read_unaligned(&program[..64]);
-                        image.device = Ok(DeviceProgramRef {
-                            address: memory.address,
-                            packets: header.packet_count,
-                            max_block_packets: header.max_block_packets,
-                            max_block_kernarg_bytes: header.max_block_kernarg_bytes,
-                            conditional_branches: counts.conditional_branches,
-                            dynamic_transfers: counts.dynamic_transfers,
-                        });
-                        Some(memory)
-                    }
-                    Err(_) => {
-                        image.device = Err("no memory could be had for its device program");
-                        None
-                    }
-                }
-            }
-            Err(reason) => {
-                image.device = Err(reason);
-                None
-            }
-        };
+        let image =
+            ProgramImage { id, bytes: bytes.into_boxed_slice(), blocks, builtins, device: std::sync::OnceLock::new() };
         let image = Arc::new(image);
-        let record =
-            CommandBufferEntity { agent: self.agent, program: image.clone(), image: published, device_program };
+        let record = CommandBufferEntity { agent: self.agent, program: image.clone(), image: published };
         let program = FinishedProgram {
             device: self.device.clone(),
             agent: self.agent,
@@ -193,6 +158,31 @@ impl CommandBuffer {
         self.record_finished();
         Ok(())
     }
+}
+
+/// Builds and publishes `image`'s device program, or says why it has none. The device program is
+/// an alternative: a program that cannot get memory for it is processed on the host.
+pub(super) fn publish_device_program(
+    device: &Arc<DeviceShared>,
+    agent: usize,
+    image: &ProgramImage,
+) -> Result<DeviceProgramRef, &'static str> {
+    let (program, counts) = super::device_program::build(image)?;
+    let pool = device.agent(agent).map_err(|_| "its agent is gone")?.kernarg_pool;
+    let memory =
+        publish_memory(device, pool, program.len()).map_err(|_| "no memory could be had for its device program")?;
+    // SAFETY: the memory holds at least `program.len()` host-writable bytes (its size class) and
+    // is this program's alone.
+    unsafe { core::ptr::copy_nonoverlapping(program.as_ptr(), memory.address as *mut u8, program.len()) };
+    let header: aqueduct_abi::device_program::DeviceProgramHeader = bytemuck::pod_read_unaligned(&program[..64]);
+    Ok(DeviceProgramRef {
+        memory,
+        packets: header.packet_count,
+        max_block_packets: header.max_block_packets,
+        max_block_kernarg_bytes: header.max_block_kernarg_bytes,
+        conditional_branches: counts.conditional_branches,
+        dynamic_transfers: counts.dynamic_transfers,
+    })
 }
 
 /// Kernarg-pool memory for an image of `length` bytes: kept memory of its size class, or a fresh

@@ -136,6 +136,17 @@ pub(crate) struct FinishedProgram {
     pub executed: AtomicBool,
 }
 
+impl FinishedProgram {
+    /// Its device program, built and published by the first caller, or why it has none.
+    pub fn device_program(&self) -> Result<&aqueduct_components::program::DeviceProgramRef, &'static str> {
+        self.image
+            .device
+            .get_or_init(|| finish::publish_device_program(&self.device, self.agent, &self.image))
+            .as_ref()
+            .map_err(|reason| *reason)
+    }
+}
+
 impl Drop for FinishedProgram {
     fn drop(&mut self) {
         // SAFETY: `image` is not used again: this is the program's drop. Dropped first, so that
@@ -184,7 +195,7 @@ impl CommandBuffer {
     /// Why the device cannot process its executions, once finished; `None` when it can.
     pub fn device_ineligible(&self) -> Option<&'static str> {
         match &self.state {
-            State::Finished(program) => program.image.device.err(),
+            State::Finished(program) => program.device_program().err(),
             State::Recording(_) | State::Released => Some("it is not finished"),
         }
     }

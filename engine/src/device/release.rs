@@ -117,7 +117,9 @@ impl DeviceShared {
             }
         }
         if let Some(command_buffer) = object.take::<CommandBufferEntity>() {
-            for memory in [command_buffer.image, command_buffer.device_program].into_iter().flatten() {
+            let device_program =
+                command_buffer.program.device.get().and_then(|built| built.ok()).map(|built| built.memory);
+            for memory in [command_buffer.image, device_program].into_iter().flatten() {
                 self.programs.give_image(&self.hsa, memory);
             }
             // The last reference: the program dropped its own before it was released.

@@ -64,7 +64,10 @@ pub(crate) fn execute(
 fn on_device(to: &mut impl Submitter, processing: BlockProcessing, program: &FinishedProgram) -> EngineResult<bool> {
     let refused = |reason: String| EngineError::InvalidArgument { what: "command buffer", reason };
     let capturing = to.queue().endpoint.capturing.load(Ordering::Acquire);
-    let device_program = match (processing, &program.image.device) {
+    if processing == BlockProcessing::Host {
+        return Ok(false);
+    }
+    let device_program = match (processing, program.device_program()) {
         (BlockProcessing::Host, _) => return Ok(false),
         (BlockProcessing::Device, Err(reason)) => {
             return Err(refused(format!("it cannot be processed on the device: {reason}")));
