@@ -118,6 +118,26 @@ fn a_512_dispatch_program_takes_two_packets_on_the_device_and_matches_the_host()
     assert_eq!(results[0], results[1], "the device and the host agree");
 }
 
+/// The device program is built at the first execution that may run on the device, not at
+/// finish: a program executed on the host first, then switched to the device, still runs there
+/// (built then), and agrees with the host.
+#[test]
+fn a_program_finished_for_the_host_runs_on_the_device_when_switched_after_finish() {
+    let rig = Rig::new();
+    let mut cb = chain(&rig, 64, BlockProcessing::Host);
+    let out = rig.buffer(N);
+    let table = BindingTable::from_bindings(&[out.whole()]).unwrap();
+    let (packets, _) = rig.execute(&cb, &table);
+    assert!(packets >= 64, "the host wrote every packet: {packets}");
+    let host = read_words(&out);
+    assert_eq!(host, vec![32; N as usize], "one execution of 32 increments");
+    cb.set_processing(BlockProcessing::Device);
+    assert_eq!(cb.device_ineligible(), None, "built on demand: template dispatches and barriers are the device's");
+    let (packets, epochs) = rig.execute(&cb, &table);
+    assert_eq!((packets, epochs), (2, 1), "the processor's dispatch and its done barrier");
+    assert_eq!(read_words(&out), vec![64; N as usize], "the device's execution adds what the host's did");
+}
+
 /// A loop of `iterations` on the device's or the host's side: the counter is raised by one per
 /// pass, and the branch reads it.
 fn looped(rig: &Rig, iterations: u32, processing: BlockProcessing) -> (Vec<u32>, u64, u64) {
