@@ -5,9 +5,9 @@
 #   scripts/stage-instructions.sh [SHAPE ...]
 #
 # Shapes default to the immediate and batched edge and dispatch rows. Each shape runs the full
-# (non-quick) bench under callgrind, collecting only inside the submitting call
-# (`Queue::submit` in `submission.rs` for immediate shapes, `Queue::batch` for batches), so the numbers are the
-# submitting thread's, divided by the operations it staged. Needs valgrind and a release build
+# (non-quick) bench under callgrind, collecting only inside the submitting call (`Queue::submit`
+# in `queue/submission.rs` for immediate shapes, `Queue::batch` for batches), so the numbers are
+# the submitting thread's, divided by the operations it staged. Needs valgrind and a release build
 # (`cargo build --release`); `AQUEDUCT_BIN` overrides the binary (an older build for "before":
 # stage functions it lacks print as "-").
 set -euo pipefail
@@ -21,7 +21,8 @@ trap 'rm -rf "$out"' EXIT
 for shape in "${shapes[@]}"; do
     case "$shape" in
         batch/*) collect='*Queue*batch*' ;;
-        *) collect='*queue::Queue>::submit' ;;
+        # Builds before the queue was three types named it `QueueShared::submit`.
+        *) collect='*queue::*Queue>::submit' ;;
     esac
     valgrind --tool=callgrind --callgrind-out-file="$out/cg" --toggle-collect="$collect" \
         "$bin" bench --filter "$shape" >/dev/null 2>&1
@@ -61,6 +62,7 @@ for line in open(sys.argv[1]):
     if not match:
         continue
     cost, function, calls = int(match[1].replace(",", "")), match[2], int(match[3].replace(",", ""))
+    function = function.replace("queue::shared::QueueShared>", "queue::Queue>")  # older builds
     for label, name in wanted:
         if function == name:
             total = totals.setdefault(label, [0, 0])
