@@ -49,7 +49,7 @@ wanted = [
     ("kernarg patching (one row, before)", "aqueduct_systems::kernarg::patch_kernargs"),
     ("publication", "aqueduct_systems::publication::publish_admitted"),
     ("publication (one row, before)", "aqueduct_systems::publication::publish"),
-    ("  record_epoch", "aqueduct_systems::publication::record_epoch"),
+    ("  record_epoch (out of line, before)", "aqueduct_systems::publication::record_epoch"),
     ("reclaim (submitter's batch)", "aqueduct_systems::reclaim::reclaim_retired_batch"),
     ("reclaim (before)", "aqueduct_systems::reclaim::drain_retired_batch"),
     ("  drain (per call)", "aqueduct_systems::reclaim::drain"),

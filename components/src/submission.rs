@@ -535,6 +535,7 @@ impl SubmissionRows {
     /// always sets, and `reservation`, which admission writes before anything reads it), and
     /// returns its sequence. The columns double when every slot is pending (the only allocation,
     /// and only past the most rows ever pending at once).
+    #[inline]
     pub fn push(&mut self) -> u64 {
         if self.pending_len() > self.mask {
             self.grow();
@@ -588,13 +589,20 @@ impl SubmissionRows {
 
     /// Gives back the arena spans of every row that left: everything, when no row is pending (an
     /// immediate submission, a flushed batch), or what lies before the front row's spans.
+    #[inline]
     pub fn release_spans(&mut self) {
         if self.is_empty() {
             self.waits.clear();
             self.signals.clear();
             self.kernarg_bytes.clear();
-            return;
+        } else {
+            self.release_spans_before_front();
         }
+    }
+
+    /// [`Self::release_spans`] with rows still pending, out of line: the common case is inline.
+    #[inline(never)]
+    fn release_spans_before_front(&mut self) {
         let slot = self.slot(self.front);
         let columns = &self.columns;
         self.waits.release_before(columns.waits[slot].start);

@@ -52,12 +52,17 @@ fn point_at_staging(bytes: &mut Arena<u8>, kernargs: &KernargRecipe, address: u6
 
 /// Kernarg patching for the range of rows the pass admitted: one loop that gathers runs and
 /// copies each, skipped when no row has kernargs (a pass of barriers).
+#[inline]
 pub fn patch_admitted(queue: &mut QueueState) {
     crate::stage_span!("kernarg_patching");
-    let rows = &mut queue.rows;
-    if rows.pass.patches == 0 {
-        return;
+    if queue.rows.pass.patches != 0 {
+        patch_rows(queue);
     }
+}
+
+/// [`patch_admitted`]'s loop, out of line so a pass of barriers only pays the check.
+fn patch_rows(queue: &mut QueueState) {
+    let rows = &mut queue.rows;
     let mut run: Option<Run> = None;
     for row in rows.pass.admitted() {
         let slot = rows.slot(row);

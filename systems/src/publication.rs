@@ -372,6 +372,8 @@ unsafe fn write_passing_barriers(ring: &AqlRing, first: u64, count: u64, complet
 }
 
 /// Moves the published row's signals into its epoch's row, which records the row's sequence.
+// Forced inline (about 20 instructions a row); its capture part stays out of line.
+#[inline(always)]
 fn record_epoch(queue: &mut QueueState, row: u64, failure: Option<u32>) {
     let slot = queue.rows.slot(row);
     let plan = queue.rows.columns.reservation[slot];
@@ -401,6 +403,8 @@ fn record_epoch(queue: &mut QueueState, row: u64, failure: Option<u32>) {
 /// is on). The waits' tiers are read back from the epoch's device waits: a wait admission kept
 /// names its producer (this queue, a barrier, or covered); one it dropped was satisfied, or, if
 /// the row parked, became satisfied while it waited.
+#[cold]
+#[inline(never)]
 fn capture_epoch(queue: &mut QueueState, row: u64, final_segment: bool) {
     let QueueState { rows, epochs, capture: state, index, .. } = queue;
     let slot = rows.slot(row);
