@@ -126,7 +126,7 @@ const HELP_ROUNDS: usize = 256;
 
 impl Queue {
     /// Drains epochs the device retired, in `order`; returns what the drain did.
-    pub fn drain_retired(&self, state: &mut QueueState, order: DrainOrder) -> DrainOutcome {
+    pub(crate) fn drain_retired(&self, state: &mut QueueState, order: DrainOrder) -> DrainOutcome {
         let outcome = self.drain_unannounced(state, order);
         self.after_drain(outcome);
         outcome
@@ -238,7 +238,7 @@ impl Queue {
 
     /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled, and
     /// other queues' drains may be held on the epochs it drained.
-    pub fn after_drain(&self, outcome: DrainOutcome) {
+    pub(crate) fn after_drain(&self, outcome: DrainOutcome) {
         if outcome.signals + outcome.failures > 0 {
             self.device.wake_deferred(None);
         }

@@ -44,7 +44,7 @@ impl Queue {
     }
 
     /// Tries to admit parked rows in order; stops at the first that still cannot go.
-    pub fn readmit(&self, state: &mut QueueState) {
+    pub(crate) fn readmit(&self, state: &mut QueueState) {
         // Failures here already failed the rows' semaphores, which is how their waiters hear.
         let _ = self.run_pending(state, PassMode::Readmit);
     }

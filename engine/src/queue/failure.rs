@@ -76,7 +76,7 @@ impl Queue {
     }
 
     /// The provider reported a queue error: drain what retired cleanly, then fail the rest.
-    pub fn fail_queue(&self, state: &mut QueueState) {
+    pub(crate) fn fail_queue(&self, state: &mut QueueState) {
         if state.failure.is_some() {
             return;
         }
@@ -105,7 +105,7 @@ impl Queue {
     }
 
     /// Fails every in-flight and pending submission with `failure` and makes it sticky.
-    pub fn fail_everything(&self, state: &mut QueueState, failure: u32) {
+    pub(crate) fn fail_everything(&self, state: &mut QueueState, failure: u32) {
         let held_on_this = {
             let capture = capture_of(state);
             let queue = &mut *state;
@@ -144,7 +144,7 @@ impl Queue {
 
     /// Shutdown after the HSA queue is destroyed: drain what retired, fail the rest. No packet
     /// runs any more, so every row settles, those a failure had kept unsettled included.
-    pub fn abandon(&self, state: &mut QueueState) {
+    pub(crate) fn abandon(&self, state: &mut QueueState) {
         // Going away: this queue must not wait for another's drain.
         self.drain_retired(state, DrainOrder::CatchUp);
         if state.epochs.submitted > state.epochs.drained || !state.rows.is_empty() {

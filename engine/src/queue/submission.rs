@@ -75,7 +75,7 @@ impl Queue {
     /// Stages one operation as a submission row behind the pending ones (a batch's row). With
     /// `promise`, the signals are recorded as promised at once: a later row of the same batch
     /// may not undercut them before they are admitted.
-    pub fn stage(
+    pub(crate) fn stage(
         &self,
         state: &mut QueueState,
         waits: &[SemaphorePoint],
@@ -129,7 +129,7 @@ impl Queue {
     ///
     /// The common case (nothing pending before it, and the pass publishes it) runs one pass of
     /// the stages on the one-row range; anything else goes to [`Self::run_pending`].
-    pub fn submit(
+    pub(crate) fn submit(
         &self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
@@ -203,7 +203,7 @@ impl Queue {
     }
 
     /// Publishes every pending row (a batch's flush), or parks them behind parked work.
-    pub fn flush(&self, state: &mut QueueState) -> EngineResult<()> {
+    pub(crate) fn flush(&self, state: &mut QueueState) -> EngineResult<()> {
         self.run_pending(state, PassMode::Batch).map(|_| ())
     }
 
