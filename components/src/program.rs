@@ -185,10 +185,11 @@ pub struct ProgramImage {
     pub id: u64,
     /// The image as [`aqueduct_abi::block_program::validate`] accepts it.
     pub bytes: Box<[u8]>,
-    pub blocks: ProgramBlocks,
+    /// Boxed: a block World with its queries is large, and the program moves between pools.
+    pub blocks: Box<ProgramBlocks>,
     /// The device-library kernels of the agent the program was recorded for, by
     /// `aqueduct_builtins::Builtin` discriminant.
-    pub builtins: Box<[BuiltinObject]>,
+    pub builtins: std::sync::Arc<[BuiltinObject]>,
     /// The device program the block processor reads, published, or why the program has none.
     /// Built at the first execution that may be processed on the device (or the first question
     /// whether it can be), not at finish: a program only the host processes never pays for it.
@@ -217,8 +218,8 @@ impl ProgramImage {
 
     /// An image whose every command execution interprets (no baked packets): how a program read
     /// from elsewhere than the recorder is executed. It gets a fresh id.
-    pub fn interpreted(bytes: Box<[u8]>, blocks: &[BlockFacts], builtins: Box<[BuiltinObject]>) -> Self {
-        let mut program = ProgramBlocks::default();
+    pub fn interpreted(bytes: Box<[u8]>, blocks: &[BlockFacts], builtins: std::sync::Arc<[BuiltinObject]>) -> Self {
+        let mut program = Box::<ProgramBlocks>::default();
         for facts in blocks {
             let (mut commands, _) = program.push(*facts);
             let count = facts.header.command_count as usize;

@@ -41,7 +41,7 @@ fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
             first_command: 0,
         })
         .collect::<Vec<_>>();
-    Arc::new(ProgramImage::interpreted(bytes.into_boxed_slice(), &blocks, builtins))
+    Arc::new(ProgramImage::interpreted(bytes.into_boxed_slice(), &blocks, builtins.into()))
 }
 
 /// Stages and admits the fill program with a binding table too short for its slot 2 (the

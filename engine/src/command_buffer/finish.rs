@@ -11,9 +11,7 @@ use aqueduct_abi::block_program::{
     BlockParts, Command, DecodedCommand, DispatchCommand, ImageWriter, ReturnCommand, TerminatorKind,
 };
 use aqueduct_components::device_entities::{CommandBufferEntity, ProgramMemory};
-use aqueduct_components::program::{
-    BlockFacts, BlockStep, BuiltinObject, DeviceProgramRef, ProgramBlocks, ProgramImage, StepKind,
-};
+use aqueduct_components::program::{BlockFacts, BlockStep, DeviceProgramRef, ProgramBlocks, ProgramImage, StepKind};
 use aqueduct_hsa::sys::hsa_amd_memory_pool_t;
 
 use super::recorder::{Recorder, close};
@@ -126,15 +124,7 @@ impl CommandBuffer {
             binding_slots: recorder.slot_needs.len() as u32,
             image_bytes: bytes.len(),
         };
-        let builtins = agent
-            .builtins
-            .iter()
-            .map(|kernel| BuiltinObject {
-                kernel_object: kernel.kernel_object,
-                group_segment_size: kernel.group_segment_size,
-                private_segment_size: kernel.private_segment_size,
-            })
-            .collect();
+        let builtins = agent.builtin_objects.clone();
         let id = aqueduct_components::program::next_program_id();
         let image =
             ProgramImage { id, bytes: bytes.into_boxed_slice(), blocks, builtins, device: std::sync::OnceLock::new() };

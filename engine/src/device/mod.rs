@@ -57,6 +57,9 @@ pub(crate) struct AgentState {
     pub host_writes: Option<Arc<HostWrites>>,
     pub topology: AgentTopology,
     pub builtins: [BuiltinKernel; Builtin::ALL.len()],
+    /// The same kernels as a finished program carries them, made once and shared by every
+    /// program recorded for the agent.
+    pub builtin_objects: Arc<[aqueduct_components::program::BuiltinObject]>,
     pub library_target: &'static str,
     /// The device library's code object as embedded (what the profile hashes).
     pub library_code_object: &'static [u8],
@@ -445,6 +448,14 @@ fn open_agent(hsa: &Hsa, host: &HostPools, info: AgentInfo) -> EngineResult<Agen
         host_visible_device,
         host_writes,
         topology,
+        builtin_objects: builtins
+            .iter()
+            .map(|kernel| aqueduct_components::program::BuiltinObject {
+                kernel_object: kernel.kernel_object,
+                group_segment_size: kernel.group_segment_size,
+                private_segment_size: kernel.private_segment_size,
+            })
+            .collect(),
         builtins,
         library_target,
         library_code_object,

@@ -29,19 +29,22 @@ pub(crate) fn image_class(bytes: usize) -> Option<usize> {
 
 #[derive(Default)]
 pub(crate) struct ProgramPools {
-    blocks: Mutex<Vec<ProgramBlocks>>,
+    // Boxed in the list too: a program takes the box itself, so neither taking nor giving back
+    // moves the block World (large) or allocates.
+    #[allow(clippy::vec_box)]
+    blocks: Mutex<Vec<Box<ProgramBlocks>>>,
     images: Mutex<Vec<ProgramMemory>>,
 }
 
 impl ProgramPools {
     /// A block World for a program being finished: a kept one (its block entities and their
     /// vectors reused), or a new one.
-    pub fn take_blocks(&self) -> ProgramBlocks {
+    pub fn take_blocks(&self) -> Box<ProgramBlocks> {
         lock(&self.blocks).pop().unwrap_or_default()
     }
 
     /// Keeps a dropped program's block World for the next, unless enough are kept.
-    pub fn give_blocks(&self, blocks: ProgramBlocks) {
+    pub fn give_blocks(&self, blocks: Box<ProgramBlocks>) {
         let mut kept = lock(&self.blocks);
         if kept.len() < KEPT_BLOCK_WORLDS {
             kept.push(blocks);
