@@ -44,7 +44,7 @@ wanted = [
     ("run_row (before issue 30)", "aqueduct_systems::run_row"),
     ("admission", "aqueduct_systems::admission::admit_pending"),
     ("admission (one row, before)", "aqueduct_systems::admission::admit"),
-    ("  record_producers", "aqueduct_systems::admission::record_producers"),
+    ("  record_producers (out of line, before)", "aqueduct_systems::admission::record_producers"),
     ("kernarg patching", "aqueduct_systems::kernarg::patch_admitted"),
     ("kernarg patching (one row, before)", "aqueduct_systems::kernarg::patch_kernargs"),
     ("publication", "aqueduct_systems::publication::publish_admitted"),

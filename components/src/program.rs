@@ -210,6 +210,13 @@ pub struct DeviceProgramRef {
 }
 
 impl ProgramImage {
+    /// Its device program, if one was built and published (`None` before the first execution
+    /// that asked for it, or when it has none).
+    #[inline]
+    pub fn built_device_program(&self) -> Option<&DeviceProgramRef> {
+        self.device.get()?.as_ref().ok()
+    }
+
     /// The image as a view. Every accessor stays bounds-checked, so even a corrupted image could
     /// only yield `None`s; the image was validated when it was built and is never written again.
     pub fn view(&self) -> Option<BlockProgram<'_>> {

@@ -186,7 +186,7 @@ pub unsafe fn write_device_run(
     let DeviceRunPlacement { epoch, first_id, kernarg_address, completion } = at;
     run.headers.clear();
     let image = run.image.as_ref().map(ProgramImageRef::get).ok_or(SubmissionFault::NoProgramImage)?;
-    let program = image.device.get().and_then(|built| built.as_ref().ok()).ok_or(SubmissionFault::NoDeviceProgram)?;
+    let program = image.built_device_program().ok_or(SubmissionFault::NoDeviceProgram)?;
     let (done, status) = target.slot_of(epoch);
     // SAFETY: the status record is this epoch slot's, in host-visible memory, and the slot's
     // previous execution retired (so its processor is done with it).

@@ -117,8 +117,7 @@ impl DeviceShared {
             }
         }
         if let Some(command_buffer) = object.take::<CommandBufferEntity>() {
-            let device_program =
-                command_buffer.program.device.get().and_then(|built| built.ok()).map(|built| built.memory);
+            let device_program = command_buffer.program.built_device_program().map(|built| built.memory);
             for memory in [command_buffer.image, device_program].into_iter().flatten() {
                 self.programs.give_image(&self.hsa, memory);
             }

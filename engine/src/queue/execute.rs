@@ -63,25 +63,21 @@ pub(crate) fn execute(
 /// the model picks the host, whose executions the capture records dispatch by dispatch.
 fn on_device(to: &mut impl Submitter, processing: BlockProcessing, program: &FinishedProgram) -> EngineResult<bool> {
     let refused = |reason: String| EngineError::InvalidArgument { what: "command buffer", reason };
-    let capturing = to.queue().endpoint.capturing.load(Ordering::Acquire);
-    if processing == BlockProcessing::Host {
-        return Ok(false);
-    }
-    let device_program = match (processing, program.device_program()) {
-        (BlockProcessing::Host, _) => return Ok(false),
-        (BlockProcessing::Device, Err(reason)) => {
-            return Err(refused(format!("it cannot be processed on the device: {reason}")));
-        }
-        (BlockProcessing::Auto, Err(_)) => return Ok(false),
-        (BlockProcessing::Auto, Ok(device_program)) => {
+    // Host processing never asks for the device program, so it is never built for it.
+    let device_program = match processing {
+        BlockProcessing::Host => return Ok(false),
+        BlockProcessing::Device => *program
+            .device_program()
+            .map_err(|reason| refused(format!("it cannot be processed on the device: {reason}")))?,
+        BlockProcessing::Auto => {
+            let Ok(device_program) = program.device_program() else { return Ok(false) };
             let worth_it = device_program.conditional_branches > 0
                 || (device_program.packets >= DEVICE_MIN_PACKETS && device_program.dynamic_transfers == 0);
-            if !worth_it || capturing {
+            if !worth_it || to.queue().endpoint.capturing.load(Ordering::Acquire) {
                 return Ok(false);
             }
             *device_program
         }
-        (BlockProcessing::Device, Ok(device_program)) => *device_program,
     };
     let fits = to.with_state(|shared, state| {
         let target = shared.device_target(state)?;
