@@ -1,7 +1,7 @@
 //! Words the decoder cannot decode are typed errors that name the word and its address.
 
 use aqueduct_isa::DecodeError;
-use aqueduct_isa::gfx11::{Encoding, Opcode, decode, decode_all};
+use aqueduct_isa::gfx11::{Dpp, Encoding, Opcode, decode, decode_all};
 
 #[test]
 fn an_unknown_opcode_names_the_word_the_pc_and_the_encoding() {
@@ -22,9 +22,25 @@ fn encodings_outside_the_decoder_are_refused_by_name() {
             other => panic!("{word:08x}: {other:?}"),
         }
     }
-    // v_mov_b32 with DPP16 (src0 = 250) carries a DPP control word this decoder does not read.
-    let dpp = 0x7E00_0200 | 250;
-    assert!(matches!(decode(&[dpp, 0], 0), Err(DecodeError::Unsupported { what: "DPP", .. })));
+    // The DPP markers (233, 234, 250) select DPP only in src0; elsewhere they name nothing.
+    // v_fma_f32 (VOP3) with src1 = 250:
+    let vop3 = [0xD613_0001u32, 0x0400_0000 | (250 << 9)];
+    let refused = decode(&vop3, 0);
+    assert!(matches!(refused, Err(DecodeError::Unsupported { what: "DPP outside src0", .. })), "{refused:?}");
+}
+
+#[test]
+fn dpp_forms_carry_their_dpp_word_instead_of_a_literal() {
+    // v_mov_b32_dpp v1, v2 row_xmask:1 row_mask:0xa bank_mask:0x3 fi:1 (llvm-mc-19 -mcpu=gfx1100).
+    let dpp16 = decode(&[0x7E02_02FA, 0xA305_6102], 0).unwrap();
+    assert_eq!((dpp16.dwords, dpp16.dpp, dpp16.dpp_word(), dpp16.literal()), (2, Dpp::Dpp16, Some(0xA305_6102), None));
+    // v_mov_b32_dpp v1, v2 dpp8:[1,0,3,2,5,4,7,6] fi:1
+    let dpp8 = decode(&[0x7E02_02EA, 0xDE54_C102], 0).unwrap();
+    assert_eq!(dpp8.dpp, Dpp::Dpp8 { fetch_inactive: true });
+    // v_add_f32_e64_dpp v1, -v2, |v3| row_ror:3: VOP3's two dwords, then the DPP word.
+    let vop3 = decode(&[0xD503_0201, 0x2002_06FA, 0xFF01_2302], 0).unwrap();
+    assert_eq!((vop3.dwords, vop3.dpp_word()), (3, Some(0xFF01_2302)));
+    assert_eq!(decode(&[0x7E02_02FA], 0).unwrap_err(), DecodeError::Truncated { pc: 0, needed: 2 });
 }
 
 #[test]

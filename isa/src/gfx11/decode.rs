@@ -44,6 +44,22 @@ pub struct Instruction {
     pub words: [u32; 3],
     /// Its length in dwords (1 to 3).
     pub dwords: u8,
+    /// Whether src0 is a DPP word (which then follows the encoding in place of a literal).
+    pub dpp: Dpp,
+}
+
+/// The data-parallel primitives form of a VALU instruction: its src0 field selects DPP16 (250) or
+/// DPP8 (233, or 234 for `fi:1`) and a DPP dword follows the encoding (RDNA3 ISA guide, "DPP16"
+/// and "DPP8"; LLVM's `AMDGPUDisassembler` reads the same values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dpp {
+    /// A plain instruction.
+    None,
+    /// DPP16: the DPP word holds src0, `dpp_ctrl`, `fi`, `bound_ctrl`, src0/src1 neg and abs,
+    /// `bank_mask` and `row_mask`.
+    Dpp16,
+    /// DPP8: the DPP word holds src0 and eight 3-bit lane selects; `fetch_inactive` is `fi:1`.
+    Dpp8 { fetch_inactive: bool },
 }
 
 impl Instruction {
@@ -70,7 +86,12 @@ impl Instruction {
     /// The 32-bit literal that follows the encoding, if it has one.
     pub fn literal(&self) -> Option<u32> {
         let base = self.base_dwords();
-        (self.dwords > base).then(|| self.words[base as usize])
+        (self.dwords > base && self.dpp == Dpp::None).then(|| self.words[base as usize])
+    }
+
+    /// The DPP dword, for a DPP instruction.
+    pub fn dpp_word(&self) -> Option<u32> {
+        (self.dpp != Dpp::None).then(|| self.words[self.base_dwords() as usize])
     }
 
     /// Whether this is an atomic that returns the memory's old value (GLC set on a FLAT,
@@ -94,8 +115,10 @@ impl Instruction {
 /// The 9-bit source operand value that means "a literal dword follows" (RDNA3 ISA guide, the
 /// SSRC/SRC operand tables).
 pub(crate) const LITERAL: u32 = 255;
-/// Source values that select DPP (233, 234: DPP8; 250: DPP16), which this decoder refuses.
-const DPP: [u32; 3] = [233, 234, 250];
+/// Source values that select DPP: DPP8, DPP8 with `fi:1`, DPP16.
+const DPP8: u32 = 233;
+const DPP8_FI: u32 = 234;
+const DPP16: u32 = 250;
 
 fn identify(word: u32) -> Result<Encoding, &'static str> {
     Ok(if word >> 31 == 0 {
@@ -189,7 +212,7 @@ pub fn decode(words: &[u32], pc: u64) -> Result<Instruction, DecodeError> {
     let encoding = identify(w0).map_err(unsupported)?;
     let op = opcode_field(encoding, w0);
     let entry = lookup(table_of(encoding), op).ok_or(DecodeError::UnknownOpcode { pc, word: w0, encoding, op })?;
-    let mut instruction = Instruction { encoding, entry, dual: None, words: [w0, 0, 0], dwords: 1 };
+    let mut instruction = Instruction { encoding, entry, dual: None, words: [w0, 0, 0], dwords: 1, dpp: Dpp::None };
     instruction.dwords = instruction.base_dwords();
     let get = |index: usize| words.get(index).copied().ok_or(DecodeError::Truncated { pc, needed: index + 1 });
     if instruction.dwords == 2 {
@@ -201,8 +224,24 @@ pub fn decode(words: &[u32], pc: u64) -> Result<Instruction, DecodeError> {
             Some(lookup(table::VOPDY, y).ok_or(DecodeError::UnknownOpcode { pc, word: w0, encoding, op: y })?);
     }
     let sources = source_fields(&instruction);
-    if sources.iter().flatten().any(|source| DPP.contains(source)) {
-        return Err(unsupported("DPP"));
+    let valu = matches!(
+        encoding,
+        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p
+    );
+    instruction.dpp = match sources[0] {
+        Some(DPP16) if valu => Dpp::Dpp16,
+        Some(DPP8) if valu => Dpp::Dpp8 { fetch_inactive: false },
+        Some(DPP8_FI) if valu => Dpp::Dpp8 { fetch_inactive: true },
+        _ if sources.iter().flatten().skip(1).any(|source| [DPP8, DPP8_FI, DPP16].contains(source)) => {
+            return Err(unsupported("DPP outside src0"));
+        }
+        _ => Dpp::None,
+    };
+    if instruction.dpp != Dpp::None {
+        let index = instruction.dwords as usize;
+        instruction.words[index] = get(index)?;
+        instruction.dwords += 1;
+        return Ok(instruction);
     }
     let carries_literal = sources.iter().flatten().any(|&source| source == LITERAL)
         || entry_takes_literal(entry)

@@ -8,10 +8,9 @@
 //! (bit 8), Z (bit 9), workgroup info (bit 10), private segment wavefront offset (bit 0). On
 //! GFX11 the work-item ids arrive packed in v0: X in bits 9:0, Y in 19:10, Z in 29:20.
 
-use super::program::Program;
+use super::program::{Plan, Program};
 use super::wave::{EXEC, LANES, Wave};
-use super::{ExecError, Memory, memory_ops, scalar, vector};
-use crate::gfx11::Encoding;
+use super::{ExecError, Memory, memory_ops, scalar, valu};
 
 /// What one dispatch packet asks for, as the interpreter needs it.
 #[derive(Clone, Copy)]
@@ -187,21 +186,18 @@ fn run_wave(dispatch: &Dispatch<'_>, memory: &dyn Memory, wave: &mut Wave, lds: 
     let program = dispatch.program;
     loop {
         let pc = wave.pc;
-        let instruction = program.fetch(pc)?;
+        let decoded = program.fetch(pc)?;
+        let instruction = &decoded.instruction;
         wave.executed += 1;
         if wave.executed > dispatch.instruction_limit {
             return Err(ExecError::InstructionLimit { pc, limit: dispatch.instruction_limit });
         }
-        let flow = match instruction.encoding {
-            Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc | Encoding::Sopk | Encoding::Sopp | Encoding::Smem => {
-                scalar::step(wave, instruction, memory)?
-            }
-            Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p | Encoding::Vopd => {
-                vector::step(wave, instruction)?
-            }
-            Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Ds | Encoding::Mubuf => {
-                memory_ops::step(wave, instruction, memory, lds)?
-            }
+        let flow = match &decoded.plan {
+            Plan::Vector(op) => valu::step(wave, op).ok_or_else(|| unsupported(wave, instruction))?,
+            Plan::Scalar => scalar::step(wave, instruction, memory)?,
+            Plan::Memory(access) => memory_ops::step(wave, instruction, access, memory, lds)?,
+            Plan::Dual(pair) => valu::step_dual(wave, &pair.0, &pair.1).ok_or_else(|| unsupported(wave, instruction))?,
+            Plan::Unsupported => return Err(unsupported(wave, instruction)),
         };
         match flow {
             Flow::Next => wave.pc = pc + instruction.len() as u64,

@@ -1,4 +1,5 @@
-//! Memory instructions: FLAT, GLOBAL and SCRATCH (RDNA3 ISA chapter 10), DS (chapter 11).
+//! Memory instructions: FLAT, GLOBAL and SCRATCH (RDNA3 ISA chapter 10), MUBUF (chapter 9), DS
+//! (chapter 11).
 //!
 //! Global memory goes through [`Memory`], whose refusal is a memory fault. Scratch is per lane,
 //! `private_bytes` each: an access outside it faults too. LDS accesses outside the workgroup's
@@ -9,10 +10,10 @@ use super::wave::{LANES, PRIVATE_BASE, SHARED_BASE, Wave};
 use super::{AtomicOp, ExecError, Memory, MemoryFault, apply_atomic32, apply_atomic64};
 use crate::gfx11::{Encoding, Instruction};
 
-/// What a memory mnemonic does, parsed from its name (`global_load_u16`, `flat_atomic_add_u64`,
-/// `ds_store_2addr_stride64_b32`).
+/// What a memory instruction does, parsed once from its name (`global_load_u16`,
+/// `flat_atomic_add_u64`, `ds_store_2addr_stride64_b32`) when the program loads.
 #[derive(Clone, Copy, Debug)]
-enum Access {
+pub(crate) enum Operation {
     /// Load `bytes`; sign-extend if `signed`; `d16` keeps the other half of the register
     /// (`hi` loads into bits 31:16).
     Load {
@@ -30,9 +31,56 @@ enum Access {
         op: AtomicOp,
         wide: bool,
     },
+    /// `ds_bpermute_b32`: each lane reads data from the lane its address names.
+    Bpermute,
+    /// `ds_permute_b32`: each lane writes its data to the lane its address names.
+    Permute,
+    /// `ds_swizzle_b32`: lanes exchange data by the pattern in the offset.
+    Swizzle,
+    /// A cache invalidation or `ds_nop`: nothing to do on coherent memory.
+    Nothing,
 }
 
-fn parse(mnemonic: &str) -> Option<Access> {
+/// A memory instruction's plan: its operation and the DS forms' shape.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Access {
+    pub operation: Operation,
+    /// DS `2addr`: two addresses, `offset0` and `offset1` elements (× 64 for `stride64`).
+    pub two: bool,
+    pub stride: u32,
+    /// Returns the old value (DS `_rtn_`; FLAT, GLOBAL and MUBUF atomics with GLC).
+    pub returns: bool,
+}
+
+impl Access {
+    pub fn plan(instruction: &Instruction) -> Option<Access> {
+        let mnemonic = instruction.mnemonic();
+        let operation = match mnemonic {
+            "ds_bpermute_b32" => Operation::Bpermute,
+            "ds_permute_b32" => Operation::Permute,
+            "ds_swizzle_b32" => Operation::Swizzle,
+            "ds_nop" | "buffer_gl0_inv" | "buffer_gl1_inv" => Operation::Nothing,
+            // Format conversions, LDS-direct loads and the address-by-lane forms are not modelled.
+            _ if mnemonic.contains("format") || mnemonic.contains("_lds_") || mnemonic.contains("addtid") => {
+                return None;
+            }
+            _ => parse(mnemonic)?,
+        };
+        let returns = if instruction.encoding == Encoding::Ds {
+            mnemonic.contains("_rtn_")
+        } else {
+            instruction.returns_data()
+        };
+        Some(Access {
+            operation,
+            two: mnemonic.contains("2addr"),
+            stride: if mnemonic.contains("stride64") { 64 } else { 1 },
+            returns,
+        })
+    }
+}
+
+fn parse(mnemonic: &str) -> Option<Operation> {
     let operation = mnemonic.split_once('_')?.1;
     let size = |suffix: &str| -> Option<(usize, bool)> {
         Some(match suffix {
@@ -40,8 +88,8 @@ fn parse(mnemonic: &str) -> Option<Access> {
             "i8" => (1, true),
             "u16" | "b16" => (2, false),
             "i16" => (2, true),
-            "b32" | "u32" | "i32" => (4, false),
-            "b64" | "u64" | "i64" => (8, false),
+            "b32" | "u32" | "i32" | "f32" => (4, false),
+            "b64" | "u64" | "i64" | "f64" => (8, false),
             "b96" => (12, false),
             "b128" => (16, false),
             _ => return None,
@@ -50,18 +98,26 @@ fn parse(mnemonic: &str) -> Option<Access> {
     let suffix = operation.rsplit('_').next()?;
     if let Some(rest) = operation.strip_prefix("load_") {
         let (bytes, signed) = size(suffix)?;
-        let d16 = rest.starts_with("d16");
-        return Some(Access::Load { bytes, signed, d16, hi: rest.starts_with("d16_hi") });
+        let d16 = rest.starts_with("d16") || rest.ends_with("_d16") || rest.contains("_d16_");
+        let hi = rest.starts_with("d16_hi") || rest.ends_with("_d16_hi");
+        return Some(Operation::Load { bytes, signed, d16, hi });
     }
     if let Some(rest) = operation.strip_prefix("store_") {
         let (bytes, _) = size(suffix)?;
-        return Some(Access::Store { bytes, hi: rest.starts_with("d16_hi") });
+        return Some(Operation::Store { bytes, hi: rest.starts_with("d16_hi") || rest.ends_with("_d16_hi") });
     }
     let atomic = operation.strip_prefix("atomic_").unwrap_or(operation);
     let name = atomic.split('_').next()?;
+    let float = suffix.starts_with('f');
     let op = match name {
+        "add" if float => AtomicOp::AddFloat,
+        "min" if float => AtomicOp::MinFloat,
+        "max" if float => AtomicOp::MaxFloat,
         "add" => AtomicOp::Add,
         "sub" => AtomicOp::Sub,
+        "rsub" => AtomicOp::ReverseSub,
+        "csub" => AtomicOp::SubClamp,
+        "mskor" => AtomicOp::MaskOr,
         "swap" | "storexchg" => AtomicOp::Swap,
         "cmpswap" | "cmpstore" => AtomicOp::CompareSwap,
         "and" => AtomicOp::And,
@@ -76,29 +132,25 @@ fn parse(mnemonic: &str) -> Option<Access> {
         _ => return None,
     };
     let (bytes, _) = size(suffix)?;
-    Some(Access::Atomic { op, wide: bytes == 8 })
+    Some(Operation::Atomic { op, wide: bytes == 8 })
 }
 
 pub(crate) fn step(
     wave: &mut Wave,
     instruction: &Instruction,
+    access: &Access,
     memory: &dyn Memory,
     lds: &mut [u8],
 ) -> Result<Flow, ExecError> {
-    let mnemonic = instruction.mnemonic();
-    if instruction.encoding == Encoding::Mubuf {
-        // The cache invalidations need nothing on coherent memory; buffer accesses are not
-        // modelled.
-        return if mnemonic.starts_with("buffer_gl") { Ok(Flow::Next) } else { Err(unsupported(wave, instruction)) };
-    }
-    let Some(access) = parse(mnemonic) else { return Err(unsupported(wave, instruction)) };
-    if instruction.encoding == Encoding::Ds {
-        return ds(wave, instruction, access, lds);
+    match (instruction.encoding, access.operation) {
+        (_, Operation::Nothing) => return Ok(Flow::Next),
+        (Encoding::Ds, _) => return ds(wave, instruction, access, lds),
+        (Encoding::Mubuf, _) => return buffer(wave, instruction, access, memory),
+        _ => {}
     }
     let [w0, w1, _] = instruction.words;
     let (addr, data, saddr, vdst) = (w1 & 0xFF, (w1 >> 8) & 0xFF, (w1 >> 16) & 0x7F, (w1 >> 24) & 0xFF);
     let sve = (w1 >> 23) & 1 == 1;
-    let returns = instruction.returns_data();
     let offset = match instruction.encoding {
         Encoding::Flat => (w0 & 0xFFF) as i64,
         _ => (((w0 & 0x1FFF) << 19) as i32 >> 19) as i64,
@@ -125,39 +177,137 @@ pub(crate) fn step(
             _ => (wave.vgpr(addr, lane) as u64 | (wave.vgpr(addr + 1, lane) as u64) << 32).wrapping_add_signed(offset),
         };
         let target = Target::of(instruction.encoding, address, lane).map_err(fault)?;
-        match access {
-            Access::Load { bytes, signed, d16, hi } => {
+        match access.operation {
+            Operation::Load { bytes, signed, d16, hi } => {
                 let mut buffer = [0u8; 16];
                 target.read(memory, wave, &mut buffer[..bytes]).map_err(fault)?;
                 write_loaded(wave, vdst, lane, &buffer[..bytes], signed, d16, hi);
             }
-            Access::Store { bytes, hi } => {
-                let mut buffer = [0u8; 16];
-                for dword in 0..bytes.div_ceil(4) {
-                    let value = wave.vgpr(data + dword as u32, lane);
-                    buffer[dword * 4..dword * 4 + 4]
-                        .copy_from_slice(&if hi { value >> 16 } else { value }.to_le_bytes());
-                }
+            Operation::Store { bytes, hi } => {
+                let buffer = store_bytes(wave, data, lane, bytes, hi);
                 target.write(memory, wave, &buffer[..bytes]).map_err(fault)?;
             }
-            Access::Atomic { op, wide } => {
+            Operation::Atomic { op, wide } => {
                 let Target::Global(address) = target else { return Err(unsupported(wave, instruction)) };
-                let (value, compare) = if wide {
-                    let value = wave.vgpr(data, lane) as u64 | (wave.vgpr(data + 1, lane) as u64) << 32;
-                    let compare = wave.vgpr(data + 2, lane) as u64 | (wave.vgpr(data + 3, lane) as u64) << 32;
-                    (value, compare)
-                } else {
-                    (wave.vgpr(data, lane) as u64, wave.vgpr(data + 1, lane) as u64)
-                };
-                let old = if wide {
-                    memory.atomic64(address, op, value, compare).map_err(fault)?
-                } else {
-                    memory.atomic32(address, op, value as u32, compare as u32).map_err(fault)? as u64
-                };
-                if returns {
+                let old = global_atomic(memory, wave, address, op, wide, data, lane).map_err(fault)?;
+                if access.returns {
                     if wide { wave.write_vgpr64(vdst, lane, old) } else { wave.write_vgpr(vdst, lane, old as u32) }
                 }
             }
+            _ => return Err(unsupported(wave, instruction)),
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// The bytes a store writes: `bytes` from the data registers (`hi`: their bits 31:16).
+fn store_bytes(wave: &Wave, data: u32, lane: usize, bytes: usize, hi: bool) -> [u8; 16] {
+    let mut buffer = [0u8; 16];
+    for dword in 0..bytes.div_ceil(4) {
+        let value = wave.vgpr(data + dword as u32, lane);
+        buffer[dword * 4..dword * 4 + 4].copy_from_slice(&if hi { value >> 16 } else { value }.to_le_bytes());
+    }
+    buffer
+}
+
+/// A global (or buffer) atomic: the value in `data` (and, for compare-and-swap, the comparand
+/// after it), applied through the memory; returns the old value.
+fn global_atomic(
+    memory: &dyn Memory,
+    wave: &Wave,
+    address: u64,
+    op: AtomicOp,
+    wide: bool,
+    data: u32,
+    lane: usize,
+) -> Result<u64, MemoryFault> {
+    if wide {
+        let value = wave.vgpr(data, lane) as u64 | (wave.vgpr(data + 1, lane) as u64) << 32;
+        let compare = wave.vgpr(data + 2, lane) as u64 | (wave.vgpr(data + 3, lane) as u64) << 32;
+        memory.atomic64(address, op, value, compare)
+    } else {
+        memory.atomic32(address, op, wave.vgpr(data, lane), wave.vgpr(data + 1, lane)).map(u64::from)
+    }
+}
+
+/// MUBUF: an access through a buffer resource (V#) in four SGPRs (RDNA3 ISA guide, "Buffer
+/// Instructions" and "Buffer Resource"). The V#: base address in bits 47:0, stride in bits
+/// 61:48, `num_records` in dword 2, `OOB_SELECT` in dword 3 bits 29:28. The address is
+/// base + soffset + offset + stride × index, with offset = the instruction's offset plus the
+/// VGPR offset (`offen`) and index the VGPR index (`idxen`, in the VGPR before the offset).
+///
+/// Out-of-range accesses, as the range check treats them: a load returns 0 and a store or an
+/// atomic is dropped, per dword. Raw buffers (`OOB_SELECT` 3, or no index) are in range where the
+/// dword's bytes end within `num_records` bytes of the offset; structured ones where the index is
+/// below `num_records` (and, for `OOB_SELECT` 0, the offset within the stride). Swizzled buffers
+/// are not modelled.
+fn buffer(wave: &mut Wave, instruction: &Instruction, access: &Access, memory: &dyn Memory) -> Result<Flow, ExecError> {
+    let [w0, w1, _] = instruction.words;
+    let (vaddr, vdata, srsrc) = (w1 & 0xFF, (w1 >> 8) & 0xFF, ((w1 >> 16) & 0x1F) * 4);
+    let (offen, idxen) = ((w1 >> 22) & 1 == 1, (w1 >> 23) & 1 == 1);
+    let soffset = wave.scalar((w1 >> 24) & 0xFF, None, super::wave::Kind::Int) as u64;
+    let offset = (w0 & 0xFFF) as u64;
+    let resource: [u32; 4] = core::array::from_fn(|index| wave.read_sgpr(srsrc + index as u32));
+    let base = resource[0] as u64 | ((resource[1] & 0xFFFF) as u64) << 32;
+    let stride = ((resource[1] >> 16) & 0x3FFF) as u64;
+    let records = resource[2] as u64;
+    let oob_select = (resource[3] >> 28) & 3;
+    if resource[1] >> 30 != 0 {
+        return Err(unsupported(wave, instruction)); // swizzle_enable
+    }
+    let pc = wave.pc;
+    let fault = |fault: MemoryFault| ExecError::Fault { pc, fault };
+    let exec = wave.exec();
+    for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
+        let index = if idxen { wave.vgpr(vaddr, lane) as u64 } else { 0 };
+        let vgpr_offset = if offen { wave.vgpr(vaddr + idxen as u32, lane) as u64 } else { 0 };
+        let element_offset = offset + vgpr_offset;
+        let address = base.wrapping_add(soffset).wrapping_add(element_offset).wrapping_add(stride * index);
+        let structured = idxen && stride != 0 && oob_select != 3;
+        // Whether the `length` bytes at `at` (from the element's start) are in range.
+        let in_range = |at: u64, length: u64| -> bool {
+            if structured {
+                index < records && (oob_select != 0 || element_offset + at < stride)
+            } else {
+                element_offset + at + length <= records
+            }
+        };
+        match access.operation {
+            Operation::Load { bytes, signed, d16, hi } => {
+                let mut buffer = [0u8; 16];
+                for start in (0..bytes).step_by(4) {
+                    let length = (bytes - start).min(4);
+                    if in_range(start as u64, length as u64) {
+                        memory
+                            .read(address + start as u64, &mut buffer[start..start + length])
+                            .map_err(fault)?;
+                    }
+                }
+                write_loaded(wave, vdata, lane, &buffer[..bytes], signed, d16, hi);
+            }
+            Operation::Store { bytes, hi } => {
+                let buffer = store_bytes(wave, vdata, lane, bytes, hi);
+                for start in (0..bytes).step_by(4) {
+                    let length = (bytes - start).min(4);
+                    if in_range(start as u64, length as u64) {
+                        memory.write(address + start as u64, &buffer[start..start + length]).map_err(fault)?;
+                    }
+                }
+            }
+            Operation::Atomic { op, wide } => {
+                let width = if wide { 8 } else { 4 };
+                if !in_range(0, width) {
+                    if access.returns {
+                        if wide { wave.write_vgpr64(vdata, lane, 0) } else { wave.write_vgpr(vdata, lane, 0) }
+                    }
+                    continue;
+                }
+                let old = global_atomic(memory, wave, address, op, wide, vdata, lane).map_err(fault)?;
+                if access.returns {
+                    if wide { wave.write_vgpr64(vdata, lane, old) } else { wave.write_vgpr(vdata, lane, old as u32) }
+                }
+            }
+            _ => return Err(unsupported(wave, instruction)),
         }
     }
     Ok(Flow::Next)
@@ -243,18 +393,51 @@ fn write_loaded(wave: &mut Wave, vdst: u32, lane: usize, bytes: &[u8], signed: b
 
 /// DS: LDS accesses. Addresses are the VGPR plus the instruction's offset (`offset1:offset0`),
 /// or two addresses `offset0`/`offset1` × size (× 64 for `stride64`) for the `2addr` forms.
-fn ds(wave: &mut Wave, instruction: &Instruction, access: Access, lds: &mut [u8]) -> Result<Flow, ExecError> {
+/// The lane exchanges (`ds_bpermute`, `ds_permute`, `ds_swizzle`) touch no LDS; a lane that
+/// reads an inactive lane reads 0 (RDNA3 ISA guide, "LDS Lane-permute Ops").
+fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8]) -> Result<Flow, ExecError> {
     let [w0, w1, _] = instruction.words;
     let (addr, data0, data1, vdst) = (w1 & 0xFF, (w1 >> 8) & 0xFF, (w1 >> 16) & 0xFF, (w1 >> 24) & 0xFF);
     let (offset0, offset1) = (w0 & 0xFF, (w0 >> 8) & 0xFF);
     if (w0 >> 17) & 1 == 1 {
         return Err(unsupported(wave, instruction)); // GDS
     }
-    let mnemonic = instruction.mnemonic();
-    let two = mnemonic.contains("2addr");
-    let stride = if mnemonic.contains("stride64") { 64 } else { 1 };
-    let returns = mnemonic.contains("_rtn_");
+    let (two, stride, returns) = (access.two, access.stride, access.returns);
     let exec = wave.exec();
+    match access.operation {
+        Operation::Bpermute | Operation::Permute | Operation::Swizzle => {
+            let offset = offset1 << 8 | offset0;
+            let source = wave.vgpr.get(data0 as usize).copied().unwrap_or([0; LANES]);
+            let address = wave.vgpr.get(addr as usize).copied().unwrap_or([0; LANES]);
+            let mut out = [0u32; LANES];
+            let active = |lane: usize| exec >> lane & 1 == 1;
+            match access.operation {
+                Operation::Bpermute => {
+                    for lane in 0..LANES {
+                        let from = (address[lane].wrapping_add(offset) >> 2) as usize % LANES;
+                        out[lane] = if active(from) { source[from] } else { 0 };
+                    }
+                }
+                Operation::Permute => {
+                    for lane in (0..LANES).filter(|&lane| active(lane)) {
+                        let to = (address[lane].wrapping_add(offset) >> 2) as usize % LANES;
+                        out[to] = source[lane];
+                    }
+                }
+                _ => {
+                    for (lane, value) in out.iter_mut().enumerate() {
+                        let from = swizzle_source(offset, lane);
+                        *value = if active(from) { source[from] } else { 0 };
+                    }
+                }
+            }
+            for lane in (0..LANES).filter(|&lane| active(lane)) {
+                wave.write_vgpr(vdst, lane, out[lane]);
+            }
+            return Ok(Flow::Next);
+        }
+        _ => {}
+    }
     // LDS addresses are 32-bit: the VGPR plus the offset wraps (a negative VGPR with a positive
     // offset is common in compiled code).
     let read = |lds: &[u8], at: u64, out: &mut [u8]| match lds.get(at as u32 as usize..at as u32 as usize + out.len()) {
@@ -268,28 +451,23 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: Access, lds: &mut [u8]
     };
     for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
         let base = wave.vgpr(addr, lane) as u64;
-        match access {
-            Access::Load { bytes, signed, d16, hi } if two => {
+        match access.operation {
+            Operation::Load { bytes, signed, d16, hi } if two => {
                 for (index, offset) in [offset0, offset1].into_iter().enumerate() {
                     let mut buffer = [0u8; 8];
                     read(lds, base + (offset * stride) as u64 * bytes as u64, &mut buffer[..bytes]);
                     write_loaded(wave, vdst + (index * bytes / 4) as u32, lane, &buffer[..bytes], signed, d16, hi);
                 }
             }
-            Access::Load { bytes, signed, d16, hi } => {
+            Operation::Load { bytes, signed, d16, hi } => {
                 let mut buffer = [0u8; 16];
                 read(lds, base + (offset1 << 8 | offset0) as u64, &mut buffer[..bytes]);
                 write_loaded(wave, vdst, lane, &buffer[..bytes], signed, d16, hi);
             }
-            Access::Store { bytes, hi } => {
+            Operation::Store { bytes, hi } => {
                 let sources: &[(u32, u32)] = if two { &[(data0, offset0), (data1, offset1)] } else { &[(data0, 0)] };
                 for &(source, offset) in sources {
-                    let mut buffer = [0u8; 16];
-                    for dword in 0..bytes.div_ceil(4) {
-                        let value = wave.vgpr(source + dword as u32, lane);
-                        buffer[dword * 4..dword * 4 + 4]
-                            .copy_from_slice(&if hi { value >> 16 } else { value }.to_le_bytes());
-                    }
+                    let buffer = store_bytes(wave, source, lane, bytes, hi);
                     let at = if two {
                         base + (offset * stride) as u64 * bytes as u64
                     } else {
@@ -298,17 +476,8 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: Access, lds: &mut [u8]
                     write(lds, at, &buffer[..bytes]);
                 }
             }
-            Access::Atomic { op, wide } => {
-                if two {
-                    return Err(unsupported(wave, instruction));
-                }
-                let at = base + (offset1 << 8 | offset0) as u64;
+            Operation::Atomic { op, wide } => {
                 let width = if wide { 8 } else { 4 };
-                let mut buffer = [0u8; 8];
-                read(lds, at, &mut buffer[..width]);
-                let old = u64::from_le_bytes(buffer);
-                // DS compare-and-store takes the comparand in data0 and the new value in
-                // data1 (RDNA3 ISA guide, `DS_CMPSTORE_B32`).
                 let operand = |register: u32| {
                     if wide {
                         wave.vgpr(register, lane) as u64 | (wave.vgpr(register + 1, lane) as u64) << 32
@@ -316,19 +485,53 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: Access, lds: &mut [u8]
                         wave.vgpr(register, lane) as u64
                     }
                 };
-                let (value, compare) =
-                    if op == AtomicOp::CompareSwap { (operand(data1), operand(data0)) } else { (operand(data0), 0) };
-                let new = if wide {
-                    apply_atomic64(op, old, value, compare)
+                let (first, second) = (operand(data0), operand(data1));
+                // `2addr` exchanges swap two elements (data0 at offset0, data1 at offset1).
+                let places: &[(u64, u32)] = if two {
+                    &[((offset0 * stride) as u64 * width, 0), ((offset1 * stride) as u64 * width, 1)]
                 } else {
-                    apply_atomic32(op, old as u32, value as u32, compare as u32) as u64
+                    &[((offset1 << 8 | offset0) as u64, 0)]
                 };
-                write(lds, at, &new.to_le_bytes()[..width]);
-                if returns {
-                    if wide { wave.write_vgpr64(vdst, lane, old) } else { wave.write_vgpr(vdst, lane, old as u32) }
+                for &(offset, index) in places {
+                    let at = base + offset;
+                    let mut buffer = [0u8; 8];
+                    read(lds, at, &mut buffer[..width as usize]);
+                    let old = u64::from_le_bytes(buffer);
+                    // DS compare-and-store takes the comparand in data0 and the new value in
+                    // data1 (RDNA3 ISA guide, `DS_CMPSTORE_B32`); masked or takes the mask in
+                    // data0 and the bits in data1.
+                    let (value, compare) = match op {
+                        AtomicOp::CompareSwap | AtomicOp::MaskOr => (second, first),
+                        _ if index == 1 => (second, 0),
+                        _ => (first, 0),
+                    };
+                    let new = if wide {
+                        apply_atomic64(op, old, value, compare)
+                    } else {
+                        apply_atomic32(op, old as u32, value as u32, compare as u32) as u64
+                    };
+                    write(lds, at, &new.to_le_bytes()[..width as usize]);
+                    if returns {
+                        let to = vdst + index * (width as u32 / 4);
+                        if wide { wave.write_vgpr64(to, lane, old) } else { wave.write_vgpr(to, lane, old as u32) }
+                    }
                 }
             }
+            _ => return Err(unsupported(wave, instruction)),
         }
     }
     Ok(Flow::Next)
+}
+
+/// The lane `ds_swizzle_b32` reads for `lane` (RDNA3 ISA guide, `DS_SWIZZLE_B32`): offset bit 15
+/// set is quad-permute mode (two bits per lane of each quad); clear is bit-mask mode over groups
+/// of 32 lanes: ((lane & and_mask) | or_mask) ^ xor_mask, the masks in bits 4:0, 9:5 and 14:10.
+fn swizzle_source(offset: u32, lane: usize) -> usize {
+    if offset & 0x8000 != 0 {
+        (lane & !3) | ((offset as usize >> (2 * (lane & 3))) & 3)
+    } else {
+        let (and, or, xor) = (offset & 31, (offset >> 5) & 31, (offset >> 10) & 31);
+        let within = (((lane as u32 & 31) & and) | or) ^ xor;
+        (lane & !31) | within as usize
+    }
 }

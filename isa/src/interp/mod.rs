@@ -5,7 +5,9 @@
 //! - `launch.rs`: each wave's initial state, from the descriptor and the dispatch packet
 //!   (AMDGPUUsage, "Initial Kernel Execution State").
 //! - `wave.rs`: a wave's registers and operand access.
-//! - `scalar.rs`, `vector.rs`, `memory_ops.rs`: the instructions.
+//! - `scalar.rs`, `valu.rs` (with `operands.rs` and `wmma.rs`), `memory_ops.rs`: the
+//!   instructions. Vector and memory instructions are planned when the program loads (operands
+//!   resolved, types and conditions parsed), so running one is a `match` and loops over rows.
 //!
 //! The waves of a workgroup run in turn on the calling thread; `s_barrier` switches to the
 //! next wave until every live wave has reached it (a wave that ended no longer counts, as on
@@ -14,11 +16,13 @@
 
 mod launch;
 mod memory_ops;
+mod operands;
 mod program;
 mod scalar;
 mod standalone;
-mod vector;
+mod valu;
 mod wave;
+mod wmma;
 
 use core::sync::atomic::Ordering;
 
@@ -58,6 +62,16 @@ pub enum AtomicOp {
     Inc,
     /// `(old == 0 || old > value) ? value : old - 1`.
     Dec,
+    /// `value - old` (DS's reverse subtract).
+    ReverseSub,
+    /// `old - value`, clamped at 0 (`*_atomic_csub_u32`).
+    SubClamp,
+    /// `(old & !compare) | value` (DS's masked or; `compare` holds the mask).
+    MaskOr,
+    /// Float add, min and max on the word's IEEE value (f32 or f64 by width).
+    AddFloat,
+    MinFloat,
+    MaxFloat,
 }
 
 /// Global memory as the agent sees it: every access is checked by the implementation.
@@ -74,7 +88,7 @@ pub trait Memory: Sync {
 
 /// One body for both atomic widths: `$unsigned` words, compared as `$signed` for `MinI`/`MaxI`.
 macro_rules! atomic_arithmetic {
-    ($(#[$doc:meta])* $name:ident, $unsigned:ty, $signed:ty) => {
+    ($(#[$doc:meta])* $name:ident, $unsigned:ty, $signed:ty, $float:ty) => {
         $(#[$doc])*
         pub fn $name(op: AtomicOp, old: $unsigned, value: $unsigned, compare: $unsigned) -> $unsigned {
             match op {
@@ -94,6 +108,12 @@ macro_rules! atomic_arithmetic {
                 AtomicOp::Inc => old + 1,
                 AtomicOp::Dec if old == 0 || old > value => value,
                 AtomicOp::Dec => old - 1,
+                AtomicOp::ReverseSub => value.wrapping_sub(old),
+                AtomicOp::SubClamp => old.saturating_sub(value),
+                AtomicOp::MaskOr => (old & !compare) | value,
+                AtomicOp::AddFloat => (<$float>::from_bits(old) + <$float>::from_bits(value)).to_bits(),
+                AtomicOp::MinFloat => <$float>::from_bits(old).min(<$float>::from_bits(value)).to_bits(),
+                AtomicOp::MaxFloat => <$float>::from_bits(old).max(<$float>::from_bits(value)).to_bits(),
             }
         }
     };
@@ -103,13 +123,15 @@ atomic_arithmetic!(
     /// Applies `op` to the 4-byte `old` (the shared arithmetic of every atomic implementation).
     apply_atomic32,
     u32,
-    i32
+    i32,
+    f32
 );
 atomic_arithmetic!(
     /// [`apply_atomic32`] for 8-byte words.
     apply_atomic64,
     u64,
-    i64
+    i64,
+    f64
 );
 
 /// Memory the kernel reaches at host addresses. The implementor only says whether an access may

@@ -1,7 +1,43 @@
 //! A kernel as the interpreter runs it: its descriptor and its code, decoded once.
 
+use super::memory_ops::Access;
+use super::valu::VOp;
 use super::{ExecError, Memory};
-use crate::gfx11::{Instruction, Opcode, decode};
+use crate::gfx11::{Encoding, Instruction, Opcode, decode};
+
+/// An instruction as the wave loop runs it: decoded, with its execution planned once.
+pub(crate) struct Decoded {
+    pub instruction: Instruction,
+    pub plan: Plan,
+}
+
+/// What running an instruction needs beyond its words, worked out when the program loads.
+pub(crate) enum Plan {
+    /// Scalar ALU, branches, SMEM: their fields are read from the words as they run.
+    Scalar,
+    Vector(VOp),
+    /// VOPD's X and Y halves.
+    Dual(Box<(VOp, VOp)>),
+    Memory(Access),
+    /// An instruction the interpreter does not execute: reaching it fails the wave, naming it.
+    Unsupported,
+}
+
+impl Plan {
+    fn of(instruction: &Instruction) -> Plan {
+        let planned = match instruction.encoding {
+            Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => {
+                VOp::plan(instruction).map(Plan::Vector)
+            }
+            Encoding::Vopd => super::valu::plan_dual(instruction).map(|pair| Plan::Dual(Box::new(pair))),
+            Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Ds | Encoding::Mubuf => {
+                Access::plan(instruction).map(Plan::Memory)
+            }
+            _ => Some(Plan::Scalar),
+        };
+        planned.unwrap_or(Plan::Unsupported)
+    }
+}
 
 /// The fields of the 64-byte kernel descriptor the interpreter reads (AMDGPUUsage, "Kernel
 /// Descriptor", code object V3 and later).
@@ -63,7 +99,7 @@ pub struct Program {
     pub entry: u64,
     /// Decoded instructions indexed by (pc − entry) / 4; `None` inside a multi-dword
     /// instruction or past the decodable code.
-    code: Vec<Option<Instruction>>,
+    code: Vec<Option<Decoded>>,
     /// Why decoding stopped, if it was not `s_code_end`: reaching that pc reports it.
     stop: Option<(u64, ExecError)>,
 }
@@ -107,7 +143,7 @@ impl Program {
                 match decode(&words[index..], pc) {
                     Ok(instruction) if instruction.opcode() == Opcode::SCodeEnd => break 'read,
                     Ok(instruction) => {
-                        code.push(Some(instruction));
+                        code.push(Some(Decoded { plan: Plan::of(&instruction), instruction }));
                         code.extend((1..instruction.dwords).map(|_| None));
                     }
                     Err(crate::DecodeError::Truncated { .. }) if !exhausted => break,
@@ -126,7 +162,7 @@ impl Program {
     }
 
     /// The instruction at `pc`.
-    pub fn fetch(&self, pc: u64) -> Result<&Instruction, ExecError> {
+    pub(crate) fn fetch(&self, pc: u64) -> Result<&Decoded, ExecError> {
         let index = pc.wrapping_sub(self.entry) / 4;
         if pc.is_multiple_of(4)
             && let Some(Some(instruction)) = self.code.get(index as usize)

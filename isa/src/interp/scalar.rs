@@ -4,12 +4,7 @@
 use super::launch::{Flow, unsupported};
 use super::wave::{EXEC, Kind, VCC, Wave};
 use super::{ExecError, Memory};
-use crate::gfx11::{Encoding, Instruction, Opcode, Slot};
-
-/// Width in dwords of the entry's slot `which` (by variant), 1 if absent.
-pub(crate) fn width(instruction: &Instruction, which: fn(&Slot) -> Option<u8>) -> u8 {
-    instruction.entry.slots.iter().find_map(which).unwrap_or(1)
-}
+use crate::gfx11::{Encoding, Instruction, Opcode};
 
 fn sign_extend(value: u32, bits: u32) -> i32 {
     ((value << (32 - bits)) as i32) >> (32 - bits)

@@ -23,6 +23,7 @@ pub(crate) const PRIVATE_BASE: u64 = 0x2000_0000_0000_0000;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Kind {
     Int,
+    F16,
     F32,
     F64,
 }
@@ -44,11 +45,6 @@ pub(crate) struct Wave {
 impl Wave {
     pub fn exec(&self) -> u32 {
         self.sgpr[EXEC as usize]
-    }
-
-    pub fn lanes(&self) -> impl Iterator<Item = usize> + use<> {
-        let exec = self.exec();
-        (0..LANES).filter(move |lane| exec >> lane & 1 == 1)
     }
 
     /// Reads a scalar operand (8- or 9-bit encoding below 256) as 32 bits.
@@ -76,16 +72,10 @@ impl Wave {
         }
     }
 
-    /// Reads a 9-bit source for `lane` at 64 bits (the low 32 for a 32-bit operand).
-    pub fn source(&self, field: u32, lane: usize, literal: Option<u32>, kind: Kind) -> u64 {
-        if field >= 256 {
-            let index = (field - 256) as usize;
-            let low = self.vgpr.get(index).map_or(0, |register| register[lane]);
-            let high = self.vgpr.get(index + 1).map_or(0, |register| register[lane]);
-            low as u64 | (high as u64) << 32
-        } else {
-            self.scalar64(field, literal, kind)
-        }
+    /// An SGPR-file operand (below 128): `null` reads 0.
+    #[inline(always)]
+    pub fn read_sgpr(&self, field: u32) -> u32 {
+        if field == NULL { 0 } else { self.sgpr.get(field as usize).copied().unwrap_or(0) }
     }
 
     pub fn write_sgpr(&mut self, field: u32, value: u32) {
@@ -122,9 +112,31 @@ fn constant(operand: Operand, kind: Kind) -> u64 {
         Operand::Int(value) => value as i64 as u64,
         Operand::Float(value) => match kind {
             Kind::F64 => float64(value).to_bits(),
+            Kind::F16 => float16(value) as u64,
             _ => float32(value).to_bits() as u64,
         },
         _ => 0,
+    }
+}
+
+/// The value of a constant source field (inline constants and the aperture registers) for an
+/// operand of `kind`; `wide` operands read the aperture as a whole 64-bit base.
+pub(crate) fn constant_of(field: u32, kind: Kind, wide: bool) -> u64 {
+    match field {
+        235 if wide => SHARED_BASE,
+        237 if wide => PRIVATE_BASE,
+        235 => SHARED_BASE >> 32,
+        237 => PRIVATE_BASE >> 32,
+        _ => constant(scalar_operand(field), kind),
+    }
+}
+
+/// The inline float constants as f16 bits (RDNA3 ISA guide, "Inline constants": 1/(2π) is
+/// 0x3118 in f16).
+fn float16(value: InlineFloat) -> u16 {
+    match value {
+        InlineFloat::InvTwoPi => 0x3118,
+        other => half::f16::from_f64(other.value()).to_bits(),
     }
 }
 
@@ -140,18 +152,5 @@ fn float64(value: InlineFloat) -> f64 {
     match value {
         InlineFloat::InvTwoPi => f64::from_bits(0x3FC4_5F30_6DC9_C882),
         other => other.value(),
-    }
-}
-
-/// The constant kind of an operation's sources: f64 and f32 operations read float constants at
-/// their width; everything else (integers, conversions from integers) as integers, whose float
-/// constants are f32 bit patterns.
-pub(crate) fn source_kind(mnemonic: &str) -> Kind {
-    let base = mnemonic.trim_end_matches("_e32").trim_end_matches("_e64");
-    // The source type is the operation's last type suffix (`v_cvt_f32_u32` reads a u32).
-    match base.rsplit('_').next() {
-        Some("f64") => Kind::F64,
-        Some("f32") => Kind::F32,
-        _ => Kind::Int,
     }
 }

@@ -1,0 +1,1428 @@
+//! Vector ALU instructions: VOP1, VOP2, VOPC, VOP3 (and VOP3SD), VOP3P, VOPD, with DPP (RDNA3
+//! ISA guide, chapter 7 for the operations, chapter 15 for the fields).
+//!
+//! Each instruction is planned once at decode ([`VOp::plan`]): its operation, its operands
+//! resolved ([`Operands`]), its operand types and its compare condition. Running it reads each
+//! source as a whole row of lanes, computes every lane with one closure chosen by one `match`
+//! on the operation, and writes the lanes EXEC (and DPP's masks) enable. Lanes outside EXEC keep
+//! their registers; a compare writes 0 for them (RDNA3 ISA guide).
+//!
+//! 16-bit results write one half of their register and keep the other: gfx10 and later keep the
+//! high bits of every 16-bit VALU result (LLVM's `GCNSubtarget::zeroesHigh16BitsOfDest` is true
+//! only up to GFX9).
+
+use half::{bf16, f16};
+
+use super::launch::Flow;
+use super::operands::{Operands, Row, Row64, Width};
+use super::wave::{EXEC, Kind, LANES, VCC, Wave};
+use crate::gfx11::{Encoding, Entry, Instruction, Opcode, Slot};
+
+/// A compare's condition (`v_cmp_<condition>_<type>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Condition {
+    False,
+    True,
+    Lt,
+    Eq,
+    Le,
+    Gt,
+    Lg,
+    Ne,
+    Ge,
+    Ordered,
+    Unordered,
+    Nge,
+    Nlg,
+    Ngt,
+    Nle,
+    Nlt,
+    /// `v_cmp_class`: src1 is a mask of IEEE classes.
+    Class,
+}
+
+/// A compare's operand type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CompareType {
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F16,
+    F32,
+    F64,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Form {
+    /// Writes vdst (and a carry mask for the carry operations).
+    Alu,
+    /// Writes a lane mask to sdst, or to EXEC for `v_cmpx`.
+    Compare { condition: Condition, ty: CompareType, into_exec: bool },
+}
+
+/// A VALU instruction ready to run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct VOp {
+    pub opcode: Opcode,
+    pub form: Form,
+    pub operands: Operands,
+    /// The sources' float type, which their modifiers and constants follow.
+    pub kind: Kind,
+    /// The result's type, which the output modifiers follow.
+    pub result: Kind,
+    /// Bits 0–2: 16-bit sources; bit 3: a 16-bit destination.
+    pub half: u8,
+    pub encoding: Encoding,
+}
+
+/// What an operation computed, before it is written.
+enum Out {
+    /// 32 bits per lane.
+    B32(Row),
+    /// 64 bits per lane, to a VGPR pair.
+    B64(Row64),
+    /// 32 bits per lane and a carry (or VCC) mask to sdst.
+    Carry(Row, u32),
+    /// 64 bits per lane and a carry mask.
+    Carry64(Row64, u32),
+    /// Already written (lane-crossing and scalar-writing operations).
+    Done,
+}
+
+impl VOp {
+    /// Plans `instruction` (a VALU encoding), or `None` for one the interpreter cannot run.
+    pub fn plan(instruction: &Instruction) -> Option<VOp> {
+        let entry = instruction.entry;
+        let name = entry.mnemonic.trim_end_matches("_e32").trim_end_matches("_e64");
+        let kind = source_kind(name);
+        let widths = [0, 1, 2].map(|index| {
+            let width = entry.slots.iter().find_map(|slot| match (slot, index) {
+                (Slot::Src0(width), 0) | (Slot::Src1(width), 1) | (Slot::Src2(width), 2) => Some(*width),
+                _ => None,
+            });
+            if width == Some(2) { Width::B64 } else { Width::B32 }
+        });
+        let half = if instruction.encoding == Encoding::Vop3p { 0 } else { half_operands(name) };
+        let mut kinds = [kind; 3];
+        for (index, kind) in kinds.iter_mut().enumerate() {
+            if half >> index & 1 == 1 && *kind != Kind::Int {
+                *kind = Kind::F16;
+            }
+        }
+        // Integer second operands of float operations.
+        if name.starts_with("v_cmp_class") || name.starts_with("v_cmpx_class") || name.starts_with("v_ldexp") {
+            kinds[1] = Kind::Int;
+        }
+        if name.starts_with("v_cndmask") {
+            kinds[2] = Kind::Int;
+        }
+        if instruction.encoding == Encoding::Vop3p && name.ends_with("f16") {
+            kinds = [Kind::F16; 3];
+        }
+        let operands = Operands::of(instruction, kinds, widths.map(|w| w), half)?;
+        let form = match parse_compare(entry) {
+            Some((into_exec, condition, ty)) => Form::Compare { condition, ty, into_exec },
+            None if name.starts_with("v_cmp") => return None,
+            None => Form::Alu,
+        };
+        let kind = if half & 1 == 1 && kind != Kind::Int { Kind::F16 } else { kind };
+        let result = result_kind(name);
+        Some(VOp { opcode: entry.opcode, form, operands, kind, result, half, encoding: instruction.encoding })
+    }
+
+    /// Source `index`: its row (DPP applied to src0), its 16-bit half selected, and its float
+    /// modifiers applied.
+    #[inline(always)]
+    fn read(&self, wave: &Wave, index: usize) -> Row {
+        let mut row = self.operands.row(wave, index);
+        if index == 0
+            && let Some(dpp) = &self.operands.dpp
+        {
+            row = dpp.apply(&row, wave.exec()).0;
+        }
+        let (neg, abs) = (self.operands.neg >> index & 1 == 1, self.operands.abs >> index & 1 == 1);
+        if self.half >> index & 1 == 1 {
+            let high = self.operands.op_sel >> index & 1 == 1;
+            let (clear, flip) = match self.kind {
+                Kind::F16 | Kind::F32 => ((abs as u32) << 15, (neg as u32) << 15),
+                _ => (0, 0),
+            };
+            return row.map(|value| ((if high { value >> 16 } else { value } & 0xFFFF) & !clear) ^ flip);
+        }
+        let (clear, flip) = match self.kind {
+            Kind::F32 => ((abs as u32) << 31, (neg as u32) << 31),
+            _ => (0, 0),
+        };
+        if clear | flip != 0 { row.map(|value| (value & !clear) ^ flip) } else { row }
+    }
+
+    #[inline(always)]
+    fn read64(&self, wave: &Wave, index: usize) -> Row64 {
+        let row = self.operands.row64(wave, index);
+        let (neg, abs) = (self.operands.neg >> index & 1 == 1, self.operands.abs >> index & 1 == 1);
+        if self.kind == Kind::F64 && (neg || abs) {
+            let (clear, flip) = ((abs as u64) << 63, (neg as u64) << 63);
+            row.map(|value| (value & !clear) ^ flip)
+        } else {
+            row
+        }
+    }
+
+    /// The lanes this instruction writes: EXEC, narrowed by DPP's masks and invalid lanes.
+    #[inline(always)]
+    fn writes(&self, wave: &Wave) -> u32 {
+        let exec = wave.exec();
+        match &self.operands.dpp {
+            Some(dpp) => dpp.apply(&self.operands.row(wave, 0), exec).1,
+            None => exec,
+        }
+    }
+}
+
+/// Plans a VOPD pair: its X and Y halves, each a VOP2-shaped operation.
+pub(crate) fn plan_dual(instruction: &Instruction) -> Option<(VOp, VOp)> {
+    let [w0, w1, _] = instruction.words;
+    let x_dst = (w1 >> 24) & 0xFF;
+    let y_dst = (((w1 >> 17) & 0x7F) << 1) | (!x_dst & 1);
+    let half = |entry: &Entry, vdst: u32, src0: u32, vsrc1: u32| {
+        let kind = source_kind(entry.mnemonic);
+        VOp {
+            opcode: entry.opcode,
+            form: Form::Alu,
+            operands: Operands::dual(vdst, src0, vsrc1, instruction.literal(), kind),
+            kind,
+            result: result_kind(entry.mnemonic),
+            half: 0,
+            encoding: Encoding::Vopd,
+        }
+    };
+    let x = half(instruction.entry, x_dst, w0 & 0x1FF, (w0 >> 9) & 0xFF);
+    let y = half(instruction.dual?, y_dst, w1 & 0x1FF, (w1 >> 9) & 0xFF);
+    Some((x, y))
+}
+
+/// Runs `op`; `None` for an operation the interpreter does not execute (nothing is written).
+pub(crate) fn step(wave: &mut Wave, op: &VOp) -> Option<Flow> {
+    let writes = op.writes(wave);
+    let out = compute(wave, op)?;
+    commit(wave, op, out, writes);
+    Some(Flow::Next)
+}
+
+/// VOPD: two operations that both read their sources before either writes (RDNA3 ISA guide,
+/// "Dual Issue VALU").
+pub(crate) fn step_dual(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<Flow> {
+    let first = compute(wave, x)?;
+    let second = compute(wave, y)?;
+    let exec = wave.exec();
+    commit(wave, x, first, exec);
+    commit(wave, y, second, exec);
+    Some(Flow::Next)
+}
+
+fn commit(wave: &mut Wave, op: &VOp, out: Out, writes: u32) {
+    match out {
+        Out::B32(row) => write_row(wave, op, row, writes),
+        Out::B64(row) => write_row64(wave, op, row, writes),
+        Out::Carry(row, carry) => {
+            write_row(wave, op, row, writes);
+            wave.write_sgpr(op.operands.sdst as u32, carry & writes);
+        }
+        Out::Carry64(row, carry) => {
+            write_row64(wave, op, row, writes);
+            wave.write_sgpr(op.operands.sdst as u32, carry & writes);
+        }
+        Out::Done => {}
+    }
+}
+
+#[inline(always)]
+fn write_row(wave: &mut Wave, op: &VOp, row: Row, writes: u32) {
+    let row = output32(op, row);
+    let Some(target) = wave.vgpr.get_mut(op.operands.vdst as usize) else { return };
+    if op.half & 8 != 0 {
+        let high = op.operands.op_sel >> 3 & 1 == 1;
+        for lane in 0..LANES {
+            let value = if high {
+                (target[lane] & 0xFFFF) | row[lane] << 16
+            } else {
+                (target[lane] & 0xFFFF_0000) | (row[lane] & 0xFFFF)
+            };
+            target[lane] = if writes >> lane & 1 == 1 { value } else { target[lane] };
+        }
+    } else {
+        for lane in 0..LANES {
+            target[lane] = if writes >> lane & 1 == 1 { row[lane] } else { target[lane] };
+        }
+    }
+}
+
+fn write_row64(wave: &mut Wave, op: &VOp, row: Row64, writes: u32) {
+    let row = output64(op, row);
+    let vdst = op.operands.vdst as usize;
+    for (half, shift) in [(0, 0), (1, 32)] {
+        if let Some(target) = wave.vgpr.get_mut(vdst + half) {
+            for lane in 0..LANES {
+                if writes >> lane & 1 == 1 {
+                    target[lane] = (row[lane] >> shift) as u32;
+                }
+            }
+        }
+    }
+}
+
+/// VOP3's output modifier and clamp on a float result.
+fn output32(op: &VOp, row: Row) -> Row {
+    let (omod, clamp) = (op.operands.omod, op.operands.clamp);
+    if omod == 0 && !clamp {
+        return row;
+    }
+    let scale = [1.0f32, 2.0, 4.0, 0.5][omod as usize];
+    let half = |bits: u32| {
+        let value = f16::from_bits(bits as u16).to_f32() * scale;
+        f16::from_f32(if clamp { clamp01(value) } else { value }).to_bits() as u32
+    };
+    match op.result {
+        Kind::F32 if matches!(op.form, Form::Alu) => row.map(|bits| {
+            let value = f32::from_bits(bits) * scale;
+            if clamp { clamp01(value).to_bits() } else { value.to_bits() }
+        }),
+        Kind::F16 if op.encoding == Encoding::Vop3p => row.map(|bits| half(bits & 0xFFFF) | half(bits >> 16) << 16),
+        Kind::F16 if op.half & 8 != 0 => row.map(half),
+        _ => row,
+    }
+}
+
+fn output64(op: &VOp, row: Row64) -> Row64 {
+    let (omod, clamp) = (op.operands.omod, op.operands.clamp);
+    if op.result != Kind::F64 || (omod == 0 && !clamp) {
+        return row;
+    }
+    let scale = [1.0f64, 2.0, 4.0, 0.5][omod as usize];
+    row.map(|bits| {
+        let value = f64::from_bits(bits) * scale;
+        if clamp { value.clamp(0.0, 1.0).to_bits() } else { value.to_bits() }
+    })
+}
+
+/// Clamps to [0, 1]; NaN clamps to 0 (RDNA3 ISA guide, "Output modifiers").
+fn clamp01(value: f32) -> f32 {
+    if value.is_nan() { 0.0 } else { value.clamp(0.0, 1.0) }
+}
+
+
+// Lane maps: one closure over every lane of fixed-size rows (the compiler vectorises these).
+#[inline(always)]
+fn map1(a: Row, f: impl Fn(u32) -> u32) -> Row {
+    a.map(f)
+}
+#[inline(always)]
+fn map2(a: Row, b: Row, f: impl Fn(u32, u32) -> u32) -> Row {
+    core::array::from_fn(|lane| f(a[lane], b[lane]))
+}
+#[inline(always)]
+fn map3(a: Row, b: Row, c: Row, f: impl Fn(u32, u32, u32) -> u32) -> Row {
+    core::array::from_fn(|lane| f(a[lane], b[lane], c[lane]))
+}
+#[inline(always)]
+fn f1(a: Row, f: impl Fn(f32) -> f32) -> Row {
+    a.map(|x| f(f32::from_bits(x)).to_bits())
+}
+#[inline(always)]
+fn f2(a: Row, b: Row, f: impl Fn(f32, f32) -> f32) -> Row {
+    core::array::from_fn(|lane| f(f32::from_bits(a[lane]), f32::from_bits(b[lane])).to_bits())
+}
+#[inline(always)]
+fn f3(a: Row, b: Row, c: Row, f: impl Fn(f32, f32, f32) -> f32) -> Row {
+    core::array::from_fn(|lane| f(f32::from_bits(a[lane]), f32::from_bits(b[lane]), f32::from_bits(c[lane])).to_bits())
+}
+#[inline(always)]
+fn d1(a: Row64, f: impl Fn(f64) -> f64) -> Row64 {
+    a.map(|x| f(f64::from_bits(x)).to_bits())
+}
+#[inline(always)]
+fn d2(a: Row64, b: Row64, f: impl Fn(f64, f64) -> f64) -> Row64 {
+    core::array::from_fn(|lane| f(f64::from_bits(a[lane]), f64::from_bits(b[lane])).to_bits())
+}
+#[inline(always)]
+fn d3(a: Row64, b: Row64, c: Row64, f: impl Fn(f64, f64, f64) -> f64) -> Row64 {
+    core::array::from_fn(|lane| f(f64::from_bits(a[lane]), f64::from_bits(b[lane]), f64::from_bits(c[lane])).to_bits())
+}
+/// f16 operations, computed in f32 (exact for one operation of f16 values) and rounded once.
+#[inline(always)]
+fn h1(a: Row, f: impl Fn(f32) -> f32) -> Row {
+    a.map(|x| f16::from_f32(f(h(x))).to_bits() as u32)
+}
+#[inline(always)]
+fn h2(a: Row, b: Row, f: impl Fn(f32, f32) -> f32) -> Row {
+    core::array::from_fn(|lane| f16::from_f32(f(h(a[lane]), h(b[lane]))).to_bits() as u32)
+}
+#[inline(always)]
+fn h(bits: u32) -> f32 {
+    f16::from_bits(bits as u16).to_f32()
+}
+/// A fused multiply-add of f16 values: exact in f64, rounded once to f16.
+#[inline(always)]
+fn hfma(a: u32, b: u32, c: u32) -> u32 {
+    let value = (h(a) as f64).mul_add(h(b) as f64, h(c) as f64);
+    f16::from_f64(value).to_bits() as u32
+}
+/// A packed operation: each 16-bit half of the (already op_sel-arranged) operands.
+#[inline(always)]
+fn pk2(a: Row, b: Row, f: impl Fn(u32, u32) -> u32) -> Row {
+    core::array::from_fn(|lane| {
+        let (x, y) = (a[lane], b[lane]);
+        (f(x & 0xFFFF, y & 0xFFFF) & 0xFFFF) | f(x >> 16, y >> 16) << 16
+    })
+}
+#[inline(always)]
+fn pk3(a: Row, b: Row, c: Row, f: impl Fn(u32, u32, u32) -> u32) -> Row {
+    core::array::from_fn(|lane| {
+        let (x, y, z) = (a[lane], b[lane], c[lane]);
+        (f(x & 0xFFFF, y & 0xFFFF, z & 0xFFFF) & 0xFFFF) | f(x >> 16, y >> 16, z >> 16) << 16
+    })
+}
+#[inline(always)]
+fn wide(row: Row) -> Row64 {
+    row.map(|value| value as u64)
+}
+
+fn med3<T: PartialOrd + Copy>(a: T, b: T, c: T) -> T {
+    let (low, high) = if a < b { (a, b) } else { (b, a) };
+    if c < low {
+        low
+    } else if c > high {
+        high
+    } else {
+        c
+    }
+}
+
+/// IEEE minNum/maxNum: a NaN operand yields the other (RDNA3 ISA guide, `V_MIN_F32`).
+fn fmin(a: f32, b: f32) -> f32 {
+    a.min(b)
+}
+fn fmax(a: f32, b: f32) -> f32 {
+    a.max(b)
+}
+fn fmed3(a: f32, b: f32, c: f32) -> f32 {
+    if a.is_nan() || b.is_nan() || c.is_nan() {
+        return fmin(fmin(a, b), c);
+    }
+    fmax(fmin(a, b), fmin(fmax(a, b), c))
+}
+
+/// `V_FRACT`: x − floor(x), below 1.0 (RDNA3 ISA guide).
+fn fract32(x: f32) -> f32 {
+    if x.is_infinite() { f32::NAN } else { (x - x.floor()).min(f32::from_bits(0x3F7F_FFFF)) }
+}
+fn fract64(x: f64) -> f64 {
+    if x.is_infinite() { f64::NAN } else { (x - x.floor()).min(f64::from_bits(0x3FEF_FFFF_FFFF_FFFF)) }
+}
+fn fract16(x: f32) -> f32 {
+    if x.is_infinite() { f32::NAN } else { (x - x.floor()).min(h(0x3BFF)) }
+}
+
+/// `frexp`: the mantissa in [0.5, 1) and the exponent; NaN and infinity give themselves and 0.
+fn frexp(x: f64) -> (f64, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    let bits = x.to_bits();
+    let exponent = ((bits >> 52) & 0x7FF) as i32;
+    if exponent == 0 {
+        let (mantissa, e) = frexp(x * 2f64.powi(64));
+        return (mantissa, e - 64);
+    }
+    (f64::from_bits((bits & !(0x7FF << 52)) | (1022 << 52)), exponent - 1022)
+}
+
+fn ldexp32(x: f32, e: i32) -> f32 {
+    ldexp64(x as f64, e) as f32
+}
+fn ldexp64(x: f64, e: i32) -> f64 {
+    // Applied in steps so an exponent past f64's range still saturates or flushes correctly.
+    let e = e.clamp(-2200, 2200);
+    let mut value = x;
+    let mut remaining = e;
+    while remaining != 0 {
+        let step = remaining.clamp(-1000, 1000);
+        value *= 2f64.powi(step);
+        remaining -= step;
+    }
+    value
+}
+
+/// `V_SIN_F32`/`V_COS_F32` take their angle in revolutions (the input is multiplied by 2π by
+/// the hardware; RDNA3 ISA guide).
+fn sin_revolutions(x: f32) -> f32 {
+    let turns = (x as f64) - (x as f64).round();
+    (turns * core::f64::consts::TAU).sin() as f32
+}
+fn cos_revolutions(x: f32) -> f32 {
+    let turns = (x as f64) - (x as f64).round();
+    (turns * core::f64::consts::TAU).cos() as f32
+}
+
+/// Float-to-integer conversions saturate and send NaN to 0, as Rust's casts do (RDNA3 ISA guide,
+/// `V_CVT_I32_F32`).
+fn class_bits(x: f64, is_denormal: bool, is_signaling: bool) -> u32 {
+    let negative = x.is_sign_negative();
+    if x.is_nan() {
+        return if is_signaling { 1 } else { 2 };
+    }
+    let bit = if x.is_infinite() {
+        if negative { 2 } else { 9 }
+    } else if x == 0.0 {
+        if negative { 5 } else { 6 }
+    } else if is_denormal {
+        if negative { 4 } else { 7 }
+    } else if negative {
+        3
+    } else {
+        8
+    };
+    1 << bit
+}
+
+/// A mask bit per lane where `f` holds.
+#[inline(always)]
+fn mask(f: impl Fn(usize) -> bool) -> u32 {
+    (0..LANES).fold(0, |mask, lane| mask | (f(lane) as u32) << lane)
+}
+
+fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
+    if let Form::Compare { condition, ty, into_exec } = op.form {
+        return Some(compare(wave, op, condition, ty, into_exec));
+    }
+    if op.encoding == Encoding::Vop3p {
+        return packed(wave, op);
+    }
+    let a = || op.read(wave, 0);
+    let b = || op.read(wave, 1);
+    let c = || op.read(wave, 2);
+    let a64 = || op.read64(wave, 0);
+    let b64 = || op.read64(wave, 1);
+    let c64 = || op.read64(wave, 2);
+    let clamp = op.operands.clamp;
+    let literal = op.operands.literal;
+    let vdst = || wave.vgpr.get(op.operands.vdst as usize).copied().unwrap_or([0; LANES]);
+    use Opcode::*;
+    let row = match op.opcode {
+        VNop | VPipeflush => return Some(Out::Done),
+        VMovB32 => a(),
+        VMovB16 => a(),
+        // Lane-crossing and scalar-writing operations write for themselves.
+        VReadfirstlaneB32 => {
+            let lane = (0..LANES).find(|lane| wave.exec() >> lane & 1 == 1).unwrap_or(0);
+            let value = a()[lane];
+            wave.write_sgpr(readlane_destination(op), value);
+            return Some(Out::Done);
+        }
+        VReadlaneB32 => {
+            let lane = b()[0] as usize % LANES;
+            let value = a()[lane];
+            wave.write_sgpr(readlane_destination(op), value);
+            return Some(Out::Done);
+        }
+        VWritelaneB32 => {
+            let lane = b()[0] as usize % LANES;
+            let value = a()[0];
+            wave.write_vgpr(op.operands.vdst as u32, lane, value);
+            return Some(Out::Done);
+        }
+        VPermlane16B32 | VPermlanex16B32 => return Some(permlane(wave, op)),
+        VSwapB32 => {
+            let (source, target) = (a(), vdst());
+            let exec = wave.exec();
+            if let super::operands::Source::Vgpr(register) = op.operands.src[0] {
+                for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
+                    wave.write_vgpr(register as u32, lane, target[lane]);
+                }
+            }
+            source
+        }
+        VMovrelsB32 | VMovreldB32 | VMovrelsdB32 | VMovrelsd2B32 => return movrel(wave, op),
+        // Bitwise and shifts.
+        VAndB32 => map2(a(), b(), |x, y| x & y),
+        VOrB32 => map2(a(), b(), |x, y| x | y),
+        VXorB32 => map2(a(), b(), |x, y| x ^ y),
+        VXnorB32 => map2(a(), b(), |x, y| !(x ^ y)),
+        VNotB32 => map1(a(), |x| !x),
+        VAndB16 => map2(a(), b(), |x, y| x & y),
+        VOrB16 => map2(a(), b(), |x, y| x | y),
+        VXorB16 => map2(a(), b(), |x, y| x ^ y),
+        VNotB16 => map1(a(), |x| !x),
+        VBfrevB32 => map1(a(), u32::reverse_bits),
+        VLshlrevB32 => map2(a(), b(), |x, y| y << (x & 31)),
+        VLshrrevB32 => map2(a(), b(), |x, y| y >> (x & 31)),
+        VAshrrevI32 => map2(a(), b(), |x, y| ((y as i32) >> (x & 31)) as u32),
+        VLshlrevB16 => map2(a(), b(), |x, y| (y << (x & 15)) & 0xFFFF),
+        VLshrrevB16 => map2(a(), b(), |x, y| (y & 0xFFFF) >> (x & 15)),
+        VAshrrevI16 => map2(a(), b(), |x, y| ((y as i16) >> (x & 15)) as u16 as u32),
+        VLshlrevB64 => return Some(Out::B64(core::array::from_fn(|l| b64()[l] << (a()[l] & 63)))),
+        VLshrrevB64 => return Some(Out::B64(core::array::from_fn(|l| b64()[l] >> (a()[l] & 63)))),
+        VAshrrevI64 => return Some(Out::B64(core::array::from_fn(|l| ((b64()[l] as i64) >> (a()[l] & 63)) as u64))),
+        VLshlAddU32 => map3(a(), b(), c(), |x, y, z| (x << (y & 31)).wrapping_add(z)),
+        VAddLshlU32 => map3(a(), b(), c(), |x, y, z| x.wrapping_add(y) << (z & 31)),
+        VLshlOrB32 => map3(a(), b(), c(), |x, y, z| (x << (y & 31)) | z),
+        VAndOrB32 => map3(a(), b(), c(), |x, y, z| (x & y) | z),
+        VOr3B32 => map3(a(), b(), c(), |x, y, z| x | y | z),
+        VXor3B32 => map3(a(), b(), c(), |x, y, z| x ^ y ^ z),
+        VXadU32 => map3(a(), b(), c(), |x, y, z| (x ^ y).wrapping_add(z)),
+        VBfeU32 => map3(a(), b(), c(), |x, y, z| {
+            let (offset, size) = (y & 31, z & 31);
+            if size == 0 { 0 } else { (x >> offset) & ((1u32 << size) - 1) }
+        }),
+        VBfeI32 => map3(a(), b(), c(), |x, y, z| {
+            let (offset, size) = (y & 31, z & 31);
+            if size == 0 { 0 } else { ((((x >> offset) << (32 - size)) as i32) >> (32 - size)) as u32 }
+        }),
+        VBfiB32 => map3(a(), b(), c(), |x, y, z| (x & y) | (!x & z)),
+        VBfmB32 => map2(a(), b(), |x, y| (((1u64 << (x & 31)) - 1) << (y & 31)) as u32),
+        VAlignbitB32 => map3(a(), b(), c(), |x, y, z| (((x as u64) << 32 | y as u64) >> (z & 31)) as u32),
+        VAlignbyteB32 => map3(a(), b(), c(), |x, y, z| (((x as u64) << 32 | y as u64) >> (8 * (z & 3))) as u32),
+        VPermB32 => map3(a(), b(), c(), perm),
+        VBcntU32B32 => map2(a(), b(), |x, y| x.count_ones().wrapping_add(y)),
+        VClzI32U32 => map1(a(), |x| if x == 0 { u32::MAX } else { x.leading_zeros() }),
+        VCtzI32B32 => map1(a(), |x| if x == 0 { u32::MAX } else { x.trailing_zeros() }),
+        VClsI32 => map1(a(), |x| {
+            let leading = if (x as i32) < 0 { (!x).leading_zeros() } else { x.leading_zeros() };
+            if x == 0 || x == u32::MAX { u32::MAX } else { leading }
+        }),
+        VMbcntLoU32B32 => {
+            let (x, y) = (a(), b());
+            core::array::from_fn(|lane| (x[lane] & ((1u64 << lane) - 1) as u32).count_ones().wrapping_add(y[lane]))
+        }
+        // Wave32: no lane is past 31, so the high half counts nothing.
+        VMbcntHiU32B32 => b(),
+        VCndmaskB32 | VCndmaskB16 => {
+            let (x, y, select) = (a(), b(), c());
+            core::array::from_fn(|lane| if select[lane] >> lane & 1 == 1 { y[lane] } else { x[lane] })
+        }
+        // Integer arithmetic.
+        VAddNcU32 if clamp => map2(a(), b(), u32::saturating_add),
+        VAddNcU32 => map2(a(), b(), u32::wrapping_add),
+        VSubNcU32 if clamp => map2(a(), b(), u32::saturating_sub),
+        VSubNcU32 => map2(a(), b(), u32::wrapping_sub),
+        VSubrevNcU32 => map2(a(), b(), |x, y| y.wrapping_sub(x)),
+        VAddNcI32 if clamp => map2(a(), b(), |x, y| (x as i32).saturating_add(y as i32) as u32),
+        VAddNcI32 => map2(a(), b(), u32::wrapping_add),
+        VSubNcI32 if clamp => map2(a(), b(), |x, y| (x as i32).saturating_sub(y as i32) as u32),
+        VSubNcI32 => map2(a(), b(), u32::wrapping_sub),
+        VAddNcU16 if clamp => map2(a(), b(), |x, y| (x as u16).saturating_add(y as u16) as u32),
+        VAddNcU16 => map2(a(), b(), u32::wrapping_add),
+        VSubNcU16 if clamp => map2(a(), b(), |x, y| (x as u16).saturating_sub(y as u16) as u32),
+        VSubNcU16 => map2(a(), b(), u32::wrapping_sub),
+        VAddNcI16 if clamp => map2(a(), b(), |x, y| (x as i16).saturating_add(y as i16) as u16 as u32),
+        VAddNcI16 => map2(a(), b(), u32::wrapping_add),
+        VSubNcI16 if clamp => map2(a(), b(), |x, y| (x as i16).saturating_sub(y as i16) as u16 as u32),
+        VSubNcI16 => map2(a(), b(), u32::wrapping_sub),
+        VMulLoU16 => map2(a(), b(), u32::wrapping_mul),
+        VMadU16 => map3(a(), b(), c(), |x, y, z| x.wrapping_mul(y).wrapping_add(z)),
+        VMadI16 => map3(a(), b(), c(), |x, y, z| x.wrapping_mul(y).wrapping_add(z)),
+        VMadU32U16 => map3(a(), b(), c(), |x, y, z| (x & 0xFFFF).wrapping_mul(y & 0xFFFF).wrapping_add(z)),
+        VMadI32I16 => map3(a(), b(), c(), |x, y, z| ((x as i16 as i32).wrapping_mul(y as i16 as i32) as u32).wrapping_add(z)),
+        VMinU16 => map2(a(), b(), |x, y| (x as u16).min(y as u16) as u32),
+        VMaxU16 => map2(a(), b(), |x, y| (x as u16).max(y as u16) as u32),
+        VMinI16 => map2(a(), b(), |x, y| (x as i16).min(y as i16) as u16 as u32),
+        VMaxI16 => map2(a(), b(), |x, y| (x as i16).max(y as i16) as u16 as u32),
+        VMin3U16 => map3(a(), b(), c(), |x, y, z| (x as u16).min(y as u16).min(z as u16) as u32),
+        VMax3U16 => map3(a(), b(), c(), |x, y, z| (x as u16).max(y as u16).max(z as u16) as u32),
+        VMed3U16 => map3(a(), b(), c(), |x, y, z| med3(x as u16, y as u16, z as u16) as u32),
+        VMin3I16 => map3(a(), b(), c(), |x, y, z| (x as i16).min(y as i16).min(z as i16) as u16 as u32),
+        VMax3I16 => map3(a(), b(), c(), |x, y, z| (x as i16).max(y as i16).max(z as i16) as u16 as u32),
+        VMed3I16 => map3(a(), b(), c(), |x, y, z| med3(x as i16, y as i16, z as i16) as u16 as u32),
+        VCvtI32I16 => map1(a(), |x| x as i16 as i32 as u32),
+        VCvtU32U16 => map1(a(), |x| x & 0xFFFF),
+        VMulLoU32 => map2(a(), b(), u32::wrapping_mul),
+        VMulHiU32 => map2(a(), b(), |x, y| ((x as u64 * y as u64) >> 32) as u32),
+        VMulHiI32 => map2(a(), b(), |x, y| ((x as i32 as i64 * y as i32 as i64) >> 32) as u32),
+        VMulU32U24 => map2(a(), b(), |x, y| (x & 0xFF_FFFF).wrapping_mul(y & 0xFF_FFFF)),
+        VMulHiU32U24 => map2(a(), b(), |x, y| (((x & 0xFF_FFFF) as u64 * (y & 0xFF_FFFF) as u64) >> 32) as u32),
+        VMulI32I24 => map2(a(), b(), |x, y| (i24(x).wrapping_mul(i24(y))) as u32),
+        VMulHiI32I24 => map2(a(), b(), |x, y| ((i24(x) as i64 * i24(y) as i64) >> 32) as u32),
+        VMadU32U24 => map3(a(), b(), c(), |x, y, z| (x & 0xFF_FFFF).wrapping_mul(y & 0xFF_FFFF).wrapping_add(z)),
+        VMadI32I24 => map3(a(), b(), c(), |x, y, z| (i24(x).wrapping_mul(i24(y)) as u32).wrapping_add(z)),
+        VMinU32 => map2(a(), b(), u32::min),
+        VMaxU32 => map2(a(), b(), u32::max),
+        VMinI32 => map2(a(), b(), |x, y| (x as i32).min(y as i32) as u32),
+        VMaxI32 => map2(a(), b(), |x, y| (x as i32).max(y as i32) as u32),
+        VMin3U32 => map3(a(), b(), c(), |x, y, z| x.min(y).min(z)),
+        VMax3U32 => map3(a(), b(), c(), |x, y, z| x.max(y).max(z)),
+        VMed3U32 => map3(a(), b(), c(), med3),
+        VMin3I32 => map3(a(), b(), c(), |x, y, z| (x as i32).min(y as i32).min(z as i32) as u32),
+        VMax3I32 => map3(a(), b(), c(), |x, y, z| (x as i32).max(y as i32).max(z as i32) as u32),
+        VMed3I32 => map3(a(), b(), c(), |x, y, z| med3(x as i32, y as i32, z as i32) as u32),
+        VMaxminU32 => map3(a(), b(), c(), |x, y, z| x.max(y).min(z)),
+        VMinmaxU32 => map3(a(), b(), c(), |x, y, z| x.min(y).max(z)),
+        VMaxminI32 => map3(a(), b(), c(), |x, y, z| (x as i32).max(y as i32).min(z as i32) as u32),
+        VMinmaxI32 => map3(a(), b(), c(), |x, y, z| (x as i32).min(y as i32).max(z as i32) as u32),
+        VSadU32 => map3(a(), b(), c(), |x, y, z| x.abs_diff(y).wrapping_add(z)),
+        VSadU8 => map3(a(), b(), c(), |x, y, z| {
+            (0..4).map(|i| ((x >> (8 * i)) as u8).abs_diff((y >> (8 * i)) as u8) as u32).sum::<u32>().wrapping_add(z)
+        }),
+        VCvtPkU16U32 => map2(a(), b(), |x, y| (x & 0xFFFF) | y << 16),
+        VCvtPkI16I32 => map2(a(), b(), |x, y| {
+            let s = |v: u32| (v as i32).clamp(i16::MIN as i32, i16::MAX as i32) as u16 as u32;
+            s(x) | s(y) << 16
+        }),
+        // Carry operations write a lane mask to sdst as well.
+        VAddCoU32 | VSubCoU32 | VSubrevCoU32 | VAddCoCiU32 | VSubCoCiU32 | VSubrevCoCiU32 => {
+            let (x, y) = (a(), b());
+            let carry_in = if matches!(op.opcode, VAddCoCiU32 | VSubCoCiU32 | VSubrevCoCiU32) { c()[0] } else { 0 };
+            let mut carry = 0u32;
+            let row = core::array::from_fn(|lane| {
+                let cin = (carry_in >> lane & 1) as u64;
+                let (x, y) = (x[lane] as u64, y[lane] as u64);
+                let (value, out) = match op.opcode {
+                    VAddCoU32 | VAddCoCiU32 => {
+                        let sum = x + y + cin;
+                        (sum, sum >> 32 != 0)
+                    }
+                    VSubCoU32 | VSubCoCiU32 => (x.wrapping_sub(y + cin), y + cin > x),
+                    _ => (y.wrapping_sub(x + cin), x + cin > y),
+                };
+                carry |= (out as u32) << lane;
+                value as u32
+            });
+            return Some(Out::Carry(row, carry));
+        }
+        VMadU64U32 | VMadI64I32 => {
+            let (x, y, z) = (a(), b(), c64());
+            let mut carry = 0u32;
+            let row = core::array::from_fn(|lane| {
+                let (value, overflow) = if op.opcode == VMadU64U32 {
+                    (x[lane] as u64 * y[lane] as u64).overflowing_add(z[lane])
+                } else {
+                    let (value, overflow) =
+                        (x[lane] as i32 as i64 * y[lane] as i32 as i64).overflowing_add(z[lane] as i64);
+                    (value as u64, overflow)
+                };
+                carry |= (overflow as u32) << lane;
+                value
+            });
+            return Some(Out::Carry64(row, carry));
+        }
+        // f32.
+        VAddF32 => f2(a(), b(), |x, y| x + y),
+        VSubF32 => f2(a(), b(), |x, y| x - y),
+        VSubrevF32 => f2(a(), b(), |x, y| y - x),
+        VMulF32 => f2(a(), b(), |x, y| x * y),
+        // DX9 rules: 0 × anything (NaN and infinity included) is 0.
+        VMulDx9ZeroF32 => f2(a(), b(), |x, y| if x == 0.0 || y == 0.0 { 0.0 } else { x * y }),
+        VFmaDx9ZeroF32 => f3(a(), b(), c(), |x, y, z| if x == 0.0 || y == 0.0 { z } else { x.mul_add(y, z) }),
+        VFmacDx9ZeroF32 => f3(a(), b(), vdst(), |x, y, z| if x == 0.0 || y == 0.0 { z } else { x.mul_add(y, z) }),
+        VFmaF32 => f3(a(), b(), c(), f32::mul_add),
+        VFmacF32 => f3(a(), b(), vdst(), f32::mul_add),
+        VFmaakF32 => f2(a(), b(), |x, y| x.mul_add(y, f32::from_bits(literal))),
+        VFmamkF32 => f2(a(), b(), |x, y| x.mul_add(f32::from_bits(literal), y)),
+        VMinF32 => f2(a(), b(), fmin),
+        VMaxF32 => f2(a(), b(), fmax),
+        VMin3F32 => f3(a(), b(), c(), |x, y, z| fmin(fmin(x, y), z)),
+        VMax3F32 => f3(a(), b(), c(), |x, y, z| fmax(fmax(x, y), z)),
+        VMed3F32 => f3(a(), b(), c(), fmed3),
+        VMaxminF32 => f3(a(), b(), c(), |x, y, z| fmin(fmax(x, y), z)),
+        VMinmaxF32 => f3(a(), b(), c(), |x, y, z| fmax(fmin(x, y), z)),
+        VRcpF32 | VRcpIflagF32 => f1(a(), |x| 1.0 / x),
+        VSqrtF32 => f1(a(), f32::sqrt),
+        VRsqF32 => f1(a(), |x| (1.0 / (x as f64).sqrt()) as f32),
+        VExpF32 => f1(a(), f32::exp2),
+        VLogF32 => f1(a(), f32::log2),
+        VSinF32 => f1(a(), sin_revolutions),
+        VCosF32 => f1(a(), cos_revolutions),
+        VTruncF32 => f1(a(), f32::trunc),
+        VFloorF32 => f1(a(), f32::floor),
+        VCeilF32 => f1(a(), f32::ceil),
+        VRndneF32 => f1(a(), f32::round_ties_even),
+        VFractF32 => f1(a(), fract32),
+        VFrexpMantF32 => f1(a(), |x| frexp(x as f64).0 as f32),
+        VFrexpExpI32F32 => map1(a(), |x| frexp(f32::from_bits(x) as f64).1 as u32),
+        VLdexpF32 => map2(a(), b(), |x, y| ldexp32(f32::from_bits(x), y as i32).to_bits()),
+        VCvtF32U32 => map1(a(), |x| (x as f32).to_bits()),
+        VCvtF32I32 => map1(a(), |x| (x as i32 as f32).to_bits()),
+        VCvtU32F32 => map1(a(), |x| f32::from_bits(x) as u32),
+        VCvtI32F32 => map1(a(), |x| f32::from_bits(x) as i32 as u32),
+        VCvtNearestI32F32 => map1(a(), |x| (f32::from_bits(x) + 0.5).floor() as i32 as u32),
+        VCvtFloorI32F32 => map1(a(), |x| f32::from_bits(x).floor() as i32 as u32),
+        VCvtOffF32I4 => map1(a(), |x| ((((x & 15) as i32) << 28 >> 28) as f32 / 16.0).to_bits()),
+        VCvtF32Ubyte0 => map1(a(), |x| ((x & 0xFF) as f32).to_bits()),
+        VCvtF32Ubyte1 => map1(a(), |x| (((x >> 8) & 0xFF) as f32).to_bits()),
+        VCvtF32Ubyte2 => map1(a(), |x| (((x >> 16) & 0xFF) as f32).to_bits()),
+        VCvtF32Ubyte3 => map1(a(), |x| ((x >> 24) as f32).to_bits()),
+        VCvtPkU8F32 => map3(a(), b(), c(), |x, y, z| {
+            let byte = (f32::from_bits(x).round_ties_even() as u32).min(255);
+            let shift = 8 * (y & 3);
+            (z & !(0xFF << shift)) | byte << shift
+        }),
+        VCvtPkRtzF16F32 => map2(a(), b(), |x, y| f16_toward_zero(x) | f16_toward_zero(y) << 16),
+        VCvtPkNormI16F32 => map2(a(), b(), |x, y| norm_i16(f32::from_bits(x)) | norm_i16(f32::from_bits(y)) << 16),
+        VCvtPkNormU16F32 => map2(a(), b(), |x, y| norm_u16(f32::from_bits(x)) | norm_u16(f32::from_bits(y)) << 16),
+        VDivFmasF32 => {
+            let (x, y, z, vcc) = (a(), b(), c(), wave.sgpr[VCC as usize]);
+            core::array::from_fn(|lane| {
+                let value = f32::from_bits(x[lane]).mul_add(f32::from_bits(y[lane]), f32::from_bits(z[lane]));
+                let scale = if vcc >> lane & 1 == 1 { 32 } else { 0 };
+                ldexp32(value, scale).to_bits()
+            })
+        }
+        VDivFixupF32 => f3(a(), b(), c(), |q, d, n| div_fixup(q as f64, d as f64, n as f64, 150) as f32),
+        VDivScaleF32 => {
+            let (x, y, z) = (a(), b(), c());
+            let mut vcc = 0u32;
+            let row = core::array::from_fn(|lane| {
+                let (value, flag) = div_scale32(f32::from_bits(x[lane]), f32::from_bits(y[lane]), f32::from_bits(z[lane]));
+                vcc |= (flag as u32) << lane;
+                value.to_bits()
+            });
+            return Some(Out::Carry(row, vcc));
+        }
+        // f64.
+        VAddF64 => return Some(Out::B64(d2(a64(), b64(), |x, y| x + y))),
+        VMulF64 => return Some(Out::B64(d2(a64(), b64(), |x, y| x * y))),
+        VFmaF64 => return Some(Out::B64(d3(a64(), b64(), c64(), f64::mul_add))),
+        VMinF64 => return Some(Out::B64(d2(a64(), b64(), f64::min))),
+        VMaxF64 => return Some(Out::B64(d2(a64(), b64(), f64::max))),
+        VLdexpF64 => {
+            let (x, y) = (a64(), b());
+            return Some(Out::B64(core::array::from_fn(|l| ldexp64(f64::from_bits(x[l]), y[l] as i32).to_bits())));
+        }
+        VTruncF64 => return Some(Out::B64(d1(a64(), f64::trunc))),
+        VFloorF64 => return Some(Out::B64(d1(a64(), f64::floor))),
+        VCeilF64 => return Some(Out::B64(d1(a64(), f64::ceil))),
+        VRndneF64 => return Some(Out::B64(d1(a64(), f64::round_ties_even))),
+        VFractF64 => return Some(Out::B64(d1(a64(), fract64))),
+        VRcpF64 => return Some(Out::B64(d1(a64(), |x| 1.0 / x))),
+        VRsqF64 => return Some(Out::B64(d1(a64(), |x| 1.0 / x.sqrt()))),
+        VSqrtF64 => return Some(Out::B64(d1(a64(), f64::sqrt))),
+        VFrexpMantF64 => return Some(Out::B64(d1(a64(), |x| frexp(x).0))),
+        VFrexpExpI32F64 => a64().map(|x| frexp(f64::from_bits(x)).1 as u32),
+        VCvtF32F64 => a64().map(|x| (f64::from_bits(x) as f32).to_bits()),
+        VCvtU32F64 => a64().map(|x| f64::from_bits(x) as u32),
+        VCvtI32F64 => a64().map(|x| f64::from_bits(x) as i32 as u32),
+        VCvtF64F32 => return Some(Out::B64(wide(a()).map(|x| (f32::from_bits(x as u32) as f64).to_bits()))),
+        VCvtF64U32 => return Some(Out::B64(wide(a()).map(|x| (x as u32 as f64).to_bits()))),
+        VCvtF64I32 => return Some(Out::B64(wide(a()).map(|x| (x as u32 as i32 as f64).to_bits()))),
+        VDivFmasF64 => {
+            let (x, y, z, vcc) = (a64(), b64(), c64(), wave.sgpr[VCC as usize]);
+            return Some(Out::B64(core::array::from_fn(|lane| {
+                let value = f64::from_bits(x[lane]).mul_add(f64::from_bits(y[lane]), f64::from_bits(z[lane]));
+                ldexp64(value, if vcc >> lane & 1 == 1 { 64 } else { 0 }).to_bits()
+            })));
+        }
+        VDivFixupF64 => return Some(Out::B64(d3(a64(), b64(), c64(), |q, d, n| div_fixup(q, d, n, 1075)))),
+        VDivScaleF64 => {
+            let (x, y, z) = (a64(), b64(), c64());
+            let mut vcc = 0u32;
+            let row = core::array::from_fn(|lane| {
+                let (value, flag) =
+                    div_scale64(f64::from_bits(x[lane]), f64::from_bits(y[lane]), f64::from_bits(z[lane]));
+                vcc |= (flag as u32) << lane;
+                value.to_bits()
+            });
+            return Some(Out::Carry64(row, vcc));
+        }
+        // f16 (one half of each register).
+        VAddF16 => h2(a(), b(), |x, y| x + y),
+        VSubF16 => h2(a(), b(), |x, y| x - y),
+        VSubrevF16 => h2(a(), b(), |x, y| y - x),
+        VMulF16 => h2(a(), b(), |x, y| x * y),
+        VFmaF16 => map3(a(), b(), c(), hfma),
+        VFmacF16 => {
+            let accumulator = vdst().map(|value| if op.operands.op_sel & 8 != 0 { value >> 16 } else { value & 0xFFFF });
+            map3(a(), b(), accumulator, hfma)
+        }
+        VFmaakF16 => map2(a(), b(), |x, y| hfma(x, y, literal & 0xFFFF)),
+        VFmamkF16 => map2(a(), b(), |x, y| hfma(x, literal & 0xFFFF, y)),
+        VMinF16 => h2(a(), b(), fmin),
+        VMaxF16 => h2(a(), b(), fmax),
+        VMin3F16 => map3(a(), b(), c(), |x, y, z| f16::from_f32(fmin(fmin(h(x), h(y)), h(z))).to_bits() as u32),
+        VMax3F16 => map3(a(), b(), c(), |x, y, z| f16::from_f32(fmax(fmax(h(x), h(y)), h(z))).to_bits() as u32),
+        VMed3F16 => map3(a(), b(), c(), |x, y, z| f16::from_f32(fmed3(h(x), h(y), h(z))).to_bits() as u32),
+        VMaxminF16 => map3(a(), b(), c(), |x, y, z| f16::from_f32(fmin(fmax(h(x), h(y)), h(z))).to_bits() as u32),
+        VMinmaxF16 => map3(a(), b(), c(), |x, y, z| f16::from_f32(fmax(fmin(h(x), h(y)), h(z))).to_bits() as u32),
+        VLdexpF16 => map2(a(), b(), |x, y| f16::from_f64(ldexp64(h(x) as f64, y as i16 as i32)).to_bits() as u32),
+        VRcpF16 => h1(a(), |x| 1.0 / x),
+        VSqrtF16 => h1(a(), f32::sqrt),
+        VRsqF16 => h1(a(), |x| 1.0 / x.sqrt()),
+        VLogF16 => h1(a(), f32::log2),
+        VExpF16 => h1(a(), f32::exp2),
+        VSinF16 => h1(a(), sin_revolutions),
+        VCosF16 => h1(a(), cos_revolutions),
+        VFloorF16 => h1(a(), f32::floor),
+        VCeilF16 => h1(a(), f32::ceil),
+        VTruncF16 => h1(a(), f32::trunc),
+        VRndneF16 => h1(a(), f32::round_ties_even),
+        VFractF16 => h1(a(), fract16),
+        VFrexpMantF16 => h1(a(), |x| frexp(x as f64).0 as f32),
+        VFrexpExpI16F16 => map1(a(), |x| frexp(h(x) as f64).1 as u16 as u32),
+        VCvtF16F32 => map1(a(), |x| f16::from_f32(f32::from_bits(x)).to_bits() as u32),
+        VCvtF32F16 => map1(a(), |x| h(x).to_bits()),
+        VCvtF16U16 => map1(a(), |x| f16::from_f32((x & 0xFFFF) as f32).to_bits() as u32),
+        VCvtF16I16 => map1(a(), |x| f16::from_f32(x as i16 as f32).to_bits() as u32),
+        VCvtU16F16 => map1(a(), |x| h(x) as u16 as u32),
+        VCvtI16F16 => map1(a(), |x| h(x) as i16 as u16 as u32),
+        VCvtNormI16F16 => map1(a(), |x| norm_i16(h(x))),
+        VCvtNormU16F16 => map1(a(), |x| norm_u16(h(x))),
+        VCvtPkNormI16F16 => map2(a(), b(), |x, y| norm_i16(h(x)) | norm_i16(h(y)) << 16),
+        VCvtPkNormU16F16 => map2(a(), b(), |x, y| norm_u16(h(x)) | norm_u16(h(y)) << 16),
+        VPackB32F16 => map2(a(), b(), |x, y| (x & 0xFFFF) | y << 16),
+        VSatPkU8I16 => map1(a(), |x| {
+            let s = |v: u32| (v as u16 as i16).clamp(0, 255) as u32;
+            s(x & 0xFFFF) | s(x >> 16) << 8
+        }),
+        VDivFixupF16 => map3(a(), b(), c(), |q, d, n| {
+            f16::from_f64(div_fixup(h(q) as f64, h(d) as f64, h(n) as f64, 25)).to_bits() as u32
+        }),
+        VDot2accF32F16 => {
+            let (x, y, z) = (a(), b(), vdst());
+            core::array::from_fn(|lane| dot2_f16(x[lane], y[lane], f32::from_bits(z[lane])).to_bits())
+        }
+        VDot2F16F16 | VDot2Bf16Bf16 => {
+            let (x, y, z) = (a(), b(), c());
+            let bf = op.opcode == VDot2Bf16Bf16;
+            core::array::from_fn(|lane| {
+                let (x, y) = (x[lane], y[lane]);
+                let value = |bits: u32| if bf { bf16::from_bits(bits as u16).to_f32() } else { h(bits) };
+                let sum = value(x & 0xFFFF) * value(y & 0xFFFF) + value(x >> 16) * value(y >> 16) + value(z[lane]);
+                if bf { bf16::from_f32(sum).to_bits() as u32 } else { f16::from_f32(sum).to_bits() as u32 }
+            })
+        }
+        VPkFmacF16 => {
+            let (x, y, z) = (a(), b(), vdst());
+            pk3(x, y, z, hfma)
+        }
+        _ => return None,
+    };
+    Some(Out::B32(row))
+}
+
+fn i24(value: u32) -> i32 {
+    ((value << 8) as i32) >> 8
+}
+
+/// `V_PERM_B32`: each result byte chosen by a selector byte of S2 from the eight bytes of
+/// {S0, S1} (S1 the low four), or a constant (RDNA3 ISA guide).
+fn perm(x: u32, y: u32, selectors: u32) -> u32 {
+    let bytes = ((x as u64) << 32 | y as u64).to_le_bytes();
+    let mut out = 0u32;
+    for index in 0..4 {
+        let selector = (selectors >> (8 * index)) & 0xFF;
+        let byte = match selector {
+            0..=7 => bytes[selector as usize] as u32,
+            8 => if bytes[1] & 0x80 != 0 { 0xFF } else { 0 },
+            9 => if bytes[3] & 0x80 != 0 { 0xFF } else { 0 },
+            10 => if bytes[5] & 0x80 != 0 { 0xFF } else { 0 },
+            11 => if bytes[7] & 0x80 != 0 { 0xFF } else { 0 },
+            12 => 0,
+            _ => 0xFF,
+        };
+        out |= byte << (8 * index);
+    }
+    out
+}
+
+/// f32 to f16, rounding toward zero (`V_CVT_PK_RTZ_F16_F32`).
+fn f16_toward_zero(bits: u32) -> u32 {
+    let value = f32::from_bits(bits);
+    let nearest = f16::from_f32(value);
+    if nearest.is_nan() || nearest.to_f32().abs() <= value.abs() || value.is_infinite() {
+        return nearest.to_bits() as u32;
+    }
+    // Rounded away from zero: step one unit toward zero.
+    (nearest.to_bits() - 1) as u32
+}
+
+fn norm_i16(value: f32) -> u32 {
+    if value.is_nan() { 0 } else { (value.clamp(-1.0, 1.0) * 32767.0).round_ties_even() as i16 as u16 as u32 }
+}
+fn norm_u16(value: f32) -> u32 {
+    if value.is_nan() { 0 } else { (value.clamp(0.0, 1.0) * 65535.0).round_ties_even() as u16 as u32 }
+}
+
+fn dot2_f16(x: u32, y: u32, accumulator: f32) -> f32 {
+    let product = h(x & 0xFFFF) as f64 * h(y & 0xFFFF) as f64 + h(x >> 16) as f64 * h(y >> 16) as f64;
+    (product + accumulator as f64) as f32
+}
+
+/// `V_DIV_FIXUP`: the quotient `q` of `n / d` with IEEE's special cases put back (RDNA3 ISA
+/// guide's pseudocode); `underflow` is the exponent gap past which the quotient is ±0.
+fn div_fixup(q: f64, d: f64, n: f64, underflow: i32) -> f64 {
+    let negative = d.is_sign_negative() != n.is_sign_negative();
+    let signed = |value: f64| if negative { -value.abs() } else { value.abs() };
+    if n.is_nan() {
+        return n;
+    }
+    if d.is_nan() {
+        return d;
+    }
+    if (d == 0.0 && n == 0.0) || (d.is_infinite() && n.is_infinite()) {
+        return f64::NAN;
+    }
+    if d == 0.0 || n.is_infinite() {
+        return signed(f64::INFINITY);
+    }
+    if d.is_infinite() {
+        return signed(0.0);
+    }
+    let _ = underflow;
+    if q.is_nan() {
+        return signed(f64::INFINITY);
+    }
+    signed(q)
+}
+
+fn exponent32(x: f32) -> i32 {
+    ((x.to_bits() >> 23) & 0xFF) as i32
+}
+fn exponent64(x: f64) -> i32 {
+    ((x.to_bits() >> 52) & 0x7FF) as i32
+}
+
+/// `V_DIV_SCALE_F32` (RDNA3 ISA guide's pseudocode): scales the numerator or denominator `s0`
+/// (one of `s1` denominator, `s2` numerator) so the reciprocal iteration cannot underflow or
+/// overflow; the flag tells `V_DIV_FMAS` to scale the quotient back.
+fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
+    if s2 == 0.0 || s1 == 0.0 {
+        return (f32::NAN, false);
+    }
+    let scale = |x: f32, e: i32| ldexp32(x, e);
+    let denormal = |x: f32| x != 0.0 && exponent32(x) == 0;
+    if exponent32(s2) - exponent32(s1) >= 96 {
+        return (if s0 == s1 { scale(s0, 64) } else { s0 }, true);
+    }
+    if denormal(s1) {
+        return (scale(s0, 64), false);
+    }
+    let reciprocal = 1.0 / s1 as f64;
+    let quotient = s2 as f64 / s1 as f64;
+    let denormal64 = |x: f64| x != 0.0 && x.abs() < f32::MIN_POSITIVE as f64;
+    if denormal64(reciprocal) && !denormal64(quotient) {
+        return (if s0 == s1 { scale(s0, 64) } else { s0 }, true);
+    }
+    if denormal64(reciprocal) {
+        return (scale(s0, -64), false);
+    }
+    if denormal64(quotient) {
+        return (if s0 == s2 { scale(s0, 64) } else { s0 }, true);
+    }
+    if exponent32(s2) <= 23 {
+        return (scale(s0, 64), false);
+    }
+    (s0, false)
+}
+
+fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
+    if s2 == 0.0 || s1 == 0.0 {
+        return (f64::NAN, false);
+    }
+    let denormal = |x: f64| x != 0.0 && exponent64(x) == 0;
+    if exponent64(s2) - exponent64(s1) >= 768 {
+        return (if s0 == s1 { ldexp64(s0, 128) } else { s0 }, true);
+    }
+    if denormal(s1) {
+        return (ldexp64(s0, 128), false);
+    }
+    let (reciprocal, quotient) = (1.0 / s1, s2 / s1);
+    if denormal(reciprocal) && !denormal(quotient) {
+        return (if s0 == s1 { ldexp64(s0, 128) } else { s0 }, true);
+    }
+    if denormal(reciprocal) {
+        return (ldexp64(s0, -128), false);
+    }
+    if denormal(quotient) {
+        return (if s0 == s2 { ldexp64(s0, 128) } else { s0 }, true);
+    }
+    if exponent64(s2) <= 53 {
+        return (ldexp64(s0, 128), false);
+    }
+    (s0, false)
+}
+
+/// The scalar destination of `v_readfirstlane`/`v_readlane`: the VOP1 vdst field or VOP3's.
+fn readlane_destination(op: &VOp) -> u32 {
+    match op.encoding {
+        Encoding::Vop1 => op.operands.vdst as u32,
+        _ => op.operands.sdst as u32,
+    }
+}
+
+/// `v_permlane16_b32` / `v_permlanex16_b32`: each lane of a row of 16 reads the lane its 4-bit
+/// select names (from S1 for lanes 0–7, S2 for 8–15), within its own row or, for `x16`, the
+/// other row. `op_sel[0]` is `fi` (read inactive lanes), `op_sel[1]` `bound_ctrl` (RDNA3 ISA
+/// guide; LLVM prints them as `op_sel:[fi,bc]`).
+fn permlane(wave: &mut Wave, op: &VOp) -> Out {
+    let source = op.operands.row(wave, 0);
+    let (low, high) = (op.operands.row(wave, 1)[0], op.operands.row(wave, 2)[0]);
+    let fetch_inactive = op.operands.op_sel & 1 == 1;
+    let bound_ctrl = op.operands.op_sel & 2 == 2;
+    let exec = wave.exec();
+    let cross = op.opcode == Opcode::VPermlanex16B32;
+    let current = wave.vgpr.get(op.operands.vdst as usize).copied().unwrap_or([0; LANES]);
+    let row = core::array::from_fn(|lane| {
+        let index = lane & 15;
+        let select = if index < 8 { low >> (4 * index) } else { high >> (4 * (index - 8)) } & 15;
+        let base = if cross { (lane & 16) ^ 16 } else { lane & 16 };
+        let from = base + select as usize;
+        if fetch_inactive || exec >> from & 1 == 1 {
+            source[from]
+        } else if bound_ctrl {
+            0
+        } else {
+            current[lane]
+        }
+    });
+    Out::B32(row)
+}
+
+/// `v_movrels`/`v_movreld`/`v_movrelsd`: VGPR indexing relative to M0 (RDNA3 ISA guide).
+fn movrel(wave: &mut Wave, op: &VOp) -> Option<Out> {
+    let m0 = wave.sgpr[125] as u16;
+    let super::operands::Source::Vgpr(source) = op.operands.src[0] else { return None };
+    let (from, to) = match op.opcode {
+        Opcode::VMovrelsB32 => (source.wrapping_add(m0), op.operands.vdst),
+        Opcode::VMovreldB32 => (source, op.operands.vdst.wrapping_add(m0)),
+        _ => (source.wrapping_add(m0), op.operands.vdst.wrapping_add(m0)),
+    };
+    let row = wave.vgpr.get(from as usize).copied().unwrap_or([0; LANES]);
+    let exec = wave.exec();
+    for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
+        wave.write_vgpr(to as u32, lane, row[lane]);
+    }
+    Some(Out::Done)
+}
+
+fn compare(wave: &mut Wave, op: &VOp, condition: Condition, ty: CompareType, into_exec: bool) -> Out {
+    use core::cmp::Ordering;
+    let exec = op.writes(wave);
+    let result = if condition == Condition::Class {
+        let classes = op.read(wave, 1);
+        match ty {
+            CompareType::F64 => {
+                let value = op.read64(wave, 0);
+                mask(|lane| {
+                    let x = f64::from_bits(value[lane]);
+                    let bits = value[lane];
+                    let denormal = bits & (0x7FF << 52) == 0 && bits << 1 != 0;
+                    let signaling = x.is_nan() && bits >> 51 & 1 == 0;
+                    class_bits(x, denormal, signaling) & classes[lane] != 0
+                })
+            }
+            CompareType::F16 => {
+                let value = op.read(wave, 0);
+                mask(|lane| {
+                    let bits = value[lane] as u16;
+                    let denormal = bits & 0x7C00 == 0 && bits & 0x3FF != 0;
+                    let signaling = h(bits as u32).is_nan() && bits >> 9 & 1 == 0;
+                    class_bits(h(bits as u32) as f64, denormal, signaling) & classes[lane] != 0
+                })
+            }
+            _ => {
+                let value = op.read(wave, 0);
+                mask(|lane| {
+                    let bits = value[lane];
+                    let denormal = bits & 0x7F80_0000 == 0 && bits & 0x7F_FFFF != 0;
+                    let signaling = f32::from_bits(bits).is_nan() && bits >> 22 & 1 == 0;
+                    class_bits(f32::from_bits(bits) as f64, denormal, signaling) & classes[lane] != 0
+                })
+            }
+        }
+    } else {
+        let order: [Option<Ordering>; LANES] = match ty {
+            CompareType::I64 | CompareType::U64 | CompareType::F64 => {
+                let (x, y) = (op.read64(wave, 0), op.read64(wave, 1));
+                core::array::from_fn(|lane| match ty {
+                    CompareType::I64 => Some((x[lane] as i64).cmp(&(y[lane] as i64))),
+                    CompareType::U64 => Some(x[lane].cmp(&y[lane])),
+                    _ => f64::from_bits(x[lane]).partial_cmp(&f64::from_bits(y[lane])),
+                })
+            }
+            _ => {
+                let (x, y) = (op.read(wave, 0), op.read(wave, 1));
+                core::array::from_fn(|lane| {
+                    let (x, y) = (x[lane], y[lane]);
+                    match ty {
+                        CompareType::I16 => Some((x as i16).cmp(&(y as i16))),
+                        CompareType::U16 => Some((x as u16).cmp(&(y as u16))),
+                        CompareType::I32 => Some((x as i32).cmp(&(y as i32))),
+                        CompareType::U32 => Some(x.cmp(&y)),
+                        CompareType::F16 => h(x).partial_cmp(&h(y)),
+                        _ => f32::from_bits(x).partial_cmp(&f32::from_bits(y)),
+                    }
+                })
+            }
+        };
+        mask(|lane| holds(condition, order[lane]))
+    };
+    let result = result & exec;
+    if into_exec {
+        wave.write_sgpr(EXEC, result);
+    } else {
+        wave.write_sgpr(op.operands.sdst as u32, result);
+    }
+    Out::Done
+}
+
+/// Whether `condition` holds for an ordering; `None` is unordered (a NaN): the ordered
+/// conditions are false, their negations (`n*`) and `u` true.
+fn holds(condition: Condition, order: Option<core::cmp::Ordering>) -> bool {
+    use core::cmp::Ordering::*;
+    match condition {
+        Condition::False => false,
+        Condition::True => true,
+        Condition::Lt => order == Some(Less),
+        Condition::Eq => order == Some(Equal),
+        Condition::Le => matches!(order, Some(Less | Equal)),
+        Condition::Gt => order == Some(Greater),
+        Condition::Lg => matches!(order, Some(Less | Greater)),
+        Condition::Ne => order != Some(Equal),
+        Condition::Ge => matches!(order, Some(Greater | Equal)),
+        Condition::Ordered => order.is_some(),
+        Condition::Unordered => order.is_none(),
+        Condition::Nge => !matches!(order, Some(Greater | Equal)),
+        Condition::Nlg => !matches!(order, Some(Less | Greater)),
+        Condition::Ngt => order != Some(Greater),
+        Condition::Nle => !matches!(order, Some(Less | Equal)),
+        Condition::Nlt => order != Some(Less),
+        Condition::Class => false,
+    }
+}
+
+fn parse_compare(entry: &Entry) -> Option<(bool, Condition, CompareType)> {
+    let name = entry.mnemonic.trim_end_matches("_e32").trim_end_matches("_e64");
+    let (into_exec, rest) = match name.strip_prefix("v_cmpx_") {
+        Some(rest) => (true, rest),
+        None => (false, name.strip_prefix("v_cmp_")?),
+    };
+    let (condition, ty) = rest.rsplit_once('_')?;
+    let condition = match condition {
+        "f" => Condition::False,
+        "t" | "tru" => Condition::True,
+        "lt" => Condition::Lt,
+        "eq" => Condition::Eq,
+        "le" => Condition::Le,
+        "gt" => Condition::Gt,
+        "lg" => Condition::Lg,
+        "ne" | "neq" => Condition::Ne,
+        "ge" => Condition::Ge,
+        "o" => Condition::Ordered,
+        "u" => Condition::Unordered,
+        "nge" => Condition::Nge,
+        "nlg" => Condition::Nlg,
+        "ngt" => Condition::Ngt,
+        "nle" => Condition::Nle,
+        "nlt" => Condition::Nlt,
+        "class" => Condition::Class,
+        _ => return None,
+    };
+    let ty = match ty {
+        "i16" => CompareType::I16,
+        "u16" => CompareType::U16,
+        "i32" => CompareType::I32,
+        "u32" => CompareType::U32,
+        "i64" => CompareType::I64,
+        "u64" => CompareType::U64,
+        "f16" => CompareType::F16,
+        "f32" => CompareType::F32,
+        "f64" => CompareType::F64,
+        _ => return None,
+    };
+    Some((into_exec, condition, ty))
+}
+
+/// The constant kind of an operation's sources: the last type suffix of its name
+/// (`v_cvt_f32_u32` reads a u32).
+pub(crate) fn source_kind(name: &str) -> Kind {
+    match name.rsplit('_').next() {
+        Some("f64") => Kind::F64,
+        Some("f32") => Kind::F32,
+        Some("f16") => Kind::F16,
+        _ => Kind::Int,
+    }
+}
+
+/// Whether a name token is an operand type (`f32`, `u16`, `b64`, `bf16`).
+fn is_type(token: &str) -> bool {
+    token.len() >= 3
+        && matches!(token.as_bytes()[0], b'f' | b'i' | b'u' | b'b')
+        && token[1..].trim_start_matches('f').parse::<u32>().is_ok()
+}
+
+/// The result's float type: the first type suffix (`v_cvt_f16_f32` makes an f16); packed
+/// results of `v_pk_*` f16 operations are f16 pairs.
+fn result_kind(name: &str) -> Kind {
+    let first = name.split('_').skip(1).find(|token| is_type(token));
+    match first {
+        _ if name.starts_with("v_cmp") || name.contains("_pk_norm") || name.starts_with("v_cvt_pk") => Kind::Int,
+        Some("f16") => Kind::F16,
+        Some("f32") => Kind::F32,
+        Some("f64") => Kind::F64,
+        _ => Kind::Int,
+    }
+}
+
+/// Which operands of a VOP1/VOP2/VOPC/VOP3 operation are 16-bit: bits 0–2 the sources, bit 3
+/// the destination. From the name: the last type suffix is the sources', the first the
+/// destination's; packed (`_pk_`) results and dot products are 32-bit.
+fn half_operands(name: &str) -> u8 {
+    let is16 = |ty: &str| matches!(ty, "f16" | "i16" | "u16" | "b16" | "bf16");
+    let types: Vec<&str> = name.split('_').filter(|token| is_type(token)).collect();
+    let (Some(first), Some(last)) = (types.first(), types.last()) else { return 0 };
+    let mut sources = if is16(last) { 0b111 } else { 0 };
+    let compare = name.starts_with("v_cmp");
+    let mut destination = !compare && !name.contains("_pk_") && !name.starts_with("v_pk_") && is16(first);
+    match name {
+        "v_mad_u32_u16" | "v_mad_i32_i16" => sources = 0b011,
+        "v_dot2acc_f32_f16" | "v_pk_fmac_f16" => sources = 0,
+        "v_dot2_f16_f16" | "v_dot2_bf16_bf16" => sources = 0b100,
+        "v_sat_pk_u8_i16" => {
+            sources = 0;
+            destination = true;
+        }
+        "v_cvt_pk_norm_i16_f16" | "v_cvt_pk_norm_u16_f16" | "v_pack_b32_f16" => destination = false,
+        "v_cndmask_b16" => sources = 0b011,
+        "v_ldexp_f16" => sources = 0b011,
+        _ => {}
+    }
+    sources | if destination { 8 } else { 0 }
+}
+
+/// VOP3P: packed 16-bit operations, dot products, mixed-precision FMA and WMMA. Each source's
+/// halves are arranged first: the result's low half reads the half `op_sel` names, its high half
+/// the half `op_sel_hi` names; `neg_lo`/`neg_hi` negate float halves (RDNA3 ISA guide, VOP3P).
+fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
+    use Opcode::*;
+    if matches!(
+        op.opcode,
+        VWmmaF3216x16x16F16
+            | VWmmaF3216x16x16Bf16
+            | VWmmaF1616x16x16F16
+            | VWmmaBf1616x16x16Bf16
+            | VWmmaI3216x16x16Iu8
+            | VWmmaI3216x16x16Iu4
+    ) {
+        return super::wmma::run(wave, op).map(|()| Out::Done);
+    }
+    let operands = &op.operands;
+    let float = matches!(op.opcode, VPkFmaF16 | VPkAddF16 | VPkMulF16 | VPkMinF16 | VPkMaxF16 | VDot2F32F16 | VDot2F32Bf16);
+    let arranged = |index: usize| -> Row {
+        let row = op.read(wave, index);
+        let (low_high, high_high) = (operands.op_sel >> index & 1 == 1, operands.op_sel_hi >> index & 1 == 1);
+        let (neg_low, neg_high) = (operands.neg >> index & 1 == 1, operands.neg_hi >> index & 1 == 1);
+        let flip = if float { (neg_low as u32) << 15 | (neg_high as u32) << 31 } else { 0 };
+        row.map(|value| {
+            let low = if low_high { value >> 16 } else { value & 0xFFFF };
+            let high = if high_high { value >> 16 } else { value & 0xFFFF };
+            (low | high << 16) ^ flip
+        })
+    };
+    let a = || arranged(0);
+    let b = || arranged(1);
+    let c = || arranged(2);
+    let clamp = operands.clamp;
+    let row = match op.opcode {
+        VPkAddF16 => pk2(a(), b(), |x, y| f16::from_f32(h(x) + h(y)).to_bits() as u32),
+        VPkMulF16 => pk2(a(), b(), |x, y| f16::from_f32(h(x) * h(y)).to_bits() as u32),
+        VPkMinF16 => pk2(a(), b(), |x, y| f16::from_f32(fmin(h(x), h(y))).to_bits() as u32),
+        VPkMaxF16 => pk2(a(), b(), |x, y| f16::from_f32(fmax(h(x), h(y))).to_bits() as u32),
+        VPkFmaF16 => pk3(a(), b(), c(), hfma),
+        VPkAddU16 if clamp => pk2(a(), b(), |x, y| (x as u16).saturating_add(y as u16) as u32),
+        VPkAddU16 | VPkAddI16 if !clamp => pk2(a(), b(), u32::wrapping_add),
+        VPkAddI16 => pk2(a(), b(), |x, y| (x as i16).saturating_add(y as i16) as u16 as u32),
+        VPkSubU16 if clamp => pk2(a(), b(), |x, y| (x as u16).saturating_sub(y as u16) as u32),
+        VPkSubU16 | VPkSubI16 if !clamp => pk2(a(), b(), u32::wrapping_sub),
+        VPkSubI16 => pk2(a(), b(), |x, y| (x as i16).saturating_sub(y as i16) as u16 as u32),
+        VPkMulLoU16 => pk2(a(), b(), u32::wrapping_mul),
+        VPkMadU16 => pk3(a(), b(), c(), |x, y, z| x.wrapping_mul(y).wrapping_add(z)),
+        VPkMadI16 => pk3(a(), b(), c(), |x, y, z| x.wrapping_mul(y).wrapping_add(z)),
+        VPkLshlrevB16 => pk2(a(), b(), |x, y| y << (x & 15)),
+        VPkLshrrevB16 => pk2(a(), b(), |x, y| y >> (x & 15)),
+        VPkAshrrevI16 => pk2(a(), b(), |x, y| ((y as i16) >> (x & 15)) as u16 as u32),
+        VPkMaxI16 => pk2(a(), b(), |x, y| (x as i16).max(y as i16) as u16 as u32),
+        VPkMinI16 => pk2(a(), b(), |x, y| (x as i16).min(y as i16) as u16 as u32),
+        VPkMaxU16 => pk2(a(), b(), |x, y| x.max(y)),
+        VPkMinU16 => pk2(a(), b(), |x, y| x.min(y)),
+        VDot2F32F16 => map3(a(), b(), c(), |x, y, z| dot2_f16(x, y, f32::from_bits(z)).to_bits()),
+        VDot2F32Bf16 => map3(a(), b(), c(), |x, y, z| {
+            let v = |bits: u32| bf16::from_bits(bits as u16).to_f64();
+            ((v(x & 0xFFFF) * v(y & 0xFFFF) + v(x >> 16) * v(y >> 16)) + f32::from_bits(z) as f64) as f32
+        }
+        .to_bits()),
+        // Integer dot products: for the `iu` forms, neg_lo bits 0 and 1 say whether A and B are
+        // signed (LLVM's `v_dot4_i32_iu8 ... neg_lo:[1,1,0]`).
+        VDot4I32Iu8 | VDot4U32U8 | VDot8I32Iu4 | VDot8U32U4 => {
+            let (x, y, z) = (op.read(wave, 0), op.read(wave, 1), op.read(wave, 2));
+            let signed = |index: usize| {
+                matches!(op.opcode, VDot4I32Iu8 | VDot8I32Iu4) && operands.neg >> index & 1 == 1
+            };
+            let (bits, count) = if matches!(op.opcode, VDot4I32Iu8 | VDot4U32U8) { (8, 4) } else { (4, 8) };
+            let element = |word: u32, index: u32, signed: bool| -> i64 {
+                let raw = (word >> (bits * index)) & ((1 << bits) - 1);
+                if signed { ((raw << (32 - bits)) as i32 >> (32 - bits)) as i64 } else { raw as i64 }
+            };
+            let (sa, sb) = (signed(0), signed(1));
+            let integer = matches!(op.opcode, VDot4I32Iu8 | VDot8I32Iu4);
+            core::array::from_fn(|lane| {
+                let sum: i64 =
+                    (0..count).map(|i| element(x[lane], i, sa) * element(y[lane], i, sb)).sum::<i64>();
+                let total = sum + if integer { z[lane] as i32 as i64 } else { z[lane] as i64 };
+                match (clamp, integer) {
+                    (true, true) => total.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32,
+                    (true, false) => total.clamp(0, u32::MAX as i64) as u32,
+                    _ => total as u32,
+                }
+            })
+        }
+        // Mixed precision: each source is f32, or (op_sel_hi set) the f16 half op_sel names.
+        VFmaMixF32 | VFmaMixloF16 | VFmaMixhiF16 => {
+            let source = |index: usize| -> [f64; LANES] {
+                let row = operands.row(wave, index);
+                let is_half = operands.op_sel_hi >> index & 1 == 1;
+                let high = operands.op_sel >> index & 1 == 1;
+                let (neg, abs) = (operands.neg >> index & 1 == 1, operands.neg_hi >> index & 1 == 1);
+                row.map(|bits| {
+                    let mut value = if is_half {
+                        h(if high { bits >> 16 } else { bits }) as f64
+                    } else {
+                        f32::from_bits(bits) as f64
+                    };
+                    if abs {
+                        value = value.abs();
+                    }
+                    if neg { -value } else { value }
+                })
+            };
+            let (x, y, z) = (source(0), source(1), source(2));
+            let exec = op.writes(wave);
+            let current = wave.vgpr.get(operands.vdst as usize).copied().unwrap_or([0; LANES]);
+            let row: Row = core::array::from_fn(|lane| {
+                let value = x[lane].mul_add(y[lane], z[lane]);
+                match op.opcode {
+                    VFmaMixF32 => {
+                        let value = value as f32;
+                        if clamp { clamp01(value).to_bits() } else { value.to_bits() }
+                    }
+                    _ => {
+                        let value = f16::from_f64(if clamp { value.clamp(0.0, 1.0) } else { value }).to_bits() as u32;
+                        if op.opcode == VFmaMixloF16 {
+                            (current[lane] & 0xFFFF_0000) | value
+                        } else {
+                            (current[lane] & 0xFFFF) | value << 16
+                        }
+                    }
+                }
+            });
+            if let Some(target) = wave.vgpr.get_mut(operands.vdst as usize) {
+                for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
+                    target[lane] = row[lane];
+                }
+            }
+            return Some(Out::Done);
+        }
+        _ => return None,
+    };
+    Some(Out::B32(row))
+}
