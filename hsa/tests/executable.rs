@@ -11,7 +11,7 @@ fn descriptors_carry_what_a_dispatch_needs() {
     let executable = Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
     assert_eq!(executable.target().to_string(), "gfx1100");
     let names: Vec<_> = executable.kernels().iter().map(|kernel| kernel.name.as_str()).collect();
-    assert_eq!(names, ["store_value", "add_from", "no_cpu_twin", "accumulate"]);
+    assert_eq!(names, ["store_value", "add_from", "no_cpu_twin", "accumulate", "no_way_to_run"]);
     let store = executable.kernel("store_value").expect("by name");
     assert_eq!(executable.kernel("store_value.kd").expect("by symbol"), store);
     assert_ne!(store.kernel_object, 0);
@@ -118,7 +118,7 @@ fn an_unknown_kernel_lists_the_kernels_that_exist() {
     let client = Client::new();
     let executable = Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
     let message = executable.kernel("missing").expect_err("unknown").to_string();
-    for name in ["missing", "store_value", "add_from", "no_cpu_twin", "accumulate"] {
+    for name in ["missing", "store_value", "add_from", "no_cpu_twin", "accumulate", "no_way_to_run"] {
         assert!(message.contains(name), "{message}");
     }
 }

@@ -1,6 +1,6 @@
-//! The soft runtime in `auto` mode (`KernelExecution::Auto`): the host build where one is
-//! registered, the gfx1100 interpreter otherwise. (Its own test binary: the mode is set once
-//! per process, at the soft runtime's first initialization.)
+//! The soft runtime in `auto` mode (`KernelExecution::Auto`, the default): the host build where
+//! one is registered, the gfx11 interpreter otherwise. (Its own test binary: the mode is set
+//! once per process, at the soft runtime's first initialization.)
 
 mod common;
 
@@ -27,7 +27,7 @@ fn run(client: &Client, symbol: &str, grid: u32, workgroup: u16, kernargs: &[u8]
 fn a_kernel_without_a_host_build_runs_through_the_interpreter() {
     let client = client();
     // `no_cpu_twin` has no host build: in `host` mode its dispatch faults the queue naming it
-    // (soft_runtime.rs); here the interpreter runs its machine code.
+    // (host_mode.rs); here the interpreter runs its machine code.
     let out = client.alloc_u32(32);
     let kernargs = (out.as_mut_ptr() as u64).to_le_bytes();
     run(&client, "no_cpu_twin.kd", 32, 32, &kernargs);
@@ -43,4 +43,14 @@ fn a_kernel_with_a_host_build_still_runs_it() {
     // `value + i` for work-items past the first workgroup.
     run(&client, "store_value.kd", 100, 32, &kernargs_store_value(out.as_mut_ptr(), 40, 100));
     assert!(out.iter().enumerate().all(|(i, &word)| word == 40 + i as u32), "{out:?}");
+}
+
+#[test]
+fn auto_is_the_default_mode() {
+    // Unset (as in this test's environment unless a caller forces a mode), the variable means
+    // `auto`.
+    if std::env::var_os("AQUEDUCT_SOFT_EXEC").is_none() {
+        assert_eq!(KernelExecution::from_env(), KernelExecution::Auto);
+    }
+    assert_eq!(KernelExecution::default(), KernelExecution::Auto);
 }

@@ -238,27 +238,6 @@ fn an_injected_fault_reaches_the_error_callback() {
 }
 
 #[test]
-fn a_kernel_without_cpu_implementation_loads_but_faults_naming_itself() {
-    static STATUS: AtomicU32 = AtomicU32::new(0);
-    let client = Client::new();
-    let kernel = client.kernel(TEST_KERNELS_GFX1100, "no_cpu_twin.kd");
-    let queue = client.queue_with_callback(16, (&STATUS as *const AtomicU32).cast_mut().cast());
-    let out = client.alloc_u32(64);
-    let done = client.signal(1);
-    let kernarg = client.kernargs(&(out.as_mut_ptr() as u64).to_le_bytes());
-    let id = queue.reserve_spinning();
-    queue.publish(id, &dispatch_packet(&kernel, 64, 64, kernarg, done), dispatch_header(true), 1);
-    queue.ring(id);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while STATUS.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    assert_eq!(STATUS.load(Ordering::SeqCst), status::ERROR_INVALID_CODE_SYMBOL);
-    let (_, detail) = soft::queue_error_detail(queue.raw).expect("queue").expect("error");
-    assert!(detail.contains("no_cpu_twin.kd"), "{detail}");
-}
-
-#[test]
 fn retire_only_mode_retires_without_running_kernels() {
     let client = Client::new();
     let kernel = client.kernel(TEST_KERNELS_GFX1100, "no_cpu_twin.kd");

@@ -36,31 +36,32 @@ pub enum ExecutionMode {
     Concurrent,
 }
 
-/// How a dispatch's kernel runs: `AQUEDUCT_SOFT_EXEC=host|isa|auto` (default `host`).
+/// How a dispatch's kernel runs: `AQUEDUCT_SOFT_EXEC=host|isa|auto` (default `auto`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KernelExecution {
-    /// The kernel's host build: the same C source built for the CPU, matched by code-object
-    /// hash and symbol. A kernel without one faults its queue.
-    #[default]
+    /// The kernel's host build only: a CPU implementation registered for its code object and
+    /// symbol. A kernel without one faults its queue.
     Host,
-    /// The gfx1100 interpreter runs the code object's own machine code (`aqueduct-isa`).
+    /// The gfx11 interpreter runs the code object's own machine code (`aqueduct-isa`).
     Isa,
-    /// The host build where one is registered, the interpreter otherwise.
+    /// The host build where one is registered, the interpreter otherwise, so a user's kernel
+    /// runs from its machine code with no CPU port. The default.
+    #[default]
     Auto,
 }
 
 impl KernelExecution {
-    /// Reads `AQUEDUCT_SOFT_EXEC`; unset or empty is `Host`, an unknown value `Host` with a
+    /// Reads `AQUEDUCT_SOFT_EXEC`; unset or empty is `Auto`, an unknown value `Auto` with a
     /// warning.
     pub fn from_env() -> KernelExecution {
         match std::env::var("AQUEDUCT_SOFT_EXEC").as_deref().map(str::trim) {
-            Err(_) | Ok("") | Ok("host") => KernelExecution::Host,
+            Err(_) | Ok("") | Ok("auto") => KernelExecution::Auto,
+            Ok("host") => KernelExecution::Host,
             Ok("isa") => KernelExecution::Isa,
-            Ok("auto") => KernelExecution::Auto,
             Ok(other) => {
-                tracing::warn!(value = other, "AQUEDUCT_SOFT_EXEC is host, isa or auto; using host");
-                KernelExecution::Host
+                tracing::warn!(value = other, "AQUEDUCT_SOFT_EXEC is host, isa or auto; using auto");
+                KernelExecution::Auto
             }
         }
     }
