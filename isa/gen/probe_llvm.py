@@ -122,7 +122,7 @@ FIELDS = {
     "VOPC": by_base({("v", R(20, 21)): "Src0", ("v", R(30, 31)): "Src1"}),
     "VOP3": by_base({("v", R(*range(10, 18))): "Vdst", ("s", R(10, 11)): "ScalarVdst", ("s", R(12, 13, 0, 1)): "Sdst",
                      ("v", R(20, 21)): "Src0", ("v", R(30, 31)): "Src1", ("v", R(40, 41)): "Src2",
-                     ("s", R(14, 15)): "Src2"}),
+                     ("s", R(14, 15, 18, 19)): "Src2", ("s", R(16, 17, 24, 25)): "Src1", ("s", R(22, 23)): "Src0"}),
     "VOP3P": by_base({("v", R(*range(10, 18))): "Vdst", ("v", R(*range(20, 28))): "Src0",
                       ("v", R(*range(30, 38))): "Src1", ("v", R(*range(40, 48))): "Src2"}),
     "DS": by_base({("v", R(10)): "Addr", ("v", R(20, 21, 22, 23)): "Data0", ("v", R(30, 31, 32, 33)): "Data1",
@@ -155,9 +155,14 @@ def main():
     tables["VOPC"] = probe(256, [lambda op: [0x7C000000 | op << 17 | 30 << 9 | (V + 20)]], pool)
     three, two, one = (V + 40) << 18 | (V + 30) << 9 | (V + 20), (V + 30) << 9 | (V + 20), V + 20
     scalar_src2 = 14 << 18 | (V + 30) << 9 | (V + 20)
+    # Scalar src1 and src2 (v_readlane, v_permlane16) and scalar src0 and src1 (v_writelane),
+    # each SGPR distinct from sdst's s12/s0 so the printed text says which field it came from.
+    scalar_src12 = 18 << 18 | 16 << 9 | (V + 20)
+    scalar_src1 = 16 << 9 | (V + 20)
+    scalar_src01 = 24 << 9 | 22
     vop3 = [lambda op, sdst=sdst, hi=hi: [0xD4000000 | op << 16 | sdst << 8 | 10, hi]
-            for sdst, hi in [(0, three), (0, scalar_src2), (0, two), (0, one), (0, 0), (12, three), (12, scalar_src2), (12, two),
-                             (12, one)]]
+            for sdst, hi in [(0, three), (0, scalar_src2), (0, two), (0, scalar_src12), (0, scalar_src1), (0, one), (0, scalar_src01), (0, 0),
+                             (12, three), (12, scalar_src2), (12, two), (12, one)]]
     tables["VOP3"] = probe(1024, vop3, pool)
     tables["VOP3P"] = probe(128, [lambda op: [0xCC000000 | op << 16 | 10, 3 << 27 | (V + 40) << 18 | (V + 30) << 9 | (V + 20)],
                                   lambda op: [0xCC000000 | op << 16 | 10, 3 << 27 | (V + 30) << 9 | (V + 20)],

@@ -260,9 +260,14 @@ impl Operands {
     pub fn row64(&self, wave: &Wave, index: usize) -> Row64 {
         match self.src[index] {
             Source::Vgpr(register) => {
-                let low = wave.vgpr.get(register as usize).copied().unwrap_or([0; LANES]);
-                let high = wave.vgpr.get(register as usize + 1).copied().unwrap_or([0; LANES]);
-                core::array::from_fn(|lane| low[lane] as u64 | (high[lane] as u64) << 32)
+                let zero = [0; LANES];
+                let low = wave.vgpr.get(register as usize).unwrap_or(&zero);
+                let high = wave.vgpr.get(register as usize + 1).unwrap_or(&zero);
+                let mut out = [0u64; LANES];
+                for lane in 0..LANES {
+                    out[lane] = low[lane] as u64 | (high[lane] as u64) << 32;
+                }
+                out
             }
             Source::Sgpr(register) => {
                 [wave.read_sgpr(register as u32) as u64 | (wave.read_sgpr(register as u32 + 1) as u64) << 32; LANES]

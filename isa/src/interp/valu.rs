@@ -314,51 +314,89 @@ fn clamp01(value: f32) -> f32 {
 }
 
 
-// Lane maps: one closure over every lane of fixed-size rows (the compiler vectorises these).
+// Lane maps: one closure over every lane of fixed-size rows, as plain indexed loops (which the
+// compiler unrolls and vectorises; `array::from_fn` was not inlined through its closure).
+/// A row built lane by lane.
+#[inline(always)]
+fn lanes<T: Copy + Default>(mut f: impl FnMut(usize) -> T) -> [T; LANES] {
+    let mut out = [T::default(); LANES];
+    for (lane, value) in out.iter_mut().enumerate() {
+        *value = f(lane);
+    }
+    out
+}
 #[inline(always)]
 fn map1(a: Row, f: impl Fn(u32) -> u32) -> Row {
-    a.map(f)
+    let mut out = [0u32; LANES];
+    for lane in 0..LANES {
+        out[lane] = f(a[lane]);
+    }
+    out
 }
 #[inline(always)]
 fn map2(a: Row, b: Row, f: impl Fn(u32, u32) -> u32) -> Row {
-    core::array::from_fn(|lane| f(a[lane], b[lane]))
+    let mut out = [0u32; LANES];
+    for lane in 0..LANES {
+        out[lane] = f(a[lane], b[lane]);
+    }
+    out
 }
 #[inline(always)]
 fn map3(a: Row, b: Row, c: Row, f: impl Fn(u32, u32, u32) -> u32) -> Row {
-    core::array::from_fn(|lane| f(a[lane], b[lane], c[lane]))
+    let mut out = [0u32; LANES];
+    for lane in 0..LANES {
+        out[lane] = f(a[lane], b[lane], c[lane]);
+    }
+    out
 }
 #[inline(always)]
 fn f1(a: Row, f: impl Fn(f32) -> f32) -> Row {
-    a.map(|x| f(f32::from_bits(x)).to_bits())
+    map1(a, |x| f(f32::from_bits(x)).to_bits())
 }
 #[inline(always)]
 fn f2(a: Row, b: Row, f: impl Fn(f32, f32) -> f32) -> Row {
-    core::array::from_fn(|lane| f(f32::from_bits(a[lane]), f32::from_bits(b[lane])).to_bits())
+    map2(a, b, |x, y| f(f32::from_bits(x), f32::from_bits(y)).to_bits())
 }
 #[inline(always)]
 fn f3(a: Row, b: Row, c: Row, f: impl Fn(f32, f32, f32) -> f32) -> Row {
-    core::array::from_fn(|lane| f(f32::from_bits(a[lane]), f32::from_bits(b[lane]), f32::from_bits(c[lane])).to_bits())
+    map3(a, b, c, |x, y, z| f(f32::from_bits(x), f32::from_bits(y), f32::from_bits(z)).to_bits())
+}
+#[inline(always)]
+fn map64(a: Row64, f: impl Fn(u64) -> u64) -> Row64 {
+    let mut out = [0u64; LANES];
+    for lane in 0..LANES {
+        out[lane] = f(a[lane]);
+    }
+    out
 }
 #[inline(always)]
 fn d1(a: Row64, f: impl Fn(f64) -> f64) -> Row64 {
-    a.map(|x| f(f64::from_bits(x)).to_bits())
+    map64(a, |x| f(f64::from_bits(x)).to_bits())
 }
 #[inline(always)]
 fn d2(a: Row64, b: Row64, f: impl Fn(f64, f64) -> f64) -> Row64 {
-    core::array::from_fn(|lane| f(f64::from_bits(a[lane]), f64::from_bits(b[lane])).to_bits())
+    let mut out = [0u64; LANES];
+    for lane in 0..LANES {
+        out[lane] = f(f64::from_bits(a[lane]), f64::from_bits(b[lane])).to_bits();
+    }
+    out
 }
 #[inline(always)]
 fn d3(a: Row64, b: Row64, c: Row64, f: impl Fn(f64, f64, f64) -> f64) -> Row64 {
-    core::array::from_fn(|lane| f(f64::from_bits(a[lane]), f64::from_bits(b[lane]), f64::from_bits(c[lane])).to_bits())
+    let mut out = [0u64; LANES];
+    for lane in 0..LANES {
+        out[lane] = f(f64::from_bits(a[lane]), f64::from_bits(b[lane]), f64::from_bits(c[lane])).to_bits();
+    }
+    out
 }
 /// f16 operations, computed in f32 (exact for one operation of f16 values) and rounded once.
 #[inline(always)]
 fn h1(a: Row, f: impl Fn(f32) -> f32) -> Row {
-    a.map(|x| f16::from_f32(f(h(x))).to_bits() as u32)
+    map1(a, |x| f16::from_f32(f(h(x))).to_bits() as u32)
 }
 #[inline(always)]
 fn h2(a: Row, b: Row, f: impl Fn(f32, f32) -> f32) -> Row {
-    core::array::from_fn(|lane| f16::from_f32(f(h(a[lane]), h(b[lane]))).to_bits() as u32)
+    map2(a, b, |x, y| f16::from_f32(f(h(x), h(y))).to_bits() as u32)
 }
 #[inline(always)]
 fn h(bits: u32) -> f32 {
@@ -373,21 +411,19 @@ fn hfma(a: u32, b: u32, c: u32) -> u32 {
 /// A packed operation: each 16-bit half of the (already op_sel-arranged) operands.
 #[inline(always)]
 fn pk2(a: Row, b: Row, f: impl Fn(u32, u32) -> u32) -> Row {
-    core::array::from_fn(|lane| {
-        let (x, y) = (a[lane], b[lane]);
-        (f(x & 0xFFFF, y & 0xFFFF) & 0xFFFF) | f(x >> 16, y >> 16) << 16
-    })
+    map2(a, b, |x, y| (f(x & 0xFFFF, y & 0xFFFF) & 0xFFFF) | f(x >> 16, y >> 16) << 16)
 }
 #[inline(always)]
 fn pk3(a: Row, b: Row, c: Row, f: impl Fn(u32, u32, u32) -> u32) -> Row {
-    core::array::from_fn(|lane| {
-        let (x, y, z) = (a[lane], b[lane], c[lane]);
-        (f(x & 0xFFFF, y & 0xFFFF, z & 0xFFFF) & 0xFFFF) | f(x >> 16, y >> 16, z >> 16) << 16
-    })
+    map3(a, b, c, |x, y, z| (f(x & 0xFFFF, y & 0xFFFF, z & 0xFFFF) & 0xFFFF) | f(x >> 16, y >> 16, z >> 16) << 16)
 }
 #[inline(always)]
 fn wide(row: Row) -> Row64 {
-    row.map(|value| value as u64)
+    let mut out = [0u64; LANES];
+    for lane in 0..LANES {
+        out[lane] = row[lane] as u64;
+    }
+    out
 }
 
 fn med3<T: PartialOrd + Copy>(a: T, b: T, c: T) -> T {
@@ -563,9 +599,19 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VLshlrevB16 => map2(a(), b(), |x, y| (y << (x & 15)) & 0xFFFF),
         VLshrrevB16 => map2(a(), b(), |x, y| (y & 0xFFFF) >> (x & 15)),
         VAshrrevI16 => map2(a(), b(), |x, y| ((y as i16) >> (x & 15)) as u16 as u32),
-        VLshlrevB64 => return Some(Out::B64(core::array::from_fn(|l| b64()[l] << (a()[l] & 63)))),
-        VLshrrevB64 => return Some(Out::B64(core::array::from_fn(|l| b64()[l] >> (a()[l] & 63)))),
-        VAshrrevI64 => return Some(Out::B64(core::array::from_fn(|l| ((b64()[l] as i64) >> (a()[l] & 63)) as u64))),
+        VLshlrevB64 | VLshrrevB64 | VAshrrevI64 => {
+            let (shift, value) = (a(), b64());
+            let mut out = [0u64; LANES];
+            for lane in 0..LANES {
+                let (x, y) = (shift[lane] & 63, value[lane]);
+                out[lane] = match op.opcode {
+                    VLshlrevB64 => y << x,
+                    VLshrrevB64 => y >> x,
+                    _ => ((y as i64) >> x) as u64,
+                };
+            }
+            return Some(Out::B64(out));
+        }
         VLshlAddU32 => map3(a(), b(), c(), |x, y, z| (x << (y & 31)).wrapping_add(z)),
         VAddLshlU32 => map3(a(), b(), c(), |x, y, z| x.wrapping_add(y) << (z & 31)),
         VLshlOrB32 => map3(a(), b(), c(), |x, y, z| (x << (y & 31)) | z),
@@ -595,13 +641,21 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
         }),
         VMbcntLoU32B32 => {
             let (x, y) = (a(), b());
-            core::array::from_fn(|lane| (x[lane] & ((1u64 << lane) - 1) as u32).count_ones().wrapping_add(y[lane]))
+            let mut out = [0u32; LANES];
+            for lane in 0..LANES {
+                out[lane] = (x[lane] & ((1u64 << lane) - 1) as u32).count_ones().wrapping_add(y[lane]);
+            }
+            out
         }
         // Wave32: no lane is past 31, so the high half counts nothing.
         VMbcntHiU32B32 => b(),
         VCndmaskB32 | VCndmaskB16 => {
             let (x, y, select) = (a(), b(), c());
-            core::array::from_fn(|lane| if select[lane] >> lane & 1 == 1 { y[lane] } else { x[lane] })
+            let mut out = [0u32; LANES];
+            for lane in 0..LANES {
+                out[lane] = if select[lane] >> lane & 1 == 1 { y[lane] } else { x[lane] };
+            }
+            out
         }
         // Integer arithmetic.
         VAddNcU32 if clamp => map2(a(), b(), u32::saturating_add),
@@ -675,7 +729,7 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
             let (x, y) = (a(), b());
             let carry_in = if matches!(op.opcode, VAddCoCiU32 | VSubCoCiU32 | VSubrevCoCiU32) { c()[0] } else { 0 };
             let mut carry = 0u32;
-            let row = core::array::from_fn(|lane| {
+            let row = lanes(|lane| {
                 let cin = (carry_in >> lane & 1) as u64;
                 let (x, y) = (x[lane] as u64, y[lane] as u64);
                 let (value, out) = match op.opcode {
@@ -694,7 +748,7 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VMadU64U32 | VMadI64I32 => {
             let (x, y, z) = (a(), b(), c64());
             let mut carry = 0u32;
-            let row = core::array::from_fn(|lane| {
+            let row = lanes(|lane| {
                 let (value, overflow) = if op.opcode == VMadU64U32 {
                     (x[lane] as u64 * y[lane] as u64).overflowing_add(z[lane])
                 } else {
@@ -763,7 +817,7 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VCvtPkNormU16F32 => map2(a(), b(), |x, y| norm_u16(f32::from_bits(x)) | norm_u16(f32::from_bits(y)) << 16),
         VDivFmasF32 => {
             let (x, y, z, vcc) = (a(), b(), c(), wave.sgpr[VCC as usize]);
-            core::array::from_fn(|lane| {
+            lanes(|lane| {
                 let value = f32::from_bits(x[lane]).mul_add(f32::from_bits(y[lane]), f32::from_bits(z[lane]));
                 let scale = if vcc >> lane & 1 == 1 { 32 } else { 0 };
                 ldexp32(value, scale).to_bits()
@@ -773,7 +827,7 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VDivScaleF32 => {
             let (x, y, z) = (a(), b(), c());
             let mut vcc = 0u32;
-            let row = core::array::from_fn(|lane| {
+            let row = lanes(|lane| {
                 let (value, flag) = div_scale32(f32::from_bits(x[lane]), f32::from_bits(y[lane]), f32::from_bits(z[lane]));
                 vcc |= (flag as u32) << lane;
                 value.to_bits()
@@ -788,7 +842,7 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VMaxF64 => return Some(Out::B64(d2(a64(), b64(), f64::max))),
         VLdexpF64 => {
             let (x, y) = (a64(), b());
-            return Some(Out::B64(core::array::from_fn(|l| ldexp64(f64::from_bits(x[l]), y[l] as i32).to_bits())));
+            return Some(Out::B64(lanes(|l| ldexp64(f64::from_bits(x[l]), y[l] as i32).to_bits())));
         }
         VTruncF64 => return Some(Out::B64(d1(a64(), f64::trunc))),
         VFloorF64 => return Some(Out::B64(d1(a64(), f64::floor))),
@@ -808,7 +862,7 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VCvtF64I32 => return Some(Out::B64(wide(a()).map(|x| (x as u32 as i32 as f64).to_bits()))),
         VDivFmasF64 => {
             let (x, y, z, vcc) = (a64(), b64(), c64(), wave.sgpr[VCC as usize]);
-            return Some(Out::B64(core::array::from_fn(|lane| {
+            return Some(Out::B64(lanes(|lane| {
                 let value = f64::from_bits(x[lane]).mul_add(f64::from_bits(y[lane]), f64::from_bits(z[lane]));
                 ldexp64(value, if vcc >> lane & 1 == 1 { 64 } else { 0 }).to_bits()
             })));
@@ -817,7 +871,7 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VDivScaleF64 => {
             let (x, y, z) = (a64(), b64(), c64());
             let mut vcc = 0u32;
-            let row = core::array::from_fn(|lane| {
+            let row = lanes(|lane| {
                 let (value, flag) =
                     div_scale64(f64::from_bits(x[lane]), f64::from_bits(y[lane]), f64::from_bits(z[lane]));
                 vcc |= (flag as u32) << lane;
@@ -879,12 +933,12 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
         }),
         VDot2accF32F16 => {
             let (x, y, z) = (a(), b(), vdst());
-            core::array::from_fn(|lane| dot2_f16(x[lane], y[lane], f32::from_bits(z[lane])).to_bits())
+            lanes(|lane| dot2_f16(x[lane], y[lane], f32::from_bits(z[lane])).to_bits())
         }
         VDot2F16F16 | VDot2Bf16Bf16 => {
             let (x, y, z) = (a(), b(), c());
             let bf = op.opcode == VDot2Bf16Bf16;
-            core::array::from_fn(|lane| {
+            lanes(|lane| {
                 let (x, y) = (x[lane], y[lane]);
                 let value = |bits: u32| if bf { bf16::from_bits(bits as u16).to_f32() } else { h(bits) };
                 let sum = value(x & 0xFFFF) * value(y & 0xFFFF) + value(x >> 16) * value(y >> 16) + value(z[lane]);
@@ -1062,7 +1116,7 @@ fn permlane(wave: &mut Wave, op: &VOp) -> Out {
     let exec = wave.exec();
     let cross = op.opcode == Opcode::VPermlanex16B32;
     let current = wave.vgpr.get(op.operands.vdst as usize).copied().unwrap_or([0; LANES]);
-    let row = core::array::from_fn(|lane| {
+    let row = lanes(|lane| {
         let index = lane & 15;
         let select = if index < 8 { low >> (4 * index) } else { high >> (4 * (index - 8)) } & 15;
         let base = if cross { (lane & 16) ^ 16 } else { lane & 16 };
@@ -1134,7 +1188,7 @@ fn compare(wave: &mut Wave, op: &VOp, condition: Condition, ty: CompareType, int
         let order: [Option<Ordering>; LANES] = match ty {
             CompareType::I64 | CompareType::U64 | CompareType::F64 => {
                 let (x, y) = (op.read64(wave, 0), op.read64(wave, 1));
-                core::array::from_fn(|lane| match ty {
+                lanes(|lane| match ty {
                     CompareType::I64 => Some((x[lane] as i64).cmp(&(y[lane] as i64))),
                     CompareType::U64 => Some(x[lane].cmp(&y[lane])),
                     _ => f64::from_bits(x[lane]).partial_cmp(&f64::from_bits(y[lane])),
@@ -1142,7 +1196,7 @@ fn compare(wave: &mut Wave, op: &VOp, condition: Condition, ty: CompareType, int
             }
             _ => {
                 let (x, y) = (op.read(wave, 0), op.read(wave, 1));
-                core::array::from_fn(|lane| {
+                lanes(|lane| {
                     let (x, y) = (x[lane], y[lane]);
                     match ty {
                         CompareType::I16 => Some((x as i16).cmp(&(y as i16))),
@@ -1365,7 +1419,7 @@ fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
             };
             let (sa, sb) = (signed(0), signed(1));
             let integer = matches!(op.opcode, VDot4I32Iu8 | VDot8I32Iu4);
-            core::array::from_fn(|lane| {
+            lanes(|lane| {
                 let sum: i64 =
                     (0..count).map(|i| element(x[lane], i, sa) * element(y[lane], i, sb)).sum::<i64>();
                 let total = sum + if integer { z[lane] as i32 as i64 } else { z[lane] as i64 };
@@ -1398,7 +1452,7 @@ fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
             let (x, y, z) = (source(0), source(1), source(2));
             let exec = op.writes(wave);
             let current = wave.vgpr.get(operands.vdst as usize).copied().unwrap_or([0; LANES]);
-            let row: Row = core::array::from_fn(|lane| {
+            let row: Row = lanes(|lane| {
                 let value = x[lane].mul_add(y[lane], z[lane]);
                 match op.opcode {
                     VFmaMixF32 => {
