@@ -224,10 +224,7 @@ pub fn decode(words: &[u32], pc: u64) -> Result<Instruction, DecodeError> {
             Some(lookup(table::VOPDY, y).ok_or(DecodeError::UnknownOpcode { pc, word: w0, encoding, op: y })?);
     }
     let sources = source_fields(&instruction);
-    let valu = matches!(
-        encoding,
-        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p
-    );
+    let valu = matches!(encoding, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p);
     instruction.dpp = match sources[0] {
         Some(DPP16) if valu => Dpp::Dpp16,
         Some(DPP8) if valu => Dpp::Dpp8 { fetch_inactive: false },

@@ -3,7 +3,7 @@
 
 use core::fmt::{self, Display, Formatter, Write};
 
-use super::decode::{Encoding, Instruction};
+use super::decode::{Dpp, Encoding, Instruction};
 use super::fields::{Operand, scalar_operand, source_operand};
 use super::table_types::{Entry, Slot};
 
@@ -137,7 +137,14 @@ fn write_instruction(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::R
     let entry = instruction.entry;
     let [w0, w1, _] = instruction.words;
     let literal = instruction.literal();
-    f.write_str(entry.mnemonic)?;
+    if instruction.dpp == Dpp::None {
+        f.write_str(entry.mnemonic)?;
+    } else {
+        // LLVM names the DPP forms `<op>_dpp` (VOP1, VOP2, VOPC) and `<op>_e64_dpp` (VOP3).
+        let base = entry.mnemonic.trim_end_matches("_e32").trim_end_matches("_e64");
+        let suffix = if matches!(instruction.encoding, Encoding::Vop3 | Encoding::Vop3p) { "_e64_dpp" } else { "_dpp" };
+        write!(f, "{base}{suffix}")?;
+    }
     match instruction.encoding {
         Encoding::Sopp => return write_sopp(f, instruction),
         Encoding::Sopk => return write_sopk(f, instruction),
@@ -168,6 +175,24 @@ fn write_instruction(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::R
                     Slot::Src1(width) => Some((Operand::Vgpr((w0 >> 9) as u8), width)),
                     _ => None,
                 };
+                // DPP16 carries src0's and src1's neg and abs in its word.
+                if let (Some(word), Slot::Src0(_) | Slot::Src1(_)) = (instruction.dpp_word(), *slot) {
+                    let index = if matches!(slot, Slot::Src0(_)) { 0 } else { 1 };
+                    let operand =
+                        if index == 0 { Operand::Vgpr(word as u8) } else { field.map_or(Operand::Null, |f| f.0) };
+                    let sixteen = instruction.dpp == Dpp::Dpp16;
+                    let neg = sixteen && (word >> (20 + 2 * index)) & 1 == 1;
+                    let abs = sixteen && (word >> (21 + 2 * index)) & 1 == 1;
+                    out.separator()?;
+                    let width = field.map_or(1, |f| f.1);
+                    let prefix = if neg { "-" } else { "" };
+                    if abs {
+                        write!(out.f, "{prefix}|{}|", Wide(operand, width))?;
+                    } else {
+                        write!(out.f, "{prefix}{}", Wide(operand, width))?;
+                    }
+                    continue;
+                }
                 match (field, *slot) {
                     (Some((operand, width)), _) => out.item(operand, width)?,
                     (None, Slot::Fixed(name)) => out.text(name)?,
@@ -239,7 +264,10 @@ fn write_vop3_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: 
     let packed = instruction.encoding == Encoding::Vop3p;
     let has_sdst = instruction.entry.slots.iter().any(|slot| matches!(slot, Slot::Sdst(_)));
     let source = |index: u32, width: u8, out: &mut Operands<'_, '_>| -> fmt::Result {
-        let operand = source_operand((w1 >> (9 * index)) & 0x1FF, literal);
+        let operand = match instruction.dpp_word() {
+            Some(word) if index == 0 => Operand::Vgpr(word as u8),
+            _ => source_operand((w1 >> (9 * index)) & 0x1FF, literal),
+        };
         let neg = (w1 >> (29 + index)) & 1 == 1 && !packed;
         let abs = !has_sdst && !packed && (w0 >> (8 + index)) & 1 == 1;
         out.separator()?;
@@ -319,6 +347,14 @@ fn write_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt
                 out.modifier("dlc")?;
             }
         }
+        Encoding::Vop3 if instruction.entry.mnemonic.starts_with("v_permlane") => {
+            // op_sel here is `fi` and `bound_ctrl`, printed as two entries.
+            let op_sel = (w0 >> 11) & 3;
+            if op_sel != 0 {
+                out.modifier(format_args!("op_sel:[{},{}]", op_sel & 1, op_sel >> 1))?;
+            }
+        }
+        Encoding::Vop3p => write_vop3p_modifiers(out, instruction)?,
         Encoding::Vop3 => {
             let has_sdst = instruction.entry.slots.iter().any(|slot| matches!(slot, Slot::Sdst(_)));
             let op_sel = (w0 >> 11) & 0xF;
@@ -355,6 +391,8 @@ fn write_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt
                 if offset1 != 0 {
                     out.modifier(format_args!("offset1:{offset1}"))?;
                 }
+            } else if instruction.entry.mnemonic == "ds_swizzle_b32" {
+                out.modifier(format_args!("offset:{}", Swizzle(w0 & 0xFFFF)))?;
             } else if w0 & 0xFFFF != 0 {
                 out.modifier(format_args!("offset:{}", w0 & 0xFFFF))?;
             }
@@ -396,6 +434,90 @@ fn write_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt
         }
         _ => {}
     }
+    write_dpp(out, instruction)
+}
+
+/// VOP3P's modifiers, each printed where it differs from its default: `op_sel` (all 0),
+/// `op_sel_hi` (all 1; all 0 for the mixed-precision FMAs), `neg_lo`, `neg_hi`, then `clamp`.
+fn write_vop3p_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt::Result {
+    let [w0, w1, _] = instruction.words;
+    let sources = instruction
+        .entry
+        .slots
+        .iter()
+        .filter(|slot| matches!(slot, Slot::Src0(_) | Slot::Src1(_) | Slot::Src2(_)))
+        .count() as u32;
+    let mask = (1u32 << sources) - 1;
+    let op_sel = ((w0 >> 11) & 7) & mask;
+    let op_sel_hi = (((w1 >> 27) & 3) | ((w0 >> 12) & 4)) & mask;
+    let (neg_lo, neg_hi) = ((w1 >> 29) & mask, ((w0 >> 8) & 7) & mask);
+    let mix = instruction.entry.mnemonic.starts_with("v_fma_mix");
+    let list = |bits: u32| {
+        let mut text = String::from("[");
+        for index in 0..sources {
+            let _ = write!(text, "{}{}", if index > 0 { "," } else { "" }, (bits >> index) & 1);
+        }
+        text + "]"
+    };
+    if op_sel != 0 {
+        out.modifier(format_args!("op_sel:{}", list(op_sel)))?;
+    }
+    if op_sel_hi != if mix { 0 } else { mask } {
+        out.modifier(format_args!("op_sel_hi:{}", list(op_sel_hi)))?;
+    }
+    if neg_lo != 0 {
+        out.modifier(format_args!("neg_lo:{}", list(neg_lo)))?;
+    }
+    if neg_hi != 0 {
+        out.modifier(format_args!("neg_hi:{}", list(neg_hi)))?;
+    }
+    if (w0 >> 15) & 1 == 1 {
+        out.modifier("clamp")?;
+    }
+    Ok(())
+}
+
+/// DPP's controls, after the operands: DPP8's lane selects, or DPP16's pattern, masks and
+/// `bound_ctrl`, then `fi`.
+fn write_dpp(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt::Result {
+    let Some(word) = instruction.dpp_word() else { return Ok(()) };
+    match instruction.dpp {
+        Dpp::Dpp8 { fetch_inactive } => {
+            let lanes: Vec<String> = (0..8).map(|lane| ((word >> (8 + 3 * lane)) & 7).to_string()).collect();
+            out.modifier(format_args!("dpp8:[{}]", lanes.join(",")))?;
+            if fetch_inactive {
+                out.modifier("fi:1")?;
+            }
+        }
+        _ => {
+            let control = (word >> 8) & 0x1FF;
+            let n = control & 15;
+            match control {
+                0x000..=0x0FF => out.modifier(format_args!(
+                    "quad_perm:[{},{},{},{}]",
+                    control & 3,
+                    (control >> 2) & 3,
+                    (control >> 4) & 3,
+                    (control >> 6) & 3
+                ))?,
+                0x101..=0x10F => out.modifier(format_args!("row_shl:{n}"))?,
+                0x111..=0x11F => out.modifier(format_args!("row_shr:{n}"))?,
+                0x121..=0x12F => out.modifier(format_args!("row_ror:{n}"))?,
+                0x140 => out.modifier("row_mirror")?,
+                0x141 => out.modifier("row_half_mirror")?,
+                0x150..=0x15F => out.modifier(format_args!("row_share:{n}"))?,
+                0x160..=0x16F => out.modifier(format_args!("row_xmask:{n}"))?,
+                other => out.modifier(format_args!("<dpp_ctrl 0x{other:x}>"))?,
+            }
+            out.modifier(format_args!("row_mask:0x{:x} bank_mask:0x{:x}", word >> 28, (word >> 24) & 15))?;
+            if (word >> 19) & 1 == 1 {
+                out.modifier("bound_ctrl:1")?;
+            }
+            if (word >> 18) & 1 == 1 {
+                out.modifier("fi:1")?;
+            }
+        }
+    }
     Ok(())
 }
 
@@ -415,7 +537,7 @@ fn write_sopk(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
     match instruction.entry.mnemonic {
         "s_getreg_b32" => write!(f, " {}, {}", Wide(sdst, 1), Hwreg(simm)),
         "s_setreg_b32" => write!(f, " {}, {}", Hwreg(simm), Wide(sdst, 1)),
-        "s_setreg_imm32_b32" => write!(f, " 0x{:x}, {}", instruction.literal().unwrap_or(0), Hwreg(simm)),
+        "s_setreg_imm32_b32" => write!(f, " {}, {}", Hwreg(simm), Literal(instruction.literal().unwrap_or(0))),
         "s_version" => write!(f, " 0x{simm:x}"),
         _ => match width {
             Some(width) => write!(f, " {}, 0x{simm:x}", Wide(sdst, width)),
@@ -429,7 +551,78 @@ struct Hwreg(u32);
 impl Display for Hwreg {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let (id, offset, size) = (self.0 & 0x3F, (self.0 >> 6) & 0x1F, ((self.0 >> 11) & 0x1F) + 1);
+        // LLVM 19's names for gfx11's hardware registers (`llvm-mc-19 --disassemble -mcpu=gfx1100`
+        // of `s_getreg_b32` over every id).
+        let name = match id {
+            1 => "HW_REG_MODE",
+            2 => "HW_REG_STATUS",
+            3 => "HW_REG_TRAPSTS",
+            5 => "HW_REG_GPR_ALLOC",
+            6 => "HW_REG_LDS_ALLOC",
+            7 => "HW_REG_IB_STS",
+            15 => "HW_REG_SH_MEM_BASES",
+            18 => "HW_REG_PERF_SNAPSHOT_PC_LO",
+            19 => "HW_REG_PERF_SNAPSHOT_PC_HI",
+            20 => "HW_REG_FLAT_SCR_LO",
+            21 => "HW_REG_FLAT_SCR_HI",
+            23 => "HW_REG_HW_ID1",
+            24 => "HW_REG_HW_ID2",
+            27 => "HW_REG_PERF_SNAPSHOT_DATA",
+            29 => "HW_REG_SHADER_CYCLES",
+            _ => "",
+        };
+        let id: &dyn Display = if name.is_empty() { &id } else { &name };
         if offset == 0 && size == 32 { write!(f, "hwreg({id})") } else { write!(f, "hwreg({id}, {offset}, {size})") }
+    }
+}
+
+/// An integer immediate: decimal where it is small, hex otherwise.
+struct Literal(u32);
+
+impl Display for Literal {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if (self.0 as i32) >= -16 && self.0 as i32 <= 64 {
+            write!(f, "{}", self.0 as i32)
+        } else {
+            write!(f, "0x{:x}", self.0)
+        }
+    }
+}
+
+/// `ds_swizzle_b32`'s offset as LLVM prints it: `swizzle(QUAD_PERM,…)` for quad-permute mode
+/// (bit 15 set), else the bit-mask mode's masks (and 4:0, or 9:5, xor 14:10) as SWAP, REVERSE,
+/// BROADCAST or BITMASK_PERM with one character per lane-id bit, high first (`p` keep, `i`
+/// invert, `0`/`1` force).
+struct Swizzle(u32);
+
+impl Display for Swizzle {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let offset = self.0;
+        if offset & 0x8000 != 0 {
+            let lanes: Vec<String> = (0..4).map(|lane| ((offset >> (2 * lane)) & 3).to_string()).collect();
+            return write!(f, "swizzle(QUAD_PERM,{})", lanes.join(","));
+        }
+        let (and, or, xor) = (offset & 31, (offset >> 5) & 31, (offset >> 10) & 31);
+        let group = 32 - and;
+        if and == 31 && or == 0 && xor.count_ones() == 1 {
+            write!(f, "swizzle(SWAP,{xor})")
+        } else if and == 31 && or == 0 && xor > 0 && (xor + 1).is_power_of_two() {
+            write!(f, "swizzle(REVERSE,{})", xor + 1)
+        } else if group > 1 && group.is_power_of_two() && or < group && xor == 0 {
+            write!(f, "swizzle(BROADCAST,{group},{or})")
+        } else {
+            f.write_str("swizzle(BITMASK_PERM,\"")?;
+            for bit in (0..5).rev() {
+                let c = match (and >> bit & 1, or >> bit & 1, xor >> bit & 1) {
+                    (1, _, 1) => 'i',
+                    (1, _, _) => 'p',
+                    (_, 1, _) => '1',
+                    _ => '0',
+                };
+                f.write_char(c)?;
+            }
+            f.write_str("\")")
+        }
     }
 }
 

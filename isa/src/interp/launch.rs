@@ -196,7 +196,9 @@ fn run_wave(dispatch: &Dispatch<'_>, memory: &dyn Memory, wave: &mut Wave, lds: 
             Plan::Vector(op) => valu::step(wave, op).ok_or_else(|| unsupported(wave, instruction))?,
             Plan::Scalar => scalar::step(wave, instruction, memory)?,
             Plan::Memory(access) => memory_ops::step(wave, instruction, access, memory, lds)?,
-            Plan::Dual(pair) => valu::step_dual(wave, &pair.0, &pair.1).ok_or_else(|| unsupported(wave, instruction))?,
+            Plan::Dual(pair) => {
+                valu::step_dual(wave, &pair.0, &pair.1).ok_or_else(|| unsupported(wave, instruction))?
+            }
             Plan::Unsupported => return Err(unsupported(wave, instruction)),
         };
         match flow {

@@ -66,11 +66,8 @@ impl Access {
             }
             _ => parse(mnemonic)?,
         };
-        let returns = if instruction.encoding == Encoding::Ds {
-            mnemonic.contains("_rtn_")
-        } else {
-            instruction.returns_data()
-        };
+        let returns =
+            if instruction.encoding == Encoding::Ds { mnemonic.contains("_rtn_") } else { instruction.returns_data() };
         Some(Access {
             operation,
             two: mnemonic.contains("2addr"),
@@ -278,9 +275,7 @@ fn buffer(wave: &mut Wave, instruction: &Instruction, access: &Access, memory: &
                 for start in (0..bytes).step_by(4) {
                     let length = (bytes - start).min(4);
                     if in_range(start as u64, length as u64) {
-                        memory
-                            .read(address + start as u64, &mut buffer[start..start + length])
-                            .map_err(fault)?;
+                        memory.read(address + start as u64, &mut buffer[start..start + length]).map_err(fault)?;
                     }
                 }
                 write_loaded(wave, vdata, lane, &buffer[..bytes], signed, d16, hi);

@@ -16,12 +16,16 @@
 
 mod launch;
 mod memory_ops;
+// Lane loops index several rows by one lane number: the form the compiler vectorises.
+#[allow(clippy::needless_range_loop)]
 mod operands;
 mod program;
 mod scalar;
 mod standalone;
+#[allow(clippy::needless_range_loop)]
 mod valu;
 mod wave;
+#[allow(clippy::needless_range_loop)]
 mod wmma;
 
 use core::sync::atomic::Ordering;

@@ -74,7 +74,8 @@ impl DppPlan {
 
     /// DPP8: eight 3-bit selects, one per lane of each group of eight.
     pub fn dpp8(word: u32, fetch_inactive: bool) -> DppPlan {
-        let from = core::array::from_fn(|lane| ((lane & !7) as u32 + ((word >> (8 + 3 * (lane as u32 & 7))) & 7)) as u8);
+        let from =
+            core::array::from_fn(|lane| ((lane & !7) as u32 + ((word >> (8 + 3 * (lane as u32 & 7))) & 7)) as u8);
         DppPlan { from, enabled: u32::MAX, zero_invalid: true, fetch_inactive }
     }
 

@@ -313,7 +313,6 @@ fn clamp01(value: f32) -> f32 {
     if value.is_nan() { 0.0 } else { value.clamp(0.0, 1.0) }
 }
 
-
 // Lane maps: one closure over every lane of fixed-size rows, as plain indexed loops (which the
 // compiler unrolls and vectorises; `array::from_fn` was not inlined through its closure).
 /// A row built lane by lane.
@@ -679,7 +678,9 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VMadU16 => map3(a(), b(), c(), |x, y, z| x.wrapping_mul(y).wrapping_add(z)),
         VMadI16 => map3(a(), b(), c(), |x, y, z| x.wrapping_mul(y).wrapping_add(z)),
         VMadU32U16 => map3(a(), b(), c(), |x, y, z| (x & 0xFFFF).wrapping_mul(y & 0xFFFF).wrapping_add(z)),
-        VMadI32I16 => map3(a(), b(), c(), |x, y, z| ((x as i16 as i32).wrapping_mul(y as i16 as i32) as u32).wrapping_add(z)),
+        VMadI32I16 => {
+            map3(a(), b(), c(), |x, y, z| ((x as i16 as i32).wrapping_mul(y as i16 as i32) as u32).wrapping_add(z))
+        }
         VMinU16 => map2(a(), b(), |x, y| (x as u16).min(y as u16) as u32),
         VMaxU16 => map2(a(), b(), |x, y| (x as u16).max(y as u16) as u32),
         VMinI16 => map2(a(), b(), |x, y| (x as i16).min(y as i16) as u16 as u32),
@@ -828,7 +829,8 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
             let (x, y, z) = (a(), b(), c());
             let mut vcc = 0u32;
             let row = lanes(|lane| {
-                let (value, flag) = div_scale32(f32::from_bits(x[lane]), f32::from_bits(y[lane]), f32::from_bits(z[lane]));
+                let (value, flag) =
+                    div_scale32(f32::from_bits(x[lane]), f32::from_bits(y[lane]), f32::from_bits(z[lane]));
                 vcc |= (flag as u32) << lane;
                 value.to_bits()
             });
@@ -886,7 +888,8 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VMulF16 => h2(a(), b(), |x, y| x * y),
         VFmaF16 => map3(a(), b(), c(), hfma),
         VFmacF16 => {
-            let accumulator = vdst().map(|value| if op.operands.op_sel & 8 != 0 { value >> 16 } else { value & 0xFFFF });
+            let accumulator =
+                vdst().map(|value| if op.operands.op_sel & 8 != 0 { value >> 16 } else { value & 0xFFFF });
             map3(a(), b(), accumulator, hfma)
         }
         VFmaakF16 => map2(a(), b(), |x, y| hfma(x, y, literal & 0xFFFF)),
@@ -967,10 +970,34 @@ fn perm(x: u32, y: u32, selectors: u32) -> u32 {
         let selector = (selectors >> (8 * index)) & 0xFF;
         let byte = match selector {
             0..=7 => bytes[selector as usize] as u32,
-            8 => if bytes[1] & 0x80 != 0 { 0xFF } else { 0 },
-            9 => if bytes[3] & 0x80 != 0 { 0xFF } else { 0 },
-            10 => if bytes[5] & 0x80 != 0 { 0xFF } else { 0 },
-            11 => if bytes[7] & 0x80 != 0 { 0xFF } else { 0 },
+            8 => {
+                if bytes[1] & 0x80 != 0 {
+                    0xFF
+                } else {
+                    0
+                }
+            }
+            9 => {
+                if bytes[3] & 0x80 != 0 {
+                    0xFF
+                } else {
+                    0
+                }
+            }
+            10 => {
+                if bytes[5] & 0x80 != 0 {
+                    0xFF
+                } else {
+                    0
+                }
+            }
+            11 => {
+                if bytes[7] & 0x80 != 0 {
+                    0xFF
+                } else {
+                    0
+                }
+            }
             12 => 0,
             _ => 0xFF,
         };
@@ -1361,7 +1388,8 @@ fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
         return super::wmma::run(wave, op).map(|()| Out::Done);
     }
     let operands = &op.operands;
-    let float = matches!(op.opcode, VPkFmaF16 | VPkAddF16 | VPkMulF16 | VPkMinF16 | VPkMaxF16 | VDot2F32F16 | VDot2F32Bf16);
+    let float =
+        matches!(op.opcode, VPkFmaF16 | VPkAddF16 | VPkMulF16 | VPkMinF16 | VPkMaxF16 | VDot2F32F16 | VDot2F32Bf16);
     let arranged = |index: usize| -> Row {
         let row = op.read(wave, index);
         let (low_high, high_high) = (operands.op_sel >> index & 1 == 1, operands.op_sel_hi >> index & 1 == 1);
@@ -1401,17 +1429,18 @@ fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VPkMinU16 => pk2(a(), b(), |x, y| x.min(y)),
         VDot2F32F16 => map3(a(), b(), c(), |x, y, z| dot2_f16(x, y, f32::from_bits(z)).to_bits()),
         VDot2F32Bf16 => map3(a(), b(), c(), |x, y, z| {
-            let v = |bits: u32| bf16::from_bits(bits as u16).to_f64();
-            ((v(x & 0xFFFF) * v(y & 0xFFFF) + v(x >> 16) * v(y >> 16)) + f32::from_bits(z) as f64) as f32
-        }
-        .to_bits()),
+            {
+                let v = |bits: u32| bf16::from_bits(bits as u16).to_f64();
+                ((v(x & 0xFFFF) * v(y & 0xFFFF) + v(x >> 16) * v(y >> 16)) + f32::from_bits(z) as f64) as f32
+            }
+            .to_bits()
+        }),
         // Integer dot products: for the `iu` forms, neg_lo bits 0 and 1 say whether A and B are
         // signed (LLVM's `v_dot4_i32_iu8 ... neg_lo:[1,1,0]`).
         VDot4I32Iu8 | VDot4U32U8 | VDot8I32Iu4 | VDot8U32U4 => {
             let (x, y, z) = (op.read(wave, 0), op.read(wave, 1), op.read(wave, 2));
-            let signed = |index: usize| {
-                matches!(op.opcode, VDot4I32Iu8 | VDot8I32Iu4) && operands.neg >> index & 1 == 1
-            };
+            let signed =
+                |index: usize| matches!(op.opcode, VDot4I32Iu8 | VDot8I32Iu4) && operands.neg >> index & 1 == 1;
             let (bits, count) = if matches!(op.opcode, VDot4I32Iu8 | VDot4U32U8) { (8, 4) } else { (4, 8) };
             let element = |word: u32, index: u32, signed: bool| -> i64 {
                 let raw = (word >> (bits * index)) & ((1 << bits) - 1);
@@ -1420,8 +1449,7 @@ fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
             let (sa, sb) = (signed(0), signed(1));
             let integer = matches!(op.opcode, VDot4I32Iu8 | VDot8I32Iu4);
             lanes(|lane| {
-                let sum: i64 =
-                    (0..count).map(|i| element(x[lane], i, sa) * element(y[lane], i, sb)).sum::<i64>();
+                let sum: i64 = (0..count).map(|i| element(x[lane], i, sa) * element(y[lane], i, sb)).sum::<i64>();
                 let total = sum + if integer { z[lane] as i32 as i64 } else { z[lane] as i64 };
                 match (clamp, integer) {
                     (true, true) => total.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32,
