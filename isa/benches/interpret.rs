@@ -1,61 +1,214 @@
-//! How fast the interpreter runs real machine code: the device library's fill over 1 MiB,
-//! every workgroup on one thread, from the gfx1100 code object. Throughput is in instructions
-//! interpreted (criterion reports them as elements per second).
+//! How fast the interpreter runs real machine code, in wave instructions per second (criterion's
+//! elements per second): a tiled f32 GEMM with LDS, a DPP sum reduction, an f16 GEMM with
+//! `v_dot2_f32_f16`, and the device library's fill over 1 MiB, from their gfx1100 code objects
+//! (`isa/tests/kernels/`, `builtins/prebuilt/`). Each kernel runs its workgroups on one thread
+//! (`one_core`) and on every core through rayon (`all_cores`); the workgroups are independent,
+//! as the soft runtime's packet processor runs them.
 //!
 //! `cargo bench -p aqueduct-isa --bench interpret`
 
 use aqueduct_abi::KernelDispatchPacket;
 use aqueduct_isa::interp::{self, Dispatch, Program, Regions, StandaloneImage};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rayon::prelude::*;
 
-fn fill_one_mebibyte(c: &mut Criterion) {
-    let bytes = aqueduct_builtins::DeviceLibrary::code_object("gfx1100").expect("embedded gfx1100 library");
+/// A dispatch of one kernel with its memory, ready to run again and again.
+struct Bench {
+    name: &'static str,
+    /// The loaded code object, which the program's code and descriptor live in.
+    _image: StandaloneImage,
+    program: Program,
+    memory: Regions,
+    kernargs: Vec<u8>,
+    packet: Box<KernelDispatchPacket>,
+    grid: [u32; 3],
+    workgroup: [u16; 3],
+    lds: u32,
+}
+
+impl Bench {
+    /// `symbol` of `code_object` over `grid`/`workgroup`, with explicit kernel arguments
+    /// `args` (zeroed hidden arguments follow) and the host ranges `buffers` it touches.
+    fn new(
+        name: &'static str,
+        code_object: &[u8],
+        symbol: &str,
+        grid: [u32; 3],
+        workgroup: [u16; 3],
+        args: &[u8],
+        buffers: &[(u64, u64)],
+    ) -> Bench {
+        let image = StandaloneImage::load(code_object).expect("the code object loads");
+        let kernel_object = image.kernel_object(symbol).expect("the kernel");
+        let mut kernargs = args.to_vec();
+        kernargs.resize(args.len() + 256, 0);
+        let mut packet = Box::new(KernelDispatchPacket::default());
+        packet.workgroup_size_x = workgroup[0];
+        packet.workgroup_size_y = workgroup[1];
+        packet.workgroup_size_z = workgroup[2];
+        packet.grid_size_x = grid[0];
+        packet.grid_size_y = grid[1];
+        packet.grid_size_z = grid[2];
+        packet.kernel_object = kernel_object;
+        packet.kernarg_address = kernargs.as_ptr() as u64;
+        let mut regions = vec![
+            image.range(),
+            (kernargs.as_ptr() as u64, kernargs.len() as u64),
+            (&*packet as *const KernelDispatchPacket as u64, 64),
+        ];
+        regions.extend_from_slice(buffers);
+        let memory = Regions(regions);
+        let program = Program::load(&memory, kernel_object).expect("program");
+        let lds = program.descriptor.group_segment_fixed_size;
+        Bench { name, _image: image, program, memory, kernargs, packet, grid, workgroup, lds }
+    }
+
+    fn dispatch(&self) -> Dispatch<'_> {
+        Dispatch {
+            program: &self.program,
+            packet_address: &*self.packet as *const KernelDispatchPacket as u64,
+            queue_address: 0,
+            kernarg_address: self.kernargs.as_ptr() as u64,
+            dispatch_id: 0,
+            grid: self.grid,
+            workgroup: self.workgroup,
+            group_segment_size: self.lds,
+            private_segment_size: 0,
+            instruction_limit: u64::MAX,
+            realtime: || 0,
+        }
+    }
+
+    fn groups(&self) -> Vec<[u32; 3]> {
+        let count: [u32; 3] = core::array::from_fn(|axis| self.grid[axis].div_ceil(self.workgroup[axis] as u32));
+        let mut groups = Vec::new();
+        for z in 0..count[2] {
+            for y in 0..count[1] {
+                for x in 0..count[0] {
+                    groups.push([x, y, z]);
+                }
+            }
+        }
+        groups
+    }
+
+    /// Runs every workgroup on this thread; returns the wave instructions executed.
+    fn one_core(&self, lds: &mut Vec<u8>) -> u64 {
+        let dispatch = self.dispatch();
+        self.groups()
+            .iter()
+            .map(|&group| interp::run_workgroup(&dispatch, &self.memory, group, lds).expect("runs"))
+            .sum()
+    }
+
+    /// Runs the workgroups on every core.
+    fn all_cores(&self) -> u64 {
+        let dispatch = self.dispatch();
+        self.groups()
+            .par_iter()
+            .map_init(Vec::new, |lds, &group| interp::run_workgroup(&dispatch, &self.memory, group, lds).expect("runs"))
+            .sum()
+    }
+}
+
+fn words<T: Copy>(values: &[T]) -> (u64, u64) {
+    (values.as_ptr() as u64, core::mem::size_of_val(values) as u64)
+}
+
+fn args(pointers: &[u64], scalars: &[u32]) -> Vec<u8> {
+    let mut bytes: Vec<u8> = pointers.iter().flat_map(|pointer| pointer.to_le_bytes()).collect();
+    bytes.extend(scalars.iter().flat_map(|value| value.to_le_bytes()));
+    bytes
+}
+
+fn kernel(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(name);
+    std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+fn real_kernels(c: &mut Criterion) {
+    // GEMM: 256 x 256 x 256, 256 workgroups of 16 x 16.
+    let n = 256u32;
+    let a: Vec<f32> = (0..n * n).map(|i| (i % 7) as f32 * 0.25).collect();
+    let b: Vec<f32> = (0..n * n).map(|i| (i % 5) as f32 * 0.5 - 1.0).collect();
+    let bias = vec![0.5f32; n as usize];
+    let mut out = vec![0f32; (n * n) as usize];
+    let gemm = Bench::new(
+        "gemm_f32_256",
+        &kernel("gemm_gfx1100.hsaco"),
+        "gemm_bias_relu",
+        [n, n, 1],
+        [16, 16, 1],
+        &args(&[out.as_mut_ptr() as u64, a.as_ptr() as u64, b.as_ptr() as u64, bias.as_ptr() as u64], &[n, n, n]),
+        &[words(&out), words(&a), words(&b), words(&bias)],
+    );
+    // Reduction: 1 M elements, 4096 workgroups of 256.
+    let count = 1u32 << 20;
+    let input: Vec<f32> = (0..count).map(|i| (i % 13) as f32).collect();
+    let input_u: Vec<u32> = (0..count).collect();
+    let mut partials = vec![0f32; (count / 256) as usize];
+    let mut total = vec![0u32; 1];
+    let reduce = Bench::new(
+        "reduce_dpp_1M",
+        &kernel("reduce_gfx1100.hsaco"),
+        "reduce_sum",
+        [count, 1, 1],
+        [256, 1, 1],
+        &args(
+            &[partials.as_mut_ptr() as u64, total.as_mut_ptr() as u64, input.as_ptr() as u64, input_u.as_ptr() as u64],
+            &[count],
+        ),
+        &[words(&partials), words(&total), words(&input), words(&input_u)],
+    );
+    // f16 GEMM with v_dot2_f32_f16: 128 x 128 x 128.
+    let h = 128u32;
+    let half = |value: f32| half::f16::from_f32(value).to_bits();
+    let ha: Vec<u16> = (0..h * h).map(|i| half((i % 3) as f32 * 0.5)).collect();
+    let hb: Vec<u16> = (0..h * h).map(|i| half((i % 4) as f32 * 0.25)).collect();
+    let mut hc = vec![0f32; (h * h) as usize];
+    let hgemm = Bench::new(
+        "hgemm_dot2_128",
+        &kernel("hgemm_gfx1100.hsaco"),
+        "hgemm_dot2",
+        [h, h, 1],
+        [16, 16, 1],
+        &args(&[hc.as_mut_ptr() as u64, ha.as_ptr() as u64, hb.as_ptr() as u64], &[h, h, h]),
+        &[words(&hc), words(&ha), words(&hb)],
+    );
+    // The device library's fill of 1 MiB.
     let mut target = vec![0u32; (1 << 20) / 4];
     let plan = aqueduct_builtins::plan_fill(target.as_mut_ptr() as u64, 1 << 20, 0xA5C3_E1F0, 4).expect("plan");
-    // The planner picks the widest element the alignment allows: `fill_block_x16` here.
-    let image = StandaloneImage::load(bytes).expect("the library loads");
-    let kernel_object = image.kernel_object(plan.kernel_symbol()).expect("the kernel");
-    let kernargs = plan.kernarg_bytes().to_vec();
-    let packet = plan.packet(kernel_object, kernargs.as_ptr() as u64);
-    let memory = Regions(vec![
-        image.range(),
-        (target.as_ptr() as u64, target.len() as u64 * 4),
-        (kernargs.as_ptr() as u64, kernargs.len() as u64),
-        (&packet as *const KernelDispatchPacket as u64, 64),
-    ]);
-    let program = Program::load(&memory, kernel_object).expect("program");
-    let dispatch = Dispatch {
-        program: &program,
-        packet_address: &packet as *const KernelDispatchPacket as u64,
-        queue_address: 0,
-        kernarg_address: kernargs.as_ptr() as u64,
-        dispatch_id: 0,
-        grid: [plan.grid_size, 1, 1],
-        workgroup: [plan.workgroup_size, 1, 1],
-        group_segment_size: 0,
-        private_segment_size: 0,
-        instruction_limit: u64::MAX,
-        realtime: || 0,
-    };
-    let groups = plan.grid_size.div_ceil(plan.workgroup_size as u32);
-    let run = |lds: &mut Vec<u8>| -> u64 {
-        (0..groups).map(|group| interp::run_workgroup(&dispatch, &memory, [group, 0, 0], lds).expect("runs")).sum()
-    };
-    let instructions = run(&mut Vec::new());
+    let library = aqueduct_builtins::DeviceLibrary::code_object("gfx1100").expect("embedded gfx1100 library");
+    let fill = Bench::new(
+        "fill_1MiB",
+        library,
+        plan.kernel_symbol(),
+        [plan.grid_size, 1, 1],
+        [plan.workgroup_size, 1, 1],
+        plan.kernarg_bytes(),
+        &[words(&target)],
+    );
+    for bench in [&gemm, &reduce, &hgemm, &fill] {
+        let instructions = bench.one_core(&mut Vec::new());
+        let mut group = c.benchmark_group(format!("interpret/{}", bench.name));
+        group.throughput(Throughput::Elements(instructions));
+        group.bench_function("one_core", |b| {
+            let mut lds = Vec::new();
+            b.iter(|| bench.one_core(&mut lds));
+        });
+        group.bench_function("all_cores", |b| b.iter(|| bench.all_cores()));
+        group.finish();
+    }
+    // The results are right (the tests check them exactly; here, enough to know it ran).
+    assert!(out.iter().any(|&value| value > 0.0), "the GEMM wrote");
+    assert!(partials.iter().any(|&value| value > 0.0) && hc.iter().any(|&value| value > 0.0), "they wrote");
     assert!(target.iter().all(|&word| word == 0xA5C3_E1F0), "the fill is right");
-    let mut group = c.benchmark_group("interpret");
-    group.throughput(Throughput::Elements(instructions));
-    group.bench_function("fill/1MiB", |b| {
-        let mut lds = Vec::new();
-        b.iter(|| run(&mut lds));
-    });
-    group.finish();
-    // The physical limit for the same bytes: the host writing them itself.
+    // The physical limit for the fill's bytes: the host writing them itself.
     let mut baseline = c.benchmark_group("baseline");
     baseline.throughput(Throughput::Bytes(1 << 20));
     baseline.bench_function("memset/1MiB", |b| b.iter(|| std::hint::black_box(&mut target).fill(0xA5C3_E1F0)));
     baseline.finish();
 }
 
-criterion_group!(benches, fill_one_mebibyte);
+criterion_group!(benches, real_kernels);
 criterion_main!(benches);

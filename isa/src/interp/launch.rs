@@ -107,6 +107,7 @@ fn initial_wave(
         private_bytes,
         executed: 0,
         realtime: dispatch.realtime,
+        mode: initial_mode(descriptor.compute_pgm_rsrc1),
     };
     let properties = descriptor.kernel_code_properties;
     let mut next = 0u32;
@@ -179,6 +180,13 @@ fn initial_wave(
     }
     wave.write_sgpr(EXEC, exec);
     Ok(wave)
+}
+
+/// MODE at a wave's start, from COMPUTE_PGM_RSRC1 (AMDGPUUsage): FLOAT_ROUND_MODE_32 (bits
+/// 13:12), FLOAT_ROUND_MODE_16_64 (15:14), FLOAT_DENORM_MODE_32 (17:16) and _16_64 (19:18) are
+/// MODE's bits 7:0; ENABLE_DX10_CLAMP (bit 21) and ENABLE_IEEE_MODE (bit 23) its bits 8 and 9.
+fn initial_mode(rsrc1: u32) -> u32 {
+    (rsrc1 >> 12) & 0xFF | ((rsrc1 >> 21) & 1) << 8 | ((rsrc1 >> 23) & 1) << 9
 }
 
 /// Runs `wave` until it ends or reaches a barrier.

@@ -402,7 +402,9 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8
     match access.operation {
         Operation::Bpermute | Operation::Permute | Operation::Swizzle => {
             let offset = offset1 << 8 | offset0;
-            let source = wave.vgpr.get(data0 as usize).copied().unwrap_or([0; LANES]);
+            // `ds_swizzle_b32 vdst, vaddr` swizzles its one operand, the address field's VGPR.
+            let data = if matches!(access.operation, Operation::Swizzle) { addr } else { data0 };
+            let source = wave.vgpr.get(data as usize).copied().unwrap_or([0; LANES]);
             let address = wave.vgpr.get(addr as usize).copied().unwrap_or([0; LANES]);
             let mut out = [0u32; LANES];
             let active = |lane: usize| exec >> lane & 1 == 1;
@@ -492,11 +494,12 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8
                     let mut buffer = [0u8; 8];
                     read(lds, at, &mut buffer[..width as usize]);
                     let old = u64::from_le_bytes(buffer);
-                    // DS compare-and-store takes the comparand in data0 and the new value in
-                    // data1 (RDNA3 ISA guide, `DS_CMPSTORE_B32`); masked or takes the mask in
-                    // data0 and the bits in data1.
+                    // gfx11's compare-and-store takes the new value in data0 and the comparand
+                    // in data1 (RDNA3 ISA guide, `DS_CMPSTORE_B32`: the reverse of gfx10's
+                    // `DS_CMPST_B32`); masked or takes the mask in data0 and the bits in data1.
                     let (value, compare) = match op {
-                        AtomicOp::CompareSwap | AtomicOp::MaskOr => (second, first),
+                        AtomicOp::CompareSwap => (first, second),
+                        AtomicOp::MaskOr => (second, first),
                         _ if index == 1 => (second, 0),
                         _ => (first, 0),
                     };

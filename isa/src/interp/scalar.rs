@@ -6,6 +6,10 @@ use super::wave::{EXEC, Kind, VCC, Wave};
 use super::{ExecError, Memory};
 use crate::gfx11::{Encoding, Instruction, Opcode};
 
+/// Hardware register ids of `s_getreg`/`s_setreg` (LLVM's `HW_REG_*` for gfx11).
+const HW_REG_MODE: u32 = 1;
+const HW_REG_SHADER_CYCLES: u32 = 29;
+
 fn sign_extend(value: u32, bits: u32) -> i32 {
     ((value << (32 - bits)) as i32) >> (32 - bits)
 }
@@ -46,6 +50,15 @@ fn sopp(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         | Opcode::SSleep
         | Opcode::SSetprio
         | Opcode::SSendmsg => Flow::Next,
+        // MODE bits 3:0 (rounding) and 7:4 (denormals), RDNA3 ISA guide "MODE".
+        Opcode::SRoundMode => {
+            wave.mode = (wave.mode & !0xF) | (simm & 0xF);
+            Flow::Next
+        }
+        Opcode::SDenormMode => {
+            wave.mode = (wave.mode & !0xF0) | (simm & 0xF) << 4;
+            Flow::Next
+        }
         Opcode::STrap => return Err(ExecError::Trap { pc: wave.pc, reason: "s_trap" }),
         _ => return Err(unsupported(wave, instruction)),
     })
@@ -84,8 +97,30 @@ fn sopk(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         Opcode::SCmpkLeU32 => wave.scc = current <= simm,
         Opcode::SWaitcntVscnt | Opcode::SWaitcntVmcnt | Opcode::SWaitcntExpcnt | Opcode::SWaitcntLgkmcnt => {}
         // Writes to FLAT_SCRATCH (hwreg 20, 21) set up scratch, which the interpreter addresses
-        // per lane itself; other hardware registers are not modelled.
+        // per lane itself.
         Opcode::SSetregB32 | Opcode::SSetregImm32B32 if matches!(simm & 0x3F, 20 | 21) => {}
+        Opcode::SSetregB32 | Opcode::SSetregImm32B32 | Opcode::SGetregB32 => {
+            let (id, offset, size) = (simm & 0x3F, (simm >> 6) & 0x1F, ((simm >> 11) & 0x1F) + 1);
+            let mask = if size >= 32 { u32::MAX } else { (1u32 << size) - 1 };
+            let register = match id {
+                HW_REG_MODE => wave.mode,
+                // A 20-bit cycle counter: the agent's clock (the soft runtime's one clock).
+                HW_REG_SHADER_CYCLES if instruction.opcode() == Opcode::SGetregB32 => {
+                    ((wave.realtime)() & 0xF_FFFF) as u32
+                }
+                _ => return Err(unsupported(wave, instruction)),
+            };
+            if instruction.opcode() == Opcode::SGetregB32 {
+                wave.write_sgpr(sdst, (register >> offset) & mask);
+            } else {
+                // s_setreg_b32 writes the SGPR the sdst field names; the imm32 form its literal.
+                let value = match instruction.opcode() {
+                    Opcode::SSetregB32 => current,
+                    _ => instruction.literal().unwrap_or(0),
+                };
+                wave.mode = (register & !(mask << offset)) | ((value & mask) << offset);
+            }
+        }
         _ => return Err(unsupported(wave, instruction)),
     }
     Ok(Flow::Next)

@@ -15,7 +15,7 @@ use half::{bf16, f16};
 
 use super::launch::Flow;
 use super::operands::{Operands, Row, Row64, Width};
-use super::wave::{EXEC, Kind, LANES, VCC, Wave};
+use super::wave::{EXEC, Kind, LANES, MODE_IEEE_FLOAT, VCC, Wave};
 use crate::gfx11::{Encoding, Entry, Instruction, Opcode, Slot};
 
 /// A compare's condition (`v_cmp_<condition>_<type>`).
@@ -450,15 +450,34 @@ fn fmed3(a: f32, b: f32, c: f32) -> f32 {
     fmax(fmin(a, b), fmin(fmax(a, b), c))
 }
 
-/// `V_FRACT`: x − floor(x), below 1.0 (RDNA3 ISA guide).
+/// `V_FRACT`: x − floor(x), below 1.0; NaN stays NaN and infinity gives NaN (RDNA3 ISA guide;
+/// LLVM's gfx6 `v_fract_f64` workaround returns the input for NaN to match later chips).
 fn fract32(x: f32) -> f32 {
-    if x.is_infinite() { f32::NAN } else { (x - x.floor()).min(f32::from_bits(0x3F7F_FFFF)) }
+    if x.is_nan() {
+        x
+    } else if x.is_infinite() {
+        f32::NAN
+    } else {
+        (x - x.floor()).min(f32::from_bits(0x3F7F_FFFF))
+    }
 }
 fn fract64(x: f64) -> f64 {
-    if x.is_infinite() { f64::NAN } else { (x - x.floor()).min(f64::from_bits(0x3FEF_FFFF_FFFF_FFFF)) }
+    if x.is_nan() {
+        x
+    } else if x.is_infinite() {
+        f64::NAN
+    } else {
+        (x - x.floor()).min(f64::from_bits(0x3FEF_FFFF_FFFF_FFFF))
+    }
 }
 fn fract16(x: f32) -> f32 {
-    if x.is_infinite() { f32::NAN } else { (x - x.floor()).min(h(0x3BFF)) }
+    if x.is_nan() {
+        x
+    } else if x.is_infinite() {
+        f32::NAN
+    } else {
+        (x - x.floor()).min(h(0x3BFF))
+    }
 }
 
 /// `frexp`: the mantissa in [0.5, 1) and the exponent; NaN and infinity give themselves and 0.
@@ -530,6 +549,19 @@ fn mask(f: impl Fn(usize) -> bool) -> u32 {
 }
 
 fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
+    if wave.mode & 0xFF != MODE_IEEE_FLOAT && op.result != Kind::Int {
+        let mode = wave.mode;
+        let out = match moded(wave, op, mode) {
+            Some(out) => out,
+            None => ieee(wave, op)?,
+        };
+        return Some(flush_output(op, out, mode));
+    }
+    ieee(wave, op)
+}
+
+/// The operation under MODE's defaults: IEEE arithmetic, nearest even, denormals kept.
+fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
     if let Form::Compare { condition, ty, into_exec } = op.form {
         return Some(compare(wave, op, condition, ty, into_exec));
     }
@@ -618,6 +650,7 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VOr3B32 => map3(a(), b(), c(), |x, y, z| x | y | z),
         VXor3B32 => map3(a(), b(), c(), |x, y, z| x ^ y ^ z),
         VXadU32 => map3(a(), b(), c(), |x, y, z| (x ^ y).wrapping_add(z)),
+        VAdd3U32 => map3(a(), b(), c(), |x, y, z| x.wrapping_add(y).wrapping_add(z)),
         VBfeU32 => map3(a(), b(), c(), |x, y, z| {
             let (offset, size) = (y & 31, z & 31);
             if size == 0 { 0 } else { (x >> offset) & ((1u32 << size) - 1) }
@@ -1507,4 +1540,181 @@ fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
         _ => return None,
     };
     Some(Out::B32(row))
+}
+
+// MODE's rounding and denormal controls (RDNA3 ISA guide, "MODE"). The host computes in
+// nearest-even with denormals kept; other modes are applied to the basic arithmetic from its
+// exact error: the rounded result moves one unit toward the mode's direction where the exact
+// value lies that way. Input flushing applies to these operations; output flushing to every
+// float result. Other operations round to nearest even whatever the mode (a stated limit).
+
+/// Where the exact value lies from a rounded one: the sign of exact − rounded.
+fn direct32(rounded: f32, error: f64, mode: u32) -> f32 {
+    if error == 0.0 || rounded.is_nan() {
+        return rounded;
+    }
+    if rounded.is_infinite() {
+        // Rounded past the largest finite value: directed modes stop at it.
+        let toward_zero = mode == 3 || (mode == 1 && rounded < 0.0) || (mode == 2 && rounded > 0.0);
+        return if toward_zero { f32::MAX.copysign(rounded) } else { rounded };
+    }
+    match mode {
+        1 if error > 0.0 => rounded.next_up(),
+        2 if error < 0.0 => rounded.next_down(),
+        3 if error < 0.0 && rounded > 0.0 => rounded.next_down(),
+        3 if error > 0.0 && rounded < 0.0 => rounded.next_up(),
+        _ => rounded,
+    }
+}
+
+fn direct64(rounded: f64, error: f64, mode: u32) -> f64 {
+    if error == 0.0 || rounded.is_nan() {
+        return rounded;
+    }
+    if rounded.is_infinite() {
+        let toward_zero = mode == 3 || (mode == 1 && rounded < 0.0) || (mode == 2 && rounded > 0.0);
+        return if toward_zero { f64::MAX.copysign(rounded) } else { rounded };
+    }
+    match mode {
+        1 if error > 0.0 => rounded.next_up(),
+        2 if error < 0.0 => rounded.next_down(),
+        3 if error < 0.0 && rounded > 0.0 => rounded.next_down(),
+        3 if error > 0.0 && rounded < 0.0 => rounded.next_up(),
+        _ => rounded,
+    }
+}
+
+/// Knuth's TwoSum: the rounded sum and its exact error.
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let sum = a + b;
+    let b_virtual = sum - a;
+    let error = (a - (sum - b_virtual)) + (b - b_virtual);
+    (sum, error)
+}
+
+/// An f32 result in `mode` from its exact value `high + low` (two f64s).
+fn round32(high: f64, low: f64, mode: u32) -> f32 {
+    let rounded = high as f32;
+    let error = (high - rounded as f64) + low;
+    direct32(rounded, error, mode)
+}
+
+fn flush32(value: u32) -> u32 {
+    if value & 0x7F80_0000 == 0 { value & 0x8000_0000 } else { value }
+}
+fn flush16(value: u32) -> u32 {
+    if value & 0x7C00 == 0 { value & 0x8000 } else { value }
+}
+fn flush64(value: u64) -> u64 {
+    if value & (0x7FF << 52) == 0 { value & (1 << 63) } else { value }
+}
+
+/// The add, subtract, multiply and FMA families under a non-default MODE; `None` for the
+/// operations that round to nearest whatever the mode.
+fn moded(wave: &mut Wave, op: &VOp, mode: u32) -> Option<Out> {
+    use Opcode::*;
+    let (round32_mode, round64_mode) = (mode & 3, (mode >> 2) & 3);
+    let (keep_in32, keep_in64) = ((mode >> 4) & 1 == 1, (mode >> 6) & 1 == 1);
+    let input32 = |row: Row| if keep_in32 { row } else { row.map(flush32) };
+    let input16 = |row: Row| if keep_in64 { row } else { row.map(flush16) };
+    let input64 = |row: Row64| if keep_in64 { row } else { row.map(flush64) };
+    let f32s = |row: Row| row.map(|bits| f32::from_bits(bits) as f64);
+    let literal = f32::from_bits(op.operands.literal) as f64;
+    match op.opcode {
+        VAddF32 | VSubF32 | VSubrevF32 | VMulF32 | VFmaF32 | VFmacF32 | VFmaakF32 | VFmamkF32 => {
+            let a = f32s(input32(op.read(wave, 0)));
+            let b = f32s(input32(op.read(wave, 1)));
+            let c = match op.opcode {
+                VFmaF32 => f32s(input32(op.read(wave, 2))),
+                VFmacF32 => f32s(input32(wave.vgpr.get(op.operands.vdst as usize).copied().unwrap_or([0; LANES]))),
+                _ => [literal; LANES],
+            };
+            let row = lanes(|lane| {
+                let (x, y, z) = (a[lane], b[lane], c[lane]);
+                // Sums and products of f32 values are exact in f64 up to one rounding, whose
+                // error TwoSum (or an FMA) recovers; FMAs add an exact product.
+                let (high, low) = match op.opcode {
+                    VAddF32 => two_sum(x, y),
+                    VSubF32 => two_sum(x, -y),
+                    VSubrevF32 => two_sum(y, -x),
+                    VMulF32 => (x * y, 0.0),
+                    VFmaakF32 => two_sum(x * y, literal),
+                    VFmamkF32 => two_sum(x * literal, y),
+                    _ => two_sum(x * y, z),
+                };
+                round32(high, low, round32_mode).to_bits()
+            });
+            Some(Out::B32(row))
+        }
+        VAddF64 | VMulF64 => {
+            let (a, b) = (input64(op.read64(wave, 0)), input64(op.read64(wave, 1)));
+            Some(Out::B64(lanes(|lane| {
+                let (x, y) = (f64::from_bits(a[lane]), f64::from_bits(b[lane]));
+                let (rounded, error) = if op.opcode == VAddF64 {
+                    two_sum(x, y)
+                } else {
+                    let product = x * y;
+                    (product, x.mul_add(y, -product))
+                };
+                direct64(rounded, error, round64_mode).to_bits()
+            })))
+        }
+        VAddF16 | VSubF16 | VSubrevF16 | VMulF16 | VFmaF16 => {
+            let value = |row: Row| row.map(|bits| h(bits) as f64);
+            let a = value(input16(op.read(wave, 0)));
+            let b = value(input16(op.read(wave, 1)));
+            let c = if op.opcode == VFmaF16 { value(input16(op.read(wave, 2))) } else { [0.0; LANES] };
+            Some(Out::B32(lanes(|lane| {
+                let (x, y, z) = (a[lane], b[lane], c[lane]);
+                // f16 sums and products are exact in f64; an FMA's sum is TwoSum's pair.
+                let (high, low) = match op.opcode {
+                    VAddF16 => (x + y, 0.0),
+                    VSubF16 => (x - y, 0.0),
+                    VSubrevF16 => (y - x, 0.0),
+                    VMulF16 => (x * y, 0.0),
+                    _ => two_sum(x * y, z),
+                };
+                let rounded = f16::from_f64(high);
+                let error = (high - rounded.to_f64()) + low;
+                let bits = rounded.to_bits();
+                let stepped = if error == 0.0 || rounded.is_nan() || rounded.is_infinite() {
+                    bits
+                } else {
+                    let up = error > 0.0;
+                    // Rounded away from zero: the exact value lies between it and zero.
+                    let overshot = rounded.to_f64() != 0.0 && up != (rounded.to_f64() > 0.0);
+                    let toward = |toward_up: bool| {
+                        // One unit up or down in f16's ordered bit patterns.
+                        let value = rounded.to_f64();
+                        if value == 0.0 {
+                            if toward_up { 0x0001 } else { 0x8001 }
+                        } else if (value > 0.0) == toward_up {
+                            bits + 1
+                        } else {
+                            bits - 1
+                        }
+                    };
+                    match round64_mode {
+                        1 if up => toward(true),
+                        2 if !up => toward(false),
+                        3 if overshot => toward(up),
+                        _ => bits,
+                    }
+                };
+                stepped as u32
+            })))
+        }
+        _ => None,
+    }
+}
+
+/// MODE's output denormal flushing on a float result.
+fn flush_output(op: &VOp, out: Out, mode: u32) -> Out {
+    let (keep_out32, keep_out64) = ((mode >> 5) & 1 == 1, (mode >> 7) & 1 == 1);
+    match (out, op.result) {
+        (Out::B32(row), Kind::F32) if !keep_out32 && op.half & 8 == 0 => Out::B32(row.map(flush32)),
+        (Out::B32(row), Kind::F16) if !keep_out64 && op.half & 8 != 0 => Out::B32(row.map(flush16)),
+        (Out::B64(row), Kind::F64) if !keep_out64 => Out::B64(row.map(flush64)),
+        (out, _) => out,
+    }
 }

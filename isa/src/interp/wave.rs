@@ -40,7 +40,16 @@ pub(crate) struct Wave {
     pub private_bytes: usize,
     pub executed: u64,
     pub realtime: fn() -> u64,
+    /// The MODE register (RDNA3 ISA guide, "MODE"): bits 1:0 f32 rounding, 3:2 f16/f64
+    /// rounding (0 nearest even, 1 +inf, 2 −inf, 3 toward zero), 5:4 f32 and 7:6 f16/f64
+    /// denormals (bit 0 of each: keep input denormals, bit 1: keep output denormals), 8
+    /// DX10_CLAMP, 9 IEEE.
+    pub mode: u32,
 }
+
+/// MODE's value where nothing differs from IEEE arithmetic as the host does it: nearest even,
+/// every denormal kept.
+pub(crate) const MODE_IEEE_FLOAT: u32 = 0xF0;
 
 impl Wave {
     pub fn exec(&self) -> u32 {

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Rebuilds the interpreter's test kernels, isa/tests/kernels/<name>_<target>.hsaco, from the
+# sources beside them, for gfx1100, gfx11-generic (code object v6) and gfx1030 (the kernels that
+# build there; a later gfx10.3 interpreter runs them). isa/tests/kernels_exec.rs runs the gfx11
+# ones. Needs Debian's clang-19 and lld-19. Deterministic: fixed flags, relative source paths, no
+# build id; the outputs are checked in.
+set -euo pipefail
+cd "$(dirname "$0")/../tests/kernels"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Extra flags per source. atomics: the hardware float atomics rather than compare-swap loops,
+# and no atomic optimizer, so every lane's atomic reaches memory as written.
+extra_flags() {
+    case "$1" in
+        atomics) echo "-munsafe-fp-atomics -mllvm -amdgpu-atomic-optimizer-strategy=None" ;;
+        *) echo "" ;;
+    esac
+}
+
+# Sources with nothing for gfx1030 (WMMA is RDNA3's).
+gfx11_only="wmma"
+
+# Code object v6 is the first to allow a generic target.
+version_flags() {
+    case "$1" in
+        gfx11-generic) echo "-mcode-object-version=6" ;;
+        *) echo "" ;;
+    esac
+}
+
+build() { # source target
+    local source=$1 target=$2 name=${1%.*} kind=${1##*.}
+    local out="$work/${name}_$2" flags
+    flags="$(version_flags "$target") $(extra_flags "$name") -O3 -Wall -Werror=implicit-function-declaration"
+    case "$kind" in
+        c) clang-19 -x c -target amdgcn-amd-amdhsa -mcpu="$target" $flags -nogpulib -ffreestanding -c "$source" -o "$out.o" ;;
+        cl) clang-19 -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -mcpu="$target" $flags -nogpulib -c "$source" -o "$out.o" ;;
+        hip)
+            # Device-only HIP without headers or device libraries. clang 19 wraps a device-only
+            # object in an offload bundle (which needs clang-offload-bundler), so assemble its
+            # assembly instead.
+            clang-19 -x hip --offload-device-only --offload-arch="$target" -cuid="$name" $flags -nogpuinc -nogpulib -S "$source" -o "$out.s"
+            clang-19 -target amdgcn-amd-amdhsa -mcpu="$target" $(version_flags "$target") -c "$out.s" -o "$out.o" ;;
+    esac 2> >(grep -v 'code object v6 is still in development' >&2)
+    ld.lld-19 -shared --build-id=none "$out.o" -o "${name}_$2.hsaco"
+    echo "built ${name}_$2.hsaco"
+}
+
+for source in *.c *.cl *.hip; do
+    [ -e "$source" ] || continue
+    name=${source%.*}
+    for target in gfx1100 gfx11-generic gfx1030; do
+        if [ "$target" = gfx1030 ] && [[ " $gfx11_only " == *" $name "* ]]; then
+            continue
+        fi
+        build "$source" "$target"
+    done
+done
