@@ -111,6 +111,12 @@ impl Bench {
     }
 }
 
+/// One run of `bench` on this thread, the part callgrind counts (`--toggle-collect`).
+#[inline(never)]
+fn measured_once(bench: &Bench) -> u64 {
+    bench.one_core(&mut Vec::new())
+}
+
 fn words<T: Copy>(values: &[T]) -> (u64, u64) {
     (values.as_ptr() as u64, core::mem::size_of_val(values) as u64)
 }
@@ -188,6 +194,15 @@ fn real_kernels(c: &mut Criterion) {
         plan.kernarg_bytes(),
         &[words(&target)],
     );
+    // `AQUEDUCT_ISA_BENCH_ONCE=NAME`: run that kernel's workgroups once on this thread and stop,
+    // for an instruction count under callgrind (`scripts/isa-instructions.sh`), which is
+    // deterministic where times on a shared machine are not.
+    if let Ok(name) = std::env::var("AQUEDUCT_ISA_BENCH_ONCE") {
+        let bench = [&gemm, &reduce, &hgemm, &fill].into_iter().find(|bench| bench.name == name).expect("a bench name");
+        let instructions = measured_once(bench);
+        println!("{name}: {instructions} wave instructions");
+        return;
+    }
     for bench in [&gemm, &reduce, &hgemm, &fill] {
         let instructions = bench.one_core(&mut Vec::new());
         let mut group = c.benchmark_group(format!("interpret/{}", bench.name));

@@ -244,11 +244,16 @@ DPP16_WORD = 0xF << 28 | 0xF << 24 | 0x111 << 8  # row_mask, bank_mask 0xf, row_
 DPP8_IDENTITY = sum(lane << (3 * lane) for lane in range(8)) << 8  # dpp8:[0,1,...,7]
 
 GFX10_FIELDS = dict(FIELDS)
+GFX10_FIELDS["VOP3"] = by_base({("v", R(*range(10, 18))): "Vdst", ("s", R(10, 11)): "ScalarVdst",
+                                 ("s", R(12, 13, 0, 1)): "Sdst", ("v", R(20, 21)): "Src0", ("s", R(20, 21)): "Src0",
+                                 ("v", R(30, 31)): "Src1", ("s", R(32, 33)): "Src1", ("v", R(40, 41)): "Src2",
+                                 ("s", R(14, 15, 34, 35)): "Src2"})
 GFX10_FIELDS.update({
     "VOP1_SDWA": by_base({("v", R(10, 11)): "Vdst", ("s", R(10, 11)): "ScalarVdst", ("v", R(20, 21)): "Src0"}),
     "VOP2_SDWA": by_base({("v", R(10, 11)): "Vdst", ("v", R(20, 21)): "Src0", ("v", R(30, 31)): "Src1"}),
     "VOPC_SDWA": by_base({("s", R(12, 13)): "Sdst", ("v", R(20, 21)): "Src0", ("v", R(30, 31)): "Src1"}),
 })
+GFX10_FIELDS["ILLEGAL"] = by_base({})
 GFX10_FIELDS["VOP1_DPP"] = GFX10_FIELDS["VOP1_DPP8"] = GFX10_FIELDS["VOP1_SDWA"]
 GFX10_FIELDS["VOP2_DPP"] = GFX10_FIELDS["VOP2_DPP8"] = GFX10_FIELDS["VOP2_SDWA"]
 
@@ -285,9 +290,12 @@ def main_gfx1030():
     # clamp 15, op [25:16]; src0/1/2 [40:32]/[49:41]/[58:50], omod [60:59], neg [63:61].
     three, two, one = (V + 40) << 18 | (V + 30) << 9 | (V + 20), (V + 30) << 9 | (V + 20), V + 20
     scalar_src2 = 14 << 18 | (V + 30) << 9 | (V + 20)
+    # Lane operations take scalar sources (v_readlane_b32 s10, v20, s32; v_writelane_b32 v10,
+    # s20, s32; v_permlane16_b32 v10, v20, s32, s34): gfx10's LLVM refuses VGPRs there.
+    scalar_src1, scalar_both, scalar_all = 32 << 9 | (V + 20), 34 << 18 | 32 << 9 | (V + 20), 32 << 9 | 20
     vop3 = [lambda op, sdst=sdst, hi=hi: [0xD4000000 | op << 16 | sdst << 8 | 10, hi]
-            for sdst, hi in [(0, three), (0, scalar_src2), (0, two), (0, one), (0, 0), (12, three), (12, scalar_src2),
-                             (12, two), (12, one)]]
+            for sdst, hi in [(0, three), (0, scalar_src2), (0, two), (0, scalar_both), (0, scalar_src1), (0, scalar_all),
+                             (0, one), (0, 0), (12, three), (12, scalar_src2), (12, two), (12, one)]]
     t["VOP3"] = probe(1024, vop3, pool)
     # VOP3P (13.3.5): as gfx11.
     t["VOP3P"] = probe(128, [lambda op: [0xCC000000 | op << 16 | 10, 3 << 27 | (V + 40) << 18 | (V + 30) << 9 | (V + 20)],
@@ -314,10 +322,13 @@ def main_gfx1030():
     # SDWA (13.3.2): src0 [39:32], dst_sel [42:40], dst_unused [44:43], clamp 45, omod [47:46],
     # src0_sel [50:48], src0_sext 51, src0_neg 52, src0_abs 53, s0 55, src1_sel [58:56],
     # src1_sext 59, src1_neg 60, src1_abs 61, s1 63; VOPC: sdst [46:40] with sd 47.
-    t["VOP1_SDWA"] = probe(256, [lambda op: [0x7E000000 | 10 << 17 | op << 9 | SDWA, SDWA_DWORD | 20]], pool)
+    # VOP1 has no src1: LLVM refuses some VOP1 operations with a src1_sel.
+    t["VOP1_SDWA"] = probe(256, [lambda op: [0x7E000000 | 10 << 17 | op << 9 | SDWA, (SDWA_DWORD & 0xFFFFFF) | 20],
+                                 lambda op: [0x7E000000 | 10 << 17 | op << 9 | SDWA, SDWA_DWORD | 20]], pool)
     t["VOP2_SDWA"] = probe(64, [lambda op: [op << 25 | 10 << 17 | 30 << 9 | SDWA, SDWA_DWORD | 20]], pool)
-    t["VOPC_SDWA"] = probe(256, [lambda op: [0x7C000000 | op << 17 | 30 << 9 | SDWA, SDWA_DWORD | 1 << 15 | 12 << 8 | 20],
-                                 lambda op: [0x7C000000 | op << 17 | 30 << 9 | SDWA, SDWA_DWORD | 20]], pool)
+    vopc_sdwa = SDWA_DWORD & ~0xFF00  # no dst_sel: sdst and sd in its place
+    t["VOPC_SDWA"] = probe(256, [lambda op: [0x7C000000 | op << 17 | 30 << 9 | SDWA, vopc_sdwa | 1 << 15 | 12 << 8 | 20],
+                                 lambda op: [0x7C000000 | op << 17 | 30 << 9 | SDWA, vopc_sdwa | 20]], pool)
     # DPP16 (13.3.3): src0 [39:32], dpp_ctrl [48:40], fi 50, bound_ctrl 51, src0_neg 52,
     # src0_abs 53, src1_neg 54, src1_abs 55, bank_mask [59:56], row_mask [63:60]. DPP8: src0
     # [39:32], eight 3-bit lane selects [63:40]. gfx10 has neither for VOPC (LLVM refuses both).
@@ -327,6 +338,10 @@ def main_gfx1030():
     t["VOP2_DPP8"] = probe(64, [lambda op: [op << 25 | 10 << 17 | 30 << 9 | 233, DPP8_IDENTITY | 20]], pool)
     vopc_dpp = probe(256, [lambda op: [0x7C000000 | op << 17 | 30 << 9 | 250, DPP16_WORD | 20],
                            lambda op: [0x7C000000 | op << 17 | 30 << 9 | 233, DPP8_IDENTITY | 20]], pool)
+    # The all-zero word (a VOP2 word, opcode 0) is `v_illegal`; LLVM refuses VOP2 opcode 0 with
+    # any other bit set.
+    t["ILLEGAL"] = {0: (0, disassemble([0]))}
+    assert t["ILLEGAL"][0][1] == "v_illegal" and disassemble([0x00143D14]) is None
     json.dump(CACHE, open(GFX10_CACHE_PATH, "w"))
     assert not vopc_dpp, f"gfx1030 VOPC DPP: {vopc_dpp}"
     # DPP8 takes the operations DPP16 takes, printed alike: one table serves both.
@@ -350,7 +365,8 @@ GFX11_RENAMED = {
     "s_inst_prefetch": "s_set_inst_prefetch_distance",
     "v_ffbh_u32": "v_clz_i32_u32", "v_ffbl_b32": "v_ctz_i32_b32", "v_ffbh_i32": "v_cls_i32",
     "v_cvt_pkrtz_f16_f32": "v_cvt_pk_rtz_f16_f32",
-    "v_cvt_pknorm_i16_f32": "v_cvt_pk_norm_i16_f32", "v_cvt_pknorm_u16_f32": "v_cvt_pk_norm_u16_f32",
+    "v_cvt_flr_i32_f32": "v_cvt_floor_i32_f32", "v_cvt_rpi_i32_f32": "v_cvt_nearest_i32_f32",
+    "global_load_dword_addtid": "global_load_addtid_b32", "global_store_dword_addtid": "global_store_addtid_b32",
     "v_mul_legacy_f32": "v_mul_dx9_zero_f32", "v_fmac_legacy_f32": "v_fmac_dx9_zero_f32",
     "v_fma_legacy_f32": "v_fma_dx9_zero_f32",
     "v_dot2c_f32_f16": "v_dot2acc_f32_f16",
@@ -373,6 +389,11 @@ def gfx11_mnemonic(name):
     `*_gfx11` real names and `FLATInstructions.td`/`DSInstructions.td`'s `Renamed` lists)."""
     if name in GFX11_RENAMED:
         return GFX11_RENAMED[name]
+    # v_cvt_pknorm_i16_f32 -> v_cvt_pk_norm_i16_f32; v_cmp_tru_f32 -> v_cmp_t_f32.
+    name = re.sub(r"^v_cvt_pknorm_", "v_cvt_pk_norm_", name)
+    name = re.sub(r"^v_cmp(x?)_tru_", r"v_cmp\1_t_", name)
+    # buffer_load_format_d16_hi_x -> buffer_load_d16_hi_format_x.
+    name = re.sub(r"^buffer_(load|store)_format_(d16(?:_hi)?)_", r"buffer_\1_\2_format_", name)
     # Scalar loads: s_load_dwordx2 -> s_load_b64, s_buffer_load_dword -> s_buffer_load_b32.
     m = re.match(r"^(s_(?:buffer_)?load)_dword(?:x(\d+))?$", name)
     if m:

@@ -1,6 +1,7 @@
 //! AMDGPU machine code for the soft HSA runtime: a decoder for the gfx1100 (RDNA3) encodings that
 //! clang emits, printing LLVM's syntax, and (`interp`) an interpreter that runs a dispatch's waves.
 
+pub mod gfx10;
 pub mod gfx11;
 pub mod interp;
 

@@ -44,9 +44,9 @@ pub(crate) enum Flow {
 
 /// Runs workgroup `workgroup_id` of `dispatch` to its end; `lds` is reused between calls.
 /// Returns the instructions its waves executed.
-pub fn run_workgroup(
+pub fn run_workgroup<M: Memory + ?Sized>(
     dispatch: &Dispatch<'_>,
-    memory: &dyn Memory,
+    memory: &M,
     workgroup_id: [u32; 3],
     lds: &mut Vec<u8>,
 ) -> Result<u64, ExecError> {
@@ -190,7 +190,12 @@ fn initial_mode(rsrc1: u32) -> u32 {
 }
 
 /// Runs `wave` until it ends or reaches a barrier.
-fn run_wave(dispatch: &Dispatch<'_>, memory: &dyn Memory, wave: &mut Wave, lds: &mut [u8]) -> Result<(), ExecError> {
+fn run_wave<M: Memory + ?Sized>(
+    dispatch: &Dispatch<'_>,
+    memory: &M,
+    wave: &mut Wave,
+    lds: &mut [u8],
+) -> Result<(), ExecError> {
     let program = dispatch.program;
     loop {
         let pc = wave.pc;

@@ -132,11 +132,11 @@ fn parse(mnemonic: &str) -> Option<Operation> {
     Some(Operation::Atomic { op, wide: bytes == 8 })
 }
 
-pub(crate) fn step(
+pub(crate) fn step<M: Memory + ?Sized>(
     wave: &mut Wave,
     instruction: &Instruction,
     access: &Access,
-    memory: &dyn Memory,
+    memory: &M,
     lds: &mut [u8],
 ) -> Result<Flow, ExecError> {
     match (instruction.encoding, access.operation) {
@@ -177,12 +177,12 @@ pub(crate) fn step(
         match access.operation {
             Operation::Load { bytes, signed, d16, hi } => {
                 let mut buffer = [0u8; 16];
-                target.read(memory, wave, &mut buffer[..bytes]).map_err(fault)?;
+                sized(&mut buffer, bytes, |bytes| target.read(memory, wave, bytes)).map_err(fault)?;
                 write_loaded(wave, vdst, lane, &buffer[..bytes], signed, d16, hi);
             }
             Operation::Store { bytes, hi } => {
-                let buffer = store_bytes(wave, data, lane, bytes, hi);
-                target.write(memory, wave, &buffer[..bytes]).map_err(fault)?;
+                let mut buffer = store_bytes(wave, data, lane, bytes, hi);
+                sized(&mut buffer, bytes, |bytes| target.write(memory, wave, bytes)).map_err(fault)?;
             }
             Operation::Atomic { op, wide } => {
                 let Target::Global(address) = target else { return Err(unsupported(wave, instruction)) };
@@ -197,7 +197,22 @@ pub(crate) fn step(
     Ok(Flow::Next)
 }
 
+/// Calls `f` on `buffer[..bytes]` with a length the compiler knows in each arm, so the copies
+/// beneath it become moves rather than `memmove` calls (the access sizes are these six).
+#[inline(always)]
+fn sized<R>(buffer: &mut [u8; 16], bytes: usize, mut f: impl FnMut(&mut [u8]) -> R) -> R {
+    match bytes {
+        1 => f(&mut buffer[..1]),
+        2 => f(&mut buffer[..2]),
+        4 => f(&mut buffer[..4]),
+        8 => f(&mut buffer[..8]),
+        12 => f(&mut buffer[..12]),
+        _ => f(&mut buffer[..bytes]),
+    }
+}
+
 /// The bytes a store writes: `bytes` from the data registers (`hi`: their bits 31:16).
+#[inline(always)]
 fn store_bytes(wave: &Wave, data: u32, lane: usize, bytes: usize, hi: bool) -> [u8; 16] {
     let mut buffer = [0u8; 16];
     for dword in 0..bytes.div_ceil(4) {
@@ -209,8 +224,8 @@ fn store_bytes(wave: &Wave, data: u32, lane: usize, bytes: usize, hi: bool) -> [
 
 /// A global (or buffer) atomic: the value in `data` (and, for compare-and-swap, the comparand
 /// after it), applied through the memory; returns the old value.
-fn global_atomic(
-    memory: &dyn Memory,
+fn global_atomic<M: Memory + ?Sized>(
+    memory: &M,
     wave: &Wave,
     address: u64,
     op: AtomicOp,
@@ -238,7 +253,12 @@ fn global_atomic(
 /// dword's bytes end within `num_records` bytes of the offset; structured ones where the index is
 /// below `num_records` (and, for `OOB_SELECT` 0, the offset within the stride). Swizzled buffers
 /// are not modelled.
-fn buffer(wave: &mut Wave, instruction: &Instruction, access: &Access, memory: &dyn Memory) -> Result<Flow, ExecError> {
+fn buffer<M: Memory + ?Sized>(
+    wave: &mut Wave,
+    instruction: &Instruction,
+    access: &Access,
+    memory: &M,
+) -> Result<Flow, ExecError> {
     let [w0, w1, _] = instruction.words;
     let (vaddr, vdata, srsrc) = (w1 & 0xFF, (w1 >> 8) & 0xFF, ((w1 >> 16) & 0x1F) * 4);
     let (offen, idxen) = ((w1 >> 22) & 1 == 1, (w1 >> 23) & 1 == 1);
@@ -327,7 +347,8 @@ impl Target {
         }
     }
 
-    fn read(&self, memory: &dyn Memory, wave: &Wave, out: &mut [u8]) -> Result<(), MemoryFault> {
+    #[inline(always)]
+    fn read<M: Memory + ?Sized>(&self, memory: &M, wave: &Wave, out: &mut [u8]) -> Result<(), MemoryFault> {
         match *self {
             Target::Global(address) => memory.read(address, out),
             Target::Scratch(lane, offset) => {
@@ -338,7 +359,8 @@ impl Target {
         }
     }
 
-    fn write(&self, memory: &dyn Memory, wave: &mut Wave, data: &[u8]) -> Result<(), MemoryFault> {
+    #[inline(always)]
+    fn write<M: Memory + ?Sized>(&self, memory: &M, wave: &mut Wave, data: &[u8]) -> Result<(), MemoryFault> {
         match *self {
             Target::Global(address) => memory.write(address, data),
             Target::Scratch(lane, offset) => {
@@ -364,6 +386,7 @@ fn scratch_range(
     }
 }
 
+#[inline(always)]
 fn write_loaded(wave: &mut Wave, vdst: u32, lane: usize, bytes: &[u8], signed: bool, d16: bool, hi: bool) {
     if bytes.len() >= 4 {
         for (index, chunk) in bytes.chunks_exact(4).enumerate() {
@@ -399,6 +422,9 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8
     }
     let (two, stride, returns) = (access.two, access.stride, access.returns);
     let exec = wave.exec();
+    if ds_dwords(wave, access, [offset0, offset1], [addr, data0, data1, vdst], lds) {
+        return Ok(Flow::Next);
+    }
     match access.operation {
         Operation::Bpermute | Operation::Permute | Operation::Swizzle => {
             let offset = offset1 << 8 | offset0;
@@ -437,40 +463,45 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8
     }
     // LDS addresses are 32-bit: the VGPR plus the offset wraps (a negative VGPR with a positive
     // offset is common in compiled code).
-    let read = |lds: &[u8], at: u64, out: &mut [u8]| match lds.get(at as u32 as usize..at as u32 as usize + out.len()) {
-        Some(bytes) => out.copy_from_slice(bytes),
-        None => out.fill(0),
-    };
-    let write = |lds: &mut [u8], at: u64, data: &[u8]| {
+    #[inline(always)]
+    fn read(lds: &[u8], at: u64, out: &mut [u8]) {
+        match lds.get(at as u32 as usize..at as u32 as usize + out.len()) {
+            Some(bytes) => out.copy_from_slice(bytes),
+            None => out.fill(0),
+        }
+    }
+    #[inline(always)]
+    fn write(lds: &mut [u8], at: u64, data: &[u8]) {
         if let Some(bytes) = lds.get_mut(at as u32 as usize..at as u32 as usize + data.len()) {
             bytes.copy_from_slice(data);
         }
-    };
+    }
     for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
         let base = wave.vgpr(addr, lane) as u64;
         match access.operation {
             Operation::Load { bytes, signed, d16, hi } if two => {
                 for (index, offset) in [offset0, offset1].into_iter().enumerate() {
-                    let mut buffer = [0u8; 8];
-                    read(lds, base + (offset * stride) as u64 * bytes as u64, &mut buffer[..bytes]);
+                    let mut buffer = [0u8; 16];
+                    let at = base + (offset * stride) as u64 * bytes as u64;
+                    sized(&mut buffer, bytes, |out| read(lds, at, out));
                     write_loaded(wave, vdst + (index * bytes / 4) as u32, lane, &buffer[..bytes], signed, d16, hi);
                 }
             }
             Operation::Load { bytes, signed, d16, hi } => {
                 let mut buffer = [0u8; 16];
-                read(lds, base + (offset1 << 8 | offset0) as u64, &mut buffer[..bytes]);
+                sized(&mut buffer, bytes, |out| read(lds, base + (offset1 << 8 | offset0) as u64, out));
                 write_loaded(wave, vdst, lane, &buffer[..bytes], signed, d16, hi);
             }
             Operation::Store { bytes, hi } => {
                 let sources: &[(u32, u32)] = if two { &[(data0, offset0), (data1, offset1)] } else { &[(data0, 0)] };
                 for &(source, offset) in sources {
-                    let buffer = store_bytes(wave, source, lane, bytes, hi);
+                    let mut buffer = store_bytes(wave, source, lane, bytes, hi);
                     let at = if two {
                         base + (offset * stride) as u64 * bytes as u64
                     } else {
                         base + (offset1 << 8 | offset0) as u64
                     };
-                    write(lds, at, &buffer[..bytes]);
+                    sized(&mut buffer, bytes, |data| write(lds, at, data));
                 }
             }
             Operation::Atomic { op, wide } => {
@@ -519,6 +550,56 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8
         }
     }
     Ok(Flow::Next)
+}
+
+/// The common DS loads and stores, whole dwords without sign or half-register forms, row by row:
+/// each data register's row is read or written once for every lane instead of per lane and
+/// byte. Returns false for the other forms, which the general path runs.
+fn ds_dwords(
+    wave: &mut Wave,
+    access: &Access,
+    [offset0, offset1]: [u32; 2],
+    [addr, data0, data1, vdst]: [u32; 4],
+    lds: &mut [u8],
+) -> bool {
+    let (bytes, load) = match access.operation {
+        Operation::Load { bytes, signed: false, d16: false, .. } if bytes % 4 == 0 => (bytes, true),
+        Operation::Store { bytes, hi: false } if bytes % 4 == 0 => (bytes, false),
+        _ => return false,
+    };
+    let dwords = bytes / 4;
+    let exec = wave.exec();
+    let Some(&addresses) = wave.vgpr.get(addr as usize) else { return false };
+    // (byte offset from the address, first data or destination register) per element.
+    let elements: [(u32, u32); 2];
+    let elements: &[(u32, u32)] = if access.two {
+        let scale = access.stride * bytes as u32;
+        let second = if load { vdst + dwords as u32 } else { data1 };
+        elements = [(offset0 * scale, if load { vdst } else { data0 }), (offset1 * scale, second)];
+        &elements
+    } else {
+        elements = [(offset1 << 8 | offset0, if load { vdst } else { data0 }), (0, 0)];
+        &elements[..1]
+    };
+    for &(offset, first) in elements {
+        for dword in 0..dwords {
+            let Some(row) = wave.vgpr.get_mut(first as usize + dword) else { continue };
+            for lane in 0..LANES {
+                if exec >> lane & 1 == 0 {
+                    continue;
+                }
+                // LDS addresses are 32-bit and wrap; out of range reads 0 and drops writes.
+                let at = addresses[lane].wrapping_add(offset).wrapping_add(4 * dword as u32) as usize;
+                match lds.get_mut(at..at + 4) {
+                    Some(word) if load => row[lane] = u32::from_le_bytes([word[0], word[1], word[2], word[3]]),
+                    Some(word) => word.copy_from_slice(&row[lane].to_le_bytes()),
+                    None if load => row[lane] = 0,
+                    None => {}
+                }
+            }
+        }
+    }
+    true
 }
 
 /// The lane `ds_swizzle_b32` reads for `lane` (RDNA3 ISA guide, `DS_SWIZZLE_B32`): offset bit 15

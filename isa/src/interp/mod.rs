@@ -168,6 +168,7 @@ macro_rules! host_atomic {
 }
 
 impl<T: HostMemory> Memory for T {
+    #[inline(always)]
     fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
         self.check(address, out.len() as u64, false)?;
         // SAFETY: `check` vouched for the range (the trait's contract). Plain copies carry no
@@ -176,6 +177,7 @@ impl<T: HostMemory> Memory for T {
         Ok(())
     }
 
+    #[inline(always)]
     fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
         self.check(address, data.len() as u64, true)?;
         // SAFETY: as for `read`.

@@ -14,7 +14,11 @@ fn sign_extend(value: u32, bits: u32) -> i32 {
     ((value << (32 - bits)) as i32) >> (32 - bits)
 }
 
-pub(crate) fn step(wave: &mut Wave, instruction: &Instruction, memory: &dyn Memory) -> Result<Flow, ExecError> {
+pub(crate) fn step<M: Memory + ?Sized>(
+    wave: &mut Wave,
+    instruction: &Instruction,
+    memory: &M,
+) -> Result<Flow, ExecError> {
     match instruction.encoding {
         Encoding::Sopp => sopp(wave, instruction),
         Encoding::Smem => smem(wave, instruction, memory),
@@ -126,7 +130,7 @@ fn sopk(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     Ok(Flow::Next)
 }
 
-fn smem(wave: &mut Wave, instruction: &Instruction, memory: &dyn Memory) -> Result<Flow, ExecError> {
+fn smem<M: Memory + ?Sized>(wave: &mut Wave, instruction: &Instruction, memory: &M) -> Result<Flow, ExecError> {
     let [w0, w1, _] = instruction.words;
     let dwords = match instruction.opcode() {
         Opcode::SLoadB32 => 1,

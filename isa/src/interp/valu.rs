@@ -283,7 +283,7 @@ fn output32(op: &VOp, row: Row) -> Row {
     let scale = [1.0f32, 2.0, 4.0, 0.5][omod as usize];
     let half = |bits: u32| {
         let value = f16::from_bits(bits as u16).to_f32() * scale;
-        f16::from_f32(if clamp { clamp01(value) } else { value }).to_bits() as u32
+        to_h(if clamp { clamp01(value) } else { value })
     };
     match op.result {
         Kind::F32 if matches!(op.form, Form::Alu) => row.map(|bits| {
@@ -315,6 +315,33 @@ fn clamp01(value: f32) -> f32 {
 
 // Lane maps: one closure over every lane of fixed-size rows, as plain indexed loops (which the
 // compiler unrolls and vectorises; `array::from_fn` was not inlined through its closure).
+/// A fused multiply-add of f32 rows. Without the FMA instructions (x86-64's baseline), each
+/// `f32::mul_add` is a call into a software `fmaf`; where the CPU has them (checked once), the
+/// same loop compiled for them is a few vector instructions. Both round once, exactly as IEEE
+/// fma does.
+#[inline(always)]
+fn fma_rows(a: Row, b: Row, c: Row) -> Row {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("fma") && std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has the FMA instructions the function is compiled for (checked
+            // just above; the result is cached by the standard library).
+            return unsafe { fma_rows_fma(&a, &b, &c) };
+        }
+    }
+    f3(a, b, c, f32::mul_add)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma,avx2")]
+fn fma_rows_fma(a: &Row, b: &Row, c: &Row) -> Row {
+    let mut out = [0u32; LANES];
+    for lane in 0..LANES {
+        out[lane] = f32::from_bits(a[lane]).mul_add(f32::from_bits(b[lane]), f32::from_bits(c[lane])).to_bits();
+    }
+    out
+}
+
 /// A row built lane by lane.
 #[inline(always)]
 fn lanes<T: Copy + Default>(mut f: impl FnMut(usize) -> T) -> [T; LANES] {
@@ -391,21 +418,61 @@ fn d3(a: Row64, b: Row64, c: Row64, f: impl Fn(f64, f64, f64) -> f64) -> Row64 {
 /// f16 operations, computed in f32 (exact for one operation of f16 values) and rounded once.
 #[inline(always)]
 fn h1(a: Row, f: impl Fn(f32) -> f32) -> Row {
-    map1(a, |x| f16::from_f32(f(h(x))).to_bits() as u32)
+    map1(a, |x| to_h(f(h(x))))
 }
 #[inline(always)]
 fn h2(a: Row, b: Row, f: impl Fn(f32, f32) -> f32) -> Row {
-    map2(a, b, |x, y| f16::from_f32(f(h(x), h(y))).to_bits() as u32)
+    map2(a, b, |x, y| to_h(f(h(x), h(y))))
 }
 #[inline(always)]
 fn h(bits: u32) -> f32 {
-    f16::from_bits(bits as u16).to_f32()
+    // Every f16 is an f32: its exponent and mantissa bits, shifted into f32's places, are the
+    // value times 2^-112 (denormals included, as f32 normals or denormals), so one exact multiply
+    // rescales them; infinities and NaNs keep their payload. (half's `to_f32` checks the CPU's
+    // features on every call.)
+    let sign = (bits & 0x8000) << 16;
+    let magnitude = bits & 0x7FFF;
+    if magnitude >= 0x7C00 {
+        return f32::from_bits(sign | 0x7F80_0000 | (magnitude & 0x3FF) << 13);
+    }
+    let scaled = f32::from_bits(magnitude << 13) * f32::from_bits((127 + 112) << 23);
+    f32::from_bits(scaled.to_bits() | sign)
+}
+/// f32 to f16 bits, rounded once to nearest even (f32 to f64 is exact).
+#[inline(always)]
+fn to_h(value: f32) -> u32 {
+    to_h64(value as f64)
+}
+/// f64 to f16 bits, rounded once to nearest even. (half's `from_f64` goes through f32 on CPUs
+/// with F16C, rounding twice, and checks the CPU's features on every call.)
+#[inline(always)]
+fn to_h64(value: f64) -> u32 {
+    let sign = ((value.to_bits() >> 48) & 0x8000) as u32;
+    let magnitude = value.abs();
+    if magnitude.is_nan() {
+        return sign | 0x7E00;
+    }
+    // Past the midpoint between the largest f16 (65504) and 2^16, nearest even is infinity.
+    if magnitude >= 65520.0 {
+        return sign | 0x7C00;
+    }
+    // Nearest even of a non-negative value below 2^52: (y + 2^52) − 2^52, exact otherwise.
+    let nearest = |y: f64| (y + 4503599627370496.0) - 4503599627370496.0;
+    if magnitude < f64::from_bits(0x3F10_0000_0000_0000) {
+        // Below 2^-14: multiples of 2^-24 (1024 of them is the smallest normal, 0x0400).
+        return sign | nearest(magnitude * 16777216.0) as u32;
+    }
+    let exponent = ((magnitude.to_bits() >> 52) & 0x7FF) as i32 - 1023;
+    // The value in units of its f16 quantum, 2^(exponent − 10): 1024 to 2048 after rounding.
+    let units = nearest(magnitude * f64::from_bits(((1023 + 10 - exponent) as u64) << 52)) as u32;
+    let (exponent, units) = if units == 2048 { (exponent + 1, 1024) } else { (exponent, units) };
+    sign | ((exponent + 15) as u32) << 10 | (units - 1024)
 }
 /// A fused multiply-add of f16 values: exact in f64, rounded once to f16.
 #[inline(always)]
 fn hfma(a: u32, b: u32, c: u32) -> u32 {
     let value = (h(a) as f64).mul_add(h(b) as f64, h(c) as f64);
-    f16::from_f64(value).to_bits() as u32
+    to_h64(value)
 }
 /// A packed operation: each 16-bit half of the (already op_sel-arranged) operands.
 #[inline(always)]
@@ -804,10 +871,10 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VMulDx9ZeroF32 => f2(a(), b(), |x, y| if x == 0.0 || y == 0.0 { 0.0 } else { x * y }),
         VFmaDx9ZeroF32 => f3(a(), b(), c(), |x, y, z| if x == 0.0 || y == 0.0 { z } else { x.mul_add(y, z) }),
         VFmacDx9ZeroF32 => f3(a(), b(), vdst(), |x, y, z| if x == 0.0 || y == 0.0 { z } else { x.mul_add(y, z) }),
-        VFmaF32 => f3(a(), b(), c(), f32::mul_add),
-        VFmacF32 => f3(a(), b(), vdst(), f32::mul_add),
-        VFmaakF32 => f2(a(), b(), |x, y| x.mul_add(y, f32::from_bits(literal))),
-        VFmamkF32 => f2(a(), b(), |x, y| x.mul_add(f32::from_bits(literal), y)),
+        VFmaF32 => fma_rows(a(), b(), c()),
+        VFmacF32 => fma_rows(a(), b(), vdst()),
+        VFmaakF32 => fma_rows(a(), b(), [literal; LANES]),
+        VFmamkF32 => fma_rows(a(), [literal; LANES], b()),
         VMinF32 => f2(a(), b(), fmin),
         VMaxF32 => f2(a(), b(), fmax),
         VMin3F32 => f3(a(), b(), c(), |x, y, z| fmin(fmin(x, y), z)),
@@ -929,12 +996,12 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VFmamkF16 => map2(a(), b(), |x, y| hfma(x, literal & 0xFFFF, y)),
         VMinF16 => h2(a(), b(), fmin),
         VMaxF16 => h2(a(), b(), fmax),
-        VMin3F16 => map3(a(), b(), c(), |x, y, z| f16::from_f32(fmin(fmin(h(x), h(y)), h(z))).to_bits() as u32),
-        VMax3F16 => map3(a(), b(), c(), |x, y, z| f16::from_f32(fmax(fmax(h(x), h(y)), h(z))).to_bits() as u32),
-        VMed3F16 => map3(a(), b(), c(), |x, y, z| f16::from_f32(fmed3(h(x), h(y), h(z))).to_bits() as u32),
-        VMaxminF16 => map3(a(), b(), c(), |x, y, z| f16::from_f32(fmin(fmax(h(x), h(y)), h(z))).to_bits() as u32),
-        VMinmaxF16 => map3(a(), b(), c(), |x, y, z| f16::from_f32(fmax(fmin(h(x), h(y)), h(z))).to_bits() as u32),
-        VLdexpF16 => map2(a(), b(), |x, y| f16::from_f64(ldexp64(h(x) as f64, y as i16 as i32)).to_bits() as u32),
+        VMin3F16 => map3(a(), b(), c(), |x, y, z| to_h(fmin(fmin(h(x), h(y)), h(z)))),
+        VMax3F16 => map3(a(), b(), c(), |x, y, z| to_h(fmax(fmax(h(x), h(y)), h(z)))),
+        VMed3F16 => map3(a(), b(), c(), |x, y, z| to_h(fmed3(h(x), h(y), h(z)))),
+        VMaxminF16 => map3(a(), b(), c(), |x, y, z| to_h(fmin(fmax(h(x), h(y)), h(z)))),
+        VMinmaxF16 => map3(a(), b(), c(), |x, y, z| to_h(fmax(fmin(h(x), h(y)), h(z)))),
+        VLdexpF16 => map2(a(), b(), |x, y| to_h64(ldexp64(h(x) as f64, y as i16 as i32))),
         VRcpF16 => h1(a(), |x| 1.0 / x),
         VSqrtF16 => h1(a(), f32::sqrt),
         VRsqF16 => h1(a(), |x| 1.0 / x.sqrt()),
@@ -949,10 +1016,10 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VFractF16 => h1(a(), fract16),
         VFrexpMantF16 => h1(a(), |x| frexp(x as f64).0 as f32),
         VFrexpExpI16F16 => map1(a(), |x| frexp(h(x) as f64).1 as u16 as u32),
-        VCvtF16F32 => map1(a(), |x| f16::from_f32(f32::from_bits(x)).to_bits() as u32),
+        VCvtF16F32 => map1(a(), |x| to_h(f32::from_bits(x))),
         VCvtF32F16 => map1(a(), |x| h(x).to_bits()),
-        VCvtF16U16 => map1(a(), |x| f16::from_f32((x & 0xFFFF) as f32).to_bits() as u32),
-        VCvtF16I16 => map1(a(), |x| f16::from_f32(x as i16 as f32).to_bits() as u32),
+        VCvtF16U16 => map1(a(), |x| to_h((x & 0xFFFF) as f32)),
+        VCvtF16I16 => map1(a(), |x| to_h(x as i16 as f32)),
         VCvtU16F16 => map1(a(), |x| h(x) as u16 as u32),
         VCvtI16F16 => map1(a(), |x| h(x) as i16 as u16 as u32),
         VCvtNormI16F16 => map1(a(), |x| norm_i16(h(x))),
@@ -964,9 +1031,7 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
             let s = |v: u32| (v as u16 as i16).clamp(0, 255) as u32;
             s(x & 0xFFFF) | s(x >> 16) << 8
         }),
-        VDivFixupF16 => map3(a(), b(), c(), |q, d, n| {
-            f16::from_f64(div_fixup(h(q) as f64, h(d) as f64, h(n) as f64, 25)).to_bits() as u32
-        }),
+        VDivFixupF16 => map3(a(), b(), c(), |q, d, n| to_h64(div_fixup(h(q) as f64, h(d) as f64, h(n) as f64, 25))),
         VDot2accF32F16 => {
             let (x, y, z) = (a(), b(), vdst());
             lanes(|lane| dot2_f16(x[lane], y[lane], f32::from_bits(z[lane])).to_bits())
@@ -978,7 +1043,7 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
                 let (x, y) = (x[lane], y[lane]);
                 let value = |bits: u32| if bf { bf16::from_bits(bits as u16).to_f32() } else { h(bits) };
                 let sum = value(x & 0xFFFF) * value(y & 0xFFFF) + value(x >> 16) * value(y >> 16) + value(z[lane]);
-                if bf { bf16::from_f32(sum).to_bits() as u32 } else { f16::from_f32(sum).to_bits() as u32 }
+                if bf { bf16::from_f32(sum).to_bits() as u32 } else { to_h(sum) }
             })
         }
         VPkFmacF16 => {
@@ -1439,10 +1504,10 @@ fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
     let c = || arranged(2);
     let clamp = operands.clamp;
     let row = match op.opcode {
-        VPkAddF16 => pk2(a(), b(), |x, y| f16::from_f32(h(x) + h(y)).to_bits() as u32),
-        VPkMulF16 => pk2(a(), b(), |x, y| f16::from_f32(h(x) * h(y)).to_bits() as u32),
-        VPkMinF16 => pk2(a(), b(), |x, y| f16::from_f32(fmin(h(x), h(y))).to_bits() as u32),
-        VPkMaxF16 => pk2(a(), b(), |x, y| f16::from_f32(fmax(h(x), h(y))).to_bits() as u32),
+        VPkAddF16 => pk2(a(), b(), |x, y| to_h(h(x) + h(y))),
+        VPkMulF16 => pk2(a(), b(), |x, y| to_h(h(x) * h(y))),
+        VPkMinF16 => pk2(a(), b(), |x, y| to_h(fmin(h(x), h(y)))),
+        VPkMaxF16 => pk2(a(), b(), |x, y| to_h(fmax(h(x), h(y)))),
         VPkFmaF16 => pk3(a(), b(), c(), hfma),
         VPkAddU16 if clamp => pk2(a(), b(), |x, y| (x as u16).saturating_add(y as u16) as u32),
         VPkAddU16 | VPkAddI16 if !clamp => pk2(a(), b(), u32::wrapping_add),
@@ -1521,7 +1586,7 @@ fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
                         if clamp { clamp01(value).to_bits() } else { value.to_bits() }
                     }
                     _ => {
-                        let value = f16::from_f64(if clamp { value.clamp(0.0, 1.0) } else { value }).to_bits() as u32;
+                        let value = to_h64(if clamp { value.clamp(0.0, 1.0) } else { value });
                         if op.opcode == VFmaMixloF16 {
                             (current[lane] & 0xFFFF_0000) | value
                         } else {
@@ -1716,5 +1781,33 @@ fn flush_output(op: &VOp, out: Out, mode: u32) -> Out {
         (Out::B32(row), Kind::F16) if !keep_out64 && op.half & 8 != 0 => Out::B32(row.map(flush16)),
         (Out::B64(row), Kind::F64) if !keep_out64 => Out::B64(row.map(flush64)),
         (out, _) => out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every f16, its neighbours' midpoints and the values just beside them round as IEEE's
+    /// nearest even says: exhaustively, over all 63,488 finite positive and negative patterns.
+    #[test]
+    fn f16_conversions_round_once_to_nearest_even() {
+        for sign in [0u32, 0x8000] {
+            for bits in 0..0x7C00u32 {
+                let value = h(sign | bits) as f64;
+                assert_eq!(value.abs(), half::f16::from_bits(bits as u16).to_f64(), "{bits:#x}");
+                assert_eq!(to_h64(value), sign | bits, "{bits:#x} round-trips");
+                let next = if bits + 1 == 0x7C00 { 65536.0 } else { h(bits + 1) as f64 };
+                let middle = (value.abs() + next) / 2.0;
+                let even = if bits & 1 == 0 { bits } else { bits + 1 };
+                let signed = |magnitude: f64| if sign != 0 { -magnitude } else { magnitude };
+                assert_eq!(to_h64(signed(middle)), sign | even.min(0x7C00), "{bits:#x} midpoint");
+                assert_eq!(to_h64(signed(middle.next_down())), sign | bits, "{bits:#x} below the midpoint");
+                assert_eq!(to_h64(signed(middle.next_up())), sign | (bits + 1), "{bits:#x} above the midpoint");
+            }
+        }
+        assert_eq!(to_h64(f64::INFINITY), 0x7C00);
+        assert!(h(to_h64(f64::NAN)).is_nan());
+        assert_eq!(h(0xFC00), f32::NEG_INFINITY);
     }
 }

@@ -1,0 +1,885 @@
+//! LLVM's gfx10 assembly syntax for decoded instructions, as `llvm-objdump-19 -d --mcpu=gfx1030`
+//! prints it (`tests/llvm_agreement_gfx10.rs` compares the two on every instruction of the
+//! checked-in gfx1030 code objects and of the ROCm corpus in `tests/golden/gfx1030.txt`). Where a
+//! rule is LLVM's printer's rather than the encoding's, it names the `AMDGPUInstPrinter` routine.
+
+use core::fmt::{self, Display, Formatter, Write};
+
+use super::decode::{Encoding, Extension, Instruction};
+use super::fields::{Operand, scalar_operand, source_operand};
+use super::table_types::{Entry, Slot};
+
+impl Display for Instruction {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write_instruction(f, self)
+    }
+}
+
+/// Writes ", "-separated operands after the mnemonic's space.
+struct Operands<'a, 'b> {
+    f: &'a mut Formatter<'b>,
+    first: bool,
+}
+
+impl<'a, 'b> Operands<'a, 'b> {
+    fn new(f: &'a mut Formatter<'b>) -> Self {
+        Self { f, first: true }
+    }
+
+    fn separator(&mut self) -> fmt::Result {
+        let separator = if self.first { " " } else { ", " };
+        self.first = false;
+        self.f.write_str(separator)
+    }
+
+    fn item(&mut self, operand: Operand, width: u8) -> fmt::Result {
+        self.separator()?;
+        write!(self.f, "{}", Wide(operand, width))
+    }
+
+    fn text(&mut self, text: impl Display) -> fmt::Result {
+        self.separator()?;
+        write!(self.f, "{text}")
+    }
+
+    /// A source with its modifiers: `sext(...)`, `-`, `|...|`.
+    fn source(&mut self, operand: Operand, width: u8, modifiers: Modifiers) -> fmt::Result {
+        self.separator()?;
+        let Modifiers { neg, abs, sext } = modifiers;
+        let (open, close) = if sext { ("sext(", ")") } else { ("", "") };
+        let neg = if neg { "-" } else { "" };
+        let (bar_open, bar_close) = if abs { ("|", "|") } else { ("", "") };
+        write!(self.f, "{open}{neg}{bar_open}{}{bar_close}{close}", Wide(operand, width))
+    }
+
+    /// A modifier: space-separated after the operands.
+    fn modifier(&mut self, text: impl Display) -> fmt::Result {
+        write!(self.f, " {text}")
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Modifiers {
+    neg: bool,
+    abs: bool,
+    sext: bool,
+}
+
+/// An operand printed at a width in dwords.
+struct Wide(Operand, u8);
+
+impl Display for Wide {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let Wide(operand, width) = *self;
+        let range = |f: &mut Formatter<'_>, file: &str, index: u32| {
+            if width <= 1 {
+                write!(f, "{file}{index}")
+            } else {
+                write!(f, "{file}[{index}:{}]", index + width as u32 - 1)
+            }
+        };
+        match operand {
+            Operand::Sgpr(index) => range(f, "s", index as u32),
+            Operand::Vgpr(index) => range(f, "v", index as u32),
+            Operand::Ttmp(index) => range(f, "ttmp", index as u32),
+            Operand::VccLo => f.write_str(if width == 2 { "vcc" } else { "vcc_lo" }),
+            Operand::VccHi => f.write_str("vcc_hi"),
+            Operand::ExecLo => f.write_str(if width == 2 { "exec" } else { "exec_lo" }),
+            Operand::ExecHi => f.write_str("exec_hi"),
+            Operand::Null => f.write_str("null"),
+            Operand::M0 => f.write_str("m0"),
+            Operand::Scc => f.write_str("src_scc"),
+            Operand::Int(value) => write!(f, "{value}"),
+            Operand::Float(value) => f.write_str(value.text()),
+            Operand::Literal(value) => write_literal(f, value),
+            Operand::Special(name) => f.write_str(name),
+            Operand::Reserved(value) => write!(f, "<reserved {value}>"),
+        }
+    }
+}
+
+/// A literal as LLVM prints a 32-bit immediate (`printImmediate32`): values an inline constant
+/// could hold in decimal or as the float, others in hex.
+fn write_literal(f: &mut Formatter<'_>, value: u32) -> fmt::Result {
+    if (-16..=64).contains(&(value as i32)) {
+        return write!(f, "{}", value as i32);
+    }
+    let float = [0.5f32, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0].into_iter().find(|float| float.to_bits() == value);
+    match float {
+        Some(float) => write!(f, "{float:?}"),
+        None if value == 0x3E22_F983 => f.write_str("0.15915494"),
+        None => write!(f, "0x{value:x}"),
+    }
+}
+
+/// A signed offset in hex, as LLVM prints SMEM offsets (`-0x10`).
+struct SignedHex(i32);
+
+impl Display for SignedHex {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if self.0 < 0 { write!(f, "-0x{:x}", self.0.unsigned_abs()) } else { write!(f, "0x{:x}", self.0) }
+    }
+}
+
+fn width_of(entry: &Entry, probe: fn(&Slot) -> Option<u8>) -> Option<u8> {
+    entry.slots.iter().find_map(probe)
+}
+
+fn write_instruction(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
+    let entry = instruction.entry;
+    let [w0, w1, _] = instruction.words;
+    let literal = instruction.literal();
+    f.write_str(entry.mnemonic)?;
+    match (instruction.encoding, instruction.extension) {
+        (Encoding::Sopp, _) => return write_sopp(f, instruction),
+        (Encoding::Sopk, _) => return write_sopk(f, instruction),
+        (_, Extension::Sdwa) => return write_sdwa(f, instruction),
+        (_, Extension::Dpp16 | Extension::Dpp8 { .. }) => return write_dpp(f, instruction),
+        _ => {}
+    }
+    let mut out = Operands::new(f);
+    if instruction.returns_data()
+        && let Some(width) = atomic_return_width(instruction)
+    {
+        out.item(Operand::Vgpr((w1 >> 24) as u8), width)?;
+    }
+    for slot in entry.slots {
+        match (instruction.encoding, *slot) {
+            (Encoding::Sop2 | Encoding::Sop1, Slot::Sdst(width)) => {
+                out.item(scalar_operand((w0 >> 16) & 0x7F), width)?
+            }
+            (_, Slot::Ssrc0(width)) => out.item(source_operand(w0 & 0xFF, literal), width)?,
+            (_, Slot::Ssrc1(width)) => out.item(source_operand((w0 >> 8) & 0xFF, literal), width)?,
+            (Encoding::Smem, _) => write_smem_slot(&mut out, instruction, *slot)?,
+            (Encoding::Vop2 | Encoding::Vop1 | Encoding::Vopc, _) => {
+                let field = match *slot {
+                    Slot::Vdst(width) => Some((Operand::Vgpr((w0 >> 17) as u8), width)),
+                    Slot::ScalarVdst(width) => Some((scalar_operand((w0 >> 17) & 0xFF), width)),
+                    Slot::Src0(width) => Some((source_operand(w0 & 0x1FF, literal), width)),
+                    Slot::Src1(width) => Some((Operand::Vgpr((w0 >> 9) as u8), width)),
+                    _ => None,
+                };
+                match (field, *slot) {
+                    (Some((operand, width)), _) => out.item(operand, width)?,
+                    (None, Slot::Fixed(name)) => out.text(name)?,
+                    (None, Slot::Imm) => out.text(format_args!("0x{:x}", literal.unwrap_or(0)))?,
+                    (None, other) => out.text(format_args!("{other:?}"))?,
+                }
+            }
+            (Encoding::Vop3, _) => write_vop3_slot(&mut out, instruction, *slot)?,
+            (Encoding::Vop3p, _) => write_vop3p_slot(&mut out, instruction, *slot)?,
+            (Encoding::Ds, _) => {
+                let (operand, width) = match *slot {
+                    Slot::Vdst(width) => ((w1 >> 24) & 0xFF, width),
+                    Slot::Addr(width) => (w1 & 0xFF, width),
+                    Slot::Data0(width) => ((w1 >> 8) & 0xFF, width),
+                    Slot::Data1(width) => ((w1 >> 16) & 0xFF, width),
+                    other => {
+                        out.text(format_args!("{other:?}"))?;
+                        continue;
+                    }
+                };
+                out.item(Operand::Vgpr(operand as u8), width)?;
+            }
+            (Encoding::Flat | Encoding::Global | Encoding::Scratch, _) => {
+                write_flat_slot(&mut out, instruction, *slot)?
+            }
+            (Encoding::Mubuf, _) => write_mubuf_slot(&mut out, instruction, *slot)?,
+            (_, Slot::Fixed(name)) => out.text(name)?,
+            (_, other) => out.text(format_args!("{other:?}"))?,
+        }
+    }
+    write_modifiers(&mut out, instruction)
+}
+
+/// The vdst width of a returning atomic: its data width, halved for compare-and-swap (whose
+/// data holds the value and the comparand).
+fn atomic_return_width(instruction: &Instruction) -> Option<u8> {
+    let entry = instruction.entry;
+    let data = width_of(entry, |slot| match slot {
+        Slot::Data(width) | Slot::Vdata(width) => Some(*width),
+        _ => None,
+    })?;
+    Some(if entry.mnemonic.contains("cmpswap") { data / 2 } else { data })
+}
+
+/// SMEM (RDNA2 ISA guide 13.2): sdata [12:6], sbase [5:0] in SGPR pairs, a 21-bit signed offset
+/// [52:32] and soffset [63:57], `null` (125) for none. LLVM prints the soffset register, then
+/// the offset as `offset:` when both are present.
+fn write_smem_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: Slot) -> fmt::Result {
+    let [w0, w1, _] = instruction.words;
+    let offset = sign_extend(w1 & 0x1F_FFFF, 21);
+    let soffset = w1 >> 25;
+    let sdata = (w0 >> 6) & 0x7F;
+    match slot {
+        Slot::Sdata(width) => out.item(scalar_operand(sdata), width),
+        Slot::Sbase(width) => out.item(Operand::Sgpr(((w0 & 0x3F) << 1) as u8), width),
+        // `s_atc_probe`'s first operand is its sdata field, a number.
+        Slot::Imm if out.first => out.text(sdata),
+        Slot::Imm | Slot::Null | Slot::Soffset(_) => match (soffset, offset) {
+            (0x7D, 0) => out.text("null"),
+            (0x7D, offset) => out.text(SignedHex(offset)),
+            (register, 0) => out.item(scalar_operand(register), 1),
+            (register, offset) => {
+                out.item(scalar_operand(register), 1)?;
+                out.modifier(format_args!("offset:{}", SignedHex(offset)))
+            }
+        },
+        other => out.text(format_args!("{other:?}")),
+    }
+}
+
+/// VOP3A/VOP3B (RDNA2 ISA guide 13.3.4): vdst [7:0], abs [10:8] (VOP3B: sdst [14:8]), op_sel
+/// [14:11], clamp 15; src0/src1/src2 [8:0]/[17:9]/[26:18] of the second word, omod [28:27],
+/// neg [31:29].
+fn write_vop3_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: Slot) -> fmt::Result {
+    let [w0, w1, _] = instruction.words;
+    let literal = instruction.literal();
+    let has_sdst = instruction.entry.slots.iter().any(|slot| matches!(slot, Slot::Sdst(_)));
+    let source = |index: u32, width: u8, out: &mut Operands<'_, '_>| -> fmt::Result {
+        let operand = source_operand((w1 >> (9 * index)) & 0x1FF, literal);
+        let neg = (w1 >> (29 + index)) & 1 == 1;
+        let abs = !has_sdst && (w0 >> (8 + index)) & 1 == 1;
+        out.source(operand, width, Modifiers { neg, abs, sext: false })
+    };
+    match slot {
+        Slot::Vdst(width) => out.item(Operand::Vgpr(w0 as u8), width),
+        Slot::ScalarVdst(width) => out.item(scalar_operand(w0 & 0xFF), width),
+        Slot::Sdst(width) => out.item(scalar_operand((w0 >> 8) & 0x7F), width),
+        Slot::Src0(width) => source(0, width, out),
+        Slot::Src1(width) => source(1, width, out),
+        Slot::Src2(width) => source(2, width, out),
+        Slot::Fixed(name) => out.text(name),
+        other => out.text(format_args!("{other:?}")),
+    }
+}
+
+/// VOP3P (RDNA2 ISA guide 13.3.5): as VOP3 with neg_hi [10:8], op_sel [13:11], op_sel_hi
+/// [60:59] and 14, neg_lo [63:61]. The mixed-precision `v_fma_mix*` print neg_lo as `-` and
+/// neg_hi as `|...|` (`AMDGPUInstPrinter::printOperandAndFPInputMods`).
+fn write_vop3p_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: Slot) -> fmt::Result {
+    let [w0, w1, _] = instruction.words;
+    let literal = instruction.literal();
+    let mix = instruction.entry.mnemonic.starts_with("v_fma_mix");
+    let source = |index: u32, width: u8, out: &mut Operands<'_, '_>| -> fmt::Result {
+        let operand = source_operand((w1 >> (9 * index)) & 0x1FF, literal);
+        let neg = mix && (w1 >> (29 + index)) & 1 == 1;
+        let abs = mix && (w0 >> (8 + index)) & 1 == 1;
+        out.source(operand, width, Modifiers { neg, abs, sext: false })
+    };
+    match slot {
+        Slot::Vdst(width) => out.item(Operand::Vgpr(w0 as u8), width),
+        Slot::Src0(width) => source(0, width, out),
+        Slot::Src1(width) => source(1, width, out),
+        Slot::Src2(width) => source(2, width, out),
+        other => out.text(format_args!("{other:?}")),
+    }
+}
+
+/// FLAT/GLOBAL/SCRATCH (RDNA2 ISA guide 13.8): addr [39:32], data [47:40], saddr [54:48]
+/// (`off`: 125; scratch also 127), vdst [63:56]. GLOBAL with a scalar base takes a 32-bit
+/// VGPR offset; SCRATCH takes either the VGPR address (saddr `off`) or the scalar base.
+fn write_flat_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: Slot) -> fmt::Result {
+    let [_, w1, _] = instruction.words;
+    let saddr = (w1 >> 16) & 0x7F;
+    let scratch = instruction.encoding == Encoding::Scratch;
+    let has_saddr = instruction.encoding != Encoding::Flat && saddr != 0x7D && !(scratch && saddr == 0x7F);
+    match (instruction.encoding, slot) {
+        (_, Slot::Vdst(width)) => out.item(Operand::Vgpr((w1 >> 24) as u8), width + tfe(instruction)),
+        (_, Slot::Data(width)) => out.item(Operand::Vgpr((w1 >> 8) as u8), width),
+        (Encoding::Scratch, Slot::Addr(width)) => {
+            if saddr == 0x7D {
+                out.item(Operand::Vgpr(w1 as u8), width)
+            } else {
+                out.text("off")
+            }
+        }
+        (Encoding::Scratch, Slot::Off) => {
+            if has_saddr {
+                out.item(scalar_operand(saddr), 1)
+            } else {
+                out.text("off")
+            }
+        }
+        (_, Slot::Addr(width)) => out.item(Operand::Vgpr(w1 as u8), if has_saddr { 1 } else { width }),
+        (_, Slot::Off) => {
+            if has_saddr {
+                out.item(scalar_operand(saddr), 2)
+            } else {
+                out.text("off")
+            }
+        }
+        (_, other) => out.text(format_args!("{other:?}")),
+    }
+}
+
+/// MUBUF's TFE bit (bit 55: a status dword follows the loaded data); FLAT has none.
+fn tfe(instruction: &Instruction) -> u8 {
+    (instruction.encoding == Encoding::Mubuf && (instruction.words[1] >> 23) & 1 == 1) as u8
+}
+
+/// MUBUF (RDNA2 ISA guide 13.4): offset [11:0], offen 12, idxen 13; vaddr [39:32], vdata
+/// [47:40], srsrc [52:48] in SGPR quads, soffset [63:56].
+fn write_mubuf_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: Slot) -> fmt::Result {
+    let [w0, w1, _] = instruction.words;
+    match slot {
+        Slot::Vdata(width) => out.item(Operand::Vgpr((w1 >> 8) as u8), width + tfe(instruction)),
+        Slot::Off => {
+            let (offen, idxen) = ((w0 >> 12) & 1 == 1, (w0 >> 13) & 1 == 1);
+            let width = if offen && idxen { 2 } else { 1 };
+            if offen || idxen { out.item(Operand::Vgpr(w1 as u8), width) } else { out.text("off") }
+        }
+        Slot::Srsrc(width) => out.item(Operand::Sgpr((((w1 >> 16) & 0x1F) << 2) as u8), width),
+        Slot::Imm => out.item(source_operand(w1 >> 24, None), 1),
+        other => out.text(format_args!("{other:?}")),
+    }
+}
+
+/// `op_sel:[...]`-style lists: one bit per source, from `bits`.
+fn bit_list(bits: u32, count: u32) -> String {
+    let mut text = String::from("[");
+    for index in 0..count {
+        let _ = write!(text, "{}{}", if index == 0 { "" } else { "," }, (bits >> index) & 1);
+    }
+    text.push(']');
+    text
+}
+
+fn source_count(entry: &Entry) -> u32 {
+    entry.slots.iter().filter(|slot| matches!(slot, Slot::Src0(_) | Slot::Src1(_) | Slot::Src2(_))).count() as u32
+}
+
+fn write_omod(out: &mut Operands<'_, '_>, omod: u32) -> fmt::Result {
+    match omod {
+        1 => out.modifier("mul:2"),
+        2 => out.modifier("mul:4"),
+        3 => out.modifier("div:2"),
+        _ => Ok(()),
+    }
+}
+
+fn write_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt::Result {
+    let [w0, w1, _] = instruction.words;
+    match instruction.encoding {
+        Encoding::Smem => {
+            if (w0 >> 16) & 1 == 1 {
+                out.modifier("glc")?;
+            }
+            if (w0 >> 14) & 1 == 1 {
+                out.modifier("dlc")?;
+            }
+        }
+        Encoding::Vop3 => {
+            let has_sdst = instruction.entry.slots.iter().any(|slot| matches!(slot, Slot::Sdst(_)));
+            let op_sel = (w0 >> 11) & 0xF;
+            if !has_sdst && op_sel != 0 {
+                let sources = source_count(instruction.entry);
+                let list = bit_list(op_sel & 7, sources);
+                out.modifier(format_args!("op_sel:{},{}]", &list[..list.len() - 1], op_sel >> 3))?;
+            }
+            if (w0 >> 15) & 1 == 1 {
+                out.modifier("clamp")?;
+            }
+            write_omod(out, (w1 >> 27) & 3)?;
+        }
+        Encoding::Vop3p => {
+            let sources = source_count(instruction.entry);
+            let all = (1 << sources) - 1;
+            let op_sel = (w0 >> 11) & 7;
+            let op_sel_hi = ((w1 >> 27) & 3) | (((w0 >> 14) & 1) << 2);
+            let (neg_lo, neg_hi) = ((w1 >> 29) & 7, (w0 >> 8) & 7);
+            if op_sel & all != 0 {
+                out.modifier(format_args!("op_sel:{}", bit_list(op_sel, sources)))?;
+            }
+            let mix = instruction.entry.mnemonic.starts_with("v_fma_mix");
+            let default_hi = if mix { 0 } else { all };
+            if op_sel_hi & all != default_hi {
+                out.modifier(format_args!("op_sel_hi:{}", bit_list(op_sel_hi, sources)))?;
+            }
+            if !mix {
+                if neg_lo & all != 0 {
+                    out.modifier(format_args!("neg_lo:{}", bit_list(neg_lo, sources)))?;
+                }
+                if neg_hi & all != 0 {
+                    out.modifier(format_args!("neg_hi:{}", bit_list(neg_hi, sources)))?;
+                }
+            }
+            if (w0 >> 15) & 1 == 1 {
+                out.modifier("clamp")?;
+            }
+        }
+        Encoding::Ds => {
+            let (offset0, offset1) = (w0 & 0xFF, (w0 >> 8) & 0xFF);
+            let mnemonic = instruction.entry.mnemonic;
+            let two_addresses = ["ds_read2", "ds_write2", "ds_wrxchg2"].iter().any(|two| mnemonic.starts_with(two));
+            if two_addresses {
+                if offset0 != 0 {
+                    out.modifier(format_args!("offset0:{offset0}"))?;
+                }
+                if offset1 != 0 {
+                    out.modifier(format_args!("offset1:{offset1}"))?;
+                }
+            } else if mnemonic == "ds_swizzle_b32" {
+                if w0 & 0xFFFF != 0 {
+                    out.modifier(format_args!("offset:{}", Swizzle(w0 & 0xFFFF)))?;
+                }
+            } else if w0 & 0xFFFF != 0 {
+                out.modifier(format_args!("offset:{}", w0 & 0xFFFF))?;
+            }
+            if (w0 >> 17) & 1 == 1 {
+                out.modifier("gds")?;
+            }
+        }
+        Encoding::Flat | Encoding::Global | Encoding::Scratch => {
+            // FLAT's offset is 12 bits unsigned; GLOBAL's and SCRATCH's signed.
+            let offset =
+                if instruction.encoding == Encoding::Flat { (w0 & 0xFFF) as i32 } else { sign_extend(w0 & 0xFFF, 12) };
+            if offset != 0 {
+                out.modifier(format_args!("offset:{offset}"))?;
+            }
+            for (bit, name) in [(16, "glc"), (17, "slc"), (12, "dlc")] {
+                if (w0 >> bit) & 1 == 1 {
+                    out.modifier(name)?;
+                }
+            }
+        }
+        Encoding::Mubuf => {
+            let (offen, idxen) = ((w0 >> 12) & 1 == 1, (w0 >> 13) & 1 == 1);
+            if instruction.entry.slots.is_empty() {
+                return Ok(());
+            }
+            if idxen {
+                out.modifier("idxen")?;
+            }
+            if offen {
+                out.modifier("offen")?;
+            }
+            if w0 & 0xFFF != 0 {
+                out.modifier(format_args!("offset:{}", w0 & 0xFFF))?;
+            }
+            for (bit, name) in [(w0 >> 14, "glc"), (w1 >> 22, "slc"), (w0 >> 15, "dlc"), (w1 >> 23, "tfe")] {
+                if bit & 1 == 1 {
+                    out.modifier(name)?;
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `ds_swizzle_b32`'s offset as LLVM names it (`AMDGPUInstPrinter::printSwizzle`): bit 15 set
+/// with bits 14:8 clear is `QUAD_PERM`'s four 2-bit lane selects; bit 15 clear is the and/or/xor
+/// lane masks [4:0]/[9:5]/[14:10], printed as the named pattern they spell (`SWAP`, `REVERSE`,
+/// `BROADCAST`) or as `BITMASK_PERM`; anything else in decimal.
+struct Swizzle(u32);
+
+impl Display for Swizzle {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let imm = self.0;
+        if imm & 0xFF00 == 0x8000 {
+            let lanes: Vec<String> = (0..4).map(|index| ((imm >> (2 * index)) & 3).to_string()).collect();
+            return write!(f, "swizzle(QUAD_PERM,{})", lanes.join(","));
+        }
+        if imm & 0x8000 != 0 {
+            return write!(f, "{imm}");
+        }
+        let (and, or, xor) = (imm & 0x1F, (imm >> 5) & 0x1F, (imm >> 10) & 0x1F);
+        if and == 0x1F && or == 0 && xor.count_ones() == 1 {
+            return write!(f, "swizzle(SWAP,{xor})");
+        }
+        if and == 0x1F && or == 0 && xor > 0 && (xor + 1).is_power_of_two() {
+            return write!(f, "swizzle(REVERSE,{})", xor + 1);
+        }
+        let group = 0x1F - and + 1;
+        if group > 1 && group.is_power_of_two() && or < group && xor == 0 {
+            return write!(f, "swizzle(BROADCAST,{group},{or})");
+        }
+        let (probe0, probe1) = (or ^ xor, (and | or) ^ xor);
+        let mask: String = (0..5)
+            .rev()
+            .map(|bit| match ((probe0 >> bit) & 1, (probe1 >> bit) & 1) {
+                (1, 1) => '1',
+                (0, 0) => '0',
+                (0, 1) => 'p',
+                _ => 'i',
+            })
+            .collect();
+        write!(f, "swizzle(BITMASK_PERM,\"{mask}\")")
+    }
+}
+
+pub(crate) fn sign_extend(value: u32, bits: u32) -> i32 {
+    let shift = 32 - bits;
+    ((value << shift) as i32) >> shift
+}
+
+/// The SDWA word (RDNA2 ISA guide 13.3.2): src0 [7:0], dst_sel [10:8], dst_unused [12:11],
+/// clamp 13, omod [15:14] (VOPC: sdst [14:8] and sd 15), src0_sel [18:16], src0_sext 19,
+/// src0_neg 20, src0_abs 21, s0 23, src1_sel [26:24], src1_sext 27, src1_neg 28, src1_abs 29,
+/// s1 31.
+fn write_sdwa(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
+    const SEL: [&str; 8] = ["BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD", "7"];
+    const UNUSED: [&str; 4] = ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE", "3"];
+    let w0 = instruction.words[0];
+    let sdwa = instruction.words[1];
+    let entry = instruction.entry;
+    let vopc = instruction.encoding == Encoding::Vopc;
+    let mut out = Operands::new(f);
+    let modifiers = |base: u32| Modifiers {
+        sext: (sdwa >> (base + 3)) & 1 == 1,
+        neg: (sdwa >> (base + 4)) & 1 == 1,
+        abs: (sdwa >> (base + 5)) & 1 == 1,
+    };
+    for slot in entry.slots {
+        match *slot {
+            Slot::Vdst(width) => out.item(Operand::Vgpr((w0 >> 17) as u8), width)?,
+            Slot::Sdst(width) => {
+                if (sdwa >> 15) & 1 == 1 {
+                    out.item(scalar_operand((sdwa >> 8) & 0x7F), width)?
+                } else {
+                    out.text("vcc_lo")?
+                }
+            }
+            Slot::Src0(width) => {
+                let operand =
+                    if (sdwa >> 23) & 1 == 1 { scalar_operand(sdwa & 0xFF) } else { Operand::Vgpr(sdwa as u8) };
+                out.source(operand, width, modifiers(16))?
+            }
+            Slot::Src1(width) => {
+                let field = (w0 >> 9) & 0xFF;
+                let operand = if (sdwa >> 31) & 1 == 1 { scalar_operand(field) } else { Operand::Vgpr(field as u8) };
+                out.source(operand, width, modifiers(24))?
+            }
+            Slot::Fixed(name) => out.text(name)?,
+            other => out.text(format_args!("{other:?}"))?,
+        }
+    }
+    if !vopc {
+        if (sdwa >> 13) & 1 == 1 {
+            out.modifier("clamp")?;
+        }
+        write_omod(&mut out, (sdwa >> 14) & 3)?;
+        let has_vdst = entry.slots.iter().any(|slot| matches!(slot, Slot::Vdst(_)));
+        if has_vdst {
+            out.modifier(format_args!("dst_sel:{}", SEL[((sdwa >> 8) & 7) as usize]))?;
+            out.modifier(format_args!("dst_unused:{}", UNUSED[((sdwa >> 11) & 3) as usize]))?;
+        }
+    }
+    if entry.slots.iter().any(|slot| matches!(slot, Slot::Src0(_))) {
+        out.modifier(format_args!("src0_sel:{}", SEL[((sdwa >> 16) & 7) as usize]))?;
+    }
+    if entry.slots.iter().any(|slot| matches!(slot, Slot::Src1(_))) {
+        out.modifier(format_args!("src1_sel:{}", SEL[((sdwa >> 24) & 7) as usize]))?;
+    }
+    Ok(())
+}
+
+/// The DPP16 and DPP8 words (RDNA2 ISA guide 13.3.3). DPP16: src0 [7:0], dpp_ctrl [16:8], fi
+/// 18, bound_ctrl 19, src0 neg 20 and abs 21, src1 neg 22 and abs 23, bank_mask [27:24],
+/// row_mask [31:28]. DPP8: src0 [7:0], eight 3-bit lane selects [31:8].
+fn write_dpp(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
+    let w0 = instruction.words[0];
+    let dpp = instruction.words[1];
+    let dpp16 = instruction.extension == Extension::Dpp16;
+    let mut out = Operands::new(f);
+    let modifiers = |neg_bit: u32| {
+        if dpp16 {
+            Modifiers { neg: (dpp >> neg_bit) & 1 == 1, abs: (dpp >> (neg_bit + 1)) & 1 == 1, sext: false }
+        } else {
+            Modifiers::default()
+        }
+    };
+    for slot in instruction.entry.slots {
+        match *slot {
+            Slot::Vdst(width) => out.item(Operand::Vgpr((w0 >> 17) as u8), width)?,
+            Slot::ScalarVdst(width) => out.item(scalar_operand((w0 >> 17) & 0xFF), width)?,
+            Slot::Src0(width) => out.source(Operand::Vgpr(dpp as u8), width, modifiers(20))?,
+            Slot::Src1(width) => out.source(Operand::Vgpr((w0 >> 9) as u8), width, modifiers(22))?,
+            Slot::Fixed(name) => out.text(name)?,
+            other => out.text(format_args!("{other:?}"))?,
+        }
+    }
+    match instruction.extension {
+        Extension::Dpp8 { fetch_inactive } => {
+            let lanes: Vec<String> = (0..8).map(|lane| ((dpp >> (8 + 3 * lane)) & 7).to_string()).collect();
+            out.modifier(format_args!("dpp8:[{}]", lanes.join(",")))?;
+            if fetch_inactive {
+                out.modifier("fi:1")?;
+            }
+        }
+        _ => {
+            out.modifier(DppCtrl((dpp >> 8) & 0x1FF))?;
+            out.modifier(format_args!("row_mask:0x{:x} bank_mask:0x{:x}", dpp >> 28, (dpp >> 24) & 0xF))?;
+            if (dpp >> 19) & 1 == 1 {
+                out.modifier("bound_ctrl:1")?;
+            }
+            if (dpp >> 18) & 1 == 1 {
+                out.modifier("fi:1")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A DPP16 `dpp_ctrl` as LLVM names it for gfx10 (`AMDGPUInstPrinter::printDPPCtrl`), its
+/// comments for the gfx9 controls gfx10 dropped included.
+struct DppCtrl(u32);
+
+impl Display for DppCtrl {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let ctrl = self.0;
+        match ctrl {
+            0x000..=0x0FF => {
+                let lanes: Vec<String> = (0..4).map(|index| ((ctrl >> (2 * index)) & 3).to_string()).collect();
+                write!(f, "quad_perm:[{}]", lanes.join(","))
+            }
+            0x101..=0x10F => write!(f, "row_shl:{}", ctrl & 0xF),
+            0x111..=0x11F => write!(f, "row_shr:{}", ctrl & 0xF),
+            0x121..=0x12F => write!(f, "row_ror:{}", ctrl & 0xF),
+            0x130 => f.write_str("/* wave_shl is not supported starting from GFX10 */"),
+            0x134 => f.write_str("/* wave_rol is not supported starting from GFX10 */"),
+            0x138 => f.write_str("/* wave_shr is not supported starting from GFX10 */"),
+            0x13C => f.write_str("/* wave_ror is not supported starting from GFX10 */"),
+            0x140 => f.write_str("row_mirror"),
+            0x141 => f.write_str("row_half_mirror"),
+            0x142 | 0x143 => f.write_str("/* row_bcast is not supported starting from GFX10 */"),
+            0x150..=0x15F => write!(f, "row_share:{}", ctrl & 0xF),
+            0x160..=0x16F => write!(f, "row_xmask:{}", ctrl & 0xF),
+            _ => f.write_str("/* Invalid dpp_ctrl value */"),
+        }
+    }
+}
+
+fn write_sopk(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
+    let w0 = instruction.words[0];
+    let simm = w0 & 0xFFFF;
+    let sdst = scalar_operand((w0 >> 16) & 0x7F);
+    let width = width_of(instruction.entry, |slot| match slot {
+        Slot::Sdst(width) => Some(*width),
+        _ => None,
+    });
+    match instruction.entry.mnemonic {
+        "s_getreg_b32" => write!(f, " {}, {}", Wide(sdst, 1), Hwreg(simm)),
+        "s_setreg_b32" => write!(f, " {}, {}", Hwreg(simm), Wide(sdst, 1)),
+        "s_setreg_imm32_b32" => {
+            f.write_str(" ")?;
+            write!(f, "{}, ", Hwreg(simm))?;
+            write_literal(f, instruction.literal().unwrap_or(0))
+        }
+        "s_version" => write!(f, " {}", Version(simm)),
+        // Branch targets: decimal.
+        "s_call_b64" | "s_subvector_loop_begin" | "s_subvector_loop_end" => {
+            write!(f, " {}, {simm}", Wide(sdst, width.unwrap_or(1)))
+        }
+        _ => match width {
+            Some(width) => write!(f, " {}, 0x{simm:x}", Wide(sdst, width)),
+            None => write!(f, " 0x{simm:x}"),
+        },
+    }
+}
+
+/// `s_version`'s operand (`AMDGPUInstPrinter::printSVersion`'s gfx10 form): a named
+/// microcode version, then the flag bits.
+struct Version(u32);
+
+impl Display for Version {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let value = self.0;
+        if value & 0x1F00 != 0 {
+            return write!(f, "0x{value:x}");
+        }
+        let mut parts = Vec::new();
+        match value & 0xFF {
+            0 => parts.push("UC_VERSION_GFX7".to_owned()),
+            4 => parts.push("UC_VERSION_GFX10".to_owned()),
+            6 => parts.push("UC_VERSION_GFX11".to_owned()),
+            other => parts.push(other.to_string()),
+        }
+        for (bit, name) in [(13, "UC_VERSION_W64_BIT"), (14, "UC_VERSION_W32_BIT"), (15, "UC_VERSION_MDP_BIT")] {
+            if (value >> bit) & 1 == 1 {
+                parts.push(name.to_owned());
+            }
+        }
+        f.write_str(&parts.join("|"))
+    }
+}
+
+/// A hardware register operand (`hwreg(...)`): id [5:0], offset [10:6], size - 1 [15:11]; gfx10
+/// names (LLVM's `AMDGPUAsmUtils` `Hwreg` table, probed for every id with llvm-mc-19).
+struct Hwreg(u32);
+
+impl Display for Hwreg {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let (id, offset, size) = (self.0 & 0x3F, (self.0 >> 6) & 0x1F, ((self.0 >> 11) & 0x1F) + 1);
+        let name = match id {
+            1 => "HW_REG_MODE",
+            2 => "HW_REG_STATUS",
+            3 => "HW_REG_TRAPSTS",
+            5 => "HW_REG_GPR_ALLOC",
+            6 => "HW_REG_LDS_ALLOC",
+            7 => "HW_REG_IB_STS",
+            15 => "HW_REG_SH_MEM_BASES",
+            16 => "HW_REG_TBA_LO",
+            17 => "HW_REG_TBA_HI",
+            18 => "HW_REG_TMA_LO",
+            19 => "HW_REG_TMA_HI",
+            20 => "HW_REG_FLAT_SCR_LO",
+            21 => "HW_REG_FLAT_SCR_HI",
+            23 => "HW_REG_HW_ID1",
+            24 => "HW_REG_HW_ID2",
+            25 => "HW_REG_POPS_PACKER",
+            29 => "HW_REG_SHADER_CYCLES",
+            _ => "",
+        };
+        f.write_str("hwreg(")?;
+        if name.is_empty() {
+            write!(f, "{id}")?;
+        } else {
+            f.write_str(name)?;
+        }
+        if offset != 0 || size != 32 {
+            write!(f, ", {offset}, {size}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+fn write_sopp(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
+    let simm = instruction.words[0] & 0xFFFF;
+    let mnemonic = instruction.entry.mnemonic;
+    if instruction.entry.slots.is_empty() {
+        return Ok(());
+    }
+    match mnemonic {
+        "s_waitcnt" => write!(f, " {}", Waitcnt(simm)),
+        "s_waitcnt_depctr" => write!(f, " {}", Depctr(simm)),
+        "s_sendmsg" | "s_sendmsghalt" => write!(f, " {}", Sendmsg(simm)),
+        "s_endpgm" if simm == 0 => Ok(()),
+        // Branch targets and `s_endpgm`'s operand: decimal.
+        "s_endpgm" | "s_branch" => write!(f, " {simm}"),
+        _ if mnemonic.starts_with("s_cbranch") => write!(f, " {simm}"),
+        // Operands LLVM always prints in hex.
+        "s_inst_prefetch" | "s_clause" | "s_round_mode" | "s_ttracedata_imm" => write!(f, " 0x{simm:x}"),
+        // The rest (`printU16ImmOperand`): decimal up to 64, hex above.
+        _ if simm <= 64 => write!(f, " {simm}"),
+        _ => write!(f, " 0x{simm:x}"),
+    }
+}
+
+/// `s_waitcnt`'s counters, gfx10 layout (RDNA2 ISA guide, S_WAITCNT; LLVM's `AMDGPUBaseInfo`):
+/// vmcnt [3:0] and [15:14], expcnt [6:4], lgkmcnt [13:8]. LLVM prints the counters below their
+/// maximum, or all three when none is.
+struct Waitcnt(u32);
+
+impl Display for Waitcnt {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let simm = self.0;
+        let (vm, exp, lgkm) = ((simm & 0xF) | ((simm >> 14) << 4), (simm >> 4) & 7, (simm >> 8) & 0x3F);
+        let parts: Vec<String> = [(vm != 0x3F).then(|| format!("vmcnt({vm})")),
+            (exp != 7).then(|| format!("expcnt({exp})")),
+            (lgkm != 0x3F).then(|| format!("lgkmcnt({lgkm})"))]
+        .into_iter()
+        .flatten()
+        .collect();
+        if parts.is_empty() {
+            return write!(f, "vmcnt({vm}) expcnt({exp}) lgkmcnt({lgkm})");
+        }
+        f.write_str(&parts.join(" "))
+    }
+}
+
+/// `s_waitcnt_depctr`'s fields for gfx10 (LLVM's `DepCtr` table): printed by name where they
+/// differ from their maximum, all of them where none does; in hex if unused bits (5, 6) are set.
+struct Depctr(u32);
+
+impl Display for Depctr {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        const FIELDS: [(&str, u32, u32); 7] = [
+            ("depctr_hold_cnt", 7, 1),
+            ("depctr_sa_sdst", 0, 1),
+            ("depctr_va_vdst", 12, 4),
+            ("depctr_va_sdst", 9, 3),
+            ("depctr_va_ssrc", 8, 1),
+            ("depctr_va_vcc", 1, 1),
+            ("depctr_vm_vsrc", 2, 3),
+        ];
+        let value = self.0;
+        if value & 0x60 != 0 {
+            return write!(f, "0x{value:x}");
+        }
+        let fields: Vec<(&str, u32, bool)> = FIELDS
+            .iter()
+            .map(|&(name, shift, width)| {
+                let mask = (1 << width) - 1;
+                let field = (value >> shift) & mask;
+                (name, field, field != mask)
+            })
+            .collect();
+        let all = !fields.iter().any(|&(_, _, differs)| differs);
+        let parts: Vec<String> = fields
+            .into_iter()
+            .filter(|&(_, _, differs)| differs || all)
+            .map(|(name, field, _)| format!("{name}({field})"))
+            .collect();
+        f.write_str(&parts.join(" "))
+    }
+}
+
+/// A message as LLVM names it for gfx10 (`AMDGPUInstPrinter::printSendMsg`; SIDefines.h's
+/// `SendMsg`): id [3:0], operation [6:4], stream [9:8].
+struct Sendmsg(u32);
+
+impl Display for Sendmsg {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let imm = self.0;
+        let (id, op, stream) = (imm & 0xF, (imm >> 4) & 7, (imm >> 8) & 3);
+        if imm & !0x37F != 0 {
+            return write!(f, "{imm}");
+        }
+        let name = match id {
+            1 => "MSG_INTERRUPT",
+            2 => "MSG_GS",
+            3 => "MSG_GS_DONE",
+            4 => "MSG_SAVEWAVE",
+            5 => "MSG_STALL_WAVE_GEN",
+            6 => "MSG_HALT_WAVES",
+            7 => "MSG_ORDERED_PS_DONE",
+            8 => "MSG_EARLY_PRIM_DEALLOC",
+            9 => "MSG_GS_ALLOC_REQ",
+            10 => "MSG_GET_DOORBELL",
+            11 => "MSG_GET_DDID",
+            15 => "MSG_SYSMSG",
+            _ => "",
+        };
+        let gs = matches!(id, 2 | 3);
+        let op_name = match (id, op) {
+            (2 | 3, 0) if id == 3 => Some("GS_OP_NOP"),
+            (2 | 3, 1) => Some("GS_OP_CUT"),
+            (2 | 3, 2) => Some("GS_OP_EMIT"),
+            (2 | 3, 3) => Some("GS_OP_EMIT_CUT"),
+            (15, 1) => Some("SYSMSG_OP_ECC_ERR_INTERRUPT"),
+            (15, 2) => Some("SYSMSG_OP_REG_RD"),
+            (15, 3) => Some("SYSMSG_OP_HOST_TRAP_ACK"),
+            (15, 4) => Some("SYSMSG_OP_TTRACE_PC"),
+            _ => None,
+        };
+        let stream_allowed = gs && op != 0;
+        let valid = !name.is_empty()
+            && match id {
+                2 | 3 | 15 => op_name.is_some() && (stream_allowed || stream == 0),
+                _ => op == 0 && stream == 0,
+            };
+        if !valid {
+            return write!(f, "sendmsg({id}, {op}, {stream})");
+        }
+        write!(f, "sendmsg({name}")?;
+        if let Some(op_name) = op_name {
+            write!(f, ", {op_name}")?;
+            if stream_allowed {
+                write!(f, ", {stream}")?;
+            }
+        }
+        f.write_str(")")
+    }
+}
