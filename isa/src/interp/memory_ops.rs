@@ -581,9 +581,26 @@ fn ds_dwords(
         elements = [(offset1 << 8 | offset0, if load { vdst } else { data0 }), (0, 0)];
         &elements[..1]
     };
+    // Every lane active and every element in range (the usual case): plain indexed copies.
+    // In range for the largest address means in range, without wrapping, for every lane.
+    let highest = addresses.iter().fold(0u32, |highest, &address| highest.max(address));
+    let farthest = elements.iter().map(|&(offset, _)| offset).max().unwrap_or(0);
+    let fits = exec == u32::MAX && highest as u64 + farthest as u64 + bytes as u64 <= lds.len() as u64;
     for &(offset, first) in elements {
         for dword in 0..dwords {
             let Some(row) = wave.vgpr.get_mut(first as usize + dword) else { continue };
+            if fits {
+                for lane in 0..LANES {
+                    let at = (addresses[lane] + offset) as usize + 4 * dword;
+                    let word: &mut [u8; 4] = (&mut lds[at..at + 4]).try_into().expect("4 bytes");
+                    if load {
+                        row[lane] = u32::from_le_bytes(*word);
+                    } else {
+                        *word = row[lane].to_le_bytes();
+                    }
+                }
+                continue;
+            }
             for lane in 0..LANES {
                 if exec >> lane & 1 == 0 {
                     continue;

@@ -76,6 +76,8 @@ pub(crate) struct VOp {
     /// Bits 0–2: 16-bit sources; bit 3: a 16-bit destination.
     pub half: u8,
     pub encoding: Encoding,
+    /// No modifiers, DPP or 16-bit halves, and a plain ALU form: eligible for [`plain`].
+    pub plain: bool,
 }
 
 /// What an operation computed, before it is written.
@@ -130,7 +132,13 @@ impl VOp {
         };
         let kind = if half & 1 == 1 && kind != Kind::Int { Kind::F16 } else { kind };
         let result = result_kind(name);
-        Some(VOp { opcode: entry.opcode, form, operands, kind, result, half, encoding: instruction.encoding })
+        let plain = matches!(form, Form::Alu)
+            && half == 0
+            && instruction.encoding != Encoding::Vop3p
+            && operands.dpp.is_none()
+            && operands.neg | operands.abs | operands.omod | operands.op_sel == 0
+            && !operands.clamp;
+        Some(VOp { opcode: entry.opcode, form, operands, kind, result, half, encoding: instruction.encoding, plain })
     }
 
     /// Source `index`: its row (DPP applied to src0), its 16-bit half selected, and its float
@@ -197,6 +205,7 @@ pub(crate) fn plan_dual(instruction: &Instruction) -> Option<(VOp, VOp)> {
             result: result_kind(entry.mnemonic),
             half: 0,
             encoding: Encoding::Vopd,
+            plain: false,
         }
     };
     let x = half(instruction.entry, x_dst, w0 & 0x1FF, (w0 >> 9) & 0xFF);
@@ -206,10 +215,84 @@ pub(crate) fn plan_dual(instruction: &Instruction) -> Option<(VOp, VOp)> {
 
 /// Runs `op`; `None` for an operation the interpreter does not execute (nothing is written).
 pub(crate) fn step(wave: &mut Wave, op: &VOp) -> Option<Flow> {
+    if op.plain && wave.mode & 0xFF == MODE_IEEE_FLOAT && plain(wave, op) {
+        return Some(Flow::Next);
+    }
     let writes = op.writes(wave);
     let out = compute(wave, op)?;
     commit(wave, op, out, writes);
     Some(Flow::Next)
+}
+
+/// The common 32-bit operations without modifiers, DPP or 16-bit halves, in a small function of
+/// their own: sources read as rows, one lane loop, the masked write. (The general path's size,
+/// its result enum and its modifier stages cost several times the arithmetic.) Returns false
+/// for an operation this path does not have.
+#[inline(always)]
+fn plain(wave: &mut Wave, op: &VOp) -> bool {
+    use Opcode::*;
+    let operands = &op.operands;
+    let a = operands.row(wave, 0);
+    let b = || operands.row(wave, 1);
+    let c = || operands.row(wave, 2);
+    let current = || wave.vgpr.get(operands.vdst as usize).copied().unwrap_or([0; LANES]);
+    let row = match op.opcode {
+        VMovB32 => a,
+        VAddF32 => f2(a, b(), |x, y| x + y),
+        VSubF32 => f2(a, b(), |x, y| x - y),
+        VSubrevF32 => f2(a, b(), |x, y| y - x),
+        VMulF32 => f2(a, b(), |x, y| x * y),
+        VMaxF32 => f2(a, b(), fmax),
+        VMinF32 => f2(a, b(), fmin),
+        VFmacF32 => fma_rows(a, b(), current()),
+        VFmaF32 => fma_rows(a, b(), c()),
+        VFmaakF32 => fma_rows(a, b(), [operands.literal; LANES]),
+        VFmamkF32 => fma_rows(a, [operands.literal; LANES], b()),
+        VAddNcU32 => map2(a, b(), u32::wrapping_add),
+        VSubNcU32 => map2(a, b(), u32::wrapping_sub),
+        VSubrevNcU32 => map2(a, b(), |x, y| y.wrapping_sub(x)),
+        VAndB32 => map2(a, b(), |x, y| x & y),
+        VOrB32 => map2(a, b(), |x, y| x | y),
+        VXorB32 => map2(a, b(), |x, y| x ^ y),
+        VLshlrevB32 => map2(a, b(), |x, y| y << (x & 31)),
+        VLshrrevB32 => map2(a, b(), |x, y| y >> (x & 31)),
+        VAshrrevI32 => map2(a, b(), |x, y| ((y as i32) >> (x & 31)) as u32),
+        VMulLoU32 => map2(a, b(), u32::wrapping_mul),
+        VMulU32U24 => map2(a, b(), |x, y| (x & 0xFF_FFFF).wrapping_mul(y & 0xFF_FFFF)),
+        VMaxU32 => map2(a, b(), u32::max),
+        VMinU32 => map2(a, b(), u32::min),
+        VMaxI32 => map2(a, b(), |x, y| (x as i32).max(y as i32) as u32),
+        VMinI32 => map2(a, b(), |x, y| (x as i32).min(y as i32) as u32),
+        VAdd3U32 => map3(a, b(), c(), |x, y, z| x.wrapping_add(y).wrapping_add(z)),
+        VLshlAddU32 => map3(a, b(), c(), |x, y, z| (x << (y & 31)).wrapping_add(z)),
+        VAddLshlU32 => map3(a, b(), c(), |x, y, z| x.wrapping_add(y) << (z & 31)),
+        VLshlOrB32 => map3(a, b(), c(), |x, y, z| (x << (y & 31)) | z),
+        VAndOrB32 => map3(a, b(), c(), |x, y, z| (x & y) | z),
+        VOr3B32 => map3(a, b(), c(), |x, y, z| x | y | z),
+        VCndmaskB32 => {
+            let (y, select) = (b(), c());
+            let mut out = [0u32; LANES];
+            for lane in 0..LANES {
+                out[lane] = if select[lane] >> lane & 1 == 1 { y[lane] } else { a[lane] };
+            }
+            out
+        }
+        VCvtF32U32 => map1(a, |x| (x as f32).to_bits()),
+        VCvtF32I32 => map1(a, |x| (x as i32 as f32).to_bits()),
+        VCvtU32F32 => map1(a, |x| f32::from_bits(x) as u32),
+        VCvtI32F32 => map1(a, |x| f32::from_bits(x) as i32 as u32),
+        _ => return false,
+    };
+    let exec = wave.exec();
+    let Some(target) = wave.vgpr.get_mut(operands.vdst as usize) else { return true };
+    if exec == u32::MAX {
+        *target = row;
+    } else {
+        for lane in 0..LANES {
+            target[lane] = if exec >> lane & 1 == 1 { row[lane] } else { target[lane] };
+        }
+    }
+    true
 }
 
 /// VOPD: two operations that both read their sources before either writes (RDNA3 ISA guide,
@@ -253,6 +336,8 @@ fn write_row(wave: &mut Wave, op: &VOp, row: Row, writes: u32) {
             };
             target[lane] = if writes >> lane & 1 == 1 { value } else { target[lane] };
         }
+    } else if writes == u32::MAX {
+        *target = row;
     } else {
         for lane in 0..LANES {
             target[lane] = if writes >> lane & 1 == 1 { row[lane] } else { target[lane] };
