@@ -14,6 +14,7 @@ fn sign_extend(value: u32, bits: u32) -> i32 {
     ((value << (32 - bits)) as i32) >> (32 - bits)
 }
 
+#[inline(always)]
 pub(crate) fn step<M: Memory + ?Sized>(
     wave: &mut Wave,
     instruction: &Instruction,
@@ -27,6 +28,7 @@ pub(crate) fn step<M: Memory + ?Sized>(
     }
 }
 
+#[inline(always)]
 fn sopp(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     let simm = instruction.words[0] & 0xFFFF;
     // Branch targets: PC of the next instruction + simm16 × 4 (RDNA3 ISA guide).
@@ -68,6 +70,7 @@ fn sopp(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     })
 }
 
+#[inline(always)]
 fn sopk(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     let w0 = instruction.words[0];
     let simm = w0 & 0xFFFF;
@@ -130,6 +133,7 @@ fn sopk(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     Ok(Flow::Next)
 }
 
+#[inline(always)]
 fn smem<M: Memory + ?Sized>(wave: &mut Wave, instruction: &Instruction, memory: &M) -> Result<Flow, ExecError> {
     let [w0, w1, _] = instruction.words;
     let dwords = match instruction.opcode() {
@@ -156,6 +160,7 @@ fn smem<M: Memory + ?Sized>(wave: &mut Wave, instruction: &Instruction, memory: 
     Ok(Flow::Next)
 }
 
+#[inline(always)]
 fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     let w0 = instruction.words[0];
     let literal = instruction.literal();

@@ -214,6 +214,7 @@ pub(crate) fn plan_dual(instruction: &Instruction) -> Option<(VOp, VOp)> {
 }
 
 /// Runs `op`; `None` for an operation the interpreter does not execute (nothing is written).
+#[inline(always)]
 pub(crate) fn step(wave: &mut Wave, op: &VOp) -> Option<Flow> {
     if op.plain && wave.mode & 0xFF == MODE_IEEE_FLOAT && plain(wave, op) {
         return Some(Flow::Next);
@@ -297,6 +298,7 @@ fn plain(wave: &mut Wave, op: &VOp) -> bool {
 
 /// VOPD: two operations that both read their sources before either writes (RDNA3 ISA guide,
 /// "Dual Issue VALU").
+#[inline(always)]
 pub(crate) fn step_dual(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<Flow> {
     let first = compute(wave, x)?;
     let second = compute(wave, y)?;
@@ -306,6 +308,7 @@ pub(crate) fn step_dual(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<Flow> {
     Some(Flow::Next)
 }
 
+#[inline(always)]
 fn commit(wave: &mut Wave, op: &VOp, out: Out, writes: u32) {
     match out {
         Out::B32(row) => write_row(wave, op, row, writes),
@@ -345,6 +348,7 @@ fn write_row(wave: &mut Wave, op: &VOp, row: Row, writes: u32) {
     }
 }
 
+#[inline(always)]
 fn write_row64(wave: &mut Wave, op: &VOp, row: Row64, writes: u32) {
     let row = output64(op, row);
     let vdst = op.operands.vdst as usize;
@@ -360,6 +364,7 @@ fn write_row64(wave: &mut Wave, op: &VOp, row: Row64, writes: u32) {
 }
 
 /// VOP3's output modifier and clamp on a float result.
+#[inline(always)]
 fn output32(op: &VOp, row: Row) -> Row {
     let (omod, clamp) = (op.operands.omod, op.operands.clamp);
     if omod == 0 && !clamp {
@@ -381,6 +386,7 @@ fn output32(op: &VOp, row: Row) -> Row {
     }
 }
 
+#[inline(always)]
 fn output64(op: &VOp, row: Row64) -> Row64 {
     let (omod, clamp) = (op.operands.omod, op.operands.clamp);
     if op.result != Kind::F64 || (omod == 0 && !clamp) {
@@ -700,6 +706,7 @@ fn mask(f: impl Fn(usize) -> bool) -> u32 {
     (0..LANES).fold(0, |mask, lane| mask | (f(lane) as u32) << lane)
 }
 
+#[inline(always)]
 fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
     if wave.mode & 0xFF != MODE_IEEE_FLOAT && op.result != Kind::Int {
         let mode = wave.mode;
@@ -713,6 +720,7 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
 }
 
 /// The operation under MODE's defaults: IEEE arithmetic, nearest even, denormals kept.
+#[inline(always)]
 fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
     if let Form::Compare { condition, ty, into_exec } = op.form {
         return Some(compare(wave, op, condition, ty, into_exec));
@@ -1359,6 +1367,7 @@ fn movrel(wave: &mut Wave, op: &VOp) -> Option<Out> {
     Some(Out::Done)
 }
 
+#[inline(always)]
 fn compare(wave: &mut Wave, op: &VOp, condition: Condition, ty: CompareType, into_exec: bool) -> Out {
     use core::cmp::Ordering;
     let exec = op.writes(wave);
@@ -1557,6 +1566,7 @@ fn half_operands(name: &str) -> u8 {
 /// VOP3P: packed 16-bit operations, dot products, mixed-precision FMA and WMMA. Each source's
 /// halves are arranged first: the result's low half reads the half `op_sel` names, its high half
 /// the half `op_sel_hi` names; `neg_lo`/`neg_hi` negate float halves (RDNA3 ISA guide, VOP3P).
+#[inline(always)]
 fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
     use Opcode::*;
     if matches!(
