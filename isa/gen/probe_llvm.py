@@ -281,11 +281,14 @@ def main_gfx1030():
     smem = [(10 << 6 | 10, 0x10), (10 << 6, 0), (10, 0x10), (0, 0)]
     t["SMEM"] = probe(256, [lambda op, a=a, o=o: [0xF4000000 | op << 18 | a, NULL10 << 25 | o] for a, o in smem], pool)
     # VOP2/VOP1/VOPC (13.3): as gfx11.
-    t["VOP2"] = probe(64, [lambda op: [op << 25 | 10 << 17 | 30 << 9 | (V + 20)],
-                           lambda op: [op << 25 | 10 << 17 | 30 << 9 | (V + 20), 0x1234]], pool)
-    t["VOP1"] = probe(256, [lambda op: [0x7E000000 | 10 << 17 | op << 9 | (V + 20)],
-                            lambda op: [0x7E000000 | op << 9]], pool)
-    t["VOPC"] = probe(256, [lambda op: [0x7C000000 | op << 17 | 30 << 9 | (V + 20)]], pool)
+    variants = {}  # the VALU encodings' probe words, for `valu_operand_types`
+    variants["VOP2"] = [lambda op: [op << 25 | 10 << 17 | 30 << 9 | (V + 20)],
+                        lambda op: [op << 25 | 10 << 17 | 30 << 9 | (V + 20), 0x1234]]
+    variants["VOP1"] = [lambda op: [0x7E000000 | 10 << 17 | op << 9 | (V + 20)], lambda op: [0x7E000000 | op << 9]]
+    variants["VOPC"] = [lambda op: [0x7C000000 | op << 17 | 30 << 9 | (V + 20)]]
+    t["VOP2"] = probe(64, variants["VOP2"], pool)
+    t["VOP1"] = probe(256, variants["VOP1"], pool)
+    t["VOPC"] = probe(256, variants["VOPC"], pool)
     # VOP3A/VOP3B (13.3.4): vdst [7:0] (VOP3B: sdst [14:8]), abs [10:8], op_sel [14:11],
     # clamp 15, op [25:16]; src0/1/2 [40:32]/[49:41]/[58:50], omod [60:59], neg [63:61].
     three, two, one = (V + 40) << 18 | (V + 30) << 9 | (V + 20), (V + 30) << 9 | (V + 20), V + 20
@@ -296,17 +299,20 @@ def main_gfx1030():
     vop3 = [lambda op, sdst=sdst, hi=hi: [0xD4000000 | op << 16 | sdst << 8 | 10, hi]
             for sdst, hi in [(0, three), (0, scalar_src2), (0, two), (0, scalar_both), (0, scalar_src1), (0, scalar_all),
                              (0, one), (0, 0), (12, three), (12, scalar_src2), (12, two), (12, one)]]
+    variants["VOP3"] = vop3
     t["VOP3"] = probe(1024, vop3, pool)
     # VOP3P (13.3.5): as gfx11.
-    t["VOP3P"] = probe(128, [lambda op: [0xCC000000 | op << 16 | 10, 3 << 27 | (V + 40) << 18 | (V + 30) << 9 | (V + 20)],
-                             lambda op: [0xCC000000 | op << 16 | 10, 3 << 27 | (V + 30) << 9 | (V + 20)],
-                             lambda op: [0xCC000000 | op << 16 | 10 | 0x4000,
-                                         3 << 27 | (V + 40) << 18 | (V + 30) << 9 | (V + 20)]], pool)
+    variants["VOP3P"] = [
+        lambda op: [0xCC000000 | op << 16 | 10, 3 << 27 | (V + 40) << 18 | (V + 30) << 9 | (V + 20)],
+        lambda op: [0xCC000000 | op << 16 | 10, 3 << 27 | (V + 30) << 9 | (V + 20)],
+        lambda op: [0xCC000000 | op << 16 | 10 | 0x4000, 3 << 27 | (V + 40) << 18 | (V + 30) << 9 | (V + 20)]]
+    t["VOP3P"] = probe(128, variants["VOP3P"], pool)
     # DS (13.6): as gfx11 (offset0 [7:0], offset1 [15:8], gds 17, op [25:18]; addr, data0,
     # data1, vdst in the second word's bytes).
     ds = sorted(itertools.product([40, 0], [30, 0], [20, 0], [10, 0]), key=lambda d: -sum(map(bool, d)))
-    t["DS"] = probe(256, [lambda op, d=d: [0xD8000000 | op << 18, d[0] << 24 | d[1] << 16 | d[2] << 8 | d[3]]
-                          for d in ds], pool)
+    # The GWS operations (ds_gws_init, ...) need gds (bit 17): probed last.
+    t["DS"] = probe(256, [lambda op, d=d, gds=gds: [0xD8000000 | op << 18 | gds, d[0] << 24 | d[1] << 16 | d[2] << 8 | d[3]]
+                          for gds in (0, 1 << 17) for d in ds], pool)
     # FLAT/SCRATCH/GLOBAL (13.8): offset [11:0], dlc 12, lds 13, seg [15:14], glc 16, slc 17,
     # op [24:18]; addr [39:32], data [47:40], saddr [54:48] (0x7D: off), vdst [63:56].
     flat = [10 << 24 | NULL10 << 16 | 30 << 8 | 20, 10 << 24 | NULL10 << 16 | 20, NULL10 << 16 | 30 << 8 | 20,
@@ -332,8 +338,10 @@ def main_gfx1030():
     # DPP16 (13.3.3): src0 [39:32], dpp_ctrl [48:40], fi 50, bound_ctrl 51, src0_neg 52,
     # src0_abs 53, src1_neg 54, src1_abs 55, bank_mask [59:56], row_mask [63:60]. DPP8: src0
     # [39:32], eight 3-bit lane selects [63:40]. gfx10 has neither for VOPC (LLVM refuses both).
-    t["VOP1_DPP"] = probe(256, [lambda op: [0x7E000000 | 10 << 17 | op << 9 | 250, DPP16_WORD | 20]], pool)
-    t["VOP2_DPP"] = probe(64, [lambda op: [op << 25 | 10 << 17 | 30 << 9 | 250, DPP16_WORD | 20]], pool)
+    variants_dpp = {"VOP1_DPP": lambda op: [0x7E000000 | 10 << 17 | op << 9 | 250, DPP16_WORD | 20],
+                    "VOP2_DPP": lambda op: [op << 25 | 10 << 17 | 30 << 9 | 250, DPP16_WORD | 20]}
+    t["VOP1_DPP"] = probe(256, [variants_dpp["VOP1_DPP"]], pool)
+    t["VOP2_DPP"] = probe(64, [variants_dpp["VOP2_DPP"]], pool)
     t["VOP1_DPP8"] = probe(256, [lambda op: [0x7E000000 | 10 << 17 | op << 9 | 233, DPP8_IDENTITY | 20]], pool)
     t["VOP2_DPP8"] = probe(64, [lambda op: [op << 25 | 10 << 17 | 30 << 9 | 233, DPP8_IDENTITY | 20]], pool)
     vopc_dpp = probe(256, [lambda op: [0x7C000000 | op << 17 | 30 << 9 | 250, DPP16_WORD | 20],
@@ -342,14 +350,129 @@ def main_gfx1030():
     # any other bit set.
     t["ILLEGAL"] = {0: (0, disassemble([0]))}
     assert t["ILLEGAL"][0][1] == "v_illegal" and disassemble([0x00143D14]) is None
-    json.dump(CACHE, open(GFX10_CACHE_PATH, "w"))
+    info = valu_operand_types(t, variants, pool)
     assert not vopc_dpp, f"gfx1030 VOPC DPP: {vopc_dpp}"
     # DPP8 takes the operations DPP16 takes, printed alike: one table serves both.
     for enc in ("VOP1", "VOP2"):
         dpp16 = {op: text.split(" ")[0] for op, (_, text) in t[enc + "_DPP"].items()}
         dpp8 = {op: text.split(" ")[0] for op, (_, text) in t.pop(enc + "_DPP8").items()}
         assert dpp16 == dpp8, f"{enc}: DPP16 and DPP8 differ: {set(dpp16.items()) ^ set(dpp8.items())}"
-    emit_gfx1030(t)
+    # SDWA and DPP forms read their sources as the VOP1/VOP2/VOPC form does. DPP16's source abs
+    # and neg (bits 20..23 of its word): probed one at a time, as VOP3's are.
+    dpp_probes = [(name, flag, source, 1 << bit) for source in range(2)
+                  for name, flag, bit in (("neg", "NEG", 20 + 2 * source), ("abs", "ABS", 21 + 2 * source))]
+    dpp_words = {(enc, op, bit): [variants_dpp[enc](op)[0], DPP16_WORD | 20 | bit]
+                 for enc in ("VOP1_DPP", "VOP2_DPP") for op in t[enc] for _, _, _, bit in dpp_probes}
+    dpp_texts = dict(zip(dpp_words, pool.map(disassemble, dpp_words.values())))
+    for enc in ("VOP1_SDWA", "VOP2_SDWA", "VOPC_SDWA", "VOP1_DPP", "VOP2_DPP"):
+        base = enc.split("_")[0]
+        for op in t[enc]:
+            flags = set()
+            for name, flag, source, bit in dpp_probes if enc.endswith("DPP") else []:
+                text = dpp_texts[enc, op, bit]
+                if text and "/*" not in text and ("|" in text if name == "abs" else " -" in text):
+                    flags |= {flag, f"SRC{source}"}
+                if text and "/*" not in text and name == "neg" and "sext(" in text:
+                    flags |= {f"SEXT{source}"}
+            # src0's type from the VOP1/VOP2/VOPC form; src1's (a VGPR there, but an SGPR or a
+            # constant in SDWA) from the VOP3 form (VOPC at op, VOP2 at 256 + op).
+            types = info.get((base, op), (("B32",) * 3, []))[0]
+            vop3 = {"VOPC": op, "VOP2": 256 + op}.get(base)
+            if vop3 is not None and ("VOP3", vop3) in info:
+                types = (types[0], info["VOP3", vop3][0][1], "B32")
+            info[enc, op] = (types, sorted(flags, key=FLAG_ORDER.index))
+    json.dump(CACHE, open(GFX10_CACHE_PATH, "w"))
+    emit_gfx1030(t, info)
+
+
+# How LLVM prints three literals in a source decides the operand's type (`printImmediate32`,
+# `printImmediate16`, `printImmediateInt16`, `printImmediate64`, `printImmediateV216`): f16 and
+# i16 read the literal's low half, f64 its high half (the literal is the high dword of the double).
+LITERAL_PROBES = (0x3F800000, 0x00003C00, 0x3FF00000)
+LITERAL_SIGNATURES = {
+    ("1.0", "0x3c00", "0x3ff00000"): "B32",
+    ("0", "1.0", "0"): "F16",
+    ("1.0", "0x3c00", "0x0"): "I16",
+    ("0x3f800000", "0x3c00", "1.0"): "F64",
+    ("0x3f800000", "0x3c00", "0x3ff00000"): "I64",
+    ("0x3f800000", "1.0", "0x3ff00000"): "PackedF16",
+}
+# VOP3 modifier bits, one probe each: each source's abs (bits 8..10) and neg (61..63), op_sel
+# (src0's, bit 11), clamp 15, omod [60:59]; the flag is set when LLVM prints the modifier. LLVM
+# refuses abs or neg on a source without modifiers (v_cndmask_b32_e64's mask) and ignores op_sel,
+# clamp or omod on an operation without them; integer sources with modifiers print neg as
+# `sext(...)`.
+MODIFIER_PROBES = [(f"ABS SRC{i}", 1 << (8 + i), 0, lambda text: "|" in text) for i in range(3)] + \
+                  [(f"NEG SRC{i}", 0, 1 << (29 + i), lambda text: " -" in text) for i in range(3)] + \
+                  [(f"SEXT{i}", 0, 1 << (29 + i), lambda text: "sext(" in text) for i in range(3)] + \
+                  [("OP_SEL", 1 << 11, 0, lambda text: "op_sel:" in text),
+                   ("CLAMP", 1 << 15, 0, lambda text: text.endswith(" clamp") or " clamp " in text),
+                   ("OMOD", 0, 1 << 27, lambda text: "mul:2" in text)]
+
+
+def bare(token):
+    """An operand without its source modifiers."""
+    token = token.strip()
+    for prefix, suffix in (("neg(", ")"), ("sext(", ")")):
+        if token.startswith(prefix) and token.endswith(suffix):
+            token = token[len(prefix):-len(suffix)]
+    return token.lstrip("-").strip("|")
+
+
+def valu_operand_types(tables, variants, pool):
+    """{(encoding, op): ((src0, src1, src2 type), [modifier flags])} for the VALU encodings."""
+    jobs = []  # (key, source index, slot position, words per literal)
+    modifier_jobs = []  # (key, flag, words, test)
+    for enc in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P"):
+        for op, (index, text) in tables[enc].items():
+            words = variants[enc][index](op)
+            _, slots = operand_slots(enc, text, GFX10_FIELDS[enc])
+            for source in range(3):
+                name = f"Src{source}("
+                position = next((i for i, slot in enumerate(slots) if slot.startswith(name)), None)
+                if position is None or (enc in ("VOP1", "VOP2", "VOPC") and source > 0):
+                    continue
+                probes = []
+                for literal in LITERAL_PROBES:
+                    if enc in ("VOP1", "VOP2", "VOPC"):
+                        probe_words = [words[0] & ~0x1FF | 255, literal]
+                    else:
+                        shift = 9 * source
+                        probe_words = [words[0], words[1] & ~(0x1FF << shift) | 255 << shift, literal]
+                    probes.append(probe_words)
+                jobs.append(((enc, op), source, position, probes))
+            if enc == "VOP3":
+                sdst = any(slot.startswith("Sdst") for slot in slots)
+                for flag, low, high, test in MODIFIER_PROBES:
+                    if sdst and flag.split()[0] in ("ABS", "OP_SEL"):
+                        continue  # VOP3B: bits 14:8 are sdst
+                    modifier_jobs.append(((enc, op), flag, [words[0] | low, words[1] | high], test))
+    words = [w for job in jobs for w in job[3]] + [job[2] for job in modifier_jobs]
+    texts = dict(zip(map(tuple, words), pool.map(disassemble, words)))
+    info = {}
+    for key, source, position, probes in jobs:
+        printed = []
+        for probe_words in probes:
+            text = texts[tuple(probe_words)]
+            if text is None or "/*" in text:
+                break
+            printed.append(bare(split_operands(text.partition(" ")[2])[position]))
+        kind = LITERAL_SIGNATURES.get(tuple(printed), "B32") if len(printed) == 3 else "B32"
+        if len(printed) == 3 and tuple(printed) not in LITERAL_SIGNATURES:
+            raise SystemExit(f"{key}: src{source} prints literals as {printed}")
+        types = list(info.get(key, (("B32",) * 3, []))[0])
+        types[source] = kind
+        info[key] = (tuple(types), [])
+    for key, flag, probe_words, test in modifier_jobs:
+        text = texts[tuple(probe_words)]
+        types, flags = info.get(key, (("B32",) * 3, []))
+        if text is not None and "/*" not in text and test(text):
+            flags = sorted(set(flags) | set(flag.split()), key=FLAG_ORDER.index)
+        info[key] = (types, flags)
+    return info
+
+
+FLAG_ORDER = ["ABS", "NEG", "OP_SEL", "CLAMP", "OMOD", "SRC0", "SRC1", "SRC2", "SEXT0", "SEXT1", "SEXT2"]
 
 
 def gfx10_base(mnemonic):
@@ -430,25 +553,32 @@ def gfx11_opcodes():
     return set(re.findall(r"^    (\w+),$", text.split("opcodes! {")[1], re.M))
 
 
-def emit_gfx1030(tables):
+def emit_gfx1030(tables, info):
     out = OUT
     gfx11 = gfx11_opcodes()
     out.write("// @generated by isa/gen/probe_llvm.py --mcpu gfx1030 from LLVM 19's gfx1030 disassembler; do not edit.\n")
     out.write("//! Every gfx1030 opcode, per encoding: its mnemonic as LLVM prints it, its operation, and the\n")
-    out.write("//! operands LLVM prints, in order, with their widths in dwords. `VOP*_SDWA` and `VOP*_DPP` are\n")
+    out.write("//! operands LLVM prints, in order, with their widths in dwords; for the VALU, how each source reads\n")
+    out.write("//! an immediate and which VOP3/DPP modifiers the operation has. `VOP*_SDWA` and `VOP*_DPP` are\n")
     out.write("//! the operations LLVM accepts with an SDWA or DPP16/DPP8 word. The `opcodes!` list at the end\n")
     out.write("//! names each operation's gfx11 equivalent, where gfx11 has one.\n\n")
-    out.write("use super::table_types::{Entry, opcodes};\n")
+    used = sorted({flag for _, flags in info.values() for flag in flags})
+    out.write("use super::table_types::OperandType::*;\n")
+    out.write(f"use super::table_types::{{{', '.join(used + ['Entry', 'opcodes'])}}};\n")
     out.write("use crate::gfx11::Slot::*;\n\n")
     names = {}
     for enc, entries in tables.items():
         fields = GFX10_FIELDS["FLAT" if enc in ("SCRATCH", "GLOBAL") else enc]
         out.write(f"pub(crate) static {enc}: &[Entry] = &[\n")
         for op, (_, text) in entries.items():
+            if enc == "DS" and text.endswith(" gds") and " " not in text[:-4]:
+                text = text[:-4]  # `ds_gws_sema_v gds`: a modifier, no operand
             mnemonic, slots = operand_slots(enc, text, fields)
             name = opcode_name(gfx10_base(mnemonic))
             names[name] = gfx10_base(mnemonic)
-            out.write(f'    Entry {{ op: {op}, mnemonic: "{mnemonic}", opcode: Opcode::{name}, slots: &[{", ".join(slots)}] }},\n')
+            types, flags = info.get((enc, op), (("B32",) * 3, []))
+            out.write(f'    Entry {{ op: {op}, mnemonic: "{mnemonic}", opcode: Opcode::{name}, slots: &[{", ".join(slots)}], '
+                      f'types: [{", ".join(types)}], modifiers: {" | ".join(flags) or "0"} }},\n')
         out.write("];\n\n")
     out.write("opcodes! {\n")
     for name in sorted(names):

@@ -276,6 +276,11 @@ pub fn decode(words: &[u32], pc: u64) -> Result<Instruction, DecodeError> {
     };
     let unknown = DecodeError::UnknownOpcode { pc, word: w0, encoding: encoding.gfx11(), op };
     let entry = lookup(table_of(encoding, extension), op).ok_or(unknown)?;
+    if encoding == Encoding::Vop3 && entry.mnemonic.starts_with("v_interp_") {
+        // The VOP3 forms of the pixel-shader interpolation operations (attribute and channel
+        // operands, `high`): never in compute code.
+        return Err(unsupported("VOP3 interpolation"));
+    }
     let mut instruction = Instruction { encoding, entry, words: [w0, 0, 0], dwords: 1, extension };
     instruction.dwords = instruction.base_dwords();
     let get = |index: usize| words.get(index).copied().ok_or(DecodeError::Truncated { pc, needed: index + 1 });
@@ -322,6 +327,8 @@ fn source_fields(instruction: &Instruction) -> [Option<u32>; 3] {
             uses(|s| matches!(s, Slot::Src1(_))).then_some((w1 >> 9) & 0x1FF),
             uses(|s| matches!(s, Slot::Src2(_))).then_some((w1 >> 18) & 0x1FF),
         ],
+        // MUBUF's soffset (bits 63:56) may name a literal, which LLVM reads.
+        Encoding::Mubuf => [Some(w1 >> 24), None, None],
         _ => [None; 3],
     }
 }

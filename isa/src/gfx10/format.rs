@@ -7,7 +7,8 @@ use core::fmt::{self, Display, Formatter, Write};
 
 use super::decode::{Encoding, Extension, Instruction};
 use super::fields::{Operand, scalar_operand, source_operand};
-use super::table_types::{Entry, Slot};
+use super::table_types::{ABS, CLAMP, Entry, NEG, OMOD, OP_SEL, OperandType, SEXT0, SRC0, Slot};
+use crate::gfx11::InlineFloat;
 
 impl Display for Instruction {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
@@ -42,14 +43,20 @@ impl<'a, 'b> Operands<'a, 'b> {
         write!(self.f, "{text}")
     }
 
-    /// A source with its modifiers: `sext(...)`, `-`, `|...|`.
-    fn source(&mut self, operand: Operand, width: u8, modifiers: Modifiers) -> fmt::Result {
+    /// A source of type `ty` with its modifiers: `sext(...)`, `-`, `|...|`; a negated number
+    /// without abs is `neg(...)` (`AMDGPUInstPrinter::printOperandAndFPInputMods`).
+    fn source(&mut self, operand: Operand, width: u8, ty: OperandType, modifiers: Modifiers) -> fmt::Result {
         self.separator()?;
         let Modifiers { neg, abs, sext } = modifiers;
-        let (open, close) = if sext { ("sext(", ")") } else { ("", "") };
-        let neg = if neg { "-" } else { "" };
+        let number = matches!(operand, Operand::Int(_) | Operand::Float(_) | Operand::Literal(_));
+        let (open, close) = match (sext, neg && !abs && number) {
+            (true, _) => ("sext(", ")"),
+            (false, true) => ("neg(", ")"),
+            (false, false) => ("", ""),
+        };
+        let neg = if neg && (abs || !number) { "-" } else { "" };
         let (bar_open, bar_close) = if abs { ("|", "|") } else { ("", "") };
-        write!(self.f, "{open}{neg}{bar_open}{}{bar_close}{close}", Wide(operand, width))
+        write!(self.f, "{open}{neg}{bar_open}{}{bar_close}{close}", Typed(operand, width, ty))
     }
 
     /// A modifier: space-separated after the operands.
@@ -90,11 +97,126 @@ impl Display for Wide {
             Operand::M0 => f.write_str("m0"),
             Operand::Scc => f.write_str("src_scc"),
             Operand::Int(value) => write!(f, "{value}"),
+            Operand::Float(InlineFloat::InvTwoPi) if width == 2 => f.write_str("0.15915494309189532"),
             Operand::Float(value) => f.write_str(value.text()),
+            // A 64-bit integer operand's literal is zero-extended (`printImmediate64`).
+            Operand::Literal(value) if width == 2 => write_immediate64(f, value as u64, false),
             Operand::Literal(value) => write_literal(f, value),
             Operand::Special(name) => f.write_str(name),
             Operand::Reserved(value) => write!(f, "<reserved {value}>"),
         }
+    }
+}
+
+/// A source operand printed as its type reads immediates (`AMDGPUInstPrinter::printImmediate16`,
+/// `printImmediateInt16`, `printImmediate64`, `printImmediateV216`); registers as [`Wide`].
+struct Typed(Operand, u8, OperandType);
+
+impl Display for Typed {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let Typed(operand, width, ty) = *self;
+        match (operand, ty) {
+            (Operand::Literal(value), OperandType::F16) => write_immediate_f16(f, value),
+            (Operand::Literal(value), OperandType::I16) => {
+                if (-16..=64).contains(&(value as i32)) || float32_text(value).is_some() {
+                    write_literal(f, value)
+                } else {
+                    write!(f, "0x{:x}", value & 0xFFFF)
+                }
+            }
+            (Operand::Literal(value), OperandType::F64) => write_immediate64(f, (value as u64) << 32, true),
+            (Operand::Literal(value), OperandType::I64) => write_immediate64(f, value as u64, false),
+            (Operand::Literal(value), OperandType::PackedF16) => {
+                if (-16..=64).contains(&(value as i32)) {
+                    write!(f, "{}", value as i32)
+                } else if let Some(text) = (value <= 0xFFFF).then(|| float16_text(value as u16)).flatten() {
+                    f.write_str(text)
+                } else {
+                    write!(f, "0x{value:x}")
+                }
+            }
+            // i16 operands read the inline floats as their f16 bit patterns, printed in hex.
+            (Operand::Float(value), OperandType::I16) => write!(f, "0x{:x}", float16_bits(value)),
+            (Operand::Float(InlineFloat::InvTwoPi), OperandType::F64 | OperandType::I64) => {
+                f.write_str("0.15915494309189532")
+            }
+            _ => write!(f, "{}", Wide(operand, width)),
+        }
+    }
+}
+
+/// The f16 bit pattern of an inline float constant.
+fn float16_bits(value: InlineFloat) -> u16 {
+    match value {
+        InlineFloat::Half => 0x3800,
+        InlineFloat::MinusHalf => 0xB800,
+        InlineFloat::One => 0x3C00,
+        InlineFloat::MinusOne => 0xBC00,
+        InlineFloat::Two => 0x4000,
+        InlineFloat::MinusTwo => 0xC000,
+        InlineFloat::Four => 0x4400,
+        InlineFloat::MinusFour => 0xC400,
+        InlineFloat::InvTwoPi => 0x3118,
+    }
+}
+
+/// The text of an f16 bit pattern that is an inline constant (`printImmediateFloat16`).
+fn float16_text(bits: u16) -> Option<&'static str> {
+    [
+        InlineFloat::Half,
+        InlineFloat::MinusHalf,
+        InlineFloat::One,
+        InlineFloat::MinusOne,
+        InlineFloat::Two,
+        InlineFloat::MinusTwo,
+        InlineFloat::Four,
+        InlineFloat::MinusFour,
+        InlineFloat::InvTwoPi,
+    ]
+    .into_iter()
+    .find(|value| float16_bits(*value) == bits)
+    .map(InlineFloat::text)
+}
+
+/// The text of an f32 bit pattern that is an inline constant (`printImmediateFloat32`).
+fn float32_text(value: u32) -> Option<&'static str> {
+    match value {
+        0x3F00_0000 => Some("0.5"),
+        0xBF00_0000 => Some("-0.5"),
+        0x3F80_0000 => Some("1.0"),
+        0xBF80_0000 => Some("-1.0"),
+        0x4000_0000 => Some("2.0"),
+        0xC000_0000 => Some("-2.0"),
+        0x4080_0000 => Some("4.0"),
+        0xC080_0000 => Some("-4.0"),
+        0x3E22_F983 => Some("0.15915494"),
+        _ => None,
+    }
+}
+
+/// An f16 operand's literal: its low half (`printImmediate16`).
+fn write_immediate_f16(f: &mut Formatter<'_>, value: u32) -> fmt::Result {
+    let low = value as u16;
+    if (-16..=64).contains(&(low as i16)) {
+        write!(f, "{}", low as i16)
+    } else if let Some(text) = float16_text(low) {
+        f.write_str(text)
+    } else {
+        write!(f, "0x{low:x}")
+    }
+}
+
+/// A 64-bit operand's immediate (`printImmediate64`): an f64 literal is the double's high dword.
+fn write_immediate64(f: &mut Formatter<'_>, value: u64, fp: bool) -> fmt::Result {
+    if (-16..=64).contains(&(value as i64)) {
+        return write!(f, "{}", value as i64);
+    }
+    let double = [0.5f64, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0].into_iter().find(|double| double.to_bits() == value);
+    match double {
+        Some(double) => write!(f, "{double:?}"),
+        None if value == 0x3FC4_5F30_6DC9_C882 => f.write_str("0.15915494309189532"),
+        None if fp => write!(f, "0x{:x}", value >> 32),
+        None => write!(f, "0x{value:x}"),
     }
 }
 
@@ -104,10 +226,8 @@ fn write_literal(f: &mut Formatter<'_>, value: u32) -> fmt::Result {
     if (-16..=64).contains(&(value as i32)) {
         return write!(f, "{}", value as i32);
     }
-    let float = [0.5f32, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0].into_iter().find(|float| float.to_bits() == value);
-    match float {
-        Some(float) => write!(f, "{float:?}"),
-        None if value == 0x3E22_F983 => f.write_str("0.15915494"),
+    match float32_text(value) {
+        Some(text) => f.write_str(text),
         None => write!(f, "0x{value:x}"),
     }
 }
@@ -138,7 +258,9 @@ fn write_instruction(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::R
         _ => {}
     }
     let mut out = Operands::new(f);
+    // A returning FLAT/GLOBAL atomic prints its vdst first; MUBUF's vdata is both.
     if instruction.returns_data()
+        && instruction.encoding != Encoding::Mubuf
         && let Some(width) = atomic_return_width(instruction)
     {
         out.item(Operand::Vgpr((w1 >> 24) as u8), width)?;
@@ -155,7 +277,11 @@ fn write_instruction(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::R
                 let field = match *slot {
                     Slot::Vdst(width) => Some((Operand::Vgpr((w0 >> 17) as u8), width)),
                     Slot::ScalarVdst(width) => Some((scalar_operand((w0 >> 17) & 0xFF), width)),
-                    Slot::Src0(width) => Some((source_operand(w0 & 0x1FF, literal), width)),
+                    Slot::Src0(width) => {
+                        let operand = source_operand(w0 & 0x1FF, literal);
+                        out.source(operand, width, entry.types[0], Modifiers::default())?;
+                        continue;
+                    }
                     Slot::Src1(width) => Some((Operand::Vgpr((w0 >> 9) as u8), width)),
                     _ => None,
                 };
@@ -213,9 +339,10 @@ fn write_smem_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: 
     let sdata = (w0 >> 6) & 0x7F;
     match slot {
         Slot::Sdata(width) => out.item(scalar_operand(sdata), width),
-        Slot::Sbase(width) => out.item(Operand::Sgpr(((w0 & 0x3F) << 1) as u8), width),
-        // `s_atc_probe`'s first operand is its sdata field, a number.
-        Slot::Imm if out.first => out.text(sdata),
+        Slot::Sbase(width) => out.item(scalar_operand((w0 & 0x3F) << 1), width),
+        // `s_atc_probe`'s first operand is its sdata field, a number: decimal up to 64.
+        Slot::Imm if out.first && sdata <= 64 => out.text(sdata),
+        Slot::Imm if out.first => out.text(format_args!("0x{sdata:x}")),
         Slot::Imm | Slot::Null | Slot::Soffset(_) => match (soffset, offset) {
             (0x7D, 0) => out.text("null"),
             (0x7D, offset) => out.text(SignedHex(offset)),
@@ -235,12 +362,15 @@ fn write_smem_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: 
 fn write_vop3_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: Slot) -> fmt::Result {
     let [w0, w1, _] = instruction.words;
     let literal = instruction.literal();
-    let has_sdst = instruction.entry.slots.iter().any(|slot| matches!(slot, Slot::Sdst(_)));
+    let entry = instruction.entry;
     let source = |index: u32, width: u8, out: &mut Operands<'_, '_>| -> fmt::Result {
         let operand = source_operand((w1 >> (9 * index)) & 0x1FF, literal);
-        let neg = (w1 >> (29 + index)) & 1 == 1;
-        let abs = !has_sdst && (w0 >> (8 + index)) & 1 == 1;
-        out.source(operand, width, Modifiers { neg, abs, sext: false })
+        let has = entry.modifiers & (SRC0 << index) != 0;
+        let neg_bit = (w1 >> (29 + index)) & 1 == 1;
+        let neg = has && entry.modifiers & NEG != 0 && neg_bit;
+        let abs = has && entry.modifiers & ABS != 0 && (w0 >> (8 + index)) & 1 == 1;
+        let sext = entry.modifiers & (SEXT0 << index) != 0 && neg_bit;
+        out.source(operand, width, entry.types[index as usize], Modifiers { neg, abs, sext })
     };
     match slot {
         Slot::Vdst(width) => out.item(Operand::Vgpr(w0 as u8), width),
@@ -260,12 +390,13 @@ fn write_vop3_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: 
 fn write_vop3p_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: Slot) -> fmt::Result {
     let [w0, w1, _] = instruction.words;
     let literal = instruction.literal();
-    let mix = instruction.entry.mnemonic.starts_with("v_fma_mix");
+    let entry = instruction.entry;
+    let mix = entry.mnemonic.starts_with("v_fma_mix");
     let source = |index: u32, width: u8, out: &mut Operands<'_, '_>| -> fmt::Result {
         let operand = source_operand((w1 >> (9 * index)) & 0x1FF, literal);
         let neg = mix && (w1 >> (29 + index)) & 1 == 1;
         let abs = mix && (w0 >> (8 + index)) & 1 == 1;
-        out.source(operand, width, Modifiers { neg, abs, sext: false })
+        out.source(operand, width, entry.types[index as usize], Modifiers { neg, abs, sext: false })
     };
     match slot {
         Slot::Vdst(width) => out.item(Operand::Vgpr(w0 as u8), width),
@@ -285,6 +416,8 @@ fn write_flat_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: 
     let scratch = instruction.encoding == Encoding::Scratch;
     let has_saddr = instruction.encoding != Encoding::Flat && saddr != 0x7D && !(scratch && saddr == 0x7F);
     match (instruction.encoding, slot) {
+        // With LDS set (bit 13) a load's data goes to LDS: no vdst.
+        (_, Slot::Vdst(_)) if (instruction.words[0] >> 13) & 1 == 1 => Ok(()),
         (_, Slot::Vdst(width)) => out.item(Operand::Vgpr((w1 >> 24) as u8), width + tfe(instruction)),
         (_, Slot::Data(width)) => out.item(Operand::Vgpr((w1 >> 8) as u8), width),
         (Encoding::Scratch, Slot::Addr(width)) => {
@@ -323,14 +456,16 @@ fn tfe(instruction: &Instruction) -> u8 {
 fn write_mubuf_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: Slot) -> fmt::Result {
     let [w0, w1, _] = instruction.words;
     match slot {
+        // With LDS set (bit 16) the data goes to LDS: no vdata.
+        Slot::Vdata(_) if (w0 >> 16) & 1 == 1 => Ok(()),
         Slot::Vdata(width) => out.item(Operand::Vgpr((w1 >> 8) as u8), width + tfe(instruction)),
         Slot::Off => {
             let (offen, idxen) = ((w0 >> 12) & 1 == 1, (w0 >> 13) & 1 == 1);
             let width = if offen && idxen { 2 } else { 1 };
             if offen || idxen { out.item(Operand::Vgpr(w1 as u8), width) } else { out.text("off") }
         }
-        Slot::Srsrc(width) => out.item(Operand::Sgpr((((w1 >> 16) & 0x1F) << 2) as u8), width),
-        Slot::Imm => out.item(source_operand(w1 >> 24, None), 1),
+        Slot::Srsrc(width) => out.item(scalar_operand(((w1 >> 16) & 0x1F) << 2), width),
+        Slot::Imm => out.item(source_operand(w1 >> 24, instruction.literal()), 1),
         other => out.text(format_args!("{other:?}")),
     }
 }
@@ -361,7 +496,8 @@ fn write_omod(out: &mut Operands<'_, '_>, omod: u32) -> fmt::Result {
 fn write_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt::Result {
     let [w0, w1, _] = instruction.words;
     match instruction.encoding {
-        Encoding::Smem => {
+        // Only the loads have cache-policy operands.
+        Encoding::Smem if instruction.entry.mnemonic.contains("_load_") => {
             if (w0 >> 16) & 1 == 1 {
                 out.modifier("glc")?;
             }
@@ -370,17 +506,24 @@ fn write_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt
             }
         }
         Encoding::Vop3 => {
-            let has_sdst = instruction.entry.slots.iter().any(|slot| matches!(slot, Slot::Sdst(_)));
+            let modifiers = instruction.entry.modifiers;
             let op_sel = (w0 >> 11) & 0xF;
-            if !has_sdst && op_sel != 0 {
+            if instruction.entry.mnemonic.starts_with("v_permlane") {
+                // v_permlane16/x16's op_sel is [fi, bound_ctrl].
+                if op_sel & 3 != 0 {
+                    out.modifier(format_args!("op_sel:{}", bit_list(op_sel & 3, 2)))?;
+                }
+            } else if modifiers & OP_SEL != 0 && op_sel != 0 {
                 let sources = source_count(instruction.entry);
                 let list = bit_list(op_sel & 7, sources);
                 out.modifier(format_args!("op_sel:{},{}]", &list[..list.len() - 1], op_sel >> 3))?;
             }
-            if (w0 >> 15) & 1 == 1 {
+            if modifiers & CLAMP != 0 && (w0 >> 15) & 1 == 1 {
                 out.modifier("clamp")?;
             }
-            write_omod(out, (w1 >> 27) & 3)?;
+            if modifiers & OMOD != 0 {
+                write_omod(out, (w1 >> 27) & 3)?;
+            }
         }
         Encoding::Vop3p => {
             let sources = source_count(instruction.entry);
@@ -437,7 +580,7 @@ fn write_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt
             if offset != 0 {
                 out.modifier(format_args!("offset:{offset}"))?;
             }
-            for (bit, name) in [(16, "glc"), (17, "slc"), (12, "dlc")] {
+            for (bit, name) in [(16, "glc"), (17, "slc"), (12, "dlc"), (13, "lds")] {
                 if (w0 >> bit) & 1 == 1 {
                     out.modifier(name)?;
                 }
@@ -457,7 +600,9 @@ fn write_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt
             if w0 & 0xFFF != 0 {
                 out.modifier(format_args!("offset:{}", w0 & 0xFFF))?;
             }
-            for (bit, name) in [(w0 >> 14, "glc"), (w1 >> 22, "slc"), (w0 >> 15, "dlc"), (w1 >> 23, "tfe")] {
+            for (bit, name) in
+                [(w0 >> 14, "glc"), (w1 >> 22, "slc"), (w0 >> 15, "dlc"), (w0 >> 16, "lds"), (w1 >> 23, "tfe")]
+            {
                 if bit & 1 == 1 {
                     out.modifier(name)?;
                 }
@@ -520,7 +665,8 @@ pub(crate) fn sign_extend(value: u32, bits: u32) -> i32 {
 /// s1 31.
 fn write_sdwa(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
     const SEL: [&str; 8] = ["BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD", "7"];
-    const UNUSED: [&str; 4] = ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE", "3"];
+    // LLVM prints the reserved dst_unused value 3 as UNUSED_PAD.
+    const UNUSED: [&str; 4] = ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE", "UNUSED_PAD"];
     let w0 = instruction.words[0];
     let sdwa = instruction.words[1];
     let entry = instruction.entry;
@@ -544,12 +690,12 @@ fn write_sdwa(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
             Slot::Src0(width) => {
                 let operand =
                     if (sdwa >> 23) & 1 == 1 { scalar_operand(sdwa & 0xFF) } else { Operand::Vgpr(sdwa as u8) };
-                out.source(operand, width, modifiers(16))?
+                out.source(operand, width, entry.types[0], modifiers(16))?
             }
             Slot::Src1(width) => {
                 let field = (w0 >> 9) & 0xFF;
                 let operand = if (sdwa >> 31) & 1 == 1 { scalar_operand(field) } else { Operand::Vgpr(field as u8) };
-                out.source(operand, width, modifiers(24))?
+                out.source(operand, width, entry.types[1], modifiers(24))?
             }
             Slot::Fixed(name) => out.text(name)?,
             other => out.text(format_args!("{other:?}"))?,
@@ -583,19 +729,22 @@ fn write_dpp(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
     let dpp = instruction.words[1];
     let dpp16 = instruction.extension == Extension::Dpp16;
     let mut out = Operands::new(f);
-    let modifiers = |neg_bit: u32| {
-        if dpp16 {
-            Modifiers { neg: (dpp >> neg_bit) & 1 == 1, abs: (dpp >> (neg_bit + 1)) & 1 == 1, sext: false }
-        } else {
-            Modifiers::default()
+    // Source neg, abs and sext (DPP16 only), where the operation has them (`Entry::modifiers`).
+    let flags = instruction.entry.modifiers;
+    let modifiers = |index: u32| {
+        let (neg_bit, has) = (20 + 2 * index, dpp16 && flags & (SRC0 << index) != 0);
+        Modifiers {
+            neg: has && flags & NEG != 0 && (dpp >> neg_bit) & 1 == 1,
+            abs: has && flags & ABS != 0 && (dpp >> (neg_bit + 1)) & 1 == 1,
+            sext: dpp16 && flags & (SEXT0 << index) != 0 && (dpp >> neg_bit) & 1 == 1,
         }
     };
     for slot in instruction.entry.slots {
         match *slot {
             Slot::Vdst(width) => out.item(Operand::Vgpr((w0 >> 17) as u8), width)?,
             Slot::ScalarVdst(width) => out.item(scalar_operand((w0 >> 17) & 0xFF), width)?,
-            Slot::Src0(width) => out.source(Operand::Vgpr(dpp as u8), width, modifiers(20))?,
-            Slot::Src1(width) => out.source(Operand::Vgpr((w0 >> 9) as u8), width, modifiers(22))?,
+            Slot::Src0(width) => out.source(Operand::Vgpr(dpp as u8), width, OperandType::B32, modifiers(0))?,
+            Slot::Src1(width) => out.source(Operand::Vgpr((w0 >> 9) as u8), width, OperandType::B32, modifiers(1))?,
             Slot::Fixed(name) => out.text(name)?,
             other => out.text(format_args!("{other:?}"))?,
         }
@@ -689,19 +838,21 @@ impl Display for Version {
         if value & 0x1F00 != 0 {
             return write!(f, "0x{value:x}");
         }
-        let mut parts = Vec::new();
-        match value & 0xFF {
-            0 => parts.push("UC_VERSION_GFX7".to_owned()),
-            4 => parts.push("UC_VERSION_GFX10".to_owned()),
-            6 => parts.push("UC_VERSION_GFX11".to_owned()),
-            other => parts.push(other.to_string()),
-        }
+        let mut text = match value & 0xFF {
+            0 => "UC_VERSION_GFX7".to_owned(),
+            4 => "UC_VERSION_GFX10".to_owned(),
+            6 => "UC_VERSION_GFX11".to_owned(),
+            other => other.to_string(),
+        };
+        // An MCExpr of nested ors: `(a|b)|c`.
+        let mut flags = 0;
         for (bit, name) in [(13, "UC_VERSION_W64_BIT"), (14, "UC_VERSION_W32_BIT"), (15, "UC_VERSION_MDP_BIT")] {
             if (value >> bit) & 1 == 1 {
-                parts.push(name.to_owned());
+                text = if flags == 0 { format!("{text}|{name}") } else { format!("({text})|{name}") };
+                flags += 1;
             }
         }
-        f.write_str(&parts.join("|"))
+        f.write_str(&text)
     }
 }
 
@@ -776,9 +927,11 @@ impl Display for Waitcnt {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let simm = self.0;
         let (vm, exp, lgkm) = ((simm & 0xF) | ((simm >> 14) << 4), (simm >> 4) & 7, (simm >> 8) & 0x3F);
-        let parts: Vec<String> = [(vm != 0x3F).then(|| format!("vmcnt({vm})")),
+        let parts: Vec<String> = [
+            (vm != 0x3F).then(|| format!("vmcnt({vm})")),
             (exp != 7).then(|| format!("expcnt({exp})")),
-            (lgkm != 0x3F).then(|| format!("lgkmcnt({lgkm})"))]
+            (lgkm != 0x3F).then(|| format!("lgkmcnt({lgkm})")),
+        ]
         .into_iter()
         .flatten()
         .collect();
@@ -834,9 +987,6 @@ impl Display for Sendmsg {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let imm = self.0;
         let (id, op, stream) = (imm & 0xF, (imm >> 4) & 7, (imm >> 8) & 3);
-        if imm & !0x37F != 0 {
-            return write!(f, "{imm}");
-        }
         let name = match id {
             1 => "MSG_INTERRUPT",
             2 => "MSG_GS",
@@ -860,7 +1010,6 @@ impl Display for Sendmsg {
             (2 | 3, 3) => Some("GS_OP_EMIT_CUT"),
             (15, 1) => Some("SYSMSG_OP_ECC_ERR_INTERRUPT"),
             (15, 2) => Some("SYSMSG_OP_REG_RD"),
-            (15, 3) => Some("SYSMSG_OP_HOST_TRAP_ACK"),
             (15, 4) => Some("SYSMSG_OP_TTRACE_PC"),
             _ => None,
         };
@@ -871,7 +1020,8 @@ impl Display for Sendmsg {
                 _ => op == 0 && stream == 0,
             };
         if !valid {
-            return write!(f, "sendmsg({id}, {op}, {stream})");
+            // The numeric form only where it spells the whole immediate.
+            return if imm & !0x37F == 0 { write!(f, "sendmsg({id}, {op}, {stream})") } else { write!(f, "{imm}") };
         }
         write!(f, "sendmsg({name}")?;
         if let Some(op_name) = op_name {

@@ -132,8 +132,7 @@ impl VOp {
         };
         let kind = if half & 1 == 1 && kind != Kind::Int { Kind::F16 } else { kind };
         let result = result_kind(name);
-        let plain = matches!(form, Form::Alu)
-            && half == 0
+        let plain = half == 0
             && instruction.encoding != Encoding::Vop3p
             && operands.dpp.is_none()
             && operands.neg | operands.abs | operands.omod | operands.op_sel == 0
@@ -237,6 +236,62 @@ fn plain(wave: &mut Wave, op: &VOp) -> bool {
     let b = || operands.row(wave, 1);
     let c = || operands.row(wave, 2);
     let current = || wave.vgpr.get(operands.vdst as usize).copied().unwrap_or([0; LANES]);
+    let exec = wave.exec();
+    if let Form::Compare { condition, ty, into_exec } = op.form {
+        if condition == Condition::Class {
+            return false;
+        }
+        let b = b();
+        let mut order = [core::cmp::Ordering::Equal; LANES];
+        let mut unordered = 0u32;
+        match ty {
+            CompareType::U32 => {
+                for lane in 0..LANES {
+                    order[lane] = a[lane].cmp(&b[lane]);
+                }
+            }
+            CompareType::I32 => {
+                for lane in 0..LANES {
+                    order[lane] = (a[lane] as i32).cmp(&(b[lane] as i32));
+                }
+            }
+            CompareType::F32 => {
+                for lane in 0..LANES {
+                    match f32::from_bits(a[lane]).partial_cmp(&f32::from_bits(b[lane])) {
+                        Some(value) => order[lane] = value,
+                        None => unordered |= 1 << lane,
+                    }
+                }
+            }
+            _ => return false,
+        }
+        let mut result = 0u32;
+        for lane in 0..LANES {
+            let ordering = if unordered >> lane & 1 == 1 { None } else { Some(order[lane]) };
+            result |= (holds(condition, ordering) as u32) << lane;
+        }
+        let target = if into_exec { EXEC } else { operands.sdst as u32 };
+        wave.write_sgpr(target, result & exec);
+        return true;
+    }
+    if matches!(op.opcode, VAddCoU32 | VAddCoCiU32 | VSubCoU32 | VSubCoCiU32) {
+        let (b, carry_in) = (b(), if matches!(op.opcode, VAddCoCiU32 | VSubCoCiU32) { c()[0] } else { 0 });
+        let (mut row, mut carry) = ([0u32; LANES], 0u32);
+        for lane in 0..LANES {
+            let (x, y, cin) = (a[lane] as u64, b[lane] as u64, (carry_in >> lane & 1) as u64);
+            let (value, out) = if matches!(op.opcode, VAddCoU32 | VAddCoCiU32) {
+                let sum = x + y + cin;
+                (sum as u32, sum >> 32 != 0)
+            } else {
+                (x.wrapping_sub(y + cin) as u32, y + cin > x)
+            };
+            row[lane] = value;
+            carry |= (out as u32) << lane;
+        }
+        write_plain(wave, operands.vdst, row, exec);
+        wave.write_sgpr(operands.sdst as u32, carry & exec);
+        return true;
+    }
     let row = match op.opcode {
         VMovB32 => a,
         VAddF32 => f2(a, b(), |x, y| x + y),
@@ -284,8 +339,14 @@ fn plain(wave: &mut Wave, op: &VOp) -> bool {
         VCvtI32F32 => map1(a, |x| f32::from_bits(x) as i32 as u32),
         _ => return false,
     };
-    let exec = wave.exec();
-    let Some(target) = wave.vgpr.get_mut(operands.vdst as usize) else { return true };
+    write_plain(wave, operands.vdst, row, exec);
+    true
+}
+
+/// Writes `row` to VGPR `vdst` in the lanes of `exec`.
+#[inline(always)]
+fn write_plain(wave: &mut Wave, vdst: u16, row: Row, exec: u32) {
+    let Some(target) = wave.vgpr.get_mut(vdst as usize) else { return };
     if exec == u32::MAX {
         *target = row;
     } else {
@@ -293,7 +354,6 @@ fn plain(wave: &mut Wave, op: &VOp) -> bool {
             target[lane] = if exec >> lane & 1 == 1 { row[lane] } else { target[lane] };
         }
     }
-    true
 }
 
 /// VOPD: two operations that both read their sources before either writes (RDNA3 ISA guide,
