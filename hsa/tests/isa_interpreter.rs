@@ -1,20 +1,42 @@
 //! The soft runtime in `isa` mode (`KernelExecution::Isa`): kernels nobody wrote a host build
 //! for (`fixtures/isa_kernels.c`, built by clang-19 and checked in) run from their gfx1100
-//! machine code through the interpreter.
+//! machine code through the interpreter, and from their gfx1030 machine code on a gfx1030 agent
+//! (the interpreter's gfx10.3 path); a gfx90a agent's kernels are refused.
 
 mod common;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use aqueduct_hsa::soft::{KernelExecution, SoftConfig};
+use aqueduct_hsa::PoolKindInfo;
+use aqueduct_hsa::soft::{KernelExecution, SoftAgentConfig, SoftConfig};
 use aqueduct_hsa::sys::{amd_event, hsa_amd_event_t, status};
-use common::{Client, dispatch_header};
+use common::{Client, TEST_KERNELS_GFX90A, dispatch_header};
 
 const ISA_KERNELS_GFX1100: &[u8] = include_bytes!("fixtures/isa_kernels_gfx1100.hsaco");
+const ISA_KERNELS_GFX1030: &[u8] = include_bytes!("fixtures/isa_kernels_gfx1030.hsaco");
 
+/// The client of the first GPU agent, gfx1100, which most tests use. The runtime also has a
+/// gfx1030 agent (index 1) and a gfx90a one (index 2): [`client_on`].
 fn client() -> Client {
-    Client::configured(SoftConfig { kernel_execution: KernelExecution::Isa, ..SoftConfig::default() })
+    Client::configured(SoftConfig {
+        kernel_execution: KernelExecution::Isa,
+        agents: vec![
+            SoftAgentConfig::gfx1100(),
+            SoftAgentConfig::with_isa("amdgcn-amd-amdhsa--gfx1030", 32),
+            SoftAgentConfig::with_isa("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", 64),
+        ],
+        ..SoftConfig::default()
+    })
+}
+
+/// A client of the same runtime on GPU agent `index`.
+fn client_on(index: usize) -> Client {
+    let Client { hsa, kernarg_pool, .. } = client();
+    let agent = hsa.gpu_agents().expect("agents")[index].agent;
+    let pools = hsa.pools(agent).expect("pools");
+    let device_pool = pools.iter().find(|pool| pool.kind == PoolKindInfo::CoarseGrained).expect("device pool").pool;
+    Client { hsa, agent, device_pool, kernarg_pool }
 }
 
 fn words(values: &[u64], small: &[u32]) -> Vec<u8> {
@@ -23,10 +45,22 @@ fn words(values: &[u64], small: &[u32]) -> Vec<u8> {
     bytes
 }
 
-/// Runs one 1-D dispatch of `symbol`; returns `None` once it completed, or the queue's error
-/// status and detail once the queue failed.
+/// Runs one 1-D dispatch of `symbol` of the gfx1100 kernels; returns `None` once it completed,
+/// or the queue's error status and detail once the queue failed.
 fn run(client: &Client, symbol: &str, grid: u32, workgroup: u16, kernargs: &[u8]) -> Option<(u32, String)> {
-    let kernel = client.kernel(ISA_KERNELS_GFX1100, symbol);
+    run_from(client, ISA_KERNELS_GFX1100, symbol, grid, workgroup, kernargs)
+}
+
+/// [`run`] for `symbol` of `code_object`.
+fn run_from(
+    client: &Client,
+    code_object: &[u8],
+    symbol: &str,
+    grid: u32,
+    workgroup: u16,
+    kernargs: &[u8],
+) -> Option<(u32, String)> {
+    let kernel = client.kernel(code_object, symbol);
     let queue = client.queue(64);
     let done = client.signal(1);
     let kernarg = client.kernargs(kernargs);
@@ -61,7 +95,36 @@ fn fold(value: u32, rounds: u32) -> u32 {
 
 #[test]
 fn a_kernel_with_a_loop_a_branch_lds_and_a_barrier_runs_without_a_host_build() {
-    let client = client();
+    reverse_through_lds(&client(), ISA_KERNELS_GFX1100);
+}
+
+#[test]
+fn a_gfx1030_agent_runs_its_kernels_through_the_gfx10_3_path() {
+    let client = client_on(1);
+    reverse_through_lds(&client, ISA_KERNELS_GFX1030);
+    // Its instruction with no interpreter support still fails naming it, as gfx10 code.
+    let (out, a) = (client.alloc_u32(32), client.alloc_u32(32));
+    let kernargs = words(&[out.as_mut_ptr() as u64, a.as_ptr() as u64], &[]);
+    let (status, detail) =
+        run_from(&client, ISA_KERNELS_GFX1030, "cube_face.kd", 32, 32, &kernargs).expect("the dispatch fails");
+    assert_eq!(status, status::ERROR_ILLEGAL_INSTRUCTION, "{detail}");
+    assert!(detail.contains("`v_cubeid_f32`"), "{detail}");
+}
+
+#[test]
+fn an_agent_whose_isa_the_interpreter_does_not_run_is_refused() {
+    let client = client_on(2);
+    let out = client.alloc_u32(4);
+    let kernargs = common::kernargs_store_value(out.as_mut_ptr(), 7, 4);
+    let (status, detail) =
+        run_from(&client, TEST_KERNELS_GFX90A, "store_value.kd", 4, 4, &kernargs).expect("the dispatch fails");
+    assert_eq!(status, status::ERROR_INVALID_ISA, "{detail}");
+    assert!(detail.contains("gfx90a"), "{detail}");
+    assert!(out.iter().all(|&word| word == 0), "nothing ran");
+}
+
+/// `reverse_through_lds` of `code_object` on `client`'s agent, checked against [`fold`].
+fn reverse_through_lds(client: &Client, code_object: &[u8]) {
     // 200 items: three full workgroups of 64 and a partial one of 8, whose missing work-items
     // contribute 0 to the tile.
     let count = 200u32;
@@ -73,7 +136,7 @@ fn a_kernel_with_a_loop_a_branch_lds_and_a_barrier_runs_without_a_host_build() {
     let out = client.alloc_u32(count as usize + 16);
     out.fill(0xDEAD_BEEF);
     let kernargs = words(&[out.as_mut_ptr() as u64, input.as_ptr() as u64], &[count, rounds]);
-    assert_eq!(run(&client, "reverse_through_lds.kd", count, 64, &kernargs), None);
+    assert_eq!(run_from(client, code_object, "reverse_through_lds.kd", count, 64, &kernargs), None);
     for (i, &got) in out[..count as usize].iter().enumerate() {
         let (group, local) = (i / 64, i % 64);
         let mirrored = group * 64 + 63 - local;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Rebuilds the interpreter's test kernels, isa/tests/kernels/<name>_<target>.hsaco, from the
 # sources beside them, for gfx1100, gfx11-generic (code object v6) and gfx1030 (the kernels that
-# build there; a later gfx10.3 interpreter runs them). isa/tests/kernels_exec.rs runs the gfx11
-# ones. Needs Debian's clang-19 and lld-19. Deterministic: fixed flags, relative source paths, no
+# build there, run through the interpreter's gfx10.3 path). isa/tests/kernels_exec.rs runs them
+# all. Needs Debian's clang-19 and lld-19. Deterministic: fixed flags, relative source paths, no
 # build id; the outputs are checked in.
 set -euo pipefail
 cd "$(dirname "$0")/../tests/kernels"

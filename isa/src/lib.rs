@@ -1,5 +1,6 @@
-//! AMDGPU machine code for the soft HSA runtime: a decoder for the gfx1100 (RDNA3) encodings that
-//! clang emits, printing LLVM's syntax, and (`interp`) an interpreter that runs a dispatch's waves.
+//! AMDGPU machine code for the soft HSA runtime: decoders for the gfx1100 (RDNA3) and gfx1030
+//! (RDNA2) encodings that clang emits, printing LLVM's syntax, and (`interp`) an interpreter that
+//! runs a dispatch's waves of gfx11 code, or of gfx10.3 code translated to gfx11.
 
 pub mod gfx10;
 pub mod gfx11;

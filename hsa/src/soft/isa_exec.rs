@@ -1,5 +1,7 @@
 //! Running a dispatch's machine code with the gfx1100 interpreter (`aqueduct-isa`), the
-//! alternative to a kernel's host build (`SoftConfig::kernel_execution`).
+//! alternative to a kernel's host build (`SoftConfig::kernel_execution`). A gfx10.3 agent's
+//! kernels run through the interpreter's gfx10.3 path (each instruction translated to gfx11's);
+//! other ISAs are refused.
 //!
 //! The interpreter sees the agent's memory as a GPU does: an access outside every allocation
 //! mapped for the queue's agent is a memory fault, recorded for delivery as ROCr delivers one
@@ -8,7 +10,7 @@
 
 use std::sync::Arc;
 
-use aqueduct_isa::interp::{self, Dispatch, ExecError, HostMemory, MemoryFault, Program};
+use aqueduct_isa::interp::{self, Dispatch, ExecError, HostMemory, Isa, MemoryFault, Program};
 
 use super::executable::LoadedKernel;
 use super::processor::{PacketResult, check_access};
@@ -80,12 +82,27 @@ impl AgentMemory<'_> {
     }
 }
 
-/// The kernel's program, decoded at its first interpreted dispatch and kept with the kernel.
-fn program(kernel: &LoadedKernel, memory: &AgentMemory<'_>) -> Result<Arc<Program>, String> {
+/// The kernel's program, decoded at its first interpreted dispatch and kept with the kernel (a
+/// kernel is loaded for one agent, so for one ISA).
+fn program(kernel: &LoadedKernel, memory: &AgentMemory<'_>, isa: Isa) -> Result<Arc<Program>, String> {
     kernel
         .isa_program
-        .get_or_init(|| Program::load(memory, kernel.kernel_object()).map(Arc::new).map_err(|error| error.to_string()))
+        .get_or_init(|| {
+            Program::load_for(memory, kernel.kernel_object(), isa).map(Arc::new).map_err(|error| error.to_string())
+        })
         .clone()
+}
+
+/// The interpreter's instruction set for an agent's ISA name (`amdgcn-amd-amdhsa--gfx1100`):
+/// gfx11, or gfx10.3 (`gfx1030` to `gfx1036`); `None` for any other.
+fn interpreted_isa(name: &str) -> Option<Isa> {
+    if name.contains("gfx11") {
+        Some(Isa::Gfx11)
+    } else if name.contains("gfx103") {
+        Some(Isa::Gfx10_3)
+    } else {
+        None
+    }
 }
 
 /// Runs `packet`'s workgroups through the interpreter.
@@ -97,14 +114,16 @@ pub(crate) fn dispatch(
     kernel: &LoadedKernel,
 ) -> PacketResult {
     let named = |error: String| format!("packet {id}: kernel `{}` of {}: {error}", kernel.symbol, kernel.code_object);
-    let isa = runtime.gpu(queue.agent_index).map(|agent| agent.isa_name.as_str());
-    if !isa.is_some_and(|isa| isa.contains("gfx11")) {
-        let agent = isa.unwrap_or("unknown");
+    let name = runtime.gpu(queue.agent_index).map(|agent| agent.isa_name.as_str());
+    let Some(isa) = name.and_then(interpreted_isa) else {
+        let agent = name.unwrap_or("unknown");
         return Err((
             status::ERROR_INVALID_ISA,
-            named(format!("the interpreter runs gfx11 machine code and this agent is {agent}; nothing else runs it")),
+            named(format!(
+                "the interpreter runs gfx11 and gfx10.3 machine code and this agent is {agent}; nothing else runs it"
+            )),
         ));
-    }
+    };
     let packet_address = packet as *const KernelDispatchPacket as u64;
     let memory = AgentMemory {
         dispatch: NEXT_DISPATCH.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
@@ -113,7 +132,7 @@ pub(crate) fn dispatch(
         kernel,
         packet: packet_address..packet_address + core::mem::size_of::<KernelDispatchPacket>() as u64,
     };
-    let program = program(kernel, &memory).map_err(|error| (status::ERROR_INVALID_CODE_OBJECT, named(error)))?;
+    let program = program(kernel, &memory, isa).map_err(|error| (status::ERROR_INVALID_CODE_OBJECT, named(error)))?;
     let dispatch = Dispatch {
         program: &program,
         packet_address,

@@ -204,6 +204,13 @@ fn lookup(entries: &'static [Entry], op: u16) -> Option<&'static Entry> {
     entries.binary_search_by_key(&op, |entry| entry.op).ok().map(|index| &entries[index])
 }
 
+/// The table entry of `opcode` in `encoding` (VOPD: its X table), if gfx11 has that operation
+/// in that encoding. A scan of the table: for re-encoding another ISA's code as gfx11 when a
+/// program loads (`interp::from_gfx10`), never per step.
+pub fn entry_of(encoding: Encoding, opcode: Opcode) -> Option<&'static Entry> {
+    table_of(encoding).iter().find(|entry| entry.opcode == opcode)
+}
+
 /// Decodes the instruction at the start of `words`; `pc` (a byte address) only names it in
 /// errors.
 pub fn decode(words: &[u32], pc: u64) -> Result<Instruction, DecodeError> {

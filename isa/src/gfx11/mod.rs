@@ -7,7 +7,7 @@ mod format;
 mod table;
 mod table_types;
 
-pub use decode::{Dpp, Encoding, Instruction, decode, decode_all};
+pub use decode::{Dpp, Encoding, Instruction, decode, decode_all, entry_of};
 pub use fields::{InlineFloat, Operand, scalar_operand, source_operand};
 pub use table::Opcode;
 pub use table_types::{Entry, Slot};

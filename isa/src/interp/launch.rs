@@ -6,9 +6,11 @@
 //! (2), flat scratch init (2), private segment size (1). System SGPRs start at `USER_SGPR_COUNT`
 //! (compute_pgm_rsrc2 bits 5:1), each only if rsrc2 enables it: workgroup id X (bit 7), Y
 //! (bit 8), Z (bit 9), workgroup info (bit 10), private segment wavefront offset (bit 0). On
-//! GFX11 the work-item ids arrive packed in v0: X in bits 9:0, Y in 19:10, Z in 29:20.
+//! GFX11 the work-item ids arrive packed in v0: X in bits 9:0, Y in 19:10, Z in 29:20; on
+//! gfx10.3 each in its own VGPR, X in v0, Y in v1, Z in v2 (LLVM's `FeaturePackedTID`, which
+//! gfx90a and GFX11 have and GFX10 does not; AMDGPUUsage, "Initial Kernel Execution State").
 
-use super::program::{Plan, Program};
+use super::program::{Decoded, Isa, Plan, Program};
 use super::wave::{EXEC, LANES, Wave};
 use super::{ExecError, Memory, memory_ops, scalar, valu};
 
@@ -142,7 +144,7 @@ fn initial_wave(
     let descriptor = &dispatch.program.descriptor;
     let mut wave = Wave {
         sgpr: [0; 128],
-        vgpr: vec![[0; LANES]; descriptor.vgprs()],
+        vgpr: vec![[0; LANES]; descriptor.vgprs() + dispatch.program.extra_vgprs],
         scc: false,
         pc: dispatch.program.entry,
         ended: false,
@@ -219,8 +221,17 @@ fn initial_wave(
         let (x, y, z) = (linear % size[0], linear / size[0] % size[1], linear / (size[0] * size[1]));
         // `ENABLE_VGPR_WORKITEM_ID` (rsrc2 bits 12:11): 0 gives X, 1 X and Y, 2 all three.
         let dimensions = (rsrc2 >> 11) & 3;
-        let packed = x | if dimensions >= 1 { y << 10 } else { 0 } | if dimensions >= 2 { z << 20 } else { 0 };
-        wave.write_vgpr(0, lane, packed);
+        match dispatch.program.isa {
+            Isa::Gfx11 => {
+                let packed = x | if dimensions >= 1 { y << 10 } else { 0 } | if dimensions >= 2 { z << 20 } else { 0 };
+                wave.write_vgpr(0, lane, packed);
+            }
+            Isa::Gfx10_3 => {
+                for (vgpr, id) in [x, y, z].into_iter().enumerate().take(dimensions.min(2) as usize + 1) {
+                    wave.write_vgpr(vgpr as u32, lane, id);
+                }
+            }
+        }
     }
     wave.write_sgpr(EXEC, exec);
     Ok(wave)
@@ -251,23 +262,25 @@ fn run_wave<M: Memory + ?Sized>(
             return Err(ExecError::InstructionLimit { pc, limit: dispatch.instruction_limit });
         }
         let flow = match &decoded.plan {
-            Plan::Vector(op) => valu::step(wave, op).ok_or_else(|| unsupported(wave, instruction))?,
-            Plan::Scalar => scalar::step(wave, instruction, memory)?,
-            Plan::Memory(access) => memory_ops::step(wave, instruction, access, memory, lds)?,
-            Plan::Dual(pair) => {
-                valu::step_dual(wave, &pair.0, &pair.1).ok_or_else(|| unsupported(wave, instruction))?
+            Plan::Vector(op) => valu::step(wave, op).ok_or_else(|| refused(wave, decoded))?,
+            Plan::Scalar => scalar::step(wave, instruction, memory).map_err(|error| decoded.named(error))?,
+            Plan::Memory(access) => {
+                memory_ops::step(wave, instruction, access, memory, lds).map_err(|error| decoded.named(error))?
             }
-            Plan::Unsupported => return Err(unsupported(wave, instruction)),
+            Plan::Dual(pair) => valu::step_dual(wave, &pair.0, &pair.1).ok_or_else(|| refused(wave, decoded))?,
+            Plan::Dot2x16(dot) => super::from_gfx10::dot2_16(wave, &dot.0, dot.1),
+            Plan::Sdwa(sdwa) => super::from_gfx10::sdwa_step(wave, sdwa).ok_or_else(|| refused(wave, decoded))?,
+            Plan::Unsupported => return Err(refused(wave, decoded)),
         };
         match flow {
-            Flow::Next => wave.pc = pc + instruction.len() as u64,
+            Flow::Next => wave.pc = pc + decoded.len as u64,
             Flow::Jump(target) => wave.pc = target,
             Flow::End => {
                 wave.ended = true;
                 return Ok(());
             }
             Flow::Barrier => {
-                wave.pc = pc + instruction.len() as u64;
+                wave.pc = pc + decoded.len as u64;
                 wave.at_barrier = true;
                 return Ok(());
             }
@@ -278,4 +291,11 @@ fn run_wave<M: Memory + ?Sized>(
 /// The error for an instruction a step does not execute.
 pub(crate) fn unsupported(wave: &Wave, instruction: &crate::gfx11::Instruction) -> ExecError {
     ExecError::Unsupported { pc: wave.pc, mnemonic: instruction.mnemonic() }
+}
+
+/// The error for a planned instruction the interpreter does not execute, naming the code as
+/// written (a gfx10 instruction's own mnemonic).
+#[cold]
+fn refused(wave: &Wave, decoded: &Decoded) -> ExecError {
+    ExecError::Unsupported { pc: wave.pc, mnemonic: decoded.mnemonic() }
 }

@@ -1,7 +1,9 @@
 //! An interpreter for gfx1100 machine code: it runs a dispatch's workgroups wave by wave, as the
-//! hardware would, over memory the caller provides.
+//! hardware would, over memory the caller provides. gfx10.3 (RDNA2) code runs translated to gfx11.
 //!
 //! - `program.rs`: a kernel's descriptor and its code, decoded once.
+//! - `from_gfx10.rs`: gfx10.3 instructions re-encoded as the gfx11 instructions that compute the
+//!   same thing.
 //! - `launch.rs`: each wave's initial state, from the descriptor and the dispatch packet
 //!   (AMDGPUUsage, "Initial Kernel Execution State").
 //! - `wave.rs`: a wave's registers and operand access.
@@ -14,6 +16,7 @@
 //! the hardware). Workgroups are independent, so the caller
 //! runs them on as many threads as it likes.
 
+mod from_gfx10;
 mod launch;
 mod memory_ops;
 // Lane loops index several rows by one lane number: the form the compiler vectorises.
@@ -31,7 +34,7 @@ mod wmma;
 use core::sync::atomic::Ordering;
 
 pub use launch::{Dispatch, run_workgroup};
-pub use program::{KernelDescriptor, Program};
+pub use program::{Isa, KernelDescriptor, Program};
 pub use standalone::{Regions, StandaloneImage};
 
 use crate::DecodeError;

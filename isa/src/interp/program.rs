@@ -5,10 +5,51 @@ use super::valu::VOp;
 use super::{ExecError, Memory};
 use crate::gfx11::{Encoding, Instruction, Opcode, decode};
 
-/// An instruction as the wave loop runs it: decoded, with its execution planned once.
+/// The instruction set a kernel's code is written in. The descriptor does not say (AMDGPUUsage's
+/// kernel descriptor has no ISA field; the code object's ELF header and the agent do), so the
+/// caller names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Isa {
+    /// gfx11 (RDNA3), the interpreter's own.
+    Gfx11,
+    /// gfx10.3 (RDNA2): each instruction is translated to gfx11's (`from_gfx10.rs`).
+    Gfx10_3,
+}
+
+/// An instruction as the wave loop runs it: decoded (as gfx11, translated where the code is
+/// gfx10.3), with its execution planned once.
 pub(crate) struct Decoded {
     pub instruction: Instruction,
     pub plan: Plan,
+    /// Bytes the instruction takes in the code as written: the next one is that far on (a
+    /// translation may be longer or shorter than its gfx10 original).
+    pub len: u8,
+    /// The gfx10 instruction this was translated from, whose mnemonic errors name.
+    pub source: Option<&'static crate::gfx10::Entry>,
+}
+
+impl Decoded {
+    /// A gfx11 instruction, planned.
+    fn gfx11(instruction: Instruction) -> Decoded {
+        Decoded { plan: Plan::of(&instruction), len: instruction.len() as u8, source: None, instruction }
+    }
+
+    /// The mnemonic of the code as written.
+    pub fn mnemonic(&self) -> &'static str {
+        self.source.map_or(self.instruction.mnemonic(), |entry| entry.mnemonic)
+    }
+
+    /// `error`, naming the code as written where it names the instruction (a translated
+    /// instruction's error would otherwise name its gfx11 translation).
+    #[cold]
+    pub fn named(&self, error: ExecError) -> ExecError {
+        match error {
+            ExecError::Unsupported { pc, .. } if self.source.is_some() => {
+                ExecError::Unsupported { pc, mnemonic: self.mnemonic() }
+            }
+            other => other,
+        }
+    }
 }
 
 /// What running an instruction needs beyond its words, worked out when the program loads.
@@ -19,12 +60,17 @@ pub(crate) enum Plan {
     /// VOPD's X and Y halves.
     Dual(Box<(VOp, VOp)>),
     Memory(Access),
+    /// gfx10's `v_dot2_i32_i16` (true: signed) and `v_dot2_u32_u16`, which gfx11 lacks: the
+    /// operands of a gfx11 stand-in (`from_gfx10::dot2_16`).
+    Dot2x16(Box<(VOp, bool)>),
+    /// A gfx10 SDWA instruction with selects gfx11's VOP3 cannot make (`from_gfx10/sdwa.rs`).
+    Sdwa(Box<super::from_gfx10::Sdwa>),
     /// An instruction the interpreter does not execute: reaching it fails the wave, naming it.
     Unsupported,
 }
 
 impl Plan {
-    fn of(instruction: &Instruction) -> Plan {
+    pub(crate) fn of(instruction: &Instruction) -> Plan {
         let planned = match instruction.encoding {
             Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => {
                 VOp::plan(instruction).map(Plan::Vector)
@@ -69,7 +115,7 @@ impl KernelDescriptor {
     }
 
     /// VGPRs a wave32 wave holds: (`GRANULATED_WORKITEM_VGPR_COUNT` + 1) × 8 (rsrc1 bits 5:0;
-    /// the granule is 8 for wave32 on gfx11).
+    /// AMDGPUUsage: the granule is 8 for wave32 on GFX10 and GFX11 alike).
     pub fn vgprs(&self) -> usize {
         ((self.compute_pgm_rsrc1 & 0x3F) as usize + 1) * 8
     }
@@ -95,6 +141,10 @@ pub struct Program {
     /// The descriptor's address (the packet's `kernel_object`).
     pub kernel_object: u64,
     pub descriptor: KernelDescriptor,
+    /// The instruction set the code is written in, which also decides the work-item id VGPRs.
+    pub isa: Isa,
+    /// VGPRs each wave holds past the descriptor's: the SDWA plans' shadow registers.
+    pub(crate) extra_vgprs: usize,
     /// The address of the first instruction.
     pub entry: u64,
     /// Decoded instructions indexed by (pc − entry) / 4; `None` inside a multi-dword
@@ -105,16 +155,34 @@ pub struct Program {
 }
 
 impl Program {
-    /// Reads the descriptor at `kernel_object` and decodes the code it points at.
+    /// Reads the descriptor at `kernel_object` and decodes the gfx11 code it points at.
     pub fn load(memory: &dyn Memory, kernel_object: u64) -> Result<Program, ExecError> {
+        Program::load_for(memory, kernel_object, Isa::Gfx11)
+    }
+
+    /// Reads the descriptor at `kernel_object` and decodes the code it points at as `isa`'s:
+    /// gfx10.3 code is translated to gfx11 instruction by instruction (an instruction with no
+    /// translation fails the wave only when reached, naming it).
+    pub fn load_for(memory: &dyn Memory, kernel_object: u64, isa: Isa) -> Result<Program, ExecError> {
         let mut bytes = [0u8; 64];
         memory.read(kernel_object, &mut bytes).map_err(|fault| ExecError::Fault { pc: kernel_object, fault })?;
         let descriptor = KernelDescriptor::parse(&bytes);
         if !descriptor.wave32() {
             return Err(ExecError::Descriptor(
-                "wave64 (ENABLE_WAVEFRONT_SIZE32 clear) is not supported on gfx11".into(),
+                "wave64 (ENABLE_WAVEFRONT_SIZE32 clear) is not supported: the interpreter runs wave32".into(),
             ));
         }
+        // One instruction at `words`' start, decoded and planned; `None` at `s_code_end`.
+        let decode_one = |words: &[u32], pc: u64| -> Result<Option<Decoded>, crate::DecodeError> {
+            match isa {
+                Isa::Gfx11 => decode(words, pc)
+                    .map(|instruction| (instruction.opcode() != Opcode::SCodeEnd).then(|| Decoded::gfx11(instruction))),
+                Isa::Gfx10_3 => crate::gfx10::decode(words, pc).map(|instruction| {
+                    (instruction.opcode() != crate::gfx10::Opcode::SCodeEnd)
+                        .then(|| super::from_gfx10::decoded(&instruction, descriptor.vgprs() as u16))
+                }),
+            }
+        };
         let entry = kernel_object.wrapping_add_signed(descriptor.kernel_code_entry_byte_offset);
         let mut words = Vec::new();
         let mut chunk = [0u8; 256];
@@ -140,11 +208,12 @@ impl Program {
             while code.len() < words.len() {
                 let index = code.len();
                 let pc = entry + index as u64 * 4;
-                match decode(&words[index..], pc) {
-                    Ok(instruction) if instruction.opcode() == Opcode::SCodeEnd => break 'read,
-                    Ok(instruction) => {
-                        code.push(Some(Decoded { plan: Plan::of(&instruction), instruction }));
-                        code.extend((1..instruction.dwords).map(|_| None));
+                match decode_one(&words[index..], pc) {
+                    Ok(None) => break 'read,
+                    Ok(Some(decoded)) => {
+                        let dwords = decoded.len / 4;
+                        code.push(Some(decoded));
+                        code.extend((1..dwords).map(|_| None));
                     }
                     Err(crate::DecodeError::Truncated { .. }) if !exhausted => break,
                     Err(error) => {
@@ -158,7 +227,9 @@ impl Program {
             }
         }
         code.truncate(words.len());
-        Ok(Program { kernel_object, descriptor, entry, code, stop })
+        let sdwa = code.iter().flatten().any(|decoded| matches!(decoded.plan, Plan::Sdwa(_)));
+        let extra_vgprs = if sdwa { super::from_gfx10::SHADOW_VGPRS } else { 0 };
+        Ok(Program { kernel_object, descriptor, isa, extra_vgprs, entry, code, stop })
     }
 
     /// The instruction at `pc`.

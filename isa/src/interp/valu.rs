@@ -1600,7 +1600,7 @@ fn result_kind(name: &str) -> Kind {
 /// Which operands of a VOP1/VOP2/VOPC/VOP3 operation are 16-bit: bits 0–2 the sources, bit 3
 /// the destination. From the name: the last type suffix is the sources', the first the
 /// destination's; packed (`_pk_`) results and dot products are 32-bit.
-fn half_operands(name: &str) -> u8 {
+pub(crate) fn half_operands(name: &str) -> u8 {
     let is16 = |ty: &str| matches!(ty, "f16" | "i16" | "u16" | "b16" | "bf16");
     let types: Vec<&str> = name.split('_').filter(|token| is_type(token)).collect();
     let (Some(first), Some(last)) = (types.first(), types.last()) else { return 0 };
