@@ -127,8 +127,11 @@ fn args(pointers: &[u64], scalars: &[u32]) -> Vec<u8> {
     bytes
 }
 
+/// A test kernel's code object: beside the crate, or (a bench binary carried to another
+/// machine) under `isa/tests/kernels` of the working directory.
 fn kernel(name: &str) -> Vec<u8> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(name);
+    let beside = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(name);
+    let path = if beside.exists() { beside } else { std::path::Path::new("isa/tests/kernels").join(name) };
     std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 

@@ -51,6 +51,10 @@ pub(crate) enum Flow {
 /// every x86-64 machine of the last decade is, picked once per call by what the CPU has. Rows of
 /// 32 lanes are four AVX2 vectors; on the baseline's SSE2 several lane operations (unsigned
 /// min and max, 32-bit multiplies, FMA) are scalar. The result is the same either way.
+///
+/// The instruction steps are inlined into the wave loop in optimized builds only
+/// (`cfg_attr(not(debug_assertions), inline(always))`): unoptimized, the one frame would hold
+/// every inlined operation's rows at once, and it overflowed 2 MiB thread stacks.
 pub fn run_workgroup<M: Memory + ?Sized>(
     dispatch: &Dispatch<'_>,
     memory: &M,
@@ -89,7 +93,7 @@ fn run_workgroup_avx2<M: Memory + ?Sized>(
     run_workgroup_body(dispatch, memory, workgroup_id, lds)
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn run_workgroup_body<M: Memory + ?Sized>(
     dispatch: &Dispatch<'_>,
     memory: &M,
@@ -245,7 +249,7 @@ fn initial_mode(rsrc1: u32) -> u32 {
 }
 
 /// Runs `wave` until it ends or reaches a barrier.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn run_wave<M: Memory + ?Sized>(
     dispatch: &Dispatch<'_>,
     memory: &M,

@@ -132,7 +132,7 @@ fn parse(mnemonic: &str) -> Option<Operation> {
     Some(Operation::Atomic { op, wide: bytes == 8 })
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn step<M: Memory + ?Sized>(
     wave: &mut Wave,
     instruction: &Instruction,
@@ -225,7 +225,7 @@ fn store_bytes(wave: &Wave, data: u32, lane: usize, bytes: usize, hi: bool) -> [
 
 /// A global (or buffer) atomic: the value in `data` (and, for compare-and-swap, the comparand
 /// after it), applied through the memory; returns the old value.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn global_atomic<M: Memory + ?Sized>(
     memory: &M,
     wave: &Wave,
@@ -255,7 +255,7 @@ fn global_atomic<M: Memory + ?Sized>(
 /// dword's bytes end within `num_records` bytes of the offset; structured ones where the index is
 /// below `num_records` (and, for `OOB_SELECT` 0, the offset within the stride). Swizzled buffers
 /// are not modelled.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn buffer<M: Memory + ?Sized>(
     wave: &mut Wave,
     instruction: &Instruction,
@@ -416,7 +416,7 @@ fn write_loaded(wave: &mut Wave, vdst: u32, lane: usize, bytes: &[u8], signed: b
 /// or two addresses `offset0`/`offset1` × size (× 64 for `stride64`) for the `2addr` forms.
 /// The lane exchanges (`ds_bpermute`, `ds_permute`, `ds_swizzle`) touch no LDS; a lane that
 /// reads an inactive lane reads 0 (RDNA3 ISA guide, "LDS Lane-permute Ops").
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8]) -> Result<Flow, ExecError> {
     let [w0, w1, _] = instruction.words;
     let (addr, data0, data1, vdst) = (w1 & 0xFF, (w1 >> 8) & 0xFF, (w1 >> 16) & 0xFF, (w1 >> 24) & 0xFF);
@@ -559,7 +559,7 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8
 /// The common DS loads and stores, whole dwords without sign or half-register forms, row by row:
 /// each data register's row is read or written once for every lane instead of per lane and
 /// byte. Returns false for the other forms, which the general path runs.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn ds_dwords(
     wave: &mut Wave,
     access: &Access,

@@ -14,7 +14,7 @@ fn sign_extend(value: u32, bits: u32) -> i32 {
     ((value << (32 - bits)) as i32) >> (32 - bits)
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn step<M: Memory + ?Sized>(
     wave: &mut Wave,
     instruction: &Instruction,
@@ -28,7 +28,7 @@ pub(crate) fn step<M: Memory + ?Sized>(
     }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn sopp(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     let simm = instruction.words[0] & 0xFFFF;
     // Branch targets: PC of the next instruction + simm16 × 4 (RDNA3 ISA guide).
@@ -70,7 +70,7 @@ fn sopp(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     })
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn sopk(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     let w0 = instruction.words[0];
     let simm = w0 & 0xFFFF;
@@ -133,7 +133,7 @@ fn sopk(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     Ok(Flow::Next)
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn smem<M: Memory + ?Sized>(wave: &mut Wave, instruction: &Instruction, memory: &M) -> Result<Flow, ExecError> {
     let [w0, w1, _] = instruction.words;
     let dwords = match instruction.opcode() {
@@ -160,7 +160,7 @@ fn smem<M: Memory + ?Sized>(wave: &mut Wave, instruction: &Instruction, memory: 
     Ok(Flow::Next)
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     let w0 = instruction.words[0];
     let literal = instruction.literal();

@@ -213,7 +213,7 @@ pub(crate) fn plan_dual(instruction: &Instruction) -> Option<(VOp, VOp)> {
 }
 
 /// Runs `op`; `None` for an operation the interpreter does not execute (nothing is written).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn step(wave: &mut Wave, op: &VOp) -> Option<Flow> {
     if op.plain && wave.mode & 0xFF == MODE_IEEE_FLOAT && plain(wave, op) {
         return Some(Flow::Next);
@@ -228,7 +228,7 @@ pub(crate) fn step(wave: &mut Wave, op: &VOp) -> Option<Flow> {
 /// their own: sources read as rows, one lane loop, the masked write. (The general path's size,
 /// its result enum and its modifier stages cost several times the arithmetic.) Returns false
 /// for an operation this path does not have.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn plain(wave: &mut Wave, op: &VOp) -> bool {
     use Opcode::*;
     let operands = &op.operands;
@@ -358,7 +358,7 @@ fn write_plain(wave: &mut Wave, vdst: u16, row: Row, exec: u32) {
 
 /// VOPD: two operations that both read their sources before either writes (RDNA3 ISA guide,
 /// "Dual Issue VALU").
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn step_dual(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<Flow> {
     let first = compute(wave, x)?;
     let second = compute(wave, y)?;
@@ -368,7 +368,7 @@ pub(crate) fn step_dual(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<Flow> {
     Some(Flow::Next)
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn commit(wave: &mut Wave, op: &VOp, out: Out, writes: u32) {
     match out {
         Out::B32(row) => write_row(wave, op, row, writes),
@@ -385,7 +385,7 @@ fn commit(wave: &mut Wave, op: &VOp, out: Out, writes: u32) {
     }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn write_row(wave: &mut Wave, op: &VOp, row: Row, writes: u32) {
     let row = output32(op, row);
     let Some(target) = wave.vgpr.get_mut(op.operands.vdst as usize) else { return };
@@ -408,7 +408,7 @@ fn write_row(wave: &mut Wave, op: &VOp, row: Row, writes: u32) {
     }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn write_row64(wave: &mut Wave, op: &VOp, row: Row64, writes: u32) {
     let row = output64(op, row);
     let vdst = op.operands.vdst as usize;
@@ -424,7 +424,7 @@ fn write_row64(wave: &mut Wave, op: &VOp, row: Row64, writes: u32) {
 }
 
 /// VOP3's output modifier and clamp on a float result.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn output32(op: &VOp, row: Row) -> Row {
     let (omod, clamp) = (op.operands.omod, op.operands.clamp);
     if omod == 0 && !clamp {
@@ -446,7 +446,7 @@ fn output32(op: &VOp, row: Row) -> Row {
     }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn output64(op: &VOp, row: Row64) -> Row64 {
     let (omod, clamp) = (op.operands.omod, op.operands.clamp);
     if op.result != Kind::F64 || (omod == 0 && !clamp) {
@@ -766,7 +766,7 @@ fn mask(f: impl Fn(usize) -> bool) -> u32 {
     (0..LANES).fold(0, |mask, lane| mask | (f(lane) as u32) << lane)
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
     if wave.mode & 0xFF != MODE_IEEE_FLOAT && op.result != Kind::Int {
         let mode = wave.mode;
@@ -780,7 +780,7 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
 }
 
 /// The operation under MODE's defaults: IEEE arithmetic, nearest even, denormals kept.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
     if let Form::Compare { condition, ty, into_exec } = op.form {
         return Some(compare(wave, op, condition, ty, into_exec));
@@ -1427,7 +1427,7 @@ fn movrel(wave: &mut Wave, op: &VOp) -> Option<Out> {
     Some(Out::Done)
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn compare(wave: &mut Wave, op: &VOp, condition: Condition, ty: CompareType, into_exec: bool) -> Out {
     use core::cmp::Ordering;
     let exec = op.writes(wave);
@@ -1626,7 +1626,7 @@ pub(crate) fn half_operands(name: &str) -> u8 {
 /// VOP3P: packed 16-bit operations, dot products, mixed-precision FMA and WMMA. Each source's
 /// halves are arranged first: the result's low half reads the half `op_sel` names, its high half
 /// the half `op_sel_hi` names; `neg_lo`/`neg_hi` negate float halves (RDNA3 ISA guide, VOP3P).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
     use Opcode::*;
     if matches!(
