@@ -26,12 +26,18 @@ AQUEDUCT_TEST_DEVICE=amdgpu AQUEDUCT_LIBHSA_PATH="$AQUEDUCT_SOFT_LIBHSA_DIR/libh
 AQUEDUCT_TEST_BLOCK_PROCESSING=device cargo test -p aqueduct-engine --test command_buffers \
     --test command_buffer_bad_input --test kernargs --test profile_replay --test profile_capture \
     --test replay --test deferred_release --test device_processing "$@" 2>&1 | tee -a "$log" || status=$?
-# The gfx1100 interpreter (AQUEDUCT_SOFT_EXEC=isa): the device library's suites, the C client and
+# The gfx11 interpreter (AQUEDUCT_SOFT_EXEC=isa; the default, auto, runs it only where no host build is): the device library's suites, the C client and
 # the demo through the drop-in, with every kernel run from its code object's machine code
 # (host_registry.rs and soft_every_target.rs keep host builds: they test them).
 AQUEDUCT_SOFT_EXEC=isa cargo test -p aqueduct-builtins "$@" 2>&1 | tee -a "$log" || status=$?
 AQUEDUCT_SOFT_EXEC=isa cargo test --test soft_drop_in "$@" -- a_c_program_written_against_hsa_h \
     the_demo_and_command_buffers_run 2>&1 | tee -a "$log" || status=$?
+# The same device-library suites on an RDNA2 soft agent: the gfx1030 library from its machine
+# code (gfx10.3 re-encoded as gfx11). The one test that names the default agent's library is
+# skipped; host_registry.rs and isa_differential.rs load gfx1100 objects by design.
+AQUEDUCT_SOFT_AGENTS=gfx1030 AQUEDUCT_SOFT_EXEC=isa cargo test -p aqueduct-builtins --test soft_dispatch \
+    --test block_processor --test plan_reference "$@" -- --skip the_soft_agent_gets_the_gfx11_generic_library \
+    2>&1 | tee -a "$log" || status=$?
 # cargo prints one "test result" line per test binary, ending on doc-test binaries that may hold
 # no tests; close with the totals so the last line says what actually ran.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "workspace: %d passed, %d failed\n", passed, failed }' "$log"
