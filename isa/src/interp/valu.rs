@@ -292,7 +292,24 @@ fn plain(wave: &mut Wave, op: &VOp) -> bool {
         wave.write_sgpr(operands.sdst as u32, carry & exec);
         return true;
     }
-    let row = match op.opcode {
+    let Some(row) = common_row(op.opcode, a, b, c, current, operands.literal) else { return false };
+    write_plain(wave, operands.vdst, row, exec);
+    true
+}
+
+/// The common 32-bit operations, shared by the small path and the general one (which reads its
+/// sources through DPP and modifiers first): `None` for any other operation.
+#[inline(always)]
+fn common_row(
+    opcode: Opcode,
+    a: Row,
+    b: impl Fn() -> Row,
+    c: impl Fn() -> Row,
+    current: impl Fn() -> Row,
+    literal: u32,
+) -> Option<Row> {
+    use Opcode::*;
+    Some(match opcode {
         VMovB32 => a,
         VAddF32 => f2(a, b(), |x, y| x + y),
         VSubF32 => f2(a, b(), |x, y| x - y),
@@ -302,8 +319,8 @@ fn plain(wave: &mut Wave, op: &VOp) -> bool {
         VMinF32 => f2(a, b(), fmin),
         VFmacF32 => fma_rows(a, b(), current()),
         VFmaF32 => fma_rows(a, b(), c()),
-        VFmaakF32 => fma_rows(a, b(), [operands.literal; LANES]),
-        VFmamkF32 => fma_rows(a, [operands.literal; LANES], b()),
+        VFmaakF32 => fma_rows(a, b(), [literal; LANES]),
+        VFmamkF32 => fma_rows(a, [literal; LANES], b()),
         VAddNcU32 => map2(a, b(), u32::wrapping_add),
         VSubNcU32 => map2(a, b(), u32::wrapping_sub),
         VSubrevNcU32 => map2(a, b(), |x, y| y.wrapping_sub(x)),
@@ -337,10 +354,8 @@ fn plain(wave: &mut Wave, op: &VOp) -> bool {
         VCvtF32I32 => map1(a, |x| (x as i32 as f32).to_bits()),
         VCvtU32F32 => map1(a, |x| f32::from_bits(x) as u32),
         VCvtI32F32 => map1(a, |x| f32::from_bits(x) as i32 as u32),
-        _ => return false,
-    };
-    write_plain(wave, operands.vdst, row, exec);
-    true
+        _ => return None,
+    })
 }
 
 /// Writes `row` to VGPR `vdst` in the lanes of `exec`.
@@ -798,9 +813,13 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
     let literal = op.operands.literal;
     let vdst = || wave.vgpr.get(op.operands.vdst as usize).copied().unwrap_or([0; LANES]);
     use Opcode::*;
+    if !(clamp && matches!(op.opcode, Opcode::VAddNcU32 | Opcode::VSubNcU32))
+        && let Some(row) = common_row(op.opcode, a(), b, c, vdst, literal)
+    {
+        return Some(Out::B32(row));
+    }
     let row = match op.opcode {
         VNop | VPipeflush => return Some(Out::Done),
-        VMovB32 => a(),
         VMovB16 => a(),
         // Lane-crossing and scalar-writing operations write for themselves.
         VReadfirstlaneB32 => {
@@ -834,9 +853,6 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         }
         VMovrelsB32 | VMovreldB32 | VMovrelsdB32 | VMovrelsd2B32 => return movrel(wave, op),
         // Bitwise and shifts.
-        VAndB32 => map2(a(), b(), |x, y| x & y),
-        VOrB32 => map2(a(), b(), |x, y| x | y),
-        VXorB32 => map2(a(), b(), |x, y| x ^ y),
         VXnorB32 => map2(a(), b(), |x, y| !(x ^ y)),
         VNotB32 => map1(a(), |x| !x),
         VAndB16 => map2(a(), b(), |x, y| x & y),
@@ -844,9 +860,6 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VXorB16 => map2(a(), b(), |x, y| x ^ y),
         VNotB16 => map1(a(), |x| !x),
         VBfrevB32 => map1(a(), u32::reverse_bits),
-        VLshlrevB32 => map2(a(), b(), |x, y| y << (x & 31)),
-        VLshrrevB32 => map2(a(), b(), |x, y| y >> (x & 31)),
-        VAshrrevI32 => map2(a(), b(), |x, y| ((y as i32) >> (x & 31)) as u32),
         VLshlrevB16 => map2(a(), b(), |x, y| (y << (x & 15)) & 0xFFFF),
         VLshrrevB16 => map2(a(), b(), |x, y| (y & 0xFFFF) >> (x & 15)),
         VAshrrevI16 => map2(a(), b(), |x, y| ((y as i16) >> (x & 15)) as u16 as u32),
@@ -863,14 +876,8 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
             }
             return Some(Out::B64(out));
         }
-        VLshlAddU32 => map3(a(), b(), c(), |x, y, z| (x << (y & 31)).wrapping_add(z)),
-        VAddLshlU32 => map3(a(), b(), c(), |x, y, z| x.wrapping_add(y) << (z & 31)),
-        VLshlOrB32 => map3(a(), b(), c(), |x, y, z| (x << (y & 31)) | z),
-        VAndOrB32 => map3(a(), b(), c(), |x, y, z| (x & y) | z),
-        VOr3B32 => map3(a(), b(), c(), |x, y, z| x | y | z),
         VXor3B32 => map3(a(), b(), c(), |x, y, z| x ^ y ^ z),
         VXadU32 => map3(a(), b(), c(), |x, y, z| (x ^ y).wrapping_add(z)),
-        VAdd3U32 => map3(a(), b(), c(), |x, y, z| x.wrapping_add(y).wrapping_add(z)),
         VBfeU32 => map3(a(), b(), c(), |x, y, z| {
             let (offset, size) = (y & 31, z & 31);
             if size == 0 { 0 } else { (x >> offset) & ((1u32 << size) - 1) }
@@ -901,7 +908,7 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         }
         // Wave32: no lane is past 31, so the high half counts nothing.
         VMbcntHiU32B32 => b(),
-        VCndmaskB32 | VCndmaskB16 => {
+        VCndmaskB16 => {
             let (x, y, select) = (a(), b(), c());
             let mut out = [0u32; LANES];
             for lane in 0..LANES {
@@ -911,10 +918,7 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         }
         // Integer arithmetic.
         VAddNcU32 if clamp => map2(a(), b(), u32::saturating_add),
-        VAddNcU32 => map2(a(), b(), u32::wrapping_add),
         VSubNcU32 if clamp => map2(a(), b(), u32::saturating_sub),
-        VSubNcU32 => map2(a(), b(), u32::wrapping_sub),
-        VSubrevNcU32 => map2(a(), b(), |x, y| y.wrapping_sub(x)),
         VAddNcI32 if clamp => map2(a(), b(), |x, y| (x as i32).saturating_add(y as i32) as u32),
         VAddNcI32 => map2(a(), b(), u32::wrapping_add),
         VSubNcI32 if clamp => map2(a(), b(), |x, y| (x as i32).saturating_sub(y as i32) as u32),
@@ -946,19 +950,13 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VMed3I16 => map3(a(), b(), c(), |x, y, z| med3(x as i16, y as i16, z as i16) as u16 as u32),
         VCvtI32I16 => map1(a(), |x| x as i16 as i32 as u32),
         VCvtU32U16 => map1(a(), |x| x & 0xFFFF),
-        VMulLoU32 => map2(a(), b(), u32::wrapping_mul),
         VMulHiU32 => map2(a(), b(), |x, y| ((x as u64 * y as u64) >> 32) as u32),
         VMulHiI32 => map2(a(), b(), |x, y| ((x as i32 as i64 * y as i32 as i64) >> 32) as u32),
-        VMulU32U24 => map2(a(), b(), |x, y| (x & 0xFF_FFFF).wrapping_mul(y & 0xFF_FFFF)),
         VMulHiU32U24 => map2(a(), b(), |x, y| (((x & 0xFF_FFFF) as u64 * (y & 0xFF_FFFF) as u64) >> 32) as u32),
         VMulI32I24 => map2(a(), b(), |x, y| (i24(x).wrapping_mul(i24(y))) as u32),
         VMulHiI32I24 => map2(a(), b(), |x, y| ((i24(x) as i64 * i24(y) as i64) >> 32) as u32),
         VMadU32U24 => map3(a(), b(), c(), |x, y, z| (x & 0xFF_FFFF).wrapping_mul(y & 0xFF_FFFF).wrapping_add(z)),
         VMadI32I24 => map3(a(), b(), c(), |x, y, z| (i24(x).wrapping_mul(i24(y)) as u32).wrapping_add(z)),
-        VMinU32 => map2(a(), b(), u32::min),
-        VMaxU32 => map2(a(), b(), u32::max),
-        VMinI32 => map2(a(), b(), |x, y| (x as i32).min(y as i32) as u32),
-        VMaxI32 => map2(a(), b(), |x, y| (x as i32).max(y as i32) as u32),
         VMin3U32 => map3(a(), b(), c(), |x, y, z| x.min(y).min(z)),
         VMax3U32 => map3(a(), b(), c(), |x, y, z| x.max(y).max(z)),
         VMed3U32 => map3(a(), b(), c(), med3),
@@ -1016,20 +1014,10 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
             return Some(Out::Carry64(row, carry));
         }
         // f32.
-        VAddF32 => f2(a(), b(), |x, y| x + y),
-        VSubF32 => f2(a(), b(), |x, y| x - y),
-        VSubrevF32 => f2(a(), b(), |x, y| y - x),
-        VMulF32 => f2(a(), b(), |x, y| x * y),
         // DX9 rules: 0 × anything (NaN and infinity included) is 0.
         VMulDx9ZeroF32 => f2(a(), b(), |x, y| if x == 0.0 || y == 0.0 { 0.0 } else { x * y }),
         VFmaDx9ZeroF32 => f3(a(), b(), c(), |x, y, z| if x == 0.0 || y == 0.0 { z } else { x.mul_add(y, z) }),
         VFmacDx9ZeroF32 => f3(a(), b(), vdst(), |x, y, z| if x == 0.0 || y == 0.0 { z } else { x.mul_add(y, z) }),
-        VFmaF32 => fma_rows(a(), b(), c()),
-        VFmacF32 => fma_rows(a(), b(), vdst()),
-        VFmaakF32 => fma_rows(a(), b(), [literal; LANES]),
-        VFmamkF32 => fma_rows(a(), [literal; LANES], b()),
-        VMinF32 => f2(a(), b(), fmin),
-        VMaxF32 => f2(a(), b(), fmax),
         VMin3F32 => f3(a(), b(), c(), |x, y, z| fmin(fmin(x, y), z)),
         VMax3F32 => f3(a(), b(), c(), |x, y, z| fmax(fmax(x, y), z)),
         VMed3F32 => f3(a(), b(), c(), fmed3),
@@ -1050,10 +1038,6 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VFrexpMantF32 => f1(a(), |x| frexp(x as f64).0 as f32),
         VFrexpExpI32F32 => map1(a(), |x| frexp(f32::from_bits(x) as f64).1 as u32),
         VLdexpF32 => map2(a(), b(), |x, y| ldexp32(f32::from_bits(x), y as i32).to_bits()),
-        VCvtF32U32 => map1(a(), |x| (x as f32).to_bits()),
-        VCvtF32I32 => map1(a(), |x| (x as i32 as f32).to_bits()),
-        VCvtU32F32 => map1(a(), |x| f32::from_bits(x) as u32),
-        VCvtI32F32 => map1(a(), |x| f32::from_bits(x) as i32 as u32),
         VCvtNearestI32F32 => map1(a(), |x| (f32::from_bits(x) + 0.5).floor() as i32 as u32),
         VCvtFloorI32F32 => map1(a(), |x| f32::from_bits(x).floor() as i32 as u32),
         VCvtOffF32I4 => map1(a(), |x| ((((x & 15) as i32) << 28 >> 28) as f32 / 16.0).to_bits()),
