@@ -208,10 +208,10 @@ fn packed_half_math_runs_from_machine_code() {
     out.fill(0xDEAD_BEEF);
     let kernargs = words(&[out.as_mut_ptr() as u64, a.as_ptr() as u64, b.as_ptr() as u64], &[]);
     assert_eq!(run(&client, "packed_half_add.kd", 32, 32, &kernargs), None);
-    for lane in 0..32 {
+    for (lane, &got) in out.iter().enumerate() {
         // Every value here is exact in f16, so the sum is too.
         let expected = half(lane as f32 * 0.5 + 0.25) | half(lane as f32 * 2.0) << 16;
-        assert_eq!(out[lane], expected, "lane {lane}");
+        assert_eq!(got, expected, "lane {lane}");
     }
 }
 

@@ -16,11 +16,11 @@ pub struct Entry {
     /// The printed operands, in order.
     pub slots: &'static [Slot],
     /// The VALU sources' types (src0, src1, src2): how the operation reads a literal or an
-    /// inline constant there. [`OperandType::B32`] outside the VALU.
+    /// inline constant there. `OperandType::B32` outside the VALU.
     pub types: [OperandType; 3],
-    /// The VOP3 modifiers the operation has ([`ABS`] and [`NEG`] on the sources [`SRC0`],
-    /// [`SRC1`], [`SRC2`] name; [`OP_SEL`], [`CLAMP`], [`OMOD`]; neg as sign extension on the
-    /// integer sources [`SEXT0`], [`SEXT1`], [`SEXT2`] name); LLVM prints, and the operation
+    /// The VOP3 modifiers the operation has (`ABS` and `NEG` on the sources `SRC0`,
+    /// `SRC1`, `SRC2` name; `OP_SEL`, `CLAMP`, `OMOD`; neg as sign extension on the
+    /// integer sources `SEXT0`, `SEXT1`, `SEXT2` name); LLVM prints, and the operation
     /// reads, only these (0 outside VOP3).
     pub modifiers: u16,
 }
@@ -43,7 +43,7 @@ pub enum OperandType {
     PackedF16,
 }
 
-/// VOP3 modifier flags ([`Entry::modifiers`]): source abs and neg, op_sel, clamp, omod, the
+/// VOP3 modifier flags (`Entry::modifiers`): source abs and neg, op_sel, clamp, omod, the
 /// sources that take abs and neg, and the integer sources whose neg bit is `sext`.
 pub const ABS: u16 = 1;
 pub const NEG: u16 = 2;
@@ -57,8 +57,8 @@ pub const SEXT0: u16 = 256;
 pub const SEXT1: u16 = 512;
 pub const SEXT2: u16 = 1024;
 
-/// Declares [`Opcode`] from the generated list `Name => Gfx11Name,` (or `Name,` where gfx11 has
-/// no such operation), with [`Opcode::gfx11_equivalent`].
+/// Declares `Opcode` from the generated list `Name => Gfx11Name,` (or `Name,` where gfx11 has
+/// no such operation), with `Opcode::gfx11_equivalent`.
 macro_rules! opcodes {
     ($($name:ident $(=> $gfx11:ident)?,)*) => {
         /// A gfx10 operation, whatever its encoding (`v_add_nc_u32_e32`, `_e64`, `_sdwa` and
