@@ -290,7 +290,6 @@ fn resolve(field: u32, kind: Kind, width: Width, literal: Option<u32>) -> Source
             // A 64-bit float operand's literal is the double's high half (RDNA3 ISA guide).
             Source::Constant(match (width, kind) {
                 (Width::B64, Kind::F64) => (value as u64) << 32,
-                (Width::B64, _) => value as u64,
                 _ => value as u64,
             })
         }

@@ -124,7 +124,7 @@ impl VOp {
         if instruction.encoding == Encoding::Vop3p && name.ends_with("f16") {
             kinds = [Kind::F16; 3];
         }
-        let operands = Operands::of(instruction, kinds, widths.map(|w| w), half)?;
+        let operands = Operands::of(instruction, kinds, widths, half)?;
         let form = match parse_compare(entry) {
             Some((into_exec, condition, ty)) => Form::Compare { condition, ty, into_exec },
             None if name.starts_with("v_cmp") => return None,
@@ -754,8 +754,8 @@ fn cos_revolutions(x: f32) -> f32 {
     (turns * core::f64::consts::TAU).cos() as f32
 }
 
-/// Float-to-integer conversions saturate and send NaN to 0, as Rust's casts do (RDNA3 ISA guide,
-/// `V_CVT_I32_F32`).
+/// The `v_cmp_class` mask bit of a value (RDNA3 ISA guide, `V_CMP_CLASS_F32`): 0 signaling
+/// NaN, 1 quiet NaN, 2–5 negative infinity, normal, denormal and zero, 6–9 their positives.
 fn class_bits(x: f64, is_denormal: bool, is_signaling: bool) -> u32 {
     let negative = x.is_sign_negative();
     if x.is_nan() {
@@ -1061,7 +1061,7 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
                 ldexp32(value, scale).to_bits()
             })
         }
-        VDivFixupF32 => f3(a(), b(), c(), |q, d, n| div_fixup(q as f64, d as f64, n as f64, 150) as f32),
+        VDivFixupF32 => f3(a(), b(), c(), |q, d, n| div_fixup(q as f64, d as f64, n as f64) as f32),
         VDivScaleF32 => {
             let (x, y, z) = (a(), b(), c());
             let mut vcc = 0u32;
@@ -1106,7 +1106,7 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
                 ldexp64(value, if vcc >> lane & 1 == 1 { 64 } else { 0 }).to_bits()
             })));
         }
-        VDivFixupF64 => return Some(Out::B64(d3(a64(), b64(), c64(), |q, d, n| div_fixup(q, d, n, 1075)))),
+        VDivFixupF64 => return Some(Out::B64(d3(a64(), b64(), c64(), |q, d, n| div_fixup(q, d, n)))),
         VDivScaleF64 => {
             let (x, y, z) = (a64(), b64(), c64());
             let mut vcc = 0u32;
@@ -1168,7 +1168,7 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
             let s = |v: u32| (v as u16 as i16).clamp(0, 255) as u32;
             s(x & 0xFFFF) | s(x >> 16) << 8
         }),
-        VDivFixupF16 => map3(a(), b(), c(), |q, d, n| to_h64(div_fixup(h(q) as f64, h(d) as f64, h(n) as f64, 25))),
+        VDivFixupF16 => map3(a(), b(), c(), |q, d, n| to_h64(div_fixup(h(q) as f64, h(d) as f64, h(n) as f64))),
         VDot2accF32F16 => {
             let (x, y, z) = (a(), b(), vdst());
             lanes(|lane| dot2_f16(x[lane], y[lane], f32::from_bits(z[lane])).to_bits())
@@ -1265,8 +1265,8 @@ fn dot2_f16(x: u32, y: u32, accumulator: f32) -> f32 {
 }
 
 /// `V_DIV_FIXUP`: the quotient `q` of `n / d` with IEEE's special cases put back (RDNA3 ISA
-/// guide's pseudocode); `underflow` is the exponent gap past which the quotient is ±0.
-fn div_fixup(q: f64, d: f64, n: f64, underflow: i32) -> f64 {
+/// guide's pseudocode). The quotient's own underflow is left to the FMA that made it.
+fn div_fixup(q: f64, d: f64, n: f64) -> f64 {
     let negative = d.is_sign_negative() != n.is_sign_negative();
     let signed = |value: f64| if negative { -value.abs() } else { value.abs() };
     if n.is_nan() {
@@ -1284,7 +1284,6 @@ fn div_fixup(q: f64, d: f64, n: f64, underflow: i32) -> f64 {
     if d.is_infinite() {
         return signed(0.0);
     }
-    let _ = underflow;
     if q.is_nan() {
         return signed(f64::INFINITY);
     }
