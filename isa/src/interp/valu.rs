@@ -1106,7 +1106,7 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
                 ldexp64(value, if vcc >> lane & 1 == 1 { 64 } else { 0 }).to_bits()
             })));
         }
-        VDivFixupF64 => return Some(Out::B64(d3(a64(), b64(), c64(), |q, d, n| div_fixup(q, d, n)))),
+        VDivFixupF64 => return Some(Out::B64(d3(a64(), b64(), c64(), div_fixup))),
         VDivScaleF64 => {
             let (x, y, z) = (a64(), b64(), c64());
             let mut vcc = 0u32;
