@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Rebuilds the interpreter's test kernels, isa/tests/kernels/<name>_<target>.hsaco, from the
 # sources beside them, for gfx1100, gfx11-generic (code object v6) and gfx1030 (the kernels that
-# build there, run through the interpreter's gfx10.3 path). isa/tests/kernels_exec.rs runs them
-# all. Needs Debian's clang-19 and lld-19. Deterministic: fixed flags, relative source paths, no
+# build there, run through the interpreter's gfx10.3 path), and in wave64 for gfx1030 and
+# gfx1100 (targets gfx1030-wave64, gfx1100-wave64: -mwavefrontsize64). isa/tests/kernels_exec.rs
+# runs them all. Needs Debian's clang-19 and lld-19. Deterministic: fixed flags, relative source paths, no
 # build id; the outputs are checked in.
 set -euo pipefail
 cd "$(dirname "$0")/../tests/kernels"
@@ -18,21 +19,25 @@ extra_flags() {
     esac
 }
 
-# Sources with nothing for gfx1030 (WMMA is RDNA3's).
+# Sources with nothing for gfx1030 (WMMA is RDNA3's); sources only for wave64, and not for it
+# (the interpreter runs WMMA in wave32 only).
 gfx11_only="wmma"
+wave64_only="wave64"
+wave32_only="wmma"
 
-# Code object v6 is the first to allow a generic target.
+# Code object v6 is the first to allow a generic target; a -wave64 target is its GPU in wave64.
 version_flags() {
     case "$1" in
         gfx11-generic) echo "-mcode-object-version=6" ;;
+        *-wave64) echo "-mwavefrontsize64" ;;
         *) echo "" ;;
     esac
 }
 
 build() { # source target
-    local source=$1 target=$2 name=${1%.*} kind=${1##*.}
+    local source=$1 name=${1%.*} kind=${1##*.} target=${2%-wave64}
     local out="$work/${name}_$2" flags
-    flags="$(version_flags "$target") $(extra_flags "$name") -O3 -Wall -Werror=implicit-function-declaration"
+    flags="$(version_flags "$2") $(extra_flags "$name") -O3 -Wall -Werror=implicit-function-declaration"
     case "$kind" in
         c) clang-19 -x c -target amdgcn-amd-amdhsa -mcpu="$target" $flags -nogpulib -ffreestanding -c "$source" -o "$out.o" ;;
         cl) clang-19 -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -mcpu="$target" $flags -nogpulib -c "$source" -o "$out.o" ;;
@@ -41,7 +46,7 @@ build() { # source target
             # object in an offload bundle (which needs clang-offload-bundler), so assemble its
             # assembly instead.
             clang-19 -x hip --offload-device-only --offload-arch="$target" -cuid="$name" $flags -nogpuinc -nogpulib -S "$source" -o "$out.s"
-            clang-19 -target amdgcn-amd-amdhsa -mcpu="$target" $(version_flags "$target") -c "$out.s" -o "$out.o" ;;
+            clang-19 -target amdgcn-amd-amdhsa -mcpu="$target" $(version_flags "$2") -c "$out.s" -o "$out.o" ;;
     esac 2> >(grep -v 'code object v6 is still in development' >&2)
     ld.lld-19 -shared --build-id=none "$out.o" -o "${name}_$2.hsaco"
     echo "built ${name}_$2.hsaco"
@@ -50,8 +55,14 @@ build() { # source target
 for source in *.c *.cl *.hip; do
     [ -e "$source" ] || continue
     name=${source%.*}
-    for target in gfx1100 gfx11-generic gfx1030; do
-        if [ "$target" = gfx1030 ] && [[ " $gfx11_only " == *" $name "* ]]; then
+    for target in gfx1100 gfx11-generic gfx1030 gfx1030-wave64 gfx1100-wave64; do
+        if [[ "$target" == gfx1030* && " $gfx11_only " == *" $name "* ]]; then
+            continue
+        fi
+        if [[ "$target" == *-wave64 && " $wave32_only " == *" $name "* ]]; then
+            continue
+        fi
+        if [[ "$target" != *-wave64 && " $wave64_only " == *" $name "* ]]; then
             continue
         fi
         build "$source" "$target"

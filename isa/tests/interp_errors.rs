@@ -53,7 +53,11 @@ fn dispatch(program: &Program, workgroup: [u16; 3], instruction_limit: u64) -> D
 }
 
 fn run(code: &[u32], workgroup: [u16; 3], instruction_limit: u64) -> (u64, Result<u64, ExecError>) {
-    let kernel = Kernel::new(code, true);
+    run_as(code, true, workgroup, instruction_limit)
+}
+
+fn run_as(code: &[u32], wave32: bool, workgroup: [u16; 3], instruction_limit: u64) -> (u64, Result<u64, ExecError>) {
+    let kernel = Kernel::new(code, wave32);
     let memory = kernel.memory();
     let program = Program::load(&memory, kernel.address()).expect("the program loads");
     let result = run_workgroup(&dispatch(&program, workgroup, instruction_limit), &memory, [0; 3], &mut Vec::new());
@@ -96,10 +100,20 @@ fn a_load_from_unmapped_memory_is_a_fault_naming_the_address() {
 }
 
 #[test]
+fn wave64_waves_hold_64_lanes_and_refuse_what_their_layout_does_not_model() {
+    let (_, result) = run_as(&[S_ENDPGM], false, [128, 1, 1], 100);
+    assert_eq!(result, Ok(2), "two wave64 waves ran s_endpgm each");
+    // v_wmma_f32_16x16x16_f16 v[0:3], v[8:15], v[16:23], v[0:3] (llvm-mc-19, gfx1100, wave64):
+    // the wave64 WMMA layout is not modelled, so it is refused by name.
+    let (entry, result) = run_as(&[0xCC40_4000, 0x1C02_2108, S_ENDPGM], false, [64, 1, 1], 100);
+    assert_eq!(result, Err(ExecError::Unsupported { pc: entry, mnemonic: "v_wmma_f32_16x16x16_f16" }));
+    // v_permlane64_b32 v0, v1 swaps a wave64 wave's halves; a wave32 wave has none to swap.
+    let (entry, result) = run_as(&[0x7E00_CF01, S_ENDPGM], true, [32, 1, 1], 100);
+    assert_eq!(result, Err(ExecError::Unsupported { pc: entry, mnemonic: "v_permlane64_b32" }));
+}
+
+#[test]
 fn descriptors_and_workgroups_the_interpreter_cannot_run_are_refused() {
-    let wave64 = Kernel::new(&[S_ENDPGM], false);
-    let error = Program::load(&wave64.memory(), wave64.address()).err().expect("wave64 is refused");
-    assert!(matches!(error, ExecError::Descriptor(ref text) if text.contains("wave64")), "{error}");
     let (_, result) = run(&[S_ENDPGM], [64, 32, 1], 100);
     assert!(matches!(result, Err(ExecError::Descriptor(ref text)) if text.contains("2048 work-items")), "{result:?}");
     // A descriptor outside every region.

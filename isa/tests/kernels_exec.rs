@@ -18,10 +18,18 @@ use aqueduct_abi::{ImplicitKernargs, KernelDispatchPacket, PacketHeader};
 use aqueduct_codeobject::CodeObject;
 use aqueduct_isa::interp::{Dispatch, ExecError, Isa, Program, Regions, StandaloneImage, run_workgroup};
 
-/// The code objects each test runs (`gfx1030` through the gfx10.3 path).
-const TARGETS: [&str; 3] = ["gfx1100", "gfx11-generic", "gfx1030"];
+/// The code objects each test runs (`gfx1030` through the gfx10.3 path; `-wave64`: built with
+/// `-mwavefrontsize64`).
+const TARGETS: [&str; 5] = ["gfx1100", "gfx11-generic", "gfx1030", "gfx1030-wave64", "gfx1100-wave64"];
+/// The wave64 targets.
+const WAVE64_TARGETS: [&str; 2] = ["gfx1030-wave64", "gfx1100-wave64"];
 /// The targets of RDNA3-only kernels (WMMA).
 const GFX11_TARGETS: [&str; 2] = ["gfx1100", "gfx11-generic"];
+
+/// Lanes in a target's waves.
+fn wave_width(target: &str) -> u32 {
+    if target.ends_with("-wave64") { 64 } else { 32 }
+}
 
 /// The instruction set of a target's code.
 fn isa_of(target: &str) -> Isa {
@@ -580,17 +588,20 @@ mod lanes {
         })
     }
 
-    /// ds_bpermute_b32: lane i reads lane address[i] / 4 (mod 32).
-    pub fn bpermute(src: &Wave, address: &Wave) -> Wave {
-        std::array::from_fn(|lane| src[(address[lane] / 4 % 32) as usize])
+    /// ds_bpermute_b32 in a wave of `width` lanes whose first 32 run: lane i reads lane
+    /// address[i] / 4 (mod `width`), and 0 from a lane that is not running.
+    pub fn bpermute(src: &Wave, address: &Wave, width: u32) -> Wave {
+        std::array::from_fn(|lane| src.get((address[lane] / 4 % width) as usize).copied().unwrap_or(0))
     }
 
-    /// ds_permute_b32: lane i writes lane address[i] / 4 (mod 32); the highest writer wins and
-    /// lanes nobody writes read 0.
-    pub fn permute(src: &Wave, address: &Wave) -> Wave {
+    /// ds_permute_b32: lane i writes lane address[i] / 4 (mod `width`); the highest writer wins
+    /// and lanes nobody writes read 0.
+    pub fn permute(src: &Wave, address: &Wave, width: u32) -> Wave {
         let mut out = [0; 32];
         for lane in 0..32 {
-            out[(address[lane] / 4 % 32) as usize] = src[lane];
+            if let Some(target) = out.get_mut((address[lane] / 4 % width) as usize) {
+                *target = src[lane];
+            }
         }
         out
     }
@@ -619,39 +630,43 @@ fn dpp_row_shifts_quad_perms_dpp8_permlanes_permutes_and_swizzles_match_the_host
         std::array::from_fn(|lane| (0x0100_0000 * (lane as u32 + 1)) ^ (lane as u32).wrapping_mul(0x9E37_79B9));
     let old: Wave = std::array::from_fn(|lane| 0xDEAD_0000 | lane as u32);
     let by_lane = |f: fn(u32) -> u32| -> Wave { std::array::from_fn(|lane| f(lane as u32)) };
-    // Pattern k of `dpp_patterns`, in its order.
-    let expected: Vec<(&str, Wave)> = vec![
-        ("quad_perm:[3,2,1,0]", dpp16(&v, &old, quad_perm(3, 2, 1, 0), 0xF, 0xF, false)),
-        ("quad_perm:[1,1,0,2]", dpp16(&v, &old, quad_perm(1, 1, 0, 2), 0xF, 0xF, false)),
-        ("row_shr:1", dpp16(&v, &old, 0x111, 0xF, 0xF, false)),
-        ("row_shr:3 bound_ctrl", dpp16(&v, &old, 0x113, 0xF, 0xF, true)),
-        ("row_shl:2", dpp16(&v, &old, 0x102, 0xF, 0xF, false)),
-        ("row_ror:5", dpp16(&v, &old, 0x125, 0xF, 0xF, false)),
-        ("row_mirror", dpp16(&v, &old, 0x140, 0xF, 0xF, false)),
-        ("row_half_mirror", dpp16(&v, &old, 0x141, 0xF, 0xF, false)),
-        ("row_share:5", dpp16(&v, &old, 0x155, 0xF, 0xF, false)),
-        ("row_xmask:3", dpp16(&v, &old, 0x163, 0xF, 0xF, false)),
-        ("row_shr:1 row_mask:0x1 bank_mask:0xa", dpp16(&v, &old, 0x111, 0x1, 0xA, false)),
-        ("row_ror:15 row_mask:0x2 bank_mask:0x5 bound_ctrl", dpp16(&v, &old, 0x12F, 0x2, 0x5, true)),
-        ("mov_dpp row_shl:1 bound_ctrl", dpp16(&v, &[0; 32], 0x101, 0xF, 0xF, true)),
-        ("dpp8:[7,6,5,4,3,2,1,0]", dpp8(&v, dpp8_selects([7, 6, 5, 4, 3, 2, 1, 0]))),
-        ("dpp8:[1,0,3,2,5,4,7,7]", dpp8(&v, dpp8_selects([1, 0, 3, 2, 5, 4, 7, 7]))),
-        ("permlane16 0x01234567 0x89abcdef", permlane16(&v, 0x0123_4567, 0x89AB_CDEF, false)),
-        ("permlane16 0x33333333 0xfedcba98", permlane16(&v, 0x3333_3333, 0xFEDC_BA98, false)),
-        ("permlanex16 0x76543210 0xfedcba98", permlane16(&v, 0x7654_3210, 0xFEDC_BA98, true)),
-        ("permlanex16 0xffffffff 0x0f0f0f0f", permlane16(&v, 0xFFFF_FFFF, 0x0F0F_0F0F, true)),
-        ("ds_bpermute (7 lane + 3) % 32", bpermute(&v, &by_lane(|l| (l * 7 + 3) % 32 * 4))),
-        ("ds_bpermute lane + 33 (offset:132)", bpermute(&v, &by_lane(|l| (l + 33) * 4))),
-        ("ds_permute (5 lane + 1) % 32", permute(&v, &by_lane(|l| (l * 5 + 1) % 32 * 4))),
-        ("ds_permute lane / 2 (collisions)", permute(&v, &by_lane(|l| l / 2 * 4))),
-        ("ds_swizzle QUAD_PERM 2,3,0,1", swizzle(&v, 0x8000 | quad_perm(2, 3, 0, 1))),
-        ("ds_swizzle QUAD_PERM 0,0,3,1", swizzle(&v, 0x8000 | quad_perm(0, 0, 3, 1))),
-        ("ds_swizzle SWAP 16", swizzle(&v, swizzle_mask(0x1F, 0, 0x10))),
-        ("ds_swizzle BROADCAST 8, 3", swizzle(&v, swizzle_mask(0x18, 3, 0))),
-        ("ds_swizzle REVERSE 8", swizzle(&v, swizzle_mask(0x1F, 0, 7))),
-        ("ds_swizzle BITMASK_PERM 1pppi", swizzle(&v, swizzle_mask(0x0F, 0x10, 1))),
-    ];
+    // Pattern k of `dpp_patterns`, in its order, for a wave of `width` lanes (32 work-items run:
+    // in wave64 the lane exchanges reach 32 lanes that are not running).
+    let expected = |width: u32| -> Vec<(&str, Wave)> {
+        vec![
+            ("quad_perm:[3,2,1,0]", dpp16(&v, &old, quad_perm(3, 2, 1, 0), 0xF, 0xF, false)),
+            ("quad_perm:[1,1,0,2]", dpp16(&v, &old, quad_perm(1, 1, 0, 2), 0xF, 0xF, false)),
+            ("row_shr:1", dpp16(&v, &old, 0x111, 0xF, 0xF, false)),
+            ("row_shr:3 bound_ctrl", dpp16(&v, &old, 0x113, 0xF, 0xF, true)),
+            ("row_shl:2", dpp16(&v, &old, 0x102, 0xF, 0xF, false)),
+            ("row_ror:5", dpp16(&v, &old, 0x125, 0xF, 0xF, false)),
+            ("row_mirror", dpp16(&v, &old, 0x140, 0xF, 0xF, false)),
+            ("row_half_mirror", dpp16(&v, &old, 0x141, 0xF, 0xF, false)),
+            ("row_share:5", dpp16(&v, &old, 0x155, 0xF, 0xF, false)),
+            ("row_xmask:3", dpp16(&v, &old, 0x163, 0xF, 0xF, false)),
+            ("row_shr:1 row_mask:0x1 bank_mask:0xa", dpp16(&v, &old, 0x111, 0x1, 0xA, false)),
+            ("row_ror:15 row_mask:0x2 bank_mask:0x5 bound_ctrl", dpp16(&v, &old, 0x12F, 0x2, 0x5, true)),
+            ("mov_dpp row_shl:1 bound_ctrl", dpp16(&v, &[0; 32], 0x101, 0xF, 0xF, true)),
+            ("dpp8:[7,6,5,4,3,2,1,0]", dpp8(&v, dpp8_selects([7, 6, 5, 4, 3, 2, 1, 0]))),
+            ("dpp8:[1,0,3,2,5,4,7,7]", dpp8(&v, dpp8_selects([1, 0, 3, 2, 5, 4, 7, 7]))),
+            ("permlane16 0x01234567 0x89abcdef", permlane16(&v, 0x0123_4567, 0x89AB_CDEF, false)),
+            ("permlane16 0x33333333 0xfedcba98", permlane16(&v, 0x3333_3333, 0xFEDC_BA98, false)),
+            ("permlanex16 0x76543210 0xfedcba98", permlane16(&v, 0x7654_3210, 0xFEDC_BA98, true)),
+            ("permlanex16 0xffffffff 0x0f0f0f0f", permlane16(&v, 0xFFFF_FFFF, 0x0F0F_0F0F, true)),
+            ("ds_bpermute (7 lane + 3) % 32", bpermute(&v, &by_lane(|l| (l * 7 + 3) % 32 * 4), width)),
+            ("ds_bpermute lane + 33 (offset:132)", bpermute(&v, &by_lane(|l| (l + 33) * 4), width)),
+            ("ds_permute (5 lane + 1) % 32", permute(&v, &by_lane(|l| (l * 5 + 1) % 32 * 4), width)),
+            ("ds_permute lane / 2 (collisions)", permute(&v, &by_lane(|l| l / 2 * 4), width)),
+            ("ds_swizzle QUAD_PERM 2,3,0,1", swizzle(&v, 0x8000 | quad_perm(2, 3, 0, 1))),
+            ("ds_swizzle QUAD_PERM 0,0,3,1", swizzle(&v, 0x8000 | quad_perm(0, 0, 3, 1))),
+            ("ds_swizzle SWAP 16", swizzle(&v, swizzle_mask(0x1F, 0, 0x10))),
+            ("ds_swizzle BROADCAST 8, 3", swizzle(&v, swizzle_mask(0x18, 3, 0))),
+            ("ds_swizzle REVERSE 8", swizzle(&v, swizzle_mask(0x1F, 0, 7))),
+            ("ds_swizzle BITMASK_PERM 1pppi", swizzle(&v, swizzle_mask(0x0F, 0x10, 1))),
+        ]
+    };
     for target in TARGETS {
+        let expected = expected(wave_width(target));
         let out = Buf::zeroed(expected.len() * 32 * 4);
         let input = Buf::of(&v);
         run("dpp", target, "dpp_patterns", [32, 1, 1], [32, 1, 1], &[Arg::Buf(&out), Arg::Buf(&input)]);
@@ -707,7 +722,12 @@ fn dpp_scans_butterflies_and_bpermute_reductions_match_the_host() {
             assert_eq!(got_sum[i], sum, "{target}: wave_butterfly_reductions sum at work-item {i}");
         }
 
-        // The shuffle-xor sum over ds_bpermute, and a DPP8 rotation added to the value.
+        // The shuffle-xor sum over ds_bpermute, and a DPP8 rotation added to the value. The
+        // kernel's lane ids are 0-31 (`lane & 31`): a wave32 ladder, which wave64 waves' high
+        // halves would run on the low half's lanes.
+        if wave_width(target) == 64 {
+            continue;
+        }
         let (out, out_rot) = (Buf::zeroed(n * 4), Buf::zeroed(n * 4));
         let (in_f, in_u) = (Buf::of(&floats), Buf::of(&ints));
         let args = [Arg::Buf(&out), Arg::Buf(&out_rot), Arg::Buf(&in_f), Arg::Buf(&in_u)];
@@ -2380,5 +2400,102 @@ fn mode_register_round_and_denorm_fields_change_arithmetic_and_the_clocks_advanc
             failures.check(got[23] < 1 << 20, || format!("SHADER_CYCLES is a 20-bit counter, got {:#x}", got[23]));
         }
         failures.assert_none(&format!("{target}: mode_register"));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wave64: lane masks in SGPR pairs, and the lane exchanges that cross the halves.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn wave64_masks_lane_counts_readlanes_and_permutes_cross_the_halves() {
+    let mut rng = Rng(0x0064_1A4E_5EED);
+    let v: Vec<u32> = (0..64).map(|_| rng.u32() % 3000).collect();
+    let lanes = 0..64usize;
+    let low_mask_bits = |mask: u32, below: usize| (mask as u64 & ((1u64 << below) - 1)).count_ones();
+    let first_high =
+        lanes.clone().find(|&lane| lane >= 45 && v[lane] & 2 != 0).expect("test data: a lane past 44 with bit 1");
+    let ballot = lanes.clone().filter(|&lane| v[lane] & 1 == 1).fold(0u64, |mask, lane| mask | 1 << lane);
+    let mut permuted = [0u32; 64];
+    for lane in lanes.clone() {
+        permuted[(lane * 5 + 3) % 64] = v[lane];
+    }
+    for target in WAVE64_TARGETS {
+        let (out, ballots, input) = (Buf::zeroed(14 * 64 * 4), Buf::zeroed(64 * 8), Buf::of(&v));
+        run(
+            "wave64",
+            target,
+            "wave64_lanes",
+            [64, 1, 1],
+            [64, 1, 1],
+            &[Arg::Buf(&out), Arg::Buf(&ballots), Arg::Buf(&input)],
+        );
+        let got: Vec<u32> = out.read();
+        let mut failures = Failures::default();
+        let mut expect = |pattern: usize, what: &str, want: &dyn Fn(usize) -> u32| {
+            let want: Vec<u32> = lanes.clone().map(want).collect();
+            let got = &got[pattern * 64..pattern * 64 + 64];
+            failures.check(got == want.as_slice(), || format!("{what}:\n    got  {got:08x?}\n    want {want:08x?}"));
+        };
+        expect(0, "mbcnt of all ones (the lane id)", &|lane| lane as u32);
+        expect(1, "mbcnt_lo 0x12345678, mbcnt_hi 0xf0f0f0f0", &|lane| {
+            if lane < 32 {
+                low_mask_bits(0x1234_5678, lane)
+            } else {
+                0x1234_5678u32.count_ones() + low_mask_bits(0xF0F0_F0F0, lane - 32)
+            }
+        });
+        expect(2, "readlane 40 + readlane 7", &|_| v[40].wrapping_add(v[7]));
+        expect(3, "ds_bpermute (37 lane + 5) % 64", &|lane| v[(lane * 37 + 5) % 64]);
+        expect(4, "ds_bpermute lane + 32 (the other half)", &|lane| v[(lane + 32) % 64]);
+        expect(5, "ds_permute (5 lane + 3) % 64", &|lane| permuted[lane]);
+        expect(6, "compare and cndmask", &|lane| if v[lane] > 1000 { v[lane] * 3 } else { v[lane] + 7 });
+        let wide = |lane: usize| {
+            (v[lane] as u64)
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add((v[(lane + 1) % 64] as u64) << 32 | lane as u64)
+        };
+        expect(7, "64-bit multiply-add, low (carry chains)", &|lane| wide(lane) as u32);
+        expect(8, "64-bit multiply-add, high", &|lane| (wide(lane) >> 32) as u32);
+        expect(9, "readfirstlane with only high lanes active", &|lane| {
+            if lane >= 45 && v[lane] & 2 != 0 { v[first_high] } else { u32::MAX }
+        });
+        expect(10, "a loop each lane leaves on its own count", &|lane| {
+            (0..v[lane] % 13).fold(0u32, |acc, i| acc.wrapping_mul(31).wrapping_add(i).wrapping_add(lane as u32))
+        });
+        expect(11, "row_xmask:5 in each row", &|lane| v[(lane & !15) | ((lane & 15) ^ 5)]);
+        expect(12, "permlanex16: the other row of the half", &|lane| v[lane ^ 16]);
+        if target.starts_with("gfx11") {
+            expect(13, "permlane64: the other half", &|lane| v[lane ^ 32]);
+        } else {
+            expect(13, "v ^ 0x5a5a5a5a", &|lane| v[lane] ^ 0x5A5A_5A5A);
+        }
+        let got_ballots: Vec<u64> = ballots.read();
+        failures.check(got_ballots.iter().all(|&mask| mask == ballot), || {
+            format!("ballot of v & 1: got {got_ballots:016x?}, want {ballot:016x} in every lane")
+        });
+        failures.assert_none(&format!("{target}: wave64_lanes (input {v:?})"));
+    }
+}
+
+#[test]
+fn wave64_atomic_scans_hand_each_lane_its_prefix_across_both_halves() {
+    let mut rng = Rng(0x0006_4A70_B1C5);
+    // 1000 items in workgroups of 256: the last workgroup's last wave has 40 lanes, all in the
+    // low half and the first 8 of the high.
+    let n = 1000usize;
+    let values: Vec<u32> = (0..n).map(|_| 1 + rng.u32() % 50).collect();
+    for target in WAVE64_TARGETS {
+        let (total, olds, input) = (Buf::of(&[7u32]), Buf::zeroed(n * 4), Buf::of(&values));
+        let args = [Arg::Buf(&total), Arg::Buf(&olds), Arg::Buf(&input), Arg::U32(n as u32)];
+        run("wave64", target, "wave64_atomic_scan", [n.next_multiple_of(256) as u32, 1, 1], [256, 1, 1], &args);
+        let (total, olds): (Vec<u32>, Vec<u32>) = (total.read(), olds.read());
+        let sum = 7 + values.iter().sum::<u32>();
+        assert_eq!(total[0], sum, "{target}: the total");
+        check_chain(&format!("{target}: wave64_atomic_scan"), 7, sum, &olds, |i, old| old + values[i]);
+        // Within a wave the optimizer hands out prefixes in lane order.
+        for i in (0..n - 1).filter(|i| (i + 1) % 64 != 0) {
+            assert_eq!(olds[i + 1], olds[i] + values[i], "{target}: lanes {} and {} of a wave", i % 64, i % 64 + 1);
+        }
     }
 }

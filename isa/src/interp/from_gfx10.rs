@@ -1,4 +1,4 @@
-//! gfx10.3 (RDNA2, wave32) code on the gfx11 interpreter: each decoded gfx10 instruction is
+//! gfx10.3 (RDNA2, wave32 and wave64) code on the gfx11 interpreter: each decoded gfx10 instruction is
 //! re-encoded as the gfx11 instruction that computes the same thing, which is then planned and
 //! run as gfx11 code (`Program::load_for` with [`Isa::Gfx10_3`](super::Isa)).
 //!

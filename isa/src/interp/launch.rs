@@ -10,8 +10,9 @@
 //! gfx10.3 each in its own VGPR, X in v0, Y in v1, Z in v2 (LLVM's `FeaturePackedTID`, which
 //! gfx90a and GFX11 have and GFX10 does not; AMDGPUUsage, "Initial Kernel Execution State").
 
+use super::memory_ops::Operation;
 use super::program::{Decoded, Isa, Plan, Program};
-use super::wave::{EXEC, LANES, Wave};
+use super::wave::{EXEC, Half, LANES, Wave};
 use super::{ExecError, Memory, memory_ops, scalar, valu};
 
 /// What one dispatch packet asks for, as the interpreter needs it.
@@ -116,7 +117,8 @@ fn run_workgroup_body<M: Memory + ?Sized>(
     }
     let items = items as u32;
     let private_bytes = dispatch.private_segment_size.max(descriptor.private_segment_fixed_size) as usize;
-    let mut waves: Vec<Wave> = (0..items.div_ceil(LANES as u32))
+    let wave_size = if descriptor.wave32() { LANES } else { 2 * LANES } as u32;
+    let mut waves: Vec<Wave> = (0..items.div_ceil(wave_size))
         .map(|index| initial_wave(dispatch, workgroup_id, size, index, private_bytes))
         .collect::<Result<_, _>>()?;
     let mut executed = 0;
@@ -146,9 +148,16 @@ fn initial_wave(
     private_bytes: usize,
 ) -> Result<Wave, ExecError> {
     let descriptor = &dispatch.program.descriptor;
+    let wide = !descriptor.wave32();
+    let registers = descriptor.vgprs() + dispatch.program.extra_vgprs;
+    let other = if wide {
+        Half { vgpr: vec![[0; LANES]; registers], scratch: vec![0; private_bytes * LANES] }
+    } else {
+        Half::default()
+    };
     let mut wave = Wave {
         sgpr: [0; 128],
-        vgpr: vec![[0; LANES]; descriptor.vgprs() + dispatch.program.extra_vgprs],
+        vgpr: vec![[0; LANES]; registers],
         scc: false,
         pc: dispatch.program.entry,
         ended: false,
@@ -158,7 +167,11 @@ fn initial_wave(
         executed: 0,
         realtime: dispatch.realtime,
         mode: initial_mode(descriptor.compute_pgm_rsrc1),
+        wide,
+        half: 0,
+        other,
     };
+    let wave_size = wave.lanes() as u32;
     let properties = descriptor.kernel_code_properties;
     let mut next = 0u32;
     let mut put = |wave: &mut Wave, values: &[u32]| {
@@ -208,16 +221,16 @@ fn initial_wave(
     if rsrc2 >> 10 & 1 == 1 {
         // Workgroup info: the wave count in bits 5:0 and whether the group is partial in bit 6
         // … the kernels here do not read it; record the wave count.
-        wave.write_sgpr(system, size.iter().product::<u32>().div_ceil(LANES as u32));
+        wave.write_sgpr(system, size.iter().product::<u32>().div_ceil(wave_size));
         system += 1;
     }
     if rsrc2 & 1 == 1 {
         // The private segment wavefront offset: every wave's scratch starts at 0 here.
         wave.write_sgpr(system, 0);
     }
-    let mut exec = 0u32;
-    for lane in 0..LANES {
-        let linear = index * LANES as u32 + lane as u32;
+    let mut exec = 0u64;
+    for lane in 0..wave_size as usize {
+        let linear = index * wave_size + lane as u32;
         if linear >= size[0] * size[1] * size[2] {
             continue;
         }
@@ -228,16 +241,19 @@ fn initial_wave(
         match dispatch.program.isa {
             Isa::Gfx11 => {
                 let packed = x | if dimensions >= 1 { y << 10 } else { 0 } | if dimensions >= 2 { z << 20 } else { 0 };
-                wave.write_vgpr(0, lane, packed);
+                wave.set_lane_value(0, lane, packed);
             }
             Isa::Gfx10_3 => {
                 for (vgpr, id) in [x, y, z].into_iter().enumerate().take(dimensions.min(2) as usize + 1) {
-                    wave.write_vgpr(vgpr as u32, lane, id);
+                    wave.set_lane_value(vgpr as u32, lane, id);
                 }
             }
         }
     }
-    wave.write_sgpr(EXEC, exec);
+    wave.write_sgpr(EXEC, exec as u32);
+    if wide {
+        wave.write_sgpr(EXEC + 1, (exec >> 32) as u32);
+    }
     Ok(wave)
 }
 
@@ -260,21 +276,20 @@ fn run_wave<M: Memory + ?Sized>(
     loop {
         let pc = wave.pc;
         let decoded = program.fetch(pc)?;
-        let instruction = &decoded.instruction;
         wave.executed += 1;
         if wave.executed > dispatch.instruction_limit {
             return Err(ExecError::InstructionLimit { pc, limit: dispatch.instruction_limit });
         }
-        let flow = match &decoded.plan {
-            Plan::Vector(op) => valu::step(wave, op).ok_or_else(|| refused(wave, decoded))?,
-            Plan::Scalar => scalar::step(wave, instruction, memory).map_err(|error| decoded.named(error))?,
-            Plan::Memory(access) => {
-                memory_ops::step(wave, instruction, access, memory, lds).map_err(|error| decoded.named(error))?
-            }
-            Plan::Dual(pair) => valu::step_dual(wave, &pair.0, &pair.1).ok_or_else(|| refused(wave, decoded))?,
-            Plan::Dot2x16(dot) => super::from_gfx10::dot2_16(wave, &dot.0, dot.1),
-            Plan::Sdwa(sdwa) => super::from_gfx10::sdwa_step(wave, sdwa).ok_or_else(|| refused(wave, decoded))?,
-            Plan::Unsupported => return Err(refused(wave, decoded)),
+        let flow = if wave.wide && per_half(&decoded.plan) {
+            // Wave64: the low half, then the high half with its own lanes and mask halves.
+            let low = step(memory, wave, decoded, lds);
+            wave.swap_halves();
+            let high = if low.is_ok() { step(memory, wave, decoded, lds) } else { Ok(Flow::Next) };
+            wave.swap_halves();
+            high?;
+            low?
+        } else {
+            step(memory, wave, decoded, lds)?
         };
         match flow {
             Flow::Next => wave.pc = pc + decoded.len as u64,
@@ -289,6 +304,38 @@ fn run_wave<M: Memory + ?Sized>(
                 return Ok(());
             }
         }
+    }
+}
+
+/// Runs one instruction's plan.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn step<M: Memory + ?Sized>(memory: &M, wave: &mut Wave, decoded: &Decoded, lds: &mut [u8]) -> Result<Flow, ExecError> {
+    let instruction = &decoded.instruction;
+    Ok(match &decoded.plan {
+        Plan::Vector(op) => valu::step(wave, op).ok_or_else(|| refused(wave, decoded))?,
+        Plan::Scalar => scalar::step(wave, instruction, memory).map_err(|error| decoded.named(error))?,
+        Plan::Memory(access) => {
+            memory_ops::step(wave, instruction, access, memory, lds).map_err(|error| decoded.named(error))?
+        }
+        Plan::Dual(pair) => valu::step_dual(wave, &pair.0, &pair.1).ok_or_else(|| refused(wave, decoded))?,
+        Plan::Dot2x16(dot) => super::from_gfx10::dot2_16(wave, &dot.0, dot.1),
+        Plan::Sdwa(sdwa) => super::from_gfx10::sdwa_step(wave, sdwa).ok_or_else(|| refused(wave, decoded))?,
+        Plan::Unsupported => return Err(refused(wave, decoded)),
+    })
+}
+
+/// Whether a wave64 wave runs `plan` once per half. Scalar instructions run once; so do the
+/// lane-crossing ones that reach across the halves (`v_readlane`, `v_readfirstlane`,
+/// `v_writelane`, `v_permlane64`, `ds_bpermute`, `ds_permute`), which see all 64 lanes. DPP,
+/// `v_permlane16/x16` and `ds_swizzle` stay within 32 lanes and run per half (RDNA ISA guides:
+/// rows of 16, `ds_swizzle`'s 32-lane groups).
+fn per_half(plan: &Plan) -> bool {
+    use crate::gfx11::Opcode::*;
+    match plan {
+        Plan::Scalar | Plan::Unsupported => false,
+        Plan::Vector(op) => !matches!(op.opcode, VReadfirstlaneB32 | VReadlaneB32 | VWritelaneB32 | VPermlane64B32),
+        Plan::Memory(access) => !matches!(access.operation, Operation::Bpermute | Operation::Permute),
+        Plan::Dual(_) | Plan::Dot2x16(_) | Plan::Sdwa(_) => true,
     }
 }
 

@@ -417,6 +417,31 @@ fn write_loaded(wave: &mut Wave, vdst: u32, lane: usize, bytes: &[u8], signed: b
 /// The lane exchanges (`ds_bpermute`, `ds_permute`, `ds_swizzle`) touch no LDS; a lane that
 /// reads an inactive lane reads 0 (RDNA3 ISA guide, "LDS Lane-permute Ops").
 #[cfg_attr(not(debug_assertions), inline(always))]
+/// `ds_bpermute_b32`/`ds_permute_b32` in a wave64 wave, run once over all 64 lanes: the lane
+/// index is the byte address ÷ 4, modulo 64 (RDNA ISA guides, "DS_BPERMUTE_B32"), and a read
+/// from an inactive lane gives 0, as in wave32.
+fn permute_wide(wave: &mut Wave, access: &Access, offset: u32, [addr, data, vdst]: [u32; 3]) {
+    const WIDE: usize = 2 * LANES;
+    let exec = wave.mask64(super::wave::EXEC);
+    let active = |lane: usize| exec >> lane & 1 == 1;
+    let source: [u32; WIDE] = core::array::from_fn(|lane| wave.lane_value(data, lane));
+    let target: [usize; WIDE] =
+        core::array::from_fn(|lane| (wave.lane_value(addr, lane).wrapping_add(offset) >> 2) as usize % WIDE);
+    let mut out = [0u32; WIDE];
+    if matches!(access.operation, Operation::Bpermute) {
+        for lane in 0..WIDE {
+            out[lane] = if active(target[lane]) { source[target[lane]] } else { 0 };
+        }
+    } else {
+        for lane in (0..WIDE).filter(|&lane| active(lane)) {
+            out[target[lane]] = source[lane];
+        }
+    }
+    for lane in (0..WIDE).filter(|&lane| active(lane)) {
+        wave.set_lane_value(vdst, lane, out[lane]);
+    }
+}
+
 fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8]) -> Result<Flow, ExecError> {
     let [w0, w1, _] = instruction.words;
     let (addr, data0, data1, vdst) = (w1 & 0xFF, (w1 >> 8) & 0xFF, (w1 >> 16) & 0xFF, (w1 >> 24) & 0xFF);
@@ -430,6 +455,10 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8
         return Ok(Flow::Next);
     }
     match access.operation {
+        Operation::Bpermute | Operation::Permute if wave.wide => {
+            permute_wide(wave, access, offset1 << 8 | offset0, [addr, data0, vdst]);
+            return Ok(Flow::Next);
+        }
         Operation::Bpermute | Operation::Permute | Operation::Swizzle => {
             let offset = offset1 << 8 | offset0;
             // `ds_swizzle_b32 vdst, vaddr` swizzles its one operand, the address field's VGPR.

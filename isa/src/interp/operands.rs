@@ -25,6 +25,11 @@ pub(crate) enum Source {
     Scc,
     /// An inline constant or the literal, widened to the operand's type.
     Constant(u64),
+    /// A lane-mask source (`v_cndmask`'s select, a carry-in): the SGPR (pair) whose running
+    /// half's part each half reads ([`Wave::mask_register`]).
+    Mask(u8),
+    /// A constant lane mask, 64 bits: each half reads its own 32.
+    ConstantMask(u64),
 }
 
 /// DPP's effect on src0, planned at decode: the lane each lane reads and which lanes may write.
@@ -253,7 +258,18 @@ impl Operands {
             Source::Sgpr(register) => [wave.read_sgpr(register as u32); LANES],
             Source::Scc => [wave.scc as u32; LANES],
             Source::Constant(value) => [value as u32; LANES],
+            Source::Mask(register) => [wave.read_sgpr(wave.mask_register(register as u32)); LANES],
+            Source::ConstantMask(value) => [(value >> (32 * wave.half)) as u32; LANES],
         }
+    }
+
+    /// Marks source 2 as a lane mask (`v_cndmask`'s select, a carry-in), read per half.
+    pub fn mask_source2(&mut self) {
+        self.src[2] = match self.src[2] {
+            Source::Sgpr(register) => Source::Mask(register),
+            Source::Constant(value) => Source::ConstantMask(value),
+            other => other,
+        };
     }
 
     /// Source `index` as 64 bits per lane: a VGPR or SGPR pair, or a constant.
@@ -274,7 +290,8 @@ impl Operands {
                 [wave.read_sgpr(register as u32) as u64 | (wave.read_sgpr(register as u32 + 1) as u64) << 32; LANES]
             }
             Source::Scc => [wave.scc as u64; LANES],
-            Source::Constant(value) => [value; LANES],
+            Source::Constant(value) | Source::ConstantMask(value) => [value; LANES],
+            Source::Mask(register) => [wave.read_sgpr(wave.mask_register(register as u32)) as u64; LANES],
         }
     }
 }

@@ -114,10 +114,11 @@ impl KernelDescriptor {
         }
     }
 
-    /// VGPRs a wave32 wave holds: (`GRANULATED_WORKITEM_VGPR_COUNT` + 1) × 8 (rsrc1 bits 5:0;
-    /// AMDGPUUsage: the granule is 8 for wave32 on GFX10 and GFX11 alike).
+    /// VGPRs each lane holds: (`GRANULATED_WORKITEM_VGPR_COUNT` + 1) × the granule (rsrc1 bits
+    /// 5:0; AMDGPUUsage: on GFX10 and GFX11 the granule is 8 for wave32 and 4 for wave64).
     pub fn vgprs(&self) -> usize {
-        ((self.compute_pgm_rsrc1 & 0x3F) as usize + 1) * 8
+        let granule = if self.wave32() { 8 } else { 4 };
+        ((self.compute_pgm_rsrc1 & 0x3F) as usize + 1) * granule
     }
 
     /// `USER_SGPR_COUNT` (rsrc2 bits 5:1): the system SGPRs start after this many.
@@ -167,11 +168,6 @@ impl Program {
         let mut bytes = [0u8; 64];
         memory.read(kernel_object, &mut bytes).map_err(|fault| ExecError::Fault { pc: kernel_object, fault })?;
         let descriptor = KernelDescriptor::parse(&bytes);
-        if !descriptor.wave32() {
-            return Err(ExecError::Descriptor(
-                "wave64 (ENABLE_WAVEFRONT_SIZE32 clear) is not supported: the interpreter runs wave32".into(),
-            ));
-        }
         // One instruction at `words`' start, decoded and planned; `None` at `s_code_end`.
         let decode_one = |words: &[u32], pc: u64| -> Result<Option<Decoded>, crate::DecodeError> {
             match isa {

@@ -39,10 +39,11 @@ fn sopp(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         Opcode::SBranch => Flow::Jump(target),
         Opcode::SCbranchScc0 => jump_if(!wave.scc),
         Opcode::SCbranchScc1 => jump_if(wave.scc),
-        Opcode::SCbranchVccz => jump_if(wave.sgpr[VCC as usize] == 0),
-        Opcode::SCbranchVccnz => jump_if(wave.sgpr[VCC as usize] != 0),
-        Opcode::SCbranchExecz => jump_if(wave.exec() == 0),
-        Opcode::SCbranchExecnz => jump_if(wave.exec() != 0),
+        // Wave64 tests the whole 64-bit mask.
+        Opcode::SCbranchVccz => jump_if(wave.mask64(VCC) == 0),
+        Opcode::SCbranchVccnz => jump_if(wave.mask64(VCC) != 0),
+        Opcode::SCbranchExecz => jump_if(wave.mask64(EXEC) == 0),
+        Opcode::SCbranchExecnz => jump_if(wave.mask64(EXEC) != 0),
         Opcode::SBarrier => Flow::Barrier,
         // Memory is coherent and every access completes before the next instruction, so the
         // waits, hints and cache controls have nothing to do.
@@ -297,6 +298,8 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         Opcode::SCmpLgU64 => wave.scc = a != b,
         Opcode::SBitcmp0B32 => wave.scc = a32 >> (b32 & 31) & 1 == 0,
         Opcode::SBitcmp1B32 => wave.scc = a32 >> (b32 & 31) & 1 == 1,
+        Opcode::SBitcmp0B64 => wave.scc = a >> (b32 & 63) & 1 == 0,
+        Opcode::SBitcmp1B64 => wave.scc = a >> (b32 & 63) & 1 == 1,
         // SOP1.
         Opcode::SMovB32 => write(wave, a32),
         Opcode::SMovB64 => write64(wave, a),
@@ -312,6 +315,9 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         }
         Opcode::SNotB32 => set32(wave, sdst, !a32),
         Opcode::SNotB64 => set64(wave, sdst, !a),
+        Opcode::SBrevB64 => write64(wave, a.reverse_bits()),
+        Opcode::SClzI32U64 => write(wave, if a == 0 { u32::MAX } else { a.leading_zeros() }),
+        Opcode::SBcnt0I32B64 => set32(wave, sdst, a.count_zeros()),
         Opcode::SBrevB32 => write(wave, a32.reverse_bits()),
         Opcode::SBcnt1I32B32 => set32(wave, sdst, a32.count_ones()),
         Opcode::SBcnt1I32B64 => set32(wave, sdst, a.count_ones()),
@@ -339,8 +345,41 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         | Opcode::SXnorSaveexecB32 => {
             let exec = wave.exec();
             write(wave, exec);
-            let value = saveexec(instruction.opcode(), a32, exec);
+            let value = saveexec(instruction.opcode(), a32 as u64, exec as u64) as u32;
             wave.write_sgpr(EXEC, value);
+            wave.scc = value != 0;
+        }
+        // The wave64 forms, on the EXEC pair.
+        Opcode::SAndSaveexecB64
+        | Opcode::SOrSaveexecB64
+        | Opcode::SXorSaveexecB64
+        | Opcode::SAndNot1SaveexecB64
+        | Opcode::SOrNot1SaveexecB64
+        | Opcode::SAndNot0SaveexecB64
+        | Opcode::SOrNot0SaveexecB64
+        | Opcode::SNandSaveexecB64
+        | Opcode::SNorSaveexecB64
+        | Opcode::SXnorSaveexecB64 => {
+            let exec = wave.sgpr[EXEC as usize] as u64 | (wave.sgpr[EXEC as usize + 1] as u64) << 32;
+            write64(wave, exec);
+            let value = saveexec(instruction.opcode(), a, exec);
+            wave.write_sgpr64(EXEC, value);
+            wave.scc = value != 0;
+        }
+        // EXEC = op(source, EXEC) written to sdst and EXEC; SCC = result != 0 (RDNA3 ISA guide,
+        // SOP1 "wrexec").
+        Opcode::SAndNot0WrexecB32 | Opcode::SAndNot1WrexecB32 => {
+            let exec = wave.exec();
+            let value = if instruction.opcode() == Opcode::SAndNot0WrexecB32 { !a32 & exec } else { a32 & !exec };
+            wave.write_sgpr(EXEC, value);
+            write(wave, value);
+            wave.scc = value != 0;
+        }
+        Opcode::SAndNot0WrexecB64 | Opcode::SAndNot1WrexecB64 => {
+            let exec = wave.sgpr[EXEC as usize] as u64 | (wave.sgpr[EXEC as usize + 1] as u64) << 32;
+            let value = if instruction.opcode() == Opcode::SAndNot0WrexecB64 { !a & exec } else { a & !exec };
+            wave.write_sgpr64(EXEC, value);
+            write64(wave, value);
             wave.scc = value != 0;
         }
         Opcode::SSendmsgRtnB64 | Opcode::SSendmsgRtnB32 => {
@@ -391,17 +430,18 @@ fn bitwise(opcode: Opcode, a: u64, b: u64) -> u64 {
     }
 }
 
-fn saveexec(opcode: Opcode, source: u32, exec: u32) -> u32 {
+fn saveexec(opcode: Opcode, source: u64, exec: u64) -> u64 {
+    use Opcode::*;
     match opcode {
-        Opcode::SAndSaveexecB32 => source & exec,
-        Opcode::SOrSaveexecB32 => source | exec,
-        Opcode::SXorSaveexecB32 => source ^ exec,
-        Opcode::SAndNot1SaveexecB32 => source & !exec,
-        Opcode::SOrNot1SaveexecB32 => source | !exec,
-        Opcode::SAndNot0SaveexecB32 => !source & exec,
-        Opcode::SOrNot0SaveexecB32 => !source | exec,
-        Opcode::SNandSaveexecB32 => !(source & exec),
-        Opcode::SNorSaveexecB32 => !(source | exec),
+        SAndSaveexecB32 | SAndSaveexecB64 => source & exec,
+        SOrSaveexecB32 | SOrSaveexecB64 => source | exec,
+        SXorSaveexecB32 | SXorSaveexecB64 => source ^ exec,
+        SAndNot1SaveexecB32 | SAndNot1SaveexecB64 => source & !exec,
+        SOrNot1SaveexecB32 | SOrNot1SaveexecB64 => source | !exec,
+        SAndNot0SaveexecB32 | SAndNot0SaveexecB64 => !source & exec,
+        SOrNot0SaveexecB32 | SOrNot0SaveexecB64 => !source | exec,
+        SNandSaveexecB32 | SNandSaveexecB64 => !(source & exec),
+        SNorSaveexecB32 | SNorSaveexecB64 => !(source | exec),
         _ => !(source ^ exec),
     }
 }

@@ -124,7 +124,10 @@ impl VOp {
         if instruction.encoding == Encoding::Vop3p && name.ends_with("f16") {
             kinds = [Kind::F16; 3];
         }
-        let operands = Operands::of(instruction, kinds, widths, half)?;
+        let mut operands = Operands::of(instruction, kinds, widths, half)?;
+        if reads_mask(entry.opcode) {
+            operands.mask_source2();
+        }
         let form = match parse_compare(entry) {
             Some((into_exec, condition, ty)) => Form::Compare { condition, ty, into_exec },
             None if name.starts_with("v_cmp") => return None,
@@ -189,6 +192,12 @@ impl VOp {
     }
 }
 
+/// Whether an operation's source 2 is a lane mask: `v_cndmask`'s select, a carry-in.
+fn reads_mask(opcode: Opcode) -> bool {
+    use Opcode::*;
+    matches!(opcode, VCndmaskB32 | VCndmaskB16 | VAddCoCiU32 | VSubCoCiU32 | VSubrevCoCiU32)
+}
+
 /// Plans a VOPD pair: its X and Y halves, each a VOP2-shaped operation.
 pub(crate) fn plan_dual(instruction: &Instruction) -> Option<(VOp, VOp)> {
     let [w0, w1, _] = instruction.words;
@@ -199,7 +208,13 @@ pub(crate) fn plan_dual(instruction: &Instruction) -> Option<(VOp, VOp)> {
         VOp {
             opcode: entry.opcode,
             form: Form::Alu,
-            operands: Operands::dual(vdst, src0, vsrc1, instruction.literal(), kind),
+            operands: {
+                let mut operands = Operands::dual(vdst, src0, vsrc1, instruction.literal(), kind);
+                if reads_mask(entry.opcode) {
+                    operands.mask_source2();
+                }
+                operands
+            },
             kind,
             result: result_kind(entry.mnemonic),
             half: 0,
@@ -271,7 +286,7 @@ fn plain(wave: &mut Wave, op: &VOp) -> bool {
             result |= (holds(condition, ordering) as u32) << lane;
         }
         let target = if into_exec { EXEC } else { operands.sdst as u32 };
-        wave.write_sgpr(target, result & exec);
+        wave.write_mask(target, result & exec);
         return true;
     }
     if matches!(op.opcode, VAddCoU32 | VAddCoCiU32 | VSubCoU32 | VSubCoCiU32) {
@@ -289,7 +304,7 @@ fn plain(wave: &mut Wave, op: &VOp) -> bool {
             carry |= (out as u32) << lane;
         }
         write_plain(wave, operands.vdst, row, exec);
-        wave.write_sgpr(operands.sdst as u32, carry & exec);
+        wave.write_mask(operands.sdst as u32, carry & exec);
         return true;
     }
     let Some(row) = common_row(op.opcode, a, b, c, current, operands.literal) else { return false };
@@ -390,11 +405,11 @@ fn commit(wave: &mut Wave, op: &VOp, out: Out, writes: u32) {
         Out::B64(row) => write_row64(wave, op, row, writes),
         Out::Carry(row, carry) => {
             write_row(wave, op, row, writes);
-            wave.write_sgpr(op.operands.sdst as u32, carry & writes);
+            wave.write_mask(op.operands.sdst as u32, carry & writes);
         }
         Out::Carry64(row, carry) => {
             write_row64(wave, op, row, writes);
-            wave.write_sgpr(op.operands.sdst as u32, carry & writes);
+            wave.write_mask(op.operands.sdst as u32, carry & writes);
         }
         Out::Done => {}
     }
@@ -822,22 +837,39 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VNop | VPipeflush => return Some(Out::Done),
         VMovB16 => a(),
         // Lane-crossing and scalar-writing operations write for themselves.
+        // These see the whole wave: a wave64 wave runs them once, from its low half, and they
+        // reach lanes 32–63 in the other half's rows.
         VReadfirstlaneB32 => {
-            let lane = (0..LANES).find(|lane| wave.exec() >> lane & 1 == 1).unwrap_or(0);
-            let value = a()[lane];
+            let exec = wave.mask64(EXEC);
+            let lane = if exec == 0 { 0 } else { exec.trailing_zeros() as usize };
+            let value = lane_of(wave, op, lane);
             wave.write_sgpr(readlane_destination(op), value);
             return Some(Out::Done);
         }
         VReadlaneB32 => {
-            let lane = b()[0] as usize % LANES;
-            let value = a()[lane];
+            let lane = b()[0] as usize % wave.lanes();
+            let value = lane_of(wave, op, lane);
             wave.write_sgpr(readlane_destination(op), value);
             return Some(Out::Done);
         }
         VWritelaneB32 => {
-            let lane = b()[0] as usize % LANES;
+            let lane = b()[0] as usize % wave.lanes();
             let value = a()[0];
-            wave.write_vgpr(op.operands.vdst as u32, lane, value);
+            wave.set_lane_value(op.operands.vdst as u32, lane, value);
+            return Some(Out::Done);
+        }
+        // Wave64 only: each half reads the other's lanes (RDNA3 ISA guide). A wave32 wave has
+        // no other half; the instruction is wave64's.
+        VPermlane64B32 => {
+            if !wave.wide {
+                return None;
+            }
+            let super::operands::Source::Vgpr(source) = op.operands.src[0] else { return None };
+            let exec = wave.mask64(EXEC);
+            let values: [u32; 2 * LANES] = core::array::from_fn(|lane| wave.lane_value(source as u32, lane ^ LANES));
+            for lane in (0..2 * LANES).filter(|lane| exec >> lane & 1 == 1) {
+                wave.set_lane_value(op.operands.vdst as u32, lane, values[lane]);
+            }
             return Some(Out::Done);
         }
         VPermlane16B32 | VPermlanex16B32 => return Some(permlane(wave, op)),
@@ -898,16 +930,29 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
             let leading = if (x as i32) < 0 { (!x).leading_zeros() } else { x.leading_zeros() };
             if x == 0 || x == u32::MAX { u32::MAX } else { leading }
         }),
+        // The bits of the mask's low (high) 32 below the lane's position in the wave: lanes
+        // 32–63 of a wave64 wave count all of the low half, and only they count any of the high.
         VMbcntLoU32B32 => {
             let (x, y) = (a(), b());
             let mut out = [0u32; LANES];
             for lane in 0..LANES {
-                out[lane] = (x[lane] & ((1u64 << lane) - 1) as u32).count_ones().wrapping_add(y[lane]);
+                let below = if wave.half == 0 { ((1u64 << lane) - 1) as u32 } else { u32::MAX };
+                out[lane] = (x[lane] & below).count_ones().wrapping_add(y[lane]);
             }
             out
         }
-        // Wave32: no lane is past 31, so the high half counts nothing.
-        VMbcntHiU32B32 => b(),
+        VMbcntHiU32B32 => {
+            if wave.half == 0 {
+                b()
+            } else {
+                let (x, y) = (a(), b());
+                let mut out = [0u32; LANES];
+                for lane in 0..LANES {
+                    out[lane] = (x[lane] & ((1u64 << lane) - 1) as u32).count_ones().wrapping_add(y[lane]);
+                }
+                out
+            }
+        }
         VCndmaskB16 => {
             let (x, y, select) = (a(), b(), c());
             let mut out = [0u32; LANES];
@@ -1054,7 +1099,7 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VCvtPkNormI16F32 => map2(a(), b(), |x, y| norm_i16(f32::from_bits(x)) | norm_i16(f32::from_bits(y)) << 16),
         VCvtPkNormU16F32 => map2(a(), b(), |x, y| norm_u16(f32::from_bits(x)) | norm_u16(f32::from_bits(y)) << 16),
         VDivFmasF32 => {
-            let (x, y, z, vcc) = (a(), b(), c(), wave.sgpr[VCC as usize]);
+            let (x, y, z, vcc) = (a(), b(), c(), wave.sgpr[wave.mask_register(VCC) as usize]);
             lanes(|lane| {
                 let value = f32::from_bits(x[lane]).mul_add(f32::from_bits(y[lane]), f32::from_bits(z[lane]));
                 let scale = if vcc >> lane & 1 == 1 { 32 } else { 0 };
@@ -1100,7 +1145,7 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VCvtF64U32 => return Some(Out::B64(wide(a()).map(|x| (x as u32 as f64).to_bits()))),
         VCvtF64I32 => return Some(Out::B64(wide(a()).map(|x| (x as u32 as i32 as f64).to_bits()))),
         VDivFmasF64 => {
-            let (x, y, z, vcc) = (a64(), b64(), c64(), wave.sgpr[VCC as usize]);
+            let (x, y, z, vcc) = (a64(), b64(), c64(), wave.sgpr[wave.mask_register(VCC) as usize]);
             return Some(Out::B64(lanes(|lane| {
                 let value = f64::from_bits(x[lane]).mul_add(f64::from_bits(y[lane]), f64::from_bits(z[lane]));
                 ldexp64(value, if vcc >> lane & 1 == 1 { 64 } else { 0 }).to_bits()
@@ -1357,6 +1402,14 @@ fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
     (s0, false)
 }
 
+/// Lane `lane` (of the whole wave) of source 0: a VGPR's lane, or a scalar source's value.
+fn lane_of(wave: &Wave, op: &VOp, lane: usize) -> u32 {
+    match op.operands.src[0] {
+        super::operands::Source::Vgpr(register) => wave.lane_value(register as u32, lane),
+        _ => op.operands.row(wave, 0)[0],
+    }
+}
+
 /// The scalar destination of `v_readfirstlane`/`v_readlane`: the VOP1 vdst field or VOP3's.
 fn readlane_destination(op: &VOp) -> u32 {
     match op.encoding {
@@ -1473,12 +1526,8 @@ fn compare(wave: &mut Wave, op: &VOp, condition: Condition, ty: CompareType, int
         };
         mask(|lane| holds(condition, order[lane]))
     };
-    let result = result & exec;
-    if into_exec {
-        wave.write_sgpr(EXEC, result);
-    } else {
-        wave.write_sgpr(op.operands.sdst as u32, result);
-    }
+    let target = if into_exec { EXEC } else { op.operands.sdst as u32 };
+    wave.write_mask(target, result & exec);
     Out::Done
 }
 

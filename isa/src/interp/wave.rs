@@ -4,6 +4,13 @@
 //! SSRC/SDST tables): s0–s105, then `vcc_lo` 106, `vcc_hi` 107, trap temporaries 108–123,
 //! `null` 124 (reads 0, drops writes), `m0` 125, `exec_lo` 126, `exec_hi` 127. A wave32 wave's
 //! EXEC is `exec_lo`; its VCC is `vcc_lo`.
+//!
+//! A wave64 wave runs as two halves of 32 lanes, as RDNA issues wave64 VALU work in two passes
+//! (RDNA ISA guides, "Wave32 and Wave64"): lanes 0–31 are the low half, 32–63 the high. The
+//! wave holds the running half's per-lane state (VGPR rows, scratch) in `vgpr` and `scratch`
+//! and the other half's in `other`; [`Wave::swap_halves`] exchanges them. A lane mask (EXEC,
+//! VCC, a compare's or carry's SGPR pair) is 64 bits: the running half reads and writes its own
+//! 32 (`exec_lo`/`exec_hi`, `s[n]`/`s[n+1]`), which is what `half` offsets.
 
 use crate::gfx11::{InlineFloat, Operand, scalar_operand};
 
@@ -45,6 +52,19 @@ pub(crate) struct Wave {
     /// denormals (bit 0 of each: keep input denormals, bit 1: keep output denormals), 8
     /// DX10_CLAMP, 9 IEEE.
     pub mode: u32,
+    /// Wave64: the wave runs as two halves.
+    pub wide: bool,
+    /// The half running: 0, or 1 for a wave64 wave's lanes 32–63.
+    pub half: u32,
+    /// A wave64 wave's other half (empty for wave32).
+    pub other: Half,
+}
+
+/// One half's per-lane state, while the other half runs.
+#[derive(Default)]
+pub(crate) struct Half {
+    pub vgpr: Vec<[u32; LANES]>,
+    pub scratch: Vec<u8>,
 }
 
 /// MODE's value where nothing differs from IEEE arithmetic as the host does it: nearest even,
@@ -52,8 +72,55 @@ pub(crate) struct Wave {
 pub(crate) const MODE_IEEE_FLOAT: u32 = 0xF0;
 
 impl Wave {
+    /// The running half's EXEC.
+    #[inline(always)]
     pub fn exec(&self) -> u32 {
-        self.sgpr[EXEC as usize]
+        self.sgpr[(EXEC + self.half) as usize]
+    }
+
+    /// A whole lane mask: the SGPR pair at `field` for wave64, the one SGPR for wave32.
+    pub fn mask64(&self, field: u32) -> u64 {
+        let high = if self.wide { self.read_sgpr(field + 1) as u64 } else { 0 };
+        self.read_sgpr(field) as u64 | high << 32
+    }
+
+    /// The register of the running half's part of the lane mask at `field`: `s[n+1]` (or
+    /// `vcc_hi`, `exec_hi`) for a wave64 wave's high half; `null` stays `null`.
+    #[inline(always)]
+    pub fn mask_register(&self, field: u32) -> u32 {
+        if field == NULL { NULL } else { field + self.half }
+    }
+
+    /// Writes the running half's part of a lane mask.
+    #[inline(always)]
+    pub fn write_mask(&mut self, field: u32, value: u32) {
+        self.write_sgpr(self.mask_register(field), value);
+    }
+
+    /// Exchanges the running half's per-lane state with the other's (wave64 only).
+    pub fn swap_halves(&mut self) {
+        core::mem::swap(&mut self.vgpr, &mut self.other.vgpr);
+        core::mem::swap(&mut self.scratch, &mut self.other.scratch);
+        self.half ^= 1;
+    }
+
+    /// Lane `lane` (0–63) of VGPR `index`, whichever half holds it; the low half runs.
+    pub fn lane_value(&self, index: u32, lane: usize) -> u32 {
+        let (rows, lane) = if lane < LANES { (&self.vgpr, lane) } else { (&self.other.vgpr, lane - LANES) };
+        rows.get(index as usize).map_or(0, |row| row[lane % LANES])
+    }
+
+    /// Writes lane `lane` (0–63) of VGPR `index`; the low half runs.
+    pub fn set_lane_value(&mut self, index: u32, lane: usize, value: u32) {
+        let (rows, lane) = if lane < LANES { (&mut self.vgpr, lane) } else { (&mut self.other.vgpr, lane - LANES) };
+        if let Some(row) = rows.get_mut(index as usize) {
+            row[lane % LANES] = value;
+        }
+    }
+
+    /// Lanes in the wave: 32 or 64.
+    pub fn lanes(&self) -> usize {
+        if self.wide { 2 * LANES } else { LANES }
     }
 
     /// Reads a scalar operand (8- or 9-bit encoding below 256) as 32 bits.

@@ -29,8 +29,13 @@ enum Input {
     Iu4,
 }
 
+/// Runs a WMMA; `None` (refused, naming it) for a wave64 wave, whose register layout (each
+/// matrix spread over 64 lanes, half the VGPRs) is not modelled.
 pub(crate) fn run(wave: &mut Wave, op: &VOp) -> Option<()> {
     use Opcode::*;
+    if wave.wide {
+        return None;
+    }
     let (input, float_out, half_out) = match op.opcode {
         VWmmaF3216x16x16F16 => (Input::F16, true, None),
         VWmmaF3216x16x16Bf16 => (Input::Bf16, true, None),
@@ -79,6 +84,8 @@ pub(crate) fn run(wave: &mut Wave, op: &VOp) -> Option<()> {
             Source::Constant(value) => value as u32,
             Source::Sgpr(register) => wave.read_sgpr(register as u32),
             Source::Scc => wave.scc as u32,
+            // WMMA's C is never a lane mask.
+            Source::Mask(_) | Source::ConstantMask(_) => 0,
         };
         match (float_out, half_out) {
             (true, None) => f32::from_bits(word) as f64,
