@@ -140,6 +140,7 @@ FIELDS = {
     "FLAT": by_base({("v", R(10, 11, 12, 13)): "Vdst", ("v", R(20, 21)): "Addr", ("v", R(30, 31, 32, 33)): "Data",
                      ("s", R(40, 41)): "Saddr"}),
     "MUBUF": by_base({("v", R(30, 31, 32, 33)): "Vdata", ("v", R(20, 21)): "Vaddr", ("s", R(32)): "Srsrc"}),
+    "MTBUF": by_base({("v", R(30, 31, 32, 33)): "Vdata", ("v", R(20, 21)): "Vaddr", ("s", R(32)): "Srsrc"}),
     "VOPD": by_base({("v", R(11, 40)): "Vdst", ("v", R(20, 61)): "Src0", ("v", R(30, 51)): "Src1"}),
 }
 
@@ -186,6 +187,11 @@ def main():
         tables[name] = probe(128, [lambda op, seg=seg, x=x: [0xDC000000 | seg << 16 | op << 18, x] for x in flat], pool)
     tables["MUBUF"] = probe(256, [lambda op, x=x: [0xE0000000 | op << 18, x] for x in
                                   [0x80 << 24 | 8 << 16 | 30 << 8 | 20, 0x80 << 24 | 8 << 16 | 30 << 8, 0x80 << 24 | 8 << 16, 0x80 << 24 | 8 << 16 | 20]], pool)
+    # MTBUF (RDNA3 ISA guide, "MTBUF"; checked with llvm-mc-19): offset [11:0], slc 12, dlc 13,
+    # glc 14, op [18:15], format [25:19] (1, the default BUF_FMT_8_UNORM, prints nothing); the
+    # second word is MUBUF's.
+    tables["MTBUF"] = probe(16, [lambda op, x=x: [0xE8000000 | 1 << 19 | op << 15, x] for x in
+                                 [0x80 << 24 | 8 << 16 | 30 << 8 | 20, 0x80 << 24 | 8 << 16 | 30 << 8]], pool)
     vopd = []
     for v1x, v1y, lit in itertools.product([30, 0], [51, 0], [[], [0x1234]]):
         vopd.append((v1x, v1y, lit))

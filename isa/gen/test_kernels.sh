@@ -19,11 +19,12 @@ extra_flags() {
     esac
 }
 
-# Sources with nothing for gfx1030 (WMMA is RDNA3's); sources only for wave64, and not for it
-# (the interpreter runs WMMA in wave32 only).
-gfx11_only="wmma"
+# Sources with nothing for gfx1030 (WMMA is RDNA3's; gfx10 numbers buffer formats differently);
+# sources only for wave64, and not for it (the interpreter runs WMMA in wave32 only; one wave
+# size suffices for the typed buffer accesses).
+gfx11_only="wmma typed_buffer"
 wave64_only="wave64"
-wave32_only="wmma"
+wave32_only="wmma typed_buffer"
 
 # Code object v6 is the first to allow a generic target; a -wave64 target is its GPU in wave64.
 version_flags() {
@@ -40,6 +41,7 @@ build() { # source target
     flags="$(version_flags "$2") $(extra_flags "$name") -O3 -Wall -Werror=implicit-function-declaration"
     case "$kind" in
         c) clang-19 -x c -target amdgcn-amd-amdhsa -mcpu="$target" $flags -nogpulib -ffreestanding -c "$source" -o "$out.o" ;;
+        ll) clang-19 -x ir -target amdgcn-amd-amdhsa -mcpu="$target" $flags -nogpulib -c "$source" -o "$out.o" ;;
         cl) clang-19 -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -mcpu="$target" $flags -nogpulib -c "$source" -o "$out.o" ;;
         hip)
             # Device-only HIP without headers or device libraries. clang 19 wraps a device-only
@@ -52,7 +54,7 @@ build() { # source target
     echo "built ${name}_$2.hsaco"
 }
 
-for source in *.c *.cl *.hip; do
+for source in *.c *.cl *.hip *.ll; do
     [ -e "$source" ] || continue
     name=${source%.*}
     for target in gfx1100 gfx11-generic gfx1030 gfx1030-wave64 gfx1100-wave64; do

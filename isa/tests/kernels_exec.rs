@@ -2499,3 +2499,114 @@ fn wave64_atomic_scans_hand_each_lane_its_prefix_across_both_halves() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Typed buffer accesses: MTBUF and the MUBUF format forms.
+// ---------------------------------------------------------------------------------------------
+
+/// The gfx11 targets the typed-buffer kernel is built for (gfx10 numbers its formats otherwise).
+const TYPED_TARGETS: [&str; 2] = ["gfx1100", "gfx11-generic"];
+
+#[test]
+fn typed_buffer_loads_and_stores_convert_each_format_as_the_guide_says() {
+    let mut rng = Rng(0x7_B0FF_E125);
+    let lanes = 64usize;
+    let input: Vec<u8> = (0..1024).map(|_| rng.u32() as u8).collect();
+    let f16_at = |at: usize| soft::f16_value(u16::from_le_bytes([input[at], input[at + 1]])) as f32;
+    for target in TYPED_TARGETS {
+        let (out, inp) = (Buf::zeroed(lanes * 7 * 16), Buf::of(&input));
+        run(
+            "typed_buffer",
+            target,
+            "typed_loads",
+            [lanes as u32, 1, 1],
+            [lanes as u16, 1, 1],
+            &[Arg::Buf(&out), Arg::Buf(&inp)],
+        );
+        let got: Vec<u32> = out.read();
+        for lane in 0..lanes {
+            let slot = |k: usize| &got[(lane * 7 + k) * 4..(lane * 7 + k) * 4 + 4];
+            let bytes = |at: usize| -> [u8; 4] { input[at..at + 4].try_into().unwrap() };
+            let floats = |values: [f32; 4]| values.map(f32::to_bits);
+            let b4 = bytes(4 * lane);
+            let want = [
+                ("8_8_8_8_UNORM", floats(b4.map(|b| b as f32 / 255.0))),
+                ("8_8_8_8_SNORM", floats(b4.map(|b| (b as i8 as f32 / 127.0).max(-1.0)))),
+                ("8_8_8_8_SINT", b4.map(|b| b as i8 as i32 as u32)),
+                ("16_16_FLOAT (z 0, w 1)", floats([f16_at(4 * lane), f16_at(4 * lane + 2), 0.0, 1.0])),
+                ("16_16_16_16_FLOAT, d16", {
+                    let w: [u8; 8] = input[8 * lane..8 * lane + 8].try_into().unwrap();
+                    [
+                        u32::from_le_bytes(w[..4].try_into().unwrap()),
+                        u32::from_le_bytes(w[4..].try_into().unwrap()),
+                        0,
+                        0,
+                    ]
+                }),
+                ("16_16_16_16_SNORM", {
+                    let half = |k: usize| i16::from_le_bytes([input[8 * lane + 2 * k], input[8 * lane + 2 * k + 1]]);
+                    floats([0, 1, 2, 3].map(|k| (half(k) as f32 / 32767.0).max(-1.0)))
+                }),
+                ("V# 8_8_8_8_USCALED, selects w z y x", floats([b4[3], b4[2], b4[1], b4[0]].map(|b| b as f32))),
+            ];
+            for (k, (what, want)) in want.iter().enumerate() {
+                // A NaN half widens to some f32 NaN.
+                let same = slot(k).iter().zip(want).all(|(&got, &want)| same_f32(got, want));
+                assert!(same, "{target}: typed_loads lane {lane}: {what}: got {:08x?}, want {want:08x?}", slot(k));
+            }
+        }
+
+        let mut specials = [f32::NAN, 0.5, -0.5, 1.0 / 510.0, 2.0, -2.0, 0.0, -0.0].into_iter().cycle();
+        let floats: Vec<[f32; 4]> = (0..lanes)
+            .map(|lane| {
+                std::array::from_fn(|k| {
+                    if (lane + k) % 5 == 0 { specials.next().unwrap() } else { rng.float(-1.5, 1.5) as f32 }
+                })
+            })
+            .collect();
+        let ints: Vec<[u32; 4]> = (0..lanes).map(|_| std::array::from_fn(|_| rng.u32())).collect();
+        let (out, fin, iin) = (Buf::zeroed(2048), Buf::of(&floats), Buf::of(&ints));
+        run(
+            "typed_buffer",
+            target,
+            "typed_stores",
+            [lanes as u32, 1, 1],
+            [lanes as u16, 1, 1],
+            &[Arg::Buf(&out), Arg::Buf(&fin), Arg::Buf(&iin)],
+        );
+        let got: Vec<u8> = out.read();
+        let u16_at = |at: usize| u16::from_le_bytes([got[at], got[at + 1]]);
+        let unorm = |x: f64, max: f64| if x.is_nan() { 0.0 } else { (x.clamp(0.0, 1.0) * max).round_ties_even() };
+        let snorm = |x: f64, max: f64| if x.is_nan() { 0.0 } else { (x.clamp(-1.0, 1.0) * max).round_ties_even() };
+        for lane in 0..lanes {
+            for k in 0..4 {
+                let (f, i) = (floats[lane][k] as f64, ints[lane][k]);
+                let half = soft::f16(f);
+                let cases = [
+                    ("8_8_8_8_UNORM", got[4 * lane + k] as u32, unorm(f, 255.0) as u32),
+                    (
+                        "16_16_16_16_SNORM",
+                        u16_at(256 + 8 * lane + 2 * k) as u32,
+                        snorm(f, 32767.0) as i32 as u16 as u32,
+                    ),
+                    ("8_8_8_8_UINT", got[768 + 4 * lane + k] as u32, i & 0xFF),
+                    (
+                        "16_16_16_16_UNORM from halves",
+                        u16_at(1024 + 8 * lane + 2 * k) as u32,
+                        unorm(soft::f16_value(half), 65535.0) as u32,
+                    ),
+                ];
+                for (what, got, want) in cases {
+                    assert_eq!(got, want, "{target}: typed_stores lane {lane} component {k} ({f}): {what}");
+                }
+                if k < 2 {
+                    let got = u16_at(1536 + 4 * lane + 2 * k);
+                    assert!(
+                        got == half || (f.is_nan() && soft::is_nan16(got)),
+                        "{target}: V# 16_16_FLOAT lane {lane} component {k}: {got:04x}, want {half:04x}"
+                    );
+                }
+            }
+        }
+    }
+}

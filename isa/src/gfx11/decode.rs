@@ -28,6 +28,7 @@ pub enum Encoding {
     Scratch,
     Global,
     Mubuf,
+    Mtbuf,
 }
 
 /// One decoded instruction: its words and its table entry. Fields are read from the words on
@@ -149,7 +150,7 @@ fn identify(word: u32) -> Result<Encoding, &'static str> {
                 _ => return Err("FLAT segment 3"),
             },
             0x38 => Encoding::Mubuf,
-            0x3A => return Err("MTBUF"),
+            0x3A => Encoding::Mtbuf,
             0x3C => return Err("MIMG"),
             0x3D => Encoding::Smem,
             0x3E => return Err("EXP"),
@@ -174,6 +175,7 @@ fn opcode_field(encoding: Encoding, w0: u32) -> u16 {
         Encoding::Ds => (w0 >> 18) & 0xFF,
         Encoding::Flat | Encoding::Scratch | Encoding::Global => (w0 >> 18) & 0x7F,
         Encoding::Mubuf => (w0 >> 18) & 0xFF,
+        Encoding::Mtbuf => (w0 >> 15) & 0xF,
     };
     op as u16
 }
@@ -197,6 +199,7 @@ fn table_of(encoding: Encoding) -> &'static [Entry] {
         Encoding::Scratch => table::SCRATCH,
         Encoding::Global => table::GLOBAL,
         Encoding::Mubuf => table::MUBUF,
+        Encoding::Mtbuf => table::MTBUF,
     }
 }
 

@@ -217,7 +217,7 @@ fn write_instruction(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::R
             (Encoding::Flat | Encoding::Global | Encoding::Scratch, _) => {
                 write_flat_slot(&mut out, instruction, *slot)?
             }
-            (Encoding::Mubuf, _) => write_mubuf_slot(&mut out, instruction, *slot)?,
+            (Encoding::Mubuf | Encoding::Mtbuf, _) => write_mubuf_slot(&mut out, instruction, *slot)?,
             (_, Slot::Fixed(name)) => out.text(name)?,
             (_, other) => out.text(format_args!("{other:?}"))?,
         }
@@ -412,10 +412,20 @@ fn write_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt
                 }
             }
         }
-        Encoding::Mubuf => {
+        Encoding::Mubuf | Encoding::Mtbuf => {
             let (offen, idxen) = ((w1 >> 22) & 1 == 1, (w1 >> 23) & 1 == 1);
             if instruction.entry.slots.is_empty() {
                 return Ok(());
+            }
+            if instruction.encoding == Encoding::Mtbuf {
+                // The default format, 1 (BUF_FMT_8_UNORM), is not printed.
+                match (w0 >> 19) & 0x7F {
+                    1 => {}
+                    format => match crate::gfx11::buffer_format_name(format) {
+                        Some(name) => out.modifier(format_args!("format:[BUF_FMT_{name}]"))?,
+                        None => out.modifier(format_args!("format:{format}"))?,
+                    },
+                }
             }
             if idxen {
                 out.modifier("idxen")?;

@@ -1,5 +1,6 @@
 //! gfx11 (RDNA3, wave32): gfx1100's instruction set.
 
+mod buffer_format;
 mod decode;
 mod fields;
 mod format;
@@ -7,6 +8,7 @@ mod format;
 mod table;
 mod table_types;
 
+pub use buffer_format::{BufferFormat, Numeric, buffer_format, buffer_format_name};
 pub use decode::{Dpp, Encoding, Instruction, decode, decode_all, entry_of};
 pub use fields::{InlineFloat, Operand, scalar_operand, source_operand};
 pub use table::Opcode;

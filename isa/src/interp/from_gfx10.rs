@@ -193,6 +193,7 @@ fn with_opcode(encoding: E11, w0: u32, op: u32) -> u32 {
         E11::Sop1 => (8, 8),
         E11::Sopc | E11::Sopp => (16, 7),
         E11::Smem | E11::Ds | E11::Mubuf => (18, 8),
+        E11::Mtbuf => (15, 4),
         E11::Vop2 => (25, 6),
         E11::Vop1 => (9, 8),
         E11::Vopc => (17, 8),

@@ -124,7 +124,11 @@ fn run_workgroup_body<M: Memory + ?Sized>(
     let mut executed = 0;
     loop {
         for wave in waves.iter_mut().filter(|wave| !wave.ended && !wave.at_barrier) {
-            run_wave(dispatch, memory, wave, lds)?;
+            if wave.wide {
+                run_wave64(dispatch, memory, wave, lds)?;
+            } else {
+                run_wave::<M, false>(dispatch, memory, wave, lds)?;
+            }
         }
         if waves.iter().all(|wave| wave.ended) {
             break;
@@ -264,9 +268,23 @@ fn initial_mode(rsrc1: u32) -> u32 {
     (rsrc1 >> 12) & 0xFF | ((rsrc1 >> 21) & 1) << 8 | ((rsrc1 >> 23) & 1) << 9
 }
 
-/// Runs `wave` until it ends or reaches a barrier.
+/// A wave64 wave's loop, in a function of its own: inlined beside wave32's, the two copies of
+/// the steps made one function that took the optimizer several times as long to compile. It is
+/// compiled for the x86-64 baseline only.
+#[inline(never)]
+fn run_wave64<M: Memory + ?Sized>(
+    dispatch: &Dispatch<'_>,
+    memory: &M,
+    wave: &mut Wave,
+    lds: &mut [u8],
+) -> Result<(), ExecError> {
+    run_wave::<M, true>(dispatch, memory, wave, lds)
+}
+
+/// Runs `wave` until it ends or reaches a barrier. Compiled once for wave32 and once for wave64
+/// (`WIDE`), so wave32's loop carries nothing of the halves.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn run_wave<M: Memory + ?Sized>(
+fn run_wave<M: Memory + ?Sized, const WIDE: bool>(
     dispatch: &Dispatch<'_>,
     memory: &M,
     wave: &mut Wave,
@@ -280,17 +298,21 @@ fn run_wave<M: Memory + ?Sized>(
         if wave.executed > dispatch.instruction_limit {
             return Err(ExecError::InstructionLimit { pc, limit: dispatch.instruction_limit });
         }
-        let flow = if wave.wide && per_half(&decoded.plan) {
-            // Wave64: the low half, then the high half with its own lanes and mask halves.
-            let low = step(memory, wave, decoded, lds);
-            wave.swap_halves();
-            let high = if low.is_ok() { step(memory, wave, decoded, lds) } else { Ok(Flow::Next) };
-            wave.swap_halves();
-            high?;
-            low?
-        } else {
-            step(memory, wave, decoded, lds)?
-        };
+        // Wave64 runs a per-half instruction twice: the low half, then the high half with its
+        // own lanes and mask halves. (One call site, so the step is inlined once.)
+        let passes = if WIDE && per_half(&decoded.plan) { 2 } else { 1 };
+        let mut flow = Flow::Next;
+        for pass in 0..passes {
+            if WIDE && pass == 1 {
+                wave.swap_halves();
+            }
+            let result = step(memory, wave, decoded, lds);
+            if WIDE && pass == 1 {
+                wave.swap_halves();
+            }
+            // Per-half instructions all go on to the next: the last pass's flow is the wave's.
+            flow = result?;
+        }
         match flow {
             Flow::Next => wave.pc = pc + decoded.len as u64,
             Flow::Jump(target) => wave.pc = target,

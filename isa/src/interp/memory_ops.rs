@@ -7,7 +7,7 @@
 
 use super::launch::{Flow, unsupported};
 use super::wave::{LANES, PRIVATE_BASE, SHARED_BASE, Wave};
-use super::{AtomicOp, ExecError, Memory, MemoryFault, apply_atomic32, apply_atomic64};
+use super::{AtomicOp, ExecError, Memory, MemoryFault, apply_atomic32, apply_atomic64, formats};
 use crate::gfx11::{Encoding, Instruction};
 
 /// What a memory instruction does, parsed once from its name (`global_load_u16`,
@@ -37,6 +37,15 @@ pub(crate) enum Operation {
     Permute,
     /// `ds_swizzle_b32`: lanes exchange data by the pattern in the offset.
     Swizzle,
+    /// A typed buffer access (`tbuffer_*`, `buffer_*_format_*`) of `count` components, each
+    /// converted by the format (`formats.rs`); `d16`: two components per VGPR, or one in bits
+    /// 31:16 for `hi`.
+    Typed {
+        load: bool,
+        count: u8,
+        d16: bool,
+        hi: bool,
+    },
     /// A cache invalidation or `ds_nop`: nothing to do on coherent memory.
     Nothing,
 }
@@ -56,6 +65,7 @@ impl Access {
     pub fn plan(instruction: &Instruction) -> Option<Access> {
         let mnemonic = instruction.mnemonic();
         let operation = match mnemonic {
+            _ if let Some(typed) = typed(mnemonic) => typed,
             "ds_bpermute_b32" => Operation::Bpermute,
             "ds_permute_b32" => Operation::Permute,
             "ds_swizzle_b32" => Operation::Swizzle,
@@ -75,6 +85,28 @@ impl Access {
             returns,
         })
     }
+}
+
+/// A typed buffer access's operation: `tbuffer_load_format_xyzw`, `buffer_store_d16_format_xy`,
+/// `buffer_load_d16_hi_format_x` (not the `_lds_` forms, which load into LDS).
+fn typed(mnemonic: &str) -> Option<Operation> {
+    let (head, components) = mnemonic.rsplit_once("format_")?;
+    if mnemonic.contains("_lds_") || !mnemonic.contains("buffer_") {
+        return None;
+    }
+    let count = match components {
+        "x" => 1,
+        "xy" => 2,
+        "xyz" => 3,
+        "xyzw" => 4,
+        _ => return None,
+    };
+    Some(Operation::Typed {
+        load: head.contains("_load_"),
+        count,
+        d16: head.contains("_d16_"),
+        hi: head.contains("_d16_hi_"),
+    })
 }
 
 fn parse(mnemonic: &str) -> Option<Operation> {
@@ -143,7 +175,7 @@ pub(crate) fn step<M: Memory + ?Sized>(
     match (instruction.encoding, access.operation) {
         (_, Operation::Nothing) => return Ok(Flow::Next),
         (Encoding::Ds, _) => return ds(wave, instruction, access, lds),
-        (Encoding::Mubuf, _) => return buffer(wave, instruction, access, memory),
+        (Encoding::Mubuf | Encoding::Mtbuf, _) => return buffer(wave, instruction, access, memory),
         _ => {}
     }
     let [w0, w1, _] = instruction.words;
@@ -275,6 +307,11 @@ fn buffer<M: Memory + ?Sized>(
     if resource[1] >> 30 != 0 {
         return Err(unsupported(wave, instruction)); // swizzle_enable
     }
+    // A typed access's format: MTBUF's own field (bits 25:19), or the V#'s (word 3, 18:12).
+    let format = crate::gfx11::buffer_format(match instruction.encoding {
+        Encoding::Mtbuf => (w0 >> 19) & 0x7F,
+        _ => (resource[3] >> 12) & 0x7F,
+    });
     let pc = wave.pc;
     let fault = |fault: MemoryFault| ExecError::Fault { pc, fault };
     let exec = wave.exec();
@@ -309,6 +346,59 @@ fn buffer<M: Memory + ?Sized>(
                     let length = (bytes - start).min(4);
                     if in_range(start as u64, length as u64) {
                         memory.write(address + start as u64, &buffer[start..start + length]).map_err(fault)?;
+                    }
+                }
+            }
+            Operation::Typed { load, count, d16, hi } => {
+                let Some(format) = format.filter(|format| !format.packed) else {
+                    return Err(unsupported(wave, instruction));
+                };
+                let mut at = 0u64;
+                let mut values = [0u32; 4];
+                // Register value `index` (of `count`), in and out of the d16 halves.
+                let register =
+                    |index: usize| (vdata + if d16 { index / 2 } else { index } as u32, d16 && (hi || index % 2 == 1));
+                for (component, &bits) in format.bits.iter().enumerate() {
+                    let bytes = bits as u64 / 8;
+                    if bits == 0 || (!load && component >= count as usize) {
+                        continue;
+                    }
+                    if load {
+                        let mut raw = [0u8; 4];
+                        if in_range(at, bytes) {
+                            memory.read(address + at, &mut raw[..bytes as usize]).map_err(fault)?;
+                        }
+                        values[component] = formats::load(u32::from_le_bytes(raw), bits, format.numeric, d16);
+                    } else {
+                        let (index, high) = register(component);
+                        let value = wave.vgpr(index, lane);
+                        let value = if d16 {
+                            formats::from_d16(if high { value >> 16 } else { value }, &format)
+                        } else {
+                            value
+                        };
+                        let raw = formats::store(value, bits, format.numeric).to_le_bytes();
+                        if in_range(at, bytes) {
+                            memory.write(address + at, &raw[..bytes as usize]).map_err(fault)?;
+                        }
+                    }
+                    at += bytes;
+                }
+                if load {
+                    for component in format.components()..4 {
+                        values[component] = formats::missing(component, &format, d16);
+                    }
+                    for index in 0..count as usize {
+                        // Typed loads take the V#'s destination selects, MTBUF's too.
+                        let value = formats::select((resource[3] >> (3 * index)) & 7, &values, &format, d16);
+                        let (register, high) = register(index);
+                        let value = if d16 {
+                            let old = wave.vgpr(register, lane);
+                            if high { (old & 0xFFFF) | value << 16 } else { (old & 0xFFFF_0000) | value }
+                        } else {
+                            value
+                        };
+                        wave.write_vgpr(register, lane, value);
                     }
                 }
             }
@@ -412,11 +502,6 @@ fn write_loaded(wave: &mut Wave, vdst: u32, lane: usize, bytes: &[u8], signed: b
     wave.write_vgpr(vdst, lane, value);
 }
 
-/// DS: LDS accesses. Addresses are the VGPR plus the instruction's offset (`offset1:offset0`),
-/// or two addresses `offset0`/`offset1` × size (× 64 for `stride64`) for the `2addr` forms.
-/// The lane exchanges (`ds_bpermute`, `ds_permute`, `ds_swizzle`) touch no LDS; a lane that
-/// reads an inactive lane reads 0 (RDNA3 ISA guide, "LDS Lane-permute Ops").
-#[cfg_attr(not(debug_assertions), inline(always))]
 /// `ds_bpermute_b32`/`ds_permute_b32` in a wave64 wave, run once over all 64 lanes: the lane
 /// index is the byte address ÷ 4, modulo 64 (RDNA ISA guides, "DS_BPERMUTE_B32"), and a read
 /// from an inactive lane gives 0, as in wave32.
@@ -442,6 +527,11 @@ fn permute_wide(wave: &mut Wave, access: &Access, offset: u32, [addr, data, vdst
     }
 }
 
+/// DS: LDS accesses. Addresses are the VGPR plus the instruction's offset (`offset1:offset0`),
+/// or two addresses `offset0`/`offset1` × size (× 64 for `stride64`) for the `2addr` forms.
+/// The lane exchanges (`ds_bpermute`, `ds_permute`, `ds_swizzle`) touch no LDS; a lane that
+/// reads an inactive lane reads 0 (RDNA3 ISA guide, "LDS Lane-permute Ops").
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8]) -> Result<Flow, ExecError> {
     let [w0, w1, _] = instruction.words;
     let (addr, data0, data1, vdst) = (w1 & 0xFF, (w1 >> 8) & 0xFF, (w1 >> 16) & 0xFF, (w1 >> 24) & 0xFF);

@@ -16,6 +16,7 @@
 //! the hardware). Workgroups are independent, so the caller
 //! runs them on as many threads as it likes.
 
+mod formats;
 mod from_gfx10;
 mod launch;
 mod memory_ops;

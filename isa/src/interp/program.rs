@@ -76,9 +76,12 @@ impl Plan {
                 VOp::plan(instruction).map(Plan::Vector)
             }
             Encoding::Vopd => super::valu::plan_dual(instruction).map(|pair| Plan::Dual(Box::new(pair))),
-            Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Ds | Encoding::Mubuf => {
-                Access::plan(instruction).map(Plan::Memory)
-            }
+            Encoding::Flat
+            | Encoding::Global
+            | Encoding::Scratch
+            | Encoding::Ds
+            | Encoding::Mubuf
+            | Encoding::Mtbuf => Access::plan(instruction).map(Plan::Memory),
             _ => Some(Plan::Scalar),
         };
         planned.unwrap_or(Plan::Unsupported)

@@ -606,7 +606,7 @@ fn h2(a: Row, b: Row, f: impl Fn(f32, f32) -> f32) -> Row {
     map2(a, b, |x, y| to_h(f(h(x), h(y))))
 }
 #[inline(always)]
-fn h(bits: u32) -> f32 {
+pub(crate) fn h(bits: u32) -> f32 {
     // Every f16 is an f32: its exponent and mantissa bits, shifted into f32's places, are the
     // value times 2^-112 (denormals included, as f32 normals or denormals), so one exact multiply
     // rescales them; infinities and NaNs keep their payload. (half's `to_f32` checks the CPU's
@@ -621,7 +621,7 @@ fn h(bits: u32) -> f32 {
 }
 /// f32 to f16 bits, rounded once to nearest even (f32 to f64 is exact).
 #[inline(always)]
-fn to_h(value: f32) -> u32 {
+pub(crate) fn to_h(value: f32) -> u32 {
     to_h64(value as f64)
 }
 /// f64 to f16 bits, rounded once to nearest even. (half's `from_f64` goes through f32 on CPUs
