@@ -385,8 +385,8 @@ fn buffer<M: Memory + ?Sized>(
                     at += bytes;
                 }
                 if load {
-                    for component in format.components()..4 {
-                        values[component] = formats::missing(component, &format, d16);
+                    for (component, value) in values.iter_mut().enumerate().skip(format.components()) {
+                        *value = formats::missing(component, &format, d16);
                     }
                     for index in 0..count as usize {
                         // Typed loads take the V#'s destination selects, MTBUF's too.
