@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 cargo bench -q -p aqueduct-isa --bench interpret --no-run 2>/dev/null
 binary=$(ls -t target/release/deps/interpret-* | grep -v '\.d$' | head -n 1)
 names=("$@")
-((${#names[@]})) || names=(gemm_f32_256 reduce_dpp_1M hgemm_dot2_128 fill_1MiB)
+((${#names[@]})) || names=(gemm_f32_256 gemm_f32_256_wave64 reduce_dpp_1M hgemm_dot2_128 fill_1MiB)
 for name in "${names[@]}"; do
     out=$(mktemp)
     waves=$(AQUEDUCT_ISA_BENCH_ONCE=$name valgrind --tool=callgrind --callgrind-out-file="$out" \

@@ -1,14 +1,15 @@
 //! How fast the interpreter runs real machine code, in wave instructions per second (criterion's
 //! elements per second): a tiled f32 GEMM with LDS, a DPP sum reduction, an f16 GEMM with
 //! `v_dot2_f32_f16`, and the device library's fill over 1 MiB, from their gfx1100 code objects
-//! (`isa/tests/kernels/`, `builtins/prebuilt/`). Each kernel runs its workgroups on one thread
+//! (`isa/tests/kernels/`, `builtins/prebuilt/`); and the GEMM again as gfx1030 wave64 code (its
+//! wave instructions are 64 lanes each). Each kernel runs its workgroups on one thread
 //! (`one_core`) and on every core through rayon (`all_cores`); the workgroups are independent,
 //! as the soft runtime's packet processor runs them.
 //!
 //! `cargo bench -p aqueduct-isa --bench interpret`
 
 use aqueduct_abi::KernelDispatchPacket;
-use aqueduct_isa::interp::{self, Dispatch, Program, Regions, StandaloneImage};
+use aqueduct_isa::interp::{self, Dispatch, Isa, Program, Regions, StandaloneImage};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rayon::prelude::*;
 
@@ -31,6 +32,7 @@ impl Bench {
     /// `args` (zeroed hidden arguments follow) and the host ranges `buffers` it touches.
     fn new(
         name: &'static str,
+        isa: Isa,
         code_object: &[u8],
         symbol: &str,
         grid: [u32; 3],
@@ -58,7 +60,7 @@ impl Bench {
         ];
         regions.extend_from_slice(buffers);
         let memory = Regions(regions);
-        let program = Program::load(&memory, kernel_object).expect("program");
+        let program = Program::load_for(&memory, kernel_object, isa).expect("program");
         let lds = program.descriptor.group_segment_fixed_size;
         Bench { name, _image: image, program, memory, kernargs, packet, grid, workgroup, lds }
     }
@@ -144,12 +146,26 @@ fn real_kernels(c: &mut Criterion) {
     let mut out = vec![0f32; (n * n) as usize];
     let gemm = Bench::new(
         "gemm_f32_256",
+        Isa::Gfx11,
         &kernel("gemm_gfx1100.hsaco"),
         "gemm_bias_relu",
         [n, n, 1],
         [16, 16, 1],
         &args(&[out.as_mut_ptr() as u64, a.as_ptr() as u64, b.as_ptr() as u64, bias.as_ptr() as u64], &[n, n, n]),
         &[words(&out), words(&a), words(&b), words(&bias)],
+    );
+    // The same GEMM as gfx1030 wave64 code (translated, each wave instruction run for two
+    // halves of 32 lanes).
+    let mut out64 = vec![0f32; (n * n) as usize];
+    let gemm64 = Bench::new(
+        "gemm_f32_256_wave64",
+        Isa::Gfx10_3,
+        &kernel("gemm_gfx1030-wave64.hsaco"),
+        "gemm_bias_relu",
+        [n, n, 1],
+        [16, 16, 1],
+        &args(&[out64.as_mut_ptr() as u64, a.as_ptr() as u64, b.as_ptr() as u64, bias.as_ptr() as u64], &[n, n, n]),
+        &[words(&out64), words(&a), words(&b), words(&bias)],
     );
     // Reduction: 1 M elements, 4096 workgroups of 256.
     let count = 1u32 << 20;
@@ -159,6 +175,7 @@ fn real_kernels(c: &mut Criterion) {
     let mut total = vec![0u32; 1];
     let reduce = Bench::new(
         "reduce_dpp_1M",
+        Isa::Gfx11,
         &kernel("reduce_gfx1100.hsaco"),
         "reduce_sum",
         [count, 1, 1],
@@ -177,6 +194,7 @@ fn real_kernels(c: &mut Criterion) {
     let mut hc = vec![0f32; (h * h) as usize];
     let hgemm = Bench::new(
         "hgemm_dot2_128",
+        Isa::Gfx11,
         &kernel("hgemm_gfx1100.hsaco"),
         "hgemm_dot2",
         [h, h, 1],
@@ -190,6 +208,7 @@ fn real_kernels(c: &mut Criterion) {
     let library = aqueduct_builtins::DeviceLibrary::code_object("gfx1100").expect("embedded gfx1100 library");
     let fill = Bench::new(
         "fill_1MiB",
+        Isa::Gfx11,
         library,
         plan.kernel_symbol(),
         [plan.grid_size, 1, 1],
@@ -201,12 +220,15 @@ fn real_kernels(c: &mut Criterion) {
     // for an instruction count under callgrind (`scripts/isa-instructions.sh`), which is
     // deterministic where times on a shared machine are not.
     if let Ok(name) = std::env::var("AQUEDUCT_ISA_BENCH_ONCE") {
-        let bench = [&gemm, &reduce, &hgemm, &fill].into_iter().find(|bench| bench.name == name).expect("a bench name");
+        let bench = [&gemm, &gemm64, &reduce, &hgemm, &fill]
+            .into_iter()
+            .find(|bench| bench.name == name)
+            .expect("a bench name");
         let instructions = measured_once(bench);
         println!("{name}: {instructions} wave instructions");
         return;
     }
-    for bench in [&gemm, &reduce, &hgemm, &fill] {
+    for bench in [&gemm, &gemm64, &reduce, &hgemm, &fill] {
         let instructions = bench.one_core(&mut Vec::new());
         let mut group = c.benchmark_group(format!("interpret/{}", bench.name));
         group.throughput(Throughput::Elements(instructions));
@@ -219,6 +241,7 @@ fn real_kernels(c: &mut Criterion) {
     }
     // The results are right (the tests check them exactly; here, enough to know it ran).
     assert!(out.iter().any(|&value| value > 0.0), "the GEMM wrote");
+    assert_eq!(out, out64, "wave64 and wave32 GEMMs agree");
     assert!(partials.iter().any(|&value| value > 0.0) && hc.iter().any(|&value| value > 0.0), "they wrote");
     assert!(target.iter().all(|&word| word == 0xA5C3_E1F0), "the fill is right");
     // The physical limit for the fill's bytes: the host writing them itself.

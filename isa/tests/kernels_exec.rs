@@ -1,5 +1,5 @@
 //! The interpreter against real compiler output: every kernel of `tests/kernels/` (built by
-//! `gen/test_kernels.sh` for gfx1100, gfx11-generic and gfx1030) runs through
+//! `gen/test_kernels.sh` for gfx1100, gfx11-generic and gfx1030, and in wave64) runs through
 //! `interp::run_workgroup` and its results are compared with a reference computed here on the
 //! host, bit for bit for the exact operations and within the tolerances of [`APPROXIMATE`] for
 //! the approximate ones. The gfx1030 objects run through the gfx10.3 path (`Isa::Gfx10_3`: each

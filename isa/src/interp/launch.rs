@@ -124,11 +124,7 @@ fn run_workgroup_body<M: Memory + ?Sized>(
     let mut executed = 0;
     loop {
         for wave in waves.iter_mut().filter(|wave| !wave.ended && !wave.at_barrier) {
-            if wave.wide {
-                run_wave64(dispatch, memory, wave, lds)?;
-            } else {
-                run_wave::<M, false>(dispatch, memory, wave, lds)?;
-            }
+            run_wave(dispatch, memory, wave, lds)?;
         }
         if waves.iter().all(|wave| wave.ended) {
             break;
@@ -268,23 +264,14 @@ fn initial_mode(rsrc1: u32) -> u32 {
     (rsrc1 >> 12) & 0xFF | ((rsrc1 >> 21) & 1) << 8 | ((rsrc1 >> 23) & 1) << 9
 }
 
-/// A wave64 wave's loop, in a function of its own: inlined beside wave32's, the two copies of
-/// the steps made one function that took the optimizer several times as long to compile. It is
-/// compiled for the x86-64 baseline only.
-#[inline(never)]
-fn run_wave64<M: Memory + ?Sized>(
-    dispatch: &Dispatch<'_>,
-    memory: &M,
-    wave: &mut Wave,
-    lds: &mut [u8],
-) -> Result<(), ExecError> {
-    run_wave::<M, true>(dispatch, memory, wave, lds)
-}
-
-/// Runs `wave` until it ends or reaches a barrier. Compiled once for wave32 and once for wave64
-/// (`WIDE`), so wave32's loop carries nothing of the halves.
+/// Runs `wave` until it ends or reaches a barrier.
+///
+/// A wave64 wave runs a per-half instruction twice: the low half, then, on the loop's next turn
+/// at the same PC, the high half with its own lanes and mask halves. The step has one call site,
+/// so it is inlined once: a second copy (a loop of its own for wave64, or two passes per turn)
+/// made one function that took the optimizer several times as long to compile.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn run_wave<M: Memory + ?Sized, const WIDE: bool>(
+fn run_wave<M: Memory + ?Sized>(
     dispatch: &Dispatch<'_>,
     memory: &M,
     wave: &mut Wave,
@@ -298,21 +285,11 @@ fn run_wave<M: Memory + ?Sized, const WIDE: bool>(
         if wave.executed > dispatch.instruction_limit {
             return Err(ExecError::InstructionLimit { pc, limit: dispatch.instruction_limit });
         }
-        // Wave64 runs a per-half instruction twice: the low half, then the high half with its
-        // own lanes and mask halves. (One call site, so the step is inlined once.)
-        let passes = if WIDE && per_half(&decoded.plan) { 2 } else { 1 };
-        let mut flow = Flow::Next;
-        for pass in 0..passes {
-            if WIDE && pass == 1 {
-                wave.swap_halves();
-            }
-            let result = step(memory, wave, decoded, lds);
-            if WIDE && pass == 1 {
-                wave.swap_halves();
-            }
-            // Per-half instructions all go on to the next: the last pass's flow is the wave's.
-            flow = result?;
+        let flow = step(memory, wave, decoded, lds)?;
+        if wave.wide && high_half_next(wave, &decoded.plan) {
+            continue;
         }
+        // Per-half instructions all go on to the next: the high half's flow is the wave's.
         match flow {
             Flow::Next => wave.pc = pc + decoded.len as u64,
             Flow::Jump(target) => wave.pc = target,
@@ -344,6 +321,22 @@ fn step<M: Memory + ?Sized>(memory: &M, wave: &mut Wave, decoded: &Decoded, lds:
         Plan::Sdwa(sdwa) => super::from_gfx10::sdwa_step(wave, sdwa).ok_or_else(|| refused(wave, decoded))?,
         Plan::Unsupported => return Err(refused(wave, decoded)),
     })
+}
+
+/// After a wave64 wave's step: whether the high half's turn at the same instruction comes next
+/// (swapped in, the instruction counted once), or the low half is back for the next.
+#[cold]
+#[inline(never)]
+fn high_half_next(wave: &mut Wave, plan: &Plan) -> bool {
+    if wave.half == 0 && per_half(plan) {
+        wave.executed -= 1;
+        wave.swap_halves();
+        return true;
+    }
+    if wave.half == 1 {
+        wave.swap_halves();
+    }
+    false
 }
 
 /// Whether a wave64 wave runs `plan` once per half. Scalar instructions run once; so do the

@@ -8,9 +8,10 @@
 //! A wave64 wave runs as two halves of 32 lanes, as RDNA issues wave64 VALU work in two passes
 //! (RDNA ISA guides, "Wave32 and Wave64"): lanes 0–31 are the low half, 32–63 the high. The
 //! wave holds the running half's per-lane state (VGPR rows, scratch) in `vgpr` and `scratch`
-//! and the other half's in `other`; [`Wave::swap_halves`] exchanges them. A lane mask (EXEC,
-//! VCC, a compare's or carry's SGPR pair) is 64 bits: the running half reads and writes its own
-//! 32 (`exec_lo`/`exec_hi`, `s[n]`/`s[n+1]`), which is what `half` offsets.
+//! and the other half's in `other`; [`Wave::swap_halves`] exchanges them, and EXEC's halves. A
+//! lane mask (EXEC, VCC, a compare's or carry's SGPR pair) is 64 bits: the running half reads
+//! and writes its own 32 (`exec_lo` as swapped, `s[n]`/`s[n+1]`, `vcc_lo`/`vcc_hi`), which is
+//! what `half` offsets.
 
 use crate::gfx11::{InlineFloat, Operand, scalar_operand};
 
@@ -75,7 +76,8 @@ impl Wave {
     /// The running half's EXEC.
     #[inline(always)]
     pub fn exec(&self) -> u32 {
-        self.sgpr[(EXEC + self.half) as usize]
+        // The high half's EXEC is swapped into `exec_lo` while it runs ([`Wave::swap_halves`]).
+        self.sgpr[EXEC as usize]
     }
 
     /// A whole lane mask: the SGPR pair at `field` for wave64, the one SGPR for wave32.
@@ -85,10 +87,11 @@ impl Wave {
     }
 
     /// The register of the running half's part of the lane mask at `field`: `s[n+1]` (or
-    /// `vcc_hi`, `exec_hi`) for a wave64 wave's high half; `null` stays `null`.
+    /// `vcc_hi`) for a wave64 wave's high half; `null` stays `null`, and EXEC is `exec_lo`,
+    /// where the running half's EXEC is.
     #[inline(always)]
     pub fn mask_register(&self, field: u32) -> u32 {
-        if field == NULL { NULL } else { field + self.half }
+        if field == NULL || field == EXEC { field } else { field + self.half }
     }
 
     /// Writes the running half's part of a lane mask.
@@ -97,10 +100,12 @@ impl Wave {
         self.write_sgpr(self.mask_register(field), value);
     }
 
-    /// Exchanges the running half's per-lane state with the other's (wave64 only).
+    /// Exchanges the running half's per-lane state with the other's (wave64 only), and
+    /// `exec_lo` with `exec_hi`, so that EXEC reads as one register whichever half runs.
     pub fn swap_halves(&mut self) {
         core::mem::swap(&mut self.vgpr, &mut self.other.vgpr);
         core::mem::swap(&mut self.scratch, &mut self.other.scratch);
+        self.sgpr.swap(EXEC as usize, EXEC as usize + 1);
         self.half ^= 1;
     }
 
