@@ -28,12 +28,11 @@ struct Bench {
 }
 
 impl Bench {
-    /// `symbol` of `code_object` over `grid`/`workgroup`, with explicit kernel arguments
+    /// `symbol` of `code_object` (`isa`'s code) over `grid`/`workgroup`, with explicit kernel arguments
     /// `args` (zeroed hidden arguments follow) and the host ranges `buffers` it touches.
     fn new(
         name: &'static str,
-        isa: Isa,
-        code_object: &[u8],
+        (isa, code_object): (Isa, &[u8]),
         symbol: &str,
         grid: [u32; 3],
         workgroup: [u16; 3],
@@ -146,8 +145,7 @@ fn real_kernels(c: &mut Criterion) {
     let mut out = vec![0f32; (n * n) as usize];
     let gemm = Bench::new(
         "gemm_f32_256",
-        Isa::Gfx11,
-        &kernel("gemm_gfx1100.hsaco"),
+        (Isa::Gfx11, &kernel("gemm_gfx1100.hsaco")),
         "gemm_bias_relu",
         [n, n, 1],
         [16, 16, 1],
@@ -159,8 +157,7 @@ fn real_kernels(c: &mut Criterion) {
     let mut out64 = vec![0f32; (n * n) as usize];
     let gemm64 = Bench::new(
         "gemm_f32_256_wave64",
-        Isa::Gfx10_3,
-        &kernel("gemm_gfx1030-wave64.hsaco"),
+        (Isa::Gfx10_3, &kernel("gemm_gfx1030-wave64.hsaco")),
         "gemm_bias_relu",
         [n, n, 1],
         [16, 16, 1],
@@ -175,8 +172,7 @@ fn real_kernels(c: &mut Criterion) {
     let mut total = vec![0u32; 1];
     let reduce = Bench::new(
         "reduce_dpp_1M",
-        Isa::Gfx11,
-        &kernel("reduce_gfx1100.hsaco"),
+        (Isa::Gfx11, &kernel("reduce_gfx1100.hsaco")),
         "reduce_sum",
         [count, 1, 1],
         [256, 1, 1],
@@ -194,8 +190,7 @@ fn real_kernels(c: &mut Criterion) {
     let mut hc = vec![0f32; (h * h) as usize];
     let hgemm = Bench::new(
         "hgemm_dot2_128",
-        Isa::Gfx11,
-        &kernel("hgemm_gfx1100.hsaco"),
+        (Isa::Gfx11, &kernel("hgemm_gfx1100.hsaco")),
         "hgemm_dot2",
         [h, h, 1],
         [16, 16, 1],
@@ -208,8 +203,7 @@ fn real_kernels(c: &mut Criterion) {
     let library = aqueduct_builtins::DeviceLibrary::code_object("gfx1100").expect("embedded gfx1100 library");
     let fill = Bench::new(
         "fill_1MiB",
-        Isa::Gfx11,
-        library,
+        (Isa::Gfx11, library),
         plan.kernel_symbol(),
         [plan.grid_size, 1, 1],
         [plan.workgroup_size, 1, 1],
