@@ -2509,7 +2509,7 @@ const TYPED_TARGETS: [&str; 2] = ["gfx1100", "gfx11-generic"];
 
 #[test]
 fn typed_buffer_loads_and_stores_convert_each_format_as_the_guide_says() {
-    let mut rng = Rng(0x7_B0FF_E125);
+    let mut rng = Rng(0x0007_B0FF_E125);
     let lanes = 64usize;
     let input: Vec<u8> = (0..1024).map(|_| rng.u32() as u8).collect();
     let f16_at = |at: usize| soft::f16_value(u16::from_le_bytes([input[at], input[at + 1]])) as f32;
@@ -2607,6 +2607,98 @@ fn typed_buffer_loads_and_stores_convert_each_format_as_the_guide_says() {
                     );
                 }
             }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// v_trig_preop_f64.
+// ---------------------------------------------------------------------------------------------
+
+/// The fraction bits of 2/π in 24-bit chunks, as fdlibm's `__kernel_rem_pio2` tables them
+/// (`ipio2`, e_rem_pio2.c): 1,584 bits, a source independent of the interpreter's own table.
+const IPIO2: [u32; 66] = [
+    0xA2F983, 0x6E4E44, 0x1529FC, 0x2757D1, 0xF534DD, 0xC0DB62, 0x95993C, 0x439041, 0xFE5163, 0xABDEBB, 0xC561B7,
+    0x246E3A, 0x424DD2, 0xE00649, 0x2EEA09, 0xD1921C, 0xFE1DEB, 0x1CB129, 0xA73EE8, 0x8235F5, 0x2EBB44, 0x84E99C,
+    0x7026B4, 0x5F7E41, 0x3991D6, 0x398353, 0x39F49C, 0x845F8B, 0xBDF928, 0x3B1FF8, 0x97FFDE, 0x05980F, 0xEF2F11,
+    0x8B5A0A, 0x6D1F6D, 0x367ECF, 0x27CB09, 0xB74F46, 0x3F669E, 0x5FEA2D, 0x7527BA, 0xC7EBE5, 0xF17B3D, 0x0739F7,
+    0x8A5292, 0xEA6BFB, 0x5FB11F, 0x8D5D08, 0x560330, 0x46FC7B, 0x6BABF0, 0xCFBC20, 0x9AF436, 0x1DA9E3, 0x91615E,
+    0xE61B08, 0x659985, 0x5F14A0, 0x68408D, 0xFFD880, 0x4D7327, 0x310606, 0x1556CA, 0x73A8C9, 0x60E27B, 0xC08C6B,
+];
+
+/// The RDNA3 ISA guide's V_TRIG_PREOP_F64, from `IPIO2`: the 53 fraction bits of 2/π from bit
+/// `shift` (only the first 1,201 exist), times 2^(−53 − shift) (+128 for exponents ≥ 1968),
+/// rounded toward zero.
+fn trig_preop_reference(x: f64, segment: u32) -> f64 {
+    let exponent = ((x.to_bits() >> 52) & 0x7FF) as i64;
+    let shift = i64::from(segment & 31) * 53 + (exponent - 1077).max(0);
+    let bit = |index: i64| -> u64 {
+        if index > 1200 { 0 } else { u64::from(IPIO2[index as usize / 24] >> (23 - index % 24) & 1) }
+    };
+    let window = (0..53).fold(0u64, |value, offset| value << 1 | bit(shift + offset));
+    let scale = -53 - shift + if exponent >= 1968 { 128 } else { 0 };
+    if window == 0 {
+        return 0.0;
+    }
+    // 2^e for e in [-1074, 1023], from its bits.
+    let pow2 =
+        |e: i64| if e >= -1022 { f64::from_bits(((e + 1023) as u64) << 52) } else { f64::from_bits(1 << (e + 1074)) };
+    let top = 63 - i64::from(window.leading_zeros());
+    if top + scale >= -1022 {
+        // A normal result: exact (the window has 53 bits).
+        return window as f64 * pow2(scale);
+    }
+    // A denormal one, in units of 2^-1074, the bits below them dropped.
+    let units = if scale + 1074 >= 0 {
+        window << (scale + 1074)
+    } else {
+        window.checked_shr((-(scale + 1074)) as u32).unwrap_or(0)
+    };
+    f64::from_bits(units)
+}
+
+#[test]
+fn trig_preop_gives_the_segments_of_two_over_pi_that_fdlibm_tables() {
+    let mut rng = Rng(0x0781_994E_0F64);
+    let mut xs = vec![
+        1.0,
+        0.5,
+        1e10,
+        -3.5e22,
+        1e300,
+        f64::MAX,
+        2f64.powi(1000),
+        f64::from_bits(1078 << 52),
+        f64::from_bits(1968 << 52),
+    ];
+    let mut segments = vec![0u32, 1, 2, 0, 1, 2, 0, 31, 3];
+    while xs.len() < 32 {
+        xs.push(f64::from_bits(
+            rng.u32() as u64 | u64::from(rng.u32() % 0x7FF) << 52 | u64::from(rng.u32()) << 32 & 0x000F_FFFF_0000_0000,
+        ));
+        segments.push(rng.u32() % 32);
+    }
+    for target in TARGETS {
+        let (out, x, segment) = (Buf::zeroed(32 * 8), Buf::of(&xs), Buf::of(&segments));
+        run(
+            "trig_preop",
+            target,
+            "trig_preop",
+            [32, 1, 1],
+            [32, 1, 1],
+            &[Arg::Buf(&out), Arg::Buf(&x), Arg::Buf(&segment)],
+        );
+        let got: Vec<f64> = out.read();
+        for i in 0..32 {
+            let want = trig_preop_reference(xs[i], segments[i]);
+            assert_eq!(
+                got[i].to_bits(),
+                want.to_bits(),
+                "{target}: trig_preop({:e}, {}): got {:e}, want {want:e}",
+                xs[i],
+                segments[i],
+                got[i]
+            );
         }
     }
 }

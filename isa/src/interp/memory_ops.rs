@@ -308,10 +308,14 @@ fn buffer<M: Memory + ?Sized>(
         return Err(unsupported(wave, instruction)); // swizzle_enable
     }
     // A typed access's format: MTBUF's own field (bits 25:19), or the V#'s (word 3, 18:12).
-    let format = crate::gfx11::buffer_format(match instruction.encoding {
-        Encoding::Mtbuf => (w0 >> 19) & 0x7F,
-        _ => (resource[3] >> 12) & 0x7F,
-    });
+    // Parsed from its name, so only for a typed access.
+    let format = match access.operation {
+        Operation::Typed { .. } => crate::gfx11::buffer_format(match instruction.encoding {
+            Encoding::Mtbuf => (w0 >> 19) & 0x7F,
+            _ => (resource[3] >> 12) & 0x7F,
+        }),
+        _ => None,
+    };
     let pc = wave.pc;
     let fault = |fault: MemoryFault| ExecError::Fault { pc, fault };
     let exec = wave.exec();

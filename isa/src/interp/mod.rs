@@ -26,6 +26,7 @@ mod operands;
 mod program;
 mod scalar;
 mod standalone;
+mod trig_preop;
 #[allow(clippy::needless_range_loop)]
 mod valu;
 mod wave;

@@ -115,7 +115,11 @@ impl VOp {
             }
         }
         // Integer second operands of float operations.
-        if name.starts_with("v_cmp_class") || name.starts_with("v_cmpx_class") || name.starts_with("v_ldexp") {
+        if name.starts_with("v_cmp_class")
+            || name.starts_with("v_cmpx_class")
+            || name.starts_with("v_ldexp")
+            || name.starts_with("v_trig_preop")
+        {
             kinds[1] = Kind::Int;
         }
         if name.starts_with("v_cndmask") {
@@ -1124,6 +1128,10 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VFmaF64 => return Some(Out::B64(d3(a64(), b64(), c64(), f64::mul_add))),
         VMinF64 => return Some(Out::B64(d2(a64(), b64(), f64::min))),
         VMaxF64 => return Some(Out::B64(d2(a64(), b64(), f64::max))),
+        VTrigPreopF64 => {
+            let (x, y) = (a64(), b());
+            return Some(Out::B64(lanes(|l| super::trig_preop::trig_preop(f64::from_bits(x[l]), y[l]).to_bits())));
+        }
         VLdexpF64 => {
             let (x, y) = (a64(), b());
             return Some(Out::B64(lanes(|l| ldexp64(f64::from_bits(x[l]), y[l] as i32).to_bits())));
