@@ -1,5 +1,6 @@
 //! An interpreter for gfx1100 machine code: it runs a dispatch's workgroups wave by wave, as the
 //! hardware would, over memory the caller provides. gfx10.3 (RDNA2) code runs translated to gfx11.
+//! Wave32 and wave64 both run; a wave64 wave as two 32-lane halves (`wave.rs`).
 //!
 //! - `program.rs`: a kernel's descriptor and its code, decoded once.
 //! - `from_gfx10.rs`: gfx10.3 instructions re-encoded as the gfx11 instructions that compute the
@@ -7,8 +8,8 @@
 //! - `launch.rs`: each wave's initial state, from the descriptor and the dispatch packet
 //!   (AMDGPUUsage, "Initial Kernel Execution State").
 //! - `wave.rs`: a wave's registers and operand access.
-//! - `scalar.rs`, `valu.rs` (with `operands.rs` and `wmma.rs`), `memory_ops.rs`: the
-//!   instructions. Vector and memory instructions are planned when the program loads (operands
+//! - `scalar.rs`, `valu.rs` (with `operands.rs`, `wmma.rs` and `trig_preop.rs`), `memory_ops.rs`
+//!   (with `formats.rs`): the instructions. Vector and memory instructions are planned when the program loads (operands
 //!   resolved, types and conditions parsed), so running one is a `match` and loops over rows.
 //!
 //! The waves of a workgroup run in turn on the calling thread; `s_barrier` switches to the
