@@ -5,7 +5,82 @@
 //! are refused by the caller.
 
 use super::valu::{h, to_h};
+use super::wave::Wave;
+use super::{Memory, MemoryFault};
 use crate::gfx11::{BufferFormat, Numeric};
+
+/// One typed access's shape: a load or a store of `count` components from VGPR `vdata` on
+/// (`d16`: two per VGPR, or one in bits 31:16 for `hi`), and the V#'s word 3 with its
+/// destination selects.
+pub(crate) struct Typed {
+    pub load: bool,
+    pub count: u8,
+    pub d16: bool,
+    pub hi: bool,
+    pub vdata: u32,
+    pub selects: u32,
+}
+
+/// One lane's typed access of the element at `address`; `in_range(offset, bytes)` is the
+/// buffer's range check for a component (out of range: reads 0, writes dropped). Out of line:
+/// typed accesses are rare, and the wave loop, into which the other memory steps inline, is
+/// already large.
+#[inline(never)]
+pub(crate) fn access<M: Memory + ?Sized>(
+    wave: &mut Wave,
+    memory: &M,
+    format: &BufferFormat,
+    typed: Typed,
+    lane: usize,
+    address: u64,
+    in_range: &dyn Fn(u64, u64) -> bool,
+) -> Result<(), MemoryFault> {
+    let Typed { load, count, d16, hi, vdata, selects } = typed;
+    let mut at = 0u64;
+    let mut values = [0u32; 4];
+    // Register value `index` (of `count`), in and out of the d16 halves.
+    let register = |index: usize| (vdata + if d16 { index / 2 } else { index } as u32, d16 && (hi || index % 2 == 1));
+    for (component, &bits) in format.bits.iter().enumerate() {
+        let bytes = bits as u64 / 8;
+        if bits == 0 || (!load && component >= count as usize) {
+            continue;
+        }
+        if load {
+            let mut raw = [0u8; 4];
+            if in_range(at, bytes) {
+                memory.read(address + at, &mut raw[..bytes as usize])?;
+            }
+            values[component] = self::load(u32::from_le_bytes(raw), bits, format.numeric, d16);
+        } else {
+            let (index, high) = register(component);
+            let value = wave.vgpr(index, lane);
+            let value = if d16 { from_d16(if high { value >> 16 } else { value }, format) } else { value };
+            let raw = store(value, bits, format.numeric).to_le_bytes();
+            if in_range(at, bytes) {
+                memory.write(address + at, &raw[..bytes as usize])?;
+            }
+        }
+        at += bytes;
+    }
+    if load {
+        for (component, value) in values.iter_mut().enumerate().skip(format.components()) {
+            *value = missing(component, format, d16);
+        }
+        for index in 0..count as usize {
+            // Typed loads take the V#'s destination selects, MTBUF's too.
+            let value = select((selects >> (3 * index)) & 7, &values, format, d16);
+            let (register, high) = register(index);
+            let value = if d16 {
+                let old = wave.vgpr(register, lane);
+                if high { (old & 0xFFFF) | value << 16 } else { (old & 0xFFFF_0000) | value }
+            } else {
+                value
+            };
+            wave.write_vgpr(register, lane, value);
+        }
+    }
+    Ok(())
+}
 
 /// Whether a format's components read as floats in a VGPR.
 fn float_valued(numeric: Numeric) -> bool {

@@ -357,54 +357,8 @@ fn buffer<M: Memory + ?Sized>(
                 let Some(format) = format.filter(|format| !format.packed) else {
                     return Err(unsupported(wave, instruction));
                 };
-                let mut at = 0u64;
-                let mut values = [0u32; 4];
-                // Register value `index` (of `count`), in and out of the d16 halves.
-                let register =
-                    |index: usize| (vdata + if d16 { index / 2 } else { index } as u32, d16 && (hi || index % 2 == 1));
-                for (component, &bits) in format.bits.iter().enumerate() {
-                    let bytes = bits as u64 / 8;
-                    if bits == 0 || (!load && component >= count as usize) {
-                        continue;
-                    }
-                    if load {
-                        let mut raw = [0u8; 4];
-                        if in_range(at, bytes) {
-                            memory.read(address + at, &mut raw[..bytes as usize]).map_err(fault)?;
-                        }
-                        values[component] = formats::load(u32::from_le_bytes(raw), bits, format.numeric, d16);
-                    } else {
-                        let (index, high) = register(component);
-                        let value = wave.vgpr(index, lane);
-                        let value = if d16 {
-                            formats::from_d16(if high { value >> 16 } else { value }, &format)
-                        } else {
-                            value
-                        };
-                        let raw = formats::store(value, bits, format.numeric).to_le_bytes();
-                        if in_range(at, bytes) {
-                            memory.write(address + at, &raw[..bytes as usize]).map_err(fault)?;
-                        }
-                    }
-                    at += bytes;
-                }
-                if load {
-                    for (component, value) in values.iter_mut().enumerate().skip(format.components()) {
-                        *value = formats::missing(component, &format, d16);
-                    }
-                    for index in 0..count as usize {
-                        // Typed loads take the V#'s destination selects, MTBUF's too.
-                        let value = formats::select((resource[3] >> (3 * index)) & 7, &values, &format, d16);
-                        let (register, high) = register(index);
-                        let value = if d16 {
-                            let old = wave.vgpr(register, lane);
-                            if high { (old & 0xFFFF) | value << 16 } else { (old & 0xFFFF_0000) | value }
-                        } else {
-                            value
-                        };
-                        wave.write_vgpr(register, lane, value);
-                    }
-                }
+                let typed = formats::Typed { load, count, d16, hi, vdata, selects: resource[3] };
+                formats::access(wave, memory, &format, typed, lane, address, &in_range).map_err(fault)?;
             }
             Operation::Atomic { op, wide } => {
                 let width = if wide { 8 } else { 4 };
