@@ -113,6 +113,20 @@ fn wave64_waves_hold_64_lanes_and_refuse_what_their_layout_does_not_model() {
 }
 
 #[test]
+fn typed_buffer_formats_the_interpreter_does_not_convert_are_refused_by_name() {
+    // tbuffer_load_format_x v0, off, s[0:3], 0 format:[BUF_FMT_10_11_11_FLOAT] (llvm-mc-19,
+    // gfx1100): a packed mixed-width format; then the same with format 0, BUF_FMT_INVALID.
+    for format in [30u32, 0] {
+        let (entry, result) = run(&[0xE800_0000 | format << 19, 0x8000_0000, S_ENDPGM], [32, 1, 1], 100);
+        assert_eq!(
+            result,
+            Err(ExecError::Unsupported { pc: entry, mnemonic: "tbuffer_load_format_x" }),
+            "format {format}"
+        );
+    }
+}
+
+#[test]
 fn descriptors_and_workgroups_the_interpreter_cannot_run_are_refused() {
     let (_, result) = run(&[S_ENDPGM], [64, 32, 1], 100);
     assert!(matches!(result, Err(ExecError::Descriptor(ref text)) if text.contains("2048 work-items")), "{result:?}");

@@ -324,8 +324,8 @@ fn step<M: Memory + ?Sized>(memory: &M, wave: &mut Wave, decoded: &Decoded, lds:
 }
 
 /// After a wave64 wave's step: whether the high half's turn at the same instruction comes next
-/// (swapped in, the instruction counted once), or the low half is back for the next.
-#[cold]
+/// (swapped in, the instruction counted once), or the low half is back for the next. Out of
+/// line, so that wave32's loop carries only the test of `wide`.
 #[inline(never)]
 fn high_half_next(wave: &mut Wave, plan: &Plan) -> bool {
     if wave.half == 0 && per_half(plan) {

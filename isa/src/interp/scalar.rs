@@ -360,7 +360,7 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         | Opcode::SNandSaveexecB64
         | Opcode::SNorSaveexecB64
         | Opcode::SXnorSaveexecB64 => {
-            let exec = wave.sgpr[EXEC as usize] as u64 | (wave.sgpr[EXEC as usize + 1] as u64) << 32;
+            let exec = wave.scalar64(EXEC, None, Kind::Int);
             write64(wave, exec);
             let value = saveexec(instruction.opcode(), a, exec);
             wave.write_sgpr64(EXEC, value);
@@ -376,7 +376,7 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
             wave.scc = value != 0;
         }
         Opcode::SAndNot0WrexecB64 | Opcode::SAndNot1WrexecB64 => {
-            let exec = wave.sgpr[EXEC as usize] as u64 | (wave.sgpr[EXEC as usize + 1] as u64) << 32;
+            let exec = wave.scalar64(EXEC, None, Kind::Int);
             let value = if instruction.opcode() == Opcode::SAndNot0WrexecB64 { !a & exec } else { a & !exec };
             wave.write_sgpr64(EXEC, value);
             write64(wave, value);
