@@ -31,7 +31,7 @@ fn command_buffers(c: &mut Criterion) {
         ..EngineConfig::default()
     })
     .expect("soft engine");
-    aqueduct::bench::kernels::register_bench_kernels(engine.device()).expect("bench kernels");
+    aqueduct::bench::kernels::bench_code_object(engine.device()).expect("bench kernels");
     let rig = CommandBufferRig::new(engine.device().clone()).expect("command-buffer rig");
 
     let mut group = c.benchmark_group("baseline");

@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use aqueduct::demo::{DEMO_CODE_OBJECT, demo_host_kernels};
+use aqueduct::demo::load_demo_kernels;
 use aqueduct::{BindingTable, BufferRef, CommandBufferUsage, Dispatch, Engine, MemoryKind, Semaphore, thread_cpu_time};
 use clap::Parser;
 
@@ -38,8 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Arguments { items, queues: queue_count, in_flight, device } = Arguments::parse();
     let engine = Engine::new(&device)?;
     let device = engine.device();
-    device.register_host_kernels(DEMO_CODE_OBJECT, demo_host_kernels())?;
-    let executable = device.load_executable(DEMO_CODE_OBJECT)?;
+    let executable = load_demo_kernels(device)?;
     let saxpy = executable.kernel("saxpy")?;
 
     // Record once: slots 0 and 1 are bound per execution.

@@ -22,7 +22,7 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aqueduct::demo::{DEMO_CODE_OBJECT, demo_host_kernels};
+use aqueduct::demo::load_demo_kernels;
 use aqueduct::{
     Buffer, BufferRef, CommandBuffer, CommandBufferUsage, DeviceSpec, Dispatch, MemoryKind, QueueConfig, QueuePriority,
 };
@@ -85,8 +85,7 @@ struct Simulation {
 
 fn setup(world: &mut World, frames: u64) -> Result<(), Box<dyn std::error::Error>> {
     let device = world.resource::<AqueductDevice>().device()?.clone();
-    device.register_host_kernels(DEMO_CODE_OBJECT, demo_host_kernels())?;
-    let executable = device.load_executable(DEMO_CODE_OBJECT)?;
+    let executable = load_demo_kernels(&device)?;
     let saxpy = executable.kernel("saxpy")?;
     let positions: Vec<f32> = (0..PARTICLES).map(|index| 10.0 + (index % 80) as f32).collect();
     let velocities: Vec<f32> = (0..PARTICLES).map(|index| ((index * 37) % 41) as f32 - 20.0).collect();

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use aqueduct::demo::{DEMO_CODE_OBJECT, demo_host_kernels};
+use aqueduct::demo::load_demo_kernels;
 use aqueduct::{Engine, MemoryKind};
 use clap::Parser;
 
@@ -32,8 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Arguments { items: item_count, device } = Arguments::parse();
     let engine = Engine::new(&device)?;
     let device = engine.device();
-    device.register_host_kernels(DEMO_CODE_OBJECT, demo_host_kernels())?;
-    let executable = device.load_executable(DEMO_CODE_OBJECT)?;
+    let executable = load_demo_kernels(device)?;
     let saxpy = executable.kernel("saxpy")?;
     let (producer, consumer) = (device.create_queue()?, device.create_queue()?);
     // `produced` reaches i + 1 when item i is in its slot; `consumed` when it was scaled.

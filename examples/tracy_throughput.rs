@@ -12,7 +12,7 @@
 use std::time::{Duration, Instant};
 
 use aqueduct::bench::Spread;
-use aqueduct::demo::{DEMO_CODE_OBJECT, demo_host_kernels};
+use aqueduct::demo::load_demo_kernels;
 use aqueduct::{Buffer, Device, Engine, Kernel, MemoryKind, Queue, Semaphore};
 use clap::Parser;
 
@@ -42,8 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let engine = Engine::new(&arguments.device)?;
     let device = engine.device();
-    device.register_host_kernels(DEMO_CODE_OBJECT, demo_host_kernels())?;
-    let executable = device.load_executable(DEMO_CODE_OBJECT)?;
+    let executable = load_demo_kernels(device)?;
     let saxpy = executable.kernel("saxpy")?;
     let x = device.buffer_from(MemoryKind::HostVisible, &[1.0f32; ELEMENTS as usize])?;
     let y = device.allocate_typed::<f32>(MemoryKind::HostVisible, u64::from(ELEMENTS))?;

@@ -8,10 +8,14 @@ cd "$(dirname "$0")"
 python3 gen_bench.py
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for name in demo bench saxpy; do
-    clang-19 -target amdgcn-amd-amdhsa -mcpu=gfx11-generic -mcode-object-version=6 -nogpulib -ffreestanding -O3 \
-        -Wall -Werror=implicit-function-declaration -I ../builtins/device -c "$name.c" -o "$work/$name.o" \
-        2> >(grep -v 'code object v6 is still in development' >&2)
-    ld.lld-19 -shared --build-id=none "$work/$name.o" -o "${name}_gfx11-generic.hsaco"
-    echo "built ${name}_gfx11-generic.hsaco"
+# RDNA3 and RDNA2: the engine loads the first of a program's code objects that runs on its agents
+# (Device::select_code_object), so the demo and the bench run on a gfx1030 agent too.
+for target in gfx11-generic gfx10-3-generic; do
+    for name in demo bench saxpy; do
+        clang-19 -target amdgcn-amd-amdhsa -mcpu="$target" -mcode-object-version=6 -nogpulib -ffreestanding -O3 \
+            -Wall -Werror=implicit-function-declaration -I ../builtins/device -c "$name.c" -o "$work/$name.o" \
+            2> >(grep -v 'code object v6 is still in development' >&2)
+        ld.lld-19 -shared --build-id=none "$work/$name.o" -o "${name}_${target}.hsaco"
+        echo "built ${name}_${target}.hsaco"
+    done
 done

@@ -38,10 +38,10 @@ AQUEDUCT_SOFT_EXEC=isa cargo test --test soft_drop_in "$@" -- a_c_program_writte
 AQUEDUCT_SOFT_AGENTS=gfx1030 AQUEDUCT_SOFT_EXEC=isa cargo test -p aqueduct-builtins --test soft_dispatch \
     --test block_processor --test plan_reference "$@" -- --skip the_soft_agent_gets_the_gfx11_generic_library \
     2>&1 | tee -a "$log" || status=$?
-# And the C client through the drop-in on that gfx1030 agent, with the gfx1030 library's fill.
-# (The demo's own kernels are built for gfx11-generic only, so it does not run there.)
+# And the C client (the gfx1030 library's fill) and the demo (its gfx10-3-generic code object,
+# picked by Device::select_code_object) through the drop-in on that gfx1030 agent.
 AQUEDUCT_SOFT_AGENTS=gfx1030 AQUEDUCT_SOFT_EXEC=isa cargo test --test soft_drop_in "$@" -- \
-    a_c_program_written_against_hsa_h 2>&1 | tee -a "$log" || status=$?
+    a_c_program_written_against_hsa_h the_demo_and_command_buffers_run 2>&1 | tee -a "$log" || status=$?
 # cargo prints one "test result" line per test binary, ending on doc-test binaries that may hold
 # no tests; close with the totals so the last line says what actually ran.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "workspace: %d passed, %d failed\n", passed, failed }' "$log"

@@ -6,23 +6,34 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use aqueduct_abi::{HostKernelRecord, SoftKernel};
-use aqueduct_engine::{Dispatch, Engine, EngineConfig, EngineError, MemoryKind, Queue, QueueStats};
+use aqueduct_engine::{Device, Dispatch, Engine, EngineConfig, EngineError, Executable, MemoryKind, Queue, QueueStats};
 
-/// The demo kernels, built from `kernels/demo.c` by `kernels/regen.sh`.
-pub const DEMO_CODE_OBJECT: &[u8] = include_bytes!("../kernels/demo_gfx11-generic.hsaco");
+/// The demo kernels, built from `kernels/demo.c` by `kernels/regen.sh`: for RDNA3
+/// (gfx11-generic), then RDNA2 (gfx10-3-generic). [`Device::select_code_object`] picks the one
+/// the device's agents run.
+pub const DEMO_CODE_OBJECTS: [&[u8]; 2] =
+    [include_bytes!("../kernels/demo_gfx11-generic.hsaco"), include_bytes!("../kernels/demo_gfx10-3-generic.hsaco")];
 
 unsafe extern "C" {
     /// The host-kernel table of `kernels/demo.c`, compiled for the host by build.rs.
     fn aq_demo_kernels(count: *mut u32) -> *const HostKernelRecord;
 }
 
-/// The host builds of `iota` and `saxpy` (the same C as [`DEMO_CODE_OBJECT`]), for the soft
+/// The host builds of `iota` and `saxpy` (the same C as [`DEMO_CODE_OBJECTS`]), for the soft
 /// runtime.
 pub fn demo_host_kernels() -> &'static [SoftKernel] {
     static KERNELS: OnceLock<Vec<SoftKernel>> = OnceLock::new();
     // SAFETY: `aq_demo_kernels` is the AQ_HOST_TABLE accessor of kernels/demo.c, linked into this
     // crate by build.rs; its records are static.
     KERNELS.get_or_init(|| unsafe { SoftKernel::from_table(aq_demo_kernels) })
+}
+
+/// Loads the demo kernels on `device`: the code object its agents run, with the host builds
+/// registered for it (which a provider that runs code objects on the GPU ignores).
+pub fn load_demo_kernels(device: &Device) -> Result<Executable, EngineError> {
+    let code_object = device.select_code_object(&DEMO_CODE_OBJECTS)?;
+    device.register_host_kernels(code_object, demo_host_kernels())?;
+    device.load_executable(code_object)
 }
 
 /// Elements per buffer.
@@ -139,14 +150,18 @@ impl Tally {
 /// semaphore wait; every 64th step also snapshots `y` with a copy. Finally `y`, the iota and the
 /// last snapshot are copied to host-visible memory and checked element by element.
 pub fn run_on(spec: &str, handoffs: u32, queue_count: u32) -> Result<DemoReport, DemoError> {
+    run_with(EngineConfig { device: spec.parse()?, ..EngineConfig::default() }, handoffs, queue_count)
+}
+
+/// [`run_on`] with a whole engine configuration: a soft runtime with other agents, or one that
+/// runs every kernel from its machine code, say.
+pub fn run_with(config: EngineConfig, handoffs: u32, queue_count: u32) -> Result<DemoReport, DemoError> {
     if queue_count < 2 || handoffs == 0 {
         return Err(DemoError::Setup("the demo needs at least 2 queues and 1 handoff".into()));
     }
-    let engine = Engine::with_config(EngineConfig { device: spec.parse()?, ..EngineConfig::default() })?;
+    let engine = Engine::with_config(config)?;
     let device = engine.device();
-    // The soft runtime (embedded, or its drop-in loaded as ROCr) runs the kernels' host builds.
-    device.register_host_kernels(DEMO_CODE_OBJECT, demo_host_kernels())?;
-    let executable = device.load_executable(DEMO_CODE_OBJECT)?;
+    let executable = load_demo_kernels(device)?;
     let (iota_kernel, saxpy_kernel) = (executable.kernel("iota")?, executable.kernel("saxpy")?);
     let queues = (0..queue_count).map(|_| device.create_queue()).collect::<Result<Vec<Queue>, _>>()?;
     let bytes = u64::from(ELEMENTS) * 4;

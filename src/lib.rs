@@ -13,13 +13,15 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use aqueduct::demo::{DEMO_CODE_OBJECT, demo_host_kernels};
+//! use aqueduct::demo::{DEMO_CODE_OBJECTS, demo_host_kernels};
 //! use aqueduct::{Engine, EngineError, MemoryKind};
 //!
 //! let engine = Engine::new("soft")?;
 //! let device = engine.device();
-//! device.register_host_kernels(DEMO_CODE_OBJECT, demo_host_kernels())?;
-//! let saxpy = device.load_executable(DEMO_CODE_OBJECT)?.kernel("saxpy")?;
+//! // The demo's code object for the agent's ISA (RDNA3 or RDNA2), and its host builds.
+//! let code_object = device.select_code_object(&DEMO_CODE_OBJECTS)?;
+//! device.register_host_kernels(code_object, demo_host_kernels())?;
+//! let saxpy = device.load_executable(code_object)?.kernel("saxpy")?;
 //! let queue = device.create_queue()?;
 //! let x = device.buffer_from(MemoryKind::HostVisible, &[1.0f32, 2.0, 3.0, 4.0])?;
 //! let y = device.buffer_from(MemoryKind::HostVisible, &[10.0f32; 4])?;

@@ -28,7 +28,7 @@ use aqueduct_engine::{
 use aqueduct_hsa::soft::{ExecutionMode, Fault};
 use serde::Serialize;
 
-use crate::bench::kernels::{BENCH_CODE_OBJECT, register_bench_kernels};
+use crate::bench::kernels::bench_code_object;
 
 /// The status an injected kernel fault fails its queue with (HSA_STATUS_ERROR_EXCEPTION).
 const KERNEL_FAULT_STATUS: u32 = 0x1016;
@@ -303,7 +303,7 @@ impl RoundDevice {
             ..EngineConfig::default()
         })?;
         let device = engine.device().clone();
-        register_bench_kernels(&device)?;
+        bench_code_object(&device)?;
         Ok(Self { device, strategy, queues: Vec::new(), queues_made: 0 })
     }
 
@@ -540,7 +540,7 @@ impl<'d> Round<'d> {
                 })
             })
             .collect::<Result<Vec<_>, EngineError>>()?;
-        let add = device.load_executable(BENCH_CODE_OBJECT)?.kernel("tiny")?;
+        let add = device.load_executable(bench_code_object(device)?)?.kernel("tiny")?;
         let zero = device.allocate(MemoryKind::HostVisible, 4)?;
         zero.write(0, &[0; 4])?;
         let mut copy_slot = device.create_command_buffer(CommandBufferUsage::Reusable)?;

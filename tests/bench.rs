@@ -131,8 +131,12 @@ fn json_report_has_every_documented_field_and_compare_reads_it() {
 
 #[test]
 fn bench_kernels_cpu_twins_match_the_code_object() {
-    let code_object =
-        aqueduct::codeobject::CodeObject::parse(aqueduct::bench::kernels::BENCH_CODE_OBJECT).expect("parses");
+    for bytes in aqueduct::bench::kernels::BENCH_CODE_OBJECTS {
+        bench_cpu_twins_match(&aqueduct::codeobject::CodeObject::parse(bytes).expect("parses"));
+    }
+}
+
+fn bench_cpu_twins_match(code_object: &aqueduct::codeobject::CodeObject) {
     let explicit = |name: &str| -> Vec<(u32, u32, String)> {
         let kernel = code_object.kernel(name).expect("kernel exists");
         kernel

@@ -41,7 +41,12 @@ fn one_queue_is_refused() {
 
 #[test]
 fn demo_cpu_kernels_read_the_layout_the_code_object_declares() {
-    let code_object = aqueduct::codeobject::CodeObject::parse(aqueduct::demo::DEMO_CODE_OBJECT).expect("parses");
+    for bytes in aqueduct::demo::DEMO_CODE_OBJECTS {
+        demo_cpu_kernels_match(&aqueduct::codeobject::CodeObject::parse(bytes).expect("parses"));
+    }
+}
+
+fn demo_cpu_kernels_match(code_object: &aqueduct::codeobject::CodeObject) {
     let explicit = |name: &str| -> Vec<(u32, u32, String)> {
         let kernel = code_object.kernel(name).expect("kernel exists");
         kernel

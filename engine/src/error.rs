@@ -116,6 +116,16 @@ pub enum EngineError {
     /// run on an agent, or the runtime refused a loading step.
     #[error(transparent)]
     Executable(#[from] ExecutableError),
+    /// None of the code objects a program offered runs on the device's agents
+    /// ([`Device::select_code_object`](crate::Device::select_code_object)); one reason per code
+    /// object, in the order given (empty: none was offered).
+    #[error("no code object runs on agents {agents}: {}", if rejected.is_empty() { "none was given".to_owned() } else { rejected.join("; ") })]
+    NoCodeObjectForAgents {
+        /// The agents' ISA names.
+        agents: String,
+        /// Why each code object was passed over.
+        rejected: Vec<String>,
+    },
     /// A host signal would not raise the semaphore above both its value and every value queued
     /// work has promised to set.
     #[error("semaphore signalled to {requested}, not above the {current} it holds or is promised")]

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use aqueduct_abi::SoftKernel;
-use aqueduct_codeobject::{CodeObject, CodeObjectId, KernelArg, UnknownKernel, ValueKind};
+use aqueduct_codeobject::{CodeObject, CodeObjectId, KernelArg, TargetId, UnknownKernel, ValueKind};
 use aqueduct_components::device_entities::ExecutableEntity;
 use aqueduct_components::submission::DispatchTemplate;
 use aqueduct_hsa::{DispatchDescriptor, Executable as HsaExecutable, ExecutableError, ProviderKind};
@@ -147,6 +147,27 @@ impl Executable {
     pub fn kernel_names(&self) -> impl Iterator<Item = &str> {
         self.0.kernels.iter().map(|kernel| kernel.name.as_str())
     }
+}
+
+/// The first code object whose target runs on every agent ISA of `agents`
+/// ([`Device::select_code_object`](crate::Device::select_code_object)).
+pub(crate) fn select_code_object<'a>(agents: &[String], code_objects: &[&'a [u8]]) -> EngineResult<&'a [u8]> {
+    let targets = agents
+        .iter()
+        .map(|isa| TargetId::parse(isa).map_err(|error| ExecutableError::AgentIsa { isa: isa.clone(), error }.into()))
+        .collect::<EngineResult<Vec<_>>>()?;
+    let mut rejected = Vec::with_capacity(code_objects.len());
+    for &code_object in code_objects {
+        let verdict = CodeObject::parse(code_object).map_err(|error| error.to_string()).and_then(|parsed| {
+            let target = *parsed.target();
+            targets.iter().try_for_each(|agent| target.runs_on(agent)).map_err(|error| error.to_string())
+        });
+        match verdict {
+            Ok(()) => return Ok(code_object),
+            Err(reason) => rejected.push(reason),
+        }
+    }
+    Err(EngineError::NoCodeObjectForAgents { agents: agents.join(", "), rejected })
 }
 
 fn parse(code_object: &[u8]) -> EngineResult<CodeObject> {
@@ -363,6 +384,33 @@ mod tests {
             layout: Ok(HalLayout { bindings: 1, constants: 2, implicit_offset: None }),
             argument_names: Vec::new(),
         }
+    }
+
+    /// The first code object that runs on every agent wins; one that runs on only some agents,
+    /// bytes that are no code object, and a bad agent ISA are passed over or refused by name.
+    #[test]
+    fn select_code_object_takes_the_first_that_runs_on_every_agent() {
+        let library = |target| aqueduct_builtins::DeviceLibrary::code_object(target).expect("embedded");
+        let (gfx11, gfx10_3) = (library("gfx11-generic"), library("gfx10-3-generic"));
+        let agents = |isas: &[&str]| isas.iter().map(|isa| format!("amdgcn-amd-amdhsa--{isa}")).collect::<Vec<_>>();
+        let offered: [&[u8]; 3] = [b"not a code object", gfx11, gfx10_3];
+        assert_eq!(select_code_object(&agents(&["gfx1100"]), &offered).unwrap(), gfx11);
+        assert_eq!(select_code_object(&agents(&["gfx1030"]), &offered).unwrap(), gfx10_3);
+        match select_code_object(&agents(&["gfx1100", "gfx1030"]), &offered) {
+            Err(EngineError::NoCodeObjectForAgents { agents, rejected }) => {
+                assert!(agents.contains("gfx1100") && agents.contains("gfx1030"), "{agents}");
+                assert_eq!(rejected.len(), 3, "{rejected:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            select_code_object(&agents(&["gfx1100"]), &[]),
+            Err(EngineError::NoCodeObjectForAgents { rejected, .. }) if rejected.is_empty()
+        ));
+        assert!(matches!(
+            select_code_object(&["gfx".to_owned()], &offered),
+            Err(EngineError::Executable(ExecutableError::AgentIsa { .. }))
+        ));
     }
 
     #[test]

@@ -400,6 +400,16 @@ impl Device {
         Ok(self.0.hsa.register_host_kernels(code_object, kernels)?)
     }
 
+    /// The first of `code_objects` whose target runs on every agent of the device. A program
+    /// built for several ISAs (gfx11-generic and gfx10-3-generic, say) passes them all, best
+    /// first, and loads the one returned, as HIP picks a fat binary's entry for its GPU. None
+    /// runs: [`EngineError::NoCodeObjectForAgents`], with each candidate's reason.
+    pub fn select_code_object<'a>(&self, code_objects: &[&'a [u8]]) -> EngineResult<&'a [u8]> {
+        let agents: Vec<String> =
+            self.0.agents.iter().map(|agent| agent.info.isa_names.first().cloned().unwrap_or_default()).collect();
+        executable::select_code_object(&agents, code_objects)
+    }
+
     /// Loads a code object on every agent; its target must run on each of them.
     pub fn load_executable(&self, code_object: &[u8]) -> EngineResult<Executable> {
         let executable = Executable::load(&self.0, code_object)?;

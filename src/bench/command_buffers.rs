@@ -12,7 +12,7 @@ use aqueduct_engine::{
 };
 use aqueduct_hsa::soft::ExecutionMode;
 
-use super::kernels::BENCH_CODE_OBJECT;
+use super::kernels::bench_code_object;
 use super::measure::Sample;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -79,8 +79,9 @@ impl CommandBufferRig {
         let running_queues = (0..CLIP_CONCURRENCY[CLIP_CONCURRENCY.len() - 1])
             .map(|_| device.create_queue())
             .collect::<Result<_, _>>()?;
+        let code_object = bench_code_object(&device)?;
         let tiny = (0..CLIP_EXECUTABLES)
-            .map(|_| device.load_executable(BENCH_CODE_OBJECT)?.kernel("tiny"))
+            .map(|_| device.load_executable(code_object)?.kernel("tiny"))
             .collect::<Result<Vec<_>, _>>()?;
         let weights = device.allocate(MemoryKind::DeviceLocal, 64 * 1024)?;
         let activations = device.allocate(MemoryKind::DeviceLocal, 4 * 1024 * 1024)?;

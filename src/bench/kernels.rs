@@ -3,9 +3,14 @@
 use std::sync::OnceLock;
 
 use aqueduct_abi::{HostKernelRecord, SoftKernel};
+use aqueduct_engine::{Device, EngineError};
 
-/// Built from `kernels/bench.c` by `kernels/regen.sh`.
-pub const BENCH_CODE_OBJECT: &[u8] = include_bytes!("../../kernels/bench_gfx11-generic.hsaco");
+/// Built from `kernels/bench.c` by `kernels/regen.sh`: for RDNA3 (gfx11-generic), then RDNA2
+/// (gfx10-3-generic); [`bench_code_object`] picks the device's.
+pub const BENCH_CODE_OBJECTS: [&[u8]; 2] = [
+    include_bytes!("../../kernels/bench_gfx11-generic.hsaco"),
+    include_bytes!("../../kernels/bench_gfx10-3-generic.hsaco"),
+];
 
 /// Binding counts with a `bindings_N` kernel (0 uses `noop`).
 pub const BINDING_COUNTS: [usize; 5] = [0, 4, 16, 64, 256];
@@ -15,7 +20,7 @@ unsafe extern "C" {
     fn aq_bench_kernels(count: *mut u32) -> *const HostKernelRecord;
 }
 
-/// The host builds of the bench kernels (the same C as [`BENCH_CODE_OBJECT`]).
+/// The host builds of the bench kernels (the same C as [`BENCH_CODE_OBJECTS`]).
 pub fn bench_host_kernels() -> &'static [SoftKernel] {
     static KERNELS: OnceLock<Vec<SoftKernel>> = OnceLock::new();
     // SAFETY: `aq_bench_kernels` is the AQ_HOST_TABLE accessor of kernels/bench.c, linked into
@@ -23,8 +28,10 @@ pub fn bench_host_kernels() -> &'static [SoftKernel] {
     KERNELS.get_or_init(|| unsafe { SoftKernel::from_table(aq_bench_kernels) })
 }
 
-/// Registers the bench's host kernels for [`BENCH_CODE_OBJECT`] with the device's provider, when
-/// it runs kernels on the CPU.
-pub fn register_bench_kernels(device: &aqueduct_engine::Device) -> Result<(), aqueduct_engine::EngineError> {
-    device.register_host_kernels(BENCH_CODE_OBJECT, bench_host_kernels()).map(drop)
+/// The bench code object the device's agents run, with the bench's host kernels registered for
+/// it (for a provider that runs kernels on the CPU). Load it as often as a rig needs.
+pub fn bench_code_object(device: &Device) -> Result<&'static [u8], EngineError> {
+    let code_object = device.select_code_object(&BENCH_CODE_OBJECTS)?;
+    device.register_host_kernels(code_object, bench_host_kernels())?;
+    Ok(code_object)
 }

@@ -266,7 +266,7 @@ pub fn run_with_notes(
         ..EngineConfig::default()
     })?;
     let device = engine.device().clone();
-    kernels::register_bench_kernels(&device)?;
+    kernels::bench_code_object(&device)?;
     let agent = device.agents().first().map(|agent| agent.isa.clone()).unwrap_or_default();
     let rig = Rig::new(device.clone())?;
     let cb_rig = CommandBufferRig::new(device.clone())?;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use aqueduct_engine::{Buffer, Device, Dispatch, EngineError, Kernel, MemoryKind, Queue, thread_cpu_time};
 use aqueduct_hsa::soft::ExecutionMode;
 
-use super::kernels::{BENCH_CODE_OBJECT, BINDING_COUNTS};
+use super::kernels::{BINDING_COUNTS, bench_code_object};
 use super::measure::Sample;
 
 pub(crate) const WAIT: Duration = Duration::from_secs(60);
@@ -54,7 +54,7 @@ impl Rig {
                 })
                 .collect()
         };
-        let executable = device.load_executable(BENCH_CODE_OBJECT)?;
+        let executable = device.load_executable(bench_code_object(&device)?)?;
         let bindings = BINDING_COUNTS
             .iter()
             .filter(|count| **count > 0)

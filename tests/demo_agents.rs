@@ -1,0 +1,45 @@
+//! The demo on soft agents of other ISAs, from machine code. The soft runtime reads its
+//! configuration at its first `hsa_init` (as ROCr reads its environment once), so these tests run
+//! one at a time, each on an engine of its own.
+
+use std::sync::Mutex;
+
+static ONE_ENGINE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn soft_engine_with(isa: &str) -> aqueduct::EngineConfig {
+    use aqueduct::hsa::soft::{KernelExecution, SoftAgentConfig, SoftConfig};
+    let soft = SoftConfig {
+        agents: vec![SoftAgentConfig::with_isa(isa, 32)],
+        kernel_execution: KernelExecution::Isa,
+        ..SoftConfig::default()
+    };
+    aqueduct::EngineConfig { device: aqueduct::DeviceSpec::Soft, soft, ..aqueduct::EngineConfig::default() }
+}
+
+/// An RDNA2 agent gets the demo's gfx10-3-generic code object, and its machine code runs (the
+/// interpreter's gfx10.3 path, every kernel, no host build) with every element checked.
+#[test]
+fn the_demo_runs_from_its_gfx10_3_machine_code_on_a_gfx1030_agent() {
+    let _serial = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
+    let report =
+        aqueduct::demo::run_with(soft_engine_with("amdgcn-amd-amdhsa--gfx1030"), 70, 3).expect("demo succeeds");
+    assert_eq!(report.agent, "amdgcn-amd-amdhsa--gfx1030");
+    assert_eq!(report.dispatches, 71);
+    assert_eq!(report.verified_elements, 3 * aqueduct::demo::ELEMENTS as usize);
+}
+
+/// An agent none of the demo's code objects runs on (CDNA2) is a typed error naming each
+/// candidate's reason, before anything is loaded.
+#[test]
+fn an_agent_no_demo_code_object_runs_on_is_a_typed_error() {
+    let _serial = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
+    let error = aqueduct::demo::run_with(soft_engine_with("amdgcn-amd-amdhsa--gfx90a"), 4, 2)
+        .expect_err("no gfx9 code object is built");
+    let aqueduct::demo::DemoError::Engine(aqueduct::EngineError::NoCodeObjectForAgents { agents, rejected }) = &error
+    else {
+        panic!("{error:?}");
+    };
+    assert_eq!(agents, "amdgcn-amd-amdhsa--gfx90a");
+    assert_eq!(rejected.len(), aqueduct::demo::DEMO_CODE_OBJECTS.len(), "{rejected:?}");
+    assert!(rejected[0].contains("gfx11-generic") && rejected[1].contains("gfx10-3-generic"), "{rejected:?}");
+}
