@@ -127,6 +127,16 @@ fn typed_buffer_formats_the_interpreter_does_not_convert_are_refused_by_name() {
 }
 
 #[test]
+fn an_inexact_operation_under_a_directed_rounding_it_does_not_model_is_refused_by_name() {
+    // s_round_mode 0x0; v_ldexp_f32 v1, v0, v0; s_round_mode 0x1 (f32 toward +inf); the same
+    // v_ldexp_f32 (llvm-mc-19, gfx1100): the first runs, the second would round to nearest.
+    let (ldexp_low, ldexp_high) = (0xD71C_0001, 0x0002_0100);
+    let code = [0xBF91_0000, ldexp_low, ldexp_high, 0xBF91_0001, ldexp_low, ldexp_high, S_ENDPGM];
+    let (entry, result) = run(&code, [32, 1, 1], 100);
+    assert_eq!(result, Err(ExecError::Unsupported { pc: entry + 16, mnemonic: "v_ldexp_f32" }));
+}
+
+#[test]
 fn descriptors_and_workgroups_the_interpreter_cannot_run_are_refused() {
     let (_, result) = run(&[S_ENDPGM], [64, 32, 1], 100);
     assert!(matches!(result, Err(ExecError::Descriptor(ref text)) if text.contains("2048 work-items")), "{result:?}");

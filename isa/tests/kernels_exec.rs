@@ -2338,7 +2338,7 @@ fn half_gemms_with_dot2_and_packed_fma_match_the_host() {
 
 #[test]
 fn mode_register_round_and_denorm_fields_change_arithmetic_and_the_clocks_advance() {
-    let inputs: [f32; 8] = [
+    let inputs: [f32; 9] = [
         1.0,
         1.5 * 2f32.powi(-24),
         -1.0,
@@ -2347,12 +2347,13 @@ fn mode_register_round_and_denorm_fields_change_arithmetic_and_the_clocks_advanc
         1.5 * 2f32.powi(-70),
         f32::from_bits(0x300),
         0.0,
+        1.0 + 2f32.powi(-11) + 2f32.powi(-13),
     ];
     let inputs64 = [1.0f64, 1.5 * 2f64.powi(-53)];
-    let inputs16 = [0x3C00u32, 0x1200];
+    let inputs16 = [0x3C00u32, 0x1200, (1 << 24) + 1];
     for target in TARGETS {
         let (out, input, input64, input16) =
-            (Buf::zeroed(32 * 4), Buf::of(&inputs), Buf::of(&inputs64), Buf::of(&inputs16));
+            (Buf::zeroed(40 * 4), Buf::of(&inputs), Buf::of(&inputs64), Buf::of(&inputs16));
         run(
             "mode",
             target,
@@ -2393,6 +2394,14 @@ fn mode_register_round_and_denorm_fields_change_arithmetic_and_the_clocks_advanc
         expect(18, 0x0000_0300, "the denormal product after restoring the mode");
         expect(24, 0x3C01, "f16 1 + 1.5 × 2^-11 nearest even");
         expect(25, 0x3C00, "f16 1 + 1.5 × 2^-11 toward zero");
+        expect(26, 0x0000_0000, "v_fma_f64 1 × 1 + 1.5 × 2^-53 toward zero (low word)");
+        expect(27, 0x3FF0_0000, "v_fma_f64 1 × 1 + 1.5 × 2^-53 toward zero (high word)");
+        expect(28, 0x3F80_0001, "v_cvt_f32_f64 of 1 + 1.5 × 2^-25 toward +inf");
+        expect(29, 0xBF80_0001, "v_cvt_f32_f64 of -(1 + 1.5 × 2^-25) toward -inf");
+        expect(30, 0x4B80_0001, "v_cvt_f32_u32 of 2^24 + 1 toward +inf (2^24 + 2)");
+        expect(31, 0x4B80_0000, "v_cvt_f32_u32 of 2^24 + 1 toward zero (2^24)");
+        expect(32, 0x3C01, "v_cvt_f16_f32 of 1 + 2^-11 + 2^-13 toward +inf");
+        expect(33, 0x3C00, "v_cvt_f16_f32 of 1 + 2^-11 + 2^-13 toward zero");
         let (t0, t1) = (u64::from(got[19]) | u64::from(got[21]) << 32, u64::from(got[20]) | u64::from(got[22]) << 32);
         failures.check(t1 >= t0, || format!("the realtime clock went back: {t0} then {t1}"));
         if isa_of(target) == Isa::Gfx11 {

@@ -806,6 +806,9 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
         let mode = wave.mode;
         let out = match moded(wave, op, mode) {
             Some(out) => out,
+            // A directed rounding this operation's result would take is not modelled: it fails
+            // (Unsupported, naming it) rather than round to nearest silently.
+            None if mode & 0xF != 0 && rounds_by_mode_unmodelled(op.opcode) => return None,
             None => ieee(wave, op)?,
         };
         return Some(flush_output(op, out, mode));
@@ -1803,7 +1806,7 @@ fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
 }
 
 // MODE's rounding and denormal controls (RDNA3 ISA guide, "MODE"). The host computes in
-// nearest-even with denormals kept; other modes are applied to the basic arithmetic from its
+// nearest-even with denormals kept; other modes are applied to the basic arithmetic and the narrowing conversions from its
 // exact error: the rounded result moves one unit toward the mode's direction where the exact
 // value lies that way. Input flushing applies to these operations; output flushing to every
 // float result. Other operations round to nearest even whatever the mode (a stated limit).
@@ -1859,6 +1862,40 @@ fn round32(high: f64, low: f64, mode: u32) -> f32 {
     direct32(rounded, error, mode)
 }
 
+/// An f16 result (bits) in `mode` from its exact value `high + low`: rounded once to nearest
+/// even (`to_h64`), then one step in f16's ordered bit patterns where the mode says.
+fn round16(high: f64, low: f64, mode: u32) -> u32 {
+    let bits = to_h64(high);
+    let rounded = h(bits) as f64;
+    let error = (high - rounded) + low;
+    if error == 0.0 || rounded.is_nan() {
+        return bits;
+    }
+    let up = error > 0.0;
+    if rounded.is_infinite() {
+        // Past the largest finite value (65504, 0x7BFF): directed modes stop at it.
+        let toward_zero = mode == 3 || (mode == 1 && rounded < 0.0) || (mode == 2 && rounded > 0.0);
+        return if toward_zero { bits - 1 } else { bits };
+    }
+    let step = |toward_up: bool| {
+        if rounded == 0.0 {
+            if toward_up { 0x0001 } else { 0x8001 }
+        } else if (rounded > 0.0) == toward_up {
+            bits + 1
+        } else {
+            bits - 1
+        }
+    };
+    // Rounded away from zero: the exact value lies between it and zero.
+    let overshot = rounded != 0.0 && up != (rounded > 0.0);
+    match mode {
+        1 if up => step(true),
+        2 if !up => step(false),
+        3 if overshot => step(up),
+        _ => bits,
+    }
+}
+
 fn flush32(value: u32) -> u32 {
     if value & 0x7F80_0000 == 0 { value & 0x8000_0000 } else { value }
 }
@@ -1869,8 +1906,9 @@ fn flush64(value: u64) -> u64 {
     if value & (0x7FF << 52) == 0 { value & (1 << 63) } else { value }
 }
 
-/// The add, subtract, multiply and FMA families under a non-default MODE; `None` for the
-/// operations that round to nearest whatever the mode.
+/// The add, subtract, multiply and FMA families and the narrowing conversions (f64 and integers
+/// to f32, f32 to f16) under a non-default MODE; `None` for the operations that round to nearest
+/// whatever the mode.
 fn moded(wave: &mut Wave, op: &VOp, mode: u32) -> Option<Out> {
     use Opcode::*;
     let (round32_mode, round64_mode) = (mode & 3, (mode >> 2) & 3);
@@ -1919,6 +1957,38 @@ fn moded(wave: &mut Wave, op: &VOp, mode: u32) -> Option<Out> {
                 direct64(rounded, error, round64_mode).to_bits()
             })))
         }
+        VFmaF64 => {
+            let (a, b, c) = (input64(op.read64(wave, 0)), input64(op.read64(wave, 1)), input64(op.read64(wave, 2)));
+            Some(Out::B64(lanes(|lane| {
+                let (x, y, z) = (f64::from_bits(a[lane]), f64::from_bits(b[lane]), f64::from_bits(c[lane]));
+                let rounded = x.mul_add(y, z);
+                // exact = p + ep + z, with p + ep the exact product and (s, es) TwoSum(p, z); s and
+                // the rounded FMA lie within an ulp of each other, so s − rounded is exact, and
+                // the sum's sign is the error's (a last rounding cannot change a sign).
+                let product = x * y;
+                let product_error = x.mul_add(y, -product);
+                let (sum, sum_error) = two_sum(product, z);
+                let error = ((sum - rounded) + sum_error) + product_error;
+                direct64(rounded, error, round64_mode).to_bits()
+            })))
+        }
+        VCvtF32F64 => {
+            let a = input64(op.read64(wave, 0));
+            Some(Out::B32(lanes(|lane| round32(f64::from_bits(a[lane]), 0.0, round32_mode).to_bits())))
+        }
+        VCvtF32I32 | VCvtF32U32 => {
+            // Integers are exact in f64; above 2^24 the f32 rounds.
+            let a = op.read(wave, 0);
+            let signed = op.opcode == VCvtF32I32;
+            Some(Out::B32(lanes(|lane| {
+                let value = if signed { a[lane] as i32 as f64 } else { a[lane] as f64 };
+                round32(value, 0.0, round32_mode).to_bits()
+            })))
+        }
+        VCvtF16F32 => {
+            let a = input32(op.read(wave, 0));
+            Some(Out::B32(lanes(|lane| round16(f32::from_bits(a[lane]) as f64, 0.0, round64_mode))))
+        }
         VAddF16 | VSubF16 | VSubrevF16 | VMulF16 | VFmaF16 => {
             let value = |row: Row| row.map(|bits| h(bits) as f64);
             let a = value(input16(op.read(wave, 0)));
@@ -1934,38 +2004,46 @@ fn moded(wave: &mut Wave, op: &VOp, mode: u32) -> Option<Out> {
                     VMulF16 => (x * y, 0.0),
                     _ => two_sum(x * y, z),
                 };
-                let rounded = f16::from_f64(high);
-                let error = (high - rounded.to_f64()) + low;
-                let bits = rounded.to_bits();
-                let stepped = if error == 0.0 || rounded.is_nan() || rounded.is_infinite() {
-                    bits
-                } else {
-                    let up = error > 0.0;
-                    // Rounded away from zero: the exact value lies between it and zero.
-                    let overshot = rounded.to_f64() != 0.0 && up != (rounded.to_f64() > 0.0);
-                    let toward = |toward_up: bool| {
-                        // One unit up or down in f16's ordered bit patterns.
-                        let value = rounded.to_f64();
-                        if value == 0.0 {
-                            if toward_up { 0x0001 } else { 0x8001 }
-                        } else if (value > 0.0) == toward_up {
-                            bits + 1
-                        } else {
-                            bits - 1
-                        }
-                    };
-                    match round64_mode {
-                        1 if up => toward(true),
-                        2 if !up => toward(false),
-                        3 if overshot => toward(up),
-                        _ => bits,
-                    }
-                };
-                stepped as u32
+                round16(high, low, round64_mode)
             })))
         }
         _ => None,
     }
+}
+
+/// The inexact float operations whose directed rounding `moded` does not model. The others
+/// outside `moded` are exact (moves, min/max, compares, floor and the like, `v_div_scale`'s powers of
+/// two), round by their own rule (`v_cvt_pk_rtz`, float-to-integer conversions), or are
+/// approximations the RDNA3 guide bounds in ulps whatever the mode (`v_rcp`, `v_sqrt`, `v_exp`…).
+fn rounds_by_mode_unmodelled(opcode: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        opcode,
+        VDivFmasF32
+            | VDivFmasF64
+            | VDivFixupF16
+            | VLdexpF32
+            | VLdexpF64
+            | VLdexpF16
+            | VPkAddF16
+            | VPkMulF16
+            | VPkFmaF16
+            | VDot2F32F16
+            | VDot2F16F16
+            | VDot2Bf16Bf16
+            | VDot2F32Bf16
+            | VFmaMixF32
+            | VFmaMixloF16
+            | VFmaMixhiF16
+            | VFmacF16
+            | VFmamkF16
+            | VFmaakF16
+            | VCvtF16U16
+            | VCvtF16I16
+            | VMulDx9ZeroF32
+            | VFmaDx9ZeroF32
+            | VFmacDx9ZeroF32
+    )
 }
 
 /// MODE's output denormal flushing on a float result.

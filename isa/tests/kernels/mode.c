@@ -21,6 +21,10 @@
 // - out[19], out[20]: the realtime clock read twice around s_sleep 1: the second >= the first
 //   (each a 64-bit count, the low words here, the high words in out[21], out[22]).
 // - out[23]: the cycle counter (gfx11: below 2^20).
+// - out[26..27]: v_fma_f64(e, 1, f) toward zero (the FMA under bits 3:2, low then high word);
+//   out[28], out[29]: v_cvt_f32_f64 of e + f's nearest sum toward +inf and toward -inf;
+//   out[30], out[31]: v_cvt_f32_u32 of 2^24 + 1 toward +inf and toward zero;
+//   out[32], out[33]: v_cvt_f16_f32 of 1 + 2^-11 + 2^-13 toward +inf and toward zero.
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
@@ -67,6 +71,55 @@ KERNEL void mode_register(volatile u32 *out, volatile const float *in, volatile 
                    "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 2, 2), 0"
                    : "=v"(hs) : "v"(h0), "v"(h1));
   out[25] = hs & 0xFFFF;
+  // The FMA and the narrowing conversions, each between its own s_setreg.
+  double one = 1.0, fma;
+  __asm__ volatile("s_setreg_imm32_b32 hwreg(HW_REG_MODE, 2, 2), 3\n\t"
+                   "s_nop 1\n\t"
+                   "v_fma_f64 %0, %1, %2, %3\n\t"
+                   "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 2, 2), 0"
+                   : "=v"(fma) : "v"(e), "v"(one), "v"(f));
+  out[26] = (u32)__builtin_bit_cast(u64, fma);
+  out[27] = (u32)(__builtin_bit_cast(u64, fma) >> 32);
+  double wide = e + f * 0x1p28; // 1 + 1.5 × 2^-25: between two f32s, nearer the lower
+  u32 narrow;
+  __asm__ volatile("s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 2), 1\n\t"
+                   "s_nop 1\n\t"
+                   "v_cvt_f32_f64 %0, %1\n\t"
+                   "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 2), 0"
+                   : "=v"(narrow) : "v"(wide));
+  out[28] = narrow;
+  __asm__ volatile("s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 2), 2\n\t"
+                   "s_nop 1\n\t"
+                   "v_cvt_f32_f64 %0, -%1\n\t"
+                   "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 2), 0"
+                   : "=v"(narrow) : "v"(wide));
+  out[29] = narrow;
+  u32 big = in16[2];
+  __asm__ volatile("s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 2), 1\n\t"
+                   "s_nop 1\n\t"
+                   "v_cvt_f32_u32 %0, %1\n\t"
+                   "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 2), 0"
+                   : "=v"(narrow) : "v"(big));
+  out[30] = narrow;
+  __asm__ volatile("s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 2), 3\n\t"
+                   "s_nop 1\n\t"
+                   "v_cvt_f32_u32 %0, %1\n\t"
+                   "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 2), 0"
+                   : "=v"(narrow) : "v"(big));
+  out[31] = narrow;
+  float single = in[8];
+  __asm__ volatile("s_setreg_imm32_b32 hwreg(HW_REG_MODE, 2, 2), 1\n\t"
+                   "s_nop 1\n\t"
+                   "v_cvt_f16_f32 %0, %1\n\t"
+                   "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 2, 2), 0"
+                   : "=v"(hs) : "v"(single));
+  out[32] = hs & 0xFFFF;
+  __asm__ volatile("s_setreg_imm32_b32 hwreg(HW_REG_MODE, 2, 2), 3\n\t"
+                   "s_nop 1\n\t"
+                   "v_cvt_f16_f32 %0, %1\n\t"
+                   "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 2, 2), 0"
+                   : "=v"(hs) : "v"(single));
+  out[33] = hs & 0xFFFF;
   out[14] = __builtin_bit_cast(u32, in[4] * in[5]);
   __builtin_amdgcn_s_setreg(DENORM_F32, 0);
   out[15] = __builtin_bit_cast(u32, in[4] * in[5]);
