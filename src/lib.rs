@@ -46,6 +46,7 @@ pub use aqueduct_profile as profile;
 
 pub mod bench;
 pub mod demo;
+pub mod digits;
 /// The README's Rust examples, compiled and run as doctests (`cargo test --doc -p aqueduct`),
 /// so what a reader copies builds and does what it says.
 #[cfg(doctest)]

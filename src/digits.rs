@@ -1,0 +1,426 @@
+//! A trained model served through the engine: the digits MLP (`models/digits`, 64 → 64 ReLU →
+//! 10, trained by `models/digits/regen.sh` on scikit-learn's handwritten digits), its inference
+//! kernels in HIP (`kernels/mlp.hip`), and its forward pass recorded once as a command buffer
+//! whose binding slots name one batch's buffers.
+//!
+//! The kernels have no host build: on the soft runtime they run from their machine code.
+
+use aqueduct_engine::{
+    Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, Dispatch, EngineError, Kernel, MemoryKind,
+};
+
+/// The MLP's kernels (`dense`, `softmax`, `argmax`), built from `kernels/mlp.hip` by
+/// `kernels/regen.sh`: for RDNA3 (gfx11-generic), then RDNA2 (gfx10-3-generic).
+pub const MLP_CODE_OBJECTS: [&[u8]; 2] =
+    [include_bytes!("../kernels/mlp_gfx11-generic.hsaco"), include_bytes!("../kernels/mlp_gfx10-3-generic.hsaco")];
+
+/// Features per item (8 × 8 pixels, scaled to [0, 1]).
+pub const INPUTS: u32 = 64;
+/// Hidden units (ReLU).
+pub const HIDDEN: u32 = 64;
+/// Classes (the digits 0 to 9).
+pub const CLASSES: u32 = 10;
+/// How far a logit may be from numpy's: the kernels sum the same products in another order (and
+/// fuse each multiply-add), so they differ in the last bits.
+pub const LOGIT_TOLERANCE: f32 = 1e-4;
+
+/// The trained weights, the held-out test split and numpy's float32 forward pass over it.
+pub struct DigitsModel {
+    /// `INPUTS × HIDDEN`, row-major.
+    pub w1: Vec<f32>,
+    /// `HIDDEN`.
+    pub b1: Vec<f32>,
+    /// `HIDDEN × CLASSES`, row-major.
+    pub w2: Vec<f32>,
+    /// `CLASSES`.
+    pub b2: Vec<f32>,
+    /// `items × INPUTS`, row-major.
+    pub test_inputs: Vec<f32>,
+    /// One label per test item.
+    pub test_labels: Vec<u32>,
+    /// `items × CLASSES`: numpy's logits.
+    pub reference_logits: Vec<f32>,
+}
+
+/// Little-endian 4-byte values (a trailing partial value is dropped), copied out of bytes that
+/// `include_bytes!` need not align.
+fn values<T: bytemuck::Pod + Default>(bytes: &[u8]) -> Vec<T> {
+    let count = bytes.len() / 4;
+    let mut values = vec![T::default(); count];
+    bytemuck::cast_slice_mut::<T, u8>(&mut values).copy_from_slice(&bytes[..count * 4]);
+    values
+}
+
+fn floats(bytes: &[u8]) -> Vec<f32> {
+    values(bytes)
+}
+
+impl DigitsModel {
+    /// The model as `models/digits/regen.sh` wrote it, embedded in the binary.
+    pub fn embedded() -> Self {
+        Self {
+            w1: floats(include_bytes!("../models/digits/w1.f32")),
+            b1: floats(include_bytes!("../models/digits/b1.f32")),
+            w2: floats(include_bytes!("../models/digits/w2.f32")),
+            b2: floats(include_bytes!("../models/digits/b2.f32")),
+            test_inputs: floats(include_bytes!("../models/digits/test_inputs.f32")),
+            test_labels: values(include_bytes!("../models/digits/test_labels.u32")),
+            reference_logits: floats(include_bytes!("../models/digits/reference_logits.f32")),
+        }
+    }
+
+    /// Test items.
+    pub fn items(&self) -> u32 {
+        self.test_labels.len() as u32
+    }
+
+    /// Item `index`'s inputs.
+    pub fn input(&self, index: u32) -> &[f32] {
+        let start = (index * INPUTS) as usize;
+        &self.test_inputs[start..start + INPUTS as usize]
+    }
+
+    /// Item `index`'s reference logits.
+    pub fn reference(&self, index: u32) -> &[f32] {
+        let start = (index * CLASSES) as usize;
+        &self.reference_logits[start..start + CLASSES as usize]
+    }
+
+    /// The reference's class for item `index`: the first largest logit, as `argmax` picks it.
+    pub fn reference_class(&self, index: u32) -> u32 {
+        first_largest(self.reference(index))
+    }
+
+    /// The host's float32 forward pass over item `index` (the same arithmetic as numpy's), for
+    /// checking the model files against each other.
+    pub fn host_logits(&self, index: u32) -> Vec<f32> {
+        let input = self.input(index);
+        let hidden: Vec<f32> = (0..HIDDEN as usize)
+            .map(|unit| {
+                let sum = (0..INPUTS as usize)
+                    .fold(self.b1[unit], |sum, i| input[i].mul_add(self.w1[i * HIDDEN as usize + unit], sum));
+                sum.max(0.0)
+            })
+            .collect();
+        (0..CLASSES as usize)
+            .map(|class| {
+                (0..HIDDEN as usize).fold(self.b2[class], |sum, unit| {
+                    hidden[unit].mul_add(self.w2[unit * CLASSES as usize + class], sum)
+                })
+            })
+            .collect()
+    }
+}
+
+/// The index of the first largest value (the `argmax` kernel's rule).
+pub fn first_largest(values: &[f32]) -> u32 {
+    let mut best = 0;
+    for (index, value) in values.iter().enumerate() {
+        if *value > values[best] {
+            best = index;
+        }
+    }
+    best as u32
+}
+
+/// The binding slots of one batch, in the forward program's order.
+pub mod slot {
+    /// `batch × INPUTS` f32: the items.
+    pub const INPUT: u32 = 0;
+    /// `batch × HIDDEN` f32: the hidden layer (scratch).
+    pub const HIDDEN: u32 = 1;
+    /// `batch × CLASSES` f32: the logits.
+    pub const LOGITS: u32 = 2;
+    /// `batch × CLASSES` f32: the softmax of the logits.
+    pub const PROBABILITIES: u32 = 3;
+    /// `batch` u32: each item's class.
+    pub const CLASSES: u32 = 4;
+    /// Slots a binding table for the program names.
+    pub const COUNT: usize = 5;
+}
+
+/// The forward pass over batches of `batch` items, recorded once: `dense` (ReLU), `dense`,
+/// then `softmax` and `argmax` over the logits, with a barrier between dependent steps. The
+/// weights live in device-local buffers the program names directly; each execution's binding
+/// table names its batch's buffers ([`slot`]).
+pub struct ForwardPass {
+    /// The recorded program.
+    pub program: CommandBuffer,
+    /// Items per execution.
+    pub batch: u32,
+    /// The weights' buffers, kept alive as long as the program that names them.
+    _weights: [Buffer; 4],
+}
+
+impl ForwardPass {
+    /// Loads the kernels (the code object the device's agents run), uploads the weights and
+    /// records the program.
+    pub fn record(device: &Device, model: &DigitsModel, batch: u32) -> Result<Self, EngineError> {
+        if batch == 0 {
+            return Err(EngineError::InvalidArgument {
+                what: "batch",
+                reason: "a batch holds at least one item".into(),
+            });
+        }
+        let executable = device.load_executable(device.select_code_object(&MLP_CODE_OBJECTS)?)?;
+        let (dense, softmax, argmax) =
+            (executable.kernel("dense")?, executable.kernel("softmax")?, executable.kernel("argmax")?);
+        let weights = upload(device, [&model.w1, &model.b1, &model.w2, &model.b2])?;
+        let slot = |index: u32, per_item: u32| BufferRef::slot_of::<f32>(index, 0, u64::from(batch * per_item));
+        let (input, hidden, logits, probabilities, classes) = (
+            slot(slot::INPUT, INPUTS),
+            slot(slot::HIDDEN, HIDDEN),
+            slot(slot::LOGITS, CLASSES),
+            slot(slot::PROBABILITIES, CLASSES),
+            BufferRef::slot_of::<u32>(slot::CLASSES, 0, u64::from(batch)),
+        );
+        let mut program = device.create_command_buffer(CommandBufferUsage::Reusable)?;
+        record_dense(&mut program, &dense, [hidden, input], [&weights[0], &weights[1]], [batch, INPUTS, HIDDEN, 1])?;
+        program.barrier()?;
+        record_dense(&mut program, &dense, [logits, hidden], [&weights[2], &weights[3]], [batch, HIDDEN, CLASSES, 0])?;
+        program.barrier()?;
+        // One 32-lane workgroup per row.
+        let softmax_bindings = [probabilities, logits];
+        let rows = [batch, CLASSES];
+        let softmax_dispatch =
+            Dispatch::grid([32 * batch, 1, 1]).workgroup([32, 1, 1]).bindings(&softmax_bindings).constants(&rows);
+        program.dispatch(&softmax, &softmax_dispatch)?;
+        let argmax_bindings = [classes, logits];
+        let argmax_dispatch =
+            Dispatch::grid([batch, 1, 1]).workgroup([64, 1, 1]).bindings(&argmax_bindings).constants(&rows);
+        program.dispatch(&argmax, &argmax_dispatch)?;
+        program.finish()?;
+        Ok(Self { program, batch, _weights: weights })
+    }
+}
+
+/// Device-local buffers holding `arrays`, written through a queue's updates (device-local
+/// memory need not be host-visible), uploaded before this returns.
+fn upload(device: &Device, arrays: [&[f32]; 4]) -> Result<[Buffer; 4], EngineError> {
+    let queue = device.create_queue()?;
+    let uploaded = device.create_semaphore(0)?;
+    let mut buffers = Vec::with_capacity(arrays.len());
+    for (index, values) in arrays.into_iter().enumerate() {
+        let bytes: &[u8] = bytemuck::cast_slice(values);
+        let buffer = device.allocate(MemoryKind::DeviceLocal, bytes.len() as u64)?;
+        queue.update(&buffer, 0, bytes).signal(uploaded.at(index as u64 + 1)).submit()?;
+        buffers.push(buffer);
+    }
+    uploaded.wait(arrays.len() as u64, std::time::Duration::from_secs(60))?;
+    buffers.try_into().map_err(|_| EngineError::InvalidArgument { what: "weights", reason: "four arrays".into() })
+}
+
+/// One `dense` dispatch: `[out, in]` slots, `[w, b]` weights, `[rows, k, n, relu]`. A 16 × 16
+/// workgroup per 16 × 16 block of `out`.
+fn record_dense(
+    program: &mut CommandBuffer,
+    dense: &Kernel,
+    [out, input]: [BufferRef<'_>; 2],
+    [w, b]: [&Buffer; 2],
+    shape: [u32; 4],
+) -> Result<(), EngineError> {
+    let [rows, _, n, _] = shape;
+    let bindings = [out, input, w.whole().into(), b.whole().into()];
+    let grid = [n.div_ceil(16) * 16, rows.div_ceil(16) * 16, 1];
+    program.dispatch(dense, &Dispatch::grid(grid).workgroup([16, 16, 1]).bindings(&bindings).constants(&shape))
+}
+
+/// How [`serve`] runs the test split.
+#[derive(Clone, Copy, Debug)]
+pub struct ServeConfig {
+    /// Items per execution of the forward pass.
+    pub batch: u32,
+    /// Queues the batches are spread over.
+    pub queues: u32,
+    /// Batches in flight per queue.
+    pub in_flight: u32,
+    /// Passes over the whole test split (each item checked every time).
+    pub passes: u32,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self { batch: 32, queues: 2, in_flight: 4, passes: 1 }
+    }
+}
+
+/// What [`serve`] measured; every item's outputs were checked.
+#[derive(Clone, Debug)]
+pub struct ServeReport {
+    /// Items served (test items × passes).
+    pub items: u64,
+    /// Items whose class equals their label.
+    pub correct: u64,
+    /// `correct / items`.
+    pub accuracy: f64,
+    /// numpy's accuracy on the same items.
+    pub reference_accuracy: f64,
+    /// The largest distance of a logit from numpy's.
+    pub max_logit_error: f32,
+    /// Wall time from the first submission to the last batch checked.
+    pub elapsed: std::time::Duration,
+    /// Host CPU time of the serving thread (writing inputs, submitting, reading back, checking).
+    pub host_cpu: std::time::Duration,
+    /// Each batch's time from its submission until its semaphore was seen signalled, sorted.
+    pub batch_latencies: Vec<std::time::Duration>,
+}
+
+impl ServeReport {
+    /// Items per second of wall time.
+    pub fn items_per_second(&self) -> f64 {
+        self.items as f64 / self.elapsed.as_secs_f64()
+    }
+
+    /// Host CPU microseconds per item.
+    pub fn host_us_per_item(&self) -> f64 {
+        self.host_cpu.as_secs_f64() * 1e6 / self.items as f64
+    }
+
+    /// The batch latency at `quantile` (0 to 1).
+    pub fn latency(&self, quantile: f64) -> std::time::Duration {
+        let last = self.batch_latencies.len().saturating_sub(1);
+        self.batch_latencies.get((quantile * last as f64).round() as usize).copied().unwrap_or_default()
+    }
+}
+
+/// Why serving failed: the engine refused, or an output differs from the reference.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// An engine call failed.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// An item's output is not the reference's.
+    #[error("item {item}: {what}")]
+    Mismatch {
+        /// The test item.
+        item: u32,
+        /// What differs.
+        what: String,
+    },
+}
+
+/// A batch's buffers on the host-visible heap, and the timeline its executions signal.
+struct BatchSlot {
+    buffers: [Buffer<f32>; 4],
+    classes: Buffer<u32>,
+    done: aqueduct_engine::Semaphore,
+    executions: u64,
+    /// The first test item of the batch in flight, and when it was submitted.
+    in_flight: Option<(u32, std::time::Instant)>,
+}
+
+/// Serves the test split through `pass` with [`ServeConfig`]'s batches in flight on its queues,
+/// checking every item: its logits within [`LOGIT_TOLERANCE`] of numpy's, its class the first
+/// largest logit, its probabilities summing to 1. The last batch of a pass may be short: its
+/// spare rows repeat the pass's first items and are not counted.
+pub fn serve(
+    device: &Device,
+    model: &DigitsModel,
+    pass: &ForwardPass,
+    config: ServeConfig,
+) -> Result<ServeReport, ServeError> {
+    use std::time::{Duration, Instant};
+    const WAIT: Duration = Duration::from_secs(60);
+    if config.queues == 0 || config.in_flight == 0 || config.passes == 0 {
+        return Err(
+            EngineError::InvalidArgument { what: "serve config", reason: format!("{config:?} has a zero") }.into()
+        );
+    }
+    let batch = pass.batch;
+    let queues = (0..config.queues).map(|_| device.create_queue()).collect::<Result<Vec<_>, _>>()?;
+    let per_item = |count: u32| u64::from(batch * count);
+    let mut slots = (0..config.queues * config.in_flight)
+        .map(|_| {
+            Ok(BatchSlot {
+                buffers: [
+                    device.allocate_typed(MemoryKind::HostVisible, per_item(INPUTS))?,
+                    device.allocate_typed(MemoryKind::DeviceLocal, per_item(HIDDEN))?,
+                    device.allocate_typed(MemoryKind::HostVisible, per_item(CLASSES))?,
+                    device.allocate_typed(MemoryKind::HostVisible, per_item(CLASSES))?,
+                ],
+                classes: device.allocate_typed(MemoryKind::HostVisible, u64::from(batch))?,
+                done: device.create_semaphore(0)?,
+                executions: 0,
+                in_flight: None,
+            })
+        })
+        .collect::<Result<Vec<_>, EngineError>>()?;
+    let items = model.items();
+    let mut report = ServeReport {
+        items: 0,
+        correct: 0,
+        accuracy: 0.0,
+        reference_accuracy: 0.0,
+        max_logit_error: 0.0,
+        elapsed: Duration::ZERO,
+        host_cpu: Duration::ZERO,
+        batch_latencies: Vec::new(),
+    };
+    let mut reference_correct = 0u64;
+    let mut finish = |slot: &mut BatchSlot, report: &mut ServeReport| -> Result<(), ServeError> {
+        let Some((first, submitted)) = slot.in_flight.take() else { return Ok(()) };
+        slot.done.wait(slot.executions, WAIT)?;
+        report.batch_latencies.push(submitted.elapsed());
+        let (logits, probabilities, classes) =
+            (slot.buffers[2].to_vec()?, slot.buffers[3].to_vec()?, slot.classes.to_vec()?);
+        for row in 0..batch.min(items - first) {
+            let item = first + row;
+            let range = (row * CLASSES) as usize..((row + 1) * CLASSES) as usize;
+            let mismatch = |what: String| ServeError::Mismatch { item, what };
+            for (got, want) in logits[range.clone()].iter().zip(model.reference(item)) {
+                let error = (got - want).abs();
+                report.max_logit_error = report.max_logit_error.max(error);
+                if error.is_nan() || error > LOGIT_TOLERANCE {
+                    return Err(mismatch(format!("logit {got}, numpy's {want}")));
+                }
+            }
+            let class = classes[row as usize];
+            if class != first_largest(&logits[range.clone()]) {
+                return Err(mismatch(format!("class {class} is not the first largest of {:?}", &logits[range])));
+            }
+            let sum: f32 = probabilities[range].iter().sum();
+            if (sum - 1.0).abs() > 1e-5 {
+                return Err(mismatch(format!("probabilities sum to {sum}")));
+            }
+            report.items += 1;
+            report.correct += u64::from(class == model.test_labels[item as usize]);
+            reference_correct += u64::from(model.reference_class(item) == model.test_labels[item as usize]);
+        }
+        Ok(())
+    };
+    let (started, cpu_started) = (Instant::now(), aqueduct_engine::thread_cpu_time());
+    let mut next_slot = 0usize;
+    for _ in 0..config.passes {
+        for first in (0..items).step_by(batch as usize) {
+            let index = next_slot % slots.len();
+            next_slot += 1;
+            let slot = &mut slots[index];
+            // The slot's last batch must be checked before its buffers take the next.
+            finish(slot, &mut report)?;
+            let rows: Vec<f32> =
+                (0..batch).flat_map(|row| model.input((first + row) % items).iter().copied()).collect();
+            slot.buffers[0].write(0, &rows)?;
+            slot.executions += 1;
+            let [input, hidden, logits, probabilities] = &slot.buffers;
+            let table = aqueduct_engine::BindingTable::from_bindings(&[
+                input.whole(),
+                hidden.whole(),
+                logits.whole(),
+                probabilities.whole(),
+                slot.classes.whole(),
+            ])?;
+            let queue = &queues[index % queues.len()];
+            queue.execute(&pass.program, &table).signal(slot.done.at(slot.executions)).submit()?;
+            slot.in_flight = Some((first, Instant::now()));
+        }
+    }
+    for slot in &mut slots {
+        finish(slot, &mut report)?;
+    }
+    report.elapsed = started.elapsed();
+    report.host_cpu = aqueduct_engine::thread_cpu_time() - cpu_started;
+    report.batch_latencies.sort_unstable();
+    report.accuracy = report.correct as f64 / report.items as f64;
+    report.reference_accuracy = reference_correct as f64 / report.items as f64;
+    Ok(report)
+}

@@ -1,0 +1,57 @@
+//! The digits MLP served through the engine: its kernels run from their machine code (they have
+//! no host build), and every item of the test split is checked against numpy's logits.
+
+use aqueduct::digits::{self, DigitsModel, ForwardPass, ServeConfig};
+
+/// The model files agree with each other: the host's float32 forward pass over the weights gives
+/// numpy's logits, and numpy's accuracy is the one `model.json` records.
+#[test]
+fn the_model_files_agree_with_numpy_s_forward_pass() {
+    let model = DigitsModel::embedded();
+    assert_eq!(model.items(), 360);
+    assert_eq!(model.test_inputs.len(), 360 * digits::INPUTS as usize);
+    assert_eq!(model.reference_logits.len(), 360 * digits::CLASSES as usize);
+    for item in 0..model.items() {
+        for (host, numpy) in model.host_logits(item).iter().zip(model.reference(item)) {
+            assert!((host - numpy).abs() <= digits::LOGIT_TOLERANCE, "item {item}: host {host}, numpy {numpy}");
+        }
+    }
+    let correct =
+        (0..model.items()).filter(|&item| model.reference_class(item) == model.test_labels[item as usize]).count();
+    let recorded: serde_json::Value =
+        serde_json::from_str(include_str!("../models/digits/model.json")).expect("model.json parses");
+    assert_eq!(recorded["correct"], correct, "numpy's correct items");
+}
+
+/// Batches of 32 (the last one short) on 2 queues with 4 in flight: every item's logits,
+/// probabilities and class are checked inside `serve`, and the accuracy is numpy's.
+#[test]
+fn the_forward_pass_serves_the_test_split_with_numpy_s_accuracy() {
+    let engine = aqueduct::Engine::new("soft").expect("soft engine");
+    let device = engine.device();
+    let model = DigitsModel::embedded();
+    let pass = ForwardPass::record(device, &model, 32).expect("recorded");
+    let report = digits::serve(device, &model, &pass, ServeConfig::default()).expect("served");
+    assert_eq!(report.items, 360);
+    assert_eq!(report.accuracy, report.reference_accuracy);
+    assert_eq!(report.correct, 349, "349 of 360, as models/digits/model.json records");
+    assert_eq!(report.batch_latencies.len(), 12, "360 items in batches of 32");
+    assert!(report.max_logit_error <= digits::LOGIT_TOLERANCE);
+}
+
+#[test]
+fn bad_batch_and_serve_shapes_are_typed_errors() {
+    let engine = aqueduct::Engine::new("soft").expect("soft engine");
+    let device = engine.device();
+    let model = DigitsModel::embedded();
+    assert!(matches!(
+        ForwardPass::record(device, &model, 0),
+        Err(aqueduct::EngineError::InvalidArgument { what: "batch", .. })
+    ));
+    let pass = ForwardPass::record(device, &model, 7).expect("recorded");
+    let zero_queues = ServeConfig { queues: 0, ..ServeConfig::default() };
+    assert!(matches!(
+        digits::serve(device, &model, &pass, zero_queues),
+        Err(digits::ServeError::Engine(aqueduct::EngineError::InvalidArgument { .. }))
+    ));
+}
