@@ -11,6 +11,6 @@ run() {
 }
 run multi_queue_pipeline
 run own_kernel
-run batch_inference -- 400 2 4
+run batch_inference -- --passes 1
 run tracy_throughput
 run bevy_frame_compute -- 60

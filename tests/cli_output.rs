@@ -267,9 +267,10 @@ fn example(name: &str) -> PathBuf {
 #[test]
 fn examples_refuse_bad_arguments() {
     for (name, arguments, complaint) in [
-        ("batch_inference", &["abc", "2"][..], "invalid value 'abc' for '[ITEMS]'"),
-        ("batch_inference", &["0"][..], "invalid value '0' for '[ITEMS]'"),
-        ("batch_inference", &["10", "2", "4", "5"][..], "unexpected argument '5'"),
+        ("batch_inference", &["--batch", "abc"][..], "invalid value 'abc' for '--batch <BATCH>'"),
+        ("batch_inference", &["--batch", "0"][..], "invalid value '0' for '--batch <BATCH>'"),
+        ("batch_inference", &["--precision", "f16"][..], "invalid value 'f16' for '--precision <PRECISION>'"),
+        ("batch_inference", &["10"][..], "unexpected argument '10'"),
         ("multi_queue_pipeline", &["7"][..], "unexpected argument '7'"),
         ("multi_queue_pipeline", &["--items", "-1"][..], "unexpected argument '-1'"),
         ("tracy_throughput", &["--repeats", "0"][..], "invalid value '0' for '--repeats <REPEATS>'"),

@@ -1,4 +1,4 @@
-//! The demo on soft agents of other ISAs, from machine code. The soft runtime reads its
+//! The demo and the digits model on soft agents of other ISAs, from machine code. The soft runtime reads its
 //! configuration at its first `hsa_init` (as ROCr reads its environment once), so these tests run
 //! one at a time, each on an engine of its own.
 
@@ -42,4 +42,20 @@ fn an_agent_no_demo_code_object_runs_on_is_a_typed_error() {
     assert_eq!(agents, "amdgcn-amd-amdhsa--gfx90a");
     assert_eq!(rejected.len(), aqueduct::demo::DEMO_CODE_OBJECTS.len(), "{rejected:?}");
     assert!(rejected[0].contains("gfx11-generic") && rejected[1].contains("gfx10-3-generic"), "{rejected:?}");
+}
+
+/// The digits MLP's gfx10-3-generic kernels on a gfx1030 agent, from machine code: every test
+/// item within tolerance of numpy's logits, and numpy's accuracy.
+#[test]
+fn the_digits_model_serves_from_its_gfx10_3_machine_code_on_a_gfx1030_agent() {
+    use aqueduct::digits::{DigitsModel, ForwardPass, ServeConfig, serve};
+    let _serial = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
+    let engine = aqueduct::Engine::with_config(soft_engine_with("amdgcn-amd-amdhsa--gfx1030")).expect("engine");
+    let device = engine.device();
+    assert_eq!(device.agents()[0].isa, "amdgcn-amd-amdhsa--gfx1030");
+    let model = DigitsModel::embedded();
+    let pass = ForwardPass::record(device, &model, 45).expect("recorded");
+    let report =
+        serve(device, &model, &pass, ServeConfig { batch: 45, queues: 3, in_flight: 2, passes: 1 }).expect("served");
+    assert_eq!((report.items, report.correct), (360, 349));
 }
