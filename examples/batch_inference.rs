@@ -45,8 +45,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let engine = Engine::new(&device)?;
     let device = engine.device();
     let model = DigitsModel::embedded();
-    let pass = ForwardPass::record(device, &model, batch)?;
-    let report = serve(device, &model, &pass, ServeConfig { batch, queues, in_flight, passes })?;
+    let queue_list = (0..queues).map(|_| device.create_queue()).collect::<Result<Vec<_>, _>>()?;
+    let pass = ForwardPass::record(device, &queue_list[0], &model, batch)?;
+    let report = serve(device, &queue_list, &model, &pass, ServeConfig { in_flight, passes })?;
     let agent = device.agents().first().map(|agent| agent.isa.clone()).unwrap_or_default();
     println!(
         "batch_inference: digits MLP ({precision}) on {} ({agent}), {} items in batches of {batch} on {queues} queues x {in_flight} in flight",

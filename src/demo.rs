@@ -1,11 +1,15 @@
 //! The end-to-end demo workload, through the engine: several queues hand a saxpy chain to each
 //! other through cross-queue semaphore waits (device-side barriers), with fills, copies, an
-//! update and an iota dispatch around it, and every element verified on the host.
+//! update and an iota dispatch around it, and every element verified on the host; then the
+//! trained digits MLP ([`crate::digits`]) serves its test split in batches on the same device,
+//! every item checked against numpy's logits.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use aqueduct_abi::{HostKernelRecord, SoftKernel};
+
+use crate::digits::{DigitsModel, ForwardPass, ServeConfig, ServeError, ServeReport, serve};
 use aqueduct_engine::{Device, Dispatch, Engine, EngineConfig, EngineError, Executable, MemoryKind, Queue, QueueStats};
 
 /// The demo kernels, built from `kernels/demo.c` by `kernels/regen.sh`: for RDNA3
@@ -75,6 +79,8 @@ pub struct DemoReport {
     pub end_to_end: Duration,
     /// Elements checked on the host (`y`, the iota, and the snapshot if one was taken).
     pub verified_elements: usize,
+    /// The digits MLP served over its test split (every item checked).
+    pub model: ServeReport,
 }
 
 /// Why the demo failed.
@@ -84,6 +90,15 @@ pub enum DemoError {
     Engine(EngineError),
     /// The arguments cannot make a demo (fewer than 2 queues, or no handoff).
     Setup(String),
+    /// An item's outputs differ from numpy's.
+    Model(ServeError),
+    /// The model's accuracy is not numpy's.
+    ModelAccuracy {
+        /// The served accuracy.
+        accuracy: f64,
+        /// numpy's on the same items.
+        reference: f64,
+    },
     /// An element read back differs from its expected value.
     Mismatch {
         /// Which buffer: `y`, `iota` or `snapshot`.
@@ -102,6 +117,10 @@ impl std::fmt::Display for DemoError {
         match self {
             Self::Engine(error) => error.fmt(f),
             Self::Setup(reason) => write!(f, "demo setup failed: {reason}"),
+            Self::Model(error) => write!(f, "the digits model: {error}"),
+            Self::ModelAccuracy { accuracy, reference } => {
+                write!(f, "the digits model's accuracy {accuracy} is not numpy's {reference}")
+            }
             Self::Mismatch { buffer, index, expected, found } => {
                 write!(f, "verification failed: {buffer}[{index}] is {found}, expected {expected}")
             }
@@ -110,6 +129,15 @@ impl std::fmt::Display for DemoError {
 }
 
 impl std::error::Error for DemoError {}
+
+impl From<ServeError> for DemoError {
+    fn from(error: ServeError) -> Self {
+        match error {
+            ServeError::Engine(error) => Self::Engine(error),
+            mismatch => Self::Model(mismatch),
+        }
+    }
+}
 
 impl From<EngineError> for DemoError {
     fn from(error: EngineError) -> Self {
@@ -256,19 +284,38 @@ pub fn run_with(config: EngineConfig, handoffs: u32, queue_count: u32) -> Result
         }
     }
     let agent = device.agents().first().map(|agent| agent.isa.clone()).unwrap_or_default();
+    // The chain's counters, before the model adds its own submissions to the same queues.
+    let queue_reports = queues.iter().map(|queue| QueueReport { index: queue.index(), stats: queue.stats() }).collect();
+    let model = serve_model(device, &queues)?;
     Ok(DemoReport {
         provider: device.provider(),
         provider_reason: device.provider_reason().to_string(),
         agent,
         handoffs,
-        queues: queues.iter().map(|queue| QueueReport { index: queue.index(), stats: queue.stats() }).collect(),
+        queues: queue_reports,
         operations: tally.dispatches + tally.transfers,
         dispatches: tally.dispatches,
         transfers: tally.transfers,
         submit_time: tally.submit_time,
         end_to_end,
         verified_elements: if snapshot_step > 0 { 3 * elements } else { 2 * elements },
+        model,
     })
+}
+
+/// Items per batch when the demo serves the model.
+pub const MODEL_BATCH: u32 = 32;
+
+/// The digits MLP over its test split on the chain's queues: batches of [`MODEL_BATCH`], 4 in
+/// flight on each. Its accuracy must be numpy's.
+fn serve_model(device: &Device, queues: &[Queue]) -> Result<ServeReport, DemoError> {
+    let model = DigitsModel::embedded();
+    let pass = ForwardPass::record(device, &queues[0], &model, MODEL_BATCH)?;
+    let report = serve(device, queues, &model, &pass, ServeConfig { in_flight: 4, passes: 1 })?;
+    if report.accuracy != report.reference_accuracy {
+        return Err(DemoError::ModelAccuracy { accuracy: report.accuracy, reference: report.reference_accuracy });
+    }
+    Ok(report)
 }
 
 /// [`run_on`] with automatic device selection.

@@ -6,7 +6,7 @@
 //! The kernels have no host build: on the soft runtime they run from their machine code.
 
 use aqueduct_engine::{
-    Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, Dispatch, EngineError, Kernel, MemoryKind,
+    Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, Dispatch, EngineError, Kernel, MemoryKind, Queue,
 };
 
 /// The MLP's kernels (`dense`, `softmax`, `argmax`), built from `kernels/mlp.hip` by
@@ -153,9 +153,9 @@ pub struct ForwardPass {
 }
 
 impl ForwardPass {
-    /// Loads the kernels (the code object the device's agents run), uploads the weights and
-    /// records the program.
-    pub fn record(device: &Device, model: &DigitsModel, batch: u32) -> Result<Self, EngineError> {
+    /// Loads the kernels (the code object the device's agents run), uploads the weights through
+    /// `queue` and records the program.
+    pub fn record(device: &Device, queue: &Queue, model: &DigitsModel, batch: u32) -> Result<Self, EngineError> {
         if batch == 0 {
             return Err(EngineError::InvalidArgument {
                 what: "batch",
@@ -165,7 +165,7 @@ impl ForwardPass {
         let executable = device.load_executable(device.select_code_object(&MLP_CODE_OBJECTS)?)?;
         let (dense, softmax, argmax) =
             (executable.kernel("dense")?, executable.kernel("softmax")?, executable.kernel("argmax")?);
-        let weights = upload(device, [&model.w1, &model.b1, &model.w2, &model.b2])?;
+        let weights = upload(device, queue, [&model.w1, &model.b1, &model.w2, &model.b2])?;
         let slot = |index: u32, per_item: u32| BufferRef::slot_of::<f32>(index, 0, u64::from(batch * per_item));
         let (input, hidden, logits, probabilities, classes) = (
             slot(slot::INPUT, INPUTS),
@@ -196,8 +196,7 @@ impl ForwardPass {
 
 /// Device-local buffers holding `arrays`, written through a queue's updates (device-local
 /// memory need not be host-visible), uploaded before this returns.
-fn upload(device: &Device, arrays: [&[f32]; 4]) -> Result<[Buffer; 4], EngineError> {
-    let queue = device.create_queue()?;
+fn upload(device: &Device, queue: &Queue, arrays: [&[f32]; 4]) -> Result<[Buffer; 4], EngineError> {
     let uploaded = device.create_semaphore(0)?;
     let mut buffers = Vec::with_capacity(arrays.len());
     for (index, values) in arrays.into_iter().enumerate() {
@@ -225,13 +224,9 @@ fn record_dense(
     program.dispatch(dense, &Dispatch::grid(grid).workgroup([16, 16, 1]).bindings(&bindings).constants(&shape))
 }
 
-/// How [`serve`] runs the test split.
+/// How [`serve`] runs the test split (the batch size is the [`ForwardPass`]'s).
 #[derive(Clone, Copy, Debug)]
 pub struct ServeConfig {
-    /// Items per execution of the forward pass.
-    pub batch: u32,
-    /// Queues the batches are spread over.
-    pub queues: u32,
     /// Batches in flight per queue.
     pub in_flight: u32,
     /// Passes over the whole test split (each item checked every time).
@@ -240,7 +235,7 @@ pub struct ServeConfig {
 
 impl Default for ServeConfig {
     fn default() -> Self {
-        Self { batch: 32, queues: 2, in_flight: 4, passes: 1 }
+        Self { in_flight: 4, passes: 1 }
     }
 }
 
@@ -309,27 +304,26 @@ struct BatchSlot {
     in_flight: Option<(u32, std::time::Instant)>,
 }
 
-/// Serves the test split through `pass` with [`ServeConfig`]'s batches in flight on its queues,
-/// checking every item: its logits within [`LOGIT_TOLERANCE`] of numpy's, its class the first
+/// Serves the test split through `pass`, its batches spread over `queues` with
+/// [`ServeConfig::in_flight`] on each, checking every item: its logits within [`LOGIT_TOLERANCE`] of numpy's, its class the first
 /// largest logit, its probabilities summing to 1. The last batch of a pass may be short: its
 /// spare rows repeat the pass's first items and are not counted.
 pub fn serve(
     device: &Device,
+    queues: &[Queue],
     model: &DigitsModel,
     pass: &ForwardPass,
     config: ServeConfig,
 ) -> Result<ServeReport, ServeError> {
     use std::time::{Duration, Instant};
     const WAIT: Duration = Duration::from_secs(60);
-    if config.queues == 0 || config.in_flight == 0 || config.passes == 0 {
-        return Err(
-            EngineError::InvalidArgument { what: "serve config", reason: format!("{config:?} has a zero") }.into()
-        );
+    if queues.is_empty() || config.in_flight == 0 || config.passes == 0 {
+        let reason = format!("{} queues, {config:?}: each must be at least 1", queues.len());
+        return Err(EngineError::InvalidArgument { what: "serve config", reason }.into());
     }
     let batch = pass.batch;
-    let queues = (0..config.queues).map(|_| device.create_queue()).collect::<Result<Vec<_>, _>>()?;
     let per_item = |count: u32| u64::from(batch * count);
-    let mut slots = (0..config.queues * config.in_flight)
+    let mut slots = (0..queues.len() as u32 * config.in_flight)
         .map(|_| {
             Ok(BatchSlot {
                 buffers: [

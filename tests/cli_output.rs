@@ -112,6 +112,7 @@ fn demo_json_is_one_document_with_the_expected_fields() {
             "dispatches",
             "end_to_end_ns",
             "handoffs",
+            "model",
             "operations",
             "provider",
             "provider_reason",
@@ -130,6 +131,10 @@ fn demo_json_is_one_document_with_the_expected_fields() {
     let operations: u64 = queues.iter().map(|queue| queue["operations"].as_u64().unwrap()).sum();
     assert_eq!(Some(operations), value["operations"].as_u64(), "the queues' operations add up");
     assert!(value["end_to_end_ns"].as_u64().unwrap() > 0);
+    let model = &value["model"];
+    assert_eq!((model["items"].as_u64(), model["correct"].as_u64()), (Some(360), Some(349)), "{model}");
+    assert_eq!(model["accuracy"], model["reference_accuracy"], "{model}");
+    assert!(model["items_per_second"].as_f64().unwrap() > 0.0, "{model}");
 }
 
 #[test]

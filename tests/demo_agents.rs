@@ -54,8 +54,8 @@ fn the_digits_model_serves_from_its_gfx10_3_machine_code_on_a_gfx1030_agent() {
     let device = engine.device();
     assert_eq!(device.agents()[0].isa, "amdgcn-amd-amdhsa--gfx1030");
     let model = DigitsModel::embedded();
-    let pass = ForwardPass::record(device, &model, 45).expect("recorded");
-    let report =
-        serve(device, &model, &pass, ServeConfig { batch: 45, queues: 3, in_flight: 2, passes: 1 }).expect("served");
+    let queues: Vec<_> = (0..3).map(|_| device.create_queue().expect("queue")).collect();
+    let pass = ForwardPass::record(device, &queues[0], &model, 45).expect("recorded");
+    let report = serve(device, &queues, &model, &pass, ServeConfig { in_flight: 2, passes: 1 }).expect("served");
     assert_eq!((report.items, report.correct), (360, 349));
 }

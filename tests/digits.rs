@@ -30,8 +30,9 @@ fn the_forward_pass_serves_the_test_split_with_numpy_s_accuracy() {
     let engine = aqueduct::Engine::new("soft").expect("soft engine");
     let device = engine.device();
     let model = DigitsModel::embedded();
-    let pass = ForwardPass::record(device, &model, 32).expect("recorded");
-    let report = digits::serve(device, &model, &pass, ServeConfig::default()).expect("served");
+    let queues = [device.create_queue().expect("queue"), device.create_queue().expect("queue")];
+    let pass = ForwardPass::record(device, &queues[0], &model, 32).expect("recorded");
+    let report = digits::serve(device, &queues, &model, &pass, ServeConfig::default()).expect("served");
     assert_eq!(report.items, 360);
     assert_eq!(report.accuracy, report.reference_accuracy);
     assert_eq!(report.correct, 349, "349 of 360, as models/digits/model.json records");
@@ -44,14 +45,19 @@ fn bad_batch_and_serve_shapes_are_typed_errors() {
     let engine = aqueduct::Engine::new("soft").expect("soft engine");
     let device = engine.device();
     let model = DigitsModel::embedded();
+    let queue = device.create_queue().expect("queue");
     assert!(matches!(
-        ForwardPass::record(device, &model, 0),
+        ForwardPass::record(device, &queue, &model, 0),
         Err(aqueduct::EngineError::InvalidArgument { what: "batch", .. })
     ));
-    let pass = ForwardPass::record(device, &model, 7).expect("recorded");
-    let zero_queues = ServeConfig { queues: 0, ..ServeConfig::default() };
-    assert!(matches!(
-        digits::serve(device, &model, &pass, zero_queues),
-        Err(digits::ServeError::Engine(aqueduct::EngineError::InvalidArgument { .. }))
-    ));
+    let pass = ForwardPass::record(device, &queue, &model, 7).expect("recorded");
+    let no_queues: &[aqueduct::Queue] = &[];
+    for (queues, config) in
+        [(no_queues, ServeConfig::default()), (std::slice::from_ref(&queue), ServeConfig { in_flight: 0, passes: 1 })]
+    {
+        assert!(matches!(
+            digits::serve(device, queues, &model, &pass, config),
+            Err(digits::ServeError::Engine(aqueduct::EngineError::InvalidArgument { .. }))
+        ));
+    }
 }

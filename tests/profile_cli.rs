@@ -241,7 +241,8 @@ fn record_profiles_the_demo_and_every_tool_reads_the_capture() {
         assert!(std::fs::metadata(&out).unwrap().len() > 0, "{format}");
     }
     let svg = std::fs::read_to_string(directory.join("demo.svg")).unwrap();
-    assert!(svg.contains("saxpy"), "the picture names the kernels");
+    // Slices thinner than a pixel merge: the 16 short saxpys may, the model's GEMMs do not.
+    assert!(svg.contains("dense"), "the picture names the kernels");
 }
 
 #[test]

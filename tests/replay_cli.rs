@@ -36,9 +36,12 @@ fn the_demo_captured_as_is_replays_benchmarks_and_profiles() {
     assert!(ok, "{stderr}");
     let info: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(info["queues"], 4);
-    assert_eq!(info["executables"], 1);
-    let dispatches = info["operations"].as_array().unwrap().iter().find(|row| row["kind"] == "dispatch").unwrap();
-    assert_eq!(dispatches["count"], 65, "64 handoffs and the final pass: {stdout}");
+    assert_eq!(info["executables"], 2, "the demo's kernels and the digits MLP's");
+    let count = |kind: &str| {
+        info["operations"].as_array().unwrap().iter().find(|row| row["kind"] == kind).map(|row| row["count"].clone())
+    };
+    assert_eq!(count("dispatch"), Some(65.into()), "64 handoffs and the iota: {stdout}");
+    assert_eq!(count("execute"), Some(12.into()), "the model's 360 items in batches of 32: {stdout}");
     assert!(info["host_reads"].as_u64().unwrap() >= 1 && info["final_checksums"].as_u64().unwrap() >= 1);
     let (ok, stdout, _) = aqueduct(&["replay", "info", file], &[]);
     assert!(ok && stdout.contains("queues: 4") && stdout.contains("dispatch"), "{stdout}");

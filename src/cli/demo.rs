@@ -33,6 +33,28 @@ pub fn run(device: &str, handoffs: u32, queues: u32, json: bool) -> CliResult {
     );
     println!("  end to end:  {}, {} per operation", duration(report.end_to_end), per_operation(report.end_to_end));
     println!("  verified:    {} elements, all correct", report.verified_elements);
+    let model = &report.model;
+    println!(
+        "  model:       digits MLP (64-64-10, f32; kernels from kernels/mlp.hip), {} items in batches of {} on {} queues",
+        model.items,
+        aqueduct::demo::MODEL_BATCH,
+        report.queues.len()
+    );
+    println!(
+        "               accuracy {:.4} ({} of {}), numpy's {:.4}; every item's logits within {} of numpy's",
+        model.accuracy,
+        model.correct,
+        model.items,
+        model.reference_accuracy,
+        aqueduct::digits::LOGIT_TOLERANCE
+    );
+    println!(
+        "               {:.0} items/s, host {:.2} us/item, batch latency p50 {}, p99 {}",
+        model.items_per_second(),
+        model.host_us_per_item(),
+        duration(model.latency(0.5)),
+        duration(model.latency(0.99))
+    );
     Ok(())
 }
 
@@ -65,5 +87,17 @@ fn to_json(report: &DemoReport) -> serde_json::Value {
         "end_to_end_ns": report.end_to_end.as_nanos() as u64,
         "verified_elements": report.verified_elements,
         "verified": true,
+        "model": {
+            "name": "digits-mlp-f32",
+            "items": report.model.items,
+            "correct": report.model.correct,
+            "accuracy": report.model.accuracy,
+            "reference_accuracy": report.model.reference_accuracy,
+            "max_logit_error": report.model.max_logit_error,
+            "items_per_second": report.model.items_per_second(),
+            "host_us_per_item": report.model.host_us_per_item(),
+            "batch_latency_p50_ns": report.model.latency(0.5).as_nanos() as u64,
+            "batch_latency_p99_ns": report.model.latency(0.99).as_nanos() as u64,
+        },
     })
 }
