@@ -12,5 +12,5 @@ run() {
 run multi_queue_pipeline
 run own_kernel
 run batch_inference -- --passes 1
-run tracy_throughput
+run tracy_throughput -- --repeats 1
 run bevy_frame_compute -- 60

@@ -279,7 +279,7 @@ fn examples_refuse_bad_arguments() {
         ("multi_queue_pipeline", &["7"][..], "unexpected argument '7'"),
         ("multi_queue_pipeline", &["--items", "-1"][..], "unexpected argument '-1'"),
         ("tracy_throughput", &["--repeats", "0"][..], "invalid value '0' for '--repeats <REPEATS>'"),
-        ("tracy_throughput", &["--dispatches", "many"][..], "invalid value 'many' for '--dispatches <DISPATCHES>'"),
+        ("tracy_throughput", &["--passes", "many"][..], "invalid value 'many' for '--passes <PASSES>'"),
     ] {
         let path = example(name);
         assert!(
