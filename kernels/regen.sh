@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rebuilds the demo, bench, saxpy and digits-MLP code objects. Needs Debian's clang-19 and lld-19; building
+# Rebuilds the demo, bench, saxpy, digits-MLP and n-body code objects. Needs Debian's clang-19 and lld-19; building
 # and testing do not (the root crate's build.rs compiles demo.c and bench.c for the host;
 # saxpy.c's host build is Rust, in examples/own_kernel.rs).
 # Deterministic: fixed flags, relative source paths, no build id.
@@ -18,12 +18,16 @@ for target in gfx11-generic gfx10-3-generic; do
         ld.lld-19 -shared --build-id=none "$work/$name.o" -o "${name}_${target}.hsaco"
         echo "built ${name}_${target}.hsaco"
     done
-    # The digits MLP's kernels, HIP as users write it. clang 19 wraps a device-only object in an
-    # offload bundle (which needs clang-offload-bundler), so its assembly is assembled instead.
-    clang-19 -x hip --offload-device-only --offload-arch="$target" -cuid=mlp -mcode-object-version=6 -O3 -Wall \
-        -nogpuinc -nogpulib -S mlp.hip -o "$work/mlp.s" 2> >(grep -v 'code object v6 is still in development' >&2)
-    clang-19 -target amdgcn-amd-amdhsa -mcpu="$target" -mcode-object-version=6 -c "$work/mlp.s" -o "$work/mlp.o" \
-        2> >(grep -v 'code object v6 is still in development' >&2)
-    ld.lld-19 -shared --build-id=none "$work/mlp.o" -o "mlp_${target}.hsaco"
-    echo "built mlp_${target}.hsaco"
+    # HIP as users write it: the digits MLP's kernels and the game example's n-body step. clang 19
+    # wraps a device-only object in an offload bundle (which needs clang-offload-bundler), so
+    # the assembly is assembled instead.
+    for name in mlp nbody; do
+        clang-19 -x hip --offload-device-only --offload-arch="$target" -cuid="$name" -mcode-object-version=6 -O3 \
+            -Wall -Werror -nogpuinc -nogpulib -S "$name.hip" -o "$work/$name.s" \
+            2> >(grep -v 'code object v6 is still in development' >&2)
+        clang-19 -target amdgcn-amd-amdhsa -mcpu="$target" -mcode-object-version=6 -c "$work/$name.s" -o "$work/$name.o" \
+            2> >(grep -v 'code object v6 is still in development' >&2)
+        ld.lld-19 -shared --build-id=none "$work/$name.o" -o "${name}_${target}.hsaco"
+        echo "built ${name}_${target}.hsaco"
+    done
 done

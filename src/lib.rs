@@ -53,5 +53,6 @@ pub mod digits;
 #[doc = include_str!("../README.md")]
 mod readme_doctests {}
 pub mod info;
+pub mod nbody;
 pub mod replay;
 pub mod stress;
