@@ -72,6 +72,7 @@ pub fn first_difference(got: &[f32], want: &[f32]) -> Option<(usize, f32, f32)> 
     got.iter()
         .zip(want)
         .enumerate()
-        .find(|(_, (got, want))| !((*got - *want).abs() <= TOLERANCE * (1.0 + want.abs())))
+        // A NaN is a difference too.
+        .find(|(_, (got, want))| (*got - *want).abs().is_nan() || (*got - *want).abs() > TOLERANCE * (1.0 + want.abs()))
         .map(|(index, (got, want))| (index, *got, *want))
 }
