@@ -13,7 +13,7 @@
 //! [--passes N] [--precision f32] [--device SPEC]`
 
 use aqueduct::Engine;
-use aqueduct::digits::{DigitsModel, ForwardPass, ServeConfig, serve};
+use aqueduct::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, serve};
 use clap::Parser;
 
 /// Serve the digits MLP's test split in batches, with batches in flight across queues, and check
@@ -32,9 +32,10 @@ struct Arguments {
     /// Passes over the 360-item test split.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     passes: u32,
-    /// Arithmetic of the forward pass (the f16 model is not built yet).
-    #[arg(long, default_value = "f32", value_parser = ["f32"])]
-    precision: String,
+    /// Arithmetic of the forward pass: f32; f16 (packed math, v_dot2_f32_f16); f16-wmma (the
+    /// products by WMMA, RDNA3 only).
+    #[arg(long, default_value = "f32")]
+    precision: Precision,
     /// Device: auto, soft, amdgpu, amdgpu:N or amdgpu://UUID[,UUID...].
     #[arg(long, default_value = "auto")]
     device: String,
@@ -46,21 +47,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let device = engine.device();
     let model = DigitsModel::embedded();
     let queue_list = (0..queues).map(|_| device.create_queue()).collect::<Result<Vec<_>, _>>()?;
-    let pass = ForwardPass::record(device, &queue_list[0], &model, batch)?;
+    let pass = ForwardPass::record(device, &queue_list[0], &model, batch, precision)?;
     let report = serve(device, &queue_list, &model, &pass, ServeConfig { in_flight, passes })?;
     let agent = device.agents().first().map(|agent| agent.isa.clone()).unwrap_or_default();
     println!(
-        "batch_inference: digits MLP ({precision}) on {} ({agent}), {} items in batches of {batch} on {queues} queues x {in_flight} in flight",
+        "batch_inference: digits MLP ({}) on {} ({agent}), {} items in batches of {batch} on {queues} queues x {in_flight} in flight",
+        precision.name(),
         device.provider(),
         report.items,
     );
+    let checked_against =
+        if precision == Precision::F32 { "numpy's" } else { "the host's pass over the same f16 model" };
     println!(
-        "  accuracy {:.4} ({} of {}), numpy's {:.4}; every item's logits within {} of numpy's (largest {:.2e})",
+        "  accuracy {:.4} ({} of {}), numpy's {:.4}; every item's logits within {} of {checked_against} (largest {:.2e})",
         report.accuracy,
         report.correct,
         report.items,
         report.reference_accuracy,
-        aqueduct::digits::LOGIT_TOLERANCE,
+        precision.logit_tolerance(),
         report.max_logit_error,
     );
     println!(

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use aqueduct::Engine;
 use aqueduct::bench::Spread;
-use aqueduct::digits::{DigitsModel, ForwardPass, ServeConfig, serve};
+use aqueduct::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, serve};
 use clap::Parser;
 
 const BATCHES: [u32; 3] = [8, 32, 128];
@@ -72,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         model.items(),
     );
     for batch in BATCHES {
-        let pass = ForwardPass::record(device, &queues[0], &model, batch)?;
+        let pass = ForwardPass::record(device, &queues[0], &model, batch, Precision::F32)?;
         for queue_count in QUEUES {
             for in_flight in IN_FLIGHT {
                 let config = ServeConfig { in_flight, passes: arguments.passes };

@@ -71,3 +71,91 @@ KERNEL void argmax(u32 *classes, const float *logits, u32 rows, u32 n) {
     if (x[i] > x[best]) best = i;
   classes[row] = best;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The f16 model: weights given transposed (n x k, so a column of w is contiguous), inputs and
+// the hidden layer in f16, accumulation, bias and logits in f32.
+// - dense_h_hidden / dense_h_logits: packed math, v_dot2_f32_f16 over half2 pairs, the tiles
+//   staged through LDS as in `dense`; k a multiple of 32. ReLU and an f16 result for the hidden
+//   layer, an f32 result for the logits.
+// - dense_wmma_hidden / dense_wmma_logits (gfx11 only): one wave per 16 x 16 block of out, the
+//   products by v_wmma_f32_16x16x16_f16 (A: lane % 16 holds row r's 16 k values; B: lane % 16
+//   holds column c's; C/D: register i of lane l is row 2i + l / 16, column l % 16); k a
+//   multiple of 16.
+typedef _Float16 half;
+typedef half half2 __attribute__((ext_vector_type(2)));
+
+template <bool Hidden> struct Out;
+template <> struct Out<true> {
+  typedef half type;
+  static DEVICE half store(float value) { return (half)(value < 0.0f ? 0.0f : value); }
+};
+template <> struct Out<false> {
+  typedef float type;
+  static DEVICE float store(float value) { return value; }
+};
+
+template <bool Hidden>
+static DEVICE void dense_h(typename Out<Hidden>::type *out, const half2 *in, const half2 *wt, const float *b, u32 rows,
+                           u32 k, u32 n) {
+  static SHARED half2 in_tile[TILE][TILE] __attribute__((loader_uninitialized));
+  static SHARED half2 w_tile[TILE][TILE] __attribute__((loader_uninitialized));
+  u32 tx = __builtin_amdgcn_workitem_id_x(), ty = __builtin_amdgcn_workitem_id_y();
+  u32 c0 = __builtin_amdgcn_workgroup_id_x() * TILE, r0 = __builtin_amdgcn_workgroup_id_y() * TILE;
+  float acc = 0.0f;
+  for (u32 p0 = 0; p0 < k / 2; p0 += TILE) {
+    in_tile[ty][tx] = r0 + ty < rows ? in[(r0 + ty) * (k / 2) + p0 + tx] : half2(0);
+    w_tile[ty][tx] = c0 + ty < n ? wt[(c0 + ty) * (k / 2) + p0 + tx] : half2(0);
+    barrier();
+    for (u32 p = 0; p < TILE; ++p) acc = __builtin_amdgcn_fdot2(in_tile[ty][p], w_tile[tx][p], acc, false);
+    barrier();
+  }
+  if (r0 + ty < rows && c0 + tx < n) out[(r0 + ty) * n + c0 + tx] = Out<Hidden>::store(acc + b[c0 + tx]);
+}
+
+KERNEL void dense_h_hidden(half *out, const half2 *in, const half2 *wt, const float *b, u32 rows, u32 k, u32 n) {
+  dense_h<true>(out, in, wt, b, rows, k, n);
+}
+
+KERNEL void dense_h_logits(float *out, const half2 *in, const half2 *wt, const float *b, u32 rows, u32 k, u32 n) {
+  dense_h<false>(out, in, wt, b, rows, k, n);
+}
+
+#ifdef __GFX11__
+typedef half v16h __attribute__((ext_vector_type(16)));
+typedef float v8f __attribute__((ext_vector_type(8)));
+
+// 16 consecutive halves of `row` (k values from k0), or zeros past the matrix.
+static inline DEVICE v16h sixteen(const half *matrix, u32 row, u32 rows, u32 k, u32 k0) {
+  v16h values = {};
+  if (row < rows)
+    for (u32 i = 0; i < 16; ++i) values[i] = matrix[row * k + k0 + i];
+  return values;
+}
+
+template <bool Hidden>
+static DEVICE void dense_wmma(typename Out<Hidden>::type *out, const half *in, const half *wt, const float *b, u32 rows,
+                              u32 k, u32 n) {
+  u32 lane = __builtin_amdgcn_workitem_id_x();
+  u32 c0 = __builtin_amdgcn_workgroup_id_x() * 16, r0 = __builtin_amdgcn_workgroup_id_y() * 16;
+  v8f acc = {};
+  for (u32 k0 = 0; k0 < k; k0 += 16) {
+    v16h a = sixteen(in, r0 + lane % 16, rows, k, k0);
+    v16h w = sixteen(wt, c0 + lane % 16, n, k, k0);
+    acc = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(a, w, acc);
+  }
+  u32 column = c0 + lane % 16;
+  for (u32 i = 0; i < 8; ++i) {
+    u32 row = r0 + 2 * i + lane / 16;
+    if (row < rows && column < n) out[row * n + column] = Out<Hidden>::store(acc[i] + b[column]);
+  }
+}
+
+KERNEL void dense_wmma_hidden(half *out, const half *in, const half *wt, const float *b, u32 rows, u32 k, u32 n) {
+  dense_wmma<true>(out, in, wt, b, rows, k, n);
+}
+
+KERNEL void dense_wmma_logits(float *out, const half *in, const half *wt, const float *b, u32 rows, u32 k, u32 n) {
+  dense_wmma<false>(out, in, wt, b, rows, k, n);
+}
+#endif

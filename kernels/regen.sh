@@ -23,7 +23,7 @@ for target in gfx11-generic gfx10-3-generic; do
     # the assembly is assembled instead.
     for name in mlp nbody; do
         clang-19 -x hip --offload-device-only --offload-arch="$target" -cuid="$name" -mcode-object-version=6 -O3 \
-            -Wall -Werror -nogpuinc -nogpulib -S "$name.hip" -o "$work/$name.s" \
+            -Wall -Werror=unused-value -Werror=uninitialized -nogpuinc -nogpulib -S "$name.hip" -o "$work/$name.s" \
             2> >(grep -v 'code object v6 is still in development' >&2)
         clang-19 -target amdgcn-amd-amdhsa -mcpu="$target" -mcode-object-version=6 -c "$work/$name.s" -o "$work/$name.o" \
             2> >(grep -v 'code object v6 is still in development' >&2)

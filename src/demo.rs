@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use aqueduct_abi::{HostKernelRecord, SoftKernel};
 
-use crate::digits::{DigitsModel, ForwardPass, ServeConfig, ServeError, ServeReport, serve};
+use crate::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, ServeError, ServeReport, serve};
 use aqueduct_engine::{Device, Dispatch, Engine, EngineConfig, EngineError, Executable, MemoryKind, Queue, QueueStats};
 
 /// The demo kernels, built from `kernels/demo.c` by `kernels/regen.sh`: for RDNA3
@@ -310,7 +310,7 @@ pub const MODEL_BATCH: u32 = 32;
 /// flight on each. Its accuracy must be numpy's.
 fn serve_model(device: &Device, queues: &[Queue]) -> Result<ServeReport, DemoError> {
     let model = DigitsModel::embedded();
-    let pass = ForwardPass::record(device, &queues[0], &model, MODEL_BATCH)?;
+    let pass = ForwardPass::record(device, &queues[0], &model, MODEL_BATCH, Precision::F32)?;
     let report = serve(device, queues, &model, &pass, ServeConfig { in_flight: 4, passes: 1 })?;
     if report.accuracy != report.reference_accuracy {
         return Err(DemoError::ModelAccuracy { accuracy: report.accuracy, reference: report.reference_accuracy });

@@ -148,14 +148,114 @@ pub struct ForwardPass {
     pub program: CommandBuffer,
     /// Items per execution.
     pub batch: u32,
+    /// Its arithmetic.
+    pub precision: Precision,
     /// The weights' buffers, kept alive as long as the program that names them.
     _weights: [Buffer; 4],
 }
 
+/// The forward pass's arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// f32 throughout (`dense`).
+    F32,
+    /// f16 weights, inputs and hidden layer, f32 accumulation and logits, by packed math:
+    /// `v_dot2_f32_f16` over half pairs (`dense_h_*`), on every target.
+    F16,
+    /// The same model with the products by WMMA (`dense_wmma_*`, `v_wmma_f32_16x16x16_f16`):
+    /// RDNA3 only; elsewhere the kernels' absence is a typed error.
+    F16Wmma,
+}
+
+impl Precision {
+    /// Every precision, in the CLI's order.
+    pub const ALL: [Precision; 3] = [Precision::F32, Precision::F16, Precision::F16Wmma];
+
+    /// Its CLI name: `f32`, `f16` or `f16-wmma`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F16 => "f16",
+            Precision::F16Wmma => "f16-wmma",
+        }
+    }
+
+    /// Bytes of one input or hidden value.
+    pub fn activation_bytes(self) -> u32 {
+        if self == Precision::F32 { 4 } else { 2 }
+    }
+
+    /// How far a logit may be from its reference (numpy's for f32, the host's pass over the same
+    /// f16 model otherwise, [`DigitsModel::host_logits_in`]): the sums run in another order, and
+    /// in f16 a hidden value that lands on the other side of an f16 rounding moves by one f16
+    /// step (2^-11 relative, hidden values below 16) times a weight (below 1): 5e-3 allows a
+    /// few of those.
+    pub fn logit_tolerance(self) -> f32 {
+        if self == Precision::F32 { LOGIT_TOLERANCE } else { 5e-3 }
+    }
+}
+
+impl std::str::FromStr for Precision {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        Precision::ALL
+            .into_iter()
+            .find(|precision| precision.name() == name)
+            .ok_or_else(|| format!("`{name}` is not a precision (f32, f16, f16-wmma)"))
+    }
+}
+
+/// f32 values as f16 bits, rounded to nearest even.
+pub fn to_f16_bits(values: &[f32]) -> Vec<u16> {
+    values.iter().map(|&value| half::f16::from_f32(value).to_bits()).collect()
+}
+
+/// A `rows × columns` row-major matrix transposed, as f16 bits (the f16 kernels read each
+/// output column's weights contiguously).
+fn transposed_f16(values: &[f32], rows: u32, columns: u32) -> Vec<u16> {
+    let (rows, columns) = (rows as usize, columns as usize);
+    to_f16_bits(&(0..columns * rows).map(|index| values[(index % rows) * columns + index / rows]).collect::<Vec<_>>())
+}
+
+impl DigitsModel {
+    /// The host's forward pass over item `index` as the kernels of `precision` compute it: f32
+    /// ([`Self::host_logits`]), or the f16 model's quantized weights, inputs and hidden layer with
+    /// f32 sums.
+    pub fn host_logits_in(&self, precision: Precision, index: u32) -> Vec<f32> {
+        if precision == Precision::F32 {
+            return self.host_logits(index);
+        }
+        let quantize = |value: f32| half::f16::from_f32(value).to_f32();
+        let input: Vec<f32> = self.input(index).iter().map(|&value| quantize(value)).collect();
+        let hidden: Vec<f32> = (0..HIDDEN as usize)
+            .map(|unit| {
+                let sum: f32 =
+                    (0..INPUTS as usize).map(|i| input[i] * quantize(self.w1[i * HIDDEN as usize + unit])).sum();
+                quantize((sum + self.b1[unit]).max(0.0))
+            })
+            .collect();
+        (0..CLASSES as usize)
+            .map(|class| {
+                let sum: f32 = (0..HIDDEN as usize)
+                    .map(|unit| hidden[unit] * quantize(self.w2[unit * CLASSES as usize + class]))
+                    .sum();
+                sum + self.b2[class]
+            })
+            .collect()
+    }
+}
+
 impl ForwardPass {
-    /// Loads the kernels (the code object the device's agents run), uploads the weights through
-    /// `queue` and records the program.
-    pub fn record(device: &Device, queue: &Queue, model: &DigitsModel, batch: u32) -> Result<Self, EngineError> {
+    /// Loads the kernels (the code object the device's agents run), uploads the weights in
+    /// `precision` through `queue` and records the program.
+    pub fn record(
+        device: &Device,
+        queue: &Queue,
+        model: &DigitsModel,
+        batch: u32,
+        precision: Precision,
+    ) -> Result<Self, EngineError> {
         if batch == 0 {
             return Err(EngineError::InvalidArgument {
                 what: "batch",
@@ -163,22 +263,57 @@ impl ForwardPass {
             });
         }
         let executable = device.load_executable(device.select_code_object(&MLP_CODE_OBJECTS)?)?;
-        let (dense, softmax, argmax) =
-            (executable.kernel("dense")?, executable.kernel("softmax")?, executable.kernel("argmax")?);
-        let weights = upload(device, queue, [&model.w1, &model.b1, &model.w2, &model.b2])?;
-        let slot = |index: u32, per_item: u32| BufferRef::slot_of::<f32>(index, 0, u64::from(batch * per_item));
+        let (softmax, argmax) = (executable.kernel("softmax")?, executable.kernel("argmax")?);
+        let (hidden_kernel, logits_kernel) = match precision {
+            Precision::F32 => (executable.kernel("dense")?, executable.kernel("dense")?),
+            Precision::F16 => (executable.kernel("dense_h_hidden")?, executable.kernel("dense_h_logits")?),
+            Precision::F16Wmma => (executable.kernel("dense_wmma_hidden")?, executable.kernel("dense_wmma_logits")?),
+        };
+        let weights = match precision {
+            Precision::F32 => upload(
+                device,
+                queue,
+                [
+                    bytemuck::cast_slice(&model.w1),
+                    bytemuck::cast_slice(&model.b1),
+                    bytemuck::cast_slice(&model.w2),
+                    bytemuck::cast_slice(&model.b2),
+                ],
+            )?,
+            Precision::F16 | Precision::F16Wmma => {
+                let (w1t, w2t) =
+                    (transposed_f16(&model.w1, INPUTS, HIDDEN), transposed_f16(&model.w2, HIDDEN, CLASSES));
+                upload(
+                    device,
+                    queue,
+                    [
+                        bytemuck::cast_slice(&w1t),
+                        bytemuck::cast_slice(&model.b1),
+                        bytemuck::cast_slice(&w2t),
+                        bytemuck::cast_slice(&model.b2),
+                    ],
+                )?
+            }
+        };
+        let activation = |index: u32, per_item: u32| {
+            BufferRef::slot(index, 0, u64::from(batch * per_item * precision.activation_bytes()))
+        };
         let (input, hidden, logits, probabilities, classes) = (
-            slot(slot::INPUT, INPUTS),
-            slot(slot::HIDDEN, HIDDEN),
-            slot(slot::LOGITS, CLASSES),
-            slot(slot::PROBABILITIES, CLASSES),
+            activation(slot::INPUT, INPUTS),
+            activation(slot::HIDDEN, HIDDEN),
+            BufferRef::slot_of::<f32>(slot::LOGITS, 0, u64::from(batch * CLASSES)),
+            BufferRef::slot_of::<f32>(slot::PROBABILITIES, 0, u64::from(batch * CLASSES)),
             BufferRef::slot_of::<u32>(slot::CLASSES, 0, u64::from(batch)),
         );
         let mut program = device.create_command_buffer(CommandBufferUsage::Reusable)?;
-        record_dense(&mut program, &dense, [hidden, input], [&weights[0], &weights[1]], [batch, INPUTS, HIDDEN, 1])?;
-        program.barrier()?;
-        record_dense(&mut program, &dense, [logits, hidden], [&weights[2], &weights[3]], [batch, HIDDEN, CLASSES, 0])?;
-        program.barrier()?;
+        let layers = [
+            (&hidden_kernel, [hidden, input], [&weights[0], &weights[1]], [batch, INPUTS, HIDDEN], true),
+            (&logits_kernel, [logits, hidden], [&weights[2], &weights[3]], [batch, HIDDEN, CLASSES], false),
+        ];
+        for (kernel, activations, layer_weights, shape, relu) in layers {
+            record_dense(&mut program, kernel, precision, activations, layer_weights, shape, relu)?;
+            program.barrier()?;
+        }
         // One 32-lane workgroup per row.
         let softmax_bindings = [probabilities, logits];
         let rows = [batch, CLASSES];
@@ -190,17 +325,16 @@ impl ForwardPass {
             Dispatch::grid([batch, 1, 1]).workgroup([64, 1, 1]).bindings(&argmax_bindings).constants(&rows);
         program.dispatch(&argmax, &argmax_dispatch)?;
         program.finish()?;
-        Ok(Self { program, batch, _weights: weights })
+        Ok(Self { program, batch, precision, _weights: weights })
     }
 }
 
 /// Device-local buffers holding `arrays`, written through a queue's updates (device-local
 /// memory need not be host-visible), uploaded before this returns.
-fn upload(device: &Device, queue: &Queue, arrays: [&[f32]; 4]) -> Result<[Buffer; 4], EngineError> {
+fn upload(device: &Device, queue: &Queue, arrays: [&[u8]; 4]) -> Result<[Buffer; 4], EngineError> {
     let uploaded = device.create_semaphore(0)?;
     let mut buffers = Vec::with_capacity(arrays.len());
-    for (index, values) in arrays.into_iter().enumerate() {
-        let bytes: &[u8] = bytemuck::cast_slice(values);
+    for (index, bytes) in arrays.into_iter().enumerate() {
         let buffer = device.allocate(MemoryKind::DeviceLocal, bytes.len() as u64)?;
         queue.update(&buffer, 0, bytes).signal(uploaded.at(index as u64 + 1)).submit()?;
         buffers.push(buffer);
@@ -209,19 +343,26 @@ fn upload(device: &Device, queue: &Queue, arrays: [&[f32]; 4]) -> Result<[Buffer
     buffers.try_into().map_err(|_| EngineError::InvalidArgument { what: "weights", reason: "four arrays".into() })
 }
 
-/// One `dense` dispatch: `[out, in]` slots, `[w, b]` weights, `[rows, k, n, relu]`. A 16 × 16
-/// workgroup per 16 × 16 block of `out`.
+/// One layer's dispatch: `[out, in]` slots, `[w, b]` weights, `[rows, k, n]`. The f32 and packed
+/// f16 kernels take a 16 × 16 workgroup per 16 × 16 block of `out`; the WMMA kernels one wave.
 fn record_dense(
     program: &mut CommandBuffer,
-    dense: &Kernel,
+    kernel: &Kernel,
+    precision: Precision,
     [out, input]: [BufferRef<'_>; 2],
     [w, b]: [&Buffer; 2],
-    shape: [u32; 4],
+    shape: [u32; 3],
+    relu: bool,
 ) -> Result<(), EngineError> {
-    let [rows, _, n, _] = shape;
+    let [rows, k, n] = shape;
     let bindings = [out, input, w.whole().into(), b.whole().into()];
-    let grid = [n.div_ceil(16) * 16, rows.div_ceil(16) * 16, 1];
-    program.dispatch(dense, &Dispatch::grid(grid).workgroup([16, 16, 1]).bindings(&bindings).constants(&shape))
+    let f32_constants = [rows, k, n, u32::from(relu)];
+    let (grid, workgroup, constants): ([u32; 3], [u16; 3], &[u32]) = match precision {
+        Precision::F32 => ([n.div_ceil(16) * 16, rows.div_ceil(16) * 16, 1], [16, 16, 1], &f32_constants),
+        Precision::F16 => ([n.div_ceil(16) * 16, rows.div_ceil(16) * 16, 1], [16, 16, 1], &shape),
+        Precision::F16Wmma => ([n.div_ceil(16) * 32, rows.div_ceil(16), 1], [32, 1, 1], &shape),
+    };
+    program.dispatch(kernel, &Dispatch::grid(grid).workgroup(workgroup).bindings(&bindings).constants(constants))
 }
 
 /// How [`serve`] runs the test split (the batch size is the [`ForwardPass`]'s).
@@ -296,7 +437,10 @@ pub enum ServeError {
 
 /// A batch's buffers on the host-visible heap, and the timeline its executions signal.
 struct BatchSlot {
-    buffers: [Buffer<f32>; 4],
+    /// The items and the hidden layer, in the pass's precision.
+    activations: [Buffer; 2],
+    /// Logits and probabilities.
+    outputs: [Buffer<f32>; 2],
     classes: Buffer<u32>,
     done: aqueduct_engine::Semaphore,
     executions: u64,
@@ -323,12 +467,22 @@ pub fn serve(
     }
     let batch = pass.batch;
     let per_item = |count: u32| u64::from(batch * count);
+    let activation_bytes = u64::from(pass.precision.activation_bytes());
+    // What each item's logits are checked against: numpy's for f32; for f16 the host's own pass
+    // over the same quantized model (numpy's model is f32).
+    let references: Vec<f32> = match pass.precision {
+        Precision::F32 => model.reference_logits.clone(),
+        precision => (0..model.items()).flat_map(|item| model.host_logits_in(precision, item)).collect(),
+    };
+    let tolerance = pass.precision.logit_tolerance();
     let mut slots = (0..queues.len() as u32 * config.in_flight)
         .map(|_| {
             Ok(BatchSlot {
-                buffers: [
-                    device.allocate_typed(MemoryKind::HostVisible, per_item(INPUTS))?,
-                    device.allocate_typed(MemoryKind::DeviceLocal, per_item(HIDDEN))?,
+                activations: [
+                    device.allocate(MemoryKind::HostVisible, per_item(INPUTS) * activation_bytes)?,
+                    device.allocate(MemoryKind::DeviceLocal, per_item(HIDDEN) * activation_bytes)?,
+                ],
+                outputs: [
                     device.allocate_typed(MemoryKind::HostVisible, per_item(CLASSES))?,
                     device.allocate_typed(MemoryKind::HostVisible, per_item(CLASSES))?,
                 ],
@@ -356,16 +510,17 @@ pub fn serve(
         slot.done.wait(slot.executions, WAIT)?;
         report.batch_latencies.push(submitted.elapsed());
         let (logits, probabilities, classes) =
-            (slot.buffers[2].to_vec()?, slot.buffers[3].to_vec()?, slot.classes.to_vec()?);
+            (slot.outputs[0].to_vec()?, slot.outputs[1].to_vec()?, slot.classes.to_vec()?);
         for row in 0..batch.min(items - first) {
             let item = first + row;
             let range = (row * CLASSES) as usize..((row + 1) * CLASSES) as usize;
             let mismatch = |what: String| ServeError::Mismatch { item, what };
-            for (got, want) in logits[range.clone()].iter().zip(model.reference(item)) {
+            let want = &references[(item * CLASSES) as usize..((item + 1) * CLASSES) as usize];
+            for (got, want) in logits[range.clone()].iter().zip(want) {
                 let error = (got - want).abs();
                 report.max_logit_error = report.max_logit_error.max(error);
-                if error.is_nan() || error > LOGIT_TOLERANCE {
-                    return Err(mismatch(format!("logit {got}, numpy's {want}")));
+                if error.is_nan() || error > tolerance {
+                    return Err(mismatch(format!("logit {got}, the reference's {want} ({})", pass.precision.name())));
                 }
             }
             let class = classes[row as usize];
@@ -393,9 +548,14 @@ pub fn serve(
             finish(slot, &mut report)?;
             let rows: Vec<f32> =
                 (0..batch).flat_map(|row| model.input((first + row) % items).iter().copied()).collect();
-            slot.buffers[0].write(0, &rows)?;
+            match pass.precision {
+                Precision::F32 => slot.activations[0].write(0, bytemuck::cast_slice(&rows))?,
+                Precision::F16 | Precision::F16Wmma => {
+                    slot.activations[0].write(0, bytemuck::cast_slice(&to_f16_bits(&rows)))?;
+                }
+            }
             slot.executions += 1;
-            let [input, hidden, logits, probabilities] = &slot.buffers;
+            let ([input, hidden], [logits, probabilities]) = (&slot.activations, &slot.outputs);
             let table = aqueduct_engine::BindingTable::from_bindings(&[
                 input.whole(),
                 hidden.whole(),

@@ -48,14 +48,24 @@ fn an_agent_no_demo_code_object_runs_on_is_a_typed_error() {
 /// item within tolerance of numpy's logits, and numpy's accuracy.
 #[test]
 fn the_digits_model_serves_from_its_gfx10_3_machine_code_on_a_gfx1030_agent() {
-    use aqueduct::digits::{DigitsModel, ForwardPass, ServeConfig, serve};
+    use aqueduct::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, serve};
     let _serial = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
     let engine = aqueduct::Engine::with_config(soft_engine_with("amdgcn-amd-amdhsa--gfx1030")).expect("engine");
     let device = engine.device();
     assert_eq!(device.agents()[0].isa, "amdgcn-amd-amdhsa--gfx1030");
     let model = DigitsModel::embedded();
     let queues: Vec<_> = (0..3).map(|_| device.create_queue().expect("queue")).collect();
-    let pass = ForwardPass::record(device, &queues[0], &model, 45).expect("recorded");
+    let pass = ForwardPass::record(device, &queues[0], &model, 45, Precision::F32).expect("recorded");
     let report = serve(device, &queues, &model, &pass, ServeConfig { in_flight: 2, passes: 1 }).expect("served");
     assert_eq!((report.items, report.correct), (360, 349));
+    // The f16 model by packed math runs there too; WMMA is RDNA3's, so its kernels are absent
+    // from the gfx10.3 object: a typed error naming them.
+    let pass = ForwardPass::record(device, &queues[0], &model, 45, Precision::F16).expect("recorded");
+    let report = serve(device, &queues, &model, &pass, ServeConfig { in_flight: 2, passes: 1 }).expect("served");
+    assert_eq!((report.items, report.correct), (360, 349));
+    match ForwardPass::record(device, &queues[0], &model, 45, Precision::F16Wmma) {
+        Err(aqueduct::EngineError::UnknownKernel(unknown)) => assert_eq!(unknown.requested, "dense_wmma_hidden"),
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("WMMA kernels on gfx1030"),
+    }
 }

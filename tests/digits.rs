@@ -1,7 +1,7 @@
 //! The digits MLP served through the engine: its kernels run from their machine code (they have
 //! no host build), and every item of the test split is checked against numpy's logits.
 
-use aqueduct::digits::{self, DigitsModel, ForwardPass, ServeConfig};
+use aqueduct::digits::{self, DigitsModel, ForwardPass, Precision, ServeConfig};
 
 /// The model files agree with each other: the host's float32 forward pass over the weights gives
 /// numpy's logits, and numpy's accuracy is the one `model.json` records.
@@ -31,13 +31,39 @@ fn the_forward_pass_serves_the_test_split_with_numpy_s_accuracy() {
     let device = engine.device();
     let model = DigitsModel::embedded();
     let queues = [device.create_queue().expect("queue"), device.create_queue().expect("queue")];
-    let pass = ForwardPass::record(device, &queues[0], &model, 32).expect("recorded");
+    let pass = ForwardPass::record(device, &queues[0], &model, 32, Precision::F32).expect("recorded");
     let report = digits::serve(device, &queues, &model, &pass, ServeConfig::default()).expect("served");
     assert_eq!(report.items, 360);
     assert_eq!(report.accuracy, report.reference_accuracy);
     assert_eq!(report.correct, 349, "349 of 360, as models/digits/model.json records");
     assert_eq!(report.batch_latencies.len(), 12, "360 items in batches of 32");
     assert!(report.max_logit_error <= digits::LOGIT_TOLERANCE);
+}
+
+/// The f16 model by packed math and by WMMA: every item within tolerance of the host's pass over
+/// the same quantized model, and numpy's accuracy still.
+#[test]
+fn the_f16_model_by_packed_math_and_by_wmma_keeps_numpy_s_accuracy() {
+    let engine = aqueduct::Engine::new("soft").expect("soft engine");
+    let device = engine.device();
+    let model = DigitsModel::embedded();
+    let queues = [device.create_queue().expect("queue"), device.create_queue().expect("queue")];
+    for precision in [Precision::F16, Precision::F16Wmma] {
+        let pass = ForwardPass::record(device, &queues[0], &model, 24, precision).expect("recorded");
+        let report = digits::serve(device, &queues, &model, &pass, ServeConfig::default()).expect("served");
+        assert_eq!((report.items, report.correct), (360, 349), "{precision:?}");
+        assert!(report.max_logit_error <= precision.logit_tolerance(), "{precision:?}: {}", report.max_logit_error);
+    }
+    // The host's f16 pass is a different model from numpy's f32 one, but close to it.
+    let farthest = (0..model.items())
+        .flat_map(|item| {
+            let f16 = model.host_logits_in(Precision::F16, item);
+            f16.iter().zip(model.reference(item)).map(|(a, b)| (a - b).abs()).collect::<Vec<_>>()
+        })
+        .fold(0.0f32, f32::max);
+    assert!(farthest > 0.0 && farthest < 0.1, "f16 quantization moved a logit by {farthest}");
+    assert_eq!("f16-wmma".parse::<Precision>(), Ok(Precision::F16Wmma));
+    assert!("f8".parse::<Precision>().is_err());
 }
 
 #[test]
@@ -47,10 +73,10 @@ fn bad_batch_and_serve_shapes_are_typed_errors() {
     let model = DigitsModel::embedded();
     let queue = device.create_queue().expect("queue");
     assert!(matches!(
-        ForwardPass::record(device, &queue, &model, 0),
+        ForwardPass::record(device, &queue, &model, 0, Precision::F32),
         Err(aqueduct::EngineError::InvalidArgument { what: "batch", .. })
     ));
-    let pass = ForwardPass::record(device, &queue, &model, 7).expect("recorded");
+    let pass = ForwardPass::record(device, &queue, &model, 7, Precision::F32).expect("recorded");
     let no_queues: &[aqueduct::Queue] = &[];
     for (queues, config) in
         [(no_queues, ServeConfig::default()), (std::slice::from_ref(&queue), ServeConfig { in_flight: 0, passes: 1 })]
