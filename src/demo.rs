@@ -79,8 +79,9 @@ pub struct DemoReport {
     pub end_to_end: Duration,
     /// Elements checked on the host (`y`, the iota, and the snapshot if one was taken).
     pub verified_elements: usize,
-    /// The digits MLP served over its test split (every item checked).
-    pub model: ServeReport,
+    /// The digits MLP served over its test split (every item checked), unless
+    /// [`DemoOptions::model`] was off.
+    pub model: Option<ServeReport>,
 }
 
 /// Why the demo failed.
@@ -178,12 +179,32 @@ impl Tally {
 /// semaphore wait; every 64th step also snapshots `y` with a copy. Finally `y`, the iota and the
 /// last snapshot are copied to host-visible memory and checked element by element.
 pub fn run_on(spec: &str, handoffs: u32, queue_count: u32) -> Result<DemoReport, DemoError> {
-    run_with(EngineConfig { device: spec.parse()?, ..EngineConfig::default() }, handoffs, queue_count)
+    let options = DemoOptions { handoffs, queues: queue_count, ..DemoOptions::default() };
+    run_with(EngineConfig { device: spec.parse()?, ..EngineConfig::default() }, options)
 }
 
-/// [`run_on`] with a whole engine configuration: a soft runtime with other agents, or one that
-/// runs every kernel from its machine code, say.
-pub fn run_with(config: EngineConfig, handoffs: u32, queue_count: u32) -> Result<DemoReport, DemoError> {
+/// What the demo runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DemoOptions {
+    /// Saxpy steps in the chain (at least 1).
+    pub handoffs: u32,
+    /// Queues the chain rotates over (at least 2).
+    pub queues: u32,
+    /// Serve the digits MLP after the chain. Its kernels have no host build, so a soft runtime
+    /// forced to host builds (`AQUEDUCT_SOFT_EXEC=host`) runs the chain only.
+    pub model: bool,
+}
+
+impl Default for DemoOptions {
+    fn default() -> Self {
+        Self { handoffs: 512, queues: 4, model: true }
+    }
+}
+
+/// [`run_on`] with a whole engine configuration (a soft runtime with other agents, or one that
+/// runs every kernel from its machine code, say) and [`DemoOptions`].
+pub fn run_with(config: EngineConfig, options: DemoOptions) -> Result<DemoReport, DemoError> {
+    let DemoOptions { handoffs, queues: queue_count, model } = options;
     if queue_count < 2 || handoffs == 0 {
         return Err(DemoError::Setup("the demo needs at least 2 queues and 1 handoff".into()));
     }
@@ -286,7 +307,7 @@ pub fn run_with(config: EngineConfig, handoffs: u32, queue_count: u32) -> Result
     let agent = device.agents().first().map(|agent| agent.isa.clone()).unwrap_or_default();
     // The chain's counters, before the model adds its own submissions to the same queues.
     let queue_reports = queues.iter().map(|queue| QueueReport { index: queue.index(), stats: queue.stats() }).collect();
-    let model = serve_model(device, &queues)?;
+    let model = if model { Some(serve_model(device, &queues)?) } else { None };
     Ok(DemoReport {
         provider: device.provider(),
         provider_reason: device.provider_reason().to_string(),

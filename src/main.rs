@@ -49,6 +49,10 @@ enum Command {
         /// Print the result as JSON (schema 1) instead of text.
         #[arg(long)]
         json: bool,
+        /// Run the handoff chain only, without serving the digits MLP (whose kernels have no
+        /// host build, so `AQUEDUCT_SOFT_EXEC=host` needs this).
+        #[arg(long)]
+        no_model: bool,
     },
     /// Measure the queue benchmark shapes against the physical-limit baseline.
     Bench {
@@ -126,7 +130,9 @@ fn main() -> ExitCode {
     let result = match arguments.command {
         Command::Info { provider, json } => cli::info::run(provider, json),
         Command::Inspect { file, json } => cli::inspect::run(&file, json),
-        Command::Demo { handoffs, queues, device, json } => cli::demo::run(&device, handoffs, queues, json),
+        Command::Demo { handoffs, queues, device, json, no_model } => {
+            cli::demo::run(&device, aqueduct::demo::DemoOptions { handoffs, queues, model: !no_model }, json)
+        }
         Command::Bench { filter, quick, json, device, compare, old, new, significance, noise_threshold } => {
             let options = aqueduct::bench::CompareOptions { significance, noise_threshold: noise_threshold / 100.0 };
             match compare {

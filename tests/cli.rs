@@ -176,3 +176,26 @@ fn a_closed_stdout_ends_every_subcommand_quietly() {
         assert!(quiet, "{arguments:?} ended with {:?}: {stderr}", output.status);
     }
 }
+
+/// Forced to host builds, the soft runtime cannot run the model's kernels (they have none): the
+/// demo fails naming the kernel, and `--no-model` runs the chain alone.
+#[test]
+fn demo_with_host_builds_only_needs_no_model() {
+    let run = |arguments: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+            .args(arguments)
+            .env("AQUEDUCT_SOFT_EXEC", "host")
+            .output()
+            .expect("the binary runs");
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (ok, _, stderr) = run(&["demo", "--device", "soft", "--handoffs", "8"]);
+    assert!(!ok && stderr.contains("dense.kd") && stderr.contains("no CPU implementation"), "{stderr}");
+    let (ok, stdout, stderr) = run(&["demo", "--device", "soft", "--handoffs", "8", "--no-model"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("all correct") && !stdout.contains("model:"), "{stdout}");
+}

@@ -274,7 +274,7 @@ fn examples_refuse_bad_arguments() {
     for (name, arguments, complaint) in [
         ("batch_inference", &["--batch", "abc"][..], "invalid value 'abc' for '--batch <BATCH>'"),
         ("batch_inference", &["--batch", "0"][..], "invalid value '0' for '--batch <BATCH>'"),
-        ("batch_inference", &["--precision", "f16"][..], "invalid value 'f16' for '--precision <PRECISION>'"),
+        ("batch_inference", &["--precision", "f8"][..], "invalid value 'f8' for '--precision <PRECISION>'"),
         ("batch_inference", &["10"][..], "unexpected argument '10'"),
         ("multi_queue_pipeline", &["7"][..], "unexpected argument '7'"),
         ("multi_queue_pipeline", &["--items", "-1"][..], "unexpected argument '-1'"),

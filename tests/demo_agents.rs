@@ -6,6 +6,10 @@ use std::sync::Mutex;
 
 static ONE_ENGINE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+fn demo_options(handoffs: u32, queues: u32) -> aqueduct::demo::DemoOptions {
+    aqueduct::demo::DemoOptions { handoffs, queues, model: true }
+}
+
 fn soft_engine_with(isa: &str) -> aqueduct::EngineConfig {
     use aqueduct::hsa::soft::{KernelExecution, SoftAgentConfig, SoftConfig};
     let soft = SoftConfig {
@@ -21,10 +25,12 @@ fn soft_engine_with(isa: &str) -> aqueduct::EngineConfig {
 #[test]
 fn the_demo_runs_from_its_gfx10_3_machine_code_on_a_gfx1030_agent() {
     let _serial = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
-    let report =
-        aqueduct::demo::run_with(soft_engine_with("amdgcn-amd-amdhsa--gfx1030"), 70, 3).expect("demo succeeds");
+    let report = aqueduct::demo::run_with(soft_engine_with("amdgcn-amd-amdhsa--gfx1030"), demo_options(70, 3))
+        .expect("demo succeeds");
     assert_eq!(report.agent, "amdgcn-amd-amdhsa--gfx1030");
     assert_eq!(report.dispatches, 71);
+    let model = report.model.expect("the model was served");
+    assert_eq!((model.items, model.correct), (360, 349));
     assert_eq!(report.verified_elements, 3 * aqueduct::demo::ELEMENTS as usize);
 }
 
@@ -33,7 +39,7 @@ fn the_demo_runs_from_its_gfx10_3_machine_code_on_a_gfx1030_agent() {
 #[test]
 fn an_agent_no_demo_code_object_runs_on_is_a_typed_error() {
     let _serial = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
-    let error = aqueduct::demo::run_with(soft_engine_with("amdgcn-amd-amdhsa--gfx90a"), 4, 2)
+    let error = aqueduct::demo::run_with(soft_engine_with("amdgcn-amd-amdhsa--gfx90a"), demo_options(4, 2))
         .expect_err("no gfx9 code object is built");
     let aqueduct::demo::DemoError::Engine(aqueduct::EngineError::NoCodeObjectForAgents { agents, rejected }) = &error
     else {

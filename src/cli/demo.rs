@@ -6,8 +6,9 @@ use aqueduct::demo::DemoReport;
 use super::CliResult;
 use super::output::{duration, duration_ns, table};
 
-pub fn run(device: &str, handoffs: u32, queues: u32, json: bool) -> CliResult {
-    let report = aqueduct::demo::run_on(device, handoffs, queues)?;
+pub fn run(device: &str, options: aqueduct::demo::DemoOptions, json: bool) -> CliResult {
+    let config = aqueduct::EngineConfig { device: device.parse()?, ..aqueduct::EngineConfig::default() };
+    let report = aqueduct::demo::run_with(config, options)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&to_json(&report))?);
         return Ok(());
@@ -33,7 +34,7 @@ pub fn run(device: &str, handoffs: u32, queues: u32, json: bool) -> CliResult {
     );
     println!("  end to end:  {}, {} per operation", duration(report.end_to_end), per_operation(report.end_to_end));
     println!("  verified:    {} elements, all correct", report.verified_elements);
-    let model = &report.model;
+    let Some(model) = &report.model else { return Ok(()) };
     println!(
         "  model:       digits MLP (64-64-10, f32; kernels from kernels/mlp.hip), {} items in batches of {} on {} queues",
         model.items,
@@ -87,17 +88,17 @@ fn to_json(report: &DemoReport) -> serde_json::Value {
         "end_to_end_ns": report.end_to_end.as_nanos() as u64,
         "verified_elements": report.verified_elements,
         "verified": true,
-        "model": {
+        "model": report.model.as_ref().map(|model| serde_json::json!({
             "name": "digits-mlp-f32",
-            "items": report.model.items,
-            "correct": report.model.correct,
-            "accuracy": report.model.accuracy,
-            "reference_accuracy": report.model.reference_accuracy,
-            "max_logit_error": report.model.max_logit_error,
-            "items_per_second": report.model.items_per_second(),
-            "host_us_per_item": report.model.host_us_per_item(),
-            "batch_latency_p50_ns": report.model.latency(0.5).as_nanos() as u64,
-            "batch_latency_p99_ns": report.model.latency(0.99).as_nanos() as u64,
-        },
+            "items": model.items,
+            "correct": model.correct,
+            "accuracy": model.accuracy,
+            "reference_accuracy": model.reference_accuracy,
+            "max_logit_error": model.max_logit_error,
+            "items_per_second": model.items_per_second(),
+            "host_us_per_item": model.host_us_per_item(),
+            "batch_latency_p50_ns": model.latency(0.5).as_nanos() as u64,
+            "batch_latency_p99_ns": model.latency(0.99).as_nanos() as u64,
+        })),
     })
 }
