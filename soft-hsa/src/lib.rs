@@ -8,9 +8,9 @@
 //!   never calls (the memory-order variants of the signal and queue-index operations). An entry
 //!   point the soft runtime does not implement is absent: a client that needs it fails to link
 //!   or load, rather than calling a stub.
-//! - The device library's kernels are registered when the library is loaded (an ELF
-//!   constructor), so its code objects dispatch with no help from the client; so are host builds
-//!   of HIP's device-to-device blit kernels ([`rocclr_blits`]), for HIP's runtime.
+//! - The device library's host builds are registered when the library is loaded (an ELF
+//!   constructor). Every other kernel, HIP's own blit and fill kernels included, runs from its
+//!   machine code through the interpreter (gfx11, and gfx10.3 as HIP 5.2.3 builds them).
 //! - [`aqueduct_soft_register_kernel`] (version node `AQUEDUCT_SOFT_1`) registers any other CPU
 //!   kernel, for clients that bring their own code objects (aqueduct's test kernels do).
 //! - The soft runtime's test controls, under the same node: [`aqueduct_soft_inject_fault`],
@@ -59,10 +59,7 @@ extern "C" fn register_device_library() {
     for (code_object, kernels) in aqueduct_builtins::soft_registrations() {
         aqueduct_hsa::soft::register_kernels(code_object, kernels);
     }
-    aqueduct_hsa::soft::register_kernels(rocclr_blits::ROCCLR_BLITS_GFX1030, &rocclr_blits::HOST_BUILDS);
 }
-
-pub mod rocclr_blits;
 
 fn control_status(result: Result<(), ControlError>) -> hsa_status_t {
     match result {

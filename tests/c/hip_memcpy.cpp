@@ -53,6 +53,46 @@ int main() {
                       std::memcmp(shifted.data() + 4096 + aligned, zeros.data(), n - 4096 - aligned) == 0;
     std::printf("memcpy aligned %s\n", aligned_ok ? "ok" : "MISMATCH");
 
+    // Fills: ROCclr's own fill kernels (no host build anywhere: the soft runtime runs their
+    // gfx1030 machine code). Bytes over an odd length at an odd offset, 32-bit words, a 2D pitch
+    // and a 3D extent, each checked from the host with the bytes around it.
+    std::vector<unsigned char> filled(n, 0);
+    CHECK(hipMemset(a, 0x5A, n));
+    CHECK(hipMemset((char *)a + 3, 0xC3, n - 7));
+    CHECK(hipMemcpy(filled.data(), a, n, hipMemcpyDeviceToHost));
+    bool memset_ok = filled[0] == 0x5A && filled[2] == 0x5A && filled[3] == 0xC3 && filled[n - 5] == 0xC3 &&
+                     filled[n - 4] == 0x5A && filled[n - 1] == 0x5A;
+    for (size_t i = 3; i < n - 4 && memset_ok; ++i) memset_ok = filled[i] == 0xC3;
+    std::printf("memset %s\n", memset_ok ? "ok" : "MISMATCH");
+    const size_t words = n / 4 - 5;
+    CHECK(hipMemsetD32((hipDeviceptr_t)a, 0xDEADBEEF, words));
+    CHECK(hipMemcpy(filled.data(), a, n, hipMemcpyDeviceToHost));
+    bool d32_ok = true;
+    for (size_t i = 0; i < words && d32_ok; ++i) {
+        unsigned int word;
+        std::memcpy(&word, filled.data() + 4 * i, 4);
+        d32_ok = word == 0xDEADBEEFu;
+    }
+    d32_ok = d32_ok && filled[4 * words] == 0xC3;  // the byte fill's, just past the words
+    std::printf("memsetD32 %s\n", d32_ok ? "ok" : "MISMATCH");
+    const size_t pitch = 1024, width = 1000, height = 300;
+    CHECK(hipMemset(a, 0, pitch * height));
+    CHECK(hipMemset2D(a, pitch, 0x77, width, height));
+    CHECK(hipMemcpy(filled.data(), a, pitch * height, hipMemcpyDeviceToHost));
+    bool rect_ok = true;
+    for (size_t row = 0; row < height && rect_ok; ++row)
+        for (size_t column = 0; column < pitch && rect_ok; ++column)
+            rect_ok = filled[row * pitch + column] == (column < width ? 0x77 : 0);
+    std::printf("memset2D %s\n", rect_ok ? "ok" : "MISMATCH");
+    hipPitchedPtr volume = make_hipPitchedPtr(a, 256, 200, 16);
+    hipExtent extent = make_hipExtent(200, 16, 8);
+    CHECK(hipMemset(a, 0, 256 * 16 * 8));
+    CHECK(hipMemset3D(volume, 0x3C, extent));
+    CHECK(hipMemcpy(filled.data(), a, 256 * 16 * 8, hipMemcpyDeviceToHost));
+    bool volume_ok = true;
+    for (size_t i = 0; i < 256 * 16 * 8 && volume_ok; ++i) volume_ok = filled[i] == (i % 256 < 200 ? 0x3C : 0);
+    std::printf("memset3D %s\n", volume_ok ? "ok" : "MISMATCH");
+
     hipStream_t stream;
     CHECK(hipStreamCreate(&stream));
     hipEvent_t start, stop;
