@@ -27,10 +27,11 @@ AQUEDUCT_TEST_BLOCK_PROCESSING=device cargo test -p aqueduct-engine --test comma
     --test command_buffer_bad_input --test kernargs --test profile_replay --test profile_capture \
     --test replay --test deferred_release --test device_processing "$@" 2>&1 | tee -a "$log" || status=$?
 # The gfx11 interpreter (AQUEDUCT_SOFT_EXEC=isa; the default, auto, runs it only where no host build is): the device library's suites, the C client and
-# the demo through the drop-in, with every kernel run from its code object's machine code
+# the demo through the drop-in on a gfx1100 (the drop-in's own default GPU is a gfx1030, which
+# the plain run above covers), with every kernel run from its code object's machine code
 # (host_registry.rs and soft_every_target.rs keep host builds: they test them).
 AQUEDUCT_SOFT_EXEC=isa cargo test -p aqueduct-builtins "$@" 2>&1 | tee -a "$log" || status=$?
-AQUEDUCT_SOFT_EXEC=isa cargo test --test soft_drop_in "$@" -- a_c_program_written_against_hsa_h \
+AQUEDUCT_SOFT_AGENTS=gfx1100 AQUEDUCT_SOFT_EXEC=isa cargo test --test soft_drop_in "$@" -- a_c_program_written_against_hsa_h \
     the_demo_and_command_buffers_run 2>&1 | tee -a "$log" || status=$?
 # The same device-library suites on an RDNA2 soft agent: the gfx1030 library from its machine
 # code (gfx10.3 re-encoded as gfx11). The one test that names the default agent's library is

@@ -158,7 +158,14 @@ fn rocminfo_runs_on_the_drop_in_and_agrees_with_aqueduct_info() {
         return;
     }
     let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-gpu.sh");
-    let output = Command::new(&harness).arg("rocminfo").output().expect("the harness runs");
+    // Both runtimes with the same agents (their unconfigured defaults differ: gfx1030 for the
+    // drop-in, gfx1100 embedded).
+    let soft_agents = "gfx1100,gfx1030";
+    let output = Command::new(&harness)
+        .arg("rocminfo")
+        .env("AQUEDUCT_SOFT_AGENTS", soft_agents)
+        .output()
+        .expect("the harness runs");
     let text = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     if !output.status.success() && stderr.contains("unshare") {
@@ -170,7 +177,11 @@ fn rocminfo_runs_on_the_drop_in_and_agrees_with_aqueduct_info() {
     assert!(output.status.success(), "rocminfo failed:\n{text}\n{stderr}");
     assert!(text.contains("*** Done ***"), "{text}");
     let theirs = agents(&text);
-    let info = Command::new(env!("CARGO_BIN_EXE_aqueduct")).args(["info", "--provider", "soft"]).output().unwrap();
+    let info = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+        .args(["info", "--provider", "soft"])
+        .env("AQUEDUCT_SOFT_AGENTS", soft_agents)
+        .output()
+        .unwrap();
     assert!(info.status.success());
     let ours = agents(&String::from_utf8_lossy(&info.stdout));
     assert_eq!(theirs.len(), ours.len(), "the same agents");
@@ -218,10 +229,11 @@ fn a_c_program_written_against_hsa_h_dispatches_the_fill_kernel_on_the_drop_in()
     let ldd = String::from_utf8_lossy(&ldd.stdout);
     assert!(ldd.contains(&format!("{}/libhsa-runtime64.so.1", dir.display())), "{ldd}");
     // The device library built for the soft GPU the drop-in starts: the first agent of
-    // AQUEDUCT_SOFT_AGENTS (scripts/test.sh runs this on a gfx1030 too), gfx1100 by default.
+    // AQUEDUCT_SOFT_AGENTS (scripts/test.sh runs this on a gfx1100 too), else the drop-in's own
+    // default, gfx1030.
     let agents = std::env::var("AQUEDUCT_SOFT_AGENTS").unwrap_or_default();
     let first = agents.split(',').next().and_then(|agent| agent.split(['@', ':']).next()).map(str::trim);
-    let target = first.filter(|target| !target.is_empty()).unwrap_or("gfx1100");
+    let target = first.filter(|target| !target.is_empty()).unwrap_or("gfx1030");
     let code_object = root.join(format!("builtins/prebuilt/amdgcn-amd-amdhsa--{target}.hsaco"));
     let run = Command::new(&binary).arg(code_object).env("LD_LIBRARY_PATH", &dir).output().expect("it runs");
     let stdout = String::from_utf8_lossy(&run.stdout);
@@ -260,7 +272,8 @@ fn the_demo_and_command_buffers_run_through_the_rocr_provider_on_the_drop_in() {
 
 /// Debian's HIP runtime (`libamdhip64-5`), unmodified, starts on the drop-in and copies every way.
 /// HIP 5.2.3 supports gfx1030 as its newest RDNA target (it refuses gfx1100 as
-/// "Unsupported HSA device" on hardware too), so the soft GPU is a gfx1030.
+/// "Unsupported HSA device" on hardware too): the drop-in's default GPU is a gfx1030, so the
+/// program runs with no soft-runtime variable set.
 #[test]
 fn hip_s_runtime_finds_the_soft_gpu_and_copies_through_it() {
     const HIP: &str = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
@@ -284,7 +297,7 @@ fn hip_s_runtime_finds_the_soft_gpu_and_copies_through_it() {
     let harness = root.join("scripts/with-soft-gpu.sh");
     let output = Command::new(&harness)
         .arg(&binary)
-        .env("AQUEDUCT_SOFT_AGENTS", "gfx1030")
+        .env_remove("AQUEDUCT_SOFT_AGENTS")
         .env("AQUEDUCT_SOFT_LIBHSA_DIR", dir.unwrap())
         .output()
         .expect("the harness runs");
@@ -469,7 +482,12 @@ fn hostile_calls_through_the_c_abi_never_abort_and_get_rocr_s_statuses() {
     let dir = dir.unwrap();
     let binary = build_c("hostile", &dir);
     let code_object = Path::new(env!("CARGO_MANIFEST_DIR")).join("builtins/prebuilt/amdgcn-amd-amdhsa--gfx1100.hsaco");
-    let output = Command::new(&binary).arg(code_object).env("LD_LIBRARY_PATH", &dir).output().expect("it runs");
+    let output = Command::new(&binary)
+        .arg(code_object)
+        .env("LD_LIBRARY_PATH", &dir)
+        .env("AQUEDUCT_SOFT_AGENTS", "gfx1100")
+        .output()
+        .expect("it runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
     let lines: Vec<(String, u32)> = stdout

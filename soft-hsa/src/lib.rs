@@ -21,7 +21,8 @@
 //!   becomes an error status, never an abort of the client's process.
 //! - Its configuration: [`aqueduct_soft_configure`] sets one (JSON) for the next `hsa_init`;
 //!   without it, each `hsa_init` reads the environment (`AQUEDUCT_SOFT_AGENTS`,
-//!   `ROCR_VISIBLE_DEVICES`), as ROCr reads its own at init.
+//!   `ROCR_VISIBLE_DEVICES`), as ROCr reads its own at init. With neither, the drop-in's GPU is
+//!   one gfx1030 (the embedded runtime's is a gfx1100): Debian's HIP 5.2.3 refuses gfx1100.
 
 use core::ffi::{CStr, c_char, c_int, c_void};
 
@@ -56,6 +57,11 @@ aqueduct_hsa::with_drop_in_entry_points!(export_entry_points);
 static REGISTER_DEVICE_LIBRARY: extern "C" fn() = register_device_library;
 
 extern "C" fn register_device_library() {
+    // HIP 5.2.3, the drop-in's main client, runs on gfx1030 and refuses gfx1100.
+    aqueduct_hsa::soft::set_default_agents(vec![aqueduct_hsa::soft::SoftAgentConfig::with_isa(
+        "amdgcn-amd-amdhsa--gfx1030",
+        32,
+    )]);
     for (code_object, kernels) in aqueduct_builtins::soft_registrations() {
         aqueduct_hsa::soft::register_kernels(code_object, kernels);
     }

@@ -155,7 +155,7 @@ pub(crate) const MIN_PACKETS: u32 = 64;
 impl Default for SoftConfig {
     fn default() -> Self {
         Self {
-            agents: agents_from_env().unwrap_or_else(|| vec![SoftAgentConfig::gfx1100()]),
+            agents: agents_from_env().unwrap_or_else(default_agents),
             visible_devices: std::env::var("ROCR_VISIBLE_DEVICES").ok(),
             cpu_name: "aqueduct soft CPU".into(),
             default_mode: ExecutionMode::Concurrent,
@@ -228,6 +228,28 @@ impl SoftConfig {
 }
 
 pub(crate) static PENDING_CONFIG: Mutex<Option<SoftConfig>> = Mutex::new(None);
+
+/// The GPU agents a configuration gets when `AQUEDUCT_SOFT_AGENTS` names none: set once per
+/// process by [`set_default_agents`] (the drop-in sets gfx1030), otherwise one gfx1100.
+static DEFAULT_AGENTS: Mutex<Option<Vec<SoftAgentConfig>>> = Mutex::new(None);
+
+/// Makes `agents` the GPU agents of every later default configuration in this process (an
+/// `AQUEDUCT_SOFT_AGENTS` or an explicit configuration still wins). The drop-in calls it when it
+/// loads: its clients are HIP and ROCm tools, and Debian's HIP 5.2.3 refuses gfx1100
+/// ("Unsupported HSA device", as on hardware) while gfx1030 is its newest RDNA target; the
+/// engine's embedded runtime keeps gfx1100.
+pub fn set_default_agents(agents: Vec<SoftAgentConfig>) {
+    *DEFAULT_AGENTS.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(agents);
+}
+
+fn default_agents() -> Vec<SoftAgentConfig> {
+    DEFAULT_AGENTS
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+        .clone()
+        .filter(|agents| !agents.is_empty())
+        .unwrap_or_else(|| vec![SoftAgentConfig::gfx1100()])
+}
 
 /// Sets the configuration used at the next initialization of the soft runtime.
 pub fn configure(config: SoftConfig) {

@@ -55,6 +55,7 @@ pub(crate) mod waiters;
 
 pub use config::{
     ExecutionMode, KernelExecution, SoftAgentConfig, SoftConfig, configure, default_processor_spin, parse_agents,
+    set_default_agents,
 };
 pub use executable::{check_host_build, register_kernels, registered_kernel};
 pub use faults::{
