@@ -270,46 +270,57 @@ fn the_demo_and_command_buffers_run_through_the_rocr_provider_on_the_drop_in() {
     assert!(bench.contains("cb/static/512"), "{bench}");
 }
 
-/// Debian's HIP runtime (`libamdhip64-5`), unmodified, starts on the drop-in and copies every way.
-/// HIP 5.2.3 supports gfx1030 as its newest RDNA target (it refuses gfx1100 as
-/// "Unsupported HSA device" on hardware too): the drop-in's default GPU is a gfx1030, so the
-/// program runs with no soft-runtime variable set.
-#[test]
-fn hip_s_runtime_finds_the_soft_gpu_and_copies_through_it() {
+/// Builds `tests/c/SOURCE` (C++ against HIP's headers, linked with Debian's libamdhip64 and
+/// `libraries`) and runs it on the drop-in under `scripts/with-soft-gpu.sh`, with no
+/// soft-runtime variable set; returns its stdout, or `None` where what it needs is missing here
+/// (a failure in CI, which sets the requirements).
+fn run_hip_program(source: &str, libraries: &[&str], headers: &[&str]) -> Option<String> {
     const HIP: &str = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
     let dir = drop_in_dir();
     if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some())
         || !require("Debian's HIP runtime (libamdhip64-5)", Path::new(HIP).exists())
         || !require("HIP's headers (libamdhip64-dev)", Path::new("/usr/include/hip/hip_runtime_api.h").exists())
+        || !headers.iter().all(|header| require(header, Path::new(header).exists()))
     {
-        return;
+        return None;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip-memcpy");
+    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join(source.replace('.', "-"));
     let build = Command::new("c++")
         .args(["-std=c++17", "-Wall", "-Werror", "-O1", "-D__HIP_PLATFORM_AMD__", "-o"])
         .arg(&binary)
-        .arg(root.join("tests/c/hip_memcpy.cpp"))
+        .arg(root.join("tests/c").join(source))
+        .args(libraries.iter().map(|library| format!("-l{library}")))
         .arg("-lamdhip64")
         .output()
         .expect("c++ runs");
     assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
-    let harness = root.join("scripts/with-soft-gpu.sh");
-    let output = Command::new(&harness)
+    let output = Command::new(root.join("scripts/with-soft-gpu.sh"))
         .arg(&binary)
         .env_remove("AQUEDUCT_SOFT_AGENTS")
         .env("AQUEDUCT_SOFT_LIBHSA_DIR", dir.unwrap())
         .output()
         .expect("the harness runs");
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
     if !output.status.success()
         && stderr.contains("unshare")
         && !require("a private mount namespace (unshare -m)", false)
     {
-        return;
+        return None;
     }
-    assert!(output.status.success(), "the HIP program failed:\n{text}\n{stderr}");
+    assert!(output.status.success(), "{source} failed:\n{text}\n{stderr}");
+    eprint!("{stderr}");
+    Some(text)
+}
+
+/// Debian's HIP runtime (`libamdhip64-5`), unmodified, starts on the drop-in, copies every way and
+/// fills with its own kernels. HIP 5.2.3 supports gfx1030 as its newest RDNA target (it refuses
+/// gfx1100 as "Unsupported HSA device" on hardware too): the drop-in's default GPU is a gfx1030,
+/// so the program runs with no soft-runtime variable set.
+#[test]
+fn hip_s_runtime_finds_the_soft_gpu_and_copies_through_it() {
+    let Some(text) = run_hip_program("hip_memcpy.cpp", &[], &[]) else { return };
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines,
@@ -329,9 +340,18 @@ fn hip_s_runtime_finds_the_soft_gpu_and_copies_through_it() {
             "pinned ok",
             "meminfo ok",
             "done",
-        ],
-        "{stderr}"
+        ]
     );
+}
+
+/// Debian's rocSPARSE, unmodified: its shipped gfx1030 kernels run from their machine code, CSR
+/// SpMV and CSR to dense checked against a CPU computation.
+#[test]
+fn debian_s_rocsparse_runs_its_gfx1030_kernels_on_the_drop_in() {
+    let Some(text) = run_hip_program("rocsparse.cpp", &["rocsparse"], &["/usr/include/rocsparse/rocsparse.h"]) else {
+        return;
+    };
+    assert_eq!(text.lines().collect::<Vec<_>>(), ["csrmv ok", "csr2dense ok", "done"]);
 }
 
 /// Builds `tests/c/NAME.c` against the drop-in in `dir`.
