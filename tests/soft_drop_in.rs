@@ -354,6 +354,16 @@ fn debian_s_rocsparse_runs_its_gfx1030_kernels_on_the_drop_in() {
     assert_eq!(text.lines().collect::<Vec<_>>(), ["csrmv ok", "csr2dense ok", "done"]);
 }
 
+/// Debian's rocRAND, unmodified: Philox4x32-10 against the published algorithm (every number),
+/// XORWOW and MRG32k3a by their statistics, from rocRAND's shipped gfx1030 machine code.
+#[test]
+fn debian_s_rocrand_runs_its_gfx1030_kernels_on_the_drop_in() {
+    let Some(text) = run_hip_program("rocrand.cpp", &["rocrand"], &["/usr/include/rocrand/rocrand.h"]) else {
+        return;
+    };
+    assert_eq!(text.lines().collect::<Vec<_>>(), ["philox4x32-10 ok", "xorwow ok", "mrg32k3a ok", "done"]);
+}
+
 /// Builds `tests/c/NAME.c` against the drop-in in `dir`.
 fn build_c(name: &str, dir: &Path) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

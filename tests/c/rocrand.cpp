@@ -1,0 +1,115 @@
+// Debian's rocRAND (librocrand1, its shipped gfx1030 machine code), unmodified, through Debian's
+// HIP on the drop-in. tests/soft_drop_in.rs builds it with the system C++ compiler and checks
+// every line it prints.
+// - Philox4x32-10: every one of 2^20 numbers against the published algorithm (Salmon et al.,
+//   "Parallel random numbers: as easy as 1, 2, 3", SC'11) computed here, with key (seed low,
+//   seed high). Block b of four comes from counter (b / s, 0, b % s, 0) for the stride s at which
+//   rocRAND's work-items interleave their subsequences; s is read off the output (the first block
+//   equal to counter (1, 0, 0, 0)'s), and every block must then match. (rocRAND 5.3 gives s = 1:
+//   one counter sequence.)
+// - XORWOW and MRG32k3a (whose per-work-item skip-ahead is not recomputed here): the numbers
+//   differ from Philox's, and their uniform values' mean and variance are within 5 standard
+//   errors of 1/2 and 1/12. Their state setup (skip-ahead per work-item) is most of this
+//   program's time on the interpreter, so each generates once.
+#include <hip/hip_runtime_api.h>
+#include <rocrand/rocrand.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#define CHECK(call)                                          \
+    do {                                                     \
+        int status_ = (int)(call);                           \
+        if (status_ != 0) {                                  \
+            std::printf("FAIL %s: %d\n", #call, status_);    \
+            return 1;                                        \
+        }                                                    \
+    } while (0)
+
+struct Block {
+    uint32_t v[4];
+};
+
+static Block philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0, uint32_t k1) {
+    for (int round = 0; round < 10; ++round) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n1 = (uint32_t)p1, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1,
+                 n3 = (uint32_t)p0;
+        c0 = n0, c1 = n1, c2 = n2, c3 = n3;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    return Block{{c0, c1, c2, c3}};
+}
+
+static bool same(const uint32_t *got, const Block &want) {
+    return got[0] == want.v[0] && got[1] == want.v[1] && got[2] == want.v[2] && got[3] == want.v[3];
+}
+
+static int generate(rocrand_rng_type type, unsigned long long seed, std::vector<uint32_t> &out, void *device) {
+    rocrand_generator generator;
+    CHECK(rocrand_create_generator(&generator, type));
+    CHECK(rocrand_set_seed(generator, seed));
+    CHECK(rocrand_generate(generator, (unsigned int *)device, out.size()));
+    CHECK(hipMemcpy(out.data(), device, out.size() * 4, hipMemcpyDeviceToHost));
+    CHECK(rocrand_destroy_generator(generator));
+    return 0;
+}
+
+int main() {
+    const size_t n = 1 << 20;
+    const unsigned long long seed = 0x0000002A000004D2ull;  // both key words in play
+    void *device = nullptr;
+    CHECK(hipMalloc(&device, n * 4));
+    std::vector<uint32_t> out(n);
+
+    auto started = std::chrono::steady_clock::now();
+    if (generate(ROCRAND_RNG_PSEUDO_PHILOX4_32_10, seed, out, device)) return 1;
+    double philox_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    const uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    const Block second = philox4x32_10(1, 0, 0, 0, k0, k1);
+    size_t stride = 0;
+    for (size_t block = 1; block < n / 4 && stride == 0; ++block)
+        if (same(&out[4 * block], second)) stride = block;
+    bool philox_ok = stride > 0;
+    for (size_t block = 0; block < n / 4 && philox_ok; ++block)
+        philox_ok = same(&out[4 * block], philox4x32_10((uint32_t)(block / stride), 0, (uint32_t)(block % stride), 0, k0, k1));
+    std::printf("philox4x32-10 %s\n", philox_ok ? "ok" : "MISMATCH");
+    started = std::chrono::steady_clock::now();
+    std::vector<uint32_t> host(n);
+    for (size_t block = 0; block < n / 4; ++block) {
+        Block b = philox4x32_10((uint32_t)(block / stride), 0, (uint32_t)(block % stride), 0, k0, k1);
+        for (int i = 0; i < 4; ++i) host[4 * block + i] = b.v[i];
+    }
+    double host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    std::fprintf(stderr, "philox4x32-10: %zu numbers, %.1f ms on the drop-in (first call, setup included), %.1f ms a plain CPU loop; stride %zu blocks\n",
+                 n, philox_ms, host_ms, stride);
+
+    const size_t small = n / 4;
+    out.resize(small);
+    for (auto [type, name] : {std::pair{ROCRAND_RNG_PSEUDO_XORWOW, "xorwow"}, std::pair{ROCRAND_RNG_PSEUDO_MRG32K3A, "mrg32k3a"}}) {
+        started = std::chrono::steady_clock::now();
+        if (generate(type, seed, out, device)) return 1;
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+        double mean = 0.0, square = 0.0;
+        size_t differ = 0;
+        for (size_t i = 0; i < small; ++i) {
+            double u = out[i] / 4294967296.0;
+            mean += u;
+            square += u * u;
+            differ += out[i] != host[i];
+        }
+        mean /= small;
+        double variance = square / small - mean * mean;
+        bool ok = differ > small - small / 1000 && std::fabs(mean - 0.5) < 5 * std::sqrt(1.0 / 12 / small) &&
+                  std::fabs(variance - 1.0 / 12) < 5 * std::sqrt(1.0 / 180 / small);
+        std::printf("%s %s\n", name, ok ? "ok" : "MISMATCH");
+        std::fprintf(stderr, "%s: %zu numbers, %.0f ms on the drop-in (setup included)\n", name, small, ms);
+    }
+    CHECK(hipFree(device));
+    std::printf("done\n");
+    return 0;
+}
