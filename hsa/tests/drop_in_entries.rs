@@ -305,10 +305,27 @@ fn deallocation_callbacks_run_when_their_allocation_is_freed() {
             status::ERROR_INVALID_ARGUMENT,
             "never registered"
         );
+        // A pointer inside an allocation is accepted (ROCr's RegisterReleaseNotifier), and the
+        // callback gets that pointer; deregistering needs that same pointer.
         assert_eq!(
-            hsa::hsa_amd_register_deallocation_callback(kept.add(8).cast(), Some(note_free), core::ptr::null_mut()),
+            hsa::hsa_amd_register_deallocation_callback(kept.add(8).cast(), Some(note_free), 9 as *mut _),
+            status::SUCCESS,
+            "inside an allocation"
+        );
+        assert_eq!(
+            hsa::hsa_amd_deregister_deallocation_callback(kept.add(16).cast(), Some(note_free)),
             status::ERROR_INVALID_ARGUMENT,
-            "not the start of an allocation"
+            "registered at another pointer"
+        );
+        let outside = [0u8; 16];
+        assert_eq!(
+            hsa::hsa_amd_register_deallocation_callback(
+                outside.as_ptr().cast_mut().cast(),
+                Some(note_free),
+                core::ptr::null_mut()
+            ),
+            status::ERROR_INVALID_ALLOCATION,
+            "in no allocation"
         );
         assert_eq!(
             hsa::hsa_amd_register_deallocation_callback(kept.cast(), None, core::ptr::null_mut()),
@@ -318,7 +335,11 @@ fn deallocation_callbacks_run_when_their_allocation_is_freed() {
         assert_eq!(hsa::hsa_amd_memory_pool_free(kept.cast()), status::SUCCESS);
     }
     let freed = FREED.lock().unwrap();
-    assert_eq!(freed.as_slice(), &[(kept as usize, 7)], "only the registration left ran, once");
+    assert_eq!(
+        freed.as_slice(),
+        &[(kept as usize, 7), (kept as usize + 8, 9)],
+        "the registrations left ran once each, in order, with their own pointers"
+    );
 }
 
 unsafe extern "C" fn client_alloc(bytes: usize) -> *mut c_void {

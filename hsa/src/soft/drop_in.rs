@@ -350,8 +350,9 @@ pub unsafe fn hsa_signal_group_wait_any_relaxed(
 }
 
 /// `hsa_amd_register_deallocation_callback`: `callback(ptr, user_data)` runs when the allocation
-/// starting at `ptr` is freed, before its memory goes (ROCr's `RegisterReleaseNotifier`: a pointer
-/// that starts no allocation, or a null callback, is INVALID_ARGUMENT).
+/// `ptr` lies in is freed, before its memory goes (ROCr's `RegisterReleaseNotifier`: a pointer in
+/// no allocation is INVALID_ALLOCATION; a null callback is INVALID_ARGUMENT, `hsa_ext_amd.cpp`'s
+/// argument check).
 pub unsafe fn hsa_amd_register_deallocation_callback(
     ptr: *mut c_void,
     callback: hsa_amd_deallocation_callback_t,
@@ -365,8 +366,8 @@ pub unsafe fn hsa_amd_register_deallocation_callback(
     }
 }
 
-/// `hsa_amd_deregister_deallocation_callback`: removes a registration; one that does not exist
-/// is INVALID_ARGUMENT.
+/// `hsa_amd_deregister_deallocation_callback`: removes the registrations of `callback` with
+/// exactly `ptr`; none is INVALID_ARGUMENT (ROCr's `DeregisterReleaseNotifier`).
 pub unsafe fn hsa_amd_deregister_deallocation_callback(
     ptr: *mut c_void,
     callback: hsa_amd_deallocation_callback_t,

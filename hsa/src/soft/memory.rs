@@ -150,7 +150,9 @@ struct Allocation {
     agents: AtomicU64,
     /// `hsa_amd_register_deallocation_callback` registrations: (callback, user data), called in
     /// order when the allocation is freed, before its memory goes.
-    callbacks: std::sync::Mutex<Vec<(DeallocationCallback, usize)>>,
+    /// Deallocation callbacks: (the pointer registered, anywhere in the allocation; the callback;
+    /// its user data), as ROCr's notifiers keep them.
+    callbacks: std::sync::Mutex<Vec<(usize, DeallocationCallback, usize)>>,
     /// `hsa_amd_pointer_info_set_userdata`'s value.
     user_data: std::sync::atomic::AtomicUsize,
     /// The shared file backing it once `hsa_amd_ipc_memory_create` made it shareable.
@@ -237,10 +239,11 @@ impl Allocations {
     pub fn free(&self, pools: &[Pool], pointer: *mut u8) -> Result<(), u32> {
         let allocation = self.write().remove(&(pointer as usize)).ok_or(status::ERROR_INVALID_ARGUMENT)?;
         let callbacks = allocation.callbacks.into_inner().unwrap_or_else(|poison| poison.into_inner());
-        for (callback, data) in callbacks {
-            // SAFETY: the client registered the callback for this pointer with this data; it runs
-            // before the memory is freed, as ROCr runs it (`Runtime::FreeMemory`).
-            unsafe { callback(pointer.cast(), data as *mut core::ffi::c_void) };
+        for (registered, callback, data) in callbacks {
+            // SAFETY: the client registered the callback with this pointer and data; it runs
+            // before the memory is freed, with the pointer registered, as ROCr runs it
+            // (`Runtime::FreeMemory`).
+            unsafe { callback(registered as *mut core::ffi::c_void, data as *mut core::ffi::c_void) };
         }
         if let Some(pool) = pools.get(allocation.pool_index) {
             pool.used.fetch_sub(allocation.layout.size() as u64, Ordering::AcqRel);
@@ -252,33 +255,41 @@ impl Allocations {
         Ok(())
     }
 
-    /// `hsa_amd_register_deallocation_callback`: `pointer` must start a live allocation.
+    /// `hsa_amd_register_deallocation_callback`: `pointer` may lie anywhere in a live allocation,
+    /// and the callback later gets that pointer; in none is INVALID_ALLOCATION (ROCr's
+    /// `Runtime::RegisterReleaseNotifier`, core/runtime/runtime.cpp).
     pub fn register_callback(&self, pointer: usize, callback: DeallocationCallback, data: usize) -> Result<(), u32> {
         let live = self.read();
-        let allocation = live.get(&pointer).ok_or(status::ERROR_INVALID_ARGUMENT)?;
-        allocation.callbacks.lock().unwrap_or_else(|poison| poison.into_inner()).push((callback, data));
+        let (_, allocation) = Self::containing(&live, pointer).ok_or(status::ERROR_INVALID_ALLOCATION)?;
+        allocation.callbacks.lock().unwrap_or_else(|poison| poison.into_inner()).push((pointer, callback, data));
         Ok(())
     }
 
-    /// `hsa_amd_deregister_deallocation_callback`: the registration of `callback` on `pointer`
-    /// must exist.
+    /// `hsa_amd_deregister_deallocation_callback`: removes every registration of `callback` with
+    /// exactly `pointer`; none (or a pointer in no allocation) is INVALID_ARGUMENT (ROCr's
+    /// `Runtime::DeregisterReleaseNotifier`).
     pub fn deregister_callback(&self, pointer: usize, callback: DeallocationCallback) -> Result<(), u32> {
         let live = self.read();
-        let allocation = live.get(&pointer).ok_or(status::ERROR_INVALID_ARGUMENT)?;
+        let (_, allocation) = Self::containing(&live, pointer).ok_or(status::ERROR_INVALID_ARGUMENT)?;
         let mut callbacks = allocation.callbacks.lock().unwrap_or_else(|poison| poison.into_inner());
-        let position = callbacks
-            .iter()
-            .position(|(registered, _)| core::ptr::fn_addr_eq(*registered, callback))
-            .ok_or(status::ERROR_INVALID_ARGUMENT)?;
-        callbacks.remove(position);
-        Ok(())
+        let before = callbacks.len();
+        callbacks.retain(|(registered, registered_callback, _)| {
+            !(*registered == pointer && core::ptr::fn_addr_eq(*registered_callback, callback))
+        });
+        if callbacks.len() == before { Err(status::ERROR_INVALID_ARGUMENT) } else { Ok(()) }
+    }
+
+    /// The live allocation `address` lies in, with its base.
+    fn containing(live: &BTreeMap<usize, Allocation>, address: usize) -> Option<(usize, &Allocation)> {
+        let (&base, allocation) = live.range(..=address).next_back()?;
+        (address < base + allocation.layout.size()).then_some((base, allocation))
     }
 
     /// The live allocation that contains `address`, if any.
     pub fn info(&self, address: usize) -> Option<AllocationInfo> {
         let live = self.read();
-        let (&base, allocation) = live.range(..=address).next_back()?;
-        (address < base + allocation.layout.size()).then(|| AllocationInfo {
+        let (base, allocation) = Self::containing(&live, address)?;
+        Some(AllocationInfo {
             base,
             size: allocation.layout.size(),
             pool_index: allocation.pool_index,
