@@ -344,6 +344,58 @@ fn hip_s_runtime_finds_the_soft_gpu_and_copies_through_it() {
     );
 }
 
+/// HIP programs built as a user builds them, with Debian's hipcc for gfx1030: `<<<>>>` and
+/// hipLaunchKernelGGL launches, device math, shared memory with `__syncthreads`, dynamic shared
+/// memory, and hipModuleLaunchKernel on a `--genco` code object, every result checked by the
+/// program (`tests/hip/`).
+#[test]
+fn hipcc_built_programs_run_unmodified_on_the_drop_in() {
+    const HIPCC: &str = "/usr/bin/hipcc";
+    let dir = drop_in_dir();
+    if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some())
+        || !require("Debian's hipcc and rocm-device-libs", Path::new(HIPCC).exists())
+    {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let (program, module) = (out.join("hip-programs"), out.join("hip-module.co"));
+    for (arguments, output) in [
+        (&["--offload-arch=gfx1030", "-O2", "-Wall"][..], &program),
+        (&["--genco", "--offload-arch=gfx1030", "-O2"][..], &module),
+    ] {
+        let source = if output == &program { "tests/hip/programs.hip" } else { "tests/hip/module.hip" };
+        let build = Command::new(HIPCC)
+            .args(arguments)
+            .arg(root.join(source))
+            .arg("-o")
+            .arg(output)
+            .output()
+            .expect("hipcc runs");
+        assert!(build.status.success(), "hipcc {source}: {}", String::from_utf8_lossy(&build.stderr));
+    }
+    let output = Command::new(root.join("scripts/with-soft-gpu.sh"))
+        .arg(&program)
+        .arg(&module)
+        .env_remove("AQUEDUCT_SOFT_AGENTS")
+        .env("AQUEDUCT_SOFT_LIBHSA_DIR", dir.unwrap())
+        .output()
+        .expect("the harness runs");
+    let (text, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    if !output.status.success()
+        && stderr.contains("unshare")
+        && !require("a private mount namespace (unshare -m)", false)
+    {
+        return;
+    }
+    assert!(output.status.success(), "the program failed:\n{text}\n{stderr}");
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        ["math ok", "sum ok", "dynamic shared ok", "module launch ok", "done"],
+        "{stderr}"
+    );
+}
+
 /// Debian's rocSPARSE, unmodified: its shipped gfx1030 kernels run from their machine code, CSR
 /// SpMV and CSR to dense checked against a CPU computation.
 #[test]

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #define CHECK(call)                                          \
@@ -59,8 +60,10 @@ static int generate(rocrand_rng_type type, unsigned long long seed, std::vector<
     return 0;
 }
 
-int main() {
-    const size_t n = 1 << 20;
+int main(int argc, char **argv) {
+    // Philox numbers to generate and check (2^20 unless given; docs/BENCHMARKS.md times 16 M).
+    const size_t n = argc > 1 ? (size_t)std::strtoull(argv[1], nullptr, 10) & ~(size_t)3 : 1 << 20;
+    if (n < 16) return 2;
     const unsigned long long seed = 0x0000002A000004D2ull;  // both key words in play
     void *device = nullptr;
     CHECK(hipMalloc(&device, n * 4));
