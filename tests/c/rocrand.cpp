@@ -21,14 +21,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                          \
-    do {                                                     \
-        int status_ = (int)(call);                           \
-        if (status_ != 0) {                                  \
-            std::printf("FAIL %s: %d\n", #call, status_);    \
-            return 1;                                        \
-        }                                                    \
-    } while (0)
+#include "check_status.h"
 
 struct Block {
     uint32_t v[4];

@@ -11,14 +11,7 @@
 #include <cstdio>
 #include <vector>
 
-#define CHECK(call)                                                      \
-    do {                                                                 \
-        int status_ = (int)(call);                                       \
-        if (status_ != 0) {                                              \
-            std::printf("FAIL %s: %d\n", #call, status_);                \
-            return 1;                                                    \
-        }                                                                \
-    } while (0)
+#include "check_status.h"
 
 int main() {
     const int m = 4000, n = 3000;
