@@ -103,7 +103,7 @@ fn setup(world: &mut World, frames: u64, bodies: u32) -> Result<(), Box<dyn std:
     let executable = device.load_executable(device.select_code_object(&NBODY_CODE_OBJECTS)?)?;
     let kernel = executable.kernel("nbody_step")?;
     let (positions, velocities) = nbody::initial_state(bodies);
-    let flat = |values: &[[f32; 4]]| values.iter().flatten().copied().collect::<Vec<f32>>();
+    let flat = nbody::flatten;
     let position_buffers = [
         device.buffer_from(MemoryKind::HostVisible, &flat(&positions))?,
         device.buffer_from(MemoryKind::HostVisible, &flat(&positions))?,
@@ -161,10 +161,6 @@ fn energy(bodies: &[Body], velocities: &[[f32; 4]]) -> f64 {
     kinetic + potential
 }
 
-fn chunks(values: &[f32]) -> Vec<[f32; 4]> {
-    values.chunks_exact(4).map(|chunk| [chunk[0], chunk[1], chunk[2], chunk[3]]).collect()
-}
-
 /// Checks each arrived frame against the mirror's step from the frame before.
 fn react(
     frame: Res<AqueductFrame>,
@@ -200,7 +196,7 @@ fn react(
         entry.remove();
         let (bodies, body_velocities) = &simulation.checked_state;
         let (want_positions, want_velocities) = nbody::step_host(bodies, body_velocities, DT);
-        let flat = |values: &[[f32; 4]]| values.iter().flatten().copied().collect::<Vec<f32>>();
+        let flat = nbody::flatten;
         for (what, got, want) in
             [("position", &positions, flat(&want_positions)), ("velocity", &velocities, flat(&want_velocities))]
         {
@@ -214,7 +210,7 @@ fn react(
             simulation.worst_error = simulation.worst_error.max(error);
         }
         simulation.checked_frame = number;
-        simulation.checked_state = (chunks(&positions), chunks(&velocities));
+        simulation.checked_state = (nbody::unflatten(&positions), nbody::unflatten(&velocities));
         simulation.pending.retain(|pending| *pending != number);
     }
 }

@@ -94,21 +94,7 @@ impl DigitsModel {
     /// The host's float32 forward pass over item `index` (the same arithmetic as numpy's), for
     /// checking the model files against each other.
     pub fn host_logits(&self, index: u32) -> Vec<f32> {
-        let input = self.input(index);
-        let hidden: Vec<f32> = (0..HIDDEN as usize)
-            .map(|unit| {
-                let sum = (0..INPUTS as usize)
-                    .fold(self.b1[unit], |sum, i| input[i].mul_add(self.w1[i * HIDDEN as usize + unit], sum));
-                sum.max(0.0)
-            })
-            .collect();
-        (0..CLASSES as usize)
-            .map(|class| {
-                (0..HIDDEN as usize).fold(self.b2[class], |sum, unit| {
-                    hidden[unit].mul_add(self.w2[unit * CLASSES as usize + class], sum)
-                })
-            })
-            .collect()
+        self.host_logits_in(Precision::F32, index)
     }
 }
 
@@ -219,28 +205,28 @@ fn transposed_f16(values: &[f32], rows: u32, columns: u32) -> Vec<u16> {
 }
 
 impl DigitsModel {
-    /// The host's forward pass over item `index` as the kernels of `precision` compute it: f32
-    /// ([`Self::host_logits`]), or the f16 model's quantized weights, inputs and hidden layer with
-    /// f32 sums.
+    /// The host's forward pass over item `index` as the kernels of `precision` compute it: f32,
+    /// or the f16 model's quantized weights, inputs and hidden layer with f32 sums.
     pub fn host_logits_in(&self, precision: Precision, index: u32) -> Vec<f32> {
-        if precision == Precision::F32 {
-            return self.host_logits(index);
-        }
-        let quantize = |value: f32| half::f16::from_f32(value).to_f32();
+        // As the kernels sum: products fused into an accumulator from zero, then the bias; f16
+        // rounds the inputs, the weights and the hidden layer.
+        let quantize = |value: f32| {
+            if precision == Precision::F32 { value } else { half::f16::from_f32(value).to_f32() }
+        };
+        let dot = |left: &dyn Fn(usize) -> f32, right: &dyn Fn(usize) -> f32, count: u32| {
+            (0..count as usize).fold(0.0f32, |sum, i| left(i).mul_add(right(i), sum))
+        };
         let input: Vec<f32> = self.input(index).iter().map(|&value| quantize(value)).collect();
         let hidden: Vec<f32> = (0..HIDDEN as usize)
             .map(|unit| {
-                let sum: f32 =
-                    (0..INPUTS as usize).map(|i| input[i] * quantize(self.w1[i * HIDDEN as usize + unit])).sum();
+                let sum = dot(&|i| input[i], &|i| quantize(self.w1[i * HIDDEN as usize + unit]), INPUTS);
                 quantize((sum + self.b1[unit]).max(0.0))
             })
             .collect();
         (0..CLASSES as usize)
             .map(|class| {
-                let sum: f32 = (0..HIDDEN as usize)
-                    .map(|unit| hidden[unit] * quantize(self.w2[unit * CLASSES as usize + class]))
-                    .sum();
-                sum + self.b2[class]
+                dot(&|unit| hidden[unit], &|unit| quantize(self.w2[unit * CLASSES as usize + class]), HIDDEN)
+                    + self.b2[class]
             })
             .collect()
     }

@@ -67,6 +67,16 @@ pub fn step_host(bodies: &[Body], velocities: &[[f32; 4]], dt: f32) -> (Vec<Body
         .unzip()
 }
 
+/// `float4`s as the flat floats a buffer holds.
+pub fn flatten(values: &[[f32; 4]]) -> Vec<f32> {
+    values.iter().flatten().copied().collect()
+}
+
+/// Flat floats read back as `float4`s (a trailing partial one is dropped).
+pub fn unflatten(values: &[f32]) -> Vec<[f32; 4]> {
+    values.chunks_exact(4).map(|chunk| [chunk[0], chunk[1], chunk[2], chunk[3]]).collect()
+}
+
 /// The first component of `got` farther than [`TOLERANCE`] from `want`: (index, got, want).
 pub fn first_difference(got: &[f32], want: &[f32]) -> Option<(usize, f32, f32)> {
     got.iter()

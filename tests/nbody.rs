@@ -18,7 +18,7 @@ fn three_steps_of_300_bodies_match_the_mirror_step_by_step() {
     let count = 300u32;
     let (mut bodies, mut velocities) = nbody::initial_state(count);
     assert_eq!(nbody::initial_state(count).0, bodies, "the same start for the same count");
-    let flat = |values: &[[f32; 4]]| values.iter().flatten().copied().collect::<Vec<f32>>();
+    let flat = nbody::flatten;
     let current = device.buffer_from(MemoryKind::HostVisible, &flat(&bodies)).unwrap();
     let next = device.allocate_typed::<f32>(MemoryKind::HostVisible, u64::from(4 * count)).unwrap();
     let velocity = device.buffer_from(MemoryKind::HostVisible, &flat(&velocities)).unwrap();
@@ -46,8 +46,7 @@ fn three_steps_of_300_bodies_match_the_mirror_step_by_step() {
         assert_eq!(nbody::first_difference(&got_positions, &flat(&bodies)), None, "step {step} positions");
         assert_eq!(nbody::first_difference(&got_velocities, &flat(&velocities)), None, "step {step} velocities");
         // The next step starts from what the GPU computed, as the example's mirror does.
-        bodies = got_positions.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
-        velocities = got_velocities.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+        (bodies, velocities) = (nbody::unflatten(&got_positions), nbody::unflatten(&got_velocities));
     }
     // The bodies moved: a step that wrote nothing would fail above, this guards a zero dt.
     assert_ne!(bodies, nbody::initial_state(count).0);
