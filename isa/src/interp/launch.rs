@@ -55,7 +55,9 @@ pub(crate) enum Flow {
 ///
 /// The instruction steps are inlined into the wave loop in optimized builds only
 /// (`cfg_attr(not(debug_assertions), inline(always))`): unoptimized, the one frame would hold
-/// every inlined operation's rows at once, and it overflowed 2 MiB thread stacks.
+/// every inlined operation's rows at once, and it overflowed 2 MiB thread stacks. The vector
+/// ALU's general path is the exception, out of line in both instruction sets (`valu::general`):
+/// inlined, it made the loop too large to compile in reasonable time.
 pub fn run_workgroup<M: Memory + ?Sized>(
     dispatch: &Dispatch<'_>,
     memory: &M,
@@ -69,7 +71,7 @@ pub fn run_workgroup<M: Memory + ?Sized>(
             return unsafe { run_workgroup_avx2(dispatch, memory, workgroup_id, lds) };
         }
     }
-    run_workgroup_body(dispatch, memory, workgroup_id, lds)
+    run_workgroup_body::<M, false>(dispatch, memory, workgroup_id, lds)
 }
 
 /// Whether the CPU has what `run_workgroup_avx2` is compiled for (cached by the standard library).
@@ -91,11 +93,13 @@ fn run_workgroup_avx2<M: Memory + ?Sized>(
     workgroup_id: [u32; 3],
     lds: &mut Vec<u8>,
 ) -> Result<u64, ExecError> {
-    run_workgroup_body(dispatch, memory, workgroup_id, lds)
+    run_workgroup_body::<M, true>(dispatch, memory, workgroup_id, lds)
 }
 
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn run_workgroup_body<M: Memory + ?Sized>(
+/// `WIDE`: the AVX2 instantiation, which only `run_workgroup_avx2` makes (its callees may
+/// use the features it is compiled for).
+fn run_workgroup_body<M: Memory + ?Sized, const WIDE: bool>(
     dispatch: &Dispatch<'_>,
     memory: &M,
     workgroup_id: [u32; 3],
@@ -124,7 +128,7 @@ fn run_workgroup_body<M: Memory + ?Sized>(
     let mut executed = 0;
     loop {
         for wave in waves.iter_mut().filter(|wave| !wave.ended && !wave.at_barrier) {
-            run_wave(dispatch, memory, wave, lds)?;
+            run_wave::<M, WIDE>(dispatch, memory, wave, lds)?;
         }
         if waves.iter().all(|wave| wave.ended) {
             break;
@@ -271,7 +275,7 @@ fn initial_mode(rsrc1: u32) -> u32 {
 /// so it is inlined once: a second copy (a loop of its own for wave64, or two passes per turn)
 /// made one function that took the optimizer several times as long to compile.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn run_wave<M: Memory + ?Sized>(
+fn run_wave<M: Memory + ?Sized, const WIDE: bool>(
     dispatch: &Dispatch<'_>,
     memory: &M,
     wave: &mut Wave,
@@ -285,7 +289,7 @@ fn run_wave<M: Memory + ?Sized>(
         if wave.executed > dispatch.instruction_limit {
             return Err(ExecError::InstructionLimit { pc, limit: dispatch.instruction_limit });
         }
-        let flow = step(memory, wave, decoded, lds)?;
+        let flow = step::<M, WIDE>(memory, wave, decoded, lds)?;
         if wave.wide && high_half_next(wave, &decoded.plan) {
             continue;
         }
@@ -308,17 +312,22 @@ fn run_wave<M: Memory + ?Sized>(
 
 /// Runs one instruction's plan.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn step<M: Memory + ?Sized>(memory: &M, wave: &mut Wave, decoded: &Decoded, lds: &mut [u8]) -> Result<Flow, ExecError> {
+fn step<M: Memory + ?Sized, const WIDE: bool>(
+    memory: &M,
+    wave: &mut Wave,
+    decoded: &Decoded,
+    lds: &mut [u8],
+) -> Result<Flow, ExecError> {
     let instruction = &decoded.instruction;
     Ok(match &decoded.plan {
-        Plan::Vector(op) => valu::step(wave, op).ok_or_else(|| refused(wave, decoded))?,
+        Plan::Vector(op) => valu::step::<WIDE>(wave, op).ok_or_else(|| refused(wave, decoded))?,
         Plan::Scalar => scalar::step(wave, instruction, memory).map_err(|error| decoded.named(error))?,
         Plan::Memory(access) => {
             memory_ops::step(wave, instruction, access, memory, lds).map_err(|error| decoded.named(error))?
         }
-        Plan::Dual(pair) => valu::step_dual(wave, &pair.0, &pair.1).ok_or_else(|| refused(wave, decoded))?,
+        Plan::Dual(pair) => valu::step_dual::<WIDE>(wave, &pair.0, &pair.1).ok_or_else(|| refused(wave, decoded))?,
         Plan::Dot2x16(dot) => super::from_gfx10::dot2_16(wave, &dot.0, dot.1),
-        Plan::Sdwa(sdwa) => super::from_gfx10::sdwa_step(wave, sdwa).ok_or_else(|| refused(wave, decoded))?,
+        Plan::Sdwa(sdwa) => super::from_gfx10::sdwa_step::<WIDE>(wave, sdwa).ok_or_else(|| refused(wave, decoded))?,
         Plan::Unsupported => return Err(refused(wave, decoded)),
     })
 }

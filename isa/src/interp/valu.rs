@@ -233,13 +233,11 @@ pub(crate) fn plan_dual(instruction: &Instruction) -> Option<(VOp, VOp)> {
 
 /// Runs `op`; `None` for an operation the interpreter does not execute (nothing is written).
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn step(wave: &mut Wave, op: &VOp) -> Option<Flow> {
+pub(crate) fn step<const WIDE: bool>(wave: &mut Wave, op: &VOp) -> Option<Flow> {
     if op.plain && wave.mode & 0xFF == MODE_IEEE_FLOAT && plain(wave, op) {
         return Some(Flow::Next);
     }
-    let writes = op.writes(wave);
-    let out = compute(wave, op)?;
-    commit(wave, op, out, writes);
+    general::<WIDE>(wave, op)?;
     Some(Flow::Next)
 }
 
@@ -393,12 +391,8 @@ fn write_plain(wave: &mut Wave, vdst: u16, row: Row, exec: u32) {
 /// VOPD: two operations that both read their sources before either writes (RDNA3 ISA guide,
 /// "Dual Issue VALU").
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn step_dual(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<Flow> {
-    let first = compute(wave, x)?;
-    let second = compute(wave, y)?;
-    let exec = wave.exec();
-    commit(wave, x, first, exec);
-    commit(wave, y, second, exec);
+pub(crate) fn step_dual<const WIDE: bool>(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<Flow> {
+    dual::<WIDE>(wave, x, y)?;
     Some(Flow::Next)
 }
 
@@ -798,6 +792,74 @@ fn class_bits(x: f64, is_denormal: bool, is_signaling: bool) -> u32 {
 #[inline(always)]
 fn mask(f: impl Fn(usize) -> bool) -> u32 {
     (0..LANES).fold(0, |mask, lane| mask | (f(lane) as u32) << lane)
+}
+
+/// The general path, out of line and compiled once per instruction set (`WIDE`: the AVX2
+/// build, as the wave loop that calls it). Inlined, its copies (two wave loops, two call sites
+/// each) were most of the release build's time: about 150 of the interpreter's 160 seconds on
+/// a 2-core machine. The result is written inside (`general`), so no `Out` crosses the call.
+#[inline(always)]
+fn general<const WIDE: bool>(wave: &mut Wave, op: &VOp) -> Option<()> {
+    #[cfg(target_arch = "x86_64")]
+    if WIDE {
+        // SAFETY: `WIDE` is instantiated only under `run_workgroup_avx2`, which runs after
+        // `wide_vectors` found every feature `general_avx2` is compiled for.
+        return unsafe { general_avx2(wave, op) };
+    }
+    general_baseline(wave, op)
+}
+
+#[inline(never)]
+fn general_baseline(wave: &mut Wave, op: &VOp) -> Option<()> {
+    general_body(wave, op)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+#[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+fn general_avx2(wave: &mut Wave, op: &VOp) -> Option<()> {
+    general_body(wave, op)
+}
+
+#[inline(always)]
+fn general_body(wave: &mut Wave, op: &VOp) -> Option<()> {
+    let writes = op.writes(wave);
+    let out = compute(wave, op)?;
+    commit(wave, op, out, writes);
+    Some(())
+}
+
+/// A dual-issue pair's general path (both read before either writes), out of line as `general`.
+#[inline(always)]
+fn dual<const WIDE: bool>(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<()> {
+    #[cfg(target_arch = "x86_64")]
+    if WIDE {
+        // SAFETY: as in `general`.
+        return unsafe { dual_avx2(wave, x, y) };
+    }
+    dual_baseline(wave, x, y)
+}
+
+#[inline(never)]
+fn dual_baseline(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<()> {
+    dual_body(wave, x, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+#[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+fn dual_avx2(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<()> {
+    dual_body(wave, x, y)
+}
+
+#[inline(always)]
+fn dual_body(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<()> {
+    let first = compute(wave, x)?;
+    let second = compute(wave, y)?;
+    let exec = wave.exec();
+    commit(wave, x, first, exec);
+    commit(wave, y, second, exec);
+    Some(())
 }
 
 #[cfg_attr(not(debug_assertions), inline(always))]
@@ -1225,10 +1287,7 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
             s(x & 0xFFFF) | s(x >> 16) << 8
         }),
         VDivFixupF16 => map3(a(), b(), c(), |q, d, n| to_h64(div_fixup(h(q) as f64, h(d) as f64, h(n) as f64))),
-        VDot2accF32F16 => {
-            let (x, y, z) = (a(), b(), vdst());
-            lanes(|lane| dot2_f16(x[lane], y[lane], f32::from_bits(z[lane])).to_bits())
-        }
+        VDot2accF32F16 => dot2_rows(a(), b(), vdst()),
         VDot2F16F16 | VDot2Bf16Bf16 => {
             let (x, y, z) = (a(), b(), c());
             let bf = op.opcode == VDot2Bf16Bf16;
@@ -1315,6 +1374,19 @@ fn norm_u16(value: f32) -> u32 {
     if value.is_nan() { 0 } else { (value.clamp(0.0, 1.0) * 65535.0).round_ties_even() as u16 as u32 }
 }
 
+/// `v_dot2_f32_f16` over a row. A loop of its own rather than a closure through `lanes`: the
+/// optimizer left that closure out of line, one call per lane, which cost the f16 GEMM 60 %
+/// more host instructions once the general path was its own function.
+#[inline(always)]
+fn dot2_rows(x: Row, y: Row, z: Row) -> Row {
+    let mut row = [0; LANES];
+    for lane in 0..LANES {
+        row[lane] = dot2_f16(x[lane], y[lane], f32::from_bits(z[lane])).to_bits();
+    }
+    row
+}
+
+#[inline(always)]
 fn dot2_f16(x: u32, y: u32, accumulator: f32) -> f32 {
     let product = h(x & 0xFFFF) as f64 * h(y & 0xFFFF) as f64 + h(x >> 16) as f64 * h(y >> 16) as f64;
     (product + accumulator as f64) as f32
@@ -1723,7 +1795,7 @@ fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VPkMinI16 => pk2(a(), b(), |x, y| (x as i16).min(y as i16) as u16 as u32),
         VPkMaxU16 => pk2(a(), b(), |x, y| x.max(y)),
         VPkMinU16 => pk2(a(), b(), |x, y| x.min(y)),
-        VDot2F32F16 => map3(a(), b(), c(), |x, y, z| dot2_f16(x, y, f32::from_bits(z)).to_bits()),
+        VDot2F32F16 => dot2_rows(a(), b(), c()),
         VDot2F32Bf16 => map3(a(), b(), c(), |x, y, z| {
             {
                 let v = |bits: u32| bf16::from_bits(bits as u16).to_f64();

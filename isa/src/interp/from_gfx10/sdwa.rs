@@ -184,7 +184,7 @@ impl Sdwa {
 /// Runs `sdwa`: the selected sources into their shadow VGPRs, the operation, the selected result
 /// into the destination (in EXEC's lanes, which VOP1 and VOP2 write). `None` where the operation
 /// does not run (nothing written to the kernel's registers).
-pub(crate) fn step(wave: &mut Wave, sdwa: &Sdwa) -> Option<Flow> {
+pub(crate) fn step<const WIDE: bool>(wave: &mut Wave, sdwa: &Sdwa) -> Option<Flow> {
     for (index, select) in sdwa.sources.iter().enumerate() {
         if let Some(select) = select {
             let row = sdwa.original.row(wave, index);
@@ -194,7 +194,7 @@ pub(crate) fn step(wave: &mut Wave, sdwa: &Sdwa) -> Option<Flow> {
             }
         }
     }
-    let flow = valu::step(wave, &sdwa.op)?;
+    let flow = valu::step::<WIDE>(wave, &sdwa.op)?;
     if let Some((select, unused)) = sdwa.destination {
         let result = wave.vgpr[sdwa.shadow as usize + 2];
         let exec = wave.exec();
