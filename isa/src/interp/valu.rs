@@ -237,7 +237,9 @@ pub(crate) fn step<const WIDE: bool>(wave: &mut Wave, op: &VOp) -> Option<Flow> 
     if op.plain && wave.mode & 0xFF == MODE_IEEE_FLOAT && plain(wave, op) {
         return Some(Flow::Next);
     }
-    general::<WIDE>(wave, op)?;
+    let writes = op.writes(wave);
+    let out = general::<WIDE>(wave, op)?;
+    commit(wave, op, out, writes);
     Some(Flow::Next)
 }
 
@@ -392,7 +394,11 @@ fn write_plain(wave: &mut Wave, vdst: u16, row: Row, exec: u32) {
 /// "Dual Issue VALU").
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn step_dual<const WIDE: bool>(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<Flow> {
-    dual::<WIDE>(wave, x, y)?;
+    let first = general::<WIDE>(wave, x)?;
+    let second = general::<WIDE>(wave, y)?;
+    let exec = wave.exec();
+    commit(wave, x, first, exec);
+    commit(wave, y, second, exec);
     Some(Flow::Next)
 }
 
@@ -794,72 +800,32 @@ fn mask(f: impl Fn(usize) -> bool) -> u32 {
     (0..LANES).fold(0, |mask, lane| mask | (f(lane) as u32) << lane)
 }
 
-/// The general path, out of line and compiled once per instruction set (`WIDE`: the AVX2
-/// build, as the wave loop that calls it). Inlined, its copies (two wave loops, two call sites
-/// each) were most of the release build's time: about 150 of the interpreter's 160 seconds on
-/// a 2-core machine. The result is written inside (`general`), so no `Out` crosses the call.
+/// The general path: `compute` out of line, compiled once per instruction set (`WIDE`: the
+/// AVX2 build, as the wave loop that calls it). Inlined, its copies (two wave loops, three call
+/// sites each) were most of the release build's time: about 150 of the interpreter's 160
+/// seconds on a 2-core machine. Returning `Out` through the call costs no measurable host
+/// instructions beside the path's modifier stages (callgrind).
 #[inline(always)]
-fn general<const WIDE: bool>(wave: &mut Wave, op: &VOp) -> Option<()> {
+fn general<const WIDE: bool>(wave: &mut Wave, op: &VOp) -> Option<Out> {
     #[cfg(target_arch = "x86_64")]
     if WIDE {
         // SAFETY: `WIDE` is instantiated only under `run_workgroup_avx2`, which runs after
-        // `wide_vectors` found every feature `general_avx2` is compiled for.
-        return unsafe { general_avx2(wave, op) };
+        // `wide_vectors` found every feature `compute_avx2` is compiled for.
+        return unsafe { compute_avx2(wave, op) };
     }
-    general_baseline(wave, op)
+    compute_baseline(wave, op)
 }
 
 #[inline(never)]
-fn general_baseline(wave: &mut Wave, op: &VOp) -> Option<()> {
-    general_body(wave, op)
+fn compute_baseline(wave: &mut Wave, op: &VOp) -> Option<Out> {
+    compute(wave, op)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[inline(never)]
 #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
-fn general_avx2(wave: &mut Wave, op: &VOp) -> Option<()> {
-    general_body(wave, op)
-}
-
-#[inline(always)]
-fn general_body(wave: &mut Wave, op: &VOp) -> Option<()> {
-    let writes = op.writes(wave);
-    let out = compute(wave, op)?;
-    commit(wave, op, out, writes);
-    Some(())
-}
-
-/// A dual-issue pair's general path (both read before either writes), out of line as `general`.
-#[inline(always)]
-fn dual<const WIDE: bool>(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<()> {
-    #[cfg(target_arch = "x86_64")]
-    if WIDE {
-        // SAFETY: as in `general`.
-        return unsafe { dual_avx2(wave, x, y) };
-    }
-    dual_baseline(wave, x, y)
-}
-
-#[inline(never)]
-fn dual_baseline(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<()> {
-    dual_body(wave, x, y)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[inline(never)]
-#[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
-fn dual_avx2(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<()> {
-    dual_body(wave, x, y)
-}
-
-#[inline(always)]
-fn dual_body(wave: &mut Wave, x: &VOp, y: &VOp) -> Option<()> {
-    let first = compute(wave, x)?;
-    let second = compute(wave, y)?;
-    let exec = wave.exec();
-    commit(wave, x, first, exec);
-    commit(wave, y, second, exec);
-    Some(())
+fn compute_avx2(wave: &mut Wave, op: &VOp) -> Option<Out> {
+    compute(wave, op)
 }
 
 #[cfg_attr(not(debug_assertions), inline(always))]
