@@ -7,13 +7,17 @@
 # Shapes default to the immediate and batched edge and dispatch rows. Each shape runs the full
 # (non-quick) bench under callgrind, collecting only inside the submitting call (`Queue::submit`
 # in `queue/submission.rs` for immediate shapes, `Queue::batch` for batches), so the numbers are
-# the submitting thread's, divided by the operations it staged. Needs valgrind and a release build
-# (`cargo build --release`); `AQUEDUCT_BIN` overrides the binary (an older build for "before":
-# stage functions it lacks print as "-").
+# the submitting thread's, divided by the operations it staged. Needs valgrind; it builds the
+# binary with the bench profile (release with line tables, which callgrind names functions by);
+# `AQUEDUCT_BIN` overrides the binary (an older build for "before": stage functions it lacks
+# print as "-").
 set -euo pipefail
 shapes=("$@")
 if ((${#shapes[@]} == 0)); then
     shapes=(edge/submit/512 batch/edge/512 dispatch/submit/bindings=4 batch/dispatch/512)
+fi
+if [[ -z "${AQUEDUCT_BIN:-}" ]]; then
+    (cd "$(dirname "$0")/.." && cargo build -q --profile bench --bin aqueduct)
 fi
 bin="${AQUEDUCT_BIN:-$(dirname "$0")/../target/release/aqueduct}"
 out="$(mktemp -d)"

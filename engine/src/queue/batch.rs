@@ -44,6 +44,8 @@ impl Queue {
     /// })
     /// # }
     /// ```
+    // Never inlined, as `submit`: `scripts/stage-instructions.sh` counts a batch from this frame.
+    #[inline(never)]
     pub fn batch<R>(&self, build: impl FnOnce(&mut Batch<'_>) -> EngineResult<R>) -> EngineResult<R> {
         let mut batch = self.begin_batch()?;
         let built = build(&mut batch);

@@ -75,6 +75,10 @@ impl Queue {
     /// Stages one operation as a submission row behind the pending ones (a batch's row). With
     /// `promise`, the signals are recorded as promised at once: a later row of the same batch
     /// may not undercut them before they are admitted.
+    ///
+    /// Never inlined, as `submit`: `scripts/stage-instructions.sh` counts a batch's operations by
+    /// its calls.
+    #[inline(never)]
     pub(crate) fn stage(
         &self,
         state: &mut QueueState,
@@ -129,6 +133,10 @@ impl Queue {
     ///
     /// The common case (nothing pending before it, and the pass publishes it) runs one pass of
     /// the stages on the one-row range; anything else goes to [`Self::run_pending`].
+    ///
+    /// Never inlined: `scripts/stage-instructions.sh` counts each submission from this frame
+    /// (with 4 codegen units the optimizer folded it into each operation's function).
+    #[inline(never)]
     pub(crate) fn submit(
         &self,
         waits: &[SemaphorePoint],
