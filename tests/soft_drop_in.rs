@@ -396,6 +396,53 @@ fn hipcc_built_programs_run_unmodified_on_the_drop_in() {
     );
 }
 
+/// Device printf, built with hipcc as a user builds it: HIP 5.2.3 routes it through ROCclr's
+/// hostcall buffer and listener thread, which the kernel reaches with global atomics and the
+/// listener's signal; the kernel's scratch (gfx10 reaches it through the private segment buffer)
+/// holds the format's arguments. Every line is checked, the kernel's in any order.
+#[test]
+fn device_printf_reaches_the_host_through_hostcall() {
+    const HIPCC: &str = "/usr/bin/hipcc";
+    let dir = drop_in_dir();
+    if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some())
+        || !require("Debian's hipcc and rocm-device-libs", Path::new(HIPCC).exists())
+    {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let program = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip-printf");
+    let build = Command::new(HIPCC)
+        .args(["--offload-arch=gfx1030", "-O2", "-Wall"])
+        .arg(root.join("tests/hip/printf.hip"))
+        .arg("-o")
+        .arg(&program)
+        .output()
+        .expect("hipcc runs");
+    assert!(build.status.success(), "hipcc printf.hip: {}", String::from_utf8_lossy(&build.stderr));
+    let output = Command::new(root.join("scripts/with-soft-gpu.sh"))
+        .arg(&program)
+        .env_remove("AQUEDUCT_SOFT_AGENTS")
+        .env("AQUEDUCT_SOFT_LIBHSA_DIR", dir.unwrap())
+        .output()
+        .expect("the harness runs");
+    let (text, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    if !output.status.success()
+        && stderr.contains("unshare")
+        && !require("a private mount namespace (unshare -m)", false)
+    {
+        return;
+    }
+    assert!(output.status.success(), "the program failed:\n{text}\n{stderr}");
+    let mut lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.pop(), Some("sync ok"), "{text}\n{stderr}");
+    lines.sort_unstable();
+    assert_eq!(
+        lines,
+        ["lane 0: 40 0.00 even", "lane 1: 41 0.50 odd", "lane 2: 42 1.00 even", "lane 3: 43 1.50 odd"],
+        "{stderr}"
+    );
+}
+
 /// Debian's rocSPARSE, unmodified: its shipped gfx1030 kernels run from their machine code, CSR
 /// SpMV and CSR to dense checked against a CPU computation.
 #[test]

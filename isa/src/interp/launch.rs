@@ -186,9 +186,11 @@ fn initial_wave(
     };
     let pair = |value: u64| [value as u32, (value >> 32) as u32];
     if properties & 1 != 0 {
-        // A buffer resource over the wave's scratch; scratch is reached through the
-        // interpreter's per-lane model, so the resource carries only the size.
-        put(&mut wave, &[0, 0, private_bytes as u32, 0]);
+        // The private segment buffer: MUBUF accesses through it (gfx10's scratch) reach the
+        // lane's scratch in the interpreter's per-lane model (`memory_ops::buffer`), so it
+        // carries a marker base, ADD_TID_ENABLE as the hardware's does, and the size.
+        let base = super::wave::SCRATCH_RESOURCE_BASE;
+        put(&mut wave, &[base as u32, (base >> 32) as u32, private_bytes as u32, super::wave::ADD_TID_ENABLE]);
     }
     if properties & 2 != 0 {
         put(&mut wave, &pair(dispatch.packet_address));

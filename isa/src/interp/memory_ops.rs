@@ -307,6 +307,14 @@ fn buffer<M: Memory + ?Sized>(
     if resource[1] >> 30 != 0 {
         return Err(unsupported(wave, instruction)); // swizzle_enable
     }
+    if resource[3] & super::wave::ADD_TID_ENABLE != 0 {
+        // The private segment buffer (gfx10's scratch); any other V# with ADD_TID_ENABLE
+        // (a swizzled global buffer) is not modelled.
+        if base & super::wave::SCRATCH_RESOURCE_BASE == 0 || idxen {
+            return Err(unsupported(wave, instruction));
+        }
+        return scratch_buffer(wave, instruction, access, base - super::wave::SCRATCH_RESOURCE_BASE + soffset);
+    }
     // A typed access's format: MTBUF's own field (bits 25:19), or the V#'s (word 3, 18:12).
     // Parsed from its name, so only for a typed access.
     let format = match access.operation {
@@ -372,6 +380,38 @@ fn buffer<M: Memory + ?Sized>(
                 if access.returns {
                     if wide { wave.write_vgpr64(vdata, lane, old) } else { wave.write_vgpr(vdata, lane, old as u32) }
                 }
+            }
+            _ => return Err(unsupported(wave, instruction)),
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// A MUBUF access through the private segment buffer: each lane's scratch at `start` plus the
+/// instruction's offset and (`offen`) its VGPR offset. Loads, stores and atomics are refused
+/// beyond the lane's private bytes, as the hardware's scratch range check faults.
+#[inline(never)]
+fn scratch_buffer(wave: &mut Wave, instruction: &Instruction, access: &Access, start: u64) -> Result<Flow, ExecError> {
+    let [w0, w1, _] = instruction.words;
+    let (vaddr, vdata) = (w1 & 0xFF, (w1 >> 8) & 0xFF);
+    let offen = (w1 >> 22) & 1 == 1;
+    let offset = start + (w0 & 0xFFF) as u64;
+    let pc = wave.pc;
+    let fault = |fault: MemoryFault| ExecError::Fault { pc, fault };
+    let exec = wave.exec();
+    for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
+        let at = offset + if offen { wave.vgpr(vaddr, lane) as u64 } else { 0 };
+        match access.operation {
+            Operation::Load { bytes, signed, d16, hi } => {
+                let range = scratch_range(wave, lane, at, bytes, false).map_err(fault)?;
+                let mut buffer = [0u8; 16];
+                buffer[..bytes].copy_from_slice(&wave.scratch[range]);
+                write_loaded(wave, vdata, lane, &buffer[..bytes], signed, d16, hi);
+            }
+            Operation::Store { bytes, hi } => {
+                let buffer = store_bytes(wave, vdata, lane, bytes, hi);
+                let range = scratch_range(wave, lane, at, bytes, true).map_err(fault)?;
+                wave.scratch[range].copy_from_slice(&buffer[..bytes]);
             }
             _ => return Err(unsupported(wave, instruction)),
         }

@@ -26,6 +26,14 @@ pub(crate) const EXEC: u32 = 126;
 pub(crate) const SHARED_BASE: u64 = 0x1000_0000_0000_0000;
 pub(crate) const PRIVATE_BASE: u64 = 0x2000_0000_0000_0000;
 
+/// The base of the private segment buffer V# a wave starts with (when the descriptor enables it):
+/// bit 47 set, so no x86-64 user address (at most 0x7FFF_FFFF_FFFF) is ever confused with it. A
+/// MUBUF access through a V# with this base and ADD_TID_ENABLE is the lane's scratch at the
+/// offset past it, as the hardware's per-lane (swizzled) scratch buffer is.
+pub(crate) const SCRATCH_RESOURCE_BASE: u64 = 0x8000_0000_0000;
+/// ADD_TID_ENABLE, V# word 3 bit 23 (RDNA2 and RDNA3 ISA guides, "Buffer Resource").
+pub(crate) const ADD_TID_ENABLE: u32 = 1 << 23;
+
 /// How an operand's inline constants read: float constants as f32 or f64 bits, integers sign
 /// extended (RDNA3 ISA guide, "Inline constants").
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
