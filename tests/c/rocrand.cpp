@@ -7,13 +7,20 @@
 //   rocRAND's work-items interleave their subsequences; s is read off the output (the first block
 //   equal to counter (1, 0, 0, 0)'s), and every block must then match. (rocRAND 5.3 gives s = 1:
 //   one counter sequence.)
-// - XORWOW and MRG32k3a (whose per-work-item skip-ahead is not recomputed here): the numbers
-//   differ from Philox's, and their uniform values' mean and variance are within 5 standard
-//   errors of 1/2 and 1/12. Their state setup (skip-ahead per work-item) is most of this
-//   program's time on the interpreter, so each generates once.
+// - XORWOW: every number against the published algorithm (Marsaglia, "Xorshift RNGs", J. Stat.
+//   Softw. 8(14), 2003: five words of xorshift state and a Weyl counter, the number d + x4),
+//   seeded as rocRAND 5.2.3 seeds it (its rocrand_xorwow.h: the constant start, the seed's halves
+//   mixed in). Work-item t runs subsequence t, 2^67 numbers after t - 1; the jump is computed
+//   here, as the xorshift step's 160x160 matrix over GF(2) squared 67 times, not taken from
+//   rocRAND's precomputed tables. The interleaving is read off the output as for Philox.
+// - MRG32k3a (whose skip-ahead is not recomputed here): the numbers differ from Philox's, and
+//   their uniform values' mean and variance are within 5 standard errors of 1/2 and 1/12.
+// XORWOW's and MRG32k3a's state setup (skip-ahead per work-item) is most of this program's time
+// on the interpreter, so each generates once.
 #include <hip/hip_runtime_api.h>
 #include <rocrand/rocrand.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -37,6 +44,90 @@ static Block philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, u
         k1 += 0xBB67AE85u;
     }
     return Block{{c0, c1, c2, c3}};
+}
+
+struct Xorwow {
+    uint32_t x[5];
+    uint32_t d;
+};
+
+static Xorwow xorwow_seeded(unsigned long long seed) {
+    Xorwow state{{123456789u, 362436069u, 521288629u, 88675123u, 5783321u}, 6615241u};
+    const uint32_t t0 = 1228688033u * ((uint32_t)seed ^ 0x2c7f967fu);
+    const uint32_t t1 = 2073658381u * ((uint32_t)(seed >> 32) ^ 0xa03697cbu);
+    state.x[0] += t0, state.x[1] ^= t0, state.x[2] += t1, state.x[3] ^= t1, state.x[4] += t0;
+    state.d += t0 + t1;
+    return state;
+}
+
+// The xorshift part of one step (linear over GF(2)); the Weyl counter is separate.
+static void xorshift(uint32_t x[5]) {
+    const uint32_t t = x[0] ^ (x[0] >> 2);
+    x[0] = x[1], x[1] = x[2], x[2] = x[3], x[3] = x[4];
+    x[4] = (x[4] ^ (x[4] << 4)) ^ (t ^ (t << 1));
+}
+
+static uint32_t xorwow_next(Xorwow &state) {
+    xorshift(state.x);
+    state.d += 362437u;
+    return state.d + state.x[4];
+}
+
+// A 160x160 matrix over GF(2) as its columns: column j is the image of state bit j.
+using Bits = std::array<uint32_t, 5>;
+using Matrix = std::vector<Bits>;
+
+static Bits image(const Matrix &m, const Bits &v) {
+    Bits r{};
+    for (int j = 0; j < 160; ++j)
+        if (v[j / 32] >> (j % 32) & 1)
+            for (int w = 0; w < 5; ++w) r[w] ^= m[j][w];
+    return r;
+}
+
+// The step matrix raised to 2^67: one subsequence ahead (the Weyl counter gains 2^67 * 362437,
+// which is 0 modulo 2^32).
+static Matrix subsequence_jump() {
+    Matrix m(160);
+    for (int j = 0; j < 160; ++j) {
+        Bits column{};
+        column[j / 32] = 1u << (j % 32);
+        xorshift(column.data());
+        m[j] = column;
+    }
+    for (int square = 0; square < 67; ++square) {
+        Matrix next(160);
+        for (int j = 0; j < 160; ++j) next[j] = image(m, m[j]);
+        m = next;
+    }
+    return m;
+}
+
+// Every number of `out` against XORWOW: w consecutive numbers per work-item and turn (read off
+// the output), work-item t on subsequence t, s work-items interleaved.
+static bool xorwow_matches(const std::vector<uint32_t> &out, unsigned long long seed) {
+    Xorwow first = xorwow_seeded(seed);
+    std::vector<uint32_t> zero(9);
+    for (auto &value : zero) value = xorwow_next(first);
+    size_t w = 0;
+    while (w < 8 && w < out.size() && out[w] == zero[w]) ++w;
+    if (w == 0) return false;
+    size_t stride = 0;
+    for (size_t i = w; i < out.size() && stride == 0; ++i)
+        if (out[i] == zero[w] && i % w == 0) stride = i / w;
+    if (stride == 0) return false;
+    const Matrix jump = subsequence_jump();
+    Xorwow start = xorwow_seeded(seed);
+    for (size_t t = 0; t < stride; ++t) {
+        Xorwow state = start;
+        for (size_t turn = 0; w * (t + turn * stride) < out.size(); ++turn)
+            for (size_t i = 0; i < w && w * (t + turn * stride) + i < out.size(); ++i)
+                if (out[w * (t + turn * stride) + i] != xorwow_next(state)) return false;
+        Bits x{start.x[0], start.x[1], start.x[2], start.x[3], start.x[4]};
+        x = image(jump, x);
+        for (int i = 0; i < 5; ++i) start.x[i] = x[i];
+    }
+    return true;
 }
 
 static bool same(const uint32_t *got, const Block &want) {
@@ -100,7 +191,8 @@ int main(int argc, char **argv) {
         }
         mean /= small;
         double variance = square / small - mean * mean;
-        bool ok = differ > small - small / 1000 && std::fabs(mean - 0.5) < 5 * std::sqrt(1.0 / 12 / small) &&
+        bool ok = type == ROCRAND_RNG_PSEUDO_XORWOW ? xorwow_matches(out, seed) :
+                  differ > small - small / 1000 && std::fabs(mean - 0.5) < 5 * std::sqrt(1.0 / 12 / small) &&
                   std::fabs(variance - 1.0 / 12) < 5 * std::sqrt(1.0 / 180 / small);
         std::printf("%s %s\n", name, ok ? "ok" : "MISMATCH");
         std::fprintf(stderr, "%s: %zu numbers, %.0f ms on the drop-in (setup included)\n", name, small, ms);
