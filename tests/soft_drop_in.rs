@@ -453,9 +453,9 @@ fn debian_s_rocsparse_runs_its_gfx1030_kernels_on_the_drop_in() {
     assert_eq!(text.lines().collect::<Vec<_>>(), ["csrmv ok", "csr2dense ok", "done"]);
 }
 
-/// Debian's rocRAND, unmodified: Philox4x32-10 and XORWOW against their published algorithms
-/// (every number; XORWOW's subsequence jump computed in the test), MRG32k3a by its statistics,
-/// from rocRAND's shipped gfx1030 machine code.
+/// Debian's rocRAND, unmodified: Philox4x32-10, XORWOW and MRG32k3a against their published
+/// algorithms, every number (each work-item's subsequence jump computed in the test, not taken
+/// from rocRAND's tables), from rocRAND's shipped gfx1030 machine code.
 #[test]
 fn debian_s_rocrand_runs_its_gfx1030_kernels_on_the_drop_in() {
     let Some(text) = run_hip_program("rocrand.cpp", &["rocrand"], &["/usr/include/rocrand/rocrand.h"]) else {
