@@ -91,6 +91,36 @@ fn kernargs_the_gpu_was_not_granted_raise_a_memory_fault_event_not_a_queue_error
     assert_eq!(out, &[7, 8, 9, 10]);
 }
 
+#[test]
+fn a_host_build_given_a_pointer_outside_every_allocation_faults_as_a_gpu_does() {
+    let client = Client::new();
+    // SAFETY: the handler keeps no state but a static, valid for the process.
+    unsafe { client.hsa.register_system_event_handler(Some(record_event), core::ptr::null_mut()) }.expect("handler");
+    // `store_value`'s host build (registered by the client) writes through its `out` argument,
+    // which the metadata names a global buffer. This memory is the process's, in no allocation.
+    let mut outside = vec![0u32; 4].into_boxed_slice();
+    let store = client.kernel(TEST_KERNELS_GFX1100, "store_value.kd");
+    let kernarg = client.kernargs(&kernargs_store_value(outside.as_mut_ptr(), 7, 4));
+    let queue = client.queue(64);
+    let done = client.signal(1);
+    LAST_QUEUE_ERROR.store(0, Ordering::SeqCst);
+    let id = queue.reserve_spinning();
+    queue.publish(id, &dispatch_packet(&store, 4, 4, kernarg, done), dispatch_header(true), 1);
+    queue.ring(id);
+    let detail = loop {
+        if let Some((_, detail)) = soft::queue_error_detail(queue.raw).expect("queue") {
+            break detail;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert!(detail.contains("pointer argument") && detail.contains("not mapped"), "{detail}");
+    let address = outside.as_ptr() as u64;
+    let seen = EVENTS.lock().unwrap().contains(&(client.agent.handle, address, amd_event::FAULT_PAGE_NOT_PRESENT));
+    assert!(seen, "the handler saw the fault on this agent at the pointer's address");
+    assert_eq!(LAST_QUEUE_ERROR.load(Ordering::SeqCst), 0, "ROCr does not call the queue callback for a memory fault");
+    assert_eq!(&*outside, &[0, 0, 0, 0], "the host build never ran");
+}
+
 /// Runs test `name` alone in a child process with `variable` set, for what other tests running
 /// concurrently in this process would disturb (process-wide counts, an abort).
 fn run_child(name: &str, variable: &str) -> std::process::Output {

@@ -66,19 +66,13 @@ unsafe impl HostMemory for AgentMemory<'_> {
         if !write && (inside(&image) || inside(&self.packet)) {
             return Ok(());
         }
-        if super::signals::device_visible(address, length) || self.queue_visible(address, length) {
+        if super::signals::device_visible(address, length)
+            || super::processor::queue_visible(self.runtime, address, length)
+        {
             return Ok(());
         }
         // Refused: check again through `check_access`, which records the fault for delivery.
         check_access(self.queue, self.runtime, address, length).map_err(|_| MemoryFault { address, length, write })
-    }
-}
-
-impl AgentMemory<'_> {
-    /// Whether the range lies in some queue's `amd_queue_t`, ring or doorbell.
-    fn queue_visible(&self, address: u64, length: u64) -> bool {
-        let queues = self.runtime.queues.lock().unwrap_or_else(|poison| poison.into_inner());
-        queues.values().any(|queue| queue.device_visible(address, length))
     }
 }
 

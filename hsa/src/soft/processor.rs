@@ -280,6 +280,13 @@ fn check_kernargs(
 
 /// Whether the queue's agent may touch `[address, address + length)`; on a fault, records it for
 /// delivery as a system event and says why.
+/// Whether the range lies in some queue's `amd_queue_t`, ring or doorbell (which an agent reaches
+/// though no allocation holds them).
+pub(crate) fn queue_visible(runtime: &Runtime, address: u64, length: u64) -> bool {
+    let queues = runtime.queues.lock().unwrap_or_else(|poison| poison.into_inner());
+    queues.values().any(|queue| queue.device_visible(address, length))
+}
+
 pub(crate) fn check_access(queue: &SoftQueue, runtime: &Runtime, address: u64, length: u64) -> Result<(), String> {
     use super::memory::AccessFault;
     let fault = match runtime.allocations.check(queue.agent_index, address, length) {
@@ -465,9 +472,12 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
             ));
         }
     };
-    // A C kernel storing through null would take the process down, where a GPU reports a memory
-    // aperture violation: refuse the packet first. Only null is caught; any other bad address is
-    // the producer's contract, as on a GPU (which faults or corrupts memory).
+    // A host build storing through a bad pointer would take the process down (SIGSEGV or SIGBUS
+    // in this thread), where a GPU reports a fault: check first what the metadata names. A null
+    // pointer is a memory aperture violation (the queue's error); one outside every allocation the
+    // agent may reach is a memory fault, recorded and delivered as the interpreter's are
+    // (HSA_AMD_GPU_MEMORY_FAULT_EVENT, as ROCr). Only each pointer's first byte is checked: the
+    // extent a kernel reaches is its own, as on a GPU.
     let kernarg_address = packet.kernarg_address as usize;
     if kernarg_address == 0 && host.reads_kernargs {
         return Err((
@@ -478,15 +488,32 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
             ),
         ));
     }
+    // SAFETY: the producer guarantees the kernarg segment holds the kernel's declared arguments,
+    // and the metadata places each 8-byte pointer argument inside it.
+    let pointer_at =
+        |offset: usize| unsafe { (kernarg_address as *const u8).add(offset).cast::<u64>().read_unaligned() };
     for (offset, name) in &host.required_pointers {
-        // SAFETY: the producer guarantees the kernarg segment holds the kernel's declared arguments,
-        // and the metadata places this 8-byte pointer argument inside it.
-        let pointer = unsafe { (kernarg_address as *const u8).add(*offset).cast::<u64>().read_unaligned() };
-        if pointer == 0 {
+        if pointer_at(*offset) == 0 {
             return Err((
                 status::ERROR_MEMORY_APERTURE_VIOLATION,
                 format!(
                     "packet {id}: kernel `{}` of {}: pointer argument {name} is null",
+                    kernel.symbol, kernel.code_object
+                ),
+            ));
+        }
+    }
+    // Then the rest, after every null one has been reported as such.
+    for (offset, name) in &host.required_pointers {
+        let pointer = pointer_at(*offset);
+        if !signals::device_visible(pointer, 1)
+            && !queue_visible(runtime, pointer, 1)
+            && let Err(text) = check_access(queue, runtime, pointer, 1)
+        {
+            return Err((
+                status::ERROR_MEMORY_FAULT,
+                format!(
+                    "packet {id}: kernel `{}` of {}: pointer argument {name}: {text}",
                     kernel.symbol, kernel.code_object
                 ),
             ));
