@@ -295,23 +295,62 @@ fn run_hip_program(source: &str, libraries: &[&str], headers: &[&str]) -> Option
         .output()
         .expect("c++ runs");
     assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
+    let (text, stderr) = run_on_drop_in(&dir.unwrap(), &binary, &[])?;
+    eprint!("{stderr}");
+    Some(text)
+}
+
+/// Runs `program` with `arguments` under scripts/with-soft-gpu.sh on the drop-in in `dir`, with
+/// no soft-runtime variable: its stdout and stderr, or `None` where the harness cannot make its
+/// private mount namespace here. Any other failure fails the test.
+fn run_on_drop_in(dir: &Path, program: &Path, arguments: &[&Path]) -> Option<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let output = Command::new(root.join("scripts/with-soft-gpu.sh"))
-        .arg(&binary)
+        .arg(program)
+        .args(arguments)
         .env_remove("AQUEDUCT_SOFT_AGENTS")
-        .env("AQUEDUCT_SOFT_LIBHSA_DIR", dir.unwrap())
+        .env("AQUEDUCT_SOFT_LIBHSA_DIR", dir)
         .output()
         .expect("the harness runs");
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     if !output.status.success()
         && stderr.contains("unshare")
         && !require("a private mount namespace (unshare -m)", false)
     {
         return None;
     }
-    assert!(output.status.success(), "{source} failed:\n{text}\n{stderr}");
-    eprint!("{stderr}");
-    Some(text)
+    assert!(output.status.success(), "{} failed:\n{text}\n{stderr}", program.display());
+    Some((text, stderr))
+}
+
+const HIPCC: &str = "/usr/bin/hipcc";
+
+/// The drop-in's directory where it and Debian's hipcc are here (else `None`, said once).
+fn hipcc_and_drop_in() -> Option<std::path::PathBuf> {
+    let dir = drop_in_dir();
+    if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some())
+        || !require("Debian's hipcc and rocm-device-libs", Path::new(HIPCC).exists())
+    {
+        return None;
+    }
+    dir
+}
+
+/// Builds `source` (under tests/hip) with hipcc and `arguments` into the test's temporary
+/// directory as `name`, as a user builds it.
+fn hipcc(source: &str, arguments: &[&str], name: &str) -> std::path::PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let output = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let build = Command::new(HIPCC)
+        .args(arguments)
+        .arg(root.join("tests/hip").join(source))
+        .arg("-o")
+        .arg(&output)
+        .output()
+        .expect("hipcc runs");
+    assert!(build.status.success(), "hipcc {source}: {}", String::from_utf8_lossy(&build.stderr));
+    output
 }
 
 /// Debian's HIP runtime (`libamdhip64-5`), unmodified, starts on the drop-in, copies every way and
@@ -350,45 +389,10 @@ fn hip_s_runtime_finds_the_soft_gpu_and_copies_through_it() {
 /// program (`tests/hip/`).
 #[test]
 fn hipcc_built_programs_run_unmodified_on_the_drop_in() {
-    const HIPCC: &str = "/usr/bin/hipcc";
-    let dir = drop_in_dir();
-    if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some())
-        || !require("Debian's hipcc and rocm-device-libs", Path::new(HIPCC).exists())
-    {
-        return;
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let (program, module) = (out.join("hip-programs"), out.join("hip-module.co"));
-    for (arguments, output) in [
-        (&["--offload-arch=gfx1030", "-O2", "-Wall"][..], &program),
-        (&["--genco", "--offload-arch=gfx1030", "-O2"][..], &module),
-    ] {
-        let source = if output == &program { "tests/hip/programs.hip" } else { "tests/hip/module.hip" };
-        let build = Command::new(HIPCC)
-            .args(arguments)
-            .arg(root.join(source))
-            .arg("-o")
-            .arg(output)
-            .output()
-            .expect("hipcc runs");
-        assert!(build.status.success(), "hipcc {source}: {}", String::from_utf8_lossy(&build.stderr));
-    }
-    let output = Command::new(root.join("scripts/with-soft-gpu.sh"))
-        .arg(&program)
-        .arg(&module)
-        .env_remove("AQUEDUCT_SOFT_AGENTS")
-        .env("AQUEDUCT_SOFT_LIBHSA_DIR", dir.unwrap())
-        .output()
-        .expect("the harness runs");
-    let (text, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    if !output.status.success()
-        && stderr.contains("unshare")
-        && !require("a private mount namespace (unshare -m)", false)
-    {
-        return;
-    }
-    assert!(output.status.success(), "the program failed:\n{text}\n{stderr}");
+    let Some(dir) = hipcc_and_drop_in() else { return };
+    let program = hipcc("programs.hip", &["--offload-arch=gfx1030", "-O2", "-Wall"], "hip-programs");
+    let module = hipcc("module.hip", &["--genco", "--offload-arch=gfx1030", "-O2"], "hip-module.co");
+    let Some((text, stderr)) = run_on_drop_in(&dir, &program, &[&module]) else { return };
     assert_eq!(
         text.lines().collect::<Vec<_>>(),
         ["math ok", "sum ok", "dynamic shared ok", "module launch ok", "done"],
@@ -402,37 +406,9 @@ fn hipcc_built_programs_run_unmodified_on_the_drop_in() {
 /// holds the format's arguments. Every line is checked, the kernel's in any order.
 #[test]
 fn device_printf_reaches_the_host_through_hostcall() {
-    const HIPCC: &str = "/usr/bin/hipcc";
-    let dir = drop_in_dir();
-    if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some())
-        || !require("Debian's hipcc and rocm-device-libs", Path::new(HIPCC).exists())
-    {
-        return;
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let program = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip-printf");
-    let build = Command::new(HIPCC)
-        .args(["--offload-arch=gfx1030", "-O2", "-Wall"])
-        .arg(root.join("tests/hip/printf.hip"))
-        .arg("-o")
-        .arg(&program)
-        .output()
-        .expect("hipcc runs");
-    assert!(build.status.success(), "hipcc printf.hip: {}", String::from_utf8_lossy(&build.stderr));
-    let output = Command::new(root.join("scripts/with-soft-gpu.sh"))
-        .arg(&program)
-        .env_remove("AQUEDUCT_SOFT_AGENTS")
-        .env("AQUEDUCT_SOFT_LIBHSA_DIR", dir.unwrap())
-        .output()
-        .expect("the harness runs");
-    let (text, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    if !output.status.success()
-        && stderr.contains("unshare")
-        && !require("a private mount namespace (unshare -m)", false)
-    {
-        return;
-    }
-    assert!(output.status.success(), "the program failed:\n{text}\n{stderr}");
+    let Some(dir) = hipcc_and_drop_in() else { return };
+    let program = hipcc("printf.hip", &["--offload-arch=gfx1030", "-O2", "-Wall"], "hip-printf");
+    let Some((text, stderr)) = run_on_drop_in(&dir, &program, &[]) else { return };
     let mut lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.pop(), Some("sync ok"), "{text}\n{stderr}");
     lines.sort_unstable();
