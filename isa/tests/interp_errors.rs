@@ -127,6 +127,16 @@ fn typed_buffer_formats_the_interpreter_does_not_convert_are_refused_by_name() {
 }
 
 #[test]
+fn a_buffer_with_add_tid_enable_other_than_the_private_segment_buffer_is_refused_by_name() {
+    // s_mov_b32 s3, 0x800000 (ADD_TID_ENABLE in V# word 3, base 0: not the private segment
+    // buffer's marker base); buffer_load_b32 v0, off, s[0:3], 0 (llvm-mc-19, gfx1100). A swizzled
+    // global buffer is not modelled: refused, not read as scratch or as plain memory.
+    let code = [0xBE83_00FF, 0x0080_0000, 0xE050_0000, 0x8000_0000, S_ENDPGM];
+    let (entry, result) = run(&code, [32, 1, 1], 100);
+    assert_eq!(result, Err(ExecError::Unsupported { pc: entry + 8, mnemonic: "buffer_load_b32" }));
+}
+
+#[test]
 fn an_inexact_operation_under_a_directed_rounding_it_does_not_model_is_refused_by_name() {
     // s_round_mode 0x0; v_ldexp_f32 v1, v0, v0; s_round_mode 0x1 (f32 toward +inf); the same
     // v_ldexp_f32 (llvm-mc-19, gfx1100): the first runs, the second would round to nearest.

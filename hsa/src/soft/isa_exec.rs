@@ -13,7 +13,7 @@ use std::sync::Arc;
 use aqueduct_isa::interp::{self, Dispatch, ExecError, HostMemory, Isa, MemoryFault, Program};
 
 use super::executable::LoadedKernel;
-use super::processor::{PacketResult, check_access};
+use super::processor::{PacketResult, check_beyond_allocations};
 use super::queue::SoftQueue;
 use super::runtime::Runtime;
 use aqueduct_abi::KernelDispatchPacket;
@@ -66,13 +66,11 @@ unsafe impl HostMemory for AgentMemory<'_> {
         if !write && (inside(&image) || inside(&self.packet)) {
             return Ok(());
         }
-        if super::signals::device_visible(address, length)
-            || super::processor::queue_visible(self.runtime, address, length)
-        {
-            return Ok(());
-        }
-        // Refused: check again through `check_access`, which records the fault for delivery.
-        check_access(self.queue, self.runtime, address, length).map_err(|_| MemoryFault { address, length, write })
+        check_beyond_allocations(self.queue, self.runtime, address, length).map_err(|_| MemoryFault {
+            address,
+            length,
+            write,
+        })
     }
 }
 

@@ -278,15 +278,29 @@ fn check_kernargs(
     })
 }
 
-/// Whether the queue's agent may touch `[address, address + length)`; on a fault, records it for
-/// delivery as a system event and says why.
-/// Whether the range lies in some queue's `amd_queue_t`, ring or doorbell (which an agent reaches
-/// though no allocation holds them).
-pub(crate) fn queue_visible(runtime: &Runtime, address: u64, length: u64) -> bool {
+/// Whether the queue's agent may touch `[address, address + length)` outside its allocations: a
+/// signal, or a queue's `amd_queue_t`, ring or doorbell; failing those, [`check_access`] (which
+/// records the fault for delivery). The interpreter's access check and a host build's pointer
+/// arguments both end here, after their allocation lookups.
+pub(crate) fn check_beyond_allocations(
+    queue: &SoftQueue,
+    runtime: &Runtime,
+    address: u64,
+    length: u64,
+) -> Result<(), String> {
+    if signals::device_visible(address, length) {
+        return Ok(());
+    }
     let queues = runtime.queues.lock().unwrap_or_else(|poison| poison.into_inner());
-    queues.values().any(|queue| queue.device_visible(address, length))
+    if queues.values().any(|queue| queue.device_visible(address, length)) {
+        return Ok(());
+    }
+    drop(queues);
+    check_access(queue, runtime, address, length)
 }
 
+/// Whether the queue's agent may touch `[address, address + length)`; on a fault, records it for
+/// delivery as a system event and says why.
 pub(crate) fn check_access(queue: &SoftQueue, runtime: &Runtime, address: u64, length: u64) -> Result<(), String> {
     use super::memory::AccessFault;
     let fault = match runtime.allocations.check(queue.agent_index, address, length) {
@@ -506,9 +520,9 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
     // Then the rest, after every null one has been reported as such.
     for (offset, name) in &host.required_pointers {
         let pointer = pointer_at(*offset);
-        if !signals::device_visible(pointer, 1)
-            && !queue_visible(runtime, pointer, 1)
-            && let Err(text) = check_access(queue, runtime, pointer, 1)
+        // The allocations first, as nearly every pointer is in one: no queue lock on that path.
+        if runtime.allocations.check(queue.agent_index, pointer, 1).is_err()
+            && let Err(text) = check_beyond_allocations(queue, runtime, pointer, 1)
         {
             return Err((
                 status::ERROR_MEMORY_FAULT,

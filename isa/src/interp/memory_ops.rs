@@ -388,8 +388,8 @@ fn buffer<M: Memory + ?Sized>(
 }
 
 /// A MUBUF access through the private segment buffer: each lane's scratch at `start` plus the
-/// instruction's offset and (`offen`) its VGPR offset. Loads, stores and atomics are refused
-/// beyond the lane's private bytes, as the hardware's scratch range check faults.
+/// instruction's offset and (`offen`) its VGPR offset. Loads and stores beyond the lane's private
+/// bytes fault; typed accesses and atomics on scratch are refused by name (not modelled).
 #[inline(never)]
 fn scratch_buffer(wave: &mut Wave, instruction: &Instruction, access: &Access, start: u64) -> Result<Flow, ExecError> {
     let [w0, w1, _] = instruction.words;
