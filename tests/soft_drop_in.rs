@@ -385,8 +385,9 @@ fn hip_s_runtime_finds_the_soft_gpu_and_copies_through_it() {
 
 /// HIP programs built as a user builds them, with Debian's hipcc for gfx1030: `<<<>>>` and
 /// hipLaunchKernelGGL launches, device math, shared memory with `__syncthreads`, dynamic shared
-/// memory, and hipModuleLaunchKernel on a `--genco` code object, every result checked by the
-/// program (`tests/hip/`).
+/// memory, hipModuleLaunchKernel on a `--genco` code object, and registered host memory through
+/// its own device address (register, kernel, copies, unregister, twice), every result checked by
+/// the program (`tests/hip/`).
 #[test]
 fn hipcc_built_programs_run_unmodified_on_the_drop_in() {
     let Some(dir) = hipcc_and_drop_in() else { return };
@@ -395,7 +396,7 @@ fn hipcc_built_programs_run_unmodified_on_the_drop_in() {
     let Some((text, stderr)) = run_on_drop_in(&dir, &program, &[&module]) else { return };
     assert_eq!(
         text.lines().collect::<Vec<_>>(),
-        ["math ok", "sum ok", "dynamic shared ok", "module launch ok", "done"],
+        ["math ok", "sum ok", "dynamic shared ok", "module launch ok", "registered ok", "done"],
         "{stderr}"
     );
 }

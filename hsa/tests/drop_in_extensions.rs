@@ -463,28 +463,72 @@ fn locked_host_memory_is_reachable_by_its_agents_until_unlocked() {
     // SAFETY (every call): the vector outlives its lock; pointers to fill.
     unsafe {
         assert_eq!(hsa::hsa_amd_memory_lock(host_ptr, 16, agents.as_mut_ptr(), 1, &mut agent_ptr), status::SUCCESS);
-        assert_eq!(agent_ptr, host_ptr, "the soft agent addresses host memory as the host does");
-        let mut info: hsa_amd_pointer_info_t = core::mem::zeroed();
-        info.size = size_of::<hsa_amd_pointer_info_t>() as u32;
-        let (mut count, mut listed) = (0u32, core::ptr::null_mut::<hsa_agent_t>());
-        let status =
-            hsa::hsa_amd_pointer_info(host_ptr.byte_add(4), &mut info, Some(libc_malloc), &mut count, &mut listed);
+        assert!(!agent_ptr.is_null() && agent_ptr != host_ptr, "an agent address of its own, as on a discrete GPU");
+        assert_eq!(agent_ptr as usize % 4096, host_ptr as usize % 4096, "the page offset kept");
+        // Either address finds the lock, and the report names both.
+        for inside in [host_ptr.byte_add(4), agent_ptr.byte_add(4)] {
+            let mut info: hsa_amd_pointer_info_t = core::mem::zeroed();
+            info.size = size_of::<hsa_amd_pointer_info_t>() as u32;
+            let (mut count, mut listed) = (0u32, core::ptr::null_mut::<hsa_agent_t>());
+            let status = hsa::hsa_amd_pointer_info(inside, &mut info, Some(libc_malloc), &mut count, &mut listed);
+            assert_eq!(status, status::SUCCESS);
+            assert_eq!(info.type_, 2, "HSA_EXT_POINTER_TYPE_LOCKED");
+            assert_eq!((info.host_base_address, info.agent_base_address), (host_ptr, agent_ptr));
+            assert_eq!(info.size_in_bytes, 16);
+            assert_eq!(count, 2, "the CPU and the named GPU");
+            assert_eq!(*listed.add(1), client.agent);
+            libc::free(listed.cast());
+        }
+        // The same range locked again keeps its agent address (the thunk counts registrations).
+        let mut again = core::ptr::null_mut::<c_void>();
+        assert_eq!(hsa::hsa_amd_memory_lock(host_ptr, 16, agents.as_mut_ptr(), 1, &mut again), status::SUCCESS);
+        assert_eq!(again, agent_ptr);
+        assert_eq!(hsa::hsa_amd_memory_unlock(host_ptr), status::SUCCESS);
+
+        // The runtime's copies and fills reach the host memory through the agent address.
+        assert_eq!(hsa::hsa_amd_memory_fill(agent_ptr, 3, 4), status::SUCCESS);
+        assert_eq!(host, [3, 3, 3, 3]);
+        let pool = client.alloc_u32(4);
+        pool.copy_from_slice(&[7, 8, 9, 10]);
+        assert_eq!(hsa::hsa_memory_copy(agent_ptr, pool.as_ptr().cast(), 16), status::SUCCESS);
+        assert_eq!(host, [7, 8, 9, 10]);
+        let done = client.signal(1);
+        let status = hsa::hsa_amd_memory_async_copy(
+            pool.as_mut_ptr().cast(),
+            client.agent,
+            agent_ptr.byte_add(8),
+            client.agent,
+            8,
+            0,
+            core::ptr::null(),
+            done,
+        );
         assert_eq!(status, status::SUCCESS);
-        assert_eq!(info.type_, 2, "HSA_EXT_POINTER_TYPE_LOCKED");
-        assert_eq!((info.host_base_address, info.size_in_bytes), (host_ptr, 16));
-        assert_eq!(count, 2, "the CPU and the named GPU");
-        assert_eq!(*listed.add(1), client.agent);
-        libc::free(listed.cast());
+        assert_eq!(client.wait_eq(done, 0, 10_000), 0);
+        assert_eq!(pool, [9, 10, 9, 10]);
+        // Past the locked range is reserved address space: refused, nothing copied.
+        assert_eq!(hsa::hsa_memory_copy(pool.as_mut_ptr().cast(), agent_ptr, 32), status::ERROR_INVALID_ARGUMENT);
+        assert_eq!(pool, [9, 10, 9, 10]);
     }
-    // The GPU writes the locked memory.
+    // A host build dereferences what it is given, and cannot reach an agent address: its
+    // dispatch fails, naming why, and nothing is written.
     let store = client.kernel(TEST_KERNELS_GFX1100, "store_value.kd");
-    let kernarg = client.kernargs(&kernargs_store_value(host.as_mut_ptr(), 7, 4));
+    let kernarg = client.kernargs(&kernargs_store_value(agent_ptr.cast(), 1, 4));
     let queue = client.queue(64);
     let done = client.signal(1);
     let id = queue.reserve_spinning();
     queue.publish(id, &dispatch_packet(&store, 4, 4, kernarg, done), dispatch_header(true), 1);
     queue.ring(id);
-    assert_eq!(client.wait_eq(done, 0, 10_000), 0);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (code, detail) = loop {
+        if let Some(error) = aqueduct_hsa::soft::queue_error_detail(queue.raw).expect("queue") {
+            break error;
+        }
+        assert!(Instant::now() < deadline, "the dispatch neither failed nor completed");
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert_eq!(code, status::ERROR_INVALID_CODE_SYMBOL, "{detail}");
+    assert!(detail.contains("cannot run as a host build") && detail.contains("agent address"), "{detail}");
     assert_eq!(host, [7, 8, 9, 10]);
     // SAFETY (every call): as above; the refused calls change nothing.
     unsafe {

@@ -197,6 +197,53 @@ fn a_store_outside_every_allocation_is_a_memory_fault_event_naming_the_kernel() 
 }
 
 #[test]
+fn locked_host_memory_is_reached_through_its_agent_address_as_on_a_discrete_gpu() {
+    use aqueduct_hsa::soft::exports as hsa;
+    let client = client();
+    // SAFETY: the handler keeps no state but a static, valid for the process.
+    unsafe { client.hsa.register_system_event_handler(Some(record_event), core::ptr::null_mut()) }.expect("handler");
+    // Plain host memory, 4 bytes into its allocation so the page offset is not 0.
+    let mut host = [0u32; 9];
+    let host_ptr = host[1..].as_mut_ptr();
+    let mut agent_ptr = core::ptr::null_mut::<core::ffi::c_void>();
+    let mut agents = [client.agent];
+    // SAFETY: `host` outlives its lock; an agent list of one and a pointer to fill.
+    let locked = unsafe { hsa::hsa_amd_memory_lock(host_ptr.cast(), 32, agents.as_mut_ptr(), 1, &mut agent_ptr) };
+    assert_eq!(locked, status::SUCCESS);
+    let agent = agent_ptr as u64;
+    assert_ne!(agent, host_ptr as u64, "an agent address of its own, as the thunk gives on a discrete GPU");
+    assert_eq!(agent % 4096, host_ptr as u64 % 4096, "the page offset kept");
+
+    // A store through the agent address lands in the host memory.
+    assert_eq!(run(&client, "store_at.kd", 32, 32, &words(&[agent], &[3, 5])), None);
+    assert_eq!(host[1 + 3], 5);
+    // Atomics too: every lane takes a ticket from a counter in the locked memory.
+    let count = 256u32;
+    let tickets = client.alloc_u32(count as usize);
+    let mut kernargs = words(&[agent, tickets.as_mut_ptr() as u64], &[count, 0]);
+    kernargs.extend([count.div_ceil(128), 1, 1].iter().flat_map(|value: &u32| value.to_le_bytes()));
+    kernargs.extend([128u16, 1, 1].iter().flat_map(|value| value.to_le_bytes()));
+    kernargs.resize(280, 0);
+    assert_eq!(run(&client, "atomic_tickets.kd", count, 128, &kernargs), None);
+    assert_eq!(host[1], count, "the counter, in host memory");
+    let mut seen = tickets.to_vec();
+    seen.sort_unstable();
+    assert_eq!(seen, (0..count).collect::<Vec<_>>());
+
+    // The host address is not the agent's: a store through it faults, as on a discrete GPU.
+    let (_, detail) = run(&client, "store_at.kd", 32, 32, &words(&[host_ptr as u64], &[2, 9])).expect("faults");
+    assert!(detail.contains("memory fault at pc"), "{detail}");
+    assert!(EVENTS.lock().unwrap().contains(&(client.agent.handle, host_ptr as u64 + 8)));
+    assert_eq!(host[1 + 2], 0);
+
+    // SAFETY: the pointer locked above.
+    assert_eq!(unsafe { hsa::hsa_amd_memory_unlock(host_ptr.cast()) }, status::SUCCESS);
+    let (_, detail) = run(&client, "store_at.kd", 32, 32, &words(&[agent], &[3, 6])).expect("unlocked: faults");
+    assert!(detail.contains("memory fault at pc"), "{detail}");
+    assert_eq!(host[1 + 3], 5, "unlocked memory is out of the agent's reach");
+}
+
+#[test]
 fn packed_half_math_runs_from_machine_code() {
     let client = client();
     let (out, a, b) = (client.alloc_u32(32), client.alloc_u32(32), client.alloc_u32(32));

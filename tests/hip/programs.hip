@@ -5,7 +5,9 @@
 // - device math (expf, sqrtf, sinf through the device libraries);
 // - a reduction through static shared memory and __syncthreads, finished with atomicAdd;
 // - dynamic shared memory (extern __shared__, sized at launch);
-// - hipModuleLoad / hipModuleLaunchKernel on a code object built by `hipcc --genco`.
+// - hipModuleLoad / hipModuleLaunchKernel on a code object built by `hipcc --genco`;
+// - registered host memory (hipHostRegister): a device address of its own, which a kernel and
+//   hipMemcpy use, then hipHostUnregister, twice over.
 #include <hip/hip_runtime.h>
 
 #include <cmath>
@@ -47,6 +49,43 @@ __global__ void reverse(const int *x, int *y) {
     slice[t] = x[base + t];
     __syncthreads();
     y[base + t] = slice[blockDim.x - 1 - t];
+}
+
+__global__ void twice(float *v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) v[i] *= 2.0f;
+}
+
+// Registers `host`, doubles it through its device pointer with a kernel, copies it to `device`
+// and back from the device pointer, and unregisters it; 0 when every value is right.
+static int registered_round(std::vector<float> &host, float *device, float scale) {
+    const int n = (int)host.size();
+    const size_t bytes = host.size() * sizeof(float);
+    for (int i = 0; i < n; ++i) host[i] = (float)i * scale;
+    CHECK(hipHostRegister(host.data(), bytes, hipHostRegisterDefault));
+    float *mapped = nullptr;
+    CHECK(hipHostGetDevicePointer((void **)&mapped, host.data(), 0));
+    if (mapped == nullptr || mapped == host.data()) {
+        std::printf("registered device pointer %p for host %p\n", (void *)mapped, (void *)host.data());
+        return 1;
+    }
+    twice<<<(n + 255) / 256, 256>>>(mapped, n);
+    CHECK(hipGetLastError());
+    CHECK(hipDeviceSynchronize());
+    CHECK(hipMemcpy(device, host.data(), bytes, hipMemcpyHostToDevice));
+    std::vector<float> back(n, -1.0f);
+    CHECK(hipMemcpy(back.data(), mapped, bytes, hipMemcpyDeviceToHost));
+    CHECK(hipHostUnregister(host.data()));
+    std::vector<float> copied(n, -1.0f);
+    CHECK(hipMemcpy(copied.data(), device, bytes, hipMemcpyDeviceToHost));
+    for (int i = 0; i < n; ++i) {
+        float want = (float)i * scale * 2.0f;
+        if (host[i] != want || back[i] != want || copied[i] != want) {
+            std::printf("registered item %d: host %g, back %g, copied %g, want %g\n", i, host[i], back[i], copied[i], want);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -116,6 +155,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n && module_ok; ++i) module_ok = y[i] == x[i] * 2.5f;
     std::printf("module launch %s\n", module_ok ? "ok" : "MISMATCH");
     CHECK(hipModuleUnload(module));
+
+    std::vector<float> host(5000);
+    bool registered_ok = registered_round(host, dy, 1.0f) == 0 && registered_round(host, dy, 3.0f) == 0;
+    std::printf("registered %s\n", registered_ok ? "ok" : "MISMATCH");
 
     for (void *p : {(void *)dx, (void *)dy, (void *)dtotal, (void *)din, (void *)dout}) CHECK(hipFree(p));
     std::printf("done\n");

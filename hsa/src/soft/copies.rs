@@ -100,11 +100,16 @@ pub unsafe fn hsa_amd_memory_async_copy(
         Ok(signals) => signals,
         Err(status) => return status,
     };
-    let (dst, src) = (dst as usize, src as usize);
+    let host = |address: usize| runtime.allocations.host_address(address, size);
+    let (dst, src) = match (host(dst as usize), host(src as usize)) {
+        (Ok(dst), Ok(src)) => (dst, src),
+        (Err(status), _) | (_, Err(status)) => return status,
+    };
     spawn_copy(&runtime, deps, completion, move || {
         if size > 0 {
             // SAFETY: the caller keeps `size` bytes readable at `src` and writable at `dst` until
-            // the completion signal says the copy is done (`hsa_ext_amd.h`).
+            // the completion signal says the copy is done (`hsa_ext_amd.h`); both are host
+            // addresses (a locked range's agent addresses were translated above).
             unsafe { core::ptr::copy(src as *const u8, dst as *mut u8, size) };
         }
     })
@@ -163,11 +168,16 @@ pub unsafe fn hsa_amd_memory_async_copy_rect(
             + (offset.y + y) as usize * pointer.pitch
             + offset.x as usize
     };
-    let rows: Vec<(usize, usize)> = (0..range.z.max(1))
-        .flat_map(|z| (0..range.y.max(1)).map(move |y| (z, y)))
-        .map(|(z, y)| (address(&src, &src_offset, y, z), address(&dst, &dst_offset, y, z)))
-        .collect();
     let width = range.x as usize;
+    let host = |address: usize| runtime.allocations.host_address(address, width);
+    let rows: Result<Vec<(usize, usize)>, hsa_status_t> = (0..range.z.max(1))
+        .flat_map(|z| (0..range.y.max(1)).map(move |y| (z, y)))
+        .map(|(z, y)| Ok((host(address(&src, &src_offset, y, z))?, host(address(&dst, &dst_offset, y, z))?)))
+        .collect();
+    let rows = match rows {
+        Ok(rows) => rows,
+        Err(status) => return status,
+    };
     spawn_copy(&runtime, deps, completion, move || {
         for (from, to) in rows {
             // SAFETY: the caller keeps both regions mapped until completion (`hsa_ext_amd.h`); each

@@ -30,18 +30,23 @@ pub unsafe fn hsa_memory_free(ptr: *mut c_void) -> hsa_status_t {
 
 /// `hsa_memory_copy`: a blocking copy of `size` bytes; null pointers are INVALID_ARGUMENT and
 /// an empty copy succeeds (`hsa.cpp`). The soft agent's memory is the host's, so it is a
-/// `memcpy` (ROCr copies with its blit kernel or the host, the same bytes).
+/// `memcpy` (ROCr copies with its blit kernel or the host, the same bytes), after a locked
+/// range's agent addresses become its host ones.
 pub unsafe fn hsa_memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
     if dst.is_null() || src.is_null() {
         return status::ERROR_INVALID_ARGUMENT;
     }
+    let host = |address: usize| runtime.allocations.host_address(address, size);
+    let (dst, src) = match (host(dst as usize), host(src as usize)) {
+        (Ok(dst), Ok(src)) => (dst, src),
+        (Err(status), _) | (_, Err(status)) => return status,
+    };
     if size > 0 {
         // SAFETY: the caller passes `size` readable bytes at `src` and writable ones at `dst`
-        // (`hsa.h`); `copy` allows the ranges to overlap, which `hsa.h` leaves undefined.
-        unsafe { core::ptr::copy(src.cast::<u8>(), dst.cast::<u8>(), size) };
+        // (`hsa.h`), host memory after translation; `copy` allows the ranges to overlap, which
+        // `hsa.h` leaves undefined.
+        unsafe { core::ptr::copy(src as *const u8, dst as *mut u8, size) };
     }
     status::SUCCESS
 }
@@ -117,16 +122,21 @@ pub unsafe fn hsa_executable_get_symbol(
 /// `hsa_amd_memory_fill`: writes `value` to `count` u32s at `ptr`, which must be 4-byte aligned
 /// (`hsa.cpp`: a null pointer or a misaligned one is INVALID_ARGUMENT; nothing to fill is
 /// success). ROCr fills with its blit kernel before it returns; the soft agent's memory is the
-/// host's, so the fill is done when this returns too.
+/// host's, so the fill is done when this returns too, through a locked range's host memory
+/// where `ptr` is its agent address.
 pub unsafe fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) -> hsa_status_t {
-    if super::runtime::get().is_none() {
-        return status::ERROR_NOT_INITIALIZED;
-    }
+    let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
     if ptr.is_null() || !(ptr as usize).is_multiple_of(4) {
         return status::ERROR_INVALID_ARGUMENT;
     }
-    // SAFETY: the caller passes `count` writable, aligned u32s at `ptr` (`hsa_ext_amd.h`).
-    unsafe { core::slice::from_raw_parts_mut(ptr.cast::<u32>(), count) }.fill(value);
+    let Some(bytes) = count.checked_mul(4) else { return status::ERROR_INVALID_ARGUMENT };
+    let ptr = match runtime.allocations.host_address(ptr as usize, bytes) {
+        Ok(host) => host as *mut u32,
+        Err(status) => return status,
+    };
+    // SAFETY: the caller passes `count` writable, aligned u32s at `ptr` (`hsa_ext_amd.h`), host
+    // memory after translation (which keeps the page offset, so the alignment).
+    unsafe { core::slice::from_raw_parts_mut(ptr, count) }.fill(value);
     status::SUCCESS
 }
 
@@ -415,8 +425,8 @@ pub unsafe fn hsa_amd_pointer_info(
         let pool = &runtime.pools[range.pool_index];
         // HSA_EXT_POINTER_TYPE_LOCKED or _IPC.
         report.type_ = if range.kind == super::memory::MappingKind::Locked { 2 } else { 4 };
-        report.agent_base_address = range.base as *mut c_void;
-        report.host_base_address = range.base as *mut c_void;
+        report.agent_base_address = range.agent_base as *mut c_void;
+        report.host_base_address = range.host_base as *mut c_void;
         report.size_in_bytes = range.size;
         report.agent_owner =
             hsa_agent_t { handle: runtime.handle(super::runtime::Tag::Agent, pool.agent_index as u64) };

@@ -3,10 +3,18 @@
 //! what the soft runtime has no hardware for (migration, graphics interop, SVM), each with the
 //! statuses `hsa_ext_amd.h` gives and ROCr returns.
 //!
-//! The soft agent's memory is the host's, so a locked range's agent address is its host address
-//! and nothing is pinned; what locking changes is access: the locked range becomes memory the
-//! named agents may touch (the processor's access checks and `hsa_amd_pointer_info`, which calls
-//! it LOCKED), until it is unlocked.
+//! A locked range gets an agent address distinct from its host address, as on a discrete GPU
+//! (see [`super::memory::MappedRange`]): agents reach the host memory only through it (the interpreter, copies
+//! and fills translate it), and `hsa_amd_pointer_info` reports both (LOCKED). Nothing is pinned:
+//! the soft agent's memory is the host's.
+//!
+//! The alias is safe against the client's other threads because the agent range is reserved
+//! address space (`PROT_NONE`, [`super::memory::Reservation`]) for as long as a lock names it: no
+//! mapping, allocation or thread stack can land there, a host dereference of an agent address
+//! faults rather than reaching another object, and every translation looks the range up under the
+//! mapping table's lock, so an unlock racing an access either precedes it (the access faults as
+//! unmapped) or follows it. The host memory itself is the client's, which must keep it alive while
+//! it is locked, as on a GPU.
 
 // Each keeps the C function's contract of `hsa_ext_amd.h`, as every entry point does.
 #![allow(clippy::missing_safety_doc)]
@@ -14,7 +22,7 @@
 
 use core::ffi::c_void;
 
-use super::memory::{MappedRange, MappingKind, PoolKind, owner_bit};
+use super::memory::{MappingKind, PoolKind, owner_bit};
 use super::runtime::Runtime;
 use crate::sys::*;
 
@@ -36,7 +44,7 @@ fn lock_agents(runtime: &Runtime, agents: *const hsa_agent_t, num_agent: u32) ->
 }
 
 /// Locks `[host_ptr, host_ptr + size)` to CPU pool `pool_index` for `agents`; writes the agent
-/// address (the host address).
+/// address.
 unsafe fn lock(
     runtime: &Runtime,
     host_ptr: *mut c_void,
@@ -53,16 +61,14 @@ unsafe fn lock(
         Ok(agents) => agents,
         Err(status) => return status,
     };
-    runtime.allocations.map(MappedRange {
-        base: host_ptr as usize,
-        size,
-        pool_index,
-        agents,
-        kind: MappingKind::Locked,
-    });
-    // SAFETY: non-null output pointer.
-    unsafe { agent_ptr.write(host_ptr) };
-    status::SUCCESS
+    match runtime.allocations.lock(host_ptr as usize, size, pool_index, agents) {
+        Ok(agent_address) => {
+            // SAFETY: non-null output pointer.
+            unsafe { agent_ptr.write(agent_address as *mut c_void) };
+            status::SUCCESS
+        }
+        Err(status) => status,
+    }
 }
 
 /// `hsa_amd_memory_lock`: locks to the CPU agent's fine-grained system pool.
@@ -104,7 +110,8 @@ pub unsafe fn hsa_amd_memory_lock_to_pool(
     unsafe { lock(&runtime, host_ptr, size, agents, num_agent, pool_index, agent_ptr) }
 }
 
-/// `hsa_amd_memory_unlock`: removes the newest lock of `host_ptr`.
+/// `hsa_amd_memory_unlock`: removes the newest lock of `host_ptr` (the host address, as ROCr's
+/// `Runtime::PtrUnlock` takes it).
 pub unsafe fn hsa_amd_memory_unlock(host_ptr: *mut c_void) -> hsa_status_t {
     let Some(runtime) = super::runtime::get() else { return status::ERROR_NOT_INITIALIZED };
     match runtime.allocations.unmap(host_ptr as usize, MappingKind::Locked) {

@@ -211,7 +211,8 @@ pub unsafe fn hsa_amd_ipc_memory_attach(
     }
     let mask = agents.iter().fold(owner_bit(0), |mask, &index| mask | owner_bit(index));
     let pool_index = import_pool(&runtime, &agents);
-    runtime.allocations.map(MappedRange { base, size, pool_index, agents: mask, kind: MappingKind::Imported });
+    let kind = MappingKind::Imported;
+    runtime.allocations.map(MappedRange { host_base: base, agent_base: base, size, pool_index, agents: mask, kind });
     // SAFETY: non-null output pointer.
     unsafe { mapped_ptr.write(base as *mut c_void) };
     status::SUCCESS
@@ -226,7 +227,7 @@ pub unsafe fn hsa_amd_ipc_memory_detach(mapped_ptr: *mut c_void) -> hsa_status_t
     }
     match runtime.allocations.unmap(mapped_ptr as usize, MappingKind::Imported) {
         Ok(range) => {
-            unmap(range.base, range.size);
+            unmap(range.host_base, range.size);
             status::SUCCESS
         }
         Err(status) => status,

@@ -24,9 +24,20 @@ use crate::sys::status;
 /// here, and a bound on a kernel that loops forever (which on a GPU would need a queue reset).
 const INSTRUCTION_LIMIT: u64 = 1 << 32;
 
+/// A range this thread last found granted, in one dispatch: its agent addresses
+/// `[start, end)` and what turns them into host addresses (0 for an allocation).
+#[derive(Clone, Copy)]
+struct Granted {
+    dispatch: u64,
+    start: u64,
+    end: u64,
+    delta: u64,
+}
+
 thread_local! {
-    /// (dispatch, start, end): the allocation this thread last found granted, in that dispatch.
-    static GRANTED: core::cell::Cell<(u64, u64, u64)> = const { core::cell::Cell::new((0, 0, 0)) };
+    static GRANTED: core::cell::Cell<Granted> = const {
+        core::cell::Cell::new(Granted { dispatch: 0, start: 0, end: 0, delta: 0 })
+    };
 }
 
 /// Numbers interpreted dispatches, from 1, so a thread's cached allocation is its dispatch's.
@@ -42,29 +53,30 @@ struct AgentMemory<'a> {
     packet: core::ops::Range<u64>,
 }
 
-// SAFETY: `check` answers `Ok` only for allocations mapped for the agent, the kernel's loaded
-// image and the packet copy (reads), and the queues' and signals' memory, all of which outlive
-// the dispatch (the client keeps what a running kernel uses alive, as on a GPU).
+// SAFETY: `check` answers `Ok` only for allocations and locked ranges mapped for the agent (a
+// locked range at the host memory behind its agent addresses, page offset kept), the kernel's
+// loaded image and the packet copy (reads), and the queues' and signals' memory, all of which
+// outlive the dispatch (the client keeps what a running kernel uses alive, as on a GPU).
 unsafe impl HostMemory for AgentMemory<'_> {
-    fn check(&self, address: u64, length: u64, write: bool) -> Result<(), MemoryFault> {
+    fn check(&self, address: u64, length: u64, write: bool) -> Result<u64, MemoryFault> {
         let end = address.checked_add(length).ok_or(MemoryFault { address, length, write })?;
-        // Allocations first: nearly every access is to one. The allocation last found on this
-        // thread during this dispatch answers without the allocation map's lock (the client
+        // Allocations and locked ranges first: nearly every access is to one. The range last
+        // found on this thread during this dispatch answers without the maps' locks (the client
         // keeps what a running kernel uses alive, as on a GPU).
         let cached = GRANTED.get();
-        if cached.0 == self.dispatch && cached.1 <= address && end <= cached.2 {
-            return Ok(());
+        if cached.dispatch == self.dispatch && cached.start <= address && end <= cached.end {
+            return Ok(address.wrapping_add(cached.delta));
         }
-        if let Some((start, stop)) =
-            self.runtime.allocations.granted_allocation(self.queue.agent_index, address, length)
+        if let Some((start, stop, delta)) =
+            self.runtime.allocations.granted_range(self.queue.agent_index, address, length)
         {
-            GRANTED.set((self.dispatch, start, stop));
-            return Ok(());
+            GRANTED.set(Granted { dispatch: self.dispatch, start, end: stop, delta });
+            return Ok(address.wrapping_add(delta));
         }
         let image = self.kernel.image.load_base()..self.kernel.image.load_base() + self.kernel.image.load_size();
         let inside = |range: &core::ops::Range<u64>| range.start <= address && end <= range.end;
         if !write && (inside(&image) || inside(&self.packet)) {
-            return Ok(());
+            return Ok(address);
         }
         check_beyond_allocations(self.queue, self.runtime, address, length).map_err(|_| MemoryFault {
             address,

@@ -174,17 +174,76 @@ pub(crate) type DeallocationCallback = unsafe extern "C" fn(*mut core::ffi::c_vo
 
 /// Memory the runtime maps for agents without allocating it: host memory the client locked
 /// (`hsa_amd_memory_lock`; overlapping locks are separate mappings, `hsa_ext_amd.h`), or another
-/// process's allocation attached through IPC (`hsa_amd_ipc_memory_attach`). The soft agent's
-/// address of such memory is its host address.
+/// process's allocation attached through IPC (`hsa_amd_ipc_memory_attach`).
+///
+/// A lock gets an agent address of its own, as ROCr's thunk gives one on a discrete GPU
+/// (libhsakmt `fmm.c`, `fmm_register_user_memory`: a userptr buffer object placed in the SVM
+/// aperture, the host address's page offset kept), so a client can tell the two apart, as HIP's
+/// memory map must. An import's agent address is its host mapping's.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MappedRange {
-    pub base: usize,
+    /// Where the client's threads reach it.
+    pub host_base: usize,
+    /// Where agents reach it.
+    pub agent_base: usize,
     pub size: usize,
     /// The pool it counts as: the CPU pool it was locked to, or the GPU pool of an import.
     pub pool_index: usize,
     /// Bit `i`: agent `i` may access it.
     pub agents: u64,
     pub kind: MappingKind,
+}
+
+impl MappedRange {
+    fn holds_agent_range(&self, address: u64, end: Option<u64>) -> bool {
+        address >= self.agent_base as u64 && end.is_some_and(|end| end <= (self.agent_base + self.size) as u64)
+    }
+
+    fn contains(&self, address: usize) -> bool {
+        (self.host_base..self.host_base + self.size).contains(&address)
+            || (self.agent_base..self.agent_base + self.size).contains(&address)
+    }
+
+    /// What to add to an agent address in this range to get its host address.
+    fn host_delta(&self) -> u64 {
+        (self.host_base as u64).wrapping_sub(self.agent_base as u64)
+    }
+}
+
+/// Address space held with no access (`PROT_NONE`) for a lock's agent addresses: nothing else in
+/// the process can be placed there while the lock lives, so an agent address never names another
+/// object, and a host thread that dereferences one faults instead of reaching someone's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Reservation {
+    pub base: usize,
+    pub length: usize,
+}
+
+impl Reservation {
+    /// Reserves the pages an agent address range `[.., + size)` with `host`'s page offset needs.
+    fn new(host: usize, size: usize) -> Result<(Self, usize), u32> {
+        let offset = host % GRANULE;
+        let length = (offset + size).checked_next_multiple_of(GRANULE).ok_or(status::ERROR_OUT_OF_RESOURCES)?;
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+        // SAFETY: a fresh anonymous mapping the kernel places; it touches no existing memory.
+        let base = unsafe { libc::mmap(core::ptr::null_mut(), length, libc::PROT_NONE, flags, -1, 0) };
+        if base == libc::MAP_FAILED {
+            return Err(status::ERROR_OUT_OF_RESOURCES);
+        }
+        Ok((Self { base: base as usize, length }, base as usize + offset))
+    }
+
+    fn of(range: &MappedRange) -> Self {
+        let base = range.agent_base - range.agent_base % GRANULE;
+        let length = (range.agent_base % GRANULE + range.size).next_multiple_of(GRANULE);
+        Self { base, length }
+    }
+
+    fn release(self) {
+        // SAFETY: the reservation `new` made, no longer named by any mapping; it holds no memory
+        // of anyone's.
+        unsafe { libc::munmap(self.base as *mut core::ffi::c_void, self.length) };
+    }
 }
 
 /// How a [`MappedRange`] came to be (`hsa_amd_pointer_info`'s LOCKED or IPC).
@@ -346,51 +405,106 @@ impl Allocations {
         }
     }
 
-    /// Adds a mapping (one more, whatever it overlaps).
+    /// Adds an import's mapping (one more, whatever it overlaps).
     pub fn map(&self, range: MappedRange) {
-        self.mapped.write().unwrap_or_else(|poison| poison.into_inner()).push(range);
+        self.mapped_write().push(range);
     }
 
-    /// Removes the newest mapping of `kind` that starts at `base`; a pointer none starts is
-    /// INVALID_ARGUMENT (`hsa_ext_amd.h` leaves an unlock of unlocked memory undefined; the soft
-    /// runtime refuses it, changing nothing).
-    pub fn unmap(&self, base: usize, kind: MappingKind) -> Result<MappedRange, u32> {
-        let mut mapped = self.mapped.write().unwrap_or_else(|poison| poison.into_inner());
+    /// Locks `[host, host + size)` for `agents` as pool `pool_index`'s memory and returns its
+    /// agent address. A range locked already (the same start and size) keeps its agent address
+    /// and counts one more lock, as the thunk counts registrations (`registration_count`); any
+    /// other range gets a reservation of its own.
+    pub fn lock(&self, host: usize, size: usize, pool_index: usize, agents: u64) -> Result<usize, u32> {
+        let mut mapped = self.mapped_write();
+        let existing = mapped
+            .iter()
+            .find(|range| range.kind == MappingKind::Locked && range.host_base == host && range.size == size);
+        let agent_base = match existing {
+            Some(range) => range.agent_base,
+            None => Reservation::new(host, size)?.1,
+        };
+        mapped.push(MappedRange { host_base: host, agent_base, size, pool_index, agents, kind: MappingKind::Locked });
+        Ok(agent_base)
+    }
+
+    /// Removes the newest mapping of `kind` whose host range starts at `host`, and releases a
+    /// lock's reservation once no lock names it; a pointer none starts is INVALID_ARGUMENT
+    /// (`hsa_ext_amd.h` leaves an unlock of unlocked memory undefined; the soft runtime refuses
+    /// it, changing nothing).
+    pub fn unmap(&self, host: usize, kind: MappingKind) -> Result<MappedRange, u32> {
+        let mut mapped = self.mapped_write();
         let newest = mapped
             .iter()
-            .rposition(|range| range.base == base && range.kind == kind)
+            .rposition(|range| range.host_base == host && range.kind == kind)
             .ok_or(status::ERROR_INVALID_ARGUMENT)?;
-        Ok(mapped.remove(newest))
+        let removed = mapped.remove(newest);
+        let still_named = mapped.iter().any(|range| range.kind == kind && range.agent_base == removed.agent_base);
+        drop(mapped);
+        if kind == MappingKind::Locked && !still_named {
+            Reservation::of(&removed).release();
+        }
+        Ok(removed)
     }
 
-    /// The newest mapping that contains `address`, if any.
+    /// The newest mapping whose host or agent range contains `address`, if any.
     pub fn mapped_at(&self, address: usize) -> Option<MappedRange> {
-        let mapped = self.mapped.read().unwrap_or_else(|poison| poison.into_inner());
-        mapped.iter().rev().find(|range| (range.base..range.base + range.size).contains(&address)).copied()
+        self.mapped_read().iter().rev().find(|range| range.contains(address)).copied()
     }
 
-    /// Whether agent `agent_index` may touch `[address, address + length)`: an allocation it was
-    /// granted, or a mapping made for it.
-    pub fn check(&self, agent_index: usize, address: u64, length: u64) -> Result<(), AccessFault> {
+    /// The host address of `[address, address + length)` for the runtime's own copies and fills:
+    /// a lock's agent addresses become the host memory behind them; any other address is the
+    /// host's already. A range that starts among a lock's agent addresses and runs past them is
+    /// INVALID_ARGUMENT: the rest is reserved address space, which no one may touch.
+    pub fn host_address(&self, address: usize, length: usize) -> Result<usize, u32> {
+        let mapped = self.mapped_read();
+        let Some(range) =
+            mapped.iter().find(|range| (range.agent_base..range.agent_base + range.size).contains(&address))
+        else {
+            return Ok(address);
+        };
+        if !range.holds_agent_range(address as u64, (address as u64).checked_add(length as u64)) {
+            return Err(status::ERROR_INVALID_ARGUMENT);
+        }
+        Ok((address as u64).wrapping_add(range.host_delta()) as usize)
+    }
+
+    /// Where agent `agent_index` touching `[address, address + length)` lands in host memory: an
+    /// allocation it was granted (the same address), or a mapping made for it (its host memory).
+    pub fn translate(&self, agent_index: usize, address: u64, length: u64) -> Result<u64, AccessFault> {
         let in_allocation = self.check_allocation(agent_index, address, length);
         if in_allocation.is_ok() {
-            return in_allocation;
+            return Ok(address);
         }
-        let mapped = self.mapped.read().unwrap_or_else(|poison| poison.into_inner());
+        let mapped = self.mapped_read();
         let end = address.checked_add(length);
-        let covering = mapped.iter().find(|range| {
-            address >= range.base as u64 && end.is_some_and(|end| end <= (range.base + range.size) as u64)
-        });
-        match covering {
-            Some(range) if range.agents & owner_bit(agent_index) != 0 => Ok(()),
-            Some(_) => Err(AccessFault::NotGranted),
-            None => in_allocation,
+        let mut covering = mapped.iter().filter(|range| range.holds_agent_range(address, end)).peekable();
+        if covering.peek().is_none() {
+            return in_allocation.map(|()| address);
         }
+        match covering.find(|range| range.agents & owner_bit(agent_index) != 0) {
+            Some(range) => Ok(address.wrapping_add(range.host_delta())),
+            None => Err(AccessFault::NotGranted),
+        }
+    }
+
+    /// The range granted to agent `agent_index` that holds `[address, address + length)`, as
+    /// `(start, end, delta)` with `delta` what turns its agent addresses into host ones: an
+    /// allocation, or a mapping made for the agent; `None` if none does.
+    pub fn granted_range(&self, agent_index: usize, address: u64, length: u64) -> Option<(u64, u64, u64)> {
+        if let Some((start, end)) = self.granted_allocation(agent_index, address, length) {
+            return Some((start, end, 0));
+        }
+        let mapped = self.mapped_read();
+        let end = address.checked_add(length);
+        mapped
+            .iter()
+            .find(|range| range.holds_agent_range(address, end) && range.agents & owner_bit(agent_index) != 0)
+            .map(|range| (range.agent_base as u64, (range.agent_base + range.size) as u64, range.host_delta()))
     }
 
     /// The allocation granted to agent `agent_index` that holds `[address, address + length)`,
     /// as `(start, end)`; `None` if none does (mappings are not looked at).
-    pub fn granted_allocation(&self, agent_index: usize, address: u64, length: u64) -> Option<(u64, u64)> {
+    fn granted_allocation(&self, agent_index: usize, address: u64, length: u64) -> Option<(u64, u64)> {
         let live = self.read();
         let (start, allocation) = live.range(..=address as usize).next_back()?;
         let end = *start as u64 + allocation.layout.size() as u64;
@@ -422,7 +536,20 @@ impl Allocations {
             // SAFETY: as in `free`; the map is emptied, so each pointer is freed once.
             unsafe { std::alloc::dealloc(pointer as *mut u8, allocation.layout) };
         }
-        self.mapped.write().unwrap_or_else(|poison| poison.into_inner()).clear();
+        let mapped = std::mem::take(&mut *self.mapped_write());
+        let mut reservations: Vec<Reservation> =
+            mapped.iter().filter(|range| range.kind == MappingKind::Locked).map(Reservation::of).collect();
+        reservations.sort_unstable_by_key(|reservation| reservation.base);
+        reservations.dedup();
+        reservations.into_iter().for_each(Reservation::release);
+    }
+
+    fn mapped_read(&self) -> std::sync::RwLockReadGuard<'_, Vec<MappedRange>> {
+        self.mapped.read().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    fn mapped_write(&self) -> std::sync::RwLockWriteGuard<'_, Vec<MappedRange>> {
+        self.mapped.write().unwrap_or_else(|poison| poison.into_inner())
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<usize, Allocation>> {

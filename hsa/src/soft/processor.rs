@@ -273,38 +273,40 @@ fn check_kernargs(
     if length == 0 {
         return Ok(());
     }
-    check_access(queue, runtime, packet.kernarg_address, length).map_err(|fault| {
+    check_access(queue, runtime, packet.kernarg_address, length).map(drop).map_err(|fault| {
         (status::ERROR_MEMORY_FAULT, format!("packet {id}: kernarg segment of `{}`: {fault}", kernel.symbol))
     })
 }
 
-/// Whether the queue's agent may touch `[address, address + length)` outside its allocations: a
-/// signal, or a queue's `amd_queue_t`, ring or doorbell; failing those, [`check_access`] (which
-/// records the fault for delivery). The interpreter's access check and a host build's pointer
-/// arguments both end here, after their allocation lookups.
+/// Where the queue's agent touching `[address, address + length)` lands in host memory, outside
+/// its allocations: a signal, or a queue's `amd_queue_t`, ring or doorbell (each at its host
+/// address); failing those, [`check_access`] (which records a fault for delivery). The
+/// interpreter's access check and a host build's pointer arguments both end here, after their
+/// allocation lookups.
 pub(crate) fn check_beyond_allocations(
     queue: &SoftQueue,
     runtime: &Runtime,
     address: u64,
     length: u64,
-) -> Result<(), String> {
+) -> Result<u64, String> {
     if signals::device_visible(address, length) {
-        return Ok(());
+        return Ok(address);
     }
     let queues = runtime.queues.lock().unwrap_or_else(|poison| poison.into_inner());
     if queues.values().any(|queue| queue.device_visible(address, length)) {
-        return Ok(());
+        return Ok(address);
     }
     drop(queues);
     check_access(queue, runtime, address, length)
 }
 
-/// Whether the queue's agent may touch `[address, address + length)`; on a fault, records it for
-/// delivery as a system event and says why.
-pub(crate) fn check_access(queue: &SoftQueue, runtime: &Runtime, address: u64, length: u64) -> Result<(), String> {
+/// Where the queue's agent touching `[address, address + length)` lands in host memory (a locked
+/// range's agent addresses are translated); on a fault, records it for delivery as a system
+/// event and says why.
+pub(crate) fn check_access(queue: &SoftQueue, runtime: &Runtime, address: u64, length: u64) -> Result<u64, String> {
     use super::memory::AccessFault;
-    let fault = match runtime.allocations.check(queue.agent_index, address, length) {
-        Ok(()) => return Ok(()),
+    let fault = match runtime.allocations.translate(queue.agent_index, address, length) {
+        Ok(host) => return Ok(host),
         Err(fault) => fault,
     };
     let (reason, text) = match fault {
@@ -502,6 +504,22 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
             ),
         ));
     }
+    // Host code dereferences the addresses it is given, and a locked range's agent addresses are
+    // reserved space on the host: only machine code reaches memory through them.
+    let unreachable_from_host = |what: &str| {
+        (
+            status::ERROR_INVALID_CODE_SYMBOL,
+            format!(
+                "packet {id}: kernel `{}` of {} cannot run as a host build: its {what} is a locked range's \
+                 agent address, which host code cannot reach (run it from its machine code)",
+                kernel.symbol, kernel.code_object
+            ),
+        )
+    };
+    let kernarg_bytes = kernel.metadata.kernarg_segment_size.max(1) as usize;
+    if kernarg_address != 0 && runtime.allocations.host_address(kernarg_address, kernarg_bytes) != Ok(kernarg_address) {
+        return Err(unreachable_from_host("kernarg segment"));
+    }
     // SAFETY: the producer guarantees the kernarg segment holds the kernel's declared arguments,
     // and the metadata places each 8-byte pointer argument inside it.
     let pointer_at =
@@ -521,16 +539,22 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
     for (offset, name) in &host.required_pointers {
         let pointer = pointer_at(*offset);
         // The allocations first, as nearly every pointer is in one: no queue lock on that path.
-        if runtime.allocations.check(queue.agent_index, pointer, 1).is_err()
-            && let Err(text) = check_beyond_allocations(queue, runtime, pointer, 1)
-        {
-            return Err((
-                status::ERROR_MEMORY_FAULT,
-                format!(
-                    "packet {id}: kernel `{}` of {}: pointer argument {name}: {text}",
-                    kernel.symbol, kernel.code_object
-                ),
-            ));
+        let landing = match runtime.allocations.translate(queue.agent_index, pointer, 1) {
+            Ok(host) => Ok(host),
+            Err(_) => check_beyond_allocations(queue, runtime, pointer, 1),
+        };
+        match landing {
+            Ok(host) if host == pointer => {}
+            Ok(_) => return Err(unreachable_from_host(&format!("pointer argument {name} ({pointer:#x})"))),
+            Err(text) => {
+                return Err((
+                    status::ERROR_MEMORY_FAULT,
+                    format!(
+                        "packet {id}: kernel `{}` of {}: pointer argument {name}: {text}",
+                        kernel.symbol, kernel.code_object
+                    ),
+                ));
+            }
         }
     }
     let function = host.function;

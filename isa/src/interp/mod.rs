@@ -144,16 +144,19 @@ atomic_arithmetic!(
     f64
 );
 
-/// Memory the kernel reaches at host addresses. The implementor only says whether an access may
-/// happen; its [`Memory`] then copies and updates the host bytes, one way for every
-/// implementation.
+/// Memory the kernel reaches through host memory. The implementor says whether an access may
+/// happen and where its bytes are on the host (an agent address may name host memory elsewhere,
+/// as a locked range's does); its [`Memory`] then copies and updates those host bytes, one way
+/// for every implementation.
 ///
 /// # Safety
-/// `check` returns `Ok` only for a range of live host memory that stays live for the dispatch,
-/// where every access racing the interpreter's is atomic or a plain copy (as on a GPU).
+/// `check` returns `Ok(host)` only when `[host, host + length)` is live host memory that stays
+/// live for the dispatch, where every access racing the interpreter's is atomic or a plain copy
+/// (as on a GPU), and `host` keeps `address`'s alignment modulo 8.
 pub unsafe trait HostMemory: Sync {
-    /// Whether the kernel may read (or, `write`, write) `[address, address + length)`.
-    fn check(&self, address: u64, length: u64, write: bool) -> Result<(), MemoryFault>;
+    /// Whether the kernel may read (or, `write`, write) `[address, address + length)`, and the
+    /// host address of its first byte.
+    fn check(&self, address: u64, length: u64, write: bool) -> Result<u64, MemoryFault>;
 }
 
 /// The body of a [`HostMemory`]'s atomic on one word of `$atomic`'s width: an aligned word that
@@ -164,10 +167,10 @@ macro_rules! host_atomic {
         if !$address.is_multiple_of(width) {
             return Err(MemoryFault { address: $address, length: width, write: true });
         }
-        $memory.check($address, width, true)?;
-        // SAFETY: an aligned word `check` vouched for (the trait's contract); accesses racing
-        // this one are atomic or plain copies, as on a GPU.
-        let word = unsafe { <$atomic>::from_ptr($address as *mut _) };
+        let host = $memory.check($address, width, true)?;
+        // SAFETY: an aligned word `check` vouched for (the trait's contract keeps the alignment);
+        // accesses racing this one are atomic or plain copies, as on a GPU.
+        let word = unsafe { <$atomic>::from_ptr(host as *mut _) };
         let update = |old| Some($apply($op, old, $value, $compare));
         Ok(word.fetch_update(Ordering::AcqRel, Ordering::Acquire, update).unwrap_or_else(|old| old))
     }};
@@ -176,18 +179,18 @@ macro_rules! host_atomic {
 impl<T: HostMemory> Memory for T {
     #[inline(always)]
     fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
-        self.check(address, out.len() as u64, false)?;
-        // SAFETY: `check` vouched for the range (the trait's contract). Plain copies carry no
-        // tearing guarantee, as a GPU's plain loads carry none.
-        unsafe { core::ptr::copy_nonoverlapping(address as *const u8, out.as_mut_ptr(), out.len()) };
+        let host = self.check(address, out.len() as u64, false)?;
+        // SAFETY: `check` vouched for the host range (the trait's contract). Plain copies carry
+        // no tearing guarantee, as a GPU's plain loads carry none.
+        unsafe { core::ptr::copy_nonoverlapping(host as *const u8, out.as_mut_ptr(), out.len()) };
         Ok(())
     }
 
     #[inline(always)]
     fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
-        self.check(address, data.len() as u64, true)?;
+        let host = self.check(address, data.len() as u64, true)?;
         // SAFETY: as for `read`.
-        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), address as *mut u8, data.len()) };
+        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), host as *mut u8, data.len()) };
         Ok(())
     }
 

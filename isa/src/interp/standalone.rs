@@ -61,10 +61,10 @@ pub struct Regions(pub Vec<(u64, u64)>);
 // SAFETY: the ranges are live host memory for the dispatch, as `Regions`' contract asks of its
 // maker; `check` answers `Ok` only inside one of them.
 unsafe impl HostMemory for Regions {
-    fn check(&self, address: u64, length: u64, write: bool) -> Result<(), MemoryFault> {
+    fn check(&self, address: u64, length: u64, write: bool) -> Result<u64, MemoryFault> {
         let end = address.checked_add(length).ok_or(MemoryFault { address, length, write })?;
         if self.0.iter().any(|&(start, size)| start <= address && end <= start + size) {
-            Ok(())
+            Ok(address)
         } else {
             Err(MemoryFault { address, length, write })
         }
