@@ -6,8 +6,9 @@
 #
 # Shapes default to the immediate and batched edge and dispatch rows. Each shape runs the full
 # (non-quick) bench under callgrind, collecting only inside the submitting call (`Queue::submit`
-# in `queue/submission.rs` for immediate shapes, `Queue::batch` for batches), so the numbers are
-# the submitting thread's, divided by the operations it staged. Needs valgrind; it builds the
+# in `queue/submission.rs` for immediate shapes, an execution's included, `Queue::batch` for
+# batches), so the numbers are the submitting thread's, divided by the operations it staged;
+# `cb/record/N` collects inside the bench's `record_chain` and divides by the dispatches recorded. Needs valgrind; it builds the
 # binary with the bench profile (release with line tables, which callgrind names functions by);
 # `AQUEDUCT_BIN` overrides the binary (an older build for "before": stage functions it lacks
 # print as "-").
@@ -25,6 +26,8 @@ trap 'rm -rf "$out"' EXIT
 for shape in "${shapes[@]}"; do
     case "$shape" in
         batch/*) collect='*Queue*batch*' ;;
+        # Recording: one call records and finishes an N-dispatch chain; an operation is a dispatch.
+        cb/record/*) collect='*Materials::record_chain' ;;
         # Builds before the queue was three types named it `QueueShared::submit`.
         *) collect='*queue::*Queue>::submit' ;;
     esac
@@ -41,6 +44,7 @@ queue = "aqueduct_engine::queue::submission::<impl aqueduct_engine::queue::Queue
 wanted = [
     ("submit (immediate call)", queue + "submit"),
     ("stage (batch staging)", queue + "stage"),
+    ("record_chain (one chain)", "aqueduct::bench::command_buffers::Materials::record_chain"),
     ("  stage_params (state fetch)", "aqueduct_systems::stage_params"),
     ("  SubmissionRows::push", "aqueduct_components::submission::SubmissionRows::push"),
     ("schedule run (batch)", "bevy_ecs::schedule::schedule::Schedule::run"),
@@ -73,6 +77,9 @@ for line in open(sys.argv[1]):
             total[0] += cost
             total[1] += calls
 operations = sum(totals.get(label, [0, 0])[1] for label, _ in wanted[:2])
+# A recorded chain is N operations (its dispatches); N ends the shape's name.
+recorded = totals.get(wanted[2][0], [0, 0])[1]
+operations += recorded * int(sys.argv[2].rsplit("/", 1)[-1]) if recorded else 0
 print(f"{sys.argv[2]}: {operations} operations, {program / max(operations, 1):.0f} instructions per operation in all")
 for label, _ in wanted:
     if label in totals and totals[label][1]:
