@@ -5,6 +5,7 @@ import json, sys, glob, os
 out = sys.argv[1]
 rows = ["edge/submit/512", "batch/edge/512", "batch/dispatch/512", "dispatch/submit/bindings=4", "cb/record/512",
         "cb/record/1", "cb/dynamic_extra/512", "edge/e2e/2048", "scale/queues=1", "scale/queues=2", "scale/queues=4",
+        "scale/queues=8",
         "clip/c1d16", "clip/c2d16", "clip/c4d16", "clip/c8d16"]
 def load(path):
     try:

@@ -25,7 +25,7 @@ fn expected_names() -> Vec<String> {
     for bindings in [0, 4, 16, 64, 256] {
         names.push(format!("dispatch/submit/bindings={bindings}"));
     }
-    for queues in [1, 2, 4] {
+    for queues in [1, 2, 4, 8] {
         names.push(format!("scale/queues={queues}"));
     }
     for length in [1, 16, 512, 5000] {

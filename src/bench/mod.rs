@@ -9,7 +9,7 @@
 //! - `batch/edge/512`, `batch/dispatch/512`: 512 barriers (or 2-binding dispatches) staged on one
 //!   queue's batch, each waiting on the previous one, published by one flush;
 //! - `dispatch/submit/bindings=B` for B in 0, 4, 16, 64, 256;
-//! - `scale/queues=Q` for Q in 1, 2, 4;
+//! - `scale/queues=Q` for Q in 1, 2, 4, 8;
 //! - `cb/record/N`, `cb/static/N`, `cb/dynamic_extra/N` for N in 1, 16, 512, 5000: command-buffer
 //!   dispatch chains (recording, prebuilt replay, and the extra of recording per execution);
 //! - `cb/device/N` for N in 512, 5000: the host's cost per execution of an N-dispatch chain
@@ -144,7 +144,7 @@ pub fn shapes<'a>(
             shapes::dispatches(rig, bindings)
         }));
     }
-    for queues in [1usize, 2, 4] {
+    for queues in [1usize, 2, 4, shapes::SCALE_QUEUES] {
         list.push(Shape::new(format!("scale/queues={queues}"), SUBMITS * queues as u64, move || {
             shapes::scaling(rig, queues)
         }));

@@ -32,6 +32,9 @@ pub struct Rig {
     scratch: Buffer,
 }
 
+/// The most queues `scale/queues=Q` submits on, one thread each: the rig's retire-only queues.
+pub const SCALE_QUEUES: usize = 8;
+
 /// Where the edge shapes' payloads live in `scratch`.
 const COPY_SOURCE: u64 = 0;
 const COPY_TARGET: u64 = 64;
@@ -42,11 +45,11 @@ const TINY_OUT: u64 = 256;
 const BINDINGS_BASE: u64 = 4096;
 
 impl Rig {
-    /// Makes 4 retire-only and 4 executing queues, loads the bench kernels and writes the
-    /// scratch buffer's inputs.
+    /// Makes [`SCALE_QUEUES`] retire-only and 4 executing queues, loads the bench kernels and
+    /// writes the scratch buffer's inputs.
     pub fn new(device: Device) -> Result<Self, EngineError> {
-        let make = |mode: ExecutionMode| -> Result<Vec<Queue>, EngineError> {
-            (0..4)
+        let make = |mode: ExecutionMode, count: usize| -> Result<Vec<Queue>, EngineError> {
+            (0..count)
                 .map(|_| {
                     let queue = device.create_queue()?;
                     super::set_soft_mode(&queue, mode)?;
@@ -65,8 +68,8 @@ impl Rig {
         scratch.write(COPY_SOURCE, &[9, 8, 7, 6])?;
         scratch.write(TINY_IN, &5u32.to_le_bytes())?;
         Ok(Self {
-            host: make(ExecutionMode::RetireOnly)?,
-            e2e: make(ExecutionMode::Strict)?,
+            host: make(ExecutionMode::RetireOnly, SCALE_QUEUES)?,
+            e2e: make(ExecutionMode::Strict, 4)?,
             noop: executable.kernel("noop")?,
             tiny: executable.kernel("tiny")?,
             bindings,
@@ -325,12 +328,12 @@ pub struct WaitCounts {
     pub emitted: std::cell::Cell<u64>,
 }
 
-/// [`DIAMONDS`] diamonds of barrier submissions over the 4 retire-only queues: A (waiting on the
+/// [`DIAMONDS`] diamonds of barrier submissions over the first 4 retire-only queues: A (waiting on the
 /// previous diamond's D) → B and C (each waiting on A) → D (waiting on B, C and A). D's wait on A
 /// is covered through B's producer record (B's epoch waited on A's), so it needs no barrier.
 /// One operation is one submission; `counts` records what the waits cost in barriers.
 pub fn diamonds(rig: &Rig, counts: &WaitCounts) -> Result<Sample, EngineError> {
-    let queues = &rig.host;
+    let queues = &rig.host[..4];
     let [a, b, c, d] = [(); 4].map(|_| rig.device.create_semaphore(0));
     let (a, b, c, d) = (a?, b?, c?, d?);
     let emitted = || queues.iter().map(|queue| queue.stats().device_waits).sum::<u64>();

@@ -4,12 +4,12 @@
 //! statuses `hsa_ext_amd.h` gives and ROCr returns.
 //!
 //! A locked range gets an agent address distinct from its host address, as on a discrete GPU
-//! (see [`super::memory::MappedRange`]): agents reach the host memory only through it (the interpreter, copies
+//! (see `memory::MappedRange`): agents reach the host memory only through it (the interpreter, copies
 //! and fills translate it), and `hsa_amd_pointer_info` reports both (LOCKED). Nothing is pinned:
 //! the soft agent's memory is the host's.
 //!
 //! The alias is safe against the client's other threads because the agent range is reserved
-//! address space (`PROT_NONE`, [`super::memory::Reservation`]) for as long as a lock names it: no
+//! address space (`PROT_NONE`, `memory::Reservation`) for as long as a lock names it: no
 //! mapping, allocation or thread stack can land there, a host dereference of an agent address
 //! faults rather than reaching another object, and every translation looks the range up under the
 //! mapping table's lock, so an unlock racing an access either precedes it (the access faults as
