@@ -145,7 +145,7 @@ pub fn shapes<'a>(
         }));
     }
     for queues in [1usize, 2, 4, shapes::SCALE_QUEUES] {
-        list.push(Shape::new(format!("scale/queues={queues}"), SUBMITS * queues as u64, move || {
+        list.push(Shape::new(format!("scale/queues={queues}"), shapes::SCALE_SUBMITS * queues as u64, move || {
             shapes::scaling(rig, queues)
         }));
     }

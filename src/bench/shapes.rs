@@ -281,29 +281,42 @@ pub fn dispatches(rig: &Rig, count: usize) -> Result<Sample, EngineError> {
     Ok(sample)
 }
 
-/// `queues` threads, each submitting [`SUBMITS`] dispatches to its own queue. Wall time runs from
-/// the common start to the last thread's last submit; CPU time is summed over the threads.
+/// Dispatches each `scale/queues=Q` thread submits per repetition: long enough (about a
+/// millisecond) that the threads' start-up skew does not decide the span. At 512 a thread's work
+/// was 150 µs on the device machine, and with 8 threads the span was 3.8 times that.
+pub const SCALE_SUBMITS: u64 = 4096;
+
+/// `queues` threads, each submitting [`SCALE_SUBMITS`] dispatches to its own queue. Wall time
+/// runs from the first thread's first submit to the last thread's last; CPU time is summed over
+/// the threads. The threads start together: each spins until all are ready and the start flag
+/// is raised (a blocking barrier wakes them one by one, tens of microseconds apart).
 pub fn scaling(rig: &Rig, queues: usize) -> Result<Sample, EngineError> {
-    let start = std::sync::Barrier::new(queues);
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let (ready, go) = (AtomicUsize::new(0), AtomicBool::new(false));
     let noop = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]);
     let results: Vec<Result<(Instant, Instant, Duration), EngineError>> = std::thread::scope(|scope| {
         let workers: Vec<_> = rig.host[..queues]
             .iter()
             .map(|queue| {
-                let (start, noop, kernel, device) = (&start, &noop, &rig.noop, &rig.device);
+                let (ready, go, noop, kernel, device) = (&ready, &go, &noop, &rig.noop, &rig.device);
                 scope.spawn(move || {
-                    let done = device.create_semaphore(0)?;
-                    start.wait();
+                    let done = device.create_semaphore(0);
+                    ready.fetch_add(1, Ordering::AcqRel);
+                    spin_until(|| go.load(Ordering::Acquire));
+                    let done = done?;
                     let (began, cpu) = (Instant::now(), thread_cpu_time());
-                    for value in 1..=SUBMITS {
+                    for value in 1..=SCALE_SUBMITS {
                         queue.dispatch(kernel, noop).signal(done.at(value)).submit()?;
                     }
                     let (ended, cpu) = (Instant::now(), thread_cpu_time() - cpu);
-                    done.wait(SUBMITS, WAIT)?;
+                    done.wait(SCALE_SUBMITS, WAIT)?;
                     Ok((began, ended, cpu))
                 })
             })
             .collect();
+        // Every worker counts itself ready before it spins, whatever its semaphore came to.
+        spin_until(|| ready.load(Ordering::Acquire) == workers.len());
+        go.store(true, Ordering::Release);
         workers
             .into_iter()
             .map(|worker| worker.join().unwrap_or_else(|_| Err(mismatch("worker", "no panic", "panic"))))
@@ -313,6 +326,20 @@ pub fn scaling(rig: &Rig, queues: usize) -> Result<Sample, EngineError> {
     let began = results.iter().map(|result| result.0).min().unwrap_or_else(Instant::now);
     let ended = results.iter().map(|result| result.1).max().unwrap_or(began);
     Ok(Sample { wall: ended - began, host_cpu: results.iter().map(|result| result.2).sum() })
+}
+
+/// Spins until `done`, yielding now and then so that on a machine with fewer cores than spinning
+/// threads the one they wait for still runs.
+fn spin_until(done: impl Fn() -> bool) {
+    let mut spins = 0u32;
+    while !done() {
+        spins = spins.wrapping_add(1);
+        if spins.is_multiple_of(256) {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
 }
 
 /// Diamonds per repetition of `diamond/waits`.
