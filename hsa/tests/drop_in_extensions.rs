@@ -513,23 +513,46 @@ fn locked_host_memory_is_reachable_by_its_agents_until_unlocked() {
     // A host build dereferences what it is given, and cannot reach an agent address: its
     // dispatch fails, naming why, and nothing is written.
     let store = client.kernel(TEST_KERNELS_GFX1100, "store_value.kd");
-    let kernarg = client.kernargs(&kernargs_store_value(agent_ptr.cast(), 1, 4));
-    let queue = client.queue(64);
-    let done = client.signal(1);
-    let id = queue.reserve_spinning();
-    queue.publish(id, &dispatch_packet(&store, 4, 4, kernarg, done), dispatch_header(true), 1);
-    queue.ring(id);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let (code, detail) = loop {
-        if let Some(error) = aqueduct_hsa::soft::queue_error_detail(queue.raw).expect("queue") {
-            break error;
-        }
-        assert!(Instant::now() < deadline, "the dispatch neither failed nor completed");
-        std::thread::sleep(Duration::from_millis(1));
+    let refusal = |kernarg: u64| {
+        let queue = client.queue(64);
+        let done = client.signal(1);
+        let id = queue.reserve_spinning();
+        queue.publish(id, &dispatch_packet(&store, 4, 4, kernarg, done), dispatch_header(true), 1);
+        queue.ring(id);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let (code, detail) = loop {
+            if let Some(error) = aqueduct_hsa::soft::queue_error_detail(queue.raw).expect("queue") {
+                break error;
+            }
+            assert!(Instant::now() < deadline, "the dispatch neither failed nor completed");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert_eq!(code, status::ERROR_INVALID_CODE_SYMBOL, "{detail}");
+        assert!(detail.contains("cannot run as a host build") && detail.contains("agent address"), "{detail}");
+        detail
     };
-    assert_eq!(code, status::ERROR_INVALID_CODE_SYMBOL, "{detail}");
-    assert!(detail.contains("cannot run as a host build") && detail.contains("agent address"), "{detail}");
+    // A pointer argument that is an agent address.
+    let detail = refusal(client.kernargs(&kernargs_store_value(agent_ptr.cast(), 1, 4)));
+    assert!(detail.contains("pointer argument"), "{detail}");
     assert_eq!(host, [7, 8, 9, 10]);
+    // The kernarg segment itself (272 bytes with the hidden arguments) in locked memory, reached
+    // through its agent address.
+    #[repr(C, align(16))]
+    struct KernargBlock([u8; 512]);
+    let out = client.alloc_u32(4);
+    let bytes = kernargs_store_value(out.as_mut_ptr(), 1, 4);
+    let mut block = Box::new(KernargBlock([0; 512]));
+    block.0[..bytes.len()].copy_from_slice(&bytes);
+    let block_ptr = block.0.as_mut_ptr().cast::<c_void>();
+    let mut kernarg_agent = core::ptr::null_mut::<c_void>();
+    // SAFETY: the block outlives its lock; a pointer to fill.
+    let locked = unsafe { hsa::hsa_amd_memory_lock(block_ptr, 512, agents.as_mut_ptr(), 1, &mut kernarg_agent) };
+    assert_eq!(locked, status::SUCCESS);
+    let detail = refusal(kernarg_agent as u64);
+    assert!(detail.contains("kernarg segment"), "{detail}");
+    assert_eq!(out, [0, 0, 0, 0]);
+    // SAFETY: the pointer locked above.
+    assert_eq!(unsafe { hsa::hsa_amd_memory_unlock(block_ptr) }, status::SUCCESS);
     // SAFETY (every call): as above; the refused calls change nothing.
     unsafe {
         let mut pool_ptr = core::ptr::null_mut::<c_void>();

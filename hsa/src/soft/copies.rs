@@ -100,10 +100,9 @@ pub unsafe fn hsa_amd_memory_async_copy(
         Ok(signals) => signals,
         Err(status) => return status,
     };
-    let host = |address: usize| runtime.allocations.host_address(address, size);
-    let (dst, src) = match (host(dst as usize), host(src as usize)) {
-        (Ok(dst), Ok(src)) => (dst, src),
-        (Err(status), _) | (_, Err(status)) => return status,
+    let (dst, src) = match runtime.allocations.host_addresses(dst as usize, src as usize, size) {
+        Ok(addresses) => addresses,
+        Err(status) => return status,
     };
     spawn_copy(&runtime, deps, completion, move || {
         if size > 0 {
@@ -169,17 +168,20 @@ pub unsafe fn hsa_amd_memory_async_copy_rect(
             + offset.x as usize
     };
     let width = range.x as usize;
-    let host = |address: usize| runtime.allocations.host_address(address, width);
+    // (destination, source) of each row, as host addresses.
     let rows: Result<Vec<(usize, usize)>, hsa_status_t> = (0..range.z.max(1))
         .flat_map(|z| (0..range.y.max(1)).map(move |y| (z, y)))
-        .map(|(z, y)| Ok((host(address(&src, &src_offset, y, z))?, host(address(&dst, &dst_offset, y, z))?)))
+        .map(|(z, y)| {
+            let (to, from) = (address(&dst, &dst_offset, y, z), address(&src, &src_offset, y, z));
+            runtime.allocations.host_addresses(to, from, width)
+        })
         .collect();
     let rows = match rows {
         Ok(rows) => rows,
         Err(status) => return status,
     };
     spawn_copy(&runtime, deps, completion, move || {
-        for (from, to) in rows {
+        for (to, from) in rows {
             // SAFETY: the caller keeps both regions mapped until completion (`hsa_ext_amd.h`); each
             // row lies inside its pitch, checked above.
             unsafe { core::ptr::copy(from as *const u8, to as *mut u8, width) };

@@ -37,10 +37,9 @@ pub unsafe fn hsa_memory_copy(dst: *mut c_void, src: *const c_void, size: usize)
     if dst.is_null() || src.is_null() {
         return status::ERROR_INVALID_ARGUMENT;
     }
-    let host = |address: usize| runtime.allocations.host_address(address, size);
-    let (dst, src) = match (host(dst as usize), host(src as usize)) {
-        (Ok(dst), Ok(src)) => (dst, src),
-        (Err(status), _) | (_, Err(status)) => return status,
+    let (dst, src) = match runtime.allocations.host_addresses(dst as usize, src as usize, size) {
+        Ok(addresses) => addresses,
+        Err(status) => return status,
     };
     if size > 0 {
         // SAFETY: the caller passes `size` readable bytes at `src` and writable ones at `dst`

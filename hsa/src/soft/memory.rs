@@ -457,9 +457,9 @@ impl Allocations {
     /// INVALID_ARGUMENT: the rest is reserved address space, which no one may touch.
     pub fn host_address(&self, address: usize, length: usize) -> Result<usize, u32> {
         let mapped = self.mapped_read();
-        let Some(range) =
-            mapped.iter().find(|range| (range.agent_base..range.agent_base + range.size).contains(&address))
-        else {
+        let Some(range) = mapped.iter().find(|range| {
+            range.kind == MappingKind::Locked && (range.agent_base..range.agent_base + range.size).contains(&address)
+        }) else {
             return Ok(address);
         };
         if !range.holds_agent_range(address as u64, (address as u64).checked_add(length as u64)) {
@@ -468,23 +468,24 @@ impl Allocations {
         Ok((address as u64).wrapping_add(range.host_delta()) as usize)
     }
 
+    /// [`Self::host_address`] of a copy's destination and source, `length` bytes each.
+    pub fn host_addresses(&self, dst: usize, src: usize, length: usize) -> Result<(usize, usize), u32> {
+        Ok((self.host_address(dst, length)?, self.host_address(src, length)?))
+    }
+
     /// Where agent `agent_index` touching `[address, address + length)` lands in host memory: an
     /// allocation it was granted (the same address), or a mapping made for it (its host memory).
+    /// Failing both, a mapping that holds the range makes the fault NotGranted; otherwise the
+    /// allocation's answer stands.
     pub fn translate(&self, agent_index: usize, address: u64, length: u64) -> Result<u64, AccessFault> {
-        let in_allocation = self.check_allocation(agent_index, address, length);
-        if in_allocation.is_ok() {
-            return Ok(address);
+        if let Some((_, _, delta)) = self.granted_range(agent_index, address, length) {
+            return Ok(address.wrapping_add(delta));
         }
-        let mapped = self.mapped_read();
         let end = address.checked_add(length);
-        let mut covering = mapped.iter().filter(|range| range.holds_agent_range(address, end)).peekable();
-        if covering.peek().is_none() {
-            return in_allocation.map(|()| address);
+        if self.mapped_read().iter().any(|range| range.holds_agent_range(address, end)) {
+            return Err(AccessFault::NotGranted);
         }
-        match covering.find(|range| range.agents & owner_bit(agent_index) != 0) {
-            Some(range) => Ok(address.wrapping_add(range.host_delta())),
-            None => Err(AccessFault::NotGranted),
-        }
+        self.check_allocation(agent_index, address, length).map(|()| address)
     }
 
     /// The range granted to agent `agent_index` that holds `[address, address + length)`, as

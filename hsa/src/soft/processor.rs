@@ -261,19 +261,20 @@ fn execute(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &AqlPacket) ->
 
 /// The command processor reads the kernarg segment: it must be memory the queue's agent may
 /// access (ROCr maps pool memory for the agents `hsa_amd_agents_allow_access` names, and system
-/// pools for no GPU before that). Otherwise the packet raises a GPU memory fault.
+/// pools for no GPU before that). Otherwise the packet raises a GPU memory fault. Returns the
+/// segment's host address (a locked range's agent address translated; an empty segment's own).
 fn check_kernargs(
     queue: &SoftQueue,
     runtime: &Runtime,
     id: u64,
     packet: &KernelDispatchPacket,
     kernel: &LoadedKernel,
-) -> PacketResult {
+) -> Result<u64, (hsa_status_t, String)> {
     let length = u64::from(kernel.metadata.kernarg_segment_size);
     if length == 0 {
-        return Ok(());
+        return Ok(packet.kernarg_address);
     }
-    check_access(queue, runtime, packet.kernarg_address, length).map(drop).map_err(|fault| {
+    check_access(queue, runtime, packet.kernarg_address, length).map_err(|fault| {
         (status::ERROR_MEMORY_FAULT, format!("packet {id}: kernarg segment of `{}`: {fault}", kernel.symbol))
     })
 }
@@ -460,7 +461,7 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
         ));
     }
     // Whether or not kernels run (retire-only mode), the kernargs must be readable by the agent.
-    check_kernargs(queue, runtime, id, packet, &kernel)?;
+    let kernarg_host = check_kernargs(queue, runtime, id, packet, &kernel)?;
     if empty || queue.mode() == ExecutionMode::RetireOnly {
         return Ok(());
     }
@@ -516,8 +517,7 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
             ),
         )
     };
-    let kernarg_bytes = kernel.metadata.kernarg_segment_size.max(1) as usize;
-    if kernarg_address != 0 && runtime.allocations.host_address(kernarg_address, kernarg_bytes) != Ok(kernarg_address) {
+    if kernarg_host != packet.kernarg_address {
         return Err(unreachable_from_host("kernarg segment"));
     }
     // SAFETY: the producer guarantees the kernarg segment holds the kernel's declared arguments,
