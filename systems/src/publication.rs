@@ -26,12 +26,28 @@ const DISPATCH_HEADER: PacketHeader =
     PacketHeader::new(PacketType::KernelDispatch, true, FenceScope::System, FenceScope::System);
 
 /// Publishes admitted row `row` alone (without ringing the doorbell): its bodies, then its
-/// headers. [`publish_admitted`] does the same for a range, every body before any header.
+/// headers. [`publish_admitted`] does the same for a range, every body before any header; this
+/// is the one-row pass's, with the payload's kind matched once for both.
+#[inline]
 pub fn publish<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Result<(), SubmissionFault> {
-    let run = first_run(queue, row..row + 1);
-    let written = write_bodies::<S>(queue, run.0, run.1.clone());
+    match queue.rows.payload_kind(row) {
+        Payload::BARRIER => publish_row::<S, { Payload::BARRIER }>(queue, row),
+        Payload::DISPATCH => publish_row::<S, { Payload::DISPATCH }>(queue, row),
+        _ => publish_row::<S, { Payload::PROGRAM }>(queue, row),
+    }
+}
+
+#[inline(always)]
+fn publish_row<S: CrossQueueStrategy, const KIND: usize>(
+    queue: &mut QueueState,
+    row: u64,
+) -> Result<(), SubmissionFault> {
+    let written = write_row::<S, KIND>(queue, row);
     announce_epochs::<S>(queue, row..row + 1);
-    publish_headers::<S>(queue, row..row + 1, &run);
+    if let Some(host_writes) = &queue.link.host_writes {
+        publish_host_writes(host_writes);
+    }
+    publish_row_headers::<S, KIND>(queue, row);
     written
 }
 
@@ -465,15 +481,23 @@ pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
     }
     announce_epochs::<S>(queue, from..end);
     publish_headers::<S>(queue, from..end, &first);
-    let rows = &mut queue.rows;
-    let plan = rows.columns.reservation[rows.slot(end - 1)];
-    let last_packet = plan.first_packet + plan.packets - 1;
+    let rows = &queue.rows;
     let slot = rows.slot(end - 1);
     if rows.columns.payload[slot] == Payload::Program && rows.columns.program[slot].cursor != Cursor::Done {
         end -= 1; // the execution's next segment runs in a later pass, from the same row
     }
-    rows.pass.published += end - from;
-    (from..end).for_each(|_| rows.pop_front());
-    queue.ring.ring_doorbell(last_packet);
+    let rows_published = end - from;
+    ring_published(queue, slot, rows_published);
+}
+
+/// After publication: the published rows (`count` of them, from the front) leave the pending
+/// ones, and the doorbell rings for the packets up to the last of row slot `last_slot`'s.
+#[inline(always)]
+pub(crate) fn ring_published(queue: &mut QueueState, last_slot: usize, count: u64) {
+    let rows = &mut queue.rows;
+    let plan = rows.columns.reservation[last_slot];
+    rows.pass.published += count;
+    (0..count).for_each(|_| rows.pop_front());
+    queue.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
     queue.rows.release_spans();
 }
