@@ -139,6 +139,7 @@ fn run(shared: &Shared) {
         let slots: Vec<&SignalSlot> = snapshot.iter().map(|registration| registration.slot).collect();
         let found = signals::wait_until(
             &slots,
+            None,
             |index, value| snapshot[index].condition.holds(value, snapshot[index].compare),
             Some(Instant::now() + RECHECK),
             Duration::ZERO,

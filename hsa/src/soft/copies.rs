@@ -54,6 +54,7 @@ fn spawn_copy(
             while dep.value().load(Ordering::Acquire) != 0 && dep.is_live() {
                 signals::wait_until(
                     core::slice::from_ref(dep),
+                    None,
                     |_, value| value == 0,
                     std::time::Instant::now().checked_add(std::time::Duration::from_millis(2)),
                     signals::SPIN_BEFORE_PARK,

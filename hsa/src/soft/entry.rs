@@ -787,6 +787,7 @@ pub unsafe fn hsa_signal_wait_scacquire(
     };
     signals::wait_until(
         &[slot],
+        Some(&[signals::wake_when(condition, compare_value)]),
         |_, value| condition.holds(value, compare_value),
         deadline_after(timeout_hint),
         spin_for(wait_state_hint),
@@ -828,8 +829,10 @@ pub unsafe fn hsa_amd_signal_wait_any(
         slots.push(slot);
         conditions.push(condition);
     }
+    let wakes: Vec<_> = (0..count).map(|index| signals::wake_when(conditions[index], values[index])).collect();
     let found = signals::wait_until(
         &slots,
+        Some(&wakes),
         |index, value| conditions[index].holds(value, values[index]),
         deadline_after(timeout_hint),
         spin_for(wait_hint),

@@ -28,6 +28,49 @@ type Registry = HashMap<CodeObjectId, HashMap<&'static str, SoftKernel>>;
 
 static HOST_KERNELS: RwLock<Option<Registry>> = RwLock::new(None);
 
+/// Bumped by every change to what [`Executables::kernel`] may answer (a load, a destroy, a
+/// clear, a host-build registration), so a cached answer is known current by one load of a line
+/// nobody writes in the steady state.
+static KERNELS_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// The last kernel a thread was answered, with what it was answered under.
+struct CachedKernel {
+    /// The `Executables` asked (its address) and the kernel object asked for.
+    executables: usize,
+    kernel_object: u64,
+    generation: u64,
+    kernel: Arc<LoadedKernel>,
+}
+
+thread_local! {
+    /// One entry per thread: a packet processor dispatches the same kernel again and again, and
+    /// without it each dispatch took the device-wide read lock and the kernel's reference count,
+    /// two lines every queue's processor writes (issue 46).
+    static LAST_KERNEL: core::cell::Cell<Option<CachedKernel>> = const { core::cell::Cell::new(None) };
+}
+
+/// A kernel lent from the calling thread's cache ([`Executables::lease`]): it goes back there
+/// when dropped, so a steady stream of dispatches touches no shared line to find its kernel.
+pub(crate) struct KernelLease(Option<CachedKernel>);
+
+impl core::ops::Deref for KernelLease {
+    type Target = LoadedKernel;
+
+    fn deref(&self) -> &LoadedKernel {
+        match &self.0 {
+            Some(cached) => &cached.kernel,
+            None => unreachable!("a lease holds its kernel until it drops"),
+        }
+    }
+}
+
+impl Drop for KernelLease {
+    fn drop(&mut self) {
+        // `try_with`: during thread teardown the cache may be gone; the kernel is dropped then.
+        let _ = LAST_KERNEL.try_with(|cache| cache.set(self.0.take()));
+    }
+}
+
 /// Registers host implementations of kernels of the code object `code_object` (its
 /// [`CodeObjectId::of`] its bytes), keyed by descriptor symbol. This is the one entry point for
 /// every CPU kernel: the device library's C host builds (once per embedded code object), the demo
@@ -43,6 +86,7 @@ pub fn register_kernels(code_object: CodeObjectId, kernels: &[SoftKernel]) {
     for kernel in kernels {
         symbols.insert(kernel.symbol, *kernel);
     }
+    KERNELS_GENERATION.fetch_add(1, Ordering::Release);
 }
 
 /// The host kernel registered for (code object, descriptor symbol), if any: what a load will
@@ -518,6 +562,7 @@ impl Executables {
         for kernel in &loaded {
             by_object.insert(kernel.kernel_object(), kernel.clone());
         }
+        KERNELS_GENERATION.fetch_add(1, Ordering::Release);
         entry.kernels.extend(loaded);
         let id = image.id;
         super::debugger::loaded(&image);
@@ -535,6 +580,25 @@ impl Executables {
     pub fn loaded(&self, id: u64) -> Option<Arc<LoadedCodeObject>> {
         let executables = self.executables.lock().unwrap_or_else(|poison| poison.into_inner());
         executables.values().flat_map(|entry| &entry.code_objects).find(|image| image.id == id).cloned()
+    }
+
+    /// [`Self::kernel`], from the calling thread's cache when its answer is current (the same
+    /// `Executables`, kernel object and generation); a nested call on the thread, which finds
+    /// the cache lent out, asks the table.
+    pub(crate) fn lease(&self, kernel_object: u64) -> Option<KernelLease> {
+        // Read before the table: a change racing this lookup bumps it after, so the entry cached
+        // below is never newer than its generation says.
+        let generation = KERNELS_GENERATION.load(Ordering::Acquire);
+        let executables = self as *const Self as usize;
+        if let Ok(Some(cached)) = LAST_KERNEL.try_with(|cache| cache.take())
+            && cached.executables == executables
+            && cached.kernel_object == kernel_object
+            && cached.generation == generation
+        {
+            return Some(KernelLease(Some(cached)));
+        }
+        let kernel = self.kernel(kernel_object)?;
+        Some(KernelLease(Some(CachedKernel { executables, kernel_object, generation, kernel })))
     }
 
     /// The kernel behind a dispatch packet's `kernel_object`.
@@ -570,6 +634,7 @@ impl Executables {
         for kernel in &entry.kernels {
             by_object.remove(&kernel.kernel_object());
         }
+        KERNELS_GENERATION.fetch_add(1, Ordering::Release);
         self.symbols.lock().unwrap_or_else(|poison| poison.into_inner()).retain(|_, (owner, _)| *owner != executable);
         super::debugger::unloaded(&entry.code_objects.iter().map(|image| image.id).collect::<Vec<_>>());
         true
@@ -589,5 +654,6 @@ impl Executables {
         self.symbols.lock().unwrap_or_else(|poison| poison.into_inner()).clear();
         self.deserialized.lock().unwrap_or_else(|poison| poison.into_inner()).clear();
         self.by_kernel_object.write().unwrap_or_else(|poison| poison.into_inner()).clear();
+        KERNELS_GENERATION.fetch_add(1, Ordering::Release);
     }
 }

@@ -44,7 +44,7 @@ pub(crate) fn start(queue: &Arc<SoftQueue>, runtime: Arc<Runtime>) -> Result<(),
 }
 
 fn run(queue: &SoftQueue, runtime: &Runtime) {
-    queue.doorbell_signal.register();
+    queue.doorbell_signal.register(None);
     // Orders the registration before the first doorbell read: otherwise a doorbell rung while
     // this thread starts can be missed both ways (the read sees the old doorbell, the ringer sees
     // no waiter) and wait out a park timeout (found by loom-models/tests/soft_signals.rs).
@@ -350,6 +350,7 @@ fn wait_dependencies(
         }
         let changed = signals::wait_until(
             slots,
+            None,
             |index, value| {
                 values[index] = value;
                 done(&values)
@@ -445,7 +446,7 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
         return Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: zero workgroup size {workgroup:?}")));
     }
     // Bit 8 covers a code address that names no kernel as well as a null one.
-    let kernel = runtime.executables.kernel(packet.kernel_object).ok_or_else(|| {
+    let kernel = runtime.executables.lease(packet.kernel_object).ok_or_else(|| {
         (
             status::ERROR_INVALID_CODE_OBJECT,
             format!("packet {id}: kernel object {:#x} is not a loaded kernel", packet.kernel_object),

@@ -5,17 +5,18 @@
 //! destroyed slot goes on a free list. So a stale handle still points at valid slot memory, and a
 //! garbage handle is rejected by the range check in [`slot`] before it is ever dereferenced.
 //!
-//! Waiters spin briefly, then register their thread on the slot and park; every value change made
-//! through this module unparks them (the protocol is in [`super::waiters`]). Parking is capped at a short interval, so a change made by a
-//! plain store elsewhere is still seen soon.
+//! Waiters spin briefly, then register their thread on the slot and park; a value change made
+//! through this module unparks those whose condition it meets, or every waiter that registered
+//! none (the protocol is in [`super::waiters`]). Parking is capped at a short interval, so a
+//! change made by a plain store elsewhere is still seen soon.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use aqueduct_abi::{AmdSignal, SignalKind};
+use aqueduct_abi::{AmdSignal, SignalCondition, SignalKind};
 
-use super::waiters::{self, Waiters};
+use super::waiters::{self, Waiters, WakeWhen};
 
 const SLOTS_PER_CHUNK: usize = 1024;
 const MAX_CHUNKS: usize = 4096;
@@ -220,16 +221,17 @@ impl SignalSlot {
     /// Applies a change to the value and wakes waiters. For doorbell signals the change lands on
     /// the doorbell word instead, which is what ROCr does for a store to a doorbell signal.
     pub(crate) fn update(&self, change: impl FnOnce(&AtomicI64)) {
-        if self.kind() == SignalKind::DOORBELL {
+        let changed = if self.kind() == SignalKind::DOORBELL {
             // SAFETY: doorbell slots carry a pointer to their queue's doorbell word, which lives
             // as long as the queue; the queue's teardown retires the slot first.
             let word = unsafe { AmdSignal::hardware_doorbell_ptr(self.amd_ptr()) };
             // SAFETY: the doorbell word is an 8-byte aligned AtomicI64-compatible u64.
-            change(unsafe { AtomicI64::from_ptr(word.cast()) });
+            unsafe { AtomicI64::from_ptr(word.cast()) }
         } else {
-            change(self.value());
-        }
-        self.wake_all();
+            self.value()
+        };
+        change(changed);
+        self.waiters.wake(changed);
     }
 
     pub(crate) fn wake_all(&self) {
@@ -254,8 +256,10 @@ impl SignalSlot {
         }
     }
 
-    pub(crate) fn register(&self) {
-        self.waiters.register();
+    /// Registers the calling thread as a waiter, woken by a change after which `wake` holds
+    /// (by every change when `None`).
+    pub(crate) fn register(&self, wake: Option<WakeWhen>) {
+        self.waiters.register(wake);
     }
 
     fn unregister(&self) {
@@ -263,10 +267,25 @@ impl SignalSlot {
     }
 }
 
+/// A wait's wake-up condition for signal waits (`hsa_signal_wait_*`, `hsa_amd_signal_wait_any`):
+/// the waiter is woken only by a value that meets `condition` against `compare`.
+pub(crate) fn wake_when(condition: SignalCondition, compare: i64) -> WakeWhen {
+    let holds: fn(i64, i64) -> bool = match condition {
+        SignalCondition::Eq => |value, compare| SignalCondition::Eq.holds(value, compare),
+        SignalCondition::Ne => |value, compare| SignalCondition::Ne.holds(value, compare),
+        SignalCondition::Lt => |value, compare| SignalCondition::Lt.holds(value, compare),
+        SignalCondition::Gte => |value, compare| SignalCondition::Gte.holds(value, compare),
+    };
+    WakeWhen { holds, compare }
+}
+
 /// Waits until `satisfied` holds for any of `slots`, or the deadline passes, or `cancel` returns
-/// true. Returns the index of the satisfied slot.
+/// true. Returns the index of the satisfied slot. With `wakes` (one per slot, what `satisfied`
+/// tests for it), a parked waiter is woken only by a change that meets its slot's; without, by
+/// every change.
 pub(crate) fn wait_until(
     slots: &[&SignalSlot],
+    wakes: Option<&[WakeWhen]>,
     mut satisfied: impl FnMut(usize, i64) -> bool,
     deadline: Option<Instant>,
     spin: Duration,
@@ -289,8 +308,8 @@ pub(crate) fn wait_until(
         }
         std::hint::spin_loop();
     }
-    for slot in slots {
-        slot.register();
+    for (index, slot) in slots.iter().enumerate() {
+        slot.register(wakes.map(|wakes| wakes[index]));
     }
     waiters::registered();
     let result = loop {
@@ -338,6 +357,7 @@ mod tests {
             let signal = slot(handle).expect("live");
             wait_until(
                 &[signal],
+                None,
                 |_, value| value == 0,
                 Some(Instant::now() + Duration::from_secs(10)),
                 SPIN_BEFORE_PARK,
@@ -358,6 +378,7 @@ mod tests {
         let start = Instant::now();
         let result = wait_until(
             &[signal],
+            None,
             |_, value| value == 0,
             Some(start + Duration::from_millis(30)),
             SPIN_BEFORE_PARK,

@@ -12,21 +12,30 @@
 #[cfg(loom)]
 use loom::sync::Mutex;
 #[cfg(loom)]
-use loom::sync::atomic::{AtomicU32, Ordering, fence};
+use loom::sync::atomic::{AtomicI64, AtomicU32, Ordering, fence};
 #[cfg(loom)]
 use loom::thread::{Thread, current};
 #[cfg(not(loom))]
 use std::sync::Mutex;
 #[cfg(not(loom))]
-use std::sync::atomic::{AtomicU32, Ordering, fence};
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering, fence};
 #[cfg(not(loom))]
 use std::thread::{Thread, current};
+
+/// The value a registered thread waits for: it is unparked only by a change after which
+/// `holds(value, compare)` is true. `holds` is the wait's condition (`SignalCondition::holds`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WakeWhen {
+    pub(crate) holds: fn(i64, i64) -> bool,
+    pub(crate) compare: i64,
+}
 
 /// The threads parked, or about to park, on one signal.
 pub(crate) struct Waiters {
     /// How many threads are registered: a changer takes the lock only when this is non-zero.
     count: AtomicU32,
-    threads: Mutex<Vec<Thread>>,
+    /// Each thread with what it waits for (`None`: any change).
+    threads: Mutex<Vec<(Thread, Option<WakeWhen>)>>,
 }
 
 impl Waiters {
@@ -34,29 +43,45 @@ impl Waiters {
         Self { count: AtomicU32::new(0), threads: Mutex::new(Vec::new()) }
     }
 
-    /// Registers the calling thread; call [`registered`] before checking the value.
-    pub(crate) fn register(&self) {
+    /// Registers the calling thread, to be woken by a change after which `wake` holds (by every
+    /// change when `None`); call [`registered`] before checking the value.
+    pub(crate) fn register(&self, wake: Option<WakeWhen>) {
         self.count.fetch_add(1, Ordering::SeqCst);
-        self.threads.lock().unwrap_or_else(|poison| poison.into_inner()).push(current());
+        self.threads.lock().unwrap_or_else(|poison| poison.into_inner()).push((current(), wake));
     }
 
     /// Removes the calling thread's registration.
     pub(crate) fn unregister(&self) {
         let me = current().id();
         let mut threads = self.threads.lock().unwrap_or_else(|poison| poison.into_inner());
-        if let Some(index) = threads.iter().position(|thread| thread.id() == me) {
+        if let Some(index) = threads.iter().position(|(thread, _)| thread.id() == me) {
             threads.swap_remove(index);
         }
         self.count.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// Unparks every registered thread; call after changing the value.
-    pub(crate) fn wake_all(&self) {
+    /// Unparks the registered threads that `value` (the signal's value, read after the fence)
+    /// now wakes; call after changing it.
+    pub(crate) fn wake(&self, value: &AtomicI64) {
         // Pairs with the fence in `registered`: either the waiter sees the new value, or we see
         // its registration.
         fence(Ordering::SeqCst);
         if self.count.load(Ordering::Relaxed) > 0 {
-            for thread in self.threads.lock().unwrap_or_else(|poison| poison.into_inner()).iter() {
+            let threads = self.threads.lock().unwrap_or_else(|poison| poison.into_inner());
+            let value = value.load(Ordering::Acquire);
+            for (thread, wake) in threads.iter() {
+                if wake.is_none_or(|wake| (wake.holds)(value, wake.compare)) {
+                    thread.unpark();
+                }
+            }
+        }
+    }
+
+    /// Unparks every registered thread, whatever it waits for (the signal is going away).
+    pub(crate) fn wake_all(&self) {
+        fence(Ordering::SeqCst);
+        if self.count.load(Ordering::Relaxed) > 0 {
+            for (thread, _) in self.threads.lock().unwrap_or_else(|poison| poison.into_inner()).iter() {
                 thread.unpark();
             }
         }
