@@ -97,3 +97,37 @@ fn the_checks_come_in_rocrs_order() {
     });
     assert_eq!(code, status::ERROR_INVALID_CODE_OBJECT);
 }
+
+/// A processor caches the last kernel it looked up (`Executables::lease`); the cache must not
+/// outlive the executable. The same queue runs a kernel, its executable is destroyed, and the
+/// same kernel object dispatched again is refused as naming no kernel.
+#[test]
+fn a_kernel_of_a_destroyed_executable_is_refused_on_the_queue_that_just_ran_it() {
+    static STATUS: AtomicU32 = AtomicU32::new(0);
+    let client = Client::new();
+    let executable =
+        aqueduct_hsa::Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
+    let store = client.hsa.kernel_symbol(executable.handle(), client.agent, "store_value.kd").expect("symbol");
+    let queue = client.queue_with_callback(16, (&STATUS as *const AtomicU32).cast_mut().cast());
+    let out = client.alloc_u32(8);
+    let kernarg = client.kernargs(&kernargs_store_value(out.as_mut_ptr(), 5, 8));
+    for round in 0..2 {
+        let done = client.signal(1);
+        let id = queue.reserve_spinning();
+        queue.publish(id, &dispatch_packet(&store, 8, 8, kernarg, done), dispatch_header(true), 1);
+        queue.ring(id);
+        assert_eq!(client.wait_eq(done, 0, 10_000), 0, "round {round} ran");
+    }
+    assert_eq!(out, &[5, 6, 7, 8, 9, 10, 11, 12]);
+    drop(executable);
+    let done = client.signal(1);
+    let id = queue.reserve_spinning();
+    queue.publish(id, &dispatch_packet(&store, 8, 8, kernarg, done), dispatch_header(true), 1);
+    queue.ring(id);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while STATUS.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(STATUS.load(Ordering::SeqCst), status::ERROR_INVALID_CODE_OBJECT);
+    assert_eq!(client.load(done), 1, "the refused packet does not complete");
+}
