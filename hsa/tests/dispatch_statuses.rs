@@ -105,8 +105,7 @@ fn the_checks_come_in_rocrs_order() {
 fn a_kernel_of_a_destroyed_executable_is_refused_on_the_queue_that_just_ran_it() {
     static STATUS: AtomicU32 = AtomicU32::new(0);
     let client = Client::new();
-    let executable =
-        aqueduct_hsa::Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
+    let executable = aqueduct_hsa::Executable::load(&client.hsa, client.agent, TEST_KERNELS_GFX1100).expect("loads");
     let store = client.hsa.kernel_symbol(executable.handle(), client.agent, "store_value.kd").expect("symbol");
     let queue = client.queue_with_callback(16, (&STATUS as *const AtomicU32).cast_mut().cast());
     let out = client.alloc_u32(8);

@@ -123,7 +123,6 @@ pub fn barrier_packets<S: CrossQueueStrategy>(waits: &[DeviceWait]) -> u64 {
 /// The whole admission stage for row `row` alone, as a range of one: checks, wait resolution,
 /// then the reservation (in the row's `reservation` column). Nothing changes unless the verdict
 /// is [`Verdict::Admitted`].
-#[inline]
 pub fn admit<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Verdict {
     crate::stage_span!("admission");
     let start = queue.ring.write_index_now();
@@ -293,38 +292,16 @@ pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut QueueState) {
             queue.rows.pass.stop = Some((row, verdict));
             break;
         }
-        note_admitted(queue, row);
-        let rows = &queue.rows;
+        let rows = &mut queue.rows;
         let slot = rows.slot(row);
+        rows.pass.admitted_end = row + 1;
+        rows.pass.patches += u64::from(!rows.columns.kernargs[slot].is_empty());
         if rows.columns.payload[slot].kind() == Payload::PROGRAM && rows.columns.segment[slot].end != SegmentEnd::Return
         {
             break;
         }
     }
     queue.ring.commit_reserved(start, next_packet);
-}
-
-/// Admission of the one pending row (not a program), for the one-row pass: the same row
-/// admission as [`admit_pending`] without its range loop.
-#[inline(always)]
-pub(crate) fn admit_one<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Verdict {
-    queue.rows.pass.begin(row);
-    let verdict = admit::<S>(queue, row);
-    if verdict == Verdict::Admitted {
-        note_admitted(queue, row);
-    } else {
-        queue.rows.pass.stop = Some((row, verdict));
-    }
-    verdict
-}
-
-/// Notes admitted row `row` in the pass: the admitted range, and whether it has kernargs to patch.
-#[inline(always)]
-fn note_admitted(queue: &mut QueueState, row: u64) {
-    let rows = &mut queue.rows;
-    let slot = rows.slot(row);
-    rows.pass.admitted_end = row + 1;
-    rows.pass.patches += u64::from(!rows.columns.kernargs[slot].is_empty());
 }
 
 #[cfg(test)]

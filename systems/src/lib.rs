@@ -39,7 +39,7 @@ pub mod stages;
 pub mod strategy;
 pub mod sync;
 
-use aqueduct_components::submission::{Payload, Verdict};
+use aqueduct_components::submission::Payload;
 pub use queue_state::{CaptureState, DeviceLink, DeviceTarget, QueueState};
 pub use stages::QueueStages;
 use strategy::CrossQueueStrategy;
@@ -67,7 +67,10 @@ pub fn run_pass<S: CrossQueueStrategy>(queue: &mut QueueState) {
 /// publishes whole or stops at admission.
 #[inline(always)]
 fn run_row_pass<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) {
-    if admission::admit_one::<S>(queue, row) != Verdict::Admitted {
+    // Admission's range loop, as a batch's: a second caller of its row function took that out
+    // of line, which cost a batched edge 6 %.
+    admission::admit_pending::<S>(queue);
+    if queue.rows.pass.admitted_end == row {
         return;
     }
     kernarg::patch_admitted(queue);
