@@ -56,20 +56,7 @@ impl Signal {
 /// no unpark to come is a deadlock loom reports), the value at 0, and no registration left.
 #[test]
 fn a_waiter_always_sees_the_last_change() {
-    check("soft signal wait/wake (1 waiter, 2 changers)", Exploration::Exhaustive, || {
-        let signal = Arc::new(Signal::new(2));
-        let changers: Vec<_> = (0..2)
-            .map(|_| {
-                let signal = signal.clone();
-                thread::spawn(move || signal.decrement())
-            })
-            .collect();
-        signal.wait_zero(false);
-        assert_eq!(signal.value.load(Ordering::Acquire), 0);
-        for changer in changers {
-            changer.join().unwrap();
-        }
-    });
+    check("soft signal wait/wake (1 waiter, 2 changers)", Exploration::Exhaustive, || one_waiter_two_changers(false));
 }
 
 /// Invariant: no lost wake-up for a waiter that registered its condition, though the changes
@@ -78,19 +65,25 @@ fn a_waiter_always_sees_the_last_change() {
 #[test]
 fn a_conditional_waiter_wakes_on_the_change_that_meets_it() {
     check("soft signal conditional wait/wake (1 waiter, 2 changers)", Exploration::Preemptions(3), || {
-        let signal = Arc::new(Signal::new(2));
-        let changers: Vec<_> = (0..2)
-            .map(|_| {
-                let signal = signal.clone();
-                thread::spawn(move || signal.decrement())
-            })
-            .collect();
-        signal.wait_zero(true);
-        assert_eq!(signal.value.load(Ordering::Acquire), 0);
-        for changer in changers {
-            changer.join().unwrap();
-        }
+        one_waiter_two_changers(true)
     });
+}
+
+/// The two models above: a signal at 2, decremented once by each of two threads while this
+/// thread waits for 0 (`conditional`: with its condition registered).
+fn one_waiter_two_changers(conditional: bool) {
+    let signal = Arc::new(Signal::new(2));
+    let changers: Vec<_> = (0..2)
+        .map(|_| {
+            let signal = signal.clone();
+            thread::spawn(move || signal.decrement())
+        })
+        .collect();
+    signal.wait_zero(conditional);
+    assert_eq!(signal.value.load(Ordering::Acquire), 0);
+    for changer in changers {
+        changer.join().unwrap();
+    }
 }
 
 /// Invariant: every waiter of one change wakes, whichever registers first or last: two waiters
