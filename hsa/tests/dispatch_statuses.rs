@@ -30,15 +30,22 @@ fn refused(
     let id = queue.reserve_spinning();
     queue.publish(id, &packet, dispatch_header(true), setup);
     queue.ring(id);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while status_slot.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    await_status(status_slot);
     assert_eq!(client.load(done), 1, "a refused packet does not complete");
     assert_eq!(out, &[0; 64], "nothing ran");
     let (code, _) = soft::queue_error_detail(queue.raw).expect("queue").expect("error recorded");
     assert_eq!(code, status_slot.load(Ordering::SeqCst), "the callback and the record agree");
     code
+}
+
+/// The status the queue's error callback stored in `status_slot`, waiting up to 10 s for it (0
+/// if none came).
+fn await_status(status_slot: &AtomicU32) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while status_slot.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    status_slot.load(Ordering::SeqCst)
 }
 
 #[test]
@@ -123,10 +130,6 @@ fn a_kernel_of_a_destroyed_executable_is_refused_on_the_queue_that_just_ran_it()
     let id = queue.reserve_spinning();
     queue.publish(id, &dispatch_packet(&store, 8, 8, kernarg, done), dispatch_header(true), 1);
     queue.ring(id);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while STATUS.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    assert_eq!(STATUS.load(Ordering::SeqCst), status::ERROR_INVALID_CODE_OBJECT);
+    assert_eq!(await_status(&STATUS), status::ERROR_INVALID_CODE_OBJECT);
     assert_eq!(client.load(done), 1, "the refused packet does not complete");
 }

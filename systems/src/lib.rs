@@ -39,7 +39,6 @@ pub mod stages;
 pub mod strategy;
 pub mod sync;
 
-use aqueduct_components::submission::Payload;
 pub use queue_state::{CaptureState, DeviceLink, DeviceTarget, QueueState};
 pub use stages::QueueStages;
 use strategy::CrossQueueStrategy;
@@ -48,37 +47,11 @@ use strategy::CrossQueueStrategy;
 /// submitter's reclaim, for wait strategy `S` ([`QueueStages`] holds the queue's copy): the
 /// immediate path calls it directly; [`schedule::submission_schedule`] runs the same four stage
 /// functions as systems. Each stage is one loop over a range of rows.
-///
-/// One pending row that is not a program (an immediate call's, the common case) takes the
-/// one-row pass: the same row functions without the range loops around them.
 pub fn run_pass<S: CrossQueueStrategy>(queue: &mut QueueState) {
-    let row = queue.rows.front;
-    if queue.rows.pending_len() == 1 && queue.rows.payload_kind(row) != Payload::PROGRAM {
-        run_row_pass::<S>(queue, row);
-    } else {
-        admission::admit_pending::<S>(queue);
-        kernarg::patch_admitted(queue);
-        publication::publish_admitted::<S>(queue);
-    }
-    reclaim::reclaim_retired_batch::<S>(queue);
-}
-
-/// [`run_pass`]'s stages for the one pending row `row` (a barrier or a dispatch), which
-/// publishes whole or stops at admission.
-#[inline(always)]
-fn run_row_pass<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) {
-    // Admission's range loop, as a batch's: a second caller of its row function took that out
-    // of line, which cost a batched edge 6 %.
     admission::admit_pending::<S>(queue);
-    if queue.rows.pass.admitted_end == row {
-        return;
-    }
     kernarg::patch_admitted(queue);
-    if let Err(fault) = publication::publish::<S>(queue, row) {
-        queue.rows.pass.fault.get_or_insert(fault);
-    }
-    let slot = queue.rows.slot(row);
-    publication::ring_published(queue, slot, 1);
+    publication::publish_admitted::<S>(queue);
+    reclaim::reclaim_retired_batch::<S>(queue);
 }
 
 /// A span per stage when the `trace` feature is on; nothing otherwise.

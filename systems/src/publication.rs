@@ -44,9 +44,7 @@ fn publish_row<S: CrossQueueStrategy, const KIND: usize>(
 ) -> Result<(), SubmissionFault> {
     let written = write_row::<S, KIND>(queue, row);
     announce_epochs::<S>(queue, row..row + 1);
-    if let Some(host_writes) = &queue.link.host_writes {
-        publish_host_writes(host_writes);
-    }
+    publish_host_writes(queue);
     publish_row_headers::<S, KIND>(queue, row);
     written
 }
@@ -119,9 +117,7 @@ fn announce_epochs<S: CrossQueueStrategy>(queue: &QueueState, rows: Range<u64>) 
 /// headers of `rows`, whose bodies are all written, in order; `first` is the run they start with.
 #[inline]
 fn publish_headers<S: CrossQueueStrategy>(queue: &QueueState, rows: Range<u64>, first: &(usize, Range<u64>)) {
-    if let Some(host_writes) = &queue.link.host_writes {
-        publish_host_writes(host_writes);
-    }
+    publish_host_writes(queue);
     let mut start = rows.start;
     while start < rows.end {
         let (kind, run) = run_at(queue, start..rows.end, first);
@@ -299,8 +295,10 @@ fn write_program_segment(
 /// may consume them: a store fence, then 1 to the HDP's `HDP_MEM_FLUSH_CNTL` and a read back (the
 /// read completes the posted write), as IREE's driver and ROCr's runtime do. Only when a host
 /// write came since the last flush: two loads otherwise.
-fn publish_host_writes(host_writes: &aqueduct_components::host_writes::HostWrites) {
+#[inline]
+fn publish_host_writes(queue: &QueueState) {
     use std::sync::atomic::{Ordering, fence};
+    let Some(host_writes) = &queue.link.host_writes else { return };
     let written = host_writes.written.load(Ordering::Acquire);
     if host_writes.flushed.load(Ordering::Acquire) >= written {
         return;
@@ -470,6 +468,22 @@ pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
     if from == end {
         return;
     }
+    // One row that is not a program (an immediate call's, the common case): its row functions
+    // without the loops, the runs split by kind, or the kind matched twice.
+    if end - from == 1 {
+        let written = match queue.rows.payload_kind(from) {
+            Payload::BARRIER => Some(publish_row::<S, { Payload::BARRIER }>(queue, from)),
+            Payload::DISPATCH => Some(publish_row::<S, { Payload::DISPATCH }>(queue, from)),
+            _ => None,
+        };
+        if let Some(written) = written {
+            if let Err(fault) = written {
+                queue.rows.pass.fault.get_or_insert(fault);
+            }
+            ring_published(queue, queue.rows.slot(from), 1);
+            return;
+        }
+    }
     let first = first_run(queue, from..end);
     let mut start = from;
     while start < end {
@@ -493,7 +507,7 @@ pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
 /// After publication: the published rows (`count` of them, from the front) leave the pending
 /// ones, and the doorbell rings for the packets up to the last of row slot `last_slot`'s.
 #[inline(always)]
-pub(crate) fn ring_published(queue: &mut QueueState, last_slot: usize, count: u64) {
+fn ring_published(queue: &mut QueueState, last_slot: usize, count: u64) {
     let rows = &mut queue.rows;
     let plan = rows.columns.reservation[last_slot];
     rows.pass.published += count;

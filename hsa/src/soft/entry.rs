@@ -785,10 +785,11 @@ pub unsafe fn hsa_signal_wait_scacquire(
     let (Some(slot), Some(condition)) = (signals::slot(signal.handle), SignalCondition::from_bits(condition)) else {
         return 0;
     };
+    let wake = signals::wake_when(condition, compare_value);
     signals::wait_until(
         &[slot],
-        Some(&[signals::wake_when(condition, compare_value)]),
-        |_, value| condition.holds(value, compare_value),
+        Some(&[wake]),
+        |_, value| wake.met_by(value),
         deadline_after(timeout_hint),
         spin_for(wait_state_hint),
         &|| false,
@@ -819,7 +820,7 @@ pub unsafe fn hsa_amd_signal_wait_any(
         )
     };
     let mut slots = Vec::with_capacity(count);
-    let mut conditions = Vec::with_capacity(count);
+    let mut wakes = Vec::with_capacity(count);
     for index in 0..count {
         let (Some(slot), Some(condition)) =
             (signals::slot(handles[index].handle), SignalCondition::from_bits(conds[index]))
@@ -827,13 +828,12 @@ pub unsafe fn hsa_amd_signal_wait_any(
             return NONE;
         };
         slots.push(slot);
-        conditions.push(condition);
+        wakes.push(signals::wake_when(condition, values[index]));
     }
-    let wakes: Vec<_> = (0..count).map(|index| signals::wake_when(conditions[index], values[index])).collect();
     let found = signals::wait_until(
         &slots,
         Some(&wakes),
-        |index, value| conditions[index].holds(value, values[index]),
+        |index, value| wakes[index].met_by(value),
         deadline_after(timeout_hint),
         spin_for(wait_hint),
         &|| false,

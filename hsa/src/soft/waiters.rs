@@ -30,6 +30,13 @@ pub(crate) struct WakeWhen {
     pub(crate) compare: i64,
 }
 
+impl WakeWhen {
+    /// Whether `value` meets the wait.
+    pub(crate) fn met_by(&self, value: i64) -> bool {
+        (self.holds)(value, self.compare)
+    }
+}
+
 /// The threads parked, or about to park, on one signal.
 pub(crate) struct Waiters {
     /// How many threads are registered: a changer takes the lock only when this is non-zero.
@@ -63,26 +70,26 @@ impl Waiters {
     /// Unparks the registered threads that `value` (the signal's value, read after the fence)
     /// now wakes; call after changing it.
     pub(crate) fn wake(&self, value: &AtomicI64) {
+        self.unpark(Some(value));
+    }
+
+    /// Unparks every registered thread, whatever it waits for (the signal is going away).
+    pub(crate) fn wake_all(&self) {
+        self.unpark(None);
+    }
+
+    /// Unparks the registered threads whose condition `value` meets (all of them without one).
+    fn unpark(&self, value: Option<&AtomicI64>) {
         // Pairs with the fence in `registered`: either the waiter sees the new value, or we see
         // its registration.
         fence(Ordering::SeqCst);
         if self.count.load(Ordering::Relaxed) > 0 {
             let threads = self.threads.lock().unwrap_or_else(|poison| poison.into_inner());
-            let value = value.load(Ordering::Acquire);
+            let value = value.map(|value| value.load(Ordering::Acquire));
             for (thread, wake) in threads.iter() {
-                if wake.is_none_or(|wake| (wake.holds)(value, wake.compare)) {
+                if value.is_none_or(|value| wake.is_none_or(|wake| wake.met_by(value))) {
                     thread.unpark();
                 }
-            }
-        }
-    }
-
-    /// Unparks every registered thread, whatever it waits for (the signal is going away).
-    pub(crate) fn wake_all(&self) {
-        fence(Ordering::SeqCst);
-        if self.count.load(Ordering::Relaxed) > 0 {
-            for (thread, _) in self.threads.lock().unwrap_or_else(|poison| poison.into_inner()).iter() {
-                thread.unpark();
             }
         }
     }
