@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use bevy_ecs::prelude::*;
 
-use crate::program::ProgramImage;
+use crate::program::{ProgramImage, ProgramMemory};
 
 /// An object the device World shares with the rest of the engine, as an entity's component: a
 /// queue's entity holds its [`QueueEndpoint`](crate::directory::QueueEndpoint), the one its
@@ -79,16 +79,6 @@ pub struct PoolEntity {
 pub struct ExecutableEntity {
     /// The `hsa_executable_t` handle on each agent, in the device's agent order.
     pub handles: Box<[u64]>,
-}
-
-/// Kernarg-pool memory holding a published command-buffer program image.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProgramMemory {
-    /// The `hsa_amd_memory_pool_t` handle it came from.
-    pub pool: u64,
-    pub address: u64,
-    /// Bytes allocated (the image's size class).
-    pub capacity: usize,
 }
 
 /// A finished command buffer.

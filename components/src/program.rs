@@ -196,11 +196,21 @@ pub struct ProgramImage {
     pub device: std::sync::OnceLock<Result<DeviceProgramRef, &'static str>>,
 }
 
+/// Kernarg-pool memory holding a published command-buffer program image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProgramMemory {
+    /// The `hsa_amd_memory_pool_t` handle it came from.
+    pub pool: u64,
+    pub address: u64,
+    /// Bytes allocated (the image's size class).
+    pub capacity: usize,
+}
+
 /// A published device program (`aqueduct_abi::device_program`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceProgramRef {
     /// Where it is published: the command buffer's release gives the memory back.
-    pub memory: crate::device_entities::ProgramMemory,
+    pub memory: ProgramMemory,
     pub packets: u32,
     pub max_block_packets: u32,
     pub max_block_kernarg_bytes: u32,

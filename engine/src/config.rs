@@ -7,6 +7,24 @@ use aqueduct_hsa::soft::SoftConfig;
 
 use crate::error::{EngineError, EngineResult};
 
+/// Where a command-buffer execution's blocks are turned into packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BlockProcessing {
+    /// The engine picks, per execution, by a measured cost model: the device for programs with a
+    /// conditional branch (a branch on the host costs a round trip: the queue drains, the host
+    /// reads the value) or with at least [`DEVICE_MIN_PACKETS`](crate::DEVICE_MIN_PACKETS) packets and no transfer with a
+    /// dynamic side (which the device writes with kernels planned for any alignment); the host
+    /// otherwise, and while a profile capture runs.
+    #[default]
+    Auto,
+    /// The host writes every packet of every execution (the queue's own stages).
+    Host,
+    /// The device library's block processor writes them: the host publishes one dispatch and a
+    /// barrier, and uploads the binding table. A program the device cannot process is refused
+    /// with a typed error that says why.
+    Device,
+}
+
 /// Which physical agents form the engine's logical device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeviceSpec {
@@ -114,7 +132,7 @@ pub struct EngineConfig {
     pub replay: Option<crate::replay_capture::ReplayConfig>,
     /// Where command buffers made from now on turn their executions' blocks into packets
     /// (`CommandBuffer::set_processing` changes one).
-    pub block_processing: crate::command_buffer::BlockProcessing,
+    pub block_processing: BlockProcessing,
 }
 
 impl Default for EngineConfig {
@@ -132,7 +150,7 @@ impl Default for EngineConfig {
             completion_fallback: Duration::from_millis(100),
             profile: None,
             replay: None,
-            block_processing: crate::command_buffer::BlockProcessing::Auto,
+            block_processing: BlockProcessing::Auto,
         }
     }
 }

@@ -91,10 +91,10 @@ pub use aqueduct_components::directory::QueueEndpoint;
 pub use aqueduct_components::semaphore_table::{FailureRecord, MAX_SEMAPHORES};
 pub use clock::thread_cpu_time;
 pub use command_buffer::{
-    BindingTable, BlockLabel, BlockLimits, BlockProcessing, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp,
-    DEVICE_MIN_PACKETS, ProgramFacts, RecordedLaunch,
+    BindingTable, BlockLabel, BlockLimits, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, DEVICE_MIN_PACKETS,
+    ProgramFacts, RecordedLaunch,
 };
-pub use config::{DeviceSpec, EngineConfig, QueueConfig, QueuePriority, WaitStrategy};
+pub use config::{BlockProcessing, DeviceSpec, EngineConfig, QueueConfig, QueuePriority, WaitStrategy};
 pub use device::AgentTopology;
 pub use dispatch::Dispatch;
 pub use error::{EngineError, EngineResult, UnmetPoint};

@@ -1,7 +1,7 @@
 //! The device program of a finished command buffer (`aqueduct_abi::device_program`): what the
 //! device library's block processor reads when an execution is processed on the device, built
 //! from the same block steps the host's block processor writes from, and how an execution picks
-//! between the two ([`BlockProcessing`]).
+//! between the two ([`BlockProcessing`](crate::BlockProcessing)).
 
 use aqueduct_abi::ImplicitKernargs;
 use aqueduct_abi::block_program::{
@@ -15,25 +15,7 @@ use aqueduct_abi::{BarrierAndPacket, KernelDispatchPacket, PacketHeader, PacketT
 use aqueduct_builtins::{Builtin, PatchIndirectArgs};
 use aqueduct_components::program::{ProgramImage, StepKind};
 
-/// Where a command-buffer execution's blocks are turned into packets.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum BlockProcessing {
-    /// The engine picks, per execution, by a measured cost model: the device for programs with a
-    /// conditional branch (a branch on the host costs a round trip: the queue drains, the host
-    /// reads the value) or with at least [`DEVICE_MIN_PACKETS`] packets and no transfer with a
-    /// dynamic side (which the device writes with kernels planned for any alignment); the host
-    /// otherwise, and while a profile capture runs.
-    #[default]
-    Auto,
-    /// The host writes every packet of every execution (the queue's own stages).
-    Host,
-    /// The device library's block processor writes them: the host publishes one dispatch and a
-    /// barrier, and uploads the binding table. A program the device cannot process is refused
-    /// with a typed error that says why.
-    Device,
-}
-
-/// Packets from which [`BlockProcessing::Auto`] picks the device for a straight-line program:
+/// Packets from which [`BlockProcessing::Auto`](crate::BlockProcessing::Auto) picks the device for a straight-line program:
 /// below it, the host writes the packets in less time than the device processor's own dispatch
 /// and barrier take to run (docs/BENCHMARKS.md, "Block processing on the device").
 pub const DEVICE_MIN_PACKETS: u32 = 256;

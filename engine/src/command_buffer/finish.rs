@@ -10,7 +10,8 @@ use aqueduct_abi::KernelDispatchPacket;
 use aqueduct_abi::block_program::{
     BlockParts, Command, DecodedCommand, DispatchCommand, ImageWriter, ReturnCommand, TerminatorKind,
 };
-use aqueduct_components::device_entities::{CommandBufferEntity, ProgramMemory};
+use aqueduct_components::device_entities::CommandBufferEntity;
+use aqueduct_components::program::ProgramMemory;
 use aqueduct_components::program::{BlockFacts, BlockStep, DeviceProgramRef, ProgramBlocks, ProgramImage, StepKind};
 use aqueduct_hsa::sys::hsa_amd_memory_pool_t;
 

@@ -31,7 +31,7 @@ pub use aqueduct_abi::block_program::CompareOp;
 
 use crate::replay_capture::names::{self, Named};
 pub use binding_table::BindingTable;
-pub use device_program::{BlockProcessing, DEVICE_MIN_PACKETS};
+pub use device_program::DEVICE_MIN_PACKETS;
 pub use finish::ProgramFacts;
 pub use recorder::{BlockLabel, BufferRef};
 pub use recording::RecordedLaunch;
@@ -39,6 +39,7 @@ pub use recording::RecordedLaunch;
 use aqueduct_components::program::ProgramImage;
 use bevy_ecs::entity::Entity;
 
+use crate::config::BlockProcessing;
 use crate::device::DeviceShared;
 
 /// Whether a command buffer runs once or many times.

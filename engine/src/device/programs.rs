@@ -8,8 +8,8 @@
 
 use std::sync::Mutex;
 
-use aqueduct_components::device_entities::ProgramMemory;
 use aqueduct_components::program::ProgramBlocks;
+use aqueduct_components::program::ProgramMemory;
 use aqueduct_hsa::Hsa;
 use aqueduct_hsa::sys::hsa_amd_memory_pool_t;
 

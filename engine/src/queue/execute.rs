@@ -7,7 +7,8 @@ use aqueduct_abi::block_program::{BindingSource, SourceKind};
 use aqueduct_components::program::ProgramImageRef;
 
 use super::Submitter;
-use crate::command_buffer::{BindingTable, BlockProcessing, CommandBuffer, DEVICE_MIN_PACKETS, FinishedProgram};
+use crate::command_buffer::{BindingTable, CommandBuffer, DEVICE_MIN_PACKETS, FinishedProgram};
+use crate::config::BlockProcessing;
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::SemaphorePoint;
 

@@ -11,8 +11,6 @@ use core::ffi::c_char;
 use std::ffi::CString;
 use std::sync::Mutex;
 
-use super::executable::LoadedCodeObject;
-
 /// `struct link_map`.
 #[repr(C)]
 struct LinkMap {
@@ -92,20 +90,20 @@ fn publish(state: i32, entries: &[Entry], change: impl FnOnce()) {
     loader_debug_state();
 }
 
-/// Lists a code object that just loaded.
-pub(crate) fn loaded(image: &LoadedCodeObject) {
-    let name = CString::new(image.uri()).unwrap_or_default();
-    let dynamic =
-        image.reader.code_object.dynamic_vaddr().map_or(0, |vaddr| (image.load_delta() as u64).wrapping_add(vaddr));
+/// Lists a code object that just loaded: `id` names it for [`unloaded`], `uri` is its
+/// `l_name`, `load_delta` what its ELF addresses are shifted by, and `dynamic` the loaded
+/// address of its dynamic section (0 without one).
+pub(crate) fn loaded(id: u64, uri: &str, load_delta: u64, dynamic: u64) {
+    let name = CString::new(uri).unwrap_or_default();
     let node = Box::into_raw(Box::new(LinkMap {
-        l_addr: image.load_delta() as u64,
+        l_addr: load_delta,
         l_name: name.as_ptr(),
         l_ld: dynamic,
         l_next: core::ptr::null_mut(),
         l_prev: core::ptr::null_mut(),
     }));
     let mut entries = ENTRIES.lock().unwrap_or_else(|poison| poison.into_inner());
-    entries.push(Entry { loaded: image.id, node, _name: name });
+    entries.push(Entry { loaded: id, node, _name: name });
     publish(RT_ADD, &entries, || {});
 }
 

@@ -610,7 +610,7 @@ pub unsafe fn hsa_queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
         let host = runtime.host_queues.lock().unwrap_or_else(|poison| poison.into_inner()).remove(&(queue as usize));
         match host {
             Some(queue) => {
-                queue.destroy(runtime);
+                queue.destroy(&runtime.allocations, &runtime.pools);
                 status::SUCCESS
             }
             None => status::ERROR_INVALID_QUEUE,
@@ -865,32 +865,8 @@ pub unsafe fn hsa_code_object_reader_create_from_memory(
         let bytes = unsafe { core::slice::from_raw_parts(code_object.cast::<u8>(), size) }.to_vec();
         let origin = super::executable::ReaderOrigin::Memory { address: code_object as usize };
         // SAFETY: non-null output pointer.
-        unsafe { add_reader(runtime, bytes, origin, code_object_reader) }
+        unsafe { runtime.add_reader(bytes, origin, code_object_reader) }
     })
-}
-
-/// Parses a code object's bytes into a new reader written to `reader`: every reader entry point
-/// ends here. Bytes that are no code object are INVALID_CODE_OBJECT.
-///
-/// # Safety
-/// `reader` is valid for one write.
-pub(crate) unsafe fn add_reader(
-    runtime: &Runtime,
-    bytes: Vec<u8>,
-    origin: super::executable::ReaderOrigin,
-    reader: *mut hsa_code_object_reader_t,
-) -> hsa_status_t {
-    let parsed = match aqueduct_codeobject::CodeObject::parse(&bytes) {
-        Ok(parsed) => parsed,
-        Err(error) => {
-            tracing::debug!(%error, "soft runtime rejected a code object");
-            return status::ERROR_INVALID_CODE_OBJECT;
-        }
-    };
-    let id = runtime.executables.add_reader(bytes, parsed, origin);
-    // SAFETY: the caller's output pointer.
-    unsafe { reader.write(hsa_code_object_reader_t { handle: runtime.handle(Tag::Reader, id) }) };
-    status::SUCCESS
 }
 
 pub unsafe fn hsa_code_object_reader_destroy(code_object_reader: hsa_code_object_reader_t) -> hsa_status_t {

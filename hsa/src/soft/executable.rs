@@ -565,7 +565,9 @@ impl Executables {
         KERNELS_GENERATION.fetch_add(1, Ordering::Release);
         entry.kernels.extend(loaded);
         let id = image.id;
-        super::debugger::loaded(&image);
+        let load_delta = image.load_delta() as u64;
+        let dynamic = image.reader.code_object.dynamic_vaddr().map_or(0, |vaddr| load_delta.wrapping_add(vaddr));
+        super::debugger::loaded(id, &image.uri(), load_delta, dynamic);
         entry.code_objects.push(image);
         Ok(id)
     }

@@ -271,12 +271,7 @@ pub unsafe fn hsa_code_object_reader_create_from_file(
     match read_file(file, 0, None) {
         // SAFETY: non-null output pointer.
         Ok(bytes) => unsafe {
-            super::entry::add_reader(
-                &runtime,
-                bytes,
-                ReaderOrigin::File { descriptor: file, offset: 0 },
-                code_object_reader,
-            )
+            runtime.add_reader(bytes, ReaderOrigin::File { descriptor: file, offset: 0 }, code_object_reader)
         },
         // `hsa.h` gives this function no status for an empty file but INVALID_FILE.
         Err(_) => status::ERROR_INVALID_FILE,
@@ -541,7 +536,7 @@ mod loader {
                 // SAFETY: non-null output pointer.
                 Ok(bytes) => unsafe {
                     let origin = ReaderOrigin::File { descriptor: file, offset: offset as u64 };
-                    super::super::entry::add_reader(&runtime, bytes, origin, code_object_reader)
+                    runtime.add_reader(bytes, origin, code_object_reader)
                 },
                 Err(status) => status,
             }

@@ -9,26 +9,8 @@
 use aqueduct_abi::{PacketHeader, QueueProperties};
 
 use super::memory::owner_bit;
-use super::queue_slots::{self, QueueSlot};
+use super::queue_slots::{self, HostQueue};
 use crate::sys::*;
-
-/// A live host queue: its `amd_queue_t` slot and its ring's allocation.
-pub(crate) struct HostQueue {
-    slot: &'static QueueSlot,
-    ring: *mut u8,
-}
-
-// SAFETY: the ring pointer is only handed back to the allocator, under the runtime's lock.
-unsafe impl Send for HostQueue {}
-
-impl HostQueue {
-    /// Retires the queue and frees its ring.
-    pub(crate) fn destroy(self, runtime: &super::runtime::Runtime) {
-        queue_slots::give_back(self.slot);
-        // The ring came from this runtime's allocator; a failure means tear-down freed it already.
-        let _ = runtime.allocations.free(&runtime.pools, self.ring);
-    }
-}
 
 /// `hsa_soft_queue_create`: `size` packets (a power of two), MULTI or SINGLE, features not 0,
 /// a live doorbell signal and an allocatable region (`hsa.cpp`'s checks, each INVALID_ARGUMENT,
@@ -76,7 +58,7 @@ pub unsafe fn hsa_soft_queue_create(
     amd.queue_properties = QueueProperties::IS_PTR64;
     queue_slots::publish(slot);
     let address = slot.amd_ptr() as usize;
-    runtime.host_queues.lock().unwrap_or_else(|poison| poison.into_inner()).insert(address, HostQueue { slot, ring });
+    runtime.host_queues.lock().unwrap_or_else(|poison| poison.into_inner()).insert(address, HostQueue::new(slot, ring));
     // SAFETY: non-null output pointer; the `hsa_queue_t` is the slot's first field.
     unsafe { queue.write(address as *mut hsa_queue_t) };
     status::SUCCESS

@@ -13,9 +13,9 @@ use std::sync::Arc;
 use aqueduct_isa::interp::{self, Dispatch, ExecError, HostMemory, Isa, MemoryFault, Program};
 
 use super::executable::LoadedKernel;
-use super::processor::{PacketResult, check_beyond_allocations};
 use super::queue::SoftQueue;
 use super::runtime::Runtime;
+use super::workgroups::{PacketResult, check_beyond_allocations, for_each_workgroup};
 use aqueduct_abi::KernelDispatchPacket;
 
 use crate::sys::status;
@@ -151,7 +151,7 @@ pub(crate) fn dispatch(
         realtime: super::clock::device_ticks,
     };
     let failure = std::sync::Mutex::new(None::<ExecError>);
-    super::processor::for_each_workgroup(queue, runtime, packet, |lds, workgroup_id| {
+    for_each_workgroup(queue, runtime, packet, |lds, workgroup_id| {
         if let Err(error) = interp::run_workgroup(&dispatch, &memory, workgroup_id, lds) {
             failure.lock().unwrap_or_else(|poison| poison.into_inner()).get_or_insert(error);
         }

@@ -156,7 +156,7 @@ struct Allocation {
     /// `hsa_amd_pointer_info_set_userdata`'s value.
     user_data: std::sync::atomic::AtomicUsize,
     /// The shared file backing it once `hsa_amd_ipc_memory_create` made it shareable.
-    shared: std::sync::Mutex<Option<super::ipc::SharedFile>>,
+    shared: std::sync::Mutex<Option<super::shared_file::SharedFile>>,
 }
 
 /// What `hsa_amd_pointer_info` reports of an allocation.
@@ -382,7 +382,7 @@ impl Allocations {
         &self,
         pointer: usize,
         len: usize,
-        back: impl FnOnce(usize, usize) -> Result<super::ipc::SharedFile, u32>,
+        back: impl FnOnce(usize, usize) -> Result<super::shared_file::SharedFile, u32>,
     ) -> Result<(i32, u64, usize), u32> {
         let live = self.read();
         let allocation = live.get(&pointer).ok_or(status::ERROR_INVALID_ARGUMENT)?;
@@ -399,9 +399,9 @@ impl Allocations {
     }
 
     /// Gives a shared allocation its private memory back before it is freed.
-    fn unshare(pointer: usize, size: usize, shared: &std::sync::Mutex<Option<super::ipc::SharedFile>>) {
+    fn unshare(pointer: usize, size: usize, shared: &std::sync::Mutex<Option<super::shared_file::SharedFile>>) {
         if shared.lock().unwrap_or_else(|poison| poison.into_inner()).take().is_some() {
-            super::ipc::make_private(pointer, size);
+            super::shared_file::make_private(pointer, size);
         }
     }
 

@@ -50,8 +50,12 @@ pub(crate) mod queue_slots;
 pub mod regions;
 pub(crate) mod runtime;
 pub(crate) mod scheduling;
+/// A `memfd` behind memory shared with other processes.
+pub(crate) mod shared_file;
 pub(crate) mod signals;
 pub(crate) mod waiters;
+/// What a dispatch's kernel needs of the processor, run either way: its workgroups, its checks.
+pub(crate) mod workgroups;
 
 pub use config::{
     ExecutionMode, KernelExecution, SoftAgentConfig, SoftConfig, configure, default_processor_spin, parse_agents,

@@ -16,6 +16,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use aqueduct_abi::AmdQueue;
 
+use super::memory::{Allocations, Pool};
+
 /// A soft queue's `amd_queue_t` (its first field: the slot's address is the `hsa_queue_t *`)
 /// and whether the queue lives.
 #[repr(C, align(64))]
@@ -112,5 +114,27 @@ pub(crate) fn live(address: usize) -> Option<&'static QueueSlot> {
             }
             _ => entry = (entry + 1) % SET_ENTRIES,
         }
+    }
+}
+
+/// A live host queue: its `amd_queue_t` slot and its ring's allocation.
+pub(crate) struct HostQueue {
+    slot: &'static QueueSlot,
+    ring: *mut u8,
+}
+
+// SAFETY: the ring pointer is only handed back to the allocator, under the runtime's lock.
+unsafe impl Send for HostQueue {}
+
+impl HostQueue {
+    pub(crate) fn new(slot: &'static QueueSlot, ring: *mut u8) -> Self {
+        Self { slot, ring }
+    }
+
+    /// Retires the queue and frees its ring to `allocations`, the allocator it came from.
+    pub(crate) fn destroy(self, allocations: &Allocations, pools: &[Pool]) {
+        give_back(self.slot);
+        // A failure means tear-down freed the ring already.
+        let _ = allocations.free(pools, self.ring);
     }
 }

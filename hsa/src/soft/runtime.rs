@@ -12,6 +12,7 @@ use super::config::{self, SoftAgentConfig, SoftConfig};
 use super::executable::Executables;
 use super::memory::{Allocations, Pool, PoolKind};
 use super::queue::SoftQueue;
+use crate::sys::{hsa_code_object_reader_t, hsa_status_t, status};
 
 /// What kind of agent, and its configuration.
 pub(crate) enum AgentKind {
@@ -57,7 +58,7 @@ pub(crate) struct Runtime {
     pub allocations: Allocations,
     pub queues: Mutex<HashMap<usize, Arc<SoftQueue>>>,
     /// `hsa_soft_queue_create`'s queues, by `hsa_queue_t *`.
-    pub host_queues: Mutex<HashMap<usize, super::host_queue::HostQueue>>,
+    pub host_queues: Mutex<HashMap<usize, super::queue_slots::HostQueue>>,
     pub executables: Executables,
     /// `hsa_amd_register_system_event_handler` registrations: (callback, data), in order.
     pub event_handlers: Mutex<Vec<(crate::sys::hsa_amd_system_event_callback_t, usize)>>,
@@ -164,6 +165,30 @@ pub(crate) enum Tag {
 }
 
 impl Runtime {
+    /// Parses a code object's bytes into a new reader written to `reader`: every reader entry point
+    /// ends here. Bytes that are no code object are INVALID_CODE_OBJECT.
+    ///
+    /// # Safety
+    /// `reader` is valid for one write.
+    pub(crate) unsafe fn add_reader(
+        &self,
+        bytes: Vec<u8>,
+        origin: super::executable::ReaderOrigin,
+        reader: *mut hsa_code_object_reader_t,
+    ) -> hsa_status_t {
+        let parsed = match aqueduct_codeobject::CodeObject::parse(&bytes) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                tracing::debug!(%error, "soft runtime rejected a code object");
+                return status::ERROR_INVALID_CODE_OBJECT;
+            }
+        };
+        let id = self.executables.add_reader(bytes, parsed, origin);
+        // SAFETY: the caller's output pointer.
+        unsafe { reader.write(hsa_code_object_reader_t { handle: self.handle(Tag::Reader, id) }) };
+        status::SUCCESS
+    }
+
     fn new(generation: u32, config: SoftConfig) -> Self {
         let gpus: Vec<(u32, SoftAgentConfig)> = (1..).zip(config.agents.iter().cloned()).collect();
         let uuid = |node: u32| format!("GPU-50f7{:012x}", 0x00a9_eddc_0000u64 + u64::from(node) - 1);
@@ -257,7 +282,7 @@ impl Runtime {
         let host_queues: Vec<_> =
             self.host_queues.lock().unwrap_or_else(|poison| poison.into_inner()).drain().collect();
         for (_, queue) in host_queues {
-            queue.destroy(self);
+            queue.destroy(&self.allocations, &self.pools);
         }
         self.executables.clear();
         self.allocations.free_all();

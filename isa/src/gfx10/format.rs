@@ -7,7 +7,8 @@ use core::fmt::{self, Display, Formatter, Write};
 
 use super::decode::{Encoding, Extension, Instruction};
 use super::fields::{Operand, scalar_operand, source_operand};
-use super::table_types::{ABS, CLAMP, Entry, NEG, OMOD, OP_SEL, OperandType, SEXT0, SRC0, Slot};
+use super::table::Entry;
+use super::table_types::{ABS, CLAMP, NEG, OMOD, OP_SEL, OperandType, SEXT0, SRC0, Slot};
 use crate::gfx11::InlineFloat;
 
 impl Display for Instruction {

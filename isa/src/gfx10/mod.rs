@@ -11,8 +11,8 @@ mod table_types;
 
 pub use decode::{Encoding, Extension, Instruction, decode, decode_all};
 pub use fields::{InlineFloat, Operand, scalar_operand, source_operand};
-pub use table::Opcode;
-pub use table_types::{Entry, Slot};
+pub use table::{Entry, Opcode};
+pub use table_types::Slot;
 
 /// The gfx11 operation that computes what `opcode` computes, if gfx11 has one
 /// ([`Opcode::gfx11_equivalent`]).

@@ -6,7 +6,7 @@
 //! names each operation's gfx11 equivalent, where gfx11 has one.
 
 use super::table_types::OperandType::*;
-use super::table_types::{ABS, CLAMP, NEG, OMOD, OP_SEL, SEXT1, SEXT2, SRC0, SRC1, SRC2, Entry, opcodes};
+use super::table_types::{ABS, CLAMP, NEG, OMOD, OP_SEL, SEXT1, SEXT2, SRC0, SRC1, SRC2, opcodes};
 use crate::gfx11::Slot::*;
 
 pub(crate) static SOP2: &[Entry] = &[

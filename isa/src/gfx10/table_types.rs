@@ -1,29 +1,7 @@
 //! The shapes of the generated gfx1030 opcode table (`table.rs`). The operand slots are gfx11's
 //! ([`Slot`]): the same printed operands, read from gfx10's field positions (`format.rs`).
 
-pub use super::table::Opcode;
 pub use crate::gfx11::Slot;
-
-/// One opcode of one encoding.
-#[derive(Debug)]
-pub struct Entry {
-    /// The opcode field's value.
-    pub op: u16,
-    /// The mnemonic as LLVM prints it (`_e32`/`_e64`/`_sdwa`/`_dpp` included).
-    pub mnemonic: &'static str,
-    /// The operation, shared by its encodings.
-    pub opcode: Opcode,
-    /// The printed operands, in order.
-    pub slots: &'static [Slot],
-    /// The VALU sources' types (src0, src1, src2): how the operation reads a literal or an
-    /// inline constant there. `OperandType::B32` outside the VALU.
-    pub types: [OperandType; 3],
-    /// The VOP3 modifiers the operation has (`ABS` and `NEG` on the sources `SRC0`,
-    /// `SRC1`, `SRC2` name; `OP_SEL`, `CLAMP`, `OMOD`; neg as sign extension on the
-    /// integer sources `SEXT0`, `SEXT1`, `SEXT2` name); LLVM prints, and the operation
-    /// reads, only these (0 outside VOP3).
-    pub modifiers: u16,
-}
 
 /// How a VALU source reads a literal or an inline constant (the generator tells them apart by
 /// how LLVM prints three literals there; `AMDGPUInstPrinter::printImmediate*`).
@@ -67,6 +45,27 @@ macro_rules! opcodes {
         #[allow(missing_docs)]
         pub enum Opcode {
             $($name,)*
+        }
+
+        /// One opcode of one encoding.
+        #[derive(Debug)]
+        pub struct Entry {
+            /// The opcode field's value.
+            pub op: u16,
+            /// The mnemonic as LLVM prints it (`_e32`/`_e64`/`_sdwa`/`_dpp` included).
+            pub mnemonic: &'static str,
+            /// The operation, shared by its encodings.
+            pub opcode: Opcode,
+            /// The printed operands, in order.
+            pub slots: &'static [super::table_types::Slot],
+            /// The VALU sources' types (src0, src1, src2): how the operation reads a literal or an
+            /// inline constant there. `OperandType::B32` outside the VALU.
+            pub types: [super::table_types::OperandType; 3],
+            /// The VOP3 modifiers the operation has (`ABS` and `NEG` on the sources `SRC0`,
+            /// `SRC1`, `SRC2` name; `OP_SEL`, `CLAMP`, `OMOD`; neg as sign extension on the
+            /// integer sources `SEXT0`, `SEXT1`, `SEXT2` name); LLVM prints, and the operation
+            /// reads, only these (0 outside VOP3).
+            pub modifiers: u16,
         }
 
         impl Opcode {

@@ -5,7 +5,8 @@ use core::fmt::{self, Display, Formatter, Write};
 
 use super::decode::{Dpp, Encoding, Instruction};
 use super::fields::{Operand, scalar_operand, source_operand};
-use super::table_types::{Entry, Slot};
+use super::table::Entry;
+use super::table_types::Slot;
 
 impl Display for Instruction {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {

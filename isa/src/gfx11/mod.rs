@@ -11,5 +11,5 @@ mod table_types;
 pub use buffer_format::{BufferFormat, Numeric, buffer_format, buffer_format_name};
 pub use decode::{Dpp, Encoding, Instruction, decode, decode_all, entry_of};
 pub use fields::{InlineFloat, Operand, scalar_operand, source_operand};
-pub use table::Opcode;
-pub use table_types::{Entry, Slot};
+pub use table::{Entry, Opcode};
+pub use table_types::Slot;

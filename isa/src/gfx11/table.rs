@@ -2,7 +2,7 @@
 //! Every gfx1100 opcode, per encoding: its mnemonic as LLVM prints it, its operation, and the
 //! operands LLVM prints, in order, with their widths in dwords.
 
-use super::table_types::{Entry, Slot::*, opcodes};
+use super::table_types::{Slot::*, opcodes};
 
 pub(crate) static SOP2: &[Entry] = &[
     Entry { op: 0, mnemonic: "s_add_u32", opcode: Opcode::SAddU32, slots: &[Sdst(1), Ssrc0(1), Ssrc1(1)] },

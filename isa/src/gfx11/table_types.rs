@@ -1,7 +1,5 @@
 //! The shapes of the generated opcode table (`table.rs`).
 
-pub use super::table::Opcode;
-
 /// Where one printed operand comes from, with its width in dwords where it is a register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slot {
@@ -46,19 +44,6 @@ pub enum Slot {
     Null,
 }
 
-/// One opcode of one encoding.
-#[derive(Debug)]
-pub struct Entry {
-    /// The opcode field's value.
-    pub op: u16,
-    /// The mnemonic as LLVM prints it (`_e32`/`_e64` included).
-    pub mnemonic: &'static str,
-    /// The operation, shared by its encodings.
-    pub opcode: Opcode,
-    /// The printed operands, in order.
-    pub slots: &'static [Slot],
-}
-
 macro_rules! opcodes {
     ($($name:ident,)*) => {
         /// An operation, whatever its encoding (`v_add_nc_u32_e32` and `_e64` are one).
@@ -66,6 +51,19 @@ macro_rules! opcodes {
         #[allow(missing_docs)]
         pub enum Opcode {
             $($name,)*
+        }
+
+        /// One opcode of one encoding.
+        #[derive(Debug)]
+        pub struct Entry {
+            /// The opcode field's value.
+            pub op: u16,
+            /// The mnemonic as LLVM prints it (`_e32`/`_e64` included).
+            pub mnemonic: &'static str,
+            /// The operation, shared by its encodings.
+            pub opcode: Opcode,
+            /// The printed operands, in order.
+            pub slots: &'static [super::table_types::Slot],
         }
     };
 }

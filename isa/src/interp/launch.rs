@@ -12,7 +12,7 @@
 
 use super::memory_ops::Operation;
 use super::program::{Decoded, Isa, Plan, Program};
-use super::wave::{EXEC, Half, LANES, Wave};
+use super::wave::{EXEC, Flow, Half, LANES, Wave};
 use super::{ExecError, Memory, memory_ops, scalar, valu};
 
 /// What one dispatch packet asks for, as the interpreter needs it.
@@ -35,14 +35,6 @@ pub struct Dispatch<'a> {
     pub instruction_limit: u64,
     /// The clock `s_sendmsg_rtn_b64 MSG_RTN_GET_REALTIME` reads (the agent's timestamp clock).
     pub realtime: fn() -> u64,
-}
-
-/// What the step of one instruction asks of the wave loop.
-pub(crate) enum Flow {
-    Next,
-    Jump(u64),
-    End,
-    Barrier,
 }
 
 /// Runs workgroup `workgroup_id` of `dispatch` to its end; `lds` is reused between calls.
@@ -328,8 +320,10 @@ fn step<M: Memory + ?Sized, const WIDE: bool>(
             memory_ops::step(wave, instruction, access, memory, lds).map_err(|error| decoded.named(error))?
         }
         Plan::Dual(pair) => valu::step_dual::<WIDE>(wave, &pair.0, &pair.1).ok_or_else(|| refused(wave, decoded))?,
-        Plan::Dot2x16(dot) => super::from_gfx10::dot2_16(wave, &dot.0, dot.1),
-        Plan::Sdwa(sdwa) => super::from_gfx10::sdwa_step::<WIDE>(wave, sdwa).ok_or_else(|| refused(wave, decoded))?,
+        Plan::Dot2x16(dot) => super::program::from_gfx10::dot2_16(wave, &dot.0, dot.1),
+        Plan::Sdwa(sdwa) => {
+            super::program::from_gfx10::sdwa_step::<WIDE>(wave, sdwa).ok_or_else(|| refused(wave, decoded))?
+        }
         Plan::Unsupported => return Err(refused(wave, decoded)),
     })
 }
@@ -363,11 +357,6 @@ fn per_half(plan: &Plan) -> bool {
         Plan::Memory(access) => !matches!(access.operation, Operation::Bpermute | Operation::Permute),
         Plan::Dual(_) | Plan::Dot2x16(_) | Plan::Sdwa(_) => true,
     }
-}
-
-/// The error for an instruction a step does not execute.
-pub(crate) fn unsupported(wave: &Wave, instruction: &crate::gfx11::Instruction) -> ExecError {
-    ExecError::Unsupported { pc: wave.pc, mnemonic: instruction.mnemonic() }
 }
 
 /// The error for a planned instruction the interpreter does not execute, naming the code as

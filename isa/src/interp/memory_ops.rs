@@ -5,7 +5,7 @@
 //! `private_bytes` each: an access outside it faults too. LDS accesses outside the workgroup's
 //! allocation read 0 and drop writes, as the hardware's range check does (RDNA3 ISA guide).
 
-use super::launch::{Flow, unsupported};
+use super::wave::{Flow, unsupported};
 use super::wave::{LANES, PRIVATE_BASE, SHARED_BASE, Wave};
 use super::{AtomicOp, ExecError, Memory, MemoryFault, apply_atomic32, apply_atomic64, formats};
 use crate::gfx11::{Encoding, Instruction};

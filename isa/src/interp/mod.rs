@@ -3,12 +3,12 @@
 //! Wave32 and wave64 both run; a wave64 wave as two 32-lane halves (`wave.rs`).
 //!
 //! - `program.rs`: a kernel's descriptor and its code, decoded once.
-//! - `from_gfx10.rs`: gfx10.3 instructions re-encoded as the gfx11 instructions that compute the
+//! - `program/from_gfx10.rs`: gfx10.3 instructions re-encoded as the gfx11 instructions that compute the
 //!   same thing.
 //! - `launch.rs`: each wave's initial state, from the descriptor and the dispatch packet
 //!   (AMDGPUUsage, "Initial Kernel Execution State").
-//! - `wave.rs`: a wave's registers and operand access.
-//! - `scalar.rs`, `valu.rs` (with `operands.rs`, `wmma.rs` and `trig_preop.rs`), `memory_ops.rs`
+//! - `wave.rs`: a wave's registers and operand access, and what a step asks of the wave loop (`Flow`).
+//! - `scalar.rs`, `valu.rs` (with `operands.rs`, `valu/wmma.rs` and `trig_preop.rs`), `memory_ops.rs`
 //!   (with `formats.rs`): the instructions. Vector and memory instructions are planned when the program loads (operands
 //!   resolved, types and conditions parsed), so running one is a `match` and loops over rows.
 //!
@@ -18,7 +18,6 @@
 //! runs them on as many threads as it likes.
 
 mod formats;
-mod from_gfx10;
 mod launch;
 mod memory_ops;
 // Lane loops index several rows by one lane number: the form the compiler vectorises.
@@ -31,8 +30,6 @@ mod trig_preop;
 #[allow(clippy::needless_range_loop)]
 mod valu;
 mod wave;
-#[allow(clippy::needless_range_loop)]
-mod wmma;
 
 use core::sync::atomic::Ordering;
 

@@ -1,5 +1,7 @@
 //! A kernel as the interpreter runs it: its descriptor and its code, decoded once.
 
+pub(super) mod from_gfx10;
+
 use super::memory_ops::Access;
 use super::valu::VOp;
 use super::{ExecError, Memory};
@@ -12,7 +14,7 @@ use crate::gfx11::{Encoding, Instruction, Opcode, decode};
 pub enum Isa {
     /// gfx11 (RDNA3), the interpreter's own.
     Gfx11,
-    /// gfx10.3 (RDNA2): each instruction is translated to gfx11's (`from_gfx10.rs`).
+    /// gfx10.3 (RDNA2): each instruction is translated to gfx11's (`program/from_gfx10.rs`).
     Gfx10_3,
 }
 
@@ -63,8 +65,8 @@ pub(crate) enum Plan {
     /// gfx10's `v_dot2_i32_i16` (true: signed) and `v_dot2_u32_u16`, which gfx11 lacks: the
     /// operands of a gfx11 stand-in (`from_gfx10::dot2_16`).
     Dot2x16(Box<(VOp, bool)>),
-    /// A gfx10 SDWA instruction with selects gfx11's VOP3 cannot make (`from_gfx10/sdwa.rs`).
-    Sdwa(Box<super::from_gfx10::Sdwa>),
+    /// A gfx10 SDWA instruction with selects gfx11's VOP3 cannot make (`program/from_gfx10/sdwa.rs`).
+    Sdwa(Box<from_gfx10::Sdwa>),
     /// An instruction the interpreter does not execute: reaching it fails the wave, naming it.
     Unsupported,
 }
@@ -178,7 +180,7 @@ impl Program {
                     .map(|instruction| (instruction.opcode() != Opcode::SCodeEnd).then(|| Decoded::gfx11(instruction))),
                 Isa::Gfx10_3 => crate::gfx10::decode(words, pc).map(|instruction| {
                     (instruction.opcode() != crate::gfx10::Opcode::SCodeEnd)
-                        .then(|| super::from_gfx10::decoded(&instruction, descriptor.vgprs() as u16))
+                        .then(|| from_gfx10::decoded(&instruction, descriptor.vgprs() as u16))
                 }),
             }
         };
@@ -227,7 +229,7 @@ impl Program {
         }
         code.truncate(words.len());
         let sdwa = code.iter().flatten().any(|decoded| matches!(decoded.plan, Plan::Sdwa(_)));
-        let extra_vgprs = if sdwa { super::from_gfx10::SHADOW_VGPRS } else { 0 };
+        let extra_vgprs = if sdwa { from_gfx10::SHADOW_VGPRS } else { 0 };
         Ok(Program { kernel_object, descriptor, isa, extra_vgprs, entry, code, stop })
     }
 

@@ -1,8 +1,8 @@
 //! Scalar instructions: SOP1, SOP2, SOPC, SOPK, SOPP and SMEM (RDNA3 ISA chapters 4 and 5 for
 //! their operations, chapter 15 for the fields).
 
-use super::launch::{Flow, unsupported};
 use super::wave::{EXEC, Kind, VCC, Wave};
+use super::wave::{Flow, unsupported};
 use super::{ExecError, Memory};
 use crate::gfx11::{Encoding, Instruction, Opcode};
 

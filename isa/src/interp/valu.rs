@@ -11,10 +11,13 @@
 //! high bits of every 16-bit VALU result (LLVM's `GCNSubtarget::zeroesHigh16BitsOfDest` is true
 //! only up to GFX9).
 
+#[allow(clippy::needless_range_loop)]
+mod wmma;
+
 use half::{bf16, f16};
 
-use super::launch::Flow;
 use super::operands::{Operands, Row, Row64, Width};
+use super::wave::Flow;
 use super::wave::{EXEC, Kind, LANES, MODE_IEEE_FLOAT, VCC, Wave};
 use crate::gfx11::{Encoding, Entry, Instruction, Opcode, Slot};
 
@@ -1719,7 +1722,7 @@ fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
             | VWmmaI3216x16x16Iu8
             | VWmmaI3216x16x16Iu4
     ) {
-        return super::wmma::run(wave, op).map(|()| Out::Done);
+        return wmma::run(wave, op).map(|()| Out::Done);
     }
     let operands = &op.operands;
     let float =

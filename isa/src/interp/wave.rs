@@ -13,6 +13,7 @@
 //! and writes its own 32 (`exec_lo` as swapped, `s[n]`/`s[n+1]`, `vcc_lo`/`vcc_hi`), which is
 //! what `half` offsets.
 
+use super::ExecError;
 use crate::gfx11::{InlineFloat, Operand, scalar_operand};
 
 pub(crate) const LANES: usize = 32;
@@ -242,4 +243,17 @@ fn float64(value: InlineFloat) -> f64 {
         InlineFloat::InvTwoPi => f64::from_bits(0x3FC4_5F30_6DC9_C882),
         other => other.value(),
     }
+}
+
+/// What the step of one instruction asks of the wave loop.
+pub(crate) enum Flow {
+    Next,
+    Jump(u64),
+    End,
+    Barrier,
+}
+
+/// The error for an instruction a step does not execute.
+pub(crate) fn unsupported(wave: &Wave, instruction: &crate::gfx11::Instruction) -> ExecError {
+    ExecError::Unsupported { pc: wave.pc, mnemonic: instruction.mnemonic() }
 }

@@ -13,10 +13,10 @@
 
 use half::{bf16, f16};
 
-use super::operands::Source;
-use super::valu::VOp;
-use super::wave::{LANES, Wave};
+use super::VOp;
 use crate::gfx11::Opcode;
+use crate::interp::operands::Source;
+use crate::interp::wave::{LANES, Wave};
 
 const N: usize = 16;
 

@@ -19,13 +19,12 @@
 //!   the step fills with the selected bits first, and its result, where the destination is
 //!   selected, written there and then merged into the destination register.
 
-use super::super::launch::Flow;
-use super::super::operands::{Operands, Source};
-use super::super::valu::{self, VOp, half_operands, source_kind};
-use super::super::wave::{Kind, LANES, Wave};
 use super::{E32, Refusal, Vop3, scalar, source, vop3_of};
 use crate::gfx10;
 use crate::gfx11::{self, Encoding as E11, Opcode as O11, Slot};
+use crate::interp::operands::{Operands, Source};
+use crate::interp::valu::{self, VOp, half_operands, source_kind};
+use crate::interp::wave::{Flow, Kind, LANES, Wave};
 
 const WORD_0: u32 = 4;
 const WORD_1: u32 = 5;

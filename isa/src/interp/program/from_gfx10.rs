@@ -69,13 +69,12 @@ mod sdwa;
 
 pub(crate) use sdwa::{SHADOW_VGPRS, Sdwa, step as sdwa_step};
 
-use super::launch::Flow;
-use super::program::{Decoded, Plan};
-use super::valu::{VOp, half_operands};
-use super::wave::{LANES, Wave};
+use super::{Decoded, Plan};
 use crate::gfx10::{self, Extension};
 use crate::gfx11;
 use crate::gfx11::{Encoding as E11, Opcode as O11, Slot};
+use crate::interp::valu::{VOp, half_operands};
+use crate::interp::wave::{Flow, LANES, Wave};
 
 /// Why a gfx10 instruction has no gfx11 translation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -728,7 +727,7 @@ mod tests {
     fn the_gfx1030_corpus_translates() {
         let mut refused = std::collections::BTreeMap::new();
         let mut sdwa_plans = 0;
-        for line in include_str!("../../tests/golden/gfx1030.txt").lines() {
+        for line in include_str!("../../../tests/golden/gfx1030.txt").lines() {
             let words: Vec<u32> = line
                 .split('\t')
                 .next()
