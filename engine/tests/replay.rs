@@ -200,6 +200,90 @@ fn small_capture(name: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap()
 }
 
+/// Issue 47: a capture whose waits can never be met (a signal dropped, records deleted or
+/// reordered) is refused before it runs, in well under a second, naming the record, the
+/// semaphore and the value; the intact capture still replays.
+#[test]
+fn a_capture_whose_waits_cannot_be_met_is_refused_before_it_runs() {
+    let _runtime = exclusive();
+    let path = capture_path("damaged-waits");
+    multi_queue_program(capturing(&path, ReplayConfig::new(&path)));
+    let records = Replay::open(&path).unwrap().records().unwrap();
+    let engine = engine_with(EngineConfig::default());
+    let device = engine.device();
+    let options = ReplayOptions::default();
+    Replay::run_records(device, &records, &options).expect("the intact capture replays");
+
+    let position = |matches: &dyn Fn(&ReplayRecord) -> bool| records.iter().position(matches).unwrap();
+    let host_signal = position(&|record| matches!(record, ReplayRecord::HostSignal(_)));
+    let host_wait = records.iter().rposition(|record| matches!(record, ReplayRecord::HostWait(_))).unwrap();
+    let ReplayRecord::HostWait(waited) = records[host_wait].clone() else { unreachable!() };
+    // The operation that signals what the last host wait waits for (the host call).
+    let signaller = records
+        .iter()
+        .rposition(|record| matches!(record, ReplayRecord::Operation { signals, .. } if signals.contains(&waited)))
+        .unwrap();
+    let without = |index: usize| {
+        let mut damaged = records.clone();
+        damaged.remove(index);
+        damaged
+    };
+    let mut reordered = records.clone();
+    let moved = reordered.remove(host_wait);
+    reordered.insert(host_signal, moved);
+
+    for (damage, damaged, record) in [
+        ("the gate's host signal dropped", without(host_signal), host_wait - 1),
+        ("the signalling operation deleted", without(signaller), host_wait - 1),
+        ("the host wait moved before the gate's signal", reordered, host_signal),
+    ] {
+        let live = device.live_objects();
+        let started = std::time::Instant::now();
+        let result = Replay::run_records(device, &damaged, &options);
+        let took = started.elapsed();
+        match result {
+            Err(EngineError::Replay { record: found, reason }) => {
+                assert_eq!(found, record as u64, "{damage}: {reason}");
+                let named = format!("semaphore {} to reach {}", waited.semaphore, waited.value);
+                assert!(reason.contains(&named), "{damage}: {reason}");
+                assert!(reason.contains("damaged"), "{damage}: {reason}");
+            }
+            other => panic!("{damage}: expected a refusal, got {other:?}"),
+        }
+        assert!(took < Duration::from_secs(1), "{damage}: refused after {took:?}");
+        assert_eq!(device.live_objects(), live, "{damage}: nothing was made");
+    }
+    // An operation's wait that no record meets would hang the final drain: refused too.
+    let mut unmet = records.clone();
+    let gated = position(&|record| matches!(record, ReplayRecord::Operation { waits, .. } if !waits.is_empty()));
+    if let ReplayRecord::Operation { waits, .. } = &mut unmet[gated] {
+        waits[0].value = 1 << 40;
+    }
+    unmet.retain(|record| !matches!(record, ReplayRecord::HostWait(_)));
+    match Replay::run_records(device, &unmet, &options) {
+        Err(EngineError::Replay { record, reason }) => {
+            assert_eq!(record, gated as u64, "{reason}");
+            assert!(reason.contains(&format!("to reach {}", 1u64 << 40)), "{reason}");
+            assert!(reason.contains("could never drain"), "{reason}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    // A wait that fails while the replay runs names the captured semaphore once, with the value
+    // it waited for and the value it reached (the engine's own error names the replay's slot).
+    let failed = [
+        ReplayRecord::Semaphore { id: 41, initial: 2 },
+        ReplayRecord::HostFail { semaphore: 41, message: "the program failed it".into() },
+        ReplayRecord::HostWait(aqueduct_profile::replay::Point { semaphore: 41, value: 5 }),
+    ];
+    match Replay::run_records(device, &failed, &options) {
+        Err(EngineError::Replay { record: 2, reason }) => {
+            assert!(reason.starts_with("the host wait for semaphore 41 to reach 5 failed at 2:"), "{reason}");
+            assert!(reason.contains("the program failed it"), "{reason}");
+        }
+        other => panic!("expected the failed wait, got {other:?}"),
+    }
+}
+
 /// Opens and runs `bytes` as a capture file; any error is fine, a panic is not.
 fn open_and_run(bytes: &[u8], device: &aqueduct_engine::Device) -> Result<(), EngineError> {
     let path = capture_path("damaged");

@@ -30,6 +30,7 @@ use aqueduct_profile::replay::{
 
 use aqueduct_components::device_entities::MemoryKind;
 
+use super::waits::WaitCheck;
 use crate::command_buffer::{BlockLabel, BufferRef};
 use crate::error::{EngineError, EngineResult};
 use crate::replay_capture::names;
@@ -255,8 +256,11 @@ impl Replay {
         Ok(summary)
     }
 
-    /// Runs the stream on `device`, streaming it from the file.
+    /// Runs the stream on `device`, streaming it from the file. A capture with a wait that no
+    /// record can meet is refused first, by a pass over the file that touches no device
+    /// (`waits.rs`), naming the record.
     pub fn run(&self, device: &Device, options: &ReplayOptions) -> EngineResult<ReplayOutcome> {
+        WaitCheck::run(Self::reader(&self.path)?.map(|record| record.map_err(EngineError::from)))?;
         let records = Self::reader(&self.path)?.map(|record| record.map_err(EngineError::from));
         Replayer::new(device, options).run(records)
     }
@@ -267,6 +271,7 @@ impl Replay {
         records: &[ReplayRecord],
         options: &ReplayOptions,
     ) -> EngineResult<ReplayOutcome> {
+        WaitCheck::run(records.iter().cloned().map(Ok))?;
         Replayer::new(device, options).run(records.iter().cloned().map(Ok))
     }
 }
@@ -455,8 +460,15 @@ impl<'d> Replayer<'d> {
             ReplayRecord::HostWait(point) => {
                 let semaphore = self.semaphore(point.semaphore)?;
                 semaphore.wait(point.value, self.options.wait_timeout).map_err(|error| {
+                    // The captured id only: the engine's error names the replay's own slot.
+                    let ended = match error {
+                        EngineError::Timeout { waited, .. } => {
+                            format!("timed out after {waited:?} at {}", semaphore.value())
+                        }
+                        other => format!("failed at {}: {other}", semaphore.value()),
+                    };
                     self.error(format!(
-                        "the host wait for semaphore {} to reach {} ended with: {error} (the replay diverged from the capture)",
+                        "the host wait for semaphore {} to reach {} {ended} (the replay diverged from the capture)",
                         point.semaphore, point.value
                     ))
                 })?;
@@ -619,7 +631,12 @@ impl<'d> Replayer<'d> {
             let queue = &self.queues[&id];
             self.context(queue.barrier().signal(done.at(1)).submit(), "draining")?;
             done.wait(1, self.options.wait_timeout).map_err(|error| {
-                self.error(format!("queue {id} did not drain: {error} (the replay diverged from the capture)"))
+                // The drain's own semaphore is not the capture's: name the queue only.
+                let ended = match error {
+                    EngineError::Timeout { waited, .. } => format!("within {waited:?}"),
+                    other => format!("({other})"),
+                };
+                self.error(format!("queue {id} did not drain {ended} (the replay diverged from the capture)"))
             })?;
         }
         Ok(())
