@@ -55,10 +55,8 @@ impl WaitCheck {
             }
             ReplayRecord::HostSignal(point) => self.raise(point.semaphore, point.value),
             ReplayRecord::HostFail { semaphore, .. } => self.fail(semaphore),
-            ReplayRecord::HostWait(point) => {
-                if !self.met(&point) {
-                    return Err(EngineError::Replay { record: index, reason: self.host_wait_unmet(&point) });
-                }
+            ReplayRecord::HostWait(point) if !self.met(&point) => {
+                return Err(EngineError::Replay { record: index, reason: self.host_wait_unmet(&point) });
             }
             ReplayRecord::Operation { queue, waits, signals, .. } => {
                 if self.cancelled.contains(&queue) {
@@ -119,8 +117,7 @@ impl WaitCheck {
     fn advance(&mut self, queue: u64) {
         let mut work = vec![queue];
         while let Some(queue) = work.pop() {
-            loop {
-                let Some(front) = self.queues.get(&queue).and_then(VecDeque::front) else { break };
+            while let Some(front) = self.queues.get(&queue).and_then(VecDeque::front) {
                 if let Some(unmet) = front.waits.iter().find(|point| !self.met(point)) {
                     self.blocked_on.entry(unmet.semaphore).or_default().push(queue);
                     break;
