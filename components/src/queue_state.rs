@@ -121,12 +121,6 @@ impl EpochTable {
         self.submitted - self.drained < self.capacity
     }
 
-    /// The device waits of `epoch`.
-    #[inline]
-    pub fn epoch_waits(&self, epoch: u64) -> &[DeviceWait] {
-        self.wait_arena.get(self.device_waits[self.slot(epoch)])
-    }
-
     /// Gives back the arena spans of every epoch up to `epoch` (drained or failed).
     #[inline]
     pub fn release_through(&mut self, epoch: u64) {

@@ -742,8 +742,6 @@ pub struct PassOutcome {
     pub patches: u64,
     /// The row the pass stopped at, and why.
     pub stop: Option<(u64, Verdict)>,
-    /// Submissions published (a program's earlier segments are not counted).
-    pub published: u64,
     /// AQL packets published, and how many of them were device-wait barriers.
     pub packets: u64,
     pub device_waits: u64,

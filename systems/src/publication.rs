@@ -510,7 +510,6 @@ pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
 fn ring_published(queue: &mut QueueState, last_slot: usize, count: u64) {
     let rows = &mut queue.rows;
     let plan = rows.columns.reservation[last_slot];
-    rows.pass.published += count;
     (0..count).for_each(|_| rows.pop_front());
     queue.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
     queue.rows.release_spans();

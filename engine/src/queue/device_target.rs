@@ -12,6 +12,12 @@ use super::Queue;
 use super::failure::{ErrorSink, queue_error_callback};
 use crate::error::{EngineError, EngineResult};
 
+/// A device target's ring (packets) and kernarg area (bytes), which the device's configuration
+/// fixes: what an execution's blocks must fit, known before the target is made.
+pub(super) fn room(config: &crate::config::EngineConfig) -> (u32, u64) {
+    (config.queue_packets, config.kernarg_ring_bytes / 2)
+}
+
 impl Queue {
     /// The queue's device target, made now if this is its first execution on the device.
     pub(super) fn device_target<'s>(&self, state: &'s mut QueueState) -> EngineResult<&'s DeviceTarget> {
@@ -45,7 +51,7 @@ impl Queue {
         };
         let config = &device.config;
         // Half the queue's kernarg ring: a step packs blocks up to it.
-        let kernarg_capacity = config.kernarg_ring_bytes / 2;
+        let (ring_packets, kernarg_capacity) = room(config);
         let slots = (config.epochs_in_flight as usize).next_power_of_two();
         let state = device
             .allocate_granted(agent.kernarg_pool, (PROCESSOR_STATE_RESERVED_BYTES + kernarg_capacity) as usize)?;
@@ -67,7 +73,7 @@ impl Queue {
             let sink = (&*self.error_sink as *const ErrorSink).cast_mut().cast();
             // SAFETY: the sink is shared by this queue's parts, which outlive the target queue (its
             // teardown destroys the target first).
-            unsafe { hsa.queue_create(agent.info.agent, config.queue_packets, Some(queue_error_callback), sink) }
+            unsafe { hsa.queue_create(agent.info.agent, ring_packets, Some(queue_error_callback), sink) }
         })();
         let queue = match queue {
             Ok(queue) => queue,
@@ -83,7 +89,7 @@ impl Queue {
         };
         Ok(DeviceTarget {
             queue: queue as u64,
-            ring_packets: config.queue_packets,
+            ring_packets,
             state: state as u64,
             kernarg_capacity,
             done_signals: done_signals.into_boxed_slice(),

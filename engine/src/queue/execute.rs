@@ -1,10 +1,12 @@
 //! `Queue::execute` (its builder is in `queue/builder.rs`): check the binding table against the program once, then hand the program to
 //! the queue's stages, which run it segment by segment.
 
+use std::cell::Cell;
 use std::sync::atomic::Ordering;
 
 use aqueduct_abi::block_program::{BindingSource, SourceKind};
 use aqueduct_components::program::ProgramImageRef;
+use aqueduct_components::submission::RowWriter;
 
 use super::Submitter;
 use crate::command_buffer::{BindingTable, CommandBuffer, DEVICE_MIN_PACKETS, FinishedProgram};
@@ -34,23 +36,42 @@ pub(crate) fn execute(
     }
     check_table(program, table, shared.device.id)?;
     let block_limit = shared.device.config.execution_block_limit;
-    let on_device = on_device(to, processing.unwrap_or(command_buffer.processing()), program)?;
+    let processing = processing.unwrap_or(command_buffer.processing());
+    let on_device = on_device(shared, processing, program)?;
     if program.one_shot && program.executed.swap(true, Ordering::AcqRel) {
         return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
     }
-    let result = to.submit(waits, signals, |row| {
+    // Set when the cost model picked the device but its target could not be made: the host runs it.
+    let on_host_instead = Cell::new(false);
+    let stage = |row: &mut RowWriter| {
         row.set_operation(aqueduct_components::capture::OperationKind::CommandBufferExecution);
         let run = row.program();
         // SAFETY: the command buffer's entity owns the image until it is released, and that
         // waits for this row (staged now, while the caller holds the command buffer) to settle.
         run.image = Some(unsafe { ProgramImageRef::new(&program.image) });
         run.block_limit = block_limit;
-        run.on_device = on_device;
+        run.on_device = on_device && !on_host_instead.get();
         for (slot, need) in program.slot_needs.iter().enumerate() {
             let entry = table.slots[slot].as_ref().filter(|_| need.used);
             run.bindings.push(entry.map_or(0, |entry| entry.buffer.device_address() + entry.offset));
         }
-    });
+    };
+    let result = if on_device {
+        // The queue's device target is made at its first execution, under the lock the staging
+        // takes anyway: one hold of the lock per execution.
+        let make_target =
+            |queue: &super::Queue, state: &mut aqueduct_systems::QueueState| match queue.device_target(state) {
+                Ok(_) => Ok(()),
+                Err(_) if processing == BlockProcessing::Auto => {
+                    on_host_instead.set(true);
+                    Ok(())
+                }
+                Err(error) => Err(error),
+            };
+        to.submit_prepared(waits, signals, make_target, stage)
+    } else {
+        to.submit(waits, signals, stage)
+    };
     if result.is_err() && program.one_shot {
         // Refused before it ran (bad points, a full ring): it may be executed again.
         program.executed.store(false, Ordering::Release);
@@ -61,8 +82,9 @@ pub(crate) fn execute(
 /// Whether this execution is processed on the device ([`BlockProcessing`]): forced, a program
 /// the device cannot process (or whose blocks do not fit the queue's device target) is refused;
 /// picked by the cost model, it goes to the device only if it can. While a profile capture runs,
-/// the model picks the host, whose executions the capture records dispatch by dispatch.
-fn on_device(to: &mut impl Submitter, processing: BlockProcessing, program: &FinishedProgram) -> EngineResult<bool> {
+/// the model picks the host, whose executions the capture records dispatch by dispatch. Decided
+/// without the queue's lock: the target's room is the device's configuration.
+fn on_device(queue: &super::Queue, processing: BlockProcessing, program: &FinishedProgram) -> EngineResult<bool> {
     let refused = |reason: String| EngineError::InvalidArgument { what: "command buffer", reason };
     // Host processing never asks for the device program, so it is never built for it.
     let device_program = match processing {
@@ -74,34 +96,30 @@ fn on_device(to: &mut impl Submitter, processing: BlockProcessing, program: &Fin
             let Ok(device_program) = program.device_program() else { return Ok(false) };
             let worth_it = device_program.conditional_branches > 0
                 || (device_program.packets >= DEVICE_MIN_PACKETS && device_program.dynamic_transfers == 0);
-            if !worth_it || to.queue().endpoint.capturing.load(Ordering::Acquire) {
+            if !worth_it || queue.endpoint.capturing.load(Ordering::Acquire) {
                 return Ok(false);
             }
             *device_program
         }
     };
-    let fits = to.with_state(|shared, state| {
-        let target = shared.device_target(state)?;
-        if u64::from(device_program.max_block_packets) + 2 > u64::from(target.ring_packets)
-            || u64::from(device_program.max_block_kernarg_bytes) > target.kernarg_capacity
-        {
-            return Err(EngineError::SubmissionTooLarge {
-                reason: format!(
-                    "a block of {} packets and {} kernarg bytes, for the device target's {}-packet ring and {}-byte kernarg area",
-                    device_program.max_block_packets,
-                    device_program.max_block_kernarg_bytes,
-                    target.ring_packets,
-                    target.kernarg_capacity
-                ),
-            });
+    let (ring_packets, kernarg_capacity) = super::device_target::room(&queue.device.config);
+    if u64::from(device_program.max_block_packets) + 2 > u64::from(ring_packets)
+        || u64::from(device_program.max_block_kernarg_bytes) > kernarg_capacity
+    {
+        if processing == BlockProcessing::Auto {
+            return Ok(false);
         }
-        Ok(())
-    });
-    match (processing, fits) {
-        (_, Ok(())) => Ok(true),
-        (BlockProcessing::Auto, Err(_)) => Ok(false),
-        (_, Err(error)) => Err(error),
+        return Err(EngineError::SubmissionTooLarge {
+            reason: format!(
+                "a block of {} packets and {} kernarg bytes, for the device target's {}-packet ring and {}-byte kernarg area",
+                device_program.max_block_packets,
+                device_program.max_block_kernarg_bytes,
+                ring_packets,
+                kernarg_capacity
+            ),
+        });
     }
+    Ok(true)
 }
 
 /// The table covers every slot the program names, with buffers of this device that are long

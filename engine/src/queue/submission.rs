@@ -20,13 +20,6 @@ use crate::profile::QueueCapture;
 use crate::semaphore::SemaphorePoint;
 use aqueduct_components::directory::SubmissionCounters;
 
-/// Where the pending rows ended up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Staged {
-    Published,
-    Parked,
-}
-
 /// Who runs a pass: an immediate submission, a batch's flush, or the completion thread retrying
 /// parked rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,8 +120,9 @@ impl Queue {
         stage(&mut writer);
     }
 
-    /// Submits one operation now: stages it and runs the stages, so it is published (or parked
-    /// behind earlier work) when this returns. Inputs are validated by the caller; from here on,
+    /// Submits one operation now: runs `prepare` under the lock (an error stages nothing), stages
+    /// the operation and runs the stages, so it is published (or parked behind earlier work) when
+    /// this returns. Inputs are validated by the caller; from here on,
     /// the only failures are the queue's or a dependency's.
     ///
     /// The common case (nothing pending before it, and the pass publishes it) runs one pass of
@@ -141,6 +135,7 @@ impl Queue {
         &self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
+        prepare: impl FnOnce(&Queue, &mut QueueState) -> EngineResult<()>,
         stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
         self.refuse_inside_batch()?;
@@ -150,6 +145,7 @@ impl Queue {
         let entry_ns = self.capture_entry();
         let mut guard = self.lock();
         let state = &mut *guard;
+        prepare(self, state)?;
         let capture = capture_of(state);
         let queue = &mut *state;
         let alone = queue.rows.is_empty() && !queue.rows.parked;
@@ -165,6 +161,13 @@ impl Queue {
                 SubmissionCounters::add(&self.endpoint.counters.submissions, 1);
                 return first_fault.map_or(Ok(()), Err);
             }
+            // A wait the device cannot resolve yet: park now. Another pass under this hold of
+            // the lock would find the same verdict (what `run_pending` does with it too).
+            if matches!(queue.rows.pass.stop, Some((_, Verdict::Defer))) {
+                self.park(state);
+                SubmissionCounters::add(&self.endpoint.counters.submissions, 1);
+                return first_fault.map_or(Ok(()), Err);
+            }
         }
         let result = self.run_pending(state, PassMode::Immediate);
         let result = match first_fault {
@@ -175,7 +178,7 @@ impl Queue {
             // Refused for ring space, a submission never entered the queue and is not counted.
             SubmissionCounters::add(&self.endpoint.counters.submissions, 1);
         }
-        result.map(|_| ())
+        result
     }
 
     /// What follows a pass (the epochs after `submitted_before` are the ones it published), while
@@ -212,23 +215,23 @@ impl Queue {
 
     /// Publishes every pending row (a batch's flush), or parks them behind parked work.
     pub(crate) fn flush(&self, state: &mut QueueState) -> EngineResult<()> {
-        self.run_pending(state, PassMode::Batch).map(|_| ())
+        self.run_pending(state, PassMode::Batch)
     }
 
     /// Runs passes of the stages over the pending rows until they are all published, or the
     /// front one must wait (parked). Rows that fail are failed and removed, and the passes go on
     /// with the rows behind them; the first error is returned.
-    pub(super) fn run_pending(&self, state: &mut QueueState, mode: PassMode) -> EngineResult<Staged> {
+    pub(super) fn run_pending(&self, state: &mut QueueState, mode: PassMode) -> EngineResult<()> {
         let mut deadline = None;
         let mut first_error = None;
         let rows = &state.rows;
         if rows.is_empty() && mode != PassMode::Readmit {
-            return Ok(Staged::Published);
+            return Ok(());
         }
         if mode != PassMode::Readmit && rows.parked {
             // Queue order: new rows wait behind parked ones.
             self.park(state);
-            return Ok(Staged::Parked);
+            return Ok(());
         }
         loop {
             let queue = &mut *state;
@@ -255,7 +258,7 @@ impl Queue {
                     if mode != PassMode::Readmit {
                         self.park(state);
                     }
-                    return first_error.map_or(Ok(Staged::Parked), Err);
+                    return first_error.map_or(Ok(()), Err);
                 }
                 Verdict::Backpressure => {
                     // Reclaim here rather than waiting for the completion thread: this thread
@@ -272,14 +275,14 @@ impl Queue {
                         continue;
                     }
                     if mode == PassMode::Readmit {
-                        return first_error.map_or(Ok(Staged::Parked), Err); // retried after reclaim
+                        return first_error.map_or(Ok(()), Err); // retried after reclaim
                     }
                     let rows = &state.rows;
                     if rows.columns.payload[rows.slot(row)] == Payload::Program {
                         // A program waits for room (or for its branch's drain) parked, not
                         // spinning: the completion thread resumes it after reclaim.
                         self.park(state);
-                        return first_error.map_or(Ok(Staged::Parked), Err);
+                        return first_error.map_or(Ok(()), Err);
                     }
                     // Not `now + timeout`: that panics for Duration::MAX, a natural "never give up".
                     let timeout = self.device.config.submit_timeout;
@@ -352,7 +355,7 @@ impl Queue {
             state.rows.parked = false;
             self.device.parked_queues.unpark(self.index);
         }
-        first_error.map_or(Ok(Staged::Published), Err)
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Removes the front row, `row`, which will not run; the row settles with it.
