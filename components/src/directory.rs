@@ -93,6 +93,9 @@ pub struct QueueEndpoint {
     pub capturing: AtomicBool,
     /// The queue's id in the replay capture (0: not captured).
     pub replay_id: AtomicU64,
+    /// Whether the queue's device target (where executions processed on the device run) is
+    /// made: set once, under the queue lock, so an execution checks it without the lock.
+    pub has_device_target: AtomicBool,
 }
 
 /// A queue's counters for reports, on their own cache line: the submitting thread writes them on
@@ -147,6 +150,7 @@ impl QueueEndpoint {
             batch_owner: AtomicU64::new(0),
             capturing: AtomicBool::new(false),
             replay_id: AtomicU64::new(0),
+            has_device_target: AtomicBool::new(false),
         }
     }
 

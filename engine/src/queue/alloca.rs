@@ -77,12 +77,9 @@ impl Queue {
             // Nothing to order: later work on this queue follows it, other queues have no signal
             // to wait on, and the memory is not in flight elsewhere.
             None if waits.is_empty() && signals.is_empty() => Ok(()),
-            None => self
-                .submit(waits, signals, super::operations::unprepared, |row| row.set_operation(OperationKind::Alloca)),
+            None => self.submit(waits, signals, |row| row.set_operation(OperationKind::Alloca)),
             Some((timeline, value)) => with_point(waits, timeline.at(*value), |waits| {
-                self.submit(waits, signals, super::operations::unprepared, |row| {
-                    row.set_operation(OperationKind::Alloca)
-                })
+                self.submit(waits, signals, |row| row.set_operation(OperationKind::Alloca))
             }),
         };
         match submitted {
@@ -132,7 +129,7 @@ impl Queue {
         };
         let value = timeline.value + 1;
         let result = with_point(signals, semaphore.at(value), |signals| {
-            self.submit(waits, signals, super::operations::unprepared, |row| row.set_operation(OperationKind::Dealloca))
+            self.submit(waits, signals, |row| row.set_operation(OperationKind::Dealloca))
         });
         match result {
             Ok(()) => {

@@ -91,17 +91,19 @@ impl Submitter for Batch<'_> {
         self.queue
     }
 
-    fn submit_prepared(
+    fn submit(
         &mut self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-        prepare: impl FnOnce(&Queue, &mut QueueState) -> EngineResult<()>,
         stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
-        prepare(self.queue, &mut self.state)?;
         self.queue.stage(&mut self.state, waits, signals, true, stage)?;
         SubmissionCounters::add(&self.queue.endpoint.counters.submissions, 1);
         Ok(())
+    }
+
+    fn with_state<R>(&mut self, f: impl FnOnce(&Queue, &mut QueueState) -> R) -> R {
+        f(self.queue, &mut self.state)
     }
 }
 

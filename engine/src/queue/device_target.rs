@@ -2,6 +2,8 @@
 //! processed on the device run. Made at the queue's first such execution, destroyed with the
 //! queue.
 
+use std::sync::atomic::Ordering;
+
 use aqueduct_abi::device_program::{PROCESSOR_STATE_RESERVED_BYTES, ProcessorStatus};
 use aqueduct_builtins::Builtin;
 use aqueduct_components::program::BuiltinObject;
@@ -23,6 +25,7 @@ impl Queue {
     pub(super) fn device_target<'s>(&self, state: &'s mut QueueState) -> EngineResult<&'s DeviceTarget> {
         if state.device_target.is_none() {
             state.device_target = Some(self.make_device_target()?);
+            self.endpoint.has_device_target.store(true, Ordering::Release);
         }
         match &state.device_target {
             Some(target) => Ok(target),

@@ -1,12 +1,10 @@
 //! `Queue::execute` (its builder is in `queue/builder.rs`): check the binding table against the program once, then hand the program to
 //! the queue's stages, which run it segment by segment.
 
-use std::cell::Cell;
 use std::sync::atomic::Ordering;
 
 use aqueduct_abi::block_program::{BindingSource, SourceKind};
 use aqueduct_components::program::ProgramImageRef;
-use aqueduct_components::submission::RowWriter;
 
 use super::Submitter;
 use crate::command_buffer::{BindingTable, CommandBuffer, DEVICE_MIN_PACKETS, FinishedProgram};
@@ -41,37 +39,28 @@ pub(crate) fn execute(
     if program.one_shot && program.executed.swap(true, Ordering::AcqRel) {
         return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
     }
-    // Set when the cost model picked the device but its target could not be made: the host runs it.
-    let on_host_instead = Cell::new(false);
-    let stage = |row: &mut RowWriter| {
+    // The queue's device target is made at its first device-processed execution, in a hold of
+    // the lock of its own; later executions find it made and take the lock once, to stage.
+    let on_device = on_device
+        && (shared.endpoint.has_device_target.load(Ordering::Acquire)
+            || match to.with_state(|queue, state| queue.device_target(state).map(drop)) {
+                Ok(()) => true,
+                Err(_) if processing == BlockProcessing::Auto => false,
+                Err(error) => return Err(error),
+            });
+    let result = to.submit(waits, signals, |row| {
         row.set_operation(aqueduct_components::capture::OperationKind::CommandBufferExecution);
         let run = row.program();
         // SAFETY: the command buffer's entity owns the image until it is released, and that
         // waits for this row (staged now, while the caller holds the command buffer) to settle.
         run.image = Some(unsafe { ProgramImageRef::new(&program.image) });
         run.block_limit = block_limit;
-        run.on_device = on_device && !on_host_instead.get();
+        run.on_device = on_device;
         for (slot, need) in program.slot_needs.iter().enumerate() {
             let entry = table.slots[slot].as_ref().filter(|_| need.used);
             run.bindings.push(entry.map_or(0, |entry| entry.buffer.device_address() + entry.offset));
         }
-    };
-    let result = if on_device {
-        // The queue's device target is made at its first execution, under the lock the staging
-        // takes anyway: one hold of the lock per execution.
-        let make_target =
-            |queue: &super::Queue, state: &mut aqueduct_systems::QueueState| match queue.device_target(state) {
-                Ok(_) => Ok(()),
-                Err(_) if processing == BlockProcessing::Auto => {
-                    on_host_instead.set(true);
-                    Ok(())
-                }
-                Err(error) => Err(error),
-            };
-        to.submit_prepared(waits, signals, make_target, stage)
-    } else {
-        to.submit(waits, signals, stage)
-    };
+    });
     if result.is_err() && program.one_shot {
         // Refused before it ran (bad points, a full ring): it may be executed again.
         program.executed.store(false, Ordering::Release);

@@ -256,9 +256,7 @@ impl Queue {
             None
         } else {
             let value = calls.readied + 1;
-            self.submit(&[], &[calls.ready.at(value)], super::operations::unprepared, |row| {
-                row.set_operation(OperationKind::HostCall)
-            })?;
+            self.submit(&[], &[calls.ready.at(value)], |row| row.set_operation(OperationKind::HostCall))?;
             calls.readied = value;
             Some(value)
         };
@@ -287,7 +285,7 @@ impl Queue {
         }
         // 3. The gate: later work on the queue waits for the function to return.
         let mut gate_row = None;
-        let result = self.submit(&[calls.gate.at(call)], &[], super::operations::unprepared, |row| {
+        let result = self.submit(&[calls.gate.at(call)], &[], |row| {
             row.set_operation(OperationKind::HostCall);
             gate_row = Some(row.row());
         });

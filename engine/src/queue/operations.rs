@@ -11,7 +11,6 @@ use aqueduct_builtins::{
 };
 use aqueduct_components::capture::OperationKind;
 use aqueduct_components::submission::{DispatchTemplate, RowWriter};
-use aqueduct_systems::QueueState;
 
 use super::Queue;
 use super::RawDispatch;
@@ -32,25 +31,10 @@ pub(crate) trait Submitter {
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
         stage: impl FnOnce(&mut RowWriter),
-    ) -> EngineResult<()> {
-        self.submit_prepared(waits, signals, unprepared, stage)
-    }
-
-    /// As [`Self::submit`], after `prepare` ran on the queue and its state under the same hold of
-    /// its lock (a batch holds it already); an error from `prepare` stages nothing.
-    fn submit_prepared(
-        &mut self,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-        prepare: impl FnOnce(&Queue, &mut QueueState) -> EngineResult<()>,
-        stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()>;
-}
 
-/// The preparation of an operation that needs none.
-#[inline(always)]
-pub(crate) fn unprepared(_: &Queue, _: &mut QueueState) -> EngineResult<()> {
-    Ok(())
+    /// Runs `f` on the queue and its state behind its lock (a batch holds it already).
+    fn with_state<R>(&mut self, f: impl FnOnce(&Queue, &mut aqueduct_systems::QueueState) -> R) -> R;
 }
 
 /// The immediate path: each operation is published before the call returns.
@@ -62,14 +46,17 @@ impl Submitter for Immediate<'_> {
     }
 
     #[inline]
-    fn submit_prepared(
+    fn submit(
         &mut self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-        prepare: impl FnOnce(&Queue, &mut QueueState) -> EngineResult<()>,
         stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
-        self.0.submit(waits, signals, prepare, stage)
+        self.0.submit(waits, signals, stage)
+    }
+
+    fn with_state<R>(&mut self, f: impl FnOnce(&Queue, &mut aqueduct_systems::QueueState) -> R) -> R {
+        f(self.0, &mut self.0.lock())
     }
 }
 

@@ -120,9 +120,8 @@ impl Queue {
         stage(&mut writer);
     }
 
-    /// Submits one operation now: runs `prepare` under the lock (an error stages nothing), stages
-    /// the operation and runs the stages, so it is published (or parked behind earlier work) when
-    /// this returns. Inputs are validated by the caller; from here on,
+    /// Submits one operation now: stages it and runs the stages, so it is published (or parked
+    /// behind earlier work) when this returns. Inputs are validated by the caller; from here on,
     /// the only failures are the queue's or a dependency's.
     ///
     /// The common case (nothing pending before it, and the pass publishes it) runs one pass of
@@ -135,7 +134,6 @@ impl Queue {
         &self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-        prepare: impl FnOnce(&Queue, &mut QueueState) -> EngineResult<()>,
         stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
         self.refuse_inside_batch()?;
@@ -145,7 +143,6 @@ impl Queue {
         let entry_ns = self.capture_entry();
         let mut guard = self.lock();
         let state = &mut *guard;
-        prepare(self, state)?;
         let capture = capture_of(state);
         let queue = &mut *state;
         let alone = queue.rows.is_empty() && !queue.rows.parked;
