@@ -185,6 +185,25 @@ pub struct DispatchTemplate {
 }
 
 impl DispatchTemplate {
+    /// A one-dimensional launch (y and z are 1) whose packet says [`crate::DISPATCH_DIMENSIONS`],
+    /// as every dispatch packet the engine publishes does: the builtins' launches.
+    pub const fn linear(
+        kernel_object: u64,
+        grid_size: u32,
+        workgroup_size: u16,
+        group_segment_size: u32,
+        private_segment_size: u32,
+    ) -> Self {
+        Self {
+            kernel_object,
+            grid: [grid_size, 1, 1],
+            workgroup: [workgroup_size, 1, 1],
+            dimensions: crate::DISPATCH_DIMENSIONS,
+            group_segment_size,
+            private_segment_size,
+        }
+    }
+
     /// The packet body (header left INVALID for the publisher) with its kernargs at
     /// `kernarg_address`, decrementing `completion_signal` (0 for none) when done.
     pub fn packet(&self, kernarg_address: u64, completion_signal: u64) -> KernelDispatchPacket {

@@ -92,23 +92,11 @@ pub struct DispatchPlan {
 }
 
 impl DispatchPlan {
-    /// The plan as a one-dimensional dispatch packet body for `kernel_object`, its header left
-    /// INVALID for the producer to publish (for running the plan outside a queue, as the
-    /// interpreter's tests and bench do).
-    pub fn packet(&self, kernel_object: u64, kernarg_address: u64) -> aqueduct_abi::KernelDispatchPacket {
-        aqueduct_abi::KernelDispatchPacket {
-            header: aqueduct_abi::PacketHeader::INVALID,
-            setup: 1,
-            workgroup_size_x: self.workgroup_size,
-            workgroup_size_y: 1,
-            workgroup_size_z: 1,
-            grid_size_x: self.grid_size,
-            grid_size_y: 1,
-            grid_size_z: 1,
-            kernel_object,
-            kernarg_address,
-            ..Default::default()
-        }
+    /// The plan's launch of `kernel_object`, with no group or private memory beyond the
+    /// kernel's own (for running the plan outside a queue, as the interpreter's tests and bench
+    /// do; a queue's launch takes the segment sizes from the loaded builtin).
+    pub fn template(&self, kernel_object: u64) -> aqueduct_abi::DispatchTemplate {
+        aqueduct_abi::DispatchTemplate::linear(kernel_object, self.grid_size, self.workgroup_size, 0, 0)
     }
 
     pub fn kernel_symbol(&self) -> &'static str {

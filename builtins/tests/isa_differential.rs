@@ -26,7 +26,7 @@ fn run_host(plan: &DispatchPlan) {
     let kernels = aqueduct_builtins::soft_registrations().next().expect("registrations").1;
     let kernel = kernels.iter().find(|kernel| kernel.symbol == plan.kernel_symbol()).expect("a host build");
     let kernargs = plan.kernarg_bytes();
-    let packet = plan.packet(0, kernargs.as_ptr() as u64);
+    let packet = plan.template(0).packet(kernargs.as_ptr() as u64, 0);
     let mut group_memory = vec![0u8; 0];
     for group in 0..plan.grid_size.div_ceil(u32::from(plan.workgroup_size)) {
         let context = WorkgroupContext {
@@ -52,7 +52,7 @@ fn run_host(plan: &DispatchPlan) {
 fn run_isa(image: &StandaloneImage, plan: &DispatchPlan, arena: &[u8]) {
     let kernel_object = image.kernel_object(plan.kernel_symbol()).expect("the kernel");
     let kernargs = plan.kernarg_bytes();
-    let packet = plan.packet(kernel_object, kernargs.as_ptr() as u64);
+    let packet = plan.template(kernel_object).packet(kernargs.as_ptr() as u64, 0);
     let packet_address = &packet as *const KernelDispatchPacket as u64;
     let memory = Regions(vec![
         image.range(),

@@ -23,14 +23,13 @@ impl BuiltinObject {
     /// grids, and the packet says [`aqueduct_abi::DISPATCH_DIMENSIONS`] (y and z are 1), as every
     /// dispatch packet the engine publishes does.
     pub fn template(&self, grid_size: u32, workgroup_size: u16) -> aqueduct_abi::DispatchTemplate {
-        aqueduct_abi::DispatchTemplate {
-            kernel_object: self.kernel_object,
-            grid: [grid_size, 1, 1],
-            workgroup: [workgroup_size, 1, 1],
-            dimensions: aqueduct_abi::DISPATCH_DIMENSIONS,
-            group_segment_size: self.group_segment_size,
-            private_segment_size: self.private_segment_size,
-        }
+        aqueduct_abi::DispatchTemplate::linear(
+            self.kernel_object,
+            grid_size,
+            workgroup_size,
+            self.group_segment_size,
+            self.private_segment_size,
+        )
     }
 }
 

@@ -16,7 +16,7 @@ fn a_workgroup_runs_in_a_256_kib_stack() {
             let image = StandaloneImage::load(bytes).expect("the library loads");
             let kernel_object = image.kernel_object(plan.kernel_symbol()).expect("the kernel");
             let kernargs = plan.kernarg_bytes().to_vec();
-            let packet = plan.packet(kernel_object, kernargs.as_ptr() as u64);
+            let packet = plan.template(kernel_object).packet(kernargs.as_ptr() as u64, 0);
             let memory = Regions(vec![
                 image.range(),
                 (target.as_ptr() as u64, 4096),
