@@ -85,9 +85,10 @@ mod semaphore;
 
 use std::sync::Arc;
 
-pub use aqueduct_components::device_entities::{MemoryKind, PoolEntity};
+pub use aqueduct_components::device_entities::MemoryKind;
+use aqueduct_components::device_entities::PoolEntity;
 pub use aqueduct_components::directory::CrossQueueWait;
-pub use aqueduct_components::directory::QueueEndpoint;
+use aqueduct_components::directory::QueueEndpoint;
 pub use aqueduct_components::semaphore_table::{FailureRecord, MAX_SEMAPHORES};
 pub use clock::thread_cpu_time;
 pub use command_buffer::{
@@ -433,25 +434,24 @@ impl Device {
         (queues, semaphores, allocations)
     }
 
-    /// The device's queues, by index: the endpoint their device-World entities hold (index,
-    /// agent, ring and kernarg sizes, and the epochs submitted and drained). A queue leaves the
-    /// list once it is destroyed: when its last handle drops, or after its work drains.
-    pub fn live_queues(&self) -> Vec<std::sync::Arc<QueueEndpoint>> {
+    /// The device's queues, by index, as their device-World entities record them. A queue
+    /// leaves the list once it is destroyed: when its last handle drops, or after its work
+    /// drains.
+    pub fn live_queues(&self) -> Vec<LiveQueue> {
         use aqueduct_components::device_entities::Shared;
         let mut world = self.0.world();
-        let mut queues: Vec<_> =
-            world.query::<&Shared<QueueEndpoint>>().iter(&world).map(|shared| shared.0.clone()).collect();
+        let mut queues: Vec<LiveQueue> =
+            world.query::<&Shared<QueueEndpoint>>().iter(&world).map(|shared| LiveQueue::of(&shared.0)).collect();
         queues.sort_by_key(|queue| queue.index);
         queues
     }
 
-    /// The device's memory pools, as their device-World entities record them (kind, agent, block
-    /// and maximum sizes), in no set order. A pool counts until its release settles, as
-    /// [`Self::live_objects`] counts buffers.
-    pub fn live_pools(&self) -> Vec<PoolEntity> {
+    /// The device's memory pools, as their device-World entities record them, in no set order.
+    /// A pool counts until its release settles, as [`Self::live_objects`] counts buffers.
+    pub fn live_pools(&self) -> Vec<LivePool> {
         self.0.release_settled();
         let mut world = self.0.world();
-        world.query::<&PoolEntity>().iter(&world).copied().collect()
+        world.query::<&PoolEntity>().iter(&world).map(LivePool::of).collect()
     }
 
     /// Live entities in the device World: (executables, finished command buffers), counted like
@@ -463,5 +463,55 @@ impl Device {
         let executables = world.query::<&ExecutableEntity>().iter(&world).count();
         let command_buffers = world.query::<&CommandBufferEntity>().iter(&world).count();
         (executables, command_buffers)
+    }
+}
+
+/// A live queue of a device ([`Device::live_queues`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LiveQueue {
+    /// Its index on the device ([`Queue::index`]).
+    pub index: u16,
+    /// Index of the physical agent within the logical device.
+    pub agent: usize,
+    /// AQL packets its ring holds.
+    pub ring_packets: u32,
+    /// Bytes of its kernarg ring.
+    pub kernarg_bytes: u64,
+    /// Epochs published so far ([`QueueStats::epochs_submitted`]).
+    pub epochs_submitted: u64,
+    /// Epochs drained so far ([`QueueStats::epochs_drained`]).
+    pub epochs_drained: u64,
+}
+
+impl LiveQueue {
+    fn of(endpoint: &QueueEndpoint) -> Self {
+        use std::sync::atomic::Ordering;
+        Self {
+            index: endpoint.index,
+            agent: endpoint.agent,
+            ring_packets: endpoint.ring_packets,
+            kernarg_bytes: endpoint.kernarg_bytes,
+            epochs_submitted: endpoint.submitted.load(Ordering::Acquire),
+            epochs_drained: endpoint.drained.load(Ordering::Acquire),
+        }
+    }
+}
+
+/// A live memory pool of a device ([`Device::live_pools`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LivePool {
+    /// The memory it hands out.
+    pub kind: MemoryKind,
+    /// Index of the physical agent within the logical device.
+    pub agent: usize,
+    /// Bytes it allocates at a time.
+    pub block_size: u64,
+    /// The most bytes its blocks may hold together.
+    pub max_size: u64,
+}
+
+impl LivePool {
+    fn of(pool: &PoolEntity) -> Self {
+        Self { kind: pool.kind, agent: pool.agent, block_size: pool.block_size, max_size: pool.max_size }
     }
 }
