@@ -764,3 +764,8 @@ fn wait_for_frame(timeline: &Semaphore, lanes: &[LaneState], target: u64, timeou
     }
     Ok(())
 }
+
+/// The README's examples, compiled and run as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -515,3 +515,8 @@ impl LivePool {
         Self { kind: pool.kind, agent: pool.agent, block_size: pool.block_size, max_size: pool.max_size }
     }
 }
+
+/// The README's examples, compiled and run as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
