@@ -19,4 +19,8 @@ fn main() {
         .flag_if_supported("-Werror=implicit-function-declaration")
         .warnings(true)
         .compile("aqueduct_blit_host");
+    // The shim's folder, for dependents that build kernels of their own the same way (the root
+    // crate's demo and bench kernels): `DEP_AQUEDUCT_BUILTINS_INCLUDE` in their build scripts.
+    let device = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo")).join("device");
+    println!("cargo::metadata=include={}", device.display());
 }
