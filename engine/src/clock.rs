@@ -1,5 +1,6 @@
-//! The calling thread's CPU time: what benchmarks report as host cost, unaffected by time the
-//! thread spends descheduled while other threads (completion, the soft runtime) hold the cores.
+//! The engine's clocks: the calling thread's CPU time (what benchmarks report as host cost,
+//! unaffected by time the thread spends descheduled while other threads hold the cores),
+//! deadlines, and the one conversion between the provider's timestamp ticks and nanoseconds.
 
 use std::time::{Duration, Instant};
 
@@ -19,4 +20,32 @@ pub fn thread_cpu_time() -> Duration {
 pub(crate) fn deadline_after(start: Instant, timeout: Duration) -> Instant {
     const NO_DEADLINE: Duration = Duration::from_secs(30 * 365 * 24 * 60 * 60);
     start.checked_add(timeout).unwrap_or_else(|| start + NO_DEADLINE)
+}
+
+/// `ticks` of a clock running at `frequency_hz` (0 is taken as 1), in nanoseconds, in integers:
+/// exact to the nanosecond below, saturating at `u64::MAX`.
+pub(crate) fn ticks_to_ns(ticks: u64, frequency_hz: u64) -> u64 {
+    (u128::from(ticks) * 1_000_000_000 / u128::from(frequency_hz.max(1))).min(u128::from(u64::MAX)) as u64
+}
+
+/// `ns` nanoseconds as ticks of a clock running at `frequency_hz`, rounded up (a timeout never
+/// shortens), saturating at `u64::MAX`.
+pub(crate) fn ns_to_ticks(ns: u64, frequency_hz: u64) -> u64 {
+    (u128::from(ns) * u128::from(frequency_hz)).div_ceil(1_000_000_000).min(u128::from(u64::MAX)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_and_nanoseconds_convert_in_integers() {
+        assert_eq!(ticks_to_ns(100, 100_000_000), 1_000, "ROCr's 100 MHz: 10 ns a tick");
+        assert_eq!(ns_to_ticks(1_000, 100_000_000), 100);
+        assert_eq!(ns_to_ticks(1, 100_000_000), 1, "rounded up");
+        assert_eq!(ticks_to_ns(7, 1_000_000_000), 7);
+        assert_eq!(ns_to_ticks(u64::MAX, 1_000_000_000_000), u64::MAX, "saturates");
+        assert_eq!(ticks_to_ns(u64::MAX, 1), u64::MAX, "saturates");
+        assert_eq!(ticks_to_ns(5, 0), 5_000_000_000, "a zero frequency is taken as 1 Hz");
+    }
 }

@@ -58,7 +58,7 @@ impl SystemClockMap {
     }
 
     fn ticks_to_ns(self, ticks: u64) -> u64 {
-        (u128::from(ticks) * 1_000_000_000 / u128::from(self.frequency_hz)) as u64
+        crate::clock::ticks_to_ns(ticks, self.frequency_hz)
     }
 
     /// A system-domain tick as host nanoseconds (0 if it lands before the host clock's origin).

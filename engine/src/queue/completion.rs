@@ -28,12 +28,11 @@ const BUSY_RETRY: std::time::Duration = std::time::Duration::from_micros(20);
 /// than the submitter's batch, so while a submitter is active it drains first.
 const COMPLETION_BATCH: u64 = 4 * SUBMITTER_DRAIN_BATCH;
 
-pub(crate) fn run(queue: Arc<Queue>, ticks_per_ns: f64) {
+/// The completion thread's loop; `timeout` is `EngineConfig::completion_fallback` in the
+/// provider's timestamp ticks (what `hsa_amd_signal_wait_any` takes).
+pub(crate) fn run(queue: Arc<Queue>, timeout: u64) {
     let api = queue.device.hsa.api();
     let control = hsa_signal_t { handle: queue.endpoint.control_signal };
-    // `EngineConfig::completion_fallback`, in the provider's timestamp ticks.
-    let fallback_ns = queue.device.config.completion_fallback.as_nanos() as f64;
-    let timeout = (fallback_ns * ticks_per_ns).min(u64::MAX as f64) as u64;
     loop {
         // Read before looking at the state: a poke after this point changes the value and ends
         // the wait below, so no wake-up is lost.

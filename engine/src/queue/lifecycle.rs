@@ -33,6 +33,10 @@ impl Queue {
                 reason: format!("{} is outside the agent's queue sizes {min}..={max}", config.queue_packets),
             });
         }
+        // The completion thread's fallback wait, in the provider's timestamp ticks (what its
+        // signal waits take): asked before anything is made, so a failure changes nothing.
+        let fallback_ns = u64::try_from(config.completion_fallback.as_nanos()).unwrap_or(u64::MAX);
+        let timeout = crate::clock::ns_to_ticks(fallback_ns, device.hsa.timestamp_frequency()?);
         let index = device
             .directory
             .reserve_index()
@@ -129,12 +133,11 @@ impl Queue {
         // The completion thread's copy, which the device's queue table reaches while the thread
         // runs.
         let background = Arc::new(handle.uncounted());
-        let ticks_per_ns = hsa.timestamp_frequency().unwrap_or(1_000_000_000) as f64 / 1e9;
         let thread = {
             let background = background.clone();
             std::thread::Builder::new()
                 .name(format!("aqueduct-completion-{index}"))
-                .spawn(move || super::completion::run(background, ticks_per_ns))
+                .spawn(move || super::completion::run(background, timeout))
                 .map_err(|error| EngineError::NoDevice {
                     reason: format!("cannot start a completion thread: {error}"),
                 })?
