@@ -1,11 +1,14 @@
-//! aqueduct-bevy: AMD compute in a Bevy app's own frame.
+//! aqueduct-bevy: AMD compute staged and flushed in a Bevy app's own frame.
 //!
 //! [`AqueductPlugin`] opens an engine (default device `auto`), makes one queue per *lane*, and
 //! inserts the resources [`AqueductDevice`], [`AqueductQueues`] and [`AqueductFrame`]. User
 //! systems stage work for a lane through [`AqueductFrame`]; in [`PostUpdate`],
 //! [`AqueductSystems::Flush`] publishes each lane's work for the frame as one batch, so one
-//! frame's work reaches each queue with one doorbell. The engine's stages are ECS systems too;
-//! here they run inside the app's frame.
+//! frame's work reaches each queue with one doorbell. The engine's stages are ECS systems too,
+//! but not the app's: each lane's batch ([`Queue::batch`]) runs them at its flush
+//! ([`Batch::flush`]) as that queue's own schedule, in the queue's own World, on the flushing
+//! thread. Work that retires later is drained by a later pass or by the queue's completion
+//! thread.
 //!
 //! - **Lanes are labels.** A lane is a type that is a [`SystemSet`] and implements [`Lane`]:
 //!   `#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)] struct Physics;` and

@@ -1,7 +1,10 @@
 //! aqueduct-components: the plain data the submission pipeline works on.
 //!
-//! Plain data only: behaviour over it (the semaphore seqlock, host parking, signal reads) is in
-//! `aqueduct-systems`' `sync` module, and this crate does not depend on `aqueduct-hsa`.
+//! Plain data, with two exceptions: the seqlock of a semaphore's producer record
+//! (`semaphore_slot.rs`) and host parking (`host_waiters.rs`) keep their protocols beside their
+//! fields, in files that depend only on std and an atomics shim, so `loom-models/` checks that
+//! very code. Everything else done over the data (slot allocation, the failure log, signal reads)
+//! is in `aqueduct-systems`' `sync` module. This crate does not depend on `aqueduct-hsa`.
 //!
 //! - [`dependency`]: the plain values dependencies are made of (a queue position, a wait, a
 //!   signal, a wait resolved for the device), named by everything below.

@@ -10,7 +10,8 @@ use crate::error::{EngineError, EngineResult};
 /// Where a command-buffer execution's blocks are turned into packets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BlockProcessing {
-    /// The engine picks, per execution, by a measured cost model: the device for programs with a
+    /// The engine picks, per execution, by a fixed rule (chosen from measurements,
+    /// docs/BENCHMARKS.md): the device for programs with a
     /// conditional branch (a branch on the host costs a round trip: the queue drains, the host
     /// reads the value) or with at least [`DEVICE_MIN_PACKETS`](crate::DEVICE_MIN_PACKETS) packets and no transfer with a
     /// dynamic side (which the device writes with kernels planned for any alignment); the host

@@ -59,8 +59,8 @@ pub enum Record {
 }
 
 /// The operation a submission carried, as the user called it (a fill is a builtin dispatch to
-/// the stages, but a fill here). The one operation-kind enum: the queue's rows carry it, and
-/// the profile records it.
+/// the stages, but a fill here). The queue's rows carry it and the profile records it; a replay
+/// capture records the call itself, with its arguments (`replay::Operation`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OperationKind {
