@@ -109,7 +109,8 @@ fn json_report_has_every_documented_field_and_compare_reads_it() {
 
     // --compare reads two reports: one whose every repetition doubled is significantly slower
     // (a single quick repetition cannot be told from noise, so the rows get 12 of them).
-    let directory = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-compare-own-report");
+    let directory =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("bench-compare-own-report-{}", std::process::id()));
     std::fs::create_dir_all(&directory).unwrap();
     let (old, new) = (directory.join("old.json"), directory.join("new.json"));
     let mut repeated = report.clone();

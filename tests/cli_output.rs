@@ -21,7 +21,7 @@ fn fixture(name: &str) -> String {
 
 /// A fresh directory for one test.
 fn scratch(test: &str) -> PathBuf {
-    let directory = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-output-{test}"));
+    let directory = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-output-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&directory);
     std::fs::create_dir_all(&directory).unwrap();
     directory

@@ -17,7 +17,7 @@ fn aqueduct(arguments: &[&str]) -> (bool, String, String) {
 
 /// A fresh directory for one test, holding the sample bundle as `sample.aqprof`.
 fn workspace(test: &str) -> (PathBuf, String) {
-    let directory = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("profile-cli-{test}"));
+    let directory = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("profile-cli-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&directory);
     std::fs::create_dir_all(&directory).unwrap();
     let bundle = directory.join("sample.aqprof");

@@ -23,7 +23,7 @@ fn aqueduct(arguments: &[&str], env: &[(&str, &Path)]) -> (bool, String, String)
 
 #[test]
 fn the_demo_captured_as_is_replays_benchmarks_and_profiles() {
-    let directory = Path::new(env!("CARGO_TARGET_TMPDIR")).join("replay-cli");
+    let directory = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("replay-cli-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&directory);
     std::fs::create_dir_all(&directory).unwrap();
     let capture = directory.join("demo.aqreplay");

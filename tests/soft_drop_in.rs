@@ -285,7 +285,8 @@ fn run_hip_program(source: &str, libraries: &[&str], headers: &[&str]) -> Option
         return None;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join(source.replace('.', "-"));
+    let binary =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-{}", source.replace('.', "-"), std::process::id()));
     let build = Command::new("c++")
         .args(["-std=c++17", "-Wall", "-Werror", "-O1", "-D__HIP_PLATFORM_AMD__", "-o"])
         .arg(&binary)
@@ -341,7 +342,7 @@ fn hipcc_and_drop_in() -> Option<std::path::PathBuf> {
 /// directory as `name`, as a user builds it.
 fn hipcc(source: &str, arguments: &[&str], name: &str) -> std::path::PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let output = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let output = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
     let build = Command::new(HIPCC)
         .args(arguments)
         .arg(root.join("tests/hip").join(source))
@@ -444,7 +445,7 @@ fn debian_s_rocrand_runs_its_gfx1030_kernels_on_the_drop_in() {
 /// Builds `tests/c/NAME.c` against the drop-in in `dir`.
 fn build_c(name: &str, dir: &Path) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hsa-{name}"));
+    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hsa-{name}-{}", std::process::id()));
     let build = Command::new("cc")
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-o"])
         .arg(&binary)

@@ -28,10 +28,11 @@ fn exclusive() -> MutexGuard<'static, ()> {
     RUNTIME.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
-/// A path under the target directory's temp area (cargo's `CARGO_TARGET_TMPDIR`): reused by every
-/// run, so nothing piles up in the system's temp directory.
+/// A path under the target directory's temp area (cargo's `CARGO_TARGET_TMPDIR`, so nothing piles
+/// up in the system's temp directory), one folder per test process: two runs of the suite at once
+/// do not write each other's captures.
 fn capture_path(name: &str) -> PathBuf {
-    let directory = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay");
+    let directory = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("replay-{}", std::process::id()));
     std::fs::create_dir_all(&directory).unwrap();
     directory.join(format!("{name}.aqreplay"))
 }

@@ -647,7 +647,7 @@ fn c_facts() -> Option<String> {
     }
     let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/layout.c");
-    let binary = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("aqueduct-abi-layout");
+    let binary = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("aqueduct-abi-layout-{}", std::process::id()));
     let compiled =
         Command::new(&compiler).args(["-std=c11", "-Wall", "-Wextra", "-O0", "-o"]).arg(&binary).arg(&source).output();
     let compiled = match compiled {
