@@ -6,16 +6,8 @@
 #
 #   ROUNDS=8 scripts/edge-builds.sh head promise nocounters
 set -u
-pin=()
-[[ -n "${TASKSET:-}" ]] && pin=(taskset -c "$TASKSET")
-builds=("$@"); count=${#builds[@]}; rounds=${ROUNDS:-5}
-for round in $(seq 1 "$rounds"); do
-  for i in $(seq 0 $((count - 1))); do
-    b=${builds[$(( (i + round) % count ))]}
-    "${pin[@]}" .peer/aq-"$b" bench --filter edge/submit/512 --json > "$OUT/e-$b-$round.json" 2>/dev/null
-    "${pin[@]}" .peer/aq-"$b" bench --filter batch/edge/512 --json > "$OUT/f-$b-$round.json" 2>/dev/null
-  done
-done
+SHAPES="edge/submit/512:e batch/edge/512:f" ROUNDS=${ROUNDS:-5} "$(dirname "$0")/rotate-builds.sh" "$@"
+builds=("$@")
 python3 - "$OUT" "${builds[@]}" <<'PY'
 import json, glob, os, sys
 out, builds = sys.argv[1], sys.argv[2:]

@@ -7,16 +7,8 @@
 #
 #   scripts/scale-builds.sh base row nowake nocache new
 set -u
+SHAPES="scale/:scale edge/submit/512:edge" ROUNDS=${ROUNDS:-4} "$(dirname "$0")/rotate-builds.sh" "$@"
 builds=("$@")
-count=${#builds[@]}
-rounds=${ROUNDS:-4}
-for round in $(seq 1 "$rounds"); do
-  for i in $(seq 0 $((count - 1))); do
-    b=${builds[$(( (i + round) % count ))]}
-    .peer/aq-"$b" bench --filter scale/ --json > "$OUT/scale-$b-$round.json"
-    .peer/aq-"$b" bench --filter edge/submit/512 --json > "$OUT/edge-$b-$round.json"
-  done
-done
 python3 - "$OUT" "${builds[@]}" <<'PY'
 import json, glob, os, sys
 out, builds = sys.argv[1], sys.argv[2:]
