@@ -49,7 +49,7 @@ fn command_buffers(c: &mut Criterion) {
     });
     group.bench_function("static/512", |b| {
         b.iter_custom(|iterations| {
-            total((0..iterations).map(|_| command_buffers::replay_static(&rig, LENGTH).expect("replay")))
+            total((0..iterations).map(|_| command_buffers::execute_static(&rig, LENGTH).expect("execute")))
         })
     });
     group.bench_function("dynamic_extra/512", |b| {

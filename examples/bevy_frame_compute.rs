@@ -109,7 +109,7 @@ fn setup(world: &mut World, frames: u64, bodies: u32) -> Result<(), Box<dyn std:
         device.buffer_from(MemoryKind::HostVisible, &flat(&positions))?,
     ];
     let velocity_buffer = device.buffer_from(MemoryKind::HostVisible, &flat(&velocities))?;
-    // Recorded once each, replayed every other frame.
+    // Recorded once each, executed every other frame.
     let record = |from: usize| -> Result<Arc<CommandBuffer>, aqueduct::EngineError> {
         let mut step = device.create_command_buffer(CommandBufferUsage::Reusable)?;
         let bindings = [

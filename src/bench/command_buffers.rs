@@ -1,4 +1,4 @@
-//! The command-buffer shapes: recording, static replay, the extra cost of recording per
+//! The command-buffer shapes: recording, executing a prebuilt chain, the extra cost of recording per
 //! execution, and the CLIP-shaped program at several concurrencies. All run on retire-only soft
 //! queues (host cost) and check that every execution's semaphore was reached.
 //!
@@ -198,8 +198,8 @@ fn timed_execute(
     Ok(sample)
 }
 
-/// `cb/static/N`: replaying a prebuilt N-dispatch chain (host cost of `execute`).
-pub fn replay_static(rig: &CommandBufferRig, length: u64) -> Result<Sample, EngineError> {
+/// `cb/static/N`: executing a prebuilt N-dispatch chain (host cost of `execute`).
+pub fn execute_static(rig: &CommandBufferRig, length: u64) -> Result<Sample, EngineError> {
     let done = rig.materials.device.create_semaphore(0)?;
     timed_execute(&rig.queues[0], rig.chain(length)?, &BindingTable::default(), &done, 1)
 }
@@ -227,7 +227,7 @@ pub fn end_to_end(rig: &CommandBufferRig, length: u64, device: bool) -> Result<S
 const PREBUILT_BASELINES: u64 = 3;
 
 /// `cb/dynamic_extra/N`: recording, finishing and executing a fresh one-shot chain, minus
-/// replaying the prebuilt one, both in this repetition. The prebuilt replay is the fastest of
+/// executing the prebuilt one, both in this repetition. The prebuilt execution is the fastest of
 /// `PREBUILT_BASELINES`: one preempted baseline made the difference 0 (a quick run in CI
 /// reported `cb/dynamic_extra/1` at 0 ns).
 pub fn dynamic_extra(rig: &CommandBufferRig, length: u64) -> Result<Sample, EngineError> {

@@ -11,7 +11,7 @@
 //! - `dispatch/submit/bindings=B` for B in 0, 4, 16, 64, 256;
 //! - `scale/queues=Q` for Q in 1, 2, 4, 8;
 //! - `cb/record/N`, `cb/static/N`, `cb/dynamic_extra/N` for N in 1, 16, 512, 5000: command-buffer
-//!   dispatch chains (recording, prebuilt replay, and the extra of recording per execution);
+//!   dispatch chains (recording, executing a prebuilt chain, and the extra of recording per execution);
 //! - `cb/device/N` for N in 512, 5000: the host's cost per execution of an N-dispatch chain
 //!   processed on the device (one dispatch and the binding table); `cb/e2e/host/512` and
 //!   `cb/e2e/device/512`: one execution of the 512-dispatch chain, submitted and waited for, on a
@@ -152,7 +152,7 @@ pub fn shapes<'a>(
     for length in command_buffers::CHAIN_LENGTHS {
         list.push(Shape::new(format!("cb/record/{length}"), length, move || command_buffers::record(cb_rig, length)));
         list.push(Shape::new(format!("cb/static/{length}"), length, move || {
-            command_buffers::replay_static(cb_rig, length)
+            command_buffers::execute_static(cb_rig, length)
         }));
         list.push(Shape::new(format!("cb/dynamic_extra/{length}"), length, move || {
             command_buffers::dynamic_extra(cb_rig, length)
@@ -258,7 +258,7 @@ pub fn run_with_notes(
     mut progress: impl FnMut(usize, usize, &str),
 ) -> Result<(Report, Vec<String>), EngineError> {
     // Rings deep enough that a 5000-dispatch chain and 16 CLIP items in flight (12,672 packets)
-    // replay from the submitting thread instead of parking for room.
+    // execute from the submitting thread instead of parking for room.
     let engine = Engine::with_config(EngineConfig {
         device: options.device.parse()?,
         queue_packets: 16384,

@@ -73,7 +73,7 @@ impl Named for CompareOp {
 /// Where recording splits a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockLimits {
-    /// Most AQL packets one block may cost; a block must fit a queue's ring to replay.
+    /// Most AQL packets one block may cost; a block must fit a queue's ring to execute.
     pub packets: u32,
     /// Most kernarg bytes one block may cost; at most half a queue's kernarg ring.
     pub kernarg_bytes: u32,

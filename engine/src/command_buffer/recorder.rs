@@ -668,7 +668,7 @@ impl CommandBuffer {
         let mut word = [0u8; 8];
         word[..pattern.len().min(8)].copy_from_slice(&pattern[..pattern.len().min(8)]);
         let pattern_value = u64::from_le_bytes(word);
-        // The planner's checks (width, length) against a stand-in address; the real one is planned at replay.
+        // The planner's checks (width, length) against a stand-in address; the real one is planned at execution.
         aqueduct_builtins::plan_fill(0x1000, target.length(), pattern_value, width)?;
         let source = check_ref(&self.device, "fill target", target, ANY_ACCESS)?;
         let length = target.length();
