@@ -36,9 +36,6 @@ pub(crate) fn execute(
     let block_limit = shared.device.config.execution_block_limit;
     let processing = processing.unwrap_or(command_buffer.processing());
     let on_device = on_device(shared, processing, program)?;
-    if program.one_shot && program.executed.swap(true, Ordering::AcqRel) {
-        return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
-    }
     // The queue's device target is made at its first device-processed execution, in a hold of
     // the lock of its own; later executions find it made and take the lock once, to stage.
     let on_device = on_device
@@ -48,6 +45,10 @@ pub(crate) fn execute(
                 Err(_) if processing == BlockProcessing::Auto => false,
                 Err(error) => return Err(error),
             });
+    // Marked only once nothing before the staging can refuse it (the target's making included).
+    if program.one_shot && program.executed.swap(true, Ordering::AcqRel) {
+        return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
+    }
     let result = to.submit(waits, signals, |row| {
         row.set_operation(aqueduct_components::capture::OperationKind::CommandBufferExecution);
         let run = row.program();
