@@ -188,3 +188,34 @@ fn queue_priorities_and_cu_masks_follow_the_header_contract() {
         assert_eq!(read[0], every, "0 bits restores every CU");
     }
 }
+
+/// A handle used while another thread destroys it may meet its slot reused (the CI failure of
+/// `tests/c/hostile.c`: a stale add through a user signal whose slot had become a destroyed
+/// queue's doorbell wrote through a freed pointer). A slot keeps its kind for life, so a user
+/// signal's slot is never a doorbell's; and a stale store through a destroyed queue's doorbell
+/// signal changes nothing.
+#[test]
+fn a_destroyed_signal_s_slot_never_becomes_a_doorbell_and_a_stale_doorbell_store_is_ignored() {
+    let client = Client::new();
+    let api = client.hsa.api();
+    let destroyed: Vec<u64> = (0..64)
+        .map(|value| {
+            let signal = client.signal(value);
+            // SAFETY: a signal this test created.
+            assert_eq!(unsafe { (api.hsa_signal_destroy)(signal) }, status::SUCCESS);
+            signal.handle
+        })
+        .collect();
+    for _ in 0..8 {
+        let queue = client.queue(64);
+        // SAFETY: the queue is live until the destroy below.
+        let doorbell = hsa_signal_t { handle: unsafe { (*queue.raw).doorbell_signal } };
+        assert!(!destroyed.contains(&doorbell.handle), "a destroyed user signal's slot became a doorbell");
+        // SAFETY: the queue was created above and is destroyed once.
+        assert_eq!(unsafe { (api.hsa_queue_destroy)(queue.raw) }, status::SUCCESS);
+        // SAFETY: table calls on a handle the runtime validates; it names no live signal now.
+        unsafe { (api.hsa_signal_store_screlease)(doorbell, 5) };
+        // SAFETY: as above.
+        assert_eq!(unsafe { (api.hsa_signal_load_scacquire)(doorbell) }, 0, "a stale doorbell reads as 0");
+    }
+}

@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define SHOW(call) printf("%s=0x%llx\n", #call, (unsigned long long)(call))
 #define CHURN_THREADS 32
@@ -99,9 +98,11 @@ static void *churn(void *argument) {
       hsa_signal_destroy(signal);
       hsa_signal_destroy(signal); /* double destroy */
     }
+    /* No write to the memory: another thread's double free may release it once this thread's
+     * allocation reuses the address (as on ROCr, a free names an address, not an allocation), so a
+     * write here would be this program's own use after free, not the runtime's. */
     void *memory = NULL;
     if (hsa_amd_memory_pool_allocate(pool, 4096, 0, &memory) == HSA_STATUS_SUCCESS) {
-      memset(memory, round, 4096);
       hsa_amd_memory_pool_free(memory);
       hsa_amd_memory_pool_free(memory); /* double free */
     }

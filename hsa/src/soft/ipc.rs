@@ -26,7 +26,7 @@ use aqueduct_abi::{AmdSignal, SignalKind};
 
 use super::memory::{MappedRange, MappingKind, PoolKind, owner_bit};
 use super::runtime::Runtime;
-use super::shared_file::{SharedFile, back_with_shared_file, map_shared};
+use super::shared_file::{SharedFile, back_with_shared_file, make_private, map_shared};
 use crate::sys::*;
 
 /// "AQIP": a handle this runtime made.
@@ -52,8 +52,9 @@ fn encode(kind: u32, descriptor: i32, inode: u64, size: usize) -> hsa_amd_ipc_me
     }
 }
 
-/// Opens and maps the file a handle of `kind` names; returns the mapping and its size.
-fn attach(handle: &hsa_amd_ipc_memory_t, kind: u32) -> Result<(usize, usize), u32> {
+/// Opens and maps the file a handle of `kind` names, at `at` exactly or anywhere; returns the
+/// mapping and its size.
+fn attach(handle: &hsa_amd_ipc_memory_t, kind: u32, at: Option<usize>) -> Result<(usize, usize), u32> {
     let [magic, pid, descriptor, size_low, size_high, inode_low, inode_high, found_kind] = handle.handle;
     if magic != MAGIC || found_kind != kind {
         return Err(status::ERROR_INVALID_ARGUMENT);
@@ -70,7 +71,10 @@ fn attach(handle: &hsa_amd_ipc_memory_t, kind: u32) -> Result<(usize, usize), u3
         return Err(status::ERROR_INVALID_ARGUMENT);
     }
     // The mapping outlives the descriptor, which closes here.
-    Ok((map_shared(file.as_raw_fd(), size, None)?, size))
+    if at.is_some() && size != SIGNAL_PAGE {
+        return Err(status::ERROR_INVALID_ARGUMENT);
+    }
+    Ok((map_shared(file.as_raw_fd(), size, at)?, size))
 }
 
 fn unmap(base: usize, size: usize) {
@@ -141,7 +145,7 @@ pub unsafe fn hsa_amd_ipc_memory_attach(
     };
     // SAFETY: non-null pointer to the caller's handle.
     let handle = unsafe { handle.read() };
-    let (base, size) = match attach(&handle, KIND_MEMORY) {
+    let (base, size) = match attach(&handle, KIND_MEMORY, None) {
         Ok(mapping) => mapping,
         Err(status) => return status,
     };
@@ -178,10 +182,44 @@ pub unsafe fn hsa_amd_ipc_memory_detach(mapped_ptr: *mut c_void) -> hsa_status_t
 /// this process exported it).
 static SIGNAL_PAGES: Mutex<Vec<(u64, usize, Option<SharedFile>)>> = Mutex::new(Vec::new());
 
+/// Pages of destroyed IPC signals, private again and kept mapped: a stale user of the signal's
+/// handle may still reach its value there (`signals.rs`), so they are reused, never unmapped.
+static SPARE_PAGES: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+fn spare_page() -> Option<usize> {
+    SPARE_PAGES.lock().unwrap_or_else(|poison| poison.into_inner()).pop()
+}
+
+/// Takes a signal's page out of use: unmapped when it was never a signal's (`reused` is false),
+/// else made private and kept for the next IPC signal.
+fn release_page(page: usize, reused: bool) {
+    if reused {
+        make_private(page, SIGNAL_PAGE);
+        SPARE_PAGES.lock().unwrap_or_else(|poison| poison.into_inner()).push(page);
+    } else {
+        unmap(page, SIGNAL_PAGE);
+    }
+}
+
+/// Maps a signal's page: over a spare page when there is one, else anywhere. Returns the page and
+/// whether it was a spare.
+fn map_signal_page(map: impl FnOnce(Option<usize>) -> Result<usize, u32>) -> Result<(usize, bool), u32> {
+    match spare_page() {
+        Some(spare) => match map(Some(spare)) {
+            Ok(page) => Ok((page, true)),
+            Err(status) => {
+                release_page(spare, true);
+                Err(status)
+            }
+        },
+        None => Ok((map(None)?, false)),
+    }
+}
+
 /// A new IPC signal (`HSA_AMD_SIGNAL_IPC`): its `amd_signal_t` on a shared page from the start.
 pub(crate) fn create_signal(initial: hsa_signal_value_t, interrupt: bool) -> Result<hsa_signal_t, u32> {
     let shared = SharedFile::create(SIGNAL_PAGE)?;
-    let page = map_shared(shared.descriptor(), SIGNAL_PAGE, None)?;
+    let (page, reused) = map_signal_page(|at| map_shared(shared.descriptor(), SIGNAL_PAGE, at))?;
     let amd = page as *mut AmdSignal;
     // SAFETY: a fresh zeroed page, mapped here, large and aligned enough for an `amd_signal_t`.
     unsafe {
@@ -189,7 +227,7 @@ pub(crate) fn create_signal(initial: hsa_signal_value_t, interrupt: bool) -> Res
         AmdSignal::value_atomic(amd).store(initial, core::sync::atomic::Ordering::Release);
     }
     let Some(slot) = super::signals::create(SignalKind::USER, initial, interrupt) else {
-        unmap(page, SIGNAL_PAGE);
+        release_page(page, reused);
         return Err(status::ERROR_OUT_OF_RESOURCES);
     };
     slot.use_remote_value(amd);
@@ -197,12 +235,13 @@ pub(crate) fn create_signal(initial: hsa_signal_value_t, interrupt: bool) -> Res
     Ok(hsa_signal_t { handle: slot.handle() })
 }
 
-/// Unmaps an IPC signal's page once its signal is destroyed.
+/// Releases an IPC signal's page once its signal is destroyed; it stays mapped (see
+/// [`SPARE_PAGES`]).
 pub(crate) fn forget_signal(handle: u64) {
     let mut pages = SIGNAL_PAGES.lock().unwrap_or_else(|poison| poison.into_inner());
     if let Some(position) = pages.iter().position(|(signal, _, _)| *signal == handle) {
         let (_, page, _) = pages.remove(position);
-        unmap(page, SIGNAL_PAGE);
+        release_page(page, true);
     }
 }
 
@@ -244,20 +283,20 @@ pub unsafe fn hsa_amd_ipc_signal_attach(
     }
     // SAFETY: non-null pointer to the caller's handle.
     let handle = unsafe { handle.read() };
-    let (page, _) = match attach(&handle, KIND_SIGNAL) {
+    let (page, reused) = match map_signal_page(|at| attach(&handle, KIND_SIGNAL, at).map(|(page, _)| page)) {
         Ok(mapping) => mapping,
         Err(status) => return status,
     };
     let amd = page as *mut AmdSignal;
     // SAFETY: the exporter's block, mapped here; `kind` is written once at its creation.
     if unsafe { (*amd).kind } != SignalKind::USER {
-        unmap(page, SIGNAL_PAGE);
+        release_page(page, reused);
         return status::ERROR_INVALID_ARGUMENT;
     }
     // SAFETY: as above; the value is only accessed atomically.
     let current = unsafe { AmdSignal::value_atomic(amd) }.load(core::sync::atomic::Ordering::Acquire);
     let Some(slot) = super::signals::create(SignalKind::USER, current, true) else {
-        unmap(page, SIGNAL_PAGE);
+        release_page(page, reused);
         return status::ERROR_OUT_OF_RESOURCES;
     };
     slot.use_remote_value(amd);

@@ -30,13 +30,7 @@ pub(crate) fn next_queue_id() -> u64 {
     NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed)
 }
 
-/// The doorbell word sits on its own cache line: the producer stores to it, the processor polls it.
-#[repr(C, align(64))]
-pub(crate) struct DoorbellWord(pub AtomicU64);
-const _: () = assert!(size_of::<DoorbellWord>() == 64);
-
-/// The doorbell value before anything was rung.
-pub(crate) const DOORBELL_NEVER_RUNG: u64 = u64::MAX;
+pub(crate) use super::queue_slots::{DOORBELL_NEVER_RUNG, DoorbellWord};
 
 /// A fault armed for one packet id of a queue ([`crate::soft::inject_fault`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +57,6 @@ pub(crate) struct SoftQueue {
     amd: &'static super::queue_slots::QueueSlot,
     ring: Ring,
     pub size: u32,
-    pub doorbell: Box<DoorbellWord>,
     pub doorbell_signal: &'static SignalSlot,
     /// The memory fault the processor found in the packet it is failing: (address, reason).
     pub memory_fault: Mutex<Option<(u64, u32)>>,
@@ -124,7 +117,10 @@ impl SoftQueue {
             // SAFETY: each slot is inside the ring allocation and 64-byte aligned.
             unsafe { base.add(index * 64).cast::<u16>().write(PacketHeader::INVALID.0) };
         }
-        let doorbell = Box::new(DoorbellWord(AtomicU64::new(DOORBELL_NEVER_RUNG)));
+        let Some(slot) = super::queue_slots::take() else {
+            return Err(crate::sys::status::ERROR_OUT_OF_RESOURCES);
+        };
+        let doorbell = slot.doorbell();
         // A hardware queue's doorbell signal is of DOORBELL kind and its `hardware_doorbell_ptr`
         // names the doorbell word. A queue wrapped by a tool (ROCr's `InterceptQueue`, used by
         // rocprofiler) hands out an ordinary USER signal instead, which must be rung through
@@ -134,10 +130,8 @@ impl SoftQueue {
         } else {
             (SignalKind::DOORBELL, doorbell.0.as_ptr() as i64)
         };
-        let doorbell_signal =
-            signals::create(doorbell_kind, initial, false).ok_or(crate::sys::status::ERROR_OUT_OF_RESOURCES)?;
-        let Some(slot) = super::queue_slots::take() else {
-            signals::destroy(doorbell_signal.handle());
+        let Some(doorbell_signal) = signals::create(doorbell_kind, initial, false) else {
+            super::queue_slots::give_back(slot);
             return Err(crate::sys::status::ERROR_OUT_OF_RESOURCES);
         };
         // SAFETY: the slot was just taken for this queue and is not live, so nothing else reads
@@ -157,7 +151,6 @@ impl SoftQueue {
             amd: slot,
             ring,
             size,
-            doorbell,
             doorbell_signal,
             memory_fault: Mutex::new(None),
             agent_index,
@@ -190,7 +183,7 @@ impl SoftQueue {
     /// The last packet id rung, or [`DOORBELL_NEVER_RUNG`].
     pub fn doorbell_value(&self) -> u64 {
         if self.doorbell_signal.kind() == SignalKind::DOORBELL {
-            self.doorbell.0.load(Ordering::Acquire)
+            self.amd.doorbell().0.load(Ordering::Acquire)
         } else {
             self.doorbell_signal.value().load(Ordering::Acquire) as u64
         }
@@ -212,7 +205,7 @@ impl SoftQueue {
         let inside = |start: u64, size: u64| start <= address && address.saturating_add(length) <= start + size;
         inside(self.address() as u64, size_of::<AmdQueue>() as u64)
             || inside(self.ring.base as u64, self.size as u64 * 64)
-            || inside(&*self.doorbell as *const DoorbellWord as u64, size_of::<DoorbellWord>() as u64)
+            || inside(self.amd.doorbell() as *const DoorbellWord as u64, size_of::<DoorbellWord>() as u64)
     }
 
     pub fn ring_base(&self) -> *mut u8 {

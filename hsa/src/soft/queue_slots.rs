@@ -12,19 +12,29 @@
 
 use core::cell::UnsafeCell;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use aqueduct_abi::AmdQueue;
 
 use super::memory::{Allocations, Pool};
 
-/// A soft queue's `amd_queue_t` (its first field: the slot's address is the `hsa_queue_t *`)
-/// and whether the queue lives.
+/// A soft queue's `amd_queue_t` (its first field: the slot's address is the `hsa_queue_t *`),
+/// whether the queue lives, and its doorbell word: a DOORBELL signal's value points at it, so a
+/// stale store through a destroyed queue's doorbell signal lands in memory that still exists.
 #[repr(C, align(64))]
 pub(crate) struct QueueSlot {
     amd: UnsafeCell<AmdQueue>,
     live: AtomicBool,
+    doorbell: DoorbellWord,
 }
+
+/// The doorbell word sits on its own cache line: the producer stores to it, the processor polls it.
+#[repr(C, align(64))]
+pub(crate) struct DoorbellWord(pub AtomicU64);
+const _: () = assert!(size_of::<DoorbellWord>() == 64);
+
+/// The doorbell value before anything was rung.
+pub(crate) const DOORBELL_NEVER_RUNG: u64 = u64::MAX;
 
 // SAFETY: the `amd_queue_t` is written plainly only while the slot is not live (by the one thread
 // that took it from the free list); once live it is accessed through atomics or read-only
@@ -38,6 +48,10 @@ impl QueueSlot {
 
     pub(crate) fn is_live(&self) -> bool {
         self.live.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn doorbell(&self) -> &DoorbellWord {
+        &self.doorbell
     }
 }
 
@@ -62,6 +76,7 @@ pub(crate) fn take() -> Option<&'static QueueSlot> {
     if let Some(slot) = free.0.pop() {
         // SAFETY: the slot is not live and no other thread writes a free slot.
         unsafe { slot.amd_ptr().write(bytemuck::Zeroable::zeroed()) };
+        slot.doorbell.0.store(DOORBELL_NEVER_RUNG, Ordering::Release);
         return Some(slot);
     }
     if free.1 == MAX_SLOTS {
@@ -71,6 +86,7 @@ pub(crate) fn take() -> Option<&'static QueueSlot> {
     let slot: &'static QueueSlot = Box::leak(Box::new(QueueSlot {
         amd: UnsafeCell::new(bytemuck::Zeroable::zeroed()),
         live: AtomicBool::new(false),
+        doorbell: DoorbellWord(AtomicU64::new(DOORBELL_NEVER_RUNG)),
     }));
     let address = slot as *const QueueSlot as usize;
     let mut entry = first_entry(address);

@@ -5,13 +5,18 @@
 //! destroyed slot goes on a free list. So a stale handle still points at valid slot memory, and a
 //! garbage handle is rejected by the range check in [`slot`] before it is ever dereferenced.
 //!
+//! A thread may use a handle while another destroys it and a third creates a signal in the same
+//! slot (`tests/c/hostile.c` does). So a slot keeps its kind for life (each kind has its own free
+//! list), every field a stale user may read is written atomically, and what a value may point at
+//! outside the slot (a doorbell word, an IPC signal's page) stays mapped for the process.
+//!
 //! Waiters spin briefly, then register their thread on the slot and park; a value change made
 //! through this module unparks those whose condition it meets, or every waiter that registered
 //! none (the protocol is in [`super::waiters`]). Parking is capped at a short interval, so a
 //! change made by a plain store elsewhere is still seen soon.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use aqueduct_abi::{AmdSignal, SignalCondition, SignalKind};
@@ -44,7 +49,24 @@ struct Chunk {
 
 static CHUNKS: [Chunk; MAX_CHUNKS] = [const { Chunk { base: AtomicUsize::new(0) } }; MAX_CHUNKS];
 static CHUNK_COUNT: AtomicUsize = AtomicUsize::new(0);
-static FREE_SLOTS: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// Destroyed slots, one list per kind ([`free_list`]): a slot reused for another kind would change
+/// what a stale user's update writes through (a DOORBELL slot's value is a pointer).
+static FREE_SLOTS: Mutex<[Vec<usize>; 2]> = Mutex::new([Vec::new(), Vec::new()]);
+
+fn free_list(kind: i64) -> usize {
+    usize::from(kind == SignalKind::DOORBELL)
+}
+
+/// A field of a slot's `amd_signal_t`, viewed atomically: stale users may read it while
+/// [`create`] rewrites it.
+///
+/// # Safety
+/// `field` is a u64 field of a slot's `amd_signal_t` (leaked and aligned, so valid forever), and
+/// every concurrent access to it goes through atomics.
+unsafe fn atomic_u64<'a>(field: *mut u64) -> &'a AtomicU64 {
+    // SAFETY: the caller's contract.
+    unsafe { AtomicU64::from_ptr(field) }
+}
 
 /// KFD's per-process event limit (`KFD_SIGNAL_EVENT_LIMIT`, Linux
 /// `include/uapi/linux/kfd_ioctl.h`). ROCr gives each interrupt signal (what `hsa_signal_create`
@@ -81,25 +103,26 @@ fn take_event() -> u32 {
 /// Takes a free slot (growing the slab if needed) and initializes it. An `interrupt` signal
 /// takes one of the process's events (see [`EVENT_LIMIT`]).
 pub(crate) fn create(kind: i64, value: i64, interrupt: bool) -> Option<&'static SignalSlot> {
+    let list = free_list(kind);
     let mut free = FREE_SLOTS.lock().unwrap_or_else(|poison| poison.into_inner());
-    if free.is_empty() {
-        grow(&mut free)?;
+    if free[list].is_empty() {
+        grow(&mut free[list], kind)?;
     }
-    let address = free.pop()?;
+    let address = free[list].pop()?;
     drop(free);
-    // SAFETY: addresses on the free list come from `grow`, which leaks initialized slots; a slot
-    // on the free list is not live, so no other thread mutates its plain fields now.
+    // SAFETY: addresses on the free lists come from `grow`, which leaks initialized slots.
     let slot = unsafe { &*(address as *const SignalSlot) };
     let amd = core::ptr::addr_of!(slot.amd).cast_mut();
-    // SAFETY: the slot is not live, so nobody else writes these plain fields; the value is
-    // written through its atomic view because stale readers may still load it.
+    // The kind is the list's, written once by `grow`. The rest is written through atomic views,
+    // because stale users of the slot's earlier handles may read it now.
+    // SAFETY (each field pointer): a field of the slot's `amd_signal_t`.
     unsafe {
-        (*amd).kind = kind;
-        (*amd).start_ts = 0;
-        (*amd).end_ts = 0;
-        (*amd).queue_ptr = 0;
-        (*amd).event_mailbox_ptr = 0;
-        (*amd).event_id = if interrupt { take_event() } else { 0 };
+        atomic_u64(core::ptr::addr_of_mut!((*amd).start_ts)).store(0, Ordering::Relaxed);
+        atomic_u64(core::ptr::addr_of_mut!((*amd).end_ts)).store(0, Ordering::Relaxed);
+        atomic_u64(core::ptr::addr_of_mut!((*amd).queue_ptr)).store(0, Ordering::Relaxed);
+        atomic_u64(core::ptr::addr_of_mut!((*amd).event_mailbox_ptr)).store(0, Ordering::Relaxed);
+        let event = if interrupt { take_event() } else { 0 };
+        AtomicU32::from_ptr(core::ptr::addr_of_mut!((*amd).event_id)).store(event, Ordering::Relaxed);
         AmdSignal::value_atomic(amd).store(value, Ordering::Release);
     }
     slot.remote.store(0, Ordering::Release);
@@ -107,14 +130,14 @@ pub(crate) fn create(kind: i64, value: i64, interrupt: bool) -> Option<&'static 
     Some(slot)
 }
 
-fn grow(free: &mut Vec<usize>) -> Option<()> {
+fn grow(free: &mut Vec<usize>, kind: i64) -> Option<()> {
     let index = CHUNK_COUNT.load(Ordering::Acquire);
     if index >= MAX_CHUNKS {
         return None;
     }
     let slots: Box<[SignalSlot]> = (0..SLOTS_PER_CHUNK)
         .map(|_| SignalSlot {
-            amd: AmdSignal { kind: SignalKind::INVALID, ..Default::default() },
+            amd: AmdSignal { kind, ..Default::default() },
             live: AtomicBool::new(false),
             waiters: Waiters::new(),
             remote: AtomicUsize::new(0),
@@ -173,11 +196,13 @@ pub(crate) unsafe extern "C" fn ring_doorbell(handle: u64, packet_id: u64) {
 pub(crate) fn destroy(handle: u64) -> bool {
     let Some(slot) = slot(handle) else { return false };
     if slot.live.swap(false, Ordering::AcqRel) {
-        if slot.amd.event_id != 0 {
+        // SAFETY: a field of the slot's `amd_signal_t`, which `create` writes atomically.
+        let event = unsafe { AtomicU32::from_ptr(core::ptr::addr_of!(slot.amd.event_id).cast_mut()) };
+        if event.load(Ordering::Relaxed) != 0 {
             EVENTS_IN_USE.fetch_sub(1, Ordering::AcqRel);
         }
         slot.wake_all();
-        FREE_SLOTS.lock().unwrap_or_else(|poison| poison.into_inner()).push(handle as usize);
+        FREE_SLOTS.lock().unwrap_or_else(|poison| poison.into_inner())[free_list(slot.kind())].push(handle as usize);
         true
     } else {
         false
@@ -214,7 +239,7 @@ impl SignalSlot {
     }
 
     pub(crate) fn kind(&self) -> i64 {
-        // SAFETY: `kind` is written only while the slot is not live (in `create`).
+        // SAFETY: `kind` is written once, by `grow`, before the slot's address is handed out.
         unsafe { core::ptr::addr_of!(self.amd.kind).read() }
     }
 
@@ -222,11 +247,12 @@ impl SignalSlot {
     /// the doorbell word instead, which is what ROCr does for a store to a doorbell signal.
     pub(crate) fn update(&self, change: impl FnOnce(&AtomicI64)) {
         let changed = if self.kind() == SignalKind::DOORBELL {
-            // SAFETY: doorbell slots carry a pointer to their queue's doorbell word, which lives
-            // as long as the queue; the queue's teardown retires the slot first.
-            let word = unsafe { AmdSignal::hardware_doorbell_ptr(self.amd_ptr()) };
-            // SAFETY: the doorbell word is an 8-byte aligned AtomicI64-compatible u64.
-            unsafe { AtomicI64::from_ptr(word.cast()) }
+            // A doorbell slot's value is a pointer to its queue's doorbell word, which lives in
+            // the queue's slot, never freed (`queue_slots.rs`): a stale update lands there.
+            let word = self.value().load(Ordering::Acquire) as *mut i64;
+            // SAFETY: the doorbell word is an 8-byte aligned AtomicI64-compatible u64, valid for
+            // the process.
+            unsafe { AtomicI64::from_ptr(word) }
         } else {
             self.value()
         };
@@ -240,19 +266,23 @@ impl SignalSlot {
 
     pub(crate) fn write_timestamps(&self, start: u64, end: u64) {
         let amd = self.amd_ptr();
-        // SAFETY: timestamps are written by the queue processor that owns the packet before it
-        // decrements the value with release ordering; readers load the value with acquire first.
+        // Written by the queue processor that owns the packet before it decrements the value with
+        // release ordering; readers load the value with acquire first.
+        // SAFETY (each field pointer): a field of the slot's `amd_signal_t`.
         unsafe {
-            core::ptr::addr_of_mut!((*amd).start_ts).write_volatile(start);
-            core::ptr::addr_of_mut!((*amd).end_ts).write_volatile(end);
+            atomic_u64(core::ptr::addr_of_mut!((*amd).start_ts)).store(start, Ordering::Relaxed);
+            atomic_u64(core::ptr::addr_of_mut!((*amd).end_ts)).store(end, Ordering::Relaxed);
         }
     }
 
     pub(crate) fn timestamps(&self) -> (u64, u64) {
         let amd = self.amd_ptr();
-        // SAFETY: see `write_timestamps`.
+        // SAFETY (each field pointer): see `write_timestamps`.
         unsafe {
-            (core::ptr::addr_of!((*amd).start_ts).read_volatile(), core::ptr::addr_of!((*amd).end_ts).read_volatile())
+            (
+                atomic_u64(core::ptr::addr_of_mut!((*amd).start_ts)).load(Ordering::Relaxed),
+                atomic_u64(core::ptr::addr_of_mut!((*amd).end_ts)).load(Ordering::Relaxed),
+            )
         }
     }
 
