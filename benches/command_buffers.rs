@@ -2,7 +2,7 @@
 //! `aqueduct::bench::command_buffers`), next to the physical-limit baseline:
 //!
 //! - `cb/record/512`: recording and finishing a 512-dispatch chain (per command);
-//! - `cb/static/512`: replaying the prebuilt chain (`execute`, host cost, per dispatch);
+//! - `cb/static/512`: executing the prebuilt chain (`execute`, host cost, per dispatch);
 //! - `cb/dynamic_extra/512`: recording + finishing + executing a one-shot chain, minus the prebuilt
 //!   replay of the same repetition (per dispatch);
 //! - `clip/c1d16`: the CLIP-shaped program, one queue keeping 16 items in flight (per item).

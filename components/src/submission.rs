@@ -28,25 +28,33 @@ pub enum Payload {
     #[default]
     Barrier,
     Dispatch(DispatchTemplate),
-    /// A segment of a command-buffer execution (the row's run in the `program` column).
-    Program,
+    /// A segment of a command buffer's execution (the row's run in the `program` column).
+    Execute,
+}
+
+/// The kinds of [`Payload`]. Publication writes a run of rows of one kind by the loop compiled
+/// for it, whose const parameter is a number ([`Payload::kind`]): an enum cannot be one on
+/// stable Rust, so the numbers are these discriminants.
+#[repr(usize)]
+enum PayloadKind {
+    Barrier,
+    Dispatch,
+    Execute,
 }
 
 impl Payload {
-    /// The kinds of payload, as [`Self::kind`] numbers them (publication writes a run of rows of
-    /// one kind by the loop compiled for it).
-    pub const BARRIER: usize = 0;
-    pub const DISPATCH: usize = 1;
-    pub const PROGRAM: usize = 2;
+    pub const BARRIER: usize = PayloadKind::Barrier as usize;
+    pub const DISPATCH: usize = PayloadKind::Dispatch as usize;
+    pub const EXECUTE: usize = PayloadKind::Execute as usize;
 
-    /// The payload's kind: [`Self::BARRIER`], [`Self::DISPATCH`] or [`Self::PROGRAM`].
+    /// The payload's kind: [`Self::BARRIER`], [`Self::DISPATCH`] or [`Self::EXECUTE`].
     #[inline]
     pub fn kind(&self) -> usize {
-        match self {
-            Payload::Barrier => Self::BARRIER,
-            Payload::Dispatch(_) => Self::DISPATCH,
-            Payload::Program => Self::PROGRAM,
-        }
+        (match self {
+            Payload::Barrier => PayloadKind::Barrier,
+            Payload::Dispatch(_) => PayloadKind::Dispatch,
+            Payload::Execute => PayloadKind::Execute,
+        }) as usize
     }
 }
 
@@ -461,7 +469,7 @@ columns! {
         pub parked: bool,
         /// Host clock (ns) when the submitting call entered the engine; 0 when not capturing.
         pub entry_ns: u64,
-        /// A command-buffer execution's progress ([`Payload::Program`] rows only).
+        /// A command-buffer execution's progress ([`Payload::Execute`] rows only).
         pub program: ProgramRun,
         /// The segment admission planned for a program row.
         pub segment: SegmentPlan,
@@ -580,7 +588,7 @@ impl SubmissionRows {
     pub fn pop_front(&mut self) {
         debug_assert!(!self.is_empty());
         let slot = self.slot(self.front);
-        if self.columns.payload[slot] == Payload::Program {
+        if self.columns.payload[slot] == Payload::Execute {
             self.columns.program[slot].clear();
             self.columns.segment[slot].clear();
         }
@@ -722,7 +730,7 @@ impl RowWriter<'_> {
 
     /// Makes the row a command-buffer execution and returns its run state to fill in.
     pub fn program(&mut self) -> &mut ProgramRun {
-        self.rows.columns.payload[self.slot] = Payload::Program;
+        self.rows.columns.payload[self.slot] = Payload::Execute;
         let program = &mut self.rows.columns.program[self.slot];
         program.clear();
         self.rows.columns.segment[self.slot].clear();

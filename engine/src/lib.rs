@@ -16,7 +16,7 @@
 //!   [`Pool`]s that hand memory out in queue order.
 //! - **[`Executable`]s** and their [`Kernel`]s, loaded from AMDGPU code objects; a typed
 //!   [`Queue::launch`] checks each argument against the kernel's metadata.
-//! - **[`CommandBuffer`]s**: work recorded once and replayed by `execute`, with dynamic
+//! - **[`CommandBuffer`]s**: work recorded once and run by `execute`, with dynamic
 //!   bindings resolved through a [`BindingTable`] per execution.
 //!
 //! # Choosing a provider

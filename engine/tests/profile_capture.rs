@@ -232,10 +232,45 @@ fn a_command_buffer_execution_is_timed_as_one_submission() {
     let records = read(&path);
     let events = queue_events(&records, u32::from(queue.index()));
     assert_eq!(events.len(), 1);
-    assert_eq!(events[0].operation, OperationKind::CommandBufferExecution);
+    assert_eq!(events[0].operation, OperationKind::Execute);
     // The timed lead barrier is the slowed packet: the segment's span covers it.
     let span = device_event(&records, events[0].queue, events[0].epoch);
     assert!(span.end_ns - span.begin_ns >= SLOW.as_nanos() as u64, "{span:?}");
+}
+
+/// A file read and a file write are of their own kinds in a profile, as in a capture: every row
+/// they stage (the host calls, and the staging copies when the memory is the device's) carries
+/// it, and none says `host-call`.
+#[test]
+fn file_reads_and_writes_are_recorded_as_their_own_kinds() {
+    let rig = KernelRig::new(WaitStrategy::Auto);
+    let device = rig.device();
+    let path = output("files");
+    device.begin_profile(ProfileConfig::new(&path).modes(ProfileModes::QUEUE_EVENTS)).unwrap();
+    let queue = queue(device);
+    let file_path = output("files-data");
+    std::fs::write(&file_path, [3u8; 256]).unwrap();
+    let file = std::fs::OpenOptions::new().read(true).write(true).open(&file_path).unwrap();
+    let (host, on_device) = (
+        device.allocate(MemoryKind::HostVisible, 256).unwrap(),
+        device.allocate(MemoryKind::DeviceLocal, 256).unwrap(),
+    );
+    let done = device.create_semaphore(0).unwrap();
+    queue.read_file(&file, 0, host.whole()).signal(done.at(1)).submit().unwrap();
+    queue.read_file(&file, 0, on_device.whole()).wait(done.at(1)).signal(done.at(2)).submit().unwrap();
+    queue.write_file(on_device.whole(), &file, 0).wait(done.at(2)).signal(done.at(3)).submit().unwrap();
+    done.wait(3, TIMEOUT).unwrap();
+    device.end_profile().unwrap();
+    let records = read(&path);
+    std::fs::remove_file(&file_path).unwrap();
+    let kinds: Vec<OperationKind> =
+        queue_events(&records, u32::from(queue.index())).iter().map(|event| event.operation).collect();
+    assert!(kinds.contains(&OperationKind::ReadFile) && kinds.contains(&OperationKind::WriteFile), "{kinds:?}");
+    assert!(kinds.iter().all(|kind| matches!(kind, OperationKind::ReadFile | OperationKind::WriteFile)), "{kinds:?}");
+    // The write comes last and streams through the staging copies, whose rows are its own.
+    let first_write = kinds.iter().position(|kind| *kind == OperationKind::WriteFile).unwrap();
+    assert!(kinds[..first_write].iter().all(|kind| *kind == OperationKind::ReadFile), "{kinds:?}");
+    assert!(kinds.len() - first_write >= 2, "the write's copy and host call: {kinds:?}");
 }
 
 #[test]

@@ -161,7 +161,7 @@ fn every_replayed_dispatch_is_an_event_naming_its_command() {
         let events = dispatches(&records, q);
         assert_eq!(events.len(), 2 * REPLAYED.len(), "one event per replayed dispatch per execution: {events:#?}");
         for (execution, (_, slow_command)) in executions.iter().zip(SLOWED) {
-            assert_eq!(execution.operation, OperationKind::CommandBufferExecution);
+            assert_eq!(execution.operation, OperationKind::Execute);
             assert_eq!(execution.packets, PACKETS, "dispatch timing adds no packet");
             let mut mine: Vec<&DispatchEvent> =
                 events.iter().copied().filter(|event| event.epoch == execution.epoch).collect();
@@ -269,7 +269,7 @@ fn a_device_processed_execution_records_every_dispatch_the_processor_wrote() {
     let q = u32::from(queue.index());
     let executions = queue_events(&records, q);
     assert_eq!(executions.len(), 1);
-    assert_eq!(executions[0].operation, OperationKind::CommandBufferExecution);
+    assert_eq!(executions[0].operation, OperationKind::Execute);
     // On the queue: the timed lead barrier, the processor's dispatch, its done barrier, the
     // trailing barrier. The dispatches themselves ran on the device target.
     assert_eq!(executions[0].packets, 4);

@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::format::{CaptureFormat, CaptureReader, CaptureWriter};
-use crate::record::{AgentDescription, CodeObjectHash};
+use crate::record::{AgentDescription, CodeObjectHash, OperationKind};
 
 /// The replay capture file type.
 pub struct ReplayFormat;
@@ -168,21 +168,21 @@ pub enum Operation {
 }
 
 impl Operation {
-    /// The operation's kind, as `replay info` counts it.
-    pub fn kind(&self) -> &'static str {
+    /// The operation's kind: the one enum submissions and profiles use too.
+    pub fn kind(&self) -> OperationKind {
         match self {
-            Operation::Barrier => "barrier",
-            Operation::Fill { .. } => "fill",
-            Operation::Copy { .. } => "copy",
-            Operation::Update { .. } => "update",
-            Operation::Dispatch { .. } => "dispatch",
-            Operation::RawDispatch { .. } => "raw-dispatch",
-            Operation::Execute { .. } => "execute",
-            Operation::Alloca { .. } => "alloca",
-            Operation::Dealloca { .. } => "dealloca",
-            Operation::HostCall => "host-call",
-            Operation::ReadFile { .. } => "read-file",
-            Operation::WriteFile { .. } => "write-file",
+            Operation::Barrier => OperationKind::Barrier,
+            Operation::Fill { .. } => OperationKind::Fill,
+            Operation::Copy { .. } => OperationKind::Copy,
+            Operation::Update { .. } => OperationKind::Update,
+            Operation::Dispatch { .. } => OperationKind::Dispatch,
+            Operation::RawDispatch { .. } => OperationKind::RawDispatch,
+            Operation::Execute { .. } => OperationKind::Execute,
+            Operation::Alloca { .. } => OperationKind::Alloca,
+            Operation::Dealloca { .. } => OperationKind::Dealloca,
+            Operation::HostCall => OperationKind::HostCall,
+            Operation::ReadFile { .. } => OperationKind::ReadFile,
+            Operation::WriteFile { .. } => OperationKind::WriteFile,
         }
     }
 }

@@ -102,7 +102,7 @@ pub fn sample_records() -> Vec<Record> {
         submission(0, 1, OperationKind::Dispatch, vec![], vec![signal(1, 1)], (1000, 1100)),
         submission(1, 1, OperationKind::Dispatch, vec![device_barrier(1, 1, 0, 1)], vec![], (1150, 1400)),
         submission(0, 2, OperationKind::Fill, vec![], vec![signal(2, 1)], (1200, 1250)),
-        submission(0, 3, OperationKind::CommandBufferExecution, vec![], vec![signal(1, 2)], (1300, 1600)),
+        submission(0, 3, OperationKind::Execute, vec![], vec![signal(1, 2)], (1300, 1600)),
         submission(
             1,
             2,

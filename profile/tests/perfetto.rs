@@ -165,12 +165,7 @@ fn slices_match_the_records() {
     let on = |track| spans(&decoded.slices[&track]);
     assert_eq!(
         on(host_track(0)),
-        [
-            ("dispatch", 1000, 1100, 0),
-            ("fill", 1200, 1250, 0),
-            ("command-buffer-execution", 1300, 1600, 0),
-            ("update", 6900, 6950, 0)
-        ]
+        [("dispatch", 1000, 1100, 0), ("fill", 1200, 1250, 0), ("execute", 1300, 1600, 0), ("update", 6900, 6950, 0)]
     );
     assert_eq!(
         on(host_track(1)),
@@ -183,7 +178,7 @@ fn slices_match_the_records() {
             ("dispatch", 2000, 3000, 0),
             ("scale", 2000, 2900, 1),
             ("fill", 3000, 3500, 0),
-            ("command-buffer-execution", 3500, 6500, 0),
+            ("execute", 3500, 6500, 0),
             ("scale", 3600, 4600, 1),
             ("add", 4600, 6400, 1),
             ("update", 6960, 7060, 0)

@@ -40,20 +40,9 @@ fn every_wait_resolution_and_optional_field_round_trips() {
         WaitResolution::DeviceBarrier { producer_queue: u32::MAX, producer_epoch: u64::MAX },
         WaitResolution::Deferred,
     ];
-    let operations = [
-        OperationKind::Barrier,
-        OperationKind::Fill,
-        OperationKind::Copy,
-        OperationKind::Update,
-        OperationKind::Dispatch,
-        OperationKind::RawDispatch,
-        OperationKind::CommandBufferExecution,
-        OperationKind::Alloca,
-        OperationKind::Dealloca,
-        OperationKind::HostCall,
-    ];
+    let operations = OperationKind::ALL.iter().copied();
     let mut records = Vec::new();
-    for (index, operation) in operations.into_iter().enumerate() {
+    for (index, operation) in operations.enumerate() {
         records.push(Record::QueueEvent(QueueEvent {
             queue: index as u32,
             operation,
@@ -156,4 +145,17 @@ fn the_encoding_is_pinned_to_the_documented_bytes() {
     );
     assert_eq!(&records_chunk[12..16], crc32fast::hash(&[&records_chunk[..12], payload].concat()).to_le_bytes());
     assert_eq!(&records_chunk[16..], payload);
+}
+
+/// Each kind is written under its name (`OperationKind::name`, which the CLI and Perfetto show),
+/// and a profile written before `execute` was the name still reads.
+#[test]
+fn operation_kinds_are_written_by_name_and_the_old_execute_name_reads() {
+    for &kind in OperationKind::ALL {
+        let bytes = rmp_serde::to_vec(&kind).expect("encodes");
+        assert_eq!(rmp_serde::from_slice::<String>(&bytes).expect("a string"), kind.name());
+        assert_eq!(rmp_serde::from_slice::<OperationKind>(&bytes).expect("decodes"), kind);
+    }
+    let old = rmp_serde::to_vec(&"command-buffer-execution").expect("encodes");
+    assert_eq!(rmp_serde::from_slice::<OperationKind>(&old).expect("decodes"), OperationKind::Execute);
 }

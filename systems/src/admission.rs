@@ -170,7 +170,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     // program, whose segment is sized to the room there is.
     // The kind only: the payload itself (a dispatch's template) is not copied out of its column.
     let kind = queue.rows.columns.payload[slot].kind();
-    let program = kind == Payload::PROGRAM;
+    let program = kind == Payload::EXECUTE;
     let write_index = *next_packet;
     let mut aql_free = queue.ring.capacity() - write_index.wrapping_sub(queue.known_read_index);
     if program || aql_free < wait_packets + queue.capture.payload_packets(1, false) {
@@ -296,7 +296,7 @@ pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut QueueState) {
         let slot = rows.slot(row);
         rows.pass.admitted_end = row + 1;
         rows.pass.patches += u64::from(!rows.columns.kernargs[slot].is_empty());
-        if rows.columns.payload[slot].kind() == Payload::PROGRAM && rows.columns.segment[slot].end != SegmentEnd::Return
+        if rows.columns.payload[slot].kind() == Payload::EXECUTE && rows.columns.segment[slot].end != SegmentEnd::Return
         {
             break;
         }

@@ -33,7 +33,7 @@ pub fn publish<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Resul
     match queue.rows.payload_kind(row) {
         Payload::BARRIER => publish_row::<S, { Payload::BARRIER }>(queue, row),
         Payload::DISPATCH => publish_row::<S, { Payload::DISPATCH }>(queue, row),
-        _ => publish_row::<S, { Payload::PROGRAM }>(queue, row),
+        _ => publish_row::<S, { Payload::EXECUTE }>(queue, row),
     }
 }
 
@@ -62,7 +62,7 @@ fn write_bodies<S: CrossQueueStrategy>(
     match kind {
         Payload::BARRIER => write_run_bodies::<S, { Payload::BARRIER }>(queue, rows),
         Payload::DISPATCH => write_run_bodies::<S, { Payload::DISPATCH }>(queue, rows),
-        _ => write_run_bodies::<S, { Payload::PROGRAM }>(queue, rows),
+        _ => write_run_bodies::<S, { Payload::EXECUTE }>(queue, rows),
     }
 }
 
@@ -71,7 +71,7 @@ fn publish_run_headers<S: CrossQueueStrategy>(queue: &QueueState, kind: usize, r
     match kind {
         Payload::BARRIER => rows.for_each(|row| publish_row_headers::<S, { Payload::BARRIER }>(queue, row)),
         Payload::DISPATCH => rows.for_each(|row| publish_row_headers::<S, { Payload::DISPATCH }>(queue, row)),
-        _ => rows.for_each(|row| publish_row_headers::<S, { Payload::PROGRAM }>(queue, row)),
+        _ => rows.for_each(|row| publish_row_headers::<S, { Payload::EXECUTE }>(queue, row)),
     }
 }
 
@@ -188,7 +188,7 @@ fn write_row<S: CrossQueueStrategy, const KIND: usize>(
                 // SAFETY: the payload's reserved packet.
                 unsafe { ring.write_body(id, &packet) };
             }
-            (Payload::PROGRAM, _) => fault = write_program_segment(queue, slot, id, completion, timed).err(),
+            (Payload::EXECUTE, _) => fault = write_program_segment(queue, slot, id, completion, timed).err(),
             _ => unreachable!("publication groups rows by their payload's kind"),
         }
     }
@@ -350,7 +350,7 @@ fn publish_row_headers<S: CrossQueueStrategy, const KIND: usize>(queue: &QueueSt
         (Payload::DISPATCH, Payload::Dispatch(template)) => unsafe {
             ring.publish(id, DISPATCH_HEADER, template.dimensions)
         },
-        (Payload::PROGRAM, _) => {
+        (Payload::EXECUTE, _) => {
             if timed {
                 // SAFETY: as above (the segment's lead barrier).
                 unsafe { ring.publish(id, PAYLOAD_BARRIER_HEADER, 0) };
@@ -391,7 +391,7 @@ unsafe fn write_passing_barriers(ring: &AqlRing, first: u64, count: u64, complet
 fn record_epoch(queue: &mut QueueState, row: u64, failure: Option<u32>) {
     let slot = queue.rows.slot(row);
     let plan = queue.rows.columns.reservation[slot];
-    let program = queue.rows.columns.payload[slot].kind() == Payload::PROGRAM;
+    let program = queue.rows.columns.payload[slot].kind() == Payload::EXECUTE;
     let epoch = plan.epoch;
     // A program's earlier segments signal nothing: the execution's signals stay with it until
     // its final segment.
@@ -433,7 +433,7 @@ fn capture_epoch(queue: &mut QueueState, row: u64, final_segment: bool) {
     capture.submit_entry_ns = columns.entry_ns[slot];
     capture.published_ns = 0;
     capture.packets = plan.packets as u32;
-    capture.kernarg_bytes = if columns.payload[slot] == Payload::Program {
+    capture.kernarg_bytes = if columns.payload[slot] == Payload::Execute {
         columns.segment[slot].kernarg_bytes
     } else {
         columns.kernargs[slot].ring_bytes()
@@ -497,7 +497,7 @@ pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
     publish_headers::<S>(queue, from..end, &first);
     let rows = &queue.rows;
     let slot = rows.slot(end - 1);
-    if rows.columns.payload[slot] == Payload::Program && rows.columns.program[slot].cursor != Cursor::Done {
+    if rows.columns.payload[slot] == Payload::Execute && rows.columns.program[slot].cursor != Cursor::Done {
         end -= 1; // the execution's next segment runs in a later pass, from the same row
     }
     let rows_published = end - from;

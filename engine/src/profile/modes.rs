@@ -20,7 +20,7 @@ impl ProfileModes {
     pub const QUEUE_EVENTS: ProfileModes = ProfileModes(1);
     /// The device's begin and end of each submission, from its completion signals' timestamps.
     pub const DEVICE_QUEUE_EVENTS: ProfileModes = ProfileModes(1 << 1);
-    /// Each dispatch (direct, or replayed from a command buffer) with its device begin and end.
+    /// Each dispatch (direct, or from a command buffer's execution) with its device begin and end.
     pub const DISPATCH_EVENTS: ProfileModes = ProfileModes(1 << 2);
     /// Each loaded executable's code-object hash, target, version and kernel metadata.
     pub const EXECUTABLE_METADATA: ProfileModes = ProfileModes(1 << 3);

@@ -136,7 +136,7 @@ pub struct ProfileReport {
     /// Records dropped because a buffer was full when they were made.
     pub dropped: u64,
     /// Packets captured without device timestamps because every timing signal was in flight (a
-    /// submission's payload, or under dispatch-events a dispatch replayed from a command buffer).
+    /// submission's payload, or under dispatch-events a dispatch of a command buffer's execution).
     pub untimed: u64,
 }
 

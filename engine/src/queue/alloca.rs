@@ -62,6 +62,7 @@ impl Queue {
 
     pub(crate) fn submit_alloca(
         &self,
+        kind: OperationKind,
         pool: &Pool,
         size: u64,
         waits: &[SemaphorePoint],
@@ -77,9 +78,9 @@ impl Queue {
             // Nothing to order: later work on this queue follows it, other queues have no signal
             // to wait on, and the memory is not in flight elsewhere.
             None if waits.is_empty() && signals.is_empty() => Ok(()),
-            None => self.submit(waits, signals, |row| row.set_operation(OperationKind::Alloca)),
+            None => self.submit(waits, signals, |row| row.set_operation(kind)),
             Some((timeline, value)) => with_point(waits, timeline.at(*value), |waits| {
-                self.submit(waits, signals, |row| row.set_operation(OperationKind::Alloca))
+                self.submit(waits, signals, |row| row.set_operation(kind))
             }),
         };
         match submitted {
@@ -97,6 +98,7 @@ impl Queue {
 
     pub(crate) fn submit_dealloca(
         &self,
+        kind: OperationKind,
         buffer: &Buffer,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
@@ -129,7 +131,7 @@ impl Queue {
         };
         let value = timeline.value + 1;
         let result = with_point(signals, semaphore.at(value), |signals| {
-            self.submit(waits, signals, |row| row.set_operation(OperationKind::Dealloca))
+            self.submit(waits, signals, |row| row.set_operation(kind))
         });
         match result {
             Ok(()) => {

@@ -8,6 +8,7 @@
 
 use smallvec::SmallVec;
 
+use aqueduct_components::capture::OperationKind;
 use aqueduct_profile::replay::Operation;
 
 use super::operations::{self, Immediate, Submitter};
@@ -167,8 +168,8 @@ macro_rules! operations {
     ($(
         $(#[$doc:meta])*
         $method:ident($($arg:ident: $ty:ty),*) $(with { $($option:ident: $oty:ty = $default:expr),* })?
-            -> $output:ty as $name:ident
-        => |$to:ident, $waits:ident, $signals:ident| $body:expr;
+            -> $output:ty as $name:ident of $kind:ident
+        => |$to:ident, $kind_arg:ident, $waits:ident, $signals:ident| $body:expr;
         record |$capture:pat_param, $out:pat_param| $describe:expr;
     )*) => {
         $(
@@ -183,6 +184,7 @@ macro_rules! operations {
                     let $name { $($arg,)* $($($option,)*)? .. } = self.operation;
                     let queue = self.target;
                     let ($to, $waits, $signals) = (&mut Immediate(queue), &self.waits[..], &self.signals[..]);
+                    let $kind_arg = OperationKind::$kind;
                     captured!(Submitter::queue($to), $waits, $signals, $body, |$capture, $out| $describe)
                         .map(|output| output.queued(queue.submitted()))
                 }
@@ -194,10 +196,15 @@ macro_rules! operations {
                 pub fn submit(self) -> EngineResult<$output> {
                     let $name { $($arg,)* $($($option,)*)? .. } = self.operation;
                     let ($to, $waits, $signals) = (self.target, &self.waits[..], &self.signals[..]);
+                    let $kind_arg = OperationKind::$kind;
                     captured!(Submitter::queue($to), $waits, $signals, $body, |$capture, $out| $describe)
                 }
             }
         )*
+
+        /// The kinds the list above declares, in its order.
+        #[cfg(test)]
+        const QUEUE_AND_BATCH_KINDS: &[OperationKind] = &[$(OperationKind::$kind),*];
 
         impl<'q> Batch<'q> {
             $(
@@ -216,8 +223,8 @@ macro_rules! operations {
 
 operations! {
     /// Orders nothing but the queue: signals once the waits are met and earlier work is done.
-    barrier() -> () as BarrierOp
-        => |to, waits, signals| operations::barrier(to, waits, signals);
+    barrier() -> () as BarrierOp of Barrier
+        => |to, kind, waits, signals| operations::barrier(to, kind, waits, signals);
         record |_, _| Operation::Barrier;
 
     /// Fills `target` with a repeated `pattern` of 1, 2, 4 or 8 bytes.
@@ -235,32 +242,32 @@ operations! {
     /// assert_eq!(buffer.to_vec()?[..4], 7u32.to_le_bytes());
     /// # Ok::<(), aqueduct_engine::EngineError>(())
     /// ```
-    fill(target: Binding<'a>, pattern: &'a [u8]) -> () as FillOp
-        => |to, waits, signals| operations::fill(to, target, pattern, waits, signals);
+    fill(target: Binding<'a>, pattern: &'a [u8]) -> () as FillOp of Fill
+        => |to, kind, waits, signals| operations::fill(to, kind, target, pattern, waits, signals);
         record |_, _| Operation::Fill { target: target.replay_range(), pattern: pattern.to_vec() };
 
     /// Copies `source` to `target`; the ranges must have equal lengths and must not overlap.
-    copy(source: Binding<'a>, target: Binding<'a>) -> () as CopyOp
-        => |to, waits, signals| operations::copy(to, source, target, waits, signals);
+    copy(source: Binding<'a>, target: Binding<'a>) -> () as CopyOp of Copy
+        => |to, kind, waits, signals| operations::copy(to, kind, source, target, waits, signals);
         record |_, _| Operation::Copy { source: source.replay_range(), target: target.replay_range() };
 
     /// Writes `data` into `target` at `offset` when the queue reaches it. Up to
     /// [`UPDATE_INLINE_MAX_BYTES`](aqueduct_builtins::UPDATE_INLINE_MAX_BYTES) travel inside the
     /// kernargs; larger updates (up to [`MAX_UPDATE_BYTES`](crate::MAX_UPDATE_BYTES)) are staged
     /// in the kernarg ring and copied.
-    update(target: &'a Buffer, offset: u64, data: &'a [u8]) -> () as UpdateOp
-        => |to, waits, signals| operations::update(to, target, offset, data, waits, signals);
+    update(target: &'a Buffer, offset: u64, data: &'a [u8]) -> () as UpdateOp of Update
+        => |to, kind, waits, signals| operations::update(to, kind, target, offset, data, waits, signals);
         record |_, _| Operation::Update { buffer: target.replay_id(), offset, data: data.to_vec() };
 
     /// Dispatches `kernel` with HAL-layout kernargs (bindings, then constants).
-    dispatch(kernel: &'a Kernel, dispatch: &'a Dispatch<'a>) -> () as DispatchOp
-        => |to, waits, signals| operations::dispatch(to, kernel, dispatch, waits, signals);
+    dispatch(kernel: &'a Kernel, dispatch: &'a Dispatch<'a>) -> () as DispatchOp of Dispatch
+        => |to, kind, waits, signals| operations::dispatch(to, kind, kernel, dispatch, waits, signals);
         record |_, _| replay::describe_dispatch(kernel, dispatch);
 
     /// Dispatches `kernel` with caller-built kernarg bytes, at least the explicit arguments and
     /// at most the kernel's kernarg segment (the rest is zeroed).
-    dispatch_raw(kernel: &'a Kernel, dispatch: &'a RawDispatch<'a>) -> () as RawDispatchOp
-        => |to, waits, signals| operations::dispatch_raw(to, kernel, dispatch, waits, signals);
+    dispatch_raw(kernel: &'a Kernel, dispatch: &'a RawDispatch<'a>) -> () as RawDispatchOp of RawDispatch
+        => |to, kind, waits, signals| operations::dispatch_raw(to, kind, kernel, dispatch, waits, signals);
         record |capture, _| replay::describe_raw_dispatch(capture, kernel, dispatch);
 
     /// Runs a finished command buffer after the waits, raising the signals once all of it is
@@ -271,8 +278,8 @@ operations! {
     /// Where its blocks become packets is the command buffer's choice
     /// ([`CommandBuffer::set_processing`]) unless [`Submission::processing`] overrides it.
     execute(command_buffer: &'a CommandBuffer, table: &'a BindingTable)
-        with { processing: Option<crate::BlockProcessing> = None } -> () as ExecuteOp
-        => |to, waits, signals| super::execute::execute(to, command_buffer, table, processing, waits, signals);
+        with { processing: Option<crate::BlockProcessing> = None } -> () as ExecuteOp of Execute
+        => |to, kind, waits, signals| super::execute::execute(to, kind, command_buffer, table, processing, waits, signals);
         record |_, _| replay::describe_execute(command_buffer, table);
 }
 
@@ -291,8 +298,8 @@ impl<'a, T> Submission<'a, T, ExecuteOp<'a>> {
 macro_rules! queue_operations {
     ($(
         $(#[$doc:meta])*
-        $method:ident($($arg:ident: $ty:ty),*) -> $output:ty as $name:ident
-        => |$queue:ident, $waits:ident, $signals:ident| $body:expr;
+        $method:ident($($arg:ident: $ty:ty),*) -> $output:ty as $name:ident of $kind:ident
+        => |$queue:ident, $kind_arg:ident, $waits:ident, $signals:ident| $body:expr;
         record |$capture:pat_param, $out:pat_param| $describe:expr;
     )*) => {
         $(
@@ -303,11 +310,16 @@ macro_rules! queue_operations {
                 pub fn submit(self) -> EngineResult<<$output as SubmitOutput>::Queued> {
                     let $name { $($arg,)* .. } = self.operation;
                     let ($queue, $waits, $signals) = (self.target, &self.waits[..], &self.signals[..]);
+                    let $kind_arg = OperationKind::$kind;
                     captured!($queue, $waits, $signals, $body, |$capture, $out| $describe)
                         .map(|output| output.queued($queue.submitted()))
                 }
             }
         )*
+
+        /// The kinds the list above declares, in its order.
+        #[cfg(test)]
+        const QUEUE_ONLY_KINDS: &[OperationKind] = &[$(OperationKind::$kind),*];
     };
 }
 
@@ -315,29 +327,29 @@ queue_operations! {
     /// Takes `size` bytes from `pool` in queue order and returns the buffer at once. Work may use
     /// the memory once it is ordered after the signals (or after this call, on this queue). With
     /// no waits or signals, and memory that needs no wait, nothing is submitted at all.
-    alloca(pool: &'a Pool, size: u64) -> Buffer as AllocaOp
-        => |queue, waits, signals| queue.submit_alloca(pool, size, waits, signals);
+    alloca(pool: &'a Pool, size: u64) -> Buffer as AllocaOp of Alloca
+        => |queue, kind, waits, signals| queue.submit_alloca(kind, pool, size, waits, signals);
         record |capture, buffer| replay::describe_alloca(capture, pool, size, buffer);
 
     /// Returns an alloca's buffer to its pool once the waits are met and earlier work on this
     /// queue is done; the waits must cover every use on other queues. Later work on this queue
     /// may reuse the memory at once; other queues once this dealloca retires (or behind a wait
     /// on it). The buffer handle refuses every use from now on (`BufferDeallocated`).
-    dealloca(buffer: &'a Buffer) -> () as DeallocaOp
-        => |queue, waits, signals| queue.submit_dealloca(buffer, waits, signals);
+    dealloca(buffer: &'a Buffer) -> () as DeallocaOp of Dealloca
+        => |queue, kind, waits, signals| queue.submit_dealloca(kind, buffer, waits, signals);
         record |_, _| Operation::Dealloca { buffer: buffer.replay_id() };
 
     /// Reads `target.length` bytes of `file` at `offset` into `target`, in queue order. Memory
     /// the host cannot reach streams through a [`STAGING_BYTES`](crate::STAGING_BYTES) staging
     /// buffer. A range past the end of the file is refused now; a short read or an I/O error
     /// later fails the signals.
-    read_file(file: &'a std::fs::File, offset: u64, target: Binding<'a>) -> () as ReadFileOp
-        => |queue, waits, signals| queue.submit_read_file(file, offset, target, waits, signals);
+    read_file(file: &'a std::fs::File, offset: u64, target: Binding<'a>) -> () as ReadFileOp of ReadFile
+        => |queue, kind, waits, signals| queue.submit_read_file(kind, file, offset, target, waits, signals);
         record |_, _| Operation::ReadFile { target: target.replay_range(), file_offset: offset };
 
     /// Writes `source` into `file` at `offset`, in queue order (as [`Queue::read_file`]).
-    write_file(source: Binding<'a>, file: &'a std::fs::File, offset: u64) -> () as WriteFileOp
-        => |queue, waits, signals| queue.submit_write_file(source, file, offset, waits, signals);
+    write_file(source: Binding<'a>, file: &'a std::fs::File, offset: u64) -> () as WriteFileOp of WriteFile
+        => |queue, kind, waits, signals| queue.submit_write_file(kind, source, file, offset, waits, signals);
         record |_, _| Operation::WriteFile { source: source.replay_range(), file_offset: offset };
 }
 
@@ -371,9 +383,26 @@ where
             queue,
             &self.waits,
             &self.signals,
-            queue.submit_host_call(call, &self.waits, &self.signals),
+            queue.submit_host_call(OperationKind::HostCall, call, &self.waits, &self.signals),
             |_, _| { Operation::HostCall }
         )
         .map(|()| queue.submitted())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each kind of operation is declared by one entry of the operation lists (or, for a host
+    /// call, by its hand-written submission), so every row, profile and capture names it alike.
+    #[test]
+    fn the_operation_lists_declare_every_kind_once() {
+        let mut declared: Vec<OperationKind> = QUEUE_AND_BATCH_KINDS.iter().chain(QUEUE_ONLY_KINDS).copied().collect();
+        declared.push(OperationKind::HostCall);
+        declared.sort();
+        let mut all = OperationKind::ALL.to_vec();
+        all.sort();
+        assert_eq!(declared, all);
     }
 }

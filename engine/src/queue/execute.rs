@@ -15,6 +15,7 @@ use crate::semaphore::SemaphorePoint;
 /// `execute` for a queue or a batch.
 pub(crate) fn execute(
     to: &mut impl Submitter,
+    kind: aqueduct_components::capture::OperationKind,
     command_buffer: &CommandBuffer,
     table: &BindingTable,
     processing: Option<BlockProcessing>,
@@ -50,7 +51,7 @@ pub(crate) fn execute(
         return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
     }
     let result = to.submit(waits, signals, |row| {
-        row.set_operation(aqueduct_components::capture::OperationKind::CommandBufferExecution);
+        row.set_operation(kind);
         let run = row.program();
         // SAFETY: the command buffer's entity owns the image until it is released, and that
         // waits for this row (staged now, while the caller holds the command buffer) to settle.

@@ -18,6 +18,7 @@ use super::operations::{self, Immediate};
 use crate::error::{EngineError, EngineResult};
 use crate::memory::{Binding, Buffer};
 use crate::semaphore::SemaphorePoint;
+use aqueduct_components::capture::OperationKind;
 use aqueduct_components::device_entities::MemoryKind;
 
 /// The staging buffer each queue streams through.
@@ -84,6 +85,7 @@ impl Queue {
 
     pub(crate) fn submit_read_file(
         &self,
+        kind: OperationKind,
         file: &File,
         offset: u64,
         target: Binding,
@@ -95,11 +97,12 @@ impl Queue {
         if end.is_none_or(|end| end > size) {
             return Err(EngineError::OutOfBounds { what: "file read", offset, length: target.length, size });
         }
-        self.file_transfer(Direction::Read, file, offset, target, waits, signals)
+        self.file_transfer(kind, file, offset, target, waits, signals)
     }
 
     pub(crate) fn submit_write_file(
         &self,
+        kind: OperationKind,
         source: Binding,
         file: &File,
         offset: u64,
@@ -109,18 +112,21 @@ impl Queue {
         if offset.checked_add(source.length).is_none() {
             return Err(EngineError::OutOfBounds { what: "file write", offset, length: source.length, size: u64::MAX });
         }
-        self.file_transfer(Direction::Write, file, offset, source, waits, signals)
+        self.file_transfer(kind, file, offset, source, waits, signals)
     }
 
+    /// A file read (`kind` ReadFile) or write (WriteFile): its rows, the staging copies and the
+    /// host calls, carry `kind`.
     fn file_transfer(
         &self,
-        direction: Direction,
+        kind: OperationKind,
         file: &File,
         offset: u64,
         memory: Binding,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
     ) -> EngineResult<()> {
+        let direction = if kind == OperationKind::ReadFile { Direction::Read } else { Direction::Write };
         memory.buffer.belongs_to(&self.device)?;
         let address = memory.buffer.check_range("file transfer", memory.offset, memory.length)?;
         self.check_points(waits, signals)?;
@@ -136,7 +142,7 @@ impl Queue {
                 }
                 result
             });
-            return self.submit_host_call(work, waits, signals);
+            return self.submit_host_call(kind, work, waits, signals);
         }
         let staging = self.staging()?;
         let chain = ChainError::default();
@@ -164,12 +170,12 @@ impl Queue {
             };
             match direction {
                 Direction::Read => {
-                    self.submit_host_call(step, first_waits, &[])?;
-                    operations::copy(&mut Immediate(self), staged, part, &[], &[])?;
+                    self.submit_host_call(kind, step, first_waits, &[])?;
+                    operations::copy(&mut Immediate(self), kind, staged, part, &[], &[])?;
                 }
                 Direction::Write => {
-                    operations::copy(&mut Immediate(self), part, staged, first_waits, &[])?;
-                    self.submit_host_call(step, &[], &[])?;
+                    operations::copy(&mut Immediate(self), kind, part, staged, first_waits, &[])?;
+                    self.submit_host_call(kind, step, &[], &[])?;
                 }
             }
             first_waits = &[];
@@ -181,6 +187,6 @@ impl Queue {
                 None => Ok(()),
             }
         });
-        self.submit_host_call(finish, first_waits, signals)
+        self.submit_host_call(kind, finish, first_waits, signals)
     }
 }

@@ -232,6 +232,7 @@ impl Queue {
 
     pub(crate) fn submit_host_call(
         &self,
+        kind: OperationKind,
         work: Work,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
@@ -256,7 +257,7 @@ impl Queue {
             None
         } else {
             let value = calls.readied + 1;
-            self.submit(&[], &[calls.ready.at(value)], |row| row.set_operation(OperationKind::HostCall))?;
+            self.submit(&[], &[calls.ready.at(value)], |row| row.set_operation(kind))?;
             calls.readied = value;
             Some(value)
         };
@@ -286,7 +287,7 @@ impl Queue {
         // 3. The gate: later work on the queue waits for the function to return.
         let mut gate_row = None;
         let result = self.submit(&[calls.gate.at(call)], &[], |row| {
-            row.set_operation(OperationKind::HostCall);
+            row.set_operation(kind);
             gate_row = Some(row.row());
         });
         calls.rows_after_gate = gate_row.map_or(u64::MAX, |row| row + 1);

@@ -1,6 +1,8 @@
 //! Typed launches on a queue: `queue.launch(&kernel).grid(..).arg(&out).arg(&input).arg(3.0f32)
 //! .submit()`, each argument checked against the kernel's metadata (`launch_args.rs`).
 
+use aqueduct_components::capture::OperationKind;
+
 use super::builder::{Submission, captured};
 use super::operations::{self, Immediate, Submitter};
 use super::replay_records as replay;
@@ -71,7 +73,7 @@ impl<'a> Submission<'a, &'a Queue, LaunchOp<'a>> {
             queue,
             &waits,
             &signals,
-            operations::dispatch(to, operation.kernel, &dispatch, &waits, &signals),
+            operations::dispatch(to, OperationKind::Dispatch, operation.kernel, &dispatch, &waits, &signals),
             |_, _| replay::describe_dispatch(operation.kernel, &dispatch)
         )
         .map(|()| queue.submitted())
@@ -87,7 +89,7 @@ impl<'a, 'q> Submission<'a, &'a mut Batch<'q>, LaunchOp<'a>> {
             Submitter::queue(batch),
             &waits,
             &signals,
-            operations::dispatch(batch, operation.kernel, &dispatch, &waits, &signals),
+            operations::dispatch(batch, OperationKind::Dispatch, operation.kernel, &dispatch, &waits, &signals),
             |_, _| replay::describe_dispatch(operation.kernel, &dispatch)
         )
     }

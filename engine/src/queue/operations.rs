@@ -66,14 +66,16 @@ fn check_buffer(to: &impl Submitter, buffer: &Buffer) -> EngineResult<()> {
 
 pub(crate) fn barrier(
     to: &mut impl Submitter,
+    kind: OperationKind,
     waits: &[SemaphorePoint],
     signals: &[SemaphorePoint],
 ) -> EngineResult<()> {
-    to.submit(waits, signals, |row| row.set_operation(OperationKind::Barrier))
+    to.submit(waits, signals, |row| row.set_operation(kind))
 }
 
 pub(crate) fn fill(
     to: &mut impl Submitter,
+    kind: OperationKind,
     target: Binding,
     pattern: &[u8],
     waits: &[SemaphorePoint],
@@ -88,11 +90,12 @@ pub(crate) fn fill(
     }
     word[..width].copy_from_slice(pattern);
     let plan = plan_fill(address, target.length, u64::from_le_bytes(word), width as u8)?;
-    submit_plan(to, OperationKind::Fill, plan, waits, signals)
+    submit_plan(to, kind, plan, waits, signals)
 }
 
 pub(crate) fn copy(
     to: &mut impl Submitter,
+    kind: OperationKind,
     source: Binding,
     target: Binding,
     waits: &[SemaphorePoint],
@@ -109,11 +112,12 @@ pub(crate) fn copy(
         });
     }
     let plan = plan_copy(from, into, source.length)?;
-    submit_plan(to, OperationKind::Copy, plan, waits, signals)
+    submit_plan(to, kind, plan, waits, signals)
 }
 
 pub(crate) fn update(
     to: &mut impl Submitter,
+    kind: OperationKind,
     target: &Buffer,
     offset: u64,
     data: &[u8],
@@ -133,7 +137,7 @@ pub(crate) fn update(
     }
     if data.len() <= UPDATE_INLINE_MAX_BYTES {
         let plan = plan_update_inline(address, data)?;
-        return submit_plan(to, OperationKind::Update, plan, waits, signals);
+        return submit_plan(to, kind, plan, waits, signals);
     }
     // Planned against a stand-in source with the staging area's 16-byte alignment; the real
     // address is patched in when the kernarg ring space is known.
@@ -142,7 +146,7 @@ pub(crate) fn update(
     let queue = to.queue();
     let kernel = queue.device.agents[queue.agent].builtin(plan.kernel);
     to.submit(waits, signals, |row| {
-        row.set_operation(OperationKind::Update);
+        row.set_operation(kind);
         stage_builtin(row, &plan, kernel);
         row.stage_bytes(data, 0); // CopyArgs::source
     })
@@ -167,6 +171,7 @@ fn submit_plan(
 
 pub(crate) fn dispatch(
     to: &mut impl Submitter,
+    kind: OperationKind,
     kernel: &Kernel,
     dispatch: &Dispatch,
     waits: &[SemaphorePoint],
@@ -184,7 +189,7 @@ pub(crate) fn dispatch(
     // patching copies it.
     let implicit: Option<(u32, ImplicitKernargs)> = validated.implicit();
     to.submit(waits, signals, |row| {
-        row.set_operation(OperationKind::Dispatch);
+        row.set_operation(kind);
         row.hal_dispatch(
             template,
             info.kernarg_size,
@@ -198,6 +203,7 @@ pub(crate) fn dispatch(
 
 pub(crate) fn dispatch_raw(
     to: &mut impl Submitter,
+    kind: OperationKind,
     kernel: &Kernel,
     dispatch: &RawDispatch,
     waits: &[SemaphorePoint],
@@ -214,7 +220,7 @@ pub(crate) fn dispatch_raw(
     }
     let template = template(to, kernel, dispatch.grid, dispatch.workgroup)?;
     to.submit(waits, signals, |row| {
-        row.set_operation(OperationKind::RawDispatch);
+        row.set_operation(kind);
         row.raw_dispatch(template, dispatch.kernargs, info.kernarg_size, info.kernarg_alignment);
     })
 }

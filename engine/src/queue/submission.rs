@@ -275,7 +275,7 @@ impl Queue {
                         return first_error.map_or(Ok(()), Err); // retried after reclaim
                     }
                     let rows = &state.rows;
-                    if rows.columns.payload[rows.slot(row)] == Payload::Program {
+                    if rows.columns.payload[rows.slot(row)] == Payload::Execute {
                         // A program waits for room (or for its branch's drain) parked, not
                         // spinning: the completion thread resumes it after reclaim.
                         self.park(state);

@@ -238,7 +238,7 @@ impl Replay {
                 ReplayRecord::HostWait(_) => summary.host_waits += 1,
                 ReplayRecord::Operation { operation, time_ns, .. } => {
                     summary.duration = summary.duration.max(Duration::from_nanos(time_ns));
-                    let kind = operation.kind();
+                    let kind = operation.kind().name();
                     match summary.operations.iter_mut().find(|(name, _)| name == kind) {
                         Some((_, count)) => *count += 1,
                         None => summary.operations.push((kind.to_string(), 1)),
@@ -580,11 +580,11 @@ impl<'d> Replayer<'d> {
                 return Err(self.error(format!(
                     "the capture holds a {}: its file is the program's, and a replay cannot reproduce it \
                      (docs/REPLAY_FORMAT.md, \"What replay cannot reproduce\")",
-                    operation.kind()
+                    operation.kind().name()
                 )));
             }
         };
-        self.context(result.map(drop), &format!("submitting a {}", operation.kind()))
+        self.context(result.map(drop), &format!("submitting a {}", operation.kind().name()))
     }
 
     fn command(&self, command_buffer: &mut CommandBuffer, command: Command) -> EngineResult<()> {
