@@ -120,18 +120,6 @@ pub fn barrier_packets<S: CrossQueueStrategy>(waits: &[DeviceWait]) -> u64 {
     S::barrier_packets(waits.iter().filter(|wait| wait.barrier).count() as u64)
 }
 
-/// The whole admission stage for row `row` alone, as a range of one: checks, wait resolution,
-/// then the reservation (in the row's `reservation` column). Nothing changes unless the verdict
-/// is [`Verdict::Admitted`].
-pub fn admit<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Verdict {
-    crate::stage_span!("admission");
-    let start = queue.ring.write_index_now();
-    let mut next_packet = start;
-    let verdict = admit_row::<S>(queue, row, &mut next_packet);
-    queue.ring.commit_reserved(start, next_packet);
-    verdict
-}
-
 /// Admits row `row` with AQL packets from `next_packet`, which it advances past them; the
 /// caller commits the range's packets with one write-index update.
 fn admit_row<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64, next_packet: &mut u64) -> Verdict {

@@ -25,18 +25,6 @@ const PAYLOAD_BARRIER_HEADER: PacketHeader =
 const DISPATCH_HEADER: PacketHeader =
     PacketHeader::new(PacketType::KernelDispatch, true, FenceScope::System, FenceScope::System);
 
-/// Publishes admitted row `row` alone (without ringing the doorbell): its bodies, then its
-/// headers. [`publish_admitted`] does the same for a range, every body before any header; this
-/// is the one-row pass's, with the payload's kind matched once for both.
-#[inline]
-pub fn publish<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64) -> Result<(), SubmissionFault> {
-    match queue.rows.payload_kind(row) {
-        Payload::BARRIER => publish_row::<S, { Payload::BARRIER }>(queue, row),
-        Payload::DISPATCH => publish_row::<S, { Payload::DISPATCH }>(queue, row),
-        _ => publish_row::<S, { Payload::EXECUTE }>(queue, row),
-    }
-}
-
 #[inline(always)]
 fn publish_row<S: CrossQueueStrategy, const KIND: usize>(
     queue: &mut QueueState,

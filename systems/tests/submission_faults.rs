@@ -5,6 +5,7 @@
 //! the stages directly on a soft queue.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use aqueduct_abi::block_program::{
     BindingSource, BlockBuf, BlockProgramBuf, FillCommand, ReturnCommand, TerminatorKind, validate,
@@ -15,12 +16,54 @@ use aqueduct_components::dependency::{DeviceWait, SignalOp};
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE};
 use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, ProgramImageRef, SegmentPlan};
 use aqueduct_components::submission::{Reservation, SubmissionFault, Verdict};
+use aqueduct_hsa::Hsa;
+use aqueduct_hsa::soft::Fault;
+use aqueduct_hsa::sys::hsa_queue_t;
 use aqueduct_systems::strategy::{BarrierAnd, BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{QueueState, admission, block_processor, publication};
 
 mod common;
 use common::{rig, rig_with};
+
+/// Admission as a pass runs it, over the pending rows (here `row` alone): its verdict for `row`.
+fn admit(queue: &mut QueueState, row: u64) -> Verdict {
+    admission::admit_pending::<BarrierValue>(queue);
+    match queue.rows.pass.stop {
+        Some((stopped, verdict)) if stopped == row => verdict,
+        _ => {
+            assert_eq!(queue.rows.pass.admitted(), row..row + 1, "the one row was admitted");
+            Verdict::Admitted
+        }
+    }
+}
+
+/// Publication as a pass runs it, doorbell included, with the soft queue holding `first_packet`
+/// (a stall), so the test reads the published packets before they run; `release` lets them run.
+/// Returns the pass's fault.
+fn publish_held(
+    hsa: &Hsa,
+    raw: *mut hsa_queue_t,
+    queue: &mut QueueState,
+    first_packet: u64,
+) -> Option<SubmissionFault> {
+    let controls = hsa.soft_controls().expect("a soft runtime");
+    controls.inject_fault(raw, first_packet, Fault::Stall).expect("the stall is armed");
+    publication::publish_admitted::<BarrierValue>(queue);
+    queue.rows.pass.fault
+}
+
+/// Releases the stall [`publish_held`] armed, again until epoch `epoch` retires: a release before
+/// the processor reaches the held packet lets nothing through.
+fn release(hsa: &Hsa, raw: *mut hsa_queue_t, queue: &QueueState, epoch: u64) {
+    let controls = hsa.soft_controls().expect("a soft runtime");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while BarrierValue::device_retired(&queue.endpoint) < epoch {
+        controls.release_stall(raw).expect("the stall is released");
+        assert!(Instant::now() < deadline, "the held epoch never retired");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
 
 /// A one-block program: fill 64 bytes at binding slot 2 with a u32 pattern, then return.
 fn fill_program(builtins: Box<[BuiltinObject]>) -> Arc<ProgramImage> {
@@ -61,7 +104,7 @@ fn admit_unresolvable_program(
     run.image = Some(unsafe { ProgramImageRef::new(image) });
     run.block_limit = 16;
     run.bindings.push(slot_0);
-    assert_eq!(admission::admit::<BarrierValue>(queue, row), Verdict::Admitted);
+    assert_eq!(admit(queue, row), Verdict::Admitted);
     (row, queue.rows.columns.reservation[queue.rows.slot(row)])
 }
 
@@ -94,10 +137,10 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
             signal: producer_signal,
             slot_named: false,
         }]);
-        let fault = publication::publish::<BarrierValue>(queue, row);
-        assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
-        // SAFETY: the slot belongs to this queue's ring and its packet is published; nothing
-        // consumes it before the doorbell below.
+        let fault = publish_held(&rig.hsa, rig.queue, queue, plan.first_packet);
+        assert_eq!(fault, Some(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
+        // SAFETY: the slot belongs to this queue's ring and its packet is published; the queue
+        // holds it until the release below.
         let wait = unsafe { core::ptr::read(queue.ring.slot_address(plan.first_packet) as *const BarrierValuePacket) };
         assert_eq!(wait.header.header.packet_type(), Some(PacketType::VendorSpecific), "the wait is still a barrier");
         assert_eq!((wait.signal, wait.value), (producer_signal, EPOCH_BASE), "on the named signal and epoch");
@@ -107,7 +150,7 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
         };
         assert_eq!(last.header.packet_type(), Some(PacketType::BarrierAnd), "the payload became barriers that pass");
         assert_eq!(last.dep_signal, [0; 5]);
-        queue.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
+        release(&rig.hsa, rig.queue, queue, plan.epoch);
     }
     let message = rig.drained_failure(signalled).expect("the execution's signal fails");
     assert!(message.contains("binding source 0"), "{message}");
@@ -138,19 +181,19 @@ fn a_wait_fault_runs_nothing_of_the_payload_and_fails_the_submission() {
         // As `reserve_epoch` reports a barrier it could not name.
         let slot = queue.rows.slot(row);
         queue.rows.columns.reservation[slot].wait_fault = Some(SubmissionFault::UnknownProducerQueue { queue: 9 });
-        let fault = publication::publish::<BarrierValue>(queue, row);
+        let fault = publish_held(&rig.hsa, rig.queue, queue, plan.first_packet);
         assert_eq!(
             fault,
-            Err(SubmissionFault::UnknownProducerQueue { queue: 9 }),
+            Some(SubmissionFault::UnknownProducerQueue { queue: 9 }),
             "the wait's fault, not the payload's"
         );
-        // SAFETY: the slot belongs to this queue's ring and its packet is published; nothing
-        // consumes it before the doorbell below.
+        // SAFETY: the slot belongs to this queue's ring and its packet is published; the queue
+        // holds it until the release below.
         let last = unsafe {
             core::ptr::read(queue.ring.slot_address(plan.first_packet + plan.packets - 1) as *const BarrierAndPacket)
         };
         assert_eq!(last.header.packet_type(), Some(PacketType::BarrierAnd), "the payload became barriers that pass");
-        queue.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
+        release(&rig.hsa, rig.queue, queue, plan.epoch);
     }
     let message = rig.drained_failure(signalled).expect("the submission's signal fails");
     assert!(message.contains("not in the queue directory"), "{message}");
@@ -163,12 +206,11 @@ fn a_program_source_without_a_binding_fails_the_execution_instead_of_writing_nul
     {
         let queue = &mut rig.state;
         let image = fill_program(Box::new([]));
-        let (row, plan) = admit_unresolvable_program(queue, &image, signalled, rig.kernarg_base);
-        let fault = publication::publish::<BarrierValue>(queue, row);
-        queue.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
-        assert_eq!(fault, Err(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
-        let run = &queue.rows.columns.program[queue.rows.slot(row)];
-        assert_eq!(run.cursor, Cursor::Done, "nothing more of the program runs");
+        let (_, plan) = admit_unresolvable_program(queue, &image, signalled, rig.kernarg_base);
+        let fault = publish_held(&rig.hsa, rig.queue, queue, plan.first_packet);
+        release(&rig.hsa, rig.queue, queue, plan.epoch);
+        assert_eq!(fault, Some(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
+        assert!(queue.rows.is_empty(), "nothing more of the program runs: its row left the pending ones");
     }
     let message = rig.drained_failure(signalled).expect("the execution's signal fails");
     assert!(message.contains("binding source 0"), "{message}");
@@ -234,10 +276,6 @@ fn the_block_processor_names_each_fault() {
         Verdict::Fault(SubmissionFault::NoProgramImage)
     );
     let submitted = queue.epochs.submitted;
-    assert_eq!(
-        admission::admit::<BarrierValue>(queue, row),
-        Verdict::Fault(SubmissionFault::NoProgramImage),
-        "admission passes the fault on"
-    );
+    assert_eq!(admit(queue, row), Verdict::Fault(SubmissionFault::NoProgramImage), "admission passes the fault on");
     assert_eq!(queue.epochs.submitted, submitted, "reserving nothing");
 }

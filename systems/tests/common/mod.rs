@@ -11,6 +11,7 @@ use aqueduct_components::queue_state::KernargRing;
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::SoftConfig;
+use aqueduct_hsa::sys::hsa_queue_t;
 use aqueduct_hsa::{Hsa, PoolKindInfo};
 use aqueduct_systems::strategy::{BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
@@ -18,6 +19,8 @@ use aqueduct_systems::{DeviceLink, QueueState, build_queue_state, reclaim};
 
 pub struct Rig {
     pub hsa: Hsa,
+    /// The soft queue behind `state`'s ring (for fault injection).
+    pub queue: *mut hsa_queue_t,
     pub state: QueueState,
     pub semaphores: Arc<SemaphoreTable>,
     pub kernarg_base: u64,
@@ -59,7 +62,7 @@ pub fn rig_sized(strategy: CrossQueueWait, kernarg_bytes: u64) -> Rig {
     // SAFETY: the queue is never destroyed while the ring is used.
     let ring = unsafe { AqlRing::new(queue, hsa.api()) };
     let (state, _) = build_queue_state(0, ring, kernargs, endpoint, link, 16, strategy);
-    Rig { hsa, state, semaphores, kernarg_base }
+    Rig { hsa, queue, state, semaphores, kernarg_base }
 }
 
 impl Rig {
