@@ -28,12 +28,15 @@ fn expected_names() -> Vec<String> {
     for queues in [1, 2, 4, 8] {
         names.push(format!("scale/queues={queues}"));
     }
-    for length in [1, 16, 512, 5000] {
+    for length in [1, 16, 64, 128, 256, 512, 5000] {
         for kind in ["record", "static", "dynamic_extra"] {
             names.push(format!("cb/{kind}/{length}"));
         }
     }
-    names.extend(["cb/device/512", "cb/device/5000", "cb/e2e/host/512", "cb/e2e/device/512"].map(String::from));
+    names.extend([16, 64, 128, 256, 512, 5000].map(|length| format!("cb/device/{length}")));
+    for length in [16, 64, 128, 256, 512] {
+        names.extend(["host", "device"].map(|side| format!("cb/e2e/{side}/{length}")));
+    }
     for side in ["", "device/"] {
         for concurrency in [1, 2, 4, 8] {
             names.push(format!("clip/{side}c{concurrency}d16"));

@@ -17,9 +17,12 @@ use super::measure::Sample;
 
 const WAIT: Duration = Duration::from_secs(60);
 /// Dispatch-chain lengths of the `cb/…` shapes.
-pub const CHAIN_LENGTHS: [u64; 4] = [1, 16, 512, 5000];
+pub const CHAIN_LENGTHS: [u64; 7] = [1, 16, 64, 128, 256, 512, 5000];
 /// Chain lengths of the `cb/device/…` shapes (processed on the device).
-pub const DEVICE_CHAIN_LENGTHS: [u64; 2] = [512, 5000];
+pub const DEVICE_CHAIN_LENGTHS: [u64; 6] = [16, 64, 128, 256, 512, 5000];
+/// Chain lengths of the `cb/e2e/{host,device}/…` shapes: around the rule that sends a program of
+/// `DEVICE_MIN_PACKETS` (256) or more to the device, to measure where the two paths cross.
+pub const END_TO_END_LENGTHS: [u64; 5] = [16, 64, 128, 256, 512];
 /// The CLIP-shaped program: dispatches per item.
 pub const CLIP_DISPATCHES: usize = 792;
 /// The CLIP-shaped program: distinct executables (loads of the bench code object).

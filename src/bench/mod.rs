@@ -10,12 +10,13 @@
 //!   queue's batch, each waiting on the previous one, published by one flush;
 //! - `dispatch/submit/bindings=B` for B in 0, 4, 16, 64, 256;
 //! - `scale/queues=Q` for Q in 1, 2, 4, 8;
-//! - `cb/record/N`, `cb/static/N`, `cb/dynamic_extra/N` for N in 1, 16, 512, 5000: command-buffer
-//!   dispatch chains (recording, executing a prebuilt chain, and the extra of recording per execution);
-//! - `cb/device/N` for N in 512, 5000: the host's cost per execution of an N-dispatch chain
-//!   processed on the device (one dispatch and the binding table); `cb/e2e/host/512` and
-//!   `cb/e2e/device/512`: one execution of the 512-dispatch chain, submitted and waited for, on a
-//!   queue that runs the kernels;
+//! - `cb/record/N`, `cb/static/N`, `cb/dynamic_extra/N` for N in 1, 16, 64, 128, 256, 512, 5000:
+//!   command-buffer dispatch chains (recording, executing a prebuilt chain, and the extra of
+//!   recording per execution);
+//! - `cb/device/N` for N in 16, 64, 128, 256, 512, 5000: the host's cost per execution of an N-dispatch
+//!   chain processed on the device (one dispatch and the binding table); `cb/e2e/host/N` and
+//!   `cb/e2e/device/N` for N in 16, 64, 128, 256, 512: one execution of the N-dispatch chain, submitted
+//!   and waited for, on a queue that runs the kernels (where host and device processing cross);
 //! - `clip/cCd16` and `clip/device/cCd16` for C in 1, 2, 4, 8: the CLIP-shaped program, per item,
 //!   processed by the host and on the device;
 //! - `queue_index/cas_handoff/4` (soft provider only): four threads passing a compare-and-swap of
@@ -162,11 +163,13 @@ pub fn shapes<'a>(
         // Per execution: the point is that it does not grow with N.
         list.push(Shape::new(format!("cb/device/{length}"), 1, move || command_buffers::device_static(cb_rig, length)));
     }
-    for device in [false, true] {
-        let side = if device { "device" } else { "host" };
-        list.push(Shape::new(format!("cb/e2e/{side}/512"), 1, move || {
-            command_buffers::end_to_end(cb_rig, 512, device)
-        }));
+    for length in command_buffers::END_TO_END_LENGTHS {
+        for device in [false, true] {
+            let side = if device { "device" } else { "host" };
+            list.push(Shape::new(format!("cb/e2e/{side}/{length}"), 1, move || {
+                command_buffers::end_to_end(cb_rig, length, device)
+            }));
+        }
     }
     let items = clip_items(quick);
     for device in [false, true] {

@@ -16,8 +16,9 @@ use aqueduct_builtins::{Builtin, PatchIndirectArgs};
 use aqueduct_components::program::{ProgramImage, StepKind};
 
 /// Packets from which [`BlockProcessing::Auto`](crate::BlockProcessing::Auto) picks the device for a straight-line program:
-/// below it, the host writes the packets in less time than the device processor's own dispatch
-/// and barrier take to run (docs/BENCHMARKS.md, "Block processing on the device").
+/// the measured crossover of the host's CPU per execution, between 128 packets (the host writes
+/// them for less) and 256 (the device path costs the host a fraction); end to end neither path
+/// wins clearly (docs/BENCHMARKS.md, "Issue 47: where host and device block processing cross").
 pub const DEVICE_MIN_PACKETS: u32 = 256;
 
 /// Builds the device program of `image`, or says why it has none: the device processor writes
