@@ -113,6 +113,9 @@ pub struct SubmissionCounters {
     pub parked_high_water: AtomicU64,
     /// Device-side wait barriers published.
     pub device_waits: AtomicU64,
+    /// Batch flushes that had work to publish (each a Tracy frame, under the engine's `tracy`
+    /// feature).
+    pub flushes: AtomicU64,
 }
 
 impl SubmissionCounters {

@@ -262,3 +262,32 @@ fn a_batch_that_runs_out_of_room_for_its_timeout_fails_every_row_left() {
     assert!(matches!(chain.wait(8, TIMEOUT), Err(EngineError::SemaphoreFailed(_))));
     release(&queue, || chain.value() >= published);
 }
+
+/// A flush that publishes is counted (and, under the `tracy` feature, marks a frame of Tracy's
+/// `aqueduct flush` set, DESIGN §8): an explicit flush and the batch's end each once, an empty
+/// flush and an immediate submission not at all.
+#[test]
+fn flushes_that_publish_are_counted() {
+    let engine = engine(WaitStrategy::Auto);
+    let device = engine.device();
+    let queue = queue(device);
+    let done = device.create_semaphore(0).unwrap();
+    queue.barrier().signal(done.at(1)).submit().unwrap();
+    assert_eq!(queue.stats().flushes, 0, "an immediate submission is no flush");
+    queue
+        .batch(|batch| {
+            batch.flush()?;
+            batch.barrier().signal(done.at(2)).submit()?;
+            batch.flush()?;
+            batch.flush()?;
+            batch.barrier().signal(done.at(3)).submit()
+        })
+        .unwrap();
+    done.wait(3, TIMEOUT).unwrap();
+    let stats = queue.stats();
+    assert_eq!(
+        (stats.flushes, stats.submissions),
+        (2, 3),
+        "one explicit flush with work, then the batch's end: {stats:?}"
+    );
+}

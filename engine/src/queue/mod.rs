@@ -260,6 +260,7 @@ impl Queue {
             deferred: counters.deferred.load(Ordering::Relaxed),
             parked_high_water: counters.parked_high_water.load(Ordering::Relaxed),
             device_waits: counters.device_waits.load(Ordering::Relaxed),
+            flushes: counters.flushes.load(Ordering::Relaxed),
             epochs_submitted: submitted,
             epochs_drained: drained,
         }
@@ -290,6 +291,9 @@ pub struct QueueStats {
     pub parked_high_water: u64,
     /// Device-side wait barriers published.
     pub device_waits: u64,
+    /// Batch flushes that had work to publish (an explicit flush, or a batch's drop); under the
+    /// `tracy` feature each is a frame of Tracy's `aqueduct flush` frame set.
+    pub flushes: u64,
     /// Epochs published (one per submission, or per segment of a command-buffer execution).
     pub epochs_submitted: u64,
     /// Epochs *drained*: the device *retired* them (their last packet completed) and the host has

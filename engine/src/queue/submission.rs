@@ -212,7 +212,18 @@ impl Queue {
 
     /// Publishes every pending row (a batch's flush), or parks them behind parked work.
     pub(crate) fn flush(&self, state: &mut QueueState) -> EngineResult<()> {
-        self.run_pending(state, PassMode::Batch)
+        if state.rows.is_empty() {
+            return Ok(());
+        }
+        let result = self.run_pending(state, PassMode::Batch);
+        // DESIGN §8's frame mark on each flush: a named (secondary) frame set, so it never splits
+        // the program's own frames (`Device::frame_mark`).
+        SubmissionCounters::add(&self.endpoint.counters.flushes, 1);
+        #[cfg(feature = "tracy")]
+        if let Some(client) = tracy_client::Client::running() {
+            client.secondary_frame_mark(tracy_client::frame_name!("aqueduct flush"));
+        }
+        result
     }
 
     /// Runs passes of the stages over the pending rows until they are all published, or the
