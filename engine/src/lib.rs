@@ -165,7 +165,7 @@ impl Drop for Engine {
     fn drop(&mut self) {
         let shared = &self.device.0;
         let deadline = clock::deadline_after(std::time::Instant::now(), shared.config.submit_timeout);
-        for queue in shared.live_queues() {
+        for queue in shared.queues.live() {
             queue.finish_orphan(deadline);
         }
     }

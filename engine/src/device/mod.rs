@@ -2,7 +2,7 @@
 //! the shared semaphore table and queue directory, and the device World.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex};
 
 use aqueduct_builtins::{Builtin, DeviceLibrary};
 use aqueduct_components::device_entities::{MemoryKind, ReleaseAfter};
@@ -15,11 +15,12 @@ use bevy_ecs::prelude::{Entity, QueryState, World};
 
 mod profile;
 pub(crate) mod programs;
+pub(crate) mod queues;
 pub(crate) mod release;
 
 use crate::config::{DeviceSpec, EngineConfig, WaitStrategy};
 use crate::error::{EngineError, EngineResult};
-use crate::profile::{DeviceQueue, ExecutableRegistry, ProfileSession};
+use crate::profile::{ExecutableRegistry, ProfileSession};
 
 static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -106,12 +107,9 @@ pub(crate) struct DeviceShared {
     pub provider_reason: String,
     /// Block Worlds and published images finished programs gave back, for the next to reuse.
     pub programs: programs::ProgramPools,
-    /// Every queue created on the device, by index (a capture joins the live ones; a drain
-    /// held on a queue's epoch drains that queue through it).
-    pub queues: Box<[OnceLock<Weak<dyn DeviceQueue>>]>,
-    /// Each queue's completion thread, by queue index: joined when the queue is destroyed, and
-    /// looked at by the engine's drop for a queue whose last handle dropped.
-    pub completion_threads: Box<[Mutex<Option<std::thread::JoinHandle<()>>>]>,
+    /// Every queue created on the device and its completion thread, by index (a capture joins
+    /// the live ones; a drain held on a queue's epoch drains that queue through it).
+    pub queues: queues::QueueRegistry,
     /// Every executable loaded, for the profile's names and metadata.
     pub executables: ExecutableRegistry,
     /// The profile capture running on the device, if any.
@@ -192,8 +190,7 @@ impl DeviceShared {
             config,
             provider_reason: reason,
             programs: Default::default(),
-            queues: (0..aqueduct_components::MAX_QUEUES).map(|_| OnceLock::new()).collect(),
-            completion_threads: (0..aqueduct_components::MAX_QUEUES).map(|_| Mutex::new(None)).collect(),
+            queues: queues::QueueRegistry::new(aqueduct_components::MAX_QUEUES),
             executables,
             profile: Mutex::new(None),
             replay,
@@ -258,16 +255,6 @@ impl DeviceShared {
     /// try to admit it again after a semaphore moved.
     pub fn wake_deferred(&self, except: Option<u16>) {
         self.wake_queues(self.parked_queues.to_wake(except));
-    }
-
-    /// Queue `index`, if it is alive.
-    pub fn queue(&self, index: u16) -> Option<Arc<dyn DeviceQueue>> {
-        self.queues.get(usize::from(index))?.get()?.upgrade()
-    }
-
-    /// The device's queues that are alive.
-    pub fn live_queues(&self) -> Vec<Arc<dyn DeviceQueue>> {
-        self.queues.iter().filter_map(|queue| queue.get()?.upgrade()).collect()
     }
 
     /// Wakes the completion threads of the queues in `mask` (bit per queue index).

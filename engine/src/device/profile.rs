@@ -46,7 +46,7 @@ impl DeviceShared {
                 session.push_device(Record::Executable(metadata));
             }
         }
-        for queue in self.live_queues() {
+        for queue in self.queues.live() {
             queue.attach_capture(&session)?;
         }
         *slot = Some(session);
@@ -73,7 +73,7 @@ impl DeviceShared {
     #[cfg(feature = "tracy")]
     pub fn begin_tracy_view(&self, slot: &mut Option<Arc<ProfileSession>>) -> EngineResult<()> {
         let view = ProfileSession::start_tracy_view(SystemClockMap::calibrate(&self.hsa)?);
-        for queue in self.live_queues() {
+        for queue in self.queues.live() {
             queue.attach_capture(&view)?;
         }
         *slot = Some(view);
@@ -83,7 +83,7 @@ impl DeviceShared {
     /// Stops every queue's part of `session` (waiting, up to its `end_timeout`, for the work in
     /// flight to drain) and finishes it.
     pub fn end_session(&self, session: &ProfileSession) -> EngineResult<ProfileReport> {
-        let queues = self.live_queues();
+        let queues = self.queues.live();
         let targets: Vec<u64> = queues.iter().map(|queue| queue.stop_capturing()).collect();
         let deadline = crate::clock::deadline_after(std::time::Instant::now(), session.config.end_timeout);
         for (queue, target) in queues.iter().zip(&targets) {

@@ -208,7 +208,7 @@ impl Queue {
         if producer == self.index {
             return false;
         }
-        let Some(helped) = self.device.queue(producer).and_then(|queue| queue.drain_for_waiter()) else {
+        let Some(helped) = self.device.queues.get(producer).and_then(|queue| queue.drain_for_waiter()) else {
             return false;
         };
         total.add(DrainOutcome { held_on: None, ..helped });

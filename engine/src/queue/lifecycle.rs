@@ -142,14 +142,11 @@ impl Queue {
                     reason: format!("cannot start a completion thread: {error}"),
                 })?
         };
-        *device.completion_threads[usize::from(index)].lock().unwrap_or_else(|poison| poison.into_inner()) =
-            Some(thread);
         // Registered under the capture slot's lock, so a capture that begins or ends meanwhile
         // sees the queue either way.
         let session = device.profile.lock().unwrap_or_else(|poison| poison.into_inner());
         let profiled: Arc<dyn DeviceQueue> = background;
-        // The index is the directory's, reserved once per device: the slot is free.
-        let _ = device.queues[usize::from(index)].set(Arc::downgrade(&profiled));
+        device.queues.register(index, &profiled, thread);
         if let Some(session) = session.as_ref() {
             profiled.attach_capture(session)?;
         }
@@ -281,7 +278,7 @@ impl Queue {
 
     /// The completion thread's join handle (in the device's table, by queue index).
     fn completion_thread(&self) -> std::sync::MutexGuard<'_, Option<std::thread::JoinHandle<()>>> {
-        self.device.completion_threads[usize::from(self.index)].lock().unwrap_or_else(|poison| poison.into_inner())
+        self.device.queues.completion_thread(self.index)
     }
 
     /// Nothing pending, parked or in flight (the caller holds the queue lock).
