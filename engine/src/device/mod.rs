@@ -1,12 +1,12 @@
 //! The logical device: its provider, its physical agents with their pools and device library,
-//! the shared semaphore table and queue directory, and the device World.
+//! the shared semaphore table and queue registry, and the device World.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use aqueduct_builtins::{Builtin, DeviceLibrary};
 use aqueduct_components::device_entities::{MemoryKind, ReleaseAfter};
-use aqueduct_components::directory::{CrossQueueWait, QueueDirectory};
+use aqueduct_components::directory::CrossQueueWait;
 use aqueduct_components::host_writes::HostWrites;
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_hsa::sys::{hsa_amd_memory_pool_t, hsa_signal_t};
@@ -92,7 +92,6 @@ pub(crate) struct DeviceShared {
     pub agents: Vec<AgentState>,
     pub strategy: CrossQueueWait,
     pub semaphores: Arc<SemaphoreTable>,
-    pub directory: Arc<QueueDirectory>,
     /// Queues, semaphores, allocations, executables and finished command buffers as entities
     /// (off the hot path): what each holds, and when a released one may be freed.
     pub world: Mutex<World>,
@@ -107,8 +106,9 @@ pub(crate) struct DeviceShared {
     pub provider_reason: String,
     /// Block Worlds and published images finished programs gave back, for the next to reuse.
     pub programs: programs::ProgramPools,
-    /// Every queue created on the device and its completion thread, by index (a capture joins
-    /// the live ones; a drain held on a queue's epoch drains that queue through it).
+    /// Every queue created on the device, by index: its endpoint (the directory), its handle and
+    /// its completion thread (a capture joins the live ones; a drain held on a queue's epoch
+    /// drains that queue through it).
     pub queues: queues::QueueRegistry,
     /// Every executable loaded, for the profile's names and metadata.
     pub executables: ExecutableRegistry,
@@ -182,7 +182,6 @@ impl DeviceShared {
             agents,
             strategy,
             semaphores: Arc::new(SemaphoreTable::new(config.semaphore_capacity)),
-            directory: Arc::new(QueueDirectory::default()),
             world: Mutex::new(world),
             pending_releases: AtomicUsize::new(0),
             released,
@@ -190,7 +189,7 @@ impl DeviceShared {
             config,
             provider_reason: reason,
             programs: Default::default(),
-            queues: queues::QueueRegistry::new(aqueduct_components::MAX_QUEUES),
+            queues: queues::QueueRegistry::new(),
             executables,
             profile: Mutex::new(None),
             replay,
@@ -262,7 +261,7 @@ impl DeviceShared {
         while mask != 0 {
             let index = mask.trailing_zeros() as u16;
             mask &= mask - 1;
-            if let Some(endpoint) = self.directory.get(index) {
+            if let Some(endpoint) = self.queues.directory.get(index) {
                 self.poke(endpoint.control_signal);
             }
         }
@@ -272,7 +271,7 @@ impl DeviceShared {
     /// epoch by epoch while one is (see `queue::completion`).
     pub fn wake_completion_threads(&self) {
         for index in 0..aqueduct_components::MAX_QUEUES as u16 {
-            if let Some(endpoint) = self.directory.get(index) {
+            if let Some(endpoint) = self.queues.directory.get(index) {
                 self.poke(endpoint.control_signal);
             }
         }
@@ -312,7 +311,7 @@ impl Drop for DeviceShared {
         self.programs.free_images(&self.hsa);
         // Queue endpoints' signals outlive their queues so late readers never see freed memory.
         for index in 0..aqueduct_components::MAX_QUEUES as u16 {
-            let Some(endpoint) = self.directory.get(index) else { continue };
+            let Some(endpoint) = self.queues.directory.get(index) else { continue };
             let signals = endpoint.epoch_slots.iter().chain([&endpoint.epoch_signal, &endpoint.control_signal]);
             for &signal in signals {
                 let _ = self.hsa.signal_destroy(hsa_signal_t { handle: signal });

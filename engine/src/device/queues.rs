@@ -1,12 +1,12 @@
-//! The device's one registry of its queues, by index: what the engine reaches a queue by from
-//! outside its handle (a capture joining the live queues, a held drain draining a producer, the
-//! engine's drop finishing orphans) and the thread that drains it.
-//!
-//! The directory (`aqueduct_components::directory`) holds the other view of a queue, its
-//! endpoint, which the stages read lock-free; its index is the one here.
+//! The device's one registry of its queues, by index: each queue's endpoint (in the directory,
+//! which the stages read lock-free and which reserves the index), what the engine reaches the
+//! queue by from outside its handle (a capture joining the live queues, a held drain draining a
+//! producer, the engine's drop finishing orphans), and the thread that drains it.
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::thread::JoinHandle;
+
+use aqueduct_components::directory::QueueDirectory;
 
 use crate::profile::DeviceQueue;
 
@@ -20,13 +20,19 @@ struct QueueEntry {
 }
 
 pub(crate) struct QueueRegistry {
+    /// The queues' endpoints, by index: shared with the stages (`DeviceLink::directory`), in
+    /// `aqueduct-components` because they read it below the engine's types.
+    pub directory: Arc<QueueDirectory>,
     entries: Box<[QueueEntry]>,
 }
 
 impl QueueRegistry {
-    /// A registry for `capacity` queue indices.
-    pub fn new(capacity: usize) -> Self {
-        Self { entries: (0..capacity).map(|_| QueueEntry::default()).collect() }
+    /// A registry for every queue index the directory can reserve.
+    pub fn new() -> Self {
+        Self {
+            directory: Arc::new(QueueDirectory::default()),
+            entries: (0..aqueduct_components::MAX_QUEUES).map(|_| QueueEntry::default()).collect(),
+        }
     }
 
     /// Registers queue `index` and its completion thread. The index is the directory's, reserved

@@ -45,7 +45,7 @@ impl DeviceShared {
         let mut rows = [0u64; MAX_QUEUES];
         let mut queues = 0;
         for (index, staged) in rows.iter_mut().enumerate() {
-            if let Some(endpoint) = self.directory.get(index as u16) {
+            if let Some(endpoint) = self.queues.directory.get(index as u16) {
                 *staged = endpoint.staged_rows.load(Ordering::Acquire);
                 queues = index + 1;
             }
@@ -58,7 +58,7 @@ impl DeviceShared {
     pub(crate) fn settled_marks(&self) -> [u64; MAX_QUEUES] {
         let mut settled = [0u64; MAX_QUEUES];
         for (index, mark) in settled.iter_mut().enumerate() {
-            if let Some(endpoint) = self.directory.get(index as u16) {
+            if let Some(endpoint) = self.queues.directory.get(index as u16) {
                 *mark = endpoint.settled_rows.load(Ordering::Acquire);
             }
         }

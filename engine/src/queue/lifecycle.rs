@@ -38,6 +38,7 @@ impl Queue {
         let fallback_ns = u64::try_from(config.completion_fallback.as_nanos()).unwrap_or(u64::MAX);
         let timeout = crate::clock::ns_to_ticks(fallback_ns, device.hsa.timestamp_frequency()?);
         let index = device
+            .queues
             .directory
             .reserve_index()
             .ok_or(EngineError::LimitReached { what: "queues per device", limit: aqueduct_components::MAX_QUEUES })?;
@@ -76,7 +77,7 @@ impl Queue {
                 config.kernarg_ring_bytes,
             ));
         // From here the device owns the signals (destroyed when it drops).
-        device.directory.register(endpoint.clone());
+        device.queues.directory.register(endpoint.clone());
         let kernarg_memory = device.allocate_granted(state.kernarg_pool, config.kernarg_ring_bytes as usize)? as u64;
         let error_sink = Arc::new(ErrorSink {
             status: AtomicU32::new(0),

@@ -208,7 +208,7 @@ impl Queue {
         let link = DeviceLink {
             api: device.hsa.api(),
             semaphores: device.semaphores.clone(),
-            directory: device.directory.clone(),
+            directory: device.queues.directory.clone(),
             host_writes: device.agents[agent].host_writes.clone(),
         };
         let kernargs =
