@@ -57,7 +57,7 @@ fn with_point<R>(points: &[SemaphorePoint], extra: SemaphorePoint, then: impl Fn
 
 impl Queue {
     fn timeline(&self) -> MutexGuard<'_, MemoryTimeline> {
-        self.memory_timeline.lock().unwrap_or_else(|poison| poison.into_inner())
+        self.services.memory_timeline.lock().unwrap_or_else(|poison| poison.into_inner())
     }
 
     pub(crate) fn submit_alloca(

@@ -74,7 +74,7 @@ unsafe fn transfer(direction: Direction, file: &File, file_offset: u64, address:
 
 impl Queue {
     fn staging(&self) -> EngineResult<Buffer> {
-        let mut staging = self.file_staging.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut staging = self.services.file_staging.lock().unwrap_or_else(|poison| poison.into_inner());
         if let Some(buffer) = &*staging {
             return Ok(buffer.clone());
         }

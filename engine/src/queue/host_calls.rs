@@ -215,7 +215,7 @@ fn wait_for(closed: &AtomicBool, point: &HostWait) -> Result<(), Arc<FailureReco
 
 impl Queue {
     fn host_calls(&self) -> MutexGuard<'_, Option<HostCalls>> {
-        self.host_calls.lock().unwrap_or_else(|poison| poison.into_inner())
+        self.services.host_calls.lock().unwrap_or_else(|poison| poison.into_inner())
     }
 
     /// Whether every row staged on the queue has run and drained.

@@ -112,7 +112,7 @@ impl Queue {
             return transfer(&allocate(bytes)?);
         }
         // Never waits for another thread's transfer, which may wait out its own timeout.
-        let mut kept = match self.host_staging.try_lock() {
+        let mut kept = match self.services.host_staging.try_lock() {
             Ok(kept) => kept,
             Err(std::sync::TryLockError::Poisoned(poison)) => poison.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return transfer(&allocate(bytes)?),

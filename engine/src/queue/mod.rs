@@ -94,16 +94,9 @@ pub struct Queue {
     pub(crate) hsa_queue: *mut hsa_queue_t,
     pub(crate) state: Arc<Mutex<QueueState>>,
     pub(crate) error_sink: Arc<ErrorSink>,
-    /// The semaphore its deallocas signal (`alloca.rs`).
-    pub(crate) memory_timeline: Arc<alloca::TimelineLock>,
-    /// Its host calls' thread and timelines, from the first host call (`host_calls.rs`).
-    pub(crate) host_calls: Arc<host_calls::HostCallsLock>,
-    /// The host-visible buffer file transfers stream through, from the first that needs it.
-    pub(crate) file_staging: Arc<Mutex<Option<crate::memory::Buffer>>>,
-    /// The host-visible buffer `Queue::read` and `write` stage through (`host_sync.rs`), made
-    /// at the first and kept, up to `STAGING_BYTES`; held for the whole call, which waits for
-    /// its copy, so one buffer serves every call on the queue.
-    pub(crate) host_staging: Arc<Mutex<Option<crate::memory::Buffer>>>,
+    /// The host-side services, each behind a lock of its own (a call holds it while it waits
+    /// for the queue, so it cannot be the queue lock).
+    pub(crate) services: Arc<HostServices>,
     /// The priority it was made with (`QueueConfig`).
     pub(crate) priority: crate::config::QueuePriority,
     /// The kernarg ring's memory, freed once the HSA queue is destroyed.
@@ -112,6 +105,23 @@ pub struct Queue {
     pub(crate) entity: Entity,
     /// Whether this is one of the user's handles, counted in the endpoint's `handles`.
     counted: bool,
+}
+
+/// A queue's host-side services: what its host-side operations (queue-ordered memory, host
+/// calls, file transfers, host reads and writes) keep between calls. Off the submission path;
+/// made empty with the queue, each filled at its first use.
+#[derive(Default)]
+pub(crate) struct HostServices {
+    /// The semaphore its deallocas signal (`alloca.rs`).
+    pub memory_timeline: alloca::TimelineLock,
+    /// Its host calls' thread and timelines, from the first host call (`host_calls.rs`).
+    pub host_calls: host_calls::HostCallsLock,
+    /// The host-visible buffer file transfers stream through, from the first that needs it.
+    pub file_staging: Mutex<Option<crate::memory::Buffer>>,
+    /// The host-visible buffer `Queue::read` and `write` stage through (`host_sync.rs`), made at
+    /// the first and kept, up to `STAGING_BYTES`; held for the whole call, which waits for its
+    /// copy, so one buffer serves every call on the queue.
+    pub host_staging: Mutex<Option<crate::memory::Buffer>>,
 }
 
 // SAFETY: `hsa_queue` is only passed to provider calls (thread-safe by the HSA spec) and to
@@ -184,10 +194,7 @@ impl Queue {
             hsa_queue: self.hsa_queue,
             state: self.state.clone(),
             error_sink: self.error_sink.clone(),
-            memory_timeline: self.memory_timeline.clone(),
-            host_calls: self.host_calls.clone(),
-            file_staging: self.file_staging.clone(),
-            host_staging: self.host_staging.clone(),
+            services: self.services.clone(),
             priority: self.priority,
             kernarg_memory: self.kernarg_memory,
             entity: self.entity,
