@@ -128,3 +128,38 @@ fn child(handles: &str) {
     }
     std::thread::sleep(Duration::from_millis(10));
 }
+
+/// A destroyed IPC signal's page stays mapped and serves the next IPC signal (`ipc.rs`,
+/// `SPARE_PAGES`): a store through the destroyed handle is ignored, and the signals made after it
+/// share their values through their own files, whichever page they landed on.
+#[test]
+fn a_destroyed_ipc_signal_s_page_serves_the_next_one() {
+    let _client = Client::new();
+    // SAFETY (every call): handles and out-pointers the calls fill; stale handles are looked up.
+    unsafe {
+        let ipc_signal = |initial| {
+            let mut signal = hsa_signal_t::default();
+            let created = hsa::hsa_amd_signal_create(initial, 0, core::ptr::null(), amd_event::SIGNAL_IPC, &mut signal);
+            assert_eq!(created, status::SUCCESS);
+            signal
+        };
+        let first = ipc_signal(5);
+        assert_eq!(hsa::hsa_signal_destroy(first), status::SUCCESS);
+        hsa::hsa_signal_store_relaxed(first, 3);
+        assert_eq!(hsa::hsa_signal_load_relaxed(first), 0, "a destroyed signal reads as 0");
+        let second = ipc_signal(9);
+        assert_eq!(hsa::hsa_signal_load_relaxed(second), 9, "its own initial value, not the page's last");
+        let mut handle = hsa_amd_ipc_memory_t::default();
+        assert_eq!(hsa::hsa_amd_ipc_signal_create(second, &mut handle), status::SUCCESS);
+        let mut attached = hsa_signal_t::default();
+        assert_eq!(hsa::hsa_amd_ipc_signal_attach(&handle, &mut attached), status::SUCCESS);
+        assert_eq!(hsa::hsa_signal_load_relaxed(attached), 9);
+        hsa::hsa_signal_store_relaxed(attached, 4);
+        assert_eq!(hsa::hsa_signal_load_relaxed(second), 4, "one value through the shared file");
+        assert_eq!(hsa::hsa_signal_destroy(attached), status::SUCCESS);
+        assert_eq!(hsa::hsa_signal_destroy(second), status::SUCCESS);
+        let third = ipc_signal(7);
+        assert_eq!(hsa::hsa_signal_load_relaxed(third), 7);
+        assert_eq!(hsa::hsa_signal_destroy(third), status::SUCCESS);
+    }
+}
