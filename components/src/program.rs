@@ -318,6 +318,8 @@ pub struct ProgramRun {
     pub on_device: bool,
     /// On the device: the address of its status record, once published.
     pub device_status: u64,
+    /// On the device: its binding table's address, from admission (0 for an empty table).
+    pub binding_table: u64,
 }
 
 impl ProgramRun {
@@ -330,6 +332,7 @@ impl ProgramRun {
         self.headers.clear();
         self.on_device = false;
         self.device_status = 0;
+        self.binding_table = 0;
     }
 }
 
@@ -354,6 +357,9 @@ pub struct SegmentPlan {
     pub packets: u64,
     pub kernarg_bytes: u64,
     pub end: SegmentEnd,
+    /// A device-processed execution with bindings: where its binding table goes (see
+    /// [`crate::queue_state::BindingTables`]); none for an empty table.
+    pub binding_table: Option<crate::queue_state::BindingTablePlan>,
 }
 
 impl SegmentPlan {
@@ -362,6 +368,7 @@ impl SegmentPlan {
         self.packets = 0;
         self.kernarg_bytes = 0;
         self.end = SegmentEnd::Return;
+        self.binding_table = None;
     }
 }
 

@@ -298,3 +298,36 @@ fn the_execute_builder_overrides_the_command_buffers_choice() {
     let (packets, _) = rig.execute(&cb, &table);
     assert_eq!((packets, read_words(&out)), (8, vec![8; N as usize]));
 }
+
+/// Executions in flight back to back, their tables changing in runs of equal ones: each run's
+/// table is written once into the device target's binding-table ring, which wraps many times
+/// under a small kernarg ring, and every execution reads its own table (each output counts the
+/// executions that named it).
+#[test]
+fn executions_in_flight_each_read_their_own_binding_table_as_the_table_ring_wraps() {
+    let rig = Rig::with(EngineConfig { kernarg_ring_bytes: 16 << 10, ..EngineConfig::default() });
+    let cb = chain(&rig, 8, BlockProcessing::Device);
+    let outs: Vec<Buffer> = (0..3).map(|_| rig.buffer(N)).collect();
+    let tables: Vec<BindingTable> =
+        outs.iter().map(|out| BindingTable::from_bindings(&[out.whole()]).unwrap()).collect();
+    let (mut counts, mut pick, mut seed, mut changes) = ([0u32; 3], 0usize, 7u32, 0);
+    let before = rig.queue.stats();
+    let mut last = 0;
+    for _ in 0..600 {
+        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        // Half the executions keep the table before them; the rest take another.
+        if (seed >> 16) & 1 == 1 {
+            pick = (pick + 1 + ((seed >> 17) & 1) as usize) % 3;
+            changes += 1;
+        }
+        counts[pick] += 1;
+        last = rig.value.fetch_add(1, Ordering::Relaxed) + 1;
+        rig.queue.execute(&cb, &tables[pick]).signal(rig.done.at(last)).submit().expect("execute");
+    }
+    rig.done.wait(last, TIMEOUT).expect("every execution completes");
+    assert!(changes > 200, "the ring of 64 tables wrapped: {changes} tables written");
+    assert_eq!(rig.queue.stats().packets - before.packets, 2 * 600, "each processed on the device");
+    for (out, count) in outs.iter().zip(counts) {
+        assert_eq!(read_words(out), vec![4 * count; N as usize], "4 increments per execution naming it");
+    }
+}

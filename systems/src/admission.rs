@@ -178,6 +178,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
             if queue.capture.flags().dispatch_timing { crate::block_processor::DEVICE_TIMING_SLOTS } else { 0 };
         let verdict = crate::block_processor::plan_segment(
             &queue.kernargs,
+            queue.device_target.as_ref().map(|target| &target.binding_tables),
             drained_all,
             &columns.program[slot],
             room,
@@ -221,6 +222,21 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     let wait_fault = S::reserve_epoch(endpoint, link, epoch, epochs.wait_arena.tail_mut(waits_start)).err();
     let epoch_slot = epochs.slot(epoch);
     epochs.device_waits[epoch_slot] = epochs.wait_arena.span_from(waits_start);
+    if program
+        && let Some(plan) = queue.rows.columns.segment[slot].binding_table
+        && let Some(target) = &mut queue.device_target
+    {
+        // SAFETY: the target's ring is host-writable kernarg memory that lives with the target;
+        // `plan` was made for this run above, with nothing reserved since.
+        unsafe {
+            crate::block_processor::reserve_binding_table(
+                &mut target.binding_tables,
+                plan,
+                &mut queue.rows.columns.program[slot],
+                epoch,
+            )
+        };
+    }
     queue.rows.columns.reservation[slot] = Reservation {
         packets,
         wait_packets,

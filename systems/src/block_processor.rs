@@ -23,7 +23,7 @@ use aqueduct_components::submission::{SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
 
 use crate::queue_state::CaptureState;
-use aqueduct_components::queue_state::KernargRing;
+use aqueduct_components::queue_state::{BindingTablePlan, BindingTables, KernargRing};
 
 /// A header word the host does not publish: an indirect dispatch's header is stored by the
 /// patch kernel that runs just before it, once the grid is in place.
@@ -38,6 +38,7 @@ pub const SEGMENT_KERNARG_ALIGNMENT: u64 = KERNARG_BLOCK_BYTES;
 /// without dispatch timing).
 pub fn plan_segment(
     kernargs: &KernargRing,
+    binding_tables: Option<&BindingTables>,
     drained_all: bool,
     run: &ProgramRun,
     room: u64,
@@ -50,7 +51,7 @@ pub fn plan_segment(
         return Verdict::Fault(SubmissionFault::NoProgramImage);
     };
     if run.on_device {
-        return plan_device_run(kernargs, run, room, capacity, device_timing_slots, segment);
+        return plan_device_run(kernargs, binding_tables, run, room, capacity, device_timing_slots, segment);
     }
     let mut cursor = match run.cursor {
         Cursor::Block(ordinal) => ordinal,
@@ -123,32 +124,71 @@ pub const DEVICE_RUN_PACKETS: u64 = 2;
 /// time (the rest are counted untimed): the size of its timing table.
 pub const DEVICE_TIMING_SLOTS: u64 = 256;
 
-/// The kernarg bytes of the block processor's dispatch: its arguments, the binding table, then
-/// a timing table of `timing_slots` entries (0 without dispatch timing).
-pub fn device_run_kernarg_bytes(bindings: usize, timing_slots: u64) -> u64 {
+/// The kernarg bytes of the block processor's dispatch: its arguments, then a timing table of
+/// `timing_slots` entries (0 without dispatch timing). The binding table is in the target's
+/// binding-table ring.
+pub fn device_run_kernarg_bytes(timing_slots: u64) -> u64 {
     let table = if timing_slots == 0 { 0 } else { TimingTable::bytes(timing_slots) };
-    (u64::from(PROCESSOR_ARGS_BYTES) + 8 * bindings as u64 + table).next_multiple_of(KERNARG_BLOCK_BYTES)
+    (u64::from(PROCESSOR_ARGS_BYTES) + table).next_multiple_of(KERNARG_BLOCK_BYTES)
 }
 
-/// The whole execution as one segment: the processor's packets and kernargs on this queue.
+/// The whole execution as one segment: the processor's packets and kernargs on this queue, and
+/// its binding table in the target's ring (reused when the newest one holds the same bindings).
 fn plan_device_run(
     kernargs: &KernargRing,
+    binding_tables: Option<&BindingTables>,
     run: &ProgramRun,
     room: u64,
     capacity: u64,
     timing_slots: u64,
     segment: &mut SegmentPlan,
 ) -> Verdict {
-    let bytes = device_run_kernarg_bytes(run.bindings.len(), timing_slots);
+    let Some(tables) = binding_tables else {
+        return Verdict::Fault(SubmissionFault::NoDeviceProgram);
+    };
+    let bytes = device_run_kernarg_bytes(timing_slots);
     let kernarg_limit = kernargs.capacity / 2;
-    if DEVICE_RUN_PACKETS > room || bytes > kernarg_limit || kernargs.plan(bytes, SEGMENT_KERNARG_ALIGNMENT).is_none() {
-        let never = DEVICE_RUN_PACKETS > capacity || bytes > kernarg_limit;
+    let table_bytes = 8 * run.bindings.len() as u64;
+    // An empty table takes no room: the processor's table pointer stays null.
+    let table = if run.bindings.is_empty() { None } else { tables.plan(&run.bindings) };
+    if DEVICE_RUN_PACKETS > room
+        || bytes > kernarg_limit
+        || table_bytes > tables.largest_bytes()
+        || (table.is_none() && !run.bindings.is_empty())
+        || kernargs.plan(bytes, SEGMENT_KERNARG_ALIGNMENT).is_none()
+    {
+        let never = DEVICE_RUN_PACKETS > capacity || bytes > kernarg_limit || table_bytes > tables.largest_bytes();
         return if never { Verdict::TooLarge } else { Verdict::Backpressure };
     }
+    segment.binding_table = table;
     segment.packets = DEVICE_RUN_PACKETS;
     segment.kernarg_bytes = bytes;
     segment.end = SegmentEnd::Return;
     Verdict::Admitted
+}
+
+/// Reserves the binding table `plan` places for a device-processed execution reserved as `epoch`,
+/// and writes its slots there unless the newest table already holds them: the address goes to
+/// `run.binding_table`.
+///
+/// # Safety
+/// The ring's memory is host-writable and lives as long as the target; `plan` is this run's
+/// from [`BindingTables::plan`], with nothing reserved since, so a written span is reclaimed and
+/// read by no packet in flight.
+#[inline]
+pub unsafe fn reserve_binding_table(
+    tables: &mut BindingTables,
+    plan: BindingTablePlan,
+    run: &mut ProgramRun,
+    epoch: u64,
+) {
+    let (address, write) = tables.commit(plan, &run.bindings, epoch);
+    if write {
+        // SAFETY: the span `[address, address + 8 * len)` is this plan's, inside the ring
+        // (see the contract), and no published packet reads it before this epoch's.
+        unsafe { core::ptr::copy_nonoverlapping(run.bindings.as_ptr(), address as *mut u64, run.bindings.len()) };
+    }
+    run.binding_table = address;
 }
 
 /// Where admission placed an execution processed on the device.
@@ -162,7 +202,7 @@ pub struct DeviceRunPlacement {
 }
 
 /// Writes an execution processed on the device: the block processor's dispatch, whose
-/// arguments and binding table go to `at.kernarg_address`, then a BARRIER_AND on the
+/// arguments go to `at.kernarg_address` (they name the binding table admission placed), then a BARRIER_AND on the
 /// execution's done signal that completes `at.completion`; their header words go to `run.headers`. Arms the
 /// epoch's done signal (1) and status record (zero) first.
 ///
@@ -172,7 +212,7 @@ pub struct DeviceRunPlacement {
 /// this execution may run; the epoch slot's previous execution has retired.
 ///
 /// With `timing` (a capture's dispatch timing), admission reserved a timing table of
-/// [`DEVICE_TIMING_SLOTS`] after the binding table: it takes that many free timing signals (or
+/// [`DEVICE_TIMING_SLOTS`] after the arguments: it takes that many free timing signals (or
 /// fewer), and notes each in `CaptureState::timed` as a [`TimedKind::DeviceSlot`].
 pub unsafe fn write_device_run(
     ring: &AqlRing,
@@ -193,12 +233,11 @@ pub unsafe fn write_device_run(
     unsafe { (status as *mut ProcessorStatus).write_volatile(ProcessorStatus::default()) };
     // SAFETY: a live signal of the target; no packet of a running execution names it.
     unsafe { (api.hsa_signal_store_relaxed)(aqueduct_hsa::sys::hsa_signal_t { handle: done }, 1) };
-    let bindings = kernarg_address + u64::from(PROCESSOR_ARGS_BYTES);
-    let table = bindings + 8 * run.bindings.len() as u64;
+    let table = kernarg_address + u64::from(PROCESSOR_ARGS_BYTES);
     let timing = timing.map(|capture| {
         let signals: Vec<u64> = (0..DEVICE_TIMING_SLOTS).map_while(|_| capture.timing_signals.pop()).collect();
         let head = TimingTable { capacity: signals.len() as u32, ..TimingTable::default() };
-        // SAFETY: admission reserved the table's bytes after the binding table, in this
+        // SAFETY: admission reserved the table's bytes after the arguments, in this
         // execution's kernarg span, host-writable and read by no packet until published.
         unsafe {
             (table as *mut TimingTable).write_unaligned(head);
@@ -217,7 +256,7 @@ pub unsafe fn write_device_run(
     });
     let args = ProcessorArgs {
         program: program.memory.address,
-        bindings,
+        bindings: run.binding_table,
         queue: target.queue,
         state: target.state,
         status,
@@ -231,16 +270,9 @@ pub unsafe fn write_device_run(
         step: 0,
         reserved: 0,
     };
-    // SAFETY: the reserved kernarg span holds the arguments and the table (see the caller's
-    // contract), host-writable, read by no packet until this one is published.
-    unsafe {
-        (kernarg_address as *mut ProcessorArgs).write_unaligned(args);
-        core::ptr::copy_nonoverlapping(
-            run.bindings.as_ptr(),
-            (kernarg_address + u64::from(PROCESSOR_ARGS_BYTES)) as *mut u64,
-            run.bindings.len(),
-        );
-    }
+    // SAFETY: the reserved kernarg span holds the arguments (see the caller's contract),
+    // host-writable, read by no packet until this one is published.
+    unsafe { (kernarg_address as *mut ProcessorArgs).write_unaligned(args) };
     let edges = |kind: PacketType| u32::from(PacketHeader::new(kind, true, FenceScope::System, FenceScope::System).0);
     let template = target.processor.template(1, 1);
     let packet = template.packet(kernarg_address, 0);

@@ -100,6 +100,8 @@ pub struct DeviceTarget {
     pub statuses: u64,
     /// The block processor's kernel on this queue's agent.
     pub processor: aqueduct_components::program::BuiltinObject,
+    /// Executions' binding tables, in kernarg memory of the target's own (`binding_tables.ring.base`).
+    pub binding_tables: aqueduct_components::queue_state::BindingTables,
 }
 
 impl DeviceTarget {

@@ -148,12 +148,16 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, retired: u64, order:
     let mut kernarg_end = queue.kernargs.reclaimed;
     let submitted = queue.epochs.submitted;
     let mut done = first - 1;
-    let QueueState { epochs, link, frontier, index, .. } = &mut *queue;
+    let QueueState { epochs, link, frontier, index, device_target, .. } = &mut *queue;
     let mut coalescer = Coalescer { table: &link.semaphores, pending: None, outcome: DrainOutcome::default() };
     for epoch in first..=last {
         let slot = epochs.slot(epoch);
         if epochs.device_status[slot] != 0 {
             let status = core::mem::take(&mut epochs.device_status[slot]);
+            // Later epochs read this epoch's binding table or newer ones.
+            if let Some(target) = device_target {
+                target.binding_tables.release_before(target.binding_tables.start_of(epoch));
+            }
             if let Some(fault) = processor_fault(status) {
                 let message = format!("submission fault: {fault}");
                 epochs.failure[slot] = Some(link.semaphores.record_failure(FailureRecord { status: None, message }));
@@ -238,6 +242,9 @@ pub fn fail_in_flight<S: CrossQueueStrategy>(queue: &mut QueueState, failure: u3
     S::force_retire(queue);
     queue.epochs.drained = submitted;
     queue.kernargs.reclaimed = queue.kernargs.head;
+    if let Some(target) = &mut queue.device_target {
+        target.binding_tables.release_all();
+    }
     outcome.wake = drain_order::publish_drained(&queue.endpoint.drained, &queue.endpoint.drain_waiters, submitted);
     queue.link.semaphores.notify();
     outcome

@@ -246,7 +246,7 @@ fn the_block_processor_names_each_fault() {
         run.block_limit = 16;
         run.bindings.extend([0, 0, base]);
         let mut segment = SegmentPlan::default();
-        let verdict = block_processor::plan_segment(&queue.kernargs, true, run, 8, 8, 0, &mut segment);
+        let verdict = block_processor::plan_segment(&queue.kernargs, None, true, run, 8, 8, 0, &mut segment);
         assert_eq!(verdict, Verdict::Admitted);
         let first = queue.ring.try_reserve(block_processor::segment_packets(&segment)).expect("free slots");
         // SAFETY: the packets were reserved above and the kernarg span is the rig's own ring
@@ -262,17 +262,17 @@ fn the_block_processor_names_each_fault() {
     run.cursor = Cursor::Done;
     let mut segment = SegmentPlan::default();
     assert_eq!(
-        block_processor::plan_segment(&queue.kernargs, true, run, 8, 8, 0, &mut segment),
+        block_processor::plan_segment(&queue.kernargs, None, true, run, 8, 8, 0, &mut segment),
         Verdict::Fault(SubmissionFault::ProgramFinished)
     );
     run.cursor = Cursor::Block(5);
     assert_eq!(
-        block_processor::plan_segment(&queue.kernargs, true, run, 8, 8, 0, &mut segment),
+        block_processor::plan_segment(&queue.kernargs, None, true, run, 8, 8, 0, &mut segment),
         Verdict::Fault(SubmissionFault::MissingBlock { block: 5 })
     );
     run.image = None;
     assert_eq!(
-        block_processor::plan_segment(&queue.kernargs, true, run, 8, 8, 0, &mut segment),
+        block_processor::plan_segment(&queue.kernargs, None, true, run, 8, 8, 0, &mut segment),
         Verdict::Fault(SubmissionFault::NoProgramImage)
     );
     let submitted = queue.epochs.submitted;

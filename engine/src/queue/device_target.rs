@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use aqueduct_abi::device_program::{PROCESSOR_STATE_RESERVED_BYTES, ProcessorStatus};
 use aqueduct_builtins::Builtin;
 use aqueduct_components::program::BuiltinObject;
+use aqueduct_components::queue_state::BindingTables;
 use aqueduct_hsa::sys::hsa_signal_t;
 use aqueduct_systems::{DeviceTarget, QueueState};
 
@@ -18,6 +19,13 @@ use crate::error::{EngineError, EngineResult};
 /// fixes: what an execution's blocks must fit, known before the target is made.
 pub(super) fn room(config: &crate::config::EngineConfig) -> (u32, u64) {
     (config.queue_packets, config.kernarg_ring_bytes / 2)
+}
+
+/// Bytes of a device target's binding-table ring: a quarter of the queue's kernarg ring (256 KiB
+/// by default), so one table may have 16,384 slots. An execution takes 128 kernarg bytes and at
+/// least a 64-byte line of table, so with every table new the two rings fill together.
+pub(super) fn binding_ring_bytes(config: &crate::config::EngineConfig) -> u64 {
+    config.kernarg_ring_bytes / 4
 }
 
 impl Queue {
@@ -58,8 +66,20 @@ impl Queue {
         let slots = (config.epochs_in_flight as usize).next_power_of_two();
         let state = device
             .allocate_granted(agent.kernarg_pool, (PROCESSOR_STATE_RESERVED_BYTES + kernarg_capacity) as usize)?;
-        let statuses = match device.allocate_granted(agent.kernarg_pool, slots * size_of::<ProcessorStatus>()) {
-            Ok(statuses) => statuses,
+        let table_bytes = binding_ring_bytes(config);
+        let memory =
+            device.allocate_granted(agent.kernarg_pool, slots * size_of::<ProcessorStatus>()).and_then(|statuses| {
+                match device.allocate_granted(agent.kernarg_pool, table_bytes as usize) {
+                    Ok(tables) => Ok((statuses, tables)),
+                    Err(error) => {
+                        // SAFETY: just allocated, used by nothing.
+                        let _ = unsafe { hsa.free(statuses) };
+                        Err(error)
+                    }
+                }
+            });
+        let (statuses, tables) = match memory {
+            Ok(memory) => memory,
             Err(error) => {
                 // SAFETY: just allocated, used by nothing.
                 let _ = unsafe { hsa.free(state) };
@@ -86,6 +106,7 @@ impl Queue {
                 unsafe {
                     let _ = hsa.free(state);
                     let _ = hsa.free(statuses);
+                    let _ = hsa.free(tables);
                 }
                 return Err(error.into());
             }
@@ -98,6 +119,7 @@ impl Queue {
             done_signals: done_signals.into_boxed_slice(),
             statuses: statuses as u64,
             processor,
+            binding_tables: BindingTables::new(tables as u64, table_bytes, slots),
         })
     }
 
@@ -119,6 +141,7 @@ impl Queue {
         unsafe {
             let _ = hsa.free(target.state as *mut u8);
             let _ = hsa.free(target.statuses as *mut u8);
+            let _ = hsa.free(target.binding_tables.ring.base as *mut u8);
         }
     }
 }

@@ -94,15 +94,19 @@ fn on_device(queue: &super::Queue, processing: BlockProcessing, program: &Finish
         }
     };
     let (ring_packets, kernarg_capacity) = super::device_target::room(&queue.device.config);
+    let table_bytes = 8 * program.slot_needs.len() as u64;
+    let largest_table = super::device_target::binding_ring_bytes(&queue.device.config) / 2;
     if u64::from(device_program.max_block_packets) + 2 > u64::from(ring_packets)
         || u64::from(device_program.max_block_kernarg_bytes) > kernarg_capacity
+        || table_bytes > largest_table
     {
         if processing == BlockProcessing::Auto {
             return Ok(false);
         }
         return Err(EngineError::SubmissionTooLarge {
             reason: format!(
-                "a block of {} packets and {} kernarg bytes, for the device target's {}-packet ring and {}-byte kernarg area",
+                "a block of {} packets and {} kernarg bytes and a {table_bytes}-byte binding table, for the device \
+                 target's {}-packet ring, {}-byte kernarg area and {largest_table}-byte tables",
                 device_program.max_block_packets,
                 device_program.max_block_kernarg_bytes,
                 ring_packets,
