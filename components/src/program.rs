@@ -358,7 +358,7 @@ pub struct SegmentPlan {
     pub kernarg_bytes: u64,
     pub end: SegmentEnd,
     /// A device-processed execution with bindings: where its binding table goes (see
-    /// [`crate::queue_state::BindingTables`]); none for an empty table.
+    /// `aqueduct_systems::binding_tables`); none for an empty table.
     pub binding_table: Option<crate::queue_state::BindingTablePlan>,
 }
 

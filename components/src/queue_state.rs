@@ -51,105 +51,14 @@ impl KernargRing {
     }
 }
 
-/// The binding tables of a queue's device-processed executions, in a byte ring of their own in
-/// kernarg memory (the device target's). An execution whose bindings equal the newest table's
-/// reuses that table: nothing is copied. Otherwise its table is written once into the ring.
-///
-/// A table stays while any epoch that reads it is in flight. Executions only ever take the newest
-/// table, so the tables epochs read grow with the epoch, and the epoch at the front of the queue
-/// reads the oldest: when a device-processed epoch drains, every table before its own is free
-/// ([`Self::release_before`] with its [`Self::start_of`]). A table reused forever holds nothing
-/// else back, since only tables live here.
-#[derive(Debug)]
-pub struct BindingTables {
-    pub ring: KernargRing,
-    /// The newest table's ring position and address, while it may be reused.
-    newest: Option<(u64, u64)>,
-    /// The newest table's slots, to compare the next execution's with (its capacity is kept).
-    newest_bindings: Vec<u64>,
-    /// By epoch slot (`epoch & (len - 1)`, a power of two): the position of the table that epoch reads.
-    starts: Box<[u64]>,
-}
-
-/// Where admission places an execution's binding table.
+/// Where admission places a device-processed execution's binding table (in the device target's
+/// ring, `aqueduct_systems::binding_tables`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BindingTablePlan {
     /// The newest table (at `address`) holds these bindings already.
     Reuse { position: u64, address: u64 },
     /// A new table at `[start, end)`.
     Write { start: u64, end: u64 },
-}
-
-/// Tables align to a cache line, as kernarg segments do.
-const TABLE_ALIGNMENT: u64 = 64;
-
-impl BindingTables {
-    /// A ring of `capacity` bytes at `base`, for `epoch_slots` epochs in flight (rounded up to a
-    /// power of two).
-    pub fn new(base: u64, capacity: u64, epoch_slots: usize) -> Self {
-        Self {
-            ring: KernargRing { base, capacity, head: 0, reclaimed: 0 },
-            newest: None,
-            newest_bindings: Vec::new(),
-            starts: vec![0; epoch_slots.max(1).next_power_of_two()].into_boxed_slice(),
-        }
-    }
-
-    /// The largest table the ring takes: half of it, so a table never waits for more than the
-    /// ring can reclaim.
-    pub fn largest_bytes(&self) -> u64 {
-        self.ring.capacity / 2
-    }
-
-    /// Where `bindings` would go, without reserving: `None` when the ring is full.
-    #[inline]
-    pub fn plan(&self, bindings: &[u64]) -> Option<BindingTablePlan> {
-        if let Some((position, address)) = self.newest
-            && self.newest_bindings == bindings
-        {
-            return Some(BindingTablePlan::Reuse { position, address });
-        }
-        let (start, end) = self.ring.plan(8 * bindings.len() as u64, TABLE_ALIGNMENT)?;
-        Some(BindingTablePlan::Write { start, end })
-    }
-
-    /// Reserves `plan` (from [`Self::plan`] with the same `bindings`, nothing reserved between)
-    /// for `epoch`: returns the table's address, and whether its slots must be written there.
-    #[inline]
-    pub fn commit(&mut self, plan: BindingTablePlan, bindings: &[u64], epoch: u64) -> (u64, bool) {
-        let (position, address, write) = match plan {
-            BindingTablePlan::Reuse { position, address } => (position, address, false),
-            BindingTablePlan::Write { start, end } => {
-                let address = self.ring.address(start);
-                self.ring.head = end;
-                self.newest = Some((start, address));
-                self.newest_bindings.clear();
-                self.newest_bindings.extend_from_slice(bindings);
-                (start, address, true)
-            }
-        };
-        let slot = (epoch & (self.starts.len() as u64 - 1)) as usize;
-        self.starts[slot] = position;
-        (address, write)
-    }
-
-    /// The position of the table `epoch` reads (while it is in flight).
-    #[inline]
-    pub fn start_of(&self, epoch: u64) -> u64 {
-        self.starts[(epoch & (self.starts.len() as u64 - 1)) as usize]
-    }
-
-    /// Every table before `position` is read by no epoch in flight.
-    #[inline]
-    pub fn release_before(&mut self, position: u64) {
-        self.ring.reclaimed = self.ring.reclaimed.max(position);
-    }
-
-    /// No epoch in flight reads any table (the queue failed and force-retired them all).
-    pub fn release_all(&mut self) {
-        self.ring.reclaimed = self.ring.head;
-        self.newest = None;
-    }
 }
 
 /// The epochs in flight as a column table: one [`Column`] per field, indexed by `epoch % capacity`
@@ -272,59 +181,6 @@ mod tests {
         assert_eq!(epochs.submitted, 3, "three in flight, though the columns hold four");
         epochs.drained = 1;
         assert!(epochs.has_room(), "a drained epoch makes room");
-    }
-
-    #[test]
-    fn a_binding_table_is_written_once_and_reused_while_its_bindings_stay() {
-        use super::{BindingTablePlan, BindingTables};
-        let mut tables = BindingTables::new(0x4000, 1024, 4);
-        let first = tables.plan(&[1, 2, 3]).expect("room");
-        assert_eq!(first, BindingTablePlan::Write { start: 0, end: 24 });
-        assert_eq!(tables.commit(first, &[1, 2, 3], 1), (0x4000, true), "written");
-        // The same bindings, epoch after epoch: the same table, nothing written, nothing reserved.
-        for epoch in 2..100 {
-            let plan = tables.plan(&[1, 2, 3]).expect("reused");
-            assert_eq!(plan, BindingTablePlan::Reuse { position: 0, address: 0x4000 });
-            assert_eq!(tables.commit(plan, &[1, 2, 3], epoch), (0x4000, false));
-        }
-        assert_eq!(tables.ring.head, 24, "reuse reserves nothing");
-        assert_eq!(tables.start_of(99), 0);
-        // One slot differs: a new table, aligned to a line, and it becomes the one reused.
-        let second = tables.plan(&[1, 2, 4]).expect("room");
-        assert_eq!(second, BindingTablePlan::Write { start: 64, end: 88 });
-        assert_eq!(tables.commit(second, &[1, 2, 4], 100), (0x4040, true));
-        assert_eq!(
-            tables.plan(&[1, 2, 3]),
-            Some(BindingTablePlan::Write { start: 128, end: 152 }),
-            "only the newest is reused"
-        );
-        assert_eq!(tables.plan(&[1, 2, 4]), Some(BindingTablePlan::Reuse { position: 64, address: 0x4040 }));
-    }
-
-    #[test]
-    fn binding_tables_wrap_once_the_epochs_that_read_them_drain() {
-        use super::BindingTables;
-        let mut tables = BindingTables::new(0x4000, 256, 4);
-        // Four 64-byte tables fill the ring; epochs 1..=4 read one each.
-        for epoch in 1..=4u64 {
-            let bindings = [epoch; 8];
-            let plan = tables.plan(&bindings).expect("room");
-            let (address, write) = tables.commit(plan, &bindings, epoch);
-            assert_eq!((address, write), (0x4000 + 64 * (epoch - 1), true));
-        }
-        assert_eq!(tables.plan(&[9; 8]), None, "full until an epoch drains");
-        assert!(tables.plan(&[4; 8]).is_some(), "the newest is still reused when full");
-        // Epoch 2 drains: the tables before its own (epoch 1's) are free.
-        tables.release_before(tables.start_of(2));
-        let plan = tables.plan(&[9; 8]).expect("epoch 1's table is free");
-        assert_eq!(tables.commit(plan, &[9; 8], 5), (0x4000, true), "the ring wrapped onto it");
-        assert_eq!(tables.plan(&[10; 8]), None, "epoch 2's table is still read");
-        tables.release_all();
-        assert_eq!(tables.plan(&[9; 8]).map(|_| ()), Some(()), "a failed queue's tables are all free");
-        assert!(
-            matches!(tables.plan(&[9; 8]), Some(super::BindingTablePlan::Write { .. })),
-            "and none is reused after"
-        );
     }
 
     #[test]

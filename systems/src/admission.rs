@@ -181,8 +181,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
             queue.device_target.as_ref().map(|target| &target.binding_tables),
             drained_all,
             &columns.program[slot],
-            room,
-            capacity,
+            crate::block_processor::PacketRoom { now: room, at_best: capacity },
             timing_slots,
             segment,
         );
@@ -226,16 +225,9 @@ fn reserve_resolved<S: CrossQueueStrategy>(
         && let Some(plan) = queue.rows.columns.segment[slot].binding_table
         && let Some(target) = &mut queue.device_target
     {
-        // SAFETY: the target's ring is host-writable kernarg memory that lives with the target;
         // `plan` was made for this run above, with nothing reserved since.
-        unsafe {
-            crate::block_processor::reserve_binding_table(
-                &mut target.binding_tables,
-                plan,
-                &mut queue.rows.columns.program[slot],
-                epoch,
-            )
-        };
+        let run = &mut queue.rows.columns.program[slot];
+        run.binding_table = target.binding_tables.commit(plan, &run.bindings, epoch);
     }
     queue.rows.columns.reservation[slot] = Reservation {
         packets,

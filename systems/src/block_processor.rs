@@ -22,8 +22,9 @@ use aqueduct_components::program::{
 use aqueduct_components::submission::{SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
 
+use crate::binding_tables::BindingTables;
 use crate::queue_state::CaptureState;
-use aqueduct_components::queue_state::{BindingTablePlan, BindingTables, KernargRing};
+use aqueduct_components::queue_state::KernargRing;
 
 /// A header word the host does not publish: an indirect dispatch's header is stored by the
 /// patch kernel that runs just before it, once the grid is in place.
@@ -32,8 +33,15 @@ pub const HEADER_LEFT_TO_DEVICE: u32 = u32::MAX;
 /// Kernarg alignment of a segment: every command's kernargs start on a 64-byte line.
 pub const SEGMENT_KERNARG_ALIGNMENT: u64 = KERNARG_BLOCK_BYTES;
 
-/// Plans the next segment of `run` into `segment`: `room` AQL slots are free now, `capacity`
-/// could be free at best. Reads only; nothing is reserved.
+/// AQL slots for a segment: free now, and free at best (the ring's capacity less what the
+/// segment's row needs besides).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketRoom {
+    pub now: u64,
+    pub at_best: u64,
+}
+
+/// Plans the next segment of `run` into `segment`, in `room`. Reads only; nothing is reserved.
 /// `device_timing_slots`: the timing table an execution processed on the device carries (0
 /// without dispatch timing).
 pub fn plan_segment(
@@ -41,8 +49,7 @@ pub fn plan_segment(
     binding_tables: Option<&BindingTables>,
     drained_all: bool,
     run: &ProgramRun,
-    room: u64,
-    capacity: u64,
+    room: PacketRoom,
     device_timing_slots: u64,
     segment: &mut SegmentPlan,
 ) -> Verdict {
@@ -51,8 +58,9 @@ pub fn plan_segment(
         return Verdict::Fault(SubmissionFault::NoProgramImage);
     };
     if run.on_device {
-        return plan_device_run(kernargs, binding_tables, run, room, capacity, device_timing_slots, segment);
+        return plan_device_run(kernargs, binding_tables, run, room, device_timing_slots, segment);
     }
+    let PacketRoom { now: room, at_best: capacity } = room;
     let mut cursor = match run.cursor {
         Cursor::Block(ordinal) => ordinal,
         Cursor::PendingBranch(ordinal) => {
@@ -138,11 +146,11 @@ fn plan_device_run(
     kernargs: &KernargRing,
     binding_tables: Option<&BindingTables>,
     run: &ProgramRun,
-    room: u64,
-    capacity: u64,
+    room: PacketRoom,
     timing_slots: u64,
     segment: &mut SegmentPlan,
 ) -> Verdict {
+    let PacketRoom { now: room, at_best: capacity } = room;
     let Some(tables) = binding_tables else {
         return Verdict::Fault(SubmissionFault::NoDeviceProgram);
     };
@@ -165,30 +173,6 @@ fn plan_device_run(
     segment.kernarg_bytes = bytes;
     segment.end = SegmentEnd::Return;
     Verdict::Admitted
-}
-
-/// Reserves the binding table `plan` places for a device-processed execution reserved as `epoch`,
-/// and writes its slots there unless the newest table already holds them: the address goes to
-/// `run.binding_table`.
-///
-/// # Safety
-/// The ring's memory is host-writable and lives as long as the target; `plan` is this run's
-/// from [`BindingTables::plan`], with nothing reserved since, so a written span is reclaimed and
-/// read by no packet in flight.
-#[inline]
-pub unsafe fn reserve_binding_table(
-    tables: &mut BindingTables,
-    plan: BindingTablePlan,
-    run: &mut ProgramRun,
-    epoch: u64,
-) {
-    let (address, write) = tables.commit(plan, &run.bindings, epoch);
-    if write {
-        // SAFETY: the span `[address, address + 8 * len)` is this plan's, inside the ring
-        // (see the contract), and no published packet reads it before this epoch's.
-        unsafe { core::ptr::copy_nonoverlapping(run.bindings.as_ptr(), address as *mut u64, run.bindings.len()) };
-    }
-    run.binding_table = address;
 }
 
 /// Where admission placed an execution processed on the device.

@@ -28,6 +28,7 @@
 //! times a whole one-row pass (`cargo bench -p aqueduct-systems`).
 
 pub mod admission;
+pub mod binding_tables;
 pub mod block_processor;
 pub mod kernarg;
 pub mod publication;

@@ -101,7 +101,7 @@ pub struct DeviceTarget {
     /// The block processor's kernel on this queue's agent.
     pub processor: aqueduct_components::program::BuiltinObject,
     /// Executions' binding tables, in kernarg memory of the target's own (`binding_tables.ring.base`).
-    pub binding_tables: aqueduct_components::queue_state::BindingTables,
+    pub binding_tables: crate::binding_tables::BindingTables,
 }
 
 impl DeviceTarget {

@@ -19,6 +19,7 @@ use aqueduct_components::submission::{Reservation, SubmissionFault, Verdict};
 use aqueduct_hsa::Hsa;
 use aqueduct_hsa::soft::Fault;
 use aqueduct_hsa::sys::hsa_queue_t;
+use aqueduct_systems::block_processor::PacketRoom;
 use aqueduct_systems::strategy::{BarrierAnd, BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{QueueState, admission, block_processor, publication};
@@ -246,7 +247,15 @@ fn the_block_processor_names_each_fault() {
         run.block_limit = 16;
         run.bindings.extend([0, 0, base]);
         let mut segment = SegmentPlan::default();
-        let verdict = block_processor::plan_segment(&queue.kernargs, None, true, run, 8, 8, 0, &mut segment);
+        let verdict = block_processor::plan_segment(
+            &queue.kernargs,
+            None,
+            true,
+            run,
+            PacketRoom { now: 8, at_best: 8 },
+            0,
+            &mut segment,
+        );
         assert_eq!(verdict, Verdict::Admitted);
         let first = queue.ring.try_reserve(block_processor::segment_packets(&segment)).expect("free slots");
         // SAFETY: the packets were reserved above and the kernarg span is the rig's own ring
@@ -262,17 +271,41 @@ fn the_block_processor_names_each_fault() {
     run.cursor = Cursor::Done;
     let mut segment = SegmentPlan::default();
     assert_eq!(
-        block_processor::plan_segment(&queue.kernargs, None, true, run, 8, 8, 0, &mut segment),
+        block_processor::plan_segment(
+            &queue.kernargs,
+            None,
+            true,
+            run,
+            PacketRoom { now: 8, at_best: 8 },
+            0,
+            &mut segment
+        ),
         Verdict::Fault(SubmissionFault::ProgramFinished)
     );
     run.cursor = Cursor::Block(5);
     assert_eq!(
-        block_processor::plan_segment(&queue.kernargs, None, true, run, 8, 8, 0, &mut segment),
+        block_processor::plan_segment(
+            &queue.kernargs,
+            None,
+            true,
+            run,
+            PacketRoom { now: 8, at_best: 8 },
+            0,
+            &mut segment
+        ),
         Verdict::Fault(SubmissionFault::MissingBlock { block: 5 })
     );
     run.image = None;
     assert_eq!(
-        block_processor::plan_segment(&queue.kernargs, None, true, run, 8, 8, 0, &mut segment),
+        block_processor::plan_segment(
+            &queue.kernargs,
+            None,
+            true,
+            run,
+            PacketRoom { now: 8, at_best: 8 },
+            0,
+            &mut segment
+        ),
         Verdict::Fault(SubmissionFault::NoProgramImage)
     );
     let submitted = queue.epochs.submitted;

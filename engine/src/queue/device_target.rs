@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering;
 use aqueduct_abi::device_program::{PROCESSOR_STATE_RESERVED_BYTES, ProcessorStatus};
 use aqueduct_builtins::Builtin;
 use aqueduct_components::program::BuiltinObject;
-use aqueduct_components::queue_state::BindingTables;
 use aqueduct_hsa::sys::hsa_signal_t;
+use aqueduct_systems::binding_tables::BindingTables;
 use aqueduct_systems::{DeviceTarget, QueueState};
 
 use super::Queue;
@@ -119,7 +119,9 @@ impl Queue {
             done_signals: done_signals.into_boxed_slice(),
             statuses: statuses as u64,
             processor,
-            binding_tables: BindingTables::new(tables as u64, table_bytes, slots),
+            // SAFETY: `tables` is kernarg memory of `table_bytes` allocated above for the target
+            // alone (host-accessible, as kernarg memory is), freed only with the target.
+            binding_tables: unsafe { BindingTables::new(tables as u64, table_bytes, slots) },
         })
     }
 
