@@ -52,7 +52,7 @@ fn setup() -> Bench {
     let link = DeviceLink { api: hsa.api(), semaphores, directory, host_writes: None };
     let base = hsa.allocate(kernarg_pool, 1 << 20).expect("kernarg ring") as u64;
     hsa.allow_access(&[agent], base as *const u8).expect("kernargs mapped");
-    let kernargs = KernargRing { base, capacity: 1 << 20, head: 0, reclaimed: 0 };
+    let kernargs = KernargRing::new(base, 1 << 20);
     // SAFETY: the queue is never destroyed while the ring is used.
     let ring = unsafe { AqlRing::new(queue, hsa.api()) };
     let (state, _) = build_queue_state(0, ring, kernargs, endpoint, link, 2048, CrossQueueWait::BarrierValue);

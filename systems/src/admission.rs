@@ -203,9 +203,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     let epoch = queue.epochs.submitted + 1;
     let slot_free = S::epoch_state_free(&queue.endpoint, epoch);
     let kernarg_span = queue.kernargs.plan(kernarg_bytes, kernarg_alignment);
-    let (Some((start, end)), true, true, true) =
-        (kernarg_span, queue.epochs.has_room(), slot_free, aql_free >= packets)
-    else {
+    let (Some(span), true, true, true) = (kernarg_span, queue.epochs.has_room(), slot_free, aql_free >= packets) else {
         return Verdict::Backpressure;
     };
     // Reserve: the packets from the range's cursor (checked against the room above); the range
@@ -214,7 +212,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     *next_packet += packets;
     queue.rows.pass.packets += packets;
     queue.rows.pass.device_waits += barriers;
-    queue.kernargs.head = end;
+    queue.kernargs.reserve(span);
     queue.epochs.submitted = epoch;
     // Before the producer records below: no one can learn of the epoch before its state is armed.
     let QueueState { endpoint, link, epochs, .. } = &mut *queue;
@@ -233,9 +231,9 @@ fn reserve_resolved<S: CrossQueueStrategy>(
         packets,
         wait_packets,
         first_packet,
-        // A barrier has no kernarg segment (and the address costs a division).
-        kernarg_address: if kind == Payload::BARRIER { 0 } else { queue.kernargs.address(start) },
-        kernarg_end: end,
+        // A barrier has no kernarg segment.
+        kernarg_address: if kind == Payload::BARRIER { 0 } else { span.address },
+        kernarg_end: span.end,
         epoch,
         wait_fault,
     };

@@ -41,7 +41,7 @@ impl BindingTables {
     /// that outlives the tables.
     pub unsafe fn new(base: u64, capacity: u64, epoch_slots: usize) -> Self {
         Self {
-            ring: KernargRing { base, capacity, head: 0, reclaimed: 0 },
+            ring: KernargRing::new(base, capacity),
             newest: None,
             starts: vec![0; epoch_slots.max(1).next_power_of_two()].into_boxed_slice(),
         }
@@ -62,8 +62,8 @@ impl BindingTables {
         {
             return Some(BindingTablePlan::Reuse { position: newest.position, address: newest.address });
         }
-        let (start, end) = self.ring.plan(8 * bindings.len() as u64, TABLE_ALIGNMENT)?;
-        Some(BindingTablePlan::Write { start, end })
+        let span = self.ring.plan(8 * bindings.len() as u64, TABLE_ALIGNMENT)?;
+        Some(BindingTablePlan::Write(span))
     }
 
     /// Whether the newest table's slots are `bindings` (as many as it has).
@@ -86,13 +86,13 @@ impl BindingTables {
     pub fn commit(&mut self, plan: BindingTablePlan, bindings: &[u64], epoch: u64) -> u64 {
         let (position, address) = match plan {
             BindingTablePlan::Reuse { position, address } => (position, address),
-            BindingTablePlan::Write { start, end } => {
-                let address = self.ring.address(start);
-                // SAFETY: `[start, end)` was free in the ring when planned and nothing was
+            BindingTablePlan::Write(span) => {
+                let (start, address) = (span.start, span.address);
+                // SAFETY: the span was free in the ring when planned and nothing was
                 // reserved since, so no epoch in flight reads it; the ring's memory is
                 // host-writable (`new`'s contract) and `plan` sized the span to the slots.
                 unsafe { core::ptr::copy_nonoverlapping(bindings.as_ptr(), address as *mut u64, bindings.len()) };
-                self.ring.head = end;
+                self.ring.reserve(span);
                 self.newest = Some(Newest { position: start, address, slots: bindings.len() });
                 (start, address)
             }
@@ -116,7 +116,7 @@ impl BindingTables {
 
     /// No epoch in flight reads any table (the queue failed and force-retired them all).
     pub fn release_all(&mut self) {
-        self.ring.reclaimed = self.ring.head;
+        self.ring.release_all();
         self.newest = None;
     }
 }
@@ -133,12 +133,20 @@ mod tests {
         (memory, tables)
     }
 
+    /// A plan to write a new table: its positions.
+    fn written(plan: BindingTablePlan) -> Option<(u64, u64)> {
+        match plan {
+            BindingTablePlan::Write(span) => Some((span.start, span.end)),
+            BindingTablePlan::Reuse { .. } => None,
+        }
+    }
+
     #[test]
     fn a_binding_table_is_written_once_and_reused_while_its_bindings_stay() {
         let (memory, mut tables) = tables(1024, 4);
         let base = memory.as_ptr() as u64;
         let first = tables.plan(&[1, 2, 3]).expect("room");
-        assert_eq!(first, BindingTablePlan::Write { start: 0, end: 24 });
+        assert_eq!(written(first), Some((0, 24)));
         assert_eq!(tables.commit(first, &[1, 2, 3], 1), base, "written at the ring's start");
         assert_eq!(&memory[..3], &[1, 2, 3]);
         // The same bindings, epoch after epoch: the same table, nothing reserved.
@@ -147,20 +155,16 @@ mod tests {
             assert_eq!(plan, BindingTablePlan::Reuse { position: 0, address: base });
             assert_eq!(tables.commit(plan, &[1, 2, 3], epoch), base);
         }
-        assert_eq!(tables.ring.head, 24, "reuse reserves nothing");
+        assert_eq!(tables.ring.head(), 24, "reuse reserves nothing");
         assert_eq!(tables.start_of(99), 0);
         // One slot differs, or one more slot: a new table, on the next line.
-        assert_eq!(tables.plan(&[1, 2, 3, 0]), Some(BindingTablePlan::Write { start: 64, end: 96 }));
+        assert_eq!(tables.plan(&[1, 2, 3, 0]).and_then(written), Some((64, 96)));
         let second = tables.plan(&[1, 2, 4]).expect("room");
-        assert_eq!(second, BindingTablePlan::Write { start: 64, end: 88 });
+        assert_eq!(written(second), Some((64, 88)));
         assert_eq!(tables.commit(second, &[1, 2, 4], 100), base + 64);
         assert_eq!(&memory[8..11], &[1, 2, 4]);
         assert_eq!(&memory[..3], &[1, 2, 3], "the older table is left as it was");
-        assert_eq!(
-            tables.plan(&[1, 2, 3]),
-            Some(BindingTablePlan::Write { start: 128, end: 152 }),
-            "only the newest is reused"
-        );
+        assert_eq!(tables.plan(&[1, 2, 3]).and_then(written), Some((128, 152)), "only the newest is reused");
         assert_eq!(tables.plan(&[1, 2, 4]), Some(BindingTablePlan::Reuse { position: 64, address: base + 64 }));
     }
 
@@ -188,7 +192,7 @@ mod tests {
         assert_eq!(tables.plan(&[10; 8]), None, "epoch 2's table is still read");
         tables.release_all();
         assert!(
-            matches!(tables.plan(&[9; 8]), Some(BindingTablePlan::Write { .. })),
+            tables.plan(&[9; 8]).and_then(written).is_some(),
             "a failed queue's tables are all free, and none is reused after"
         );
     }

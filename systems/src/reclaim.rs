@@ -241,7 +241,7 @@ pub fn fail_in_flight<S: CrossQueueStrategy>(queue: &mut QueueState, failure: u3
     queue.frontier.clear_pending();
     S::force_retire(queue);
     queue.epochs.drained = submitted;
-    queue.kernargs.reclaimed = queue.kernargs.head;
+    queue.kernargs.release_all();
     if let Some(target) = &mut queue.device_target {
         target.binding_tables.release_all();
     }

@@ -4,6 +4,7 @@
 
 use aqueduct_abi::DispatchTemplate;
 use aqueduct_components::directory::CrossQueueWait;
+use aqueduct_components::queue_state::KernargRing;
 use aqueduct_components::submission::KERNARG_GRANULE;
 use aqueduct_systems::strategy::BarrierValue;
 use aqueduct_systems::{QueueState, admission, kernarg};
@@ -85,8 +86,7 @@ fn every_row_lands_at_its_reservation_across_the_wrap() {
     let base = rig.kernarg_base;
     let queue = &mut rig.state;
     // Start near the ring's end, so the range's spans wrap to its start part way through.
-    queue.kernargs.head = capacity - 300;
-    queue.kernargs.reclaimed = capacity - 300;
+    queue.kernargs = KernargRing::starting_at(base, capacity, capacity - 300);
     let shapes = [
         Some((40, 0)),
         None,

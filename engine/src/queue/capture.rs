@@ -173,15 +173,15 @@ impl Queue {
         }
         let ring = queue.ring.write_index_now().wrapping_sub(queue.known_read_index);
         QueueCapture::raise(&capture.ring_high_water, ring);
-        QueueCapture::raise(&capture.kernarg_high_water, queue.kernargs.head - queue.kernargs.reclaimed);
+        QueueCapture::raise(&capture.kernarg_high_water, queue.kernargs.head() - queue.kernargs.reclaimed);
         QueueCapture::raise(&capture.epochs_high_water, queue.epochs.submitted - queue.epochs.drained);
-        capture.kernarg_bytes.store(queue.kernargs.head, Ordering::Relaxed);
+        capture.kernarg_bytes.store(queue.kernargs.head(), Ordering::Relaxed);
         #[cfg(feature = "tracy")]
         if let Some(tracy) = &capture.tracy {
             let parked = if queue.rows.parked { queue.rows.pending_len() } else { 0 };
             tracy.plot(
                 queue.epochs.submitted - queue.epochs.drained,
-                queue.kernargs.head - queue.kernargs.reclaimed,
+                queue.kernargs.head() - queue.kernargs.reclaimed,
                 parked,
             );
         }

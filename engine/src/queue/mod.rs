@@ -218,8 +218,7 @@ impl Queue {
             directory: device.queues.directory.clone(),
             host_writes: device.agents[agent].host_writes.clone(),
         };
-        let kernargs =
-            KernargRing { base: kernarg_base, capacity: device.config.kernarg_ring_bytes, head: 0, reclaimed: 0 };
+        let kernargs = KernargRing::new(kernarg_base, device.config.kernarg_ring_bytes);
         aqueduct_systems::build_queue_state(
             index,
             ring,

@@ -58,7 +58,7 @@ pub fn rig_sized(strategy: CrossQueueWait, kernarg_bytes: u64) -> Rig {
     let link = DeviceLink { api: hsa.api(), semaphores: semaphores.clone(), directory, host_writes: None };
     let kernarg_base = hsa.allocate(kernarg_pool, kernarg_bytes as usize).expect("kernarg ring") as u64;
     hsa.allow_access(&[agent], kernarg_base as *const u8).expect("kernargs mapped");
-    let kernargs = KernargRing { base: kernarg_base, capacity: kernarg_bytes, head: 0, reclaimed: 0 };
+    let kernargs = KernargRing::new(kernarg_base, kernarg_bytes);
     // SAFETY: the queue is never destroyed while the ring is used.
     let ring = unsafe { AqlRing::new(queue, hsa.api()) };
     let (state, _) = build_queue_state(0, ring, kernargs, endpoint, link, 16, strategy);
