@@ -18,7 +18,9 @@
 //!   admission's verdict and reservation), with the arenas their waits, signals and kernarg bytes
 //!   live in.
 //! - [`program`]: a command buffer's validated program image and one execution's cursor through it.
-//! - [`queue_state`]: a queue's kernarg ring and its epoch table.
+//! - [`kernarg_ring`]: a byte ring in kernarg memory (a queue's kernarg segments, a device
+//!   target's binding tables), and where admission places a binding table.
+//! - [`queue_state`]: a queue's epoch table.
 //! - [`capture`]: what a queue captures for the profiler: the modes its stages act on, and an
 //!   epoch's facts kept in its epoch row until it is drained.
 //! - [`cache_line`]: a value padded to its own cache line (per-queue counters written by
@@ -42,6 +44,7 @@ pub mod endpoint_scan;
 pub mod frontier;
 pub mod host_waiters;
 pub mod host_writes;
+pub mod kernarg_ring;
 pub mod parked_queues;
 pub mod pool;
 pub mod program;

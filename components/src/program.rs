@@ -359,7 +359,7 @@ pub struct SegmentPlan {
     pub end: SegmentEnd,
     /// A device-processed execution with bindings: where its binding table goes (see
     /// `aqueduct_systems::binding_tables`); none for an empty table.
-    pub binding_table: Option<crate::queue_state::BindingTablePlan>,
+    pub binding_table: Option<crate::kernarg_ring::BindingTablePlan>,
 }
 
 impl SegmentPlan {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use aqueduct_components::dependency::SignalOp;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
-use aqueduct_components::queue_state::KernargRing;
+use aqueduct_components::kernarg_ring::KernargRing;
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_components::submission::Verdict;
 use aqueduct_hsa::ring::AqlRing;

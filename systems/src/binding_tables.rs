@@ -10,7 +10,7 @@
 //! [`BindingTables::start_of`]). A table reused forever holds nothing else back, since only
 //! tables live in this ring.
 
-use aqueduct_components::queue_state::{BindingTablePlan, KernargRing};
+use aqueduct_components::kernarg_ring::{BindingTablePlan, KernargRing};
 
 /// Tables start on a cache line, as kernarg segments do.
 const TABLE_ALIGNMENT: u64 = 64;

@@ -24,7 +24,7 @@ use aqueduct_hsa::ring::AqlRing;
 
 use crate::binding_tables::BindingTables;
 use crate::queue_state::CaptureState;
-use aqueduct_components::queue_state::KernargRing;
+use aqueduct_components::kernarg_ring::KernargRing;
 
 /// A header word the host does not publish: an indirect dispatch's header is stored by the
 /// patch kernel that runs just before it, once the grid is in place.

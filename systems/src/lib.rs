@@ -74,7 +74,7 @@ const INITIAL_SUBMISSION_ROWS: usize = 16;
 pub fn build_queue_state(
     index: u16,
     ring: aqueduct_hsa::ring::AqlRing,
-    kernargs: aqueduct_components::queue_state::KernargRing,
+    kernargs: aqueduct_components::kernarg_ring::KernargRing,
     endpoint: std::sync::Arc<aqueduct_components::directory::QueueEndpoint>,
     link: DeviceLink,
     epochs: usize,

@@ -4,7 +4,7 @@
 
 use aqueduct_abi::DispatchTemplate;
 use aqueduct_components::directory::CrossQueueWait;
-use aqueduct_components::queue_state::KernargRing;
+use aqueduct_components::kernarg_ring::KernargRing;
 use aqueduct_components::submission::KERNARG_GRANULE;
 use aqueduct_systems::strategy::BarrierValue;
 use aqueduct_systems::{QueueState, admission, kernarg};

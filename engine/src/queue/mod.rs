@@ -54,7 +54,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use aqueduct_components::directory::QueueEndpoint;
-use aqueduct_components::queue_state::KernargRing;
+use aqueduct_components::kernarg_ring::KernargRing;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_queue_t;
 use aqueduct_systems::{DeviceLink, QueueStages, QueueState};

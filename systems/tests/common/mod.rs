@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory, QueueEndpoint};
-use aqueduct_components::queue_state::KernargRing;
+use aqueduct_components::kernarg_ring::KernargRing;
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::soft::SoftConfig;
