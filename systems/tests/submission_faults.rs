@@ -14,7 +14,9 @@ use aqueduct_abi::{BarrierAndPacket, BarrierValuePacket, PacketType};
 use aqueduct_components::dependency::Producer;
 use aqueduct_components::dependency::{DeviceWait, SignalOp};
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE};
-use aqueduct_components::program::{BlockFacts, BuiltinObject, Cursor, ProgramImage, ProgramImageRef, SegmentPlan};
+use aqueduct_components::program::{
+    BlockFacts, BuiltinObject, Cursor, ProgramImage, ProgramImageRef, ProgramRun, SegmentPlan,
+};
 use aqueduct_components::submission::{Reservation, SubmissionFault, Verdict};
 use aqueduct_hsa::Hsa;
 use aqueduct_hsa::soft::Fault;
@@ -267,47 +269,18 @@ fn the_block_processor_names_each_fault() {
         assert_eq!(written, Err(expected));
     }
     // Cursors the engine never hands to admission.
+    let kernargs = &queue.kernargs;
+    let plan = |run: &ProgramRun| {
+        let room = PacketRoom { now: 8, at_best: 8 };
+        block_processor::plan_segment(kernargs, None, true, run, room, 0, &mut SegmentPlan::default())
+    };
     let run = &mut queue.rows.columns.program[slot];
     run.cursor = Cursor::Done;
-    let mut segment = SegmentPlan::default();
-    assert_eq!(
-        block_processor::plan_segment(
-            &queue.kernargs,
-            None,
-            true,
-            run,
-            PacketRoom { now: 8, at_best: 8 },
-            0,
-            &mut segment
-        ),
-        Verdict::Fault(SubmissionFault::ProgramFinished)
-    );
+    assert_eq!(plan(run), Verdict::Fault(SubmissionFault::ProgramFinished));
     run.cursor = Cursor::Block(5);
-    assert_eq!(
-        block_processor::plan_segment(
-            &queue.kernargs,
-            None,
-            true,
-            run,
-            PacketRoom { now: 8, at_best: 8 },
-            0,
-            &mut segment
-        ),
-        Verdict::Fault(SubmissionFault::MissingBlock { block: 5 })
-    );
+    assert_eq!(plan(run), Verdict::Fault(SubmissionFault::MissingBlock { block: 5 }));
     run.image = None;
-    assert_eq!(
-        block_processor::plan_segment(
-            &queue.kernargs,
-            None,
-            true,
-            run,
-            PacketRoom { now: 8, at_best: 8 },
-            0,
-            &mut segment
-        ),
-        Verdict::Fault(SubmissionFault::NoProgramImage)
-    );
+    assert_eq!(plan(run), Verdict::Fault(SubmissionFault::NoProgramImage));
     let submitted = queue.epochs.submitted;
     assert_eq!(admit(queue, row), Verdict::Fault(SubmissionFault::NoProgramImage), "admission passes the fault on");
     assert_eq!(queue.epochs.submitted, submitted, "reserving nothing");
