@@ -186,14 +186,15 @@ pub struct DeviceRunPlacement {
 }
 
 /// Writes an execution processed on the device: the block processor's dispatch, whose
-/// arguments go to `at.kernarg_address` (they name the binding table admission placed), then a BARRIER_AND on the
-/// execution's done signal that completes `at.completion`; their header words go to `run.headers`. Arms the
-/// epoch's done signal (1) and status record (zero) first.
+/// arguments go to `at.kernarg_address` (they name the binding table admission placed), then a
+/// BARRIER_AND on the execution's done signal that completes `at.completion`; their header words
+/// go to `run.headers`. Arms the epoch's done signal (1) and status record (zero) first.
 ///
 /// # Safety
 /// Admission reserved [`DEVICE_RUN_PACKETS`] packets from `at.first_id` and
-/// [`device_run_kernarg_bytes`] at `at.kernarg_address`; `target`'s memory and signals live while
-/// this execution may run; the epoch slot's previous execution has retired.
+/// [`device_run_kernarg_bytes`] at `at.kernarg_address`, and placed `run.binding_table`;
+/// `target`'s memory and signals live while this execution may run; the epoch slot's previous
+/// execution has retired.
 ///
 /// With `timing` (a capture's dispatch timing), admission reserved a timing table of
 /// [`DEVICE_TIMING_SLOTS`] after the arguments: it takes that many free timing signals (or

@@ -154,7 +154,8 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, retired: u64, order:
         let slot = epochs.slot(epoch);
         if epochs.device_status[slot] != 0 {
             let status = core::mem::take(&mut epochs.device_status[slot]);
-            // Later epochs read this epoch's binding table or newer ones.
+            // Later epochs read this epoch's binding table or newer ones. An execution with an
+            // empty table wrote no start: its slot holds an earlier epoch's, which is older still.
             if let Some(target) = device_target {
                 target.binding_tables.release_before(target.binding_tables.start_of(epoch));
             }

@@ -22,8 +22,9 @@ pub(super) fn room(config: &crate::config::EngineConfig) -> (u32, u64) {
 }
 
 /// Bytes of a device target's binding-table ring: a quarter of the queue's kernarg ring (256 KiB
-/// by default), so one table may have 16,384 slots. An execution takes 128 kernarg bytes and at
-/// least a 64-byte line of table, so with every table new the two rings fill together.
+/// by default), so one table may have 16,384 slots. An execution takes 128 kernarg bytes and a
+/// new table at least a 64-byte line, so with every table new the table ring holds half the
+/// executions the kernarg ring does (4,096 by default, twice the default `epochs_in_flight`).
 pub(super) fn binding_ring_bytes(config: &crate::config::EngineConfig) -> u64 {
     config.kernarg_ring_bytes / 4
 }
