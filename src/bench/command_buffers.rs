@@ -59,6 +59,12 @@ pub struct CommandBufferRig {
     device_chains: Vec<(u64, CommandBuffer)>,
     clip: CommandBuffer,
     clip_device: CommandBuffer,
+    /// The 512-dispatch chain processed on the device, every dispatch writing binding slot 0.
+    bound_chain: CommandBuffer,
+    /// Two tables for slot 0: `cb/device/new-table/512` alternates them, `same-table` keeps the first.
+    bound_tables: [BindingTable; 2],
+    /// Executions of `cb/device/new-table/512` so far (which table is next).
+    bound_turn: std::sync::atomic::AtomicUsize,
 }
 
 fn mismatch(what: &str, expected: impl std::fmt::Debug, found: impl std::fmt::Debug) -> EngineError {
@@ -99,7 +105,21 @@ impl CommandBufferRig {
             (chains(&CHAIN_LENGTHS, BlockProcessing::Host)?, chains(&DEVICE_CHAIN_LENGTHS, BlockProcessing::Device)?);
         let clip = materials.record_clip(BlockProcessing::Host)?;
         let clip_device = materials.record_clip(BlockProcessing::Device)?;
-        Ok(Self { materials, queues, running_queues, chains, device_chains, clip, clip_device })
+        let bound_chain = materials.record_bound_chain(BOUND_CHAIN_LENGTH)?;
+        let table = |offset| BindingTable::from_bindings(&[materials.activations.range(offset, 64)]);
+        let bound_tables = [table(0)?, table(64)?];
+        Ok(Self {
+            materials,
+            queues,
+            running_queues,
+            chains,
+            device_chains,
+            clip,
+            clip_device,
+            bound_chain,
+            bound_tables,
+            bound_turn: std::sync::atomic::AtomicUsize::new(0),
+        })
     }
 
     fn chain(&self, length: u64) -> Result<&CommandBuffer, EngineError> {
@@ -140,6 +160,21 @@ impl Materials {
         let mut cb = self.device.create_command_buffer(usage)?;
         cb.set_processing(processing);
         let bindings = [BufferRef::Static(self.activations.range(0, 4)), BufferRef::Static(self.weights.range(0, 4))];
+        let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&[1, 2]);
+        for _ in 0..length {
+            cb.dispatch(&self.tiny[0], &dispatch)?;
+            cb.barrier()?;
+        }
+        cb.finish()?;
+        Ok(cb)
+    }
+
+    /// `length` tiny dispatches processed on the device, each writing binding slot 0 and reading
+    /// static weights, each behind a barrier: the execution's binding table has one slot.
+    pub fn record_bound_chain(&self, length: u64) -> Result<CommandBuffer, EngineError> {
+        let mut cb = self.device.create_command_buffer(CommandBufferUsage::Reusable)?;
+        cb.set_processing(BlockProcessing::Device);
+        let bindings = [BufferRef::slot(0, 0, 4), BufferRef::Static(self.weights.range(0, 4))];
         let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&[1, 2]);
         for _ in 0..length {
             cb.dispatch(&self.tiny[0], &dispatch)?;
@@ -213,6 +248,19 @@ pub fn device_static(rig: &CommandBufferRig, length: u64) -> Result<Sample, Engi
     let done = rig.materials.device.create_semaphore(0)?;
     let cb = CommandBufferRig::find(&rig.device_chains, length)?;
     timed_execute(&rig.running_queues[0], cb, &BindingTable::default(), &done, 1)
+}
+
+/// Dispatches of the chain the `cb/device/{same,new}-table/…` shapes execute.
+pub const BOUND_CHAIN_LENGTH: u64 = 512;
+
+/// `cb/device/same-table/512` and `cb/device/new-table/512`: the host's cost per execution of a
+/// device-processed chain whose dispatches write binding slot 0, executed with the same table
+/// each time (the target's newest table is reused, nothing written) or with one of two tables
+/// in turn (a new table written each time).
+pub fn device_bound(rig: &CommandBufferRig, new_table: bool) -> Result<Sample, EngineError> {
+    let done = rig.materials.device.create_semaphore(0)?;
+    let turn = if new_table { rig.bound_turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 } else { 0 };
+    timed_execute(&rig.running_queues[0], &rig.bound_chain, &rig.bound_tables[turn], &done, 1)
 }
 
 /// `cb/e2e/{host,device}/N`: one execution of the N-dispatch chain, submitted and waited for, on

@@ -14,7 +14,9 @@
 //!   command-buffer dispatch chains (recording, executing a prebuilt chain, and the extra of
 //!   recording per execution);
 //! - `cb/device/N` for N in 16, 64, 128, 256, 512, 5000: the host's cost per execution of an N-dispatch
-//!   chain processed on the device (one dispatch and the binding table); `cb/e2e/host/N` and
+//!   chain processed on the device (one dispatch, an empty binding table); `cb/device/same-table/512`
+//!   and `cb/device/new-table/512`: the same with a one-slot table, unchanged (reused) or new at
+//!   each execution (written); `cb/e2e/host/N` and
 //!   `cb/e2e/device/N` for N in 16, 64, 128, 256, 512: one execution of the N-dispatch chain, submitted
 //!   and waited for, on a queue that runs the kernels (where host and device processing cross);
 //! - `clip/cCd16` and `clip/device/cCd16` for C in 1, 2, 4, 8: the CLIP-shaped program, per item,
@@ -162,6 +164,12 @@ pub fn shapes<'a>(
     for length in command_buffers::DEVICE_CHAIN_LENGTHS {
         // Per execution: the point is that it does not grow with N.
         list.push(Shape::new(format!("cb/device/{length}"), 1, move || command_buffers::device_static(cb_rig, length)));
+    }
+    for (name, new_table) in [("same-table", false), ("new-table", true)] {
+        let length = command_buffers::BOUND_CHAIN_LENGTH;
+        list.push(Shape::new(format!("cb/device/{name}/{length}"), 1, move || {
+            command_buffers::device_bound(cb_rig, new_table)
+        }));
     }
     for length in command_buffers::END_TO_END_LENGTHS {
         for device in [false, true] {
