@@ -34,6 +34,7 @@ fn expected_names() -> Vec<String> {
         }
     }
     names.extend([16, 64, 128, 256, 512, 5000].map(|length| format!("cb/device/{length}")));
+    names.extend(["cb/device/same-table/512".to_string(), "cb/device/new-table/512".to_string()]);
     for length in [16, 64, 128, 256, 512] {
         names.extend(["host", "device"].map(|side| format!("cb/e2e/{side}/{length}")));
     }
