@@ -15,6 +15,8 @@ if ((${#suites[@]} == 0)); then
         aqueduct-hsa:drop_in_entries aqueduct-hsa:drop_in_extensions aqueduct-hsa:drop_in_queries
         aqueduct-hsa:drop_in_executables aqueduct-hsa:drop_in_ipc
         aqueduct-engine:waits aqueduct-engine:command_buffers
+        # Executions processed on the device: the target's binding-table ring, read and written.
+        aqueduct-engine:device_processing
         aqueduct-engine:bad_input aqueduct-engine:failures
         # Queue-ordered memory, host calls and files: raw-pointer transfers and a pool's reuse.
         aqueduct-engine:pools aqueduct-engine:host_calls aqueduct-engine:files

@@ -22,6 +22,8 @@ struct Rig {
     kernels: TestKernels,
     done: Semaphore,
     value: AtomicU64,
+    /// Buffers the recorded programs point at, kept until the rig (after the programs) drops.
+    kept: std::sync::Mutex<Vec<Buffer>>,
 }
 
 impl Rig {
@@ -31,7 +33,7 @@ impl Rig {
         let queue = queue(&device);
         let kernels = test_kernels(&engine);
         let done = device.create_semaphore(0).unwrap();
-        Self { _engine: engine, device, queue, kernels, done, value: AtomicU64::new(0) }
+        Self { _engine: engine, device, queue, kernels, done, value: AtomicU64::new(0), kept: Default::default() }
     }
 
     fn new() -> Self {
@@ -91,7 +93,7 @@ fn chain(rig: &Rig, steps: u32, processing: BlockProcessing) -> CommandBuffer {
         cb.barrier().unwrap();
     }
     cb.finish().unwrap();
-    std::mem::forget(scratch); // the program points at it; the test process ends soon
+    rig.kept.lock().unwrap().push(scratch); // the program points at it
     cb
 }
 
