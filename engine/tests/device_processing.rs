@@ -333,3 +333,28 @@ fn executions_in_flight_each_read_their_own_binding_table_as_the_table_ring_wrap
         assert_eq!(read_words(out), vec![4 * count; N as usize], "4 increments per execution naming it");
     }
 }
+
+/// A binding table larger than half the device target's table ring: forced onto the device it
+/// is refused by name before anything is staged, and the same execution still runs on the host.
+#[test]
+fn a_binding_table_too_large_for_the_targets_ring_is_refused_on_the_device_and_runs_on_the_host() {
+    // A 4 KiB kernarg ring: a 1 KiB table ring, tables up to 512 bytes (64 slots).
+    let rig = Rig::with(EngineConfig { kernarg_ring_bytes: 4096, ..EngineConfig::default() });
+    let (input, out) = (rig.buffer(N), rig.buffer(N));
+    let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
+    cb.set_processing(BlockProcessing::Device);
+    rig.add(&mut cb, BufferRef::slot(100, 0, 4 * u64::from(N)), input.whole().into(), 3, N);
+    cb.finish().unwrap();
+    let mut table = BindingTable::with_capacity(101);
+    table.set(100, out.whole()).unwrap();
+    let before = rig.queue.stats();
+    let error = rig.queue.execute(&cb, &table).submit().expect_err("refused");
+    assert!(
+        matches!(&error, EngineError::SubmissionTooLarge { reason } if reason.contains("808-byte binding table")),
+        "{error}"
+    );
+    assert_eq!(rig.queue.stats(), before, "nothing was staged");
+    cb.set_processing(BlockProcessing::Host);
+    rig.execute(&cb, &table);
+    assert_eq!(read_words(&out), vec![3; N as usize], "processed by the host");
+}

@@ -151,30 +151,36 @@ impl CommandBufferRig {
 impl Materials {
     /// `length` tiny dispatches with static bindings, each behind a barrier: every dispatch is
     /// prepublished when reusable.
+    ///
+    /// Never inlined: `scripts/stage-instructions.sh` counts `cb/record/N` from this frame.
+    #[inline(never)]
     pub fn record_chain(
         &self,
         length: u64,
         usage: CommandBufferUsage,
         processing: BlockProcessing,
     ) -> Result<CommandBuffer, EngineError> {
-        let mut cb = self.device.create_command_buffer(usage)?;
-        cb.set_processing(processing);
-        let bindings = [BufferRef::Static(self.activations.range(0, 4)), BufferRef::Static(self.weights.range(0, 4))];
-        let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&[1, 2]);
-        for _ in 0..length {
-            cb.dispatch(&self.tiny[0], &dispatch)?;
-            cb.barrier()?;
-        }
-        cb.finish()?;
-        Ok(cb)
+        self.chain_writing(BufferRef::Static(self.activations.range(0, 4)), length, usage, processing)
     }
 
-    /// `length` tiny dispatches processed on the device, each writing binding slot 0 and reading
-    /// static weights, each behind a barrier: the execution's binding table has one slot.
+    /// `length` tiny dispatches processed on the device, each writing binding slot 0: the
+    /// execution's binding table has one slot.
     pub fn record_bound_chain(&self, length: u64) -> Result<CommandBuffer, EngineError> {
-        let mut cb = self.device.create_command_buffer(CommandBufferUsage::Reusable)?;
-        cb.set_processing(BlockProcessing::Device);
-        let bindings = [BufferRef::slot(0, 0, 4), BufferRef::Static(self.weights.range(0, 4))];
+        let out = BufferRef::slot(0, 0, 4);
+        self.chain_writing(out, length, CommandBufferUsage::Reusable, BlockProcessing::Device)
+    }
+
+    /// `length` tiny dispatches writing `out` and reading static weights, each behind a barrier.
+    fn chain_writing(
+        &self,
+        out: BufferRef,
+        length: u64,
+        usage: CommandBufferUsage,
+        processing: BlockProcessing,
+    ) -> Result<CommandBuffer, EngineError> {
+        let mut cb = self.device.create_command_buffer(usage)?;
+        cb.set_processing(processing);
+        let bindings = [out, BufferRef::Static(self.weights.range(0, 4))];
         let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&[1, 2]);
         for _ in 0..length {
             cb.dispatch(&self.tiny[0], &dispatch)?;

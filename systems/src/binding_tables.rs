@@ -47,10 +47,15 @@ impl BindingTables {
         }
     }
 
-    /// The largest table the ring takes: half of it, so a table never waits for more than the
-    /// ring can reclaim.
+    /// The largest table a ring of `ring_bytes` takes: half of it, so a table never waits for
+    /// more than the ring can reclaim. (The engine checks an execution against it before staging.)
+    pub const fn largest_table_bytes(ring_bytes: u64) -> u64 {
+        ring_bytes / 2
+    }
+
+    /// [`Self::largest_table_bytes`] of this ring.
     pub fn largest_bytes(&self) -> u64 {
-        self.ring.capacity / 2
+        Self::largest_table_bytes(self.ring.capacity)
     }
 
     /// Where `bindings` would go, without reserving: `None` when the ring is full.

@@ -95,7 +95,9 @@ fn on_device(queue: &super::Queue, processing: BlockProcessing, program: &Finish
     };
     let (ring_packets, kernarg_capacity) = super::device_target::room(&queue.device.config);
     let table_bytes = 8 * program.slot_needs.len() as u64;
-    let largest_table = super::device_target::binding_ring_bytes(&queue.device.config) / 2;
+    let largest_table = aqueduct_systems::binding_tables::BindingTables::largest_table_bytes(
+        super::device_target::binding_ring_bytes(&queue.device.config),
+    );
     if u64::from(device_program.max_block_packets) + 2 > u64::from(ring_packets)
         || u64::from(device_program.max_block_kernarg_bytes) > kernarg_capacity
         || table_bytes > largest_table
