@@ -8,13 +8,13 @@
 //!
 //! Run: `cargo bench --bench soft_runtime`.
 
-#[path = "../hsa/tests/common/mod.rs"]
+#[path = "../soft-hsa/tests/common/mod.rs"]
 mod common;
 
 use std::time::{Duration, Instant};
 
 use aqueduct_abi::{FenceScope, PacketHeader, PacketType};
-use aqueduct_hsa::soft::{self, ExecutionMode};
+use aqueduct_soft_hsa::{self as soft, ExecutionMode};
 use common::*;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 

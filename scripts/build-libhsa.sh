@@ -15,7 +15,7 @@ if [[ "${1:-}" == "--debug" ]]; then
     cargo_flags=()
 fi
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
-cargo build -q -p aqueduct-soft-hsa "${cargo_flags[@]}" >&2
+cargo rustc -q -p aqueduct-soft-hsa --lib --features drop-in-library --crate-type staticlib "${cargo_flags[@]}" >&2
 archive="$target_dir/$profile/libaqueduct_soft_hsa.a"
 out="$target_dir/libhsa/$profile"
 mkdir -p "$out"

@@ -10,10 +10,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 suites=("$@")
 if ((${#suites[@]} == 0)); then
-    suites=(aqueduct-hsa:soft_runtime
+    suites=(aqueduct-soft-hsa:soft_runtime
         # The drop-in's own entry points: client allocators, loaded images, shared-file remaps.
-        aqueduct-hsa:drop_in_entries aqueduct-hsa:drop_in_extensions aqueduct-hsa:drop_in_queries
-        aqueduct-hsa:drop_in_executables aqueduct-hsa:drop_in_ipc
+        aqueduct-soft-hsa:drop_in_entries aqueduct-soft-hsa:drop_in_extensions aqueduct-soft-hsa:drop_in_queries
+        aqueduct-soft-hsa:drop_in_executables aqueduct-soft-hsa:drop_in_ipc
         aqueduct-engine:waits aqueduct-engine:command_buffers
         # Executions processed on the device: the target's binding-table ring, read and written.
         aqueduct-engine:device_processing

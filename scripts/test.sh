@@ -2,7 +2,7 @@
 # The one test command, shared by developers (README) and CI (.ci/run) so the two cannot drift.
 # Extra arguments go to `cargo test`, e.g. `scripts/test.sh soft_` to filter by test name.
 #
-# The ROCr conformance tests (hsa/tests/abi_conformance.rs, hsa/tests/rocr_loader.rs) need
+# The ROCr conformance tests (hsa/tests/abi_conformance.rs, soft-hsa/tests/rocr_loader.rs) need
 # Debian's libhsa-runtime64-1 and libhsa-runtime-dev; without them they print SKIPPED unless
 # AQUEDUCT_REQUIRE_HSA_HEADERS=1 / AQUEDUCT_REQUIRE_ROCR=1 (set by CI) make that a failure.
 set -euo pipefail

@@ -43,6 +43,7 @@ pub use aqueduct_codeobject as codeobject;
 pub use aqueduct_engine::*;
 pub use aqueduct_hsa as hsa;
 pub use aqueduct_profile as profile;
+pub use aqueduct_soft_hsa as soft_hsa;
 
 pub mod bench;
 pub mod demo;

@@ -25,7 +25,7 @@ use aqueduct_engine::{
     BindingTable, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, Dispatch, Engine, EngineConfig,
     EngineError, Kernel, MAX_SEMAPHORES, MemoryKind, Queue, Semaphore, SemaphorePoint, WaitStrategy, wait_all,
 };
-use aqueduct_hsa::soft::{ExecutionMode, Fault};
+use aqueduct_soft_hsa::{ExecutionMode, Fault};
 use serde::Serialize;
 
 use crate::bench::kernels::bench_code_object;

@@ -11,7 +11,7 @@ fn demo_options(handoffs: u32, queues: u32) -> aqueduct::demo::DemoOptions {
 }
 
 fn soft_engine_with(isa: &str) -> aqueduct::EngineConfig {
-    use aqueduct::hsa::soft::{KernelExecution, SoftAgentConfig, SoftConfig};
+    use aqueduct::soft_hsa::{KernelExecution, SoftAgentConfig, SoftConfig};
     let soft = SoftConfig {
         agents: vec![SoftAgentConfig::with_isa(isa, 32)],
         kernel_execution: KernelExecution::Isa,

@@ -97,7 +97,7 @@ fn the_drop_in_exports_only_rocr_entry_points_under_rocr_versions() {
     // Exactly the entry points the engine's table names and the drop-in's own, plus the vendor
     // extension.
     let mut expected: Vec<&str> = aqueduct_hsa::HsaApi::SYMBOLS.to_vec();
-    expected.extend(aqueduct_hsa::soft::drop_in::DROP_IN_SYMBOLS);
+    expected.extend(aqueduct_soft_hsa::drop_in::DROP_IN_SYMBOLS);
     expected.extend([
         "aqueduct_soft_register_kernel",
         "aqueduct_soft_inject_fault",

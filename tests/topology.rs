@@ -1,13 +1,12 @@
-//! The soft runtime's topology against a published ROCr dump (`hsa/tests/fixtures/
+//! The soft runtime's topology against a published ROCr dump (`soft-hsa/tests/fixtures/
 //! rocminfo-gfx1100.txt`, an RX 7900 XTX on ROCm 6.2.2): the same agents in the same order, with
 //! the same kinds of pools, field by field. Machine-specific values (names, sizes, UUIDs, CU
 //! counts, clocks) are not compared.
 
-use aqueduct::hsa::Hsa;
-use aqueduct::hsa::soft::SoftConfig;
 use aqueduct::info::{ReportAgent, parse_rocminfo, rocminfo_report};
+use aqueduct::soft_hsa::SoftConfig;
 
-const DUMP: &str = include_str!("../hsa/tests/fixtures/rocminfo-gfx1100.txt");
+const DUMP: &str = include_str!("../soft-hsa/tests/fixtures/rocminfo-gfx1100.txt");
 
 /// Agent fields that describe the kind of agent, not the machine.
 const AGENT_FIELDS: &[&str] = &[
@@ -32,7 +31,8 @@ fn pool_field<'a>(pool: &'a [(String, String)], name: &str) -> Option<&'a str> {
 
 fn soft_report() -> Vec<ReportAgent> {
     // The default soft configuration: one gfx1100, as in the dump.
-    let hsa = Hsa::soft(SoftConfig { visible_devices: None, ..SoftConfig::default() }).expect("soft runtime");
+    let hsa =
+        aqueduct_soft_hsa::open(SoftConfig { visible_devices: None, ..SoftConfig::default() }).expect("soft runtime");
     parse_rocminfo(&rocminfo_report(&hsa).expect("report"))
 }
 

@@ -285,7 +285,7 @@ pub trait HostKernel: 'static {
 
 impl SoftKernel {
     /// The host build `K`, ready for `Device::register_host_kernels` (or
-    /// `aqueduct_hsa::soft::register_kernels`), with its argument layout declared so the
+    /// `aqueduct_soft_hsa::register_kernels`), with its argument layout declared so the
     /// registration and the code object's load compare it with the metadata.
     pub const fn of<K: HostKernel>() -> SoftKernel {
         SoftKernel { symbol: K::SYMBOL, function: run_workgroup::<K> as SoftKernelFn, args: Some(K::Args::LAYOUT) }

@@ -262,7 +262,7 @@ fn a_failed_queue_is_reported_once_with_its_record_and_other_lanes_go_on() {
     queue
         .soft_controls()
         .expect("a soft queue")
-        .inject_fault(queue.hsa_queue(), queue.stats().packets, aqueduct_hsa::soft::Fault::KernelFault { status })
+        .inject_fault(queue.hsa_queue(), queue.stats().packets, aqueduct_soft_hsa::Fault::KernelFault { status })
         .unwrap();
     update_until(&mut app, |app| !app.world().resource::<Seen>().failures.is_empty());
     let failed_at = app.world().resource::<AqueductFrame>().frame();

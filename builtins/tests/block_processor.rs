@@ -83,7 +83,7 @@ fn process(client: &Client, target: &Target, image: &[u8], bindings: &[u64]) -> 
     // SAFETY: table call on a live signal; the timeout is in ns on the soft runtime.
     let value =
         unsafe { (client.hsa.api().hsa_signal_wait_scacquire)(done, enums::SIGNAL_CONDITION_EQ, 0, 30_000_000_000, 0) };
-    let error = aqueduct_hsa::soft::queue_error_detail(target.queue).ok().flatten();
+    let error = aqueduct_soft_hsa::queue_error_detail(target.queue).ok().flatten();
     assert_eq!(value, 0, "the execution completed its done signal; target queue error: {error:?}");
     *bytemuck::from_bytes(status)
 }

@@ -28,7 +28,7 @@ fn altered_library() -> &'static [u8] {
 /// These tests are about host builds, so they run kernels through them whatever
 /// `AQUEDUCT_SOFT_EXEC` says: every test sets this before the soft runtime first initializes.
 fn host_builds_only() {
-    use aqueduct_hsa::soft::{KernelExecution, SoftConfig, configure};
+    use aqueduct_soft_hsa::{KernelExecution, SoftConfig, configure};
     configure(SoftConfig { kernel_execution: KernelExecution::Host, ..SoftConfig::default() });
 }
 
@@ -92,7 +92,7 @@ static FILL_LAYOUT: [HostArg; 3] = [
 fn the_same_symbol_in_other_bytes_gets_its_own_implementation() {
     host_builds_only();
     let bytes = altered_library();
-    aqueduct_hsa::soft::register_kernels(
+    aqueduct_soft_hsa::register_kernels(
         CodeObjectId::of(bytes),
         &[SoftKernel { symbol: Builtin::FillX1.symbol(), function: marker, args: Some(&FILL_LAYOUT) }],
     );
@@ -122,7 +122,7 @@ fn a_host_build_whose_layout_disagrees_with_the_metadata_is_refused() {
         HostArg { name: c"element_count".as_ptr(), offset: 8, size: 4, flags: 0 },
         HostArg { name: c"pattern".as_ptr(), offset: 16, size: 8, flags: 0 },
     ];
-    aqueduct_hsa::soft::register_kernels(
+    aqueduct_soft_hsa::register_kernels(
         CodeObjectId::of(bytes),
         &[SoftKernel { symbol: Builtin::FillX1.symbol(), function: marker, args: Some(&WRONG) }],
     );

@@ -215,7 +215,7 @@ fn host_time_signal_times_and_kernel_timestamps_share_one_axis() {
     let client = Client::new();
     // The client's packets carry no barrier bit, so only a strict queue runs them in submission
     // order (the default, concurrent, may run them at once).
-    aqueduct_hsa::soft::set_queue_mode(client.queue(), aqueduct_hsa::soft::ExecutionMode::Strict).expect("strict");
+    aqueduct_soft_hsa::set_queue_mode(client.queue(), aqueduct_soft_hsa::ExecutionMode::Strict).expect("strict");
     // SAFETY: table call on the client's live queue.
     let enabled = unsafe { (client.hsa.api().hsa_amd_profiling_set_profiler_enabled)(client.queue(), 1) };
     assert_eq!(enabled, 0);
@@ -246,7 +246,7 @@ fn host_time_signal_times_and_kernel_timestamps_share_one_axis() {
     let kernel: Vec<u64> =
         raw.iter().map(|tick| client.hsa.tick_to_system(client.agent, *tick).expect("converts")).collect();
     // The device clock ticks every 10 ns: a converted value may trail the system clock by one tick.
-    let tick = 1_000_000_000 / aqueduct_hsa::soft::clock::DEVICE_FREQUENCY;
+    let tick = 1_000_000_000 / aqueduct_soft_hsa::clock::DEVICE_FREQUENCY;
     assert!(before <= time.start + tick, "host {before} before the last packet's start {}", time.start);
     assert!(kernel.windows(2).all(|pair| pair[0] <= pair[1]), "{kernel:?}");
     assert!(kernel[3] <= time.end && time.start <= time.end && time.end <= after, "{kernel:?} {time:?} {after}");
@@ -462,7 +462,7 @@ fn every_device_library_kernel_runs_from_its_c_source_against_a_rust_reference()
     // The kernel writes device ticks; on the host's axis through the provider's conversion.
     let raw = u64::from_le_bytes(stamps[GUARD - 13..][..8].try_into().expect("8 bytes"));
     let stamp = client.hsa.tick_to_system(client.agent, raw).expect("converts");
-    let tick = 1_000_000_000 / aqueduct_hsa::soft::clock::DEVICE_FREQUENCY;
+    let tick = 1_000_000_000 / aqueduct_soft_hsa::clock::DEVICE_FREQUENCY;
     assert!(before <= stamp + tick && stamp <= system_timestamp(&client), "{before} {stamp}");
     assert!(stamps[..GUARD - 13].iter().chain(&stamps[GUARD - 5..]).all(|byte| *byte == SENTINEL));
     // patch_indirect without hidden arguments (its one nullable pointer), grid of 3 workgroups.
@@ -506,7 +506,7 @@ fn a_null_pointer_argument_faults_the_queue_naming_kernel_and_argument() {
     // The interpreter (`AQUEDUCT_SOFT_EXEC=isa`) stores through the null pointer as a GPU does:
     // a memory fault, which without a system event handler ends the process, as ROCr's does.
     // This refusal belongs to host builds.
-    if aqueduct_hsa::soft::KernelExecution::from_env() == aqueduct_hsa::soft::KernelExecution::Isa {
+    if aqueduct_soft_hsa::KernelExecution::from_env() == aqueduct_soft_hsa::KernelExecution::Isa {
         return;
     }
     let cases = [

@@ -5,7 +5,7 @@
 mod common;
 
 use aqueduct_builtins::{plan_copy, plan_fill, plan_timestamp, plan_update_inline};
-use aqueduct_hsa::soft::{SoftAgentConfig, SoftConfig, configure};
+use aqueduct_soft_hsa::{SoftAgentConfig, SoftConfig, configure};
 use common::{Client, SENTINEL, source_byte};
 
 /// (agent ISA, wavefront size, the embedded target it must get).
@@ -28,7 +28,7 @@ fn each_embedded_target_runs_on_a_matching_soft_agent() {
         agents: AGENTS.iter().map(|(isa, wave, _)| SoftAgentConfig::with_isa(isa, *wave)).collect(),
         // Host builds run every target; the interpreter runs gfx11 only (soft_dispatch.rs runs
         // the gfx1100 library through it when AQUEDUCT_SOFT_EXEC=isa).
-        kernel_execution: aqueduct_hsa::soft::KernelExecution::Host,
+        kernel_execution: aqueduct_soft_hsa::KernelExecution::Host,
         ..SoftConfig::default()
     });
     for (index, (isa, _, expected)) in AGENTS.into_iter().enumerate() {

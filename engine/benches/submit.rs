@@ -18,7 +18,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use aqueduct_engine::{Dispatch, MemoryKind, Queue, WaitStrategy};
-use aqueduct_hsa::soft::{ExecutionMode, set_queue_mode};
+use aqueduct_soft_hsa::{ExecutionMode, set_queue_mode};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const BATCH: u64 = 512;

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use aqueduct_components::semaphore_table::MAX_SEMAPHORES;
-use aqueduct_hsa::soft::SoftConfig;
+use aqueduct_soft_hsa::SoftConfig;
 
 use crate::error::{EngineError, EngineResult};
 
@@ -101,7 +101,7 @@ pub struct EngineConfig {
     pub device: DeviceSpec,
     /// The embedded soft runtime's agents and execution mode, when it is the provider. The
     /// soft runtime's drop-in, loaded as ROCr, reads its environment instead, as ROCr does, or a
-    /// configuration given with `aqueduct_hsa::SoftControls::drop_in()?.configure(..)`.
+    /// configuration given with `aqueduct_soft_hsa::SoftControls::drop_in()?.configure(..)`.
     pub soft: SoftConfig,
     /// AQL packets per queue ring (a power of two).
     pub queue_packets: u32,

@@ -187,7 +187,7 @@ pub(crate) fn check_host_builds(code_object: &[u8], kernels: &[SoftKernel]) -> E
                 available: parsed.kernels().iter().map(|metadata| metadata.symbol.clone()).collect(),
             }));
         };
-        aqueduct_hsa::soft::check_host_build(kernel, metadata)?;
+        aqueduct_soft_hsa::check_host_build(kernel, metadata)?;
     }
     Ok(())
 }
@@ -198,8 +198,8 @@ pub(crate) fn check_host_builds(code_object: &[u8], kernels: &[SoftKernel]) -> E
 fn check_registered_host_builds(code_object: &[u8], parsed: &CodeObject) -> EngineResult<()> {
     let id = CodeObjectId::of(code_object);
     for metadata in parsed.kernels() {
-        if let Some(kernel) = aqueduct_hsa::soft::registered_kernel(id, &metadata.symbol) {
-            aqueduct_hsa::soft::check_host_build(&kernel, metadata)?;
+        if let Some(kernel) = aqueduct_soft_hsa::registered_kernel(id, &metadata.symbol) {
+            aqueduct_soft_hsa::check_host_build(&kernel, metadata)?;
         }
     }
     Ok(())

@@ -398,7 +398,7 @@ impl Device {
         kernels: &[aqueduct_abi::SoftKernel],
     ) -> EngineResult<bool> {
         executable::check_host_builds(code_object, kernels)?;
-        Ok(self.0.hsa.register_host_kernels(code_object, kernels)?)
+        Ok(aqueduct_soft_hsa::register_host_kernels(&self.0.hsa, code_object, kernels)?)
     }
 
     /// The first of `code_objects` whose target runs on every agent of the device. A program

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use aqueduct_engine::{Dispatch, EngineConfig, EngineError, MemoryKind, WaitStrategy};
-use aqueduct_hsa::soft::Fault;
+use aqueduct_soft_hsa::Fault;
 use common::*;
 
 const COUNT: u32 = 64;

@@ -6,7 +6,7 @@
 mod common;
 
 use aqueduct_engine::{EngineConfig, EngineError};
-use aqueduct_hsa::soft::{SoftAgentConfig, SoftConfig};
+use aqueduct_soft_hsa::{SoftAgentConfig, SoftConfig};
 
 /// Opens a soft device with one gfx1100 agent whose loader accepts `versions`, and returns the
 /// device-library target it chose (the engine is dropped, shutting the runtime down again).

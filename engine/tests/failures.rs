@@ -11,7 +11,7 @@ use aqueduct_engine::{
     Buffer, Device, Dispatch, Engine, EngineError, MemoryKind, Queue, RawDispatch, Semaphore, WaitStrategy, wait_all,
     wait_any,
 };
-use aqueduct_hsa::soft::Fault;
+use aqueduct_soft_hsa::Fault;
 use common::*;
 
 const COUNT: u32 = 128;

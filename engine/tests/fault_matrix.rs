@@ -31,7 +31,7 @@ use aqueduct_engine::{
     BindingTable, Buffer, CommandBuffer, CommandBufferUsage, Dispatch, EngineError, FailureRecord, Queue, Semaphore,
     SemaphorePoint, Submitted, WaitStrategy,
 };
-use aqueduct_hsa::soft::Fault;
+use aqueduct_soft_hsa::Fault;
 use common::*;
 
 /// HSA_STATUS_ERROR_EXCEPTION, the status an injected kernel fault fails its queue with.

@@ -133,7 +133,7 @@ fn a_short_read_or_an_io_error_fails_the_signals() {
         let buffer = device.allocate(kind, 4096).unwrap();
         let done = device.create_semaphore(0).unwrap();
         // The file shrinks after the read is submitted, before the queue reaches it.
-        controls(&a).inject_fault(a.hsa_queue(), a.stats().packets, aqueduct_hsa::soft::Fault::Stall).unwrap();
+        controls(&a).inject_fault(a.hsa_queue(), a.stats().packets, aqueduct_soft_hsa::Fault::Stall).unwrap();
         a.barrier().submit().unwrap();
         a.read_file(&file.open(), 0, buffer.whole()).signal(done.at(1)).submit().unwrap();
         file.open().set_len(1000).unwrap();

@@ -70,7 +70,7 @@ fn host_calls_on_one_queue_run_in_order_after_their_waits() {
     let (from_b, done) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
     let order = Arc::new(Mutex::new(Vec::new()));
     // The first call waits on B, which is stalled: the second waits behind it.
-    controls(&b).inject_fault(b.hsa_queue(), 0, aqueduct_hsa::soft::Fault::Stall).unwrap();
+    controls(&b).inject_fault(b.hsa_queue(), 0, aqueduct_soft_hsa::Fault::Stall).unwrap();
     b.barrier().signal(from_b.at(1)).submit().unwrap();
     for (call, waits) in [(1u32, vec![from_b.at(1)]), (2, vec![])] {
         let order = order.clone();

@@ -68,7 +68,7 @@ fn wait_idle_reports_a_failed_queue() {
     let device = rig.device();
     let queue = queue(device);
     let out = rig.buffer();
-    fault_next(&queue, aqueduct_hsa::soft::Fault::KernelFault { status: 0x1016 });
+    fault_next(&queue, aqueduct_soft_hsa::Fault::KernelFault { status: 0x1016 });
     rig.store(&queue, &out, 3, &[], &[]);
     let failed = queue.wait_idle(TIMEOUT);
     assert!(matches!(failed, Err(EngineError::QueueFailed(_))), "{failed:?}");

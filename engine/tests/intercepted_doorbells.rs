@@ -7,7 +7,7 @@ mod common;
 
 use aqueduct_abi::{AmdSignal, SignalKind};
 use aqueduct_engine::{EngineConfig, MemoryKind, WaitStrategy};
-use aqueduct_hsa::soft::SoftConfig;
+use aqueduct_soft_hsa::SoftConfig;
 use common::*;
 
 #[test]

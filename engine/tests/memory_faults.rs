@@ -8,7 +8,7 @@ mod common;
 use std::sync::Mutex;
 
 use aqueduct_engine::{EngineError, MemoryKind, WaitStrategy};
-use aqueduct_hsa::soft::{self, Fault};
+use aqueduct_soft_hsa::{self as soft, Fault};
 use common::*;
 
 /// A memory fault fails every queue of the agent in the process, the other tests' too (the soft

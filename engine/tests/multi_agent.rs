@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use aqueduct_engine::{Dispatch, Engine, EngineConfig, EngineError, MemoryKind, WaitStrategy};
 use aqueduct_hsa::ExecutableError;
-use aqueduct_hsa::soft::{SoftAgentConfig, SoftConfig};
+use aqueduct_soft_hsa::{SoftAgentConfig, SoftConfig};
 use common::*;
 
 static RUNTIME: Mutex<()> = Mutex::new(());
@@ -49,7 +49,7 @@ fn kernels_run_on_every_agent_and_wait_across_agents() {
         let first = queue(device);
         let second = device.create_queue_on(1).unwrap();
         common::controls(&second)
-            .set_queue_mode(second.hsa_queue(), aqueduct_hsa::soft::ExecutionMode::Relaxed)
+            .set_queue_mode(second.hsa_queue(), aqueduct_soft_hsa::ExecutionMode::Relaxed)
             .unwrap();
         assert_eq!((first.agent(), second.agent()), (0, 1));
         const COUNT: u32 = 500;
@@ -97,7 +97,7 @@ fn kernels_run_on_every_agent_and_wait_across_agents() {
         }
         // A fault on one agent's queue fails only that queue.
         let (bad, good) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
-        fault_next(&second, aqueduct_hsa::soft::Fault::KernelFault { status: 0x1016 });
+        fault_next(&second, aqueduct_soft_hsa::Fault::KernelFault { status: 0x1016 });
         second.barrier().signal(bad.at(1)).submit().unwrap();
         first.fill(on_first.whole(), &[1]).signal(good.at(1)).submit().unwrap();
         assert!(matches!(bad.wait(1, TIMEOUT), Err(EngineError::SemaphoreFailed(_))));

@@ -46,7 +46,7 @@ fn another_queue_reuses_memory_only_after_the_dealloca_retires() {
         );
         let seen = rig.buffer();
         // A's second packet (the copy out of x) stalls: x is still being read.
-        controls(&a).inject_fault(a.hsa_queue(), 1, aqueduct_hsa::soft::Fault::Stall).unwrap();
+        controls(&a).inject_fault(a.hsa_queue(), 1, aqueduct_soft_hsa::Fault::Stall).unwrap();
         let x = a.alloca(&pool, BYTES).submit().unwrap();
         let x_address = x.device_address();
         rig.store(&a, &x, 100, &[], &[stored.at(1)]);
@@ -81,7 +81,7 @@ fn another_queue_grows_the_pool_before_it_waits_on_memory_in_flight() {
     let (a, b) = (queue(device), queue(device));
     let (ready, stored) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
     // A's memory goes back while A is stalled: in flight for as long as the test wants.
-    controls(&a).inject_fault(a.hsa_queue(), 0, aqueduct_hsa::soft::Fault::Stall).unwrap();
+    controls(&a).inject_fault(a.hsa_queue(), 0, aqueduct_soft_hsa::Fault::Stall).unwrap();
     let x = a.alloca(&pool, BYTES).submit().unwrap();
     rig.store(&a, &x, 1, &[], &[stored.at(1)]);
     a.dealloca(&x).submit().unwrap();
@@ -199,7 +199,7 @@ fn fragments_returned_in_flight_coalesce_for_a_waiting_alloca() {
     let (left, right) = (a.alloca(&pool, BYTES).submit().unwrap(), a.alloca(&pool, BYTES).submit().unwrap());
     // Both halves go back in flight on two queues, each behind a stalled packet.
     for queue in [&a, &b] {
-        controls(queue).inject_fault(queue.hsa_queue(), 0, aqueduct_hsa::soft::Fault::Stall).unwrap();
+        controls(queue).inject_fault(queue.hsa_queue(), 0, aqueduct_soft_hsa::Fault::Stall).unwrap();
         queue.barrier().submit().unwrap();
     }
     a.dealloca(&left).submit().unwrap();
@@ -266,7 +266,7 @@ fn handles_dropped_early_keep_their_memory_until_the_rows_settle() {
     let pool = one_block_pool(&rig);
     let done = device.create_semaphore(0).unwrap();
     // Dropped without a dealloca while a stalled store still writes it: held, not reused.
-    controls(&a).inject_fault(a.hsa_queue(), 0, aqueduct_hsa::soft::Fault::Stall).unwrap();
+    controls(&a).inject_fault(a.hsa_queue(), 0, aqueduct_soft_hsa::Fault::Stall).unwrap();
     let x = a.alloca(&pool, BYTES).submit().unwrap();
     rig.store(&a, &x, 1, &[], &[done.at(1)]);
     drop(x);
@@ -318,8 +318,8 @@ fn a_dealloca_that_fails_on_the_device_holds_its_memory_while_the_failed_queue_l
     let (produced, returned) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
     let scratch = rig.buffer();
     // B stalls, then faults on the store A's dealloca waits for (a device barrier by then).
-    controls(&b).inject_fault(b.hsa_queue(), 0, aqueduct_hsa::soft::Fault::Stall).unwrap();
-    controls(&b).inject_fault(b.hsa_queue(), 1, aqueduct_hsa::soft::Fault::KernelFault { status: 0x1016 }).unwrap();
+    controls(&b).inject_fault(b.hsa_queue(), 0, aqueduct_soft_hsa::Fault::Stall).unwrap();
+    controls(&b).inject_fault(b.hsa_queue(), 1, aqueduct_soft_hsa::Fault::KernelFault { status: 0x1016 }).unwrap();
     b.barrier().submit().unwrap();
     rig.store(&b, &scratch, 1, &[], &[produced.at(1)]);
     let x = a.alloca(&pool, BYTES).submit().unwrap();

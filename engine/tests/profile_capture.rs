@@ -10,8 +10,8 @@ use aqueduct_engine::{
     BindingTable, BufferRef, CommandBufferUsage, Dispatch, EngineError, MemoryKind, ProfileConfig, ProfileModes,
     WaitStrategy,
 };
-use aqueduct_hsa::soft::Fault;
 use aqueduct_profile::{CodeObjectHash, OperationKind, ProfileReader, Record, WaitResolution};
+use aqueduct_soft_hsa::Fault;
 use common::profile::{device_event, dispatches, output, queue_events, read, read_keeping};
 use common::{KernelRig, TIMEOUT, engine, fault_next, queue};
 

@@ -11,8 +11,8 @@ use aqueduct_engine::{
     BindingTable, BlockLimits, BlockProcessing, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Dispatch,
     EngineConfig, ProfileConfig, ProfileModes, Queue, WaitStrategy,
 };
-use aqueduct_hsa::soft::Fault;
 use aqueduct_profile::{CommandRef, DispatchEvent, OperationKind, Record};
+use aqueduct_soft_hsa::Fault;
 use common::profile::{dispatches, output, queue_events, read};
 use common::{COUNT, KernelRig, TIMEOUT, queue};
 

@@ -11,7 +11,7 @@ use common::*;
 /// A queue's handle dropped while its first packet is stalled: `resume` releases the stall
 /// through the soft runtime's controls, which outlive the handle.
 struct Stalled {
-    controls: aqueduct_hsa::SoftControls,
+    controls: aqueduct_soft_hsa::SoftControls,
     /// The HSA queue's address (a number, so the rig crosses threads; the controls only look
     /// the queue up by it).
     hsa_queue: usize,

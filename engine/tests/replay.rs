@@ -17,9 +17,9 @@ use aqueduct_engine::{
     BindingTable, BufferRef, CommandBufferUsage, Dispatch, EngineConfig, EngineError, MemoryKind, PoolConfig,
     WaitStrategy,
 };
-use aqueduct_hsa::soft::{SoftAgentConfig, SoftConfig};
 use aqueduct_profile::CaptureFileError;
 use aqueduct_profile::replay::{Operation, ReplayRecord};
+use aqueduct_soft_hsa::{SoftAgentConfig, SoftConfig};
 use common::*;
 
 static RUNTIME: Mutex<()> = Mutex::new(());

@@ -14,7 +14,7 @@ use aqueduct_engine::host_build::{DevicePtr, HostArg, HostKernel, SoftKernel, Wo
 use aqueduct_engine::{Engine, EngineConfig, EngineError, MemoryKind};
 use common::{TEST_KERNELS_GFX1100, TIMEOUT};
 
-/// The fixture code object (`hsa/tests/fixtures/test_kernels.c`) with `tag` appended: the same
+/// The fixture code object (`soft-hsa/tests/fixtures/test_kernels.c`) with `tag` appended: the same
 /// kernels under an identity no other test registers for.
 fn code_object(tag: u8) -> &'static [u8] {
     let mut bytes = TEST_KERNELS_GFX1100.to_vec();
@@ -72,7 +72,7 @@ fn refused(tag: u8, kernel: SoftKernel) -> EngineError {
     let bytes = code_object(tag);
     let error = engine.device().register_host_kernels(bytes, &[kernel]).expect_err("a mismatch is refused");
     assert!(
-        aqueduct_hsa::soft::registered_kernel(CodeObjectId::of(bytes), kernel.symbol).is_none(),
+        aqueduct_soft_hsa::registered_kernel(CodeObjectId::of(bytes), kernel.symbol).is_none(),
         "a refused host build is not registered"
     );
     error
@@ -211,7 +211,7 @@ fn a_mismatch_registered_below_the_engine_fails_the_load() {
     // The registry of the embedded soft runtime, whichever device the other tests use.
     let engine = Engine::new("soft").expect("soft engine");
     let bytes = code_object(8);
-    aqueduct_hsa::soft::register_kernels(CodeObjectId::of(bytes), &[SoftKernel::of::<Declares<ShiftedCount>>()]);
+    aqueduct_soft_hsa::register_kernels(CodeObjectId::of(bytes), &[SoftKernel::of::<Declares<ShiftedCount>>()]);
     let error = engine.device().load_executable(bytes).err().expect("the load is refused");
     let EngineError::HostBuildMismatch(mismatch) = &error else { panic!("not a host-build mismatch: {error}") };
     assert_eq!(mismatch.symbol, "store_value.kd");

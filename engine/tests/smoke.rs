@@ -3,7 +3,7 @@ use std::time::Duration;
 mod common;
 
 use aqueduct_engine::{EngineConfig, MemoryKind};
-use aqueduct_hsa::soft::{ExecutionMode, SoftConfig};
+use aqueduct_soft_hsa::{ExecutionMode, SoftConfig};
 
 #[test]
 fn fill_then_wait() {

@@ -187,7 +187,7 @@ fn tier_5_wait_before_signal_defers_until_the_producer_is_submitted() {
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(t.value(), 0);
         // The producer, slowed so it is still running when B admits its wait.
-        fault_next(&a, aqueduct_hsa::soft::Fault::Slow(Duration::from_millis(30)));
+        fault_next(&a, aqueduct_soft_hsa::Fault::Slow(Duration::from_millis(30)));
         rig.store(&a, &x, 500, &[], &[s.at(1)]);
         t.wait(2, TIMEOUT).unwrap();
         assert_ramp(&y, 511, "consumer ran after the producer, in queue order");
@@ -500,7 +500,7 @@ fn tier_3_a_producer_epoch_that_already_ran_never_parks_and_costs_at_most_a_pass
             device.create_semaphore(0).unwrap(),
         );
         let (x, y, z) = (rig.buffer(), rig.buffer(), rig.buffer());
-        controls(&a).inject_fault(a.hsa_queue(), 1, aqueduct_hsa::soft::Fault::Stall).unwrap();
+        controls(&a).inject_fault(a.hsa_queue(), 1, aqueduct_soft_hsa::Fault::Stall).unwrap();
         rig.store(&a, &x, 300, &[], &[first.at(1)]);
         rig.store(&a, &z, 400, &[], &[second.at(1)]);
         // The first dispatch ran once its last element is written.

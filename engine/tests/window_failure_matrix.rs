@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_engine::{EngineError, Semaphore, WaitStrategy};
-use aqueduct_hsa::soft::Fault;
+use aqueduct_soft_hsa::Fault;
 use common::*;
 
 /// Steps per cell: enough for runs of doomed steps longer than every window.

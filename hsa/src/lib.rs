@@ -3,7 +3,8 @@
 //! - [`sys`]: C types, constants and [`sys::HsaApi`], the table of every entry point the engine
 //!   uses, with ROCr's exact names and signatures.
 //! - [`rocr`]: ROCr (`libhsa-runtime64`) loaded at run time with libloading.
-//! - [`soft`]: the soft HSA runtime, a CPU implementation with ROCr's memory-level ABI.
+//! - The soft HSA runtime, the other provider, is its own crate (`aqueduct-soft-hsa`): it fills
+//!   the same table and opens an [`Hsa`] through [`Hsa::from_static_table`].
 //! - [`Hsa`]: an initialized provider; its methods wrap table calls and turn statuses into
 //!   [`HsaError`]s that carry the provider's status string.
 //!
@@ -17,7 +18,6 @@ mod library;
 pub mod ring;
 pub mod rocr;
 pub mod rocr_facts;
-pub mod soft;
 pub mod sys;
 mod wrappers;
 
@@ -28,8 +28,6 @@ pub use executable::{DispatchDescriptor, Executable, ExecutableError};
 pub use rocr_facts::clip_cu_mask;
 pub use sys::HsaApi;
 pub use wrappers::{AgentInfo, KernelSymbol, PoolInfo, PoolKindInfo, PoolReach};
-
-static SOFT_API: HsaApi = HsaApi::soft();
 
 /// Which implementation fills the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,17 +54,15 @@ pub struct Hsa {
 }
 
 impl Hsa {
-    /// Initializes the soft runtime with `config` (which applies if the soft runtime is not
-    /// already initialized by another `Hsa`).
-    pub fn soft(config: soft::SoftConfig) -> HsaResult<Self> {
-        soft::configure(config);
-        Self::soft_current()
-    }
-
-    /// Initializes the soft runtime with whatever configuration is pending (the default if none).
-    pub fn soft_current() -> HsaResult<Self> {
-        let hsa = Self { api: &SOFT_API, kind: ProviderKind::Soft, library: None };
-        // SAFETY: the soft table's functions have no preconditions for hsa_init.
+    /// Initializes the provider whose entry points are `api` (the soft runtime's table, which
+    /// lives for the process) with one `hsa_init` reference, which the returned `Hsa` releases
+    /// when dropped. A failed `hsa_init` leaves nothing to shut down.
+    ///
+    /// # Safety
+    /// Every function in `api` keeps the C contract of the `hsa.h` entry point it is named for.
+    pub unsafe fn from_static_table(api: &'static HsaApi, kind: ProviderKind) -> HsaResult<Self> {
+        let hsa = Self { api, kind, library: None };
+        // SAFETY: hsa_init has no preconditions; the table keeps its contract (the caller's).
         let status = unsafe { (hsa.api.hsa_init)() };
         if status != sys::status::SUCCESS {
             let error = hsa.error(status, "hsa_init");
@@ -108,48 +104,10 @@ impl Hsa {
         self.library.as_ref().map(|library| library.path.as_str())
     }
 
-    /// The soft runtime's test controls, when the provider is the soft runtime: embedded, or its
-    /// drop-in loaded as ROCr. `None` for ROCr proper.
-    pub fn soft_controls(&self) -> Option<SoftControls> {
-        match self.kind {
-            ProviderKind::Soft => Some(SoftControls::Embedded),
-            ProviderKind::Rocr => self.library.as_ref()?.drop_in.map(SoftControls::DropIn),
-        }
-    }
-
-    /// Registers the CPU implementations `kernels` of kernels of `code_object` with a provider
-    /// that runs kernels on the CPU: the embedded soft runtime, or a loaded library that is the
-    /// soft runtime's drop-in (it exports `aqueduct_soft_register_kernel`). Returns whether the
-    /// provider took them: ROCr on a GPU runs the code object itself and takes none.
-    pub fn register_host_kernels(&self, code_object: &[u8], kernels: &[aqueduct_abi::SoftKernel]) -> HsaResult<bool> {
-        match (self.kind, self.library.as_ref().and_then(|library| library.drop_in)) {
-            (ProviderKind::Soft, _) => {
-                soft::register_kernels(aqueduct_codeobject::CodeObjectId::of(code_object), kernels);
-                Ok(true)
-            }
-            (ProviderKind::Rocr, Some(drop_in)) => {
-                for kernel in kernels {
-                    let symbol = std::ffi::CString::new(kernel.symbol).map_err(|_| HsaError {
-                        status: sys::status::ERROR_INVALID_ARGUMENT,
-                        call: "aqueduct_soft_register_kernel",
-                        message: format!("kernel symbol {:?} holds a NUL byte", kernel.symbol),
-                    })?;
-                    // SAFETY: `code_object` is `len` readable bytes and `symbol` NUL-terminated for
-                    // the call; the function is a host build that stays loaded with the process.
-                    let status = unsafe {
-                        (drop_in.register_kernel)(
-                            code_object.as_ptr().cast(),
-                            code_object.len(),
-                            symbol.as_ptr(),
-                            Some(kernel.function),
-                        )
-                    };
-                    self.check(status, "aqueduct_soft_register_kernel")?;
-                }
-                Ok(true)
-            }
-            (ProviderKind::Rocr, None) => Ok(false),
-        }
+    /// The vendor extension of the loaded library when it is the soft runtime's drop-in, not
+    /// ROCr proper (`None` for ROCr and for an embedded provider).
+    pub fn drop_in_extension(&self) -> Option<rocr::DropInExtension> {
+        self.library.as_ref()?.drop_in
     }
 
     /// The provider's text for `status`.
@@ -163,124 +121,6 @@ impl Hsa {
 
     pub fn error(&self, status: sys::hsa_status_t, call: &'static str) -> HsaError {
         HsaError { status, call, message: self.status_string(status) }
-    }
-}
-
-/// The soft runtime's test controls (`soft::inject_fault` and its siblings), for the embedded
-/// runtime or a drop-in loaded as ROCr, whose runtime is its own.
-#[derive(Clone, Copy)]
-pub enum SoftControls {
-    Embedded,
-    DropIn(rocr::DropInExtension),
-}
-
-// The queue pointer is a key: the drop-in looks it up among its queues (`runtime.queue(queue as
-// usize)`) and never dereferences it, so these safe functions pass it on.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-impl SoftControls {
-    /// The controls of the library the ROCr provider loads ([`rocr::library_candidates`]), opened
-    /// without initializing it, so a configuration can be set before an engine's `hsa_init`.
-    /// The library stays loaded for the process, as the provider's does. A library that is ROCr
-    /// proper, not the drop-in, is [`LoadError::MissingSymbol`].
-    pub fn drop_in() -> Result<Self, LoadError> {
-        let library = rocr::RocrLibrary::load()?;
-        let controls = library.drop_in.ok_or_else(|| LoadError::MissingSymbol {
-            symbol: "aqueduct_soft_configure",
-            reason: format!("{} is not the soft runtime's drop-in", library.path),
-        })?;
-        // Unloading could drop the configuration before the provider opens the library again.
-        core::mem::forget(library);
-        Ok(Self::DropIn(controls))
-    }
-
-    fn status(status: sys::hsa_status_t) -> Result<(), soft::ControlError> {
-        match status {
-            sys::status::SUCCESS => Ok(()),
-            sys::status::ERROR_NOT_INITIALIZED => Err(soft::ControlError::NotInitialized),
-            sys::status::ERROR_INVALID_QUEUE => Err(soft::ControlError::UnknownQueue),
-            status => Err(soft::ControlError::Refused(status)),
-        }
-    }
-
-    /// Sets the configuration the runtime starts with at its next initialization (a running
-    /// one keeps its own until it shuts down).
-    pub fn configure(self, config: &soft::SoftConfig) -> Result<(), soft::ControlError> {
-        match self {
-            Self::Embedded => {
-                soft::configure(config.clone());
-                Ok(())
-            }
-            Self::DropIn(controls) => {
-                // JSON holds no NUL byte: strings escape control characters.
-                let json = std::ffi::CString::new(config.to_json()).expect("JSON without NUL bytes");
-                // SAFETY: `json` is NUL-terminated for the call.
-                Self::status(unsafe { (controls.configure)(json.as_ptr()) })
-            }
-        }
-    }
-
-    /// Why `queue` failed, if it has: the runtime's own account, which ROCr's queue error
-    /// callback does not carry.
-    pub fn queue_error_detail(self, queue: *const sys::hsa_queue_t) -> Result<Option<String>, soft::ControlError> {
-        match self {
-            Self::Embedded => soft::queue_error_detail(queue).map(|detail| detail.map(|(_, detail)| detail)),
-            Self::DropIn(controls) => {
-                let mut length = 0usize;
-                // SAFETY: a zero capacity with a null buffer asks for the length only; `length`
-                // is writable; the drop-in only looks the queue up.
-                Self::status(unsafe { (controls.queue_error_detail)(queue, core::ptr::null_mut(), 0, &mut length) })?;
-                if length == 0 {
-                    return Ok(None);
-                }
-                let mut bytes = vec![0u8; length];
-                // SAFETY: `bytes` is `length` writable bytes. The detail is set once, when the
-                // queue fails, so it does not grow between the two calls.
-                Self::status(unsafe {
-                    (controls.queue_error_detail)(queue, bytes.as_mut_ptr().cast(), bytes.len(), &mut length)
-                })?;
-                bytes.truncate(length);
-                Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
-            }
-        }
-    }
-
-    /// Arms `fault` for the packet with id `packet_id` on `queue`.
-    pub fn inject_fault(
-        self,
-        queue: *const sys::hsa_queue_t,
-        packet_id: u64,
-        fault: soft::Fault,
-    ) -> Result<(), soft::ControlError> {
-        match self {
-            Self::Embedded => soft::inject_fault(queue, packet_id, fault),
-            Self::DropIn(controls) => {
-                let (kind, argument) = fault.encode();
-                // SAFETY: the drop-in only looks the queue up.
-                Self::status(unsafe { (controls.inject_fault)(queue, packet_id, kind, argument) })
-            }
-        }
-    }
-
-    /// Lets every packet stalled on `queue` proceed.
-    pub fn release_stall(self, queue: *const sys::hsa_queue_t) -> Result<(), soft::ControlError> {
-        match self {
-            Self::Embedded => soft::release_stall(queue),
-            // SAFETY: as above.
-            Self::DropIn(controls) => Self::status(unsafe { (controls.release_stall)(queue) }),
-        }
-    }
-
-    /// Switches `queue` between strict, relaxed and retire-only execution.
-    pub fn set_queue_mode(
-        self,
-        queue: *const sys::hsa_queue_t,
-        mode: soft::ExecutionMode,
-    ) -> Result<(), soft::ControlError> {
-        match self {
-            Self::Embedded => soft::set_queue_mode(queue, mode),
-            // SAFETY: as above.
-            Self::DropIn(controls) => Self::status(unsafe { (controls.set_queue_mode)(queue, mode.code()) }),
-        }
     }
 }
 
@@ -335,10 +175,11 @@ pub struct Selection {
 }
 
 impl Hsa {
-    /// ROCr when it loads, initializes and reports at least one GPU agent; otherwise the soft
-    /// runtime (with `soft_config`). The reason names what ruled ROCr out.
-    pub fn auto(soft_config: soft::SoftConfig) -> HsaResult<Selection> {
-        let rocr_problem = match Self::rocr() {
+    /// ROCr when it loads, initializes and reports at least one GPU agent; otherwise `Err` with
+    /// the reason, in words a user can act on, so the caller can open another provider (the
+    /// soft runtime's `auto` does).
+    pub fn rocr_with_gpu() -> Result<Selection, String> {
+        match Self::rocr() {
             Ok(rocr) => match rocr.gpu_agents() {
                 Ok(agents) if !agents.is_empty() => {
                     let reason = format!(
@@ -346,14 +187,14 @@ impl Hsa {
                         rocr.library_path().unwrap_or("?"),
                         agents.len()
                     );
-                    return Ok(Selection { hsa: rocr, reason });
+                    Ok(Selection { hsa: rocr, reason })
                 }
-                Ok(_) => format!("ROCr loaded from {} but reports no GPU agents", rocr.library_path().unwrap_or("?")),
-                Err(error) => format!("ROCr agent discovery failed: {error}"),
+                Ok(_) => {
+                    Err(format!("ROCr loaded from {} but reports no GPU agents", rocr.library_path().unwrap_or("?")))
+                }
+                Err(error) => Err(format!("ROCr agent discovery failed: {error}")),
             },
-            Err(error) => rocr_unusable_reason(&error),
-        };
-        let hsa = Self::soft(soft_config)?;
-        Ok(Selection { hsa, reason: format!("{rocr_problem}; using the embedded soft HSA runtime") })
+            Err(error) => Err(rocr_unusable_reason(&error)),
+        }
     }
 }

@@ -9,7 +9,7 @@
 //! - `tests/host_parking.rs`: `components/src/host_waiters.rs` (host threads parked on the table);
 //! - `tests/queue_directory.rs`: `components/src/endpoint_scan.rs` (an endpoint's retirement read
 //!   by other queues);
-//! - `tests/soft_signals.rs`: `hsa/src/soft/waiters.rs` (soft signal wait and wake, and the
+//! - `tests/soft_signals.rs`: `soft-hsa/src/waiters.rs` (soft signal wait and wake, and the
 //!   doorbell handoff to the queue processor);
 //! - `tests/parked_queues.rs`: `components/src/parked_queues.rs` (parked work woken when a
 //!   semaphore advances);

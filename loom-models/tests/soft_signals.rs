@@ -1,6 +1,6 @@
-//! loom models of the soft runtime's signal wait and wake (`hsa/src/soft/waiters.rs`, driven by
-//! `hsa/src/soft/signals.rs`) and of its doorbell handoff to the queue processor
-//! (`hsa/src/soft/queue.rs`, `hsa/src/soft/processor.rs`).
+//! loom models of the soft runtime's signal wait and wake (`soft-hsa/src/waiters.rs`, driven by
+//! `soft-hsa/src/signals.rs`) and of its doorbell handoff to the queue processor
+//! (`soft-hsa/src/queue.rs`, `soft-hsa/src/processor.rs`).
 //!
 //! The checked product code is `Waiters::{register, unregister, wake}` and `registered`. The
 //! signal value is an atomic of the model, used the way `SignalSlot::update` and `wait_until` use
@@ -12,7 +12,7 @@
 #![cfg(loom)]
 
 #[allow(dead_code)]
-#[path = "../../hsa/src/soft/waiters.rs"]
+#[path = "../../soft-hsa/src/waiters.rs"]
 mod waiters;
 
 use aqueduct_loom_models::{Exploration, check};

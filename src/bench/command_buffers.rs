@@ -10,7 +10,7 @@ use aqueduct_engine::{
     BindingTable, BlockProcessing, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, Dispatch, EngineError,
     Kernel, MemoryKind, Queue, Semaphore, thread_cpu_time,
 };
-use aqueduct_hsa::soft::ExecutionMode;
+use aqueduct_soft_hsa::ExecutionMode;
 
 use super::kernels::bench_code_object;
 use super::measure::Sample;

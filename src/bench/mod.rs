@@ -84,7 +84,7 @@ impl<'a> Shape<'a> {
 /// drop-in; a GPU runs its queues as they are.
 pub(crate) fn set_soft_mode(
     queue: &aqueduct_engine::Queue,
-    mode: aqueduct_hsa::soft::ExecutionMode,
+    mode: aqueduct_soft_hsa::ExecutionMode,
 ) -> Result<(), EngineError> {
     let Some(controls) = queue.soft_controls() else { return Ok(()) };
     controls

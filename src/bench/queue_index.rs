@@ -2,14 +2,14 @@
 //! index round-robin (thread `i` moves it from `k` to `k + 1` when `k % 4 == i`), per hand-off.
 //! What the drop-in's clients see of `hsa_queue_cas_write_index_*`, which ROCr does as one atomic
 //! on the `amd_queue_t`: the soft runtime looks the queue up without a lock
-//! (`hsa/src/soft/queue_slots.rs`). A raw queue of the soft runtime whose doorbell is never rung,
+//! (`soft-hsa/src/queue_slots.rs`). A raw queue of the soft runtime whose doorbell is never rung,
 //! so moving its index enqueues nothing.
 
 use std::time::Instant;
 
 use aqueduct_engine::EngineError;
-use aqueduct_hsa::soft::exports as hsa;
 use aqueduct_hsa::sys::hsa_queue_t;
+use aqueduct_soft_hsa::exports as hsa;
 
 use super::Sample;
 use super::shapes::mismatch;
@@ -28,7 +28,7 @@ impl QueueIndexRig {
     /// A queue of the soft runtime the process already runs.
     pub fn new() -> Result<Self, EngineError> {
         let provider = |error: aqueduct_hsa::HsaError| EngineError::from(error);
-        let hsa = aqueduct_hsa::Hsa::soft_current().map_err(provider)?;
+        let hsa = aqueduct_soft_hsa::open_current().map_err(provider)?;
         let agent = hsa.gpu_agents().map_err(provider)?[0].agent;
         // SAFETY: no callback, so the null data pointer is never used; the queue is never
         // destroyed while the rig lives (nor after: the process ends first).

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use aqueduct_engine::{Buffer, Device, Dispatch, EngineError, Kernel, MemoryKind, Queue, thread_cpu_time};
-use aqueduct_hsa::soft::ExecutionMode;
+use aqueduct_soft_hsa::ExecutionMode;
 
 use super::kernels::{BINDING_COUNTS, bench_code_object};
 use super::measure::Sample;

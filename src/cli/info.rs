@@ -2,7 +2,7 @@
 //! shape (`aqueduct::info`), or with `--json` the stable report (`aqueduct::info::InfoReport`).
 
 use aqueduct_hsa::Hsa;
-use aqueduct_hsa::soft::SoftConfig;
+use aqueduct_soft_hsa::SoftConfig;
 
 use super::CliResult;
 
@@ -20,10 +20,12 @@ pub enum Provider {
 pub fn run(provider: Provider, json: bool) -> CliResult {
     let (hsa, reason) = match provider {
         Provider::Auto => {
-            let selection = Hsa::auto(SoftConfig::default())?;
+            let selection = aqueduct_soft_hsa::auto(SoftConfig::default())?;
             (selection.hsa, selection.reason)
         }
-        Provider::Soft => (Hsa::soft(SoftConfig::default())?, "requested with --provider soft".to_string()),
+        Provider::Soft => {
+            (aqueduct_soft_hsa::open(SoftConfig::default())?, "requested with --provider soft".to_string())
+        }
         Provider::Rocr => (
             Hsa::rocr().map_err(|error| aqueduct_hsa::rocr_unusable_reason(&error))?,
             "requested with --provider rocr".to_string(),

@@ -14,8 +14,8 @@ use aqueduct_components::kernarg_ring::KernargRing;
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_components::submission::Verdict;
 use aqueduct_hsa::ring::AqlRing;
-use aqueduct_hsa::soft::{ExecutionMode, SoftConfig, set_queue_mode};
 use aqueduct_hsa::{Hsa, PoolKindInfo};
+use aqueduct_soft_hsa::{ExecutionMode, SoftConfig, set_queue_mode};
 use aqueduct_systems::strategy::{BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{DeviceLink, QueueState, build_queue_state, reclaim, run_pass};
@@ -31,7 +31,7 @@ struct Bench {
 }
 
 fn setup() -> Bench {
-    let hsa = Hsa::soft(SoftConfig::default()).expect("soft runtime");
+    let hsa = aqueduct_soft_hsa::open(SoftConfig::default()).expect("soft runtime");
     let agent = hsa.gpu_agents().expect("agents")[0].agent;
     let kernarg_pool = hsa.host_pool(PoolKindInfo::Kernarg).expect("kernarg pool").pool;
 

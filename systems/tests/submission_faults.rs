@@ -19,8 +19,8 @@ use aqueduct_components::program::{
 };
 use aqueduct_components::submission::{Reservation, SubmissionFault, Verdict};
 use aqueduct_hsa::Hsa;
-use aqueduct_hsa::soft::Fault;
 use aqueduct_hsa::sys::hsa_queue_t;
+use aqueduct_soft_hsa::Fault;
 use aqueduct_systems::block_processor::PacketRoom;
 use aqueduct_systems::strategy::{BarrierAnd, BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
@@ -50,7 +50,7 @@ fn publish_held(
     queue: &mut QueueState,
     first_packet: u64,
 ) -> Option<SubmissionFault> {
-    let controls = hsa.soft_controls().expect("a soft runtime");
+    let controls = aqueduct_soft_hsa::SoftControls::of(hsa).expect("a soft runtime");
     controls.inject_fault(raw, first_packet, Fault::Stall).expect("the stall is armed");
     publication::publish_admitted::<BarrierValue>(queue);
     queue.rows.pass.fault
@@ -59,7 +59,7 @@ fn publish_held(
 /// Releases the stall [`publish_held`] armed, again until epoch `epoch` retires: a release before
 /// the processor reaches the held packet lets nothing through.
 fn release(hsa: &Hsa, raw: *mut hsa_queue_t, queue: &QueueState, epoch: u64) {
-    let controls = hsa.soft_controls().expect("a soft runtime");
+    let controls = aqueduct_soft_hsa::SoftControls::of(hsa).expect("a soft runtime");
     let deadline = Instant::now() + Duration::from_secs(5);
     while BarrierValue::device_retired(&queue.endpoint) < epoch {
         controls.release_stall(raw).expect("the stall is released");

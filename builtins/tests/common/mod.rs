@@ -112,9 +112,9 @@ impl Client {
     /// for the agent when `None`).
     pub fn loading(index: usize, code_object: Option<&'static [u8]>) -> Self {
         for (id, kernels) in aqueduct_builtins::soft_registrations() {
-            aqueduct_hsa::soft::register_kernels(id, kernels);
+            aqueduct_soft_hsa::register_kernels(id, kernels);
         }
-        let hsa = Hsa::soft_current().expect("soft runtime initializes");
+        let hsa = aqueduct_soft_hsa::open_current().expect("soft runtime initializes");
         let info = hsa.gpu_agents().expect("agents").into_iter().nth(index).expect("agent");
         let isa = info.isa_names.first().expect("an ISA").clone();
         let library = DeviceLibrary::select(&isa).unwrap_or_else(|error| panic!("{isa}: {error}"));
@@ -162,7 +162,7 @@ impl Client {
         let value = unsafe {
             (self.hsa.api().hsa_signal_wait_scacquire)(done, enums::SIGNAL_CONDITION_EQ, 0, 60_000_000_000, 0)
         };
-        let detail = aqueduct_hsa::soft::queue_error_detail(self.queue).ok().flatten();
+        let detail = aqueduct_soft_hsa::queue_error_detail(self.queue).ok().flatten();
         assert_eq!(value, 0, "batch of {} did not complete; queue error: {detail:?}", plans.len());
         self.hsa.signal_destroy(done).expect("signal destroy");
     }
@@ -173,7 +173,7 @@ impl Client {
         let done = self.submit(core::slice::from_ref(plan));
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
-            if let Some(error) = aqueduct_hsa::soft::queue_error_detail(self.queue).ok().flatten() {
+            if let Some(error) = aqueduct_soft_hsa::queue_error_detail(self.queue).ok().flatten() {
                 // SAFETY: table call on a live signal.
                 let value = unsafe { (self.hsa.api().hsa_signal_load_scacquire)(done) };
                 assert_eq!(value, 1, "a faulted packet does not complete");

@@ -128,7 +128,7 @@ impl DeviceShared {
         let chosen = choose_agents(&config.device, gpus)?;
         if hsa.kind() == ProviderKind::Soft {
             aqueduct_builtins::soft_registrations()
-                .for_each(|(id, kernels)| aqueduct_hsa::soft::register_kernels(id, kernels));
+                .for_each(|(id, kernels)| aqueduct_soft_hsa::register_kernels(id, kernels));
         }
         let host = HostPools::find(&hsa)?;
         let agents = chosen.into_iter().map(|info| open_agent(&hsa, &host, info)).collect::<EngineResult<Vec<_>>>()?;
@@ -322,9 +322,9 @@ impl Drop for DeviceShared {
 
 fn open_provider(config: &EngineConfig) -> EngineResult<(Hsa, String)> {
     match config.device {
-        DeviceSpec::Soft => Ok((Hsa::soft(config.soft.clone())?, "requested the soft runtime".into())),
+        DeviceSpec::Soft => Ok((aqueduct_soft_hsa::open(config.soft.clone())?, "requested the soft runtime".into())),
         DeviceSpec::Auto => {
-            let selection = Hsa::auto(config.soft.clone())?;
+            let selection = aqueduct_soft_hsa::auto(config.soft.clone())?;
             tracing::info!(provider = selection.hsa.kind().name(), reason = %selection.reason, "auto device selection");
             Ok((selection.hsa, selection.reason))
         }

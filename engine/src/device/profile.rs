@@ -108,7 +108,7 @@ impl DeviceShared {
                 aqueduct_hsa::aqlprofile::LIBAQLPROFILE_PATH_VARIABLE
             ))
         })?;
-        if self.hsa.soft_controls().is_some() {
+        if aqueduct_soft_hsa::SoftControls::of(&self.hsa).is_some() {
             return Err(unavailable(format!(
                 "aqlprofile ({}) needs an AMD GPU, and this device is the soft runtime",
                 library.path

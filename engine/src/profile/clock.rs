@@ -73,7 +73,7 @@ mod tests {
 
     #[test]
     fn the_soft_system_clock_lands_between_host_reads() {
-        let hsa = Hsa::soft(Default::default()).unwrap();
+        let hsa = aqueduct_soft_hsa::open(Default::default()).unwrap();
         let map = SystemClockMap::calibrate(&hsa).unwrap();
         assert_eq!(map.frequency_hz, 1_000_000_000, "the soft runtime's system domain is 1 GHz");
         let before = host_now_ns();

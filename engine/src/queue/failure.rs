@@ -85,10 +85,7 @@ impl Queue {
         let status = self.error_sink.status.load(Ordering::Acquire);
         let described = self.error_sink.description.lock().unwrap_or_else(|poison| poison.into_inner()).clone();
         // The soft runtime, embedded or as the drop-in, says why; ROCr's callback has the status only.
-        let detail = self
-            .device
-            .hsa
-            .soft_controls()
+        let detail = aqueduct_soft_hsa::SoftControls::of(&self.device.hsa)
             .and_then(|controls| controls.queue_error_detail(self.hsa_queue).ok().flatten());
         let detail = match (described, detail) {
             (Some(described), Some(detail)) => Some(format!("{described}: {detail}")),

@@ -274,8 +274,8 @@ impl Queue {
 
     /// The soft runtime's test controls (fault injection, stalls, queue modes) for this queue's
     /// provider, when it is the soft runtime, embedded or loaded as its drop-in.
-    pub fn soft_controls(&self) -> Option<aqueduct_hsa::SoftControls> {
-        self.device.hsa.soft_controls()
+    pub fn soft_controls(&self) -> Option<aqueduct_soft_hsa::SoftControls> {
+        aqueduct_soft_hsa::SoftControls::of(&self.device.hsa)
     }
 
     /// The raw HSA queue, for provider-specific control (fault injection on the soft runtime).

@@ -5,11 +5,11 @@
 use std::time::Duration;
 
 use aqueduct_engine::{Dispatch, Engine, EngineConfig, Executable, Kernel, SemaphorePoint, WaitStrategy};
-use aqueduct_hsa::soft::{ExecutionMode, SoftConfig};
+use aqueduct_soft_hsa::{ExecutionMode, SoftConfig};
 
 pub mod profile;
 
-#[path = "../../../hsa/tests/common/mod.rs"]
+#[path = "../../../soft-hsa/tests/common/mod.rs"]
 mod hsa_common;
 
 #[allow(unused_imports)]
@@ -38,7 +38,7 @@ pub fn test_device() -> String {
 
 /// The soft runtime's test controls for `queue`: the embedded runtime's, or the drop-in's when
 /// the tests run through the ROCr provider on it.
-pub fn controls(queue: &aqueduct_engine::Queue) -> aqueduct_hsa::SoftControls {
+pub fn controls(queue: &aqueduct_engine::Queue) -> aqueduct_soft_hsa::SoftControls {
     queue.soft_controls().expect("the tests run on the soft runtime, embedded or as the drop-in")
 }
 
@@ -79,7 +79,7 @@ pub fn engine_with(config: EngineConfig) -> Engine {
 pub fn open_engine(config: EngineConfig) -> Result<Engine, aqueduct_engine::EngineError> {
     let device = test_device();
     if device != "soft" {
-        let controls = aqueduct_hsa::SoftControls::drop_in().expect("AQUEDUCT_LIBHSA_PATH names the drop-in");
+        let controls = aqueduct_soft_hsa::SoftControls::drop_in().expect("AQUEDUCT_LIBHSA_PATH names the drop-in");
         controls.configure(&config.soft).expect("the drop-in takes the configuration");
     }
     Engine::with_config(EngineConfig { device: device.parse().expect("AQUEDUCT_TEST_DEVICE"), ..config })
@@ -250,12 +250,12 @@ pub fn host_buffer(device: &aqueduct_engine::Device, contents: &[u8]) -> aqueduc
 /// it on the queue) waits until [`release`].
 pub fn stall_next(queue: &aqueduct_engine::Queue) {
     controls(queue)
-        .inject_fault(queue.hsa_queue(), queue.stats().packets, aqueduct_hsa::soft::Fault::Stall)
+        .inject_fault(queue.hsa_queue(), queue.stats().packets, aqueduct_soft_hsa::Fault::Stall)
         .expect("inject stall");
 }
 
 /// Arms `fault` on the next packet `queue` publishes.
-pub fn fault_next(queue: &aqueduct_engine::Queue, fault: aqueduct_hsa::soft::Fault) {
+pub fn fault_next(queue: &aqueduct_engine::Queue, fault: aqueduct_soft_hsa::Fault) {
     controls(queue).inject_fault(queue.hsa_queue(), queue.stats().packets, fault).expect("inject fault");
 }
 

@@ -10,9 +10,9 @@ use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueDirectory,
 use aqueduct_components::kernarg_ring::KernargRing;
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_hsa::ring::AqlRing;
-use aqueduct_hsa::soft::SoftConfig;
 use aqueduct_hsa::sys::hsa_queue_t;
 use aqueduct_hsa::{Hsa, PoolKindInfo};
+use aqueduct_soft_hsa::SoftConfig;
 use aqueduct_systems::strategy::{BarrierValue, CrossQueueStrategy};
 use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{DeviceLink, QueueState, build_queue_state, reclaim};
@@ -37,7 +37,7 @@ pub fn rig_with(strategy: CrossQueueWait) -> Rig {
 
 /// A rig whose kernarg ring holds `kernarg_bytes`.
 pub fn rig_sized(strategy: CrossQueueWait, kernarg_bytes: u64) -> Rig {
-    let hsa = Hsa::soft(SoftConfig::default()).expect("soft runtime");
+    let hsa = aqueduct_soft_hsa::open(SoftConfig::default()).expect("soft runtime");
     let agent = hsa.gpu_agents().expect("agents")[0].agent;
     let kernarg_pool = hsa.host_pool(PoolKindInfo::Kernarg).expect("kernarg pool").pool;
     // SAFETY: no callback, so the null data pointer is never used; the queue outlives the rig's use.

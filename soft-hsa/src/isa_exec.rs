@@ -1,0 +1,173 @@
+//! Running a dispatch's machine code with the gfx1100 interpreter (`aqueduct-isa`), the
+//! alternative to a kernel's host build (`SoftConfig::kernel_execution`). A gfx10.3 agent's
+//! kernels run through the interpreter's gfx10.3 path (each instruction translated to gfx11's);
+//! other ISAs are refused.
+//!
+//! The interpreter sees the agent's memory as a GPU does: an access outside every allocation
+//! mapped for the queue's agent is a memory fault, recorded for delivery as ROCr delivers one
+//! (`check_access`). Besides allocations, a kernel may read its own loaded code object (its
+//! descriptor, code and read-only data) and the dispatch packet its dispatch pointer names.
+
+use std::sync::Arc;
+
+use aqueduct_isa::interp::{self, Dispatch, ExecError, HostMemory, Isa, MemoryFault, Program};
+
+use super::executable::LoadedKernel;
+use super::queue::SoftQueue;
+use super::runtime::Runtime;
+use super::workgroups::{PacketResult, check_beyond_allocations, for_each_workgroup};
+use aqueduct_abi::KernelDispatchPacket;
+
+use aqueduct_hsa::sys::status;
+
+/// Instructions one wave may run before the interpreter calls it hung: far beyond any kernel
+/// here, and a bound on a kernel that loops forever (which on a GPU would need a queue reset).
+const INSTRUCTION_LIMIT: u64 = 1 << 32;
+
+/// A range this thread last found granted, in one dispatch: its agent addresses
+/// `[start, end)` and what turns them into host addresses (0 for an allocation).
+#[derive(Clone, Copy)]
+struct Granted {
+    dispatch: u64,
+    start: u64,
+    end: u64,
+    delta: u64,
+}
+
+thread_local! {
+    static GRANTED: core::cell::Cell<Granted> = const {
+        core::cell::Cell::new(Granted { dispatch: 0, start: 0, end: 0, delta: 0 })
+    };
+}
+
+/// Numbers interpreted dispatches, from 1, so a thread's cached allocation is its dispatch's.
+static NEXT_DISPATCH: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
+
+/// The agent's memory as the interpreter reaches it.
+struct AgentMemory<'a> {
+    /// This dispatch's number (`NEXT_DISPATCH`).
+    dispatch: u64,
+    queue: &'a SoftQueue,
+    runtime: &'a Runtime,
+    kernel: &'a LoadedKernel,
+    packet: core::ops::Range<u64>,
+}
+
+// SAFETY: `check` answers `Ok` only for allocations and locked ranges mapped for the agent (a
+// locked range at the host memory behind its agent addresses, page offset kept), the kernel's
+// loaded image and the packet copy (reads), and the queues' and signals' memory, all of which
+// outlive the dispatch (the client keeps what a running kernel uses alive, as on a GPU).
+unsafe impl HostMemory for AgentMemory<'_> {
+    fn check(&self, address: u64, length: u64, write: bool) -> Result<u64, MemoryFault> {
+        let end = address.checked_add(length).ok_or(MemoryFault { address, length, write })?;
+        // Allocations and locked ranges first: nearly every access is to one. The range last
+        // found on this thread during this dispatch answers without the maps' locks (the client
+        // keeps what a running kernel uses alive, as on a GPU).
+        let cached = GRANTED.get();
+        if cached.dispatch == self.dispatch && cached.start <= address && end <= cached.end {
+            return Ok(address.wrapping_add(cached.delta));
+        }
+        if let Some((start, stop, delta)) =
+            self.runtime.allocations.granted_range(self.queue.agent_index, address, length)
+        {
+            GRANTED.set(Granted { dispatch: self.dispatch, start, end: stop, delta });
+            return Ok(address.wrapping_add(delta));
+        }
+        let image = self.kernel.image.load_base()..self.kernel.image.load_base() + self.kernel.image.load_size();
+        let inside = |range: &core::ops::Range<u64>| range.start <= address && end <= range.end;
+        if !write && (inside(&image) || inside(&self.packet)) {
+            return Ok(address);
+        }
+        check_beyond_allocations(self.queue, self.runtime, address, length).map_err(|_| MemoryFault {
+            address,
+            length,
+            write,
+        })
+    }
+}
+
+/// The kernel's program, decoded at its first interpreted dispatch and kept with the kernel (a
+/// kernel is loaded for one agent, so for one ISA).
+fn program(kernel: &LoadedKernel, memory: &AgentMemory<'_>, isa: Isa) -> Result<Arc<Program>, String> {
+    kernel
+        .isa_program
+        .get_or_init(|| {
+            Program::load_for(memory, kernel.kernel_object(), isa).map(Arc::new).map_err(|error| error.to_string())
+        })
+        .clone()
+}
+
+/// The interpreter's instruction set for an agent's ISA name (`amdgcn-amd-amdhsa--gfx1100`):
+/// gfx11, or gfx10.3 (`gfx1030` to `gfx1036`); `None` for any other.
+fn interpreted_isa(name: &str) -> Option<Isa> {
+    if name.contains("gfx11") {
+        Some(Isa::Gfx11)
+    } else if name.contains("gfx103") {
+        Some(Isa::Gfx10_3)
+    } else {
+        None
+    }
+}
+
+/// Runs `packet`'s workgroups through the interpreter.
+pub(crate) fn dispatch(
+    queue: &SoftQueue,
+    runtime: &Runtime,
+    id: u64,
+    packet: &KernelDispatchPacket,
+    kernel: &LoadedKernel,
+) -> PacketResult {
+    let named = |error: String| format!("packet {id}: kernel `{}` of {}: {error}", kernel.symbol, kernel.code_object);
+    let name = runtime.gpu(queue.agent_index).map(|agent| agent.isa_name.as_str());
+    let Some(isa) = name.and_then(interpreted_isa) else {
+        let agent = name.unwrap_or("unknown");
+        return Err((
+            status::ERROR_INVALID_ISA,
+            named(format!(
+                "the interpreter runs gfx11 and gfx10.3 machine code and this agent is {agent}; nothing else runs it"
+            )),
+        ));
+    };
+    let packet_address = packet as *const KernelDispatchPacket as u64;
+    let memory = AgentMemory {
+        dispatch: NEXT_DISPATCH.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
+        queue,
+        runtime,
+        kernel,
+        packet: packet_address..packet_address + core::mem::size_of::<KernelDispatchPacket>() as u64,
+    };
+    let program = program(kernel, &memory, isa).map_err(|error| (status::ERROR_INVALID_CODE_OBJECT, named(error)))?;
+    let dispatch = Dispatch {
+        program: &program,
+        packet_address,
+        queue_address: queue.address() as u64,
+        kernarg_address: packet.kernarg_address,
+        dispatch_id: id,
+        grid: packet.grid(),
+        workgroup: packet.workgroup(),
+        group_segment_size: packet.group_segment_size,
+        private_segment_size: packet.private_segment_size,
+        instruction_limit: INSTRUCTION_LIMIT,
+        realtime: super::clock::device_ticks,
+    };
+    let failure = std::sync::Mutex::new(None::<ExecError>);
+    for_each_workgroup(queue, runtime, packet, |lds, workgroup_id| {
+        if let Err(error) = interp::run_workgroup(&dispatch, &memory, workgroup_id, lds) {
+            failure.lock().unwrap_or_else(|poison| poison.into_inner()).get_or_insert(error);
+        }
+    });
+    match failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+        None => Ok(()),
+        Some(error) => {
+            let code = match error {
+                ExecError::Fault { .. } => status::ERROR_MEMORY_FAULT,
+                ExecError::Unsupported { .. } | ExecError::Decode(_) | ExecError::PcOutOfRange { .. } => {
+                    status::ERROR_ILLEGAL_INSTRUCTION
+                }
+                ExecError::Descriptor(_) => status::ERROR_INVALID_CODE_OBJECT,
+                ExecError::Trap { .. } | ExecError::InstructionLimit { .. } => status::ERROR_EXCEPTION,
+            };
+            Err((code, named(error.to_string())))
+        }
+    }
+}

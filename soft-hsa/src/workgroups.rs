@@ -1,0 +1,103 @@
+//! What a dispatch's kernel needs of the packet processor, whichever way it runs (a host build
+//! in `processor`, the interpreter in `isa_exec`): its workgroups run under the queue's
+//! scheduling, and the addresses it touches outside its allocations are checked the way the
+//! agent's page tables would check them.
+
+use std::sync::atomic::Ordering;
+
+use aqueduct_abi::KernelDispatchPacket;
+use rayon::prelude::*;
+
+use super::queue::SoftQueue;
+use super::runtime::Runtime;
+use super::scheduling::QueueScheduling;
+use super::signals;
+use aqueduct_hsa::sys::hsa_status_t;
+
+/// A packet's outcome: a status and what went wrong, for the queue's error callback.
+pub(crate) type PacketResult = Result<(), (hsa_status_t, String)>;
+
+/// Where the queue's agent touching `[address, address + length)` lands in host memory, outside
+/// its allocations: a signal, or a queue's `amd_queue_t`, ring or doorbell (each at its host
+/// address); failing those, [`check_access`] (which records a fault for delivery). The
+/// interpreter's access check and a host build's pointer arguments both end here, after their
+/// allocation lookups.
+pub(crate) fn check_beyond_allocations(
+    queue: &SoftQueue,
+    runtime: &Runtime,
+    address: u64,
+    length: u64,
+) -> Result<u64, String> {
+    if signals::device_visible(address, length) {
+        return Ok(address);
+    }
+    let queues = runtime.queues.lock().unwrap_or_else(|poison| poison.into_inner());
+    if queues.values().any(|queue| queue.device_visible(address, length)) {
+        return Ok(address);
+    }
+    drop(queues);
+    check_access(queue, runtime, address, length)
+}
+
+/// Where the queue's agent touching `[address, address + length)` lands in host memory (a locked
+/// range's agent addresses are translated); on a fault, records it for delivery as a system
+/// event and says why.
+pub(crate) fn check_access(queue: &SoftQueue, runtime: &Runtime, address: u64, length: u64) -> Result<u64, String> {
+    use super::memory::AccessFault;
+    let fault = match runtime.allocations.translate(queue.agent_index, address, length) {
+        Ok(host) => return Ok(host),
+        Err(fault) => fault,
+    };
+    let (reason, text) = match fault {
+        AccessFault::NotMapped => (aqueduct_hsa::sys::amd_event::FAULT_PAGE_NOT_PRESENT, "not mapped"),
+        AccessFault::NotGranted => (
+            aqueduct_hsa::sys::amd_event::FAULT_PAGE_NOT_PRESENT,
+            "not mapped for this agent (no hsa_amd_agents_allow_access)",
+        ),
+    };
+    *queue.memory_fault.lock().unwrap_or_else(|poison| poison.into_inner()) = Some((address, reason));
+    Err(format!("{length} bytes at {address:#x} {text}"))
+}
+
+/// Runs `run_one(group memory, workgroup id)` for every workgroup of `packet`, whichever way its
+/// kernel executes. Priority and CU mask (`scheduling.rs`): the workgroups run in chunks, each
+/// after yielding to higher-priority dispatches, on at most `lanes` pool threads at once; each
+/// thread reuses one group-memory buffer.
+pub(crate) fn for_each_workgroup(
+    queue: &SoftQueue,
+    runtime: &Runtime,
+    packet: &KernelDispatchPacket,
+    run_one: impl Fn(&mut Vec<u8>, [u32; 3]) + Sync,
+) {
+    let (grid, workgroup) = (packet.grid(), packet.workgroup());
+    let counts: [u64; 3] = core::array::from_fn(|axis| u64::from(grid[axis]).div_ceil(u64::from(workgroup[axis])));
+    let total = counts[0] * counts[1] * counts[2];
+    let id_of = |linear: u64| {
+        [
+            (linear % counts[0]) as u32,
+            (linear / counts[0] % counts[1]) as u32,
+            (linear / (counts[0] * counts[1])) as u32,
+        ]
+    };
+    if total == 1 {
+        run_one(&mut Vec::new(), id_of(0));
+        return;
+    }
+    let running = runtime.arbiter.enter(queue.scheduling.priority.load(Ordering::Acquire));
+    let compute_units = runtime.compute_units(queue.agent_index);
+    let lanes = queue.scheduling.lanes(rayon::current_num_threads(), compute_units) as u64;
+    let chunk = QueueScheduling::chunk(lanes as usize);
+    let mut start = 0;
+    while start < total {
+        runtime.arbiter.yield_to_higher(&running, || queue.stop.load(Ordering::Acquire));
+        let end = (start + chunk).min(total);
+        let per_lane = (end - start).div_ceil(lanes);
+        (0..lanes).into_par_iter().for_each_init(Vec::new, |memory, lane| {
+            let first = start + lane * per_lane;
+            for linear in first..(first + per_lane).min(end) {
+                run_one(memory, id_of(linear));
+            }
+        });
+        start = end;
+    }
+}
