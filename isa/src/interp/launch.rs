@@ -118,16 +118,23 @@ fn run_workgroup_body<M: Memory + ?Sized, const WIDE: bool>(
         .map(|index| initial_wave(dispatch, workgroup_id, size, index, private_bytes))
         .collect::<Result<_, _>>()?;
     let mut executed = 0;
+    // The waves take turns: each runs until it ends, reaches `s_barrier` or yields (a backward
+    // branch after a slice, `s_sleep`), so they progress together, as on the hardware, and a wave
+    // that spins on what a later wave writes sees it. One wave alone never yields.
+    let shared = waves.len() > 1;
     loop {
         for wave in waves.iter_mut().filter(|wave| !wave.ended && !wave.at_barrier) {
-            run_wave::<M, WIDE>(dispatch, memory, wave, lds)?;
+            run_wave::<M, WIDE>(dispatch, memory, wave, lds, shared)?;
         }
         if waves.iter().all(|wave| wave.ended) {
             break;
         }
-        // Every live wave is at the barrier: release them together.
-        for wave in &mut waves {
-            wave.at_barrier = false;
+        // Every live wave is at the barrier (a wave that ended no longer counts): release them
+        // together.
+        if waves.iter().all(|wave| wave.ended || wave.at_barrier) {
+            for wave in &mut waves {
+                wave.at_barrier = false;
+            }
         }
     }
     for wave in &waves {
@@ -262,7 +269,14 @@ fn initial_mode(rsrc1: u32) -> u32 {
     (rsrc1 >> 12) & 0xFF | ((rsrc1 >> 21) & 1) << 8 | ((rsrc1 >> 23) & 1) << 9
 }
 
-/// Runs `wave` until it ends or reaches a barrier.
+/// Instructions a wave of a several-wave workgroup runs before it yields at a backward branch:
+/// long enough that switching costs nothing measurable, short enough that a wave spinning on a
+/// flag another wave sets hands over within a few microseconds.
+const SLICE: u64 = 256;
+
+/// Runs `wave` until it ends or reaches a barrier, or, when it `shares` its workgroup with other
+/// waves, until it yields: at `s_sleep`, or at a backward branch once it has run [`SLICE`]
+/// instructions this turn.
 ///
 /// A wave64 wave runs a per-half instruction twice: the low half, then, on the loop's next turn
 /// at the same PC, the high half with its own lanes and mask halves. The step has one call site,
@@ -274,8 +288,10 @@ fn run_wave<M: Memory + ?Sized, const WIDE: bool>(
     memory: &M,
     wave: &mut Wave,
     lds: &mut [u8],
+    shares: bool,
 ) -> Result<(), ExecError> {
     let program = dispatch.program;
+    let turn_start = wave.executed;
     loop {
         let pc = wave.pc;
         let decoded = program.fetch(pc)?;
@@ -290,7 +306,18 @@ fn run_wave<M: Memory + ?Sized, const WIDE: bool>(
         // Per-half instructions all go on to the next: the high half's flow is the wave's.
         match flow {
             Flow::Next => wave.pc = pc + decoded.len as u64,
-            Flow::Jump(target) => wave.pc = target,
+            Flow::Jump(target) => {
+                wave.pc = target;
+                if shares && target <= pc && wave.executed - turn_start >= SLICE {
+                    return Ok(());
+                }
+            }
+            Flow::Sleep => {
+                wave.pc = pc + decoded.len as u64;
+                if shares {
+                    return Ok(());
+                }
+            }
             Flow::End => {
                 wave.ended = true;
                 return Ok(());

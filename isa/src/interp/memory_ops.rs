@@ -206,20 +206,19 @@ pub(crate) fn step<M: Memory + ?Sized>(
             }
             _ => (wave.vgpr(addr, lane) as u64 | (wave.vgpr(addr + 1, lane) as u64) << 32).wrapping_add_signed(offset),
         };
-        let target = Target::of(instruction.encoding, address, lane).map_err(fault)?;
+        let target = Target::of(instruction.encoding, address, lane);
         match access.operation {
             Operation::Load { bytes, signed, d16, hi } => {
                 let mut buffer = [0u8; 16];
-                sized(&mut buffer, bytes, |bytes| target.read(memory, wave, bytes)).map_err(fault)?;
+                sized(&mut buffer, bytes, |bytes| target.read(memory, wave, lds, bytes)).map_err(fault)?;
                 write_loaded(wave, vdst, lane, &buffer[..bytes], signed, d16, hi);
             }
             Operation::Store { bytes, hi } => {
                 let mut buffer = store_bytes(wave, data, lane, bytes, hi);
-                sized(&mut buffer, bytes, |bytes| target.write(memory, wave, bytes)).map_err(fault)?;
+                sized(&mut buffer, bytes, |bytes| target.write(memory, wave, lds, bytes)).map_err(fault)?;
             }
             Operation::Atomic { op, wide } => {
-                let Target::Global(address) = target else { return Err(unsupported(wave, instruction)) };
-                let old = global_atomic(memory, wave, address, op, wide, data, lane).map_err(fault)?;
+                let old = target.atomic(memory, wave, lds, op, wide, data, lane).map_err(fault)?;
                 if access.returns {
                     if wide { wave.write_vgpr64(vdst, lane, old) } else { wave.write_vgpr(vdst, lane, old as u32) }
                 }
@@ -419,27 +418,41 @@ fn scratch_buffer(wave: &mut Wave, instruction: &Instruction, access: &Access, s
     Ok(Flow::Next)
 }
 
-/// Where one lane's access lands.
+/// Where one lane's access lands. A FLAT address in the shared or private aperture (the 4 GiB
+/// at `src_shared_base`/`src_private_base`, whose high half it carries) is LDS or the lane's
+/// scratch at the low half, as a GPU's address translation routes it (AMDGPUUsage, "Address
+/// Spaces": a local or private pointer cast to flat is the aperture's high half with the
+/// segment offset as the low half). GLOBAL and SCRATCH instructions have no apertures.
 enum Target {
     Global(u64),
     /// A byte offset into the lane's scratch.
     Scratch(usize, u64),
+    /// A byte offset into the workgroup's LDS.
+    Lds(u32),
 }
 
 impl Target {
-    fn of(encoding: Encoding, address: u64, lane: usize) -> Result<Target, MemoryFault> {
-        let fault = MemoryFault { address, length: 1, write: false };
+    #[inline(always)]
+    fn of(encoding: Encoding, address: u64, lane: usize) -> Target {
         match encoding {
-            Encoding::Scratch => Ok(Target::Scratch(lane, address)),
-            // A flat address in the LDS or private aperture is not modelled: refuse it rather
-            // than read global memory at an aperture address.
-            _ if address >> 60 == SHARED_BASE >> 60 || address >> 60 == PRIVATE_BASE >> 60 => Err(fault),
-            _ => Ok(Target::Global(address)),
+            Encoding::Scratch => Target::Scratch(lane, address),
+            Encoding::Flat if address >> 32 == SHARED_BASE >> 32 => Target::Lds(address as u32),
+            Encoding::Flat if address >> 32 == PRIVATE_BASE >> 32 => Target::Scratch(lane, address & 0xFFFF_FFFF),
+            _ => Target::Global(address),
         }
     }
 
+    /// LDS bytes at `offset`, if all `length` are inside the allocation. Out of range, a load
+    /// reads 0 and a store is dropped, as DS accesses are (RDNA3 ISA guide, "LDS": the address
+    /// is checked against the workgroup's allocation).
     #[inline(always)]
-    fn read<M: Memory + ?Sized>(&self, memory: &M, wave: &Wave, out: &mut [u8]) -> Result<(), MemoryFault> {
+    fn lds_range(lds: &[u8], offset: u32, length: usize) -> Option<core::ops::Range<usize>> {
+        let start = offset as usize;
+        start.checked_add(length).filter(|&end| end <= lds.len()).map(|end| start..end)
+    }
+
+    #[inline(always)]
+    fn read<M: Memory + ?Sized>(&self, memory: &M, wave: &Wave, lds: &[u8], out: &mut [u8]) -> Result<(), MemoryFault> {
         match *self {
             Target::Global(address) => memory.read(address, out),
             Target::Scratch(lane, offset) => {
@@ -447,11 +460,24 @@ impl Target {
                 out.copy_from_slice(&wave.scratch[range]);
                 Ok(())
             }
+            Target::Lds(offset) => {
+                match Self::lds_range(lds, offset, out.len()) {
+                    Some(range) => out.copy_from_slice(&lds[range]),
+                    None => out.fill(0),
+                }
+                Ok(())
+            }
         }
     }
 
     #[inline(always)]
-    fn write<M: Memory + ?Sized>(&self, memory: &M, wave: &mut Wave, data: &[u8]) -> Result<(), MemoryFault> {
+    fn write<M: Memory + ?Sized>(
+        &self,
+        memory: &M,
+        wave: &mut Wave,
+        lds: &mut [u8],
+        data: &[u8],
+    ) -> Result<(), MemoryFault> {
         match *self {
             Target::Global(address) => memory.write(address, data),
             Target::Scratch(lane, offset) => {
@@ -459,7 +485,59 @@ impl Target {
                 wave.scratch[range].copy_from_slice(data);
                 Ok(())
             }
+            Target::Lds(offset) => {
+                if let Some(range) = Self::lds_range(lds, offset, data.len()) {
+                    lds[range].copy_from_slice(data);
+                }
+                Ok(())
+            }
         }
+    }
+
+    /// An atomic with the operands a FLAT or GLOBAL atomic takes (the value in `data`, the
+    /// comparand after it); returns the old value. In global memory it goes through the memory.
+    /// In LDS or scratch, a plain read-modify-write is atomic: the workgroup's waves run on one
+    /// thread. Out of range in LDS, it returns 0 and writes nothing; in scratch, it faults.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn atomic<M: Memory + ?Sized>(
+        &self,
+        memory: &M,
+        wave: &mut Wave,
+        lds: &mut [u8],
+        op: AtomicOp,
+        wide: bool,
+        data: u32,
+        lane: usize,
+    ) -> Result<u64, MemoryFault> {
+        let width = if wide { 8 } else { 4 };
+        let (value, compare) = if wide {
+            let pair = |register: u32| wave.vgpr(register, lane) as u64 | (wave.vgpr(register + 1, lane) as u64) << 32;
+            (pair(data), pair(data + 2))
+        } else {
+            (wave.vgpr(data, lane) as u64, wave.vgpr(data + 1, lane) as u64)
+        };
+        let bytes: &mut [u8] = match *self {
+            Target::Global(address) => return global_atomic(memory, wave, address, op, wide, data, lane),
+            Target::Lds(offset) => match Self::lds_range(lds, offset, width) {
+                Some(range) => &mut lds[range],
+                None => return Ok(0),
+            },
+            Target::Scratch(lane, offset) => {
+                let range = scratch_range(wave, lane, offset, width, true)?;
+                &mut wave.scratch[range]
+            }
+        };
+        let mut old = [0u8; 8];
+        old[..width].copy_from_slice(bytes);
+        let old = u64::from_le_bytes(old);
+        let new = if wide {
+            apply_atomic64(op, old, value, compare)
+        } else {
+            apply_atomic32(op, old as u32, value as u32, compare as u32) as u64
+        };
+        bytes.copy_from_slice(&new.to_le_bytes()[..width]);
+        Ok(old)
     }
 }
 

@@ -12,10 +12,12 @@
 //!   (with `formats.rs`): the instructions. Vector and memory instructions are planned when the program loads (operands
 //!   resolved, types and conditions parsed), so running one is a `match` and loops over rows.
 //!
-//! The waves of a workgroup run in turn on the calling thread; `s_barrier` switches to the
-//! next wave until every live wave has reached it (a wave that ended no longer counts, as on
-//! the hardware). Workgroups are independent, so the caller
-//! runs them on as many threads as it likes.
+//! The waves of a workgroup take turns on the calling thread: each runs until it ends, reaches
+//! `s_barrier`, sleeps (`s_sleep`) or takes a backward branch after a slice of instructions, so
+//! they progress together as on the hardware (a wave may spin on a flag a later wave sets).
+//! `s_barrier` releases once every live wave has reached it (a wave that ended no longer counts,
+//! as on the hardware). Workgroups are independent, so the caller runs them on as many threads
+//! as it likes.
 
 mod formats;
 mod launch;

@@ -45,6 +45,7 @@ fn sopp(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         Opcode::SCbranchExecz => jump_if(wave.mask64(EXEC) == 0),
         Opcode::SCbranchExecnz => jump_if(wave.mask64(EXEC) != 0),
         Opcode::SBarrier => Flow::Barrier,
+        Opcode::SSleep => Flow::Sleep,
         // Memory is coherent and every access completes before the next instruction, so the
         // waits, hints and cache controls have nothing to do.
         Opcode::SNop
@@ -54,7 +55,6 @@ fn sopp(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         | Opcode::SClause
         | Opcode::SSetInstPrefetchDistance
         | Opcode::SIcacheInv
-        | Opcode::SSleep
         | Opcode::SSetprio
         | Opcode::SSendmsg => Flow::Next,
         // MODE bits 3:0 (rounding) and 7:4 (denormals), RDNA3 ISA guide "MODE".

@@ -22,8 +22,9 @@ pub(crate) const NULL: u32 = 124;
 pub(crate) const EXEC: u32 = 126;
 
 /// The apertures `src_shared_base` and `src_private_base` report: the high halves of flat
-/// addresses that reach LDS and scratch. Flat accesses there are refused (the kernels this
-/// interpreter runs address global memory through flat instructions).
+/// addresses that reach LDS and the lane's scratch (`memory_ops::Target`), each 4 GiB, as
+/// ROCr's apertures are. Both lie above every x86-64 user address (at most 0x7FFF_FFFF_FFFF),
+/// so no host pointer is taken for one.
 pub(crate) const SHARED_BASE: u64 = 0x1000_0000_0000_0000;
 pub(crate) const PRIVATE_BASE: u64 = 0x2000_0000_0000_0000;
 
@@ -251,6 +252,8 @@ pub(crate) enum Flow {
     Jump(u64),
     End,
     Barrier,
+    /// `s_sleep`: on to the next instruction, and the wave yields to its workgroup's others.
+    Sleep,
 }
 
 /// The error for an instruction a step does not execute.
