@@ -2711,3 +2711,181 @@ fn trig_preop_gives_the_segments_of_two_over_pi_that_fdlibm_tables() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// `idioms.c`: what compilers emit that the interpreter's own kernels did not reach (issue 54).
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn abs_of_a_uniform_value_runs_as_the_scalar_abs() {
+    let cases = [(0, 0), (5, 9), (-5, 9), (-7, -7), (i32::MAX, 1), (-i32::MAX, -1), (-123_456, 654_321)];
+    for target in TARGETS {
+        for (a, b) in cases {
+            let out = Buf::zeroed(64 * 4);
+            run(
+                "idioms",
+                target,
+                "abs_uniform",
+                [64, 1, 1],
+                [64, 1, 1],
+                &[Arg::Buf(&out), Arg::U32(a as u32), Arg::U32(b as u32)],
+            );
+            let got: Vec<i32> = out.read();
+            for (i, got) in got.into_iter().enumerate() {
+                let want =
+                    a.unsigned_abs().wrapping_add(a.wrapping_sub(b).unsigned_abs()).wrapping_add(i as u32) as i32;
+                assert_eq!(got, want, "{target}: |{a}| + |{a} - {b}| + {i}");
+            }
+        }
+    }
+}
+
+/// Pairs that reach every scaling case of the compiler's division sequence: subnormal, tiny,
+/// huge and zero divisors and dividends, quotients that overflow to infinity and underflow to
+/// zero or a subnormal, and infinities and NaN.
+fn division_pairs<T: Copy>(edges: &[T], rng: &mut Rng, random: impl Fn(&mut Rng) -> T) -> (Vec<T>, Vec<T>) {
+    let mut n = Vec::new();
+    let mut d = Vec::new();
+    for &x in edges {
+        for &y in edges {
+            n.push(x);
+            d.push(y);
+        }
+    }
+    while n.len() % 64 != 0 || n.len() < 512 {
+        n.push(random(rng));
+        d.push(random(rng));
+    }
+    (n, d)
+}
+
+#[test]
+fn f64_and_f32_division_are_ieee_for_subnormal_huge_and_zero_operands() {
+    let mut rng = Rng(0xD1_5C01);
+    let edges64 = [
+        0.0,
+        -0.0,
+        f64::from_bits(1),
+        -f64::from_bits(7),
+        f64::from_bits(0x000F_FFFF_FFFF_FFFF),
+        f64::MIN_POSITIVE,
+        1e-300,
+        0.1,
+        1.0,
+        -3.0,
+        1e300,
+        f64::MAX,
+        f64::INFINITY,
+        f64::NAN,
+    ];
+    let (n, d) = division_pairs(&edges64, &mut rng, |rng| f64::from_bits(rng.next()));
+    for target in TARGETS {
+        let (out, n_buf, d_buf) = (Buf::zeroed(n.len() * 8), Buf::of(&n), Buf::of(&d));
+        let args = [Arg::Buf(&out), Arg::Buf(&n_buf), Arg::Buf(&d_buf)];
+        run("idioms", target, "divide_f64", [n.len() as u32, 1, 1], [64, 1, 1], &args);
+        let got: Vec<f64> = out.read();
+        for i in 0..n.len() {
+            let want = n[i] / d[i];
+            let same = got[i].to_bits() == want.to_bits() || (got[i].is_nan() && want.is_nan());
+            assert!(same, "{target}: {:e} / {:e} gave {:e}, IEEE {want:e}", n[i], d[i], got[i]);
+        }
+    }
+    let edges32 = [
+        0.0,
+        -0.0,
+        f32::from_bits(1),
+        f32::from_bits(0x007F_FFFF),
+        f32::MIN_POSITIVE,
+        1e-30,
+        0.1,
+        1.0,
+        -3.0,
+        1e30,
+        f32::MAX,
+        f32::INFINITY,
+        f32::NAN,
+    ];
+    let (n, d) = division_pairs(&edges32, &mut rng, |rng| f32::from_bits(rng.u32()));
+    for target in TARGETS {
+        let (out, n_buf, d_buf) = (Buf::zeroed(n.len() * 4), Buf::of(&n), Buf::of(&d));
+        let args = [Arg::Buf(&out), Arg::Buf(&n_buf), Arg::Buf(&d_buf)];
+        run("idioms", target, "divide_f32", [n.len() as u32, 1, 1], [64, 1, 1], &args);
+        let got: Vec<f32> = out.read();
+        for i in 0..n.len() {
+            let want = n[i] / d[i];
+            let same = got[i].to_bits() == want.to_bits() || (got[i].is_nan() && want.is_nan());
+            assert!(same, "{target}: {:e} / {:e} gave {:e}, IEEE {want:e}", n[i], d[i], got[i]);
+        }
+    }
+}
+
+#[test]
+fn shared_and_private_memory_through_generic_pointers_reach_lds_and_scratch() {
+    for target in TARGETS {
+        for size in [64u32, 256] {
+            for to_global in [0, 1] {
+                let groups = 3u32;
+                let n = size * groups;
+                let (out, scratch) = (Buf::filled((n + groups) as usize * 4, 0xEE), Buf::zeroed(257 * 4));
+                let args = [Arg::Buf(&out), Arg::Buf(&scratch), Arg::U32(to_global)];
+                // One workgroup at a time shares `scratch` in the global form.
+                run("idioms", target, "generic_shared", [n, 1, 1], [size as u16, 1, 1], &args);
+                let got: Vec<i32> = out.read();
+                for group in 0..groups {
+                    for lane in 0..size {
+                        let neighbour = group * size + (lane + 1) % size;
+                        assert_eq!(
+                            got[(group * size + lane) as usize],
+                            (neighbour * 3 + 1) as i32,
+                            "{target}: lane {lane}"
+                        );
+                    }
+                    assert_eq!(got[(n + group) as usize], size as i32, "{target}: the counter of group {group}");
+                }
+            }
+        }
+        let order: Vec<u32> = (0..64u32).map(|k| (k * 37 + 11) % 64 + 64 * (k % 3)).collect();
+        for to_global in [0, 1] {
+            let n = 96u32;
+            let (out, scratch, order_buf) =
+                (Buf::zeroed(n as usize * 4), Buf::zeroed(n as usize * 64 * 4), Buf::of(&order));
+            let args = [Arg::Buf(&out), Arg::Buf(&scratch), Arg::Buf(&order_buf), Arg::U32(to_global)];
+            run("idioms", target, "generic_private", [n, 1, 1], [32, 1, 1], &args);
+            let got: Vec<i32> = out.read();
+            for i in 0..n {
+                let mut slots = [0i32; 64];
+                for (k, &at) in order.iter().enumerate() {
+                    slots[(at & 63) as usize] = ((i ^ k as u32) * k as u32) as i32;
+                }
+                let want =
+                    slots.iter().enumerate().map(|(s, v)| v.wrapping_mul(s as i32 + 1)).fold(0i32, i32::wrapping_add);
+                assert_eq!(got[i as usize], want, "{target}: work-item {i} (global form: {to_global})");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_wave_spinning_on_what_a_later_wave_of_its_workgroup_writes_sees_it() {
+    for target in TARGETS {
+        for symbol in ["wave_handoff", "wave_handoff_sleep"] {
+            let (size, groups) = (4 * wave_width(target), 2u32);
+            let out = Buf::zeroed((size * groups) as usize * 4);
+            let value = 0x5A00;
+            run(
+                "idioms",
+                target,
+                symbol,
+                [size * groups, 1, 1],
+                [size as u16, 1, 1],
+                &[Arg::Buf(&out), Arg::U32(value)],
+            );
+            let got: Vec<u32> = out.read();
+            for (i, got) in got.into_iter().enumerate() {
+                let first_wave = (i as u32 % size) < wave_width(target);
+                let want = i as u32 + if first_wave { value } else { 0 };
+                assert_eq!(got, want, "{target} {symbol}: work-item {i}");
+            }
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Scalar instructions: SOP1, SOP2, SOPC, SOPK, SOPP and SMEM (RDNA3 ISA chapters 4 and 5 for
 //! their operations, chapter 15 for the fields).
 
-use super::wave::{EXEC, Kind, VCC, Wave};
+use super::wave::{EXEC, Kind, M0, VCC, Wave};
 use super::wave::{Flow, unsupported};
 use super::{ExecError, Memory};
 use crate::gfx11::{Encoding, Instruction, Opcode};
@@ -56,7 +56,16 @@ fn sopp(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         | Opcode::SSetInstPrefetchDistance
         | Opcode::SIcacheInv
         | Opcode::SSetprio
-        | Opcode::SSendmsg => Flow::Next,
+        | Opcode::SSendmsg
+        // Waits for the wave's outstanding work, which the interpreter finishes as it issues it;
+        // performance hints and thread-trace data, which nothing here collects; a wakeup of
+        // sleeping waves, whose sleep already yields (RDNA3 ISA guide, SOPP).
+        | Opcode::SWaitIdle
+        | Opcode::SIncperflevel
+        | Opcode::SDecperflevel
+        | Opcode::STtracedata
+        | Opcode::STtracedataImm
+        | Opcode::SWakeup => Flow::Next,
         // MODE bits 3:0 (rounding) and 7:4 (denormals), RDNA3 ISA guide "MODE".
         Opcode::SRoundMode => {
             wave.mode = (wave.mode & !0xF) | (simm & 0xF);
@@ -91,6 +100,14 @@ fn sopk(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
             wave.scc = overflow;
         }
         Opcode::SMulkI32 => wave.write_sgpr(sdst, (current as i32).wrapping_mul(signed) as u32),
+        // The code's ISA version, for tools: no operation (RDNA3 ISA guide, SOPK).
+        Opcode::SVersion => {}
+        // The return address (the next instruction's) to sdst, then a branch as SOPP's.
+        Opcode::SCallB64 => {
+            let next = wave.pc.wrapping_add(4);
+            wave.write_sgpr64(sdst, next);
+            return Ok(Flow::Jump(next.wrapping_add_signed(signed as i64 * 4)));
+        }
         Opcode::SCmpkEqI32 => wave.scc = current as i32 == signed,
         Opcode::SCmpkLgI32 => wave.scc = current as i32 != signed,
         Opcode::SCmpkGtI32 => wave.scc = current as i32 > signed,
@@ -143,17 +160,48 @@ fn smem<M: Memory + ?Sized>(wave: &mut Wave, instruction: &Instruction, memory: 
         Opcode::SLoadB128 => 4,
         Opcode::SLoadB256 => 8,
         Opcode::SLoadB512 => 16,
+        Opcode::SBufferLoadB32 => 1,
+        Opcode::SBufferLoadB64 => 2,
+        Opcode::SBufferLoadB128 => 4,
+        Opcode::SBufferLoadB256 => 8,
+        Opcode::SBufferLoadB512 => 16,
         Opcode::SDcacheInv | Opcode::SGl1Inv => return Ok(Flow::Next),
         _ => return Err(unsupported(wave, instruction)),
     };
-    let base = wave.scalar64((w0 & 0x3F) << 1, None, Kind::Int) & 0xFFFF_FFFF_FFFF;
+    let buffer = matches!(
+        instruction.opcode(),
+        Opcode::SBufferLoadB32
+            | Opcode::SBufferLoadB64
+            | Opcode::SBufferLoadB128
+            | Opcode::SBufferLoadB256
+            | Opcode::SBufferLoadB512
+    );
     let offset = sign_extend(w1 & 0x1F_FFFF, 21) as i64;
     let soffset = wave.scalar(w1 >> 25, None, Kind::Int) as u64;
-    // The address is dword-aligned: its two low bits are ignored (RDNA3 ISA guide).
-    let address = base.wrapping_add_signed(offset).wrapping_add(soffset) & !3;
     let mut bytes = [0u8; 64];
-    memory.read(address, &mut bytes[..dwords * 4]).map_err(|fault| ExecError::Fault { pc: wave.pc, fault })?;
     let sdata = (w0 >> 6) & 0x7F;
+    let fault = |fault| ExecError::Fault { pc: wave.pc, fault };
+    if buffer {
+        // S_BUFFER_LOAD: sbase names a V# in four SGPRs (base in bits 47:0, num_records in dword
+        // 2); each dword at or past num_records bytes reads 0 (RDNA3 ISA guide, "Scalar Memory
+        // Operations": the range check is done per dword).
+        let sbase = (w0 & 0x3F) << 1;
+        let resource: [u32; 4] = core::array::from_fn(|index| wave.read_sgpr(sbase + index as u32));
+        let base = resource[0] as u64 | ((resource[1] & 0xFFFF) as u64) << 32;
+        let records = resource[2] as u64;
+        let start = (offset as u64).wrapping_add(soffset) & !3;
+        for index in 0..dwords {
+            let at = start.wrapping_add(index as u64 * 4);
+            if at.checked_add(4).is_some_and(|end| end <= records) {
+                memory.read(base.wrapping_add(at), &mut bytes[index * 4..index * 4 + 4]).map_err(fault)?;
+            }
+        }
+    } else {
+        let base = wave.scalar64((w0 & 0x3F) << 1, None, Kind::Int) & 0xFFFF_FFFF_FFFF;
+        // The address is dword-aligned: its two low bits are ignored (RDNA3 ISA guide).
+        let address = base.wrapping_add_signed(offset).wrapping_add(soffset) & !3;
+        memory.read(address, &mut bytes[..dwords * 4]).map_err(fault)?;
+    }
     for index in 0..dwords {
         let value = u32::from_le_bytes(bytes[index * 4..index * 4 + 4].try_into().unwrap());
         wave.write_sgpr(sdata + index as u32, value);
@@ -169,7 +217,9 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
     let sop1 = instruction.encoding == Encoding::Sop1;
     let a = wave.scalar64(ssrc0, literal, Kind::Int);
     let b = if sop1 { 0 } else { wave.scalar64(ssrc1, literal, Kind::Int) };
-    let (a32, b32) = (a as u32, b as u32);
+    // A 32-bit operand of an aperture register is its base's high half.
+    let half = |field: u32, value: u64| if matches!(field, 235 | 237) { (value >> 32) as u32 } else { value as u32 };
+    let (a32, b32) = (half(ssrc0, a), if sop1 { 0 } else { half(ssrc1, b) });
     let pc = wave.pc;
     let write = |wave: &mut Wave, value: u32| wave.write_sgpr(sdst, value);
     let write64 = |wave: &mut Wave, value: u64| wave.write_sgpr64(sdst, value);
@@ -219,6 +269,14 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
             write(wave, value);
             wave.scc = first;
         }
+        Opcode::SAbsdiffI32 => set32(wave, sdst, (a32 as i32).wrapping_sub(b32 as i32).unsigned_abs()),
+        // A mask of S0 bits shifted left by S1 (RDNA3 ISA guide, S_BFM): no SCC.
+        Opcode::SBfmB32 => write(wave, mask32(a32 & 31) << (b32 & 31)),
+        Opcode::SBfmB64 => write64(wave, mask64(a32 & 63) << (b32 & 63)),
+        Opcode::SPackLlB32B16 => write(wave, (a32 & 0xFFFF) | b32 << 16),
+        Opcode::SPackLhB32B16 => write(wave, (a32 & 0xFFFF) | (b32 & 0xFFFF_0000)),
+        Opcode::SPackHhB32B16 => write(wave, a32 >> 16 | (b32 & 0xFFFF_0000)),
+        Opcode::SPackHlB32B16 => write(wave, a32 >> 16 | b32 << 16),
         Opcode::SCselectB32 => write(wave, if scc { a32 } else { b32 }),
         Opcode::SCselectB64 => write64(wave, if scc { a } else { b }),
         // Bitwise: SCC = result != 0.
@@ -324,6 +382,51 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         Opcode::SCtzI32B32 => write(wave, if a32 == 0 { u32::MAX } else { a32.trailing_zeros() }),
         Opcode::SCtzI32B64 => write(wave, if a == 0 { u32::MAX } else { a.trailing_zeros() }),
         Opcode::SClzI32U32 => write(wave, if a32 == 0 { u32::MAX } else { a32.leading_zeros() }),
+        Opcode::SAbsI32 => set32(wave, sdst, (a32 as i32).unsigned_abs()),
+        Opcode::SBcnt0I32B32 => set32(wave, sdst, a32.count_zeros()),
+        // Leading bits equal to the sign bit, the sign bit not counted; -1 for 0 and -1.
+        Opcode::SClsI32 => write(wave, leading_sign_bits(a32 as u64, 32)),
+        Opcode::SClsI32I64 => write(wave, leading_sign_bits(a, 64)),
+        // D[S0] = 0 or 1, the rest of D kept.
+        Opcode::SBitset0B32 => write(wave, wave.read_sgpr(sdst) & !(1 << (a32 & 31))),
+        Opcode::SBitset1B32 => write(wave, wave.read_sgpr(sdst) | 1 << (a32 & 31)),
+        Opcode::SBitset0B64 => write64(wave, wave.scalar64(sdst, None, Kind::Int) & !(1 << (a32 & 63))),
+        Opcode::SBitset1B64 => write64(wave, wave.scalar64(sdst, None, Kind::Int) | 1 << (a32 & 63)),
+        // Each bit of S0's low half twice.
+        Opcode::SBitreplicateB64B32 => {
+            write64(wave, (0..32).fold(0u64, |out, bit| out | (((a32 >> bit) & 1) as u64 * 3) << (2 * bit)))
+        }
+        // One bit per quad of lanes: whether any of its four is set.
+        Opcode::SQuadmaskB32 => set32(wave, sdst, quadmask(a32 as u64, 8) as u32),
+        Opcode::SQuadmaskB64 => set64(wave, sdst, quadmask(a, 16)),
+        // Whole quads: every lane of a quad with any lane set (whole quad mode).
+        Opcode::SWqmB32 => set32(wave, sdst, whole_quads(a32 as u64, 8) as u32),
+        Opcode::SWqmB64 => set64(wave, sdst, whole_quads(a, 16)),
+        // SGPRs indexed by M0 (RDNA3 ISA guide, "S_MOVRELS" and siblings): the source (movrels),
+        // the destination (movreld) or both (movrelsd_2: M0[9:0] the source's, M0[25:16] the
+        // destination's). An index past the SGPRs fails the wave.
+        Opcode::SMovrelsB32
+        | Opcode::SMovrelsB64
+        | Opcode::SMovreldB32
+        | Opcode::SMovreldB64
+        | Opcode::SMovrelsd2B32 => {
+            let m0 = wave.read_sgpr(M0);
+            let (source_index, destination_index) = match instruction.opcode() {
+                Opcode::SMovrelsB32 | Opcode::SMovrelsB64 => (m0, 0),
+                Opcode::SMovreldB32 | Opcode::SMovreldB64 => (0, m0),
+                _ => (m0 & 0x3FF, (m0 >> 16) & 0x3FF),
+            };
+            let pair = matches!(instruction.opcode(), Opcode::SMovrelsB64 | Opcode::SMovreldB64);
+            let width = if pair { 2 } else { 1 };
+            let (source, destination) = (ssrc0 + source_index, sdst + destination_index);
+            if ssrc0 > 105 || sdst > 105 || source + width > 106 || destination + width > 106 {
+                return Err(unsupported(wave, instruction));
+            }
+            for index in 0..width {
+                let value = wave.read_sgpr(source + index);
+                wave.write_sgpr(destination + index, value);
+            }
+        }
         Opcode::SSextI32I8 => write(wave, a32 as i8 as i32 as u32),
         Opcode::SSextI32I16 => write(wave, a32 as i16 as i32 as u32),
         Opcode::SGetpcB64 => write64(wave, pc + 4),
@@ -407,6 +510,25 @@ fn set32(wave: &mut Wave, sdst: u32, value: u32) {
 fn set64(wave: &mut Wave, sdst: u32, value: u64) {
     wave.write_sgpr64(sdst, value);
     wave.scc = value != 0;
+}
+
+/// `S_CLS_I32`: leading bits of the `bits`-bit `value` equal to its sign bit, the sign bit not
+/// counted; 0xFFFF_FFFF when all are (0 and -1).
+fn leading_sign_bits(value: u64, bits: u32) -> u32 {
+    let value = value << (64 - bits);
+    let flipped = if (value as i64) < 0 { !value } else { value } << 1;
+    let count = flipped.leading_zeros();
+    if count >= bits - 1 { u32::MAX } else { count }
+}
+
+/// Bit q of the result: whether any of bits 4q..4q+3 of `value` is set, for `quads` quads.
+fn quadmask(value: u64, quads: u32) -> u64 {
+    (0..quads).fold(0, |out, quad| out | (((value >> (4 * quad)) & 0xF != 0) as u64) << quad)
+}
+
+/// Every bit of each quad of `value` that has one set.
+fn whole_quads(value: u64, quads: u32) -> u64 {
+    (0..quads).fold(0, |out, quad| out | if (value >> (4 * quad)) & 0xF != 0 { 0xF << (4 * quad) } else { 0 })
 }
 
 fn mask32(size: u32) -> u32 {

@@ -20,6 +20,7 @@ pub(crate) const LANES: usize = 32;
 pub(crate) const VCC: u32 = 106;
 pub(crate) const NULL: u32 = 124;
 pub(crate) const EXEC: u32 = 126;
+pub(crate) const M0: u32 = 125;
 
 /// The apertures `src_shared_base` and `src_private_base` report: the high halves of flat
 /// addresses that reach LDS and the lane's scratch (`memory_ops::Target`), each 4 GiB, as
@@ -140,7 +141,11 @@ impl Wave {
 
     /// Reads a scalar operand (8- or 9-bit encoding below 256) as 32 bits.
     pub fn scalar(&self, field: u32, literal: Option<u32>, kind: Kind) -> u32 {
-        self.scalar64(field, literal, kind) as u32
+        match field {
+            235 => (SHARED_BASE >> 32) as u32,
+            237 => (PRIVATE_BASE >> 32) as u32,
+            _ => self.scalar64(field, literal, kind) as u32,
+        }
     }
 
     /// Reads a scalar operand as 64 bits: a register pair, or a constant widened.
@@ -157,8 +162,11 @@ impl Wave {
                 // A 64-bit float operand's literal is the double's high half (RDNA3 ISA guide).
                 if kind == Kind::F64 { (value as u64) << 32 } else { value as u64 }
             }
-            235 => SHARED_BASE >> 32,
-            237 => PRIVATE_BASE >> 32,
+            // A 64-bit read of an aperture is its whole base (the compiler takes the high half
+            // from `s_mov_b64 s[n:n+1], src_shared_base`'s s[n+1]); a 32-bit one, the high half
+            // (`Wave::scalar`, and `scalar::alu`'s 32-bit operands).
+            235 => SHARED_BASE,
+            237 => PRIVATE_BASE,
             _ => constant(scalar_operand(field), kind),
         }
     }
