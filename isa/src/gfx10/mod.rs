@@ -6,7 +6,7 @@ mod decode;
 mod fields;
 mod format;
 #[rustfmt::skip]
-mod table;
+pub(crate) mod table;
 mod table_types;
 
 pub use decode::{Encoding, Extension, Instruction, decode, decode_all};

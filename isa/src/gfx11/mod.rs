@@ -5,7 +5,7 @@ mod decode;
 mod fields;
 mod format;
 #[rustfmt::skip]
-mod table;
+pub(crate) mod table;
 mod table_types;
 
 pub use buffer_format::{BufferFormat, Numeric, buffer_format, buffer_format_name};

@@ -333,7 +333,7 @@ fn run_wave<M: Memory + ?Sized, const WIDE: bool>(
 
 /// Runs one instruction's plan.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn step<M: Memory + ?Sized, const WIDE: bool>(
+pub(super) fn step<M: Memory + ?Sized, const WIDE: bool>(
     memory: &M,
     wave: &mut Wave,
     decoded: &Decoded,
@@ -373,7 +373,8 @@ fn high_half_next(wave: &mut Wave, plan: &Plan) -> bool {
 
 /// Whether a wave64 wave runs `plan` once per half. Scalar instructions run once; so do the
 /// lane-crossing ones that reach across the halves (`v_readlane`, `v_readfirstlane`,
-/// `v_writelane`, `v_permlane64`, `ds_bpermute`, `ds_permute`), which see all 64 lanes. DPP,
+/// `v_writelane`, `v_permlane64`, `ds_bpermute`, `ds_permute`), which see all 64 lanes, and
+/// `ds_append`/`ds_consume`, which count them all. DPP,
 /// `v_permlane16/x16` and `ds_swizzle` stay within 32 lanes and run per half (RDNA ISA guides:
 /// rows of 16, `ds_swizzle`'s 32-lane groups).
 fn per_half(plan: &Plan) -> bool {
@@ -381,7 +382,9 @@ fn per_half(plan: &Plan) -> bool {
     match plan {
         Plan::Scalar | Plan::Unsupported => false,
         Plan::Vector(op) => !matches!(op.opcode, VReadfirstlaneB32 | VReadlaneB32 | VWritelaneB32 | VPermlane64B32),
-        Plan::Memory(access) => !matches!(access.operation, Operation::Bpermute | Operation::Permute),
+        Plan::Memory(access) => {
+            !matches!(access.operation, Operation::Bpermute | Operation::Permute | Operation::Append { .. })
+        }
         Plan::Dual(_) | Plan::Dot2x16(_) | Plan::Sdwa(_) => true,
     }
 }

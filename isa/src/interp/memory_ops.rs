@@ -37,6 +37,17 @@ pub(crate) enum Operation {
     Permute,
     /// `ds_swizzle_b32`: lanes exchange data by the pattern in the offset.
     Swizzle,
+    /// `ds_append` (add) and `ds_consume` (subtract): the LDS word at M0[15:0] + offset moves
+    /// by the wave's active lanes, and every active lane gets its value before (RDNA3 ISA guide,
+    /// "DS_APPEND"). Run once for a whole wave64 wave.
+    Append {
+        consume: bool,
+    },
+    /// `ds_load/store_addtid_b32`, `global_load/store_addtid_b32`: one dword per lane at the
+    /// base (DS: M0[15:0] + offset; GLOBAL: SADDR + offset) plus the lane's id × 4.
+    LaneAddressed {
+        load: bool,
+    },
     /// A typed buffer access (`tbuffer_*`, `buffer_*_format_*`) of `count` components, each
     /// converted by the format (`formats.rs`); `d16`: two components per VGPR, or one in bits
     /// 31:16 for `hi`.
@@ -70,10 +81,11 @@ impl Access {
             "ds_permute_b32" => Operation::Permute,
             "ds_swizzle_b32" => Operation::Swizzle,
             "ds_nop" | "buffer_gl0_inv" | "buffer_gl1_inv" => Operation::Nothing,
-            // Format conversions, LDS-direct loads and the address-by-lane forms are not modelled.
-            _ if mnemonic.contains("format") || mnemonic.contains("_lds_") || mnemonic.contains("addtid") => {
-                return None;
-            }
+            "ds_append" => Operation::Append { consume: false },
+            "ds_consume" => Operation::Append { consume: true },
+            _ if mnemonic.contains("addtid") => Operation::LaneAddressed { load: mnemonic.contains("_load_") },
+            // Format conversions and loads into LDS are not modelled.
+            _ if mnemonic.contains("format") || mnemonic.contains("_lds_") => return None,
             _ => parse(mnemonic)?,
         };
         let returns =
@@ -125,14 +137,16 @@ fn parse(mnemonic: &str) -> Option<Operation> {
         })
     };
     let suffix = operation.rsplit('_').next()?;
+    // The size is the last part that names one: `load_u8_d16_hi` is a byte.
+    let sized = operation.rsplit('_').find(|part| size(part).is_some()).unwrap_or(suffix);
     if let Some(rest) = operation.strip_prefix("load_") {
-        let (bytes, signed) = size(suffix)?;
+        let (bytes, signed) = size(sized)?;
         let d16 = rest.starts_with("d16") || rest.ends_with("_d16") || rest.contains("_d16_");
         let hi = rest.starts_with("d16_hi") || rest.ends_with("_d16_hi");
         return Some(Operation::Load { bytes, signed, d16, hi });
     }
     if let Some(rest) = operation.strip_prefix("store_") {
-        let (bytes, _) = size(suffix)?;
+        let (bytes, _) = size(sized)?;
         return Some(Operation::Store { bytes, hi: rest.starts_with("d16_hi") || rest.ends_with("_d16_hi") });
     }
     let atomic = operation.strip_prefix("atomic_").unwrap_or(operation);
@@ -147,7 +161,10 @@ fn parse(mnemonic: &str) -> Option<Operation> {
         "rsub" => AtomicOp::ReverseSub,
         "csub" => AtomicOp::SubClamp,
         "mskor" => AtomicOp::MaskOr,
+        "wrap" => AtomicOp::Wrap,
+        "condxchg32" => AtomicOp::ConditionalExchange,
         "swap" | "storexchg" => AtomicOp::Swap,
+        "cmpswap" | "cmpstore" if float => AtomicOp::CompareSwapFloat,
         "cmpswap" | "cmpstore" => AtomicOp::CompareSwap,
         "and" => AtomicOp::And,
         "or" => AtomicOp::Or,
@@ -188,6 +205,22 @@ pub(crate) fn step<M: Memory + ?Sized>(
     let pc = wave.pc;
     let fault = |fault: MemoryFault| ExecError::Fault { pc, fault };
     let exec = wave.exec();
+    if let Operation::LaneAddressed { load } = access.operation {
+        // GLOBAL_*_ADDTID_B32: SADDR (null: 0) + offset + the lane's id × 4; no VGPR address.
+        let base = if saddr == 0x7C { 0 } else { wave.scalar64(saddr, None, super::wave::Kind::Int) };
+        for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
+            let id = wave.half as u64 * LANES as u64 + lane as u64;
+            let address = base.wrapping_add_signed(offset).wrapping_add(id * 4);
+            if load {
+                let mut word = [0u8; 4];
+                memory.read(address, &mut word).map_err(fault)?;
+                wave.write_vgpr(vdst, lane, u32::from_le_bytes(word));
+            } else {
+                memory.write(address, &wave.vgpr(data, lane).to_le_bytes()).map_err(fault)?;
+            }
+        }
+        return Ok(Flow::Next);
+    }
     for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
         let address = match instruction.encoding {
             Encoding::Scratch => {
@@ -620,7 +653,35 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8
     if ds_dwords(wave, access, [offset0, offset1], [addr, data0, data1, vdst], lds) {
         return Ok(Flow::Next);
     }
+    let m0_base = (wave.read_sgpr(super::wave::M0) & 0xFFFF) + (offset1 << 8 | offset0);
     match access.operation {
+        Operation::Append { consume } => {
+            let exec = wave.mask64(super::wave::EXEC);
+            let mut word = [0u8; 4];
+            let at = m0_base as u64;
+            read(lds, at, &mut word);
+            let old = u32::from_le_bytes(word);
+            let count = exec.count_ones();
+            let new = if consume { old.wrapping_sub(count) } else { old.wrapping_add(count) };
+            write(lds, at, &new.to_le_bytes());
+            for lane in (0..wave.lanes()).filter(|lane| exec >> lane & 1 == 1) {
+                wave.set_lane_value(vdst, lane, old);
+            }
+            return Ok(Flow::Next);
+        }
+        Operation::LaneAddressed { load } => {
+            for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
+                let at = (m0_base as u64).wrapping_add((wave.half as u64 * LANES as u64 + lane as u64) * 4);
+                if load {
+                    let mut word = [0u8; 4];
+                    read(lds, at, &mut word);
+                    wave.write_vgpr(vdst, lane, u32::from_le_bytes(word));
+                } else {
+                    write(lds, at, &wave.vgpr(data0, lane).to_le_bytes());
+                }
+            }
+            return Ok(Flow::Next);
+        }
         Operation::Bpermute | Operation::Permute if wave.wide => {
             permute_wide(wave, access, offset1 << 8 | offset0, [addr, data0, vdst]);
             return Ok(Flow::Next);
@@ -728,7 +789,7 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8
                     // in data1 (RDNA3 ISA guide, `DS_CMPSTORE_B32`: the reverse of gfx10's
                     // `DS_CMPST_B32`); masked or takes the mask in data0 and the bits in data1.
                     let (value, compare) = match op {
-                        AtomicOp::CompareSwap => (first, second),
+                        AtomicOp::CompareSwap | AtomicOp::CompareSwapFloat | AtomicOp::Wrap => (first, second),
                         AtomicOp::MaskOr => (second, first),
                         _ if index == 1 => (second, 0),
                         _ => (first, 0),

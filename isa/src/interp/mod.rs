@@ -19,6 +19,7 @@
 //! as on the hardware). Workgroups are independent, so the caller runs them on as many threads
 //! as it likes.
 
+pub mod coverage;
 mod formats;
 mod launch;
 mod memory_ops;
@@ -60,6 +61,9 @@ pub enum AtomicOp {
     Swap,
     /// Compare-and-swap: stores `value` where memory holds `compare`.
     CompareSwap,
+    /// Compare-and-swap on IEEE values (`*_cmpswap_f32`, `ds_cmpstore_f32/f64`, gfx10's
+    /// `*_fcmpswap_x2`): equal as floats (−0 equals +0; a NaN equals nothing).
+    CompareSwapFloat,
     MinU,
     MaxU,
     MinI,
@@ -77,6 +81,12 @@ pub enum AtomicOp {
     SubClamp,
     /// `(old & !compare) | value` (DS's masked or; `compare` holds the mask).
     MaskOr,
+    /// `(old >= value) ? old - value : old + compare` (`ds_wrap_rtn_b32`; `compare` holds
+    /// DATA2).
+    Wrap,
+    /// Each 32-bit half of the word takes `value`'s half, bit 31 cleared, where that bit is set,
+    /// and keeps its own otherwise (`ds_condxchg32_rtn_b64`).
+    ConditionalExchange,
     /// Float add, min and max on the word's IEEE value (f32 or f64 by width).
     AddFloat,
     MinFloat,
@@ -106,6 +116,8 @@ macro_rules! atomic_arithmetic {
                 AtomicOp::Swap => value,
                 AtomicOp::CompareSwap if old == compare => value,
                 AtomicOp::CompareSwap => old,
+                AtomicOp::CompareSwapFloat if <$float>::from_bits(old) == <$float>::from_bits(compare) => value,
+                AtomicOp::CompareSwapFloat => old,
                 AtomicOp::MinU => old.min(value),
                 AtomicOp::MaxU => old.max(value),
                 AtomicOp::MinI => (old as $signed).min(value as $signed) as $unsigned,
@@ -120,6 +132,21 @@ macro_rules! atomic_arithmetic {
                 AtomicOp::ReverseSub => value.wrapping_sub(old),
                 AtomicOp::SubClamp => old.saturating_sub(value),
                 AtomicOp::MaskOr => (old & !compare) | value,
+                AtomicOp::Wrap if old >= value => old - value,
+                AtomicOp::Wrap => old.wrapping_add(compare),
+                AtomicOp::ConditionalExchange => {
+                    let mut out = old;
+                    let mut shift = 0;
+                    while shift < <$unsigned>::BITS {
+                        let half = (value >> shift) as u32;
+                        if half >> 31 == 1 {
+                            let mask = (u32::MAX as $unsigned) << shift;
+                            out = (out & !mask) | (((half & 0x7FFF_FFFF) as $unsigned) << shift);
+                        }
+                        shift += 32;
+                    }
+                    out
+                }
                 AtomicOp::AddFloat => (<$float>::from_bits(old) + <$float>::from_bits(value)).to_bits(),
                 AtomicOp::MinFloat => <$float>::from_bits(old).min(<$float>::from_bits(value)).to_bits(),
                 AtomicOp::MaxFloat => <$float>::from_bits(old).max(<$float>::from_bits(value)).to_bits(),

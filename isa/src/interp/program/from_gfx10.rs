@@ -69,6 +69,7 @@ mod sdwa;
 
 pub(crate) use sdwa::{SHADOW_VGPRS, Sdwa, step as sdwa_step};
 
+use super::super::AtomicOp;
 use super::{Decoded, Plan};
 use crate::gfx10::{self, Extension};
 use crate::gfx11;
@@ -111,12 +112,44 @@ pub(crate) fn decoded(instruction: &gfx10::Instruction, shadow: u16) -> Decoded 
             let plan = Sdwa::plan(&form, shadow).ok_or(Refusal("the operation does not run"))?;
             Ok((form.vop3, Plan::Sdwa(Box::new(plan))))
         }),
+        (opcode, _, None) if let Some((stand_in, op)) = float64_atomic(opcode) => {
+            let translated = match instruction.encoding {
+                gfx10::Encoding::Mubuf => mubuf(instruction, stand_in),
+                _ => flat(instruction, stand_in),
+            };
+            translated.and_then(|translated| match Plan::of(&translated) {
+                Plan::Memory(mut access) => {
+                    access.operation = super::super::memory_ops::Operation::Atomic { op, wide: true };
+                    Ok((translated, Plan::Memory(access)))
+                }
+                _ => Err(Refusal("the stand-in does not plan as an atomic")),
+            })
+        }
         _ => translate(instruction).map(|translated| (translated, Plan::of(&translated))),
     };
     match planned {
         Ok((instruction, plan)) => Decoded { instruction, plan, len, source },
         Err(_) => Decoded { instruction: placeholder(), plan: Plan::Unsupported, len, source },
     }
+}
+
+/// gfx10's f64 float atomics, which gfx11 dropped: the gfx11 64-bit integer atomic with the same
+/// operands that stands in for each (its words and register use), and the operation it runs
+/// instead (RDNA2 ISA guide: `*_ATOMIC_FCMPSWAP_X2`, `FMIN_X2`, `FMAX_X2`).
+fn float64_atomic(opcode: gfx10::Opcode) -> Option<(O11, AtomicOp)> {
+    use gfx10::Opcode::*;
+    Some(match opcode {
+        FlatAtomicFcmpswapX2 => (O11::FlatAtomicCmpswapB64, AtomicOp::CompareSwapFloat),
+        FlatAtomicFminX2 => (O11::FlatAtomicMinU64, AtomicOp::MinFloat),
+        FlatAtomicFmaxX2 => (O11::FlatAtomicMaxU64, AtomicOp::MaxFloat),
+        GlobalAtomicFcmpswapX2 => (O11::GlobalAtomicCmpswapB64, AtomicOp::CompareSwapFloat),
+        GlobalAtomicFminX2 => (O11::GlobalAtomicMinU64, AtomicOp::MinFloat),
+        GlobalAtomicFmaxX2 => (O11::GlobalAtomicMaxU64, AtomicOp::MaxFloat),
+        BufferAtomicFcmpswapX2 => (O11::BufferAtomicCmpswapB64, AtomicOp::CompareSwapFloat),
+        BufferAtomicFminX2 => (O11::BufferAtomicMinU64, AtomicOp::MinFloat),
+        BufferAtomicFmaxX2 => (O11::BufferAtomicMaxU64, AtomicOp::MaxFloat),
+        _ => return None,
+    })
 }
 
 /// What a refused instruction holds in place of a translation: gfx11's `s_nop 0`, never run
@@ -134,6 +167,8 @@ pub(crate) fn translate(instruction: &gfx10::Instruction) -> Result<gfx11::Instr
         gfx10::Opcode::VDot4I32I8 => return signed_dot(instruction, O11::VDot4I32Iu8),
         gfx10::Opcode::VDot8I32I4 => return signed_dot(instruction, O11::VDot8I32Iu4),
         gfx10::Opcode::VDot4cI32I8 => return dot4c(instruction),
+        // Clears the exception status the interpreter does not keep: gfx11's v_nop.
+        gfx10::Opcode::VClrexcp => return encode(E11::Vop1, O11::VNop, [0x7E00_0000, 0, 0]),
         _ => {}
     }
     let equivalent = opcode.gfx11_equivalent().ok_or(Refusal("gfx11 has no such operation"))?;

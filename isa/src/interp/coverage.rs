@@ -1,0 +1,341 @@
+//! Which operations the interpreter runs, enumerated from the decoders' tables rather than from the
+//! kernels at hand: every opcode of every encoding of gfx11 and gfx10.3 is encoded once with plain
+//! register operands, decoded, planned as a program load plans it (gfx10.3 through its
+//! translation to gfx11), and, for the scalar encodings, whose plan is made as they run, stepped
+//! once on a blank wave. An operation runs if that reaches its semantics; it does not if the
+//! interpreter answers [`ExecError::Unsupported`](super::ExecError::Unsupported).
+//!
+//! [`execute`] runs one instruction on given registers, which is how `isa/tests/coverage.rs`
+//! checks each operation family against a reference computed on the host, and holds every
+//! operation to its status in `isa/coverage/`.
+
+use super::program::{Decoded, Plan, from_gfx10};
+use super::wave::{LANES, Wave};
+use super::{AtomicOp, ExecError, Isa, Memory, MemoryFault, scalar};
+use crate::{gfx10, gfx11};
+
+/// One operation of an instruction set, as the enumeration found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Operation {
+    /// The mnemonic as LLVM prints it (`_e32`/`_e64`/`_sdwa`/`_dpp` included).
+    pub mnemonic: &'static str,
+    /// The encoding, as the decoder names it (`Vop3`, `Vop1Sdwa`, ...).
+    pub encoding: String,
+    /// Whether the interpreter runs it.
+    pub runs: bool,
+    /// The words it was tried as: destinations v4 or s4 (VOPD X: v8), sources v0, v2, v4 (or
+    /// s0, s2), memory addressed by v0 with data in v1 and v2; gfx10.3's SDWA forms select whole
+    /// dwords and its DPP forms the identity `quad_perm`.
+    pub words: [u32; 3],
+    /// Why the enumeration could not try it (its words did not decode as itself), if so.
+    pub probe_error: Option<String>,
+}
+
+/// Every operation of `isa`'s decoder tables, in table order, each tried once.
+pub fn operations(isa: Isa) -> Vec<Operation> {
+    match isa {
+        Isa::Gfx11 => gfx11_operations(),
+        Isa::Gfx10_3 => gfx10_operations(),
+    }
+}
+
+/// The mnemonics of every instruction in a code object's `.text`, decoded as `isa`'s.
+pub fn mnemonics_in(text: &[u8], isa: Isa) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    match isa {
+        Isa::Gfx11 => found.extend(gfx11::decode_all(text, 0).flatten().flat_map(|(_, instruction)| {
+            [Some(instruction.mnemonic()), instruction.dual.map(|entry| entry.mnemonic)].into_iter().flatten()
+        })),
+        Isa::Gfx10_3 => {
+            found.extend(gfx10::decode_all(text, 0).flatten().map(|(_, instruction)| instruction.entry.mnemonic))
+        }
+    }
+    found.sort_unstable();
+    found.dedup();
+    found
+}
+
+/// A wave32 wave's registers, before and after [`execute`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registers {
+    /// The scalar register file by operand number: s0–s105, `vcc_lo` 106, `vcc_hi` 107, `m0`
+    /// 125, `exec_lo` 126.
+    pub sgpr: [u32; 128],
+    /// VGPR rows, one value per lane.
+    pub vgpr: Vec<[u32; LANES]>,
+    pub scc: bool,
+    /// The MODE register (round and denormal fields, DX10_CLAMP, IEEE).
+    pub mode: u32,
+}
+
+impl Registers {
+    /// `vgprs` VGPRs and every SGPR 0, EXEC all 32 lanes, MODE as a kernel starts (round to
+    /// nearest even, denormals kept, IEEE).
+    pub fn new(vgprs: usize) -> Registers {
+        let mut sgpr = [0; 128];
+        sgpr[super::wave::EXEC as usize] = u32::MAX;
+        Registers { sgpr, vgpr: vec![[0; LANES]; vgprs], scc: false, mode: super::wave::MODE_IEEE_FLOAT | 0x300 }
+    }
+}
+
+/// Runs the instruction at the start of `words`, `isa`'s code, once on `registers` in wave32,
+/// with `memory` and the workgroup's `lds`: decoded and planned as a program load does it (gfx10.3
+/// translated to gfx11) and stepped as the wave loop steps it. A branch's target is not followed.
+/// On an error the registers hold what the instruction wrote before it failed.
+pub fn execute(
+    isa: Isa,
+    words: &[u32],
+    registers: &mut Registers,
+    memory: &dyn Memory,
+    lds: &mut [u8],
+) -> Result<(), ExecError> {
+    let decoded = match isa {
+        Isa::Gfx11 => {
+            let instruction = gfx11::decode(words, 0)?;
+            Decoded { plan: Plan::of(&instruction), len: instruction.len() as u8, source: None, instruction }
+        }
+        Isa::Gfx10_3 => from_gfx10::decoded(&gfx10::decode(words, 0)?, registers.vgpr.len() as u16),
+    };
+    let mut wave = Wave::blank();
+    wave.sgpr = registers.sgpr;
+    wave.vgpr = core::mem::take(&mut registers.vgpr);
+    // The SDWA plans' shadow registers lie past the kernel's.
+    wave.vgpr.resize(wave.vgpr.len() + from_gfx10::SHADOW_VGPRS, [0; LANES]);
+    wave.scc = registers.scc;
+    wave.mode = registers.mode;
+    let result = super::launch::step::<dyn Memory, false>(memory, &mut wave, &decoded, lds);
+    wave.vgpr.truncate(wave.vgpr.len() - from_gfx10::SHADOW_VGPRS);
+    registers.sgpr = wave.sgpr;
+    registers.vgpr = wave.vgpr;
+    registers.scc = wave.scc;
+    registers.mode = wave.mode;
+    result.map(|_| ())
+}
+
+/// A VGPR as a 9-bit source operand.
+const fn v(register: u32) -> u32 {
+    256 + register
+}
+
+/// Words of a gfx11 instruction of `encoding` with opcode field `op`: destinations v4/s4 (v8 for
+/// VOPD's X), sources v0, v2, v4 or s0, s2, memory through v0 with data in v1, v2. `dual` is a
+/// VOPD pair's Y opcode.
+fn gfx11_words(encoding: gfx11::Encoding, op: u32, dual: u32, mnemonic: &str) -> [u32; 3] {
+    use gfx11::Encoding::*;
+    // s_sendmsg_rtn: MSG_RTN_GET_REALTIME; s_setreg/s_getreg: HW_REG_MODE, all 32 bits.
+    let ssrc0 = if mnemonic.starts_with("s_sendmsg_rtn") { 131 } else { 0 };
+    let simm = if mnemonic.contains("reg_") { 1 | 31 << 11 } else { 0 };
+    match encoding {
+        Sop2 => [0x8000_0000 | op << 23 | 4 << 16 | 2 << 8, 0, 0],
+        Sopk => [0xB000_0000 | op << 23 | 4 << 16 | simm, 0, 0],
+        Sop1 => [0xBE80_0000 | 4 << 16 | op << 8 | ssrc0, 0, 0],
+        Sopc => [0xBF00_0000 | op << 16 | 2 << 8, 0, 0],
+        Sopp => [0xBF80_0000 | op << 16, 0, 0],
+        Smem => [0xF400_0000 | op << 18 | 8 << 6, 124 << 25, 0],
+        Vop2 => [op << 25 | 4 << 17 | 2 << 9 | v(0), 0, 0],
+        Vop1 => [0x7E00_0000 | 4 << 17 | op << 9 | v(0), 0, 0],
+        Vopc => [0x7C00_0000 | op << 17 | 2 << 9 | v(0), 0, 0],
+        Vop3 => [0xD400_0000 | op << 16 | 4, v(0) | v(2) << 9 | v(4) << 18, 0],
+        Vop3p => [0xCC00_0000 | op << 16 | 4 | 1 << 14, v(0) | v(2) << 9 | v(4) << 18 | 3 << 27, 0],
+        Vopd => [0xC800_0000 | op << 22 | dual << 17 | 2 << 9 | v(0), 8 << 24 | 4 << 17 | 3 << 9 | v(1), 0],
+        Ds => [0xD800_0000 | op << 18, 1 << 8 | 2 << 16 | 4 << 24, 0],
+        Flat => [0xDC00_0000 | op << 18, 1 << 8 | 0x7C << 16 | 4 << 24, 0],
+        Scratch => [0xDC00_0000 | op << 18 | 1 << 16, 1 << 8 | 0x7C << 16 | 1 << 23 | 4 << 24, 0],
+        Global => [0xDC00_0000 | op << 18 | 2 << 16, 1 << 8 | 0x7C << 16 | 4 << 24, 0],
+        Mubuf => [0xE000_0000 | op << 18, 1 << 8 | 0x80 << 24, 0],
+        Mtbuf => [0xE800_0000 | op << 15 | 1 << 19, 1 << 8 | 0x80 << 24, 0],
+    }
+}
+
+fn gfx11_tables() -> [(gfx11::Encoding, &'static [gfx11::Entry]); 18] {
+    use gfx11::Encoding::*;
+    use gfx11::table::*;
+    [
+        (Sop2, SOP2),
+        (Sopk, SOPK),
+        (Sop1, SOP1),
+        (Sopc, SOPC),
+        (Sopp, SOPP),
+        (Smem, SMEM),
+        (Vop2, VOP2),
+        (Vop1, VOP1),
+        (Vopc, VOPC),
+        (Vop3, VOP3),
+        (Vop3p, VOP3P),
+        (Vopd, VOPDX),
+        (Ds, DS),
+        (Flat, FLAT),
+        (Scratch, SCRATCH),
+        (Global, GLOBAL),
+        (Mubuf, MUBUF),
+        (Mtbuf, MTBUF),
+    ]
+}
+
+fn gfx11_operations() -> Vec<Operation> {
+    let mut operations = Vec::new();
+    // VOPD pairs each table's operation with `v_dual_mov_b32` on the other side.
+    let mov_x = gfx11::table::VOPDX.iter().find(|entry| entry.mnemonic == "v_dual_mov_b32").map_or(0, |entry| entry.op);
+    let mov_y = gfx11::table::VOPDY.iter().find(|entry| entry.mnemonic == "v_dual_mov_b32").map_or(0, |entry| entry.op);
+    let mut tried = |encoding: gfx11::Encoding, name: &str, entry: &'static gfx11::Entry, op: u32, dual: u32| {
+        let words = gfx11_words(encoding, op, dual, entry.mnemonic);
+        let (runs, probe_error) = match gfx11::decode(&words, 0) {
+            Ok(instruction)
+                if (instruction.entry.mnemonic == entry.mnemonic
+                    || instruction.dual.is_some_and(|dual| dual.mnemonic == entry.mnemonic)) =>
+            {
+                let decoded =
+                    Decoded { plan: Plan::of(&instruction), len: instruction.len() as u8, source: None, instruction };
+                (runs(&decoded), None)
+            }
+            Ok(instruction) => (false, Some(format!("the words decode as {}", instruction.mnemonic()))),
+            Err(error) => (false, Some(error.to_string())),
+        };
+        operations.push(Operation { mnemonic: entry.mnemonic, encoding: name.to_owned(), runs, words, probe_error });
+    };
+    for (encoding, table) in gfx11_tables() {
+        for entry in table {
+            tried(encoding, &format!("{encoding:?}"), entry, entry.op as u32, mov_y as u32);
+        }
+    }
+    for entry in gfx11::table::VOPDY {
+        tried(gfx11::Encoding::Vopd, "VopdY", entry, mov_x as u32, entry.op as u32);
+    }
+    operations
+}
+
+/// Words of a gfx10.3 instruction (RDNA2 ISA guide's encodings; the operands as for gfx11).
+fn gfx10_words(encoding: gfx10::Encoding, extension: &str, op: u32, mnemonic: &str) -> [u32; 3] {
+    use gfx10::Encoding::*;
+    // s_setreg/s_getreg: HW_REG_MODE, all 32 bits; s_sendmsg: MSG_INTERRUPT, the one message
+    // gfx11 numbers the same.
+    let simm = match mnemonic {
+        _ if mnemonic.contains("reg_") => 1 | 31 << 11,
+        "s_sendmsg" => 1,
+        _ => 0,
+    };
+    // SDWA: v0, every select DWORD; DPP16: v0, quad_perm identity, all rows and banks.
+    let (marker, word) = match extension {
+        "Sdwa" => (249, 0x0606_0600),
+        "Dpp" => (250, 0xFF00_E400),
+        _ => (v(0), 0),
+    };
+    match encoding {
+        Sop2 => [0x8000_0000 | op << 23 | 4 << 16 | 2 << 8, 0, 0],
+        Sopk => [0xB000_0000 | op << 23 | 4 << 16 | simm, 0, 0],
+        Sop1 => [0xBE80_0000 | 4 << 16 | op << 8, 0, 0],
+        Sopc => [0xBF00_0000 | op << 16 | 2 << 8, 0, 0],
+        Sopp => [0xBF80_0000 | op << 16 | simm, 0, 0],
+        Smem => [0xF400_0000 | op << 18 | 8 << 6, 124 << 25, 0],
+        Vop2 => [op << 25 | 4 << 17 | 2 << 9 | marker, word, 0],
+        Vop1 => [0x7E00_0000 | 4 << 17 | op << 9 | marker, word, 0],
+        Vopc => [0x7C00_0000 | op << 17 | 2 << 9 | marker, word, 0],
+        Vop3 => [0xD400_0000 | op << 16 | 4, v(0) | v(2) << 9 | v(4) << 18, 0],
+        Vop3p => [0xCC00_0000 | op << 16 | 4 | 1 << 14, v(0) | v(2) << 9 | v(4) << 18 | 3 << 27, 0],
+        Ds => [0xD800_0000 | op << 18, 1 << 8 | 2 << 16 | 4 << 24, 0],
+        Flat => [0xDC00_0000 | op << 18, 1 << 8 | 0x7D << 16 | 4 << 24, 0],
+        Scratch => [0xDC00_0000 | op << 18 | 1 << 14, 1 << 8 | 0x7D << 16 | 4 << 24, 0],
+        Global => [0xDC00_0000 | op << 18 | 2 << 14, 1 << 8 | 0x7D << 16 | 4 << 24, 0],
+        Mubuf => [0xE000_0000 | (op & 0x7F) << 18 | (op >> 7) << 25, 1 << 8 | 0x80 << 24, 0],
+    }
+}
+
+fn gfx10_operations() -> Vec<Operation> {
+    use gfx10::Encoding::*;
+    use gfx10::table::*;
+    let tables: [(gfx10::Encoding, &str, &'static [gfx10::Entry]); 21] = [
+        (Sop2, "", SOP2),
+        (Sopk, "", SOPK),
+        (Sop1, "", SOP1),
+        (Sopc, "", SOPC),
+        (Sopp, "", SOPP),
+        (Smem, "", SMEM),
+        (Vop2, "", VOP2),
+        (Vop1, "", VOP1),
+        (Vopc, "", VOPC),
+        (Vop3, "", VOP3),
+        (Vop3p, "", VOP3P),
+        (Ds, "", DS),
+        (Flat, "", FLAT),
+        (Scratch, "", SCRATCH),
+        (Global, "", GLOBAL),
+        (Mubuf, "", MUBUF),
+        (Vop1, "Sdwa", VOP1_SDWA),
+        (Vop2, "Sdwa", VOP2_SDWA),
+        (Vopc, "Sdwa", VOPC_SDWA),
+        (Vop1, "Dpp", VOP1_DPP),
+        (Vop2, "Dpp", VOP2_DPP),
+    ];
+    let mut operations = Vec::new();
+    for (encoding, extension, table) in tables {
+        for entry in table {
+            let words = gfx10_words(encoding, extension, entry.op as u32, entry.mnemonic);
+            let (runs, probe_error) = match gfx10::decode(&words, 0) {
+                Ok(instruction) if instruction.entry.mnemonic == entry.mnemonic => {
+                    (runs(&from_gfx10::decoded(&instruction, 16)), None)
+                }
+                Ok(instruction) => (false, Some(format!("the words decode as {}", instruction.entry.mnemonic))),
+                Err(error) => (false, Some(error.to_string())),
+            };
+            let name = format!("{encoding:?}{extension}");
+            operations.push(Operation { mnemonic: entry.mnemonic, encoding: name, runs, words, probe_error });
+        }
+    }
+    operations
+}
+
+/// Whether `decoded` runs: its plan is one, and a scalar instruction steps without the
+/// interpreter refusing it (a fault, a trap or a jump is its semantics).
+fn runs(decoded: &Decoded) -> bool {
+    match decoded.plan {
+        Plan::Unsupported => false,
+        Plan::Scalar => {
+            let mut wave = Wave::blank();
+            !matches!(scalar::step(&mut wave, &decoded.instruction, &Faulting), Err(ExecError::Unsupported { .. }))
+        }
+        _ => true,
+    }
+}
+
+/// Memory with nothing mapped: every access faults.
+struct Faulting;
+
+impl Memory for Faulting {
+    fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
+        Err(MemoryFault { address, length: out.len() as u64, write: false })
+    }
+    fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
+        Err(MemoryFault { address, length: data.len() as u64, write: true })
+    }
+    fn atomic32(&self, address: u64, _: AtomicOp, _: u32, _: u32) -> Result<u32, MemoryFault> {
+        Err(MemoryFault { address, length: 4, write: true })
+    }
+    fn atomic64(&self, address: u64, _: AtomicOp, _: u64, _: u64) -> Result<u64, MemoryFault> {
+        Err(MemoryFault { address, length: 8, write: true })
+    }
+}
+
+impl Wave {
+    /// A wave32 wave with 16 VGPRs, every register 0 and EXEC all lanes, for trying one
+    /// instruction.
+    fn blank() -> Wave {
+        let mut wave = Wave {
+            sgpr: [0; 128],
+            vgpr: vec![[0; LANES]; 16],
+            scc: false,
+            pc: 0x1000,
+            ended: false,
+            at_barrier: false,
+            scratch: Vec::new(),
+            private_bytes: 0,
+            executed: 0,
+            realtime: || 0,
+            mode: super::wave::MODE_IEEE_FLOAT,
+            wide: false,
+            half: 0,
+            other: Default::default(),
+        };
+        wave.write_sgpr(super::wave::EXEC, u32::MAX);
+        wave
+    }
+}
