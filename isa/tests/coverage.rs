@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use aqueduct_isa::interp::coverage::{Operation, Registers, execute, mnemonics_in, operations};
+use aqueduct_isa::interp::coverage::{Next, Operation, PC, Registers, execute, mnemonics_in, operations};
 use aqueduct_isa::interp::{AtomicOp, Isa, Memory, MemoryFault};
 use object::{Object, ObjectSection};
 
@@ -74,10 +74,41 @@ const EXEC: usize = 126;
 const VCC: usize = 106;
 
 /// Runs `operation` (its probe words: sources v0, v2, v4, destination s4/v4) on `registers`.
-fn run(isa: Isa, operation: &Operation, registers: &mut Registers) {
+fn run(isa: Isa, operation: &Operation, registers: &mut Registers) -> Next {
+    run_words(isa, operation, &operation.words, registers)
+}
+
+/// Runs `words`, `operation` with other operands, on `registers`.
+fn run_words(isa: Isa, operation: &Operation, words: &[u32], registers: &mut Registers) -> Next {
     let mut lds = [0u8; 0];
-    execute(isa, &operation.words, registers, &Unmapped, &mut lds)
-        .unwrap_or_else(|error| panic!("{isa:?} {}: {error}", operation.mnemonic));
+    execute(isa, words, registers, &Unmapped, &mut lds)
+        .unwrap_or_else(|error| panic!("{isa:?} {}: {error}", operation.mnemonic))
+}
+
+/// Fails with `what` and the registers that differ, if any do.
+fn assert_registers(got: &Registers, want: &Registers, what: &str) {
+    if got == want {
+        return;
+    }
+    let mut differences = Vec::new();
+    for (index, (g, w)) in got.sgpr.iter().zip(&want.sgpr).enumerate() {
+        if g != w {
+            differences.push(format!("s{index}: {g:#x}, want {w:#x}"));
+        }
+    }
+    for (index, (g, w)) in got.vgpr.iter().zip(&want.vgpr).enumerate() {
+        for lane in (0..32).filter(|&lane| g[lane] != w[lane]) {
+            differences.push(format!("v{index}[{lane}]: {:#x}, want {:#x}", g[lane], w[lane]));
+        }
+    }
+    if got.scc != want.scc {
+        differences.push(format!("scc: {}, want {}", got.scc, want.scc));
+    }
+    if got.mode != want.mode {
+        differences.push(format!("mode: {:#x}, want {:#x}", got.mode, want.mode));
+    }
+    differences.truncate(12);
+    panic!("{what}:\n  {}", differences.join("\n  "));
 }
 
 /// The name without its encoding suffix (`_e32`, `_e64`, `_sdwa`, `_dpp`).
@@ -328,6 +359,339 @@ fn check_compare(isa: Isa, operation: &Operation) -> Option<()> {
     Some(())
 }
 
+// ---------------------------------------------------------------------------------------------
+// Family: scalar ALU (SOP2, SOP1, SOPC, SOPK), against the RDNA3 ISA guide's pseudocode.
+// ---------------------------------------------------------------------------------------------
+
+/// gfx10.3's names for the operations gfx11 renamed.
+fn gfx11_name(name: &str) -> String {
+    let renamed = [
+        ("s_andn2_saveexec", "s_and_not1_saveexec"),
+        ("s_orn2_saveexec", "s_or_not1_saveexec"),
+        ("s_andn1_saveexec", "s_and_not0_saveexec"),
+        ("s_orn1_saveexec", "s_or_not0_saveexec"),
+        ("s_andn1_wrexec", "s_and_not0_wrexec"),
+        ("s_andn2_wrexec", "s_and_not1_wrexec"),
+        ("s_andn2_", "s_and_not1_"),
+        ("s_orn2_", "s_or_not1_"),
+        ("s_ff1_i32_b32", "s_ctz_i32_b32"),
+        ("s_ff1_i32_b64", "s_ctz_i32_b64"),
+        ("s_flbit_i32_b32", "s_clz_i32_u32"),
+        ("s_flbit_i32_b64", "s_clz_i32_u64"),
+        ("s_flbit_i32_i64", "s_cls_i32_i64"),
+        ("s_flbit_i32", "s_cls_i32"),
+    ];
+    for (old, new) in renamed {
+        if let Some(rest) = name.strip_prefix(old) {
+            return format!("{new}{rest}");
+        }
+    }
+    name.to_owned()
+}
+
+/// What a scalar operation computes: its destination (`None`: it writes none) and SCC (`None`:
+/// unchanged), from the sources `a`, `b` (64-bit reads), SCC, EXEC and the destination's old
+/// value. `None` for an operation not in the family.
+#[allow(clippy::type_complexity)]
+fn scalar_reference(name: &str, a: u64, b: u64, scc: bool, exec: u64, old: u64) -> Option<(Option<u64>, Option<bool>)> {
+    let (a32, b32) = (a as u32, b as u32);
+    let nz32 = |value: u32| (Some(value as u64), Some(value != 0));
+    let nz64 = |value: u64| (Some(value), Some(value != 0));
+    let only = |value: u64| (Some(value), None);
+    let set = |flag: bool| (None, Some(flag));
+    let cls = |value: u64, bits: u32| {
+        let value = value << (64 - bits);
+        let sign = (value >> 63) & 1;
+        let count = (1..bits).take_while(|bit| (value >> (63 - bit)) & 1 == sign).count() as u32;
+        if count == bits - 1 { u32::MAX as u64 } else { count as u64 }
+    };
+    let field = |value: u64, offset: u64, size: u64, bits: u32, signed: bool| {
+        let shifted = value >> offset;
+        let masked = if size >= 64 { shifted } else { shifted & ((1u64 << size) - 1) };
+        let extended = if signed && size > 0 && size < 64 {
+            ((masked << (64 - size)) as i64 >> (64 - size)) as u64
+        } else {
+            masked
+        };
+        if bits == 32 { extended as u32 as u64 } else { extended }
+    };
+    let quads = |value: u64, count: u32, whole: bool| {
+        (0..count).fold(0u64, |out, quad| {
+            let any = (value >> (4 * quad)) & 0xF != 0;
+            out | if whole { (any as u64 * 0xF) << (4 * quad) } else { (any as u64) << quad }
+        })
+    };
+    let saveexec = |op: &str, source: u64, exec: u64| match op {
+        "and" => source & exec,
+        "or" => source | exec,
+        "xor" => source ^ exec,
+        "nand" => !(source & exec),
+        "nor" => !(source | exec),
+        "xnor" => !(source ^ exec),
+        "and_not0" => !source & exec,
+        "or_not0" => !source | exec,
+        "and_not1" => source & !exec,
+        _ => source | !exec,
+    };
+    Some(match name {
+        "s_add_u32" => {
+            let sum = a32 as u64 + b32 as u64;
+            (Some(sum as u32 as u64), Some(sum >> 32 != 0))
+        }
+        "s_sub_u32" => (Some(a32.wrapping_sub(b32) as u64), Some(b32 > a32)),
+        "s_add_i32" => {
+            let sum = a32.wrapping_add(b32);
+            (Some(sum as u64), Some(a32 >> 31 == b32 >> 31 && a32 >> 31 != sum >> 31))
+        }
+        "s_sub_i32" => {
+            let difference = a32.wrapping_sub(b32);
+            (Some(difference as u64), Some(a32 >> 31 != b32 >> 31 && a32 >> 31 != difference >> 31))
+        }
+        "s_addc_u32" => {
+            let sum = a32 as u64 + b32 as u64 + scc as u64;
+            (Some(sum as u32 as u64), Some(sum >> 32 != 0))
+        }
+        "s_subb_u32" => {
+            (Some(a32.wrapping_sub(b32).wrapping_sub(scc as u32) as u64), Some(b32 as u64 + scc as u64 > a32 as u64))
+        }
+        "s_absdiff_i32" => nz32((a32 as i32).wrapping_sub(b32 as i32).wrapping_abs() as u32),
+        "s_lshl_b32" => nz32(a32 << (b32 & 31)),
+        "s_lshl_b64" => nz64(a << (b32 & 63)),
+        "s_lshr_b32" => nz32(a32 >> (b32 & 31)),
+        "s_lshr_b64" => nz64(a >> (b32 & 63)),
+        "s_ashr_i32" => nz32(((a32 as i32) >> (b32 & 31)) as u32),
+        "s_ashr_i64" => nz64(((a as i64) >> (b32 & 63)) as u64),
+        "s_lshl1_add_u32" | "s_lshl2_add_u32" | "s_lshl3_add_u32" | "s_lshl4_add_u32" => {
+            let shift = name.as_bytes()[6] - b'0';
+            let sum = ((a32 as u64) << shift) + b32 as u64;
+            (Some(sum as u32 as u64), Some(sum >> 32 != 0))
+        }
+        "s_min_i32" => {
+            let first = (a32 as i32) < (b32 as i32);
+            (Some(if first { a32 } else { b32 } as u64), Some(first))
+        }
+        "s_min_u32" => (Some(a32.min(b32) as u64), Some(a32 < b32)),
+        "s_max_i32" => {
+            let first = (a32 as i32) >= (b32 as i32);
+            (Some(if first { a32 } else { b32 } as u64), Some(first))
+        }
+        "s_max_u32" => (Some(a32.max(b32) as u64), Some(a32 >= b32)),
+        "s_and_b32" => nz32(a32 & b32),
+        "s_or_b32" => nz32(a32 | b32),
+        "s_xor_b32" => nz32(a32 ^ b32),
+        "s_nand_b32" => nz32(!(a32 & b32)),
+        "s_nor_b32" => nz32(!(a32 | b32)),
+        "s_xnor_b32" => nz32(!(a32 ^ b32)),
+        "s_and_not1_b32" => nz32(a32 & !b32),
+        "s_or_not1_b32" => nz32(a32 | !b32),
+        "s_and_b64" => nz64(a & b),
+        "s_or_b64" => nz64(a | b),
+        "s_xor_b64" => nz64(a ^ b),
+        "s_nand_b64" => nz64(!(a & b)),
+        "s_nor_b64" => nz64(!(a | b)),
+        "s_xnor_b64" => nz64(!(a ^ b)),
+        "s_and_not1_b64" => nz64(a & !b),
+        "s_or_not1_b64" => nz64(a | !b),
+        "s_bfe_u32" => nz32(field(a32 as u64, (b32 & 31) as u64, ((b32 >> 16) & 0x7F) as u64, 32, false) as u32),
+        "s_bfe_i32" => nz32(field(a32 as u64, (b32 & 31) as u64, ((b32 >> 16) & 0x7F) as u64, 32, true) as u32),
+        "s_bfe_u64" => nz64(field(a, (b32 & 63) as u64, ((b32 >> 16) & 0x7F) as u64, 64, false)),
+        "s_bfe_i64" => nz64(field(a, (b32 & 63) as u64, ((b32 >> 16) & 0x7F) as u64, 64, true)),
+        "s_bfm_b32" => only((((1u64 << (a32 & 31)) - 1) << (b32 & 31)) as u32 as u64),
+        "s_bfm_b64" => only(((1u128 << (a32 & 63)) - 1).wrapping_shl(b32 & 63) as u64),
+        "s_mul_i32" => only(a32.wrapping_mul(b32) as u64),
+        "s_mul_hi_u32" => only((a32 as u64 * b32 as u64) >> 32),
+        "s_mul_hi_i32" => only(((a32 as i32 as i64 * b32 as i32 as i64) >> 32) as u32 as u64),
+        "s_cselect_b32" => only(if scc { a32 } else { b32 } as u64),
+        "s_cselect_b64" => only(if scc { a } else { b }),
+        "s_pack_ll_b32_b16" => only((a32 & 0xFFFF | b32 << 16) as u64),
+        "s_pack_lh_b32_b16" => only((a32 & 0xFFFF | b32 & 0xFFFF_0000) as u64),
+        "s_pack_hh_b32_b16" => only((a32 >> 16 | b32 & 0xFFFF_0000) as u64),
+        "s_pack_hl_b32_b16" => only((a32 >> 16 | b32 << 16) as u64),
+        // SOPC.
+        "s_cmp_eq_i32" | "s_cmp_eq_u32" => set(a32 == b32),
+        "s_cmp_lg_i32" | "s_cmp_lg_u32" => set(a32 != b32),
+        "s_cmp_gt_i32" => set(a32 as i32 > b32 as i32),
+        "s_cmp_ge_i32" => set(a32 as i32 >= b32 as i32),
+        "s_cmp_lt_i32" => set((a32 as i32) < b32 as i32),
+        "s_cmp_le_i32" => set(a32 as i32 <= b32 as i32),
+        "s_cmp_gt_u32" => set(a32 > b32),
+        "s_cmp_ge_u32" => set(a32 >= b32),
+        "s_cmp_lt_u32" => set(a32 < b32),
+        "s_cmp_le_u32" => set(a32 <= b32),
+        "s_cmp_eq_u64" => set(a == b),
+        "s_cmp_lg_u64" => set(a != b),
+        "s_bitcmp0_b32" => set((a32 >> (b32 & 31)) & 1 == 0),
+        "s_bitcmp1_b32" => set((a32 >> (b32 & 31)) & 1 == 1),
+        "s_bitcmp0_b64" => set((a >> (b32 & 63)) & 1 == 0),
+        "s_bitcmp1_b64" => set((a >> (b32 & 63)) & 1 == 1),
+        // SOP1.
+        "s_mov_b32" => only(a32 as u64),
+        "s_mov_b64" => only(a),
+        "s_cmov_b32" => only(if scc { a32 as u64 } else { old as u32 as u64 }),
+        "s_cmov_b64" => only(if scc { a } else { old }),
+        "s_not_b32" => nz32(!a32),
+        "s_not_b64" => nz64(!a),
+        "s_wqm_b32" => nz32(quads(a32 as u64, 8, true) as u32),
+        "s_wqm_b64" => nz64(quads(a, 16, true)),
+        "s_quadmask_b32" => nz32(quads(a32 as u64, 8, false) as u32),
+        "s_quadmask_b64" => nz64(quads(a, 16, false)),
+        "s_brev_b32" => only(a32.reverse_bits() as u64),
+        "s_brev_b64" => only(a.reverse_bits()),
+        "s_bcnt0_i32_b32" => nz32(a32.count_zeros()),
+        "s_bcnt0_i32_b64" => nz32(a.count_zeros()),
+        "s_bcnt1_i32_b32" => nz32(a32.count_ones()),
+        "s_bcnt1_i32_b64" => nz32(a.count_ones()),
+        "s_ctz_i32_b32" => only(if a32 == 0 { u32::MAX } else { a32.trailing_zeros() } as u64),
+        "s_ctz_i32_b64" => only(if a == 0 { u32::MAX } else { a.trailing_zeros() } as u64),
+        "s_clz_i32_u32" => only(if a32 == 0 { u32::MAX } else { a32.leading_zeros() } as u64),
+        "s_clz_i32_u64" => only(if a == 0 { u32::MAX } else { a.leading_zeros() } as u64),
+        "s_cls_i32" => only(cls(a32 as u64, 32)),
+        "s_cls_i32_i64" => only(cls(a, 64)),
+        "s_sext_i32_i8" => only(a32 as i8 as i32 as u32 as u64),
+        "s_sext_i32_i16" => only(a32 as i16 as i32 as u32 as u64),
+        "s_bitset0_b32" => only((old as u32 & !(1 << (a32 & 31))) as u64),
+        "s_bitset1_b32" => only((old as u32 | 1 << (a32 & 31)) as u64),
+        "s_bitset0_b64" => only(old & !(1 << (a32 & 63))),
+        "s_bitset1_b64" => only(old | 1 << (a32 & 63)),
+        "s_bitreplicate_b64_b32" => only((0..32).fold(0, |out, bit| out | ((a32 as u64 >> bit) & 1) * 3 << (2 * bit))),
+        "s_abs_i32" => nz32((a32 as i32).wrapping_abs() as u32),
+        _ => {
+            let (op, width) = name.strip_prefix("s_")?.rsplit_once("_saveexec_b").or_else(|| None)?;
+            let wide = width == "64";
+            let exec = if wide { exec } else { exec as u32 as u64 };
+            let source = if wide { a } else { a32 as u64 };
+            let value = saveexec(op, source, exec);
+            let value = if wide { value } else { value as u32 as u64 };
+            // The destination gets EXEC as it was; EXEC the result (checked by the caller).
+            return Some((Some(exec), Some(value != 0)));
+        }
+    })
+}
+
+/// The new EXEC a `saveexec` or `wrexec` operation leaves.
+fn exec_after(name: &str, a: u64, exec: u64) -> Option<u64> {
+    let rest = name.strip_prefix("s_")?;
+    let (op, width, _) = if let Some((op, width)) = rest.rsplit_once("_saveexec_b") {
+        (op, width, false)
+    } else if let Some((op, width)) = rest.rsplit_once("_wrexec_b") {
+        (op, width, true)
+    } else {
+        return None;
+    };
+    let wide = width == "64";
+    let (source, exec) = if wide { (a, exec) } else { (a as u32 as u64, exec as u32 as u64) };
+    let value = match op {
+        "and" => source & exec,
+        "or" => source | exec,
+        "xor" => source ^ exec,
+        "nand" => !(source & exec),
+        "nor" => !(source | exec),
+        "xnor" => !(source ^ exec),
+        "and_not0" => !source & exec,
+        "or_not0" => !source | exec,
+        "and_not1" => source & !exec,
+        "or_not1" => source | !exec,
+        _ => return None,
+    };
+    Some(if wide { value } else { value as u32 as u64 })
+}
+
+/// Scalar source values: edges of each width, then random.
+fn scalar_values(rng: &mut Rng) -> Vec<u64> {
+    let mut values = vec![
+        0,
+        1,
+        2,
+        31,
+        32,
+        63,
+        0x7FFF_FFFF,
+        0x8000_0000,
+        0xFFFF_FFFF,
+        0x1_0000_0000,
+        u64::MAX,
+        1 << 63,
+        0x0010_0005,
+        0x0020_0008,
+    ];
+    values.extend((0..12).map(|_| rng.next()));
+    values.extend((0..4).map(|_| rng.next() & 0x003F_003F));
+    values
+}
+
+/// Checks a SOP2, SOP1 or SOPC operation over pairs of sources; `None` if not in the family.
+fn check_scalar(isa: Isa, operation: &Operation) -> Option<()> {
+    if !matches!(operation.encoding.as_str(), "Sop2" | "Sop1" | "Sopc") {
+        return None;
+    }
+    let name = gfx11_name(operation.mnemonic);
+    let wrexec = name.contains("_wrexec_");
+    scalar_reference(&name, 0, 0, false, 0, 0).or(if wrexec { Some((None, None)) } else { None })?;
+    let wide_destination = name.ends_with("_b64") && !name.starts_with("s_cmp") && !name.starts_with("s_bitcmp")
+        || name.ends_with("_u64")
+            && !name.starts_with("s_cmp")
+            && !name.starts_with("s_clz")
+            && !name.starts_with("s_bcnt")
+        || name == "s_bfe_i64"
+        || name == "s_ashr_i64"
+        || name == "s_bitreplicate_b64_b32";
+    let wide_destination = wide_destination && !name.starts_with("s_bcnt") && !name.starts_with("s_ctz");
+    let mut rng = Rng(0x5CA1 ^ operation.words[0] as u64);
+    let values = scalar_values(&mut rng);
+    for (index, &a) in values.iter().enumerate() {
+        for &b in values.iter().skip(index % 3).step_by(3) {
+            for scc in [false, true] {
+                let exec = rng.next();
+                let old = rng.next();
+                let mut registers = Registers::new(8);
+                registers.sgpr[0] = a as u32;
+                registers.sgpr[1] = (a >> 32) as u32;
+                registers.sgpr[2] = b as u32;
+                registers.sgpr[3] = (b >> 32) as u32;
+                registers.sgpr[4] = old as u32;
+                registers.sgpr[5] = (old >> 32) as u32;
+                registers.sgpr[EXEC] = exec as u32;
+                registers.sgpr[EXEC + 1] = (exec >> 32) as u32;
+                registers.scc = scc;
+                let before = registers.clone();
+                run(isa, operation, &mut registers);
+                let what =
+                    format!("{isa:?} {} a={a:#x} b={b:#x} scc={scc} exec={exec:#x} old={old:#x}", operation.mnemonic);
+                let destination = registers.sgpr[4] as u64 | (registers.sgpr[5] as u64) << 32;
+                let mut expected = before.clone();
+                if let Some(new_exec) = exec_after(&name, a, exec) {
+                    let wide = name.ends_with("_b64");
+                    let old_exec = if wide { exec } else { exec as u32 as u64 };
+                    let written = if wrexec { new_exec } else { old_exec };
+                    expected.sgpr[4] = written as u32;
+                    if wide {
+                        expected.sgpr[5] = (written >> 32) as u32;
+                    }
+                    expected.sgpr[EXEC] = new_exec as u32;
+                    if wide {
+                        expected.sgpr[EXEC + 1] = (new_exec >> 32) as u32;
+                    }
+                    expected.scc = new_exec != 0;
+                    assert_registers(&registers, &expected, &what);
+                    continue;
+                }
+                let (value, flag) = scalar_reference(&name, a, b, scc, exec, old).unwrap();
+                if let Some(value) = value {
+                    expected.sgpr[4] = value as u32;
+                    if wide_destination {
+                        expected.sgpr[5] = (value >> 32) as u32;
+                    }
+                }
+                if let Some(flag) = flag {
+                    expected.scc = flag;
+                }
+                assert_registers(&registers, &expected, &format!("{what}: destination {destination:#x}"));
+            }
+        }
+    }
+    Some(())
+}
+
 /// Every family test, over every operation of both instruction sets: the operations each
 /// covers, by instruction set.
 fn family_tested() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
@@ -335,7 +699,7 @@ fn family_tested() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
     for (isa, name) in ISAS {
         let set: &mut BTreeSet<&'static str> = tested.entry(name).or_default();
         for operation in operations(isa).iter().filter(|operation| operation.runs) {
-            if check_compare(isa, operation).is_some() {
+            if check_compare(isa, operation).is_some() || check_scalar(isa, operation).is_some() {
                 set.insert(operation.mnemonic);
             }
         }

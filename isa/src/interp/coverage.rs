@@ -10,7 +10,7 @@
 //! operation to its status in `isa/coverage/`.
 
 use super::program::{Decoded, Plan, from_gfx10};
-use super::wave::{LANES, Wave};
+use super::wave::{Flow, LANES, Wave};
 use super::{AtomicOp, ExecError, Isa, Memory, MemoryFault, scalar};
 use crate::{gfx10, gfx11};
 
@@ -78,17 +78,35 @@ impl Registers {
     }
 }
 
-/// Runs the instruction at the start of `words`, `isa`'s code, once on `registers` in wave32,
-/// with `memory` and the workgroup's `lds`: decoded and planned as a program load does it (gfx10.3
-/// translated to gfx11) and stepped as the wave loop steps it. A branch's target is not followed.
-/// On an error the registers hold what the instruction wrote before it failed.
+/// Where a wave goes after one instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// On to the following instruction.
+    Following,
+    /// To this address (a branch taken, `s_setpc`, `s_swappc`, `s_call`).
+    Jump(u64),
+    /// The wave ended (`s_endpgm`).
+    End,
+    /// The wave waits at `s_barrier`.
+    Barrier,
+    /// The wave yields to its workgroup's others (`s_sleep`).
+    Sleep,
+}
+
+/// The address [`execute`] runs its instruction at (a branch's target is relative to it).
+pub const PC: u64 = 0x1000;
+
+/// Runs the instruction at the start of `words`, `isa`'s code, once on `registers` in wave32
+/// at [`PC`], with `memory` and the workgroup's `lds`: decoded and planned as a program load does
+/// it (gfx10.3 translated to gfx11) and stepped as the wave loop steps it. Returns where the wave
+/// would go next. On an error the registers hold what the instruction wrote before it failed.
 pub fn execute(
     isa: Isa,
     words: &[u32],
     registers: &mut Registers,
     memory: &dyn Memory,
     lds: &mut [u8],
-) -> Result<(), ExecError> {
+) -> Result<Next, ExecError> {
     let decoded = match isa {
         Isa::Gfx11 => {
             let instruction = gfx11::decode(words, 0)?;
@@ -109,7 +127,13 @@ pub fn execute(
     registers.vgpr = wave.vgpr;
     registers.scc = wave.scc;
     registers.mode = wave.mode;
-    result.map(|_| ())
+    result.map(|flow| match flow {
+        Flow::Next => Next::Following,
+        Flow::Jump(target) => Next::Jump(target),
+        Flow::End => Next::End,
+        Flow::Barrier => Next::Barrier,
+        Flow::Sleep => Next::Sleep,
+    })
 }
 
 /// A VGPR as a 9-bit source operand.
@@ -323,7 +347,7 @@ impl Wave {
             sgpr: [0; 128],
             vgpr: vec![[0; LANES]; 16],
             scc: false,
-            pc: 0x1000,
+            pc: PC,
             ended: false,
             at_barrier: false,
             scratch: Vec::new(),

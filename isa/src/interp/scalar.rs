@@ -259,11 +259,13 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         Opcode::SMulI32 => write(wave, (a32 as i32).wrapping_mul(b32 as i32) as u32),
         Opcode::SMulHiU32 => write(wave, ((a32 as u64 * b32 as u64) >> 32) as u32),
         Opcode::SMulHiI32 => write(wave, ((a32 as i32 as i64 * b32 as i32 as i64) >> 32) as u32),
+        // SCC: whether S0 is the one selected, which for min is S0 < S1 and for max S0 >= S1
+        // (RDNA3 ISA guide, S_MIN_I32 and S_MAX_I32): equal sources clear it for min only.
         Opcode::SMinU32 | Opcode::SMaxU32 | Opcode::SMinI32 | Opcode::SMaxI32 => {
             let (value, first) = match instruction.opcode() {
-                Opcode::SMinU32 => (a32.min(b32), a32 <= b32),
+                Opcode::SMinU32 => (a32.min(b32), a32 < b32),
                 Opcode::SMaxU32 => (a32.max(b32), a32 >= b32),
-                Opcode::SMinI32 => ((a32 as i32).min(b32 as i32) as u32, a32 as i32 <= b32 as i32),
+                Opcode::SMinI32 => ((a32 as i32).min(b32 as i32) as u32, (a32 as i32) < b32 as i32),
                 _ => ((a32 as i32).max(b32 as i32) as u32, a32 as i32 >= b32 as i32),
             };
             write(wave, value);
