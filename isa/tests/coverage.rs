@@ -15,7 +15,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use aqueduct_isa::interp::coverage::{Next, Operation, PC, Registers, execute, mnemonics_in, operations};
+use aqueduct_isa::interp::coverage::{CLOCK, Next, Operation, PC, Registers, execute, mnemonics_in, operations};
+use aqueduct_isa::interp::{ExecError, apply_atomic32, apply_atomic64};
 use aqueduct_isa::interp::{AtomicOp, Isa, Memory, MemoryFault};
 use object::{Object, ObjectSection};
 
@@ -692,6 +693,249 @@ fn check_scalar(isa: Isa, operation: &Operation) -> Option<()> {
     Some(())
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Family: SOPK, SOPP and scalar memory.
+// ---------------------------------------------------------------------------------------------
+
+/// Host bytes an instruction reaches at their own address (reads, writes and atomics, plain).
+struct HostBytes(std::cell::UnsafeCell<Vec<u8>>);
+
+// SAFETY: one test thread uses each; `execute` runs on the caller's thread.
+unsafe impl Sync for HostBytes {}
+
+impl HostBytes {
+    fn new(bytes: Vec<u8>) -> HostBytes {
+        HostBytes(std::cell::UnsafeCell::new(bytes))
+    }
+    fn base(&self) -> u64 {
+        // SAFETY: read of the vector's pointer, no access to the bytes.
+        unsafe { (*self.0.get()).as_ptr() as u64 }
+    }
+    fn bytes(&self) -> Vec<u8> {
+        // SAFETY: no instruction runs while the test reads.
+        unsafe { (*self.0.get()).clone() }
+    }
+    fn range(&self, address: u64, length: usize, write: bool) -> Result<usize, MemoryFault> {
+        // SAFETY: length read only.
+        let size = unsafe { (*self.0.get()).len() } as u64;
+        let fault = MemoryFault { address, length: length as u64, write };
+        let offset = address.checked_sub(self.base()).ok_or(fault)?;
+        if offset + length as u64 > size { Err(fault) } else { Ok(offset as usize) }
+    }
+}
+
+impl Memory for HostBytes {
+    fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
+        let at = self.range(address, out.len(), false)?;
+        // SAFETY: in range; one thread.
+        out.copy_from_slice(unsafe { &(&*self.0.get())[at..at + out.len()] });
+        Ok(())
+    }
+    fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
+        let at = self.range(address, data.len(), true)?;
+        // SAFETY: in range; one thread.
+        unsafe { (&mut *self.0.get())[at..at + data.len()].copy_from_slice(data) };
+        Ok(())
+    }
+    fn atomic32(&self, address: u64, op: AtomicOp, value: u32, compare: u32) -> Result<u32, MemoryFault> {
+        let mut word = [0u8; 4];
+        self.read(address, &mut word)?;
+        let old = u32::from_le_bytes(word);
+        self.write(address, &apply_atomic32(op, old, value, compare).to_le_bytes())?;
+        Ok(old)
+    }
+    fn atomic64(&self, address: u64, op: AtomicOp, value: u64, compare: u64) -> Result<u64, MemoryFault> {
+        let mut word = [0u8; 8];
+        self.read(address, &mut word)?;
+        let old = u64::from_le_bytes(word);
+        self.write(address, &apply_atomic64(op, old, value, compare).to_le_bytes())?;
+        Ok(old)
+    }
+}
+
+/// Checks a SOPK operation over immediates and destination values; `None` if not one.
+fn check_sopk(isa: Isa, operation: &Operation) -> Option<()> {
+    if operation.encoding != "Sopk" {
+        return None;
+    }
+    let name = operation.mnemonic;
+    let mut rng = Rng(0x50C ^ operation.words[0] as u64);
+    for _ in 0..64 {
+        let simm = (rng.next() as u32) & 0xFFFF;
+        let old = rng.next() as u32;
+        let scc = rng.next() & 1 == 1;
+        let mode = (rng.next() as u32) & 0x3FF;
+        let mut registers = Registers::new(4);
+        registers.sgpr[4] = old;
+        registers.sgpr[5] = rng.next() as u32;
+        registers.scc = scc;
+        registers.mode = mode;
+        let hwreg = name.contains("reg_");
+        let mut words = operation.words;
+        if !hwreg {
+            words[0] = (words[0] & !0xFFFF) | simm;
+        } else {
+            words[1] = rng.next() as u32 & 0x3FF; // s_setreg_imm32_b32's literal
+        }
+        let mut expected = registers.clone();
+        let signed = simm as u16 as i16 as i32;
+        let mut next = Next::Following;
+        match name {
+            "s_movk_i32" => expected.sgpr[4] = signed as u32,
+            "s_cmovk_i32" if scc => expected.sgpr[4] = signed as u32,
+            "s_cmovk_i32" | "s_version" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt" | "s_waitcnt_expcnt" | "s_waitcnt_lgkmcnt" => {}
+            "s_addk_i32" => {
+                let sum = (old as i32).wrapping_add(signed);
+                expected.sgpr[4] = sum as u32;
+                expected.scc = (old as i32 >= 0) == (signed >= 0) && (sum >= 0) != (old as i32 >= 0);
+            }
+            "s_mulk_i32" => expected.sgpr[4] = (old as i32).wrapping_mul(signed) as u32,
+            "s_call_b64" => {
+                let return_address = PC + 4;
+                expected.sgpr[4] = return_address as u32;
+                expected.sgpr[5] = (return_address >> 32) as u32;
+                next = Next::Jump(return_address.wrapping_add_signed(signed as i64 * 4));
+            }
+            "s_getreg_b32" => expected.sgpr[4] = mode,
+            "s_setreg_b32" => expected.mode = old,
+            "s_setreg_imm32_b32" => expected.mode = words[1],
+            _ => {
+                let rest = name.strip_prefix("s_cmpk_")?;
+                let (condition, kind) = rest.split_once('_')?;
+                let (x, y): (i64, i64) = match kind {
+                    "i32" => (old as i32 as i64, signed as i64),
+                    _ => (old as i64, simm as i64),
+                };
+                expected.scc = match condition {
+                    "eq" => x == y,
+                    "lg" => x != y,
+                    "gt" => x > y,
+                    "ge" => x >= y,
+                    "lt" => x < y,
+                    "le" => x <= y,
+                    _ => return None,
+                };
+            }
+        }
+        let got = run_words(isa, operation, &words, &mut registers);
+        let what = format!("{isa:?} {name} simm={simm:#x} old={old:#x} scc={scc} mode={mode:#x}");
+        assert_registers(&registers, &expected, &what);
+        assert_eq!(got, next, "{what}");
+    }
+    Some(())
+}
+
+/// Checks a SOPP operation: branches against their conditions, the MODE writers, and that the
+/// rest change nothing; `None` if not one.
+fn check_sopp(isa: Isa, operation: &Operation) -> Option<()> {
+    if operation.encoding != "Sopp" {
+        return None;
+    }
+    let name = operation.mnemonic;
+    let mut rng = Rng(0x5099 ^ operation.words[0] as u64);
+    for _ in 0..32 {
+        let simm = rng.next() as u32 & 0xFFFF;
+        let mut registers = Registers::new(4);
+        registers.scc = rng.next() & 1 == 1;
+        registers.sgpr[VCC] = if rng.next() & 1 == 1 { 0 } else { rng.next() as u32 };
+        registers.sgpr[EXEC] = if rng.next() & 1 == 1 { 0 } else { rng.next() as u32 };
+        registers.mode = rng.next() as u32 & 0x3FF;
+        let mut words = operation.words;
+        // Messages and priorities keep the probe's immediate (gfx10.3's s_sendmsg takes only
+        // MSG_INTERRUPT); everything else takes a random one.
+        if !matches!(name, "s_sendmsg" | "s_trap") {
+            words[0] = (words[0] & !0xFFFF) | simm;
+        }
+        let simm = words[0] & 0xFFFF;
+        let target = (PC + 4).wrapping_add_signed(simm as u16 as i16 as i64 * 4);
+        let mut expected = registers.clone();
+        let taken = |condition: bool| if condition { Next::Jump(target) } else { Next::Following };
+        let next = match name {
+            "s_branch" => Next::Jump(target),
+            "s_cbranch_scc0" => taken(!registers.scc),
+            "s_cbranch_scc1" => taken(registers.scc),
+            "s_cbranch_vccz" => taken(registers.sgpr[VCC] == 0),
+            "s_cbranch_vccnz" => taken(registers.sgpr[VCC] != 0),
+            "s_cbranch_execz" => taken(registers.sgpr[EXEC] == 0),
+            "s_cbranch_execnz" => taken(registers.sgpr[EXEC] != 0),
+            "s_endpgm" => Next::End,
+            "s_barrier" => Next::Barrier,
+            "s_sleep" => Next::Sleep,
+            "s_round_mode" => {
+                expected.mode = (expected.mode & !0xF) | (simm & 0xF);
+                Next::Following
+            }
+            "s_denorm_mode" => {
+                expected.mode = (expected.mode & !0xF0) | (simm & 0xF) << 4;
+                Next::Following
+            }
+            "s_trap" => {
+                let mut lds = [0u8; 0];
+                let error = execute(isa, &words, &mut registers, &Unmapped, &mut lds).expect_err("s_trap traps");
+                assert!(matches!(error, ExecError::Trap { .. }), "{isa:?} s_trap: {error}");
+                continue;
+            }
+            _ => Next::Following,
+        };
+        let got = run_words(isa, operation, &words, &mut registers);
+        let what = format!("{isa:?} {name} simm={simm:#x}");
+        assert_eq!(got, next, "{what}");
+        assert_registers(&registers, &expected, &what);
+    }
+    Some(())
+}
+
+/// Checks a scalar memory operation against host bytes; `None` if not one.
+fn check_smem(isa: Isa, operation: &Operation) -> Option<()> {
+    if operation.encoding != "Smem" {
+        return None;
+    }
+    let name = operation.mnemonic;
+    let mut rng = Rng(0x5E ^ operation.words[0] as u64);
+    let bytes: Vec<u8> = (0..256).map(|_| rng.next() as u8).collect();
+    let memory = HostBytes::new(bytes.clone());
+    let dwords = match () {
+        _ if name.ends_with("b512") || name.ends_with("dwordx16") => 16,
+        _ if name.ends_with("b256") || name.ends_with("dwordx8") => 8,
+        _ if name.ends_with("b128") || name.ends_with("dwordx4") => 4,
+        _ if name.ends_with("b64") || name.ends_with("dwordx2") => 2,
+        _ if name.ends_with("b32") || name.ends_with("dword") => 1,
+        _ => 0,
+    };
+    let buffer = name.contains("buffer");
+    for offset in [0u32, 4, 16, 60, 64, 132, 196] {
+        let records = [256u32, 64, 100][offset as usize % 3];
+        let mut registers = Registers::new(4);
+        let base = memory.base();
+        registers.sgpr[0] = base as u32;
+        registers.sgpr[1] = (base >> 32) as u32;
+        registers.sgpr[2] = records;
+        let mut words = operation.words;
+        words[1] = (words[1] & !0x1F_FFFF) | offset;
+        let mut expected = registers.clone();
+        for index in 0..dwords {
+            let at = offset as usize + 4 * index;
+            let in_range = at + 4 <= bytes.len() && (!buffer || at + 4 <= records as usize);
+            expected.sgpr[8 + index] = if in_range { u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) } else { 0 };
+        }
+        if name == "s_memtime" || name == "s_memrealtime" {
+            expected.sgpr[8] = CLOCK as u32;
+            expected.sgpr[9] = (CLOCK >> 32) as u32;
+        }
+        if dwords > 0 && !buffer && offset as usize + 4 * dwords > bytes.len() {
+            let mut lds = [0u8; 0];
+            let error = execute(isa, &words, &mut registers, &memory, &mut lds).expect_err("past the bytes");
+            assert!(matches!(error, ExecError::Fault { .. }), "{isa:?} {name}: {error}");
+            continue;
+        }
+        let mut lds = [0u8; 0];
+        execute(isa, &words, &mut registers, &memory, &mut lds).unwrap_or_else(|error| panic!("{isa:?} {name}: {error}"));
+        assert_registers(&registers, &expected, &format!("{isa:?} {name} offset {offset} records {records}"));
+    }
+    Some(())
+}
+
 /// Every family test, over every operation of both instruction sets: the operations each
 /// covers, by instruction set.
 fn family_tested() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
@@ -699,7 +943,8 @@ fn family_tested() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
     for (isa, name) in ISAS {
         let set: &mut BTreeSet<&'static str> = tested.entry(name).or_default();
         for operation in operations(isa).iter().filter(|operation| operation.runs) {
-            if check_compare(isa, operation).is_some() || check_scalar(isa, operation).is_some() {
+            let families = [check_compare, check_scalar, check_sopk, check_sopp, check_smem];
+            if families.iter().any(|family| family(isa, operation).is_some()) {
                 set.insert(operation.mnemonic);
             }
         }

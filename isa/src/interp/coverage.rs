@@ -93,6 +93,10 @@ pub enum Next {
     Sleep,
 }
 
+/// What the agent's clock reads during [`execute`] (`s_memrealtime`, `s_sendmsg_rtn_b64`,
+/// `s_getreg_b32 hwreg(HW_REG_SHADER_CYCLES)`'s low 20 bits).
+pub const CLOCK: u64 = 0x0123_4567_89AB_CDEF;
+
 /// The address [`execute`] runs its instruction at (a branch's target is relative to it).
 pub const PC: u64 = 0x1000;
 
@@ -353,7 +357,7 @@ impl Wave {
             scratch: Vec::new(),
             private_bytes: 0,
             executed: 0,
-            realtime: || 0,
+            realtime: || CLOCK,
             mode: super::wave::MODE_IEEE_FLOAT,
             wide: false,
             half: 0,
