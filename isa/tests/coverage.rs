@@ -16,9 +16,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use aqueduct_isa::interp::coverage::{CLOCK, Next, Operation, PC, Registers, execute, mnemonics_in, operations};
-use aqueduct_isa::interp::{ExecError, apply_atomic32, apply_atomic64};
 use aqueduct_isa::interp::{AtomicOp, Isa, Memory, MemoryFault};
+use aqueduct_isa::interp::{ExecError, apply_atomic32, apply_atomic64};
 use object::{Object, ObjectSection};
+
+#[path = "coverage/memory.rs"]
+mod memory;
 
 const ISAS: [(Isa, &str); 2] = [(Isa::Gfx11, "gfx11"), (Isa::Gfx10_3, "gfx10.3")];
 
@@ -693,7 +696,6 @@ fn check_scalar(isa: Isa, operation: &Operation) -> Option<()> {
     Some(())
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Family: SOPK, SOPP and scalar memory.
 // ---------------------------------------------------------------------------------------------
@@ -784,7 +786,8 @@ fn check_sopk(isa: Isa, operation: &Operation) -> Option<()> {
         match name {
             "s_movk_i32" => expected.sgpr[4] = signed as u32,
             "s_cmovk_i32" if scc => expected.sgpr[4] = signed as u32,
-            "s_cmovk_i32" | "s_version" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt" | "s_waitcnt_expcnt" | "s_waitcnt_lgkmcnt" => {}
+            "s_cmovk_i32" | "s_version" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt" | "s_waitcnt_expcnt"
+            | "s_waitcnt_lgkmcnt" => {}
             "s_addk_i32" => {
                 let sum = (old as i32).wrapping_add(signed);
                 expected.sgpr[4] = sum as u32;
@@ -917,7 +920,8 @@ fn check_smem(isa: Isa, operation: &Operation) -> Option<()> {
         for index in 0..dwords {
             let at = offset as usize + 4 * index;
             let in_range = at + 4 <= bytes.len() && (!buffer || at + 4 <= records as usize);
-            expected.sgpr[8 + index] = if in_range { u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) } else { 0 };
+            expected.sgpr[8 + index] =
+                if in_range { u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) } else { 0 };
         }
         if name == "s_memtime" || name == "s_memrealtime" {
             expected.sgpr[8] = CLOCK as u32;
@@ -930,7 +934,8 @@ fn check_smem(isa: Isa, operation: &Operation) -> Option<()> {
             continue;
         }
         let mut lds = [0u8; 0];
-        execute(isa, &words, &mut registers, &memory, &mut lds).unwrap_or_else(|error| panic!("{isa:?} {name}: {error}"));
+        execute(isa, &words, &mut registers, &memory, &mut lds)
+            .unwrap_or_else(|error| panic!("{isa:?} {name}: {error}"));
         assert_registers(&registers, &expected, &format!("{isa:?} {name} offset {offset} records {records}"));
     }
     Some(())
@@ -943,7 +948,7 @@ fn family_tested() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
     for (isa, name) in ISAS {
         let set: &mut BTreeSet<&'static str> = tested.entry(name).or_default();
         for operation in operations(isa).iter().filter(|operation| operation.runs) {
-            let families = [check_compare, check_scalar, check_sopk, check_sopp, check_smem];
+            let families = [check_compare, check_scalar, check_sopk, check_sopp, check_smem, memory::check_memory];
             if families.iter().any(|family| family(isa, operation).is_some()) {
                 set.insert(operation.mnemonic);
             }

@@ -66,6 +66,9 @@ pub struct Registers {
     pub scc: bool,
     /// The MODE register (round and denormal fields, DX10_CLAMP, IEEE).
     pub mode: u32,
+    /// Each lane's private (scratch) bytes, `private_bytes` a lane, lane after lane.
+    pub scratch: Vec<u8>,
+    pub private_bytes: usize,
 }
 
 impl Registers {
@@ -74,7 +77,14 @@ impl Registers {
     pub fn new(vgprs: usize) -> Registers {
         let mut sgpr = [0; 128];
         sgpr[super::wave::EXEC as usize] = u32::MAX;
-        Registers { sgpr, vgpr: vec![[0; LANES]; vgprs], scc: false, mode: super::wave::MODE_IEEE_FLOAT | 0x300 }
+        Registers {
+            sgpr,
+            vgpr: vec![[0; LANES]; vgprs],
+            scc: false,
+            mode: super::wave::MODE_IEEE_FLOAT | 0x300,
+            scratch: Vec::new(),
+            private_bytes: 0,
+        }
     }
 }
 
@@ -125,12 +135,16 @@ pub fn execute(
     wave.vgpr.resize(wave.vgpr.len() + from_gfx10::SHADOW_VGPRS, [0; LANES]);
     wave.scc = registers.scc;
     wave.mode = registers.mode;
+    wave.private_bytes = registers.private_bytes;
+    wave.scratch = core::mem::take(&mut registers.scratch);
+    wave.scratch.resize(registers.private_bytes * LANES, 0);
     let result = super::launch::step::<dyn Memory, false>(memory, &mut wave, &decoded, lds);
     wave.vgpr.truncate(wave.vgpr.len() - from_gfx10::SHADOW_VGPRS);
     registers.sgpr = wave.sgpr;
     registers.vgpr = wave.vgpr;
     registers.scc = wave.scc;
     registers.mode = wave.mode;
+    registers.scratch = core::mem::take(&mut wave.scratch);
     result.map(|flow| match flow {
         Flow::Next => Next::Following,
         Flow::Jump(target) => Next::Jump(target),
