@@ -22,6 +22,8 @@ use object::{Object, ObjectSection};
 
 #[path = "coverage/memory.rs"]
 mod memory;
+#[path = "coverage/valu.rs"]
+mod valu;
 
 const ISAS: [(Isa, &str); 2] = [(Isa::Gfx11, "gfx11"), (Isa::Gfx10_3, "gfx10.3")];
 
@@ -557,10 +559,10 @@ fn scalar_reference(name: &str, a: u64, b: u64, scc: bool, exec: u64, old: u64) 
         "s_bitset1_b32" => only((old as u32 | 1 << (a32 & 31)) as u64),
         "s_bitset0_b64" => only(old & !(1 << (a32 & 63))),
         "s_bitset1_b64" => only(old | 1 << (a32 & 63)),
-        "s_bitreplicate_b64_b32" => only((0..32).fold(0, |out, bit| out | ((a32 as u64 >> bit) & 1) * 3 << (2 * bit))),
+        "s_bitreplicate_b64_b32" => only((0..32).fold(0, |out, bit| out | (((a32 as u64 >> bit) & 1) * 3) << (2 * bit))),
         "s_abs_i32" => nz32((a32 as i32).wrapping_abs() as u32),
         _ => {
-            let (op, width) = name.strip_prefix("s_")?.rsplit_once("_saveexec_b").or_else(|| None)?;
+            let (op, width) = name.strip_prefix("s_")?.rsplit_once("_saveexec_b").or(None)?;
             let wide = width == "64";
             let exec = if wide { exec } else { exec as u32 as u64 };
             let source = if wide { a } else { a32 as u64 };
@@ -948,7 +950,15 @@ fn family_tested() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
     for (isa, name) in ISAS {
         let set: &mut BTreeSet<&'static str> = tested.entry(name).or_default();
         for operation in operations(isa).iter().filter(|operation| operation.runs) {
-            let families = [check_compare, check_scalar, check_sopk, check_sopp, check_smem, memory::check_memory];
+            let families = [
+                check_compare,
+                check_scalar,
+                check_sopk,
+                check_sopp,
+                check_smem,
+                memory::check_memory,
+                valu::check_valu,
+            ];
             if families.iter().any(|family| family(isa, operation).is_some()) {
                 set.insert(operation.mnemonic);
             }

@@ -11,7 +11,7 @@
 
 use super::program::{Decoded, Plan, from_gfx10};
 use super::wave::{Flow, LANES, Wave};
-use super::{AtomicOp, ExecError, Isa, Memory, MemoryFault, scalar};
+use super::{AtomicOp, ExecError, Isa, Memory, MemoryFault};
 use crate::{gfx10, gfx11};
 
 /// One operation of an instruction set, as the enumeration found it.
@@ -326,17 +326,30 @@ fn gfx10_operations() -> Vec<Operation> {
     operations
 }
 
-/// Whether `decoded` runs: its plan is one, and a scalar instruction steps without the
-/// interpreter refusing it (a fault, a trap or a jump is its semantics).
+/// Whether `decoded` runs: stepped once on a blank wave (all registers 0, every lane active) with
+/// nothing mapped, the interpreter does not refuse it (a fault, a trap or a jump is its
+/// semantics). A plan alone is not enough: a planned operation may still have no arithmetic.
 fn runs(decoded: &Decoded) -> bool {
-    match decoded.plan {
-        Plan::Unsupported => false,
-        Plan::Scalar => {
-            let mut wave = Wave::blank();
-            !matches!(scalar::step(&mut wave, &decoded.instruction, &Faulting), Err(ExecError::Unsupported { .. }))
-        }
-        _ => true,
+    if matches!(decoded.plan, Plan::Unsupported) {
+        return false;
     }
+    // Wave32, then wave64 (`v_permlane64_b32` reaches across a wave64 wave's halves).
+    [false, true].into_iter().any(|wide| {
+        let mut wave = Wave::blank();
+        wave.vgpr.resize(wave.vgpr.len() + from_gfx10::SHADOW_VGPRS, [0; LANES]);
+        if wide {
+            wave.wide = true;
+            wave.other = super::wave::Half { vgpr: wave.vgpr.clone(), scratch: Vec::new() };
+            wave.write_sgpr(super::wave::EXEC + 1, u32::MAX);
+        }
+        // A typed MUBUF access takes its format from the V# (s[0:3], word 3 bits 18:12): the
+        // first unpacked one, so the probe's V# is not BUF_FMT_INVALID.
+        let format = (1..128).find(|&number| gfx11::buffer_format(number).is_some_and(|format| !format.packed));
+        wave.write_sgpr(3, format.unwrap_or(0) << 12);
+        let mut lds = [0u8; 64];
+        let result = super::launch::step::<Faulting, false>(&Faulting, &mut wave, decoded, &mut lds);
+        !matches!(result, Err(ExecError::Unsupported { .. }))
+    })
 }
 
 /// Memory with nothing mapped: every access faults.

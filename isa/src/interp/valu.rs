@@ -18,7 +18,7 @@ use half::{bf16, f16};
 
 use super::operands::{Operands, Row, Row64, Width};
 use super::wave::Flow;
-use super::wave::{EXEC, Kind, LANES, MODE_IEEE_FLOAT, VCC, Wave};
+use super::wave::{EXEC, Kind, LANES, MODE_IEEE, MODE_IEEE_FLOAT, VCC, Wave};
 use crate::gfx11::{Encoding, Entry, Instruction, Opcode, Slot};
 
 /// A compare's condition (`v_cmp_<condition>_<type>`).
@@ -314,7 +314,8 @@ fn plain(wave: &mut Wave, op: &VOp) -> bool {
         wave.write_mask(operands.sdst as u32, carry & exec);
         return true;
     }
-    let Some(row) = common_row(op.opcode, a, b, c, current, operands.literal) else { return false };
+    let ieee = wave.mode & MODE_IEEE != 0;
+    let Some(row) = common_row(op.opcode, a, b, c, current, operands.literal, ieee) else { return false };
     write_plain(wave, operands.vdst, row, exec);
     true
 }
@@ -329,6 +330,7 @@ fn common_row(
     c: impl Fn() -> Row,
     current: impl Fn() -> Row,
     literal: u32,
+    ieee: bool,
 ) -> Option<Row> {
     use Opcode::*;
     Some(match opcode {
@@ -337,8 +339,8 @@ fn common_row(
         VSubF32 => f2(a, b(), |x, y| x - y),
         VSubrevF32 => f2(a, b(), |x, y| y - x),
         VMulF32 => f2(a, b(), |x, y| x * y),
-        VMaxF32 => f2(a, b(), fmax),
-        VMinF32 => f2(a, b(), fmin),
+        VMaxF32 => f2(a, b(), |x, y| fmax(x, y, ieee)),
+        VMinF32 => f2(a, b(), |x, y| fmin(x, y, ieee)),
         VFmacF32 => fma_rows(a, b(), current()),
         VFmaF32 => fma_rows(a, b(), c()),
         VFmaakF32 => fma_rows(a, b(), [literal; LANES]),
@@ -638,7 +640,9 @@ fn to_h64(value: f64) -> u32 {
     let sign = ((value.to_bits() >> 48) & 0x8000) as u32;
     let magnitude = value.abs();
     if magnitude.is_nan() {
-        return sign | 0x7E00;
+        // Quiet, with the payload's top bits (min and max return an operand NaN as it was,
+        // quieted: RDNA3 ISA guide, V_MAX_F16).
+        return sign | 0x7E00 | ((value.to_bits() >> 42) & 0x3FF) as u32;
     }
     // Past the midpoint between the largest f16 (65504) and 2^16, nearest even is infinity.
     if magnitude >= 65520.0 {
@@ -680,6 +684,17 @@ fn wide(row: Row) -> Row64 {
     out
 }
 
+/// The sum of the absolute differences of `x`'s and `y`'s bytes; `masked` skips a byte where `y`'s
+/// is 0 (V_SAD_U8, V_MSAD_U8).
+fn sad_u8(x: u32, y: u32, masked: bool) -> u32 {
+    (0..4)
+        .map(|i| {
+            let (p, q) = ((x >> (8 * i)) as u8, (y >> (8 * i)) as u8);
+            if masked && q == 0 { 0 } else { p.abs_diff(q) as u32 }
+        })
+        .sum()
+}
+
 fn med3<T: PartialOrd + Copy>(a: T, b: T, c: T) -> T {
     let (low, high) = if a < b { (a, b) } else { (b, a) };
     if c < low {
@@ -691,18 +706,73 @@ fn med3<T: PartialOrd + Copy>(a: T, b: T, c: T) -> T {
     }
 }
 
-/// IEEE minNum/maxNum: a NaN operand yields the other (RDNA3 ISA guide, `V_MIN_F32`).
-fn fmin(a: f32, b: f32) -> f32 {
-    a.min(b)
+/// `V_MIN_*`/`V_MAX_*` (RDNA3 ISA guide's pseudocode, every width): in IEEE mode a signaling NaN
+/// operand is returned quieted (S0's first); otherwise a NaN yields the other operand; −0 is
+/// below +0; a tie takes S0 for max and S1 for min.
+macro_rules! min_max {
+    ($min:ident, $max:ident, $float:ty, $quiet:expr) => {
+        fn $min(a: $float, b: $float, ieee: bool) -> $float {
+            let quiet: <$float as FloatBits>::Bits = $quiet;
+            let signaling = |x: $float| x.is_nan() && x.to_bits() & quiet == 0;
+            if ieee && signaling(a) {
+                return <$float>::from_bits(a.to_bits() | quiet);
+            }
+            if ieee && signaling(b) {
+                return <$float>::from_bits(b.to_bits() | quiet);
+            }
+            if a.is_nan() {
+                return b;
+            }
+            if b.is_nan() {
+                return a;
+            }
+            if a == 0.0 && b == 0.0 {
+                return if a.is_sign_negative() { a } else { b };
+            }
+            if a < b { a } else { b }
+        }
+        fn $max(a: $float, b: $float, ieee: bool) -> $float {
+            let quiet: <$float as FloatBits>::Bits = $quiet;
+            let signaling = |x: $float| x.is_nan() && x.to_bits() & quiet == 0;
+            if ieee && signaling(a) {
+                return <$float>::from_bits(a.to_bits() | quiet);
+            }
+            if ieee && signaling(b) {
+                return <$float>::from_bits(b.to_bits() | quiet);
+            }
+            if a.is_nan() {
+                return b;
+            }
+            if b.is_nan() {
+                return a;
+            }
+            if a == 0.0 && b == 0.0 {
+                return if a.is_sign_negative() { b } else { a };
+            }
+            if a >= b { a } else { b }
+        }
+    };
 }
-fn fmax(a: f32, b: f32) -> f32 {
-    a.max(b)
+
+/// The bit type of a float, for [`min_max!`].
+trait FloatBits {
+    type Bits;
 }
-fn fmed3(a: f32, b: f32, c: f32) -> f32 {
+impl FloatBits for f32 {
+    type Bits = u32;
+}
+impl FloatBits for f64 {
+    type Bits = u64;
+}
+
+min_max!(fmin, fmax, f32, 0x0040_0000);
+min_max!(fmin64, fmax64, f64, 0x0008_0000_0000_0000);
+
+fn fmed3(a: f32, b: f32, c: f32, ieee: bool) -> f32 {
     if a.is_nan() || b.is_nan() || c.is_nan() {
-        return fmin(fmin(a, b), c);
+        return fmin(fmin(a, b, ieee), c, ieee);
     }
-    fmax(fmin(a, b), fmin(fmax(a, b), c))
+    fmax(fmin(a, b, ieee), fmin(fmax(a, b, ieee), c, ieee), ieee)
 }
 
 /// `V_FRACT`: x − floor(x), below 1.0; NaN stays NaN and infinity gives NaN (RDNA3 ISA guide;
@@ -876,10 +946,11 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
     let c64 = || op.read64(wave, 2);
     let clamp = op.operands.clamp;
     let literal = op.operands.literal;
+    let ieee = wave.mode & MODE_IEEE != 0;
     let vdst = || wave.vgpr.get(op.operands.vdst as usize).copied().unwrap_or([0; LANES]);
     use Opcode::*;
     if !(clamp && matches!(op.opcode, Opcode::VAddNcU32 | Opcode::VSubNcU32))
-        && let Some(row) = common_row(op.opcode, a(), b, c, vdst, literal)
+        && let Some(row) = common_row(op.opcode, a(), b, c, vdst, literal, ieee)
     {
         return Some(Out::B32(row));
     }
@@ -933,7 +1004,7 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
             }
             source
         }
-        VMovrelsB32 | VMovreldB32 | VMovrelsdB32 | VMovrelsd2B32 => return movrel(wave, op),
+        VMovrelsB32 | VMovreldB32 | VMovrelsdB32 | VMovrelsd2B32 | VSwaprelB32 => return movrel(wave, op),
         // Bitwise and shifts.
         VXnorB32 => map2(a(), b(), |x, y| !(x ^ y)),
         VNotB32 => map1(a(), |x| !x),
@@ -1063,9 +1134,34 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VMaxminI32 => map3(a(), b(), c(), |x, y, z| (x as i32).max(y as i32).min(z as i32) as u32),
         VMinmaxI32 => map3(a(), b(), c(), |x, y, z| (x as i32).min(y as i32).max(z as i32) as u32),
         VSadU32 => map3(a(), b(), c(), |x, y, z| x.abs_diff(y).wrapping_add(z)),
-        VSadU8 => map3(a(), b(), c(), |x, y, z| {
-            (0..4).map(|i| ((x >> (8 * i)) as u8).abs_diff((y >> (8 * i)) as u8) as u32).sum::<u32>().wrapping_add(z)
+        VSadU8 => map3(a(), b(), c(), |x, y, z| sad_u8(x, y, false).wrapping_add(z)),
+        VSadHiU8 => map3(a(), b(), c(), |x, y, z| (sad_u8(x, y, false) << 16).wrapping_add(z)),
+        VMsadU8 => map3(a(), b(), c(), |x, y, z| sad_u8(x, y, true).wrapping_add(z)),
+        VSadU16 => map3(a(), b(), c(), |x, y, z| {
+            let half = |shift: u32| ((x >> shift) as u16).abs_diff((y >> shift) as u16) as u32;
+            (half(0) + half(16)).wrapping_add(z)
         }),
+        // Each byte the rounded average of the two sources' (RDNA3 ISA guide, V_LERP_U8: bit 8i
+        // of S2 rounds byte i up).
+        VLerpU8 => map3(a(), b(), c(), |x, y, z| {
+            (0..4).fold(0, |out, i| {
+                let byte = |v: u32| (v >> (8 * i)) & 0xFF;
+                out | ((byte(x) + byte(y) + ((z >> (8 * i)) & 1)) >> 1) << (8 * i)
+            })
+        }),
+        // Four SADs of S1's bytes against S0's 64 bits at byte offsets 0 to 3, each plus S2's
+        // 16-bit field and kept to 16 bits (V_QSAD_PK_U16_U8; masked: V_MQSAD_PK_U16_U8).
+        VQsadPkU16U8 | VMqsadPkU16U8 => {
+            let masked = op.opcode == VMqsadPkU16U8;
+            let (x, y, z) = (a64(), b(), c64());
+            return Some(Out::B64(lanes(|lane| {
+                (0..4).fold(0u64, |out, k| {
+                    let window = (x[lane] >> (8 * k)) as u32;
+                    let sum = sad_u8(window, y[lane], masked).wrapping_add((z[lane] >> (16 * k)) as u32 & 0xFFFF);
+                    out | ((sum & 0xFFFF) as u64) << (16 * k)
+                })
+            })));
+        }
         VCvtPkU16U32 => map2(a(), b(), |x, y| (x & 0xFFFF) | y << 16),
         VCvtPkI16I32 => map2(a(), b(), |x, y| {
             let s = |v: u32| (v as i32).clamp(i16::MIN as i32, i16::MAX as i32) as u16 as u32;
@@ -1113,11 +1209,11 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VMulDx9ZeroF32 => f2(a(), b(), |x, y| if x == 0.0 || y == 0.0 { 0.0 } else { x * y }),
         VFmaDx9ZeroF32 => f3(a(), b(), c(), |x, y, z| if x == 0.0 || y == 0.0 { z } else { x.mul_add(y, z) }),
         VFmacDx9ZeroF32 => f3(a(), b(), vdst(), |x, y, z| if x == 0.0 || y == 0.0 { z } else { x.mul_add(y, z) }),
-        VMin3F32 => f3(a(), b(), c(), |x, y, z| fmin(fmin(x, y), z)),
-        VMax3F32 => f3(a(), b(), c(), |x, y, z| fmax(fmax(x, y), z)),
-        VMed3F32 => f3(a(), b(), c(), fmed3),
-        VMaxminF32 => f3(a(), b(), c(), |x, y, z| fmin(fmax(x, y), z)),
-        VMinmaxF32 => f3(a(), b(), c(), |x, y, z| fmax(fmin(x, y), z)),
+        VMin3F32 => f3(a(), b(), c(), |x, y, z| fmin(fmin(x, y, ieee), z, ieee)),
+        VMax3F32 => f3(a(), b(), c(), |x, y, z| fmax(fmax(x, y, ieee), z, ieee)),
+        VMed3F32 => f3(a(), b(), c(), |x, y, z| fmed3(x, y, z, ieee)),
+        VMaxminF32 => f3(a(), b(), c(), |x, y, z| fmin(fmax(x, y, ieee), z, ieee)),
+        VMinmaxF32 => f3(a(), b(), c(), |x, y, z| fmax(fmin(x, y, ieee), z, ieee)),
         VRcpF32 | VRcpIflagF32 => f1(a(), |x| 1.0 / x),
         VSqrtF32 => f1(a(), f32::sqrt),
         VRsqF32 => f1(a(), |x| (1.0 / (x as f64).sqrt()) as f32),
@@ -1146,6 +1242,64 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
             (z & !(0xFF << shift)) | byte << shift
         }),
         VCvtPkRtzF16F32 => map2(a(), b(), |x, y| f16_toward_zero(x) | f16_toward_zero(y) << 16),
+        // Each f32 toward zero to 16 bits, saturated, NaN to 0 (V_CVT_PK_I16_F32, _U16_F32).
+        VCvtPkI16F32 => map2(a(), b(), |x, y| {
+            let convert =
+                |v: u32| f32::from_bits(v).trunc().clamp(i16::MIN as f32, i16::MAX as f32) as i16 as u16 as u32;
+            convert(x) | convert(y) << 16
+        }),
+        VCvtPkU16F32 => map2(a(), b(), |x, y| {
+            let convert = |v: u32| f32::from_bits(v).trunc().clamp(0.0, u16::MAX as f32) as u16 as u32;
+            convert(x) | convert(y) << 16
+        }),
+        // The cubemap face of (x, y, z) = (S0, S1, S2) and its coordinates (RDNA3 ISA guide,
+        // V_CUBEID_F32 and siblings): z's face where |z| is largest, then y's, then x's.
+        VCubeidF32 | VCubescF32 | VCubetcF32 | VCubemaF32 => f3(a(), b(), c(), |x, y, z| {
+            let face = if z.abs() >= x.abs() && z.abs() >= y.abs() {
+                2
+            } else if y.abs() >= x.abs() {
+                1
+            } else {
+                0
+            };
+            let negative = [x, y, z][face] < 0.0;
+            match (op.opcode, face) {
+                (VCubeidF32, _) => (2 * face + negative as usize) as f32,
+                (VCubescF32, 2) => {
+                    if negative {
+                        -x
+                    } else {
+                        x
+                    }
+                }
+                (VCubescF32, 1) => x,
+                (VCubescF32, _) => {
+                    if negative {
+                        z
+                    } else {
+                        -z
+                    }
+                }
+                (VCubetcF32, 1) => {
+                    if negative {
+                        -z
+                    } else {
+                        z
+                    }
+                }
+                (VCubetcF32, _) => -y,
+                (_, face) => [x, y, z][face] * 2.0,
+            }
+        }),
+        // Legacy lighting's multiply: -MAX_FLOAT where S1 is -MAX_FLOAT, -inf or NaN or S2 is at
+        // most 0 or NaN (RDNA3 ISA guide, V_MULLIT_F32).
+        VMullitF32 => f3(a(), b(), c(), |x, y, z| {
+            if y == -f32::MAX || y == f32::NEG_INFINITY || y.is_nan() || z <= 0.0 || z.is_nan() {
+                -f32::MAX
+            } else {
+                x * y
+            }
+        }),
         VCvtPkNormI16F32 => map2(a(), b(), |x, y| norm_i16(f32::from_bits(x)) | norm_i16(f32::from_bits(y)) << 16),
         VCvtPkNormU16F32 => map2(a(), b(), |x, y| norm_u16(f32::from_bits(x)) | norm_u16(f32::from_bits(y)) << 16),
         VDivFmasF32 => {
@@ -1171,8 +1325,8 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VAddF64 => return Some(Out::B64(d2(a64(), b64(), |x, y| x + y))),
         VMulF64 => return Some(Out::B64(d2(a64(), b64(), |x, y| x * y))),
         VFmaF64 => return Some(Out::B64(d3(a64(), b64(), c64(), f64::mul_add))),
-        VMinF64 => return Some(Out::B64(d2(a64(), b64(), f64::min))),
-        VMaxF64 => return Some(Out::B64(d2(a64(), b64(), f64::max))),
+        VMinF64 => return Some(Out::B64(d2(a64(), b64(), |x, y| fmin64(x, y, ieee)))),
+        VMaxF64 => return Some(Out::B64(d2(a64(), b64(), |x, y| fmax64(x, y, ieee)))),
         VTrigPreopF64 => {
             let (x, y) = (a64(), b());
             return Some(Out::B64(lanes(|l| super::trig_preop::trig_preop(f64::from_bits(x[l]), y[l]).to_bits())));
@@ -1229,13 +1383,13 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         }
         VFmaakF16 => map2(a(), b(), |x, y| hfma(x, y, literal & 0xFFFF)),
         VFmamkF16 => map2(a(), b(), |x, y| hfma(x, literal & 0xFFFF, y)),
-        VMinF16 => h2(a(), b(), fmin),
-        VMaxF16 => h2(a(), b(), fmax),
-        VMin3F16 => map3(a(), b(), c(), |x, y, z| to_h(fmin(fmin(h(x), h(y)), h(z)))),
-        VMax3F16 => map3(a(), b(), c(), |x, y, z| to_h(fmax(fmax(h(x), h(y)), h(z)))),
-        VMed3F16 => map3(a(), b(), c(), |x, y, z| to_h(fmed3(h(x), h(y), h(z)))),
-        VMaxminF16 => map3(a(), b(), c(), |x, y, z| to_h(fmin(fmax(h(x), h(y)), h(z)))),
-        VMinmaxF16 => map3(a(), b(), c(), |x, y, z| to_h(fmax(fmin(h(x), h(y)), h(z)))),
+        VMinF16 => h2(a(), b(), |x, y| fmin(x, y, ieee)),
+        VMaxF16 => h2(a(), b(), |x, y| fmax(x, y, ieee)),
+        VMin3F16 => map3(a(), b(), c(), |x, y, z| to_h(fmin(fmin(h(x), h(y), ieee), h(z), ieee))),
+        VMax3F16 => map3(a(), b(), c(), |x, y, z| to_h(fmax(fmax(h(x), h(y), ieee), h(z), ieee))),
+        VMed3F16 => map3(a(), b(), c(), |x, y, z| to_h(fmed3(h(x), h(y), h(z), ieee))),
+        VMaxminF16 => map3(a(), b(), c(), |x, y, z| to_h(fmin(fmax(h(x), h(y), ieee), h(z), ieee))),
+        VMinmaxF16 => map3(a(), b(), c(), |x, y, z| to_h(fmax(fmin(h(x), h(y), ieee), h(z), ieee))),
         VLdexpF16 => map2(a(), b(), |x, y| to_h64(ldexp64(h(x) as f64, y as i16 as i32))),
         VRcpF16 => h1(a(), |x| 1.0 / x),
         VSqrtF16 => h1(a(), f32::sqrt),
@@ -1614,18 +1768,29 @@ fn permlane(wave: &mut Wave, op: &VOp) -> Out {
 }
 
 /// `v_movrels`/`v_movreld`/`v_movrelsd`: VGPR indexing relative to M0 (RDNA3 ISA guide).
+/// The VGPR-relative moves (RDNA3 ISA guide, `V_MOVRELS_B32` and siblings): the source, the
+/// destination or both indexed by M0; `v_movrelsd_2_b32` and `v_swaprel_b32` index the source by
+/// M0[9:0] and the destination by M0[25:16]; `v_swaprel_b32` exchanges the two. A register past
+/// the wave's reads 0 and takes no write.
 fn movrel(wave: &mut Wave, op: &VOp) -> Option<Out> {
-    let m0 = wave.sgpr[125] as u16;
+    let m0 = wave.sgpr[125];
     let super::operands::Source::Vgpr(source) = op.operands.src[0] else { return None };
+    let vdst = op.operands.vdst;
+    let (low, high) = ((m0 & 0x3FF) as u16, ((m0 >> 16) & 0x3FF) as u16);
     let (from, to) = match op.opcode {
-        Opcode::VMovrelsB32 => (source.wrapping_add(m0), op.operands.vdst),
-        Opcode::VMovreldB32 => (source, op.operands.vdst.wrapping_add(m0)),
-        _ => (source.wrapping_add(m0), op.operands.vdst.wrapping_add(m0)),
+        Opcode::VMovrelsB32 => (source.wrapping_add(m0 as u16), vdst),
+        Opcode::VMovreldB32 => (source, vdst.wrapping_add(m0 as u16)),
+        Opcode::VMovrelsdB32 => (source.wrapping_add(m0 as u16), vdst.wrapping_add(m0 as u16)),
+        _ => (source.wrapping_add(low), vdst.wrapping_add(high)),
     };
     let row = wave.vgpr.get(from as usize).copied().unwrap_or([0; LANES]);
+    let old = wave.vgpr.get(to as usize).copied().unwrap_or([0; LANES]);
     let exec = wave.exec();
     for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
         wave.write_vgpr(to as u32, lane, row[lane]);
+        if op.opcode == Opcode::VSwaprelB32 {
+            wave.write_vgpr(from as u32, lane, old[lane]);
+        }
     }
     Some(Out::Done)
 }
@@ -1816,6 +1981,11 @@ pub(crate) fn half_operands(name: &str) -> u8 {
         }
         "v_cvt_pk_norm_i16_f16" | "v_cvt_pk_norm_u16_f16" | "v_pack_b32_f16" => destination = false,
         "v_cndmask_b16" => sources = 0b011,
+        // Two 16-bit fields of each 32-bit source, and a 32-bit sum.
+        "v_sad_u16" => {
+            sources = 0;
+            destination = false;
+        }
         "v_ldexp_f16" => sources = 0b011,
         _ => {}
     }
@@ -1827,6 +1997,7 @@ pub(crate) fn half_operands(name: &str) -> u8 {
 /// the half `op_sel_hi` names; `neg_lo`/`neg_hi` negate float halves (RDNA3 ISA guide, VOP3P).
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
+    let ieee = wave.mode & MODE_IEEE != 0;
     use Opcode::*;
     if matches!(
         op.opcode,
@@ -1860,8 +2031,8 @@ fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
     let row = match op.opcode {
         VPkAddF16 => pk2(a(), b(), |x, y| to_h(h(x) + h(y))),
         VPkMulF16 => pk2(a(), b(), |x, y| to_h(h(x) * h(y))),
-        VPkMinF16 => pk2(a(), b(), |x, y| to_h(fmin(h(x), h(y)))),
-        VPkMaxF16 => pk2(a(), b(), |x, y| to_h(fmax(h(x), h(y)))),
+        VPkMinF16 => pk2(a(), b(), |x, y| to_h(fmin(h(x), h(y), ieee))),
+        VPkMaxF16 => pk2(a(), b(), |x, y| to_h(fmax(h(x), h(y), ieee))),
         VPkFmaF16 => pk3(a(), b(), c(), hfma),
         VPkAddU16 if clamp => pk2(a(), b(), |x, y| (x as u16).saturating_add(y as u16) as u32),
         VPkAddU16 | VPkAddI16 if !clamp => pk2(a(), b(), u32::wrapping_add),

@@ -82,6 +82,9 @@ pub(crate) struct Half {
 /// MODE's value where nothing differs from IEEE arithmetic as the host does it: nearest even,
 /// every denormal kept.
 pub(crate) const MODE_IEEE_FLOAT: u32 = 0xF0;
+/// MODE.IEEE (bit 9): signaling NaNs are quieted by min and max, among others (RDNA3 ISA guide,
+/// "MODE").
+pub(crate) const MODE_IEEE: u32 = 1 << 9;
 
 impl Wave {
     /// The running half's EXEC.
