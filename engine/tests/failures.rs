@@ -169,7 +169,7 @@ fn a_kernel_the_soft_runtime_cannot_run_faults_the_queue_with_a_reason() {
     let rig = Rig::new(WaitStrategy::BarrierValue);
     let device = rig.device();
     let a = queue(device);
-    // No host build, and an instruction the interpreter does not execute (`v_cubeid_f32`).
+    // No host build, and an instruction the interpreter does not execute (`s_sethalt`, for a debugger).
     let kernel = rig.kernels.executable.kernel("no_way_to_run").unwrap();
     let (first, second) = (rig.semaphore(), rig.semaphore());
     let kernargs = vec![0u8; kernel.kernarg_size() as usize];
@@ -181,7 +181,7 @@ fn a_kernel_the_soft_runtime_cannot_run_faults_the_queue_with_a_reason() {
     let record = wait_failure(&first, 1);
     // Which reason depends on `AQUEDUCT_SOFT_EXEC`: `host` has no CPU implementation to run,
     // `auto` (the default) and `isa` reach the instruction.
-    let reason = ["no CPU implementation", "`v_cubeid_f32`"];
+    let reason = ["no CPU implementation", "`s_sethalt`"];
     assert!(record.message.contains("no_way_to_run"), "{}", record.message);
     assert!(reason.iter().any(|part| record.message.contains(part)), "{}", record.message);
     assert!(record.status.is_some());

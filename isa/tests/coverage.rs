@@ -22,6 +22,8 @@ use object::{Object, ObjectSection};
 
 #[path = "coverage/memory.rs"]
 mod memory;
+#[path = "coverage/misc.rs"]
+mod misc;
 #[path = "coverage/valu.rs"]
 mod valu;
 
@@ -59,7 +61,7 @@ fn in_kernel_tests(isa: Isa) -> BTreeSet<&'static str> {
 // ---------------------------------------------------------------------------------------------
 
 /// Memory with nothing mapped.
-struct Unmapped;
+pub struct Unmapped;
 
 impl Memory for Unmapped {
     fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
@@ -559,7 +561,9 @@ fn scalar_reference(name: &str, a: u64, b: u64, scc: bool, exec: u64, old: u64) 
         "s_bitset1_b32" => only((old as u32 | 1 << (a32 & 31)) as u64),
         "s_bitset0_b64" => only(old & !(1 << (a32 & 63))),
         "s_bitset1_b64" => only(old | 1 << (a32 & 63)),
-        "s_bitreplicate_b64_b32" => only((0..32).fold(0, |out, bit| out | (((a32 as u64 >> bit) & 1) * 3) << (2 * bit))),
+        "s_bitreplicate_b64_b32" => {
+            only((0..32).fold(0, |out, bit| out | (((a32 as u64 >> bit) & 1) * 3) << (2 * bit)))
+        }
         "s_abs_i32" => nz32((a32 as i32).wrapping_abs() as u32),
         _ => {
             let (op, width) = name.strip_prefix("s_")?.rsplit_once("_saveexec_b").or(None)?;
@@ -958,6 +962,9 @@ fn family_tested() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
                 check_smem,
                 memory::check_memory,
                 valu::check_valu,
+                valu::check_approximate,
+                misc::check_misc,
+                misc::check_lane_addressed,
             ];
             if families.iter().any(|family| family(isa, operation).is_some()) {
                 set.insert(operation.mnemonic);

@@ -106,9 +106,9 @@ fn a_gfx1030_agent_runs_its_kernels_through_the_gfx10_3_path() {
     let (out, a) = (client.alloc_u32(32), client.alloc_u32(32));
     let kernargs = words(&[out.as_mut_ptr() as u64, a.as_ptr() as u64], &[]);
     let (status, detail) =
-        run_from(&client, ISA_KERNELS_GFX1030, "cube_face.kd", 32, 32, &kernargs).expect("the dispatch fails");
+        run_from(&client, ISA_KERNELS_GFX1030, "debugger_halt.kd", 32, 32, &kernargs).expect("the dispatch fails");
     assert_eq!(status, status::ERROR_ILLEGAL_INSTRUCTION, "{detail}");
-    assert!(detail.contains("`v_cubeid_f32`"), "{detail}");
+    assert!(detail.contains("`s_sethalt`"), "{detail}");
 }
 
 #[test]
@@ -281,9 +281,9 @@ fn an_instruction_the_interpreter_does_not_execute_fails_the_queue_naming_it() {
     let (out, a) = (client.alloc_u32(32), client.alloc_u32(32));
     out.fill(0xDEAD_BEEF);
     let kernargs = words(&[out.as_mut_ptr() as u64, a.as_ptr() as u64], &[]);
-    let (status, detail) = run(&client, "cube_face.kd", 32, 32, &kernargs).expect("the dispatch fails");
+    let (status, detail) = run(&client, "debugger_halt.kd", 32, 32, &kernargs).expect("the dispatch fails");
     assert_eq!(status, status::ERROR_ILLEGAL_INSTRUCTION, "{detail}");
-    for part in ["`cube_face.kd`", "`v_cubeid_f32`", "not supported by the interpreter"] {
+    for part in ["`debugger_halt.kd`", "`s_sethalt`", "not supported by the interpreter"] {
         assert!(detail.contains(part), "`{part}` missing from: {detail}");
     }
     assert!(out.iter().all(|&word| word == 0xDEAD_BEEF), "nothing was stored");

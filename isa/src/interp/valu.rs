@@ -1195,9 +1195,10 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
                 let (value, overflow) = if op.opcode == VMadU64U32 {
                     (x[lane] as u64 * y[lane] as u64).overflowing_add(z[lane])
                 } else {
-                    let (value, overflow) =
-                        (x[lane] as i32 as i64 * y[lane] as i32 as i64).overflowing_add(z[lane] as i64);
-                    (value as u64, overflow)
+                    // The carry out is bit 64 of the 65-bit signed sum (RDNA3 ISA guide,
+                    // V_MAD_I64_I32: `{ D1.i1, D0.i64 } = 65'I(S0.i32 * S1.i32 + S2.i64)`).
+                    let exact = x[lane] as i32 as i128 * y[lane] as i32 as i128 + z[lane] as i64 as i128;
+                    (exact as u64, (exact >> 64) & 1 == 1)
                 };
                 carry |= (overflow as u32) << lane;
                 value
@@ -1981,8 +1982,9 @@ pub(crate) fn half_operands(name: &str) -> u8 {
         }
         "v_cvt_pk_norm_i16_f16" | "v_cvt_pk_norm_u16_f16" | "v_pack_b32_f16" => destination = false,
         "v_cndmask_b16" => sources = 0b011,
-        // Two 16-bit fields of each 32-bit source, and a 32-bit sum.
-        "v_sad_u16" => {
+        // Two 16-bit fields of each 32-bit source, and a 32-bit sum; the quad SADs' `u16` names
+        // their packed results, whose sources are bytes (`u8`, too short a token to count).
+        "v_sad_u16" | "v_qsad_pk_u16_u8" | "v_mqsad_pk_u16_u8" => {
             sources = 0;
             destination = false;
         }

@@ -438,8 +438,128 @@ fn reference(name: &str) -> Option<Reference> {
         "v_ldexp_f16" => {
             float(F16, [H, S, No], H, |a, b, _| bits16(f16_of(a) * 2f64.powi(sext(b, 16).clamp(-100, 100) as i32)))
         }
+        "v_ashrrev_i64" => int([S, D, No], D, |a, b, _| ((b as i64) >> (a & 63)) as u64),
+        "v_lerp_u8" => u3(|a, b, c| {
+            (0..4).fold(0, |out, i| {
+                out | ((((a >> (8 * i)) & 0xFF) + ((b >> (8 * i)) & 0xFF) + ((c >> (8 * i)) & 1)) >> 1) << (8 * i)
+            })
+        }),
+        "v_msad_u8" => u3(|a, b, c| {
+            let sum: u64 = (0..4)
+                .map(|i| {
+                    let (p, q) = ((a >> (8 * i)) & 0xFF, (b >> (8 * i)) & 0xFF);
+                    if q == 0 { 0 } else { p.abs_diff(q) }
+                })
+                .sum();
+            (sum + c) as u32 as u64
+        }),
+        "v_qsad_pk_u16_u8" | "v_mqsad_pk_u16_u8" => int(
+            [D, S, D],
+            D,
+            if name == "v_qsad_pk_u16_u8" { |a, b, c| qsad(a, b, c, false) } else { |a, b, c| qsad(a, b, c, true) },
+        ),
+        "v_cvt_pk_i16_f32" => s2(|a, b, _| {
+            let convert = |x: u64| to_i16(f32_of(x) as f64);
+            convert(a) | convert(b) << 16
+        }),
+        "v_cvt_pk_u16_f32" => s2(|a, b, _| {
+            let convert = |x: u64| to_u16(f32_of(x) as f64);
+            convert(a) | convert(b) << 16
+        }),
+        "v_cubeid_f32" | "v_cubesc_f32" | "v_cubetc_f32" | "v_cubema_f32" => s3(match name {
+            "v_cubeid_f32" => |a, b, c| cube(a, b, c, 0),
+            "v_cubesc_f32" => |a, b, c| cube(a, b, c, 1),
+            "v_cubetc_f32" => |a, b, c| cube(a, b, c, 2),
+            _ => |a, b, c| cube(a, b, c, 3),
+        }),
+        "v_mullit_f32" => s3(|a, b, c| {
+            let (x, y, z) = (f32_of(a), f32_of(b), f32_of(c));
+            bits32(if y == -f32::MAX || y == f32::NEG_INFINITY || y.is_nan() || z <= 0.0 || z.is_nan() {
+                -f32::MAX
+            } else {
+                x * y
+            })
+        }),
+        "v_mad_i64_i32" => int([S, S, D], D, |a, b, c| (sext(a, 32) * sext(b, 32)).wrapping_add(c as i64) as u64),
+        "v_mad_u64_u32" => int([S, S, D], D, |a, b, c| ((a as u32 as u64) * (b as u32 as u64)).wrapping_add(c)),
+        "v_mul_dx9_zero_f32" | "v_mul_legacy_f32" => s2(|a, b, _| {
+            let (x, y) = (f32_of(a), f32_of(b));
+            // 0 × anything (infinity and NaN included) is 0 (RDNA3 ISA guide, V_MUL_DX9_ZERO_F32).
+            if x == 0.0 || y == 0.0 { 0 } else { bits32(x * y) }
+        }),
+        "v_fma_dx9_zero_f32" | "v_fma_legacy_f32" | "v_fmac_dx9_zero_f32" | "v_fmac_legacy_f32" => s3(|a, b, c| {
+            let (x, y, z) = (f32_of(a), f32_of(b), f32_of(c));
+            if x == 0.0 || y == 0.0 { bits32(0.0 + z) } else { bits32(x.mul_add(y, z)) }
+        }),
+        "v_med3_f16" => f3(|a, b, c| {
+            let (a, b, c) = (a & 0xFFFF, b & 0xFFFF, c & 0xFFFF);
+            let nan = |bits: u64| bits & 0x7C00 == 0x7C00 && bits & 0x3FF != 0;
+            if nan(a) || nan(b) || nan(c) {
+                return min_max16(min_max16(a, b, false), c, false);
+            }
+            let max = min_max16(min_max16(a, b, true), c, true);
+            if max == a {
+                min_max16(b, c, true)
+            } else if max == b {
+                min_max16(a, c, true)
+            } else {
+                min_max16(a, b, true)
+            }
+        }),
+        "v_cvt_pk_rtz_f16_f32" | "v_cvt_pkrtz_f16_f32" => {
+            s2(|a, b, _| f16_toward_zero(f32_of(a)) | f16_toward_zero(f32_of(b)) << 16)
+        }
+        "v_cvt_pk_u8_f32" => s3(|a, b, c| {
+            let value =
+                if f32_of(a).is_nan() { 0 } else { (f32_of(a) as f64).round_ties_even().clamp(0.0, 255.0) as u64 };
+            let shift = 8 * (b & 3);
+            (c & !(0xFF << shift) | value << shift) & 0xFFFF_FFFF
+        }),
         _ => return None,
     })
+}
+
+/// V_QSAD_PK_U16_U8 (masked: V_MQSAD_PK_U16_U8): four sums of S1's bytes' absolute differences
+/// from S0's bytes at offsets 0 to 3, each plus S2's 16-bit field, kept to 16 bits.
+fn qsad(a: u64, b: u64, c: u64, masked: bool) -> u64 {
+    (0..4).fold(0, |out, k| {
+        let window = a >> (8 * k);
+        let sum: u64 = (0..4)
+            .map(|i| {
+                let (p, q) = ((window >> (8 * i)) & 0xFF, (b >> (8 * i)) & 0xFF);
+                if masked && q == 0 { 0 } else { p.abs_diff(q) }
+            })
+            .sum();
+        out | ((sum + ((c >> (16 * k)) & 0xFFFF)) & 0xFFFF) << (16 * k)
+    })
+}
+
+/// The cubemap operations (RDNA3 ISA guide, V_CUBEID_F32 and siblings): `which` 0 the face id, 1
+/// the S coordinate, 2 the T coordinate, 3 twice the major axis.
+fn cube(a: u64, b: u64, c: u64, which: u32) -> u64 {
+    let (x, y, z) = (f32_of(a), f32_of(b), f32_of(c));
+    let result = if z.abs() >= x.abs() && z.abs() >= y.abs() {
+        [if z < 0.0 { 5.0 } else { 4.0 }, if z < 0.0 { -x } else { x }, -y, z * 2.0][which as usize]
+    } else if y.abs() >= x.abs() {
+        [if y < 0.0 { 3.0 } else { 2.0 }, x, if y < 0.0 { -z } else { z }, y * 2.0][which as usize]
+    } else {
+        [if x < 0.0 { 1.0 } else { 0.0 }, if x < 0.0 { z } else { -z }, -y, x * 2.0][which as usize]
+    };
+    bits32(result)
+}
+
+/// f32 to f16 rounding toward zero (V_CVT_PK_RTZ_F16_F32); NaN stays NaN.
+fn f16_toward_zero(x: f32) -> u64 {
+    let nearest = f16::from_f32(x);
+    if x.is_nan() || nearest.to_f32().abs() <= x.abs() || nearest.is_infinite() && x.is_infinite() {
+        if x.is_nan() {
+            return nearest.to_bits() as u64 | 0x200;
+        }
+        return nearest.to_bits() as u64;
+    }
+    // Rounded away from zero: one step back toward it.
+    let bits = nearest.to_bits();
+    (bits - 1) as u64
 }
 
 /// gfx10.3's names for operations gfx11 renamed.
@@ -585,6 +705,21 @@ pub fn check_valu(isa: Isa, operation: &Operation) -> Option<()> {
                 W::No => {}
             }
         }
+        // VOP3B's carry out (s0 in the probe's words): bit 64 of the 65-bit sum (RDNA3 ISA guide,
+        // V_MAD_U64_U32 and V_MAD_I64_I32).
+        if matches!(name, "v_mad_u64_u32" | "v_mad_i64_i32") {
+            let mut mask = 0u32;
+            for lane in (0..32).filter(|lane| exec >> lane & 1 == 1) {
+                let [a, b, c] = [0, 1, 2].map(|index| operands[index][lane]);
+                let bit = if name == "v_mad_u64_u32" {
+                    ((a as u32 as u128) * (b as u32 as u128) + c as u128) >> 64 & 1 == 1
+                } else {
+                    ((sext(a, 32) as i128) * (sext(b, 32) as i128) + c as i64 as i128) >> 64 & 1 == 1
+                };
+                mask |= (bit as u32) << lane;
+            }
+            expected.sgpr[0] = mask;
+        }
         super::run_words(isa, operation, &operation.words, &mut registers);
         let what = format!("{isa:?} {} round {round}", operation.mnemonic);
         // A NaN an arithmetic operation makes may carry any payload (the guides pin none, and
@@ -607,6 +742,101 @@ pub fn check_valu(isa: Isa, operation: &Operation) -> Option<()> {
             }
         }
         assert_registers(&registers, &expected, &what);
+    }
+    Some(())
+}
+
+/// The approximate operations' accuracy, as the RDNA3 ISA guide states it (the kernel tests'
+/// table, `kernels_exec.rs`): ulps of the result's format, or an absolute bound where the guide
+/// states none (sine and cosine).
+/// An approximate operation's values, its bound (ulps, or an absolute bound when negative), its
+/// exact function and the range of inputs it is tried on.
+type Approximate = (Values, f64, fn(f64) -> f64, (f64, f64));
+
+fn approximate(name: &str) -> Option<Approximate> {
+    let (op, width) = name.strip_prefix("v_")?.rsplit_once('_')?;
+    let values = match width {
+        "f16" => Values::F16,
+        "f32" => Values::F32,
+        "f64" => Values::F64,
+        _ => return None,
+    };
+    let wide_ulps = if values == Values::F64 { (1u64 << 29) as f64 } else { 1.0 };
+    Some(match op {
+        "rcp" | "rcp_iflag" => (values, wide_ulps, |x| 1.0 / x, (0.25, 1000.0)),
+        "rsq" => (values, wide_ulps, |x| 1.0 / x.sqrt(), (0.25, 1000.0)),
+        "sqrt" => (values, wide_ulps, f64::sqrt, (0.25, 1000.0)),
+        "exp" if values != Values::F64 => (values, 1.0, f64::exp2, (-10.0, 10.0)),
+        "log" if values != Values::F64 => (values, 1.0, f64::log2, (0.25, 1000.0)),
+        "sin" if values != Values::F64 => (
+            values,
+            if values == Values::F16 { -1.0 / 512.0 } else { -1.0 / 262144.0 },
+            |x| (x * core::f64::consts::TAU).sin(),
+            (-2.0, 2.0),
+        ),
+        "cos" if values != Values::F64 => (
+            values,
+            if values == Values::F16 { -1.0 / 512.0 } else { -1.0 / 262144.0 },
+            |x| (x * core::f64::consts::TAU).cos(),
+            (-2.0, 2.0),
+        ),
+        _ => return None,
+    })
+}
+
+/// Checks an approximate (transcendental) operation within its stated accuracy, over values in
+/// its ordinary range; `None` if not one.
+#[allow(clippy::needless_range_loop)] // rows of lanes indexed by one lane number
+pub fn check_approximate(isa: Isa, operation: &Operation) -> Option<()> {
+    if !(operation.encoding.starts_with("Vop1") || operation.encoding == "Vop3") {
+        return None;
+    }
+    let name = super::base_name(operation.mnemonic);
+    let (values, bound, f, (low, high)) = approximate(name)?;
+    let mut rng = Rng(0xA99 ^ operation.words[0] as u64);
+    let mut registers = Registers::new(8);
+    let mut inputs = [0f64; 32];
+    for lane in 0..32 {
+        let x = low + (high - low) * (rng.next() % 1_000_001) as f64 / 1_000_000.0;
+        let x = match values {
+            Values::F16 => f16::from_f64(x).to_f64(),
+            Values::F32 => x as f32 as f64,
+            _ => x,
+        };
+        inputs[lane] = x;
+        match values {
+            Values::F16 => registers.vgpr[0][lane] = f16::from_f64(x).to_bits() as u32,
+            Values::F32 => registers.vgpr[0][lane] = (x as f32).to_bits(),
+            _ => {
+                registers.vgpr[0][lane] = x.to_bits() as u32;
+                registers.vgpr[1][lane] = (x.to_bits() >> 32) as u32;
+            }
+        }
+    }
+    super::run_words(isa, operation, &operation.words, &mut registers);
+    for lane in 0..32 {
+        let want = f(inputs[lane]);
+        let (got, ulp) = match values {
+            Values::F16 => {
+                let got = f16::from_bits(registers.vgpr[4][lane] as u16).to_f64();
+                (got, (f16::from_f64(want).to_f64().abs() * 2f64.powi(-10)).max(2f64.powi(-24)))
+            }
+            Values::F32 => {
+                let got = f32::from_bits(registers.vgpr[4][lane]) as f64;
+                (got, (want.abs() as f32 as f64 * 2f64.powi(-23)).max(f32::from_bits(1) as f64))
+            }
+            _ => {
+                let got = f64::from_bits(registers.vgpr[4][lane] as u64 | (registers.vgpr[5][lane] as u64) << 32);
+                (got, want.abs() * 2f64.powi(-52))
+            }
+        };
+        let allowed = if bound < 0.0 { -bound } else { bound * ulp };
+        assert!(
+            (got - want).abs() <= allowed,
+            "{isa:?} {} of {}: {got}, want {want} within {allowed:e}",
+            operation.mnemonic,
+            inputs[lane]
+        );
     }
     Some(())
 }
