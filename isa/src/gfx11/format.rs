@@ -692,7 +692,9 @@ fn write_sopp(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
         }
         "s_sendmsg" | "s_sendmsghalt" => write!(f, " {}", Sendmsg(simm)),
         "s_endpgm" if simm == 0 => Ok(()),
-        "s_nop" | "s_sleep" | "s_trap" | "s_endpgm" => write!(f, " {simm}"),
+        // The ones LLVM prints in decimal.
+        "s_nop" | "s_sleep" | "s_trap" | "s_endpgm" | "s_sethalt" | "s_setprio" | "s_setkill" | "s_incperflevel"
+        | "s_decperflevel" => write!(f, " {simm}"),
         _ if mnemonic.starts_with("s_cbranch") || mnemonic == "s_branch" => write!(f, " {simm}"),
         _ => write!(f, " 0x{simm:x}"),
     }
