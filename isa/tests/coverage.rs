@@ -965,8 +965,11 @@ fn family_tested() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
                 valu::check_approximate,
                 misc::check_misc,
                 misc::check_lane_addressed,
+                misc::check_dual,
             ];
-            if families.iter().any(|family| family(isa, operation).is_some()) {
+            // The round and denormal modes, on top of the default MODE the families run under.
+            let moded = valu::check_modes(isa, operation).is_some();
+            if families.iter().any(|family| family(isa, operation).is_some()) || moded {
                 set.insert(operation.mnemonic);
             }
         }

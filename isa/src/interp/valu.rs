@@ -1584,7 +1584,10 @@ fn div_fixup(q: f64, d: f64, n: f64, width: FloatWidth) -> f64 {
     if width.exponent(n) - width.exponent(d) < width.underflow() {
         return signed(0.0);
     }
-    if q.is_nan() {
+    // The guide's "exponent(S1) == 2047: the result overflowed" branch: S1's infinity is caught
+    // above, so read as the quotient's exponent, all ones (an infinite or NaN quotient of finite
+    // operands). It is what makes an overflowing division infinite (`division_sequences_are_ieee`).
+    if q.is_nan() || q.is_infinite() {
         return signed(f64::INFINITY);
     }
     signed(q)
@@ -2142,7 +2145,8 @@ fn packed(wave: &mut Wave, op: &VOp) -> Option<Out> {
 
 /// Where the exact value lies from a rounded one: the sign of exact − rounded.
 fn direct32(rounded: f32, error: f64, mode: u32) -> f32 {
-    if error == 0.0 || rounded.is_nan() {
+    // A NaN error: an infinite operand made the result, which is then exact.
+    if error == 0.0 || error.is_nan() || rounded.is_nan() {
         return rounded;
     }
     if rounded.is_infinite() {
@@ -2160,7 +2164,9 @@ fn direct32(rounded: f32, error: f64, mode: u32) -> f32 {
 }
 
 fn direct64(rounded: f64, error: f64, mode: u32) -> f64 {
-    if error == 0.0 || rounded.is_nan() {
+    // A NaN error: an infinite operand made the result, which is then exact (the callers turn
+    // an overflow of finite operands, whose two-sum error is NaN too, into a finite one).
+    if error == 0.0 || error.is_nan() || rounded.is_nan() {
         return rounded;
     }
     if rounded.is_infinite() {
@@ -2184,6 +2190,16 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
     (sum, error)
 }
 
+/// The sign of an exact zero sum (IEEE 754, 6.3): +0 in every mode but toward −∞ (mode 2),
+/// where it is −0, unless both addends are zeros of one sign, whose sum keeps it. The host's sum
+/// (`high`, with `low` its exact error) is +0 for a cancellation whatever the mode.
+fn zero_sum_sign(high: f64, low: f64, (p, q): (f64, f64), mode: u32) -> f64 {
+    if high != 0.0 || low != 0.0 || (p == 0.0 && q == 0.0 && p.is_sign_negative() == q.is_sign_negative()) {
+        return high;
+    }
+    if mode == 2 { -0.0 } else { 0.0 }
+}
+
 /// An f32 result in `mode` from its exact value `high + low` (two f64s).
 fn round32(high: f64, low: f64, mode: u32) -> f32 {
     let rounded = high as f32;
@@ -2197,7 +2213,7 @@ fn round16(high: f64, low: f64, mode: u32) -> u32 {
     let bits = to_h64(high);
     let rounded = h(bits) as f64;
     let error = (high - rounded) + low;
-    if error == 0.0 || rounded.is_nan() {
+    if error == 0.0 || error.is_nan() || rounded.is_nan() {
         return bits;
     }
     let up = error > 0.0;
@@ -2260,16 +2276,17 @@ fn moded(wave: &mut Wave, op: &VOp, mode: u32) -> Option<Out> {
                 let (x, y, z) = (a[lane], b[lane], c[lane]);
                 // Sums and products of f32 values are exact in f64 up to one rounding, whose
                 // error TwoSum (or an FMA) recovers; FMAs add an exact product.
-                let (high, low) = match op.opcode {
-                    VAddF32 => two_sum(x, y),
-                    VSubF32 => two_sum(x, -y),
-                    VSubrevF32 => two_sum(y, -x),
-                    VMulF32 => (x * y, 0.0),
-                    VFmaakF32 => two_sum(x * y, literal),
-                    VFmamkF32 => two_sum(x * literal, y),
-                    _ => two_sum(x * y, z),
+                let addends = match op.opcode {
+                    VAddF32 => (x, y),
+                    VSubF32 => (x, -y),
+                    VSubrevF32 => (y, -x),
+                    VMulF32 => return round32(x * y, 0.0, round32_mode).to_bits(),
+                    VFmaakF32 => (x * y, literal),
+                    VFmamkF32 => (x * literal, y),
+                    _ => (x * y, z),
                 };
-                round32(high, low, round32_mode).to_bits()
+                let (high, low) = two_sum(addends.0, addends.1);
+                round32(zero_sum_sign(high, low, addends, round32_mode), low, round32_mode).to_bits()
             });
             Some(Out::B32(row))
         }
@@ -2278,12 +2295,15 @@ fn moded(wave: &mut Wave, op: &VOp, mode: u32) -> Option<Out> {
             Some(Out::B64(lanes(|lane| {
                 let (x, y) = (f64::from_bits(a[lane]), f64::from_bits(b[lane]));
                 let (rounded, error) = if op.opcode == VAddF64 {
-                    two_sum(x, y)
+                    let (sum, error) = two_sum(x, y);
+                    (zero_sum_sign(sum, error, (x, y), round64_mode), error)
                 } else {
                     let product = x * y;
                     (product, x.mul_add(y, -product))
                 };
-                direct64(rounded, error, round64_mode).to_bits()
+                // Finite operands past the largest finite value: an overflow, not exact.
+                let overflow = rounded.is_infinite() && x.is_finite() && y.is_finite();
+                direct64(rounded, if overflow { -rounded } else { error }, round64_mode).to_bits()
             })))
         }
         VFmaF64 => {
@@ -2291,6 +2311,8 @@ fn moded(wave: &mut Wave, op: &VOp, mode: u32) -> Option<Out> {
             Some(Out::B64(lanes(|lane| {
                 let (x, y, z) = (f64::from_bits(a[lane]), f64::from_bits(b[lane]), f64::from_bits(c[lane]));
                 let rounded = x.mul_add(y, z);
+                let rounded =
+                    if rounded == 0.0 { zero_sum_sign(rounded, 0.0, (x * y, z), round64_mode) } else { rounded };
                 // exact = p + ep + z, with p + ep the exact product and (s, es) TwoSum(p, z); s and
                 // the rounded FMA lie within an ulp of each other, so s − rounded is exact, and
                 // the sum's sign is the error's (a last rounding cannot change a sign).
@@ -2298,7 +2320,8 @@ fn moded(wave: &mut Wave, op: &VOp, mode: u32) -> Option<Out> {
                 let product_error = x.mul_add(y, -product);
                 let (sum, sum_error) = two_sum(product, z);
                 let error = ((sum - rounded) + sum_error) + product_error;
-                direct64(rounded, error, round64_mode).to_bits()
+                let overflow = rounded.is_infinite() && x.is_finite() && y.is_finite() && z.is_finite();
+                direct64(rounded, if overflow { -rounded } else { error }, round64_mode).to_bits()
             })))
         }
         VCvtF32F64 => {
@@ -2318,22 +2341,32 @@ fn moded(wave: &mut Wave, op: &VOp, mode: u32) -> Option<Out> {
             let a = input32(op.read(wave, 0));
             Some(Out::B32(lanes(|lane| round16(f32::from_bits(a[lane]) as f64, 0.0, round64_mode))))
         }
-        VAddF16 | VSubF16 | VSubrevF16 | VMulF16 | VFmaF16 => {
+        VAddF16 | VSubF16 | VSubrevF16 | VMulF16 | VFmaF16 | VFmacF16 => {
             let value = |row: Row| row.map(|bits| h(bits) as f64);
             let a = value(input16(op.read(wave, 0)));
             let b = value(input16(op.read(wave, 1)));
-            let c = if op.opcode == VFmaF16 { value(input16(op.read(wave, 2))) } else { [0.0; LANES] };
+            let c = match op.opcode {
+                VFmaF16 => value(input16(op.read(wave, 2))),
+                // The accumulator is the destination's half (op_sel's, as the result's).
+                VFmacF16 => {
+                    let vdst = wave.vgpr.get(op.operands.vdst as usize).copied().unwrap_or([0; LANES]);
+                    let high = op.operands.op_sel >> 3 & 1 == 1;
+                    value(input16(vdst.map(|bits| if high { bits >> 16 } else { bits & 0xFFFF })))
+                }
+                _ => [0.0; LANES],
+            };
             Some(Out::B32(lanes(|lane| {
                 let (x, y, z) = (a[lane], b[lane], c[lane]);
                 // f16 sums and products are exact in f64; an FMA's sum is TwoSum's pair.
-                let (high, low) = match op.opcode {
-                    VAddF16 => (x + y, 0.0),
-                    VSubF16 => (x - y, 0.0),
-                    VSubrevF16 => (y - x, 0.0),
-                    VMulF16 => (x * y, 0.0),
-                    _ => two_sum(x * y, z),
+                let addends = match op.opcode {
+                    VAddF16 => (x, y),
+                    VSubF16 => (x, -y),
+                    VSubrevF16 => (y, -x),
+                    VMulF16 => return round16(x * y, 0.0, round64_mode),
+                    _ => (x * y, z),
                 };
-                round16(high, low, round64_mode)
+                let (high, low) = two_sum(addends.0, addends.1);
+                round16(zero_sum_sign(high, low, addends, round64_mode), low, round64_mode)
             })))
         }
         _ => None,
@@ -2364,7 +2397,6 @@ fn rounds_by_mode_unmodelled(opcode: Opcode) -> bool {
             | VFmaMixF32
             | VFmaMixloF16
             | VFmaMixhiF16
-            | VFmacF16
             | VFmamkF16
             | VFmaakF16
             | VCvtF16U16

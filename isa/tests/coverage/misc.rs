@@ -292,3 +292,105 @@ pub fn check_lane_addressed(isa: Isa, operation: &Operation) -> Option<()> {
     }
     Some(())
 }
+
+/// A dual-issue (VOPD) half's result for lane values `a` (src0), `b` (vsrc1), `d` (the
+/// destination's old value) and the literal `k`; `None` for an operation not modelled here.
+fn dual(name: &str, a: u32, b: u32, d: u32, k: u32, vcc: bool) -> Option<u32> {
+    let f = f32::from_bits;
+    let (x, y) = (f(a), f(b));
+    let min_max = |max: bool| {
+        if x == 0.0 && y == 0.0 {
+            let negative = if max {
+                x.is_sign_negative() && y.is_sign_negative()
+            } else {
+                x.is_sign_negative() || y.is_sign_negative()
+            };
+            return if negative { -0.0f32 } else { 0.0 };
+        }
+        if (x < y) != max { x } else { y }
+    };
+    let dot = |acc: f32| {
+        let half = |bits: u32, index: u32| f16::from_bits((bits >> (16 * index)) as u16).to_f32();
+        acc + half(a, 0) * half(b, 0) + half(a, 1) * half(b, 1)
+    };
+    Some(match name {
+        "v_dual_mov_b32" => a,
+        "v_dual_add_f32" => (x + y).to_bits(),
+        "v_dual_sub_f32" => (x - y).to_bits(),
+        "v_dual_subrev_f32" => (y - x).to_bits(),
+        "v_dual_mul_f32" => (x * y).to_bits(),
+        "v_dual_mul_dx9_zero_f32" => {
+            if x == 0.0 || y == 0.0 {
+                0
+            } else {
+                (x * y).to_bits()
+            }
+        }
+        "v_dual_fmac_f32" => x.mul_add(y, f(d)).to_bits(),
+        "v_dual_fmaak_f32" => x.mul_add(y, f(k)).to_bits(),
+        "v_dual_fmamk_f32" => x.mul_add(f(k), y).to_bits(),
+        "v_dual_max_f32" => min_max(true).to_bits(),
+        "v_dual_min_f32" => min_max(false).to_bits(),
+        "v_dual_cndmask_b32" => {
+            if vcc {
+                b
+            } else {
+                a
+            }
+        }
+        "v_dual_lshlrev_b32" => b << (a & 31),
+        "v_dual_and_b32" => a & b,
+        "v_dual_dot2acc_f32_f16" => dot(f(d)).to_bits(),
+        _ => return None,
+    })
+}
+
+/// Checks a VOPD operation on its side of the pair (X: v8 from v0 and v2; Y: v9 from v1 and v3;
+/// the other side `v_dual_mov_b32`), on ordinary values; `None` if not one.
+pub fn check_dual(isa: Isa, operation: &Operation) -> Option<()> {
+    if !operation.encoding.starts_with("Vopd") {
+        return None;
+    }
+    let y_side = operation.encoding == "VopdY";
+    dual(operation.mnemonic, 0, 0, 0, 0, false)?;
+    let mut rng = Rng(0xD0A1 ^ operation.words[0] as u64 ^ y_side as u64);
+    for round in 0..4 {
+        let mut registers = random_registers(&mut rng, 16);
+        let ordinary = |rng: &mut Rng| ((rng.next() % 4001) as f32 / 32.0 - 60.0).to_bits();
+        let half_pair = |rng: &mut Rng| {
+            let h = |rng: &mut Rng| f16::from_f32((rng.next() % 401) as f32 / 16.0 - 12.0).to_bits() as u32;
+            h(rng) | h(rng) << 16
+        };
+        let dot = operation.mnemonic.contains("dot2acc");
+        for register in [0, 1, 2, 3, 8, 9] {
+            for lane in 0..32 {
+                registers.vgpr[register][lane] =
+                    if dot && register < 4 { half_pair(&mut rng) } else { ordinary(&mut rng) };
+            }
+        }
+        let exec = if round % 2 == 0 { u32::MAX } else { rng.next() as u32 };
+        registers.sgpr[EXEC] = exec;
+        let mut words = operation.words;
+        let literal = ordinary(&mut rng);
+        words[2] = literal;
+        let (x_name, y_name) =
+            if y_side { ("v_dual_mov_b32", operation.mnemonic) } else { (operation.mnemonic, "v_dual_mov_b32") };
+        let mut expected = registers.clone();
+        let vcc = registers.sgpr[VCC];
+        for lane in (0..32).filter(|&lane| exec >> lane & 1 == 1) {
+            let v = |register: usize| registers.vgpr[register][lane];
+            let take = |value: Option<u32>| value.unwrap_or_else(|| panic!("{}: no reference", operation.mnemonic));
+            expected.vgpr[8][lane] = take(dual(x_name, v(0), v(2), v(8), literal, vcc >> lane & 1 == 1));
+            expected.vgpr[9][lane] = take(dual(y_name, v(1), v(3), v(9), literal, vcc >> lane & 1 == 1));
+        }
+        let mut lds = [0u8; 0];
+        execute(isa, &words, &mut registers, &Unmapped, &mut lds)
+            .unwrap_or_else(|error| panic!("{isa:?} {}: {error}", operation.mnemonic));
+        assert_registers(
+            &registers,
+            &expected,
+            &format!("{isa:?} {} ({}) round {round}", operation.mnemonic, operation.encoding),
+        );
+    }
+    Some(())
+}

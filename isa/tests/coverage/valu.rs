@@ -515,8 +515,86 @@ fn reference(name: &str) -> Option<Reference> {
             let shift = 8 * (b & 3);
             (c & !(0xFF << shift) | value << shift) & 0xFFFF_FFFF
         }),
+        // Packed 16-bit integer halves (VOP3P with op_sel_hi set: each half from its own).
+        "v_pk_add_i16" | "v_pk_add_u16" => u2(|a, b, _| packed(a, b, 0, |x, y, _| x.wrapping_add(y))),
+        "v_pk_sub_i16" | "v_pk_sub_u16" => u2(|a, b, _| packed(a, b, 0, |x, y, _| x.wrapping_sub(y))),
+        "v_pk_mad_i16" | "v_pk_mad_u16" => u3(|a, b, c| packed(a, b, c, |x, y, z| x.wrapping_mul(y).wrapping_add(z))),
+        "v_pk_mul_lo_u16" => u2(|a, b, _| packed(a, b, 0, |x, y, _| x.wrapping_mul(y))),
+        // Each i16 half saturated to a byte (RDNA3 ISA guide, V_SAT_PK_U8_I16).
+        "v_sat_pk_u8_i16" => int([S, No, No], H, |a, _, _| {
+            let byte = |half: u64| (half as u16 as i16).clamp(0, 255) as u64;
+            byte(a & 0xFFFF) | byte(a >> 16 & 0xFFFF) << 8
+        }),
+        // Normalized conversions: ×32767 (or ×65535), rounded once to nearest even, saturated to
+        // [−32767, 32767] (or [0, 65535]), NaN to 0 (measured on RDNA4 hardware by AMD's emulator
+        // tests, `rdna4_normalized_reference`; the guides write f16_to_snorm without a rule).
+        "v_cvt_norm_i16_f16" => f1(|a, _, _| snorm(f16_of(a))),
+        "v_cvt_norm_u16_f16" => f1(|a, _, _| unorm(f16_of(a))),
+        "v_cvt_pk_norm_i16_f32" | "v_cvt_pknorm_i16_f32" => {
+            s2(|a, b, _| snorm(f32_of(a) as f64) | snorm(f32_of(b) as f64) << 16)
+        }
+        "v_cvt_pk_norm_u16_f32" | "v_cvt_pknorm_u16_f32" => {
+            s2(|a, b, _| unorm(f32_of(a) as f64) | unorm(f32_of(b) as f64) << 16)
+        }
+        "v_cvt_pk_norm_i16_f16" | "v_cvt_pknorm_i16_f16" => {
+            float(F16, [H, H, No], S, |a, b, _| snorm(f16_of(a)) | snorm(f16_of(b)) << 16)
+        }
+        "v_cvt_pk_norm_u16_f16" | "v_cvt_pknorm_u16_f16" => {
+            float(F16, [H, H, No], S, |a, b, _| unorm(f16_of(a)) | unorm(f16_of(b)) << 16)
+        }
+        // Mixed precision (VOP3P, op_sel_hi set: every source an f16 low half): the FMA in f32;
+        // the f16 forms then round it to f16 into the low (mixlo) or high (mixhi) half.
+        "v_fma_mix_f32" => float(F16, [S, S, S], S, |a, b, c| bits32(mix(a, b, c))),
+        "v_fma_mixlo_f16" => {
+            float(F16, [S, S, S], S, |a, b, c| (c & 0xFFFF_0000) | f16::from_f32(mix(a, b, c)).to_bits() as u64)
+        }
+        "v_fma_mixhi_f16" => {
+            float(F16, [S, S, S], S, |a, b, c| (c & 0xFFFF) | (f16::from_f32(mix(a, b, c)).to_bits() as u64) << 16)
+        }
+        // V_DIV_FIXUP_F16 (the guide's pseudocode, f16's underflow threshold).
+        "v_div_fixup_f16" => f3(|a, b, c| {
+            let (q, d, n) = (f16_of(a), f16_of(b), f16_of(c));
+            let negative = ((b ^ c) >> 15) & 1 == 1;
+            let signed = |bits: u64| if negative { bits | 0x8000 } else { bits & 0x7FFF };
+            let exponent = |bits: u64| ((bits >> 10) & 0x1F) as i32;
+            if n.is_nan() {
+                quiet16(c & 0xFFFF)
+            } else if d.is_nan() {
+                quiet16(b & 0xFFFF)
+            } else if (d == 0.0 && n == 0.0) || (d.is_infinite() && n.is_infinite()) {
+                0xFE00
+            } else if d == 0.0 || n.is_infinite() {
+                signed(0x7C00)
+            } else if d.is_infinite() || n == 0.0 || exponent(c) - exponent(b) < -25 {
+                signed(0)
+            } else if q.is_nan() || q.is_infinite() {
+                // The "result overflowed" branch (the quotient's exponent all ones).
+                signed(0x7C00)
+            } else {
+                signed(a & 0x7FFF)
+            }
+        }),
         _ => return None,
     })
+}
+
+/// Two 16-bit halves, each `f` of the sources' same half.
+fn packed(a: u64, b: u64, c: u64, f: fn(u16, u16, u16) -> u16) -> u64 {
+    let half = |value: u64, index: u32| (value >> (16 * index)) as u16;
+    (f(half(a, 0), half(b, 0), half(c, 0)) as u64) | (f(half(a, 1), half(b, 1), half(c, 1)) as u64) << 16
+}
+
+/// V_FMA_MIX's FMA of three f16 low halves, in f32.
+fn mix(a: u64, b: u64, c: u64) -> f32 {
+    let value = |bits: u64| f16::from_bits(bits as u16).to_f32();
+    value(a).mul_add(value(b), value(c))
+}
+
+fn snorm(x: f64) -> u64 {
+    if x.is_nan() { 0 } else { (x * 32767.0).round_ties_even().clamp(-32767.0, 32767.0) as i16 as u16 as u64 }
+}
+fn unorm(x: f64) -> u64 {
+    if x.is_nan() { 0 } else { (x * 65535.0).round_ties_even().clamp(0.0, 65535.0) as u16 as u64 }
 }
 
 /// V_QSAD_PK_U16_U8 (masked: V_MQSAD_PK_U16_U8): four sums of S1's bytes' absolute differences
@@ -839,4 +917,273 @@ pub fn check_approximate(isa: Isa, operation: &Operation) -> Option<()> {
         );
     }
     Some(())
+}
+
+/// A value rounded by MODE's round field: 0 nearest even, 1 toward +∞, 2 toward −∞, 3 toward
+/// zero (RDNA3 ISA guide, "MODE"). `nearest` is the value rounded to nearest even in the target
+/// format and `above` whether the exact value lies above it (`None`: it is exact).
+fn directed<T: Copy>(
+    nearest: T,
+    above: Option<bool>,
+    negative: bool,
+    mode: u32,
+    up: fn(T) -> T,
+    down: fn(T) -> T,
+) -> T {
+    let toward_positive = match mode {
+        0 => return nearest,
+        1 => true,
+        2 => false,
+        _ => negative,
+    };
+    match above {
+        Some(true) if toward_positive => up(nearest),
+        Some(false) if !toward_positive => down(nearest),
+        _ => nearest,
+    }
+}
+
+/// `x` with its exact excess over `nearest` (`hi + lo` exactly; `nearest` the target format's
+/// nearest even): which side of `nearest` the exact value is on.
+fn side(hi: f64, lo: f64, nearest: f64) -> Option<bool> {
+    let difference = (hi - nearest) + lo;
+    if difference == 0.0 || nearest.is_infinite() && hi.is_infinite() { None } else { Some(difference > 0.0) }
+}
+
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let sum = a + b;
+    let b_virtual = sum - a;
+    let a_virtual = sum - b_virtual;
+    (sum, (a - a_virtual) + (b - b_virtual))
+}
+
+fn f16_step(bits: u16, up: bool) -> u16 {
+    // Sign and magnitude: away from zero is +1 on the magnitude.
+    let (negative, magnitude) = (bits & 0x8000 != 0, bits & 0x7FFF);
+    let away = up != negative;
+    match (away, magnitude) {
+        (true, _) => bits + 1,
+        (false, 0) => {
+            if negative {
+                1
+            } else {
+                0x8001
+            }
+        }
+        (false, _) => bits - 1,
+    }
+}
+
+/// Checks add, subtract, multiply and FMA of f16, f32 and f64 under every round mode and with
+/// denormals flushed on input and output, against the exact result rounded as MODE says;
+/// `None` for other operations.
+pub fn check_modes(isa: Isa, operation: &Operation) -> Option<()> {
+    if !(operation.encoding.starts_with("Vop2") || operation.encoding == "Vop3") {
+        return None;
+    }
+    let name = super::base_name(operation.mnemonic);
+    let (op, width) = name.strip_prefix("v_")?.rsplit_once('_')?;
+    if !matches!(op, "add" | "sub" | "subrev" | "mul" | "fma" | "fmac") || !matches!(width, "f16" | "f32" | "f64") {
+        return None;
+    }
+    if width == "f64" && op == "fma" {
+        return None; // no exact residual of an f64 FMA on the host without wider arithmetic
+    }
+    let values = match width {
+        "f16" => Values::F16,
+        "f32" => Values::F32,
+        _ => Values::F64,
+    };
+    let wide = values == Values::F64;
+    let three = matches!(op, "fma" | "fmac");
+    let mut rng = Rng(0x30DE ^ operation.words[0] as u64);
+    for mode in 0..4u32 {
+        for flush in [false, true] {
+            let mut registers = Registers::new(8);
+            let shift = if values == Values::F32 { 0 } else { 2 };
+            let denorm_shift = if values == Values::F32 { 4 } else { 6 };
+            registers.mode = (registers.mode & !(3 << shift) & !(3 << denorm_shift))
+                | mode << shift
+                | if flush { 0 } else { 3 << denorm_shift };
+            let mut operands = [[0u64; 32]; 3];
+            for (index, row) in operands.iter_mut().enumerate().take(if three { 3 } else { 2 }) {
+                for (lane, value) in row.iter_mut().enumerate() {
+                    *value = self::value(
+                        &mut rng,
+                        values,
+                        if wide {
+                            W::D
+                        } else if values == Values::F16 {
+                            W::H
+                        } else {
+                            W::S
+                        },
+                        lane + 3 * index,
+                    );
+                    // Ordinary values as well as edges: NaN results are not the point here.
+                    if rng.next().is_multiple_of(3) {
+                        let magnitude = (rng.next() % 100_000) as f64 / 7.0 * 2f64.powi((rng.next() % 40) as i32 - 20);
+                        let sign = if rng.next().is_multiple_of(2) { 1.0 } else { -1.0 };
+                        *value = match values {
+                            Values::F16 => bits16(sign * magnitude.min(6e4)) | (*value & 0xFFFF_0000),
+                            Values::F32 => bits32((sign * magnitude) as f32),
+                            _ => (sign * magnitude).to_bits(),
+                        };
+                    }
+                    let register = 2 * index;
+                    registers.vgpr[register][lane] = *value as u32;
+                    if wide {
+                        registers.vgpr[register + 1][lane] = (*value >> 32) as u32;
+                    }
+                }
+            }
+            let expected_rows: Vec<Option<u64>> = (0..32)
+                .map(|lane| {
+                    let [a, b, c] = [0, 1, 2].map(|index| operands[index][lane]);
+                    reference_mode(op, values, mode, flush, a, b, c)
+                })
+                .collect();
+            super::run_words(isa, operation, &operation.words, &mut registers);
+            for (lane, expected) in expected_rows.into_iter().enumerate() {
+                let Some(want) = expected else { continue };
+                let got = match values {
+                    Values::F16 => (registers.vgpr[4][lane] & 0xFFFF) as u64,
+                    Values::F32 => registers.vgpr[4][lane] as u64,
+                    _ => registers.vgpr[4][lane] as u64 | (registers.vgpr[5][lane] as u64) << 32,
+                };
+                let [a, b, c] = [0, 1, 2].map(|index| operands[index][lane]);
+                assert_eq!(
+                    got, want,
+                    "{isa:?} {} mode {mode} flush {flush}: {a:#x} {b:#x} {c:#x} gave {got:#x}, want {want:#x}",
+                    operation.mnemonic
+                );
+            }
+        }
+    }
+    Some(())
+}
+
+/// The exactly rounded result of `op` under MODE's `round` field, with denormals flushed to a
+/// signed zero on input and output when `flush`; `None` where the result is a NaN (its payload is
+/// the operation's own).
+fn reference_mode(op: &str, values: Values, round: u32, flush: bool, a: u64, b: u64, c: u64) -> Option<u64> {
+    let read = |bits: u64| -> f64 {
+        let (value, denormal) = match values {
+            Values::F16 => {
+                let value = f16_of(bits);
+                (value, bits & 0x7C00 == 0 && bits & 0x3FF != 0)
+            }
+            Values::F32 => {
+                let value = f32_of(bits);
+                (value as f64, value.is_subnormal())
+            }
+            _ => (f64_of(bits), f64_of(bits).is_subnormal()),
+        };
+        if flush && denormal { 0.0f64.copysign(value) } else { value }
+    };
+    let (x, y, z) = (read(a), read(b), read(c));
+    // The exact result as hi + lo.
+    let (hi, lo) = match op {
+        "add" => two_sum(x, y),
+        "sub" => two_sum(x, -y),
+        "subrev" => two_sum(y, -x),
+        "mul" => {
+            let product = x * y;
+            (product, x.mul_add(y, -product))
+        }
+        _ => {
+            // f16 and f32 FMAs: the product is exact in f64, the sum exact as a two-sum.
+            two_sum(x * y, z)
+        }
+    };
+    if hi.is_nan() {
+        return None;
+    }
+    let negative = hi < 0.0 || (hi == 0.0 && hi.is_sign_negative());
+    let result = match values {
+        Values::F16 => {
+            let nearest = f16::from_f64(hi);
+            let rounded = directed(
+                nearest.to_bits(),
+                side(hi, lo, nearest.to_f64()),
+                negative,
+                round,
+                |bits| f16_step(bits, true),
+                |bits| f16_step(bits, false),
+            );
+            rounded as u64
+        }
+        Values::F32 => {
+            let nearest = hi as f32;
+            let rounded =
+                directed(nearest, side(hi, lo, nearest as f64), negative, round, f32::next_up, f32::next_down);
+            rounded.to_bits() as u64
+        }
+        _ => {
+            // An infinite result of finite operands overflowed: the exact value is finite.
+            let finite = x.is_finite()
+                && y.is_finite()
+                && (op == "mul" || op == "add" || op == "sub" || op == "subrev" || z.is_finite());
+            let above = match () {
+                _ if hi.is_infinite() && finite => Some(hi < 0.0),
+                _ if lo == 0.0 || lo.is_nan() || hi.is_infinite() => None,
+                _ => Some(lo > 0.0),
+            };
+            directed(hi, above, negative, round, f64::next_up, f64::next_down).to_bits()
+        }
+    };
+    // An exact zero sum is +0 except toward −∞, where it is −0, unless both addends are zeros of
+    // one sign (IEEE 754, 6.3).
+    let addends = match op {
+        "add" => Some((x, y)),
+        "sub" => Some((x, -y)),
+        "subrev" => Some((y, -x)),
+        "mul" => None,
+        _ => Some((x * y, z)),
+    };
+    let result = match addends {
+        Some((p, q))
+            if hi == 0.0 && lo == 0.0 && !(p == 0.0 && q == 0.0 && p.is_sign_negative() == q.is_sign_negative()) =>
+        {
+            let negative = round == 2;
+            match values {
+                Values::F16 => {
+                    if negative {
+                        0x8000
+                    } else {
+                        0
+                    }
+                }
+                Values::F32 => {
+                    if negative {
+                        0x8000_0000
+                    } else {
+                        0
+                    }
+                }
+                _ => {
+                    if negative {
+                        1 << 63
+                    } else {
+                        0
+                    }
+                }
+            }
+        }
+        _ => result,
+    };
+    if !flush {
+        return Some(result);
+    }
+    let denormal = match values {
+        Values::F16 => result & 0x7C00 == 0 && result & 0x3FF != 0,
+        Values::F32 => f32::from_bits(result as u32).is_subnormal(),
+        _ => f64::from_bits(result).is_subnormal(),
+    };
+    let sign = match values {
+        Values::F16 => result & 0x8000,
+        Values::F32 => result & 0x8000_0000,
+        _ => result & (1 << 63),
+    };
+    Some(if denormal { sign } else { result })
 }
