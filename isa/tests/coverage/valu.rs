@@ -515,6 +515,13 @@ fn reference(name: &str) -> Option<Reference> {
             let shift = 8 * (b & 3);
             (c & !(0xFF << shift) | value << shift) & 0xFFFF_FFFF
         }),
+        // Integer dot products (no clamp): the fields' products and the accumulator, wrapping.
+        "v_dot2_i32_i16" => u3(|a, b, c| dot(a, b, c, 16, true)),
+        "v_dot2_u32_u16" => u3(|a, b, c| dot(a, b, c, 16, false)),
+        "v_dot4_i32_i8" | "v_dot4c_i32_i8" => u3(|a, b, c| dot(a, b, c, 8, true)),
+        "v_dot4_u32_u8" => u3(|a, b, c| dot(a, b, c, 8, false)),
+        "v_dot8_i32_i4" => u3(|a, b, c| dot(a, b, c, 4, true)),
+        "v_dot8_u32_u4" => u3(|a, b, c| dot(a, b, c, 4, false)),
         // Packed 16-bit integer halves (VOP3P with op_sel_hi set: each half from its own).
         "v_pk_add_i16" | "v_pk_add_u16" => u2(|a, b, _| packed(a, b, 0, |x, y, _| x.wrapping_add(y))),
         "v_pk_sub_i16" | "v_pk_sub_u16" => u2(|a, b, _| packed(a, b, 0, |x, y, _| x.wrapping_sub(y))),
@@ -582,6 +589,16 @@ fn reference(name: &str) -> Option<Reference> {
 fn packed(a: u64, b: u64, c: u64, f: fn(u16, u16, u16) -> u16) -> u64 {
     let half = |value: u64, index: u32| (value >> (16 * index)) as u16;
     (f(half(a, 0), half(b, 0), half(c, 0)) as u64) | (f(half(a, 1), half(b, 1), half(c, 1)) as u64) << 16
+}
+
+/// The dot product of `a`'s and `b`'s `bits`-wide fields (signed or not) plus `c`, in 32 bits.
+fn dot(a: u64, b: u64, c: u64, bits: u32, signed: bool) -> u64 {
+    let field = |value: u64, index: u32| {
+        let raw = (value >> (bits * index)) & ((1 << bits) - 1);
+        if signed { sext(raw, bits) } else { raw as i64 }
+    };
+    let sum: i64 = (0..32 / bits).map(|index| field(a, index) * field(b, index)).sum();
+    (sum.wrapping_add(c as u32 as i64)) as u32 as u64
 }
 
 /// V_FMA_MIX's FMA of three f16 low halves, in f32.
@@ -722,7 +739,7 @@ fn value(rng: &mut Rng, values: Values, width: W, lane: usize) -> u64 {
 pub fn check_valu(isa: Isa, operation: &Operation) -> Option<()> {
     if !(operation.encoding.starts_with("Vop1")
         || operation.encoding.starts_with("Vop2")
-        || operation.encoding == "Vop3")
+        || operation.encoding.starts_with("Vop3"))
     {
         return None;
     }
