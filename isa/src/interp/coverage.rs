@@ -3,7 +3,7 @@
 //! register operands, decoded, planned as a program load plans it (gfx10.3 through its
 //! translation to gfx11), and, for the scalar encodings, whose plan is made as they run, stepped
 //! once on a blank wave. An operation runs if that reaches its semantics; it does not if the
-//! interpreter answers [`ExecError::Unsupported`](super::ExecError::Unsupported).
+//! interpreter answers [`ExecError::Unsupported`].
 //!
 //! [`execute`] runs one instruction on given registers, which is how `isa/tests/coverage.rs`
 //! checks each operation family against a reference computed on the host, and holds every
