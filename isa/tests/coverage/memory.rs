@@ -465,3 +465,93 @@ pub fn check_memory(isa: Isa, operation: &Operation) -> Option<()> {
     }
     Some(())
 }
+
+/// The typed buffer accesses of gfx11 (MUBUF's `_format_` forms through the V#'s format, MTBUF's
+/// through its own), on the two formats whose conversion is the identity: `32_32_32_32_UINT` and,
+/// for the d16 forms, `16_16_16_16_UINT`; the V#'s destination selects the identity (X, Y, Z,
+/// W). A load fills `count` registers (d16: halves, two a register, the others kept) from the
+/// element's components; a store writes `count` components and leaves the rest of the element.
+/// gfx10.3's are left out: its V# numbers the formats differently. `None` for other operations.
+pub fn check_typed(isa: Isa, operation: &Operation) -> Option<()> {
+    let name = operation.mnemonic;
+    if isa != Isa::Gfx11 || !name.contains("format") || !(name.starts_with("buffer_") || name.starts_with("tbuffer_")) {
+        return None;
+    }
+    let components = name.rsplit('_').next()?;
+    let count = match components {
+        "x" => 1,
+        "xy" => 2,
+        "xyz" => 3,
+        "xyzw" => 4,
+        _ => return None,
+    };
+    let (load, d16, hi) = (name.contains("_load_"), name.contains("_d16_"), name.contains("_d16_hi_"));
+    let format_name = if d16 { "16_16_16_16_UINT" } else { "32_32_32_32_UINT" };
+    let format = (0..128).find(|&number| aqueduct_isa::gfx11::buffer_format_name(number) == Some(format_name))?;
+    let component_bytes = if d16 { 2 } else { 4 };
+    let element = 4 * component_bytes;
+    let mut rng = Rng(0x7B0F ^ operation.words[0] as u64);
+    let typed_buffer = name.starts_with("tbuffer_");
+    for round in 0..4 {
+        let exec = if round % 2 == 0 { u32::MAX } else { rng.next() as u32 };
+        let initial: Vec<u8> = (0..element * 32 + 64).map(|_| rng.next() as u8).collect();
+        let memory = HostBytes::new(initial.clone());
+        let mut registers = Registers::new(12);
+        for register in 2..12 {
+            for lane in 0..32 {
+                registers.vgpr[register][lane] = rng.next() as u32;
+            }
+        }
+        registers.sgpr[EXEC] = exec;
+        let base = memory.base();
+        let selects = 4 | 5 << 3 | 6 << 6 | 7 << 9;
+        registers.sgpr[0] = base as u32;
+        registers.sgpr[1] = (base >> 32) as u32;
+        registers.sgpr[2] = initial.len() as u32;
+        registers.sgpr[3] = selects | if typed_buffer { 0 } else { format << 12 };
+        for lane in 0..32 {
+            registers.vgpr[0][lane] = (lane * element) as u32;
+        }
+        let [w0, _, _] = operation.words;
+        let w0 = if typed_buffer { (w0 & !(0x7F << 19) & !0xFFF) | format << 19 } else { w0 & !0xFFF & !(1 << 14) };
+        let words = [w0, 2 << 8 | 1 << 22 | 0x80 << 24, 0];
+        let mut expected = registers.clone();
+        let mut model = initial.clone();
+        for lane in (0..32).filter(|&lane| exec >> lane & 1 == 1) {
+            let at = lane * element;
+            for component in 0..count {
+                let place = at + component * component_bytes;
+                let (register, high) =
+                    if d16 { (2 + component / 2, hi || component % 2 == 1) } else { (2 + component, false) };
+                if load {
+                    let value = if d16 {
+                        u16::from_le_bytes(model[place..place + 2].try_into().unwrap()) as u32
+                    } else {
+                        u32::from_le_bytes(model[place..place + 4].try_into().unwrap())
+                    };
+                    let old = expected.vgpr[register][lane];
+                    expected.vgpr[register][lane] = match (d16, high) {
+                        (false, _) => value,
+                        (true, false) => (old & 0xFFFF_0000) | value,
+                        (true, true) => (old & 0xFFFF) | value << 16,
+                    };
+                } else {
+                    let value = registers.vgpr[register][lane];
+                    if d16 {
+                        let half = if high { value >> 16 } else { value } as u16;
+                        model[place..place + 2].copy_from_slice(&half.to_le_bytes());
+                    } else {
+                        model[place..place + 4].copy_from_slice(&value.to_le_bytes());
+                    }
+                }
+            }
+        }
+        let mut lds = [0u8; 0];
+        execute(isa, &words, &mut registers, &memory, &mut lds)
+            .unwrap_or_else(|error| panic!("{isa:?} {name}: {error}"));
+        let what = format!("{isa:?} {name} ({format_name}) round {round}");
+        assert_registers(&registers, &expected, &what);
+        assert!(memory.bytes() == model, "{what}: memory differs from the model");
+    }
+    Some(())
+}

@@ -195,6 +195,42 @@ pub fn check_misc(isa: Isa, operation: &Operation) -> Option<()> {
                     }
                 }
             }
+            // f16 dot products into f32, on eighths in [−2, 2], where every partial sum is exact in
+            // f32 (the guides leave the summation order to the hardware).
+            "v_dot2_f32_f16" | "v_dot2c_f32_f16" | "v_dot2acc_f32_f16" if valu => {
+                let eighth = |rng: &mut Rng| f16_bits((rng.next() % 33) as f64 / 8.0 - 2.0);
+                for register in [0, 2] {
+                    for lane in 0..32 {
+                        registers.vgpr[register][lane] = eighth(&mut rng) | eighth(&mut rng) << 16;
+                    }
+                }
+                for lane in 0..32 {
+                    registers.vgpr[4][lane] = ((rng.next() % 65) as f32 / 8.0 - 4.0).to_bits();
+                }
+                expected = registers.clone();
+                for lane in (0..32).filter(|&lane| active(lane)) {
+                    let v = |register: usize, index: u32| f16_value(registers.vgpr[register][lane] >> (16 * index));
+                    let sum = v(0, 0) * v(2, 0) + v(0, 1) * v(2, 1) + f32::from_bits(registers.vgpr[4][lane]) as f64;
+                    expected.vgpr[4][lane] = (sum as f32).to_bits();
+                }
+            }
+            // Each f16 half's FMA into the destination's (gfx11's VOP2 V_PK_FMAC_F16), on ordinary
+            // values (exact in f64, rounded once).
+            "v_pk_fmac_f16" if valu => {
+                let half = |rng: &mut Rng| f16_bits((rng.next() % 401) as f64 / 16.0 - 12.0);
+                for register in [0, 2, 4] {
+                    for lane in 0..32 {
+                        registers.vgpr[register][lane] = half(&mut rng) | half(&mut rng) << 16;
+                    }
+                }
+                expected = registers.clone();
+                for lane in (0..32).filter(|&lane| active(lane)) {
+                    let v = |register: usize, index: u32| f16_value(registers.vgpr[register][lane] >> (16 * index));
+                    expected.vgpr[4][lane] = (0..2).fold(0, |out, index| {
+                        out | f16_bits(v(0, index).mul_add(v(2, index), v(4, index))) << (16 * index)
+                    });
+                }
+            }
             _ => return None,
         }
         let mut lds = [0u8; 0];

@@ -632,6 +632,12 @@ fn sign_extend12(value: u32) -> u32 {
 /// 54, idxen 55, soffset [63:56].
 fn mubuf(instruction: &gfx10::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
     let [w0, w1, _] = instruction.words;
+    // A typed access takes its format from the V#, whose numbers gfx10.3 assigns differently
+    // from gfx11 (RDNA2 and RDNA3 ISA guides, "Buffer Resource"): run as gfx11's, it would
+    // convert by the wrong format, so it is refused until gfx10.3's table is modelled.
+    if instruction.entry.mnemonic.contains("_format_") {
+        return Err(Refusal("a typed access through a V# whose format gfx10.3 numbers differently"));
+    }
     if (w0 >> 16) & 1 == 1 || (w1 >> 23) & 1 == 1 {
         return Err(Refusal("a buffer access into LDS or with TFE"));
     }
