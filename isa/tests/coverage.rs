@@ -16,7 +16,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use aqueduct_isa::interp::coverage::{CLOCK, Next, Operation, PC, Registers, execute, mnemonics_in, operations};
+use aqueduct_isa::interp::coverage::{
+    CLOCK, Next, Operation, PC, Registers, Unmapped, execute, mnemonics_in, operations,
+};
 use aqueduct_isa::interp::{AtomicOp, Isa, Memory, MemoryFault};
 use aqueduct_isa::interp::{ExecError, apply_atomic32, apply_atomic64};
 use object::{Object, ObjectSection};
@@ -60,24 +62,6 @@ fn in_kernel_tests(isa: Isa) -> BTreeSet<&'static str> {
 // ---------------------------------------------------------------------------------------------
 // Running one operation.
 // ---------------------------------------------------------------------------------------------
-
-/// Memory with nothing mapped.
-pub struct Unmapped;
-
-impl Memory for Unmapped {
-    fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
-        Err(MemoryFault { address, length: out.len() as u64, write: false })
-    }
-    fn write(&self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
-        Err(MemoryFault { address, length: data.len() as u64, write: true })
-    }
-    fn atomic32(&self, address: u64, _: AtomicOp, _: u32, _: u32) -> Result<u32, MemoryFault> {
-        Err(MemoryFault { address, length: 4, write: true })
-    }
-    fn atomic64(&self, address: u64, _: AtomicOp, _: u64, _: u64) -> Result<u64, MemoryFault> {
-        Err(MemoryFault { address, length: 8, write: true })
-    }
-}
 
 const EXEC: usize = 126;
 const VCC: usize = 106;

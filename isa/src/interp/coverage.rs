@@ -347,15 +347,15 @@ fn runs(decoded: &Decoded) -> bool {
         let format = (1..128).find(|&number| gfx11::buffer_format(number).is_some_and(|format| !format.packed));
         wave.write_sgpr(3, format.unwrap_or(0) << 12);
         let mut lds = [0u8; 64];
-        let result = super::launch::step::<Faulting, false>(&Faulting, &mut wave, decoded, &mut lds);
+        let result = super::launch::step::<Unmapped, false>(&Unmapped, &mut wave, decoded, &mut lds);
         !matches!(result, Err(ExecError::Unsupported { .. }))
     })
 }
 
-/// Memory with nothing mapped: every access faults.
-struct Faulting;
+/// Memory with nothing mapped: every access faults (for trying instructions that need none).
+pub struct Unmapped;
 
-impl Memory for Faulting {
+impl Memory for Unmapped {
     fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
         Err(MemoryFault { address, length: out.len() as u64, write: false })
     }

@@ -710,9 +710,11 @@ fn med3<T: PartialOrd + Copy>(a: T, b: T, c: T) -> T {
 /// operand is returned quieted (S0's first); otherwise a NaN yields the other operand; −0 is
 /// below +0; a tie takes S0 for max and S1 for min.
 macro_rules! min_max {
-    ($min:ident, $max:ident, $float:ty, $quiet:expr) => {
-        fn $min(a: $float, b: $float, ieee: bool) -> $float {
-            let quiet: <$float as FloatBits>::Bits = $quiet;
+    ($select:ident, $min:ident, $max:ident, $float:ty, $bits:ty, $quiet:expr) => {
+        /// Min (`max` false) or max of `a` and `b`, S0 and S1.
+        #[inline(always)]
+        fn $select(a: $float, b: $float, ieee: bool, max: bool) -> $float {
+            let quiet: $bits = $quiet;
             let signaling = |x: $float| x.is_nan() && x.to_bits() & quiet == 0;
             if ieee && signaling(a) {
                 return <$float>::from_bits(a.to_bits() | quiet);
@@ -727,46 +729,28 @@ macro_rules! min_max {
                 return a;
             }
             if a == 0.0 && b == 0.0 {
-                return if a.is_sign_negative() { a } else { b };
+                // −0 below +0: min takes the negative zero, max the positive one.
+                return if a.is_sign_negative() != max { a } else { b };
             }
-            if a < b { a } else { b }
+            if max {
+                if a >= b { a } else { b }
+            } else if a < b {
+                a
+            } else {
+                b
+            }
+        }
+        fn $min(a: $float, b: $float, ieee: bool) -> $float {
+            $select(a, b, ieee, false)
         }
         fn $max(a: $float, b: $float, ieee: bool) -> $float {
-            let quiet: <$float as FloatBits>::Bits = $quiet;
-            let signaling = |x: $float| x.is_nan() && x.to_bits() & quiet == 0;
-            if ieee && signaling(a) {
-                return <$float>::from_bits(a.to_bits() | quiet);
-            }
-            if ieee && signaling(b) {
-                return <$float>::from_bits(b.to_bits() | quiet);
-            }
-            if a.is_nan() {
-                return b;
-            }
-            if b.is_nan() {
-                return a;
-            }
-            if a == 0.0 && b == 0.0 {
-                return if a.is_sign_negative() { b } else { a };
-            }
-            if a >= b { a } else { b }
+            $select(a, b, ieee, true)
         }
     };
 }
 
-/// The bit type of a float, for [`min_max!`].
-trait FloatBits {
-    type Bits;
-}
-impl FloatBits for f32 {
-    type Bits = u32;
-}
-impl FloatBits for f64 {
-    type Bits = u64;
-}
-
-min_max!(fmin, fmax, f32, 0x0040_0000);
-min_max!(fmin64, fmax64, f64, 0x0008_0000_0000_0000);
+min_max!(min_max32, fmin, fmax, f32, u32, 0x0040_0000);
+min_max!(min_max64, fmin64, fmax64, f64, u64, 0x0008_0000_0000_0000);
 
 fn fmed3(a: f32, b: f32, c: f32, ieee: bool) -> f32 {
     if a.is_nan() || b.is_nan() || c.is_nan() {

@@ -60,70 +60,44 @@ fn bits16(value: f64) -> u64 {
 }
 
 /// IEEE mode's quieting of a signaling NaN.
-fn quiet32(x: f32) -> f32 {
-    f32::from_bits(x.to_bits() | 0x0040_0000)
-}
-fn quiet64(x: f64) -> f64 {
-    f64::from_bits(x.to_bits() | 0x0008_0000_0000_0000)
-}
 fn quiet16(bits: u64) -> u64 {
     bits | 0x200
 }
-fn signaling32(x: f32) -> bool {
-    x.is_nan() && x.to_bits() & 0x0040_0000 == 0
-}
-fn signaling64(x: f64) -> bool {
-    x.is_nan() && x.to_bits() & 0x0008_0000_0000_0000 == 0
+
+/// V_MIN_*/V_MAX_* (RDNA3 ISA guide, IEEE mode): a signaling NaN is returned quieted; a quiet
+/// NaN loses to a number; −0 is below +0.
+macro_rules! reference_min_max {
+    ($name:ident, $float:ty, $quiet:expr) => {
+        fn $name(x: $float, y: $float, max: bool) -> $float {
+            let signaling = |v: $float| v.is_nan() && v.to_bits() & $quiet == 0;
+            if signaling(x) {
+                return <$float>::from_bits(x.to_bits() | $quiet);
+            }
+            if signaling(y) {
+                return <$float>::from_bits(y.to_bits() | $quiet);
+            }
+            if x.is_nan() {
+                return y;
+            }
+            if y.is_nan() {
+                return x;
+            }
+            if x == 0.0 && y == 0.0 {
+                let negative = if max {
+                    x.is_sign_negative() && y.is_sign_negative()
+                } else {
+                    x.is_sign_negative() || y.is_sign_negative()
+                };
+                return if negative { -0.0 } else { 0.0 };
+            }
+            if (x < y) != max { x } else { y }
+        }
+    };
 }
 
-/// V_MIN_F32/V_MAX_F32 (RDNA3 ISA guide, IEEE mode): a signaling NaN is returned quieted; a quiet
-/// NaN loses to a number; −0 is below +0.
-fn min_max32(x: f32, y: f32, max: bool) -> f32 {
-    if signaling32(x) {
-        return quiet32(x);
-    }
-    if signaling32(y) {
-        return quiet32(y);
-    }
-    if x.is_nan() {
-        return y;
-    }
-    if y.is_nan() {
-        return x;
-    }
-    if x == 0.0 && y == 0.0 {
-        let negative = if max {
-            x.is_sign_negative() && y.is_sign_negative()
-        } else {
-            x.is_sign_negative() || y.is_sign_negative()
-        };
-        return if negative { -0.0 } else { 0.0 };
-    }
-    if (x < y) != max { x } else { y }
-}
-fn min_max64(x: f64, y: f64, max: bool) -> f64 {
-    if signaling64(x) {
-        return quiet64(x);
-    }
-    if signaling64(y) {
-        return quiet64(y);
-    }
-    if x.is_nan() {
-        return y;
-    }
-    if y.is_nan() {
-        return x;
-    }
-    if x == 0.0 && y == 0.0 {
-        let negative = if max {
-            x.is_sign_negative() && y.is_sign_negative()
-        } else {
-            x.is_sign_negative() || y.is_sign_negative()
-        };
-        return if negative { -0.0 } else { 0.0 };
-    }
-    if (x < y) != max { x } else { y }
-}
+reference_min_max!(min_max32, f32, 0x0040_0000u32);
+reference_min_max!(min_max64, f64, 0x0008_0000_0000_0000u64);
+
 fn min_max16(x: u64, y: u64, max: bool) -> u64 {
     let nan = |bits: u64| bits & 0x7C00 == 0x7C00 && bits & 0x3FF != 0;
     let signaling = |bits: u64| nan(bits) && bits & 0x200 == 0;
