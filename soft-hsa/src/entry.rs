@@ -727,11 +727,11 @@ pub unsafe fn hsa_signal_destroy(signal: hsa_signal_t) -> hsa_status_t {
 }
 
 pub unsafe fn hsa_signal_load_scacquire(signal: hsa_signal_t) -> hsa_signal_value_t {
-    signals::slot(signal.handle).map_or(0, |slot| slot.value().load(Ordering::Acquire))
+    signals::slot(signal.handle).map_or(0, |slot| slot.host_value(Ordering::Acquire))
 }
 
 pub unsafe fn hsa_signal_load_relaxed(signal: hsa_signal_t) -> hsa_signal_value_t {
-    signals::slot(signal.handle).map_or(0, |slot| slot.value().load(Ordering::Relaxed))
+    signals::slot(signal.handle).map_or(0, |slot| slot.host_value(Ordering::Relaxed))
 }
 
 pub unsafe fn hsa_signal_store_relaxed(signal: hsa_signal_t, value: hsa_signal_value_t) {
@@ -785,6 +785,10 @@ pub unsafe fn hsa_signal_wait_scacquire(
     let (Some(slot), Some(condition)) = (signals::slot(signal.handle), SignalCondition::from_bits(condition)) else {
         return 0;
     };
+    if slot.kind() == SignalKind::DOORBELL {
+        // ROCr's `DoorbellSignal::WaitAcquire` returns 0 at once (core/inc/signal.h).
+        return 0;
+    }
     let wake = signals::wake_when(condition, compare_value);
     signals::wait_until(
         &[slot],
@@ -794,7 +798,7 @@ pub unsafe fn hsa_signal_wait_scacquire(
         spin_for(wait_state_hint),
         &|| false,
     );
-    slot.value().load(Ordering::Acquire)
+    slot.host_value(Ordering::Acquire)
 }
 
 pub unsafe fn hsa_amd_signal_wait_any(
@@ -842,7 +846,7 @@ pub unsafe fn hsa_amd_signal_wait_any(
         Some(index) => {
             if !satisfying_value.is_null() {
                 // SAFETY: non-null output pointer for one value.
-                unsafe { satisfying_value.write(slots[index].value().load(Ordering::Acquire)) };
+                unsafe { satisfying_value.write(slots[index].host_value(Ordering::Acquire)) };
             }
             index as u32
         }

@@ -226,6 +226,13 @@ impl SignalSlot {
         unsafe { AmdSignal::value_atomic(amd) }
     }
 
+    /// The value as the host's `hsa_signal_load_*` and `hsa_signal_wait_*` return it. A DOORBELL
+    /// signal reads as 0: ROCr's `DoorbellSignal::LoadRelaxed`/`LoadAcquire`/`Wait*` assert and
+    /// return 0 (core/inc/signal.h), where this slot's word holds its doorbell's address.
+    pub(crate) fn host_value(&self, order: Ordering) -> i64 {
+        if self.kind() == SignalKind::DOORBELL { 0 } else { self.value().load(order) }
+    }
+
     /// Makes the signal's value the one of the `amd_signal_t` at `amd` (an IPC signal's shared
     /// block), which must stay mapped while the signal lives. Set before the handle is handed
     /// out.

@@ -211,6 +211,12 @@ fn a_destroyed_signal_s_slot_never_becomes_a_doorbell_and_a_stale_doorbell_store
         // SAFETY: the queue is live until the destroy below.
         let doorbell = hsa_signal_t { handle: unsafe { (*queue.raw).doorbell_signal } };
         assert!(!destroyed.contains(&doorbell.handle), "a destroyed user signal's slot became a doorbell");
+        // ROCr's `DoorbellSignal` loads and waits return 0 (core/inc/signal.h), live or not.
+        // SAFETY: a live doorbell signal of the queue above.
+        assert_eq!(unsafe { (api.hsa_signal_load_relaxed)(doorbell) }, 0, "a live doorbell reads as 0");
+        // SAFETY: as above; a bounded wait, so a wrong model fails rather than hangs.
+        let waited = unsafe { (api.hsa_signal_wait_scacquire)(doorbell, 0, 1, 1_000_000, 0) };
+        assert_eq!(waited, 0, "a wait on a doorbell returns 0 at once");
         // SAFETY: the queue was created above and is destroyed once.
         assert_eq!(unsafe { (api.hsa_queue_destroy)(queue.raw) }, status::SUCCESS);
         // SAFETY: table calls on a handle the runtime validates; it names no live signal now.
