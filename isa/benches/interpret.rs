@@ -6,10 +6,14 @@
 //! (`one_core`) and on every core through rayon (`all_cores`); the workgroups are independent,
 //! as the soft runtime's packet processor runs them.
 //!
+//! Each runs on the interpreter (`interpret/…`) and on the native tier (`native/…`, wave32 on an
+//! AVX2 host), with the same throughput: the interpreter's count of wave instructions.
+//!
 //! `cargo bench -p aqueduct-isa --bench interpret`
 
 use aqueduct_abi::KernelDispatchPacket;
 use aqueduct_isa::interp::{self, Dispatch, Isa, Program, Regions, StandaloneImage};
+use aqueduct_isa::native::{self, Tier};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rayon::prelude::*;
 
@@ -64,7 +68,7 @@ impl Bench {
         Bench { name, _image: image, program, memory, kernargs, packet, grid, workgroup, lds }
     }
 
-    fn dispatch(&self) -> Dispatch<'_> {
+    fn dispatch(&self, tier: Tier) -> Dispatch<'_> {
         Dispatch {
             program: &self.program,
             packet_address: &*self.packet as *const KernelDispatchPacket as u64,
@@ -77,6 +81,7 @@ impl Bench {
             private_segment_size: 0,
             instruction_limit: u64::MAX,
             realtime: || 0,
+            tier,
         }
     }
 
@@ -94,8 +99,8 @@ impl Bench {
     }
 
     /// Runs every workgroup on this thread; returns the wave instructions executed.
-    fn one_core(&self, lds: &mut Vec<u8>) -> u64 {
-        let dispatch = self.dispatch();
+    fn one_core(&self, lds: &mut Vec<u8>, tier: Tier) -> u64 {
+        let dispatch = self.dispatch(tier);
         self.groups()
             .iter()
             .map(|&group| interp::run_workgroup(&dispatch, &self.memory, group, lds).expect("runs"))
@@ -103,8 +108,8 @@ impl Bench {
     }
 
     /// Runs the workgroups on every core.
-    fn all_cores(&self) -> u64 {
-        let dispatch = self.dispatch();
+    fn all_cores(&self, tier: Tier) -> u64 {
+        let dispatch = self.dispatch(tier);
         self.groups()
             .par_iter()
             .map_init(Vec::new, |lds, &group| interp::run_workgroup(&dispatch, &self.memory, group, lds).expect("runs"))
@@ -114,8 +119,8 @@ impl Bench {
 
 /// One run of `bench` on this thread, the part callgrind counts (`--toggle-collect`).
 #[inline(never)]
-fn measured_once(bench: &Bench) -> u64 {
-    bench.one_core(&mut Vec::new())
+fn measured_once(bench: &Bench, tier: Tier) -> u64 {
+    bench.one_core(&mut Vec::new(), tier)
 }
 
 fn words<T: Copy>(values: &[T]) -> (u64, u64) {
@@ -218,20 +223,33 @@ fn real_kernels(c: &mut Criterion) {
             .into_iter()
             .find(|bench| bench.name == name)
             .expect("a bench name");
-        let instructions = measured_once(bench);
+        let tier = if std::env::var("AQUEDUCT_ISA_BENCH_TIER").as_deref() == Ok("native") {
+            Tier::Native
+        } else {
+            Tier::Interpreter
+        };
+        let instructions = measured_once(bench, tier);
         println!("{name}: {instructions} wave instructions");
         return;
     }
+    // Each kernel on the interpreter (`interpret/`) and, where it compiles (wave32, AVX2), on the
+    // native tier (`native/`).
     for bench in [&gemm, &gemm64, &reduce, &hgemm, &fill] {
-        let instructions = bench.one_core(&mut Vec::new());
-        let mut group = c.benchmark_group(format!("interpret/{}", bench.name));
-        group.throughput(Throughput::Elements(instructions));
-        group.bench_function("one_core", |b| {
-            let mut lds = Vec::new();
-            b.iter(|| bench.one_core(&mut lds));
-        });
-        group.bench_function("all_cores", |b| b.iter(|| bench.all_cores()));
-        group.finish();
+        let instructions = bench.one_core(&mut Vec::new(), Tier::Interpreter);
+        let mut tiers = vec![("interpret", Tier::Interpreter)];
+        if native::unavailable(&bench.program).is_none() {
+            tiers.push(("native", Tier::Native));
+        }
+        for (prefix, tier) in tiers {
+            let mut group = c.benchmark_group(format!("{prefix}/{}", bench.name));
+            group.throughput(Throughput::Elements(instructions));
+            group.bench_function("one_core", |b| {
+                let mut lds = Vec::new();
+                b.iter(|| bench.one_core(&mut lds, tier));
+            });
+            group.bench_function("all_cores", |b| b.iter(|| bench.all_cores(tier)));
+            group.finish();
+        }
     }
     // The results are right (the tests check them exactly; here, enough to know it ran).
     assert!(out.iter().any(|&value| value > 0.0), "the GEMM wrote");

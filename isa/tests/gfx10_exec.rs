@@ -4,6 +4,7 @@
 //! work-item id per VGPR, and an instruction with no gfx11 equivalent. Each word is what
 //! `llvm-mc-19 -mcpu=gfx1030 -show-encoding` encodes for the text beside it.
 
+use aqueduct_isa::native::{self, Tier};
 use aqueduct_isa::interp::{Dispatch, ExecError, Isa, Program, Regions, run_workgroup};
 
 /// gfx10's `s_code_end` (SOPP 31).
@@ -42,20 +43,33 @@ impl Kernel {
         let out = self.out.as_mut_ptr() as u64;
         let memory = Regions(vec![(kernel_object, self.words.len() as u64 * 4), (out, 64 * 4)]);
         let program = Program::load_for(&memory, kernel_object, Isa::Gfx10_3)?;
-        let dispatch = Dispatch {
-            program: &program,
-            packet_address: 0,
-            queue_address: 0,
-            kernarg_address: 0,
-            dispatch_id: 0,
-            grid: workgroup.map(u32::from),
-            workgroup,
-            group_segment_size: 0,
-            private_segment_size: 0,
-            instruction_limit: 1000,
-            realtime: || 0,
+        let start = self.out.clone();
+        let run = |tier| {
+            let dispatch = Dispatch {
+                program: &program,
+                packet_address: 0,
+                queue_address: 0,
+                kernarg_address: 0,
+                dispatch_id: 0,
+                grid: workgroup.map(u32::from),
+                workgroup,
+                group_segment_size: 0,
+                private_segment_size: 0,
+                instruction_limit: 1000,
+                realtime: || 0,
+                tier,
+            };
+            run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new())
         };
-        run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new())?;
+        let interpreted = run(Tier::Interpreter);
+        if native::unavailable(&program).is_none() {
+            // The native tier, from the same memory (the output's address stays), agrees exactly.
+            let expected = self.out.clone();
+            self.out.copy_from_slice(&start);
+            let compiled = run(Tier::Native);
+            assert_eq!((compiled, &self.out), (interpreted.clone(), &expected), "the native tier and the interpreter disagree");
+        }
+        interpreted?;
         Ok(self.out.clone())
     }
 }

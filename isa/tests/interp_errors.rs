@@ -2,6 +2,7 @@
 //! programs (a descriptor followed by its code) run over `Regions`, with no runtime.
 
 use aqueduct_isa::interp::{Dispatch, ExecError, MemoryFault, Program, Regions, run_workgroup};
+use aqueduct_isa::native::{self, Tier};
 
 const S_ENDPGM: u32 = 0xBF80_0000 | 48 << 16;
 const S_CODE_END: u32 = 0xBF80_0000 | 31 << 16;
@@ -36,7 +37,7 @@ impl Kernel {
     }
 }
 
-fn dispatch(program: &Program, workgroup: [u16; 3], instruction_limit: u64) -> Dispatch<'_> {
+fn dispatch(program: &Program, workgroup: [u16; 3], instruction_limit: u64, tier: Tier) -> Dispatch<'_> {
     Dispatch {
         program,
         packet_address: 0,
@@ -49,6 +50,7 @@ fn dispatch(program: &Program, workgroup: [u16; 3], instruction_limit: u64) -> D
         private_segment_size: 0,
         instruction_limit,
         realtime: || 0,
+        tier,
     }
 }
 
@@ -60,8 +62,13 @@ fn run_as(code: &[u32], wave32: bool, workgroup: [u16; 3], instruction_limit: u6
     let kernel = Kernel::new(code, wave32);
     let memory = kernel.memory();
     let program = Program::load(&memory, kernel.address()).expect("the program loads");
-    let result = run_workgroup(&dispatch(&program, workgroup, instruction_limit), &memory, [0; 3], &mut Vec::new());
-    (program.entry, result)
+    let result = |tier| run_workgroup(&dispatch(&program, workgroup, instruction_limit, tier), &memory, [0; 3], &mut Vec::new());
+    let interpreted = result(Tier::Interpreter);
+    // The native tier (where it runs: wave32, AVX2) fails and ends exactly as the interpreter does.
+    if native::unavailable(&program).is_none() {
+        assert_eq!(result(Tier::Native), interpreted, "the native tier and the interpreter disagree");
+    }
+    (program.entry, interpreted)
 }
 
 #[test]

@@ -5,6 +5,10 @@
 //! the approximate ones. The gfx1030 objects run through the gfx10.3 path (`Isa::Gfx10_3`: each
 //! instruction translated to gfx11's) against the same references.
 //!
+//! Every dispatch runs twice, on the interpreter and on the native tier (where the host and the
+//! kernel allow it: wave32, AVX2), and the two must agree bit for bit on every buffer, the
+//! instructions executed and any error (`try_run`).
+//!
 //! One test per kernel family; each runs every code object built for it. A kernel that reaches an instruction
 //! the interpreter does not execute fails with the interpreter's error (`ExecError`), naming the
 //! object, the kernel, the workgroup and the instruction.
@@ -17,6 +21,7 @@ use aqueduct_abi::packet::{FenceScope, PacketType};
 use aqueduct_abi::{ImplicitKernargs, KernelDispatchPacket, PacketHeader};
 use aqueduct_codeobject::CodeObject;
 use aqueduct_isa::interp::{Dispatch, ExecError, Isa, Program, Regions, StandaloneImage, run_workgroup};
+use aqueduct_isa::native::{self, Tier};
 
 /// The code objects each test runs (`gfx1030` through the gfx10.3 path; `-wave64`: built with
 /// `-mwavefrontsize64`).
@@ -94,6 +99,13 @@ impl Buf {
         // SAFETY: `count` chunks live until drop; no dispatch runs while the slice lives (the
         // harness runs dispatches to completion before the test reads).
         unsafe { std::slice::from_raw_parts(self.chunks.cast::<u8>(), self.len) }
+    }
+
+    /// Overwrites the contents with `bytes` (between dispatches: no slice of it is alive).
+    fn restore(&self, bytes: &[u8]) {
+        assert_eq!(bytes.len(), self.len);
+        // SAFETY: `count` chunks of 256 bytes hold at least `len`; nothing borrows them now.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.chunks.cast::<u8>(), self.len) };
     }
 
     fn bytes_mut(&mut self) -> &mut [u8] {
@@ -235,32 +247,61 @@ fn try_run(
         |what: &str, error: ExecError| format!("{object}_{target}.hsaco `{symbol}` {what}: {error}\n  ({error:?})");
     let program =
         Program::load_for(&memory, kernel_object, isa_of(target)).map_err(|error| fail("does not load", error))?;
-    let dispatch = Dispatch {
-        program: &program,
-        packet_address,
-        queue_address: 0,
-        kernarg_address: kernargs.address(),
-        dispatch_id: 0,
-        grid,
-        workgroup,
-        group_segment_size: metadata.group_segment_fixed_size,
-        private_segment_size: metadata.private_segment_fixed_size,
-        instruction_limit: 1 << 26,
-        realtime,
+    let execute = |tier: Tier| -> Result<u64, String> {
+        let dispatch = Dispatch {
+            program: &program,
+            packet_address,
+            queue_address: 0,
+            kernarg_address: kernargs.address(),
+            dispatch_id: 0,
+            grid,
+            workgroup,
+            group_segment_size: metadata.group_segment_fixed_size,
+            private_segment_size: metadata.private_segment_fixed_size,
+            instruction_limit: 1 << 26,
+            realtime,
+            tier,
+        };
+        let groups: [u32; 3] = std::array::from_fn(|axis| grid[axis].div_ceil(u32::from(workgroup[axis])));
+        let mut lds = Vec::new();
+        let mut executed = 0;
+        for z in 0..groups[2] {
+            for y in 0..groups[1] {
+                for x in 0..groups[0] {
+                    executed += run_workgroup(&dispatch, &memory, [x, y, z], &mut lds)
+                        .map_err(|error| fail(&format!("failed in workgroup [{x}, {y}, {z}]"), error))?;
+                }
+            }
+        }
+        Ok(executed)
     };
-    let groups: [u32; 3] = std::array::from_fn(|axis| grid[axis].div_ceil(u32::from(workgroup[axis])));
-    let mut lds = Vec::new();
-    let mut executed = 0;
-    for z in 0..groups[2] {
-        for y in 0..groups[1] {
-            for x in 0..groups[0] {
-                executed += run_workgroup(&dispatch, &memory, [x, y, z], &mut lds)
-                    .map_err(|error| fail(&format!("failed in workgroup [{x}, {y}, {z}]"), error))?;
+    let buffers: Vec<&Buf> = args.iter().filter_map(|arg| if let Arg::Buf(buf) = arg { Some(*buf) } else { None }).collect();
+    let before: Vec<Vec<u8>> = buffers.iter().map(|buf| buf.bytes().to_vec()).collect();
+    let interpreted = execute(Tier::Interpreter);
+    if native::unavailable(&program).is_none() {
+        // The same dispatch on the native tier, from the same memory: it must agree exactly.
+        let expected: Vec<Vec<u8>> = buffers.iter().map(|buf| buf.bytes().to_vec()).collect();
+        for (buf, bytes) in buffers.iter().zip(&before) {
+            buf.restore(bytes);
+        }
+        let compiled = execute(Tier::Native);
+        if compiled != interpreted {
+            return Err(format!(
+                "{object}_{target}.hsaco `{symbol}`: the native tier returned {compiled:?}, the interpreter {interpreted:?}"
+            ));
+        }
+        for (index, (buf, expected)) in buffers.iter().zip(&expected).enumerate() {
+            if let Some(at) = buf.bytes().iter().zip(expected).position(|(native, interpreted)| native != interpreted) {
+                return Err(format!(
+                    "{object}_{target}.hsaco `{symbol}`: buffer {index} differs at byte {at}: native {:#04x}, interpreter {:#04x}",
+                    buf.bytes()[at],
+                    expected[at]
+                ));
             }
         }
     }
     drop(packet);
-    Ok(executed)
+    interpreted
 }
 
 /// A small deterministic generator for test data.

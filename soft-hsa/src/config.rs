@@ -36,7 +36,7 @@ pub enum ExecutionMode {
     Concurrent,
 }
 
-/// How a dispatch's kernel runs: `AQUEDUCT_SOFT_EXEC=host|isa|auto` (default `auto`).
+/// How a dispatch's kernel runs: `AQUEDUCT_SOFT_EXEC=host|isa|native|auto` (default `auto`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KernelExecution {
@@ -45,7 +45,12 @@ pub enum KernelExecution {
     Host,
     /// The gfx11 interpreter runs the code object's own machine code (`aqueduct-isa`).
     Isa,
-    /// The host build where one is registered, the interpreter otherwise, so a user's kernel
+    /// The native tier runs the code object's own machine code, compiled to the host's SIMD
+    /// (`aqueduct_isa::native`); a kernel it cannot compile (wave64, a host without AVX2) fails
+    /// its dispatch.
+    Native,
+    /// The host build where one is registered; otherwise the machine code, compiled (the native
+    /// tier) where the kernel and the host allow it and interpreted where not. So a user's kernel
     /// runs from its machine code with no CPU port. The default.
     #[default]
     Auto,
@@ -59,8 +64,9 @@ impl KernelExecution {
             Err(_) | Ok("") | Ok("auto") => KernelExecution::Auto,
             Ok("host") => KernelExecution::Host,
             Ok("isa") => KernelExecution::Isa,
+            Ok("native") => KernelExecution::Native,
             Ok(other) => {
-                tracing::warn!(value = other, "AQUEDUCT_SOFT_EXEC is host, isa or auto; using auto");
+                tracing::warn!(value = other, "AQUEDUCT_SOFT_EXEC is host, isa, native or auto; using auto");
                 KernelExecution::Auto
             }
         }

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use aqueduct_isa::interp::{self, Dispatch, ExecError, HostMemory, Isa, MemoryFault, Program};
+use aqueduct_isa::native::Tier;
 
 use super::executable::LoadedKernel;
 use super::queue::SoftQueue;
@@ -149,6 +150,11 @@ pub(crate) fn dispatch(
         private_segment_size: packet.private_segment_size,
         instruction_limit: INSTRUCTION_LIMIT,
         realtime: super::clock::device_ticks,
+        tier: match runtime.config.kernel_execution {
+            crate::KernelExecution::Isa => Tier::Interpreter,
+            crate::KernelExecution::Native => Tier::Native,
+            crate::KernelExecution::Host | crate::KernelExecution::Auto => Tier::Auto,
+        },
     };
     let failure = std::sync::Mutex::new(None::<ExecError>);
     for_each_workgroup(queue, runtime, packet, |lds, workgroup_id| {
@@ -166,6 +172,8 @@ pub(crate) fn dispatch(
                 }
                 ExecError::Descriptor(_) => status::ERROR_INVALID_CODE_OBJECT,
                 ExecError::Trap { .. } | ExecError::InstructionLimit { .. } => status::ERROR_EXCEPTION,
+                // The native tier was forced and cannot run this kernel here.
+                ExecError::NativeUnavailable(_) => status::ERROR_INVALID_ISA,
             };
             Err((code, named(error.to_string())))
         }

@@ -423,7 +423,8 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
         return Ok(());
     }
     let host = match (runtime.config.kernel_execution, &kernel.host) {
-        (KernelExecution::Isa, _) | (KernelExecution::Auto, HostBuild::Missing | HostBuild::Mismatch(_)) => {
+        (KernelExecution::Isa | KernelExecution::Native, _)
+        | (KernelExecution::Auto, HostBuild::Missing | HostBuild::Mismatch(_)) => {
             return super::isa_exec::dispatch(queue, runtime, id, packet, &kernel);
         }
         (_, HostBuild::Ready(host)) => host,

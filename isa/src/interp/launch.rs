@@ -14,6 +14,7 @@ use super::memory_ops::Operation;
 use super::program::{Decoded, Isa, Plan, Program};
 use super::wave::{EXEC, Flow, Half, LANES, Wave};
 use super::{ExecError, Memory, memory_ops, scalar, valu};
+use crate::native::{self, NativeCode, Tier};
 
 /// What one dispatch packet asks for, as the interpreter needs it.
 #[derive(Clone, Copy)]
@@ -35,6 +36,8 @@ pub struct Dispatch<'a> {
     pub instruction_limit: u64,
     /// The clock `s_sendmsg_rtn_b64 MSG_RTN_GET_REALTIME` reads (the agent's timestamp clock).
     pub realtime: fn() -> u64,
+    /// Which tier runs the waves: the interpreter, compiled code, or compiled code where it can.
+    pub tier: Tier,
 }
 
 /// Runs workgroup `workgroup_id` of `dispatch` to its end; `lds` is reused between calls.
@@ -56,14 +59,20 @@ pub fn run_workgroup<M: Memory + ?Sized>(
     workgroup_id: [u32; 3],
     lds: &mut Vec<u8>,
 ) -> Result<u64, ExecError> {
+    let native = match dispatch.tier {
+        Tier::Interpreter => None,
+        Tier::Native => Some(native::compiled(dispatch.program).map_err(ExecError::NativeUnavailable)?),
+        Tier::Auto => native::compiled(dispatch.program).ok(),
+    };
     #[cfg(target_arch = "x86_64")]
     {
         if wide_vectors() {
             // SAFETY: the CPU has every feature the function is compiled for (`wide_vectors`).
-            return unsafe { run_workgroup_avx2(dispatch, memory, workgroup_id, lds) };
+            return unsafe { run_workgroup_avx2(dispatch, memory, workgroup_id, lds, native.as_deref()) };
         }
     }
-    run_workgroup_body::<M, false>(dispatch, memory, workgroup_id, lds)
+    // Native code exists only where the host has AVX2 (`native::unavailable`).
+    run_workgroup_body::<M, false>(dispatch, memory, workgroup_id, lds, None)
 }
 
 /// Whether the CPU has what `run_workgroup_avx2` is compiled for (cached by the standard library).
@@ -84,18 +93,21 @@ fn run_workgroup_avx2<M: Memory + ?Sized>(
     memory: &M,
     workgroup_id: [u32; 3],
     lds: &mut Vec<u8>,
+    native: Option<&NativeCode>,
 ) -> Result<u64, ExecError> {
-    run_workgroup_body::<M, true>(dispatch, memory, workgroup_id, lds)
+    run_workgroup_body::<M, true>(dispatch, memory, workgroup_id, lds, native)
 }
 
 #[cfg_attr(not(debug_assertions), inline(always))]
 /// `WIDE`: the AVX2 instantiation, which only `run_workgroup_avx2` makes (its callees may
-/// use the features it is compiled for).
+/// use the features it is compiled for). `native`: the program's compiled code, which runs the
+/// waves where given.
 fn run_workgroup_body<M: Memory + ?Sized, const WIDE: bool>(
     dispatch: &Dispatch<'_>,
     memory: &M,
     workgroup_id: [u32; 3],
     lds: &mut Vec<u8>,
+    native: Option<&NativeCode>,
 ) -> Result<u64, ExecError> {
     let program = dispatch.program;
     let descriptor = &program.descriptor;
@@ -124,7 +136,10 @@ fn run_workgroup_body<M: Memory + ?Sized, const WIDE: bool>(
     let shared = waves.len() > 1;
     loop {
         for wave in waves.iter_mut().filter(|wave| !wave.ended && !wave.at_barrier) {
-            run_wave::<M, WIDE>(dispatch, memory, wave, lds, shared)?;
+            match native {
+                Some(code) => native::run_wave(code, dispatch, memory, wave, lds, shared)?,
+                None => run_wave::<M, WIDE>(dispatch, memory, wave, lds, shared)?,
+            }
         }
         if waves.iter().all(|wave| wave.ended) {
             break;
@@ -272,7 +287,7 @@ fn initial_mode(rsrc1: u32) -> u32 {
 /// Instructions a wave of a several-wave workgroup runs before it yields at a backward branch:
 /// long enough that switching costs nothing measurable, short enough that a wave spinning on a
 /// flag another wave sets hands over within a few microseconds.
-const SLICE: u64 = 256;
+pub(crate) const SLICE: u64 = 256;
 
 /// Runs `wave` until it ends or reaches a barrier, or, when it `shares` its workgroup with other
 /// waves, until it yields: at `s_sleep`, or at a backward branch once it has run [`SLICE`]
@@ -333,7 +348,7 @@ fn run_wave<M: Memory + ?Sized, const WIDE: bool>(
 
 /// Runs one instruction's plan.
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(super) fn step<M: Memory + ?Sized, const WIDE: bool>(
+pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
     memory: &M,
     wave: &mut Wave,
     decoded: &Decoded,

@@ -21,18 +21,18 @@
 
 pub mod coverage;
 mod formats;
-mod launch;
-mod memory_ops;
+pub(crate) mod launch;
+pub(crate) mod memory_ops;
 // Lane loops index several rows by one lane number: the form the compiler vectorises.
 #[allow(clippy::needless_range_loop)]
-mod operands;
-mod program;
+pub(crate) mod operands;
+pub(crate) mod program;
 mod scalar;
 mod standalone;
 mod trig_preop;
 #[allow(clippy::needless_range_loop)]
-mod valu;
-mod wave;
+pub(crate) mod valu;
+pub(crate) mod wave;
 
 use core::sync::atomic::Ordering;
 
@@ -253,4 +253,8 @@ pub enum ExecError {
     /// A wave ran past the instruction budget: the interpreter's stand-in for a hung wave.
     #[error("a wave ran {limit} instructions without ending (pc 0x{pc:x})")]
     InstructionLimit { pc: u64, limit: u64 },
+    /// The dispatch asked for the native tier ([`Tier::Native`](crate::native::Tier)) and it
+    /// cannot run this kernel on this host: the reason.
+    #[error("{0}")]
+    NativeUnavailable(&'static str),
 }

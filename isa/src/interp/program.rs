@@ -158,6 +158,9 @@ pub struct Program {
     code: Vec<Option<Decoded>>,
     /// Why decoding stopped, if it was not `s_code_end`: reaching that pc reports it.
     stop: Option<(u64, ExecError)>,
+    /// The native tier's code, compiled at the program's first native dispatch and freed with
+    /// it (`native::compiled`); `Err` says why it cannot run natively.
+    pub(crate) native: std::sync::OnceLock<Result<std::sync::Arc<crate::native::NativeCode>, &'static str>>,
 }
 
 impl Program {
@@ -230,7 +233,7 @@ impl Program {
         code.truncate(words.len());
         let sdwa = code.iter().flatten().any(|decoded| matches!(decoded.plan, Plan::Sdwa(_)));
         let extra_vgprs = if sdwa { from_gfx10::SHADOW_VGPRS } else { 0 };
-        Ok(Program { kernel_object, descriptor, isa, extra_vgprs, entry, code, stop })
+        Ok(Program { kernel_object, descriptor, isa, extra_vgprs, entry, code, stop, native: Default::default() })
     }
 
     /// The instruction at `pc`.
@@ -245,6 +248,16 @@ impl Program {
             Some((stop, error)) if *stop == pc => Err(error.clone()),
             _ => Err(ExecError::PcOutOfRange { pc }),
         }
+    }
+
+    /// Words of decoded code: instructions start at word indices below this.
+    pub(crate) fn words(&self) -> usize {
+        self.code.len()
+    }
+
+    /// The instruction starting at word `index` (`None` inside a multi-dword instruction).
+    pub(crate) fn at(&self, index: usize) -> Option<&Decoded> {
+        self.code.get(index).and_then(Option::as_ref)
     }
 
     /// Instructions decoded.

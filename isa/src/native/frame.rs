@@ -1,0 +1,113 @@
+//! What compiled code and the Rust side share while a wave runs natively.
+//!
+//! Compiled code is `extern "sysv64" fn(frame: *mut Frame, entry: *const u8) -> u32`: the
+//! prologue loads the frame's pointers into callee-saved registers and jumps to `entry`, the
+//! instruction at the wave's PC. It returns an exit code ([`Exit`]) with the wave's PC stored.
+//!
+//! Registers while compiled code runs:
+//! - `r12`: the `Wave`; `r13`: its VGPR rows (`Wave::vgpr`, which no step reallocates);
+//!   `r14`: the [`Frame`]; `r15`: the LDS; `rbx`: the LDS's length in bytes;
+//! - `rbp`: the wave's executed-instruction count (`Wave::executed`), stored back at every exit;
+//! - `ymm12`–`ymm15`: the inactive lanes of EXEC, 8 per register (all ones where a lane's EXEC
+//!   bit is clear), valid at every instruction boundary: recomputed after anything that may
+//!   write EXEC;
+//! - everything else is scratch within one instruction's code.
+
+use crate::interp::launch::step;
+use crate::interp::wave::{Flow, LANES, Wave};
+use crate::interp::{ExecError, Memory, Program};
+
+/// Why compiled code returned; the wave's PC is stored in each case.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Exit {
+    /// The instruction's step went on (only the trampoline returns it; compiled code continues).
+    Next = 0,
+    /// A backward branch found the turn's budget spent ([`Frame::yield_at`]); PC is its target.
+    Yield = 1,
+    /// A jump compiled code does not follow itself (the step's, or to a PC with no instruction).
+    Jump = 2,
+    End = 3,
+    /// `s_barrier`; PC is the next instruction.
+    Barrier = 4,
+    /// `s_sleep`; PC is the next instruction.
+    Sleep = 5,
+    /// The step failed; the error is in the [`Trampoline`].
+    Error = 6,
+}
+
+/// The frame compiled code runs against. `repr(C)`: compiled code reads its fields at their
+/// `offset_of!` offsets.
+#[repr(C, align(32))]
+pub(super) struct Frame {
+    /// Lane `i`'s EXEC bit, `1 << i`: what the EXEC masks are made from.
+    pub lane_bits: [u32; LANES],
+    pub wave: *mut Wave,
+    pub vgpr: *mut [u32; LANES],
+    pub lds: *mut u8,
+    pub lds_len: u64,
+    /// A backward branch leaves compiled code once `Wave::executed` reaches this.
+    pub yield_at: u64,
+    /// The interpreter's step for instruction `index` (a word index from the entry).
+    pub fallback: unsafe extern "sysv64" fn(*mut Frame, u32) -> u32,
+    /// The [`Trampoline`] the fallback runs against.
+    pub trampoline: *mut (),
+}
+
+/// What the interpreter's step needs besides the wave, and where its error goes.
+pub(super) struct Trampoline<'a, M: Memory + ?Sized> {
+    pub program: &'a Program,
+    pub memory: &'a M,
+    pub error: Option<ExecError>,
+    /// Whether the step's last jump went backward (the wave loop's turn ends at one).
+    pub backward: bool,
+}
+
+/// Runs instruction `index` through the interpreter's step on the frame's wave, and says what
+/// compiled code does next ([`Exit::Next`]: go on; otherwise leave, the PC stored).
+///
+/// # Safety
+/// `frame` is the frame compiled code runs with: its wave, LDS and trampoline pointers are live
+/// and nothing else refers to them while this runs; its trampoline is a `Trampoline<M>`; `index`
+/// is an instruction of the program. The CPU has AVX2 and FMA (the step is the AVX2 build).
+#[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+pub(super) unsafe extern "sysv64" fn fallback<M: Memory + ?Sized>(frame: *mut Frame, index: u32) -> u32 {
+    // SAFETY: the caller's contract: the frame's pointers are live and unaliased during the call.
+    let frame = unsafe { &mut *frame };
+    let trampoline = unsafe { &mut *(frame.trampoline as *mut Trampoline<'_, M>) };
+    let wave = unsafe { &mut *frame.wave };
+    let lds = unsafe { core::slice::from_raw_parts_mut(frame.lds, frame.lds_len as usize) };
+    let program = trampoline.program;
+    let pc = program.entry + index as u64 * 4;
+    let decoded = match program.fetch(pc) {
+        Ok(decoded) => decoded,
+        Err(error) => {
+            trampoline.error = Some(error);
+            return Exit::Error as u32;
+        }
+    };
+    wave.pc = pc;
+    let next = pc + decoded.len as u64;
+    let exit = match step::<M, true>(trampoline.memory, wave, decoded, lds) {
+        Ok(Flow::Next) => Exit::Next,
+        Ok(Flow::Jump(target)) => {
+            wave.pc = target;
+            trampoline.backward = target <= pc;
+            Exit::Jump
+        }
+        Ok(Flow::End) => Exit::End,
+        Ok(Flow::Barrier) => {
+            wave.pc = next;
+            Exit::Barrier
+        }
+        Ok(Flow::Sleep) => {
+            wave.pc = next;
+            Exit::Sleep
+        }
+        Err(error) => {
+            trampoline.error = Some(error);
+            Exit::Error
+        }
+    };
+    exit as u32
+}

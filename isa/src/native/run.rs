@@ -1,0 +1,91 @@
+//! The native tier's wave loop: it enters compiled code at the wave's PC and acts on why it came
+//! back, with the same turns, barriers, limit and errors as the interpreter's (`interp::launch`).
+
+use dynasmrt::AssemblyOffset;
+
+use super::NativeCode;
+use super::frame::{Exit, Frame, Trampoline, fallback};
+use crate::interp::launch::{Dispatch, SLICE};
+use crate::interp::wave::Wave;
+use crate::interp::{ExecError, Memory};
+
+/// Compiled code's signature ([`Frame`]).
+type Compiled = unsafe extern "sysv64" fn(*mut Frame, *const u8) -> u32;
+
+/// Runs `wave` natively until it ends or reaches a barrier, or, when it `shares` its workgroup,
+/// until it yields (a backward branch once the turn's [`SLICE`] is spent, or `s_sleep`): the
+/// interpreter's `run_wave`, in compiled code. `code` is `dispatch.program`'s.
+pub(crate) fn run_wave<M: Memory + ?Sized>(
+    code: &NativeCode,
+    dispatch: &Dispatch<'_>,
+    memory: &M,
+    wave: &mut Wave,
+    lds: &mut [u8],
+    shares: bool,
+) -> Result<(), ExecError> {
+    let program = dispatch.program;
+    let limit = dispatch.instruction_limit;
+    let turn_start = wave.executed;
+    let mut trampoline = Trampoline { program, memory, error: None, backward: false };
+    let mut frame = Frame {
+        lane_bits: core::array::from_fn(|lane| 1 << lane),
+        vgpr: wave.vgpr.as_mut_ptr(),
+        wave,
+        lds: lds.as_mut_ptr(),
+        lds_len: lds.len() as u64,
+        yield_at: if shares { turn_start.saturating_add(SLICE).min(limit.saturating_add(1)) } else { limit.saturating_add(1) },
+        fallback: fallback::<M>,
+        trampoline: &mut trampoline as *mut Trampoline<'_, M> as *mut (),
+    };
+    // SAFETY: the prologue's offset in the finished buffer, which has the signature `Compiled`
+    // (`emit::compile`).
+    let compiled: Compiled = unsafe { core::mem::transmute(code.buffer.ptr(AssemblyOffset(code.prologue))) };
+    loop {
+        // SAFETY: the frame's wave is `wave`, which only compiled code and the trampoline touch
+        // (through the frame) while this runs.
+        let pc = unsafe { (*frame.wave).pc };
+        let index = pc.wrapping_sub(program.entry) / 4;
+        let entry = match code.entries.get(index as usize) {
+            Some(&offset) if pc.is_multiple_of(4) && offset != u32::MAX => offset,
+            _ => return Err(program.fetch(pc).err().unwrap_or(ExecError::PcOutOfRange { pc })),
+        };
+        trampoline.backward = false;
+        // SAFETY: the frame's pointers are live and used by nothing else during the call (the
+        // wave, its VGPR rows, which no step reallocates, the LDS and the trampoline); `entry` is
+        // an instruction's start in the same buffer; the host has AVX2 and FMA (`unavailable`).
+        let exit = unsafe { compiled(&mut frame, code.buffer.ptr(AssemblyOffset(entry as usize))) };
+        // SAFETY: compiled code has returned; the wave is ours again.
+        let wave = unsafe { &mut *frame.wave };
+        if wave.executed > limit {
+            return Err(ExecError::InstructionLimit { pc: wave.pc, limit });
+        }
+        match exit {
+            exit if exit == Exit::Yield as u32 => {
+                if shares {
+                    return Ok(());
+                }
+            }
+            exit if exit == Exit::Jump as u32 => {
+                if shares && trampoline.backward && wave.executed - turn_start >= SLICE {
+                    return Ok(());
+                }
+            }
+            exit if exit == Exit::End as u32 => {
+                wave.ended = true;
+                return Ok(());
+            }
+            exit if exit == Exit::Barrier as u32 => {
+                wave.at_barrier = true;
+                return Ok(());
+            }
+            exit if exit == Exit::Sleep as u32 => {
+                if shares {
+                    return Ok(());
+                }
+            }
+            _ => {
+                return Err(trampoline.error.take().unwrap_or(ExecError::PcOutOfRange { pc: wave.pc }));
+            }
+        }
+    }
+}

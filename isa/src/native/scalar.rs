@@ -1,0 +1,314 @@
+//! Scalar translations: program flow (SOPP) and the common 32-bit scalar ALU operations.
+//!
+//! Translated: `s_endpgm`, `s_branch`, `s_cbranch_scc0/scc1/vccz/vccnz/execz/execnz`,
+//! `s_barrier`, `s_sleep`, and the waits, hints and cache controls the interpreter also treats
+//! as nothing; SOP2 `s_add/sub_u32/i32`, `s_addc_u32`, `s_mul_i32`, `s_and/or/xor/andn2_b32`,
+//! `s_lshl/lshr_b32`, `s_ashr_i32`, `s_cselect_b32`; SOPC 32-bit compares; SOP1 `s_mov_b32` and
+//! `s_and_saveexec_b32`; SOPK `s_movk_i32`, `s_addk_i32` and `s_cmpk_*`. Semantics as
+//! `interp::scalar`'s, which the differential tests hold them to.
+
+use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+
+use super::emit::{Emitter, SCC, YIELD_AT, sgpr};
+use super::frame::Exit;
+use crate::gfx11::{Encoding, Opcode};
+use crate::interp::program::Decoded;
+use crate::interp::wave::{EXEC, Kind, NULL, VCC, constant_of};
+
+/// Translates a scalar instruction; false (nothing emitted) for one without a translation.
+pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
+    match decoded.instruction.encoding {
+        Encoding::Sopp => flow(e, index, decoded),
+        Encoding::Sop2 | Encoding::Sopc | Encoding::Sop1 => alu(e, decoded),
+        Encoding::Sopk => sopk(e, decoded),
+        _ => false,
+    }
+}
+
+fn flow(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
+    use Opcode::*;
+    let pc = e.pc(index);
+    let simm = (decoded.instruction.words[0] & 0xFFFF) as i16;
+    let target = pc.wrapping_add(4).wrapping_add_signed(simm as i64 * 4);
+    let next = pc + decoded.len as u64;
+    match decoded.instruction.opcode() {
+        SNop | SWaitcnt | SWaitcntDepctr | SDelayAlu | SClause | SSetInstPrefetchDistance | SIcacheInv
+        | SSetprio | SSendmsg | SWaitIdle | SIncperflevel | SDecperflevel | STtracedata | STtracedataImm
+        | SWakeup => {}
+        SEndpgm => e.leave(pc, Exit::End),
+        SBarrier => e.leave(next, Exit::Barrier),
+        SSleep => e.leave(next, Exit::Sleep),
+        SBranch => jump(e, pc, target, None),
+        SCbranchScc0 | SCbranchScc1 => {
+            dynasm!(e.ops ; .arch x64 ; cmp BYTE [r12 + SCC], 0);
+            // Taken when SCC is 1 (scc1: not equal to 0) or 0 (scc0).
+            jump(e, pc, target, Some(decoded.instruction.opcode() == SCbranchScc1));
+        }
+        SCbranchVccz | SCbranchVccnz => {
+            dynasm!(e.ops ; .arch x64 ; cmp DWORD [r12 + sgpr(VCC)], 0);
+            jump(e, pc, target, Some(decoded.instruction.opcode() == SCbranchVccnz));
+        }
+        SCbranchExecz | SCbranchExecnz => {
+            dynasm!(e.ops ; .arch x64 ; cmp DWORD [r12 + sgpr(EXEC)], 0);
+            jump(e, pc, target, Some(decoded.instruction.opcode() == SCbranchExecnz));
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// A branch to `target`, always (`None`) or on the flags just set: taken on "not equal"
+/// (`Some(true)`) or "equal" (`Some(false)`). A backward branch leaves once the turn's budget is
+/// spent; a target without an instruction leaves for the wave loop to report.
+fn jump(e: &mut Emitter<'_>, pc: u64, target: u64, taken_if_nonzero: Option<bool>) {
+    let skip = e.ops.new_dynamic_label();
+    match taken_if_nonzero {
+        Some(true) => dynasm!(e.ops ; .arch x64 ; je =>skip),
+        Some(false) => dynasm!(e.ops ; .arch x64 ; jne =>skip),
+        None => {}
+    }
+    match e.label_at(target) {
+        Some(label) if target > pc => dynasm!(e.ops ; .arch x64 ; jmp =>label),
+        Some(label) => {
+            dynasm!(e.ops
+                ; .arch x64
+                ; cmp rbp, [r14 + YIELD_AT]
+                ; jb =>label
+            );
+            e.leave(target, Exit::Yield);
+        }
+        None => e.leave(target, Exit::Jump),
+    }
+    dynasm!(e.ops ; .arch x64 ; =>skip);
+}
+
+/// Whether a scalar source field reads as something compiled code can load: an SGPR (or VCC,
+/// M0, EXEC, `null`), SCC, an integer or float inline constant, an aperture, or the literal.
+fn readable(field: u32) -> bool {
+    matches!(field, 0..=127 | 128..=208 | 235 | 237 | 240..=248 | 253 | 255)
+}
+
+/// Loads a 32-bit scalar source into `eax` (`into` 0) or `ecx` (1), as `Wave::scalar` reads it.
+fn source(e: &mut Emitter<'_>, field: u32, literal: Option<u32>, into: u8) {
+    match field {
+        NULL => dynasm!(e.ops ; .arch x64 ; xor Rd(into), Rd(into)),
+        0..=127 => dynasm!(e.ops ; .arch x64 ; mov Rd(into), [r12 + sgpr(field)]),
+        253 => dynasm!(e.ops ; .arch x64 ; movzx Rd(into), BYTE [r12 + SCC]),
+        255 => dynasm!(e.ops ; .arch x64 ; mov Rd(into), literal.unwrap_or(0) as i32),
+        _ => {
+            let value = constant_of(field, Kind::Int, false) as u32;
+            dynasm!(e.ops ; .arch x64 ; mov Rd(into), value as i32)
+        }
+    }
+}
+
+/// Stores `eax` to SGPR `sdst` (`null` drops it); EXEC's masks follow a write to EXEC.
+fn store(e: &mut Emitter<'_>, sdst: u32) {
+    if sdst != NULL && sdst < 128 {
+        dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(sdst)], eax);
+        if sdst == EXEC {
+            e.masks();
+        }
+    }
+}
+
+/// SCC from a condition code just set: `setcc` into SCC.
+macro_rules! scc {
+    ($e:expr, $set:ident) => {
+        dynasm!($e.ops ; .arch x64 ; $set BYTE [r12 + SCC])
+    };
+}
+
+fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
+    use Opcode::*;
+    let instruction = &decoded.instruction;
+    let w0 = instruction.words[0];
+    let (sdst, ssrc0, ssrc1) = ((w0 >> 16) & 0x7F, w0 & 0xFF, (w0 >> 8) & 0xFF);
+    let sop1 = instruction.encoding == Encoding::Sop1;
+    let opcode = instruction.opcode();
+    let known = matches!(
+        opcode,
+        SAddU32
+            | SSubU32
+            | SAddI32
+            | SSubI32
+            | SAddcU32
+            | SMulI32
+            | SAndB32
+            | SOrB32
+            | SXorB32
+            | SAndNot1B32
+            | SLshlB32
+            | SLshrB32
+            | SAshrI32
+            | SCselectB32
+            | SCmpEqU32
+            | SCmpEqI32
+            | SCmpLgU32
+            | SCmpLgI32
+            | SCmpGtU32
+            | SCmpGeU32
+            | SCmpLtU32
+            | SCmpLeU32
+            | SCmpGtI32
+            | SCmpGeI32
+            | SCmpLtI32
+            | SCmpLeI32
+            | SMovB32
+            | SAndSaveexecB32
+    );
+    if !known || !readable(ssrc0) || (!sop1 && !readable(ssrc1)) {
+        return false;
+    }
+    let literal = instruction.literal();
+    source(e, ssrc0, literal, 0);
+    if !sop1 {
+        source(e, ssrc1, literal, 1);
+    }
+    match opcode {
+        SAddU32 => {
+            dynasm!(e.ops ; .arch x64 ; add eax, ecx);
+            scc!(e, setc);
+            store(e, sdst);
+        }
+        SSubU32 => {
+            dynasm!(e.ops ; .arch x64 ; sub eax, ecx);
+            scc!(e, setc);
+            store(e, sdst);
+        }
+        SAddI32 => {
+            dynasm!(e.ops ; .arch x64 ; add eax, ecx);
+            scc!(e, seto);
+            store(e, sdst);
+        }
+        SSubI32 => {
+            dynasm!(e.ops ; .arch x64 ; sub eax, ecx);
+            scc!(e, seto);
+            store(e, sdst);
+        }
+        SAddcU32 => {
+            // CF = SCC, then add with carry.
+            dynasm!(e.ops
+                ; .arch x64
+                ; movzx edx, BYTE [r12 + SCC]
+                ; bt edx, 0
+                ; adc eax, ecx
+            );
+            scc!(e, setc);
+            store(e, sdst);
+        }
+        SMulI32 => {
+            dynasm!(e.ops ; .arch x64 ; imul eax, ecx);
+            store(e, sdst);
+        }
+        SAndB32 | SOrB32 | SXorB32 | SAndNot1B32 | SLshlB32 | SLshrB32 | SAshrI32 => {
+            match opcode {
+                SAndB32 => dynasm!(e.ops ; .arch x64 ; and eax, ecx),
+                SOrB32 => dynasm!(e.ops ; .arch x64 ; or eax, ecx),
+                SXorB32 => dynasm!(e.ops ; .arch x64 ; xor eax, ecx),
+                SAndNot1B32 => dynasm!(e.ops ; .arch x64 ; not ecx ; and eax, ecx),
+                // x86 shifts by a register take the count's low 5 bits, as the ISA does.
+                SLshlB32 => dynasm!(e.ops ; .arch x64 ; shl eax, cl),
+                SLshrB32 => dynasm!(e.ops ; .arch x64 ; shr eax, cl),
+                _ => dynasm!(e.ops ; .arch x64 ; sar eax, cl),
+            }
+            // SCC = result != 0 (a shift by 0 leaves the flags as they were: test again).
+            dynasm!(e.ops ; .arch x64 ; test eax, eax);
+            scc!(e, setnz);
+            store(e, sdst);
+        }
+        SCselectB32 => {
+            dynasm!(e.ops
+                ; .arch x64
+                ; cmp BYTE [r12 + SCC], 0
+                ; cmove eax, ecx
+            );
+            store(e, sdst);
+        }
+        SCmpEqU32 | SCmpEqI32 | SCmpLgU32 | SCmpLgI32 | SCmpGtU32 | SCmpGeU32 | SCmpLtU32 | SCmpLeU32
+        | SCmpGtI32 | SCmpGeI32 | SCmpLtI32 | SCmpLeI32 => {
+            dynasm!(e.ops ; .arch x64 ; cmp eax, ecx);
+            match opcode {
+                SCmpEqU32 | SCmpEqI32 => scc!(e, sete),
+                SCmpLgU32 | SCmpLgI32 => scc!(e, setne),
+                SCmpGtU32 => scc!(e, seta),
+                SCmpGeU32 => scc!(e, setae),
+                SCmpLtU32 => scc!(e, setb),
+                SCmpLeU32 => scc!(e, setbe),
+                SCmpGtI32 => scc!(e, setg),
+                SCmpGeI32 => scc!(e, setge),
+                SCmpLtI32 => scc!(e, setl),
+                _ => scc!(e, setle),
+            }
+        }
+        SMovB32 => store(e, sdst),
+        // sdst = EXEC; EXEC &= source; SCC = EXEC != 0.
+        SAndSaveexecB32 => {
+            dynasm!(e.ops
+                ; .arch x64
+                ; mov edx, [r12 + sgpr(EXEC)]
+                ; and eax, edx
+                ; mov ecx, eax
+                ; mov eax, edx
+            );
+            store(e, sdst);
+            dynasm!(e.ops
+                ; .arch x64
+                ; mov [r12 + sgpr(EXEC)], ecx
+                ; test ecx, ecx
+            );
+            scc!(e, setnz);
+            e.masks();
+        }
+        _ => unreachable!("`known` lists the translated operations"),
+    }
+    true
+}
+
+fn sopk(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
+    use Opcode::*;
+    let w0 = decoded.instruction.words[0];
+    let simm = w0 & 0xFFFF;
+    let signed = simm as u16 as i16 as i32;
+    let sdst = (w0 >> 16) & 0x7F;
+    let opcode = decoded.instruction.opcode();
+    match opcode {
+        SMovkI32 => {
+            dynasm!(e.ops ; .arch x64 ; mov eax, signed);
+            store(e, sdst);
+        }
+        SAddkI32 => {
+            source(e, sdst, None, 0);
+            dynasm!(e.ops ; .arch x64 ; add eax, signed);
+            scc!(e, seto);
+            store(e, sdst);
+        }
+        SCmpkEqI32 | SCmpkLgI32 | SCmpkGtI32 | SCmpkGeI32 | SCmpkLtI32 | SCmpkLeI32 | SCmpkEqU32 | SCmpkLgU32
+        | SCmpkGtU32 | SCmpkGeU32 | SCmpkLtU32 | SCmpkLeU32 => {
+            source(e, sdst, None, 0);
+            // The signed forms compare with the sign-extended constant, the unsigned with the
+            // zero-extended one.
+            let constant = if matches!(opcode, SCmpkEqU32 | SCmpkLgU32 | SCmpkGtU32 | SCmpkGeU32 | SCmpkLtU32 | SCmpkLeU32)
+            {
+                simm as i32
+            } else {
+                signed
+            };
+            dynasm!(e.ops ; .arch x64 ; cmp eax, constant);
+            match opcode {
+                SCmpkEqI32 | SCmpkEqU32 => scc!(e, sete),
+                SCmpkLgI32 | SCmpkLgU32 => scc!(e, setne),
+                SCmpkGtI32 => scc!(e, setg),
+                SCmpkGeI32 => scc!(e, setge),
+                SCmpkLtI32 => scc!(e, setl),
+                SCmpkLeI32 => scc!(e, setle),
+                SCmpkGtU32 => scc!(e, seta),
+                SCmpkGeU32 => scc!(e, setae),
+                SCmpkLtU32 => scc!(e, setb),
+                _ => scc!(e, setbe),
+            }
+        }
+        _ => return false,
+    }
+    true
+}

@@ -1,0 +1,502 @@
+//! Vector ALU translations: the interpreter's plain 32-bit operations (no modifiers, DPP or
+//! 16-bit halves, `valu::plain`), and VOPD pairs of them, as whole rows in four AVX2 vectors.
+//!
+//! Translated: `v_mov_b32`; f32 add, sub, subrev, mul, fma, fmac, fmaak, fmamk; integer add,
+//! sub, subrev, and, or, xor, shifts, mul_lo, mul_u32_u24, min/max (signed and unsigned), add3,
+//! lshl_add, add_lshl, lshl_or, and_or, or3; `v_cndmask_b32`; `v_cvt_f32_i32`; compares of
+//! i32, u32 and f32 (not `class`) to an SGPR, VCC or EXEC (`v_cmpx`).
+//!
+//! Float operations run natively only while MODE is IEEE round-to-nearest with denormals kept
+//! (the host's own arithmetic, as the interpreter's plain path requires): the code tests MODE
+//! and takes the interpreter's step otherwise.
+
+use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+
+use super::emit::{Emitter, LANE_BITS, MODE, ROW, SCC, sgpr};
+use crate::interp::program::Decoded;
+use crate::interp::operands::Source;
+use crate::interp::valu::{CompareType, Condition, Form, VOp};
+use crate::interp::wave::{EXEC, MODE_IEEE_FLOAT, NULL};
+use crate::gfx11::Opcode;
+
+/// Where a source's chunk of 8 lanes is: a VGPR row's bytes from `r13`, or a register holding a
+/// broadcast scalar.
+#[derive(Clone, Copy)]
+enum Src {
+    Row(i32),
+    Reg(u8),
+}
+
+/// The registers a source's broadcast goes to, by source index.
+const BROADCAST: [u8; 3] = [8, 9, 10];
+
+/// The class of an operation: how its chunk is computed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Unary,
+    Binary,
+    Ternary,
+    Fmac,
+    Select,
+    Compare(Condition, CompareType),
+}
+
+fn shape(op: &VOp) -> Option<Shape> {
+    use Opcode::*;
+    if let Form::Compare { condition, ty, .. } = op.form {
+        return (condition != Condition::Class && matches!(ty, CompareType::I32 | CompareType::U32 | CompareType::F32))
+            .then_some(Shape::Compare(condition, ty));
+    }
+    Some(match op.opcode {
+        VMovB32 | VCvtF32I32 => Shape::Unary,
+        VAddF32 | VSubF32 | VSubrevF32 | VMulF32 | VAddNcU32 | VSubNcU32 | VSubrevNcU32 | VAndB32 | VOrB32
+        | VXorB32 | VLshlrevB32 | VLshrrevB32 | VAshrrevI32 | VMulLoU32 | VMulU32U24 | VMaxU32 | VMinU32
+        | VMaxI32 | VMinI32 | VFmamkF32 => Shape::Binary,
+        VFmaF32 | VFmaakF32 | VAdd3U32 | VLshlAddU32 | VAddLshlU32 | VLshlOrB32 | VAndOrB32 | VOr3B32 => {
+            Shape::Ternary
+        }
+        VFmacF32 => Shape::Fmac,
+        VCndmaskB32 => Shape::Select,
+        _ => return None,
+    })
+}
+
+/// Whether the operation's arithmetic is the host's float arithmetic (so MODE must be IEEE).
+fn float(op: &VOp) -> bool {
+    use Opcode::*;
+    matches!(op.form, Form::Compare { ty: CompareType::F32, .. })
+        || matches!(
+            op.opcode,
+            VAddF32 | VSubF32 | VSubrevF32 | VMulF32 | VFmaF32 | VFmacF32 | VFmaakF32 | VFmamkF32 | VCvtF32I32
+        )
+}
+
+/// Sources the shape reads.
+fn sources(shape: Shape) -> usize {
+    match shape {
+        Shape::Unary => 1,
+        Shape::Binary | Shape::Fmac | Shape::Compare(..) => 2,
+        Shape::Ternary | Shape::Select => 3,
+    }
+}
+
+/// Whether `op` has a translation in this wave's registers.
+fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
+    let modifiers = op.operands.dpp.is_some()
+        || op.operands.neg | op.operands.abs | op.operands.omod | op.operands.op_sel != 0
+        || op.operands.clamp
+        || op.half != 0;
+    if modifiers {
+        return None;
+    }
+    let shape = shape(op)?;
+    for (index, source) in op.operands.src.iter().enumerate().take(sources(shape)) {
+        let fits = match *source {
+            Source::Vgpr(v) => (v as u32) < e.vgprs,
+            Source::Sgpr(_) | Source::Scc | Source::Constant(_) => true,
+            Source::Mask(_) | Source::ConstantMask(_) => shape == Shape::Select && index == 2,
+        };
+        if !fits {
+            return None;
+        }
+    }
+    if !matches!(shape, Shape::Compare(..)) && op.operands.vdst as u32 >= e.vgprs {
+        return None;
+    }
+    Some(shape)
+}
+
+/// Puts source `index` where chunks read it: broadcasts a scalar or constant into its register.
+/// Mask sources are broadcast as they are (the select expands them per chunk).
+fn place(e: &mut Emitter<'_>, op: &VOp, index: usize) -> Src {
+    let reg = BROADCAST[index];
+    match op.operands.src[index] {
+        Source::Vgpr(v) => return Src::Row(v as i32 * ROW),
+        Source::Sgpr(s) | Source::Mask(s) if s as u32 == NULL || s >= 128 => {
+            dynasm!(e.ops ; .arch x64 ; vpxor Rx(reg), Rx(reg), Rx(reg));
+        }
+        Source::Sgpr(s) | Source::Mask(s) => {
+            dynasm!(e.ops ; .arch x64 ; vpbroadcastd Ry(reg), [r12 + sgpr(s as u32)]);
+        }
+        Source::Scc => {
+            dynasm!(e.ops
+                ; .arch x64
+                ; movzx eax, BYTE [r12 + SCC]
+                ; vmovd Rx(reg), eax
+                ; vpbroadcastd Ry(reg), Rx(reg)
+            );
+        }
+        Source::Constant(value) | Source::ConstantMask(value) => {
+            dynasm!(e.ops
+                ; .arch x64
+                ; mov eax, value as u32 as i32
+                ; vmovd Rx(reg), eax
+                ; vpbroadcastd Ry(reg), Rx(reg)
+            );
+        }
+    }
+    Src::Reg(reg)
+}
+
+/// Loads chunk `k` of `src` into `ymm(dst)`.
+fn load(e: &mut Emitter<'_>, dst: u8, src: Src, k: i32) {
+    match src {
+        Src::Row(offset) => dynasm!(e.ops ; .arch x64 ; vmovdqu Ry(dst), [r13 + offset + 32 * k]),
+        Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vmovdqa Ry(dst), Ry(reg)),
+    }
+}
+
+/// `ins ymm(dst), ymm(a), <chunk k of b>`: one three-operand AVX instruction whose last operand
+/// is a row's chunk in memory or a register.
+macro_rules! vex {
+    ($e:expr, $ins:ident, $dst:expr, $a:expr, $b:expr, $k:expr) => {
+        match $b {
+            Src::Row(offset) => {
+                let at = offset + 32 * $k;
+                dynasm!($e.ops ; .arch x64 ; $ins Ry($dst), Ry($a), [r13 + at])
+            }
+            Src::Reg(reg) => dynasm!($e.ops ; .arch x64 ; $ins Ry($dst), Ry($a), Ry(reg)),
+        }
+    };
+}
+
+/// Translates a plain VALU instruction; false (nothing emitted) for one without a translation.
+pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp) -> bool {
+    let Some(shape) = translatable(e, op) else { return false };
+    if float(op) {
+        guard_mode(e, index, decoded);
+    }
+    emit(e, op, shape);
+    true
+}
+
+/// A VOPD pair: both halves read their sources before either writes (RDNA3 ISA guide, "Dual
+/// Issue VALU"). Translated when both halves are, and neither writes a register the other reads.
+pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, x: &VOp, y: &VOp) -> bool {
+    let (Some(x_shape), Some(y_shape)) = (translatable(e, x), translatable(e, y)) else { return false };
+    if matches!(x_shape, Shape::Compare(..)) || matches!(y_shape, Shape::Compare(..)) {
+        return false;
+    }
+    let reads = |op: &VOp, shape: Shape, register: u16| {
+        op.operands.src.iter().take(sources(shape)).any(|source| *source == Source::Vgpr(register))
+            || (shape == Shape::Fmac && op.operands.vdst == register)
+    };
+    if reads(y, y_shape, x.operands.vdst) || reads(x, x_shape, y.operands.vdst) {
+        return false;
+    }
+    if float(x) || float(y) {
+        guard_mode(e, index, decoded);
+    }
+    emit(e, x, x_shape);
+    emit(e, y, y_shape);
+    true
+}
+
+/// Takes the interpreter's step unless MODE is IEEE round-to-nearest with denormals kept.
+fn guard_mode(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) {
+    let resume = e.next_label(index, decoded);
+    let slow = e.slow_path(index, resume);
+    dynasm!(e.ops
+        ; .arch x64
+        ; cmp BYTE [r12 + MODE], MODE_IEEE_FLOAT as i8
+        ; jne =>slow
+    );
+}
+
+/// Emits `op`'s computation and its write.
+fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
+    use Opcode::*;
+    let srcs: Vec<Src> = (0..sources(shape)).map(|index| place(e, op, index)).collect();
+    if let Shape::Compare(condition, ty) = shape {
+        compare(e, op, condition, ty, srcs[0], srcs[1]);
+        return;
+    }
+    // A constant for the operation's lanes in ymm11.
+    let constant = match op.opcode {
+        VLshlrevB32 | VLshrrevB32 | VAshrrevI32 | VLshlAddU32 | VAddLshlU32 | VLshlOrB32 => Some(31),
+        VMulU32U24 => Some(0xFF_FFFF),
+        _ => None,
+    };
+    if let Some(value) = constant {
+        dynasm!(e.ops
+            ; .arch x64
+            ; mov eax, value
+            ; vmovd xmm11, eax
+            ; vpbroadcastd ymm11, xmm11
+        );
+    }
+    let vdst = op.operands.vdst as i32 * ROW;
+    for k in 0..4 {
+        let (a, b, c) = (srcs[0], srcs.get(1).copied(), srcs.get(2).copied());
+        match op.opcode {
+            VMovB32 => load(e, 0, a, k),
+            VCvtF32I32 => match a {
+                Src::Row(offset) => dynasm!(e.ops ; .arch x64 ; vcvtdq2ps ymm0, [r13 + offset + 32 * k]),
+                Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vcvtdq2ps ymm0, Ry(reg)),
+            },
+            VAddF32 => binary(e, a, b.unwrap(), k, Ins::Addps),
+            VSubF32 => binary(e, a, b.unwrap(), k, Ins::Subps),
+            VSubrevF32 => binary(e, b.unwrap(), a, k, Ins::Subps),
+            VMulF32 => binary(e, a, b.unwrap(), k, Ins::Mulps),
+            VAddNcU32 => binary(e, a, b.unwrap(), k, Ins::Paddd),
+            VSubNcU32 => binary(e, a, b.unwrap(), k, Ins::Psubd),
+            VSubrevNcU32 => binary(e, b.unwrap(), a, k, Ins::Psubd),
+            VAndB32 => binary(e, a, b.unwrap(), k, Ins::Pand),
+            VOrB32 => binary(e, a, b.unwrap(), k, Ins::Por),
+            VXorB32 => binary(e, a, b.unwrap(), k, Ins::Pxor),
+            VMulLoU32 => binary(e, a, b.unwrap(), k, Ins::Pmulld),
+            VMaxU32 => binary(e, a, b.unwrap(), k, Ins::Pmaxud),
+            VMinU32 => binary(e, a, b.unwrap(), k, Ins::Pminud),
+            VMaxI32 => binary(e, a, b.unwrap(), k, Ins::Pmaxsd),
+            VMinI32 => binary(e, a, b.unwrap(), k, Ins::Pminsd),
+            VMulU32U24 => {
+                load(e, 0, a, k);
+                load(e, 1, b.unwrap(), k);
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vpand ymm0, ymm0, ymm11
+                    ; vpand ymm1, ymm1, ymm11
+                    ; vpmulld ymm0, ymm0, ymm1
+                );
+            }
+            // Shifts: the count is the first source's low 5 bits.
+            VLshlrevB32 | VLshrrevB32 | VAshrrevI32 => {
+                load(e, 1, a, k);
+                load(e, 0, b.unwrap(), k);
+                dynasm!(e.ops ; .arch x64 ; vpand ymm1, ymm1, ymm11);
+                match op.opcode {
+                    VLshlrevB32 => dynasm!(e.ops ; .arch x64 ; vpsllvd ymm0, ymm0, ymm1),
+                    VLshrrevB32 => dynasm!(e.ops ; .arch x64 ; vpsrlvd ymm0, ymm0, ymm1),
+                    _ => dynasm!(e.ops ; .arch x64 ; vpsravd ymm0, ymm0, ymm1),
+                }
+            }
+            VFmacF32 => {
+                load(e, 1, a, k);
+                dynasm!(e.ops ; .arch x64 ; vmovdqu ymm0, [r13 + vdst + 32 * k]);
+                vex!(e, vfmadd231ps, 0, 1, b.unwrap(), k);
+            }
+            // d = a × b + c, with the literal (fmaak: c; fmamk: b) already placed as a constant.
+            VFmaF32 | VFmaakF32 => {
+                let c = if op.opcode == VFmaakF32 { literal(e, op) } else { c.unwrap() };
+                load(e, 0, c, k);
+                load(e, 1, a, k);
+                vex!(e, vfmadd231ps, 0, 1, b.unwrap(), k);
+            }
+            VFmamkF32 => {
+                let k_reg = literal(e, op);
+                load(e, 0, b.unwrap(), k);
+                load(e, 1, a, k);
+                vex!(e, vfmadd231ps, 0, 1, k_reg, k);
+            }
+            VAdd3U32 | VOr3B32 | VAndOrB32 => {
+                let (first, second) = match op.opcode {
+                    VAdd3U32 => (Ins::Paddd, Ins::Paddd),
+                    VOr3B32 => (Ins::Por, Ins::Por),
+                    _ => (Ins::Pand, Ins::Por),
+                };
+                binary(e, a, b.unwrap(), k, first);
+                apply(e, second, c.unwrap(), k);
+            }
+            // (a << (b & 31)) + c, or | c.
+            VLshlAddU32 | VLshlOrB32 => {
+                load(e, 0, a, k);
+                load(e, 1, b.unwrap(), k);
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vpand ymm1, ymm1, ymm11
+                    ; vpsllvd ymm0, ymm0, ymm1
+                );
+                apply(e, if op.opcode == VLshlAddU32 { Ins::Paddd } else { Ins::Por }, c.unwrap(), k);
+            }
+            // (a + b) << (c & 31).
+            VAddLshlU32 => {
+                binary(e, a, b.unwrap(), k, Ins::Paddd);
+                load(e, 1, c.unwrap(), k);
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vpand ymm1, ymm1, ymm11
+                    ; vpsllvd ymm0, ymm0, ymm1
+                );
+            }
+            // The lane's select bit set: b; clear: a.
+            VCndmaskB32 => {
+                let bits = LANE_BITS + 32 * k;
+                let select = c.unwrap();
+                let Src::Reg(mask) = select else { unreachable!("a mask source is broadcast") };
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vpand ymm2, Ry(mask), [r14 + bits]
+                    ; vpcmpeqd ymm2, ymm2, [r14 + bits]
+                );
+                load(e, 1, a, k);
+                match b.unwrap() {
+                    Src::Row(offset) => {
+                        dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm1, [r13 + offset + 32 * k], ymm2)
+                    }
+                    Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm1, Ry(reg), ymm2),
+                }
+            }
+            _ => unreachable!("shape() lists the translated operations"),
+        }
+        // Inactive lanes keep the register's old value.
+        dynasm!(e.ops
+            ; .arch x64
+            ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8)
+            ; vmovdqu [r13 + vdst + 32 * k], ymm0
+        );
+    }
+}
+
+/// The literal of fmaak/fmamk, broadcast into ymm10 (once; the chunks reuse it).
+fn literal(e: &mut Emitter<'_>, op: &VOp) -> Src {
+    let value = op.operands.literal as i32;
+    dynasm!(e.ops
+        ; .arch x64
+        ; mov eax, value
+        ; vmovd xmm10, eax
+        ; vpbroadcastd ymm10, xmm10
+    );
+    Src::Reg(10)
+}
+
+/// Two-source operations by their AVX instruction.
+#[derive(Clone, Copy)]
+enum Ins {
+    Addps,
+    Subps,
+    Mulps,
+    Paddd,
+    Psubd,
+    Pand,
+    Por,
+    Pxor,
+    Pmulld,
+    Pmaxud,
+    Pminud,
+    Pmaxsd,
+    Pminsd,
+}
+
+/// ymm0 = chunk `k` of `a` (op) `b`.
+fn binary(e: &mut Emitter<'_>, a: Src, b: Src, k: i32, ins: Ins) {
+    load(e, 0, a, k);
+    apply(e, ins, b, k);
+}
+
+/// ymm0 = ymm0 (op) chunk `k` of `b`.
+fn apply(e: &mut Emitter<'_>, ins: Ins, b: Src, k: i32) {
+    match ins {
+        Ins::Addps => vex!(e, vaddps, 0, 0, b, k),
+        Ins::Subps => vex!(e, vsubps, 0, 0, b, k),
+        Ins::Mulps => vex!(e, vmulps, 0, 0, b, k),
+        Ins::Paddd => vex!(e, vpaddd, 0, 0, b, k),
+        Ins::Psubd => vex!(e, vpsubd, 0, 0, b, k),
+        Ins::Pand => vex!(e, vpand, 0, 0, b, k),
+        Ins::Por => vex!(e, vpor, 0, 0, b, k),
+        Ins::Pxor => vex!(e, vpxor, 0, 0, b, k),
+        Ins::Pmulld => vex!(e, vpmulld, 0, 0, b, k),
+        Ins::Pmaxud => vex!(e, vpmaxud, 0, 0, b, k),
+        Ins::Pminud => vex!(e, vpminud, 0, 0, b, k),
+        Ins::Pmaxsd => vex!(e, vpmaxsd, 0, 0, b, k),
+        Ins::Pminsd => vex!(e, vpminsd, 0, 0, b, k),
+    }
+}
+
+/// A compare: the lanes where it holds, in EXEC, to the SGPR (or VCC or EXEC) it names.
+fn compare(e: &mut Emitter<'_>, op: &VOp, condition: Condition, ty: CompareType, a: Src, b: Src) {
+    let Form::Compare { into_exec, .. } = op.form else { unreachable!("a compare's form") };
+    let target = if into_exec { EXEC } else { op.operands.sdst as u32 };
+    dynasm!(e.ops ; .arch x64 ; xor r8d, r8d ; xor r9d, r9d);
+    if ty == CompareType::U32 {
+        // Unsigned order is signed order with the sign bits flipped.
+        dynasm!(e.ops
+            ; .arch x64
+            ; mov eax, 0x8000_0000u32 as i32
+            ; vmovd xmm11, eax
+            ; vpbroadcastd ymm11, xmm11
+        );
+    }
+    for k in 0..4 {
+        load(e, 0, a, k);
+        if ty == CompareType::F32 {
+            let predicate = float_predicate(condition);
+            load(e, 1, b, k);
+            e.vcmpps(0, 0, 1, predicate);
+            e.movmsk(1, 0); // ecx
+            dynasm!(e.ops
+                ; .arch x64
+                ; shl ecx, (8 * k) as i8
+                ; or r8d, ecx
+            );
+            continue;
+        }
+        load(e, 1, b, k);
+        if ty == CompareType::U32 {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpxor ymm0, ymm0, ymm11
+                ; vpxor ymm1, ymm1, ymm11
+            );
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpcmpeqd ymm2, ymm0, ymm1
+            ; vpcmpgtd ymm3, ymm0, ymm1
+        );
+        e.movmsk(1, 2); // ecx: equal
+        e.movmsk(2, 3); // edx: greater
+        dynasm!(e.ops
+            ; .arch x64
+            ; shl ecx, (8 * k) as i8
+            ; shl edx, (8 * k) as i8
+            ; or r8d, ecx
+            ; or r9d, edx
+        );
+    }
+    if ty != CompareType::F32 {
+        // r8d: equal lanes, r9d: greater lanes; eax: where the condition holds.
+        match condition {
+            Condition::Eq => dynasm!(e.ops ; .arch x64 ; mov eax, r8d),
+            Condition::Ne => dynasm!(e.ops ; .arch x64 ; mov eax, r8d ; not eax),
+            Condition::Gt => dynasm!(e.ops ; .arch x64 ; mov eax, r9d),
+            Condition::Ge => dynasm!(e.ops ; .arch x64 ; mov eax, r9d ; or eax, r8d),
+            Condition::Lt => dynasm!(e.ops ; .arch x64 ; mov eax, r9d ; or eax, r8d ; not eax),
+            Condition::Le => dynasm!(e.ops ; .arch x64 ; mov eax, r9d ; not eax),
+            Condition::True => dynasm!(e.ops ; .arch x64 ; mov eax, -1),
+            // Ordered, unordered and the negated forms do not exist for integers; false.
+            _ => dynasm!(e.ops ; .arch x64 ; xor eax, eax),
+        }
+        dynasm!(e.ops ; .arch x64 ; mov r8d, eax);
+    }
+    // The compare writes 0 for inactive lanes.
+    dynasm!(e.ops ; .arch x64 ; and r8d, [r12 + sgpr(EXEC)]);
+    if target != NULL && target < 128 {
+        dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(target)], r8d);
+        if target == EXEC {
+            e.masks();
+        }
+    }
+}
+
+/// AVX's `vcmpps` predicate for a compare's condition (ordered conditions false on NaN, the
+/// negated ones true), as `valu::holds` decides from the order.
+fn float_predicate(condition: Condition) -> u8 {
+    match condition {
+        Condition::Eq => 0x00,
+        Condition::Lt => 0x01,
+        Condition::Le => 0x02,
+        Condition::Unordered => 0x03,
+        Condition::Ne => 0x04,
+        Condition::Nlt => 0x05,
+        Condition::Nle => 0x06,
+        Condition::Ordered => 0x07,
+        Condition::Nlg => 0x08,
+        Condition::Nge => 0x09,
+        Condition::Ngt => 0x0A,
+        Condition::False | Condition::Class => 0x0B,
+        Condition::Lg => 0x0C,
+        Condition::Ge => 0x0D,
+        Condition::Gt => 0x0E,
+        Condition::True => 0x0F,
+    }
+}
