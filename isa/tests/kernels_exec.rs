@@ -15,7 +15,7 @@
 //!
 //! `tests/kernels/README.md` lists what each kernel reaches.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
 
 use aqueduct_abi::packet::{FenceScope, PacketType};
 use aqueduct_abi::{ImplicitKernargs, KernelDispatchPacket, PacketHeader};
@@ -145,10 +145,18 @@ impl Arg<'_> {
     }
 }
 
+/// The start of [`realtime`]'s clock.
+const CLOCK_START: u64 = 1 << 40;
+
+thread_local! {
+    /// This test thread's clock, reset before each tier's run of a dispatch, so both tiers read
+    /// the same times.
+    static CLOCK: Cell<u64> = const { Cell::new(CLOCK_START) };
+}
+
 /// The clock `s_sendmsg_rtn_b64 MSG_RTN_GET_REALTIME` reads: it advances on every read.
 fn realtime() -> u64 {
-    static CLOCK: AtomicU64 = AtomicU64::new(1 << 40);
-    CLOCK.fetch_add(100, Ordering::Relaxed)
+    CLOCK.with(|clock| clock.replace(clock.get() + 100))
 }
 
 fn object_bytes(object: &str, target: &str) -> Vec<u8> {
@@ -248,6 +256,7 @@ fn try_run(
     let program =
         Program::load_for(&memory, kernel_object, isa_of(target)).map_err(|error| fail("does not load", error))?;
     let execute = |tier: Tier| -> Result<u64, String> {
+        CLOCK.with(|clock| clock.set(CLOCK_START));
         let dispatch = Dispatch {
             program: &program,
             packet_address,
