@@ -298,7 +298,7 @@ pub(crate) const SLICE: u64 = 256;
 /// so it is inlined once: a second copy (a loop of its own for wave64, or two passes per turn)
 /// made one function that took the optimizer several times as long to compile.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn run_wave<M: Memory + ?Sized, const WIDE: bool>(
+pub(crate) fn run_wave<M: Memory + ?Sized, const WIDE: bool>(
     dispatch: &Dispatch<'_>,
     memory: &M,
     wave: &mut Wave,

@@ -420,10 +420,13 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
             };
             let pair = matches!(instruction.opcode(), Opcode::SMovrelsB64 | Opcode::SMovreldB64);
             let width = if pair { 2 } else { 1 };
-            let (source, destination) = (ssrc0 + source_index, sdst + destination_index);
-            if ssrc0 > 105 || sdst > 105 || source + width > 106 || destination + width > 106 {
+            // M0 may be any value: an index that overflows is out of range like any other (a
+            // wrapped sum would name a register in range).
+            let in_range = |base: u32, index: u32| base.checked_add(index).filter(|&at| base <= 105 && at + width <= 106);
+            let (Some(source), Some(destination)) = (in_range(ssrc0, source_index), in_range(sdst, destination_index))
+            else {
                 return Err(unsupported(wave, instruction));
-            }
+            };
             for index in 0..width {
                 let value = wave.read_sgpr(source + index);
                 wave.write_sgpr(destination + index, value);

@@ -194,6 +194,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
 
     let mut translated = 0;
     let mut instructions = 0;
+    let mut untranslated = std::collections::BTreeMap::new();
     for index in 0..words {
         let Some(decoded) = program.at(index) else { continue };
         instructions += 1;
@@ -207,6 +208,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         if translate(&mut e, index, decoded) {
             translated += 1;
         } else {
+            *untranslated.entry(decoded.mnemonic()).or_insert(0) += 1;
             e.step(index);
         }
     }
@@ -229,7 +231,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         }
     }
     let buffer = e.ops.finalize().map_err(|_| "the native tier could not finish its code")?;
-    Ok(NativeCode { buffer, entries, prologue, translated, instructions, compile_time: started.elapsed() })
+    Ok(NativeCode { buffer, entries, prologue, translated, instructions, untranslated, compile_time: started.elapsed() })
 }
 
 /// Emits instruction `index`'s translation; false (nothing emitted) where it has none.

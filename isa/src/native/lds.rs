@@ -1,4 +1,5 @@
-//! LDS translations: the whole-dword loads and stores (`ds_load_b32/b64/b96/b128`,
+//! Memory translations: `buffer_gl0_inv`, `buffer_gl1_inv` and `ds_nop`, which do nothing here
+//! (as in `memory_ops`); and LDS's whole-dword loads and stores (`ds_load_b32/b64/b96/b128`,
 //! `ds_store_*`, and their `2addr` and `stride64` forms), the forms `memory_ops::ds_dwords`
 //! runs as rows.
 //!
@@ -19,6 +20,10 @@ use crate::interp::wave::EXEC;
 /// Translates a DS instruction; false (nothing emitted) for one without a translation.
 pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, access: &Access) -> bool {
     let instruction = &decoded.instruction;
+    // Cache controls and `ds_nop`: nothing to do (memory is coherent; `memory_ops`).
+    if matches!(access.operation, Operation::Nothing) {
+        return true;
+    }
     if instruction.encoding != Encoding::Ds {
         return false;
     }

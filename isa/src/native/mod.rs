@@ -68,6 +68,9 @@ pub struct NativeCode {
     /// Instructions with a translation, and all instructions (for the profile and the docs).
     pub translated: usize,
     pub instructions: usize,
+    /// The instructions that run as the interpreter's step, by mnemonic, with their counts in
+    /// the code.
+    pub untranslated: std::collections::BTreeMap<&'static str, usize>,
     /// How long compiling took.
     pub compile_time: std::time::Duration,
 }

@@ -100,6 +100,9 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
             return None;
         }
     }
+    if shape == Shape::Select && !matches!(op.operands.src[2], Source::Mask(_) | Source::ConstantMask(_)) {
+        return None;
+    }
     if !matches!(shape, Shape::Compare(..)) && op.operands.vdst as u32 >= e.vgprs {
         return None;
     }
@@ -270,23 +273,24 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
                     _ => dynasm!(e.ops ; .arch x64 ; vpsravd ymm0, ymm0, ymm1),
                 }
             }
+            // a × b + c as `vfmadd213ps a, b, c`: a NaN result is the first NaN of a, b, c,
+            // quieted, the order the interpreter's `mul_add` gives.
             VFmacF32 => {
-                load(e, 1, a, k);
-                dynasm!(e.ops ; .arch x64 ; vmovdqu ymm0, [r13 + vdst + 32 * k]);
-                vex!(e, vfmadd231ps, 0, 1, b.unwrap(), k);
+                load(e, 0, a, k);
+                load(e, 1, b.unwrap(), k);
+                dynasm!(e.ops ; .arch x64 ; vfmadd213ps ymm0, ymm1, [r13 + vdst + 32 * k]);
             }
-            // d = a × b + c, with the literal (fmaak: c; fmamk: b) already placed as a constant.
             VFmaF32 | VFmaakF32 => {
                 let c = if op.opcode == VFmaakF32 { literal(e, op) } else { c.unwrap() };
-                load(e, 0, c, k);
-                load(e, 1, a, k);
-                vex!(e, vfmadd231ps, 0, 1, b.unwrap(), k);
+                load(e, 0, a, k);
+                load(e, 1, b.unwrap(), k);
+                vex!(e, vfmadd213ps, 0, 1, c, k);
             }
             VFmamkF32 => {
                 let k_reg = literal(e, op);
-                load(e, 0, b.unwrap(), k);
-                load(e, 1, a, k);
-                vex!(e, vfmadd231ps, 0, 1, k_reg, k);
+                load(e, 0, a, k);
+                load(e, 1, k_reg, k);
+                vex!(e, vfmadd213ps, 0, 1, b.unwrap(), k);
             }
             VAdd3U32 | VOr3B32 | VAndOrB32 => {
                 let (first, second) = match op.opcode {

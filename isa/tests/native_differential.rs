@@ -1,0 +1,285 @@
+//! The native tier against the interpreter on random straight-line code (issue 54, "Differential
+//! execution"): sequences of operations drawn from the decoder tables' enumeration
+//! (`coverage::operations`, every operation the interpreter runs, translated or not), their
+//! operands varied (VGPRs, SGPRs, VCC, EXEC, M0, SCC, inline constants; modifiers on VOP3), run
+//! from random registers (special floats, LDS-sized addresses, random EXEC and MODE) on both
+//! tiers. The final registers, the LDS and the result (instructions executed, or the error)
+//! must be identical, bit for bit.
+//!
+//! Global, flat, scratch, buffer and scalar memory operations are left out: with no memory they
+//! only fault, which the kernel and error tests hold the tiers to already. So are the operations
+//! that read or set the PC, whose value differs between the two runs' code images. The seed and the
+//! sequence are in the failure message; `AQUEDUCT_FUZZ_SEQUENCES` sets how many sequences run.
+
+use aqueduct_isa::interp::coverage::{Operation, Registers, Unmapped, operations, run_code};
+use aqueduct_isa::interp::{ExecError, Isa};
+use aqueduct_isa::native::{self, Tier};
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
+
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len() as u64) as usize]
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// f32 values where the tiers could differ: zeros, denormals, the extremes, infinities, NaNs.
+const SPECIAL: [u32; 14] = [
+    0x0000_0000,
+    0x8000_0000,
+    0x3F80_0000,
+    0xBF80_0000,
+    0x3F00_0000,
+    0x0000_0001,
+    0x007F_FFFF,
+    0x8040_0000,
+    0x7F7F_FFFF,
+    0xFF7F_FFFF,
+    0x7F80_0000,
+    0xFF80_0000,
+    0x7FC0_0000,
+    0x7FA0_0001,
+];
+
+const LDS_BYTES: usize = 512;
+
+/// One register value: a special float, a small integer, an in-range LDS address, a float of
+/// ordinary size, or any bits.
+fn value(rng: &mut Rng, lane: u32) -> u32 {
+    match rng.below(6) {
+        0 => rng.pick(&SPECIAL),
+        1 => rng.below(64) as u32,
+        2 => (lane * 4 + 4 * rng.below(32) as u32) % LDS_BYTES as u32,
+        3 => ((rng.below(2000) as f32 - 1000.0) / 7.0).to_bits(),
+        4 => (rng.below(2) as u32) << 31 | (rng.below(1 << 23) as u32) | (rng.below(255) as u32) << 23,
+        _ => rng.next() as u32,
+    }
+}
+
+fn registers(rng: &mut Rng) -> Registers {
+    let mut registers = Registers::new(16);
+    for row in registers.vgpr.iter_mut() {
+        let uniform = rng.chance(20).then(|| value(rng, 0));
+        for (lane, slot) in row.iter_mut().enumerate() {
+            *slot = uniform.unwrap_or_else(|| value(rng, lane as u32));
+        }
+    }
+    for field in (0..16).chain([106, 107, 125]) {
+        registers.sgpr[field] = value(rng, 0);
+    }
+    registers.sgpr[126] = if rng.chance(50) { u32::MAX } else { rng.next() as u32 };
+    registers.scc = rng.chance(50);
+    if rng.chance(20) {
+        // Directed rounding or flushed denormals, where the native tier's float operations take
+        // the interpreter's step.
+        registers.mode = (registers.mode & !0xFF) | rng.below(256) as u32;
+    }
+    registers
+}
+
+/// A scalar source: an SGPR, VCC, M0, EXEC (rarely), an inline constant or SCC.
+fn scalar_source(rng: &mut Rng) -> u32 {
+    match rng.below(10) {
+        0..=3 => rng.below(12) as u32,
+        4 => rng.pick(&[106, 107, 125]),
+        5 => if rng.chance(20) { 126 } else { 0 },
+        6 => 128 + rng.below(65) as u32,
+        7 => 193 + rng.below(16) as u32,
+        8 => 240 + rng.below(9) as u32,
+        _ => 253,
+    }
+}
+
+/// A 9-bit vector source: a VGPR (v0–v11), or a scalar source.
+fn vector_source(rng: &mut Rng) -> u32 {
+    if rng.chance(60) { 256 + rng.below(12) as u32 } else { scalar_source(rng) }
+}
+
+/// A scalar destination: s0–s11, VCC, M0, `null`, or (rarely) EXEC.
+fn scalar_destination(rng: &mut Rng) -> u32 {
+    match rng.below(10) {
+        0..=6 => rng.below(12) as u32,
+        7 => rng.pick(&[106, 125]),
+        8 => 124,
+        _ => if rng.chance(30) { 126 } else { 1 },
+    }
+}
+
+/// `operation`'s probe words with their operands varied (gfx11's plain encodings; the others
+/// keep the probe's registers).
+fn varied(rng: &mut Rng, operation: &Operation) -> Vec<u32> {
+    let [mut w0, mut w1, w2] = operation.words;
+    let set = |word: &mut u32, shift: u32, bits: u32, value: u32| {
+        let mask = ((1u32 << bits) - 1) << shift;
+        *word = (*word & !mask) | (value << shift & mask);
+    };
+    match operation.encoding.as_str() {
+        "Vop1" | "Vop2" | "Vopc" => {
+            set(&mut w0, 0, 9, vector_source(rng));
+            if operation.encoding != "Vop1" {
+                set(&mut w0, 9, 8, rng.below(12) as u32);
+            }
+            if operation.encoding != "Vopc" {
+                set(&mut w0, 17, 8, rng.below(12) as u32);
+            }
+        }
+        "Vop3" => {
+            let compare = operation.mnemonic.starts_with("v_cmp");
+            set(&mut w0, 0, 8, if compare { scalar_destination(rng) } else { rng.below(12) as u32 });
+            for shift in [0, 9, 18] {
+                set(&mut w1, shift, 9, vector_source(rng));
+            }
+            if rng.chance(25) {
+                // Modifiers: abs, neg, clamp, omod (the native tier takes the interpreter's step).
+                set(&mut w0, 8, 3, rng.below(8) as u32);
+                set(&mut w1, 29, 3, rng.below(8) as u32);
+                set(&mut w0, 15, 1, rng.below(2) as u32);
+                set(&mut w1, 27, 2, rng.below(4) as u32);
+            }
+        }
+        "Sop2" | "Sopc" => {
+            set(&mut w0, 0, 8, scalar_source(rng));
+            set(&mut w0, 8, 8, scalar_source(rng));
+            if operation.encoding == "Sop2" {
+                set(&mut w0, 16, 7, scalar_destination(rng));
+            }
+        }
+        "Sop1" => {
+            set(&mut w0, 0, 8, scalar_source(rng));
+            set(&mut w0, 16, 7, scalar_destination(rng));
+        }
+        "Sopk" => {
+            set(&mut w0, 0, 16, rng.next() as u32);
+            set(&mut w0, 16, 7, rng.below(12) as u32);
+        }
+        "Ds" => {
+            // ds offsets (offset0, offset1) within the LDS's size, registers v0–v11.
+            set(&mut w0, 0, 16, rng.below(64) as u32);
+            set(&mut w1, 0, 8, rng.below(12) as u32);
+            set(&mut w1, 8, 8, rng.below(12) as u32);
+            set(&mut w1, 16, 8, rng.below(12) as u32);
+            set(&mut w1, 24, 8, rng.below(8) as u32);
+        }
+        _ => {}
+    }
+    length(Isa::Gfx11, [w0, w1, w2])
+}
+
+/// The instruction's words, as many as it decodes to (one where it does not decode).
+fn length(isa: Isa, words: [u32; 3]) -> Vec<u32> {
+    let dwords = match isa {
+        Isa::Gfx11 => aqueduct_isa::gfx11::decode(&words, 0).map(|instruction| instruction.len() / 4),
+        Isa::Gfx10_3 => aqueduct_isa::gfx10::decode(&words, 0).map(|instruction| instruction.len() / 4),
+    };
+    words[..dwords.unwrap_or(1).clamp(1, 3)].to_vec()
+}
+
+/// Whether the operation is drawn: it runs, and it is not a memory access that needs memory.
+fn drawn(operation: &Operation) -> bool {
+    let memory = ["Smem", "Flat", "Global", "Scratch", "Mubuf", "Mtbuf", "Mimg"]
+        .iter()
+        .any(|encoding| operation.encoding.starts_with(encoding));
+    // The PC's own value differs between the two runs' code images.
+    let reads_pc = ["s_getpc", "s_setpc", "s_swappc", "s_call"].iter().any(|name| operation.mnemonic.starts_with(name));
+    operation.runs && operation.probe_error.is_none() && !memory && !reads_pc
+}
+
+fn fuzz(isa: Isa, seed: u64) {
+    let pool: Vec<Operation> = operations(isa).into_iter().filter(drawn).collect();
+    assert!(pool.len() > 500, "{isa:?}: {} operations drawn", pool.len());
+    let sequences = std::env::var("AQUEDUCT_FUZZ_SEQUENCES").ok().and_then(|text| text.parse().ok()).unwrap_or(600);
+    let mut rng = Rng(seed);
+    let mut compared = 0;
+    for sequence in 0..sequences {
+        let count = 1 + rng.below(12) as usize;
+        let mut words = Vec::new();
+        let mut names = Vec::new();
+        let mut ends = Vec::new();
+        for _ in 0..count {
+            let operation = &pool[rng.below(pool.len() as u64) as usize];
+            let instruction = if isa == Isa::Gfx11 { varied(&mut rng, operation) } else { length(isa, operation.words) };
+            words.extend(&instruction);
+            names.push(operation.mnemonic);
+            ends.push(words.len());
+        }
+        let start = registers(&mut rng);
+        let lds_start: Vec<u8> = (0..LDS_BYTES).map(|_| rng.next() as u8).collect();
+        let run = |tier, words: &[u32]| {
+            let mut registers = start.clone();
+            let mut lds = lds_start.clone();
+            let result = run_code(isa, words, &mut registers, &Unmapped, &mut lds, tier);
+            (result, registers, lds)
+        };
+        let (interpreted, expected, expected_lds) = run(Tier::Interpreter, &words);
+        let (compiled, registers, lds) = run(Tier::Native, &words);
+        if matches!(compiled, Err(ExecError::NativeUnavailable(_))) {
+            continue;
+        }
+        compared += 1;
+        // On a difference: the first instruction after which the tiers differ.
+        let first = || {
+            ends.iter()
+                .position(|&end| run(Tier::Interpreter, &words[..end]) != run(Tier::Native, &words[..end]))
+                .map_or("none alone".to_string(), |index| format!("{} (instruction {index})", names[index]))
+        };
+        let context = || {
+            format!(
+                "{isa:?} seed {seed:#x} sequence {sequence}: {names:?}\n  words {words:08x?}\n  first differing: {}\n  MODE {:#x}, EXEC {:#x}, SCC {}",
+                first(),
+                start.mode,
+                start.sgpr[126],
+                start.scc
+            )
+        };
+        assert_eq!(compiled, interpreted, "the result differs\n{}", context());
+        assert_eq!(registers.scc, expected.scc, "SCC differs\n{}", context());
+        assert_eq!(registers.mode, expected.mode, "MODE differs\n{}", context());
+        for field in 0..128 {
+            assert_eq!(
+                registers.sgpr[field], expected.sgpr[field],
+                "SGPR field {field} differs: native {:#x}, interpreter {:#x}\n{}",
+                registers.sgpr[field], expected.sgpr[field], context()
+            );
+        }
+        for (index, (row, expected_row)) in registers.vgpr.iter().zip(&expected.vgpr).enumerate() {
+            if let Some(lane) = (0..32).find(|&lane| row[lane] != expected_row[lane]) {
+                panic!(
+                    "v{index} lane {lane} differs: native {:#010x}, interpreter {:#010x}\n{}",
+                    row[lane],
+                    expected_row[lane],
+                    context()
+                );
+            }
+        }
+        assert!(lds == expected_lds, "the LDS differs\n{}", context());
+    }
+    if native::host_supported() {
+        assert_eq!(compared, sequences, "every sequence ran on both tiers");
+    }
+}
+
+#[test]
+fn gfx11_sequences_agree_on_both_tiers() {
+    fuzz(Isa::Gfx11, 0x5EED_0011);
+}
+
+#[test]
+fn gfx10_3_sequences_agree_on_both_tiers() {
+    fuzz(Isa::Gfx10_3, 0x5EED_1030);
+}
