@@ -4,8 +4,8 @@
 //! work-item id per VGPR, and an instruction with no gfx11 equivalent. Each word is what
 //! `llvm-mc-19 -mcpu=gfx1030 -show-encoding` encodes for the text beside it.
 
-use aqueduct_isa::native::{self, Tier};
 use aqueduct_isa::interp::{Dispatch, ExecError, Isa, Program, Regions, run_workgroup};
+use aqueduct_isa::native::{self, Tier};
 
 /// gfx10's `s_code_end` (SOPP 31).
 const S_CODE_END: u32 = 0xBF9F_0000;
@@ -67,7 +67,11 @@ impl Kernel {
             let expected = self.out.clone();
             self.out.copy_from_slice(&start);
             let compiled = run(Tier::Native);
-            assert_eq!((compiled, &self.out), (interpreted.clone(), &expected), "the native tier and the interpreter disagree");
+            assert_eq!(
+                (compiled, &self.out),
+                (interpreted.clone(), &expected),
+                "the native tier and the interpreter disagree"
+            );
         }
         interpreted?;
         Ok(self.out.clone())

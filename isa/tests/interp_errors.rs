@@ -62,7 +62,8 @@ fn run_as(code: &[u32], wave32: bool, workgroup: [u16; 3], instruction_limit: u6
     let kernel = Kernel::new(code, wave32);
     let memory = kernel.memory();
     let program = Program::load(&memory, kernel.address()).expect("the program loads");
-    let result = |tier| run_workgroup(&dispatch(&program, workgroup, instruction_limit, tier), &memory, [0; 3], &mut Vec::new());
+    let result =
+        |tier| run_workgroup(&dispatch(&program, workgroup, instruction_limit, tier), &memory, [0; 3], &mut Vec::new());
     let interpreted = result(Tier::Interpreter);
     // The native tier (where it runs: wave32, AVX2) fails and ends exactly as the interpreter does.
     if native::unavailable(&program).is_none() {

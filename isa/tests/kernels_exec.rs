@@ -284,7 +284,8 @@ fn try_run(
         }
         Ok(executed)
     };
-    let buffers: Vec<&Buf> = args.iter().filter_map(|arg| if let Arg::Buf(buf) = arg { Some(*buf) } else { None }).collect();
+    let buffers: Vec<&Buf> =
+        args.iter().filter_map(|arg| if let Arg::Buf(buf) = arg { Some(*buf) } else { None }).collect();
     let before: Vec<Vec<u8>> = buffers.iter().map(|buf| buf.bytes().to_vec()).collect();
     let interpreted = execute(Tier::Interpreter);
     if native::unavailable(&program).is_none() {

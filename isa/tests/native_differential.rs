@@ -98,7 +98,13 @@ fn scalar_source(rng: &mut Rng) -> u32 {
     match rng.below(10) {
         0..=3 => rng.below(12) as u32,
         4 => rng.pick(&[106, 107, 125]),
-        5 => if rng.chance(20) { 126 } else { 0 },
+        5 => {
+            if rng.chance(20) {
+                126
+            } else {
+                0
+            }
+        }
         6 => 128 + rng.below(65) as u32,
         7 => 193 + rng.below(16) as u32,
         8 => 240 + rng.below(9) as u32,
@@ -117,7 +123,13 @@ fn scalar_destination(rng: &mut Rng) -> u32 {
         0..=6 => rng.below(12) as u32,
         7 => rng.pick(&[106, 125]),
         8 => 124,
-        _ => if rng.chance(30) { 126 } else { 1 },
+        _ => {
+            if rng.chance(30) {
+                126
+            } else {
+                1
+            }
+        }
     }
 }
 
@@ -213,7 +225,8 @@ fn fuzz(isa: Isa, seed: u64) {
         let mut ends = Vec::new();
         for _ in 0..count {
             let operation = &pool[rng.below(pool.len() as u64) as usize];
-            let instruction = if isa == Isa::Gfx11 { varied(&mut rng, operation) } else { length(isa, operation.words) };
+            let instruction =
+                if isa == Isa::Gfx11 { varied(&mut rng, operation) } else { length(isa, operation.words) };
             words.extend(&instruction);
             names.push(operation.mnemonic);
             ends.push(words.len());
@@ -252,9 +265,12 @@ fn fuzz(isa: Isa, seed: u64) {
         assert_eq!(registers.mode, expected.mode, "MODE differs\n{}", context());
         for field in 0..128 {
             assert_eq!(
-                registers.sgpr[field], expected.sgpr[field],
+                registers.sgpr[field],
+                expected.sgpr[field],
                 "SGPR field {field} differs: native {:#x}, interpreter {:#x}\n{}",
-                registers.sgpr[field], expected.sgpr[field], context()
+                registers.sgpr[field],
+                expected.sgpr[field],
+                context()
             );
         }
         for (index, (row, expected_row)) in registers.vgpr.iter().zip(&expected.vgpr).enumerate() {

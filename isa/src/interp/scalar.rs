@@ -422,7 +422,8 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
             let width = if pair { 2 } else { 1 };
             // M0 may be any value: an index that overflows is out of range like any other (a
             // wrapped sum would name a register in range).
-            let in_range = |base: u32, index: u32| base.checked_add(index).filter(|&at| base <= 105 && at + width <= 106);
+            let in_range =
+                |base: u32, index: u32| base.checked_add(index).filter(|&at| base <= 105 && at + width <= 106);
             let (Some(source), Some(destination)) = (in_range(ssrc0, source_index), in_range(sdst, destination_index))
             else {
                 return Err(unsupported(wave, instruction));

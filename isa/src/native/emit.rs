@@ -231,7 +231,15 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         }
     }
     let buffer = e.ops.finalize().map_err(|_| "the native tier could not finish its code")?;
-    Ok(NativeCode { buffer, entries, prologue, translated, instructions, untranslated, compile_time: started.elapsed() })
+    Ok(NativeCode {
+        buffer,
+        entries,
+        prologue,
+        translated,
+        instructions,
+        untranslated,
+        compile_time: started.elapsed(),
+    })
 }
 
 /// Emits instruction `index`'s translation; false (nothing emitted) where it has none.

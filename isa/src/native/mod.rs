@@ -1,7 +1,7 @@
 //! The native tier: a kernel's planned program compiled to x86-64 AVX2 code at run time, which
 //! runs the same waves over the same state as the interpreter, many times faster.
 //!
-//! - `frame.rs`: what compiled code and the Rust side share (the [`Frame`](frame::Frame)), the
+//! - `frame.rs`: what compiled code and the Rust side share (the `Frame`), the
 //!   register conventions, the exit codes, and the trampoline into the interpreter's step.
 //! - `emit.rs`: the compiler's skeleton: one label per instruction, the prologue, the exits, the
 //!   EXEC masks and the calls into the interpreter for what has no translation.

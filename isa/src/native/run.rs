@@ -33,7 +33,11 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
         wave,
         lds: lds.as_mut_ptr(),
         lds_len: lds.len() as u64,
-        yield_at: if shares { turn_start.saturating_add(SLICE).min(limit.saturating_add(1)) } else { limit.saturating_add(1) },
+        yield_at: if shares {
+            turn_start.saturating_add(SLICE).min(limit.saturating_add(1))
+        } else {
+            limit.saturating_add(1)
+        },
         fallback: fallback::<M>,
         trampoline: &mut trampoline as *mut Trampoline<'_, M> as *mut (),
     };

@@ -32,8 +32,20 @@ fn flow(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
     let target = pc.wrapping_add(4).wrapping_add_signed(simm as i64 * 4);
     let next = pc + decoded.len as u64;
     match decoded.instruction.opcode() {
-        SNop | SWaitcnt | SWaitcntDepctr | SDelayAlu | SClause | SSetInstPrefetchDistance | SIcacheInv
-        | SSetprio | SSendmsg | SWaitIdle | SIncperflevel | SDecperflevel | STtracedata | STtracedataImm
+        SNop
+        | SWaitcnt
+        | SWaitcntDepctr
+        | SDelayAlu
+        | SClause
+        | SSetInstPrefetchDistance
+        | SIcacheInv
+        | SSetprio
+        | SSendmsg
+        | SWaitIdle
+        | SIncperflevel
+        | SDecperflevel
+        | STtracedata
+        | STtracedataImm
         | SWakeup => {}
         SEndpgm => e.leave(pc, Exit::End),
         SBarrier => e.leave(next, Exit::Barrier),
@@ -225,8 +237,8 @@ fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
             );
             store(e, sdst);
         }
-        SCmpEqU32 | SCmpEqI32 | SCmpLgU32 | SCmpLgI32 | SCmpGtU32 | SCmpGeU32 | SCmpLtU32 | SCmpLeU32
-        | SCmpGtI32 | SCmpGeI32 | SCmpLtI32 | SCmpLeI32 => {
+        SCmpEqU32 | SCmpEqI32 | SCmpLgU32 | SCmpLgI32 | SCmpGtU32 | SCmpGeU32 | SCmpLtU32 | SCmpLeU32 | SCmpGtI32
+        | SCmpGeI32 | SCmpLtI32 | SCmpLeI32 => {
             dynasm!(e.ops ; .arch x64 ; cmp eax, ecx);
             match opcode {
                 SCmpEqU32 | SCmpEqI32 => scc!(e, sete),
@@ -288,12 +300,12 @@ fn sopk(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
             source(e, sdst, None, 0);
             // The signed forms compare with the sign-extended constant, the unsigned with the
             // zero-extended one.
-            let constant = if matches!(opcode, SCmpkEqU32 | SCmpkLgU32 | SCmpkGtU32 | SCmpkGeU32 | SCmpkLtU32 | SCmpkLeU32)
-            {
-                simm as i32
-            } else {
-                signed
-            };
+            let constant =
+                if matches!(opcode, SCmpkEqU32 | SCmpkLgU32 | SCmpkGtU32 | SCmpkGeU32 | SCmpkLtU32 | SCmpkLeU32) {
+                    simm as i32
+                } else {
+                    signed
+                };
             dynasm!(e.ops ; .arch x64 ; cmp eax, constant);
             match opcode {
                 SCmpkEqI32 | SCmpkEqU32 => scc!(e, sete),

@@ -13,11 +13,11 @@
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
 use super::emit::{Emitter, LANE_BITS, MODE, ROW, SCC, sgpr};
-use crate::interp::program::Decoded;
+use crate::gfx11::Opcode;
 use crate::interp::operands::Source;
+use crate::interp::program::Decoded;
 use crate::interp::valu::{CompareType, Condition, Form, VOp};
 use crate::interp::wave::{EXEC, MODE_IEEE_FLOAT, NULL};
-use crate::gfx11::Opcode;
 
 /// Where a source's chunk of 8 lanes is: a VGPR row's bytes from `r13`, or a register holding a
 /// broadcast scalar.
@@ -50,11 +50,9 @@ fn shape(op: &VOp) -> Option<Shape> {
     Some(match op.opcode {
         VMovB32 | VCvtF32I32 => Shape::Unary,
         VAddF32 | VSubF32 | VSubrevF32 | VMulF32 | VAddNcU32 | VSubNcU32 | VSubrevNcU32 | VAndB32 | VOrB32
-        | VXorB32 | VLshlrevB32 | VLshrrevB32 | VAshrrevI32 | VMulLoU32 | VMulU32U24 | VMaxU32 | VMinU32
-        | VMaxI32 | VMinI32 | VFmamkF32 => Shape::Binary,
-        VFmaF32 | VFmaakF32 | VAdd3U32 | VLshlAddU32 | VAddLshlU32 | VLshlOrB32 | VAndOrB32 | VOr3B32 => {
-            Shape::Ternary
-        }
+        | VXorB32 | VLshlrevB32 | VLshrrevB32 | VAshrrevI32 | VMulLoU32 | VMulU32U24 | VMaxU32 | VMinU32 | VMaxI32
+        | VMinI32 | VFmamkF32 => Shape::Binary,
+        VFmaF32 | VFmaakF32 | VAdd3U32 | VLshlAddU32 | VAddLshlU32 | VLshlOrB32 | VAndOrB32 | VOr3B32 => Shape::Ternary,
         VFmacF32 => Shape::Fmac,
         VCndmaskB32 => Shape::Select,
         _ => return None,
