@@ -1,5 +1,5 @@
 //! The native tier: a kernel's planned program compiled to x86-64 AVX2 code at run time, which
-//! runs the same waves over the same state as the interpreter, many times faster.
+//! runs the same waves over the same state as the interpreter.
 //!
 //! - `frame.rs`: what compiled code and the Rust side share (the `Frame`), the
 //!   register conventions, the exit codes, and the trampoline into the interpreter's step.
