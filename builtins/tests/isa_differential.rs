@@ -5,7 +5,7 @@
 
 use aqueduct_abi::{KernelDispatchPacket, WorkgroupContext};
 use aqueduct_builtins::{DeviceLibrary, DispatchPlan, plan_copy, plan_fill, plan_patch_indirect, plan_update_inline};
-use aqueduct_isa::interp::{self, Dispatch, Program, Regions, StandaloneImage};
+use aqueduct_isa::interp::{Dispatch, Program, Regions, StandaloneImage};
 
 /// One arena per run: the plan's addresses point into it.
 const ARENA: usize = 8192;
@@ -77,7 +77,7 @@ fn run_isa(image: &StandaloneImage, plan: &DispatchPlan, arena: &[u8]) {
     };
     let mut lds = Vec::new();
     for group in 0..plan.grid_size.div_ceil(u32::from(plan.workgroup_size)) {
-        interp::run_workgroup(&dispatch, &memory, [group, 0, 0], &mut lds)
+        aqueduct_isa::run_workgroup(&dispatch, &memory, [group, 0, 0], &mut lds)
             .unwrap_or_else(|error| panic!("{}: {error}", plan.kernel_symbol()));
     }
 }

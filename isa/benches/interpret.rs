@@ -12,7 +12,7 @@
 //! `cargo bench -p aqueduct-isa --bench interpret`
 
 use aqueduct_abi::KernelDispatchPacket;
-use aqueduct_isa::interp::{self, Dispatch, Isa, Program, Regions, StandaloneImage};
+use aqueduct_isa::interp::{Dispatch, Isa, Program, Regions, StandaloneImage};
 use aqueduct_isa::native::{self, Tier};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rayon::prelude::*;
@@ -103,7 +103,7 @@ impl Bench {
         let dispatch = self.dispatch(tier);
         self.groups()
             .iter()
-            .map(|&group| interp::run_workgroup(&dispatch, &self.memory, group, lds).expect("runs"))
+            .map(|&group| aqueduct_isa::run_workgroup(&dispatch, &self.memory, group, lds).expect("runs"))
             .sum()
     }
 
@@ -112,7 +112,9 @@ impl Bench {
         let dispatch = self.dispatch(tier);
         self.groups()
             .par_iter()
-            .map_init(Vec::new, |lds, &group| interp::run_workgroup(&dispatch, &self.memory, group, lds).expect("runs"))
+            .map_init(Vec::new, |lds, &group| {
+                aqueduct_isa::run_workgroup(&dispatch, &self.memory, group, lds).expect("runs")
+            })
             .sum()
     }
 }

@@ -3,10 +3,14 @@
 //! runs a dispatch's waves of gfx11 code, or of gfx10.3 code translated to gfx11, and (`native`) a
 //! translator that compiles the interpreter's planned program to x86-64 AVX2 code.
 
+mod compiled;
 pub mod gfx10;
 pub mod gfx11;
 pub mod interp;
 pub mod native;
+pub mod run;
+
+pub use run::run_workgroup;
 
 use gfx11::Encoding;
 

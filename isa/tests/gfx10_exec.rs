@@ -4,8 +4,9 @@
 //! work-item id per VGPR, and an instruction with no gfx11 equivalent. Each word is what
 //! `llvm-mc-19 -mcpu=gfx1030 -show-encoding` encodes for the text beside it.
 
-use aqueduct_isa::interp::{Dispatch, ExecError, Isa, Program, Regions, run_workgroup};
+use aqueduct_isa::interp::{Dispatch, ExecError, Isa, Program, Regions};
 use aqueduct_isa::native::{self, Tier};
+use aqueduct_isa::run_workgroup;
 
 /// gfx10's `s_code_end` (SOPP 31).
 const S_CODE_END: u32 = 0xBF9F_0000;

@@ -1,8 +1,9 @@
 //! The interpreter's failures, each a typed error naming where it happened: hand-encoded
 //! programs (a descriptor followed by its code) run over `Regions`, with no runtime.
 
-use aqueduct_isa::interp::{Dispatch, ExecError, MemoryFault, Program, Regions, run_workgroup};
+use aqueduct_isa::interp::{Dispatch, ExecError, MemoryFault, Program, Regions};
 use aqueduct_isa::native::{self, Tier};
+use aqueduct_isa::run_workgroup;
 
 const S_ENDPGM: u32 = 0xBF80_0000 | 48 << 16;
 const S_CODE_END: u32 = 0xBF80_0000 | 31 << 16;

@@ -1,6 +1,6 @@
 //! The interpreter against real compiler output: every kernel of `tests/kernels/` (built by
 //! `gen/test_kernels.sh` for gfx1100, gfx11-generic and gfx1030, and in wave64) runs through
-//! `interp::run_workgroup` and its results are compared with a reference computed here on the
+//! `aqueduct_isa::run_workgroup` and its results are compared with a reference computed here on the
 //! host, bit for bit for the exact operations and within the tolerances of [`APPROXIMATE`] for
 //! the approximate ones. The gfx1030 objects run through the gfx10.3 path (`Isa::Gfx10_3`: each
 //! instruction translated to gfx11's) against the same references.
@@ -20,8 +20,9 @@ use std::cell::Cell;
 use aqueduct_abi::packet::{FenceScope, PacketType};
 use aqueduct_abi::{ImplicitKernargs, KernelDispatchPacket, PacketHeader};
 use aqueduct_codeobject::CodeObject;
-use aqueduct_isa::interp::{Dispatch, ExecError, Isa, Program, Regions, StandaloneImage, run_workgroup};
+use aqueduct_isa::interp::{Dispatch, ExecError, Isa, Program, Regions, StandaloneImage};
 use aqueduct_isa::native::{self, Tier};
+use aqueduct_isa::run_workgroup;
 
 /// The code objects each test runs (`gfx1030` through the gfx10.3 path; `-wave64`: built with
 /// `-mwavefrontsize64`).

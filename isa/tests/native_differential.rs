@@ -6,14 +6,17 @@
 //! tiers. The final registers, the LDS and the result (instructions executed, or the error)
 //! must be identical, bit for bit.
 //!
-//! Global, flat, scratch, buffer and scalar memory operations are left out: with no memory they
-//! only fault, which the kernel and error tests hold the tiers to already. So are the operations
+//! GLOBAL operations reach one 4 KiB buffer (VGPR pairs and SADDR pointing into it, a few lanes
+//! out of bounds, where both tiers must fault alike); flat, scratch, buffer and scalar memory
+//! operations are left out: the kernel and error tests hold the tiers to them. So are the operations
 //! that read or set the PC, whose value differs between the two runs' code images. The seed and the
 //! sequence are in the failure message; `AQUEDUCT_FUZZ_SEQUENCES` sets how many sequences run.
 
-use aqueduct_isa::interp::coverage::{Operation, Registers, Unmapped, operations, run_code};
+use aqueduct_isa::interp::Regions;
+use aqueduct_isa::interp::coverage::{Operation, Registers, operations};
 use aqueduct_isa::interp::{ExecError, Isa};
 use aqueduct_isa::native::{self, Tier};
+use aqueduct_isa::run::run_code;
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -58,6 +61,8 @@ const SPECIAL: [u32; 14] = [
 ];
 
 const LDS_BYTES: usize = 512;
+/// The global memory the sequences reach (one buffer).
+const BUFFER_BYTES: usize = 4096;
 
 /// One register value: a special float, a small integer, an in-range LDS address, a float of
 /// ordinary size, or any bits.
@@ -72,7 +77,7 @@ fn value(rng: &mut Rng, lane: u32) -> u32 {
     }
 }
 
-fn registers(rng: &mut Rng) -> Registers {
+fn registers(rng: &mut Rng, buffer: u64) -> Registers {
     let mut registers = Registers::new(16);
     for row in registers.vgpr.iter_mut() {
         let uniform = rng.chance(20).then(|| value(rng, 0));
@@ -84,6 +89,23 @@ fn registers(rng: &mut Rng) -> Registers {
         registers.sgpr[field] = value(rng, 0);
     }
     registers.sgpr[126] = if rng.chance(50) { u32::MAX } else { rng.next() as u32 };
+    // Global addresses: v[0:1] (and often v[2:3]) a pair into the buffer, s[0:1] its base, most
+    // lanes in bounds and some not.
+    for pair in [0, 2] {
+        if rng.chance(if pair == 0 { 60 } else { 30 }) {
+            for lane in 0..32 {
+                let offset =
+                    if rng.chance(95) { 4 * rng.below((BUFFER_BYTES / 4 - 4) as u64) } else { rng.next() >> 40 };
+                let address = buffer + offset;
+                registers.vgpr[pair][lane] = address as u32;
+                registers.vgpr[pair + 1][lane] = (address >> 32) as u32;
+            }
+        }
+    }
+    if rng.chance(50) {
+        registers.sgpr[0] = buffer as u32;
+        registers.sgpr[1] = (buffer >> 32) as u32;
+    }
     registers.scc = rng.chance(50);
     if rng.chance(20) {
         // Directed rounding or flushed denormals, where the native tier's float operations take
@@ -180,6 +202,14 @@ fn varied(rng: &mut Rng, operation: &Operation) -> Vec<u32> {
             set(&mut w0, 0, 16, rng.next() as u32);
             set(&mut w0, 16, 7, rng.below(12) as u32);
         }
+        "Global" => {
+            // Address v[0:1] (or v0 from SADDR s[0:1]), data and destination v2–v11; an offset
+            // of a few dwords either way.
+            set(&mut w0, 0, 13, (rng.below(64) as u32).wrapping_sub(32) & 0x1FFF);
+            set(&mut w1, 8, 8, 2 + rng.below(6) as u32);
+            set(&mut w1, 16, 7, if rng.chance(50) { 0x7C } else { 0 });
+            set(&mut w1, 24, 8, 2 + rng.below(6) as u32);
+        }
         "Ds" => {
             // ds offsets (offset0, offset1) within the LDS's size, registers v0–v11.
             set(&mut w0, 0, 16, rng.below(64) as u32);
@@ -204,7 +234,7 @@ fn length(isa: Isa, words: [u32; 3]) -> Vec<u32> {
 
 /// Whether the operation is drawn: it runs, and it is not a memory access that needs memory.
 fn drawn(operation: &Operation) -> bool {
-    let memory = ["Smem", "Flat", "Global", "Scratch", "Mubuf", "Mtbuf", "Mimg"]
+    let memory = ["Smem", "Flat", "Scratch", "Mubuf", "Mtbuf", "Mimg"]
         .iter()
         .any(|encoding| operation.encoding.starts_with(encoding));
     // The PC's own value differs between the two runs' code images.
@@ -231,16 +261,23 @@ fn fuzz(isa: Isa, seed: u64) {
             names.push(operation.mnemonic);
             ends.push(words.len());
         }
-        let start = registers(&mut rng);
+        // The buffer the kernel's stores reach through its address (a RefCell: the runs restore
+        // it, and the closure that runs them is called from several places).
+        let buffer = std::cell::RefCell::new(vec![0u32; BUFFER_BYTES / 4]);
+        let address = buffer.borrow_mut().as_mut_ptr() as u64;
+        let start = registers(&mut rng, address);
         let lds_start: Vec<u8> = (0..LDS_BYTES).map(|_| rng.next() as u8).collect();
+        let buffer_start: Vec<u32> = (0..BUFFER_BYTES / 4).map(|_| value(&mut rng, 0)).collect();
+        let memory = Regions(vec![(address, BUFFER_BYTES as u64)]);
         let run = |tier, words: &[u32]| {
             let mut registers = start.clone();
             let mut lds = lds_start.clone();
-            let result = run_code(isa, words, &mut registers, &Unmapped, &mut lds, tier);
-            (result, registers, lds)
+            buffer.borrow_mut().copy_from_slice(&buffer_start);
+            let result = run_code(isa, words, &mut registers, &memory, &mut lds, tier);
+            (result, registers, lds, buffer.borrow().clone())
         };
-        let (interpreted, expected, expected_lds) = run(Tier::Interpreter, &words);
-        let (compiled, registers, lds) = run(Tier::Native, &words);
+        let (interpreted, expected, expected_lds, expected_buffer) = run(Tier::Interpreter, &words);
+        let (compiled, registers, lds, buffer_after) = run(Tier::Native, &words);
         if matches!(compiled, Err(ExecError::NativeUnavailable(_))) {
             continue;
         }
@@ -284,6 +321,7 @@ fn fuzz(isa: Isa, seed: u64) {
             }
         }
         assert!(lds == expected_lds, "the LDS differs\n{}", context());
+        assert!(buffer_after == expected_buffer, "global memory differs\n{}", context());
     }
     if native::host_supported() {
         assert_eq!(compared, sequences, "every sequence ran on both tiers");

@@ -3,7 +3,7 @@
 //! one frame that overflowed 2 MiB stacks.
 
 use aqueduct_abi::KernelDispatchPacket;
-use aqueduct_isa::interp::{self, Dispatch, Program, Regions, StandaloneImage};
+use aqueduct_isa::interp::{Dispatch, Program, Regions, StandaloneImage};
 
 #[test]
 fn a_workgroup_runs_in_a_256_kib_stack() {
@@ -41,7 +41,7 @@ fn a_workgroup_runs_in_a_256_kib_stack() {
             let groups = plan.grid_size.div_ceil(plan.workgroup_size as u32);
             let mut lds = Vec::new();
             for group in 0..groups {
-                interp::run_workgroup(&dispatch, &memory, [group, 0, 0], &mut lds).expect("runs");
+                aqueduct_isa::run_workgroup(&dispatch, &memory, [group, 0, 0], &mut lds).expect("runs");
             }
             target.iter().all(|&word| word == 0x1234_5678)
         })

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use aqueduct_isa::interp::{self, Dispatch, ExecError, HostMemory, Isa, MemoryFault, Program};
+use aqueduct_isa::interp::{Dispatch, ExecError, HostMemory, Isa, MemoryFault, Program};
 use aqueduct_isa::native::Tier;
 
 use super::executable::LoadedKernel;
@@ -158,7 +158,7 @@ pub(crate) fn dispatch(
     };
     let failure = std::sync::Mutex::new(None::<ExecError>);
     for_each_workgroup(queue, runtime, packet, |lds, workgroup_id| {
-        if let Err(error) = interp::run_workgroup(&dispatch, &memory, workgroup_id, lds) {
+        if let Err(error) = aqueduct_isa::run_workgroup(&dispatch, &memory, workgroup_id, lds) {
             failure.lock().unwrap_or_else(|poison| poison.into_inner()).get_or_insert(error);
         }
     });

@@ -14,7 +14,7 @@ use super::memory_ops::Operation;
 use super::program::{Decoded, Isa, Plan, Program};
 use super::wave::{EXEC, Flow, Half, LANES, Wave};
 use super::{ExecError, Memory, memory_ops, scalar, valu};
-use crate::native::{self, NativeCode, Tier};
+use crate::compiled::Tier;
 
 /// What one dispatch packet asks for, as the interpreter needs it.
 #[derive(Clone, Copy)]
@@ -40,8 +40,9 @@ pub struct Dispatch<'a> {
     pub tier: Tier,
 }
 
-/// Runs workgroup `workgroup_id` of `dispatch` to its end; `lds` is reused between calls.
-/// Returns the instructions its waves executed.
+/// Runs workgroup `workgroup_id` of `dispatch` to its end on the interpreter, whatever tier the
+/// dispatch names (`crate::run_workgroup` honours it); `lds` is reused between calls. Returns the
+/// instructions its waves executed.
 ///
 /// The wave loop is compiled twice: for x86-64's baseline, and for the AVX2/FMA hosts nearly
 /// every x86-64 machine of the last decade is, picked once per call by what the CPU has. Rows of
@@ -53,26 +54,22 @@ pub struct Dispatch<'a> {
 /// every inlined operation's rows at once, and it overflowed 2 MiB thread stacks. The vector
 /// ALU's general path is the exception, out of line in both instruction sets (`valu::general`):
 /// inlined, it made the loop too large to compile in reasonable time.
-pub fn run_workgroup<M: Memory + ?Sized>(
+pub(crate) fn run_workgroup_interpreted<M: Memory + ?Sized>(
     dispatch: &Dispatch<'_>,
     memory: &M,
     workgroup_id: [u32; 3],
     lds: &mut Vec<u8>,
 ) -> Result<u64, ExecError> {
-    let native = match dispatch.tier {
-        Tier::Interpreter => None,
-        Tier::Native => Some(native::compiled(dispatch.program).map_err(ExecError::NativeUnavailable)?),
-        Tier::Auto => native::compiled(dispatch.program).ok(),
-    };
     #[cfg(target_arch = "x86_64")]
     {
         if wide_vectors() {
             // SAFETY: the CPU has every feature the function is compiled for (`wide_vectors`).
-            return unsafe { run_workgroup_avx2(dispatch, memory, workgroup_id, lds, native.as_deref()) };
+            return unsafe { run_workgroup_avx2(dispatch, memory, workgroup_id, lds) };
         }
     }
-    // Native code exists only where the host has AVX2 (`native::unavailable`).
-    run_workgroup_body::<M, false>(dispatch, memory, workgroup_id, lds, None)
+    run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
+        run_wave::<M, false>(dispatch, memory, wave, lds, shares)
+    })
 }
 
 /// Whether the CPU has what `run_workgroup_avx2` is compiled for (cached by the standard library).
@@ -86,6 +83,8 @@ fn wide_vectors() -> bool {
         && std::is_x86_feature_detected!("popcnt")
 }
 
+/// The AVX2 instantiation of the interpreter's wave loop, which only this function makes (its
+/// callees may use the features it is compiled for).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
 fn run_workgroup_avx2<M: Memory + ?Sized>(
@@ -93,21 +92,22 @@ fn run_workgroup_avx2<M: Memory + ?Sized>(
     memory: &M,
     workgroup_id: [u32; 3],
     lds: &mut Vec<u8>,
-    native: Option<&NativeCode>,
 ) -> Result<u64, ExecError> {
-    run_workgroup_body::<M, true>(dispatch, memory, workgroup_id, lds, native)
+    run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
+        run_wave::<M, true>(dispatch, memory, wave, lds, shares)
+    })
 }
 
+/// The workgroup loop of both tiers: sets up the workgroup's waves and the LDS, and gives the
+/// waves turns through `turn` (a tier's wave loop: `turn(wave, lds, shares)` runs the wave until
+/// it ends, reaches a barrier or, when it `shares` the workgroup, yields) until every wave has
+/// ended, releasing barriers as the hardware does. Returns the instructions the waves executed.
 #[cfg_attr(not(debug_assertions), inline(always))]
-/// `WIDE`: the AVX2 instantiation, which only `run_workgroup_avx2` makes (its callees may
-/// use the features it is compiled for). `native`: the program's compiled code, which runs the
-/// waves where given.
-fn run_workgroup_body<M: Memory + ?Sized, const WIDE: bool>(
+pub(crate) fn run_workgroup_turns(
     dispatch: &Dispatch<'_>,
-    memory: &M,
     workgroup_id: [u32; 3],
     lds: &mut Vec<u8>,
-    native: Option<&NativeCode>,
+    mut turn: impl FnMut(&mut Wave, &mut [u8], bool) -> Result<(), ExecError>,
 ) -> Result<u64, ExecError> {
     let program = dispatch.program;
     let descriptor = &program.descriptor;
@@ -136,10 +136,7 @@ fn run_workgroup_body<M: Memory + ?Sized, const WIDE: bool>(
     let shared = waves.len() > 1;
     loop {
         for wave in waves.iter_mut().filter(|wave| !wave.ended && !wave.at_barrier) {
-            match native {
-                Some(code) => native::run_wave(code, dispatch, memory, wave, lds, shared)?,
-                None => run_wave::<M, WIDE>(dispatch, memory, wave, lds, shared)?,
-            }
+            turn(wave, lds, shared)?;
         }
         if waves.iter().all(|wave| wave.ended) {
             break;

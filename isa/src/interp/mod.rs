@@ -36,7 +36,7 @@ pub(crate) mod wave;
 
 use core::sync::atomic::Ordering;
 
-pub use launch::{Dispatch, run_workgroup};
+pub use launch::Dispatch;
 pub use program::{Isa, KernelDescriptor, Program};
 pub use standalone::{Regions, StandaloneImage};
 
@@ -103,6 +103,15 @@ pub trait Memory: Sync {
     fn atomic32(&self, address: u64, op: AtomicOp, value: u32, compare: u32) -> Result<u32, MemoryFault>;
     /// An atomic on the naturally aligned 8-byte word at `address`; returns the old value.
     fn atomic64(&self, address: u64, op: AtomicOp, value: u64, compare: u64) -> Result<u64, MemoryFault>;
+    /// Where `[address, address + length)` lies in host memory, as one range that plain loads
+    /// (or, `write`, stores) may touch for the dispatch: the native tier checks a whole
+    /// instruction's accesses with one call. `None` (the default) where the memory is not host
+    /// memory or the range is not all mapped; the caller then goes through [`Memory::read`] and
+    /// [`Memory::write`], which report the fault.
+    fn host_range(&self, address: u64, length: u64, write: bool) -> Option<u64> {
+        let _ = (address, length, write);
+        None
+    }
 }
 
 /// One body for both atomic widths: `$unsigned` words, compared as `$signed` for `MinI`/`MaxI`.
@@ -203,6 +212,10 @@ macro_rules! host_atomic {
 }
 
 impl<T: HostMemory> Memory for T {
+    fn host_range(&self, address: u64, length: u64, write: bool) -> Option<u64> {
+        self.check(address, length, write).ok()
+    }
+
     #[inline(always)]
     fn read(&self, address: u64, out: &mut [u8]) -> Result<(), MemoryFault> {
         let host = self.check(address, out.len() as u64, false)?;

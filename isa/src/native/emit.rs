@@ -1,16 +1,14 @@
-//! The compiler's skeleton: a label per instruction, the prologue and the exit, the EXEC masks,
-//! and the interpreter's step for what has no translation.
+//! The emitter the translations share: the layout compiled code reads, the exits, the EXEC
+//! masks, and the interpreter's step for what has no translation.
 
 use core::mem::offset_of;
-use std::time::Instant;
 
 use dynasmrt::x64::Assembler;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
-use super::NativeCode;
 use super::frame::{Exit, Frame};
 use crate::interp::Program;
-use crate::interp::program::{Decoded, Plan};
+use crate::interp::program::Decoded;
 use crate::interp::wave::{EXEC, LANES, Wave};
 
 /// Byte offsets compiled code reads the wave and the frame at.
@@ -20,12 +18,13 @@ pub(super) const PC: i32 = offset_of!(Wave, pc) as i32;
 pub(super) const MODE: i32 = offset_of!(Wave, mode) as i32;
 pub(super) const EXECUTED: i32 = offset_of!(Wave, executed) as i32;
 pub(super) const LANE_BITS: i32 = offset_of!(Frame, lane_bits) as i32;
-const FRAME_WAVE: i32 = offset_of!(Frame, wave) as i32;
-const FRAME_VGPR: i32 = offset_of!(Frame, vgpr) as i32;
-const FRAME_LDS: i32 = offset_of!(Frame, lds) as i32;
-const FRAME_LDS_LEN: i32 = offset_of!(Frame, lds_len) as i32;
+pub(super) const FRAME_WAVE: i32 = offset_of!(Frame, wave) as i32;
+pub(super) const FRAME_VGPR: i32 = offset_of!(Frame, vgpr) as i32;
+pub(super) const FRAME_LDS: i32 = offset_of!(Frame, lds) as i32;
+pub(super) const FRAME_LDS_LEN: i32 = offset_of!(Frame, lds_len) as i32;
 pub(super) const YIELD_AT: i32 = offset_of!(Frame, yield_at) as i32;
 const FALLBACK: i32 = offset_of!(Frame, fallback) as i32;
+pub(super) const RANGE: i32 = offset_of!(Frame, range) as i32;
 
 /// Bytes of one VGPR row.
 pub(super) const ROW: i32 = (LANES * 4) as i32;
@@ -40,10 +39,10 @@ pub(super) struct Emitter<'p> {
     pub ops: Assembler,
     pub program: &'p Program,
     /// Per word of the code: the label of the instruction starting there; the last is the end.
-    labels: Vec<Option<DynamicLabel>>,
+    pub labels: Vec<Option<DynamicLabel>>,
     pub exit: DynamicLabel,
     /// Slow paths, emitted after the code: (their label, the instruction, where to go on).
-    cold: Vec<(DynamicLabel, u32, DynamicLabel)>,
+    pub cold: Vec<(DynamicLabel, u32, DynamicLabel)>,
     /// VGPR rows each wave holds: compiled code touches no row past them.
     pub vgprs: u32,
 }
@@ -142,113 +141,5 @@ impl Emitter<'_> {
             ; .arch x64
             ; .bytes [0xC4, r | 0x40 | b | 0x01, 0x7C, 0x50, modrm]
         );
-    }
-}
-
-/// Compiles `program` (a wave32 program, on a host with AVX2 and FMA: the caller checks).
-pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
-    let started = Instant::now();
-    let mut ops = Assembler::new().map_err(|_| "the native tier could not map memory for code")?;
-    let words = program.words();
-    let labels: Vec<Option<DynamicLabel>> = (0..=words)
-        .map(|index| (index == words || program.at(index).is_some()).then(|| ops.new_dynamic_label()))
-        .collect();
-    let exit = ops.new_dynamic_label();
-    let vgprs = (program.descriptor.vgprs() + program.extra_vgprs) as u32;
-    let mut e = Emitter { ops, program, labels, exit, cold: Vec::new(), vgprs };
-
-    // The prologue: callee-saved registers, the frame's pointers, the masks, and the entry.
-    let prologue = e.ops.offset().0;
-    dynasm!(e.ops
-        ; .arch x64
-        ; push rbp
-        ; push rbx
-        ; push r12
-        ; push r13
-        ; push r14
-        ; push r15
-        ; sub rsp, 8
-        ; mov r14, rdi
-        ; mov r12, [r14 + FRAME_WAVE]
-        ; mov r13, [r14 + FRAME_VGPR]
-        ; mov r15, [r14 + FRAME_LDS]
-        ; mov rbx, [r14 + FRAME_LDS_LEN]
-        ; mov rbp, [r12 + EXECUTED]
-    );
-    e.masks();
-    dynasm!(e.ops
-        ; .arch x64
-        ; jmp rsi
-        ; =>exit
-        ; mov [r12 + EXECUTED], rbp
-        ; vzeroupper
-        ; add rsp, 8
-        ; pop r15
-        ; pop r14
-        ; pop r13
-        ; pop r12
-        ; pop rbx
-        ; pop rbp
-        ; ret
-    );
-
-    let mut translated = 0;
-    let mut instructions = 0;
-    let mut untranslated = std::collections::BTreeMap::new();
-    for index in 0..words {
-        let Some(decoded) = program.at(index) else { continue };
-        instructions += 1;
-        let label = e.labels[index].expect("every instruction has a label");
-        dynasm!(e.ops
-            ; .arch x64
-            ; =>label
-            ; add rbp, 1
-        );
-        let index = index as u32;
-        if translate(&mut e, index, decoded) {
-            translated += 1;
-        } else {
-            *untranslated.entry(decoded.mnemonic()).or_insert(0) += 1;
-            e.step(index);
-        }
-    }
-    // Past the last instruction: the wave loop's fetch names why there is nothing there.
-    let end = e.labels.last().unwrap().unwrap();
-    dynasm!(e.ops ; .arch x64 ; =>end);
-    e.leave(program.entry + words as u64 * 4, Exit::Jump);
-
-    for (label, index, resume) in core::mem::take(&mut e.cold) {
-        dynasm!(e.ops ; .arch x64 ; =>label);
-        e.step(index);
-        dynasm!(e.ops ; .arch x64 ; jmp =>resume);
-    }
-
-    let mut entries = vec![u32::MAX; words];
-    for (index, label) in e.labels.iter().enumerate().take(words) {
-        if let Some(label) = label {
-            let offset = e.ops.labels().resolve_dynamic(*label).map_err(|_| "the native tier lost a label")?;
-            entries[index] = offset.0 as u32;
-        }
-    }
-    let buffer = e.ops.finalize().map_err(|_| "the native tier could not finish its code")?;
-    Ok(NativeCode {
-        buffer,
-        entries,
-        prologue,
-        translated,
-        instructions,
-        untranslated,
-        compile_time: started.elapsed(),
-    })
-}
-
-/// Emits instruction `index`'s translation; false (nothing emitted) where it has none.
-fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
-    match &decoded.plan {
-        Plan::Vector(op) => super::vector::translate(e, index, decoded, op),
-        Plan::Dual(pair) => super::vector::translate_dual(e, index, decoded, &pair.0, &pair.1),
-        Plan::Scalar => super::scalar::translate(e, index, decoded),
-        Plan::Memory(access) => super::lds::translate(e, index, decoded, access),
-        _ => false,
     }
 }

@@ -50,6 +50,8 @@ pub(super) struct Frame {
     pub yield_at: u64,
     /// The interpreter's step for instruction `index` (a word index from the entry).
     pub fallback: unsafe extern "sysv64" fn(*mut Frame, u32) -> u32,
+    /// Where a global access range lies in host memory ([`range`]).
+    pub range: unsafe extern "sysv64" fn(*mut Frame, u64, u64, u32) -> u64,
     /// The [`Trampoline`] the fallback runs against.
     pub trampoline: *mut (),
 }
@@ -61,6 +63,23 @@ pub(super) struct Trampoline<'a, M: Memory + ?Sized> {
     pub error: Option<ExecError>,
     /// Whether the step's last jump went backward (the wave loop's turn ends at one).
     pub backward: bool,
+}
+
+/// The host address of `[address, address + length)` for plain loads (`write` 0) or stores (1),
+/// as the dispatch's memory grants it whole ([`Memory::host_range`]); 0 where it does not (the
+/// instruction then takes the interpreter's step, which reports the fault lane by lane).
+///
+/// # Safety
+/// As for [`fallback`]: `frame`'s trampoline is a live `Trampoline<M>`.
+pub(super) unsafe extern "sysv64" fn range<M: Memory + ?Sized>(
+    frame: *mut Frame,
+    address: u64,
+    length: u64,
+    write: u32,
+) -> u64 {
+    // SAFETY: the caller's contract.
+    let trampoline = unsafe { &*((*frame).trampoline as *const Trampoline<'_, M>) };
+    trampoline.memory.host_range(address, length, write != 0).unwrap_or(0)
 }
 
 /// Runs instruction `index` through the interpreter's step on the frame's wave, and says what

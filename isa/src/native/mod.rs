@@ -3,9 +3,11 @@
 //!
 //! - `frame.rs`: what compiled code and the Rust side share (the `Frame`), the
 //!   register conventions, the exit codes, and the trampoline into the interpreter's step.
-//! - `emit.rs`: the compiler's skeleton: one label per instruction, the prologue, the exits, the
-//!   EXEC masks and the calls into the interpreter for what has no translation.
-//! - `vector.rs`, `scalar.rs`, `lds.rs`: the translations, by instruction class.
+//! - `emit.rs`: the emitter: the layout compiled code reads, the exits, the EXEC masks and the
+//!   calls into the interpreter for what has no translation.
+//! - `compile.rs`: the compiler: the prologue, one label per instruction, each instruction's
+//!   translation or the interpreter's step.
+//! - `vector.rs`, `scalar.rs`, `lds.rs`, `global.rs`: the translations, by instruction class.
 //! - `run.rs`: the wave loop of the native tier, which enters compiled code at a wave's PC and acts
 //!   on why it came back.
 //!
@@ -29,8 +31,10 @@
 //! fail as [`ExecError::NativeUnavailable`](crate::interp::ExecError) when the native tier is
 //! forced.
 
+mod compile;
 mod emit;
 mod frame;
+mod global;
 mod lds;
 mod run;
 mod scalar;
@@ -38,60 +42,10 @@ mod vector;
 
 use std::sync::Arc;
 
-use dynasmrt::ExecutableBuffer;
-
 use crate::interp::Program;
 
+pub use crate::compiled::{NativeCode, Tier};
 pub(crate) use run::run_wave;
-
-/// Which tier runs a dispatch's waves.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Tier {
-    /// The interpreter (`interp`), the reference.
-    Interpreter,
-    /// Compiled code; a kernel the native tier cannot compile fails.
-    Native,
-    /// Compiled code where the kernel and the host allow it, the interpreter otherwise. The
-    /// default.
-    #[default]
-    Auto,
-}
-
-/// A kernel compiled for this host: its code, and the code offset of each instruction's start.
-pub struct NativeCode {
-    buffer: ExecutableBuffer,
-    /// Per 4-byte word of the program: the offset of the instruction starting there, or
-    /// `u32::MAX` inside a multi-dword instruction and past the code.
-    entries: Vec<u32>,
-    /// The offset of the prologue, which takes the frame and the entry to jump to.
-    prologue: usize,
-    /// Instructions with a translation, and all instructions (for the profile and the docs).
-    pub translated: usize,
-    pub instructions: usize,
-    /// The instructions that run as the interpreter's step, by mnemonic, with their counts in
-    /// the code.
-    pub untranslated: std::collections::BTreeMap<&'static str, usize>,
-    /// How long compiling took.
-    pub compile_time: std::time::Duration,
-}
-
-impl core::fmt::Debug for NativeCode {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("NativeCode")
-            .field("bytes", &self.buffer.len())
-            .field("translated", &self.translated)
-            .field("instructions", &self.instructions)
-            .field("compile_time", &self.compile_time)
-            .finish()
-    }
-}
-
-impl NativeCode {
-    /// Bytes of machine code.
-    pub fn code_bytes(&self) -> usize {
-        self.buffer.len()
-    }
-}
 
 /// Whether this host runs the native tier: x86-64 with AVX2 and FMA (checked once, cached by the
 /// standard library).
@@ -131,7 +85,19 @@ pub fn compiled(program: &Program) -> Result<Arc<NativeCode>, &'static str> {
             if let Some(reason) = unavailable(program) {
                 return Err(reason);
             }
-            emit::compile(program).map(Arc::new)
+            // A Tracy zone where the engine enables Tracy (tracing-tracy), and an event with
+            // what was compiled.
+            let _span = tracing::info_span!("native compile", kernel_object = program.kernel_object).entered();
+            let code = compile::compile(program)?;
+            tracing::debug!(
+                kernel_object = program.kernel_object,
+                translated = code.translated,
+                instructions = code.instructions,
+                bytes = code.code_bytes(),
+                micros = code.compile_time.as_micros() as u64,
+                "native tier compiled a kernel"
+            );
+            Ok(Arc::new(code))
         })
         .clone()
 }

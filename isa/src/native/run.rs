@@ -4,7 +4,7 @@
 use dynasmrt::AssemblyOffset;
 
 use super::NativeCode;
-use super::frame::{Exit, Frame, Trampoline, fallback};
+use super::frame::{Exit, Frame, Trampoline, fallback, range};
 use crate::interp::launch::{Dispatch, SLICE};
 use crate::interp::wave::Wave;
 use crate::interp::{ExecError, Memory};
@@ -39,6 +39,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
             limit.saturating_add(1)
         },
         fallback: fallback::<M>,
+        range: range::<M>,
         trampoline: &mut trampoline as *mut Trampoline<'_, M> as *mut (),
     };
     // SAFETY: the prologue's offset in the finished buffer, which has the signature `Compiled`

@@ -3,7 +3,8 @@
 //!
 //! Translated: `v_mov_b32`; f32 add, sub, subrev, mul, fma, fmac, fmaak, fmamk; integer add,
 //! sub, subrev, and, or, xor, shifts, mul_lo, mul_u32_u24, min/max (signed and unsigned), add3,
-//! lshl_add, add_lshl, lshl_or, and_or, or3; `v_cndmask_b32`; `v_cvt_f32_i32`; compares of
+//! lshl_add, add_lshl, lshl_or, and_or, or3; `v_add_co_u32` and `v_add_co_ci_u32` (carries to
+//! an SGPR or VCC); `v_lshlrev_b64`; `v_cndmask_b32`; `v_cvt_f32_i32`; compares of
 //! i32, u32 and f32 (not `class`) to an SGPR, VCC or EXEC (`v_cmpx`).
 //!
 //! Float operations run natively only while MODE is IEEE round-to-nearest with denormals kept
@@ -39,6 +40,13 @@ enum Shape {
     Fmac,
     Select,
     Compare(Condition, CompareType),
+    /// `v_add_co_u32` (`carry_in` false) and `v_add_co_ci_u32`: the sum, and the carries to an
+    /// SGPR (or VCC).
+    Carry {
+        carry_in: bool,
+    },
+    /// `v_lshlrev_b64`: a VGPR pair shifted left by the first source's low 6 bits, to a pair.
+    Shift64,
 }
 
 fn shape(op: &VOp) -> Option<Shape> {
@@ -55,6 +63,9 @@ fn shape(op: &VOp) -> Option<Shape> {
         VFmaF32 | VFmaakF32 | VAdd3U32 | VLshlAddU32 | VAddLshlU32 | VLshlOrB32 | VAndOrB32 | VOr3B32 => Shape::Ternary,
         VFmacF32 => Shape::Fmac,
         VCndmaskB32 => Shape::Select,
+        VAddCoU32 => Shape::Carry { carry_in: false },
+        VAddCoCiU32 => Shape::Carry { carry_in: true },
+        VLshlrevB64 => Shape::Shift64,
         _ => return None,
     })
 }
@@ -73,8 +84,8 @@ fn float(op: &VOp) -> bool {
 fn sources(shape: Shape) -> usize {
     match shape {
         Shape::Unary => 1,
-        Shape::Binary | Shape::Fmac | Shape::Compare(..) => 2,
-        Shape::Ternary | Shape::Select => 3,
+        Shape::Binary | Shape::Fmac | Shape::Compare(..) | Shape::Carry { carry_in: false } | Shape::Shift64 => 2,
+        Shape::Ternary | Shape::Select | Shape::Carry { carry_in: true } => 3,
     }
 }
 
@@ -92,14 +103,25 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
         let fits = match *source {
             Source::Vgpr(v) => (v as u32) < e.vgprs,
             Source::Sgpr(_) | Source::Scc | Source::Constant(_) => true,
-            Source::Mask(_) | Source::ConstantMask(_) => shape == Shape::Select && index == 2,
+            Source::Mask(_) | Source::ConstantMask(_) => {
+                matches!(shape, Shape::Select | Shape::Carry { carry_in: true }) && index == 2
+            }
         };
         if !fits {
             return None;
         }
     }
-    if shape == Shape::Select && !matches!(op.operands.src[2], Source::Mask(_) | Source::ConstantMask(_)) {
+    let mask_source = matches!(op.operands.src[2], Source::Mask(_) | Source::ConstantMask(_));
+    if matches!(shape, Shape::Select | Shape::Carry { carry_in: true }) && !mask_source {
         return None;
+    }
+    if shape == Shape::Shift64 {
+        // The shifted pair is VGPRs (a 64-bit constant or SGPR pair reads differently), and the
+        // result a pair too.
+        let pair = matches!(op.operands.src[1], Source::Vgpr(v) if (v as u32) + 1 < e.vgprs);
+        if !pair || op.operands.vdst as u32 + 1 >= e.vgprs {
+            return None;
+        }
     }
     if !matches!(shape, Shape::Compare(..)) && op.operands.vdst as u32 >= e.vgprs {
         return None;
@@ -175,7 +197,8 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
 /// Issue VALU"). Translated when both halves are, and neither writes a register the other reads.
 pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, x: &VOp, y: &VOp) -> bool {
     let (Some(x_shape), Some(y_shape)) = (translatable(e, x), translatable(e, y)) else { return false };
-    if matches!(x_shape, Shape::Compare(..)) || matches!(y_shape, Shape::Compare(..)) {
+    let alone = |shape: Shape| matches!(shape, Shape::Compare(..) | Shape::Carry { .. } | Shape::Shift64);
+    if alone(x_shape) || alone(y_shape) {
         return false;
     }
     let reads = |op: &VOp, shape: Shape, register: u16| {
@@ -210,6 +233,14 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
     let srcs: Vec<Src> = (0..sources(shape)).map(|index| place(e, op, index)).collect();
     if let Shape::Compare(condition, ty) = shape {
         compare(e, op, condition, ty, srcs[0], srcs[1]);
+        return;
+    }
+    if let Shape::Carry { carry_in } = shape {
+        add_with_carry(e, op, srcs[0], srcs[1], carry_in.then(|| srcs[2]));
+        return;
+    }
+    if shape == Shape::Shift64 {
+        shift_left64(e, op, srcs[0], srcs[1]);
         return;
     }
     // A constant for the operation's lanes in ymm11.
@@ -477,6 +508,97 @@ fn compare(e: &mut Emitter<'_>, op: &VOp, condition: Condition, ty: CompareType,
         if target == EXEC {
             e.masks();
         }
+    }
+}
+
+/// `v_add_co_u32` and `v_add_co_ci_u32`: vdst = a + b (+ the lane's carry-in bit), and the
+/// lanes whose sum carried, in EXEC, to sdst (as `valu::plain`: the row first, then the mask).
+fn add_with_carry(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, carry_in: Option<Src>) {
+    let vdst = op.operands.vdst as i32 * ROW;
+    let sdst = op.operands.sdst as u32;
+    dynasm!(e.ops ; .arch x64 ; xor r8d, r8d);
+    for k in 0..4 {
+        load(e, 0, a, k);
+        load(e, 1, b, k);
+        // ymm2 = a + b; ymm3: no carry (sum >= a, unsigned).
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpaddd ymm2, ymm0, ymm1
+            ; vpmaxud ymm3, ymm2, ymm0
+            ; vpcmpeqd ymm3, ymm3, ymm2
+        );
+        if let Some(Src::Reg(mask)) = carry_in {
+            // ymm4: all ones where the lane's carry-in bit is set; the sum less that (+1), and
+            // no carry from it where the new sum is not below the old.
+            let bits = LANE_BITS + 32 * k;
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpand ymm4, Ry(mask), [r14 + bits]
+                ; vpcmpeqd ymm4, ymm4, [r14 + bits]
+                ; vpsubd ymm5, ymm2, ymm4
+                ; vpmaxud ymm6, ymm5, ymm2
+                ; vpcmpeqd ymm6, ymm6, ymm5
+                ; vpand ymm3, ymm3, ymm6
+                ; vmovdqa ymm2, ymm5
+            );
+        }
+        e.movmsk(1, 3); // ecx: lanes without a carry
+        dynasm!(e.ops
+            ; .arch x64
+            ; not ecx
+            ; and ecx, 0xFF
+            ; shl ecx, (8 * k) as i8
+            ; or r8d, ecx
+            ; vblendvps ymm2, ymm2, [r13 + vdst + 32 * k], Ry(12 + k as u8)
+            ; vmovdqu [r13 + vdst + 32 * k], ymm2
+        );
+    }
+    dynasm!(e.ops ; .arch x64 ; and r8d, [r12 + sgpr(EXEC)]);
+    if sdst != NULL && sdst < 128 {
+        dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(sdst)], r8d);
+        if sdst == EXEC {
+            e.masks();
+        }
+    }
+}
+
+/// `v_lshlrev_b64`: (hi:lo) << n, n = the shift's low 6 bits, in 32-bit lanes: lo' = lo << n,
+/// hi' = hi << n | lo >> (32 − n) | lo << (n − 32). AVX2's variable shifts give 0 for a count
+/// of 32 or more (a negative one included), which makes each term vanish where it should: for
+/// n = 32 the last two are both lo, which the OR keeps.
+fn shift_left64(e: &mut Emitter<'_>, op: &VOp, shift: Src, value: Src) {
+    let Src::Row(low) = value else { unreachable!("the shifted pair is VGPRs (`translatable`)") };
+    let high = low + ROW;
+    let vdst = op.operands.vdst as i32 * ROW;
+    dynasm!(e.ops
+        ; .arch x64
+        ; mov eax, 63
+        ; vmovd xmm11, eax
+        ; vpbroadcastd ymm11, xmm11
+        ; mov eax, 32
+        ; vmovd xmm10, eax
+        ; vpbroadcastd ymm10, xmm10
+    );
+    for k in 0..4 {
+        load(e, 1, shift, k);
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpand ymm1, ymm1, ymm11
+            ; vmovdqu ymm2, [r13 + low + 32 * k]
+            ; vmovdqu ymm3, [r13 + high + 32 * k]
+            ; vpsllvd ymm4, ymm2, ymm1
+            ; vpsllvd ymm5, ymm3, ymm1
+            ; vpsubd ymm6, ymm10, ymm1
+            ; vpsrlvd ymm7, ymm2, ymm6
+            ; vpor ymm5, ymm5, ymm7
+            ; vpsubd ymm6, ymm1, ymm10
+            ; vpsllvd ymm7, ymm2, ymm6
+            ; vpor ymm5, ymm5, ymm7
+            ; vblendvps ymm4, ymm4, [r13 + vdst + 32 * k], Ry(12 + k as u8)
+            ; vmovdqu [r13 + vdst + 32 * k], ymm4
+            ; vblendvps ymm5, ymm5, [r13 + vdst + ROW + 32 * k], Ry(12 + k as u8)
+            ; vmovdqu [r13 + vdst + ROW + 32 * k], ymm5
+        );
     }
 }
 

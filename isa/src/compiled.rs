@@ -1,0 +1,55 @@
+//! What the interpreter and the native tier both name: which tier runs a dispatch
+//! ([`Tier`]), and a kernel's native code ([`NativeCode`]), which the program keeps
+//! (`interp::Program`) and the native tier makes (`native`) and runs. Below both, so neither
+//! names the other for them.
+
+use dynasmrt::ExecutableBuffer;
+
+/// Which tier runs a dispatch's waves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Tier {
+    /// The interpreter (`interp`), the reference.
+    Interpreter,
+    /// Compiled code; a kernel the native tier cannot compile fails.
+    Native,
+    /// Compiled code where the kernel and the host allow it, the interpreter otherwise. The
+    /// default.
+    #[default]
+    Auto,
+}
+
+/// A kernel compiled for this host: its code, and the code offset of each instruction's start.
+pub struct NativeCode {
+    pub(crate) buffer: ExecutableBuffer,
+    /// Per 4-byte word of the program: the offset of the instruction starting there, or
+    /// `u32::MAX` inside a multi-dword instruction and past the code.
+    pub(crate) entries: Vec<u32>,
+    /// The offset of the prologue, which takes the frame and the entry to jump to.
+    pub(crate) prologue: usize,
+    /// Instructions with a translation, and all instructions (for the profile and the docs).
+    pub translated: usize,
+    pub instructions: usize,
+    /// The instructions that run as the interpreter's step, by mnemonic, with their counts in
+    /// the code.
+    pub untranslated: std::collections::BTreeMap<&'static str, usize>,
+    /// How long compiling took.
+    pub compile_time: std::time::Duration,
+}
+
+impl core::fmt::Debug for NativeCode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("NativeCode")
+            .field("bytes", &self.buffer.len())
+            .field("translated", &self.translated)
+            .field("instructions", &self.instructions)
+            .field("compile_time", &self.compile_time)
+            .finish()
+    }
+}
+
+impl NativeCode {
+    /// Bytes of machine code.
+    pub fn code_bytes(&self) -> usize {
+        self.buffer.len()
+    }
+}

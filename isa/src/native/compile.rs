@@ -1,0 +1,125 @@
+//! The compiler: the prologue and the exit, one label per instruction, and each instruction's
+//! translation (`vector.rs`, `scalar.rs`, `lds.rs`, `global.rs`) or the interpreter's step.
+
+use std::time::Instant;
+
+use dynasmrt::x64::Assembler;
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
+
+use super::NativeCode;
+use super::emit::{EXECUTED, Emitter, FRAME_LDS, FRAME_LDS_LEN, FRAME_VGPR, FRAME_WAVE};
+use super::frame::Exit;
+use crate::gfx11::Encoding;
+use crate::interp::Program;
+use crate::interp::program::{Decoded, Plan};
+
+/// Compiles `program` (a wave32 program, on a host with AVX2 and FMA: the caller checks).
+pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
+    let started = Instant::now();
+    let mut ops = Assembler::new().map_err(|_| "the native tier could not map memory for code")?;
+    let words = program.words();
+    let labels: Vec<Option<DynamicLabel>> = (0..=words)
+        .map(|index| (index == words || program.at(index).is_some()).then(|| ops.new_dynamic_label()))
+        .collect();
+    let exit = ops.new_dynamic_label();
+    let vgprs = (program.descriptor.vgprs() + program.extra_vgprs) as u32;
+    let mut e = Emitter { ops, program, labels, exit, cold: Vec::new(), vgprs };
+
+    // The prologue: callee-saved registers, the frame's pointers, the masks, and the entry.
+    let prologue = e.ops.offset().0;
+    dynasm!(e.ops
+        ; .arch x64
+        ; push rbp
+        ; push rbx
+        ; push r12
+        ; push r13
+        ; push r14
+        ; push r15
+        ; sub rsp, 8
+        ; mov r14, rdi
+        ; mov r12, [r14 + FRAME_WAVE]
+        ; mov r13, [r14 + FRAME_VGPR]
+        ; mov r15, [r14 + FRAME_LDS]
+        ; mov rbx, [r14 + FRAME_LDS_LEN]
+        ; mov rbp, [r12 + EXECUTED]
+    );
+    e.masks();
+    dynasm!(e.ops
+        ; .arch x64
+        ; jmp rsi
+        ; =>exit
+        ; mov [r12 + EXECUTED], rbp
+        ; vzeroupper
+        ; add rsp, 8
+        ; pop r15
+        ; pop r14
+        ; pop r13
+        ; pop r12
+        ; pop rbx
+        ; pop rbp
+        ; ret
+    );
+
+    let mut translated = 0;
+    let mut instructions = 0;
+    let mut untranslated = std::collections::BTreeMap::new();
+    for index in 0..words {
+        let Some(decoded) = program.at(index) else { continue };
+        instructions += 1;
+        let label = e.labels[index].expect("every instruction has a label");
+        dynasm!(e.ops
+            ; .arch x64
+            ; =>label
+            ; add rbp, 1
+        );
+        let index = index as u32;
+        if translate(&mut e, index, decoded) {
+            translated += 1;
+        } else {
+            *untranslated.entry(decoded.mnemonic()).or_insert(0) += 1;
+            e.step(index);
+        }
+    }
+    // Past the last instruction: the wave loop's fetch names why there is nothing there.
+    let end = e.labels.last().unwrap().unwrap();
+    dynasm!(e.ops ; .arch x64 ; =>end);
+    e.leave(program.entry + words as u64 * 4, Exit::Jump);
+
+    for (label, index, resume) in core::mem::take(&mut e.cold) {
+        dynasm!(e.ops ; .arch x64 ; =>label);
+        e.step(index);
+        dynasm!(e.ops ; .arch x64 ; jmp =>resume);
+    }
+
+    let mut entries = vec![u32::MAX; words];
+    for (index, label) in e.labels.iter().enumerate().take(words) {
+        if let Some(label) = label {
+            let offset = e.ops.labels().resolve_dynamic(*label).map_err(|_| "the native tier lost a label")?;
+            entries[index] = offset.0 as u32;
+        }
+    }
+    let buffer = e.ops.finalize().map_err(|_| "the native tier could not finish its code")?;
+    Ok(NativeCode {
+        buffer,
+        entries,
+        prologue,
+        translated,
+        instructions,
+        untranslated,
+        compile_time: started.elapsed(),
+    })
+}
+
+/// Emits instruction `index`'s translation; false (nothing emitted) where it has none.
+fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
+    match &decoded.plan {
+        Plan::Vector(op) => super::vector::translate(e, index, decoded, op),
+        Plan::Dual(pair) => super::vector::translate_dual(e, index, decoded, &pair.0, &pair.1),
+        Plan::Scalar => super::scalar::translate(e, index, decoded),
+        Plan::Memory(access) if matches!(decoded.instruction.encoding, Encoding::Global | Encoding::Flat) => {
+            super::global::translate(e, index, decoded, access)
+        }
+        Plan::Memory(access) => super::lds::translate(e, index, decoded, access),
+        _ => false,
+    }
+}

@@ -1,0 +1,121 @@
+//! Running a dispatch's waves on the tier it names: the interpreter (`interp`) or the native
+//! tier (`native`), through the one workgroup loop (`interp::launch::run_workgroup_turns`). Above
+//! both tiers, so neither names the other.
+
+use crate::compiled::Tier;
+use crate::interp::coverage::{CLOCK, PC, Registers};
+use crate::interp::launch::{self, Dispatch, run_workgroup_interpreted, run_workgroup_turns};
+use crate::interp::wave::{LANES, Wave};
+use crate::interp::{ExecError, Isa, Memory};
+use crate::native;
+
+/// Runs workgroup `workgroup_id` of `dispatch` to its end on the tier `dispatch.tier` names;
+/// `lds` is reused between calls. Returns the instructions its waves executed.
+///
+/// [`Tier::Auto`] runs the native tier where the kernel and the host allow it
+/// ([`native::unavailable`]) and the interpreter otherwise; [`Tier::Native`] fails with
+/// [`ExecError::NativeUnavailable`] where they do not. Either tier's waves take turns in the same
+/// loop, with the same barriers, instruction limit and errors.
+pub fn run_workgroup<M: Memory + ?Sized>(
+    dispatch: &Dispatch<'_>,
+    memory: &M,
+    workgroup_id: [u32; 3],
+    lds: &mut Vec<u8>,
+) -> Result<u64, ExecError> {
+    let code = match dispatch.tier {
+        Tier::Interpreter => None,
+        Tier::Native => Some(native::compiled(dispatch.program).map_err(ExecError::NativeUnavailable)?),
+        Tier::Auto => native::compiled(dispatch.program).ok(),
+    };
+    match code {
+        Some(code) => run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
+            native::run_wave(&code, dispatch, memory, wave, lds, shares)
+        }),
+        None => run_workgroup_interpreted(dispatch, memory, workgroup_id, lds),
+    }
+}
+
+/// Runs `words`, straight-line `isa` code (an `s_endpgm` is added after it), as a kernel's one
+/// wave32 wave from `registers`, with `memory` and the workgroup's `lds`, on `tier`: compiled
+/// by the native tier, or planned and stepped by the interpreter, through the same wave loops a
+/// dispatch runs. Returns the instructions executed, or the wave's error (its PC as if the code
+/// started at [`PC`]); the registers hold the wave's state when it stopped either way. A barrier releases at once (the wave is alone). This is how
+/// `isa/tests/native_differential.rs` holds the tiers to each other.
+pub fn run_code(
+    isa: Isa,
+    words: &[u32],
+    registers: &mut Registers,
+    memory: &dyn Memory,
+    lds: &mut [u8],
+    tier: Tier,
+) -> Result<u64, ExecError> {
+    // A kernel descriptor (AMDGPUUsage): the code 64 bytes on, wave32, enough VGPRs (granules
+    // of 8), then the code and `s_endpgm` (gfx11: 0xBFB00000; gfx10: 0xBF810000).
+    let granules = registers.vgpr.len().div_ceil(8).max(1) as u32;
+    let mut image = vec![0u32; 16];
+    image[4] = 64;
+    image[12] = granules - 1;
+    image[14] = 1 << 10;
+    image.extend_from_slice(words);
+    image.push(match isa {
+        Isa::Gfx11 => 0xBFB0_0000,
+        Isa::Gfx10_3 => 0xBF81_0000,
+    });
+    let code_memory = crate::interp::Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4)]);
+    let program = crate::interp::Program::load_for(&code_memory, image.as_ptr() as u64, isa)?;
+    let dispatch = Dispatch {
+        program: &program,
+        packet_address: 0,
+        queue_address: 0,
+        kernarg_address: 0,
+        dispatch_id: 0,
+        grid: [32, 1, 1],
+        workgroup: [32, 1, 1],
+        group_segment_size: lds.len() as u32,
+        private_segment_size: registers.private_bytes as u32,
+        instruction_limit: 1 << 20,
+        realtime: || CLOCK,
+        tier,
+    };
+    let mut wave = Wave::blank();
+    wave.pc = program.entry;
+    wave.sgpr = registers.sgpr;
+    let rows = registers.vgpr.len();
+    wave.vgpr = core::mem::take(&mut registers.vgpr);
+    wave.vgpr.resize(program.descriptor.vgprs() + program.extra_vgprs, [0; LANES]);
+    wave.scc = registers.scc;
+    wave.mode = registers.mode;
+    wave.private_bytes = registers.private_bytes;
+    wave.scratch = core::mem::take(&mut registers.scratch);
+    wave.scratch.resize(registers.private_bytes * LANES, 0);
+    let native = match tier {
+        Tier::Interpreter => None,
+        _ => Some(native::compiled(&program).map_err(ExecError::NativeUnavailable)?),
+    };
+    let result = loop {
+        let turn = match &native {
+            Some(code) => native::run_wave(code, &dispatch, memory, &mut wave, lds, false),
+            None => launch::run_wave::<dyn Memory, false>(&dispatch, memory, &mut wave, lds, false),
+        };
+        match turn {
+            Err(error) => break Err(error),
+            Ok(()) if wave.ended => break Ok(wave.executed),
+            Ok(()) => wave.at_barrier = false,
+        }
+    };
+    wave.vgpr.truncate(rows);
+    registers.sgpr = wave.sgpr;
+    registers.vgpr = core::mem::take(&mut wave.vgpr);
+    registers.scc = wave.scc;
+    registers.mode = wave.mode;
+    registers.scratch = core::mem::take(&mut wave.scratch);
+    let at = |pc: u64| pc.wrapping_sub(program.entry).wrapping_add(PC);
+    result.map_err(|error| match error {
+        ExecError::Fault { pc, fault } => ExecError::Fault { pc: at(pc), fault },
+        ExecError::Unsupported { pc, mnemonic } => ExecError::Unsupported { pc: at(pc), mnemonic },
+        ExecError::PcOutOfRange { pc } => ExecError::PcOutOfRange { pc: at(pc) },
+        ExecError::Trap { pc, reason } => ExecError::Trap { pc: at(pc), reason },
+        ExecError::InstructionLimit { pc, limit } => ExecError::InstructionLimit { pc: at(pc), limit },
+        other => other,
+    })
+}
