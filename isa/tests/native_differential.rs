@@ -80,9 +80,16 @@ fn value(rng: &mut Rng, lane: u32) -> u32 {
 fn registers(rng: &mut Rng, buffer: u64) -> Registers {
     let mut registers = Registers::new(16);
     for row in registers.vgpr.iter_mut() {
+        // Some rows one value (a broadcast LDS address, a uniform operand), some consecutive
+        // dwords (a tile row's LDS addresses), the rest lane by lane.
         let uniform = rng.chance(20).then(|| value(rng, 0));
+        let consecutive = rng.chance(15).then(|| 4 * rng.below(64) as u32);
         for (lane, slot) in row.iter_mut().enumerate() {
-            *slot = uniform.unwrap_or_else(|| value(rng, lane as u32));
+            *slot = match (uniform, consecutive) {
+                (Some(value), _) => value,
+                (None, Some(base)) => base + 4 * lane as u32,
+                (None, None) => value(rng, lane as u32),
+            };
         }
     }
     for field in (0..16).chain([106, 107, 125]) {

@@ -18,6 +18,7 @@ pub(super) const PC: i32 = offset_of!(Wave, pc) as i32;
 pub(super) const MODE: i32 = offset_of!(Wave, mode) as i32;
 pub(super) const EXECUTED: i32 = offset_of!(Wave, executed) as i32;
 pub(super) const LANE_BITS: i32 = offset_of!(Frame, lane_bits) as i32;
+pub(super) const RAMP: i32 = offset_of!(Frame, ramp) as i32;
 pub(super) const FRAME_WAVE: i32 = offset_of!(Frame, wave) as i32;
 pub(super) const FRAME_VGPR: i32 = offset_of!(Frame, vgpr) as i32;
 pub(super) const FRAME_LDS: i32 = offset_of!(Frame, lds) as i32;

@@ -42,6 +42,8 @@ pub(super) enum Exit {
 pub(super) struct Frame {
     /// Lane `i`'s EXEC bit, `1 << i`: what the EXEC masks are made from.
     pub lane_bits: [u32; LANES],
+    /// 0, 4, …, 28: eight consecutive dwords' byte offsets (an LDS row's contiguous addresses).
+    pub ramp: [u32; 8],
     pub wave: *mut Wave,
     pub vgpr: *mut [u32; LANES],
     pub lds: *mut u8,

@@ -5,13 +5,15 @@
 //!
 //! The fast path checks every active lane's whole access against the LDS once per instruction,
 //! as vectors; when any lane's is out of range (or its address would wrap), the instruction
-//! takes the interpreter's step, which reads 0 and drops writes lane by lane. Loads gather eight
-//! lanes at a time into the old row (inactive lanes keep it); stores go lane by lane in lane
-//! order, as the interpreter's do, so the last of two lanes writing one word wins in both.
+//! takes the interpreter's step, which reads 0 and drops writes lane by lane. Loads go eight
+//! lanes at a time: one vector load where the eight are active and consecutive, one broadcast
+//! where they share an address, a gather into the old row otherwise (inactive lanes keep it);
+//! stores go lane by lane in lane order, as the interpreter's do, so the last of two lanes
+//! writing one word wins in both.
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, ROW, sgpr};
+use super::emit::{Emitter, RAMP, ROW, sgpr};
 use crate::gfx11::Encoding;
 use crate::interp::memory_ops::{Access, Operation};
 use crate::interp::program::Decoded;
@@ -88,41 +90,89 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         ; vptest ymm2, ymm3
         ; jnc =>slow
     );
+    // Loads, eight lanes at a time: where all eight are active and their addresses consecutive
+    // (a row of a tile) one vector load, where they are all one address (a broadcast) one
+    // broadcast, otherwise a gather into the old row (inactive lanes keep it).
+    if load {
+        for k in 0..4 {
+            let reg = 4 + k as u8;
+            let (gather, broadcast, next) =
+                (e.ops.new_dynamic_label(), e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+            dynasm!(e.ops
+                ; .arch x64
+                ; vptest Ry(12 + k as u8), Ry(12 + k as u8)
+                ; jnz =>gather
+                ; vpbroadcastd ymm0, Rx(reg)
+                ; vpcmpeqd ymm1, ymm0, Ry(reg)
+                ; vpaddd ymm0, ymm0, [r14 + RAMP]
+                ; vpcmpeqd ymm0, ymm0, Ry(reg)
+                ; vmovd eax, Rx(reg)
+                ; vptest ymm1, ymm3
+                ; jc =>broadcast
+                ; vptest ymm0, ymm3
+                ; jnc =>gather
+            );
+            for_each_dword(&elements, dwords, |row, displacement| {
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vmovdqu ymm0, [r15 + rax + displacement]
+                    ; vmovdqu [r13 + row + 32 * k], ymm0
+                );
+            });
+            dynasm!(e.ops ; .arch x64 ; jmp =>next ; =>broadcast);
+            for_each_dword(&elements, dwords, |row, displacement| {
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vpbroadcastd ymm0, [r15 + rax + displacement]
+                    ; vmovdqu [r13 + row + 32 * k], ymm0
+                );
+            });
+            dynasm!(e.ops ; .arch x64 ; jmp =>next ; =>gather);
+            for_each_dword(&elements, dwords, |row, displacement| {
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vmovdqu ymm0, [r13 + row + 32 * k]
+                    ; vpxor ymm1, Ry(12 + k as u8), ymm3
+                    ; vpgatherdd ymm0, [r15 + Ry(reg) * 1 + displacement], ymm1
+                    ; vmovdqu [r13 + row + 32 * k], ymm0
+                );
+            });
+            dynasm!(e.ops ; .arch x64 ; =>next);
+        }
+        return true;
+    }
     for &(offset, first) in &elements {
         for dword in 0..dwords {
             let row = (first + dword) as i32 * ROW;
             let displacement = (offset + 4 * dword) as i32;
-            if load {
-                for k in 0..4 {
-                    let reg = 4 + k as u8;
-                    dynasm!(e.ops
-                        ; .arch x64
-                        ; vmovdqu ymm0, [r13 + row + 32 * k]
-                        ; vpxor ymm1, Ry(12 + k as u8), ymm3
-                        ; vpgatherdd ymm0, [r15 + Ry(reg) * 1 + displacement], ymm1
-                        ; vmovdqu [r13 + row + 32 * k], ymm0
-                    );
-                }
-            } else {
-                let done = e.ops.new_dynamic_label();
-                let lane = e.ops.new_dynamic_label();
-                dynasm!(e.ops
-                    ; .arch x64
-                    ; mov edx, [r12 + sgpr(EXEC)]
-                    ; test edx, edx
-                    ; jz =>done
-                    ; =>lane
-                    ; bsf ecx, edx
-                    ; mov eax, [r13 + rcx * 4 + addresses]
-                    ; mov r8d, [r13 + rcx * 4 + row]
-                    ; mov [r15 + rax + displacement], r8d
-                    ; lea r9d, [rdx - 1]
-                    ; and edx, r9d
-                    ; jnz =>lane
-                    ; =>done
-                );
-            }
+            let done = e.ops.new_dynamic_label();
+            let lane = e.ops.new_dynamic_label();
+            dynasm!(e.ops
+                ; .arch x64
+                ; mov edx, [r12 + sgpr(EXEC)]
+                ; test edx, edx
+                ; jz =>done
+                ; =>lane
+                ; bsf ecx, edx
+                ; mov eax, [r13 + rcx * 4 + addresses]
+                ; mov r8d, [r13 + rcx * 4 + row]
+                ; mov [r15 + rax + displacement], r8d
+                ; lea r9d, [rdx - 1]
+                ; and edx, r9d
+                ; jnz =>lane
+                ; =>done
+            );
         }
     }
     true
+}
+
+/// Calls `emit(row, displacement)` for each destination dword of a load: the row's byte offset
+/// and the dword's offset from the lane's address, element by element.
+fn for_each_dword(elements: &[(u32, u32)], dwords: u32, mut emit: impl FnMut(i32, i32)) {
+    for &(offset, first) in elements {
+        for dword in 0..dwords {
+            emit((first + dword) as i32 * ROW, (offset + 4 * dword) as i32);
+        }
+    }
 }

@@ -29,6 +29,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
     let mut trampoline = Trampoline { program, memory, error: None, backward: false };
     let mut frame = Frame {
         lane_bits: core::array::from_fn(|lane| 1 << lane),
+        ramp: core::array::from_fn(|lane| 4 * lane as u32),
         vgpr: wave.vgpr.as_mut_ptr(),
         wave,
         lds: lds.as_mut_ptr(),
