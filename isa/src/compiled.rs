@@ -1,9 +1,29 @@
 //! What the interpreter and the native tier both name: which tier runs a dispatch
-//! ([`Tier`]), and a kernel's native code ([`NativeCode`]), which the program keeps
+//! ([`Tier`]), whether the host has the vector features both use, and a kernel's native code
+//! ([`NativeCode`]), which the program keeps
 //! (`interp::Program`) and the native tier makes (`native`) and runs. Below both, so neither
 //! names the other for them.
 
 use dynasmrt::ExecutableBuffer;
+
+/// Whether the CPU has AVX2, FMA, BMI1/2, LZCNT and POPCNT: what the interpreter's wide build
+/// (`interp::launch::run_workgroup_avx2`) is compiled for and what native code uses (cached by
+/// the standard library). False on other architectures.
+pub(crate) fn wide_vectors() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("fma")
+            && std::is_x86_feature_detected!("bmi1")
+            && std::is_x86_feature_detected!("bmi2")
+            && std::is_x86_feature_detected!("lzcnt")
+            && std::is_x86_feature_detected!("popcnt")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
 
 /// Which tier runs a dispatch's waves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -62,7 +62,7 @@ pub(crate) fn run_workgroup_interpreted<M: Memory + ?Sized>(
 ) -> Result<u64, ExecError> {
     #[cfg(target_arch = "x86_64")]
     {
-        if wide_vectors() {
+        if crate::compiled::wide_vectors() {
             // SAFETY: the CPU has every feature the function is compiled for (`wide_vectors`).
             return unsafe { run_workgroup_avx2(dispatch, memory, workgroup_id, lds) };
         }
@@ -70,17 +70,6 @@ pub(crate) fn run_workgroup_interpreted<M: Memory + ?Sized>(
     run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
         run_wave::<M, false>(dispatch, memory, wave, lds, shares)
     })
-}
-
-/// Whether the CPU has what `run_workgroup_avx2` is compiled for (cached by the standard library).
-#[cfg(target_arch = "x86_64")]
-fn wide_vectors() -> bool {
-    std::is_x86_feature_detected!("avx2")
-        && std::is_x86_feature_detected!("fma")
-        && std::is_x86_feature_detected!("bmi1")
-        && std::is_x86_feature_detected!("bmi2")
-        && std::is_x86_feature_detected!("lzcnt")
-        && std::is_x86_feature_detected!("popcnt")
 }
 
 /// The AVX2 instantiation of the interpreter's wave loop, which only this function makes (its

@@ -47,22 +47,10 @@ use crate::interp::Program;
 pub use crate::compiled::{NativeCode, Tier};
 pub(crate) use run::run_wave;
 
-/// Whether this host runs the native tier: x86-64 with AVX2 and FMA (checked once, cached by the
-/// standard library).
+/// Whether this host runs the native tier: x86-64 with AVX2, FMA and BMI (the features the
+/// interpreter's wide build uses too, `compiled::wide_vectors`).
 pub fn host_supported() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx2")
-            && std::is_x86_feature_detected!("fma")
-            && std::is_x86_feature_detected!("bmi1")
-            && std::is_x86_feature_detected!("bmi2")
-            && std::is_x86_feature_detected!("lzcnt")
-            && std::is_x86_feature_detected!("popcnt")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    crate::compiled::wide_vectors()
 }
 
 /// Why a program does not run natively, or `None` where it may.
