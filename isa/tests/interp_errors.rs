@@ -164,3 +164,17 @@ fn descriptors_and_workgroups_the_interpreter_cannot_run_are_refused() {
     let error = Program::load(&kernel.memory(), 0x1000).err().expect("nothing there");
     assert!(matches!(error, ExecError::Fault { pc: 0x1000, .. }), "{error}");
 }
+
+#[test]
+fn forcing_the_native_tier_on_a_kernel_it_cannot_compile_fails_naming_why() {
+    // A wave64 kernel: the native tier runs wave32 only (and nothing on a host without AVX2).
+    let kernel = Kernel::new(&[S_ENDPGM], false);
+    let memory = kernel.memory();
+    let program = Program::load(&memory, kernel.address()).expect("the program loads");
+    let result = run_workgroup(&dispatch(&program, [64, 1, 1], 100, Tier::Native), &memory, [0; 3], &mut Vec::new());
+    let reason = native::unavailable(&program).expect("wave64 does not compile natively");
+    assert_eq!(result, Err(ExecError::NativeUnavailable(reason)));
+    // `Auto` runs it on the interpreter instead.
+    let result = run_workgroup(&dispatch(&program, [64, 1, 1], 100, Tier::Auto), &memory, [0; 3], &mut Vec::new());
+    assert_eq!(result, Ok(1));
+}

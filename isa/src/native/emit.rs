@@ -119,6 +119,27 @@ impl Emitter<'_> {
         label
     }
 
+    /// Emits `body` once for each lane EXEC holds, in lane order, with the lane's index in `ecx`
+    /// (`body` keeps `edx`, the lanes still to go).
+    pub fn each_active_lane(&mut self, body: impl FnOnce(&mut Self)) {
+        let (lane, done) = (self.ops.new_dynamic_label(), self.ops.new_dynamic_label());
+        dynasm!(self.ops
+            ; .arch x64
+            ; mov edx, [r12 + sgpr(EXEC)]
+            ; test edx, edx
+            ; jz =>done
+            ; =>lane
+            ; bsf ecx, edx
+        );
+        body(self);
+        dynasm!(self.ops
+            ; .arch x64
+            ; blsr edx, edx
+            ; jnz =>lane
+            ; =>done
+        );
+    }
+
     /// `vcmpps ymm(dst), ymm(a), ymm(b), predicate`: dst = a (predicate) b. (dynasm-rs 3.2 encodes
     /// this instruction's operands wrongly: it swaps the sources and drops a memory operand.)
     /// VEX.256.0F.WIG C2 /r ib.

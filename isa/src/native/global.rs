@@ -74,28 +74,28 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         }
     };
 
-    // Pass 1: the lowest (r8) and highest (r9) address of the active lanes.
+    // Pass 1: the lowest (r8) and highest (r9) address of the active lanes (none: nothing to do).
     let done = e.ops.new_dynamic_label();
-    let first = e.ops.new_dynamic_label();
     dynasm!(e.ops
         ; .arch x64
-        ; mov edx, [r12 + sgpr(EXEC)]
-        ; test edx, edx
-        ; jz =>done
+        ; cmp DWORD [r12 + sgpr(EXEC)], 0
+        ; je =>done
         ; mov r8, -1
         ; xor r9d, r9d
     );
     base(e);
-    dynasm!(e.ops ; .arch x64 ; =>first ; bsf ecx, edx);
-    address(e);
-    dynasm!(e.ops
-        ; .arch x64
+    e.each_active_lane(|e| {
+        address(e);
+        dynasm!(e.ops
+            ; .arch x64
         ; cmp rax, r8
         ; cmovb r8, rax
         ; cmp rax, r9
         ; cmova r9, rax
-        ; blsr edx, edx
-        ; jnz =>first
+        );
+    });
+    dynasm!(e.ops
+        ; .arch x64
         // The span [lowest, highest + bytes): one range, or the interpreter's step.
         ; mov rdx, r9
         ; sub rdx, r8
@@ -115,33 +115,27 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     e.masks();
 
     // Pass 2: each active lane's access, in lane order.
-    let lane = e.ops.new_dynamic_label();
-    dynasm!(e.ops ; .arch x64 ; mov edx, [r12 + sgpr(EXEC)]);
     base(e);
-    dynasm!(e.ops ; .arch x64 ; =>lane ; bsf ecx, edx);
-    address(e);
-    dynasm!(e.ops ; .arch x64 ; add rax, r8);
-    for dword in 0..dwords as i32 {
-        let row = (registers as i32 + dword) * ROW;
-        if load {
-            dynasm!(e.ops
-                ; .arch x64
-                ; mov esi, [rax + 4 * dword]
-                ; mov [r13 + rcx * 4 + row], esi
-            );
-        } else {
-            dynasm!(e.ops
-                ; .arch x64
-                ; mov esi, [r13 + rcx * 4 + row]
-                ; mov [rax + 4 * dword], esi
-            );
+    e.each_active_lane(|e| {
+        address(e);
+        dynasm!(e.ops ; .arch x64 ; add rax, r8);
+        for dword in 0..dwords as i32 {
+            let row = (registers as i32 + dword) * ROW;
+            if load {
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; mov esi, [rax + 4 * dword]
+                    ; mov [r13 + rcx * 4 + row], esi
+                );
+            } else {
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; mov esi, [r13 + rcx * 4 + row]
+                    ; mov [rax + 4 * dword], esi
+                );
+            }
         }
-    }
-    dynasm!(e.ops
-        ; .arch x64
-        ; blsr edx, edx
-        ; jnz =>lane
-        ; =>done
-    );
+    });
+    dynasm!(e.ops ; .arch x64 ; =>done);
     true
 }

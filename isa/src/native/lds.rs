@@ -145,23 +145,14 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         for dword in 0..dwords {
             let row = (first + dword) as i32 * ROW;
             let displacement = (offset + 4 * dword) as i32;
-            let done = e.ops.new_dynamic_label();
-            let lane = e.ops.new_dynamic_label();
-            dynasm!(e.ops
-                ; .arch x64
-                ; mov edx, [r12 + sgpr(EXEC)]
-                ; test edx, edx
-                ; jz =>done
-                ; =>lane
-                ; bsf ecx, edx
-                ; mov eax, [r13 + rcx * 4 + addresses]
-                ; mov r8d, [r13 + rcx * 4 + row]
-                ; mov [r15 + rax + displacement], r8d
-                ; lea r9d, [rdx - 1]
-                ; and edx, r9d
-                ; jnz =>lane
-                ; =>done
-            );
+            e.each_active_lane(|e| {
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; mov eax, [r13 + rcx * 4 + addresses]
+                    ; mov r8d, [r13 + rcx * 4 + row]
+                    ; mov [r15 + rax + displacement], r8d
+                );
+            });
         }
     }
     true

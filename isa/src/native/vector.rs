@@ -257,6 +257,8 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
             ; vpbroadcastd ymm11, xmm11
         );
     }
+    // fmaak's and fmamk's constant K, broadcast once for the four chunks.
+    let k_constant = matches!(op.opcode, VFmaakF32 | VFmamkF32).then(|| literal(e, op));
     let vdst = op.operands.vdst as i32 * ROW;
     for k in 0..4 {
         let (a, b, c) = (srcs[0], srcs.get(1).copied(), srcs.get(2).copied());
@@ -310,13 +312,13 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
                 dynasm!(e.ops ; .arch x64 ; vfmadd213ps ymm0, ymm1, [r13 + vdst + 32 * k]);
             }
             VFmaF32 | VFmaakF32 => {
-                let c = if op.opcode == VFmaakF32 { literal(e, op) } else { c.unwrap() };
+                let c = if op.opcode == VFmaakF32 { k_constant.unwrap() } else { c.unwrap() };
                 load(e, 0, a, k);
                 load(e, 1, b.unwrap(), k);
                 vex!(e, vfmadd213ps, 0, 1, c, k);
             }
             VFmamkF32 => {
-                let k_reg = literal(e, op);
+                let k_reg = k_constant.unwrap();
                 load(e, 0, a, k);
                 load(e, 1, k_reg, k);
                 vex!(e, vfmadd213ps, 0, 1, b.unwrap(), k);
@@ -380,7 +382,7 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
     }
 }
 
-/// The literal of fmaak/fmamk, broadcast into ymm10 (once; the chunks reuse it).
+/// The literal of fmaak/fmamk, broadcast into ymm10.
 fn literal(e: &mut Emitter<'_>, op: &VOp) -> Src {
     let value = op.operands.literal as i32;
     dynasm!(e.ops
