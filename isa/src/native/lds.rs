@@ -13,11 +13,10 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, RAMP, ROW, sgpr};
+use super::emit::{Emitter, RAMP, ROW};
 use crate::gfx11::Encoding;
 use crate::interp::memory_ops::{Access, Operation};
 use crate::interp::program::Decoded;
-use crate::interp::wave::EXEC;
 
 /// Translates a DS instruction; false (nothing emitted) for one without a translation.
 pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, access: &Access) -> bool {
