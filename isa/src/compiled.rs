@@ -46,6 +46,8 @@ pub struct NativeCode {
     pub(crate) entries: Vec<u32>,
     /// The offset of the prologue, which takes the frame and the entry to jump to.
     pub(crate) prologue: usize,
+    /// The offset of the slow paths, which follow every instruction's code.
+    pub(crate) cold_start: usize,
     /// Instructions with a translation, and all instructions (for the profile and the docs).
     pub translated: usize,
     pub instructions: usize,

@@ -95,7 +95,7 @@ pub fn run_code(
     let result = loop {
         let turn = match &native {
             Some(code) => native::run_wave(code, &dispatch, memory, &mut wave, lds, false),
-            None => launch::run_wave::<dyn Memory, false>(&dispatch, memory, &mut wave, lds, false),
+            None => launch::run_wave_interpreted(&dispatch, memory, &mut wave, lds, false),
         };
         match turn {
             Err(error) => break Err(error),

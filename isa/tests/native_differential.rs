@@ -96,16 +96,24 @@ fn registers(rng: &mut Rng, buffer: u64) -> Registers {
         registers.sgpr[field] = value(rng, 0);
     }
     registers.sgpr[126] = if rng.chance(50) { u32::MAX } else { rng.next() as u32 };
-    // Global addresses: v[0:1] (and often v[2:3]) a pair into the buffer, s[0:1] its base, most
-    // lanes in bounds and some not.
+    // Global addresses: v[0:1] (and often v[2:3]) a pair into the buffer, s[0:1] its base: a
+    // tile row's consecutive dwords, or lane by lane with most lanes in bounds and some not, and
+    // now and then a lane whose high half differs from the others'.
     for pair in [0, 2] {
         if rng.chance(if pair == 0 { 60 } else { 30 }) {
+            let consecutive = rng.chance(35).then(|| 4 * rng.below((BUFFER_BYTES / 4 - 40) as u64));
             for lane in 0..32 {
-                let offset =
-                    if rng.chance(95) { 4 * rng.below((BUFFER_BYTES / 4 - 4) as u64) } else { rng.next() >> 40 };
+                let offset = match consecutive {
+                    Some(base) if rng.chance(97) => base + 4 * lane as u64,
+                    _ if rng.chance(95) => 4 * rng.below((BUFFER_BYTES / 4 - 4) as u64),
+                    _ => rng.next() >> 40,
+                };
                 let address = buffer + offset;
                 registers.vgpr[pair][lane] = address as u32;
                 registers.vgpr[pair + 1][lane] = (address >> 32) as u32;
+            }
+            if rng.chance(5) {
+                registers.vgpr[pair + 1][rng.below(32) as usize] ^= 1;
             }
         }
     }

@@ -87,6 +87,39 @@ fn run_workgroup_avx2<M: Memory + ?Sized>(
     })
 }
 
+/// One wave's turn in the interpreter, in the build a dispatch's workgroups run
+/// ([`run_workgroup_interpreted`]: the AVX2 one where the host has it), so that a lone wave
+/// (`run::run_code`) computes exactly what the same wave computes in a dispatch.
+pub(crate) fn run_wave_interpreted(
+    dispatch: &Dispatch<'_>,
+    memory: &dyn Memory,
+    wave: &mut Wave,
+    lds: &mut [u8],
+    shares: bool,
+) -> Result<(), ExecError> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if crate::compiled::wide_vectors() {
+            // SAFETY: the CPU has every feature the function is compiled for (`wide_vectors`).
+            return unsafe { run_wave_avx2(dispatch, memory, wave, lds, shares) };
+        }
+    }
+    run_wave::<dyn Memory, false>(dispatch, memory, wave, lds, shares)
+}
+
+/// The AVX2 instantiation of [`run_wave_interpreted`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+fn run_wave_avx2(
+    dispatch: &Dispatch<'_>,
+    memory: &dyn Memory,
+    wave: &mut Wave,
+    lds: &mut [u8],
+    shares: bool,
+) -> Result<(), ExecError> {
+    run_wave::<dyn Memory, true>(dispatch, memory, wave, lds, shares)
+}
+
 /// The workgroup loop of both tiers: sets up the workgroup's waves and the LDS, and gives the
 /// waves turns through `turn` (a tier's wave loop: `turn(wave, lds, shares)` runs the wave until
 /// it ends, reaches a barrier or, when it `shares` the workgroup, yields) until every wave has

@@ -156,7 +156,19 @@ macro_rules! atomic_arithmetic {
                     }
                     out
                 }
-                AtomicOp::AddFloat => (<$float>::from_bits(old) + <$float>::from_bits(value)).to_bits(),
+                AtomicOp::AddFloat => {
+                    // A NaN operand gives its NaN, old's first, quieted: one answer whichever
+                    // order a compiler adds in (`valu::ordered_nans` for the VALU's).
+                    let quiet = (1 as $unsigned) << (<$float>::MANTISSA_DIGITS - 2);
+                    let (x, y) = (<$float>::from_bits(old), <$float>::from_bits(value));
+                    if x.is_nan() {
+                        old | quiet
+                    } else if y.is_nan() {
+                        value | quiet
+                    } else {
+                        (x + y).to_bits()
+                    }
+                }
                 AtomicOp::MinFloat => <$float>::from_bits(old).min(<$float>::from_bits(value)).to_bits(),
                 AtomicOp::MaxFloat => <$float>::from_bits(old).max(<$float>::from_bits(value)).to_bits(),
             }

@@ -335,10 +335,10 @@ fn common_row(
     use Opcode::*;
     Some(match opcode {
         VMovB32 => a,
-        VAddF32 => f2(a, b(), |x, y| x + y),
-        VSubF32 => f2(a, b(), |x, y| x - y),
-        VSubrevF32 => f2(a, b(), |x, y| y - x),
-        VMulF32 => f2(a, b(), |x, y| x * y),
+        VAddF32 => ordered_nans(f2(a, b(), |x, y| x + y), [&a, &b()]),
+        VSubF32 => ordered_nans(f2(a, b(), |x, y| x - y), [&a, &b()]),
+        VSubrevF32 => ordered_nans(f2(a, b(), |x, y| y - x), [&b(), &a]),
+        VMulF32 => ordered_nans(f2(a, b(), |x, y| x * y), [&a, &b()]),
         VMaxF32 => f2(a, b(), |x, y| fmax(x, y, ieee)),
         VMinF32 => f2(a, b(), |x, y| fmin(x, y, ieee)),
         VFmacF32 => fma_rows(a, b(), current()),
@@ -516,10 +516,31 @@ fn fma_rows(a: Row, b: Row, c: Row) -> Row {
         if std::is_x86_feature_detected!("fma") && std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has the FMA instructions the function is compiled for (checked
             // just above; the result is cached by the standard library).
-            return unsafe { fma_rows_fma(&a, &b, &c) };
+            return ordered_nans(unsafe { fma_rows_fma(&a, &b, &c) }, [&a, &b, &c]);
         }
     }
-    f3(a, b, c, f32::mul_add)
+    ordered_nans(f3(a, b, c, f32::mul_add), [&a, &b, &c])
+}
+
+/// Which NaN a float operation returns, made independent of the build: where a lane's result is
+/// NaN and an operand is, the result is the first NaN operand in the arithmetic's written order
+/// (x − y: x first; subrev's y − x: y first; fma(x, y, z)), quieted. That is x86's own rule
+/// for its operand order, which a compiler may swap for commutative operations and which the
+/// native tier's instructions keep. A NaN made from numbers (∞ − ∞, 0 × ∞) stays the host's.
+#[inline(always)]
+fn ordered_nans<const N: usize>(mut out: Row, operands: [&Row; N]) -> Row {
+    let nan = |bits: u32| bits & 0x7FFF_FFFF > 0x7F80_0000;
+    if !out.iter().any(|&bits| nan(bits)) {
+        return out;
+    }
+    for lane in 0..LANES {
+        if nan(out[lane]) {
+            if let Some(first) = operands.iter().map(|row| row[lane]).find(|&bits| nan(bits)) {
+                out[lane] = first | 0x0040_0000;
+            }
+        }
+    }
+    out
 }
 
 #[cfg(target_arch = "x86_64")]

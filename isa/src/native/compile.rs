@@ -85,6 +85,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
     dynasm!(e.ops ; .arch x64 ; =>end);
     e.leave(program.entry + words as u64 * 4, Exit::Jump);
 
+    let cold_start = e.ops.offset().0;
     for (label, index, resume) in core::mem::take(&mut e.cold) {
         dynasm!(e.ops ; .arch x64 ; =>label);
         e.step(index);
@@ -103,6 +104,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         buffer,
         entries,
         prologue,
+        cold_start,
         translated,
         instructions,
         untranslated,

@@ -2,22 +2,29 @@
 //! to `_b128`, `global_store_*`, `flat_load/store_*`), addressed as `memory_ops` addresses them:
 //! a 64-bit VGPR pair, or SADDR's SGPR pair plus a 32-bit VGPR, plus the instruction's offset.
 //!
-//! One check per instruction: a first pass over the active lanes finds the lowest and highest
-//! address, and the dispatch's memory is asked once whether the whole span is host memory the
-//! kernel may touch (`Memory::host_range`). If it is, a second pass loads or stores lane by lane
-//! in lane order, as the interpreter does, at the host address. If it is not (a lane out of
-//! bounds, a span across two allocations, a FLAT address in the LDS or private aperture), the
-//! instruction takes the interpreter's step, which reaches every lane through the memory's own
-//! checks and reports a fault exactly as the interpreter does. A wild address never becomes a
-//! host access outside what the memory granted.
+//! One check per instruction, in vectors: every active lane's address is a 64-bit base plus its
+//! 32-bit VGPR (SADDR's pair, or the high halves of the VGPR pairs, which must then agree), so
+//! the lowest and highest address are the base plus the lowest and highest low half. The
+//! dispatch's memory is asked once whether that whole span is host memory the kernel may touch
+//! (`Memory::host_range`). If it is, the rows go eight lanes at a time (`rows.rs`): loads as
+//! vector loads or gathers, stores of a dword as masked vector stores or lane by lane, wider
+//! stores lane by lane, all in the interpreter's lane order. Anything else (high halves that
+//! differ, a span that wraps, crosses two allocations or leaves them, a FLAT address in the LDS
+//! or private aperture) is the interpreter's step, which reaches every lane through the memory's
+//! own checks and reports a fault exactly as the interpreter does. A wild address never becomes
+//! a host access outside what the memory granted.
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
 use super::emit::{Emitter, RANGE, ROW, sgpr};
+use super::rows::Chunks;
 use crate::gfx11::Encoding;
 use crate::interp::memory_ops::{Access, Operation};
 use crate::interp::program::Decoded;
 use crate::interp::wave::{EXEC, NULL};
+
+/// Stack slot (above the prologue's alignment) for the lowest low half across the range call.
+const LOWEST: i32 = 0;
 
 /// Translates a GLOBAL or FLAT access; false (nothing emitted) for one without a translation.
 pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, access: &Access) -> bool {
@@ -48,94 +55,146 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     let slow = e.slow_path(index, resume);
     let low_row = addr as i32 * ROW;
     let high_row = low_row + ROW;
-
-    // rax = lane rcx's address (r10: SADDR's base).
-    let address = |e: &mut Emitter<'_>| {
-        if scalar_base {
-            dynasm!(e.ops
-                ; .arch x64
-                ; mov eax, [r13 + rcx * 4 + low_row]
-                ; add rax, r10
-            );
-        } else {
-            dynasm!(e.ops
-                ; .arch x64
-                ; mov eax, [r13 + rcx * 4 + low_row]
-                ; mov r11d, [r13 + rcx * 4 + high_row]
-                ; shl r11, 32
-                ; or rax, r11
-            );
-        }
-        dynasm!(e.ops ; .arch x64 ; add rax, offset);
-    };
-    let base = |e: &mut Emitter<'_>| {
-        if scalar_base {
-            dynasm!(e.ops ; .arch x64 ; mov r10, [r12 + sgpr(saddr)]);
-        }
-    };
-
-    // Pass 1: the lowest (r8) and highest (r9) address of the active lanes (none: nothing to do).
     let done = e.ops.new_dynamic_label();
     dynasm!(e.ops
         ; .arch x64
-        ; cmp DWORD [r12 + sgpr(EXEC)], 0
-        ; je =>done
-        ; mov r8, -1
-        ; xor r9d, r9d
+        ; mov edx, [r12 + sgpr(EXEC)]
+        ; test edx, edx
+        ; jz =>done
+        ; vpcmpeqd ymm3, ymm3, ymm3
     );
-    base(e);
-    e.each_active_lane(|e| {
-        address(e);
+
+    // r10 = the 64-bit base: SADDR's pair, or the first active lane's high half (every active
+    // lane's must be the same) shifted up.
+    if scalar_base {
+        dynasm!(e.ops ; .arch x64 ; mov r10, [r12 + sgpr(saddr)]);
+    } else {
         dynasm!(e.ops
             ; .arch x64
-        ; cmp rax, r8
-        ; cmovb r8, rax
-        ; cmp rax, r9
-        ; cmova r9, rax
+            ; bsf ecx, edx
+            ; mov r10d, [r13 + rcx * 4 + high_row]
+            ; vmovd xmm1, r10d
+            ; vpbroadcastd ymm1, xmm1
+            ; vmovdqa ymm2, ymm3
         );
-    });
+        for k in 0..4 {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpcmpeqd ymm0, ymm1, [r13 + high_row + 32 * k]
+                ; vpor ymm0, ymm0, Ry(12 + k as u8)
+                ; vpand ymm2, ymm2, ymm0
+            );
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vptest ymm2, ymm3
+            ; jnc =>slow
+            ; shl r10, 32
+        );
+    }
+
+    // r8d / r9d = the lowest / highest low half of the active lanes (inactive lanes count as
+    // all ones for the lowest and zero for the highest).
     dynasm!(e.ops
         ; .arch x64
-        // The span [lowest, highest + bytes): one range, or the interpreter's step.
+        ; vmovdqa ymm4, ymm3
+        ; vpxor xmm5, xmm5, xmm5
+    );
+    for k in 0..4 {
+        let inactive = 12 + k as u8;
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqu ymm0, [r13 + low_row + 32 * k]
+            ; vpor ymm1, ymm0, Ry(inactive)
+            ; vpminud ymm4, ymm4, ymm1
+            ; vpandn ymm1, Ry(inactive), ymm0
+            ; vpmaxud ymm5, ymm5, ymm1
+        );
+    }
+    dynasm!(e.ops
+        ; .arch x64
+        ; vextracti128 xmm0, ymm4, 1
+        ; vpminud xmm4, xmm4, xmm0
+        ; vpshufd xmm0, xmm4, 0x4E
+        ; vpminud xmm4, xmm4, xmm0
+        ; vpshufd xmm0, xmm4, 0xB1_u8 as i8
+        ; vpminud xmm4, xmm4, xmm0
+        ; vmovd r8d, xmm4
+        ; vextracti128 xmm0, ymm5, 1
+        ; vpmaxud xmm5, xmm5, xmm0
+        ; vpshufd xmm0, xmm5, 0x4E
+        ; vpmaxud xmm5, xmm5, xmm0
+        ; vpshufd xmm0, xmm5, 0xB1_u8 as i8
+        ; vpmaxud xmm5, xmm5, xmm0
+        ; vmovd r9d, xmm5
+        ; mov [rsp + LOWEST], r8
+        // The span [base + lowest + offset, base + highest + offset + bytes), where no lane's
+        // address wraps (one that would is the interpreter's step, which wraps as it does).
+        ; add r8, r10
+        ; jc =>slow
+        ; add r9, r10
+        ; jc =>slow
+    );
+    if offset >= 0 {
+        dynasm!(e.ops
+            ; .arch x64
+            ; add r9, offset + bytes as i32
+            ; jc =>slow
+            ; add r8, offset
+        );
+    } else {
+        dynasm!(e.ops
+            ; .arch x64
+            ; add r8, offset
+            ; jnc =>slow
+            ; add r9, offset + bytes as i32
+        );
+    }
+    dynasm!(e.ops
+        ; .arch x64
         ; mov rdx, r9
         ; sub rdx, r8
-        ; add rdx, bytes as i32
-        ; jc =>slow
-        ; mov [rsp], r8
         ; mov rdi, r14
         ; mov rsi, r8
         ; mov ecx, (!load) as i32
         ; call QWORD [r14 + RANGE]
         ; test rax, rax
         ; jz =>slow
-        // r8: host minus agent address, the same for every lane of the span.
-        ; sub rax, [rsp]
-        ; mov r8, rax
+        // r11 = the host address of a lane's low half 0 (base and offset included), r10 the same
+        // 2^31 higher for the biased indices.
+        ; sub rax, [rsp + LOWEST]
+        ; mov r11, rax
+        ; mov r10d, i32::MIN
+        ; add r10, rax
     );
     e.masks();
-
-    // Pass 2: each active lane's access, in lane order.
-    base(e);
-    e.each_active_lane(|e| {
-        address(e);
-        dynasm!(e.ops ; .arch x64 ; add rax, r8);
-        for dword in 0..dwords as i32 {
-            let row = (registers as i32 + dword) * ROW;
-            if load {
-                dynasm!(e.ops
-                    ; .arch x64
-                    ; mov esi, [rax + 4 * dword]
-                    ; mov [r13 + rcx * 4 + row], esi
-                );
-            } else {
+    let chunks = Chunks { addresses: low_row, biased: true, base: 10, lane_base: 11 };
+    Chunks::setup(e);
+    if load {
+        // Lane-local: each chunk reads its addresses before writing its destinations.
+        let rows: Vec<(i32, i32)> =
+            (0..dwords as i32).map(|dword| ((registers as i32 + dword) * ROW, 4 * dword)).collect();
+        for k in 0..4 {
+            chunks.load(e, k, &rows);
+        }
+    } else if dwords == 1 {
+        for k in 0..4 {
+            chunks.store(e, k, registers as i32 * ROW, 0);
+        }
+    } else {
+        // Wider stores: lane by lane, each lane's dwords together, as the interpreter writes.
+        e.each_active_lane(|e| {
+            dynasm!(e.ops ; .arch x64 ; mov eax, [r13 + rcx * 4 + low_row]);
+            for dword in 0..dwords as i32 {
+                let row = (registers as i32 + dword) * ROW;
                 dynasm!(e.ops
                     ; .arch x64
                     ; mov esi, [r13 + rcx * 4 + row]
-                    ; mov [rax + 4 * dword], esi
+                    ; mov [r11 + rax + 4 * dword], esi
                 );
             }
-        }
-    });
+        });
+    }
     dynasm!(e.ops ; .arch x64 ; =>done);
     true
 }

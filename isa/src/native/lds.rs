@@ -5,15 +5,13 @@
 //!
 //! The fast path checks every active lane's whole access against the LDS once per instruction,
 //! as vectors; when any lane's is out of range (or its address would wrap), the instruction
-//! takes the interpreter's step, which reads 0 and drops writes lane by lane. Loads go eight
-//! lanes at a time: one vector load where the eight are active and consecutive, one broadcast
-//! where they share an address, a gather into the old row otherwise (inactive lanes keep it);
-//! stores go lane by lane in lane order, as the interpreter's do, so the last of two lanes
-//! writing one word wins in both.
+//! takes the interpreter's step, which reads 0 and drops writes lane by lane. Then the rows go
+//! eight lanes at a time (`rows.rs`), in the interpreter's order.
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, RAMP, ROW};
+use super::emit::{Emitter, ROW};
+use super::rows::Chunks;
 use crate::gfx11::Encoding;
 use crate::interp::memory_ops::{Access, Operation};
 use crate::interp::program::Decoded;
@@ -58,13 +56,13 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     let addresses = addr as i32 * ROW;
 
     // The highest address every access fits below: LDS bytes − the farthest access's end (none
-    // fits when negative), at most u32::MAX.
+    // fits when negative), at most 2^31 − 1 (the rows index the LDS with signed 32-bit indices).
     dynasm!(e.ops
         ; .arch x64
         ; mov rax, rbx
         ; sub rax, farthest as i32
         ; jb =>slow
-        ; mov ecx, -1
+        ; mov ecx, 0x7FFF_FFFF
         ; cmp rax, rcx
         ; cmova rax, rcx
         ; vmovd xmm1, eax
@@ -73,11 +71,9 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         ; vmovdqa ymm2, ymm3
     );
     for k in 0..4 {
-        let reg = 4 + k as u8;
         dynasm!(e.ops
             ; .arch x64
-            ; vmovdqu Ry(reg), [r13 + addresses + 32 * k]
-            ; vpmaxud ymm0, Ry(reg), ymm1
+            ; vpmaxud ymm0, ymm1, [r13 + addresses + 32 * k]
             ; vpcmpeqd ymm0, ymm0, ymm1
             ; vpor ymm0, ymm0, Ry(12 + k as u8)
             ; vpand ymm2, ymm2, ymm0
@@ -89,80 +85,28 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         ; vptest ymm2, ymm3
         ; jnc =>slow
     );
-    // Loads, eight lanes at a time: where all eight are active and their addresses consecutive
-    // (a row of a tile) one vector load, where they are all one address (a broadcast) one
-    // broadcast, otherwise a gather into the old row (inactive lanes keep it).
+    // Eight lanes at a time (`rows.rs`): LDS offsets are below 2^31, so they index unbiased.
+    let chunks = Chunks { addresses, biased: false, base: 15, lane_base: 15 };
+    Chunks::setup(e);
     if load {
+        let rows: Vec<(i32, i32)> = elements
+            .iter()
+            .flat_map(|&(offset, first)| {
+                (0..dwords).map(move |dword| ((first + dword) as i32 * ROW, (offset + 4 * dword) as i32))
+            })
+            .collect();
         for k in 0..4 {
-            let reg = 4 + k as u8;
-            let (gather, broadcast, next) =
-                (e.ops.new_dynamic_label(), e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
-            dynasm!(e.ops
-                ; .arch x64
-                ; vptest Ry(12 + k as u8), Ry(12 + k as u8)
-                ; jnz =>gather
-                ; vpbroadcastd ymm0, Rx(reg)
-                ; vpcmpeqd ymm1, ymm0, Ry(reg)
-                ; vpaddd ymm0, ymm0, [r14 + RAMP]
-                ; vpcmpeqd ymm0, ymm0, Ry(reg)
-                ; vmovd eax, Rx(reg)
-                ; vptest ymm1, ymm3
-                ; jc =>broadcast
-                ; vptest ymm0, ymm3
-                ; jnc =>gather
-            );
-            for_each_dword(&elements, dwords, |row, displacement| {
-                dynasm!(e.ops
-                    ; .arch x64
-                    ; vmovdqu ymm0, [r15 + rax + displacement]
-                    ; vmovdqu [r13 + row + 32 * k], ymm0
-                );
-            });
-            dynasm!(e.ops ; .arch x64 ; jmp =>next ; =>broadcast);
-            for_each_dword(&elements, dwords, |row, displacement| {
-                dynasm!(e.ops
-                    ; .arch x64
-                    ; vpbroadcastd ymm0, [r15 + rax + displacement]
-                    ; vmovdqu [r13 + row + 32 * k], ymm0
-                );
-            });
-            dynasm!(e.ops ; .arch x64 ; jmp =>next ; =>gather);
-            for_each_dword(&elements, dwords, |row, displacement| {
-                dynasm!(e.ops
-                    ; .arch x64
-                    ; vmovdqu ymm0, [r13 + row + 32 * k]
-                    ; vpxor ymm1, Ry(12 + k as u8), ymm3
-                    ; vpgatherdd ymm0, [r15 + Ry(reg) * 1 + displacement], ymm1
-                    ; vmovdqu [r13 + row + 32 * k], ymm0
-                );
-            });
-            dynasm!(e.ops ; .arch x64 ; =>next);
+            chunks.load(e, k, &rows);
         }
         return true;
     }
+    // Stores in the interpreter's order: element, dword, then lane.
     for &(offset, first) in &elements {
         for dword in 0..dwords {
-            let row = (first + dword) as i32 * ROW;
-            let displacement = (offset + 4 * dword) as i32;
-            e.each_active_lane(|e| {
-                dynasm!(e.ops
-                    ; .arch x64
-                    ; mov eax, [r13 + rcx * 4 + addresses]
-                    ; mov r8d, [r13 + rcx * 4 + row]
-                    ; mov [r15 + rax + displacement], r8d
-                );
-            });
+            for k in 0..4 {
+                chunks.store(e, k, (first + dword) as i32 * ROW, (offset + 4 * dword) as i32);
+            }
         }
     }
     true
-}
-
-/// Calls `emit(row, displacement)` for each destination dword of a load: the row's byte offset
-/// and the dword's offset from the lane's address, element by element.
-fn for_each_dword(elements: &[(u32, u32)], dwords: u32, mut emit: impl FnMut(i32, i32)) {
-    for &(offset, first) in elements {
-        for dword in 0..dwords {
-            emit((first + dword) as i32 * ROW, (offset + 4 * dword) as i32);
-        }
-    }
 }

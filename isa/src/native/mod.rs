@@ -7,7 +7,9 @@
 //!   calls into the interpreter for what has no translation.
 //! - `compile.rs`: the compiler: the prologue, one label per instruction, each instruction's
 //!   translation or the interpreter's step.
-//! - `vector.rs`, `scalar.rs`, `lds.rs`, `global.rs`: the translations, by instruction class.
+//! - `vector.rs`, `scalar.rs`, `lds.rs`, `global.rs`: the translations, by instruction class;
+//!   `rows.rs`: the eight-lane loads and stores the two memory classes share.
+//! - `perf_map.rs`: Linux perf's symbols for compiled code (`AQUEDUCT_PERF_MAP=1`).
 //! - `run.rs`: the wave loop of the native tier, which enters compiled code at a wave's PC and acts
 //!   on why it came back.
 //!
@@ -36,6 +38,8 @@ mod emit;
 mod frame;
 mod global;
 mod lds;
+mod perf_map;
+mod rows;
 mod run;
 mod scalar;
 mod vector;
@@ -85,6 +89,7 @@ pub fn compiled(program: &Program) -> Result<Arc<NativeCode>, &'static str> {
                 micros = code.compile_time.as_micros() as u64,
                 "native tier compiled a kernel"
             );
+            perf_map::record(program, &code);
             Ok(Arc::new(code))
         })
         .clone()

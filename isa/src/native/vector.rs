@@ -304,23 +304,24 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
                     _ => dynasm!(e.ops ; .arch x64 ; vpsravd ymm0, ymm0, ymm1),
                 }
             }
-            // a × b + c as `vfmadd213ps a, b, c`: a NaN result is the first NaN of a, b, c,
-            // quieted, the order the interpreter's `mul_add` gives.
+            // a × b + c as `vfmadd213ps ymm0 = b, ymm1 = a, c`: x86 returns the first NaN of
+            // ymm1, ymm0 and c, quieted, so a NaN result is the first NaN of a, b, c, as the
+            // interpreter defines it (`valu::ordered_nans`).
             VFmacF32 => {
-                load(e, 0, a, k);
-                load(e, 1, b.unwrap(), k);
+                load(e, 1, a, k);
+                load(e, 0, b.unwrap(), k);
                 dynasm!(e.ops ; .arch x64 ; vfmadd213ps ymm0, ymm1, [r13 + vdst + 32 * k]);
             }
             VFmaF32 | VFmaakF32 => {
                 let c = if op.opcode == VFmaakF32 { k_constant.unwrap() } else { c.unwrap() };
-                load(e, 0, a, k);
-                load(e, 1, b.unwrap(), k);
+                load(e, 1, a, k);
+                load(e, 0, b.unwrap(), k);
                 vex!(e, vfmadd213ps, 0, 1, c, k);
             }
             VFmamkF32 => {
                 let k_reg = k_constant.unwrap();
-                load(e, 0, a, k);
-                load(e, 1, k_reg, k);
+                load(e, 1, a, k);
+                load(e, 0, k_reg, k);
                 vex!(e, vfmadd213ps, 0, 1, b.unwrap(), k);
             }
             VAdd3U32 | VOr3B32 | VAndOrB32 => {

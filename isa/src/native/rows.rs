@@ -1,0 +1,148 @@
+//! Memory rows, eight lanes at a time: what LDS and global accesses share once their whole span
+//! is known to be in range.
+//!
+//! A chunk of eight lanes addresses memory as `base + index`, one 32-bit index per lane (the
+//! lane's VGPR address, or its low half). Loads: one vector load where the eight are active and
+//! consecutive (a row of a tile), one broadcast where they share an address, a gather into the old
+//! row otherwise (inactive lanes keep it). Stores of one dword per lane: one masked vector store
+//! where the active lanes are consecutive, lane by lane in lane order otherwise. Chunks go in lane
+//! order, so the last of two lanes writing one word wins, as in the interpreter.
+//!
+//! Register use: `ymm3` is all ones and `ymm2` the sign bit (the caller sets both, [`Chunks::setup`]);
+//! `ymm4` holds the chunk's indices; `ymm0`, `ymm1`, `rax`, `rcx`, `rdx`, `esi` are scratch.
+
+use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+
+use super::emit::{Emitter, RAMP};
+
+/// How a row's lanes reach memory.
+pub(super) struct Chunks {
+    /// The byte offset (from `r13`) of the VGPR row holding each lane's 32-bit address.
+    pub addresses: i32,
+    /// Whether indices are the addresses with the sign bit flipped, against a base 2^31 higher
+    /// (global memory: its unsigned 32-bit offsets then fit a gather's signed index), or the
+    /// addresses themselves (the LDS, whose offsets are below 2^31).
+    pub biased: bool,
+    /// The register holding the base gathers and vector accesses add the index to.
+    pub base: u8,
+    /// The register holding the base a lane's plain 32-bit address adds to.
+    pub lane_base: u8,
+}
+
+impl Chunks {
+    /// Sets `ymm3` to all ones and `ymm2` to the sign bit.
+    pub fn setup(e: &mut Emitter<'_>) {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpcmpeqd ymm3, ymm3, ymm3
+            ; vpslld ymm2, ymm3, 31
+        );
+    }
+
+    /// Loads chunk `k`'s indices into `ymm4`.
+    fn indices(&self, e: &mut Emitter<'_>, k: i32) {
+        dynasm!(e.ops ; .arch x64 ; vmovdqu ymm4, [r13 + self.addresses + 32 * k]);
+        if self.biased {
+            dynasm!(e.ops ; .arch x64 ; vpxor ymm4, ymm4, ymm2);
+        }
+    }
+
+    /// Emits `rax` = the chunk's first index, sign-extended, and jumps to `otherwise` unless the
+    /// eight indices are consecutive dwords (`ymm0`: the lanes that are, among those `ymm1`
+    /// does not exclude) without passing 2^31 (so `base + rax` spans the eight).
+    fn consecutive(&self, e: &mut Emitter<'_>, otherwise: dynasmrt::DynamicLabel) {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpbroadcastd ymm0, xmm4
+            ; vpaddd ymm0, ymm0, [r14 + RAMP]
+            ; vpcmpeqd ymm0, ymm0, ymm4
+            ; vmovd eax, xmm4
+            ; cmp eax, 0x7FFF_FFE3
+            ; jg =>otherwise
+            ; movsxd rax, eax
+        );
+    }
+
+    /// Loads chunk `k` into each `(row, displacement)` of `rows`: lane `i` of the row gets the
+    /// dword at its address plus the displacement.
+    pub fn load(&self, e: &mut Emitter<'_>, k: i32, rows: &[(i32, i32)]) {
+        let inactive = 12 + k as u8;
+        let base = self.base;
+        let (gather, broadcast, next) =
+            (e.ops.new_dynamic_label(), e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+        self.indices(e, k);
+        dynasm!(e.ops
+            ; .arch x64
+            ; vptest Ry(inactive), Ry(inactive)
+            ; jnz =>gather
+            ; vpbroadcastd ymm1, xmm4
+            ; vpcmpeqd ymm1, ymm1, ymm4
+        );
+        self.consecutive(e, gather);
+        dynasm!(e.ops
+            ; .arch x64
+            ; vptest ymm1, ymm3
+            ; jc =>broadcast
+            ; vptest ymm0, ymm3
+            ; jnc =>gather
+        );
+        for &(row, displacement) in rows {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vmovdqu ymm0, [Rq(base) + rax + displacement]
+                ; vmovdqu [r13 + row + 32 * k], ymm0
+            );
+        }
+        dynasm!(e.ops ; .arch x64 ; jmp =>next ; =>broadcast);
+        for &(row, displacement) in rows {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpbroadcastd ymm0, [Rq(base) + rax + displacement]
+                ; vmovdqu [r13 + row + 32 * k], ymm0
+            );
+        }
+        dynasm!(e.ops ; .arch x64 ; jmp =>next ; =>gather);
+        for &(row, displacement) in rows {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vmovdqu ymm0, [r13 + row + 32 * k]
+                ; vpxor ymm1, Ry(inactive), ymm3
+                ; vpgatherdd ymm0, [Rq(base) + ymm4 * 1 + displacement], ymm1
+                ; vmovdqu [r13 + row + 32 * k], ymm0
+            );
+        }
+        dynasm!(e.ops ; .arch x64 ; =>next);
+    }
+
+    /// Stores row `row` of chunk `k`, one dword per lane, at each active lane's address plus
+    /// `displacement`.
+    pub fn store(&self, e: &mut Emitter<'_>, k: i32, row: i32, displacement: i32) {
+        let inactive = 12 + k as u8;
+        let (base, lane_base) = (self.base, self.lane_base);
+        let (lanes, lane, next) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+        self.indices(e, k);
+        self.consecutive(e, lanes);
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpor ymm0, ymm0, Ry(inactive)
+            ; vptest ymm0, ymm3
+            ; jnc =>lanes
+            ; vpxor ymm1, Ry(inactive), ymm3
+            ; vmovdqu ymm0, [r13 + row + 32 * k]
+            ; vpmaskmovd [Rq(base) + rax + displacement], ymm1, ymm0
+            ; jmp =>next
+            ; =>lanes
+            ; movzx edx, BYTE [r12 + super::emit::sgpr(crate::interp::wave::EXEC) + k]
+            ; test edx, edx
+            ; jz =>next
+            ; =>lane
+            ; bsf ecx, edx
+            ; mov eax, [r13 + rcx * 4 + self.addresses + 32 * k]
+            ; mov esi, [r13 + rcx * 4 + row + 32 * k]
+            ; mov [Rq(lane_base) + rax + displacement], esi
+            ; blsr edx, edx
+            ; jnz =>lane
+            ; =>next
+        );
+    }
+}
