@@ -534,10 +534,10 @@ fn ordered_nans<const N: usize>(mut out: Row, operands: [&Row; N]) -> Row {
         return out;
     }
     for lane in 0..LANES {
-        if nan(out[lane]) {
-            if let Some(first) = operands.iter().map(|row| row[lane]).find(|&bits| nan(bits)) {
-                out[lane] = first | 0x0040_0000;
-            }
+        if nan(out[lane])
+            && let Some(first) = operands.iter().map(|row| row[lane]).find(|&bits| nan(bits))
+        {
+            out[lane] = first | 0x0040_0000;
         }
     }
     out
