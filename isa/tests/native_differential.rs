@@ -187,6 +187,31 @@ fn varied(rng: &mut Rng, operation: &Operation) -> Vec<u32> {
             if operation.encoding != "Vopc" {
                 set(&mut w0, 17, 8, rng.below(12) as u32);
             }
+            if rng.chance(30) {
+                // DPP16 (src0 250) or DPP8 (233): src0 a VGPR in the DPP word, with a random
+                // control, fi, bound_ctrl, and now and then modifiers or partial row and bank masks.
+                let vgpr = rng.below(12) as u32;
+                if rng.chance(70) {
+                    set(&mut w0, 0, 9, 250);
+                    let (low, any) = (rng.below(15) as u32, rng.below(0x100) as u32);
+                    let control = match rng.below(8) {
+                        0 => any,
+                        1 => 0x101 + low,
+                        2 => 0x111 + low,
+                        3 => 0x121 + low,
+                        4 => 0x140,
+                        5 => 0x141,
+                        6 => 0x150 + low,
+                        _ => 0x160 + low,
+                    };
+                    let modifiers = if rng.chance(10) { rng.below(16) as u32 } else { 0 };
+                    let masks = if rng.chance(70) { 0xFF } else { rng.below(256) as u32 };
+                    w1 = vgpr | control << 8 | (rng.below(4) as u32) << 18 | modifiers << 20 | masks << 24;
+                } else {
+                    set(&mut w0, 0, 9, if rng.chance(50) { 233 } else { 234 });
+                    w1 = vgpr | (rng.next() as u32) << 8;
+                }
+            }
         }
         "Vop3" => {
             let compare = operation.mnemonic.starts_with("v_cmp");

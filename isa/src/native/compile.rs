@@ -23,7 +23,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         .collect();
     let exit = ops.new_dynamic_label();
     let vgprs = (program.descriptor.vgprs() + program.extra_vgprs) as u32;
-    let mut e = Emitter { ops, program, labels, exit, cold: Vec::new(), vgprs };
+    let mut e = Emitter { ops, program, labels, exit, cold: Vec::new(), vgprs, constants: Vec::new() };
 
     // The prologue: callee-saved registers, the frame's pointers, the masks, and the entry.
     let prologue = e.ops.offset().0;
@@ -90,6 +90,13 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         dynasm!(e.ops ; .arch x64 ; =>label);
         e.step(index);
         dynasm!(e.ops ; .arch x64 ; jmp =>resume);
+    }
+
+    for (label, values) in core::mem::take(&mut e.constants) {
+        dynasm!(e.ops ; .arch x64 ; .align 32 ; =>label);
+        for value in values {
+            dynasm!(e.ops ; .arch x64 ; .u32 value);
+        }
     }
 
     let mut entries = vec![u32::MAX; words];

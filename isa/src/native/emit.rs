@@ -19,6 +19,7 @@ pub(super) const MODE: i32 = offset_of!(Wave, mode) as i32;
 pub(super) const EXECUTED: i32 = offset_of!(Wave, executed) as i32;
 pub(super) const LANE_BITS: i32 = offset_of!(Frame, lane_bits) as i32;
 pub(super) const RAMP: i32 = offset_of!(Frame, ramp) as i32;
+pub(super) const DPP_ROW: i32 = offset_of!(Frame, dpp_row) as i32;
 pub(super) const FRAME_WAVE: i32 = offset_of!(Frame, wave) as i32;
 pub(super) const FRAME_VGPR: i32 = offset_of!(Frame, vgpr) as i32;
 pub(super) const FRAME_LDS: i32 = offset_of!(Frame, lds) as i32;
@@ -46,6 +47,8 @@ pub(super) struct Emitter<'p> {
     pub cold: Vec<(DynamicLabel, u32, DynamicLabel)>,
     /// VGPR rows each wave holds: compiled code touches no row past them.
     pub vgprs: u32,
+    /// Eight-lane constants code reads (`[=>label]`), emitted after the slow paths.
+    pub constants: Vec<(DynamicLabel, [u32; 8])>,
 }
 
 impl Emitter<'_> {
@@ -85,6 +88,13 @@ impl Emitter<'_> {
                 ; vpcmpeqd Ry(mask), Ry(mask), ymm10
             );
         }
+    }
+
+    /// A label for `values`, 32-byte aligned after the code, for compiled code to read.
+    pub fn constant(&mut self, values: [u32; 8]) -> DynamicLabel {
+        let label = self.ops.new_dynamic_label();
+        self.constants.push((label, values));
+        label
     }
 
     /// Stores `pc` as the wave's and leaves with `exit`.

@@ -44,6 +44,8 @@ pub(super) struct Frame {
     pub lane_bits: [u32; LANES],
     /// 0, 4, …, 28: eight consecutive dwords' byte offsets (an LDS row's contiguous addresses).
     pub ramp: [u32; 8],
+    /// A DPP source row after its permutation (`vector::permute`).
+    pub dpp_row: [u32; LANES],
     pub wave: *mut Wave,
     pub vgpr: *mut [u32; LANES],
     pub lds: *mut u8,

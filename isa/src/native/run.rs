@@ -6,7 +6,7 @@ use dynasmrt::AssemblyOffset;
 use super::NativeCode;
 use super::frame::{Exit, Frame, Trampoline, fallback, range};
 use crate::interp::launch::{Dispatch, SLICE};
-use crate::interp::wave::Wave;
+use crate::interp::wave::{LANES, Wave};
 use crate::interp::{ExecError, Memory};
 
 /// Compiled code's signature ([`Frame`]).
@@ -30,6 +30,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
     let mut frame = Frame {
         lane_bits: core::array::from_fn(|lane| 1 << lane),
         ramp: core::array::from_fn(|lane| 4 * lane as u32),
+        dpp_row: [0; LANES],
         vgpr: wave.vgpr.as_mut_ptr(),
         wave,
         lds: lds.as_mut_ptr(),

@@ -13,9 +13,9 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, LANE_BITS, MODE, ROW, SCC, sgpr};
+use super::emit::{DPP_ROW, Emitter, LANE_BITS, MODE, ROW, SCC, sgpr};
 use crate::gfx11::Opcode;
-use crate::interp::operands::Source;
+use crate::interp::operands::{DppPlan, INVALID, Source};
 use crate::interp::program::Decoded;
 use crate::interp::valu::{CompareType, Condition, Form, VOp};
 use crate::interp::wave::{EXEC, MODE_IEEE_FLOAT, NULL};
@@ -26,6 +26,8 @@ use crate::interp::wave::{EXEC, MODE_IEEE_FLOAT, NULL};
 enum Src {
     Row(i32),
     Reg(u8),
+    /// The frame's scratch row (`Frame::dpp_row`): src0 after DPP's permutation.
+    Permuted,
 }
 
 /// The registers a source's broadcast goes to, by source index.
@@ -91,14 +93,20 @@ fn sources(shape: Shape) -> usize {
 
 /// Whether `op` has a translation in this wave's registers.
 fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
-    let modifiers = op.operands.dpp.is_some()
-        || op.operands.neg | op.operands.abs | op.operands.omod | op.operands.op_sel != 0
+    let modifiers = op.operands.neg | op.operands.abs | op.operands.omod | op.operands.op_sel != 0
         || op.operands.clamp
         || op.half != 0;
     if modifiers {
         return None;
     }
     let shape = shape(op)?;
+    // DPP: the plain shapes, src0 a VGPR row (`permute`).
+    if op.operands.dpp.is_some() {
+        let row_source = matches!(op.operands.src[0], Source::Vgpr(v) if (v as u32) < e.vgprs);
+        if !row_source || !matches!(shape, Shape::Unary | Shape::Binary | Shape::Ternary | Shape::Fmac) {
+            return None;
+        }
+    }
     for (index, source) in op.operands.src.iter().enumerate().take(sources(shape)) {
         let fits = match *source {
             Source::Vgpr(v) => (v as u32) < e.vgprs,
@@ -166,6 +174,7 @@ fn load(e: &mut Emitter<'_>, dst: u8, src: Src, k: i32) {
     match src {
         Src::Row(offset) => dynasm!(e.ops ; .arch x64 ; vmovdqu Ry(dst), [r13 + offset + 32 * k]),
         Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vmovdqa Ry(dst), Ry(reg)),
+        Src::Permuted => dynasm!(e.ops ; .arch x64 ; vmovdqa Ry(dst), [r14 + DPP_ROW + 32 * k]),
     }
 }
 
@@ -179,6 +188,10 @@ macro_rules! vex {
                 dynasm!($e.ops ; .arch x64 ; $ins Ry($dst), Ry($a), [r13 + at])
             }
             Src::Reg(reg) => dynasm!($e.ops ; .arch x64 ; $ins Ry($dst), Ry($a), Ry(reg)),
+            Src::Permuted => {
+                let at = DPP_ROW + 32 * $k;
+                dynasm!($e.ops ; .arch x64 ; $ins Ry($dst), Ry($a), [r14 + at])
+            }
         }
     };
 }
@@ -189,8 +202,65 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
     if float(op) {
         guard_mode(e, index, decoded);
     }
-    emit(e, op, shape);
+    if let (Some(dpp), Source::Vgpr(source)) = (&op.operands.dpp, op.operands.src[0]) {
+        permute(e, dpp, source as u32);
+        emit(e, op, shape);
+        e.masks();
+    } else {
+        emit(e, op, shape);
+    }
     true
+}
+
+/// DPP on src0 (`operands::DppPlan`, as the interpreter applies it): permutes VGPR `source`
+/// into the frame's scratch row, where a lane whose source lane is outside its row (or, without
+/// `fi`, inactive) reads 0, and narrows the inactive-lane masks in `ymm12`–`ymm15` to the
+/// lanes that may write: not those the row and bank masks disable, nor, without `bound_ctrl`,
+/// those that read nothing. The caller restores the masks after the instruction.
+fn permute(e: &mut Emitter<'_>, dpp: &DppPlan, source: u32) {
+    let row = source as i32 * ROW;
+    for k in 0..4usize {
+        let lane = |i: usize| 8 * k + i;
+        let from = e.constant(core::array::from_fn(|i| match dpp.from[lane(i)] {
+            INVALID => 0,
+            from => from as u32 & 31,
+        }));
+        let valid = e.constant(core::array::from_fn(|i| if dpp.from[lane(i)] == INVALID { 0 } else { u32::MAX }));
+        let disabled = e.constant(core::array::from_fn(|i| if dpp.enabled >> lane(i) & 1 == 1 { 0 } else { u32::MAX }));
+        let (inactive, scratch) = (12 + k as u8, DPP_ROW + 32 * k as i32);
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqu ymm4, [=>from]
+            ; vmovdqu ymm5, [=>valid]
+        );
+        if !dpp.fetch_inactive {
+            // The source lane's EXEC bit, as a lane mask.
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpbroadcastd ymm1, [r12 + sgpr(EXEC)]
+                ; vpsrlvd ymm1, ymm1, ymm4
+                ; vpslld ymm1, ymm1, 31
+                ; vpsrad ymm1, ymm1, 31
+                ; vpand ymm5, ymm5, ymm1
+            );
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpxor xmm0, xmm0, xmm0
+            ; vmovdqa ymm1, ymm5
+            ; vpgatherdd ymm0, [r13 + ymm4 * 4 + row], ymm1
+            ; vmovdqa [r14 + scratch], ymm0
+            ; vpor Ry(inactive), Ry(inactive), [=>disabled]
+        );
+        if !dpp.zero_invalid {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpcmpeqd ymm1, ymm1, ymm1
+                ; vpxor ymm1, ymm1, ymm5
+                ; vpor Ry(inactive), Ry(inactive), ymm1
+            );
+        }
+    }
 }
 
 /// A VOPD pair: both halves read their sources before either writes (RDNA3 ISA guide, "Dual
@@ -230,7 +300,10 @@ fn guard_mode(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) {
 /// Emits `op`'s computation and its write.
 fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
     use Opcode::*;
-    let srcs: Vec<Src> = (0..sources(shape)).map(|index| place(e, op, index)).collect();
+    let mut srcs: Vec<Src> = (0..sources(shape)).map(|index| place(e, op, index)).collect();
+    if op.operands.dpp.is_some() {
+        srcs[0] = Src::Permuted;
+    }
     if let Shape::Compare(condition, ty) = shape {
         compare(e, op, condition, ty, srcs[0], srcs[1]);
         return;
@@ -267,6 +340,7 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
             VCvtF32I32 => match a {
                 Src::Row(offset) => dynasm!(e.ops ; .arch x64 ; vcvtdq2ps ymm0, [r13 + offset + 32 * k]),
                 Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vcvtdq2ps ymm0, Ry(reg)),
+                Src::Permuted => dynasm!(e.ops ; .arch x64 ; vcvtdq2ps ymm0, [r14 + DPP_ROW + 32 * k]),
             },
             VAddF32 => binary(e, a, b.unwrap(), k, Ins::Addps),
             VSubF32 => binary(e, a, b.unwrap(), k, Ins::Subps),
@@ -370,6 +444,7 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
                         dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm1, [r13 + offset + 32 * k], ymm2)
                     }
                     Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm1, Ry(reg), ymm2),
+                    Src::Permuted => unreachable!("DPP permutes src0 only"),
                 }
             }
             _ => unreachable!("shape() lists the translated operations"),
