@@ -219,7 +219,10 @@ fn varied(rng: &mut Rng, operation: &Operation) -> Vec<u32> {
             for shift in [0, 9, 18] {
                 set(&mut w1, shift, 9, vector_source(rng));
             }
-            if rng.chance(25) {
+            if operation.mnemonic.starts_with("v_mad_u64") || operation.mnemonic.starts_with("v_mad_i64") {
+                // VOP3SD: the carry-out SGPR in bits 14:8, often `null` (as compilers write it).
+                set(&mut w0, 8, 7, if rng.chance(60) { 0x7C } else { scalar_destination(rng) });
+            } else if rng.chance(25) {
                 // Modifiers: abs, neg, clamp, omod (the native tier takes the interpreter's step).
                 set(&mut w0, 8, 3, rng.below(8) as u32);
                 set(&mut w1, 29, 3, rng.below(8) as u32);

@@ -35,9 +35,14 @@ struct Granted {
     delta: u64,
 }
 
+/// Ranges a thread keeps: a kernel reads and writes a few buffers at once (saxpy's x and y, a
+/// GEMM's A, B and C), and one entry made every other access take the maps' locks.
+const GRANTED_RANGES: usize = 4;
+
 thread_local! {
-    static GRANTED: core::cell::Cell<Granted> = const {
-        core::cell::Cell::new(Granted { dispatch: 0, start: 0, end: 0, delta: 0 })
+    /// The ranges last found on this thread, most recent first.
+    static GRANTED: core::cell::Cell<[Granted; GRANTED_RANGES]> = const {
+        core::cell::Cell::new([Granted { dispatch: 0, start: 0, end: 0, delta: 0 }; GRANTED_RANGES])
     };
 }
 
@@ -61,17 +66,26 @@ struct AgentMemory<'a> {
 unsafe impl HostMemory for AgentMemory<'_> {
     fn check(&self, address: u64, length: u64, write: bool) -> Result<u64, MemoryFault> {
         let end = address.checked_add(length).ok_or(MemoryFault { address, length, write })?;
-        // Allocations and locked ranges first: nearly every access is to one. The range last
-        // found on this thread during this dispatch answers without the maps' locks (the client
+        // Allocations and locked ranges first: nearly every access is to one. The ranges last
+        // found on this thread during this dispatch answer without the maps' locks (the client
         // keeps what a running kernel uses alive, as on a GPU).
-        let cached = GRANTED.get();
-        if cached.dispatch == self.dispatch && cached.start <= address && end <= cached.end {
-            return Ok(address.wrapping_add(cached.delta));
+        let mut cached = GRANTED.get();
+        let holds = |range: &Granted| range.dispatch == self.dispatch && range.start <= address && end <= range.end;
+        if let Some(index) = cached.iter().position(holds) {
+            let hit = cached[index];
+            if index != 0 {
+                cached.copy_within(0..index, 1);
+                cached[0] = hit;
+                GRANTED.set(cached);
+            }
+            return Ok(address.wrapping_add(hit.delta));
         }
         if let Some((start, stop, delta)) =
             self.runtime.allocations.granted_range(self.queue.agent_index, address, length)
         {
-            GRANTED.set(Granted { dispatch: self.dispatch, start, end: stop, delta });
+            cached.copy_within(0..GRANTED_RANGES - 1, 1);
+            cached[0] = Granted { dispatch: self.dispatch, start, end: stop, delta };
+            GRANTED.set(cached);
             return Ok(address.wrapping_add(delta));
         }
         let image = self.kernel.image.load_base()..self.kernel.image.load_base() + self.kernel.image.load_size();

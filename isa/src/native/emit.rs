@@ -164,6 +164,20 @@ impl Emitter<'_> {
         );
     }
 
+    /// `vpblendd ymm(dst), ymm(a), ymm(b), mask`: dword `i` from `b` where bit `i` of `mask` is
+    /// set, from `a` otherwise. (dynasm-rs 3.2 swaps this instruction's sources too.)
+    /// VEX.256.66.0F3A.W0 02 /r ib.
+    pub fn vpblendd(&mut self, dst: u8, a: u8, b: u8, mask: u8) {
+        let r = if dst >= 8 { 0 } else { 0x80 };
+        let x_b = if b >= 8 { 0x40 } else { 0x60 };
+        let vvvv = (!a & 15) << 3;
+        let modrm = 0xC0 | (dst & 7) << 3 | (b & 7);
+        dynasm!(self.ops
+            ; .arch x64
+            ; .bytes [0xC4, r | x_b | 0x03, vvvv | 0x05, 0x02, modrm, mask]
+        );
+    }
+
     /// `vmovmskps r32, ymm` (dynasm-rs 3.2 refuses its operand sizes): VEX.256.0F.WIG 50 /r.
     pub fn movmsk(&mut self, gpr: u8, ymm: u8) {
         let r = if gpr >= 8 { 0 } else { 0x80 };

@@ -4,8 +4,9 @@
 //! `s_barrier`, `s_sleep`, and the waits, hints and cache controls the interpreter also treats
 //! as nothing; SOP2 `s_add/sub_u32/i32`, `s_addc_u32`, `s_mul_i32`, `s_and/or/xor/andn2_b32`,
 //! `s_lshl/lshr_b32`, `s_ashr_i32`, `s_cselect_b32`; SOPC 32-bit compares; SOP1 `s_mov_b32` and
-//! `s_and_saveexec_b32`; SOPK `s_movk_i32`, `s_addk_i32` and `s_cmpk_*`. Semantics as
-//! `interp::scalar`'s, which the differential tests hold them to.
+//! `s_and_saveexec_b32`; SOPK `s_movk_i32`, `s_addk_i32` and `s_cmpk_*`; SMEM `s_load_b32` to
+//! `_b512` and the scalar cache invalidations. Semantics as `interp::scalar`'s, which the
+//! differential tests hold them to.
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
@@ -21,8 +22,66 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> b
         Encoding::Sopp => flow(e, index, decoded),
         Encoding::Sop2 | Encoding::Sopc | Encoding::Sop1 => alu(e, decoded),
         Encoding::Sopk => sopk(e, decoded),
+        Encoding::Smem => load(e, index, decoded),
         _ => false,
     }
+}
+
+/// SMEM `s_load_b32` to `_b512` into plain SGPRs: the dword-aligned address (SBASE's pair, 48
+/// bits, plus the offset and SOFFSET, wrapping as `interp::scalar::smem` does), one range check
+/// for the whole load (`Memory::host_range`), then the copy; anything the memory does not grant
+/// whole is the interpreter's step, which faults as it does. The cache invalidations do nothing,
+/// as in the interpreter.
+fn load(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
+    use Opcode::*;
+    let [w0, w1, _] = decoded.instruction.words;
+    let dwords: u32 = match decoded.instruction.opcode() {
+        SLoadB32 => 1,
+        SLoadB64 => 2,
+        SLoadB128 => 4,
+        SLoadB256 => 8,
+        SLoadB512 => 16,
+        SDcacheInv | SGl1Inv => return true,
+        _ => return false,
+    };
+    let (sbase, sdata, soffset) = ((w0 & 0x3F) << 1, (w0 >> 6) & 0x7F, w1 >> 25);
+    let offset = ((w1 & 0x1F_FFFF) << 11) as i32 >> 11;
+    // Plain SGPRs only (not VCC, M0, EXEC or null, which `write_sgpr` treats apart).
+    if sbase >= VCC || sdata + dwords > VCC {
+        return false;
+    }
+    let resume = e.next_label(index, decoded);
+    let slow = e.slow_path(index, resume);
+    dynasm!(e.ops
+        ; .arch x64
+        ; mov rsi, [r12 + sgpr(sbase)]
+        ; shl rsi, 16
+        ; shr rsi, 16
+        ; add rsi, offset
+    );
+    if soffset != NULL {
+        dynasm!(e.ops ; .arch x64 ; mov eax, [r12 + sgpr(soffset)] ; add rsi, rax);
+    }
+    dynasm!(e.ops
+        ; .arch x64
+        ; and rsi, -4
+        ; mov rdi, r14
+        ; mov edx, 4 * dwords as i32
+        ; xor ecx, ecx
+        ; call QWORD [r14 + super::emit::RANGE]
+        ; test rax, rax
+        ; jz =>slow
+    );
+    // The call clobbered the EXEC masks' registers.
+    e.masks();
+    for dword in 0..dwords as i32 {
+        dynasm!(e.ops
+            ; .arch x64
+            ; mov ecx, [rax + 4 * dword]
+            ; mov [r12 + sgpr(sdata) + 4 * dword], ecx
+        );
+    }
+    true
 }
 
 fn flow(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {

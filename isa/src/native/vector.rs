@@ -49,6 +49,8 @@ enum Shape {
     },
     /// `v_lshlrev_b64`: a VGPR pair shifted left by the first source's low 6 bits, to a pair.
     Shift64,
+    /// `v_mad_u64_u32` without a carry-out: a × b (32-bit, unsigned) plus a VGPR pair, to a pair.
+    Mad64,
 }
 
 fn shape(op: &VOp) -> Option<Shape> {
@@ -68,6 +70,8 @@ fn shape(op: &VOp) -> Option<Shape> {
         VAddCoU32 => Shape::Carry { carry_in: false },
         VAddCoCiU32 => Shape::Carry { carry_in: true },
         VLshlrevB64 => Shape::Shift64,
+        VMadU64U32 => Shape::Mad64,
+        VBfeU32 | VBfeI32 => Shape::Ternary,
         _ => return None,
     })
 }
@@ -86,7 +90,12 @@ fn float(op: &VOp) -> bool {
 fn sources(shape: Shape) -> usize {
     match shape {
         Shape::Unary => 1,
-        Shape::Binary | Shape::Fmac | Shape::Compare(..) | Shape::Carry { carry_in: false } | Shape::Shift64 => 2,
+        Shape::Binary
+        | Shape::Fmac
+        | Shape::Compare(..)
+        | Shape::Carry { carry_in: false }
+        | Shape::Shift64
+        | Shape::Mad64 => 2,
         Shape::Ternary | Shape::Select | Shape::Carry { carry_in: true } => 3,
     }
 }
@@ -128,6 +137,13 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
         // result a pair too.
         let pair = matches!(op.operands.src[1], Source::Vgpr(v) if (v as u32) + 1 < e.vgprs);
         if !pair || op.operands.vdst as u32 + 1 >= e.vgprs {
+            return None;
+        }
+    }
+    if shape == Shape::Mad64 {
+        // The addend a VGPR pair, the result a pair, and no carry-out to write.
+        let pair = matches!(op.operands.src[2], Source::Vgpr(v) if (v as u32) + 1 < e.vgprs);
+        if !pair || op.operands.sdst as u32 != NULL || op.operands.vdst as u32 + 1 >= e.vgprs {
             return None;
         }
     }
@@ -316,9 +332,15 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
         shift_left64(e, op, srcs[0], srcs[1]);
         return;
     }
+    if shape == Shape::Mad64 {
+        multiply_add64(e, op, srcs[0], srcs[1]);
+        return;
+    }
     // A constant for the operation's lanes in ymm11.
     let constant = match op.opcode {
-        VLshlrevB32 | VLshrrevB32 | VAshrrevI32 | VLshlAddU32 | VAddLshlU32 | VLshlOrB32 => Some(31),
+        VLshlrevB32 | VLshrrevB32 | VAshrrevI32 | VLshlAddU32 | VAddLshlU32 | VLshlOrB32 | VBfeU32 | VBfeI32 => {
+            Some(31)
+        }
         VMulU32U24 => Some(0xFF_FFFF),
         _ => None,
     };
@@ -427,6 +449,38 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
                     ; vpand ymm1, ymm1, ymm11
                     ; vpsllvd ymm0, ymm0, ymm1
                 );
+            }
+            // Bits [offset, offset + size) of a, offset b & 31 and size c & 31 (0: the result is
+            // 0), zero- or sign-extended: a >> offset, then the field's mask (all ones >> (32 −
+            // size)), or shifted up and back down arithmetically by 32 − size. A count of 32
+            // gives 0 in both, as a size of 0 must.
+            VBfeU32 | VBfeI32 => {
+                load(e, 0, a, k);
+                load(e, 1, b.unwrap(), k);
+                load(e, 2, c.unwrap(), k);
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vpand ymm1, ymm1, ymm11
+                    ; vpsrlvd ymm0, ymm0, ymm1
+                    ; vpand ymm2, ymm2, ymm11
+                    ; vpcmpeqd ymm1, ymm1, ymm1
+                    ; vpsrld ymm3, ymm1, 31
+                    ; vpslld ymm3, ymm3, 5
+                    ; vpsubd ymm2, ymm3, ymm2
+                );
+                if op.opcode == VBfeU32 {
+                    dynasm!(e.ops
+                        ; .arch x64
+                        ; vpsrlvd ymm1, ymm1, ymm2
+                        ; vpand ymm0, ymm0, ymm1
+                    );
+                } else {
+                    dynasm!(e.ops
+                        ; .arch x64
+                        ; vpsllvd ymm0, ymm0, ymm2
+                        ; vpsravd ymm0, ymm0, ymm2
+                    );
+                }
             }
             // The lane's select bit set: b; clear: a.
             VCndmaskB32 => {
@@ -675,6 +729,54 @@ fn shift_left64(e: &mut Emitter<'_>, op: &VOp, shift: Src, value: Src) {
             ; vblendvps ymm4, ymm4, [r13 + vdst + 32 * k], Ry(12 + k as u8)
             ; vmovdqu [r13 + vdst + 32 * k], ymm4
             ; vblendvps ymm5, ymm5, [r13 + vdst + ROW + 32 * k], Ry(12 + k as u8)
+            ; vmovdqu [r13 + vdst + ROW + 32 * k], ymm5
+        );
+    }
+}
+
+/// `v_mad_u64_u32` (no carry-out): per lane a × b + the VGPR pair c, 64-bit, to the pair vdst.
+/// Eight lanes are two sets of four 64-bit products (`vpmuludq` on the even lanes, then on the
+/// odd ones moved down), each added to c's lanes gathered into 64 bits, then split back into
+/// the low and high rows. Odd dwords move down with `vpsrldq` by 4 bytes, whose other dwords
+/// nothing reads (dynasm-rs 3.2 encodes `vpsrlq ymm, ymm, imm` as its 128-bit form).
+fn multiply_add64(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src) {
+    const ODD_DWORDS: u8 = 0xAA;
+    let Source::Vgpr(c) = op.operands.src[2] else { unreachable!("the addend is a VGPR pair (`translatable`)") };
+    let (c_low, c_high) = (c as i32 * ROW, (c as i32 + 1) * ROW);
+    let vdst = op.operands.vdst as i32 * ROW;
+    for k in 0..4 {
+        load(e, 0, a, k);
+        load(e, 1, b, k);
+        // Products: ymm2 the even lanes', ymm3 the odd lanes'. c's even lanes (low | high << 32)
+        // and odd lanes (low >> 32 | high's upper half), added.
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpmuludq ymm2, ymm0, ymm1
+            ; vpsrldq ymm0, ymm0, 4
+            ; vpsrldq ymm1, ymm1, 4
+            ; vpmuludq ymm3, ymm0, ymm1
+            ; vmovdqu ymm4, [r13 + c_low + 32 * k]
+            ; vmovdqu ymm5, [r13 + c_high + 32 * k]
+            ; vpsllq ymm6, ymm5, 32
+            ; vpsrldq ymm7, ymm4, 4
+        );
+        e.vpblendd(6, 4, 6, ODD_DWORDS);
+        e.vpblendd(7, 7, 5, ODD_DWORDS);
+        // Low row: even lanes' low halves, odd lanes' moved up; the high row likewise.
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpaddq ymm2, ymm2, ymm6
+            ; vpaddq ymm3, ymm3, ymm7
+            ; vpsllq ymm4, ymm3, 32
+            ; vpsrldq ymm5, ymm2, 4
+        );
+        e.vpblendd(4, 2, 4, ODD_DWORDS);
+        e.vpblendd(5, 5, 3, ODD_DWORDS);
+        dynasm!(e.ops
+            ; .arch x64
+            ; vblendvps ymm4, ymm4, [r13 + vdst + 32 * k], Ry(12 + k as u8)
+            ; vblendvps ymm5, ymm5, [r13 + vdst + ROW + 32 * k], Ry(12 + k as u8)
+            ; vmovdqu [r13 + vdst + 32 * k], ymm4
             ; vmovdqu [r13 + vdst + ROW + 32 * k], ymm5
         );
     }
