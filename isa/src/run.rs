@@ -28,9 +28,13 @@ pub fn run_workgroup<M: Memory + ?Sized>(
         Tier::Auto => native::compiled(dispatch.program).ok(),
     };
     match code {
-        Some(code) => run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
-            native::run_wave(&code, dispatch, memory, wave, lds, shares)
-        }),
+        Some(code) => {
+            // The host ranges the workgroup finds, kept across its waves (one dispatch).
+            let mut cache = native::RangeCache::default();
+            run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
+                native::run_wave(&code, dispatch, memory, wave, lds, shares, &mut cache)
+            })
+        }
         None => run_workgroup_interpreted(dispatch, memory, workgroup_id, lds),
     }
 }
@@ -92,9 +96,10 @@ pub fn run_code(
         Tier::Interpreter => None,
         _ => Some(native::compiled(&program).map_err(ExecError::NativeUnavailable)?),
     };
+    let mut cache = native::RangeCache::default();
     let result = loop {
         let turn = match &native {
-            Some(code) => native::run_wave(code, &dispatch, memory, &mut wave, lds, false),
+            Some(code) => native::run_wave(code, &dispatch, memory, &mut wave, lds, false, &mut cache),
             None => launch::run_wave_interpreted(&dispatch, memory, &mut wave, lds, false),
         };
         match turn {

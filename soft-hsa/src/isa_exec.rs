@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use aqueduct_isa::interp::{Dispatch, ExecError, HostMemory, Isa, MemoryFault, Program};
+use aqueduct_isa::interp::{Dispatch, ExecError, HostMemory, HostRange, Isa, MemoryFault, Program};
 use aqueduct_isa::native::Tier;
 
 use super::executable::LoadedKernel;
@@ -40,9 +40,10 @@ struct Granted {
 const GRANTED_RANGES: usize = 4;
 
 thread_local! {
-    /// The ranges last found on this thread, most recent first.
-    static GRANTED: core::cell::Cell<[Granted; GRANTED_RANGES]> = const {
-        core::cell::Cell::new([Granted { dispatch: 0, start: 0, end: 0, delta: 0 }; GRANTED_RANGES])
+    /// The ranges last found on this thread, most recent first (a cell each, so that a lookup
+    /// copies only the entries it looks at).
+    static GRANTED: [core::cell::Cell<Granted>; GRANTED_RANGES] = const {
+        [const { core::cell::Cell::new(Granted { dispatch: 0, start: 0, end: 0, delta: 0 }) }; GRANTED_RANGES]
     };
 }
 
@@ -59,45 +60,59 @@ struct AgentMemory<'a> {
     packet: core::ops::Range<u64>,
 }
 
-// SAFETY: `check` answers `Ok` only for allocations and locked ranges mapped for the agent (a
-// locked range at the host memory behind its agent addresses, page offset kept), the kernel's
-// loaded image and the packet copy (reads), and the queues' and signals' memory, all of which
-// outlive the dispatch (the client keeps what a running kernel uses alive, as on a GPU).
+// SAFETY: `check_range` answers `Ok` only for allocations and locked ranges mapped for the agent
+// (a locked range at the host memory behind its agent addresses, page offset kept), the
+// kernel's loaded image and the packet copy (reads), and the queues' and signals' memory, all of
+// which outlive the dispatch (the client keeps what a running kernel uses alive, as on a GPU),
+// each answered whole (`check_range`) only where all of it is granted alike.
 unsafe impl HostMemory for AgentMemory<'_> {
     fn check(&self, address: u64, length: u64, write: bool) -> Result<u64, MemoryFault> {
+        self.check_range(address, length, write).map(|range| address.wrapping_add(range.delta))
+    }
+
+    /// The whole range an access falls in: the packet copy or the kernel's image (read-only),
+    /// the allocation or locked range (readable and writable), or, for the queues' and signals'
+    /// memory, the access alone.
+    fn check_range(&self, address: u64, length: u64, write: bool) -> Result<HostRange, MemoryFault> {
         let end = address.checked_add(length).ok_or(MemoryFault { address, length, write })?;
-        // Allocations and locked ranges first: nearly every access is to one. The ranges last
+        // The kernel's image and the packet copy first (reads only; every wave reads the packet
+        // at its start): two comparisons, where a miss in the allocations below takes locks.
+        let image = self.kernel.image.load_base()..self.kernel.image.load_base() + self.kernel.image.load_size();
+        let inside = |range: &core::ops::Range<u64>| range.start <= address && end <= range.end;
+        for range in [&self.packet, &image] {
+            if !write && inside(range) {
+                return Ok(HostRange { start: range.start, end: range.end, delta: 0, writable: false });
+            }
+        }
+        // Then allocations and locked ranges: nearly every other access is to one. The ranges last
         // found on this thread during this dispatch answer without the maps' locks (the client
         // keeps what a running kernel uses alive, as on a GPU).
-        let mut cached = GRANTED.get();
         let holds = |range: &Granted| range.dispatch == self.dispatch && range.start <= address && end <= range.end;
-        if let Some(index) = cached.iter().position(holds) {
-            let hit = cached[index];
-            if index != 0 {
-                cached.copy_within(0..index, 1);
-                cached[0] = hit;
-                GRANTED.set(cached);
+        let hit = GRANTED.with(|cached| {
+            let index = cached.iter().position(|entry| holds(&entry.get()))?;
+            // Move to the front: the ranges a kernel uses most stay first.
+            for at in (1..=index).rev() {
+                cached[at].swap(&cached[at - 1]);
             }
-            return Ok(address.wrapping_add(hit.delta));
+            Some(cached[0].get())
+        });
+        if let Some(Granted { start, end, delta, .. }) = hit {
+            return Ok(HostRange { start, end, delta, writable: true });
         }
         if let Some((start, stop, delta)) =
             self.runtime.allocations.granted_range(self.queue.agent_index, address, length)
         {
-            cached.copy_within(0..GRANTED_RANGES - 1, 1);
-            cached[0] = Granted { dispatch: self.dispatch, start, end: stop, delta };
-            GRANTED.set(cached);
-            return Ok(address.wrapping_add(delta));
+            GRANTED.with(|cached| {
+                for at in (1..GRANTED_RANGES).rev() {
+                    cached[at].set(cached[at - 1].get());
+                }
+                cached[0].set(Granted { dispatch: self.dispatch, start, end: stop, delta });
+            });
+            return Ok(HostRange { start, end: stop, delta, writable: true });
         }
-        let image = self.kernel.image.load_base()..self.kernel.image.load_base() + self.kernel.image.load_size();
-        let inside = |range: &core::ops::Range<u64>| range.start <= address && end <= range.end;
-        if !write && (inside(&image) || inside(&self.packet)) {
-            return Ok(address);
-        }
-        check_beyond_allocations(self.queue, self.runtime, address, length).map_err(|_| MemoryFault {
-            address,
-            length,
-            write,
-        })
+        check_beyond_allocations(self.queue, self.runtime, address, length)
+            .map(|host| HostRange { start: address, end, delta: host.wrapping_sub(address), writable: write })
+            .map_err(|_| MemoryFault { address, length, write })
     }
 }
 

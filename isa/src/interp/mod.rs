@@ -103,15 +103,28 @@ pub trait Memory: Sync {
     fn atomic32(&self, address: u64, op: AtomicOp, value: u32, compare: u32) -> Result<u32, MemoryFault>;
     /// An atomic on the naturally aligned 8-byte word at `address`; returns the old value.
     fn atomic64(&self, address: u64, op: AtomicOp, value: u64, compare: u64) -> Result<u64, MemoryFault>;
-    /// Where `[address, address + length)` lies in host memory, as one range that plain loads
-    /// (or, `write`, stores) may touch for the dispatch: the native tier checks a whole
-    /// instruction's accesses with one call. `None` (the default) where the memory is not host
-    /// memory or the range is not all mapped; the caller then goes through [`Memory::read`] and
+    /// The host memory holding `[address, address + length)` for plain loads (or, `write`,
+    /// stores): a [`HostRange`] at least that long, valid for the rest of the dispatch, so the
+    /// native tier checks a whole instruction's accesses with one call and later ones in the
+    /// same range with none. `None` (the default) where the memory is not host memory or the
+    /// range is not all mapped; the caller then goes through [`Memory::read`] and
     /// [`Memory::write`], which report the fault.
-    fn host_range(&self, address: u64, length: u64, write: bool) -> Option<u64> {
+    fn host_range(&self, address: u64, length: u64, write: bool) -> Option<HostRange> {
         let _ = (address, length, write);
         None
     }
+}
+
+/// Agent addresses `[start, end)` that are host memory for the rest of a dispatch, at host
+/// address `agent + delta` (wrapping), which plain loads may read and, where `writable`, stores
+/// may write. `repr(C)`: the native tier keeps a few in its frame and tests them inline.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostRange {
+    pub start: u64,
+    pub end: u64,
+    pub delta: u64,
+    pub writable: bool,
 }
 
 /// One body for both atomic widths: `$unsigned` words, compared as `$signed` for `MinI`/`MaxI`.
@@ -204,6 +217,20 @@ pub unsafe trait HostMemory: Sync {
     /// Whether the kernel may read (or, `write`, write) `[address, address + length)`, and the
     /// host address of its first byte.
     fn check(&self, address: u64, length: u64, write: bool) -> Result<u64, MemoryFault>;
+
+    /// [`HostMemory::check`], answered with the whole range the access falls in (an allocation,
+    /// say), which must meet `check`'s contract throughout for the rest of the dispatch: every
+    /// access inside it is granted as `check` would grant it (stores only where `writable`).
+    /// The default is the access itself.
+    fn check_range(&self, address: u64, length: u64, write: bool) -> Result<HostRange, MemoryFault> {
+        let host = self.check(address, length, write)?;
+        Ok(HostRange {
+            start: address,
+            end: address.saturating_add(length),
+            delta: host.wrapping_sub(address),
+            writable: write,
+        })
+    }
 }
 
 /// The body of a [`HostMemory`]'s atomic on one word of `$atomic`'s width: an aligned word that
@@ -224,8 +251,8 @@ macro_rules! host_atomic {
 }
 
 impl<T: HostMemory> Memory for T {
-    fn host_range(&self, address: u64, length: u64, write: bool) -> Option<u64> {
-        self.check(address, length, write).ok()
+    fn host_range(&self, address: u64, length: u64, write: bool) -> Option<HostRange> {
+        self.check_range(address, length, write).ok()
     }
 
     #[inline(always)]

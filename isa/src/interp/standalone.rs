@@ -4,7 +4,7 @@
 
 use aqueduct_codeobject::CodeObject;
 
-use super::{HostMemory, MemoryFault};
+use super::{HostMemory, HostRange, MemoryFault};
 
 /// A code object loaded as a loader would: each `PT_LOAD` segment at its virtual address
 /// relative to one base, the rest zeroed. Relocations are not applied (the kernels this serves
@@ -68,5 +68,14 @@ unsafe impl HostMemory for Regions {
         } else {
             Err(MemoryFault { address, length, write })
         }
+    }
+
+    /// The whole region an access falls in (regions are host memory at their own addresses).
+    fn check_range(&self, address: u64, length: u64, write: bool) -> Result<HostRange, MemoryFault> {
+        let end = address.checked_add(length).ok_or(MemoryFault { address, length, write })?;
+        (self.0.iter())
+            .find(|&&(start, size)| start <= address && end <= start + size)
+            .map(|&(start, size)| HostRange { start, end: start + size, delta: 0, writable: true })
+            .ok_or(MemoryFault { address, length, write })
     }
 }

@@ -6,10 +6,10 @@ use core::mem::offset_of;
 use dynasmrt::x64::Assembler;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
-use super::frame::{Exit, Frame};
-use crate::interp::Program;
+use super::frame::{CACHED_RANGES, Exit, Frame, RangeCache};
 use crate::interp::program::Decoded;
 use crate::interp::wave::{EXEC, LANES, Wave};
+use crate::interp::{HostRange, Program};
 
 /// Byte offsets compiled code reads the wave and the frame at.
 pub(super) const SGPR: i32 = offset_of!(Wave, sgpr) as i32;
@@ -26,7 +26,9 @@ pub(super) const FRAME_LDS: i32 = offset_of!(Frame, lds) as i32;
 pub(super) const FRAME_LDS_LEN: i32 = offset_of!(Frame, lds_len) as i32;
 pub(super) const YIELD_AT: i32 = offset_of!(Frame, yield_at) as i32;
 const FALLBACK: i32 = offset_of!(Frame, fallback) as i32;
-pub(super) const RANGE: i32 = offset_of!(Frame, range) as i32;
+const RANGE: i32 = offset_of!(Frame, range) as i32;
+const CACHE: i32 = (offset_of!(Frame, cache) + offset_of!(RangeCache, ranges)) as i32;
+const RANGE_BYTES: i32 = core::mem::size_of::<HostRange>() as i32;
 
 /// Bytes of one VGPR row.
 pub(super) const ROW: i32 = (LANES * 4) as i32;
@@ -106,6 +108,52 @@ impl Emitter<'_> {
             ; mov eax, exit as i32
             ; jmp =>self.exit
         );
+    }
+
+    /// `rax` = the host address of agent address `r8`, where `[r8, r9)` is host memory for
+    /// plain loads (or, `write`, stores): a range in the frame's cache that holds it, tested
+    /// inline, or else the memory's answer (`frame::range`, which caches it); jumps to `slow`
+    /// where the memory grants no such range. The call path clobbers every caller-saved
+    /// register and restores the EXEC masks; the cached path touches only `rax`.
+    pub fn host_address(&mut self, write: bool, slow: DynamicLabel) {
+        let found = self.ops.new_dynamic_label();
+        for slot in 0..CACHED_RANGES as i32 {
+            let (range, next) = (CACHE + slot * RANGE_BYTES, self.ops.new_dynamic_label());
+            dynasm!(self.ops
+                ; .arch x64
+                ; cmp r8, [r14 + range + offset_of!(HostRange, start) as i32]
+                ; jb =>next
+                ; cmp r9, [r14 + range + offset_of!(HostRange, end) as i32]
+                ; ja =>next
+            );
+            if write {
+                dynasm!(self.ops
+                    ; .arch x64
+                    ; cmp BYTE [r14 + range + offset_of!(HostRange, writable) as i32], 0
+                    ; je =>next
+                );
+            }
+            dynasm!(self.ops
+                ; .arch x64
+                ; mov rax, [r14 + range + offset_of!(HostRange, delta) as i32]
+                ; add rax, r8
+                ; jmp =>found
+                ; =>next
+            );
+        }
+        dynasm!(self.ops
+            ; .arch x64
+            ; mov rdi, r14
+            ; mov rsi, r8
+            ; mov rdx, r9
+            ; sub rdx, r8
+            ; mov ecx, write as i32
+            ; call QWORD [r14 + RANGE]
+            ; test rax, rax
+            ; jz =>slow
+        );
+        self.masks();
+        dynasm!(self.ops ; .arch x64 ; =>found);
     }
 
     /// The interpreter's step for instruction `index`, inline: on unless it left.

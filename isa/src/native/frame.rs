@@ -15,7 +15,7 @@
 
 use crate::interp::launch::step;
 use crate::interp::wave::{Flow, LANES, Wave};
-use crate::interp::{ExecError, Memory, Program};
+use crate::interp::{ExecError, HostRange, Memory, Program};
 
 /// Why compiled code returned; the wave's PC is stored in each case.
 #[repr(u32)]
@@ -58,6 +58,22 @@ pub(super) struct Frame {
     pub range: unsafe extern "sysv64" fn(*mut Frame, u64, u64, u32) -> u64,
     /// The [`Trampoline`] the fallback runs against.
     pub trampoline: *mut (),
+    /// Host ranges found so far, which compiled code tests before calling [`range`].
+    pub cache: RangeCache,
+}
+
+/// Host ranges to test inline, in the order they were found.
+pub(crate) const CACHED_RANGES: usize = 4;
+
+/// The host ranges a workgroup's accesses have found ([`Memory::host_range`]): compiled code
+/// tests an access against them before it calls out. Kept across the workgroup's turns and
+/// waves, all in one dispatch, for which the memory promises each range stays valid.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct RangeCache {
+    pub ranges: [HostRange; CACHED_RANGES],
+    /// The slot the next range found replaces (round robin).
+    pub next: u64,
 }
 
 /// What the interpreter's step needs besides the wave, and where its error goes.
@@ -70,8 +86,9 @@ pub(super) struct Trampoline<'a, M: Memory + ?Sized> {
 }
 
 /// The host address of `[address, address + length)` for plain loads (`write` 0) or stores (1),
-/// as the dispatch's memory grants it whole ([`Memory::host_range`]); 0 where it does not (the
-/// instruction then takes the interpreter's step, which reports the fault lane by lane).
+/// as the dispatch's memory grants it whole ([`Memory::host_range`]), whose range joins the
+/// frame's cache; 0 where it does not (the instruction then takes the interpreter's step, which
+/// reports the fault lane by lane).
 ///
 /// # Safety
 /// As for [`fallback`]: `frame`'s trampoline is a live `Trampoline<M>`.
@@ -81,9 +98,14 @@ pub(super) unsafe extern "sysv64" fn range<M: Memory + ?Sized>(
     length: u64,
     write: u32,
 ) -> u64 {
-    // SAFETY: the caller's contract.
-    let trampoline = unsafe { &*((*frame).trampoline as *const Trampoline<'_, M>) };
-    trampoline.memory.host_range(address, length, write != 0).unwrap_or(0)
+    // SAFETY: the caller's contract; nothing else refers to the frame during the call.
+    let frame = unsafe { &mut *frame };
+    let trampoline = unsafe { &*(frame.trampoline as *const Trampoline<'_, M>) };
+    let Some(found) = trampoline.memory.host_range(address, length, write != 0) else { return 0 };
+    let cache = &mut frame.cache;
+    cache.ranges[cache.next as usize % CACHED_RANGES] = found;
+    cache.next = cache.next.wrapping_add(1);
+    address.wrapping_add(found.delta)
 }
 
 /// Runs instruction `index` through the interpreter's step on the frame's wave, and says what

@@ -4,9 +4,10 @@
 //!
 //! One check per instruction, in vectors: every active lane's address is a 64-bit base plus its
 //! 32-bit VGPR (SADDR's pair, or the high halves of the VGPR pairs, which must then agree), so
-//! the lowest and highest address are the base plus the lowest and highest low half. The
-//! dispatch's memory is asked once whether that whole span is host memory the kernel may touch
-//! (`Memory::host_range`). If it is, the rows go eight lanes at a time (`rows.rs`): loads as
+//! the lowest and highest address are the base plus the lowest and highest low half. That whole
+//! span must lie in host memory the kernel may touch: a range the workgroup has already found,
+//! or else the dispatch's memory's answer (`Emitter::host_address`, `Memory::host_range`). If
+//! it does, the rows go eight lanes at a time (`rows.rs`): loads as
 //! vector loads or gathers, stores of a dword as masked vector stores or lane by lane, wider
 //! stores lane by lane, all in the interpreter's lane order. Anything else (high halves that
 //! differ, a span that wraps, crosses two allocations or leaves them, a FLAT address in the LDS
@@ -16,14 +17,14 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, RANGE, ROW, sgpr};
+use super::emit::{Emitter, ROW, sgpr};
 use super::rows::Chunks;
 use crate::gfx11::Encoding;
 use crate::interp::memory_ops::{Access, Operation};
 use crate::interp::program::Decoded;
 use crate::interp::wave::{EXEC, NULL};
 
-/// Stack slot (above the prologue's alignment) for the lowest low half across the range call.
+/// Stack slot (the prologue's alignment) for the lowest low half across the range test.
 const LOWEST: i32 = 0;
 
 /// Translates a GLOBAL or FLAT access; false (nothing emitted) for one without a translation.
@@ -150,16 +151,9 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
             ; add r9, offset + bytes as i32
         );
     }
+    e.host_address(!load, slow);
     dynasm!(e.ops
         ; .arch x64
-        ; mov rdx, r9
-        ; sub rdx, r8
-        ; mov rdi, r14
-        ; mov rsi, r8
-        ; mov ecx, (!load) as i32
-        ; call QWORD [r14 + RANGE]
-        ; test rax, rax
-        ; jz =>slow
         // r11 = the host address of a lane's low half 0 (base and offset included), r10 the same
         // 2^31 higher for the biased indices.
         ; sub rax, [rsp + LOWEST]
@@ -167,7 +161,6 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         ; mov r10d, i32::MIN
         ; add r10, rax
     );
-    e.masks();
     let chunks = Chunks { addresses: low_row, biased: true, base: 10, lane_base: 11 };
     Chunks::setup(e);
     if load {

@@ -4,7 +4,7 @@
 use dynasmrt::AssemblyOffset;
 
 use super::NativeCode;
-use super::frame::{Exit, Frame, Trampoline, fallback, range};
+use super::frame::{Exit, Frame, RangeCache, Trampoline, fallback, range};
 use crate::interp::launch::{Dispatch, SLICE};
 use crate::interp::wave::{LANES, Wave};
 use crate::interp::{ExecError, Memory};
@@ -14,7 +14,8 @@ type Compiled = unsafe extern "sysv64" fn(*mut Frame, *const u8) -> u32;
 
 /// Runs `wave` natively until it ends or reaches a barrier, or, when it `shares` its workgroup,
 /// until it yields (a backward branch once the turn's [`SLICE`] is spent, or `s_sleep`): the
-/// interpreter's `run_wave`, in compiled code. `code` is `dispatch.program`'s.
+/// interpreter's `run_wave`, in compiled code. `code` is `dispatch.program`'s; `cache` holds the
+/// host ranges the workgroup has found in `memory` (one per workgroup: see [`RangeCache`]).
 pub(crate) fn run_wave<M: Memory + ?Sized>(
     code: &NativeCode,
     dispatch: &Dispatch<'_>,
@@ -22,6 +23,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
     wave: &mut Wave,
     lds: &mut [u8],
     shares: bool,
+    cache: &mut RangeCache,
 ) -> Result<(), ExecError> {
     let program = dispatch.program;
     let limit = dispatch.instruction_limit;
@@ -43,18 +45,19 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
         fallback: fallback::<M>,
         range: range::<M>,
         trampoline: &mut trampoline as *mut Trampoline<'_, M> as *mut (),
+        cache: *cache,
     };
     // SAFETY: the prologue's offset in the finished buffer, which has the signature `Compiled`
     // (`emit::compile`).
     let compiled: Compiled = unsafe { core::mem::transmute(code.buffer.ptr(AssemblyOffset(code.prologue))) };
-    loop {
+    let result = loop {
         // SAFETY: the frame's wave is `wave`, which only compiled code and the trampoline touch
         // (through the frame) while this runs.
         let pc = unsafe { (*frame.wave).pc };
         let index = pc.wrapping_sub(program.entry) / 4;
         let entry = match code.entries.get(index as usize) {
             Some(&offset) if pc.is_multiple_of(4) && offset != u32::MAX => offset,
-            _ => return Err(program.fetch(pc).err().unwrap_or(ExecError::PcOutOfRange { pc })),
+            _ => break Err(program.fetch(pc).err().unwrap_or(ExecError::PcOutOfRange { pc })),
         };
         trampoline.backward = false;
         // SAFETY: the frame's pointers are live and used by nothing else during the call (the
@@ -64,35 +67,37 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
         // SAFETY: compiled code has returned; the wave is ours again.
         let wave = unsafe { &mut *frame.wave };
         if wave.executed > limit {
-            return Err(ExecError::InstructionLimit { pc: wave.pc, limit });
+            break Err(ExecError::InstructionLimit { pc: wave.pc, limit });
         }
         match exit {
             exit if exit == Exit::Yield as u32 => {
                 if shares {
-                    return Ok(());
+                    break Ok(());
                 }
             }
             exit if exit == Exit::Jump as u32 => {
                 if shares && trampoline.backward && wave.executed - turn_start >= SLICE {
-                    return Ok(());
+                    break Ok(());
                 }
             }
             exit if exit == Exit::End as u32 => {
                 wave.ended = true;
-                return Ok(());
+                break Ok(());
             }
             exit if exit == Exit::Barrier as u32 => {
                 wave.at_barrier = true;
-                return Ok(());
+                break Ok(());
             }
             exit if exit == Exit::Sleep as u32 => {
                 if shares {
-                    return Ok(());
+                    break Ok(());
                 }
             }
             _ => {
-                return Err(trampoline.error.take().unwrap_or(ExecError::PcOutOfRange { pc: wave.pc }));
+                break Err(trampoline.error.take().unwrap_or(ExecError::PcOutOfRange { pc: wave.pc }));
             }
         }
-    }
+    };
+    *cache = frame.cache;
+    result
 }

@@ -28,8 +28,8 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> b
 }
 
 /// SMEM `s_load_b32` to `_b512` into plain SGPRs: the dword-aligned address (SBASE's pair, 48
-/// bits, plus the offset and SOFFSET, wrapping as `interp::scalar::smem` does), one range check
-/// for the whole load (`Memory::host_range`), then the copy; anything the memory does not grant
+/// bits, plus the offset and SOFFSET, wrapping as `interp::scalar::smem` does), one range test
+/// for the whole load (`Emitter::host_address`), then the copy; anything the memory does not grant
 /// whole is the interpreter's step, which faults as it does. The cache invalidations do nothing,
 /// as in the interpreter.
 fn load(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
@@ -65,15 +65,12 @@ fn load(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
     dynasm!(e.ops
         ; .arch x64
         ; and rsi, -4
-        ; mov rdi, r14
-        ; mov edx, 4 * dwords as i32
-        ; xor ecx, ecx
-        ; call QWORD [r14 + super::emit::RANGE]
-        ; test rax, rax
-        ; jz =>slow
+        ; mov r8, rsi
+        ; mov r9, rsi
+        ; add r9, 4 * dwords as i32
+        ; jc =>slow
     );
-    // The call clobbered the EXEC masks' registers.
-    e.masks();
+    e.host_address(false, slow);
     for dword in 0..dwords as i32 {
         dynasm!(e.ops
             ; .arch x64
