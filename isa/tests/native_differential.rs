@@ -67,14 +67,21 @@ const BUFFER_BYTES: usize = 4096;
 /// One register value: a special float, a small integer, an in-range LDS address, a float of
 /// ordinary size, or any bits.
 fn value(rng: &mut Rng, lane: u32) -> u32 {
-    match rng.below(6) {
+    match rng.below(7) {
         0 => rng.pick(&SPECIAL),
         1 => rng.below(64) as u32,
         2 => (lane * 4 + 4 * rng.below(32) as u32) % LDS_BYTES as u32,
         3 => ((rng.below(2000) as f32 - 1000.0) / 7.0).to_bits(),
         4 => (rng.below(2) as u32) << 31 | (rng.below(1 << 23) as u32) | (rng.below(255) as u32) << 23,
+        5 => value_f16_pair(rng),
         _ => rng.next() as u32,
     }
+}
+
+/// Two f16 of ordinary size (sign, an exponent short of infinity, any mantissa), packed.
+fn value_f16_pair(rng: &mut Rng) -> u32 {
+    let half = |rng: &mut Rng| (rng.below(2) as u32) << 15 | (rng.below(31) as u32) << 10 | rng.below(1 << 10) as u32;
+    half(rng) << 16 | half(rng)
 }
 
 fn registers(rng: &mut Rng, buffer: u64) -> Registers {
@@ -84,6 +91,14 @@ fn registers(rng: &mut Rng, buffer: u64) -> Registers {
         // dwords (a tile row's LDS addresses), the rest lane by lane.
         let uniform = rng.chance(20).then(|| value(rng, 0));
         let consecutive = rng.chance(15).then(|| 4 * rng.below(64) as u32);
+        // Some rows all packed f16 pairs of ordinary size (so that packed and dot-product
+        // arithmetic meets no NaN in any lane).
+        if uniform.is_none() && consecutive.is_none() && rng.chance(15) {
+            for slot in row.iter_mut() {
+                *slot = value_f16_pair(rng);
+            }
+            continue;
+        }
         for (lane, slot) in row.iter_mut().enumerate() {
             *slot = match (uniform, consecutive) {
                 (Some(value), _) => value,

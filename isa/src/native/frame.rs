@@ -44,8 +44,9 @@ pub(super) struct Frame {
     pub lane_bits: [u32; LANES],
     /// 0, 4, …, 28: eight consecutive dwords' byte offsets (an LDS row's contiguous addresses).
     pub ramp: [u32; 8],
-    /// A DPP source row after its permutation (`vector::permute`).
-    pub dpp_row: [u32; LANES],
+    /// A row compiled code builds before it writes: a DPP source after its permutation
+    /// (`vector::permute`), a dot product's results before their NaN test (`vector::dot2`).
+    pub scratch: [u32; LANES],
     pub wave: *mut Wave,
     pub vgpr: *mut [u32; LANES],
     pub lds: *mut u8,

@@ -13,7 +13,7 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{DPP_ROW, Emitter, LANE_BITS, MODE, ROW, SCC, sgpr};
+use super::emit::{Emitter, LANE_BITS, MODE, ROW, SCC, SCRATCH, sgpr};
 use crate::gfx11::Opcode;
 use crate::interp::operands::{DppPlan, INVALID, Source};
 use crate::interp::program::Decoded;
@@ -26,7 +26,7 @@ use crate::interp::wave::{EXEC, MODE_IEEE_FLOAT, NULL};
 enum Src {
     Row(i32),
     Reg(u8),
-    /// The frame's scratch row (`Frame::dpp_row`): src0 after DPP's permutation.
+    /// The frame's scratch row (`Frame::scratch`): src0 after DPP's permutation.
     Permuted,
 }
 
@@ -51,6 +51,8 @@ enum Shape {
     Shift64,
     /// `v_mad_u64_u32` without a carry-out: a × b (32-bit, unsigned) plus a VGPR pair, to a pair.
     Mad64,
+    /// `v_dot2acc_f32_f16`: vdst += a.lo × b.lo + a.hi × b.hi, f16 halves, f32 accumulator.
+    Dot2,
 }
 
 fn shape(op: &VOp) -> Option<Shape> {
@@ -72,6 +74,7 @@ fn shape(op: &VOp) -> Option<Shape> {
         VLshlrevB64 => Shape::Shift64,
         VMadU64U32 => Shape::Mad64,
         VBfeU32 | VBfeI32 => Shape::Ternary,
+        VDot2accF32F16 => Shape::Dot2,
         _ => return None,
     })
 }
@@ -82,7 +85,16 @@ fn float(op: &VOp) -> bool {
     matches!(op.form, Form::Compare { ty: CompareType::F32, .. })
         || matches!(
             op.opcode,
-            VAddF32 | VSubF32 | VSubrevF32 | VMulF32 | VFmaF32 | VFmacF32 | VFmaakF32 | VFmamkF32 | VCvtF32I32
+            VAddF32
+                | VSubF32
+                | VSubrevF32
+                | VMulF32
+                | VFmaF32
+                | VFmacF32
+                | VFmaakF32
+                | VFmamkF32
+                | VCvtF32I32
+                | VDot2accF32F16
         )
 }
 
@@ -95,7 +107,8 @@ fn sources(shape: Shape) -> usize {
         | Shape::Compare(..)
         | Shape::Carry { carry_in: false }
         | Shape::Shift64
-        | Shape::Mad64 => 2,
+        | Shape::Mad64
+        | Shape::Dot2 => 2,
         Shape::Ternary | Shape::Select | Shape::Carry { carry_in: true } => 3,
     }
 }
@@ -190,7 +203,7 @@ fn load(e: &mut Emitter<'_>, dst: u8, src: Src, k: i32) {
     match src {
         Src::Row(offset) => dynasm!(e.ops ; .arch x64 ; vmovdqu Ry(dst), [r13 + offset + 32 * k]),
         Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vmovdqa Ry(dst), Ry(reg)),
-        Src::Permuted => dynasm!(e.ops ; .arch x64 ; vmovdqa Ry(dst), [r14 + DPP_ROW + 32 * k]),
+        Src::Permuted => dynasm!(e.ops ; .arch x64 ; vmovdqa Ry(dst), [r14 + SCRATCH + 32 * k]),
     }
 }
 
@@ -205,7 +218,7 @@ macro_rules! vex {
             }
             Src::Reg(reg) => dynasm!($e.ops ; .arch x64 ; $ins Ry($dst), Ry($a), Ry(reg)),
             Src::Permuted => {
-                let at = DPP_ROW + 32 * $k;
+                let at = SCRATCH + 32 * $k;
                 dynasm!($e.ops ; .arch x64 ; $ins Ry($dst), Ry($a), [r14 + at])
             }
         }
@@ -217,6 +230,11 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
     let Some(shape) = translatable(e, op) else { return false };
     if float(op) {
         guard_mode(e, index, decoded);
+    }
+    if shape == Shape::Dot2 {
+        let sources = [place(e, op, 0), place(e, op, 1)];
+        dot2(e, index, decoded, op, sources);
+        return true;
     }
     if let (Some(dpp), Source::Vgpr(source)) = (&op.operands.dpp, op.operands.src[0]) {
         permute(e, dpp, source as u32);
@@ -243,7 +261,7 @@ fn permute(e: &mut Emitter<'_>, dpp: &DppPlan, source: u32) {
         }));
         let valid = e.constant(core::array::from_fn(|i| if dpp.from[lane(i)] == INVALID { 0 } else { u32::MAX }));
         let disabled = e.constant(core::array::from_fn(|i| if dpp.enabled >> lane(i) & 1 == 1 { 0 } else { u32::MAX }));
-        let (inactive, scratch) = (12 + k as u8, DPP_ROW + 32 * k as i32);
+        let (inactive, scratch) = (12 + k as u8, SCRATCH + 32 * k as i32);
         dynasm!(e.ops
             ; .arch x64
             ; vmovdqu ymm4, [=>from]
@@ -283,7 +301,10 @@ fn permute(e: &mut Emitter<'_>, dpp: &DppPlan, source: u32) {
 /// Issue VALU"). Translated when both halves are, and neither writes a register the other reads.
 pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, x: &VOp, y: &VOp) -> bool {
     let (Some(x_shape), Some(y_shape)) = (translatable(e, x), translatable(e, y)) else { return false };
-    let alone = |shape: Shape| matches!(shape, Shape::Compare(..) | Shape::Carry { .. } | Shape::Shift64);
+    // Shapes with writes or checks of their own (masks, pairs, a NaN test) go as one operation.
+    let alone = |shape: Shape| {
+        matches!(shape, Shape::Compare(..) | Shape::Carry { .. } | Shape::Shift64 | Shape::Mad64 | Shape::Dot2)
+    };
     if alone(x_shape) || alone(y_shape) {
         return false;
     }
@@ -300,6 +321,89 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
     emit(e, x, x_shape);
     emit(e, y, y_shape);
     true
+}
+
+/// `v_dot2acc_f32_f16` as the interpreter computes it (`valu::dot2_f16`): the f16 halves to f64
+/// (exact), the two products (exact) summed in f64, the accumulator added in f64, rounded once
+/// more to f32. Eight lanes at a time into the frame's scratch row; where any active lane's
+/// result is NaN (whose payload the interpreter picks its own way), the interpreter's step
+/// instead, before anything is written.
+fn dot2(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp, [a, b]: [Src; 2]) {
+    let resume = e.next_label(index, decoded);
+    let slow = e.slow_path(index, resume);
+    let vdst = op.operands.vdst as i32 * ROW;
+    // (a0 a1 a2 a3 in f64) from halves (lo, hi) of four lanes: [l0, l2, l1, l3] after `vhaddpd`,
+    // put back in lane order by `vpermpd`.
+    const LANE_ORDER: i8 = 0b11_01_10_00_u8 as i8;
+    dynasm!(e.ops ; .arch x64 ; vpxor xmm11, xmm11, xmm11);
+    for k in 0..4 {
+        load(e, 0, a, k);
+        load(e, 1, b, k);
+        let scratch = SCRATCH + 32 * k;
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqu ymm2, [r13 + vdst + 32 * k]
+            // Halves as f32: lanes 0–3 in ymm3 (a) and ymm4 (b), lanes 4–7 in ymm5 and ymm6.
+            ; vcvtph2ps ymm3, xmm0
+            ; vcvtph2ps ymm4, xmm1
+            ; vextracti128 xmm0, ymm0, 1
+            ; vextracti128 xmm1, ymm1, 1
+            ; vcvtph2ps ymm5, xmm0
+            ; vcvtph2ps ymm6, xmm1
+            // Lanes 0–3: products of lanes 0–1 and 2–3, each lane's two summed, plus c.
+            ; vcvtps2pd ymm0, xmm3
+            ; vcvtps2pd ymm1, xmm4
+            ; vmulpd ymm7, ymm0, ymm1
+            ; vextractf128 xmm3, ymm3, 1
+            ; vextractf128 xmm4, ymm4, 1
+            ; vcvtps2pd ymm0, xmm3
+            ; vcvtps2pd ymm1, xmm4
+            ; vmulpd ymm0, ymm0, ymm1
+            ; vhaddpd ymm7, ymm7, ymm0
+            ; vpermpd ymm7, ymm7, LANE_ORDER
+            ; vcvtps2pd ymm0, xmm2
+            ; vaddpd ymm7, ymm7, ymm0
+            ; vcvtpd2ps xmm7, ymm7
+            // Lanes 4–7 likewise.
+            ; vcvtps2pd ymm0, xmm5
+            ; vcvtps2pd ymm1, xmm6
+            ; vmulpd ymm3, ymm0, ymm1
+            ; vextractf128 xmm5, ymm5, 1
+            ; vextractf128 xmm6, ymm6, 1
+            ; vcvtps2pd ymm0, xmm5
+            ; vcvtps2pd ymm1, xmm6
+            ; vmulpd ymm0, ymm0, ymm1
+            ; vhaddpd ymm3, ymm3, ymm0
+            ; vpermpd ymm3, ymm3, LANE_ORDER
+            ; vextractf128 xmm2, ymm2, 1
+            ; vcvtps2pd ymm0, xmm2
+            ; vaddpd ymm3, ymm3, ymm0
+            ; vcvtpd2ps xmm3, ymm3
+            ; vinsertf128 ymm7, ymm7, xmm3, 1
+            ; vmovaps [r14 + scratch], ymm7
+        );
+        // NaN in an active lane: ymm11 collects them.
+        e.vcmpps(0, 7, 7, 3);
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpandn ymm0, Ry(12 + k as u8), ymm0
+            ; vpor ymm11, ymm11, ymm0
+        );
+    }
+    dynasm!(e.ops
+        ; .arch x64
+        ; vptest ymm11, ymm11
+        ; jnz =>slow
+    );
+    for k in 0..4 {
+        let scratch = SCRATCH + 32 * k;
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovaps ymm0, [r14 + scratch]
+            ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8)
+            ; vmovdqu [r13 + vdst + 32 * k], ymm0
+        );
+    }
 }
 
 /// Takes the interpreter's step unless MODE is IEEE round-to-nearest with denormals kept.
@@ -362,7 +466,7 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
             VCvtF32I32 => match a {
                 Src::Row(offset) => dynasm!(e.ops ; .arch x64 ; vcvtdq2ps ymm0, [r13 + offset + 32 * k]),
                 Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vcvtdq2ps ymm0, Ry(reg)),
-                Src::Permuted => dynasm!(e.ops ; .arch x64 ; vcvtdq2ps ymm0, [r14 + DPP_ROW + 32 * k]),
+                Src::Permuted => dynasm!(e.ops ; .arch x64 ; vcvtdq2ps ymm0, [r14 + SCRATCH + 32 * k]),
             },
             VAddF32 => binary(e, a, b.unwrap(), k, Ins::Addps),
             VSubF32 => binary(e, a, b.unwrap(), k, Ins::Subps),
