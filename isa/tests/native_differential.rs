@@ -99,6 +99,14 @@ fn registers(rng: &mut Rng, buffer: u64) -> Registers {
             }
             continue;
         }
+        // Some rows special values only (±0, ±∞, NaNs, …), so that two operands meet as
+        // special cases in the same lane (−0 against +0, a NaN against a number).
+        if uniform.is_none() && consecutive.is_none() && rng.chance(15) {
+            for slot in row.iter_mut() {
+                *slot = rng.pick(&SPECIAL);
+            }
+            continue;
+        }
         for (lane, slot) in row.iter_mut().enumerate() {
             *slot = match (uniform, consecutive) {
                 (Some(value), _) => value,
