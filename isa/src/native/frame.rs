@@ -44,9 +44,10 @@ pub(super) struct Frame {
     pub lane_bits: [u32; LANES],
     /// 0, 4, …, 28: eight consecutive dwords' byte offsets (an LDS row's contiguous addresses).
     pub ramp: [u32; 8],
-    /// A row compiled code builds before it writes: a DPP source after its permutation
-    /// (`vector::permute`), a dot product's results before their NaN test (`vector::dot2`).
-    pub scratch: [u32; LANES],
+    /// Rows compiled code builds within an instruction: a DPP source after its permutation
+    /// (row 0, `vector::permute`), sources with float modifiers (rows 1–3, `vector::prepare`),
+    /// results before their test (row 0, `vector::checked_rows`).
+    pub scratch: [[u32; LANES]; 4],
     pub wave: *mut Wave,
     pub vgpr: *mut [u32; LANES],
     pub lds: *mut u8,

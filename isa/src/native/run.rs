@@ -32,7 +32,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
     let mut frame = Frame {
         lane_bits: core::array::from_fn(|lane| 1 << lane),
         ramp: core::array::from_fn(|lane| 4 * lane as u32),
-        scratch: [0; LANES],
+        scratch: [[0; LANES]; 4],
         vgpr: wave.vgpr.as_mut_ptr(),
         wave,
         lds: lds.as_mut_ptr(),

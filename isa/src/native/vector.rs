@@ -18,7 +18,7 @@ use crate::gfx11::Opcode;
 use crate::interp::operands::{DppPlan, INVALID, Source};
 use crate::interp::program::Decoded;
 use crate::interp::valu::{CompareType, Condition, Form, VOp};
-use crate::interp::wave::{EXEC, MODE_IEEE_FLOAT, NULL};
+use crate::interp::wave::{EXEC, Kind, MODE_IEEE_FLOAT, NULL};
 
 /// Where a source's chunk of 8 lanes is: a VGPR row's bytes from `r13`, or a register holding a
 /// broadcast scalar.
@@ -26,8 +26,9 @@ use crate::interp::wave::{EXEC, MODE_IEEE_FLOAT, NULL};
 enum Src {
     Row(i32),
     Reg(u8),
-    /// The frame's scratch row (`Frame::scratch`): src0 after DPP's permutation.
-    Permuted,
+    /// Row `n` of the frame's scratch rows (`Frame::scratch`): src0 after DPP's permutation
+    /// (row 0), a source with its float modifiers applied (row 1 + its index).
+    Scratch(u8),
 }
 
 /// The registers a source's broadcast goes to, by source index.
@@ -121,13 +122,21 @@ fn sources(shape: Shape) -> usize {
 
 /// Whether `op` has a translation in this wave's registers.
 fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
-    let modifiers = op.operands.neg | op.operands.abs | op.operands.omod | op.operands.op_sel != 0
-        || op.operands.clamp
-        || op.half != 0;
-    if modifiers {
+    if op.operands.omod | op.operands.op_sel != 0 || op.operands.clamp || op.half != 0 {
         return None;
     }
     let shape = shape(op)?;
+    // Float sources' neg and abs (the interpreter's `VOp::read`: f32 sources only), on the
+    // shapes that read their sources as rows (`prepare`).
+    if op.operands.neg | op.operands.abs != 0 {
+        let rows = matches!(
+            shape,
+            Shape::Unary | Shape::Binary | Shape::Ternary | Shape::Fmac | Shape::MinMax | Shape::Compare(..)
+        );
+        if op.kind != Kind::F32 || !rows {
+            return None;
+        }
+    }
     // DPP: the plain shapes, src0 a VGPR row (`permute`).
     if op.operands.dpp.is_some() {
         let row_source = matches!(op.operands.src[0], Source::Vgpr(v) if (v as u32) < e.vgprs);
@@ -209,7 +218,7 @@ fn load(e: &mut Emitter<'_>, dst: u8, src: Src, k: i32) {
     match src {
         Src::Row(offset) => dynasm!(e.ops ; .arch x64 ; vmovdqu Ry(dst), [r13 + offset + 32 * k]),
         Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vmovdqa Ry(dst), Ry(reg)),
-        Src::Permuted => dynasm!(e.ops ; .arch x64 ; vmovdqa Ry(dst), [r14 + SCRATCH + 32 * k]),
+        Src::Scratch(n) => dynasm!(e.ops ; .arch x64 ; vmovdqa Ry(dst), [r14 + scratch_row(n) + 32 * k]),
     }
 }
 
@@ -223,8 +232,8 @@ macro_rules! vex {
                 dynasm!($e.ops ; .arch x64 ; $ins Ry($dst), Ry($a), [r13 + at])
             }
             Src::Reg(reg) => dynasm!($e.ops ; .arch x64 ; $ins Ry($dst), Ry($a), Ry(reg)),
-            Src::Permuted => {
-                let at = SCRATCH + 32 * $k;
+            Src::Scratch(n) => {
+                let at = scratch_row(n) + 32 * $k;
                 dynasm!($e.ops ; .arch x64 ; $ins Ry($dst), Ry($a), [r14 + at])
             }
         }
@@ -237,25 +246,79 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
     if float(op) {
         guard_mode(e, index, decoded);
     }
-    if matches!(shape, Shape::Dot2 | Shape::MinMax) {
-        let [a, b] = [place(e, op, 0), place(e, op, 1)];
-        let vdst = op.operands.vdst as i32 * ROW;
-        if shape == Shape::Dot2 {
-            checked_rows(e, index, decoded, vdst, |e, k| dot2(e, vdst, a, b, k));
-        } else {
-            let max = op.opcode == Opcode::VMaxF32;
-            checked_rows(e, index, decoded, vdst, |e, k| min_max(e, max, a, b, k));
+    let srcs = prepare(e, op, shape);
+    match shape {
+        Shape::Dot2 | Shape::MinMax => {
+            let (a, b) = (srcs[0], srcs[1]);
+            let vdst = op.operands.vdst as i32 * ROW;
+            if shape == Shape::Dot2 {
+                checked_rows(e, index, decoded, vdst, |e, k| dot2(e, vdst, a, b, k));
+            } else {
+                let max = op.opcode == Opcode::VMaxF32;
+                checked_rows(e, index, decoded, vdst, |e, k| min_max(e, max, a, b, k));
+            }
         }
-        return true;
+        _ => emit(e, op, shape, &srcs),
     }
-    if let (Some(dpp), Source::Vgpr(source)) = (&op.operands.dpp, op.operands.src[0]) {
-        permute(e, dpp, source as u32);
-        emit(e, op, shape);
+    if op.operands.dpp.is_some() {
+        // DPP narrowed the EXEC masks to the lanes it lets write.
         e.masks();
-    } else {
-        emit(e, op, shape);
     }
     true
+}
+
+/// The sources where chunks read them (`place`), src0 through DPP's permutation where it has
+/// DPP (`permute`, into scratch row 0), and each source with float modifiers (neg, abs: bit
+/// operations on the sign, abs first, as `VOp::read` applies them) modified: a broadcast in
+/// its register, a row into scratch row 1 + its index (or in place in row 0 after DPP).
+fn prepare(e: &mut Emitter<'_>, op: &VOp, shape: Shape) -> Vec<Src> {
+    let mut srcs: Vec<Src> = (0..sources(shape)).map(|index| place(e, op, index)).collect();
+    if let (Some(dpp), Source::Vgpr(source)) = (&op.operands.dpp, op.operands.src[0]) {
+        permute(e, dpp, source as u32);
+        srcs[0] = Src::Scratch(0);
+    }
+    if op.operands.neg | op.operands.abs == 0 {
+        return srcs;
+    }
+    // ymm1: the sign bit; ymm2: all but it.
+    dynasm!(e.ops
+        ; .arch x64
+        ; vpcmpeqd ymm2, ymm2, ymm2
+        ; vpslld ymm1, ymm2, 31
+        ; vpsrld ymm2, ymm2, 1
+    );
+    for (index, src) in srcs.iter_mut().enumerate() {
+        let (neg, abs) = (op.operands.neg >> index & 1 == 1, op.operands.abs >> index & 1 == 1);
+        if !neg && !abs {
+            continue;
+        }
+        let modify = |e: &mut Emitter<'_>, reg: u8| {
+            if abs {
+                dynasm!(e.ops ; .arch x64 ; vpand Ry(reg), Ry(reg), ymm2);
+            }
+            if neg {
+                dynasm!(e.ops ; .arch x64 ; vpxor Ry(reg), Ry(reg), ymm1);
+            }
+        };
+        match *src {
+            Src::Reg(reg) => modify(e, reg),
+            Src::Row(_) | Src::Scratch(_) => {
+                let row = if let Src::Scratch(n) = *src { n } else { 1 + index as u8 };
+                for k in 0..4 {
+                    load(e, 0, *src, k);
+                    modify(e, 0);
+                    dynasm!(e.ops ; .arch x64 ; vmovdqa [r14 + scratch_row(row) + 32 * k], ymm0);
+                }
+                *src = Src::Scratch(row);
+            }
+        }
+    }
+    srcs
+}
+
+/// The byte offset of the frame's scratch row `n`.
+fn scratch_row(n: u8) -> i32 {
+    SCRATCH + n as i32 * ROW
 }
 
 /// DPP on src0 (`operands::DppPlan`, as the interpreter applies it): permutes VGPR `source`
@@ -333,8 +396,10 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
     if float(x) || float(y) {
         guard_mode(e, index, decoded);
     }
-    emit(e, x, x_shape);
-    emit(e, y, y_shape);
+    let srcs = prepare(e, x, x_shape);
+    emit(e, x, x_shape, &srcs);
+    let srcs = prepare(e, y, y_shape);
+    emit(e, y, y_shape, &srcs);
     true
 }
 
@@ -473,12 +538,8 @@ fn guard_mode(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) {
 }
 
 /// Emits `op`'s computation and its write.
-fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
+fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape, srcs: &[Src]) {
     use Opcode::*;
-    let mut srcs: Vec<Src> = (0..sources(shape)).map(|index| place(e, op, index)).collect();
-    if op.operands.dpp.is_some() {
-        srcs[0] = Src::Permuted;
-    }
     if let Shape::Compare(condition, ty) = shape {
         compare(e, op, condition, ty, srcs[0], srcs[1]);
         return;
@@ -521,7 +582,7 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
             VCvtF32I32 => match a {
                 Src::Row(offset) => dynasm!(e.ops ; .arch x64 ; vcvtdq2ps ymm0, [r13 + offset + 32 * k]),
                 Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vcvtdq2ps ymm0, Ry(reg)),
-                Src::Permuted => dynasm!(e.ops ; .arch x64 ; vcvtdq2ps ymm0, [r14 + SCRATCH + 32 * k]),
+                Src::Scratch(n) => dynasm!(e.ops ; .arch x64 ; vcvtdq2ps ymm0, [r14 + scratch_row(n) + 32 * k]),
             },
             VAddF32 => binary(e, a, b.unwrap(), k, Ins::Addps),
             VSubF32 => binary(e, a, b.unwrap(), k, Ins::Subps),
@@ -657,7 +718,10 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape) {
                         dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm1, [r13 + offset + 32 * k], ymm2)
                     }
                     Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm1, Ry(reg), ymm2),
-                    Src::Permuted => unreachable!("DPP permutes src0 only"),
+                    Src::Scratch(n) => {
+                        let at = scratch_row(n) + 32 * k;
+                        dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm1, [r14 + at], ymm2)
+                    }
                 }
             }
             _ => unreachable!("shape() lists the translated operations"),
