@@ -1,7 +1,7 @@
 //! Memory translations: `buffer_gl0_inv`, `buffer_gl1_inv` and `ds_nop`, which do nothing here
-//! (as in `memory_ops`); and LDS's whole-dword loads and stores (`ds_load_b32/b64/b96/b128`,
+//! (as in `memory_ops`); LDS's whole-dword loads and stores (`ds_load_b32/b64/b96/b128`,
 //! `ds_store_*`, and their `2addr` and `stride64` forms), the forms `memory_ops::ds_dwords`
-//! runs as rows.
+//! runs as rows; and the lane exchange `ds_bpermute_b32`.
 //!
 //! The fast path checks every active lane's whole access against the LDS once per instruction,
 //! as vectors; when any lane's is out of range (or its address would wrap), the instruction
@@ -10,11 +10,12 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, ROW};
+use super::emit::{Emitter, ROW, SCRATCH, sgpr};
 use super::rows::Chunks;
 use crate::gfx11::Encoding;
 use crate::interp::memory_ops::{Access, Operation};
 use crate::interp::program::Decoded;
+use crate::interp::wave::EXEC;
 
 /// Translates a DS instruction; false (nothing emitted) for one without a translation.
 pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, access: &Access) -> bool {
@@ -31,6 +32,9 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     let (offset0, offset1) = (w0 & 0xFF, (w0 >> 8) & 0xFF);
     if (w0 >> 17) & 1 == 1 {
         return false; // GDS
+    }
+    if matches!(access.operation, Operation::Bpermute) {
+        return backward_permute(e, offset1 << 8 | offset0, [addr, data0, vdst]);
     }
     let (bytes, load) = match access.operation {
         Operation::Load { bytes, signed: false, d16: false, .. } if bytes % 4 == 0 => (bytes as u32, true),
@@ -107,6 +111,51 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
                 chunks.store(e, k, (first + dword) as i32 * ROW, (offset + 4 * dword) as i32);
             }
         }
+    }
+    true
+}
+
+/// `ds_bpermute_b32` (wave32, as `memory_ops::ds` runs it): each active lane reads `data` from
+/// lane `((address + offset) >> 2) mod 32`, 0 where that lane is inactive. One gather per eight
+/// lanes into the frame's scratch row, whose lanes then go to `vdst` (which may be either
+/// source) in the active lanes.
+fn backward_permute(e: &mut Emitter<'_>, offset: u32, [addr, data, vdst]: [u32; 3]) -> bool {
+    if addr.max(data).max(vdst) >= e.vgprs {
+        return false;
+    }
+    let (addresses, data, vdst) = (addr as i32 * ROW, data as i32 * ROW, vdst as i32 * ROW);
+    dynasm!(e.ops
+        ; .arch x64
+        ; mov eax, offset as i32
+        ; vmovd xmm3, eax
+        ; vpbroadcastd ymm3, xmm3
+        ; mov eax, 31
+        ; vmovd xmm4, eax
+        ; vpbroadcastd ymm4, xmm4
+        ; vpbroadcastd ymm5, [r12 + sgpr(EXEC)]
+    );
+    for k in 0..4 {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpaddd ymm0, ymm3, [r13 + addresses + 32 * k]
+            ; vpsrld ymm0, ymm0, 2
+            ; vpand ymm0, ymm0, ymm4
+            // The source lane's EXEC bit, as a lane mask.
+            ; vpsrlvd ymm1, ymm5, ymm0
+            ; vpslld ymm1, ymm1, 31
+            ; vpsrad ymm1, ymm1, 31
+            ; vpxor xmm2, xmm2, xmm2
+            ; vpgatherdd ymm2, [r13 + ymm0 * 4 + data], ymm1
+            ; vmovdqa [r14 + SCRATCH + 32 * k], ymm2
+        );
+    }
+    for k in 0..4 {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqa ymm0, [r14 + SCRATCH + 32 * k]
+            ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8)
+            ; vmovdqu [r13 + vdst + 32 * k], ymm0
+        );
     }
     true
 }

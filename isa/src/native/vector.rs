@@ -56,6 +56,8 @@ enum Shape {
     Dot2,
     /// `v_max_f32`, `v_min_f32`.
     MinMax,
+    /// `v_rndne_f32` and `v_cvt_i32_f32`: one source, NaN and out-of-range lanes the step's.
+    Round,
 }
 
 fn shape(op: &VOp) -> Option<Shape> {
@@ -79,6 +81,7 @@ fn shape(op: &VOp) -> Option<Shape> {
         VBfeU32 | VBfeI32 => Shape::Ternary,
         VDot2accF32F16 => Shape::Dot2,
         VMaxF32 | VMinF32 => Shape::MinMax,
+        VRndneF32 | VCvtI32F32 => Shape::Round,
         _ => return None,
     })
 }
@@ -101,13 +104,15 @@ fn float(op: &VOp) -> bool {
                 | VDot2accF32F16
                 | VMaxF32
                 | VMinF32
+                | VRndneF32
+                | VCvtI32F32
         )
 }
 
 /// Sources the shape reads.
 fn sources(shape: Shape) -> usize {
     match shape {
-        Shape::Unary => 1,
+        Shape::Unary | Shape::Round => 1,
         Shape::Binary
         | Shape::Fmac
         | Shape::Compare(..)
@@ -131,7 +136,13 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
     if op.operands.neg | op.operands.abs != 0 {
         let rows = matches!(
             shape,
-            Shape::Unary | Shape::Binary | Shape::Ternary | Shape::Fmac | Shape::MinMax | Shape::Compare(..)
+            Shape::Unary
+                | Shape::Binary
+                | Shape::Ternary
+                | Shape::Fmac
+                | Shape::MinMax
+                | Shape::Round
+                | Shape::Compare(..)
         );
         if op.kind != Kind::F32 || !rows {
             return None;
@@ -247,16 +258,16 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
         guard_mode(e, index, decoded);
     }
     let srcs = prepare(e, op, shape);
+    let vdst = op.operands.vdst as i32 * ROW;
     match shape {
-        Shape::Dot2 | Shape::MinMax => {
-            let (a, b) = (srcs[0], srcs[1]);
-            let vdst = op.operands.vdst as i32 * ROW;
-            if shape == Shape::Dot2 {
-                checked_rows(e, index, decoded, vdst, |e, k| dot2(e, vdst, a, b, k));
-            } else {
-                let max = op.opcode == Opcode::VMaxF32;
-                checked_rows(e, index, decoded, vdst, |e, k| min_max(e, max, a, b, k));
-            }
+        Shape::Dot2 => checked_rows(e, index, decoded, vdst, |e, k| dot2(e, vdst, srcs[0], srcs[1], k)),
+        Shape::MinMax => {
+            let max = op.opcode == Opcode::VMaxF32;
+            checked_rows(e, index, decoded, vdst, |e, k| min_max(e, max, srcs[0], srcs[1], k));
+        }
+        Shape::Round => {
+            let convert = op.opcode == Opcode::VCvtI32F32;
+            checked_rows(e, index, decoded, vdst, |e, k| round(e, convert, srcs[0], k));
         }
         _ => emit(e, op, shape, &srcs),
     }
@@ -380,7 +391,13 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
     let alone = |shape: Shape| {
         matches!(
             shape,
-            Shape::Compare(..) | Shape::Carry { .. } | Shape::Shift64 | Shape::Mad64 | Shape::Dot2 | Shape::MinMax
+            Shape::Compare(..)
+                | Shape::Carry { .. }
+                | Shape::Shift64
+                | Shape::Mad64
+                | Shape::Dot2
+                | Shape::MinMax
+                | Shape::Round
         )
     };
     if alone(x_shape) || alone(y_shape) {
@@ -520,6 +537,26 @@ fn min_max(e: &mut Emitter<'_>, max: bool, a: Src, b: Src, k: i32) {
         ; vandps ymm5, ymm5, ymm6
         ; vblendvps ymm7, ymm7, ymm3, ymm5
     );
+}
+
+/// Chunk `k` of `v_rndne_f32` (to the nearest integer, ties to even: `vroundps` mode 0, its
+/// precision exception masked) or, `convert`, `v_cvt_i32_f32` (toward zero, `vcvttps2dq`). A
+/// NaN source is the interpreter's (its payload), and so is a conversion `vcvttps2dq` answers
+/// with 0x8000_0000: out of range or NaN, which the interpreter saturates (and −2^31 itself).
+fn round(e: &mut Emitter<'_>, convert: bool, a: Src, k: i32) {
+    load(e, 1, a, k);
+    if convert {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vcvttps2dq ymm7, ymm1
+            ; vpcmpeqd ymm0, ymm0, ymm0
+            ; vpslld ymm0, ymm0, 31
+            ; vpcmpeqd ymm0, ymm0, ymm7
+        );
+    } else {
+        dynasm!(e.ops ; .arch x64 ; vroundps ymm7, ymm1, 8);
+        e.vcmpps(0, 1, 1, UNORDERED);
+    }
 }
 
 /// `vcmpps` predicates.
