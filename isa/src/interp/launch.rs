@@ -12,7 +12,7 @@
 
 use super::memory_ops::Operation;
 use super::program::{Decoded, Isa, Plan, Program};
-use super::wave::{EXEC, Flow, Half, LANES, Wave};
+use super::wave::{EXEC, Flow, LANES, Wave};
 use super::{ExecError, Memory, memory_ops, scalar, valu};
 use crate::compiled::Tier;
 
@@ -148,9 +148,13 @@ pub(crate) fn run_workgroup_turns(
     let items = items as u32;
     let private_bytes = dispatch.private_segment_size.max(descriptor.private_segment_fixed_size) as usize;
     let wave_size = if descriptor.wave32() { LANES } else { 2 * LANES } as u32;
-    let mut waves: Vec<Wave> = (0..items.div_ceil(wave_size))
-        .map(|index| initial_wave(dispatch, workgroup_id, size, index, private_bytes))
-        .collect::<Result<_, _>>()?;
+    // The last workgroup's waves on this thread lend theirs register files (allocating and
+    // freeing them per wave was a tenth of a short kernel's time).
+    let mut spare = SPARE_WAVES.take();
+    let mut waves = Vec::with_capacity(items.div_ceil(wave_size) as usize);
+    for index in 0..items.div_ceil(wave_size) {
+        waves.push(initial_wave(dispatch, workgroup_id, size, index, private_bytes, spare.pop())?);
+    }
     let mut executed = 0;
     // The waves take turns: each runs until it ends, reaches `s_barrier` or yields (a backward
     // branch after a slice, `s_sleep`), so they progress together, as on the hardware, and a wave
@@ -174,32 +178,49 @@ pub(crate) fn run_workgroup_turns(
     for wave in &waves {
         executed += wave.executed;
     }
+    SPARE_WAVES.set(waves);
     Ok(executed)
 }
 
+thread_local! {
+    /// The waves of the last workgroup this thread ran, whose register files and scratch the
+    /// next workgroup's waves reuse (cleared).
+    static SPARE_WAVES: core::cell::Cell<Vec<Wave>> = const { core::cell::Cell::new(Vec::new()) };
+}
+
+/// Wave `index` of a workgroup as the hardware starts it; `reuse`, a finished wave, lends its
+/// allocations (every register and scratch byte is cleared all the same).
 fn initial_wave(
     dispatch: &Dispatch<'_>,
     workgroup_id: [u32; 3],
     size: [u32; 3],
     index: u32,
     private_bytes: usize,
+    reuse: Option<Wave>,
 ) -> Result<Wave, ExecError> {
     let descriptor = &dispatch.program.descriptor;
     let wide = !descriptor.wave32();
     let registers = descriptor.vgprs() + dispatch.program.extra_vgprs;
-    let other = if wide {
-        Half { vgpr: vec![[0; LANES]; registers], scratch: vec![0; private_bytes * LANES] }
-    } else {
-        Half::default()
+    let (mut vgpr, mut scratch, mut other) =
+        reuse.map_or_else(Default::default, |old| (old.vgpr, old.scratch, old.other));
+    let cleared = |rows: &mut Vec<[u32; LANES]>, bytes: &mut Vec<u8>, wanted: bool| {
+        rows.clear();
+        bytes.clear();
+        if wanted {
+            rows.resize(registers, [0; LANES]);
+            bytes.resize(private_bytes * LANES, 0);
+        }
     };
+    cleared(&mut vgpr, &mut scratch, true);
+    cleared(&mut other.vgpr, &mut other.scratch, wide);
     let mut wave = Wave {
         sgpr: [0; 128],
-        vgpr: vec![[0; LANES]; registers],
+        vgpr,
         scc: false,
         pc: dispatch.program.entry,
         ended: false,
         at_barrier: false,
-        scratch: vec![0; private_bytes * LANES],
+        scratch,
         private_bytes,
         executed: 0,
         realtime: dispatch.realtime,

@@ -18,7 +18,7 @@ use crate::gfx11::Opcode;
 use crate::interp::operands::{DppPlan, INVALID, Source};
 use crate::interp::program::Decoded;
 use crate::interp::valu::{CompareType, Condition, Form, VOp};
-use crate::interp::wave::{EXEC, Kind, MODE_IEEE_FLOAT, NULL};
+use crate::interp::wave::{EXEC, Kind, MODE_IEEE_FLOAT, NULL, VCC};
 
 /// Where a source's chunk of 8 lanes is: a VGPR row's bytes from `r13`, or a register holding a
 /// broadcast scalar.
@@ -58,13 +58,22 @@ enum Shape {
     MinMax,
     /// `v_rndne_f32` and `v_cvt_i32_f32`: one source, NaN and out-of-range lanes the step's.
     Round,
+    /// A compare of 64-bit integers (`signed`: i64), as halves: a VGPR pair's two rows, an SGPR
+    /// pair's or a constant's two broadcasts.
+    Compare64(Condition, bool),
 }
 
 fn shape(op: &VOp) -> Option<Shape> {
     use Opcode::*;
     if let Form::Compare { condition, ty, .. } = op.form {
-        return (condition != Condition::Class && matches!(ty, CompareType::I32 | CompareType::U32 | CompareType::F32))
-            .then_some(Shape::Compare(condition, ty));
+        if condition == Condition::Class {
+            return None;
+        }
+        return match ty {
+            CompareType::I32 | CompareType::U32 | CompareType::F32 => Some(Shape::Compare(condition, ty)),
+            CompareType::I64 | CompareType::U64 => Some(Shape::Compare64(condition, ty == CompareType::I64)),
+            _ => None,
+        };
     }
     Some(match op.opcode {
         VMovB32 | VCvtF32I32 => Shape::Unary,
@@ -120,7 +129,8 @@ fn sources(shape: Shape) -> usize {
         | Shape::Shift64
         | Shape::Mad64
         | Shape::Dot2
-        | Shape::MinMax => 2,
+        | Shape::MinMax
+        | Shape::Compare64(..) => 2,
         Shape::Ternary | Shape::Select | Shape::Carry { carry_in: true } => 3,
     }
 }
@@ -166,6 +176,16 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
         if !fits {
             return None;
         }
+    }
+    if let Shape::Compare64(..) = shape {
+        // Pairs: VGPRs within the wave's, plain SGPRs or VCC, constants, SCC.
+        let pair = |source: Source| match source {
+            Source::Vgpr(v) => (v as u32) + 1 < e.vgprs,
+            Source::Sgpr(s) => (s as u32) < VCC + 1,
+            Source::Constant(_) | Source::Scc => true,
+            Source::Mask(_) | Source::ConstantMask(_) => false,
+        };
+        return (pair(op.operands.src[0]) && pair(op.operands.src[1])).then_some(shape);
     }
     let mask_source = matches!(op.operands.src[2], Source::Mask(_) | Source::ConstantMask(_));
     if matches!(shape, Shape::Select | Shape::Carry { carry_in: true }) && !mask_source {
@@ -256,6 +276,10 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
     let Some(shape) = translatable(e, op) else { return false };
     if float(op) {
         guard_mode(e, index, decoded);
+    }
+    if let Shape::Compare64(condition, signed) = shape {
+        compare64(e, op, condition, signed);
+        return true;
     }
     let srcs = prepare(e, op, shape);
     let vdst = op.operands.vdst as i32 * ROW;
@@ -392,6 +416,7 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
         matches!(
             shape,
             Shape::Compare(..)
+                | Shape::Compare64(..)
                 | Shape::Carry { .. }
                 | Shape::Shift64
                 | Shape::Mad64
@@ -879,21 +904,30 @@ fn compare(e: &mut Emitter<'_>, op: &VOp, condition: Condition, ty: CompareType,
         );
     }
     if ty != CompareType::F32 {
-        // r8d: equal lanes, r9d: greater lanes; eax: where the condition holds.
-        match condition {
-            Condition::Eq => dynasm!(e.ops ; .arch x64 ; mov eax, r8d),
-            Condition::Ne => dynasm!(e.ops ; .arch x64 ; mov eax, r8d ; not eax),
-            Condition::Gt => dynasm!(e.ops ; .arch x64 ; mov eax, r9d),
-            Condition::Ge => dynasm!(e.ops ; .arch x64 ; mov eax, r9d ; or eax, r8d),
-            Condition::Lt => dynasm!(e.ops ; .arch x64 ; mov eax, r9d ; or eax, r8d ; not eax),
-            Condition::Le => dynasm!(e.ops ; .arch x64 ; mov eax, r9d ; not eax),
-            Condition::True => dynasm!(e.ops ; .arch x64 ; mov eax, -1),
-            // Ordered, unordered and the negated forms do not exist for integers; false.
-            _ => dynasm!(e.ops ; .arch x64 ; xor eax, eax),
-        }
-        dynasm!(e.ops ; .arch x64 ; mov r8d, eax);
+        holds(e, condition);
     }
-    // The compare writes 0 for inactive lanes.
+    write_lanes(e, target);
+}
+
+/// `r8d` = the lanes where integer `condition` holds, from `r8d` (equal lanes) and `r9d`
+/// (greater lanes).
+fn holds(e: &mut Emitter<'_>, condition: Condition) {
+    match condition {
+        Condition::Eq => dynasm!(e.ops ; .arch x64 ; mov eax, r8d),
+        Condition::Ne => dynasm!(e.ops ; .arch x64 ; mov eax, r8d ; not eax),
+        Condition::Gt => dynasm!(e.ops ; .arch x64 ; mov eax, r9d),
+        Condition::Ge => dynasm!(e.ops ; .arch x64 ; mov eax, r9d ; or eax, r8d),
+        Condition::Lt => dynasm!(e.ops ; .arch x64 ; mov eax, r9d ; or eax, r8d ; not eax),
+        Condition::Le => dynasm!(e.ops ; .arch x64 ; mov eax, r9d ; not eax),
+        Condition::True => dynasm!(e.ops ; .arch x64 ; mov eax, -1),
+        // Ordered, unordered and the negated forms do not exist for integers; false.
+        _ => dynasm!(e.ops ; .arch x64 ; xor eax, eax),
+    }
+    dynasm!(e.ops ; .arch x64 ; mov r8d, eax);
+}
+
+/// Writes a compare's lanes (`r8d`) to `target`, 0 in inactive lanes.
+fn write_lanes(e: &mut Emitter<'_>, target: u32) {
     dynasm!(e.ops ; .arch x64 ; and r8d, [r12 + sgpr(EXEC)]);
     if target != NULL && target < 128 {
         dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(target)], r8d);
@@ -901,6 +935,98 @@ fn compare(e: &mut Emitter<'_>, op: &VOp, condition: Condition, ty: CompareType,
             e.masks();
         }
     }
+}
+
+/// A compare of 64-bit integers, as `valu`'s on `row64` sources, in 32-bit halves: equal where
+/// both halves are, greater where the high half is (signed for i64) or the high halves are
+/// equal and the low half is (unsigned).
+fn compare64(e: &mut Emitter<'_>, op: &VOp, condition: Condition, signed: bool) {
+    let Form::Compare { into_exec, .. } = op.form else { unreachable!("a compare's form") };
+    let target = if into_exec { EXEC } else { op.operands.sdst as u32 };
+    // Source `index`'s low and high halves: rows, or broadcasts into `low` and `low + 1`.
+    let halves = |e: &mut Emitter<'_>, index: usize, low: u8| -> (Src, Src) {
+        let high = low + 1;
+        let constant = |e: &mut Emitter<'_>, reg: u8, value: u32| {
+            dynasm!(e.ops
+                ; .arch x64
+                ; mov eax, value as i32
+                ; vmovd Rx(reg), eax
+                ; vpbroadcastd Ry(reg), Rx(reg)
+            );
+        };
+        match op.operands.src[index] {
+            Source::Vgpr(v) => return (Src::Row(v as i32 * ROW), Src::Row((v as i32 + 1) * ROW)),
+            Source::Sgpr(s) => dynasm!(e.ops
+                ; .arch x64
+                ; vpbroadcastd Ry(low), [r12 + sgpr(s as u32)]
+                ; vpbroadcastd Ry(high), [r12 + sgpr(s as u32 + 1)]
+            ),
+            Source::Scc => {
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; movzx eax, BYTE [r12 + SCC]
+                    ; vmovd Rx(low), eax
+                    ; vpbroadcastd Ry(low), Rx(low)
+                );
+                constant(e, high, 0);
+            }
+            Source::Constant(value) => {
+                constant(e, low, value as u32);
+                constant(e, high, (value >> 32) as u32);
+            }
+            Source::Mask(_) | Source::ConstantMask(_) => unreachable!("no mask sources (`translatable`)"),
+        }
+        (Src::Reg(low), Src::Reg(high))
+    };
+    let (a_low, a_high) = halves(e, 0, 8);
+    let (b_low, b_high) = halves(e, 1, 10);
+    dynasm!(e.ops
+        ; .arch x64
+        ; xor r8d, r8d
+        ; xor r9d, r9d
+        ; vpcmpeqd ymm7, ymm7, ymm7
+        ; vpslld ymm7, ymm7, 31
+    );
+    for k in 0..4 {
+        load(e, 0, a_low, k);
+        load(e, 1, a_high, k);
+        load(e, 2, b_low, k);
+        load(e, 3, b_high, k);
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpcmpeqd ymm4, ymm1, ymm3
+            ; vpcmpeqd ymm5, ymm0, ymm2
+            // The low halves compare unsigned: sign bits flipped, then signed.
+            ; vpxor ymm0, ymm0, ymm7
+            ; vpxor ymm2, ymm2, ymm7
+            ; vpcmpgtd ymm6, ymm0, ymm2
+        );
+        if !signed {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpxor ymm1, ymm1, ymm7
+                ; vpxor ymm3, ymm3, ymm7
+            );
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpcmpgtd ymm0, ymm1, ymm3
+            ; vpand ymm6, ymm6, ymm4
+            ; vpor ymm0, ymm0, ymm6
+            ; vpand ymm5, ymm5, ymm4
+        );
+        e.movmsk(1, 5); // ecx: equal
+        e.movmsk(2, 0); // edx: greater
+        dynasm!(e.ops
+            ; .arch x64
+            ; shl ecx, (8 * k) as i8
+            ; shl edx, (8 * k) as i8
+            ; or r8d, ecx
+            ; or r9d, edx
+        );
+    }
+    holds(e, condition);
+    write_lanes(e, target);
 }
 
 /// `v_add_co_u32` and `v_add_co_ci_u32`: vdst = a + b (+ the lane's carry-in bit), and the
