@@ -242,6 +242,10 @@ fn varied(rng: &mut Rng, operation: &Operation) -> Vec<u32> {
             for shift in [0, 9, 18] {
                 set(&mut w1, shift, 9, vector_source(rng));
             }
+            if operation.mnemonic.starts_with("v_permlane") {
+                // op_sel[1:0]: fi and bound_ctrl.
+                set(&mut w0, 11, 2, rng.below(4) as u32);
+            }
             if operation.mnemonic.starts_with("v_mad_u64") || operation.mnemonic.starts_with("v_mad_i64") {
                 // VOP3SD: the carry-out SGPR in bits 14:8, often `null` (as compilers write it).
                 set(&mut w0, 8, 7, if rng.chance(60) { 0x7C } else { scalar_destination(rng) });

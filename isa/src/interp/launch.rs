@@ -148,12 +148,14 @@ pub(crate) fn run_workgroup_turns(
     let items = items as u32;
     let private_bytes = dispatch.private_segment_size.max(descriptor.private_segment_fixed_size) as usize;
     let wave_size = if descriptor.wave32() { LANES } else { 2 * LANES } as u32;
-    // The last workgroup's waves on this thread lend theirs register files (allocating and
-    // freeing them per wave was a tenth of a short kernel's time).
-    let mut spare = SPARE_WAVES.take();
-    let mut waves = Vec::with_capacity(items.div_ceil(wave_size) as usize);
-    for index in 0..items.div_ceil(wave_size) {
-        waves.push(initial_wave(dispatch, workgroup_id, size, index, private_bytes, spare.pop())?);
+    // The last workgroup's waves on this thread, started again in place: allocating, moving and
+    // freeing a wave per wave was a tenth of a short kernel's time.
+    let count = items.div_ceil(wave_size) as usize;
+    let mut waves = SPARE_WAVES.take();
+    waves.truncate(count);
+    waves.resize_with(count, unstarted_wave);
+    for (index, wave) in waves.iter_mut().enumerate() {
+        start_wave(wave, dispatch, workgroup_id, size, index as u32, private_bytes)?;
     }
     let mut executed = 0;
     // The waves take turns: each runs until it ends, reaches `s_barrier` or yields (a backward
@@ -188,21 +190,39 @@ thread_local! {
     static SPARE_WAVES: core::cell::Cell<Vec<Wave>> = const { core::cell::Cell::new(Vec::new()) };
 }
 
-/// Wave `index` of a workgroup as the hardware starts it; `reuse`, a finished wave, lends its
-/// allocations (every register and scratch byte is cleared all the same).
-fn initial_wave(
+/// A wave with nothing allocated, for [`start_wave`] to start.
+fn unstarted_wave() -> Wave {
+    Wave {
+        sgpr: [0; 128],
+        vgpr: Vec::new(),
+        scc: false,
+        pc: 0,
+        ended: true,
+        at_barrier: false,
+        scratch: Vec::new(),
+        private_bytes: 0,
+        executed: 0,
+        realtime: || 0,
+        mode: 0,
+        wide: false,
+        half: 0,
+        other: Default::default(),
+    }
+}
+
+/// Starts `wave` as wave `index` of a workgroup, as the hardware starts it: every register and
+/// scratch byte cleared, the allocations it holds reused.
+fn start_wave(
+    wave: &mut Wave,
     dispatch: &Dispatch<'_>,
     workgroup_id: [u32; 3],
     size: [u32; 3],
     index: u32,
     private_bytes: usize,
-    reuse: Option<Wave>,
-) -> Result<Wave, ExecError> {
+) -> Result<(), ExecError> {
     let descriptor = &dispatch.program.descriptor;
     let wide = !descriptor.wave32();
     let registers = descriptor.vgprs() + dispatch.program.extra_vgprs;
-    let (mut vgpr, mut scratch, mut other) =
-        reuse.map_or_else(Default::default, |old| (old.vgpr, old.scratch, old.other));
     let cleared = |rows: &mut Vec<[u32; LANES]>, bytes: &mut Vec<u8>, wanted: bool| {
         rows.clear();
         bytes.clear();
@@ -211,24 +231,19 @@ fn initial_wave(
             bytes.resize(private_bytes * LANES, 0);
         }
     };
-    cleared(&mut vgpr, &mut scratch, true);
-    cleared(&mut other.vgpr, &mut other.scratch, wide);
-    let mut wave = Wave {
-        sgpr: [0; 128],
-        vgpr,
-        scc: false,
-        pc: dispatch.program.entry,
-        ended: false,
-        at_barrier: false,
-        scratch,
-        private_bytes,
-        executed: 0,
-        realtime: dispatch.realtime,
-        mode: initial_mode(descriptor.compute_pgm_rsrc1),
-        wide,
-        half: 0,
-        other,
-    };
+    cleared(&mut wave.vgpr, &mut wave.scratch, true);
+    cleared(&mut wave.other.vgpr, &mut wave.other.scratch, wide);
+    wave.sgpr = [0; 128];
+    wave.scc = false;
+    wave.pc = dispatch.program.entry;
+    wave.ended = false;
+    wave.at_barrier = false;
+    wave.private_bytes = private_bytes;
+    wave.executed = 0;
+    wave.realtime = dispatch.realtime;
+    wave.mode = initial_mode(descriptor.compute_pgm_rsrc1);
+    wave.wide = wide;
+    wave.half = 0;
     let wave_size = wave.lanes() as u32;
     let properties = descriptor.kernel_code_properties;
     let mut next = 0u32;
@@ -244,25 +259,25 @@ fn initial_wave(
         // lane's scratch in the interpreter's per-lane model (`memory_ops::buffer`), so it
         // carries a marker base, ADD_TID_ENABLE as the hardware's does, and the size.
         let base = super::wave::SCRATCH_RESOURCE_BASE;
-        put(&mut wave, &[base as u32, (base >> 32) as u32, private_bytes as u32, super::wave::ADD_TID_ENABLE]);
+        put(wave, &[base as u32, (base >> 32) as u32, private_bytes as u32, super::wave::ADD_TID_ENABLE]);
     }
     if properties & 2 != 0 {
-        put(&mut wave, &pair(dispatch.packet_address));
+        put(wave, &pair(dispatch.packet_address));
     }
     if properties & 4 != 0 {
-        put(&mut wave, &pair(dispatch.queue_address));
+        put(wave, &pair(dispatch.queue_address));
     }
     if properties & 8 != 0 {
-        put(&mut wave, &pair(dispatch.kernarg_address));
+        put(wave, &pair(dispatch.kernarg_address));
     }
     if properties & 16 != 0 {
-        put(&mut wave, &pair(dispatch.dispatch_id));
+        put(wave, &pair(dispatch.dispatch_id));
     }
     if properties & 32 != 0 {
-        put(&mut wave, &[0, private_bytes as u32]);
+        put(wave, &[0, private_bytes as u32]);
     }
     if properties & 64 != 0 {
-        put(&mut wave, &[private_bytes as u32]);
+        put(wave, &[private_bytes as u32]);
     }
     let user = descriptor.user_sgpr_count();
     if next > user {
@@ -327,7 +342,7 @@ fn initial_wave(
     if wide {
         wave.write_sgpr(EXEC + 1, (exec >> 32) as u32);
     }
-    Ok(wave)
+    Ok(())
 }
 
 /// MODE at a wave's start, from COMPUTE_PGM_RSRC1 (AMDGPUUsage): FLOAT_ROUND_MODE_32 (bits

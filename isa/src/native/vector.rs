@@ -13,7 +13,7 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, LANE_BITS, MODE, ROW, SCC, SCRATCH, sgpr};
+use super::emit::{Emitter, LANE_BITS, MODE, RAMP, ROW, SCC, SCRATCH, sgpr};
 use crate::gfx11::Opcode;
 use crate::interp::operands::{DppPlan, INVALID, Source};
 use crate::interp::program::Decoded;
@@ -273,6 +273,9 @@ macro_rules! vex {
 
 /// Translates a plain VALU instruction; false (nothing emitted) for one without a translation.
 pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp) -> bool {
+    if matches!(op.opcode, Opcode::VPermlane16B32 | Opcode::VPermlanex16B32) {
+        return permlane(e, op);
+    }
     let Some(shape) = translatable(e, op) else { return false };
     if float(op) {
         guard_mode(e, index, decoded);
@@ -354,6 +357,81 @@ fn prepare(e: &mut Emitter<'_>, op: &VOp, shape: Shape) -> Vec<Src> {
 /// The byte offset of the frame's scratch row `n`.
 fn scratch_row(n: u8) -> i32 {
     SCRATCH + n as i32 * ROW
+}
+
+/// `v_permlane16_b32` and `v_permlanex16_b32` as `valu::permlane` runs them: lane `i` of each
+/// row of 16 reads src0's lane of the 4-bit select S1 (lanes 0–7) or S2 (8–15) holds for it,
+/// within its own row or, `x16`, the other; a lane it may not read (inactive, without `fi`)
+/// keeps vdst's value, or reads 0 with `bound_ctrl`. One gather per eight lanes into the
+/// frame's scratch row (src0 and vdst may be one register), then the write in EXEC's lanes.
+fn permlane(e: &mut Emitter<'_>, op: &VOp) -> bool {
+    let operands = &op.operands;
+    let plain = operands.neg | operands.abs | operands.omod == 0 && !operands.clamp && op.half == 0;
+    let (Source::Vgpr(source), true) = (operands.src[0], plain && operands.dpp.is_none()) else { return false };
+    let scalar = |source: Source| matches!(source, Source::Sgpr(_) | Source::Constant(_));
+    if source as u32 >= e.vgprs
+        || operands.vdst as u32 >= e.vgprs
+        || !scalar(operands.src[1])
+        || !scalar(operands.src[2])
+    {
+        return false;
+    }
+    let (fetch_inactive, bound_ctrl) = (operands.op_sel & 1 == 1, operands.op_sel & 2 == 2);
+    let cross = op.opcode == Opcode::VPermlanex16B32;
+    let (source, vdst) = (source as i32 * ROW, operands.vdst as i32 * ROW);
+    // The selects, broadcast: S1 in ymm9, S2 in ymm10.
+    let (Src::Reg(low), Src::Reg(high)) = (place(e, op, 1), place(e, op, 2)) else { unreachable!("scalar selects") };
+    dynasm!(e.ops
+        ; .arch x64
+        ; mov eax, 15
+        ; vmovd xmm11, eax
+        ; vpbroadcastd ymm11, xmm11
+        ; vpbroadcastd ymm5, [r12 + sgpr(EXEC)]
+    );
+    for k in 0..4 {
+        // Lanes 8k..8k+8: their selects' nibbles (the ramp 0, 4, …, 28 is 4 × the lane's index
+        // in its half-row), plus the row they read.
+        let select = if k % 2 == 0 { low } else { high };
+        let row_read = if (k < 2) != cross { 0 } else { 16 };
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpsrlvd ymm0, Ry(select), [r14 + RAMP]
+            ; vpand ymm0, ymm0, ymm11
+            ; mov eax, row_read
+            ; vmovd xmm1, eax
+            ; vpbroadcastd ymm1, xmm1
+            ; vpaddd ymm0, ymm0, ymm1
+        );
+        if fetch_inactive {
+            dynasm!(e.ops ; .arch x64 ; vpcmpeqd ymm1, ymm1, ymm1);
+        } else {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpsrlvd ymm1, ymm5, ymm0
+                ; vpslld ymm1, ymm1, 31
+                ; vpsrad ymm1, ymm1, 31
+            );
+        }
+        if bound_ctrl {
+            dynasm!(e.ops ; .arch x64 ; vpxor xmm2, xmm2, xmm2);
+        } else {
+            dynasm!(e.ops ; .arch x64 ; vmovdqu ymm2, [r13 + vdst + 32 * k]);
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpgatherdd ymm2, [r13 + ymm0 * 4 + source], ymm1
+            ; vmovdqa [r14 + SCRATCH + 32 * k], ymm2
+        );
+    }
+    for k in 0..4 {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqa ymm0, [r14 + SCRATCH + 32 * k]
+            ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8)
+            ; vmovdqu [r13 + vdst + 32 * k], ymm0
+        );
+    }
+    true
 }
 
 /// DPP on src0 (`operands::DppPlan`, as the interpreter applies it): permutes VGPR `source`
