@@ -40,11 +40,14 @@ struct Granted {
 const GRANTED_RANGES: usize = 4;
 
 thread_local! {
-    /// The ranges last found on this thread, most recent first (a cell each, so that a lookup
-    /// copies only the entries it looks at).
+    /// The ranges last found on this thread (a cell each, so that a lookup reads only the
+    /// entries it looks at, and a hit writes nothing: reordering them on every hit stalled the
+    /// loads that followed).
     static GRANTED: [core::cell::Cell<Granted>; GRANTED_RANGES] = const {
         [const { core::cell::Cell::new(Granted { dispatch: 0, start: 0, end: 0, delta: 0 }) }; GRANTED_RANGES]
     };
+    /// The entry the next range found replaces (round robin).
+    static NEXT_GRANTED: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
 }
 
 /// Numbers interpreted dispatches, from 1, so a thread's cached allocation is its dispatch's.
@@ -88,26 +91,15 @@ unsafe impl HostMemory for AgentMemory<'_> {
         // found on this thread during this dispatch answer without the maps' locks (the client
         // keeps what a running kernel uses alive, as on a GPU).
         let holds = |range: &Granted| range.dispatch == self.dispatch && range.start <= address && end <= range.end;
-        let hit = GRANTED.with(|cached| {
-            let index = cached.iter().position(|entry| holds(&entry.get()))?;
-            // Move to the front: the ranges a kernel uses most stay first.
-            for at in (1..=index).rev() {
-                cached[at].swap(&cached[at - 1]);
-            }
-            Some(cached[0].get())
-        });
+        let hit = GRANTED.with(|cached| cached.iter().map(core::cell::Cell::get).find(holds));
         if let Some(Granted { start, end, delta, .. }) = hit {
             return Ok(HostRange { start, end, delta, writable: true });
         }
         if let Some((start, stop, delta)) =
             self.runtime.allocations.granted_range(self.queue.agent_index, address, length)
         {
-            GRANTED.with(|cached| {
-                for at in (1..GRANTED_RANGES).rev() {
-                    cached[at].set(cached[at - 1].get());
-                }
-                cached[0].set(Granted { dispatch: self.dispatch, start, end: stop, delta });
-            });
+            let slot = NEXT_GRANTED.replace((NEXT_GRANTED.get() + 1) % GRANTED_RANGES);
+            GRANTED.with(|cached| cached[slot].set(Granted { dispatch: self.dispatch, start, end: stop, delta }));
             return Ok(HostRange { start, end: stop, delta, writable: true });
         }
         check_beyond_allocations(self.queue, self.runtime, address, length)
