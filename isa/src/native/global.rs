@@ -1,5 +1,6 @@
-//! Global memory translations: GLOBAL and FLAT whole-dword loads and stores (`global_load_b32`
-//! to `_b128`, `global_store_*`, `flat_load/store_*`), addressed as `memory_ops` addresses them:
+//! Global memory translations: GLOBAL and FLAT loads and stores (`global_load_b32` to `_b128`,
+//! the byte and short loads `_u8`, `_i8`, `_u16`, `_i16` and their `d16`/`d16_hi` forms,
+//! `global_store_*`, `flat_load/store_*`), addressed as `memory_ops` addresses them:
 //! a 64-bit VGPR pair, or SADDR's SGPR pair plus a 32-bit VGPR, plus the instruction's offset.
 //!
 //! One check per instruction, in vectors: every active lane's address is a 64-bit base plus its
@@ -9,7 +10,7 @@
 //! or else the dispatch's memory's answer (`Emitter::host_address`, `Memory::host_range`). If
 //! it does, the rows go eight lanes at a time (`rows.rs`): loads as
 //! vector loads or gathers, stores of a dword as masked vector stores or lane by lane, wider
-//! stores lane by lane, all in the interpreter's lane order. Anything else (high halves that
+//! stores and bytes and shorts lane by lane, all in the interpreter's lane order. Anything else (high halves that
 //! differ, a span that wraps, crosses two allocations or leaves them, a FLAT address in the LDS
 //! or private aperture) is the interpreter's step, which reaches every lane through the memory's
 //! own checks and reports a fault exactly as the interpreter does. A wild address never becomes
@@ -32,9 +33,13 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     let instruction = &decoded.instruction;
     let [w0, w1, _] = instruction.words;
     let (addr, data, saddr, vdst) = (w1 & 0xFF, (w1 >> 8) & 0xFF, (w1 >> 16) & 0x7F, (w1 >> 24) & 0xFF);
-    let (bytes, load) = match access.operation {
-        Operation::Load { bytes, signed: false, d16: false, hi: false } if bytes % 4 == 0 => (bytes as u32, true),
-        Operation::Store { bytes, hi: false } if bytes % 4 == 0 => (bytes as u32, false),
+    // Whole dwords, or (`narrow`) a byte or a short per lane: loads zero- or sign-extended, or
+    // into one half of the register (`d16`, `hi`); stores of the low (or, `hi`, high) bits.
+    let (bytes, load, narrow) = match access.operation {
+        Operation::Load { bytes, signed: false, d16: false, hi: false } if bytes % 4 == 0 => (bytes as u32, true, None),
+        Operation::Store { bytes, hi: false } if bytes % 4 == 0 => (bytes as u32, false, None),
+        Operation::Load { bytes: bytes @ (1 | 2), signed, d16, hi } => (bytes as u32, true, Some((signed, d16, hi))),
+        Operation::Store { bytes: bytes @ (1 | 2), hi } => (bytes as u32, false, Some((false, false, hi))),
         _ => return false,
     };
     let offset: i32 = match instruction.encoding {
@@ -46,7 +51,7 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     if scalar_base && saddr >= 127 {
         return false;
     }
-    let dwords = bytes / 4;
+    let dwords = bytes.div_ceil(4);
     let address_rows = if scalar_base { 1 } else { 2 };
     let registers = if load { vdst } else { data };
     if addr + address_rows > e.vgprs || registers + dwords > e.vgprs {
@@ -163,7 +168,50 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     );
     let chunks = Chunks { addresses: low_row, biased: true, base: 10, lane_base: 11 };
     Chunks::setup(e);
-    if load {
+    if let Some((signed, d16, hi)) = narrow {
+        // A byte or a short per lane, lane by lane in lane order, as `memory_ops` reads and
+        // writes them (`write_loaded`, `store_bytes`).
+        let row = registers as i32 * ROW;
+        e.each_active_lane(|e| {
+            dynasm!(e.ops ; .arch x64 ; mov eax, [r13 + rcx * 4 + low_row]);
+            match (load, bytes, signed) {
+                (true, 1, false) => dynasm!(e.ops ; .arch x64 ; movzx esi, BYTE [r11 + rax]),
+                (true, 1, true) => dynasm!(e.ops ; .arch x64 ; movsx esi, BYTE [r11 + rax]),
+                (true, _, false) => dynasm!(e.ops ; .arch x64 ; movzx esi, WORD [r11 + rax]),
+                (true, _, true) => dynasm!(e.ops ; .arch x64 ; movsx esi, WORD [r11 + rax]),
+                (false, _, _) => {
+                    dynasm!(e.ops ; .arch x64 ; mov esi, [r13 + rcx * 4 + row]);
+                    if hi {
+                        dynasm!(e.ops ; .arch x64 ; shr esi, 16);
+                    }
+                    if bytes == 1 {
+                        dynasm!(e.ops ; .arch x64 ; mov [r11 + rax], sil);
+                    } else {
+                        dynasm!(e.ops ; .arch x64 ; mov [r11 + rax], si);
+                    }
+                    return;
+                }
+            }
+            match (d16, hi) {
+                (false, _) => {}
+                (true, false) => dynasm!(e.ops
+                    ; .arch x64
+                    ; mov r8d, [r13 + rcx * 4 + row]
+                    ; and r8d, 0xFFFF_0000_u32 as i32
+                    ; and esi, 0xFFFF
+                    ; or esi, r8d
+                ),
+                (true, true) => dynasm!(e.ops
+                    ; .arch x64
+                    ; mov r8d, [r13 + rcx * 4 + row]
+                    ; and r8d, 0xFFFF
+                    ; shl esi, 16
+                    ; or esi, r8d
+                ),
+            }
+            dynasm!(e.ops ; .arch x64 ; mov [r13 + rcx * 4 + row], esi);
+        });
+    } else if load {
         // Lane-local: each chunk reads its addresses before writing its destinations.
         let rows: Vec<(i32, i32)> =
             (0..dwords as i32).map(|dword| ((registers as i32 + dword) * ROW, 4 * dword)).collect();
