@@ -29,10 +29,10 @@ pub fn run_workgroup<M: Memory + ?Sized>(
     };
     match code {
         Some(code) => {
-            // The host ranges the workgroup finds, kept across its waves (one dispatch).
-            let mut cache = native::RangeCache::default();
+            // The frame the workgroup's waves run with, and the host ranges they find.
+            let mut workgroup = native::Workgroup::new(dispatch.program, memory);
             run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
-                native::run_wave(&code, dispatch, memory, wave, lds, shares, &mut cache)
+                native::run_wave(&code, dispatch, wave, lds, shares, &mut workgroup)
             })
         }
         None => run_workgroup_interpreted(dispatch, memory, workgroup_id, lds),
@@ -96,10 +96,10 @@ pub fn run_code(
         Tier::Interpreter => None,
         _ => Some(native::compiled(&program).map_err(ExecError::NativeUnavailable)?),
     };
-    let mut cache = native::RangeCache::default();
+    let mut workgroup = native::Workgroup::new(&program, memory);
     let result = loop {
         let turn = match &native {
-            Some(code) => native::run_wave(code, &dispatch, memory, &mut wave, lds, false, &mut cache),
+            Some(code) => native::run_wave(code, &dispatch, &mut wave, lds, false, &mut workgroup),
             None => launch::run_wave_interpreted(&dispatch, memory, &mut wave, lds, false),
         };
         match turn {

@@ -49,8 +49,7 @@ use std::sync::Arc;
 use crate::interp::Program;
 
 pub use crate::compiled::{NativeCode, Tier};
-pub(crate) use frame::RangeCache;
-pub(crate) use run::run_wave;
+pub(crate) use run::{Workgroup, run_wave};
 
 /// Whether this host runs the native tier: x86-64 with AVX2, FMA and BMI (the features the
 /// interpreter's wide build uses too, `compiled::wide_vectors`).

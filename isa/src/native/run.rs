@@ -12,41 +12,61 @@ use crate::interp::{ExecError, Memory};
 /// Compiled code's signature ([`Frame`]).
 type Compiled = unsafe extern "sysv64" fn(*mut Frame, *const u8) -> u32;
 
+/// What a workgroup's waves share while they run natively: the frame compiled code reads (its
+/// constants, scratch rows and range cache set up once per workgroup, its wave pointers per
+/// turn) and the trampoline its steps run through.
+pub(crate) struct Workgroup<'a, M: Memory + ?Sized> {
+    frame: Frame,
+    trampoline: Trampoline<'a, M>,
+}
+
+impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
+    /// A workgroup of `program`'s over `memory` (one dispatch, for which the range cache holds).
+    pub(crate) fn new(program: &'a crate::interp::Program, memory: &'a M) -> Self {
+        Workgroup {
+            frame: Frame {
+                lane_bits: core::array::from_fn(|lane| 1 << lane),
+                ramp: core::array::from_fn(|lane| 4 * lane as u32),
+                scratch: [[0; LANES]; 4],
+                wave: core::ptr::null_mut(),
+                vgpr: core::ptr::null_mut(),
+                lds: core::ptr::null_mut(),
+                lds_len: 0,
+                yield_at: 0,
+                fallback: fallback::<M>,
+                range: range::<M>,
+                trampoline: core::ptr::null_mut(),
+                cache: RangeCache::default(),
+            },
+            trampoline: Trampoline { program, memory, error: None, backward: false },
+        }
+    }
+}
+
 /// Runs `wave` natively until it ends or reaches a barrier, or, when it `shares` its workgroup,
 /// until it yields (a backward branch once the turn's [`SLICE`] is spent, or `s_sleep`): the
-/// interpreter's `run_wave`, in compiled code. `code` is `dispatch.program`'s; `cache` holds the
-/// host ranges the workgroup has found in `memory` (one per workgroup: see [`RangeCache`]).
+/// interpreter's `run_wave`, in compiled code. `code` is `dispatch.program`'s; `workgroup` is
+/// the wave's workgroup's ([`Workgroup::new`] for `dispatch.program` and the dispatch's memory).
 pub(crate) fn run_wave<M: Memory + ?Sized>(
     code: &NativeCode,
     dispatch: &Dispatch<'_>,
-    memory: &M,
     wave: &mut Wave,
     lds: &mut [u8],
     shares: bool,
-    cache: &mut RangeCache,
+    workgroup: &mut Workgroup<'_, M>,
 ) -> Result<(), ExecError> {
     let program = dispatch.program;
     let limit = dispatch.instruction_limit;
     let turn_start = wave.executed;
-    let mut trampoline = Trampoline { program, memory, error: None, backward: false };
-    let mut frame = Frame {
-        lane_bits: core::array::from_fn(|lane| 1 << lane),
-        ramp: core::array::from_fn(|lane| 4 * lane as u32),
-        scratch: [[0; LANES]; 4],
-        vgpr: wave.vgpr.as_mut_ptr(),
-        wave,
-        lds: lds.as_mut_ptr(),
-        lds_len: lds.len() as u64,
-        yield_at: if shares {
-            turn_start.saturating_add(SLICE).min(limit.saturating_add(1))
-        } else {
-            limit.saturating_add(1)
-        },
-        fallback: fallback::<M>,
-        range: range::<M>,
-        trampoline: &mut trampoline as *mut Trampoline<'_, M> as *mut (),
-        cache: *cache,
-    };
+    let Workgroup { frame, trampoline } = workgroup;
+    trampoline.error = None;
+    frame.vgpr = wave.vgpr.as_mut_ptr();
+    frame.wave = wave;
+    frame.lds = lds.as_mut_ptr();
+    frame.lds_len = lds.len() as u64;
+    frame.yield_at =
+        if shares { turn_start.saturating_add(SLICE).min(limit.saturating_add(1)) } else { limit.saturating_add(1) };
+    frame.trampoline = &mut *trampoline as *mut Trampoline<'_, M> as *mut ();
     // SAFETY: the prologue's offset in the finished buffer, which has the signature `Compiled`
     // (`emit::compile`).
     let compiled: Compiled = unsafe { core::mem::transmute(code.buffer.ptr(AssemblyOffset(code.prologue))) };
@@ -63,7 +83,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
         // SAFETY: the frame's pointers are live and used by nothing else during the call (the
         // wave, its VGPR rows, which no step reallocates, the LDS and the trampoline); `entry` is
         // an instruction's start in the same buffer; the host has AVX2 and FMA (`unavailable`).
-        let exit = unsafe { compiled(&mut frame, code.buffer.ptr(AssemblyOffset(entry as usize))) };
+        let exit = unsafe { compiled(&mut *frame, code.buffer.ptr(AssemblyOffset(entry as usize))) };
         // SAFETY: compiled code has returned; the wave is ours again.
         let wave = unsafe { &mut *frame.wave };
         if wave.executed > limit {
@@ -98,6 +118,5 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
             }
         }
     };
-    *cache = frame.cache;
     result
 }
