@@ -70,7 +70,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
     // SAFETY: the prologue's offset in the finished buffer, which has the signature `Compiled`
     // (`emit::compile`).
     let compiled: Compiled = unsafe { core::mem::transmute(code.buffer.ptr(AssemblyOffset(code.prologue))) };
-    let result = loop {
+    loop {
         // SAFETY: the frame's wave is `wave`, which only compiled code and the trampoline touch
         // (through the frame) while this runs.
         let pc = unsafe { (*frame.wave).pc };
@@ -117,6 +117,5 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
                 break Err(trampoline.error.take().unwrap_or(ExecError::PcOutOfRange { pc: wave.pc }));
             }
         }
-    };
-    result
+    }
 }
