@@ -6,7 +6,7 @@ use core::mem::offset_of;
 use dynasmrt::x64::Assembler;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
-use super::frame::{CACHED_RANGES, Exit, Frame, RangeCache};
+use super::frame::{CACHED_RANGES, Exit, Frame, MatrixScratch, RangeCache};
 use crate::interp::program::Decoded;
 use crate::interp::wave::{EXEC, LANES, Wave};
 use crate::interp::{HostRange, Program};
@@ -20,6 +20,9 @@ pub(super) const EXECUTED: i32 = offset_of!(Wave, executed) as i32;
 pub(super) const LANE_BITS: i32 = offset_of!(Frame, lane_bits) as i32;
 pub(super) const RAMP: i32 = offset_of!(Frame, ramp) as i32;
 pub(super) const SCRATCH: i32 = offset_of!(Frame, scratch) as i32;
+pub(super) const MATRIX_A: i32 = (offset_of!(Frame, matrix) + offset_of!(MatrixScratch, a)) as i32;
+pub(super) const MATRIX_B: i32 = (offset_of!(Frame, matrix) + offset_of!(MatrixScratch, b)) as i32;
+pub(super) const MATRIX_D: i32 = (offset_of!(Frame, matrix) + offset_of!(MatrixScratch, d)) as i32;
 pub(super) const FRAME_WAVE: i32 = offset_of!(Frame, wave) as i32;
 pub(super) const FRAME_VGPR: i32 = offset_of!(Frame, vgpr) as i32;
 pub(super) const FRAME_LDS: i32 = offset_of!(Frame, lds) as i32;
@@ -223,6 +226,19 @@ impl Emitter<'_> {
         dynasm!(self.ops
             ; .arch x64
             ; .bytes [0xC4, r | x_b | 0x03, vvvv | 0x05, 0x02, modrm, mask]
+        );
+    }
+
+    /// `vfmadd231pd ymm(dst), ymm(a), [r14 + displacement]`: dst += a × the frame's four f64 at
+    /// `displacement`, one rounding. (dynasm-rs 3.2 encodes this instruction as `vfmadd231ps`:
+    /// its W bit clear.) VEX.256.66.0F38.W1 B8 /r, `r14` as the base with a 32-bit displacement.
+    pub fn vfmadd231pd_frame(&mut self, dst: u8, a: u8, displacement: i32) {
+        let r = if dst >= 8 { 0 } else { 0x80 };
+        let [d0, d1, d2, d3] = displacement.to_le_bytes();
+        let modrm = 0x80 | (dst & 7) << 3 | (14 & 7);
+        dynasm!(self.ops
+            ; .arch x64
+            ; .bytes [0xC4, r | 0x40 | 0x02, 0x80 | (!a & 15) << 3 | 0x05, 0xB8, modrm, d0, d1, d2, d3]
         );
     }
 

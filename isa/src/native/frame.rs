@@ -62,6 +62,18 @@ pub(super) struct Frame {
     pub trampoline: *mut (),
     /// Host ranges found so far, which compiled code tests before calling [`range`].
     pub cache: RangeCache,
+    /// A WMMA's operands as f64 matrices and its result rows (`matrix.rs`).
+    pub matrix: MatrixScratch,
+}
+
+/// Where `matrix.rs` works: A and B as f64, element (k, x) at `16 k + x` (x: A's row or B's
+/// column, which is the lane holding it), and D's eight result rows before they are tested and
+/// written.
+#[repr(C)]
+pub(crate) struct MatrixScratch {
+    pub a: [f64; 256],
+    pub b: [f64; 256],
+    pub d: [[u32; LANES]; 8],
 }
 
 /// Host ranges to test inline, in the order they were found.

@@ -8,7 +8,9 @@
 //! - `compile.rs`: the compiler: the prologue, one label per instruction, each instruction's
 //!   translation or the interpreter's step.
 //! - `vector.rs`, `scalar.rs`, `lds.rs`, `global.rs`: the translations, by instruction class;
-//!   `rows.rs`: the eight-lane loads and stores the two memory classes share.
+//!   the VALU's in parts: `sources.rs` (where sources are), `lanes.rs` (DPP, modifiers,
+//!   `v_permlane`), `compare.rs`, `checked.rs` (results the interpreter may own), `matrix.rs`
+//!   (WMMA); `rows.rs`: the eight-lane loads and stores the two memory classes share.
 //! - `perf_map.rs`: Linux perf's symbols for compiled code (`AQUEDUCT_PERF_MAP=1`).
 //! - `run.rs`: the wave loop of the native tier, which enters compiled code at a wave's PC and acts
 //!   on why it came back.
@@ -33,15 +35,20 @@
 //! fail as [`ExecError::NativeUnavailable`](crate::interp::ExecError) when the native tier is
 //! forced.
 
+mod checked;
+mod compare;
 mod compile;
 mod emit;
 mod frame;
 mod global;
+mod lanes;
 mod lds;
+mod matrix;
 mod perf_map;
 mod rows;
 mod run;
 mod scalar;
+mod sources;
 mod vector;
 
 use std::sync::Arc;

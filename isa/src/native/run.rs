@@ -4,7 +4,7 @@
 use dynasmrt::AssemblyOffset;
 
 use super::NativeCode;
-use super::frame::{Exit, Frame, RangeCache, Trampoline, fallback, range};
+use super::frame::{Exit, Frame, MatrixScratch, RangeCache, Trampoline, fallback, range};
 use crate::interp::launch::{Dispatch, SLICE};
 use crate::interp::wave::{LANES, Wave};
 use crate::interp::{ExecError, Memory};
@@ -37,6 +37,7 @@ impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
                 range: range::<M>,
                 trampoline: core::ptr::null_mut(),
                 cache: RangeCache::default(),
+                matrix: MatrixScratch { a: [0.0; 256], b: [0.0; 256], d: [[0; LANES]; 8] },
             },
             trampoline: Trampoline { program, memory, error: None, backward: false },
         }

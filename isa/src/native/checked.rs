@@ -1,0 +1,152 @@
+//! VALU operations whose result some lanes' operands leave to the interpreter (a NaN's payload,
+//! a conversion out of range): computed into the frame's scratch row, tested, then written or
+//! handed to the interpreter's step before anything is written.
+
+use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+
+use super::emit::{Emitter, SCRATCH};
+use super::sources::{Src, load};
+use crate::interp::program::Decoded;
+
+/// An operation whose result some lanes' operands make the interpreter's business (a NaN's
+/// payload, say): `chunk(e, k)` computes chunk `k`'s result into `ymm7` and the lanes that need
+/// the interpreter into `ymm0`; the results go to the frame's scratch row, and where any active
+/// lane needs the interpreter, the instruction is its step, before anything is written;
+/// otherwise the scratch row is written to `vdst` in the active lanes.
+pub(super) fn checked_rows(
+    e: &mut Emitter<'_>,
+    index: u32,
+    decoded: &Decoded,
+    vdst: i32,
+    mut chunk: impl FnMut(&mut Emitter<'_>, i32),
+) {
+    let resume = e.next_label(index, decoded);
+    let slow = e.slow_path(index, resume);
+    dynasm!(e.ops ; .arch x64 ; vpxor xmm11, xmm11, xmm11);
+    for k in 0..4 {
+        chunk(e, k);
+        let scratch = SCRATCH + 32 * k;
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovaps [r14 + scratch], ymm7
+            ; vpandn ymm0, Ry(12 + k as u8), ymm0
+            ; vpor ymm11, ymm11, ymm0
+        );
+    }
+    dynasm!(e.ops
+        ; .arch x64
+        ; vptest ymm11, ymm11
+        ; jnz =>slow
+    );
+    for k in 0..4 {
+        let scratch = SCRATCH + 32 * k;
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovaps ymm0, [r14 + scratch]
+            ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8)
+            ; vmovdqu [r13 + vdst + 32 * k], ymm0
+        );
+    }
+}
+
+/// Chunk `k` of `v_dot2acc_f32_f16` as the interpreter computes it (`valu::dot2_f16`): the f16
+/// halves to f64 (exact), the two products (exact) summed in f64, the accumulator (`vdst`) added
+/// in f64, rounded once more to f32. A NaN result (whose payload the interpreter picks its own
+/// way) is the interpreter's.
+pub(super) fn dot2(e: &mut Emitter<'_>, vdst: i32, a: Src, b: Src, k: i32) {
+    // (a0 a1 a2 a3 in f64) from halves (lo, hi) of four lanes: [l0, l2, l1, l3] after `vhaddpd`,
+    // put back in lane order by `vpermpd`.
+    const LANE_ORDER: i8 = 0b11_01_10_00_u8 as i8;
+    load(e, 0, a, k);
+    load(e, 1, b, k);
+    dynasm!(e.ops
+        ; .arch x64
+        ; vmovdqu ymm2, [r13 + vdst + 32 * k]
+        // Halves as f32: lanes 0–3 in ymm3 (a) and ymm4 (b), lanes 4–7 in ymm5 and ymm6.
+        ; vcvtph2ps ymm3, xmm0
+        ; vcvtph2ps ymm4, xmm1
+        ; vextracti128 xmm0, ymm0, 1
+        ; vextracti128 xmm1, ymm1, 1
+        ; vcvtph2ps ymm5, xmm0
+        ; vcvtph2ps ymm6, xmm1
+        // Lanes 0–3: products of lanes 0–1 and 2–3, each lane's two summed, plus c.
+        ; vcvtps2pd ymm0, xmm3
+        ; vcvtps2pd ymm1, xmm4
+        ; vmulpd ymm7, ymm0, ymm1
+        ; vextractf128 xmm3, ymm3, 1
+        ; vextractf128 xmm4, ymm4, 1
+        ; vcvtps2pd ymm0, xmm3
+        ; vcvtps2pd ymm1, xmm4
+        ; vmulpd ymm0, ymm0, ymm1
+        ; vhaddpd ymm7, ymm7, ymm0
+        ; vpermpd ymm7, ymm7, LANE_ORDER
+        ; vcvtps2pd ymm0, xmm2
+        ; vaddpd ymm7, ymm7, ymm0
+        ; vcvtpd2ps xmm7, ymm7
+        // Lanes 4–7 likewise.
+        ; vcvtps2pd ymm0, xmm5
+        ; vcvtps2pd ymm1, xmm6
+        ; vmulpd ymm3, ymm0, ymm1
+        ; vextractf128 xmm5, ymm5, 1
+        ; vextractf128 xmm6, ymm6, 1
+        ; vcvtps2pd ymm0, xmm5
+        ; vcvtps2pd ymm1, xmm6
+        ; vmulpd ymm0, ymm0, ymm1
+        ; vhaddpd ymm3, ymm3, ymm0
+        ; vpermpd ymm3, ymm3, LANE_ORDER
+        ; vextractf128 xmm2, ymm2, 1
+        ; vcvtps2pd ymm0, xmm2
+        ; vaddpd ymm3, ymm3, ymm0
+        ; vcvtpd2ps xmm3, ymm3
+        ; vinsertf128 ymm7, ymm7, xmm3, 1
+    );
+    e.vcmpps(0, 7, 7, UNORDERED);
+}
+
+/// Chunk `k` of `v_max_f32` (`max`) or `v_min_f32` as `valu::min_max32` decides: the greater
+/// (or lesser) of two numbers, a tie S0 for max and S1 for min (equal numbers have equal bits),
+/// and of two zeros the positive for max (the signs ANDed) and the negative for min (ORed). A
+/// NaN operand is the interpreter's (IEEE mode's quieting, the other operand otherwise).
+pub(super) fn min_max(e: &mut Emitter<'_>, max: bool, a: Src, b: Src, k: i32) {
+    load(e, 1, a, k);
+    load(e, 2, b, k);
+    if max {
+        dynasm!(e.ops ; .arch x64 ; vmaxps ymm7, ymm1, ymm2 ; vandps ymm3, ymm1, ymm2);
+    } else {
+        dynasm!(e.ops ; .arch x64 ; vminps ymm7, ymm1, ymm2 ; vorps ymm3, ymm1, ymm2);
+    }
+    // Both zero (either sign): the signs' combination instead.
+    dynasm!(e.ops ; .arch x64 ; vxorps xmm4, xmm4, xmm4);
+    e.vcmpps(5, 1, 4, EQUAL);
+    e.vcmpps(6, 2, 4, EQUAL);
+    e.vcmpps(0, 1, 2, UNORDERED);
+    dynasm!(e.ops
+        ; .arch x64
+        ; vandps ymm5, ymm5, ymm6
+        ; vblendvps ymm7, ymm7, ymm3, ymm5
+    );
+}
+
+/// Chunk `k` of `v_rndne_f32` (to the nearest integer, ties to even: `vroundps` mode 0, its
+/// precision exception masked) or, `convert`, `v_cvt_i32_f32` (toward zero, `vcvttps2dq`). A
+/// NaN source is the interpreter's (its payload), and so is a conversion `vcvttps2dq` answers
+/// with 0x8000_0000: out of range or NaN, which the interpreter saturates (and −2^31 itself).
+pub(super) fn round(e: &mut Emitter<'_>, convert: bool, a: Src, k: i32) {
+    load(e, 1, a, k);
+    if convert {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vcvttps2dq ymm7, ymm1
+            ; vpcmpeqd ymm0, ymm0, ymm0
+            ; vpslld ymm0, ymm0, 31
+            ; vpcmpeqd ymm0, ymm0, ymm7
+        );
+    } else {
+        dynasm!(e.ops ; .arch x64 ; vroundps ymm7, ymm1, 8);
+        e.vcmpps(0, 1, 1, UNORDERED);
+    }
+}
+
+/// `vcmpps` predicates.
+const EQUAL: u8 = 0x00;
+const UNORDERED: u8 = 0x03;

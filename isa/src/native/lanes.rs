@@ -1,0 +1,186 @@
+//! Lane exchanges of the VALU: DPP's permutation of src0 (and the sources' preparation around
+//! it: broadcasts, float modifiers) and `v_permlane16/x16`.
+
+use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+
+use super::emit::{Emitter, RAMP, ROW, SCRATCH, sgpr};
+use super::sources::{Src, load, place, scratch_row};
+use crate::gfx11::Opcode;
+use crate::interp::operands::{DppPlan, INVALID, Source};
+use crate::interp::valu::VOp;
+use crate::interp::wave::EXEC;
+
+/// The sources where chunks read them (`place`), src0 through DPP's permutation where it has
+/// DPP (`permute`, into scratch row 0), and each source with float modifiers (neg, abs: bit
+/// operations on the sign, abs first, as `VOp::read` applies them) modified: a broadcast in
+/// its register, a row into scratch row 1 + its index (or in place in row 0 after DPP).
+pub(super) fn prepare(e: &mut Emitter<'_>, op: &VOp, count: usize) -> Vec<Src> {
+    let mut srcs: Vec<Src> = (0..count).map(|index| place(e, op, index)).collect();
+    if let (Some(dpp), Source::Vgpr(source)) = (&op.operands.dpp, op.operands.src[0]) {
+        permute(e, dpp, source as u32);
+        srcs[0] = Src::Scratch(0);
+    }
+    if op.operands.neg | op.operands.abs == 0 {
+        return srcs;
+    }
+    // ymm1: the sign bit; ymm2: all but it.
+    dynasm!(e.ops
+        ; .arch x64
+        ; vpcmpeqd ymm2, ymm2, ymm2
+        ; vpslld ymm1, ymm2, 31
+        ; vpsrld ymm2, ymm2, 1
+    );
+    for (index, src) in srcs.iter_mut().enumerate() {
+        let (neg, abs) = (op.operands.neg >> index & 1 == 1, op.operands.abs >> index & 1 == 1);
+        if !neg && !abs {
+            continue;
+        }
+        let modify = |e: &mut Emitter<'_>, reg: u8| {
+            if abs {
+                dynasm!(e.ops ; .arch x64 ; vpand Ry(reg), Ry(reg), ymm2);
+            }
+            if neg {
+                dynasm!(e.ops ; .arch x64 ; vpxor Ry(reg), Ry(reg), ymm1);
+            }
+        };
+        match *src {
+            Src::Reg(reg) => modify(e, reg),
+            Src::Row(_) | Src::Scratch(_) => {
+                let row = if let Src::Scratch(n) = *src { n } else { 1 + index as u8 };
+                for k in 0..4 {
+                    load(e, 0, *src, k);
+                    modify(e, 0);
+                    dynasm!(e.ops ; .arch x64 ; vmovdqa [r14 + scratch_row(row) + 32 * k], ymm0);
+                }
+                *src = Src::Scratch(row);
+            }
+        }
+    }
+    srcs
+}
+
+/// `v_permlane16_b32` and `v_permlanex16_b32` as `valu::permlane` runs them: lane `i` of each
+/// row of 16 reads src0's lane of the 4-bit select S1 (lanes 0–7) or S2 (8–15) holds for it,
+/// within its own row or, `x16`, the other; a lane it may not read (inactive, without `fi`)
+/// keeps vdst's value, or reads 0 with `bound_ctrl`. One gather per eight lanes into the
+/// frame's scratch row (src0 and vdst may be one register), then the write in EXEC's lanes.
+pub(super) fn permlane(e: &mut Emitter<'_>, op: &VOp) -> bool {
+    let operands = &op.operands;
+    let plain = operands.neg | operands.abs | operands.omod == 0 && !operands.clamp && op.half == 0;
+    let (Source::Vgpr(source), true) = (operands.src[0], plain && operands.dpp.is_none()) else { return false };
+    let scalar = |source: Source| matches!(source, Source::Sgpr(_) | Source::Constant(_));
+    if source as u32 >= e.vgprs
+        || operands.vdst as u32 >= e.vgprs
+        || !scalar(operands.src[1])
+        || !scalar(operands.src[2])
+    {
+        return false;
+    }
+    let (fetch_inactive, bound_ctrl) = (operands.op_sel & 1 == 1, operands.op_sel & 2 == 2);
+    let cross = op.opcode == Opcode::VPermlanex16B32;
+    let (source, vdst) = (source as i32 * ROW, operands.vdst as i32 * ROW);
+    // The selects, broadcast: S1 in ymm9, S2 in ymm10.
+    let (Src::Reg(low), Src::Reg(high)) = (place(e, op, 1), place(e, op, 2)) else { unreachable!("scalar selects") };
+    dynasm!(e.ops
+        ; .arch x64
+        ; mov eax, 15
+        ; vmovd xmm11, eax
+        ; vpbroadcastd ymm11, xmm11
+        ; vpbroadcastd ymm5, [r12 + sgpr(EXEC)]
+    );
+    for k in 0..4 {
+        // Lanes 8k..8k+8: their selects' nibbles (the ramp 0, 4, …, 28 is 4 × the lane's index
+        // in its half-row), plus the row they read.
+        let select = if k % 2 == 0 { low } else { high };
+        let row_read = if (k < 2) != cross { 0 } else { 16 };
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpsrlvd ymm0, Ry(select), [r14 + RAMP]
+            ; vpand ymm0, ymm0, ymm11
+            ; mov eax, row_read
+            ; vmovd xmm1, eax
+            ; vpbroadcastd ymm1, xmm1
+            ; vpaddd ymm0, ymm0, ymm1
+        );
+        if fetch_inactive {
+            dynasm!(e.ops ; .arch x64 ; vpcmpeqd ymm1, ymm1, ymm1);
+        } else {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpsrlvd ymm1, ymm5, ymm0
+                ; vpslld ymm1, ymm1, 31
+                ; vpsrad ymm1, ymm1, 31
+            );
+        }
+        if bound_ctrl {
+            dynasm!(e.ops ; .arch x64 ; vpxor xmm2, xmm2, xmm2);
+        } else {
+            dynasm!(e.ops ; .arch x64 ; vmovdqu ymm2, [r13 + vdst + 32 * k]);
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpgatherdd ymm2, [r13 + ymm0 * 4 + source], ymm1
+            ; vmovdqa [r14 + SCRATCH + 32 * k], ymm2
+        );
+    }
+    for k in 0..4 {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqa ymm0, [r14 + SCRATCH + 32 * k]
+            ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8)
+            ; vmovdqu [r13 + vdst + 32 * k], ymm0
+        );
+    }
+    true
+}
+
+/// DPP on src0 (`operands::DppPlan`, as the interpreter applies it): permutes VGPR `source`
+/// into the frame's scratch row, where a lane whose source lane is outside its row (or, without
+/// `fi`, inactive) reads 0, and narrows the inactive-lane masks in `ymm12`–`ymm15` to the
+/// lanes that may write: not those the row and bank masks disable, nor, without `bound_ctrl`,
+/// those that read nothing. The caller restores the masks after the instruction.
+fn permute(e: &mut Emitter<'_>, dpp: &DppPlan, source: u32) {
+    let row = source as i32 * ROW;
+    for k in 0..4usize {
+        let lane = |i: usize| 8 * k + i;
+        let from = e.constant(core::array::from_fn(|i| match dpp.from[lane(i)] {
+            INVALID => 0,
+            from => from as u32 & 31,
+        }));
+        let valid = e.constant(core::array::from_fn(|i| if dpp.from[lane(i)] == INVALID { 0 } else { u32::MAX }));
+        let disabled = e.constant(core::array::from_fn(|i| if dpp.enabled >> lane(i) & 1 == 1 { 0 } else { u32::MAX }));
+        let (inactive, scratch) = (12 + k as u8, SCRATCH + 32 * k as i32);
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqu ymm4, [=>from]
+            ; vmovdqu ymm5, [=>valid]
+        );
+        if !dpp.fetch_inactive {
+            // The source lane's EXEC bit, as a lane mask.
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpbroadcastd ymm1, [r12 + sgpr(EXEC)]
+                ; vpsrlvd ymm1, ymm1, ymm4
+                ; vpslld ymm1, ymm1, 31
+                ; vpsrad ymm1, ymm1, 31
+                ; vpand ymm5, ymm5, ymm1
+            );
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpxor xmm0, xmm0, xmm0
+            ; vmovdqa ymm1, ymm5
+            ; vpgatherdd ymm0, [r13 + ymm4 * 4 + row], ymm1
+            ; vmovdqa [r14 + scratch], ymm0
+            ; vpor Ry(inactive), Ry(inactive), [=>disabled]
+        );
+        if !dpp.zero_invalid {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpcmpeqd ymm1, ymm1, ymm1
+                ; vpxor ymm1, ymm1, ymm5
+                ; vpor Ry(inactive), Ry(inactive), ymm1
+            );
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! Where a VALU translation's sources are, eight lanes at a time: a VGPR row, a register
+//! holding a broadcast scalar or constant, or one of the frame's scratch rows (a permuted or
+//! modified source).
+
+use dynasmrt::{DynasmApi, dynasm};
+
+use super::emit::{Emitter, ROW, SCC, SCRATCH, sgpr};
+use crate::interp::operands::Source;
+use crate::interp::valu::VOp;
+use crate::interp::wave::NULL;
+
+/// Where a source's chunk of 8 lanes is: a VGPR row's bytes from `r13`, or a register holding a
+/// broadcast scalar.
+#[derive(Clone, Copy)]
+pub(super) enum Src {
+    Row(i32),
+    Reg(u8),
+    /// Row `n` of the frame's scratch rows (`Frame::scratch`): src0 after DPP's permutation
+    /// (row 0), a source with its float modifiers applied (row 1 + its index).
+    Scratch(u8),
+}
+
+/// The registers a source's broadcast goes to, by source index.
+pub(super) const BROADCAST: [u8; 3] = [8, 9, 10];
+
+/// Puts source `index` where chunks read it: broadcasts a scalar or constant into its register.
+/// Mask sources are broadcast as they are (the select expands them per chunk).
+pub(super) fn place(e: &mut Emitter<'_>, op: &VOp, index: usize) -> Src {
+    let reg = BROADCAST[index];
+    match op.operands.src[index] {
+        Source::Vgpr(v) => return Src::Row(v as i32 * ROW),
+        Source::Sgpr(s) | Source::Mask(s) if s as u32 == NULL || s >= 128 => {
+            dynasm!(e.ops ; .arch x64 ; vpxor Rx(reg), Rx(reg), Rx(reg));
+        }
+        Source::Sgpr(s) | Source::Mask(s) => {
+            dynasm!(e.ops ; .arch x64 ; vpbroadcastd Ry(reg), [r12 + sgpr(s as u32)]);
+        }
+        Source::Scc => {
+            dynasm!(e.ops
+                ; .arch x64
+                ; movzx eax, BYTE [r12 + SCC]
+                ; vmovd Rx(reg), eax
+                ; vpbroadcastd Ry(reg), Rx(reg)
+            );
+        }
+        Source::Constant(value) | Source::ConstantMask(value) => {
+            dynasm!(e.ops
+                ; .arch x64
+                ; mov eax, value as u32 as i32
+                ; vmovd Rx(reg), eax
+                ; vpbroadcastd Ry(reg), Rx(reg)
+            );
+        }
+    }
+    Src::Reg(reg)
+}
+
+/// Loads chunk `k` of `src` into `ymm(dst)`.
+pub(super) fn load(e: &mut Emitter<'_>, dst: u8, src: Src, k: i32) {
+    match src {
+        Src::Row(offset) => dynasm!(e.ops ; .arch x64 ; vmovdqu Ry(dst), [r13 + offset + 32 * k]),
+        Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vmovdqa Ry(dst), Ry(reg)),
+        Src::Scratch(n) => dynasm!(e.ops ; .arch x64 ; vmovdqa Ry(dst), [r14 + scratch_row(n) + 32 * k]),
+    }
+}
+
+/// The byte offset of the frame's scratch row `n`.
+pub(super) fn scratch_row(n: u8) -> i32 {
+    SCRATCH + n as i32 * ROW
+}
