@@ -38,15 +38,7 @@ pub(super) fn checked_rows(
         ; vptest ymm11, ymm11
         ; jnz =>slow
     );
-    for k in 0..4 {
-        let scratch = SCRATCH + 32 * k;
-        dynasm!(e.ops
-            ; .arch x64
-            ; vmovaps ymm0, [r14 + scratch]
-            ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8)
-            ; vmovdqu [r13 + vdst + 32 * k], ymm0
-        );
-    }
+    e.write_scratch_row(vdst);
 }
 
 /// Chunk `k` of `v_dot2acc_f32_f16` as the interpreter computes it (`valu::dot2_f16`): the f16

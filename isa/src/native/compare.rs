@@ -3,8 +3,8 @@
 
 use dynasmrt::{DynasmApi, dynasm};
 
-use super::emit::{Emitter, ROW, SCC, sgpr};
-use super::sources::{Src, load};
+use super::emit::{Emitter, ROW, sgpr};
+use super::sources::{Src, broadcast_constant, broadcast_scc, load};
 use crate::interp::operands::Source;
 use crate::interp::valu::{CompareType, Condition, Form, VOp};
 use crate::interp::wave::{EXEC, NULL};
@@ -50,20 +50,25 @@ pub(super) fn compare(e: &mut Emitter<'_>, op: &VOp, condition: Condition, ty: C
             ; vpcmpeqd ymm2, ymm0, ymm1
             ; vpcmpgtd ymm3, ymm0, ymm1
         );
-        e.movmsk(1, 2); // ecx: equal
-        e.movmsk(2, 3); // edx: greater
-        dynasm!(e.ops
-            ; .arch x64
-            ; shl ecx, (8 * k) as i8
-            ; shl edx, (8 * k) as i8
-            ; or r8d, ecx
-            ; or r9d, edx
-        );
+        lane_bits(e, k, 2, 3);
     }
     if ty != CompareType::F32 {
         holds(e, condition);
     }
     write_lanes(e, target);
+}
+
+/// Adds chunk `k`'s lanes to `r8d` (where `ymm(equal)` is all ones) and `r9d` (`ymm(greater)`).
+fn lane_bits(e: &mut Emitter<'_>, k: i32, equal: u8, greater: u8) {
+    e.movmsk(1, equal); // ecx
+    e.movmsk(2, greater); // edx
+    dynasm!(e.ops
+        ; .arch x64
+        ; shl ecx, (8 * k) as i8
+        ; shl edx, (8 * k) as i8
+        ; or r8d, ecx
+        ; or r9d, edx
+    );
 }
 
 /// `r8d` = the lanes where integer `condition` holds, from `r8d` (equal lanes) and `r9d`
@@ -103,14 +108,6 @@ pub(super) fn compare64(e: &mut Emitter<'_>, op: &VOp, condition: Condition, sig
     // Source `index`'s low and high halves: rows, or broadcasts into `low` and `low + 1`.
     let halves = |e: &mut Emitter<'_>, index: usize, low: u8| -> (Src, Src) {
         let high = low + 1;
-        let constant = |e: &mut Emitter<'_>, reg: u8, value: u32| {
-            dynasm!(e.ops
-                ; .arch x64
-                ; mov eax, value as i32
-                ; vmovd Rx(reg), eax
-                ; vpbroadcastd Ry(reg), Rx(reg)
-            );
-        };
         match op.operands.src[index] {
             Source::Vgpr(v) => return (Src::Row(v as i32 * ROW), Src::Row((v as i32 + 1) * ROW)),
             Source::Sgpr(s) => dynasm!(e.ops
@@ -119,17 +116,12 @@ pub(super) fn compare64(e: &mut Emitter<'_>, op: &VOp, condition: Condition, sig
                 ; vpbroadcastd Ry(high), [r12 + sgpr(s as u32 + 1)]
             ),
             Source::Scc => {
-                dynasm!(e.ops
-                    ; .arch x64
-                    ; movzx eax, BYTE [r12 + SCC]
-                    ; vmovd Rx(low), eax
-                    ; vpbroadcastd Ry(low), Rx(low)
-                );
-                constant(e, high, 0);
+                broadcast_scc(e, low);
+                broadcast_constant(e, high, 0);
             }
             Source::Constant(value) => {
-                constant(e, low, value as u32);
-                constant(e, high, (value >> 32) as u32);
+                broadcast_constant(e, low, value as u32);
+                broadcast_constant(e, high, (value >> 32) as u32);
             }
             Source::Mask(_) | Source::ConstantMask(_) => unreachable!("no mask sources (`translatable`)"),
         }
@@ -172,15 +164,7 @@ pub(super) fn compare64(e: &mut Emitter<'_>, op: &VOp, condition: Condition, sig
             ; vpor ymm0, ymm0, ymm6
             ; vpand ymm5, ymm5, ymm4
         );
-        e.movmsk(1, 5); // ecx: equal
-        e.movmsk(2, 0); // edx: greater
-        dynasm!(e.ops
-            ; .arch x64
-            ; shl ecx, (8 * k) as i8
-            ; shl edx, (8 * k) as i8
-            ; or r8d, ecx
-            ; or r9d, edx
-        );
+        lane_bits(e, k, 5, 0);
     }
     holds(e, condition);
     write_lanes(e, target);

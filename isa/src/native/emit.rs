@@ -113,6 +113,19 @@ impl Emitter<'_> {
         );
     }
 
+    /// Writes the frame's scratch row 0 to the VGPR row at byte offset `vdst`, in the active
+    /// lanes: the last step of an operation that builds its result before writing it.
+    pub fn write_scratch_row(&mut self, vdst: i32) {
+        for k in 0..4 {
+            dynasm!(self.ops
+                ; .arch x64
+                ; vmovdqa ymm0, [r14 + SCRATCH + 32 * k]
+                ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8)
+                ; vmovdqu [r13 + vdst + 32 * k], ymm0
+            );
+        }
+    }
+
     /// `rax` = the host address of agent address `r8`, where `[r8, r9)` is host memory for
     /// plain loads (or, `write`, stores): a range in the frame's cache that holds it, tested
     /// inline, or else the memory's answer (`frame::range`, which caches it); jumps to `slow`

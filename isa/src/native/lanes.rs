@@ -123,14 +123,7 @@ pub(super) fn permlane(e: &mut Emitter<'_>, op: &VOp) -> bool {
             ; vmovdqa [r14 + SCRATCH + 32 * k], ymm2
         );
     }
-    for k in 0..4 {
-        dynasm!(e.ops
-            ; .arch x64
-            ; vmovdqa ymm0, [r14 + SCRATCH + 32 * k]
-            ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8)
-            ; vmovdqu [r13 + vdst + 32 * k], ymm0
-        );
-    }
+    e.write_scratch_row(vdst);
     true
 }
 

@@ -149,13 +149,6 @@ fn backward_permute(e: &mut Emitter<'_>, offset: u32, [addr, data, vdst]: [u32; 
             ; vmovdqa [r14 + SCRATCH + 32 * k], ymm2
         );
     }
-    for k in 0..4 {
-        dynasm!(e.ops
-            ; .arch x64
-            ; vmovdqa ymm0, [r14 + SCRATCH + 32 * k]
-            ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8)
-            ; vmovdqu [r13 + vdst + 32 * k], ymm0
-        );
-    }
+    e.write_scratch_row(vdst);
     true
 }

@@ -35,24 +35,30 @@ pub(super) fn place(e: &mut Emitter<'_>, op: &VOp, index: usize) -> Src {
         Source::Sgpr(s) | Source::Mask(s) => {
             dynasm!(e.ops ; .arch x64 ; vpbroadcastd Ry(reg), [r12 + sgpr(s as u32)]);
         }
-        Source::Scc => {
-            dynasm!(e.ops
-                ; .arch x64
-                ; movzx eax, BYTE [r12 + SCC]
-                ; vmovd Rx(reg), eax
-                ; vpbroadcastd Ry(reg), Rx(reg)
-            );
-        }
-        Source::Constant(value) | Source::ConstantMask(value) => {
-            dynasm!(e.ops
-                ; .arch x64
-                ; mov eax, value as u32 as i32
-                ; vmovd Rx(reg), eax
-                ; vpbroadcastd Ry(reg), Rx(reg)
-            );
-        }
+        Source::Scc => broadcast_scc(e, reg),
+        Source::Constant(value) | Source::ConstantMask(value) => broadcast_constant(e, reg, value as u32),
     }
     Src::Reg(reg)
+}
+
+/// `ymm(reg)` = `value` in every lane.
+pub(super) fn broadcast_constant(e: &mut Emitter<'_>, reg: u8, value: u32) {
+    dynasm!(e.ops
+        ; .arch x64
+        ; mov eax, value as i32
+        ; vmovd Rx(reg), eax
+        ; vpbroadcastd Ry(reg), Rx(reg)
+    );
+}
+
+/// `ymm(reg)` = SCC (0 or 1) in every lane.
+pub(super) fn broadcast_scc(e: &mut Emitter<'_>, reg: u8) {
+    dynasm!(e.ops
+        ; .arch x64
+        ; movzx eax, BYTE [r12 + SCC]
+        ; vmovd Rx(reg), eax
+        ; vpbroadcastd Ry(reg), Rx(reg)
+    );
 }
 
 /// Loads chunk `k` of `src` into `ymm(dst)`.
