@@ -15,6 +15,7 @@
 //! none (the protocol is in [`super::waiters`]). Parking is capped at a short interval, so a
 //! change made by a plain store elsewhere is still seen soon.
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -49,9 +50,12 @@ struct Chunk {
 
 static CHUNKS: [Chunk; MAX_CHUNKS] = [const { Chunk { base: AtomicUsize::new(0) } }; MAX_CHUNKS];
 static CHUNK_COUNT: AtomicUsize = AtomicUsize::new(0);
-/// Destroyed slots, one list per kind ([`free_list`]): a slot reused for another kind would change
-/// what a stale user's update writes through (a DOORBELL slot's value is a pointer).
-static FREE_SLOTS: Mutex<[Vec<usize>; 2]> = Mutex::new([Vec::new(), Vec::new()]);
+/// Free slots, one queue per kind ([`free_list`]): a slot reused for another kind would change
+/// what a stale user's update writes through (a DOORBELL slot's value is a pointer). First in,
+/// first out, so a destroyed slot is the last one reused: a stale handle (a use-after-destroy,
+/// undefined in HSA) keeps naming a dead slot for as long as possible instead of the next
+/// signal anyone creates.
+static FREE_SLOTS: Mutex<[VecDeque<usize>; 2]> = Mutex::new([VecDeque::new(), VecDeque::new()]);
 
 fn free_list(kind: i64) -> usize {
     usize::from(kind == SignalKind::DOORBELL)
@@ -108,7 +112,7 @@ pub(crate) fn create(kind: i64, value: i64, interrupt: bool) -> Option<&'static 
     if free[list].is_empty() {
         grow(&mut free[list], kind)?;
     }
-    let address = free[list].pop()?;
+    let address = free[list].pop_front()?;
     drop(free);
     // SAFETY: addresses on the free lists come from `grow`, which leaks initialized slots.
     let slot = unsafe { &*(address as *const SignalSlot) };
@@ -130,7 +134,7 @@ pub(crate) fn create(kind: i64, value: i64, interrupt: bool) -> Option<&'static 
     Some(slot)
 }
 
-fn grow(free: &mut Vec<usize>, kind: i64) -> Option<()> {
+fn grow(free: &mut VecDeque<usize>, kind: i64) -> Option<()> {
     let index = CHUNK_COUNT.load(Ordering::Acquire);
     if index >= MAX_CHUNKS {
         return None;
@@ -147,7 +151,7 @@ fn grow(free: &mut Vec<usize>, kind: i64) -> Option<()> {
     let base = Box::leak(slots).as_ptr() as usize;
     CHUNKS[index].base.store(base, Ordering::Release);
     CHUNK_COUNT.store(index + 1, Ordering::Release);
-    free.extend((0..SLOTS_PER_CHUNK).rev().map(|i| base + i * size_of::<SignalSlot>()));
+    free.extend((0..SLOTS_PER_CHUNK).map(|i| base + i * size_of::<SignalSlot>()));
     Some(())
 }
 
@@ -202,7 +206,8 @@ pub(crate) fn destroy(handle: u64) -> bool {
             EVENTS_IN_USE.fetch_sub(1, Ordering::AcqRel);
         }
         slot.wake_all();
-        FREE_SLOTS.lock().unwrap_or_else(|poison| poison.into_inner())[free_list(slot.kind())].push(handle as usize);
+        FREE_SLOTS.lock().unwrap_or_else(|poison| poison.into_inner())[free_list(slot.kind())]
+            .push_back(handle as usize);
         true
     } else {
         false

@@ -14,6 +14,11 @@ use common::*;
 const CHILD: &str = "AQUEDUCT_IPC_CHILD";
 const LEN: usize = 10_000;
 
+/// The tests of this file take turns. A destroyed signal's handle is its slot's address, which
+/// the next signal created may reuse (as ROCr's handles are its `amd_signal_t` addresses): one
+/// test's store through a destroyed handle would otherwise land in the other test's new signal.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn words(handle: &hsa_amd_ipc_memory_t) -> String {
     handle.handle.iter().map(|word| format!("{word:08x}")).collect()
 }
@@ -31,6 +36,7 @@ fn two_processes_share_a_buffer_and_a_signal() {
     if let Ok(handles) = std::env::var(CHILD) {
         return child(&handles);
     }
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
     let client = Client::new();
     let buffer = client.hsa.allocate(client.device_pool, LEN).expect("allocation");
     // SAFETY (every call): a live allocation of LEN bytes, handles and signals to fill.
@@ -134,6 +140,7 @@ fn child(handles: &str) {
 /// share their values through their own files, whichever page they landed on.
 #[test]
 fn a_destroyed_ipc_signal_s_page_serves_the_next_one() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
     let _client = Client::new();
     // SAFETY (every call): handles and out-pointers the calls fill; stale handles are looked up.
     unsafe {
