@@ -1,6 +1,7 @@
 //! How fast the interpreter runs real machine code, in wave instructions per second (criterion's
 //! elements per second): a tiled f32 GEMM with LDS, a DPP sum reduction, an f16 GEMM with
-//! `v_dot2_f32_f16`, and the device library's fill over 1 MiB, from their gfx1100 code objects
+//! `v_dot2_f32_f16`, the device library's fill over 1 MiB, and rocjitsu's four-chain WMMA
+//! workload (`wmma_chains`), from their gfx1100 code objects
 //! (`isa/tests/kernels/`, `builtins/prebuilt/`); and the GEMM again as gfx1030 wave64 code (its
 //! wave instructions are 64 lanes each). Each kernel runs its workgroups on one thread
 //! (`one_core`) and on every core through rayon (`all_cores`); the workgroups are independent,
@@ -217,11 +218,29 @@ fn real_kernels(c: &mut Criterion) {
         plan.kernarg_bytes(),
         &[words(&target)],
     );
+    // rocjitsu's thread-scaling workload (ROCm/rocm-systems, emulation/rocjitsu,
+    // docs/desktop-thread-scaling.md): 512 one-wave workgroups, 128 rounds of four independent
+    // f16 WMMA chains each. Its time per run is the number to hold beside rocjitsu's 13.0 s
+    // (one thread) and 1.09 s (16).
+    let rounds = 128u32;
+    let waves = 512usize;
+    let wa: Vec<u16> = (0..waves * 32 * 16).map(|i| half(((i % 17) as f32 - 8.0) / 8.0)).collect();
+    let wb: Vec<u16> = (0..waves * 32 * 16).map(|i| half(((i % 13) as f32 - 6.0) / 8.0)).collect();
+    let mut wd = vec![0f32; waves * 32 * 4 * 8];
+    let wmma = Bench::new(
+        "wmma_chains",
+        (Isa::Gfx11, &kernel("wmma_gfx1100.hsaco")),
+        "wmma_chains",
+        [32 * waves as u32, 1, 1],
+        [32, 1, 1],
+        &args(&[wd.as_mut_ptr() as u64, wa.as_ptr() as u64, wb.as_ptr() as u64], &[rounds]),
+        &[words(&wd), words(&wa), words(&wb)],
+    );
     // `AQUEDUCT_ISA_BENCH_ONCE=NAME`: run that kernel's workgroups once on this thread and stop,
     // for an instruction count under callgrind (`scripts/isa-instructions.sh`), which is
     // deterministic where times on a shared machine are not.
     if let Ok(name) = std::env::var("AQUEDUCT_ISA_BENCH_ONCE") {
-        let bench = [&gemm, &gemm64, &reduce, &hgemm, &fill]
+        let bench = [&gemm, &gemm64, &reduce, &hgemm, &fill, &wmma]
             .into_iter()
             .find(|bench| bench.name == name)
             .expect("a bench name");
@@ -236,7 +255,7 @@ fn real_kernels(c: &mut Criterion) {
     }
     // Each kernel on the interpreter (`interpret/`) and, where it compiles (wave32, AVX2), on the
     // native tier (`native/`).
-    for bench in [&gemm, &gemm64, &reduce, &hgemm, &fill] {
+    for bench in [&gemm, &gemm64, &reduce, &hgemm, &fill, &wmma] {
         let instructions = bench.one_core(&mut Vec::new(), Tier::Interpreter);
         let mut tiers = vec![("interpret", Tier::Interpreter)];
         if native::unavailable(&bench.program).is_none() {
@@ -245,6 +264,10 @@ fn real_kernels(c: &mut Criterion) {
         for (prefix, tier) in tiers {
             let mut group = c.benchmark_group(format!("{prefix}/{}", bench.name));
             group.throughput(Throughput::Elements(instructions));
+            if bench.name == "wmma_chains" {
+                // Seconds per run on the interpreter: criterion's fewest samples.
+                group.sample_size(10);
+            }
             group.bench_function("one_core", |b| {
                 let mut lds = Vec::new();
                 b.iter(|| bench.one_core(&mut lds, tier));
@@ -258,6 +281,7 @@ fn real_kernels(c: &mut Criterion) {
     assert_eq!(out, out64, "wave64 and wave32 GEMMs agree");
     assert!(partials.iter().any(|&value| value > 0.0) && hc.iter().any(|&value| value > 0.0), "they wrote");
     assert!(target.iter().all(|&word| word == 0xA5C3_E1F0), "the fill is right");
+    assert!(wd.iter().any(|&value| value != 0.0), "the WMMA chains wrote");
     // The physical limit for the fill's bytes: the host writing them itself.
     let mut baseline = c.benchmark_group("baseline");
     baseline.throughput(Throughput::Bytes(1 << 20));

@@ -1744,6 +1744,54 @@ fn pack_cd16(low: &[Matrix], high: &[Matrix], encode: &dyn Fn(i64) -> u16) -> Ve
     image
 }
 
+/// rocjitsu's four-chain loop (the bench's `wmma_chains` row) keeps each chain's sum: after n
+/// rounds chain j holds n times its product, exactly (eighths in [-8, 8], sums below 2^24 units).
+#[test]
+fn four_wmma_chains_accumulate_their_products_round_after_round() {
+    const WAVES: usize = 2;
+    const ROUNDS: u32 = 128;
+    let mut rng = Rng(0x5EED_C4A1);
+    let f16_bits = |x: i64| u32::from(f16(x as f64 / 8.0));
+    let transpose = |m: &Matrix| -> Matrix { std::array::from_fn(|r| std::array::from_fn(|c| m[c][r])) };
+    let zero: Matrix = [[0; 16]; 16];
+    for target in GFX11_TARGETS {
+        let a: Vec<Matrix> = (0..WAVES).map(|_| matrix(&mut rng, -64, 64)).collect();
+        let b: Vec<Matrix> = (0..WAVES).map(|_| matrix(&mut rng, -64, 64)).collect();
+        let a_image = Buf::of(&pack_ab(&a, wmma_layout::a, 16, &f16_bits));
+        let b_image = Buf::of(&pack_ab(&b, wmma_layout::b, 16, &f16_bits));
+        let d_image = Buf::zeroed(WAVES * 4 * 32 * 8 * 4);
+        run(
+            "wmma",
+            target,
+            "wmma_chains",
+            [32 * WAVES as u32, 1, 1],
+            [32, 1, 1],
+            &[Arg::Buf(&d_image), Arg::Buf(&a_image), Arg::Buf(&b_image), Arg::U32(ROUNDS)],
+        );
+        let d: Vec<f32> = d_image.read();
+        for w in 0..WAVES {
+            // A image read as B is A's transpose; B image read as A is B's transpose.
+            let (ma, mb) = (&a[w], &b[w]);
+            let products = [
+                matmul(ma, mb, &zero),
+                matmul(&transpose(mb), &transpose(ma), &zero),
+                matmul(ma, &transpose(ma), &zero),
+                matmul(&transpose(mb), mb, &zero),
+            ];
+            for (chain, product) in products.iter().enumerate() {
+                for lane in 0..32 {
+                    for v in 0..8 {
+                        let (r, col) = wmma_layout::cd(lane, v);
+                        let got = d[(4 * (w * 32 + lane) + chain) * 8 + v];
+                        let want = (product[r][col] * i64::from(ROUNDS)) as f64 / 64.0;
+                        assert_eq!(got, want as f32, "{target}: wave {w} chain {chain} D[{r}][{col}]");
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn wmma_16x16x16_products_match_the_host_in_the_rdna3_wave32_layout() {
     const WAVES: usize = 2;

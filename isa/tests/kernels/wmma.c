@@ -55,3 +55,23 @@ KERNEL void wmma_i32_iu4(v8i *d, const v2i *a, const v2i *b, const v8i *c) {
   d[2 * i] = __builtin_amdgcn_wmma_i32_16x16x16_iu4_w32(1, a[i], 1, b[i], c[i], 0);
   d[2 * i + 1] = __builtin_amdgcn_wmma_i32_16x16x16_iu4_w32(0, a[i], 0, b[i], c[i], 1);
 }
+
+// rocjitsu's thread-scaling workload (ROCm/rocm-systems, emulation/rocjitsu,
+// docs/desktop-thread-scaling.md): per one-wave workgroup, `iterations` rounds of four
+// independent f16 WMMA chains. The chains read a[i] and b[i] as both operands (a[i] read as B
+// is A's transpose), so each adds a different product; d[4i + j] is chain j.
+KERNEL void wmma_chains(v8f *d, const v16h *a, const v16h *b, u32 iterations) {
+  u32 i = global_id();
+  v16h x = a[i], y = b[i];
+  v8f c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0};
+  for (u32 round = 0; round < iterations; ++round) {
+    c0 = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(x, y, c0);
+    c1 = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(y, x, c1);
+    c2 = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(x, x, c2);
+    c3 = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(y, y, c3);
+  }
+  d[4 * i] = c0;
+  d[4 * i + 1] = c1;
+  d[4 * i + 2] = c2;
+  d[4 * i + 3] = c3;
+}
