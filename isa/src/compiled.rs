@@ -41,14 +41,16 @@ pub enum Tier {
 /// A kernel compiled for this host: its code, and the code offset of each instruction's start.
 pub struct NativeCode {
     pub(crate) buffer: ExecutableBuffer,
-    /// Per 4-byte word of the program: the offset of the instruction starting there, or
-    /// `u32::MAX` inside a multi-dword instruction and past the code.
+    /// Per 4-byte word of the program: the offset of the compiled instruction starting there,
+    /// or `u32::MAX` inside a multi-dword instruction, past the code, and where control does not
+    /// reach from the entry by fall-through or a static branch (`native/reach.rs`).
     pub(crate) entries: Vec<u32>,
     /// The offset of the prologue, which takes the frame and the entry to jump to.
     pub(crate) prologue: usize,
     /// The offset of the slow paths, which follow every instruction's code.
     pub(crate) cold_start: usize,
-    /// Instructions with a translation, and all instructions (for the profile and the docs).
+    /// Instructions compiled with a translation, and all instructions compiled (those control
+    /// reaches), for the profile and the docs.
     pub translated: usize,
     pub instructions: usize,
     /// The instructions that run as the interpreter's step, by mnemonic, with their counts in

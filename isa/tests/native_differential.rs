@@ -407,3 +407,43 @@ fn gfx11_sequences_agree_on_both_tiers() {
 fn gfx10_3_sequences_agree_on_both_tiers() {
     fuzz(Isa::Gfx10_3, 0x5EED_1030);
 }
+
+/// A call through `s_swappc_b64` reaches code the native tier does not compile (no fall-through
+/// or static branch leads there, `native/reach.rs`): the callee runs as the interpreter's steps,
+/// its loop included, and its `s_setpc_b64` returns into compiled code. Both tiers end alike.
+#[test]
+fn an_indirect_call_runs_its_uncompiled_callee_and_returns_to_compiled_code() {
+    // llvm-mc-19 -mcpu=gfx1100: s_getpc_b64 s[0:1]; s_add_u32 s0, s0, 20; s_addc_u32 s1, s1, 0;
+    // s_swappc_b64 s[30:31], s[0:1]; v_mov_b32 v2, 5; s_endpgm; then the callee at +24:
+    // s_mov_b32 s2, 3; s_sub_u32 s2, s2, 1; s_cmp_lg_u32 s2, 0; s_cbranch_scc1 -3;
+    // v_mov_b32 v1, 42; s_setpc_b64 s[30:31].
+    let words = [
+        0xBE804700, 0x80009400, 0x82018001, 0xBE9E4900, 0x7E040285, 0xBFB00000, 0xBE820083, 0x80828102, 0xBF078002,
+        0xBFA2FFFD, 0x7E0202AA, 0xBE80481E,
+    ];
+    let memory = Regions(Vec::new());
+    let run = |tier| {
+        let mut registers = Registers::new(4);
+        let mut lds = vec![0u8; LDS_BYTES];
+        let result = run_code(Isa::Gfx11, &words, &mut registers, &memory, &mut lds, tier);
+        (result, registers)
+    };
+    let (interpreted, expected) = run(Tier::Interpreter);
+    // The caller's four, the callee's eleven and setpc, the caller's v_mov and s_endpgm.
+    assert_eq!(interpreted, Ok(18), "the interpreter ran the call");
+    assert!(expected.vgpr[1].iter().all(|&lane| lane == 42) && expected.vgpr[2].iter().all(|&lane| lane == 5));
+    assert_eq!(expected.sgpr[2], 0, "the callee's loop ran out");
+    if !native::host_supported() {
+        return;
+    }
+    let (compiled, registers) = run(Tier::Native);
+    assert_eq!(compiled, interpreted, "the native tier ran as many instructions");
+    // s[0:1] and s[30:31] hold PCs, which differ between the two runs' code images; their
+    // distance does not.
+    let pcs = |sgpr: &[u32; 128]| (sgpr[0].wrapping_sub(sgpr[30]), sgpr[1].wrapping_sub(sgpr[31]));
+    assert_eq!(pcs(&registers.sgpr), pcs(&expected.sgpr));
+    assert_eq!(registers.sgpr[2..30], expected.sgpr[2..30]);
+    assert_eq!(registers.sgpr[32..], expected.sgpr[32..]);
+    assert_eq!(registers.vgpr, expected.vgpr);
+    assert_eq!(registers.scc, expected.scc);
+}

@@ -1,5 +1,6 @@
-//! The compiler: the prologue and the exit, one label per instruction, and each instruction's
-//! translation (`vector.rs`, `scalar.rs`, `lds.rs`, `global.rs`) or the interpreter's step.
+//! The compiler: the prologue and the exit, one label per instruction control reaches from the
+//! entry (`reach.rs`), and each such instruction's translation (`vector.rs`, `scalar.rs`,
+//! `lds.rs`, `global.rs`) or the interpreter's step.
 
 use std::time::Instant;
 
@@ -18,9 +19,9 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
     let started = Instant::now();
     let mut ops = Assembler::new().map_err(|_| "the native tier could not map memory for code")?;
     let words = program.words();
-    let labels: Vec<Option<DynamicLabel>> = (0..=words)
-        .map(|index| (index == words || program.at(index).is_some()).then(|| ops.new_dynamic_label()))
-        .collect();
+    let reached = super::reach::reachable(program);
+    let labels: Vec<Option<DynamicLabel>> =
+        (0..=words).map(|index| (index == words || reached[index]).then(|| ops.new_dynamic_label())).collect();
     let exit = ops.new_dynamic_label();
     let vgprs = (program.descriptor.vgprs() + program.extra_vgprs) as u32;
     let mut e = Emitter { ops, program, labels, exit, cold: Vec::new(), vgprs, constants: Vec::new() };
@@ -63,7 +64,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
     let mut translated = 0;
     let mut instructions = 0;
     let mut untranslated = std::collections::BTreeMap::new();
-    for index in 0..words {
+    for index in (0..words).filter(|&index| reached[index]) {
         let Some(decoded) = program.at(index) else { continue };
         instructions += 1;
         let label = e.labels[index].expect("every instruction has a label");

@@ -45,6 +45,7 @@ mod lanes;
 mod lds;
 mod matrix;
 mod perf_map;
+mod reach;
 mod rows;
 mod run;
 mod scalar;

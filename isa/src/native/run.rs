@@ -76,21 +76,42 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
         // (through the frame) while this runs.
         let pc = unsafe { (*frame.wave).pc };
         let index = pc.wrapping_sub(program.entry) / 4;
-        let entry = match code.entries.get(index as usize) {
-            Some(&offset) if pc.is_multiple_of(4) && offset != u32::MAX => offset,
-            _ => break Err(program.fetch(pc).err().unwrap_or(ExecError::PcOutOfRange { pc })),
-        };
+        let compiled_at =
+            code.entries.get(index as usize).filter(|&&offset| pc.is_multiple_of(4) && offset != u32::MAX);
         trampoline.backward = false;
-        // SAFETY: the frame's pointers are live and used by nothing else during the call (the
-        // wave, its VGPR rows, which no step reallocates, the LDS and the trampoline); `entry` is
-        // an instruction's start in the same buffer; the host has AVX2 and FMA (`unavailable`).
-        let exit = unsafe { compiled(&mut *frame, code.buffer.ptr(AssemblyOffset(entry as usize))) };
+        let exit = match compiled_at {
+            // SAFETY: the frame's pointers are live and used by nothing else during the call
+            // (the wave, its VGPR rows, which no step reallocates, the LDS and the trampoline);
+            // `offset` is an instruction's start in the same buffer; the host has AVX2 and FMA
+            // (`unavailable`).
+            Some(&offset) => unsafe { compiled(&mut *frame, code.buffer.ptr(AssemblyOffset(offset as usize))) },
+            // An instruction compiled code does not reach (an indirect jump's target,
+            // `reach.rs`): the interpreter's step, as compiled code would call it.
+            None => {
+                let next = match program.fetch(pc) {
+                    Ok(decoded) => pc + decoded.len as u64,
+                    Err(error) => break Err(error),
+                };
+                // SAFETY: compiled code is not running; the wave is ours.
+                unsafe { (*frame.wave).executed += 1 };
+                // SAFETY: as for the compiled call: the frame's pointers are live and unaliased,
+                // its trampoline is this `Trampoline<M>`, `index` is an instruction's (fetched
+                // above), and the host has AVX2 and FMA.
+                let exit = unsafe { fallback::<M>(&mut *frame, index as u32) };
+                if exit == Exit::Next as u32 {
+                    // SAFETY: the step has returned; the wave is ours.
+                    unsafe { (*frame.wave).pc = next };
+                }
+                exit
+            }
+        };
         // SAFETY: compiled code has returned; the wave is ours again.
         let wave = unsafe { &mut *frame.wave };
         if wave.executed > limit {
             break Err(ExecError::InstructionLimit { pc: wave.pc, limit });
         }
         match exit {
+            exit if exit == Exit::Next as u32 => {}
             exit if exit == Exit::Yield as u32 => {
                 if shares {
                     break Ok(());

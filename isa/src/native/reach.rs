@@ -1,0 +1,54 @@
+//! Which instructions control can reach from a kernel's entry, so that only those are compiled.
+//!
+//! A program is decoded from the kernel's entry to the end of its code object's text (`s_code_end`),
+//! which holds every kernel after it too: the device library's `fill_x1` program is 3,769
+//! instructions for a kernel of about a hundred. Compiling all of them cost each kernel a
+//! millisecond and half a megabyte of code. Control reaches the fall-through of every
+//! instruction but the unconditional ones (`s_endpgm`, `s_branch`, `s_setpc_b64`, `s_rfe_b64`)
+//! and the static target of every branch and `s_call_b64`. An indirect jump's target
+//! (`s_setpc_b64`, `s_swappc_b64`) is not known here: when it lands outside what was compiled,
+//! the wave loop runs the interpreter's step there until control is back in compiled code
+//! (`run.rs`), so nothing the interpreter runs is lost.
+
+use crate::gfx11::Opcode;
+use crate::interp::Program;
+
+/// Per word of `program`: whether an instruction starts there that control reaches from the
+/// entry by fall-through, branches and static calls.
+pub(super) fn reachable(program: &Program) -> Vec<bool> {
+    let words = program.words();
+    let mut reached = vec![false; words];
+    let mut pending = vec![0usize];
+    while let Some(index) = pending.pop() {
+        if index >= words || reached[index] {
+            continue;
+        }
+        let Some(decoded) = program.at(index) else { continue };
+        reached[index] = true;
+        let next = index + decoded.len as usize / 4;
+        // A branch's target: the word after it plus its signed 16-bit word offset.
+        let simm = (decoded.instruction.words[0] & 0xFFFF) as i16 as isize;
+        let target = usize::try_from(index as isize + 1 + simm).ok();
+        use Opcode::*;
+        match decoded.instruction.opcode() {
+            SEndpgm | SEndpgmSaved | SSetpcB64 | SRfeB64 => {}
+            SBranch => pending.extend(target),
+            SCbranchScc0
+            | SCbranchScc1
+            | SCbranchVccz
+            | SCbranchVccnz
+            | SCbranchExecz
+            | SCbranchExecnz
+            | SCbranchCdbgsys
+            | SCbranchCdbgsysAndUser
+            | SCbranchCdbgsysOrUser
+            | SCbranchCdbguser
+            | SCallB64 => {
+                pending.extend(target);
+                pending.push(next);
+            }
+            _ => pending.push(next),
+        }
+    }
+    reached
+}
