@@ -303,44 +303,64 @@ fn start_wave(
         // The private segment wavefront offset: every wave's scratch starts at 0 here.
         wave.write_sgpr(system, 0);
     }
-    let mut exec = 0u64;
-    // The first lane's work-item id, then one step along X per lane (no division per lane: three
-    // of them per lane were a tenth of a tiled GEMM's time).
+    // The wave's lanes are work-items `first ..`, X fastest; the last wave may be partial.
     let first = index * wave_size;
-    let (mut x, mut y, mut z) = (first % size[0], first / size[0] % size[1], first / (size[0] * size[1]));
-    // `ENABLE_VGPR_WORKITEM_ID` (rsrc2 bits 12:11): 0 gives X, 1 X and Y, 2 all three.
-    let dimensions = (rsrc2 >> 11) & 3;
-    for lane in 0..wave_size as usize {
-        if first + lane as u32 >= size[0] * size[1] * size[2] {
-            break;
-        }
-        if lane > 0 {
-            x += 1;
-            if x == size[0] {
-                x = 0;
-                y += 1;
-                if y == size[1] {
-                    y = 0;
-                    z += 1;
-                }
-            }
-        }
-        exec |= 1 << lane;
-        match dispatch.program.isa {
-            Isa::Gfx11 => {
-                let packed = x | if dimensions >= 1 { y << 10 } else { 0 } | if dimensions >= 2 { z << 20 } else { 0 };
-                wave.set_lane_value(0, lane, packed);
-            }
-            Isa::Gfx10_3 => {
-                for (vgpr, id) in [x, y, z].into_iter().enumerate().take(dimensions.min(2) as usize + 1) {
-                    wave.set_lane_value(vgpr as u32, lane, id);
-                }
-            }
-        }
-    }
+    let lanes = (size[0] * size[1] * size[2]).saturating_sub(first).min(wave_size) as usize;
+    let exec = if lanes >= 64 { u64::MAX } else { (1u64 << lanes) - 1 };
     wave.write_sgpr(EXEC, exec as u32);
     if wide {
         wave.write_sgpr(EXEC + 1, (exec >> 32) as u32);
+    }
+    // `ENABLE_VGPR_WORKITEM_ID` (rsrc2 bits 12:11): 0 gives X, 1 X and Y, 2 all three. gfx11
+    // packs them into v0 (10 bits each); gfx10.3 gives each its own VGPR.
+    let dimensions = (rsrc2 >> 11) & 3;
+    let put_row = |wave: &mut Wave, vgpr: usize, values: &[u32; 2 * LANES]| {
+        if let Some(row) = wave.vgpr.get_mut(vgpr) {
+            row.copy_from_slice(&values[..LANES]);
+        }
+        if let Some(row) = wave.other.vgpr.get_mut(vgpr).filter(|_| wide) {
+            row.copy_from_slice(&values[LANES..]);
+        }
+    };
+    if size[1] == 1 && size[2] == 1 {
+        // A one-dimensional workgroup: x is the lane's work-item index, y and z are 0 (their
+        // rows are already clear), in either ISA's layout.
+        put_row(wave, 0, &core::array::from_fn(|lane| if lane < lanes { first + lane as u32 } else { 0 }));
+        return Ok(());
+    }
+    // Each lane's (x, y, z): one step along X per lane from the first lane's (no division per
+    // lane: three of them per lane were a tenth of a tiled GEMM's time), computed into arrays
+    // and written as rows (a write per lane through the wave's accessors was a fifth of a fill).
+    let (mut x, mut y, mut z) = (first % size[0], first / size[0] % size[1], first / (size[0] * size[1]));
+    let mut ids = [[0u32; 2 * LANES]; 3];
+    for lane in 0..lanes {
+        ids[0][lane] = x;
+        ids[1][lane] = y;
+        ids[2][lane] = z;
+        x += 1;
+        if x == size[0] {
+            x = 0;
+            y += 1;
+            if y == size[1] {
+                y = 0;
+                z += 1;
+            }
+        }
+    }
+    match dispatch.program.isa {
+        Isa::Gfx11 => {
+            let packed: [u32; 2 * LANES] = core::array::from_fn(|lane| {
+                ids[0][lane]
+                    | if dimensions >= 1 { ids[1][lane] << 10 } else { 0 }
+                    | if dimensions >= 2 { ids[2][lane] << 20 } else { 0 }
+            });
+            put_row(wave, 0, &packed);
+        }
+        Isa::Gfx10_3 => {
+            for (vgpr, row) in ids.iter().enumerate().take(dimensions.min(2) as usize + 1) {
+                put_row(wave, vgpr, row);
+            }
+        }
     }
     Ok(())
 }

@@ -16,15 +16,22 @@ type Compiled = unsafe extern "sysv64" fn(*mut Frame, *const u8) -> u32;
 /// constants, scratch rows and range cache set up once per workgroup, its wave pointers per
 /// turn) and the trampoline its steps run through.
 pub(crate) struct Workgroup<'a, M: Memory + ?Sized> {
-    frame: Frame,
+    /// Always `Some` until dropped, when it goes back to [`SPARE_FRAME`].
+    frame: Option<Box<Frame>>,
     trampoline: Trampoline<'a, M>,
+}
+
+thread_local! {
+    /// The frame of the last workgroup this thread ran, for the next one: building and moving a
+    /// frame (6 KiB, most of it WMMA scratch) per workgroup was a tenth of a fill's time.
+    static SPARE_FRAME: core::cell::Cell<Option<Box<Frame>>> = const { core::cell::Cell::new(None) };
 }
 
 impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
     /// A workgroup of `program`'s over `memory` (one dispatch, for which the range cache holds).
     pub(crate) fn new(program: &'a crate::interp::Program, memory: &'a M) -> Self {
-        Workgroup {
-            frame: Frame {
+        let mut frame = SPARE_FRAME.take().unwrap_or_else(|| {
+            Box::new(Frame {
                 lane_bits: core::array::from_fn(|lane| 1 << lane),
                 ramp: core::array::from_fn(|lane| 4 * lane as u32),
                 scratch: [[0; LANES]; 4],
@@ -38,9 +45,26 @@ impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
                 trampoline: core::ptr::null_mut(),
                 cache: RangeCache::default(),
                 matrix: MatrixScratch { a: [0.0; 256], b: [0.0; 256], d: [[0; LANES]; 8] },
-            },
-            trampoline: Trampoline { program, memory, error: None, backward: false },
-        }
+            })
+        });
+        // What belongs to the last workgroup goes: its pointers, its memory's functions and the
+        // ranges its memory granted. The constants stay; the scratch rows and the matrix
+        // scratch are written before they are read, within one instruction.
+        frame.wave = core::ptr::null_mut();
+        frame.vgpr = core::ptr::null_mut();
+        frame.lds = core::ptr::null_mut();
+        frame.lds_len = 0;
+        frame.trampoline = core::ptr::null_mut();
+        frame.fallback = fallback::<M>;
+        frame.range = range::<M>;
+        frame.cache = RangeCache::default();
+        Workgroup { frame: Some(frame), trampoline: Trampoline { program, memory, error: None, backward: false } }
+    }
+}
+
+impl<M: Memory + ?Sized> Drop for Workgroup<'_, M> {
+    fn drop(&mut self) {
+        SPARE_FRAME.set(self.frame.take());
     }
 }
 
@@ -60,6 +84,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
     let limit = dispatch.instruction_limit;
     let turn_start = wave.executed;
     let Workgroup { frame, trampoline } = workgroup;
+    let frame = frame.as_deref_mut().expect("a workgroup's frame, until it is dropped");
     trampoline.error = None;
     frame.vgpr = wave.vgpr.as_mut_ptr();
     frame.wave = wave;
