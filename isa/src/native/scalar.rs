@@ -3,8 +3,10 @@
 //! Translated: `s_endpgm`, `s_branch`, `s_cbranch_scc0/scc1/vccz/vccnz/execz/execnz`,
 //! `s_barrier`, `s_sleep`, and the waits, hints and cache controls the interpreter also treats
 //! as nothing; SOP2 `s_add/sub_u32/i32`, `s_addc_u32`, `s_mul_i32`, `s_and/or/xor/andn2_b32`,
-//! `s_lshl/lshr_b32`, `s_ashr_i32`, `s_cselect_b32`; SOPC 32-bit compares; SOP1 `s_mov_b32` and
-//! `s_and_saveexec_b32`; SOPK `s_movk_i32`, `s_addk_i32` and `s_cmpk_*`; SMEM `s_load_b32` to
+//! `s_lshl/lshr_b32`, `s_ashr_i32`, `s_cselect_b32`, `s_mul_hi_u32/i32`, `s_min/max_u32/i32`,
+//! `s_or_not1/nand/nor/xnor_b32`; SOPC 32-bit compares and `s_cmp_eq/lg_u64`; SOP1 `s_mov_b32`,
+//! `s_not_b32`, `s_bcnt1_i32_b32` and every 32-bit `s_*_saveexec_b32`; 64-bit `s_lshl/lshr_b64`
+//! and `s_mov_b64` to SGPR pairs; SOPK `s_movk_i32`, `s_addk_i32` and `s_cmpk_*`; SMEM `s_load_b32` to
 //! `_b512` and the scalar cache invalidations. Semantics as `interp::scalar`'s, which the
 //! differential tests hold them to.
 
@@ -223,8 +225,32 @@ fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
             | SCmpLtI32
             | SCmpLeI32
             | SMovB32
+            | SMulHiU32
+            | SMulHiI32
+            | SMinU32
+            | SMaxU32
+            | SMinI32
+            | SMaxI32
+            | SOrNot1B32
+            | SNandB32
+            | SNorB32
+            | SXnorB32
+            | SNotB32
+            | SBcnt1I32B32
             | SAndSaveexecB32
+            | SOrSaveexecB32
+            | SXorSaveexecB32
+            | SAndNot1SaveexecB32
+            | SOrNot1SaveexecB32
+            | SAndNot0SaveexecB32
+            | SOrNot0SaveexecB32
+            | SNandSaveexecB32
+            | SNorSaveexecB32
+            | SXnorSaveexecB32
     );
+    if !known {
+        return alu64(e, decoded);
+    }
     if !known || !readable(ssrc0) || (!sop1 && !readable(ssrc1)) {
         return false;
     }
@@ -269,6 +295,41 @@ fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
             dynasm!(e.ops ; .arch x64 ; imul eax, ecx);
             store(e, sdst);
         }
+        // The high halves of the 64-bit products; no SCC.
+        SMulHiU32 => {
+            dynasm!(e.ops ; .arch x64 ; mul ecx ; mov eax, edx);
+            store(e, sdst);
+        }
+        SMulHiI32 => {
+            dynasm!(e.ops ; .arch x64 ; imul ecx ; mov eax, edx);
+            store(e, sdst);
+        }
+        // SCC: whether S0 is the one selected (`interp::scalar`): S0 < S1 for min, S0 >= S1
+        // for max.
+        SMinU32 | SMaxU32 | SMinI32 | SMaxI32 => {
+            dynasm!(e.ops ; .arch x64 ; cmp eax, ecx);
+            match opcode {
+                SMinU32 => dynasm!(e.ops ; .arch x64 ; setb BYTE [r12 + SCC] ; cmovae eax, ecx),
+                SMaxU32 => dynasm!(e.ops ; .arch x64 ; setae BYTE [r12 + SCC] ; cmovb eax, ecx),
+                SMinI32 => dynasm!(e.ops ; .arch x64 ; setl BYTE [r12 + SCC] ; cmovge eax, ecx),
+                _ => dynasm!(e.ops ; .arch x64 ; setge BYTE [r12 + SCC] ; cmovl eax, ecx),
+            }
+            store(e, sdst);
+        }
+        SOrNot1B32 | SNandB32 | SNorB32 | SXnorB32 | SNotB32 | SBcnt1I32B32 => {
+            match opcode {
+                SOrNot1B32 => dynasm!(e.ops ; .arch x64 ; not ecx ; or eax, ecx),
+                SNandB32 => dynasm!(e.ops ; .arch x64 ; and eax, ecx ; not eax),
+                SNorB32 => dynasm!(e.ops ; .arch x64 ; or eax, ecx ; not eax),
+                SXnorB32 => dynasm!(e.ops ; .arch x64 ; xor eax, ecx ; not eax),
+                SNotB32 => dynasm!(e.ops ; .arch x64 ; not eax),
+                _ => dynasm!(e.ops ; .arch x64 ; popcnt eax, eax),
+            }
+            // SCC = result != 0 (`not` sets no flags).
+            dynasm!(e.ops ; .arch x64 ; test eax, eax);
+            scc!(e, setnz);
+            store(e, sdst);
+        }
         SAndB32 | SOrB32 | SXorB32 | SAndNot1B32 | SLshlB32 | SLshrB32 | SAshrI32 => {
             match opcode {
                 SAndB32 => dynasm!(e.ops ; .arch x64 ; and eax, ecx),
@@ -310,15 +371,24 @@ fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
             }
         }
         SMovB32 => store(e, sdst),
-        // sdst = EXEC; EXEC &= source; SCC = EXEC != 0.
-        SAndSaveexecB32 => {
-            dynasm!(e.ops
-                ; .arch x64
-                ; mov edx, [r12 + sgpr(EXEC)]
-                ; and eax, edx
-                ; mov ecx, eax
-                ; mov eax, edx
-            );
+        // sdst = EXEC; EXEC = op(source, EXEC); SCC = EXEC != 0 (`interp::scalar::saveexec`).
+        SAndSaveexecB32 | SOrSaveexecB32 | SXorSaveexecB32 | SAndNot1SaveexecB32 | SOrNot1SaveexecB32
+        | SAndNot0SaveexecB32 | SOrNot0SaveexecB32 | SNandSaveexecB32 | SNorSaveexecB32 | SXnorSaveexecB32 => {
+            dynasm!(e.ops ; .arch x64 ; mov edx, [r12 + sgpr(EXEC)] ; mov ecx, edx);
+            // eax = op(source, EXEC), with ecx = EXEC to spare.
+            match opcode {
+                SAndSaveexecB32 => dynasm!(e.ops ; .arch x64 ; and eax, edx),
+                SOrSaveexecB32 => dynasm!(e.ops ; .arch x64 ; or eax, edx),
+                SXorSaveexecB32 => dynasm!(e.ops ; .arch x64 ; xor eax, edx),
+                SAndNot1SaveexecB32 => dynasm!(e.ops ; .arch x64 ; not ecx ; and eax, ecx),
+                SOrNot1SaveexecB32 => dynasm!(e.ops ; .arch x64 ; not ecx ; or eax, ecx),
+                SAndNot0SaveexecB32 => dynasm!(e.ops ; .arch x64 ; not eax ; and eax, edx),
+                SOrNot0SaveexecB32 => dynasm!(e.ops ; .arch x64 ; not eax ; or eax, edx),
+                SNandSaveexecB32 => dynasm!(e.ops ; .arch x64 ; and eax, edx ; not eax),
+                SNorSaveexecB32 => dynasm!(e.ops ; .arch x64 ; or eax, edx ; not eax),
+                _ => dynasm!(e.ops ; .arch x64 ; xor eax, edx ; not eax),
+            }
+            dynasm!(e.ops ; .arch x64 ; mov ecx, eax ; mov eax, edx);
             store(e, sdst);
             dynasm!(e.ops
                 ; .arch x64
@@ -329,6 +399,87 @@ fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
             e.masks();
         }
         _ => unreachable!("`known` lists the translated operations"),
+    }
+    true
+}
+
+/// Loads a 64-bit scalar source into `rax` (`into` 0) or `rcx` (1), as `Wave::scalar64` reads
+/// it for an integer operation: an SGPR pair (or VCC, EXEC), `null`, the literal (zero-extended)
+/// or an integer inline constant. False (nothing emitted) for other sources.
+fn source64(e: &mut Emitter<'_>, field: u32, literal: Option<u32>, into: u8) -> bool {
+    match field {
+        NULL => dynasm!(e.ops ; .arch x64 ; xor Rd(into), Rd(into)),
+        0..=126 => dynasm!(e.ops ; .arch x64 ; mov Rq(into), [r12 + sgpr(field)]),
+        255 => dynasm!(e.ops ; .arch x64 ; mov Rd(into), literal.unwrap_or(0) as i32),
+        128..=208 => {
+            let value = constant_of(field, Kind::Int, true);
+            dynasm!(e.ops ; .arch x64 ; mov Rq(into), QWORD value as i64);
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// The 64-bit scalar operations compilers emit around addresses: `s_lshl_b64`, `s_lshr_b64`,
+/// `s_mov_b64`, `s_cmp_eq_u64`, `s_cmp_lg_u64`, to plain SGPR pairs or VCC.
+fn alu64(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
+    use Opcode::*;
+    let instruction = &decoded.instruction;
+    let w0 = instruction.words[0];
+    let (sdst, ssrc0, ssrc1) = ((w0 >> 16) & 0x7F, w0 & 0xFF, (w0 >> 8) & 0xFF);
+    let opcode = instruction.opcode();
+    let literal = instruction.literal();
+    // The shift count is a 32-bit operand (`interp::scalar`'s `b32`).
+    let (writes, second) = match opcode {
+        SLshlB64 | SLshrB64 => (true, Some(false)),
+        SMovB64 => (true, None),
+        SCmpEqU64 | SCmpLgU64 => (false, Some(true)),
+        _ => return false,
+    };
+    if writes && sdst > VCC {
+        return false;
+    }
+    let readable64 = |field: u32| matches!(field, NULL | 0..=126 | 255 | 128..=208);
+    if !readable64(ssrc0) {
+        return false;
+    }
+    match second {
+        Some(true) if !readable64(ssrc1) => return false,
+        Some(false) if !readable(ssrc1) => return false,
+        _ => {}
+    }
+    source64(e, ssrc0, literal, 0);
+    match second {
+        Some(true) => {
+            source64(e, ssrc1, literal, 1);
+        }
+        Some(false) => source(e, ssrc1, literal, 1),
+        None => {}
+    }
+    match opcode {
+        // x86 shifts by `cl` take its low 6 bits, as the ISA does; SCC = result != 0.
+        SLshlB64 | SLshrB64 => {
+            if opcode == SLshlB64 {
+                dynasm!(e.ops ; .arch x64 ; shl rax, cl);
+            } else {
+                dynasm!(e.ops ; .arch x64 ; shr rax, cl);
+            }
+            dynasm!(e.ops ; .arch x64 ; test rax, rax);
+            scc!(e, setnz);
+        }
+        SCmpEqU64 | SCmpLgU64 => {
+            dynasm!(e.ops ; .arch x64 ; cmp rax, rcx);
+            if opcode == SCmpEqU64 {
+                scc!(e, sete);
+            } else {
+                scc!(e, setne);
+            }
+            return true;
+        }
+        _ => {}
+    }
+    if sdst != NULL {
+        dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(sdst)], rax);
     }
     true
 }

@@ -5,7 +5,7 @@
 //! Translated here: `v_mov_b32`; f32 add, sub, subrev, mul, fma, fmac, fmaak, fmamk; integer
 //! add, sub, subrev, and, or, xor, shifts, mul_lo, mul_u32_u24, min/max (signed and unsigned),
 //! add3, lshl_add, add_lshl, lshl_or, and_or, or3, `v_bfe_u32/i32`; `v_add_co_u32` and
-//! `v_add_co_ci_u32` (carries to an SGPR or VCC); `v_lshlrev_b64`; `v_mad_u64_u32` without a
+//! `v_add_co_ci_u32` (carries to an SGPR or VCC); `v_lshlrev_b64`, `v_lshrrev_b64`; `v_mad_u64_u32` without a
 //! carry-out; `v_cndmask_b32`; `v_cvt_f32_i32`. Elsewhere: compares (`compare.rs`),
 //! `v_dot2acc_f32_f16`, `v_max/min_f32`, `v_rndne_f32`, `v_cvt_i32_f32` (`checked.rs`),
 //! `v_permlane16/x16` (`lanes.rs`), WMMA (`matrix.rs`).
@@ -41,8 +41,11 @@ enum Shape {
     Carry {
         carry_in: bool,
     },
-    /// `v_lshlrev_b64`: a VGPR pair shifted left by the first source's low 6 bits, to a pair.
-    Shift64,
+    /// `v_lshlrev_b64` and `v_lshrrev_b64` (`right`): a VGPR pair shifted by the first
+    /// source's low 6 bits, to a pair.
+    Shift64 {
+        right: bool,
+    },
     /// `v_mad_u64_u32` without a carry-out: a × b (32-bit, unsigned) plus a VGPR pair, to a pair.
     Mad64,
     /// `v_dot2acc_f32_f16`: vdst += a.lo × b.lo + a.hi × b.hi, f16 halves, f32 accumulator.
@@ -78,7 +81,8 @@ fn shape(op: &VOp) -> Option<Shape> {
         VCndmaskB32 => Shape::Select,
         VAddCoU32 => Shape::Carry { carry_in: false },
         VAddCoCiU32 => Shape::Carry { carry_in: true },
-        VLshlrevB64 => Shape::Shift64,
+        VLshlrevB64 => Shape::Shift64 { right: false },
+        VLshrrevB64 => Shape::Shift64 { right: true },
         VMadU64U32 => Shape::Mad64,
         VBfeU32 | VBfeI32 => Shape::Ternary,
         VDot2accF32F16 => Shape::Dot2,
@@ -119,7 +123,7 @@ fn sources(shape: Shape) -> usize {
         | Shape::Fmac
         | Shape::Compare(..)
         | Shape::Carry { carry_in: false }
-        | Shape::Shift64
+        | Shape::Shift64 { .. }
         | Shape::Mad64
         | Shape::Dot2
         | Shape::MinMax
@@ -184,7 +188,7 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
     if matches!(shape, Shape::Select | Shape::Carry { carry_in: true }) && !mask_source {
         return None;
     }
-    if shape == Shape::Shift64 {
+    if let Shape::Shift64 { .. } = shape {
         // The shifted pair is VGPRs (a 64-bit constant or SGPR pair reads differently), and the
         // result a pair too.
         let pair = matches!(op.operands.src[1], Source::Vgpr(v) if (v as u32) + 1 < e.vgprs);
@@ -271,7 +275,7 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
             Shape::Compare(..)
                 | Shape::Compare64(..)
                 | Shape::Carry { .. }
-                | Shape::Shift64
+                | Shape::Shift64 { .. }
                 | Shape::Mad64
                 | Shape::Dot2
                 | Shape::MinMax
@@ -320,8 +324,8 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape, srcs: &[Src]) {
         add_with_carry(e, op, srcs[0], srcs[1], carry_in.then(|| srcs[2]));
         return;
     }
-    if shape == Shape::Shift64 {
-        shift_left64(e, op, srcs[0], srcs[1]);
+    if let Shape::Shift64 { right } = shape {
+        shift64(e, op, srcs[0], srcs[1], right);
         return;
     }
     if shape == Shape::Mad64 {
@@ -613,14 +617,19 @@ fn add_with_carry(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, carry_in: Optio
     }
 }
 
-/// `v_lshlrev_b64`: (hi:lo) << n, n = the shift's low 6 bits, in 32-bit lanes: lo' = lo << n,
-/// hi' = hi << n | lo >> (32 − n) | lo << (n − 32). AVX2's variable shifts give 0 for a count
-/// of 32 or more (a negative one included), which makes each term vanish where it should: for
-/// n = 32 the last two are both lo, which the OR keeps.
-fn shift_left64(e: &mut Emitter<'_>, op: &VOp, shift: Src, value: Src) {
+/// `v_lshlrev_b64` and `v_lshrrev_b64` (`right`): (hi:lo) shifted by n, the shift's low 6 bits,
+/// in 32-bit lanes. Left: lo' = lo << n, hi' = hi << n | lo >> (32 − n) | lo << (n − 32); right,
+/// the mirror: hi' = hi >> n, lo' = lo >> n | hi << (32 − n) | hi >> (n − 32). AVX2's variable
+/// shifts give 0 for a count of 32 or more (a negative one included), which makes each term
+/// vanish where it should: for n = 32 the last two are both the moving half, which the OR keeps.
+fn shift64(e: &mut Emitter<'_>, op: &VOp, shift: Src, value: Src, right: bool) {
     let Src::Row(low) = value else { unreachable!("the shifted pair is VGPRs (`translatable`)") };
     let high = low + ROW;
     let vdst = op.operands.vdst as i32 * ROW;
+    // The half the bits leave (the moving one) and the half they enter, as rows of the source
+    // and of the destination.
+    let (moving, entered) = if right { (high, low) } else { (low, high) };
+    let (moving_out, entered_out) = if right { (vdst + ROW, vdst) } else { (vdst, vdst + ROW) };
     dynasm!(e.ops
         ; .arch x64
         ; mov eax, 63
@@ -635,20 +644,39 @@ fn shift_left64(e: &mut Emitter<'_>, op: &VOp, shift: Src, value: Src) {
         dynasm!(e.ops
             ; .arch x64
             ; vpand ymm1, ymm1, ymm11
-            ; vmovdqu ymm2, [r13 + low + 32 * k]
-            ; vmovdqu ymm3, [r13 + high + 32 * k]
-            ; vpsllvd ymm4, ymm2, ymm1
-            ; vpsllvd ymm5, ymm3, ymm1
+            ; vmovdqu ymm2, [r13 + moving + 32 * k]
+            ; vmovdqu ymm3, [r13 + entered + 32 * k]
             ; vpsubd ymm6, ymm10, ymm1
-            ; vpsrlvd ymm7, ymm2, ymm6
-            ; vpor ymm5, ymm5, ymm7
-            ; vpsubd ymm6, ymm1, ymm10
-            ; vpsllvd ymm7, ymm2, ymm6
-            ; vpor ymm5, ymm5, ymm7
-            ; vblendvps ymm4, ymm4, [r13 + vdst + 32 * k], Ry(12 + k as u8)
-            ; vmovdqu [r13 + vdst + 32 * k], ymm4
-            ; vblendvps ymm5, ymm5, [r13 + vdst + ROW + 32 * k], Ry(12 + k as u8)
-            ; vmovdqu [r13 + vdst + ROW + 32 * k], ymm5
+        );
+        if right {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpsrlvd ymm4, ymm2, ymm1
+                ; vpsrlvd ymm5, ymm3, ymm1
+                ; vpsllvd ymm7, ymm2, ymm6
+                ; vpor ymm5, ymm5, ymm7
+                ; vpsubd ymm6, ymm1, ymm10
+                ; vpsrlvd ymm7, ymm2, ymm6
+                ; vpor ymm5, ymm5, ymm7
+            );
+        } else {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpsllvd ymm4, ymm2, ymm1
+                ; vpsllvd ymm5, ymm3, ymm1
+                ; vpsrlvd ymm7, ymm2, ymm6
+                ; vpor ymm5, ymm5, ymm7
+                ; vpsubd ymm6, ymm1, ymm10
+                ; vpsllvd ymm7, ymm2, ymm6
+                ; vpor ymm5, ymm5, ymm7
+            );
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vblendvps ymm4, ymm4, [r13 + moving_out + 32 * k], Ry(12 + k as u8)
+            ; vmovdqu [r13 + moving_out + 32 * k], ymm4
+            ; vblendvps ymm5, ymm5, [r13 + entered_out + 32 * k], Ry(12 + k as u8)
+            ; vmovdqu [r13 + entered_out + 32 * k], ymm5
         );
     }
 }
