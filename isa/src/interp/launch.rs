@@ -329,14 +329,12 @@ fn start_wave(
         return Ok(());
     }
     // Each lane's (x, y, z): one step along X per lane from the first lane's (no division per
-    // lane: three of them per lane were a tenth of a tiled GEMM's time), computed into arrays
+    // lane: three of them per lane were a tenth of a tiled GEMM's time), computed per lane
     // and written as rows (a write per lane through the wave's accessors was a fifth of a fill).
     let (mut x, mut y, mut z) = (first % size[0], first / size[0] % size[1], first / (size[0] * size[1]));
-    let mut ids = [[0u32; 2 * LANES]; 3];
-    for lane in 0..lanes {
-        ids[0][lane] = x;
-        ids[1][lane] = y;
-        ids[2][lane] = z;
+    let mut ids = [[0u32; 3]; 2 * LANES];
+    for id in ids.iter_mut().take(lanes) {
+        *id = [x, y, z];
         x += 1;
         if x == size[0] {
             x = 0;
@@ -350,16 +348,14 @@ fn start_wave(
     match dispatch.program.isa {
         Isa::Gfx11 => {
             let packed: [u32; 2 * LANES] = core::array::from_fn(|lane| {
-                ids[0][lane]
-                    | if dimensions >= 1 { ids[1][lane] << 10 } else { 0 }
-                    | if dimensions >= 2 { ids[2][lane] << 20 } else { 0 }
+                let [x, y, z] = ids[lane];
+                x | if dimensions >= 1 { y << 10 } else { 0 } | if dimensions >= 2 { z << 20 } else { 0 }
             });
             put_row(wave, 0, &packed);
         }
         Isa::Gfx10_3 => {
-            for (vgpr, row) in ids.iter().enumerate().take(dimensions.min(2) as usize + 1) {
-                put_row(wave, vgpr, row);
-            }
+            (0..=dimensions.min(2) as usize)
+                .for_each(|axis| put_row(wave, axis, &core::array::from_fn(|lane| ids[lane][axis])));
         }
     }
     Ok(())

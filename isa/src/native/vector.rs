@@ -189,9 +189,13 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
         return None;
     }
     if let Shape::Shift64 { .. } = shape {
-        // The shifted pair is VGPRs (a 64-bit constant or SGPR pair reads differently), and the
-        // result a pair too.
-        let pair = matches!(op.operands.src[1], Source::Vgpr(v) if (v as u32) + 1 < e.vgprs);
+        // The shifted pair is VGPRs or plain SGPRs (a 64-bit constant reads differently), and
+        // the result a pair too.
+        let pair = match op.operands.src[1] {
+            Source::Vgpr(v) => (v as u32) + 1 < e.vgprs,
+            Source::Sgpr(s) => (s as u32) < VCC + 1,
+            _ => false,
+        };
         if !pair || op.operands.vdst as u32 + 1 >= e.vgprs {
             return None;
         }
@@ -623,12 +627,20 @@ fn add_with_carry(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, carry_in: Optio
 /// shifts give 0 for a count of 32 or more (a negative one included), which makes each term
 /// vanish where it should: for n = 32 the last two are both the moving half, which the OR keeps.
 fn shift64(e: &mut Emitter<'_>, op: &VOp, shift: Src, value: Src, right: bool) {
-    let Src::Row(low) = value else { unreachable!("the shifted pair is VGPRs (`translatable`)") };
-    let high = low + ROW;
+    // The pair's halves: two VGPR rows, or an SGPR pair's two broadcasts (the low one placed in
+    // `ymm9` by `prepare`, the high one into `ymm0` here).
+    let halves = match (value, op.operands.src[1]) {
+        (Src::Row(low), _) => [Src::Row(low), Src::Row(low + ROW)],
+        (Src::Reg(low), Source::Sgpr(s)) => {
+            dynasm!(e.ops ; .arch x64 ; vpbroadcastd ymm0, [r12 + sgpr(s as u32 + 1)]);
+            [Src::Reg(low), Src::Reg(0)]
+        }
+        _ => unreachable!("the shifted pair is VGPRs or SGPRs (`translatable`)"),
+    };
     let vdst = op.operands.vdst as i32 * ROW;
-    // The half the bits leave (the moving one) and the half they enter, as rows of the source
-    // and of the destination.
-    let (moving, entered) = if right { (high, low) } else { (low, high) };
+    // The half the bits leave (the moving one) and the half they enter, in the source and in
+    // the destination.
+    let (moving, entered) = if right { (halves[1], halves[0]) } else { (halves[0], halves[1]) };
     let (moving_out, entered_out) = if right { (vdst + ROW, vdst) } else { (vdst, vdst + ROW) };
     dynasm!(e.ops
         ; .arch x64
@@ -644,10 +656,10 @@ fn shift64(e: &mut Emitter<'_>, op: &VOp, shift: Src, value: Src, right: bool) {
         dynasm!(e.ops
             ; .arch x64
             ; vpand ymm1, ymm1, ymm11
-            ; vmovdqu ymm2, [r13 + moving + 32 * k]
-            ; vmovdqu ymm3, [r13 + entered + 32 * k]
             ; vpsubd ymm6, ymm10, ymm1
         );
+        load(e, 2, moving, k);
+        load(e, 3, entered, k);
         if right {
             dynasm!(e.ops
                 ; .arch x64
