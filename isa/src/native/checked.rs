@@ -139,6 +139,65 @@ pub(super) fn round(e: &mut Emitter<'_>, convert: bool, a: Src, k: i32) {
     }
 }
 
+/// Chunk `k` of `v_rcp_f32`: `1.0 / x` as the interpreter computes it (one IEEE division,
+/// correctly rounded, infinities and zeros exact). A NaN source is the interpreter's.
+pub(super) fn reciprocal(e: &mut Emitter<'_>, a: Src, k: i32) {
+    load(e, 1, a, k);
+    dynasm!(e.ops
+        ; .arch x64
+        ; mov eax, 1.0f32.to_bits() as i32
+        ; vmovd xmm2, eax
+        ; vpbroadcastd ymm2, xmm2
+        ; vdivps ymm7, ymm2, ymm1
+    );
+    e.vcmpps(0, 1, 1, UNORDERED);
+}
+
+/// Chunk `k` of `v_ldexp_f32` as `valu::ldexp32` computes it: x · 2^n exactly in f64, rounded
+/// once to f32. n is clamped to ±300 first, which changes no result: an f32 times 2^300 is past
+/// f32's range and times 2^−300 below half its least subnormal, and within the clamp every
+/// product is exact in f64 (exponents −449 to 428). 2^n is built in each f64's high dword,
+/// (n + 1023) << 20, moved up from the low dword `vpmovzxdq` leaves it in. A NaN source is the
+/// interpreter's.
+pub(super) fn ldexp(e: &mut Emitter<'_>, a: Src, b: Src, k: i32) {
+    // `vpshufd`'s order for each qword's dwords swapped.
+    const SWAP_DWORDS: i8 = 0b10_11_00_01_u8 as i8;
+    load(e, 1, a, k);
+    load(e, 2, b, k);
+    dynasm!(e.ops
+        ; .arch x64
+        ; mov eax, 300
+        ; vmovd xmm5, eax
+        ; vpbroadcastd ymm5, xmm5
+        ; vpminsd ymm2, ymm2, ymm5
+        ; mov eax, -300
+        ; vmovd xmm5, eax
+        ; vpbroadcastd ymm5, xmm5
+        ; vpmaxsd ymm2, ymm2, ymm5
+        ; mov eax, 1023
+        ; vmovd xmm5, eax
+        ; vpbroadcastd ymm5, xmm5
+        ; vpaddd ymm2, ymm2, ymm5
+        ; vpslld ymm2, ymm2, 20
+        // Lanes 0–3.
+        ; vpmovzxdq ymm4, xmm2
+        ; vpshufd ymm4, ymm4, SWAP_DWORDS
+        ; vcvtps2pd ymm3, xmm1
+        ; vmulpd ymm3, ymm3, ymm4
+        ; vcvtpd2ps xmm7, ymm3
+        // Lanes 4–7.
+        ; vextracti128 xmm2, ymm2, 1
+        ; vextractf128 xmm6, ymm1, 1
+        ; vpmovzxdq ymm4, xmm2
+        ; vpshufd ymm4, ymm4, SWAP_DWORDS
+        ; vcvtps2pd ymm3, xmm6
+        ; vmulpd ymm3, ymm3, ymm4
+        ; vcvtpd2ps xmm3, ymm3
+        ; vinsertf128 ymm7, ymm7, xmm3, 1
+    );
+    e.vcmpps(0, 1, 1, UNORDERED);
+}
+
 /// `vcmpps` predicates.
 const EQUAL: u8 = 0x00;
 const UNORDERED: u8 = 0x03;

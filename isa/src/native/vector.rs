@@ -7,7 +7,8 @@
 //! add3, lshl_add, add_lshl, lshl_or, and_or, or3, `v_bfe_u32/i32`; `v_add_co_u32` and
 //! `v_add_co_ci_u32` (carries to an SGPR or VCC); `v_lshlrev_b64`, `v_lshrrev_b64`; `v_mad_u64_u32` without a
 //! carry-out; `v_cndmask_b32`; `v_cvt_f32_i32`. Elsewhere: compares (`compare.rs`),
-//! `v_dot2acc_f32_f16`, `v_max/min_f32`, `v_rndne_f32`, `v_cvt_i32_f32` (`checked.rs`),
+//! `v_dot2acc_f32_f16`, `v_max/min_f32`, `v_rndne_f32`, `v_cvt_i32_f32`, `v_rcp_f32`,
+//! `v_ldexp_f32` (`checked.rs`),
 //! `v_permlane16/x16` (`lanes.rs`), WMMA (`matrix.rs`).
 //!
 //! Float operations run natively only while MODE is IEEE round-to-nearest with denormals kept
@@ -16,7 +17,7 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::checked::{checked_rows, dot2, min_max, round};
+use super::checked::{checked_rows, dot2, ldexp, min_max, reciprocal, round};
 use super::compare::{compare, compare64};
 use super::emit::{Emitter, LANE_BITS, MODE, ROW, sgpr};
 use super::lanes::{permlane, prepare};
@@ -54,6 +55,10 @@ enum Shape {
     MinMax,
     /// `v_rndne_f32` and `v_cvt_i32_f32`: one source, NaN and out-of-range lanes the step's.
     Round,
+    /// `v_rcp_f32` (and `v_rcp_iflag_f32`): 1 / x, correctly rounded.
+    Reciprocal,
+    /// `v_ldexp_f32`: x · 2^n, n the second source as an i32, rounded once.
+    Ldexp,
     /// A compare of 64-bit integers (`signed`: i64), as halves: a VGPR pair's two rows, an SGPR
     /// pair's or a constant's two broadcasts.
     Compare64(Condition, bool),
@@ -88,6 +93,8 @@ fn shape(op: &VOp) -> Option<Shape> {
         VDot2accF32F16 => Shape::Dot2,
         VMaxF32 | VMinF32 => Shape::MinMax,
         VRndneF32 | VCvtI32F32 => Shape::Round,
+        VRcpF32 | VRcpIflagF32 => Shape::Reciprocal,
+        VLdexpF32 => Shape::Ldexp,
         _ => return None,
     })
 }
@@ -112,13 +119,16 @@ fn float(op: &VOp) -> bool {
                 | VMinF32
                 | VRndneF32
                 | VCvtI32F32
+                | VRcpF32
+                | VRcpIflagF32
+                | VLdexpF32
         )
 }
 
 /// Sources the shape reads.
 fn sources(shape: Shape) -> usize {
     match shape {
-        Shape::Unary | Shape::Round => 1,
+        Shape::Unary | Shape::Round | Shape::Reciprocal => 1,
         Shape::Binary
         | Shape::Fmac
         | Shape::Compare(..)
@@ -127,6 +137,7 @@ fn sources(shape: Shape) -> usize {
         | Shape::Mad64
         | Shape::Dot2
         | Shape::MinMax
+        | Shape::Ldexp
         | Shape::Compare64(..) => 2,
         Shape::Ternary | Shape::Select | Shape::Carry { carry_in: true } => 3,
     }
@@ -149,6 +160,7 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
                 | Shape::Fmac
                 | Shape::MinMax
                 | Shape::Round
+                | Shape::Reciprocal
                 | Shape::Compare(..)
         );
         if op.kind != Kind::F32 || !rows {
@@ -259,6 +271,8 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
             let convert = op.opcode == Opcode::VCvtI32F32;
             checked_rows(e, index, decoded, vdst, |e, k| round(e, convert, srcs[0], k));
         }
+        Shape::Reciprocal => checked_rows(e, index, decoded, vdst, |e, k| reciprocal(e, srcs[0], k)),
+        Shape::Ldexp => checked_rows(e, index, decoded, vdst, |e, k| ldexp(e, srcs[0], srcs[1], k)),
         _ => emit(e, op, shape, &srcs),
     }
     if op.operands.dpp.is_some() {
@@ -284,6 +298,8 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
                 | Shape::Dot2
                 | Shape::MinMax
                 | Shape::Round
+                | Shape::Reciprocal
+                | Shape::Ldexp
         )
     };
     if alone(x_shape) || alone(y_shape) {
