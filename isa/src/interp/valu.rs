@@ -936,6 +936,25 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
 
 /// The operation under MODE's defaults: IEEE arithmetic, nearest even, denormals kept.
 #[cfg_attr(not(debug_assertions), inline(always))]
+/// The one-source f32 operations whose lane result is a function of that lane's source alone
+/// (MODE aside, which the caller applies): the interpreter maps the function over a row, and
+/// the native tier calls the same function over a row (`native::frame::map_row`), so the two
+/// tiers compute every lane with one piece of code, libm's transcendentals included.
+pub(crate) fn lane_function_f32(opcode: Opcode) -> Option<fn(f32) -> f32> {
+    use Opcode::*;
+    Some(match opcode {
+        VSqrtF32 => f32::sqrt,
+        VRsqF32 => |x| (1.0 / (x as f64).sqrt()) as f32,
+        VExpF32 => f32::exp2,
+        VLogF32 => f32::log2,
+        VSinF32 => sin_revolutions,
+        VCosF32 => cos_revolutions,
+        VFractF32 => fract32,
+        VFrexpMantF32 => |x| frexp(x as f64).0 as f32,
+        _ => return None,
+    })
+}
+
 fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
     if let Form::Compare { condition, ty, into_exec } = op.form {
         return Some(compare(wave, op, condition, ty, into_exec));
@@ -1221,18 +1240,13 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         VMaxminF32 => f3(a(), b(), c(), |x, y, z| fmin(fmax(x, y, ieee), z, ieee)),
         VMinmaxF32 => f3(a(), b(), c(), |x, y, z| fmax(fmin(x, y, ieee), z, ieee)),
         VRcpF32 | VRcpIflagF32 => f1(a(), |x| 1.0 / x),
-        VSqrtF32 => f1(a(), f32::sqrt),
-        VRsqF32 => f1(a(), |x| (1.0 / (x as f64).sqrt()) as f32),
-        VExpF32 => f1(a(), f32::exp2),
-        VLogF32 => f1(a(), f32::log2),
-        VSinF32 => f1(a(), sin_revolutions),
-        VCosF32 => f1(a(), cos_revolutions),
+        opcode if lane_function_f32(opcode).is_some() => {
+            f1(a(), lane_function_f32(opcode).expect("the guard found the function"))
+        }
         VTruncF32 => f1(a(), f32::trunc),
         VFloorF32 => f1(a(), f32::floor),
         VCeilF32 => f1(a(), f32::ceil),
         VRndneF32 => f1(a(), f32::round_ties_even),
-        VFractF32 => f1(a(), fract32),
-        VFrexpMantF32 => f1(a(), |x| frexp(x as f64).0 as f32),
         VFrexpExpI32F32 => map1(a(), |x| frexp(f32::from_bits(x) as f64).1 as u32),
         VLdexpF32 => map2(a(), b(), |x, y| ldexp32(f32::from_bits(x), y as i32).to_bits()),
         VCvtNearestI32F32 => map1(a(), |x| (f32::from_bits(x) + 0.5).floor() as i32 as u32),

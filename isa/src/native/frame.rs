@@ -122,6 +122,22 @@ pub(super) unsafe extern "sysv64" fn range<M: Memory + ?Sized>(
     address.wrapping_add(found.delta)
 }
 
+/// `dst[i] = function(src[i])` over a row of 32 f32 lanes: the interpreter's lane function
+/// (`valu::lane_function_f32`), which compiled code passes as `function`, so both tiers compute
+/// each lane with the same code.
+///
+/// # Safety
+/// `function` is a `fn(f32) -> f32`; `dst` and `src` each point at a row of 32 `u32`s (the
+/// frame's scratch rows or the wave's VGPRs), and `dst` at none of `src`'s.
+pub(super) unsafe extern "sysv64" fn map_row(function: usize, dst: *mut u32, src: *const u32) {
+    // SAFETY: the caller's contract: `function` came from a `fn(f32) -> f32`.
+    let function: fn(f32) -> f32 = unsafe { core::mem::transmute(function) };
+    for lane in 0..LANES {
+        // SAFETY: both rows hold 32 lanes and do not overlap.
+        unsafe { dst.add(lane).write(function(f32::from_bits(src.add(lane).read())).to_bits()) };
+    }
+}
+
 /// Runs instruction `index` through the interpreter's step on the frame's wave, and says what
 /// compiled code does next ([`Exit::Next`]: go on; otherwise leave, the PC stored).
 ///

@@ -8,7 +8,8 @@
 //! `v_add_co_ci_u32` (carries to an SGPR or VCC); `v_lshlrev_b64`, `v_lshrrev_b64`; `v_mad_u64_u32` without a
 //! carry-out; `v_cndmask_b32`; `v_cvt_f32_i32`. Elsewhere: compares (`compare.rs`),
 //! `v_dot2acc_f32_f16`, `v_max/min_f32`, `v_rndne_f32`, `v_cvt_i32_f32`, `v_rcp_f32`,
-//! `v_ldexp_f32` (`checked.rs`),
+//! `v_ldexp_f32` (`checked.rs`); square root, reciprocal square root, exp, log, sin, cos,
+//! fract and frexp's mantissa through the interpreter's own lane function (`map_row`),
 //! `v_permlane16/x16` (`lanes.rs`), WMMA (`matrix.rs`).
 //!
 //! Float operations run natively only while MODE is IEEE round-to-nearest with denormals kept
@@ -25,7 +26,7 @@ use super::sources::{Src, load, scratch_row};
 use crate::gfx11::Opcode;
 use crate::interp::operands::Source;
 use crate::interp::program::Decoded;
-use crate::interp::valu::{CompareType, Condition, Form, VOp};
+use crate::interp::valu::{CompareType, Condition, Form, VOp, lane_function_f32};
 use crate::interp::wave::{EXEC, Kind, MODE_IEEE_FLOAT, NULL, VCC};
 
 /// The class of an operation: how its chunk is computed.
@@ -59,6 +60,10 @@ enum Shape {
     Reciprocal,
     /// `v_ldexp_f32`: x · 2^n, n the second source as an i32, rounded once.
     Ldexp,
+    /// A one-source f32 operation whose lanes the interpreter's own function computes
+    /// (`valu::lane_function_f32`: square root, reciprocal square root, exp, log, sin, cos,
+    /// fract, frexp's mantissa), called over the row.
+    LaneFunction,
     /// A compare of 64-bit integers (`signed`: i64), as halves: a VGPR pair's two rows, an SGPR
     /// pair's or a constant's two broadcasts.
     Compare64(Condition, bool),
@@ -95,6 +100,7 @@ fn shape(op: &VOp) -> Option<Shape> {
         VRndneF32 | VCvtI32F32 => Shape::Round,
         VRcpF32 | VRcpIflagF32 => Shape::Reciprocal,
         VLdexpF32 => Shape::Ldexp,
+        opcode if lane_function_f32(opcode).is_some() => Shape::LaneFunction,
         _ => return None,
     })
 }
@@ -102,7 +108,8 @@ fn shape(op: &VOp) -> Option<Shape> {
 /// Whether the operation's arithmetic is the host's float arithmetic (so MODE must be IEEE).
 fn float(op: &VOp) -> bool {
     use Opcode::*;
-    matches!(op.form, Form::Compare { ty: CompareType::F32, .. })
+    lane_function_f32(op.opcode).is_some()
+        || matches!(op.form, Form::Compare { ty: CompareType::F32, .. })
         || matches!(
             op.opcode,
             VAddF32
@@ -128,7 +135,7 @@ fn float(op: &VOp) -> bool {
 /// Sources the shape reads.
 fn sources(shape: Shape) -> usize {
     match shape {
-        Shape::Unary | Shape::Round | Shape::Reciprocal => 1,
+        Shape::Unary | Shape::Round | Shape::Reciprocal | Shape::LaneFunction => 1,
         Shape::Binary
         | Shape::Fmac
         | Shape::Compare(..)
@@ -161,6 +168,7 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
                 | Shape::MinMax
                 | Shape::Round
                 | Shape::Reciprocal
+                | Shape::LaneFunction
                 | Shape::Compare(..)
         );
         if op.kind != Kind::F32 || !rows {
@@ -273,6 +281,11 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
         }
         Shape::Reciprocal => checked_rows(e, index, decoded, vdst, |e, k| reciprocal(e, srcs[0], k)),
         Shape::Ldexp => checked_rows(e, index, decoded, vdst, |e, k| ldexp(e, srcs[0], srcs[1], k)),
+        Shape::LaneFunction => {
+            let function = lane_function_f32(op.opcode).expect("`shape` found the function");
+            map_row(e, function, srcs[0]);
+            e.write_scratch_row(vdst);
+        }
         _ => emit(e, op, shape, &srcs),
     }
     if op.operands.dpp.is_some() {
@@ -300,6 +313,7 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
                 | Shape::Round
                 | Shape::Reciprocal
                 | Shape::Ldexp
+                | Shape::LaneFunction
         )
     };
     if alone(x_shape) || alone(y_shape) {
@@ -320,6 +334,40 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
     let srcs = prepare(e, y, sources(y_shape));
     emit(e, y, y_shape, &srcs);
     true
+}
+
+/// Scratch row 0 = `function` of each lane of `source` (inactive lanes too: the function has no
+/// effect but its result), through `frame::map_row`. The call clobbers every caller-saved
+/// register; the EXEC masks are restored after it.
+fn map_row(e: &mut Emitter<'_>, function: fn(f32) -> f32, source: Src) {
+    let at = match source {
+        Src::Row(offset) => {
+            dynasm!(e.ops ; .arch x64 ; lea rdx, [r13 + offset]);
+            return call_map_row(e, function);
+        }
+        Src::Scratch(n) => scratch_row(n),
+        Src::Reg(reg) => {
+            // A broadcast scalar: written out as a row first.
+            for k in 0..4 {
+                dynasm!(e.ops ; .arch x64 ; vmovdqa [r14 + scratch_row(1) + 32 * k], Ry(reg));
+            }
+            scratch_row(1)
+        }
+    };
+    dynasm!(e.ops ; .arch x64 ; lea rdx, [r14 + at]);
+    call_map_row(e, function);
+}
+
+/// The call of [`map_row`], its source row's address in `rdx`.
+fn call_map_row(e: &mut Emitter<'_>, function: fn(f32) -> f32) {
+    dynasm!(e.ops
+        ; .arch x64
+        ; mov rdi, QWORD function as usize as i64
+        ; lea rsi, [r14 + scratch_row(0)]
+        ; mov rax, QWORD super::frame::map_row as *const () as usize as i64
+        ; call rax
+    );
+    e.masks();
 }
 
 /// Takes the interpreter's step unless MODE is IEEE round-to-nearest with denormals kept.
