@@ -447,3 +447,54 @@ fn an_indirect_call_runs_its_uncompiled_callee_and_returns_to_compiled_code() {
     assert_eq!(registers.vgpr, expected.vgpr);
     assert_eq!(registers.scc, expected.scc);
 }
+
+/// VOPD halves read their sources before either writes. The native tier emits them one after
+/// the other, X first unless Y reads what X writes, then Y first unless X reads what Y writes,
+/// and otherwise takes the interpreter's step: each order, and the step, give the pair's values.
+#[test]
+fn vopd_pairs_read_before_either_half_writes_in_every_order() {
+    // llvm-mc-19 -mcpu=gfx1100:
+    // v_dual_mov_b32 v1, v4 :: v_dual_add_f32 v2, v1, v3 (Y reads X's destination: Y first);
+    // v_dual_add_f32 v6, v7, v2 :: v_dual_sub_f32 v7, v8, v3 (X reads Y's: X first);
+    // v_dual_mul_f32 v9, v10, v11 :: v_dual_mul_f32 v10, v9, v4 (each reads the other's: the step);
+    // v_dual_max_f32 v12, v12, v12 :: v_dual_add_nc_u32 v13, 32, v13 (a checked half first).
+    let words = [0xCA080104, 0x01020701, 0xC90A0507, 0x06060708, 0xC8C6170A, 0x090A0909, 0xCAA0190C, 0x0C0C1AA0];
+    let memory = Regions(Vec::new());
+    let start = |registers: &mut Registers| {
+        for (index, row) in registers.vgpr.iter_mut().enumerate() {
+            for (lane, value) in row.iter_mut().enumerate() {
+                *value = ((index * 32 + lane) as f32 * 0.75 - 200.0).to_bits();
+            }
+        }
+    };
+    let run = |tier| {
+        let mut registers = Registers::new(16);
+        start(&mut registers);
+        let mut lds = vec![0u8; LDS_BYTES];
+        let result = run_code(Isa::Gfx11, &words, &mut registers, &memory, &mut lds, tier);
+        (result, registers)
+    };
+    let (interpreted, expected) = run(Tier::Interpreter);
+    assert_eq!(interpreted, Ok(5));
+    let mut before = Registers::new(16);
+    start(&mut before);
+    let f = |register: usize, lane: usize| f32::from_bits(before.vgpr[register][lane]);
+    for lane in 0..32 {
+        let got = |register: usize| expected.vgpr[register][lane];
+        assert_eq!(got(1), before.vgpr[4][lane]);
+        assert_eq!(got(2), (f(1, lane) + f(3, lane)).to_bits(), "Y read v1 before X wrote it");
+        let v2 = f(1, lane) + f(3, lane);
+        assert_eq!(got(6), (f(7, lane) + v2).to_bits(), "X read v7 before Y wrote it");
+        assert_eq!(got(7), (f(8, lane) - f(3, lane)).to_bits());
+        assert_eq!(got(9), (f(10, lane) * f(11, lane)).to_bits());
+        assert_eq!(got(10), (f(9, lane) * f(4, lane)).to_bits());
+        assert_eq!(got(12), before.vgpr[12][lane]);
+        assert_eq!(got(13), before.vgpr[13][lane].wrapping_add(32));
+    }
+    if !native::host_supported() {
+        return;
+    }
+    let (compiled, registers) = run(Tier::Native);
+    assert_eq!(compiled, interpreted);
+    assert_eq!(registers.vgpr, expected.vgpr, "the native tier's pairs");
+}

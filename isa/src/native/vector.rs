@@ -268,6 +268,18 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
         return true;
     }
     let srcs = prepare(e, op, sources(shape));
+    compute(e, index, decoded, op, shape, &srcs);
+    if op.operands.dpp.is_some() {
+        // DPP narrowed the EXEC masks to the lanes it lets write.
+        e.masks();
+    }
+    true
+}
+
+/// Emits `op`'s computation and write from its prepared sources: the checked shapes through
+/// `checked_rows` (whose slow path is the whole instruction's step, taken before anything is
+/// written), the lane functions through `map_row`, the rest through [`emit`].
+fn compute(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp, shape: Shape, srcs: &[Src]) {
     let vdst = op.operands.vdst as i32 * ROW;
     match shape {
         Shape::Dot2 => checked_rows(e, index, decoded, vdst, |e, k| dot2(e, vdst, srcs[0], srcs[1], k)),
@@ -286,20 +298,16 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
             map_row(e, function, srcs[0]);
             e.write_scratch_row(vdst);
         }
-        _ => emit(e, op, shape, &srcs),
+        _ => emit(e, op, shape, srcs),
     }
-    if op.operands.dpp.is_some() {
-        // DPP narrowed the EXEC masks to the lanes it lets write.
-        e.masks();
-    }
-    true
 }
 
 /// A VOPD pair: both halves read their sources before either writes (RDNA3 ISA guide, "Dual
-/// Issue VALU"). Translated when both halves are, and neither writes a register the other reads.
+/// Issue VALU"). Translated when both halves are and they can be emitted one after the other:
+/// the second reads nothing the first writes.
 pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, x: &VOp, y: &VOp) -> bool {
     let (Some(x_shape), Some(y_shape)) = (translatable(e, x), translatable(e, y)) else { return false };
-    // Shapes with writes or checks of their own (masks, pairs, a NaN test) go as one operation.
+    // Shapes with writes of their own (masks, pairs, an accumulator) go as one operation.
     let alone = |shape: Shape| {
         matches!(
             shape,
@@ -309,30 +317,37 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
                 | Shape::Shift64 { .. }
                 | Shape::Mad64
                 | Shape::Dot2
-                | Shape::MinMax
-                | Shape::Round
-                | Shape::Reciprocal
-                | Shape::Ldexp
-                | Shape::LaneFunction
         )
     };
-    if alone(x_shape) || alone(y_shape) {
+    // Shapes that may take the instruction's step, or call out: only as the half emitted first,
+    // so that the step finds nothing written.
+    let checked = |shape: Shape| {
+        matches!(shape, Shape::MinMax | Shape::Round | Shape::Reciprocal | Shape::Ldexp | Shape::LaneFunction)
+    };
+    if alone(x_shape) || alone(y_shape) || (checked(x_shape) && checked(y_shape)) {
         return false;
     }
     let reads = |op: &VOp, shape: Shape, register: u16| {
         op.operands.src.iter().take(sources(shape)).any(|source| *source == Source::Vgpr(register))
             || (shape == Shape::Fmac && op.operands.vdst == register)
     };
-    if reads(y, y_shape, x.operands.vdst) || reads(x, x_shape, y.operands.vdst) {
-        return false;
-    }
+    // Emitted one after the other, the second half must not read what the first writes: X then
+    // Y where Y reads nothing X writes, else Y then X where X reads nothing Y writes and their
+    // destinations differ (where they are the same, Y's result is the one kept).
+    let x_first = !reads(y, y_shape, x.operands.vdst) && !checked(y_shape);
+    let y_first = !reads(x, x_shape, y.operands.vdst) && !checked(x_shape) && x.operands.vdst != y.operands.vdst;
+    let order = match (x_first, y_first) {
+        (true, _) => [(x, x_shape), (y, y_shape)],
+        (false, true) => [(y, y_shape), (x, x_shape)],
+        (false, false) => return false,
+    };
     if float(x) || float(y) {
         guard_mode(e, index, decoded);
     }
-    let srcs = prepare(e, x, sources(x_shape));
-    emit(e, x, x_shape, &srcs);
-    let srcs = prepare(e, y, sources(y_shape));
-    emit(e, y, y_shape, &srcs);
+    for (op, shape) in order {
+        let srcs = prepare(e, op, sources(shape));
+        compute(e, index, decoded, op, shape, &srcs);
+    }
     true
 }
 
