@@ -198,6 +198,23 @@ pub(super) fn ldexp(e: &mut Emitter<'_>, a: Src, b: Src, k: i32) {
     e.vcmpps(0, 1, 1, UNORDERED);
 }
 
+/// Chunk `k` of `v_cvt_f16_f32` as `valu::to_h` rounds (once, to nearest even, subnormal and
+/// infinite results included: `vcvtps2ph` with rounding 0), in the low half of each lane, the
+/// high half of `vdst` kept. A NaN source is the interpreter's (its payload).
+pub(super) fn to_half(e: &mut Emitter<'_>, vdst: i32, a: Src, k: i32) {
+    load(e, 1, a, k);
+    dynasm!(e.ops
+        ; .arch x64
+        ; vcvtps2ph xmm7, ymm1, 0
+        ; vpmovzxwd ymm7, xmm7
+        ; vpcmpeqd ymm3, ymm3, ymm3
+        ; vpslld ymm3, ymm3, 16
+        ; vpand ymm3, ymm3, [r13 + vdst + 32 * k]
+        ; vpor ymm7, ymm7, ymm3
+    );
+    e.vcmpps(0, 1, 1, UNORDERED);
+}
+
 /// `vcmpps` predicates.
 const EQUAL: u8 = 0x00;
 const UNORDERED: u8 = 0x03;

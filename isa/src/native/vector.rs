@@ -8,7 +8,7 @@
 //! `v_add_co_ci_u32` (carries to an SGPR or VCC); `v_lshlrev_b64`, `v_lshrrev_b64`; `v_mad_u64_u32` without a
 //! carry-out; `v_cndmask_b32`; `v_cvt_f32_i32`. Elsewhere: compares (`compare.rs`),
 //! `v_dot2acc_f32_f16`, `v_max/min_f32`, `v_rndne_f32`, `v_cvt_i32_f32`, `v_rcp_f32`,
-//! `v_ldexp_f32` (`checked.rs`); square root, reciprocal square root, exp, log, sin, cos,
+//! `v_ldexp_f32`, `v_cvt_f16_f32` (`checked.rs`); square root, reciprocal square root, exp, log, sin, cos,
 //! fract and frexp's mantissa through the interpreter's own lane function (`map_row`),
 //! `v_permlane16/x16` (`lanes.rs`), WMMA (`matrix.rs`).
 //!
@@ -18,7 +18,7 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::checked::{checked_rows, dot2, ldexp, min_max, reciprocal, round};
+use super::checked::{checked_rows, dot2, ldexp, min_max, reciprocal, round, to_half};
 use super::compare::{compare, compare64};
 use super::emit::{Emitter, LANE_BITS, MODE, ROW, sgpr};
 use super::lanes::{permlane, prepare};
@@ -60,6 +60,9 @@ enum Shape {
     Reciprocal,
     /// `v_ldexp_f32`: x · 2^n, n the second source as an i32, rounded once.
     Ldexp,
+    /// `v_cvt_f16_f32`: to f16, nearest even, into the destination's low half (its high half
+    /// kept, as the interpreter's 16-bit write keeps it).
+    ToHalf,
     /// A one-source f32 operation whose lanes the interpreter's own function computes
     /// (`valu::lane_function_f32`: square root, reciprocal square root, exp, log, sin, cos,
     /// fract, frexp's mantissa), called over the row.
@@ -100,6 +103,7 @@ fn shape(op: &VOp) -> Option<Shape> {
         VRndneF32 | VCvtI32F32 => Shape::Round,
         VRcpF32 | VRcpIflagF32 => Shape::Reciprocal,
         VLdexpF32 => Shape::Ldexp,
+        VCvtF16F32 => Shape::ToHalf,
         opcode if lane_function_f32(opcode).is_some() => Shape::LaneFunction,
         _ => return None,
     })
@@ -129,13 +133,14 @@ fn float(op: &VOp) -> bool {
                 | VRcpF32
                 | VRcpIflagF32
                 | VLdexpF32
+                | VCvtF16F32
         )
 }
 
 /// Sources the shape reads.
 fn sources(shape: Shape) -> usize {
     match shape {
-        Shape::Unary | Shape::Round | Shape::Reciprocal | Shape::LaneFunction => 1,
+        Shape::Unary | Shape::Round | Shape::Reciprocal | Shape::LaneFunction | Shape::ToHalf => 1,
         Shape::Binary
         | Shape::Fmac
         | Shape::Compare(..)
@@ -152,10 +157,14 @@ fn sources(shape: Shape) -> usize {
 
 /// Whether `op` has a translation in this wave's registers.
 fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
-    if op.operands.omod | op.operands.op_sel != 0 || op.operands.clamp || op.half != 0 {
+    if op.operands.omod | op.operands.op_sel != 0 || op.operands.clamp {
         return None;
     }
     let shape = shape(op)?;
+    // 16-bit operands: only `v_cvt_f16_f32`'s destination, its low half.
+    if op.half != if shape == Shape::ToHalf { 8 } else { 0 } {
+        return None;
+    }
     // Float sources' neg and abs (the interpreter's `VOp::read`: f32 sources only), on the
     // shapes that read their sources as rows (`prepare`).
     if op.operands.neg | op.operands.abs != 0 {
@@ -169,6 +178,7 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
                 | Shape::Round
                 | Shape::Reciprocal
                 | Shape::LaneFunction
+                | Shape::ToHalf
                 | Shape::Compare(..)
         );
         if op.kind != Kind::F32 || !rows {
@@ -293,6 +303,7 @@ fn compute(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp, shape: 
         }
         Shape::Reciprocal => checked_rows(e, index, decoded, vdst, |e, k| reciprocal(e, srcs[0], k)),
         Shape::Ldexp => checked_rows(e, index, decoded, vdst, |e, k| ldexp(e, srcs[0], srcs[1], k)),
+        Shape::ToHalf => checked_rows(e, index, decoded, vdst, |e, k| to_half(e, vdst, srcs[0], k)),
         Shape::LaneFunction => {
             let function = lane_function_f32(op.opcode).expect("`shape` found the function");
             map_row(e, function, srcs[0]);
@@ -322,7 +333,10 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
     // Shapes that may take the instruction's step, or call out: only as the half emitted first,
     // so that the step finds nothing written.
     let checked = |shape: Shape| {
-        matches!(shape, Shape::MinMax | Shape::Round | Shape::Reciprocal | Shape::Ldexp | Shape::LaneFunction)
+        matches!(
+            shape,
+            Shape::MinMax | Shape::Round | Shape::Reciprocal | Shape::Ldexp | Shape::LaneFunction | Shape::ToHalf
+        )
     };
     if alone(x_shape) || alone(y_shape) || (checked(x_shape) && checked(y_shape)) {
         return false;
