@@ -936,6 +936,17 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
 
 /// The operation under MODE's defaults: IEEE arithmetic, nearest even, denormals kept.
 #[cfg_attr(not(debug_assertions), inline(always))]
+/// One lane of the f32 division sequence's helpers, as both tiers compute it (the native tier
+/// through `native::frame::map_division_row`): `v_div_scale_f32` (the scaled operand and its
+/// VCC bit), `v_div_fmas_f32` (reading the lane's VCC bit) and `v_div_fixup_f32`.
+pub(crate) fn division_lane_f32(opcode: Opcode, x: f32, y: f32, z: f32, vcc: bool) -> (f32, bool) {
+    match opcode {
+        Opcode::VDivScaleF32 => div_scale32(x, y, z),
+        Opcode::VDivFmasF32 => (div_fmas32(x, y, z, vcc), false),
+        _ => (div_fixup(x as f64, y as f64, z as f64, FloatWidth::F32) as f32, false),
+    }
+}
+
 /// The one-source f32 operations whose lane result is a function of that lane's source alone
 /// (MODE aside, which the caller applies): the interpreter maps the function over a row, and
 /// the native tier calls the same function over a row (`native::frame::map_row`), so the two
@@ -1322,24 +1333,19 @@ fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
         }),
         VCvtPkNormI16F32 => map2(a(), b(), |x, y| norm_i16(f32::from_bits(x)) | norm_i16(f32::from_bits(y)) << 16),
         VCvtPkNormU16F32 => map2(a(), b(), |x, y| norm_u16(f32::from_bits(x)) | norm_u16(f32::from_bits(y)) << 16),
-        VDivFmasF32 => {
+        VDivFmasF32 | VDivFixupF32 | VDivScaleF32 => {
             let (x, y, z, vcc) = (a(), b(), c(), wave.sgpr[wave.mask_register(VCC) as usize]);
-            lanes(|lane| {
-                let [x, y, z] = [x[lane], y[lane], z[lane]].map(f32::from_bits);
-                div_fmas32(x, y, z, vcc >> lane & 1 == 1).to_bits()
-            })
-        }
-        VDivFixupF32 => f3(a(), b(), c(), |q, d, n| div_fixup(q as f64, d as f64, n as f64, FloatWidth::F32) as f32),
-        VDivScaleF32 => {
-            let (x, y, z) = (a(), b(), c());
-            let mut vcc = 0u32;
+            let mut flags = 0u32;
             let row = lanes(|lane| {
-                let (value, flag) =
-                    div_scale32(f32::from_bits(x[lane]), f32::from_bits(y[lane]), f32::from_bits(z[lane]));
-                vcc |= (flag as u32) << lane;
+                let [x, y, z] = [x[lane], y[lane], z[lane]].map(f32::from_bits);
+                let (value, flag) = division_lane_f32(op.opcode, x, y, z, vcc >> lane & 1 == 1);
+                flags |= (flag as u32) << lane;
                 value.to_bits()
             });
-            return Some(Out::Carry(row, vcc));
+            if op.opcode == VDivScaleF32 {
+                return Some(Out::Carry(row, flags));
+            }
+            row
         }
         // f64.
         VAddF64 => return Some(Out::B64(d2(a64(), b64(), |x, y| x + y))),

@@ -89,7 +89,7 @@ fn holds(e: &mut Emitter<'_>, condition: Condition) {
 }
 
 /// Writes a compare's lanes (`r8d`) to `target`, 0 in inactive lanes.
-fn write_lanes(e: &mut Emitter<'_>, target: u32) {
+pub(super) fn write_lanes(e: &mut Emitter<'_>, target: u32) {
     dynasm!(e.ops ; .arch x64 ; and r8d, [r12 + sgpr(EXEC)]);
     if target != NULL && target < 128 {
         dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(target)], r8d);

@@ -8,7 +8,8 @@
 //! `v_add_co_ci_u32` (carries to an SGPR or VCC); `v_lshlrev_b64`, `v_lshrrev_b64`; `v_mad_u64_u32` without a
 //! carry-out; `v_cndmask_b32`; `v_cvt_f32_i32`. Elsewhere: compares (`compare.rs`),
 //! `v_dot2acc_f32_f16`, `v_max/min_f32`, `v_rndne_f32`, `v_cvt_i32_f32`, `v_rcp_f32`,
-//! `v_ldexp_f32`, `v_cvt_f16_f32` (`checked.rs`); square root, reciprocal square root, exp, log, sin, cos,
+//! `v_ldexp_f32`, `v_cvt_f16_f32` (`checked.rs`); the division helpers `v_div_scale/fmas/fixup_f32`
+//! through the interpreter's lane function (`division`); square root, reciprocal square root, exp, log, sin, cos,
 //! fract and frexp's mantissa through the interpreter's own lane function (`map_row`),
 //! `v_permlane16/x16` (`lanes.rs`), WMMA (`matrix.rs`).
 //!
@@ -19,7 +20,7 @@
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
 use super::checked::{checked_rows, dot2, ldexp, min_max, reciprocal, round, to_half};
-use super::compare::{compare, compare64};
+use super::compare::{compare, compare64, write_lanes};
 use super::emit::{Emitter, LANE_BITS, MODE, ROW, sgpr};
 use super::lanes::{permlane, prepare};
 use super::sources::{Src, load, scratch_row};
@@ -60,6 +61,10 @@ enum Shape {
     Reciprocal,
     /// `v_ldexp_f32`: x · 2^n, n the second source as an i32, rounded once.
     Ldexp,
+    /// `v_div_scale_f32` (with its VCC-like mask to `sdst`), `v_div_fmas_f32` (reading VCC) and
+    /// `v_div_fixup_f32`: the interpreter's lane function (`valu::division_lane_f32`) over the
+    /// rows.
+    Division,
     /// `v_cvt_f16_f32`: to f16, nearest even, into the destination's low half (its high half
     /// kept, as the interpreter's 16-bit write keeps it).
     ToHalf,
@@ -104,6 +109,7 @@ fn shape(op: &VOp) -> Option<Shape> {
         VRcpF32 | VRcpIflagF32 => Shape::Reciprocal,
         VLdexpF32 => Shape::Ldexp,
         VCvtF16F32 => Shape::ToHalf,
+        VDivScaleF32 | VDivFmasF32 | VDivFixupF32 => Shape::Division,
         opcode if lane_function_f32(opcode).is_some() => Shape::LaneFunction,
         _ => return None,
     })
@@ -134,6 +140,9 @@ fn float(op: &VOp) -> bool {
                 | VRcpIflagF32
                 | VLdexpF32
                 | VCvtF16F32
+                | VDivScaleF32
+                | VDivFmasF32
+                | VDivFixupF32
         )
 }
 
@@ -151,7 +160,7 @@ fn sources(shape: Shape) -> usize {
         | Shape::MinMax
         | Shape::Ldexp
         | Shape::Compare64(..) => 2,
-        Shape::Ternary | Shape::Select | Shape::Carry { carry_in: true } => 3,
+        Shape::Ternary | Shape::Select | Shape::Carry { carry_in: true } | Shape::Division => 3,
     }
 }
 
@@ -179,6 +188,7 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
                 | Shape::Reciprocal
                 | Shape::LaneFunction
                 | Shape::ToHalf
+                | Shape::Division
                 | Shape::Compare(..)
         );
         if op.kind != Kind::F32 || !rows {
@@ -303,6 +313,7 @@ fn compute(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp, shape: 
         }
         Shape::Reciprocal => checked_rows(e, index, decoded, vdst, |e, k| reciprocal(e, srcs[0], k)),
         Shape::Ldexp => checked_rows(e, index, decoded, vdst, |e, k| ldexp(e, srcs[0], srcs[1], k)),
+        Shape::Division => division(e, op, srcs),
         Shape::ToHalf => checked_rows(e, index, decoded, vdst, |e, k| to_half(e, vdst, srcs[0], k)),
         Shape::LaneFunction => {
             let function = lane_function_f32(op.opcode).expect("`shape` found the function");
@@ -328,6 +339,7 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
                 | Shape::Shift64 { .. }
                 | Shape::Mad64
                 | Shape::Dot2
+                | Shape::Division
         )
     };
     // Shapes that may take the instruction's step, or call out: only as the half emitted first,
@@ -385,6 +397,58 @@ fn map_row(e: &mut Emitter<'_>, function: fn(f32) -> f32, source: Src) {
     };
     dynasm!(e.ops ; .arch x64 ; lea rdx, [r14 + at]);
     call_map_row(e, function);
+}
+
+/// A division helper through `frame::map_division_row`: the three sources as rows (a broadcast
+/// one written out to its scratch row), the results in scratch row 0, written in the active
+/// lanes, then `v_div_scale_f32`'s mask to `sdst`. The call clobbers every caller-saved
+/// register; the EXEC masks are restored after it.
+fn division(e: &mut Emitter<'_>, op: &VOp, srcs: &[Src]) {
+    let which = match op.opcode {
+        Opcode::VDivScaleF32 => 0,
+        Opcode::VDivFmasF32 => 1,
+        _ => 2,
+    };
+    for (index, &source) in srcs.iter().enumerate().take(3) {
+        let at = match source {
+            Src::Row(offset) => {
+                dynasm!(e.ops ; .arch x64 ; lea rax, [r13 + offset]);
+                None
+            }
+            Src::Scratch(n) => Some(scratch_row(n)),
+            Src::Reg(reg) => {
+                let row = scratch_row(1 + index as u8);
+                for k in 0..4 {
+                    dynasm!(e.ops ; .arch x64 ; vmovdqa [r14 + row + 32 * k], Ry(reg));
+                }
+                Some(row)
+            }
+        };
+        if let Some(at) = at {
+            dynasm!(e.ops ; .arch x64 ; lea rax, [r14 + at]);
+        }
+        // The source rows' addresses go to `rdx`, `rcx` and `r8`, the call's third to fifth.
+        match index {
+            0 => dynasm!(e.ops ; .arch x64 ; mov rdx, rax),
+            1 => dynasm!(e.ops ; .arch x64 ; mov rcx, rax),
+            _ => dynasm!(e.ops ; .arch x64 ; mov r8, rax),
+        }
+    }
+    let vdst = op.operands.vdst as i32 * ROW;
+    dynasm!(e.ops
+        ; .arch x64
+        ; mov edi, which
+        ; lea rsi, [r14 + scratch_row(0)]
+        ; mov r9d, [r12 + sgpr(VCC)]
+        ; mov rax, QWORD super::frame::map_division_row as *const () as usize as i64
+        ; call rax
+        ; mov r8d, eax
+    );
+    e.masks();
+    e.write_scratch_row(vdst);
+    if which == 0 {
+        write_lanes(e, op.operands.sdst as u32);
+    }
 }
 
 /// The call of [`map_row`], its source row's address in `rdx`.
