@@ -164,6 +164,9 @@ impl Emitter<'_> {
             ; mov rdx, r9
             ; sub rdx, r8
             ; mov ecx, write as i32
+            // Nothing in vector registers lives across a call; clean upper halves spare the
+            // callee's SSE code the penalties of dirty ones.
+            ; vzeroupper
             ; call QWORD [r14 + RANGE]
             ; test rax, rax
             ; jz =>slow
@@ -178,6 +181,7 @@ impl Emitter<'_> {
             ; .arch x64
             ; mov rdi, r14
             ; mov esi, index as i32
+            ; vzeroupper
             ; call QWORD [r14 + FALLBACK]
             ; test eax, eax
             ; jnz =>self.exit

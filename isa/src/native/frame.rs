@@ -128,7 +128,9 @@ pub(super) unsafe extern "sysv64" fn range<M: Memory + ?Sized>(
 ///
 /// # Safety
 /// `function` is a `fn(f32) -> f32`; `dst` and `src` each point at a row of 32 `u32`s (the
-/// frame's scratch rows or the wave's VGPRs), and `dst` at none of `src`'s.
+/// frame's scratch rows or the wave's VGPRs), and `dst` at none of `src`'s. The CPU has AVX2
+/// and FMA (compiled code runs only there).
+#[target_feature(enable = "avx2,fma")]
 pub(super) unsafe extern "sysv64" fn map_row(function: usize, dst: *mut u32, src: *const u32) {
     // SAFETY: the caller's contract: `function` came from a `fn(f32) -> f32`.
     let function: fn(f32) -> f32 = unsafe { core::mem::transmute(function) };
@@ -145,7 +147,8 @@ pub(super) unsafe extern "sysv64" fn map_row(function: usize, dst: *mut u32, src
 ///
 /// # Safety
 /// `dst`, `a`, `b` and `c` each point at a row of 32 `u32`s, and `dst` overlaps none of the
-/// others.
+/// others. The CPU has AVX2 and FMA.
+#[target_feature(enable = "avx2,fma")]
 pub(super) unsafe extern "sysv64" fn map_division_row(
     which: u32,
     dst: *mut u32,

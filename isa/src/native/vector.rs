@@ -441,6 +441,7 @@ fn division(e: &mut Emitter<'_>, op: &VOp, srcs: &[Src]) {
         ; lea rsi, [r14 + scratch_row(0)]
         ; mov r9d, [r12 + sgpr(VCC)]
         ; mov rax, QWORD super::frame::map_division_row as *const () as usize as i64
+        ; vzeroupper
         ; call rax
         ; mov r8d, eax
     );
@@ -458,6 +459,9 @@ fn call_map_row(e: &mut Emitter<'_>, function: fn(f32) -> f32) {
         ; mov rdi, QWORD function as usize as i64
         ; lea rsi, [r14 + scratch_row(0)]
         ; mov rax, QWORD super::frame::map_row as *const () as usize as i64
+        // No vector state lives across the call; clean upper halves spare libm's code the
+        // transition penalties of dirty ones.
+        ; vzeroupper
         ; call rax
     );
     e.masks();
