@@ -6,7 +6,8 @@
 //! `s_lshl/lshr_b32`, `s_ashr_i32`, `s_cselect_b32`, `s_mul_hi_u32/i32`, `s_min/max_u32/i32`,
 //! `s_or_not1/nand/nor/xnor_b32`; SOPC 32-bit compares and `s_cmp_eq/lg_u64`; SOP1 `s_mov_b32`,
 //! `s_not_b32`, `s_bcnt1_i32_b32` and every 32-bit `s_*_saveexec_b32`; 64-bit `s_lshl/lshr_b64`
-//! and `s_mov_b64` to SGPR pairs; SOPK `s_movk_i32`, `s_addk_i32` and `s_cmpk_*`; SMEM `s_load_b32` to
+//! and `s_mov_b64` to SGPR pairs; SOPK `s_movk_i32`, `s_addk_i32`, `s_cmpk_*` and the counter
+//! waits; SMEM `s_load_b32` to
 //! `_b512` and the scalar cache invalidations. Semantics as `interp::scalar`'s, which the
 //! differential tests hold them to.
 
@@ -492,6 +493,8 @@ fn sopk(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
     let sdst = (w0 >> 16) & 0x7F;
     let opcode = decoded.instruction.opcode();
     match opcode {
+        // Waits on counters, which the interpreter also treats as nothing.
+        SWaitcntVscnt | SWaitcntVmcnt | SWaitcntExpcnt | SWaitcntLgkmcnt => {}
         SMovkI32 => {
             dynasm!(e.ops ; .arch x64 ; mov eax, signed);
             store(e, sdst);

@@ -5,7 +5,8 @@
 //! Translated here: `v_mov_b32`; f32 add, sub, subrev, mul, fma, fmac, fmaak, fmamk; integer
 //! add, sub, subrev, and, or, xor, shifts, mul_lo, mul_u32_u24, min/max (signed and unsigned),
 //! add3, lshl_add, add_lshl, lshl_or, and_or, or3, `v_bfe_u32/i32`; `v_add_co_u32` and
-//! `v_add_co_ci_u32` (carries to an SGPR or VCC); `v_lshlrev_b64`, `v_lshrrev_b64`; `v_mad_u64_u32` without a
+//! `v_add_co_ci_u32`, `v_sub(rev)_co_u32` and `v_sub(rev)_co_ci_u32` (carries and borrows to an
+//! SGPR or VCC); `v_lshlrev_b64`, `v_lshrrev_b64`; `v_mad_u64_u32` without a
 //! carry-out; `v_cndmask_b32`; `v_cvt_f32_i32`. Elsewhere: compares (`compare.rs`),
 //! `v_dot2acc_f32_f16`, `v_max/min_f32`, `v_rndne_f32`, `v_cvt_i32_f32`, `v_rcp_f32`,
 //! `v_ldexp_f32`, `v_cvt_f16_f32` (`checked.rs`); the division helpers `v_div_scale/fmas/fixup_f32`
@@ -28,7 +29,7 @@ use crate::gfx11::Opcode;
 use crate::interp::operands::Source;
 use crate::interp::program::Decoded;
 use crate::interp::valu::{CompareType, Condition, Form, VOp, lane_function_f32};
-use crate::interp::wave::{EXEC, Kind, MODE_IEEE_FLOAT, NULL, VCC};
+use crate::interp::wave::{Kind, MODE_IEEE_FLOAT, NULL, VCC};
 
 /// The class of an operation: how its chunk is computed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -40,9 +41,12 @@ enum Shape {
     Select,
     Compare(Condition, CompareType),
     /// `v_add_co_u32` (`carry_in` false) and `v_add_co_ci_u32`: the sum, and the carries to an
-    /// SGPR (or VCC).
+    /// SGPR (or VCC); `subtract`: `v_sub_co_u32` and `v_sub_co_ci_u32`, the difference and the
+    /// borrows (`reverse`: the `subrev` forms, b − a).
     Carry {
         carry_in: bool,
+        subtract: bool,
+        reverse: bool,
     },
     /// `v_lshlrev_b64` and `v_lshrrev_b64` (`right`): a VGPR pair shifted by the first
     /// source's low 6 bits, to a pair.
@@ -97,8 +101,12 @@ fn shape(op: &VOp) -> Option<Shape> {
         VFmaF32 | VFmaakF32 | VAdd3U32 | VLshlAddU32 | VAddLshlU32 | VLshlOrB32 | VAndOrB32 | VOr3B32 => Shape::Ternary,
         VFmacF32 => Shape::Fmac,
         VCndmaskB32 => Shape::Select,
-        VAddCoU32 => Shape::Carry { carry_in: false },
-        VAddCoCiU32 => Shape::Carry { carry_in: true },
+        VAddCoU32 => Shape::Carry { carry_in: false, subtract: false, reverse: false },
+        VAddCoCiU32 => Shape::Carry { carry_in: true, subtract: false, reverse: false },
+        VSubCoU32 => Shape::Carry { carry_in: false, subtract: true, reverse: false },
+        VSubCoCiU32 => Shape::Carry { carry_in: true, subtract: true, reverse: false },
+        VSubrevCoU32 => Shape::Carry { carry_in: false, subtract: true, reverse: true },
+        VSubrevCoCiU32 => Shape::Carry { carry_in: true, subtract: true, reverse: true },
         VLshlrevB64 => Shape::Shift64 { right: false },
         VLshrrevB64 => Shape::Shift64 { right: true },
         VMadU64U32 => Shape::Mad64,
@@ -153,14 +161,14 @@ fn sources(shape: Shape) -> usize {
         Shape::Binary
         | Shape::Fmac
         | Shape::Compare(..)
-        | Shape::Carry { carry_in: false }
+        | Shape::Carry { carry_in: false, .. }
         | Shape::Shift64 { .. }
         | Shape::Mad64
         | Shape::Dot2
         | Shape::MinMax
         | Shape::Ldexp
         | Shape::Compare64(..) => 2,
-        Shape::Ternary | Shape::Select | Shape::Carry { carry_in: true } | Shape::Division => 3,
+        Shape::Ternary | Shape::Select | Shape::Carry { carry_in: true, .. } | Shape::Division => 3,
     }
 }
 
@@ -207,7 +215,7 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
             Source::Vgpr(v) => (v as u32) < e.vgprs,
             Source::Sgpr(_) | Source::Scc | Source::Constant(_) => true,
             Source::Mask(_) | Source::ConstantMask(_) => {
-                matches!(shape, Shape::Select | Shape::Carry { carry_in: true }) && index == 2
+                matches!(shape, Shape::Select | Shape::Carry { carry_in: true, .. }) && index == 2
             }
         };
         if !fits {
@@ -225,7 +233,7 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
         return (pair(op.operands.src[0]) && pair(op.operands.src[1])).then_some(shape);
     }
     let mask_source = matches!(op.operands.src[2], Source::Mask(_) | Source::ConstantMask(_));
-    if matches!(shape, Shape::Select | Shape::Carry { carry_in: true }) && !mask_source {
+    if matches!(shape, Shape::Select | Shape::Carry { carry_in: true, .. }) && !mask_source {
         return None;
     }
     if let Shape::Shift64 { .. } = shape {
@@ -485,8 +493,9 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape, srcs: &[Src]) {
         compare(e, op, condition, ty, srcs[0], srcs[1]);
         return;
     }
-    if let Shape::Carry { carry_in } = shape {
-        add_with_carry(e, op, srcs[0], srcs[1], carry_in.then(|| srcs[2]));
+    if let Shape::Carry { carry_in, subtract, reverse } = shape {
+        let (a, b) = if reverse { (srcs[1], srcs[0]) } else { (srcs[0], srcs[1]) };
+        add_with_carry(e, op, a, b, carry_in.then(|| srcs[2]), subtract);
         return;
     }
     if let Shape::Shift64 { right } = shape {
@@ -733,34 +742,60 @@ fn apply(e: &mut Emitter<'_>, ins: Ins, b: Src, k: i32) {
 
 /// `v_add_co_u32` and `v_add_co_ci_u32`: vdst = a + b (+ the lane's carry-in bit), and the
 /// lanes whose sum carried, in EXEC, to sdst (as `valu::plain`: the row first, then the mask).
-fn add_with_carry(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, carry_in: Option<Src>) {
+/// `subtract`: `v_sub_co_u32` and `v_sub_co_ci_u32`, vdst = a − b (− the borrow-in bit), and the
+/// lanes that borrowed (b plus the borrow-in exceeds a).
+fn add_with_carry(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, carry_in: Option<Src>, subtract: bool) {
     let vdst = op.operands.vdst as i32 * ROW;
-    let sdst = op.operands.sdst as u32;
-    dynasm!(e.ops ; .arch x64 ; xor r8d, r8d);
+    dynasm!(e.ops ; .arch x64 ; xor r8d, r8d ; vpxor xmm7, xmm7, xmm7);
     for k in 0..4 {
         load(e, 0, a, k);
         load(e, 1, b, k);
-        // ymm2 = a + b; ymm3: no carry (sum >= a, unsigned).
-        dynasm!(e.ops
-            ; .arch x64
-            ; vpaddd ymm2, ymm0, ymm1
-            ; vpmaxud ymm3, ymm2, ymm0
-            ; vpcmpeqd ymm3, ymm3, ymm2
-        );
+        if subtract {
+            // ymm2 = a − b; ymm3: no borrow (a >= b, unsigned).
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpsubd ymm2, ymm0, ymm1
+                ; vpmaxud ymm3, ymm0, ymm1
+                ; vpcmpeqd ymm3, ymm3, ymm0
+            );
+        } else {
+            // ymm2 = a + b; ymm3: no carry (sum >= a, unsigned).
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpaddd ymm2, ymm0, ymm1
+                ; vpmaxud ymm3, ymm2, ymm0
+                ; vpcmpeqd ymm3, ymm3, ymm2
+            );
+        }
         if let Some(Src::Reg(mask)) = carry_in {
-            // ymm4: all ones where the lane's carry-in bit is set; the sum less that (+1), and
-            // no carry from it where the new sum is not below the old.
+            // ymm4: all ones where the lane's carry-in bit is set.
             let bits = LANE_BITS + 32 * k;
             dynasm!(e.ops
                 ; .arch x64
                 ; vpand ymm4, Ry(mask), [r14 + bits]
                 ; vpcmpeqd ymm4, ymm4, [r14 + bits]
-                ; vpsubd ymm5, ymm2, ymm4
-                ; vpmaxud ymm6, ymm5, ymm2
-                ; vpcmpeqd ymm6, ymm6, ymm5
-                ; vpand ymm3, ymm3, ymm6
-                ; vmovdqa ymm2, ymm5
             );
+            if subtract {
+                // Less the borrow (+ −1): it borrows again only from a difference of 0.
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vpcmpeqd ymm6, ymm2, ymm7
+                    ; vpand ymm6, ymm6, ymm4
+                    ; vpandn ymm3, ymm6, ymm3
+                    ; vpaddd ymm2, ymm2, ymm4
+                );
+            } else {
+                // The sum less that (+1), and no carry from it where the new sum is not below
+                // the old.
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vpsubd ymm5, ymm2, ymm4
+                    ; vpmaxud ymm6, ymm5, ymm2
+                    ; vpcmpeqd ymm6, ymm6, ymm5
+                    ; vpand ymm3, ymm3, ymm6
+                    ; vmovdqa ymm2, ymm5
+                );
+            }
         }
         e.movmsk(1, 3); // ecx: lanes without a carry
         dynasm!(e.ops
@@ -773,13 +808,7 @@ fn add_with_carry(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, carry_in: Optio
             ; vmovdqu [r13 + vdst + 32 * k], ymm2
         );
     }
-    dynasm!(e.ops ; .arch x64 ; and r8d, [r12 + sgpr(EXEC)]);
-    if sdst != NULL && sdst < 128 {
-        dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(sdst)], r8d);
-        if sdst == EXEC {
-            e.masks();
-        }
-    }
+    write_lanes(e, op.operands.sdst as u32);
 }
 
 /// `v_lshlrev_b64` and `v_lshrrev_b64` (`right`): (hi:lo) shifted by n, the shift's low 6 bits,
