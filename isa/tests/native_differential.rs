@@ -107,6 +107,23 @@ fn registers(rng: &mut Rng, buffer: u64) -> Registers {
             }
             continue;
         }
+        // Some rows a pattern per eight lanes (a 16-wide tile's halves: one chunk a shared
+        // LDS address, the next consecutive dwords, the next scattered ones).
+        if uniform.is_none() && consecutive.is_none() && rng.chance(15) {
+            for chunk in row.chunks_mut(8) {
+                let shared = 4 * rng.below(64) as u32;
+                let base = 4 * rng.below(64) as u32;
+                let pattern = rng.below(3);
+                for (lane, slot) in chunk.iter_mut().enumerate() {
+                    *slot = match pattern {
+                        0 => shared,
+                        1 => base + 4 * lane as u32,
+                        _ => 4 * rng.below(64) as u32,
+                    };
+                }
+            }
+            continue;
+        }
         for (lane, slot) in row.iter_mut().enumerate() {
             *slot = match (uniform, consecutive) {
                 (Some(value), _) => value,

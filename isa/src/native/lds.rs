@@ -59,18 +59,43 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     let slow = e.slow_path(index, resume);
     let addresses = addr as i32 * ROW;
 
-    // The highest address every access fits below: LDS bytes − the farthest access's end (none
-    // fits when negative), at most 2^31 − 1 (the rows index the LDS with signed 32-bit indices).
+    let chunks = Chunks { addresses, biased: false, base: 15, lane_base: 15 };
+    let rows: Vec<(i32, i32)> = elements
+        .iter()
+        .flat_map(|&(offset, first)| {
+            (0..dwords).map(move |dword| ((first + dword) as i32 * ROW, (offset + 4 * dword) as i32))
+        })
+        .collect();
+    let (partial, by_chunk) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+    if load {
+        // Every lane active (the common case): one range test over the row's highest address,
+        // then the whole row at once where its pattern allows (`Chunks::load_whole`).
+        dynasm!(e.ops
+            ; .arch x64
+            ; cmp DWORD [r12 + sgpr(EXEC)], -1
+            ; jne =>partial
+        );
+        highest_allowed(e, farthest, slow);
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqu ymm0, [r13 + addresses]
+            ; vpmaxud ymm0, ymm0, [r13 + addresses + 32]
+            ; vpmaxud ymm0, ymm0, [r13 + addresses + 64]
+            ; vpmaxud ymm0, ymm0, [r13 + addresses + 96]
+            ; vpmaxud ymm0, ymm0, ymm1
+            ; vpcmpeqd ymm0, ymm0, ymm1
+            ; vpcmpeqd ymm3, ymm3, ymm3
+            ; vptest ymm0, ymm3
+            ; jnc =>slow
+        );
+        chunks.load_whole(e, &rows, by_chunk);
+        dynasm!(e.ops ; .arch x64 ; jmp =>resume);
+    }
+    // Some lanes inactive (or a store): each active lane's access tested, as vectors.
+    dynasm!(e.ops ; .arch x64 ; =>partial);
+    highest_allowed(e, farthest, slow);
     dynasm!(e.ops
         ; .arch x64
-        ; mov rax, rbx
-        ; sub rax, farthest as i32
-        ; jb =>slow
-        ; mov ecx, 0x7FFF_FFFF
-        ; cmp rax, rcx
-        ; cmova rax, rcx
-        ; vmovd xmm1, eax
-        ; vpbroadcastd ymm1, xmm1
         ; vpcmpeqd ymm3, ymm3, ymm3
         ; vmovdqa ymm2, ymm3
     );
@@ -90,15 +115,9 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         ; jnc =>slow
     );
     // Eight lanes at a time (`rows.rs`): LDS offsets are below 2^31, so they index unbiased.
-    let chunks = Chunks { addresses, biased: false, base: 15, lane_base: 15 };
+    dynasm!(e.ops ; .arch x64 ; =>by_chunk);
     Chunks::setup(e);
     if load {
-        let rows: Vec<(i32, i32)> = elements
-            .iter()
-            .flat_map(|&(offset, first)| {
-                (0..dwords).map(move |dword| ((first + dword) as i32 * ROW, (offset + 4 * dword) as i32))
-            })
-            .collect();
         for k in 0..4 {
             chunks.load(e, k, &rows);
         }
@@ -113,6 +132,23 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         }
     }
     true
+}
+
+/// Emits `ymm1` = (every dword of) the highest address at which every element of an access
+/// `farthest` bytes long fits in the LDS: its size − `farthest`, at most 2^31 − 1 (rows index
+/// the LDS with signed 32-bit indices); jumps to `slow` where none fits.
+fn highest_allowed(e: &mut Emitter<'_>, farthest: u32, slow: dynasmrt::DynamicLabel) {
+    dynasm!(e.ops
+        ; .arch x64
+        ; mov rax, rbx
+        ; sub rax, farthest as i32
+        ; jb =>slow
+        ; mov ecx, 0x7FFF_FFFF
+        ; cmp rax, rcx
+        ; cmova rax, rcx
+        ; vmovd xmm1, eax
+        ; vpbroadcastd ymm1, xmm1
+    );
 }
 
 /// `ds_bpermute_b32` (wave32, as `memory_ops::ds` runs it): each active lane reads `data` from

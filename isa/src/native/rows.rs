@@ -114,6 +114,72 @@ impl Chunks {
         dynasm!(e.ops ; .arch x64 ; =>next);
     }
 
+    /// Loads every lane into each `(row, displacement)` of `rows` where EXEC holds all 32 lanes
+    /// and each chunk's eight addresses are consecutive dwords (a row of a tile) or all one
+    /// address (a value the chunk shares): one classification of the whole row, then one vector
+    /// load or broadcast per chunk and row, without the per-chunk tests of [`Chunks::load`].
+    /// Jumps to `otherwise`, having written nothing, for any other pattern. The caller has
+    /// checked every lane's access against memory, and `ymm3` is all ones.
+    pub fn load_whole(&self, e: &mut Emitter<'_>, rows: &[(i32, i32)], otherwise: dynasmrt::DynamicLabel) {
+        let (addresses, lane_base) = (self.addresses, self.lane_base);
+        let (consecutive, done) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+        // ymm4: lanes consecutive with their chunk's first, ymm5: lanes equal to it (each ANDed
+        // over the four chunks).
+        for k in 0..4 {
+            let (equal, ramp) = if k == 0 { (5, 4) } else { (1, 0) };
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpbroadcastd ymm0, [r13 + addresses + 32 * k]
+                ; vpcmpeqd Ry(equal), ymm0, [r13 + addresses + 32 * k]
+                ; vpaddd ymm0, ymm0, [r14 + RAMP]
+                ; vpcmpeqd Ry(ramp), ymm0, [r13 + addresses + 32 * k]
+            );
+            if k > 0 {
+                dynasm!(e.ops ; .arch x64 ; vpand ymm5, ymm5, ymm1 ; vpand ymm4, ymm4, ymm0);
+            }
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vptest ymm4, ymm3
+            ; jc =>consecutive
+            ; vptest ymm5, ymm3
+            ; jnc =>otherwise
+        );
+        for k in 0..4 {
+            dynasm!(e.ops ; .arch x64 ; mov eax, [r13 + addresses + 32 * k]);
+            for &(row, displacement) in rows {
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vpbroadcastd ymm0, [Rq(lane_base) + rax + displacement]
+                    ; vmovdqu [r13 + row + 32 * k], ymm0
+                );
+            }
+        }
+        dynasm!(e.ops ; .arch x64 ; jmp =>done ; =>consecutive);
+        if self.biased {
+            // Global memory's 32-bit offsets may wrap within a chunk (the span check covers
+            // each lane, not a vector read past 2^32): such a chunk takes the general path.
+            for k in 0..4 {
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; cmp DWORD [r13 + addresses + 32 * k], 0xFFFF_FFE3_u32 as i32
+                    ; ja =>otherwise
+                );
+            }
+        }
+        for k in 0..4 {
+            dynasm!(e.ops ; .arch x64 ; mov eax, [r13 + addresses + 32 * k]);
+            for &(row, displacement) in rows {
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vmovdqu ymm0, [Rq(lane_base) + rax + displacement]
+                    ; vmovdqu [r13 + row + 32 * k], ymm0
+                );
+            }
+        }
+        dynasm!(e.ops ; .arch x64 ; =>done);
+    }
+
     /// Stores row `row` of chunk `k`, one dword per lane, at each active lane's address plus
     /// `displacement`.
     pub fn store(&self, e: &mut Emitter<'_>, k: i32, row: i32, displacement: i32) {
