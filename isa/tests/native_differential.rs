@@ -137,14 +137,20 @@ fn registers(rng: &mut Rng, buffer: u64) -> Registers {
     }
     registers.sgpr[126] = if rng.chance(50) { u32::MAX } else { rng.next() as u32 };
     // Global addresses: v[0:1] (and often v[2:3]) a pair into the buffer, s[0:1] its base: a
-    // tile row's consecutive dwords, or lane by lane with most lanes in bounds and some not, and
+    // tile row's consecutive elements, or lane by lane with most lanes in bounds and some not, and
     // now and then a lane whose high half differs from the others'.
     for pair in [0, 2] {
         if rng.chance(if pair == 0 { 60 } else { 30 }) {
-            let consecutive = rng.chance(35).then(|| 4 * rng.below((BUFFER_BYTES / 4 - 40) as u64));
+            // Consecutive at the stride of a dword, a pair or four dwords (a b64 or b128 store's
+            // lanes side by side).
+            let stride = rng.pick(&[4u64, 4, 8, 16]);
+            let span = (BUFFER_BYTES as u64 - 32 * stride - 16) / 4;
+            let consecutive = rng.chance(35).then(|| 4 * rng.below(span));
+            // Most such rows without a lane out of step (a whole row's fast paths).
+            let exact = rng.chance(60);
             for lane in 0..32 {
                 let offset = match consecutive {
-                    Some(base) if rng.chance(97) => base + 4 * lane as u64,
+                    Some(base) if exact || rng.chance(90) => base + stride * lane as u64,
                     _ if rng.chance(95) => 4 * rng.below((BUFFER_BYTES / 4 - 4) as u64),
                     _ => rng.next() >> 40,
                 };

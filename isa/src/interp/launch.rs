@@ -325,7 +325,19 @@ fn start_wave(
     if size[1] == 1 && size[2] == 1 {
         // A one-dimensional workgroup: x is the lane's work-item index, y and z are 0 (their
         // rows are already clear), in either ISA's layout.
-        put_row(wave, 0, &core::array::from_fn(|lane| if lane < lanes { first + lane as u32 } else { 0 }));
+        // Written in place, in 32-bit lanes (an array built and copied, with 64-bit compares,
+        // was most of a short kernel's wave start).
+        let ids = |row: &mut [u32; LANES], start: u32| {
+            for (lane, id) in (start..).zip(row.iter_mut()) {
+                *id = if lane < lanes as u32 { first + lane } else { 0 };
+            }
+        };
+        if let Some(row) = wave.vgpr.get_mut(0) {
+            ids(row, 0);
+        }
+        if let Some(row) = wave.other.vgpr.get_mut(0).filter(|_| wide) {
+            ids(row, LANES as u32);
+        }
         return Ok(());
     }
     // Each lane's (x, y, z): one step along X per lane from the first lane's (no division per

@@ -9,7 +9,7 @@
 //! span must lie in host memory the kernel may touch: a range the workgroup has already found,
 //! or else the dispatch's memory's answer (`Emitter::host_address`, `Memory::host_range`). If
 //! it does, the rows go eight lanes at a time (`rows.rs`): loads as
-//! vector loads or gathers, stores of a dword as masked vector stores or lane by lane, wider
+//! vector loads or gathers (with every lane active, the whole row classified once), stores of a dword as masked vector stores or lane by lane, wider
 //! stores and bytes and shorts lane by lane, all in the interpreter's lane order. Anything else (high halves that
 //! differ, a span that wraps, crosses two allocations or leaves them, a FLAT address in the LDS
 //! or private aperture) is the interpreter's step, which reaches every lane through the memory's
@@ -215,6 +215,15 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         // Lane-local: each chunk reads its addresses before writing its destinations.
         let rows: Vec<(i32, i32)> =
             (0..dwords as i32).map(|dword| ((registers as i32 + dword) * ROW, 4 * dword)).collect();
+        // Every lane active: the whole row at once where its pattern allows.
+        let by_chunk = e.ops.new_dynamic_label();
+        dynasm!(e.ops
+            ; .arch x64
+            ; cmp DWORD [r12 + sgpr(EXEC)], -1
+            ; jne =>by_chunk
+        );
+        chunks.load_whole(e, &rows, by_chunk);
+        dynasm!(e.ops ; .arch x64 ; jmp =>done ; =>by_chunk);
         for k in 0..4 {
             chunks.load(e, k, &rows);
         }
@@ -223,7 +232,19 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
             chunks.store(e, k, registers as i32 * ROW, 0);
         }
     } else {
-        // Wider stores: lane by lane, each lane's dwords together, as the interpreter writes.
+        // Wider stores: with every lane active and the lanes' elements side by side, whole
+        // vectors (`Chunks::store_interleaved_whole`); otherwise lane by lane, each lane's dwords
+        // together, as the interpreter writes.
+        if matches!(dwords, 2 | 4) {
+            let by_lane = e.ops.new_dynamic_label();
+            dynasm!(e.ops
+                ; .arch x64
+                ; cmp DWORD [r12 + sgpr(EXEC)], -1
+                ; jne =>by_lane
+            );
+            chunks.store_interleaved_whole(e, registers as i32 * ROW, dwords, by_lane);
+            dynasm!(e.ops ; .arch x64 ; jmp =>done ; =>by_lane);
+        }
         e.each_active_lane(|e| {
             dynasm!(e.ops ; .arch x64 ; mov eax, [r13 + rcx * 4 + low_row]);
             for dword in 0..dwords as i32 {

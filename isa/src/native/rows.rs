@@ -13,7 +13,7 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, RAMP};
+use super::emit::{Emitter, RAMP, ROW};
 
 /// How a row's lanes reach memory.
 pub(super) struct Chunks {
@@ -178,6 +178,89 @@ impl Chunks {
             }
         }
         dynasm!(e.ops ; .arch x64 ; =>done);
+    }
+
+    /// Stores `dwords` (2 or 4) rows from `first_row` on, each lane's dwords side by side,
+    /// where EXEC holds all 32 lanes and each chunk's eight addresses are consecutive elements
+    /// (`4 × dwords` bytes apart, as a b64 or b128 store of a tile row has them): the chunk's
+    /// rows interleaved in registers and written as whole vectors. Lanes' elements do not
+    /// overlap, so the order of the writes is immaterial. Jumps to `otherwise`, having written
+    /// nothing, for any other pattern. The caller has checked every lane's access against
+    /// memory, and `ymm3` is all ones.
+    pub fn store_interleaved_whole(
+        &self,
+        e: &mut Emitter<'_>,
+        first_row: i32,
+        dwords: u32,
+        otherwise: dynasmrt::DynamicLabel,
+    ) {
+        assert!(matches!(dwords, 2 | 4), "pairs or quads of dwords");
+        let (addresses, lane_base) = (self.addresses, self.lane_base);
+        let element = 4 * dwords;
+        // ymm1: the lanes' offsets from the chunk's first (the frame's ramp of 4s, scaled).
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqa ymm1, [r14 + RAMP]
+            ; vpslld ymm1, ymm1, if dwords == 2 { 1 } else { 2 }
+        );
+        for k in 0..4 {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpbroadcastd ymm0, [r13 + addresses + 32 * k]
+                ; vpaddd ymm0, ymm0, ymm1
+                ; vpcmpeqd ymm0, ymm0, [r13 + addresses + 32 * k]
+                ; vptest ymm0, ymm3
+                ; jnc =>otherwise
+                // A chunk whose elements would pass 2^32 (the span check covers each lane, not
+                // a vector write past it) takes the general path.
+                ; cmp DWORD [r13 + addresses + 32 * k], (u32::MAX - 8 * element + 1) as i32
+                ; ja =>otherwise
+            );
+        }
+        for k in 0..4 {
+            let row = |n: i32| first_row + n * ROW + 32 * k;
+            dynasm!(e.ops
+                ; .arch x64
+                ; mov eax, [r13 + addresses + 32 * k]
+                ; vmovdqu ymm4, [r13 + row(0)]
+                ; vmovdqu ymm5, [r13 + row(1)]
+            );
+            if dwords == 2 {
+                // (a0 b0 a1 b1 | a4 b4 a5 b5) and (a2 b2 a3 b3 | a6 b6 a7 b7): lanes 0–3, 4–7.
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vpunpckldq ymm0, ymm4, ymm5
+                    ; vpunpckhdq ymm1, ymm4, ymm5
+                    ; vperm2i128 ymm4, ymm0, ymm1, 0x20
+                    ; vperm2i128 ymm5, ymm0, ymm1, 0x31
+                    ; vmovdqu [Rq(lane_base) + rax], ymm4
+                    ; vmovdqu [Rq(lane_base) + rax + 32], ymm5
+                );
+                continue;
+            }
+            // A 4 × 8 transpose: pairs of dwords, then of pairs, then the 128-bit halves.
+            dynasm!(e.ops
+                ; .arch x64
+                ; vmovdqu ymm6, [r13 + row(2)]
+                ; vmovdqu ymm7, [r13 + row(3)]
+                ; vpunpckldq ymm0, ymm4, ymm5
+                ; vpunpckhdq ymm1, ymm4, ymm5
+                ; vpunpckldq ymm8, ymm6, ymm7
+                ; vpunpckhdq ymm9, ymm6, ymm7
+                ; vpunpcklqdq ymm4, ymm0, ymm8
+                ; vpunpckhqdq ymm5, ymm0, ymm8
+                ; vpunpcklqdq ymm6, ymm1, ymm9
+                ; vpunpckhqdq ymm7, ymm1, ymm9
+                ; vperm2i128 ymm0, ymm4, ymm5, 0x20
+                ; vmovdqu [Rq(lane_base) + rax], ymm0
+                ; vperm2i128 ymm0, ymm6, ymm7, 0x20
+                ; vmovdqu [Rq(lane_base) + rax + 32], ymm0
+                ; vperm2i128 ymm0, ymm4, ymm5, 0x31
+                ; vmovdqu [Rq(lane_base) + rax + 64], ymm0
+                ; vperm2i128 ymm0, ymm6, ymm7, 0x31
+                ; vmovdqu [Rq(lane_base) + rax + 96], ymm0
+            );
+        }
     }
 
     /// Stores row `row` of chunk `k`, one dword per lane, at each active lane's address plus
