@@ -160,7 +160,7 @@ pub struct Program {
     stop: Option<(u64, ExecError)>,
     /// The native tier's code, compiled at the program's first native dispatch and freed with
     /// it (`native::compiled`); `Err` says why it cannot run natively.
-    pub(crate) native: std::sync::OnceLock<Result<std::sync::Arc<crate::compiled::NativeCode>, &'static str>>,
+    pub(crate) native: std::sync::OnceLock<Result<crate::compiled::NativeCode, &'static str>>,
 }
 
 impl Program {

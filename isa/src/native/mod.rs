@@ -52,8 +52,6 @@ mod scalar;
 mod sources;
 mod vector;
 
-use std::sync::Arc;
-
 use crate::interp::Program;
 
 pub use crate::compiled::{NativeCode, Tier};
@@ -78,7 +76,9 @@ pub fn unavailable(program: &Program) -> Option<&'static str> {
 
 /// The program's native code, compiled at its first native dispatch and kept with the program
 /// (so with its executable, and freed with it). `Err` names why it cannot run natively.
-pub fn compiled(program: &Program) -> Result<Arc<NativeCode>, &'static str> {
+/// Borrowed, not shared: a reference count touched per workgroup was a contended cache line
+/// across the pool's threads.
+pub fn compiled(program: &Program) -> Result<&NativeCode, &'static str> {
     program
         .native
         .get_or_init(|| {
@@ -98,7 +98,8 @@ pub fn compiled(program: &Program) -> Result<Arc<NativeCode>, &'static str> {
                 "native tier compiled a kernel"
             );
             perf_map::record(program, &code);
-            Ok(Arc::new(code))
+            Ok(code)
         })
-        .clone()
+        .as_ref()
+        .map_err(|reason| *reason)
 }
