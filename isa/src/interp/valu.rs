@@ -1761,7 +1761,7 @@ fn lane_of(wave: &Wave, op: &VOp, lane: usize) -> u32 {
 }
 
 /// The scalar destination of `v_readfirstlane`/`v_readlane`: the VOP1 vdst field or VOP3's.
-fn readlane_destination(op: &VOp) -> u32 {
+pub(crate) fn readlane_destination(op: &VOp) -> u32 {
     match op.encoding {
         Encoding::Vop1 => op.operands.vdst as u32,
         _ => op.operands.sdst as u32,

@@ -1,14 +1,16 @@
 //! Lane exchanges of the VALU: DPP's permutation of src0 (and the sources' preparation around
-//! it: broadcasts, float modifiers) and `v_permlane16/x16`.
+//! it: broadcasts, float modifiers), `v_permlane16/x16`, and `v_readlane_b32` and
+//! `v_readfirstlane_b32`, one lane to an SGPR.
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, RAMP, ROW, SCRATCH, sgpr};
+use super::emit::{Emitter, RAMP, ROW, SCC, SCRATCH, sgpr};
 use super::sources::{Src, load, place, scratch_row};
 use crate::gfx11::Opcode;
 use crate::interp::operands::{DppPlan, INVALID, Source};
 use crate::interp::valu::VOp;
-use crate::interp::wave::EXEC;
+use crate::interp::valu::readlane_destination;
+use crate::interp::wave::{EXEC, NULL};
 
 /// The sources where chunks read them (`place`), src0 through DPP's permutation where it has
 /// DPP (`permute`, into scratch row 0), and each source with float modifiers (neg, abs: bit
@@ -176,4 +178,45 @@ fn permute(e: &mut Emitter<'_>, dpp: &DppPlan, source: u32) {
             );
         }
     }
+}
+
+/// `v_readlane_b32` (the lane src1 names, modulo 32) and `v_readfirstlane_b32` (EXEC's lowest
+/// lane, lane 0 when EXEC is empty) of a VGPR row, to the scalar destination, as `valu` runs
+/// them in a wave32 wave. False (nothing emitted) for other sources or any modifier.
+pub(super) fn read_lane(e: &mut Emitter<'_>, op: &VOp) -> bool {
+    let operands = &op.operands;
+    let plain = operands.neg | operands.abs | operands.omod | operands.op_sel == 0 && !operands.clamp && op.half == 0;
+    let (Source::Vgpr(source), true) = (operands.src[0], plain && operands.dpp.is_none()) else { return false };
+    if source as u32 >= e.vgprs {
+        return false;
+    }
+    if op.opcode == Opcode::VReadfirstlaneB32 {
+        // TZCNT of an empty EXEC is 32, lane 0 once wrapped.
+        dynasm!(e.ops
+            ; .arch x64
+            ; mov ecx, [r12 + sgpr(EXEC)]
+            ; tzcnt ecx, ecx
+        );
+    } else {
+        match operands.src[1] {
+            Source::Sgpr(s) if s as u32 == NULL || s >= 128 => dynasm!(e.ops ; .arch x64 ; xor ecx, ecx),
+            Source::Sgpr(s) => dynasm!(e.ops ; .arch x64 ; mov ecx, [r12 + sgpr(s as u32)]),
+            Source::Constant(value) => dynasm!(e.ops ; .arch x64 ; mov ecx, value as i32),
+            Source::Scc => dynasm!(e.ops ; .arch x64 ; movzx ecx, BYTE [r12 + SCC]),
+            _ => return false,
+        }
+    }
+    dynasm!(e.ops
+        ; .arch x64
+        ; and ecx, 31
+        ; mov eax, [r13 + rcx * 4 + source as i32 * ROW]
+    );
+    let target = readlane_destination(op);
+    if target != NULL && target < 128 {
+        dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(target)], eax);
+        if target == EXEC {
+            e.masks();
+        }
+    }
+    true
 }

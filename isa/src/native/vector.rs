@@ -12,7 +12,7 @@
 //! `v_ldexp_f32`, `v_cvt_f16_f32` (`checked.rs`); the division helpers `v_div_scale/fmas/fixup_f32`
 //! through the interpreter's lane function (`division`); square root, reciprocal square root, exp, log, sin, cos,
 //! fract and frexp's mantissa through the interpreter's own lane function (`map_row`),
-//! `v_permlane16/x16` (`lanes.rs`), WMMA (`matrix.rs`).
+//! `v_permlane16/x16`, `v_readlane_b32`, `v_readfirstlane_b32` (`lanes.rs`), WMMA (`matrix.rs`).
 //!
 //! Float operations run natively only while MODE is IEEE round-to-nearest with denormals kept
 //! (the host's own arithmetic, as the interpreter's plain path requires): the code tests MODE
@@ -23,7 +23,7 @@ use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 use super::checked::{checked_rows, dot2, ldexp, min_max, reciprocal, round, to_half};
 use super::compare::{compare, compare64, write_lanes};
 use super::emit::{Emitter, LANE_BITS, MODE, ROW, sgpr};
-use super::lanes::{permlane, prepare};
+use super::lanes::{permlane, prepare, read_lane};
 use super::sources::{Src, load, scratch_row};
 use crate::gfx11::Opcode;
 use crate::interp::operands::Source;
@@ -283,6 +283,9 @@ macro_rules! vex {
 pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp) -> bool {
     if matches!(op.opcode, Opcode::VPermlane16B32 | Opcode::VPermlanex16B32) {
         return permlane(e, op);
+    }
+    if matches!(op.opcode, Opcode::VReadlaneB32 | Opcode::VReadfirstlaneB32) {
+        return read_lane(e, op);
     }
     if op.opcode == Opcode::VWmmaF3216x16x16F16 {
         return super::matrix::translate(e, index, decoded, op);
