@@ -32,7 +32,7 @@ pub fn run_workgroup<M: Memory + ?Sized>(
             // The frame the workgroup's waves run with, and the host ranges they find.
             let mut workgroup = native::Workgroup::new(dispatch.program, memory);
             run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
-                native::run_wave(&code, dispatch, wave, lds, shares, &mut workgroup)
+                native::run_wave(code, dispatch, wave, lds, shares, &mut workgroup)
             })
         }
         None => run_workgroup_interpreted(dispatch, memory, workgroup_id, lds),

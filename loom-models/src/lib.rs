@@ -14,7 +14,9 @@
 //! - `tests/parked_queues.rs`: `components/src/parked_queues.rs` (parked work woken when a
 //!   semaphore advances);
 //! - `tests/drain_order.rs`: `components/src/drain_order.rs` (a drain held on a producer's
-//!   drain, woken when it advances).
+//!   drain, woken when it advances);
+//! - `tests/workgroup_claims.rs`: `soft-hsa/src/claims.rs` (a dispatch's workgroups claimed by
+//!   the queue's processor and pool helpers).
 
 #[cfg(loom)]
 mod run {

@@ -13,6 +13,7 @@
 /// Caches, exception policies, ISA lookup and wavefronts.
 pub mod agent_details;
 pub(crate) mod async_handlers;
+pub(crate) mod claims;
 pub mod clock;
 pub mod config;
 /// The asynchronous copies, linear and rectangular.

@@ -6,8 +6,8 @@
 use std::sync::atomic::Ordering;
 
 use aqueduct_abi::KernelDispatchPacket;
-use rayon::prelude::*;
 
+use super::claims;
 use super::queue::SoftQueue;
 use super::runtime::Runtime;
 use super::scheduling::QueueScheduling;
@@ -61,7 +61,8 @@ pub(crate) fn check_access(queue: &SoftQueue, runtime: &Runtime, address: u64, l
 
 /// Runs `run_one(group memory, workgroup id)` for every workgroup of `packet`, whichever way its
 /// kernel executes. Priority and CU mask (`scheduling.rs`): the workgroups run in chunks, each
-/// after yielding to higher-priority dispatches, on at most `lanes` pool threads at once; each
+/// after yielding to higher-priority dispatches, on this thread and at most `lanes − 1` pool
+/// threads at once (`claims.rs`: this thread starts at once, free pool threads join); each
 /// thread reuses one group-memory buffer.
 pub(crate) fn for_each_workgroup(
     queue: &SoftQueue,
@@ -79,25 +80,21 @@ pub(crate) fn for_each_workgroup(
             (linear / (counts[0] * counts[1])) as u32,
         ]
     };
+    let mut memory = Vec::new();
     if total == 1 {
-        run_one(&mut Vec::new(), id_of(0));
+        run_one(&mut memory, id_of(0));
         return;
     }
     let running = runtime.arbiter.enter(queue.scheduling.priority.load(Ordering::Acquire));
     let compute_units = runtime.compute_units(queue.agent_index);
-    let lanes = queue.scheduling.lanes(rayon::current_num_threads(), compute_units) as u64;
-    let chunk = QueueScheduling::chunk(lanes as usize);
+    let lanes = queue.scheduling.lanes(rayon::current_num_threads(), compute_units);
+    let chunk = QueueScheduling::chunk(lanes);
+    let by_linear = |memory: &mut Vec<u8>, linear: u64| run_one(memory, id_of(linear));
     let mut start = 0;
     while start < total {
         runtime.arbiter.yield_to_higher(&running, || queue.stop.load(Ordering::Acquire));
         let end = (start + chunk).min(total);
-        let per_lane = (end - start).div_ceil(lanes);
-        (0..lanes).into_par_iter().for_each_init(Vec::new, |memory, lane| {
-            let first = start + lane * per_lane;
-            for linear in first..(first + per_lane).min(end) {
-                run_one(memory, id_of(linear));
-            }
-        });
+        claims::run_range(start..end, lanes - 1, &mut memory, &by_linear);
         start = end;
     }
 }

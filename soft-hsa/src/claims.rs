@@ -1,0 +1,222 @@
+//! A range of a dispatch's workgroups, claimed one at a time by the queue's processor thread and
+//! by whichever pool threads come to help.
+//!
+//! Why: handing the range to the pool (`into_par_iter` from the processor thread) parks the
+//! processor until pool threads wake, take the job and finish it: a futex round trip and two
+//! context switches per dispatch, which on a small dispatch (the digits MLP's are 1–32
+//! workgroups) cost more than its workgroups. Here the processor starts on the workgroups at
+//! once, pool threads join as they become free, and at the end the processor waits only for
+//! helpers that are still running a workgroup; a helper that starts after the range is closed
+//! returns without touching it.
+//!
+//! The protocol ([`Claims`]) is modelled under loom (`loom-models/tests/workgroup_claims.rs`);
+//! [`run_range`] drives it with the pool.
+
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicU64, Ordering};
+#[cfg(loom)]
+use loom::sync::{Condvar, Mutex};
+#[cfg(not(loom))]
+use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(not(loom))]
+use std::sync::{Condvar, Mutex};
+
+/// Set in [`Claims::state`] once the processor has stopped claiming: no helper may enter.
+const CLOSED: u64 = 1 << 63;
+
+/// A panic's payload, carried from a helper to the processor.
+pub(crate) type Panic = Box<dyn std::any::Any + Send>;
+
+/// One range's claims, shared by the processor and its helpers (behind an `Arc`: a helper may
+/// start after the processor has returned).
+pub(crate) struct Claims {
+    /// The next workgroup to claim (linear index).
+    next: AtomicU64,
+    end: u64,
+    /// Helpers inside the range (low bits), and [`CLOSED`].
+    state: AtomicU64,
+    /// A helper's panic, for the processor to resume; its lock also orders the last helper's
+    /// leaving against the processor's wait.
+    panic: Mutex<Option<Panic>>,
+    /// Notified when the last helper leaves a closed range.
+    left: Condvar,
+}
+
+impl Claims {
+    pub fn new(range: core::ops::Range<u64>) -> Self {
+        Claims {
+            next: AtomicU64::new(range.start),
+            end: range.end,
+            state: AtomicU64::new(0),
+            panic: Mutex::new(None),
+            left: Condvar::new(),
+        }
+    }
+
+    /// The next unclaimed workgroup, now claimed by the caller; `None` when none is left.
+    pub fn claim(&self) -> Option<u64> {
+        let linear = self.next.fetch_add(1, Ordering::AcqRel);
+        (linear < self.end).then_some(linear)
+    }
+
+    /// Leaves nothing to claim (after a panic: the others stop at their next claim).
+    pub fn abandon(&self) {
+        self.next.store(self.end, Ordering::Release);
+    }
+
+    /// Counts a helper in unless the range is closed; says whether it may claim.
+    pub fn enter(&self) -> bool {
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            if state & CLOSED != 0 {
+                return false;
+            }
+            match self.state.compare_exchange_weak(state, state + 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return true,
+                Err(now) => state = now,
+            }
+        }
+    }
+
+    /// Counts an entered helper out, with its panic if it had one, waking the processor if it
+    /// was the last of a closed range.
+    pub fn leave(&self, panic: Option<Panic>) {
+        let mut guard = self.panic.lock().unwrap_or_else(|poison| poison.into_inner());
+        if panic.is_some() {
+            *guard = panic;
+        }
+        if self.state.fetch_sub(1, Ordering::AcqRel) == CLOSED | 1 {
+            self.left.notify_all();
+        }
+    }
+
+    /// Closes the range to helpers not yet in it and waits for those in it to leave (each is
+    /// within one workgroup, which ends: a wave's instruction limit bounds it); returns a
+    /// helper's panic. Afterwards no helper touches what the workgroups borrow.
+    pub fn close_and_wait(&self) -> Option<Panic> {
+        let mut guard = self.panic.lock().unwrap_or_else(|poison| poison.into_inner());
+        self.state.fetch_or(CLOSED, Ordering::AcqRel);
+        while self.state.load(Ordering::Acquire) != CLOSED {
+            guard = self.left.wait(guard).unwrap_or_else(|poison| poison.into_inner());
+        }
+        guard.take()
+    }
+}
+
+/// `run_one` with its lifetime erased, for helper jobs, which the pool requires to be `'static`.
+#[cfg(not(loom))]
+type ErasedRun = *const (dyn Fn(&mut Vec<u8>, u64) + Sync + 'static);
+
+/// A raw pointer a helper job may carry to another thread.
+#[cfg(not(loom))]
+struct SendRun(ErasedRun);
+// SAFETY: the pointee is `Sync` (`run_range`'s bound), and a helper dereferences it only between
+// `Claims::enter` and `Claims::leave`, which `run_range` waits to see balanced after closing the
+// range (`close_and_wait`) before it returns.
+#[cfg(not(loom))]
+unsafe impl Send for SendRun {}
+
+/// Runs `run_one(group memory, linear id)` for every linear workgroup id in `range`, on this
+/// thread and on up to `helpers` pool threads that are free to help, and returns when all have
+/// run. Each thread reuses one group-memory buffer (`memory` is this thread's). A panic in
+/// `run_one` on any thread is resumed here, after every helper has left.
+#[cfg(not(loom))]
+pub(crate) fn run_range(
+    range: core::ops::Range<u64>,
+    helpers: usize,
+    memory: &mut Vec<u8>,
+    run_one: &(dyn Fn(&mut Vec<u8>, u64) + Sync),
+) {
+    use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+    let helpers = helpers.min(range.end.saturating_sub(range.start).saturating_sub(1) as usize);
+    let claims = std::sync::Arc::new(Claims::new(range));
+    let claim_all = |claims: &Claims, memory: &mut Vec<u8>, run_one: &(dyn Fn(&mut Vec<u8>, u64) + Sync)| {
+        catch_unwind(AssertUnwindSafe(|| {
+            while let Some(linear) = claims.claim() {
+                run_one(memory, linear);
+            }
+        }))
+        .inspect_err(|_| claims.abandon())
+        .err()
+    };
+    for _ in 0..helpers {
+        let claims = std::sync::Arc::clone(&claims);
+        // SAFETY: only the lifetime is erased (same layout); see `SendRun`.
+        let run = SendRun(unsafe {
+            core::mem::transmute::<*const (dyn Fn(&mut Vec<u8>, u64) + Sync + '_), ErasedRun>(run_one)
+        });
+        rayon::spawn(move || {
+            let run = run;
+            if !claims.enter() {
+                return;
+            }
+            // SAFETY: entered and not yet left (see `SendRun`).
+            let run_one = unsafe { &*run.0 };
+            let panic = claim_all(&claims, &mut Vec::new(), run_one);
+            claims.leave(panic);
+        });
+    }
+    let own = claim_all(&claims, memory, run_one);
+    let helper = claims.close_and_wait();
+    if let Some(panic) = own.or(helper) {
+        resume_unwind(panic);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::sync::atomic::AtomicU32;
+
+    #[test]
+    fn every_workgroup_runs_once_whoever_claims_it() {
+        for helpers in [0, 1, 3, 16] {
+            let runs: Vec<AtomicU32> = (0..1000).map(|_| AtomicU32::new(0)).collect();
+            let threads = Mutex::new(std::collections::HashSet::new());
+            let caller = std::thread::current().id();
+            run_range(100..1000, helpers, &mut Vec::new(), &|memory, linear| {
+                memory.push(1);
+                // A helper's workgroups are slow: where one joins, the caller runs out of work
+                // first and waits for it.
+                if std::thread::current().id() != caller {
+                    std::thread::sleep(std::time::Duration::from_micros(500));
+                }
+                runs[linear as usize].fetch_add(1, Ordering::Relaxed);
+                threads.lock().unwrap().insert(std::thread::current().id());
+            });
+            for (linear, count) in runs.iter().enumerate() {
+                let expected = u32::from(linear >= 100);
+                assert_eq!(count.load(Ordering::Relaxed), expected, "workgroup {linear} with {helpers} helpers");
+            }
+            if helpers == 0 {
+                assert_eq!(
+                    *threads.lock().unwrap(),
+                    [std::thread::current().id()].into(),
+                    "no helper: this thread alone"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_panic_on_any_thread_reaches_the_caller_after_the_helpers_leave() {
+        let running = AtomicU32::new(0);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            run_range(0..64, 3, &mut Vec::new(), &|_, linear| {
+                running.fetch_add(1, Ordering::AcqRel);
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                running.fetch_sub(1, Ordering::AcqRel);
+                assert!(linear != 40, "workgroup 40 fails");
+            })
+        }));
+        let panic = outcome.expect_err("the panic is resumed");
+        let message = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|text| text.to_string()))
+            .unwrap_or_default();
+        assert!(message.contains("workgroup 40 fails"), "{message}");
+        assert_eq!(running.load(Ordering::Acquire), 0, "no helper still runs a workgroup once it returns");
+    }
+}
