@@ -11,7 +11,8 @@
 //!   keeps giving free CUs to low-priority waves, too). Barrier packets waiting on a signal do not
 //!   count as running: a high-priority queue waiting on a low one cannot stall it.
 //! - **CU mask.** The share of the agent's CUs the mask enables is the share of the pool's threads
-//!   the queue's dispatches may occupy at once (at least one). It does not pin threads to cores.
+//!   the queue's dispatches may occupy at once (at least one): the queue's processor thread and
+//!   that many pool threads less one (`claims.rs`). It does not pin threads to cores.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
