@@ -143,11 +143,10 @@ pub(super) fn round(e: &mut Emitter<'_>, convert: bool, a: Src, k: i32) {
 /// correctly rounded, infinities and zeros exact). A NaN source is the interpreter's.
 pub(super) fn reciprocal(e: &mut Emitter<'_>, a: Src, k: i32) {
     load(e, 1, a, k);
+    let one = e.constant([1.0f32.to_bits(); 8]);
     dynasm!(e.ops
         ; .arch x64
-        ; mov eax, 1.0f32.to_bits() as i32
-        ; vmovd xmm2, eax
-        ; vpbroadcastd ymm2, xmm2
+        ; vmovaps ymm2, [=>one]
         ; vdivps ymm7, ymm2, ymm1
     );
     e.vcmpps(0, 1, 1, UNORDERED);
@@ -164,20 +163,12 @@ pub(super) fn ldexp(e: &mut Emitter<'_>, a: Src, b: Src, k: i32) {
     const SWAP_DWORDS: i8 = 0b10_11_00_01_u8 as i8;
     load(e, 1, a, k);
     load(e, 2, b, k);
+    let (most, least, bias) = (e.constant([300; 8]), e.constant([-300i32 as u32; 8]), e.constant([1023; 8]));
     dynasm!(e.ops
         ; .arch x64
-        ; mov eax, 300
-        ; vmovd xmm5, eax
-        ; vpbroadcastd ymm5, xmm5
-        ; vpminsd ymm2, ymm2, ymm5
-        ; mov eax, -300
-        ; vmovd xmm5, eax
-        ; vpbroadcastd ymm5, xmm5
-        ; vpmaxsd ymm2, ymm2, ymm5
-        ; mov eax, 1023
-        ; vmovd xmm5, eax
-        ; vpbroadcastd ymm5, xmm5
-        ; vpaddd ymm2, ymm2, ymm5
+        ; vpminsd ymm2, ymm2, [=>most]
+        ; vpmaxsd ymm2, ymm2, [=>least]
+        ; vpaddd ymm2, ymm2, [=>bias]
         ; vpslld ymm2, ymm2, 20
         // Lanes 0–3.
         ; vpmovzxdq ymm4, xmm2

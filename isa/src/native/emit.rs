@@ -95,8 +95,12 @@ impl Emitter<'_> {
         }
     }
 
-    /// A label for `values`, 32-byte aligned after the code, for compiled code to read.
+    /// A label for `values`, 32-byte aligned after the code, for compiled code to read; one
+    /// label per distinct eight values in a program.
     pub fn constant(&mut self, values: [u32; 8]) -> DynamicLabel {
+        if let Some(&(label, _)) = self.constants.iter().find(|(_, existing)| *existing == values) {
+            return label;
+        }
         let label = self.ops.new_dynamic_label();
         self.constants.push((label, values));
         label

@@ -392,22 +392,35 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
 /// effect but its result), through `frame::map_row`. The call clobbers every caller-saved
 /// register; the EXEC masks are restored after it.
 fn map_row(e: &mut Emitter<'_>, function: fn(f32) -> f32, source: Src) {
-    let at = match source {
-        Src::Row(offset) => {
-            dynasm!(e.ops ; .arch x64 ; lea rdx, [r13 + offset]);
-            return call_map_row(e, function);
-        }
-        Src::Scratch(n) => scratch_row(n),
+    row_address(e, source, 1);
+    dynasm!(e.ops
+        ; .arch x64
+        ; mov rdx, rax
+        ; mov rdi, QWORD function as usize as i64
+        ; lea rsi, [r14 + scratch_row(0)]
+        ; mov rax, QWORD super::frame::map_row as *const () as usize as i64
+        // No vector state lives across the call; clean upper halves spare libm's code the
+        // transition penalties of dirty ones.
+        ; vzeroupper
+        ; call rax
+    );
+    e.masks();
+}
+
+/// `rax` = the address of `source` as a whole row in memory, for a helper called over rows: a
+/// VGPR row or scratch row where it is; a broadcast scalar written out to scratch row `spare`
+/// first.
+fn row_address(e: &mut Emitter<'_>, source: Src, spare: u8) {
+    match source {
+        Src::Row(offset) => dynasm!(e.ops ; .arch x64 ; lea rax, [r13 + offset]),
+        Src::Scratch(n) => dynasm!(e.ops ; .arch x64 ; lea rax, [r14 + scratch_row(n)]),
         Src::Reg(reg) => {
-            // A broadcast scalar: written out as a row first.
             for k in 0..4 {
-                dynasm!(e.ops ; .arch x64 ; vmovdqa [r14 + scratch_row(1) + 32 * k], Ry(reg));
+                dynasm!(e.ops ; .arch x64 ; vmovdqa [r14 + scratch_row(spare) + 32 * k], Ry(reg));
             }
-            scratch_row(1)
+            dynasm!(e.ops ; .arch x64 ; lea rax, [r14 + scratch_row(spare)]);
         }
-    };
-    dynasm!(e.ops ; .arch x64 ; lea rdx, [r14 + at]);
-    call_map_row(e, function);
+    }
 }
 
 /// A division helper through `frame::map_division_row`: the three sources as rows (a broadcast
@@ -421,23 +434,7 @@ fn division(e: &mut Emitter<'_>, op: &VOp, srcs: &[Src]) {
         _ => 2,
     };
     for (index, &source) in srcs.iter().enumerate().take(3) {
-        let at = match source {
-            Src::Row(offset) => {
-                dynasm!(e.ops ; .arch x64 ; lea rax, [r13 + offset]);
-                None
-            }
-            Src::Scratch(n) => Some(scratch_row(n)),
-            Src::Reg(reg) => {
-                let row = scratch_row(1 + index as u8);
-                for k in 0..4 {
-                    dynasm!(e.ops ; .arch x64 ; vmovdqa [r14 + row + 32 * k], Ry(reg));
-                }
-                Some(row)
-            }
-        };
-        if let Some(at) = at {
-            dynasm!(e.ops ; .arch x64 ; lea rax, [r14 + at]);
-        }
+        row_address(e, source, 1 + index as u8);
         // The source rows' addresses go to `rdx`, `rcx` and `r8`, the call's third to fifth.
         match index {
             0 => dynasm!(e.ops ; .arch x64 ; mov rdx, rax),
@@ -461,21 +458,6 @@ fn division(e: &mut Emitter<'_>, op: &VOp, srcs: &[Src]) {
     if which == 0 {
         write_lanes(e, op.operands.sdst as u32);
     }
-}
-
-/// The call of [`map_row`], its source row's address in `rdx`.
-fn call_map_row(e: &mut Emitter<'_>, function: fn(f32) -> f32) {
-    dynasm!(e.ops
-        ; .arch x64
-        ; mov rdi, QWORD function as usize as i64
-        ; lea rsi, [r14 + scratch_row(0)]
-        ; mov rax, QWORD super::frame::map_row as *const () as usize as i64
-        // No vector state lives across the call; clean upper halves spare libm's code the
-        // transition penalties of dirty ones.
-        ; vzeroupper
-        ; call rax
-    );
-    e.masks();
 }
 
 /// Takes the interpreter's step unless MODE is IEEE round-to-nearest with denormals kept.
