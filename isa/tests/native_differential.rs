@@ -521,3 +521,46 @@ fn vopd_pairs_read_before_either_half_writes_in_every_order() {
     assert_eq!(compiled, interpreted);
     assert_eq!(registers.vgpr, expected.vgpr, "the native tier's pairs");
 }
+
+#[test]
+fn a_vopd_pair_of_two_checked_halves_reads_both_sources_before_writing_either() {
+    // llvm-mc-19 -mcpu=gfx1100: v_dual_max_f32 v3, v4, v5 :: v_dual_min_f32 v4, v3, v6. Each
+    // half reads the other's destination, and either may leave its lanes to the interpreter (a
+    // NaN): both results are computed and tested before either is written.
+    let words = [0xCA960B04, 0x03040D03];
+    let memory = Regions(Vec::new());
+    let start = |registers: &mut Registers, nan: bool| {
+        for (index, row) in registers.vgpr.iter_mut().enumerate() {
+            for (lane, value) in row.iter_mut().enumerate() {
+                *value = ((index * 32 + lane) as f32 * 0.75 - 7.0 * index as f32).to_bits();
+            }
+        }
+        if nan {
+            registers.vgpr[5][17] = f32::NAN.to_bits() | 1;
+        }
+    };
+    for nan in [false, true] {
+        let run = |tier| {
+            let mut registers = Registers::new(8);
+            start(&mut registers, nan);
+            let mut lds = vec![0u8; LDS_BYTES];
+            let result = run_code(Isa::Gfx11, &words, &mut registers, &memory, &mut lds, tier);
+            (result, registers)
+        };
+        let (interpreted, expected) = run(Tier::Interpreter);
+        assert_eq!(interpreted, Ok(2));
+        let mut before = Registers::new(8);
+        start(&mut before, nan);
+        let f = |register: usize, lane: usize| f32::from_bits(before.vgpr[register][lane]);
+        for lane in (0..32).filter(|&lane| !(nan && lane == 17)) {
+            assert_eq!(expected.vgpr[3][lane], f(4, lane).max(f(5, lane)).to_bits(), "lane {lane}");
+            assert_eq!(expected.vgpr[4][lane], f(3, lane).min(f(6, lane)).to_bits(), "Y read v3 before X wrote it");
+        }
+        if !native::host_supported() {
+            return;
+        }
+        let (compiled, registers) = run(Tier::Native);
+        assert_eq!(compiled, interpreted);
+        assert_eq!(registers.vgpr, expected.vgpr, "the native tier's pair (a NaN lane: {nan})");
+    }
+}

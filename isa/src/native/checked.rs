@@ -4,41 +4,45 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, SCRATCH};
-use super::sources::{Src, load};
+use super::emit::Emitter;
+use super::sources::{Src, load, scratch_row};
 use crate::interp::program::Decoded;
 
-/// An operation whose result some lanes' operands make the interpreter's business (a NaN's
-/// payload, say): `chunk(e, k)` computes chunk `k`'s result into `ymm7` and the lanes that need
-/// the interpreter into `ymm0`; the results go to the frame's scratch row, and where any active
-/// lane needs the interpreter, the instruction is its step, before anything is written;
-/// otherwise the scratch row is written to `vdst` in the active lanes.
-pub(super) fn checked_rows(
-    e: &mut Emitter<'_>,
-    index: u32,
-    decoded: &Decoded,
-    vdst: i32,
-    mut chunk: impl FnMut(&mut Emitter<'_>, i32),
-) {
+/// The emitter of one chunk of a checked operation: chunk `k`'s result into `ymm7`, and the
+/// lanes that need the interpreter into `ymm0`.
+pub(super) type Chunk<'a> = Box<dyn FnMut(&mut Emitter<'_>, i32) + 'a>;
+
+/// Operations whose result some lanes' operands make the interpreter's business (a NaN's
+/// payload, say), one or both halves of a VOPD pair: `(vdst, chunk)` each, whose results go to
+/// the frame's scratch rows (half `h` to row `h`); where any active lane of any of them needs
+/// the interpreter, the instruction is its step, before anything is written; otherwise each
+/// scratch row is written to its `vdst` in the active lanes, in order (so every source is read
+/// before any destination is written, as a VOPD pair's halves read theirs).
+pub(super) fn checked_rows(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, mut halves: Vec<(i32, Chunk<'_>)>) {
+    assert!(halves.len() <= 2, "a scratch row per half");
     let resume = e.next_label(index, decoded);
     let slow = e.slow_path(index, resume);
     dynasm!(e.ops ; .arch x64 ; vpxor xmm11, xmm11, xmm11);
     for k in 0..4 {
-        chunk(e, k);
-        let scratch = SCRATCH + 32 * k;
-        dynasm!(e.ops
-            ; .arch x64
-            ; vmovaps [r14 + scratch], ymm7
-            ; vpandn ymm0, Ry(12 + k as u8), ymm0
-            ; vpor ymm11, ymm11, ymm0
-        );
+        for (half, (_, chunk)) in halves.iter_mut().enumerate() {
+            chunk(e, k);
+            let scratch = scratch_row(half as u8) + 32 * k;
+            dynasm!(e.ops
+                ; .arch x64
+                ; vmovaps [r14 + scratch], ymm7
+                ; vpandn ymm0, Ry(12 + k as u8), ymm0
+                ; vpor ymm11, ymm11, ymm0
+            );
+        }
     }
     dynasm!(e.ops
         ; .arch x64
         ; vptest ymm11, ymm11
         ; jnz =>slow
     );
-    e.write_scratch_row(vdst);
+    for (half, (vdst, _)) in halves.iter().enumerate() {
+        e.write_scratch_row(half as u8, *vdst);
+    }
 }
 
 /// Chunk `k` of `v_dot2acc_f32_f16` as the interpreter computes it (`valu::dot2_f16`): the f16

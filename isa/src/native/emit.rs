@@ -117,13 +117,14 @@ impl Emitter<'_> {
         );
     }
 
-    /// Writes the frame's scratch row 0 to the VGPR row at byte offset `vdst`, in the active
+    /// Writes the frame's scratch row `row` to the VGPR row at byte offset `vdst`, in the active
     /// lanes: the last step of an operation that builds its result before writing it.
-    pub fn write_scratch_row(&mut self, vdst: i32) {
+    pub fn write_scratch_row(&mut self, row: u8, vdst: i32) {
+        let scratch = SCRATCH + row as i32 * ROW;
         for k in 0..4 {
             dynasm!(self.ops
                 ; .arch x64
-                ; vmovdqa ymm0, [r14 + SCRATCH + 32 * k]
+                ; vmovdqa ymm0, [r14 + scratch + 32 * k]
                 ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8)
                 ; vmovdqu [r13 + vdst + 32 * k], ymm0
             );

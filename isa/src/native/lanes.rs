@@ -125,7 +125,7 @@ pub(super) fn permlane(e: &mut Emitter<'_>, op: &VOp) -> bool {
             ; vmovdqa [r14 + SCRATCH + 32 * k], ymm2
         );
     }
-    e.write_scratch_row(vdst);
+    e.write_scratch_row(0, vdst);
     true
 }
 

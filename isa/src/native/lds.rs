@@ -185,6 +185,6 @@ fn backward_permute(e: &mut Emitter<'_>, offset: u32, [addr, data, vdst]: [u32; 
             ; vmovdqa [r14 + SCRATCH + 32 * k], ymm2
         );
     }
-    e.write_scratch_row(vdst);
+    e.write_scratch_row(0, vdst);
     true
 }

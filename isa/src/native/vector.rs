@@ -20,7 +20,7 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::checked::{checked_rows, dot2, ldexp, min_max, reciprocal, round, to_half};
+use super::checked::{Chunk, checked_rows, dot2, ldexp, min_max, reciprocal, round, to_half};
 use super::compare::{compare, compare64, write_lanes};
 use super::emit::{Emitter, LANE_BITS, MODE, ROW, sgpr};
 use super::lanes::{permlane, prepare, read_lane};
@@ -312,27 +312,34 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
 /// written), the lane functions through `map_row`, the rest through [`emit`].
 fn compute(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp, shape: Shape, srcs: &[Src]) {
     let vdst = op.operands.vdst as i32 * ROW;
+    if let Some(chunk) = checked_chunk(op, shape, srcs) {
+        checked_rows(e, index, decoded, vec![(vdst, chunk)]);
+        return;
+    }
     match shape {
-        Shape::Dot2 => checked_rows(e, index, decoded, vdst, |e, k| dot2(e, vdst, srcs[0], srcs[1], k)),
-        Shape::MinMax => {
-            let max = op.opcode == Opcode::VMaxF32;
-            checked_rows(e, index, decoded, vdst, |e, k| min_max(e, max, srcs[0], srcs[1], k));
-        }
-        Shape::Round => {
-            let convert = op.opcode == Opcode::VCvtI32F32;
-            checked_rows(e, index, decoded, vdst, |e, k| round(e, convert, srcs[0], k));
-        }
-        Shape::Reciprocal => checked_rows(e, index, decoded, vdst, |e, k| reciprocal(e, srcs[0], k)),
-        Shape::Ldexp => checked_rows(e, index, decoded, vdst, |e, k| ldexp(e, srcs[0], srcs[1], k)),
         Shape::Division => division(e, op, srcs),
-        Shape::ToHalf => checked_rows(e, index, decoded, vdst, |e, k| to_half(e, vdst, srcs[0], k)),
         Shape::LaneFunction => {
             let function = lane_function_f32(op.opcode).expect("`shape` found the function");
             map_row(e, function, srcs[0]);
-            e.write_scratch_row(vdst);
+            e.write_scratch_row(0, vdst);
         }
         _ => emit(e, op, shape, srcs),
     }
+}
+
+/// The chunk of a checked shape (`checked.rs`), or `None` for the others.
+fn checked_chunk<'a>(op: &VOp, shape: Shape, srcs: &'a [Src]) -> Option<Chunk<'a>> {
+    let vdst = op.operands.vdst as i32 * ROW;
+    let (max, convert) = (op.opcode == Opcode::VMaxF32, op.opcode == Opcode::VCvtI32F32);
+    Some(match shape {
+        Shape::Dot2 => Box::new(move |e, k| dot2(e, vdst, srcs[0], srcs[1], k)),
+        Shape::MinMax => Box::new(move |e, k| min_max(e, max, srcs[0], srcs[1], k)),
+        Shape::Round => Box::new(move |e, k| round(e, convert, srcs[0], k)),
+        Shape::Reciprocal => Box::new(move |e, k| reciprocal(e, srcs[0], k)),
+        Shape::Ldexp => Box::new(move |e, k| ldexp(e, srcs[0], srcs[1], k)),
+        Shape::ToHalf => Box::new(move |e, k| to_half(e, vdst, srcs[0], k)),
+        _ => return None,
+    })
 }
 
 /// A VOPD pair: both halves read their sources before either writes (RDNA3 ISA guide, "Dual
@@ -361,7 +368,30 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
             Shape::MinMax | Shape::Round | Shape::Reciprocal | Shape::Ldexp | Shape::LaneFunction | Shape::ToHalf
         )
     };
-    if alone(x_shape) || alone(y_shape) || (checked(x_shape) && checked(y_shape)) {
+    if alone(x_shape) || alone(y_shape) {
+        return false;
+    }
+    // Both halves checked chunk by chunk (`v_dual_max_f32` twice, say): both computed into
+    // scratch rows and tested before either is written.
+    // Their sources are VGPR rows: a broadcast goes to a register by source index
+    // (`sources::place`), where the other half's would replace it.
+    let chunked = |op: &VOp, shape: Shape| {
+        checked(shape)
+            && shape != Shape::LaneFunction
+            && op.operands.src.iter().take(sources(shape)).all(|source| matches!(source, Source::Vgpr(_)))
+    };
+    if chunked(x, x_shape) && chunked(y, y_shape) {
+        if float(x) || float(y) {
+            guard_mode(e, index, decoded);
+        }
+        let (x_srcs, y_srcs) = (prepare(e, x, sources(x_shape)), prepare(e, y, sources(y_shape)));
+        let halves = [(x, x_shape, &x_srcs), (y, y_shape, &y_srcs)].map(|(op, shape, srcs)| {
+            (op.operands.vdst as i32 * ROW, checked_chunk(op, shape, srcs).expect("a checked shape"))
+        });
+        checked_rows(e, index, decoded, halves.into());
+        return true;
+    }
+    if checked(x_shape) && checked(y_shape) {
         return false;
     }
     let reads = |op: &VOp, shape: Shape, register: u16| {
@@ -454,7 +484,7 @@ fn division(e: &mut Emitter<'_>, op: &VOp, srcs: &[Src]) {
         ; mov r8d, eax
     );
     e.masks();
-    e.write_scratch_row(vdst);
+    e.write_scratch_row(0, vdst);
     if which == 0 {
         write_lanes(e, op.operands.sdst as u32);
     }
