@@ -564,3 +564,79 @@ fn a_vopd_pair_of_two_checked_halves_reads_both_sources_before_writing_either() 
         assert_eq!(registers.vgpr, expected.vgpr, "the native tier's pair (a NaN lane: {nan})");
     }
 }
+
+#[test]
+fn division_helpers_agree_on_whole_rows_of_ordinary_and_extreme_operands() {
+    // llvm-mc-19 -mcpu=gfx1100: v_div_fmas_f32 v4, v0, v1, v2 (reading the starting VCC);
+    // v_div_fixup_f32 v5, v0, v1, v2; v_div_scale_f32 v3, vcc_lo, v0, v1, v2;
+    // v_div_scale_f32 v6, s4, v2, v1, v2. The native tier computes rows whose every active lane
+    // is ordinary in vectors and leaves the rest to the interpreter's step: rows all ordinary,
+    // rows spanning every exponent, and ordinary rows with a few extreme lanes test both sides
+    // of each bound.
+    let words = [0xD6370004, 0x040A0300, 0xD6270005, 0x040A0300, 0xD6FC6A03, 0x040A0300, 0xD6FC0406, 0x040A0302];
+    let memory = Regions(Vec::new());
+    let mut rng = Rng(0xD1F1_5EED);
+    let mut fast_rows = 0;
+    for round in 0..3000 {
+        let mut registers = Registers::new(8);
+        let spread = rng.below(3);
+        for row in registers.vgpr.iter_mut().take(3) {
+            // An exponent window: narrow (ordinary), every exponent, or ordinary with extremes.
+            let (low, high) = match spread {
+                0 => (100u64, 150u64),
+                1 => (0, 256),
+                _ => (20, 230),
+            };
+            for slot in row.iter_mut() {
+                let exponent = (low + rng.below(high - low)) as u32;
+                *slot = (rng.below(2) as u32) << 31 | exponent.min(255) << 23 | rng.below(1 << 23) as u32;
+            }
+            if spread == 2 && rng.chance(50) {
+                row[rng.below(32) as usize] = rng.pick(&SPECIAL);
+            }
+        }
+        if spread == 0 && rng.chance(50) {
+            // One lane at a bound of the vector paths: (denominator's, numerator's exponent)
+            // either side of e2 ≥ 24, e1 ≤ 250, −125 ≤ e2 − e1 ≤ 95, e2 − e1 ≥ −150.
+            let (e1, e2) = rng.pick(&[
+                (100u32, 23u32),
+                (100, 24),
+                (250, 200),
+                (251, 200),
+                (150, 25),
+                (150, 24),
+                (60, 155),
+                (60, 156),
+                (180, 30),
+                (180, 29),
+                (175, 25),
+                (176, 25),
+            ]);
+            let lane = rng.below(32) as usize;
+            let mantissa = |rng: &mut Rng| rng.below(1 << 23) as u32;
+            registers.vgpr[1][lane] = e1 << 23 | mantissa(&mut rng);
+            registers.vgpr[2][lane] = e2 << 23 | mantissa(&mut rng);
+        }
+        registers.sgpr[106] = if rng.chance(50) { 0 } else { rng.next() as u32 };
+        registers.sgpr[126] = if rng.chance(80) { u32::MAX } else { rng.next() as u32 };
+        let ordinary = spread == 0 && registers.sgpr[106] == 0;
+        let run = |tier, registers: &Registers| {
+            let mut registers = registers.clone();
+            let mut lds = vec![0u8; LDS_BYTES];
+            let result = run_code(Isa::Gfx11, &words, &mut registers, &memory, &mut lds, tier);
+            (result, registers)
+        };
+        let (interpreted, expected) = run(Tier::Interpreter, &registers);
+        assert_eq!(interpreted, Ok(5), "four instructions and the end");
+        if !native::host_supported() {
+            return;
+        }
+        let (compiled, after) = run(Tier::Native, &registers);
+        assert_eq!(compiled, interpreted, "round {round}");
+        assert_eq!(after.vgpr, expected.vgpr, "round {round}: the rows");
+        assert_eq!(after.sgpr[106], expected.sgpr[106], "round {round}: VCC");
+        assert_eq!(after.sgpr[4], expected.sgpr[4], "round {round}: s4");
+        fast_rows += usize::from(ordinary);
+    }
+    assert!(fast_rows > 300, "{fast_rows} rounds of ordinary rows");
+}

@@ -934,11 +934,10 @@ fn compute(wave: &mut Wave, op: &VOp) -> Option<Out> {
     ieee(wave, op)
 }
 
-/// The operation under MODE's defaults: IEEE arithmetic, nearest even, denormals kept.
-#[cfg_attr(not(debug_assertions), inline(always))]
-/// One lane of the f32 division sequence's helpers, as both tiers compute it (the native tier
-/// through `native::frame::map_division_row`): `v_div_scale_f32` (the scaled operand and its
-/// VCC bit), `v_div_fmas_f32` (reading the lane's VCC bit) and `v_div_fixup_f32`.
+/// One lane of the f32 division sequence's helpers: `v_div_scale_f32` (the scaled operand and
+/// its VCC bit), `v_div_fmas_f32` (reading the lane's VCC bit) and `v_div_fixup_f32`. (The
+/// native tier computes ordinary lanes in vectors and leaves the rest to this, through the
+/// interpreter's step: `native::checked::division`.)
 pub(crate) fn division_lane_f32(opcode: Opcode, x: f32, y: f32, z: f32, vcc: bool) -> (f32, bool) {
     match opcode {
         Opcode::VDivScaleF32 => div_scale32(x, y, z),
@@ -966,6 +965,8 @@ pub(crate) fn lane_function_f32(opcode: Opcode) -> Option<fn(f32) -> f32> {
     })
 }
 
+/// The operation under MODE's defaults: IEEE arithmetic, nearest even, denormals kept.
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn ieee(wave: &mut Wave, op: &VOp) -> Option<Out> {
     if let Form::Compare { condition, ty, into_exec } = op.form {
         return Some(compare(wave, op, condition, ty, into_exec));

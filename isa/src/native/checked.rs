@@ -4,9 +4,10 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::Emitter;
+use super::emit::{Emitter, LANE_BITS, sgpr};
 use super::sources::{Src, load, scratch_row};
 use crate::interp::program::Decoded;
+use crate::interp::wave::VCC;
 
 /// The emitter of one chunk of a checked operation: chunk `k`'s result into `ymm7`, and the
 /// lanes that need the interpreter into `ymm0`.
@@ -208,6 +209,94 @@ pub(super) fn to_half(e: &mut Emitter<'_>, vdst: i32, a: Src, k: i32) {
         ; vpor ymm7, ymm7, ymm3
     );
     e.vcmpps(0, 1, 1, UNORDERED);
+}
+
+/// Chunk `k` of the division helpers (`which`: 0 `v_div_scale_f32`, 1 `v_div_fmas_f32`, 2
+/// `v_div_fixup_f32`, sources S0–S2) where each lane's operands are ordinary, as
+/// `valu::division_lane_f32` computes them; any other lane is the interpreter's. Ordinary:
+/// - scale (S1 the denominator, S2 the numerator): exponents 1 ≤ e1 ≤ 250, 24 ≤ e2 ≤ 254 and
+///   −125 ≤ e2 − e1 ≤ 95, where no reciprocal or quotient is subnormal and nothing is scaled:
+///   S0 unchanged, its flag clear (`div_scale32`'s last case; the caller clears the mask);
+/// - fmas: finite operands and the lane's VCC bit clear: the fused multiply-add, one rounding
+///   (`div_fmas32` without a scale);
+/// - fixup (S0 the quotient, S1 the denominator, S2 the numerator): S1 and S2 normal, S0
+///   finite, e2 − e1 ≥ −150 (no underflow to 0): S0's magnitude with the sign S1 · S2 has
+///   (`div_fixup`'s last case).
+pub(super) fn division(e: &mut Emitter<'_>, which: u32, srcs: &[Src], k: i32) {
+    let exponent_bits = e.constant([0x7F80_0000; 8]);
+    load(e, 1, srcs[0], k);
+    load(e, 2, srcs[1], k);
+    load(e, 3, srcs[2], k);
+    if which == 1 {
+        // Any operand infinite or NaN (all exponent bits set), or VCC set in the lane.
+        let bits = LANE_BITS + 32 * k;
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovaps ymm7, ymm1
+            ; vfmadd213ps ymm7, ymm2, ymm3
+            ; vmovdqa ymm5, [=>exponent_bits]
+            ; vpand ymm0, ymm1, ymm5
+            ; vpcmpeqd ymm0, ymm0, ymm5
+            ; vpand ymm4, ymm2, ymm5
+            ; vpcmpeqd ymm4, ymm4, ymm5
+            ; vpor ymm0, ymm0, ymm4
+            ; vpand ymm4, ymm3, ymm5
+            ; vpcmpeqd ymm4, ymm4, ymm5
+            ; vpor ymm0, ymm0, ymm4
+            ; vpbroadcastd ymm4, [r12 + sgpr(VCC)]
+            ; vpand ymm4, ymm4, [r14 + bits]
+            ; vpcmpeqd ymm4, ymm4, [r14 + bits]
+            ; vpor ymm0, ymm0, ymm4
+        );
+        return;
+    }
+    // ymm4 = e1 (S1's biased exponent), ymm5 = e2 (S2's), ymm6 = e2 − e1.
+    dynasm!(e.ops
+        ; .arch x64
+        ; vpsrld ymm4, ymm2, 23
+        ; vpsrld ymm5, ymm3, 23
+        ; vpcmpeqd ymm0, ymm0, ymm0
+        ; vpsrld ymm0, ymm0, 24
+        ; vpand ymm4, ymm4, ymm0
+        ; vpand ymm5, ymm5, ymm0
+        ; vpsubd ymm6, ymm5, ymm4
+    );
+    // Out of range: x < low or x > high, for each (x, low, high), ORed into ymm0.
+    let bounds: &[(u8, i32, i32)] = if which == 0 {
+        &[(4, 1, 250), (5, 24, 254), (6, -125, 95)]
+    } else {
+        &[(4, 1, 254), (5, 1, 254), (6, -150, i32::MAX)]
+    };
+    dynasm!(e.ops ; .arch x64 ; vpxor xmm0, xmm0, xmm0);
+    for &(x, low, high) in bounds {
+        let (low, high) = (e.constant([low as u32; 8]), e.constant([high as u32; 8]));
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqa ymm7, [=>low]
+            ; vpcmpgtd ymm7, ymm7, Ry(x)
+            ; vpor ymm0, ymm0, ymm7
+            ; vpcmpgtd ymm7, Ry(x), [=>high]
+            ; vpor ymm0, ymm0, ymm7
+        );
+    }
+    if which == 0 {
+        dynasm!(e.ops ; .arch x64 ; vmovaps ymm7, ymm1);
+        return;
+    }
+    // Fixup: S0 infinite or NaN is the interpreter's; else |S0| with the sign of S1 · S2.
+    dynasm!(e.ops
+        ; .arch x64
+        ; vmovdqa ymm5, [=>exponent_bits]
+        ; vpand ymm4, ymm1, ymm5
+        ; vpcmpeqd ymm4, ymm4, ymm5
+        ; vpor ymm0, ymm0, ymm4
+        ; vpcmpeqd ymm5, ymm5, ymm5
+        ; vpsrld ymm5, ymm5, 1
+        ; vpxor ymm6, ymm2, ymm3
+        ; vpandn ymm6, ymm5, ymm6
+        ; vpand ymm7, ymm1, ymm5
+        ; vpor ymm7, ymm7, ymm6
+    );
 }
 
 /// `vcmpps` predicates.

@@ -140,37 +140,6 @@ pub(super) unsafe extern "sysv64" fn map_row(function: usize, dst: *mut u32, src
     }
 }
 
-/// `dst[i]` = the division helper `which` (0 `v_div_scale_f32`, 1 `v_div_fmas_f32`, 2
-/// `v_div_fixup_f32`) of lane `i` of rows `a`, `b`, `c` and bit `i` of `vcc`, through the
-/// interpreter's lane function (`valu::division_lane_f32`); returns `v_div_scale_f32`'s flags
-/// (0 for the others).
-///
-/// # Safety
-/// `dst`, `a`, `b` and `c` each point at a row of 32 `u32`s, and `dst` overlaps none of the
-/// others. The CPU has AVX2 and FMA.
-#[target_feature(enable = "avx2,fma")]
-pub(super) unsafe extern "sysv64" fn map_division_row(
-    which: u32,
-    dst: *mut u32,
-    a: *const u32,
-    b: *const u32,
-    c: *const u32,
-    vcc: u32,
-) -> u32 {
-    use crate::gfx11::Opcode::{VDivFixupF32, VDivFmasF32, VDivScaleF32};
-    let opcode = [VDivScaleF32, VDivFmasF32, VDivFixupF32][which.min(2) as usize];
-    let mut flags = 0;
-    for lane in 0..LANES {
-        // SAFETY: every row holds 32 lanes, and `dst` is apart from the sources.
-        let [x, y, z] = [a, b, c].map(|row| f32::from_bits(unsafe { row.add(lane).read() }));
-        let (value, flag) = crate::interp::valu::division_lane_f32(opcode, x, y, z, vcc >> lane & 1 == 1);
-        // SAFETY: as above.
-        unsafe { dst.add(lane).write(value.to_bits()) };
-        flags |= (flag as u32) << lane;
-    }
-    flags
-}
-
 /// Runs instruction `index` through the interpreter's step on the frame's wave, and says what
 /// compiled code does next ([`Exit::Next`]: go on; otherwise leave, the PC stored).
 ///

@@ -9,8 +9,8 @@
 //! SGPR or VCC); `v_lshlrev_b64`, `v_lshrrev_b64`; `v_mad_u64_u32` without a
 //! carry-out; `v_cndmask_b32`; `v_cvt_f32_i32`. Elsewhere: compares (`compare.rs`),
 //! `v_dot2acc_f32_f16`, `v_max/min_f32`, `v_rndne_f32`, `v_cvt_i32_f32`, `v_rcp_f32`,
-//! `v_ldexp_f32`, `v_cvt_f16_f32` (`checked.rs`); the division helpers `v_div_scale/fmas/fixup_f32`
-//! through the interpreter's lane function (`division`); square root, reciprocal square root, exp, log, sin, cos,
+//! `v_ldexp_f32`, `v_cvt_f16_f32` and the division helpers `v_div_scale/fmas/fixup_f32`
+//! (`checked.rs`); square root, reciprocal square root, exp, log, sin, cos,
 //! fract and frexp's mantissa through the interpreter's own lane function (`map_row`),
 //! `v_permlane16/x16`, `v_readlane_b32`, `v_readfirstlane_b32` (`lanes.rs`), WMMA (`matrix.rs`).
 //!
@@ -20,7 +20,7 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::checked::{Chunk, checked_rows, dot2, ldexp, min_max, reciprocal, round, to_half};
+use super::checked::{Chunk, checked_rows, division, dot2, ldexp, min_max, reciprocal, round, to_half};
 use super::compare::{compare, compare64, write_lanes};
 use super::emit::{Emitter, LANE_BITS, MODE, ROW, sgpr};
 use super::lanes::{permlane, prepare, read_lane};
@@ -66,8 +66,8 @@ enum Shape {
     /// `v_ldexp_f32`: x · 2^n, n the second source as an i32, rounded once.
     Ldexp,
     /// `v_div_scale_f32` (with its VCC-like mask to `sdst`), `v_div_fmas_f32` (reading VCC) and
-    /// `v_div_fixup_f32`: the interpreter's lane function (`valu::division_lane_f32`) over the
-    /// rows.
+    /// `v_div_fixup_f32`: ordinary lanes in vectors, anything else the interpreter's step
+    /// (`checked::division`).
     Division,
     /// `v_cvt_f16_f32`: to f16, nearest even, into the destination's low half (its high half
     /// kept, as the interpreter's 16-bit write keeps it).
@@ -314,10 +314,14 @@ fn compute(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp, shape: 
     let vdst = op.operands.vdst as i32 * ROW;
     if let Some(chunk) = checked_chunk(op, shape, srcs) {
         checked_rows(e, index, decoded, vec![(vdst, chunk)]);
+        if op.opcode == Opcode::VDivScaleF32 {
+            // Nothing scaled: every active lane's flag clear.
+            dynasm!(e.ops ; .arch x64 ; xor r8d, r8d);
+            write_lanes(e, op.operands.sdst as u32);
+        }
         return;
     }
     match shape {
-        Shape::Division => division(e, op, srcs),
         Shape::LaneFunction => {
             let function = lane_function_f32(op.opcode).expect("`shape` found the function");
             map_row(e, function, srcs[0]);
@@ -338,6 +342,14 @@ fn checked_chunk<'a>(op: &VOp, shape: Shape, srcs: &'a [Src]) -> Option<Chunk<'a
         Shape::Reciprocal => Box::new(move |e, k| reciprocal(e, srcs[0], k)),
         Shape::Ldexp => Box::new(move |e, k| ldexp(e, srcs[0], srcs[1], k)),
         Shape::ToHalf => Box::new(move |e, k| to_half(e, vdst, srcs[0], k)),
+        Shape::Division => {
+            let which = match op.opcode {
+                Opcode::VDivScaleF32 => 0,
+                Opcode::VDivFmasF32 => 1,
+                _ => 2,
+            };
+            Box::new(move |e, k| division(e, which, srcs, k))
+        }
         _ => return None,
     })
 }
@@ -450,43 +462,6 @@ fn row_address(e: &mut Emitter<'_>, source: Src, spare: u8) {
             }
             dynasm!(e.ops ; .arch x64 ; lea rax, [r14 + scratch_row(spare)]);
         }
-    }
-}
-
-/// A division helper through `frame::map_division_row`: the three sources as rows (a broadcast
-/// one written out to its scratch row), the results in scratch row 0, written in the active
-/// lanes, then `v_div_scale_f32`'s mask to `sdst`. The call clobbers every caller-saved
-/// register; the EXEC masks are restored after it.
-fn division(e: &mut Emitter<'_>, op: &VOp, srcs: &[Src]) {
-    let which = match op.opcode {
-        Opcode::VDivScaleF32 => 0,
-        Opcode::VDivFmasF32 => 1,
-        _ => 2,
-    };
-    for (index, &source) in srcs.iter().enumerate().take(3) {
-        row_address(e, source, 1 + index as u8);
-        // The source rows' addresses go to `rdx`, `rcx` and `r8`, the call's third to fifth.
-        match index {
-            0 => dynasm!(e.ops ; .arch x64 ; mov rdx, rax),
-            1 => dynasm!(e.ops ; .arch x64 ; mov rcx, rax),
-            _ => dynasm!(e.ops ; .arch x64 ; mov r8, rax),
-        }
-    }
-    let vdst = op.operands.vdst as i32 * ROW;
-    dynasm!(e.ops
-        ; .arch x64
-        ; mov edi, which
-        ; lea rsi, [r14 + scratch_row(0)]
-        ; mov r9d, [r12 + sgpr(VCC)]
-        ; mov rax, QWORD super::frame::map_division_row as *const () as usize as i64
-        ; vzeroupper
-        ; call rax
-        ; mov r8d, eax
-    );
-    e.masks();
-    e.write_scratch_row(0, vdst);
-    if which == 0 {
-        write_lanes(e, op.operands.sdst as u32);
     }
 }
 
