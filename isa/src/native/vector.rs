@@ -736,7 +736,11 @@ fn apply(e: &mut Emitter<'_>, ins: Ins, b: Src, k: i32) {
 /// lanes that borrowed (b plus the borrow-in exceeds a).
 fn add_with_carry(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, carry_in: Option<Src>, subtract: bool) {
     let vdst = op.operands.vdst as i32 * ROW;
-    dynasm!(e.ops ; .arch x64 ; xor r8d, r8d ; vpxor xmm7, xmm7, xmm7);
+    dynasm!(e.ops ; .arch x64 ; xor r8d, r8d);
+    if subtract && carry_in.is_some() {
+        // Zero, for the borrow-in's test of a zero difference.
+        dynasm!(e.ops ; .arch x64 ; vpxor xmm7, xmm7, xmm7);
+    }
     for k in 0..4 {
         load(e, 0, a, k);
         load(e, 1, b, k);
@@ -787,17 +791,20 @@ fn add_with_carry(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, carry_in: Optio
                 );
             }
         }
-        e.movmsk(1, 3); // ecx: lanes without a carry
+        // r8d gathers the lanes without a carry, eight bits per chunk.
+        e.movmsk(1, 3);
+        if k > 0 {
+            dynasm!(e.ops ; .arch x64 ; shl ecx, (8 * k) as i8);
+        }
         dynasm!(e.ops
             ; .arch x64
-            ; not ecx
-            ; and ecx, 0xFF
-            ; shl ecx, (8 * k) as i8
             ; or r8d, ecx
             ; vblendvps ymm2, ymm2, [r13 + vdst + 32 * k], Ry(12 + k as u8)
             ; vmovdqu [r13 + vdst + 32 * k], ymm2
         );
     }
+    // The carries: every lane's bit is set once the four chunks are in.
+    dynasm!(e.ops ; .arch x64 ; not r8d);
     write_lanes(e, op.operands.sdst as u32);
 }
 
