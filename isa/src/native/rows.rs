@@ -145,16 +145,21 @@ impl Chunks {
             ; vptest ymm5, ymm3
             ; jnc =>otherwise
         );
-        for k in 0..4 {
-            dynasm!(e.ops ; .arch x64 ; mov eax, [r13 + addresses + 32 * k]);
-            for &(row, displacement) in rows {
-                dynasm!(e.ops
-                    ; .arch x64
-                    ; vpbroadcastd ymm0, [Rq(lane_base) + rax + displacement]
-                    ; vmovdqu [r13 + row + 32 * k], ymm0
-                );
+        // Each chunk's rows from its first lane's address: broadcast, or eight consecutive dwords.
+        let chunk_rows = |e: &mut Emitter<'_>, broadcast: bool| {
+            for k in 0..4 {
+                dynasm!(e.ops ; .arch x64 ; mov eax, [r13 + addresses + 32 * k]);
+                for &(row, displacement) in rows {
+                    if broadcast {
+                        dynasm!(e.ops ; .arch x64 ; vpbroadcastd ymm0, [Rq(lane_base) + rax + displacement]);
+                    } else {
+                        dynasm!(e.ops ; .arch x64 ; vmovdqu ymm0, [Rq(lane_base) + rax + displacement]);
+                    }
+                    dynasm!(e.ops ; .arch x64 ; vmovdqu [r13 + row + 32 * k], ymm0);
+                }
             }
-        }
+        };
+        chunk_rows(e, true);
         dynasm!(e.ops ; .arch x64 ; jmp =>done ; =>consecutive);
         if self.biased {
             // Global memory's 32-bit offsets may wrap within a chunk (the span check covers
@@ -167,16 +172,7 @@ impl Chunks {
                 );
             }
         }
-        for k in 0..4 {
-            dynasm!(e.ops ; .arch x64 ; mov eax, [r13 + addresses + 32 * k]);
-            for &(row, displacement) in rows {
-                dynasm!(e.ops
-                    ; .arch x64
-                    ; vmovdqu ymm0, [Rq(lane_base) + rax + displacement]
-                    ; vmovdqu [r13 + row + 32 * k], ymm0
-                );
-            }
-        }
+        chunk_rows(e, false);
         dynasm!(e.ops ; .arch x64 ; =>done);
     }
 
