@@ -64,6 +64,15 @@ const LDS_BYTES: usize = 512;
 /// The global memory the sequences reach (one buffer).
 const BUFFER_BYTES: usize = 4096;
 
+/// Runs `words` as a lone wave32 wave from (a copy of) `registers`, with an empty LDS and no
+/// global memory, on `tier`: the result and the registers it ends with.
+fn run_alone(words: &[u32], registers: &Registers, tier: Tier) -> (Result<u64, ExecError>, Registers) {
+    let mut registers = registers.clone();
+    let mut lds = vec![0u8; LDS_BYTES];
+    let result = run_code(Isa::Gfx11, words, &mut registers, &Regions(Vec::new()), &mut lds, tier);
+    (result, registers)
+}
+
 /// One register value: a special float, a small integer, an in-range LDS address, a float of
 /// ordinary size, or any bits.
 fn value(rng: &mut Rng, lane: u32) -> u32 {
@@ -231,7 +240,9 @@ fn varied(rng: &mut Rng, operation: &Operation) -> Vec<u32> {
                 set(&mut w0, 9, 8, rng.below(12) as u32);
             }
             if operation.encoding != "Vopc" {
-                set(&mut w0, 17, 8, rng.below(12) as u32);
+                // `v_readfirstlane_b32` writes an SGPR there: any scalar destination.
+                let scalar = operation.mnemonic.starts_with("v_readfirstlane");
+                set(&mut w0, 17, 8, if scalar { scalar_destination(rng) } else { rng.below(12) as u32 });
             }
             if rng.chance(30) {
                 // DPP16 (src0 250) or DPP8 (233): src0 a VGPR in the DPP word, with a random
@@ -260,8 +271,9 @@ fn varied(rng: &mut Rng, operation: &Operation) -> Vec<u32> {
             }
         }
         "Vop3" => {
-            let compare = operation.mnemonic.starts_with("v_cmp");
-            set(&mut w0, 0, 8, if compare { scalar_destination(rng) } else { rng.below(12) as u32 });
+            // Compares and `v_readlane_b32` write an SGPR there.
+            let scalar = operation.mnemonic.starts_with("v_cmp") || operation.mnemonic.starts_with("v_readlane");
+            set(&mut w0, 0, 8, if scalar { scalar_destination(rng) } else { rng.below(12) as u32 });
             for shift in [0, 9, 18] {
                 set(&mut w1, shift, 9, vector_source(rng));
             }
@@ -444,13 +456,7 @@ fn an_indirect_call_runs_its_uncompiled_callee_and_returns_to_compiled_code() {
         0xBE804700, 0x80009400, 0x82018001, 0xBE9E4900, 0x7E040285, 0xBFB00000, 0xBE820083, 0x80828102, 0xBF078002,
         0xBFA2FFFD, 0x7E0202AA, 0xBE80481E,
     ];
-    let memory = Regions(Vec::new());
-    let run = |tier| {
-        let mut registers = Registers::new(4);
-        let mut lds = vec![0u8; LDS_BYTES];
-        let result = run_code(Isa::Gfx11, &words, &mut registers, &memory, &mut lds, tier);
-        (result, registers)
-    };
+    let run = |tier| run_alone(&words, &Registers::new(4), tier);
     let (interpreted, expected) = run(Tier::Interpreter);
     // The caller's four, the callee's eleven and setpc, the caller's v_mov and s_endpgm.
     assert_eq!(interpreted, Ok(18), "the interpreter ran the call");
@@ -482,7 +488,6 @@ fn vopd_pairs_read_before_either_half_writes_in_every_order() {
     // v_dual_mul_f32 v9, v10, v11 :: v_dual_mul_f32 v10, v9, v4 (each reads the other's: the step);
     // v_dual_max_f32 v12, v12, v12 :: v_dual_add_nc_u32 v13, 32, v13 (a checked half first).
     let words = [0xCA080104, 0x01020701, 0xC90A0507, 0x06060708, 0xC8C6170A, 0x090A0909, 0xCAA0190C, 0x0C0C1AA0];
-    let memory = Regions(Vec::new());
     let start = |registers: &mut Registers| {
         for (index, row) in registers.vgpr.iter_mut().enumerate() {
             for (lane, value) in row.iter_mut().enumerate() {
@@ -490,17 +495,12 @@ fn vopd_pairs_read_before_either_half_writes_in_every_order() {
             }
         }
     };
-    let run = |tier| {
-        let mut registers = Registers::new(16);
-        start(&mut registers);
-        let mut lds = vec![0u8; LDS_BYTES];
-        let result = run_code(Isa::Gfx11, &words, &mut registers, &memory, &mut lds, tier);
-        (result, registers)
-    };
+    let mut starting = Registers::new(16);
+    start(&mut starting);
+    let run = |tier| run_alone(&words, &starting, tier);
     let (interpreted, expected) = run(Tier::Interpreter);
     assert_eq!(interpreted, Ok(5));
-    let mut before = Registers::new(16);
-    start(&mut before);
+    let before = &starting;
     let f = |register: usize, lane: usize| f32::from_bits(before.vgpr[register][lane]);
     for lane in 0..32 {
         let got = |register: usize| expected.vgpr[register][lane];
@@ -528,7 +528,6 @@ fn a_vopd_pair_of_two_checked_halves_reads_both_sources_before_writing_either() 
     // half reads the other's destination, and either may leave its lanes to the interpreter (a
     // NaN): both results are computed and tested before either is written.
     let words = [0xCA960B04, 0x03040D03];
-    let memory = Regions(Vec::new());
     let start = |registers: &mut Registers, nan: bool| {
         for (index, row) in registers.vgpr.iter_mut().enumerate() {
             for (lane, value) in row.iter_mut().enumerate() {
@@ -540,17 +539,12 @@ fn a_vopd_pair_of_two_checked_halves_reads_both_sources_before_writing_either() 
         }
     };
     for nan in [false, true] {
-        let run = |tier| {
-            let mut registers = Registers::new(8);
-            start(&mut registers, nan);
-            let mut lds = vec![0u8; LDS_BYTES];
-            let result = run_code(Isa::Gfx11, &words, &mut registers, &memory, &mut lds, tier);
-            (result, registers)
-        };
+        let mut starting = Registers::new(8);
+        start(&mut starting, nan);
+        let run = |tier| run_alone(&words, &starting, tier);
         let (interpreted, expected) = run(Tier::Interpreter);
         assert_eq!(interpreted, Ok(2));
-        let mut before = Registers::new(8);
-        start(&mut before, nan);
+        let before = &starting;
         let f = |register: usize, lane: usize| f32::from_bits(before.vgpr[register][lane]);
         for lane in (0..32).filter(|&lane| !(nan && lane == 17)) {
             assert_eq!(expected.vgpr[3][lane], f(4, lane).max(f(5, lane)).to_bits(), "lane {lane}");
@@ -574,7 +568,6 @@ fn division_helpers_agree_on_whole_rows_of_ordinary_and_extreme_operands() {
     // rows spanning every exponent, and ordinary rows with a few extreme lanes test both sides
     // of each bound.
     let words = [0xD6370004, 0x040A0300, 0xD6270005, 0x040A0300, 0xD6FC6A03, 0x040A0300, 0xD6FC0406, 0x040A0302];
-    let memory = Regions(Vec::new());
     let mut rng = Rng(0xD1F1_5EED);
     let mut fast_rows = 0;
     for round in 0..3000 {
@@ -620,18 +613,12 @@ fn division_helpers_agree_on_whole_rows_of_ordinary_and_extreme_operands() {
         registers.sgpr[106] = if rng.chance(50) { 0 } else { rng.next() as u32 };
         registers.sgpr[126] = if rng.chance(80) { u32::MAX } else { rng.next() as u32 };
         let ordinary = spread == 0 && registers.sgpr[106] == 0;
-        let run = |tier, registers: &Registers| {
-            let mut registers = registers.clone();
-            let mut lds = vec![0u8; LDS_BYTES];
-            let result = run_code(Isa::Gfx11, &words, &mut registers, &memory, &mut lds, tier);
-            (result, registers)
-        };
-        let (interpreted, expected) = run(Tier::Interpreter, &registers);
+        let (interpreted, expected) = run_alone(&words, &registers, Tier::Interpreter);
         assert_eq!(interpreted, Ok(5), "four instructions and the end");
         if !native::host_supported() {
             return;
         }
-        let (compiled, after) = run(Tier::Native, &registers);
+        let (compiled, after) = run_alone(&words, &registers, Tier::Native);
         assert_eq!(compiled, interpreted, "round {round}");
         assert_eq!(after.vgpr, expected.vgpr, "round {round}: the rows");
         assert_eq!(after.sgpr[106], expected.sgpr[106], "round {round}: VCC");
@@ -639,4 +626,36 @@ fn division_helpers_agree_on_whole_rows_of_ordinary_and_extreme_operands() {
         fast_rows += usize::from(ordinary);
     }
     assert!(fast_rows > 300, "{fast_rows} rounds of ordinary rows");
+}
+
+#[test]
+fn a_lane_read_into_exec_narrows_the_next_instructions_lanes() {
+    // llvm-mc-19 -mcpu=gfx1100: v_readfirstlane_b32 exec_lo, v1; v_mov_b32 v2, v3;
+    // v_readlane_b32 exec_lo, v4, 5; v_mov_b32 v5, v3. Each new EXEC (lane 0 of v1, then lane 5
+    // of v4, which the first EXEC keeps active) decides which lanes the next move writes.
+    let words = [0x7EFC0501, 0x7E040303, 0xD760007E, 0x00010B04, 0x7E0A0303];
+    let mut starting = Registers::new(8);
+    starting.sgpr[126] = u32::MAX;
+    starting.vgpr[1][0] = 0x0000_FF3F;
+    starting.vgpr[4][5] = 0x00F0_0021;
+    for lane in 0..32 {
+        starting.vgpr[3][lane] = 100 + lane as u32;
+    }
+    let (interpreted, expected) = run_alone(&words, &starting, Tier::Interpreter);
+    assert_eq!(interpreted, Ok(5));
+    assert_eq!(expected.sgpr[126], 0x00F0_0021, "the second lane read is EXEC");
+    for lane in 0..32 {
+        let moved = |exec: u32, register: usize| {
+            if exec >> lane & 1 == 1 { 100 + lane as u32 } else { starting.vgpr[register][lane] }
+        };
+        assert_eq!(expected.vgpr[2][lane], moved(0x0000_FF3F, 2), "v2 lane {lane}");
+        assert_eq!(expected.vgpr[5][lane], moved(0x00F0_0021, 5), "v5 lane {lane}");
+    }
+    if !native::host_supported() {
+        return;
+    }
+    let (compiled, registers) = run_alone(&words, &starting, Tier::Native);
+    assert_eq!(compiled, interpreted);
+    assert_eq!(registers.vgpr, expected.vgpr, "the native tier's lanes after each EXEC");
+    assert_eq!(registers.sgpr, expected.sgpr);
 }

@@ -95,6 +95,16 @@ impl Emitter<'_> {
         }
     }
 
+    /// Jumps to `otherwise` unless EXEC holds all 32 lanes: the test before a path for whole
+    /// rows (`rows.rs`).
+    pub fn unless_every_lane(&mut self, otherwise: DynamicLabel) {
+        dynasm!(self.ops
+            ; .arch x64
+            ; cmp DWORD [r12 + sgpr(EXEC)], -1
+            ; jne =>otherwise
+        );
+    }
+
     /// A label for `values`, 32-byte aligned after the code, for compiled code to read; one
     /// label per distinct eight values in a program.
     pub fn constant(&mut self, values: [u32; 8]) -> DynamicLabel {

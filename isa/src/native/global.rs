@@ -217,11 +217,7 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
             (0..dwords as i32).map(|dword| ((registers as i32 + dword) * ROW, 4 * dword)).collect();
         // Every lane active: the whole row at once where its pattern allows.
         let by_chunk = e.ops.new_dynamic_label();
-        dynasm!(e.ops
-            ; .arch x64
-            ; cmp DWORD [r12 + sgpr(EXEC)], -1
-            ; jne =>by_chunk
-        );
+        e.unless_every_lane(by_chunk);
         chunks.load_whole(e, &rows, by_chunk);
         dynasm!(e.ops ; .arch x64 ; jmp =>done ; =>by_chunk);
         for k in 0..4 {
@@ -237,11 +233,7 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         // together, as the interpreter writes.
         if matches!(dwords, 2 | 4) {
             let by_lane = e.ops.new_dynamic_label();
-            dynasm!(e.ops
-                ; .arch x64
-                ; cmp DWORD [r12 + sgpr(EXEC)], -1
-                ; jne =>by_lane
-            );
+            e.unless_every_lane(by_lane);
             chunks.store_interleaved_whole(e, registers as i32 * ROW, dwords, by_lane);
             dynasm!(e.ops ; .arch x64 ; jmp =>done ; =>by_lane);
         }

@@ -70,11 +70,7 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     if load {
         // Every lane active (the common case): one range test over the row's highest address,
         // then the whole row at once where its pattern allows (`Chunks::load_whole`).
-        dynasm!(e.ops
-            ; .arch x64
-            ; cmp DWORD [r12 + sgpr(EXEC)], -1
-            ; jne =>partial
-        );
+        e.unless_every_lane(partial);
         highest_allowed(e, farthest, slow);
         dynasm!(e.ops
             ; .arch x64

@@ -372,24 +372,20 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
                 | Shape::Division
         )
     };
-    // Shapes that may take the instruction's step, or call out: only as the half emitted first,
-    // so that the step finds nothing written.
-    let checked = |shape: Shape| {
-        matches!(
-            shape,
-            Shape::MinMax | Shape::Round | Shape::Reciprocal | Shape::Ldexp | Shape::LaneFunction | Shape::ToHalf
-        )
-    };
     if alone(x_shape) || alone(y_shape) {
         return false;
     }
+    // Shapes checked chunk by chunk (`checked_chunk`, asked without sources: its chunk is not
+    // run), and those that may take the instruction's step or call out: the latter only as the
+    // half emitted first, so that the step finds nothing written.
+    let by_chunk = |op: &VOp, shape: Shape| checked_chunk(op, shape, &[]).is_some();
+    let checked = |op: &VOp, shape: Shape| by_chunk(op, shape) || shape == Shape::LaneFunction;
     // Both halves checked chunk by chunk (`v_dual_max_f32` twice, say): both computed into
-    // scratch rows and tested before either is written.
-    // Their sources are VGPR rows: a broadcast goes to a register by source index
-    // (`sources::place`), where the other half's would replace it.
+    // scratch rows and tested before either is written. Their sources are VGPR rows: a
+    // broadcast goes to a register by source index (`sources::place`), where the other half's
+    // would replace it.
     let chunked = |op: &VOp, shape: Shape| {
-        checked(shape)
-            && shape != Shape::LaneFunction
+        by_chunk(op, shape)
             && op.operands.src.iter().take(sources(shape)).all(|source| matches!(source, Source::Vgpr(_)))
     };
     if chunked(x, x_shape) && chunked(y, y_shape) {
@@ -403,7 +399,7 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
         checked_rows(e, index, decoded, halves.into());
         return true;
     }
-    if checked(x_shape) && checked(y_shape) {
+    if checked(x, x_shape) && checked(y, y_shape) {
         return false;
     }
     let reads = |op: &VOp, shape: Shape, register: u16| {
@@ -413,8 +409,8 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
     // Emitted one after the other, the second half must not read what the first writes: X then
     // Y where Y reads nothing X writes, else Y then X where X reads nothing Y writes and their
     // destinations differ (where they are the same, Y's result is the one kept).
-    let x_first = !reads(y, y_shape, x.operands.vdst) && !checked(y_shape);
-    let y_first = !reads(x, x_shape, y.operands.vdst) && !checked(x_shape) && x.operands.vdst != y.operands.vdst;
+    let x_first = !reads(y, y_shape, x.operands.vdst) && !checked(y, y_shape);
+    let y_first = !reads(x, x_shape, y.operands.vdst) && !checked(x, x_shape) && x.operands.vdst != y.operands.vdst;
     let order = match (x_first, y_first) {
         (true, _) => [(x, x_shape), (y, y_shape)],
         (false, true) => [(y, y_shape), (x, x_shape)],
