@@ -59,6 +59,11 @@ impl Claims {
         (linear < self.end).then_some(linear)
     }
 
+    /// Workgroups not yet claimed.
+    pub fn unclaimed(&self) -> u64 {
+        self.end.saturating_sub(self.next.load(Ordering::Acquire))
+    }
+
     /// Leaves nothing to claim (after a panic: the others stop at their next claim).
     pub fn abandon(&self) {
         self.next.store(self.end, Ordering::Release);
@@ -116,19 +121,27 @@ struct SendRun(ErasedRun);
 #[cfg(not(loom))]
 unsafe impl Send for SendRun {}
 
+/// How much work the processor must see left in a range before it wakes pool threads to help:
+/// a wake costs the processor a futex call and the woken thread tens of microseconds of looking
+/// for work (rayon's idle rounds, each a `sched_yield`) when there is none left by the time it
+/// starts. The digits MLP's softmax (32 one-wave workgroups, about a microsecond each) woke 15
+/// helpers per dispatch, and those rounds were a sixth of a served batch's CPU time.
+pub(crate) const HELP_WHEN_LEFT: std::time::Duration = std::time::Duration::from_micros(20);
+
 /// Runs `run_one(group memory, linear id)` for every linear workgroup id in `range`, on this
-/// thread and on up to `helpers` pool threads that are free to help, and returns when all have
-/// run. Each thread reuses one group-memory buffer (`memory` is this thread's). A panic in
-/// `run_one` on any thread is resumed here, after every helper has left.
+/// thread and, once the work left is projected (from this thread's pace so far) to take at
+/// least `help_when_left`, on up to `helpers` pool threads that are free to help; returns when
+/// all have run. Each thread reuses one group-memory buffer (`memory` is this thread's). A panic
+/// in `run_one` on any thread is resumed here, after every helper has left.
 #[cfg(not(loom))]
 pub(crate) fn run_range(
     range: core::ops::Range<u64>,
     helpers: usize,
+    help_when_left: std::time::Duration,
     memory: &mut Vec<u8>,
     run_one: &(dyn Fn(&mut Vec<u8>, u64) + Sync),
 ) {
     use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-    let helpers = helpers.min(range.end.saturating_sub(range.start).saturating_sub(1) as usize);
     let claims = std::sync::Arc::new(Claims::new(range));
     let claim_all = |claims: &Claims, memory: &mut Vec<u8>, run_one: &(dyn Fn(&mut Vec<u8>, u64) + Sync)| {
         catch_unwind(AssertUnwindSafe(|| {
@@ -139,24 +152,47 @@ pub(crate) fn run_range(
         .inspect_err(|_| claims.abandon())
         .err()
     };
-    for _ in 0..helpers {
-        let claims = std::sync::Arc::clone(&claims);
-        // SAFETY: only the lifetime is erased (same layout); see `SendRun`.
-        let run = SendRun(unsafe {
-            core::mem::transmute::<*const (dyn Fn(&mut Vec<u8>, u64) + Sync + '_), ErasedRun>(run_one)
-        });
-        rayon::spawn(move || {
-            let run = run;
-            if !claims.enter() {
-                return;
+    let call_helpers = |count: usize| {
+        for _ in 0..count {
+            let claims = std::sync::Arc::clone(&claims);
+            // SAFETY: only the lifetime is erased (same layout); see `SendRun`.
+            let run = SendRun(unsafe {
+                core::mem::transmute::<*const (dyn Fn(&mut Vec<u8>, u64) + Sync + '_), ErasedRun>(run_one)
+            });
+            rayon::spawn(move || {
+                let run = run;
+                if !claims.enter() {
+                    return;
+                }
+                // SAFETY: entered and not yet left (see `SendRun`).
+                let run_one = unsafe { &*run.0 };
+                let panic = claim_all(&claims, &mut Vec::new(), run_one);
+                claims.leave(panic);
+            });
+        }
+    };
+    // This thread alone until the work left looks long enough to share, then with helpers (at
+    // most one per workgroup left) claiming beside it.
+    let started = std::time::Instant::now();
+    let own = catch_unwind(AssertUnwindSafe(|| {
+        let mut ran = 0u128;
+        let mut helped = helpers == 0;
+        while let Some(linear) = claims.claim() {
+            run_one(memory, linear);
+            ran += 1;
+            if helped {
+                continue;
             }
-            // SAFETY: entered and not yet left (see `SendRun`).
-            let run_one = unsafe { &*run.0 };
-            let panic = claim_all(&claims, &mut Vec::new(), run_one);
-            claims.leave(panic);
-        });
-    }
-    let own = claim_all(&claims, memory, run_one);
+            let left = claims.unclaimed();
+            let projected = started.elapsed().as_nanos() * u128::from(left) / ran;
+            if left > 0 && projected >= help_when_left.as_nanos() {
+                call_helpers(helpers.min(left as usize));
+                helped = true;
+            }
+        }
+    }))
+    .inspect_err(|_| claims.abandon())
+    .err();
     let helper = claims.close_and_wait();
     if let Some(panic) = own.or(helper) {
         resume_unwind(panic);
@@ -168,6 +204,7 @@ mod tests {
     use super::*;
     use std::panic::{AssertUnwindSafe, catch_unwind};
     use std::sync::atomic::AtomicU32;
+    use std::time::Duration;
 
     #[test]
     fn every_workgroup_runs_once_whoever_claims_it() {
@@ -175,7 +212,7 @@ mod tests {
             let runs: Vec<AtomicU32> = (0..1000).map(|_| AtomicU32::new(0)).collect();
             let threads = Mutex::new(std::collections::HashSet::new());
             let caller = std::thread::current().id();
-            run_range(100..1000, helpers, &mut Vec::new(), &|memory, linear| {
+            run_range(100..1000, helpers, Duration::ZERO, &mut Vec::new(), &|memory, linear| {
                 memory.push(1);
                 // A helper's workgroups are slow: where one joins, the caller runs out of work
                 // first and waits for it.
@@ -200,10 +237,36 @@ mod tests {
     }
 
     #[test]
+    fn helpers_are_called_only_when_the_work_left_is_long_enough() {
+        // Short work: this thread alone.
+        let threads = Mutex::new(std::collections::HashSet::new());
+        run_range(0..64, 3, Duration::from_secs(60), &mut Vec::new(), &|_, _| {
+            threads.lock().unwrap().insert(std::thread::current().id());
+        });
+        assert_eq!(*threads.lock().unwrap(), [std::thread::current().id()].into(), "short work: no helper");
+        // Long work (projected at 63 x 1 ms after the first workgroup): a helper joins. The
+        // caller waits at workgroup 8 until one has run a workgroup (the pool may be busy with
+        // other tests for a while; ten seconds is far longer than any of them).
+        let caller = std::thread::current().id();
+        let helped = (Mutex::new(false), std::sync::Condvar::new());
+        run_range(0..64, 3, Duration::from_millis(10), &mut Vec::new(), &|_, linear| {
+            std::thread::sleep(Duration::from_millis(1));
+            if std::thread::current().id() != caller {
+                *helped.0.lock().unwrap() = true;
+                helped.1.notify_all();
+            } else if linear == 8 {
+                let guard = helped.0.lock().unwrap();
+                let (guard, _) = helped.1.wait_timeout_while(guard, Duration::from_secs(10), |done| !*done).unwrap();
+                assert!(*guard, "a helper joined long work");
+            }
+        });
+    }
+
+    #[test]
     fn a_panic_on_any_thread_reaches_the_caller_after_the_helpers_leave() {
         let running = AtomicU32::new(0);
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            run_range(0..64, 3, &mut Vec::new(), &|_, linear| {
+            run_range(0..64, 3, Duration::ZERO, &mut Vec::new(), &|_, linear| {
                 running.fetch_add(1, Ordering::AcqRel);
                 std::thread::sleep(std::time::Duration::from_micros(200));
                 running.fetch_sub(1, Ordering::AcqRel);

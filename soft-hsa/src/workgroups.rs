@@ -62,7 +62,8 @@ pub(crate) fn check_access(queue: &SoftQueue, runtime: &Runtime, address: u64, l
 /// Runs `run_one(group memory, workgroup id)` for every workgroup of `packet`, whichever way its
 /// kernel executes. Priority and CU mask (`scheduling.rs`): the workgroups run in chunks, each
 /// after yielding to higher-priority dispatches, on this thread and at most `lanes − 1` pool
-/// threads at once (`claims.rs`: this thread starts at once, free pool threads join); each
+/// threads at once (`claims.rs`: this thread starts at once, free pool threads join once the work left is
+/// worth waking them for); each
 /// thread reuses one group-memory buffer.
 pub(crate) fn for_each_workgroup(
     queue: &SoftQueue,
@@ -94,7 +95,7 @@ pub(crate) fn for_each_workgroup(
     while start < total {
         runtime.arbiter.yield_to_higher(&running, || queue.stop.load(Ordering::Acquire));
         let end = (start + chunk).min(total);
-        claims::run_range(start..end, lanes - 1, &mut memory, &by_linear);
+        claims::run_range(start..end, lanes - 1, claims::HELP_WHEN_LEFT, &mut memory, &by_linear);
         start = end;
     }
 }
