@@ -121,27 +121,40 @@ struct SendRun(ErasedRun);
 #[cfg(not(loom))]
 unsafe impl Send for SendRun {}
 
-/// How much work the processor must see left in a range before it wakes pool threads to help:
-/// a wake costs the processor a futex call and the woken thread tens of microseconds of looking
-/// for work (rayon's idle rounds, each a `sched_yield`) when there is none left by the time it
-/// starts. The digits MLP's softmax (32 one-wave workgroups, about a microsecond each) woke 15
-/// helpers per dispatch, and those rounds were a sixth of a served batch's CPU time.
-pub(crate) const HELP_WHEN_LEFT: std::time::Duration = std::time::Duration::from_micros(20);
+/// The work each pool thread woken to help a range should find there: a wake costs the
+/// processor a futex call and the woken thread tens of microseconds of looking for work
+/// (rayon's idle rounds, each a `sched_yield`), wasted when nothing is left by the time it
+/// starts, and every helper beside the processor slows its workgroups (shared lines, the claim
+/// counter). A range of work `w` calls `w / HELPER_SHARE − 1` helpers, none below twice this.
+pub(crate) const HELPER_SHARE: std::time::Duration = std::time::Duration::from_micros(10);
+
+/// Helpers for `work` left in `left` workgroups, at most `helpers`: one per `share` of the work
+/// beyond this thread's own, one per workgroup left beyond this thread's next at most.
+fn helpers_for(work: u128, share: std::time::Duration, left: u64, helpers: usize) -> usize {
+    let by_work = (work / share.as_nanos().max(1)).saturating_sub(1);
+    by_work.min(u128::from(left.saturating_sub(1))).min(helpers as u128) as usize
+}
 
 /// Runs `run_one(group memory, linear id)` for every linear workgroup id in `range`, on this
-/// thread and, once the work left is projected (from this thread's pace so far) to take at
-/// least `help_when_left`, on up to `helpers` pool threads that are free to help; returns when
-/// all have run. Each thread reuses one group-memory buffer (`memory` is this thread's). A panic
-/// in `run_one` on any thread is resumed here, after every helper has left.
+/// thread and on up to `helpers` pool threads that are free to help, and returns when all have
+/// run. Helpers are called at once where `pace` (the time a workgroup of this kernel took this
+/// thread before) says the range holds work for them, a `share` each ([`HELPER_SHARE`]);
+/// otherwise once the work left, projected from this thread's pace in this range, does. Each
+/// thread reuses one group-memory buffer (`memory` is this thread's). A panic in `run_one` on
+/// any thread is resumed here, after every helper has left. Returns this thread's pace in this
+/// range, the time its first workgroup took, where it ran that alone (`None` where helpers were
+/// called at once or it ran none).
 #[cfg(not(loom))]
 pub(crate) fn run_range(
     range: core::ops::Range<u64>,
     helpers: usize,
-    help_when_left: std::time::Duration,
+    pace: Option<std::time::Duration>,
+    share: std::time::Duration,
     memory: &mut Vec<u8>,
     run_one: &(dyn Fn(&mut Vec<u8>, u64) + Sync),
-) {
+) -> Option<std::time::Duration> {
     use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+    let count = range.end.saturating_sub(range.start);
     let claims = std::sync::Arc::new(Claims::new(range));
     let claim_all = |claims: &Claims, memory: &mut Vec<u8>, run_one: &(dyn Fn(&mut Vec<u8>, u64) + Sync)| {
         catch_unwind(AssertUnwindSafe(|| {
@@ -171,22 +184,36 @@ pub(crate) fn run_range(
             });
         }
     };
-    // This thread alone until the work left looks long enough to share, then with helpers (at
-    // most one per workgroup left) claiming beside it.
+    // Helpers at once where the kernel's pace says the range holds work for them; otherwise
+    // this thread alone until the work left, projected, does.
+    let mut ran = 0u32;
+    let at_once = pace.map_or(0, |pace| helpers_for(pace.as_nanos() * u128::from(count), share, count, helpers));
+    if at_once > 0 {
+        call_helpers(at_once);
+    }
+    let mut helped = at_once > 0 || helpers == 0;
+    // The pace is this thread's first workgroup where it ran alone: beside helpers a workgroup
+    // runs slower (shared lines, the claim counter), and a pace that took that in called
+    // helpers at once for the next dispatch too, however short its workgroups (a host build's
+    // saxpy chain took 19–23 ms so, against 11 ms alone, on the 16-core device machine).
     let started = std::time::Instant::now();
+    let mut first = None;
     let own = catch_unwind(AssertUnwindSafe(|| {
-        let mut ran = 0u128;
-        let mut helped = helpers == 0;
         while let Some(linear) = claims.claim() {
             run_one(memory, linear);
             ran += 1;
+            if ran == 1 {
+                first = Some(started.elapsed());
+            }
             if helped {
                 continue;
             }
+            // The next workgroup is this thread's own: helpers for the rest.
             let left = claims.unclaimed();
-            let projected = started.elapsed().as_nanos() * u128::from(left) / ran;
-            if left > 0 && projected >= help_when_left.as_nanos() {
-                call_helpers(helpers.min(left as usize));
+            let projected = started.elapsed().as_nanos() * u128::from(left) / u128::from(ran);
+            let called = helpers_for(projected, share, left, helpers);
+            if called > 0 {
+                call_helpers(called);
                 helped = true;
             }
         }
@@ -197,6 +224,7 @@ pub(crate) fn run_range(
     if let Some(panic) = own.or(helper) {
         resume_unwind(panic);
     }
+    first.filter(|_| at_once == 0)
 }
 
 #[cfg(all(test, not(loom)))]
@@ -212,7 +240,7 @@ mod tests {
             let runs: Vec<AtomicU32> = (0..1000).map(|_| AtomicU32::new(0)).collect();
             let threads = Mutex::new(std::collections::HashSet::new());
             let caller = std::thread::current().id();
-            run_range(100..1000, helpers, Duration::ZERO, &mut Vec::new(), &|memory, linear| {
+            run_range(100..1000, helpers, None, Duration::ZERO, &mut Vec::new(), &|memory, linear| {
                 memory.push(1);
                 // A helper's workgroups are slow: where one joins, the caller runs out of work
                 // first and waits for it.
@@ -240,16 +268,17 @@ mod tests {
     fn helpers_are_called_only_when_the_work_left_is_long_enough() {
         // Short work: this thread alone.
         let threads = Mutex::new(std::collections::HashSet::new());
-        run_range(0..64, 3, Duration::from_secs(60), &mut Vec::new(), &|_, _| {
+        let pace = run_range(0..64, 3, None, Duration::from_secs(60), &mut Vec::new(), &|_, _| {
             threads.lock().unwrap().insert(std::thread::current().id());
         });
+        assert!(pace.is_some(), "the first workgroup ran alone, so it has a pace");
         assert_eq!(*threads.lock().unwrap(), [std::thread::current().id()].into(), "short work: no helper");
         // Long work (projected at 63 x 1 ms after the first workgroup): a helper joins. The
         // caller waits at workgroup 8 until one has run a workgroup (the pool may be busy with
         // other tests for a while; ten seconds is far longer than any of them).
         let caller = std::thread::current().id();
         let helped = (Mutex::new(false), std::sync::Condvar::new());
-        run_range(0..64, 3, Duration::from_millis(10), &mut Vec::new(), &|_, linear| {
+        run_range(0..64, 3, None, Duration::from_millis(10), &mut Vec::new(), &|_, linear| {
             std::thread::sleep(Duration::from_millis(1));
             if std::thread::current().id() != caller {
                 *helped.0.lock().unwrap() = true;
@@ -263,10 +292,42 @@ mod tests {
     }
 
     #[test]
+    fn a_helper_is_called_per_share_of_the_work_beyond_this_threads_own() {
+        let share = Duration::from_micros(10);
+        let work = |micros: u128| micros * 1000;
+        assert_eq!(helpers_for(work(19), share, 100, 15), 0, "under two shares: alone");
+        assert_eq!(helpers_for(work(20), share, 100, 15), 1);
+        assert_eq!(helpers_for(work(55), share, 100, 15), 4);
+        assert_eq!(helpers_for(work(10_000), share, 100, 15), 15, "at most the helpers there are");
+        assert_eq!(helpers_for(work(10_000), share, 4, 15), 3, "at most one per workgroup beyond this thread's");
+        assert_eq!(helpers_for(work(10_000), share, 0, 15), 0, "nothing left");
+    }
+
+    #[test]
+    fn a_known_slow_pace_calls_helpers_before_the_first_workgroup_ends() {
+        // The caller's first workgroup waits for a helper's: only helpers called at once let
+        // it end (within ten seconds: the pool may be busy with other tests for a while).
+        let caller = std::thread::current().id();
+        let helped = (Mutex::new(false), std::sync::Condvar::new());
+        let pace =
+            run_range(0..16, 3, Some(Duration::from_secs(1)), Duration::from_millis(10), &mut Vec::new(), &|_, _| {
+                if std::thread::current().id() != caller {
+                    *helped.0.lock().unwrap() = true;
+                    helped.1.notify_all();
+                    return;
+                }
+                let guard = helped.0.lock().unwrap();
+                let (guard, _) = helped.1.wait_timeout_while(guard, Duration::from_secs(10), |done| !*done).unwrap();
+                assert!(*guard, "a helper ran while the caller's first workgroup waited");
+            });
+        assert_eq!(pace, None, "no pace is measured beside helpers called at once");
+    }
+
+    #[test]
     fn a_panic_on_any_thread_reaches_the_caller_after_the_helpers_leave() {
         let running = AtomicU32::new(0);
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            run_range(0..64, 3, Duration::ZERO, &mut Vec::new(), &|_, linear| {
+            run_range(0..64, 3, None, Duration::ZERO, &mut Vec::new(), &|_, linear| {
                 running.fetch_add(1, Ordering::AcqRel);
                 std::thread::sleep(std::time::Duration::from_micros(200));
                 running.fetch_sub(1, Ordering::AcqRel);

@@ -62,9 +62,9 @@ pub(crate) fn check_access(queue: &SoftQueue, runtime: &Runtime, address: u64, l
 /// Runs `run_one(group memory, workgroup id)` for every workgroup of `packet`, whichever way its
 /// kernel executes. Priority and CU mask (`scheduling.rs`): the workgroups run in chunks, each
 /// after yielding to higher-priority dispatches, on this thread and at most `lanes − 1` pool
-/// threads at once (`claims.rs`: this thread starts at once, free pool threads join once the work left is
-/// worth waking them for); each
-/// thread reuses one group-memory buffer.
+/// threads at once (`claims.rs`: this thread starts at once, free pool threads join at once
+/// where the kernel's last pace on this thread says the chunk is worth waking them for, once
+/// the work left is otherwise); each thread reuses one group-memory buffer.
 pub(crate) fn for_each_workgroup(
     queue: &SoftQueue,
     runtime: &Runtime,
@@ -91,11 +91,50 @@ pub(crate) fn for_each_workgroup(
     let lanes = queue.scheduling.lanes(rayon::current_num_threads(), compute_units);
     let chunk = QueueScheduling::chunk(lanes);
     let by_linear = |memory: &mut Vec<u8>, linear: u64| run_one(memory, id_of(linear));
+    // The kernel's pace on this thread, unless it is due to be measured again.
+    let kernel = packet.kernel_object;
+    let known = PACES.with_borrow(|paces| paces.get(&kernel).copied());
+    let mut pace = known.and_then(|(pace, uses)| (uses < REMEASURE_AFTER).then_some(pace));
+    let mut measured = false;
     let mut start = 0;
     while start < total {
         runtime.arbiter.yield_to_higher(&running, || queue.stop.load(Ordering::Acquire));
         let end = (start + chunk).min(total);
-        claims::run_range(start..end, lanes - 1, claims::HELP_WHEN_LEFT, &mut memory, &by_linear);
+        if let Some(alone) =
+            claims::run_range(start..end, lanes - 1, pace, claims::HELPER_SHARE, &mut memory, &by_linear)
+        {
+            (pace, measured) = (Some(alone), true);
+        }
         start = end;
     }
+    let remembered = match (measured, pace, known) {
+        (true, Some(pace), _) => Some((pace, 0)),
+        (false, _, Some((pace, uses))) => Some((pace, uses.saturating_add(1))),
+        _ => None,
+    };
+    if let Some(remembered) = remembered {
+        PACES.with_borrow_mut(|paces| {
+            if paces.len() >= PACED_KERNELS && !paces.contains_key(&kernel) {
+                paces.clear();
+            }
+            paces.insert(kernel, remembered);
+        });
+    }
+}
+
+/// Dispatches of a kernel that go by its remembered pace before one measures it again (a pace
+/// is measured only where the processor ran its first workgroup alone, `claims::run_range`).
+const REMEASURE_AFTER: u32 = 16;
+
+/// Kernels whose pace a thread remembers; past it the memory starts again (a pace only times
+/// when helpers are called).
+const PACED_KERNELS: usize = 256;
+
+thread_local! {
+    /// The time one workgroup of each kernel (by kernel object) took this thread when last
+    /// measured, and the dispatches since: whether the next dispatch's workgroups are worth
+    /// waking pool threads for at once. A kernel object reused by another kernel misleads that
+    /// choice for a few dispatches at most.
+    static PACES: core::cell::RefCell<hashbrown::HashMap<u64, (std::time::Duration, u32)>> =
+        core::cell::RefCell::new(hashbrown::HashMap::new());
 }
