@@ -659,3 +659,74 @@ fn a_lane_read_into_exec_narrows_the_next_instructions_lanes() {
     assert_eq!(registers.vgpr, expected.vgpr, "the native tier's lanes after each EXEC");
     assert_eq!(registers.sgpr, expected.sgpr);
 }
+
+#[test]
+fn lds_loads_reuse_an_address_rows_shape_only_while_the_row_is_unchanged() {
+    // llvm-mc-19 -mcpu=gfx1100: ds_store_b32 v6, v7; ds_store_b32 v6, v8 offset:128 (dwords
+    // 0–63 of the LDS are 1000 + i and 2000 + i); ds_load_b32 v1, v0 (consecutive addresses);
+    // v_mov_b32 v0, v9; ds_load_b32 v2, v0; ds_load_b32 v3, v0 offset:8 (one address, twice);
+    // v_mov_b32 v0, v10; ds_load_b32 v4, v0; ds_load_b32 v5, v0 offset:400 (the same row, now
+    // past the LDS's end in some lanes); ds_load_2addr_b32 v[11:12], v0 offset1:3. Compiled code
+    // remembers each address row's shape and highest address while the row is unchanged: a
+    // shape or range kept for a changed row, or a range test skipped for a known one, would
+    // read the wrong words (or past the LDS).
+    let words = [
+        0xD834_0000,
+        0x0000_0706,
+        0xD834_0080,
+        0x0000_0806,
+        0xD8D8_0000,
+        0x0100_0000,
+        0x7E00_0309,
+        0xD8D8_0000,
+        0x0200_0000,
+        0xD8D8_0008,
+        0x0300_0000,
+        0x7E00_030A,
+        0xD8D8_0000,
+        0x0400_0000,
+        0xD8D8_0190,
+        0x0500_0000,
+        0xD8DC_0300,
+        0x0B00_0000,
+    ];
+    let mut starting = Registers::new(16);
+    starting.sgpr[126] = u32::MAX;
+    for lane in 0..32u32 {
+        let l = lane as usize;
+        starting.vgpr[0][l] = 4 * lane + 4;
+        starting.vgpr[6][l] = 4 * lane;
+        starting.vgpr[7][l] = 1000 + lane;
+        starting.vgpr[8][l] = 2032 + lane;
+        starting.vgpr[9][l] = 64;
+        starting.vgpr[10][l] = (lane * 12) % 256 + if lane % 2 == 1 { 256 } else { 0 };
+    }
+    // The word the interpreter reads at an address: what the stores wrote, 0 elsewhere (past
+    // the LDS's end included).
+    let word = |address: u32| match address / 4 {
+        dword @ 0..32 => 1000 + dword,
+        dword @ 32..64 => 2000 + dword,
+        _ => 0,
+    };
+    let (interpreted, expected) = run_alone(&words, &starting, Tier::Interpreter);
+    assert_eq!(interpreted, Ok(11), "ten instructions and the s_endpgm");
+    for lane in 0..32u32 {
+        let l = lane as usize;
+        let irregular = starting.vgpr[10][l];
+        assert_eq!(expected.vgpr[1][l], word(4 * lane + 4), "v1 lane {lane}");
+        assert_eq!(expected.vgpr[2][l], 1016, "v2 lane {lane}");
+        assert_eq!(expected.vgpr[3][l], 1018, "v3 lane {lane}");
+        assert_eq!(expected.vgpr[4][l], word(irregular), "v4 lane {lane}");
+        assert_eq!(expected.vgpr[5][l], word(irregular + 400), "v5 lane {lane}: 0 past the end");
+        assert_eq!(expected.vgpr[12][l], word(irregular + 12), "v12 lane {lane}");
+    }
+    if !native::host_supported() {
+        return;
+    }
+    // Twice: the second run finds the first's shapes in the frame it reuses.
+    for run in 0..2 {
+        let (compiled, registers) = run_alone(&words, &starting, Tier::Native);
+        assert_eq!(compiled, interpreted, "run {run}");
+        assert_eq!(registers.vgpr, expected.vgpr, "the native tier's loads, run {run}");
+    }
+}

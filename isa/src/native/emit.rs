@@ -6,7 +6,7 @@ use core::mem::offset_of;
 use dynasmrt::x64::Assembler;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
-use super::frame::{CACHED_RANGES, Exit, Frame, MatrixScratch, RangeCache};
+use super::frame::{CACHED_RANGES, Exit, Frame, MatrixScratch, RangeCache, RowShape};
 use crate::interp::program::Decoded;
 use crate::interp::wave::{EXEC, LANES, Wave};
 use crate::interp::{HostRange, Program};
@@ -23,6 +23,14 @@ pub(super) const SCRATCH: i32 = offset_of!(Frame, scratch) as i32;
 pub(super) const MATRIX_A: i32 = (offset_of!(Frame, matrix) + offset_of!(MatrixScratch, a)) as i32;
 pub(super) const MATRIX_B: i32 = (offset_of!(Frame, matrix) + offset_of!(MatrixScratch, b)) as i32;
 pub(super) const MATRIX_D: i32 = (offset_of!(Frame, matrix) + offset_of!(MatrixScratch, d)) as i32;
+/// The byte offset of row-shape slot `slot` in the frame ([`super::frame::RowShape`]), and of
+/// its fields from it.
+pub(super) const fn row_shape(slot: usize) -> i32 {
+    (offset_of!(Frame, row_shapes) + slot * core::mem::size_of::<RowShape>()) as i32
+}
+pub(super) const SHAPE_ROW: i32 = offset_of!(RowShape, row) as i32;
+pub(super) const SHAPE_HIGHEST: i32 = offset_of!(RowShape, highest) as i32;
+pub(super) const SHAPE_KIND: i32 = offset_of!(RowShape, kind) as i32;
 pub(super) const FRAME_WAVE: i32 = offset_of!(Frame, wave) as i32;
 pub(super) const FRAME_VGPR: i32 = offset_of!(Frame, vgpr) as i32;
 pub(super) const FRAME_LDS: i32 = offset_of!(Frame, lds) as i32;

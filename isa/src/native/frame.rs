@@ -64,6 +64,40 @@ pub(super) struct Frame {
     pub cache: RangeCache,
     /// A WMMA's operands as f64 matrices and its result rows (`matrix.rs`).
     pub matrix: MatrixScratch,
+    /// The shapes of LDS address rows last classified (`lds.rs`, `Chunks::load_whole`), one slot
+    /// per address VGPR modulo [`ROW_SHAPES`].
+    pub row_shapes: [RowShape; ROW_SHAPES],
+}
+
+/// Address rows whose shape compiled code remembers.
+pub(crate) const ROW_SHAPES: usize = 4;
+
+/// An address row's shape, as a whole-row load found it: valid for any row equal to `row`, as
+/// the shape is a function of the row's values alone (so a slot needs no invalidation when a
+/// wave writes the VGPR, another wave runs, or a new dispatch reuses the frame: a row that
+/// differs is classified again).
+#[repr(C, align(32))]
+#[derive(Clone, Copy)]
+pub(crate) struct RowShape {
+    pub row: [u32; LANES],
+    /// The highest address in the row.
+    pub highest: u32,
+    /// [`SHAPE_UNKNOWN`] until classified, then [`SHAPE_BROADCAST`], [`SHAPE_CONSECUTIVE`] or
+    /// [`SHAPE_GENERAL`].
+    pub kind: u32,
+}
+
+/// Not classified yet: the row's equality with the slot says nothing.
+pub(crate) const SHAPE_UNKNOWN: u32 = 0;
+/// Each chunk of eight lanes shares one address.
+pub(crate) const SHAPE_BROADCAST: u32 = 1;
+/// Each chunk's eight addresses are consecutive dwords.
+pub(crate) const SHAPE_CONSECUTIVE: u32 = 2;
+/// Neither: eight lanes at a time by the general path.
+pub(crate) const SHAPE_GENERAL: u32 = 3;
+
+impl RowShape {
+    pub(crate) const UNKNOWN: RowShape = RowShape { row: [0; LANES], highest: 0, kind: SHAPE_UNKNOWN };
 }
 
 /// Where `matrix.rs` works: A and B as f64, element (k, x) at `16 k + x` (x: A's row or B's

@@ -218,7 +218,7 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         // Every lane active: the whole row at once where its pattern allows.
         let by_chunk = e.ops.new_dynamic_label();
         e.unless_every_lane(by_chunk);
-        chunks.load_whole(e, &rows, by_chunk);
+        chunks.load_whole(e, &rows, by_chunk, None);
         dynasm!(e.ops ; .arch x64 ; jmp =>done ; =>by_chunk);
         for k in 0..4 {
             chunks.load(e, k, &rows);

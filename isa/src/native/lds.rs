@@ -10,7 +10,8 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, ROW, SCRATCH, sgpr};
+use super::emit::{Emitter, ROW, SCRATCH, SHAPE_HIGHEST, SHAPE_KIND, SHAPE_ROW, row_shape, sgpr};
+use super::frame::{ROW_SHAPES, SHAPE_UNKNOWN};
 use super::rows::Chunks;
 use crate::gfx11::Encoding;
 use crate::interp::memory_ops::{Access, Operation};
@@ -68,28 +69,71 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         .collect();
     let (partial, by_chunk) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
     if load {
-        // Every lane active (the common case): one range test over the row's highest address,
-        // then the whole row at once where its pattern allows (`Chunks::load_whole`).
+        // Every lane active (the common case): one range test of the row's highest address,
+        // then the whole row at once where its shape allows (`Chunks::load_whole`). The row's
+        // highest address and shape are remembered in a frame slot (by the address VGPR) and
+        // reused while the row is unchanged: a tiled GEMM loads a dozen times from each of two
+        // address rows between barriers.
+        let slot = row_shape(addr as usize % ROW_SHAPES);
+        let (changed, known) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
         e.unless_every_lane(partial);
-        highest_allowed(e, farthest, slow);
+        highest_allowed(e, farthest, slow, false);
         dynasm!(e.ops
             ; .arch x64
-            ; vmovdqu ymm0, [r13 + addresses]
-            ; vpmaxud ymm0, ymm0, [r13 + addresses + 32]
-            ; vpmaxud ymm0, ymm0, [r13 + addresses + 64]
-            ; vpmaxud ymm0, ymm0, [r13 + addresses + 96]
-            ; vpmaxud ymm0, ymm0, ymm1
-            ; vpcmpeqd ymm0, ymm0, ymm1
             ; vpcmpeqd ymm3, ymm3, ymm3
-            ; vptest ymm0, ymm3
-            ; jnc =>slow
+            ; vmovdqu ymm0, [r13 + addresses]
+            ; vpcmpeqd ymm0, ymm0, [r14 + slot + SHAPE_ROW]
         );
-        chunks.load_whole(e, &rows, by_chunk);
+        for k in 1..4 {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vmovdqu ymm2, [r13 + addresses + 32 * k]
+                ; vpcmpeqd ymm2, ymm2, [r14 + slot + SHAPE_ROW + 32 * k]
+                ; vpand ymm0, ymm0, ymm2
+            );
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vptest ymm0, ymm3
+            ; jnc =>changed
+            ; cmp [r14 + slot + SHAPE_HIGHEST], eax
+            ; ja =>slow
+            ; jmp =>known
+            // A new row: its highest address (each lane's, then across the row) and the row
+            // go to the slot, its shape unknown, before the range test.
+            ; =>changed
+            ; vmovdqu ymm0, [r13 + addresses]
+            ; vmovdqu [r14 + slot + SHAPE_ROW], ymm0
+        );
+        for k in 1..4 {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vmovdqu ymm2, [r13 + addresses + 32 * k]
+                ; vmovdqu [r14 + slot + SHAPE_ROW + 32 * k], ymm2
+                ; vpmaxud ymm0, ymm0, ymm2
+            );
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vextracti128 xmm2, ymm0, 1
+            ; vpmaxud xmm0, xmm0, xmm2
+            ; vpshufd xmm2, xmm0, 0x4E
+            ; vpmaxud xmm0, xmm0, xmm2
+            ; vpshufd xmm2, xmm0, 0xB1_u8 as i8
+            ; vpmaxud xmm0, xmm0, xmm2
+            ; vmovd ecx, xmm0
+            ; mov [r14 + slot + SHAPE_HIGHEST], ecx
+            ; mov DWORD [r14 + slot + SHAPE_KIND], SHAPE_UNKNOWN as i32
+            ; cmp ecx, eax
+            ; ja =>slow
+            ; =>known
+        );
+        chunks.load_whole(e, &rows, by_chunk, Some(slot));
         dynasm!(e.ops ; .arch x64 ; jmp =>resume);
     }
     // Some lanes inactive (or a store): each active lane's access tested, as vectors.
     dynasm!(e.ops ; .arch x64 ; =>partial);
-    highest_allowed(e, farthest, slow);
+    highest_allowed(e, farthest, slow, true);
     dynasm!(e.ops
         ; .arch x64
         ; vpcmpeqd ymm3, ymm3, ymm3
@@ -130,10 +174,10 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     true
 }
 
-/// Emits `ymm1` = (every dword of) the highest address at which every element of an access
-/// `farthest` bytes long fits in the LDS: its size − `farthest`, at most 2^31 − 1 (rows index
-/// the LDS with signed 32-bit indices); jumps to `slow` where none fits.
-fn highest_allowed(e: &mut Emitter<'_>, farthest: u32, slow: dynasmrt::DynamicLabel) {
+/// Emits `rax` = the highest address at which every element of an access `farthest` bytes long
+/// fits in the LDS: its size − `farthest`, at most 2^31 − 1 (rows index the LDS with signed
+/// 32-bit indices); jumps to `slow` where none fits. `broadcast`: every dword of `ymm1` too.
+fn highest_allowed(e: &mut Emitter<'_>, farthest: u32, slow: dynasmrt::DynamicLabel, broadcast: bool) {
     dynasm!(e.ops
         ; .arch x64
         ; mov rax, rbx
@@ -142,9 +186,10 @@ fn highest_allowed(e: &mut Emitter<'_>, farthest: u32, slow: dynasmrt::DynamicLa
         ; mov ecx, 0x7FFF_FFFF
         ; cmp rax, rcx
         ; cmova rax, rcx
-        ; vmovd xmm1, eax
-        ; vpbroadcastd ymm1, xmm1
     );
+    if broadcast {
+        dynasm!(e.ops ; .arch x64 ; vmovd xmm1, eax ; vpbroadcastd ymm1, xmm1);
+    }
 }
 
 /// `ds_bpermute_b32` (wave32, as `memory_ops::ds` runs it): each active lane reads `data` from

@@ -13,7 +13,8 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, RAMP, ROW};
+use super::emit::{Emitter, RAMP, ROW, SHAPE_KIND};
+use super::frame::{SHAPE_BROADCAST, SHAPE_CONSECUTIVE, SHAPE_GENERAL};
 
 /// How a row's lanes reach memory.
 pub(super) struct Chunks {
@@ -120,9 +121,35 @@ impl Chunks {
     /// load or broadcast per chunk and row, without the per-chunk tests of [`Chunks::load`].
     /// Jumps to `otherwise`, having written nothing, for any other pattern. The caller has
     /// checked every lane's access against memory, and `ymm3` is all ones.
-    pub fn load_whole(&self, e: &mut Emitter<'_>, rows: &[(i32, i32)], otherwise: dynasmrt::DynamicLabel) {
+    ///
+    /// With `shape` (the frame offset of a [`super::frame::RowShape`] slot whose `row` the
+    /// caller has found equal to the address row, its kind reset where it was not), a known
+    /// kind skips the classification, and a new one is recorded there. Only unbiased (LDS)
+    /// rows: a global row's shape also depends on where its chunks wrap.
+    pub fn load_whole(
+        &self,
+        e: &mut Emitter<'_>,
+        rows: &[(i32, i32)],
+        otherwise: dynasmrt::DynamicLabel,
+        shape: Option<i32>,
+    ) {
+        assert!(shape.is_none() || !self.biased, "shapes of unbiased rows only");
         let (addresses, lane_base) = (self.addresses, self.lane_base);
         let (consecutive, done) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+        let broadcast = e.ops.new_dynamic_label();
+        if let Some(slot) = shape {
+            // A kind recorded for this row: straight to its loads.
+            dynasm!(e.ops
+                ; .arch x64
+                ; mov ecx, [r14 + slot + SHAPE_KIND]
+                ; cmp ecx, SHAPE_BROADCAST as i32
+                ; je =>broadcast
+                ; cmp ecx, SHAPE_CONSECUTIVE as i32
+                ; je =>consecutive
+                ; cmp ecx, SHAPE_GENERAL as i32
+                ; je =>otherwise
+            );
+        }
         // ymm4: lanes consecutive with their chunk's first, ymm5: lanes equal to it (each ANDed
         // over the four chunks).
         for k in 0..4 {
@@ -138,13 +165,36 @@ impl Chunks {
                 dynasm!(e.ops ; .arch x64 ; vpand ymm5, ymm5, ymm1 ; vpand ymm4, ymm4, ymm0);
             }
         }
-        dynasm!(e.ops
-            ; .arch x64
-            ; vptest ymm4, ymm3
-            ; jc =>consecutive
-            ; vptest ymm5, ymm3
-            ; jnc =>otherwise
-        );
+        match shape {
+            None => dynasm!(e.ops
+                ; .arch x64
+                ; vptest ymm4, ymm3
+                ; jc =>consecutive
+                ; vptest ymm5, ymm3
+                ; jnc =>otherwise
+            ),
+            Some(slot) => {
+                // The same decisions, each recorded first.
+                let kind = slot + SHAPE_KIND;
+                let (found_consecutive, neither) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vptest ymm4, ymm3
+                    ; jc =>found_consecutive
+                    ; vptest ymm5, ymm3
+                    ; jnc =>neither
+                    ; mov DWORD [r14 + kind], SHAPE_BROADCAST as i32
+                    ; jmp =>broadcast
+                    ; =>neither
+                    ; mov DWORD [r14 + kind], SHAPE_GENERAL as i32
+                    ; jmp =>otherwise
+                    ; =>found_consecutive
+                    ; mov DWORD [r14 + kind], SHAPE_CONSECUTIVE as i32
+                    ; jmp =>consecutive
+                );
+            }
+        }
+        dynasm!(e.ops ; .arch x64 ; =>broadcast);
         // Each chunk's rows from its first lane's address: broadcast, or eight consecutive dwords.
         let chunk_rows = |e: &mut Emitter<'_>, broadcast: bool| {
             for k in 0..4 {

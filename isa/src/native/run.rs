@@ -4,7 +4,7 @@
 use dynasmrt::AssemblyOffset;
 
 use super::NativeCode;
-use super::frame::{Exit, Frame, MatrixScratch, RangeCache, Trampoline, fallback, range};
+use super::frame::{Exit, Frame, MatrixScratch, ROW_SHAPES, RangeCache, RowShape, Trampoline, fallback, range};
 use crate::interp::launch::{Dispatch, SLICE};
 use crate::interp::wave::{LANES, Wave};
 use crate::interp::{ExecError, HostRange, Memory};
@@ -45,6 +45,7 @@ impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
                 trampoline: core::ptr::null_mut(),
                 cache: RangeCache::default(),
                 matrix: MatrixScratch { a: [0.0; 256], b: [0.0; 256], d: [[0; LANES]; 8] },
+                row_shapes: [RowShape::UNKNOWN; ROW_SHAPES],
             })
         });
         // What belongs to the last workgroup goes: its pointers, its memory's functions and the
