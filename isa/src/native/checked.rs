@@ -46,10 +46,12 @@ pub(super) fn checked_rows(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, m
     }
 }
 
-/// Chunk `k` of `v_dot2acc_f32_f16` as the interpreter computes it (`valu::dot2_f16`): the f16
-/// halves to f64 (exact), the two products (exact) summed in f64, the accumulator (`vdst`) added
-/// in f64, rounded once more to f32. A NaN result (whose payload the interpreter picks its own
-/// way) is the interpreter's.
+/// Chunk `k` of `v_dot2acc_f32_f16` as the interpreter computes it (`valu::dot2_f16`): the two
+/// products (exact), summed in f64, the accumulator (`vdst`) added in f64, rounded once more to
+/// f32. A product of two f16 values is exact in f32 too (22 significant bits, exponents within
+/// 2^−48 to 2^32), so the products are taken eight at a time in f32 and only they and the
+/// accumulator are widened. A NaN result (whose payload the interpreter picks its own way) is
+/// the interpreter's.
 pub(super) fn dot2(e: &mut Emitter<'_>, vdst: i32, a: Src, b: Src, k: i32) {
     // (a0 a1 a2 a3 in f64) from halves (lo, hi) of four lanes: [l0, l2, l1, l3] after `vhaddpd`,
     // put back in lane order by `vpermpd`.
@@ -59,36 +61,28 @@ pub(super) fn dot2(e: &mut Emitter<'_>, vdst: i32, a: Src, b: Src, k: i32) {
     dynasm!(e.ops
         ; .arch x64
         ; vmovdqu ymm2, [r13 + vdst + 32 * k]
-        // Halves as f32: lanes 0–3 in ymm3 (a) and ymm4 (b), lanes 4–7 in ymm5 and ymm6.
+        // Products of lanes 0–3's halves in ymm3 (lo, hi per lane), of lanes 4–7's in ymm5.
         ; vcvtph2ps ymm3, xmm0
         ; vcvtph2ps ymm4, xmm1
+        ; vmulps ymm3, ymm3, ymm4
         ; vextracti128 xmm0, ymm0, 1
         ; vextracti128 xmm1, ymm1, 1
         ; vcvtph2ps ymm5, xmm0
         ; vcvtph2ps ymm6, xmm1
-        // Lanes 0–3: products of lanes 0–1 and 2–3, each lane's two summed, plus c.
-        ; vcvtps2pd ymm0, xmm3
-        ; vcvtps2pd ymm1, xmm4
-        ; vmulpd ymm7, ymm0, ymm1
+        ; vmulps ymm5, ymm5, ymm6
+        // Lanes 0–3: each lane's two products summed in f64, plus c.
+        ; vcvtps2pd ymm7, xmm3
         ; vextractf128 xmm3, ymm3, 1
-        ; vextractf128 xmm4, ymm4, 1
         ; vcvtps2pd ymm0, xmm3
-        ; vcvtps2pd ymm1, xmm4
-        ; vmulpd ymm0, ymm0, ymm1
         ; vhaddpd ymm7, ymm7, ymm0
         ; vpermpd ymm7, ymm7, LANE_ORDER
         ; vcvtps2pd ymm0, xmm2
         ; vaddpd ymm7, ymm7, ymm0
         ; vcvtpd2ps xmm7, ymm7
         // Lanes 4–7 likewise.
-        ; vcvtps2pd ymm0, xmm5
-        ; vcvtps2pd ymm1, xmm6
-        ; vmulpd ymm3, ymm0, ymm1
+        ; vcvtps2pd ymm3, xmm5
         ; vextractf128 xmm5, ymm5, 1
-        ; vextractf128 xmm6, ymm6, 1
         ; vcvtps2pd ymm0, xmm5
-        ; vcvtps2pd ymm1, xmm6
-        ; vmulpd ymm0, ymm0, ymm1
         ; vhaddpd ymm3, ymm3, ymm0
         ; vpermpd ymm3, ymm3, LANE_ORDER
         ; vextractf128 xmm2, ymm2, 1
