@@ -73,6 +73,7 @@ fn run_isa(image: &StandaloneImage, plan: &DispatchPlan, arena: &[u8]) {
         private_segment_size: 0,
         instruction_limit: 1 << 28,
         realtime: || 0,
+        serial: 0,
         tier: aqueduct_isa::native::Tier::Auto,
     };
     let mut lds = Vec::new();

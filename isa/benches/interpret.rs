@@ -69,7 +69,9 @@ impl Bench {
         Bench { name, _image: image, program, memory, kernargs, packet, grid, workgroup, lds }
     }
 
+    /// One dispatch of the kernel, numbered as the soft runtime numbers its dispatches.
     fn dispatch(&self, tier: Tier) -> Dispatch<'_> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Dispatch {
             program: &self.program,
             packet_address: &*self.packet as *const KernelDispatchPacket as u64,
@@ -82,6 +84,7 @@ impl Bench {
             private_segment_size: 0,
             instruction_limit: u64::MAX,
             realtime: || 0,
+            serial: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             tier,
         }
     }

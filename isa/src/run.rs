@@ -30,7 +30,7 @@ pub fn run_workgroup<M: Memory + ?Sized>(
     match code {
         Some(code) => {
             // The frame the workgroup's waves run with, and the host ranges they find.
-            let mut workgroup = native::Workgroup::new(dispatch.program, memory);
+            let mut workgroup = native::Workgroup::new(dispatch.program, memory, dispatch.serial);
             run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
                 native::run_wave(code, dispatch, wave, lds, shares, &mut workgroup)
             })
@@ -79,6 +79,7 @@ pub fn run_code(
         private_segment_size: registers.private_bytes as u32,
         instruction_limit: 1 << 20,
         realtime: || CLOCK,
+        serial: 0,
         tier,
     };
     let mut wave = Wave::blank();
@@ -96,7 +97,7 @@ pub fn run_code(
         Tier::Interpreter => None,
         _ => Some(native::compiled(&program).map_err(ExecError::NativeUnavailable)?),
     };
-    let mut workgroup = native::Workgroup::new(&program, memory);
+    let mut workgroup = native::Workgroup::new(&program, memory, 0);
     let result = loop {
         let turn = match &native {
             Some(code) => native::run_wave(code, &dispatch, &mut wave, lds, false, &mut workgroup),

@@ -58,6 +58,7 @@ impl Kernel {
                 private_segment_size: 0,
                 instruction_limit: 1000,
                 realtime: || 0,
+                serial: 0,
                 tier,
             };
             run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new())

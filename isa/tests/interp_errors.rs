@@ -51,6 +51,7 @@ fn dispatch(program: &Program, workgroup: [u16; 3], instruction_limit: u64, tier
         private_segment_size: 0,
         instruction_limit,
         realtime: || 0,
+        serial: 0,
         tier,
     }
 }

@@ -270,6 +270,7 @@ fn try_run(
             private_segment_size: metadata.private_segment_fixed_size,
             instruction_limit: 1 << 26,
             realtime,
+            serial: 0,
             tier,
         };
         let groups: [u32; 3] = std::array::from_fn(|axis| grid[axis].div_ceil(u32::from(workgroup[axis])));

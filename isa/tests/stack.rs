@@ -36,6 +36,7 @@ fn a_workgroup_runs_in_a_256_kib_stack() {
                 private_segment_size: 0,
                 instruction_limit: 1 << 24,
                 realtime: || 0,
+                serial: 0,
                 tier: aqueduct_isa::native::Tier::Auto,
             };
             let groups = plan.grid_size.div_ceil(plan.workgroup_size as u32);

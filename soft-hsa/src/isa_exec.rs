@@ -171,6 +171,7 @@ pub(crate) fn dispatch(
         private_segment_size: packet.private_segment_size,
         instruction_limit: INSTRUCTION_LIMIT,
         realtime: super::clock::device_ticks,
+        serial: memory.dispatch,
         tier: match runtime.config.kernel_execution {
             crate::KernelExecution::Isa => Tier::Interpreter,
             crate::KernelExecution::Native => Tier::Native,

@@ -38,6 +38,10 @@ pub struct Dispatch<'a> {
     pub realtime: fn() -> u64,
     /// Which tier runs the waves: the interpreter, compiled code, or compiled code where it can.
     pub tier: Tier,
+    /// A number no other dispatch in the process has, or 0 for none: under one, a thread's
+    /// native workgroups keep the host ranges the memory granted ([`crate::interp::Memory::host_range`],
+    /// valid for the rest of the dispatch) from one workgroup to the next.
+    pub serial: u64,
 }
 
 /// Runs workgroup `workgroup_id` of `dispatch` to its end on the interpreter, whatever tier the

@@ -67,6 +67,8 @@ pub(super) struct Frame {
     /// The shapes of LDS address rows last classified (`lds.rs`, `Chunks::load_whole`), one slot
     /// per address VGPR modulo [`ROW_SHAPES`].
     pub row_shapes: [RowShape; ROW_SHAPES],
+    /// The dispatch whose ranges `cache` holds (`Dispatch::serial`; 0: none).
+    pub serial: u64,
 }
 
 /// Address rows whose shape compiled code remembers.
@@ -115,7 +117,8 @@ pub(crate) const CACHED_RANGES: usize = 4;
 
 /// The host ranges a workgroup's accesses have found ([`Memory::host_range`]): compiled code
 /// tests an access against them before it calls out. Kept across the workgroup's turns and
-/// waves, all in one dispatch, for which the memory promises each range stays valid.
+/// waves, and across a thread's workgroups of one dispatch, for which the memory promises each
+/// range stays valid.
 #[repr(C)]
 #[derive(Clone, Copy, Default, Debug)]
 pub(crate) struct RangeCache {

@@ -28,8 +28,10 @@ thread_local! {
 }
 
 impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
-    /// A workgroup of `program`'s over `memory` (one dispatch, for which the range cache holds).
-    pub(crate) fn new(program: &'a crate::interp::Program, memory: &'a M) -> Self {
+    /// A workgroup of `program`'s over `memory` (one dispatch, for which the range cache holds):
+    /// the ranges the last workgroup on this thread found stay where it was of the same
+    /// dispatch (`serial`, [`crate::interp::launch::Dispatch::serial`], not 0).
+    pub(crate) fn new(program: &'a crate::interp::Program, memory: &'a M, serial: u64) -> Self {
         let mut frame = SPARE_FRAME.take().unwrap_or_else(|| {
             Box::new(Frame {
                 lane_bits: core::array::from_fn(|lane| 1 << lane),
@@ -46,6 +48,7 @@ impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
                 cache: RangeCache::default(),
                 matrix: MatrixScratch { a: [0.0; 256], b: [0.0; 256], d: [[0; LANES]; 8] },
                 row_shapes: [RowShape::UNKNOWN; ROW_SHAPES],
+                serial: 0,
             })
         });
         // What belongs to the last workgroup goes: its pointers, its memory's functions and the
@@ -58,12 +61,16 @@ impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
         frame.trampoline = core::ptr::null_mut();
         frame.fallback = fallback::<M>;
         frame.range = range::<M>;
-        // Emptied in place: a `RangeCache::default()` built on the stack and copied in was a
-        // store-forwarding stall, a fifth of this function's time in a fill.
-        for range in &mut frame.cache.ranges {
-            *range = HostRange::default();
+        // Emptied in place (a `RangeCache::default()` built on the stack and copied in was a
+        // store-forwarding stall, a fifth of this function's time in a fill), unless they are
+        // this dispatch's: then the workgroup's first access finds its range without a call.
+        if serial == 0 || frame.serial != serial {
+            for range in &mut frame.cache.ranges {
+                *range = HostRange::default();
+            }
+            frame.cache.next = 0;
+            frame.serial = serial;
         }
-        frame.cache.next = 0;
         Workgroup { frame: Some(frame), trampoline: Trampoline { program, memory, error: None, backward: false } }
     }
 }
@@ -170,5 +177,35 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
                 break Err(trampoline.error.take().unwrap_or(ExecError::PcOutOfRange { pc: wave.pc }));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interp::{Isa, Program, Regions};
+
+    #[test]
+    fn a_threads_workgroups_keep_their_dispatchs_ranges_and_no_other_dispatchs() {
+        // A kernel descriptor (the code 64 bytes on, wave32) and `s_endpgm`: a program to hold.
+        let mut image = vec![0u32; 16];
+        image[4] = 64;
+        image[14] = 1 << 10;
+        image.push(0xBFB0_0000);
+        let memory = Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4)]);
+        let program = Program::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the program loads");
+        let found = HostRange { start: 0x1000, end: 0x2000, delta: 7, writable: true };
+        // A workgroup of dispatch `serial` finds `found`; what does the next one start with?
+        let after = |first: u64, next: u64| {
+            {
+                let mut workgroup = Workgroup::new(&program, &memory, first);
+                workgroup.frame.as_mut().expect("a frame").cache.ranges[0] = found;
+            }
+            let workgroup = Workgroup::new(&program, &memory, next);
+            workgroup.frame.as_ref().expect("a frame").cache.ranges[0]
+        };
+        assert_eq!(after(5, 5), found, "the same dispatch keeps its ranges");
+        assert_eq!(after(5, 6), HostRange::default(), "another dispatch starts empty");
+        assert_eq!(after(0, 0), HostRange::default(), "without a number, every workgroup starts empty");
     }
 }
