@@ -95,7 +95,7 @@ pub(crate) fn for_each_workgroup(
     let kernel = packet.kernel_object;
     let known = PACES.with_borrow(|paces| paces.get(&kernel).copied());
     let mut pace = known.and_then(|(pace, uses)| (uses < REMEASURE_AFTER).then_some(pace));
-    let mut measured = false;
+    let mut measured = None;
     let mut start = 0;
     while start < total {
         runtime.arbiter.yield_to_higher(&running, || queue.stop.load(Ordering::Acquire));
@@ -103,15 +103,11 @@ pub(crate) fn for_each_workgroup(
         if let Some(alone) =
             claims::run_range(start..end, lanes - 1, pace, claims::HELPER_SHARE, &mut memory, &by_linear)
         {
-            (pace, measured) = (Some(alone), true);
+            (pace, measured) = (Some(alone), Some(alone));
         }
         start = end;
     }
-    let remembered = match (measured, pace, known) {
-        (true, Some(pace), _) => Some((pace, 0)),
-        (false, _, Some((pace, uses))) => Some((pace, uses.saturating_add(1))),
-        _ => None,
-    };
+    let remembered = measured.map(|pace| (pace, 0)).or(known.map(|(pace, uses)| (pace, uses.saturating_add(1))));
     if let Some(remembered) = remembered {
         PACES.with_borrow_mut(|paces| {
             if paces.len() >= PACED_KERNELS && !paces.contains_key(&kernel) {
