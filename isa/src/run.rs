@@ -40,7 +40,7 @@ pub fn run_workgroup<M: Memory + ?Sized>(
 }
 
 /// Runs `words`, straight-line `isa` code (an `s_endpgm` is added after it), as a kernel's one
-/// wave32 wave from `registers`, with `memory` and the workgroup's `lds`, on `tier`: compiled
+/// wave from `registers` (wave64 where they hold a high half, [`Registers::wave64`]), with `memory` and the workgroup's `lds`, on `tier`: compiled
 /// by the native tier, or planned and stepped by the interpreter, through the same wave loops a
 /// dispatch runs. Returns the instructions executed, or the wave's error (its PC as if the code
 /// started at [`PC`]); the registers hold the wave's state when it stopped either way. A barrier releases at once (the wave is alone). This is how
@@ -53,13 +53,15 @@ pub fn run_code(
     lds: &mut [u8],
     tier: Tier,
 ) -> Result<u64, ExecError> {
-    // A kernel descriptor (AMDGPUUsage): the code 64 bytes on, wave32, enough VGPRs (granules
-    // of 8), then the code and `s_endpgm` (gfx11: 0xBFB00000; gfx10: 0xBF810000).
-    let granules = registers.vgpr.len().div_ceil(8).max(1) as u32;
+    // A kernel descriptor (AMDGPUUsage): the code 64 bytes on, wave32 (ENABLE_WAVEFRONT_SIZE32)
+    // or wave64, enough VGPRs (granules of 8 for wave32, 4 for wave64), then the code and
+    // `s_endpgm` (gfx11: 0xBFB00000; gfx10: 0xBF810000).
+    let wide = !registers.high_vgpr.is_empty();
+    let granules = registers.vgpr.len().div_ceil(if wide { 4 } else { 8 }).max(1) as u32;
     let mut image = vec![0u32; 16];
     image[4] = 64;
     image[12] = granules - 1;
-    image[14] = 1 << 10;
+    image[14] = if wide { 0 } else { 1 << 10 };
     image.extend_from_slice(words);
     image.push(match isa {
         Isa::Gfx11 => 0xBFB0_0000,
@@ -73,8 +75,8 @@ pub fn run_code(
         queue_address: 0,
         kernarg_address: 0,
         dispatch_id: 0,
-        grid: [32, 1, 1],
-        workgroup: [32, 1, 1],
+        grid: [if wide { 64 } else { 32 }, 1, 1],
+        workgroup: [if wide { 64 } else { 32 }, 1, 1],
         group_segment_size: lds.len() as u32,
         private_segment_size: registers.private_bytes as u32,
         instruction_limit: 1 << 20,
@@ -92,7 +94,13 @@ pub fn run_code(
     wave.mode = registers.mode;
     wave.private_bytes = registers.private_bytes;
     wave.scratch = core::mem::take(&mut registers.scratch);
-    wave.scratch.resize(registers.private_bytes * LANES, 0);
+    wave.scratch.resize(registers.private_bytes * LANES * if wide { 2 } else { 1 }, 0);
+    if wide {
+        wave.wide = true;
+        wave.other.vgpr = core::mem::take(&mut registers.high_vgpr);
+        wave.other.vgpr.resize(wave.vgpr.len(), [0; LANES]);
+        wave.other.scratch = wave.scratch.split_off(registers.private_bytes * LANES);
+    }
     let native = match tier {
         Tier::Interpreter => None,
         _ => Some(native::compiled(&program).map_err(ExecError::NativeUnavailable)?),
@@ -109,9 +117,19 @@ pub fn run_code(
             Ok(()) => wave.at_barrier = false,
         }
     };
+    // A wave64 wave that failed in its high half stopped with that half swapped in (the
+    // interpreter's loop leaves it so); its registers are read from the low half's side.
+    if wave.half == 1 {
+        wave.swap_halves();
+    }
     wave.vgpr.truncate(rows);
     registers.sgpr = wave.sgpr;
     registers.vgpr = core::mem::take(&mut wave.vgpr);
+    if wide {
+        wave.other.vgpr.truncate(rows);
+        registers.high_vgpr = core::mem::take(&mut wave.other.vgpr);
+        wave.scratch.append(&mut wave.other.scratch);
+    }
     registers.scc = wave.scc;
     registers.mode = wave.mode;
     registers.scratch = core::mem::take(&mut wave.scratch);

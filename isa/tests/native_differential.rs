@@ -93,9 +93,37 @@ fn value_f16_pair(rng: &mut Rng) -> u32 {
     half(rng) << 16 | half(rng)
 }
 
-fn registers(rng: &mut Rng, buffer: u64) -> Registers {
-    let mut registers = Registers::new(16);
-    for row in registers.vgpr.iter_mut() {
+fn registers(rng: &mut Rng, buffer: u64, wave64: bool) -> Registers {
+    let mut registers = if wave64 { Registers::wave64(16) } else { Registers::new(16) };
+    fill_rows(rng, &mut registers.vgpr, buffer);
+    fill_rows(rng, &mut registers.high_vgpr, buffer);
+    for field in (0..16).chain([106, 107, 125]) {
+        registers.sgpr[field] = value(rng, 0);
+    }
+    registers.sgpr[126] = if rng.chance(50) { u32::MAX } else { rng.next() as u32 };
+    if wave64 {
+        registers.sgpr[127] = if rng.chance(50) { u32::MAX } else { rng.next() as u32 };
+    }
+    if rng.chance(50) {
+        registers.sgpr[0] = buffer as u32;
+        registers.sgpr[1] = (buffer >> 32) as u32;
+    }
+    registers.scc = rng.chance(50);
+    if rng.chance(20) {
+        // Directed rounding or flushed denormals, where the native tier's float operations take
+        // the interpreter's step.
+        registers.mode = (registers.mode & !0xFF) | rng.below(256) as u32;
+    }
+    registers
+}
+
+/// Random VGPR rows (one half's, for a wave64 wave): special and ordinary values, LDS address
+/// patterns, and global address pairs into the buffer at `buffer`.
+fn fill_rows(rng: &mut Rng, rows: &mut [[u32; 32]], buffer: u64) {
+    if rows.is_empty() {
+        return;
+    }
+    for row in rows.iter_mut() {
         // Some rows one value (a broadcast LDS address, a uniform operand), some consecutive
         // dwords (a tile row's LDS addresses), the rest lane by lane.
         let uniform = rng.chance(20).then(|| value(rng, 0));
@@ -141,10 +169,6 @@ fn registers(rng: &mut Rng, buffer: u64) -> Registers {
             };
         }
     }
-    for field in (0..16).chain([106, 107, 125]) {
-        registers.sgpr[field] = value(rng, 0);
-    }
-    registers.sgpr[126] = if rng.chance(50) { u32::MAX } else { rng.next() as u32 };
     // Global addresses: v[0:1] (and often v[2:3]) a pair into the buffer, s[0:1] its base: a
     // tile row's consecutive elements, or lane by lane with most lanes in bounds and some not, and
     // now and then a lane whose high half differs from the others'.
@@ -164,25 +188,14 @@ fn registers(rng: &mut Rng, buffer: u64) -> Registers {
                     _ => rng.next() >> 40,
                 };
                 let address = buffer + offset;
-                registers.vgpr[pair][lane] = address as u32;
-                registers.vgpr[pair + 1][lane] = (address >> 32) as u32;
+                rows[pair][lane] = address as u32;
+                rows[pair + 1][lane] = (address >> 32) as u32;
             }
             if rng.chance(5) {
-                registers.vgpr[pair + 1][rng.below(32) as usize] ^= 1;
+                rows[pair + 1][rng.below(32) as usize] ^= 1;
             }
         }
     }
-    if rng.chance(50) {
-        registers.sgpr[0] = buffer as u32;
-        registers.sgpr[1] = (buffer >> 32) as u32;
-    }
-    registers.scc = rng.chance(50);
-    if rng.chance(20) {
-        // Directed rounding or flushed denormals, where the native tier's float operations take
-        // the interpreter's step.
-        registers.mode = (registers.mode & !0xFF) | rng.below(256) as u32;
-    }
-    registers
 }
 
 /// A scalar source: an SGPR, VCC, M0, EXEC (rarely), an inline constant or SCC.
@@ -191,11 +204,8 @@ fn scalar_source(rng: &mut Rng) -> u32 {
         0..=3 => rng.below(12) as u32,
         4 => rng.pick(&[106, 107, 125]),
         5 => {
-            if rng.chance(20) {
-                126
-            } else {
-                0
-            }
+            // EXEC's halves (a wave64 wave's high half reads them as the interpreter holds them).
+            if rng.chance(20) { rng.pick(&[126, 127]) } else { 0 }
         }
         6 => 128 + rng.below(65) as u32,
         7 => 193 + rng.below(16) as u32,
@@ -347,7 +357,9 @@ fn drawn(operation: &Operation) -> bool {
     operation.runs && operation.probe_error.is_none() && !memory && !reads_pc
 }
 
-fn fuzz(isa: Isa, seed: u64) {
+/// Runs `AQUEDUCT_FUZZ_SEQUENCES` (600) random sequences of `isa` code from `seed` on both tiers
+/// in a wave32 wave, or a wave64 one (`wave64`), and compares what they leave.
+fn fuzz(isa: Isa, seed: u64, wave64: bool) {
     let pool: Vec<Operation> = operations(isa).into_iter().filter(drawn).collect();
     assert!(pool.len() > 500, "{isa:?}: {} operations drawn", pool.len());
     let sequences = std::env::var("AQUEDUCT_FUZZ_SEQUENCES").ok().and_then(|text| text.parse().ok()).unwrap_or(600);
@@ -370,7 +382,7 @@ fn fuzz(isa: Isa, seed: u64) {
         // it, and the closure that runs them is called from several places).
         let buffer = std::cell::RefCell::new(vec![0u32; BUFFER_BYTES / 4]);
         let address = buffer.borrow_mut().as_mut_ptr() as u64;
-        let start = registers(&mut rng, address);
+        let start = registers(&mut rng, address, wave64);
         let lds_start: Vec<u8> = (0..LDS_BYTES).map(|_| rng.next() as u8).collect();
         let buffer_start: Vec<u32> = (0..BUFFER_BYTES / 4).map(|_| value(&mut rng, 0)).collect();
         let memory = Regions(vec![(address, BUFFER_BYTES as u64)]);
@@ -395,10 +407,11 @@ fn fuzz(isa: Isa, seed: u64) {
         };
         let context = || {
             format!(
-                "{isa:?} seed {seed:#x} sequence {sequence}: {names:?}\n  words {words:08x?}\n  first differing: {}\n  MODE {:#x}, EXEC {:#x}, SCC {}",
+                "{isa:?} {} seed {seed:#x} sequence {sequence}: {names:?}\n  words {words:08x?}\n  first differing: {}\n  MODE {:#x}, EXEC {:#x}, SCC {}",
+                if wave64 { "wave64" } else { "wave32" },
                 first(),
                 start.mode,
-                start.sgpr[126],
+                (start.sgpr[127] as u64) << 32 | start.sgpr[126] as u64,
                 start.scc
             )
         };
@@ -415,10 +428,16 @@ fn fuzz(isa: Isa, seed: u64) {
                 context()
             );
         }
-        for (index, (row, expected_row)) in registers.vgpr.iter().zip(&expected.vgpr).enumerate() {
+        assert_eq!(registers.high_vgpr.len(), expected.high_vgpr.len());
+        let rows = |registers: &Registers| {
+            let high = registers.high_vgpr.iter().enumerate().map(|(index, row)| (index, 32, *row));
+            registers.vgpr.iter().enumerate().map(|(index, row)| (index, 0, *row)).chain(high).collect::<Vec<_>>()
+        };
+        for ((index, first_lane, row), (_, _, expected_row)) in rows(&registers).into_iter().zip(rows(&expected)) {
             if let Some(lane) = (0..32).find(|&lane| row[lane] != expected_row[lane]) {
                 panic!(
-                    "v{index} lane {lane} differs: native {:#010x}, interpreter {:#010x}\n{}",
+                    "v{index} lane {} differs: native {:#010x}, interpreter {:#010x}\n{}",
+                    first_lane + lane,
                     row[lane],
                     expected_row[lane],
                     context()
@@ -435,12 +454,24 @@ fn fuzz(isa: Isa, seed: u64) {
 
 #[test]
 fn gfx11_sequences_agree_on_both_tiers() {
-    fuzz(Isa::Gfx11, 0x5EED_0011);
+    fuzz(Isa::Gfx11, 0x5EED_0011, false);
 }
 
 #[test]
 fn gfx10_3_sequences_agree_on_both_tiers() {
-    fuzz(Isa::Gfx10_3, 0x5EED_1030);
+    fuzz(Isa::Gfx10_3, 0x5EED_1030, false);
+}
+
+/// Wave64: each per-half instruction's code twice, the high half's with its own rows, EXEC and
+/// lane-mask halves; the lane-crossing ones as the interpreter's step over all 64 lanes.
+#[test]
+fn gfx11_wave64_sequences_agree_on_both_tiers() {
+    fuzz(Isa::Gfx11, 0x5EED_0064, true);
+}
+
+#[test]
+fn gfx10_3_wave64_sequences_agree_on_both_tiers() {
+    fuzz(Isa::Gfx10_3, 0x5EED_1064, true);
 }
 
 /// A call through `s_swappc_b64` reaches code the native tier does not compile (no fall-through

@@ -63,10 +63,14 @@ pub struct Registers {
     pub sgpr: [u32; 128],
     /// VGPR rows, one value per lane.
     pub vgpr: Vec<[u32; LANES]>,
+    /// A wave64 wave's lanes 32–63, row for row with `vgpr`; empty for a wave32 wave
+    /// ([`crate::run::run_code`] runs a wave64 wave where it is not).
+    pub high_vgpr: Vec<[u32; LANES]>,
     pub scc: bool,
     /// The MODE register (round and denormal fields, DX10_CLAMP, IEEE).
     pub mode: u32,
-    /// Each lane's private (scratch) bytes, `private_bytes` a lane, lane after lane.
+    /// Each lane's private (scratch) bytes, `private_bytes` a lane, lane after lane (64 lanes'
+    /// for a wave64 wave).
     pub scratch: Vec<u8>,
     pub private_bytes: usize,
 }
@@ -80,11 +84,20 @@ impl Registers {
         Registers {
             sgpr,
             vgpr: vec![[0; LANES]; vgprs],
+            high_vgpr: Vec::new(),
             scc: false,
             mode: super::wave::MODE_IEEE_FLOAT | 0x300,
             scratch: Vec::new(),
             private_bytes: 0,
         }
+    }
+
+    /// As [`Registers::new`], for a wave64 wave: `vgprs` VGPRs in each half, EXEC all 64 lanes.
+    pub fn wave64(vgprs: usize) -> Registers {
+        let mut registers = Registers::new(vgprs);
+        registers.sgpr[super::wave::EXEC as usize + 1] = u32::MAX;
+        registers.high_vgpr = vec![[0; LANES]; vgprs];
+        registers
     }
 }
 

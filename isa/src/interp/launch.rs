@@ -492,7 +492,7 @@ fn high_half_next(wave: &mut Wave, plan: &Plan) -> bool {
 /// `ds_append`/`ds_consume`, which count them all. DPP,
 /// `v_permlane16/x16` and `ds_swizzle` stay within 32 lanes and run per half (RDNA ISA guides:
 /// rows of 16, `ds_swizzle`'s 32-lane groups).
-fn per_half(plan: &Plan) -> bool {
+pub(crate) fn per_half(plan: &Plan) -> bool {
     use crate::gfx11::Opcode::*;
     match plan {
         Plan::Scalar | Plan::Unsupported => false,

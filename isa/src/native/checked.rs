@@ -222,8 +222,9 @@ pub(super) fn division(e: &mut Emitter<'_>, which: u32, srcs: &[Src], k: i32) {
     load(e, 2, srcs[1], k);
     load(e, 3, srcs[2], k);
     if which == 1 {
-        // Any operand infinite or NaN (all exponent bits set), or VCC set in the lane.
-        let bits = LANE_BITS + 32 * k;
+        // Any operand infinite or NaN (all exponent bits set), or VCC (the running half's) set
+        // in the lane.
+        let (bits, vcc) = (LANE_BITS + 32 * k, sgpr(e.mask_slot(VCC)));
         dynasm!(e.ops
             ; .arch x64
             ; vmovaps ymm7, ymm1
@@ -237,7 +238,7 @@ pub(super) fn division(e: &mut Emitter<'_>, which: u32, srcs: &[Src], k: i32) {
             ; vpand ymm4, ymm3, ymm5
             ; vpcmpeqd ymm4, ymm4, ymm5
             ; vpor ymm0, ymm0, ymm4
-            ; vpbroadcastd ymm4, [r12 + sgpr(VCC)]
+            ; vpbroadcastd ymm4, [r12 + vcc]
             ; vpand ymm4, ymm4, [r14 + bits]
             ; vpcmpeqd ymm4, ymm4, [r14 + bits]
             ; vpor ymm0, ymm0, ymm4

@@ -88,12 +88,14 @@ fn holds(e: &mut Emitter<'_>, condition: Condition) {
     dynasm!(e.ops ; .arch x64 ; mov r8d, eax);
 }
 
-/// Writes a compare's lanes (`r8d`) to `target`, 0 in inactive lanes.
+/// Writes a compare's lanes (`r8d`) to `target`, 0 in inactive lanes
+/// (a lane mask: the running half's part of it, `Emitter::mask_slot`).
 pub(super) fn write_lanes(e: &mut Emitter<'_>, target: u32) {
-    dynasm!(e.ops ; .arch x64 ; and r8d, [r12 + sgpr(EXEC)]);
-    if target != NULL && target < 128 {
-        dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(target)], r8d);
-        if target == EXEC {
+    let (exec, slot) = (e.exec(), e.mask_slot(target));
+    dynasm!(e.ops ; .arch x64 ; and r8d, [r12 + exec]);
+    if target != NULL && slot < 128 {
+        dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(slot)], r8d);
+        if sgpr(slot) == exec {
             e.masks();
         }
     }

@@ -8,10 +8,11 @@ use dynasmrt::x64::Assembler;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 use super::NativeCode;
-use super::emit::{EXECUTED, Emitter, FRAME_LDS, FRAME_LDS_LEN, FRAME_VGPR, FRAME_WAVE};
+use super::emit::{Cold, EXECUTED, Emitter, FRAME_LDS, FRAME_LDS_LEN, FRAME_VGPR, FRAME_WAVE, Part};
 use super::frame::Exit;
 use crate::gfx11::Encoding;
 use crate::interp::Program;
+use crate::interp::launch::per_half;
 use crate::interp::program::{Decoded, Plan};
 
 /// Compiles `program` (a wave32 program, on a host with AVX2 and FMA: the caller checks).
@@ -24,7 +25,19 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         (0..=words).map(|index| (index == words || reached[index]).then(|| ops.new_dynamic_label())).collect();
     let exit = ops.new_dynamic_label();
     let vgprs = (program.descriptor.vgprs() + program.extra_vgprs) as u32;
-    let mut e = Emitter { ops, program, labels, exit, cold: Vec::new(), vgprs, constants: Vec::new() };
+    let wide = !program.descriptor.wave32();
+    let mut e = Emitter {
+        ops,
+        program,
+        labels,
+        exit,
+        cold: Vec::new(),
+        vgprs,
+        constants: Vec::new(),
+        wide,
+        part: Part::Whole,
+        part_end: None,
+    };
 
     // The prologue: callee-saved registers, the frame's pointers, the masks, and the entry.
     let prologue = e.ops.offset().0;
@@ -74,7 +87,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
             ; add rbp, 1
         );
         let index = index as u32;
-        if translate(&mut e, index, decoded) {
+        if translate_parts(&mut e, index, decoded) {
             translated += 1;
         } else {
             *untranslated.entry(decoded.mnemonic()).or_insert(0) += 1;
@@ -87,11 +100,13 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
     e.leave(program.entry + words as u64 * 4, Exit::Jump);
 
     let cold_start = e.ops.offset().0;
-    for (label, index, resume) in core::mem::take(&mut e.cold) {
+    for Cold { label, index, resume, part } in core::mem::take(&mut e.cold) {
         dynasm!(e.ops ; .arch x64 ; =>label);
+        e.part = part;
         e.step(index);
         dynasm!(e.ops ; .arch x64 ; jmp =>resume);
     }
+    e.part = Part::Whole;
 
     for (label, values) in core::mem::take(&mut e.constants) {
         dynasm!(e.ops ; .arch x64 ; .align 32 ; =>label);
@@ -120,7 +135,45 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
     })
 }
 
-/// Emits instruction `index`'s translation; false (nothing emitted) where it has none.
+/// Emits instruction `index`'s translation, with `e.part` whole; false (nothing emitted, the
+/// part whole again) where it has none.
+///
+/// A wave64 wave's per-half instruction (`interp::launch::per_half`) is translated once per
+/// half, as the interpreter steps it: the low half's code, then the high half's with its rows
+/// and masks, then back to the low half's. One that runs once (scalar, and the lane-crossing
+/// ones that see all 64 lanes) has no wave64 translation except the scalar ones.
+fn translate_parts(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
+    if !e.wide {
+        return translate(e, index, decoded);
+    }
+    if !per_half(&decoded.plan) {
+        return matches!(decoded.plan, Plan::Scalar) && translate(e, index, decoded);
+    }
+    // Each half's slow paths and early exits go on at the end of that half's code.
+    let (low_end, high_end) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+    e.part = Part::Low;
+    e.part_end = Some(low_end);
+    if !translate(e, index, decoded) {
+        e.part = Part::Whole;
+        e.part_end = None;
+        return false;
+    }
+    dynasm!(e.ops ; .arch x64 ; =>low_end);
+    e.enter_high_half();
+    e.part_end = Some(high_end);
+    if !translate(e, index, decoded) {
+        // Not reached (a translation depends on the instruction alone), but the half's step
+        // would serve.
+        e.step(index);
+    }
+    dynasm!(e.ops ; .arch x64 ; =>high_end);
+    e.part_end = None;
+    e.leave_halves();
+    true
+}
+
+/// Emits instruction `index`'s translation for `e.part`; false (nothing emitted) where it has
+/// none.
 fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
     match &decoded.plan {
         Plan::Vector(op) => super::vector::translate(e, index, decoded, op),

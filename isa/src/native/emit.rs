@@ -8,7 +8,7 @@ use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 use super::frame::{CACHED_RANGES, Exit, Frame, MatrixScratch, RangeCache, RowShape};
 use crate::interp::program::Decoded;
-use crate::interp::wave::{EXEC, LANES, Wave};
+use crate::interp::wave::{EXEC, LANES, NULL, Wave};
 use crate::interp::{HostRange, Program};
 
 /// Byte offsets compiled code reads the wave and the frame at.
@@ -36,6 +36,7 @@ pub(super) const FRAME_VGPR: i32 = offset_of!(Frame, vgpr) as i32;
 pub(super) const FRAME_LDS: i32 = offset_of!(Frame, lds) as i32;
 pub(super) const FRAME_LDS_LEN: i32 = offset_of!(Frame, lds_len) as i32;
 pub(super) const YIELD_AT: i32 = offset_of!(Frame, yield_at) as i32;
+pub(super) const FRAME_VGPR_HIGH: i32 = offset_of!(Frame, vgpr_high) as i32;
 const FALLBACK: i32 = offset_of!(Frame, fallback) as i32;
 const RANGE: i32 = offset_of!(Frame, range) as i32;
 const CACHE: i32 = (offset_of!(Frame, cache) + offset_of!(RangeCache, ranges)) as i32;
@@ -49,6 +50,15 @@ pub(super) const fn sgpr(field: u32) -> i32 {
     SGPR + 4 * field as i32
 }
 
+/// A slow path, emitted after the code: the interpreter's step for `part` of instruction
+/// `index`, then on at `resume`.
+pub(super) struct Cold {
+    pub label: DynamicLabel,
+    pub index: u32,
+    pub resume: DynamicLabel,
+    pub part: Part,
+}
+
 /// One compilation in progress.
 pub(super) struct Emitter<'p> {
     pub ops: Assembler,
@@ -56,12 +66,35 @@ pub(super) struct Emitter<'p> {
     /// Per word of the code: the label of the instruction starting there; the last is the end.
     pub labels: Vec<Option<DynamicLabel>>,
     pub exit: DynamicLabel,
-    /// Slow paths, emitted after the code: (their label, the instruction, where to go on).
-    pub cold: Vec<(DynamicLabel, u32, DynamicLabel)>,
+    /// Slow paths, emitted after the code.
+    pub cold: Vec<Cold>,
     /// VGPR rows each wave holds: compiled code touches no row past them.
     pub vgprs: u32,
     /// Eight-lane constants code reads (`[=>label]`), emitted after the slow paths.
     pub constants: Vec<(DynamicLabel, [u32; 8])>,
+    /// Whether the program is wave64's: its per-half instructions are emitted once per half
+    /// (`compile.rs`).
+    pub wide: bool,
+    /// What the code being emitted runs: [`Part::Whole`] (a wave32 instruction, or a wave64
+    /// instruction that runs once), or one half of a wave64 wave's per-half instruction.
+    pub part: Part,
+    /// Where a half's code ends (the other half's code, or the return to the low half's rows
+    /// after the high half), while a half is emitted: what [`Emitter::next_label`] gives then.
+    pub part_end: Option<DynamicLabel>,
+}
+
+/// What of an instruction a piece of compiled code runs, and so what its interpreter step runs
+/// (the trampoline's `part`, [`super::frame::fallback`]).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Part {
+    /// The instruction: for a wave64 wave's per-half instruction, both halves, low first (as
+    /// `interp::launch::run_wave` runs it).
+    Whole = 0,
+    /// A wave64 wave's lanes 0–31.
+    Low = 1,
+    /// A wave64 wave's lanes 32–63: `r13` holds their rows and `ymm12`–`ymm15` their masks.
+    High = 2,
 }
 
 impl Emitter<'_> {
@@ -74,8 +107,12 @@ impl Emitter<'_> {
         self.labels.get((offset / 4) as usize).copied().flatten()
     }
 
-    /// The label of the instruction after the one at word `index` (or the end's).
+    /// Where compiled code goes on after instruction `index`'s code for the running part: the
+    /// next instruction's label (or the end's), or the end of the half being emitted.
     pub fn next_label(&self, index: u32, decoded: &Decoded) -> DynamicLabel {
+        if let Some(end) = self.part_end {
+            return end;
+        }
         let next = index as usize + decoded.len as usize / 4;
         self.labels.get(next).copied().flatten().unwrap_or_else(|| self.labels.last().unwrap().unwrap())
     }
@@ -85,11 +122,32 @@ impl Emitter<'_> {
         self.program.entry + index as u64 * 4
     }
 
-    /// Recomputes the inactive-lane masks in `ymm12`–`ymm15` from EXEC.
+    /// The SGPR slot that field `field` reads as data in the running part: while a wave64
+    /// wave's high half runs, the interpreter holds `exec_lo` and `exec_hi` swapped
+    /// (`Wave::swap_halves`), and compiled code reads what it would.
+    pub fn scalar_slot(&self, field: u32) -> u32 {
+        if self.part == Part::High && (field == EXEC || field == EXEC + 1) { field ^ 1 } else { field }
+    }
+
+    /// The SGPR slot of the running half's part of the lane mask at `field`
+    /// (`Wave::mask_register`: `s[n+1]` for the high half; `null` stays, and EXEC is the
+    /// running half's). A slot of 128 or more reads as 0 and drops writes, as `Wave` does.
+    pub fn mask_slot(&self, field: u32) -> u32 {
+        let high = (self.part == Part::High) as u32;
+        self.scalar_slot(if field == NULL || field == EXEC { field } else { field + high })
+    }
+
+    /// The byte offset of the running half's EXEC in the wave.
+    pub fn exec(&self) -> i32 {
+        sgpr(self.mask_slot(EXEC))
+    }
+
+    /// Recomputes the inactive-lane masks in `ymm12`–`ymm15` from the running half's EXEC.
     pub fn masks(&mut self) {
+        let exec = self.exec();
         dynasm!(self.ops
             ; .arch x64
-            ; vpbroadcastd ymm11, [r12 + sgpr(EXEC)]
+            ; vpbroadcastd ymm11, [r12 + exec]
             ; vpxor xmm10, xmm10, xmm10
         );
         for k in 0..4 {
@@ -106,9 +164,10 @@ impl Emitter<'_> {
     /// Jumps to `otherwise` unless EXEC holds all 32 lanes: the test before a path for whole
     /// rows (`rows.rs`).
     pub fn unless_every_lane(&mut self, otherwise: DynamicLabel) {
+        let exec = self.exec();
         dynasm!(self.ops
             ; .arch x64
-            ; cmp DWORD [r12 + sgpr(EXEC)], -1
+            ; cmp DWORD [r12 + exec], -1
             ; jne =>otherwise
         );
     }
@@ -198,12 +257,14 @@ impl Emitter<'_> {
         dynasm!(self.ops ; .arch x64 ; =>found);
     }
 
-    /// The interpreter's step for instruction `index`, inline: on unless it left.
+    /// The interpreter's step for instruction `index` (the running part of it), inline: on
+    /// unless it left.
     pub fn step(&mut self, index: u32) {
         dynasm!(self.ops
             ; .arch x64
             ; mov rdi, r14
             ; mov esi, index as i32
+            ; mov edx, self.part as i32
             ; vzeroupper
             ; call QWORD [r14 + FALLBACK]
             ; test eax, eax
@@ -212,21 +273,37 @@ impl Emitter<'_> {
         self.masks();
     }
 
-    /// A label whose code runs instruction `index` through the interpreter's step and goes on at
-    /// `resume`: the slow path of a translation whose fast path's assumptions fail at run time.
+    /// A label whose code runs instruction `index` (the running part of it) through the
+    /// interpreter's step and goes on at `resume`: the slow path of a translation whose fast
+    /// path's assumptions fail at run time.
     pub fn slow_path(&mut self, index: u32, resume: DynamicLabel) -> DynamicLabel {
         let label = self.ops.new_dynamic_label();
-        self.cold.push((label, index, resume));
+        self.cold.push(Cold { label, index, resume, part: self.part });
         label
+    }
+
+    /// Goes on as a wave64 wave's high half: its rows in `r13`, its masks in `ymm12`–`ymm15`.
+    pub fn enter_high_half(&mut self) {
+        self.part = Part::High;
+        dynasm!(self.ops ; .arch x64 ; mov r13, [r14 + FRAME_VGPR_HIGH]);
+        self.masks();
+    }
+
+    /// Back to the whole wave after a per-half instruction: the low half's rows and masks.
+    pub fn leave_halves(&mut self) {
+        self.part = Part::Whole;
+        dynasm!(self.ops ; .arch x64 ; mov r13, [r14 + FRAME_VGPR]);
+        self.masks();
     }
 
     /// Emits `body` once for each lane EXEC holds, in lane order, with the lane's index in `ecx`
     /// (`body` keeps `edx`, the lanes still to go).
     pub fn each_active_lane(&mut self, body: impl FnOnce(&mut Self)) {
         let (lane, done) = (self.ops.new_dynamic_label(), self.ops.new_dynamic_label());
+        let exec = self.exec();
         dynasm!(self.ops
             ; .arch x64
-            ; mov edx, [r12 + sgpr(EXEC)]
+            ; mov edx, [r12 + exec]
             ; test edx, edx
             ; jz =>done
             ; =>lane

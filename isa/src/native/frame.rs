@@ -5,7 +5,8 @@
 //! instruction at the wave's PC. It returns an exit code ([`Exit`]) with the wave's PC stored.
 //!
 //! Registers while compiled code runs:
-//! - `r12`: the `Wave`; `r13`: its VGPR rows (`Wave::vgpr`, which no step reallocates);
+//! - `r12`: the `Wave`; `r13`: its VGPR rows (`Wave::vgpr`, which no step reallocates), or a
+//!   wave64 wave's high half's while that half's code runs (`emit::Part::High`);
 //!   `r14`: the [`Frame`]; `r15`: the LDS; `rbx`: the LDS's length in bytes;
 //! - `rbp`: the wave's executed-instruction count (`Wave::executed`), stored back at every exit;
 //! - `ymm12`–`ymm15`: the inactive lanes of EXEC, 8 per register (all ones where a lane's EXEC
@@ -13,7 +14,8 @@
 //!   write EXEC;
 //! - everything else is scratch within one instruction's code.
 
-use crate::interp::launch::step;
+use super::emit::Part;
+use crate::interp::launch::{per_half, step};
 use crate::interp::wave::{Flow, LANES, Wave};
 use crate::interp::{ExecError, HostRange, Memory, Program};
 
@@ -50,12 +52,16 @@ pub(super) struct Frame {
     pub scratch: [[u32; LANES]; 4],
     pub wave: *mut Wave,
     pub vgpr: *mut [u32; LANES],
+    /// A wave64 wave's high half's rows (`Half::vgpr`, which no step reallocates either); null
+    /// for wave32.
+    pub vgpr_high: *mut [u32; LANES],
     pub lds: *mut u8,
     pub lds_len: u64,
     /// A backward branch leaves compiled code once `Wave::executed` reaches this.
     pub yield_at: u64,
-    /// The interpreter's step for instruction `index` (a word index from the entry).
-    pub fallback: unsafe extern "sysv64" fn(*mut Frame, u32) -> u32,
+    /// The interpreter's step for a part ([`Part`]) of instruction `index` (a word index from
+    /// the entry).
+    pub fallback: unsafe extern "sysv64" fn(*mut Frame, u32, u32) -> u32,
     /// Where a global access range lies in host memory ([`range`]).
     pub range: unsafe extern "sysv64" fn(*mut Frame, u64, u64, u32) -> u64,
     /// The [`Trampoline`] the fallback runs against.
@@ -177,15 +183,18 @@ pub(super) unsafe extern "sysv64" fn map_row(function: usize, dst: *mut u32, src
     }
 }
 
-/// Runs instruction `index` through the interpreter's step on the frame's wave, and says what
-/// compiled code does next ([`Exit::Next`]: go on; otherwise leave, the PC stored).
+/// Runs `part` ([`Part`] as a number) of instruction `index` through the interpreter's step on
+/// the frame's wave, and says what compiled code does next ([`Exit::Next`]: go on; otherwise
+/// leave, the PC stored). A wave64 wave's whole per-half instruction runs as the interpreter's
+/// wave loop runs it: the low half, then the high half swapped in; a half runs alone for a slow
+/// path within that half's code. The wave is back in its low half whatever happens.
 ///
 /// # Safety
 /// `frame` is the frame compiled code runs with: its wave, LDS and trampoline pointers are live
 /// and nothing else refers to them while this runs; its trampoline is a `Trampoline<M>`; `index`
 /// is an instruction of the program. The CPU has AVX2 and FMA (the step is the AVX2 build).
 #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
-pub(super) unsafe extern "sysv64" fn fallback<M: Memory + ?Sized>(frame: *mut Frame, index: u32) -> u32 {
+pub(super) unsafe extern "sysv64" fn fallback<M: Memory + ?Sized>(frame: *mut Frame, index: u32, part: u32) -> u32 {
     // SAFETY: the caller's contract: the frame's pointers are live and unaliased during the call.
     let frame = unsafe { &mut *frame };
     let trampoline = unsafe { &mut *(frame.trampoline as *mut Trampoline<'_, M>) };
@@ -202,7 +211,19 @@ pub(super) unsafe extern "sysv64" fn fallback<M: Memory + ?Sized>(frame: *mut Fr
     };
     wave.pc = pc;
     let next = pc + decoded.len as u64;
-    let exit = match step::<M, true>(trampoline.memory, wave, decoded, lds) {
+    let memory = trampoline.memory;
+    let stepped = if !wave.wide || !per_half(&decoded.plan) || part == Part::Low as u32 {
+        step::<M, true>(memory, wave, decoded, lds)
+    } else {
+        let low = if part == Part::Whole as u32 { step::<M, true>(memory, wave, decoded, lds) } else { Ok(Flow::Next) };
+        low.and_then(|_| {
+            wave.swap_halves();
+            let high = step::<M, true>(memory, wave, decoded, lds);
+            wave.swap_halves();
+            high
+        })
+    };
+    let exit = match stepped {
         Ok(Flow::Next) => Exit::Next,
         Ok(Flow::Jump(target)) => {
             wave.pc = target;

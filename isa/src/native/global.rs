@@ -48,7 +48,9 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     };
     // SADDR names an SGPR pair (GLOBAL only); `null` (0x7C) is "off": the VGPR pair is the address.
     let scalar_base = instruction.encoding == Encoding::Global && saddr != NULL;
-    if scalar_base && saddr >= 127 {
+    // (A wave64 wave's halves read EXEC's pair as the interpreter's halves hold it, swapped
+    // in the high half: that base is the step's.)
+    if scalar_base && (saddr >= 127 || e.wide && saddr == EXEC) {
         return false;
     }
     let dwords = bytes.div_ceil(4);
@@ -61,10 +63,10 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     let slow = e.slow_path(index, resume);
     let low_row = addr as i32 * ROW;
     let high_row = low_row + ROW;
-    let done = e.ops.new_dynamic_label();
+    let (done, exec) = (e.ops.new_dynamic_label(), e.exec());
     dynasm!(e.ops
         ; .arch x64
-        ; mov edx, [r12 + sgpr(EXEC)]
+        ; mov edx, [r12 + exec]
         ; test edx, edx
         ; jz =>done
         ; vpcmpeqd ymm3, ymm3, ymm3

@@ -83,12 +83,13 @@ pub(super) fn permlane(e: &mut Emitter<'_>, op: &VOp) -> bool {
     let (source, vdst) = (source as i32 * ROW, operands.vdst as i32 * ROW);
     // The selects, broadcast: S1 in ymm9, S2 in ymm10.
     let (Src::Reg(low), Src::Reg(high)) = (place(e, op, 1), place(e, op, 2)) else { unreachable!("scalar selects") };
+    let exec = e.exec();
     dynasm!(e.ops
         ; .arch x64
         ; mov eax, 15
         ; vmovd xmm11, eax
         ; vpbroadcastd ymm11, xmm11
-        ; vpbroadcastd ymm5, [r12 + sgpr(EXEC)]
+        ; vpbroadcastd ymm5, [r12 + exec]
     );
     for k in 0..4 {
         // Lanes 8k..8k+8: their selects' nibbles (the ramp 0, 4, …, 28 is 4 × the lane's index
@@ -135,7 +136,7 @@ pub(super) fn permlane(e: &mut Emitter<'_>, op: &VOp) -> bool {
 /// lanes that may write: not those the row and bank masks disable, nor, without `bound_ctrl`,
 /// those that read nothing. The caller restores the masks after the instruction.
 fn permute(e: &mut Emitter<'_>, dpp: &DppPlan, source: u32) {
-    let row = source as i32 * ROW;
+    let (row, exec) = (source as i32 * ROW, e.exec());
     for k in 0..4usize {
         let lane = |i: usize| 8 * k + i;
         let from = e.constant(core::array::from_fn(|i| match dpp.from[lane(i)] {
@@ -154,7 +155,7 @@ fn permute(e: &mut Emitter<'_>, dpp: &DppPlan, source: u32) {
             // The source lane's EXEC bit, as a lane mask.
             dynasm!(e.ops
                 ; .arch x64
-                ; vpbroadcastd ymm1, [r12 + sgpr(EXEC)]
+                ; vpbroadcastd ymm1, [r12 + exec]
                 ; vpsrlvd ymm1, ymm1, ymm4
                 ; vpslld ymm1, ymm1, 31
                 ; vpsrad ymm1, ymm1, 31

@@ -10,13 +10,12 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, ROW, SCRATCH, SHAPE_HIGHEST, SHAPE_KIND, SHAPE_ROW, row_shape, sgpr};
+use super::emit::{Emitter, ROW, SCRATCH, SHAPE_HIGHEST, SHAPE_KIND, SHAPE_ROW, row_shape};
 use super::frame::{ROW_SHAPES, SHAPE_UNKNOWN};
 use super::rows::Chunks;
 use crate::gfx11::Encoding;
 use crate::interp::memory_ops::{Access, Operation};
 use crate::interp::program::Decoded;
-use crate::interp::wave::EXEC;
 
 /// Translates a DS instruction; false (nothing emitted) for one without a translation.
 pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, access: &Access) -> bool {
@@ -201,6 +200,7 @@ fn backward_permute(e: &mut Emitter<'_>, offset: u32, [addr, data, vdst]: [u32; 
         return false;
     }
     let (addresses, data, vdst) = (addr as i32 * ROW, data as i32 * ROW, vdst as i32 * ROW);
+    let exec = e.exec();
     dynasm!(e.ops
         ; .arch x64
         ; mov eax, offset as i32
@@ -209,7 +209,7 @@ fn backward_permute(e: &mut Emitter<'_>, offset: u32, [addr, data, vdst]: [u32; 
         ; mov eax, 31
         ; vmovd xmm4, eax
         ; vpbroadcastd ymm4, xmm4
-        ; vpbroadcastd ymm5, [r12 + sgpr(EXEC)]
+        ; vpbroadcastd ymm5, [r12 + exec]
     );
     for k in 0..4 {
         dynasm!(e.ops

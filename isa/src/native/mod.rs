@@ -30,10 +30,14 @@
 //!   adds about 20 s to a cold build (Cranelift's code generator alone is several times that on
 //!   two cores, and its SIMD is 128-bit). The instruction selection is ours, per class.
 //!
+//! - **Wave64 as two halves, as the interpreter runs it** (`interp::wave`): a per-half
+//!   instruction's translation is emitted twice, the second with the high half's rows in `r13`,
+//!   its EXEC masks, and its part of each lane mask (`emit::Part`); the lane-crossing
+//!   instructions that see all 64 lanes are the interpreter's step, run once.
+//!
 //! What runs natively is listed by each translation file; everything else is the interpreter's
-//! step. Wave64 kernels and hosts without AVX2 and FMA run in the interpreter (`Tier::Auto`), or
-//! fail as [`ExecError::NativeUnavailable`](crate::interp::ExecError) when the native tier is
-//! forced.
+//! step. Hosts without AVX2 and FMA run the interpreter (`Tier::Auto`), or fail as
+//! [`ExecError::NativeUnavailable`](crate::interp::ExecError) when the native tier is forced.
 
 mod checked;
 mod compare;
@@ -63,15 +67,10 @@ pub fn host_supported() -> bool {
     crate::compiled::wide_vectors()
 }
 
-/// Why a program does not run natively, or `None` where it may.
-pub fn unavailable(program: &Program) -> Option<&'static str> {
-    if !host_supported() {
-        return Some("the native tier needs an x86-64 host with AVX2 and FMA");
-    }
-    if !program.descriptor.wave32() {
-        return Some("the native tier runs wave32 kernels; wave64 runs in the interpreter");
-    }
-    None
+/// Why nothing runs natively on this host, or `None` where every program may (wave32 and
+/// wave64, gfx11 and gfx10.3).
+pub fn unavailable() -> Option<&'static str> {
+    (!host_supported()).then_some("the native tier needs an x86-64 host with AVX2 and FMA")
 }
 
 /// The program's native code, compiled at its first native dispatch and kept with the program
@@ -82,7 +81,7 @@ pub fn compiled(program: &Program) -> Result<&NativeCode, &'static str> {
     program
         .native
         .get_or_init(|| {
-            if let Some(reason) = unavailable(program) {
+            if let Some(reason) = unavailable() {
                 return Err(reason);
             }
             // A Tracy zone where the engine enables Tracy (tracing-tracy), and an event with

@@ -312,7 +312,7 @@ impl Chunks {
     /// Stores row `row` of chunk `k`, one dword per lane, at each active lane's address plus
     /// `displacement`.
     pub fn store(&self, e: &mut Emitter<'_>, k: i32, row: i32, displacement: i32) {
-        let inactive = 12 + k as u8;
+        let (inactive, exec) = (12 + k as u8, e.exec());
         let (base, lane_base) = (self.base, self.lane_base);
         let (lanes, lane, next) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
         self.indices(e, k);
@@ -327,7 +327,7 @@ impl Chunks {
             ; vpmaskmovd [Rq(base) + rax + displacement], ymm1, ymm0
             ; jmp =>next
             ; =>lanes
-            ; movzx edx, BYTE [r12 + super::emit::sgpr(crate::interp::wave::EXEC) + k]
+            ; movzx edx, BYTE [r12 + exec + k]
             ; test edx, edx
             ; jz =>next
             ; =>lane

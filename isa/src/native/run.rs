@@ -4,6 +4,7 @@
 use dynasmrt::AssemblyOffset;
 
 use super::NativeCode;
+use super::emit::Part;
 use super::frame::{Exit, Frame, MatrixScratch, ROW_SHAPES, RangeCache, RowShape, Trampoline, fallback, range};
 use crate::interp::launch::{Dispatch, SLICE};
 use crate::interp::wave::{LANES, Wave};
@@ -39,6 +40,7 @@ impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
                 scratch: [[0; LANES]; 4],
                 wave: core::ptr::null_mut(),
                 vgpr: core::ptr::null_mut(),
+                vgpr_high: core::ptr::null_mut(),
                 lds: core::ptr::null_mut(),
                 lds_len: 0,
                 yield_at: 0,
@@ -56,6 +58,7 @@ impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
         // scratch are written before they are read, within one instruction.
         frame.wave = core::ptr::null_mut();
         frame.vgpr = core::ptr::null_mut();
+        frame.vgpr_high = core::ptr::null_mut();
         frame.lds = core::ptr::null_mut();
         frame.lds_len = 0;
         frame.trampoline = core::ptr::null_mut();
@@ -99,7 +102,10 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
     let Workgroup { frame, trampoline } = workgroup;
     let frame = frame.as_deref_mut().expect("a workgroup's frame, until it is dropped");
     trampoline.error = None;
+    // Between instructions a wave64 wave is in its low half (`interp::launch::run_wave` and the
+    // trampoline swap the high half back after its step).
     frame.vgpr = wave.vgpr.as_mut_ptr();
+    frame.vgpr_high = if wave.wide { wave.other.vgpr.as_mut_ptr() } else { core::ptr::null_mut() };
     frame.wave = wave;
     frame.lds = lds.as_mut_ptr();
     frame.lds_len = lds.len() as u64;
@@ -135,7 +141,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
                 // SAFETY: as for the compiled call: the frame's pointers are live and unaliased,
                 // its trampoline is this `Trampoline<M>`, `index` is an instruction's (fetched
                 // above), and the host has AVX2 and FMA.
-                let exit = unsafe { fallback::<M>(&mut *frame, index as u32) };
+                let exit = unsafe { fallback::<M>(&mut *frame, index as u32, Part::Whole as u32) };
                 if exit == Exit::Next as u32 {
                     // SAFETY: the step has returned; the wave is ours.
                     unsafe { (*frame.wave).pc = next };

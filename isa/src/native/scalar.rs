@@ -115,13 +115,15 @@ fn flow(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
             // Taken when SCC is 1 (scc1: not equal to 0) or 0 (scc0).
             jump(e, pc, target, Some(decoded.instruction.opcode() == SCbranchScc1));
         }
-        SCbranchVccz | SCbranchVccnz => {
-            dynasm!(e.ops ; .arch x64 ; cmp DWORD [r12 + sgpr(VCC)], 0);
-            jump(e, pc, target, Some(decoded.instruction.opcode() == SCbranchVccnz));
-        }
-        SCbranchExecz | SCbranchExecnz => {
-            dynasm!(e.ops ; .arch x64 ; cmp DWORD [r12 + sgpr(EXEC)], 0);
-            jump(e, pc, target, Some(decoded.instruction.opcode() == SCbranchExecnz));
+        // A wave64 wave tests the whole mask, both halves (`Wave::mask64`).
+        SCbranchVccz | SCbranchVccnz | SCbranchExecz | SCbranchExecnz => {
+            let mask = if matches!(decoded.instruction.opcode(), SCbranchVccz | SCbranchVccnz) { VCC } else { EXEC };
+            if e.wide {
+                dynasm!(e.ops ; .arch x64 ; cmp QWORD [r12 + sgpr(mask)], 0);
+            } else {
+                dynasm!(e.ops ; .arch x64 ; cmp DWORD [r12 + sgpr(mask)], 0);
+            }
+            jump(e, pc, target, Some(matches!(decoded.instruction.opcode(), SCbranchVccnz | SCbranchExecnz)));
         }
         _ => return false,
     }

@@ -4,7 +4,7 @@
 
 use dynasmrt::{DynasmApi, dynasm};
 
-use super::emit::{Emitter, ROW, SCC, SCRATCH, sgpr};
+use super::emit::{Emitter, Part, ROW, SCC, SCRATCH, sgpr};
 use crate::interp::operands::Source;
 use crate::interp::valu::VOp;
 use crate::interp::wave::NULL;
@@ -29,14 +29,27 @@ pub(super) fn place(e: &mut Emitter<'_>, op: &VOp, index: usize) -> Src {
     let reg = BROADCAST[index];
     match op.operands.src[index] {
         Source::Vgpr(v) => return Src::Row(v as i32 * ROW),
-        Source::Sgpr(s) | Source::Mask(s) if s as u32 == NULL || s >= 128 => {
-            dynasm!(e.ops ; .arch x64 ; vpxor Rx(reg), Rx(reg), Rx(reg));
-        }
         Source::Sgpr(s) | Source::Mask(s) => {
-            dynasm!(e.ops ; .arch x64 ; vpbroadcastd Ry(reg), [r12 + sgpr(s as u32)]);
+            // A mask reads the running half's part of it; either reads what the interpreter's
+            // half would (`Emitter::scalar_slot`).
+            let slot = if matches!(op.operands.src[index], Source::Mask(_)) {
+                e.mask_slot(s as u32)
+            } else {
+                e.scalar_slot(s as u32)
+            };
+            if s as u32 == NULL || slot >= 128 {
+                dynasm!(e.ops ; .arch x64 ; vpxor Rx(reg), Rx(reg), Rx(reg));
+            } else {
+                dynasm!(e.ops ; .arch x64 ; vpbroadcastd Ry(reg), [r12 + sgpr(slot)]);
+            }
         }
         Source::Scc => broadcast_scc(e, reg),
-        Source::Constant(value) | Source::ConstantMask(value) => broadcast_constant(e, reg, value as u32),
+        Source::Constant(value) => broadcast_constant(e, reg, value as u32),
+        // Each half reads its own 32 bits of a constant mask.
+        Source::ConstantMask(value) => {
+            let shift = if e.part == Part::High { 32 } else { 0 };
+            broadcast_constant(e, reg, (value >> shift) as u32)
+        }
     }
     Src::Reg(reg)
 }
