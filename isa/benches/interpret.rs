@@ -7,8 +7,8 @@
 //! (`one_core`) and on every core through rayon (`all_cores`); the workgroups are independent,
 //! as the soft runtime's packet processor runs them.
 //!
-//! Each runs on the interpreter (`interpret/…`) and on the native tier (`native/…`, wave32 on an
-//! AVX2 host), with the same throughput: the interpreter's count of wave instructions.
+//! Each runs on the interpreter (`interpret/…`) and on the native tier (`native/…`, on an AVX2
+//! host), with the same throughput: the interpreter's count of wave instructions.
 //!
 //! `cargo bench -p aqueduct-isa --bench interpret`
 
@@ -256,8 +256,8 @@ fn real_kernels(c: &mut Criterion) {
         println!("{name}: {instructions} wave instructions");
         return;
     }
-    // Each kernel on the interpreter (`interpret/`) and, where it compiles (wave32, AVX2), on the
-    // native tier (`native/`).
+    // Each kernel on the interpreter (`interpret/`) and, where it compiles (AVX2), on the native
+    // tier (`native/`).
     for bench in [&gemm, &gemm64, &reduce, &hgemm, &fill, &wmma] {
         let mut tiers = vec![("interpret", Tier::Interpreter)];
         if native::unavailable().is_none() {

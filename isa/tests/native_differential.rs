@@ -761,3 +761,57 @@ fn lds_loads_reuse_an_address_rows_shape_only_while_the_row_is_unchanged() {
         assert_eq!(registers.vgpr, expected.vgpr, "the native tier's loads, run {run}");
     }
 }
+
+/// A wave64 wave whose low half is empty: `s_cbranch_execz` tests all 64 lanes (not taken), a
+/// compare writes each half's lanes to its half of VCC, `v_cndmask` reads its half back,
+/// `s_cbranch_vccz` tests both halves; then a wave64 WMMA, whose layout neither tier models,
+/// stops the wave by name on both.
+#[test]
+fn wave64_halves_keep_their_own_exec_and_vcc_and_branches_test_both() {
+    // llvm-mc-19 -mcpu=gfx1100 -mattr=+wavefrontsize64: s_cbranch_execz 1; v_mov_b32 v0, 7;
+    // v_cmp_gt_u32 vcc, 5, v1; v_cndmask_b32_e64 v2, 1, 2, vcc; s_cbranch_vccz 1;
+    // v_mov_b32 v3, 9; v_wmma_f32_16x16x16_f16 v[8:11], v[0:7], v[0:7], v[8:11].
+    let words = [
+        0xBFA5_0001,
+        0x7E00_0287,
+        0x7C98_0285,
+        0xD501_0002,
+        0x01A9_0481,
+        0xBFA3_0001,
+        0x7E06_0289,
+        0xCC40_4008,
+        0x1C22_0100,
+    ];
+    let mut starting = Registers::wave64(16);
+    starting.sgpr[126] = 0;
+    starting.sgpr[127] = 0x0000_FFFF;
+    for lane in 0..32 {
+        starting.vgpr[1][lane] = lane as u32 % 8;
+        starting.high_vgpr[1][lane] = lane as u32 % 8;
+        starting.vgpr[0][lane] = 0xAAAA;
+        starting.high_vgpr[0][lane] = 0xAAAA;
+    }
+    let (interpreted, expected) = run_alone(&words, &starting, Tier::Interpreter);
+    assert!(
+        matches!(interpreted, Err(ExecError::Unsupported { mnemonic: "v_wmma_f32_16x16x16_f16", .. })),
+        "{interpreted:?}"
+    );
+    // Lanes 32–47 run: 5 > v1 in lanes whose v1 is 0–4.
+    let below_five = (0..32).filter(|lane| lane % 8 < 5 && *lane < 16).fold(0u32, |bits, lane| bits | 1 << lane);
+    assert_eq!((expected.sgpr[106], expected.sgpr[107]), (0, below_five), "VCC's halves");
+    for lane in 0..32 {
+        assert_eq!(expected.vgpr[0][lane], 0xAAAA, "the empty low half keeps v0");
+        let active = lane < 16;
+        assert_eq!(expected.high_vgpr[0][lane], if active { 7 } else { 0xAAAA }, "v0 lane {}", 32 + lane);
+        let selected = if below_five >> lane & 1 == 1 { 2 } else { 1 };
+        assert_eq!(expected.high_vgpr[2][lane], if active { selected } else { 0 }, "v2 lane {}", 32 + lane);
+        assert_eq!(expected.high_vgpr[3][lane], if active { 9 } else { 0 }, "VCC is not zero: v3 lane {}", 32 + lane);
+    }
+    if !native::host_supported() {
+        return;
+    }
+    let (compiled, registers) = run_alone(&words, &starting, Tier::Native);
+    assert_eq!(compiled, interpreted);
+    assert_eq!((registers.vgpr, registers.high_vgpr), (expected.vgpr, expected.high_vgpr));
+    assert_eq!(registers.sgpr, expected.sgpr);
+}

@@ -8,8 +8,9 @@ use dynasmrt::x64::Assembler;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 use super::NativeCode;
-use super::emit::{Cold, EXECUTED, Emitter, FRAME_LDS, FRAME_LDS_LEN, FRAME_VGPR, FRAME_WAVE, Part};
+use super::emit::{Cold, EXECUTED, Emitter, FRAME_LDS, FRAME_LDS_LEN, FRAME_VGPR, FRAME_WAVE};
 use super::frame::Exit;
+use super::frame::Part;
 use crate::gfx11::Encoding;
 use crate::interp::Program;
 use crate::interp::launch::per_half;

@@ -6,7 +6,7 @@ use core::mem::offset_of;
 use dynasmrt::x64::Assembler;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
-use super::frame::{CACHED_RANGES, Exit, Frame, MatrixScratch, RangeCache, RowShape};
+use super::frame::{CACHED_RANGES, Exit, Frame, MatrixScratch, Part, RangeCache, RowShape};
 use crate::interp::program::Decoded;
 use crate::interp::wave::{EXEC, LANES, NULL, Wave};
 use crate::interp::{HostRange, Program};
@@ -81,20 +81,6 @@ pub(super) struct Emitter<'p> {
     /// Where a half's code ends (the other half's code, or the return to the low half's rows
     /// after the high half), while a half is emitted: what [`Emitter::next_label`] gives then.
     pub part_end: Option<DynamicLabel>,
-}
-
-/// What of an instruction a piece of compiled code runs, and so what its interpreter step runs
-/// (the trampoline's `part`, [`super::frame::fallback`]).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Part {
-    /// The instruction: for a wave64 wave's per-half instruction, both halves, low first (as
-    /// `interp::launch::run_wave` runs it).
-    Whole = 0,
-    /// A wave64 wave's lanes 0–31.
-    Low = 1,
-    /// A wave64 wave's lanes 32–63: `r13` holds their rows and `ymm12`–`ymm15` their masks.
-    High = 2,
 }
 
 impl Emitter<'_> {

@@ -14,7 +14,6 @@
 //!   write EXEC;
 //! - everything else is scratch within one instruction's code.
 
-use super::emit::Part;
 use crate::interp::launch::{per_half, step};
 use crate::interp::wave::{Flow, LANES, Wave};
 use crate::interp::{ExecError, HostRange, Memory, Program};
@@ -36,6 +35,20 @@ pub(super) enum Exit {
     Sleep = 5,
     /// The step failed; the error is in the [`Trampoline`].
     Error = 6,
+}
+
+/// What of an instruction a piece of compiled code runs, and so what its interpreter step runs
+/// (the trampoline's `part`, [`fallback`]).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Part {
+    /// The instruction: for a wave64 wave's per-half instruction, both halves, low first (as
+    /// `interp::launch::run_wave` runs it).
+    Whole = 0,
+    /// A wave64 wave's lanes 0–31.
+    Low = 1,
+    /// A wave64 wave's lanes 32–63: `r13` holds their rows and `ymm12`–`ymm15` their masks.
+    High = 2,
 }
 
 /// The frame compiled code runs against. `repr(C)`: compiled code reads its fields at their

@@ -21,10 +21,12 @@ use crate::interp::operands::Source;
 use crate::interp::program::Decoded;
 use crate::interp::valu::VOp;
 
-/// Translates `v_wmma_f32_16x16x16_f16` (false, nothing emitted, for anything else).
+/// Translates `v_wmma_f32_16x16x16_f16` in wave32 (false, nothing emitted, for anything else:
+/// the interpreter refuses wave64's layout by name, and so does its step here).
 pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp) -> bool {
     let operands = &op.operands;
-    if op.opcode != Opcode::VWmmaF3216x16x16F16
+    if e.wide
+        || op.opcode != Opcode::VWmmaF3216x16x16F16
         || operands.neg | operands.abs | operands.op_sel | operands.omod != 0
         || operands.clamp
         || operands.dpp.is_some()

@@ -4,8 +4,7 @@
 use dynasmrt::AssemblyOffset;
 
 use super::NativeCode;
-use super::emit::Part;
-use super::frame::{Exit, Frame, MatrixScratch, ROW_SHAPES, RangeCache, RowShape, Trampoline, fallback, range};
+use super::frame::{Exit, Frame, MatrixScratch, Part, ROW_SHAPES, RangeCache, RowShape, Trampoline, fallback, range};
 use crate::interp::launch::{Dispatch, SLICE};
 use crate::interp::wave::{LANES, Wave};
 use crate::interp::{ExecError, HostRange, Memory};

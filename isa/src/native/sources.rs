@@ -4,7 +4,8 @@
 
 use dynasmrt::{DynasmApi, dynasm};
 
-use super::emit::{Emitter, Part, ROW, SCC, SCRATCH, sgpr};
+use super::emit::{Emitter, ROW, SCC, SCRATCH, sgpr};
+use super::frame::Part;
 use crate::interp::operands::Source;
 use crate::interp::valu::VOp;
 use crate::interp::wave::NULL;
