@@ -181,15 +181,16 @@ fn fill_rows(rng: &mut Rng, rows: &mut [[u32; 32]], buffer: u64) {
             let consecutive = rng.chance(35).then(|| 4 * rng.below(span));
             // Most such rows without a lane out of step (a whole row's fast paths).
             let exact = rng.chance(60);
-            for lane in 0..32 {
+            let (low, high) = rows.split_at_mut(pair + 1);
+            for (lane, (low, high)) in low[pair].iter_mut().zip(high[0].iter_mut()).enumerate() {
                 let offset = match consecutive {
                     Some(base) if exact || rng.chance(90) => base + stride * lane as u64,
                     _ if rng.chance(95) => 4 * rng.below((BUFFER_BYTES / 4 - 4) as u64),
                     _ => rng.next() >> 40,
                 };
                 let address = buffer + offset;
-                rows[pair][lane] = address as u32;
-                rows[pair + 1][lane] = (address >> 32) as u32;
+                *low = address as u32;
+                *high = (address >> 32) as u32;
             }
             if rng.chance(5) {
                 rows[pair + 1][rng.below(32) as usize] ^= 1;
