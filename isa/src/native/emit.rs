@@ -20,6 +20,7 @@ pub(super) const EXECUTED: i32 = offset_of!(Wave, executed) as i32;
 pub(super) const LANE_BITS: i32 = offset_of!(Frame, lane_bits) as i32;
 pub(super) const RAMP: i32 = offset_of!(Frame, ramp) as i32;
 pub(super) const SCRATCH: i32 = offset_of!(Frame, scratch) as i32;
+const INACTIVE: i32 = offset_of!(Frame, inactive) as i32;
 pub(super) const MATRIX_A: i32 = (offset_of!(Frame, matrix) + offset_of!(MatrixScratch, a)) as i32;
 pub(super) const MATRIX_B: i32 = (offset_of!(Frame, matrix) + offset_of!(MatrixScratch, b)) as i32;
 pub(super) const MATRIX_D: i32 = (offset_of!(Frame, matrix) + offset_of!(MatrixScratch, d)) as i32;
@@ -128,14 +129,32 @@ impl Emitter<'_> {
         sgpr(self.mask_slot(EXEC))
     }
 
-    /// Recomputes the inactive-lane masks in `ymm12`–`ymm15` from the running half's EXEC.
+    /// Recomputes the inactive-lane masks in `ymm12`–`ymm15` from the running half's EXEC;
+    /// in a wave64 program, both halves' into the frame too (`Frame::inactive`), from which a
+    /// switch of halves loads them. Clobbers `ymm10` and `ymm11`.
     pub fn masks(&mut self) {
+        if self.wide {
+            // The half not running first, through ymm10 and ymm11 alone.
+            let other = if self.part == Part::High { 0 } else { 1 };
+            let zero = self.constant([0; 8]);
+            dynasm!(self.ops ; .arch x64 ; vpbroadcastd ymm11, [r12 + sgpr(EXEC + other)]);
+            for k in 0..4 {
+                let (bits, stored) = (LANE_BITS + 32 * k, INACTIVE + 128 * other as i32 + 32 * k);
+                dynasm!(self.ops
+                    ; .arch x64
+                    ; vpand ymm10, ymm11, [r14 + bits]
+                    ; vpcmpeqd ymm10, ymm10, [=>zero]
+                    ; vmovdqu [r14 + stored], ymm10
+                );
+            }
+        }
         let exec = self.exec();
         dynasm!(self.ops
             ; .arch x64
             ; vpbroadcastd ymm11, [r12 + exec]
             ; vpxor xmm10, xmm10, xmm10
         );
+        let running = if self.part == Part::High { 1 } else { 0 };
         for k in 0..4 {
             let bits = LANE_BITS + 32 * k;
             let mask = 12 + k as u8;
@@ -144,6 +163,19 @@ impl Emitter<'_> {
                 ; vpand Ry(mask), ymm11, [r14 + bits]
                 ; vpcmpeqd Ry(mask), Ry(mask), ymm10
             );
+            if self.wide {
+                let stored = INACTIVE + 128 * running + 32 * k;
+                dynasm!(self.ops ; .arch x64 ; vmovdqu [r14 + stored], Ry(mask));
+            }
+        }
+    }
+
+    /// Loads half `half`'s inactive-lane masks (0 low, 1 high) into `ymm12`–`ymm15` from the
+    /// frame, where [`Emitter::masks`] keeps them for a wave64 program.
+    fn load_masks(&mut self, half: i32) {
+        for k in 0..4 {
+            let stored = INACTIVE + 128 * half + 32 * k;
+            dynasm!(self.ops ; .arch x64 ; vmovdqu Ry(12 + k as u8), [r14 + stored]);
         }
     }
 
@@ -272,14 +304,14 @@ impl Emitter<'_> {
     pub fn enter_high_half(&mut self) {
         self.part = Part::High;
         dynasm!(self.ops ; .arch x64 ; mov r13, [r14 + FRAME_VGPR_HIGH]);
-        self.masks();
+        self.load_masks(1);
     }
 
     /// Back to the whole wave after a per-half instruction: the low half's rows and masks.
     pub fn leave_halves(&mut self) {
         self.part = Part::Whole;
         dynasm!(self.ops ; .arch x64 ; mov r13, [r14 + FRAME_VGPR]);
-        self.masks();
+        self.load_masks(0);
     }
 
     /// Emits `body` once for each lane EXEC holds, in lane order, with the lane's index in `ecx`

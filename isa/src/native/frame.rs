@@ -63,6 +63,10 @@ pub(super) struct Frame {
     /// (row 0, `vector::permute`), sources with float modifiers (rows 1–3, `vector::prepare`),
     /// results before their test (row 0, `vector::checked_rows`).
     pub scratch: [[u32; LANES]; 4],
+    /// A wave64 wave's inactive-lane masks per half (low, then high; four chunks of eight lanes
+    /// each), as `ymm12`–`ymm15` hold the running half's: made whenever they are
+    /// (`Emitter::masks`), so that a switch of halves loads them.
+    pub inactive: [[[u32; 8]; 4]; 2],
     pub wave: *mut Wave,
     pub vgpr: *mut [u32; LANES],
     /// A wave64 wave's high half's rows (`Half::vgpr`, which no step reallocates either); null

@@ -37,6 +37,7 @@ impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
                 lane_bits: core::array::from_fn(|lane| 1 << lane),
                 ramp: core::array::from_fn(|lane| 4 * lane as u32),
                 scratch: [[0; LANES]; 4],
+                inactive: [[[0; 8]; 4]; 2],
                 wave: core::ptr::null_mut(),
                 vgpr: core::ptr::null_mut(),
                 vgpr_high: core::ptr::null_mut(),

@@ -5,8 +5,8 @@
 //! as nothing; SOP2 `s_add/sub_u32/i32`, `s_addc_u32`, `s_mul_i32`, `s_and/or/xor/andn2_b32`,
 //! `s_lshl/lshr_b32`, `s_ashr_i32`, `s_cselect_b32`, `s_mul_hi_u32/i32`, `s_min/max_u32/i32`,
 //! `s_or_not1/nand/nor/xnor_b32`; SOPC 32-bit compares and `s_cmp_eq/lg_u64`; SOP1 `s_mov_b32`,
-//! `s_not_b32`, `s_bcnt1_i32_b32` and every 32-bit `s_*_saveexec_b32`; 64-bit `s_lshl/lshr_b64`
-//! and `s_mov_b64` to SGPR pairs; SOPK `s_movk_i32`, `s_addk_i32`, `s_cmpk_*` and the counter
+//! `s_not_b32`, `s_bcnt1_i32_b32` and every 32-bit `s_*_saveexec_b32`; 64-bit `s_lshl/lshr_b64`,
+//! `s_mov_b64`, the bitwise family and every `s_*_saveexec_b64` to SGPR pairs, VCC or EXEC; SOPK `s_movk_i32`, `s_addk_i32`, `s_cmpk_*` and the counter
 //! waits; SMEM `s_load_b32` to
 //! `_b512` and the scalar cache invalidations. Semantics as `interp::scalar`'s, which the
 //! differential tests hold them to.
@@ -423,8 +423,9 @@ fn source64(e: &mut Emitter<'_>, field: u32, literal: Option<u32>, into: u8) -> 
     true
 }
 
-/// The 64-bit scalar operations compilers emit around addresses: `s_lshl_b64`, `s_lshr_b64`,
-/// `s_mov_b64`, `s_cmp_eq_u64`, `s_cmp_lg_u64`, to plain SGPR pairs or VCC.
+/// The 64-bit scalar operations compilers emit around addresses and wave64 masks: `s_lshl_b64`,
+/// `s_lshr_b64`, `s_mov_b64`, `s_cmp_eq_u64`, `s_cmp_lg_u64`, the bitwise family and every
+/// `s_*_saveexec_b64`, to plain SGPR pairs, VCC or EXEC.
 fn alu64(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
     use Opcode::*;
     let instruction = &decoded.instruction;
@@ -433,13 +434,30 @@ fn alu64(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
     let opcode = instruction.opcode();
     let literal = instruction.literal();
     // The shift count is a 32-bit operand (`interp::scalar`'s `b32`).
+    let bitwise =
+        matches!(opcode, SAndB64 | SOrB64 | SXorB64 | SAndNot1B64 | SOrNot1B64 | SNandB64 | SNorB64 | SXnorB64);
+    let saveexec = matches!(
+        opcode,
+        SAndSaveexecB64
+            | SOrSaveexecB64
+            | SXorSaveexecB64
+            | SAndNot1SaveexecB64
+            | SOrNot1SaveexecB64
+            | SAndNot0SaveexecB64
+            | SOrNot0SaveexecB64
+            | SNandSaveexecB64
+            | SNorSaveexecB64
+            | SXnorSaveexecB64
+    );
     let (writes, second) = match opcode {
         SLshlB64 | SLshrB64 => (true, Some(false)),
         SMovB64 => (true, None),
         SCmpEqU64 | SCmpLgU64 => (false, Some(true)),
+        _ if bitwise => (true, Some(true)),
+        _ if saveexec => (true, None),
         _ => return false,
     };
-    if writes && sdst > VCC {
+    if writes && sdst > VCC && sdst != EXEC && sdst != NULL {
         return false;
     }
     let readable64 = |field: u32| matches!(field, NULL | 0..=126 | 255 | 128..=208);
@@ -479,10 +497,56 @@ fn alu64(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
             }
             return true;
         }
+        // SCC = result != 0 (`not` sets no flags).
+        _ if bitwise => {
+            match opcode {
+                SAndB64 => dynasm!(e.ops ; .arch x64 ; and rax, rcx),
+                SOrB64 => dynasm!(e.ops ; .arch x64 ; or rax, rcx),
+                SXorB64 => dynasm!(e.ops ; .arch x64 ; xor rax, rcx),
+                SAndNot1B64 => dynasm!(e.ops ; .arch x64 ; not rcx ; and rax, rcx),
+                SOrNot1B64 => dynasm!(e.ops ; .arch x64 ; not rcx ; or rax, rcx),
+                SNandB64 => dynasm!(e.ops ; .arch x64 ; and rax, rcx ; not rax),
+                SNorB64 => dynasm!(e.ops ; .arch x64 ; or rax, rcx ; not rax),
+                _ => dynasm!(e.ops ; .arch x64 ; xor rax, rcx ; not rax),
+            }
+            dynasm!(e.ops ; .arch x64 ; test rax, rax);
+            scc!(e, setnz);
+        }
+        // sdst = EXEC; EXEC = op(source, EXEC); SCC = EXEC != 0 (`interp::scalar::saveexec`).
+        _ if saveexec => {
+            dynasm!(e.ops ; .arch x64 ; mov rdx, [r12 + sgpr(EXEC)] ; mov rcx, rdx);
+            // rax = op(source, EXEC), with rcx = EXEC to spare.
+            match opcode {
+                SAndSaveexecB64 => dynasm!(e.ops ; .arch x64 ; and rax, rdx),
+                SOrSaveexecB64 => dynasm!(e.ops ; .arch x64 ; or rax, rdx),
+                SXorSaveexecB64 => dynasm!(e.ops ; .arch x64 ; xor rax, rdx),
+                SAndNot1SaveexecB64 => dynasm!(e.ops ; .arch x64 ; not rcx ; and rax, rcx),
+                SOrNot1SaveexecB64 => dynasm!(e.ops ; .arch x64 ; not rcx ; or rax, rcx),
+                SAndNot0SaveexecB64 => dynasm!(e.ops ; .arch x64 ; not rax ; and rax, rdx),
+                SOrNot0SaveexecB64 => dynasm!(e.ops ; .arch x64 ; not rax ; or rax, rdx),
+                SNandSaveexecB64 => dynasm!(e.ops ; .arch x64 ; and rax, rdx ; not rax),
+                SNorSaveexecB64 => dynasm!(e.ops ; .arch x64 ; or rax, rdx ; not rax),
+                _ => dynasm!(e.ops ; .arch x64 ; xor rax, rdx ; not rax),
+            }
+            if sdst != NULL {
+                dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(sdst)], rdx);
+            }
+            dynasm!(e.ops
+                ; .arch x64
+                ; mov [r12 + sgpr(EXEC)], rax
+                ; test rax, rax
+            );
+            scc!(e, setnz);
+            e.masks();
+            return true;
+        }
         _ => {}
     }
     if sdst != NULL {
         dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(sdst)], rax);
+        if sdst == EXEC {
+            e.masks();
+        }
     }
     true
 }
