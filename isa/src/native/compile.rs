@@ -38,6 +38,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         wide,
         part: Part::Whole,
         part_end: None,
+        every_lane: false,
     };
 
     // The prologue: callee-saved registers, the frame's pointers, the masks, and the entry.

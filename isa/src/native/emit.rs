@@ -82,6 +82,10 @@ pub(super) struct Emitter<'p> {
     /// Where a half's code ends (the other half's code, or the return to the low half's rows
     /// after the high half), while a half is emitted: what [`Emitter::next_label`] gives then.
     pub part_end: Option<DynamicLabel>,
+    /// Whether the code being emitted runs only where the running half's EXEC holds all 32
+    /// lanes (tested just before it): a result is stored whole, without the blend that keeps
+    /// inactive lanes.
+    pub every_lane: bool,
 }
 
 impl Emitter<'_> {

@@ -327,6 +327,21 @@ fn compute(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp, shape: 
             map_row(e, function, srcs[0]);
             e.write_scratch_row(0, vdst);
         }
+        // The plain shapes twice: stored whole where EXEC holds every lane (the common case,
+        // and a blend per eight lanes less), blended otherwise. Not with DPP, which narrows
+        // the lanes that write.
+        Shape::Unary | Shape::Binary | Shape::Ternary | Shape::Fmac | Shape::Select | Shape::Carry { .. }
+            if op.operands.dpp.is_none() =>
+        {
+            let (masked, done) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+            e.unless_every_lane(masked);
+            e.every_lane = true;
+            emit(e, op, shape, srcs);
+            e.every_lane = false;
+            dynasm!(e.ops ; .arch x64 ; jmp =>done ; =>masked);
+            emit(e, op, shape, srcs);
+            dynasm!(e.ops ; .arch x64 ; =>done);
+        }
         _ => emit(e, op, shape, srcs),
     }
 }
@@ -663,11 +678,10 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape, srcs: &[Src]) {
             _ => unreachable!("shape() lists the translated operations"),
         }
         // Inactive lanes keep the register's old value.
-        dynasm!(e.ops
-            ; .arch x64
-            ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8)
-            ; vmovdqu [r13 + vdst + 32 * k], ymm0
-        );
+        if !e.every_lane {
+            dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8));
+        }
+        dynasm!(e.ops ; .arch x64 ; vmovdqu [r13 + vdst + 32 * k], ymm0);
     }
 }
 
@@ -795,9 +809,11 @@ fn add_with_carry(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, carry_in: Optio
         dynasm!(e.ops
             ; .arch x64
             ; or r8d, ecx
-            ; vblendvps ymm2, ymm2, [r13 + vdst + 32 * k], Ry(12 + k as u8)
-            ; vmovdqu [r13 + vdst + 32 * k], ymm2
         );
+        if !e.every_lane {
+            dynasm!(e.ops ; .arch x64 ; vblendvps ymm2, ymm2, [r13 + vdst + 32 * k], Ry(12 + k as u8));
+        }
+        dynasm!(e.ops ; .arch x64 ; vmovdqu [r13 + vdst + 32 * k], ymm2);
     }
     // The carries: every lane's bit is set once the four chunks are in.
     dynasm!(e.ops ; .arch x64 ; not r8d);
