@@ -816,3 +816,69 @@ fn wave64_halves_keep_their_own_exec_and_vcc_and_branches_test_both() {
     assert_eq!((registers.vgpr, registers.high_vgpr), (expected.vgpr, expected.high_vgpr));
     assert_eq!(registers.sgpr, expected.sgpr);
 }
+
+/// A run of `v_fmac_f32` onto one accumulator compiles to one chain in registers where EXEC
+/// holds every lane (`native/vector.rs`, `fmac_chain`): each FMA still rounded alone, NaNs as the
+/// interpreter's, lanes off and other MODEs through the instructions one by one, and a branch
+/// into the run's second instruction (SCC set) runs the rest. Checked against the interpreter
+/// and, in IEEE mode, against the host's own FMAs lane by lane.
+#[test]
+fn a_chain_of_fmacs_onto_one_accumulator_agrees_as_one_run_and_entered_midway() {
+    // llvm-mc-19 -mcpu=gfx1100: s_cbranch_scc1 1; v_fmac_f32 v0, v1, v2; v_fmac_f32 v0, v3, v4;
+    // v_fmac_f32 v0, v5, v6; v_fmac_f32 v0, v7, v8; v_fmac_f32 v9, v1, v2; v_fmac_f32 v9, v0, v3.
+    let words = [0xBFA2_0001, 0x5600_0501, 0x5600_0903, 0x5600_0D05, 0x5600_1107, 0x5612_0501, 0x5612_0700];
+    let mut rng = Rng(0xF3AC_C4A1);
+    let mut chained = 0;
+    for round in 0..600 {
+        let mut registers = Registers::new(12);
+        // Ordinary floats, or (a row in five) special values only: NaNs of different payloads
+        // meet in one FMA, whose pick of the first NaN the chain must keep.
+        for row in registers.vgpr.iter_mut() {
+            let special = rng.chance(20);
+            for (lane, slot) in row.iter_mut().enumerate() {
+                *slot = match (special, rng.chance(80)) {
+                    (true, _) => rng.pick(&SPECIAL),
+                    (false, true) => ((rng.below(2000) as f32 - 1000.0) / 7.0).to_bits(),
+                    (false, false) => value(&mut rng, lane as u32),
+                };
+            }
+        }
+        registers.sgpr[126] = if rng.chance(60) { u32::MAX } else { rng.next() as u32 };
+        registers.scc = rng.chance(30);
+        if rng.chance(15) {
+            registers.mode = (registers.mode & !0xFF) | rng.below(256) as u32;
+        }
+        let (interpreted, expected) = run_alone(&words, &registers, Tier::Interpreter);
+        assert_eq!(interpreted, Ok(if registers.scc { 7 } else { 8 }), "round {round}");
+        if registers.mode & 0xFF == 0xF0 {
+            let f = |row: usize, lane: usize| f32::from_bits(registers.vgpr[row][lane]);
+            for lane in (0..32).filter(|lane| registers.sgpr[126] >> lane & 1 == 1) {
+                let first = if registers.scc { 2 } else { 1 };
+                let mut v0 = f(0, lane);
+                for pair in first..=4 {
+                    v0 = f(2 * pair - 1, lane).mul_add(f(2 * pair, lane), v0);
+                }
+                let v9 = v0.mul_add(f(3, lane), f(1, lane).mul_add(f(2, lane), f(9, lane)));
+                for (row, host) in [(0, v0), (9, v9)] {
+                    let got = f32::from_bits(expected.vgpr[row][lane]);
+                    assert!(
+                        got.to_bits() == host.to_bits() || (got.is_nan() && host.is_nan()),
+                        "round {round}: v{row} lane {lane}: interpreter {got:e}, host {host:e}"
+                    );
+                }
+            }
+            chained += usize::from(registers.sgpr[126] == u32::MAX);
+        }
+        if !native::host_supported() {
+            continue;
+        }
+        let (compiled, after) = run_alone(&words, &registers, Tier::Native);
+        assert_eq!(compiled, interpreted, "round {round}");
+        assert_eq!(
+            after.vgpr, expected.vgpr,
+            "round {round}: the rows (EXEC {:#x}, MODE {:#x})",
+            registers.sgpr[126], registers.mode
+        );
+    }
+    assert!(chained > 200, "{chained} rounds ran the chain with every lane on");
+}

@@ -27,7 +27,7 @@ use super::lanes::{permlane, prepare, read_lane};
 use super::sources::{Src, load, scratch_row};
 use crate::gfx11::Opcode;
 use crate::interp::operands::Source;
-use crate::interp::program::Decoded;
+use crate::interp::program::{Decoded, Plan};
 use crate::interp::valu::{CompareType, Condition, Form, VOp, lane_function_f32};
 use crate::interp::wave::{Kind, MODE_IEEE_FLOAT, NULL, VCC};
 
@@ -291,6 +291,9 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
         return super::matrix::translate(e, index, decoded, op);
     }
     let Some(shape) = translatable(e, op) else { return false };
+    if shape == Shape::Fmac && fmac_chain(e, index, decoded, op) {
+        return true;
+    }
     if float(op) {
         guard_mode(e, index, decoded);
     }
@@ -438,6 +441,84 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
         let srcs = prepare(e, op, sources(shape));
         compute(e, index, decoded, op, shape, &srcs);
     }
+    true
+}
+
+/// Instructions a chain of `v_fmac_f32` runs at most as one ([`fmac_chain`]).
+const CHAIN: usize = 8;
+
+/// The VGPR rows (a, b) of `v_fmac_f32 vdst, a, b` where it is a plain one onto `vdst`: no DPP
+/// or modifiers, both sources VGPRs other than `vdst`.
+fn plain_fmac(e: &Emitter<'_>, op: &VOp, vdst: u16) -> Option<(i32, i32)> {
+    let operands = &op.operands;
+    let plain = operands.neg | operands.abs | operands.omod | operands.op_sel == 0 && !operands.clamp;
+    let row = |source: Source| match source {
+        Source::Vgpr(v) if (v as u32) < e.vgprs && v != vdst => Some(v as i32 * ROW),
+        _ => None,
+    };
+    let fits = op.opcode == Opcode::VFmacF32
+        && plain
+        && operands.dpp.is_none()
+        && operands.vdst == vdst
+        && (vdst as u32) < e.vgprs
+        && op.half == 0;
+    fits.then(|| Some((row(operands.src[0])?, row(operands.src[1])?))).flatten()
+}
+
+/// A run of consecutive plain `v_fmac_f32` onto one accumulator (a dot product's inner loop, as
+/// compilers unroll it), starting at instruction `index`, as one piece of code where EXEC holds
+/// every lane: each chunk of the accumulator loaded once, the run's FMAs chained in a register
+/// (each rounded as its instruction rounds it, the same operand order, so the same NaNs), and
+/// stored once. Through memory, every FMA waited for the last one's store to be forwarded.
+/// Otherwise (lanes off, or MODE not IEEE's) the first instruction runs alone and the run goes
+/// on at the second, whose own code still serves a wave entering there. False (nothing emitted)
+/// where fewer than two such instructions follow, or for a wave64 half.
+fn fmac_chain(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp) -> bool {
+    if e.part != super::frame::Part::Whole {
+        return false;
+    }
+    let vdst = op.operands.vdst;
+    let mut run = Vec::new();
+    let (mut at, mut current) = (index as usize, decoded);
+    while run.len() < CHAIN {
+        let Plan::Vector(next) = &current.plan else { break };
+        let Some(rows) = plain_fmac(e, next, vdst) else { break };
+        run.push((rows, at, current));
+        at += current.len as usize / 4;
+        let Some(following) = e.program.at(at) else { break };
+        current = following;
+    }
+    if run.len() < 2 {
+        return false;
+    }
+    let (_, last_index, last) = run[run.len() - 1];
+    let after = e.next_label(last_index as u32, last);
+    guard_mode(e, index, decoded);
+    let masked = e.ops.new_dynamic_label();
+    e.unless_every_lane(masked);
+    let accumulator = vdst as i32 * ROW;
+    for k in 0..4 {
+        dynasm!(e.ops ; .arch x64 ; vmovdqu ymm2, [r13 + accumulator + 32 * k]);
+        for &((a, b), _, _) in &run {
+            // As `emit`'s VFmacF32: ymm0 = ymm1 (a) × ymm0 (b) + the accumulator.
+            dynasm!(e.ops
+                ; .arch x64
+                ; vmovdqu ymm1, [r13 + a + 32 * k]
+                ; vmovdqu ymm0, [r13 + b + 32 * k]
+                ; vfmadd213ps ymm0, ymm1, ymm2
+                ; vmovaps ymm2, ymm0
+            );
+        }
+        dynasm!(e.ops ; .arch x64 ; vmovdqu [r13 + accumulator + 32 * k], ymm2);
+    }
+    dynasm!(e.ops
+        ; .arch x64
+        ; add rbp, (run.len() - 1) as i32
+        ; jmp =>after
+        ; =>masked
+    );
+    let srcs = prepare(e, op, sources(Shape::Fmac));
+    emit(e, op, Shape::Fmac, &srcs);
     true
 }
 
