@@ -818,7 +818,7 @@ fn wave64_halves_keep_their_own_exec_and_vcc_and_branches_test_both() {
 }
 
 /// A run of `v_fmac_f32` onto one accumulator compiles to one chain in registers where EXEC
-/// holds every lane (`native/vector.rs`, `fmac_chain`): each FMA still rounded alone, NaNs as the
+/// holds every lane (`native/vector.rs`, `accumulator_chain`): each FMA still rounded alone, NaNs as the
 /// interpreter's, lanes off and other MODEs through the instructions one by one, and a branch
 /// into the run's second instruction (SCC set) runs the rest. Checked against the interpreter
 /// and, in IEEE mode, against the host's own FMAs lane by lane.
@@ -864,6 +864,75 @@ fn a_chain_of_fmacs_onto_one_accumulator_agrees_as_one_run_and_entered_midway() 
                     assert!(
                         got.to_bits() == host.to_bits() || (got.is_nan() && host.is_nan()),
                         "round {round}: v{row} lane {lane}: interpreter {got:e}, host {host:e}"
+                    );
+                }
+            }
+            chained += usize::from(registers.sgpr[126] == u32::MAX);
+        }
+        if !native::host_supported() {
+            continue;
+        }
+        let (compiled, after) = run_alone(&words, &registers, Tier::Native);
+        assert_eq!(compiled, interpreted, "round {round}");
+        assert_eq!(
+            after.vgpr, expected.vgpr,
+            "round {round}: the rows (EXEC {:#x}, MODE {:#x})",
+            registers.sgpr[126], registers.mode
+        );
+    }
+    assert!(chained > 200, "{chained} rounds ran the chain with every lane on");
+}
+
+/// The same for `v_dot2acc_f32_f16`, whose result is the interpreter's wherever a lane's is a
+/// NaN: a run onto one accumulator chains in a register and writes only once no lane of any
+/// step is NaN; otherwise its first instruction's own code decides. Checked against the
+/// interpreter and, for lanes without a NaN, against the host's model of the interpreter's
+/// rounding (the two products exact, summed in f64, the accumulator added in f64, then f32).
+#[test]
+fn a_chain_of_dot2_onto_one_accumulator_agrees_as_one_run_and_entered_midway() {
+    // llvm-mc-19 -mcpu=gfx1100: s_cbranch_scc1 1; v_dot2acc_f32_f16 v0, v1, v2; … v0, v3, v4;
+    // … v0, v5, v6; … v0, v7, v8; … v9, v1, v2; … v9, v0, v3.
+    let words = [0xBFA2_0001, 0x0400_0501, 0x0400_0903, 0x0400_0D05, 0x0400_1107, 0x0412_0501, 0x0412_0700];
+    let mut rng = Rng(0xD072_C4A1);
+    let mut chained = 0;
+    for round in 0..600 {
+        let mut registers = Registers::new(12);
+        for (index, row) in registers.vgpr.iter_mut().enumerate() {
+            let wild = rng.chance(10);
+            for slot in row.iter_mut() {
+                *slot = match (index, wild) {
+                    (0 | 9, false) => ((rng.below(2000) as f32 - 1000.0) / 7.0).to_bits(),
+                    (_, false) => value_f16_pair(&mut rng),
+                    (_, true) => rng.next() as u32,
+                };
+            }
+        }
+        registers.sgpr[126] = if rng.chance(60) { u32::MAX } else { rng.next() as u32 };
+        registers.scc = rng.chance(30);
+        if rng.chance(15) {
+            registers.mode = (registers.mode & !0xFF) | rng.below(256) as u32;
+        }
+        let (interpreted, expected) = run_alone(&words, &registers, Tier::Interpreter);
+        assert_eq!(interpreted, Ok(if registers.scc { 7 } else { 8 }), "round {round}");
+        if registers.mode & 0xFF == 0xF0 {
+            let dot = |a: u32, b: u32, acc: f32| {
+                let half = |bits: u32| half::f16::from_bits(bits as u16).to_f32();
+                let products = (half(a) * half(b)) as f64 + (half(a >> 16) * half(b >> 16)) as f64;
+                (products + acc as f64) as f32
+            };
+            let row = |row: usize, lane: usize| registers.vgpr[row][lane];
+            for lane in (0..32).filter(|lane| registers.sgpr[126] >> lane & 1 == 1) {
+                let first = if registers.scc { 2 } else { 1 };
+                let mut v0 = f32::from_bits(row(0, lane));
+                for pair in first..=4 {
+                    v0 = dot(row(2 * pair - 1, lane), row(2 * pair, lane), v0);
+                }
+                let v9 = dot(v0.to_bits(), row(3, lane), dot(row(1, lane), row(2, lane), f32::from_bits(row(9, lane))));
+                for (index, host) in [(0, v0), (9, v9)] {
+                    let got = f32::from_bits(expected.vgpr[index][lane]);
+                    assert!(
+                        got.to_bits() == host.to_bits() || (got.is_nan() && host.is_nan()),
+                        "round {round}: v{index} lane {lane}: interpreter {got:e}, host {host:e}"
                     );
                 }
             }

@@ -53,6 +53,12 @@ pub(super) fn checked_rows(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, m
 /// accumulator are widened. A NaN result (whose payload the interpreter picks its own way) is
 /// the interpreter's.
 pub(super) fn dot2(e: &mut Emitter<'_>, vdst: i32, a: Src, b: Src, k: i32) {
+    dynasm!(e.ops ; .arch x64 ; vmovdqu ymm2, [r13 + vdst + 32 * k]);
+    dot2_onto(e, a, b, k);
+}
+
+/// [`dot2`] onto the accumulator's chunk in `ymm2` (which it clobbers).
+pub(super) fn dot2_onto(e: &mut Emitter<'_>, a: Src, b: Src, k: i32) {
     // (a0 a1 a2 a3 in f64) from halves (lo, hi) of four lanes: [l0, l2, l1, l3] after `vhaddpd`,
     // put back in lane order by `vpermpd`.
     const LANE_ORDER: i8 = 0b11_01_10_00_u8 as i8;
@@ -60,7 +66,6 @@ pub(super) fn dot2(e: &mut Emitter<'_>, vdst: i32, a: Src, b: Src, k: i32) {
     load(e, 1, b, k);
     dynasm!(e.ops
         ; .arch x64
-        ; vmovdqu ymm2, [r13 + vdst + 32 * k]
         // Products of lanes 0–3's halves in ymm3 (lo, hi per lane), of lanes 4–7's in ymm5.
         ; vcvtph2ps ymm3, xmm0
         ; vcvtph2ps ymm4, xmm1

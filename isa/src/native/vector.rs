@@ -20,7 +20,7 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::checked::{Chunk, checked_rows, division, dot2, ldexp, min_max, reciprocal, round, to_half};
+use super::checked::{Chunk, checked_rows, division, dot2, dot2_onto, ldexp, min_max, reciprocal, round, to_half};
 use super::compare::{compare, compare64, write_lanes};
 use super::emit::{Emitter, LANE_BITS, MODE, ROW, sgpr};
 use super::lanes::{permlane, prepare, read_lane};
@@ -291,7 +291,7 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
         return super::matrix::translate(e, index, decoded, op);
     }
     let Some(shape) = translatable(e, op) else { return false };
-    if shape == Shape::Fmac && fmac_chain(e, index, decoded, op) {
+    if accumulator_chain(e, index, decoded, op, shape) {
         return true;
     }
     if float(op) {
@@ -444,37 +444,38 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
     true
 }
 
-/// Instructions a chain of `v_fmac_f32` runs at most as one ([`fmac_chain`]).
+/// Instructions an accumulator chain runs at most as one ([`accumulator_chain`]).
 const CHAIN: usize = 8;
 
-/// The VGPR rows (a, b) of `v_fmac_f32 vdst, a, b` where it is a plain one onto `vdst`: no DPP
-/// or modifiers, both sources VGPRs other than `vdst`.
-fn plain_fmac(e: &Emitter<'_>, op: &VOp, vdst: u16) -> Option<(i32, i32)> {
+/// The VGPR rows (a, b) of `op` where it is an instance of `opcode` onto `vdst` that its own
+/// translation (`translatable`, `shape`) would read as plain rows (`v_fmac_f32 vdst, a, b`,
+/// `v_dot2acc_f32_f16 vdst, a, b`): no DPP, no neg or abs, both sources VGPRs other than `vdst`.
+fn plain_accumulation(e: &Emitter<'_>, op: &VOp, opcode: Opcode, shape: Shape, vdst: u16) -> Option<(Src, Src)> {
     let operands = &op.operands;
-    let plain = operands.neg | operands.abs | operands.omod | operands.op_sel == 0 && !operands.clamp;
     let row = |source: Source| match source {
-        Source::Vgpr(v) if (v as u32) < e.vgprs && v != vdst => Some(v as i32 * ROW),
+        Source::Vgpr(v) if (v as u32) < e.vgprs && v != vdst => Some(Src::Row(v as i32 * ROW)),
         _ => None,
     };
-    let fits = op.opcode == Opcode::VFmacF32
-        && plain
+    let fits = op.opcode == opcode
+        && translatable(e, op) == Some(shape)
+        && operands.neg | operands.abs == 0
         && operands.dpp.is_none()
-        && operands.vdst == vdst
-        && (vdst as u32) < e.vgprs
-        && op.half == 0;
+        && operands.vdst == vdst;
     fits.then(|| Some((row(operands.src[0])?, row(operands.src[1])?))).flatten()
 }
 
-/// A run of consecutive plain `v_fmac_f32` onto one accumulator (a dot product's inner loop, as
-/// compilers unroll it), starting at instruction `index`, as one piece of code where EXEC holds
-/// every lane: each chunk of the accumulator loaded once, the run's FMAs chained in a register
-/// (each rounded as its instruction rounds it, the same operand order, so the same NaNs), and
-/// stored once. Through memory, every FMA waited for the last one's store to be forwarded.
-/// Otherwise (lanes off, or MODE not IEEE's) the first instruction runs alone and the run goes
-/// on at the second, whose own code still serves a wave entering there. False (nothing emitted)
-/// where fewer than two such instructions follow, or for a wave64 half.
-fn fmac_chain(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp) -> bool {
-    if e.part != super::frame::Part::Whole {
+/// A run of consecutive plain `v_fmac_f32` (or `v_dot2acc_f32_f16`) onto one accumulator (a dot
+/// product's inner loop, as compilers unroll it), starting at instruction `index`, as one piece
+/// of code where EXEC holds every lane: each chunk of the accumulator loaded once, the run's
+/// operations chained in a register (each rounded as its instruction rounds it, with the same
+/// operand order, so the same NaNs), and stored once. Through memory, every operation waited
+/// for the last one's store to be forwarded. Otherwise (lanes off, MODE not IEEE's, or a dot
+/// product whose NaN is the interpreter's) the first instruction runs by its own code, which
+/// writes nothing before it decides, and the run goes on at the second, whose own code still
+/// serves a wave entering there. False (nothing emitted) where fewer than two such instructions
+/// follow, or for a wave64 half.
+fn accumulator_chain(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp, shape: Shape) -> bool {
+    if e.part != super::frame::Part::Whole || !matches!(shape, Shape::Fmac | Shape::Dot2) {
         return false;
     }
     let vdst = op.operands.vdst;
@@ -482,7 +483,7 @@ fn fmac_chain(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp) -> b
     let (mut at, mut current) = (index as usize, decoded);
     while run.len() < CHAIN {
         let Plan::Vector(next) = &current.plan else { break };
-        let Some(rows) = plain_fmac(e, next, vdst) else { break };
+        let Some(rows) = plain_accumulation(e, next, op.opcode, shape, vdst) else { break };
         run.push((rows, at, current));
         at += current.len as usize / 4;
         let Some(following) = e.program.at(at) else { break };
@@ -494,31 +495,52 @@ fn fmac_chain(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp) -> b
     let (_, last_index, last) = run[run.len() - 1];
     let after = e.next_label(last_index as u32, last);
     guard_mode(e, index, decoded);
-    let masked = e.ops.new_dynamic_label();
-    e.unless_every_lane(masked);
+    let alone = e.ops.new_dynamic_label();
+    e.unless_every_lane(alone);
     let accumulator = vdst as i32 * ROW;
+    let dot = shape == Shape::Dot2;
+    if dot {
+        // The lanes whose result is the interpreter's, over the whole run.
+        dynasm!(e.ops ; .arch x64 ; vpxor xmm11, xmm11, xmm11);
+    }
     for k in 0..4 {
         dynasm!(e.ops ; .arch x64 ; vmovdqu ymm2, [r13 + accumulator + 32 * k]);
         for &((a, b), _, _) in &run {
-            // As `emit`'s VFmacF32: ymm0 = ymm1 (a) × ymm0 (b) + the accumulator.
+            if dot {
+                dot2_onto(e, a, b, k);
+                dynasm!(e.ops ; .arch x64 ; vpor ymm11, ymm11, ymm0 ; vmovaps ymm2, ymm7);
+            } else {
+                // As `emit`'s VFmacF32: ymm0 = ymm1 (a) × ymm0 (b) + the accumulator.
+                load(e, 1, a, k);
+                load(e, 0, b, k);
+                dynasm!(e.ops ; .arch x64 ; vfmadd213ps ymm0, ymm1, ymm2 ; vmovaps ymm2, ymm0);
+            }
+        }
+        if dot {
+            // Held back until every chunk is known to be ours.
+            dynasm!(e.ops ; .arch x64 ; vmovaps [r14 + scratch_row(0) + 32 * k], ymm2);
+        } else {
+            dynasm!(e.ops ; .arch x64 ; vmovdqu [r13 + accumulator + 32 * k], ymm2);
+        }
+    }
+    if dot {
+        dynasm!(e.ops ; .arch x64 ; vptest ymm11, ymm11 ; jnz =>alone);
+        for k in 0..4 {
             dynasm!(e.ops
                 ; .arch x64
-                ; vmovdqu ymm1, [r13 + a + 32 * k]
-                ; vmovdqu ymm0, [r13 + b + 32 * k]
-                ; vfmadd213ps ymm0, ymm1, ymm2
-                ; vmovaps ymm2, ymm0
+                ; vmovaps ymm0, [r14 + scratch_row(0) + 32 * k]
+                ; vmovdqu [r13 + accumulator + 32 * k], ymm0
             );
         }
-        dynasm!(e.ops ; .arch x64 ; vmovdqu [r13 + accumulator + 32 * k], ymm2);
     }
     dynasm!(e.ops
         ; .arch x64
         ; add rbp, (run.len() - 1) as i32
         ; jmp =>after
-        ; =>masked
+        ; =>alone
     );
-    let srcs = prepare(e, op, sources(Shape::Fmac));
-    emit(e, op, Shape::Fmac, &srcs);
+    let srcs = prepare(e, op, sources(shape));
+    compute(e, index, decoded, op, shape, &srcs);
     true
 }
 
