@@ -817,31 +817,24 @@ fn wave64_halves_keep_their_own_exec_and_vcc_and_branches_test_both() {
     assert_eq!(registers.sgpr, expected.sgpr);
 }
 
-/// A run of `v_fmac_f32` onto one accumulator compiles to one chain in registers where EXEC
-/// holds every lane (`native/vector.rs`, `accumulator_chain`): each FMA still rounded alone, NaNs as the
-/// interpreter's, lanes off and other MODEs through the instructions one by one, and a branch
-/// into the run's second instruction (SCC set) runs the rest. Checked against the interpreter
-/// and, in IEEE mode, against the host's own FMAs lane by lane.
-#[test]
-fn a_chain_of_fmacs_onto_one_accumulator_agrees_as_one_run_and_entered_midway() {
-    // llvm-mc-19 -mcpu=gfx1100: s_cbranch_scc1 1; v_fmac_f32 v0, v1, v2; v_fmac_f32 v0, v3, v4;
-    // v_fmac_f32 v0, v5, v6; v_fmac_f32 v0, v7, v8; v_fmac_f32 v9, v1, v2; v_fmac_f32 v9, v0, v3.
-    let words = [0xBFA2_0001, 0x5600_0501, 0x5600_0903, 0x5600_0D05, 0x5600_1107, 0x5612_0501, 0x5612_0700];
-    let mut rng = Rng(0xF3AC_C4A1);
+/// Runs `words` (`s_cbranch_scc1 1`, then four instructions `op v0, v(2i−1), v(2i)`, then
+/// `op v9, v1, v2; op v9, v0, v3`: a run onto v0 the native tier chains, `native/vector.rs`,
+/// `accumulator_chain`) from 600 random starts (each row from `row`, given its index): EXEC full
+/// or not, MODE IEEE's or not, SCC set or not (set: the branch enters the run at its second
+/// instruction). Holds the native tier to the interpreter, and the interpreter, in IEEE mode and
+/// for lanes without a NaN, to `host` (one instruction's result from a, b and the accumulator).
+fn accumulator_chain_agrees(
+    words: [u32; 7],
+    seed: u64,
+    row: impl Fn(&mut Rng, usize) -> [u32; 32],
+    host: impl Fn(u32, u32, f32) -> f32,
+) {
+    let mut rng = Rng(seed);
     let mut chained = 0;
     for round in 0..600 {
         let mut registers = Registers::new(12);
-        // Ordinary floats, or (a row in five) special values only: NaNs of different payloads
-        // meet in one FMA, whose pick of the first NaN the chain must keep.
-        for row in registers.vgpr.iter_mut() {
-            let special = rng.chance(20);
-            for (lane, slot) in row.iter_mut().enumerate() {
-                *slot = match (special, rng.chance(80)) {
-                    (true, _) => rng.pick(&SPECIAL),
-                    (false, true) => ((rng.below(2000) as f32 - 1000.0) / 7.0).to_bits(),
-                    (false, false) => value(&mut rng, lane as u32),
-                };
-            }
+        for (index, slot) in registers.vgpr.iter_mut().enumerate() {
+            *slot = row(&mut rng, index);
         }
         registers.sgpr[126] = if rng.chance(60) { u32::MAX } else { rng.next() as u32 };
         registers.scc = rng.chance(30);
@@ -851,83 +844,18 @@ fn a_chain_of_fmacs_onto_one_accumulator_agrees_as_one_run_and_entered_midway() 
         let (interpreted, expected) = run_alone(&words, &registers, Tier::Interpreter);
         assert_eq!(interpreted, Ok(if registers.scc { 7 } else { 8 }), "round {round}");
         if registers.mode & 0xFF == 0xF0 {
-            let f = |row: usize, lane: usize| f32::from_bits(registers.vgpr[row][lane]);
+            let bits = |row: usize, lane: usize| registers.vgpr[row][lane];
             for lane in (0..32).filter(|lane| registers.sgpr[126] >> lane & 1 == 1) {
                 let first = if registers.scc { 2 } else { 1 };
-                let mut v0 = f(0, lane);
+                let mut v0 = f32::from_bits(bits(0, lane));
                 for pair in first..=4 {
-                    v0 = f(2 * pair - 1, lane).mul_add(f(2 * pair, lane), v0);
+                    v0 = host(bits(2 * pair - 1, lane), bits(2 * pair, lane), v0);
                 }
-                let v9 = v0.mul_add(f(3, lane), f(1, lane).mul_add(f(2, lane), f(9, lane)));
-                for (row, host) in [(0, v0), (9, v9)] {
-                    let got = f32::from_bits(expected.vgpr[row][lane]);
-                    assert!(
-                        got.to_bits() == host.to_bits() || (got.is_nan() && host.is_nan()),
-                        "round {round}: v{row} lane {lane}: interpreter {got:e}, host {host:e}"
-                    );
-                }
-            }
-            chained += usize::from(registers.sgpr[126] == u32::MAX);
-        }
-        if !native::host_supported() {
-            continue;
-        }
-        let (compiled, after) = run_alone(&words, &registers, Tier::Native);
-        assert_eq!(compiled, interpreted, "round {round}");
-        assert_eq!(
-            after.vgpr, expected.vgpr,
-            "round {round}: the rows (EXEC {:#x}, MODE {:#x})",
-            registers.sgpr[126], registers.mode
-        );
-    }
-    assert!(chained > 200, "{chained} rounds ran the chain with every lane on");
-}
-
-/// The same for `v_dot2acc_f32_f16`, whose result is the interpreter's wherever a lane's is a
-/// NaN: a run onto one accumulator chains in a register and writes only once no lane of any
-/// step is NaN; otherwise its first instruction's own code decides. Checked against the
-/// interpreter and, for lanes without a NaN, against the host's model of the interpreter's
-/// rounding (the two products exact, summed in f64, the accumulator added in f64, then f32).
-#[test]
-fn a_chain_of_dot2_onto_one_accumulator_agrees_as_one_run_and_entered_midway() {
-    // llvm-mc-19 -mcpu=gfx1100: s_cbranch_scc1 1; v_dot2acc_f32_f16 v0, v1, v2; … v0, v3, v4;
-    // … v0, v5, v6; … v0, v7, v8; … v9, v1, v2; … v9, v0, v3.
-    let words = [0xBFA2_0001, 0x0400_0501, 0x0400_0903, 0x0400_0D05, 0x0400_1107, 0x0412_0501, 0x0412_0700];
-    let mut rng = Rng(0xD072_C4A1);
-    let mut chained = 0;
-    for round in 0..600 {
-        let mut registers = Registers::new(12);
-        for (index, row) in registers.vgpr.iter_mut().enumerate() {
-            let wild = rng.chance(10);
-            for slot in row.iter_mut() {
-                *slot = match (index, wild) {
-                    (0 | 9, false) => ((rng.below(2000) as f32 - 1000.0) / 7.0).to_bits(),
-                    (_, false) => value_f16_pair(&mut rng),
-                    (_, true) => rng.next() as u32,
-                };
-            }
-        }
-        registers.sgpr[126] = if rng.chance(60) { u32::MAX } else { rng.next() as u32 };
-        registers.scc = rng.chance(30);
-        if rng.chance(15) {
-            registers.mode = (registers.mode & !0xFF) | rng.below(256) as u32;
-        }
-        let (interpreted, expected) = run_alone(&words, &registers, Tier::Interpreter);
-        assert_eq!(interpreted, Ok(if registers.scc { 7 } else { 8 }), "round {round}");
-        if registers.mode & 0xFF == 0xF0 {
-            let dot = |a: u32, b: u32, acc: f32| {
-                let half = |bits: u32| half::f16::from_bits(bits as u16).to_f32();
-                let products = (half(a) * half(b)) as f64 + (half(a >> 16) * half(b >> 16)) as f64;
-                (products + acc as f64) as f32
-            };
-            let row = |row: usize, lane: usize| registers.vgpr[row][lane];
-            for lane in (0..32).filter(|lane| registers.sgpr[126] >> lane & 1 == 1) {
-                let first = if registers.scc { 2 } else { 1 };
-                let mut v0 = f32::from_bits(row(0, lane));
-                for pair in first..=4 {
-                    v0 = dot(row(2 * pair - 1, lane), row(2 * pair, lane), v0);
-                }
-                let v9 = dot(v0.to_bits(), row(3, lane), dot(row(1, lane), row(2, lane), f32::from_bits(row(9, lane))));
+                let v9 = host(
+                    v0.to_bits(),
+                    bits(3, lane),
+                    host(bits(1, lane), bits(2, lane), f32::from_bits(bits(9, lane))),
+                );
                 for (index, host) in [(0, v0), (9, v9)] {
                     let got = f32::from_bits(expected.vgpr[index][lane]);
                     assert!(
@@ -950,4 +878,48 @@ fn a_chain_of_dot2_onto_one_accumulator_agrees_as_one_run_and_entered_midway() {
         );
     }
     assert!(chained > 200, "{chained} rounds ran the chain with every lane on");
+}
+
+/// `v_fmac_f32`: each FMA still rounded alone, NaNs as the interpreter's (rows of special values
+/// only, one in five, so NaNs of different payloads meet in one FMA).
+#[test]
+fn a_chain_of_fmacs_onto_one_accumulator_agrees_as_one_run_and_entered_midway() {
+    // llvm-mc-19 -mcpu=gfx1100: s_cbranch_scc1 1; v_fmac_f32 v0, v1, v2; v_fmac_f32 v0, v3, v4;
+    // v_fmac_f32 v0, v5, v6; v_fmac_f32 v0, v7, v8; v_fmac_f32 v9, v1, v2; v_fmac_f32 v9, v0, v3.
+    let words = [0xBFA2_0001, 0x5600_0501, 0x5600_0903, 0x5600_0D05, 0x5600_1107, 0x5612_0501, 0x5612_0700];
+    let row = |rng: &mut Rng, _| {
+        let special = rng.chance(20);
+        core::array::from_fn(|lane| match (special, rng.chance(80)) {
+            (true, _) => rng.pick(&SPECIAL),
+            (false, true) => ((rng.below(2000) as f32 - 1000.0) / 7.0).to_bits(),
+            (false, false) => value(rng, lane as u32),
+        })
+    };
+    accumulator_chain_agrees(words, 0xF3AC_C4A1, row, |a, b, acc| f32::from_bits(a).mul_add(f32::from_bits(b), acc));
+}
+
+/// `v_dot2acc_f32_f16`, whose result is the interpreter's wherever a lane's is a NaN: the run
+/// writes only once no lane of any step is NaN, else its first instruction's own code decides.
+/// The host's model of the interpreter's rounding: the two products exact, summed in f64, the
+/// accumulator added in f64, then f32.
+#[test]
+fn a_chain_of_dot2_onto_one_accumulator_agrees_as_one_run_and_entered_midway() {
+    // llvm-mc-19 -mcpu=gfx1100: s_cbranch_scc1 1; v_dot2acc_f32_f16 v0, v1, v2; … v0, v3, v4;
+    // … v0, v5, v6; … v0, v7, v8; … v9, v1, v2; … v9, v0, v3.
+    let words = [0xBFA2_0001, 0x0400_0501, 0x0400_0903, 0x0400_0D05, 0x0400_1107, 0x0412_0501, 0x0412_0700];
+    // The accumulators ordinary f32, the rest f16 pairs, and one row in ten any bits (NaNs).
+    let row = |rng: &mut Rng, index: usize| {
+        let wild = rng.chance(10);
+        core::array::from_fn(|_| match (index, wild) {
+            (0 | 9, false) => ((rng.below(2000) as f32 - 1000.0) / 7.0).to_bits(),
+            (_, false) => value_f16_pair(rng),
+            (_, true) => rng.next() as u32,
+        })
+    };
+    let host = |a: u32, b: u32, acc: f32| {
+        let half = |bits: u32| half::f16::from_bits(bits as u16).to_f32();
+        let products = (half(a) * half(b)) as f64 + (half(a >> 16) * half(b >> 16)) as f64;
+        (products + acc as f64) as f32
+    };
+    accumulator_chain_agrees(words, 0xD072_C4A1, row, host);
 }

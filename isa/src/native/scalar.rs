@@ -377,20 +377,8 @@ fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
         // sdst = EXEC; EXEC = op(source, EXEC); SCC = EXEC != 0 (`interp::scalar::saveexec`).
         SAndSaveexecB32 | SOrSaveexecB32 | SXorSaveexecB32 | SAndNot1SaveexecB32 | SOrNot1SaveexecB32
         | SAndNot0SaveexecB32 | SOrNot0SaveexecB32 | SNandSaveexecB32 | SNorSaveexecB32 | SXnorSaveexecB32 => {
-            dynasm!(e.ops ; .arch x64 ; mov edx, [r12 + sgpr(EXEC)] ; mov ecx, edx);
-            // eax = op(source, EXEC), with ecx = EXEC to spare.
-            match opcode {
-                SAndSaveexecB32 => dynasm!(e.ops ; .arch x64 ; and eax, edx),
-                SOrSaveexecB32 => dynasm!(e.ops ; .arch x64 ; or eax, edx),
-                SXorSaveexecB32 => dynasm!(e.ops ; .arch x64 ; xor eax, edx),
-                SAndNot1SaveexecB32 => dynasm!(e.ops ; .arch x64 ; not ecx ; and eax, ecx),
-                SOrNot1SaveexecB32 => dynasm!(e.ops ; .arch x64 ; not ecx ; or eax, ecx),
-                SAndNot0SaveexecB32 => dynasm!(e.ops ; .arch x64 ; not eax ; and eax, edx),
-                SOrNot0SaveexecB32 => dynasm!(e.ops ; .arch x64 ; not eax ; or eax, edx),
-                SNandSaveexecB32 => dynasm!(e.ops ; .arch x64 ; and eax, edx ; not eax),
-                SNorSaveexecB32 => dynasm!(e.ops ; .arch x64 ; or eax, edx ; not eax),
-                _ => dynasm!(e.ops ; .arch x64 ; xor eax, edx ; not eax),
-            }
+            dynasm!(e.ops ; .arch x64 ; mov edx, [r12 + sgpr(EXEC)]);
+            saveexec_operation(e, opcode, false);
             dynasm!(e.ops ; .arch x64 ; mov ecx, eax ; mov eax, edx);
             store(e, sdst);
             dynasm!(e.ops
@@ -404,6 +392,36 @@ fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
         _ => unreachable!("`known` lists the translated operations"),
     }
     true
+}
+
+/// `op` on 64-bit registers (`wide`) or their 32-bit halves: `ops!(e, wide, [not 1; and 0, 1])`
+/// is `not rcx; and rax, rcx` or `not ecx; and eax, ecx` (dynasm's register numbers).
+macro_rules! ops {
+    ($e:expr, $wide:expr, [$($ins:ident $($reg:literal),+);+]) => {
+        if $wide {
+            dynasm!($e.ops ; .arch x64 $(; $ins $(Rq($reg)),+)+)
+        } else {
+            dynasm!($e.ops ; .arch x64 $(; $ins $(Rd($reg)),+)+)
+        }
+    };
+}
+
+/// The operation of an `s_*_saveexec_b32` (or, `wide`, `_b64`): `rax` (`eax`) = op(the source
+/// in it, EXEC in `rdx`), as `interp::scalar::saveexec` defines it; `rdx` kept, `rcx` clobbered.
+fn saveexec_operation(e: &mut Emitter<'_>, opcode: Opcode, wide: bool) {
+    use Opcode::*;
+    match opcode {
+        SAndSaveexecB32 | SAndSaveexecB64 => ops!(e, wide, [and 0, 2]),
+        SOrSaveexecB32 | SOrSaveexecB64 => ops!(e, wide, [or 0, 2]),
+        SXorSaveexecB32 | SXorSaveexecB64 => ops!(e, wide, [xor 0, 2]),
+        SAndNot1SaveexecB32 | SAndNot1SaveexecB64 => ops!(e, wide, [mov 1, 2; not 1; and 0, 1]),
+        SOrNot1SaveexecB32 | SOrNot1SaveexecB64 => ops!(e, wide, [mov 1, 2; not 1; or 0, 1]),
+        SAndNot0SaveexecB32 | SAndNot0SaveexecB64 => ops!(e, wide, [not 0; and 0, 2]),
+        SOrNot0SaveexecB32 | SOrNot0SaveexecB64 => ops!(e, wide, [not 0; or 0, 2]),
+        SNandSaveexecB32 | SNandSaveexecB64 => ops!(e, wide, [and 0, 2; not 0]),
+        SNorSaveexecB32 | SNorSaveexecB64 => ops!(e, wide, [or 0, 2; not 0]),
+        _ => ops!(e, wide, [xor 0, 2; not 0]),
+    }
 }
 
 /// Loads a 64-bit scalar source into `rax` (`into` 0) or `rcx` (1), as `Wave::scalar64` reads
@@ -514,20 +532,8 @@ fn alu64(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
         }
         // sdst = EXEC; EXEC = op(source, EXEC); SCC = EXEC != 0 (`interp::scalar::saveexec`).
         _ if saveexec => {
-            dynasm!(e.ops ; .arch x64 ; mov rdx, [r12 + sgpr(EXEC)] ; mov rcx, rdx);
-            // rax = op(source, EXEC), with rcx = EXEC to spare.
-            match opcode {
-                SAndSaveexecB64 => dynasm!(e.ops ; .arch x64 ; and rax, rdx),
-                SOrSaveexecB64 => dynasm!(e.ops ; .arch x64 ; or rax, rdx),
-                SXorSaveexecB64 => dynasm!(e.ops ; .arch x64 ; xor rax, rdx),
-                SAndNot1SaveexecB64 => dynasm!(e.ops ; .arch x64 ; not rcx ; and rax, rcx),
-                SOrNot1SaveexecB64 => dynasm!(e.ops ; .arch x64 ; not rcx ; or rax, rcx),
-                SAndNot0SaveexecB64 => dynasm!(e.ops ; .arch x64 ; not rax ; and rax, rdx),
-                SOrNot0SaveexecB64 => dynasm!(e.ops ; .arch x64 ; not rax ; or rax, rdx),
-                SNandSaveexecB64 => dynasm!(e.ops ; .arch x64 ; and rax, rdx ; not rax),
-                SNorSaveexecB64 => dynasm!(e.ops ; .arch x64 ; or rax, rdx ; not rax),
-                _ => dynasm!(e.ops ; .arch x64 ; xor rax, rdx ; not rax),
-            }
+            dynasm!(e.ops ; .arch x64 ; mov rdx, [r12 + sgpr(EXEC)]);
+            saveexec_operation(e, opcode, true);
             if sdst != NULL {
                 dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(sdst)], rdx);
             }
