@@ -75,8 +75,10 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         // address rows between barriers.
         let slot = row_shape(addr as usize % ROW_SHAPES);
         let (changed, known) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+        // The range test is the row's highest address plus `farthest` against the LDS's size
+        // (each below 2^32, so no wrap in 64 bits). A highest address of 2^31 or more is kept
+        // as 2^32 − 1, which fails it: the general path indexes with signed 32-bit offsets.
         e.unless_every_lane(partial);
-        highest_allowed(e, farthest, slow, false);
         dynasm!(e.ops
             ; .arch x64
             ; vpcmpeqd ymm3, ymm3, ymm3
@@ -95,7 +97,9 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
             ; .arch x64
             ; vptest ymm0, ymm3
             ; jnc =>changed
-            ; cmp [r14 + slot + SHAPE_HIGHEST], eax
+            ; mov eax, [r14 + slot + SHAPE_HIGHEST]
+            ; add rax, farthest as i32
+            ; cmp rax, rbx
             ; ja =>slow
             ; jmp =>known
             // A new row: its highest address (each lane's, then across the row) and the row
@@ -121,9 +125,13 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
             ; vpshufd xmm2, xmm0, 0xB1_u8 as i8
             ; vpmaxud xmm0, xmm0, xmm2
             ; vmovd ecx, xmm0
+            ; mov edx, -1
+            ; test ecx, ecx
+            ; cmovs ecx, edx
             ; mov [r14 + slot + SHAPE_HIGHEST], ecx
             ; mov DWORD [r14 + slot + SHAPE_KIND], SHAPE_UNKNOWN as i32
-            ; cmp ecx, eax
+            ; lea rax, [rcx + farthest as i32]
+            ; cmp rax, rbx
             ; ja =>slow
             ; =>known
         );
@@ -132,7 +140,7 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     }
     // Some lanes inactive (or a store): each active lane's access tested, as vectors.
     dynasm!(e.ops ; .arch x64 ; =>partial);
-    highest_allowed(e, farthest, slow, true);
+    highest_allowed(e, farthest, slow);
     dynasm!(e.ops
         ; .arch x64
         ; vpcmpeqd ymm3, ymm3, ymm3
@@ -173,10 +181,10 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     true
 }
 
-/// Emits `rax` = the highest address at which every element of an access `farthest` bytes long
-/// fits in the LDS: its size − `farthest`, at most 2^31 − 1 (rows index the LDS with signed
-/// 32-bit indices); jumps to `slow` where none fits. `broadcast`: every dword of `ymm1` too.
-fn highest_allowed(e: &mut Emitter<'_>, farthest: u32, slow: dynasmrt::DynamicLabel, broadcast: bool) {
+/// Emits every dword of `ymm1` = the highest address at which every element of an access
+/// `farthest` bytes long fits in the LDS: its size − `farthest`, at most 2^31 − 1 (rows index
+/// the LDS with signed 32-bit indices); jumps to `slow` where none fits.
+fn highest_allowed(e: &mut Emitter<'_>, farthest: u32, slow: dynasmrt::DynamicLabel) {
     dynasm!(e.ops
         ; .arch x64
         ; mov rax, rbx
@@ -185,10 +193,9 @@ fn highest_allowed(e: &mut Emitter<'_>, farthest: u32, slow: dynasmrt::DynamicLa
         ; mov ecx, 0x7FFF_FFFF
         ; cmp rax, rcx
         ; cmova rax, rcx
+        ; vmovd xmm1, eax
+        ; vpbroadcastd ymm1, xmm1
     );
-    if broadcast {
-        dynasm!(e.ops ; .arch x64 ; vmovd xmm1, eax ; vpbroadcastd ymm1, xmm1);
-    }
 }
 
 /// `ds_bpermute_b32` (wave32, as `memory_ops::ds` runs it): each active lane reads `data` from
