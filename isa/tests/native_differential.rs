@@ -923,3 +923,36 @@ fn a_chain_of_dot2_onto_one_accumulator_agrees_as_one_run_and_entered_midway() {
     };
     accumulator_chain_agrees(words, 0xD072_C4A1, row, host);
 }
+
+/// A wave64 vector operand reading `exec_lo` or `exec_hi` (or the pair, as a 64-bit value) gets
+/// the same register in all 64 lanes, on both tiers, though the interpreter's high half holds
+/// EXEC's halves swapped while it runs.
+#[test]
+fn a_wave64_read_of_exec_as_a_value_is_the_same_register_in_both_halves() {
+    // llvm-mc-19 -mcpu=gfx1100 -mattr=+wavefrontsize64: v_mov_b32 v0, exec_lo;
+    // v_mov_b32 v1, exec_hi; v_lshlrev_b64 v[2:3], 0, exec.
+    let words = [0x7E00_027E, 0x7E02_027F, 0xD73C_0002, 0x0000_FC80];
+    let mut starting = Registers::wave64(8);
+    starting.sgpr[126] = 0xFFFF_FFFF;
+    starting.sgpr[127] = 0x8000_FFFF;
+    for tier in [Tier::Interpreter, Tier::Native] {
+        if tier == Tier::Native && !native::host_supported() {
+            continue;
+        }
+        let (result, after) = run_alone(&words, &starting, tier);
+        assert_eq!(result, Ok(4), "{tier:?}");
+        for lane in 0..64 {
+            let row =
+                |index: usize| if lane < 32 { after.vgpr[index][lane] } else { after.high_vgpr[index][lane - 32] };
+            let active = lane < 32 || (0x8000_FFFFu32 >> (lane - 32)) & 1 == 1;
+            if !active {
+                continue;
+            }
+            assert_eq!(
+                [row(0), row(1), row(2), row(3)],
+                [0xFFFF_FFFF, 0x8000_FFFF, 0xFFFF_FFFF, 0x8000_FFFF],
+                "{tier:?} lane {lane}"
+            );
+        }
+    }
+}

@@ -255,7 +255,7 @@ impl Operands {
                 Some(row) => *row,
                 None => [0; LANES],
             },
-            Source::Sgpr(register) => [wave.read_sgpr(register as u32); LANES],
+            Source::Sgpr(register) => [wave.read_sgpr_value(register as u32); LANES],
             Source::Scc => [wave.scc as u32; LANES],
             Source::Constant(value) => [value as u32; LANES],
             Source::Mask(register) => [wave.read_sgpr(wave.mask_register(register as u32)); LANES],
@@ -287,7 +287,8 @@ impl Operands {
                 out
             }
             Source::Sgpr(register) => {
-                [wave.read_sgpr(register as u32) as u64 | (wave.read_sgpr(register as u32 + 1) as u64) << 32; LANES]
+                let (low, high) = (wave.read_sgpr_value(register as u32), wave.read_sgpr_value(register as u32 + 1));
+                [low as u64 | (high as u64) << 32; LANES]
             }
             Source::Scc => [wave.scc as u64; LANES],
             Source::Constant(value) | Source::ConstantMask(value) => [value; LANES],

@@ -113,19 +113,16 @@ impl Emitter<'_> {
         self.program.entry + index as u64 * 4
     }
 
-    /// The SGPR slot that field `field` reads as data in the running part: while a wave64
-    /// wave's high half runs, the interpreter holds `exec_lo` and `exec_hi` swapped
-    /// (`Wave::swap_halves`), and compiled code reads what it would.
-    pub fn scalar_slot(&self, field: u32) -> u32 {
-        if self.part == Part::High && (field == EXEC || field == EXEC + 1) { field ^ 1 } else { field }
-    }
-
     /// The SGPR slot of the running half's part of the lane mask at `field`
     /// (`Wave::mask_register`: `s[n+1]` for the high half; `null` stays, and EXEC is the
-    /// running half's). A slot of 128 or more reads as 0 and drops writes, as `Wave` does.
+    /// running half's). The interpreter's high half finds that register where
+    /// `Wave::swap_halves` put it (`exec_lo` and `exec_hi` trade places); compiled code, which
+    /// swaps nothing, reads the register that is there then. A slot of 128 or more reads as 0
+    /// and drops writes, as `Wave` does.
     pub fn mask_slot(&self, field: u32) -> u32 {
-        let high = (self.part == Part::High) as u32;
-        self.scalar_slot(if field == NULL || field == EXEC { field } else { field + high })
+        let high = self.part == Part::High;
+        let slot = if field == NULL || field == EXEC { field } else { field + high as u32 };
+        if high && (slot | 1) == EXEC + 1 { slot ^ 1 } else { slot }
     }
 
     /// The byte offset of the running half's EXEC in the wave.

@@ -31,13 +31,8 @@ pub(super) fn place(e: &mut Emitter<'_>, op: &VOp, index: usize) -> Src {
     match op.operands.src[index] {
         Source::Vgpr(v) => return Src::Row(v as i32 * ROW),
         Source::Sgpr(s) | Source::Mask(s) => {
-            // A mask reads the running half's part of it; either reads what the interpreter's
-            // half would (`Emitter::scalar_slot`).
-            let slot = if matches!(op.operands.src[index], Source::Mask(_)) {
-                e.mask_slot(s as u32)
-            } else {
-                e.scalar_slot(s as u32)
-            };
+            // A mask reads the running half's part of it; a value reads the same in both.
+            let slot = if matches!(op.operands.src[index], Source::Mask(_)) { e.mask_slot(s as u32) } else { s as u32 };
             if s as u32 == NULL || slot >= 128 {
                 dynasm!(e.ops ; .arch x64 ; vpxor Rx(reg), Rx(reg), Rx(reg));
             } else {
