@@ -174,8 +174,6 @@ impl Wave {
         }
     }
 
-    /// An SGPR-file operand (below 128): `null` reads 0.
-    #[inline(always)]
     /// SGPR `field` read as a vector operand's value: the same in both halves of a wave64 wave
     /// (`v_mov_b32 v0, exec_lo` gives every lane `exec_lo`), though `exec_lo` and `exec_hi`
     /// trade places while the high half runs ([`Wave::swap_halves`]).
@@ -185,6 +183,8 @@ impl Wave {
         self.read_sgpr(if swapped { field ^ 1 } else { field })
     }
 
+    /// An SGPR-file operand (below 128): `null` reads 0.
+    #[inline(always)]
     pub fn read_sgpr(&self, field: u32) -> u32 {
         if field == NULL { 0 } else { self.sgpr.get(field as usize).copied().unwrap_or(0) }
     }
