@@ -40,11 +40,12 @@ pub fn run_workgroup<M: Memory + ?Sized>(
 }
 
 /// Runs `words`, straight-line `isa` code (an `s_endpgm` is added after it), as a kernel's one
-/// wave from `registers` (wave64 where they hold a high half, [`Registers::wave64`]), with `memory` and the workgroup's `lds`, on `tier`: compiled
-/// by the native tier, or planned and stepped by the interpreter, through the same wave loops a
-/// dispatch runs. Returns the instructions executed, or the wave's error (its PC as if the code
-/// started at [`PC`]); the registers hold the wave's state when it stopped either way. A barrier releases at once (the wave is alone). This is how
-/// `isa/tests/native_differential.rs` holds the tiers to each other.
+/// wave from `registers` (wave64 where they hold a high half, [`Registers::wave64`]), with
+/// `memory` and the workgroup's `lds`, on `tier`: compiled by the native tier, or planned and
+/// stepped by the interpreter, through the same wave loops a dispatch runs. Returns the
+/// instructions executed, or the wave's error (its PC as if the code started at [`PC`]); the
+/// registers hold the wave's state when it stopped either way. A barrier releases at once (the
+/// wave is alone). This is how `isa/tests/native_differential.rs` holds the tiers to each other.
 pub fn run_code(
     isa: Isa,
     words: &[u32],

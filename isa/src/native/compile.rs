@@ -9,8 +9,7 @@ use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 use super::NativeCode;
 use super::emit::{Cold, EXECUTED, Emitter, FRAME_LDS, FRAME_LDS_LEN, FRAME_VGPR, FRAME_WAVE};
-use super::frame::Exit;
-use super::frame::Part;
+use super::frame::{Exit, Part};
 use crate::gfx11::Encoding;
 use crate::interp::Program;
 use crate::interp::launch::per_half;
@@ -39,6 +38,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         part: Part::Whole,
         part_end: None,
         every_lane: false,
+        chain_end: 0,
     };
 
     // The prologue: callee-saved registers, the frame's pointers, the masks, and the entry.

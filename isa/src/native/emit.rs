@@ -86,6 +86,9 @@ pub(super) struct Emitter<'p> {
     /// lanes (tested just before it): a result is stored whole, without the blend that keeps
     /// inactive lanes.
     pub every_lane: bool,
+    /// The word index past the last accumulator chain emitted (`vector::accumulator_chain`):
+    /// an instruction before it is a later member of that run, and starts no chain of its own.
+    pub chain_end: usize,
 }
 
 impl Emitter<'_> {

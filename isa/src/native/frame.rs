@@ -6,7 +6,7 @@
 //!
 //! Registers while compiled code runs:
 //! - `r12`: the `Wave`; `r13`: its VGPR rows (`Wave::vgpr`, which no step reallocates), or a
-//!   wave64 wave's high half's while that half's code runs (`emit::Part::High`);
+//!   wave64 wave's high half's while that half's code runs ([`Part::High`]);
 //!   `r14`: the [`Frame`]; `r15`: the LDS; `rbx`: the LDS's length in bytes;
 //! - `rbp`: the wave's executed-instruction count (`Wave::executed`), stored back at every exit;
 //! - `ymm12`–`ymm15`: the inactive lanes of EXEC, 8 per register (all ones where a lane's EXEC

@@ -475,7 +475,9 @@ fn plain_accumulation(e: &Emitter<'_>, op: &VOp, opcode: Opcode, shape: Shape, v
 /// serves a wave entering there. False (nothing emitted) where fewer than two such instructions
 /// follow, or for a wave64 half.
 fn accumulator_chain(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp, shape: Shape) -> bool {
-    if e.part != super::frame::Part::Whole || !matches!(shape, Shape::Fmac | Shape::Dot2) {
+    // Not within a run already chained: its later instructions keep their own code only.
+    let chained = (index as usize) < e.chain_end;
+    if chained || e.part != super::frame::Part::Whole || !matches!(shape, Shape::Fmac | Shape::Dot2) {
         return false;
     }
     let vdst = op.operands.vdst;
@@ -494,6 +496,7 @@ fn accumulator_chain(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VO
     }
     let (_, last_index, last) = run[run.len() - 1];
     let after = e.next_label(last_index as u32, last);
+    e.chain_end = at;
     guard_mode(e, index, decoded);
     let alone = e.ops.new_dynamic_label();
     e.unless_every_lane(alone);
