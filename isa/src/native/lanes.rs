@@ -64,8 +64,9 @@ pub(super) fn prepare(e: &mut Emitter<'_>, op: &VOp, count: usize) -> Vec<Src> {
 /// `v_permlane16_b32` and `v_permlanex16_b32` as `valu::permlane` runs them: lane `i` of each
 /// row of 16 reads src0's lane of the 4-bit select S1 (lanes 0–7) or S2 (8–15) holds for it,
 /// within its own row or, `x16`, the other; a lane it may not read (inactive, without `fi`)
-/// keeps vdst's value, or reads 0 with `bound_ctrl`. One gather per eight lanes into the
-/// frame's scratch row (src0 and vdst may be one register), then the write in EXEC's lanes.
+/// keeps vdst's value, or reads 0 with `bound_ctrl`. Each eight lanes permuted from the row of
+/// 16 they read into the frame's scratch row (src0 and vdst may be one register), then the
+/// write in EXEC's lanes.
 pub(super) fn permlane(e: &mut Emitter<'_>, op: &VOp) -> bool {
     let operands = &op.operands;
     let plain = operands.neg | operands.abs | operands.omod == 0 && !operands.clamp && op.half == 0;
@@ -115,14 +116,26 @@ pub(super) fn permlane(e: &mut Emitter<'_>, op: &VOp) -> bool {
                 ; vpsrad ymm1, ymm1, 31
             );
         }
+        // The row read is chunks `row_read / 8` and the next: each permuted (vpermd uses the
+        // index's low three bits), the second taken where the index's bit 3 is set (a gather
+        // per chunk cost several times as much).
+        let first_chunk = source + 4 * row_read;
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpermd ymm2, ymm0, [r13 + first_chunk]
+            ; vpermd ymm6, ymm0, [r13 + first_chunk + 32]
+            ; vpslld ymm7, ymm0, 28
+            ; vblendvps ymm2, ymm2, ymm6, ymm7
+        );
+        // Where the lane may not read: vdst's value, or 0 with bound_ctrl.
         if bound_ctrl {
-            dynasm!(e.ops ; .arch x64 ; vpxor xmm2, xmm2, xmm2);
+            dynasm!(e.ops ; .arch x64 ; vpxor xmm6, xmm6, xmm6);
         } else {
-            dynasm!(e.ops ; .arch x64 ; vmovdqu ymm2, [r13 + vdst + 32 * k]);
+            dynasm!(e.ops ; .arch x64 ; vmovdqu ymm6, [r13 + vdst + 32 * k]);
         }
         dynasm!(e.ops
             ; .arch x64
-            ; vpgatherdd ymm2, [r13 + ymm0 * 4 + source], ymm1
+            ; vblendvps ymm2, ymm6, ymm2, ymm1
             ; vmovdqa [r14 + SCRATCH + 32 * k], ymm2
         );
     }
@@ -135,17 +148,27 @@ pub(super) fn permlane(e: &mut Emitter<'_>, op: &VOp) -> bool {
 /// `fi`, inactive) reads 0, and narrows the inactive-lane masks in `ymm12`–`ymm15` to the
 /// lanes that may write: not those the row and bank masks disable, nor, without `bound_ctrl`,
 /// those that read nothing. The caller restores the masks after the instruction.
+///
+/// The pattern is known when the code is made, so each chunk of eight lanes is a `vpermd` of
+/// each chunk its lanes read (one for DPP8 and most of DPP16, two where a row of 16 crosses
+/// chunks), blended, then the unreadable lanes zeroed: a gather per chunk cost several times
+/// as much (the DPP reduction's adds were its most expensive instructions).
 fn permute(e: &mut Emitter<'_>, dpp: &DppPlan, source: u32) {
     let (row, exec) = (source as i32 * ROW, e.exec());
     for k in 0..4usize {
         let lane = |i: usize| 8 * k + i;
-        let from = e.constant(core::array::from_fn(|i| match dpp.from[lane(i)] {
-            INVALID => 0,
-            from => from as u32 & 31,
-        }));
-        let valid = e.constant(core::array::from_fn(|i| if dpp.from[lane(i)] == INVALID { 0 } else { u32::MAX }));
+        let from_lane = |i: usize| match dpp.from[lane(i)] {
+            INVALID => None,
+            from => Some(from as usize & 31),
+        };
+        let from = e.constant(core::array::from_fn(|i| from_lane(i).map_or(0, |from| from as u32)));
+        let valid = e.constant(core::array::from_fn(|i| if from_lane(i).is_some() { u32::MAX } else { 0 }));
         let disabled = e.constant(core::array::from_fn(|i| if dpp.enabled >> lane(i) & 1 == 1 { 0 } else { u32::MAX }));
         let (inactive, scratch) = (12 + k as u8, SCRATCH + 32 * k as i32);
+        // The chunks this chunk's lanes read, in order.
+        let mut read: Vec<usize> = (0..8).filter_map(|i| from_lane(i).map(|from| from / 8)).collect();
+        read.sort_unstable();
+        read.dedup();
         dynasm!(e.ops
             ; .arch x64
             ; vmovdqu ymm4, [=>from]
@@ -162,11 +185,28 @@ fn permute(e: &mut Emitter<'_>, dpp: &DppPlan, source: u32) {
                 ; vpand ymm5, ymm5, ymm1
             );
         }
+        // ymm0: each lane's source value (vpermd uses the index's low three bits), chunk by
+        // chunk read, each blended in where its lanes read it.
+        dynasm!(e.ops ; .arch x64 ; vpxor xmm0, xmm0, xmm0);
+        for (position, &chunk) in read.iter().enumerate() {
+            let offset = row + 32 * chunk as i32;
+            if position == 0 {
+                dynasm!(e.ops ; .arch x64 ; vpermd ymm0, ymm4, [r13 + offset]);
+                continue;
+            }
+            let reads_here = e.constant(core::array::from_fn(|i| {
+                if from_lane(i).map(|from| from / 8) == Some(chunk) { u32::MAX } else { 0 }
+            }));
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpermd ymm2, ymm4, [r13 + offset]
+                ; vmovdqu ymm3, [=>reads_here]
+                ; vblendvps ymm0, ymm0, ymm2, ymm3
+            );
+        }
         dynasm!(e.ops
             ; .arch x64
-            ; vpxor xmm0, xmm0, xmm0
-            ; vmovdqa ymm1, ymm5
-            ; vpgatherdd ymm0, [r13 + ymm4 * 4 + row], ymm1
+            ; vpand ymm0, ymm0, ymm5
             ; vmovdqa [r14 + scratch], ymm0
             ; vpor Ry(inactive), Ry(inactive), [=>disabled]
         );
