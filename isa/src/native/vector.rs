@@ -23,6 +23,7 @@ use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 use super::checked::{Chunk, checked_rows, division, dot2, dot2_onto, ldexp, min_max, reciprocal, round, to_half};
 use super::compare::{compare, compare64, write_lanes};
 use super::emit::{Emitter, LANE_BITS, MODE, ROW, sgpr};
+use super::frame::Part;
 use super::lanes::{permlane, prepare, read_lane};
 use super::sources::{Src, load, scratch_row};
 use crate::gfx11::Opcode;
@@ -111,6 +112,7 @@ fn shape(op: &VOp) -> Option<Shape> {
         VLshrrevB64 => Shape::Shift64 { right: true },
         VMadU64U32 => Shape::Mad64,
         VBfeU32 | VBfeI32 => Shape::Ternary,
+        VBcntU32B32 | VMbcntLoU32B32 | VMbcntHiU32B32 => Shape::Binary,
         VDot2accF32F16 => Shape::Dot2,
         VMaxF32 | VMinF32 => Shape::MinMax,
         VRndneF32 | VCvtI32F32 => Shape::Round,
@@ -727,6 +729,32 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape, srcs: &[Src]) {
                     ; vpsllvd ymm0, ymm0, ymm1
                 );
             }
+            // The bits of a set (in the lane masks, those below the lane's place in the wave,
+            // as `valu` counts them), plus b.
+            VBcntU32B32 | VMbcntLoU32B32 | VMbcntHiU32B32 => {
+                let high_half = e.part == Part::High;
+                // The bits of a's word below each lane of this chunk: in the word of the lane's
+                // own half (the low word for wave32 and the low half), all of the low word for
+                // the high half, none of the high word for the low half.
+                let below = match (op.opcode, high_half) {
+                    (VBcntU32B32, _) | (VMbcntLoU32B32, true) => Some(None),
+                    (VMbcntLoU32B32, false) | (VMbcntHiU32B32, true) => {
+                        Some(Some(e.constant(core::array::from_fn(|i| (1u32 << (8 * k as usize + i)) - 1))))
+                    }
+                    _ => None,
+                };
+                match below {
+                    Some(below) => {
+                        load(e, 0, a, k);
+                        if let Some(below) = below {
+                            dynasm!(e.ops ; .arch x64 ; vpand ymm0, ymm0, [=>below]);
+                        }
+                        count_ones(e);
+                        apply(e, Ins::Paddd, b.unwrap(), k);
+                    }
+                    None => load(e, 0, b.unwrap(), k),
+                }
+            }
             // Bits [offset, offset + size) of a, offset b & 31 and size c & 31 (0: the result is
             // 0), zero- or sign-extended: a >> offset, then the field's mask (all ones >> (32 −
             // size)), or shifted up and back down arithmetically by 32 − size. A count of 32
@@ -801,6 +829,28 @@ fn literal(e: &mut Emitter<'_>, op: &VOp) -> Src {
         ; vpbroadcastd ymm10, xmm10
     );
     Src::Reg(10)
+}
+
+/// ymm0 = the count of bits set in each 32-bit lane of ymm0 (clobbers ymm1 and ymm6): each
+/// nibble's count from a table (`vpshufb`), then the bytes' counts summed in pairs and the pairs
+/// in pairs.
+fn count_ones(e: &mut Emitter<'_>) {
+    let nibbles = e.constant([0x0F0F_0F0F; 8]);
+    // Bytes 0..16: the count of bits of 0..16, for each 128-bit lane.
+    let table = e.constant([0x0201_0100, 0x0302_0201, 0x0302_0201, 0x0403_0302].repeat(2).try_into().unwrap());
+    let (bytes, words) = (e.constant([0x0101_0101; 8]), e.constant([0x0001_0001; 8]));
+    dynasm!(e.ops
+        ; .arch x64
+        ; vmovdqu ymm6, [=>table]
+        ; vpsrlw ymm1, ymm0, 4
+        ; vpand ymm0, ymm0, [=>nibbles]
+        ; vpand ymm1, ymm1, [=>nibbles]
+        ; vpshufb ymm0, ymm6, ymm0
+        ; vpshufb ymm1, ymm6, ymm1
+        ; vpaddb ymm0, ymm0, ymm1
+        ; vpmaddubsw ymm0, ymm0, [=>bytes]
+        ; vpmaddwd ymm0, ymm0, [=>words]
+    );
 }
 
 /// Two-source operations by their AVX instruction.
