@@ -763,6 +763,68 @@ fn lds_loads_reuse_an_address_rows_shape_only_while_the_row_is_unchanged() {
     }
 }
 
+/// LDS stores whose active lanes share one address (a wave's result every lane holds, stored from
+/// all of them), in the whole row and chunk by chunk, under full and partial EXEC: the last
+/// active lane's value stays, and a `2addr` store's second element after its first.
+#[test]
+fn lds_stores_of_many_lanes_at_one_address_keep_the_last_lanes_value() {
+    // ds_store_b32 v9, v7 (v9 = 64 in every lane); ds_store_2addr_b32 v10, v7, v8 offset0:1
+    // offset1:1 (v10 = 128: both elements at 132); ds_store_b32 v11, v8 (v11 = 256 + 4 × the
+    // lane's chunk of eight); then the words back as rows: ds_load_b32 v1, v12; the same at
+    // offset:128 into v2 and offset:256 into v3 (v12 = 4 × the lane). DS words: opcode << 18
+    // (13 ds_store_b32, 14 ds_store_2addr_b32, 54 ds_load_b32), offset1 << 8 | offset0; then
+    // vdst << 24 | data1 << 16 | data0 << 8 | addr.
+    let words = [
+        0xD834_0000,
+        0x0000_0709,
+        0xD838_0101,
+        0x0008_070A,
+        0xD834_0000,
+        0x0000_080B,
+        0xD8D8_0000,
+        0x0100_000C,
+        0xD8D8_0080,
+        0x0200_000C,
+        0xD8D8_0100,
+        0x0300_000C,
+    ];
+    for exec in [u32::MAX, 0x7FFF_FFF0, 0x00FF_FF01, 0x8000_0000] {
+        let mut starting = Registers::new(16);
+        starting.sgpr[126] = exec;
+        for lane in 0..32u32 {
+            let l = lane as usize;
+            starting.vgpr[7][l] = 100 + lane;
+            starting.vgpr[8][l] = 200 + lane;
+            starting.vgpr[9][l] = 64;
+            starting.vgpr[10][l] = 128;
+            starting.vgpr[11][l] = 256 + 4 * (lane / 8);
+            starting.vgpr[12][l] = 4 * lane;
+        }
+        let (interpreted, expected) = run_alone(&words, &starting, Tier::Interpreter);
+        assert_eq!(interpreted, Ok(7), "six instructions and the s_endpgm");
+        // The word at an LDS address after the stores, read back by the loads' lanes.
+        let last = |lanes: u32| (lanes != 0).then(|| 31 - lanes.leading_zeros());
+        let word = |address: u32| match address {
+            64 => last(exec).map_or(0, |lane| 100 + lane),
+            132 => last(exec).map_or(0, |lane| 200 + lane),
+            256..272 => last(exec & 0xFF << (2 * (address - 256))).map_or(0, |lane| 200 + lane),
+            _ => 0,
+        };
+        for lane in (0..32u32).filter(|lane| exec >> lane & 1 == 1) {
+            let l = lane as usize;
+            assert_eq!(expected.vgpr[1][l], word(4 * lane), "v1 lane {lane}, EXEC {exec:#x}");
+            assert_eq!(expected.vgpr[2][l], word(128 + 4 * lane), "v2 lane {lane}, EXEC {exec:#x}");
+            assert_eq!(expected.vgpr[3][l], word(256 + 4 * lane), "v3 lane {lane}, EXEC {exec:#x}");
+        }
+        if !native::host_supported() {
+            continue;
+        }
+        let (compiled, registers) = run_alone(&words, &starting, Tier::Native);
+        assert_eq!(compiled, interpreted, "EXEC {exec:#x}");
+        assert_eq!(registers.vgpr, expected.vgpr, "the native tier's stores, EXEC {exec:#x}");
+    }
+}
+
 /// A wave64 wave whose low half is empty: `s_cbranch_execz` tests all 64 lanes (not taken), a
 /// compare writes each half's lanes to its half of VCC, `v_cndmask` reads its half back,
 /// `s_cbranch_vccz` tests both halves; then a wave64 WMMA, whose layout neither tier models,

@@ -310,7 +310,9 @@ impl Chunks {
     }
 
     /// Stores row `row` of chunk `k`, one dword per lane, at each active lane's address plus
-    /// `displacement`.
+    /// `displacement`, in lane order: one masked vector store where the addresses are
+    /// consecutive dwords, one store where they are all one (the last active lane's value),
+    /// else lane by lane. `ymm3` is all ones.
     pub fn store(&self, e: &mut Emitter<'_>, k: i32, row: i32, displacement: i32) {
         let (inactive, exec) = (12 + k as u8, e.exec());
         let (base, lane_base) = (self.base, self.lane_base);
@@ -330,6 +332,19 @@ impl Chunks {
             ; movzx edx, BYTE [r12 + exec + k]
             ; test edx, edx
             ; jz =>next
+            // Every active lane at one address (a wave's result, which every lane holds,
+            // stored from all of them): the last lane's write is the one that stays.
+            ; bsr ecx, edx
+            ; mov eax, [r13 + rcx * 4 + self.addresses + 32 * k]
+            ; vmovd xmm0, eax
+            ; vpbroadcastd ymm0, xmm0
+            ; vpcmpeqd ymm0, ymm0, [r13 + self.addresses + 32 * k]
+            ; vpor ymm0, ymm0, Ry(inactive)
+            ; vptest ymm0, ymm3
+            ; jnc =>lane
+            ; mov esi, [r13 + rcx * 4 + row + 32 * k]
+            ; mov [Rq(lane_base) + rax + displacement], esi
+            ; jmp =>next
             ; =>lane
             ; bsf ecx, edx
             ; mov eax, [r13 + rcx * 4 + self.addresses + 32 * k]
