@@ -20,12 +20,14 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
     let started = Instant::now();
     let mut ops = Assembler::new().map_err(|_| "the native tier could not map memory for code")?;
     let words = program.words();
-    let reached = super::reach::reachable(program);
+    let reach = super::reach::reachable(program);
+    let reached = &reach.reached;
     let labels: Vec<Option<DynamicLabel>> =
         (0..=words).map(|index| (index == words || reached[index]).then(|| ops.new_dynamic_label())).collect();
     let exit = ops.new_dynamic_label();
     let vgprs = (program.descriptor.vgprs() + program.extra_vgprs) as u32;
     let wide = !program.descriptor.wave32();
+    let known_rows = super::known_rows::known_rows(program, &reach, vgprs);
     let mut e = Emitter {
         ops,
         program,
@@ -39,6 +41,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         part_end: None,
         every_lane: false,
         chain_end: 0,
+        known_rows,
     };
 
     // The prologue: callee-saved registers, the frame's pointers, the masks, and the entry.

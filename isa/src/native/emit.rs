@@ -89,6 +89,9 @@ pub(super) struct Emitter<'p> {
     /// The word index past the last accumulator chain emitted (`vector::accumulator_chain`):
     /// an instruction before it is a later member of that run, and starts no chain of its own.
     pub chain_end: usize,
+    /// Per word: whether the whole-row LDS load there finds its address row in its shape slot
+    /// (`known_rows.rs`).
+    pub known_rows: Vec<bool>,
 }
 
 impl Emitter<'_> {

@@ -11,11 +11,11 @@
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
 use super::emit::{Emitter, ROW, SCRATCH, SHAPE_HIGHEST, SHAPE_KIND, SHAPE_ROW, row_shape};
-use super::frame::{ROW_SHAPES, SHAPE_UNKNOWN};
+use super::frame::{Part, ROW_SHAPES, SHAPE_UNKNOWN};
 use super::rows::Chunks;
 use crate::gfx11::Encoding;
 use crate::interp::memory_ops::{Access, Operation};
-use crate::interp::program::Decoded;
+use crate::interp::program::{Decoded, Plan};
 
 /// Translates a DS instruction; false (nothing emitted) for one without a translation.
 pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, access: &Access) -> bool {
@@ -74,67 +74,23 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         // reused while the row is unchanged: a tiled GEMM loads a dozen times from each of two
         // address rows between barriers.
         let slot = row_shape(addr as usize % ROW_SHAPES);
-        let (changed, known) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
         // The range test is the row's highest address plus `farthest` against the LDS's size
         // (each below 2^32, so no wrap in 64 bits). A highest address of 2^31 or more is kept
         // as 2^32 − 1, which fails it: the general path indexes with signed 32-bit offsets.
         e.unless_every_lane(partial);
-        dynasm!(e.ops
-            ; .arch x64
-            ; vpcmpeqd ymm3, ymm3, ymm3
-            ; vmovdqu ymm0, [r13 + addresses]
-            ; vpcmpeqd ymm0, ymm0, [r14 + slot + SHAPE_ROW]
-        );
-        for k in 1..4 {
+        dynasm!(e.ops ; .arch x64 ; vpcmpeqd ymm3, ymm3, ymm3);
+        if e.known_rows.get(index as usize) == Some(&true) && e.part == Part::Whole {
+            // The slot holds this row already (`known_rows.rs`): only the range test.
             dynasm!(e.ops
                 ; .arch x64
-                ; vmovdqu ymm2, [r13 + addresses + 32 * k]
-                ; vpcmpeqd ymm2, ymm2, [r14 + slot + SHAPE_ROW + 32 * k]
-                ; vpand ymm0, ymm0, ymm2
+                ; mov eax, [r14 + slot + SHAPE_HIGHEST]
+                ; add rax, farthest as i32
+                ; cmp rax, rbx
+                ; ja =>slow
             );
+        } else {
+            row_in_slot(e, addresses, slot, farthest, slow);
         }
-        dynasm!(e.ops
-            ; .arch x64
-            ; vptest ymm0, ymm3
-            ; jnc =>changed
-            ; mov eax, [r14 + slot + SHAPE_HIGHEST]
-            ; add rax, farthest as i32
-            ; cmp rax, rbx
-            ; ja =>slow
-            ; jmp =>known
-            // A new row: its highest address (each lane's, then across the row) and the row
-            // go to the slot, its shape unknown, before the range test.
-            ; =>changed
-            ; vmovdqu ymm0, [r13 + addresses]
-            ; vmovdqu [r14 + slot + SHAPE_ROW], ymm0
-        );
-        for k in 1..4 {
-            dynasm!(e.ops
-                ; .arch x64
-                ; vmovdqu ymm2, [r13 + addresses + 32 * k]
-                ; vmovdqu [r14 + slot + SHAPE_ROW + 32 * k], ymm2
-                ; vpmaxud ymm0, ymm0, ymm2
-            );
-        }
-        dynasm!(e.ops
-            ; .arch x64
-            ; vextracti128 xmm2, ymm0, 1
-            ; vpmaxud xmm0, xmm0, xmm2
-            ; vpshufd xmm2, xmm0, 0x4E
-            ; vpmaxud xmm0, xmm0, xmm2
-            ; vpshufd xmm2, xmm0, 0xB1_u8 as i8
-            ; vpmaxud xmm0, xmm0, xmm2
-            ; vmovd ecx, xmm0
-            ; mov edx, -1
-            ; test ecx, ecx
-            ; cmovs ecx, edx
-            ; mov [r14 + slot + SHAPE_HIGHEST], ecx
-            ; mov DWORD [r14 + slot + SHAPE_KIND], SHAPE_UNKNOWN as i32
-            ; lea rax, [rcx + farthest as i32]
-            ; cmp rax, rbx
-            ; ja =>slow
-            ; =>known
-        );
         chunks.load_whole(e, &rows, by_chunk, Some(slot));
         dynasm!(e.ops ; .arch x64 ; jmp =>resume);
     }
@@ -179,6 +135,84 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         }
     }
     true
+}
+
+/// The address VGPR of a DS load that [`translate`] runs as rows (whole dwords, not GDS, its
+/// rows within the wave's `vgprs`), and the VGPR rows it writes; `None` for any other
+/// instruction. `known_rows.rs` follows address rows through a program by it.
+pub(super) fn whole_dword_load(decoded: &Decoded, vgprs: u32) -> Option<(u32, core::ops::Range<u32>)> {
+    let Plan::Memory(access) = &decoded.plan else { return None };
+    let instruction = &decoded.instruction;
+    let [w0, w1, _] = instruction.words;
+    let Operation::Load { bytes, signed: false, d16: false, .. } = access.operation else { return None };
+    if instruction.encoding != Encoding::Ds || (w0 >> 17) & 1 == 1 || bytes % 4 != 0 {
+        return None;
+    }
+    let (addr, vdst) = (w1 & 0xFF, (w1 >> 24) & 0xFF);
+    let written = bytes as u32 / 4 * if access.two { 2 } else { 1 };
+    (addr < vgprs && vdst + written <= vgprs).then_some((addr, vdst..vdst + written))
+}
+
+/// Emits the test of the address row (at `addresses`) against the row shape `slot` holds: where
+/// it differs, the row, its highest address and an unknown shape go to the slot. Then the range
+/// test of the highest address plus `farthest` (jumping to `slow` where it fails).
+fn row_in_slot(e: &mut Emitter<'_>, addresses: i32, slot: i32, farthest: u32, slow: dynasmrt::DynamicLabel) {
+    let (changed, known) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+    dynasm!(e.ops
+        ; .arch x64
+        ; vmovdqu ymm0, [r13 + addresses]
+        ; vpcmpeqd ymm0, ymm0, [r14 + slot + SHAPE_ROW]
+    );
+    for k in 1..4 {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqu ymm2, [r13 + addresses + 32 * k]
+            ; vpcmpeqd ymm2, ymm2, [r14 + slot + SHAPE_ROW + 32 * k]
+            ; vpand ymm0, ymm0, ymm2
+        );
+    }
+    dynasm!(e.ops
+        ; .arch x64
+        ; vptest ymm0, ymm3
+        ; jnc =>changed
+        ; mov eax, [r14 + slot + SHAPE_HIGHEST]
+        ; add rax, farthest as i32
+        ; cmp rax, rbx
+        ; ja =>slow
+        ; jmp =>known
+        // A new row: its highest address (each lane's, then across the row) and the row
+        // go to the slot, its shape unknown, before the range test.
+        ; =>changed
+        ; vmovdqu ymm0, [r13 + addresses]
+        ; vmovdqu [r14 + slot + SHAPE_ROW], ymm0
+    );
+    for k in 1..4 {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqu ymm2, [r13 + addresses + 32 * k]
+            ; vmovdqu [r14 + slot + SHAPE_ROW + 32 * k], ymm2
+            ; vpmaxud ymm0, ymm0, ymm2
+        );
+    }
+    dynasm!(e.ops
+        ; .arch x64
+        ; vextracti128 xmm2, ymm0, 1
+        ; vpmaxud xmm0, xmm0, xmm2
+        ; vpshufd xmm2, xmm0, 0x4E
+        ; vpmaxud xmm0, xmm0, xmm2
+        ; vpshufd xmm2, xmm0, 0xB1_u8 as i8
+        ; vpmaxud xmm0, xmm0, xmm2
+        ; vmovd ecx, xmm0
+        ; mov edx, -1
+        ; test ecx, ecx
+        ; cmovs ecx, edx
+        ; mov [r14 + slot + SHAPE_HIGHEST], ecx
+        ; mov DWORD [r14 + slot + SHAPE_KIND], SHAPE_UNKNOWN as i32
+        ; lea rax, [rcx + farthest as i32]
+        ; cmp rax, rbx
+        ; ja =>slow
+        ; =>known
+    );
 }
 
 /// Emits every dword of `ymm1` = the highest address at which every element of an access

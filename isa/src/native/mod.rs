@@ -11,6 +11,8 @@
 //!   the VALU's in parts: `sources.rs` (where sources are), `lanes.rs` (DPP, modifiers,
 //!   `v_permlane`), `compare.rs`, `checked.rs` (results the interpreter may own), `matrix.rs`
 //!   (WMMA); `rows.rs`: the eight-lane loads and stores the two memory classes share.
+//! - `reach.rs`: what control reaches (only that is compiled) and where branches land;
+//!   `known_rows.rs`: the LDS loads that find their address row already in its shape slot.
 //! - `perf_map.rs`: Linux perf's symbols for compiled code (`AQUEDUCT_PERF_MAP=1`).
 //! - `run.rs`: the wave loop of the native tier, which enters compiled code at a wave's PC and acts
 //!   on why it came back.
@@ -45,6 +47,7 @@ mod compile;
 mod emit;
 mod frame;
 mod global;
+mod known_rows;
 mod lanes;
 mod lds;
 mod matrix;

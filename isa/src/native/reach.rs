@@ -13,11 +13,26 @@
 use crate::gfx11::Opcode;
 use crate::interp::Program;
 
-/// Per word of `program`: whether an instruction starts there that control reaches from the
-/// entry by fall-through, branches and static calls.
-pub(super) fn reachable(program: &Program) -> Vec<bool> {
+/// What control reaches in a program, and how.
+pub(super) struct Reach {
+    /// Per word: whether an instruction starts there that control reaches from the entry by
+    /// fall-through, branches and static calls.
+    pub reached: Vec<bool>,
+    /// Per word: whether a reached branch or static call targets it (control arrives there
+    /// other than from the instruction before it).
+    pub targets: Vec<bool>,
+    /// Whether a reached instruction jumps where only the running wave knows (`s_setpc_b64`,
+    /// `s_swappc_b64`, a call's return, `s_rfe_b64`): then any instruction may be arrived at
+    /// from anywhere.
+    pub indirect: bool,
+}
+
+/// What control reaches in `program` from its entry by fall-through, branches and static calls.
+pub(super) fn reachable(program: &Program) -> Reach {
     let words = program.words();
     let mut reached = vec![false; words];
+    let mut targets = vec![false; words];
+    let mut indirect = false;
     let mut pending = vec![0usize];
     while let Some(index) = pending.pop() {
         if index >= words || reached[index] {
@@ -30,7 +45,27 @@ pub(super) fn reachable(program: &Program) -> Vec<bool> {
         let simm = (decoded.instruction.words[0] & 0xFFFF) as i16 as isize;
         let target = usize::try_from(index as isize + 1 + simm).ok();
         use Opcode::*;
-        match decoded.instruction.opcode() {
+        let opcode = decoded.instruction.opcode();
+        indirect |= matches!(opcode, SSetpcB64 | SSwappcB64 | SCallB64 | SRfeB64);
+        let is_branch = matches!(
+            opcode,
+            SBranch
+                | SCbranchScc0
+                | SCbranchScc1
+                | SCbranchVccz
+                | SCbranchVccnz
+                | SCbranchExecz
+                | SCbranchExecnz
+                | SCbranchCdbgsys
+                | SCbranchCdbgsysAndUser
+                | SCbranchCdbgsysOrUser
+                | SCbranchCdbguser
+                | SCallB64
+        );
+        if let Some(target) = target.filter(|&target| is_branch && target < words) {
+            targets[target] = true;
+        }
+        match opcode {
             SEndpgm | SEndpgmSaved | SSetpcB64 | SRfeB64 => {}
             SBranch => pending.extend(target),
             SCbranchScc0
@@ -50,5 +85,5 @@ pub(super) fn reachable(program: &Program) -> Vec<bool> {
             _ => pending.push(next),
         }
     }
-    reached
+    Reach { reached, targets, indirect }
 }

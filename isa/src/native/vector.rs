@@ -125,6 +125,29 @@ fn shape(op: &VOp) -> Option<Shape> {
     })
 }
 
+/// The VGPR `op` writes where that row is all it writes (no SGPR, VCC, EXEC or second row) and
+/// its code, translated or the interpreter's step, goes on to the next instruction: the shapes
+/// of one result row. `None` for any other operation. `known_rows.rs` follows address rows
+/// through a program by it.
+pub(super) fn row_only_write(op: &VOp) -> Option<u32> {
+    let one_row = matches!(
+        shape(op)?,
+        Shape::Unary
+            | Shape::Binary
+            | Shape::Ternary
+            | Shape::Fmac
+            | Shape::Select
+            | Shape::Dot2
+            | Shape::MinMax
+            | Shape::Round
+            | Shape::Reciprocal
+            | Shape::Ldexp
+            | Shape::ToHalf
+            | Shape::LaneFunction
+    );
+    one_row.then_some(op.operands.vdst as u32)
+}
+
 /// Whether the operation's arithmetic is the host's float arithmetic (so MODE must be IEEE).
 fn float(op: &VOp) -> bool {
     use Opcode::*;
