@@ -239,11 +239,44 @@ fn real_kernels(c: &mut Criterion) {
         &args(&[wd.as_mut_ptr() as u64, wa.as_ptr() as u64, wb.as_ptr() as u64], &[rounds]),
         &[words(&wd), words(&wa), words(&wb)],
     );
+    // The digits MLP's first layer and its softmax (`kernels/mlp.hip`), as the README's main job
+    // serves a batch of 32: `dense` 32 × 64 · 64 × 64 with bias and ReLU (eight 16 × 16
+    // workgroups), `softmax` of 32 rows of 10 logits (one 32-lane workgroup per row, ten lanes
+    // active).
+    let mlp: &[u8] = include_bytes!("../../kernels/mlp_gfx11-generic.hsaco");
+    let (rows, k, classes) = (32u32, 64u32, 10u32);
+    let x: Vec<f32> = (0..rows * k).map(|i| (i % 17) as f32 / 16.0).collect();
+    let w1: Vec<f32> = (0..k * k).map(|i| ((i % 23) as f32 - 11.0) / 64.0).collect();
+    let b1: Vec<f32> = (0..k).map(|i| (i % 5) as f32 * 0.1 - 0.2).collect();
+    let mut hidden = vec![0f32; (rows * k) as usize];
+    let dense = Bench::new(
+        "mlp_dense_b32",
+        (Isa::Gfx11, mlp),
+        "dense",
+        [k, rows, 1],
+        [16, 16, 1],
+        &args(
+            &[hidden.as_mut_ptr() as u64, x.as_ptr() as u64, w1.as_ptr() as u64, b1.as_ptr() as u64],
+            &[rows, k, k, 1],
+        ),
+        &[words(&hidden), words(&x), words(&w1), words(&b1)],
+    );
+    let logits: Vec<f32> = (0..rows * classes).map(|i| ((i * 7) % 19) as f32 - 9.0).collect();
+    let mut probabilities = vec![0f32; (rows * classes) as usize];
+    let softmax = Bench::new(
+        "mlp_softmax_b32",
+        (Isa::Gfx11, mlp),
+        "softmax",
+        [32 * rows, 1, 1],
+        [32, 1, 1],
+        &args(&[probabilities.as_mut_ptr() as u64, logits.as_ptr() as u64], &[rows, classes]),
+        &[words(&probabilities), words(&logits)],
+    );
     // `AQUEDUCT_ISA_BENCH_ONCE=NAME`: run that kernel's workgroups once on this thread and stop,
     // for an instruction count under callgrind (`scripts/isa-instructions.sh`), which is
     // deterministic where times on a shared machine are not.
     if let Ok(name) = std::env::var("AQUEDUCT_ISA_BENCH_ONCE") {
-        let bench = [&gemm, &gemm64, &reduce, &hgemm, &fill, &wmma]
+        let bench = [&gemm, &gemm64, &reduce, &hgemm, &fill, &wmma, &dense, &softmax]
             .into_iter()
             .find(|bench| bench.name == name)
             .expect("a bench name");
@@ -258,7 +291,7 @@ fn real_kernels(c: &mut Criterion) {
     }
     // Each kernel on the interpreter (`interpret/`) and, where it compiles (AVX2), on the native
     // tier (`native/`).
-    for bench in [&gemm, &gemm64, &reduce, &hgemm, &fill, &wmma] {
+    for bench in [&gemm, &gemm64, &reduce, &hgemm, &fill, &wmma, &dense, &softmax] {
         let mut tiers = vec![("interpret", Tier::Interpreter)];
         if native::unavailable().is_none() {
             tiers.push(("native", Tier::Native));
@@ -287,6 +320,11 @@ fn real_kernels(c: &mut Criterion) {
     assert!(partials.iter().any(|&value| value > 0.0) && hc.iter().any(|&value| value > 0.0), "they wrote");
     assert!(target.iter().all(|&word| word == 0xA5C3_E1F0), "the fill is right");
     assert!(wd.iter().any(|&value| value != 0.0), "the WMMA chains wrote");
+    assert!(hidden.iter().any(|&value| value > 0.0), "the dense layer wrote");
+    for row in probabilities.chunks(classes as usize) {
+        let total: f32 = row.iter().sum();
+        assert!((total - 1.0).abs() < 1e-5, "a softmax row sums to 1: {row:?}");
+    }
     // The physical limit for the fill's bytes: the host writing them itself.
     let mut baseline = c.benchmark_group("baseline");
     baseline.throughput(Throughput::Bytes(1 << 20));
