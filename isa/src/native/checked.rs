@@ -53,7 +53,7 @@ pub(super) fn checked_rows(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, m
 /// accumulator are widened. A NaN result (whose payload the interpreter picks its own way) is
 /// the interpreter's.
 pub(super) fn dot2(e: &mut Emitter<'_>, vdst: i32, a: Src, b: Src, k: i32) {
-    dynasm!(e.ops ; .arch x64 ; vmovdqu ymm2, [r13 + vdst + 32 * k]);
+    load(e, 2, Src::Row(vdst), k);
     dot2_onto(e, a, b, k);
 }
 

@@ -40,6 +40,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         part: Part::Whole,
         part_end: None,
         every_lane: false,
+        zero_inactive: false,
         chain_end: 0,
         known_rows,
     };

@@ -86,6 +86,11 @@ pub(super) struct Emitter<'p> {
     /// lanes (tested just before it): a result is stored whole, without the blend that keeps
     /// inactive lanes.
     pub every_lane: bool,
+    /// Whether a float operation's sources are read with their inactive lanes zeroed
+    /// (`sources::load`, and the memory operands of `vector.rs`): an inactive lane's stale
+    /// denormal made the host's multiply or FMA of its whole chunk a microcode assist, some
+    /// 150 cycles (the MLP's softmax, ten lanes of 32 active, ran at a third of its speed).
+    pub zero_inactive: bool,
     /// The word index past the last accumulator chain emitted (`vector::accumulator_chain`):
     /// an instruction before it is a later member of that run, and starts no chain of its own.
     pub chain_end: usize,

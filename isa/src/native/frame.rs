@@ -182,21 +182,29 @@ pub(super) unsafe extern "sysv64" fn range<M: Memory + ?Sized>(
     address.wrapping_add(found.delta)
 }
 
-/// `dst[i] = function(src[i])` over a row of 32 f32 lanes: the interpreter's lane function
-/// (`valu::lane_function_f32`), which compiled code passes as `function`, so both tiers compute
-/// each lane with the same code.
+/// `dst[i] = function(src[i])` over the lanes of a row of 32 f32 lanes that `lanes` holds (0 in
+/// the others): the interpreter's lane function (`valu::lane_function_f32`), which compiled code
+/// passes as `function`, so both tiers compute each lane with the same code.
 ///
 /// # Safety
 /// `function` is a `fn(f32) -> f32`; `dst` and `src` each point at a row of 32 `u32`s (the
 /// frame's scratch rows or the wave's VGPRs), and `dst` at none of `src`'s. The CPU has AVX2
 /// and FMA (compiled code runs only there).
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe extern "sysv64" fn map_row(function: usize, dst: *mut u32, src: *const u32) {
+pub(super) unsafe extern "sysv64" fn map_row(function: usize, dst: *mut u32, src: *const u32, lanes: u32) {
     // SAFETY: the caller's contract: `function` came from a `fn(f32) -> f32`.
     let function: fn(f32) -> f32 = unsafe { core::mem::transmute(function) };
     for lane in 0..LANES {
-        // SAFETY: both rows hold 32 lanes and do not overlap.
-        unsafe { dst.add(lane).write(function(f32::from_bits(src.add(lane).read())).to_bits()) };
+        // Only the lanes that are written: a libm call per inactive lane was a tenth of the
+        // MLP's softmax, where ten lanes of 32 run.
+        let value = if lanes >> lane & 1 == 1 {
+            // SAFETY: `src` holds 32 lanes.
+            function(f32::from_bits(unsafe { src.add(lane).read() })).to_bits()
+        } else {
+            0
+        };
+        // SAFETY: `dst` holds 32 lanes, none of them `src`'s.
+        unsafe { dst.add(lane).write(value) };
     }
 }
 

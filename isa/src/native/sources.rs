@@ -70,12 +70,16 @@ pub(super) fn broadcast_scc(e: &mut Emitter<'_>, reg: u8) {
     );
 }
 
-/// Loads chunk `k` of `src` into `ymm(dst)`.
+/// Loads chunk `k` of `src` into `ymm(dst)`, its inactive lanes zeroed where the emitter says
+/// so (`Emitter::zero_inactive`; a broadcast is the same in every lane and stays whole).
 pub(super) fn load(e: &mut Emitter<'_>, dst: u8, src: Src, k: i32) {
     match src {
         Src::Row(offset) => dynasm!(e.ops ; .arch x64 ; vmovdqu Ry(dst), [r13 + offset + 32 * k]),
         Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vmovdqa Ry(dst), Ry(reg)),
         Src::Scratch(n) => dynasm!(e.ops ; .arch x64 ; vmovdqa Ry(dst), [r14 + scratch_row(n) + 32 * k]),
+    }
+    if e.zero_inactive && !matches!(src, Src::Reg(_)) {
+        dynasm!(e.ops ; .arch x64 ; vpandn Ry(dst), Ry(12 + k as u8), Ry(dst));
     }
 }
 

@@ -287,10 +287,15 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
 }
 
 /// `ins ymm(dst), ymm(a), <chunk k of b>`: one three-operand AVX instruction whose last operand
-/// is a row's chunk in memory or a register.
+/// is a row's chunk in memory or a register; a row's chunk goes through `ymm7` with its inactive
+/// lanes zeroed where the emitter says so (`Emitter::zero_inactive`).
 macro_rules! vex {
     ($e:expr, $ins:ident, $dst:expr, $a:expr, $b:expr, $k:expr) => {
         match $b {
+            b @ (Src::Row(_) | Src::Scratch(_)) if $e.zero_inactive => {
+                load($e, 7, b, $k);
+                dynasm!($e.ops ; .arch x64 ; $ins Ry($dst), Ry($a), ymm7)
+            }
             Src::Row(offset) => {
                 let at = offset + 32 * $k;
                 dynasm!($e.ops ; .arch x64 ; $ins Ry($dst), Ry($a), [r13 + at])
@@ -337,8 +342,23 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: 
 
 /// Emits `op`'s computation and write from its prepared sources: the checked shapes through
 /// `checked_rows` (whose slow path is the whole instruction's step, taken before anything is
-/// written), the lane functions through `map_row`, the rest through [`emit`].
+/// written), the lane functions through `map_row`, the rest through [`emit`]. A float
+/// operation's sources are read with their inactive lanes zeroed (`Emitter::zero_inactive`).
 fn compute(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp, shape: Shape, srcs: &[Src]) {
+    let zero_inactive = e.zero_inactive;
+    e.zero_inactive = float_arithmetic(op);
+    compute_zeroed(e, index, decoded, op, shape, srcs);
+    e.zero_inactive = zero_inactive;
+}
+
+/// Whether `op` is float arithmetic (not a compare), whose sources' stale inactive lanes may cost
+/// the host's arithmetic a microcode assist each.
+fn float_arithmetic(op: &VOp) -> bool {
+    float(op) && !matches!(op.form, Form::Compare { .. })
+}
+
+/// [`compute`], with `e.zero_inactive` set for `op`.
+fn compute_zeroed(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp, shape: Shape, srcs: &[Src]) {
     let vdst = op.operands.vdst as i32 * ROW;
     if let Some(chunk) = checked_chunk(op, shape, srcs) {
         checked_rows(e, index, decoded, vec![(vdst, chunk)]);
@@ -362,10 +382,11 @@ fn compute(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp, shape: 
             if op.operands.dpp.is_none() =>
         {
             let (masked, done) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+            let zero_inactive = e.zero_inactive;
             e.unless_every_lane(masked);
-            e.every_lane = true;
+            (e.every_lane, e.zero_inactive) = (true, false);
             emit(e, op, shape, srcs);
-            e.every_lane = false;
+            (e.every_lane, e.zero_inactive) = (false, zero_inactive);
             dynasm!(e.ops ; .arch x64 ; jmp =>done ; =>masked);
             emit(e, op, shape, srcs);
             dynasm!(e.ops ; .arch x64 ; =>done);
@@ -439,7 +460,10 @@ pub(super) fn translate_dual(e: &mut Emitter<'_>, index: u32, decoded: &Decoded,
         let halves = [(x, x_shape, &x_srcs), (y, y_shape, &y_srcs)].map(|(op, shape, srcs)| {
             (op.operands.vdst as i32 * ROW, checked_chunk(op, shape, srcs).expect("a checked shape"))
         });
+        let zero_inactive = e.zero_inactive;
+        e.zero_inactive = float_arithmetic(x) || float_arithmetic(y);
         checked_rows(e, index, decoded, halves.into());
+        e.zero_inactive = zero_inactive;
         return true;
     }
     if checked(x, x_shape) && checked(y, y_shape) {
@@ -572,13 +596,16 @@ fn accumulator_chain(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VO
     true
 }
 
-/// Scratch row 0 = `function` of each lane of `source` (inactive lanes too: the function has no
-/// effect but its result), through `frame::map_row`. The call clobbers every caller-saved
+/// Scratch row 0 = `function` of each active lane of `source` (0 in the others, which the write
+/// keeps as they were), through `frame::map_row`. The call clobbers every caller-saved
 /// register; the EXEC masks are restored after it.
 fn map_row(e: &mut Emitter<'_>, function: fn(f32) -> f32, source: Src) {
     row_address(e, source, 1);
+    // The running half's EXEC: only its lanes are written.
+    let exec = e.exec();
     dynasm!(e.ops
         ; .arch x64
+        ; mov ecx, [r12 + exec]
         ; mov rdx, rax
         ; mov rdi, QWORD function as usize as i64
         ; lea rsi, [r14 + scratch_row(0)]
@@ -708,7 +735,7 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape, srcs: &[Src]) {
             VFmacF32 => {
                 load(e, 1, a, k);
                 load(e, 0, b.unwrap(), k);
-                dynasm!(e.ops ; .arch x64 ; vfmadd213ps ymm0, ymm1, [r13 + vdst + 32 * k]);
+                vex!(e, vfmadd213ps, 0, 1, Src::Row(vdst), k);
             }
             VFmaF32 | VFmaakF32 => {
                 let c = if op.opcode == VFmaakF32 { k_constant.unwrap() } else { c.unwrap() };
