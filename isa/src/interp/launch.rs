@@ -318,14 +318,6 @@ fn start_wave(
     // `ENABLE_VGPR_WORKITEM_ID` (rsrc2 bits 12:11): 0 gives X, 1 X and Y, 2 all three. gfx11
     // packs them into v0 (10 bits each); gfx10.3 gives each its own VGPR.
     let dimensions = (rsrc2 >> 11) & 3;
-    let put_row = |wave: &mut Wave, vgpr: usize, values: &[u32; 2 * LANES]| {
-        if let Some(row) = wave.vgpr.get_mut(vgpr) {
-            row.copy_from_slice(&values[..LANES]);
-        }
-        if let Some(row) = wave.other.vgpr.get_mut(vgpr).filter(|_| wide) {
-            row.copy_from_slice(&values[LANES..]);
-        }
-    };
     if size[1] == 1 && size[2] == 1 {
         // A one-dimensional workgroup: x is the lane's work-item index, y and z are 0 (their
         // rows are already clear), in either ISA's layout.
@@ -345,33 +337,42 @@ fn start_wave(
         return Ok(());
     }
     // Each lane's (x, y, z): one step along X per lane from the first lane's (no division per
-    // lane: three of them per lane were a tenth of a tiled GEMM's time), computed per lane
-    // and written as rows (a write per lane through the wave's accessors was a fifth of a fill).
+    // lane: three of them per lane were a tenth of a tiled GEMM's time), written straight into
+    // the cleared rows (a write per lane through the wave's accessors was a fifth of a fill; an
+    // array of every lane's three ids, packed and copied, was most of a 2D workgroup's start).
     let (mut x, mut y, mut z) = (first % size[0], first / size[0] % size[1], first / (size[0] * size[1]));
-    let mut ids = [[0u32; 3]; 2 * LANES];
-    for id in ids.iter_mut().take(lanes) {
-        *id = [x, y, z];
-        x += 1;
-        if x == size[0] {
-            x = 0;
-            y += 1;
-            if y == size[1] {
-                y = 0;
-                z += 1;
+    // gfx11's packed v0 holds y and z only where they are enabled.
+    let (y_mask, z_mask) = (if dimensions >= 1 { u32::MAX } else { 0 }, if dimensions >= 2 { u32::MAX } else { 0 });
+    let axes = dimensions.min(2) as usize + 1;
+    let packed = dispatch.program.isa == Isa::Gfx11;
+    for (half, rows) in [&mut wave.vgpr, &mut wave.other.vgpr].into_iter().enumerate() {
+        let count = lanes.saturating_sub(half * LANES).min(LANES);
+        if count == 0 {
+            break;
+        }
+        // Every wave holds at least eight rows (a granule), so the three are there.
+        let [row_x, row_y, row_z, ..] = &mut rows[..] else { break };
+        for slot in 0..count {
+            if packed {
+                row_x[slot] = x | (y << 10) & y_mask | (z << 20) & z_mask;
+            } else {
+                row_x[slot] = x;
+                if axes > 1 {
+                    row_y[slot] = y;
+                }
+                if axes > 2 {
+                    row_z[slot] = z;
+                }
             }
-        }
-    }
-    match dispatch.program.isa {
-        Isa::Gfx11 => {
-            let packed: [u32; 2 * LANES] = core::array::from_fn(|lane| {
-                let [x, y, z] = ids[lane];
-                x | if dimensions >= 1 { y << 10 } else { 0 } | if dimensions >= 2 { z << 20 } else { 0 }
-            });
-            put_row(wave, 0, &packed);
-        }
-        Isa::Gfx10_3 => {
-            (0..=dimensions.min(2) as usize)
-                .for_each(|axis| put_row(wave, axis, &core::array::from_fn(|lane| ids[lane][axis])));
+            x += 1;
+            if x == size[0] {
+                x = 0;
+                y += 1;
+                if y == size[1] {
+                    y = 0;
+                    z += 1;
+                }
+            }
         }
     }
     Ok(())
