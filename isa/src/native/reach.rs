@@ -68,17 +68,8 @@ pub(super) fn reachable(program: &Program) -> Reach {
         match opcode {
             SEndpgm | SEndpgmSaved | SSetpcB64 | SRfeB64 => {}
             SBranch => pending.extend(target),
-            SCbranchScc0
-            | SCbranchScc1
-            | SCbranchVccz
-            | SCbranchVccnz
-            | SCbranchExecz
-            | SCbranchExecnz
-            | SCbranchCdbgsys
-            | SCbranchCdbgsysAndUser
-            | SCbranchCdbgsysOrUser
-            | SCbranchCdbguser
-            | SCallB64 => {
+            // The conditional branches and the call: the target and the fall-through.
+            _ if is_branch => {
                 pending.extend(target);
                 pending.push(next);
             }
