@@ -79,18 +79,18 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         // as 2^32 − 1, which fails it: the general path indexes with signed 32-bit offsets.
         e.unless_every_lane(partial);
         dynasm!(e.ops ; .arch x64 ; vpcmpeqd ymm3, ymm3, ymm3);
-        if e.known_rows.get(index as usize) == Some(&true) && e.part == Part::Whole {
-            // The slot holds this row already (`known_rows.rs`): only the range test.
-            dynasm!(e.ops
-                ; .arch x64
-                ; mov eax, [r14 + slot + SHAPE_HIGHEST]
-                ; add rax, farthest as i32
-                ; cmp rax, rbx
-                ; ja =>slow
-            );
-        } else {
-            row_in_slot(e, addresses, slot, farthest, slow);
+        // Where the slot is known to hold this row already (`known_rows.rs`), only the range
+        // test.
+        if e.known_rows.get(index as usize) != Some(&true) || e.part != Part::Whole {
+            row_in_slot(e, addresses, slot);
         }
+        dynasm!(e.ops
+            ; .arch x64
+            ; mov eax, [r14 + slot + SHAPE_HIGHEST]
+            ; add rax, farthest as i32
+            ; cmp rax, rbx
+            ; ja =>slow
+        );
         chunks.load_whole(e, &rows, by_chunk, Some(slot));
         dynasm!(e.ops ; .arch x64 ; jmp =>resume);
     }
@@ -154,10 +154,10 @@ pub(super) fn whole_dword_load(decoded: &Decoded, vgprs: u32) -> Option<(u32, co
 }
 
 /// Emits the test of the address row (at `addresses`) against the row shape `slot` holds: where
-/// it differs, the row, its highest address and an unknown shape go to the slot. Then the range
-/// test of the highest address plus `farthest` (jumping to `slow` where it fails).
-fn row_in_slot(e: &mut Emitter<'_>, addresses: i32, slot: i32, farthest: u32, slow: dynasmrt::DynamicLabel) {
-    let (changed, known) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+/// it differs, the row, its highest address and an unknown shape go to the slot. `ymm3` is all
+/// ones.
+fn row_in_slot(e: &mut Emitter<'_>, addresses: i32, slot: i32) {
+    let same = e.ops.new_dynamic_label();
     dynasm!(e.ops
         ; .arch x64
         ; vmovdqu ymm0, [r13 + addresses]
@@ -174,15 +174,9 @@ fn row_in_slot(e: &mut Emitter<'_>, addresses: i32, slot: i32, farthest: u32, sl
     dynasm!(e.ops
         ; .arch x64
         ; vptest ymm0, ymm3
-        ; jnc =>changed
-        ; mov eax, [r14 + slot + SHAPE_HIGHEST]
-        ; add rax, farthest as i32
-        ; cmp rax, rbx
-        ; ja =>slow
-        ; jmp =>known
-        // A new row: its highest address (each lane's, then across the row) and the row
-        // go to the slot, its shape unknown, before the range test.
-        ; =>changed
+        ; jc =>same
+        // A new row: its highest address (each lane's, then across the row) and the row go to
+        // the slot, its shape unknown.
         ; vmovdqu ymm0, [r13 + addresses]
         ; vmovdqu [r14 + slot + SHAPE_ROW], ymm0
     );
@@ -208,10 +202,7 @@ fn row_in_slot(e: &mut Emitter<'_>, addresses: i32, slot: i32, farthest: u32, sl
         ; cmovs ecx, edx
         ; mov [r14 + slot + SHAPE_HIGHEST], ecx
         ; mov DWORD [r14 + slot + SHAPE_KIND], SHAPE_UNKNOWN as i32
-        ; lea rax, [rcx + farthest as i32]
-        ; cmp rax, rbx
-        ; ja =>slow
-        ; =>known
+        ; =>same
     );
 }
 

@@ -71,12 +71,7 @@ impl Chunks {
         let base = self.base;
         let (gather, broadcast, next) =
             (e.ops.new_dynamic_label(), e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
-        // A chunk without an active lane touches nothing.
-        dynasm!(e.ops
-            ; .arch x64
-            ; vptest Ry(inactive), ymm3
-            ; jc =>next
-        );
+        skip_empty(e, k, next);
         self.indices(e, k);
         dynasm!(e.ops
             ; .arch x64
@@ -316,22 +311,14 @@ impl Chunks {
     }
 
     /// Stores row `row` of chunk `k`, one dword per lane, at each active lane's address plus
-    /// `displacement`, in lane order: nothing where no lane is active, one masked vector store where the addresses are
-    /// consecutive dwords, one store where they are all one (the last active lane's value),
-    /// else lane by lane. `ymm3` is all ones.
+    /// `displacement`, in lane order: nothing where no lane is active, one masked vector store
+    /// where the addresses are consecutive dwords, one store where they are all one (the last
+    /// active lane's value), else lane by lane. `ymm3` is all ones.
     pub fn store(&self, e: &mut Emitter<'_>, k: i32, row: i32, displacement: i32) {
         let (inactive, exec) = (12 + k as u8, e.exec());
         let (base, lane_base) = (self.base, self.lane_base);
         let (lanes, lane, next) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
-        // A chunk without an active lane touches nothing: a masked store of no lanes whose
-        // stale addresses reach an unmapped page is a microcode assist of hundreds of cycles
-        // (the MLP's softmax stores ten lanes of 32, and the two empty chunks' stores were a
-        // twentieth of its time).
-        dynasm!(e.ops
-            ; .arch x64
-            ; vptest Ry(inactive), ymm3
-            ; jc =>next
-        );
+        skip_empty(e, k, next);
         self.indices(e, k);
         self.consecutive(e, lanes);
         dynasm!(e.ops
@@ -370,4 +357,16 @@ impl Chunks {
             ; =>next
         );
     }
+}
+
+/// Jumps to `skip` where chunk `k` has no active lane: such a chunk loads and stores nothing. A
+/// masked store of no lanes whose stale addresses reach an unmapped page is a microcode assist
+/// of hundreds of cycles (the MLP's softmax stores ten lanes of 32, and its two empty chunks'
+/// stores were a twentieth of its time). `ymm3` is all ones.
+fn skip_empty(e: &mut Emitter<'_>, k: i32, skip: dynasmrt::DynamicLabel) {
+    dynasm!(e.ops
+        ; .arch x64
+        ; vptest Ry(12 + k as u8), ymm3
+        ; jc =>skip
+    );
 }
