@@ -47,7 +47,11 @@ pub struct NativeCode {
     pub(crate) entries: Vec<u32>,
     /// The offset of the prologue, which takes the frame and the entry to jump to.
     pub(crate) prologue: usize,
-    /// The offset of the slow paths, which follow every instruction's code.
+    /// The offset where every instruction's code ends, and their out-of-line paths begin.
+    pub(crate) body_end: usize,
+    /// The out-of-line paths: (start, end, word index of their instruction), in order.
+    pub(crate) out_of_line: Vec<(u32, u32, u32)>,
+    /// The offset of the slow paths, which follow the out-of-line paths.
     pub(crate) cold_start: usize,
     /// Instructions compiled with a translation, and all instructions compiled (those control
     /// reaches), for the profile and the docs.

@@ -34,6 +34,8 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         labels,
         exit,
         cold: Vec::new(),
+        out_of_line: Vec::new(),
+        index: 0,
         vgprs,
         constants: Vec::new(),
         wide,
@@ -93,6 +95,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
             ; add rbp, 1
         );
         let index = index as u32;
+        e.index = index;
         if translate_parts(&mut e, index, decoded) {
             translated += 1;
         } else {
@@ -105,6 +108,19 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
     dynasm!(e.ops ; .arch x64 ; =>end);
     e.leave(program.entry + words as u64 * 4, Exit::Jump);
 
+    // Out-of-line paths (which may ask for more of them, and for slow paths), then slow paths.
+    let body_end = e.ops.offset().0;
+    let mut out_of_line = Vec::new();
+    while !e.out_of_line.is_empty() {
+        for super::emit::OutOfLine { label, index, state, body } in core::mem::take(&mut e.out_of_line) {
+            let start = e.ops.offset().0;
+            e.restore(state);
+            e.index = index;
+            dynasm!(e.ops ; .arch x64 ; =>label);
+            body(&mut e);
+            out_of_line.push((start as u32, e.ops.offset().0 as u32, index));
+        }
+    }
     let cold_start = e.ops.offset().0;
     for Cold { label, index, resume, part } in core::mem::take(&mut e.cold) {
         dynasm!(e.ops ; .arch x64 ; =>label);
@@ -133,6 +149,8 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         buffer,
         entries,
         prologue,
+        body_end,
+        out_of_line,
         cold_start,
         translated,
         instructions,

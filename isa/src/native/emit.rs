@@ -60,6 +60,25 @@ pub(super) struct Cold {
     pub part: Part,
 }
 
+/// A rarely taken path of instruction `index`, emitted out of line after every instruction's
+/// code (`Emitter::out_of_line`), with the emitter's state as it was where it was asked for.
+pub(super) struct OutOfLine {
+    pub label: DynamicLabel,
+    pub index: u32,
+    pub state: EmitState,
+    pub body: Box<dyn FnOnce(&mut Emitter<'_>)>,
+}
+
+/// What code emitted for one instruction depends on besides the instruction: restored for its
+/// out-of-line paths.
+#[derive(Clone, Copy)]
+pub(super) struct EmitState {
+    pub part: Part,
+    pub part_end: Option<DynamicLabel>,
+    pub every_lane: bool,
+    pub zero_inactive: bool,
+}
+
 /// One compilation in progress.
 pub(super) struct Emitter<'p> {
     pub ops: Assembler,
@@ -69,6 +88,12 @@ pub(super) struct Emitter<'p> {
     pub exit: DynamicLabel,
     /// Slow paths, emitted after the code.
     pub cold: Vec<Cold>,
+    /// Rarely taken paths, emitted after the code and before the slow paths: a translation's hot
+    /// path stays short (a tiled GEMM's inner loop had outgrown the host's instruction cache
+    /// with the general paths inline).
+    pub out_of_line: Vec<OutOfLine>,
+    /// The word index of the instruction being translated.
+    pub index: u32,
     /// VGPR rows each wave holds: compiled code touches no row past them.
     pub vgprs: u32,
     /// Eight-lane constants code reads (`[=>label]`), emitted after the slow paths.
@@ -310,6 +335,35 @@ impl Emitter<'_> {
         let label = self.ops.new_dynamic_label();
         self.cold.push(Cold { label, index, resume, part: self.part });
         label
+    }
+
+    /// A label whose code is `body`, emitted out of line with the emitter's present state, for
+    /// a path the running instruction rarely takes; `body` ends by jumping back (or away).
+    pub fn out_of_line(&mut self, body: impl FnOnce(&mut Emitter<'_>) + 'static) -> DynamicLabel {
+        let label = self.ops.new_dynamic_label();
+        let state = self.state();
+        self.out_of_line.push(OutOfLine { label, index: self.index, state, body: Box::new(body) });
+        label
+    }
+
+    /// The state code emitted now depends on.
+    pub fn state(&self) -> EmitState {
+        EmitState {
+            part: self.part,
+            part_end: self.part_end,
+            every_lane: self.every_lane,
+            zero_inactive: self.zero_inactive,
+        }
+    }
+
+    /// Restores `state` (for an out-of-line path).
+    pub fn restore(&mut self, state: EmitState) {
+        EmitState {
+            part: self.part,
+            part_end: self.part_end,
+            every_lane: self.every_lane,
+            zero_inactive: self.zero_inactive,
+        } = state;
     }
 
     /// Goes on as a wave64 wave's high half: its rows in `r13`, its masks in `ymm12`–`ymm15`.

@@ -217,14 +217,17 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         // Lane-local: each chunk reads its addresses before writing its destinations.
         let rows: Vec<(i32, i32)> =
             (0..dwords as i32).map(|dword| ((registers as i32 + dword) * ROW, 4 * dword)).collect();
-        // Every lane active: the whole row at once where its pattern allows.
-        let by_chunk = e.ops.new_dynamic_label();
+        // Every lane active: the whole row at once where its pattern allows; chunk by chunk
+        // out of line otherwise.
+        let chunk_rows = rows.clone();
+        let by_chunk = e.out_of_line(move |e| {
+            for k in 0..4 {
+                chunks.load(e, k, &chunk_rows);
+            }
+            dynasm!(e.ops ; .arch x64 ; jmp =>done);
+        });
         e.unless_every_lane(by_chunk);
         chunks.load_whole(e, &rows, by_chunk, None);
-        dynasm!(e.ops ; .arch x64 ; jmp =>done ; =>by_chunk);
-        for k in 0..4 {
-            chunks.load(e, k, &rows);
-        }
     } else if dwords == 1 {
         for k in 0..4 {
             chunks.store(e, k, registers as i32 * ROW, 0);

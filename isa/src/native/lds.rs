@@ -66,13 +66,19 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
             (0..dwords).map(move |dword| ((first + dword) as i32 * ROW, (offset + 4 * dword) as i32))
         })
         .collect();
-    let (partial, by_chunk) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
     if load {
         // Every lane active (the common case): one range test of the row's highest address,
         // then the whole row at once where its shape allows (`Chunks::load_whole`). The row's
         // highest address and shape are remembered in a frame slot (by the address VGPR) and
         // reused while the row is unchanged: a tiled GEMM loads a dozen times from each of two
-        // address rows between barriers.
+        // address rows between barriers. Any other case goes out of line, each active lane's
+        // access tested.
+        let by_chunk = e.ops.new_dynamic_label();
+        let lane_rows = rows.clone();
+        let partial = e.out_of_line(move |e| {
+            by_lanes(e, chunks, farthest, slow, Moved::Load(&lane_rows), by_chunk);
+            dynasm!(e.ops ; .arch x64 ; jmp =>resume);
+        });
         let slot = row_shape(addr as usize % ROW_SHAPES);
         // The range test is the row's highest address plus `farthest` against the LDS's size
         // (each below 2^32, so no wrap in 64 bits). A highest address of 2^31 or more is kept
@@ -93,9 +99,31 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         );
         chunks.load_whole(e, &rows, by_chunk, Some(slot));
         dynasm!(e.ops ; .arch x64 ; jmp =>resume);
+        return true;
     }
-    // Some lanes inactive (or a store): each active lane's access tested, as vectors.
-    dynasm!(e.ops ; .arch x64 ; =>partial);
+    let by_chunk = e.ops.new_dynamic_label();
+    by_lanes(e, chunks, farthest, slow, Moved::Store(&elements, dwords), by_chunk);
+    true
+}
+
+/// What [`by_lanes`] moves: load rows `(row, displacement)`, or store `dwords` from each
+/// element's `(offset, first register)`.
+enum Moved<'a> {
+    Load(&'a [(i32, i32)]),
+    Store(&'a [(u32, u32)], u32),
+}
+
+/// Emits a DS access with each active lane's access tested, as vectors (jumping to `slow` where
+/// any is out of range), then eight lanes at a time from `by_chunk` (`rows.rs`): LDS offsets
+/// are below 2^31, so they index unbiased.
+fn by_lanes(
+    e: &mut Emitter<'_>,
+    chunks: Chunks,
+    farthest: u32,
+    slow: dynasmrt::DynamicLabel,
+    moved: Moved<'_>,
+    by_chunk: dynasmrt::DynamicLabel,
+) {
     highest_allowed(e, farthest, slow);
     dynasm!(e.ops
         ; .arch x64
@@ -105,7 +133,7 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     for k in 0..4 {
         dynasm!(e.ops
             ; .arch x64
-            ; vpmaxud ymm0, ymm1, [r13 + addresses + 32 * k]
+            ; vpmaxud ymm0, ymm1, [r13 + chunks.addresses + 32 * k]
             ; vpcmpeqd ymm0, ymm0, ymm1
             ; vpor ymm0, ymm0, Ry(12 + k as u8)
             ; vpand ymm2, ymm2, ymm0
@@ -116,25 +144,26 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         ; .arch x64
         ; vptest ymm2, ymm3
         ; jnc =>slow
+        ; =>by_chunk
     );
-    // Eight lanes at a time (`rows.rs`): LDS offsets are below 2^31, so they index unbiased.
-    dynasm!(e.ops ; .arch x64 ; =>by_chunk);
     Chunks::setup(e);
-    if load {
-        for k in 0..4 {
-            chunks.load(e, k, &rows);
-        }
-        return true;
-    }
-    // Stores in the interpreter's order: element, dword, then lane.
-    for &(offset, first) in &elements {
-        for dword in 0..dwords {
+    match moved {
+        Moved::Load(rows) => {
             for k in 0..4 {
-                chunks.store(e, k, (first + dword) as i32 * ROW, (offset + 4 * dword) as i32);
+                chunks.load(e, k, rows);
+            }
+        }
+        // Stores in the interpreter's order: element, dword, then lane.
+        Moved::Store(elements, dwords) => {
+            for &(offset, first) in elements {
+                for dword in 0..dwords {
+                    for k in 0..4 {
+                        chunks.store(e, k, (first + dword) as i32 * ROW, (offset + 4 * dword) as i32);
+                    }
+                }
             }
         }
     }
-    true
 }
 
 /// The address VGPR of a DS load that [`translate`] runs as rows (whole dwords, not GDS, its
@@ -171,37 +200,43 @@ fn row_in_slot(e: &mut Emitter<'_>, addresses: i32, slot: i32) {
             ; vpand ymm0, ymm0, ymm2
         );
     }
+    // A new row (out of line: a GEMM's loads reuse each row a dozen times): its highest
+    // address (each lane's, then across the row) and the row go to the slot, its shape unknown.
+    let new_row = e.out_of_line(move |e| {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqu ymm0, [r13 + addresses]
+            ; vmovdqu [r14 + slot + SHAPE_ROW], ymm0
+        );
+        for k in 1..4 {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vmovdqu ymm2, [r13 + addresses + 32 * k]
+                ; vmovdqu [r14 + slot + SHAPE_ROW + 32 * k], ymm2
+                ; vpmaxud ymm0, ymm0, ymm2
+            );
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vextracti128 xmm2, ymm0, 1
+            ; vpmaxud xmm0, xmm0, xmm2
+            ; vpshufd xmm2, xmm0, 0x4E
+            ; vpmaxud xmm0, xmm0, xmm2
+            ; vpshufd xmm2, xmm0, 0xB1_u8 as i8
+            ; vpmaxud xmm0, xmm0, xmm2
+            ; vmovd ecx, xmm0
+            ; mov edx, -1
+            ; test ecx, ecx
+            ; cmovs ecx, edx
+            ; mov [r14 + slot + SHAPE_HIGHEST], ecx
+            ; mov DWORD [r14 + slot + SHAPE_KIND], SHAPE_UNKNOWN as i32
+            ; jmp =>same
+        );
+    });
     dynasm!(e.ops
         ; .arch x64
         ; vptest ymm0, ymm3
-        ; jc =>same
-        // A new row: its highest address (each lane's, then across the row) and the row go to
-        // the slot, its shape unknown.
-        ; vmovdqu ymm0, [r13 + addresses]
-        ; vmovdqu [r14 + slot + SHAPE_ROW], ymm0
-    );
-    for k in 1..4 {
-        dynasm!(e.ops
-            ; .arch x64
-            ; vmovdqu ymm2, [r13 + addresses + 32 * k]
-            ; vmovdqu [r14 + slot + SHAPE_ROW + 32 * k], ymm2
-            ; vpmaxud ymm0, ymm0, ymm2
-        );
-    }
-    dynasm!(e.ops
-        ; .arch x64
-        ; vextracti128 xmm2, ymm0, 1
-        ; vpmaxud xmm0, xmm0, xmm2
-        ; vpshufd xmm2, xmm0, 0x4E
-        ; vpmaxud xmm0, xmm0, xmm2
-        ; vpshufd xmm2, xmm0, 0xB1_u8 as i8
-        ; vpmaxud xmm0, xmm0, xmm2
-        ; vmovd ecx, xmm0
-        ; mov edx, -1
-        ; test ecx, ecx
-        ; cmovs ecx, edx
-        ; mov [r14 + slot + SHAPE_HIGHEST], ecx
-        ; mov DWORD [r14 + slot + SHAPE_KIND], SHAPE_UNKNOWN as i32
+        ; jnc =>new_row
         ; =>same
     );
 }

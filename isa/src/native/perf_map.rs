@@ -15,8 +15,9 @@ fn wanted() -> bool {
 }
 
 /// Appends `code`'s symbols to the process's map: one per instruction (its translation, or its
-/// call into the interpreter's step), named `aqueduct KERNEL_OBJECT+OFFSET MNEMONIC`, and one for
-/// the prologue and one for the slow paths. A write failure is logged and otherwise ignored: the
+/// call into the interpreter's step), named `aqueduct KERNEL_OBJECT+OFFSET MNEMONIC`, one per
+/// out-of-line path (the same name, marked `(out of line)`), and one for the prologue and one
+/// for the slow paths. A write failure is logged and otherwise ignored: the
 /// map is a profiling aid, and the code runs the same without it.
 pub(super) fn record(program: &Program, code: &NativeCode) {
     if !wanted() {
@@ -36,12 +37,21 @@ pub(super) fn record(program: &Program, code: &NativeCode) {
     let first = starts.first().map_or(code.buffer.len(), |&(offset, _)| offset);
     lines.push_str(&format!("{:x} {:x} aqueduct {kernel:#x} prologue\n", base, first));
     for (n, &(offset, index)) in starts.iter().enumerate() {
-        let end = starts.get(n + 1).map_or(code.cold_start, |&(next, _)| next);
+        let end = starts.get(n + 1).map_or(code.body_end, |&(next, _)| next);
         let mnemonic = program.at(index).map_or("?", |decoded| decoded.mnemonic());
         lines.push_str(&format!(
             "{:x} {:x} aqueduct {kernel:#x}+{:#x} {mnemonic}\n",
             base + offset as u64,
             end.saturating_sub(offset),
+            index * 4
+        ));
+    }
+    for &(start, end, index) in &code.out_of_line {
+        let mnemonic = program.at(index as usize).map_or("?", |decoded| decoded.mnemonic());
+        lines.push_str(&format!(
+            "{:x} {:x} aqueduct {kernel:#x}+{:#x} {mnemonic} (out of line)\n",
+            base + u64::from(start),
+            end - start,
             index * 4
         ));
     }

@@ -17,6 +17,7 @@ use super::emit::{Emitter, RAMP, ROW, SHAPE_KIND};
 use super::frame::{SHAPE_BROADCAST, SHAPE_CONSECUTIVE, SHAPE_GENERAL};
 
 /// How a row's lanes reach memory.
+#[derive(Clone, Copy)]
 pub(super) struct Chunks {
     /// The byte offset (from `r13`) of the VGPR row holding each lane's 32-bit address.
     pub addresses: i32,
@@ -116,6 +117,25 @@ impl Chunks {
         dynasm!(e.ops ; .arch x64 ; =>next);
     }
 
+    /// Emits the classification of the address row at `addresses`: `ymm4`, the lanes
+    /// consecutive with their chunk's first; `ymm5`, the lanes equal to it (each ANDed over the
+    /// four chunks).
+    fn classify(e: &mut Emitter<'_>, addresses: i32) {
+        for k in 0..4 {
+            let (equal, ramp) = if k == 0 { (5, 4) } else { (1, 0) };
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpbroadcastd ymm0, [r13 + addresses + 32 * k]
+                ; vpcmpeqd Ry(equal), ymm0, [r13 + addresses + 32 * k]
+                ; vpaddd ymm0, ymm0, [r14 + RAMP]
+                ; vpcmpeqd Ry(ramp), ymm0, [r13 + addresses + 32 * k]
+            );
+            if k > 0 {
+                dynasm!(e.ops ; .arch x64 ; vpand ymm5, ymm5, ymm1 ; vpand ymm4, ymm4, ymm0);
+            }
+        }
+    }
+
     /// Loads every lane into each `(row, displacement)` of `rows` where EXEC holds all 32 lanes
     /// and each chunk's eight addresses are consecutive dwords (a row of a tile) or all one
     /// address (a value the chunk shares): one classification of the whole row, then one vector
@@ -138,60 +158,52 @@ impl Chunks {
         let (addresses, lane_base) = (self.addresses, self.lane_base);
         let (consecutive, done) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
         let broadcast = e.ops.new_dynamic_label();
-        if let Some(slot) = shape {
-            // A kind recorded for this row: straight to its loads.
-            dynasm!(e.ops
-                ; .arch x64
-                ; mov ecx, [r14 + slot + SHAPE_KIND]
-                ; cmp ecx, SHAPE_BROADCAST as i32
-                ; je =>broadcast
-                ; cmp ecx, SHAPE_CONSECUTIVE as i32
-                ; je =>consecutive
-                ; cmp ecx, SHAPE_GENERAL as i32
-                ; je =>otherwise
-            );
-        }
-        // ymm4: lanes consecutive with their chunk's first, ymm5: lanes equal to it (each ANDed
-        // over the four chunks).
-        for k in 0..4 {
-            let (equal, ramp) = if k == 0 { (5, 4) } else { (1, 0) };
-            dynasm!(e.ops
-                ; .arch x64
-                ; vpbroadcastd ymm0, [r13 + addresses + 32 * k]
-                ; vpcmpeqd Ry(equal), ymm0, [r13 + addresses + 32 * k]
-                ; vpaddd ymm0, ymm0, [r14 + RAMP]
-                ; vpcmpeqd Ry(ramp), ymm0, [r13 + addresses + 32 * k]
-            );
-            if k > 0 {
-                dynasm!(e.ops ; .arch x64 ; vpand ymm5, ymm5, ymm1 ; vpand ymm4, ymm4, ymm0);
-            }
-        }
         match shape {
-            None => dynasm!(e.ops
-                ; .arch x64
-                ; vptest ymm4, ymm3
-                ; jc =>consecutive
-                ; vptest ymm5, ymm3
-                ; jnc =>otherwise
-            ),
-            Some(slot) => {
-                // The same decisions, each recorded first.
-                let kind = slot + SHAPE_KIND;
-                let (found_consecutive, neither) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+            None => {
+                Self::classify(e, addresses);
                 dynasm!(e.ops
                     ; .arch x64
                     ; vptest ymm4, ymm3
-                    ; jc =>found_consecutive
+                    ; jc =>consecutive
                     ; vptest ymm5, ymm3
-                    ; jnc =>neither
-                    ; mov DWORD [r14 + kind], SHAPE_BROADCAST as i32
-                    ; jmp =>broadcast
-                    ; =>neither
-                    ; mov DWORD [r14 + kind], SHAPE_GENERAL as i32
-                    ; jmp =>otherwise
-                    ; =>found_consecutive
-                    ; mov DWORD [r14 + kind], SHAPE_CONSECUTIVE as i32
-                    ; jmp =>consecutive
+                    ; jnc =>otherwise
+                );
+            }
+            Some(slot) => {
+                // A kind recorded for this row: straight to its loads. A new row is classified
+                // out of line, the decision recorded first.
+                let kind = slot + SHAPE_KIND;
+                let classified = e.out_of_line(move |e| {
+                    dynasm!(e.ops
+                        ; .arch x64
+                        ; cmp ecx, SHAPE_GENERAL as i32
+                        ; je =>otherwise
+                    );
+                    Self::classify(e, addresses);
+                    let (found_consecutive, neither) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+                    dynasm!(e.ops
+                        ; .arch x64
+                        ; vptest ymm4, ymm3
+                        ; jc =>found_consecutive
+                        ; vptest ymm5, ymm3
+                        ; jnc =>neither
+                        ; mov DWORD [r14 + kind], SHAPE_BROADCAST as i32
+                        ; jmp =>broadcast
+                        ; =>neither
+                        ; mov DWORD [r14 + kind], SHAPE_GENERAL as i32
+                        ; jmp =>otherwise
+                        ; =>found_consecutive
+                        ; mov DWORD [r14 + kind], SHAPE_CONSECUTIVE as i32
+                        ; jmp =>consecutive
+                    );
+                });
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; mov ecx, [r14 + kind]
+                    ; cmp ecx, SHAPE_CONSECUTIVE as i32
+                    ; je =>consecutive
+                    ; cmp ecx, SHAPE_BROADCAST as i32
+                    ; jne =>classified
                 );
             }
         }
@@ -317,7 +329,40 @@ impl Chunks {
     pub fn store(&self, e: &mut Emitter<'_>, k: i32, row: i32, displacement: i32) {
         let (inactive, exec) = (12 + k as u8, e.exec());
         let (base, lane_base) = (self.base, self.lane_base);
-        let (lanes, lane, next) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+        let next = e.ops.new_dynamic_label();
+        let addresses = self.addresses;
+        // Not consecutive (out of line): nothing where no lane is active, one store where every
+        // active lane has one address, else lane by lane.
+        let lanes = e.out_of_line(move |e| {
+            let lane = e.ops.new_dynamic_label();
+            dynasm!(e.ops
+                ; .arch x64
+                ; movzx edx, BYTE [r12 + exec + k]
+                ; test edx, edx
+                ; jz =>next
+                // Every active lane at one address (a wave's result, which every lane holds,
+                // stored from all of them): the last lane's write is the one that stays.
+                ; bsr ecx, edx
+                ; mov eax, [r13 + rcx * 4 + addresses + 32 * k]
+                ; vmovd xmm0, eax
+                ; vpbroadcastd ymm0, xmm0
+                ; vpcmpeqd ymm0, ymm0, [r13 + addresses + 32 * k]
+                ; vpor ymm0, ymm0, Ry(inactive)
+                ; vptest ymm0, ymm3
+                ; jnc =>lane
+                ; mov esi, [r13 + rcx * 4 + row + 32 * k]
+                ; mov [Rq(lane_base) + rax + displacement], esi
+                ; jmp =>next
+                ; =>lane
+                ; bsf ecx, edx
+                ; mov eax, [r13 + rcx * 4 + addresses + 32 * k]
+                ; mov esi, [r13 + rcx * 4 + row + 32 * k]
+                ; mov [Rq(lane_base) + rax + displacement], esi
+                ; blsr edx, edx
+                ; jnz =>lane
+                ; jmp =>next
+            );
+        });
         skip_empty(e, k, next);
         self.indices(e, k);
         self.consecutive(e, lanes);
@@ -329,31 +374,6 @@ impl Chunks {
             ; vpxor ymm1, Ry(inactive), ymm3
             ; vmovdqu ymm0, [r13 + row + 32 * k]
             ; vpmaskmovd [Rq(base) + rax + displacement], ymm1, ymm0
-            ; jmp =>next
-            ; =>lanes
-            ; movzx edx, BYTE [r12 + exec + k]
-            ; test edx, edx
-            ; jz =>next
-            // Every active lane at one address (a wave's result, which every lane holds,
-            // stored from all of them): the last lane's write is the one that stays.
-            ; bsr ecx, edx
-            ; mov eax, [r13 + rcx * 4 + self.addresses + 32 * k]
-            ; vmovd xmm0, eax
-            ; vpbroadcastd ymm0, xmm0
-            ; vpcmpeqd ymm0, ymm0, [r13 + self.addresses + 32 * k]
-            ; vpor ymm0, ymm0, Ry(inactive)
-            ; vptest ymm0, ymm3
-            ; jnc =>lane
-            ; mov esi, [r13 + rcx * 4 + row + 32 * k]
-            ; mov [Rq(lane_base) + rax + displacement], esi
-            ; jmp =>next
-            ; =>lane
-            ; bsf ecx, edx
-            ; mov eax, [r13 + rcx * 4 + self.addresses + 32 * k]
-            ; mov esi, [r13 + rcx * 4 + row + 32 * k]
-            ; mov [Rq(lane_base) + rax + displacement], esi
-            ; blsr edx, edx
-            ; jnz =>lane
             ; =>next
         );
     }

@@ -376,19 +376,22 @@ fn compute_zeroed(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VOp, 
             e.write_scratch_row(0, vdst);
         }
         // The plain shapes twice: stored whole where EXEC holds every lane (the common case,
-        // and a blend per eight lanes less), blended otherwise. Not with DPP, which narrows
-        // the lanes that write.
+        // and a blend per eight lanes less), blended otherwise, out of line. Not with DPP,
+        // which narrows the lanes that write.
         Shape::Unary | Shape::Binary | Shape::Ternary | Shape::Fmac | Shape::Select | Shape::Carry { .. }
             if op.operands.dpp.is_none() =>
         {
-            let (masked, done) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+            let done = e.ops.new_dynamic_label();
+            let (op, blended) = (*op, srcs.to_vec());
+            let masked = e.out_of_line(move |e| {
+                emit(e, &op, shape, &blended);
+                dynasm!(e.ops ; .arch x64 ; jmp =>done);
+            });
             let zero_inactive = e.zero_inactive;
             e.unless_every_lane(masked);
             (e.every_lane, e.zero_inactive) = (true, false);
-            emit(e, op, shape, srcs);
+            emit(e, &op, shape, srcs);
             (e.every_lane, e.zero_inactive) = (false, zero_inactive);
-            dynasm!(e.ops ; .arch x64 ; jmp =>done ; =>masked);
-            emit(e, op, shape, srcs);
             dynasm!(e.ops ; .arch x64 ; =>done);
         }
         _ => emit(e, op, shape, srcs),
