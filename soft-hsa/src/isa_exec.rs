@@ -25,11 +25,15 @@ use aqueduct_hsa::sys::status;
 /// here, and a bound on a kernel that loops forever (which on a GPU would need a queue reset).
 const INSTRUCTION_LIMIT: u64 = 1 << 32;
 
-/// A range this thread last found granted, in one dispatch: its agent addresses
-/// `[start, end)` and what turns them into host addresses (0 for an allocation).
+/// A range this thread last found granted to an agent of a runtime (its allocations' address
+/// and the agent's index), while the process's count of removals was `revocations`
+/// (`memory::revocations`): its agent addresses `[start, end)` and what turns them into host
+/// addresses (0 for an allocation).
 #[derive(Clone, Copy)]
 struct Granted {
-    dispatch: u64,
+    allocations: usize,
+    agent: usize,
+    revocations: u64,
     start: u64,
     end: u64,
     delta: u64,
@@ -44,13 +48,16 @@ thread_local! {
     /// entries it looks at, and a hit writes nothing: reordering them on every hit stalled the
     /// loads that followed).
     static GRANTED: [core::cell::Cell<Granted>; GRANTED_RANGES] = const {
-        [const { core::cell::Cell::new(Granted { dispatch: 0, start: 0, end: 0, delta: 0 }) }; GRANTED_RANGES]
+        [const {
+            core::cell::Cell::new(Granted { allocations: 0, agent: 0, revocations: 0, start: 0, end: 0, delta: 0 })
+        }; GRANTED_RANGES]
     };
     /// The entry the next range found replaces (round robin).
     static NEXT_GRANTED: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
 }
 
-/// Numbers interpreted dispatches, from 1, so a thread's cached allocation is its dispatch's.
+/// Numbers interpreted dispatches, from 1: a native workgroup's frame keeps the ranges it found
+/// for one dispatch (`Dispatch::serial`).
 static NEXT_DISPATCH: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
 
 /// The agent's memory as the interpreter reaches it.
@@ -88,18 +95,25 @@ unsafe impl HostMemory for AgentMemory<'_> {
             }
         }
         // Then allocations and locked ranges: nearly every other access is to one. The ranges last
-        // found on this thread during this dispatch answer without the maps' locks (the client
-        // keeps what a running kernel uses alive, as on a GPU).
-        let holds = |range: &Granted| range.dispatch == self.dispatch && range.start <= address && end <= range.end;
+        // found on this thread answer without the maps' locks while nothing was removed since
+        // (the client keeps what a running kernel uses alive, as on a GPU).
+        let (allocations, agent) = (&self.runtime.allocations as *const _ as usize, self.queue.agent_index);
+        let revocations = crate::memory::revocations();
+        let holds = |range: &Granted| {
+            range.revocations == revocations
+                && range.allocations == allocations
+                && range.agent == agent
+                && range.start <= address
+                && end <= range.end
+        };
         let hit = GRANTED.with(|cached| cached.iter().map(core::cell::Cell::get).find(holds));
         if let Some(Granted { start, end, delta, .. }) = hit {
             return Ok(HostRange { start, end, delta, writable: true });
         }
-        if let Some((start, stop, delta)) =
-            self.runtime.allocations.granted_range(self.queue.agent_index, address, length)
-        {
+        if let Some((start, stop, delta)) = self.runtime.allocations.granted_range(agent, address, length) {
             let slot = NEXT_GRANTED.replace((NEXT_GRANTED.get() + 1) % GRANTED_RANGES);
-            GRANTED.with(|cached| cached[slot].set(Granted { dispatch: self.dispatch, start, end: stop, delta }));
+            let found = Granted { allocations, agent, revocations, start, end: stop, delta };
+            GRANTED.with(|cached| cached[slot].set(found));
             return Ok(HostRange { start, end: stop, delta, writable: true });
         }
         check_beyond_allocations(self.queue, self.runtime, address, length)

@@ -60,8 +60,20 @@ fn run_from(
     workgroup: u16,
     kernargs: &[u8],
 ) -> Option<(u32, String)> {
+    dispatch_on(client, &client.queue(64), code_object, symbol, grid, workgroup, kernargs)
+}
+
+/// [`run_from`] on `queue`, which may have run dispatches before (and must not have failed).
+fn dispatch_on(
+    client: &Client,
+    queue: &common::Queue,
+    code_object: &[u8],
+    symbol: &str,
+    grid: u32,
+    workgroup: u16,
+    kernargs: &[u8],
+) -> Option<(u32, String)> {
     let kernel = client.kernel(code_object, symbol);
-    let queue = client.queue(64);
     let done = client.signal(1);
     let kernarg = client.kernargs(kernargs);
     let id = queue.reserve_spinning();
@@ -207,6 +219,32 @@ fn a_store_outside_every_allocation_is_a_memory_fault_event_naming_the_kernel() 
     let kernargs = words(&[out.as_mut_ptr() as u64], &[3, 5]);
     assert_eq!(run(&client, "store_at.kd", 32, 32, &kernargs), None);
     assert_eq!(out[3], 5);
+}
+
+/// A thread remembers the ranges it found granted across dispatches (`isa_exec::GRANTED`), so
+/// a free must end that: the queue's thread that ran the first store runs the second.
+#[test]
+fn an_allocation_freed_between_two_dispatches_of_one_queue_faults_the_second() {
+    let client = client();
+    // SAFETY: the handler keeps no state but a static, valid for the process.
+    unsafe { client.hsa.register_system_event_handler(Some(record_event), core::ptr::null_mut()) }.expect("handler");
+    let queue = client.queue(64);
+    // 1 MiB: the host maps it alone and unmaps it at the free, so the second dispatch's
+    // kernarg allocation cannot land at its address.
+    let out = client.alloc_u32(1 << 18);
+    let address = out.as_mut_ptr() as u64;
+    assert_eq!(
+        dispatch_on(&client, &queue, ISA_KERNELS_GFX1100, "store_at.kd", 32, 32, &words(&[address], &[3, 5])),
+        None
+    );
+    assert_eq!(out[3], 5);
+    // SAFETY: no dispatch runs (the last completed) and `out` is not touched again.
+    unsafe { client.hsa.free(address as *mut u8) }.expect("free");
+    let kernargs = words(&[address], &[7, 6]);
+    let (_, detail) =
+        dispatch_on(&client, &queue, ISA_KERNELS_GFX1100, "store_at.kd", 32, 32, &kernargs).expect("faults");
+    assert!(detail.contains("memory fault at pc"), "{detail}");
+    assert!(saw_event((client.agent.handle, address + 28)), "the handler saw the freed address");
 }
 
 #[test]
