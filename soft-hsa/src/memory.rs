@@ -571,7 +571,7 @@ impl Allocations {
 /// remembers (`isa_exec`) holds while this is unchanged since it was found: a removal that
 /// happens before a dispatch starts is seen by every check of that dispatch, and a range
 /// found once serves every later dispatch instead of being found again under the maps' locks
-/// (a sixth of a 16-core MLP serving run's runtime time was those lookups).
+/// (a seventh of a 16-core MLP serving run's runtime time was those lookups).
 static REVOCATIONS: AtomicU64 = AtomicU64::new(1);
 
 /// The present count of removals ([`REVOCATIONS`]); read it before looking a range up.
