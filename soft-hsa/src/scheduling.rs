@@ -53,6 +53,12 @@ impl Arbiter {
         Running { arbiter: self, priority }
     }
 
+    /// Dispatches running workgroups now, at every priority (each holds its queue's processor
+    /// thread).
+    pub fn running(&self) -> usize {
+        self.running.iter().map(|count| count.load(Ordering::Acquire) as usize).sum()
+    }
+
     fn higher_running(&self, priority: usize) -> bool {
         self.running[priority + 1..].iter().any(|count| count.load(Ordering::Acquire) > 0)
     }

@@ -88,7 +88,8 @@ pub(crate) fn for_each_workgroup(
     }
     let running = runtime.arbiter.enter(queue.scheduling.priority.load(Ordering::Acquire));
     let compute_units = runtime.compute_units(queue.agent_index);
-    let lanes = queue.scheduling.lanes(rayon::current_num_threads(), compute_units);
+    let threads = rayon::current_num_threads();
+    let lanes = queue.scheduling.lanes(threads, compute_units);
     let chunk = QueueScheduling::chunk(lanes);
     let by_linear = |memory: &mut Vec<u8>, linear: u64| run_one(memory, id_of(linear));
     // The kernel's pace on this thread, unless it is due to be measured again.
@@ -100,8 +101,12 @@ pub(crate) fn for_each_workgroup(
     while start < total {
         runtime.arbiter.yield_to_higher(&running, || queue.stop.load(Ordering::Acquire));
         let end = (start + chunk).min(total);
-        if let Some(alone) =
-            claims::run_range(start..end, lanes - 1, pace, claims::HELPER_SHARE, &mut memory, &by_linear)
+        // Helpers only for the pool's threads beyond those the running dispatches' processor
+        // threads stand for: with every queue busy, those threads already fill the cores, and
+        // waking pool threads too only moved work around (a 16-queue MLP serving run spent a
+        // quarter of its time in the scheduler and in rayon's idle rounds).
+        let helpers = (lanes - 1).min(threads.saturating_sub(runtime.arbiter.running()));
+        if let Some(alone) = claims::run_range(start..end, helpers, pace, claims::HELPER_SHARE, &mut memory, &by_linear)
         {
             (pace, measured) = (Some(alone), Some(alone));
         }
