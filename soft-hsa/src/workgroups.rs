@@ -62,7 +62,8 @@ pub(crate) fn check_access(queue: &SoftQueue, runtime: &Runtime, address: u64, l
 /// Runs `run_one(group memory, workgroup id)` for every workgroup of `packet`, whichever way its
 /// kernel executes. Priority and CU mask (`scheduling.rs`): the workgroups run in chunks, each
 /// after yielding to higher-priority dispatches, on this thread and at most `lanes − 1` pool
-/// threads at once (`claims.rs`: this thread starts at once, free pool threads join at once
+/// threads at once, and no more than the pool's threads beyond the running dispatches
+/// (`claims.rs`: this thread starts at once, free pool threads join at once
 /// where the kernel's last pace on this thread says the chunk is worth waking them for, once
 /// the work left is otherwise); each thread reuses one group-memory buffer.
 pub(crate) fn for_each_workgroup(
