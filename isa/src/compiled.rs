@@ -49,10 +49,9 @@ pub struct NativeCode {
     pub(crate) prologue: usize,
     /// The offset where every instruction's code ends, and their out-of-line paths begin.
     pub(crate) body_end: usize,
-    /// The out-of-line paths: (start, end, word index of their instruction), in order.
+    /// The out-of-line paths, slow paths among them: (start, end, word index of their
+    /// instruction), in order.
     pub(crate) out_of_line: Vec<(u32, u32, u32)>,
-    /// The offset of the slow paths, which follow the out-of-line paths.
-    pub(crate) cold_start: usize,
     /// Instructions compiled with a translation, and all instructions compiled (those control
     /// reaches), for the profile and the docs.
     pub translated: usize,

@@ -265,8 +265,11 @@ fn locked_host_memory_is_reached_through_its_agent_address_as_on_a_discrete_gpu(
     assert_ne!(agent, host_ptr as u64, "an agent address of its own, as the thunk gives on a discrete GPU");
     assert_eq!(agent % 4096, host_ptr as u64 % 4096, "the page offset kept");
 
-    // A store through the agent address lands in the host memory.
-    assert_eq!(run(&client, "store_at.kd", 32, 32, &words(&[agent], &[3, 5])), None);
+    // A store through the agent address lands in the host memory. The same queue stores again
+    // after the unlock below: its thread remembers the range, and the unlock must end that.
+    let queue = client.queue(64);
+    let store = |kernargs: &[u8]| dispatch_on(&client, &queue, ISA_KERNELS_GFX1100, "store_at.kd", 32, 32, kernargs);
+    assert_eq!(store(&words(&[agent], &[3, 5])), None);
     assert_eq!(host[1 + 3], 5);
     // Atomics too: every lane takes a ticket from a counter in the locked memory.
     let count = 256u32;
@@ -289,7 +292,7 @@ fn locked_host_memory_is_reached_through_its_agent_address_as_on_a_discrete_gpu(
 
     // SAFETY: the pointer locked above.
     assert_eq!(unsafe { hsa::hsa_amd_memory_unlock(host_ptr.cast()) }, status::SUCCESS);
-    let (_, detail) = run(&client, "store_at.kd", 32, 32, &words(&[agent], &[3, 6])).expect("unlocked: faults");
+    let (_, detail) = store(&words(&[agent], &[3, 6])).expect("unlocked: faults");
     assert!(detail.contains("memory fault at pc"), "{detail}");
     assert_eq!(host[1 + 3], 5, "unlocked memory is out of the agent's reach");
 }

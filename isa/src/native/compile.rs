@@ -8,7 +8,7 @@ use dynasmrt::x64::Assembler;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 use super::NativeCode;
-use super::emit::{Cold, EXECUTED, Emitter, FRAME_LDS, FRAME_LDS_LEN, FRAME_VGPR, FRAME_WAVE};
+use super::emit::{EXECUTED, Emitter, FRAME_LDS, FRAME_LDS_LEN, FRAME_VGPR, FRAME_WAVE};
 use super::frame::{Exit, Part};
 use crate::gfx11::Encoding;
 use crate::interp::Program;
@@ -33,7 +33,6 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         program,
         labels,
         exit,
-        cold: Vec::new(),
         out_of_line: Vec::new(),
         index: 0,
         vgprs,
@@ -108,7 +107,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
     dynasm!(e.ops ; .arch x64 ; =>end);
     e.leave(program.entry + words as u64 * 4, Exit::Jump);
 
-    // Out-of-line paths (which may ask for more of them, and for slow paths), then slow paths.
+    // Out-of-line paths, slow paths among them (a body may ask for more).
     let body_end = e.ops.offset().0;
     let mut out_of_line = Vec::new();
     while !e.out_of_line.is_empty() {
@@ -121,14 +120,6 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
             out_of_line.push((start as u32, e.ops.offset().0 as u32, index));
         }
     }
-    let cold_start = e.ops.offset().0;
-    for Cold { label, index, resume, part } in core::mem::take(&mut e.cold) {
-        dynasm!(e.ops ; .arch x64 ; =>label);
-        e.part = part;
-        e.step(index);
-        dynasm!(e.ops ; .arch x64 ; jmp =>resume);
-    }
-    e.part = Part::Whole;
 
     for (label, values) in core::mem::take(&mut e.constants) {
         dynasm!(e.ops ; .arch x64 ; .align 32 ; =>label);
@@ -151,7 +142,6 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
         prologue,
         body_end,
         out_of_line,
-        cold_start,
         translated,
         instructions,
         untranslated,

@@ -51,15 +51,6 @@ pub(super) const fn sgpr(field: u32) -> i32 {
     SGPR + 4 * field as i32
 }
 
-/// A slow path, emitted after the code: the interpreter's step for `part` of instruction
-/// `index`, then on at `resume`.
-pub(super) struct Cold {
-    pub label: DynamicLabel,
-    pub index: u32,
-    pub resume: DynamicLabel,
-    pub part: Part,
-}
-
 /// A rarely taken path of instruction `index`, emitted out of line after every instruction's
 /// code (`Emitter::out_of_line`), with the emitter's state as it was where it was asked for.
 pub(super) struct OutOfLine {
@@ -86,9 +77,7 @@ pub(super) struct Emitter<'p> {
     /// Per word of the code: the label of the instruction starting there; the last is the end.
     pub labels: Vec<Option<DynamicLabel>>,
     pub exit: DynamicLabel,
-    /// Slow paths, emitted after the code.
-    pub cold: Vec<Cold>,
-    /// Rarely taken paths, emitted after the code and before the slow paths: a translation's hot
+    /// Rarely taken paths (slow paths among them), emitted after the code: a translation's hot
     /// path stays short (a tiled GEMM's inner loop had outgrown the host's instruction cache
     /// with the general paths inline).
     pub out_of_line: Vec<OutOfLine>,
@@ -96,7 +85,7 @@ pub(super) struct Emitter<'p> {
     pub index: u32,
     /// VGPR rows each wave holds: compiled code touches no row past them.
     pub vgprs: u32,
-    /// Eight-lane constants code reads (`[=>label]`), emitted after the slow paths.
+    /// Eight-lane constants code reads (`[=>label]`), emitted after the out-of-line paths.
     pub constants: Vec<(DynamicLabel, [u32; 8])>,
     /// Whether the program is wave64's: its per-half instructions are emitted once per half
     /// (`compile.rs`).
@@ -332,9 +321,10 @@ impl Emitter<'_> {
     /// interpreter's step and goes on at `resume`: the slow path of a translation whose fast
     /// path's assumptions fail at run time.
     pub fn slow_path(&mut self, index: u32, resume: DynamicLabel) -> DynamicLabel {
-        let label = self.ops.new_dynamic_label();
-        self.cold.push(Cold { label, index, resume, part: self.part });
-        label
+        self.out_of_line(move |e| {
+            e.step(index);
+            dynasm!(e.ops ; .arch x64 ; jmp =>resume);
+        })
     }
 
     /// A label whose code is `body`, emitted out of line with the emitter's present state, for

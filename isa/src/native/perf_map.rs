@@ -16,9 +16,9 @@ fn wanted() -> bool {
 
 /// Appends `code`'s symbols to the process's map: one per instruction (its translation, or its
 /// call into the interpreter's step), named `aqueduct KERNEL_OBJECT+OFFSET MNEMONIC`, one per
-/// out-of-line path (the same name, marked `(out of line)`), and one for the prologue and one
-/// for the slow paths. A write failure is logged and otherwise ignored: the
-/// map is a profiling aid, and the code runs the same without it.
+/// out-of-line path, slow paths included (the same name, marked `(out of line)`), and one for
+/// the prologue. A write failure is logged and otherwise ignored: the map is a profiling aid,
+/// and the code runs the same without it.
 pub(super) fn record(program: &Program, code: &NativeCode) {
     if !wanted() {
         return;
@@ -55,11 +55,6 @@ pub(super) fn record(program: &Program, code: &NativeCode) {
             index * 4
         ));
     }
-    lines.push_str(&format!(
-        "{:x} {:x} aqueduct {kernel:#x} slow paths\n",
-        base + code.cold_start as u64,
-        code.buffer.len().saturating_sub(code.cold_start)
-    ));
     let path = format!("/tmp/perf-{}.map", std::process::id());
     let written = std::fs::OpenOptions::new()
         .create(true)
