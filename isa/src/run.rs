@@ -28,15 +28,32 @@ pub fn run_workgroup<M: Memory + ?Sized>(
         Tier::Auto => native::compiled(dispatch.program).ok(),
     };
     match code {
-        Some(code) => {
-            // The frame the workgroup's waves run with, and the host ranges they find.
-            let mut workgroup = native::Workgroup::new(dispatch.program, memory, dispatch.serial);
-            run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
-                native::run_wave(code, dispatch, wave, lds, shares, &mut workgroup)
-            })
-        }
+        // SAFETY: the native tier compiles only on hosts with AVX2, FMA and BMI
+        // (`native::unavailable`), every feature `run_workgroup_native` is compiled for.
+        Some(code) => unsafe { run_workgroup_native(code, dispatch, memory, workgroup_id, lds) },
         None => run_workgroup_interpreted(dispatch, memory, workgroup_id, lds),
     }
+}
+
+/// The workgroup loop with the native tier's waves (`code` is `dispatch.program`'s), compiled for
+/// the AVX2/FMA hosts that tier needs, so that the waves' start (cleared rows, work-item ids) is
+/// written in 256-bit vectors.
+///
+/// # Safety
+/// The CPU has AVX2, FMA, BMI1/2, LZCNT and POPCNT (`native::compiled` succeeds only on such).
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt"))]
+unsafe fn run_workgroup_native<M: Memory + ?Sized>(
+    code: &native::NativeCode,
+    dispatch: &Dispatch<'_>,
+    memory: &M,
+    workgroup_id: [u32; 3],
+    lds: &mut Vec<u8>,
+) -> Result<u64, ExecError> {
+    // The frame the workgroup's waves run with, and the host ranges they find.
+    let mut workgroup = native::Workgroup::new(dispatch.program, memory, dispatch.serial);
+    run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
+        native::run_wave(code, dispatch, wave, lds, shares, &mut workgroup)
+    })
 }
 
 /// Runs `words`, straight-line `isa` code (an `s_endpgm` is added after it), as a kernel's one

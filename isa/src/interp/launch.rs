@@ -155,11 +155,12 @@ pub(crate) fn run_workgroup_turns(
     // The last workgroup's waves on this thread, started again in place: allocating, moving and
     // freeing a wave per wave was a tenth of a short kernel's time.
     let count = items.div_ceil(wave_size) as usize;
+    let start = WaveStart::new(dispatch, workgroup_id, size, items, private_bytes)?;
     let mut waves = SPARE_WAVES.take();
     waves.truncate(count);
     waves.resize_with(count, unstarted_wave);
     for (index, wave) in waves.iter_mut().enumerate() {
-        start_wave(wave, dispatch, workgroup_id, size, index as u32, private_bytes)?;
+        start.start(wave, index as u32);
     }
     let mut executed = 0;
     // The waves take turns: each runs until it ends, reaches `s_barrier` or yields (a backward
@@ -214,168 +215,232 @@ fn unstarted_wave() -> Wave {
     }
 }
 
-/// Starts `wave` as wave `index` of a workgroup, as the hardware starts it: every register and
-/// scratch byte cleared, the allocations it holds reused.
-fn start_wave(
-    wave: &mut Wave,
-    dispatch: &Dispatch<'_>,
-    workgroup_id: [u32; 3],
-    size: [u32; 3],
-    index: u32,
+/// What every wave of one workgroup starts with, worked out once per workgroup: its SGPRs but
+/// EXEC (the user SGPRs, then the system SGPRs), MODE, and its shape. A wave of it starts with
+/// [`WaveStart::start`]; working the SGPRs out per wave was most of a short kernel's wave start.
+struct WaveStart {
+    /// SGPRs from s0; every later one starts at 0.
+    sgpr: [u32; STARTED_SGPRS],
+    entry: u64,
+    /// VGPR rows per half, and scratch bytes per lane.
+    registers: usize,
     private_bytes: usize,
-) -> Result<(), ExecError> {
-    let descriptor = &dispatch.program.descriptor;
-    let wide = !descriptor.wave32();
-    let registers = descriptor.vgprs() + dispatch.program.extra_vgprs;
-    let cleared = |rows: &mut Vec<[u32; LANES]>, bytes: &mut Vec<u8>, wanted: bool| {
-        rows.clear();
-        bytes.clear();
-        if wanted {
-            rows.resize(registers, [0; LANES]);
-            bytes.resize(private_bytes * LANES, 0);
-        }
-    };
-    cleared(&mut wave.vgpr, &mut wave.scratch, true);
-    cleared(&mut wave.other.vgpr, &mut wave.other.scratch, wide);
-    wave.sgpr = [0; 128];
-    wave.scc = false;
-    wave.pc = dispatch.program.entry;
-    wave.ended = false;
-    wave.at_barrier = false;
-    wave.private_bytes = private_bytes;
-    wave.executed = 0;
-    wave.realtime = dispatch.realtime;
-    wave.mode = initial_mode(descriptor.compute_pgm_rsrc1);
-    wave.wide = wide;
-    wave.half = 0;
-    let wave_size = wave.lanes() as u32;
-    let properties = descriptor.kernel_code_properties;
-    let mut next = 0u32;
-    let mut put = |wave: &mut Wave, values: &[u32]| {
-        for value in values {
-            wave.write_sgpr(next, *value);
-            next += 1;
-        }
-    };
-    let pair = |value: u64| [value as u32, (value >> 32) as u32];
-    if properties & 1 != 0 {
-        // The private segment buffer: MUBUF accesses through it (gfx10's scratch) reach the
-        // lane's scratch in the interpreter's per-lane model (`memory_ops::buffer`), so it
-        // carries a marker base, ADD_TID_ENABLE as the hardware's does, and the size.
-        let base = super::wave::SCRATCH_RESOURCE_BASE;
-        put(wave, &[base as u32, (base >> 32) as u32, private_bytes as u32, super::wave::ADD_TID_ENABLE]);
-    }
-    if properties & 2 != 0 {
-        put(wave, &pair(dispatch.packet_address));
-    }
-    if properties & 4 != 0 {
-        put(wave, &pair(dispatch.queue_address));
-    }
-    if properties & 8 != 0 {
-        put(wave, &pair(dispatch.kernarg_address));
-    }
-    if properties & 16 != 0 {
-        put(wave, &pair(dispatch.dispatch_id));
-    }
-    if properties & 32 != 0 {
-        put(wave, &[0, private_bytes as u32]);
-    }
-    if properties & 64 != 0 {
-        put(wave, &[private_bytes as u32]);
-    }
-    let user = descriptor.user_sgpr_count();
-    if next > user {
-        return Err(ExecError::Descriptor(format!(
-            "the enabled user SGPRs need {next} registers but USER_SGPR_COUNT is {user}"
-        )));
-    }
-    let rsrc2 = descriptor.compute_pgm_rsrc2;
-    let mut system = user;
-    for (bit, value) in [(7, workgroup_id[0]), (8, workgroup_id[1]), (9, workgroup_id[2])] {
-        if rsrc2 >> bit & 1 == 1 {
-            wave.write_sgpr(system, value);
-            system += 1;
-        }
-    }
-    if rsrc2 >> 10 & 1 == 1 {
-        // Workgroup info: the wave count in bits 5:0 and whether the group is partial in bit 6
-        // … the kernels here do not read it; record the wave count.
-        wave.write_sgpr(system, size.iter().product::<u32>().div_ceil(wave_size));
-        system += 1;
-    }
-    if rsrc2 & 1 == 1 {
-        // The private segment wavefront offset: every wave's scratch starts at 0 here.
-        wave.write_sgpr(system, 0);
-    }
-    // The wave's lanes are work-items `first ..`, X fastest; the last wave may be partial.
-    let first = index * wave_size;
-    let lanes = (size[0] * size[1] * size[2]).saturating_sub(first).min(wave_size) as usize;
-    let exec = if lanes >= 64 { u64::MAX } else { (1u64 << lanes) - 1 };
-    wave.write_sgpr(EXEC, exec as u32);
-    if wide {
-        wave.write_sgpr(EXEC + 1, (exec >> 32) as u32);
-    }
-    // `ENABLE_VGPR_WORKITEM_ID` (rsrc2 bits 12:11): 0 gives X, 1 X and Y, 2 all three. gfx11
-    // packs them into v0 (10 bits each); gfx10.3 gives each its own VGPR.
-    let dimensions = (rsrc2 >> 11) & 3;
-    if size[1] == 1 && size[2] == 1 {
-        // A one-dimensional workgroup: x is the lane's work-item index, y and z are 0 (their
-        // rows are already clear), in either ISA's layout.
-        // Written in place, in 32-bit lanes (an array built and copied, with 64-bit compares,
-        // was most of a short kernel's wave start).
-        let ids = |row: &mut [u32; LANES], start: u32| {
-            for (lane, id) in (start..).zip(row.iter_mut()) {
-                *id = if lane < lanes as u32 { first + lane } else { 0 };
+    mode: u32,
+    wide: bool,
+    realtime: fn() -> u64,
+    /// The workgroup's size in work-items, inside the grid, and its work-item count.
+    size: [u32; 3],
+    items: u32,
+    wave_size: u32,
+    /// `ENABLE_VGPR_WORKITEM_ID` (rsrc2 bits 12:11) and whether the ids are packed into v0.
+    dimensions: u32,
+    packed: bool,
+}
+
+/// The SGPRs a wave's start may set: at most 31 user SGPRs (`USER_SGPR_COUNT` is 5 bits) and
+/// 5 system SGPRs after them.
+const STARTED_SGPRS: usize = 48;
+
+impl WaveStart {
+    /// The start of workgroup `workgroup_id`'s waves, whose `size` (work-items inside the grid)
+    /// holds `items` (at most 1024); `Err` where the descriptor's user SGPRs do not fit its
+    /// `USER_SGPR_COUNT`.
+    fn new(
+        dispatch: &Dispatch<'_>,
+        workgroup_id: [u32; 3],
+        size: [u32; 3],
+        items: u32,
+        private_bytes: usize,
+    ) -> Result<WaveStart, ExecError> {
+        let descriptor = &dispatch.program.descriptor;
+        let wide = !descriptor.wave32();
+        let wave_size = if wide { 2 * LANES } else { LANES } as u32;
+        let mut sgpr = [0u32; STARTED_SGPRS];
+        let properties = descriptor.kernel_code_properties;
+        let mut next = 0usize;
+        let mut put = |values: &[u32]| {
+            for value in values {
+                if let Some(register) = sgpr.get_mut(next) {
+                    *register = *value;
+                }
+                next += 1;
             }
         };
-        if let Some(row) = wave.vgpr.get_mut(0) {
-            ids(row, 0);
+        let pair = |value: u64| [value as u32, (value >> 32) as u32];
+        if properties & 1 != 0 {
+            // The private segment buffer: MUBUF accesses through it (gfx10's scratch) reach the
+            // lane's scratch in the interpreter's per-lane model (`memory_ops::buffer`), so it
+            // carries a marker base, ADD_TID_ENABLE as the hardware's does, and the size.
+            let base = super::wave::SCRATCH_RESOURCE_BASE;
+            put(&[base as u32, (base >> 32) as u32, private_bytes as u32, super::wave::ADD_TID_ENABLE]);
         }
-        if let Some(row) = wave.other.vgpr.get_mut(0).filter(|_| wide) {
-            ids(row, LANES as u32);
+        if properties & 2 != 0 {
+            put(&pair(dispatch.packet_address));
         }
-        return Ok(());
+        if properties & 4 != 0 {
+            put(&pair(dispatch.queue_address));
+        }
+        if properties & 8 != 0 {
+            put(&pair(dispatch.kernarg_address));
+        }
+        if properties & 16 != 0 {
+            put(&pair(dispatch.dispatch_id));
+        }
+        if properties & 32 != 0 {
+            put(&[0, private_bytes as u32]);
+        }
+        if properties & 64 != 0 {
+            put(&[private_bytes as u32]);
+        }
+        let user = descriptor.user_sgpr_count();
+        if next > user as usize {
+            return Err(ExecError::Descriptor(format!(
+                "the enabled user SGPRs need {next} registers but USER_SGPR_COUNT is {user}"
+            )));
+        }
+        let rsrc2 = descriptor.compute_pgm_rsrc2;
+        let mut system = user as usize;
+        let mut put_system = |value: u32| {
+            if let Some(register) = sgpr.get_mut(system) {
+                *register = value;
+            }
+            system += 1;
+        };
+        for (bit, value) in [(7, workgroup_id[0]), (8, workgroup_id[1]), (9, workgroup_id[2])] {
+            if rsrc2 >> bit & 1 == 1 {
+                put_system(value);
+            }
+        }
+        if rsrc2 >> 10 & 1 == 1 {
+            // Workgroup info: the wave count in bits 5:0 and whether the group is partial in bit 6
+            // … the kernels here do not read it; record the wave count.
+            put_system(items.div_ceil(wave_size));
+        }
+        if rsrc2 & 1 == 1 {
+            // The private segment wavefront offset: every wave's scratch starts at 0 here.
+            put_system(0);
+        }
+        Ok(WaveStart {
+            sgpr,
+            entry: dispatch.program.entry,
+            registers: descriptor.vgprs() + dispatch.program.extra_vgprs,
+            private_bytes,
+            mode: initial_mode(descriptor.compute_pgm_rsrc1),
+            wide,
+            realtime: dispatch.realtime,
+            size,
+            items,
+            wave_size,
+            dimensions: (rsrc2 >> 11) & 3,
+            packed: dispatch.program.isa == Isa::Gfx11,
+        })
     }
-    // Each lane's (x, y, z): one step along X per lane from the first lane's (no division per
-    // lane: three of them per lane were a tenth of a tiled GEMM's time), written straight into
-    // the cleared rows (a write per lane through the wave's accessors was a fifth of a fill; an
-    // array of every lane's three ids, packed and copied, was most of a 2D workgroup's start).
-    let (mut x, mut y, mut z) = (first % size[0], first / size[0] % size[1], first / (size[0] * size[1]));
-    // gfx11's packed v0 holds y and z only where they are enabled.
-    let (y_mask, z_mask) = (if dimensions >= 1 { u32::MAX } else { 0 }, if dimensions >= 2 { u32::MAX } else { 0 });
-    let axes = dimensions.min(2) as usize + 1;
-    let packed = dispatch.program.isa == Isa::Gfx11;
-    for (half, rows) in [&mut wave.vgpr, &mut wave.other.vgpr].into_iter().enumerate() {
-        let count = lanes.saturating_sub(half * LANES).min(LANES);
-        if count == 0 {
-            break;
+
+    /// Starts `wave` as wave `index` of the workgroup, as the hardware starts it: every register
+    /// and scratch byte cleared but what the start sets, the allocations it holds reused.
+    /// Inlined, so that a caller compiled for AVX2 clears and writes rows in 256-bit vectors.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn start(&self, wave: &mut Wave, index: u32) {
+        let (registers, private_bytes) = (self.registers, self.private_bytes);
+        let cleared = |rows: &mut Vec<[u32; LANES]>, bytes: &mut Vec<u8>, wanted: bool| {
+            rows.clear();
+            bytes.clear();
+            if wanted {
+                rows.resize(registers, [0; LANES]);
+                bytes.resize(private_bytes * LANES, 0);
+            }
+        };
+        cleared(&mut wave.vgpr, &mut wave.scratch, true);
+        cleared(&mut wave.other.vgpr, &mut wave.other.scratch, self.wide);
+        // Two fixed-size writes, inlined, where a copy of all 128 was a call to `memcpy`.
+        wave.sgpr[..STARTED_SGPRS].copy_from_slice(&self.sgpr);
+        wave.sgpr[STARTED_SGPRS..].fill(0);
+        wave.scc = false;
+        wave.pc = self.entry;
+        wave.ended = false;
+        wave.at_barrier = false;
+        wave.private_bytes = private_bytes;
+        wave.executed = 0;
+        wave.realtime = self.realtime;
+        wave.mode = self.mode;
+        wave.wide = self.wide;
+        wave.half = 0;
+        // The wave's lanes are work-items `first ..`, X fastest; the last wave may be partial.
+        let first = index * self.wave_size;
+        let lanes = self.items.saturating_sub(first).min(self.wave_size);
+        let exec = if lanes >= 64 { u64::MAX } else { (1u64 << lanes) - 1 };
+        wave.sgpr[EXEC as usize] = exec as u32;
+        if self.wide {
+            wave.sgpr[EXEC as usize + 1] = (exec >> 32) as u32;
         }
-        // Every wave holds at least eight rows (a granule), so the three are there.
-        let [row_x, row_y, row_z, ..] = &mut rows[..] else { break };
-        for slot in 0..count {
-            if packed {
-                row_x[slot] = x | (y << 10) & y_mask | (z << 20) & z_mask;
-            } else {
-                row_x[slot] = x;
-                if axes > 1 {
-                    row_y[slot] = y;
+        let size = self.size;
+        if size[1] == 1 && size[2] == 1 {
+            // A one-dimensional workgroup: x is the lane's work-item index, y and z are 0 (their
+            // rows are already clear), in either ISA's layout. Written in place, lane by index,
+            // so that it compiles to vectors.
+            let ids = |row: &mut [u32; LANES], start: u32| {
+                for (lane, id) in row.iter_mut().enumerate() {
+                    let lane = start + lane as u32;
+                    *id = if lane < lanes { first + lane } else { 0 };
                 }
-                if axes > 2 {
-                    row_z[slot] = z;
+            };
+            if let Some(row) = wave.vgpr.get_mut(0) {
+                ids(row, 0);
+            }
+            if let Some(row) = wave.other.vgpr.get_mut(0).filter(|_| self.wide) {
+                ids(row, LANES as u32);
+            }
+            return;
+        }
+        self.multi_dimensional_ids(wave, first, lanes as usize);
+    }
+
+    /// Writes the work-item ids of wave lanes `first ..` (`lanes` of them) of a workgroup of
+    /// more than one dimension into its cleared rows. Out of line, so that the common
+    /// one-dimensional start stays short.
+    #[inline(never)]
+    fn multi_dimensional_ids(&self, wave: &mut Wave, first: u32, lanes: usize) {
+        let size = self.size;
+        // Each lane's (x, y, z): one step along X per lane from the first lane's (no division per
+        // lane: three of them per lane were a tenth of a tiled GEMM's time), written straight into
+        // the cleared rows (a write per lane through the wave's accessors was a fifth of a fill; an
+        // array of every lane's three ids, packed and copied, was most of a 2D workgroup's start).
+        let (mut x, mut y, mut z) = (first % size[0], first / size[0] % size[1], first / (size[0] * size[1]));
+        // gfx11's packed v0 holds y and z only where they are enabled.
+        let dimensions = self.dimensions;
+        let (y_mask, z_mask) = (if dimensions >= 1 { u32::MAX } else { 0 }, if dimensions >= 2 { u32::MAX } else { 0 });
+        let axes = dimensions.min(2) as usize + 1;
+        for (half, rows) in [&mut wave.vgpr, &mut wave.other.vgpr].into_iter().enumerate() {
+            let count = lanes.saturating_sub(half * LANES).min(LANES);
+            if count == 0 {
+                break;
+            }
+            // Every wave holds at least eight rows (a granule), so the three are there.
+            let [row_x, row_y, row_z, ..] = &mut rows[..] else { break };
+            for slot in 0..count {
+                if self.packed {
+                    row_x[slot] = x | (y << 10) & y_mask | (z << 20) & z_mask;
+                } else {
+                    row_x[slot] = x;
+                    if axes > 1 {
+                        row_y[slot] = y;
+                    }
+                    if axes > 2 {
+                        row_z[slot] = z;
+                    }
+                }
+                x += 1;
+                if x == size[0] {
+                    x = 0;
+                    y += 1;
+                    if y == size[1] {
+                        y = 0;
+                        z += 1;
+                    }
                 }
             }
-            x += 1;
-            if x == size[0] {
-                x = 0;
-                y += 1;
-                if y == size[1] {
-                    y = 0;
-                    z += 1;
-                }
-            }
         }
     }
-    Ok(())
 }
 
 /// MODE at a wave's start, from COMPUTE_PGM_RSRC1 (AMDGPUUsage): FLOAT_ROUND_MODE_32 (bits
