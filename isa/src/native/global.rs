@@ -18,12 +18,12 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, ROW, sgpr};
+use super::emit::{Emitter, RAMP, ROW, sgpr};
 use super::rows::Chunks;
 use crate::gfx11::Encoding;
 use crate::interp::memory_ops::{Access, Operation};
 use crate::interp::program::Decoded;
-use crate::interp::wave::{EXEC, NULL};
+use crate::interp::wave::{EXEC, LANES, NULL};
 
 /// Stack slot (the prologue's alignment) for the lowest low half across the range test.
 const LOWEST: i32 = 0;
@@ -71,6 +71,21 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         ; jz =>done
         ; vpcmpeqd ymm3, ymm3, ymm3
     );
+    if narrow.is_none() && dwords == 1 {
+        let general = e.ops.new_dynamic_label();
+        whole_row(
+            e,
+            load,
+            registers as i32 * ROW,
+            low_row,
+            (!scalar_base).then_some(high_row),
+            saddr,
+            offset,
+            slow,
+            general,
+        );
+        dynasm!(e.ops ; .arch x64 ; jmp =>done ; =>general);
+    }
 
     // r10 = the 64-bit base: SADDR's pair, or the first active lane's high half (every active
     // lane's must be the same) shifted up.
@@ -136,28 +151,8 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         ; vpmaxud xmm5, xmm5, xmm0
         ; vmovd r9d, xmm5
         ; mov [rsp + LOWEST], r8
-        // The span [base + lowest + offset, base + highest + offset + bytes), where no lane's
-        // address wraps (one that would is the interpreter's step, which wraps as it does).
-        ; add r8, r10
-        ; jc =>slow
-        ; add r9, r10
-        ; jc =>slow
     );
-    if offset >= 0 {
-        dynasm!(e.ops
-            ; .arch x64
-            ; add r9, offset + bytes as i32
-            ; jc =>slow
-            ; add r8, offset
-        );
-    } else {
-        dynasm!(e.ops
-            ; .arch x64
-            ; add r8, offset
-            ; jnc =>slow
-            ; add r9, offset + bytes as i32
-        );
-    }
+    span(e, offset, bytes, slow);
     e.host_address(!load, slow);
     dynasm!(e.ops
         ; .arch x64
@@ -256,4 +251,122 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     }
     dynasm!(e.ops ; .arch x64 ; =>done);
     true
+}
+
+/// Emits `r8` / `r9` = the span `[base + lowest + offset, base + highest + offset + bytes)` from
+/// the base in `r10` and the lowest and highest low halves in `r8` and `r9`, and jumps to `slow`
+/// where a lane's address would wrap (the interpreter's step wraps as it does).
+fn span(e: &mut Emitter<'_>, offset: i32, bytes: u32, slow: dynasmrt::DynamicLabel) {
+    dynasm!(e.ops
+        ; .arch x64
+        ; add r8, r10
+        ; jc =>slow
+        ; add r9, r10
+        ; jc =>slow
+    );
+    if offset >= 0 {
+        dynasm!(e.ops
+            ; .arch x64
+            ; add r9, offset + bytes as i32
+            ; jc =>slow
+            ; add r8, offset
+        );
+    } else {
+        dynasm!(e.ops
+            ; .arch x64
+            ; add r8, offset
+            ; jnc =>slow
+            ; add r9, offset + bytes as i32
+        );
+    }
+}
+
+/// A dword per lane where every lane of the row is active and the lanes' addresses are one run
+/// of consecutive dwords (lane `i` at the first lane's plus `4 i`, the high halves all equal, no
+/// low half wrapping): the range checked once from the first lane's address, then four whole
+/// vectors loaded into `row` or stored from it. Such lanes' words do not overlap, so the order
+/// of the writes is immaterial. Jumps to `general`, having checked and written nothing, for any
+/// other row; `slow` as the general path's. `high_row` is the address pair's high row, or `None`
+/// where SADDR's pair (`saddr`) is the base. `edx` holds the running part's EXEC, `ymm3` is all
+/// ones.
+#[allow(clippy::too_many_arguments)]
+fn whole_row(
+    e: &mut Emitter<'_>,
+    load: bool,
+    row: i32,
+    low_row: i32,
+    high_row: Option<i32>,
+    saddr: u32,
+    offset: i32,
+    slow: dynasmrt::DynamicLabel,
+    general: dynasmrt::DynamicLabel,
+) {
+    dynasm!(e.ops
+        ; .arch x64
+        ; cmp edx, -1
+        ; jne =>general
+        // The first lane's low half, and no lane's past 2^32.
+        ; mov eax, [r13 + low_row]
+        ; cmp eax, 0xFFFF_FF80_u32 as i32
+        ; ja =>general
+        // ymm0 = the addresses a run would hold, chunk by chunk; ymm2 = the lanes that hold them.
+        ; vmovd xmm0, eax
+        ; vpbroadcastd ymm0, xmm0
+        ; vpaddd ymm0, ymm0, [r14 + RAMP]
+        ; mov ecx, 32
+        ; vmovd xmm5, ecx
+        ; vpbroadcastd ymm5, xmm5
+        ; vpcmpeqd ymm2, ymm0, [r13 + low_row]
+    );
+    for k in 1..4 {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpaddd ymm0, ymm0, ymm5
+            ; vpcmpeqd ymm1, ymm0, [r13 + low_row + 32 * k]
+            ; vpand ymm2, ymm2, ymm1
+        );
+    }
+    match high_row {
+        Some(high_row) => {
+            dynasm!(e.ops
+                ; .arch x64
+                ; mov r10d, [r13 + high_row]
+                ; vmovd xmm0, r10d
+                ; vpbroadcastd ymm0, xmm0
+            );
+            for k in 0..4 {
+                dynasm!(e.ops
+                    ; .arch x64
+                    ; vpcmpeqd ymm1, ymm0, [r13 + high_row + 32 * k]
+                    ; vpand ymm2, ymm2, ymm1
+                );
+            }
+            dynasm!(e.ops ; .arch x64 ; shl r10, 32);
+        }
+        None => dynasm!(e.ops ; .arch x64 ; mov r10, [r12 + sgpr(saddr)]),
+    }
+    dynasm!(e.ops
+        ; .arch x64
+        ; vptest ymm2, ymm3
+        ; jnc =>general
+        ; mov r8d, eax
+        ; lea r9, [r8 + 4 * (LANES as i32 - 1)]
+    );
+    span(e, offset, 4, slow);
+    e.host_address(!load, slow);
+    for k in 0..4 {
+        if load {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vmovdqu ymm0, [rax + 32 * k]
+                ; vmovdqu [r13 + row + 32 * k], ymm0
+            );
+        } else {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vmovdqu ymm0, [r13 + row + 32 * k]
+                ; vmovdqu [rax + 32 * k], ymm0
+            );
+        }
+    }
 }
