@@ -1127,3 +1127,93 @@ fn global_dwords_of_whole_rows_agree_with_the_interpreter_in_every_shape() {
         }
     }
 }
+
+/// `v_lshlrev_b64` and `v_lshrrev_b64` by every inline constant count (0 to 64, −1 to −16: the
+/// count's low six bits), of a VGPR pair and of an SGPR pair, every lane active or not, on both
+/// tiers: the native tier's constant-count form against the interpreter's, bit for bit.
+#[test]
+fn sixty_four_bit_shifts_by_every_inline_count_agree_with_the_interpreter() {
+    let mut rng = Rng(0x5EED_0064);
+    for opcode in [0x33C_u32, 0x33D] {
+        for inline in (128..=192).chain(193..=208) {
+            for (source, exec) in [(0x102, u32::MAX), (0x102, 0x0F0F_F0F1), (4, u32::MAX)] {
+                // VOP3: word 0 = 0xD400_0000 | opcode << 16 | vdst; word 1 = src0 | src1 << 9.
+                let words = [0xD400_0000 | opcode << 16 | 6, inline | source << 9];
+                let mut start = Registers::new(16);
+                for row in start.vgpr.iter_mut() {
+                    for lane in row.iter_mut() {
+                        *lane = rng.next() as u32;
+                    }
+                }
+                start.sgpr[4] = rng.next() as u32;
+                start.sgpr[5] = rng.next() as u32;
+                start.sgpr[126] = exec;
+                let (interpreted, expected) = run_alone(&words, &start, Tier::Interpreter);
+                assert_eq!(interpreted, Ok(2), "opcode {opcode:#x}, inline {inline}");
+                // The interpreter's own answer for one lane, against a 64-bit shift.
+                let count = if inline <= 192 { inline - 128 } else { (192 - inline as i32) as u32 } & 63;
+                let (low, high) =
+                    if source == 4 { (start.sgpr[4], start.sgpr[5]) } else { (start.vgpr[2][0], start.vgpr[3][0]) };
+                let pair = u64::from(high) << 32 | u64::from(low);
+                let shifted = if opcode == 0x33C { pair << count } else { pair >> count };
+                assert_eq!(
+                    (expected.vgpr[6][0], expected.vgpr[7][0]),
+                    (shifted as u32, (shifted >> 32) as u32),
+                    "opcode {opcode:#x}, count {count}"
+                );
+                if !native::host_supported() {
+                    continue;
+                }
+                let (compiled, registers) = run_alone(&words, &start, Tier::Native);
+                assert_eq!(compiled, interpreted, "opcode {opcode:#x}, inline {inline}");
+                assert_eq!(registers.vgpr, expected.vgpr, "opcode {opcode:#x}, inline {inline}, EXEC {exec:#x}");
+            }
+        }
+    }
+}
+
+/// `v_mad_u64_u32` with both factors uniform (SGPRs, inline constants), as kernels compute an
+/// index: the native tier's scalar product and per-lane 64-bit add against the interpreter,
+/// with carries out of the low half, a destination pair that overlaps the addend's, and lanes
+/// inactive.
+#[test]
+fn a_multiply_add_of_uniform_factors_agrees_with_the_interpreter() {
+    let mut rng = Rng(0x5EED_0AD0);
+    // (src0, src1): s4 and s15, s4 and the inline 64, −1 (inline 193) and s15, two inlines.
+    for (a, b) in [(4u32, 15u32), (4, 192), (193, 15), (130, 193)] {
+        for (vdst, c) in [(2u32, 0u32), (0, 0), (1, 0), (0, 1)] {
+            for exec in [u32::MAX, 0xF0F0_0F0F] {
+                // VOP3 with an SGPR destination: word 0 = 0xD6FE_0000 | sdst (null) << 8 | vdst;
+                // word 1 = src0 | src1 << 9 | src2 << 18.
+                let words = [0xD6FE_0000 | 0x7C << 8 | vdst, a | b << 9 | (256 + c) << 18];
+                let mut start = Registers::new(16);
+                for row in start.vgpr.iter_mut() {
+                    for lane in row.iter_mut() {
+                        // Low halves near 2^32 often, so that the product's low half carries.
+                        *lane = if rng.chance(50) { u32::MAX - rng.below(1 << 20) as u32 } else { rng.next() as u32 };
+                    }
+                }
+                start.sgpr[4] = rng.next() as u32;
+                start.sgpr[15] = rng.next() as u32;
+                start.sgpr[126] = exec;
+                let (interpreted, expected) = run_alone(&words, &start, Tier::Interpreter);
+                assert_eq!(interpreted, Ok(2), "src0 {a}, src1 {b}");
+                let factor = |operand: u32| match operand {
+                    128..=192 => u64::from(operand - 128),
+                    193 => u64::from(u32::MAX),
+                    s => u64::from(start.sgpr[s as usize]),
+                };
+                let (c, vdst) = (c as usize, vdst as usize);
+                let addend = u64::from(start.vgpr[c + 1][0]) << 32 | u64::from(start.vgpr[c][0]);
+                let sum = factor(a).wrapping_mul(factor(b)).wrapping_add(addend);
+                assert_eq!((expected.vgpr[vdst][0], expected.vgpr[vdst + 1][0]), (sum as u32, (sum >> 32) as u32));
+                if !native::host_supported() {
+                    continue;
+                }
+                let (compiled, registers) = run_alone(&words, &start, Tier::Native);
+                assert_eq!(compiled, interpreted);
+                assert_eq!(registers.vgpr, expected.vgpr, "src0 {a}, src1 {b}, v[{vdst}] from v[{c}], EXEC {exec:#x}");
+            }
+        }
+    }
+}

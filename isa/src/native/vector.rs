@@ -1050,6 +1050,10 @@ fn shift64(e: &mut Emitter<'_>, op: &VOp, shift: Src, value: Src, right: bool) {
     // the destination.
     let (moving, entered) = if right { (halves[1], halves[0]) } else { (halves[0], halves[1]) };
     let (moving_out, entered_out) = if right { (vdst + ROW, vdst) } else { (vdst, vdst + ROW) };
+    if let Source::Constant(count) = op.operands.src[0] {
+        shift64_by(e, (count & 63) as i8, [moving, entered], [moving_out, entered_out], right);
+        return;
+    }
     dynasm!(e.ops
         ; .arch x64
         ; mov eax, 63
@@ -1101,6 +1105,111 @@ fn shift64(e: &mut Emitter<'_>, op: &VOp, shift: Src, value: Src, right: bool) {
     }
 }
 
+/// Whether a 32-bit source is one value for every lane that a scalar load reads: an SGPR below
+/// VCC (the mask registers a wave64 half reads its own way are left to the general forms), or a
+/// constant.
+fn uniform32(source: Source) -> bool {
+    matches!(source, Source::Sgpr(s) if u32::from(s) < VCC) || matches!(source, Source::Constant(_))
+}
+
+/// [`multiply_add64`] where both factors are uniform ([`uniform32`]), as a kernel's index
+/// (workgroup id × size) plus the work-item's pair is: the one 64-bit product in scalar
+/// registers, then per lane a 64-bit add, the low halves' carry into the high.
+fn multiply_add64_uniform(e: &mut Emitter<'_>, op: &VOp, [c_low, c_high]: [i32; 2], vdst: i32) {
+    for (source, register) in [(op.operands.src[0], 0u8), (op.operands.src[1], 1)] {
+        match source {
+            Source::Sgpr(s) => dynasm!(e.ops ; .arch x64 ; mov Rd(register), [r12 + sgpr(u32::from(s))]),
+            Source::Constant(value) => dynasm!(e.ops ; .arch x64 ; mov Rd(register), value as u32 as i32),
+            _ => unreachable!("uniform factors (`uniform32`)"),
+        }
+    }
+    // ymm10 = the product's low half, ymm11 its high half plus one (a carry's mask, −1 where
+    // there is none, then makes it right).
+    dynasm!(e.ops
+        ; .arch x64
+        ; imul rax, rcx
+        ; vmovd xmm10, eax
+        ; vpbroadcastd ymm10, xmm10
+        ; shr rax, 32
+        ; inc eax
+        ; vmovd xmm11, eax
+        ; vpbroadcastd ymm11, xmm11
+    );
+    for k in 0..4 {
+        // Both halves of c read before either half of vdst is written (the pairs may overlap).
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqu ymm4, [r13 + c_low + 32 * k]
+            ; vpaddd ymm4, ymm4, ymm10
+            ; vpmaxud ymm6, ymm4, ymm10
+            ; vpcmpeqd ymm6, ymm6, ymm4
+            ; vpaddd ymm5, ymm11, [r13 + c_high + 32 * k]
+            ; vpaddd ymm5, ymm5, ymm6
+        );
+        if !e.every_lane {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vblendvps ymm4, ymm4, [r13 + vdst + 32 * k], Ry(12 + k as u8)
+                ; vblendvps ymm5, ymm5, [r13 + vdst + ROW + 32 * k], Ry(12 + k as u8)
+            );
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqu [r13 + vdst + 32 * k], ymm4
+            ; vmovdqu [r13 + vdst + ROW + 32 * k], ymm5
+        );
+    }
+}
+
+/// [`shift64`] by a constant `count` (0 to 63), the common case (an index scaled to a byte
+/// address): the same three terms with immediate counts, a term whose count is out of range
+/// left out (the variable shifts' zero), and no blend where every lane is known active.
+fn shift64_by(
+    e: &mut Emitter<'_>,
+    count: i8,
+    [moving, entered]: [Src; 2],
+    [moving_out, entered_out]: [i32; 2],
+    right: bool,
+) {
+    for k in 0..4 {
+        load(e, 2, moving, k);
+        load(e, 3, entered, k);
+        // ymm4 = the moving half shifted; ymm5 = the entered half shifted, with the bits that
+        // cross from the moving half (count − 32 further where the whole half crosses).
+        match (count, right) {
+            (0, _) => dynasm!(e.ops ; .arch x64 ; vmovdqa ymm4, ymm2 ; vmovdqa ymm5, ymm3),
+            (1..=31, false) => dynasm!(e.ops
+                ; .arch x64
+                ; vpslld ymm4, ymm2, count
+                ; vpslld ymm5, ymm3, count
+                ; vpsrld ymm7, ymm2, 32 - count
+                ; vpor ymm5, ymm5, ymm7
+            ),
+            (1..=31, true) => dynasm!(e.ops
+                ; .arch x64
+                ; vpsrld ymm4, ymm2, count
+                ; vpsrld ymm5, ymm3, count
+                ; vpslld ymm7, ymm2, 32 - count
+                ; vpor ymm5, ymm5, ymm7
+            ),
+            (_, false) => dynasm!(e.ops ; .arch x64 ; vpxor xmm4, xmm4, xmm4 ; vpslld ymm5, ymm2, count - 32),
+            (_, true) => dynasm!(e.ops ; .arch x64 ; vpxor xmm4, xmm4, xmm4 ; vpsrld ymm5, ymm2, count - 32),
+        }
+        if !e.every_lane {
+            dynasm!(e.ops
+                ; .arch x64
+                ; vblendvps ymm4, ymm4, [r13 + moving_out + 32 * k], Ry(12 + k as u8)
+                ; vblendvps ymm5, ymm5, [r13 + entered_out + 32 * k], Ry(12 + k as u8)
+            );
+        }
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqu [r13 + moving_out + 32 * k], ymm4
+            ; vmovdqu [r13 + entered_out + 32 * k], ymm5
+        );
+    }
+}
+
 /// `v_mad_u64_u32` (no carry-out): per lane a × b + the VGPR pair c, 64-bit, to the pair vdst.
 /// Eight lanes are two sets of four 64-bit products (`vpmuludq` on the even lanes, then on the
 /// odd ones moved down), each added to c's lanes gathered into 64 bits, then split back into
@@ -1111,6 +1220,10 @@ fn multiply_add64(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src) {
     let Source::Vgpr(c) = op.operands.src[2] else { unreachable!("the addend is a VGPR pair (`translatable`)") };
     let (c_low, c_high) = (c as i32 * ROW, (c as i32 + 1) * ROW);
     let vdst = op.operands.vdst as i32 * ROW;
+    if uniform32(op.operands.src[0]) && uniform32(op.operands.src[1]) {
+        multiply_add64_uniform(e, op, [c_low, c_high], vdst);
+        return;
+    }
     for k in 0..4 {
         load(e, 0, a, k);
         load(e, 1, b, k);
