@@ -92,27 +92,12 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     if scalar_base {
         dynasm!(e.ops ; .arch x64 ; mov r10, [r12 + sgpr(saddr)]);
     } else {
-        dynasm!(e.ops
-            ; .arch x64
-            ; bsf ecx, edx
-            ; mov r10d, [r13 + rcx * 4 + high_row]
-            ; vmovd xmm1, r10d
-            ; vpbroadcastd ymm1, xmm1
-            ; vmovdqa ymm2, ymm3
-        );
-        for k in 0..4 {
-            dynasm!(e.ops
-                ; .arch x64
-                ; vpcmpeqd ymm0, ymm1, [r13 + high_row + 32 * k]
-                ; vpor ymm0, ymm0, Ry(12 + k as u8)
-                ; vpand ymm2, ymm2, ymm0
-            );
-        }
+        dynasm!(e.ops ; .arch x64 ; vmovdqa ymm2, ymm3);
+        same_high_halves(e, high_row, false);
         dynasm!(e.ops
             ; .arch x64
             ; vptest ymm2, ymm3
             ; jnc =>slow
-            ; shl r10, 32
         );
     }
 
@@ -253,6 +238,31 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     true
 }
 
+/// Emits `r10` = the 64-bit base of a VGPR pair's addresses (a lane's high half, shifted up) and
+/// ANDs into `ymm2` the lanes whose high half in row `high_row` is that one: the first active
+/// lane's, inactive lanes counting as equal (`edx` holds the running part's EXEC), or, `whole`
+/// (every lane active), lane 0's.
+fn same_high_halves(e: &mut Emitter<'_>, high_row: i32, whole: bool) {
+    if whole {
+        dynasm!(e.ops ; .arch x64 ; mov r10d, [r13 + high_row]);
+    } else {
+        dynasm!(e.ops ; .arch x64 ; bsf ecx, edx ; mov r10d, [r13 + rcx * 4 + high_row]);
+    }
+    dynasm!(e.ops
+        ; .arch x64
+        ; vmovd xmm1, r10d
+        ; vpbroadcastd ymm1, xmm1
+    );
+    for k in 0..4 {
+        dynasm!(e.ops ; .arch x64 ; vpcmpeqd ymm0, ymm1, [r13 + high_row + 32 * k]);
+        if !whole {
+            dynasm!(e.ops ; .arch x64 ; vpor ymm0, ymm0, Ry(12 + k as u8));
+        }
+        dynasm!(e.ops ; .arch x64 ; vpand ymm2, ymm2, ymm0);
+    }
+    dynasm!(e.ops ; .arch x64 ; shl r10, 32);
+}
+
 /// Emits `r8` / `r9` = the span `[base + lowest + offset, base + highest + offset + bytes)` from
 /// the base in `r10` and the lowest and highest low halves in `r8` and `r9`, and jumps to `slow`
 /// where a lane's address would wrap (the interpreter's step wraps as it does).
@@ -327,22 +337,7 @@ fn whole_row(
         );
     }
     match high_row {
-        Some(high_row) => {
-            dynasm!(e.ops
-                ; .arch x64
-                ; mov r10d, [r13 + high_row]
-                ; vmovd xmm0, r10d
-                ; vpbroadcastd ymm0, xmm0
-            );
-            for k in 0..4 {
-                dynasm!(e.ops
-                    ; .arch x64
-                    ; vpcmpeqd ymm1, ymm0, [r13 + high_row + 32 * k]
-                    ; vpand ymm2, ymm2, ymm1
-                );
-            }
-            dynasm!(e.ops ; .arch x64 ; shl r10, 32);
-        }
+        Some(high_row) => same_high_halves(e, high_row, true),
         None => dynasm!(e.ops ; .arch x64 ; mov r10, [r12 + sgpr(saddr)]),
     }
     dynasm!(e.ops

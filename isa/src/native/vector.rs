@@ -1176,24 +1176,26 @@ fn shift64_by(
         load(e, 3, entered, k);
         // ymm4 = the moving half shifted; ymm5 = the entered half shifted, with the bits that
         // cross from the moving half (count − 32 further where the whole half crosses).
-        match (count, right) {
-            (0, _) => dynasm!(e.ops ; .arch x64 ; vmovdqa ymm4, ymm2 ; vmovdqa ymm5, ymm3),
-            (1..=31, false) => dynasm!(e.ops
-                ; .arch x64
-                ; vpslld ymm4, ymm2, count
-                ; vpslld ymm5, ymm3, count
-                ; vpsrld ymm7, ymm2, 32 - count
-                ; vpor ymm5, ymm5, ymm7
-            ),
-            (1..=31, true) => dynasm!(e.ops
-                ; .arch x64
-                ; vpsrld ymm4, ymm2, count
-                ; vpsrld ymm5, ymm3, count
-                ; vpslld ymm7, ymm2, 32 - count
-                ; vpor ymm5, ymm5, ymm7
-            ),
-            (_, false) => dynasm!(e.ops ; .arch x64 ; vpxor xmm4, xmm4, xmm4 ; vpslld ymm5, ymm2, count - 32),
-            (_, true) => dynasm!(e.ops ; .arch x64 ; vpxor xmm4, xmm4, xmm4 ; vpsrld ymm5, ymm2, count - 32),
+        // ymm`dst` = ymm`src` shifted the way the bits move (`along`) or the other way.
+        let shift = |e: &mut Emitter<'_>, along: bool, dst: u8, src: u8, count: i8| {
+            if along == right {
+                dynasm!(e.ops ; .arch x64 ; vpsrld Ry(dst), Ry(src), count);
+            } else {
+                dynasm!(e.ops ; .arch x64 ; vpslld Ry(dst), Ry(src), count);
+            }
+        };
+        match count {
+            0 => dynasm!(e.ops ; .arch x64 ; vmovdqa ymm4, ymm2 ; vmovdqa ymm5, ymm3),
+            1..=31 => {
+                shift(e, true, 4, 2, count);
+                shift(e, true, 5, 3, count);
+                shift(e, false, 7, 2, 32 - count);
+                dynasm!(e.ops ; .arch x64 ; vpor ymm5, ymm5, ymm7);
+            }
+            _ => {
+                dynasm!(e.ops ; .arch x64 ; vpxor xmm4, xmm4, xmm4);
+                shift(e, true, 5, 2, count - 32);
+            }
         }
         if !e.every_lane {
             dynasm!(e.ops
