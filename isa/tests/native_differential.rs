@@ -1058,7 +1058,7 @@ fn global_dwords_of_whole_rows_agree_with_the_interpreter_in_every_shape() {
                             0 => first + 4 * lane,
                             1 => first + 4 * lane + if lane == 17 { 8 } else { 0 },
                             2 => first + 4 * lane,
-                            3 => first + 4 * (31 - lane),
+                            3 => first + 4 * (31 - lane % 32),
                             4 => first,
                             5 => BUFFER_BYTES as u64 - 64 + 4 * lane,
                             _ => first + 4 * lane,
