@@ -576,3 +576,89 @@ pub(crate) fn per_half(plan: &Plan) -> bool {
 fn refused(wave: &Wave, decoded: &Decoded) -> ExecError {
     ExecError::Unsupported { pc: wave.pc, mnemonic: decoded.mnemonic() }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interp::Regions;
+
+    /// A wave32 kernel descriptor (the code 64 bytes on, then `s_endpgm`) enabling the dispatch
+    /// and kernarg pointers (4 user SGPRs) and workgroup id X, with `USER_SGPR_COUNT` `user`.
+    fn program(image: &mut Vec<u32>, user: u32) -> Program {
+        image.clear();
+        image.resize(16, 0);
+        image[4] = 64;
+        // COMPUTE_PGM_RSRC2: USER_SGPR_COUNT (bits 5:1), ENABLE_SGPR_WORKGROUP_ID_X (bit 7).
+        image[13] = user << 1 | 1 << 7;
+        // kernel_code_properties: the dispatch pointer (bit 1), the kernarg pointer (bit 3),
+        // wave32 (bit 10).
+        image[14] = 1 << 1 | 1 << 3 | 1 << 10;
+        image.push(0xBFB0_0000);
+        let memory = Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4)]);
+        Program::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the program loads")
+    }
+
+    fn dispatch(program: &Program) -> Dispatch<'_> {
+        Dispatch {
+            program,
+            packet_address: 0x1111_2222_3333_4444,
+            queue_address: 0,
+            kernarg_address: 0x5555_6666_7777_8888,
+            dispatch_id: 0,
+            grid: [96, 1, 1],
+            workgroup: [64, 1, 1],
+            group_segment_size: 0,
+            private_segment_size: 0,
+            instruction_limit: 100,
+            realtime: || 0,
+            tier: Tier::Interpreter,
+            serial: 0,
+        }
+    }
+
+    #[test]
+    fn every_wave_of_a_workgroup_starts_with_its_user_and_system_sgprs_and_its_own_lanes() {
+        let mut image = Vec::new();
+        let program = program(&mut image, 4);
+        let mut started = Vec::new();
+        let executed = run_workgroup_turns(&dispatch(&program), [1, 0, 0], &mut Vec::new(), |wave, _, _| {
+            started.push((wave.sgpr[..5].to_vec(), wave.sgpr[EXEC as usize], wave.vgpr[0]));
+            wave.ended = true;
+            Ok(())
+        });
+        assert_eq!(executed, Ok(0));
+        // Workgroup 1 of a 96-item grid in groups of 64 holds items 64..96: one partial wave.
+        let sgprs = vec![0x3333_4444, 0x1111_2222, 0x7777_8888, 0x5555_6666, 1];
+        assert_eq!(started.len(), 1);
+        assert_eq!(started[0].0, sgprs);
+        assert_eq!(started[0].1, u32::MAX, "32 items: every lane");
+        assert_eq!(started[0].2[..3], [0, 1, 2]);
+        // Workgroup 0: two full waves, the second's ids from 32.
+        started.clear();
+        run_workgroup_turns(&dispatch(&program), [0, 0, 0], &mut Vec::new(), |wave, _, _| {
+            started.push((wave.sgpr[..5].to_vec(), wave.sgpr[EXEC as usize], wave.vgpr[0]));
+            wave.ended = true;
+            Ok(())
+        })
+        .expect("the workgroup runs");
+        assert_eq!(started.len(), 2);
+        assert!(started.iter().all(|(sgpr, exec, _)| sgpr[..4] == sgprs[..4] && sgpr[4] == 0 && *exec == u32::MAX));
+        assert_eq!(started[1].2[31], 63);
+    }
+
+    #[test]
+    fn user_sgprs_past_the_descriptors_count_fail_the_workgroup_before_any_wave_runs() {
+        let mut image = Vec::new();
+        let program = program(&mut image, 3);
+        let mut turns = 0;
+        let result = run_workgroup_turns(&dispatch(&program), [0, 0, 0], &mut Vec::new(), |_, _, _| {
+            turns += 1;
+            Ok(())
+        });
+        match result {
+            Err(ExecError::Descriptor(reason)) => assert!(reason.contains("USER_SGPR_COUNT is 3"), "{reason}"),
+            other => panic!("expected a descriptor error, got {other:?}"),
+        }
+        assert_eq!(turns, 0);
+    }
+}

@@ -252,6 +252,15 @@ impl Emitter<'_> {
         }
     }
 
+    /// Writes `ymm{value}` as chunk `k` of the VGPR row at byte offset `row`, its inactive lanes
+    /// keeping the row's old value (a blend, unless every lane is known active).
+    pub fn write_chunk(&mut self, value: u8, row: i32, k: i32) {
+        if !self.every_lane {
+            dynasm!(self.ops ; .arch x64 ; vblendvps Ry(value), Ry(value), [r13 + row + 32 * k], Ry(12 + k as u8));
+        }
+        dynasm!(self.ops ; .arch x64 ; vmovdqu [r13 + row + 32 * k], Ry(value));
+    }
+
     /// `rax` = the host address of agent address `r8`, where `[r8, r9)` is host memory for
     /// plain loads (or, `write`, stores): a range in the frame's cache that holds it, tested
     /// inline, or else the memory's answer (`frame::range`, which caches it); jumps to `slow`

@@ -865,10 +865,7 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape, srcs: &[Src]) {
             _ => unreachable!("shape() lists the translated operations"),
         }
         // Inactive lanes keep the register's old value.
-        if !e.every_lane {
-            dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm0, [r13 + vdst + 32 * k], Ry(12 + k as u8));
-        }
-        dynasm!(e.ops ; .arch x64 ; vmovdqu [r13 + vdst + 32 * k], ymm0);
+        e.write_chunk(0, vdst, k);
     }
 }
 
@@ -1019,10 +1016,7 @@ fn add_with_carry(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, carry_in: Optio
             ; .arch x64
             ; or r8d, ecx
         );
-        if !e.every_lane {
-            dynasm!(e.ops ; .arch x64 ; vblendvps ymm2, ymm2, [r13 + vdst + 32 * k], Ry(12 + k as u8));
-        }
-        dynasm!(e.ops ; .arch x64 ; vmovdqu [r13 + vdst + 32 * k], ymm2);
+        e.write_chunk(2, vdst, k);
     }
     // The carries: every lane's bit is set once the four chunks are in.
     dynasm!(e.ops ; .arch x64 ; not r8d);
@@ -1095,13 +1089,8 @@ fn shift64(e: &mut Emitter<'_>, op: &VOp, shift: Src, value: Src, right: bool) {
                 ; vpor ymm5, ymm5, ymm7
             );
         }
-        dynasm!(e.ops
-            ; .arch x64
-            ; vblendvps ymm4, ymm4, [r13 + moving_out + 32 * k], Ry(12 + k as u8)
-            ; vmovdqu [r13 + moving_out + 32 * k], ymm4
-            ; vblendvps ymm5, ymm5, [r13 + entered_out + 32 * k], Ry(12 + k as u8)
-            ; vmovdqu [r13 + entered_out + 32 * k], ymm5
-        );
+        e.write_chunk(4, moving_out, k);
+        e.write_chunk(5, entered_out, k);
     }
 }
 
@@ -1146,24 +1135,14 @@ fn multiply_add64_uniform(e: &mut Emitter<'_>, op: &VOp, [c_low, c_high]: [i32; 
             ; vpaddd ymm5, ymm11, [r13 + c_high + 32 * k]
             ; vpaddd ymm5, ymm5, ymm6
         );
-        if !e.every_lane {
-            dynasm!(e.ops
-                ; .arch x64
-                ; vblendvps ymm4, ymm4, [r13 + vdst + 32 * k], Ry(12 + k as u8)
-                ; vblendvps ymm5, ymm5, [r13 + vdst + ROW + 32 * k], Ry(12 + k as u8)
-            );
-        }
-        dynasm!(e.ops
-            ; .arch x64
-            ; vmovdqu [r13 + vdst + 32 * k], ymm4
-            ; vmovdqu [r13 + vdst + ROW + 32 * k], ymm5
-        );
+        e.write_chunk(4, vdst, k);
+        e.write_chunk(5, vdst + ROW, k);
     }
 }
 
 /// [`shift64`] by a constant `count` (0 to 63), the common case (an index scaled to a byte
 /// address): the same three terms with immediate counts, a term whose count is out of range
-/// left out (the variable shifts' zero), and no blend where every lane is known active.
+/// left out (the variable shifts' zero).
 fn shift64_by(
     e: &mut Emitter<'_>,
     count: i8,
@@ -1171,19 +1150,19 @@ fn shift64_by(
     [moving_out, entered_out]: [i32; 2],
     right: bool,
 ) {
+    // ymm`dst` = ymm`src` shifted the way the bits move (`along`) or the other way.
+    let shift = |e: &mut Emitter<'_>, along: bool, dst: u8, src: u8, count: i8| {
+        if along == right {
+            dynasm!(e.ops ; .arch x64 ; vpsrld Ry(dst), Ry(src), count);
+        } else {
+            dynasm!(e.ops ; .arch x64 ; vpslld Ry(dst), Ry(src), count);
+        }
+    };
     for k in 0..4 {
         load(e, 2, moving, k);
         load(e, 3, entered, k);
         // ymm4 = the moving half shifted; ymm5 = the entered half shifted, with the bits that
         // cross from the moving half (count − 32 further where the whole half crosses).
-        // ymm`dst` = ymm`src` shifted the way the bits move (`along`) or the other way.
-        let shift = |e: &mut Emitter<'_>, along: bool, dst: u8, src: u8, count: i8| {
-            if along == right {
-                dynasm!(e.ops ; .arch x64 ; vpsrld Ry(dst), Ry(src), count);
-            } else {
-                dynasm!(e.ops ; .arch x64 ; vpslld Ry(dst), Ry(src), count);
-            }
-        };
         match count {
             0 => dynasm!(e.ops ; .arch x64 ; vmovdqa ymm4, ymm2 ; vmovdqa ymm5, ymm3),
             1..=31 => {
@@ -1197,18 +1176,8 @@ fn shift64_by(
                 shift(e, true, 5, 2, count - 32);
             }
         }
-        if !e.every_lane {
-            dynasm!(e.ops
-                ; .arch x64
-                ; vblendvps ymm4, ymm4, [r13 + moving_out + 32 * k], Ry(12 + k as u8)
-                ; vblendvps ymm5, ymm5, [r13 + entered_out + 32 * k], Ry(12 + k as u8)
-            );
-        }
-        dynasm!(e.ops
-            ; .arch x64
-            ; vmovdqu [r13 + moving_out + 32 * k], ymm4
-            ; vmovdqu [r13 + entered_out + 32 * k], ymm5
-        );
+        e.write_chunk(4, moving_out, k);
+        e.write_chunk(5, entered_out, k);
     }
 }
 
@@ -1254,12 +1223,7 @@ fn multiply_add64(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src) {
         );
         e.vpblendd(4, 2, 4, ODD_DWORDS);
         e.vpblendd(5, 5, 3, ODD_DWORDS);
-        dynasm!(e.ops
-            ; .arch x64
-            ; vblendvps ymm4, ymm4, [r13 + vdst + 32 * k], Ry(12 + k as u8)
-            ; vblendvps ymm5, ymm5, [r13 + vdst + ROW + 32 * k], Ry(12 + k as u8)
-            ; vmovdqu [r13 + vdst + 32 * k], ymm4
-            ; vmovdqu [r13 + vdst + ROW + 32 * k], ymm5
-        );
+        e.write_chunk(4, vdst, k);
+        e.write_chunk(5, vdst + ROW, k);
     }
 }
