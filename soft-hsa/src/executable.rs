@@ -366,7 +366,7 @@ impl LoadedKernel {
         self.kernel_object
     }
 
-    fn descriptor(&self) -> KernelDescriptor {
+    pub fn descriptor(&self) -> KernelDescriptor {
         // SAFETY: loading checked that the 64 descriptor bytes lie in the image, which this
         // kernel keeps alive.
         let bytes = unsafe { core::slice::from_raw_parts(self.kernel_object as *const u8, 64) };

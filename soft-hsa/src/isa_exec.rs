@@ -208,6 +208,7 @@ pub(crate) fn dispatch(
                 }
                 ExecError::Descriptor(_) => status::ERROR_INVALID_CODE_OBJECT,
                 ExecError::Trap { .. } | ExecError::InstructionLimit { .. } => status::ERROR_EXCEPTION,
+                ExecError::OutOfResources(_) => status::ERROR_OUT_OF_RESOURCES,
                 // The native tier was forced and cannot run this kernel here.
                 ExecError::NativeUnavailable(_) => status::ERROR_INVALID_ISA,
             };

@@ -362,6 +362,17 @@ fn check_dispatch(id: u64, packet: &KernelDispatchPacket) -> PacketResult {
             format!("packet {id}: dispatch setup says {dimensions} dimensions (1 to 3)"),
         ));
     }
+    // The grid in all against the agent's `HSA_AGENT_INFO_GRID_MAX_SIZE` (0xFFFFFFFF work-items
+    // in every published rocminfo dump, `entry.rs`; each dimension is a u32 field, so within
+    // `GRID_MAX_DIM` already), with the CP's dimension error: a larger grid would otherwise run
+    // for hours or, its workgroup count overflowing, not at all.
+    let items = packet.grid().iter().map(|&size| u128::from(size)).product::<u128>();
+    if items > u128::from(GRID_MAX_SIZE) {
+        return Err((
+            status::ERROR_INCOMPATIBLE_ARGUMENTS,
+            format!("packet {id}: a grid of {items} work-items {:?}, past the agent's {GRID_MAX_SIZE}", packet.grid()),
+        ));
+    }
     if u64::from(packet.group_segment_size) > super::memory::GROUP_BYTES {
         return Err((
             status::ERROR_INVALID_ALLOCATION,
@@ -388,10 +399,70 @@ fn check_dispatch(id: u64, packet: &KernelDispatchPacket) -> PacketResult {
     Ok(())
 }
 
+/// The resources a dispatch of `kernel` asks for, against the agent's, before anything is
+/// allocated or run, whichever way the kernel runs:
+/// - the LDS, the packet's group segment or the descriptor's fixed size, whichever is larger
+///   (the interpreter allocates that), within the agent's group memory, with the status of the
+///   packet's own check (`check_dispatch`: ROCr's INVALID_ALLOCATION);
+/// - a wave's scratch, the private segment per work-item (the packet's or the descriptor's)
+///   times the wave's lanes, within what one wave can address ([`max_wave_scratch_bytes`]).
+///   More is ROCr's OUT_OF_RESOURCES, its answer when it cannot give a dispatch scratch for even
+///   one wave (`AqlQueue::DynamicQueueEventsHandler`; docs/rocr-facts.md, section 16).
+fn check_resources(id: u64, packet: &KernelDispatchPacket, kernel: &LoadedKernel, isa_name: &str) -> PacketResult {
+    let descriptor = kernel.descriptor();
+    let (group_fixed, private_fixed) = (descriptor.group_segment_fixed_size, descriptor.private_segment_fixed_size);
+    let group = packet.group_segment_size.max(group_fixed);
+    if u64::from(group) > super::memory::GROUP_BYTES {
+        return Err((
+            status::ERROR_INVALID_ALLOCATION,
+            format!(
+                "packet {id}: kernel `{}`: {group} bytes of group segment (packet {}, descriptor {group_fixed}), \
+                 past the agent's {} bytes of group memory",
+                kernel.symbol,
+                packet.group_segment_size,
+                super::memory::GROUP_BYTES
+            ),
+        ));
+    }
+    let private = packet.private_segment_size.max(private_fixed);
+    let lanes: u64 = if descriptor.is_wave32() { 32 } else { 64 };
+    let limit = max_wave_scratch_bytes(isa_name);
+    if u64::from(private) * lanes > limit {
+        return Err((
+            status::ERROR_OUT_OF_RESOURCES,
+            format!(
+                "packet {id}: kernel `{}`: {private} bytes of private segment per work-item (packet {}, descriptor \
+                 {private_fixed}); a wave of {lanes} lanes on {isa_name} has at most {limit} bytes of scratch, {} per work-item",
+                kernel.symbol,
+                packet.private_segment_size,
+                limit / lanes
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The most scratch one wave can have on an agent of `isa_name`, in bytes:
+/// `COMPUTE_TMPRING_SIZE.WAVESIZE`, a count of granules, 13 bits of 1 KiB before gfx11, 15 bits
+/// of 256 bytes on gfx11, 18 bits of 256 bytes on gfx12 (LLVM's
+/// `GCNSubtarget::getMaxWaveScratchSize`, which refuses to compile a kernel whose stack needs
+/// more). Past it a wave's scratch cannot be addressed.
+fn max_wave_scratch_bytes(isa_name: &str) -> u64 {
+    if isa_name.contains("gfx12") {
+        256 * ((1 << 18) - 1)
+    } else if isa_name.contains("gfx11") {
+        256 * ((1 << 15) - 1)
+    } else {
+        1024 * ((1 << 13) - 1)
+    }
+}
+
 /// The agent's workgroup limits (`HSA_AGENT_INFO_WORKGROUP_MAX_DIM`, `_MAX_SIZE`, as `entry.rs`
 /// reports them and every rocminfo dump of a GCN/RDNA agent shows).
-const WORKGROUP_MAX_DIM: u32 = 1024;
-const WORKGROUP_MAX_SIZE: u32 = 1024;
+pub(crate) const WORKGROUP_MAX_DIM: u32 = 1024;
+pub(crate) const WORKGROUP_MAX_SIZE: u32 = 1024;
+/// The agent's grid limit in work-items (`HSA_AGENT_INFO_GRID_MAX_SIZE`, as `entry.rs` reports it).
+pub(crate) const GRID_MAX_SIZE: u32 = u32::MAX;
 
 fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispatchPacket) -> PacketResult {
     check_dispatch(id, packet)?;
@@ -417,6 +488,8 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
             ),
         ));
     }
+    let isa_name = runtime.gpu(queue.agent_index).map_or("", |agent| agent.isa_name.as_str());
+    check_resources(id, packet, &kernel, isa_name)?;
     // Whether or not kernels run (retire-only mode), the kernargs must be readable by the agent.
     let kernarg_host = check_kernargs(queue, runtime, id, packet, &kernel)?;
     if empty || queue.mode() == ExecutionMode::RetireOnly {

@@ -42,6 +42,17 @@ pub(crate) struct SignalSlot {
     /// The `amd_signal_t` whose value this signal reads and writes when it is not its own: an IPC
     /// signal's, in memory shared between processes (`ipc.rs`); 0 for every other signal.
     remote: AtomicUsize,
+    /// What the runtime itself knows of the signal, kept here and never read back from `amd`,
+    /// which agents may write (ROCr's host-side `Signal` object keeps its type the same way):
+    /// a kernel that rewrote its completion signal's kind and value would otherwise have had
+    /// the packet processor decrement whatever address it wrote. The kind, written once by
+    /// [`grow`].
+    kind: i64,
+    /// A DOORBELL signal's doorbell word (its `amd.value` holds the same address, for readers
+    /// of signal memory, but updates go here); 0 for other kinds.
+    doorbell: AtomicUsize,
+    /// Whether the signal holds one of the process's interrupt events ([`EVENT_LIMIT`]).
+    has_event: AtomicBool,
 }
 
 struct Chunk {
@@ -117,18 +128,23 @@ pub(crate) fn create(kind: i64, value: i64, interrupt: bool) -> Option<&'static 
     // SAFETY: addresses on the free lists come from `grow`, which leaks initialized slots.
     let slot = unsafe { &*(address as *const SignalSlot) };
     let amd = core::ptr::addr_of!(slot.amd).cast_mut();
-    // The kind is the list's, written once by `grow`. The rest is written through atomic views,
-    // because stale users of the slot's earlier handles may read it now.
+    // The kind is the list's (`grow` set the slot's own record). Every field is written through
+    // atomic views, because stale users of the slot's earlier handles may read it now.
     // SAFETY (each field pointer): a field of the slot's `amd_signal_t`.
     unsafe {
+        // Written again, though `grow` wrote it: an agent may have overwritten it.
+        AtomicI64::from_ptr(core::ptr::addr_of_mut!((*amd).kind)).store(kind, Ordering::Relaxed);
         atomic_u64(core::ptr::addr_of_mut!((*amd).start_ts)).store(0, Ordering::Relaxed);
         atomic_u64(core::ptr::addr_of_mut!((*amd).end_ts)).store(0, Ordering::Relaxed);
         atomic_u64(core::ptr::addr_of_mut!((*amd).queue_ptr)).store(0, Ordering::Relaxed);
         atomic_u64(core::ptr::addr_of_mut!((*amd).event_mailbox_ptr)).store(0, Ordering::Relaxed);
         let event = if interrupt { take_event() } else { 0 };
+        slot.has_event.store(event != 0, Ordering::Relaxed);
         AtomicU32::from_ptr(core::ptr::addr_of_mut!((*amd).event_id)).store(event, Ordering::Relaxed);
         AmdSignal::value_atomic(amd).store(value, Ordering::Release);
     }
+    let doorbell = if kind == SignalKind::DOORBELL { value as usize } else { 0 };
+    slot.doorbell.store(doorbell, Ordering::Release);
     slot.remote.store(0, Ordering::Release);
     slot.live.store(true, Ordering::Release);
     Some(slot)
@@ -145,6 +161,9 @@ fn grow(free: &mut VecDeque<usize>, kind: i64) -> Option<()> {
             live: AtomicBool::new(false),
             waiters: Waiters::new(),
             remote: AtomicUsize::new(0),
+            kind,
+            doorbell: AtomicUsize::new(0),
+            has_event: AtomicBool::new(false),
         })
         .collect();
     // Leaked on purpose: slot memory is type-stable for the life of the process.
@@ -200,9 +219,8 @@ pub(crate) unsafe extern "C" fn ring_doorbell(handle: u64, packet_id: u64) {
 pub(crate) fn destroy(handle: u64) -> bool {
     let Some(slot) = slot(handle) else { return false };
     if slot.live.swap(false, Ordering::AcqRel) {
-        // SAFETY: a field of the slot's `amd_signal_t`, which `create` writes atomically.
-        let event = unsafe { AtomicU32::from_ptr(core::ptr::addr_of!(slot.amd.event_id).cast_mut()) };
-        if event.load(Ordering::Relaxed) != 0 {
+        // The runtime's own record, not the `amd_signal_t`'s `event_id`, which agents may write.
+        if slot.has_event.swap(false, Ordering::AcqRel) {
             EVENTS_IN_USE.fetch_sub(1, Ordering::AcqRel);
         }
         slot.wake_all();
@@ -250,18 +268,19 @@ impl SignalSlot {
         self.live.load(Ordering::Acquire)
     }
 
+    /// The signal's kind as the runtime made it, whatever an agent wrote into `amd.kind`.
     pub(crate) fn kind(&self) -> i64 {
-        // SAFETY: `kind` is written once, by `grow`, before the slot's address is handed out.
-        unsafe { core::ptr::addr_of!(self.amd.kind).read() }
+        self.kind
     }
 
     /// Applies a change to the value and wakes waiters. For doorbell signals the change lands on
     /// the doorbell word instead, which is what ROCr does for a store to a doorbell signal.
     pub(crate) fn update(&self, change: impl FnOnce(&AtomicI64)) {
         let changed = if self.kind() == SignalKind::DOORBELL {
-            // A doorbell slot's value is a pointer to its queue's doorbell word, which lives in
-            // the queue's slot, never freed (`queue_slots.rs`): a stale update lands there.
-            let word = self.value().load(Ordering::Acquire) as *mut i64;
+            // The doorbell word the runtime recorded at `create` (never the GPU-visible value,
+            // which a kernel may overwrite): it lives in its queue's slot, never freed
+            // (`queue_slots.rs`), so a stale update lands there.
+            let word = self.doorbell.load(Ordering::Acquire) as *mut i64;
             // SAFETY: the doorbell word is an 8-byte aligned AtomicI64-compatible u64, valid for
             // the process.
             unsafe { AtomicI64::from_ptr(word) }

@@ -138,7 +138,10 @@ pub(crate) fn run_workgroup_turns(
     let program = dispatch.program;
     let descriptor = &program.descriptor;
     lds.clear();
-    lds.resize(dispatch.group_segment_size.max(descriptor.group_segment_fixed_size) as usize, 0);
+    let group_bytes = dispatch.group_segment_size.max(descriptor.group_segment_fixed_size) as usize;
+    lds.try_reserve_exact(group_bytes)
+        .map_err(|_| ExecError::OutOfResources(format!("the host could not allocate {group_bytes} bytes of LDS")))?;
+    lds.resize(group_bytes, 0);
     // A workgroup at the grid's edge holds only the work-items inside the grid.
     let size: [u32; 3] = core::array::from_fn(|axis| {
         let full = dispatch.workgroup[axis] as u32;
@@ -160,6 +163,7 @@ pub(crate) fn run_workgroup_turns(
     waves.truncate(count);
     waves.resize_with(count, unstarted_wave);
     for (index, wave) in waves.iter_mut().enumerate() {
+        start.reserve(wave)?;
         start.start(wave, index as u32);
     }
     let mut executed = 0;
@@ -333,6 +337,29 @@ impl WaveStart {
             wave_size,
             dimensions: (rsrc2 >> 11) & 3,
             packed: dispatch.program.isa == Isa::Gfx11,
+        })
+    }
+
+    /// Makes room in `wave` for what [`WaveStart::start`] sets up (VGPR rows and scratch, both
+    /// halves of a wave64 wave), so that the start allocates nothing. `Err`, with the wave as it
+    /// was, where the host cannot allocate it: a failed allocation is the dispatch's
+    /// OUT_OF_RESOURCES, never an abort of the process.
+    fn reserve(&self, wave: &mut Wave) -> Result<(), ExecError> {
+        let scratch = self.private_bytes.checked_mul(LANES);
+        let fits = |rows: &mut Vec<[u32; LANES]>, bytes: &mut Vec<u8>| {
+            let scratch = scratch.ok_or(())?;
+            rows.try_reserve_exact(self.registers.saturating_sub(rows.len())).map_err(|_| ())?;
+            bytes.try_reserve_exact(scratch.saturating_sub(bytes.len())).map_err(|_| ())
+        };
+        let mut result = fits(&mut wave.vgpr, &mut wave.scratch);
+        if self.wide && result.is_ok() {
+            result = fits(&mut wave.other.vgpr, &mut wave.other.scratch);
+        }
+        result.map_err(|()| {
+            ExecError::OutOfResources(format!(
+                "the host could not allocate a wave's {} VGPRs and {} bytes of scratch per lane",
+                self.registers, self.private_bytes
+            ))
         })
     }
 

@@ -305,6 +305,11 @@ pub enum ExecError {
     /// A wave ran past the instruction budget: the interpreter's stand-in for a hung wave.
     #[error("a wave ran {limit} instructions without ending (pc 0x{pc:x})")]
     InstructionLimit { pc: u64, limit: u64 },
+    /// The dispatch asks for more than the agent has (scratch past what a wave's scratch can
+    /// address, LDS past the workgroup's share) or the host could not allocate it: ROCr's
+    /// `HSA_STATUS_ERROR_OUT_OF_RESOURCES`. Nothing ran.
+    #[error("out of resources: {0}")]
+    OutOfResources(String),
     /// The dispatch asked for the native tier ([`Tier::Native`](crate::native::Tier)) and it
     /// cannot run this kernel on this host: the reason.
     #[error("{0}")]

@@ -1,0 +1,221 @@
+//! Packets and kernels written to misbehave, as a buggy program's would (issue 55): each ends as
+//! ROCr ends it, with a queue error of ROCr's status, and the process goes on. Every case then
+//! checks that nothing ran, that host memory the agent was not given is untouched, and that a
+//! valid dispatch on a new queue completes. Kernels run from their machine code (a copy of the
+//! fixture with no host build registered) unless a case says otherwise.
+
+mod common;
+
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use aqueduct_abi::{KernelDescriptor, KernelDispatchPacket, SignalKind};
+use aqueduct_hsa::KernelSymbol;
+use aqueduct_hsa::sys::{hsa_signal_t, status};
+use aqueduct_soft_hsa as soft;
+use common::*;
+
+/// The most scratch a gfx11 wave32 work-item can have: `COMPUTE_TMPRING_SIZE.WAVESIZE`, 15 bits
+/// of 256-byte granules per wave (LLVM's `GCNSubtarget::getMaxWaveScratchSize`), over 32 lanes.
+const GFX11_WAVE32_SCRATCH_PER_LANE: u32 = 256 * ((1 << 15) - 1) / 32;
+/// The agent's group memory (rocminfo's `GROUP` pool, 64 KB).
+const GROUP_BYTES: u32 = 64 << 10;
+
+/// The gfx1100 fixture with `store_value`'s descriptor changed by `change`: a code object no host
+/// build is registered for, so its kernels run from their machine code.
+fn patched_fixture(change: impl FnOnce(&mut KernelDescriptor)) -> &'static [u8] {
+    let mut bytes = TEST_KERNELS_GFX1100.to_vec();
+    let code_object = aqueduct_codeobject::CodeObject::parse(&bytes).expect("fixture parses");
+    let index = code_object.kernel_index("store_value").expect("store_value");
+    let offset = code_object.kernel_descriptor(index).expect("descriptor").file_offset as usize;
+    let mut descriptor: KernelDescriptor = bytemuck::pod_read_unaligned(&bytes[offset..offset + 64]);
+    change(&mut descriptor);
+    bytes[offset..offset + 64].copy_from_slice(bytemuck::bytes_of(&descriptor));
+    // A byte past the ELF's contents, which loaders ignore, makes the code object another
+    // identity even where `change` leaves the descriptor as it was.
+    bytes.push(0);
+    Box::leak(bytes.into_boxed_slice())
+}
+
+/// A copy of the fixture whose kernels run from machine code.
+fn machine_code_fixture() -> &'static [u8] {
+    patched_fixture(|_| {})
+}
+
+/// Runs one `store_value` dispatch of 64 work-items on a fresh queue with its packet changed by
+/// `change`; returns the status the queue's error callback got (0 if the dispatch completed)
+/// after checking that a refused dispatch wrote nothing and did not complete. Then destroys the
+/// queue and checks that a valid dispatch on a new queue completes.
+fn dispatch_once(
+    client: &Client,
+    store: &KernelSymbol,
+    slot: &'static AtomicU32,
+    change: impl FnOnce(&mut KernelDispatchPacket),
+) -> u32 {
+    let queue = client.queue_with_callback(16, (slot as *const AtomicU32).cast_mut().cast());
+    let out = client.alloc_u32(64);
+    let done = client.signal(1);
+    let kernarg = client.kernargs(&kernargs_store_value(out.as_mut_ptr(), 1, 64));
+    let mut packet = dispatch_packet(store, 64, 64, kernarg, done);
+    change(&mut packet);
+    let id = queue.reserve_spinning();
+    queue.publish(id, &packet, dispatch_header(true), packet.setup);
+    queue.ring(id);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while client.load(done) != 0 && slot.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let code = slot.load(Ordering::SeqCst);
+    if code == 0 {
+        assert_eq!(client.load(done), 0, "the dispatch completed");
+        assert_eq!(out[63], 64, "every work-item ran");
+    } else {
+        assert_eq!(client.load(done), 1, "a refused packet does not complete");
+        assert!(out.iter().all(|&word| word == 0), "nothing ran");
+        let (recorded, detail) = soft::queue_error_detail(queue.raw).expect("queue").expect("error recorded");
+        assert_eq!(recorded, code, "the callback and the record agree: {detail}");
+    }
+    // SAFETY: the queue is this function's and is not used after.
+    unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the queue is destroyed");
+    a_new_queue_runs_a_dispatch(client);
+    code
+}
+
+/// A valid dispatch on a new queue completes within 10 s.
+fn a_new_queue_runs_a_dispatch(client: &Client) {
+    let store = client.kernel(TEST_KERNELS_GFX1100, "store_value.kd");
+    let queue = client.queue(16);
+    let out = client.alloc_u32(32);
+    let done = client.signal(1);
+    let kernarg = client.kernargs(&kernargs_store_value(out.as_mut_ptr(), 3, 32));
+    let id = queue.reserve_spinning();
+    queue.publish(id, &dispatch_packet(&store, 32, 32, kernarg, done), dispatch_header(true), 1);
+    queue.ring(id);
+    assert_eq!(client.wait_eq(done, 0, 10_000), 0, "a dispatch on a new queue completes");
+    assert_eq!(out[31], 34);
+    // SAFETY: the queue is this function's and is not used after.
+    unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the queue is destroyed");
+}
+
+#[test]
+fn a_private_segment_past_what_a_wave_can_address_is_out_of_resources_on_either_path() {
+    let client = Client::new();
+    // Host build (registered for the fixture) and machine code.
+    let host_build = client.kernel(TEST_KERNELS_GFX1100, "store_value.kd");
+    let machine_code = client.kernel(machine_code_fixture(), "store_value.kd");
+    static STATUSES: [AtomicU32; 8] = [const { AtomicU32::new(0) }; 8];
+    let mut statuses = STATUSES.iter();
+    for store in [&host_build, &machine_code] {
+        // 1 GiB and 4 GiB − 1 per lane (the sizes that aborted the process), one past the
+        // limit, and the limit itself, which runs.
+        for (private, expected) in [
+            (1 << 30, status::ERROR_OUT_OF_RESOURCES),
+            (u32::MAX, status::ERROR_OUT_OF_RESOURCES),
+            (GFX11_WAVE32_SCRATCH_PER_LANE + 1, status::ERROR_OUT_OF_RESOURCES),
+            (GFX11_WAVE32_SCRATCH_PER_LANE, 0),
+        ] {
+            let slot = statuses.next().expect("a slot per case");
+            let code = dispatch_once(&client, store, slot, |packet| packet.private_segment_size = private);
+            assert_eq!(code, expected, "private segment of {private} bytes per lane");
+        }
+    }
+}
+
+#[test]
+fn a_descriptor_that_claims_scratch_past_the_limit_is_out_of_resources() {
+    let client = Client::new();
+    static STATUSES: [AtomicU32; 2] = [const { AtomicU32::new(0) }; 2];
+    for (slot, (private, expected)) in STATUSES
+        .iter()
+        .zip([(GFX11_WAVE32_SCRATCH_PER_LANE + 1, status::ERROR_OUT_OF_RESOURCES), (GFX11_WAVE32_SCRATCH_PER_LANE, 0)])
+    {
+        let fixture = patched_fixture(|descriptor| descriptor.private_segment_fixed_size = private);
+        let store = client.kernel(fixture, "store_value.kd");
+        // The packet asks for none: the descriptor's claim is what counts.
+        let code = dispatch_once(&client, &store, slot, |packet| packet.private_segment_size = 0);
+        assert_eq!(code, expected, "descriptor's private segment of {private} bytes");
+    }
+}
+
+#[test]
+fn a_descriptor_that_claims_more_lds_than_the_agent_has_is_an_invalid_allocation() {
+    let client = Client::new();
+    static STATUSES: [AtomicU32; 3] = [const { AtomicU32::new(0) }; 3];
+    for (slot, (group, expected)) in STATUSES.iter().zip([
+        (u32::MAX, status::ERROR_INVALID_ALLOCATION),
+        (GROUP_BYTES + 1, status::ERROR_INVALID_ALLOCATION),
+        (GROUP_BYTES, 0),
+    ]) {
+        let fixture = patched_fixture(|descriptor| descriptor.group_segment_fixed_size = group);
+        let store = client.kernel(fixture, "store_value.kd");
+        let code = dispatch_once(&client, &store, slot, |packet| packet.group_segment_size = 0);
+        assert_eq!(code, expected, "descriptor's group segment of {group} bytes");
+    }
+}
+
+#[test]
+fn a_grid_past_the_agents_grid_limit_is_refused_not_skipped() {
+    let client = Client::new();
+    let store = client.kernel(machine_code_fixture(), "store_value.kd");
+    static STATUSES: [AtomicU32; 3] = [const { AtomicU32::new(0) }; 3];
+    // About 2^64 work-items, 2^32 exactly (one past GRID_MAX_SIZE), and (2^32 − 1)^3.
+    let grids = [[u32::MAX, u32::MAX, 1], [1 << 16, 1 << 16, 1], [u32::MAX; 3]];
+    for (slot, grid) in STATUSES.iter().zip(grids) {
+        let code = dispatch_once(&client, &store, slot, |packet| {
+            packet.setup = 3;
+            [packet.grid_size_x, packet.grid_size_y, packet.grid_size_z] = grid;
+        });
+        assert_eq!(code, status::ERROR_INCOMPATIBLE_ARGUMENTS, "grid {grid:?}");
+    }
+}
+
+/// A host global the agent was never given, which a forged completion signal points at.
+static CANARY: AtomicI64 = AtomicI64::new(0x5EED_CAFE);
+
+/// One `store_value` work-item writing `value` at `address` (inside a signal's `amd_signal_t`)
+/// on `queue`, with `completion` as its completion signal; the packet has the barrier bit, so
+/// the queue runs such packets in order.
+fn store_word(
+    client: &Client,
+    queue: &Queue,
+    store: &KernelSymbol,
+    address: u64,
+    value: u32,
+    completion: hsa_signal_t,
+) {
+    let kernarg = client.kernargs(&kernargs_store_value(address as *mut u32, value, 1));
+    let id = queue.reserve_spinning();
+    queue.publish(id, &dispatch_packet(store, 1, 1, kernarg, completion), dispatch_header(true), 1);
+    queue.ring(id);
+}
+
+#[test]
+fn a_kernel_that_rewrites_its_completion_signal_cannot_make_the_runtime_write_host_memory() {
+    let client = Client::new();
+    let store = client.kernel(machine_code_fixture(), "store_value.kd");
+    let queue = client.queue(16);
+    let forged = client.signal(1);
+    let amd = forged.handle;
+    let canary = CANARY.as_ptr() as u64;
+    // The signal's kind becomes DOORBELL (−1) and its value the canary's address, word by word,
+    // as a kernel can write any signal's memory; the last of the four packets completes on it.
+    let none = hsa_signal_t { handle: 0 };
+    let kind = SignalKind::DOORBELL as u64;
+    store_word(&client, &queue, &store, amd, kind as u32, none);
+    store_word(&client, &queue, &store, amd + 4, (kind >> 32) as u32, none);
+    store_word(&client, &queue, &store, amd + 8, canary as u32, none);
+    store_word(&client, &queue, &store, amd + 12, (canary >> 32) as u32, forged);
+    // The processor decrements the signal's value, which the kernel made the canary's address.
+    let expected = canary as i64 - 1;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while client.load(forged) != expected && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(client.load(forged), expected, "the completion decremented the signal's own value");
+    assert_eq!(CANARY.load(Ordering::SeqCst), 0x5EED_CAFE, "host memory the agent was not given is untouched");
+    // SAFETY: the queue is this test's and is not used after.
+    unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the queue is destroyed");
+    // The slot, destroyed and created again, is a USER signal whatever the kernel wrote.
+    client.hsa.signal_destroy(forged).expect("destroyed");
+    a_new_queue_runs_a_dispatch(&client);
+}
