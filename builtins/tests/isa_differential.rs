@@ -74,6 +74,7 @@ fn run_isa(image: &StandaloneImage, plan: &DispatchPlan, arena: &[u8]) {
         instruction_limit: 1 << 28,
         realtime: || 0,
         serial: 0,
+        interrupt: None,
         tier: aqueduct_isa::native::Tier::Auto,
     };
     let mut lds = Vec::new();

@@ -85,6 +85,7 @@ impl Bench {
             instruction_limit: u64::MAX,
             realtime: || 0,
             serial: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            interrupt: None,
             tier,
         }
     }

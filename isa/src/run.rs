@@ -100,6 +100,7 @@ pub fn run_code(
         instruction_limit: 1 << 20,
         realtime: || CLOCK,
         serial: 0,
+        interrupt: None,
         tier,
     };
     let mut wave = Wave::blank();

@@ -59,6 +59,7 @@ impl Kernel {
                 instruction_limit: 1000,
                 realtime: || 0,
                 serial: 0,
+                interrupt: None,
                 tier,
             };
             run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new())

@@ -52,6 +52,7 @@ fn dispatch(program: &Program, workgroup: [u16; 3], instruction_limit: u64, tier
         instruction_limit,
         realtime: || 0,
         serial: 0,
+        interrupt: None,
         tier,
     }
 }

@@ -271,6 +271,7 @@ fn try_run(
             instruction_limit: 1 << 26,
             realtime,
             serial: 0,
+            interrupt: None,
             tier,
         };
         let groups: [u32; 3] = std::array::from_fn(|axis| grid[axis].div_ceil(u32::from(workgroup[axis])));

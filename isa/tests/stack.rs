@@ -37,6 +37,7 @@ fn a_workgroup_runs_in_a_256_kib_stack() {
                 instruction_limit: 1 << 24,
                 realtime: || 0,
                 serial: 0,
+                interrupt: None,
                 tier: aqueduct_isa::native::Tier::Auto,
             };
             let groups = plan.grid_size.div_ceil(plan.workgroup_size as u32);

@@ -142,6 +142,32 @@ pub struct SoftConfig {
     /// How kernels run: host builds, the ISA interpreter, or the host build where one exists.
     /// `Default` reads `AQUEDUCT_SOFT_EXEC`.
     pub kernel_execution: KernelExecution,
+    /// How long one dispatch may run before the soft runtime calls it hung, stops its waves at
+    /// their next turn and fails its queue (ERROR_EXCEPTION, naming the kernel and the PC):
+    /// the stand-in for amdgpu's compute lockup timeout, whose default
+    /// ([`DEFAULT_DISPATCH_TIMEOUT`]) it takes. `Default` reads
+    /// `AQUEDUCT_SOFT_DISPATCH_TIMEOUT_MS` (the drop-in's environment); 0 there, or a zero
+    /// duration here, means no limit.
+    pub dispatch_timeout: Duration,
+}
+
+/// amdgpu's lockup timeout for compute jobs on bare metal, 60,000 ms: "By default timeout for
+/// non compute jobs is 10000 and 60000 for compute jobs" (`amdgpu_device_get_job_timeout_settings`,
+/// drivers/gpu/drm/amd/amdgpu/amdgpu_device.c, Linux 5.3 to 6.14; later kernels use 10 s for
+/// their kernel queues but leave KFD's user queues without one). The soft runtime runs kernels
+/// far slower than a GPU, so it keeps the longer one.
+pub const DEFAULT_DISPATCH_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `AQUEDUCT_SOFT_DISPATCH_TIMEOUT_MS`: milliseconds, 0 for no limit; unset or unparsable gives
+/// [`DEFAULT_DISPATCH_TIMEOUT`] (with a warning for the last).
+fn dispatch_timeout_from_env() -> Duration {
+    match std::env::var("AQUEDUCT_SOFT_DISPATCH_TIMEOUT_MS").as_deref().map(str::trim) {
+        Err(_) | Ok("") => DEFAULT_DISPATCH_TIMEOUT,
+        Ok(text) => text.parse::<u64>().map(Duration::from_millis).unwrap_or_else(|_| {
+            tracing::warn!(value = text, "AQUEDUCT_SOFT_DISPATCH_TIMEOUT_MS is a count of milliseconds; using 60000");
+            DEFAULT_DISPATCH_TIMEOUT
+        }),
+    }
 }
 
 /// Spin before a processor parks on a barrier: 20 µs with at least 8 hardware threads, so one
@@ -172,6 +198,7 @@ impl Default for SoftConfig {
             code_object_versions: 1..=6,
             processor_spin: default_processor_spin(),
             kernel_execution: KernelExecution::from_env(),
+            dispatch_timeout: dispatch_timeout_from_env(),
         }
     }
 }

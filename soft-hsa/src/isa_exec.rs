@@ -9,6 +9,7 @@
 //! descriptor, code and read-only data) and the dispatch packet its dispatch pointer names.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use aqueduct_isa::interp::{Dispatch, ExecError, HostMemory, HostRange, Isa, MemoryFault, Program};
 use aqueduct_isa::native::Tier;
@@ -173,6 +174,24 @@ pub(crate) fn dispatch(
         packet: packet_address..packet_address + core::mem::size_of::<KernelDispatchPacket>() as u64,
     };
     let program = program(kernel, &memory, isa).map_err(|error| (status::ERROR_INVALID_CODE_OBJECT, named(error)))?;
+    // Whether a workgroup has failed: the others stop at their next round, and those not begun
+    // do not begin (a GPU's queue error ends the dispatch's every wave).
+    let failed = AtomicBool::new(false);
+    let timeout = runtime.config.dispatch_timeout;
+    let deadline = (!timeout.is_zero()).then(|| std::time::Instant::now().checked_add(timeout)).flatten();
+    let interrupt = || {
+        if queue.stop.load(Ordering::Acquire) {
+            Some("the queue was destroyed or inactivated".to_string())
+        } else if failed.load(Ordering::Relaxed) {
+            Some("another workgroup of the dispatch failed".to_string())
+        } else if deadline.is_some_and(|deadline| std::time::Instant::now() >= deadline) {
+            Some(format!(
+                "the dispatch ran past the soft runtime's watchdog of {timeout:?} (SoftConfig::dispatch_timeout)"
+            ))
+        } else {
+            None
+        }
+    };
     let dispatch = Dispatch {
         program: &program,
         packet_address,
@@ -186,6 +205,7 @@ pub(crate) fn dispatch(
         instruction_limit: INSTRUCTION_LIMIT,
         realtime: super::clock::device_ticks,
         serial: memory.dispatch,
+        interrupt: Some(&interrupt),
         tier: match runtime.config.kernel_execution {
             crate::KernelExecution::Isa => Tier::Interpreter,
             crate::KernelExecution::Native => Tier::Native,
@@ -194,7 +214,16 @@ pub(crate) fn dispatch(
     };
     let failure = std::sync::Mutex::new(None::<ExecError>);
     for_each_workgroup(queue, runtime, packet, |lds, workgroup_id| {
-        if let Err(error) = aqueduct_isa::run_workgroup(&dispatch, &memory, workgroup_id, lds) {
+        // A workgroup not begun when the dispatch is stopped does not begin: one of a billion
+        // short workgroups is never asked between turns.
+        let stopped = failed.load(Ordering::Relaxed) || queue.stop.load(Ordering::Acquire);
+        let result = if stopped {
+            Err(ExecError::Interrupted { pc: 0, reason: interrupt().unwrap_or_default() })
+        } else {
+            aqueduct_isa::run_workgroup(&dispatch, &memory, workgroup_id, lds).map(|_| ())
+        };
+        if let Err(error) = result {
+            failed.store(true, Ordering::Relaxed);
             failure.lock().unwrap_or_else(|poison| poison.into_inner()).get_or_insert(error);
         }
     });
@@ -209,6 +238,10 @@ pub(crate) fn dispatch(
                 ExecError::Descriptor(_) => status::ERROR_INVALID_CODE_OBJECT,
                 ExecError::Trap { .. } | ExecError::InstructionLimit { .. } => status::ERROR_EXCEPTION,
                 ExecError::OutOfResources(_) => status::ERROR_OUT_OF_RESOURCES,
+                // Stopped by the queue's teardown (which reports nothing to the client) or by
+                // the watchdog, the soft runtime's stand-in for a GPU's hang detection.
+                ExecError::Interrupted { .. } if queue.stop.load(Ordering::Acquire) => status::ERROR_INVALID_QUEUE,
+                ExecError::Interrupted { .. } => status::ERROR_EXCEPTION,
                 // The native tier was forced and cannot run this kernel here.
                 ExecError::NativeUnavailable(_) => status::ERROR_INVALID_ISA,
             };

@@ -64,8 +64,8 @@ pub(crate) mod waiters;
 pub(crate) mod workgroups;
 
 pub use config::{
-    ExecutionMode, KernelExecution, SoftAgentConfig, SoftConfig, configure, default_processor_spin, parse_agents,
-    set_default_agents,
+    DEFAULT_DISPATCH_TIMEOUT, ExecutionMode, KernelExecution, SoftAgentConfig, SoftConfig, configure,
+    default_processor_spin, parse_agents, set_default_agents,
 };
 pub use executable::{check_host_build, register_kernels, registered_kernel};
 pub use exports::SOFT_API;

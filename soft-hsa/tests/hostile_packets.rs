@@ -219,3 +219,93 @@ fn a_kernel_that_rewrites_its_completion_signal_cannot_make_the_runtime_write_ho
     client.hsa.signal_destroy(forged).expect("destroyed");
     a_new_queue_runs_a_dispatch(&client);
 }
+
+const HOSTILE_KERNELS: &[u8] = include_bytes!("fixtures/hostile_kernels_gfx1100.hsaco");
+
+/// Kernargs of `spin_until(flag, done)` and `spin_adding(flag, counter)`: two pointers.
+fn two_pointers(first: *const u32, second: *const u32) -> Vec<u8> {
+    [first as u64, second as u64].iter().flat_map(|pointer| pointer.to_le_bytes()).collect()
+}
+
+/// Starts `kernel` (`spin_until` or `spin_adding`) over `workgroups` workgroups of 64
+/// work-items (two wave32 waves each) on a new queue; it spins until `flag` is set. Returns the
+/// queue, the dispatch's completion signal and its second argument's buffer.
+fn start_spinning(
+    client: &Client,
+    kernel: &str,
+    workgroups: u32,
+    flag: &'static mut [u32],
+    slot: &'static AtomicU32,
+) -> (Queue, hsa_signal_t, &'static mut [u32]) {
+    let spin = client.kernel(HOSTILE_KERNELS, &format!("{kernel}.kd"));
+    let queue = client.queue_with_callback(16, (slot as *const AtomicU32).cast_mut().cast());
+    let second = client.alloc_u32(64 * workgroups as usize);
+    let done = client.signal(1);
+    let kernarg = client.kernargs(&two_pointers(flag.as_ptr(), second.as_ptr()));
+    let id = queue.reserve_spinning();
+    queue.publish(id, &dispatch_packet(&spin, 64 * workgroups, 64, kernarg, done), dispatch_header(true), 1);
+    queue.ring(id);
+    // Long enough that every workgroup the runtime starts at once is running.
+    std::thread::sleep(Duration::from_millis(50));
+    (queue, done, second)
+}
+
+/// A valid dispatch on another new queue, timed: how long it took, or a panic past 30 s.
+fn timed_dispatch_elsewhere(client: &Client) -> Duration {
+    let started = Instant::now();
+    a_new_queue_runs_a_dispatch(client);
+    started.elapsed()
+}
+
+#[test]
+fn a_spinning_kernel_leaves_other_queues_running_and_stops_at_its_queues_destruction() {
+    let client = Client::new();
+    let alone = timed_dispatch_elsewhere(&client);
+    static STATUSES: [AtomicU32; 6] = [const { AtomicU32::new(0) }; 6];
+    let mut statuses = STATUSES.iter();
+    for kernel in ["spin_until", "spin_adding"] {
+        for workgroups in [1, 8, 64] {
+            let flag = client.alloc_u32(1);
+            let slot = statuses.next().expect("a slot per case");
+            let (queue, done, second) = start_spinning(&client, kernel, workgroups, flag, slot);
+            // Another queue's dispatch completes while this one spins.
+            let beside = timed_dispatch_elsewhere(&client);
+            // Destruction stops the spinning waves and returns.
+            let started = Instant::now();
+            // SAFETY: the queue is this test's and is not used after.
+            unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the spinning queue is destroyed");
+            let destroyed = started.elapsed();
+            eprintln!(
+                "{kernel} × {workgroups}: another queue's dispatch {beside:?} (alone {alone:?}), destroy {destroyed:?}"
+            );
+            assert!(destroyed < Duration::from_secs(10), "{kernel} × {workgroups}: destroy took {destroyed:?}");
+            assert_eq!(client.load(done), 1, "an abandoned dispatch does not complete");
+            assert_eq!(slot.load(Ordering::SeqCst), 0, "teardown is not an error the client hears of");
+            if kernel == "spin_until" {
+                assert!(second.iter().all(|&word| word == 0), "no work-item got past the spin");
+            } else {
+                assert!(second[0] > 0, "the spin ran its atomics");
+            }
+        }
+    }
+    a_new_queue_runs_a_dispatch(&client);
+}
+
+#[test]
+fn a_spinning_kernel_released_by_the_host_completes() {
+    // The control for the test above: the same spin ends when its flag is set, so the queue's
+    // destruction, not the kernel, is what stopped it there.
+    let client = Client::new();
+    static STATUS: AtomicU32 = AtomicU32::new(0);
+    let flag = client.alloc_u32(1);
+    let flag_word = flag.as_mut_ptr();
+    let (queue, done, marks) = start_spinning(&client, "spin_until", 8, flag, &STATUS);
+    // SAFETY: the flag is a live allocation the kernel polls with volatile loads.
+    unsafe { AtomicU32::from_ptr(flag_word) }.store(1, Ordering::SeqCst);
+    assert_eq!(client.wait_eq(done, 0, 30_000), 0, "the released dispatch completes");
+    let marked: Vec<usize> = marks.iter().enumerate().filter(|&(_, &word)| word != 1).map(|(index, _)| index).collect();
+    assert!(marked.is_empty(), "every work-item got past the spin: {} did not, {:?}", marked.len(), &marked[..marked.len().min(40)]);
+    assert_eq!(STATUS.load(Ordering::SeqCst), 0);
+    // SAFETY: the queue is this test's and is not used after.
+    unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the queue is destroyed");
+}

@@ -42,6 +42,11 @@ pub struct Dispatch<'a> {
     /// native workgroups keep the host ranges the memory granted ([`crate::interp::Memory::host_range`],
     /// valid for the rest of the dispatch) from one workgroup to the next.
     pub serial: u64,
+    /// Asked between a workgroup's rounds of turns, so at most every [`LONE_SLICE`] instructions
+    /// of a wave that runs alone and every round of a workgroup's waves: `Some(reason)` stops
+    /// the workgroup there with [`ExecError::Interrupted`] (the soft runtime's queue destroyed
+    /// or inactivated, its watchdog expired, another workgroup failed). `None`: never asked.
+    pub interrupt: Option<&'a (dyn Fn() -> Option<String> + Sync)>,
 }
 
 /// Runs workgroup `workgroup_id` of `dispatch` to its end on the interpreter, whatever tier the
@@ -184,6 +189,13 @@ pub(crate) fn run_workgroup_turns(
             for wave in &mut waves {
                 wave.at_barrier = false;
             }
+        }
+        // Between rounds only: a workgroup that ends in its first round is never asked.
+        if let Some(reason) = dispatch.interrupt.and_then(|interrupt| interrupt()) {
+            let pc = waves.iter().find(|wave| !wave.ended).map_or(0, |wave| wave.pc);
+            // The waves' allocations are kept for the next workgroup, as on the way out below.
+            SPARE_WAVES.set(waves);
+            return Err(ExecError::Interrupted { pc, reason });
         }
     }
     for wave in &waves {
@@ -482,9 +494,22 @@ fn initial_mode(rsrc1: u32) -> u32 {
 /// flag another wave sets hands over within a few microseconds.
 pub(crate) const SLICE: u64 = 256;
 
-/// Runs `wave` until it ends or reaches a barrier, or, when it `shares` its workgroup with other
-/// waves, until it yields: at `s_sleep`, or at a backward branch once it has run [`SLICE`]
-/// instructions this turn.
+/// Instructions a wave that runs alone in its workgroup runs before it leaves its turn at a
+/// backward branch, so that [`Dispatch::interrupt`] is asked: a wave spinning forever stops
+/// within a fraction of a millisecond of its queue's destruction, and a loop pays one turn's
+/// return per 65,536 instructions.
+pub(crate) const LONE_SLICE: u64 = 1 << 16;
+
+/// The instructions a wave runs before it yields at a backward branch: [`SLICE`] where it
+/// `shares` its workgroup, [`LONE_SLICE`] where it runs alone.
+#[inline(always)]
+pub(crate) const fn slice(shares: bool) -> u64 {
+    if shares { SLICE } else { LONE_SLICE }
+}
+
+/// Runs `wave` until it ends or reaches a barrier, or until it yields: at a backward branch once
+/// it has run [`slice`] instructions this turn, and, when it `shares` its workgroup with other
+/// waves, at `s_sleep`.
 ///
 /// A wave64 wave runs a per-half instruction twice: the low half, then, on the loop's next turn
 /// at the same PC, the high half with its own lanes and mask halves. The step has one call site,
@@ -516,7 +541,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized, const WIDE: bool>(
             Flow::Next => wave.pc = pc + decoded.len as u64,
             Flow::Jump(target) => {
                 wave.pc = target;
-                if shares && target <= pc && wave.executed - turn_start >= SLICE {
+                if target <= pc && wave.executed - turn_start >= slice(shares) {
                     return Ok(());
                 }
             }
@@ -640,6 +665,7 @@ mod tests {
             realtime: || 0,
             tier: Tier::Interpreter,
             serial: 0,
+            interrupt: None,
         }
     }
 

@@ -305,6 +305,10 @@ pub enum ExecError {
     /// A wave ran past the instruction budget: the interpreter's stand-in for a hung wave.
     #[error("a wave ran {limit} instructions without ending (pc 0x{pc:x})")]
     InstructionLimit { pc: u64, limit: u64 },
+    /// [`Dispatch::interrupt`](launch::Dispatch) stopped the workgroup between turns, at `pc` (a
+    /// wave's that had not ended), for `reason`.
+    #[error("stopped at pc 0x{pc:x}: {reason}")]
+    Interrupted { pc: u64, reason: String },
     /// The dispatch asks for more than the agent has (scratch past what a wave's scratch can
     /// address, LDS past the workgroup's share) or the host could not allocate it: ROCr's
     /// `HSA_STATUS_ERROR_OUT_OF_RESOURCES`. Nothing ran.

@@ -5,7 +5,7 @@ use dynasmrt::AssemblyOffset;
 
 use super::NativeCode;
 use super::frame::{Exit, Frame, MatrixScratch, Part, ROW_SHAPES, RangeCache, RowShape, Trampoline, fallback, range};
-use crate::interp::launch::{Dispatch, SLICE};
+use crate::interp::launch::{Dispatch, slice};
 use crate::interp::wave::{LANES, Wave};
 use crate::interp::{ExecError, HostRange, Memory};
 
@@ -84,8 +84,8 @@ impl<M: Memory + ?Sized> Drop for Workgroup<'_, M> {
     }
 }
 
-/// Runs `wave` natively until it ends or reaches a barrier, or, when it `shares` its workgroup,
-/// until it yields (a backward branch once the turn's [`SLICE`] is spent, or `s_sleep`): the
+/// Runs `wave` natively until it ends or reaches a barrier, or until it yields (a backward branch
+/// once the turn's [`slice`] is spent, or, when it `shares` its workgroup, `s_sleep`): the
 /// interpreter's `run_wave`, in compiled code. `code` is `dispatch.program`'s; `workgroup` is
 /// the wave's workgroup's ([`Workgroup::new`] for `dispatch.program` and the dispatch's memory).
 pub(crate) fn run_wave<M: Memory + ?Sized>(
@@ -109,8 +109,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
     frame.wave = wave;
     frame.lds = lds.as_mut_ptr();
     frame.lds_len = lds.len() as u64;
-    frame.yield_at =
-        if shares { turn_start.saturating_add(SLICE).min(limit.saturating_add(1)) } else { limit.saturating_add(1) };
+    frame.yield_at = turn_start.saturating_add(slice(shares)).min(limit.saturating_add(1));
     frame.trampoline = &mut *trampoline as *mut Trampoline<'_, M> as *mut ();
     // SAFETY: the prologue's offset in the finished buffer, which has the signature `Compiled`
     // (`emit::compile`).
@@ -156,13 +155,11 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
         }
         match exit {
             exit if exit == Exit::Next as u32 => {}
-            exit if exit == Exit::Yield as u32 => {
-                if shares {
-                    break Ok(());
-                }
-            }
+            // A backward branch found the turn's budget spent, whether the wave shares its
+            // workgroup or runs alone (`interp::launch::slice`).
+            exit if exit == Exit::Yield as u32 => break Ok(()),
             exit if exit == Exit::Jump as u32 => {
-                if shares && trampoline.backward && wave.executed - turn_start >= SLICE {
+                if trampoline.backward && wave.executed - turn_start >= slice(shares) {
                     break Ok(());
                 }
             }
