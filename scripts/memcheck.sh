@@ -14,6 +14,8 @@ if ((${#suites[@]} == 0)); then
         # The drop-in's own entry points: client allocators, loaded images, shared-file remaps.
         aqueduct-soft-hsa:drop_in_entries aqueduct-soft-hsa:drop_in_extensions aqueduct-soft-hsa:drop_in_queries
         aqueduct-soft-hsa:drop_in_executables aqueduct-soft-hsa:drop_in_ipc
+        # 2,100 queues that fault and are destroyed: nothing of them may be lost.
+        aqueduct-soft-hsa:fault_cycles
         aqueduct-engine:waits aqueduct-engine:command_buffers
         # Executions processed on the device: the target's binding-table ring, read and written.
         aqueduct-engine:device_processing

@@ -87,6 +87,10 @@ fn run(queue: &SoftQueue, runtime: &Runtime) {
             }
         }
     }
+    // Before the thread ends: a registration left behind kept this thread's handle in the
+    // doorbell slot's waiters for good, one more at every reuse of the slot (48 bytes a queue,
+    // and every later ring of that doorbell unparked the dead threads).
+    queue.doorbell_signal.unregister();
 }
 
 fn header_word(queue: &SoftQueue, slot: u64) -> &AtomicU32 {

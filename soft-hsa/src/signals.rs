@@ -323,7 +323,8 @@ impl SignalSlot {
         self.waiters.register(wake);
     }
 
-    fn unregister(&self) {
+    /// Removes the calling thread's registration ([`Self::register`]).
+    pub(crate) fn unregister(&self) {
         self.waiters.unregister();
     }
 }

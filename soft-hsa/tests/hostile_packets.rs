@@ -21,20 +21,9 @@ const GFX11_WAVE32_SCRATCH_PER_LANE: u32 = 256 * ((1 << 15) - 1) / 32;
 /// The agent's group memory (rocminfo's `GROUP` pool, 64 KB).
 const GROUP_BYTES: u32 = 64 << 10;
 
-/// The gfx1100 fixture with `store_value`'s descriptor changed by `change`: a code object no host
-/// build is registered for, so its kernels run from their machine code.
+/// The gfx1100 fixture with `store_value`'s descriptor changed by `change` (no host build).
 fn patched_fixture(change: impl FnOnce(&mut KernelDescriptor)) -> &'static [u8] {
-    let mut bytes = TEST_KERNELS_GFX1100.to_vec();
-    let code_object = aqueduct_codeobject::CodeObject::parse(&bytes).expect("fixture parses");
-    let index = code_object.kernel_index("store_value").expect("store_value");
-    let offset = code_object.kernel_descriptor(index).expect("descriptor").file_offset as usize;
-    let mut descriptor: KernelDescriptor = bytemuck::pod_read_unaligned(&bytes[offset..offset + 64]);
-    change(&mut descriptor);
-    bytes[offset..offset + 64].copy_from_slice(bytemuck::bytes_of(&descriptor));
-    // A byte past the ELF's contents, which loaders ignore, makes the code object another
-    // identity even where `change` leaves the descriptor as it was.
-    bytes.push(0);
-    Box::leak(bytes.into_boxed_slice())
+    patched_code_object(TEST_KERNELS_GFX1100, "store_value", change)
 }
 
 /// A copy of the fixture whose kernels run from machine code.
@@ -304,7 +293,12 @@ fn a_spinning_kernel_released_by_the_host_completes() {
     unsafe { AtomicU32::from_ptr(flag_word) }.store(1, Ordering::SeqCst);
     assert_eq!(client.wait_eq(done, 0, 30_000), 0, "the released dispatch completes");
     let marked: Vec<usize> = marks.iter().enumerate().filter(|&(_, &word)| word != 1).map(|(index, _)| index).collect();
-    assert!(marked.is_empty(), "every work-item got past the spin: {} did not, {:?}", marked.len(), &marked[..marked.len().min(40)]);
+    assert!(
+        marked.is_empty(),
+        "every work-item got past the spin: {} did not, {:?}",
+        marked.len(),
+        &marked[..marked.len().min(40)]
+    );
     assert_eq!(STATUS.load(Ordering::SeqCst), 0);
     // SAFETY: the queue is this test's and is not used after.
     unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the queue is destroyed");
