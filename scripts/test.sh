@@ -33,6 +33,10 @@ AQUEDUCT_TEST_BLOCK_PROCESSING=device cargo test -p aqueduct-engine --test comma
 AQUEDUCT_SOFT_EXEC=isa cargo test -p aqueduct-builtins "$@" 2>&1 | tee -a "$log" || status=$?
 AQUEDUCT_SOFT_AGENTS=gfx1100 AQUEDUCT_SOFT_EXEC=isa cargo test --test soft_drop_in "$@" -- a_c_program_written_against_hsa_h \
     the_demo_and_command_buffers_run 2>&1 | tee -a "$log" || status=$?
+# The hostile packets and kernels (issue 55) on the interpreter too; the plain run above took the
+# native tier.
+AQUEDUCT_SOFT_EXEC=isa cargo test -p aqueduct-soft-hsa --test hostile_packets --test watchdog --test fault_cycles \
+    "$@" 2>&1 | tee -a "$log" || status=$?
 # The same device-library suites on an RDNA2 soft agent: the gfx1030 library from its machine
 # code (gfx10.3 re-encoded as gfx11). The one test that names the default agent's library is
 # skipped; host_registry.rs and isa_differential.rs load gfx1100 objects by design.

@@ -174,7 +174,8 @@ pub(crate) fn run_workgroup_turns(
     let mut executed = 0;
     // The waves take turns: each runs until it ends, reaches `s_barrier` or yields (a backward
     // branch after a slice, `s_sleep`), so they progress together, as on the hardware, and a wave
-    // that spins on what a later wave writes sees it. One wave alone never yields.
+    // that spins on what a later wave writes sees it. A wave alone yields every `LONE_SLICE`
+    // instructions, so that `Dispatch::interrupt` is asked.
     let shared = waves.len() > 1;
     loop {
         for wave in waves.iter_mut().filter(|wave| !wave.ended && !wave.at_barrier) {
