@@ -638,3 +638,62 @@ fn hostile_calls_through_the_c_abi_never_abort_and_get_rocr_s_statuses() {
     assert_eq!(status_of("hsa_signal_create(1, 0, NULL, &signal)"), [0x100b, 0, 0x100b]);
     assert_eq!(status_of("churn_threads"), [32], "every churn thread ran and joined");
 }
+
+/// Issue 55: hostile packets and kernels through the drop-in, each case in its own process
+/// (`tests/c/hostile_kernels.c`): the process survives, the queue gets ROCr's status, host
+/// memory the agent was never given (a global, the stack, the heap) is untouched, and a valid
+/// dispatch on a new queue completes afterwards.
+#[test]
+fn hostile_kernels_through_the_drop_in_end_as_rocr_ends_them() {
+    let dir = drop_in_dir();
+    if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some())
+        || !require("the HSA headers (libhsa-runtime-dev)", Path::new("/usr/include/hsa/hsa.h").exists())
+    {
+        return;
+    }
+    let dir = dir.unwrap();
+    let binary = build_c("hostile_kernels", &dir);
+    let kernels = Path::new(env!("CARGO_MANIFEST_DIR")).join("soft-hsa/tests/fixtures/hostile_kernels_gfx1100.hsaco");
+    let run = |case: &str, environment: &[(&str, &str)]| {
+        let mut command = Command::new(&binary);
+        command.arg(&kernels).arg(case).env("LD_LIBRARY_PATH", &dir).env("AQUEDUCT_SOFT_AGENTS", "gfx1100");
+        for (key, value) in environment {
+            command.env(key, value);
+        }
+        let output = command.output().expect("it runs");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success(),
+            "{case}: the process survives\n{stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let values: BTreeMap<String, String> = stdout
+            .lines()
+            .filter_map(|line| line.split_once('='))
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect();
+        eprintln!("{case}: {values:?}");
+        assert_eq!(values["canaries"], "intact", "{case}");
+        assert_eq!(values["after"], "ok", "{case}: a new queue's dispatch completes");
+        values
+    };
+    let refused = |case: &str, status: u32| {
+        let values = run(case, &[]);
+        assert_eq!(values["status"], format!("{status:#x}"), "{case}");
+        assert_eq!(values["completed"], "0", "{case}: a refused packet does not complete");
+    };
+    refused("private", 0x1008); // OUT_OF_RESOURCES
+    refused("grid", 0x100d); // INCOMPATIBLE_ARGUMENTS
+    let forged = run("forged_signal", &[]);
+    assert_eq!(forged["completed"], "1", "the completion decremented the signal's own value");
+    let wild = run("wild_store", &[]);
+    assert_eq!(wild["fault_events"], "1", "a memory-fault event, as ROCr raises one");
+    assert_eq!(wild["completed"], "0");
+    let spin = run("spin_destroy", &[]);
+    let destroy_ms: f64 = spin["destroy_ms"].parse().expect("a time");
+    assert!(destroy_ms < 10_000.0, "hsa_queue_destroy of a spinning queue took {destroy_ms} ms");
+    assert_eq!(spin["status"], "0x0", "teardown is not an error the client hears of");
+    let watchdog = run("watchdog", &[("AQUEDUCT_SOFT_DISPATCH_TIMEOUT_MS", "300")]);
+    assert_eq!(watchdog["status"], "0x1016", "the watchdog's ERROR_EXCEPTION");
+    assert_eq!(watchdog["completed"], "0");
+}
