@@ -823,8 +823,11 @@ pub unsafe fn hsa_amd_signal_wait_any(
             core::slice::from_raw_parts(values, count),
         )
     };
-    let mut slots = Vec::with_capacity(count);
-    let mut wakes = Vec::with_capacity(count);
+    // Fallible: a failed allocation answers as a failed wait, never an abort of the process.
+    let (mut slots, mut wakes) = (Vec::new(), Vec::new());
+    if slots.try_reserve_exact(count).is_err() || wakes.try_reserve_exact(count).is_err() {
+        return NONE;
+    }
     for index in 0..count {
         let (Some(slot), Some(condition)) =
             (signals::slot(handles[index].handle), SignalCondition::from_bits(conds[index]))

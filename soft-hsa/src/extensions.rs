@@ -300,7 +300,11 @@ fn read_file(file: c_int, offset: u64, size: Option<usize>) -> Result<Vec<u8>, h
     if wanted == 0 || wanted > available {
         return Err(status::ERROR_INVALID_CODE_OBJECT);
     }
-    let mut bytes = vec![0u8; wanted as usize];
+    // Fallible: a file too large to hold is OUT_OF_RESOURCES, never an abort of the process.
+    let mut bytes = Vec::new();
+    let wanted = usize::try_from(wanted).map_err(|_| status::ERROR_OUT_OF_RESOURCES)?;
+    bytes.try_reserve_exact(wanted).map_err(|_| status::ERROR_OUT_OF_RESOURCES)?;
+    bytes.resize(wanted, 0);
     handle.read_exact_at(&mut bytes, offset).map_err(|_| status::ERROR_INVALID_FILE)?;
     Ok(bytes)
 }

@@ -246,10 +246,36 @@ fn timed_dispatch_elsewhere(client: &Client) -> Duration {
     started.elapsed()
 }
 
+/// A dispatch of 256 workgroups of `store_value`'s machine code on a new queue, timed: what the
+/// pool's threads share when another queue spins.
+fn timed_wide_dispatch(client: &Client, store: &KernelSymbol) -> Duration {
+    let queue = client.queue(16);
+    let out = client.alloc_u32(64);
+    let done = client.signal(1);
+    let kernarg = client.kernargs(&kernargs_store_value(out.as_mut_ptr(), 9, 64));
+    let started = Instant::now();
+    let id = queue.reserve_spinning();
+    queue.publish(id, &dispatch_packet(store, 64 * 256, 64, kernarg, done), dispatch_header(true), 1);
+    queue.ring(id);
+    assert_eq!(client.wait_eq(done, 0, 30_000), 0, "a wide dispatch on a new queue completes");
+    let took = started.elapsed();
+    // Without implicit kernargs the kernel reads a workgroup size of 0, so every workgroup
+    // stores the first 64 words.
+    assert_eq!(out[63], 72);
+    // SAFETY: the queue is this function's and is not used after.
+    unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the queue is destroyed");
+    took
+}
+
 #[test]
 fn a_spinning_kernel_leaves_other_queues_running_and_stops_at_its_queues_destruction() {
     let client = Client::new();
+    let store = client.kernel(machine_code_fixture(), "store_value.kd");
+    // Each twice, so that the times alone leave out the first run's compile and loads.
+    timed_dispatch_elsewhere(&client);
+    timed_wide_dispatch(&client, &store);
     let alone = timed_dispatch_elsewhere(&client);
+    let wide_alone = timed_wide_dispatch(&client, &store);
     static STATUSES: [AtomicU32; 6] = [const { AtomicU32::new(0) }; 6];
     let mut statuses = STATUSES.iter();
     for kernel in ["spin_until", "spin_adding"] {
@@ -259,13 +285,15 @@ fn a_spinning_kernel_leaves_other_queues_running_and_stops_at_its_queues_destruc
             let (queue, done, second) = start_spinning(&client, kernel, workgroups, flag, slot);
             // Another queue's dispatch completes while this one spins.
             let beside = timed_dispatch_elsewhere(&client);
+            let wide_beside = timed_wide_dispatch(&client, &store);
             // Destruction stops the spinning waves and returns.
             let started = Instant::now();
             // SAFETY: the queue is this test's and is not used after.
             unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the spinning queue is destroyed");
             let destroyed = started.elapsed();
             eprintln!(
-                "{kernel} × {workgroups}: another queue's dispatch {beside:?} (alone {alone:?}), destroy {destroyed:?}"
+                "{kernel} × {workgroups}: another queue's dispatch {beside:?} (alone {alone:?}), 256 workgroups \
+                 {wide_beside:?} (alone {wide_alone:?}), destroy {destroyed:?}"
             );
             assert!(destroyed < Duration::from_secs(10), "{kernel} × {workgroups}: destroy took {destroyed:?}");
             assert_eq!(client.load(done), 1, "an abandoned dispatch does not complete");
