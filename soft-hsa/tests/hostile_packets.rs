@@ -50,18 +50,31 @@ fn dispatch_once(
     let id = queue.reserve_spinning();
     queue.publish(id, &packet, dispatch_header(true), packet.setup);
     queue.ring(id);
+    // A memory fault reaches no callback (ROCr raises it as a system event, `take_fault`), so
+    // the queue's recorded error is watched too.
+    let recorded = || soft::queue_error_detail(queue.raw).expect("queue");
     let deadline = Instant::now() + Duration::from_secs(30);
-    while client.load(done) != 0 && slot.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+    while client.load(done) != 0
+        && slot.load(Ordering::SeqCst) == 0
+        && recorded().is_none()
+        && Instant::now() < deadline
+    {
         std::thread::sleep(Duration::from_millis(1));
     }
-    let code = slot.load(Ordering::SeqCst);
+    let code = match (slot.load(Ordering::SeqCst), recorded()) {
+        (0, Some((recorded, _))) => {
+            assert_eq!(recorded, status::ERROR_MEMORY_FAULT, "only a memory fault skips the callback");
+            recorded
+        }
+        (code, _) => code,
+    };
     if code == 0 {
         assert_eq!(client.load(done), 0, "the dispatch completed");
         assert_eq!(out[63], 64, "every work-item ran");
     } else {
         assert_eq!(client.load(done), 1, "a refused packet does not complete");
         assert!(out.iter().all(|&word| word == 0), "nothing ran");
-        let (recorded, detail) = soft::queue_error_detail(queue.raw).expect("queue").expect("error recorded");
+        let (recorded, detail) = recorded().expect("error recorded");
         assert_eq!(recorded, code, "the callback and the record agree: {detail}");
     }
     // SAFETY: the queue is this function's and is not used after.
@@ -330,4 +343,76 @@ fn a_spinning_kernel_released_by_the_host_completes() {
     assert_eq!(STATUS.load(Ordering::SeqCst), 0);
     // SAFETY: the queue is this test's and is not used after.
     unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the queue is destroyed");
+}
+
+#[test]
+fn each_packet_limit_holds_at_its_value_and_fails_one_past_it() {
+    let client = Client::new();
+    let store = client.kernel(machine_code_fixture(), "store_value.kd");
+    static STATUSES: [AtomicU32; 6] = [const { AtomicU32::new(0) }; 6];
+    let cases: [(&str, fn(&mut KernelDispatchPacket), u32); 6] = [
+        ("group segment 64 KiB", |packet| packet.group_segment_size = GROUP_BYTES, 0),
+        (
+            "group segment 64 KiB + 1",
+            |packet| packet.group_segment_size = GROUP_BYTES + 1,
+            status::ERROR_INVALID_ALLOCATION,
+        ),
+        ("workgroup 1,024 × 1", |packet| packet.workgroup_size_x = 1024, 0),
+        ("workgroup 1,025 × 1", |packet| packet.workgroup_size_x = 1025, status::ERROR_INVALID_ARGUMENT),
+        (
+            "workgroup 64 × 16 × 1",
+            |packet| {
+                packet.setup = 2;
+                [packet.workgroup_size_x, packet.workgroup_size_y] = [64, 16];
+                packet.grid_size_y = 16;
+            },
+            0,
+        ),
+        (
+            "workgroup 64 × 17 × 1 (1,088 in all)",
+            |packet| {
+                packet.setup = 2;
+                [packet.workgroup_size_x, packet.workgroup_size_y] = [64, 17];
+                packet.grid_size_y = 17;
+            },
+            status::ERROR_INVALID_ARGUMENT,
+        ),
+    ];
+    for (slot, (what, change, expected)) in STATUSES.iter().zip(cases) {
+        assert_eq!(dispatch_once(&client, &store, slot, change), expected, "{what}");
+    }
+}
+
+/// Takes memory-fault events (ROCr aborts the process where no handler takes one).
+unsafe extern "C" fn take_fault(
+    _event: *const aqueduct_hsa::sys::hsa_amd_event_t,
+    _data: *mut core::ffi::c_void,
+) -> u32 {
+    status::SUCCESS
+}
+
+#[test]
+fn forged_packet_fields_are_refused_before_anything_runs() {
+    let client = Client::new();
+    // SAFETY: the handler keeps no state.
+    unsafe { client.hsa.register_system_event_handler(Some(take_fault), core::ptr::null_mut()) }.expect("handler");
+    let store = client.kernel(machine_code_fixture(), "store_value.kd");
+    static STATUSES: [AtomicU32; 4] = [const { AtomicU32::new(0) }; 4];
+    let cases: [(&str, fn(&mut KernelDispatchPacket), u32); 4] = [
+        (
+            "a completion signal that is no signal",
+            |packet| packet.completion_signal = 0xDEAD_0000,
+            status::ERROR_INVALID_SIGNAL,
+        ),
+        ("a kernel object inside no descriptor", |packet| packet.kernel_object += 8, status::ERROR_INVALID_CODE_OBJECT),
+        (
+            "a kernarg segment far from any mapping",
+            |packet| packet.kernarg_address = 0xDEAD_0000_0000,
+            status::ERROR_MEMORY_FAULT,
+        ),
+        ("a null kernarg segment", |packet| packet.kernarg_address = 0, status::ERROR_MEMORY_FAULT),
+    ];
+    for (slot, (what, change, expected)) in STATUSES.iter().zip(cases) {
+        assert_eq!(dispatch_once(&client, &store, slot, change), expected, "{what}");
+    }
 }
