@@ -35,7 +35,7 @@ AQUEDUCT_SOFT_AGENTS=gfx1100 AQUEDUCT_SOFT_EXEC=isa cargo test --test soft_drop_
     the_demo_and_command_buffers_run hostile_kernels_through_the_drop_in 2>&1 | tee -a "$log" || status=$?
 # The hostile packets and kernels (issue 55) on the interpreter too; the plain run above took the
 # native tier.
-AQUEDUCT_SOFT_EXEC=isa cargo test -p aqueduct-soft-hsa --test hostile_packets --test watchdog --test fault_cycles \
+AQUEDUCT_SOFT_EXEC=isa cargo test -p aqueduct-soft-hsa --test hostile_packets --test watchdog --test fault_cycles --test use_after_free \
     "$@" 2>&1 | tee -a "$log" || status=$?
 # The same device-library suites on an RDNA2 soft agent: the gfx1030 library from its machine
 # code (gfx10.3 re-encoded as gfx11). The one test that names the default agent's library is

@@ -222,8 +222,6 @@ fn a_kernel_that_rewrites_its_completion_signal_cannot_make_the_runtime_write_ho
     a_new_queue_runs_a_dispatch(&client);
 }
 
-const HOSTILE_KERNELS: &[u8] = include_bytes!("fixtures/hostile_kernels_gfx1100.hsaco");
-
 /// Kernargs of `spin_until(flag, done)` and `spin_adding(flag, counter)`: two pointers.
 fn two_pointers(first: *const u32, second: *const u32) -> Vec<u8> {
     [first as u64, second as u64].iter().flat_map(|pointer| pointer.to_le_bytes()).collect()
@@ -345,12 +343,15 @@ fn a_spinning_kernel_released_by_the_host_completes() {
     unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the queue is destroyed");
 }
 
+/// A packet change: what it is, the change, and the status it should end in (0: it runs).
+type PacketCase = (&'static str, fn(&mut KernelDispatchPacket), u32);
+
 #[test]
 fn each_packet_limit_holds_at_its_value_and_fails_one_past_it() {
     let client = Client::new();
     let store = client.kernel(machine_code_fixture(), "store_value.kd");
     static STATUSES: [AtomicU32; 6] = [const { AtomicU32::new(0) }; 6];
-    let cases: [(&str, fn(&mut KernelDispatchPacket), u32); 6] = [
+    let cases: [PacketCase; 6] = [
         ("group segment 64 KiB", |packet| packet.group_segment_size = GROUP_BYTES, 0),
         (
             "group segment 64 KiB + 1",
@@ -383,14 +384,6 @@ fn each_packet_limit_holds_at_its_value_and_fails_one_past_it() {
     }
 }
 
-/// Takes memory-fault events (ROCr aborts the process where no handler takes one).
-unsafe extern "C" fn take_fault(
-    _event: *const aqueduct_hsa::sys::hsa_amd_event_t,
-    _data: *mut core::ffi::c_void,
-) -> u32 {
-    status::SUCCESS
-}
-
 #[test]
 fn forged_packet_fields_are_refused_before_anything_runs() {
     let client = Client::new();
@@ -398,7 +391,7 @@ fn forged_packet_fields_are_refused_before_anything_runs() {
     unsafe { client.hsa.register_system_event_handler(Some(take_fault), core::ptr::null_mut()) }.expect("handler");
     let store = client.kernel(machine_code_fixture(), "store_value.kd");
     static STATUSES: [AtomicU32; 4] = [const { AtomicU32::new(0) }; 4];
-    let cases: [(&str, fn(&mut KernelDispatchPacket), u32); 4] = [
+    let cases: [PacketCase; 4] = [
         (
             "a completion signal that is no signal",
             |packet| packet.completion_signal = 0xDEAD_0000,
@@ -415,4 +408,21 @@ fn forged_packet_fields_are_refused_before_anything_runs() {
     for (slot, (what, change, expected)) in STATUSES.iter().zip(cases) {
         assert_eq!(dispatch_once(&client, &store, slot, change), expected, "{what}");
     }
+}
+
+#[test]
+fn wild_and_null_pointers_fault_through_every_memory_instruction_class() {
+    let client = Client::new();
+    // SAFETY: the handler keeps no state.
+    unsafe { client.hsa.register_system_event_handler(Some(take_fault), core::ptr::null_mut()) }.expect("handler");
+    let touch = client.kernel(HOSTILE_KERNELS, "touch.kd");
+    let out = client.alloc_u32(1);
+    for (class, name) in MEMORY_CLASSES.iter().enumerate() {
+        for (what, pointer) in [("a wild", 0xDEAD_0000_0000), ("a null", 0)] {
+            let kernarg = touch_kernargs(&client, pointer, class, out);
+            touch_faults(&client, &touch, kernarg, &format!("{what} pointer through a {name}"));
+        }
+    }
+    assert_eq!(CANARY.load(Ordering::SeqCst), 0x5EED_CAFE);
+    a_new_queue_runs_a_dispatch(&client);
 }

@@ -11,7 +11,6 @@ use aqueduct_hsa::sys::status;
 use aqueduct_soft_hsa as soft;
 use common::*;
 
-const HOSTILE_KERNELS: &[u8] = include_bytes!("fixtures/hostile_kernels_gfx1100.hsaco");
 const TIMEOUT: Duration = Duration::from_millis(300);
 
 fn client() -> Client {

@@ -317,3 +317,44 @@ pub fn patched_code_object(
     PATCHED.lock().unwrap().push(patched);
     patched
 }
+
+/// Kernels that misbehave on purpose (`fixtures/hostile_kernels.c`), gfx1100.
+pub const HOSTILE_KERNELS: &[u8] = include_bytes!("../fixtures/hostile_kernels_gfx1100.hsaco");
+
+/// A system event handler that takes memory-fault events (ROCr aborts the process where no
+/// handler takes one).
+pub unsafe extern "C" fn take_fault(
+    _event: *const aqueduct_hsa::sys::hsa_amd_event_t,
+    _data: *mut core::ffi::c_void,
+) -> u32 {
+    aqueduct_hsa::sys::status::SUCCESS
+}
+
+/// What `touch` (`hostile_kernels.c`) reaches, by its `class` argument.
+pub const MEMORY_CLASSES: [&str; 6] =
+    ["global load", "global store", "global atomic", "FLAT store", "scalar load", "buffer store"];
+
+/// Runs `touch` on one work-item of a new queue with `kernarg`, and checks that it faults the
+/// queue as a memory fault naming the kernel and the PC.
+pub fn touch_faults(client: &Client, touch: &KernelSymbol, kernarg: u64, what: &str) {
+    let queue = client.queue(16);
+    let id = queue.reserve_spinning();
+    queue.publish(id, &dispatch_packet(touch, 1, 1, kernarg, hsa_signal_t { handle: 0 }), dispatch_header(true), 1);
+    queue.ring(id);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let recorded = || aqueduct_soft_hsa::queue_error_detail(queue.raw).expect("queue");
+    while recorded().is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let (code, detail) = recorded().unwrap_or_else(|| panic!("{what} faults"));
+    assert_eq!(code, aqueduct_hsa::sys::status::ERROR_MEMORY_FAULT, "{what}: {detail}");
+    assert!(detail.contains("touch") && detail.contains("memory fault at pc"), "{what}: {detail}");
+    // SAFETY: the queue is this function's and is not used after.
+    unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the faulted queue is destroyed");
+}
+
+/// `touch`'s kernargs: the pointer it reaches, its class, and where it stores what it read.
+pub fn touch_kernargs(client: &Client, pointer: u64, class: usize, out: &[u32]) -> u64 {
+    let words = [pointer, class as u64, out.as_ptr() as u64];
+    client.kernargs(&words.iter().flat_map(|word| word.to_le_bytes()).collect::<Vec<u8>>())
+}
