@@ -42,7 +42,7 @@ pub struct Dispatch<'a> {
     /// native workgroups keep the host ranges the memory granted ([`crate::interp::Memory::host_range`],
     /// valid for the rest of the dispatch) from one workgroup to the next.
     pub serial: u64,
-    /// Asked between a workgroup's rounds of turns, so at most every [`LONE_SLICE`] instructions
+    /// Asked between a workgroup's rounds of turns, so at most every `LONE_SLICE` (65,536) instructions
     /// of a wave that runs alone and every round of a workgroup's waves: `Some(reason)` stops
     /// the workgroup there with [`ExecError::Interrupted`] (the soft runtime's queue destroyed
     /// or inactivated, its watchdog expired, another workgroup failed). `None`: never asked.
