@@ -161,9 +161,14 @@ pub const DEFAULT_DISPATCH_TIMEOUT: Duration = Duration::from_secs(60);
 /// `AQUEDUCT_SOFT_DISPATCH_TIMEOUT_MS`: milliseconds, 0 for no limit; unset or unparsable gives
 /// [`DEFAULT_DISPATCH_TIMEOUT`] (with a warning for the last).
 fn dispatch_timeout_from_env() -> Duration {
-    match std::env::var("AQUEDUCT_SOFT_DISPATCH_TIMEOUT_MS").as_deref().map(str::trim) {
-        Err(_) | Ok("") => DEFAULT_DISPATCH_TIMEOUT,
-        Ok(text) => text.parse::<u64>().map(Duration::from_millis).unwrap_or_else(|_| {
+    dispatch_timeout(std::env::var("AQUEDUCT_SOFT_DISPATCH_TIMEOUT_MS").ok().as_deref())
+}
+
+/// [`dispatch_timeout_from_env`]'s reading of the variable's value (`None`: unset).
+fn dispatch_timeout(value: Option<&str>) -> Duration {
+    match value.map(str::trim) {
+        None | Some("") => DEFAULT_DISPATCH_TIMEOUT,
+        Some(text) => text.parse::<u64>().map(Duration::from_millis).unwrap_or_else(|_| {
             tracing::warn!(value = text, "AQUEDUCT_SOFT_DISPATCH_TIMEOUT_MS is a count of milliseconds; using 60000");
             DEFAULT_DISPATCH_TIMEOUT
         }),
@@ -296,6 +301,16 @@ pub(crate) fn current() -> SoftConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_watchdog_variable_is_milliseconds_zero_for_none_and_the_default_otherwise() {
+        assert_eq!(dispatch_timeout(None), DEFAULT_DISPATCH_TIMEOUT);
+        assert_eq!(dispatch_timeout(Some(" ")), DEFAULT_DISPATCH_TIMEOUT);
+        assert_eq!(dispatch_timeout(Some("300")), Duration::from_millis(300));
+        assert_eq!(dispatch_timeout(Some(" 0 ")), Duration::ZERO);
+        assert_eq!(dispatch_timeout(Some("5s")), DEFAULT_DISPATCH_TIMEOUT);
+        assert_eq!(dispatch_timeout(Some("-1")), DEFAULT_DISPATCH_TIMEOUT);
+    }
 
     #[test]
     fn json_round_trips_and_fills_missing_fields_with_defaults() {

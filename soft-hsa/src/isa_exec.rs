@@ -179,18 +179,25 @@ pub(crate) fn dispatch(
     let failed = AtomicBool::new(false);
     let timeout = runtime.config.dispatch_timeout;
     let deadline = (!timeout.is_zero()).then(|| std::time::Instant::now().checked_add(timeout)).flatten();
-    let interrupt = || {
+    // Why the dispatch must stop, without reading the clock: asked before every workgroup.
+    let stopped = || {
         if queue.stop.load(Ordering::Acquire) {
             Some("the queue was destroyed or inactivated".to_string())
         } else if failed.load(Ordering::Relaxed) {
             Some("another workgroup of the dispatch failed".to_string())
-        } else if deadline.is_some_and(|deadline| std::time::Instant::now() >= deadline) {
-            Some(format!(
-                "the dispatch ran past the soft runtime's watchdog of {timeout:?} (SoftConfig::dispatch_timeout)"
-            ))
         } else {
             None
         }
+    };
+    // And the watchdog too: asked between a workgroup's rounds.
+    let interrupt = || {
+        stopped().or_else(|| {
+            deadline.is_some_and(|deadline| std::time::Instant::now() >= deadline).then(|| {
+                format!(
+                    "the dispatch ran past the soft runtime's watchdog of {timeout:?} (SoftConfig::dispatch_timeout)"
+                )
+            })
+        })
     };
     let dispatch = Dispatch {
         program: &program,
@@ -216,11 +223,10 @@ pub(crate) fn dispatch(
     for_each_workgroup(queue, runtime, packet, |lds, workgroup_id| {
         // A workgroup not begun when the dispatch is stopped does not begin: one of a billion
         // short workgroups is never asked between turns.
-        let stopped = failed.load(Ordering::Relaxed) || queue.stop.load(Ordering::Acquire);
-        let result = if stopped {
-            Err(ExecError::Interrupted { pc: 0, reason: interrupt().unwrap_or_default() })
-        } else {
-            aqueduct_isa::run_workgroup(&dispatch, &memory, workgroup_id, lds).map(|_| ())
+        let result = match stopped() {
+            // No wave of it started: pc 0.
+            Some(reason) => Err(ExecError::Interrupted { pc: 0, reason }),
+            None => aqueduct_isa::run_workgroup(&dispatch, &memory, workgroup_id, lds).map(|_| ()),
         };
         if let Err(error) = result {
             failed.store(true, Ordering::Relaxed);

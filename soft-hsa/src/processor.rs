@@ -412,7 +412,15 @@ fn check_dispatch(id: u64, packet: &KernelDispatchPacket) -> PacketResult {
 ///   times the wave's lanes, within what one wave can address ([`max_wave_scratch_bytes`]).
 ///   More is ROCr's OUT_OF_RESOURCES, its answer when it cannot give a dispatch scratch for even
 ///   one wave (`AqlQueue::DynamicQueueEventsHandler`; docs/rocr-facts.md, section 16).
-fn check_resources(id: u64, packet: &KernelDispatchPacket, kernel: &LoadedKernel, isa_name: &str) -> PacketResult {
+///
+/// The agent's ISA is looked up only for a dispatch that asks for scratch, which few do.
+fn check_resources(
+    id: u64,
+    packet: &KernelDispatchPacket,
+    kernel: &LoadedKernel,
+    runtime: &Runtime,
+    agent_index: usize,
+) -> PacketResult {
     let descriptor = kernel.descriptor();
     let (group_fixed, private_fixed) = (descriptor.group_segment_fixed_size, descriptor.private_segment_fixed_size);
     let group = packet.group_segment_size.max(group_fixed);
@@ -429,7 +437,11 @@ fn check_resources(id: u64, packet: &KernelDispatchPacket, kernel: &LoadedKernel
         ));
     }
     let private = packet.private_segment_size.max(private_fixed);
+    if private == 0 {
+        return Ok(());
+    }
     let lanes: u64 = if descriptor.is_wave32() { 32 } else { 64 };
+    let isa_name = runtime.gpu(agent_index).map_or("", |agent| agent.isa_name.as_str());
     let limit = max_wave_scratch_bytes(isa_name);
     if u64::from(private) * lanes > limit {
         return Err((
@@ -492,8 +504,7 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
             ),
         ));
     }
-    let isa_name = runtime.gpu(queue.agent_index).map_or("", |agent| agent.isa_name.as_str());
-    check_resources(id, packet, &kernel, isa_name)?;
+    check_resources(id, packet, &kernel, runtime, queue.agent_index)?;
     // Whether or not kernels run (retire-only mode), the kernargs must be readable by the agent.
     let kernarg_host = check_kernargs(queue, runtime, id, packet, &kernel)?;
     if empty || queue.mode() == ExecutionMode::RetireOnly {
