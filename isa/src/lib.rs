@@ -10,7 +10,8 @@ pub mod interp;
 pub mod native;
 pub mod run;
 
-pub use run::run_workgroup;
+pub use interp::{Interrupt, Ran, Rounds, RunFrom, SavedWorkgroup};
+pub use run::{run_or_save, run_workgroup};
 
 use gfx11::Encoding;
 

@@ -4,13 +4,15 @@
 
 use crate::compiled::Tier;
 use crate::interp::coverage::{CLOCK, PC, Registers};
-use crate::interp::launch::{self, Dispatch, run_workgroup_interpreted, run_workgroup_turns};
+use crate::interp::launch::{self, Dispatch, Ran, RunFrom, run_workgroup_interpreted, run_workgroup_turns};
 use crate::interp::wave::{LANES, Wave};
 use crate::interp::{ExecError, Isa, Memory};
 use crate::native;
 
 /// Runs workgroup `workgroup_id` of `dispatch` to its end on the tier `dispatch.tier` names;
-/// `lds` is reused between calls. Returns the instructions its waves executed.
+/// `lds` is reused between calls. Returns the instructions its waves executed. Where
+/// [`Dispatch::interrupt`] saves the workgroup, it resumes at once on this thread: a caller that
+/// moves saved workgroups between threads runs them with [`run_or_save`].
 ///
 /// [`Tier::Auto`] runs the native tier where the kernel and the host allow it
 /// ([`native::unavailable`]) and the interpreter otherwise; [`Tier::Native`] fails with
@@ -22,6 +24,26 @@ pub fn run_workgroup<M: Memory + ?Sized>(
     workgroup_id: [u32; 3],
     lds: &mut Vec<u8>,
 ) -> Result<u64, ExecError> {
+    let mut from = RunFrom::Begin(workgroup_id);
+    loop {
+        match run_or_save(dispatch, memory, from, lds)? {
+            Ran::Ended(executed) => return Ok(executed),
+            Ran::Saved(saved) => from = RunFrom::Resume(saved),
+        }
+    }
+}
+
+/// Runs a workgroup of `dispatch`, from its beginning or where [`Dispatch::interrupt`] saved it
+/// ([`RunFrom`]), on the tier `dispatch.tier` names ([`run_workgroup`]), until it ends or is
+/// saved again ([`Ran`]); `lds` is reused between calls. A saved workgroup resumes on any
+/// thread, with the same `dispatch` and `memory`; one never resumed is dropped with what it
+/// holds. After an error the workgroup is gone.
+pub fn run_or_save<M: Memory + ?Sized>(
+    dispatch: &Dispatch<'_>,
+    memory: &M,
+    from: RunFrom,
+    lds: &mut Vec<u8>,
+) -> Result<Ran, ExecError> {
     let code = match dispatch.tier {
         Tier::Interpreter => None,
         Tier::Native => Some(native::compiled(dispatch.program).map_err(ExecError::NativeUnavailable)?),
@@ -30,8 +52,8 @@ pub fn run_workgroup<M: Memory + ?Sized>(
     match code {
         // SAFETY: the native tier compiles only on hosts with AVX2, FMA and BMI
         // (`native::unavailable`), every feature `run_workgroup_native` is compiled for.
-        Some(code) => unsafe { run_workgroup_native(code, dispatch, memory, workgroup_id, lds) },
-        None => run_workgroup_interpreted(dispatch, memory, workgroup_id, lds),
+        Some(code) => unsafe { run_workgroup_native(code, dispatch, memory, from, lds) },
+        None => run_workgroup_interpreted(dispatch, memory, from, lds),
     }
 }
 
@@ -46,12 +68,13 @@ unsafe fn run_workgroup_native<M: Memory + ?Sized>(
     code: &native::NativeCode,
     dispatch: &Dispatch<'_>,
     memory: &M,
-    workgroup_id: [u32; 3],
+    from: RunFrom,
     lds: &mut Vec<u8>,
-) -> Result<u64, ExecError> {
-    // The frame the workgroup's waves run with, and the host ranges they find.
+) -> Result<Ran, ExecError> {
+    // The frame the workgroup's waves run with, and the host ranges they find (set up again on
+    // a resume: a frame holds nothing of the waves between turns).
     let mut workgroup = native::Workgroup::new(dispatch.program, memory, dispatch.serial);
-    run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
+    run_workgroup_turns(dispatch, from, lds, |wave, lds, shares| {
         native::run_wave(code, dispatch, wave, lds, shares, &mut workgroup)
     })
 }

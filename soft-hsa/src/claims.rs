@@ -110,7 +110,7 @@ impl Claims {
 
 /// `run_one` with its lifetime erased, for helper jobs, which the pool requires to be `'static`.
 #[cfg(not(loom))]
-type ErasedRun = *const (dyn Fn(&mut Vec<u8>, u64) + Sync + 'static);
+type ErasedRun = *const (dyn Fn(&mut Vec<u8>, u64) -> bool + Sync + 'static);
 
 /// A raw pointer a helper job may carry to another thread.
 #[cfg(not(loom))]
@@ -137,7 +137,8 @@ fn helpers_for(work: u128, share: std::time::Duration, left: u64, helpers: usize
 
 /// Runs `run_one(group memory, linear id)` for every linear workgroup id in `range`, on this
 /// thread and on up to `helpers` pool threads that are free to help, and returns when all have
-/// run. Helpers are called at once where `pace` (the time a workgroup of this kernel took this
+/// run. A helper whose `run_one` returns `false` claims no more and gives its pool thread back
+/// (this thread claims on, so every id runs). Helpers are called at once where `pace` (the time a workgroup of this kernel took this
 /// thread before) says the range holds work for them, a `share` each ([`HELPER_SHARE`]);
 /// otherwise once the work left, projected from this thread's pace in this range, does. Each
 /// thread reuses one group-memory buffer (`memory` is this thread's). A panic in `run_one` on
@@ -151,20 +152,24 @@ pub(crate) fn run_range(
     pace: Option<std::time::Duration>,
     share: std::time::Duration,
     memory: &mut Vec<u8>,
-    run_one: &(dyn Fn(&mut Vec<u8>, u64) + Sync),
+    run_one: &(dyn Fn(&mut Vec<u8>, u64) -> bool + Sync),
 ) -> Option<std::time::Duration> {
     use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
     let count = range.end.saturating_sub(range.start);
     let claims = std::sync::Arc::new(Claims::new(range));
-    // Claims and runs workgroups until none is left, calling `after` after each; a panic stops
-    // every thread at its next claim and is returned.
+    // Claims and runs workgroups until none is left (or, for a helper, until `run_one` says to
+    // leave), calling `after` after each; a panic stops every thread at its next claim and is
+    // returned.
     let claim_all = |claims: &Claims,
                      memory: &mut Vec<u8>,
-                     run_one: &(dyn Fn(&mut Vec<u8>, u64) + Sync),
+                     run_one: &(dyn Fn(&mut Vec<u8>, u64) -> bool + Sync),
+                     helper: bool,
                      after: &mut dyn FnMut(&Claims)| {
         catch_unwind(AssertUnwindSafe(|| {
             while let Some(linear) = claims.claim() {
-                run_one(memory, linear);
+                if !run_one(memory, linear) && helper {
+                    break;
+                }
                 after(claims);
             }
         }))
@@ -176,7 +181,7 @@ pub(crate) fn run_range(
             let claims = std::sync::Arc::clone(&claims);
             // SAFETY: only the lifetime is erased (same layout); see `SendRun`.
             let run = SendRun(unsafe {
-                core::mem::transmute::<*const (dyn Fn(&mut Vec<u8>, u64) + Sync + '_), ErasedRun>(run_one)
+                core::mem::transmute::<*const (dyn Fn(&mut Vec<u8>, u64) -> bool + Sync + '_), ErasedRun>(run_one)
             });
             rayon::spawn(move || {
                 let run = run;
@@ -185,7 +190,7 @@ pub(crate) fn run_range(
                 }
                 // SAFETY: entered and not yet left (see `SendRun`).
                 let run_one = unsafe { &*run.0 };
-                let panic = claim_all(&claims, &mut Vec::new(), run_one, &mut |_| {});
+                let panic = claim_all(&claims, &mut Vec::new(), run_one, true, &mut |_| {});
                 claims.leave(panic);
             });
         }
@@ -204,7 +209,7 @@ pub(crate) fn run_range(
     // saxpy chain took 19–23 ms so, against 11 ms alone, on the 16-core device machine).
     let started = std::time::Instant::now();
     let mut first = None;
-    let own = claim_all(&claims, memory, run_one, &mut |claims| {
+    let own = claim_all(&claims, memory, run_one, false, &mut |claims| {
         ran += 1;
         if ran == 1 {
             first = Some(started.elapsed());
@@ -250,6 +255,7 @@ mod tests {
                 }
                 runs[linear as usize].fetch_add(1, Ordering::Relaxed);
                 threads.lock().unwrap().insert(std::thread::current().id());
+                true
             });
             for (linear, count) in runs.iter().enumerate() {
                 let expected = u32::from(linear >= 100);
@@ -271,6 +277,7 @@ mod tests {
         let threads = Mutex::new(std::collections::HashSet::new());
         let pace = run_range(0..64, 3, None, Duration::from_secs(60), &mut Vec::new(), &|_, _| {
             threads.lock().unwrap().insert(std::thread::current().id());
+            true
         });
         assert!(pace.is_some(), "the first workgroup ran alone, so it has a pace");
         assert_eq!(*threads.lock().unwrap(), [std::thread::current().id()].into(), "short work: no helper");
@@ -289,6 +296,7 @@ mod tests {
                 let (guard, _) = helped.1.wait_timeout_while(guard, Duration::from_secs(10), |done| !*done).unwrap();
                 assert!(*guard, "a helper joined long work");
             }
+            true
         });
     }
 
@@ -315,11 +323,12 @@ mod tests {
                 if std::thread::current().id() != caller {
                     *helped.0.lock().unwrap() = true;
                     helped.1.notify_all();
-                    return;
+                    return true;
                 }
                 let guard = helped.0.lock().unwrap();
                 let (guard, _) = helped.1.wait_timeout_while(guard, Duration::from_secs(10), |done| !*done).unwrap();
                 assert!(*guard, "a helper ran while the caller's first workgroup waited");
+                true
             });
         assert_eq!(pace, None, "no pace is measured beside helpers called at once");
     }
@@ -333,6 +342,7 @@ mod tests {
                 std::thread::sleep(std::time::Duration::from_micros(200));
                 running.fetch_sub(1, Ordering::AcqRel);
                 assert!(linear != 40, "workgroup 40 fails");
+                true
             })
         }));
         let panic = outcome.expect_err("the panic is resumed");
@@ -343,5 +353,35 @@ mod tests {
             .unwrap_or_default();
         assert!(message.contains("workgroup 40 fails"), "{message}");
         assert_eq!(running.load(Ordering::Acquire), 0, "no helper still runs a workgroup once it returns");
+    }
+
+    #[test]
+    fn a_helper_that_is_told_to_leave_claims_no_more_and_every_id_still_runs() {
+        // Each helper leaves after its first workgroup; the caller claims the rest. Helpers are
+        // called at once (a known slow pace), and the caller's first workgroup waits for one to
+        // have run (ten seconds: the pool may be busy with other tests for a while).
+        let caller = std::thread::current().id();
+        let runs: Vec<AtomicU32> = (0..64).map(|_| AtomicU32::new(0)).collect();
+        let by_helpers = Mutex::new(std::collections::HashMap::<std::thread::ThreadId, u32>::new());
+        let helped = (Mutex::new(false), std::sync::Condvar::new());
+        run_range(0..64, 3, Some(Duration::from_secs(1)), Duration::from_millis(10), &mut Vec::new(), &|_, linear| {
+            runs[linear as usize].fetch_add(1, Ordering::Relaxed);
+            if std::thread::current().id() != caller {
+                *by_helpers.lock().unwrap().entry(std::thread::current().id()).or_default() += 1;
+                *helped.0.lock().unwrap() = true;
+                helped.1.notify_all();
+                return false;
+            }
+            if linear == 0 {
+                let guard = helped.0.lock().unwrap();
+                let _ = helped.1.wait_timeout_while(guard, Duration::from_secs(10), |done| !*done).unwrap();
+            }
+            true
+        });
+        assert!(runs.iter().all(|count| count.load(Ordering::Relaxed) == 1), "every id ran once");
+        let by_helpers = by_helpers.into_inner().unwrap();
+        assert!(!by_helpers.is_empty(), "a helper ran");
+        // A pool thread may be called as two helpers (it left one job and took the next).
+        assert!(by_helpers.values().sum::<u32>() <= 3, "each of the 3 helpers ran one workgroup: {by_helpers:?}");
     }
 }

@@ -9,15 +9,18 @@
 //! descriptor, code and read-only data) and the dispatch packet its dispatch pointer names.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use aqueduct_isa::interp::{Dispatch, ExecError, HostMemory, HostRange, Isa, MemoryFault, Program};
+use aqueduct_isa::interp::{
+    Dispatch, ExecError, HostMemory, HostRange, Interrupt, Isa, MemoryFault, Program, Ran, Rounds, RunFrom,
+    SavedWorkgroup,
+};
 use aqueduct_isa::native::Tier;
 
 use super::executable::LoadedKernel;
 use super::queue::SoftQueue;
 use super::runtime::Runtime;
-use super::workgroups::{PacketResult, check_beyond_allocations, for_each_workgroup};
+use super::workgroups::{Pace, PacketResult, check_beyond_allocations, for_each_workgroup, run_linear};
 use aqueduct_abi::KernelDispatchPacket;
 
 use aqueduct_hsa::sys::status;
@@ -25,6 +28,18 @@ use aqueduct_hsa::sys::status;
 /// Instructions one wave may run before the interpreter calls it hung: far beyond any kernel
 /// here, and a bound on a kernel that loops forever (which on a GPU would need a queue reset).
 const INSTRUCTION_LIMIT: u64 = 1 << 32;
+
+/// How long a workgroup runs before it is saved where other work wants its thread (another
+/// dispatch running, or a saved workgroup of its own dispatch waiting): long enough that a save
+/// and a resume (moving the waves' and the LDS's buffers) cost nothing beside it, short enough
+/// that a dispatch beside a kernel that never ends waits a few milliseconds for threads.
+pub(crate) const SAVE_SLICE: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// The most workgroups of one dispatch saved at once; past it a workgroup keeps its thread. It
+/// bounds what saved state can hold (a workgroup of 1,024 work-items holds about 1 MiB of
+/// registers), as a GPU's registers and LDS bound how many workgroups are resident. A grid-wide
+/// barrier across more workgroups than this and the pool's threads waits for the watchdog.
+const RESIDENT_WORKGROUPS: usize = 256;
 
 /// A range this thread last found granted to an agent of a runtime (its allocations' address
 /// and the agent's index), while the process's count of removals was `revocations`
@@ -189,15 +204,35 @@ pub(crate) fn dispatch(
             None
         }
     };
-    // And the watchdog too: asked between a workgroup's rounds.
-    let interrupt = || {
-        stopped().or_else(|| {
-            deadline.is_some_and(|deadline| std::time::Instant::now() >= deadline).then(|| {
-                format!(
-                    "the dispatch ran past the soft runtime's watchdog of {timeout:?} (SoftConfig::dispatch_timeout)"
-                )
-            })
-        })
+    // Workgroups saved, waiting to resume (with their count, read between rounds without the
+    // lock), and the workgroups begun.
+    let saved = std::sync::Mutex::new(Vec::<SavedWorkgroup>::new());
+    let waiting = AtomicUsize::new(0);
+    let begun = AtomicU64::new(0);
+    let total = workgroup_count(packet);
+    // Another dispatch is running on the pool: a saved workgroup's pool thread goes back to it.
+    let others_running = || runtime.arbiter.running() > 1;
+    // Between a workgroup's rounds: stop it (the queue's teardown, a failed workgroup, the
+    // watchdog), or save it once it has run a slice while other work wants its thread: another
+    // dispatch, a saved workgroup of this one, or one of this one's not yet begun. So a kernel
+    // that never ends holds the pool for a slice at most while other queues want it, and
+    // workgroups that wait on each other (a spin on a flag another sets, a grid-wide barrier)
+    // each get turns, as the resident workgroups of a GPU all do.
+    let interrupt = |rounds: &Rounds| {
+        if let Some(reason) = stopped() {
+            return Some(Interrupt::Stop(reason));
+        }
+        if deadline.is_some_and(|deadline| rounds.now >= deadline) {
+            return Some(Interrupt::Stop(format!(
+                "the dispatch ran past the soft runtime's watchdog of {timeout:?} (SoftConfig::dispatch_timeout)"
+            )));
+        }
+        if rounds.now.duration_since(rounds.began) < SAVE_SLICE {
+            return None;
+        }
+        let waiting = waiting.load(Ordering::Relaxed);
+        let wanted = waiting > 0 || begun.load(Ordering::Relaxed) < total || others_running();
+        (wanted && waiting < RESIDENT_WORKGROUPS).then_some(Interrupt::Save)
     };
     let dispatch = Dispatch {
         program: &program,
@@ -220,19 +255,59 @@ pub(crate) fn dispatch(
         },
     };
     let failure = std::sync::Mutex::new(None::<ExecError>);
-    for_each_workgroup(queue, runtime, packet, |lds, workgroup_id| {
-        // A workgroup not begun when the dispatch is stopped does not begin: one of a billion
-        // short workgroups is never asked between turns.
+    // Runs a workgroup from `from` until it ends, fails or is saved; says whether a pool thread
+    // that ran it may go on (not after a save while another dispatch runs: the thread goes back
+    // to the pool).
+    let run = |lds: &mut Vec<u8>, from: RunFrom| {
+        // A workgroup not begun when the dispatch is stopped does not begin (one of a billion
+        // short workgroups is never asked between turns), and a saved one does not resume.
         let result = match stopped() {
-            // No wave of it started: pc 0.
-            Some(reason) => Err(ExecError::Interrupted { pc: 0, reason }),
-            None => aqueduct_isa::run_workgroup(&dispatch, &memory, workgroup_id, lds).map(|_| ()),
+            Some(reason) => {
+                let pc = match &from {
+                    RunFrom::Begin(_) => 0,
+                    RunFrom::Resume(saved) => saved.pc(),
+                };
+                Err(ExecError::Interrupted { pc, reason })
+            }
+            None => {
+                if matches!(from, RunFrom::Begin(_)) {
+                    begun.fetch_add(1, Ordering::Relaxed);
+                }
+                aqueduct_isa::run_or_save(&dispatch, &memory, from, lds)
+            }
         };
-        if let Err(error) = result {
-            failed.store(true, Ordering::Relaxed);
-            failure.lock().unwrap_or_else(|poison| poison.into_inner()).get_or_insert(error);
+        match result {
+            Ok(Ran::Ended(_)) => true,
+            Ok(Ran::Saved(workgroup)) => {
+                saved.lock().unwrap_or_else(|poison| poison.into_inner()).push(workgroup);
+                waiting.fetch_add(1, Ordering::Relaxed);
+                !others_running()
+            }
+            Err(error) => {
+                failed.store(true, Ordering::Relaxed);
+                failure.lock().unwrap_or_else(|poison| poison.into_inner()).get_or_insert(error);
+                true
+            }
         }
-    });
+    };
+    for_each_workgroup(queue, runtime, packet, |lds, workgroup_id| run(lds, RunFrom::Begin(workgroup_id)));
+    // Saved workgroups resume in rounds, oldest first, until none is saved again.
+    loop {
+        let round: Vec<std::sync::Mutex<Option<SavedWorkgroup>>> =
+            core::mem::take(&mut *saved.lock().unwrap_or_else(|poison| poison.into_inner()))
+                .into_iter()
+                .map(|workgroup| std::sync::Mutex::new(Some(workgroup)))
+                .collect();
+        if round.is_empty() {
+            break;
+        }
+        run_linear(queue, runtime, round.len() as u64, Pace::Saved, &|lds, index| {
+            let taken = round[index as usize].lock().unwrap_or_else(|poison| poison.into_inner()).take();
+            let Some(workgroup) = taken else { return true };
+            waiting.fetch_sub(1, Ordering::Relaxed);
+            run(lds, RunFrom::Resume(workgroup))
+        });
+    }
     match failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
         None => Ok(()),
         Some(error) => {
@@ -254,4 +329,10 @@ pub(crate) fn dispatch(
             Err((code, named(error.to_string())))
         }
     }
+}
+
+/// The workgroups `packet`'s grid holds.
+fn workgroup_count(packet: &KernelDispatchPacket) -> u64 {
+    let (grid, workgroup) = (packet.grid(), packet.workgroup());
+    (0..3).map(|axis| u64::from(grid[axis]).div_ceil(u64::from(workgroup[axis]).max(1))).product()
 }

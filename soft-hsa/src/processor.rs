@@ -638,6 +638,8 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
                 .unwrap_or_else(|| "the host build failed the workgroup (its panic message went to stderr)".into());
             panicked.lock().unwrap_or_else(|poison| poison.into_inner()).get_or_insert(message);
         }
+        // A host build is never saved: its helpers claim on.
+        true
     });
     // A GPU kernel that traps fails its queue with an exception; so does a host build's panic.
     match panicked.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {

@@ -60,17 +60,13 @@ pub(crate) fn check_access(queue: &SoftQueue, runtime: &Runtime, address: u64, l
 }
 
 /// Runs `run_one(group memory, workgroup id)` for every workgroup of `packet`, whichever way its
-/// kernel executes. Priority and CU mask (`scheduling.rs`): the workgroups run in chunks, each
-/// after yielding to higher-priority dispatches, on this thread and at most `lanes − 1` pool
-/// threads at once, and no more than the pool's threads beyond the running dispatches
-/// (`claims.rs`: this thread starts at once, free pool threads join at once
-/// where the kernel's last pace on this thread says the chunk is worth waking them for, once
-/// the work left is otherwise); each thread reuses one group-memory buffer.
+/// kernel executes ([`run_linear`]). `run_one` returns whether a pool thread that ran it may go
+/// on to the next workgroup (`false`: it gives the thread back, `claims::run_range`).
 pub(crate) fn for_each_workgroup(
     queue: &SoftQueue,
     runtime: &Runtime,
     packet: &KernelDispatchPacket,
-    run_one: impl Fn(&mut Vec<u8>, [u32; 3]) + Sync,
+    run_one: impl Fn(&mut Vec<u8>, [u32; 3]) -> bool + Sync,
 ) {
     let (grid, workgroup) = (packet.grid(), packet.workgroup());
     let counts: [u64; 3] = core::array::from_fn(|axis| u64::from(grid[axis]).div_ceil(u64::from(workgroup[axis])));
@@ -82,21 +78,52 @@ pub(crate) fn for_each_workgroup(
             (linear / (counts[0] * counts[1])) as u32,
         ]
     };
-    let mut memory = Vec::new();
     if total == 1 {
-        run_one(&mut memory, id_of(0));
+        run_one(&mut Vec::new(), id_of(0));
         return;
     }
+    run_linear(queue, runtime, total, Pace::Kernel(packet.kernel_object), &|memory, linear| {
+        run_one(memory, id_of(linear))
+    });
+}
+
+/// How [`run_linear`] decides when to call helpers.
+pub(crate) enum Pace {
+    /// By the pace this kernel (its kernel object) last had on this thread, remembered.
+    Kernel(u64),
+    /// Saved workgroups, each of which has already run a slice (`isa_exec::SAVE_SLICE`): helpers
+    /// at once, as many as a fair share of the pool's threads among the running dispatches.
+    Saved,
+}
+
+/// Runs `run_one(group memory, linear id)` for every linear id below `total`. Priority and CU
+/// mask (`scheduling.rs`): the ids run in chunks, each after yielding to higher-priority
+/// dispatches, on this thread and at most `lanes − 1` pool threads at once, and no more than the
+/// pool's threads beyond the running dispatches (`claims.rs`: this thread starts at once, free
+/// pool threads join at once where the pace says the chunk is worth waking them for, once the
+/// work left is otherwise); each thread reuses one group-memory buffer.
+pub(crate) fn run_linear(
+    queue: &SoftQueue,
+    runtime: &Runtime,
+    total: u64,
+    pace_of: Pace,
+    run_one: &(dyn Fn(&mut Vec<u8>, u64) -> bool + Sync),
+) {
+    let mut memory = Vec::new();
     let running = runtime.arbiter.enter(queue.scheduling.priority.load(Ordering::Acquire));
     let compute_units = runtime.compute_units(queue.agent_index);
     let threads = rayon::current_num_threads();
     let lanes = queue.scheduling.lanes(threads, compute_units);
     let chunk = QueueScheduling::chunk(lanes);
-    let by_linear = |memory: &mut Vec<u8>, linear: u64| run_one(memory, id_of(linear));
     // The kernel's pace on this thread, unless it is due to be measured again.
-    let kernel = packet.kernel_object;
-    let known = PACES.with_borrow(|paces| paces.get(&kernel).copied());
-    let mut pace = known.and_then(|(pace, uses)| (uses < REMEASURE_AFTER).then_some(pace));
+    let known = match pace_of {
+        Pace::Kernel(kernel) => PACES.with_borrow(|paces| paces.get(&kernel).copied()),
+        Pace::Saved => None,
+    };
+    let mut pace = match pace_of {
+        Pace::Kernel(_) => known.and_then(|(pace, uses)| (uses < REMEASURE_AFTER).then_some(pace)),
+        Pace::Saved => Some(super::isa_exec::SAVE_SLICE),
+    };
     let mut measured = None;
     let mut start = 0;
     while start < total {
@@ -105,14 +132,19 @@ pub(crate) fn for_each_workgroup(
         // Helpers only for the pool's threads beyond those the running dispatches' processor
         // threads stand for: with every queue busy, those threads already fill the cores, and
         // waking pool threads too only moved work around (a 16-queue MLP serving run spent a
-        // quarter of its time in the scheduler and in rayon's idle rounds).
-        let helpers = (lanes - 1).min(threads.saturating_sub(runtime.arbiter.running()));
-        if let Some(alone) = claims::run_range(start..end, helpers, pace, claims::HELPER_SHARE, &mut memory, &by_linear)
-        {
+        // quarter of its time in the scheduler and in rayon's idle rounds). Saved workgroups
+        // (long ones, saved because other dispatches wanted threads) take a fair share only.
+        let others = runtime.arbiter.running();
+        let helpers = (lanes - 1).min(match pace_of {
+            Pace::Kernel(_) => threads.saturating_sub(others),
+            Pace::Saved => (threads / others.max(1)).saturating_sub(1),
+        });
+        if let Some(alone) = claims::run_range(start..end, helpers, pace, claims::HELPER_SHARE, &mut memory, run_one) {
             (pace, measured) = (Some(alone), Some(alone));
         }
         start = end;
     }
+    let Pace::Kernel(kernel) = pace_of else { return };
     let remembered = measured.map(|pace| (pace, 0)).or(known.map(|(pace, uses)| (pace, uses.saturating_add(1))));
     if let Some(remembered) = remembered {
         PACES.with_borrow_mut(|paces| {

@@ -43,15 +43,72 @@ pub struct Dispatch<'a> {
     /// valid for the rest of the dispatch) from one workgroup to the next.
     pub serial: u64,
     /// Asked between a workgroup's rounds of turns, so at most every `LONE_SLICE` (65,536) instructions
-    /// of a wave that runs alone and every round of a workgroup's waves: `Some(reason)` stops
-    /// the workgroup there with [`ExecError::Interrupted`] (the soft runtime's queue destroyed
-    /// or inactivated, its watchdog expired, another workgroup failed). `None`: never asked.
-    pub interrupt: Option<&'a (dyn Fn() -> Option<String> + Sync)>,
+    /// of a wave that runs alone and every round of a workgroup's waves, with the time
+    /// ([`Rounds`]). [`Interrupt::Stop`] stops the workgroup there with
+    /// [`ExecError::Interrupted`] (the soft runtime's queue destroyed or inactivated, its watchdog
+    /// expired, another workgroup failed); [`Interrupt::Save`] saves it for later
+    /// ([`Ran::Saved`]). `None`: never asked.
+    pub interrupt: Option<&'a (dyn Fn(&Rounds) -> Option<Interrupt> + Sync)>,
 }
 
-/// Runs workgroup `workgroup_id` of `dispatch` to its end on the interpreter, whatever tier the
-/// dispatch names (`crate::run_workgroup` honours it); `lds` is reused between calls. Returns the
-/// instructions its waves executed.
+/// What [`Dispatch::interrupt`] does to a workgroup between its rounds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Interrupt {
+    /// The workgroup fails with [`ExecError::Interrupted`] for this reason.
+    Stop(String),
+    /// The workgroup's state is saved and its thread given back: the run returns
+    /// [`Ran::Saved`], which resumes on any thread ([`RunFrom::Resume`]). The soft runtime's
+    /// context save, as a GPU's scheduler saves a queue's waves to give their compute units to
+    /// another queue.
+    Save,
+}
+
+/// The time as [`Dispatch::interrupt`] is asked: when this run of the workgroup (from its begin
+/// or its last resume) first finished a round, and now. Read only where an interrupt is asked.
+#[derive(Debug, Clone, Copy)]
+pub struct Rounds {
+    pub began: std::time::Instant,
+    pub now: std::time::Instant,
+}
+
+/// Where a run of a workgroup starts.
+pub enum RunFrom {
+    /// The workgroup's beginning, by its id.
+    Begin([u32; 3]),
+    /// Where [`Interrupt::Save`] left it.
+    Resume(SavedWorkgroup),
+}
+
+/// How a run of a workgroup ended.
+pub enum Ran {
+    /// Every wave ended, after executing this many instructions.
+    Ended(u64),
+    /// [`Interrupt::Save`] saved it: resume it with [`RunFrom::Resume`], on any thread.
+    Saved(SavedWorkgroup),
+}
+
+/// A workgroup's state between rounds: its waves and its LDS. It belongs to one dispatch (the
+/// same `Dispatch` must resume it) and owns everything it holds, so it may move between threads.
+pub struct SavedWorkgroup {
+    workgroup_id: [u32; 3],
+    waves: Vec<Wave>,
+    lds: Vec<u8>,
+}
+
+impl SavedWorkgroup {
+    pub fn workgroup_id(&self) -> [u32; 3] {
+        self.workgroup_id
+    }
+
+    /// Where its first wave that has not ended stands.
+    pub fn pc(&self) -> u64 {
+        self.waves.iter().find(|wave| !wave.ended).map_or(0, |wave| wave.pc)
+    }
+}
+
+/// Runs a workgroup of `dispatch` (from its beginning or where it was saved) on the interpreter,
+/// whatever tier the dispatch names (`crate::run_or_save` honours it), to its end or until
+/// [`Dispatch::interrupt`] saves it; `lds` is reused between calls.
 ///
 /// The wave loop is compiled twice: for x86-64's baseline, and for the AVX2/FMA hosts nearly
 /// every x86-64 machine of the last decade is, picked once per call by what the CPU has. Rows of
@@ -66,17 +123,17 @@ pub struct Dispatch<'a> {
 pub(crate) fn run_workgroup_interpreted<M: Memory + ?Sized>(
     dispatch: &Dispatch<'_>,
     memory: &M,
-    workgroup_id: [u32; 3],
+    from: RunFrom,
     lds: &mut Vec<u8>,
-) -> Result<u64, ExecError> {
+) -> Result<Ran, ExecError> {
     #[cfg(target_arch = "x86_64")]
     {
         if crate::compiled::wide_vectors() {
             // SAFETY: the CPU has every feature the function is compiled for (`wide_vectors`).
-            return unsafe { run_workgroup_avx2(dispatch, memory, workgroup_id, lds) };
+            return unsafe { run_workgroup_avx2(dispatch, memory, from, lds) };
         }
     }
-    run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
+    run_workgroup_turns(dispatch, from, lds, |wave, lds, shares| {
         run_wave::<M, false>(dispatch, memory, wave, lds, shares)
     })
 }
@@ -88,10 +145,10 @@ pub(crate) fn run_workgroup_interpreted<M: Memory + ?Sized>(
 fn run_workgroup_avx2<M: Memory + ?Sized>(
     dispatch: &Dispatch<'_>,
     memory: &M,
-    workgroup_id: [u32; 3],
+    from: RunFrom,
     lds: &mut Vec<u8>,
-) -> Result<u64, ExecError> {
-    run_workgroup_turns(dispatch, workgroup_id, lds, |wave, lds, shares| {
+) -> Result<Ran, ExecError> {
+    run_workgroup_turns(dispatch, from, lds, |wave, lds, shares| {
         run_wave::<M, true>(dispatch, memory, wave, lds, shares)
     })
 }
@@ -129,17 +186,76 @@ fn run_wave_avx2(
     run_wave::<dyn Memory, true>(dispatch, memory, wave, lds, shares)
 }
 
-/// The workgroup loop of both tiers: sets up the workgroup's waves and the LDS, and gives the
-/// waves turns through `turn` (a tier's wave loop: `turn(wave, lds, shares)` runs the wave until
-/// it ends, reaches a barrier or, when it `shares` the workgroup, yields) until every wave has
-/// ended, releasing barriers as the hardware does. Returns the instructions the waves executed.
+/// The workgroup loop of both tiers: sets up the workgroup's waves and the LDS (or takes a saved
+/// workgroup's back), and gives the waves turns through `turn` (a tier's wave loop:
+/// `turn(wave, lds, shares)` runs the wave until it ends, reaches a barrier or, when it `shares`
+/// the workgroup, yields) until every wave has ended, releasing barriers as the hardware does,
+/// or until [`Dispatch::interrupt`] stops or saves it. Returns the instructions the waves
+/// executed, or the saved workgroup.
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn run_workgroup_turns(
     dispatch: &Dispatch<'_>,
-    workgroup_id: [u32; 3],
+    from: RunFrom,
     lds: &mut Vec<u8>,
     mut turn: impl FnMut(&mut Wave, &mut [u8], bool) -> Result<(), ExecError>,
-) -> Result<u64, ExecError> {
+) -> Result<Ran, ExecError> {
+    let (workgroup_id, mut waves) = match from {
+        RunFrom::Begin(workgroup_id) => (workgroup_id, begin_workgroup(dispatch, workgroup_id, lds)?),
+        RunFrom::Resume(saved) => {
+            // The thread's own buffer goes: a resume is rare (a slice of milliseconds each).
+            *lds = saved.lds;
+            (saved.workgroup_id, saved.waves)
+        }
+    };
+    let mut executed = 0;
+    // The waves take turns: each runs until it ends, reaches `s_barrier` or yields (a backward
+    // branch after a slice, `s_sleep`), so they progress together, as on the hardware, and a wave
+    // that spins on what a later wave writes sees it. A wave alone yields every `LONE_SLICE`
+    // instructions, so that `Dispatch::interrupt` is asked.
+    let shared = waves.len() > 1;
+    // When this run first finished a round: read only where an interrupt is asked.
+    let mut began = None;
+    loop {
+        for wave in waves.iter_mut().filter(|wave| !wave.ended && !wave.at_barrier) {
+            turn(wave, lds, shared)?;
+        }
+        if waves.iter().all(|wave| wave.ended) {
+            break;
+        }
+        // Every live wave is at the barrier (a wave that ended no longer counts): release them
+        // together.
+        if waves.iter().all(|wave| wave.ended || wave.at_barrier) {
+            for wave in &mut waves {
+                wave.at_barrier = false;
+            }
+        }
+        // Between rounds only: a workgroup that ends in its first round is never asked.
+        let Some(interrupt) = dispatch.interrupt else { continue };
+        let now = std::time::Instant::now();
+        let rounds = Rounds { began: *began.get_or_insert(now), now };
+        match interrupt(&rounds) {
+            None => {}
+            Some(Interrupt::Stop(reason)) => {
+                let pc = waves.iter().find(|wave| !wave.ended).map_or(0, |wave| wave.pc);
+                // The waves' allocations are kept for the next workgroup, as on the way out below.
+                SPARE_WAVES.set(waves);
+                return Err(ExecError::Interrupted { pc, reason });
+            }
+            Some(Interrupt::Save) => {
+                return Ok(Ran::Saved(SavedWorkgroup { workgroup_id, waves, lds: core::mem::take(lds) }));
+            }
+        }
+    }
+    for wave in &waves {
+        executed += wave.executed;
+    }
+    SPARE_WAVES.set(waves);
+    Ok(Ran::Ended(executed))
+}
+
+/// Workgroup `workgroup_id`'s waves, started, and its LDS in `lds`, zeroed.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn begin_workgroup(dispatch: &Dispatch<'_>, workgroup_id: [u32; 3], lds: &mut Vec<u8>) -> Result<Vec<Wave>, ExecError> {
     let program = dispatch.program;
     let descriptor = &program.descriptor;
     lds.clear();
@@ -171,39 +287,7 @@ pub(crate) fn run_workgroup_turns(
         start.reserve(wave)?;
         start.start(wave, index as u32);
     }
-    let mut executed = 0;
-    // The waves take turns: each runs until it ends, reaches `s_barrier` or yields (a backward
-    // branch after a slice, `s_sleep`), so they progress together, as on the hardware, and a wave
-    // that spins on what a later wave writes sees it. A wave alone yields every `LONE_SLICE`
-    // instructions, so that `Dispatch::interrupt` is asked.
-    let shared = waves.len() > 1;
-    loop {
-        for wave in waves.iter_mut().filter(|wave| !wave.ended && !wave.at_barrier) {
-            turn(wave, lds, shared)?;
-        }
-        if waves.iter().all(|wave| wave.ended) {
-            break;
-        }
-        // Every live wave is at the barrier (a wave that ended no longer counts): release them
-        // together.
-        if waves.iter().all(|wave| wave.ended || wave.at_barrier) {
-            for wave in &mut waves {
-                wave.at_barrier = false;
-            }
-        }
-        // Between rounds only: a workgroup that ends in its first round is never asked.
-        if let Some(reason) = dispatch.interrupt.and_then(|interrupt| interrupt()) {
-            let pc = waves.iter().find(|wave| !wave.ended).map_or(0, |wave| wave.pc);
-            // The waves' allocations are kept for the next workgroup, as on the way out below.
-            SPARE_WAVES.set(waves);
-            return Err(ExecError::Interrupted { pc, reason });
-        }
-    }
-    for wave in &waves {
-        executed += wave.executed;
-    }
-    SPARE_WAVES.set(waves);
-    Ok(executed)
+    Ok(waves)
 }
 
 thread_local! {
@@ -675,12 +759,12 @@ mod tests {
         let mut image = Vec::new();
         let program = program(&mut image, 4);
         let mut started = Vec::new();
-        let executed = run_workgroup_turns(&dispatch(&program), [1, 0, 0], &mut Vec::new(), |wave, _, _| {
+        let executed = run_workgroup_turns(&dispatch(&program), RunFrom::Begin([1, 0, 0]), &mut Vec::new(), |wave, _, _| {
             started.push((wave.sgpr[..5].to_vec(), wave.sgpr[EXEC as usize], wave.vgpr[0]));
             wave.ended = true;
             Ok(())
         });
-        assert_eq!(executed, Ok(0));
+        assert!(matches!(executed, Ok(Ran::Ended(0))));
         // Workgroup 1 of a 96-item grid in groups of 64 holds items 64..96: one partial wave.
         let sgprs = vec![0x3333_4444, 0x1111_2222, 0x7777_8888, 0x5555_6666, 1];
         assert_eq!(started.len(), 1);
@@ -689,7 +773,7 @@ mod tests {
         assert_eq!(started[0].2[..3], [0, 1, 2]);
         // Workgroup 0: two full waves, the second's ids from 32.
         started.clear();
-        run_workgroup_turns(&dispatch(&program), [0, 0, 0], &mut Vec::new(), |wave, _, _| {
+        run_workgroup_turns(&dispatch(&program), RunFrom::Begin([0, 0, 0]), &mut Vec::new(), |wave, _, _| {
             started.push((wave.sgpr[..5].to_vec(), wave.sgpr[EXEC as usize], wave.vgpr[0]));
             wave.ended = true;
             Ok(())
@@ -705,7 +789,7 @@ mod tests {
         let mut image = Vec::new();
         let program = program(&mut image, 3);
         let mut turns = 0;
-        let result = run_workgroup_turns(&dispatch(&program), [0, 0, 0], &mut Vec::new(), |_, _, _| {
+        let result = run_workgroup_turns(&dispatch(&program), RunFrom::Begin([0, 0, 0]), &mut Vec::new(), |_, _, _| {
             turns += 1;
             Ok(())
         });
