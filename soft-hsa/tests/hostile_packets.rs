@@ -426,3 +426,109 @@ fn wild_and_null_pointers_fault_through_every_memory_instruction_class() {
     assert_eq!(CANARY.load(Ordering::SeqCst), 0x5EED_CAFE);
     a_new_queue_runs_a_dispatch(&client);
 }
+
+/// Dispatches `kernel` of the hostile fixture over `items` work-items in workgroups of
+/// `workgroup`, with `kernargs`, on a new queue; waits for it to complete (30 s) and returns how
+/// long it took.
+fn run_hostile(client: &Client, kernel: &str, items: u32, workgroup: u16, kernargs: &[u8]) -> Duration {
+    let symbol = client.kernel(HOSTILE_KERNELS, &format!("{kernel}.kd"));
+    static STATUS: AtomicU32 = AtomicU32::new(0);
+    let queue = client.queue_with_callback(16, (&STATUS as *const AtomicU32).cast_mut().cast());
+    let done = client.signal(1);
+    let kernarg = client.kernargs(kernargs);
+    let started = Instant::now();
+    let id = queue.reserve_spinning();
+    queue.publish(id, &dispatch_packet(&symbol, items, workgroup, kernarg, done), dispatch_header(true), 1);
+    queue.ring(id);
+    assert_eq!(
+        client.wait_eq(done, 0, 30_000),
+        0,
+        "{kernel} completes (queue status {:#x})",
+        STATUS.load(Ordering::SeqCst)
+    );
+    let took = started.elapsed();
+    // SAFETY: the queue is this function's and is not used after.
+    unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the queue is destroyed");
+    took
+}
+
+/// Kernel arguments: a pointer, then 32-bit words.
+fn pointer_and_words(pointer: *const u32, words: &[u32]) -> Vec<u8> {
+    let mut bytes = (pointer as u64).to_le_bytes().to_vec();
+    bytes.extend(words.iter().flat_map(|word| word.to_le_bytes()));
+    bytes.resize(bytes.len().next_multiple_of(8), 0);
+    bytes
+}
+
+#[test]
+fn workgroups_that_wait_for_every_other_all_arrive_beyond_the_pools_threads() {
+    // A grid-wide barrier over more workgroups than the pool has threads (2 to 16 here): each
+    // spins until all have arrived, which only saving workgroups between their rounds lets the
+    // others begin. Before, it held the threads until the watchdog.
+    let client = Client::new();
+    for workgroups in [2u32, 64] {
+        let arrived = client.alloc_u32(1);
+        let done = client.alloc_u32(64 * workgroups as usize);
+        let mut kernargs = pointer_and_words(arrived.as_ptr(), &[workgroups, 0]);
+        kernargs.extend((done.as_ptr() as u64).to_le_bytes());
+        run_hostile(&client, "wait_for_all", 64 * workgroups, 64, &kernargs);
+        assert_eq!(arrived[0], workgroups, "every workgroup arrived once");
+        assert!(done.iter().all(|&word| word == 1), "{workgroups} workgroups: every work-item got past the barrier");
+    }
+}
+
+#[test]
+fn waves_that_pass_different_numbers_of_barriers_and_divergent_ones_all_end() {
+    // Four waves a workgroup: wave w passes w × 5 barriers, half of them from its odd lanes only.
+    // A barrier releases once every wave that has not ended is at one, as on the hardware.
+    let client = Client::new();
+    let out = client.alloc_u32(128 * 8);
+    run_hostile(&client, "uneven_barriers", 128 * 8, 128, &pointer_and_words(out.as_ptr(), &[5]));
+    let expected: Vec<u32> = (0..128 * 8).map(|item| item % 128 / 32 * 5).collect();
+    assert_eq!(&out[..], &expected[..]);
+}
+
+/// What `busy_work` stores for work-item `id` after `iterations` steps.
+fn busy_work_result(id: u32, iterations: u32) -> u32 {
+    (0..iterations).fold(id, |x, _| x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223))
+}
+
+/// A wide dispatch of `busy_work` (256 workgroups of 64), checked and timed.
+fn timed_busy_work(client: &Client, iterations: u32) -> Duration {
+    let out = client.alloc_u32(64 * 256);
+    let took = run_hostile(client, "busy_work", 64 * 256, 64, &pointer_and_words(out.as_ptr(), &[iterations]));
+    for id in [0, 1, 4095, 64 * 256 - 1] {
+        assert_eq!(out[id as usize], busy_work_result(id, iterations), "work-item {id}");
+    }
+    took
+}
+
+/// The measurement behind docs/BENCHMARKS.md's "a dispatch beside a kernel that never ends":
+/// a `busy_work` dispatch of 256 workgroups on a new queue, alone and while 64 workgroups of
+/// `spin_until` spin on another, five times each (medians printed). Not a test of time: run it
+/// with `cargo test --release -p aqueduct-soft-hsa --test hostile_packets -- --ignored --nocapture`
+/// (`BUSY_ITERATIONS` sets the work per work-item, 200,000 by default).
+#[test]
+#[ignore = "a measurement: run by hand, on a machine with cores to share"]
+fn measure_a_wide_dispatch_beside_a_kernel_that_never_ends() {
+    let client = Client::new();
+    let iterations = std::env::var("BUSY_ITERATIONS").ok().and_then(|text| text.parse().ok()).unwrap_or(200_000);
+    timed_busy_work(&client, iterations);
+    let median = |mut times: Vec<Duration>| {
+        times.sort();
+        times[times.len() / 2]
+    };
+    let alone = median((0..5).map(|_| timed_busy_work(&client, iterations)).collect());
+    static STATUS: AtomicU32 = AtomicU32::new(0);
+    let flag = client.alloc_u32(1);
+    let (queue, _, _) = start_spinning(&client, "spin_until", 64, flag, &STATUS);
+    let beside = median((0..5).map(|_| timed_busy_work(&client, iterations)).collect());
+    // SAFETY: the queue is this test's and is not used after.
+    unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the spinning queue is destroyed");
+    println!(
+        "busy_work × 256 workgroups, {iterations} steps, {} threads: alone {alone:?}, beside 64 spinning workgroups \
+         {beside:?}: {:.2}x",
+        rayon::current_num_threads(),
+        beside.as_secs_f64() / alone.as_secs_f64()
+    );
+}

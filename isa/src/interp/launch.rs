@@ -48,8 +48,11 @@ pub struct Dispatch<'a> {
     /// [`ExecError::Interrupted`] (the soft runtime's queue destroyed or inactivated, its watchdog
     /// expired, another workgroup failed); [`Interrupt::Save`] saves it for later
     /// ([`Ran::Saved`]). `None`: never asked.
-    pub interrupt: Option<&'a (dyn Fn(&Rounds) -> Option<Interrupt> + Sync)>,
+    pub interrupt: Option<&'a InterruptFn<'a>>,
 }
+
+/// [`Dispatch::interrupt`]'s function.
+pub type InterruptFn<'a> = dyn Fn(&Rounds) -> Option<Interrupt> + Sync + 'a;
 
 /// What [`Dispatch::interrupt`] does to a workgroup between its rounds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +83,7 @@ pub enum RunFrom {
 }
 
 /// How a run of a workgroup ended.
+#[derive(Debug)]
 pub enum Ran {
     /// Every wave ended, after executing this many instructions.
     Ended(u64),
@@ -93,6 +97,18 @@ pub struct SavedWorkgroup {
     workgroup_id: [u32; 3],
     waves: Vec<Wave>,
     lds: Vec<u8>,
+}
+
+impl core::fmt::Debug for SavedWorkgroup {
+    fn fmt(&self, formatter: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        formatter
+            .debug_struct("SavedWorkgroup")
+            .field("workgroup_id", &self.workgroup_id)
+            .field("waves", &self.waves.len())
+            .field("pc", &self.pc())
+            .field("lds_bytes", &self.lds.len())
+            .finish()
+    }
 }
 
 impl SavedWorkgroup {
@@ -759,11 +775,12 @@ mod tests {
         let mut image = Vec::new();
         let program = program(&mut image, 4);
         let mut started = Vec::new();
-        let executed = run_workgroup_turns(&dispatch(&program), RunFrom::Begin([1, 0, 0]), &mut Vec::new(), |wave, _, _| {
-            started.push((wave.sgpr[..5].to_vec(), wave.sgpr[EXEC as usize], wave.vgpr[0]));
-            wave.ended = true;
-            Ok(())
-        });
+        let executed =
+            run_workgroup_turns(&dispatch(&program), RunFrom::Begin([1, 0, 0]), &mut Vec::new(), |wave, _, _| {
+                started.push((wave.sgpr[..5].to_vec(), wave.sgpr[EXEC as usize], wave.vgpr[0]));
+                wave.ended = true;
+                Ok(())
+            });
         assert!(matches!(executed, Ok(Ran::Ended(0))));
         // Workgroup 1 of a 96-item grid in groups of 64 holds items 64..96: one partial wave.
         let sgprs = vec![0x3333_4444, 0x1111_2222, 0x7777_8888, 0x5555_6666, 1];

@@ -36,7 +36,7 @@ pub(crate) mod wave;
 
 use core::sync::atomic::Ordering;
 
-pub use launch::{Dispatch, Interrupt, Ran, Rounds, RunFrom, SavedWorkgroup};
+pub use launch::{Dispatch, Interrupt, InterruptFn, Ran, Rounds, RunFrom, SavedWorkgroup};
 pub use program::{Isa, KernelDescriptor, Program};
 pub use standalone::{Regions, StandaloneImage};
 
