@@ -30,7 +30,8 @@ use aqueduct_hsa::sys::status;
 const INSTRUCTION_LIMIT: u64 = 1 << 32;
 
 /// How long a workgroup runs before it is saved where other work wants its thread (another
-/// dispatch running, or a saved workgroup of its own dispatch waiting): long enough that a save
+/// dispatch where its own holds more than its share of the pool, a saved workgroup of its own
+/// dispatch, one not yet begun): long enough that a save
 /// and a resume (moving the waves' and the LDS's buffers) cost nothing beside it, short enough
 /// that a dispatch beside a kernel that never ends waits a few milliseconds for threads.
 pub(crate) const SAVE_SLICE: std::time::Duration = std::time::Duration::from_millis(10);
@@ -210,11 +211,18 @@ pub(crate) fn dispatch(
     let waiting = AtomicUsize::new(0);
     let begun = AtomicU64::new(0);
     let total = workgroup_count(packet);
-    // Another dispatch is running on the pool: a saved workgroup's pool thread goes back to it.
-    let others_running = || runtime.arbiter.running() > 1;
+    // Threads running a workgroup of this dispatch now.
+    let holding = AtomicUsize::new(0);
+    // Other dispatches are running and this one holds more than its fair share of the pool's
+    // threads: a workgroup saved then gives its pool thread back.
+    let over_share = || {
+        let running = runtime.arbiter.running();
+        running > 1 && holding.load(Ordering::Relaxed) > (rayon::current_num_threads() / running).max(1)
+    };
     // Between a workgroup's rounds: stop it (the queue's teardown, a failed workgroup, the
     // watchdog), or save it once it has run a slice while other work wants its thread: another
-    // dispatch, a saved workgroup of this one, or one of this one's not yet begun. So a kernel
+    // dispatch (where this one holds more than its share), a saved workgroup of this one, or
+    // one of this one's not yet begun. So a kernel
     // that never ends holds the pool for a slice at most while other queues want it, and
     // workgroups that wait on each other (a spin on a flag another sets, a grid-wide barrier)
     // each get turns, as the resident workgroups of a GPU all do.
@@ -231,7 +239,7 @@ pub(crate) fn dispatch(
             return None;
         }
         let waiting = waiting.load(Ordering::Relaxed);
-        let wanted = waiting > 0 || begun.load(Ordering::Relaxed) < total || others_running();
+        let wanted = waiting > 0 || begun.load(Ordering::Relaxed) < total || over_share();
         (wanted && waiting < RESIDENT_WORKGROUPS).then_some(Interrupt::Save)
     };
     let dispatch = Dispatch {
@@ -256,8 +264,8 @@ pub(crate) fn dispatch(
     };
     let failure = std::sync::Mutex::new(None::<ExecError>);
     // Runs a workgroup from `from` until it ends, fails or is saved; says whether a pool thread
-    // that ran it may go on (not after a save while another dispatch runs: the thread goes back
-    // to the pool).
+    // that ran it may go on (not after a save while the dispatch holds more than its share: the
+    // thread goes back to the pool).
     let run = |lds: &mut Vec<u8>, from: RunFrom| {
         // A workgroup not begun when the dispatch is stopped does not begin (one of a billion
         // short workgroups is never asked between turns), and a saved one does not resume.
@@ -273,7 +281,10 @@ pub(crate) fn dispatch(
                 if matches!(from, RunFrom::Begin(_)) {
                     begun.fetch_add(1, Ordering::Relaxed);
                 }
-                aqueduct_isa::run_or_save(&dispatch, &memory, from, lds)
+                holding.fetch_add(1, Ordering::Relaxed);
+                let ran = aqueduct_isa::run_or_save(&dispatch, &memory, from, lds);
+                holding.fetch_sub(1, Ordering::Relaxed);
+                ran
             }
         };
         match result {
@@ -281,7 +292,11 @@ pub(crate) fn dispatch(
             Ok(Ran::Saved(workgroup)) => {
                 saved.lock().unwrap_or_else(|poison| poison.into_inner()).push(workgroup);
                 waiting.fetch_add(1, Ordering::Relaxed);
-                !others_running()
+                // Counting this thread, which has not yet left.
+                holding.fetch_add(1, Ordering::Relaxed);
+                let leave = over_share();
+                holding.fetch_sub(1, Ordering::Relaxed);
+                !leave
             }
             Err(error) => {
                 failed.store(true, Ordering::Relaxed);
