@@ -9,7 +9,7 @@
 //! descriptor, code and read-only data) and the dispatch packet its dispatch pointer names.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use aqueduct_isa::interp::{
     Dispatch, ExecError, HostMemory, HostRange, Interrupt, Isa, MemoryFault, Program, Ran, Rounds, RunFrom,
@@ -61,6 +61,9 @@ struct Granted {
 const GRANTED_RANGES: usize = 4;
 
 thread_local! {
+    /// Whether the workgroup this thread runs is counted in its dispatch's threads holding a
+    /// workgroup past its first round (`dispatch`'s `holding`).
+    static COUNTED: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
     /// The ranges last found on this thread (a cell each, so that a lookup reads only the
     /// entries it looks at, and a hit writes nothing: reordering them on every hit stalled the
     /// loads that followed).
@@ -206,12 +209,13 @@ pub(crate) fn dispatch(
         }
     };
     // Workgroups saved, waiting to resume (with their count, read between rounds without the
-    // lock), and the workgroups begun.
+    // lock), and whether workgroups not yet begun may remain (until every one has been claimed).
     let saved = std::sync::Mutex::new(Vec::<SavedWorkgroup>::new());
     let waiting = AtomicUsize::new(0);
-    let begun = AtomicU64::new(0);
-    let total = workgroup_count(packet);
-    // Threads running a workgroup of this dispatch now.
+    let first_pass = AtomicBool::new(true);
+    // Threads running a workgroup of this dispatch that has finished a round (a workgroup that
+    // ends in its first round is never counted: no shared counter is touched per workgroup,
+    // which with short workgroups on 16 threads would be a contended line per workgroup).
     let holding = AtomicUsize::new(0);
     // Other dispatches are running and this one holds more than its fair share of the pool's
     // threads: a workgroup saved then gives its pool thread back.
@@ -235,11 +239,14 @@ pub(crate) fn dispatch(
                 "the dispatch ran past the soft runtime's watchdog of {timeout:?} (SoftConfig::dispatch_timeout)"
             )));
         }
+        if rounds.now == rounds.began && !COUNTED.replace(true) {
+            holding.fetch_add(1, Ordering::Relaxed);
+        }
         if rounds.now.duration_since(rounds.began) < SAVE_SLICE {
             return None;
         }
         let waiting = waiting.load(Ordering::Relaxed);
-        let wanted = waiting > 0 || begun.load(Ordering::Relaxed) < total || over_share();
+        let wanted = waiting > 0 || first_pass.load(Ordering::Relaxed) || over_share();
         (wanted && waiting < RESIDENT_WORKGROUPS).then_some(Interrupt::Save)
     };
     let dispatch = Dispatch {
@@ -278,12 +285,10 @@ pub(crate) fn dispatch(
                 Err(ExecError::Interrupted { pc, reason })
             }
             None => {
-                if matches!(from, RunFrom::Begin(_)) {
-                    begun.fetch_add(1, Ordering::Relaxed);
-                }
-                holding.fetch_add(1, Ordering::Relaxed);
                 let ran = aqueduct_isa::run_or_save(&dispatch, &memory, from, lds);
-                holding.fetch_sub(1, Ordering::Relaxed);
+                if COUNTED.replace(false) {
+                    holding.fetch_sub(1, Ordering::Relaxed);
+                }
                 ran
             }
         };
@@ -306,6 +311,7 @@ pub(crate) fn dispatch(
         }
     };
     for_each_workgroup(queue, runtime, packet, |lds, workgroup_id| run(lds, RunFrom::Begin(workgroup_id)));
+    first_pass.store(false, Ordering::Relaxed);
     // Saved workgroups resume in rounds, oldest first, until none is saved again.
     loop {
         let round: Vec<std::sync::Mutex<Option<SavedWorkgroup>>> =
@@ -344,10 +350,4 @@ pub(crate) fn dispatch(
             Err((code, named(error.to_string())))
         }
     }
-}
-
-/// The workgroups `packet`'s grid holds.
-fn workgroup_count(packet: &KernelDispatchPacket) -> u64 {
-    let (grid, workgroup) = (packet.grid(), packet.workgroup());
-    (0..3).map(|axis| u64::from(grid[axis]).div_ceil(u64::from(workgroup[axis]).max(1))).product()
 }
