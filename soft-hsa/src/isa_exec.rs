@@ -217,17 +217,14 @@ pub(crate) fn dispatch(
     // ends in its first round is never counted: no shared counter is touched per workgroup,
     // which with short workgroups on 16 threads would be a contended line per workgroup).
     let holding = AtomicUsize::new(0);
-    // Other dispatches are running and this one holds more than its fair share of the pool's
-    // threads: a workgroup saved then gives its pool thread back.
-    let over_share = || {
-        let running = runtime.arbiter.running();
-        running > 1 && holding.load(Ordering::Relaxed) > (rayon::current_num_threads() / running).max(1)
-    };
+    // Other dispatches are running and this one holds more than its share of the pool's threads
+    // (`Arbiter::share`): a workgroup saved then gives its pool thread back.
+    let over_share = || holding.load(Ordering::Relaxed) > runtime.arbiter.share(rayon::current_num_threads());
     // Between a workgroup's rounds: stop it (the queue's teardown, a failed workgroup, the
     // watchdog), or save it once it has run a slice while other work wants its thread: another
     // dispatch (where this one holds more than its share), a saved workgroup of this one, or
-    // one of this one's not yet begun. So a kernel
-    // that never ends holds the pool for a slice at most while other queues want it, and
+    // one of this one's not yet begun. So a kernel that never ends holds the pool for a slice
+    // at most while other queues want it, and
     // workgroups that wait on each other (a spin on a flag another sets, a grid-wide barrier)
     // each get turns, as the resident workgroups of a GPU all do.
     let interrupt = |rounds: &Rounds| {

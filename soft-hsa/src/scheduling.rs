@@ -59,6 +59,17 @@ impl Arbiter {
         self.running.iter().map(|count| count.load(Ordering::Acquire) as usize).sum()
     }
 
+    /// The threads of a pool of `threads` a running dispatch may hold while others run: an
+    /// equal share among the running dispatches (no bound where it runs alone). Saved
+    /// workgroups give their pool threads back down to it (`isa_exec.rs`), so a kernel that
+    /// never ends leaves a dispatch beside it half the pool or more, and no queue's dispatch
+    /// takes every thread while another's runs. Equal rather than new work first: two queues
+    /// that both submit long work back to back then progress alike.
+    pub fn share(&self, threads: usize) -> usize {
+        let running = self.running();
+        if running <= 1 { usize::MAX } else { (threads / running).max(1) }
+    }
+
     fn higher_running(&self, priority: usize) -> bool {
         self.running[priority + 1..].iter().any(|count| count.load(Ordering::Acquire) > 0)
     }
@@ -162,5 +173,19 @@ mod tests {
         assert!(arbiter.yield_to_higher(&low, || true), "a stopped queue stops waiting");
         drop(high);
         assert!(!arbiter.yield_to_higher(&low, || false));
+    }
+
+    #[test]
+    fn a_running_dispatch_may_hold_an_equal_share_of_the_pool_and_all_of_it_alone() {
+        let arbiter = Arbiter::default();
+        let first = arbiter.enter(1);
+        assert_eq!(arbiter.share(16), usize::MAX, "alone: no bound");
+        let second = arbiter.enter(0);
+        assert_eq!(arbiter.share(16), 8);
+        let third = arbiter.enter(2);
+        assert_eq!(arbiter.share(16), 5);
+        assert_eq!(arbiter.share(2), 1, "one thread at least");
+        drop((first, second, third));
+        assert_eq!(arbiter.share(16), usize::MAX);
     }
 }

@@ -92,7 +92,7 @@ pub(crate) enum Pace {
     /// By the pace this kernel (its kernel object) last had on this thread, remembered.
     Kernel(u64),
     /// Saved workgroups, each of which has already run a slice (`isa_exec::SAVE_SLICE`): helpers
-    /// at once, as many as a fair share of the pool's threads among the running dispatches.
+    /// at once, as many as the dispatch's share of the pool's threads (`Arbiter::share`).
     Saved,
 }
 
@@ -134,10 +134,9 @@ pub(crate) fn run_linear(
         // waking pool threads too only moved work around (a 16-queue MLP serving run spent a
         // quarter of its time in the scheduler and in rayon's idle rounds). Saved workgroups
         // (long ones, saved because other dispatches wanted threads) take a fair share only.
-        let others = runtime.arbiter.running();
         let helpers = (lanes - 1).min(match pace_of {
-            Pace::Kernel(_) => threads.saturating_sub(others),
-            Pace::Saved => (threads / others.max(1)).saturating_sub(1),
+            Pace::Kernel(_) => threads.saturating_sub(runtime.arbiter.running()),
+            Pace::Saved => runtime.arbiter.share(threads).min(threads).saturating_sub(1),
         });
         if let Some(alone) = claims::run_range(start..end, helpers, pace, claims::HELPER_SHARE, &mut memory, run_one) {
             (pace, measured) = (Some(alone), Some(alone));
