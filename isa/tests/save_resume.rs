@@ -3,7 +3,7 @@
 //! workgroups to share the pool's threads among queues (`soft-hsa/src/isa_exec.rs`).
 
 use aqueduct_abi::KernelDispatchPacket;
-use aqueduct_isa::interp::{Dispatch, Program, Regions, StandaloneImage};
+use aqueduct_isa::interp::{Dispatch, InterruptFn, Program, Regions, StandaloneImage};
 use aqueduct_isa::native::Tier;
 use aqueduct_isa::{Interrupt, Ran, Rounds, RunFrom, run_or_save, run_workgroup};
 
@@ -33,22 +33,8 @@ fn run_uneven_barriers(tier: Tier, save: bool) -> (Vec<u32>, u32) {
     ]);
     let program = Program::load(&memory, kernel_object).expect("program");
     let interrupt = |_: &Rounds| save.then_some(Interrupt::Save);
-    let dispatch = Dispatch {
-        program: &program,
-        packet_address: &packet as *const KernelDispatchPacket as u64,
-        queue_address: 0,
-        kernarg_address: kernargs.as_ptr() as u64,
-        dispatch_id: 0,
-        grid: [WORKGROUP * GROUPS, 1, 1],
-        workgroup: [WORKGROUP as u16, 1, 1],
-        group_segment_size: 0,
-        private_segment_size: 0,
-        instruction_limit: 1 << 24,
-        realtime: || 0,
-        serial: 0,
-        interrupt: Some(&interrupt),
-        tier,
-    };
+    let mut dispatch = uneven_barriers(&program, &kernargs, GROUPS, &interrupt, tier);
+    dispatch.packet_address = &packet as *const KernelDispatchPacket as u64;
     let mut saves = 0;
     for group in 0..GROUPS {
         let mut from = RunFrom::Begin([group, 0, 0]);
@@ -69,6 +55,32 @@ fn run_uneven_barriers(tier: Tier, save: bool) -> (Vec<u32>, u32) {
         }
     }
     (out, saves)
+}
+
+/// A dispatch of `uneven_barriers` over `groups` workgroups, asking `interrupt` between rounds.
+fn uneven_barriers<'a>(
+    program: &'a Program,
+    kernargs: &[u8],
+    groups: u32,
+    interrupt: &'a InterruptFn<'a>,
+    tier: Tier,
+) -> Dispatch<'a> {
+    Dispatch {
+        program,
+        packet_address: 0,
+        queue_address: 0,
+        kernarg_address: kernargs.as_ptr() as u64,
+        dispatch_id: 0,
+        grid: [WORKGROUP * groups, 1, 1],
+        workgroup: [WORKGROUP as u16, 1, 1],
+        group_segment_size: 0,
+        private_segment_size: 0,
+        instruction_limit: 1 << 24,
+        realtime: || 0,
+        serial: 0,
+        interrupt: Some(interrupt),
+        tier,
+    }
 }
 
 fn tiers() -> Vec<Tier> {
@@ -115,22 +127,7 @@ fn run_workgroup_resumes_a_saved_workgroup_at_once() {
     };
     for tier in tiers() {
         out.fill(u32::MAX);
-        let dispatch = Dispatch {
-            program: &program,
-            packet_address: 0,
-            queue_address: 0,
-            kernarg_address: kernargs.as_ptr() as u64,
-            dispatch_id: 0,
-            grid: [WORKGROUP, 1, 1],
-            workgroup: [WORKGROUP as u16, 1, 1],
-            group_segment_size: 0,
-            private_segment_size: 0,
-            instruction_limit: 1 << 24,
-            realtime: || 0,
-            serial: 0,
-            interrupt: Some(&interrupt),
-            tier,
-        };
+        let dispatch = uneven_barriers(&program, &kernargs, 1, &interrupt, tier);
         run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new()).expect("runs");
         let expected: Vec<u32> = (0..WORKGROUP).map(|item| item / 32 * ROUNDS).collect();
         assert_eq!(out, expected, "{tier:?}");
