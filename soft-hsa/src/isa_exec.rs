@@ -20,6 +20,7 @@ use aqueduct_isa::native::Tier;
 use super::executable::LoadedKernel;
 use super::queue::SoftQueue;
 use super::runtime::Runtime;
+use super::scheduling::SAVE_SLICE;
 use super::workgroups::{Pace, PacketResult, check_beyond_allocations, for_each_workgroup, run_linear};
 use aqueduct_abi::KernelDispatchPacket;
 
@@ -28,13 +29,6 @@ use aqueduct_hsa::sys::status;
 /// Instructions one wave may run before the interpreter calls it hung: far beyond any kernel
 /// here, and a bound on a kernel that loops forever (which on a GPU would need a queue reset).
 const INSTRUCTION_LIMIT: u64 = 1 << 32;
-
-/// How long a workgroup runs before it is saved where other work wants its thread (another
-/// dispatch where its own holds more than its share of the pool, a saved workgroup of its own
-/// dispatch, one not yet begun): long enough that a save
-/// and a resume (moving the waves' and the LDS's buffers) cost nothing beside it, short enough
-/// that a dispatch beside a kernel that never ends waits a few milliseconds for threads.
-pub(crate) const SAVE_SLICE: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The most workgroups of one dispatch saved at once; past it a workgroup keeps its thread. It
 /// bounds what saved state can hold (a workgroup of 1,024 work-items holds about 1 MiB of

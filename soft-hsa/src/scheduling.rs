@@ -28,6 +28,13 @@ const CHUNK_PER_THREAD: u64 = 32;
 /// The longest a dispatch defers one chunk to higher-priority work.
 pub(crate) const MAX_YIELD: Duration = Duration::from_millis(2);
 
+/// How long a workgroup runs before it is saved where other work wants its thread (another
+/// dispatch where its own holds more than its share of the pool, a saved workgroup of its own
+/// dispatch, one not yet begun; `isa_exec.rs`): long enough that a save and a resume (moving the
+/// waves' and the LDS's buffers) cost nothing beside it, short enough that a dispatch beside a
+/// kernel that never ends waits a few milliseconds for threads.
+pub(crate) const SAVE_SLICE: Duration = Duration::from_millis(10);
+
 /// Runtime-wide: how many dispatches of each priority are running workgroups.
 #[derive(Default)]
 pub(crate) struct Arbiter {

@@ -91,7 +91,7 @@ pub(crate) fn for_each_workgroup(
 pub(crate) enum Pace {
     /// By the pace this kernel (its kernel object) last had on this thread, remembered.
     Kernel(u64),
-    /// Saved workgroups, each of which has already run a slice (`isa_exec::SAVE_SLICE`): helpers
+    /// Saved workgroups, each of which has already run a slice (`scheduling::SAVE_SLICE`): helpers
     /// at once, as many as the dispatch's share of the pool's threads (`Arbiter::share`).
     Saved,
 }
@@ -122,7 +122,7 @@ pub(crate) fn run_linear(
     };
     let mut pace = match pace_of {
         Pace::Kernel(_) => known.and_then(|(pace, uses)| (uses < REMEASURE_AFTER).then_some(pace)),
-        Pace::Saved => Some(super::isa_exec::SAVE_SLICE),
+        Pace::Saved => Some(super::scheduling::SAVE_SLICE),
     };
     let mut measured = None;
     let mut start = 0;

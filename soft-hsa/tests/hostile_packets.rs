@@ -532,3 +532,51 @@ fn measure_a_wide_dispatch_beside_a_kernel_that_never_ends() {
         beside.as_secs_f64() / alone.as_secs_f64()
     );
 }
+
+/// Dispatches `kernel` of `code_object` over 64 work-items on a new queue; returns the status its
+/// queue's error callback got (within 30 s), after checking that the dispatch did not complete,
+/// that a host global beside it is untouched and that a valid dispatch on a new queue completes.
+fn failing_dispatch(client: &Client, code_object: &[u8], kernel: &str, slot: &'static AtomicU32) -> (u32, String) {
+    static CANARY: AtomicU32 = AtomicU32::new(0x5EED_CAFE);
+    let symbol = client.kernel(code_object, &format!("{kernel}.kd"));
+    let queue = client.queue_with_callback(16, (slot as *const AtomicU32).cast_mut().cast());
+    let out = client.alloc_u32(64);
+    let done = client.signal(1);
+    let kernarg = client.kernargs(&pointer_and_words(out.as_ptr(), &[]));
+    let id = queue.reserve_spinning();
+    queue.publish(id, &dispatch_packet(&symbol, 64, 64, kernarg, done), dispatch_header(true), 1);
+    queue.ring(id);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while slot.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let code = slot.load(Ordering::SeqCst);
+    let (recorded, detail) = soft::queue_error_detail(queue.raw).expect("queue").expect("an error is recorded");
+    assert_eq!(recorded, code, "the callback and the record agree: {detail}");
+    assert_eq!(client.load(done), 1, "a failed dispatch does not complete");
+    assert_eq!(CANARY.load(Ordering::SeqCst), 0x5EED_CAFE, "the host global is untouched");
+    // SAFETY: the queue is this function's and is not used after.
+    unsafe { client.hsa.queue_destroy(queue.raw) }.expect("the queue is destroyed");
+    a_new_queue_runs_a_dispatch(client);
+    (code, detail)
+}
+
+#[test]
+fn a_trap_and_an_invalid_encoding_end_as_queue_errors_naming_the_kernel_and_the_pc() {
+    let client = Client::new();
+    static STATUSES: [AtomicU32; 2] = [const { AtomicU32::new(0) }; 2];
+    // `s_trap 2`: ROCr's trap handler ends the queue with an exception.
+    let (code, detail) = failing_dispatch(&client, HOSTILE_KERNELS, "trap", &STATUSES[0]);
+    assert_eq!(code, status::ERROR_EXCEPTION, "{detail}");
+    assert!(detail.contains("`trap.kd`") && detail.contains("pc 0x"), "{detail}");
+    // The same kernel with its `s_trap 2` (0xBF900002, the fixture's only one) replaced by a word
+    // no gfx1100 instruction has (0xBFFF0000: LLVM 19's disassembler calls it an invalid
+    // instruction encoding): an illegal instruction.
+    let mut bytes = HOSTILE_KERNELS.to_vec();
+    let at = bytes.windows(4).position(|word| word == 0xBF90_0002u32.to_le_bytes()).expect("the s_trap");
+    bytes[at..at + 4].copy_from_slice(&0xBFFF_0000u32.to_le_bytes());
+    let corrupt: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+    let (code, detail) = failing_dispatch(&client, corrupt, "trap", &STATUSES[1]);
+    assert_eq!(code, status::ERROR_ILLEGAL_INSTRUCTION, "{detail}");
+    assert!(detail.contains("`trap.kd`"), "{detail}");
+}
