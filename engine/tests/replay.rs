@@ -252,7 +252,11 @@ fn a_capture_whose_waits_cannot_be_met_is_refused_before_it_runs() {
             other => panic!("{damage}: expected a refusal, got {other:?}"),
         }
         assert!(took < Duration::from_secs(1), "{damage}: refused after {took:?}");
-        assert_eq!(device.live_objects(), live, "{damage}: nothing was made");
+        // Nothing was made. The counts may still fall meanwhile: the intact replay's semaphores
+        // and buffers count until their submissions settle (`live_objects`), which can be after
+        // `live` was sampled (seen once as (1, 5, 4) then (1, 3, 0)).
+        let now = device.live_objects();
+        assert!(now.0 <= live.0 && now.1 <= live.1 && now.2 <= live.2, "{damage}: {live:?} became {now:?}");
     }
     // An operation's wait that no record meets would hang the final drain: refused too.
     let mut unmet = records.clone();
