@@ -218,9 +218,9 @@ pub(crate) fn dispatch(
     // watchdog), or save it once it has run a slice while other work wants its thread: another
     // dispatch (where this one holds more than its share), a saved workgroup of this one, or
     // one of this one's not yet begun. So a kernel that never ends holds the pool for a slice
-    // at most while other queues want it, and
-    // workgroups that wait on each other (a spin on a flag another sets, a grid-wide barrier)
-    // each get turns, as the resident workgroups of a GPU all do.
+    // at most while other queues want it, and workgroups that wait on each other (a spin on a
+    // flag another sets, a grid-wide barrier) each get turns, as the resident workgroups of a GPU
+    // all do.
     let interrupt = |rounds: &Rounds| {
         if let Some(reason) = stopped() {
             return Some(Interrupt::Stop(reason));
@@ -275,23 +275,19 @@ pub(crate) fn dispatch(
                 };
                 Err(ExecError::Interrupted { pc, reason })
             }
-            None => {
-                let ran = aqueduct_isa::run_or_save(&dispatch, &memory, from, lds);
-                if COUNTED.replace(false) {
-                    holding.fetch_sub(1, Ordering::Relaxed);
-                }
-                ran
-            }
+            None => aqueduct_isa::run_or_save(&dispatch, &memory, from, lds),
         };
+        // Asked while this thread still counts among those holding the dispatch's workgroups (a
+        // saved workgroup was asked between rounds, so it was counted).
+        let leave = matches!(result, Ok(Ran::Saved(_))) && over_share();
+        if COUNTED.replace(false) {
+            holding.fetch_sub(1, Ordering::Relaxed);
+        }
         match result {
             Ok(Ran::Ended(_)) => true,
             Ok(Ran::Saved(workgroup)) => {
                 saved.lock().unwrap_or_else(|poison| poison.into_inner()).push(workgroup);
                 waiting.fetch_add(1, Ordering::Relaxed);
-                // Counting this thread, which has not yet left.
-                holding.fetch_add(1, Ordering::Relaxed);
-                let leave = over_share();
-                holding.fetch_sub(1, Ordering::Relaxed);
                 !leave
             }
             Err(error) => {

@@ -116,13 +116,12 @@ pub(crate) fn run_linear(
     let lanes = queue.scheduling.lanes(threads, compute_units);
     let chunk = QueueScheduling::chunk(lanes);
     // The kernel's pace on this thread, unless it is due to be measured again.
-    let known = match pace_of {
-        Pace::Kernel(kernel) => PACES.with_borrow(|paces| paces.get(&kernel).copied()),
-        Pace::Saved => None,
-    };
-    let mut pace = match pace_of {
-        Pace::Kernel(_) => known.and_then(|(pace, uses)| (uses < REMEASURE_AFTER).then_some(pace)),
-        Pace::Saved => Some(super::scheduling::SAVE_SLICE),
+    let (known, mut pace) = match pace_of {
+        Pace::Kernel(kernel) => {
+            let known = PACES.with_borrow(|paces| paces.get(&kernel).copied());
+            (known, known.and_then(|(pace, uses)| (uses < REMEASURE_AFTER).then_some(pace)))
+        }
+        Pace::Saved => (None, Some(super::scheduling::SAVE_SLICE)),
     };
     let mut measured = None;
     let mut start = 0;
@@ -136,7 +135,7 @@ pub(crate) fn run_linear(
         // (long ones, saved because other dispatches wanted threads) take a fair share only.
         let helpers = (lanes - 1).min(match pace_of {
             Pace::Kernel(_) => threads.saturating_sub(runtime.arbiter.running()),
-            Pace::Saved => runtime.arbiter.share(threads).min(threads).saturating_sub(1),
+            Pace::Saved => runtime.arbiter.share(threads).saturating_sub(1),
         });
         if let Some(alone) = claims::run_range(start..end, helpers, pace, claims::HELPER_SHARE, &mut memory, run_one) {
             (pace, measured) = (Some(alone), Some(alone));

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "read_file.h"
+
 #define CHECK(call)                                                                   \
   do {                                                                                \
     hsa_status_t status_ = (call);                                                    \
@@ -64,24 +66,6 @@ static hsa_status_t find_pools(hsa_amd_memory_pool_t pool, void *data) {
     pools->have_fine = 1;
   }
   return HSA_STATUS_SUCCESS;
-}
-
-static void *read_file(const char *path, size_t *size) {
-  FILE *file = fopen(path, "rb");
-  if (!file) {
-    perror(path);
-    exit(1);
-  }
-  fseek(file, 0, SEEK_END);
-  *size = (size_t)ftell(file);
-  fseek(file, 0, SEEK_SET);
-  void *bytes = malloc(*size);
-  if (fread(bytes, 1, *size, file) != *size) {
-    perror(path);
-    exit(1);
-  }
-  fclose(file);
-  return bytes;
 }
 
 /* fill_x4's kernargs, as the device library lays them out (builtins/src/layout.rs FillArgs). */

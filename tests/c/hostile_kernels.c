@@ -25,6 +25,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "read_file.h"
+
 #define CHECK(call)                                                                                     \
   do {                                                                                                  \
     hsa_status_t status_ = (call);                                                                      \
@@ -75,24 +77,6 @@ static hsa_status_t on_system_event(const hsa_amd_event_t *event, void *data) {
   (void)data;
   if (event->event_type == HSA_AMD_GPU_MEMORY_FAULT_EVENT) fault_events++;
   return HSA_STATUS_SUCCESS;
-}
-
-static void *read_file(const char *path, size_t *size) {
-  FILE *file = fopen(path, "rb");
-  if (!file) {
-    perror(path);
-    exit(1);
-  }
-  fseek(file, 0, SEEK_END);
-  *size = (size_t)ftell(file);
-  fseek(file, 0, SEEK_SET);
-  void *bytes = malloc(*size);
-  if (!bytes || fread(bytes, 1, *size, file) != *size) {
-    perror(path);
-    exit(1);
-  }
-  fclose(file);
-  return bytes;
 }
 
 static uint64_t kernel_object(hsa_executable_t executable, const char *name) {

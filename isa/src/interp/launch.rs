@@ -118,8 +118,14 @@ impl SavedWorkgroup {
 
     /// Where its first wave that has not ended stands.
     pub fn pc(&self) -> u64 {
-        self.waves.iter().find(|wave| !wave.ended).map_or(0, |wave| wave.pc)
+        first_live_pc(&self.waves)
     }
+}
+
+/// The PC of the first of `waves` that has not ended (0 if all have): where a stopped or saved
+/// workgroup stands.
+fn first_live_pc(waves: &[Wave]) -> u64 {
+    waves.iter().find(|wave| !wave.ended).map_or(0, |wave| wave.pc)
 }
 
 /// Runs a workgroup of `dispatch` (from its beginning or where it was saved) on the interpreter,
@@ -223,7 +229,6 @@ pub(crate) fn run_workgroup_turns(
             (saved.workgroup_id, saved.waves)
         }
     };
-    let mut executed = 0;
     // The waves take turns: each runs until it ends, reaches `s_barrier` or yields (a backward
     // branch after a slice, `s_sleep`), so they progress together, as on the hardware, and a wave
     // that spins on what a later wave writes sees it. A wave alone yields every `LONE_SLICE`
@@ -252,7 +257,7 @@ pub(crate) fn run_workgroup_turns(
         match interrupt(&rounds) {
             None => {}
             Some(Interrupt::Stop(reason)) => {
-                let pc = waves.iter().find(|wave| !wave.ended).map_or(0, |wave| wave.pc);
+                let pc = first_live_pc(&waves);
                 // The waves' allocations are kept for the next workgroup, as on the way out below.
                 SPARE_WAVES.set(waves);
                 return Err(ExecError::Interrupted { pc, reason });
@@ -262,9 +267,7 @@ pub(crate) fn run_workgroup_turns(
             }
         }
     }
-    for wave in &waves {
-        executed += wave.executed;
-    }
+    let executed = waves.iter().map(|wave| wave.executed).sum();
     SPARE_WAVES.set(waves);
     Ok(Ran::Ended(executed))
 }
