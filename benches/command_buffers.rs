@@ -1,5 +1,5 @@
 //! Command buffers under criterion, on the same programs `aqueduct bench` runs (shared from
-//! `aqueduct::bench::command_buffers`), next to the physical-limit baseline:
+//! `aqueduct_cli::bench::command_buffers`), next to the physical-limit baseline:
 //!
 //! - `cb/record/512`: recording and finishing a 512-dispatch chain (per command);
 //! - `cb/static/512`: executing the prebuilt chain (`execute`, host cost, per dispatch);
@@ -12,9 +12,9 @@
 
 use std::time::Duration;
 
-use aqueduct::bench::Sample;
-use aqueduct::bench::command_buffers::{self, CommandBufferRig};
 use aqueduct::{Engine, EngineConfig};
+use aqueduct_cli::bench::Sample;
+use aqueduct_cli::bench::command_buffers::{self, CommandBufferRig};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const LENGTH: u64 = 512;
@@ -31,7 +31,7 @@ fn command_buffers(c: &mut Criterion) {
         ..EngineConfig::default()
     })
     .expect("soft engine");
-    aqueduct::bench::kernels::bench_code_object(engine.device()).expect("bench kernels");
+    aqueduct_cli::bench::kernels::bench_code_object(engine.device()).expect("bench kernels");
     let rig = CommandBufferRig::new(engine.device().clone()).expect("command-buffer rig");
 
     let mut group = c.benchmark_group("baseline");

@@ -13,7 +13,7 @@
 //! [--passes N] [--precision f32] [--device SPEC]`
 
 use aqueduct::Engine;
-use aqueduct::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, serve};
+use aqueduct_cli::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, serve};
 use clap::Parser;
 
 /// Serve the digits MLP's test split in batches, with batches in flight across queues, and check

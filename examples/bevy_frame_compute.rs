@@ -25,7 +25,6 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aqueduct::nbody::{self, Body, NBODY_CODE_OBJECTS, SOFTENING2, WORKGROUP};
 use aqueduct::{
     Buffer, BufferRef, CommandBuffer, CommandBufferUsage, DeviceSpec, Dispatch, MemoryKind, QueueConfig, QueuePriority,
 };
@@ -33,6 +32,7 @@ use aqueduct_bevy::{
     AqueductDevice, AqueductFrame, AqueductPlugin, FrameStalled, Lane, QueueFailed, Readback, SubmitRefused,
     aqueduct_available,
 };
+use aqueduct_cli::nbody::{self, Body, NBODY_CODE_OBJECTS, SOFTENING2, WORKGROUP};
 use bevy_app::{App, AppExit, Update};
 use bevy_ecs::prelude::*;
 use bevy_internal::MinimalPlugins;

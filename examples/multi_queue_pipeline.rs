@@ -10,8 +10,8 @@
 
 use std::time::Duration;
 
-use aqueduct::demo::load_demo_kernels;
 use aqueduct::{Engine, MemoryKind};
+use aqueduct_cli::demo::load_demo_kernels;
 use clap::Parser;
 
 const SLOTS: usize = 3;

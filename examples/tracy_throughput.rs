@@ -1,5 +1,5 @@
 //! A throughput study of a real model, instrumented for Tracy: the digits MLP
-//! ([`aqueduct::digits`], its forward pass a command buffer of four HIP kernels) served over its
+//! ([`aqueduct_cli::digits`], its forward pass a command buffer of four HIP kernels) served over its
 //! test split at every point of batch size × queues × batches in flight, several repetitions
 //! each, with a table of items per second (median and spread) and host time per item. Every
 //! item of every repetition is checked against numpy's logits.
@@ -14,8 +14,8 @@
 use std::time::Duration;
 
 use aqueduct::Engine;
-use aqueduct::bench::Spread;
-use aqueduct::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, serve};
+use aqueduct_cli::bench::Spread;
+use aqueduct_cli::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, serve};
 use clap::Parser;
 
 const BATCHES: [u32; 3] = [8, 32, 128];

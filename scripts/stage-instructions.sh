@@ -44,7 +44,7 @@ queue = "aqueduct_engine::queue::submission::<impl aqueduct_engine::queue::Queue
 wanted = [
     ("submit (immediate call)", queue + "submit"),
     ("stage (batch staging)", queue + "stage"),
-    ("record_chain (one chain)", "aqueduct::bench::command_buffers::Materials::record_chain"),
+    ("record_chain (one chain)", "aqueduct_cli::bench::command_buffers::Materials::record_chain"),
     ("  stage_params (state fetch)", "aqueduct_systems::stage_params"),
     ("  SubmissionRows::push", "aqueduct_components::submission::SubmissionRows::push"),
     ("schedule run (batch)", "bevy_ecs::schedule::schedule::Schedule::run"),

@@ -1,6 +1,7 @@
 //! aqueduct: submit work to AMD GPUs through HSA user-mode AQL queues.
 //!
-//! This root crate re-exports the layers below it and provides the `aqueduct` command-line tool.
+//! This root crate re-exports the layers below it; its `aqueduct` binary is the aqueduct-cli
+//! crate's (the `cli` feature, on by default).
 //! The layers, bottom up: [`abi`] (memory layouts), [`codeobject`] (HSACO and target IDs),
 //! [`hsa`] (the HSA table, ROCr and the soft runtime), then the engine, whose public API is
 //! re-exported at the crate root ([`Engine`], [`Device`], [`Queue`], [`Semaphore`], [`Buffer`],
@@ -13,7 +14,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use aqueduct::demo::{DEMO_CODE_OBJECTS, demo_host_kernels};
+//! use aqueduct_cli::demo::{DEMO_CODE_OBJECTS, demo_host_kernels};
 //! use aqueduct::{Engine, EngineError, MemoryKind};
 //!
 //! let engine = Engine::new("soft")?;
@@ -45,15 +46,8 @@ pub use aqueduct_hsa as hsa;
 pub use aqueduct_profile as profile;
 pub use aqueduct_soft_hsa as soft_hsa;
 
-pub mod bench;
-pub mod demo;
-pub mod digits;
 /// The README's Rust examples, compiled and run as doctests (`cargo test --doc -p aqueduct`),
 /// so what a reader copies builds and does what it says.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 mod readme_doctests {}
-pub mod info;
-pub mod nbody;
-pub mod replay;
-pub mod stress;

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use aqueduct::bench::{BenchOptions, Report};
+use aqueduct_cli::bench::{BenchOptions, Report};
 
 fn expected_names() -> Vec<String> {
     let mut names = vec!["limit/ring_write_release".to_string()];
@@ -70,7 +70,7 @@ fn every_shape_runs_once_in_quick_mode() {
     let mut seen = Vec::new();
     let options = BenchOptions { filter: None, quick: true, device: "soft".into() };
     let report =
-        aqueduct::bench::run(&options, |_, _, name| seen.push(name.to_string())).expect("every shape succeeds");
+        aqueduct_cli::bench::run(&options, |_, _, name| seen.push(name.to_string())).expect("every shape succeeds");
     let names: Vec<String> = report.results.iter().map(|row| row.name.clone()).collect();
     assert_eq!(names, expected_names());
     assert_eq!(report.provider, "soft");
@@ -95,7 +95,7 @@ fn json_report_has_every_documented_field_and_compare_reads_it() {
     for field in ["schema", "provider", "agent", "cpu", "cores", "limit_ns_per_packet", "results"] {
         assert!(value.get(field).is_some(), "missing {field}");
     }
-    assert_eq!(value["schema"], aqueduct::bench::BENCH_SCHEMA);
+    assert_eq!(value["schema"], aqueduct_cli::bench::BENCH_SCHEMA);
     let rows = value["results"].as_array().expect("results array");
     let names: Vec<&str> = rows.iter().filter_map(|row| row["name"].as_str()).collect();
     assert_eq!(names, ["limit/ring_write_release", "edge/submit/2", "edge/submit/2048"]);
@@ -136,7 +136,7 @@ fn json_report_has_every_documented_field_and_compare_reads_it() {
 
 #[test]
 fn bench_kernels_cpu_twins_match_the_code_object() {
-    for bytes in aqueduct::bench::kernels::BENCH_CODE_OBJECTS {
+    for bytes in aqueduct_cli::bench::kernels::BENCH_CODE_OBJECTS {
         bench_cpu_twins_match(&aqueduct::codeobject::CodeObject::parse(bytes).expect("parses"));
     }
 }
@@ -165,6 +165,7 @@ fn bench_cpu_twins_match(code_object: &aqueduct::codeobject::CodeObject) {
         let expected: Vec<_> = (0..count).map(|index| (8 * index, 8, "global_buffer".to_string())).collect();
         assert_eq!(explicit(&format!("bindings_{count}")), expected);
     }
-    let symbols: Vec<_> = aqueduct::bench::kernels::bench_host_kernels().iter().map(|kernel| kernel.symbol).collect();
+    let symbols: Vec<_> =
+        aqueduct_cli::bench::kernels::bench_host_kernels().iter().map(|kernel| kernel.symbol).collect();
     assert_eq!(symbols, ["noop.kd", "tiny.kd", "bindings_4.kd", "bindings_16.kd", "bindings_64.kd", "bindings_256.kd"]);
 }

@@ -18,7 +18,7 @@ fn info_names_the_provider_the_reason_the_agents_and_the_pools() {
     assert!(stdout.contains("Provider: soft"), "{stdout}");
     assert!(stdout.contains("Reason:"), "{stdout}");
     // rocminfo's shape: the CPU agent with the system pools, then the GPU.
-    let agents = aqueduct::info::parse_rocminfo(&stdout);
+    let agents = aqueduct_cli::info::parse_rocminfo(&stdout);
     assert_eq!(
         agents.iter().map(|agent| agent.field("Device Type")).collect::<Vec<_>>(),
         [Some("CPU"), Some("GPU")],
@@ -117,8 +117,8 @@ fn info_json_is_the_stable_schema() {
         keys(&value["agents"][1]["pools"][0]),
         ["accessible_by_all", "alignment", "alloc_allowed", "granule", "kind", "size"]
     );
-    let report: aqueduct::info::InfoReport = serde_json::from_value(value).unwrap();
-    assert_eq!((report.schema, report.provider.as_str()), (aqueduct::info::INFO_SCHEMA, "soft"));
+    let report: aqueduct_cli::info::InfoReport = serde_json::from_value(value).unwrap();
+    assert_eq!((report.schema, report.provider.as_str()), (aqueduct_cli::info::INFO_SCHEMA, "soft"));
     let types: Vec<&str> = report.agents.iter().map(|agent| agent.device_type.as_str()).collect();
     assert_eq!(types, ["cpu", "gpu"]);
     let gpu = &report.agents[1];

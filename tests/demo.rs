@@ -2,7 +2,7 @@
 
 #[test]
 fn chain_across_four_queues_verifies() {
-    let report = aqueduct::demo::run_on("soft", 512, 4).expect("demo succeeds");
+    let report = aqueduct_cli::demo::run_on("soft", 512, 4).expect("demo succeeds");
     assert_eq!(report.provider, "soft");
     assert_eq!(report.queues.len(), 4);
     // 512 saxpy steps + the iota; 2 setup transfers, 8 snapshots, 3 read-backs.
@@ -14,7 +14,7 @@ fn chain_across_four_queues_verifies() {
     // wait on the chain is one more).
     let device_waits: u64 = report.queues.iter().map(|queue| queue.stats.device_waits).sum();
     assert!(device_waits >= 512, "{device_waits} device-side waits");
-    assert_eq!(report.verified_elements, 3 * aqueduct::demo::ELEMENTS as usize);
+    assert_eq!(report.verified_elements, 3 * aqueduct_cli::demo::ELEMENTS as usize);
 }
 
 /// Handoff counts that are not multiples of 64 leave work after the last snapshot, on other
@@ -25,23 +25,23 @@ fn snapshots_are_ordered_against_later_steps_on_other_queues() {
     // The race, when present, shows in most rounds; three make a miss unlikely.
     let cases = [(65, 4), (100, 4), (130, 3), (63, 2), (1, 2)];
     for (handoffs, queues) in cases.into_iter().cycle().take(3 * cases.len()) {
-        let report = aqueduct::demo::run_on("soft", handoffs, queues)
+        let report = aqueduct_cli::demo::run_on("soft", handoffs, queues)
             .unwrap_or_else(|error| panic!("{handoffs} handoffs on {queues} queues: {error}"));
         let snapshots = handoffs as usize / 64;
         assert_eq!(report.transfers, 2 + snapshots as u64 + 3, "{handoffs} handoffs");
-        let expected = if snapshots > 0 { 3 } else { 2 } * aqueduct::demo::ELEMENTS as usize;
+        let expected = if snapshots > 0 { 3 } else { 2 } * aqueduct_cli::demo::ELEMENTS as usize;
         assert_eq!(report.verified_elements, expected, "{handoffs} handoffs");
     }
 }
 
 #[test]
 fn one_queue_is_refused() {
-    assert!(matches!(aqueduct::demo::run_on("soft", 4, 1), Err(aqueduct::demo::DemoError::Setup(_))));
+    assert!(matches!(aqueduct_cli::demo::run_on("soft", 4, 1), Err(aqueduct_cli::demo::DemoError::Setup(_))));
 }
 
 #[test]
 fn demo_cpu_kernels_read_the_layout_the_code_object_declares() {
-    for bytes in aqueduct::demo::DEMO_CODE_OBJECTS {
+    for bytes in aqueduct_cli::demo::DEMO_CODE_OBJECTS {
         demo_cpu_kernels_match(&aqueduct::codeobject::CodeObject::parse(bytes).expect("parses"));
     }
 }
@@ -70,6 +70,6 @@ fn demo_cpu_kernels_match(code_object: &aqueduct::codeobject::CodeObject) {
             (20, 4, "by_value".into())
         ]
     );
-    let symbols: Vec<_> = aqueduct::demo::demo_host_kernels().iter().map(|kernel| kernel.symbol).collect();
+    let symbols: Vec<_> = aqueduct_cli::demo::demo_host_kernels().iter().map(|kernel| kernel.symbol).collect();
     assert_eq!(symbols, ["iota.kd", "saxpy.kd"]);
 }

@@ -6,8 +6,8 @@ use std::sync::Mutex;
 
 static ONE_ENGINE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn demo_options(handoffs: u32, queues: u32) -> aqueduct::demo::DemoOptions {
-    aqueduct::demo::DemoOptions { handoffs, queues, model: true }
+fn demo_options(handoffs: u32, queues: u32) -> aqueduct_cli::demo::DemoOptions {
+    aqueduct_cli::demo::DemoOptions { handoffs, queues, model: true }
 }
 
 fn soft_engine_with(isa: &str) -> aqueduct::EngineConfig {
@@ -25,13 +25,13 @@ fn soft_engine_with(isa: &str) -> aqueduct::EngineConfig {
 #[test]
 fn the_demo_runs_from_its_gfx10_3_machine_code_on_a_gfx1030_agent() {
     let _serial = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
-    let report = aqueduct::demo::run_with(soft_engine_with("amdgcn-amd-amdhsa--gfx1030"), demo_options(70, 3))
+    let report = aqueduct_cli::demo::run_with(soft_engine_with("amdgcn-amd-amdhsa--gfx1030"), demo_options(70, 3))
         .expect("demo succeeds");
     assert_eq!(report.agent, "amdgcn-amd-amdhsa--gfx1030");
     assert_eq!(report.dispatches, 71);
     let model = report.model.expect("the model was served");
     assert_eq!((model.items, model.correct), (360, 349));
-    assert_eq!(report.verified_elements, 3 * aqueduct::demo::ELEMENTS as usize);
+    assert_eq!(report.verified_elements, 3 * aqueduct_cli::demo::ELEMENTS as usize);
 }
 
 /// An agent none of the demo's code objects runs on (CDNA2) is a typed error naming each
@@ -39,14 +39,15 @@ fn the_demo_runs_from_its_gfx10_3_machine_code_on_a_gfx1030_agent() {
 #[test]
 fn an_agent_no_demo_code_object_runs_on_is_a_typed_error() {
     let _serial = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
-    let error = aqueduct::demo::run_with(soft_engine_with("amdgcn-amd-amdhsa--gfx90a"), demo_options(4, 2))
+    let error = aqueduct_cli::demo::run_with(soft_engine_with("amdgcn-amd-amdhsa--gfx90a"), demo_options(4, 2))
         .expect_err("no gfx9 code object is built");
-    let aqueduct::demo::DemoError::Engine(aqueduct::EngineError::NoCodeObjectForAgents { agents, rejected }) = &error
+    let aqueduct_cli::demo::DemoError::Engine(aqueduct::EngineError::NoCodeObjectForAgents { agents, rejected }) =
+        &error
     else {
         panic!("{error:?}");
     };
     assert_eq!(agents, "amdgcn-amd-amdhsa--gfx90a");
-    assert_eq!(rejected.len(), aqueduct::demo::DEMO_CODE_OBJECTS.len(), "{rejected:?}");
+    assert_eq!(rejected.len(), aqueduct_cli::demo::DEMO_CODE_OBJECTS.len(), "{rejected:?}");
     assert!(rejected[0].contains("gfx11-generic") && rejected[1].contains("gfx10-3-generic"), "{rejected:?}");
 }
 
@@ -54,7 +55,7 @@ fn an_agent_no_demo_code_object_runs_on_is_a_typed_error() {
 /// item within tolerance of numpy's logits, and numpy's accuracy.
 #[test]
 fn the_digits_model_serves_from_its_gfx10_3_machine_code_on_a_gfx1030_agent() {
-    use aqueduct::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, serve};
+    use aqueduct_cli::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, serve};
     let _serial = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
     let engine = aqueduct::Engine::with_config(soft_engine_with("amdgcn-amd-amdhsa--gfx1030")).expect("engine");
     let device = engine.device();

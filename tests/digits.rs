@@ -1,7 +1,7 @@
 //! The digits MLP served through the engine: its kernels run from their machine code (they have
 //! no host build), and every item of the test split is checked against numpy's logits.
 
-use aqueduct::digits::{self, DigitsModel, ForwardPass, Precision, ServeConfig};
+use aqueduct_cli::digits::{self, DigitsModel, ForwardPass, Precision, ServeConfig};
 
 /// The model files agree with each other: the host's float32 forward pass over the weights gives
 /// numpy's logits, and numpy's accuracy is the one `model.json` records.

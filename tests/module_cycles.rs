@@ -1,6 +1,7 @@
 //! No import cycles between the modules of one folder (issue 47): in every crate of the
 //! workspace, among the top-level modules and among the files of each module folder, the
-//! references form no cycle.
+//! references form no cycle. And the crates depend on each other only as `ALLOWED_CRATE_EDGES`
+//! writes down (issue 56): a new edge fails until the graph here is edited, in review.
 //!
 //! The modules are read off the file layout (`x.rs`, `x/mod.rs`, `x.rs` beside `x/`), and a
 //! reference is a path through `crate::`, `super::` or `self::` in a file's code (comments and
@@ -326,6 +327,128 @@ fn no_folder_of_any_crate_has_an_import_cycle() {
         }
     }
     assert!(report.is_empty(), "import cycles:\n{}", report.join("\n"));
+}
+
+/// Which workspace crates each crate's `[dependencies]` names (dev- and build-dependencies are
+/// not edges: tests may reach anything). Bottom up; the layering it draws:
+/// - plain types (`abi`, `codeobject`, `profile`) depend on nothing of ours;
+/// - the interpreter (`isa`) sits on code objects only, and only `soft-hsa` depends on it: the
+///   function table and ROCr (`hsa`), the pipeline's data and stages (`components`, `systems`)
+///   and the device library (`builtins`) never reach the interpreter;
+/// - the engine is the first crate that sees both providers; the facade, the CLI and the Bevy
+///   plugin sit on it.
+const ALLOWED_CRATE_EDGES: &[(&str, &[&str])] = &[
+    ("aqueduct-abi", &[]),
+    ("aqueduct-codeobject", &[]),
+    ("aqueduct-profile", &[]),
+    ("aqueduct-loom-models", &[]),
+    ("aqueduct-isa", &["aqueduct-codeobject"]),
+    ("aqueduct-hsa", &["aqueduct-abi", "aqueduct-codeobject"]),
+    ("aqueduct-builtins", &["aqueduct-abi", "aqueduct-codeobject"]),
+    (
+        "aqueduct-soft-hsa",
+        &["aqueduct-abi", "aqueduct-builtins", "aqueduct-codeobject", "aqueduct-hsa", "aqueduct-isa"],
+    ),
+    ("aqueduct-components", &["aqueduct-abi", "aqueduct-profile"]),
+    ("aqueduct-systems", &["aqueduct-abi", "aqueduct-builtins", "aqueduct-components", "aqueduct-hsa"]),
+    (
+        "aqueduct-engine",
+        &[
+            "aqueduct-abi",
+            "aqueduct-builtins",
+            "aqueduct-codeobject",
+            "aqueduct-components",
+            "aqueduct-hsa",
+            "aqueduct-profile",
+            "aqueduct-soft-hsa",
+            "aqueduct-systems",
+        ],
+    ),
+    (
+        "aqueduct-cli",
+        &[
+            "aqueduct-abi",
+            "aqueduct-builtins",
+            "aqueduct-codeobject",
+            "aqueduct-engine",
+            "aqueduct-hsa",
+            "aqueduct-profile",
+            "aqueduct-soft-hsa",
+        ],
+    ),
+    ("aqueduct-bevy", &["aqueduct-engine"]),
+    (
+        "aqueduct",
+        &[
+            "aqueduct-abi",
+            "aqueduct-cli",
+            "aqueduct-codeobject",
+            "aqueduct-engine",
+            "aqueduct-hsa",
+            "aqueduct-profile",
+            "aqueduct-soft-hsa",
+        ],
+    ),
+];
+
+/// A manifest's package name and the workspace crates its `[dependencies]` table names.
+fn crate_edges(manifest: &str) -> (String, BTreeSet<String>) {
+    let mut name = String::new();
+    let mut edges = BTreeSet::new();
+    let mut table = "";
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            table = line;
+            continue;
+        }
+        let key = line.split(['=', '.', ' ']).next().unwrap_or("");
+        if table == "[package]" && key == "name" {
+            name = line.split('"').nth(1).unwrap_or("").to_string();
+        } else if table == "[dependencies]" && key.starts_with("aqueduct-") {
+            edges.insert(key.to_string());
+        }
+    }
+    (name, edges)
+}
+
+#[test]
+fn the_crates_depend_on_each_other_only_as_written_down() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let allowed: BTreeMap<&str, BTreeSet<String>> = ALLOWED_CRATE_EDGES
+        .iter()
+        .map(|(name, edges)| (*name, edges.iter().map(|edge| edge.to_string()).collect()))
+        .collect();
+    let mut report = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut manifests = vec![root.join("Cargo.toml")];
+    manifests.extend(workspace_sources().iter().skip(1).map(|(member, _)| root.join(member).join("Cargo.toml")));
+    for manifest in manifests {
+        let (name, edges) = crate_edges(&std::fs::read_to_string(&manifest).unwrap());
+        seen.insert(name.clone());
+        match allowed.get(name.as_str()) {
+            None => report.push(format!("{name} ({}) is not in ALLOWED_CRATE_EDGES", manifest.display())),
+            Some(expected) if *expected != edges => report.push(format!(
+                "{name}: depends on {:?}; written down: {:?}",
+                edges.iter().collect::<Vec<_>>(),
+                expected.iter().collect::<Vec<_>>()
+            )),
+            Some(_) => {}
+        }
+    }
+    for name in allowed.keys().filter(|name| !seen.contains(**name)) {
+        report.push(format!("{name} is written down but is no workspace crate"));
+    }
+    assert!(report.is_empty(), "crate graph:\n{}", report.join("\n"));
+}
+
+#[test]
+fn the_crate_edge_reader_sees_only_normal_dependencies() {
+    let manifest = "[package]\nname = \"x\"\n[dependencies]\naqueduct-abi.workspace = true\n\
+                    aqueduct-hsa = { workspace = true }\nlibc = \"0.2\"\n[dev-dependencies]\n\
+                    aqueduct-isa.workspace = true\n[build-dependencies]\naqueduct-builtins.workspace = true\n";
+    let (name, edges) = crate_edges(manifest);
+    assert_eq!(name, "x");
+    assert_eq!(edges, BTreeSet::from(["aqueduct-abi".to_string(), "aqueduct-hsa".to_string()]));
 }
 
 #[test]

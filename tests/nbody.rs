@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use aqueduct::nbody::{self, NBODY_CODE_OBJECTS, SOFTENING2, WORKGROUP};
 use aqueduct::{Engine, MemoryKind};
+use aqueduct_cli::nbody::{self, NBODY_CODE_OBJECTS, SOFTENING2, WORKGROUP};
 
 #[test]
 fn three_steps_of_300_bodies_match_the_mirror_step_by_step() {

@@ -3,8 +3,8 @@
 //! the same kinds of pools, field by field. Machine-specific values (names, sizes, UUIDs, CU
 //! counts, clocks) are not compared.
 
-use aqueduct::info::{ReportAgent, parse_rocminfo, rocminfo_report};
 use aqueduct::soft_hsa::SoftConfig;
+use aqueduct_cli::info::{ReportAgent, parse_rocminfo, rocminfo_report};
 
 const DUMP: &str = include_str!("../soft-hsa/tests/fixtures/rocminfo-gfx1100.txt");
 

@@ -15,8 +15,10 @@ use aqueduct_engine::{Device, Dispatch, Engine, EngineConfig, EngineError, Execu
 /// The demo kernels, built from `kernels/demo.c` by `kernels/regen.sh`: for RDNA3
 /// (gfx11-generic), then RDNA2 (gfx10-3-generic). [`Device::select_code_object`] picks the one
 /// the device's agents run.
-pub const DEMO_CODE_OBJECTS: [&[u8]; 2] =
-    [include_bytes!("../kernels/demo_gfx11-generic.hsaco"), include_bytes!("../kernels/demo_gfx10-3-generic.hsaco")];
+pub const DEMO_CODE_OBJECTS: [&[u8]; 2] = [
+    include_bytes!("../../kernels/demo_gfx11-generic.hsaco"),
+    include_bytes!("../../kernels/demo_gfx10-3-generic.hsaco"),
+];
 
 unsafe extern "C" {
     /// The host-kernel table of `kernels/demo.c`, compiled for the host by build.rs.

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use aqueduct::replay::{bench, open_engine};
+use crate::replay::{bench, open_engine};
 use aqueduct_engine::replay::{DEFAULT_REPLAY_MEMORY_BUDGET, Replay, ReplayOptions};
 use aqueduct_engine::{ProfileConfig, ProfileModes};
 use clap::Subcommand;

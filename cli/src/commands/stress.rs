@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use aqueduct::WaitStrategy;
-use aqueduct::stress::{StressOptions, StressReport};
+use crate::stress::{StressOptions, StressReport};
+use aqueduct_engine::WaitStrategy;
 
 use super::CliResult;
 use super::output::{progress_bar, table};
@@ -87,14 +87,14 @@ pub fn run(arguments: Arguments) -> CliResult {
     };
     // The bar counts rounds, or with --minutes seconds; its estimate is the rest at this pace.
     let rounds =
-        if options.soak { aqueduct::stress::SOAK_ROUNDS_WITHOUT_DURATION } else { options.strategies.len() as u64 };
+        if options.soak { crate::stress::SOAK_ROUNDS_WITHOUT_DURATION } else { options.strategies.len() as u64 };
     let bar = match options.duration {
         Some(duration) => progress_bar(duration.as_secs(), arguments.json),
         None => progress_bar(rounds, arguments.json),
     };
     bar.enable_steady_tick(Duration::from_millis(250));
     let started = std::time::Instant::now();
-    let report = aqueduct::stress::run(&options, |strategy, round, submissions| {
+    let report = crate::stress::run(&options, |strategy, round, submissions| {
         match options.duration {
             Some(duration) => bar.set_position(started.elapsed().min(duration).as_secs()),
             None => bar.inc(1),

@@ -1,14 +1,14 @@
 //! `aqueduct demo`: the end-to-end workload, with a short report of what ran where, or with
 //! `--json` the same as one JSON document (schema 1).
 
-use aqueduct::demo::DemoReport;
+use crate::demo::DemoReport;
 
 use super::CliResult;
 use super::output::{duration, duration_ns, table};
 
-pub fn run(device: &str, options: aqueduct::demo::DemoOptions, json: bool) -> CliResult {
-    let config = aqueduct::EngineConfig { device: device.parse()?, ..aqueduct::EngineConfig::default() };
-    let report = aqueduct::demo::run_with(config, options)?;
+pub fn run(device: &str, options: crate::demo::DemoOptions, json: bool) -> CliResult {
+    let config = aqueduct_engine::EngineConfig { device: device.parse()?, ..aqueduct_engine::EngineConfig::default() };
+    let report = crate::demo::run_with(config, options)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&to_json(&report))?);
         return Ok(());
@@ -38,7 +38,7 @@ pub fn run(device: &str, options: aqueduct::demo::DemoOptions, json: bool) -> Cl
     println!(
         "  model:       digits MLP (64-64-10, f32; kernels from kernels/mlp.hip), {} items in batches of {} on {} queues",
         model.items,
-        aqueduct::demo::MODEL_BATCH,
+        crate::demo::MODEL_BATCH,
         report.queues.len()
     );
     println!(
@@ -47,7 +47,7 @@ pub fn run(device: &str, options: aqueduct::demo::DemoOptions, json: bool) -> Cl
         model.correct,
         model.items,
         model.reference_accuracy,
-        aqueduct::digits::LOGIT_TOLERANCE
+        crate::digits::LOGIT_TOLERANCE
     );
     println!(
         "               {:.0} items/s, host {:.2} us/item, batch latency p50 {}, p99 {}",

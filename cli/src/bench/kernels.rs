@@ -8,8 +8,8 @@ use aqueduct_engine::{Device, EngineError};
 /// Built from `kernels/bench.c` by `kernels/regen.sh`: for RDNA3 (gfx11-generic), then RDNA2
 /// (gfx10-3-generic); [`bench_code_object`] picks the device's.
 pub const BENCH_CODE_OBJECTS: [&[u8]; 2] = [
-    include_bytes!("../../kernels/bench_gfx11-generic.hsaco"),
-    include_bytes!("../../kernels/bench_gfx10-3-generic.hsaco"),
+    include_bytes!("../../../kernels/bench_gfx11-generic.hsaco"),
+    include_bytes!("../../../kernels/bench_gfx10-3-generic.hsaco"),
 ];
 
 /// Binding counts with a `bindings_N` kernel (0 uses `noop`).

@@ -64,7 +64,7 @@ pub struct StressOptions {
     /// submitters outrun the device and nearly everything parks behind parked producers; a
     /// window keeps most waits resolvable on the device.
     pub window: u64,
-    /// The device spec (`auto`, `soft`, `amdgpu`, ...), as [`DeviceSpec`](crate::DeviceSpec) parses it.
+    /// The device spec (`auto`, `soft`, `amdgpu`, ...), as [`DeviceSpec`](aqueduct_engine::DeviceSpec) parses it.
     pub device: String,
     /// A soak: each round draws its own shape (threads, queues, window, failure rate, and up to
     /// `submissions`), and a device keeps queues across rounds, dropping some and making new
@@ -808,7 +808,7 @@ impl<'d> Round<'d> {
         addend: u32,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-    ) -> Result<crate::Submitted, EngineError> {
+    ) -> Result<aqueduct_engine::Submitted, EngineError> {
         let (bindings, constants) = ([out, input], [addend, 0]);
         let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&constants);
         lane.queue.dispatch(&self.add, &dispatch).waits(waits).signals(signals).submit()

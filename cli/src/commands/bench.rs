@@ -3,14 +3,14 @@
 
 use std::path::PathBuf;
 
-use aqueduct::bench::{BenchOptions, CompareMethod, CompareOptions, Report, Verdict};
+use crate::bench::{BenchOptions, CompareMethod, CompareOptions, Report, Verdict};
 
 use super::CliResult;
 use super::output::{progress_bar, table};
 
 pub fn run(options: BenchOptions, json: bool) -> CliResult {
     let bar = progress_bar(0, json);
-    let (report, notes) = aqueduct::bench::run_with_notes(&options, |done, total, name| {
+    let (report, notes) = crate::bench::run_with_notes(&options, |done, total, name| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
         bar.set_message(name.to_string());
@@ -58,7 +58,7 @@ pub fn compare(old: &[PathBuf], new: &[PathBuf], options: CompareOptions, json: 
     };
     let read_all = |paths: &[PathBuf]| paths.iter().map(read).collect::<Result<Vec<_>, _>>();
     let (old, new) = (read_all(old)?, read_all(new)?);
-    let changes = aqueduct::bench::compare_runs(&old, &new, options)?;
+    let changes = crate::bench::compare_runs(&old, &new, options)?;
     let method = CompareMethod::for_runs(old.len(), new.len());
     if json {
         let value = serde_json::json!({

@@ -11,8 +11,10 @@ use aqueduct_engine::{
 
 /// The MLP's kernels (`dense`, `softmax`, `argmax`), built from `kernels/mlp.hip` by
 /// `kernels/regen.sh`: for RDNA3 (gfx11-generic), then RDNA2 (gfx10-3-generic).
-pub const MLP_CODE_OBJECTS: [&[u8]; 2] =
-    [include_bytes!("../kernels/mlp_gfx11-generic.hsaco"), include_bytes!("../kernels/mlp_gfx10-3-generic.hsaco")];
+pub const MLP_CODE_OBJECTS: [&[u8]; 2] = [
+    include_bytes!("../../kernels/mlp_gfx11-generic.hsaco"),
+    include_bytes!("../../kernels/mlp_gfx10-3-generic.hsaco"),
+];
 
 /// Features per item (8 × 8 pixels, scaled to [0, 1]).
 pub const INPUTS: u32 = 64;
@@ -59,13 +61,13 @@ impl DigitsModel {
     /// The model as `models/digits/regen.sh` wrote it, embedded in the binary.
     pub fn embedded() -> Self {
         Self {
-            w1: floats(include_bytes!("../models/digits/w1.f32")),
-            b1: floats(include_bytes!("../models/digits/b1.f32")),
-            w2: floats(include_bytes!("../models/digits/w2.f32")),
-            b2: floats(include_bytes!("../models/digits/b2.f32")),
-            test_inputs: floats(include_bytes!("../models/digits/test_inputs.f32")),
-            test_labels: values(include_bytes!("../models/digits/test_labels.u32")),
-            reference_logits: floats(include_bytes!("../models/digits/reference_logits.f32")),
+            w1: floats(include_bytes!("../../models/digits/w1.f32")),
+            b1: floats(include_bytes!("../../models/digits/b1.f32")),
+            w2: floats(include_bytes!("../../models/digits/w2.f32")),
+            b2: floats(include_bytes!("../../models/digits/b2.f32")),
+            test_inputs: floats(include_bytes!("../../models/digits/test_inputs.f32")),
+            test_labels: values(include_bytes!("../../models/digits/test_labels.u32")),
+            reference_logits: floats(include_bytes!("../../models/digits/reference_logits.f32")),
         }
     }
 

@@ -59,7 +59,7 @@ pub struct BenchOptions {
     pub filter: Option<String>,
     /// One repetition per shape, no warm-up: checks that every shape works.
     pub quick: bool,
-    /// The device spec (`auto`, `soft`, `amdgpu`, ...), as [`DeviceSpec`](crate::DeviceSpec) parses it.
+    /// The device spec (`auto`, `soft`, `amdgpu`, ...), as [`DeviceSpec`](aqueduct_engine::DeviceSpec) parses it.
     pub device: String,
 }
 

@@ -1,5 +1,5 @@
 //! `aqueduct info`: the provider and why it was chosen, then its agents and pools in rocminfo's
-//! shape (`aqueduct::info`), or with `--json` the stable report (`aqueduct::info::InfoReport`).
+//! shape (`crate::info`), or with `--json` the stable report (`crate::info::InfoReport`).
 
 use aqueduct_hsa::Hsa;
 use aqueduct_soft_hsa::SoftConfig;
@@ -32,7 +32,7 @@ pub fn run(provider: Provider, json: bool) -> CliResult {
         ),
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&aqueduct::info::info_report(&hsa, &reason)?)?);
+        println!("{}", serde_json::to_string_pretty(&crate::info::info_report(&hsa, &reason)?)?);
         return Ok(());
     }
     println!("Provider: {}", hsa.kind().name());
@@ -41,6 +41,6 @@ pub fn run(provider: Provider, json: bool) -> CliResult {
     }
     println!("Reason:   {reason}");
     println!();
-    print!("{}", aqueduct::info::rocminfo_report(&hsa)?);
+    print!("{}", crate::info::rocminfo_report(&hsa)?);
     Ok(())
 }

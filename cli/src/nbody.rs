@@ -4,8 +4,10 @@
 
 /// `nbody_step`, built from `kernels/nbody.hip` by `kernels/regen.sh`: for RDNA3
 /// (gfx11-generic), then RDNA2 (gfx10-3-generic).
-pub const NBODY_CODE_OBJECTS: [&[u8]; 2] =
-    [include_bytes!("../kernels/nbody_gfx11-generic.hsaco"), include_bytes!("../kernels/nbody_gfx10-3-generic.hsaco")];
+pub const NBODY_CODE_OBJECTS: [&[u8]; 2] = [
+    include_bytes!("../../kernels/nbody_gfx11-generic.hsaco"),
+    include_bytes!("../../kernels/nbody_gfx10-3-generic.hsaco"),
+];
 
 /// Bodies per workgroup (the kernel's LDS tile).
 pub const WORKGROUP: u16 = 128;
