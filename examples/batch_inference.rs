@@ -12,7 +12,7 @@
 //! `cargo run --release --example batch_inference -- [--batch N] [--queues N] [--in-flight N]
 //! [--passes N] [--precision f32] [--device SPEC]`
 
-use aqueduct::Engine;
+use aqueduct::prelude::*;
 use aqueduct_cli::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, serve};
 use clap::Parser;
 

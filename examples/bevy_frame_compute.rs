@@ -25,9 +25,7 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aqueduct::{
-    Buffer, BufferRef, CommandBuffer, CommandBufferUsage, DeviceSpec, Dispatch, MemoryKind, QueueConfig, QueuePriority,
-};
+use aqueduct::prelude::*;
 use aqueduct_bevy::{
     AqueductDevice, AqueductFrame, AqueductPlugin, FrameStalled, Lane, QueueFailed, Readback, SubmitRefused,
     aqueduct_available,

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use aqueduct::{Engine, MemoryKind};
+use aqueduct::prelude::*;
 use aqueduct_cli::demo::load_demo_kernels;
 use clap::Parser;
 

@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use aqueduct::host_build::{DevicePtr, HostKernel, SoftKernel, Workgroup, kernel_args};
-use aqueduct::{Engine, MemoryKind};
+use aqueduct::prelude::*;
 use clap::Parser;
 
 /// `clang-19 -target amdgcn-amd-amdhsa -mcpu=gfx11-generic` of `kernels/saxpy.c`.

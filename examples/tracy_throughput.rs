@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use aqueduct::Engine;
+use aqueduct::prelude::*;
 use aqueduct_cli::bench::Spread;
 use aqueduct_cli::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, serve};
 use clap::Parser;

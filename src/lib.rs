@@ -15,7 +15,7 @@
 //! ```
 //! use std::time::Duration;
 //! use aqueduct_cli::demo::{DEMO_CODE_OBJECTS, demo_host_kernels};
-//! use aqueduct::{Engine, EngineError, MemoryKind};
+//! use aqueduct::prelude::*;
 //!
 //! let engine = Engine::new("soft")?;
 //! let device = engine.device();

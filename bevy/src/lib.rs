@@ -44,7 +44,7 @@
 //!
 //! ```
 //! use aqueduct_bevy::{AqueductDevice, AqueductFrame, AqueductPlugin, Lane, Readback, aqueduct_available};
-//! use aqueduct_engine::{Buffer, MemoryKind, QueueConfig, QueuePriority};
+//! use aqueduct_engine::prelude::*;
 //! use bevy_app::{App, Update};
 //! use bevy_ecs::prelude::*;
 //!

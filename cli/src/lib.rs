@@ -4,7 +4,7 @@
 //! examples and benches run the very code the tool runs:
 //! - [`demo`]: the end-to-end workload (a cross-queue handoff chain, then the digits MLP);
 //! - [`digits`] and [`nbody`]: the trained model and the game simulation;
-//! - [`bench`]: the queue benchmark shapes against the physical-limit baseline;
+//! - [`mod@bench`]: the queue benchmark shapes against the physical-limit baseline;
 //! - [`stress`]: random work from several threads, every result verified;
 //! - [`replay`]: running and timing a replay capture;
 //! - [`info`]: the provider, agents and pools, as `rocminfo` prints them.

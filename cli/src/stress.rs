@@ -682,7 +682,7 @@ impl<'d> Round<'d> {
         // Doomed: a wait that fails. Never the last step, so every timeline reaches its end.
         let failure_every = self.shape.failure_every;
         let doom = if failure_every > 0 && step < self.steps && rng.below(failure_every) == 0 {
-            let controls = lane.queue.soft_controls();
+            let controls = crate::bench::soft_controls(&lane.queue);
             if controls.is_some() && rng.below(2) == 0 { Doom::KernelFault } else { Doom::Host }
         } else {
             Doom::None
@@ -819,16 +819,11 @@ impl<'d> Round<'d> {
     fn arm_kernel_fault(&self, semaphore: &Semaphore, counts: &mut WorkerCounts) -> Result<(), EngineError> {
         counts.victims.retain(|(_, doom)| doom.failure().is_none());
         let victim = self.device.create_queue()?;
-        let controls = victim.soft_controls().ok_or_else(|| EngineError::InvalidArgument {
-            what: "kernel fault",
-            reason: "the provider is not the soft runtime".into(),
+        let (controls, hsa_queue) = crate::bench::soft_controls(&victim).ok_or_else(|| {
+            EngineError::InvalidArgument { what: "kernel fault", reason: "the provider is not the soft runtime".into() }
         })?;
         controls
-            .inject_fault(
-                victim.hsa_queue(),
-                victim.stats().packets,
-                Fault::KernelFault { status: KERNEL_FAULT_STATUS },
-            )
+            .inject_fault(hsa_queue, victim.stats().packets, Fault::KernelFault { status: KERNEL_FAULT_STATUS })
             .map_err(|error| EngineError::InvalidArgument { what: "kernel fault", reason: format!("{error:?}") })?;
         victim.barrier().signal(semaphore.at(1)).submit()?;
         counts.kernel_faults += 1;

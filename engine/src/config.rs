@@ -13,7 +13,7 @@ pub enum BlockProcessing {
     /// The engine picks, per execution, by a fixed rule (chosen from measurements,
     /// docs/BENCHMARKS.md): the device for programs with a
     /// conditional branch (a branch on the host costs a round trip: the queue drains, the host
-    /// reads the value) or with at least [`DEVICE_MIN_PACKETS`](crate::DEVICE_MIN_PACKETS) packets and no transfer with a
+    /// reads the value) or with at least 256 (`DEVICE_MIN_PACKETS`) packets and no transfer with a
     /// dynamic side (which the device writes with kernels planned for any alignment); the host
     /// otherwise, and while a profile capture runs.
     #[default]

@@ -1,12 +1,16 @@
 //! Every way an engine call can fail. Bad input is reported before anything changes.
+//!
+//! Every type an [`EngineError`] carries is named here, whichever crate defines it, so a caller
+//! can match on it with one import path.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use aqueduct_builtins::PlanError;
-use aqueduct_codeobject::{ArgLayoutMismatch, UnknownKernel};
-use aqueduct_components::semaphore_table::FailureRecord;
-use aqueduct_hsa::{ExecutableError, HsaError};
+pub use aqueduct_builtins::PlanError;
+pub use aqueduct_codeobject::{ArgLayoutMismatch, UnknownKernel};
+pub use aqueduct_components::semaphore_table::FailureRecord;
+pub use aqueduct_components::submission::SubmissionFault;
+pub use aqueduct_hsa::{ExecutableError, HsaError};
 
 /// The result of an engine call.
 pub type EngineResult<T> = Result<T, EngineError>;
@@ -170,7 +174,7 @@ pub enum EngineError {
     /// The engine's own state contradicts what it checked earlier; the submission and its
     /// signals fail instead of running something else.
     #[error("submission failed: {0}")]
-    SubmissionFault(aqueduct_components::submission::SubmissionFault),
+    SubmissionFault(SubmissionFault),
     /// A fixed limit was reached (semaphores or queues per device, blocks processed by one
     /// command-buffer execution).
     #[error("{what} limit reached ({limit})")]

@@ -51,7 +51,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use aqueduct_engine::{Engine, MemoryKind};
+//! use aqueduct_engine::prelude::*;
 //!
 //! let engine = Engine::new("soft")?;
 //! let device = engine.device();
@@ -71,7 +71,7 @@ mod command_buffer;
 mod config;
 mod device;
 mod dispatch;
-mod error;
+pub mod error;
 mod executable;
 mod launch_args;
 mod memory;
@@ -92,8 +92,8 @@ use aqueduct_components::directory::QueueEndpoint;
 pub use aqueduct_components::semaphore_table::{FailureRecord, MAX_SEMAPHORES};
 pub use clock::thread_cpu_time;
 pub use command_buffer::{
-    BindingTable, BlockLabel, BlockLimits, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, DEVICE_MIN_PACKETS,
-    ProgramFacts, RecordedLaunch,
+    BindingTable, BlockLabel, BlockLimits, BufferRef, CommandBuffer, CommandBufferUsage, CompareOp, ProgramFacts,
+    RecordedLaunch,
 };
 pub use config::{BlockProcessing, DeviceSpec, EngineConfig, QueueConfig, QueuePriority, WaitStrategy};
 pub use device::AgentTopology;
@@ -127,10 +127,55 @@ pub mod ops {
         UpdateOp, WriteFileOp,
     };
 }
-pub use queue::{HostCallResult, Queue, QueueStats, RawDispatch, STAGING_BYTES, SubmitOutput, Submitted};
+pub use queue::{HostCallResult, Queue, QueueStats, RawDispatch, SubmitOutput, Submitted};
 pub use semaphore::{Semaphore, SemaphorePoint, wait_all, wait_any};
 
 use device::DeviceShared;
+
+/// What the examples and most programs use, in one import: `use aqueduct_engine::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        BindingTable, Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, DeviceSpec, Dispatch, Engine,
+        EngineConfig, EngineError, EngineResult, Executable, Kernel, MemoryKind, Pool, PoolConfig, Queue, QueueConfig,
+        QueuePriority, Semaphore, SemaphorePoint, wait_all, wait_any,
+    };
+}
+
+/// Raw HSA access, for provider-specific control beside the engine. Every function here is
+/// `unsafe`: what the caller does with the handles can break what the engine relies on.
+pub mod raw {
+    use crate::Queue;
+    use aqueduct_hsa::Hsa;
+    use aqueduct_hsa::sys::hsa_queue_t;
+
+    /// The HSA queue under `queue`. It stays valid while `queue` lives.
+    ///
+    /// # Safety
+    /// The engine owns the queue's ring, write index and doorbell, and destroys the queue when
+    /// `queue` is dropped: the caller writes none of them, does not destroy the queue, and does
+    /// not use the pointer after `queue` is dropped. Reading its fields, and naming it to the
+    /// provider's own controls (the soft runtime's `SoftControls`), is what it is for.
+    pub unsafe fn hsa_queue(queue: &Queue) -> *mut hsa_queue_t {
+        queue.raw_parts().0
+    }
+
+    /// The HSA provider `queue`'s device opened (ROCr, or the soft runtime), as a function table.
+    ///
+    /// # Safety
+    /// The engine owns every queue, signal, memory block and executable it made through this
+    /// table: the caller releases, destroys or writes none of them. Objects the caller makes
+    /// through it are the caller's to release.
+    pub unsafe fn provider(queue: &Queue) -> &Hsa {
+        queue.raw_parts().1
+    }
+}
+
+/// Tuning constants, for tests that size their inputs by them (the `test-hooks` feature).
+#[cfg(feature = "test-hooks")]
+pub mod tuning {
+    pub use crate::command_buffer::DEVICE_MIN_PACKETS;
+    pub use crate::queue::STAGING_BYTES;
+}
 
 /// The entry point: a provider and one logical device on it.
 pub struct Engine {

@@ -8,7 +8,8 @@ use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::path::PathBuf;
 
-use aqueduct_engine::{Buffer, Device, EngineError, MemoryKind, Queue, STAGING_BYTES, Semaphore, WaitStrategy};
+use aqueduct_engine::tuning::STAGING_BYTES;
+use aqueduct_engine::{Buffer, Device, EngineError, MemoryKind, Queue, Semaphore, WaitStrategy};
 use common::{KernelRig, TIMEOUT, Xorshift, controls, queue, release};
 
 /// A file in the temp directory, removed when dropped.

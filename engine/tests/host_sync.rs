@@ -112,7 +112,7 @@ fn reads_and_writes_reuse_the_queues_staging_buffer_and_large_ones_stream_throug
     }
     assert_eq!(device.live_objects().2, allocations, "the kept staging buffer served every call");
     // Past the kept buffer's size: a buffer for the call, freed after it.
-    let elements = (aqueduct_engine::STAGING_BYTES / 4 + 1024) as usize;
+    let elements = (aqueduct_engine::tuning::STAGING_BYTES / 4 + 1024) as usize;
     let large = device.allocate_typed::<u32>(MemoryKind::DeviceLocal, elements as u64).unwrap();
     let data: Vec<u32> = (0..elements as u32).collect();
     queue.write(&large, &data, TIMEOUT).unwrap();

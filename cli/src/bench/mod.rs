@@ -80,15 +80,29 @@ impl<'a> Shape<'a> {
     }
 }
 
+/// The soft runtime's controls for `queue` and the HSA queue they name, when the provider is the
+/// soft runtime (embedded or its drop-in); `None` on ROCr. The pointer is for the controls only,
+/// while `queue` lives.
+pub(crate) fn soft_controls(
+    queue: &aqueduct_engine::Queue,
+) -> Option<(aqueduct_soft_hsa::SoftControls, *mut aqueduct_hsa::sys::hsa_queue_t)> {
+    // SAFETY: the controls change only how the soft runtime runs this queue's packets (a mode, an
+    // injected fault); nothing here writes the queue's ring or releases what the engine owns, and
+    // every caller names the queue to the controls while it holds `queue`.
+    let (provider, hsa_queue) =
+        unsafe { (aqueduct_engine::raw::provider(queue), aqueduct_engine::raw::hsa_queue(queue)) };
+    aqueduct_soft_hsa::SoftControls::of(provider).map(|controls| (controls, hsa_queue))
+}
+
 /// A queue of the bench in `mode` where the provider is the soft runtime, embedded or as its
 /// drop-in; a GPU runs its queues as they are.
 pub(crate) fn set_soft_mode(
     queue: &aqueduct_engine::Queue,
     mode: aqueduct_soft_hsa::ExecutionMode,
 ) -> Result<(), EngineError> {
-    let Some(controls) = queue.soft_controls() else { return Ok(()) };
+    let Some((controls, hsa_queue)) = soft_controls(queue) else { return Ok(()) };
     controls
-        .set_queue_mode(queue.hsa_queue(), mode)
+        .set_queue_mode(hsa_queue, mode)
         .map_err(|error| EngineError::InvalidArgument { what: "soft queue mode", reason: format!("{error:?}") })
 }
 

@@ -340,7 +340,7 @@ queue_operations! {
         record |_, _| Operation::Dealloca { buffer: buffer.replay_id() };
 
     /// Reads `target.length` bytes of `file` at `offset` into `target`, in queue order. Memory
-    /// the host cannot reach streams through a [`STAGING_BYTES`](crate::STAGING_BYTES) staging
+    /// the host cannot reach streams through a 4 MiB (`STAGING_BYTES`) staging
     /// buffer. A range past the end of the file is refused now; a short read or an I/O error
     /// later fails the signals.
     read_file(file: &'a std::fs::File, offset: u64, target: Binding<'a>) -> () as ReadFileOp of ReadFile

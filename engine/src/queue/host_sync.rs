@@ -67,7 +67,7 @@ impl Queue {
 
     /// Reads `buffer`, of any memory kind, after the queue's earlier work: the queue copies it
     /// into a host-visible staging buffer (the queue's own, kept between calls, for up to
-    /// [`STAGING_BYTES`](crate::STAGING_BYTES); one made for the call beyond), and this waits
+    /// 4 MiB (`STAGING_BYTES`); one made for the call beyond), and this waits
     /// up to `timeout` for the copy.
     pub fn read<T: Pod>(&self, buffer: &Buffer<T>, timeout: Duration) -> EngineResult<Vec<T>> {
         let mut elements = vec![T::zeroed(); buffer.len() as usize];

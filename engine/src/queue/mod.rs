@@ -272,15 +272,23 @@ impl Queue {
         }
     }
 
-    /// The soft runtime's test controls (fault injection, stalls, queue modes) for this queue's
-    /// provider, when it is the soft runtime, embedded or loaded as its drop-in.
+    /// Test hook: the soft runtime's controls (fault injection, stalls, queue modes) for this
+    /// queue's provider, when it is the soft runtime, embedded or loaded as its drop-in.
+    #[cfg(feature = "test-hooks")]
     pub fn soft_controls(&self) -> Option<aqueduct_soft_hsa::SoftControls> {
         aqueduct_soft_hsa::SoftControls::of(&self.device.hsa)
     }
 
-    /// The raw HSA queue, for provider-specific control (fault injection on the soft runtime).
+    /// Test hook: the HSA queue, which the soft runtime's controls name. Users reach it through
+    /// [`raw::hsa_queue`](crate::raw::hsa_queue).
+    #[cfg(feature = "test-hooks")]
     pub fn hsa_queue(&self) -> *mut aqueduct_hsa::sys::hsa_queue_t {
         self.hsa_queue
+    }
+
+    /// The HSA queue and the provider under it ([`crate::raw`]).
+    pub(crate) fn raw_parts(&self) -> (*mut aqueduct_hsa::sys::hsa_queue_t, &aqueduct_hsa::Hsa) {
+        (self.hsa_queue, &self.device.hsa)
     }
 }
 
