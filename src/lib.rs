@@ -3,7 +3,7 @@
 //! This root crate re-exports the layers below it; its `aqueduct` binary is the aqueduct-cli
 //! crate's (the `cli` feature, on by default).
 //! The layers, bottom up: [`abi`] (memory layouts), [`codeobject`] (HSACO and target IDs),
-//! [`hsa`] (the HSA table, ROCr and the soft runtime), then the engine, whose public API is
+//! [`hsa`] (the HSA table and ROCr), [`soft_hsa`] (the soft HSA runtime), then the engine, whose public API is
 //! re-exported at the crate root ([`Engine`], [`Device`], [`Queue`], [`Semaphore`], [`Buffer`],
 //! [`Executable`]); its documentation explains the model, how to choose a provider and where
 //! errors come from. [`profile`] is the profile bundle and its offline tools. The

@@ -4,6 +4,9 @@
 //! Publication copies a submission's facts into its epoch row's [`EpochCapture`] only while a
 //! mode is on; the engine turns the row into profile records when the epoch is drained. With
 //! capture off, the stages pay one test of [`CaptureFlags`] per published row.
+//!
+//! **Contract.** The flags and an epoch's `EpochCapture` live in the queue's state and epoch table,
+//! under the queue's lock; the engine takes an epoch's capture when it drains the epoch.
 
 pub use aqueduct_profile::record::OperationKind;
 

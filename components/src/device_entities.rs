@@ -8,6 +8,10 @@
 //! [`ReleaseAfter`]: the rows each queue had staged by then. The object is freed (and the entity
 //! despawned) once every queue has settled those rows, so no parked, pending or in-flight row can
 //! still read it.
+//!
+//! **Contract.** These components are read and written only under the device World's mutex, never
+//! while a queue's lock is held. An entity with `ReleaseAfter` owns what freeing it takes until the
+//! device's deferred release frees it and despawns the entity.
 
 use std::sync::Arc;
 

@@ -13,6 +13,12 @@
 //!
 //! This module holds the data; reading the signals (`device_retired`) is behaviour, in
 //! `aqueduct-systems`' `strategy`.
+//!
+//! **Contract.** Endpoints are read without a lock. `submitted` and `staged_rows` are written by the
+//! holder of the queue's lock when it publishes or stages; `drained` and `settled_rows` by whoever
+//! drains the queue, under the same lock; the lifetime flags by the engine (handles, batches,
+//! captures, teardown). Reserving an index takes the directory's `next` mutex; an endpoint is
+//! never removed, so a queue index is never reused.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};

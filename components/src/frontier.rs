@@ -31,6 +31,10 @@
 //! drained). A submission that waits on several producers combines their records at once: a
 //! barrier whose producer another barrier's producer already followed is dropped, with no
 //! condition, since the submission's own failure check covers both semaphores.
+//!
+//! **Contract.** A `QueueFrontier` lives in its queue's state, under the queue's lock. A `Frontier`
+//! travels in a semaphore's producer record, written and read under the record's seqlock
+//! (`semaphore_slot`).
 
 use crate::MAX_QUEUES;
 use crate::dependency::{DeviceWait, Producer};

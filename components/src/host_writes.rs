@@ -4,6 +4,9 @@
 //! agent's record of it: how many host writes there were and how many a flush has covered. The
 //! publication stage flushes before it stores the first header that may consume them
 //! (`aqueduct_systems::publication`); nothing else in the dispatch path knows about it.
+//!
+//! **Contract.** Atomics only: writers count with no lock, and publication flushes under its queue's
+//! lock.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

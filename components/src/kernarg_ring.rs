@@ -1,6 +1,9 @@
 //! A byte ring in kernarg memory: a queue's kernarg segments, and a device target's binding
 //! tables (`aqueduct_systems::binding_tables`), both held the same way: positions that grow
 //! forever, spans planned without reserving, then reserved, and freed by moving `reclaimed`.
+//!
+//! **Contract.** Each ring belongs to one queue's state and is used under that queue's lock: planning
+//! changes nothing, `reserve` takes the span, and moving `reclaimed` (reclaim) frees it.
 
 /// Byte ring in kernarg memory. Positions grow forever; `position % capacity` is the offset.
 #[derive(Debug)]

@@ -5,6 +5,8 @@
 //! Memory moves through three places: *live* (an alloca handed it out), *pending* (a dealloca
 //! returned it in queue order; free at a point of that queue's memory timeline) and *free*
 //! (that point passed, or was covered: anyone may take it). Only free memory is coalesced.
+//!
+//! **Contract.** A pool's World and its `FreeRanges` are used only under that pool's lock.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -5,6 +5,11 @@
 //! blocks, following unconditional branches, that fits the ring's free space; it also ends after
 //! a block whose terminator is a conditional branch, because the branch reads a value that the
 //! block's own commands may write, so it is evaluated only once the queue has drained.
+//!
+//! **Contract.** A program's block World is written once, by `finish`, and then only read, through
+//! `&World`, by any number of queues executing it, with no lock. One execution's `ProgramRun` is a
+//! column of its queue's rows, under that queue's lock. The device program is built at most once
+//! (a `OnceLock`).
 
 use aqueduct_abi::block_program::{BlockHeader, BlockProgram};
 use bevy_ecs::prelude::*;

@@ -1,11 +1,15 @@
 //! A queue's own state: its epoch table (its kernarg ring is a [`crate::kernarg_ring::KernargRing`]).
 //!
 //! The resource that gathers them with the producer's AQL ring (`QueueState`) is in
-//! `aqueduct-systems`, because that ring is an HSA handle (see ARCHITECTURE's decisions).
+//! `aqueduct-systems`, because that ring is an HSA handle (docs/DECISIONS.md says why).
 //!
 //! Epochs are rows of a column table ([`EpochTable`]) sized once when the queue is created, one
 //! row per epoch that can be in flight, reused round-robin: the hot path never allocates.
 //! (Pending submissions, the other table of a queue, are in [`crate::submission`].)
+//!
+//! **Contract.** The epoch table lives in the queue's `QueueState`, under the queue's lock. An epoch's
+//! row (its signals, device waits, capture) is owned by the epoch from publication until it is
+//! drained or failed (`release_through`).
 
 use crate::capture::EpochCapture;
 use crate::dependency::{DeviceWait, SignalOp};

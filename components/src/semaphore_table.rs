@@ -15,6 +15,10 @@
 //! Slots are recycled through a free list once a dropped semaphore is released: only after every
 //! submission staged before its last handle dropped has settled (see `device_entities`), so a slot
 //! is never reused while work can still touch it.
+//!
+//! **Contract.** Slot values, failures, promises and records are read and written without a lock.
+//! `free` and `failures` are leaf mutexes (slot allocation and release, the failure log). A slot goes
+//! back to the free list only through the device's deferred release.
 
 use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, Mutex};

@@ -10,6 +10,11 @@
 //!
 //! Nothing here allocates in a steady stream: the columns grow (doubling) only when more rows
 //! are pending than ever before, and the arenas keep their capacity.
+//!
+//! **Contract.** `SubmissionRows` lives in the queue's `QueueState`, so only the holder of the queue's
+//! lock reads or writes it. A `RowWriter` borrows one row while it is staged. A row's spans stay valid
+//! until the row leaves the front and `release_spans` gives its arenas back; a row refused or failed
+//! is the front row, removed with its spans.
 
 use aqueduct_abi::ImplicitKernargs;
 

@@ -244,7 +244,7 @@ fn run(case: Case) -> (Duration, bool) {
             trigger = Instant::now();
             faulted.fail("the host gave up on a stalled submission");
             // A dependent already published behind a barrier on the stalled epoch cannot be
-            // recalled: it fails when that epoch retires (ARCHITECTURE, *Errors*). The stall
+            // recalled: it fails when that epoch retires (docs/design/engine.md, *Errors*). The stall
             // then ends, and the time is counted from there.
             if !eventually(Duration::from_millis(20), || host_waiter.is_finished()) {
                 released.set(true);

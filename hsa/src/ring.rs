@@ -7,6 +7,11 @@
 //! when the queue's doorbell signal is of DOORBELL kind, `hsa_signal_store_screlease` otherwise
 //! (queues wrapped by tools such as rocprofiler hand out an ordinary USER signal, whose
 //! `hardware_doorbell_ptr` union member is its value, not a pointer).
+//!
+//! **Contract.** The engine's admission is its ring's only producer and runs under the queue's lock:
+//! it reserves from a cursor and commits with `commit_reserved`; `try_reserve` is the compare-and-swap
+//! form for other producers. A header is published only after its body is written, and the doorbell
+//! is rung after the headers; a reserved slot whose header is never published stalls the queue.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 

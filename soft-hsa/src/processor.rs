@@ -6,6 +6,14 @@
 //! dispatches and barrier packets, writes profiling timestamps and decrements the completion
 //! signal with release ordering. On an error it reports through the queue callback and
 //! processes nothing more, as a faulted hardware queue would.
+//!
+//! **Contract.** It runs on the queue's own thread and holds no runtime-wide lock across a
+//! packet's execution: its kernel comes from the thread's `KernelLease`, and memory checks take the
+//! allocation map's read shard per lookup. It takes the queue's `faults` and `memory_fault` mutexes
+//! and the runtime's `event_handlers` one at a time. Once a packet is fetched its ring slot is the
+//! producer's again. A failure records the detail and raises the queue error (or the memory-fault
+//! event) once; the packets after it are never processed, and their completion signals never
+//! change.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -13,6 +13,19 @@
 //!
 //! Every dropped wait on another queue stays in the plan as a covered wait, so its semaphore's
 //! failure still fails the submission at reclaim.
+//!
+//! **Contract.** The caller holds the queue's lock (`&mut QueueState`: the submitting thread, a
+//! batch's flush, or the completion thread readmitting parked rows). Admission reads the semaphore
+//! table and other queues' endpoints without a lock and writes only this queue's state, plus what the
+//! cross-queue protocol owns: the producer records of the semaphores an admitted row signals, and
+//! under BarrierAnd this epoch's per-epoch signal and the `slot_users` count of each producer slot a
+//! barrier names. After `admit_pending` the admitted rows own their reserved AQL slots (committed
+//! with one write-index store), kernarg span and epoch; publication must write every one of those
+//! packets. A row that is not admitted leaves nothing behind: its resolved waits are truncated from
+//! the epoch wait arena, nothing is reserved, and the pass records `(row, verdict)` as its stop for
+//! the engine's driver to park, drain or fail. A barrier whose producer cannot be named is not a
+//! refusal: the row keeps its reservation with `Reservation::wait_fault`, and publication writes its
+//! payload as barriers that pass.
 
 use core::sync::atomic::Ordering;
 

@@ -9,6 +9,9 @@
 //! every table before its own is free ([`BindingTables::release_before`] with
 //! [`BindingTables::start_of`]). A table reused forever holds nothing else back, since only
 //! tables live in this ring.
+//!
+//! **Contract.** The ring belongs to the queue's `DeviceTarget`, inside the `QueueState`: admission
+//! commits tables and reclaim releases them, both under the queue's lock. A failed queue releases all.
 
 use aqueduct_components::kernarg_ring::{BindingTablePlan, KernargRing};
 

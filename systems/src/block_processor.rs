@@ -7,6 +7,11 @@
 //! bit and a system-scope release, and no trailing no-op packet is needed. The first packet of a
 //! segment carries the barrier bit and a system-scope acquire (queue order, host-written
 //! kernargs and rodata); the packets in between carry exactly the flags recording folded in.
+//!
+//! **Contract.** Both halves run inside the stages, under the queue's lock: `plan_segment` at
+//! admission changes nothing unless the segment is admitted; `write_segment` at publication writes
+//! only the packets and kernarg bytes admission reserved, and reports a program it cannot write as a
+//! `SubmissionFault` (publication then writes passing barriers in their place).
 
 use aqueduct_abi::block_program::{
     Block, BlockProgram, Command, CommandFlags, DecodedCommand, DispatchCommand, KERNARG_BLOCK_BYTES, KernargStrategy,

@@ -7,6 +7,10 @@
 //! one run, copied with one `memcpy`. A run ends where the ring wraps, or at a row whose span
 //! does not follow (a program segment's kernargs in between, a wider alignment): usually a range
 //! is one or two copies.
+//!
+//! **Contract.** The caller holds the queue's lock. It writes only the kernarg ring spans admission
+//! reserved for this pass's rows (and the arena copies of their segments); it cannot fail. Once the
+//! headers are published, those bytes are the device's to read until the epoch is drained.
 
 use aqueduct_components::submission::{Arena, KernargRecipe};
 

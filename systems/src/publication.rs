@@ -4,6 +4,14 @@
 //!
 //! Every packet carries the barrier bit: a queue runs in order, so its epoch signal is a prefix
 //! clock and a same-queue wait needs no packet. Only the last packet carries the epoch.
+//!
+//! **Contract.** The caller holds the queue's lock, after admission and kernarg patching in the same
+//! pass. Afterwards the published rows have left the pending table, their signals belong to their
+//! epoch's row until it is drained, and the packets belong to the device (the packet processor frees
+//! each slot when it fetches it). A failure (a program segment that cannot be written, or admission's
+//! `wait_fault`) publishes the payload's reserved packets as barriers that pass, marks the epoch's
+//! `failure` column so reclaim fails its signals, and reports the fault in the pass
+//! (`rows.pass.fault`); the wait barriers are still published, so no reserved slot is left unwritten.
 
 use core::ops::Range;
 use core::sync::atomic::Ordering;

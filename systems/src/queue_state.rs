@@ -6,6 +6,11 @@
 //! producer path, shared with its tests, the builtins' tests and the bench baseline) and the
 //! provider's function table. The plain data they gather (kernarg and epoch rings, the endpoint,
 //! the frontier, the shared tables) stays in components, which does not depend on hsa.
+//!
+//! **Contract.** The engine keeps the `QueueState` in the queue's `Mutex`; every field is read and
+//! written only by the lock's holder (the batch schedule sees it lent for one run). `DeviceLink`'s
+//! tables and the endpoint are shared with other queues and read lock-free. The state owns its
+//! `DeviceTarget`, which the engine destroys with the queue, after the HSA queue.
 
 use std::sync::Arc;
 

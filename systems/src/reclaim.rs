@@ -1,6 +1,15 @@
 //! Epoch reclaim: what the submitting thread (a batch at a time) and the completion thread (an
 //! idle queue, or one nobody drained) do with retired epochs, and what happens to everything in
 //! flight when the queue fails.
+//!
+//! **Contract.** Every function here takes the queue's lock (`&mut QueueState`). `drain` raises or
+//! fails the drained epochs' semaphores, gives their arena spans and kernarg bytes back and publishes
+//! the drained epoch; at an epoch held on an undrained producer it stops before changing anything
+//! for that epoch. It wakes parked host threads itself; the returned `DrainOutcome` says which other
+//! queues to poke (`wake`) and whether the drain is held (`held_on`), which the engine acts on, after
+//! letting the lock go where it can. `fail_in_flight` fails every in-flight epoch's semaphores first,
+//! then force-retires the epochs on the device and frees the rings; the rows stay unsettled
+//! (`QueueState::unsettled_from`) while the HSA queue may still run their packets.
 
 use core::sync::atomic::Ordering;
 

@@ -2,6 +2,10 @@
 //! queue's column table: the batch path (`Queue::batch`, `flush`, the Bevy plugin's per-frame
 //! flush), and the other side of the `stages` benchmark that compares a schedule run with the
 //! direct calls the immediate path makes ([`crate::run_pass`]).
+//!
+//! **Contract.** `QueueState::run_schedule` takes `&mut QueueState`, so its caller holds the queue's
+//! lock; the state is lent to the systems as `LentState` for that run only and taken back by a guard,
+//! on unwind too.
 
 use core::ptr::NonNull;
 

@@ -7,6 +7,10 @@
 //! (or, on a failed queue whose HSA queue lives, still possibly running: `QueueState::unsettled_from`). The
 //! queue publishes that mark in its endpoint after each drain or failure; an object released by
 //! its last handle is freed once every queue's mark passes the rows it had staged by then.
+//!
+//! **Contract.** The caller holds the queue's lock. `publish_settled` is one release store into the
+//! endpoint; the device's deferred release reads every queue's mark without a lock, and frees an
+//! object only once each mark passes the rows its snapshot counted.
 
 use core::sync::atomic::Ordering;
 

@@ -1,6 +1,10 @@
 //! A queue's stages compiled for its wait strategy ([`QueueStages`]): the entry points the engine
 //! calls through, chosen once when the queue is built. Above every stage module: it names them
 //! all, and none names it.
+//!
+//! **Contract.** `run_pass`, `drain` and `fail_in_flight` take `&mut QueueState`: call them with the
+//! queue's lock held. `device_retired` and `retirement_wait` read only the endpoint, so the
+//! completion thread calls them without the lock.
 
 use aqueduct_components::directory::{CrossQueueWait, QueueEndpoint};
 use bevy_ecs::schedule::Schedule;

@@ -6,6 +6,10 @@
 //! The stages are generic over it, and [`QueueStages::for_strategy`](crate::QueueStages::for_strategy) picks the monomorphized entry
 //! points once, when the queue is built: the per-submission path holds no `match` on the
 //! strategy, and each strategy's pieces inline into its own copy of the stages.
+//!
+//! **Contract.** The methods that take `QueueState` or arm per-epoch state run under the queue's
+//! lock, inside the stages. `device_retired`, `has_retired` and `retirement_wait` read only an
+//! endpoint and its signals, with no lock, so other queues and the completion thread may call them.
 
 use core::sync::atomic::Ordering;
 

@@ -4,6 +4,10 @@
 //! host signal or failure) calls [`HostParking::notify`], which touches the mutex only when
 //! someone is parked. The protocol is `aqueduct_components::host_waiters` (model-checked by
 //! `loom-models/`).
+//!
+//! **Contract.** `park_until` calls `done` under the table's parking mutex, so `done` may read atomics
+//! and the failure log but must not take a queue's lock: drains call `notify` under theirs. `notify`
+//! takes that mutex only when a thread is parked.
 
 use std::time::Instant;
 

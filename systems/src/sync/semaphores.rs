@@ -12,6 +12,11 @@
 //!   epoch, frontier), never a mix.
 //! - **Promises**: `promised` bounds every value accepted for the future, parked or queued, so a
 //!   new signal must exceed it.
+//!
+//! **Contract.** Values, failures, promises and producer records are atomics: any thread calls these
+//! with or without a queue's lock. `allocate` and `release` take the table's free-list mutex, and
+//! `record_failure` and `failure_record` its failure-log mutex; both are leaves. A slot is released
+//! only by the device's deferred release, once no staged row can name it.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

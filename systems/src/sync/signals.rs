@@ -1,6 +1,8 @@
 //! Raw reads of HSA signal values, straight from their `amd_signal_t` as the packet processor
 //! reads and writes them. What a queue's endpoint says has retired on the device depends on the
 //! wait strategy: `crate::strategy`.
+//!
+//! **Contract.** Reads only, with no lock: the signal must be live (the caller's handle keeps it so).
 
 use std::sync::atomic::AtomicI64;
 
