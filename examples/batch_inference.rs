@@ -1,8 +1,8 @@
 //! Batch inference: a trained model served through a command buffer recorded once.
 //!
-//! The model is the digits MLP (`models/digits`: 64 → 64 ReLU → 10, trained on scikit-learn's
+//! The model is the digits MLP (`cli/models/digits`: 64 → 64 ReLU → 10, trained on scikit-learn's
 //! handwritten digits). Its forward pass (a tiled GEMM with bias and ReLU, a second GEMM, a
-//! softmax and an argmax, HIP kernels in `kernels/mlp.hip`) is recorded once as a command buffer
+//! softmax and an argmax, HIP kernels in `cli/kernels/mlp.hip`) is recorded once as a command buffer
 //! with binding slots for one batch's buffers. Each batch writes its inputs from the host,
 //! executes the program with a binding table naming its buffers, and is read back once its
 //! semaphore says it is done; every item's logits are checked against numpy's, and the accuracy

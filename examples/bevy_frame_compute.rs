@@ -1,7 +1,7 @@
 //! A headless Bevy app (`MinimalPlugins`, an uncapped loop) stepping a gravitational n-body
 //! simulation on the GPU every frame.
 //!
-//! The step is a HIP kernel a game would write (`kernels/nbody.hip`: every body's pull summed
+//! The step is a HIP kernel a game would write (`cli/kernels/nbody.hip`: every body's pull summed
 //! through LDS tiles of 128 bodies, then semi-implicit Euler), with no CPU port: on the soft
 //! runtime it runs from its machine code. Two command buffers are recorded once, one per
 //! direction of the position buffers' ping-pong; each frame one system stages the frame's program

@@ -52,7 +52,7 @@ fn unknown_provider_is_a_clear_error() {
 
 #[test]
 fn inspect_json_has_the_stable_shape() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/demo_gfx11-generic.hsaco");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/cli/kernels/demo_gfx11-generic.hsaco");
     let (ok, stdout, stderr) = aqueduct(&["inspect", path, "--json"]);
     assert!(ok, "{stderr}");
     let report: serde_json::Value = serde_json::from_str(&stdout).expect("valid JSON");

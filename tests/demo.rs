@@ -56,7 +56,7 @@ fn demo_cpu_kernels_match(code_object: &aqueduct::codeobject::CodeObject) {
             .map(|arg| (arg.offset, arg.size, arg.value_kind.as_str().to_string()))
             .collect()
     };
-    // The offsets the host builds of kernels/demo.c read (the soft runtime checks the same).
+    // The offsets the host builds of cli/kernels/demo.c read (the soft runtime checks the same).
     assert_eq!(
         explicit("iota"),
         [(0, 8, "global_buffer".into()), (8, 4, "by_value".into()), (12, 4, "by_value".into())]

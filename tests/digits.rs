@@ -19,7 +19,7 @@ fn the_model_files_agree_with_numpy_s_forward_pass() {
     let correct =
         (0..model.items()).filter(|&item| model.reference_class(item) == model.test_labels[item as usize]).count();
     let recorded: serde_json::Value =
-        serde_json::from_str(include_str!("../models/digits/model.json")).expect("model.json parses");
+        serde_json::from_str(include_str!("../cli/models/digits/model.json")).expect("model.json parses");
     assert_eq!(recorded["correct"], correct, "numpy's correct items");
 }
 
@@ -35,7 +35,7 @@ fn the_forward_pass_serves_the_test_split_with_numpy_s_accuracy() {
     let report = digits::serve(device, &queues, &model, &pass, ServeConfig::default()).expect("served");
     assert_eq!(report.items, 360);
     assert_eq!(report.accuracy, report.reference_accuracy);
-    assert_eq!(report.correct, 349, "349 of 360, as models/digits/model.json records");
+    assert_eq!(report.correct, 349, "349 of 360, as cli/models/digits/model.json records");
     assert_eq!(report.batch_latencies.len(), 12, "360 items in batches of 32");
     assert!(report.max_logit_error <= digits::LOGIT_TOLERANCE);
 }

@@ -12,16 +12,14 @@ use aqueduct_abi::{HostKernelRecord, SoftKernel};
 use crate::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, ServeError, ServeReport, serve};
 use aqueduct_engine::{Device, Dispatch, Engine, EngineConfig, EngineError, Executable, MemoryKind, Queue, QueueStats};
 
-/// The demo kernels, built from `kernels/demo.c` by `kernels/regen.sh`: for RDNA3
+/// The demo kernels, built from `cli/kernels/demo.c` by `kernels/regen.sh`: for RDNA3
 /// (gfx11-generic), then RDNA2 (gfx10-3-generic). [`Device::select_code_object`] picks the one
 /// the device's agents run.
-pub const DEMO_CODE_OBJECTS: [&[u8]; 2] = [
-    include_bytes!("../../kernels/demo_gfx11-generic.hsaco"),
-    include_bytes!("../../kernels/demo_gfx10-3-generic.hsaco"),
-];
+pub const DEMO_CODE_OBJECTS: [&[u8]; 2] =
+    [include_bytes!("../kernels/demo_gfx11-generic.hsaco"), include_bytes!("../kernels/demo_gfx10-3-generic.hsaco")];
 
 unsafe extern "C" {
-    /// The host-kernel table of `kernels/demo.c`, compiled for the host by build.rs.
+    /// The host-kernel table of `cli/kernels/demo.c`, compiled for the host by build.rs.
     fn aq_demo_kernels(count: *mut u32) -> *const HostKernelRecord;
 }
 
@@ -29,7 +27,7 @@ unsafe extern "C" {
 /// runtime.
 pub fn demo_host_kernels() -> &'static [SoftKernel] {
     static KERNELS: OnceLock<Vec<SoftKernel>> = OnceLock::new();
-    // SAFETY: `aq_demo_kernels` is the AQ_HOST_TABLE accessor of kernels/demo.c, linked into this
+    // SAFETY: `aq_demo_kernels` is the AQ_HOST_TABLE accessor of cli/kernels/demo.c, linked into this
     // crate by build.rs; its records are static.
     KERNELS.get_or_init(|| unsafe { SoftKernel::from_table(aq_demo_kernels) })
 }

@@ -1,6 +1,6 @@
-//! A trained model served through the engine: the digits MLP (`models/digits`, 64 → 64 ReLU →
-//! 10, trained by `models/digits/regen.sh` on scikit-learn's handwritten digits), its inference
-//! kernels in HIP (`kernels/mlp.hip`), and its forward pass recorded once as a command buffer
+//! A trained model served through the engine: the digits MLP (`cli/models/digits`, 64 → 64 ReLU →
+//! 10, trained by `cli/models/digits/regen.sh` on scikit-learn's handwritten digits), its inference
+//! kernels in HIP (`cli/kernels/mlp.hip`), and its forward pass recorded once as a command buffer
 //! whose binding slots name one batch's buffers.
 //!
 //! The kernels have no host build: on the soft runtime they run from their machine code.
@@ -9,12 +9,10 @@ use aqueduct_engine::{
     Buffer, BufferRef, CommandBuffer, CommandBufferUsage, Device, Dispatch, EngineError, Kernel, MemoryKind, Queue,
 };
 
-/// The MLP's kernels (`dense`, `softmax`, `argmax`), built from `kernels/mlp.hip` by
+/// The MLP's kernels (`dense`, `softmax`, `argmax`), built from `cli/kernels/mlp.hip` by
 /// `kernels/regen.sh`: for RDNA3 (gfx11-generic), then RDNA2 (gfx10-3-generic).
-pub const MLP_CODE_OBJECTS: [&[u8]; 2] = [
-    include_bytes!("../../kernels/mlp_gfx11-generic.hsaco"),
-    include_bytes!("../../kernels/mlp_gfx10-3-generic.hsaco"),
-];
+pub const MLP_CODE_OBJECTS: [&[u8]; 2] =
+    [include_bytes!("../kernels/mlp_gfx11-generic.hsaco"), include_bytes!("../kernels/mlp_gfx10-3-generic.hsaco")];
 
 /// Features per item (8 × 8 pixels, scaled to [0, 1]).
 pub const INPUTS: u32 = 64;
@@ -58,16 +56,16 @@ fn floats(bytes: &[u8]) -> Vec<f32> {
 }
 
 impl DigitsModel {
-    /// The model as `models/digits/regen.sh` wrote it, embedded in the binary.
+    /// The model as `cli/models/digits/regen.sh` wrote it, embedded in the binary.
     pub fn embedded() -> Self {
         Self {
-            w1: floats(include_bytes!("../../models/digits/w1.f32")),
-            b1: floats(include_bytes!("../../models/digits/b1.f32")),
-            w2: floats(include_bytes!("../../models/digits/w2.f32")),
-            b2: floats(include_bytes!("../../models/digits/b2.f32")),
-            test_inputs: floats(include_bytes!("../../models/digits/test_inputs.f32")),
-            test_labels: values(include_bytes!("../../models/digits/test_labels.u32")),
-            reference_logits: floats(include_bytes!("../../models/digits/reference_logits.f32")),
+            w1: floats(include_bytes!("../models/digits/w1.f32")),
+            b1: floats(include_bytes!("../models/digits/b1.f32")),
+            w2: floats(include_bytes!("../models/digits/w2.f32")),
+            b2: floats(include_bytes!("../models/digits/b2.f32")),
+            test_inputs: floats(include_bytes!("../models/digits/test_inputs.f32")),
+            test_labels: values(include_bytes!("../models/digits/test_labels.u32")),
+            reference_logits: floats(include_bytes!("../models/digits/reference_logits.f32")),
         }
     }
 

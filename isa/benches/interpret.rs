@@ -240,11 +240,11 @@ fn real_kernels(c: &mut Criterion) {
         &args(&[wd.as_mut_ptr() as u64, wa.as_ptr() as u64, wb.as_ptr() as u64], &[rounds]),
         &[words(&wd), words(&wa), words(&wb)],
     );
-    // The digits MLP's first layer and its softmax (`kernels/mlp.hip`), as the README's main job
+    // The digits MLP's first layer and its softmax (`cli/kernels/mlp.hip`), as the README's main job
     // serves a batch of 32: `dense` 32 × 64 · 64 × 64 with bias and ReLU (eight 16 × 16
     // workgroups), `softmax` of 32 rows of 10 logits (one 32-lane workgroup per row, ten lanes
     // active).
-    let mlp: &[u8] = include_bytes!("../../kernels/mlp_gfx11-generic.hsaco");
+    let mlp: &[u8] = include_bytes!("../../cli/kernels/mlp_gfx11-generic.hsaco");
     let (rows, k, classes) = (32u32, 64u32, 10u32);
     let x: Vec<f32> = (0..rows * k).map(|i| (i % 17) as f32 / 16.0).collect();
     let w1: Vec<f32> = (0..k * k).map(|i| ((i % 23) as f32 - 11.0) / 64.0).collect();

@@ -39,7 +39,7 @@ fn root() -> PathBuf {
 /// The operations in the code objects the kernel tests run, for `isa`.
 fn in_kernel_tests(isa: Isa) -> BTreeSet<&'static str> {
     let mut found = BTreeSet::new();
-    for dir in ["isa/tests/kernels", "builtins/prebuilt", "kernels", "soft-hsa/tests/fixtures"] {
+    for dir in ["isa/tests/kernels", "builtins/prebuilt", "kernels", "cli/kernels", "soft-hsa/tests/fixtures"] {
         for entry in std::fs::read_dir(root().join(dir)).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();

@@ -12,9 +12,14 @@ use object::{Object, ObjectSection};
 fn gfx11_objects() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut objects = Vec::new();
-    for dir in
-        ["builtins/prebuilt", "codeobject/tests/fixtures", "soft-hsa/tests/fixtures", "kernels", "isa/tests/kernels"]
-    {
+    for dir in [
+        "builtins/prebuilt",
+        "codeobject/tests/fixtures",
+        "soft-hsa/tests/fixtures",
+        "kernels",
+        "cli/kernels",
+        "isa/tests/kernels",
+    ] {
         for entry in std::fs::read_dir(root.join(dir)).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();

@@ -1,29 +1,29 @@
-//! The bench kernels (`kernels/bench.c`) and their host builds for the soft runtime.
+//! The bench kernels (`cli/kernels/bench.c`) and their host builds for the soft runtime.
 
 use std::sync::OnceLock;
 
 use aqueduct_abi::{HostKernelRecord, SoftKernel};
 use aqueduct_engine::{Device, EngineError};
 
-/// Built from `kernels/bench.c` by `kernels/regen.sh`: for RDNA3 (gfx11-generic), then RDNA2
+/// Built from `cli/kernels/bench.c` by `kernels/regen.sh`: for RDNA3 (gfx11-generic), then RDNA2
 /// (gfx10-3-generic); [`bench_code_object`] picks the device's.
 pub const BENCH_CODE_OBJECTS: [&[u8]; 2] = [
-    include_bytes!("../../../kernels/bench_gfx11-generic.hsaco"),
-    include_bytes!("../../../kernels/bench_gfx10-3-generic.hsaco"),
+    include_bytes!("../../kernels/bench_gfx11-generic.hsaco"),
+    include_bytes!("../../kernels/bench_gfx10-3-generic.hsaco"),
 ];
 
 /// Binding counts with a `bindings_N` kernel (0 uses `noop`).
 pub const BINDING_COUNTS: [usize; 5] = [0, 4, 16, 64, 256];
 
 unsafe extern "C" {
-    /// The host-kernel table of `kernels/bench.c`, compiled for the host by build.rs.
+    /// The host-kernel table of `cli/kernels/bench.c`, compiled for the host by build.rs.
     fn aq_bench_kernels(count: *mut u32) -> *const HostKernelRecord;
 }
 
 /// The host builds of the bench kernels (the same C as [`BENCH_CODE_OBJECTS`]).
 pub fn bench_host_kernels() -> &'static [SoftKernel] {
     static KERNELS: OnceLock<Vec<SoftKernel>> = OnceLock::new();
-    // SAFETY: `aq_bench_kernels` is the AQ_HOST_TABLE accessor of kernels/bench.c, linked into
+    // SAFETY: `aq_bench_kernels` is the AQ_HOST_TABLE accessor of cli/kernels/bench.c, linked into
     // this crate by build.rs; its records are static.
     KERNELS.get_or_init(|| unsafe { SoftKernel::from_table(aq_bench_kernels) })
 }

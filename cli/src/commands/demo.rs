@@ -36,7 +36,7 @@ pub fn run(device: &str, options: crate::demo::DemoOptions, json: bool) -> CliRe
     println!("  verified:    {} elements, all correct", report.verified_elements);
     let Some(model) = &report.model else { return Ok(()) };
     println!(
-        "  model:       digits MLP (64-64-10, f32; kernels from kernels/mlp.hip), {} items in batches of {} on {} queues",
+        "  model:       digits MLP (64-64-10, f32; kernels from cli/kernels/mlp.hip), {} items in batches of {} on {} queues",
         model.items,
         crate::demo::MODEL_BATCH,
         report.queues.len()

@@ -11,15 +11,11 @@ use smallvec::SmallVec;
 use aqueduct_components::capture::OperationKind;
 use aqueduct_profile::replay::Operation;
 
-use super::operations::{self, Immediate, Submitter};
-use super::replay_records as replay;
-use super::{Batch, HostCallResult, Queue, RawDispatch};
-use crate::command_buffer::{BindingTable, CommandBuffer};
-use crate::dispatch::Dispatch;
+use super::operations::{Immediate, Submitter};
+use super::{Batch, HostCallResult, Queue};
 use crate::error::EngineResult;
-use crate::executable::Kernel;
-use crate::memory::pool::Pool;
-use crate::memory::{Binding, Buffer};
+use crate::memory::Buffer;
+use crate::replay_capture::ReplayCapture;
 use crate::semaphore::SemaphorePoint;
 
 /// A place in one queue's submission order, which `submit()` on a queue returns (wgpu's
@@ -121,30 +117,6 @@ impl<'a, T, O> Submission<'a, T, O> {
     }
 }
 
-/// Declares one operation's argument struct and its builder method on [`Queue`]: the part every
-/// operation shares.
-macro_rules! operation {
-    (
-        $(#[$doc:meta])* $method:ident($($arg:ident: $ty:ty),*)
-        with { $($option:ident: $oty:ty = $default:expr),* } as $name:ident
-    ) => {
-        #[doc = concat!("The arguments of [`Queue::", stringify!($method), "`].")]
-        pub struct $name<'a> {
-            $(pub(crate) $arg: $ty,)*
-            $(pub(crate) $option: $oty,)*
-            _borrow: core::marker::PhantomData<&'a ()>,
-        }
-
-        impl Queue {
-            $(#[$doc])*
-            #[inline(always)]
-            pub fn $method<'a>(&'a self, $($arg: $ty),*) -> Submission<'a, &'a Queue, $name<'a>> {
-                Submission::new(self, $name { $($arg,)* $($option: $default,)* _borrow: core::marker::PhantomData })
-            }
-        }
-    };
-}
-
 /// Runs `$body` (an operation on `$queue`); under a replay capture, performs and records it
 /// through [`ReplayCapture::operation`](crate::replay_capture::ReplayCapture::operation), described by
 /// the closure.
@@ -161,196 +133,62 @@ macro_rules! captured {
 }
 pub(crate) use captured;
 
-/// Declares the operations a queue and a batch both offer: the struct and queue method
-/// ([`operation!`]), the batch method, and how each submits. One list, so the queue and the batch
-/// can never offer different operations.
-macro_rules! operations {
-    ($(
-        $(#[$doc:meta])*
-        $method:ident($($arg:ident: $ty:ty),*) $(with { $($option:ident: $oty:ty = $default:expr),* })?
-            -> $output:ty as $name:ident of $kind:ident
-        => |$to:ident, $kind_arg:ident, $waits:ident, $signals:ident| $body:expr;
-        record |$capture:pat_param, $out:pat_param| $describe:expr;
-    )*) => {
-        $(
-            operation!(
-                $(#[$doc])* $method($($arg: $ty),*) with { $($($option: $oty = $default),*)? } as $name
-            );
+/// One operation's arguments, as the queue and batch builder methods gather them
+/// (`queue.fill(..)` makes a [`FillOp`](crate::ops::FillOp)): what kind of operation it is, how
+/// it submits, and what a replay capture records of it. The engine implements it for each
+/// operation in `queue/ops.rs`; [`Submission::submit`] is written once over it.
+pub trait Submittable<'a>: private::Sealed {
+    /// What the operation returns besides its place in the queue (`alloca`'s buffer).
+    type Output: SubmitOutput;
 
-            impl<'a> Submission<'a, &'a Queue, $name<'a>> {
-                /// Validates and publishes the operation; a refused one changes nothing. Returns
-                /// its place in the queue's order, which [`Queue::wait_for`] waits on.
-                pub fn submit(self) -> EngineResult<<$output as SubmitOutput>::Queued> {
-                    let $name { $($arg,)* $($($option,)*)? .. } = self.operation;
-                    let queue = self.target;
-                    let ($to, $waits, $signals) = (&mut Immediate(queue), &self.waits[..], &self.signals[..]);
-                    let $kind_arg = OperationKind::$kind;
-                    captured!(Submitter::queue($to), $waits, $signals, $body, |$capture, $out| $describe)
-                        .map(|output| output.queued(queue.submitted()))
-                }
-            }
+    /// The kind its rows, profile records and replay records name.
+    #[doc(hidden)]
+    const KIND: OperationKind;
 
-            impl<'a, 'q> Submission<'a, &'a mut Batch<'q>, $name<'a>> {
-                /// Validates the operation and stages it in the batch, which publishes it at its
-                /// flush; a refused one stages nothing.
-                pub fn submit(self) -> EngineResult<$output> {
-                    let $name { $($arg,)* $($($option,)*)? .. } = self.operation;
-                    let ($to, $waits, $signals) = (self.target, &self.waits[..], &self.signals[..]);
-                    let $kind_arg = OperationKind::$kind;
-                    captured!(Submitter::queue($to), $waits, $signals, $body, |$capture, $out| $describe)
-                }
-            }
-        )*
+    /// Validates the operation and stages it through `to` (the queue at once, or a batch); a
+    /// refused one stages nothing.
+    #[doc(hidden)]
+    #[allow(private_bounds)]
+    fn stage(
+        &self,
+        to: &mut impl Submitter,
+        waits: &[SemaphorePoint<'a>],
+        signals: &[SemaphorePoint<'a>],
+    ) -> EngineResult<Self::Output>;
 
-        /// The kinds the list above declares, in its order.
-        #[cfg(test)]
-        const QUEUE_AND_BATCH_KINDS: &[OperationKind] = &[$(OperationKind::$kind),*];
-
-        impl<'q> Batch<'q> {
-            $(
-                #[doc = concat!("Stages [`Queue::", stringify!($method), "`] in the batch.")]
-                #[inline(always)]
-                pub fn $method<'a>(&'a mut self, $($arg: $ty),*) -> Submission<'a, &'a mut Batch<'q>, $name<'a>> {
-                    Submission::new(
-                        self,
-                        $name { $($arg,)* $($($option: $default,)*)? _borrow: core::marker::PhantomData },
-                    )
-                }
-            )*
-        }
-    };
+    /// The operation as a replay capture names it, once it was staged with `output`.
+    #[doc(hidden)]
+    #[allow(private_interfaces)]
+    fn describe(&self, capture: &ReplayCapture, output: &Self::Output) -> Operation;
 }
 
-operations! {
-    /// Orders nothing but the queue: signals once the waits are met and earlier work is done.
-    barrier() -> () as BarrierOp of Barrier
-        => |to, kind, waits, signals| operations::barrier(to, kind, waits, signals);
-        record |_, _| Operation::Barrier;
-
-    /// Fills `target` with a repeated `pattern` of 1, 2, 4 or 8 bytes.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// # use aqueduct_engine::{Engine, MemoryKind};
-    /// # let engine = Engine::new("soft")?;
-    /// # let device = engine.device();
-    /// let queue = device.create_queue()?;
-    /// let done = device.create_semaphore(0)?;
-    /// let buffer = device.allocate(MemoryKind::HostVisible, 64)?;
-    /// queue.fill(buffer.whole(), &7u32.to_le_bytes()).signal(done.at(1)).submit()?;
-    /// done.wait(1, Duration::from_secs(5))?;
-    /// assert_eq!(buffer.to_vec()?[..4], 7u32.to_le_bytes());
-    /// # Ok::<(), aqueduct_engine::EngineError>(())
-    /// ```
-    fill(target: Binding<'a>, pattern: &'a [u8]) -> () as FillOp of Fill
-        => |to, kind, waits, signals| operations::fill(to, kind, target, pattern, waits, signals);
-        record |_, _| Operation::Fill { target: target.replay_range(), pattern: pattern.to_vec() };
-
-    /// Copies `source` to `target`; the ranges must have equal lengths and must not overlap.
-    copy(source: Binding<'a>, target: Binding<'a>) -> () as CopyOp of Copy
-        => |to, kind, waits, signals| operations::copy(to, kind, source, target, waits, signals);
-        record |_, _| Operation::Copy { source: source.replay_range(), target: target.replay_range() };
-
-    /// Writes `data` into `target` at `offset` when the queue reaches it. Up to
-    /// [`UPDATE_INLINE_MAX_BYTES`](aqueduct_builtins::UPDATE_INLINE_MAX_BYTES) travel inside the
-    /// kernargs; larger updates (up to [`MAX_UPDATE_BYTES`](crate::MAX_UPDATE_BYTES)) are staged
-    /// in the kernarg ring and copied.
-    update(target: &'a Buffer, offset: u64, data: &'a [u8]) -> () as UpdateOp of Update
-        => |to, kind, waits, signals| operations::update(to, kind, target, offset, data, waits, signals);
-        record |_, _| Operation::Update { buffer: target.replay_id(), offset, data: data.to_vec() };
-
-    /// Dispatches `kernel` with HAL-layout kernargs (bindings, then constants).
-    dispatch(kernel: &'a Kernel, dispatch: &'a Dispatch<'a>) -> () as DispatchOp of Dispatch
-        => |to, kind, waits, signals| operations::dispatch(to, kind, kernel, dispatch, waits, signals);
-        record |_, _| replay::describe_dispatch(kernel, dispatch);
-
-    /// Dispatches `kernel` with caller-built kernarg bytes, at least the explicit arguments and
-    /// at most the kernel's kernarg segment (the rest is zeroed).
-    dispatch_raw(kernel: &'a Kernel, dispatch: &'a RawDispatch<'a>) -> () as RawDispatchOp of RawDispatch
-        => |to, kind, waits, signals| operations::dispatch_raw(to, kind, kernel, dispatch, waits, signals);
-        record |capture, _| replay::describe_raw_dispatch(capture, kernel, dispatch);
-
-    /// Runs a finished command buffer after the waits, raising the signals once all of it is
-    /// done. Dynamic bindings resolve through `table`. Returns once the first segment is
-    /// published (or parked behind earlier work); larger programs and conditional branches
-    /// continue from the queue's completion thread.
-    ///
-    /// Where its blocks become packets is the command buffer's choice
-    /// ([`CommandBuffer::set_processing`]) unless [`Submission::processing`] overrides it.
-    execute(command_buffer: &'a CommandBuffer, table: &'a BindingTable)
-        with { processing: Option<crate::BlockProcessing> = None } -> () as ExecuteOp of Execute
-        => |to, kind, waits, signals| super::execute::execute(to, kind, command_buffer, table, processing, waits, signals);
-        record |_, _| replay::describe_execute(command_buffer, table);
+pub(crate) mod private {
+    /// Only the engine's operations are [`Submittable`](super::Submittable).
+    pub trait Sealed {}
 }
 
-impl<'a, T> Submission<'a, T, ExecuteOp<'a>> {
-    /// Where this execution's blocks become packets, whatever the command buffer's own choice:
-    /// [`BlockProcessing::Host`](crate::BlockProcessing::Host) or `Device` forces either (a
-    /// program the device cannot take is then refused with a typed error), `Auto` asks the
-    /// engine's model.
-    pub fn processing(mut self, processing: crate::BlockProcessing) -> Self {
-        self.operation.processing = Some(processing);
-        self
+impl<'a, O: Submittable<'a>> Submission<'a, &'a Queue, O> {
+    /// Validates and publishes the operation; a refused one changes nothing. Returns its place
+    /// in the queue's order, which [`Queue::wait_for`] waits on (or the operation's own result:
+    /// `alloca`'s buffer).
+    pub fn submit(self) -> EngineResult<<O::Output as SubmitOutput>::Queued> {
+        let (queue, operation, waits, signals) = (self.target, &self.operation, &self.waits[..], &self.signals[..]);
+        let to = &mut Immediate(queue);
+        captured!(queue, waits, signals, operation.stage(to, waits, signals), |capture, output| operation
+            .describe(capture, output))
+        .map(|output| output.queued(queue.submitted()))
     }
 }
 
-/// The operations only a queue offers (they hold the queue's own threads and timelines).
-macro_rules! queue_operations {
-    ($(
-        $(#[$doc:meta])*
-        $method:ident($($arg:ident: $ty:ty),*) -> $output:ty as $name:ident of $kind:ident
-        => |$queue:ident, $kind_arg:ident, $waits:ident, $signals:ident| $body:expr;
-        record |$capture:pat_param, $out:pat_param| $describe:expr;
-    )*) => {
-        $(
-            operation!($(#[$doc])* $method($($arg: $ty),*) with {} as $name);
-
-            impl<'a> Submission<'a, &'a Queue, $name<'a>> {
-                /// Validates and submits the operation; a refused one changes nothing.
-                pub fn submit(self) -> EngineResult<<$output as SubmitOutput>::Queued> {
-                    let $name { $($arg,)* .. } = self.operation;
-                    let ($queue, $waits, $signals) = (self.target, &self.waits[..], &self.signals[..]);
-                    let $kind_arg = OperationKind::$kind;
-                    captured!($queue, $waits, $signals, $body, |$capture, $out| $describe)
-                        .map(|output| output.queued($queue.submitted()))
-                }
-            }
-        )*
-
-        /// The kinds the list above declares, in its order.
-        #[cfg(test)]
-        const QUEUE_ONLY_KINDS: &[OperationKind] = &[$(OperationKind::$kind),*];
-    };
-}
-
-queue_operations! {
-    /// Takes `size` bytes from `pool` in queue order and returns the buffer at once. Work may use
-    /// the memory once it is ordered after the signals (or after this call, on this queue). With
-    /// no waits or signals, and memory that needs no wait, nothing is submitted at all.
-    alloca(pool: &'a Pool, size: u64) -> Buffer as AllocaOp of Alloca
-        => |queue, kind, waits, signals| queue.submit_alloca(kind, pool, size, waits, signals);
-        record |capture, buffer| replay::describe_alloca(capture, pool, size, buffer);
-
-    /// Returns an alloca's buffer to its pool once the waits are met and earlier work on this
-    /// queue is done; the waits must cover every use on other queues. Later work on this queue
-    /// may reuse the memory at once; other queues once this dealloca retires (or behind a wait
-    /// on it). The buffer handle refuses every use from now on (`BufferDeallocated`).
-    dealloca(buffer: &'a Buffer) -> () as DeallocaOp of Dealloca
-        => |queue, kind, waits, signals| queue.submit_dealloca(kind, buffer, waits, signals);
-        record |_, _| Operation::Dealloca { buffer: buffer.replay_id() };
-
-    /// Reads `target.length` bytes of `file` at `offset` into `target`, in queue order. Memory
-    /// the host cannot reach streams through a 4 MiB (`STAGING_BYTES`) staging
-    /// buffer. A range past the end of the file is refused now; a short read or an I/O error
-    /// later fails the signals.
-    read_file(file: &'a std::fs::File, offset: u64, target: Binding<'a>) -> () as ReadFileOp of ReadFile
-        => |queue, kind, waits, signals| queue.submit_read_file(kind, file, offset, target, waits, signals);
-        record |_, _| Operation::ReadFile { target: target.replay_range(), file_offset: offset };
-
-    /// Writes `source` into `file` at `offset`, in queue order (as [`Queue::read_file`]).
-    write_file(source: Binding<'a>, file: &'a std::fs::File, offset: u64) -> () as WriteFileOp of WriteFile
-        => |queue, kind, waits, signals| queue.submit_write_file(kind, source, file, offset, waits, signals);
-        record |_, _| Operation::WriteFile { source: source.replay_range(), file_offset: offset };
+impl<'a, 'q, O: Submittable<'a>> Submission<'a, &'a mut Batch<'q>, O> {
+    /// Validates the operation and stages it in the batch, which publishes it at its flush; a
+    /// refused one stages nothing.
+    pub fn submit(self) -> EngineResult<O::Output> {
+        let (batch, operation, waits, signals) = (self.target, &self.operation, &self.waits[..], &self.signals[..]);
+        captured!(Submitter::queue(batch), waits, signals, operation.stage(batch, waits, signals), |capture, output| {
+            operation.describe(capture, output)
+        })
+    }
 }
 
 /// The arguments of [`Queue::host_call`].
@@ -387,22 +225,5 @@ where
             |_, _| { Operation::HostCall }
         )
         .map(|()| queue.submitted())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Each kind of operation is declared by one entry of the operation lists (or, for a host
-    /// call, by its hand-written submission), so every row, profile and capture names it alike.
-    #[test]
-    fn the_operation_lists_declare_every_kind_once() {
-        let mut declared: Vec<OperationKind> = QUEUE_AND_BATCH_KINDS.iter().chain(QUEUE_ONLY_KINDS).copied().collect();
-        declared.push(OperationKind::HostCall);
-        declared.sort();
-        let mut all = OperationKind::ALL.to_vec();
-        all.sort();
-        assert_eq!(declared, all);
     }
 }

@@ -47,6 +47,7 @@ pub(crate) mod launch;
 mod lifecycle;
 mod memory_faults;
 mod operations;
+pub(crate) mod ops;
 mod replay_records;
 mod submission;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The numpy baseline of the digits MLP's items per second (bench_numpy.py), in a throwaway
 # environment with regen.sh's numpy; one BLAS thread (the engine's rows say their own cores).
-# `models/digits/bench_numpy.sh [PASSES]`.
+# `cli/models/digits/bench_numpy.sh [PASSES]`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 PYTHON="${PYTHON:-python3.11}"

@@ -1,4 +1,4 @@
-// The digits MLP's inference kernels (models/digits), as a user writes them in HIP: device-only,
+// The digits MLP's inference kernels (cli/models/digits), as a user writes them in HIP: device-only,
 // no HIP headers (the few keywords are defined here), built by kernels/regen.sh for
 // gfx11-generic and gfx10-3-generic. Every parameter list is buffer pointers, then 32-bit
 // values, so a typed launch or a command buffer's bindings and constants fill it.
