@@ -5,8 +5,8 @@
 //! replay capture. `Submission::submit` (`builder.rs`) runs them.
 //!
 //! Adding an operation kind: its `OperationKind` entry (`profile/src/record.rs`), its replay
-//! record (`profile/src/replay.rs`, `Operation`), its struct, builder methods and impl here, and
-//! its code. The checklist, with the replayer and CLI steps, is in docs/design/engine.md.
+//! record (`profile/src/replay.rs`, `Operation`), its struct, builder methods and impl here, its
+//! code, and the replayer's call; the checklist is in docs/ARCHITECTURE.md.
 //!
 //! Host calls (`host_calls.rs`) and typed launches (`launch.rs`) have their own `submit`: a host
 //! call's closure is run once, and a launch checks its arguments first.
