@@ -636,6 +636,111 @@ fn permute_wide(wave: &mut Wave, access: &Access, offset: u32, [addr, data, vdst
     }
 }
 
+/// `ds_bpermute_b32`, `ds_permute_b32` and `ds_swizzle_b32` over one row of lanes: a lane that
+/// reads an inactive lane reads 0.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn permute(wave: &mut Wave, access: &Access, offset: u32, [addr, data0, vdst]: [u32; 3], exec: u32) {
+    // `ds_swizzle_b32 vdst, vaddr` swizzles its one operand, the address field's VGPR.
+    let data = if matches!(access.operation, Operation::Swizzle) { addr } else { data0 };
+    let source = wave.vgpr.get(data as usize).copied().unwrap_or([0; LANES]);
+    let address = wave.vgpr.get(addr as usize).copied().unwrap_or([0; LANES]);
+    let mut out = [0u32; LANES];
+    let active = |lane: usize| exec >> lane & 1 == 1;
+    match access.operation {
+        Operation::Bpermute => {
+            for lane in 0..LANES {
+                let from = (address[lane].wrapping_add(offset) >> 2) as usize % LANES;
+                out[lane] = if active(from) { source[from] } else { 0 };
+            }
+        }
+        Operation::Permute => {
+            for lane in (0..LANES).filter(|&lane| active(lane)) {
+                let to = (address[lane].wrapping_add(offset) >> 2) as usize % LANES;
+                out[to] = source[lane];
+            }
+        }
+        _ => {
+            for (lane, value) in out.iter_mut().enumerate() {
+                let from = swizzle_source(offset, lane);
+                *value = if active(from) { source[from] } else { 0 };
+            }
+        }
+    }
+    for lane in (0..LANES).filter(|&lane| active(lane)) {
+        wave.write_vgpr(vdst, lane, out[lane]);
+    }
+}
+
+/// One lane of a DS atomic at `base`: each element (two for the `2addr` forms) read, combined and
+/// written back, the old value returned to vdst where the operation returns one.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn ds_atomic(
+    wave: &mut Wave,
+    lds: &mut [u8],
+    lane: usize,
+    base: u64,
+    (op, wide, two, stride, returns): (AtomicOp, bool, bool, u32, bool),
+    [offset0, offset1]: [u32; 2],
+    [data0, data1, vdst]: [u32; 3],
+) {
+    let width = if wide { 8 } else { 4 };
+    let operand = |register: u32| {
+        if wide {
+            wave.vgpr(register, lane) as u64 | (wave.vgpr(register + 1, lane) as u64) << 32
+        } else {
+            wave.vgpr(register, lane) as u64
+        }
+    };
+    let (first, second) = (operand(data0), operand(data1));
+    // `2addr` exchanges swap two elements (data0 at offset0, data1 at offset1).
+    let places: &[(u64, u32)] = if two {
+        &[((offset0 * stride) as u64 * width, 0), ((offset1 * stride) as u64 * width, 1)]
+    } else {
+        &[((offset1 << 8 | offset0) as u64, 0)]
+    };
+    for &(offset, index) in places {
+        let at = base + offset;
+        let mut buffer = [0u8; 8];
+        read(lds, at, &mut buffer[..width as usize]);
+        let old = u64::from_le_bytes(buffer);
+        // gfx11's compare-and-store takes the new value in data0 and the comparand
+        // in data1 (RDNA3 ISA guide, `DS_CMPSTORE_B32`: the reverse of gfx10's
+        // `DS_CMPST_B32`); masked or takes the mask in data0 and the bits in data1.
+        let (value, compare) = match op {
+            AtomicOp::CompareSwap | AtomicOp::CompareSwapFloat | AtomicOp::Wrap => (first, second),
+            AtomicOp::MaskOr => (second, first),
+            _ if index == 1 => (second, 0),
+            _ => (first, 0),
+        };
+        let new = if wide {
+            apply_atomic64(op, old, value, compare)
+        } else {
+            apply_atomic32(op, old as u32, value as u32, compare as u32) as u64
+        };
+        write(lds, at, &new.to_le_bytes()[..width as usize]);
+        if returns {
+            let to = vdst + index * (width as u32 / 4);
+            if wide { wave.write_vgpr64(to, lane, old) } else { wave.write_vgpr(to, lane, old as u32) }
+        }
+    }
+}
+
+// LDS addresses are 32-bit: the VGPR plus the offset wraps (a negative VGPR with a positive
+// offset is common in compiled code).
+#[inline(always)]
+fn read(lds: &[u8], at: u64, out: &mut [u8]) {
+    match lds.get(at as u32 as usize..at as u32 as usize + out.len()) {
+        Some(bytes) => out.copy_from_slice(bytes),
+        None => out.fill(0),
+    }
+}
+#[inline(always)]
+fn write(lds: &mut [u8], at: u64, data: &[u8]) {
+    if let Some(bytes) = lds.get_mut(at as u32 as usize..at as u32 as usize + data.len()) {
+        bytes.copy_from_slice(data);
+    }
+}
+
 /// DS: LDS accesses. Addresses are the VGPR plus the instruction's offset (`offset1:offset0`),
 /// or two addresses `offset0`/`offset1` × size (× 64 for `stride64`) for the `2addr` forms.
 /// The lane exchanges (`ds_bpermute`, `ds_permute`, `ds_swizzle`) touch no LDS; a lane that
@@ -687,54 +792,10 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8
             return Ok(Flow::Next);
         }
         Operation::Bpermute | Operation::Permute | Operation::Swizzle => {
-            let offset = offset1 << 8 | offset0;
-            // `ds_swizzle_b32 vdst, vaddr` swizzles its one operand, the address field's VGPR.
-            let data = if matches!(access.operation, Operation::Swizzle) { addr } else { data0 };
-            let source = wave.vgpr.get(data as usize).copied().unwrap_or([0; LANES]);
-            let address = wave.vgpr.get(addr as usize).copied().unwrap_or([0; LANES]);
-            let mut out = [0u32; LANES];
-            let active = |lane: usize| exec >> lane & 1 == 1;
-            match access.operation {
-                Operation::Bpermute => {
-                    for lane in 0..LANES {
-                        let from = (address[lane].wrapping_add(offset) >> 2) as usize % LANES;
-                        out[lane] = if active(from) { source[from] } else { 0 };
-                    }
-                }
-                Operation::Permute => {
-                    for lane in (0..LANES).filter(|&lane| active(lane)) {
-                        let to = (address[lane].wrapping_add(offset) >> 2) as usize % LANES;
-                        out[to] = source[lane];
-                    }
-                }
-                _ => {
-                    for (lane, value) in out.iter_mut().enumerate() {
-                        let from = swizzle_source(offset, lane);
-                        *value = if active(from) { source[from] } else { 0 };
-                    }
-                }
-            }
-            for lane in (0..LANES).filter(|&lane| active(lane)) {
-                wave.write_vgpr(vdst, lane, out[lane]);
-            }
+            permute(wave, access, offset1 << 8 | offset0, [addr, data0, vdst], exec);
             return Ok(Flow::Next);
         }
         _ => {}
-    }
-    // LDS addresses are 32-bit: the VGPR plus the offset wraps (a negative VGPR with a positive
-    // offset is common in compiled code).
-    #[inline(always)]
-    fn read(lds: &[u8], at: u64, out: &mut [u8]) {
-        match lds.get(at as u32 as usize..at as u32 as usize + out.len()) {
-            Some(bytes) => out.copy_from_slice(bytes),
-            None => out.fill(0),
-        }
-    }
-    #[inline(always)]
-    fn write(lds: &mut [u8], at: u64, data: &[u8]) {
-        if let Some(bytes) = lds.get_mut(at as u32 as usize..at as u32 as usize + data.len()) {
-            bytes.copy_from_slice(data);
-        }
     }
     for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
         let base = wave.vgpr(addr, lane) as u64;
@@ -764,48 +825,15 @@ fn ds(wave: &mut Wave, instruction: &Instruction, access: &Access, lds: &mut [u8
                     sized(&mut buffer, bytes, |data| write(lds, at, data));
                 }
             }
-            Operation::Atomic { op, wide } => {
-                let width = if wide { 8 } else { 4 };
-                let operand = |register: u32| {
-                    if wide {
-                        wave.vgpr(register, lane) as u64 | (wave.vgpr(register + 1, lane) as u64) << 32
-                    } else {
-                        wave.vgpr(register, lane) as u64
-                    }
-                };
-                let (first, second) = (operand(data0), operand(data1));
-                // `2addr` exchanges swap two elements (data0 at offset0, data1 at offset1).
-                let places: &[(u64, u32)] = if two {
-                    &[((offset0 * stride) as u64 * width, 0), ((offset1 * stride) as u64 * width, 1)]
-                } else {
-                    &[((offset1 << 8 | offset0) as u64, 0)]
-                };
-                for &(offset, index) in places {
-                    let at = base + offset;
-                    let mut buffer = [0u8; 8];
-                    read(lds, at, &mut buffer[..width as usize]);
-                    let old = u64::from_le_bytes(buffer);
-                    // gfx11's compare-and-store takes the new value in data0 and the comparand
-                    // in data1 (RDNA3 ISA guide, `DS_CMPSTORE_B32`: the reverse of gfx10's
-                    // `DS_CMPST_B32`); masked or takes the mask in data0 and the bits in data1.
-                    let (value, compare) = match op {
-                        AtomicOp::CompareSwap | AtomicOp::CompareSwapFloat | AtomicOp::Wrap => (first, second),
-                        AtomicOp::MaskOr => (second, first),
-                        _ if index == 1 => (second, 0),
-                        _ => (first, 0),
-                    };
-                    let new = if wide {
-                        apply_atomic64(op, old, value, compare)
-                    } else {
-                        apply_atomic32(op, old as u32, value as u32, compare as u32) as u64
-                    };
-                    write(lds, at, &new.to_le_bytes()[..width as usize]);
-                    if returns {
-                        let to = vdst + index * (width as u32 / 4);
-                        if wide { wave.write_vgpr64(to, lane, old) } else { wave.write_vgpr(to, lane, old as u32) }
-                    }
-                }
-            }
+            Operation::Atomic { op, wide } => ds_atomic(
+                wave,
+                lds,
+                lane,
+                base,
+                (op, wide, two, stride, returns),
+                [offset0, offset1],
+                [data0, data1, vdst],
+            ),
             _ => return Err(unsupported(wave, instruction)),
         }
     }

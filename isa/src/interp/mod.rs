@@ -8,7 +8,7 @@
 //! - `launch.rs`: each wave's initial state, from the descriptor and the dispatch packet
 //!   (AMDGPUUsage, "Initial Kernel Execution State").
 //! - `wave.rs`: a wave's registers and operand access, and what a step asks of the wave loop (`Flow`).
-//! - `scalar.rs`, `valu.rs` (with `operands.rs`, `valu/wmma.rs` and `trig_preop.rs`), `memory_ops.rs`
+//! - `scalar.rs`, `valu/` (a file per operation family, with `operands.rs` and `trig_preop.rs`), `memory_ops.rs`
 //!   (with `formats.rs`): the instructions. Vector and memory instructions are planned when the program loads (operands
 //!   resolved, types and conditions parsed), so running one is a `match` and loops over rows.
 //!
@@ -171,7 +171,7 @@ macro_rules! atomic_arithmetic {
                 }
                 AtomicOp::AddFloat => {
                     // A NaN operand gives its NaN, old's first, quieted: one answer whichever
-                    // order a compiler adds in (`valu::ordered_nans` for the VALU's).
+                    // order a compiler adds in (`valu::rows::ordered_nans` for the VALU's).
                     let quiet = (1 as $unsigned) << (<$float>::MANTISSA_DIGITS - 2);
                     let (x, y) = (<$float>::from_bits(old), <$float>::from_bits(value));
                     if x.is_nan() {

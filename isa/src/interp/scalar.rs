@@ -24,7 +24,9 @@ pub(crate) fn step<M: Memory + ?Sized>(
         Encoding::Sopp => sopp(wave, instruction),
         Encoding::Smem => smem(wave, instruction, memory),
         Encoding::Sopk => sopk(wave, instruction),
-        _ => alu(wave, instruction),
+        Encoding::Sop1 => sop1(wave, instruction, Sources::read(wave, instruction, true)),
+        Encoding::Sopc => sopc(wave, instruction, Sources::read(wave, instruction, false)),
+        _ => sop2(wave, instruction, Sources::read(wave, instruction, false)),
     }
 }
 
@@ -209,21 +211,46 @@ fn smem<M: Memory + ?Sized>(wave: &mut Wave, instruction: &Instruction, memory: 
     Ok(Flow::Next)
 }
 
+/// The sources of a SOP2, SOP1 or SOPC instruction, read once: 64 bits (`a`, `b`) and their
+/// 32-bit operands (`a32`, `b32`: an aperture register's high half).
+#[derive(Clone, Copy)]
+struct Sources {
+    sdst: u32,
+    ssrc0: u32,
+    a: u64,
+    b: u64,
+    a32: u32,
+    b32: u32,
+    pc: u64,
+    scc: bool,
+}
+
+impl Sources {
+    /// Reads the sources of `instruction`, a SOP1 (`one_source`), SOP2 or SOPC instruction.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn read(wave: &Wave, instruction: &Instruction, one_source: bool) -> Sources {
+        let w0 = instruction.words[0];
+        let literal = instruction.literal();
+        let (sdst, ssrc0, ssrc1) = ((w0 >> 16) & 0x7F, w0 & 0xFF, (w0 >> 8) & 0xFF);
+        let a = wave.scalar64(ssrc0, literal, Kind::Int);
+        let b = if one_source { 0 } else { wave.scalar64(ssrc1, literal, Kind::Int) };
+        // A 32-bit operand of an aperture register is its base's high half.
+        let half =
+            |field: u32, value: u64| if matches!(field, 235 | 237) { (value >> 32) as u32 } else { value as u32 };
+        let (a32, b32) = (half(ssrc0, a), if one_source { 0 } else { half(ssrc1, b) });
+        let pc = wave.pc;
+        let scc = wave.scc;
+        Sources { sdst, ssrc0, a, b, a32, b32, pc, scc }
+    }
+}
+
+/// SOP2: arithmetic (SCC the carry, borrow or signed overflow), bitwise operations and shifts
+/// (SCC = result != 0), bit fields, packs and selects.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
-    let w0 = instruction.words[0];
-    let literal = instruction.literal();
-    let (sdst, ssrc0, ssrc1) = ((w0 >> 16) & 0x7F, w0 & 0xFF, (w0 >> 8) & 0xFF);
-    let sop1 = instruction.encoding == Encoding::Sop1;
-    let a = wave.scalar64(ssrc0, literal, Kind::Int);
-    let b = if sop1 { 0 } else { wave.scalar64(ssrc1, literal, Kind::Int) };
-    // A 32-bit operand of an aperture register is its base's high half.
-    let half = |field: u32, value: u64| if matches!(field, 235 | 237) { (value >> 32) as u32 } else { value as u32 };
-    let (a32, b32) = (half(ssrc0, a), if sop1 { 0 } else { half(ssrc1, b) });
-    let pc = wave.pc;
+fn sop2(wave: &mut Wave, instruction: &Instruction, sources: Sources) -> Result<Flow, ExecError> {
+    let Sources { sdst, a, b, a32, b32, scc, .. } = sources;
     let write = |wave: &mut Wave, value: u32| wave.write_sgpr(sdst, value);
     let write64 = |wave: &mut Wave, value: u64| wave.write_sgpr64(sdst, value);
-    let scc = wave.scc;
     match instruction.opcode() {
         // SOP2: arithmetic. SCC is the carry/borrow or signed overflow.
         Opcode::SAddU32 => {
@@ -343,6 +370,16 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
             };
             set64(wave, sdst, value);
         }
+        _ => return Err(unsupported(wave, instruction)),
+    }
+    Ok(Flow::Next)
+}
+
+/// SOPC: compares and bit tests, which set SCC.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn sopc(wave: &mut Wave, instruction: &Instruction, sources: Sources) -> Result<Flow, ExecError> {
+    let Sources { a, b, a32, b32, .. } = sources;
+    match instruction.opcode() {
         // SOPC: compares set SCC.
         Opcode::SCmpEqU32 | Opcode::SCmpEqI32 => wave.scc = a32 == b32,
         Opcode::SCmpLgU32 | Opcode::SCmpLgI32 => wave.scc = a32 != b32,
@@ -360,6 +397,19 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         Opcode::SBitcmp1B32 => wave.scc = a32 >> (b32 & 31) & 1 == 1,
         Opcode::SBitcmp0B64 => wave.scc = a >> (b32 & 63) & 1 == 0,
         Opcode::SBitcmp1B64 => wave.scc = a >> (b32 & 63) & 1 == 1,
+        _ => return Err(unsupported(wave, instruction)),
+    }
+    Ok(Flow::Next)
+}
+
+/// SOP1: moves, bit counts and bit sets, quad masks, the program counter, and the EXEC masks
+/// (`s_*_saveexec`, `s_*_wrexec`).
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn sop1(wave: &mut Wave, instruction: &Instruction, sources: Sources) -> Result<Flow, ExecError> {
+    let Sources { sdst, ssrc0, a, a32, pc, scc, .. } = sources;
+    let write = |wave: &mut Wave, value: u32| wave.write_sgpr(sdst, value);
+    let write64 = |wave: &mut Wave, value: u64| wave.write_sgpr64(sdst, value);
+    match instruction.opcode() {
         // SOP1.
         Opcode::SMovB32 => write(wave, a32),
         Opcode::SMovB64 => write64(wave, a),
@@ -411,28 +461,7 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         | Opcode::SMovrelsB64
         | Opcode::SMovreldB32
         | Opcode::SMovreldB64
-        | Opcode::SMovrelsd2B32 => {
-            let m0 = wave.read_sgpr(M0);
-            let (source_index, destination_index) = match instruction.opcode() {
-                Opcode::SMovrelsB32 | Opcode::SMovrelsB64 => (m0, 0),
-                Opcode::SMovreldB32 | Opcode::SMovreldB64 => (0, m0),
-                _ => (m0 & 0x3FF, (m0 >> 16) & 0x3FF),
-            };
-            let pair = matches!(instruction.opcode(), Opcode::SMovrelsB64 | Opcode::SMovreldB64);
-            let width = if pair { 2 } else { 1 };
-            // M0 may be any value: an index that overflows is out of range like any other (a
-            // wrapped sum would name a register in range).
-            let in_range =
-                |base: u32, index: u32| base.checked_add(index).filter(|&at| base <= 105 && at + width <= 106);
-            let (Some(source), Some(destination)) = (in_range(ssrc0, source_index), in_range(sdst, destination_index))
-            else {
-                return Err(unsupported(wave, instruction));
-            };
-            for index in 0..width {
-                let value = wave.read_sgpr(source + index);
-                wave.write_sgpr(destination + index, value);
-            }
-        }
+        | Opcode::SMovrelsd2B32 => movrel(wave, instruction, sdst, ssrc0)?,
         Opcode::SSextI32I8 => write(wave, a32 as i8 as i32 as u32),
         Opcode::SSextI32I16 => write(wave, a32 as i16 as i32 as u32),
         Opcode::SGetpcB64 => write64(wave, pc + 4),
@@ -506,6 +535,33 @@ fn alu(wave: &mut Wave, instruction: &Instruction) -> Result<Flow, ExecError> {
         _ => return Err(unsupported(wave, instruction)),
     }
     Ok(Flow::Next)
+}
+
+/// The M0-relative SGPR moves (`s_movrels*`, `s_movreld*`, `s_movrelsd_2`).
+// SGPRs indexed by M0 (RDNA3 ISA guide, "S_MOVRELS" and siblings): the source (movrels),
+// the destination (movreld) or both (movrelsd_2: M0[9:0] the source's, M0[25:16] the
+// destination's). An index past the SGPRs fails the wave.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn movrel(wave: &mut Wave, instruction: &Instruction, sdst: u32, ssrc0: u32) -> Result<(), ExecError> {
+    let m0 = wave.read_sgpr(M0);
+    let (source_index, destination_index) = match instruction.opcode() {
+        Opcode::SMovrelsB32 | Opcode::SMovrelsB64 => (m0, 0),
+        Opcode::SMovreldB32 | Opcode::SMovreldB64 => (0, m0),
+        _ => (m0 & 0x3FF, (m0 >> 16) & 0x3FF),
+    };
+    let pair = matches!(instruction.opcode(), Opcode::SMovrelsB64 | Opcode::SMovreldB64);
+    let width = if pair { 2 } else { 1 };
+    // M0 may be any value: an index that overflows is out of range like any other (a
+    // wrapped sum would name a register in range).
+    let in_range = |base: u32, index: u32| base.checked_add(index).filter(|&at| base <= 105 && at + width <= 106);
+    let (Some(source), Some(destination)) = (in_range(ssrc0, source_index), in_range(sdst, destination_index)) else {
+        return Err(unsupported(wave, instruction));
+    };
+    for index in 0..width {
+        let value = wave.read_sgpr(source + index);
+        wave.write_sgpr(destination + index, value);
+    }
+    Ok(())
 }
 
 fn set32(wave: &mut Wave, sdst: u32, value: u32) {

@@ -46,7 +46,7 @@ pub(super) fn checked_rows(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, m
     }
 }
 
-/// Chunk `k` of `v_dot2acc_f32_f16` as the interpreter computes it (`valu::dot2_f16`): the two
+/// Chunk `k` of `v_dot2acc_f32_f16` as the interpreter computes it (`valu::f16_values::dot2_f16`): the two
 /// products (exact), summed in f64, the accumulator (`vdst`) added in f64, rounded once more to
 /// f32. A product of two f16 values is exact in f32 too (22 significant bits, exponents within
 /// 2^−48 to 2^32), so the products are taken eight at a time in f32 and only they and the
@@ -99,7 +99,7 @@ pub(super) fn dot2_onto(e: &mut Emitter<'_>, a: Src, b: Src, k: i32) {
     e.vcmpps(0, 7, 7, UNORDERED);
 }
 
-/// Chunk `k` of `v_max_f32` (`max`) or `v_min_f32` as `valu::min_max32` decides: the greater
+/// Chunk `k` of `v_max_f32` (`max`) or `v_min_f32` as `valu::lane_math::min_max32` decides: the greater
 /// (or lesser) of two numbers, a tie S0 for max and S1 for min (equal numbers have equal bits),
 /// and of two zeros the positive for max (the signs ANDed) and the negative for min (ORed). A
 /// NaN operand is the interpreter's (IEEE mode's quieting, the other operand otherwise).
@@ -156,7 +156,7 @@ pub(super) fn reciprocal(e: &mut Emitter<'_>, a: Src, k: i32) {
     e.vcmpps(0, 1, 1, UNORDERED);
 }
 
-/// Chunk `k` of `v_ldexp_f32` as `valu::ldexp32` computes it: x · 2^n exactly in f64, rounded
+/// Chunk `k` of `v_ldexp_f32` as `valu::lane_math::ldexp32` computes it: x · 2^n exactly in f64, rounded
 /// once to f32. n is clamped to ±300 first, which changes no result: an f32 times 2^300 is past
 /// f32's range and times 2^−300 below half its least subnormal, and within the clamp every
 /// product is exact in f64 (exponents −449 to 428). 2^n is built in each f64's high dword,
@@ -212,7 +212,7 @@ pub(super) fn to_half(e: &mut Emitter<'_>, vdst: i32, a: Src, k: i32) {
 
 /// Chunk `k` of the division helpers (`which`: 0 `v_div_scale_f32`, 1 `v_div_fmas_f32`, 2
 /// `v_div_fixup_f32`, sources S0–S2) where each lane's operands are ordinary, as
-/// `valu::division_lane_f32` computes them; any other lane is the interpreter's. Ordinary:
+/// `valu::division::division_lane_f32` computes them; any other lane is the interpreter's. Ordinary:
 /// - scale (S1 the denominator, S2 the numerator): exponents 1 ≤ e1 ≤ 250, 24 ≤ e2 ≤ 254 and
 ///   −125 ≤ e2 − e1 ≤ 95, where no reciprocal or quotient is subnormal and nothing is scaled:
 ///   S0 unchanged, its flag clear (`div_scale32`'s last case; the caller clears the mask);

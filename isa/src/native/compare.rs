@@ -173,7 +173,7 @@ pub(super) fn compare64(e: &mut Emitter<'_>, op: &VOp, condition: Condition, sig
 }
 
 /// AVX's `vcmpps` predicate for a compare's condition (ordered conditions false on NaN, the
-/// negated ones true), as `valu::holds` decides from the order.
+/// negated ones true), as `valu::compare::holds` decides from the order.
 fn float_predicate(condition: Condition) -> u8 {
     match condition {
         Condition::Eq => 0x00,

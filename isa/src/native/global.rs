@@ -101,42 +101,7 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         );
     }
 
-    // r8d / r9d = the lowest / highest low half of the active lanes (inactive lanes count as
-    // all ones for the lowest and zero for the highest).
-    dynasm!(e.ops
-        ; .arch x64
-        ; vmovdqa ymm4, ymm3
-        ; vpxor xmm5, xmm5, xmm5
-    );
-    for k in 0..4 {
-        let inactive = 12 + k as u8;
-        dynasm!(e.ops
-            ; .arch x64
-            ; vmovdqu ymm0, [r13 + low_row + 32 * k]
-            ; vpor ymm1, ymm0, Ry(inactive)
-            ; vpminud ymm4, ymm4, ymm1
-            ; vpandn ymm1, Ry(inactive), ymm0
-            ; vpmaxud ymm5, ymm5, ymm1
-        );
-    }
-    dynasm!(e.ops
-        ; .arch x64
-        ; vextracti128 xmm0, ymm4, 1
-        ; vpminud xmm4, xmm4, xmm0
-        ; vpshufd xmm0, xmm4, 0x4E
-        ; vpminud xmm4, xmm4, xmm0
-        ; vpshufd xmm0, xmm4, 0xB1_u8 as i8
-        ; vpminud xmm4, xmm4, xmm0
-        ; vmovd r8d, xmm4
-        ; vextracti128 xmm0, ymm5, 1
-        ; vpmaxud xmm5, xmm5, xmm0
-        ; vpshufd xmm0, xmm5, 0x4E
-        ; vpmaxud xmm5, xmm5, xmm0
-        ; vpshufd xmm0, xmm5, 0xB1_u8 as i8
-        ; vpmaxud xmm5, xmm5, xmm0
-        ; vmovd r9d, xmm5
-        ; mov [rsp + LOWEST], r8
-    );
+    address_extremes(e, low_row);
     span(e, offset, bytes, slow);
     e.host_address(!load, slow);
     dynasm!(e.ops
@@ -151,48 +116,7 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     let chunks = Chunks { addresses: low_row, biased: true, base: 10, lane_base: 11 };
     Chunks::setup(e);
     if let Some((signed, d16, hi)) = narrow {
-        // A byte or a short per lane, lane by lane in lane order, as `memory_ops` reads and
-        // writes them (`write_loaded`, `store_bytes`).
-        let row = registers as i32 * ROW;
-        e.each_active_lane(|e| {
-            dynasm!(e.ops ; .arch x64 ; mov eax, [r13 + rcx * 4 + low_row]);
-            match (load, bytes, signed) {
-                (true, 1, false) => dynasm!(e.ops ; .arch x64 ; movzx esi, BYTE [r11 + rax]),
-                (true, 1, true) => dynasm!(e.ops ; .arch x64 ; movsx esi, BYTE [r11 + rax]),
-                (true, _, false) => dynasm!(e.ops ; .arch x64 ; movzx esi, WORD [r11 + rax]),
-                (true, _, true) => dynasm!(e.ops ; .arch x64 ; movsx esi, WORD [r11 + rax]),
-                (false, _, _) => {
-                    dynasm!(e.ops ; .arch x64 ; mov esi, [r13 + rcx * 4 + row]);
-                    if hi {
-                        dynasm!(e.ops ; .arch x64 ; shr esi, 16);
-                    }
-                    if bytes == 1 {
-                        dynasm!(e.ops ; .arch x64 ; mov [r11 + rax], sil);
-                    } else {
-                        dynasm!(e.ops ; .arch x64 ; mov [r11 + rax], si);
-                    }
-                    return;
-                }
-            }
-            match (d16, hi) {
-                (false, _) => {}
-                (true, false) => dynasm!(e.ops
-                    ; .arch x64
-                    ; mov r8d, [r13 + rcx * 4 + row]
-                    ; and r8d, 0xFFFF_0000_u32 as i32
-                    ; and esi, 0xFFFF
-                    ; or esi, r8d
-                ),
-                (true, true) => dynasm!(e.ops
-                    ; .arch x64
-                    ; mov r8d, [r13 + rcx * 4 + row]
-                    ; and r8d, 0xFFFF
-                    ; shl esi, 16
-                    ; or esi, r8d
-                ),
-            }
-            dynasm!(e.ops ; .arch x64 ; mov [r13 + rcx * 4 + row], esi);
-        });
+        narrow_lanes(e, (load, bytes, signed, d16, hi), registers, low_row);
     } else if load {
         // Lane-local: each chunk reads its addresses before writing its destinations.
         let rows: Vec<(i32, i32)> =
@@ -236,6 +160,95 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     }
     dynasm!(e.ops ; .arch x64 ; =>done);
     true
+}
+
+/// Emits r8d / r9d = the lowest / highest low half of the active lanes (inactive lanes count as
+/// all ones for the lowest and zero for the highest); the lowest is also kept at `[rsp + LOWEST]`.
+fn address_extremes(e: &mut Emitter<'_>, low_row: i32) {
+    dynasm!(e.ops
+        ; .arch x64
+        ; vmovdqa ymm4, ymm3
+        ; vpxor xmm5, xmm5, xmm5
+    );
+    for k in 0..4 {
+        let inactive = 12 + k as u8;
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmovdqu ymm0, [r13 + low_row + 32 * k]
+            ; vpor ymm1, ymm0, Ry(inactive)
+            ; vpminud ymm4, ymm4, ymm1
+            ; vpandn ymm1, Ry(inactive), ymm0
+            ; vpmaxud ymm5, ymm5, ymm1
+        );
+    }
+    dynasm!(e.ops
+        ; .arch x64
+        ; vextracti128 xmm0, ymm4, 1
+        ; vpminud xmm4, xmm4, xmm0
+        ; vpshufd xmm0, xmm4, 0x4E
+        ; vpminud xmm4, xmm4, xmm0
+        ; vpshufd xmm0, xmm4, 0xB1_u8 as i8
+        ; vpminud xmm4, xmm4, xmm0
+        ; vmovd r8d, xmm4
+        ; vextracti128 xmm0, ymm5, 1
+        ; vpmaxud xmm5, xmm5, xmm0
+        ; vpshufd xmm0, xmm5, 0x4E
+        ; vpmaxud xmm5, xmm5, xmm0
+        ; vpshufd xmm0, xmm5, 0xB1_u8 as i8
+        ; vpmaxud xmm5, xmm5, xmm0
+        ; vmovd r9d, xmm5
+        ; mov [rsp + LOWEST], r8
+    );
+}
+
+/// A byte or a short per lane, lane by lane in lane order, as `memory_ops` reads and
+/// writes them (`write_loaded`, `store_bytes`).
+fn narrow_lanes(
+    e: &mut Emitter<'_>,
+    (load, bytes, signed, d16, hi): (bool, u32, bool, bool, bool),
+    registers: u32,
+    low_row: i32,
+) {
+    let row = registers as i32 * ROW;
+    e.each_active_lane(|e| {
+        dynasm!(e.ops ; .arch x64 ; mov eax, [r13 + rcx * 4 + low_row]);
+        match (load, bytes, signed) {
+            (true, 1, false) => dynasm!(e.ops ; .arch x64 ; movzx esi, BYTE [r11 + rax]),
+            (true, 1, true) => dynasm!(e.ops ; .arch x64 ; movsx esi, BYTE [r11 + rax]),
+            (true, _, false) => dynasm!(e.ops ; .arch x64 ; movzx esi, WORD [r11 + rax]),
+            (true, _, true) => dynasm!(e.ops ; .arch x64 ; movsx esi, WORD [r11 + rax]),
+            (false, _, _) => {
+                dynasm!(e.ops ; .arch x64 ; mov esi, [r13 + rcx * 4 + row]);
+                if hi {
+                    dynasm!(e.ops ; .arch x64 ; shr esi, 16);
+                }
+                if bytes == 1 {
+                    dynasm!(e.ops ; .arch x64 ; mov [r11 + rax], sil);
+                } else {
+                    dynasm!(e.ops ; .arch x64 ; mov [r11 + rax], si);
+                }
+                return;
+            }
+        }
+        match (d16, hi) {
+            (false, _) => {}
+            (true, false) => dynasm!(e.ops
+                ; .arch x64
+                ; mov r8d, [r13 + rcx * 4 + row]
+                ; and r8d, 0xFFFF_0000_u32 as i32
+                ; and esi, 0xFFFF
+                ; or esi, r8d
+            ),
+            (true, true) => dynasm!(e.ops
+                ; .arch x64
+                ; mov r8d, [r13 + rcx * 4 + row]
+                ; and r8d, 0xFFFF
+                ; shl esi, 16
+                ; or esi, r8d
+            ),
+        }
+        dynasm!(e.ops ; .arch x64 ; mov [r13 + rcx * 4 + row], esi);
+    });
 }
 
 /// Emits `r10` = the 64-bit base of a VGPR pair's addresses (a lane's high half, shifted up) and

@@ -61,7 +61,7 @@ pub(super) fn prepare(e: &mut Emitter<'_>, op: &VOp, count: usize) -> Vec<Src> {
     srcs
 }
 
-/// `v_permlane16_b32` and `v_permlanex16_b32` as `valu::permlane` runs them: lane `i` of each
+/// `v_permlane16_b32` and `v_permlanex16_b32` as `valu::cross_lane::permlane` runs them: lane `i` of each
 /// row of 16 reads src0's lane of the 4-bit select S1 (lanes 0–7) or S2 (8–15) holds for it,
 /// within its own row or, `x16`, the other; a lane it may not read (inactive, without `fi`)
 /// keeps vdst's value, or reads 0 with `bound_ctrl`. Each eight lanes permuted from the row of

@@ -192,69 +192,47 @@ macro_rules! scc {
     };
 }
 
-fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
+/// The 32-bit SALU operations compiled code runs, by the function that emits them.
+#[derive(Clone, Copy)]
+enum Salu32 {
+    Arithmetic,
+    Bitwise,
+    Compare,
+    Move,
+    SaveExec,
+}
+
+/// The family of a 32-bit SALU operation with a translation; `None` for the others (`alu64`'s).
+fn salu32(opcode: Opcode) -> Option<Salu32> {
     use Opcode::*;
+    Some(match opcode {
+        SAddU32 | SSubU32 | SAddI32 | SSubI32 | SAddcU32 | SMulI32 | SMulHiU32 | SMulHiI32 | SMinU32 | SMaxU32
+        | SMinI32 | SMaxI32 => Salu32::Arithmetic,
+        SOrNot1B32 | SNandB32 | SNorB32 | SXnorB32 | SNotB32 | SBcnt1I32B32 | SAndB32 | SOrB32 | SXorB32
+        | SAndNot1B32 | SLshlB32 | SLshrB32 | SAshrI32 => Salu32::Bitwise,
+        SCmpEqU32 | SCmpEqI32 | SCmpLgU32 | SCmpLgI32 | SCmpGtU32 | SCmpGeU32 | SCmpLtU32 | SCmpLeU32 | SCmpGtI32
+        | SCmpGeI32 | SCmpLtI32 | SCmpLeI32 => Salu32::Compare,
+        SCselectB32 | SMovB32 => Salu32::Move,
+        SAndSaveexecB32 | SOrSaveexecB32 | SXorSaveexecB32 | SAndNot1SaveexecB32 | SOrNot1SaveexecB32
+        | SAndNot0SaveexecB32 | SOrNot0SaveexecB32 | SNandSaveexecB32 | SNorSaveexecB32 | SXnorSaveexecB32 => {
+            Salu32::SaveExec
+        }
+        _ => return None,
+    })
+}
+
+/// A SOP1, SOP2 or SOPC operation: its sources loaded into `eax` and `ecx`, then its family's
+/// emitter (one `match`); the 64-bit ones are `alu64`'s. False where it has no translation.
+fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
     let instruction = &decoded.instruction;
     let w0 = instruction.words[0];
     let (sdst, ssrc0, ssrc1) = ((w0 >> 16) & 0x7F, w0 & 0xFF, (w0 >> 8) & 0xFF);
     let sop1 = instruction.encoding == Encoding::Sop1;
     let opcode = instruction.opcode();
-    let known = matches!(
-        opcode,
-        SAddU32
-            | SSubU32
-            | SAddI32
-            | SSubI32
-            | SAddcU32
-            | SMulI32
-            | SAndB32
-            | SOrB32
-            | SXorB32
-            | SAndNot1B32
-            | SLshlB32
-            | SLshrB32
-            | SAshrI32
-            | SCselectB32
-            | SCmpEqU32
-            | SCmpEqI32
-            | SCmpLgU32
-            | SCmpLgI32
-            | SCmpGtU32
-            | SCmpGeU32
-            | SCmpLtU32
-            | SCmpLeU32
-            | SCmpGtI32
-            | SCmpGeI32
-            | SCmpLtI32
-            | SCmpLeI32
-            | SMovB32
-            | SMulHiU32
-            | SMulHiI32
-            | SMinU32
-            | SMaxU32
-            | SMinI32
-            | SMaxI32
-            | SOrNot1B32
-            | SNandB32
-            | SNorB32
-            | SXnorB32
-            | SNotB32
-            | SBcnt1I32B32
-            | SAndSaveexecB32
-            | SOrSaveexecB32
-            | SXorSaveexecB32
-            | SAndNot1SaveexecB32
-            | SOrNot1SaveexecB32
-            | SAndNot0SaveexecB32
-            | SOrNot0SaveexecB32
-            | SNandSaveexecB32
-            | SNorSaveexecB32
-            | SXnorSaveexecB32
-    );
-    if !known {
+    let Some(family) = salu32(opcode) else {
         return alu64(e, decoded);
-    }
-    if !known || !readable(ssrc0) || (!sop1 && !readable(ssrc1)) {
+    };
+    if !readable(ssrc0) || (!sop1 && !readable(ssrc1)) {
         return false;
     }
     let literal = instruction.literal();
@@ -262,6 +240,19 @@ fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
     if !sop1 {
         source(e, ssrc1, literal, 1);
     }
+    match family {
+        Salu32::Arithmetic => arithmetic(e, opcode, sdst),
+        Salu32::Bitwise => bitwise(e, opcode, sdst),
+        Salu32::Compare => compare(e, opcode),
+        Salu32::Move => moves(e, opcode, sdst),
+        Salu32::SaveExec => save_exec(e, opcode, sdst),
+    }
+    true
+}
+
+/// Adds, subtracts, multiplies, min and max of `eax` and `ecx` into sdst, SCC as `interp::scalar` sets it.
+fn arithmetic(e: &mut Emitter<'_>, opcode: Opcode, sdst: u32) {
+    use Opcode::*;
     match opcode {
         SAddU32 => {
             dynasm!(e.ops ; .arch x64 ; add eax, ecx);
@@ -319,6 +310,14 @@ fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
             }
             store(e, sdst);
         }
+        _ => unreachable!("`salu32` lists the translated operations"),
+    }
+}
+
+/// Bitwise operations, shifts and `s_bcnt1_i32_b32`: SCC = result != 0.
+fn bitwise(e: &mut Emitter<'_>, opcode: Opcode, sdst: u32) {
+    use Opcode::*;
+    match opcode {
         SOrNot1B32 | SNandB32 | SNorB32 | SXnorB32 | SNotB32 | SBcnt1I32B32 => {
             match opcode {
                 SOrNot1B32 => dynasm!(e.ops ; .arch x64 ; not ecx ; or eax, ecx),
@@ -349,14 +348,14 @@ fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
             scc!(e, setnz);
             store(e, sdst);
         }
-        SCselectB32 => {
-            dynasm!(e.ops
-                ; .arch x64
-                ; cmp BYTE [r12 + SCC], 0
-                ; cmove eax, ecx
-            );
-            store(e, sdst);
-        }
+        _ => unreachable!("`salu32` lists the translated operations"),
+    }
+}
+
+/// SOPC compares of `eax` and `ecx`: SCC only.
+fn compare(e: &mut Emitter<'_>, opcode: Opcode) {
+    use Opcode::*;
+    match opcode {
         SCmpEqU32 | SCmpEqI32 | SCmpLgU32 | SCmpLgI32 | SCmpGtU32 | SCmpGeU32 | SCmpLtU32 | SCmpLeU32 | SCmpGtI32
         | SCmpGeI32 | SCmpLtI32 | SCmpLeI32 => {
             dynasm!(e.ops ; .arch x64 ; cmp eax, ecx);
@@ -373,7 +372,31 @@ fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
                 _ => scc!(e, setle),
             }
         }
+        _ => unreachable!("`salu32` lists the translated operations"),
+    }
+}
+
+/// `s_mov_b32` and `s_cselect_b32`.
+fn moves(e: &mut Emitter<'_>, opcode: Opcode, sdst: u32) {
+    use Opcode::*;
+    match opcode {
+        SCselectB32 => {
+            dynasm!(e.ops
+                ; .arch x64
+                ; cmp BYTE [r12 + SCC], 0
+                ; cmove eax, ecx
+            );
+            store(e, sdst);
+        }
         SMovB32 => store(e, sdst),
+        _ => unreachable!("`salu32` lists the translated operations"),
+    }
+}
+
+/// The `s_*_saveexec_b32` operations.
+fn save_exec(e: &mut Emitter<'_>, opcode: Opcode, sdst: u32) {
+    use Opcode::*;
+    match opcode {
         // sdst = EXEC; EXEC = op(source, EXEC); SCC = EXEC != 0 (`interp::scalar::saveexec`).
         SAndSaveexecB32 | SOrSaveexecB32 | SXorSaveexecB32 | SAndNot1SaveexecB32 | SOrNot1SaveexecB32
         | SAndNot0SaveexecB32 | SOrNot0SaveexecB32 | SNandSaveexecB32 | SNorSaveexecB32 | SXnorSaveexecB32 => {
@@ -389,9 +412,8 @@ fn alu(e: &mut Emitter<'_>, decoded: &Decoded) -> bool {
             scc!(e, setnz);
             e.masks();
         }
-        _ => unreachable!("`known` lists the translated operations"),
+        _ => unreachable!("`salu32` lists the translated operations"),
     }
-    true
 }
 
 /// `op` on 64-bit registers (`wide`) or their 32-bit halves: `ops!(e, wide, [not 1; and 0, 1])`

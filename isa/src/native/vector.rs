@@ -734,7 +734,7 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape, srcs: &[Src]) {
             }
             // a × b + c as `vfmadd213ps ymm0 = b, ymm1 = a, c`: x86 returns the first NaN of
             // ymm1, ymm0 and c, quieted, so a NaN result is the first NaN of a, b, c, as the
-            // interpreter defines it (`valu::ordered_nans`).
+            // interpreter defines it (`valu::rows::ordered_nans`).
             VFmacF32 => {
                 load(e, 1, a, k);
                 load(e, 0, b.unwrap(), k);
@@ -784,88 +784,105 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape, srcs: &[Src]) {
             }
             // The bits of a set (in the lane masks, those below the lane's place in the wave,
             // as `valu` counts them), plus b.
-            VBcntU32B32 | VMbcntLoU32B32 | VMbcntHiU32B32 => {
-                let high_half = e.part == Part::High;
-                // The bits of a's word below each lane of this chunk: in the word of the lane's
-                // own half (the low word for wave32 and the low half), all of the low word for
-                // the high half, none of the high word for the low half.
-                let below = match (op.opcode, high_half) {
-                    (VBcntU32B32, _) | (VMbcntLoU32B32, true) => Some(None),
-                    (VMbcntLoU32B32, false) | (VMbcntHiU32B32, true) => {
-                        Some(Some(e.constant(core::array::from_fn(|i| (1u32 << (8 * k as usize + i)) - 1))))
-                    }
-                    _ => None,
-                };
-                match below {
-                    Some(below) => {
-                        load(e, 0, a, k);
-                        if let Some(below) = below {
-                            dynasm!(e.ops ; .arch x64 ; vpand ymm0, ymm0, [=>below]);
-                        }
-                        count_ones(e);
-                        apply(e, Ins::Paddd, b.unwrap(), k);
-                    }
-                    None => load(e, 0, b.unwrap(), k),
-                }
-            }
+            VBcntU32B32 | VMbcntLoU32B32 | VMbcntHiU32B32 => count_bits(e, op, a, b.unwrap(), k),
             // Bits [offset, offset + size) of a, offset b & 31 and size c & 31 (0: the result is
             // 0), zero- or sign-extended: a >> offset, then the field's mask (all ones >> (32 −
             // size)), or shifted up and back down arithmetically by 32 − size. A count of 32
             // gives 0 in both, as a size of 0 must.
-            VBfeU32 | VBfeI32 => {
-                load(e, 0, a, k);
-                load(e, 1, b.unwrap(), k);
-                load(e, 2, c.unwrap(), k);
-                dynasm!(e.ops
-                    ; .arch x64
-                    ; vpand ymm1, ymm1, ymm11
-                    ; vpsrlvd ymm0, ymm0, ymm1
-                    ; vpand ymm2, ymm2, ymm11
-                    ; vpcmpeqd ymm1, ymm1, ymm1
-                    ; vpsrld ymm3, ymm1, 31
-                    ; vpslld ymm3, ymm3, 5
-                    ; vpsubd ymm2, ymm3, ymm2
-                );
-                if op.opcode == VBfeU32 {
-                    dynasm!(e.ops
-                        ; .arch x64
-                        ; vpsrlvd ymm1, ymm1, ymm2
-                        ; vpand ymm0, ymm0, ymm1
-                    );
-                } else {
-                    dynasm!(e.ops
-                        ; .arch x64
-                        ; vpsllvd ymm0, ymm0, ymm2
-                        ; vpsravd ymm0, ymm0, ymm2
-                    );
-                }
-            }
+            VBfeU32 | VBfeI32 => bit_field(e, op, a, b.unwrap(), c.unwrap(), k),
             // The lane's select bit set: b; clear: a.
-            VCndmaskB32 => {
-                let bits = LANE_BITS + 32 * k;
-                let select = c.unwrap();
-                let Src::Reg(mask) = select else { unreachable!("a mask source is broadcast") };
-                dynasm!(e.ops
-                    ; .arch x64
-                    ; vpand ymm2, Ry(mask), [r14 + bits]
-                    ; vpcmpeqd ymm2, ymm2, [r14 + bits]
-                );
-                load(e, 1, a, k);
-                match b.unwrap() {
-                    Src::Row(offset) => {
-                        dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm1, [r13 + offset + 32 * k], ymm2)
-                    }
-                    Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm1, Ry(reg), ymm2),
-                    Src::Scratch(n) => {
-                        let at = scratch_row(n) + 32 * k;
-                        dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm1, [r14 + at], ymm2)
-                    }
-                }
-            }
+            VCndmaskB32 => select(e, a, b.unwrap(), c.unwrap(), k),
             _ => unreachable!("shape() lists the translated operations"),
         }
         // Inactive lanes keep the register's old value.
         e.write_chunk(0, vdst, k);
+    }
+}
+
+/// Chunk `k` of `v_bcnt_u32_b32`, `v_mbcnt_lo_u32_b32` or `v_mbcnt_hi_u32_b32`.
+/// The bits of a set (in the lane masks, those below the lane's place in the wave,
+/// as `valu` counts them), plus b.
+fn count_bits(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, k: i32) {
+    use Opcode::*;
+    let high_half = e.part == Part::High;
+    // The bits of a's word below each lane of this chunk: in the word of the lane's
+    // own half (the low word for wave32 and the low half), all of the low word for
+    // the high half, none of the high word for the low half.
+    let below = match (op.opcode, high_half) {
+        (VBcntU32B32, _) | (VMbcntLoU32B32, true) => Some(None),
+        (VMbcntLoU32B32, false) | (VMbcntHiU32B32, true) => {
+            Some(Some(e.constant(core::array::from_fn(|i| (1u32 << (8 * k as usize + i)) - 1))))
+        }
+        _ => None,
+    };
+    match below {
+        Some(below) => {
+            load(e, 0, a, k);
+            if let Some(below) = below {
+                dynasm!(e.ops ; .arch x64 ; vpand ymm0, ymm0, [=>below]);
+            }
+            count_ones(e);
+            apply(e, Ins::Paddd, b, k);
+        }
+        None => load(e, 0, b, k),
+    }
+}
+
+/// Chunk `k` of `v_bfe_u32` or `v_bfe_i32` (ymm11 holds 31 in every lane).
+/// Bits [offset, offset + size) of a, offset b & 31 and size c & 31 (0: the result is
+/// 0), zero- or sign-extended: a >> offset, then the field's mask (all ones >> (32 −
+/// size)), or shifted up and back down arithmetically by 32 − size. A count of 32
+/// gives 0 in both, as a size of 0 must.
+fn bit_field(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, c: Src, k: i32) {
+    load(e, 0, a, k);
+    load(e, 1, b, k);
+    load(e, 2, c, k);
+    dynasm!(e.ops
+        ; .arch x64
+        ; vpand ymm1, ymm1, ymm11
+        ; vpsrlvd ymm0, ymm0, ymm1
+        ; vpand ymm2, ymm2, ymm11
+        ; vpcmpeqd ymm1, ymm1, ymm1
+        ; vpsrld ymm3, ymm1, 31
+        ; vpslld ymm3, ymm3, 5
+        ; vpsubd ymm2, ymm3, ymm2
+    );
+    if op.opcode == Opcode::VBfeU32 {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpsrlvd ymm1, ymm1, ymm2
+            ; vpand ymm0, ymm0, ymm1
+        );
+    } else {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vpsllvd ymm0, ymm0, ymm2
+            ; vpsravd ymm0, ymm0, ymm2
+        );
+    }
+}
+
+/// Chunk `k` of `v_cndmask_b32`.
+/// The lane's select bit set: b; clear: a.
+fn select(e: &mut Emitter<'_>, a: Src, b: Src, c: Src, k: i32) {
+    let bits = LANE_BITS + 32 * k;
+    let select = c;
+    let Src::Reg(mask) = select else { unreachable!("a mask source is broadcast") };
+    dynasm!(e.ops
+        ; .arch x64
+        ; vpand ymm2, Ry(mask), [r14 + bits]
+        ; vpcmpeqd ymm2, ymm2, [r14 + bits]
+    );
+    load(e, 1, a, k);
+    match b {
+        Src::Row(offset) => {
+            dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm1, [r13 + offset + 32 * k], ymm2)
+        }
+        Src::Reg(reg) => dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm1, Ry(reg), ymm2),
+        Src::Scratch(n) => {
+            let at = scratch_row(n) + 32 * k;
+            dynasm!(e.ops ; .arch x64 ; vblendvps ymm0, ymm1, [r14 + at], ymm2)
+        }
     }
 }
 
@@ -947,7 +964,7 @@ fn apply(e: &mut Emitter<'_>, ins: Ins, b: Src, k: i32) {
 }
 
 /// `v_add_co_u32` and `v_add_co_ci_u32`: vdst = a + b (+ the lane's carry-in bit), and the
-/// lanes whose sum carried, in EXEC, to sdst (as `valu::plain`: the row first, then the mask).
+/// lanes whose sum carried, in EXEC, to sdst (as `valu::plain::plain`: the row first, then the mask).
 /// `subtract`: `v_sub_co_u32` and `v_sub_co_ci_u32`, vdst = a − b (− the borrow-in bit), and the
 /// lanes that borrowed (b plus the borrow-in exceeds a).
 fn add_with_carry(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, carry_in: Option<Src>, subtract: bool) {
