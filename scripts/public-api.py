@@ -81,7 +81,9 @@ class Lister:
         if kind == "qualified_path":
             trait = value.get("trait")
             base = self.ty(value["self_type"])
-            return f"<{base} as {trait['path']}>::{value['name']}" if trait else f"{base}::{value['name']}"
+            if trait and trait["path"]:
+                return f"<{base} as {trait['path']}>::{value['name']}"
+            return f"{base}::{value['name']}"
         if kind == "function_pointer":
             sig = value["sig"]
             inputs = ", ".join(self.ty(input_type) for _, input_type in sig["inputs"])
