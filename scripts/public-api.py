@@ -158,7 +158,7 @@ class Lister:
                 continue
             trait = impl.get("trait")
             if trait is not None:
-                self.emit("impl", path, "for " + trait["path"] + self.generic_args(trait.get("args")))
+                self.emit("impl", path, ": " + trait["path"] + self.generic_args(trait.get("args")))
                 continue
             for item_id in impl["items"]:
                 item = self.index[str(item_id)]
