@@ -122,10 +122,10 @@ pub mod host_build {
 /// The argument bundles the submission builder carries, one per operation ([`Submission`]).
 pub mod ops {
     pub use crate::launch_args::LaunchOp;
-    pub use crate::queue::builder::{HostCallOp, Submittable};
+    pub use crate::queue::builder::Submittable;
     pub use crate::queue::ops::{
-        AllocaOp, BarrierOp, CopyOp, DeallocaOp, DispatchOp, ExecuteOp, FillOp, RawDispatchOp, ReadFileOp, UpdateOp,
-        WriteFileOp,
+        AllocaOp, BarrierOp, CopyOp, DeallocaOp, DispatchOp, ExecuteOp, FillOp, HostCallOp, RawDispatchOp, ReadFileOp,
+        UpdateOp, WriteFileOp,
     };
 }
 pub use queue::{HostCallResult, Queue, QueueStats, RawDispatch, SubmitOutput, Submitted};

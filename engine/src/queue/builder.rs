@@ -12,7 +12,7 @@ use aqueduct_components::capture::OperationKind;
 use aqueduct_profile::replay::Operation;
 
 use super::operations::{Immediate, Submitter};
-use super::{Batch, HostCallResult, Queue};
+use super::{Batch, Queue};
 use crate::error::EngineResult;
 use crate::memory::Buffer;
 use crate::replay_capture::ReplayCapture;
@@ -188,42 +188,5 @@ impl<'a, 'q, O: Submittable<'a>> Submission<'a, &'a mut Batch<'q>, O> {
         captured!(Submitter::queue(batch), waits, signals, operation.stage(batch, waits, signals), |capture, output| {
             operation.describe(capture, output)
         })
-    }
-}
-
-/// The arguments of [`Queue::host_call`].
-pub struct HostCallOp<F> {
-    call: F,
-}
-
-impl Queue {
-    /// Runs `call` on a host thread once the waits are met and earlier work on this queue is
-    /// done, then raises the signals; an `Err` (or a panic) fails them instead. Later work on
-    /// this queue waits for `call` to return; other queues, and earlier work, do not.
-    pub fn host_call<F>(&self, call: F) -> Submission<'_, &Queue, HostCallOp<F>>
-    where
-        F: FnOnce() -> HostCallResult + Send + 'static,
-    {
-        Submission::new(self, HostCallOp { call })
-    }
-}
-
-impl<'a, F> Submission<'a, &'a Queue, HostCallOp<F>>
-where
-    F: FnOnce() -> HostCallResult + Send + 'static,
-{
-    /// Validates and submits the host call; a refused one changes nothing. Returns its place in
-    /// the queue's order.
-    pub fn submit(self) -> EngineResult<Submitted> {
-        let queue = self.target;
-        let call = Box::new(self.operation.call);
-        captured!(
-            queue,
-            &self.waits,
-            &self.signals,
-            queue.submit_host_call(OperationKind::HostCall, call, &self.waits, &self.signals),
-            |_, _| { Operation::HostCall }
-        )
-        .map(|()| queue.submitted())
     }
 }

@@ -8,8 +8,8 @@
 //! record (`profile/src/replay.rs`, `Operation`), its struct, builder methods and impl here, its
 //! code, and the replayer's call; the checklist is in docs/ARCHITECTURE.md.
 //!
-//! Host calls (`host_calls.rs`) and typed launches (`launch.rs`) have their own `submit`: a host
-//! call's closure is run once, and a launch checks its arguments first.
+//! A host call has its own `submit` here (its operation is generic over the closure, which runs
+//! once), and so does a typed launch (`launch.rs`, which checks its arguments first).
 
 // `Submittable` is sealed: its methods name the engine's own `Submitter` and `ReplayCapture`,
 // which a user never sees (the methods are hidden, and no type outside can implement it).
@@ -20,10 +20,10 @@ use core::marker::PhantomData;
 use aqueduct_components::capture::OperationKind;
 use aqueduct_profile::replay::Operation;
 
-use super::builder::{Submission, Submittable, private::Sealed};
+use super::builder::{Submission, Submittable, Submitted, captured, private::Sealed};
 use super::operations::{self, Submitter};
 use super::replay_records as replay;
-use super::{Batch, Queue, RawDispatch};
+use super::{Batch, HostCallResult, Queue, RawDispatch};
 use crate::command_buffer::{BindingTable, CommandBuffer};
 use crate::dispatch::Dispatch;
 use crate::error::EngineResult;
@@ -305,6 +305,43 @@ impl<'a, T> Submission<'a, T, ExecuteOp<'a>> {
     pub fn processing(mut self, processing: crate::BlockProcessing) -> Self {
         self.operation_mut().processing = Some(processing);
         self
+    }
+}
+
+/// The arguments of [`Queue::host_call`].
+pub struct HostCallOp<F> {
+    call: F,
+}
+
+impl Queue {
+    /// Runs `call` on a host thread once the waits are met and earlier work on this queue is
+    /// done, then raises the signals; an `Err` (or a panic) fails them instead. Later work on
+    /// this queue waits for `call` to return; other queues, and earlier work, do not.
+    pub fn host_call<F>(&self, call: F) -> Submission<'_, &Queue, HostCallOp<F>>
+    where
+        F: FnOnce() -> HostCallResult + Send + 'static,
+    {
+        Submission::new(self, HostCallOp { call })
+    }
+}
+
+impl<'a, F> Submission<'a, &'a Queue, HostCallOp<F>>
+where
+    F: FnOnce() -> HostCallResult + Send + 'static,
+{
+    /// Validates and submits the host call; a refused one changes nothing. Returns its place in
+    /// the queue's order.
+    pub fn submit(self) -> EngineResult<Submitted> {
+        let (queue, operation, waits, signals) = self.into_parts();
+        let call = Box::new(operation.call);
+        captured!(
+            queue,
+            &waits,
+            &signals,
+            queue.submit_host_call(OperationKind::HostCall, call, &waits, &signals),
+            |_, _| { Operation::HostCall }
+        )
+        .map(|()| queue.submitted())
     }
 }
 
