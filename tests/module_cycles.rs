@@ -340,7 +340,8 @@ fn no_folder_of_any_crate_has_an_import_cycle() {
 const ALLOWED_CRATE_EDGES: &[(&str, &[&str])] = &[
     ("aqueduct-abi", &[]),
     ("aqueduct-codeobject", &[]),
-    ("aqueduct-profile", &[]),
+    ("aqueduct-vocabulary", &[]),
+    ("aqueduct-profile", &["aqueduct-vocabulary"]),
     ("aqueduct-loom-models", &[]),
     ("aqueduct-isa", &["aqueduct-codeobject"]),
     ("aqueduct-hsa", &["aqueduct-abi", "aqueduct-codeobject"]),
@@ -349,7 +350,7 @@ const ALLOWED_CRATE_EDGES: &[(&str, &[&str])] = &[
         "aqueduct-soft-hsa",
         &["aqueduct-abi", "aqueduct-builtins", "aqueduct-codeobject", "aqueduct-hsa", "aqueduct-isa"],
     ),
-    ("aqueduct-components", &["aqueduct-abi", "aqueduct-profile"]),
+    ("aqueduct-components", &["aqueduct-abi", "aqueduct-vocabulary"]),
     ("aqueduct-systems", &["aqueduct-abi", "aqueduct-builtins", "aqueduct-components", "aqueduct-hsa"]),
     (
         "aqueduct-engine",
@@ -362,6 +363,7 @@ const ALLOWED_CRATE_EDGES: &[(&str, &[&str])] = &[
             "aqueduct-profile",
             "aqueduct-soft-hsa",
             "aqueduct-systems",
+            "aqueduct-vocabulary",
         ],
     ),
     (

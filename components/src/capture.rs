@@ -8,7 +8,7 @@
 //! **Contract.** The flags and an epoch's `EpochCapture` live in the queue's state and epoch table,
 //! under the queue's lock; the engine takes an epoch's capture when it drains the epoch.
 
-pub use aqueduct_profile::record::OperationKind;
+use aqueduct_vocabulary::OperationKind;
 
 use crate::dependency::SignalOp;
 

@@ -20,7 +20,7 @@ use aqueduct_abi::ImplicitKernargs;
 
 use crate::dependency::{SignalOp, WaitOp};
 use crate::program::{ProgramRun, SegmentPlan};
-use aqueduct_profile::record::OperationKind;
+use aqueduct_vocabulary::OperationKind;
 
 /// The one kernel dispatch a submission carries, without its kernarg address: the packet body
 /// prebuilt at staging, less the kernarg address and the completion signal.

@@ -58,55 +58,9 @@ pub enum Record {
     Dropped(Dropped),
 }
 
-/// Declares [`OperationKind`] from its one list: each kind's variant, its name in profiles,
-/// captures and the CLI, and what it is.
-macro_rules! operation_kinds {
-    ($($(#[$doc:meta])* $kind:ident = $name:literal $(alias $alias:literal)?,)*) => {
-        /// The operation a submission carried, as the user called it (a fill is a builtin
-        /// dispatch to the stages, but a fill here). The queue's rows carry it, the profile
-        /// records it, and a replay capture's operations are of one kind each
-        /// (`replay::Operation::kind`).
-        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        pub enum OperationKind {
-            #[default]
-            $($(#[$doc])* #[serde(rename = $name $(, alias = $alias)?)] $kind,)*
-        }
-
-        impl OperationKind {
-            /// Every kind, in the list's order.
-            pub const ALL: &[OperationKind] = &[$(OperationKind::$kind),*];
-
-            /// The kind's name, as profiles, captures and the CLI spell it.
-            pub fn name(self) -> &'static str {
-                match self {
-                    $(OperationKind::$kind => $name,)*
-                }
-            }
-        }
-    };
-}
-
-operation_kinds! {
-    Barrier = "barrier",
-    Fill = "fill",
-    Copy = "copy",
-    Update = "update",
-    Dispatch = "dispatch",
-    RawDispatch = "raw-dispatch",
-    /// Running a command buffer (`Queue::execute`); profiles before this name said
-    /// `command-buffer-execution`.
-    Execute = "execute" alias "command-buffer-execution",
-    /// Queue-ordered allocation from a pool (a barrier when it must order anything).
-    Alloca = "alloca",
-    /// Queue-ordered return of an alloca's memory.
-    Dealloca = "dealloca",
-    /// A host function run in queue order.
-    HostCall = "host-call",
-    /// A file read in queue order (`Queue::read_file`).
-    ReadFile = "read-file",
-    /// A file write in queue order (`Queue::write_file`).
-    WriteFile = "write-file",
-}
+/// The operation kinds are the engine's vocabulary (`aqueduct-vocabulary`); the records write
+/// each by its name.
+pub use aqueduct_vocabulary::OperationKind;
 
 /// One host submission (mode `queue-events`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

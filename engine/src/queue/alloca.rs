@@ -9,7 +9,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
 
-use aqueduct_components::capture::OperationKind;
+use aqueduct_vocabulary::OperationKind;
 
 use super::Queue;
 use crate::error::{EngineError, EngineResult};

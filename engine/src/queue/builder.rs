@@ -8,7 +8,7 @@
 
 use smallvec::SmallVec;
 
-use aqueduct_components::capture::OperationKind;
+use aqueduct_vocabulary::OperationKind;
 use aqueduct_profile::replay::Operation;
 
 use super::operations::{Immediate, Submitter};

@@ -15,7 +15,7 @@ use crate::semaphore::SemaphorePoint;
 /// `execute` for a queue or a batch.
 pub(crate) fn execute(
     to: &mut impl Submitter,
-    kind: aqueduct_components::capture::OperationKind,
+    kind: aqueduct_vocabulary::OperationKind,
     command_buffer: &CommandBuffer,
     table: &BindingTable,
     processing: Option<BlockProcessing>,

@@ -18,7 +18,7 @@ use super::operations::{self, Immediate};
 use crate::error::{EngineError, EngineResult};
 use crate::memory::{Binding, Buffer};
 use crate::semaphore::SemaphorePoint;
-use aqueduct_components::capture::OperationKind;
+use aqueduct_vocabulary::OperationKind;
 use aqueduct_components::device_entities::MemoryKind;
 
 /// The staging buffer each queue streams through.

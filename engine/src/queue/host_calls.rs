@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use aqueduct_components::capture::OperationKind;
+use aqueduct_vocabulary::OperationKind;
 use aqueduct_components::semaphore_table::{FailureRecord, SemaphoreTable, WaitSource};
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 

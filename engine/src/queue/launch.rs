@@ -1,7 +1,7 @@
 //! Typed launches on a queue: `queue.launch(&kernel).grid(..).arg(&out).arg(&input).arg(3.0f32)
 //! .submit()`, each argument checked against the kernel's metadata (`launch_args.rs`).
 
-use aqueduct_components::capture::OperationKind;
+use aqueduct_vocabulary::OperationKind;
 
 use super::builder::{Submission, captured};
 use super::operations::{self, Immediate, Submitter};

@@ -4,7 +4,7 @@
 //! `operations.rs`, or the queue's own file for queue-only operations) and describes it to a
 //! replay capture. `Submission::submit` (`builder.rs`) runs them.
 //!
-//! Adding an operation kind: its `OperationKind` entry (`profile/src/record.rs`), its replay
+//! Adding an operation kind: its `OperationKind` entry (`vocabulary/src/lib.rs`), its replay
 //! record (`profile/src/replay.rs`, `Operation`), its struct, builder methods and impl here, its
 //! code, and the replayer's call; the checklist is in docs/ARCHITECTURE.md.
 //!
@@ -17,7 +17,7 @@
 
 use core::marker::PhantomData;
 
-use aqueduct_components::capture::OperationKind;
+use aqueduct_vocabulary::OperationKind;
 use aqueduct_profile::replay::Operation;
 
 use super::builder::{Submission, Submittable, Submitted, captured, private::Sealed};
