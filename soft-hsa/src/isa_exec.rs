@@ -24,7 +24,7 @@ use super::scheduling::SAVE_SLICE;
 use super::workgroups::{Pace, PacketResult, check_beyond_allocations, for_each_workgroup, run_linear};
 use aqueduct_abi::KernelDispatchPacket;
 
-use aqueduct_hsa::sys::status;
+use aqueduct_hsa::sys::{hsa_status_t, status};
 
 /// Instructions one wave may run before the interpreter calls it hung: far beyond any kernel
 /// here, and a bound on a kernel that loops forever (which on a GPU would need a queue reset).
@@ -159,7 +159,9 @@ fn interpreted_isa(name: &str) -> Option<Isa> {
     }
 }
 
-/// Runs `packet`'s workgroups through the interpreter.
+/// Runs `packet`'s workgroups through the interpreter. An `Err` names the first failure (the
+/// agent's ISA, the kernel's code, or a workgroup's); the workgroups run before it keep their
+/// writes, and a memory fault is left recorded on the queue for delivery (`check_access`).
 pub(crate) fn dispatch(
     queue: &SoftQueue,
     runtime: &Runtime,
@@ -168,16 +170,7 @@ pub(crate) fn dispatch(
     kernel: &LoadedKernel,
 ) -> PacketResult {
     let named = |error: String| format!("packet {id}: kernel `{}` of {}: {error}", kernel.symbol, kernel.code_object);
-    let name = runtime.gpu(queue.agent_index).map(|agent| agent.isa_name.as_str());
-    let Some(isa) = name.and_then(interpreted_isa) else {
-        let agent = name.unwrap_or("unknown");
-        return Err((
-            status::ERROR_INVALID_ISA,
-            named(format!(
-                "the interpreter runs gfx11 and gfx10.3 machine code and this agent is {agent}; nothing else runs it"
-            )),
-        ));
-    };
+    let isa = agent_isa(queue, runtime).map_err(|error| (status::ERROR_INVALID_ISA, named(error)))?;
     let packet_address = packet as *const KernelDispatchPacket as u64;
     let memory = AgentMemory {
         dispatch: NEXT_DISPATCH.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
@@ -187,59 +180,8 @@ pub(crate) fn dispatch(
         packet: packet_address..packet_address + core::mem::size_of::<KernelDispatchPacket>() as u64,
     };
     let program = program(kernel, &memory, isa).map_err(|error| (status::ERROR_INVALID_CODE_OBJECT, named(error)))?;
-    // Whether a workgroup has failed: the others stop at their next round, and those not begun
-    // do not begin (a GPU's queue error ends the dispatch's every wave).
-    let failed = AtomicBool::new(false);
-    let timeout = runtime.config.dispatch_timeout;
-    let deadline = (!timeout.is_zero()).then(|| std::time::Instant::now().checked_add(timeout)).flatten();
-    // Why the dispatch must stop, without reading the clock: asked before every workgroup.
-    let stopped = || {
-        if queue.stop.load(Ordering::Acquire) {
-            Some("the queue was destroyed or inactivated".to_string())
-        } else if failed.load(Ordering::Relaxed) {
-            Some("another workgroup of the dispatch failed".to_string())
-        } else {
-            None
-        }
-    };
-    // Workgroups saved, waiting to resume (with their count, read between rounds without the
-    // lock), and whether workgroups not yet begun may remain (until every one has been claimed).
-    let saved = std::sync::Mutex::new(Vec::<SavedWorkgroup>::new());
-    let waiting = AtomicUsize::new(0);
-    let first_pass = AtomicBool::new(true);
-    // Threads running a workgroup of this dispatch that has finished a round (a workgroup that
-    // ends in its first round is never counted: no shared counter is touched per workgroup,
-    // which with short workgroups on 16 threads would be a contended line per workgroup).
-    let holding = AtomicUsize::new(0);
-    // Other dispatches are running and this one holds more than its share of the pool's threads
-    // (`Arbiter::share`): a workgroup saved then gives its pool thread back.
-    let over_share = || holding.load(Ordering::Relaxed) > runtime.arbiter.share(rayon::current_num_threads());
-    // Between a workgroup's rounds: stop it (the queue's teardown, a failed workgroup, the
-    // watchdog), or save it once it has run a slice while other work wants its thread: another
-    // dispatch (where this one holds more than its share), a saved workgroup of this one, or
-    // one of this one's not yet begun. So a kernel that never ends holds the pool for a slice
-    // at most while other queues want it, and workgroups that wait on each other (a spin on a
-    // flag another sets, a grid-wide barrier) each get turns, as the resident workgroups of a GPU
-    // all do.
-    let interrupt = |rounds: &Rounds| {
-        if let Some(reason) = stopped() {
-            return Some(Interrupt::Stop(reason));
-        }
-        if deadline.is_some_and(|deadline| rounds.now >= deadline) {
-            return Some(Interrupt::Stop(format!(
-                "the dispatch ran past the soft runtime's watchdog of {timeout:?} (SoftConfig::dispatch_timeout)"
-            )));
-        }
-        if rounds.now == rounds.began && !COUNTED.replace(true) {
-            holding.fetch_add(1, Ordering::Relaxed);
-        }
-        if rounds.now.duration_since(rounds.began) < SAVE_SLICE {
-            return None;
-        }
-        let waiting = waiting.load(Ordering::Relaxed);
-        let wanted = waiting > 0 || first_pass.load(Ordering::Relaxed) || over_share();
-        (wanted && waiting < RESIDENT_WORKGROUPS).then_some(Interrupt::Save)
-    };
+    let turns = Turns::new(queue, runtime);
+    let interrupt = |rounds: &Rounds| turns.interrupt(rounds);
     let dispatch = Dispatch {
         program: &program,
         packet_address,
@@ -260,14 +202,127 @@ pub(crate) fn dispatch(
             crate::KernelExecution::Host | crate::KernelExecution::Auto => Tier::Auto,
         },
     };
-    let failure = std::sync::Mutex::new(None::<ExecError>);
-    // Runs a workgroup from `from` until it ends, fails or is saved; says whether a pool thread
-    // that ran it may go on (not after a save while the dispatch holds more than its share: the
-    // thread goes back to the pool).
-    let run = |lds: &mut Vec<u8>, from: RunFrom| {
+    for_each_workgroup(queue, runtime, packet, |lds, workgroup_id| {
+        turns.run(&dispatch, &memory, lds, RunFrom::Begin(workgroup_id))
+    });
+    // Every workgroup has been claimed: none not yet begun wants a thread now.
+    turns.first_pass.store(false, Ordering::Relaxed);
+    turns.resume_saved(&dispatch, &memory);
+    turns.outcome().map_err(|(code, error)| (code, named(error)))
+}
+
+/// The interpreter's instruction set for the queue's agent, or why it has none (the agent's
+/// ISA, for ERROR_INVALID_ISA). Reads only.
+fn agent_isa(queue: &SoftQueue, runtime: &Runtime) -> Result<Isa, String> {
+    let name = runtime.gpu(queue.agent_index).map(|agent| agent.isa_name.as_str());
+    name.and_then(interpreted_isa).ok_or_else(|| {
+        let agent = name.unwrap_or("unknown");
+        format!("the interpreter runs gfx11 and gfx10.3 machine code and this agent is {agent}; nothing else runs it")
+    })
+}
+
+/// One interpreted dispatch's workgroups taking turns on the pool: what its workgroups share
+/// between their rounds (why to stop, who is saved, how many threads it holds) and its first
+/// failure. Lives on `dispatch`'s stack for the dispatch; nothing of it outlives it.
+struct Turns<'a> {
+    queue: &'a SoftQueue,
+    runtime: &'a Runtime,
+    /// The watchdog (`SoftConfig::dispatch_timeout`) and when it fires (`None`: never).
+    timeout: std::time::Duration,
+    deadline: Option<std::time::Instant>,
+    /// Whether a workgroup has failed: the others stop at their next round, and those not begun
+    /// do not begin (a GPU's queue error ends the dispatch's every wave).
+    failed: AtomicBool,
+    /// Workgroups saved, waiting to resume (with their count, read between rounds without the
+    /// lock), and whether workgroups not yet begun may remain (until every one has been claimed).
+    saved: std::sync::Mutex<Vec<SavedWorkgroup>>,
+    waiting: AtomicUsize,
+    first_pass: AtomicBool,
+    /// Threads running a workgroup of this dispatch that has finished a round (a workgroup that
+    /// ends in its first round is never counted: no shared counter is touched per workgroup,
+    /// which with short workgroups on 16 threads would be a contended line per workgroup).
+    holding: AtomicUsize,
+    /// The first workgroup's failure.
+    failure: std::sync::Mutex<Option<ExecError>>,
+}
+
+impl<'a> Turns<'a> {
+    /// A dispatch's turns before its first workgroup: the watchdog's deadline read from the
+    /// clock now, nothing saved or failed.
+    fn new(queue: &'a SoftQueue, runtime: &'a Runtime) -> Self {
+        let timeout = runtime.config.dispatch_timeout;
+        let deadline = (!timeout.is_zero()).then(|| std::time::Instant::now().checked_add(timeout)).flatten();
+        Turns {
+            queue,
+            runtime,
+            timeout,
+            deadline,
+            failed: AtomicBool::new(false),
+            saved: std::sync::Mutex::new(Vec::new()),
+            waiting: AtomicUsize::new(0),
+            first_pass: AtomicBool::new(true),
+            holding: AtomicUsize::new(0),
+            failure: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Why the dispatch must stop, without reading the clock: asked before every workgroup.
+    #[inline]
+    fn stopped(&self) -> Option<String> {
+        if self.queue.stop.load(Ordering::Acquire) {
+            Some("the queue was destroyed or inactivated".to_string())
+        } else if self.failed.load(Ordering::Relaxed) {
+            Some("another workgroup of the dispatch failed".to_string())
+        } else {
+            None
+        }
+    }
+
+    /// Other dispatches are running and this one holds more than its share of the pool's threads
+    /// (`Arbiter::share`): a workgroup saved then gives its pool thread back.
+    #[inline]
+    fn over_share(&self) -> bool {
+        self.holding.load(Ordering::Relaxed) > self.runtime.arbiter.share(rayon::current_num_threads())
+    }
+
+    /// Between a workgroup's rounds (`Dispatch::interrupt`): stop it (the queue's teardown, a
+    /// failed workgroup, the watchdog), or save it once it has run a slice while other work wants
+    /// its thread: another dispatch (where this one holds more than its share), a saved workgroup
+    /// of this one, or one of this one's not yet begun. So a kernel that never ends holds the pool
+    /// for a slice at most while other queues want it, and workgroups that wait on each other (a
+    /// spin on a flag another sets, a grid-wide barrier) each get turns, as the resident
+    /// workgroups of a GPU all do. Counts this thread in `holding` at its first round.
+    #[inline]
+    fn interrupt(&self, rounds: &Rounds) -> Option<Interrupt> {
+        if let Some(reason) = self.stopped() {
+            return Some(Interrupt::Stop(reason));
+        }
+        if self.deadline.is_some_and(|deadline| rounds.now >= deadline) {
+            return Some(Interrupt::Stop(format!(
+                "the dispatch ran past the soft runtime's watchdog of {:?} (SoftConfig::dispatch_timeout)",
+                self.timeout
+            )));
+        }
+        if rounds.now == rounds.began && !COUNTED.replace(true) {
+            self.holding.fetch_add(1, Ordering::Relaxed);
+        }
+        if rounds.now.duration_since(rounds.began) < SAVE_SLICE {
+            return None;
+        }
+        let waiting = self.waiting.load(Ordering::Relaxed);
+        let wanted = waiting > 0 || self.first_pass.load(Ordering::Relaxed) || self.over_share();
+        (wanted && waiting < RESIDENT_WORKGROUPS).then_some(Interrupt::Save)
+    }
+
+    /// Runs a workgroup from `from` until it ends, fails or is saved; says whether a pool thread
+    /// that ran it may go on (not after a save while the dispatch holds more than its share: the
+    /// thread goes back to the pool). A save lands in `saved`, a failure in `failure` (the first
+    /// kept) and `failed`.
+    #[inline]
+    fn run(&self, dispatch: &Dispatch<'_>, memory: &AgentMemory<'_>, lds: &mut Vec<u8>, from: RunFrom) -> bool {
         // A workgroup not begun when the dispatch is stopped does not begin (one of a billion
         // short workgroups is never asked between turns), and a saved one does not resume.
-        let result = match stopped() {
+        let result = match self.stopped() {
             Some(reason) => {
                 let pc = match &from {
                     RunFrom::Begin(_) => 0,
@@ -275,66 +330,71 @@ pub(crate) fn dispatch(
                 };
                 Err(ExecError::Interrupted { pc, reason })
             }
-            None => aqueduct_isa::run_or_save(&dispatch, &memory, from, lds),
+            None => aqueduct_isa::run_or_save(dispatch, memory, from, lds),
         };
         // Asked while this thread still counts among those holding the dispatch's workgroups (a
         // saved workgroup was asked between rounds, so it was counted).
-        let leave = matches!(result, Ok(Ran::Saved(_))) && over_share();
+        let leave = matches!(result, Ok(Ran::Saved(_))) && self.over_share();
         if COUNTED.replace(false) {
-            holding.fetch_sub(1, Ordering::Relaxed);
+            self.holding.fetch_sub(1, Ordering::Relaxed);
         }
         match result {
             Ok(Ran::Ended(_)) => true,
             Ok(Ran::Saved(workgroup)) => {
-                saved.lock().unwrap_or_else(|poison| poison.into_inner()).push(workgroup);
-                waiting.fetch_add(1, Ordering::Relaxed);
+                self.saved.lock().unwrap_or_else(|poison| poison.into_inner()).push(workgroup);
+                self.waiting.fetch_add(1, Ordering::Relaxed);
                 !leave
             }
             Err(error) => {
-                failed.store(true, Ordering::Relaxed);
-                failure.lock().unwrap_or_else(|poison| poison.into_inner()).get_or_insert(error);
+                self.failed.store(true, Ordering::Relaxed);
+                self.failure.lock().unwrap_or_else(|poison| poison.into_inner()).get_or_insert(error);
                 true
             }
         }
-    };
-    for_each_workgroup(queue, runtime, packet, |lds, workgroup_id| run(lds, RunFrom::Begin(workgroup_id)));
-    first_pass.store(false, Ordering::Relaxed);
-    // Saved workgroups resume in rounds, oldest first, until none is saved again.
-    loop {
-        let round: Vec<std::sync::Mutex<Option<SavedWorkgroup>>> =
-            core::mem::take(&mut *saved.lock().unwrap_or_else(|poison| poison.into_inner()))
-                .into_iter()
-                .map(|workgroup| std::sync::Mutex::new(Some(workgroup)))
-                .collect();
-        if round.is_empty() {
-            break;
-        }
-        run_linear(queue, runtime, round.len() as u64, Pace::Saved, &|lds, index| {
-            let taken = round[index as usize].lock().unwrap_or_else(|poison| poison.into_inner()).take();
-            let Some(workgroup) = taken else { return true };
-            waiting.fetch_sub(1, Ordering::Relaxed);
-            run(lds, RunFrom::Resume(workgroup))
-        });
     }
-    match failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
-        None => Ok(()),
-        Some(error) => {
-            let code = match error {
-                ExecError::Fault { .. } => status::ERROR_MEMORY_FAULT,
-                ExecError::Unsupported { .. } | ExecError::Decode(_) | ExecError::PcOutOfRange { .. } => {
-                    status::ERROR_ILLEGAL_INSTRUCTION
-                }
-                ExecError::Descriptor(_) => status::ERROR_INVALID_CODE_OBJECT,
-                ExecError::Trap { .. } | ExecError::InstructionLimit { .. } => status::ERROR_EXCEPTION,
-                ExecError::OutOfResources(_) => status::ERROR_OUT_OF_RESOURCES,
-                // Stopped by the queue's teardown (which reports nothing to the client) or by
-                // the watchdog, the soft runtime's stand-in for a GPU's hang detection.
-                ExecError::Interrupted { .. } if queue.stop.load(Ordering::Acquire) => status::ERROR_INVALID_QUEUE,
-                ExecError::Interrupted { .. } => status::ERROR_EXCEPTION,
-                // The native tier was forced and cannot run this kernel here.
-                ExecError::NativeUnavailable(_) => status::ERROR_INVALID_ISA,
-            };
-            Err((code, named(error.to_string())))
+
+    /// Resumes the saved workgroups in rounds, oldest first, until none is saved again (after
+    /// the first pass has claimed every workgroup). Leaves `saved` empty.
+    fn resume_saved(&self, dispatch: &Dispatch<'_>, memory: &AgentMemory<'_>) {
+        loop {
+            let round: Vec<std::sync::Mutex<Option<SavedWorkgroup>>> =
+                core::mem::take(&mut *self.saved.lock().unwrap_or_else(|poison| poison.into_inner()))
+                    .into_iter()
+                    .map(|workgroup| std::sync::Mutex::new(Some(workgroup)))
+                    .collect();
+            if round.is_empty() {
+                break;
+            }
+            run_linear(self.queue, self.runtime, round.len() as u64, Pace::Saved, &|lds, index| {
+                let taken = round[index as usize].lock().unwrap_or_else(|poison| poison.into_inner()).take();
+                let Some(workgroup) = taken else { return true };
+                self.waiting.fetch_sub(1, Ordering::Relaxed);
+                self.run(dispatch, memory, lds, RunFrom::Resume(workgroup))
+            });
         }
+    }
+
+    /// The dispatch's result once every workgroup has ended: the first failure, if any, with the
+    /// status ROCr's queue error gives its kind, and its text (for the caller to name the kernel).
+    fn outcome(self) -> Result<(), (hsa_status_t, String)> {
+        let Some(error) = self.failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) else {
+            return Ok(());
+        };
+        let code = match error {
+            ExecError::Fault { .. } => status::ERROR_MEMORY_FAULT,
+            ExecError::Unsupported { .. } | ExecError::Decode(_) | ExecError::PcOutOfRange { .. } => {
+                status::ERROR_ILLEGAL_INSTRUCTION
+            }
+            ExecError::Descriptor(_) => status::ERROR_INVALID_CODE_OBJECT,
+            ExecError::Trap { .. } | ExecError::InstructionLimit { .. } => status::ERROR_EXCEPTION,
+            ExecError::OutOfResources(_) => status::ERROR_OUT_OF_RESOURCES,
+            // Stopped by the queue's teardown (which reports nothing to the client) or by
+            // the watchdog, the soft runtime's stand-in for a GPU's hang detection.
+            ExecError::Interrupted { .. } if self.queue.stop.load(Ordering::Acquire) => status::ERROR_INVALID_QUEUE,
+            ExecError::Interrupted { .. } => status::ERROR_EXCEPTION,
+            // The native tier was forced and cannot run this kernel here.
+            ExecError::NativeUnavailable(_) => status::ERROR_INVALID_ISA,
+        };
+        Err((code, error.to_string()))
     }
 }

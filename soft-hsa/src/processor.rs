@@ -26,7 +26,7 @@ use aqueduct_abi::{
 use rayon::prelude::*;
 
 use super::config::{ExecutionMode, KernelExecution};
-use super::executable::{HostBuild, LoadedKernel, steady_counter};
+use super::executable::{HostBinding, HostBuild, KernelLease, LoadedKernel, steady_counter};
 use super::queue::{DOORBELL_NEVER_RUNG, Fault, SoftQueue};
 use super::runtime::Runtime;
 use super::signals::{self, SignalSlot};
@@ -488,14 +488,40 @@ pub(crate) const WORKGROUP_MAX_SIZE: u32 = 1024;
 /// The agent's grid limit in work-items (`HSA_AGENT_INFO_GRID_MAX_SIZE`, as `entry.rs` reports it).
 pub(crate) const GRID_MAX_SIZE: u32 = u32::MAX;
 
+/// Launches a kernel dispatch packet: the CP's checks in ROCr's order, then its kernel through
+/// its host build or its machine code (`isa_exec`). An `Err` leaves nothing run (a check failed)
+/// or the workgroups run so far (the kernel failed), and a memory fault recorded on the queue
+/// for delivery where one caused it (`check_access`).
 fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispatchPacket) -> PacketResult {
     check_dispatch(id, packet)?;
-    let grid = packet.grid();
     let workgroup = packet.workgroup();
-    let empty = grid.contains(&0);
+    let empty = packet.grid().contains(&0);
     if !empty && workgroup.contains(&0) {
         return Err((status::ERROR_INVALID_PACKET_FORMAT, format!("packet {id}: zero workgroup size {workgroup:?}")));
     }
+    let kernel = lease_kernel(queue, runtime, id, packet)?;
+    check_resources(id, packet, &kernel, runtime, queue.agent_index)?;
+    // Whether or not kernels run (retire-only mode), the kernargs must be readable by the agent.
+    let kernarg_host = check_kernargs(queue, runtime, id, packet, &kernel)?;
+    if empty || queue.mode() == ExecutionMode::RetireOnly {
+        return Ok(());
+    }
+    let Some(host) = host_binding(runtime, id, &kernel)? else {
+        return super::isa_exec::dispatch(queue, runtime, id, packet, &kernel);
+    };
+    check_host_arguments(queue, runtime, id, packet, &kernel, host, kernarg_host)?;
+    run_host_build(queue, runtime, id, packet, &kernel, host)
+}
+
+/// The packet's kernel, lent from the thread's cache (`Executables::lease`; it goes back when the
+/// lease drops), if its kernel object names a kernel loaded for the queue's agent: otherwise
+/// INVALID_CODE_OBJECT (bit 8) or INVALID_CODE_SYMBOL.
+fn lease_kernel(
+    queue: &SoftQueue,
+    runtime: &Runtime,
+    id: u64,
+    packet: &KernelDispatchPacket,
+) -> Result<KernelLease, (hsa_status_t, String)> {
     // Bit 8 covers a code address that names no kernel as well as a null one.
     let kernel = runtime.executables.lease(packet.kernel_object).ok_or_else(|| {
         (
@@ -512,43 +538,55 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
             ),
         ));
     }
-    check_resources(id, packet, &kernel, runtime, queue.agent_index)?;
-    // Whether or not kernels run (retire-only mode), the kernargs must be readable by the agent.
-    let kernarg_host = check_kernargs(queue, runtime, id, packet, &kernel)?;
-    if empty || queue.mode() == ExecutionMode::RetireOnly {
-        return Ok(());
-    }
-    let host = match (runtime.config.kernel_execution, &kernel.host) {
+    Ok(kernel)
+}
+
+/// How `kernel` runs under `SoftConfig::kernel_execution`: `Ok(None)` from its machine code,
+/// `Ok(Some)` through its host build, `Err` (INVALID_CODE_SYMBOL) where it needs a host build it
+/// has none of or cannot use. Reads only.
+fn host_binding<'k>(
+    runtime: &Runtime,
+    id: u64,
+    kernel: &'k LoadedKernel,
+) -> Result<Option<&'k HostBinding>, (hsa_status_t, String)> {
+    match (runtime.config.kernel_execution, &kernel.host) {
         (KernelExecution::Isa | KernelExecution::Native, _)
-        | (KernelExecution::Auto, HostBuild::Missing | HostBuild::Mismatch(_)) => {
-            return super::isa_exec::dispatch(queue, runtime, id, packet, &kernel);
-        }
-        (_, HostBuild::Ready(host)) => host,
-        (_, HostBuild::Missing) => {
-            return Err((
-                status::ERROR_INVALID_CODE_SYMBOL,
-                format!(
-                    "packet {id}: kernel `{}` of {} has no CPU implementation (host build) registered with the soft runtime",
-                    kernel.symbol, kernel.code_object
-                ),
-            ));
-        }
-        (_, HostBuild::Mismatch(reason)) => {
-            return Err((
-                status::ERROR_INVALID_CODE_SYMBOL,
-                format!(
-                    "packet {id}: kernel `{}` of {} cannot run on the soft runtime: {reason}",
-                    kernel.symbol, kernel.code_object
-                ),
-            ));
-        }
-    };
-    // A host build storing through a bad pointer would take the process down (SIGSEGV or SIGBUS
-    // in this thread), where a GPU reports a fault: check first what the metadata names. A null
-    // pointer is a memory aperture violation (the queue's error); one outside every allocation the
-    // agent may reach is a memory fault, recorded and delivered as the interpreter's are
-    // (HSA_AMD_GPU_MEMORY_FAULT_EVENT, as ROCr). Only each pointer's first byte is checked: the
-    // extent a kernel reaches is its own, as on a GPU.
+        | (KernelExecution::Auto, HostBuild::Missing | HostBuild::Mismatch(_)) => Ok(None),
+        (_, HostBuild::Ready(host)) => Ok(Some(host)),
+        (_, HostBuild::Missing) => Err((
+            status::ERROR_INVALID_CODE_SYMBOL,
+            format!(
+                "packet {id}: kernel `{}` of {} has no CPU implementation (host build) registered with the soft runtime",
+                kernel.symbol, kernel.code_object
+            ),
+        )),
+        (_, HostBuild::Mismatch(reason)) => Err((
+            status::ERROR_INVALID_CODE_SYMBOL,
+            format!(
+                "packet {id}: kernel `{}` of {} cannot run on the soft runtime: {reason}",
+                kernel.symbol, kernel.code_object
+            ),
+        )),
+    }
+}
+
+/// The kernarg segment and pointer arguments a host build will dereference, checked before it
+/// runs: null ones first (MEMORY_APERTURE_VIOLATION), then any a host cannot reach
+/// (INVALID_CODE_SYMBOL) or outside the agent's memory (MEMORY_FAULT, the fault recorded on the
+/// queue for delivery). Runs nothing.
+///
+/// A host build storing through a bad pointer would take the process down (SIGSEGV or SIGBUS in
+/// this thread), where a GPU reports a fault: so what the metadata names is checked first. Only
+/// each pointer's first byte is checked: the extent a kernel reaches is its own, as on a GPU.
+fn check_host_arguments(
+    queue: &SoftQueue,
+    runtime: &Runtime,
+    id: u64,
+    packet: &KernelDispatchPacket,
+    kernel: &LoadedKernel,
+    host: &HostBinding,
+    kernarg_host: u64,
+) -> PacketResult {
     let kernarg_address = packet.kernarg_address as usize;
     if kernarg_address == 0 && host.reads_kernargs {
         return Err((
@@ -589,7 +627,9 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
             ));
         }
     }
-    // Then the rest, after every null one has been reported as such.
+    // Then the rest, after every null one has been reported as such. One outside every
+    // allocation the agent may reach is a memory fault, recorded and delivered as the
+    // interpreter's are (HSA_AMD_GPU_MEMORY_FAULT_EVENT, as ROCr).
     for (offset, name) in &host.required_pointers {
         let pointer = pointer_at(*offset);
         // The allocations first, as nearly every pointer is in one: no queue lock on that path.
@@ -611,6 +651,22 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
             }
         }
     }
+    Ok(())
+}
+
+/// Runs every workgroup of the packet through `host`'s function, its arguments checked
+/// (`check_host_arguments`). A workgroup that traps fails the packet with EXCEPTION and the
+/// first message; the workgroups already run keep their writes, as a GPU's do.
+fn run_host_build(
+    queue: &SoftQueue,
+    runtime: &Runtime,
+    id: u64,
+    packet: &KernelDispatchPacket,
+    kernel: &LoadedKernel,
+    host: &HostBinding,
+) -> PacketResult {
+    let (grid, workgroup) = (packet.grid(), packet.workgroup());
+    let kernarg_address = packet.kernarg_address as usize;
     let function = host.function;
     let implicit_args = host.implicit_offset.map_or(0, |offset| kernarg_address + offset);
     let group_bytes = packet.group_segment_size as usize;
@@ -636,8 +692,8 @@ fn dispatch(queue: &SoftQueue, runtime: &Runtime, id: u64, packet: &KernelDispat
         };
         // SAFETY: the dispatch packet's producer guarantees, as it must for a GPU, that the
         // kernarg segment is valid for this kernel and that the pointers it holds are valid for
-        // the accesses the kernel makes (null ones were refused above); the packet copy outlives
-        // this call and group memory is ours, sized as the packet requests.
+        // the accesses the kernel makes (null ones were refused: `check_host_arguments`); the
+        // packet copy outlives this call and group memory is ours, sized as the packet requests.
         unsafe { function(&context) };
         if context.trapped.get() != 0 {
             // The message travels by thread-local, which a host build linked into another copy
