@@ -1,7 +1,7 @@
-//! The block program: the finalized, executable form of a reusable command buffer.
+//! The block program: the finished, executable form of a reusable command buffer.
 //!
 //! Recording folds barriers into command flags and decides each dispatch's kernarg strategy once;
-//! finalization writes the result as a flat byte image that execution only reads. Execution is a small
+//! finishing writes the result as a flat byte image that execution only reads. Execution is a small
 //! interpreter, so the image is designed for it: every record is fixed-size, every count and worst
 //! case is precomputed, and [`validate`] checks every index and range once so the interpreter's
 //! reads afterwards cannot go out of bounds.
@@ -80,7 +80,7 @@ pub const NO_IMPLICIT_ARGS: u16 = u16::MAX;
 /// kernargs start 64-byte aligned and never share a line with another command's.
 pub const KERNARG_BLOCK_BYTES: u64 = 64;
 /// Kernarg bytes of the fill, copy and timestamp builtins: their arguments fit one block. An
-/// update is a copy too: its payload lives in the block's rodata, which finalization publishes
+/// update is a copy too: its payload lives in the block's rodata, which finishing publishes
 /// to device memory, so execution never stages payload bytes.
 pub const BUILTIN_KERNARG_BYTES: u64 = KERNARG_BLOCK_BYTES;
 /// Kernarg bytes of the one-work-item kernel that patches an indirect dispatch's grid.
@@ -161,7 +161,7 @@ impl CommandKind {
     }
 }
 
-/// How execution produces a dispatch's kernarg segment; chosen once at finalization.
+/// How execution produces a dispatch's kernarg segment; chosen once at finish.
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernargStrategy {

@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Every packet is written as the host's block processor writes a baked or template step: the
-//! body as finalization built it (header word included, recorded flags folded in), a template's
+//! body as finishing built it (header word included, recorded flags folded in), a template's
 //! kernargs copied into the execution's kernarg area with each patch's binding written into the
 //! copy. Offsets are from the image's start; the image sits 64-byte aligned in memory the
 //! device reads. Execution state (where a step starts, the block budget, the binding table, the

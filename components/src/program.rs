@@ -1,5 +1,5 @@
-//! A command-buffer execution as the stages see it: the finalized program image with the facts
-//! finalization recorded once, and the cursor of one execution through it.
+//! A command-buffer execution as the stages see it: the finished program image with the facts
+//! finishing recorded once, and the cursor of one execution through it.
 //!
 //! An execution runs as one or more *segments*, one epoch each. A segment is the longest run of
 //! blocks, following unconditional branches, that fits the ring's free space; it also ends after
@@ -69,7 +69,7 @@ pub struct BlockPatches(pub Vec<SlotPatch>);
 /// What execution reads of one block.
 pub type BlockRow = (&'static BlockFacts, &'static BlockCommands, &'static BlockPatches);
 
-/// How execution writes one command, decided at finalization.
+/// How execution writes one command, decided at finish.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StepKind {
     /// Execution decodes the command and builds its packets (transfers, barriers, pointer scatter,
@@ -114,7 +114,7 @@ pub struct SlotPatch {
 
 /// The blocks of one finished program, as entities of the program's own World, in ordinal
 /// order. The World is the program's and nothing else's, so every queue executing it reads the
-/// rows without a lock; it is built once at finalization and never written after. Block
+/// rows without a lock; it is built once at finish and never written after. Block
 /// entities are kept when the blocks are cleared, so a recycled `ProgramBlocks` (see the
 /// engine's command-buffer pools) refills their vectors instead of spawning.
 pub struct ProgramBlocks {

@@ -329,7 +329,7 @@ pub fn advance(run: &mut ProgramRun, segment: &SegmentPlan) {
 /// from `kernarg_address`, and leaves each packet's header word in `run.headers` for
 /// publication to store in order.
 ///
-/// On a fault (something finalization and the binding-table check guaranteed no longer holds)
+/// On a fault (something finishing and the binding-table check guaranteed no longer holds)
 /// the caller must not publish `run.headers`: the segment's reserved packets are partly
 /// written, and publication overwrites them all with barriers that pass.
 ///
@@ -397,7 +397,7 @@ unsafe fn write_blocks<const TIMED: bool>(
         let missing = SubmissionFault::MissingBlock { block: ordinal };
         let (facts, commands, patches) = image.blocks.get(ordinal).ok_or(missing)?;
         let (steps, packets) = (&commands.steps, &commands.packets);
-        // Only commands finalization could not bake read the image's block.
+        // Only commands finishing could not bake read the image's block.
         let mut block = None;
         for (index, (step, packet)) in steps.iter().zip(packets).enumerate() {
             if TIMED {
@@ -545,7 +545,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
         completion
     }
 
-    /// A packet finalization built completely: copied into the ring as it is.
+    /// A packet finishing built completely: copied into the ring as it is.
     #[inline]
     unsafe fn baked(&mut self, packet: &KernelDispatchPacket, word: u32) {
         let id = self.next_id;
@@ -563,7 +563,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
         self.headers.push(header);
     }
 
-    /// A dispatch finalization built but for its kernargs: copies the template into this
+    /// A dispatch finishing built but for its kernargs: copies the template into this
     /// segment's kernarg span, writes each patch's resolved pointer into the copy, and copies the
     /// packet with the copy's address. Only the kernarg address and the patch words differ from
     /// one execution to the next.

@@ -1,6 +1,6 @@
 //! Writes a program image straight from borrowed records, in one pass and one allocation.
 //!
-//! [`super::BlockProgramBuf::to_bytes`] and the engine's finalization both lay blocks out through
+//! [`super::BlockProgramBuf::to_bytes`] and the engine's finishing both lay blocks out through
 //! here, so there is one encoder. A caller computes every block's header first
 //! ([`BlockParts::header`]: offsets and counts only, no record is touched), opens an
 //! [`ImageWriter`] sized exactly from them, then appends each block's records once.

@@ -296,7 +296,7 @@ fn with_header(mut body: [u8; 64], word: u32) -> [u8; 64] {
     body
 }
 
-/// A finalized packet with its header word (`header | setup << 16`), kernarg address and no
+/// A finished packet with its header word (`header | setup << 16`), kernarg address and no
 /// completion signal, as the 64 bytes the processor copies.
 fn body(packet: &KernelDispatchPacket, word: u32, kernarg_address: u64) -> [u8; 64] {
     let packet = KernelDispatchPacket {

@@ -1,4 +1,4 @@
-//! Finalization: in one pass over the recorded chunks, write the block-program image, bake each
+//! Finishing: in one pass over the recorded chunks, write the block-program image, bake each
 //! command's block step and record every fact execution reads; publish the image to device memory
 //! when something reads it there.
 
@@ -21,7 +21,7 @@ use crate::device::DeviceShared;
 use crate::device::programs::image_class;
 use crate::error::{EngineError, EngineResult};
 
-/// The facts finalization recorded.
+/// The facts finishing recorded.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProgramFacts {
     /// Blocks after splitting.
@@ -56,7 +56,7 @@ impl CommandBuffer {
     /// facts, in one pass over the recorded commands. On error nothing changes and recording can
     /// go on (e.g. to begin a forgotten block).
     ///
-    /// Every record was checked when it was recorded, so finalization checks only what spans
+    /// Every record was checked when it was recorded, so finishing checks only what spans
     /// commands: every block begun, no endless loop of unconditional branches, the image within
     /// the format's limits. Debug builds (every test) also run the ABI validator on the image.
     pub fn finish(&mut self) -> EngineResult<()> {
@@ -98,7 +98,7 @@ impl CommandBuffer {
         let (bytes, command_count) = write_image(recorder, writer, base, &mut blocks);
         debug_assert!(
             aqueduct_abi::block_program::validate(&bytes).is_ok(),
-            "finalization wrote an image the ABI validator refuses: {:?}",
+            "finishing wrote an image the ABI validator refuses: {:?}",
             aqueduct_abi::block_program::validate(&bytes).err()
         );
         if let Some(image) = published {

@@ -1,4 +1,4 @@
-//! Command buffers: record once, finalize once into a block program, execute many times.
+//! Command buffers: record once, finish once into a block program, execute many times.
 //!
 //! - [`recording`]: the public recording calls; each is checked by the recorder and, under a
 //!   replay capture, described.
@@ -9,7 +9,7 @@
 //!   ([`ProgramFacts`], the binding table's needs).
 //! - [`pool`]: the recorders a device keeps for reuse.
 //! - [`needs`]: what every execution needs of its binding table (slot requirements, copies
-//!   whose overlap depends on the table); the recorder collects it, finalization keeps it.
+//!   whose overlap depends on the table); the recorder collects it, finishing keeps it.
 //! - [`binding_table`]: the per-execution slots a program's dynamic bindings name.
 //!
 //! `Queue::execute` (`queue/execute.rs`) checks the table once and hands the program to the
@@ -113,7 +113,7 @@ enum State {
 /// point into, for as long as the command buffer lives (per recording, not per execution).
 pub(crate) type Retained = Arc<dyn core::any::Any + Send + Sync>;
 
-/// A finalized program and what it keeps alive.
+/// A finished program and what it keeps alive.
 pub(crate) struct FinishedProgram {
     pub device: Arc<DeviceShared>,
     pub agent: usize,
@@ -226,7 +226,7 @@ impl CommandBuffer {
         }
     }
 
-    /// The facts finalization recorded, once finished.
+    /// The facts finishing recorded, once finished.
     pub fn facts(&self) -> Option<&ProgramFacts> {
         match &self.state {
             State::Finished(program) => Some(&program.facts),
@@ -234,7 +234,7 @@ impl CommandBuffer {
         }
     }
 
-    /// The finalized program image (the bytes the ABI validator accepts), once finished.
+    /// The finished program image (the bytes the ABI validator accepts), once finished.
     pub fn program_image(&self) -> Option<&[u8]> {
         match &self.state {
             State::Finished(program) => Some(&program.image.bytes),

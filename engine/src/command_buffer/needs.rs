@@ -1,7 +1,7 @@
 //! What every execution of a command buffer needs of its binding table: each slot's
 //! requirements and the copies whose overlap depends on the table. The recorder collects them,
-//! finalization hands them to the finished program and `execute` checks each table against them;
-//! they live here, below all three, so the recorder and finalization do not import each other.
+//! finishing hands them to the finished program and `execute` checks each table against them;
+//! they live here, below all three, so the recorder and finishing do not import each other.
 
 use aqueduct_abi::block_program::BindingSource;
 
