@@ -24,7 +24,7 @@ AQUEDUCT_TEST_DEVICE=amdgpu AQUEDUCT_LIBHSA_PATH="$AQUEDUCT_SOFT_LIBHSA_DIR/libh
 # The command-buffer suites again with every execution processed on the device (the device
 # library's block processor), where the model would pick the host for most of their programs.
 AQUEDUCT_TEST_BLOCK_PROCESSING=device cargo test -p aqueduct-engine --test command_buffers \
-    --test command_buffer_bad_input --test kernargs --test profile_replay --test profile_capture \
+    --test command_buffer_bad_input --test kernargs --test profile_executions --test profile_capture \
     --test replay --test deferred_release --test device_processing "$@" 2>&1 | tee -a "$log" || status=$?
 # The gfx11 interpreter (AQUEDUCT_SOFT_EXEC=isa; the default, auto, runs it only where no host build is): the device library's suites, the C client and
 # the demo through the drop-in on a gfx1100 (the drop-in's own default GPU is a gfx1030, which

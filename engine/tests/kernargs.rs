@@ -3,7 +3,7 @@
 //! kernarg segment (and its address, and its packet's setup dimensions) into `out`, so the test
 //! can check binding pointers, constants, the hidden arguments at the offsets the code object's
 //! metadata declares, raw kernargs, the segment's alignment as the kernarg ring wraps, and that a
-//! direct dispatch and every way of replaying one from a command buffer give the kernel the same
+//! direct dispatch and every way of running one from a command buffer give the kernel the same
 //! segment and work dimension.
 
 mod common;
@@ -321,9 +321,9 @@ fn direct_dispatches_and_replays_see_the_same_segment_and_three_dimensions() {
         assert_eq!(picked, strategy, "{facts:?}");
         rig.submitted += 1;
         rig.queue.execute(&cb, &table).signal(rig.done.at(rig.submitted)).submit().unwrap();
-        let (_, replayed) = rig.read(&out, 0);
-        assert_eq!(rig.grid_dims(&replayed), 3, "{strategy}: hidden_grid_dims");
+        let (_, executed) = rig.read(&out, 0);
+        assert_eq!(rig.grid_dims(&executed), 3, "{strategy}: hidden_grid_dims");
         assert_eq!(rig.packet_dimensions(&out, 0), 3, "{strategy}: the packet's setup");
-        assert_eq!(replayed, direct, "{strategy}: the replayed segment differs from the direct one");
+        assert_eq!(executed, direct, "{strategy}: the executed segment differs from the direct one");
     }
 }

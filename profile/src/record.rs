@@ -126,14 +126,14 @@ pub struct DeviceQueueEvent {
     pub end_ns: u64,
 }
 
-/// Where a replayed dispatch came from.
+/// Which command of which command buffer a dispatch ran, when an execution ran it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandRef {
     pub command_buffer: u64,
     pub command_index: u32,
 }
 
-/// One dispatch, direct or replayed from a command buffer (mode `dispatch-events`).
+/// One dispatch, direct or run by a command buffer's execution (mode `dispatch-events`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DispatchEvent {
     pub queue: u32,
@@ -147,7 +147,7 @@ pub struct DispatchEvent {
     pub grid: [u32; 3],
     /// Workgroup size in work-items, x y z.
     pub workgroup: [u32; 3],
-    /// Set for a dispatch replayed from a command buffer.
+    /// Set for a dispatch a command buffer's execution ran.
     pub command: Option<CommandRef>,
     pub begin_ns: u64,
     pub end_ns: u64,

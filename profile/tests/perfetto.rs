@@ -188,10 +188,10 @@ fn slices_match_the_records() {
         on(device_track(1)),
         [("dispatch", 2500, 3800, 0), ("add", 3000, 3800, 1), ("barrier", 4000, 6600, 0), ("copy", 7100, 7200, 0)]
     );
-    let replayed = decoded.slices[&device_track(0)].iter().find(|slice| slice.name == "add").unwrap();
-    assert_eq!(replayed.annotations["command_index"], AnnotationValue::UintValue(1));
-    assert_eq!(replayed.annotations["command_buffer"], AnnotationValue::UintValue(9));
-    assert_eq!(replayed.annotations["grid"], AnnotationValue::StringValue("1024×1×1".to_string()));
+    let executed = decoded.slices[&device_track(0)].iter().find(|slice| slice.name == "add").unwrap();
+    assert_eq!(executed.annotations["command_index"], AnnotationValue::UintValue(1));
+    assert_eq!(executed.annotations["command_buffer"], AnnotationValue::UintValue(9));
+    assert_eq!(executed.annotations["grid"], AnnotationValue::StringValue("1024×1×1".to_string()));
     let copy = decoded.slices[&host_track(1)].iter().find(|slice| slice.name == "copy").unwrap();
     assert_eq!(copy.annotations["epoch"], AnnotationValue::UintValue(3));
     assert_eq!(copy.annotations["completion_seen_ns"], AnnotationValue::UintValue(17_000));

@@ -116,8 +116,8 @@ fn chrome_export_has_the_tracks_slices_and_counters() {
     // Timestamps are microseconds from the earliest one (1000 ns).
     let fill = slices.iter().find(|event| event["name"] == "fill" && event["tid"] == HOST_THREAD).unwrap();
     assert_eq!((fill["ts"].as_f64(), fill["dur"].as_f64()), (Some(0.2), Some(0.05)));
-    let replayed = slices.iter().find(|event| event["name"] == "add" && event["pid"] == 1).unwrap();
-    assert_eq!(replayed["args"]["command"]["command_index"], 1);
+    let executed = slices.iter().find(|event| event["name"] == "add" && event["pid"] == 1).unwrap();
+    assert_eq!(executed["args"]["command"]["command_index"], 1);
     assert_eq!(of_phase("C").count(), 3);
     assert_eq!(trace["otherData"]["dropped_records"]["queue 1"], 3);
     assert_eq!(trace["otherData"]["time_origin_ns"], 1000);

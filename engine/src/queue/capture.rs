@@ -21,7 +21,7 @@ use crate::error::EngineResult;
 use crate::profile::{DeviceQueue, ProfileModes, ProfileSession, QueueCapture, host_now_ns};
 
 /// Timing signals per epoch that can be in flight: a program segment takes two (under
-/// dispatch-events, one more per dispatch it replays but its last; a packet that finds none
+/// dispatch-events, one more per dispatch it runs but its last; a packet that finds none
 /// free goes untimed and is counted).
 const TIMING_SIGNALS_PER_EPOCH: usize = 2;
 /// At most this many timing signals per queue (each is a signal of the provider's).

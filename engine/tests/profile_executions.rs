@@ -1,4 +1,4 @@
-//! Dispatch events of command-buffer replay on the soft runtime: one record per replayed
+//! Dispatch events of command-buffer executions on the soft runtime: one record per executed
 //! dispatch (builtins included) naming its command buffer and the command's recording index,
 //! device times against fault-injected slow packets, and what a capture without dispatch
 //! timing, or with too few timing signals, records.
@@ -102,7 +102,7 @@ fn record_for(
 }
 
 /// The recording indexes of the dispatches replay writes, in replay order.
-const REPLAYED: [u32; 6] = [0, 1, 2, 4, 5, 7];
+const EXECUTED: [u32; 6] = [0, 1, 2, 4, 5, 7];
 /// An execution's packets: a timed lead barrier, the dispatches, the trailing barrier.
 const PACKETS: u32 = 8;
 /// Per execution, the packet slowed (counted from the lead barrier) and its command: the
@@ -124,7 +124,7 @@ fn check_results(buffers: &Buffers) {
 }
 
 #[test]
-fn every_replayed_dispatch_is_an_event_naming_its_command() {
+fn every_executed_dispatch_is_an_event_naming_its_command() {
     let split = BlockLimits { packets: 2, ..BlockLimits::default() };
     for limits in [BlockLimits::default(), split] {
         let rig = KernelRig::new(WaitStrategy::Auto);
@@ -159,7 +159,7 @@ fn every_replayed_dispatch_is_an_event_naming_its_command() {
         let executions = queue_events(&records, q);
         assert_eq!(executions.len(), 2);
         let events = dispatches(&records, q);
-        assert_eq!(events.len(), 2 * REPLAYED.len(), "one event per replayed dispatch per execution: {events:#?}");
+        assert_eq!(events.len(), 2 * EXECUTED.len(), "one event per executed dispatch per execution: {events:#?}");
         for (execution, (_, slow_command)) in executions.iter().zip(SLOWED) {
             assert_eq!(execution.operation, OperationKind::Execute);
             assert_eq!(execution.packets, PACKETS, "dispatch timing adds no packet");
@@ -168,7 +168,7 @@ fn every_replayed_dispatch_is_an_event_naming_its_command() {
             mine.sort_by_key(|event| event.begin_ns);
             let commands: Vec<Option<CommandRef>> = mine.iter().map(|event| event.command).collect();
             let expected: Vec<Option<CommandRef>> =
-                REPLAYED.iter().map(|&command_index| Some(CommandRef { command_buffer: id, command_index })).collect();
+                EXECUTED.iter().map(|&command_index| Some(CommandRef { command_buffer: id, command_index })).collect();
             assert_eq!(commands, expected, "ordered by begin, in recording order");
             let kernels: Vec<&str> = mine.iter().map(|event| event.kernel.as_str()).collect();
             assert_eq!(kernels[..2], ["store_value", "add_from"]);
@@ -244,7 +244,7 @@ fn dispatches_that_find_no_timing_signal_run_untimed_and_are_counted() {
     let records = read(&path);
     let events = dispatches(&records, u32::from(queue.index()));
     // The last dispatch shares the segment's completion; the other five went untimed.
-    assert_eq!(report.untimed, REPLAYED.len() as u64 - 1, "{events:#?}");
+    assert_eq!(report.untimed, EXECUTED.len() as u64 - 1, "{events:#?}");
     let commands: Vec<_> = events.iter().map(|event| event.command.map(|command| command.command_index)).collect();
     assert_eq!(commands, [Some(7)]);
 }
@@ -277,7 +277,7 @@ fn a_device_processed_execution_records_every_dispatch_the_processor_wrote() {
     events.sort_by_key(|event| event.begin_ns);
     let commands: Vec<Option<CommandRef>> = events.iter().map(|event| event.command).collect();
     let expected: Vec<Option<CommandRef>> =
-        REPLAYED.iter().map(|&command_index| Some(CommandRef { command_buffer: id, command_index })).collect();
+        EXECUTED.iter().map(|&command_index| Some(CommandRef { command_buffer: id, command_index })).collect();
     assert_eq!(commands, expected, "one event per dispatch the processor wrote, in order (barriers between them)");
     for event in &events {
         assert!(event.begin_ns > 0 && event.begin_ns <= event.end_ns, "{event:?}");
