@@ -4,6 +4,7 @@
 //! translator that compiles the interpreter's planned program to x86-64 AVX2 code.
 
 mod compiled;
+mod decode_core;
 pub mod gfx10;
 pub mod gfx11;
 pub mod interp;
@@ -13,7 +14,7 @@ pub mod run;
 pub use interp::{Interrupt, Ran, Rounds, RunFrom, SavedWorkgroup};
 pub use run::{run_or_save, run_workgroup};
 
-use gfx11::Encoding;
+use decode_core::Encoding;
 
 /// Why a word could not be decoded; each names the byte address (`pc`) and the word.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

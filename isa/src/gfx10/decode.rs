@@ -9,6 +9,8 @@ use super::table::Entry;
 use super::table::{self, Opcode};
 use super::table_types::Slot;
 use crate::DecodeError;
+use crate::decode_core::{self, DPP8, DPP8_FI, DPP16, LITERAL};
+use crate::gfx11::Encoding as G;
 
 /// The instruction encodings of gfx10 that this decoder reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -34,28 +36,52 @@ pub enum Encoding {
 impl Encoding {
     /// The gfx11 encoding of the same name, which [`DecodeError::UnknownOpcode`] reports (every
     /// gfx10 encoding this decoder reads has one).
-    pub fn gfx11(self) -> crate::gfx11::Encoding {
-        use crate::gfx11::Encoding as G;
-        match self {
-            Encoding::Sop2 => G::Sop2,
-            Encoding::Sopk => G::Sopk,
-            Encoding::Sop1 => G::Sop1,
-            Encoding::Sopc => G::Sopc,
-            Encoding::Sopp => G::Sopp,
-            Encoding::Smem => G::Smem,
-            Encoding::Vop2 => G::Vop2,
-            Encoding::Vop1 => G::Vop1,
-            Encoding::Vopc => G::Vopc,
-            Encoding::Vop3 => G::Vop3,
-            Encoding::Vop3p => G::Vop3p,
-            Encoding::Ds => G::Ds,
-            Encoding::Flat => G::Flat,
-            Encoding::Scratch => G::Scratch,
-            Encoding::Global => G::Global,
-            Encoding::Mubuf => G::Mubuf,
-        }
+    pub fn gfx11(self) -> G {
+        GFX11_NAMES[self as usize].1
+    }
+
+    /// The gfx10 encoding of `encoding`'s name, if gfx10 has one.
+    fn from_gfx11(encoding: G) -> Option<Self> {
+        GFX11_NAMES.iter().find(|&&(_, named)| named == encoding).map(|&(own, _)| own)
     }
 }
+
+impl From<Encoding> for G {
+    /// [`Encoding::gfx11`]: for code the decode core shares (`base_dwords`).
+    fn from(encoding: Encoding) -> Self {
+        encoding.gfx11()
+    }
+}
+
+/// Each encoding beside the gfx11 encoding of its name, in declaration order: [`Encoding::gfx11`]
+/// indexes it, [`Encoding::from_gfx11`] searches it.
+const GFX11_NAMES: [(Encoding, G); 16] = [
+    (Encoding::Sop2, G::Sop2),
+    (Encoding::Sopk, G::Sopk),
+    (Encoding::Sop1, G::Sop1),
+    (Encoding::Sopc, G::Sopc),
+    (Encoding::Sopp, G::Sopp),
+    (Encoding::Smem, G::Smem),
+    (Encoding::Vop2, G::Vop2),
+    (Encoding::Vop1, G::Vop1),
+    (Encoding::Vopc, G::Vopc),
+    (Encoding::Vop3, G::Vop3),
+    (Encoding::Vop3p, G::Vop3p),
+    (Encoding::Ds, G::Ds),
+    (Encoding::Flat, G::Flat),
+    (Encoding::Scratch, G::Scratch),
+    (Encoding::Global, G::Global),
+    (Encoding::Mubuf, G::Mubuf),
+];
+
+// The declaration order `Encoding::gfx11` relies on, checked when the crate compiles.
+const _: () = {
+    let mut index = 0;
+    while index < GFX11_NAMES.len() {
+        assert!(GFX11_NAMES[index].0 as usize == index);
+        index += 1;
+    }
+};
 
 /// One decoded instruction: its words and its table entry. Fields are read from the words on
 /// demand (`format.rs` prints them).
@@ -91,40 +117,16 @@ pub enum Extension {
 }
 
 impl Instruction {
-    /// The operation.
-    pub fn opcode(&self) -> Opcode {
-        self.entry.opcode
-    }
+    decode_core::instruction_accessors!(
+        extension,
+        Extension::None,
+        /// The SDWA or DPP dword, for those forms.
+        extension_word
+    );
 
     /// The equivalent gfx11 operation, if gfx11 has one ([`Opcode::gfx11_equivalent`]).
     pub fn gfx11_equivalent(&self) -> Option<crate::gfx11::Opcode> {
         self.entry.opcode.gfx11_equivalent()
-    }
-
-    /// The mnemonic as LLVM prints it.
-    pub fn mnemonic(&self) -> &'static str {
-        self.entry.mnemonic
-    }
-
-    /// Its length in bytes.
-    pub fn len(&self) -> usize {
-        self.dwords as usize * 4
-    }
-
-    /// Whether it has no words (never: every instruction has at least one).
-    pub fn is_empty(&self) -> bool {
-        self.dwords == 0
-    }
-
-    /// The 32-bit literal that follows the encoding, if it has one.
-    pub fn literal(&self) -> Option<u32> {
-        let base = self.base_dwords();
-        (self.dwords > base && self.extension == Extension::None).then(|| self.words[base as usize])
-    }
-
-    /// The SDWA or DPP dword, for those forms.
-    pub fn extension_word(&self) -> Option<u32> {
-        (self.extension != Extension::None).then(|| self.words[self.base_dwords() as usize])
     }
 
     /// Whether this is an atomic that returns the memory's old value (GLC set on a FLAT,
@@ -137,82 +139,32 @@ impl Instruction {
         };
         (self.words[0] >> glc) & 1 == 1 && self.entry.mnemonic.contains("_atomic_")
     }
-
-    /// Dwords of the encoding without its literal or extension word.
-    pub fn base_dwords(&self) -> u8 {
-        match self.encoding {
-            Encoding::Sop2 | Encoding::Sopk | Encoding::Sop1 | Encoding::Sopc | Encoding::Sopp => 1,
-            Encoding::Vop2 | Encoding::Vop1 | Encoding::Vopc => 1,
-            _ => 2,
-        }
-    }
 }
 
-/// The 9-bit source operand value that means "a literal dword follows" (RDNA2 ISA guide, the
-/// SSRC/SRC operand tables).
-pub(crate) const LITERAL: u32 = 255;
-/// Source values that select an extension word: DPP8, DPP8 with `fi:1`, SDWA, DPP16.
-const DPP8: u32 = 233;
-const DPP8_FI: u32 = 234;
+/// The src0 value that selects an SDWA word (the DPP ones are the decode core's).
 const SDWA: u32 = 249;
-const DPP16: u32 = 250;
 
-fn identify(word: u32) -> Result<Encoding, &'static str> {
-    Ok(if word >> 31 == 0 {
-        match word >> 25 {
-            0x3E => Encoding::Vopc,
-            0x3F => Encoding::Vop1,
-            _ => Encoding::Vop2,
-        }
-    } else if word >> 30 == 0b10 {
-        match word >> 23 {
-            0x17F => Encoding::Sopp,
-            0x17E => Encoding::Sopc,
-            0x17D => Encoding::Sop1,
-            _ if word >> 28 == 0xB => Encoding::Sopk,
-            _ => Encoding::Sop2,
-        }
-    } else {
-        match word >> 26 {
-            0x32 => return Err("VINTRP"),
-            0x33 if word >> 23 == 0x198 => Encoding::Vop3p,
-            0x35 => Encoding::Vop3,
-            0x36 => Encoding::Ds,
-            // FLAT's segment: bits 15:14 (RDNA2 ISA guide, "FLAT, Scratch and Global").
-            0x37 => match (word >> 14) & 3 {
-                0 => Encoding::Flat,
-                1 => Encoding::Scratch,
-                2 => Encoding::Global,
-                _ => return Err("FLAT segment 3"),
-            },
-            0x38 => Encoding::Mubuf,
-            0x3A => return Err("MTBUF"),
-            0x3C => return Err("MIMG"),
-            0x3D => Encoding::Smem,
-            0x3E => return Err("EXP"),
-            _ => return Err("unknown"),
-        }
+/// gfx10's 64-bit encodings by their major opcode, bits 31:26 (RDNA2 ISA guide), named as gfx11's.
+fn identify_wide(word: u32) -> Result<G, &'static str> {
+    Ok(match word >> 26 {
+        0x32 => return Err("VINTRP"),
+        0x33 if word >> 23 == 0x198 => G::Vop3p,
+        0x35 => G::Vop3,
+        0x36 => G::Ds,
+        // FLAT's segment: bits 15:14 (RDNA2 ISA guide, "FLAT, Scratch and Global").
+        0x37 => match (word >> 14) & 3 {
+            0 => G::Flat,
+            1 => G::Scratch,
+            2 => G::Global,
+            _ => return Err("FLAT segment 3"),
+        },
+        0x38 => G::Mubuf,
+        0x3A => return Err("MTBUF"),
+        0x3C => return Err("MIMG"),
+        0x3D => G::Smem,
+        0x3E => return Err("EXP"),
+        _ => return Err("unknown"),
     })
-}
-
-fn opcode_field(encoding: Encoding, w0: u32) -> u16 {
-    let op = match encoding {
-        Encoding::Sop2 => (w0 >> 23) & 0x7F,
-        Encoding::Sopk => (w0 >> 23) & 0x1F,
-        Encoding::Sop1 => (w0 >> 8) & 0xFF,
-        Encoding::Sopc | Encoding::Sopp => (w0 >> 16) & 0x7F,
-        Encoding::Smem => (w0 >> 18) & 0xFF,
-        Encoding::Vop2 => (w0 >> 25) & 0x3F,
-        Encoding::Vop1 => (w0 >> 9) & 0xFF,
-        Encoding::Vopc => (w0 >> 17) & 0xFF,
-        Encoding::Vop3 => (w0 >> 16) & 0x3FF,
-        Encoding::Vop3p => (w0 >> 16) & 0x7F,
-        Encoding::Ds => (w0 >> 18) & 0xFF,
-        Encoding::Flat | Encoding::Scratch | Encoding::Global => (w0 >> 18) & 0x7F,
-        // MUBUF: op [24:18] and its bit 7 at 25.
-        Encoding::Mubuf => (w0 >> 18) & 0xFF,
-    };
-    op as u16
 }
 
 fn table_of(encoding: Encoding, extension: Extension) -> &'static [Entry] {
@@ -243,10 +195,6 @@ fn table_of(encoding: Encoding, extension: Extension) -> &'static [Entry] {
     }
 }
 
-fn lookup(entries: &'static [Entry], op: u16) -> Option<&'static Entry> {
-    entries.binary_search_by_key(&op, |entry| entry.op).ok().map(|index| &entries[index])
-}
-
 /// Decodes the instruction at the start of `words`; `pc` (a byte address) only names it in
 /// errors. An opcode gfx1030 lacks is [`DecodeError::UnknownOpcode`] with the gfx11 encoding of
 /// the same name ([`Encoding::gfx11`]); so is a VOP1/VOP2/VOPC opcode that has no SDWA or DPP
@@ -265,8 +213,10 @@ pub fn decode(words: &[u32], pc: u64) -> Result<Instruction, DecodeError> {
             extension: Extension::None,
         });
     }
-    let encoding = identify(w0).map_err(unsupported)?;
-    let op = opcode_field(encoding, w0);
+    let named = decode_core::identify(w0, identify_wide).map_err(unsupported)?;
+    // Never `None`: `identify` names only encodings gfx10 has (its 64-bit ones are gfx10's own).
+    let encoding = Encoding::from_gfx11(named).ok_or_else(|| unsupported("unknown"))?;
+    let op = decode_core::opcode_field(named, w0);
     let valu32 = matches!(encoding, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc);
     let extension = match w0 & 0x1FF {
         SDWA if valu32 => Extension::Sdwa,
@@ -275,8 +225,8 @@ pub fn decode(words: &[u32], pc: u64) -> Result<Instruction, DecodeError> {
         DPP8_FI if valu32 => Extension::Dpp8 { fetch_inactive: true },
         _ => Extension::None,
     };
-    let unknown = DecodeError::UnknownOpcode { pc, word: w0, encoding: encoding.gfx11(), op };
-    let entry = lookup(table_of(encoding, extension), op).ok_or(unknown)?;
+    let unknown = DecodeError::UnknownOpcode { pc, word: w0, encoding: named, op };
+    let entry = decode_core::lookup(table_of(encoding, extension), op, |entry| entry.op).ok_or(unknown)?;
     if encoding == Encoding::Vop3 && entry.mnemonic.starts_with("v_interp_") {
         // The VOP3 forms of the pixel-shader interpolation operations (attribute and channel
         // operands, `high`): never in compute code.
@@ -336,24 +286,5 @@ fn source_fields(instruction: &Instruction) -> [Option<u32>; 3] {
 
 /// Decodes every instruction of `code`, which starts at byte address `base`.
 pub fn decode_all(code: &[u8], base: u64) -> impl Iterator<Item = Result<(u64, Instruction), DecodeError>> + '_ {
-    let words: Vec<u32> =
-        code.chunks_exact(4).map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])).collect();
-    let mut index = 0usize;
-    let mut failed = false;
-    std::iter::from_fn(move || {
-        if failed || index >= words.len() {
-            return None;
-        }
-        let pc = base + index as u64 * 4;
-        match decode(&words[index..], pc) {
-            Ok(instruction) => {
-                index += instruction.dwords as usize;
-                Some(Ok((pc, instruction)))
-            }
-            Err(error) => {
-                failed = true;
-                Some(Err(error))
-            }
-        }
-    })
+    decode_core::decode_all(code, base, decode, |instruction| instruction.dwords)
 }

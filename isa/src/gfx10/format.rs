@@ -6,10 +6,11 @@
 use core::fmt::{self, Display, Formatter, Write};
 
 use super::decode::{Encoding, Extension, Instruction};
+use super::fields::InlineFloat;
 use super::fields::{Operand, scalar_operand, source_operand};
 use super::table::Entry;
 use super::table_types::{ABS, CLAMP, NEG, OMOD, OP_SEL, OperandType, SEXT0, SRC0, Slot};
-use crate::gfx11::InlineFloat;
+use crate::decode_core::syntax::{self, Hwreg, Syntax, sign_extend, write_ds_slot};
 
 impl Display for Instruction {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
@@ -17,33 +18,23 @@ impl Display for Instruction {
     }
 }
 
-/// Writes ", "-separated operands after the mnemonic's space.
-struct Operands<'a, 'b> {
-    f: &'a mut Formatter<'b>,
-    first: bool,
+/// gfx10's numbering of scalar fields and its spelling of operands ([`Wide`]).
+struct Gfx10;
+
+impl Syntax for Gfx10 {
+    fn scalar_operand(value: u32) -> Operand {
+        scalar_operand(value)
+    }
+
+    fn write_operand(f: &mut Formatter<'_>, operand: Operand, width: u8) -> fmt::Result {
+        write!(f, "{}", Wide(operand, width))
+    }
 }
 
-impl<'a, 'b> Operands<'a, 'b> {
-    fn new(f: &'a mut Formatter<'b>) -> Self {
-        Self { f, first: true }
-    }
+/// The operand list, as gfx10 spells it.
+type Operands<'a, 'b> = syntax::Operands<'a, 'b, Gfx10>;
 
-    fn separator(&mut self) -> fmt::Result {
-        let separator = if self.first { " " } else { ", " };
-        self.first = false;
-        self.f.write_str(separator)
-    }
-
-    fn item(&mut self, operand: Operand, width: u8) -> fmt::Result {
-        self.separator()?;
-        write!(self.f, "{}", Wide(operand, width))
-    }
-
-    fn text(&mut self, text: impl Display) -> fmt::Result {
-        self.separator()?;
-        write!(self.f, "{text}")
-    }
-
+impl Operands<'_, '_> {
     /// A source of type `ty` with its modifiers: `sext(...)`, `-`, `|...|`; a negated number
     /// without abs is `neg(...)` (`AMDGPUInstPrinter::printOperandAndFPInputMods`).
     fn source(&mut self, operand: Operand, width: u8, ty: OperandType, modifiers: Modifiers) -> fmt::Result {
@@ -58,11 +49,6 @@ impl<'a, 'b> Operands<'a, 'b> {
         let neg = if neg && (abs || !number) { "-" } else { "" };
         let (bar_open, bar_close) = if abs { ("|", "|") } else { ("", "") };
         write!(self.f, "{open}{neg}{bar_open}{}{bar_close}{close}", Typed(operand, width, ty))
-    }
-
-    /// A modifier: space-separated after the operands.
-    fn modifier(&mut self, text: impl Display) -> fmt::Result {
-        write!(self.f, " {text}")
     }
 }
 
@@ -295,19 +281,7 @@ fn write_instruction(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::R
             }
             (Encoding::Vop3, _) => write_vop3_slot(&mut out, instruction, *slot)?,
             (Encoding::Vop3p, _) => write_vop3p_slot(&mut out, instruction, *slot)?,
-            (Encoding::Ds, _) => {
-                let (operand, width) = match *slot {
-                    Slot::Vdst(width) => ((w1 >> 24) & 0xFF, width),
-                    Slot::Addr(width) => (w1 & 0xFF, width),
-                    Slot::Data0(width) => ((w1 >> 8) & 0xFF, width),
-                    Slot::Data1(width) => ((w1 >> 16) & 0xFF, width),
-                    other => {
-                        out.text(format_args!("{other:?}"))?;
-                        continue;
-                    }
-                };
-                out.item(Operand::Vgpr(operand as u8), width)?;
-            }
+            (Encoding::Ds, _) => write_ds_slot(&mut out, *slot, w1)?,
             (Encoding::Flat | Encoding::Global | Encoding::Scratch, _) => {
                 write_flat_slot(&mut out, instruction, *slot)?
             }
@@ -373,16 +347,7 @@ fn write_vop3_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: 
         let sext = entry.modifiers & (SEXT0 << index) != 0 && neg_bit;
         out.source(operand, width, entry.types[index as usize], Modifiers { neg, abs, sext })
     };
-    match slot {
-        Slot::Vdst(width) => out.item(Operand::Vgpr(w0 as u8), width),
-        Slot::ScalarVdst(width) => out.item(scalar_operand(w0 & 0xFF), width),
-        Slot::Sdst(width) => out.item(scalar_operand((w0 >> 8) & 0x7F), width),
-        Slot::Src0(width) => source(0, width, out),
-        Slot::Src1(width) => source(1, width, out),
-        Slot::Src2(width) => source(2, width, out),
-        Slot::Fixed(name) => out.text(name),
-        other => out.text(format_args!("{other:?}")),
-    }
+    syntax::write_vop3_slot(out, slot, w0, source)
 }
 
 /// VOP3P (RDNA2 ISA guide 13.3.5): as VOP3 with neg_hi [10:8], op_sel [13:11], op_sel_hi
@@ -399,13 +364,8 @@ fn write_vop3p_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot:
         let abs = mix && (w0 >> (8 + index)) & 1 == 1;
         out.source(operand, width, entry.types[index as usize], Modifiers { neg, abs, sext: false })
     };
-    match slot {
-        Slot::Vdst(width) => out.item(Operand::Vgpr(w0 as u8), width),
-        Slot::Src0(width) => source(0, width, out),
-        Slot::Src1(width) => source(1, width, out),
-        Slot::Src2(width) => source(2, width, out),
-        other => out.text(format_args!("{other:?}")),
-    }
+    // VOP3's writer serves: gfx10's VOP3P operations have only vdst and sources, placed as VOP3's.
+    syntax::write_vop3_slot(out, slot, w0, source)
 }
 
 /// FLAT/GLOBAL/SCRATCH (RDNA2 ISA guide 13.8): addr [39:32], data [47:40], saddr [54:48]
@@ -655,11 +615,6 @@ impl Display for Swizzle {
     }
 }
 
-pub(crate) fn sign_extend(value: u32, bits: u32) -> i32 {
-    let shift = 32 - bits;
-    ((value << shift) as i32) >> shift
-}
-
 /// The SDWA word (RDNA2 ISA guide 13.3.2): src0 [7:0], dst_sel [10:8], dst_unused [12:11],
 /// clamp 13, omod [15:14] (VOPC: sdst [14:8] and sd 15), src0_sel [18:16], src0_sext 19,
 /// src0_neg 20, src0_abs 21, s0 23, src1_sel [26:24], src1_sext 27, src1_neg 28, src1_abs 29,
@@ -810,11 +765,11 @@ fn write_sopk(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
         _ => None,
     });
     match instruction.entry.mnemonic {
-        "s_getreg_b32" => write!(f, " {}, {}", Wide(sdst, 1), Hwreg(simm)),
-        "s_setreg_b32" => write!(f, " {}, {}", Hwreg(simm), Wide(sdst, 1)),
+        "s_getreg_b32" => write!(f, " {}, {}", Wide(sdst, 1), Hwreg(simm, hwreg_name)),
+        "s_setreg_b32" => write!(f, " {}, {}", Hwreg(simm, hwreg_name), Wide(sdst, 1)),
         "s_setreg_imm32_b32" => {
             f.write_str(" ")?;
-            write!(f, "{}, ", Hwreg(simm))?;
+            write!(f, "{}, ", Hwreg(simm, hwreg_name))?;
             write_literal(f, instruction.literal().unwrap_or(0))
         }
         "s_version" => write!(f, " {}", Version(simm)),
@@ -857,43 +812,16 @@ impl Display for Version {
     }
 }
 
-/// A hardware register operand (`hwreg(...)`): id [5:0], offset [10:6], size - 1 [15:11]; gfx10
-/// names (LLVM's `AMDGPUAsmUtils` `Hwreg` table, probed for every id with llvm-mc-19).
-struct Hwreg(u32);
-
-impl Display for Hwreg {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let (id, offset, size) = (self.0 & 0x3F, (self.0 >> 6) & 0x1F, ((self.0 >> 11) & 0x1F) + 1);
-        let name = match id {
-            1 => "HW_REG_MODE",
-            2 => "HW_REG_STATUS",
-            3 => "HW_REG_TRAPSTS",
-            5 => "HW_REG_GPR_ALLOC",
-            6 => "HW_REG_LDS_ALLOC",
-            7 => "HW_REG_IB_STS",
-            15 => "HW_REG_SH_MEM_BASES",
-            16 => "HW_REG_TBA_LO",
-            17 => "HW_REG_TBA_HI",
-            18 => "HW_REG_TMA_LO",
-            19 => "HW_REG_TMA_HI",
-            20 => "HW_REG_FLAT_SCR_LO",
-            21 => "HW_REG_FLAT_SCR_HI",
-            23 => "HW_REG_HW_ID1",
-            24 => "HW_REG_HW_ID2",
-            25 => "HW_REG_POPS_PACKER",
-            29 => "HW_REG_SHADER_CYCLES",
-            _ => "",
-        };
-        f.write_str("hwreg(")?;
-        if name.is_empty() {
-            write!(f, "{id}")?;
-        } else {
-            f.write_str(name)?;
-        }
-        if offset != 0 || size != 32 {
-            write!(f, ", {offset}, {size}")?;
-        }
-        f.write_str(")")
+/// gfx10's own names of hardware registers (LLVM's `AMDGPUAsmUtils` `Hwreg` table, probed for
+/// every id with llvm-mc-19), beside those [`Hwreg`] shares with gfx11.
+fn hwreg_name(id: u32) -> &'static str {
+    match id {
+        16 => "HW_REG_TBA_LO",
+        17 => "HW_REG_TBA_HI",
+        18 => "HW_REG_TMA_LO",
+        19 => "HW_REG_TMA_HI",
+        25 => "HW_REG_POPS_PACKER",
+        _ => "",
     }
 }
 

@@ -1,7 +1,7 @@
 //! The shapes of the generated gfx1030 opcode table (`table.rs`). The operand slots are gfx11's
 //! ([`Slot`]): the same printed operands, read from gfx10's field positions (`format.rs`).
 
-pub use crate::gfx11::Slot;
+pub use crate::decode_core::Slot;
 
 /// How a VALU source reads a literal or an inline constant (the generator tells them apart by
 /// how LLVM prints three literals there; `AMDGPUInstPrinter::printImmediate*`).

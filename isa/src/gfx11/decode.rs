@@ -7,29 +7,9 @@
 use super::table::Entry;
 use super::table::{self, Opcode};
 use crate::DecodeError;
+use crate::decode_core::{self, DPP8, DPP8_FI, DPP16, LITERAL};
 
-/// The instruction encodings of gfx11.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Encoding {
-    Sop2,
-    Sopk,
-    Sop1,
-    Sopc,
-    Sopp,
-    Smem,
-    Vop2,
-    Vop1,
-    Vopc,
-    Vop3,
-    Vop3p,
-    Vopd,
-    Ds,
-    Flat,
-    Scratch,
-    Global,
-    Mubuf,
-    Mtbuf,
-}
+pub use crate::decode_core::Encoding;
 
 /// One decoded instruction: its words and its table entry. Fields are read from the words on
 /// demand (`fields.rs`).
@@ -64,36 +44,12 @@ pub enum Dpp {
 }
 
 impl Instruction {
-    /// The operation.
-    pub fn opcode(&self) -> Opcode {
-        self.entry.opcode
-    }
-
-    /// The mnemonic as LLVM prints it.
-    pub fn mnemonic(&self) -> &'static str {
-        self.entry.mnemonic
-    }
-
-    /// Its length in bytes.
-    pub fn len(&self) -> usize {
-        self.dwords as usize * 4
-    }
-
-    /// Whether it has no words (never: every instruction has at least one).
-    pub fn is_empty(&self) -> bool {
-        self.dwords == 0
-    }
-
-    /// The 32-bit literal that follows the encoding, if it has one.
-    pub fn literal(&self) -> Option<u32> {
-        let base = self.base_dwords();
-        (self.dwords > base && self.dpp == Dpp::None).then(|| self.words[base as usize])
-    }
-
-    /// The DPP dword, for a DPP instruction.
-    pub fn dpp_word(&self) -> Option<u32> {
-        (self.dpp != Dpp::None).then(|| self.words[self.base_dwords() as usize])
-    }
+    decode_core::instruction_accessors!(
+        dpp,
+        Dpp::None,
+        /// The DPP dword, for a DPP instruction.
+        dpp_word
+    );
 
     /// Whether this is an atomic that returns the memory's old value (GLC set on a FLAT,
     /// GLOBAL or MUBUF atomic; RDNA3 ISA guide).
@@ -102,82 +58,29 @@ impl Instruction {
             && (self.words[0] >> 14) & 1 == 1
             && self.entry.mnemonic.contains("_atomic_")
     }
-
-    /// Dwords of the encoding without its literal.
-    pub fn base_dwords(&self) -> u8 {
-        match self.encoding {
-            Encoding::Sop2 | Encoding::Sopk | Encoding::Sop1 | Encoding::Sopc | Encoding::Sopp => 1,
-            Encoding::Vop2 | Encoding::Vop1 | Encoding::Vopc => 1,
-            _ => 2,
-        }
-    }
 }
 
-/// The 9-bit source operand value that means "a literal dword follows" (RDNA3 ISA guide, the
-/// SSRC/SRC operand tables).
-pub(crate) const LITERAL: u32 = 255;
-/// Source values that select DPP: DPP8, DPP8 with `fi:1`, DPP16.
-const DPP8: u32 = 233;
-const DPP8_FI: u32 = 234;
-const DPP16: u32 = 250;
-
-fn identify(word: u32) -> Result<Encoding, &'static str> {
-    Ok(if word >> 31 == 0 {
-        match word >> 25 {
-            0x3E => Encoding::Vopc,
-            0x3F => Encoding::Vop1,
-            _ => Encoding::Vop2,
-        }
-    } else if word >> 30 == 0b10 {
-        match word >> 23 {
-            0x17F => Encoding::Sopp,
-            0x17E => Encoding::Sopc,
-            0x17D => Encoding::Sop1,
-            _ if word >> 28 == 0xB => Encoding::Sopk,
-            _ => Encoding::Sop2,
-        }
-    } else {
-        match word >> 26 {
-            0x32 => Encoding::Vopd,
-            0x33 if word >> 24 == 0xCC => Encoding::Vop3p,
-            0x33 => return Err("VINTERP/LDSDIR"),
-            0x35 => Encoding::Vop3,
-            0x36 => Encoding::Ds,
-            0x37 => match (word >> 16) & 3 {
-                0 => Encoding::Flat,
-                1 => Encoding::Scratch,
-                2 => Encoding::Global,
-                _ => return Err("FLAT segment 3"),
-            },
-            0x38 => Encoding::Mubuf,
-            0x3A => Encoding::Mtbuf,
-            0x3C => return Err("MIMG"),
-            0x3D => Encoding::Smem,
-            0x3E => return Err("EXP"),
-            _ => return Err("unknown"),
-        }
+/// gfx11's 64-bit encodings by their major opcode, bits 31:26 (RDNA3 ISA guide).
+fn identify_wide(word: u32) -> Result<Encoding, &'static str> {
+    Ok(match word >> 26 {
+        0x32 => Encoding::Vopd,
+        0x33 if word >> 24 == 0xCC => Encoding::Vop3p,
+        0x33 => return Err("VINTERP/LDSDIR"),
+        0x35 => Encoding::Vop3,
+        0x36 => Encoding::Ds,
+        0x37 => match (word >> 16) & 3 {
+            0 => Encoding::Flat,
+            1 => Encoding::Scratch,
+            2 => Encoding::Global,
+            _ => return Err("FLAT segment 3"),
+        },
+        0x38 => Encoding::Mubuf,
+        0x3A => Encoding::Mtbuf,
+        0x3C => return Err("MIMG"),
+        0x3D => Encoding::Smem,
+        0x3E => return Err("EXP"),
+        _ => return Err("unknown"),
     })
-}
-
-fn opcode_field(encoding: Encoding, w0: u32) -> u16 {
-    let op = match encoding {
-        Encoding::Sop2 => (w0 >> 23) & 0x7F,
-        Encoding::Sopk => (w0 >> 23) & 0x1F,
-        Encoding::Sop1 => (w0 >> 8) & 0xFF,
-        Encoding::Sopc | Encoding::Sopp => (w0 >> 16) & 0x7F,
-        Encoding::Smem => (w0 >> 18) & 0xFF,
-        Encoding::Vop2 => (w0 >> 25) & 0x3F,
-        Encoding::Vop1 => (w0 >> 9) & 0xFF,
-        Encoding::Vopc => (w0 >> 17) & 0xFF,
-        Encoding::Vop3 => (w0 >> 16) & 0x3FF,
-        Encoding::Vop3p => (w0 >> 16) & 0x7F,
-        Encoding::Vopd => (w0 >> 22) & 0xF,
-        Encoding::Ds => (w0 >> 18) & 0xFF,
-        Encoding::Flat | Encoding::Scratch | Encoding::Global => (w0 >> 18) & 0x7F,
-        Encoding::Mubuf => (w0 >> 18) & 0xFF,
-        Encoding::Mtbuf => (w0 >> 15) & 0xF,
-    };
-    op as u16
 }
 
 fn table_of(encoding: Encoding) -> &'static [Entry] {
@@ -203,10 +106,6 @@ fn table_of(encoding: Encoding) -> &'static [Entry] {
     }
 }
 
-fn lookup(entries: &'static [Entry], op: u16) -> Option<&'static Entry> {
-    entries.binary_search_by_key(&op, |entry| entry.op).ok().map(|index| &entries[index])
-}
-
 /// The table entry of `opcode` in `encoding` (VOPD: its X table), if gfx11 has that operation
 /// in that encoding. A scan of the table: for re-encoding another ISA's code as gfx11 when a
 /// program loads (`interp::from_gfx10`), never per step.
@@ -219,9 +118,14 @@ pub fn entry_of(encoding: Encoding, opcode: Opcode) -> Option<&'static Entry> {
 pub fn decode(words: &[u32], pc: u64) -> Result<Instruction, DecodeError> {
     let w0 = *words.first().ok_or(DecodeError::Truncated { pc, needed: 1 })?;
     let unsupported = |what: &'static str| DecodeError::Unsupported { pc, word: w0, what };
-    let encoding = identify(w0).map_err(unsupported)?;
-    let op = opcode_field(encoding, w0);
-    let entry = lookup(table_of(encoding), op).ok_or(DecodeError::UnknownOpcode { pc, word: w0, encoding, op })?;
+    let encoding = decode_core::identify(w0, identify_wide).map_err(unsupported)?;
+    let op = decode_core::opcode_field(encoding, w0);
+    let entry = decode_core::lookup(table_of(encoding), op, |entry| entry.op).ok_or(DecodeError::UnknownOpcode {
+        pc,
+        word: w0,
+        encoding,
+        op,
+    })?;
     let mut instruction = Instruction { encoding, entry, dual: None, words: [w0, 0, 0], dwords: 1, dpp: Dpp::None };
     instruction.dwords = instruction.base_dwords();
     let get = |index: usize| words.get(index).copied().ok_or(DecodeError::Truncated { pc, needed: index + 1 });
@@ -231,7 +135,12 @@ pub fn decode(words: &[u32], pc: u64) -> Result<Instruction, DecodeError> {
     if encoding == Encoding::Vopd {
         let y = ((w0 >> 17) & 0x1F) as u16;
         instruction.dual =
-            Some(lookup(table::VOPDY, y).ok_or(DecodeError::UnknownOpcode { pc, word: w0, encoding, op: y })?);
+            Some(decode_core::lookup(table::VOPDY, y, |entry| entry.op).ok_or(DecodeError::UnknownOpcode {
+                pc,
+                word: w0,
+                encoding,
+                op: y,
+            })?);
     }
     let sources = source_fields(&instruction);
     let valu = matches!(encoding, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p);
@@ -293,24 +202,5 @@ fn source_fields(instruction: &Instruction) -> [Option<u32>; 4] {
 
 /// Decodes every instruction of `code`, which starts at byte address `base`.
 pub fn decode_all(code: &[u8], base: u64) -> impl Iterator<Item = Result<(u64, Instruction), DecodeError>> + '_ {
-    let words: Vec<u32> =
-        code.chunks_exact(4).map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])).collect();
-    let mut index = 0usize;
-    let mut failed = false;
-    std::iter::from_fn(move || {
-        if failed || index >= words.len() {
-            return None;
-        }
-        let pc = base + index as u64 * 4;
-        match decode(&words[index..], pc) {
-            Ok(instruction) => {
-                index += instruction.dwords as usize;
-                Some(Ok((pc, instruction)))
-            }
-            Err(error) => {
-                failed = true;
-                Some(Err(error))
-            }
-        }
-    })
+    decode_core::decode_all(code, base, decode, |instruction| instruction.dwords)
 }

@@ -7,6 +7,7 @@ use super::decode::{Dpp, Encoding, Instruction};
 use super::fields::{Operand, scalar_operand, source_operand};
 use super::table::Entry;
 use super::table_types::Slot;
+use crate::decode_core::syntax::{self, Hwreg, Syntax, sign_extend, write_ds_slot};
 
 impl Display for Instruction {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
@@ -45,40 +46,21 @@ fn write_vopd_half(
     Ok(())
 }
 
-/// Writes ", "-separated operands after the mnemonic's space.
-struct Operands<'a, 'b> {
-    f: &'a mut Formatter<'b>,
-    first: bool,
-    /// `off`s printed so far (scratch prints the address's, then the scalar base's).
-    offs: u8,
-}
+/// gfx11's numbering of scalar fields and its spelling of operands ([`Wide`]).
+struct Gfx11;
 
-impl<'a, 'b> Operands<'a, 'b> {
-    fn new(f: &'a mut Formatter<'b>) -> Self {
-        Self { f, first: true, offs: 0 }
+impl Syntax for Gfx11 {
+    fn scalar_operand(value: u32) -> Operand {
+        scalar_operand(value)
     }
 
-    fn separator(&mut self) -> fmt::Result {
-        let separator = if self.first { " " } else { ", " };
-        self.first = false;
-        self.f.write_str(separator)
-    }
-
-    fn item(&mut self, operand: Operand, width: u8) -> fmt::Result {
-        self.separator()?;
-        write!(self.f, "{}", Wide(operand, width))
-    }
-
-    fn text(&mut self, text: impl Display) -> fmt::Result {
-        self.separator()?;
-        write!(self.f, "{text}")
-    }
-
-    /// A modifier: space-separated after the operands.
-    fn modifier(&mut self, text: impl Display) -> fmt::Result {
-        write!(self.f, " {text}")
+    fn write_operand(f: &mut Formatter<'_>, operand: Operand, width: u8) -> fmt::Result {
+        write!(f, "{}", Wide(operand, width))
     }
 }
+
+/// The operand list, as gfx11 spells it.
+type Operands<'a, 'b> = syntax::Operands<'a, 'b, Gfx11>;
 
 /// An operand printed at a width in dwords.
 struct Wide(Operand, u8);
@@ -202,19 +184,7 @@ fn write_instruction(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::R
                 }
             }
             (Encoding::Vop3 | Encoding::Vop3p, _) => write_vop3_slot(&mut out, instruction, *slot)?,
-            (Encoding::Ds, _) => {
-                let (operand, width) = match *slot {
-                    Slot::Vdst(width) => ((w1 >> 24) & 0xFF, width),
-                    Slot::Addr(width) => (w1 & 0xFF, width),
-                    Slot::Data0(width) => ((w1 >> 8) & 0xFF, width),
-                    Slot::Data1(width) => ((w1 >> 16) & 0xFF, width),
-                    other => {
-                        out.text(format_args!("{other:?}"))?;
-                        continue;
-                    }
-                };
-                out.item(Operand::Vgpr(operand as u8), width)?;
-            }
+            (Encoding::Ds, _) => write_ds_slot(&mut out, *slot, w1)?,
             (Encoding::Flat | Encoding::Global | Encoding::Scratch, _) => {
                 write_flat_slot(&mut out, instruction, *slot)?
             }
@@ -279,16 +249,7 @@ fn write_vop3_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: 
             write!(out.f, "{prefix}{}", Wide(operand, width))
         }
     };
-    match slot {
-        Slot::Vdst(width) => out.item(Operand::Vgpr(w0 as u8), width),
-        Slot::ScalarVdst(width) => out.item(scalar_operand(w0 & 0xFF), width),
-        Slot::Sdst(width) => out.item(scalar_operand((w0 >> 8) & 0x7F), width),
-        Slot::Src0(width) => source(0, width, out),
-        Slot::Src1(width) => source(1, width, out),
-        Slot::Src2(width) => source(2, width, out),
-        Slot::Fixed(name) => out.text(name),
-        other => out.text(format_args!("{other:?}")),
-    }
+    syntax::write_vop3_slot(out, slot, w0, source)
 }
 
 fn write_flat_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: Slot) -> fmt::Result {
@@ -532,11 +493,6 @@ fn write_dpp(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt::Resu
     Ok(())
 }
 
-pub(crate) fn sign_extend(value: u32, bits: u32) -> i32 {
-    let shift = 32 - bits;
-    ((value << shift) as i32) >> shift
-}
-
 fn write_sopk(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
     let w0 = instruction.words[0];
     let simm = w0 & 0xFFFF;
@@ -546,9 +502,11 @@ fn write_sopk(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
         _ => None,
     });
     match instruction.entry.mnemonic {
-        "s_getreg_b32" => write!(f, " {}, {}", Wide(sdst, 1), Hwreg(simm)),
-        "s_setreg_b32" => write!(f, " {}, {}", Hwreg(simm), Wide(sdst, 1)),
-        "s_setreg_imm32_b32" => write!(f, " {}, {}", Hwreg(simm), Literal(instruction.literal().unwrap_or(0))),
+        "s_getreg_b32" => write!(f, " {}, {}", Wide(sdst, 1), Hwreg(simm, hwreg_name)),
+        "s_setreg_b32" => write!(f, " {}, {}", Hwreg(simm, hwreg_name), Wide(sdst, 1)),
+        "s_setreg_imm32_b32" => {
+            write!(f, " {}, {}", Hwreg(simm, hwreg_name), Literal(instruction.literal().unwrap_or(0)))
+        }
         "s_version" => write!(f, " 0x{simm:x}"),
         _ => match width {
             Some(width) => write!(f, " {}, 0x{simm:x}", Wide(sdst, width)),
@@ -557,33 +515,14 @@ fn write_sopk(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
     }
 }
 
-struct Hwreg(u32);
-
-impl Display for Hwreg {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let (id, offset, size) = (self.0 & 0x3F, (self.0 >> 6) & 0x1F, ((self.0 >> 11) & 0x1F) + 1);
-        // LLVM 19's names for gfx11's hardware registers (`llvm-mc-19 --disassemble -mcpu=gfx1100`
-        // of `s_getreg_b32` over every id).
-        let name = match id {
-            1 => "HW_REG_MODE",
-            2 => "HW_REG_STATUS",
-            3 => "HW_REG_TRAPSTS",
-            5 => "HW_REG_GPR_ALLOC",
-            6 => "HW_REG_LDS_ALLOC",
-            7 => "HW_REG_IB_STS",
-            15 => "HW_REG_SH_MEM_BASES",
-            18 => "HW_REG_PERF_SNAPSHOT_PC_LO",
-            19 => "HW_REG_PERF_SNAPSHOT_PC_HI",
-            20 => "HW_REG_FLAT_SCR_LO",
-            21 => "HW_REG_FLAT_SCR_HI",
-            23 => "HW_REG_HW_ID1",
-            24 => "HW_REG_HW_ID2",
-            27 => "HW_REG_PERF_SNAPSHOT_DATA",
-            29 => "HW_REG_SHADER_CYCLES",
-            _ => "",
-        };
-        let id: &dyn Display = if name.is_empty() { &id } else { &name };
-        if offset == 0 && size == 32 { write!(f, "hwreg({id})") } else { write!(f, "hwreg({id}, {offset}, {size})") }
+/// gfx11's own names of hardware registers (LLVM 19's, `llvm-mc-19 --disassemble -mcpu=gfx1100`
+/// of `s_getreg_b32` over every id), beside those [`Hwreg`] shares with gfx10.
+fn hwreg_name(id: u32) -> &'static str {
+    match id {
+        18 => "HW_REG_PERF_SNAPSHOT_PC_LO",
+        19 => "HW_REG_PERF_SNAPSHOT_PC_HI",
+        27 => "HW_REG_PERF_SNAPSHOT_DATA",
+        _ => "",
     }
 }
 
