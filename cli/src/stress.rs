@@ -622,6 +622,10 @@ impl<'d> Round<'d> {
     }
 
     /// Submits step `step` of `lane`; returns the gate value it waits on, if it is gated.
+    ///
+    /// The random draws come in a fixed order (waits, doom, gate, operation), so a seed replays
+    /// the same round. The step's `doomed` and `expected` entries are stored before `submitted`
+    /// publishes the step to other lanes.
     fn step(
         &self,
         me: usize,
@@ -632,79 +636,9 @@ impl<'d> Round<'d> {
     ) -> Option<u64> {
         let lane = &self.lanes[me];
         let mine = value(me, step);
-        let window = self.shape.window;
-        if window > 0 && step > window {
-            // Waits for step `step - window` itself, on its own semaphore, which a doomed step
-            // fails: the lane's timeline would not do, since a doomed step leaves its value to
-            // the next step that signals it, and a run of doomed steps as long as the window
-            // then held that step back behind this very wait (issue 29, finding 2).
-            let behind = step - window;
-            let doomed = lane.doomed[behind as usize].load(Ordering::Relaxed) != Doom::None as u8;
-            match lane.steps[behind as usize].wait(1, FINISH_TIMEOUT) {
-                Ok(()) => {}
-                Err(EngineError::SemaphoreFailed(_)) if doomed => {}
-                Err(error) => counts.errors.push(format!("lane {me} step {step}: waiting for step {behind}: {error}")),
-            }
-        }
-        // Up to two waits on other lanes at steps they submitted, never on a doomed one (its
-        // semaphore fails, and its timeline value comes only with a later step that may wait on
-        // us), and sometimes one on this lane's own earlier step.
-        let mut waited: Vec<(usize, u64)> = Vec::new();
-        if self.lanes.len() > 1 {
-            for _ in 0..rng.below(3) {
-                let other = (me + 1 + rng.below(self.lanes.len() as u64 - 1) as usize) % self.lanes.len();
-                let latest = self.lanes[other].submitted.load(Ordering::Acquire);
-                if latest == 0 {
-                    continue;
-                }
-                let at = if rng.below(2) == 0 { latest } else { 1 + rng.below(latest) };
-                if self.lanes[other].doomed[at as usize].load(Ordering::Relaxed) == Doom::None as u8 {
-                    waited.push((other, at));
-                }
-            }
-        }
-        if step > 1 && rng.below(8) == 0 {
-            let at = 1 + rng.below(step - 1);
-            if lane.doomed[at as usize].load(Ordering::Relaxed) == Doom::None as u8 {
-                waited.push((me, at));
-            }
-        }
-        let mut points: Vec<SemaphorePoint> = waited
-            .iter()
-            // A step's own semaphore always has its exact producer on record, so the wait
-            // resolves on the device; an old timeline value has often lost it and parks.
-            .map(|&(other, at)| match rng.below(4) {
-                0 => self.lanes[other].timeline.at(at),
-                _ => self.lanes[other].steps[at as usize].at(1),
-            })
-            .collect();
-
-        // Doomed: a wait that fails. Never the last step, so every timeline reaches its end.
-        let failure_every = self.shape.failure_every;
-        let doom = if failure_every > 0 && step < self.steps && rng.below(failure_every) == 0 {
-            let controls = crate::bench::soft_controls(&lane.queue);
-            if controls.is_some() && rng.below(2) == 0 { Doom::KernelFault } else { Doom::Host }
-        } else {
-            Doom::None
-        };
-        let doom_semaphore = match doom {
-            Doom::None => None,
-            _ => match self.device.create_semaphore(0) {
-                Ok(semaphore) => Some(semaphore),
-                Err(error) => {
-                    counts.errors.push(format!("lane {me} step {step}: doom semaphore: {error}"));
-                    None
-                }
-            },
-        };
-        let mut doom = if doom_semaphore.is_some() { doom } else { Doom::None };
-        if doom == Doom::KernelFault {
-            let semaphore = doom_semaphore.as_ref().expect("a doomed step has its semaphore");
-            // A device holds 64 queues: with every victim still alive, the host fails it instead.
-            if self.arm_kernel_fault(semaphore, counts).is_err() {
-                doom = Doom::Host;
-            }
-        }
+        self.wait_window(me, step, counts);
+        let (mut waited, mut points) = self.draw_waits(me, step, rng);
+        let (doom, doom_semaphore) = self.draw_doom(me, step, rng, counts);
         if let Some(semaphore) = &doom_semaphore {
             // The doomed step waits on nothing else. Had it device waits on other lanes, later
             // steps on its queue could be covered through what those barriers taught it, and
@@ -728,60 +662,15 @@ impl<'d> Round<'d> {
         let signals: &[SemaphorePoint] = if doom == Doom::None { &signals_all } else { &signals_all[1..] };
         lane.doomed[step as usize].store(doom as u8, Ordering::Relaxed);
 
-        let out = word(&lane.log, step);
-        let ops = &mut counts.operations;
         let cross = waited.first().copied().filter(|&(other, _)| other != me);
         let (expected, result) = match cross {
             Some((other, at)) => {
-                ops.cross_dispatch += 1;
+                counts.operations.cross_dispatch += 1;
                 let read = self.lanes[other].expected[at as usize].load(Ordering::Relaxed);
-                (mine, self.add(lane, out, word(&self.lanes[other].log, at), mine.wrapping_sub(read), &points, signals))
+                let (out, input) = (word(&lane.log, step), word(&self.lanes[other].log, at));
+                (mine, self.add(lane, out, input, mine.wrapping_sub(read), &points, signals))
             }
-            None => match rng.below(8) {
-                // A doomed step's word is not settled (see `check`): nothing reads it.
-                0 if step > 1 && lane.doomed[step as usize - 1].load(Ordering::Relaxed) == Doom::None as u8 => {
-                    ops.chained_dispatch += 1;
-                    let read = lane.expected[step as usize - 1].load(Ordering::Relaxed);
-                    (mine, self.add(lane, out, word(&lane.log, step - 1), mine.wrapping_sub(read), &points, signals))
-                }
-                0 | 1 => {
-                    ops.store_dispatch += 1;
-                    (mine, self.add(lane, out, self.zero.whole(), mine, &points, signals))
-                }
-                2 => {
-                    ops.fill += 1;
-                    (mine, lane.queue.fill(out, &mine.to_le_bytes()).waits(&points).signals(signals).submit())
-                }
-                3 => {
-                    ops.update += 1;
-                    (
-                        mine,
-                        lane.queue
-                            .update(&lane.log, step * 4, &mine.to_le_bytes())
-                            .waits(&points)
-                            .signals(signals)
-                            .submit(),
-                    )
-                }
-                4 => {
-                    ops.copy += 1;
-                    (mine, lane.queue.copy(word(&lane.source, step), out).waits(&points).signals(signals).submit())
-                }
-                5 | 6 => {
-                    ops.command_buffer += 1;
-                    let table = BindingTable::from_bindings(&[out, word(&lane.source, step)]);
-                    (
-                        mine,
-                        table.and_then(|table| {
-                            lane.queue.execute(&self.copy_slot, &table).waits(&points).signals(signals).submit()
-                        }),
-                    )
-                }
-                _ => {
-                    ops.barrier += 1;
-                    (0, lane.queue.barrier().waits(&points).signals(signals).submit())
-                }
-            },
+            None => self.submit_local(me, step, rng, &points, signals, &mut counts.operations),
         };
         lane.expected[step as usize].store(expected, Ordering::Relaxed);
         match (result, doom) {
@@ -797,6 +686,163 @@ impl<'d> Round<'d> {
             counts.host_failures += 1;
         }
         gate
+    }
+
+    /// Blocks until step `step - window` of lane `me` finished (or failed, if it was doomed),
+    /// once the lane is a window ahead. Writes only `counts.errors`, when the wait went wrong.
+    fn wait_window(&self, me: usize, step: u64, counts: &mut WorkerCounts) {
+        let lane = &self.lanes[me];
+        let window = self.shape.window;
+        if window > 0 && step > window {
+            // Waits for step `step - window` itself, on its own semaphore, which a doomed step
+            // fails: the lane's timeline would not do, since a doomed step leaves its value to
+            // the next step that signals it, and a run of doomed steps as long as the window
+            // then held that step back behind this very wait (issue 29, finding 2).
+            let behind = step - window;
+            let doomed = lane.doomed[behind as usize].load(Ordering::Relaxed) != Doom::None as u8;
+            match lane.steps[behind as usize].wait(1, FINISH_TIMEOUT) {
+                Ok(()) => {}
+                Err(EngineError::SemaphoreFailed(_)) if doomed => {}
+                Err(error) => counts.errors.push(format!("lane {me} step {step}: waiting for step {behind}: {error}")),
+            }
+        }
+    }
+
+    /// Draws the waits of step `step` of lane `me`: the `(lane, step)` pairs it waits on, and
+    /// their semaphore points in the same order. Changes nothing but `rng`.
+    fn draw_waits(&self, me: usize, step: u64, rng: &mut Xorshift) -> (Vec<(usize, u64)>, Vec<SemaphorePoint<'_>>) {
+        let lane = &self.lanes[me];
+        // Up to two waits on other lanes at steps they submitted, never on a doomed one (its
+        // semaphore fails, and its timeline value comes only with a later step that may wait on
+        // us), and sometimes one on this lane's own earlier step.
+        let mut waited: Vec<(usize, u64)> = Vec::new();
+        if self.lanes.len() > 1 {
+            for _ in 0..rng.below(3) {
+                let other = (me + 1 + rng.below(self.lanes.len() as u64 - 1) as usize) % self.lanes.len();
+                let latest = self.lanes[other].submitted.load(Ordering::Acquire);
+                if latest == 0 {
+                    continue;
+                }
+                let at = if rng.below(2) == 0 { latest } else { 1 + rng.below(latest) };
+                if self.lanes[other].doomed[at as usize].load(Ordering::Relaxed) == Doom::None as u8 {
+                    waited.push((other, at));
+                }
+            }
+        }
+        if step > 1 && rng.below(8) == 0 {
+            let at = 1 + rng.below(step - 1);
+            if lane.doomed[at as usize].load(Ordering::Relaxed) == Doom::None as u8 {
+                waited.push((me, at));
+            }
+        }
+        let points: Vec<SemaphorePoint> = waited
+            .iter()
+            // A step's own semaphore always has its exact producer on record, so the wait
+            // resolves on the device; an old timeline value has often lost it and parks.
+            .map(|&(other, at)| match rng.below(4) {
+                0 => self.lanes[other].timeline.at(at),
+                _ => self.lanes[other].steps[at as usize].at(1),
+            })
+            .collect();
+        (waited, points)
+    }
+
+    /// Draws whether step `step` of lane `me` is doomed and how; returns the doom with the
+    /// semaphore its extra wait fails on. Writes only `counts` (and arms a victim queue for a
+    /// kernel fault): a doom whose semaphore could not be created is dropped with its error
+    /// counted, and a kernel fault that could not be armed becomes a host failure.
+    fn draw_doom(
+        &self,
+        me: usize,
+        step: u64,
+        rng: &mut Xorshift,
+        counts: &mut WorkerCounts,
+    ) -> (Doom, Option<Semaphore>) {
+        // Doomed: a wait that fails. Never the last step, so every timeline reaches its end.
+        let failure_every = self.shape.failure_every;
+        let doom = if failure_every > 0 && step < self.steps && rng.below(failure_every) == 0 {
+            let controls = crate::bench::soft_controls(&self.lanes[me].queue);
+            if controls.is_some() && rng.below(2) == 0 { Doom::KernelFault } else { Doom::Host }
+        } else {
+            Doom::None
+        };
+        let doom_semaphore = match doom {
+            Doom::None => None,
+            _ => match self.device.create_semaphore(0) {
+                Ok(semaphore) => Some(semaphore),
+                Err(error) => {
+                    counts.errors.push(format!("lane {me} step {step}: doom semaphore: {error}"));
+                    None
+                }
+            },
+        };
+        let mut doom = if doom_semaphore.is_some() { doom } else { Doom::None };
+        if doom == Doom::KernelFault {
+            let semaphore = doom_semaphore.as_ref().expect("a doomed step has its semaphore");
+            // A device holds 64 queues: with every victim still alive, the host fails it instead.
+            if self.arm_kernel_fault(semaphore, counts).is_err() {
+                doom = Doom::Host;
+            }
+        }
+        (doom, doom_semaphore)
+    }
+
+    /// Submits a step that reads no other lane: a dispatch, transfer, command buffer or barrier
+    /// drawn from `rng`, counted in `ops`. Returns the value it leaves in its word, with the
+    /// submission's result; the caller records both.
+    fn submit_local(
+        &self,
+        me: usize,
+        step: u64,
+        rng: &mut Xorshift,
+        points: &[SemaphorePoint],
+        signals: &[SemaphorePoint],
+        ops: &mut OperationCounts,
+    ) -> (u32, Result<aqueduct_engine::Submitted, EngineError>) {
+        let lane = &self.lanes[me];
+        let mine = value(me, step);
+        let out = word(&lane.log, step);
+        match rng.below(8) {
+            // A doomed step's word is not settled (see `check`): nothing reads it.
+            0 if step > 1 && lane.doomed[step as usize - 1].load(Ordering::Relaxed) == Doom::None as u8 => {
+                ops.chained_dispatch += 1;
+                let read = lane.expected[step as usize - 1].load(Ordering::Relaxed);
+                (mine, self.add(lane, out, word(&lane.log, step - 1), mine.wrapping_sub(read), points, signals))
+            }
+            0 | 1 => {
+                ops.store_dispatch += 1;
+                (mine, self.add(lane, out, self.zero.whole(), mine, points, signals))
+            }
+            2 => {
+                ops.fill += 1;
+                (mine, lane.queue.fill(out, &mine.to_le_bytes()).waits(points).signals(signals).submit())
+            }
+            3 => {
+                ops.update += 1;
+                (
+                    mine,
+                    lane.queue.update(&lane.log, step * 4, &mine.to_le_bytes()).waits(points).signals(signals).submit(),
+                )
+            }
+            4 => {
+                ops.copy += 1;
+                (mine, lane.queue.copy(word(&lane.source, step), out).waits(points).signals(signals).submit())
+            }
+            5 | 6 => {
+                ops.command_buffer += 1;
+                let table = BindingTable::from_bindings(&[out, word(&lane.source, step)]);
+                (
+                    mine,
+                    table.and_then(|table| {
+                        lane.queue.execute(&self.copy_slot, &table).waits(points).signals(signals).submit()
+                    }),
+                )
+            }
+            _ => {
+                ops.barrier += 1;
+                (0, lane.queue.barrier().waits(points).signals(signals).submit())
+            }
+        }
     }
 
     /// `out = input + addend` on one word.

@@ -433,7 +433,20 @@ impl BlockCheck<'_> {
         }
     }
 
+    /// Checks a dispatch command phase by phase, in the order its fields are relied on; the first
+    /// failure is returned. `patch_cursor` is as in [`Self::command`] and moves past this
+    /// dispatch's patches.
     fn dispatch(&self, at: Location, d: &DispatchCommand, patch_cursor: &mut u64) -> Result<()> {
+        let strategy = self.dispatch_packet(at, d)?;
+        self.dispatch_ranges(at, d, strategy, patch_cursor)?;
+        self.dispatch_kernarg_layout(at, d, strategy)?;
+        self.dispatch_offsets(at, d, strategy)?;
+        self.dispatch_patches(at, d)
+    }
+
+    /// The fields the packet is built from: strategy, grid, workgroup, kernel object and kernarg
+    /// alignment. Reads only the command; returns its strategy.
+    fn dispatch_packet(&self, at: Location, d: &DispatchCommand) -> Result<KernargStrategy> {
         let Some(strategy) = d.strategy() else {
             return Err(ProgramError::InvalidField {
                 at,
@@ -466,8 +479,19 @@ impl BlockCheck<'_> {
         if !alignment.is_power_of_two() || u32::from(alignment) > MAX_KERNARG_ALIGNMENT {
             return Err(ProgramError::InvalidField { at, field: "kernarg_alignment", value: u64::from(alignment) });
         }
-        let kernarg_size = u64::from(d.kernarg_size);
+        Ok(strategy)
+    }
 
+    /// The source and patch ranges lie in the block's sections, and patch ranges ascend without
+    /// overlap. Writes only `patch_cursor`, and moves it even when the strategy check after it
+    /// fails: a failure rejects the whole image, so the cursor is never read again.
+    fn dispatch_ranges(
+        &self,
+        at: Location,
+        d: &DispatchCommand,
+        strategy: KernargStrategy,
+        patch_cursor: &mut u64,
+    ) -> Result<()> {
         self.range(at, ("first_source", "source_count"), d.first_source, d.source_count, self.source_count)?;
         self.range(
             at,
@@ -491,8 +515,15 @@ impl BlockCheck<'_> {
             // Prepublished kernargs are immutable; scatter writes its sources, not patches.
             return Err(ProgramError::InvalidField { at, field: "patch_count", value: u64::from(d.patch_count) });
         }
+        Ok(())
+    }
 
+    /// Where the kernarg segment comes from: a template in rodata that covers it, or (no
+    /// template) source pointers then constants that fit in it. Reads only.
+    fn dispatch_kernarg_layout(&self, at: Location, d: &DispatchCommand, strategy: KernargStrategy) -> Result<()> {
+        let kernarg_size = u64::from(d.kernarg_size);
         if strategy.uses_template() {
+            let alignment = d.kernarg_alignment;
             self.rodata(at, "template_offset", d.template_offset, u64::from(d.template_length))?;
             if !d.template_offset.is_multiple_of(u32::from(alignment)) {
                 return Err(ProgramError::MisalignedField {
@@ -509,43 +540,49 @@ impl BlockCheck<'_> {
                     kernarg_size: d.kernarg_size,
                 });
             }
-        } else {
-            if d.template_offset != 0 {
-                return Err(ProgramError::InvalidField {
-                    at,
-                    field: "template_offset",
-                    value: u64::from(d.template_offset),
-                });
-            }
-            if d.template_length != 0 {
-                return Err(ProgramError::InvalidField {
-                    at,
-                    field: "template_length",
-                    value: u64::from(d.template_length),
-                });
-            }
-            let pointers = u64::from(d.source_count) * 8;
-            let constants = u64::from(d.constant_count) * 4;
-            if pointers > kernarg_size {
-                return Err(ProgramError::KernargOutOfRange {
-                    at,
-                    field: "source_count",
-                    offset: 0,
-                    length: pointers,
-                    kernarg_size: d.kernarg_size,
-                });
-            }
-            if pointers + constants > kernarg_size {
-                return Err(ProgramError::KernargOutOfRange {
-                    at,
-                    field: "constant_count",
-                    offset: pointers,
-                    length: constants,
-                    kernarg_size: d.kernarg_size,
-                });
-            }
+            return Ok(());
         }
+        if d.template_offset != 0 {
+            return Err(ProgramError::InvalidField {
+                at,
+                field: "template_offset",
+                value: u64::from(d.template_offset),
+            });
+        }
+        if d.template_length != 0 {
+            return Err(ProgramError::InvalidField {
+                at,
+                field: "template_length",
+                value: u64::from(d.template_length),
+            });
+        }
+        let pointers = u64::from(d.source_count) * 8;
+        let constants = u64::from(d.constant_count) * 4;
+        if pointers > kernarg_size {
+            return Err(ProgramError::KernargOutOfRange {
+                at,
+                field: "source_count",
+                offset: 0,
+                length: pointers,
+                kernarg_size: d.kernarg_size,
+            });
+        }
+        if pointers + constants > kernarg_size {
+            return Err(ProgramError::KernargOutOfRange {
+                at,
+                field: "constant_count",
+                offset: pointers,
+                length: constants,
+                kernarg_size: d.kernarg_size,
+            });
+        }
+        Ok(())
+    }
 
+    /// The constants in rodata, the implicit-argument pointer in the kernarg segment, and the
+    /// indirect counts source (named by indirect dispatches alone). Reads only.
+    fn dispatch_offsets(&self, at: Location, d: &DispatchCommand, strategy: KernargStrategy) -> Result<()> {
+        let kernarg_size = u64::from(d.kernarg_size);
         // Checked even with no constants, so every range a validated dispatch names is readable.
         if !d.constants_offset.is_multiple_of(4) {
             return Err(ProgramError::MisalignedField {
@@ -587,7 +624,13 @@ impl BlockCheck<'_> {
                 value: u64::from(d.indirect_source),
             });
         }
+        Ok(())
+    }
 
+    /// Every patch the dispatch names writes an aligned pointer inside its kernarg segment.
+    /// Reads only; the patch range was checked by [`Self::dispatch_ranges`].
+    fn dispatch_patches(&self, at: Location, d: &DispatchCommand) -> Result<()> {
+        let kernarg_size = u64::from(d.kernarg_size);
         for patch_index in d.patches() {
             let patch: PatchRecord = self.element(Section::Patches, self.header.patch_offset, patch_index)?;
             if !patch.kernarg_offset.is_multiple_of(8) {

@@ -26,7 +26,7 @@ use bytemuck::Zeroable;
 use super::needs::{CopyCheck, SlotNeed};
 use super::{BlockLimits, CommandBuffer, CommandBufferUsage, Retained, State};
 use crate::device::DeviceShared;
-use crate::dispatch::{Dispatch, GridSource, validate_dispatch};
+use crate::dispatch::{Dispatch, GridSource, ValidatedDispatch, validate_dispatch};
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
 use crate::memory::{Binding, Buffer};
@@ -130,7 +130,7 @@ pub(super) struct Chunk {
     pub terminator: TerminatorKind,
 }
 
-/// What finalization counts into [`super::ProgramFacts`], counted as commands are recorded.
+/// What finishing counts into [`super::ProgramFacts`], counted as commands are recorded.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Counts {
     pub dispatches: u32,
@@ -154,7 +154,7 @@ pub(crate) struct Recorder {
     pub(super) current: usize,
     pending_barrier: bool,
     pub(super) commands: Vec<Command>,
-    /// Per command: its block step and packet, offsets relative to its chunk (finalization
+    /// Per command: its block step and packet, offsets relative to its chunk (finishing
     /// rebases them and sets the header words).
     pub(super) steps: Vec<BlockStep>,
     pub(super) packets: Vec<KernelDispatchPacket>,
@@ -175,7 +175,7 @@ pub(crate) struct Recorder {
     last_retained: [usize; 2],
     pub(super) slot_needs: Vec<SlotNeed>,
     pub(super) copy_checks: Vec<CopyCheck>,
-    /// Finalization's scratch: the blocks' headers and the labels' first ordinals.
+    /// Finishing's scratch: the blocks' headers and the labels' first ordinals.
     pub(super) scratch_headers: Vec<aqueduct_abi::block_program::BlockHeader>,
     pub(super) scratch_ordinals: Vec<u32>,
 }
@@ -404,6 +404,77 @@ impl Recorder {
             self.retained.push(object.clone() as Retained);
         }
     }
+
+    /// Appends a checked dispatch's sources, then its constants (pointer scatter) or kernarg
+    /// template and patches, and counts it. Call after [`Self::chunk_for`], so the records land
+    /// in the chunk that takes the command; returns where they went.
+    #[inline(always)]
+    fn push_dispatch_records(
+        &mut self,
+        checked: &CheckedDispatch<'_>,
+        dispatch: &Dispatch<'_, BufferRef<'_>>,
+    ) -> DispatchRecords {
+        let sources_start = self.sources.len();
+        let first_source = (sources_start - self.chunk().source_start) as u16;
+        for binding in dispatch.bindings {
+            self.push_source(source_of(*binding));
+        }
+        let indirect_source = checked.indirect_source.map_or(NO_SOURCE, |counts| self.push_source(counts));
+        let constants: &[u8] = bytemuck::cast_slice(dispatch.constants);
+        let (mut template_offset, mut constants_offset, mut patches) = (0, 0, 0..0);
+        self.counts.dispatches += 1;
+        if checked.strategy == KernargStrategy::PointerScatter {
+            self.counts.pointer_scatter += 1;
+            constants_offset = self.push_rodata(constants, 4);
+        } else {
+            let bindings = sources_start..sources_start + dispatch.bindings.len();
+            (template_offset, patches) = self.push_kernarg_template(checked, constants, bindings, first_source);
+        }
+        DispatchRecords { first_source, indirect_source, template_offset, constants_offset, patches }
+    }
+
+    /// Writes a dispatch's kernarg template into fresh rodata and, unless it is prepublished, a
+    /// patch for each dynamic binding (`bindings`: its sources in the arena, the first numbered
+    /// `first_source` in the chunk). Returns the template's offset and the patch range.
+    #[inline(always)]
+    fn push_kernarg_template(
+        &mut self,
+        checked: &CheckedDispatch<'_>,
+        constants: &[u8],
+        bindings: std::ops::Range<usize>,
+        first_source: u16,
+    ) -> (u32, std::ops::Range<usize>) {
+        // The template: the whole kernarg segment as a direct dispatch writes it (the same
+        // writer and implicit block), with dynamic pointers zero until execution patches them.
+        let (offset, range) =
+            self.reserve_rodata(usize::from(checked.kernarg_size), u32::from(checked.kernarg_alignment));
+        let Recorder { rodata, sources, patches: patch_records, slot_patches, chunks, .. } = self;
+        let sources = &sources[bindings];
+        let pointers =
+            sources.iter().map(|source| if source.kind == SourceKind::Static as u8 { source.value } else { 0 });
+        let implicit = checked.validated.implicit();
+        let implicit = implicit.as_ref().map(|(offset, block)| (*offset, block));
+        write_hal_kernargs(&mut rodata[range], pointers, constants, implicit);
+        let mut patches = 0..0;
+        if checked.strategy != KernargStrategy::Prepublished {
+            let chunk_patches = chunks.last().map_or(0, |chunk| chunk.patch_start);
+            let first = patch_records.len() - chunk_patches;
+            for (index, source) in sources.iter().enumerate() {
+                if source.kind == SourceKind::Dynamic as u8 {
+                    let source_index = first_source + index as u16;
+                    patch_records.push(PatchRecord::new(8 * index as u32, source_index));
+                    slot_patches.push(SlotPatch {
+                        kernarg_offset: 8 * index as u16,
+                        source: source_index,
+                        slot: source.slot,
+                        offset: source.value,
+                    });
+                }
+            }
+            patches = first..patch_records.len() - chunk_patches;
+        }
+        (offset, patches)
+    }
 }
 
 /// The binding source a reference checked by [`check_ref`] records.
@@ -481,6 +552,143 @@ fn check_ref(
     }
 }
 
+/// What an indirect dispatch needs of its counts buffer: three u32 workgroup counts.
+const COUNTS_ACCESS: Access = Access { host_visible: false, align: 4 };
+
+/// A dispatch that passed every recording check, with what its records are built from.
+struct CheckedDispatch<'k> {
+    validated: ValidatedDispatch<'k>,
+    strategy: KernargStrategy,
+    kernarg_size: u16,
+    kernarg_alignment: u8,
+    /// The counts' binding source, for an indirect dispatch.
+    indirect_source: Option<BindingSource>,
+}
+
+/// Where a dispatch's records went; indices and offsets are relative to the chunk that took it.
+struct DispatchRecords {
+    first_source: u16,
+    /// The counts' source index, or [`NO_SOURCE`].
+    indirect_source: u16,
+    template_offset: u32,
+    constants_offset: u32,
+    patches: std::ops::Range<usize>,
+}
+
+/// Checks a dispatch for recording (the kernel and its arguments, the kernarg size a command
+/// carries, the indirect counts, every binding) and picks its strategy. Changes nothing, so on
+/// error nothing was recorded.
+#[inline(always)]
+fn check_dispatch<'k>(
+    device: &DeviceShared,
+    agent: usize,
+    usage: CommandBufferUsage,
+    kernel: &'k Kernel,
+    dispatch: &Dispatch<'_, BufferRef<'_>>,
+    indirect: Option<BufferRef<'_>>,
+) -> EngineResult<CheckedDispatch<'k>> {
+    let grid = if indirect.is_some() { GridSource::Buffer } else { GridSource::Dispatch };
+    let validated = validate_dispatch(device, agent, kernel, dispatch, grid)?;
+    let info = validated.info;
+    let kernarg_size = u16::try_from(info.kernarg_size).map_err(|_| EngineError::KernargMismatch {
+        kernel: info.name.clone(),
+        reason: format!("{}-byte kernarg segment; command buffers carry at most 65,535", info.kernarg_size),
+    })?;
+    let indirect_source = match indirect {
+        Some(counts) if counts.length() < 12 => {
+            return Err(EngineError::InvalidArgument {
+                what: "indirect counts",
+                reason: format!("{} bytes; three u32 counts need 12", counts.length()),
+            });
+        }
+        Some(counts) => Some(check_ref(device, "indirect counts", counts, COUNTS_ACCESS)?),
+        None => None,
+    };
+    let mut dynamic = 0usize;
+    for binding in dispatch.bindings {
+        check_ref(device, "binding", *binding, ANY_ACCESS)?;
+        dynamic += usize::from(matches!(binding, BufferRef::Slot { .. }));
+    }
+    let strategy = if indirect_source.is_some() {
+        KernargStrategy::Indirect
+    } else if dynamic == 0 && usage == CommandBufferUsage::Reusable {
+        KernargStrategy::Prepublished
+    } else if dynamic > 0 && dynamic == dispatch.bindings.len() && validated.layout.implicit_offset.is_none() {
+        KernargStrategy::PointerScatter
+    } else {
+        KernargStrategy::PatchedTemplate
+    };
+    let kernarg_alignment = info.kernarg_alignment.min(MAX_KERNARG_ALIGNMENT) as u8;
+    Ok(CheckedDispatch { validated, strategy, kernarg_size, kernarg_alignment, indirect_source })
+}
+
+/// Stores a dispatch command's fields into `command`, a zeroed slot in the command arena.
+#[inline(always)]
+fn write_dispatch_command(
+    command: &mut DispatchCommand,
+    flags: CommandFlags,
+    checked: &CheckedDispatch<'_>,
+    dispatch: &Dispatch<'_, BufferRef<'_>>,
+    records: &DispatchRecords,
+) {
+    let template = &checked.validated.template;
+    command.header = CommandHeader::new(CommandKind::Dispatch, flags);
+    command.kernarg_strategy = checked.strategy as u8;
+    command.kernarg_alignment = checked.kernarg_alignment;
+    command.workgroup_size = template.workgroup;
+    command.kernarg_size = checked.kernarg_size;
+    command.grid_size = template.grid;
+    command.kernel_object = template.kernel_object;
+    command.private_segment_size = template.private_segment_size;
+    command.group_segment_size = template.group_segment_size;
+    command.template_offset = records.template_offset;
+    command.constants_offset = records.constants_offset;
+    if checked.strategy == KernargStrategy::PointerScatter {
+        command.constant_count = dispatch.constants.len() as u16;
+    } else {
+        command.template_length = checked.kernarg_size;
+    }
+    command.first_source = records.first_source;
+    command.source_count = dispatch.bindings.len() as u16;
+    command.first_patch = records.patches.start as u16;
+    command.patch_count = records.patches.len() as u16;
+    command.implicit_args_offset =
+        checked.validated.layout.implicit_offset.map_or(NO_IMPLICIT_ARGS, |offset| offset as u16);
+    command.indirect_source = records.indirect_source;
+}
+
+/// Bakes a non-interpreted dispatch's block step and packet into `step` and `packet`, the zeroed
+/// slots pushed with its command.
+///
+/// Finishing sets the header word and rebases the kernarg address (prepublished: the
+/// template's device address; a template step's execution points it at its copy).
+#[inline(always)]
+fn bake_dispatch_step(
+    step: &mut BlockStep,
+    packet: &mut KernelDispatchPacket,
+    kind: StepKind,
+    checked: &CheckedDispatch<'_>,
+    records: &DispatchRecords,
+) {
+    let template = &checked.validated.template;
+    step.kind = kind;
+    step.kernarg_bytes = u32::from(checked.kernarg_size);
+    step.template = records.template_offset;
+    step.first_patch = records.patches.start as u32;
+    step.patch_count = records.patches.len() as u32;
+    packet.setup = template.dimensions;
+    packet.workgroup_size_x = template.workgroup[0];
+    packet.workgroup_size_y = template.workgroup[1];
+    packet.workgroup_size_z = template.workgroup[2];
+    packet.grid_size_x = template.grid[0];
+    packet.grid_size_y = template.grid[1];
+    packet.grid_size_z = template.grid[2];
+    packet.group_segment_size = template.group_segment_size;
+    packet.private_segment_size = template.private_segment_size;
+    packet.kernel_object = template.kernel_object;
+    packet.kernarg_address = u64::from(records.template_offset);
+}
+
 impl CommandBuffer {
     pub(super) fn dispatch_unrecorded(
         &mut self,
@@ -508,40 +716,9 @@ impl CommandBuffer {
         let Self { device, agent, usage, state, .. } = self;
         let recorder = recording(state)?;
         recorder.open_block()?;
-        let grid = if indirect.is_some() { GridSource::Buffer } else { GridSource::Dispatch };
-        let validated = validate_dispatch(device, *agent, kernel, dispatch, grid)?;
-        let (info, layout, template) = (validated.info, validated.layout, validated.template);
-        let kernarg_size = u16::try_from(info.kernarg_size).map_err(|_| EngineError::KernargMismatch {
-            kernel: info.name.clone(),
-            reason: format!("{}-byte kernarg segment; command buffers carry at most 65,535", info.kernarg_size),
-        })?;
-        const COUNTS_ACCESS: Access = Access { host_visible: false, align: 4 };
-        let indirect_source = match indirect {
-            Some(counts) if counts.length() < 12 => {
-                return Err(EngineError::InvalidArgument {
-                    what: "indirect counts",
-                    reason: format!("{} bytes; three u32 counts need 12", counts.length()),
-                });
-            }
-            Some(counts) => Some(check_ref(device, "indirect counts", counts, COUNTS_ACCESS)?),
-            None => None,
-        };
         // Every check first (nothing is written until the whole command is known to be good).
-        let mut dynamic = 0usize;
-        for binding in dispatch.bindings {
-            check_ref(device, "binding", *binding, ANY_ACCESS)?;
-            dynamic += usize::from(matches!(binding, BufferRef::Slot { .. }));
-        }
-        let strategy = if indirect_source.is_some() {
-            KernargStrategy::Indirect
-        } else if dynamic == 0 && *usage == CommandBufferUsage::Reusable {
-            KernargStrategy::Prepublished
-        } else if dynamic > 0 && dynamic == dispatch.bindings.len() && layout.implicit_offset.is_none() {
-            KernargStrategy::PointerScatter
-        } else {
-            KernargStrategy::PatchedTemplate
-        };
-        let cost = DispatchCommand::cost(Some(strategy), kernarg_size);
+        let checked = check_dispatch(device, *agent, *usage, kernel, dispatch, indirect)?;
+        let cost = DispatchCommand::cost(Some(checked.strategy), checked.kernarg_size);
 
         // Commit the references, then write the records in place: each record is zeroed in its
         // arena and its fields stored there, never assembled elsewhere and copied (a copy of a
@@ -555,50 +732,8 @@ impl CommandBuffer {
         recorder.retain(&kernel.executable, 1);
         let flags = recorder.take_flags();
         recorder.chunk_for(cost, dispatch.bindings.len() + 1);
-        let sources_start = recorder.sources.len();
-        let first_source = (sources_start - recorder.chunk().source_start) as u16;
-        for binding in dispatch.bindings {
-            recorder.push_source(source_of(*binding));
-        }
-        let indirect_index = indirect_source.map_or(NO_SOURCE, |counts| recorder.push_source(counts));
-        let kernarg_alignment = info.kernarg_alignment.min(MAX_KERNARG_ALIGNMENT) as u8;
-        let constants: &[u8] = bytemuck::cast_slice(dispatch.constants);
-        let (mut template_offset, mut constants_offset, mut patches) = (0, 0, 0..0);
-        recorder.counts.dispatches += 1;
-        if strategy == KernargStrategy::PointerScatter {
-            recorder.counts.pointer_scatter += 1;
-            constants_offset = recorder.push_rodata(constants, 4);
-        } else {
-            // The template: the whole kernarg segment as a direct dispatch writes it (the same
-            // writer and implicit block), with dynamic pointers zero until execution patches them.
-            let (offset, range) = recorder.reserve_rodata(usize::from(kernarg_size), u32::from(kernarg_alignment));
-            template_offset = offset;
-            let Recorder { rodata, sources, patches: patch_records, slot_patches, chunks, .. } = &mut *recorder;
-            let sources = &sources[sources_start..sources_start + dispatch.bindings.len()];
-            let pointers =
-                sources.iter().map(|source| if source.kind == SourceKind::Static as u8 { source.value } else { 0 });
-            let implicit = validated.implicit();
-            let implicit = implicit.as_ref().map(|(offset, block)| (*offset, block));
-            write_hal_kernargs(&mut rodata[range], pointers, constants, implicit);
-            if strategy != KernargStrategy::Prepublished {
-                let chunk_patches = chunks.last().map_or(0, |chunk| chunk.patch_start);
-                let first = patch_records.len() - chunk_patches;
-                for (index, source) in sources.iter().enumerate() {
-                    if source.kind == SourceKind::Dynamic as u8 {
-                        let source_index = first_source + index as u16;
-                        patch_records.push(PatchRecord::new(8 * index as u32, source_index));
-                        slot_patches.push(SlotPatch {
-                            kernarg_offset: 8 * index as u16,
-                            source: source_index,
-                            slot: source.slot,
-                            offset: source.value,
-                        });
-                    }
-                }
-                patches = first..patch_records.len() - chunk_patches;
-            }
-        }
-        let kind = match strategy {
+        let records = recorder.push_dispatch_records(&checked, dispatch);
+        let kind = match checked.strategy {
             KernargStrategy::Prepublished => {
                 recorder.counts.prepublished += 1;
                 StepKind::Baked
@@ -614,49 +749,9 @@ impl CommandBuffer {
             KernargStrategy::PointerScatter => StepKind::Interpret,
         };
         let (command, step, packet) = recorder.push_slots();
-        let command: &mut DispatchCommand = bytemuck::cast_mut(command);
-        command.header = CommandHeader::new(CommandKind::Dispatch, flags);
-        command.kernarg_strategy = strategy as u8;
-        command.kernarg_alignment = kernarg_alignment;
-        command.workgroup_size = template.workgroup;
-        command.kernarg_size = kernarg_size;
-        command.grid_size = template.grid;
-        command.kernel_object = template.kernel_object;
-        command.private_segment_size = template.private_segment_size;
-        command.group_segment_size = template.group_segment_size;
-        command.template_offset = template_offset;
-        command.constants_offset = constants_offset;
-        if strategy == KernargStrategy::PointerScatter {
-            command.constant_count = dispatch.constants.len() as u16;
-        } else {
-            command.template_length = kernarg_size;
-        }
-        command.first_source = first_source;
-        command.source_count = dispatch.bindings.len() as u16;
-        command.first_patch = patches.start as u16;
-        command.patch_count = patches.len() as u16;
-        command.implicit_args_offset = layout.implicit_offset.map_or(NO_IMPLICIT_ARGS, |offset| offset as u16);
-        command.indirect_source = indirect_index;
+        write_dispatch_command(bytemuck::cast_mut(command), flags, &checked, dispatch, &records);
         if kind != StepKind::Interpret {
-            // The packet is baked now; finalization sets the header word and rebases the
-            // kernarg address (prepublished: the template's device address; a template step's
-            // execution points it at its copy).
-            step.kind = kind;
-            step.kernarg_bytes = u32::from(kernarg_size);
-            step.template = template_offset;
-            step.first_patch = patches.start as u32;
-            step.patch_count = patches.len() as u32;
-            packet.setup = template.dimensions;
-            packet.workgroup_size_x = template.workgroup[0];
-            packet.workgroup_size_y = template.workgroup[1];
-            packet.workgroup_size_z = template.workgroup[2];
-            packet.grid_size_x = template.grid[0];
-            packet.grid_size_y = template.grid[1];
-            packet.grid_size_z = template.grid[2];
-            packet.group_segment_size = template.group_segment_size;
-            packet.private_segment_size = template.private_segment_size;
-            packet.kernel_object = template.kernel_object;
-            packet.kernarg_address = u64::from(template_offset);
+            bake_dispatch_step(step, packet, kind, &checked, &records);
         }
         Ok(())
     }

@@ -8,8 +8,8 @@
 
 use smallvec::SmallVec;
 
-use aqueduct_vocabulary::OperationKind;
 use aqueduct_profile::replay::Operation;
+use aqueduct_vocabulary::OperationKind;
 
 use super::operations::{Immediate, Submitter};
 use super::{Batch, Queue};

@@ -18,8 +18,8 @@ use super::operations::{self, Immediate};
 use crate::error::{EngineError, EngineResult};
 use crate::memory::{Binding, Buffer};
 use crate::semaphore::SemaphorePoint;
-use aqueduct_vocabulary::OperationKind;
 use aqueduct_components::device_entities::MemoryKind;
+use aqueduct_vocabulary::OperationKind;
 
 /// The staging buffer each queue streams through.
 pub const STAGING_BYTES: u64 = 4 << 20;

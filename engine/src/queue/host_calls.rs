@@ -26,9 +26,9 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use aqueduct_vocabulary::OperationKind;
 use aqueduct_components::semaphore_table::{FailureRecord, SemaphoreTable, WaitSource};
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
+use aqueduct_vocabulary::OperationKind;
 
 use super::Queue;
 use crate::error::{EngineError, EngineResult};

@@ -9,8 +9,8 @@ use aqueduct_abi::ImplicitKernargs;
 use aqueduct_builtins::{
     DispatchPlan, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_update_inline, plan_update_staged,
 };
-use aqueduct_vocabulary::OperationKind;
 use aqueduct_components::submission::{DispatchTemplate, RowWriter};
+use aqueduct_vocabulary::OperationKind;
 
 use super::Queue;
 use super::RawDispatch;

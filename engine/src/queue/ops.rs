@@ -17,8 +17,8 @@
 
 use core::marker::PhantomData;
 
-use aqueduct_vocabulary::OperationKind;
 use aqueduct_profile::replay::Operation;
+use aqueduct_vocabulary::OperationKind;
 
 use super::builder::{Submission, Submittable, Submitted, captured, private::Sealed};
 use super::operations::{self, Submitter};
