@@ -13,41 +13,57 @@ use crate::gfx11::Opcode;
 use crate::interp::operands::{Row, Row64};
 use crate::interp::wave::{Kind, LANES, Wave};
 
-/// Where the exact value lies from a rounded one: the sign of exact − rounded.
-pub(super) fn direct32(rounded: f32, error: f64, mode: u32) -> f32 {
-    // A NaN error: an infinite operand made the result, which is then exact.
-    if error == 0.0 || error.is_nan() || rounded.is_nan() {
-        return rounded;
-    }
-    if rounded.is_infinite() {
-        // Rounded past the largest finite value: directed modes stop at it.
-        let toward_zero = mode == 3 || (mode == 1 && rounded < 0.0) || (mode == 2 && rounded > 0.0);
-        return if toward_zero { f32::MAX.copysign(rounded) } else { rounded };
-    }
-    match mode {
-        1 if error > 0.0 => rounded.next_up(),
-        2 if error < 0.0 => rounded.next_down(),
-        3 if error < 0.0 && rounded > 0.0 => rounded.next_down(),
-        3 if error > 0.0 && rounded < 0.0 => rounded.next_up(),
-        _ => rounded,
-    }
+/// A float width the directed roundings step through (f32 and f64 share one rule).
+pub(super) trait Directed: Copy + PartialOrd {
+    const ZERO: Self;
+    const MAX: Self;
+    fn is_nan(self) -> bool;
+    fn is_infinite(self) -> bool;
+    fn copysign(self, sign: Self) -> Self;
+    fn next_up(self) -> Self;
+    fn next_down(self) -> Self;
 }
 
-pub(super) fn direct64(rounded: f64, error: f64, mode: u32) -> f64 {
+macro_rules! directed {
+    ($($float:ty),*) => {$(
+        impl Directed for $float {
+            const ZERO: Self = 0.0;
+            const MAX: Self = <$float>::MAX;
+            #[inline]
+            fn is_nan(self) -> bool { <$float>::is_nan(self) }
+            #[inline]
+            fn is_infinite(self) -> bool { <$float>::is_infinite(self) }
+            #[inline]
+            fn copysign(self, sign: Self) -> Self { <$float>::copysign(self, sign) }
+            #[inline]
+            fn next_up(self) -> Self { <$float>::next_up(self) }
+            #[inline]
+            fn next_down(self) -> Self { <$float>::next_down(self) }
+        }
+    )*};
+}
+directed!(f32, f64);
+
+/// Where the exact value lies from a rounded one: the sign of exact − rounded (`error`), moved
+/// to under the directed mode `mode` (1 toward +∞, 2 toward −∞, 3 toward zero).
+#[inline]
+pub(super) fn direct<F: Directed>(rounded: F, error: f64, mode: u32) -> F {
     // A NaN error: an infinite operand made the result, which is then exact (the callers turn
     // an overflow of finite operands, whose two-sum error is NaN too, into a finite one).
     if error == 0.0 || error.is_nan() || rounded.is_nan() {
         return rounded;
     }
+    let negative = rounded < F::ZERO;
     if rounded.is_infinite() {
-        let toward_zero = mode == 3 || (mode == 1 && rounded < 0.0) || (mode == 2 && rounded > 0.0);
-        return if toward_zero { f64::MAX.copysign(rounded) } else { rounded };
+        // Rounded past the largest finite value: directed modes stop at it.
+        let toward_zero = mode == 3 || (mode == 1 && negative) || (mode == 2 && !negative);
+        return if toward_zero { F::MAX.copysign(rounded) } else { rounded };
     }
     match mode {
         1 if error > 0.0 => rounded.next_up(),
         2 if error < 0.0 => rounded.next_down(),
-        3 if error < 0.0 && rounded > 0.0 => rounded.next_down(),
-        3 if error > 0.0 && rounded < 0.0 => rounded.next_up(),
+        3 if error < 0.0 && rounded > F::ZERO => rounded.next_down(),
+        3 if error > 0.0 && negative => rounded.next_up(),
         _ => rounded,
     }
 }
@@ -66,7 +82,7 @@ pub(super) fn zero_sum_sign(high: f64, low: f64, (p, q): (f64, f64), mode: u32) 
 pub(super) fn round32(high: f64, low: f64, mode: u32) -> f32 {
     let rounded = high as f32;
     let error = (high - rounded as f64) + low;
-    direct32(rounded, error, mode)
+    direct(rounded, error, mode)
 }
 
 /// An f16 result (bits) in `mode` from its exact value `high + low`: rounded once to nearest
@@ -167,7 +183,7 @@ pub(super) fn moded(wave: &mut Wave, op: &VOp, mode: u32) -> Option<Out> {
                 };
                 // Finite operands past the largest finite value: an overflow, not exact.
                 let overflow = rounded.is_infinite() && x.is_finite() && y.is_finite();
-                direct64(rounded, if overflow { -rounded } else { error }, round64_mode).to_bits()
+                direct(rounded, if overflow { -rounded } else { error }, round64_mode).to_bits()
             })))
         }
         VFmaF64 => {
@@ -185,7 +201,7 @@ pub(super) fn moded(wave: &mut Wave, op: &VOp, mode: u32) -> Option<Out> {
                 let (sum, sum_error) = two_sum(product, z);
                 let error = ((sum - rounded) + sum_error) + product_error;
                 let overflow = rounded.is_infinite() && x.is_finite() && y.is_finite() && z.is_finite();
-                direct64(rounded, if overflow { -rounded } else { error }, round64_mode).to_bits()
+                direct(rounded, if overflow { -rounded } else { error }, round64_mode).to_bits()
             })))
         }
         VCvtF32F64 => {
