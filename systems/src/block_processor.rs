@@ -377,14 +377,18 @@ unsafe fn write_blocks<const TIMED: bool>(
     segment: &SegmentPlan,
     capture: Option<&mut CaptureState>,
 ) -> Result<(), SubmissionFault> {
-    run.headers.clear();
     let image = run.image.as_ref().map(ProgramImageRef::get).ok_or(SubmissionFault::NoProgramImage)?;
     let view = image.view().ok_or(SubmissionFault::NoProgramImage)?;
+    let packets = segment_packets(segment);
+    // Sized once and stored by index: a push per packet re-read the vector's length and capacity
+    // around every ring write (which may alias it), about a fifth of a baked packet's cost.
+    run.headers.clear();
+    run.headers.resize(packets as usize, 0);
     let mut writer = PacketWriter::<TIMED> {
         ring,
         first_id,
         next_id: first_id,
-        last_id: first_id + segment_packets(segment) - 1,
+        last_id: first_id + packets - 1,
         kernargs: kernarg_address,
         completion,
         headers: &mut run.headers,
@@ -474,7 +478,8 @@ struct PacketWriter<'a, const TIMED: bool> {
     last_id: u64,
     kernargs: u64,
     completion: u64,
-    headers: &'a mut Vec<u32>,
+    /// One header word per reserved packet, by `id - first_id`.
+    headers: &'a mut [u32],
     builtins: &'a [aqueduct_components::program::BuiltinObject],
     /// Where the dispatches are timed (`TIMED` only).
     capture: Option<&'a mut CaptureState>,
@@ -484,6 +489,17 @@ struct PacketWriter<'a, const TIMED: bool> {
 }
 
 impl<const TIMED: bool> PacketWriter<'_, TIMED> {
+    /// Leaves packet `id`'s header word for publication.
+    #[inline(always)]
+    fn put_header(&mut self, id: u64, word: u32) {
+        // Every id is one of the segment's reserved packets (`next_id` never passes `last_id`:
+        // each command writes within the cost the segment reserved).
+        debug_assert!((self.first_id..=self.last_id).contains(&id));
+        if let Some(slot) = self.headers.get_mut((id - self.first_id) as usize) {
+            *slot = word;
+        }
+    }
+
     /// Carves `bytes` (rounded to 64) of the segment's kernarg span.
     fn carve(&mut self, bytes: u64) -> u64 {
         let at = self.kernargs;
@@ -560,7 +576,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
             // SAFETY: as above.
             unsafe { self.ring.write_body(id, &packet) };
         }
-        self.headers.push(header);
+        self.put_header(id, header);
     }
 
     /// A dispatch finishing built but for its kernargs: copies the template into this
@@ -603,7 +619,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
         let packet = KernelDispatchPacket { kernarg_address: kernargs, completion_signal: completion, ..*packet };
         // SAFETY: a reserved packet of this segment.
         unsafe { self.ring.write_body(id, &packet) };
-        self.headers.push(header);
+        self.put_header(id, header);
         Ok(())
     }
 
@@ -661,7 +677,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
         let packet = BarrierAndPacket { completion_signal: completion, ..Default::default() };
         // SAFETY: a reserved packet of this segment.
         unsafe { self.ring.write_body(id, &packet) };
-        self.headers.push(header);
+        self.put_header(id, header);
     }
 
     unsafe fn builtin(&mut self, plan: &DispatchPlan, flags: CommandFlags) -> Result<(), SubmissionFault> {
@@ -677,7 +693,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
         packet.completion_signal = self.dispatch_completion(id, &packet, completion);
         // SAFETY: a reserved packet of this segment.
         unsafe { self.ring.write_body(id, &packet) };
-        self.headers.push(header);
+        self.put_header(id, header);
         Ok(())
     }
 
@@ -765,7 +781,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
         packet.completion_signal = self.dispatch_completion(id, &packet, completion);
         // SAFETY: a reserved packet of this segment.
         unsafe { self.ring.write_body(id, &packet) };
-        self.headers.push(if strategy == Some(KernargStrategy::Indirect) { HEADER_LEFT_TO_DEVICE } else { header });
+        self.put_header(id, if strategy == Some(KernargStrategy::Indirect) { HEADER_LEFT_TO_DEVICE } else { header });
         Ok(())
     }
 }
