@@ -93,15 +93,17 @@
 
 #![deny(missing_docs)]
 
+mod flush;
+
 use std::any::TypeId;
 use std::num::NonZeroU32;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aqueduct_engine::{
-    Batch, Buffer, Device, Engine, EngineConfig, EngineError, EngineResult, FailureRecord, MemoryKind, Pool,
-    PoolConfig, Queue, QueueConfig, Semaphore, SemaphorePoint,
+    Batch, Buffer, Device, Engine, EngineConfig, EngineResult, FailureRecord, MemoryKind, PoolConfig, Queue,
+    QueueConfig, Semaphore, SemaphorePoint,
 };
 use bevy_app::{App, Plugin, PostUpdate, PreUpdate, Update};
 use bevy_ecs::intern::Interned;
@@ -226,6 +228,9 @@ pub struct AqueductPlugin {
     pub frames_in_flight: NonZeroU32,
     /// How long a flush waits for the frame `frames_in_flight` before it.
     pub frame_timeout: Duration,
+    /// Whether the flush publishes the lanes in parallel (one task per lane on Bevy's compute
+    /// task pool, where it has more than one thread) or one by one. Default: in parallel.
+    pub parallel_flush: bool,
     readbacks: Vec<ReadbackRegistration>,
 }
 
@@ -236,6 +241,7 @@ impl Default for AqueductPlugin {
             lanes: Vec::new(),
             frames_in_flight: DEFAULT_FRAMES_IN_FLIGHT,
             frame_timeout: DEFAULT_FRAME_TIMEOUT,
+            parallel_flush: true,
             readbacks: Vec::new(),
         }
     }
@@ -274,6 +280,14 @@ impl AqueductPlugin {
         self
     }
 
+    /// Whether the flush publishes the lanes in parallel (the default) or one by one. One by
+    /// one keeps the flush on the thread that runs it; in parallel, each lane's batch is a task
+    /// of Bevy's compute task pool, so a frame's flush costs about its largest lane's.
+    pub fn parallel_flush(mut self, parallel: bool) -> Self {
+        self.parallel_flush = parallel;
+        self
+    }
+
     /// Registers the message [`Readback<T, Tag>`](Readback), which
     /// [`AqueductFrame::read_back`] then delivers.
     pub fn readback<T: Pod + Send + Sync, Tag: Send + Sync + 'static>(mut self) -> Self {
@@ -302,16 +316,20 @@ impl AqueductPlugin {
 }
 
 /// The system sets of a frame, in order: [`Self::Begin`] in [`PreUpdate`], [`Self::Record`] in
-/// [`Update`] (every lane's set is inside it), [`Self::Flush`] in [`PostUpdate`].
+/// [`Update`] (every lane's set is inside it), [`Self::Flush`] then [`Self::Pace`] in [`PostUpdate`].
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AqueductSystems {
     /// Delivers finished read-backs, reports failed queues.
     Begin,
     /// Where user systems stage compute work.
     Record,
-    /// Publishes each lane's staged work (one batch, one doorbell per queue), then waits until
-    /// frame `N + 1 - limit` is done, so that the next frame makes at most `limit` in flight.
+    /// Publishes each lane's staged work (one batch, one doorbell per queue): one run over every
+    /// lane's queue entity, in parallel across lanes (see [`AqueductPlugin::parallel_flush`]).
     Flush,
+    /// After [`Self::Flush`]: waits until frame `N + 1 - limit` is done, so that the next frame
+    /// makes at most `limit` in flight, and sends what the flush refused. Systems placed between
+    /// the two run on the host while the frame's work runs on the device.
+    Pace,
 }
 
 /// A run condition: whether the engine opened. Systems that need compute run with
@@ -384,15 +402,16 @@ type Staged = Box<dyn FnOnce(&mut Batch<'_>, &FrameContext<'_>) -> EngineResult<
 /// Reads a finished snapshot and writes its typed message.
 type Deliver = Box<dyn FnOnce(&Buffer, u64, &mut Commands) -> EngineResult<()> + Send + Sync>;
 
+/// What the frame keeps of a lane; its queue is its entity's [`flush::LaneQueue`].
 struct LaneState {
     lane: LaneId,
-    queue: Queue,
+    /// The lane's queue entity.
+    entity: Entity,
     /// Raised to `N` when the lane's work of frame `N` is done; fails only with the lane's queue.
     done: Semaphore,
+    /// Operations staged for this frame, moved to the lane's entity at the flush.
     staged: Vec<Staged>,
     reported: bool,
-    /// Host-visible memory read-backs are copied into, taken in queue order at each flush.
-    staging: Pool,
 }
 
 struct PendingReadback {
@@ -415,6 +434,8 @@ pub struct AqueductFrame {
     timeline: Result<Semaphore, AqueductError>,
     frames_in_flight: NonZeroU32,
     frame_timeout: Duration,
+    /// Whether the flush runs lanes in parallel where the compute task pool has threads.
+    parallel: bool,
     lanes: Vec<LaneState>,
     readbacks: Vec<PendingReadback>,
     /// The `Readback<T, Tag>` types the plugin registered.
@@ -573,32 +594,35 @@ impl Plugin for AqueductPlugin {
         for registration in &self.readbacks {
             (registration.register)(app);
         }
+        app.configure_sets(PostUpdate, (AqueductSystems::Flush, AqueductSystems::Pace).chain()).add_systems(
+            PostUpdate,
+            (flush::flush_frame.in_set(AqueductSystems::Flush), flush::pace_frame.in_set(AqueductSystems::Pace)),
+        );
         let opened =
             self.lanes_to_make().and_then(|lanes| open(&self.config, lanes).map_err(|error| error.to_string()));
-        let (engine, timeline, lanes) = match opened {
+        let (engine, timeline, queues) = match opened {
             Ok(opened) => opened,
             Err(reason) => {
                 tracing::error!(%reason, "aqueduct could not open; the app runs without compute");
                 let unavailable = AqueductError::Unavailable { reason };
                 app.insert_resource(AqueductQueues { lanes: Vec::new(), unavailable: Some(unavailable.clone()) })
                     .insert_resource(self.frame(Err(unavailable.clone()), Vec::new()))
-                    .insert_resource(AqueductDevice(Err(unavailable)))
-                    .add_systems(PostUpdate, flush_frame.in_set(AqueductSystems::Flush));
+                    .insert_resource(AqueductDevice(Err(unavailable)));
                 return;
             }
         };
-        for lane in &lanes {
-            app.configure_sets(Update, lane.lane.0.in_set(AqueductSystems::Record));
+        let mut lanes = Vec::with_capacity(queues.len());
+        let named = queues.iter().map(|queue| (queue.lane, queue.queue.clone())).collect();
+        for queue in queues {
+            app.configure_sets(Update, queue.lane.0.in_set(AqueductSystems::Record));
+            let (lane, done) = (queue.lane, queue.done.clone());
+            let entity = app.world_mut().spawn(queue).id();
+            lanes.push(LaneState { lane, entity, done, staged: Vec::new(), reported: false });
         }
-        let queues = AqueductQueues {
-            lanes: lanes.iter().map(|lane| (lane.lane, lane.queue.clone())).collect(),
-            unavailable: None,
-        };
-        app.insert_resource(queues)
+        app.insert_resource(AqueductQueues { lanes: named, unavailable: None })
             .insert_resource(self.frame(Ok(timeline), lanes))
             .insert_resource(AqueductDevice(Ok(engine)))
-            .add_systems(PreUpdate, begin_frame.in_set(AqueductSystems::Begin))
-            .add_systems(PostUpdate, flush_frame.in_set(AqueductSystems::Flush));
+            .add_systems(PreUpdate, begin_frame.in_set(AqueductSystems::Begin));
     }
 }
 
@@ -610,6 +634,7 @@ impl AqueductPlugin {
             timeline,
             frames_in_flight: self.frames_in_flight,
             frame_timeout: self.frame_timeout,
+            parallel: self.parallel_flush,
             lanes,
             readbacks: Vec::new(),
             readback_messages: self.readbacks.iter().map(|registration| registration.message).collect(),
@@ -618,25 +643,26 @@ impl AqueductPlugin {
     }
 }
 
-/// The engine, the frame timeline and the lanes' state.
-fn open(config: &EngineConfig, lanes: Vec<(LaneId, QueueConfig)>) -> EngineResult<(Engine, Semaphore, Vec<LaneState>)> {
+/// The engine, the frame timeline and the lanes' queues, in the order given.
+fn open(
+    config: &EngineConfig,
+    lanes: Vec<(LaneId, QueueConfig)>,
+) -> EngineResult<(Engine, Semaphore, Vec<flush::LaneQueue>)> {
     let engine = Engine::with_config(config.clone())?;
     let device = engine.device();
-    let lanes = lanes
+    let queues = lanes
         .into_iter()
         .map(|(lane, config)| {
-            Ok(LaneState {
+            Ok(flush::LaneQueue::new(
                 lane,
-                queue: device.create_queue_with(config)?,
-                done: device.create_semaphore(0)?,
-                staged: Vec::new(),
-                reported: false,
-                staging: device.create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(1 << 20))?,
-            })
+                device.create_queue_with(config)?,
+                device.create_semaphore(0)?,
+                device.create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(1 << 20))?,
+            ))
         })
-        .collect::<EngineResult<Vec<LaneState>>>()?;
+        .collect::<EngineResult<Vec<_>>>()?;
     let timeline = device.create_semaphore(0)?;
-    Ok((engine, timeline, lanes))
+    Ok((engine, timeline, queues))
 }
 
 /// Delivers finished read-backs and reports failed queues; never blocks.
@@ -668,104 +694,6 @@ fn begin_frame(mut frame: ResMut<AqueductFrame>, mut commands: Commands, mut fai
             failures.write(QueueFailed { lane: lane.lane, record });
         }
     }
-}
-
-/// Publishes every lane's staged work, then waits until no more than the limit of frames is in
-/// flight; reports what was refused. Without a device it only counts the frame.
-fn flush_frame(
-    mut frame: ResMut<AqueductFrame>,
-    mut refused: MessageWriter<SubmitRefused>,
-    mut stalled: MessageWriter<FrameStalled>,
-) {
-    let frame = &mut *frame;
-    let number = frame.frame;
-    if let Ok(timeline) = &frame.timeline {
-        publish(number, timeline, &mut frame.lanes, &mut frame.readbacks, &mut frame.refused);
-        // Frame `number + 1` is recorded next: with this one, at most `limit` frames in flight.
-        let waited_for = (number + 1).saturating_sub(u64::from(frame.frames_in_flight.get()));
-        if let Err(error) = wait_for_frame(timeline, &frame.lanes, waited_for, frame.frame_timeout) {
-            tracing::error!(frame = number, waited_for, %error, "aqueduct frame stalled");
-            stalled.write(FrameStalled { frame: number, waited_for, error: error.to_string() });
-        }
-    }
-    for (lane, error) in frame.refused.drain(..) {
-        tracing::warn!(%lane, %error, "aqueduct operation refused");
-        refused.write(SubmitRefused { lane, error });
-    }
-    frame.frame += 1;
-}
-
-/// Publishes every lane's staged work of frame `number` as one batch (one doorbell), ending with
-/// a barrier that raises the lane's frame point; the first lane, flushed last, then raises the
-/// frame timeline behind every lane's point.
-fn publish(
-    number: u64,
-    timeline: &Semaphore,
-    lanes: &mut [LaneState],
-    readbacks: &mut [PendingReadback],
-    refused: &mut Vec<(LaneId, String)>,
-) {
-    let context = FrameContext { frame: number, timeline };
-    let others: Vec<Semaphore> = lanes[1..].iter().map(|lane| lane.done.clone()).collect();
-    for index in (1..lanes.len()).chain(0..1) {
-        let lane = &mut lanes[index];
-        let staged = std::mem::take(&mut lane.staged);
-        let mut this_frame: Vec<&mut PendingReadback> =
-            readbacks.iter_mut().filter(|pending| pending.lane == index && pending.frame == number).collect();
-        // Snapshots are taken before the batch: an alloca is the queue's own call.
-        for pending in &mut this_frame {
-            match lane.queue.alloca(&lane.staging, pending.length).submit() {
-                Ok(snapshot) => pending.snapshot = Some(snapshot),
-                Err(error) => refused.push((lane.lane, format!("read-back staging: {error}"))),
-            }
-        }
-        let flushed = lane.queue.batch(|batch| {
-            for operation in staged {
-                if let Err(error) = operation(batch, &context) {
-                    refused.push((lane.lane, error.to_string()));
-                }
-            }
-            for pending in &mut this_frame {
-                let Some(snapshot) = &pending.snapshot else { continue };
-                let range = pending.source.range(pending.offset, pending.length);
-                if let Err(error) = batch.copy(range, snapshot.range(0, pending.length)).submit() {
-                    refused.push((lane.lane, format!("read-back copy: {error}")));
-                    // A refused copy delivers nothing rather than stale bytes.
-                    pending.snapshot = None;
-                }
-            }
-            batch.barrier().signal(lane.done.at(number)).submit()?;
-            if index == 0 {
-                // Separate from the lane's own point, so that another lane's failure fails the
-                // timeline but not this lane.
-                let waits: Vec<SemaphorePoint<'_>> = others.iter().map(|done| done.at(number)).collect();
-                batch.barrier().waits(&waits).signal(timeline.at(number)).submit()?;
-            }
-            Ok(())
-        });
-        if let Err(error) = flushed {
-            // The queue refuses work once it failed; `begin_frame` reports that with its record.
-            tracing::debug!(lane = %lane.lane, %error, "aqueduct flush");
-        }
-    }
-}
-
-/// Waits until every lane finished frame `target`: on the timeline, or, once a lane failed
-/// (which fails the timeline), on each lane still running. One `timeout` for the whole wait.
-fn wait_for_frame(timeline: &Semaphore, lanes: &[LaneState], target: u64, timeout: Duration) -> EngineResult<()> {
-    let deadline = Instant::now() + timeout;
-    match timeline.wait(target, timeout) {
-        Err(EngineError::SemaphoreFailed(_)) => {}
-        waited => return waited,
-    }
-    for lane in lanes.iter().filter(|lane| lane.done.failure().is_none()) {
-        match lane.done.wait(target, deadline.saturating_duration_since(Instant::now())) {
-            // Failed meanwhile: `QueueFailed` reports it, and its frames will not finish.
-            Ok(()) | Err(EngineError::SemaphoreFailed(_)) => {}
-            Err(error) => return Err(error),
-        }
-    }
-    Ok(())
 }
 
 /// The README's examples, compiled and run as doctests so they stay true.
