@@ -13,31 +13,20 @@
 
 use std::time::{Duration, Instant};
 
-use aqueduct_bevy::{AqueductDevice, AqueductFrame, AqueductPlugin, AqueductSystems, Lane};
+use aqueduct_bevy::{AqueductDevice, AqueductFrame, AqueductPlugin, AqueductSystems};
 use aqueduct_engine::{Buffer, MemoryKind, QueueConfig};
 use bevy_app::{App, PostUpdate, Update};
 use bevy_ecs::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
+use lanes::{LANES, Lanes};
+
+#[path = "../tests/common/lanes.rs"]
+mod lanes;
 
 /// Fills each lane stages a frame, unless `FLUSH_OPERATIONS` says otherwise.
 fn operations() -> usize {
     std::env::var("FLUSH_OPERATIONS").ok().and_then(|value| value.parse().ok()).unwrap_or(32)
 }
-
-#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Lanes {
-    L0,
-    L1,
-    L2,
-    L3,
-    L4,
-    L5,
-    L6,
-    L7,
-}
-impl Lane for Lanes {}
-
-const LANES: [Lanes; 8] = [Lanes::L0, Lanes::L1, Lanes::L2, Lanes::L3, Lanes::L4, Lanes::L5, Lanes::L6, Lanes::L7];
 
 #[derive(Resource)]
 struct Targets(Vec<Buffer<u32>>, usize);

@@ -9,28 +9,16 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
-use aqueduct_bevy::{AqueductDevice, AqueductFrame, AqueductPlugin, FrameStalled, Lane, Readback, SubmitRefused};
+use aqueduct_bevy::{AqueductDevice, AqueductFrame, AqueductPlugin, FrameStalled, Readback, SubmitRefused};
 use aqueduct_engine::{Buffer, MemoryKind, QueueConfig};
 use bevy_app::{App, Update};
 use bevy_ecs::prelude::*;
 use bevy_tasks::{ComputeTaskPool, TaskPoolBuilder};
+use common::lanes::{LANES, Lanes};
+
+mod common;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Lanes {
-    L0,
-    L1,
-    L2,
-    L3,
-    L4,
-    L5,
-    L6,
-    L7,
-}
-impl Lane for Lanes {}
-
-const LANES: [Lanes; 8] = [Lanes::L0, Lanes::L1, Lanes::L2, Lanes::L3, Lanes::L4, Lanes::L5, Lanes::L6, Lanes::L7];
 
 /// A read-back's tag: the lane and the frame that asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
