@@ -207,7 +207,7 @@ struct FailedEpoch {
 }
 
 /// A queue's frontier: what its published work is known to follow on other queues.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, bevy_ecs::prelude::Resource)]
 pub struct QueueFrontier {
     /// Per queue, the highest epoch this queue's published work follows unconditionally: its own
     /// device barriers, plus transitive entries confirmed at reclaim.

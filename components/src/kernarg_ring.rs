@@ -6,7 +6,7 @@
 //! changes nothing, `reserve` takes the span, and moving `reclaimed` (reclaim) frees it.
 
 /// Byte ring in kernarg memory. Positions grow forever; `position % capacity` is the offset.
-#[derive(Debug)]
+#[derive(Debug, bevy_ecs::prelude::Resource)]
 pub struct KernargRing {
     pub base: u64,
     pub capacity: u64,
@@ -33,6 +33,10 @@ impl KernargRing {
     pub fn new(base: u64, capacity: u64) -> Self {
         Self::starting_at(base, capacity, 0)
     }
+
+    /// A ring of no bytes, at no address: it plans no span but an empty one. The queue World
+    /// holds one between batch runs, in the place the queue's ring takes during a run.
+    pub const EMPTY: Self = Self { base: 0, capacity: 0, head: 0, head_offset: 0, reclaimed: 0 };
 
     /// An empty ring whose next span goes at `position` (a test's way to start near the end).
     pub fn starting_at(base: u64, capacity: u64, position: u64) -> Self {

@@ -19,7 +19,7 @@ use crate::submission::{Arena, Column, Span};
 /// (the capacity is the most epochs in flight), and FIFO arenas for each epoch's signals and
 /// device waits. Epochs are reserved and drained in order, so reclaim is one loop over the
 /// range `drained + 1 ..= retired`.
-#[derive(Debug)]
+#[derive(Debug, bevy_ecs::prelude::Resource)]
 pub struct EpochTable {
     /// The most epochs in flight.
     capacity: u64,

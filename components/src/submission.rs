@@ -485,7 +485,7 @@ columns! {
 ///
 /// A pass of the stages starts at the front and admits rows in order until one cannot go;
 /// everything behind that row waits with it, so queue order holds.
-#[derive(Debug)]
+#[derive(Debug, bevy_ecs::prelude::Resource)]
 pub struct SubmissionRows {
     pub columns: RowColumns,
     /// `capacity - 1`; the capacity is a power of two.

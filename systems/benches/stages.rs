@@ -82,8 +82,8 @@ fn stage(bench: &mut Bench) {
 /// Drains what retired; returns whether the pass left rows pending (it stopped for room).
 fn drain(bench: &mut Bench) -> bool {
     let queue = bench.state();
-    let retired = BarrierValue::device_retired(&queue.endpoint);
-    reclaim::drain::<BarrierValue>(queue, retired, reclaim::DrainOrder::Causal);
+    let retired = BarrierValue::device_retired(&queue.handles.endpoint);
+    reclaim::drain::<BarrierValue>(&mut queue.reclaim(), retired, reclaim::DrainOrder::Causal);
     !queue.rows.is_empty()
 }
 

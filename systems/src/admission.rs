@@ -36,16 +36,38 @@ use aqueduct_components::program::SegmentEnd;
 use aqueduct_components::semaphore_table::WaitSource;
 use aqueduct_components::submission::{Arena, Payload, Reservation, Span, Verdict};
 
-use crate::QueueState;
+use crate::CaptureState;
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::SemaphoreSync;
+use crate::{DeviceTarget, QueueHandles};
+use aqueduct_components::frontier::QueueFrontier;
+use aqueduct_components::kernarg_ring::KernargRing;
+use aqueduct_components::queue_state::EpochTable;
+use aqueduct_components::submission::SubmissionRows;
+
+/// What admission reads and writes: the pending rows, the read index it last loaded, the kernarg
+/// ring and epoch table it reserves from, the frontier it extends, the device target's binding
+/// tables (an execution's), and, read-only, the capture's packet counts and the queue's failure.
+/// Borrowed from the `QueueState` ([`crate::QueueState::admission`]) or from the queue World's
+/// resources (`admission_system`).
+pub struct Admission<'a> {
+    pub handles: &'a QueueHandles,
+    pub known_read_index: &'a mut u64,
+    pub rows: &'a mut SubmissionRows,
+    pub kernargs: &'a mut KernargRing,
+    pub epochs: &'a mut EpochTable,
+    pub frontier: &'a mut QueueFrontier,
+    pub capture: &'a CaptureState,
+    pub failure: Option<u32>,
+    pub device_target: Option<&'a mut DeviceTarget>,
+}
 
 /// Resolves the waits in `waits` (a span of the row arena) into device waits appended to the
 /// epoch table's wait arena from `start` (its end when called), and what their producers had
 /// reached into `reached`, without reserving anything. The caller truncates the arena back to
 /// `start` unless the row is admitted.
-pub fn resolve_waits<S: CrossQueueStrategy>(queue: &mut QueueState, waits: Span, reached: &mut Frontier) -> Verdict {
-    let QueueState { epochs, rows, link, frontier, index, .. } = queue;
+pub fn resolve_waits<S: CrossQueueStrategy>(queue: &mut Admission<'_>, waits: Span, reached: &mut Frontier) -> Verdict {
+    let Admission { epochs, rows, frontier, handles: QueueHandles { link, index, .. }, .. } = queue;
     let index = *index;
     let device_waits = &mut epochs.wait_arena;
     let start = device_waits.end();
@@ -135,7 +157,7 @@ pub fn barrier_packets<S: CrossQueueStrategy>(waits: &[DeviceWait]) -> u64 {
 
 /// Admits row `row` with AQL packets from `next_packet`, which it advances past them; the
 /// caller commits the range's packets with one write-index update.
-fn admit_row<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64, next_packet: &mut u64) -> Verdict {
+fn admit_row<S: CrossQueueStrategy>(queue: &mut Admission<'_>, row: u64, next_packet: &mut u64) -> Verdict {
     if let Some(failure) = queue.failure {
         return Verdict::QueueFailed(failure);
     }
@@ -157,7 +179,7 @@ fn admit_row<S: CrossQueueStrategy>(queue: &mut QueueState, row: u64, next_packe
 /// The reservation for row `row`, whose waits resolved into the epoch wait arena from
 /// `waits_start`; its packets start at `next_packet`.
 fn reserve_resolved<S: CrossQueueStrategy>(
-    queue: &mut QueueState,
+    queue: &mut Admission<'_>,
     row: u64,
     waits_start: u64,
     reached: &Frontier,
@@ -173,25 +195,25 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     let kind = queue.rows.columns.payload[slot].kind();
     let program = kind == Payload::EXECUTE;
     let write_index = *next_packet;
-    let mut aql_free = queue.ring.capacity() - write_index.wrapping_sub(queue.known_read_index);
+    let mut aql_free = queue.handles.ring.capacity() - write_index.wrapping_sub(*queue.known_read_index);
     if program || aql_free < wait_packets + queue.capture.payload_packets(1, false) {
-        queue.known_read_index = queue.ring.read_index();
-        aql_free = queue.ring.capacity() - write_index.wrapping_sub(queue.known_read_index);
+        *queue.known_read_index = queue.handles.ring.read_index();
+        aql_free = queue.handles.ring.capacity() - write_index.wrapping_sub(*queue.known_read_index);
     }
     let kernargs = queue.rows.columns.kernargs[slot];
     let (packets, kernarg_bytes, kernarg_alignment) = if program {
         // A timed segment's two extra packets (see `CaptureState::payload_packets`) come off the room.
         let extra = queue.capture.payload_packets(0, true);
         let room = aql_free.saturating_sub(wait_packets + extra);
-        let capacity = queue.ring.capacity().saturating_sub(wait_packets + extra);
+        let capacity = queue.handles.ring.capacity().saturating_sub(wait_packets + extra);
         let drained_all = queue.epochs.submitted == queue.epochs.drained;
         let columns = &mut queue.rows.columns;
         let segment = &mut columns.segment[slot];
         let timing_slots =
             if queue.capture.flags().dispatch_timing { crate::block_processor::DEVICE_TIMING_SLOTS } else { 0 };
         let verdict = crate::block_processor::plan_segment(
-            &queue.kernargs,
-            queue.device_target.as_ref().map(|target| &target.binding_tables),
+            queue.kernargs,
+            queue.device_target.as_deref().map(|target| &target.binding_tables),
             drained_all,
             &columns.program[slot],
             crate::block_processor::PacketRoom { now: room, at_best: capacity },
@@ -209,12 +231,12 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     } else {
         (wait_packets + queue.capture.payload_packets(1, false), kernargs.ring_bytes(), u64::from(kernargs.alignment))
     };
-    if packets > queue.ring.capacity() || kernarg_bytes > queue.kernargs.capacity / 2 {
+    if packets > queue.handles.ring.capacity() || kernarg_bytes > queue.kernargs.capacity / 2 {
         return Verdict::TooLarge;
     }
     // Capacity first, all read-only.
     let epoch = queue.epochs.submitted + 1;
-    let slot_free = S::epoch_state_free(&queue.endpoint, epoch);
+    let slot_free = S::epoch_state_free(&queue.handles.endpoint, epoch);
     let kernarg_span = queue.kernargs.plan(kernarg_bytes, kernarg_alignment);
     let (Some(span), true, true, true) = (kernarg_span, queue.epochs.has_room(), slot_free, aql_free >= packets) else {
         return Verdict::Backpressure;
@@ -228,13 +250,13 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     queue.kernargs.reserve(span);
     queue.epochs.submitted = epoch;
     // Before the producer records below: no one can learn of the epoch before its state is armed.
-    let QueueState { endpoint, link, epochs, .. } = &mut *queue;
+    let Admission { handles: QueueHandles { endpoint, link, .. }, epochs, .. } = &mut *queue;
     let wait_fault = S::reserve_epoch(endpoint, link, epoch, epochs.wait_arena.tail_mut(waits_start)).err();
     let epoch_slot = epochs.slot(epoch);
     epochs.device_waits[epoch_slot] = epochs.wait_arena.span_from(waits_start);
     if program
         && let Some(plan) = queue.rows.columns.segment[slot].binding_table
-        && let Some(target) = &mut queue.device_target
+        && let Some(target) = queue.device_target.as_deref_mut()
     {
         // `plan` was made for this run above, with nothing reserved since.
         let run = &mut queue.rows.columns.program[slot];
@@ -255,7 +277,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     // list: device barriers plus the barrier bit on every packet make "queue X reached epoch e"
     // transitive. The records' entries stay conditional on this epoch until it is drained
     // (`QueueFrontier` says why); the producer records below carry only unconditional ones.
-    let QueueState { epochs, frontier, index, .. } = &mut *queue;
+    let Admission { epochs, frontier, handles: QueueHandles { index, .. }, .. } = &mut *queue;
     let producers = epochs.wait_arena.tail(waits_start).iter().filter(|wait| wait.barrier).map(|wait| wait.producer);
     frontier.admitted_epoch(*index, epoch, producers, reached);
     if !program || queue.rows.columns.segment[slot].end == SegmentEnd::Return {
@@ -270,13 +292,13 @@ fn reserve_resolved<S: CrossQueueStrategy>(
 /// retire (its payload as passing barriers if publication faults, with its signals failed), and
 /// a batch's later rows must see it before they are admitted.
 #[inline(always)]
-fn record_producers(queue: &QueueState, row: u64, epoch: u64) {
+fn record_producers(queue: &Admission<'_>, row: u64, epoch: u64) {
     let reached = queue.frontier.published();
     for signal in queue.rows.row_signals(row) {
-        queue.link.semaphores.record_queued_signal_with_frontier(
+        queue.handles.link.semaphores.record_queued_signal_with_frontier(
             signal.semaphore,
             signal.value,
-            Producer { queue: queue.index, epoch },
+            Producer { queue: queue.handles.index, epoch },
             reached,
         );
     }
@@ -288,10 +310,10 @@ fn record_producers(queue: &QueueState, row: u64, epoch: u64) {
 ///
 /// The range's AQL packets are reserved together: each row takes its packets from a cursor, and
 /// one write-index update commits them all after the loop.
-pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut QueueState) {
+pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut Admission<'_>) {
     crate::stage_span!("admission");
     queue.rows.pass.begin(queue.rows.front);
-    let start = queue.ring.write_index_now();
+    let start = queue.handles.ring.write_index_now();
     let mut next_packet = start;
     for row in queue.rows.pending() {
         let verdict = admit_row::<S>(queue, row, &mut next_packet);
@@ -308,7 +330,7 @@ pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut QueueState) {
             break;
         }
     }
-    queue.ring.commit_reserved(start, next_packet);
+    queue.handles.ring.commit_reserved(start, next_packet);
 }
 
 #[cfg(test)]

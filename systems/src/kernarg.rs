@@ -14,7 +14,7 @@
 
 use aqueduct_components::submission::{Arena, KernargRecipe};
 
-use crate::QueueState;
+use aqueduct_components::submission::SubmissionRows;
 
 /// Rows of the range whose arena bytes go to the ring with one copy.
 struct Run {
@@ -57,16 +57,15 @@ fn point_at_staging(bytes: &mut Arena<u8>, kernargs: &KernargRecipe, address: u6
 /// Kernarg patching for the range of rows the pass admitted: one loop that gathers runs and
 /// copies each, skipped when no row has kernargs (a pass of barriers).
 #[inline]
-pub fn patch_admitted(queue: &mut QueueState) {
+pub fn patch_admitted(rows: &mut SubmissionRows) {
     crate::stage_span!("kernarg_patching");
-    if queue.rows.pass.patches != 0 {
-        patch_rows(queue);
+    if rows.pass.patches != 0 {
+        patch_rows(rows);
     }
 }
 
 /// [`patch_admitted`]'s loop, out of line so a pass of barriers only pays the check.
-fn patch_rows(queue: &mut QueueState) {
-    let rows = &mut queue.rows;
+fn patch_rows(rows: &mut SubmissionRows) {
     let mut run: Option<Run> = None;
     for row in rows.pass.admitted() {
         let slot = rows.slot(row);

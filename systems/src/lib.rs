@@ -40,7 +40,7 @@ pub mod stages;
 pub mod strategy;
 pub mod sync;
 
-pub use queue_state::{CaptureState, DeviceLink, DeviceTarget, QueueState};
+pub use queue_state::{CaptureState, DeviceLink, DeviceTarget, QueueHandles, QueueState};
 pub use stages::QueueStages;
 use strategy::CrossQueueStrategy;
 
@@ -49,10 +49,10 @@ use strategy::CrossQueueStrategy;
 /// immediate path calls it directly; [`schedule::submission_schedule`] runs the same four stage
 /// functions as systems. Each stage is one loop over a range of rows.
 pub fn run_pass<S: CrossQueueStrategy>(queue: &mut QueueState) {
-    admission::admit_pending::<S>(queue);
-    kernarg::patch_admitted(queue);
-    publication::publish_admitted::<S>(queue);
-    reclaim::reclaim_retired_batch::<S>(queue);
+    admission::admit_pending::<S>(&mut queue.admission());
+    kernarg::patch_admitted(&mut queue.rows);
+    publication::publish_admitted::<S>(&mut queue.publication());
+    queue.drain = reclaim::reclaim_retired_batch::<S>(&mut queue.reclaim());
 }
 
 /// A span per stage when the `trace` feature is on; nothing otherwise.
@@ -83,22 +83,19 @@ pub fn build_queue_state(
     use aqueduct_components::queue_state::EpochTable;
     use aqueduct_components::submission::SubmissionRows;
     let stages = QueueStages::for_strategy(strategy);
+    let handles = QueueHandles { index, ring, epoch_signal: endpoint.epoch_signal, endpoint, link };
     let state = QueueState {
-        index,
-        ring,
+        batch_schedule: Some(Box::new(schedule::BatchWorld::new(handles.clone(), (stages.schedule)()))),
+        handles,
         known_read_index: 0,
         kernargs,
         epochs: EpochTable::new(epochs),
-        epoch_signal: endpoint.epoch_signal,
-        endpoint,
         frontier: aqueduct_components::frontier::QueueFrontier::default(),
-        link,
         failure: None,
         rows: SubmissionRows::with_capacity(INITIAL_SUBMISSION_ROWS),
         capture: CaptureState::default(),
         unsettled_from: None,
         drain: None,
-        batch_schedule: Some(Box::new(schedule::queue_world((stages.schedule)()))),
         device_target: None,
     };
     (state, stages)

@@ -26,7 +26,21 @@ use aqueduct_hsa::ring::AqlRing;
 use crate::block_processor;
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::SemaphoreSync;
-use crate::{CaptureState, QueueState};
+use crate::{CaptureState, DeviceTarget, QueueHandles};
+use aqueduct_components::queue_state::EpochTable;
+use aqueduct_components::submission::SubmissionRows;
+
+/// What publication reads and writes: the rows it publishes (and leaves), the epoch table's rows
+/// it fills, the capture's timing signals, and the device target it writes executions for.
+/// Borrowed from the `QueueState` ([`crate::QueueState::publication`]) or from the queue World's
+/// resources (`publication_system`).
+pub struct Publication<'a> {
+    pub handles: &'a QueueHandles,
+    pub rows: &'a mut SubmissionRows,
+    pub epochs: &'a mut EpochTable,
+    pub capture: &'a mut CaptureState,
+    pub device_target: Option<&'a DeviceTarget>,
+}
 
 const PAYLOAD_BARRIER_HEADER: PacketHeader =
     PacketHeader::new(PacketType::BarrierAnd, true, FenceScope::System, FenceScope::System);
@@ -35,7 +49,7 @@ const DISPATCH_HEADER: PacketHeader =
 
 #[inline(always)]
 fn publish_row<S: CrossQueueStrategy, const KIND: usize>(
-    queue: &mut QueueState,
+    queue: &mut Publication<'_>,
     row: u64,
 ) -> Result<(), SubmissionFault> {
     let written = write_row::<S, KIND>(queue, row);
@@ -51,7 +65,7 @@ fn publish_row<S: CrossQueueStrategy, const KIND: usize>(
 /// before every body is; headers go in queue order, run after run.
 #[inline]
 fn write_bodies<S: CrossQueueStrategy>(
-    queue: &mut QueueState,
+    queue: &mut Publication<'_>,
     kind: usize,
     rows: Range<u64>,
 ) -> Result<(), SubmissionFault> {
@@ -63,7 +77,7 @@ fn write_bodies<S: CrossQueueStrategy>(
 }
 
 #[inline]
-fn publish_run_headers<S: CrossQueueStrategy>(queue: &QueueState, kind: usize, rows: Range<u64>) {
+fn publish_run_headers<S: CrossQueueStrategy>(queue: &Publication<'_>, kind: usize, rows: Range<u64>) {
     match kind {
         Payload::BARRIER => rows.for_each(|row| publish_row_headers::<S, { Payload::BARRIER }>(queue, row)),
         Payload::DISPATCH => rows.for_each(|row| publish_row_headers::<S, { Payload::DISPATCH }>(queue, row)),
@@ -74,7 +88,7 @@ fn publish_run_headers<S: CrossQueueStrategy>(queue: &QueueState, kind: usize, r
 /// Writes the bodies of a run of rows of kind `KIND`; returns the first fault.
 #[inline]
 fn write_run_bodies<S: CrossQueueStrategy, const KIND: usize>(
-    queue: &mut QueueState,
+    queue: &mut Publication<'_>,
     rows: Range<u64>,
 ) -> Result<(), SubmissionFault> {
     let mut first_fault = Ok(());
@@ -87,7 +101,7 @@ fn write_run_bodies<S: CrossQueueStrategy, const KIND: usize>(
 }
 
 /// The run of one payload kind that starts `rows` (not empty): its kind and its rows.
-fn first_run(queue: &QueueState, rows: Range<u64>) -> (usize, Range<u64>) {
+fn first_run(queue: &Publication<'_>, rows: Range<u64>) -> (usize, Range<u64>) {
     let kind = queue.rows.payload_kind(rows.start);
     let end = (rows.start + 1..rows.end).find(|&row| queue.rows.payload_kind(row) != kind).unwrap_or(rows.end);
     (kind, rows.start..end)
@@ -96,23 +110,23 @@ fn first_run(queue: &QueueState, rows: Range<u64>) -> (usize, Range<u64>) {
 /// The run that starts `rows`: `known` (a run already found) when it starts there, so a range of
 /// one kind (an immediate call's one row, most batches) is split once for both loops.
 #[inline]
-fn run_at(queue: &QueueState, rows: Range<u64>, known: &(usize, Range<u64>)) -> (usize, Range<u64>) {
+fn run_at(queue: &Publication<'_>, rows: Range<u64>, known: &(usize, Range<u64>)) -> (usize, Range<u64>) {
     if known.1.start == rows.start { known.clone() } else { first_run(queue, rows) }
 }
 
 /// Tells the queue's endpoint that the epochs of `rows` (their bodies written, their headers not
 /// yet) are submitted, once for the range, and wakes an idle completion thread if the range's
 /// first epoch is the first since it idled.
-fn announce_epochs<S: CrossQueueStrategy>(queue: &QueueState, rows: Range<u64>) {
+fn announce_epochs<S: CrossQueueStrategy>(queue: &Publication<'_>, rows: Range<u64>) {
     let epoch_of = |row| queue.rows.columns.reservation[queue.rows.slot(row)].epoch;
-    queue.endpoint.submitted.store(epoch_of(rows.end - 1), Ordering::Release);
-    S::wake_idle_completion(queue, epoch_of(rows.start));
+    queue.handles.endpoint.submitted.store(epoch_of(rows.end - 1), Ordering::Release);
+    S::wake_idle_completion(queue.handles, queue.epochs, epoch_of(rows.start));
 }
 
 /// Makes the host's writes visible to the device (`publish_host_writes`), then stores the
 /// headers of `rows`, whose bodies are all written, in order; `first` is the run they start with.
 #[inline]
-fn publish_headers<S: CrossQueueStrategy>(queue: &QueueState, rows: Range<u64>, first: &(usize, Range<u64>)) {
+fn publish_headers<S: CrossQueueStrategy>(queue: &Publication<'_>, rows: Range<u64>, first: &(usize, Range<u64>)) {
     publish_host_writes(queue);
     let mut start = rows.start;
     while start < rows.end {
@@ -131,15 +145,15 @@ fn publish_headers<S: CrossQueueStrategy>(queue: &QueueState, rows: Range<u64>, 
 /// is marked failed, its signals fail when it retires, and the fault is returned.
 #[inline(always)]
 fn write_row<S: CrossQueueStrategy, const KIND: usize>(
-    queue: &mut QueueState,
+    queue: &mut Publication<'_>,
     row: u64,
 ) -> Result<(), SubmissionFault> {
     crate::stage_span!("aql_publication");
     let slot = queue.rows.slot(row);
     let plan = queue.rows.columns.reservation[slot];
     let payload = queue.rows.columns.payload[slot];
-    let completion = S::completion_signal(queue, plan.epoch);
-    let ring = queue.ring;
+    let completion = S::completion_signal(queue.handles, plan.epoch);
+    let ring = queue.handles.ring;
     let timed = queue.capture.flags().times_packets();
     let device_waits = queue.epochs.device_waits[queue.epochs.slot(plan.epoch)];
     let waits = queue.epochs.wait_arena.get(device_waits);
@@ -167,7 +181,7 @@ fn write_row<S: CrossQueueStrategy, const KIND: usize>(
         // The run's kind, fixed for this loop: the arms of other kinds compile away.
         match (KIND, payload) {
             (Payload::BARRIER, _) => {
-                let signal = payload_completion(&mut queue.capture, TimedKind::Payload);
+                let signal = payload_completion(queue.capture, TimedKind::Payload);
                 let packet = BarrierAndPacket { completion_signal: signal, ..Default::default() };
                 // SAFETY: the payload's reserved packet.
                 unsafe { ring.write_body(id, &packet) };
@@ -179,7 +193,7 @@ fn write_row<S: CrossQueueStrategy, const KIND: usize>(
                     workgroup: template.workgroup,
                     command: None,
                 };
-                let signal = payload_completion(&mut queue.capture, kind);
+                let signal = payload_completion(queue.capture, kind);
                 let packet = template.packet(plan.kernarg_address, signal);
                 // SAFETY: the payload's reserved packet.
                 unsafe { ring.write_body(id, &packet) };
@@ -196,6 +210,7 @@ fn write_row<S: CrossQueueStrategy, const KIND: usize>(
         unsafe { write_passing_barriers(&ring, id, last + 1 - id, completion) };
         queue.rows.columns.program[slot].cursor = aqueduct_components::program::Cursor::Done;
         queue
+            .handles
             .link
             .semaphores
             .record_failure(FailureRecord { status: None, message: format!("submission fault: {fault}") })
@@ -215,13 +230,13 @@ fn write_row<S: CrossQueueStrategy, const KIND: usize>(
 /// Writes a program row's planned segment from packet `id` (a timed segment between its lead
 /// and trailing barriers).
 fn write_program_segment(
-    queue: &mut QueueState,
+    queue: &mut Publication<'_>,
     slot: usize,
     id: u64,
     completion: u64,
     timed: bool,
 ) -> Result<(), SubmissionFault> {
-    let ring = queue.ring;
+    let ring = queue.handles.ring;
     let kernarg_address = queue.rows.columns.reservation[slot].kernarg_address;
     let mut segment_id = id;
     let mut signal = completion;
@@ -239,7 +254,7 @@ fn write_program_segment(
     if queue.rows.columns.program[slot].on_device {
         let epoch = queue.rows.columns.reservation[slot].epoch;
         let dispatch_timing = timed && queue.capture.flags().dispatch_timing;
-        let QueueState { rows, link, device_target, capture, .. } = queue;
+        let Publication { rows, handles: QueueHandles { link, .. }, device_target, capture, .. } = queue;
         let target = device_target.as_ref().ok_or(SubmissionFault::NoDeviceProgram)?;
         // SAFETY: admission reserved the run's packets from `segment_id` and its kernarg bytes
         // at `kernarg_address`; the target lives as long as the queue; epochs reuse a slot only
@@ -266,7 +281,7 @@ fn write_program_segment(
     }
     // Under dispatch timing, the block processor times each dispatch it writes.
     let dispatch_timing = timed && queue.capture.flags().dispatch_timing;
-    let QueueState { rows, capture, .. } = queue;
+    let Publication { rows, capture, .. } = queue;
     let columns = &mut rows.columns;
     // SAFETY: admission reserved the segment's packets from `segment_id` and its kernarg bytes
     // at `kernarg_address`; the engine checked the binding table for this program.
@@ -292,9 +307,9 @@ fn write_program_segment(
 /// read completes the posted write), as IREE's driver and ROCr's runtime do. Only when a host
 /// write came since the last flush: two loads otherwise.
 #[inline]
-fn publish_host_writes(queue: &QueueState) {
+fn publish_host_writes(queue: &Publication<'_>) {
     use std::sync::atomic::{Ordering, fence};
-    let Some(host_writes) = &queue.link.host_writes else { return };
+    let Some(host_writes) = &queue.handles.link.host_writes else { return };
     let written = host_writes.written.load(Ordering::Acquire);
     if host_writes.flushed.load(Ordering::Acquire) >= written {
         return;
@@ -317,8 +332,8 @@ fn publish_host_writes(queue: &QueueState) {
 /// extra barriers (`CaptureState::payload_packets`): a program segment's lead barrier first, and
 /// the trailing barrier carrying the epoch last. The processor may start on the first while later
 /// ones are still stores away, which is fine: every body is written. The pass rings the doorbell.
-fn publish_row_headers<S: CrossQueueStrategy, const KIND: usize>(queue: &QueueState, row: u64) {
-    let ring = queue.ring;
+fn publish_row_headers<S: CrossQueueStrategy, const KIND: usize>(queue: &Publication<'_>, row: u64) {
+    let ring = queue.handles.ring;
     let slot = queue.rows.slot(row);
     let plan = &queue.rows.columns.reservation[slot];
     let epoch_slot = queue.epochs.slot(plan.epoch);
@@ -384,7 +399,7 @@ unsafe fn write_passing_barriers(ring: &AqlRing, first: u64, count: u64, complet
 /// Moves the published row's signals into its epoch's row, which records the row's sequence.
 // Forced inline (about 20 instructions a row); its capture part stays out of line.
 #[inline(always)]
-fn record_epoch(queue: &mut QueueState, row: u64, failure: Option<u32>) {
+fn record_epoch(queue: &mut Publication<'_>, row: u64, failure: Option<u32>) {
     let slot = queue.rows.slot(row);
     let plan = queue.rows.columns.reservation[slot];
     let program = queue.rows.columns.payload[slot].kind() == Payload::EXECUTE;
@@ -415,8 +430,8 @@ fn record_epoch(queue: &mut QueueState, row: u64, failure: Option<u32>) {
 /// the row parked, became satisfied while it waited.
 #[cold]
 #[inline(never)]
-fn capture_epoch(queue: &mut QueueState, row: u64, final_segment: bool) {
-    let QueueState { rows, epochs, capture: state, index, .. } = queue;
+fn capture_epoch(queue: &mut Publication<'_>, row: u64, final_segment: bool) {
+    let Publication { rows, epochs, capture: state, handles: QueueHandles { index, .. }, .. } = queue;
     let slot = rows.slot(row);
     let columns = &rows.columns;
     let plan = &columns.reservation[slot];
@@ -459,7 +474,7 @@ fn capture_epoch(queue: &mut QueueState, row: u64, final_segment: bool) {
 /// columns), then one HDP flush if the host wrote device memory, then every header in order, then
 /// one doorbell store. A row whose program continues stays at the front of the pending rows (it
 /// is the range's last: admission stops after it); every other published row leaves them.
-pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
+pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut Publication<'_>) {
     let (from, mut end) = (queue.rows.pass.admitted_from, queue.rows.pass.admitted_end);
     if from == end {
         return;
@@ -503,10 +518,10 @@ pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut QueueState) {
 /// After publication: the published rows (`count` of them, from the front) leave the pending
 /// ones, and the doorbell rings for the packets up to the last of row slot `last_slot`'s.
 #[inline(always)]
-fn ring_published(queue: &mut QueueState, last_slot: usize, count: u64) {
+fn ring_published(queue: &mut Publication<'_>, last_slot: usize, count: u64) {
     let rows = &mut queue.rows;
     let plan = rows.columns.reservation[last_slot];
     (0..count).for_each(|_| rows.pop_front());
-    queue.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
+    queue.handles.ring.ring_doorbell(plan.first_packet + plan.packets - 1);
     queue.rows.release_spans();
 }

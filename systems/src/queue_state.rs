@@ -8,7 +8,8 @@
 //! the frontier, the shared tables) stays in components, which does not depend on hsa.
 //!
 //! **Contract.** The engine keeps the `QueueState` in the queue's `Mutex`; every field is read and
-//! written only by the lock's holder (the batch schedule sees it lent for one run). `DeviceLink`'s
+//! written only by the lock's holder (a batch run moves the parts its systems name into the queue
+//! World and back, under the same lock). `QueueHandles` is fixed once built. `DeviceLink`'s
 //! tables and the endpoint are shared with other queues and read lock-free. The state owns its
 //! `DeviceTarget`, which the engine destroys with the queue, after the HSA queue.
 
@@ -22,6 +23,7 @@ use aqueduct_components::queue_state::EpochTable;
 use aqueduct_components::semaphore_table::SemaphoreTable;
 use aqueduct_components::submission::SubmissionRows;
 use aqueduct_hsa::ring::AqlRing;
+use bevy_ecs::prelude::Resource;
 
 /// The device-wide tables every queue reads.
 #[derive(Clone)]
@@ -44,30 +46,40 @@ impl DeviceLink {
     }
 }
 
-/// The queue's state: everything the stages read and write, and the queue World a batch's
-/// schedule runs them in, behind the queue's lock. While the schedule runs, the World's systems
-/// reach this state through a pointer the run lends them ([`Self::run_schedule`]).
-pub struct QueueState {
+/// What a queue is and reaches, fixed when it is built: read by every stage and written by none.
+/// The state holds it, and the queue World a copy (the ring is a view of pointers, the rest
+/// counted references), so the batch schedule's systems read it as a resource without a loan.
+#[derive(Resource, Clone)]
+pub struct QueueHandles {
     pub index: u16,
+    /// The producer's view of the queue's AQL ring.
     pub ring: AqlRing,
+    pub endpoint: Arc<QueueEndpoint>,
+    pub link: DeviceLink,
+    /// The `hsa_signal_t` the last packet of a submission decrements (BarrierValue strategy).
+    pub epoch_signal: u64,
+}
+
+/// The queue's state: everything the stages read and write, and the queue World a batch's
+/// schedule runs them in, behind the queue's lock. Each stage works on a view of the fields it
+/// names (`Admission`, `Publication`, `Reclaim`, the rows alone for kernarg patching): the
+/// immediate path borrows them from here, and a batch run moves them into the World's
+/// resources for the run and back ([`crate::schedule`]).
+pub struct QueueState {
+    pub handles: QueueHandles,
     /// The consumer's read index as last loaded; it only grows, so a stale value
     /// underestimates free space and is safe.
     pub known_read_index: u64,
     pub kernargs: KernargRing,
     pub epochs: EpochTable,
-    pub endpoint: Arc<QueueEndpoint>,
     /// What this queue's published work is known to follow on other queues (its own device
     /// waits, and transitively what their producers followed): a later wait it covers needs no
     /// barrier.
     pub frontier: QueueFrontier,
-    pub link: DeviceLink,
-    /// The `hsa_signal_t` the last packet of a submission decrements (BarrierValue strategy).
-    pub epoch_signal: u64,
     /// Sticky failure (failure-log index), mirrored in the endpoint for other queues.
     pub failure: Option<u32>,
     /// The pending submission rows (a column table, in queue order) and what the current pass
-    /// did: held here rather than as a resource of their own, so a pass (and each staging)
-    /// fetches one resource.
+    /// did.
     pub rows: SubmissionRows,
     /// What the reclaim stage of the last pass drained (with the drained epoch before it), for
     /// the engine to follow up (profile records, the settled mark, wake-ups); taken by it.
@@ -80,10 +92,54 @@ pub struct QueueState {
     /// so those rows, and everything they name, stay unsettled until the HSA queue is destroyed.
     pub unsettled_from: Option<u64>,
     /// The queue World and the schedule of the four stages as systems, for a batch's flush:
-    /// taken out of the state while the schedule runs over it ([`Self::run_schedule`]).
-    pub(crate) batch_schedule: Option<Box<(bevy_ecs::world::World, bevy_ecs::schedule::Schedule)>>,
+    /// taken out of the state while the schedule runs ([`Self::run_schedule`]).
+    pub(crate) batch_schedule: Option<Box<crate::schedule::BatchWorld>>,
     /// Where executions processed on the device run, made at the first one.
     pub device_target: Option<DeviceTarget>,
+}
+
+impl QueueState {
+    /// Admission's view: what it reads and writes.
+    #[inline(always)]
+    pub fn admission(&mut self) -> crate::admission::Admission<'_> {
+        crate::admission::Admission {
+            handles: &self.handles,
+            known_read_index: &mut self.known_read_index,
+            rows: &mut self.rows,
+            kernargs: &mut self.kernargs,
+            epochs: &mut self.epochs,
+            frontier: &mut self.frontier,
+            capture: &self.capture,
+            failure: self.failure,
+            device_target: self.device_target.as_mut(),
+        }
+    }
+
+    /// Publication's view: what it reads and writes.
+    #[inline(always)]
+    pub fn publication(&mut self) -> crate::publication::Publication<'_> {
+        crate::publication::Publication {
+            handles: &self.handles,
+            rows: &mut self.rows,
+            epochs: &mut self.epochs,
+            capture: &mut self.capture,
+            device_target: self.device_target.as_ref(),
+        }
+    }
+
+    /// Reclaim's view: what it reads and writes.
+    #[inline(always)]
+    pub fn reclaim(&mut self) -> crate::reclaim::Reclaim<'_> {
+        crate::reclaim::Reclaim {
+            handles: &self.handles,
+            epochs: &mut self.epochs,
+            kernargs: &mut self.kernargs,
+            frontier: &mut self.frontier,
+            failure: &mut self.failure,
+            unsettled_from: &mut self.unsettled_from,
+            device_target: self.device_target.as_mut(),
+        }
+    }
 }
 
 /// A queue's target for command-buffer executions processed on the device: a second HSA queue
@@ -148,7 +204,7 @@ impl DrainOutcome {
 }
 
 /// The stages' part of a profile capture.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Resource)]
 pub struct CaptureState {
     /// Set only through [`Self::set_flags`], which keeps the extra packet counts in step.
     flags: CaptureFlags,

@@ -2,7 +2,8 @@
 //! idle queue, or one nobody drained) do with retired epochs, and what happens to everything in
 //! flight when the queue fails.
 //!
-//! **Contract.** Every function here takes the queue's lock (`&mut QueueState`). `drain` raises or
+//! **Contract.** Every function here takes the queue's lock (a [`Reclaim`] view of the `QueueState`,
+//! or of the queue World's resources during a batch run). `drain` raises or
 //! fails the drained epochs' semaphores, gives their arena spans and kernarg bytes back and publishes
 //! the drained epoch; at an epoch held on an undrained producer it stops before changing anything
 //! for that epoch. It wakes parked host threads itself; the returned `DrainOutcome` says which other
@@ -21,7 +22,24 @@ use aqueduct_components::submission::SubmissionFault;
 use crate::queue_state::DrainOutcome;
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::{HostParking, SemaphoreSync};
-use crate::{DeviceLink, QueueState};
+use crate::{DeviceLink, DeviceTarget, QueueHandles};
+use aqueduct_components::frontier::QueueFrontier;
+use aqueduct_components::kernarg_ring::KernargRing;
+use aqueduct_components::queue_state::EpochTable;
+
+/// What reclaim reads and writes: the epoch table and the kernarg ring it frees, the frontier it
+/// settles, the queue's failure and unsettled mark (written when the queue fails), and the device
+/// target's binding tables. Borrowed from the `QueueState` ([`crate::QueueState::reclaim`]) or from
+/// the queue World's resources (`reclaim_system`).
+pub struct Reclaim<'a> {
+    pub handles: &'a QueueHandles,
+    pub epochs: &'a mut EpochTable,
+    pub kernargs: &'a mut KernargRing,
+    pub frontier: &'a mut QueueFrontier,
+    pub failure: &'a mut Option<u32>,
+    pub unsettled_from: &'a mut Option<u64>,
+    pub device_target: Option<&'a mut DeviceTarget>,
+}
 
 /// Retired epochs the submitting thread lets accumulate before it drains them itself, holding
 /// the queue lock it already has: one signal load per submission while a batch is in flight,
@@ -147,7 +165,7 @@ fn processor_fault(address: u64) -> Option<SubmissionFault> {
 /// last drained: signals (or, if a device-side dependency failed, fails) their semaphores and
 /// frees their kernarg space. Under [`DrainOrder::Causal`] and [`DrainOrder::CausalProbe`] it
 /// stops at the first epoch whose producers have not drained (`held_on`). Wakes host waiters.
-pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, retired: u64, order: DrainOrder) -> DrainOutcome {
+pub fn drain<S: CrossQueueStrategy>(queue: &mut Reclaim<'_>, retired: u64, order: DrainOrder) -> DrainOutcome {
     crate::stage_span!("epoch_reclaim");
     let first = queue.epochs.drained + 1;
     let last = retired.min(queue.epochs.submitted);
@@ -157,7 +175,7 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, retired: u64, order:
     let mut kernarg_end = queue.kernargs.reclaimed;
     let submitted = queue.epochs.submitted;
     let mut done = first - 1;
-    let QueueState { epochs, link, frontier, index, device_target, .. } = &mut *queue;
+    let Reclaim { epochs, handles: QueueHandles { link, index, .. }, frontier, device_target, .. } = &mut *queue;
     let mut coalescer = Coalescer { table: &link.semaphores, pending: None, outcome: DrainOutcome::default() };
     for epoch in first..=last {
         let slot = epochs.slot(epoch);
@@ -165,7 +183,7 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, retired: u64, order:
             let status = core::mem::take(&mut epochs.device_status[slot]);
             // Later epochs read this epoch's binding table or newer ones. An execution with an
             // empty table wrote no start: its slot holds an earlier epoch's, which is older still.
-            if let Some(target) = device_target {
+            if let Some(target) = device_target.as_deref_mut() {
                 target.binding_tables.release_before(target.binding_tables.start_of(epoch));
             }
             if let Some(fault) = processor_fault(status) {
@@ -215,9 +233,10 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, retired: u64, order:
     epochs.release_through(done);
     queue.kernargs.reclaimed = kernarg_end;
     queue.epochs.drained = done;
-    outcome.wake = drain_order::publish_drained(&queue.endpoint.drained, &queue.endpoint.drain_waiters, done);
+    let QueueHandles { endpoint, link, .. } = queue.handles;
+    outcome.wake = drain_order::publish_drained(&endpoint.drained, &endpoint.drain_waiters, done);
     if outcome.signals + outcome.failures > 0 {
-        queue.link.semaphores.notify();
+        link.semaphores.notify();
     }
     outcome
 }
@@ -225,38 +244,39 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut QueueState, retired: u64, order:
 /// The queue failed with `failure`: every epoch still in flight fails its semaphores and is
 /// force-retired on the device so barriers on other queues that wait
 /// for it pass (their epochs then fail through [`drain`]'s dependency check).
-pub fn fail_in_flight<S: CrossQueueStrategy>(queue: &mut QueueState, failure: u32) -> DrainOutcome {
+pub fn fail_in_flight<S: CrossQueueStrategy>(queue: &mut Reclaim<'_>, failure: u32) -> DrainOutcome {
     crate::stage_span!("fail_in_flight");
-    queue.failure = Some(failure);
-    queue.endpoint.failure.store(failure + 1, Ordering::Release);
+    let QueueHandles { endpoint, link, .. } = queue.handles;
+    *queue.failure = Some(failure);
+    endpoint.failure.store(failure + 1, Ordering::Release);
     let (drained, submitted) = (queue.epochs.drained, queue.epochs.submitted);
     // Force-retired is not run: the HSA queue may still execute these epochs' packets.
     if submitted > drained {
         let row = queue.epochs.row[queue.epochs.slot(drained + 1)];
-        queue.unsettled_from = Some(queue.unsettled_from.map_or(row, |from| from.min(row)));
+        *queue.unsettled_from = Some(queue.unsettled_from.map_or(row, |from| from.min(row)));
     }
     let mut outcome = DrainOutcome::default();
     for epoch in drained + 1..=submitted {
-        let epochs = &queue.epochs;
+        let epochs = &*queue.epochs;
         let slot = epochs.slot(epoch);
         for signal in epochs.signal_arena.get(epochs.signals[slot]) {
-            outcome.failures += u64::from(queue.link.semaphores.fail(signal.semaphore, failure));
+            outcome.failures += u64::from(link.semaphores.fail(signal.semaphore, failure));
         }
-        S::release_waits(&queue.link, epochs.wait_arena.get(epochs.device_waits[slot]));
+        S::release_waits(link, epochs.wait_arena.get(epochs.device_waits[slot]));
         outcome.epochs += 1;
     }
     if submitted > drained {
         queue.epochs.release_through(submitted);
     }
     queue.frontier.clear_pending();
-    S::force_retire(queue);
+    S::force_retire(queue.handles, queue.epochs);
     queue.epochs.drained = submitted;
     queue.kernargs.release_all();
-    if let Some(target) = &mut queue.device_target {
+    if let Some(target) = queue.device_target.as_deref_mut() {
         target.binding_tables.release_all();
     }
-    outcome.wake = drain_order::publish_drained(&queue.endpoint.drained, &queue.endpoint.drain_waiters, submitted);
-    queue.link.semaphores.notify();
+    outcome.wake = drain_order::publish_drained(&endpoint.drained, &endpoint.drain_waiters, submitted);
+    link.semaphores.notify();
     outcome
 }
 
@@ -264,19 +284,20 @@ pub fn fail_in_flight<S: CrossQueueStrategy>(queue: &mut QueueState, failure: u3
 /// [`SUBMITTER_DRAIN_BATCH`] epochs did, so a busy queue needs no completion-thread wake-up.
 /// Reads nothing shared unless a whole batch is in flight.
 #[inline]
-pub fn drain_retired_batch<S: CrossQueueStrategy>(queue: &mut QueueState) -> Option<DrainOutcome> {
+pub fn drain_retired_batch<S: CrossQueueStrategy>(queue: &mut Reclaim<'_>) -> Option<DrainOutcome> {
     let batch_end = queue.epochs.drained + SUBMITTER_DRAIN_BATCH;
-    if queue.epochs.submitted < batch_end || !S::has_retired(&queue.endpoint, batch_end) {
+    let endpoint = &queue.handles.endpoint;
+    if queue.epochs.submitted < batch_end || !S::has_retired(endpoint, batch_end) {
         return None;
     }
-    let retired = S::device_retired(&queue.endpoint);
+    let retired = S::device_retired(endpoint);
     Some(drain::<S>(queue, retired, DrainOrder::Causal))
 }
 
-/// The reclaim stage of a pass: [`drain_retired_batch`], with what it drained left in
-/// `QueueState::drain` (and the drained epoch before it) for the engine to follow up.
+/// The reclaim stage of a pass: [`drain_retired_batch`], returning what it drained (with the
+/// drained epoch before it) for `QueueState::drain`, where the engine follows it up.
 #[inline]
-pub fn reclaim_retired_batch<S: CrossQueueStrategy>(queue: &mut QueueState) {
+pub fn reclaim_retired_batch<S: CrossQueueStrategy>(queue: &mut Reclaim<'_>) -> Option<(u64, DrainOutcome)> {
     let drained_before = queue.epochs.drained;
-    queue.drain = drain_retired_batch::<S>(queue).map(|outcome| (drained_before, outcome));
+    drain_retired_batch::<S>(queue).map(|outcome| (drained_before, outcome))
 }

@@ -32,5 +32,5 @@ pub fn settled_rows(queue: &QueueState) -> u64 {
 /// Publishes [`settled_rows`] with one release store. Call it after a drain (so that its
 /// semaphore stores come before any reuse of their slots) and after rows fail or are refused.
 pub fn publish_settled(queue: &QueueState) {
-    queue.endpoint.settled_rows.store(settled_rows(queue), Ordering::Release);
+    queue.handles.endpoint.settled_rows.store(settled_rows(queue), Ordering::Release);
 }

@@ -43,8 +43,8 @@ impl QueueStages {
         Self {
             run_pass: crate::run_pass::<S>,
             schedule: crate::schedule::submission_schedule::<S>,
-            drain: crate::reclaim::drain::<S>,
-            fail_in_flight: crate::reclaim::fail_in_flight::<S>,
+            drain: |queue, retired, order| crate::reclaim::drain::<S>(&mut queue.reclaim(), retired, order),
+            fail_in_flight: |queue, failure| crate::reclaim::fail_in_flight::<S>(&mut queue.reclaim(), failure),
             device_retired: S::device_retired,
             retirement_wait: S::retirement_wait,
         }

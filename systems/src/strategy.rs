@@ -7,7 +7,7 @@
 //! points once, when the queue is built: the per-submission path holds no `match` on the
 //! strategy, and each strategy's pieces inline into its own copy of the stages.
 //!
-//! **Contract.** The methods that take `QueueState` or arm per-epoch state run under the queue's
+//! **Contract.** The methods that take the epoch table or arm per-epoch state run under the queue's
 //! lock, inside the stages. `device_retired`, `has_retired` and `retirement_wait` read only an
 //! endpoint and its signals, with no lock, so other queues and the completion thread may call them.
 
@@ -24,7 +24,8 @@ use aqueduct_components::submission::SubmissionFault;
 use aqueduct_hsa::ring::AqlRing;
 
 use crate::sync::signal_value;
-use crate::{DeviceLink, QueueState};
+use crate::{DeviceLink, QueueHandles};
+use aqueduct_components::queue_state::EpochTable;
 
 /// Dependency signals one BARRIER_AND packet can name.
 pub const BARRIER_AND_DEPENDENCIES: usize = 5;
@@ -65,7 +66,7 @@ pub trait CrossQueueStrategy: 'static {
     ) -> Result<(), SubmissionFault>;
 
     /// The signal the last packet of `epoch` decrements.
-    fn completion_signal(queue: &QueueState, epoch: u64) -> u64;
+    fn completion_signal(queue: &QueueHandles, epoch: u64) -> u64;
 
     /// Writes the bodies of the barrier packets for `waits`' barriers from packet `first`, the
     /// first completing on `first_completion` (0 for none: a profile capture times it, so the
@@ -80,7 +81,7 @@ pub trait CrossQueueStrategy: 'static {
     fn release_waits(link: &DeviceLink, waits: &[DeviceWait]);
 
     /// Makes the device-side state say every submitted epoch retired (a failed queue).
-    fn force_retire(queue: &QueueState);
+    fn force_retire(queue: &QueueHandles, epochs: &EpochTable);
 
     /// The highest epoch known to have retired on the device.
     fn device_retired(endpoint: &QueueEndpoint) -> u64;
@@ -95,7 +96,7 @@ pub trait CrossQueueStrategy: 'static {
 
     /// Wakes a completion thread that slept without a retirement signal because the queue was
     /// idle. Called once `epoch` is published and the endpoint says it was submitted.
-    fn wake_idle_completion(queue: &QueueState, epoch: u64);
+    fn wake_idle_completion(queue: &QueueHandles, epochs: &EpochTable, epoch: u64);
 }
 
 /// AMD vendor BARRIER_VALUE packets on the producer's epoch signal, which counts down from
@@ -133,7 +134,7 @@ impl CrossQueueStrategy for BarrierValue {
     }
 
     #[inline]
-    fn completion_signal(queue: &QueueState, _: u64) -> u64 {
+    fn completion_signal(queue: &QueueHandles, _: u64) -> u64 {
         queue.epoch_signal
     }
 
@@ -165,8 +166,8 @@ impl CrossQueueStrategy for BarrierValue {
     #[inline]
     fn release_waits(_: &DeviceLink, _: &[DeviceWait]) {}
 
-    fn force_retire(queue: &QueueState) {
-        let target = EPOCH_BASE - queue.epochs.submitted as i64;
+    fn force_retire(queue: &QueueHandles, epochs: &EpochTable) {
+        let target = EPOCH_BASE - epochs.submitted as i64;
         let signal = queue.epoch_signal;
         // SAFETY: the epoch signal lives as long as the device.
         let current = unsafe { signal_value(signal) }.load(Ordering::Acquire);
@@ -201,7 +202,7 @@ impl CrossQueueStrategy for BarrierValue {
     }
 
     #[inline]
-    fn wake_idle_completion(_: &QueueState, _: u64) {}
+    fn wake_idle_completion(_: &QueueHandles, _: &EpochTable, _: u64) {}
 }
 
 impl CrossQueueStrategy for BarrierAnd {
@@ -240,7 +241,7 @@ impl CrossQueueStrategy for BarrierAnd {
     }
 
     #[inline]
-    fn completion_signal(queue: &QueueState, epoch: u64) -> u64 {
+    fn completion_signal(queue: &QueueHandles, epoch: u64) -> u64 {
         queue.endpoint.slot_signal(epoch) // set to 1 at reservation
     }
 
@@ -272,8 +273,8 @@ impl CrossQueueStrategy for BarrierAnd {
         }
     }
 
-    fn force_retire(queue: &QueueState) {
-        for epoch in queue.epochs.drained + 1..=queue.epochs.submitted {
+    fn force_retire(queue: &QueueHandles, epochs: &EpochTable) {
+        for epoch in epochs.drained + 1..=epochs.submitted {
             store_signal(&queue.link, queue.endpoint.slot_signal(epoch), 0);
         }
     }
@@ -300,10 +301,10 @@ impl CrossQueueStrategy for BarrierAnd {
     }
 
     #[inline]
-    fn wake_idle_completion(queue: &QueueState, epoch: u64) {
+    fn wake_idle_completion(queue: &QueueHandles, epochs: &EpochTable, epoch: u64) {
         // An idle completion thread has no armed per-epoch signal to sleep on, only the control
         // signal: the first epoch after idle pokes it.
-        if epoch == queue.epochs.drained + 1 {
+        if epoch == epochs.drained + 1 {
             queue.link.poke(queue.endpoint.control_signal);
         }
     }

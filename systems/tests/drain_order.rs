@@ -23,7 +23,7 @@ fn a_held_drain_names_its_producer_and_only_causal_registers() {
     let mut rig = rig();
     let api = rig.hsa.api();
     // Queue 1: an endpoint whose epoch 1 will retire without being drained.
-    let directory = rig.state.link.directory.clone();
+    let directory = rig.state.handles.link.directory.clone();
     let index = directory.reserve_index().expect("a queue index");
     let producer = Arc::new(QueueEndpoint::new(
         index,
@@ -50,7 +50,7 @@ fn a_held_drain_names_its_producer_and_only_causal_registers() {
     // SAFETY: the signal is live; a subtract is what the producer's last packet does.
     unsafe { (api.hsa_signal_subtract_scacq_screl)(hsa_signal_t { handle: producer.epoch_signal }, 1) };
     let deadline = Instant::now() + Duration::from_secs(5);
-    while BarrierValue::device_retired(&queue.endpoint) < 1 {
+    while BarrierValue::device_retired(&queue.handles.endpoint) < 1 {
         assert!(Instant::now() < deadline, "queue 0's epoch never retired");
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -59,24 +59,24 @@ fn a_held_drain_names_its_producer_and_only_causal_registers() {
         unsafe { (api.hsa_signal_load_scacquire)(hsa_signal_t { handle: endpoint.control_signal }) }
     };
 
-    let probe = reclaim::drain::<BarrierValue>(queue, 1, DrainOrder::CausalProbe);
+    let probe = reclaim::drain::<BarrierValue>(&mut queue.reclaim(), 1, DrainOrder::CausalProbe);
     assert_eq!((probe.epochs, probe.held_on), (0, Some(index)), "held on the producer, which it names");
     assert_eq!(producer.drain_waiters.load(Ordering::SeqCst), 0, "a probe registers nothing");
     assert_eq!(control(&producer), 0, "and pokes no one");
     assert_eq!(rig.semaphores.value(signalled), 0);
 
     let queue = &mut rig.state;
-    let held = reclaim::drain::<BarrierValue>(queue, 1, DrainOrder::Causal);
+    let held = reclaim::drain::<BarrierValue>(&mut queue.reclaim(), 1, DrainOrder::Causal);
     assert_eq!((held.epochs, held.held_on), (0, Some(index)));
-    assert_eq!(producer.drain_waiters.load(Ordering::SeqCst), 1 << queue.index, "registered on the producer");
+    assert_eq!(producer.drain_waiters.load(Ordering::SeqCst), 1 << queue.handles.index, "registered on the producer");
     assert_eq!(control(&producer), 1, "whose completion thread was poked, once");
     assert_eq!(rig.semaphores.value(signalled), 0, "nothing published before the producer drains");
 
     // The producer drains its epoch: queue 0 is the one to wake, and its drain goes through.
     rig.semaphores.signal(waited, 1);
     let wake = drain_order::publish_drained(&producer.drained, &producer.drain_waiters, 1);
-    assert_eq!(wake, 1 << rig.state.index);
-    let done = reclaim::drain::<BarrierValue>(&mut rig.state, 1, DrainOrder::CausalProbe);
+    assert_eq!(wake, 1 << rig.state.handles.index);
+    let done = reclaim::drain::<BarrierValue>(&mut rig.state.reclaim(), 1, DrainOrder::CausalProbe);
     assert_eq!((done.epochs, done.held_on), (1, None));
     assert_eq!(rig.semaphores.value(signalled), 1, "published once its cause was");
 }

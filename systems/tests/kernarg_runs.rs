@@ -55,8 +55,8 @@ fn stage(queue: &mut QueueState, shapes: &[Option<(usize, usize)>]) -> Vec<Optio
 /// Admits and patches the pending rows; checks every admitted row's bytes at its reservation.
 fn patch_and_check(queue: &mut QueueState, expected: &[Option<RowBytes>]) -> usize {
     let first = queue.rows.front;
-    admission::admit_pending::<BarrierValue>(queue);
-    kernarg::patch_admitted(queue);
+    admission::admit_pending::<BarrierValue>(&mut queue.admission());
+    kernarg::patch_admitted(&mut queue.rows);
     let admitted = (queue.rows.pass.admitted_end - first) as usize;
     for (row, bytes) in (first..).zip(&expected[..admitted]) {
         let Some(bytes) = bytes else { continue };

@@ -31,7 +31,7 @@ use common::{rig, rig_with};
 
 /// Admission as a pass runs it, over the pending rows (here `row` alone): its verdict for `row`.
 fn admit(queue: &mut QueueState, row: u64) -> Verdict {
-    admission::admit_pending::<BarrierValue>(queue);
+    admission::admit_pending::<BarrierValue>(&mut queue.admission());
     match queue.rows.pass.stop {
         Some((stopped, verdict)) if stopped == row => verdict,
         _ => {
@@ -52,7 +52,7 @@ fn publish_held(
 ) -> Option<SubmissionFault> {
     let controls = aqueduct_soft_hsa::SoftControls::of(hsa).expect("a soft runtime");
     controls.inject_fault(raw, first_packet, Fault::Stall).expect("the stall is armed");
-    publication::publish_admitted::<BarrierValue>(queue);
+    publication::publish_admitted::<BarrierValue>(&mut queue.publication());
     queue.rows.pass.fault
 }
 
@@ -61,7 +61,7 @@ fn publish_held(
 fn release(hsa: &Hsa, raw: *mut hsa_queue_t, queue: &QueueState, epoch: u64) {
     let controls = aqueduct_soft_hsa::SoftControls::of(hsa).expect("a soft runtime");
     let deadline = Instant::now() + Duration::from_secs(5);
-    while BarrierValue::device_retired(&queue.endpoint) < epoch {
+    while BarrierValue::device_retired(&queue.handles.endpoint) < epoch {
         controls.release_stall(raw).expect("the stall is released");
         assert!(Instant::now() < deadline, "the held epoch never retired");
         std::thread::sleep(Duration::from_millis(1));
@@ -122,7 +122,7 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
         let (row, mut plan) = admit_unresolvable_program(queue, &image, signalled, rig.kernarg_base);
         // A barrier as admission names one (its producer queue's epoch signal), with its packet
         // reserved: admission has already advanced the frontier on the promise that it runs.
-        let extra = queue.ring.try_reserve(1).expect("a free slot");
+        let extra = queue.handles.ring.try_reserve(1).expect("a free slot");
         assert_eq!(extra, plan.first_packet + plan.packets);
         // As admission reserves a barrier: its packet first, counted among the wait packets.
         plan.packets += 1;
@@ -144,12 +144,15 @@ fn a_payload_fault_keeps_the_wait_barriers_admission_promised() {
         assert_eq!(fault, Some(SubmissionFault::UnresolvedSource { block: 0, source: 0 }));
         // SAFETY: the slot belongs to this queue's ring and its packet is published; the queue
         // holds it until the release below.
-        let wait = unsafe { core::ptr::read(queue.ring.slot_address(plan.first_packet) as *const BarrierValuePacket) };
+        let wait =
+            unsafe { core::ptr::read(queue.handles.ring.slot_address(plan.first_packet) as *const BarrierValuePacket) };
         assert_eq!(wait.header.header.packet_type(), Some(PacketType::VendorSpecific), "the wait is still a barrier");
         assert_eq!((wait.signal, wait.value), (producer_signal, EPOCH_BASE), "on the named signal and epoch");
         // SAFETY: as above.
         let last = unsafe {
-            core::ptr::read(queue.ring.slot_address(plan.first_packet + plan.packets - 1) as *const BarrierAndPacket)
+            core::ptr::read(
+                queue.handles.ring.slot_address(plan.first_packet + plan.packets - 1) as *const BarrierAndPacket
+            )
         };
         assert_eq!(last.header.packet_type(), Some(PacketType::BarrierAnd), "the payload became barriers that pass");
         assert_eq!(last.dep_signal, [0; 5]);
@@ -167,7 +170,7 @@ fn a_barrier_whose_producer_queue_cannot_be_found_is_never_named_as_waiting_on_n
     let mut waits =
         [DeviceWait { producer: missing, semaphore: 0, value: 1, barrier: true, via: 0, signal: 0, slot_named: false }];
     assert_eq!(
-        BarrierAnd::reserve_epoch(&queue.endpoint, &queue.link, 1, &mut waits),
+        BarrierAnd::reserve_epoch(&queue.handles.endpoint, &queue.handles.link, 1, &mut waits),
         Err(SubmissionFault::UnknownProducerQueue { queue: 9 })
     );
     assert!(!waits[0].slot_named, "nothing was claimed on a queue that does not exist");
@@ -193,7 +196,9 @@ fn a_wait_fault_runs_nothing_of_the_payload_and_fails_the_submission() {
         // SAFETY: the slot belongs to this queue's ring and its packet is published; the queue
         // holds it until the release below.
         let last = unsafe {
-            core::ptr::read(queue.ring.slot_address(plan.first_packet + plan.packets - 1) as *const BarrierAndPacket)
+            core::ptr::read(
+                queue.handles.ring.slot_address(plan.first_packet + plan.packets - 1) as *const BarrierAndPacket
+            )
         };
         assert_eq!(last.header.packet_type(), Some(PacketType::BarrierAnd), "the payload became barriers that pass");
         release(&rig.hsa, rig.queue, queue, plan.epoch);
@@ -259,12 +264,12 @@ fn the_block_processor_names_each_fault() {
             &mut segment,
         );
         assert_eq!(verdict, Verdict::Admitted);
-        let first = queue.ring.try_reserve(block_processor::segment_packets(&segment)).expect("free slots");
+        let first = queue.handles.ring.try_reserve(block_processor::segment_packets(&segment)).expect("free slots");
         // SAFETY: the packets were reserved above and the kernarg span is the rig's own ring
         // memory, larger than one block's worst case; no header is published.
         let written = unsafe {
             let run = &mut queue.rows.columns.program[slot];
-            block_processor::write_segment(&queue.ring, first, rig.kernarg_base, 0, run, &segment, None)
+            block_processor::write_segment(&queue.handles.ring, first, rig.kernarg_base, 0, run, &segment, None)
         };
         assert_eq!(written, Err(expected));
     }

@@ -108,7 +108,7 @@ impl DeviceQueue for Queue {
             let slot = queue.epochs.slot(epoch);
             let facts = &mut queue.epochs.capture[slot];
             if facts.captured {
-                self.record_epoch(&capture, queue.index, epoch, facts, None, false);
+                self.record_epoch(&capture, queue.handles.index, epoch, facts, None, false);
                 facts.clear();
             }
         }
@@ -171,7 +171,7 @@ impl Queue {
             let slot = queue.epochs.slot(epoch);
             queue.epochs.capture[slot].published_ns = now;
         }
-        let ring = queue.ring.write_index_now().wrapping_sub(queue.known_read_index);
+        let ring = queue.handles.ring.write_index_now().wrapping_sub(queue.known_read_index);
         QueueCapture::raise(&capture.ring_high_water, ring);
         QueueCapture::raise(&capture.kernarg_high_water, queue.kernargs.head() - queue.kernargs.reclaimed);
         QueueCapture::raise(&capture.epochs_high_water, queue.epochs.submitted - queue.epochs.drained);
@@ -207,7 +207,7 @@ impl Queue {
             if device_ran {
                 queue.capture.untimed += resolve_device_slots(facts);
             }
-            self.record_epoch(capture, queue.index, epoch, facts, Some(seen), device_ran);
+            self.record_epoch(capture, queue.handles.index, epoch, facts, Some(seen), device_ran);
             for timed in &facts.timed {
                 // SAFETY: a timing signal this capture created; only the device and this thread use it.
                 unsafe { (self.device.hsa.api().hsa_signal_store_relaxed)(hsa_signal_t { handle: timed.signal }, 1) };

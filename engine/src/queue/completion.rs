@@ -136,7 +136,7 @@ impl Queue {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
         let queue = &mut *state;
-        let retired = (self.stages.device_retired)(&queue.endpoint);
+        let retired = (self.stages.device_retired)(&queue.handles.endpoint);
         let drained_before = queue.epochs.drained;
         if retired <= drained_before {
             return DrainOutcome::default();

@@ -123,7 +123,7 @@ impl Queue {
     pub(super) fn fail_pending(&self, state: &mut QueueState, failure: u32) {
         let queue = &mut *state;
         queue.failure = Some(failure);
-        queue.endpoint.failure.store(failure + 1, Ordering::Release);
+        queue.handles.endpoint.failure.store(failure + 1, Ordering::Release);
         let rows = &mut queue.rows;
         while !rows.is_empty() {
             for signal in rows.row_signals(rows.front) {

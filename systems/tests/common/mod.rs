@@ -71,8 +71,8 @@ impl Rig {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             let queue = &mut self.state;
-            let retired = BarrierValue::device_retired(&queue.endpoint);
-            reclaim::drain::<BarrierValue>(queue, retired, reclaim::DrainOrder::Causal);
+            let retired = BarrierValue::device_retired(&queue.handles.endpoint);
+            reclaim::drain::<BarrierValue>(&mut queue.reclaim(), retired, reclaim::DrainOrder::Causal);
             if let Some(failure) = self.semaphores.failure(semaphore) {
                 return self.semaphores.failure_record(failure).map(|record| record.message.clone());
             }
