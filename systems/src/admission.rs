@@ -59,13 +59,14 @@ pub struct Admission<'a> {
     pub frontier: &'a mut QueueFrontier,
     pub capture: &'a CaptureState,
     pub failure: Option<u32>,
-    pub device_target: Option<&'a mut DeviceTarget>,
+    pub device_target: &'a mut Option<DeviceTarget>,
 }
 
 /// Resolves the waits in `waits` (a span of the row arena) into device waits appended to the
 /// epoch table's wait arena from `start` (its end when called), and what their producers had
 /// reached into `reached`, without reserving anything. The caller truncates the arena back to
 /// `start` unless the row is admitted.
+#[inline(always)]
 pub fn resolve_waits<S: CrossQueueStrategy>(queue: &mut Admission<'_>, waits: Span, reached: &mut Frontier) -> Verdict {
     let Admission { epochs, rows, frontier, handles: QueueHandles { link, index, .. }, .. } = queue;
     let index = *index;
@@ -157,6 +158,7 @@ pub fn barrier_packets<S: CrossQueueStrategy>(waits: &[DeviceWait]) -> u64 {
 
 /// Admits row `row` with AQL packets from `next_packet`, which it advances past them; the
 /// caller commits the range's packets with one write-index update.
+#[inline(always)]
 fn admit_row<S: CrossQueueStrategy>(queue: &mut Admission<'_>, row: u64, next_packet: &mut u64) -> Verdict {
     if let Some(failure) = queue.failure {
         return Verdict::QueueFailed(failure);
@@ -178,6 +180,7 @@ fn admit_row<S: CrossQueueStrategy>(queue: &mut Admission<'_>, row: u64, next_pa
 
 /// The reservation for row `row`, whose waits resolved into the epoch wait arena from
 /// `waits_start`; its packets start at `next_packet`.
+#[inline(always)]
 fn reserve_resolved<S: CrossQueueStrategy>(
     queue: &mut Admission<'_>,
     row: u64,
@@ -213,7 +216,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
             if queue.capture.flags().dispatch_timing { crate::block_processor::DEVICE_TIMING_SLOTS } else { 0 };
         let verdict = crate::block_processor::plan_segment(
             queue.kernargs,
-            queue.device_target.as_deref().map(|target| &target.binding_tables),
+            queue.device_target.as_ref().map(|target| &target.binding_tables),
             drained_all,
             &columns.program[slot],
             crate::block_processor::PacketRoom { now: room, at_best: capacity },
@@ -256,7 +259,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     epochs.device_waits[epoch_slot] = epochs.wait_arena.span_from(waits_start);
     if program
         && let Some(plan) = queue.rows.columns.segment[slot].binding_table
-        && let Some(target) = queue.device_target.as_deref_mut()
+        && let Some(target) = queue.device_target.as_mut()
     {
         // `plan` was made for this run above, with nothing reserved since.
         let run = &mut queue.rows.columns.program[slot];
@@ -310,6 +313,7 @@ fn record_producers(queue: &Admission<'_>, row: u64, epoch: u64) {
 ///
 /// The range's AQL packets are reserved together: each row takes its packets from a cursor, and
 /// one write-index update commits them all after the loop.
+#[inline(always)]
 pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut Admission<'_>) {
     crate::stage_span!("admission");
     queue.rows.pass.begin(queue.rows.front);

@@ -26,7 +26,7 @@ use aqueduct_hsa::ring::AqlRing;
 use crate::block_processor;
 use crate::strategy::CrossQueueStrategy;
 use crate::sync::SemaphoreSync;
-use crate::{CaptureState, DeviceTarget, QueueHandles};
+use crate::{CaptureState, DeviceLink, DeviceTarget, QueueHandles};
 use aqueduct_components::queue_state::EpochTable;
 use aqueduct_components::submission::SubmissionRows;
 
@@ -39,7 +39,22 @@ pub struct Publication<'a> {
     pub rows: &'a mut SubmissionRows,
     pub epochs: &'a mut EpochTable,
     pub capture: &'a mut CaptureState,
-    pub device_target: Option<&'a DeviceTarget>,
+    pub device_target: &'a Option<DeviceTarget>,
+}
+
+impl Publication<'_> {
+    /// A fresh view of the same parts, for an out-of-line call: passing this one by reference
+    /// would keep it in memory, and every field access one load further, on the inlined paths too.
+    #[inline(always)]
+    fn reborrow(&mut self) -> Publication<'_> {
+        Publication {
+            handles: self.handles,
+            rows: self.rows,
+            epochs: self.epochs,
+            capture: self.capture,
+            device_target: self.device_target,
+        }
+    }
 }
 
 const PAYLOAD_BARRIER_HEADER: PacketHeader =
@@ -54,7 +69,7 @@ fn publish_row<S: CrossQueueStrategy, const KIND: usize>(
 ) -> Result<(), SubmissionFault> {
     let written = write_row::<S, KIND>(queue, row);
     announce_epochs::<S>(queue, row..row + 1);
-    publish_host_writes(queue);
+    publish_host_writes(&queue.handles.link);
     publish_row_headers::<S, KIND>(queue, row);
     written
 }
@@ -101,17 +116,17 @@ fn write_run_bodies<S: CrossQueueStrategy, const KIND: usize>(
 }
 
 /// The run of one payload kind that starts `rows` (not empty): its kind and its rows.
-fn first_run(queue: &Publication<'_>, rows: Range<u64>) -> (usize, Range<u64>) {
-    let kind = queue.rows.payload_kind(rows.start);
-    let end = (rows.start + 1..rows.end).find(|&row| queue.rows.payload_kind(row) != kind).unwrap_or(rows.end);
+fn first_run(pending: &SubmissionRows, rows: Range<u64>) -> (usize, Range<u64>) {
+    let kind = pending.payload_kind(rows.start);
+    let end = (rows.start + 1..rows.end).find(|&row| pending.payload_kind(row) != kind).unwrap_or(rows.end);
     (kind, rows.start..end)
 }
 
 /// The run that starts `rows`: `known` (a run already found) when it starts there, so a range of
 /// one kind (an immediate call's one row, most batches) is split once for both loops.
 #[inline]
-fn run_at(queue: &Publication<'_>, rows: Range<u64>, known: &(usize, Range<u64>)) -> (usize, Range<u64>) {
-    if known.1.start == rows.start { known.clone() } else { first_run(queue, rows) }
+fn run_at(pending: &SubmissionRows, rows: Range<u64>, known: &(usize, Range<u64>)) -> (usize, Range<u64>) {
+    if known.1.start == rows.start { known.clone() } else { first_run(pending, rows) }
 }
 
 /// Tells the queue's endpoint that the epochs of `rows` (their bodies written, their headers not
@@ -127,10 +142,10 @@ fn announce_epochs<S: CrossQueueStrategy>(queue: &Publication<'_>, rows: Range<u
 /// headers of `rows`, whose bodies are all written, in order; `first` is the run they start with.
 #[inline]
 fn publish_headers<S: CrossQueueStrategy>(queue: &Publication<'_>, rows: Range<u64>, first: &(usize, Range<u64>)) {
-    publish_host_writes(queue);
+    publish_host_writes(&queue.handles.link);
     let mut start = rows.start;
     while start < rows.end {
-        let (kind, run) = run_at(queue, start..rows.end, first);
+        let (kind, run) = run_at(queue.rows, start..rows.end, first);
         start = run.end;
         publish_run_headers::<S>(queue, kind, run);
     }
@@ -198,7 +213,9 @@ fn write_row<S: CrossQueueStrategy, const KIND: usize>(
                 // SAFETY: the payload's reserved packet.
                 unsafe { ring.write_body(id, &packet) };
             }
-            (Payload::EXECUTE, _) => fault = write_program_segment(queue, slot, id, completion, timed).err(),
+            (Payload::EXECUTE, _) => {
+                fault = write_program_segment(&mut queue.reborrow(), slot, id, completion, timed).err()
+            }
             _ => unreachable!("publication groups rows by their payload's kind"),
         }
     }
@@ -307,9 +324,9 @@ fn write_program_segment(
 /// read completes the posted write), as IREE's driver and ROCr's runtime do. Only when a host
 /// write came since the last flush: two loads otherwise.
 #[inline]
-fn publish_host_writes(queue: &Publication<'_>) {
+fn publish_host_writes(link: &DeviceLink) {
     use std::sync::atomic::{Ordering, fence};
-    let Some(host_writes) = &queue.handles.link.host_writes else { return };
+    let Some(host_writes) = &link.host_writes else { return };
     let written = host_writes.written.load(Ordering::Acquire);
     if host_writes.flushed.load(Ordering::Acquire) >= written {
         return;
@@ -332,6 +349,7 @@ fn publish_host_writes(queue: &Publication<'_>) {
 /// extra barriers (`CaptureState::payload_packets`): a program segment's lead barrier first, and
 /// the trailing barrier carrying the epoch last. The processor may start on the first while later
 /// ones are still stores away, which is fine: every body is written. The pass rings the doorbell.
+#[inline(always)]
 fn publish_row_headers<S: CrossQueueStrategy, const KIND: usize>(queue: &Publication<'_>, row: u64) {
     let ring = queue.handles.ring;
     let slot = queue.rows.slot(row);
@@ -420,7 +438,7 @@ fn record_epoch(queue: &mut Publication<'_>, row: u64, failure: Option<u32>) {
     let signals = if final_segment { queue.rows.row_signals(row) } else { &[] };
     epochs.signals[epoch_slot] = epochs.signal_arena.extend(signals);
     if queue.capture.flags().any() {
-        capture_epoch(queue, row, final_segment);
+        capture_epoch(&mut queue.reborrow(), row, final_segment);
     }
 }
 
@@ -474,6 +492,7 @@ fn capture_epoch(queue: &mut Publication<'_>, row: u64, final_segment: bool) {
 /// columns), then one HDP flush if the host wrote device memory, then every header in order, then
 /// one doorbell store. A row whose program continues stays at the front of the pending rows (it
 /// is the range's last: admission stops after it); every other published row leaves them.
+#[inline(always)]
 pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut Publication<'_>) {
     let (from, mut end) = (queue.rows.pass.admitted_from, queue.rows.pass.admitted_end);
     if from == end {
@@ -495,10 +514,10 @@ pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut Publication<'_>) {
             return;
         }
     }
-    let first = first_run(queue, from..end);
+    let first = first_run(queue.rows, from..end);
     let mut start = from;
     while start < end {
-        let (kind, run) = run_at(queue, start..end, &first);
+        let (kind, run) = run_at(queue.rows, start..end, &first);
         start = run.end;
         if let Err(fault) = write_bodies::<S>(queue, kind, run) {
             queue.rows.pass.fault.get_or_insert(fault);

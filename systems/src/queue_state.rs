@@ -111,7 +111,7 @@ impl QueueState {
             frontier: &mut self.frontier,
             capture: &self.capture,
             failure: self.failure,
-            device_target: self.device_target.as_mut(),
+            device_target: &mut self.device_target,
         }
     }
 
@@ -123,7 +123,7 @@ impl QueueState {
             rows: &mut self.rows,
             epochs: &mut self.epochs,
             capture: &mut self.capture,
-            device_target: self.device_target.as_ref(),
+            device_target: &self.device_target,
         }
     }
 
@@ -137,7 +137,7 @@ impl QueueState {
             frontier: &mut self.frontier,
             failure: &mut self.failure,
             unsettled_from: &mut self.unsettled_from,
-            device_target: self.device_target.as_mut(),
+            device_target: &mut self.device_target,
         }
     }
 }

@@ -38,7 +38,24 @@ pub struct Reclaim<'a> {
     pub frontier: &'a mut QueueFrontier,
     pub failure: &'a mut Option<u32>,
     pub unsettled_from: &'a mut Option<u64>,
-    pub device_target: Option<&'a mut DeviceTarget>,
+    pub device_target: &'a mut Option<DeviceTarget>,
+}
+
+impl Reclaim<'_> {
+    /// A fresh view of the same parts, for an out-of-line call: passing this one by reference
+    /// would keep it in memory, and every field access one load further, on the inlined paths too.
+    #[inline(always)]
+    fn reborrow(&mut self) -> Reclaim<'_> {
+        Reclaim {
+            handles: self.handles,
+            epochs: self.epochs,
+            kernargs: self.kernargs,
+            frontier: self.frontier,
+            failure: self.failure,
+            unsettled_from: self.unsettled_from,
+            device_target: self.device_target,
+        }
+    }
 }
 
 /// Retired epochs the submitting thread lets accumulate before it drains them itself, holding
@@ -183,7 +200,7 @@ pub fn drain<S: CrossQueueStrategy>(queue: &mut Reclaim<'_>, retired: u64, order
             let status = core::mem::take(&mut epochs.device_status[slot]);
             // Later epochs read this epoch's binding table or newer ones. An execution with an
             // empty table wrote no start: its slot holds an earlier epoch's, which is older still.
-            if let Some(target) = device_target.as_deref_mut() {
+            if let Some(target) = device_target.as_mut() {
                 target.binding_tables.release_before(target.binding_tables.start_of(epoch));
             }
             if let Some(fault) = processor_fault(status) {
@@ -272,7 +289,7 @@ pub fn fail_in_flight<S: CrossQueueStrategy>(queue: &mut Reclaim<'_>, failure: u
     S::force_retire(queue.handles, queue.epochs);
     queue.epochs.drained = submitted;
     queue.kernargs.release_all();
-    if let Some(target) = queue.device_target.as_deref_mut() {
+    if let Some(target) = queue.device_target.as_mut() {
         target.binding_tables.release_all();
     }
     outcome.wake = drain_order::publish_drained(&endpoint.drained, &endpoint.drain_waiters, submitted);
@@ -291,7 +308,7 @@ pub fn drain_retired_batch<S: CrossQueueStrategy>(queue: &mut Reclaim<'_>) -> Op
         return None;
     }
     let retired = S::device_retired(endpoint);
-    Some(drain::<S>(queue, retired, DrainOrder::Causal))
+    Some(drain::<S>(&mut queue.reborrow(), retired, DrainOrder::Causal))
 }
 
 /// The reclaim stage of a pass: [`drain_retired_batch`], returning what it drained (with the

@@ -67,7 +67,7 @@ pub fn admission_system<S: CrossQueueStrategy>(
         frontier: &mut frontier,
         capture: &capture,
         failure: failure.0,
-        device_target: device_target.0.as_mut(),
+        device_target: &mut device_target.0,
     });
 }
 
@@ -87,7 +87,7 @@ pub fn publication_system<S: CrossQueueStrategy>(
         rows: &mut rows,
         epochs: &mut epochs,
         capture: &mut capture,
-        device_target: device_target.0.as_ref(),
+        device_target: &device_target.0,
     });
 }
 
@@ -109,7 +109,7 @@ pub fn reclaim_system<S: CrossQueueStrategy>(
         frontier: &mut frontier,
         failure: &mut failure.0,
         unsettled_from: &mut unsettled_from.0,
-        device_target: device_target.0.as_mut(),
+        device_target: &mut device_target.0,
     });
 }
 
