@@ -62,6 +62,24 @@ pub struct Admission<'a> {
     pub device_target: &'a mut Option<DeviceTarget>,
 }
 
+impl crate::QueueState {
+    /// Admission's view: what it reads and writes.
+    #[inline(always)]
+    pub fn admission(&mut self) -> Admission<'_> {
+        Admission {
+            handles: &self.handles,
+            known_read_index: &mut self.known_read_index,
+            rows: &mut self.rows,
+            kernargs: &mut self.kernargs,
+            epochs: &mut self.epochs,
+            frontier: &mut self.frontier,
+            capture: &self.capture,
+            failure: self.failure,
+            device_target: &mut self.device_target,
+        }
+    }
+}
+
 /// Resolves the waits in `waits` (a span of the row arena) into device waits appended to the
 /// epoch table's wait arena from `start` (its end when called), and what their producers had
 /// reached into `reached`, without reserving anything. The caller truncates the arena back to

@@ -42,6 +42,20 @@ pub struct Publication<'a> {
     pub device_target: &'a Option<DeviceTarget>,
 }
 
+impl crate::QueueState {
+    /// Publication's view: what it reads and writes.
+    #[inline(always)]
+    pub fn publication(&mut self) -> Publication<'_> {
+        Publication {
+            handles: &self.handles,
+            rows: &mut self.rows,
+            epochs: &mut self.epochs,
+            capture: &mut self.capture,
+            device_target: &self.device_target,
+        }
+    }
+}
+
 impl Publication<'_> {
     /// A fresh view of the same parts, for an out-of-line call: passing this one by reference
     /// would keep it in memory, and every field access one load further, on the inlined paths too.

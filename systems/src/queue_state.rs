@@ -93,53 +93,17 @@ pub struct QueueState {
     pub unsettled_from: Option<u64>,
     /// The queue World and the schedule of the four stages as systems, for a batch's flush:
     /// taken out of the state while the schedule runs ([`Self::run_schedule`]).
-    pub(crate) batch_schedule: Option<Box<crate::schedule::BatchWorld>>,
+    pub(crate) batch_schedule: Option<Box<BatchWorld>>,
     /// Where executions processed on the device run, made at the first one.
     pub device_target: Option<DeviceTarget>,
 }
 
-impl QueueState {
-    /// Admission's view: what it reads and writes.
-    #[inline(always)]
-    pub fn admission(&mut self) -> crate::admission::Admission<'_> {
-        crate::admission::Admission {
-            handles: &self.handles,
-            known_read_index: &mut self.known_read_index,
-            rows: &mut self.rows,
-            kernargs: &mut self.kernargs,
-            epochs: &mut self.epochs,
-            frontier: &mut self.frontier,
-            capture: &self.capture,
-            failure: self.failure,
-            device_target: &mut self.device_target,
-        }
-    }
-
-    /// Publication's view: what it reads and writes.
-    #[inline(always)]
-    pub fn publication(&mut self) -> crate::publication::Publication<'_> {
-        crate::publication::Publication {
-            handles: &self.handles,
-            rows: &mut self.rows,
-            epochs: &mut self.epochs,
-            capture: &mut self.capture,
-            device_target: &self.device_target,
-        }
-    }
-
-    /// Reclaim's view: what it reads and writes.
-    #[inline(always)]
-    pub fn reclaim(&mut self) -> crate::reclaim::Reclaim<'_> {
-        crate::reclaim::Reclaim {
-            handles: &self.handles,
-            epochs: &mut self.epochs,
-            kernargs: &mut self.kernargs,
-            frontier: &mut self.frontier,
-            failure: &mut self.failure,
-            unsettled_from: &mut self.unsettled_from,
-            device_target: &mut self.device_target,
-        }
-    }
+/// A queue's World and its submission schedule, for a batch's run (`crate::schedule` builds
+/// it and runs it). Between runs the World holds the queue's handles and an empty part in place
+/// of each part of the state the systems name.
+pub struct BatchWorld {
+    pub(crate) world: bevy_ecs::world::World,
+    pub(crate) schedule: bevy_ecs::schedule::Schedule,
 }
 
 /// A queue's target for command-buffer executions processed on the device: a second HSA queue

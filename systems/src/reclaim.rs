@@ -41,6 +41,22 @@ pub struct Reclaim<'a> {
     pub device_target: &'a mut Option<DeviceTarget>,
 }
 
+impl crate::QueueState {
+    /// Reclaim's view: what it reads and writes.
+    #[inline(always)]
+    pub fn reclaim(&mut self) -> Reclaim<'_> {
+        Reclaim {
+            handles: &self.handles,
+            epochs: &mut self.epochs,
+            kernargs: &mut self.kernargs,
+            frontier: &mut self.frontier,
+            failure: &mut self.failure,
+            unsettled_from: &mut self.unsettled_from,
+            device_target: &mut self.device_target,
+        }
+    }
+}
+
 impl Reclaim<'_> {
     /// A fresh view of the same parts, for an out-of-line call: passing this one by reference
     /// would keep it in memory, and every field access one load further, on the inlined paths too.

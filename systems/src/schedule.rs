@@ -21,6 +21,7 @@ use bevy_ecs::schedule::SingleThreadedExecutor;
 
 use crate::admission::Admission;
 use crate::publication::Publication;
+use crate::queue_state::BatchWorld;
 use crate::queue_state::DrainOutcome;
 use crate::reclaim::Reclaim;
 use crate::strategy::CrossQueueStrategy;
@@ -125,13 +126,6 @@ pub fn submission_schedule<S: CrossQueueStrategy>() -> Schedule {
     schedule.set_executor(SingleThreadedExecutor::new());
     schedule.add_systems((admission_system::<S>, kernarg_system, publication_system::<S>, reclaim_system::<S>).chain());
     schedule
-}
-
-/// A queue's World and its submission schedule. Between runs the World holds the queue's handles
-/// and an empty part in place of each part of the state the systems name.
-pub struct BatchWorld {
-    world: World,
-    schedule: Schedule,
 }
 
 impl BatchWorld {
