@@ -294,7 +294,7 @@ impl Device {
         let queue = Queue::create(&self.0, &config)?;
         if let Some(replay) = self.0.replay_capture() {
             let id = replay.next_id();
-            queue.endpoint.replay_id.store(id, std::sync::atomic::Ordering::Relaxed);
+            queue.driver.endpoint.replay_id.store(id, std::sync::atomic::Ordering::Relaxed);
             replay.push(aqueduct_profile::replay::ReplayRecord::Queue {
                 id,
                 agent: config.agent as u32,

@@ -11,7 +11,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use aqueduct_vocabulary::OperationKind;
 
-use super::Queue;
+use super::host_services::HostServices;
+use super::pass_driver::PassDriver;
 use crate::error::{EngineError, EngineResult};
 use crate::memory::Buffer;
 use crate::memory::pool::{Pool, Pooled};
@@ -55,13 +56,14 @@ fn with_point<R>(points: &[SemaphorePoint], extra: SemaphorePoint, then: impl Fn
     }
 }
 
-impl Queue {
+impl HostServices {
     fn timeline(&self) -> MutexGuard<'_, MemoryTimeline> {
-        self.services.memory_timeline.lock().unwrap_or_else(|poison| poison.into_inner())
+        self.memory_timeline.lock().unwrap_or_else(|poison| poison.into_inner())
     }
 
     pub(crate) fn submit_alloca(
         &self,
+        queue: &PassDriver,
         kind: OperationKind,
         pool: &Pool,
         size: u64,
@@ -69,18 +71,18 @@ impl Queue {
         signals: &[SemaphorePoint],
     ) -> EngineResult<Buffer> {
         let shared = &pool.0;
-        if shared.device.id != self.device.id {
+        if shared.device.id != queue.device.id {
             return Err(EngineError::ForeignObject { what: "pool" });
         }
-        self.check_points(waits, signals)?;
-        let reservation = shared.reserve(self.index, size)?;
+        queue.check_points(waits, signals)?;
+        let reservation = shared.reserve(queue.index, size)?;
         let submitted = match &reservation.wait {
             // Nothing to order: later work on this queue follows it, other queues have no signal
             // to wait on, and the memory is not in flight elsewhere.
             None if waits.is_empty() && signals.is_empty() => Ok(()),
-            None => self.submit(waits, signals, |row| row.set_operation(kind)),
+            None => queue.submit(waits, signals, |row| row.set_operation(kind)),
             Some((timeline, value)) => with_point(waits, timeline.at(*value), |waits| {
-                self.submit(waits, signals, |row| row.set_operation(kind))
+                queue.submit(waits, signals, |row| row.set_operation(kind))
             }),
         };
         match submitted {
@@ -98,19 +100,20 @@ impl Queue {
 
     pub(crate) fn submit_dealloca(
         &self,
+        queue: &PassDriver,
         kind: OperationKind,
         buffer: &Buffer,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
     ) -> EngineResult<()> {
-        buffer.belongs_to(&self.device)?;
+        buffer.belongs_to(&queue.device)?;
         let Some(pooled) = buffer.pool_origin() else {
             return Err(EngineError::InvalidArgument {
                 what: "dealloca",
                 reason: "the buffer is not from Queue::alloca".into(),
             });
         };
-        self.check_points(waits, signals)?;
+        queue.check_points(waits, signals)?;
         if buffer.0.deallocated.swap(true, Ordering::AcqRel) {
             return Err(EngineError::BufferDeallocated);
         }
@@ -118,7 +121,7 @@ impl Queue {
         let timeline = &mut *guard;
         let semaphore = match &timeline.semaphore {
             Some(semaphore) if !semaphore.has_failed() => semaphore,
-            _ => match Semaphore::create(&self.device, 0) {
+            _ => match Semaphore::create(&queue.device, 0) {
                 Ok(semaphore) => {
                     timeline.value = 0;
                     timeline.semaphore.insert(semaphore)
@@ -131,12 +134,12 @@ impl Queue {
         };
         let value = timeline.value + 1;
         let result = with_point(signals, semaphore.at(value), |signals| {
-            self.submit(waits, signals, |row| row.set_operation(kind))
+            queue.submit(waits, signals, |row| row.set_operation(kind))
         });
         match result {
             Ok(()) => {
                 // Under the timeline's lock, so the pool learns of its values in order.
-                pooled.pool.deallocated(pooled.entity, self.index, semaphore, value);
+                pooled.pool.deallocated(pooled.entity, queue.index, semaphore, value);
                 timeline.value = value;
                 Ok(())
             }

@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 use aqueduct_components::submission::RowWriter;
 
 use super::operations::Submitter;
+use super::pass_driver::PassDriver;
 use super::{Queue, thread_token};
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::SemaphorePoint;
@@ -24,7 +25,7 @@ use aqueduct_systems::QueueState;
 /// it, and calling the queue's own operations from the thread that holds the batch returns
 /// [`EngineError::InvalidArgument`] instead of waiting for itself.
 pub struct Batch<'q> {
-    queue: &'q Queue,
+    queue: &'q PassDriver,
     state: MutexGuard<'q, QueueState>,
 }
 
@@ -58,16 +59,17 @@ impl Queue {
     /// Starts a [`Batch`] on this queue; stage operations on it, then [`Batch::flush`]. Dropping
     /// the batch flushes what is left, ignoring errors.
     pub fn begin_batch(&self) -> EngineResult<Batch<'_>> {
+        let queue = &*self.driver;
         let token = thread_token();
-        if self.endpoint.batch_owner.load(Ordering::Relaxed) == token {
+        if queue.endpoint.batch_owner.load(Ordering::Relaxed) == token {
             return Err(EngineError::InvalidArgument {
                 what: "queue",
                 reason: "this thread already holds a batch on the queue".into(),
             });
         }
-        let state = self.lock();
-        self.endpoint.batch_owner.store(token, Ordering::Relaxed);
-        Ok(Batch { queue: self, state })
+        let state = queue.lock();
+        queue.endpoint.batch_owner.store(token, Ordering::Relaxed);
+        Ok(Batch { queue, state })
     }
 }
 
@@ -87,7 +89,7 @@ impl Batch<'_> {
 }
 
 impl Submitter for Batch<'_> {
-    fn queue(&self) -> &Queue {
+    fn driver(&self) -> &PassDriver {
         self.queue
     }
 
@@ -102,7 +104,7 @@ impl Submitter for Batch<'_> {
         Ok(())
     }
 
-    fn with_state<R>(&mut self, f: impl FnOnce(&Queue, &mut QueueState) -> R) -> R {
+    fn with_state<R>(&mut self, f: impl FnOnce(&PassDriver, &mut QueueState) -> R) -> R {
         f(self.queue, &mut self.state)
     }
 }

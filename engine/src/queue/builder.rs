@@ -172,7 +172,8 @@ impl<'a, O: Submittable<'a>> Submission<'a, &'a Queue, O> {
     /// in the queue's order, which [`Queue::wait_for`] waits on (or the operation's own result:
     /// `alloca`'s buffer).
     pub fn submit(self) -> EngineResult<<O::Output as SubmitOutput>::Queued> {
-        let (queue, operation, waits, signals) = (self.target, &self.operation, &self.waits[..], &self.signals[..]);
+        let (queue, operation, waits, signals) =
+            (&*self.target.driver, &self.operation, &self.waits[..], &self.signals[..]);
         let to = &mut Immediate(queue);
         captured!(queue, waits, signals, operation.stage(to, waits, signals), |capture, output| operation
             .describe(capture, output))
@@ -185,8 +186,12 @@ impl<'a, 'q, O: Submittable<'a>> Submission<'a, &'a mut Batch<'q>, O> {
     /// refused one stages nothing.
     pub fn submit(self) -> EngineResult<O::Output> {
         let (batch, operation, waits, signals) = (self.target, &self.operation, &self.waits[..], &self.signals[..]);
-        captured!(Submitter::queue(batch), waits, signals, operation.stage(batch, waits, signals), |capture, output| {
-            operation.describe(capture, output)
-        })
+        captured!(
+            Submitter::driver(batch),
+            waits,
+            signals,
+            operation.stage(batch, waits, signals),
+            |capture, output| { operation.describe(capture, output) }
+        )
     }
 }

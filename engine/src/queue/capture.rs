@@ -16,9 +16,10 @@ use aqueduct_hsa::sys::hsa_signal_t;
 use aqueduct_profile::{CommandRef, DeviceQueueEvent, DispatchEvent, QueueEvent, Record, Signal, Wait, WaitResolution};
 use aqueduct_systems::QueueState;
 
-use super::Queue;
+use super::pass_driver::PassDriver;
 use crate::error::EngineResult;
 use crate::profile::{DeviceQueue, ProfileModes, ProfileSession, QueueCapture, host_now_ns};
+use aqueduct_components::directory::QueueEndpoint;
 
 /// Timing signals per epoch that can be in flight: a program segment takes two (under
 /// dispatch-events, one more per dispatch it runs but its last; a packet that finds none
@@ -44,50 +45,65 @@ fn flags_for(modes: ProfileModes) -> CaptureFlags {
     }
 }
 
-impl DeviceQueue for Queue {
+/// The queue's entry in the device's registry (`DeviceQueue`): what a capture joins and leaves
+/// the queue by, and what the device reaches the queue by from outside its handles (another
+/// queue's held drain, the engine's drop finishing orphans). Held by the queue's completion
+/// thread while it runs; the registry keeps a weak reference, so the entry goes with the thread.
+pub(crate) struct CaptureObserver {
+    driver: Arc<PassDriver>,
+}
+
+impl CaptureObserver {
+    /// The registry entry of the queue `driver` runs.
+    pub(crate) fn new(driver: Arc<PassDriver>) -> Self {
+        Self { driver }
+    }
+}
+
+impl DeviceQueue for CaptureObserver {
     fn attach_capture(self: Arc<Self>, session: &ProfileSession) -> EngineResult<()> {
-        let index = self.index;
+        let index = self.driver.index;
         let handle: Arc<dyn DeviceQueue> = self.clone();
         let capture = session.add_queue(index, Arc::downgrade(&handle));
         let flags = flags_for(capture.modes);
         let mut signals = Vec::new();
         if flags.times_packets() {
-            let count =
-                (self.device.config.epochs_in_flight as usize * TIMING_SIGNALS_PER_EPOCH).min(MAX_TIMING_SIGNALS);
+            let count = (self.driver.device.config.epochs_in_flight as usize * TIMING_SIGNALS_PER_EPOCH)
+                .min(MAX_TIMING_SIGNALS);
             for _ in 0..count {
-                match self.device.hsa.signal_create_gpu_only(1) {
+                match self.driver.device.hsa.signal_create_gpu_only(1) {
                     Ok(signal) => signals.push(signal.handle),
                     Err(error) => {
-                        signals.iter().for_each(|&signal| self.destroy_signal(signal));
+                        signals.iter().for_each(|&signal| destroy_signal(&self.driver, signal));
                         return Err(error.into());
                     }
                 }
             }
             // SAFETY: the queue lives as long as this Queue.
-            unsafe { self.device.hsa.set_profiler_enabled(self.hsa_queue, true)? };
+            unsafe { self.driver.device.hsa.set_profiler_enabled(self.driver.hsa_queue, true)? };
         }
         capture.timing_signals.lock().unwrap_or_else(|poison| poison.into_inner()).clone_from(&signals);
-        let mut state = self.lock();
+        let mut state = self.driver.lock();
         let queue = &mut state.capture;
         queue.set_flags(flags);
         queue.timing_signals = signals;
         queue.untimed = 0;
         queue.sink = Some(capture);
-        self.endpoint.capturing.store(true, Ordering::Release);
+        self.driver.endpoint.capturing.store(true, Ordering::Release);
         Ok(())
     }
 
     fn stop_capturing(&self) -> u64 {
-        let mut state = self.lock();
-        self.endpoint.capturing.store(false, Ordering::Release);
+        let mut state = self.driver.lock();
+        self.driver.endpoint.capturing.store(false, Ordering::Release);
         let queue = &mut *state;
         queue.capture.set_flags(CaptureFlags::OFF);
         queue.epochs.submitted
     }
 
     fn wait_drained(&self, epoch: u64, deadline: Instant) {
-        while self.epochs().1 < epoch && Instant::now() < deadline {
-            if self.error_sink.status.load(Ordering::Acquire) != 0 {
+        while self.driver.epochs().1 < epoch && Instant::now() < deadline {
+            if self.driver.error_sink.status.load(Ordering::Acquire) != 0 {
                 return;
             }
             std::thread::sleep(Duration::from_millis(1));
@@ -97,7 +113,7 @@ impl DeviceQueue for Queue {
     /// Records what was never drained (without its completion) and destroys the timing signals
     /// no packet still names.
     fn detach_capture(&self) -> u64 {
-        let mut state = self.lock();
+        let mut state = self.driver.lock();
         let queue = &mut *state;
         let Some(capture) = capture_of(queue) else { return 0 };
         queue.capture.sink = None;
@@ -108,7 +124,7 @@ impl DeviceQueue for Queue {
             let slot = queue.epochs.slot(epoch);
             let facts = &mut queue.epochs.capture[slot];
             if facts.captured {
-                self.record_epoch(&capture, queue.handles.index, epoch, facts, None, false);
+                record_epoch(&self.driver, &capture, queue.handles.index, epoch, facts, None, false);
                 facts.clear();
             }
         }
@@ -118,20 +134,24 @@ impl DeviceQueue for Queue {
         capture.untimed.fetch_add(untimed, Ordering::Relaxed);
         if !created.is_empty() {
             // SAFETY: the queue lives as long as this Queue.
-            if let Err(error) = unsafe { self.device.hsa.set_profiler_enabled(self.hsa_queue, false) } {
-                tracing::warn!(%error, queue = self.index, "disabling queue profiling failed");
+            if let Err(error) = unsafe { self.driver.device.hsa.set_profiler_enabled(self.driver.hsa_queue, false) } {
+                tracing::warn!(%error, queue = self.driver.index, "disabling queue profiling failed");
             }
         }
         let in_flight = created.len() - free.len();
         if in_flight > 0 {
-            tracing::warn!(queue = self.index, in_flight, "timing signals still named by packets in flight are kept");
+            tracing::warn!(
+                queue = self.driver.index,
+                in_flight,
+                "timing signals still named by packets in flight are kept"
+            );
         }
-        free.into_iter().for_each(|signal| self.destroy_signal(signal));
+        free.into_iter().for_each(|signal| destroy_signal(&self.driver, signal));
         capture.untimed.load(Ordering::Relaxed)
     }
 
     fn software_counters(&self) -> [(&'static str, u64); 5] {
-        let stats = self.stats();
+        let stats = self.driver.stats();
         [
             ("submissions", stats.submissions),
             ("packets", stats.packets),
@@ -142,195 +162,189 @@ impl DeviceQueue for Queue {
     }
 
     fn finish_orphan(&self, deadline: Instant) {
-        self.finish_orphaned(deadline);
+        self.driver.finish_orphaned(deadline);
     }
 
     fn drain_for_waiter(&self) -> Option<aqueduct_systems::queue_state::DrainOutcome> {
-        self.drain_for_waiter()
+        self.driver.drain_for_waiter()
     }
 }
 
-impl Queue {
-    fn destroy_signal(&self, signal: u64) {
-        if let Err(error) = self.device.hsa.signal_destroy(hsa_signal_t { handle: signal }) {
-            tracing::warn!(%error, "destroying a timing signal failed");
-        }
+fn destroy_signal(driver: &PassDriver, signal: u64) {
+    if let Err(error) = driver.device.hsa.signal_destroy(hsa_signal_t { handle: signal }) {
+        tracing::warn!(%error, "destroying a timing signal failed");
     }
+}
 
-    /// Host clock for a submission's entry while the queue captures, else 0.
-    #[inline]
-    pub(super) fn capture_entry(&self) -> u64 {
-        if self.endpoint.capturing.load(Ordering::Relaxed) { host_now_ns() } else { 0 }
+/// Host clock for a submission's entry while the queue captures, else 0.
+#[inline]
+pub(super) fn entry_stamp(endpoint: &QueueEndpoint) -> u64 {
+    if endpoint.capturing.load(Ordering::Relaxed) { host_now_ns() } else { 0 }
+}
+
+/// After a pass that published the epochs after `submitted_before`: stamps their
+/// publication time and raises the occupancy marks.
+pub(super) fn note_pass(capture: &QueueCapture, queue: &mut QueueState, submitted_before: u64) {
+    let now = host_now_ns();
+    for epoch in submitted_before + 1..=queue.epochs.submitted {
+        let slot = queue.epochs.slot(epoch);
+        queue.epochs.capture[slot].published_ns = now;
     }
-
-    /// After a pass that published the epochs after `submitted_before`: stamps their
-    /// publication time and raises the occupancy marks.
-    pub(super) fn note_pass(capture: &QueueCapture, queue: &mut QueueState, submitted_before: u64) {
-        let now = host_now_ns();
-        for epoch in submitted_before + 1..=queue.epochs.submitted {
-            let slot = queue.epochs.slot(epoch);
-            queue.epochs.capture[slot].published_ns = now;
-        }
-        let ring = queue.handles.ring.write_index_now().wrapping_sub(queue.known_read_index);
-        QueueCapture::raise(&capture.ring_high_water, ring);
-        QueueCapture::raise(&capture.kernarg_high_water, queue.kernargs.head() - queue.kernargs.reclaimed);
-        QueueCapture::raise(&capture.epochs_high_water, queue.epochs.submitted - queue.epochs.drained);
-        capture.kernarg_bytes.store(queue.kernargs.head(), Ordering::Relaxed);
-        #[cfg(feature = "tracy")]
-        if let Some(tracy) = &capture.tracy {
-            let parked = if queue.rows.parked { queue.rows.pending_len() } else { 0 };
-            tracy.plot(
-                queue.epochs.submitted - queue.epochs.drained,
-                queue.kernargs.head() - queue.kernargs.reclaimed,
-                parked,
-            );
-        }
+    let ring = queue.handles.ring.write_index_now().wrapping_sub(queue.known_read_index);
+    QueueCapture::raise(&capture.ring_high_water, ring);
+    QueueCapture::raise(&capture.kernarg_high_water, queue.kernargs.head() - queue.kernargs.reclaimed);
+    QueueCapture::raise(&capture.epochs_high_water, queue.epochs.submitted - queue.epochs.drained);
+    capture.kernarg_bytes.store(queue.kernargs.head(), Ordering::Relaxed);
+    #[cfg(feature = "tracy")]
+    if let Some(tracy) = &capture.tracy {
+        let parked = if queue.rows.parked { queue.rows.pending_len() } else { 0 };
+        tracy.plot(
+            queue.epochs.submitted - queue.epochs.drained,
+            queue.kernargs.head() - queue.kernargs.reclaimed,
+            parked,
+        );
     }
+}
 
-    /// Makes the records of the epochs after `drained_before`, up to the queue's drained epoch,
-    /// and gives their timing signals back. `device_ran`: the device completed them (not a
-    /// failed queue's force-retired epochs, whose timestamps were never written).
-    pub(super) fn harvest(
-        &self,
-        capture: &QueueCapture,
-        queue: &mut QueueState,
-        drained_before: u64,
-        device_ran: bool,
-    ) {
-        let seen = host_now_ns();
-        for epoch in drained_before + 1..=queue.epochs.drained {
-            let slot = queue.epochs.slot(epoch);
-            let facts = &mut queue.epochs.capture[slot];
-            if !facts.captured {
-                continue;
-            }
-            if device_ran {
-                queue.capture.untimed += resolve_device_slots(facts);
-            }
-            self.record_epoch(capture, queue.handles.index, epoch, facts, Some(seen), device_ran);
-            for timed in &facts.timed {
-                // SAFETY: a timing signal this capture created; only the device and this thread use it.
-                unsafe { (self.device.hsa.api().hsa_signal_store_relaxed)(hsa_signal_t { handle: timed.signal }, 1) };
-                queue.capture.timing_signals.push(timed.signal);
-            }
-            facts.clear();
+/// Makes the records of the epochs after `drained_before`, up to the queue's drained epoch,
+/// and gives their timing signals back. `device_ran`: the device completed them (not a
+/// failed queue's force-retired epochs, whose timestamps were never written).
+pub(super) fn harvest(
+    driver: &PassDriver,
+    capture: &QueueCapture,
+    queue: &mut QueueState,
+    drained_before: u64,
+    device_ran: bool,
+) {
+    let seen = host_now_ns();
+    for epoch in drained_before + 1..=queue.epochs.drained {
+        let slot = queue.epochs.slot(epoch);
+        let facts = &mut queue.epochs.capture[slot];
+        if !facts.captured {
+            continue;
         }
-        let untimed = std::mem::take(&mut queue.capture.untimed);
-        if untimed > 0 {
-            capture.untimed.fetch_add(untimed, Ordering::Relaxed);
+        if device_ran {
+            queue.capture.untimed += resolve_device_slots(facts);
         }
-    }
-
-    /// Hands the records of one epoch to the queue's buffer.
-    fn record_epoch(
-        &self,
-        capture: &QueueCapture,
-        queue: u16,
-        epoch: u64,
-        facts: &EpochCapture,
-        completion_seen_ns: Option<u64>,
-        device_ran: bool,
-    ) {
-        let queue = u32::from(queue);
-        let modes = capture.modes;
-        let agent = self.device.agents[self.agent].info.agent;
-        let mut span: Option<(u64, u64)> = None;
-        #[cfg(feature = "tracy")]
-        let mut zones: Vec<(std::sync::Arc<str>, u64, u64)> = Vec::new();
+        record_epoch(driver, capture, queue.handles.index, epoch, facts, Some(seen), device_ran);
         for timed in &facts.timed {
-            if !device_ran {
-                break;
-            }
-            if matches!(timed.kind, TimedKind::Unused | TimedKind::DeviceSlot { .. }) {
-                continue; // no packet completed on it
-            }
-            let Ok((start, end)) = self.device.hsa.dispatch_time(agent, hsa_signal_t { handle: timed.signal }) else {
-                continue;
-            };
-            let (begin_ns, end_ns) = (capture.clock.to_host_ns(start), capture.clock.to_host_ns(end));
-            span = Some(span.map_or((begin_ns, end_ns), |(begin, end)| (begin.min(begin_ns), end.max(end_ns))));
-            let TimedKind::Dispatch { kernel_object, grid, workgroup, command } = timed.kind else { continue };
-            let dispatch_events = modes.contains(ProfileModes::DISPATCH_EVENTS);
-            #[cfg(feature = "tracy")]
-            let zoned = capture.tracy.is_some();
-            #[cfg(not(feature = "tracy"))]
-            let zoned = false;
-            if !dispatch_events && !zoned {
-                continue;
-            }
-            // A kernel object no registered executable names (none should) is named by address.
-            let (symbol, executable) = self.device.executables.kernel(kernel_object).map_or_else(
-                || (std::sync::Arc::from(format!("{kernel_object:#x}")), 0),
-                |name| (name.symbol, name.executable),
-            );
-            #[cfg(feature = "tracy")]
-            if zoned {
-                zones.push((symbol.clone(), begin_ns, end_ns));
-            }
-            if dispatch_events {
-                capture.push(Record::Dispatch(DispatchEvent {
-                    queue,
-                    epoch,
-                    kernel: symbol.to_string(),
-                    executable,
-                    grid,
-                    workgroup: workgroup.map(u32::from),
-                    command: command
-                        .map(|(command_buffer, command_index)| CommandRef { command_buffer, command_index }),
-                    begin_ns,
-                    end_ns,
-                }));
-            }
+            // SAFETY: a timing signal this capture created; only the device and this thread use it.
+            unsafe { (driver.device.hsa.api().hsa_signal_store_relaxed)(hsa_signal_t { handle: timed.signal }, 1) };
+            queue.capture.timing_signals.push(timed.signal);
         }
+        facts.clear();
+    }
+    let untimed = std::mem::take(&mut queue.capture.untimed);
+    if untimed > 0 {
+        capture.untimed.fetch_add(untimed, Ordering::Relaxed);
+    }
+}
+
+/// Hands the records of one epoch to the queue's buffer.
+fn record_epoch(
+    driver: &PassDriver,
+    capture: &QueueCapture,
+    queue: u16,
+    epoch: u64,
+    facts: &EpochCapture,
+    completion_seen_ns: Option<u64>,
+    device_ran: bool,
+) {
+    let queue = u32::from(queue);
+    let modes = capture.modes;
+    let agent = driver.device.agents[driver.agent].info.agent;
+    let mut span: Option<(u64, u64)> = None;
+    #[cfg(feature = "tracy")]
+    let mut zones: Vec<(std::sync::Arc<str>, u64, u64)> = Vec::new();
+    for timed in &facts.timed {
+        if !device_ran {
+            break;
+        }
+        if matches!(timed.kind, TimedKind::Unused | TimedKind::DeviceSlot { .. }) {
+            continue; // no packet completed on it
+        }
+        let Ok((start, end)) = driver.device.hsa.dispatch_time(agent, hsa_signal_t { handle: timed.signal }) else {
+            continue;
+        };
+        let (begin_ns, end_ns) = (capture.clock.to_host_ns(start), capture.clock.to_host_ns(end));
+        span = Some(span.map_or((begin_ns, end_ns), |(begin, end)| (begin.min(begin_ns), end.max(end_ns))));
+        let TimedKind::Dispatch { kernel_object, grid, workgroup, command } = timed.kind else { continue };
+        let dispatch_events = modes.contains(ProfileModes::DISPATCH_EVENTS);
         #[cfg(feature = "tracy")]
-        if let (Some(tracy), Some((begin_ns, end_ns))) = (&capture.tracy, span) {
-            use crate::profile::tracy::Zone;
-            // A lone dispatch is the submission; several (a command buffer) nest inside it.
-            let name = match zones.as_slice() {
-                [(kernel, _, _)] => kernel,
-                _ => facts.operation.name(),
-            };
-            let nested = if zones.len() > 1 {
-                zones
-                    .iter()
-                    .map(|(name, begin_ns, end_ns)| Zone { name, begin_ns: *begin_ns, end_ns: *end_ns })
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            tracy.submission(Zone { name, begin_ns, end_ns }, nested);
+        let zoned = capture.tracy.is_some();
+        #[cfg(not(feature = "tracy"))]
+        let zoned = false;
+        if !dispatch_events && !zoned {
+            continue;
         }
-        if modes.contains(ProfileModes::DEVICE_QUEUE_EVENTS)
-            && let Some((begin_ns, end_ns)) = span
-        {
-            capture.push(Record::DeviceQueueEvent(DeviceQueueEvent { queue, epoch, begin_ns, end_ns }));
+        // A kernel object no registered executable names (none should) is named by address.
+        let (symbol, executable) = driver.device.executables.kernel(kernel_object).map_or_else(
+            || (std::sync::Arc::from(format!("{kernel_object:#x}")), 0),
+            |name| (name.symbol, name.executable),
+        );
+        #[cfg(feature = "tracy")]
+        if zoned {
+            zones.push((symbol.clone(), begin_ns, end_ns));
         }
-        if modes.contains(ProfileModes::QUEUE_EVENTS) {
-            capture.push(Record::QueueEvent(QueueEvent {
+        if dispatch_events {
+            capture.push(Record::Dispatch(DispatchEvent {
                 queue,
-                operation: facts.operation,
                 epoch,
-                waits: facts
-                    .waits
-                    .iter()
-                    .map(|wait| Wait {
-                        semaphore: u64::from(wait.semaphore),
-                        value: wait.value,
-                        resolution: resolution(wait.tier),
-                    })
-                    .collect(),
-                signals: facts
-                    .signals
-                    .iter()
-                    .map(|signal| Signal { semaphore: u64::from(signal.semaphore), value: signal.value })
-                    .collect(),
-                packets: facts.packets,
-                kernarg_bytes: facts.kernarg_bytes,
-                submit_entry_ns: facts.submit_entry_ns,
-                published_ns: facts.published_ns,
-                completion_seen_ns,
+                kernel: symbol.to_string(),
+                executable,
+                grid,
+                workgroup: workgroup.map(u32::from),
+                command: command.map(|(command_buffer, command_index)| CommandRef { command_buffer, command_index }),
+                begin_ns,
+                end_ns,
             }));
         }
+    }
+    #[cfg(feature = "tracy")]
+    if let (Some(tracy), Some((begin_ns, end_ns))) = (&capture.tracy, span) {
+        use crate::profile::tracy::Zone;
+        // A lone dispatch is the submission; several (a command buffer) nest inside it.
+        let name = match zones.as_slice() {
+            [(kernel, _, _)] => kernel,
+            _ => facts.operation.name(),
+        };
+        let nested = if zones.len() > 1 {
+            zones.iter().map(|(name, begin_ns, end_ns)| Zone { name, begin_ns: *begin_ns, end_ns: *end_ns }).collect()
+        } else {
+            Vec::new()
+        };
+        tracy.submission(Zone { name, begin_ns, end_ns }, nested);
+    }
+    if modes.contains(ProfileModes::DEVICE_QUEUE_EVENTS)
+        && let Some((begin_ns, end_ns)) = span
+    {
+        capture.push(Record::DeviceQueueEvent(DeviceQueueEvent { queue, epoch, begin_ns, end_ns }));
+    }
+    if modes.contains(ProfileModes::QUEUE_EVENTS) {
+        capture.push(Record::QueueEvent(QueueEvent {
+            queue,
+            operation: facts.operation,
+            epoch,
+            waits: facts
+                .waits
+                .iter()
+                .map(|wait| Wait {
+                    semaphore: u64::from(wait.semaphore),
+                    value: wait.value,
+                    resolution: resolution(wait.tier),
+                })
+                .collect(),
+            signals: facts
+                .signals
+                .iter()
+                .map(|signal| Signal { semaphore: u64::from(signal.semaphore), value: signal.value })
+                .collect(),
+            packets: facts.packets,
+            kernarg_bytes: facts.kernarg_bytes,
+            submit_entry_ns: facts.submit_entry_ns,
+            published_ns: facts.published_ns,
+            completion_seen_ns,
+        }));
     }
 }
 

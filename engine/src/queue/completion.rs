@@ -7,6 +7,11 @@
 //! sleeps until everything in flight retired, so their waiters never depend on a later submit)
 //! and a long queue nobody submits to (a longer batch at a time). Once the queue's last handle
 //! has dropped, it also destroys the queue when its work has drained or failed.
+//!
+//! [`CompletionWorker`] is the thread's own type: it holds the queue's [`PassDriver`] (not a
+//! handle: it is not counted in the endpoint's `handles`) and the queue's registry entry, which
+//! keeps the queue reachable from the device while the thread runs. The thread takes the queue
+//! lock only with `try_lock`, so it never waits behind a submitter.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
@@ -15,10 +20,9 @@ use aqueduct_abi::SignalCondition;
 use aqueduct_hsa::sys::{enums, hsa_signal_t};
 use aqueduct_systems::queue_state::DrainOutcome;
 use aqueduct_systems::reclaim::{DrainOrder, SUBMITTER_DRAIN_BATCH};
-use aqueduct_systems::settle;
 
-use super::Queue;
-use super::capture::capture_of;
+use super::capture::CaptureObserver;
+use super::pass_driver::PassDriver;
 use aqueduct_systems::QueueState;
 
 /// How long to step back when a submitter holds the queue.
@@ -28,125 +32,107 @@ const BUSY_RETRY: std::time::Duration = std::time::Duration::from_micros(20);
 /// than the submitter's batch, so while a submitter is active it drains first.
 const COMPLETION_BATCH: u64 = 4 * SUBMITTER_DRAIN_BATCH;
 
-/// The completion thread's loop; `timeout` is `EngineConfig::completion_fallback` in the
-/// provider's timestamp ticks (what `hsa_amd_signal_wait_any` takes).
-pub(crate) fn run(queue: Arc<Queue>, timeout: u64) {
-    let api = queue.device.hsa.api();
-    let control = hsa_signal_t { handle: queue.endpoint.control_signal };
-    loop {
-        // Read before looking at the state: a poke after this point changes the value and ends
-        // the wait below, so no wake-up is lost.
-        // SAFETY: the control signal lives as long as the device.
-        let control_seen = unsafe { (api.hsa_signal_load_scacquire)(control) };
-        // This pass's drain stopped at an epoch whose producer queue has not drained
-        // (`DrainOrder`): that queue pokes the control signal when it has, so only the control
-        // signal is waited on. Only this pass's: a hold that a submitter's drain has since
-        // passed must not keep the thread off its retirement signal (it did, and hung).
-        let mut held = false;
-        if queue.endpoint.shutdown.load(Ordering::Acquire) {
-            return;
-        }
-        let failed = queue.error_sink.status.load(Ordering::Acquire) != 0;
-        let parked = queue.device.parked_queues.must_readmit(queue.index);
-        let (_, drained) = queue.epochs();
-        if failed || parked || (queue.stages.device_retired)(&queue.endpoint) > drained {
-            // Never queue behind a submitter: a blocked lock here turns every submission's
-            // unlock into a futex wake. A busy queue is retried shortly (its submitter also
-            // drains a retired batch after each pass, and everything when it runs out of room).
-            let Some(mut state) = queue.try_lock() else {
-                std::thread::sleep(BUSY_RETRY);
-                continue;
-            };
-            if failed {
-                queue.fail_queue(&mut state);
-            } else {
-                let Some(drain_held) = queue.complete(state, parked) else {
+/// The completion thread of one queue (see the module header).
+pub(crate) struct CompletionWorker {
+    pub driver: Arc<PassDriver>,
+    /// The queue's registry entry: while it is held, the device reaches the queue (a capture
+    /// joining, another queue's held drain, the engine's drop).
+    pub _registration: Arc<CaptureObserver>,
+    /// `EngineConfig::completion_fallback` in the provider's timestamp ticks (what
+    /// `hsa_amd_signal_wait_any` takes).
+    pub timeout: u64,
+}
+
+impl CompletionWorker {
+    /// The thread's loop, until the queue shuts down or the thread tears an orphaned queue down.
+    pub(crate) fn run(self) {
+        let (queue, timeout) = (&*self.driver, self.timeout);
+        let api = queue.device.hsa.api();
+        let control = hsa_signal_t { handle: queue.endpoint.control_signal };
+        loop {
+            // Read before looking at the state: a poke after this point changes the value and ends
+            // the wait below, so no wake-up is lost.
+            // SAFETY: the control signal lives as long as the device.
+            let control_seen = unsafe { (api.hsa_signal_load_scacquire)(control) };
+            // This pass's drain stopped at an epoch whose producer queue has not drained
+            // (`DrainOrder`): that queue pokes the control signal when it has, so only the control
+            // signal is waited on. Only this pass's: a hold that a submitter's drain has since
+            // passed must not keep the thread off its retirement signal (it did, and hung).
+            let mut held = false;
+            if queue.endpoint.shutdown.load(Ordering::Acquire) {
+                return;
+            }
+            let failed = queue.error_sink.status.load(Ordering::Acquire) != 0;
+            let parked = queue.device.parked_queues.must_readmit(queue.index);
+            let (_, drained) = queue.epochs();
+            if failed || parked || (queue.stages.device_retired)(&queue.endpoint) > drained {
+                // Never queue behind a submitter: a blocked lock here turns every submission's
+                // unlock into a futex wake. A busy queue is retried shortly (its submitter also
+                // drains a retired batch after each pass, and everything when it runs out of room).
+                let Some(mut state) = queue.try_lock() else {
                     std::thread::sleep(BUSY_RETRY);
                     continue;
                 };
-                held = drain_held;
+                if failed {
+                    queue.fail_queue(&mut state);
+                } else {
+                    let Some(drain_held) = self.complete(state, parked) else {
+                        std::thread::sleep(BUSY_RETRY);
+                        continue;
+                    };
+                    held = drain_held;
+                }
             }
-        }
-        // Outside the queue lock: freeing takes the device World's.
-        queue.device.release_settled();
-        // No user handle is left: once its work has drained or failed, the thread destroys the
-        // queue and ends.
-        if queue.endpoint.handles.load(Ordering::Acquire) == 0 && queue.orphan_settled() && queue.tear_down_orphan() {
-            return;
-        }
-        let (submitted, drained) = queue.epochs();
-        let mut signals = [control, control];
-        let mut conditions = [SignalCondition::Ne as u32; 2];
-        let mut values = [control_seen, control_seen];
-        // Sleep until a batch of epochs retired, or everything in flight did: one wake-up per
-        // batch instead of one per submission, with no delay for the last submission of a burst.
-        // While a host thread is parked (it pokes every completion thread when it parks, after
-        // which this read sees it), each epoch is drained as it retires: the host may be waiting
-        // for one that later, longer work would otherwise hold back.
-        let target = if queue.device.semaphores.waiters.parked.load(Ordering::SeqCst) > 0 {
-            drained + 1
-        } else {
-            submitted.min(drained + COMPLETION_BATCH).max(drained + 1)
-        };
-        let retirement =
-            if failed || held { None } else { (queue.stages.retirement_wait)(&queue.endpoint, target, submitted) };
-        let count = match retirement {
-            Some(wait) => {
-                signals[1] = hsa_signal_t { handle: wait.signal };
-                conditions[1] = wait.condition as u32;
-                values[1] = wait.value;
-                2
+            // Outside the queue lock: freeing takes the device World's.
+            queue.device.release_settled();
+            // No user handle is left: once its work has drained or failed, the thread destroys the
+            // queue and ends.
+            if queue.endpoint.handles.load(Ordering::Acquire) == 0 && queue.orphan_settled() && queue.tear_down_orphan()
+            {
+                return;
             }
-            // The control signal only: a publication after idle, or the drain of a queue this
-            // one's drain is held on, pokes it.
-            None => 1,
-        };
-        let mut satisfied = 0;
-        // SAFETY: the arrays hold `count` live signals, conditions and values; the out-pointer
-        // is valid.
-        unsafe {
-            (api.hsa_amd_signal_wait_any)(
-                count,
-                signals.as_mut_ptr(),
-                conditions.as_mut_ptr(),
-                values.as_mut_ptr(),
-                timeout,
-                enums::WAIT_STATE_BLOCKED,
-                &mut satisfied,
-            )
-        };
-    }
-}
-
-/// Rounds of help in one [`Queue::complete`]: each drains the queue it is held on at least
-/// one epoch further, so this bounds one call; what is left is drained on the thread's next
-/// pass, which does not sleep while retired epochs remain.
-const HELP_ROUNDS: usize = 256;
-
-impl Queue {
-    /// Drains epochs the device retired, in `order`; returns what the drain did.
-    pub(crate) fn drain_retired(&self, state: &mut QueueState, order: DrainOrder) -> DrainOutcome {
-        let outcome = self.drain_unannounced(state, order);
-        self.after_drain(outcome);
-        outcome
-    }
-
-    /// [`Self::drain_retired`] without [`Self::after_drain`]: the caller sends the wake-ups.
-    fn drain_unannounced(&self, state: &mut QueueState, order: DrainOrder) -> DrainOutcome {
-        #[cfg(feature = "tracy")]
-        let _span = tracing::trace_span!("completion_drain", queue = self.index).entered();
-        let queue = &mut *state;
-        let retired = (self.stages.device_retired)(&queue.handles.endpoint);
-        let drained_before = queue.epochs.drained;
-        if retired <= drained_before {
-            return DrainOutcome::default();
+            let (submitted, drained) = queue.epochs();
+            let mut signals = [control, control];
+            let mut conditions = [SignalCondition::Ne as u32; 2];
+            let mut values = [control_seen, control_seen];
+            // Sleep until a batch of epochs retired, or everything in flight did: one wake-up per
+            // batch instead of one per submission, with no delay for the last submission of a burst.
+            // While a host thread is parked (it pokes every completion thread when it parks, after
+            // which this read sees it), each epoch is drained as it retires: the host may be waiting
+            // for one that later, longer work would otherwise hold back.
+            let target = if queue.device.semaphores.waiters.parked.load(Ordering::SeqCst) > 0 {
+                drained + 1
+            } else {
+                submitted.min(drained + COMPLETION_BATCH).max(drained + 1)
+            };
+            let retirement =
+                if failed || held { None } else { (queue.stages.retirement_wait)(&queue.endpoint, target, submitted) };
+            let count = match retirement {
+                Some(wait) => {
+                    signals[1] = hsa_signal_t { handle: wait.signal };
+                    conditions[1] = wait.condition as u32;
+                    values[1] = wait.value;
+                    2
+                }
+                // The control signal only: a publication after idle, or the drain of a queue this
+                // one's drain is held on, pokes it.
+                None => 1,
+            };
+            let mut satisfied = 0;
+            // SAFETY: the arrays hold `count` live signals, conditions and values; the out-pointer
+            // is valid.
+            unsafe {
+                (api.hsa_amd_signal_wait_any)(
+                    count,
+                    signals.as_mut_ptr(),
+                    conditions.as_mut_ptr(),
+                    values.as_mut_ptr(),
+                    timeout,
+                    enums::WAIT_STATE_BLOCKED,
+                    &mut satisfied,
+                )
+            };
         }
-        let outcome = (self.stages.drain)(queue, retired, order);
-        if let Some(capture) = capture_of(queue) {
-            self.harvest(&capture, queue, drained_before, true);
-        }
-        settle::publish_settled(queue);
-        outcome
     }
 
     /// The completion thread's drain, then its readmission of parked work. The drain is in causal
@@ -167,27 +153,27 @@ impl Queue {
         let mut round = 0;
         let held = loop {
             if !self.drain_awaited() {
-                total.add(self.drain_unannounced(&mut state, DrainOrder::Causal));
+                total.add(self.driver.drain_unannounced(&mut state, DrainOrder::Causal));
                 break total.held_on.is_some();
             }
-            let outcome = self.drain_unannounced(&mut state, DrainOrder::CausalProbe);
+            let outcome = self.driver.drain_unannounced(&mut state, DrainOrder::CausalProbe);
             total.add(outcome);
             let Some(producer) = outcome.held_on else { break false };
             drop(state);
             let helped = round < HELP_ROUNDS && self.help_drain(producer, &mut total);
             round += 1;
-            let Some(again) = self.try_lock() else {
+            let Some(again) = self.driver.try_lock() else {
                 self.after_held_drains(total);
                 return None;
             };
             state = again;
             if !helped {
-                total.add(self.drain_unannounced(&mut state, DrainOrder::Causal));
+                total.add(self.driver.drain_unannounced(&mut state, DrainOrder::Causal));
                 break total.held_on.is_some();
             }
         };
         if parked {
-            self.readmit(&mut state);
+            self.driver.readmit(&mut state);
         }
         drop(state);
         self.after_held_drains(total);
@@ -199,48 +185,31 @@ impl Queue {
     /// round of help: a helping thread that went on after the waiter left would contend with
     /// the queues' submitters for their locks.
     fn drain_awaited(&self) -> bool {
-        self.device.semaphores.waiters.parked.load(Ordering::SeqCst) > 0 || self.device.parked_queues.any_hint()
+        self.driver.device.semaphores.waiters.parked.load(Ordering::SeqCst) > 0
+            || self.driver.device.parked_queues.any_hint()
     }
 
     /// Drains what retired on queue `producer`, on which this queue's drain is held, into
     /// `total`: whether it drained anything (not if its lock is taken or it is going away).
     fn help_drain(&self, producer: u16, total: &mut DrainOutcome) -> bool {
-        if producer == self.index {
+        if producer == self.driver.index {
             return false;
         }
-        let Some(helped) = self.device.queues.get(producer).and_then(|queue| queue.drain_for_waiter()) else {
+        let Some(helped) = self.driver.device.queues.get(producer).and_then(|queue| queue.drain_for_waiter()) else {
             return false;
         };
         total.add(DrainOutcome { held_on: None, ..helped });
         helped.epochs > 0
     }
 
-    /// [`Self::after_drain`] for the drains of a helping episode: this queue drained as far as
+    /// [`PassDriver::after_drain`] for the drains of a helping episode: this queue drained as far as
     /// it could, so it needs no wake-up of its own.
     fn after_held_drains(&self, total: DrainOutcome) {
-        self.after_drain(DrainOutcome { wake: total.wake & !(1 << self.index), ..total });
-    }
-
-    /// [`crate::profile::DeviceQueue::drain_for_waiter`].
-    pub(super) fn drain_for_waiter(&self) -> Option<DrainOutcome> {
-        if self.endpoint.shutdown.load(Ordering::Acquire) {
-            return None;
-        }
-        let mut state = self.try_lock()?;
-        Some(self.drain_unannounced(&mut state, DrainOrder::Causal))
-    }
-
-    /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
-    pub(super) fn publish_settled(&self, state: &mut QueueState) {
-        settle::publish_settled(state);
-    }
-
-    /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled, and
-    /// other queues' drains may be held on the epochs it drained.
-    pub(crate) fn after_drain(&self, outcome: DrainOutcome) {
-        if outcome.signals + outcome.failures > 0 {
-            self.device.wake_deferred(None);
-        }
-        self.device.wake_queues(outcome.wake);
+        self.driver.after_drain(DrainOutcome { wake: total.wake & !(1 << self.driver.index), ..total });
     }
 }
+
+/// Rounds of help in one [`Queue::complete`]: each drains the queue it is held on at least
+/// one epoch further, so this bounds one call; what is left is drained on the thread's next
+/// pass, which does not sleep while retired epochs remain.
+const HELP_ROUNDS: usize = 256;

@@ -6,12 +6,12 @@ use std::sync::atomic::Ordering;
 
 use aqueduct_systems::sync::SemaphoreSync;
 
-use super::Queue;
-use super::submission::PassMode;
+use super::pass_driver::PassDriver;
+use super::pass_driver::PassMode;
 use aqueduct_components::directory::SubmissionCounters;
 use aqueduct_systems::QueueState;
 
-impl Queue {
+impl PassDriver {
     /// Marks the pending rows parked, counting those not parked before.
     pub(super) fn park(&self, state: &mut QueueState) {
         let rows = &mut state.rows;

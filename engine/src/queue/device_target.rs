@@ -11,8 +11,8 @@ use aqueduct_hsa::sys::hsa_signal_t;
 use aqueduct_systems::binding_tables::BindingTables;
 use aqueduct_systems::{DeviceTarget, QueueState};
 
-use super::Queue;
 use super::failure::{ErrorSink, queue_error_callback};
+use super::pass_driver::PassDriver;
 use crate::error::{EngineError, EngineResult};
 
 /// A device target's ring (packets) and kernarg area (bytes), which the device's configuration
@@ -29,7 +29,7 @@ pub(super) fn binding_ring_bytes(config: &crate::config::EngineConfig) -> u64 {
     config.kernarg_ring_bytes / 4
 }
 
-impl Queue {
+impl PassDriver {
     /// The queue's device target, made now if this is its first execution on the device.
     pub(super) fn device_target<'s>(&self, state: &'s mut QueueState) -> EngineResult<&'s DeviceTarget> {
         if state.device_target.is_none() {

@@ -23,7 +23,7 @@ pub(crate) fn execute(
     signals: &[SemaphorePoint],
 ) -> EngineResult<()> {
     let program = command_buffer.finished()?;
-    let shared = to.queue();
+    let shared = to.driver();
     if program.device.id != shared.device.id {
         return Err(EngineError::ForeignObject { what: "command buffer" });
     }
@@ -75,7 +75,11 @@ pub(crate) fn execute(
 /// picked by the cost model, it goes to the device only if it can. While a profile capture runs,
 /// the model picks the host, whose executions the capture records dispatch by dispatch. Decided
 /// without the queue's lock: the target's room is the device's configuration.
-fn on_device(queue: &super::Queue, processing: BlockProcessing, program: &FinishedProgram) -> EngineResult<bool> {
+fn on_device(
+    queue: &super::pass_driver::PassDriver,
+    processing: BlockProcessing,
+    program: &FinishedProgram,
+) -> EngineResult<bool> {
     let refused = |reason: String| EngineError::InvalidArgument { what: "command buffer", reason };
     // Host processing never asks for the device program, so it is never built for it.
     let device_program = match processing {

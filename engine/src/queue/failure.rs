@@ -10,8 +10,8 @@ use aqueduct_hsa::sys::{hsa_queue_t, hsa_signal_t, hsa_status_t};
 use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 
-use super::Queue;
-use super::capture::capture_of;
+use super::capture::{self, capture_of};
+use super::pass_driver::PassDriver;
 use crate::error::EngineError;
 use aqueduct_systems::QueueState;
 
@@ -48,7 +48,7 @@ impl ErrorSink {
     }
 }
 
-impl Queue {
+impl PassDriver {
     pub(super) fn record_failure(&self, error: &EngineError) -> u32 {
         self.device.semaphores.record_failure(FailureRecord { status: None, message: error.to_string() })
     }
@@ -110,7 +110,7 @@ impl Queue {
             let outcome = (self.stages.fail_in_flight)(queue, failure);
             if let Some(capture) = capture {
                 // Force-retired, not run: their timing signals were never written.
-                self.harvest(&capture, queue, drained_before, false);
+                capture::harvest(self, &capture, queue, drained_before, false);
             }
             outcome.wake
         };

@@ -12,9 +12,10 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::Queue;
 use super::host_calls::HostCallResult;
+use super::host_services::HostServices;
 use super::operations::{self, Immediate};
+use super::pass_driver::PassDriver;
 use crate::error::{EngineError, EngineResult};
 use crate::memory::{Binding, Buffer};
 use crate::semaphore::SemaphorePoint;
@@ -72,20 +73,21 @@ unsafe fn transfer(direction: Direction, file: &File, file_offset: u64, address:
     Ok(())
 }
 
-impl Queue {
-    fn staging(&self) -> EngineResult<Buffer> {
-        let mut staging = self.services.file_staging.lock().unwrap_or_else(|poison| poison.into_inner());
+impl HostServices {
+    fn staging(&self, queue: &PassDriver) -> EngineResult<Buffer> {
+        let mut staging = self.file_staging.lock().unwrap_or_else(|poison| poison.into_inner());
         if let Some(buffer) = &*staging {
             return Ok(buffer.clone());
         }
-        let buffer = Buffer::allocate(&self.device, MemoryKind::HostVisible, STAGING_BYTES, self.agent)?;
+        let buffer = Buffer::allocate(&queue.device, MemoryKind::HostVisible, STAGING_BYTES, queue.agent)?;
         *staging = Some(buffer.clone());
         Ok(buffer)
     }
 
+    /// Reads `target.length` bytes of `file` from `offset` into `target`, in queue order.
     pub(crate) fn submit_read_file(
         &self,
-        kind: OperationKind,
+        queue: &PassDriver,
         file: &File,
         offset: u64,
         target: Binding,
@@ -97,12 +99,13 @@ impl Queue {
         if end.is_none_or(|end| end > size) {
             return Err(EngineError::OutOfBounds { what: "file read", offset, length: target.length, size });
         }
-        self.file_transfer(kind, file, offset, target, waits, signals)
+        file_transfer(queue, OperationKind::ReadFile, file, offset, target, waits, signals)
     }
 
+    /// Writes `source` to `file` at `offset`, in queue order.
     pub(crate) fn submit_write_file(
         &self,
-        kind: OperationKind,
+        queue: &PassDriver,
         source: Binding,
         file: &File,
         offset: u64,
@@ -112,81 +115,81 @@ impl Queue {
         if offset.checked_add(source.length).is_none() {
             return Err(EngineError::OutOfBounds { what: "file write", offset, length: source.length, size: u64::MAX });
         }
-        self.file_transfer(kind, file, offset, source, waits, signals)
+        file_transfer(queue, OperationKind::WriteFile, file, offset, source, waits, signals)
     }
+}
 
-    /// A file read (`kind` ReadFile) or write (WriteFile): its rows, the staging copies and the
-    /// host calls, carry `kind`.
-    fn file_transfer(
-        &self,
-        kind: OperationKind,
-        file: &File,
-        offset: u64,
-        memory: Binding,
-        waits: &[SemaphorePoint],
-        signals: &[SemaphorePoint],
-    ) -> EngineResult<()> {
-        let direction = if kind == OperationKind::ReadFile { Direction::Read } else { Direction::Write };
-        memory.buffer.belongs_to(&self.device)?;
-        let address = memory.buffer.check_range("file transfer", memory.offset, memory.length)?;
-        self.check_points(waits, signals)?;
-        let file = Arc::new(file.try_clone().map_err(|error| EngineError::File { reason: error.to_string() })?);
-        if memory.buffer.kind().host_accessible() {
-            // One host call, straight into or out of the buffer (kept alive by the closure).
-            let (buffer, length) = (memory.buffer.clone(), memory.length);
-            let work = Box::new(move || {
-                // SAFETY: a live host-visible range of `buffer`, which the queue orders.
-                let result = unsafe { transfer(direction, &file, offset, address, length) };
-                if direction == Direction::Read {
-                    buffer.note_host_write();
+/// A file read (`kind` ReadFile) or write (WriteFile): its rows, the staging copies and the
+/// host calls, carry `kind`.
+fn file_transfer(
+    queue: &PassDriver,
+    kind: OperationKind,
+    file: &File,
+    offset: u64,
+    memory: Binding,
+    waits: &[SemaphorePoint],
+    signals: &[SemaphorePoint],
+) -> EngineResult<()> {
+    let direction = if kind == OperationKind::ReadFile { Direction::Read } else { Direction::Write };
+    memory.buffer.belongs_to(&queue.device)?;
+    let address = memory.buffer.check_range("file transfer", memory.offset, memory.length)?;
+    queue.check_points(waits, signals)?;
+    let file = Arc::new(file.try_clone().map_err(|error| EngineError::File { reason: error.to_string() })?);
+    if memory.buffer.kind().host_accessible() {
+        // One host call, straight into or out of the buffer (kept alive by the closure).
+        let (buffer, length) = (memory.buffer.clone(), memory.length);
+        let work = Box::new(move || {
+            // SAFETY: a live host-visible range of `buffer`, which the queue orders.
+            let result = unsafe { transfer(direction, &file, offset, address, length) };
+            if direction == Direction::Read {
+                buffer.note_host_write();
+            }
+            result
+        });
+        return queue.services.submit_host_call(queue, kind, work, waits, signals);
+    }
+    let staging = queue.services.staging(queue)?;
+    let chain = ChainError::default();
+    let mut first_waits = waits;
+    let mut done = 0;
+    while done < memory.length {
+        let length = (memory.length - done).min(STAGING_BYTES);
+        let staged = staging.range(0, length);
+        let part = Binding { buffer: memory.buffer, offset: memory.offset + done, length };
+        let step = {
+            let (file, chain, staging) = (file.clone(), chain.clone(), staging.clone());
+            let file_offset = offset + done;
+            Box::new(move || -> HostCallResult {
+                if let Some(error) = &*chain_error(&chain) {
+                    return Err(error.clone().into());
+                }
+                // SAFETY: the staging buffer is host-visible, and the queue runs this step
+                // alone between the copies that fill or drain it.
+                let result = unsafe { transfer(direction, &file, file_offset, staging.device_address(), length) };
+                if let Err(error) = &result {
+                    chain_error(&chain).get_or_insert(error.to_string());
                 }
                 result
-            });
-            return self.submit_host_call(kind, work, waits, signals);
-        }
-        let staging = self.staging()?;
-        let chain = ChainError::default();
-        let mut first_waits = waits;
-        let mut done = 0;
-        while done < memory.length {
-            let length = (memory.length - done).min(STAGING_BYTES);
-            let staged = staging.range(0, length);
-            let part = Binding { buffer: memory.buffer, offset: memory.offset + done, length };
-            let step = {
-                let (file, chain, staging) = (file.clone(), chain.clone(), staging.clone());
-                let file_offset = offset + done;
-                Box::new(move || -> HostCallResult {
-                    if let Some(error) = &*chain_error(&chain) {
-                        return Err(error.clone().into());
-                    }
-                    // SAFETY: the staging buffer is host-visible, and the queue runs this step
-                    // alone between the copies that fill or drain it.
-                    let result = unsafe { transfer(direction, &file, file_offset, staging.device_address(), length) };
-                    if let Err(error) = &result {
-                        chain_error(&chain).get_or_insert(error.to_string());
-                    }
-                    result
-                })
-            };
-            match direction {
-                Direction::Read => {
-                    self.submit_host_call(kind, step, first_waits, &[])?;
-                    operations::copy(&mut Immediate(self), kind, staged, part, &[], &[])?;
-                }
-                Direction::Write => {
-                    operations::copy(&mut Immediate(self), kind, part, staged, first_waits, &[])?;
-                    self.submit_host_call(kind, step, &[], &[])?;
-                }
+            })
+        };
+        match direction {
+            Direction::Read => {
+                queue.services.submit_host_call(queue, kind, step, first_waits, &[])?;
+                operations::copy(&mut Immediate(queue), kind, staged, part, &[], &[])?;
             }
-            first_waits = &[];
-            done += length;
-        }
-        let finish = Box::new(move || -> HostCallResult {
-            match chain_error(&chain).take() {
-                Some(error) => Err(error.into()),
-                None => Ok(()),
+            Direction::Write => {
+                operations::copy(&mut Immediate(queue), kind, part, staged, first_waits, &[])?;
+                queue.services.submit_host_call(queue, kind, step, &[], &[])?;
             }
-        });
-        self.submit_host_call(kind, finish, first_waits, signals)
+        }
+        first_waits = &[];
+        done += length;
     }
+    let finish = Box::new(move || -> HostCallResult {
+        match chain_error(&chain).take() {
+            Some(error) => Err(error.into()),
+            None => Ok(()),
+        }
+    });
+    queue.services.submit_host_call(queue, kind, finish, first_waits, signals)
 }

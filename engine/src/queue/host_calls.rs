@@ -30,7 +30,8 @@ use aqueduct_components::semaphore_table::{FailureRecord, SemaphoreTable, WaitSo
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 use aqueduct_vocabulary::OperationKind;
 
-use super::Queue;
+use super::host_services::HostServices;
+use super::pass_driver::PassDriver;
 use crate::error::{EngineError, EngineResult};
 use crate::semaphore::{Semaphore, SemaphoreInner, SemaphorePoint, wait_all};
 
@@ -81,7 +82,7 @@ pub(crate) struct HostCalls {
 pub(crate) type HostCallsLock = Mutex<Option<HostCalls>>;
 
 impl HostCalls {
-    fn start(queue: &Queue) -> EngineResult<Self> {
+    fn start(queue: &PassDriver) -> EngineResult<Self> {
         let ready = Semaphore::create(&queue.device, 0)?;
         let gate = Semaphore::create(&queue.device, 0)?;
         let (jobs, receiver) = channel();
@@ -213,15 +214,15 @@ fn wait_for(closed: &AtomicBool, point: &HostWait) -> Result<(), Arc<FailureReco
     }
 }
 
-impl Queue {
-    fn host_calls(&self) -> MutexGuard<'_, Option<HostCalls>> {
-        self.services.host_calls.lock().unwrap_or_else(|poison| poison.into_inner())
-    }
+/// Whether every row staged on `queue` has run and drained (takes the queue lock).
+fn is_idle(queue: &PassDriver) -> bool {
+    let (submitted, drained) = queue.epochs();
+    submitted == drained && queue.idle(&queue.lock())
+}
 
-    /// Whether every row staged on the queue has run and drained.
-    fn is_idle(&self) -> bool {
-        let (submitted, drained) = self.epochs();
-        submitted == drained && self.idle(&self.lock())
+impl HostServices {
+    fn host_calls(&self) -> MutexGuard<'_, Option<HostCalls>> {
+        self.host_calls.lock().unwrap_or_else(|poison| poison.into_inner())
     }
 
     /// Stops the host-call thread (the queue is destroyed and its rows failed).
@@ -232,18 +233,19 @@ impl Queue {
 
     pub(crate) fn submit_host_call(
         &self,
+        queue: &PassDriver,
         kind: OperationKind,
         work: Work,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
     ) -> EngineResult<()> {
-        self.check_points(waits, signals)?;
+        queue.check_points(waits, signals)?;
         // Before `is_idle`, which takes the queue's lock a batch on this thread holds.
-        self.refuse_inside_batch()?;
+        queue.refuse_inside_batch()?;
         let mut guard = self.host_calls();
         let calls = match &mut *guard {
             Some(calls) => calls,
-            none => none.insert(HostCalls::start(self)?),
+            none => none.insert(HostCalls::start(queue)?),
         };
         let call = calls.calls + 1;
         // 1. The barrier: the queue reached the call. Not needed when it already has: nothing
@@ -251,18 +253,18 @@ impl Queue {
         // call returned (a row staged by another thread meanwhile is concurrent with the call,
         // not before it).
         let after_last_call = calls.calls > 0
-            && self.endpoint.staged_rows.load(Ordering::Acquire) == calls.rows_after_gate
+            && queue.endpoint.staged_rows.load(Ordering::Acquire) == calls.rows_after_gate
             && calls.gate.value() >= calls.calls;
-        let ready = if after_last_call || self.is_idle() {
+        let ready = if after_last_call || is_idle(queue) {
             None
         } else {
             let value = calls.readied + 1;
-            self.submit(&[], &[calls.ready.at(value)], |row| row.set_operation(kind))?;
+            queue.submit(&[], &[calls.ready.at(value)], |row| row.set_operation(kind))?;
             calls.readied = value;
             Some(value)
         };
         calls.calls = call;
-        let table = &self.device.semaphores;
+        let table = &queue.device.semaphores;
         for point in signals {
             table.record_parked_signal(point.semaphore.0.slot, point.value);
         }
@@ -270,7 +272,7 @@ impl Queue {
             .iter()
             .map(|point| HostWait {
                 semaphore: Arc::downgrade(&point.semaphore.0),
-                table: self.device.semaphores.clone(),
+                table: queue.device.semaphores.clone(),
                 slot: point.semaphore.0.slot,
                 value: point.value,
             })
@@ -286,7 +288,7 @@ impl Queue {
         }
         // 3. The gate: later work on the queue waits for the function to return.
         let mut gate_row = None;
-        let result = self.submit(&[calls.gate.at(call)], &[], |row| {
+        let result = queue.submit(&[calls.gate.at(call)], &[], |row| {
             row.set_operation(kind);
             gate_row = Some(row.row());
         });

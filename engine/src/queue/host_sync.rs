@@ -9,6 +9,8 @@ use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 use bytemuck::Pod;
 
 use super::failure::unknown_failure;
+use super::host_services::HostServices;
+use super::pass_driver::PassDriver;
 use super::{Queue, Submitted};
 use crate::error::{EngineError, EngineResult};
 use crate::memory::Buffer;
@@ -21,27 +23,74 @@ impl Queue {
     /// Blocks until everything submitted to the queue before this call, through any handle, has
     /// finished, the queue has failed (its failure is returned), or `timeout` passes.
     pub fn wait_idle(&self, timeout: Duration) -> EngineResult<()> {
-        let target = self.endpoint.staged_rows.load(Ordering::Acquire);
-        self.wait_settled(target, timeout)
+        let target = self.driver.endpoint.staged_rows.load(Ordering::Acquire);
+        self.driver.wait_settled(target, timeout)
     }
 
     /// Blocks until the submission `submitted` (which `submit()` on this queue returned), and
     /// everything submitted to the queue before it, has finished, the queue has failed (its
     /// failure is returned), or `timeout` passes. A token of another queue is refused.
     pub fn wait_for(&self, submitted: Submitted, timeout: Duration) -> EngineResult<()> {
-        if (submitted.device, submitted.queue) != (self.device.id, self.index) {
+        if (submitted.device, submitted.queue) != (self.driver.device.id, self.driver.index) {
             return Err(EngineError::ForeignObject { what: "submission token (it names another queue)" });
         }
-        self.wait_settled(submitted.rows, timeout)
+        self.driver.wait_settled(submitted.rows, timeout)
     }
 
     /// Whether `submitted` and everything before it on this queue has finished (or failed).
     pub fn is_finished(&self, submitted: Submitted) -> bool {
-        self.settled_through(submitted.rows)
+        self.driver.settled_through(submitted.rows)
     }
 
+    /// Reads `buffer`, of any memory kind, after the queue's earlier work: the queue copies it
+    /// into a host-visible staging buffer (the queue's own, kept between calls, for up to
+    /// 4 MiB (`STAGING_BYTES`); one made for the call beyond), and this waits
+    /// up to `timeout` for the copy.
+    pub fn read<T: Pod>(&self, buffer: &Buffer<T>, timeout: Duration) -> EngineResult<Vec<T>> {
+        let mut elements = vec![T::zeroed(); buffer.len() as usize];
+        let bytes = std::mem::size_of_val(elements.as_slice()) as u64;
+        if bytes == 0 {
+            return Ok(elements);
+        }
+        self.driver.services.with_staging(&self.driver, bytes, |staging| {
+            self.copy_and_wait(buffer.bytes(), staging, bytes, timeout)?;
+            staging.read(0, bytemuck::cast_slice_mut(&mut elements))
+        })?;
+        Ok(elements)
+    }
+
+    /// Writes `data` to `buffer`, of any memory kind, from element 0, after the queue's earlier
+    /// work: the data goes to a host-visible staging buffer (as for [`Self::read`]), the queue
+    /// copies it, and this waits up to `timeout` for the copy.
+    pub fn write<T: Pod>(&self, buffer: &Buffer<T>, data: &[T], timeout: Duration) -> EngineResult<()> {
+        let elements = data.len() as u64;
+        if elements > buffer.len() {
+            return Err(EngineError::InvalidArgument {
+                what: "queue write",
+                reason: format!("{elements} elements do not fit a buffer of {}", buffer.len()),
+            });
+        }
+        let bytes = std::mem::size_of_val(data) as u64;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.driver.services.with_staging(&self.driver, bytes, |staging| {
+            staging.write(0, bytemuck::cast_slice(data))?;
+            self.copy_and_wait(staging, buffer.bytes(), bytes, timeout)
+        })
+    }
+
+    /// Copies the first `bytes` of `source` to `target` in queue order and waits for it.
+    fn copy_and_wait(&self, source: &Buffer, target: &Buffer, bytes: u64, timeout: Duration) -> EngineResult<()> {
+        let done = self.device().create_semaphore(0)?;
+        self.copy(source.range(0, bytes), target.range(0, bytes)).signal(done.at(1)).submit()?;
+        done.wait(1, timeout)
+    }
+}
+
+impl PassDriver {
     /// Waits until the queue's rows below `target` have settled, or it failed.
-    fn wait_settled(&self, target: u64, timeout: Duration) -> EngineResult<()> {
+    pub(super) fn wait_settled(&self, target: u64, timeout: Duration) -> EngineResult<()> {
         self.refuse_inside_batch()?;
         let start = Instant::now();
         let deadline = crate::clock::deadline_after(start, timeout);
@@ -65,54 +114,34 @@ impl Queue {
         }
     }
 
-    /// Reads `buffer`, of any memory kind, after the queue's earlier work: the queue copies it
-    /// into a host-visible staging buffer (the queue's own, kept between calls, for up to
-    /// 4 MiB (`STAGING_BYTES`); one made for the call beyond), and this waits
-    /// up to `timeout` for the copy.
-    pub fn read<T: Pod>(&self, buffer: &Buffer<T>, timeout: Duration) -> EngineResult<Vec<T>> {
-        let mut elements = vec![T::zeroed(); buffer.len() as usize];
-        let bytes = std::mem::size_of_val(elements.as_slice()) as u64;
-        if bytes == 0 {
-            return Ok(elements);
-        }
-        self.with_staging(bytes, |staging| {
-            self.copy_and_wait(buffer.bytes(), staging, bytes, timeout)?;
-            staging.read(0, bytemuck::cast_slice_mut(&mut elements))
-        })?;
-        Ok(elements)
+    /// The queue's sticky failure (failure-log index), as its endpoint mirrors it.
+    pub(super) fn failure(&self) -> Option<u32> {
+        self.endpoint.failure.load(Ordering::Acquire).checked_sub(1)
     }
 
-    /// Writes `data` to `buffer`, of any memory kind, from element 0, after the queue's earlier
-    /// work: the data goes to a host-visible staging buffer (as for [`Self::read`]), the queue
-    /// copies it, and this waits up to `timeout` for the copy.
-    pub fn write<T: Pod>(&self, buffer: &Buffer<T>, data: &[T], timeout: Duration) -> EngineResult<()> {
-        let elements = data.len() as u64;
-        if elements > buffer.len() {
-            return Err(EngineError::InvalidArgument {
-                what: "queue write",
-                reason: format!("{elements} elements do not fit a buffer of {}", buffer.len()),
-            });
-        }
-        let bytes = std::mem::size_of_val(data) as u64;
-        if bytes == 0 {
-            return Ok(());
-        }
-        self.with_staging(bytes, |staging| {
-            staging.write(0, bytemuck::cast_slice(data))?;
-            self.copy_and_wait(staging, buffer.bytes(), bytes, timeout)
-        })
+    /// Whether the rows below `rows` have settled, or the queue failed: a failed queue keeps its
+    /// rows unsettled while its packets may still run (`failure.rs`).
+    pub(super) fn settled_through(&self, rows: u64) -> bool {
+        self.failure().is_some() || self.endpoint.settled_rows.load(Ordering::Acquire) >= rows
     }
+}
 
+impl HostServices {
     /// Runs `transfer` with a host-visible staging buffer of at least `bytes`: the queue's own
     /// (made or grown to fit, up to `STAGING_BYTES`), held for the whole transfer, or one made
     /// for the call when the transfer is larger or another thread holds the queue's.
-    fn with_staging(&self, bytes: u64, transfer: impl FnOnce(&Buffer) -> EngineResult<()>) -> EngineResult<()> {
-        let allocate = |size| self.device().allocate(MemoryKind::HostVisible, size);
+    fn with_staging(
+        &self,
+        queue: &PassDriver,
+        bytes: u64,
+        transfer: impl FnOnce(&Buffer) -> EngineResult<()>,
+    ) -> EngineResult<()> {
+        let allocate = |size| Buffer::allocate_captured(&queue.device, MemoryKind::HostVisible, size, 0);
         if bytes > super::STAGING_BYTES {
             return transfer(&allocate(bytes)?);
         }
         // Never waits for another thread's transfer, which may wait out its own timeout.
-        let mut kept = match self.services.host_staging.try_lock() {
+        let mut kept = match self.host_staging.try_lock() {
             Ok(kept) => kept,
             Err(std::sync::TryLockError::Poisoned(poison)) => poison.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return transfer(&allocate(bytes)?),
@@ -129,25 +158,5 @@ impl Queue {
             *kept = Some(staging);
         }
         result
-    }
-
-    /// Copies the first `bytes` of `source` to `target` in queue order and waits for it.
-    fn copy_and_wait(&self, source: &Buffer, target: &Buffer, bytes: u64, timeout: Duration) -> EngineResult<()> {
-        let done = self.device().create_semaphore(0)?;
-        self.copy(source.range(0, bytes), target.range(0, bytes)).signal(done.at(1)).submit()?;
-        done.wait(1, timeout)
-    }
-}
-
-impl Queue {
-    /// The queue's sticky failure (failure-log index), as its endpoint mirrors it.
-    fn failure(&self) -> Option<u32> {
-        self.endpoint.failure.load(Ordering::Acquire).checked_sub(1)
-    }
-
-    /// Whether the rows below `rows` have settled, or the queue failed: a failed queue keeps its
-    /// rows unsettled while its packets may still run (`failure.rs`).
-    fn settled_through(&self, rows: u64) -> bool {
-        self.failure().is_some() || self.endpoint.settled_rows.load(Ordering::Acquire) >= rows
     }
 }

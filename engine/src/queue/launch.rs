@@ -67,6 +67,7 @@ impl<'a> Submission<'a, &'a Queue, LaunchOp<'a>> {
     /// Checks the arguments and publishes the dispatch; a refused one changes nothing.
     pub fn submit(self) -> EngineResult<super::builder::Submitted> {
         let (queue, operation, waits, signals) = self.into_parts();
+        let queue = &*queue.driver;
         let dispatch = operation.checked()?;
         let to = &mut Immediate(queue);
         captured!(
@@ -86,7 +87,7 @@ impl<'a, 'q> Submission<'a, &'a mut Batch<'q>, LaunchOp<'a>> {
         let (batch, operation, waits, signals) = self.into_parts();
         let dispatch = operation.checked()?;
         captured!(
-            Submitter::queue(batch),
+            Submitter::driver(batch),
             &waits,
             &signals,
             operations::dispatch(batch, OperationKind::Dispatch, operation.kernel, &dispatch, &waits, &signals),

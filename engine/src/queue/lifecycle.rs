@@ -3,22 +3,23 @@
 //! has drained), cancellation, and destruction (the HSA queue first, then failing what was left
 //! in flight).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
 
 use aqueduct_components::device_entities::Shared;
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE, QueueEndpoint};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_signal_t;
-use aqueduct_systems::reclaim::DrainOrder;
 
 use super::Queue;
+use super::capture::CaptureObserver;
+use super::completion::CompletionWorker;
 use super::failure::{ErrorSink, queue_error_callback};
+use super::pass_driver::{DriverParts, PassDriver};
 use crate::config::{QueueConfig, QueuePriority};
 use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
 use crate::profile::DeviceQueue;
-use aqueduct_systems::QueueState;
 
 impl Queue {
     pub(crate) fn create(device: &Arc<DeviceShared>, settings: &QueueConfig) -> EngineResult<Self> {
@@ -109,41 +110,31 @@ impl Queue {
         }
         // SAFETY: the queue lives until its teardown destroys it, after the last ring use.
         let ring = unsafe { AqlRing::new(hsa_queue, hsa.api()) };
-        let (queue_state, stages) = Queue::build_state(device, index, ring, kernarg_memory, endpoint.clone(), agent);
         let entity = device.world().spawn(Shared(endpoint.clone())).id();
         endpoint.handles.store(1, Ordering::Relaxed);
-        // The handle first: if the thread cannot start, its drop tears the queue down.
-        let handle = Queue {
+        let parts = DriverParts {
             index,
             agent,
-            device: device.clone(),
             endpoint,
-            stages,
             hsa_queue,
-            state: Arc::new(Mutex::new(queue_state)),
+            ring,
             error_sink,
-            services: Default::default(),
             priority: settings.priority,
             kernarg_memory,
             entity,
-            counted: true,
         };
-        // The completion thread's copy, which the device's queue table reaches while the thread
-        // runs.
-        let background = Arc::new(handle.uncounted());
-        let thread = {
-            let background = background.clone();
-            std::thread::Builder::new()
-                .name(format!("aqueduct-completion-{index}"))
-                .spawn(move || super::completion::run(background, timeout))
-                .map_err(|error| EngineError::NoDevice {
-                    reason: format!("cannot start a completion thread: {error}"),
-                })?
-        };
+        // The handle first: if the thread cannot start, its drop tears the queue down.
+        let handle = Queue { driver: Arc::new(PassDriver::new(device, parts)) };
+        let observer = Arc::new(CaptureObserver::new(handle.driver.clone()));
+        let worker = CompletionWorker { driver: handle.driver.clone(), _registration: observer.clone(), timeout };
+        let thread = std::thread::Builder::new()
+            .name(format!("aqueduct-completion-{index}"))
+            .spawn(move || worker.run())
+            .map_err(|error| EngineError::NoDevice { reason: format!("cannot start a completion thread: {error}") })?;
         // Registered under the capture slot's lock, so a capture that begins or ends meanwhile
         // sees the queue either way.
         let session = device.profile.lock().unwrap_or_else(|poison| poison.into_inner());
-        let profiled: Arc<dyn DeviceQueue> = background;
+        let profiled: Arc<dyn DeviceQueue> = observer;
         device.queues.register(index, &profiled, thread);
         if let Some(session) = session.as_ref() {
             profiled.attach_capture(session)?;
@@ -176,10 +167,8 @@ fn apply_scheduling(
 impl Clone for Queue {
     fn clone(&self) -> Self {
         // Relaxed, as for an `Arc`: a new handle comes from a live one, which keeps the count up.
-        self.endpoint.handles.fetch_add(1, Ordering::Relaxed);
-        let mut handle = self.uncounted();
-        handle.counted = true;
-        handle
+        self.driver.endpoint.handles.fetch_add(1, Ordering::Relaxed);
+        Queue { driver: self.driver.clone() }
     }
 }
 
@@ -188,8 +177,8 @@ impl Drop for Queue {
     /// through any handle before it (a `Release`, paired with the last drop's `Acquire`) drains
     /// or fails, and then the queue is destroyed.
     fn drop(&mut self) {
-        if self.counted && self.endpoint.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.last_handle_dropped();
+        if self.driver.endpoint.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.driver.last_handle_dropped();
         }
     }
 }
@@ -201,141 +190,11 @@ impl Queue {
     /// fails with it, as dropping a queue did before work outlived its handles. Otherwise the
     /// work already on the device finishes, and the last handle's drop destroys the queue.
     pub fn cancel(self) {
-        let queue = self.replay_id();
-        if let Some(replay) = self.device.replay_capture().filter(|_| queue != 0) {
+        let driver = &self.driver;
+        let queue = driver.replay_id();
+        if let Some(replay) = driver.device.replay_capture().filter(|_| queue != 0) {
             replay.push(aqueduct_profile::replay::ReplayRecord::QueueCancelled { queue });
         }
-        self.cancel_pending();
-    }
-}
-
-impl Queue {
-    /// Fails the pending and parked work with a sticky `queue N was cancelled`, and marks the
-    /// queue cancelled: its destruction fails what is on the device rather than waiting.
-    fn cancel_pending(&self) {
-        {
-            let mut state = self.lock();
-            let failure = self.queue_failure(&mut state, None, format!("queue {} was cancelled", self.index));
-            self.fail_pending(&mut state, failure);
-        }
-        self.endpoint.cancelled.store(true, Ordering::Release);
-    }
-
-    /// The last user handle dropped. The queue is destroyed once its work has drained or failed:
-    /// now, if it already has (or it was cancelled); otherwise by its completion thread, which
-    /// keeps draining, when it has ([`Self::orphan_settled`]).
-    fn last_handle_dropped(&self) {
-        // The replay drops its queue at the same place in the stream.
-        let queue = self.replay_id();
-        if let Some(replay) = self.device.replay_capture().filter(|_| queue != 0) {
-            replay.push(aqueduct_profile::replay::ReplayRecord::QueueDropped { queue });
-        }
-        if self.endpoint.cancelled.load(Ordering::Acquire) || self.orphan_settled() {
-            self.destroy();
-        } else {
-            // The completion thread looks at the handle count on each wake-up.
-            self.device.poke(self.endpoint.control_signal);
-        }
-    }
-
-    /// Whether a queue without handles has nothing left to do: it drains what retired, then
-    /// checks that nothing is pending, parked or in flight. No handle is left, so nothing new
-    /// can be staged after a `true`.
-    pub(super) fn orphan_settled(&self) -> bool {
-        let mut state = self.lock();
-        self.drain_retired(&mut state, DrainOrder::CatchUp);
-        let idle = self.idle(&state);
-        drop(state);
-        self.device.release_settled();
-        idle
-    }
-
-    /// A queue without handles, at the engine's drop: waits until its completion thread has
-    /// torn it down or `deadline` passes, then cancels what is left (see `Engine`'s drop).
-    pub(super) fn finish_orphaned(&self, deadline: std::time::Instant) {
-        let gone = || {
-            let thread = self.completion_thread();
-            thread.as_ref().is_none_or(|thread| thread.is_finished())
-        };
-        if self.endpoint.handles.load(Ordering::Acquire) != 0 {
-            return;
-        }
-        while !gone() {
-            if std::time::Instant::now() >= deadline {
-                tracing::warn!(
-                    queue = self.index,
-                    "the engine was dropped before the queue's work finished: cancelled"
-                );
-                self.cancel_pending();
-                self.destroy();
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_micros(200));
-        }
-    }
-
-    /// The completion thread's join handle (in the device's table, by queue index).
-    fn completion_thread(&self) -> std::sync::MutexGuard<'_, Option<std::thread::JoinHandle<()>>> {
-        self.device.queues.completion_thread(self.index)
-    }
-
-    /// Nothing pending, parked or in flight (the caller holds the queue lock).
-    pub(super) fn idle(&self, state: &QueueState) -> bool {
-        let rows = &state.rows;
-        let (submitted, drained) = self.epochs();
-        rows.is_empty() && !rows.parked && submitted == drained
-    }
-
-    /// Destroys the queue from any thread but its completion thread: stops that thread, then
-    /// tears the queue down, unless the completion thread already is (then this waits for it).
-    fn destroy(&self) {
-        let first = !self.endpoint.shutdown.swap(true, Ordering::AcqRel);
-        self.device.poke(self.endpoint.control_signal);
-        if let Some(thread) = self.completion_thread().take() {
-            let _ = thread.join();
-        }
-        if first {
-            self.tear_down();
-        }
-    }
-
-    /// The completion thread of a queue without handles found it settled: it tears the queue
-    /// down itself and then ends (its join handle is left to the queue's drop). Returns whether
-    /// it did; a concurrent [`Self::destroy`] that came first does it instead.
-    pub(super) fn tear_down_orphan(&self) -> bool {
-        if self.endpoint.shutdown.swap(true, Ordering::AcqRel) {
-            return false;
-        }
-        self.tear_down();
-        true
-    }
-
-    /// Destroys the HSA queue, fails what was left in flight, then frees the kernarg ring and
-    /// the device-World entity. The completion thread is stopped, or is the caller.
-    fn tear_down(&self) {
-        // Destroy the HSA queue first: afterwards no packet touches memory, so the work still in
-        // flight can be failed and its rows settled.
-        // SAFETY: the completion thread is stopped or is this thread, and no Queue handle is left
-        // to submit.
-        if let Err(error) = unsafe { self.device.hsa.queue_destroy(self.hsa_queue) } {
-            tracing::warn!(%error, "hsa_queue_destroy failed");
-        }
-        let device_target = self.lock().device_target.take();
-        if let Some(target) = &device_target {
-            self.stop_device_target(target);
-        }
-        {
-            let mut state = self.lock();
-            self.abandon(&mut state);
-        }
-        if let Some(target) = device_target {
-            self.free_device_target(target);
-        }
-        // Its host calls' *ready* timeline failed with the rows: the host-call thread ends.
-        self.stop_host_calls();
-        // SAFETY: the queue is destroyed, so nothing reads the kernarg ring any more.
-        let _ = unsafe { self.device.hsa.free(self.kernarg_memory as *mut u8) };
-        self.device.world().despawn(self.entity);
-        self.device.release_settled();
+        driver.cancel_pending();
     }
 }

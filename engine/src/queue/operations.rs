@@ -12,8 +12,8 @@ use aqueduct_builtins::{
 use aqueduct_components::submission::{DispatchTemplate, RowWriter};
 use aqueduct_vocabulary::OperationKind;
 
-use super::Queue;
 use super::RawDispatch;
+use super::pass_driver::PassDriver;
 use crate::dispatch::{Dispatch, GridSource, validate_dispatch};
 use crate::error::{EngineError, EngineResult};
 use crate::executable::Kernel;
@@ -23,7 +23,8 @@ use crate::semaphore::SemaphorePoint;
 
 /// Where a validated operation goes.
 pub(crate) trait Submitter {
-    fn queue(&self) -> &Queue;
+    /// The queue's pass driver.
+    fn driver(&self) -> &PassDriver;
 
     /// Stages the operation: waits, signals, then what `stage` fills in.
     fn submit(
@@ -34,14 +35,14 @@ pub(crate) trait Submitter {
     ) -> EngineResult<()>;
 
     /// Runs `f` on the queue and its state behind its lock (a batch holds it already).
-    fn with_state<R>(&mut self, f: impl FnOnce(&Queue, &mut aqueduct_systems::QueueState) -> R) -> R;
+    fn with_state<R>(&mut self, f: impl FnOnce(&PassDriver, &mut aqueduct_systems::QueueState) -> R) -> R;
 }
 
 /// The immediate path: each operation is published before the call returns.
-pub(crate) struct Immediate<'q>(pub &'q Queue);
+pub(crate) struct Immediate<'q>(pub &'q PassDriver);
 
 impl Submitter for Immediate<'_> {
-    fn queue(&self) -> &Queue {
+    fn driver(&self) -> &PassDriver {
         self.0
     }
 
@@ -55,13 +56,13 @@ impl Submitter for Immediate<'_> {
         self.0.submit(waits, signals, stage)
     }
 
-    fn with_state<R>(&mut self, f: impl FnOnce(&Queue, &mut aqueduct_systems::QueueState) -> R) -> R {
+    fn with_state<R>(&mut self, f: impl FnOnce(&PassDriver, &mut aqueduct_systems::QueueState) -> R) -> R {
         f(self.0, &mut self.0.lock())
     }
 }
 
 fn check_buffer(to: &impl Submitter, buffer: &Buffer) -> EngineResult<()> {
-    buffer.belongs_to(&to.queue().device)
+    buffer.belongs_to(&to.driver().device)
 }
 
 pub(crate) fn barrier(
@@ -143,7 +144,7 @@ pub(crate) fn update(
     // address is patched in when the kernarg ring space is known.
     const STAGING_STAND_IN: u64 = 16;
     let plan = plan_update_staged(STAGING_STAND_IN, address, data.len() as u64)?;
-    let queue = to.queue();
+    let queue = to.driver();
     let kernel = queue.device.agents[queue.agent].builtin(plan.kernel);
     to.submit(waits, signals, |row| {
         row.set_operation(kind);
@@ -159,7 +160,7 @@ fn submit_plan(
     waits: &[SemaphorePoint],
     signals: &[SemaphorePoint],
 ) -> EngineResult<()> {
-    let queue = to.queue();
+    let queue = to.driver();
     let kernel = queue.device.agents[queue.agent].builtin(plan.kernel);
     to.submit(waits, signals, |row| {
         row.set_operation(operation);
@@ -177,7 +178,7 @@ pub(crate) fn dispatch(
     waits: &[SemaphorePoint],
     signals: &[SemaphorePoint],
 ) -> EngineResult<()> {
-    let queue = to.queue();
+    let queue = to.driver();
     let validated = validate_dispatch(&queue.device, queue.agent, kernel, dispatch, GridSource::Dispatch)?;
     for binding in dispatch.bindings {
         check_buffer(to, binding.buffer)?;
@@ -226,7 +227,7 @@ pub(crate) fn dispatch_raw(
 }
 
 fn check_kernel<'k>(to: &impl Submitter, kernel: &'k Kernel) -> EngineResult<&'k crate::executable::KernelInfo> {
-    if kernel.executable.device.id != to.queue().device.id {
+    if kernel.executable.device.id != to.driver().device.id {
         return Err(EngineError::ForeignObject { what: "kernel" });
     }
     Ok(kernel.info())
@@ -239,7 +240,7 @@ fn template(
     grid: [u32; 3],
     workgroup: Option<[u16; 3]>,
 ) -> EngineResult<DispatchTemplate> {
-    kernel.info().template(to.queue().agent, grid, workgroup)
+    kernel.info().template(to.driver().agent, grid, workgroup)
 }
 
 /// Stages a device-library dispatch.

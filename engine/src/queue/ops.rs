@@ -333,12 +333,13 @@ where
     /// the queue's order.
     pub fn submit(self) -> EngineResult<Submitted> {
         let (queue, operation, waits, signals) = self.into_parts();
+        let queue = &*queue.driver;
         let call = Box::new(operation.call);
         captured!(
             queue,
             &waits,
             &signals,
-            queue.submit_host_call(OperationKind::HostCall, call, &waits, &signals),
+            queue.services.submit_host_call(queue, OperationKind::HostCall, call, &waits, &signals),
             |_, _| { Operation::HostCall }
         )
         .map(|()| queue.submitted())
@@ -440,7 +441,8 @@ impl<'a> Submittable<'a> for AllocaOp<'a> {
     const KIND: OperationKind = OperationKind::Alloca;
     #[inline(always)]
     fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<Buffer> {
-        to.queue().submit_alloca(Self::KIND, self.pool, self.size, waits, signals)
+        let queue = to.driver();
+        queue.services.submit_alloca(queue, Self::KIND, self.pool, self.size, waits, signals)
     }
     fn describe(&self, capture: &ReplayCapture, buffer: &Buffer) -> Operation {
         replay::describe_alloca(capture, self.pool, self.size, buffer)
@@ -452,7 +454,8 @@ impl<'a> Submittable<'a> for DeallocaOp<'a> {
     const KIND: OperationKind = OperationKind::Dealloca;
     #[inline(always)]
     fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
-        to.queue().submit_dealloca(Self::KIND, self.buffer, waits, signals)
+        let queue = to.driver();
+        queue.services.submit_dealloca(queue, Self::KIND, self.buffer, waits, signals)
     }
     fn describe(&self, _: &ReplayCapture, _: &()) -> Operation {
         Operation::Dealloca { buffer: self.buffer.replay_id() }
@@ -464,7 +467,8 @@ impl<'a> Submittable<'a> for ReadFileOp<'a> {
     const KIND: OperationKind = OperationKind::ReadFile;
     #[inline(always)]
     fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
-        to.queue().submit_read_file(Self::KIND, self.file, self.offset, self.target, waits, signals)
+        let queue = to.driver();
+        queue.services.submit_read_file(queue, self.file, self.offset, self.target, waits, signals)
     }
     fn describe(&self, _: &ReplayCapture, _: &()) -> Operation {
         Operation::ReadFile { target: self.target.replay_range(), file_offset: self.offset }
@@ -476,7 +480,8 @@ impl<'a> Submittable<'a> for WriteFileOp<'a> {
     const KIND: OperationKind = OperationKind::WriteFile;
     #[inline(always)]
     fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
-        to.queue().submit_write_file(Self::KIND, self.source, self.file, self.offset, waits, signals)
+        let queue = to.driver();
+        queue.services.submit_write_file(queue, self.source, self.file, self.offset, waits, signals)
     }
     fn describe(&self, _: &ReplayCapture, _: &()) -> Operation {
         Operation::WriteFile { source: self.source.replay_range(), file_offset: self.offset }

@@ -570,7 +570,7 @@ impl<'d> Replayer<'d> {
                 let made = queue.alloca(pool, *size).waits(&waits).signals(&signals).submit();
                 let made = self.context(made, "an alloca")?;
                 self.buffers.insert(*buffer, made);
-                Ok(queue.submitted())
+                Ok(queue.driver.submitted())
             }
             Operation::Dealloca { buffer } => {
                 queue.dealloca(self.buffer(*buffer)?).waits(&waits).signals(&signals).submit()

@@ -1,10 +1,34 @@
-//! The submission driver: stage operations as rows of the queue's column table, run passes of
-//! admission → kernarg patching → AQL publication → reclaim over them (directly for an immediate
-//! call, through the bevy schedule for a batch), and act on where a pass stopped: park, drain for
+//! The pass driver: the queue's one owner of its parts, and what runs the stages over its
+//! state. It stages operations as rows of the queue's column table, runs passes of admission →
+//! kernarg patching → AQL publication → reclaim over them (directly for an immediate call,
+//! through the bevy schedule for a batch), and acts on where a pass stopped: park, drain for
 //! room, or fail.
+//!
+//! **Who holds it.** Every [`Queue`](super::Queue) handle, the completion thread
+//! ([`CompletionWorker`](super::completion::CompletionWorker)) and the device's registry entry
+//! ([`CaptureObserver`](super::capture::CaptureObserver)) hold an `Arc` of it; the handles are
+//! counted in the endpoint's `handles`, the others are not. It is dropped, with its host
+//! services, once the last of them is.
+//!
+//! **Locks.** `state` is the queue lock: every method that takes `&mut QueueState` is called
+//! with it held, and none takes another queue's lock while holding it except through
+//! `try_lock` (a held drain's help, `completion.rs`). A host service's lock is taken before it,
+//! never after ([`HostServices`]).
+//!
+//! The driver's other concerns are `impl PassDriver` blocks in their own files: `deferral.rs`
+//! (parking), `failure.rs` (failing rows and epochs), `drain.rs` (draining retired epochs),
+//! `device_target.rs` (the second HSA queue) and `teardown.rs` (destroying the queue).
 
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
+
+use aqueduct_components::directory::QueueEndpoint;
+use aqueduct_components::kernarg_ring::KernargRing;
+use aqueduct_hsa::ring::AqlRing;
+use aqueduct_hsa::sys::hsa_queue_t;
+use aqueduct_systems::{DeviceLink, QueueStages};
+use bevy_ecs::entity::Entity;
 
 use aqueduct_components::dependency::{SignalOp, WaitOp};
 use aqueduct_components::submission::{Payload, RowWriter, Verdict};
@@ -12,9 +36,14 @@ use aqueduct_systems::reclaim::DrainOrder;
 use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{QueueState, settle};
 
-use super::capture::capture_of;
+use super::QueueStats;
+use super::builder::Submitted;
+use super::capture::{self, capture_of};
+use super::failure::ErrorSink;
 use super::failure::unknown_failure;
-use super::{Queue, thread_token};
+use super::host_services::HostServices;
+use super::thread_token;
+use crate::device::DeviceShared;
 use crate::error::{EngineError, EngineResult};
 use crate::profile::QueueCapture;
 use crate::semaphore::SemaphorePoint;
@@ -29,7 +58,132 @@ pub(crate) enum PassMode {
     Readmit,
 }
 
-impl Queue {
+/// A queue's parts, and the driver of its passes (see the module header).
+pub(crate) struct PassDriver {
+    pub(crate) index: u16,
+    pub(crate) agent: usize,
+    pub(crate) device: Arc<DeviceShared>,
+    pub(crate) endpoint: Arc<QueueEndpoint>,
+    /// The stages compiled for the device's wait strategy, chosen when the queue was built.
+    pub(crate) stages: QueueStages,
+    pub(crate) hsa_queue: *mut hsa_queue_t,
+    /// The queue lock, over the state the stages run on.
+    state: Mutex<QueueState>,
+    pub(crate) error_sink: Arc<ErrorSink>,
+    pub(crate) services: HostServices,
+    /// The priority it was made with (`QueueConfig`).
+    pub(crate) priority: crate::config::QueuePriority,
+    /// The kernarg ring's memory, freed once the HSA queue is destroyed.
+    pub(crate) kernarg_memory: u64,
+    /// The queue's entity in the device World.
+    pub(crate) entity: Entity,
+}
+
+// SAFETY: `hsa_queue` is only passed to provider calls (thread-safe by the HSA spec) and to
+// AqlRing, whose shared accesses are atomic; every other part is Send and Sync.
+unsafe impl Send for PassDriver {}
+// SAFETY: as above.
+unsafe impl Sync for PassDriver {}
+
+/// What [`PassDriver::new`] takes besides the state it builds.
+pub(crate) struct DriverParts {
+    pub index: u16,
+    pub agent: usize,
+    pub endpoint: Arc<QueueEndpoint>,
+    pub hsa_queue: *mut hsa_queue_t,
+    pub ring: AqlRing,
+    pub error_sink: Arc<ErrorSink>,
+    pub priority: crate::config::QueuePriority,
+    pub kernarg_memory: u64,
+    pub entity: Entity,
+}
+
+impl PassDriver {
+    /// Builds the queue's state (rings, the epoch table and the submission-row table) and picks
+    /// the stages compiled for the device's wait strategy. Owns `parts` afterwards; makes no
+    /// provider call, so it cannot fail.
+    pub(crate) fn new(device: &Arc<DeviceShared>, parts: DriverParts) -> Self {
+        let DriverParts { index, agent, endpoint, hsa_queue, ring, error_sink, priority, kernarg_memory, entity } =
+            parts;
+        let link = DeviceLink {
+            api: device.hsa.api(),
+            semaphores: device.semaphores.clone(),
+            directory: device.queues.directory.clone(),
+            host_writes: device.agents[agent].host_writes.clone(),
+        };
+        let kernargs = KernargRing::new(kernarg_memory, device.config.kernarg_ring_bytes);
+        let (state, stages) = aqueduct_systems::build_queue_state(
+            index,
+            ring,
+            kernargs,
+            endpoint.clone(),
+            link,
+            device.config.epochs_in_flight as usize,
+            device.strategy,
+        );
+        Self {
+            index,
+            agent,
+            device: device.clone(),
+            endpoint,
+            stages,
+            hsa_queue,
+            state: Mutex::new(state),
+            error_sink,
+            services: HostServices::default(),
+            priority,
+            kernarg_memory,
+            entity,
+        }
+    }
+
+    /// Takes the queue lock. A poisoned lock is taken anyway: every stage leaves the state
+    /// consistent between rows, which is where a panic can stop it.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// The queue lock if no one holds it; never waits.
+    pub(crate) fn try_lock(&self) -> Option<MutexGuard<'_, QueueState>> {
+        match self.state.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(poison)) => Some(poison.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// The token of what was submitted so far (`submit()`'s return).
+    #[inline]
+    pub(crate) fn submitted(&self) -> Submitted {
+        Submitted { device: self.device.id, queue: self.index, rows: self.endpoint.staged_rows.load(Ordering::Relaxed) }
+    }
+
+    /// Epochs submitted and drained.
+    pub(crate) fn epochs(&self) -> (u64, u64) {
+        (self.endpoint.submitted.load(Ordering::Acquire), self.endpoint.drained.load(Ordering::Acquire))
+    }
+
+    /// Submissions, AQL packets, parked submissions and device-side wait barriers so far.
+    pub(crate) fn stats(&self) -> QueueStats {
+        let counters = &self.endpoint.counters;
+        let (submitted, drained) = self.epochs();
+        QueueStats {
+            submissions: counters.submissions.load(Ordering::Relaxed),
+            packets: counters.packets.load(Ordering::Relaxed),
+            deferred: counters.deferred.load(Ordering::Relaxed),
+            parked_high_water: counters.parked_high_water.load(Ordering::Relaxed),
+            device_waits: counters.device_waits.load(Ordering::Relaxed),
+            flushes: counters.flushes.load(Ordering::Relaxed),
+            epochs_submitted: submitted,
+            epochs_drained: drained,
+        }
+    }
+
+    /// Its id in the replay capture (0: not captured).
+    pub(crate) fn replay_id(&self) -> u64 {
+        self.endpoint.replay_id.load(Ordering::Relaxed)
+    }
+
     /// Checks waits and signals before anything is staged: same device, signals increasing.
     pub(crate) fn check_points(&self, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
         for point in waits.iter().chain(signals) {
@@ -81,7 +235,7 @@ impl Queue {
         stage: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
         self.check_points(waits, signals)?;
-        let entry_ns = self.capture_entry();
+        let entry_ns = capture::entry_stamp(&self.endpoint);
         let queue = &mut *state;
         self.stage_row(queue, entry_ns, waits, signals, promise, stage);
         Ok(())
@@ -140,7 +294,7 @@ impl Queue {
         #[cfg(feature = "tracy")]
         let _span = tracing::trace_span!("submit", queue = self.index).entered();
         self.check_points(waits, signals)?;
-        let entry_ns = self.capture_entry();
+        let entry_ns = capture::entry_stamp(&self.endpoint);
         let mut guard = self.lock();
         let state = &mut *guard;
         let capture = capture_of(state);
@@ -199,11 +353,11 @@ impl Queue {
             }
         }
         if let Some(capture) = capture {
-            Self::note_pass(capture, queue, submitted_before);
+            capture::note_pass(capture, queue, submitted_before);
         }
         if let Some((drained_before, outcome)) = queue.drain.take() {
             if let Some(capture) = capture {
-                self.harvest(capture, queue, drained_before, true);
+                capture::harvest(self, capture, queue, drained_before, true);
             }
             settle::publish_settled(queue);
             self.after_drain(outcome);
