@@ -5,8 +5,9 @@
 #   scripts/stage-instructions.sh [SHAPE ...]
 #
 # Shapes default to the immediate and batched edge and dispatch rows. Each shape runs the full
-# (non-quick) bench under callgrind, collecting only inside the submitting call (`Queue::submit`
-# in `queue/submission.rs` for immediate shapes, an execution's included, `Queue::batch` for
+# (non-quick) bench under callgrind, collecting only inside the submitting call
+# (`PassDriver::submit` in `queue/pass_driver.rs` for immediate shapes, an execution's included,
+# `Queue::batch` for
 # batches), so the numbers are the submitting thread's, divided by the operations it staged;
 # `cb/record/N` collects inside the bench's `record_chain` and divides by the dispatches recorded. Needs valgrind; it builds the
 # binary with the bench profile (release with line tables, which callgrind names functions by);
@@ -25,13 +26,16 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 for shape in "${shapes[@]}"; do
     case "$shape" in
-        batch/*) collect='*Queue*batch*' ;;
+        batch/*) collect=('*Queue*batch*') ;;
         # Recording: one call records and finishes an N-dispatch chain; an operation is a dispatch.
-        cb/record/*) collect='*Materials::record_chain' ;;
-        # Builds before the queue was three types named it `QueueShared::submit`.
-        *) collect='*queue::*Queue>::submit' ;;
+        cb/record/*) collect=('*Materials::record_chain') ;;
+        # The pass driver's; builds before it was a type of its own named it `Queue::submit`
+        # (and before the queue was three types, `QueueShared::submit`). Only one is in a binary.
+        *) collect=('*queue::*PassDriver>::submit' '*queue::*Queue>::submit') ;;
     esac
-    valgrind --tool=callgrind --callgrind-out-file="$out/cg" --toggle-collect="$collect" \
+    toggles=()
+    for pattern in "${collect[@]}"; do toggles+=(--toggle-collect="$pattern"); done
+    valgrind --tool=callgrind --callgrind-out-file="$out/cg" "${toggles[@]}" \
         "$bin" bench --filter "$shape" >/dev/null 2>&1
     callgrind_annotate --threshold=100 --tree=calling "$out/cg" >"$out/tree" 2>/dev/null
     python3 - "$out/tree" "$shape" <<'EOF'
@@ -39,7 +43,7 @@ import re, sys
 # A callee line: "  1,234 (0.01%)  >   file:function (512x) [object]": inclusive cost of those calls.
 line_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+>\s+\S+?:(.+?) \(([\d,]+)x\)")
 total_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+PROGRAM TOTALS")
-queue = "aqueduct_engine::queue::submission::<impl aqueduct_engine::queue::Queue>::"
+queue = "aqueduct_engine::queue::pass_driver::<impl aqueduct_engine::queue::pass_driver::PassDriver>::"
 # (label, function); the first two count the operations (one call each per operation).
 wanted = [
     ("submit (immediate call)", queue + "submit"),
@@ -75,7 +79,9 @@ for line in open(sys.argv[1]):
     # lands in the collected frame depends on thread timing; it is reported, not counted.
     if function.endswith("Mutex>::lock_contended"):
         contended += cost
-    function = function.replace("queue::shared::QueueShared>", "queue::Queue>")  # older builds
+    # Older builds: the driver's functions were the handle's, in `submission.rs` (and `shared.rs`).
+    function = function.replace("queue::shared::QueueShared>", "queue::Queue>")
+    function = function.replace("aqueduct_engine::queue::submission::<impl aqueduct_engine::queue::Queue>::", queue)
     for label, name in wanted:
         if function == name:
             total = totals.setdefault(label, [0, 0])
