@@ -31,7 +31,7 @@ for shape in "${shapes[@]}"; do
         cb/record/*) collect=('*Materials::record_chain') ;;
         # The pass driver's; builds before it was a type of its own named it `Queue::submit`
         # (and before the queue was three types, `QueueShared::submit`). Only one is in a binary.
-        *) collect=('*queue::*PassDriver>::submit' '*queue::*Queue>::submit') ;;
+        *) collect=('*queue::*PassDriver::submit' '*queue::*Queue>::submit') ;;
     esac
     toggles=()
     for pattern in "${collect[@]}"; do toggles+=(--toggle-collect="$pattern"); done
@@ -43,7 +43,7 @@ import re, sys
 # A callee line: "  1,234 (0.01%)  >   file:function (512x) [object]": inclusive cost of those calls.
 line_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+>\s+\S+?:(.+?) \(([\d,]+)x\)")
 total_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+PROGRAM TOTALS")
-queue = "aqueduct_engine::queue::pass_driver::<impl aqueduct_engine::queue::pass_driver::PassDriver>::"
+queue = "aqueduct_engine::queue::pass_driver::PassDriver::"
 # (label, function); the first two count the operations (one call each per operation).
 wanted = [
     ("submit (immediate call)", queue + "submit"),

@@ -85,7 +85,7 @@ pub fn build_queue_state(
     let stages = QueueStages::for_strategy(strategy);
     let handles = QueueHandles { index, ring, epoch_signal: endpoint.epoch_signal, endpoint, link };
     let state = QueueState {
-        batch_schedule: Some(Box::new(queue_state::BatchWorld::new(handles.clone(), (stages.schedule)()))),
+        batch_world: Some(Box::new(queue_state::BatchWorld::new(handles.clone(), (stages.schedule)()))),
         handles,
         known_read_index: 0,
         kernargs,

@@ -93,7 +93,7 @@ pub struct QueueState {
     pub unsettled_from: Option<u64>,
     /// The queue World and the schedule of the four stages as systems, for a batch's flush:
     /// taken out of the state while the schedule runs ([`Self::run_schedule`]).
-    pub(crate) batch_schedule: Option<Box<BatchWorld>>,
+    pub(crate) batch_world: Option<Box<BatchWorld>>,
     /// Where executions processed on the device run, made at the first one.
     pub device_target: Option<DeviceTarget>,
 }

@@ -176,11 +176,11 @@ impl QueueState {
             fn drop(&mut self) {
                 if let Some(mut batch) = self.batch.take() {
                     batch.exchange(self.state);
-                    self.state.batch_schedule = Some(batch);
+                    self.state.batch_world = Some(batch);
                 }
             }
         }
-        let Some(mut batch) = self.batch_schedule.take() else {
+        let Some(mut batch) = self.batch_world.take() else {
             unreachable!("a queue state holds its World except while its schedule runs, which holds the state's lock")
         };
         batch.exchange(self);

@@ -66,7 +66,7 @@ pub trait CrossQueueStrategy: 'static {
     ) -> Result<(), SubmissionFault>;
 
     /// The signal the last packet of `epoch` decrements.
-    fn completion_signal(queue: &QueueHandles, epoch: u64) -> u64;
+    fn completion_signal(handles: &QueueHandles, epoch: u64) -> u64;
 
     /// Writes the bodies of the barrier packets for `waits`' barriers from packet `first`, the
     /// first completing on `first_completion` (0 for none: a profile capture times it, so the
@@ -81,7 +81,7 @@ pub trait CrossQueueStrategy: 'static {
     fn release_waits(link: &DeviceLink, waits: &[DeviceWait]);
 
     /// Makes the device-side state say every submitted epoch retired (a failed queue).
-    fn force_retire(queue: &QueueHandles, epochs: &EpochTable);
+    fn force_retire(handles: &QueueHandles, epochs: &EpochTable);
 
     /// The highest epoch known to have retired on the device.
     fn device_retired(endpoint: &QueueEndpoint) -> u64;
@@ -96,7 +96,7 @@ pub trait CrossQueueStrategy: 'static {
 
     /// Wakes a completion thread that slept without a retirement signal because the queue was
     /// idle. Called once `epoch` is published and the endpoint says it was submitted.
-    fn wake_idle_completion(queue: &QueueHandles, epochs: &EpochTable, epoch: u64);
+    fn wake_idle_completion(handles: &QueueHandles, epochs: &EpochTable, epoch: u64);
 }
 
 /// AMD vendor BARRIER_VALUE packets on the producer's epoch signal, which counts down from
@@ -134,8 +134,8 @@ impl CrossQueueStrategy for BarrierValue {
     }
 
     #[inline]
-    fn completion_signal(queue: &QueueHandles, _: u64) -> u64 {
-        queue.epoch_signal
+    fn completion_signal(handles: &QueueHandles, _: u64) -> u64 {
+        handles.epoch_signal
     }
 
     #[inline]
@@ -166,13 +166,13 @@ impl CrossQueueStrategy for BarrierValue {
     #[inline]
     fn release_waits(_: &DeviceLink, _: &[DeviceWait]) {}
 
-    fn force_retire(queue: &QueueHandles, epochs: &EpochTable) {
+    fn force_retire(handles: &QueueHandles, epochs: &EpochTable) {
         let target = EPOCH_BASE - epochs.submitted as i64;
-        let signal = queue.epoch_signal;
+        let signal = handles.epoch_signal;
         // SAFETY: the epoch signal lives as long as the device.
         let current = unsafe { signal_value(signal) }.load(Ordering::Acquire);
         if current > target {
-            store_signal(&queue.link, signal, target);
+            store_signal(&handles.link, signal, target);
         }
     }
 
@@ -241,8 +241,8 @@ impl CrossQueueStrategy for BarrierAnd {
     }
 
     #[inline]
-    fn completion_signal(queue: &QueueHandles, epoch: u64) -> u64 {
-        queue.endpoint.slot_signal(epoch) // set to 1 at reservation
+    fn completion_signal(handles: &QueueHandles, epoch: u64) -> u64 {
+        handles.endpoint.slot_signal(epoch) // set to 1 at reservation
     }
 
     #[inline]
@@ -273,9 +273,9 @@ impl CrossQueueStrategy for BarrierAnd {
         }
     }
 
-    fn force_retire(queue: &QueueHandles, epochs: &EpochTable) {
+    fn force_retire(handles: &QueueHandles, epochs: &EpochTable) {
         for epoch in epochs.drained + 1..=epochs.submitted {
-            store_signal(&queue.link, queue.endpoint.slot_signal(epoch), 0);
+            store_signal(&handles.link, handles.endpoint.slot_signal(epoch), 0);
         }
     }
 
@@ -301,11 +301,11 @@ impl CrossQueueStrategy for BarrierAnd {
     }
 
     #[inline]
-    fn wake_idle_completion(queue: &QueueHandles, epochs: &EpochTable, epoch: u64) {
+    fn wake_idle_completion(handles: &QueueHandles, epochs: &EpochTable, epoch: u64) {
         // An idle completion thread has no armed per-epoch signal to sleep on, only the control
         // signal: the first epoch after idle pokes it.
         if epoch == epochs.drained + 1 {
-            queue.link.poke(queue.endpoint.control_signal);
+            handles.link.poke(handles.endpoint.control_signal);
         }
     }
 }

@@ -1,5 +1,7 @@
-//! A queue's part of a profile capture: joining and leaving it, stamping the submissions it
-//! stages, and turning drained epochs into records.
+//! A queue's part of a profile capture: the capture observer ([`CaptureObserver`], the queue's
+//! entry in the device's registry, through which a capture joins and leaves the queue), and the
+//! hooks the pass driver calls under the queue lock: stamping the submissions it stages
+//! ([`entry_stamp`], [`note_pass`]) and turning drained epochs into records ([`harvest`]).
 //!
 //! Publication copies each captured submission's facts into its epoch row
 //! (`aqueduct_components::capture::EpochCapture`); this file stamps the pass's publication time

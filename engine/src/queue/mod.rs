@@ -1,35 +1,37 @@
 //! Queues: the public API, and the queue's own files, one per concern (the stages themselves
-//! are systems in `aqueduct-systems`):
+//! are systems in `aqueduct-systems`).
 //!
-//! - `mod.rs` (here): [`Queue`];
-//! - `builder.rs`: the operations' entry points, as submission builders (`Submission`), for a
-//!   queue and a batch alike;
-//! - `alloca.rs`: queue-ordered allocation from pools, and the queue's memory timeline;
-//! - `host_calls.rs`: host functions run in queue order, and how they map to AQL;
-//! - `files.rs`: file reads and writes in queue order, on host calls and a staging buffer;
-//! - `host_sync.rs`: what a host thread waits for: the queue going idle, reads and writes;
-//! - `launch.rs`: typed launches, their arguments checked against the kernel's metadata;
-//! - `lifecycle.rs`: creation and destruction;
-//! - `operations.rs`: each operation's validation and the payload it stages, for both ways in;
-//! - `execute.rs`: command-buffer executions; `device_target.rs`: the second HSA queue those
-//!   processed on the device run on;
-//! - `batch.rs`: staging many operations and flushing them with one doorbell;
-//! - `submission.rs`: the driver that runs the stages over staged rows;
-//! - `deferral.rs`: parking rows that cannot go yet, and readmitting them;
-//! - `failure.rs`: the queue-error callback, sticky failure, failing rows and epochs;
-//! - `memory_faults.rs`: GPU memory faults, routed to the faulting agent's queues;
-//! - `completion.rs`: the completion thread and draining retired epochs (helping the queue a
-//!   drain is held on);
-//! - `capture.rs`: the queue's part of a profile capture;
-//! - `replay_records.rs`: what each operation records in a replay capture.
+//! **The queue's four types**, each defined in its own file:
+//! - [`Queue`] (here): the user's handle, one counted `Arc` of the pass driver, and the public
+//!   API (its operations in `ops.rs`, `launch.rs` and `batch.rs`; host waits in `host_sync.rs`;
+//!   creation and cancelling in `lifecycle.rs`);
+//! - `PassDriver` (`pass_driver.rs`): owns the queue's parts and runs the stages over its state;
+//!   its other concerns are `impl PassDriver` blocks in `deferral.rs` (parking and readmission),
+//!   `failure.rs` (the queue-error callback, sticky failure, failing rows and epochs), `drain.rs`
+//!   (draining retired epochs), `device_target.rs` (the second HSA queue device-processed
+//!   executions run on) and `teardown.rs` (destroying the queue);
+//! - `CompletionWorker` (`completion.rs`): the completion thread, which drains what nobody
+//!   drained, fails a failed queue's work, readmits parked rows and destroys an orphaned queue;
+//! - `HostServices` (`host_services.rs`): what the host-side operations keep between calls, with
+//!   the operations in `alloca.rs` (queue-ordered memory), `host_calls.rs`, `files.rs` and
+//!   `host_sync.rs` (the staging buffer of reads and writes);
+//! - `CaptureObserver` (`capture.rs`): the queue's entry in the device's registry, through which
+//!   a profile capture joins and leaves the queue; the records it makes of passes and drains are
+//!   `capture::note_pass` and `capture::harvest`.
 //!
-//! A queue is three types: [`Queue`] (here), the handle, which holds the queue's parts; the
-//! endpoint (`aqueduct_components::directory::QueueEndpoint`), which other queues read and
-//! which holds the lock-free counters and lifetime flags; and the state behind the queue's lock
-//! (`aqueduct_systems::QueueState`), which the stages run over.
+//! Around them: `builder.rs` (the submission builders, `Submission`, for a queue and a batch
+//! alike), `operations.rs` (each operation's validation and the payload it stages, over a
+//! `Submitter`), `execute.rs` (command-buffer executions), `memory_faults.rs` (GPU memory faults,
+//! routed to the faulting agent's queues) and `replay_records.rs` (what each operation records in
+//! a replay capture).
 //!
-//! Each operation validates its input completely before anything is staged, then hands the
-//! submission driver a closure that fills in the payload.
+//! The queue's data is three more types: the endpoint
+//! (`aqueduct_components::directory::QueueEndpoint`), which other queues read and which holds the
+//! lock-free counters and lifetime flags; the state behind the queue lock
+//! (`aqueduct_systems::QueueState`), which the stages run over; and the host services above.
+//!
+//! Each operation validates its input completely before anything is staged, then hands the pass
+//! driver a closure that fills in the payload.
 
 mod alloca;
 mod batch;
@@ -75,10 +77,9 @@ pub(crate) use operations::Submitter;
 /// promised the value) fails instead, and then the queue goes. [`Queue::cancel`] fails the work
 /// instead of waiting for it.
 ///
-/// The handle is one counted reference to the queue's [`PassDriver`], which holds every part of
-/// the queue. The completion thread holds its own reference ([`completion::CompletionWorker`]),
-/// and the device reaches the queue through its registry ([`capture::CaptureObserver`]); neither
-/// is counted as a handle.
+/// The handle is one counted reference to the queue's pass driver, which holds every part of the
+/// queue. The completion thread holds its own reference, and the device reaches the queue through
+/// its registry; neither is counted as a handle.
 pub struct Queue {
     pub(crate) driver: Arc<PassDriver>,
 }
