@@ -6,11 +6,16 @@
 //! [`PassDriver`](super::pass_driver::PassDriver).
 //!
 //! The operations themselves are `HostServices` methods in their own files (`alloca.rs`,
-//! `host_calls.rs`, `files.rs`, `host_sync.rs`); each submits through the pass driver it is given.
+//! `host_calls.rs`, `files.rs`), each submitting through the pass driver it is given; the host
+//! staging buffer that `Queue::read` and `write` (`host_sync.rs`) go through is lent here.
 
 use std::sync::Mutex;
 
+use aqueduct_components::device_entities::MemoryKind;
+
+use super::pass_driver::PassDriver;
 use super::{alloca, host_calls};
+use crate::error::EngineResult;
 use crate::memory::Buffer;
 
 /// A queue's host-side services.
@@ -26,4 +31,39 @@ pub(crate) struct HostServices {
     /// the first and kept, up to `STAGING_BYTES`; held for the whole call, which waits for its
     /// copy, so one buffer serves every call on the queue.
     pub host_staging: Mutex<Option<Buffer>>,
+}
+
+impl HostServices {
+    /// Runs `transfer` with a host-visible staging buffer of at least `bytes`: the queue's own
+    /// (made or grown to fit, up to `STAGING_BYTES`), held for the whole transfer, or one made
+    /// for the call when the transfer is larger or another thread holds the queue's.
+    pub(super) fn with_staging(
+        &self,
+        queue: &PassDriver,
+        bytes: u64,
+        transfer: impl FnOnce(&Buffer) -> EngineResult<()>,
+    ) -> EngineResult<()> {
+        let allocate = |size| Buffer::allocate_captured(&queue.device, MemoryKind::HostVisible, size, 0);
+        if bytes > super::STAGING_BYTES {
+            return transfer(&allocate(bytes)?);
+        }
+        // Never waits for another thread's transfer, which may wait out its own timeout.
+        let mut kept = match self.host_staging.try_lock() {
+            Ok(kept) => kept,
+            Err(std::sync::TryLockError::Poisoned(poison)) => poison.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return transfer(&allocate(bytes)?),
+        };
+        let staging = match kept.take() {
+            Some(staging) if staging.size() >= bytes => staging,
+            // Grown by doubling, so a run of growing transfers makes few buffers.
+            _ => allocate(bytes.next_power_of_two().min(super::STAGING_BYTES))?,
+        };
+        let result = transfer(&staging);
+        // A failed transfer (a timeout) may leave its copy in flight on the buffer: it is let go,
+        // and freed once that copy has settled, rather than reused under it.
+        if result.is_ok() {
+            *kept = Some(staging);
+        }
+        result
+    }
 }

@@ -4,13 +4,10 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use aqueduct_components::device_entities::MemoryKind;
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 use bytemuck::Pod;
 
 use super::failure::unknown_failure;
-use super::host_services::HostServices;
-use super::pass_driver::PassDriver;
 use super::{Queue, Submitted};
 use crate::error::{EngineError, EngineResult};
 use crate::memory::Buffer;
@@ -24,7 +21,7 @@ impl Queue {
     /// finished, the queue has failed (its failure is returned), or `timeout` passes.
     pub fn wait_idle(&self, timeout: Duration) -> EngineResult<()> {
         let target = self.driver.endpoint.staged_rows.load(Ordering::Acquire);
-        self.driver.wait_settled(target, timeout)
+        self.wait_settled(target, timeout)
     }
 
     /// Blocks until the submission `submitted` (which `submit()` on this queue returned), and
@@ -34,12 +31,12 @@ impl Queue {
         if (submitted.device, submitted.queue) != (self.driver.device.id, self.driver.index) {
             return Err(EngineError::ForeignObject { what: "submission token (it names another queue)" });
         }
-        self.driver.wait_settled(submitted.rows, timeout)
+        self.wait_settled(submitted.rows, timeout)
     }
 
     /// Whether `submitted` and everything before it on this queue has finished (or failed).
     pub fn is_finished(&self, submitted: Submitted) -> bool {
-        self.driver.settled_through(submitted.rows)
+        self.settled_through(submitted.rows)
     }
 
     /// Reads `buffer`, of any memory kind, after the queue's earlier work: the queue copies it
@@ -88,75 +85,40 @@ impl Queue {
     }
 }
 
-impl PassDriver {
+impl Queue {
     /// Waits until the queue's rows below `target` have settled, or it failed.
-    pub(super) fn wait_settled(&self, target: u64, timeout: Duration) -> EngineResult<()> {
-        self.refuse_inside_batch()?;
+    fn wait_settled(&self, target: u64, timeout: Duration) -> EngineResult<()> {
+        self.driver.refuse_inside_batch()?;
         let start = Instant::now();
         let deadline = crate::clock::deadline_after(start, timeout);
         let settled = || self.settled_through(target);
         if !settled() {
             // Completion threads drain epoch by epoch while a host thread is parked.
-            self.device.wake_completion_threads();
+            self.driver.device.wake_completion_threads();
         }
         while !settled() {
             let now = Instant::now();
             if now >= deadline {
                 return Err(EngineError::Timeout { waited: start.elapsed(), unmet: Vec::new() });
             }
-            self.device.semaphores.park_until(deadline.min(now + IDLE_POLL), settled);
+            self.driver.device.semaphores.park_until(deadline.min(now + IDLE_POLL), settled);
         }
         match self.failure() {
             Some(failure) => Err(EngineError::QueueFailed(
-                self.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure),
+                self.driver.device.semaphores.failure_record(failure).unwrap_or_else(unknown_failure),
             )),
             None => Ok(()),
         }
     }
 
     /// The queue's sticky failure (failure-log index), as its endpoint mirrors it.
-    pub(super) fn failure(&self) -> Option<u32> {
-        self.endpoint.failure.load(Ordering::Acquire).checked_sub(1)
+    fn failure(&self) -> Option<u32> {
+        self.driver.endpoint.failure.load(Ordering::Acquire).checked_sub(1)
     }
 
     /// Whether the rows below `rows` have settled, or the queue failed: a failed queue keeps its
     /// rows unsettled while its packets may still run (`failure.rs`).
-    pub(super) fn settled_through(&self, rows: u64) -> bool {
-        self.failure().is_some() || self.endpoint.settled_rows.load(Ordering::Acquire) >= rows
-    }
-}
-
-impl HostServices {
-    /// Runs `transfer` with a host-visible staging buffer of at least `bytes`: the queue's own
-    /// (made or grown to fit, up to `STAGING_BYTES`), held for the whole transfer, or one made
-    /// for the call when the transfer is larger or another thread holds the queue's.
-    fn with_staging(
-        &self,
-        queue: &PassDriver,
-        bytes: u64,
-        transfer: impl FnOnce(&Buffer) -> EngineResult<()>,
-    ) -> EngineResult<()> {
-        let allocate = |size| Buffer::allocate_captured(&queue.device, MemoryKind::HostVisible, size, 0);
-        if bytes > super::STAGING_BYTES {
-            return transfer(&allocate(bytes)?);
-        }
-        // Never waits for another thread's transfer, which may wait out its own timeout.
-        let mut kept = match self.host_staging.try_lock() {
-            Ok(kept) => kept,
-            Err(std::sync::TryLockError::Poisoned(poison)) => poison.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return transfer(&allocate(bytes)?),
-        };
-        let staging = match kept.take() {
-            Some(staging) if staging.size() >= bytes => staging,
-            // Grown by doubling, so a run of growing transfers makes few buffers.
-            _ => allocate(bytes.next_power_of_two().min(super::STAGING_BYTES))?,
-        };
-        let result = transfer(&staging);
-        // A failed transfer (a timeout) may leave its copy in flight on the buffer: it is let go,
-        // and freed once that copy has settled, rather than reused under it.
-        if result.is_ok() {
-            *kept = Some(staging);
-        }
-        result
+    fn settled_through(&self, rows: u64) -> bool {
+        self.failure().is_some() || self.driver.endpoint.settled_rows.load(Ordering::Acquire) >= rows
     }
 }
