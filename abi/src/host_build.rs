@@ -12,12 +12,12 @@
 //! - a type implementing [`HostKernel`]: the descriptor symbol, the argument struct, and the
 //!   body, a function over one [`Workgroup`] that usually loops over its
 //!   [`work_items`](Workgroup::work_items);
-//! - [`SoftKernel::of`], which turns that type into the [`SoftKernel`] the engine registers
-//!   (`Device::register_host_kernels(code_object, &[SoftKernel::of::<MyKernel>()])`).
+//! - [`HostBuild::of`], which turns that type into the [`HostBuild`] the engine registers
+//!   (`Device::register_host_kernels(code_object, &[HostBuild::of::<MyKernel>()])`).
 //!
 //! ```
 //! use aqueduct_abi::host_build::{DevicePtr, HostKernel, Workgroup};
-//! use aqueduct_abi::{SoftKernel, kernel_args};
+//! use aqueduct_abi::{HostBuild, kernel_args};
 //!
 //! kernel_args! {
 //!     /// `saxpy(float *y, const float *x, float a, u32 count)`
@@ -49,7 +49,7 @@
 //!     }
 //! }
 //!
-//! const SAXPY: SoftKernel = SoftKernel::of::<Saxpy>();
+//! const SAXPY: HostBuild = HostBuild::of::<Saxpy>();
 //! assert_eq!(SAXPY.symbol, "saxpy.kd");
 //! assert_eq!(SAXPY.args.map(<[_]>::len), Some(4));
 //! ```
@@ -68,7 +68,7 @@
 use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 
-use crate::soft_kernel::{HostArg, SoftKernel, SoftKernelFn, WorkgroupContext};
+use crate::host_build_abi::{HostArg, HostBuild, HostBuildFn, WorkgroupContext};
 
 /// A type a field of a [`KernelArgs`] struct may have: a plain number or a device address,
 /// copied out of kernarg bytes, with the flags its [`HostArg`] declaration carries.
@@ -272,7 +272,7 @@ macro_rules! kernel_args {
 }
 
 /// A kernel's host build: which kernel it implements and what one workgroup does. The type
-/// itself holds nothing (a unit struct is usual); [`SoftKernel::of`] makes it registrable.
+/// itself holds nothing (a unit struct is usual); [`HostBuild::of`] makes it registrable.
 pub trait HostKernel: 'static {
     /// The kernel descriptor's symbol in the code object, `name.kd`.
     const SYMBOL: &'static str;
@@ -283,12 +283,12 @@ pub trait HostKernel: 'static {
     fn workgroup(group: &mut Workgroup<'_, Self::Args>);
 }
 
-impl SoftKernel {
+impl HostBuild {
     /// The host build `K`, ready for `Device::register_host_kernels` (or
     /// `aqueduct_soft_hsa::register_kernels`), with its argument layout declared so the
     /// registration and the code object's load compare it with the metadata.
-    pub const fn of<K: HostKernel>() -> SoftKernel {
-        SoftKernel { symbol: K::SYMBOL, function: run_workgroup::<K> as SoftKernelFn, args: Some(K::Args::LAYOUT) }
+    pub const fn of<K: HostKernel>() -> HostBuild {
+        HostBuild { symbol: K::SYMBOL, function: run_workgroup::<K> as HostBuildFn, args: Some(K::Args::LAYOUT) }
     }
 }
 
@@ -309,8 +309,8 @@ const fn layout_extent(layout: &[HostArg]) -> usize {
 /// The C entry the soft runtime calls for one workgroup of `K`.
 ///
 /// # Safety
-/// [`SoftKernelFn`]'s contract: `context` is valid for the call, and its kernarg segment holds
-/// the kernel's declared arguments. The entry is only reachable through [`SoftKernel::of`], whose
+/// [`HostBuildFn`]'s contract: `context` is valid for the call, and its kernarg segment holds
+/// the kernel's declared arguments. The entry is only reachable through [`HostBuild::of`], whose
 /// `args` make registration and binding compare `K::Args::LAYOUT` with the metadata, so the
 /// segment holds at least the bytes the layout covers.
 unsafe extern "C" fn run_workgroup<K: HostKernel>(context: *const WorkgroupContext) {
@@ -335,7 +335,7 @@ unsafe extern "C" fn run_workgroup<K: HostKernel>(context: *const WorkgroupConte
             .map(|text| text.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "a non-text payload".into());
-        crate::soft_kernel::record_host_panic(format!("the Rust host build panicked: {said}"));
+        crate::host_build_abi::record_host_panic(format!("the Rust host build panicked: {said}"));
         context.trapped.set(1);
     }
 }
@@ -478,7 +478,7 @@ mod tests {
             grid_size: grid,
             workgroup_size: size,
             trapped: core::cell::Cell::new(0),
-            ring_doorbell: crate::soft_kernel::no_doorbell,
+            ring_doorbell: crate::host_build_abi::no_doorbell,
         }
     }
 
@@ -534,7 +534,7 @@ mod tests {
         kernarg[..8].copy_from_slice(&(out.as_mut_ptr().expose_provenance() as u64).to_le_bytes());
         kernarg[8..12].copy_from_slice(&3u32.to_le_bytes());
         kernarg[12..].copy_from_slice(&1u32.to_le_bytes());
-        let kernel = SoftKernel::of::<Affine>();
+        let kernel = HostBuild::of::<Affine>();
         assert_eq!((kernel.symbol, kernel.args.map(<[_]>::len)), ("affine.kd", Some(3)));
         for workgroup in 0..2 {
             let ctx = context(kernarg.as_ptr(), [workgroup, 0, 0], [6, 1, 1], [4, 1, 1]);

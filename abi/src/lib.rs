@@ -8,14 +8,18 @@ pub mod block_program;
 pub mod device_program;
 pub mod hal_kernargs;
 pub mod host_build;
+pub mod host_build_abi;
 pub mod implicit_kernargs;
 pub mod kernel_descriptor;
 pub mod packet;
 pub mod queue;
 pub mod signal;
-pub mod soft_kernel;
 
 pub use hal_kernargs::{try_write_hal_kernargs, write_hal_kernargs};
+pub use host_build_abi::{
+    HostArg, HostBuild, HostBuildFn, HostBuildRecord, HostBuildTable, WorkgroupContext, record_host_panic,
+    take_host_panic,
+};
 pub use implicit_kernargs::{DISPATCH_DIMENSIONS, ImplicitKernargs};
 pub use kernel_descriptor::KernelDescriptor;
 pub use packet::{
@@ -24,10 +28,22 @@ pub use packet::{
 };
 pub use queue::{AmdQueue, HsaQueue, QueueProperties, QueueType};
 pub use signal::{AmdSignal, SignalKind};
-pub use soft_kernel::{
-    HostArg, HostKernelRecord, HostKernelTable, SoftKernel, SoftKernelFn, WorkgroupContext, record_host_panic,
-    take_host_panic,
-};
+
+/// The module's name before issue 56's renames (one word per concept: *host build*).
+#[doc(hidden)]
+pub use host_build_abi as soft_kernel;
+/// [`HostBuild`]'s name before issue 56's renames.
+#[deprecated(since = "0.1.0", note = "renamed `HostBuild` (one word per concept: a host build)")]
+pub type SoftKernel = HostBuild;
+/// [`HostBuildFn`]'s name before issue 56's renames.
+#[deprecated(since = "0.1.0", note = "renamed `HostBuildFn`")]
+pub type SoftKernelFn = HostBuildFn;
+/// [`HostBuildRecord`]'s name before issue 56's renames.
+#[deprecated(since = "0.1.0", note = "renamed `HostBuildRecord`")]
+pub type HostKernelRecord = HostBuildRecord;
+/// [`HostBuildTable`]'s name before issue 56's renames.
+#[deprecated(since = "0.1.0", note = "renamed `HostBuildTable`")]
+pub type HostKernelTable = HostBuildTable;
 
 /// Compile-time check of a field's byte offset, used next to every ABI struct.
 #[macro_export]

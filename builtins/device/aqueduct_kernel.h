@@ -16,7 +16,7 @@
 //   than behave differently on the two. (Concurrent workgroups run on different threads.)
 // - Memory is the host's, little-endian like a GPU's (asserted below); kernels may reinterpret
 //   device memory (a packet as u16 and u32 words), so the host build uses -fno-strict-aliasing.
-// - A host kernel reads its arguments from a C struct whose fields are the kernel's parameters
+// - A host build reads its arguments from a C struct whose fields are the kernel's parameters
 //   in order: AMDGPU lays explicit kernel arguments out in order at natural alignment, as x86-64
 //   lays out a struct, and the table built with AQ_HOST_KERNEL exports each field's offset and
 //   size so the soft runtime can compare them with the code object's metadata before it runs
@@ -119,7 +119,7 @@ static inline void aq_ring_doorbell(u64 doorbell_signal, u64 packet_id) {
 #define AQ_CONSTANT
 #define AQ_GROUP
 
-// WorkgroupContext in abi/src/soft_kernel.rs, field for field.
+// WorkgroupContext in abi/src/host_build_abi.rs, field for field.
 typedef struct aq_workgroup {
   const aq_dispatch_packet *packet;
   const void *kernarg;
@@ -142,7 +142,7 @@ _Static_assert(sizeof(aq_workgroup) == 88 && offsetof(aq_workgroup, workgroup_id
                    offsetof(aq_workgroup, ring_doorbell) == 80,
                "aq_workgroup must match WorkgroupContext");
 
-// HostArg in abi/src/soft_kernel.rs.
+// HostArg in abi/src/host_build_abi.rs.
 typedef struct aq_host_arg {
   const char *name;
   u32 offset;
@@ -153,7 +153,7 @@ _Static_assert(sizeof(aq_host_arg) == 24, "aq_host_arg must match HostArg");
 #define AQ_ARG_POINTER 1u
 #define AQ_ARG_NULLABLE 2u
 
-// HostKernelRecord in abi/src/soft_kernel.rs.
+// HostBuildRecord in abi/src/host_build_abi.rs.
 typedef struct aq_host_kernel {
   const char *symbol;
   void (*entry)(const aq_workgroup *);
@@ -161,7 +161,7 @@ typedef struct aq_host_kernel {
   u32 arg_count;
   u32 args_size;
 } aq_host_kernel;
-_Static_assert(sizeof(aq_host_kernel) == 32, "aq_host_kernel must match HostKernelRecord");
+_Static_assert(sizeof(aq_host_kernel) == 32, "aq_host_kernel must match HostBuildRecord");
 
 // The work-item this thread is running. Static: each translation unit has its own, used only by
 // its own kernels and entries.
@@ -251,7 +251,7 @@ static inline int aq_host_next(void) {
   { #kernel ".kd", aq_host_##kernel, layout, sizeof(layout) / sizeof((layout)[0]), sizeof(args_type) }
 #define AQ_HOST_KERNEL_NO_ARGS(kernel) { #kernel ".kd", aq_host_##kernel, 0, 0, 0 }
 
-// The translation unit's table, read by the Rust side (`SoftKernel::from_table`):
+// The translation unit's table, read by the Rust side (`HostBuild::from_table`):
 // `const aq_host_kernel *name(u32 *count)`.
 #define AQ_HOST_TABLE(name, ...)                                                                   \
   static const aq_host_kernel name##_records[] = {__VA_ARGS__};                                    \

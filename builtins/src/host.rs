@@ -1,31 +1,31 @@
 //! The device library built for the host: `device/blit.c` compiled by `build.rs` with the
 //! work-item shim, so the soft HSA runtime runs the same kernel source as the GPU code objects.
 //!
-//! The soft runtime keys host kernels by code object, so [`soft_registrations`] pairs these
+//! The soft runtime keys host builds by code object, so [`soft_registrations`] pairs these
 //! kernels with every embedded code object's identity; each target's bytes hash differently.
 
 use std::sync::OnceLock;
 
-use aqueduct_abi::{HostKernelRecord, SoftKernel};
+use aqueduct_abi::{HostBuild, HostBuildRecord};
 use aqueduct_codeobject::CodeObjectId;
 
 use crate::toc::EMBEDDED_CODE_OBJECTS;
 
 unsafe extern "C" {
-    /// The host-kernel table of `device/blit.c` (`AQ_HOST_TABLE(aq_blit_kernels, ...)`).
-    fn aq_blit_kernels(count: *mut u32) -> *const HostKernelRecord;
+    /// The host-build table of `device/blit.c` (`AQ_HOST_TABLE(aq_blit_kernels, ...)`).
+    fn aq_blit_kernels(count: *mut u32) -> *const HostBuildRecord;
 }
 
 /// Every builtin's host build, in `device/blit.c` table order.
-pub fn host_kernels() -> &'static [SoftKernel] {
-    static KERNELS: OnceLock<Vec<SoftKernel>> = OnceLock::new();
+pub fn host_kernels() -> &'static [HostBuild] {
+    static KERNELS: OnceLock<Vec<HostBuild>> = OnceLock::new();
     // SAFETY: `aq_blit_kernels` is the AQ_HOST_TABLE accessor of blit.c, linked into this crate by
     // build.rs; its records are static.
-    KERNELS.get_or_init(|| unsafe { SoftKernel::from_table(aq_blit_kernels) })
+    KERNELS.get_or_init(|| unsafe { HostBuild::from_table(aq_blit_kernels) })
 }
 
 /// What to register with the soft runtime: the host builds, once per embedded code object.
-pub fn soft_registrations() -> impl Iterator<Item = (CodeObjectId, &'static [SoftKernel])> {
+pub fn soft_registrations() -> impl Iterator<Item = (CodeObjectId, &'static [HostBuild])> {
     static IDS: OnceLock<Vec<CodeObjectId>> = OnceLock::new();
     let ids = IDS.get_or_init(|| EMBEDDED_CODE_OBJECTS.iter().map(|(_, bytes)| CodeObjectId::of(bytes)).collect());
     ids.iter().map(|id| (*id, host_kernels()))

@@ -83,7 +83,7 @@ fn every_code_object_is_built_for_its_listed_target_and_version() {
 #[test]
 fn host_builds_read_the_kernarg_layout_every_code_object_declares() {
     let cpu_symbols: BTreeSet<&str> = host_kernels().iter().map(|kernel| kernel.symbol).collect();
-    assert_eq!(cpu_symbols.len(), host_kernels().len(), "duplicate host kernel symbols");
+    assert_eq!(cpu_symbols.len(), host_kernels().len(), "duplicate host build symbols");
     let builtin_symbols: BTreeSet<&str> = Builtin::ALL.iter().map(|builtin| builtin.symbol()).collect();
     assert_eq!(cpu_symbols, builtin_symbols);
 

@@ -1,4 +1,4 @@
-//! The soft runtime keys host kernels by code object (a content hash of its bytes) and symbol:
+//! The soft runtime keys host builds by code object (a content hash of its bytes) and symbol:
 //! a code object with no registered host build still loads with its metadata, and dispatching
 //! one of its kernels faults the queue naming the kernel and the code object; two code objects
 //! with the same symbols but different bytes get different implementations; a host build whose
@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::OnceLock;
 
-use aqueduct_abi::{HostArg, SoftKernel, WorkgroupContext};
+use aqueduct_abi::{HostArg, HostBuild, WorkgroupContext};
 use aqueduct_builtins::{Builtin, DeviceLibrary, plan_fill};
 use aqueduct_codeobject::{CodeObject, CodeObjectId};
 use aqueduct_hsa::sys::status;
@@ -94,7 +94,7 @@ fn the_same_symbol_in_other_bytes_gets_its_own_implementation() {
     let bytes = altered_library();
     aqueduct_soft_hsa::register_kernels(
         CodeObjectId::of(bytes),
-        &[SoftKernel { symbol: Builtin::FillX1.symbol(), function: marker, args: Some(&FILL_LAYOUT) }],
+        &[HostBuild { symbol: Builtin::FillX1.symbol(), function: marker, args: Some(&FILL_LAYOUT) }],
     );
     // The embedded object still runs the C fill ...
     // Each client stays alive while its buffer is read: dropping the last one shuts the runtime
@@ -124,7 +124,7 @@ fn a_host_build_whose_layout_disagrees_with_the_metadata_is_refused() {
     ];
     aqueduct_soft_hsa::register_kernels(
         CodeObjectId::of(bytes),
-        &[SoftKernel { symbol: Builtin::FillX1.symbol(), function: marker, args: Some(&WRONG) }],
+        &[HostBuild { symbol: Builtin::FillX1.symbol(), function: marker, args: Some(&WRONG) }],
     );
     let client = Client::loading(0, Some(bytes));
     let buffer = client.alloc(64);

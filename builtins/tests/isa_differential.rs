@@ -40,7 +40,7 @@ fn run_host(plan: &DispatchPlan) {
             grid_size: [plan.grid_size, 1, 1],
             workgroup_size: [plan.workgroup_size, 1, 1],
             trapped: core::cell::Cell::new(0),
-            ring_doorbell: aqueduct_abi::soft_kernel::no_doorbell,
+            ring_doorbell: aqueduct_abi::host_build_abi::no_doorbell,
         };
         // SAFETY: the plan's pointers lie in the caller's arena, sized for the plan.
         unsafe { (kernel.function)(&context) };

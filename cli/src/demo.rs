@@ -7,7 +7,7 @@
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use aqueduct_abi::{HostKernelRecord, SoftKernel};
+use aqueduct_abi::{HostBuild, HostBuildRecord};
 
 use crate::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, ServeError, ServeReport, serve};
 use aqueduct_engine::{Device, Dispatch, Engine, EngineConfig, EngineError, Executable, MemoryKind, Queue, QueueStats};
@@ -19,17 +19,17 @@ pub const DEMO_CODE_OBJECTS: [&[u8]; 2] =
     [include_bytes!("../kernels/demo_gfx11-generic.hsaco"), include_bytes!("../kernels/demo_gfx10-3-generic.hsaco")];
 
 unsafe extern "C" {
-    /// The host-kernel table of `cli/kernels/demo.c`, compiled for the host by build.rs.
-    fn aq_demo_kernels(count: *mut u32) -> *const HostKernelRecord;
+    /// The host-build table of `cli/kernels/demo.c`, compiled for the host by build.rs.
+    fn aq_demo_kernels(count: *mut u32) -> *const HostBuildRecord;
 }
 
 /// The host builds of `iota` and `saxpy` (the same C as [`DEMO_CODE_OBJECTS`]), for the soft
 /// runtime.
-pub fn demo_host_kernels() -> &'static [SoftKernel] {
-    static KERNELS: OnceLock<Vec<SoftKernel>> = OnceLock::new();
+pub fn demo_host_kernels() -> &'static [HostBuild] {
+    static KERNELS: OnceLock<Vec<HostBuild>> = OnceLock::new();
     // SAFETY: `aq_demo_kernels` is the AQ_HOST_TABLE accessor of cli/kernels/demo.c, linked into this
     // crate by build.rs; its records are static.
-    KERNELS.get_or_init(|| unsafe { SoftKernel::from_table(aq_demo_kernels) })
+    KERNELS.get_or_init(|| unsafe { HostBuild::from_table(aq_demo_kernels) })
 }
 
 /// Loads the demo kernels on `device`: the code object its agents run, with the host builds

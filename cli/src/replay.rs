@@ -1,5 +1,5 @@
 //! `aqueduct replay`'s workloads: opening a device for a capture, giving the soft runtime the
-//! host kernels of the code objects this crate knows (the demo's and the bench's), and the
+//! host builds of the code objects this crate knows (the demo's and the bench's), and the
 //! benchmark of a replayed stream.
 
 use aqueduct_engine::replay::{Replay, ReplayOptions, ReplayOutcome};
@@ -22,7 +22,7 @@ pub fn open_engine(replay: &Replay, spec: Option<&str>, profile: Option<ProfileC
     Ok(engine)
 }
 
-/// Registers the host kernels of every captured code object this crate has them for; returns
+/// Registers the host builds of every captured code object this crate has them for; returns
 /// how many it registered. Others load as they are (a GPU runs them; the soft runtime refuses a
 /// kernel it has no host version of, naming it).
 pub fn register_known_kernels(device: &Device, replay: &Replay) -> Result<usize, EngineError> {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use aqueduct_abi::SoftKernel;
+use aqueduct_abi::HostBuild;
 use aqueduct_codeobject::{CodeObject, CodeObjectId, KernelArg, TargetId, UnknownKernel, ValueKind};
 use aqueduct_components::device_entities::ExecutableEntity;
 use aqueduct_components::submission::DispatchTemplate;
@@ -178,7 +178,7 @@ fn parse(code_object: &[u8]) -> EngineResult<CodeObject> {
 /// descriptor symbol the code object does not define (it would silently never be found), or one
 /// whose declared argument layout disagrees with the metadata (it would read the wrong bytes).
 /// `Device::register_host_kernels` runs it before handing them to any provider.
-pub(crate) fn check_host_builds(code_object: &[u8], kernels: &[SoftKernel]) -> EngineResult<()> {
+pub(crate) fn check_host_builds(code_object: &[u8], kernels: &[HostBuild]) -> EngineResult<()> {
     let parsed = parse(code_object)?;
     for kernel in kernels {
         let Some(metadata) = parsed.kernels().iter().find(|metadata| metadata.symbol == kernel.symbol) else {

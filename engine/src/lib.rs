@@ -111,13 +111,16 @@ pub use queue::Submission;
 /// Host builds written in Rust: the CPU implementation of a kernel from your own code object,
 /// which the soft runtime runs where a GPU would run the code object. Declare the arguments with
 /// [`kernel_args!`](host_build::kernel_args), implement [`HostKernel`](host_build::HostKernel),
-/// and register [`SoftKernel::of`](host_build::SoftKernel::of) with
+/// and register [`HostBuild::of`](host_build::HostBuild::of) with
 /// [`Device::register_host_kernels`], which checks it against the code object's metadata.
 /// The module's documentation is in `aqueduct_abi::host_build`.
 pub mod host_build {
+    /// `HostBuild`'s name before issue 56's renames.
+    #[allow(deprecated)]
+    pub use aqueduct_abi::SoftKernel;
     pub use aqueduct_abi::host_build::*;
     pub use aqueduct_abi::kernel_args;
-    pub use aqueduct_abi::{HostArg, SoftKernel, WorkgroupContext};
+    pub use aqueduct_abi::{HostArg, HostBuild, WorkgroupContext};
 }
 /// The argument bundles the submission builder carries, one per operation ([`Submission`]).
 pub mod ops {
@@ -428,7 +431,7 @@ impl Device {
     ///
     /// A host build is keyed by the code object's bytes and its descriptor symbol (`name.kd`),
     /// so it never runs another code object's kernel of the same name. Write one in Rust with
-    /// [`host_build`] and [`SoftKernel::of`](host_build::SoftKernel::of); C ones come from the
+    /// [`host_build`] and [`HostBuild::of`](host_build::HostBuild::of); C ones come from the
     /// device library's shim. Call this before loading the code object.
     ///
     /// Every host build is checked against `code_object` first, whatever the provider: a symbol
@@ -436,11 +439,7 @@ impl Device {
     /// size, pointer or not) that disagree with its metadata are
     /// [`EngineError::HostBuildMismatch`], naming the kernel and the argument. Nothing is
     /// registered then.
-    pub fn register_host_kernels(
-        &self,
-        code_object: &[u8],
-        kernels: &[aqueduct_abi::SoftKernel],
-    ) -> EngineResult<bool> {
+    pub fn register_host_kernels(&self, code_object: &[u8], kernels: &[aqueduct_abi::HostBuild]) -> EngineResult<bool> {
         executable::check_host_builds(code_object, kernels)?;
         Ok(aqueduct_soft_hsa::register_host_kernels(&self.0.hsa, code_object, kernels)?)
     }

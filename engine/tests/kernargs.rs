@@ -11,7 +11,7 @@ mod common;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use aqueduct_abi::{SoftKernel, WorkgroupContext};
+use aqueduct_abi::{HostBuild, WorkgroupContext};
 use aqueduct_codeobject::{CodeObject, KernelArg, ValueKind};
 use aqueduct_engine::{
     BindingTable, Buffer, BufferRef, CommandBufferUsage, Dispatch, Engine, EngineConfig, Kernel, MemoryKind, Queue,
@@ -68,9 +68,9 @@ impl Rig {
     fn new(config: EngineConfig) -> Self {
         let setup = SETUP.lock().unwrap_or_else(|poison| poison.into_inner());
         let engine = engine_with(config);
-        // Keyed by the fixture's identity, as every CPU kernel is: only this code object's
+        // Keyed by the fixture's identity, as every host build is: only this code object's
         // `store_value` changes.
-        let capture = SoftKernel { symbol: "store_value.kd", function: capture, args: None };
+        let capture = HostBuild { symbol: "store_value.kd", function: capture, args: None };
         engine.device().register_host_kernels(TEST_KERNELS_GFX1100, &[capture]).unwrap();
         let executable = engine.device().load_executable(TEST_KERNELS_GFX1100).unwrap();
         drop(setup);

@@ -10,7 +10,7 @@
 mod common;
 
 use aqueduct_codeobject::{ArgPlacement, CodeObjectId};
-use aqueduct_engine::host_build::{DevicePtr, HostArg, HostKernel, SoftKernel, Workgroup, kernel_args};
+use aqueduct_engine::host_build::{DevicePtr, HostArg, HostBuild, HostKernel, Workgroup, kernel_args};
 use aqueduct_engine::{Engine, EngineConfig, EngineError, MemoryKind};
 use common::{TEST_KERNELS_GFX1100, TIMEOUT};
 
@@ -67,7 +67,7 @@ impl<S: aqueduct_engine::host_build::KernelArgs> HostKernel for Declares<S> {
 
 /// Registers `kernel` for a fresh copy of the fixture; returns the error and that nothing was
 /// registered.
-fn refused(tag: u8, kernel: SoftKernel) -> EngineError {
+fn refused(tag: u8, kernel: HostBuild) -> EngineError {
     let engine = engine();
     let bytes = code_object(tag);
     let error = engine.device().register_host_kernels(bytes, &[kernel]).expect_err("a mismatch is refused");
@@ -83,7 +83,7 @@ fn a_rust_host_build_that_matches_the_metadata_runs_a_typed_launch() {
     let engine = engine();
     let device = engine.device();
     let bytes = code_object(1);
-    let taken = device.register_host_kernels(bytes, &[SoftKernel::of::<StoreValue>()]).expect("matches");
+    let taken = device.register_host_kernels(bytes, &[HostBuild::of::<StoreValue>()]).expect("matches");
     assert!(taken, "the soft runtime (embedded or the drop-in) takes host builds");
     let kernel = device.load_executable(bytes).expect("loads").kernel("store_value").expect("kernel");
     // 1000 is no multiple of the 64-item workgroup: the last one is partial, and the buffer's
@@ -115,13 +115,13 @@ fn a_declaration_built_from_host_args_by_hand_is_checked_the_same_way() {
         [HostArg::pointer(0).named(c"out"), HostArg::value(8, 4).named(c"value"), HostArg::value(12, 4)];
     static NULLABLE_VALUE_AT_12: [HostArg; 3] =
         [HostArg::pointer(0).nullable(), HostArg::value(8, 4), HostArg::value(12, 8).named(c"count")];
-    let function = SoftKernel::of::<StoreValue>().function;
+    let function = HostBuild::of::<StoreValue>().function;
     let engine = engine();
     let bytes = code_object(2);
-    let matching = SoftKernel { symbol: "store_value.kd", function, args: Some(&MATCHING) };
+    let matching = HostBuild { symbol: "store_value.kd", function, args: Some(&MATCHING) };
     assert!(engine.device().register_host_kernels(bytes, &[matching]).expect("matches"));
 
-    let wrong = SoftKernel { symbol: "store_value.kd", function, args: Some(&NULLABLE_VALUE_AT_12) };
+    let wrong = HostBuild { symbol: "store_value.kd", function, args: Some(&NULLABLE_VALUE_AT_12) };
     let EngineError::HostBuildMismatch(mismatch) = refused(3, wrong) else { panic!("not a host-build mismatch") };
     assert_eq!((mismatch.index, mismatch.name.as_deref()), (2, Some("count")));
     assert_eq!(mismatch.declared, Some(ArgPlacement { offset: 12, size: 8, pointer: false }));
@@ -137,7 +137,7 @@ fn a_wrongly_sized_argument_is_refused_naming_the_kernel_and_the_argument() {
             count: u32,
         }
     }
-    let error = refused(4, SoftKernel::of::<Declares<WideValue>>());
+    let error = refused(4, HostBuild::of::<Declares<WideValue>>());
     let EngineError::HostBuildMismatch(mismatch) = &error else { panic!("not a host-build mismatch: {error}") };
     assert_eq!(mismatch.symbol, "store_value.kd");
     assert_eq!((mismatch.index, mismatch.name.as_deref()), (1, Some("value")));
@@ -155,7 +155,7 @@ fn a_declaration_missing_an_argument_is_refused() {
             value: u32,
         }
     }
-    let EngineError::HostBuildMismatch(mismatch) = refused(5, SoftKernel::of::<Declares<NoCount>>()) else {
+    let EngineError::HostBuildMismatch(mismatch) = refused(5, HostBuild::of::<Declares<NoCount>>()) else {
         panic!("not a host-build mismatch")
     };
     assert_eq!(mismatch.index, 2);
@@ -173,7 +173,7 @@ fn a_value_where_the_kernel_takes_a_pointer_is_refused() {
             count: u32,
         }
     }
-    let EngineError::HostBuildMismatch(mismatch) = refused(6, SoftKernel::of::<Declares<AddressAsNumber>>()) else {
+    let EngineError::HostBuildMismatch(mismatch) = refused(6, HostBuild::of::<Declares<AddressAsNumber>>()) else {
         panic!("not a host-build mismatch")
     };
     assert_eq!((mismatch.index, mismatch.name.as_deref()), (0, Some("out")));
@@ -191,7 +191,7 @@ fn a_host_build_for_a_symbol_the_code_object_lacks_is_refused() {
         type Args = StoreValueArgs;
         fn workgroup(_: &mut Workgroup<'_, StoreValueArgs>) {}
     }
-    let EngineError::UnknownKernel(unknown) = refused(7, SoftKernel::of::<BareName>()) else {
+    let EngineError::UnknownKernel(unknown) = refused(7, HostBuild::of::<BareName>()) else {
         panic!("not an unknown kernel")
     };
     assert_eq!(unknown.requested, "store_value");
@@ -211,7 +211,7 @@ fn a_mismatch_registered_below_the_engine_fails_the_load() {
     // The registry of the embedded soft runtime, whichever device the other tests use.
     let engine = Engine::new("soft").expect("soft engine");
     let bytes = code_object(8);
-    aqueduct_soft_hsa::register_kernels(CodeObjectId::of(bytes), &[SoftKernel::of::<Declares<ShiftedCount>>()]);
+    aqueduct_soft_hsa::register_kernels(CodeObjectId::of(bytes), &[HostBuild::of::<Declares<ShiftedCount>>()]);
     let error = engine.device().load_executable(bytes).err().expect("the load is refused");
     let EngineError::HostBuildMismatch(mismatch) = &error else { panic!("not a host-build mismatch: {error}") };
     assert_eq!(mismatch.symbol, "store_value.kd");
@@ -238,7 +238,7 @@ fn a_panicking_rust_host_build_fails_its_queue_and_the_process_goes_on() {
     let engine = engine();
     let device = engine.device();
     let bytes = code_object(9);
-    device.register_host_kernels(bytes, &[SoftKernel::of::<PanicsInSecondWorkgroup>()]).expect("matches");
+    device.register_host_kernels(bytes, &[HostBuild::of::<PanicsInSecondWorkgroup>()]).expect("matches");
     let kernel = device.load_executable(bytes).expect("loads").kernel("store_value").expect("kernel");
     let out = device.buffer_from(MemoryKind::HostVisible, &[0u32; 256]).expect("buffer");
     let queue = device.create_queue().expect("queue");

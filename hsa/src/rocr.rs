@@ -24,7 +24,7 @@ pub struct DropInExtension {
         *const core::ffi::c_void,
         usize,
         *const core::ffi::c_char,
-        Option<aqueduct_abi::SoftKernelFn>,
+        Option<aqueduct_abi::HostBuildFn>,
     ) -> crate::sys::hsa_status_t,
     pub inject_fault: unsafe extern "C" fn(*const crate::sys::hsa_queue_t, u64, u32, u64) -> crate::sys::hsa_status_t,
     pub release_stall: unsafe extern "C" fn(*const crate::sys::hsa_queue_t) -> crate::sys::hsa_status_t,

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-/* The context a CPU kernel runs with, once per workgroup: `aq_workgroup` of
+/* The context a host build runs with, once per workgroup: `aq_workgroup` of
  * builtins/device/aqueduct_kernel.h. */
 struct aq_workgroup;
 typedef void (*aqueduct_soft_kernel_fn)(const struct aq_workgroup *context);

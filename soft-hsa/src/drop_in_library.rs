@@ -31,7 +31,7 @@ use core::ffi::{CStr, c_char, c_int, c_void};
 
 use crate::exports::guard;
 use crate::{ControlError, ExecutionMode};
-use aqueduct_abi::{SoftKernel, SoftKernelFn};
+use aqueduct_abi::{HostBuild, HostBuildFn};
 use aqueduct_codeobject::CodeObjectId;
 use aqueduct_hsa::sys::*;
 
@@ -54,7 +54,7 @@ macro_rules! export_entry_points {
 aqueduct_hsa::with_hsa_entry_points!(export_entry_points);
 crate::with_drop_in_entry_points!(export_entry_points);
 
-// The constructor: registers the device library's host kernels when the library is loaded.
+// The constructor: registers the device library's host builds when the library is loaded.
 #[used]
 #[unsafe(link_section = ".init_array")]
 static REGISTER_DEVICE_LIBRARY: extern "C" fn() = register_device_library;
@@ -138,7 +138,7 @@ pub unsafe extern "C" fn aqueduct_soft_register_kernel(
     code_object: *const c_void,
     size: usize,
     symbol: *const c_char,
-    function: Option<SoftKernelFn>,
+    function: Option<HostBuildFn>,
 ) -> hsa_status_t {
     guard("aqueduct_soft_register_kernel", || {
         let fits = size > 0 && size <= isize::MAX as usize;
@@ -150,7 +150,7 @@ pub unsafe extern "C" fn aqueduct_soft_register_kernel(
         // SAFETY: non-null and NUL-terminated (the caller's contract).
         let Ok(symbol) = unsafe { CStr::from_ptr(symbol) }.to_str() else { return status::ERROR_INVALID_ARGUMENT };
         let symbol: &'static str = Box::leak(symbol.to_owned().into_boxed_str());
-        crate::register_kernels(CodeObjectId::of(bytes), &[SoftKernel { symbol, function, args: None }]);
+        crate::register_kernels(CodeObjectId::of(bytes), &[HostBuild { symbol, function, args: None }]);
         status::SUCCESS
     })
 }

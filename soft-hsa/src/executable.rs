@@ -1,4 +1,4 @@
-//! Code-object readers, executables and symbols, and the registry of host kernels.
+//! Code-object readers, executables and symbols, and the registry of host builds.
 //!
 //! Loading parses the real code object (target, metadata, kernel descriptors) and copies its
 //! `PT_LOAD` segments to a page-aligned image the runtime owns, as ROCr's loader maps them; a
@@ -10,7 +10,7 @@
 //! dispatching it puts the queue in error with a message naming the kernel and the code object.
 //!
 //! A host build that declares its argument layout (every C kernel built with the work-item shim
-//! does, and every Rust one made with `SoftKernel::of`) is compared with the metadata's explicit
+//! does, and every Rust one made with `HostBuild::of`) is compared with the metadata's explicit
 //! arguments when it is bound ([`check_host_build`]); a mismatch leaves the kernel without a host
 //! build and the dispatch error says what differs. The engine runs the same check earlier, when
 //! a host build is registered and when a code object loads, and returns it as an error.
@@ -19,12 +19,12 @@ use core::ops::RangeInclusive;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use aqueduct_abi::{HostArg, KernelDescriptor, SoftKernel, SoftKernelFn};
+use aqueduct_abi::{HostArg, HostBuild, HostBuildFn, KernelDescriptor};
 use aqueduct_codeobject::{ArgLayoutMismatch, ArgPlacement, CodeObject, CodeObjectId, KernelMetadata, ValueKind};
 use hashbrown::HashMap;
 
-/// Code object → descriptor symbol → host kernel.
-type Registry = HashMap<CodeObjectId, HashMap<&'static str, SoftKernel>>;
+/// Code object → descriptor symbol → host build.
+type Registry = HashMap<CodeObjectId, HashMap<&'static str, HostBuild>>;
 
 static HOST_KERNELS: RwLock<Option<Registry>> = RwLock::new(None);
 
@@ -73,13 +73,13 @@ impl Drop for KernelLease {
 
 /// Registers host implementations of kernels of the code object `code_object` (its
 /// [`CodeObjectId::of`] its bytes), keyed by descriptor symbol. This is the one entry point for
-/// every CPU kernel: the device library's C host builds (once per embedded code object), the demo
+/// every host build: the device library's C host builds (once per embedded code object), the demo
 /// and bench kernels, and tests' Rust kernels.
 ///
 /// A later registration of the same (code object, symbol) replaces the earlier one; kernels
 /// loaded already keep what they were bound to unless they had none. Registration is
 /// process-wide and survives re-initialization.
-pub fn register_kernels(code_object: CodeObjectId, kernels: &[SoftKernel]) {
+pub fn register_kernels(code_object: CodeObjectId, kernels: &[HostBuild]) {
     let mut registry = HOST_KERNELS.write().unwrap_or_else(|poison| poison.into_inner());
     let registry = registry.get_or_insert_with(HashMap::new);
     let symbols = registry.entry(code_object).or_default();
@@ -89,15 +89,15 @@ pub fn register_kernels(code_object: CodeObjectId, kernels: &[SoftKernel]) {
     KERNELS_GENERATION.fetch_add(1, Ordering::Release);
 }
 
-/// The host kernel registered for (code object, descriptor symbol), if any: what a load will
+/// The host build registered for (code object, descriptor symbol), if any: what a load will
 /// bind, for callers that check it first (the engine compares it with the metadata when it
 /// loads a code object, so a mismatch is an error there rather than a fault at dispatch).
-pub fn registered_kernel(code_object: CodeObjectId, symbol: &str) -> Option<SoftKernel> {
+pub fn registered_kernel(code_object: CodeObjectId, symbol: &str) -> Option<HostBuild> {
     let registry = HOST_KERNELS.read().unwrap_or_else(|poison| poison.into_inner());
     registry.as_ref()?.get(&code_object)?.get(symbol).copied()
 }
 
-/// The steady counter host kernels read (`aq_steady_counter()`, `__builtin_readsteadycounter` on a
+/// The steady counter host builds read (`aq_steady_counter()`, `__builtin_readsteadycounter` on a
 /// GPU): the device clock, the domain of completion-signal timestamps too (see `soft::clock`).
 pub(crate) unsafe extern "C" fn steady_counter() -> u64 {
     super::clock::device_ticks()
@@ -116,10 +116,10 @@ impl core::fmt::Display for CodeObjectLabel {
     }
 }
 
-/// A host kernel bound to one loaded kernel, with what the runner needs per dispatch.
+/// A host build bound to one loaded kernel, with what the runner needs per dispatch.
 #[derive(Clone, Debug)]
 pub(crate) struct HostBinding {
-    pub function: SoftKernelFn,
+    pub function: HostBuildFn,
     /// (kernarg offset, argument name) of every pointer argument that must not be null.
     pub required_pointers: Vec<(usize, String)>,
     /// Offset of the hidden arguments in the kernarg segment, if the kernel has any.
@@ -130,7 +130,7 @@ pub(crate) struct HostBinding {
 
 /// Whether a loaded kernel can run on the soft runtime.
 #[derive(Clone, Debug)]
-pub(crate) enum HostBuild {
+pub(crate) enum HostBuildState {
     Ready(HostBinding),
     /// Nothing registered for (code object, symbol).
     Missing,
@@ -138,12 +138,12 @@ pub(crate) enum HostBuild {
     Mismatch(String),
 }
 
-impl HostBuild {
-    fn resolve(code_object: CodeObjectId, metadata: &KernelMetadata) -> HostBuild {
+impl HostBuildState {
+    fn resolve(code_object: CodeObjectId, metadata: &KernelMetadata) -> HostBuildState {
         let Some(kernel) = registered_kernel(code_object, &metadata.symbol) else {
-            return HostBuild::Missing;
+            return HostBuildState::Missing;
         };
-        bind(kernel, metadata).map_or_else(HostBuild::Mismatch, HostBuild::Ready)
+        bind(kernel, metadata).map_or_else(HostBuildState::Mismatch, HostBuildState::Ready)
     }
 }
 
@@ -151,7 +151,7 @@ impl HostBuild {
 /// binding does when a code object loads (the engine calls it when a host build is registered,
 /// so a mismatch fails there, loudly). A host build that declares no layout (`args: None`) is
 /// not compared.
-pub fn check_host_build(kernel: &SoftKernel, metadata: &KernelMetadata) -> Result<(), ArgLayoutMismatch> {
+pub fn check_host_build(kernel: &HostBuild, metadata: &KernelMetadata) -> Result<(), ArgLayoutMismatch> {
     let Some(args) = kernel.args else {
         return Ok(());
     };
@@ -161,9 +161,9 @@ pub fn check_host_build(kernel: &SoftKernel, metadata: &KernelMetadata) -> Resul
     )
 }
 
-/// Checks a host kernel's declared layout against the metadata and records the pointer arguments
+/// Checks a host build's declared layout against the metadata and records the pointer arguments
 /// to check before each dispatch.
-fn bind(kernel: SoftKernel, metadata: &KernelMetadata) -> Result<HostBinding, String> {
+fn bind(kernel: HostBuild, metadata: &KernelMetadata) -> Result<HostBinding, String> {
     let explicit: Vec<_> = metadata.args.iter().filter(|arg| !arg.value_kind.is_hidden()).collect();
     // Metadata of C kernels carries no parameter names; the host build's layout does.
     let name = |index: usize| {
@@ -353,7 +353,7 @@ pub(crate) struct LoadedKernel {
     pub metadata: KernelMetadata,
     pub agent_index: usize,
     pub code_object: CodeObjectLabel,
-    pub host: HostBuild,
+    pub host: HostBuildState,
     /// The loaded image that holds the descriptor `kernel_object` points at.
     pub image: Arc<LoadedCodeObject>,
     kernel_object: u64,
@@ -552,7 +552,7 @@ impl Executables {
                 metadata: metadata.clone(),
                 agent_index,
                 code_object: label.clone(),
-                host: HostBuild::resolve(reader.id, metadata),
+                host: HostBuildState::resolve(reader.id, metadata),
                 kernel_object: image.address_of(vaddr),
                 isa_program: std::sync::OnceLock::new(),
                 image: image.clone(),
@@ -607,12 +607,12 @@ impl Executables {
     pub fn kernel(&self, kernel_object: u64) -> Option<Arc<LoadedKernel>> {
         let kernel =
             self.by_kernel_object.read().unwrap_or_else(|poison| poison.into_inner()).get(&kernel_object).cloned()?;
-        if matches!(kernel.host, HostBuild::Ready(_)) {
+        if matches!(kernel.host, HostBuildState::Ready(_)) {
             return Some(kernel);
         }
         // Registered after loading: resolve now (off the common path).
-        let host = HostBuild::resolve(kernel.code_object.id, &kernel.metadata);
-        if matches!(host, HostBuild::Missing) {
+        let host = HostBuildState::resolve(kernel.code_object.id, &kernel.metadata);
+        if matches!(host, HostBuildState::Missing) {
             return Some(kernel);
         }
         Some(Arc::new(LoadedKernel {

@@ -6,7 +6,7 @@
 //! each: [`config`] (agents and modes), `runtime` (init/shutdown, agents, handles),
 //! `memory` (pools, allocations and access grants), [`clock`] (system and device clocks),
 //! `signals`, `queue` (ring, doorbell, processor thread), `processor` (packet execution),
-//! `executable` (code objects, symbols, CPU kernel registry), [`faults`] (injection), and
+//! `executable` (code objects, symbols, host build registry), [`faults`] (injection), and
 //! [`entry`] and [`exports`] (the entry points that fill the HSA table, each
 //! `extern "C"` export behind a panic guard).
 

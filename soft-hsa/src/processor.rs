@@ -26,7 +26,7 @@ use aqueduct_abi::{
 use rayon::prelude::*;
 
 use super::config::{ExecutionMode, KernelExecution};
-use super::executable::{HostBinding, HostBuild, KernelLease, LoadedKernel, steady_counter};
+use super::executable::{HostBinding, HostBuildState, KernelLease, LoadedKernel, steady_counter};
 use super::queue::{DOORBELL_NEVER_RUNG, Fault, SoftQueue};
 use super::runtime::Runtime;
 use super::signals::{self, SignalSlot};
@@ -551,16 +551,16 @@ fn host_binding<'k>(
 ) -> Result<Option<&'k HostBinding>, (hsa_status_t, String)> {
     match (runtime.config.kernel_execution, &kernel.host) {
         (KernelExecution::Isa | KernelExecution::Native, _)
-        | (KernelExecution::Auto, HostBuild::Missing | HostBuild::Mismatch(_)) => Ok(None),
-        (_, HostBuild::Ready(host)) => Ok(Some(host)),
-        (_, HostBuild::Missing) => Err((
+        | (KernelExecution::Auto, HostBuildState::Missing | HostBuildState::Mismatch(_)) => Ok(None),
+        (_, HostBuildState::Ready(host)) => Ok(Some(host)),
+        (_, HostBuildState::Missing) => Err((
             status::ERROR_INVALID_CODE_SYMBOL,
             format!(
                 "packet {id}: kernel `{}` of {} has no CPU implementation (host build) registered with the soft runtime",
                 kernel.symbol, kernel.code_object
             ),
         )),
-        (_, HostBuild::Mismatch(reason)) => Err((
+        (_, HostBuildState::Mismatch(reason)) => Err((
             status::ERROR_INVALID_CODE_SYMBOL,
             format!(
                 "packet {id}: kernel `{}` of {} cannot run on the soft runtime: {reason}",

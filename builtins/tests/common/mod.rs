@@ -4,14 +4,14 @@
 
 use std::collections::HashMap;
 
-use aqueduct_abi::{FenceScope, KernelDispatchPacket, PacketHeader, PacketType, SoftKernel, WorkgroupContext};
+use aqueduct_abi::{FenceScope, HostBuild, KernelDispatchPacket, PacketHeader, PacketType, WorkgroupContext};
 use aqueduct_builtins::{Builtin, DeviceLibrary, DispatchPlan, SelectedLibrary, host_kernels};
 use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::{enums, hsa_agent_t, hsa_amd_memory_pool_t, hsa_queue_t};
 use aqueduct_hsa::{Hsa, KernelSymbol, PoolKindInfo};
 
 /// The host build of one builtin.
-pub fn host_kernel(builtin: Builtin) -> &'static SoftKernel {
+pub fn host_kernel(builtin: Builtin) -> &'static HostBuild {
     host_kernels().iter().find(|kernel| kernel.symbol == builtin.symbol()).expect("host build")
 }
 
@@ -22,14 +22,14 @@ unsafe extern "C" fn fake_counter() -> u64 {
     FAKE_COUNTER
 }
 
-/// Runs one workgroup of a host kernel outside the soft runtime, with a 1-D packet built from
+/// Runs one workgroup of a host build outside the soft runtime, with a 1-D packet built from
 /// `workgroup_size` and `grid_size`.
 ///
 /// # Safety
 /// `kernarg` holds the kernel's full argument struct; the addresses in it must be valid for what
 /// the kernel does with them.
 pub unsafe fn run_workgroup(
-    kernel: &SoftKernel,
+    kernel: &HostBuild,
     kernarg: &[u8],
     workgroup_id: [u32; 3],
     workgroup_size: [u16; 3],
@@ -56,14 +56,14 @@ pub unsafe fn run_workgroup(
         grid_size,
         workgroup_size,
         trapped: core::cell::Cell::new(0),
-        ring_doorbell: aqueduct_abi::soft_kernel::no_doorbell,
+        ring_doorbell: aqueduct_abi::host_build_abi::no_doorbell,
     };
     // SAFETY: the context and the packet it points at outlive the call; the caller vouches for
     // the kernargs and the memory they address.
     unsafe { (kernel.function)(&context) };
 }
 
-/// Runs `plan` by calling its host kernel once per workgroup, serially, as the soft runtime
+/// Runs `plan` by calling its host build once per workgroup, serially, as the soft runtime
 /// would (it runs them in parallel).
 ///
 /// # Safety

@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use aqueduct_abi::{HostKernelRecord, SoftKernel};
+use aqueduct_abi::{HostBuild, HostBuildRecord};
 use aqueduct_engine::{Device, EngineError};
 
 /// Built from `cli/kernels/bench.c` by `kernels/regen.sh`: for RDNA3 (gfx11-generic), then RDNA2
@@ -16,19 +16,19 @@ pub const BENCH_CODE_OBJECTS: [&[u8]; 2] = [
 pub const BINDING_COUNTS: [usize; 5] = [0, 4, 16, 64, 256];
 
 unsafe extern "C" {
-    /// The host-kernel table of `cli/kernels/bench.c`, compiled for the host by build.rs.
-    fn aq_bench_kernels(count: *mut u32) -> *const HostKernelRecord;
+    /// The host-build table of `cli/kernels/bench.c`, compiled for the host by build.rs.
+    fn aq_bench_kernels(count: *mut u32) -> *const HostBuildRecord;
 }
 
 /// The host builds of the bench kernels (the same C as [`BENCH_CODE_OBJECTS`]).
-pub fn bench_host_kernels() -> &'static [SoftKernel] {
-    static KERNELS: OnceLock<Vec<SoftKernel>> = OnceLock::new();
+pub fn bench_host_kernels() -> &'static [HostBuild] {
+    static KERNELS: OnceLock<Vec<HostBuild>> = OnceLock::new();
     // SAFETY: `aq_bench_kernels` is the AQ_HOST_TABLE accessor of cli/kernels/bench.c, linked into
     // this crate by build.rs; its records are static.
-    KERNELS.get_or_init(|| unsafe { SoftKernel::from_table(aq_bench_kernels) })
+    KERNELS.get_or_init(|| unsafe { HostBuild::from_table(aq_bench_kernels) })
 }
 
-/// The bench code object the device's agents run, with the bench's host kernels registered for
+/// The bench code object the device's agents run, with the bench's host builds registered for
 /// it (for a provider that runs kernels on the CPU). Load it as often as a rig needs.
 pub fn bench_code_object(device: &Device) -> Result<&'static [u8], EngineError> {
     let code_object = device.select_code_object(&BENCH_CODE_OBJECTS)?;

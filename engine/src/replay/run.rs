@@ -199,7 +199,7 @@ impl Replay {
         Self::reader(&self.path)?.map(|record| record.map_err(EngineError::from)).collect()
     }
 
-    /// The code objects the capture stored (a soft-runtime caller registers their host kernels
+    /// The code objects the capture stored (a soft-runtime caller registers their host builds
     /// before [`Self::run`]).
     pub fn code_objects(&self) -> EngineResult<Vec<Vec<u8>>> {
         let mut found = Vec::new();

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use aqueduct_abi::packet::amd_format;
 use aqueduct_abi::{
-    BarrierAndPacket, BarrierValuePacket, FenceScope, KernelDispatchPacket, PacketHeader, PacketType, SoftKernel,
+    BarrierAndPacket, BarrierValuePacket, FenceScope, HostBuild, KernelDispatchPacket, PacketHeader, PacketType,
     VendorPacketHeader, WorkgroupContext,
 };
 use aqueduct_hsa::ring::AqlRing;
@@ -80,14 +80,14 @@ unsafe extern "C" fn accumulate(context: *const WorkgroupContext) {
 
 /// Rust kernels for the fixtures' kernels (`no_cpu_twin` has none on purpose). They read raw
 /// kernargs, so they declare no layout (`args: None`).
-pub const TEST_KERNELS: [SoftKernel; 3] = [
-    SoftKernel { symbol: "store_value.kd", function: store_value, args: None },
-    SoftKernel { symbol: "add_from.kd", function: add_from, args: None },
-    SoftKernel { symbol: "accumulate.kd", function: accumulate, args: None },
+pub const TEST_KERNELS: [HostBuild; 3] = [
+    HostBuild { symbol: "store_value.kd", function: store_value, args: None },
+    HostBuild { symbol: "add_from.kd", function: add_from, args: None },
+    HostBuild { symbol: "accumulate.kd", function: accumulate, args: None },
 ];
 
 /// Registers [`TEST_KERNELS`] for both fixture code objects, through the soft runtime's one entry
-/// point for CPU kernels (keyed by code object).
+/// point for host builds (keyed by code object).
 pub fn register_test_kernels() {
     for code_object in [TEST_KERNELS_GFX1100, TEST_KERNELS_GFX90A] {
         aqueduct_soft_hsa::register_kernels(aqueduct_codeobject::CodeObjectId::of(code_object), &TEST_KERNELS);

@@ -1,7 +1,7 @@
 //! The calling convention between the soft HSA runtime and host builds of kernels.
 //!
 //! It lives here, below both `hsa` (which calls kernels) and the crates that build them (the
-//! device library, the demo and bench kernels, tests), so none depends on another. A host kernel
+//! device library, the demo and bench kernels, tests), so none depends on another. A host build
 //! is a C-ABI function that runs one whole workgroup per call. Our own kernels are their AMDGPU C
 //! source compiled for the host with the work-item shim `builtins/device/aqueduct_kernel.h`,
 //! whose `aq_workgroup` and `aq_host_kernel` structs these types mirror field for field (both
@@ -9,14 +9,14 @@
 //!
 //! Host builds written in Rust use the safe layer in [`crate::host_build`] on top of these types.
 //!
-//! The soft runtime keys a host kernel by its code object's identity
+//! The soft runtime keys a host build by its code object's identity
 //! (`aqueduct_codeobject::CodeObjectId`) and descriptor symbol, never by symbol alone.
 
 use core::ffi::{CStr, c_char};
 
 use crate::KernelDispatchPacket;
 
-/// What a host kernel sees for one workgroup (`aq_workgroup` in `aqueduct_kernel.h`).
+/// What a host build sees for one workgroup (`aq_workgroup` in `aqueduct_kernel.h`).
 #[repr(C)]
 #[derive(Debug)]
 pub struct WorkgroupContext {
@@ -83,7 +83,7 @@ impl WorkgroupContext {
 
 std::thread_local! {
     /// What a host build that panicked on this thread said, until the runner takes it: a panic
-    /// may not unwind across the C ABI of [`SoftKernelFn`], so the Rust trampoline catches it
+    /// may not unwind across the C ABI of [`HostBuildFn`], so the Rust trampoline catches it
     /// and leaves it here for the runner to fail the dispatch with.
     static PANICKED: core::cell::RefCell<Option<String>> = const { core::cell::RefCell::new(None) };
 }
@@ -102,13 +102,13 @@ pub fn take_host_panic() -> Option<String> {
     PANICKED.with(|panicked| panicked.borrow_mut().take())
 }
 
-/// A host kernel: runs every work-item of the workgroup `context` describes.
+/// A host build: runs every work-item of the workgroup `context` describes.
 ///
 /// # Safety
 /// The caller passes a context whose kernarg pointer is valid for the kernel's declared kernarg
 /// size and whose group memory is valid for `group_memory_len` bytes; the kernel trusts the
 /// pointers it finds in its kernargs exactly as GPU code would.
-pub type SoftKernelFn = unsafe extern "C" fn(context: *const WorkgroupContext);
+pub type HostBuildFn = unsafe extern "C" fn(context: *const WorkgroupContext);
 
 /// One explicit argument of a host build (`aq_host_arg`): where it reads it in the kernarg
 /// segment. The soft runtime compares these with the code object's metadata before binding.
@@ -176,43 +176,43 @@ impl HostArg {
     }
 }
 
-/// One entry of a C translation unit's host-kernel table (`aq_host_kernel`).
+/// One entry of a C translation unit's host-build table (`aq_host_kernel`).
 #[repr(C)]
 #[derive(Debug)]
-pub struct HostKernelRecord {
+pub struct HostBuildRecord {
     /// NUL-terminated descriptor symbol, `name.kd`.
     pub symbol: *const c_char,
-    pub entry: SoftKernelFn,
+    pub entry: HostBuildFn,
     pub args: *const HostArg,
     pub arg_count: u32,
     /// `sizeof` the kernel's argument struct: the kernarg bytes the entry copies.
     pub args_size: u32,
 }
-crate::assert_layout!(HostKernelRecord, size = 32, align = 8);
+crate::assert_layout!(HostBuildRecord, size = 32, align = 8);
 
 /// A table accessor as the shim's `AQ_HOST_TABLE` defines it: returns the table and its length.
-pub type HostKernelTable = unsafe extern "C" fn(count: *mut u32) -> *const HostKernelRecord;
+pub type HostBuildTable = unsafe extern "C" fn(count: *mut u32) -> *const HostBuildRecord;
 
 /// One host implementation of a kernel, keyed (with its code object) by the kernel descriptor's
 /// symbol (`name.kd`).
 #[derive(Clone, Copy, Debug)]
-pub struct SoftKernel {
+pub struct HostBuild {
     pub symbol: &'static str,
-    pub function: SoftKernelFn,
+    pub function: HostBuildFn,
     /// The explicit arguments the host build reads, checked against the metadata when it is
     /// registered with the engine and when a code object loads; `None` declares nothing and is
     /// not checked (tests' hand-written kernels that read raw kernargs). Rust host builds made
-    /// with [`SoftKernel::of`] always declare theirs.
+    /// with [`HostBuild::of`] always declare theirs.
     pub args: Option<&'static [HostArg]>,
 }
 
-impl SoftKernel {
-    /// The kernels of a C host-kernel table.
+impl HostBuild {
+    /// The kernels of a C host-build table.
     ///
     /// # Safety
     /// `table` must be an `AQ_HOST_TABLE` accessor from a translation unit linked into this
     /// program: its records, symbols and argument arrays are static and never change.
-    pub unsafe fn from_table(table: HostKernelTable) -> Vec<SoftKernel> {
+    pub unsafe fn from_table(table: HostBuildTable) -> Vec<HostBuild> {
         let mut count = 0u32;
         // SAFETY: the accessor writes the count and returns a static array of that many records.
         let records = unsafe {
@@ -224,14 +224,14 @@ impl SoftKernel {
             .map(|record| {
                 // SAFETY: the symbol is a static NUL-terminated string literal.
                 let symbol = unsafe { CStr::from_ptr(record.symbol) };
-                let symbol = symbol.to_str().expect("host kernel symbols are ASCII");
+                let symbol = symbol.to_str().expect("host build symbols are ASCII");
                 let args = if record.arg_count == 0 {
                     &[][..]
                 } else {
                     // SAFETY: `args` is a static array of `arg_count` entries.
                     unsafe { core::slice::from_raw_parts(record.args, record.arg_count as usize) }
                 };
-                SoftKernel { symbol, function: record.entry, args: Some(args) }
+                HostBuild { symbol, function: record.entry, args: Some(args) }
             })
             .collect()
     }
