@@ -5,7 +5,7 @@
 
 use aqueduct_abi::{KernelDispatchPacket, WorkgroupContext};
 use aqueduct_builtins::{DeviceLibrary, DispatchPlan, plan_copy, plan_fill, plan_patch_indirect, plan_update_inline};
-use aqueduct_isa::interp::{Dispatch, Program, Regions, StandaloneImage};
+use aqueduct_isa::interp::{DecodedKernel, Dispatch, Regions, StandaloneImage};
 
 /// One arena per run: the plan's addresses point into it.
 const ARENA: usize = 8192;
@@ -60,9 +60,9 @@ fn run_isa(image: &StandaloneImage, plan: &DispatchPlan, arena: &[u8]) {
         (kernargs.as_ptr() as u64, kernargs.len() as u64),
         (packet_address, 64),
     ]);
-    let program = Program::load(&memory, kernel_object).expect("the program decodes");
+    let kernel = DecodedKernel::load(&memory, kernel_object).expect("the kernel decodes");
     let dispatch = Dispatch {
-        program: &program,
+        kernel: &kernel,
         packet_address,
         queue_address: 0,
         kernarg_address: kernargs.as_ptr() as u64,

@@ -13,7 +13,7 @@
 //! `cargo bench -p aqueduct-isa --bench interpret`
 
 use aqueduct_abi::KernelDispatchPacket;
-use aqueduct_isa::interp::{Dispatch, Isa, Program, Regions, StandaloneImage};
+use aqueduct_isa::interp::{DecodedKernel, Dispatch, Isa, Regions, StandaloneImage};
 use aqueduct_isa::native::{self, Tier};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rayon::prelude::*;
@@ -21,9 +21,9 @@ use rayon::prelude::*;
 /// A dispatch of one kernel with its memory, ready to run again and again.
 struct Bench {
     name: &'static str,
-    /// The loaded code object, which the program's code and descriptor live in.
+    /// The loaded code object, which the kernel's code and descriptor live in.
     _image: StandaloneImage,
-    program: Program,
+    kernel: DecodedKernel,
     memory: Regions,
     kernargs: Vec<u8>,
     packet: Box<KernelDispatchPacket>,
@@ -64,16 +64,16 @@ impl Bench {
         ];
         regions.extend_from_slice(buffers);
         let memory = Regions(regions);
-        let program = Program::load_for(&memory, kernel_object, isa).expect("program");
-        let lds = program.descriptor.group_segment_fixed_size;
-        Bench { name, _image: image, program, memory, kernargs, packet, grid, workgroup, lds }
+        let kernel = DecodedKernel::load_for(&memory, kernel_object, isa).expect("kernel");
+        let lds = kernel.descriptor.group_segment_fixed_size;
+        Bench { name, _image: image, kernel, memory, kernargs, packet, grid, workgroup, lds }
     }
 
     /// One dispatch of the kernel, numbered as the soft runtime numbers its dispatches.
     fn dispatch(&self, tier: Tier) -> Dispatch<'_> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Dispatch {
-            program: &self.program,
+            kernel: &self.kernel,
             packet_address: &*self.packet as *const KernelDispatchPacket as u64,
             queue_address: 0,
             kernarg_address: self.kernargs.as_ptr() as u64,

@@ -2,7 +2,7 @@
 //! command line: `cargo run -p aqueduct-isa --example native_report -- FILE.hsaco...`.
 
 use aqueduct_codeobject::CodeObject;
-use aqueduct_isa::interp::{Isa, Program, Regions, StandaloneImage};
+use aqueduct_isa::interp::{DecodedKernel, Isa, Regions, StandaloneImage};
 use aqueduct_isa::native;
 
 fn main() {
@@ -14,8 +14,8 @@ fn main() {
         let memory = Regions(vec![image.range()]);
         for kernel in code_object.kernels() {
             let kernel_object = image.kernel_object(&kernel.name).expect("a kernel descriptor");
-            let program = Program::load_for(&memory, kernel_object, isa).expect("the program loads");
-            match native::compiled(&program) {
+            let decoded = DecodedKernel::load_for(&memory, kernel_object, isa).expect("the kernel decodes");
+            match native::compiled(&decoded) {
                 Ok(code) => println!(
                     "{path} `{}`: {}/{} instructions translated, {} bytes, {:?}; untranslated: {:?}",
                     kernel.name,

@@ -1,7 +1,7 @@
 //! What the interpreter and the native tier both name: which tier runs a dispatch
 //! ([`Tier`]), whether the host has the vector features both use, and a kernel's native code
-//! ([`NativeCode`]), which the program keeps
-//! (`interp::Program`) and the native tier makes (`native`) and runs. Below both, so neither
+//! ([`NativeCode`]), which the decoded kernel keeps
+//! (`interp::DecodedKernel`) and the native tier makes (`native`) and runs. Below both, so neither
 //! names the other for them.
 
 use dynasmrt::ExecutableBuffer;
@@ -41,7 +41,7 @@ pub enum Tier {
 /// A kernel compiled for this host: its code, and the code offset of each instruction's start.
 pub struct NativeCode {
     pub(crate) buffer: ExecutableBuffer,
-    /// Per 4-byte word of the program: the offset of the compiled instruction starting there,
+    /// Per 4-byte word of the kernel: the offset of the compiled instruction starting there,
     /// or `u32::MAX` inside a multi-dword instruction, past the code, and where control does not
     /// reach from the entry by fall-through or a static branch (`native/reach.rs`).
     pub(crate) entries: Vec<u32>,

@@ -46,8 +46,8 @@ pub fn run_or_save<M: Memory + ?Sized>(
 ) -> Result<Ran, ExecError> {
     let code = match dispatch.tier {
         Tier::Interpreter => None,
-        Tier::Native => Some(native::compiled(dispatch.program).map_err(ExecError::NativeUnavailable)?),
-        Tier::Auto => native::compiled(dispatch.program).ok(),
+        Tier::Native => Some(native::compiled(dispatch.kernel).map_err(ExecError::NativeUnavailable)?),
+        Tier::Auto => native::compiled(dispatch.kernel).ok(),
     };
     match code {
         // SAFETY: the native tier compiles only on hosts with AVX2, FMA and BMI
@@ -57,7 +57,7 @@ pub fn run_or_save<M: Memory + ?Sized>(
     }
 }
 
-/// The workgroup loop with the native tier's waves (`code` is `dispatch.program`'s), compiled for
+/// The workgroup loop with the native tier's waves (`code` is `dispatch.kernel`'s), compiled for
 /// the AVX2/FMA hosts that tier needs, so that the waves' start (cleared rows, work-item ids) is
 /// written in 256-bit vectors.
 ///
@@ -73,7 +73,7 @@ unsafe fn run_workgroup_native<M: Memory + ?Sized>(
 ) -> Result<Ran, ExecError> {
     // The frame the workgroup's waves run with, and the host ranges they find (set up again on
     // a resume: a frame holds nothing of the waves between turns).
-    let mut workgroup = native::Workgroup::new(dispatch.program, memory, dispatch.serial);
+    let mut workgroup = native::Workgroup::new(dispatch.kernel, memory, dispatch.serial);
     run_workgroup_turns(dispatch, from, lds, |wave, lds, shares| {
         native::run_wave(code, dispatch, wave, lds, shares, &mut workgroup)
     })
@@ -109,9 +109,9 @@ pub fn run_code(
         Isa::Gfx10_3 => 0xBF81_0000,
     });
     let code_memory = crate::interp::Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4)]);
-    let program = crate::interp::Program::load_for(&code_memory, image.as_ptr() as u64, isa)?;
+    let kernel = crate::interp::DecodedKernel::load_for(&code_memory, image.as_ptr() as u64, isa)?;
     let dispatch = Dispatch {
-        program: &program,
+        kernel: &kernel,
         packet_address: 0,
         queue_address: 0,
         kernarg_address: 0,
@@ -127,11 +127,11 @@ pub fn run_code(
         tier,
     };
     let mut wave = Wave::blank();
-    wave.pc = program.entry;
+    wave.pc = kernel.entry;
     wave.sgpr = registers.sgpr;
     let rows = registers.vgpr.len();
     wave.vgpr = core::mem::take(&mut registers.vgpr);
-    wave.vgpr.resize(program.descriptor.vgprs() + program.extra_vgprs, [0; LANES]);
+    wave.vgpr.resize(kernel.descriptor.vgprs() + kernel.extra_vgprs, [0; LANES]);
     wave.scc = registers.scc;
     wave.mode = registers.mode;
     wave.private_bytes = registers.private_bytes;
@@ -145,9 +145,9 @@ pub fn run_code(
     }
     let native = match tier {
         Tier::Interpreter => None,
-        _ => Some(native::compiled(&program).map_err(ExecError::NativeUnavailable)?),
+        _ => Some(native::compiled(&kernel).map_err(ExecError::NativeUnavailable)?),
     };
-    let mut workgroup = native::Workgroup::new(&program, memory, 0);
+    let mut workgroup = native::Workgroup::new(&kernel, memory, 0);
     let result = loop {
         let turn = match &native {
             Some(code) => native::run_wave(code, &dispatch, &mut wave, lds, false, &mut workgroup),
@@ -175,7 +175,7 @@ pub fn run_code(
     registers.scc = wave.scc;
     registers.mode = wave.mode;
     registers.scratch = core::mem::take(&mut wave.scratch);
-    let at = |pc: u64| pc.wrapping_sub(program.entry).wrapping_add(PC);
+    let at = |pc: u64| pc.wrapping_sub(kernel.entry).wrapping_add(PC);
     result.map_err(|error| match error {
         ExecError::Fault { pc, fault } => ExecError::Fault { pc: at(pc), fault },
         ExecError::Unsupported { pc, mnemonic } => ExecError::Unsupported { pc: at(pc), mnemonic },

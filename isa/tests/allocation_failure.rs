@@ -5,7 +5,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
-use aqueduct_isa::interp::{Dispatch, ExecError, Program, Regions};
+use aqueduct_isa::interp::{DecodedKernel, Dispatch, ExecError, Regions};
 use aqueduct_isa::native::{self, Tier};
 use aqueduct_isa::run_workgroup;
 
@@ -61,10 +61,10 @@ fn run_asking(wave32: bool, private: u32, group: u32, tier: Tier) -> Result<u64,
     words[14] = if wave32 { 1 << 10 } else { 0 }; // kernel_code_properties
     words.extend_from_slice(&[S_ENDPGM, S_CODE_END]);
     let memory = Regions(vec![(words.as_ptr() as u64, words.len() as u64 * 4)]);
-    let program = Program::load(&memory, words.as_ptr() as u64).expect("the program loads");
+    let kernel = DecodedKernel::load(&memory, words.as_ptr() as u64).expect("the kernel loads");
     let lanes = if wave32 { 32 } else { 64 };
     let dispatch = Dispatch {
-        program: &program,
+        kernel: &kernel,
         packet_address: 0,
         queue_address: 0,
         kernarg_address: 0,

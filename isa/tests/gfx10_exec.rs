@@ -1,10 +1,10 @@
-//! gfx10.3 code through the interpreter (`Program::load_for(.., Isa::Gfx10_3)`): hand-encoded
-//! programs for what the compiled test kernels (`kernels_exec.rs`) do not reach: SDWA selects
+//! gfx10.3 code through the interpreter (`DecodedKernel::load_for(.., Isa::Gfx10_3)`): hand-encoded
+//! kernels for what the compiled test kernels (`kernels_exec.rs`) do not reach: SDWA selects
 //! gfx11 has no form for, the gfx10-only dot products, `m0` and `null` renumbered, one
 //! work-item id per VGPR, and an instruction with no gfx11 equivalent. Each word is what
 //! `llvm-mc-19 -mcpu=gfx1030 -show-encoding` encodes for the text beside it.
 
-use aqueduct_isa::interp::{Dispatch, ExecError, Isa, Program, Regions};
+use aqueduct_isa::interp::{DecodedKernel, Dispatch, ExecError, Isa, Regions};
 use aqueduct_isa::native::{self, Tier};
 use aqueduct_isa::run_workgroup;
 
@@ -43,11 +43,11 @@ impl Kernel {
         let kernel_object = self.words.as_ptr() as u64;
         let out = self.out.as_mut_ptr() as u64;
         let memory = Regions(vec![(kernel_object, self.words.len() as u64 * 4), (out, 64 * 4)]);
-        let program = Program::load_for(&memory, kernel_object, Isa::Gfx10_3)?;
+        let kernel = DecodedKernel::load_for(&memory, kernel_object, Isa::Gfx10_3)?;
         let start = self.out.clone();
         let run = |tier| {
             let dispatch = Dispatch {
-                program: &program,
+                kernel: &kernel,
                 packet_address: 0,
                 queue_address: 0,
                 kernarg_address: 0,
@@ -81,9 +81,9 @@ impl Kernel {
     }
 }
 
-/// A program's words: each instruction's, with its text.
-fn code(program: &[(&[u32], &str)]) -> Vec<u32> {
-    program.iter().flat_map(|(words, _)| words.iter().copied()).collect()
+/// A kernel's words: each instruction's, with its text.
+fn code(kernel: &[(&[u32], &str)]) -> Vec<u32> {
+    kernel.iter().flat_map(|(words, _)| words.iter().copied()).collect()
 }
 
 /// Puts the output's address in v[20:21].
@@ -94,7 +94,7 @@ const OUTPUT_ADDRESS: &[(&[u32], &str)] = &[
 
 #[test]
 fn sdwa_selects_gfx10_dots_and_renumbered_scalars_compute_what_rdna2_does() {
-    let program: &[(&[u32], &str)] = &[
+    let kernel: &[(&[u32], &str)] = &[
         (&[0x7E02_02FF, 0x80F2_3456], "v_mov_b32_e32 v1, 0x80f23456"),
         (&[0x7E04_02FF, 0x1234_8001], "v_mov_b32_e32 v2, 0x12348001"),
         (
@@ -123,7 +123,7 @@ fn sdwa_selects_gfx10_dots_and_renumbered_scalars_compute_what_rdna2_does() {
         (&[0xCC16_400B, 0x1B0E_0501], "v_dot4_i32_i8 v11, v1, v2, -3"),
     ];
     let mut code = code(OUTPUT_ADDRESS);
-    code.extend(self::code(program));
+    code.extend(self::code(kernel));
     for register in 3..=11u32 {
         // global_store_dword v[20:21], v<register>, off offset:<4 × (register − 3)>
         code.extend([0xDC70_8000 | ((register - 3) * 4), 0x007D_0014 | (register << 8)]);
@@ -159,7 +159,7 @@ fn sdwa_selects_gfx10_dots_and_renumbered_scalars_compute_what_rdna2_does() {
 
 #[test]
 fn gfx10_work_item_ids_arrive_one_per_vgpr() {
-    let program: &[(&[u32], &str)] = &[
+    let kernel: &[(&[u32], &str)] = &[
         (&[0xD746_0003, 0x0401_0501], "v_lshl_add_u32 v3, v1, 2, v0"),
         (&[0x3406_0683], "v_lshlrev_b32_e32 v3, 3, v3"),
         (&[0xD70F_6A04, 0x0002_0714], "v_add_co_u32 v4, vcc_lo, v20, v3"),
@@ -168,7 +168,7 @@ fn gfx10_work_item_ids_arrive_one_per_vgpr() {
         (&[0xBF81_0000], "s_endpgm"),
     ];
     let mut code = code(OUTPUT_ADDRESS);
-    code.extend(self::code(program));
+    code.extend(self::code(kernel));
     // ENABLE_VGPR_WORKITEM_ID = 1 (rsrc2 bits 12:11): X in v0, Y in v1.
     let out = Kernel::new(&code, 1 << 11).run([4, 2, 1]).unwrap_or_else(|error| panic!("{error}"));
     let expected: Vec<u32> = (0..8).flat_map(|item| [item % 4, item / 4]).collect();
@@ -178,9 +178,9 @@ fn gfx10_work_item_ids_arrive_one_per_vgpr() {
 #[test]
 fn a_gfx10_instruction_without_a_gfx11_equivalent_fails_naming_it() {
     // gfx11 dropped find-first-zero.
-    let program: &[(&[u32], &str)] =
+    let kernel: &[(&[u32], &str)] =
         &[(&[0xBF80_0000], "s_nop 0"), (&[0xBE80_1101], "s_ff0_i32_b32 s0, s1"), (&[0xBF81_0000], "s_endpgm")];
-    let mut kernel = Kernel::new(&code(program), 0);
+    let mut kernel = Kernel::new(&code(kernel), 0);
     let entry = kernel.words.as_ptr() as u64 + 64;
     let error = kernel.run([32, 1, 1]).expect_err("s_ff0_i32_b32 does not run");
     assert_eq!(error, ExecError::Unsupported { pc: entry + 4, mnemonic: "s_ff0_i32_b32" });

@@ -1,7 +1,7 @@
 //! The interpreter's failures, each a typed error naming where it happened: hand-encoded
-//! programs (a descriptor followed by its code) run over `Regions`, with no runtime.
+//! kernels (a descriptor followed by its code) run over `Regions`, with no runtime.
 
-use aqueduct_isa::interp::{Dispatch, ExecError, MemoryFault, Program, Regions};
+use aqueduct_isa::interp::{DecodedKernel, Dispatch, ExecError, MemoryFault, Regions};
 use aqueduct_isa::native::{self, Tier};
 use aqueduct_isa::run_workgroup;
 
@@ -38,9 +38,9 @@ impl Kernel {
     }
 }
 
-fn dispatch(program: &Program, workgroup: [u16; 3], instruction_limit: u64, tier: Tier) -> Dispatch<'_> {
+fn dispatch(kernel: &DecodedKernel, workgroup: [u16; 3], instruction_limit: u64, tier: Tier) -> Dispatch<'_> {
     Dispatch {
-        program,
+        kernel,
         packet_address: 0,
         queue_address: 0,
         kernarg_address: 0,
@@ -64,15 +64,15 @@ fn run(code: &[u32], workgroup: [u16; 3], instruction_limit: u64) -> (u64, Resul
 fn run_as(code: &[u32], wave32: bool, workgroup: [u16; 3], instruction_limit: u64) -> (u64, Result<u64, ExecError>) {
     let kernel = Kernel::new(code, wave32);
     let memory = kernel.memory();
-    let program = Program::load(&memory, kernel.address()).expect("the program loads");
+    let decoded = DecodedKernel::load(&memory, kernel.address()).expect("the kernel loads");
     let result =
-        |tier| run_workgroup(&dispatch(&program, workgroup, instruction_limit, tier), &memory, [0; 3], &mut Vec::new());
+        |tier| run_workgroup(&dispatch(&decoded, workgroup, instruction_limit, tier), &memory, [0; 3], &mut Vec::new());
     let interpreted = result(Tier::Interpreter);
     // The native tier (where it runs: wave32, AVX2) fails and ends exactly as the interpreter does.
     if native::unavailable().is_none() {
         assert_eq!(result(Tier::Native), interpreted, "the native tier and the interpreter disagree");
     }
-    (program.entry, interpreted)
+    (decoded.entry, interpreted)
 }
 
 #[test]
@@ -163,7 +163,7 @@ fn descriptors_and_workgroups_the_interpreter_cannot_run_are_refused() {
     assert!(matches!(result, Err(ExecError::Descriptor(ref text)) if text.contains("2048 work-items")), "{result:?}");
     // A descriptor outside every region.
     let kernel = Kernel::new(&[S_ENDPGM], true);
-    let error = Program::load(&kernel.memory(), 0x1000).err().expect("nothing there");
+    let error = DecodedKernel::load(&kernel.memory(), 0x1000).err().expect("nothing there");
     assert!(matches!(error, ExecError::Fault { pc: 0x1000, .. }), "{error}");
 }
 
@@ -171,13 +171,13 @@ fn descriptors_and_workgroups_the_interpreter_cannot_run_are_refused() {
 fn a_wave64_kernel_runs_natively_where_the_host_allows_and_forcing_it_elsewhere_names_why() {
     let kernel = Kernel::new(&[S_ENDPGM], false);
     let memory = kernel.memory();
-    let program = Program::load(&memory, kernel.address()).expect("the program loads");
-    let result = run_workgroup(&dispatch(&program, [64, 1, 1], 100, Tier::Native), &memory, [0; 3], &mut Vec::new());
+    let decoded = DecodedKernel::load(&memory, kernel.address()).expect("the kernel loads");
+    let result = run_workgroup(&dispatch(&decoded, [64, 1, 1], 100, Tier::Native), &memory, [0; 3], &mut Vec::new());
     match native::unavailable() {
         Some(reason) => assert_eq!(result, Err(ExecError::NativeUnavailable(reason))),
         None => assert_eq!(result, Ok(1)),
     }
     // `Auto` runs it either way.
-    let result = run_workgroup(&dispatch(&program, [64, 1, 1], 100, Tier::Auto), &memory, [0; 3], &mut Vec::new());
+    let result = run_workgroup(&dispatch(&decoded, [64, 1, 1], 100, Tier::Auto), &memory, [0; 3], &mut Vec::new());
     assert_eq!(result, Ok(1));
 }

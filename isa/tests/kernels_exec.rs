@@ -20,7 +20,7 @@ use std::cell::Cell;
 use aqueduct_abi::packet::{FenceScope, PacketType};
 use aqueduct_abi::{ImplicitKernargs, KernelDispatchPacket, PacketHeader};
 use aqueduct_codeobject::CodeObject;
-use aqueduct_isa::interp::{Dispatch, ExecError, Isa, Program, Regions, StandaloneImage};
+use aqueduct_isa::interp::{DecodedKernel, Dispatch, ExecError, Isa, Regions, StandaloneImage};
 use aqueduct_isa::native::{self, Tier};
 use aqueduct_isa::run_workgroup;
 
@@ -254,12 +254,12 @@ fn try_run(
     let memory = Regions(regions);
     let fail =
         |what: &str, error: ExecError| format!("{object}_{target}.hsaco `{symbol}` {what}: {error}\n  ({error:?})");
-    let program =
-        Program::load_for(&memory, kernel_object, isa_of(target)).map_err(|error| fail("does not load", error))?;
+    let kernel = DecodedKernel::load_for(&memory, kernel_object, isa_of(target))
+        .map_err(|error| fail("does not load", error))?;
     let execute = |tier: Tier| -> Result<u64, String> {
         CLOCK.with(|clock| clock.set(CLOCK_START));
         let dispatch = Dispatch {
-            program: &program,
+            kernel: &kernel,
             packet_address,
             queue_address: 0,
             kernarg_address: kernargs.address(),

@@ -3,7 +3,7 @@
 //! workgroups to share the pool's threads among queues (`soft-hsa/src/isa_exec.rs`).
 
 use aqueduct_abi::KernelDispatchPacket;
-use aqueduct_isa::interp::{Dispatch, InterruptFn, Program, Regions, StandaloneImage};
+use aqueduct_isa::interp::{DecodedKernel, Dispatch, InterruptFn, Regions, StandaloneImage};
 use aqueduct_isa::native::Tier;
 use aqueduct_isa::{Interrupt, Ran, Rounds, RunFrom, run_or_save, run_workgroup};
 
@@ -31,9 +31,9 @@ fn run_uneven_barriers(tier: Tier, save: bool) -> (Vec<u32>, u32) {
         (kernargs.as_ptr() as u64, kernargs.len() as u64),
         (&packet as *const KernelDispatchPacket as u64, 64),
     ]);
-    let program = Program::load(&memory, kernel_object).expect("program");
+    let kernel = DecodedKernel::load(&memory, kernel_object).expect("kernel");
     let interrupt = |_: &Rounds| save.then_some(Interrupt::Save);
-    let mut dispatch = uneven_barriers(&program, &kernargs, GROUPS, &interrupt, tier);
+    let mut dispatch = uneven_barriers(&kernel, &kernargs, GROUPS, &interrupt, tier);
     dispatch.packet_address = &packet as *const KernelDispatchPacket as u64;
     let mut saves = 0;
     for group in 0..GROUPS {
@@ -59,14 +59,14 @@ fn run_uneven_barriers(tier: Tier, save: bool) -> (Vec<u32>, u32) {
 
 /// A dispatch of `uneven_barriers` over `groups` workgroups, asking `interrupt` between rounds.
 fn uneven_barriers<'a>(
-    program: &'a Program,
+    kernel: &'a DecodedKernel,
     kernargs: &[u8],
     groups: u32,
     interrupt: &'a InterruptFn<'a>,
     tier: Tier,
 ) -> Dispatch<'a> {
     Dispatch {
-        program,
+        kernel,
         packet_address: 0,
         queue_address: 0,
         kernarg_address: kernargs.as_ptr() as u64,
@@ -119,7 +119,7 @@ fn run_workgroup_resumes_a_saved_workgroup_at_once() {
         (out.as_ptr() as u64, 4 * out.len() as u64),
         (kernargs.as_ptr() as u64, kernargs.len() as u64),
     ]);
-    let program = Program::load(&memory, kernel_object).expect("program");
+    let kernel = DecodedKernel::load(&memory, kernel_object).expect("kernel");
     let asked = std::sync::atomic::AtomicU32::new(0);
     let interrupt = |_: &Rounds| {
         asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -127,7 +127,7 @@ fn run_workgroup_resumes_a_saved_workgroup_at_once() {
     };
     for tier in tiers() {
         out.fill(u32::MAX);
-        let dispatch = uneven_barriers(&program, &kernargs, 1, &interrupt, tier);
+        let dispatch = uneven_barriers(&kernel, &kernargs, 1, &interrupt, tier);
         run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new()).expect("runs");
         let expected: Vec<u32> = (0..WORKGROUP).map(|item| item / 32 * ROUNDS).collect();
         assert_eq!(out, expected, "{tier:?}");

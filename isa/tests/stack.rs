@@ -3,7 +3,7 @@
 //! one frame that overflowed 2 MiB stacks.
 
 use aqueduct_abi::KernelDispatchPacket;
-use aqueduct_isa::interp::{Dispatch, Program, Regions, StandaloneImage};
+use aqueduct_isa::interp::{DecodedKernel, Dispatch, Regions, StandaloneImage};
 
 #[test]
 fn a_workgroup_runs_in_a_256_kib_stack() {
@@ -23,9 +23,9 @@ fn a_workgroup_runs_in_a_256_kib_stack() {
                 (kernargs.as_ptr() as u64, kernargs.len() as u64),
                 (&packet as *const KernelDispatchPacket as u64, 64),
             ]);
-            let program = Program::load(&memory, kernel_object).expect("program");
+            let kernel = DecodedKernel::load(&memory, kernel_object).expect("kernel");
             let dispatch = Dispatch {
-                program: &program,
+                kernel: &kernel,
                 packet_address: &packet as *const KernelDispatchPacket as u64,
                 queue_address: 0,
                 kernarg_address: kernargs.as_ptr() as u64,

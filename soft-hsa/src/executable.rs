@@ -358,7 +358,7 @@ pub(crate) struct LoadedKernel {
     pub image: Arc<LoadedCodeObject>,
     kernel_object: u64,
     /// Its machine code decoded for the interpreter, at its first interpreted dispatch.
-    pub isa_program: std::sync::OnceLock<Result<Arc<aqueduct_isa::interp::Program>, String>>,
+    pub isa_kernel: std::sync::OnceLock<Result<Arc<aqueduct_isa::interp::DecodedKernel>, String>>,
 }
 
 impl LoadedKernel {
@@ -554,7 +554,7 @@ impl Executables {
                 code_object: label.clone(),
                 host: HostBuildState::resolve(reader.id, metadata),
                 kernel_object: image.address_of(vaddr),
-                isa_program: std::sync::OnceLock::new(),
+                isa_kernel: std::sync::OnceLock::new(),
                 image: image.clone(),
             }));
         }
@@ -623,7 +623,7 @@ impl Executables {
             host,
             image: kernel.image.clone(),
             kernel_object: kernel.kernel_object,
-            isa_program: kernel.isa_program.clone(),
+            isa_kernel: kernel.isa_kernel.clone(),
         }))
     }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use aqueduct_isa::interp::{
-    Dispatch, ExecError, HostMemory, HostRange, Interrupt, Isa, MemoryFault, Program, Ran, Rounds, RunFrom,
+    DecodedKernel, Dispatch, ExecError, HostMemory, HostRange, Interrupt, Isa, MemoryFault, Ran, Rounds, RunFrom,
     SavedWorkgroup,
 };
 use aqueduct_isa::native::Tier;
@@ -136,13 +136,15 @@ unsafe impl HostMemory for AgentMemory<'_> {
     }
 }
 
-/// The kernel's program, decoded at its first interpreted dispatch and kept with the kernel (a
+/// The kernel's code decoded, at its first interpreted dispatch, and kept with the kernel (a
 /// kernel is loaded for one agent, so for one ISA).
-fn program(kernel: &LoadedKernel, memory: &AgentMemory<'_>, isa: Isa) -> Result<Arc<Program>, String> {
+fn decoded(kernel: &LoadedKernel, memory: &AgentMemory<'_>, isa: Isa) -> Result<Arc<DecodedKernel>, String> {
     kernel
-        .isa_program
+        .isa_kernel
         .get_or_init(|| {
-            Program::load_for(memory, kernel.kernel_object(), isa).map(Arc::new).map_err(|error| error.to_string())
+            DecodedKernel::load_for(memory, kernel.kernel_object(), isa)
+                .map(Arc::new)
+                .map_err(|error| error.to_string())
         })
         .clone()
 }
@@ -179,11 +181,11 @@ pub(crate) fn dispatch(
         kernel,
         packet: packet_address..packet_address + core::mem::size_of::<KernelDispatchPacket>() as u64,
     };
-    let program = program(kernel, &memory, isa).map_err(|error| (status::ERROR_INVALID_CODE_OBJECT, named(error)))?;
+    let decoded = decoded(kernel, &memory, isa).map_err(|error| (status::ERROR_INVALID_CODE_OBJECT, named(error)))?;
     let turns = Turns::new(queue, runtime);
     let interrupt = |rounds: &Rounds| turns.interrupt(rounds);
     let dispatch = Dispatch {
-        program: &program,
+        kernel: &decoded,
         packet_address,
         queue_address: queue.address() as u64,
         kernarg_address: packet.kernarg_address,

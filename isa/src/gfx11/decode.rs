@@ -108,7 +108,7 @@ fn table_of(encoding: Encoding) -> &'static [Entry] {
 
 /// The table entry of `opcode` in `encoding` (VOPD: its X table), if gfx11 has that operation
 /// in that encoding. A scan of the table: for re-encoding another ISA's code as gfx11 when a
-/// program loads (`interp::from_gfx10`), never per step.
+/// kernel loads (`interp::from_gfx10`), never per step.
 pub fn entry_of(encoding: Encoding, opcode: Opcode) -> Option<&'static Entry> {
     table_of(encoding).iter().find(|entry| entry.opcode == opcode)
 }

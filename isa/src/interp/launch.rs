@@ -10,8 +10,8 @@
 //! gfx10.3 each in its own VGPR, X in v0, Y in v1, Z in v2 (LLVM's `FeaturePackedTID`, which
 //! gfx90a and GFX11 have and GFX10 does not; AMDGPUUsage, "Initial Kernel Execution State").
 
+use super::decoded_kernel::{Decoded, DecodedKernel, Isa, Plan};
 use super::memory_ops::Operation;
-use super::program::{Decoded, Isa, Plan, Program};
 use super::wave::{EXEC, Flow, LANES, Wave};
 use super::{ExecError, Memory, memory_ops, scalar, valu};
 use crate::compiled::Tier;
@@ -19,7 +19,7 @@ use crate::compiled::Tier;
 /// What one dispatch packet asks for, as the interpreter needs it.
 #[derive(Clone, Copy)]
 pub struct Dispatch<'a> {
-    pub program: &'a Program,
+    pub kernel: &'a DecodedKernel,
     /// The dispatch packet's address (the dispatch pointer SGPRs).
     pub packet_address: u64,
     /// The queue's `hsa_queue_t` address (the queue pointer SGPRs).
@@ -275,8 +275,8 @@ pub(crate) fn run_workgroup_turns(
 /// Workgroup `workgroup_id`'s waves, started, and its LDS in `lds`, zeroed.
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn begin_workgroup(dispatch: &Dispatch<'_>, workgroup_id: [u32; 3], lds: &mut Vec<u8>) -> Result<Vec<Wave>, ExecError> {
-    let program = dispatch.program;
-    let descriptor = &program.descriptor;
+    let kernel = dispatch.kernel;
+    let descriptor = &kernel.descriptor;
     lds.clear();
     let group_bytes = dispatch.group_segment_size.max(descriptor.group_segment_fixed_size) as usize;
     lds.try_reserve_exact(group_bytes)
@@ -372,7 +372,7 @@ impl WaveStart {
         items: u32,
         private_bytes: usize,
     ) -> Result<WaveStart, ExecError> {
-        let descriptor = &dispatch.program.descriptor;
+        let descriptor = &dispatch.kernel.descriptor;
         let wide = !descriptor.wave32();
         let wave_size = if wide { 2 * LANES } else { LANES } as u32;
         let mut sgpr = [0u32; STARTED_SGPRS];
@@ -442,8 +442,8 @@ impl WaveStart {
         }
         Ok(WaveStart {
             sgpr,
-            entry: dispatch.program.entry,
-            registers: descriptor.vgprs() + dispatch.program.extra_vgprs,
+            entry: dispatch.kernel.entry,
+            registers: descriptor.vgprs() + dispatch.kernel.extra_vgprs,
             private_bytes,
             mode: initial_mode(descriptor.compute_pgm_rsrc1),
             wide,
@@ -452,7 +452,7 @@ impl WaveStart {
             items,
             wave_size,
             dimensions: (rsrc2 >> 11) & 3,
-            packed: dispatch.program.isa == Isa::Gfx11,
+            packed: dispatch.kernel.isa == Isa::Gfx11,
         })
     }
 
@@ -627,11 +627,11 @@ pub(crate) fn run_wave<M: Memory + ?Sized, const WIDE: bool>(
     lds: &mut [u8],
     shares: bool,
 ) -> Result<(), ExecError> {
-    let program = dispatch.program;
+    let kernel = dispatch.kernel;
     let turn_start = wave.executed;
     loop {
         let pc = wave.pc;
-        let decoded = program.fetch(pc)?;
+        let decoded = kernel.fetch(pc)?;
         wave.executed += 1;
         if wave.executed > dispatch.instruction_limit {
             return Err(ExecError::InstructionLimit { pc, limit: dispatch.instruction_limit });
@@ -684,9 +684,9 @@ pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
             memory_ops::step(wave, instruction, access, memory, lds).map_err(|error| decoded.named(error))?
         }
         Plan::Dual(pair) => valu::step_dual::<WIDE>(wave, &pair.0, &pair.1).ok_or_else(|| refused(wave, decoded))?,
-        Plan::Dot2x16(dot) => super::program::from_gfx10::dot2_16(wave, &dot.0, dot.1),
+        Plan::Dot2x16(dot) => super::decoded_kernel::from_gfx10::dot2_16(wave, &dot.0, dot.1),
         Plan::Sdwa(sdwa) => {
-            super::program::from_gfx10::sdwa_step::<WIDE>(wave, sdwa).ok_or_else(|| refused(wave, decoded))?
+            super::decoded_kernel::from_gfx10::sdwa_step::<WIDE>(wave, sdwa).ok_or_else(|| refused(wave, decoded))?
         }
         Plan::Unsupported => return Err(refused(wave, decoded)),
     })
@@ -740,7 +740,7 @@ mod tests {
 
     /// A wave32 kernel descriptor (the code 64 bytes on, then `s_endpgm`) enabling the dispatch
     /// and kernarg pointers (4 user SGPRs) and workgroup id X, with `USER_SGPR_COUNT` `user`.
-    fn program(image: &mut Vec<u32>, user: u32) -> Program {
+    fn kernel(image: &mut Vec<u32>, user: u32) -> DecodedKernel {
         image.clear();
         image.resize(16, 0);
         image[4] = 64;
@@ -751,12 +751,12 @@ mod tests {
         image[14] = 1 << 1 | 1 << 3 | 1 << 10;
         image.push(0xBFB0_0000);
         let memory = Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4)]);
-        Program::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the program loads")
+        DecodedKernel::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the kernel loads")
     }
 
-    fn dispatch(program: &Program) -> Dispatch<'_> {
+    fn dispatch(kernel: &DecodedKernel) -> Dispatch<'_> {
         Dispatch {
-            program,
+            kernel,
             packet_address: 0x1111_2222_3333_4444,
             queue_address: 0,
             kernarg_address: 0x5555_6666_7777_8888,
@@ -776,10 +776,10 @@ mod tests {
     #[test]
     fn every_wave_of_a_workgroup_starts_with_its_user_and_system_sgprs_and_its_own_lanes() {
         let mut image = Vec::new();
-        let program = program(&mut image, 4);
+        let kernel = kernel(&mut image, 4);
         let mut started = Vec::new();
         let executed =
-            run_workgroup_turns(&dispatch(&program), RunFrom::Begin([1, 0, 0]), &mut Vec::new(), |wave, _, _| {
+            run_workgroup_turns(&dispatch(&kernel), RunFrom::Begin([1, 0, 0]), &mut Vec::new(), |wave, _, _| {
                 started.push((wave.sgpr[..5].to_vec(), wave.sgpr[EXEC as usize], wave.vgpr[0]));
                 wave.ended = true;
                 Ok(())
@@ -793,7 +793,7 @@ mod tests {
         assert_eq!(started[0].2[..3], [0, 1, 2]);
         // Workgroup 0: two full waves, the second's ids from 32.
         started.clear();
-        run_workgroup_turns(&dispatch(&program), RunFrom::Begin([0, 0, 0]), &mut Vec::new(), |wave, _, _| {
+        run_workgroup_turns(&dispatch(&kernel), RunFrom::Begin([0, 0, 0]), &mut Vec::new(), |wave, _, _| {
             started.push((wave.sgpr[..5].to_vec(), wave.sgpr[EXEC as usize], wave.vgpr[0]));
             wave.ended = true;
             Ok(())
@@ -807,9 +807,9 @@ mod tests {
     #[test]
     fn user_sgprs_past_the_descriptors_count_fail_the_workgroup_before_any_wave_runs() {
         let mut image = Vec::new();
-        let program = program(&mut image, 3);
+        let kernel = kernel(&mut image, 3);
         let mut turns = 0;
-        let result = run_workgroup_turns(&dispatch(&program), RunFrom::Begin([0, 0, 0]), &mut Vec::new(), |_, _, _| {
+        let result = run_workgroup_turns(&dispatch(&kernel), RunFrom::Begin([0, 0, 0]), &mut Vec::new(), |_, _, _| {
             turns += 1;
             Ok(())
         });

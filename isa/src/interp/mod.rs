@@ -2,14 +2,14 @@
 //! hardware would, over memory the caller provides. gfx10.3 (RDNA2) code runs translated to gfx11.
 //! Wave32 and wave64 both run; a wave64 wave as two 32-lane halves (`wave.rs`).
 //!
-//! - `program.rs`: a kernel's descriptor and its code, decoded once.
-//! - `program/from_gfx10.rs`: gfx10.3 instructions re-encoded as the gfx11 instructions that compute the
+//! - `decoded_kernel.rs`: a kernel's descriptor and its code, decoded once.
+//! - `decoded_kernel/from_gfx10.rs`: gfx10.3 instructions re-encoded as the gfx11 instructions that compute the
 //!   same thing.
 //! - `launch.rs`: each wave's initial state, from the descriptor and the dispatch packet
 //!   (AMDGPUUsage, "Initial Kernel Execution State").
 //! - `wave.rs`: a wave's registers and operand access, and what a step asks of the wave loop (`Flow`).
 //! - `scalar.rs`, `valu/` (a file per operation family, with `operands.rs` and `trig_preop.rs`), `memory_ops.rs`
-//!   (with `formats.rs`): the instructions. Vector and memory instructions are planned when the program loads (operands
+//!   (with `formats.rs`): the instructions. Vector and memory instructions are planned when the kernel loads (operands
 //!   resolved, types and conditions parsed), so running one is a `match` and loops over rows.
 //!
 //! The waves of a workgroup take turns on the calling thread: each runs until it ends, reaches
@@ -24,9 +24,9 @@ mod formats;
 pub(crate) mod launch;
 pub(crate) mod memory_ops;
 // Lane loops index several rows by one lane number: the form the compiler vectorises.
+pub(crate) mod decoded_kernel;
 #[allow(clippy::needless_range_loop)]
 pub(crate) mod operands;
-pub(crate) mod program;
 mod scalar;
 mod standalone;
 mod trig_preop;
@@ -36,8 +36,8 @@ pub(crate) mod wave;
 
 use core::sync::atomic::Ordering;
 
+pub use decoded_kernel::{DecodedKernel, Isa, KernelDescriptor};
 pub use launch::{Dispatch, Interrupt, InterruptFn, Ran, Rounds, RunFrom, SavedWorkgroup};
-pub use program::{Isa, KernelDescriptor, Program};
 pub use standalone::{Regions, StandaloneImage};
 
 use crate::DecodeError;

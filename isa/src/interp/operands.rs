@@ -1,4 +1,4 @@
-//! A VALU instruction's operands, resolved once when the program is decoded: each source is a
+//! A VALU instruction's operands, resolved once when the kernel is decoded: each source is a
 //! VGPR row, an SGPR (read when the instruction runs), SCC or a constant already widened to the
 //! operation's type; modifiers and DPP are bit masks and a lane table. Reading a source yields a
 //! whole row of lanes at once, so the operations run as loops over fixed-size arrays.

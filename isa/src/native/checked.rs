@@ -6,7 +6,7 @@ use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
 use super::emit::{Emitter, LANE_BITS, sgpr};
 use super::sources::{Src, load, scratch_row};
-use crate::interp::program::Decoded;
+use crate::interp::decoded_kernel::Decoded;
 use crate::interp::wave::VCC;
 
 /// The emitter of one chunk of a checked operation: chunk `k`'s result into `ymm7`, and the

@@ -11,26 +11,26 @@ use super::NativeCode;
 use super::emit::{EXECUTED, Emitter, FRAME_LDS, FRAME_LDS_LEN, FRAME_VGPR, FRAME_WAVE};
 use super::frame::{Exit, Part};
 use crate::gfx11::Encoding;
-use crate::interp::Program;
+use crate::interp::DecodedKernel;
+use crate::interp::decoded_kernel::{Decoded, Plan};
 use crate::interp::launch::per_half;
-use crate::interp::program::{Decoded, Plan};
 
-/// Compiles `program` (a wave32 program, on a host with AVX2 and FMA: the caller checks).
-pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
+/// Compiles `kernel` (a wave32 kernel, on a host with AVX2 and FMA: the caller checks).
+pub(super) fn compile(kernel: &DecodedKernel) -> Result<NativeCode, &'static str> {
     let started = Instant::now();
     let mut ops = Assembler::new().map_err(|_| "the native tier could not map memory for code")?;
-    let words = program.words();
-    let reach = super::reach::reachable(program);
+    let words = kernel.words();
+    let reach = super::reach::reachable(kernel);
     let reached = &reach.reached;
     let labels: Vec<Option<DynamicLabel>> =
         (0..=words).map(|index| (index == words || reached[index]).then(|| ops.new_dynamic_label())).collect();
     let exit = ops.new_dynamic_label();
-    let vgprs = (program.descriptor.vgprs() + program.extra_vgprs) as u32;
-    let wide = !program.descriptor.wave32();
-    let known_rows = super::known_rows::known_rows(program, &reach, vgprs);
+    let vgprs = (kernel.descriptor.vgprs() + kernel.extra_vgprs) as u32;
+    let wide = !kernel.descriptor.wave32();
+    let known_rows = super::known_rows::known_rows(kernel, &reach, vgprs);
     let mut e = Emitter {
         ops,
-        program,
+        kernel,
         labels,
         exit,
         out_of_line: Vec::new(),
@@ -85,7 +85,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
     let mut instructions = 0;
     let mut untranslated = std::collections::BTreeMap::new();
     for index in (0..words).filter(|&index| reached[index]) {
-        let Some(decoded) = program.at(index) else { continue };
+        let Some(decoded) = kernel.at(index) else { continue };
         instructions += 1;
         let label = e.labels[index].expect("every instruction has a label");
         dynasm!(e.ops
@@ -105,7 +105,7 @@ pub(super) fn compile(program: &Program) -> Result<NativeCode, &'static str> {
     // Past the last instruction: the wave loop's fetch names why there is nothing there.
     let end = e.labels.last().unwrap().unwrap();
     dynasm!(e.ops ; .arch x64 ; =>end);
-    e.leave(program.entry + words as u64 * 4, Exit::Jump);
+    e.leave(kernel.entry + words as u64 * 4, Exit::Jump);
 
     // Out-of-line paths, slow paths among them (a body may ask for more).
     let body_end = e.ops.offset().0;

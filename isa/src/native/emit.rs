@@ -7,9 +7,9 @@ use dynasmrt::x64::Assembler;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 use super::frame::{CACHED_RANGES, Exit, Frame, MatrixScratch, Part, RangeCache, RowShape};
-use crate::interp::program::Decoded;
+use crate::interp::decoded_kernel::Decoded;
 use crate::interp::wave::{EXEC, LANES, NULL, Wave};
-use crate::interp::{HostRange, Program};
+use crate::interp::{DecodedKernel, HostRange};
 
 /// Byte offsets compiled code reads the wave and the frame at.
 pub(super) const SGPR: i32 = offset_of!(Wave, sgpr) as i32;
@@ -73,7 +73,7 @@ pub(super) struct EmitState {
 /// One compilation in progress.
 pub(super) struct Emitter<'p> {
     pub ops: Assembler,
-    pub program: &'p Program,
+    pub kernel: &'p DecodedKernel,
     /// Per word of the code: the label of the instruction starting there; the last is the end.
     pub labels: Vec<Option<DynamicLabel>>,
     pub exit: DynamicLabel,
@@ -87,7 +87,7 @@ pub(super) struct Emitter<'p> {
     pub vgprs: u32,
     /// Eight-lane constants code reads (`[=>label]`), emitted after the out-of-line paths.
     pub constants: Vec<(DynamicLabel, [u32; 8])>,
-    /// Whether the program is wave64's: its per-half instructions are emitted once per half
+    /// Whether the kernel is wave64's: its per-half instructions are emitted once per half
     /// (`compile.rs`).
     pub wide: bool,
     /// What the code being emitted runs: [`Part::Whole`] (a wave32 instruction, or a wave64
@@ -116,7 +116,7 @@ pub(super) struct Emitter<'p> {
 impl Emitter<'_> {
     /// The label of the instruction at `pc`, if one starts there.
     pub fn label_at(&self, pc: u64) -> Option<DynamicLabel> {
-        let offset = pc.checked_sub(self.program.entry)?;
+        let offset = pc.checked_sub(self.kernel.entry)?;
         if !offset.is_multiple_of(4) {
             return None;
         }
@@ -135,7 +135,7 @@ impl Emitter<'_> {
 
     /// The PC of word `index`.
     pub fn pc(&self, index: u32) -> u64 {
-        self.program.entry + index as u64 * 4
+        self.kernel.entry + index as u64 * 4
     }
 
     /// The SGPR slot of the running half's part of the lane mask at `field`
@@ -156,7 +156,7 @@ impl Emitter<'_> {
     }
 
     /// Recomputes the inactive-lane masks in `ymm12`–`ymm15` from the running half's EXEC;
-    /// in a wave64 program, both halves' into the frame too (`Frame::inactive`), from which a
+    /// in a wave64 kernel, both halves' into the frame too (`Frame::inactive`), from which a
     /// switch of halves loads them. Clobbers `ymm10` and `ymm11`.
     pub fn masks(&mut self) {
         if self.wide {
@@ -197,7 +197,7 @@ impl Emitter<'_> {
     }
 
     /// Loads half `half`'s inactive-lane masks (0 low, 1 high) into `ymm12`–`ymm15` from the
-    /// frame, where [`Emitter::masks`] keeps them for a wave64 program.
+    /// frame, where [`Emitter::masks`] keeps them for a wave64 kernel.
     fn load_masks(&mut self, half: i32) {
         for k in 0..4 {
             let stored = INACTIVE + 128 * half + 32 * k;
@@ -217,7 +217,7 @@ impl Emitter<'_> {
     }
 
     /// A label for `values`, 32-byte aligned after the code, for compiled code to read; one
-    /// label per distinct eight values in a program.
+    /// label per distinct eight values in a kernel.
     pub fn constant(&mut self, values: [u32; 8]) -> DynamicLabel {
         if let Some(&(label, _)) = self.constants.iter().find(|(_, existing)| *existing == values) {
             return label;

@@ -16,7 +16,7 @@
 
 use crate::interp::launch::{per_half, step};
 use crate::interp::wave::{Flow, LANES, Wave};
-use crate::interp::{ExecError, HostRange, Memory, Program};
+use crate::interp::{DecodedKernel, ExecError, HostRange, Memory};
 
 /// Why compiled code returned; the wave's PC is stored in each case.
 #[repr(u32)]
@@ -152,7 +152,7 @@ pub(crate) struct RangeCache {
 
 /// What the interpreter's step needs besides the wave, and where its error goes.
 pub(super) struct Trampoline<'a, M: Memory + ?Sized> {
-    pub program: &'a Program,
+    pub kernel: &'a DecodedKernel,
     pub memory: &'a M,
     pub error: Option<ExecError>,
     /// Whether the step's last jump went backward (the wave loop's turn ends at one).
@@ -217,7 +217,7 @@ pub(super) unsafe extern "sysv64" fn map_row(function: usize, dst: *mut u32, src
 /// # Safety
 /// `frame` is the frame compiled code runs with: its wave, LDS and trampoline pointers are live
 /// and nothing else refers to them while this runs; its trampoline is a `Trampoline<M>`; `index`
-/// is an instruction of the program. The CPU has AVX2 and FMA (the step is the AVX2 build).
+/// is an instruction of the kernel. The CPU has AVX2 and FMA (the step is the AVX2 build).
 #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
 pub(super) unsafe extern "sysv64" fn fallback<M: Memory + ?Sized>(frame: *mut Frame, index: u32, part: u32) -> u32 {
     // SAFETY: the caller's contract: the frame's pointers are live and unaliased during the call.
@@ -225,9 +225,9 @@ pub(super) unsafe extern "sysv64" fn fallback<M: Memory + ?Sized>(frame: *mut Fr
     let trampoline = unsafe { &mut *(frame.trampoline as *mut Trampoline<'_, M>) };
     let wave = unsafe { &mut *frame.wave };
     let lds = unsafe { core::slice::from_raw_parts_mut(frame.lds, frame.lds_len as usize) };
-    let program = trampoline.program;
-    let pc = program.entry + index as u64 * 4;
-    let decoded = match program.fetch(pc) {
+    let kernel = trampoline.kernel;
+    let pc = kernel.entry + index as u64 * 4;
+    let decoded = match kernel.fetch(pc) {
         Ok(decoded) => decoded,
         Err(error) => {
             trampoline.error = Some(error);

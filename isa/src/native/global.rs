@@ -21,8 +21,8 @@ use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 use super::emit::{Emitter, RAMP, ROW, sgpr};
 use super::rows::Chunks;
 use crate::gfx11::Encoding;
+use crate::interp::decoded_kernel::Decoded;
 use crate::interp::memory_ops::{Access, Operation};
-use crate::interp::program::Decoded;
 use crate::interp::wave::{EXEC, LANES, NULL};
 
 /// Stack slot (the prologue's alignment) for the lowest low half across the range test.

@@ -16,26 +16,26 @@ use super::lds::whole_dword_load;
 use super::reach::Reach;
 use super::vector::row_only_write;
 use crate::gfx11::{Encoding, Opcode};
-use crate::interp::Program;
-use crate::interp::program::{Decoded, Plan};
+use crate::interp::DecodedKernel;
+use crate::interp::decoded_kernel::{Decoded, Plan};
 use crate::interp::wave::VCC;
 
 use super::frame::ROW_SHAPES;
 
-/// Per word of `program`: whether the whole-row LDS load starting there finds its address row
-/// in its slot. Nothing is known in a wave64 program (its halves take turns in each slot), in
+/// Per word of `kernel`: whether the whole-row LDS load starting there finds its address row
+/// in its slot. Nothing is known in a wave64 kernel (its halves take turns in each slot), in
 /// one with an indirect jump (an instruction may then be arrived at from anywhere), or in
 /// unreached code.
-pub(super) fn known_rows(program: &Program, reach: &Reach, vgprs: u32) -> Vec<bool> {
-    let words = program.words();
+pub(super) fn known_rows(kernel: &DecodedKernel, reach: &Reach, vgprs: u32) -> Vec<bool> {
+    let words = kernel.words();
     let mut known = vec![false; words];
-    if !program.descriptor.wave32() || reach.indirect {
+    if !kernel.descriptor.wave32() || reach.indirect {
         return known;
     }
     // The address VGPR whose row each slot is known to hold here.
     let mut slots: [Option<u32>; ROW_SHAPES] = [None; ROW_SHAPES];
     for index in (0..words).filter(|&index| reach.reached[index]) {
-        let Some(decoded) = program.at(index) else {
+        let Some(decoded) = kernel.at(index) else {
             slots = [None; ROW_SHAPES];
             continue;
         };
@@ -130,10 +130,10 @@ mod tests {
         image.extend_from_slice(code);
         image.push(0xBFB0_0000);
         let memory = Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4)]);
-        let program = Program::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the program loads");
-        let reach = super::super::reach::reachable(&program);
-        let vgprs = (program.descriptor.vgprs() + program.extra_vgprs) as u32;
-        let known = known_rows(&program, &reach, vgprs);
+        let kernel = DecodedKernel::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the kernel loads");
+        let reach = super::super::reach::reachable(&kernel);
+        let vgprs = (kernel.descriptor.vgprs() + kernel.extra_vgprs) as u32;
+        let known = known_rows(&kernel, &reach, vgprs);
         known.iter().enumerate().filter(|(_, known)| **known).map(|(index, _)| 4 * index).collect()
     }
 

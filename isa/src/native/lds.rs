@@ -14,8 +14,8 @@ use super::emit::{Emitter, ROW, SCRATCH, SHAPE_HIGHEST, SHAPE_KIND, SHAPE_ROW, r
 use super::frame::{Part, ROW_SHAPES, SHAPE_UNKNOWN};
 use super::rows::Chunks;
 use crate::gfx11::Encoding;
+use crate::interp::decoded_kernel::{Decoded, Plan};
 use crate::interp::memory_ops::{Access, Operation};
-use crate::interp::program::{Decoded, Plan};
 
 /// Translates a DS instruction; false (nothing emitted) for one without a translation.
 pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, access: &Access) -> bool {
@@ -168,7 +168,7 @@ fn by_lanes(
 
 /// The address VGPR of a DS load that [`translate`] runs as rows (whole dwords, not GDS, its
 /// rows within the wave's `vgprs`), and the VGPR rows it writes; `None` for any other
-/// instruction. `known_rows.rs` follows address rows through a program by it.
+/// instruction. `known_rows.rs` follows address rows through a kernel by it.
 pub(super) fn whole_dword_load(decoded: &Decoded, vgprs: u32) -> Option<(u32, core::ops::Range<u32>)> {
     let Plan::Memory(access) = &decoded.plan else { return None };
     let instruction = &decoded.instruction;

@@ -17,8 +17,8 @@ use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
 use super::emit::{Emitter, MATRIX_A, MATRIX_B, MATRIX_D, ROW};
 use crate::gfx11::Opcode;
+use crate::interp::decoded_kernel::Decoded;
 use crate::interp::operands::Source;
-use crate::interp::program::Decoded;
 use crate::interp::valu::VOp;
 
 /// Translates `v_wmma_f32_16x16x16_f16` in wave32 (false, nothing emitted, for anything else:

@@ -1,4 +1,4 @@
-//! The native tier: a kernel's planned program compiled to x86-64 AVX2 code at run time, which
+//! The native tier: a kernel's decoded and planned code compiled to x86-64 AVX2 at run time, which
 //! runs the same waves over the same state as the interpreter.
 //!
 //! - `frame.rs`: what compiled code and the Rust side share (the `Frame`), the
@@ -59,7 +59,7 @@ mod scalar;
 mod sources;
 mod vector;
 
-use crate::interp::Program;
+use crate::interp::DecodedKernel;
 
 pub use crate::compiled::{NativeCode, Tier};
 pub(crate) use run::{Workgroup, run_wave};
@@ -70,18 +70,18 @@ pub fn host_supported() -> bool {
     crate::compiled::wide_vectors()
 }
 
-/// Why nothing runs natively on this host, or `None` where every program may (wave32 and
+/// Why nothing runs natively on this host, or `None` where every kernel may (wave32 and
 /// wave64, gfx11 and gfx10.3).
 pub fn unavailable() -> Option<&'static str> {
     (!host_supported()).then_some("the native tier needs an x86-64 host with AVX2 and FMA")
 }
 
-/// The program's native code, compiled at its first native dispatch and kept with the program
+/// The kernel's native code, compiled at its first native dispatch and kept with the kernel
 /// (so with its executable, and freed with it). `Err` names why it cannot run natively.
 /// Borrowed, not shared: a reference count touched per workgroup was a contended cache line
 /// across the pool's threads.
-pub fn compiled(program: &Program) -> Result<&NativeCode, &'static str> {
-    program
+pub fn compiled(kernel: &DecodedKernel) -> Result<&NativeCode, &'static str> {
+    kernel
         .native
         .get_or_init(|| {
             if let Some(reason) = unavailable() {
@@ -89,17 +89,17 @@ pub fn compiled(program: &Program) -> Result<&NativeCode, &'static str> {
             }
             // A Tracy zone where the engine enables Tracy (tracing-tracy), and an event with
             // what was compiled.
-            let _span = tracing::info_span!("native compile", kernel_object = program.kernel_object).entered();
-            let code = compile::compile(program)?;
+            let _span = tracing::info_span!("native compile", kernel_object = kernel.kernel_object).entered();
+            let code = compile::compile(kernel)?;
             tracing::debug!(
-                kernel_object = program.kernel_object,
+                kernel_object = kernel.kernel_object,
                 translated = code.translated,
                 instructions = code.instructions,
                 bytes = code.code_bytes(),
                 micros = code.compile_time.as_micros() as u64,
                 "native tier compiled a kernel"
             );
-            perf_map::record(program, &code);
+            perf_map::record(kernel, &code);
             Ok(code)
         })
         .as_ref()

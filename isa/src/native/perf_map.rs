@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::Mutex;
 
 use crate::compiled::NativeCode;
-use crate::interp::Program;
+use crate::interp::DecodedKernel;
 
 /// Whether the map is wanted (read once per process).
 fn wanted() -> bool {
@@ -19,7 +19,7 @@ fn wanted() -> bool {
 /// out-of-line path, slow paths included (the same name, marked `(out of line)`), and one for
 /// the prologue. A write failure is logged and otherwise ignored: the map is a profiling aid,
 /// and the code runs the same without it.
-pub(super) fn record(program: &Program, code: &NativeCode) {
+pub(super) fn record(kernel: &DecodedKernel, code: &NativeCode) {
     if !wanted() {
         return;
     }
@@ -33,23 +33,23 @@ pub(super) fn record(program: &Program, code: &NativeCode) {
         .map(|(index, &offset)| (offset as usize, index))
         .collect();
     starts.sort_unstable();
-    let kernel = program.kernel_object;
+    let object = kernel.kernel_object;
     let first = starts.first().map_or(code.buffer.len(), |&(offset, _)| offset);
-    lines.push_str(&format!("{:x} {:x} aqueduct {kernel:#x} prologue\n", base, first));
+    lines.push_str(&format!("{:x} {:x} aqueduct {object:#x} prologue\n", base, first));
     for (n, &(offset, index)) in starts.iter().enumerate() {
         let end = starts.get(n + 1).map_or(code.body_end, |&(next, _)| next);
-        let mnemonic = program.at(index).map_or("?", |decoded| decoded.mnemonic());
+        let mnemonic = kernel.at(index).map_or("?", |decoded| decoded.mnemonic());
         lines.push_str(&format!(
-            "{:x} {:x} aqueduct {kernel:#x}+{:#x} {mnemonic}\n",
+            "{:x} {:x} aqueduct {object:#x}+{:#x} {mnemonic}\n",
             base + offset as u64,
             end.saturating_sub(offset),
             index * 4
         ));
     }
     for &(start, end, index) in &code.out_of_line {
-        let mnemonic = program.at(index as usize).map_or("?", |decoded| decoded.mnemonic());
+        let mnemonic = kernel.at(index as usize).map_or("?", |decoded| decoded.mnemonic());
         lines.push_str(&format!(
-            "{:x} {:x} aqueduct {kernel:#x}+{:#x} {mnemonic} (out of line)\n",
+            "{:x} {:x} aqueduct {object:#x}+{:#x} {mnemonic} (out of line)\n",
             base + u64::from(start),
             end - start,
             index * 4

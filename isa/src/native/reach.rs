@@ -1,7 +1,7 @@
 //! Which instructions control can reach from a kernel's entry, so that only those are compiled.
 //!
-//! A program is decoded from the kernel's entry to the end of its code object's text (`s_code_end`),
-//! which holds every kernel after it too: the device library's `fill_x1` program is 3,769
+//! A kernel is decoded from its entry to the end of its code object's text (`s_code_end`),
+//! which holds every kernel after it too: the device library's `fill_x1` kernel is 3,769
 //! instructions for a kernel of about a hundred. Compiling all of them cost each kernel a
 //! millisecond and half a megabyte of code. Control reaches the fall-through of every
 //! instruction but the unconditional ones (`s_endpgm`, `s_branch`, `s_setpc_b64`, `s_rfe_b64`)
@@ -11,9 +11,9 @@
 //! (`run.rs`), so nothing the interpreter runs is lost.
 
 use crate::gfx11::Opcode;
-use crate::interp::Program;
+use crate::interp::DecodedKernel;
 
-/// What control reaches in a program, and how.
+/// What control reaches in a kernel, and how.
 pub(super) struct Reach {
     /// Per word: whether an instruction starts there that control reaches from the entry by
     /// fall-through, branches and static calls.
@@ -27,9 +27,9 @@ pub(super) struct Reach {
     pub indirect: bool,
 }
 
-/// What control reaches in `program` from its entry by fall-through, branches and static calls.
-pub(super) fn reachable(program: &Program) -> Reach {
-    let words = program.words();
+/// What control reaches in `kernel` from its entry by fall-through, branches and static calls.
+pub(super) fn reachable(kernel: &DecodedKernel) -> Reach {
+    let words = kernel.words();
     let mut reached = vec![false; words];
     let mut targets = vec![false; words];
     let mut indirect = false;
@@ -38,7 +38,7 @@ pub(super) fn reachable(program: &Program) -> Reach {
         if index >= words || reached[index] {
             continue;
         }
-        let Some(decoded) = program.at(index) else { continue };
+        let Some(decoded) = kernel.at(index) else { continue };
         reached[index] = true;
         let next = index + decoded.len as usize / 4;
         // A branch's target: the word after it plus its signed 16-bit word offset.

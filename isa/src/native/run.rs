@@ -28,10 +28,10 @@ thread_local! {
 }
 
 impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
-    /// A workgroup of `program`'s over `memory` (one dispatch, for which the range cache holds):
+    /// A workgroup of `kernel`'s over `memory` (one dispatch, for which the range cache holds):
     /// the ranges the last workgroup on this thread found stay where it was of the same
     /// dispatch (`serial`, [`crate::interp::launch::Dispatch::serial`], not 0).
-    pub(crate) fn new(program: &'a crate::interp::Program, memory: &'a M, serial: u64) -> Self {
+    pub(crate) fn new(kernel: &'a crate::interp::DecodedKernel, memory: &'a M, serial: u64) -> Self {
         let mut frame = SPARE_FRAME.take().unwrap_or_else(|| {
             Box::new(Frame {
                 lane_bits: core::array::from_fn(|lane| 1 << lane),
@@ -74,7 +74,7 @@ impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
             frame.cache.next = 0;
             frame.serial = serial;
         }
-        Workgroup { frame: Some(frame), trampoline: Trampoline { program, memory, error: None, backward: false } }
+        Workgroup { frame: Some(frame), trampoline: Trampoline { kernel, memory, error: None, backward: false } }
     }
 }
 
@@ -86,8 +86,8 @@ impl<M: Memory + ?Sized> Drop for Workgroup<'_, M> {
 
 /// Runs `wave` natively until it ends or reaches a barrier, or until it yields (a backward branch
 /// once the turn's [`slice`] is spent, or, when it `shares` its workgroup, `s_sleep`): the
-/// interpreter's `run_wave`, in compiled code. `code` is `dispatch.program`'s; `workgroup` is
-/// the wave's workgroup's ([`Workgroup::new`] for `dispatch.program` and the dispatch's memory).
+/// interpreter's `run_wave`, in compiled code. `code` is `dispatch.kernel`'s; `workgroup` is
+/// the wave's workgroup's ([`Workgroup::new`] for `dispatch.kernel` and the dispatch's memory).
 pub(crate) fn run_wave<M: Memory + ?Sized>(
     code: &NativeCode,
     dispatch: &Dispatch<'_>,
@@ -96,7 +96,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
     shares: bool,
     workgroup: &mut Workgroup<'_, M>,
 ) -> Result<(), ExecError> {
-    let program = dispatch.program;
+    let kernel = dispatch.kernel;
     let limit = dispatch.instruction_limit;
     let turn_start = wave.executed;
     let Workgroup { frame, trampoline } = workgroup;
@@ -118,7 +118,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
         // SAFETY: the frame's wave is `wave`, which only compiled code and the trampoline touch
         // (through the frame) while this runs.
         let pc = unsafe { (*frame.wave).pc };
-        let index = pc.wrapping_sub(program.entry) / 4;
+        let index = pc.wrapping_sub(kernel.entry) / 4;
         let compiled_at =
             code.entries.get(index as usize).filter(|&&offset| pc.is_multiple_of(4) && offset != u32::MAX);
         trampoline.backward = false;
@@ -131,7 +131,7 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
             // An instruction compiled code does not reach (an indirect jump's target,
             // `reach.rs`): the interpreter's step, as compiled code would call it.
             None => {
-                let next = match program.fetch(pc) {
+                let next = match kernel.fetch(pc) {
                     Ok(decoded) => pc + decoded.len as u64,
                     Err(error) => break Err(error),
                 };
@@ -186,25 +186,25 @@ pub(crate) fn run_wave<M: Memory + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::{Isa, Program, Regions};
+    use crate::interp::{DecodedKernel, Isa, Regions};
 
     #[test]
     fn a_threads_workgroups_keep_their_dispatchs_ranges_and_no_other_dispatchs() {
-        // A kernel descriptor (the code 64 bytes on, wave32) and `s_endpgm`: a program to hold.
+        // A kernel descriptor (the code 64 bytes on, wave32) and `s_endpgm`: a kernel to hold.
         let mut image = vec![0u32; 16];
         image[4] = 64;
         image[14] = 1 << 10;
         image.push(0xBFB0_0000);
         let memory = Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4)]);
-        let program = Program::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the program loads");
+        let kernel = DecodedKernel::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the kernel loads");
         let found = HostRange { start: 0x1000, end: 0x2000, delta: 7, writable: true };
         // A workgroup of dispatch `serial` finds `found`; what does the next one start with?
         let after = |first: u64, next: u64| {
             {
-                let mut workgroup = Workgroup::new(&program, &memory, first);
+                let mut workgroup = Workgroup::new(&kernel, &memory, first);
                 workgroup.frame.as_mut().expect("a frame").cache.ranges[0] = found;
             }
-            let workgroup = Workgroup::new(&program, &memory, next);
+            let workgroup = Workgroup::new(&kernel, &memory, next);
             workgroup.frame.as_ref().expect("a frame").cache.ranges[0]
         };
         assert_eq!(after(5, 5), found, "the same dispatch keeps its ranges");

@@ -16,7 +16,7 @@ use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 use super::emit::{Emitter, SCC, YIELD_AT, sgpr};
 use super::frame::Exit;
 use crate::gfx11::{Encoding, Opcode};
-use crate::interp::program::Decoded;
+use crate::interp::decoded_kernel::Decoded;
 use crate::interp::wave::{EXEC, Kind, NULL, VCC, constant_of};
 
 /// Translates a scalar instruction; false (nothing emitted) for one without a translation.

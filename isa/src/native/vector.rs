@@ -27,8 +27,8 @@ use super::frame::Part;
 use super::lanes::{permlane, prepare, read_lane};
 use super::sources::{Src, load, scratch_row};
 use crate::gfx11::Opcode;
+use crate::interp::decoded_kernel::{Decoded, Plan};
 use crate::interp::operands::Source;
-use crate::interp::program::{Decoded, Plan};
 use crate::interp::valu::{CompareType, Condition, Form, VOp, lane_function_f32};
 use crate::interp::wave::{Kind, MODE_IEEE_FLOAT, NULL, VCC};
 
@@ -128,7 +128,7 @@ fn shape(op: &VOp) -> Option<Shape> {
 /// The VGPR `op` writes where that row is all it writes (no SGPR, VCC, EXEC or second row) and
 /// its code, translated or the interpreter's step, goes on to the next instruction: the shapes
 /// of one result row. `None` for any other operation. `known_rows.rs` follows address rows
-/// through a program by it.
+/// through a kernel by it.
 pub(super) fn row_only_write(op: &VOp) -> Option<u32> {
     let one_row = matches!(
         shape(op)?,
@@ -540,7 +540,7 @@ fn accumulator_chain(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, op: &VO
         let Some(rows) = plain_accumulation(e, next, op.opcode, shape, vdst) else { break };
         run.push((rows, at, current));
         at += current.len as usize / 4;
-        let Some(following) = e.program.at(at) else { break };
+        let Some(following) = e.kernel.at(at) else { break };
         current = following;
     }
     if run.len() < 2 {

@@ -14,7 +14,7 @@ use crate::gfx11::{Encoding, Instruction, Opcode, decode};
 pub enum Isa {
     /// gfx11 (RDNA3), the interpreter's own.
     Gfx11,
-    /// gfx10.3 (RDNA2): each instruction is translated to gfx11's (`program/from_gfx10.rs`).
+    /// gfx10.3 (RDNA2): each instruction is translated to gfx11's (`decoded_kernel/from_gfx10.rs`).
     Gfx10_3,
 }
 
@@ -54,7 +54,7 @@ impl Decoded {
     }
 }
 
-/// What running an instruction needs beyond its words, worked out when the program loads.
+/// What running an instruction needs beyond its words, worked out when the kernel loads.
 pub(crate) enum Plan {
     /// Scalar ALU, branches, SMEM: their fields are read from the words as they run.
     Scalar,
@@ -65,7 +65,7 @@ pub(crate) enum Plan {
     /// gfx10's `v_dot2_i32_i16` (true: signed) and `v_dot2_u32_u16`, which gfx11 lacks: the
     /// operands of a gfx11 stand-in (`from_gfx10::dot2_16`).
     Dot2x16(Box<(VOp, bool)>),
-    /// A gfx10 SDWA instruction with selects gfx11's VOP3 cannot make (`program/from_gfx10/sdwa.rs`).
+    /// A gfx10 SDWA instruction with selects gfx11's VOP3 cannot make (`decoded_kernel/from_gfx10/sdwa.rs`).
     Sdwa(Box<from_gfx10::Sdwa>),
     /// An instruction the interpreter does not execute: reaching it fails the wave, naming it.
     Unsupported,
@@ -143,7 +143,7 @@ const MAX_CODE_BYTES: u64 = 1 << 20;
 
 /// A kernel ready to run: its descriptor, and its instructions from the entry point to its
 /// first `s_code_end` (or the first word that does not decode, which faults only if reached).
-pub struct Program {
+pub struct DecodedKernel {
     /// The descriptor's address (the packet's `kernel_object`).
     pub kernel_object: u64,
     pub descriptor: KernelDescriptor,
@@ -158,21 +158,21 @@ pub struct Program {
     code: Vec<Option<Decoded>>,
     /// Why decoding stopped, if it was not `s_code_end`: reaching that pc reports it.
     stop: Option<(u64, ExecError)>,
-    /// The native tier's code, compiled at the program's first native dispatch and freed with
+    /// The native tier's code, compiled at the kernel's first native dispatch and freed with
     /// it (`native::compiled`); `Err` says why it cannot run natively.
     pub(crate) native: std::sync::OnceLock<Result<crate::compiled::NativeCode, &'static str>>,
 }
 
-impl Program {
+impl DecodedKernel {
     /// Reads the descriptor at `kernel_object` and decodes the gfx11 code it points at.
-    pub fn load(memory: &dyn Memory, kernel_object: u64) -> Result<Program, ExecError> {
-        Program::load_for(memory, kernel_object, Isa::Gfx11)
+    pub fn load(memory: &dyn Memory, kernel_object: u64) -> Result<DecodedKernel, ExecError> {
+        DecodedKernel::load_for(memory, kernel_object, Isa::Gfx11)
     }
 
     /// Reads the descriptor at `kernel_object` and decodes the code it points at as `isa`'s:
     /// gfx10.3 code is translated to gfx11 instruction by instruction (an instruction with no
     /// translation fails the wave only when reached, naming it).
-    pub fn load_for(memory: &dyn Memory, kernel_object: u64, isa: Isa) -> Result<Program, ExecError> {
+    pub fn load_for(memory: &dyn Memory, kernel_object: u64, isa: Isa) -> Result<DecodedKernel, ExecError> {
         let mut bytes = [0u8; 64];
         memory.read(kernel_object, &mut bytes).map_err(|fault| ExecError::Fault { pc: kernel_object, fault })?;
         let descriptor = KernelDescriptor::parse(&bytes);
@@ -233,7 +233,7 @@ impl Program {
         code.truncate(words.len());
         let sdwa = code.iter().flatten().any(|decoded| matches!(decoded.plan, Plan::Sdwa(_)));
         let extra_vgprs = if sdwa { from_gfx10::SHADOW_VGPRS } else { 0 };
-        Ok(Program { kernel_object, descriptor, isa, extra_vgprs, entry, code, stop, native: Default::default() })
+        Ok(DecodedKernel { kernel_object, descriptor, isa, extra_vgprs, entry, code, stop, native: Default::default() })
     }
 
     /// The instruction at `pc`.

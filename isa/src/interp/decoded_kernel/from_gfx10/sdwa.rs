@@ -14,7 +14,7 @@
 //!   through op_sel; a 16-bit result's WORD_0/WORD_1 with UNUSED_PRESERVE through op_sel, or its
 //!   DWORD, whose high half VOP3 keeps: LLVM treats that half as undefined on gfx10,
 //!   `GCNSubtarget::zeroesHigh16BitsOfDest`), the VOP3 instruction is the translation;
-//! - otherwise it runs as [`Plan::Sdwa`](super::super::program::Plan): the VOP3 operation with
+//! - otherwise it runs as [`Plan::Sdwa`](super::super::decoded_kernel::Plan): the VOP3 operation with
 //!   its selected sources read from three VGPRs past the kernel's own ([`Sdwa::shadow`]), which
 //!   the step fills with the selected bits first, and its result, where the destination is
 //!   selected, written there and then merged into the destination register.

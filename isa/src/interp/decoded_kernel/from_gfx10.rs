@@ -1,6 +1,6 @@
 //! gfx10.3 (RDNA2, wave32 and wave64) code on the gfx11 interpreter: each decoded gfx10 instruction is
 //! re-encoded as the gfx11 instruction that computes the same thing, which is then planned and
-//! run as gfx11 code (`Program::load_for` with [`Isa::Gfx10_3`](super::Isa)).
+//! run as gfx11 code (`DecodedKernel::load_for` with [`Isa::Gfx10_3`](super::Isa)).
 //!
 //! Why translate rather than interpret gfx10 directly: the two ISAs share their operations and
 //! nearly all their field layouts, and the gfx11 machinery (planning, rows, modifiers, DPP,
@@ -62,7 +62,7 @@
 //! `ExecError::Unsupported` naming the gfx10 mnemonic, never a silent result.
 //!
 //! Instruction lengths may change (`s_memtime`'s two dwords become one; a promoted VOP2 grows
-//! to VOP3's two), so the program keeps each instruction's gfx10 length for the program counter
+//! to VOP3's two), so the kernel keeps each instruction's gfx10 length for the program counter
 //! ([`Decoded::len`]).
 
 mod sdwa;
