@@ -6,29 +6,17 @@
 //! tags that memory with the point; an alloca on another queue that takes it waits on the point
 //! (a device-side barrier on the dealloca's epoch, resolved like any cross-queue wait).
 
+use std::sync::MutexGuard;
 use std::sync::atomic::Ordering;
-use std::sync::{Mutex, MutexGuard};
 
 use aqueduct_vocabulary::OperationKind;
 
-use super::host_services::HostServices;
+use super::host_services::{HostServices, MemoryTimeline};
 use super::pass_driver::PassDriver;
 use crate::error::{EngineError, EngineResult};
 use crate::memory::Buffer;
 use crate::memory::pool::{Pool, Pooled};
 use crate::semaphore::{Semaphore, SemaphorePoint};
-
-/// The queue's memory timeline: its semaphore (made at the first dealloca, replaced if it fails)
-/// and the value its last dealloca signals.
-#[derive(Default)]
-pub(crate) struct MemoryTimeline {
-    semaphore: Option<Semaphore>,
-    value: u64,
-}
-
-/// The memory timeline's lock: held across a dealloca's staging, so values are signalled in the
-/// order they are taken. Taken before the queue's lock, and the pool's lock inside it.
-pub(crate) type TimelineLock = Mutex<MemoryTimeline>;
 
 /// Whether a submission error means nothing was staged (its input was refused).
 fn refused(error: &EngineError) -> bool {

@@ -6,12 +6,15 @@
 //! into the batch, which publishes at its flush). The points live inline for up to
 //! [`INLINE_POINTS`] of each, so building allocates nothing on the hot path.
 
+use std::sync::atomic::Ordering;
+
 use smallvec::SmallVec;
 
 use aqueduct_profile::replay::Operation;
 use aqueduct_vocabulary::OperationKind;
 
 use super::operations::{Immediate, Submitter};
+use super::pass_driver::PassDriver;
 use super::{Batch, Queue};
 use crate::error::EngineResult;
 use crate::memory::Buffer;
@@ -29,6 +32,18 @@ pub struct Submitted {
     /// one are below it (a concurrent submission through another handle may be too, which
     /// only makes a wait for this one wait for that one as well).
     pub(crate) rows: u64,
+}
+
+impl Submitted {
+    /// The token of what was submitted to `queue` so far.
+    #[inline]
+    pub(crate) fn now(queue: &PassDriver) -> Self {
+        Submitted {
+            device: queue.device.id,
+            queue: queue.index,
+            rows: queue.endpoint.staged_rows.load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// What `submit()` on a queue returns for an operation's output: the [`Submitted`] token for an
@@ -177,7 +192,7 @@ impl<'a, O: Submittable<'a>> Submission<'a, &'a Queue, O> {
         let to = &mut Immediate(queue);
         captured!(queue, waits, signals, operation.stage(to, waits, signals), |capture, output| operation
             .describe(capture, output))
-        .map(|output| output.queued(queue.submitted()))
+        .map(|output| output.queued(Submitted::now(queue)))
     }
 }
 

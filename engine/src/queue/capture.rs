@@ -1,7 +1,7 @@
-//! A queue's part of a profile capture: the capture observer ([`CaptureObserver`], the queue's
-//! entry in the device's registry, through which a capture joins and leaves the queue), and the
-//! hooks the pass driver calls under the queue lock: stamping the submissions it stages
-//! ([`entry_stamp`], [`note_pass`]) and turning drained epochs into records ([`harvest`]).
+//! A queue's records in a profile capture: the hooks the pass driver calls under the queue lock,
+//! stamping the submissions it stages ([`entry_stamp`], [`note_pass`]) and turning drained epochs
+//! into records ([`harvest`]). Joining and leaving a capture is the capture observer's
+//! (`capture_observer.rs`).
 //!
 //! Publication copies each captured submission's facts into its epoch row
 //! (`aqueduct_components::capture::EpochCapture`); this file stamps the pass's publication time
@@ -11,171 +11,21 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
 
-use aqueduct_components::capture::{CaptureFlags, EpochCapture, TimedKind, WaitTier};
+use aqueduct_components::capture::{EpochCapture, TimedKind, WaitTier};
+use aqueduct_components::directory::QueueEndpoint;
 use aqueduct_hsa::sys::hsa_signal_t;
 use aqueduct_profile::{CommandRef, DeviceQueueEvent, DispatchEvent, QueueEvent, Record, Signal, Wait, WaitResolution};
 use aqueduct_systems::QueueState;
 
-use super::pass_driver::PassDriver;
-use crate::error::EngineResult;
-use crate::profile::{DeviceQueue, ProfileModes, ProfileSession, QueueCapture, host_now_ns};
-use aqueduct_components::directory::QueueEndpoint;
-
-/// Timing signals per epoch that can be in flight: a program segment takes two (under
-/// dispatch-events, one more per dispatch it runs but its last; a packet that finds none
-/// free goes untimed and is counted).
-const TIMING_SIGNALS_PER_EPOCH: usize = 2;
-/// At most this many timing signals per queue (each is a signal of the provider's).
-const MAX_TIMING_SIGNALS: usize = 4096;
+use crate::device::DeviceShared;
+use crate::profile::{ProfileModes, QueueCapture, host_now_ns};
 
 /// The profile capture the queue is part of, if any: held in the state's capture part, opaque
 /// to the stages.
 #[inline]
 pub(super) fn capture_of(state: &QueueState) -> Option<Arc<QueueCapture>> {
     state.capture.sink.clone().and_then(|sink| sink.downcast().ok())
-}
-
-fn flags_for(modes: ProfileModes) -> CaptureFlags {
-    let device = modes.contains(ProfileModes::DEVICE_QUEUE_EVENTS);
-    let dispatch = modes.contains(ProfileModes::DISPATCH_EVENTS);
-    CaptureFlags {
-        queue_events: modes.contains(ProfileModes::QUEUE_EVENTS) || device || dispatch,
-        device_timing: device,
-        dispatch_timing: dispatch,
-    }
-}
-
-/// The queue's entry in the device's registry (`DeviceQueue`): what a capture joins and leaves
-/// the queue by, and what the device reaches the queue by from outside its handles (another
-/// queue's held drain, the engine's drop finishing orphans). Held by the queue's completion
-/// thread while it runs; the registry keeps a weak reference, so the entry goes with the thread.
-pub(crate) struct CaptureObserver {
-    driver: Arc<PassDriver>,
-}
-
-impl CaptureObserver {
-    /// The registry entry of the queue `driver` runs.
-    pub(crate) fn new(driver: Arc<PassDriver>) -> Self {
-        Self { driver }
-    }
-}
-
-impl DeviceQueue for CaptureObserver {
-    fn attach_capture(self: Arc<Self>, session: &ProfileSession) -> EngineResult<()> {
-        let index = self.driver.index;
-        let handle: Arc<dyn DeviceQueue> = self.clone();
-        let capture = session.add_queue(index, Arc::downgrade(&handle));
-        let flags = flags_for(capture.modes);
-        let mut signals = Vec::new();
-        if flags.times_packets() {
-            let count = (self.driver.device.config.epochs_in_flight as usize * TIMING_SIGNALS_PER_EPOCH)
-                .min(MAX_TIMING_SIGNALS);
-            for _ in 0..count {
-                match self.driver.device.hsa.signal_create_gpu_only(1) {
-                    Ok(signal) => signals.push(signal.handle),
-                    Err(error) => {
-                        signals.iter().for_each(|&signal| destroy_signal(&self.driver, signal));
-                        return Err(error.into());
-                    }
-                }
-            }
-            // SAFETY: the queue lives as long as this Queue.
-            unsafe { self.driver.device.hsa.set_profiler_enabled(self.driver.hsa_queue, true)? };
-        }
-        capture.timing_signals.lock().unwrap_or_else(|poison| poison.into_inner()).clone_from(&signals);
-        let mut state = self.driver.lock();
-        let queue = &mut state.capture;
-        queue.set_flags(flags);
-        queue.timing_signals = signals;
-        queue.untimed = 0;
-        queue.sink = Some(capture);
-        self.driver.endpoint.capturing.store(true, Ordering::Release);
-        Ok(())
-    }
-
-    fn stop_capturing(&self) -> u64 {
-        let mut state = self.driver.lock();
-        self.driver.endpoint.capturing.store(false, Ordering::Release);
-        let queue = &mut *state;
-        queue.capture.set_flags(CaptureFlags::OFF);
-        queue.epochs.submitted
-    }
-
-    fn wait_drained(&self, epoch: u64, deadline: Instant) {
-        while self.driver.epochs().1 < epoch && Instant::now() < deadline {
-            if self.driver.error_sink.status.load(Ordering::Acquire) != 0 {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-
-    /// Records what was never drained (without its completion) and destroys the timing signals
-    /// no packet still names.
-    fn detach_capture(&self) -> u64 {
-        let mut state = self.driver.lock();
-        let queue = &mut *state;
-        let Some(capture) = capture_of(queue) else { return 0 };
-        queue.capture.sink = None;
-        let (drained, submitted) = (queue.epochs.drained, queue.epochs.submitted);
-        // Still in flight: their submission records go out without a completion, and their
-        // timing signals stay alive, since a packet may still complete on them.
-        for epoch in drained + 1..=submitted {
-            let slot = queue.epochs.slot(epoch);
-            let facts = &mut queue.epochs.capture[slot];
-            if facts.captured {
-                record_epoch(&self.driver, &capture, queue.handles.index, epoch, facts, None, false);
-                facts.clear();
-            }
-        }
-        let created = std::mem::take(&mut *capture.timing_signals.lock().unwrap_or_else(|poison| poison.into_inner()));
-        let free = std::mem::take(&mut queue.capture.timing_signals);
-        let untimed = std::mem::take(&mut queue.capture.untimed);
-        capture.untimed.fetch_add(untimed, Ordering::Relaxed);
-        if !created.is_empty() {
-            // SAFETY: the queue lives as long as this Queue.
-            if let Err(error) = unsafe { self.driver.device.hsa.set_profiler_enabled(self.driver.hsa_queue, false) } {
-                tracing::warn!(%error, queue = self.driver.index, "disabling queue profiling failed");
-            }
-        }
-        let in_flight = created.len() - free.len();
-        if in_flight > 0 {
-            tracing::warn!(
-                queue = self.driver.index,
-                in_flight,
-                "timing signals still named by packets in flight are kept"
-            );
-        }
-        free.into_iter().for_each(|signal| destroy_signal(&self.driver, signal));
-        capture.untimed.load(Ordering::Relaxed)
-    }
-
-    fn software_counters(&self) -> [(&'static str, u64); 5] {
-        let stats = self.driver.stats();
-        [
-            ("submissions", stats.submissions),
-            ("packets", stats.packets),
-            ("device-waits", stats.device_waits),
-            ("parked-submissions", stats.deferred),
-            ("epochs-drained", stats.epochs_drained),
-        ]
-    }
-
-    fn finish_orphan(&self, deadline: Instant) {
-        self.driver.finish_orphaned(deadline);
-    }
-
-    fn drain_for_waiter(&self) -> Option<aqueduct_systems::queue_state::DrainOutcome> {
-        self.driver.drain_for_waiter()
-    }
-}
-
-fn destroy_signal(driver: &PassDriver, signal: u64) {
-    if let Err(error) = driver.device.hsa.signal_destroy(hsa_signal_t { handle: signal }) {
-        tracing::warn!(%error, "destroying a timing signal failed");
-    }
 }
 
 /// Host clock for a submission's entry while the queue captures, else 0.
@@ -212,7 +62,8 @@ pub(super) fn note_pass(capture: &QueueCapture, queue: &mut QueueState, submitte
 /// and gives their timing signals back. `device_ran`: the device completed them (not a
 /// failed queue's force-retired epochs, whose timestamps were never written).
 pub(super) fn harvest(
-    driver: &PassDriver,
+    device: &DeviceShared,
+    agent: usize,
     capture: &QueueCapture,
     queue: &mut QueueState,
     drained_before: u64,
@@ -228,10 +79,10 @@ pub(super) fn harvest(
         if device_ran {
             queue.capture.untimed += resolve_device_slots(facts);
         }
-        record_epoch(driver, capture, queue.handles.index, epoch, facts, Some(seen), device_ran);
+        record_epoch(device, agent, capture, epoch, facts, Some(seen), device_ran);
         for timed in &facts.timed {
             // SAFETY: a timing signal this capture created; only the device and this thread use it.
-            unsafe { (driver.device.hsa.api().hsa_signal_store_relaxed)(hsa_signal_t { handle: timed.signal }, 1) };
+            unsafe { (device.hsa.api().hsa_signal_store_relaxed)(hsa_signal_t { handle: timed.signal }, 1) };
             queue.capture.timing_signals.push(timed.signal);
         }
         facts.clear();
@@ -242,19 +93,20 @@ pub(super) fn harvest(
     }
 }
 
-/// Hands the records of one epoch to the queue's buffer.
-fn record_epoch(
-    driver: &PassDriver,
+/// Hands the records of one epoch to the queue's buffer (`agent`: the queue's agent on
+/// `device`).
+pub(super) fn record_epoch(
+    device: &DeviceShared,
+    agent: usize,
     capture: &QueueCapture,
-    queue: u16,
     epoch: u64,
     facts: &EpochCapture,
     completion_seen_ns: Option<u64>,
     device_ran: bool,
 ) {
-    let queue = u32::from(queue);
+    let queue = capture.queue;
     let modes = capture.modes;
-    let agent = driver.device.agents[driver.agent].info.agent;
+    let agent = device.agents[agent].info.agent;
     let mut span: Option<(u64, u64)> = None;
     #[cfg(feature = "tracy")]
     let mut zones: Vec<(std::sync::Arc<str>, u64, u64)> = Vec::new();
@@ -265,7 +117,7 @@ fn record_epoch(
         if matches!(timed.kind, TimedKind::Unused | TimedKind::DeviceSlot { .. }) {
             continue; // no packet completed on it
         }
-        let Ok((start, end)) = driver.device.hsa.dispatch_time(agent, hsa_signal_t { handle: timed.signal }) else {
+        let Ok((start, end)) = device.hsa.dispatch_time(agent, hsa_signal_t { handle: timed.signal }) else {
             continue;
         };
         let (begin_ns, end_ns) = (capture.clock.to_host_ns(start), capture.clock.to_host_ns(end));
@@ -280,7 +132,7 @@ fn record_epoch(
             continue;
         }
         // A kernel object no registered executable names (none should) is named by address.
-        let (symbol, executable) = driver.device.executables.kernel(kernel_object).map_or_else(
+        let (symbol, executable) = device.executables.kernel(kernel_object).map_or_else(
             || (std::sync::Arc::from(format!("{kernel_object:#x}")), 0),
             |name| (name.symbol, name.executable),
         );

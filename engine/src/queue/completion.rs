@@ -21,7 +21,7 @@ use aqueduct_hsa::sys::{enums, hsa_signal_t};
 use aqueduct_systems::queue_state::DrainOutcome;
 use aqueduct_systems::reclaim::{DrainOrder, SUBMITTER_DRAIN_BATCH};
 
-use super::capture::CaptureObserver;
+use super::capture_observer::CaptureObserver;
 use super::pass_driver::PassDriver;
 use aqueduct_systems::QueueState;
 

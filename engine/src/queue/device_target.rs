@@ -11,7 +11,7 @@ use aqueduct_hsa::sys::hsa_signal_t;
 use aqueduct_systems::binding_tables::BindingTables;
 use aqueduct_systems::{DeviceTarget, QueueState};
 
-use super::failure::{ErrorSink, queue_error_callback};
+use super::error_sink::{ErrorSink, queue_error_callback};
 use super::pass_driver::PassDriver;
 use crate::error::{EngineError, EngineResult};
 

@@ -34,7 +34,7 @@ impl PassDriver {
         }
         let outcome = (self.stages.drain)(queue, retired, order);
         if let Some(capture) = capture::capture_of(queue) {
-            capture::harvest(self, &capture, queue, drained_before, true);
+            capture::harvest(&self.device, self.agent, &capture, queue, drained_before, true);
         }
         settle::publish_settled(queue);
         outcome

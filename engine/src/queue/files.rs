@@ -12,8 +12,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::host_calls::HostCallResult;
-use super::host_services::HostServices;
+use super::host_services::{HostCallResult, HostServices};
 use super::operations::{self, Immediate};
 use super::pass_driver::PassDriver;
 use crate::error::{EngineError, EngineResult};

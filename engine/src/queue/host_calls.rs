@@ -19,67 +19,24 @@
 //! and the host raises them (as `Semaphore::signal` would) once the function returns. *gate*
 //! never fails (an `Err` still opens it); *ready* fails only with the queue.
 
-use std::error::Error;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::thread::JoinHandle;
+use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
-use aqueduct_components::semaphore_table::{FailureRecord, SemaphoreTable, WaitSource};
+use aqueduct_components::semaphore_table::{FailureRecord, WaitSource};
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 use aqueduct_vocabulary::OperationKind;
 
-use super::host_services::HostServices;
+use super::host_services::{HostCalls, HostServices, HostWait, Job, Work};
 use super::pass_driver::PassDriver;
 use crate::error::{EngineError, EngineResult};
-use crate::semaphore::{Semaphore, SemaphoreInner, SemaphorePoint, wait_all};
-
-/// What a host call's function returns: `Err` fails the call's signals with its message.
-pub type HostCallResult = Result<(), Box<dyn Error + Send + Sync>>;
-
-type Work = Box<dyn FnOnce() -> HostCallResult + Send>;
+use crate::semaphore::{Semaphore, SemaphorePoint, wait_all};
 
 /// How long the host-call thread waits at a time before it looks whether its queue is gone.
 const WAIT_SLICE: Duration = Duration::from_millis(50);
 /// How long the host-call thread polls for the next call before it parks.
 const SPIN_FOR_JOB: Duration = Duration::from_micros(50);
-
-struct Job {
-    call: u64,
-    /// The *ready* value the barrier raises, or none when the queue was idle at the call.
-    ready: Option<u64>,
-    work: Work,
-    /// Held weakly: a wait must not keep its semaphore from being orphaned ([`wait_for`]).
-    waits: Vec<HostWait>,
-    signals: Vec<(Semaphore, u64)>,
-}
-
-/// A host call's wait: its semaphore, weakly, and the slot it names, which stays allocated
-/// while the call's gate row is unsettled.
-struct HostWait {
-    semaphore: Weak<SemaphoreInner>,
-    table: Arc<SemaphoreTable>,
-    slot: u32,
-    value: u64,
-}
-
-/// A queue's host-call state, made at its first host call.
-pub(crate) struct HostCalls {
-    ready: Semaphore,
-    gate: Semaphore,
-    calls: u64,
-    /// Barriers that raised *ready* so far.
-    readied: u64,
-    /// The queue's staged-row count just after the last call's gate row.
-    rows_after_gate: u64,
-    jobs: Option<Sender<Job>>,
-    closed: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-/// The queue's host calls (`None` until the first). Taken before the queue's lock.
-pub(crate) type HostCallsLock = Mutex<Option<HostCalls>>;
 
 impl HostCalls {
     fn start(queue: &PassDriver) -> EngineResult<Self> {

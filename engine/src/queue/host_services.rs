@@ -5,26 +5,35 @@
 //! with the queue, each part filled at its first use, and dropped with the queue's
 //! [`PassDriver`](super::pass_driver::PassDriver).
 //!
-//! The operations themselves are `HostServices` methods in their own files (`alloca.rs`,
-//! `host_calls.rs`, `files.rs`), each submitting through the pass driver it is given; the host
-//! staging buffer that `Queue::read` and `write` (`host_sync.rs`) go through is lent here.
+//! The state of each part is defined here (the memory timeline, the host-call thread and what it
+//! is sent); the operations are `HostServices` methods in their own files (`alloca.rs`,
+//! `host_calls.rs`, `files.rs`), each submitting through the pass driver it is given, and the
+//! host staging buffer that `Queue::read` and `write` (`host_sync.rs`) go through is lent here.
 
 use std::sync::Mutex;
 
 use aqueduct_components::device_entities::MemoryKind;
 
-use super::pass_driver::PassDriver;
-use super::{alloca, host_calls};
+use std::error::Error;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+
+use aqueduct_components::semaphore_table::SemaphoreTable;
+
+use crate::device::DeviceShared;
 use crate::error::EngineResult;
 use crate::memory::Buffer;
+use crate::semaphore::{Semaphore, SemaphoreInner};
 
 /// A queue's host-side services.
 #[derive(Default)]
 pub(crate) struct HostServices {
     /// The semaphore its deallocas signal (`alloca.rs`).
-    pub memory_timeline: alloca::TimelineLock,
+    pub memory_timeline: TimelineLock,
     /// Its host calls' thread and timelines, from the first host call (`host_calls.rs`).
-    pub host_calls: host_calls::HostCallsLock,
+    pub host_calls: HostCallsLock,
     /// The host-visible buffer file transfers stream through, from the first that needs it.
     pub file_staging: Mutex<Option<Buffer>>,
     /// The host-visible buffer `Queue::read` and `write` stage through (`host_sync.rs`), made at
@@ -33,17 +42,70 @@ pub(crate) struct HostServices {
     pub host_staging: Mutex<Option<Buffer>>,
 }
 
+/// The queue's memory timeline: its semaphore (made at the first dealloca, replaced if it fails)
+/// and the value its last dealloca signals.
+#[derive(Default)]
+pub(crate) struct MemoryTimeline {
+    pub(super) semaphore: Option<Semaphore>,
+    pub(super) value: u64,
+}
+
+/// The memory timeline's lock: held across a dealloca's staging, so values are signalled in the
+/// order they are taken. Taken before the queue's lock, and the pool's lock inside it.
+pub(crate) type TimelineLock = Mutex<MemoryTimeline>;
+
+/// What a host call's function returns: `Err` fails the call's signals with its message.
+pub type HostCallResult = Result<(), Box<dyn Error + Send + Sync>>;
+
+pub(super) type Work = Box<dyn FnOnce() -> HostCallResult + Send>;
+
+pub(super) struct Job {
+    pub(super) call: u64,
+    /// The *ready* value the barrier raises, or none when the queue was idle at the call.
+    pub(super) ready: Option<u64>,
+    pub(super) work: Work,
+    /// Held weakly: a wait must not keep its semaphore from being orphaned (`host_calls::wait_for`).
+    pub(super) waits: Vec<HostWait>,
+    pub(super) signals: Vec<(Semaphore, u64)>,
+}
+
+/// A host call's wait: its semaphore, weakly, and the slot it names, which stays allocated
+/// while the call's gate row is unsettled.
+pub(super) struct HostWait {
+    pub(super) semaphore: Weak<SemaphoreInner>,
+    pub(super) table: Arc<SemaphoreTable>,
+    pub(super) slot: u32,
+    pub(super) value: u64,
+}
+
+/// A queue's host-call state, made at its first host call.
+pub(crate) struct HostCalls {
+    pub(super) ready: Semaphore,
+    pub(super) gate: Semaphore,
+    pub(super) calls: u64,
+    /// Barriers that raised *ready* so far.
+    pub(super) readied: u64,
+    /// The queue's staged-row count just after the last call's gate row.
+    pub(super) rows_after_gate: u64,
+    pub(super) jobs: Option<Sender<Job>>,
+    pub(super) closed: Arc<AtomicBool>,
+    pub(super) thread: Option<JoinHandle<()>>,
+}
+
+/// The queue's host calls (`None` until the first). Taken before the queue's lock.
+pub(crate) type HostCallsLock = Mutex<Option<HostCalls>>;
+
 impl HostServices {
     /// Runs `transfer` with a host-visible staging buffer of at least `bytes`: the queue's own
     /// (made or grown to fit, up to `STAGING_BYTES`), held for the whole transfer, or one made
     /// for the call when the transfer is larger or another thread holds the queue's.
     pub(super) fn with_staging(
         &self,
-        queue: &PassDriver,
+        device: &Arc<DeviceShared>,
         bytes: u64,
         transfer: impl FnOnce(&Buffer) -> EngineResult<()>,
     ) -> EngineResult<()> {
-        let allocate = |size| Buffer::allocate_captured(&queue.device, MemoryKind::HostVisible, size, 0);
+        let allocate = |size| Buffer::allocate_captured(device, MemoryKind::HostVisible, size, 0);
         if bytes > super::STAGING_BYTES {
             return transfer(&allocate(bytes)?);
         }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 use bytemuck::Pod;
 
-use super::failure::unknown_failure;
+use super::error_sink::unknown_failure;
 use super::{Queue, Submitted};
 use crate::error::{EngineError, EngineResult};
 use crate::memory::Buffer;
@@ -49,7 +49,7 @@ impl Queue {
         if bytes == 0 {
             return Ok(elements);
         }
-        self.driver.services.with_staging(&self.driver, bytes, |staging| {
+        self.driver.services.with_staging(&self.driver.device, bytes, |staging| {
             self.copy_and_wait(buffer.bytes(), staging, bytes, timeout)?;
             staging.read(0, bytemuck::cast_slice_mut(&mut elements))
         })?;
@@ -71,7 +71,7 @@ impl Queue {
         if bytes == 0 {
             return Ok(());
         }
-        self.driver.services.with_staging(&self.driver, bytes, |staging| {
+        self.driver.services.with_staging(&self.driver.device, bytes, |staging| {
             staging.write(0, bytemuck::cast_slice(data))?;
             self.copy_and_wait(staging, buffer.bytes(), bytes, timeout)
         })

@@ -3,7 +3,7 @@
 
 use aqueduct_vocabulary::OperationKind;
 
-use super::builder::{Submission, captured};
+use super::builder::{Submission, Submitted, captured};
 use super::operations::{self, Immediate, Submitter};
 use super::replay_records as replay;
 use super::{Batch, Queue};
@@ -77,7 +77,7 @@ impl<'a> Submission<'a, &'a Queue, LaunchOp<'a>> {
             operations::dispatch(to, OperationKind::Dispatch, operation.kernel, &dispatch, &waits, &signals),
             |_, _| replay::describe_dispatch(operation.kernel, &dispatch)
         )
-        .map(|()| queue.submitted())
+        .map(|()| Submitted::now(queue))
     }
 }
 

@@ -12,9 +12,9 @@ use aqueduct_hsa::ring::AqlRing;
 use aqueduct_hsa::sys::hsa_signal_t;
 
 use super::Queue;
-use super::capture::CaptureObserver;
+use super::capture_observer::CaptureObserver;
 use super::completion::CompletionWorker;
-use super::failure::{ErrorSink, queue_error_callback};
+use super::error_sink::{ErrorSink, queue_error_callback};
 use super::pass_driver::{DriverParts, PassDriver};
 use crate::config::{QueueConfig, QueuePriority};
 use crate::device::DeviceShared;

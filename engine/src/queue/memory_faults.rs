@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use aqueduct_hsa::sys::{amd_event, hsa_amd_event_t, hsa_status_t, status};
 
-use super::failure::ErrorSink;
+use super::error_sink::ErrorSink;
 
 /// A live queue's error sink, by the HSA agent handle it runs on.
 struct Route {

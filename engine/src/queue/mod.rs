@@ -7,7 +7,7 @@
 //!   creation and cancelling in `lifecycle.rs`);
 //! - `PassDriver` (`pass_driver.rs`): owns the queue's parts and runs the stages over its state;
 //!   its other concerns are `impl PassDriver` blocks in `deferral.rs` (parking and readmission),
-//!   `failure.rs` (the queue-error callback, sticky failure, failing rows and epochs), `drain.rs`
+//!   `failure.rs` (sticky failure, failing rows and epochs), `drain.rs`
 //!   (draining retired epochs), `device_target.rs` (the second HSA queue device-processed
 //!   executions run on) and `teardown.rs` (destroying the queue);
 //! - `CompletionWorker` (`completion.rs`): the completion thread, which drains what nobody
@@ -15,11 +15,16 @@
 //! - `HostServices` (`host_services.rs`): what the host-side operations keep between calls, with
 //!   the operations in `alloca.rs` (queue-ordered memory), `host_calls.rs`, `files.rs` and
 //!   `host_sync.rs` (the staging buffer of reads and writes);
-//! - `CaptureObserver` (`capture.rs`): the queue's entry in the device's registry, through which
-//!   a profile capture joins and leaves the queue; the records it makes of passes and drains are
-//!   `capture::note_pass` and `capture::harvest`.
+//! - `CaptureObserver` (`capture_observer.rs`): the queue's entry in the device's registry,
+//!   through which a profile capture joins and leaves the queue; the records of passes and
+//!   drains are made by `capture.rs` (`note_pass`, `harvest`), which the driver calls.
 //!
-//! Around them: `builder.rs` (the submission builders, `Submission`, for a queue and a batch
+//! The files depend on each other without a cycle (`tests/module_cycles.rs`): the driver uses
+//! `capture.rs`, `error_sink.rs` and `host_services.rs`, none of which names it; the operations'
+//! files, the completion worker and the capture observer use the driver.
+//!
+//! Around them: `error_sink.rs` (where the provider's queue-error callback and the memory-fault
+//! handler report), `builder.rs` (the submission builders, `Submission`, for a queue and a batch
 //! alike), `operations.rs` (each operation's validation and the payload it stages, over a
 //! `Submitter`), `execute.rs` (command-buffer executions), `memory_faults.rs` (GPU memory faults,
 //! routed to the faulting agent's queues) and `replay_records.rs` (what each operation records in
@@ -37,10 +42,12 @@ mod alloca;
 mod batch;
 pub(crate) mod builder;
 mod capture;
+mod capture_observer;
 mod completion;
 mod deferral;
 mod device_target;
 mod drain;
+mod error_sink;
 mod execute;
 mod failure;
 mod files;
@@ -63,7 +70,7 @@ use pass_driver::PassDriver;
 pub use batch::Batch;
 pub use builder::{Submission, SubmitOutput, Submitted};
 pub use files::STAGING_BYTES;
-pub use host_calls::HostCallResult;
+pub use host_services::HostCallResult;
 pub(crate) use memory_faults::route_memory_faults;
 pub(crate) use operations::Submitter;
 

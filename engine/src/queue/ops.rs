@@ -342,7 +342,7 @@ where
             queue.services.submit_host_call(queue, OperationKind::HostCall, call, &waits, &signals),
             |_, _| { Operation::HostCall }
         )
-        .map(|()| queue.submitted())
+        .map(|()| Submitted::now(queue))
     }
 }
 

@@ -6,7 +6,7 @@
 //!
 //! **Who holds it.** Every [`Queue`](super::Queue) handle, the completion thread
 //! ([`CompletionWorker`](super::completion::CompletionWorker)) and the device's registry entry
-//! ([`CaptureObserver`](super::capture::CaptureObserver)) hold an `Arc` of it; the handles are
+//! ([`CaptureObserver`](super::capture_observer::CaptureObserver)) hold an `Arc` of it; the handles are
 //! counted in the endpoint's `handles`, the others are not. It is dropped, with its host
 //! services, once the last of them is.
 //!
@@ -37,10 +37,9 @@ use aqueduct_systems::sync::SemaphoreSync;
 use aqueduct_systems::{QueueState, settle};
 
 use super::QueueStats;
-use super::builder::Submitted;
 use super::capture::{self, capture_of};
-use super::failure::ErrorSink;
-use super::failure::unknown_failure;
+use super::error_sink::ErrorSink;
+use super::error_sink::unknown_failure;
 use super::host_services::HostServices;
 use super::thread_token;
 use crate::device::DeviceShared;
@@ -150,12 +149,6 @@ impl PassDriver {
             Err(std::sync::TryLockError::Poisoned(poison)) => Some(poison.into_inner()),
             Err(std::sync::TryLockError::WouldBlock) => None,
         }
-    }
-
-    /// The token of what was submitted so far (`submit()`'s return).
-    #[inline]
-    pub(crate) fn submitted(&self) -> Submitted {
-        Submitted { device: self.device.id, queue: self.index, rows: self.endpoint.staged_rows.load(Ordering::Relaxed) }
     }
 
     /// Epochs submitted and drained.
@@ -357,7 +350,7 @@ impl PassDriver {
         }
         if let Some((drained_before, outcome)) = queue.drain.take() {
             if let Some(capture) = capture {
-                capture::harvest(self, capture, queue, drained_before, true);
+                capture::harvest(&self.device, self.agent, capture, queue, drained_before, true);
             }
             settle::publish_settled(queue);
             self.after_drain(outcome);

@@ -570,7 +570,7 @@ impl<'d> Replayer<'d> {
                 let made = queue.alloca(pool, *size).waits(&waits).signals(&signals).submit();
                 let made = self.context(made, "an alloca")?;
                 self.buffers.insert(*buffer, made);
-                Ok(queue.driver.submitted())
+                Ok(crate::queue::Submitted::now(&queue.driver))
             }
             Operation::Dealloca { buffer } => {
                 queue.dealloca(self.buffer(*buffer)?).waits(&waits).signals(&signals).submit()
