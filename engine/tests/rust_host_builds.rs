@@ -109,6 +109,29 @@ fn a_rust_host_build_that_matches_the_metadata_runs_a_typed_launch() {
     }
 }
 
+/// `SoftKernel`, the type's name before issue 56's renames, still names it: code written against
+/// it registers and runs unchanged (with a deprecation warning).
+#[test]
+#[allow(deprecated)]
+fn the_old_name_soft_kernel_still_registers_a_host_build() {
+    use aqueduct_engine::host_build::SoftKernel;
+    let engine = engine();
+    let device = engine.device();
+    let bytes = code_object(10);
+    let old: SoftKernel = SoftKernel::of::<StoreValue>();
+    assert_eq!(old.symbol, HostBuild::of::<StoreValue>().symbol);
+    assert!(device.register_host_kernels(bytes, &[old]).expect("matches"), "the soft runtime takes it");
+    let kernel = device.load_executable(bytes).expect("loads").kernel("store_value").expect("kernel");
+    let out = device.buffer_from(MemoryKind::HostVisible, &[u32::MAX; 64]).expect("buffer");
+    let queue = device.create_queue().expect("queue");
+    let done = device.create_semaphore(0).expect("semaphore");
+    let launch = queue.launch(&kernel).grid([64, 1, 1]).workgroup([64, 1, 1]).arg(&out).arg(3u32).arg(64u32);
+    launch.signal(done.at(1)).submit().expect("launch");
+    done.wait(1, TIMEOUT).expect("the dispatch completes");
+    let expected: Vec<u32> = (0..64).map(|index| 3 + index).collect();
+    assert_eq!(out.to_vec().expect("read back"), expected);
+}
+
 #[test]
 fn a_declaration_built_from_host_args_by_hand_is_checked_the_same_way() {
     static MATCHING: [HostArg; 3] =

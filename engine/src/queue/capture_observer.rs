@@ -47,6 +47,11 @@ impl CaptureObserver {
     pub(crate) fn new(driver: Arc<PassDriver>) -> Self {
         Self { driver }
     }
+
+    /// The queue's pass driver.
+    pub(crate) fn driver(&self) -> &PassDriver {
+        &self.driver
+    }
 }
 
 impl DeviceQueue for CaptureObserver {

@@ -8,9 +8,9 @@
 //! and a long queue nobody submits to (a longer batch at a time). Once the queue's last handle
 //! has dropped, it also destroys the queue when its work has drained or failed.
 //!
-//! [`CompletionWorker`] is the thread's own type: it holds the queue's [`PassDriver`] (not a
-//! handle: it is not counted in the endpoint's `handles`) and the queue's registry entry, which
-//! keeps the queue reachable from the device while the thread runs. The thread takes the queue
+//! [`CompletionWorker`] is the thread's own type: it holds the queue's registry entry, which
+//! keeps the queue reachable from the device while the thread runs, and reaches the queue's
+//! [`PassDriver`] through it (not a handle: it is not counted in the endpoint's `handles`). The thread takes the queue
 //! lock only with `try_lock`, so it never waits behind a submitter.
 
 use std::sync::atomic::Ordering;
@@ -34,19 +34,28 @@ const COMPLETION_BATCH: u64 = 4 * SUBMITTER_DRAIN_BATCH;
 
 /// The completion thread of one queue (see the module header).
 pub(crate) struct CompletionWorker {
-    pub driver: Arc<PassDriver>,
-    /// The queue's registry entry: while it is held, the device reaches the queue (a capture
-    /// joining, another queue's held drain, the engine's drop).
-    pub _registration: Arc<CaptureObserver>,
+    /// The queue's registry entry, and through it the driver: while the worker holds it, the
+    /// device reaches the queue (a capture joining, another queue's held drain, the engine's
+    /// drop).
+    observer: Arc<CaptureObserver>,
     /// `EngineConfig::completion_fallback` in the provider's timestamp ticks (what
     /// `hsa_amd_signal_wait_any` takes).
-    pub timeout: u64,
+    timeout: u64,
 }
 
 impl CompletionWorker {
+    /// The worker of the queue `observer` is the registry entry of.
+    pub(crate) fn new(observer: Arc<CaptureObserver>, timeout: u64) -> Self {
+        Self { observer, timeout }
+    }
+
+    fn driver(&self) -> &PassDriver {
+        self.observer.driver()
+    }
+
     /// The thread's loop, until the queue shuts down or the thread tears an orphaned queue down.
     pub(crate) fn run(self) {
-        let (queue, timeout) = (&*self.driver, self.timeout);
+        let (queue, timeout) = (self.driver(), self.timeout);
         let api = queue.device.hsa.api();
         let control = hsa_signal_t { handle: queue.endpoint.control_signal };
         loop {
@@ -153,27 +162,27 @@ impl CompletionWorker {
         let mut round = 0;
         let held = loop {
             if !self.drain_awaited() {
-                total.add(self.driver.drain_unannounced(&mut state, DrainOrder::Causal));
+                total.add(self.driver().drain_unannounced(&mut state, DrainOrder::Causal));
                 break total.held_on.is_some();
             }
-            let outcome = self.driver.drain_unannounced(&mut state, DrainOrder::CausalProbe);
+            let outcome = self.driver().drain_unannounced(&mut state, DrainOrder::CausalProbe);
             total.add(outcome);
             let Some(producer) = outcome.held_on else { break false };
             drop(state);
             let helped = round < HELP_ROUNDS && self.help_drain(producer, &mut total);
             round += 1;
-            let Some(again) = self.driver.try_lock() else {
+            let Some(again) = self.driver().try_lock() else {
                 self.after_held_drains(total);
                 return None;
             };
             state = again;
             if !helped {
-                total.add(self.driver.drain_unannounced(&mut state, DrainOrder::Causal));
+                total.add(self.driver().drain_unannounced(&mut state, DrainOrder::Causal));
                 break total.held_on.is_some();
             }
         };
         if parked {
-            self.driver.readmit(&mut state);
+            self.driver().readmit(&mut state);
         }
         drop(state);
         self.after_held_drains(total);
@@ -185,17 +194,17 @@ impl CompletionWorker {
     /// round of help: a helping thread that went on after the waiter left would contend with
     /// the queues' submitters for their locks.
     fn drain_awaited(&self) -> bool {
-        self.driver.device.semaphores.waiters.parked.load(Ordering::SeqCst) > 0
-            || self.driver.device.parked_queues.any_hint()
+        self.driver().device.semaphores.waiters.parked.load(Ordering::SeqCst) > 0
+            || self.driver().device.parked_queues.any_hint()
     }
 
     /// Drains what retired on queue `producer`, on which this queue's drain is held, into
     /// `total`: whether it drained anything (not if its lock is taken or it is going away).
     fn help_drain(&self, producer: u16, total: &mut DrainOutcome) -> bool {
-        if producer == self.driver.index {
+        if producer == self.driver().index {
             return false;
         }
-        let Some(helped) = self.driver.device.queues.get(producer).and_then(|queue| queue.drain_for_waiter()) else {
+        let Some(helped) = self.driver().device.queues.get(producer).and_then(|queue| queue.drain_for_waiter()) else {
             return false;
         };
         total.add(DrainOutcome { held_on: None, ..helped });
@@ -205,11 +214,11 @@ impl CompletionWorker {
     /// [`PassDriver::after_drain`] for the drains of a helping episode: this queue drained as far as
     /// it could, so it needs no wake-up of its own.
     fn after_held_drains(&self, total: DrainOutcome) {
-        self.driver.after_drain(DrainOutcome { wake: total.wake & !(1 << self.driver.index), ..total });
+        self.driver().after_drain(DrainOutcome { wake: total.wake & !(1 << self.driver().index), ..total });
     }
 }
 
-/// Rounds of help in one [`Queue::complete`]: each drains the queue it is held on at least
+/// Rounds of help in one [`CompletionWorker::complete`]: each drains the queue it is held on at least
 /// one epoch further, so this bounds one call; what is left is drained on the thread's next
 /// pass, which does not sleep while retired epochs remain.
 const HELP_ROUNDS: usize = 256;

@@ -51,11 +51,6 @@ impl PassDriver {
         Some(self.drain_unannounced(&mut state, DrainOrder::Causal))
     }
 
-    /// Publishes how far this queue's rows have settled (see `aqueduct_systems::settle`).
-    pub(super) fn publish_settled(&self, state: &mut QueueState) {
-        settle::publish_settled(state);
-    }
-
     /// What follows a drain: parked work elsewhere may wait on the semaphores it signalled, and
     /// other queues' drains may be held on the epochs it drained.
     pub(crate) fn after_drain(&self, outcome: DrainOutcome) {

@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 
 use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_systems::reclaim::DrainOrder;
+use aqueduct_systems::settle;
 use aqueduct_systems::sync::{HostParking, SemaphoreSync};
 
 use super::capture::{self, capture_of};
@@ -96,7 +97,7 @@ impl PassDriver {
             rows.pop_front();
         }
         rows.release_spans();
-        self.publish_settled(state);
+        settle::publish_settled(state);
         state.rows.parked = false;
         self.device.parked_queues.unpark(self.index);
         self.device.semaphores.notify();
@@ -116,6 +117,6 @@ impl PassDriver {
             self.fail_everything(state, failure);
         }
         state.unsettled_from = None;
-        self.publish_settled(state);
+        settle::publish_settled(state);
     }
 }

@@ -126,7 +126,7 @@ impl Queue {
         // The handle first: if the thread cannot start, its drop tears the queue down.
         let handle = Queue { driver: Arc::new(PassDriver::new(device, parts)) };
         let observer = Arc::new(CaptureObserver::new(handle.driver.clone()));
-        let worker = CompletionWorker { driver: handle.driver.clone(), _registration: observer.clone(), timeout };
+        let worker = CompletionWorker::new(observer.clone(), timeout);
         let thread = std::thread::Builder::new()
             .name(format!("aqueduct-completion-{index}"))
             .spawn(move || worker.run())

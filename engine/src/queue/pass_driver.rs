@@ -4,10 +4,10 @@
 //! through the bevy schedule for a batch), and acts on where a pass stopped: park, drain for
 //! room, or fail.
 //!
-//! **Who holds it.** Every [`Queue`](super::Queue) handle, the completion thread
-//! ([`CompletionWorker`](super::completion::CompletionWorker)) and the device's registry entry
-//! ([`CaptureObserver`](super::capture_observer::CaptureObserver)) hold an `Arc` of it; the handles are
-//! counted in the endpoint's `handles`, the others are not. It is dropped, with its host
+//! **Who holds it.** Every [`Queue`](super::Queue) handle and the device's registry entry
+//! ([`CaptureObserver`](super::capture_observer::CaptureObserver)) hold an `Arc` of it, and the
+//! completion thread ([`CompletionWorker`](super::completion::CompletionWorker)) holds the
+//! registry entry; the handles are counted in the endpoint's `handles`, the entry is not. It is dropped, with its host
 //! services, once the last of them is.
 //!
 //! **Locks.** `state` is the queue lock: every method that takes `&mut QueueState` is called
@@ -516,7 +516,7 @@ impl PassDriver {
     /// Removes the front row, `row`, which will not run; the row settles with it.
     pub(super) fn release_row(&self, state: &mut QueueState, row: u64) {
         self.recycle_row(state, row);
-        self.publish_settled(state);
+        settle::publish_settled(state);
     }
 
     /// [`Self::release_row`] without publishing the settled mark (for a caller that releases

@@ -3,7 +3,8 @@
 //! sets the endpoint's `shutdown` flag; only that caller tears it down. A teardown destroys the
 //! HSA queue before anything else, so no packet touches memory afterwards, then fails what was
 //! left in flight and frees the kernarg ring and the queue's World entity. Every method here
-//! takes the queue lock itself; the caller holds none.
+//! takes the queue lock itself, and its caller holds none, except [`PassDriver::idle`], whose
+//! caller holds it.
 
 use std::sync::atomic::Ordering;
 
