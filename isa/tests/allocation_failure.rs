@@ -61,7 +61,7 @@ fn run_asking(wave32: bool, private: u32, group: u32, tier: Tier) -> Result<u64,
     words[14] = if wave32 { 1 << 10 } else { 0 }; // kernel_code_properties
     words.extend_from_slice(&[S_ENDPGM, S_CODE_END]);
     let memory = Regions(vec![(words.as_ptr() as u64, words.len() as u64 * 4)]);
-    let kernel = DecodedKernel::load(&memory, words.as_ptr() as u64).expect("the kernel loads");
+    let kernel = DecodedKernel::load(&memory, words.as_ptr() as u64).expect("the kernel decodes");
     let lanes = if wave32 { 32 } else { 64 };
     let dispatch = Dispatch {
         kernel: &kernel,

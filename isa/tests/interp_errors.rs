@@ -64,7 +64,7 @@ fn run(code: &[u32], workgroup: [u16; 3], instruction_limit: u64) -> (u64, Resul
 fn run_as(code: &[u32], wave32: bool, workgroup: [u16; 3], instruction_limit: u64) -> (u64, Result<u64, ExecError>) {
     let kernel = Kernel::new(code, wave32);
     let memory = kernel.memory();
-    let decoded = DecodedKernel::load(&memory, kernel.address()).expect("the kernel loads");
+    let decoded = DecodedKernel::load(&memory, kernel.address()).expect("the kernel decodes");
     let result =
         |tier| run_workgroup(&dispatch(&decoded, workgroup, instruction_limit, tier), &memory, [0; 3], &mut Vec::new());
     let interpreted = result(Tier::Interpreter);
@@ -171,7 +171,7 @@ fn descriptors_and_workgroups_the_interpreter_cannot_run_are_refused() {
 fn a_wave64_kernel_runs_natively_where_the_host_allows_and_forcing_it_elsewhere_names_why() {
     let kernel = Kernel::new(&[S_ENDPGM], false);
     let memory = kernel.memory();
-    let decoded = DecodedKernel::load(&memory, kernel.address()).expect("the kernel loads");
+    let decoded = DecodedKernel::load(&memory, kernel.address()).expect("the kernel decodes");
     let result = run_workgroup(&dispatch(&decoded, [64, 1, 1], 100, Tier::Native), &memory, [0; 3], &mut Vec::new());
     match native::unavailable() {
         Some(reason) => assert_eq!(result, Err(ExecError::NativeUnavailable(reason))),

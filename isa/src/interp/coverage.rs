@@ -1,6 +1,6 @@
 //! Which operations the interpreter runs, enumerated from the decoders' tables rather than from the
 //! kernels at hand: every opcode of every encoding of gfx11 and gfx10.3 is encoded once with plain
-//! register operands, decoded, planned as a kernel load plans it (gfx10.3 through its
+//! register operands, decoded, planned as decoding a kernel plans it (gfx10.3 through its
 //! translation to gfx11), and, for the scalar encodings, whose plan is made as they run, stepped
 //! once on a blank wave. An operation runs if that reaches its semantics; it does not if the
 //! interpreter answers [`ExecError::Unsupported`].
@@ -124,7 +124,7 @@ pub const CLOCK: u64 = 0x0123_4567_89AB_CDEF;
 pub const PC: u64 = 0x1000;
 
 /// Runs the instruction at the start of `words`, `isa`'s code, once on `registers` in wave32
-/// at [`PC`], with `memory` and the workgroup's `lds`: decoded and planned as a kernel load does
+/// at [`PC`], with `memory` and the workgroup's `lds`: decoded and planned as decoding a kernel does
 /// it (gfx10.3 translated to gfx11) and stepped as the wave loop steps it. Returns where the wave
 /// would go next. On an error the registers hold what the instruction wrote before it failed.
 pub fn execute(

@@ -54,7 +54,7 @@ impl Decoded {
     }
 }
 
-/// What running an instruction needs beyond its words, worked out when the kernel loads.
+/// What running an instruction needs beyond its words, worked out when the kernel is decoded.
 pub(crate) enum Plan {
     /// Scalar ALU, branches, SMEM: their fields are read from the words as they run.
     Scalar,

@@ -751,7 +751,7 @@ mod tests {
         image[14] = 1 << 1 | 1 << 3 | 1 << 10;
         image.push(0xBFB0_0000);
         let memory = Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4)]);
-        DecodedKernel::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the kernel loads")
+        DecodedKernel::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the kernel decodes")
     }
 
     fn dispatch(kernel: &DecodedKernel) -> Dispatch<'_> {

@@ -11,7 +11,7 @@ use super::{AtomicOp, ExecError, Memory, MemoryFault, apply_atomic32, apply_atom
 use crate::gfx11::{Encoding, Instruction};
 
 /// What a memory instruction does, parsed once from its name (`global_load_u16`,
-/// `flat_atomic_add_u64`, `ds_store_2addr_stride64_b32`) when the kernel loads.
+/// `flat_atomic_add_u64`, `ds_store_2addr_stride64_b32`) when the kernel is decoded.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Operation {
     /// Load `bytes`; sign-extend if `signed`; `d16` keeps the other half of the register

@@ -9,7 +9,7 @@
 //!   (AMDGPUUsage, "Initial Kernel Execution State").
 //! - `wave.rs`: a wave's registers and operand access, and what a step asks of the wave loop (`Flow`).
 //! - `scalar.rs`, `valu/` (a file per operation family, with `operands.rs` and `trig_preop.rs`), `memory_ops.rs`
-//!   (with `formats.rs`): the instructions. Vector and memory instructions are planned when the kernel loads (operands
+//!   (with `formats.rs`): the instructions. Vector and memory instructions are planned when the kernel is decoded (operands
 //!   resolved, types and conditions parsed), so running one is a `match` and loops over rows.
 //!
 //! The waves of a workgroup take turns on the calling thread: each runs until it ends, reaches

@@ -130,7 +130,7 @@ mod tests {
         image.extend_from_slice(code);
         image.push(0xBFB0_0000);
         let memory = Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4)]);
-        let kernel = DecodedKernel::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the kernel loads");
+        let kernel = DecodedKernel::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the kernel decodes");
         let reach = super::super::reach::reachable(&kernel);
         let vgprs = (kernel.descriptor.vgprs() + kernel.extra_vgprs) as u32;
         let known = known_rows(&kernel, &reach, vgprs);

@@ -196,7 +196,7 @@ mod tests {
         image[14] = 1 << 10;
         image.push(0xBFB0_0000);
         let memory = Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4)]);
-        let kernel = DecodedKernel::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the kernel loads");
+        let kernel = DecodedKernel::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the kernel decodes");
         let found = HostRange { start: 0x1000, end: 0x2000, delta: 7, writable: true };
         // A workgroup of dispatch `serial` finds `found`; what does the next one start with?
         let after = |first: u64, next: u64| {
