@@ -62,7 +62,7 @@ fn stress_within(args: &[&str], bound: std::time::Duration) -> serde_json::Value
 }
 
 /// Issue 29, finding 2: a window shorter than a run of doomed steps stalled (the window waited
-/// on the lane's timeline, which doomed steps leave to a later step). Every window from 1 and
+/// on the chain's timeline, which doomed steps leave to a later step). Every window from 1 and
 /// every step doomed but the last now finish.
 #[test]
 fn short_windows_with_dense_failures_finish() {

@@ -657,7 +657,7 @@ fn open(
                 lane,
                 device.create_queue_with(config)?,
                 device.create_semaphore(0)?,
-                device.create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(1 << 20))?,
+                device.create_pool(PoolConfig::new(MemoryKind::HostVisible).slab_size(1 << 20))?,
             ))
         })
         .collect::<EngineResult<Vec<_>>>()?;

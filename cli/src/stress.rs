@@ -2,20 +2,20 @@
 //! cross-queue waits, host-signalled gates and injected failures, then every result and every
 //! semaphore is checked.
 //!
-//! The work is split into *lanes*, as many as the larger of threads and queues: lane `l` runs on
+//! The work is split into *chains*, as many as the larger of threads and queues: chain `l` runs on
 //! queue `l % queues`, driven by thread `l % threads`, so threads can share a queue and a thread
-//! can drive several. Step `v` of lane `l` owns one word of the lane's log and one semaphore of
-//! its own, and (unless it is doomed, below) signals the lane's timeline to `v`.
+//! can drive several. Step `v` of chain `l` owns one word of the chain's log and one semaphore of
+//! its own, and (unless it is doomed, below) signals the chain's timeline to `v`.
 //!
 //! What makes a result checkable: every step leaves a value the submitting thread knew when it
-//! submitted, `expected[l][v]`. A step that reads another lane's word (a dispatch that waits on
+//! submitted, `expected[l][v]`. A step that reads another chain's word (a dispatch that waits on
 //! it) adds the difference between that word's expected value and its own, so its result is right
 //! only if the step it read really finished first. Barriers leave their word at 0.
 //!
 //! Failures: a *doomed* step also waits on a semaphore that fails, from the host or (on the soft
 //! runtime) from a kernel fault injected on a queue of its own. It must not run, and its
 //! semaphore must carry the original failure record. It signals only that semaphore, and
-//! nothing waits on it, so the failure stays contained. A lane's last step is never doomed, so
+//! nothing waits on it, so the failure stays contained. A chain's last step is never doomed, so
 //! every timeline reaches its end.
 
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
@@ -40,17 +40,17 @@ const FINISH_TIMEOUT: Duration = Duration::from_secs(300);
 const SIGNAL_GRACE: Duration = Duration::from_secs(1);
 /// Descriptions of lost results kept for the report (all are counted).
 const LOST_SHOWN: usize = 20;
-/// A lane's steps must fit below its lane bits in a log word.
-const MAX_STEPS_PER_LANE: u64 = 1 << 24;
+/// A chain's steps must fit below its chain bits in a log word.
+const MAX_STEPS_PER_CHAIN: u64 = 1 << 24;
 
 /// What a stress run does: its shape, its length and its failure rate.
 #[derive(Clone, Debug)]
 pub struct StressOptions {
     /// Submitting threads.
     pub threads: usize,
-    /// Queues the lanes run on.
+    /// Queues the chains run on.
     pub queues: usize,
-    /// Submissions per round, over all lanes.
+    /// Submissions per round, over all chains.
     pub submissions: u64,
     /// Seed of the first round's random choices.
     pub seed: u64,
@@ -60,7 +60,7 @@ pub struct StressOptions {
     pub strategies: Vec<WaitStrategy>,
     /// One step in this many is doomed; 0 injects no failures.
     pub failure_every: u64,
-    /// Steps a lane may run ahead of its own completed work (0: unbounded). Unbounded, the
+    /// Steps a chain may run ahead of its own completed work (0: unbounded). Unbounded, the
     /// submitters outrun the device and nearly everything parks behind parked producers; a
     /// window keeps most waits resolvable on the device.
     pub window: u64,
@@ -92,11 +92,11 @@ impl Default for StressOptions {
 /// Operations submitted, by kind.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct OperationCounts {
-    /// A dispatch reading another lane's word, after waiting for it.
+    /// A dispatch reading another chain's word, after waiting for it.
     pub cross_dispatch: u64,
-    /// A dispatch reading the lane's previous word (queue order alone orders it).
+    /// A dispatch reading the chain's previous word (queue order alone orders it).
     pub chained_dispatch: u64,
-    /// A dispatch storing the step's value, reading nothing the lane wrote.
+    /// A dispatch storing the step's value, reading nothing the chain wrote.
     pub store_dispatch: u64,
     /// A fill of the step's word.
     pub fill: u64,
@@ -138,7 +138,7 @@ pub struct StrategyReport {
     pub submissions_per_second: f64,
     /// Submissions by kind.
     pub operations: OperationCounts,
-    /// Waits on other lanes and the lane's own earlier steps.
+    /// Waits on other chains and the chain's own earlier steps.
     pub waits: u64,
     /// Submissions that waited on a gate the host signalled after submitting them.
     pub host_gated: u64,
@@ -171,10 +171,10 @@ pub struct StressReport {
     pub provider: String,
     /// Submitting threads.
     pub threads: usize,
-    /// Queues the lanes ran on.
+    /// Queues the chains ran on.
     pub queues: usize,
-    /// Lanes: the larger of threads and queues.
-    pub lanes: usize,
+    /// Chains: the larger of threads and queues.
+    pub chains: usize,
     /// Seed of the first round.
     pub seed: u64,
     /// Whether rounds drew their own shapes (a soak); `threads` and `queues` are then unused.
@@ -195,18 +195,18 @@ impl StressReport {
 pub struct RoundShape {
     /// Submitting threads.
     pub threads: usize,
-    /// Queues the lanes run on.
+    /// Queues the chains run on.
     pub queues: usize,
-    /// Submissions over all lanes.
+    /// Submissions over all chains.
     pub submissions: u64,
-    /// Steps a lane may run ahead of its own completed work (0: unbounded).
+    /// Steps a chain may run ahead of its own completed work (0: unbounded).
     pub window: u64,
     /// One step in this many is doomed; 0 injects no failures.
     pub failure_every: u64,
 }
 
 /// The most threads and queues a soak round draws.
-const SOAK_MAX_LANES: u64 = 8;
+const SOAK_MAX_CHAINS: u64 = 8;
 /// The most submissions a short soak round draws.
 const SOAK_SHORT_ROUND: u64 = 400;
 /// Failure rates a soak round draws from (0: none).
@@ -228,10 +228,10 @@ impl RoundShape {
     }
 
     /// A soak round's shape: 1 to 8 threads and queues, a window of 0 to 8, a failure rate from
-    /// [`SOAK_FAILURE_RATES`], and from 2 steps a lane up to `max_submissions`.
+    /// [`SOAK_FAILURE_RATES`], and from 2 steps a chain up to `max_submissions`.
     fn draw(rng: &mut Xorshift, max_submissions: u64) -> Self {
-        let threads = 1 + rng.below(SOAK_MAX_LANES) as usize;
-        let queues = 1 + rng.below(SOAK_MAX_LANES) as usize;
+        let threads = 1 + rng.below(SOAK_MAX_CHAINS) as usize;
+        let queues = 1 + rng.below(SOAK_MAX_CHAINS) as usize;
         let least = 2 * threads.max(queues) as u64;
         // Short rounds half the time: the losses rounds in quick succession found (issue 29)
         // need many of them.
@@ -245,18 +245,18 @@ impl RoundShape {
         }
     }
 
-    fn lanes(&self) -> usize {
+    fn chains(&self) -> usize {
         self.threads.max(self.queues)
     }
 
     fn steps(&self) -> u64 {
-        self.submissions / self.lanes() as u64
+        self.submissions / self.chains() as u64
     }
 
-    /// Each step's semaphore, each lane's timeline and gate, each doomed step's extra one.
+    /// Each step's semaphore, each chain's timeline and gate, each doomed step's extra one.
     fn semaphores(&self) -> u64 {
         let doomed = self.submissions.checked_div(self.failure_every).unwrap_or(0);
-        (self.submissions + 3 * self.lanes() as u64 + doomed + 64).next_power_of_two()
+        (self.submissions + 3 * self.chains() as u64 + doomed + 64).next_power_of_two()
     }
 
     fn check(&self) -> Result<(), EngineError> {
@@ -264,12 +264,12 @@ impl RoundShape {
         if self.threads == 0 || self.queues == 0 {
             return Err(invalid("threads and queues must be at least 1".into()));
         }
-        if !(2..MAX_STEPS_PER_LANE).contains(&self.steps()) {
+        if !(2..MAX_STEPS_PER_CHAIN).contains(&self.steps()) {
             return Err(invalid(format!(
-                "{} submissions over {} lanes: each lane needs 2 to {} steps",
+                "{} submissions over {} chains: each chain needs 2 to {} steps",
                 self.submissions,
-                self.lanes(),
-                MAX_STEPS_PER_LANE - 1
+                self.chains(),
+                MAX_STEPS_PER_CHAIN - 1
             )));
         }
         if self.semaphores() > MAX_SEMAPHORES as u64 {
@@ -325,9 +325,9 @@ impl RoundDevice {
 /// round.
 pub fn run(options: &StressOptions, mut progress: impl FnMut(&str, u64, u64)) -> Result<StressReport, EngineError> {
     let given = RoundShape::of(options);
-    // A soak draws up to `options.submissions` over at most 8 lanes, at any failure rate.
+    // A soak draws up to `options.submissions` over at most 8 chains, at any failure rate.
     let widest = if options.soak {
-        RoundShape { threads: SOAK_MAX_LANES as usize, queues: 1, failure_every: 1, ..given }
+        RoundShape { threads: SOAK_MAX_CHAINS as usize, queues: 1, failure_every: 1, ..given }
     } else {
         given
     };
@@ -339,7 +339,7 @@ pub fn run(options: &StressOptions, mut progress: impl FnMut(&str, u64, u64)) ->
         provider: String::new(),
         threads: options.threads,
         queues: options.queues,
-        lanes: given.lanes(),
+        chains: given.chains(),
         seed: options.seed,
         soak: options.soak,
         strategies: options
@@ -455,7 +455,7 @@ enum Doom {
     KernelFault = 2,
 }
 
-struct Lane {
+struct Chain {
     queue: Queue,
     timeline: Semaphore,
     /// Host-signalled: a gated step waits on it at a value signalled after it was submitted.
@@ -464,7 +464,7 @@ struct Lane {
     steps: Vec<Semaphore>,
     /// Word `v` is step `v`'s result.
     log: Buffer,
-    /// Word `v` holds `value(lane, v)`, the source of copies.
+    /// Word `v` holds `value(chain, v)`, the source of copies.
     source: Buffer,
     expected: Vec<AtomicU32>,
     doomed: Vec<AtomicU8>,
@@ -472,9 +472,9 @@ struct Lane {
     submitted: AtomicU64,
 }
 
-/// The value step `v` of lane `lane` leaves: distinct across lanes and steps.
-fn value(lane: usize, step: u64) -> u32 {
-    ((lane as u32) << 24) | step as u32
+/// The value step `v` of chain `chain` leaves: distinct across chains and steps.
+fn value(chain: usize, step: u64) -> u32 {
+    ((chain as u32) << 24) | step as u32
 }
 
 fn word(buffer: &Buffer, index: u64) -> aqueduct_engine::Binding<'_> {
@@ -491,7 +491,7 @@ fn stress_queue(device: &Device) -> Result<Queue, EngineError> {
 struct Round<'d> {
     device: &'d Device,
     shape: RoundShape,
-    lanes: Vec<Lane>,
+    chains: Vec<Chain>,
     steps: u64,
     /// `add(out, in, addend, 0)` on one word: `out = in + addend`.
     add: Kernel,
@@ -519,16 +519,16 @@ struct WorkerCounts {
 impl<'d> Round<'d> {
     fn new(device: &'d Device, queues: Vec<Queue>, shape: RoundShape) -> Result<Self, EngineError> {
         let steps = shape.steps();
-        let lanes = (0..shape.lanes())
-            .map(|lane| {
+        let chains = (0..shape.chains())
+            .map(|chain| {
                 let words = (steps + 1) as usize;
                 let source = device.allocate(MemoryKind::HostVisible, words as u64 * 4)?;
-                let values: Vec<u32> = (0..words as u64).map(|step| value(lane, step)).collect();
+                let values: Vec<u32> = (0..words as u64).map(|step| value(chain, step)).collect();
                 source.write(0, bytemuck::cast_slice(&values))?;
                 let log = device.allocate(MemoryKind::HostVisible, words as u64 * 4)?;
                 log.write(0, &vec![0; words * 4])?;
-                Ok(Lane {
-                    queue: queues[lane % queues.len()].clone(),
+                Ok(Chain {
+                    queue: queues[chain % queues.len()].clone(),
                     timeline: device.create_semaphore(0)?,
                     gate: device.create_semaphore(0)?,
                     steps: (0..words).map(|_| device.create_semaphore(0)).collect::<Result<_, _>>()?,
@@ -546,7 +546,7 @@ impl<'d> Round<'d> {
         let mut copy_slot = device.create_command_buffer(CommandBufferUsage::Reusable)?;
         copy_slot.copy(BufferRef::slot(1, 0, 4), BufferRef::slot(0, 0, 4))?;
         copy_slot.finish()?;
-        Ok(Self { device, shape, lanes, steps, add, zero, copy_slot })
+        Ok(Self { device, shape, chains, steps, add, zero, copy_slot })
     }
 
     fn run(self, seed: u64) -> StrategyReport {
@@ -560,7 +560,7 @@ impl<'d> Round<'d> {
                 .collect();
             handles.into_iter().map(|handle| handle.join().expect("a stress thread panicked")).collect()
         });
-        let mut report = StrategyReport { submissions: self.steps * self.lanes.len() as u64, ..Default::default() };
+        let mut report = StrategyReport { submissions: self.steps * self.chains.len() as u64, ..Default::default() };
         for worker in &workers {
             report.operations.add(&worker.operations);
             report.waits += worker.waits;
@@ -580,52 +580,52 @@ impl<'d> Round<'d> {
         report
     }
 
-    /// Thread `thread`'s lanes, step by step in turn.
+    /// Thread `thread`'s chains, step by step in turn.
     fn drive(&self, thread: usize, seed: u64) -> WorkerCounts {
-        let mine: Vec<usize> = (thread..self.lanes.len()).step_by(self.shape.threads).collect();
+        let mine: Vec<usize> = (thread..self.chains.len()).step_by(self.shape.threads).collect();
         let mut rng = Xorshift::new(seed.wrapping_mul(1000).wrapping_add(thread as u64));
         let mut counts = WorkerCounts::default();
-        // Per lane: the gate value a submitted step waits on that the host has not signalled.
+        // Per chain: the gate value a submitted step waits on that the host has not signalled.
         let mut gates: Vec<(u64, Option<u64>)> = vec![(0, None); mine.len()];
         for step in 1..=self.steps {
             // A gate held over one step lets the step behind it park too. All are let go before
             // any step of the round, whose window wait may need them.
-            for (slot, &lane) in mine.iter().enumerate() {
+            for (slot, &chain) in mine.iter().enumerate() {
                 if let Some(value) = gates[slot].1.take() {
-                    self.signal_gate(lane, value, &mut counts);
+                    self.signal_gate(chain, value, &mut counts);
                 }
             }
-            for (slot, &lane) in mine.iter().enumerate() {
+            for (slot, &chain) in mine.iter().enumerate() {
                 let (next_gate, pending) = &mut gates[slot];
-                let gated = self.step(lane, step, &mut rng, &mut counts, next_gate);
+                let gated = self.step(chain, step, &mut rng, &mut counts, next_gate);
                 if let Some(value) = gated {
                     if rng.below(2) == 0 {
-                        self.signal_gate(lane, value, &mut counts);
+                        self.signal_gate(chain, value, &mut counts);
                     } else {
                         *pending = Some(value);
                     }
                 }
             }
         }
-        for (slot, &lane) in mine.iter().enumerate() {
+        for (slot, &chain) in mine.iter().enumerate() {
             if let Some(value) = gates[slot].1.take() {
-                self.signal_gate(lane, value, &mut counts);
+                self.signal_gate(chain, value, &mut counts);
             }
         }
         counts
     }
 
-    fn signal_gate(&self, lane: usize, value: u64, counts: &mut WorkerCounts) {
-        if let Err(error) = self.lanes[lane].gate.signal(value) {
-            counts.errors.push(format!("lane {lane}: gate signal {value}: {error}"));
+    fn signal_gate(&self, chain: usize, value: u64, counts: &mut WorkerCounts) {
+        if let Err(error) = self.chains[chain].gate.signal(value) {
+            counts.errors.push(format!("chain {chain}: gate signal {value}: {error}"));
         }
     }
 
-    /// Submits step `step` of `lane`; returns the gate value it waits on, if it is gated.
+    /// Submits step `step` of `chain`; returns the gate value it waits on, if it is gated.
     ///
     /// The random draws come in a fixed order (waits, doom, gate, operation), so a seed replays
     /// the same round. The step's `doomed` and `expected` entries are stored before `submitted`
-    /// publishes the step to other lanes.
+    /// publishes the step to other chains.
     fn step(
         &self,
         me: usize,
@@ -634,13 +634,13 @@ impl<'d> Round<'d> {
         counts: &mut WorkerCounts,
         next_gate: &mut u64,
     ) -> Option<u64> {
-        let lane = &self.lanes[me];
+        let chain = &self.chains[me];
         let mine = value(me, step);
         self.wait_window(me, step, counts);
         let (mut waited, mut points) = self.draw_waits(me, step, rng);
         let (doom, doom_semaphore) = self.draw_doom(me, step, rng, counts);
         if let Some(semaphore) = &doom_semaphore {
-            // The doomed step waits on nothing else. Had it device waits on other lanes, later
+            // The doomed step waits on nothing else. Had it device waits on other chains, later
             // steps on its queue could be covered through what those barriers taught it, and
             // its failure would fail them too: the engine drops everything a failed epoch's
             // barriers brought (docs/RELIABILITY.md, "Known over-failure").
@@ -654,32 +654,32 @@ impl<'d> Round<'d> {
             *next_gate
         });
         if let Some(value) = gate {
-            points.push(lane.gate.at(value));
+            points.push(chain.gate.at(value));
             counts.host_gated += 1;
         }
-        let signals_all = [lane.timeline.at(step), lane.steps[step as usize].at(1)];
+        let signals_all = [chain.timeline.at(step), chain.steps[step as usize].at(1)];
         // A doomed step signals only its own semaphore: nothing waits on that.
         let signals: &[SemaphorePoint] = if doom == Doom::None { &signals_all } else { &signals_all[1..] };
-        lane.doomed[step as usize].store(doom as u8, Ordering::Relaxed);
+        chain.doomed[step as usize].store(doom as u8, Ordering::Relaxed);
 
         let cross = waited.first().copied().filter(|&(other, _)| other != me);
         let (expected, result) = match cross {
             Some((other, at)) => {
                 counts.operations.cross_dispatch += 1;
-                let read = self.lanes[other].expected[at as usize].load(Ordering::Relaxed);
-                let (out, input) = (word(&lane.log, step), word(&self.lanes[other].log, at));
-                (mine, self.add(lane, out, input, mine.wrapping_sub(read), &points, signals))
+                let read = self.chains[other].expected[at as usize].load(Ordering::Relaxed);
+                let (out, input) = (word(&chain.log, step), word(&self.chains[other].log, at));
+                (mine, self.add(chain, out, input, mine.wrapping_sub(read), &points, signals))
             }
             None => self.submit_local(me, step, rng, &points, signals, &mut counts.operations),
         };
-        lane.expected[step as usize].store(expected, Ordering::Relaxed);
+        chain.expected[step as usize].store(expected, Ordering::Relaxed);
         match (result, doom) {
             (Ok(_), _) => {}
             // The doom may have failed before the submission: refused, its semaphore failed.
             (Err(EngineError::DependencyFailed(_)), Doom::Host | Doom::KernelFault) => {}
-            (Err(error), _) => counts.errors.push(format!("lane {me} step {step}: {error}")),
+            (Err(error), _) => counts.errors.push(format!("chain {me} step {step}: {error}")),
         }
-        lane.submitted.store(step, Ordering::Release);
+        chain.submitted.store(step, Ordering::Release);
         if doom == Doom::Host {
             let semaphore = doom_semaphore.as_ref().expect("a doomed step has its semaphore");
             semaphore.fail(host_failure_message(me, step));
@@ -688,50 +688,50 @@ impl<'d> Round<'d> {
         gate
     }
 
-    /// Blocks until step `step - window` of lane `me` finished (or failed, if it was doomed),
-    /// once the lane is a window ahead. Writes only `counts.errors`, when the wait went wrong.
+    /// Blocks until step `step - window` of chain `me` finished (or failed, if it was doomed),
+    /// once the chain is a window ahead. Writes only `counts.errors`, when the wait went wrong.
     fn wait_window(&self, me: usize, step: u64, counts: &mut WorkerCounts) {
-        let lane = &self.lanes[me];
+        let chain = &self.chains[me];
         let window = self.shape.window;
         if window > 0 && step > window {
             // Waits for step `step - window` itself, on its own semaphore, which a doomed step
-            // fails: the lane's timeline would not do, since a doomed step leaves its value to
+            // fails: the chain's timeline would not do, since a doomed step leaves its value to
             // the next step that signals it, and a run of doomed steps as long as the window
             // then held that step back behind this very wait (issue 29, finding 2).
             let behind = step - window;
-            let doomed = lane.doomed[behind as usize].load(Ordering::Relaxed) != Doom::None as u8;
-            match lane.steps[behind as usize].wait(1, FINISH_TIMEOUT) {
+            let doomed = chain.doomed[behind as usize].load(Ordering::Relaxed) != Doom::None as u8;
+            match chain.steps[behind as usize].wait(1, FINISH_TIMEOUT) {
                 Ok(()) => {}
                 Err(EngineError::SemaphoreFailed(_)) if doomed => {}
-                Err(error) => counts.errors.push(format!("lane {me} step {step}: waiting for step {behind}: {error}")),
+                Err(error) => counts.errors.push(format!("chain {me} step {step}: waiting for step {behind}: {error}")),
             }
         }
     }
 
-    /// Draws the waits of step `step` of lane `me`: the `(lane, step)` pairs it waits on, and
+    /// Draws the waits of step `step` of chain `me`: the `(chain, step)` pairs it waits on, and
     /// their semaphore points in the same order. Changes nothing but `rng`.
     fn draw_waits(&self, me: usize, step: u64, rng: &mut Xorshift) -> (Vec<(usize, u64)>, Vec<SemaphorePoint<'_>>) {
-        let lane = &self.lanes[me];
-        // Up to two waits on other lanes at steps they submitted, never on a doomed one (its
+        let chain = &self.chains[me];
+        // Up to two waits on other chains at steps they submitted, never on a doomed one (its
         // semaphore fails, and its timeline value comes only with a later step that may wait on
-        // us), and sometimes one on this lane's own earlier step.
+        // us), and sometimes one on this chain's own earlier step.
         let mut waited: Vec<(usize, u64)> = Vec::new();
-        if self.lanes.len() > 1 {
+        if self.chains.len() > 1 {
             for _ in 0..rng.below(3) {
-                let other = (me + 1 + rng.below(self.lanes.len() as u64 - 1) as usize) % self.lanes.len();
-                let latest = self.lanes[other].submitted.load(Ordering::Acquire);
+                let other = (me + 1 + rng.below(self.chains.len() as u64 - 1) as usize) % self.chains.len();
+                let latest = self.chains[other].submitted.load(Ordering::Acquire);
                 if latest == 0 {
                     continue;
                 }
                 let at = if rng.below(2) == 0 { latest } else { 1 + rng.below(latest) };
-                if self.lanes[other].doomed[at as usize].load(Ordering::Relaxed) == Doom::None as u8 {
+                if self.chains[other].doomed[at as usize].load(Ordering::Relaxed) == Doom::None as u8 {
                     waited.push((other, at));
                 }
             }
         }
         if step > 1 && rng.below(8) == 0 {
             let at = 1 + rng.below(step - 1);
-            if lane.doomed[at as usize].load(Ordering::Relaxed) == Doom::None as u8 {
+            if chain.doomed[at as usize].load(Ordering::Relaxed) == Doom::None as u8 {
                 waited.push((me, at));
             }
         }
@@ -740,14 +740,14 @@ impl<'d> Round<'d> {
             // A step's own semaphore always has its exact producer on record, so the wait
             // resolves on the device; an old timeline value has often lost it and parks.
             .map(|&(other, at)| match rng.below(4) {
-                0 => self.lanes[other].timeline.at(at),
-                _ => self.lanes[other].steps[at as usize].at(1),
+                0 => self.chains[other].timeline.at(at),
+                _ => self.chains[other].steps[at as usize].at(1),
             })
             .collect();
         (waited, points)
     }
 
-    /// Draws whether step `step` of lane `me` is doomed and how; returns the doom with the
+    /// Draws whether step `step` of chain `me` is doomed and how; returns the doom with the
     /// semaphore its extra wait fails on. Writes only `counts` (and arms a victim queue for a
     /// kernel fault): a doom whose semaphore could not be created is dropped with its error
     /// counted, and a kernel fault that could not be armed becomes a host failure.
@@ -761,7 +761,7 @@ impl<'d> Round<'d> {
         // Doomed: a wait that fails. Never the last step, so every timeline reaches its end.
         let failure_every = self.shape.failure_every;
         let doom = if failure_every > 0 && step < self.steps && rng.below(failure_every) == 0 {
-            let controls = crate::bench::soft_controls(&self.lanes[me].queue);
+            let controls = crate::bench::soft_controls(&self.chains[me].queue);
             if controls.is_some() && rng.below(2) == 0 { Doom::KernelFault } else { Doom::Host }
         } else {
             Doom::None
@@ -771,7 +771,7 @@ impl<'d> Round<'d> {
             _ => match self.device.create_semaphore(0) {
                 Ok(semaphore) => Some(semaphore),
                 Err(error) => {
-                    counts.errors.push(format!("lane {me} step {step}: doom semaphore: {error}"));
+                    counts.errors.push(format!("chain {me} step {step}: doom semaphore: {error}"));
                     None
                 }
             },
@@ -787,7 +787,7 @@ impl<'d> Round<'d> {
         (doom, doom_semaphore)
     }
 
-    /// Submits a step that reads no other lane: a dispatch, transfer, command buffer or barrier
+    /// Submits a step that reads no other chain: a dispatch, transfer, command buffer or barrier
     /// drawn from `rng`, counted in `ops`. Returns the value it leaves in its word, with the
     /// submission's result; the caller records both.
     fn submit_local(
@@ -799,48 +799,53 @@ impl<'d> Round<'d> {
         signals: &[SemaphorePoint],
         ops: &mut OperationCounts,
     ) -> (u32, Result<aqueduct_engine::Submitted, EngineError>) {
-        let lane = &self.lanes[me];
+        let chain = &self.chains[me];
         let mine = value(me, step);
-        let out = word(&lane.log, step);
+        let out = word(&chain.log, step);
         match rng.below(8) {
             // A doomed step's word is not settled (see `check`): nothing reads it.
-            0 if step > 1 && lane.doomed[step as usize - 1].load(Ordering::Relaxed) == Doom::None as u8 => {
+            0 if step > 1 && chain.doomed[step as usize - 1].load(Ordering::Relaxed) == Doom::None as u8 => {
                 ops.chained_dispatch += 1;
-                let read = lane.expected[step as usize - 1].load(Ordering::Relaxed);
-                (mine, self.add(lane, out, word(&lane.log, step - 1), mine.wrapping_sub(read), points, signals))
+                let read = chain.expected[step as usize - 1].load(Ordering::Relaxed);
+                (mine, self.add(chain, out, word(&chain.log, step - 1), mine.wrapping_sub(read), points, signals))
             }
             0 | 1 => {
                 ops.store_dispatch += 1;
-                (mine, self.add(lane, out, self.zero.whole(), mine, points, signals))
+                (mine, self.add(chain, out, self.zero.whole(), mine, points, signals))
             }
             2 => {
                 ops.fill += 1;
-                (mine, lane.queue.fill(out, &mine.to_le_bytes()).waits(points).signals(signals).submit())
+                (mine, chain.queue.fill(out, &mine.to_le_bytes()).waits(points).signals(signals).submit())
             }
             3 => {
                 ops.update += 1;
                 (
                     mine,
-                    lane.queue.update(&lane.log, step * 4, &mine.to_le_bytes()).waits(points).signals(signals).submit(),
+                    chain
+                        .queue
+                        .update(&chain.log, step * 4, &mine.to_le_bytes())
+                        .waits(points)
+                        .signals(signals)
+                        .submit(),
                 )
             }
             4 => {
                 ops.copy += 1;
-                (mine, lane.queue.copy(word(&lane.source, step), out).waits(points).signals(signals).submit())
+                (mine, chain.queue.copy(word(&chain.source, step), out).waits(points).signals(signals).submit())
             }
             5 | 6 => {
                 ops.command_buffer += 1;
-                let table = BindingTable::from_bindings(&[out, word(&lane.source, step)]);
+                let table = BindingTable::from_bindings(&[out, word(&chain.source, step)]);
                 (
                     mine,
                     table.and_then(|table| {
-                        lane.queue.execute(&self.copy_slot, &table).waits(points).signals(signals).submit()
+                        chain.queue.execute(&self.copy_slot, &table).waits(points).signals(signals).submit()
                     }),
                 )
             }
             _ => {
                 ops.barrier += 1;
-                (0, lane.queue.barrier().waits(points).signals(signals).submit())
+                (0, chain.queue.barrier().waits(points).signals(signals).submit())
             }
         }
     }
@@ -848,7 +853,7 @@ impl<'d> Round<'d> {
     /// `out = input + addend` on one word.
     fn add(
         &self,
-        lane: &Lane,
+        chain: &Chain,
         out: aqueduct_engine::Binding,
         input: aqueduct_engine::Binding,
         addend: u32,
@@ -857,7 +862,7 @@ impl<'d> Round<'d> {
     ) -> Result<aqueduct_engine::Submitted, EngineError> {
         let (bindings, constants) = ([out, input], [addend, 0]);
         let dispatch = Dispatch::grid([1, 1, 1]).workgroup([1, 1, 1]).bindings(&bindings).constants(&constants);
-        lane.queue.dispatch(&self.add, &dispatch).waits(waits).signals(signals).submit()
+        chain.queue.dispatch(&self.add, &dispatch).waits(waits).signals(signals).submit()
     }
 
     /// A queue of its own whose next packet faults, signalling `semaphore` (which then fails
@@ -879,33 +884,33 @@ impl<'d> Round<'d> {
 
     /// Waits for every timeline to reach its end; false (and lost) if one does not.
     fn finish(&self, report: &mut StrategyReport) -> bool {
-        let finals: Vec<SemaphorePoint> = self.lanes.iter().map(|lane| lane.timeline.at(self.steps)).collect();
+        let finals: Vec<SemaphorePoint> = self.chains.iter().map(|chain| chain.timeline.at(self.steps)).collect();
         let Err(error) = wait_all(&finals, FINISH_TIMEOUT) else { return true };
-        let values: Vec<u64> = self.lanes.iter().map(|lane| lane.timeline.value()).collect();
+        let values: Vec<u64> = self.chains.iter().map(|chain| chain.timeline.value()).collect();
         report.lose(format!("the timelines did not finish: {error}; they reached {values:?}"));
         false
     }
 
     /// Checks every word and every semaphore of a finished round.
     fn check(&self, report: &mut StrategyReport) {
-        for (index, lane) in self.lanes.iter().enumerate() {
-            let words: Vec<u32> = match lane.log.to_vec() {
+        for (index, chain) in self.chains.iter().enumerate() {
+            let words: Vec<u32> = match chain.log.to_vec() {
                 Ok(bytes) => bytes.chunks_exact(4).map(|chunk| u32::from_le_bytes(chunk.try_into().unwrap())).collect(),
                 Err(error) => {
-                    report.lose(format!("lane {index}: reading the log: {error}"));
+                    report.lose(format!("chain {index}: reading the log: {error}"));
                     continue;
                 }
             };
-            if lane.timeline.failure().is_some() || lane.timeline.value() != self.steps {
+            if chain.timeline.failure().is_some() || chain.timeline.value() != self.steps {
                 report.lose(format!(
-                    "lane {index}: timeline at {} ({:?})",
-                    lane.timeline.value(),
-                    lane.timeline.failure()
+                    "chain {index}: timeline at {} ({:?})",
+                    chain.timeline.value(),
+                    chain.timeline.failure()
                 ));
             }
             for (step, &word) in words.iter().enumerate().skip(1) {
-                let expected = lane.expected[step].load(Ordering::Relaxed);
-                let doom = lane.doomed[step].load(Ordering::Relaxed);
+                let expected = chain.expected[step].load(Ordering::Relaxed);
+                let doom = chain.doomed[step].load(Ordering::Relaxed);
                 // A doomed step must not run, with one exception the engine's contract allows: a
                 // step already on the device behind a barrier on the faulting queue, which the
                 // fault releases (its semaphore still fails).
@@ -920,11 +925,11 @@ impl<'d> Round<'d> {
                 };
                 if !allowed {
                     report.lose(format!(
-                        "lane {index} step {step}: word {:#x}, expected {expected:#x} (doom {doom})",
+                        "chain {index} step {step}: word {:#x}, expected {expected:#x} (doom {doom})",
                         word
                     ));
                 }
-                let semaphore = &lane.steps[step];
+                let semaphore = &chain.steps[step];
                 if doom == Doom::None as u8 {
                     // One drain publishes a submission's signals, one semaphore after another,
                     // and a queue drains in order: a host that saw the timeline's final value
@@ -937,7 +942,7 @@ impl<'d> Round<'d> {
                         semaphore.query()
                     };
                     if !matches!(signalled, Ok(1)) {
-                        report.lose(format!("lane {index} step {step}: semaphore {signalled:?}"));
+                        report.lose(format!("chain {index} step {step}: semaphore {signalled:?}"));
                     }
                     continue;
                 }
@@ -952,7 +957,7 @@ impl<'d> Round<'d> {
                     report.failures_surfaced += 1;
                 } else {
                     report.lose(format!(
-                        "lane {index} step {step}: the injected failure did not surface ({:?})",
+                        "chain {index} step {step}: the injected failure did not surface ({:?})",
                         semaphore.failure()
                     ));
                 }
@@ -960,20 +965,20 @@ impl<'d> Round<'d> {
         }
         // Every queue drains what it published.
         let deadline = Instant::now() + FINISH_TIMEOUT;
-        let drained = |lane: &Lane| lane.queue.stats().epochs_drained == lane.queue.stats().epochs_submitted;
-        while !self.lanes.iter().all(drained) && Instant::now() < deadline {
+        let drained = |chain: &Chain| chain.queue.stats().epochs_drained == chain.queue.stats().epochs_submitted;
+        while !self.chains.iter().all(drained) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
-        if !self.lanes.iter().all(drained) {
+        if !self.chains.iter().all(drained) {
             report.lose("a queue did not drain what it published".into());
         }
         let mut seen = Vec::new();
-        for lane in &self.lanes {
-            let stats = lane.queue.stats();
-            if seen.contains(&lane.queue.index()) {
+        for chain in &self.chains {
+            let stats = chain.queue.stats();
+            if seen.contains(&chain.queue.index()) {
                 continue;
             }
-            seen.push(lane.queue.index());
+            seen.push(chain.queue.index());
             report.device_waits += stats.device_waits;
             report.parked += stats.deferred;
             report.max_parked = report.max_parked.max(stats.parked_high_water);
@@ -981,8 +986,8 @@ impl<'d> Round<'d> {
     }
 }
 
-fn host_failure_message(lane: usize, step: u64) -> String {
-    format!("stress: host failure for lane {lane} step {step}")
+fn host_failure_message(chain: usize, step: u64) -> String {
+    format!("stress: host failure for chain {chain} step {step}")
 }
 
 /// A small deterministic generator (xorshift64*), so a seed replays the same choices.
@@ -1020,7 +1025,7 @@ mod tests {
         let defaults = StressOptions { device: "no-such-device".into(), ..StressOptions::default() };
         refused(StressOptions { threads: 0, ..defaults.clone() });
         refused(StressOptions { queues: 0, ..defaults.clone() });
-        // One step per lane, and more semaphores than a device holds.
+        // One step per chain, and more semaphores than a device holds.
         refused(StressOptions { submissions: 4, ..defaults.clone() });
         refused(StressOptions { submissions: MAX_SEMAPHORES as u64, ..defaults });
     }

@@ -64,7 +64,7 @@ pub struct Allocation {
 }
 
 /// A memory pool for queue-ordered allocation: what `Device::live_pools` reports of it. Its
-/// blocks are [`Allocation`]s; its allocations are entities of the pool's own World
+/// slabs are [`Allocation`]s; its allocations are entities of the pool's own World
 /// (`crate::pool`).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PoolEntity {
@@ -73,8 +73,8 @@ pub struct PoolEntity {
     /// Index of the physical agent within the logical device.
     pub agent: usize,
     /// Bytes it allocates at a time.
-    pub block_size: u64,
-    /// The most bytes its blocks may hold together.
+    pub slab_size: u64,
+    /// The most bytes its slabs may hold together.
     pub max_size: u64,
 }
 

@@ -548,14 +548,14 @@ pub struct LivePool {
     /// Index of the physical agent within the logical device.
     pub agent: usize,
     /// Bytes it allocates at a time.
-    pub block_size: u64,
-    /// The most bytes its blocks may hold together.
+    pub slab_size: u64,
+    /// The most bytes its slabs may hold together.
     pub max_size: u64,
 }
 
 impl LivePool {
     fn of(pool: &PoolEntity) -> Self {
-        Self { kind: pool.kind, agent: pool.agent, block_size: pool.block_size, max_size: pool.max_size }
+        Self { kind: pool.kind, agent: pool.agent, slab_size: pool.slab_size, max_size: pool.max_size }
     }
 }
 

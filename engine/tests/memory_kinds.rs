@@ -47,7 +47,7 @@ fn pools_and_file_reads_serve_host_visible_device_memory() {
     let rig = KernelRig::new(WaitStrategy::BarrierValue);
     let device = rig.device();
     let a = queue(device);
-    let pool = device.create_pool(PoolConfig::new(MemoryKind::HostVisibleDevice).block_size(BYTES)).unwrap();
+    let pool = device.create_pool(PoolConfig::new(MemoryKind::HostVisibleDevice).slab_size(BYTES)).unwrap();
     let buffer = a.alloca(&pool, BYTES).submit().unwrap();
     assert_eq!(buffer.kind(), MemoryKind::HostVisibleDevice);
     let path = std::env::temp_dir().join(format!("aqueduct-{}-kinds", std::process::id()));

@@ -19,7 +19,7 @@ const BYTES: u64 = COUNT as u64 * 4;
 
 /// A pool of exactly one `BYTES` block: every alloca after the first must reuse memory.
 fn one_block_pool(rig: &KernelRig) -> Pool {
-    rig.device().create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(BYTES).max_size(BYTES)).unwrap()
+    rig.device().create_pool(PoolConfig::new(MemoryKind::HostVisible).slab_size(BYTES).max_size(BYTES)).unwrap()
 }
 
 fn ramp(buffer: &aqueduct_engine::Buffer) -> Vec<u32> {
@@ -77,7 +77,7 @@ fn another_queue_grows_the_pool_before_it_waits_on_memory_in_flight() {
     let rig = KernelRig::new(WaitStrategy::BarrierValue);
     let device = rig.device();
     let pool =
-        device.create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(BYTES).max_size(2 * BYTES)).unwrap();
+        device.create_pool(PoolConfig::new(MemoryKind::HostVisible).slab_size(BYTES).max_size(2 * BYTES)).unwrap();
     let (a, b) = (queue(device), queue(device));
     let (ready, stored) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
     // A's memory goes back while A is stalled: in flight for as long as the test wants.
@@ -149,7 +149,7 @@ fn an_exhausted_pool_fails_or_waits_for_a_dealloca() {
     let waiting = device
         .create_pool(
             PoolConfig::new(MemoryKind::HostVisible)
-                .block_size(BYTES)
+                .slab_size(BYTES)
                 .max_size(BYTES)
                 .exhaustion(Exhaustion::Wait(TIMEOUT)),
         )
@@ -173,7 +173,7 @@ fn an_exhausted_pool_fails_or_waits_for_a_dealloca() {
     let short = device
         .create_pool(
             PoolConfig::new(MemoryKind::HostVisible)
-                .block_size(BYTES)
+                .slab_size(BYTES)
                 .max_size(BYTES)
                 .exhaustion(Exhaustion::Wait(Duration::from_millis(20))),
         )
@@ -191,7 +191,7 @@ fn fragments_returned_in_flight_coalesce_for_a_waiting_alloca() {
     let pool = device
         .create_pool(
             PoolConfig::new(MemoryKind::HostVisible)
-                .block_size(2 * BYTES)
+                .slab_size(2 * BYTES)
                 .max_size(2 * BYTES)
                 .exhaustion(Exhaustion::Wait(TIMEOUT)),
         )
@@ -228,11 +228,11 @@ fn trimming_gives_free_blocks_back_down_to_the_reserve() {
     let device = rig.device();
     let a = queue(device);
     let (_, _, allocations_before) = device.live_objects();
-    let pool = device.create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(BYTES).reserve(BYTES)).unwrap();
+    let pool = device.create_pool(PoolConfig::new(MemoryKind::HostVisible).slab_size(BYTES).reserve(BYTES)).unwrap();
     assert_eq!(pool.stats().bytes_reserved, BYTES, "the reserve is allocated up front");
     let buffers: Vec<_> = (0..4).map(|_| a.alloca(&pool, BYTES).submit().unwrap()).collect();
     let stats = pool.stats();
-    assert_eq!((stats.blocks, stats.bytes_in_use, stats.high_water), (4, 4 * BYTES, 4 * BYTES));
+    assert_eq!((stats.slabs, stats.bytes_in_use, stats.high_water), (4, 4 * BYTES, 4 * BYTES));
     let done = device.create_semaphore(0).unwrap();
     for (index, buffer) in buffers.iter().enumerate() {
         let signal = [done.at(index as u64 + 1)];
@@ -242,19 +242,19 @@ fn trimming_gives_free_blocks_back_down_to_the_reserve() {
     assert!(eventually(TIMEOUT, || pool.stats().bytes_pending == 0));
     assert_eq!(pool.trim(), 3 * BYTES, "everything above the reserve");
     let stats = pool.stats();
-    assert_eq!((stats.blocks, stats.bytes_reserved, stats.bytes_free, stats.high_water), (1, BYTES, BYTES, 4 * BYTES));
+    assert_eq!((stats.slabs, stats.bytes_reserved, stats.bytes_free, stats.high_water), (1, BYTES, BYTES, 4 * BYTES));
     // The deallocated handles still hold the pool; with them gone its blocks are freed.
     drop((pool, buffers));
     assert!(eventually(TIMEOUT, || device.live_objects().2 == allocations_before), "the pool's blocks are freed");
 
     // KeepReserve trims as memory comes back.
     let eager = device
-        .create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(BYTES).trim(TrimPolicy::KeepReserve))
+        .create_pool(PoolConfig::new(MemoryKind::HostVisible).slab_size(BYTES).trim(TrimPolicy::KeepReserve))
         .unwrap();
     let x = a.alloca(&eager, BYTES).submit().unwrap();
     a.dealloca(&x).signal(done.at(5)).submit().unwrap();
     done.wait(5, TIMEOUT).unwrap();
-    assert!(eventually(TIMEOUT, || eager.stats().blocks == 0));
+    assert!(eventually(TIMEOUT, || eager.stats().slabs == 0));
 }
 
 #[test]
@@ -344,7 +344,7 @@ fn bad_input_is_refused_and_changes_nothing() {
     let device = rig.device();
     let a = queue(device);
     let pool =
-        device.create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(BYTES).max_size(4 * BYTES)).unwrap();
+        device.create_pool(PoolConfig::new(MemoryKind::HostVisible).slab_size(BYTES).max_size(4 * BYTES)).unwrap();
     let kept = a.alloca(&pool, 100).submit().unwrap();
     let signal = device.create_semaphore(5).unwrap();
     let (stats, queue_stats) = (pool.stats(), a.stats());
@@ -372,8 +372,8 @@ fn bad_input_is_refused_and_changes_nothing() {
     for config in [
         PoolConfig::new(MemoryKind::HostVisible).granule(3),
         PoolConfig::new(MemoryKind::HostVisible).granule(8),
-        PoolConfig::new(MemoryKind::HostVisible).block_size(1000),
-        PoolConfig::new(MemoryKind::HostVisible).block_size(BYTES).reserve(2 * BYTES).max_size(BYTES),
+        PoolConfig::new(MemoryKind::HostVisible).slab_size(1000),
+        PoolConfig::new(MemoryKind::HostVisible).slab_size(BYTES).reserve(2 * BYTES).max_size(BYTES),
         PoolConfig::new(MemoryKind::HostVisible).max_size(BYTES),
         PoolConfig::new(MemoryKind::HostVisible).agent(7),
     ] {
@@ -427,7 +427,7 @@ fn four_threads_alloca_and_dealloca_with_no_overlap() {
         let pool = device
             .create_pool(
                 PoolConfig::new(MemoryKind::HostVisible)
-                    .block_size(16 * 1024)
+                    .slab_size(16 * 1024)
                     .max_size(128 * 1024)
                     .exhaustion(Exhaustion::Wait(TIMEOUT)),
             )

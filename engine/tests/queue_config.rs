@@ -106,15 +106,11 @@ fn the_device_lists_its_live_queues_and_pools_as_made() {
     );
     assert!(listed.windows(2).all(|pair| pair[0].index < pair[1].index), "by index");
     let pool = device
-        .create_pool(aqueduct_engine::PoolConfig::new(MemoryKind::HostVisible).block_size(1 << 20).max_size(4 << 20))
+        .create_pool(aqueduct_engine::PoolConfig::new(MemoryKind::HostVisible).slab_size(1 << 20).max_size(4 << 20))
         .unwrap();
     let made = (MemoryKind::HostVisible, 0, 1 << 20, 4 << 20);
     let listed = |device: &aqueduct_engine::Device| {
-        device
-            .live_pools()
-            .iter()
-            .filter(|pool| (pool.kind, pool.agent, pool.block_size, pool.max_size) == made)
-            .count()
+        device.live_pools().iter().filter(|pool| (pool.kind, pool.agent, pool.slab_size, pool.max_size) == made).count()
     };
     assert_eq!(listed(device), 1, "the pool is listed as made");
     drop((queue, pool));

@@ -62,7 +62,7 @@ fn multi_queue_program(config: EngineConfig) -> (Vec<u32>, Vec<u32>) {
     let x = device.allocate(MemoryKind::HostVisible, BYTES).unwrap();
     let y = device.allocate(MemoryKind::HostVisible, BYTES).unwrap();
     let scratch = device.allocate(MemoryKind::DeviceLocal, BYTES).unwrap();
-    let pool = device.create_pool(PoolConfig::new(MemoryKind::DeviceLocal).block_size(1 << 16)).unwrap();
+    let pool = device.create_pool(PoolConfig::new(MemoryKind::DeviceLocal).slab_size(1 << 16)).unwrap();
 
     // out(slot 1)[i] = in(slot 0)[i] + 7, then a fill of slot 0's first word to 3.
     let mut cb = device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
@@ -496,7 +496,7 @@ fn sizes_are_checked_before_allocating_and_the_memory_budget_is_refused_by_name(
     let settings = aqueduct_profile::replay::PoolSettings {
         kind: "device-local".into(),
         agent: 0,
-        block_size: 1 << 20,
+        slab_size: 1 << 20,
         granule: 256,
         reserve: 2 << 20,
         max_size: 4 << 20,

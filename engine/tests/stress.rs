@@ -22,7 +22,7 @@ const QUEUES: usize = 4;
 const SUBMISSIONS: usize = 20_000;
 const STEPS: u64 = (SUBMISSIONS / QUEUES) as u64;
 
-struct Lane {
+struct Chain {
     queue: Queue,
     timeline: Semaphore,
     /// `steps[v - 1]` is signalled to 1 by step `v` alone.
@@ -54,8 +54,8 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
     let engine: Engine = engine_with(config);
     let device = engine.device();
     let kernels = test_kernels(&engine);
-    let lanes: Vec<Lane> = (0..QUEUES)
-        .map(|_| Lane {
+    let chains: Vec<Chain> = (0..QUEUES)
+        .map(|_| Chain {
             queue: queue(device),
             timeline: device.create_semaphore(0).unwrap(),
             steps: (0..STEPS).map(|_| device.create_semaphore(0).unwrap()).collect(),
@@ -66,10 +66,10 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
     let kinds = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..QUEUES)
             .map(|me| {
-                let (lanes, kernels) = (&lanes, &kernels);
+                let (chains, kernels) = (&chains, &kernels);
                 scope.spawn(move || {
                     let mut rng = Xorshift::new(seed * 1000 + me as u64);
-                    let lane = &lanes[me];
+                    let chain = &chains[me];
                     // How many steps waited on other queues, read the previous step, or stored fresh.
                     let mut kinds = [0u64; 3];
                     for step in 1..=STEPS {
@@ -79,7 +79,7 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
                         let mut waits: Vec<(usize, u64)> = Vec::new();
                         for _ in 0..rng.below(3) {
                             let other = (me + 1 + rng.below(QUEUES as u64 - 1) as usize) % QUEUES;
-                            let latest = lanes[other].submitted.load(Ordering::Acquire).min(step);
+                            let latest = chains[other].submitted.load(Ordering::Acquire).min(step);
                             if latest == 0 {
                                 continue;
                             }
@@ -91,19 +91,20 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
                         }
                         let points: Vec<SemaphorePoint> = waits
                             .iter()
-                            .map(|&(lane, value)| match waits_on {
-                                Waits::Timelines if rng.below(4) != 0 => lanes[lane].timeline.at(value),
-                                _ => lanes[lane].steps[value as usize - 1].at(1),
+                            .map(|&(chain, value)| match waits_on {
+                                Waits::Timelines if rng.below(4) != 0 => chains[chain].timeline.at(value),
+                                _ => chains[chain].steps[value as usize - 1].at(1),
                             })
                             .collect();
-                        let signal = [lane.timeline.at(step), lane.steps[step as usize - 1].at(1)];
-                        let out = entry(&lane.log, step);
+                        let signal = [chain.timeline.at(step), chain.steps[step as usize - 1].at(1)];
+                        let out = entry(&chain.log, step);
                         let result = match waits.first() {
                             Some(&(other, value)) if other != me => {
                                 kinds[0] += 1;
-                                let bindings = [out, entry(&lanes[other].log, value)];
+                                let bindings = [out, entry(&chains[other].log, value)];
                                 let addend = (step - value) as u32;
-                                lane.queue
+                                chain
+                                    .queue
                                     .dispatch(
                                         &kernels.add_from,
                                         &Dispatch::grid([1, 1, 1])
@@ -117,8 +118,9 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
                             }
                             _ if step > 1 && rng.below(2) == 0 => {
                                 kinds[1] += 1;
-                                let bindings = [out, entry(&lane.log, step - 1)];
-                                lane.queue
+                                let bindings = [out, entry(&chain.log, step - 1)];
+                                chain
+                                    .queue
                                     .dispatch(
                                         &kernels.add_from,
                                         &Dispatch::grid([1, 1, 1]).bindings(&bindings).constants(&[1, 1]),
@@ -131,7 +133,7 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
                                 kinds[2] += 1;
                                 let value = step as u32;
                                 match rng.below(3) {
-                                    0 => lane
+                                    0 => chain
                                         .queue
                                         .dispatch(
                                             &kernels.store_value,
@@ -140,15 +142,15 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
                                         .waits(&points)
                                         .signals(&signal)
                                         .submit(),
-                                    1 => lane
+                                    1 => chain
                                         .queue
                                         .fill(out, &value.to_le_bytes())
                                         .waits(&points)
                                         .signals(&signal)
                                         .submit(),
-                                    _ => lane
+                                    _ => chain
                                         .queue
-                                        .update(&lane.log, step * 4, &value.to_le_bytes())
+                                        .update(&chain.log, step * 4, &value.to_le_bytes())
                                         .waits(&points)
                                         .signals(&signal)
                                         .submit(),
@@ -156,7 +158,7 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
                             }
                         };
                         result.unwrap_or_else(|error| panic!("queue {me} step {step}: {error}"));
-                        lane.submitted.store(step, Ordering::Release);
+                        chain.submitted.store(step, Ordering::Release);
                     }
                     kinds
                 })
@@ -164,22 +166,22 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
             .collect();
         workers.into_iter().map(|worker| worker.join().unwrap()).collect::<Vec<_>>()
     });
-    let finals: Vec<SemaphorePoint> = lanes.iter().map(|lane| lane.timeline.at(STEPS)).collect();
+    let finals: Vec<SemaphorePoint> = chains.iter().map(|chain| chain.timeline.at(STEPS)).collect();
     wait_all(&finals, TIMEOUT).unwrap_or_else(|error| {
-        let values: Vec<u64> = lanes.iter().map(|lane| lane.timeline.value()).collect();
-        let stats: Vec<_> = lanes.iter().map(|lane| lane.queue.stats()).collect();
+        let values: Vec<u64> = chains.iter().map(|chain| chain.timeline.value()).collect();
+        let stats: Vec<_> = chains.iter().map(|chain| chain.queue.stats()).collect();
         panic!("{strategy:?} {waits_on:?}: {error}; timelines {values:?}; {stats:?}")
     });
-    for (index, lane) in lanes.iter().enumerate() {
-        assert_eq!(lane.timeline.value(), STEPS);
-        assert!(lane.steps.iter().all(|semaphore| semaphore.query().unwrap() == 1));
-        let log = words(&lane.log.to_vec().unwrap());
+    for (index, chain) in chains.iter().enumerate() {
+        assert_eq!(chain.timeline.value(), STEPS);
+        assert!(chain.steps.iter().all(|semaphore| semaphore.query().unwrap() == 1));
+        let log = words(&chain.log.to_vec().unwrap());
         assert_eq!(log[0], 0);
         for (step, value) in log.iter().enumerate().skip(1) {
             assert_eq!(*value as usize, step, "{strategy:?}: queue {index}, step {step}");
         }
     }
-    let stats: Vec<_> = lanes.iter().map(|lane| lane.queue.stats()).collect();
+    let stats: Vec<_> = chains.iter().map(|chain| chain.queue.stats()).collect();
     assert_eq!(stats.iter().map(|stats| stats.submissions).sum::<u64>(), SUBMISSIONS as u64);
     let cross: u64 = kinds.iter().map(|kinds| kinds[0]).sum();
     assert!(cross > SUBMISSIONS as u64 / 4, "{strategy:?}: only {cross} cross-queue steps");
@@ -197,15 +199,15 @@ fn stress_with(config: EngineConfig, waits_on: Waits, seed: u64) {
         }
         Waits::Timelines => assert!(deferred > 0, "{strategy:?}: {stats:?}"),
     }
-    assert!(eventually(TIMEOUT, || lanes
+    assert!(eventually(TIMEOUT, || chains
         .iter()
-        .all(|lane| lane.queue.stats().epochs_drained == lane.queue.stats().epochs_submitted)));
-    for (lane, stats) in lanes.iter().zip(&stats) {
+        .all(|chain| chain.queue.stats().epochs_drained == chain.queue.stats().epochs_submitted)));
+    for (chain, stats) in chains.iter().zip(&stats) {
         // Every submission was published exactly once: one payload plus its barrier packets.
         let barrier_packets = stats.packets - stats.epochs_submitted;
         assert_eq!(stats.epochs_submitted, STEPS, "{strategy:?}: {stats:?}");
         assert!(barrier_packets <= stats.device_waits, "{strategy:?}: {stats:?}");
-        assert_eq!(lane.queue.stats().submissions, STEPS);
+        assert_eq!(chain.queue.stats().submissions, STEPS);
     }
     println!("{strategy:?} {waits_on:?}: step kinds {kinds:?}; {stats:?}");
 }

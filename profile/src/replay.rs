@@ -79,7 +79,9 @@ pub type MemoryKindName = String;
 pub struct PoolSettings {
     pub kind: MemoryKindName,
     pub agent: u32,
-    pub block_size: u64,
+    /// Bytes the pool allocates at a time (read from older captures as `block_size`).
+    #[serde(alias = "block_size")]
+    pub slab_size: u64,
     pub granule: u64,
     pub reserve: u64,
     pub max_size: u64,
@@ -370,5 +372,42 @@ impl Checksummer {
     /// The checksum of everything fed.
     pub fn finish(self) -> u32 {
         self.0.finalize()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PoolSettings;
+
+    /// A capture written before the pool's provider allocation was called a slab names the field
+    /// `block_size`; it still reads, into `slab_size`.
+    #[test]
+    fn pool_settings_written_with_the_old_field_name_still_read() {
+        #[derive(serde::Serialize)]
+        struct Older<'a> {
+            kind: &'a str,
+            agent: u32,
+            block_size: u64,
+            granule: u64,
+            reserve: u64,
+            max_size: u64,
+            trim: &'a str,
+            exhaustion: &'a str,
+        }
+        let older = Older {
+            kind: "host-visible",
+            agent: 0,
+            block_size: 1 << 20,
+            granule: 256,
+            reserve: 0,
+            max_size: 4 << 20,
+            trim: "manual",
+            exhaustion: "fail",
+        };
+        let bytes = rmp_serde::to_vec_named(&older).unwrap();
+        let read: PoolSettings = rmp_serde::from_slice(&bytes).unwrap();
+        assert_eq!((read.slab_size, read.max_size, read.trim.as_str()), (1 << 20, 4 << 20, "manual"));
+        let written = rmp_serde::to_vec_named(&read).unwrap();
+        assert!(written.windows(9).any(|name| name == b"slab_size"), "new captures name the field slab_size");
     }
 }

@@ -1,6 +1,6 @@
 //! `aqueduct profile export --format svg`: a self-contained picture of the timeline that opens in
-//! any browser, without a trace viewer. Two lanes per queue: host submissions (submit entry →
-//! published) and device execution (submissions in the lane's upper part, their dispatches below);
+//! any browser, without a trace viewer. Two tracks per queue: host submissions (submit entry →
+//! published) and device execution (submissions in the track's upper part, their dispatches below);
 //! lines join each signal to the waits it satisfied, as in the Chrome export.
 //!
 //! Like the Chrome export it reads the file twice (the index, then the events). Its size stays
@@ -19,33 +19,33 @@ const WIDTH: f64 = 1600.0;
 const LABEL_WIDTH: f64 = 150.0;
 const RIGHT_MARGIN: f64 = 30.0;
 const TOP: f64 = 56.0;
-const LANE_HEIGHT: f64 = 20.0;
-const LANE_GAP: f64 = 3.0;
+const TRACK_HEIGHT: f64 = 20.0;
+const TRACK_GAP: f64 = 3.0;
 const QUEUE_GAP: f64 = 12.0;
 /// Slices narrower than this (pixels) merge with their thin neighbours.
 const THIN_PX: f64 = 1.0;
 pub const MAX_FLOW_LINES: usize = 5000;
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum LaneSlice {
+enum TrackSlice {
     Host,
     Device,
     Dispatch,
 }
 
-impl LaneSlice {
+impl TrackSlice {
     fn class(self) -> &'static str {
         match self {
-            LaneSlice::Host => "host",
-            LaneSlice::Device => "device",
-            LaneSlice::Dispatch => "dispatch",
+            TrackSlice::Host => "host",
+            TrackSlice::Device => "device",
+            TrackSlice::Dispatch => "dispatch",
         }
     }
     fn plural(self) -> &'static str {
         match self {
-            LaneSlice::Host => "host submissions",
-            LaneSlice::Device => "device submissions",
-            LaneSlice::Dispatch => "dispatches",
+            TrackSlice::Host => "host submissions",
+            TrackSlice::Device => "device submissions",
+            TrackSlice::Dispatch => "dispatches",
         }
     }
 }
@@ -62,8 +62,8 @@ struct PendingRun {
 struct Picture {
     origin_ns: u64,
     ns_per_px: f64,
-    lane_of_queue: HashMap<u32, f64>,
-    pending: HashMap<(u32, LaneSlice), PendingRun>,
+    track_of_queue: HashMap<u32, f64>,
+    pending: HashMap<(u32, TrackSlice), PendingRun>,
     body: String,
 }
 
@@ -72,16 +72,16 @@ impl Picture {
         LABEL_WIDTH + ns.saturating_sub(self.origin_ns) as f64 / self.ns_per_px
     }
 
-    fn lane_top(&self, queue: u32, slice: LaneSlice) -> f64 {
-        let host_top = self.lane_of_queue.get(&queue).copied().unwrap_or(TOP);
+    fn track_top(&self, queue: u32, slice: TrackSlice) -> f64 {
+        let host_top = self.track_of_queue.get(&queue).copied().unwrap_or(TOP);
         match slice {
-            LaneSlice::Host => host_top,
-            LaneSlice::Device => host_top + LANE_HEIGHT + LANE_GAP,
-            LaneSlice::Dispatch => host_top + LANE_HEIGHT + LANE_GAP + LANE_HEIGHT * 0.4,
+            TrackSlice::Host => host_top,
+            TrackSlice::Device => host_top + TRACK_HEIGHT + TRACK_GAP,
+            TrackSlice::Dispatch => host_top + TRACK_HEIGHT + TRACK_GAP + TRACK_HEIGHT * 0.4,
         }
     }
 
-    fn slice(&mut self, queue: u32, slice: LaneSlice, span: (u64, u64), title: String, fill: Option<String>) {
+    fn slice(&mut self, queue: u32, slice: TrackSlice, span: (u64, u64), title: String, fill: Option<String>) {
         let (x0, x1) = (self.x(span.0), self.x(span.1.max(span.0)));
         let thin = x1 - x0 < THIN_PX;
         if let Some(run) = self.pending.get_mut(&(queue, slice)) {
@@ -98,14 +98,14 @@ impl Picture {
         }
     }
 
-    fn draw(&mut self, queue: u32, slice: LaneSlice, run: PendingRun) {
-        let top = self.lane_top(queue, slice);
-        // A device lane: submissions in its upper 40%, their dispatches below, so neither hides the
+    fn draw(&mut self, queue: u32, slice: TrackSlice, run: PendingRun) {
+        let top = self.track_top(queue, slice);
+        // A device track: submissions in its upper 40%, their dispatches below, so neither hides the
         // other whatever order they are drawn in.
         let height = match slice {
-            LaneSlice::Host => LANE_HEIGHT,
-            LaneSlice::Device => LANE_HEIGHT * 0.4,
-            LaneSlice::Dispatch => LANE_HEIGHT * 0.6,
+            TrackSlice::Host => TRACK_HEIGHT,
+            TrackSlice::Device => TRACK_HEIGHT * 0.4,
+            TrackSlice::Dispatch => TRACK_HEIGHT * 0.6,
         };
         let width = (run.x1 - run.x0).max(0.5);
         let title = if run.count > 1 { format!("{} {}", run.count, slice.plural()) } else { run.title };
@@ -120,7 +120,7 @@ impl Picture {
     }
 
     fn flush(&mut self) {
-        let mut runs: Vec<((u32, LaneSlice), PendingRun)> = self.pending.drain().collect();
+        let mut runs: Vec<((u32, TrackSlice), PendingRun)> = self.pending.drain().collect();
         // In a fixed order: the same bundle always gives the same picture.
         runs.sort_by_key(|((queue, slice), _)| (*queue, slice.class()));
         for ((queue, slice), run) in runs {
@@ -139,14 +139,14 @@ pub fn export_svg<R: Read + Seek, W: Write>(mut input: R, out: W) -> Result<()> 
     let origin_ns = index.origin_ns.unwrap_or(0);
     let span_ns = index.end_ns.saturating_sub(origin_ns).max(1);
     let plot_width = WIDTH - LABEL_WIDTH - RIGHT_MARGIN;
-    let queue_height = 2.0 * LANE_HEIGHT + LANE_GAP + QUEUE_GAP;
-    let lane_of_queue: HashMap<u32, f64> =
+    let queue_height = 2.0 * TRACK_HEIGHT + TRACK_GAP + QUEUE_GAP;
+    let track_of_queue: HashMap<u32, f64> =
         index.queues.iter().enumerate().map(|(row, &queue)| (queue, TOP + row as f64 * queue_height)).collect();
     let height = TOP + index.queues.len() as f64 * queue_height + 40.0;
     let mut picture = Picture {
         origin_ns,
         ns_per_px: span_ns as f64 / plot_width,
-        lane_of_queue,
+        track_of_queue,
         pending: HashMap::new(),
         body: String::new(),
     };
@@ -179,12 +179,12 @@ pub fn export_svg<R: Read + Seek, W: Write>(mut input: R, out: W) -> Result<()> 
     )?;
     write_axis(&mut out, span_ns, plot_width, height)?;
     for &queue in &index.queues {
-        let top = picture.lane_top(queue, LaneSlice::Host);
+        let top = picture.track_top(queue, TrackSlice::Host);
         writeln!(out, "<text class=\"label\" x=\"10\" y=\"{:.1}\">queue {queue} host</text>", top + 14.0)?;
         writeln!(
             out,
             "<text class=\"label\" x=\"10\" y=\"{:.1}\">queue {queue} device</text>",
-            top + LANE_HEIGHT + LANE_GAP + 14.0
+            top + TRACK_HEIGHT + TRACK_GAP + 14.0
         )?;
     }
 
@@ -201,7 +201,7 @@ pub fn export_svg<R: Read + Seek, W: Write>(mut input: R, out: W) -> Result<()> 
                     event.operation.name(),
                     format_duration(event.published_ns.saturating_sub(event.submit_entry_ns) as f64)
                 );
-                picture.slice(event.queue, LaneSlice::Host, (event.submit_entry_ns, event.published_ns), title, None);
+                picture.slice(event.queue, TrackSlice::Host, (event.submit_entry_ns, event.published_ns), title, None);
                 for wait in &event.waits {
                     let Some(producer) = index.producer_of(wait) else { continue };
                     let Some(endpoints) = index.flow_endpoints(producer, (event.queue, event.epoch)) else { continue };
@@ -210,8 +210,8 @@ pub fn export_svg<R: Read + Seek, W: Write>(mut input: R, out: W) -> Result<()> 
                         continue;
                     }
                     flow_lines += 1;
-                    let lane = if endpoints.on_device { LaneSlice::Device } else { LaneSlice::Host };
-                    let y = |queue| picture.lane_top(queue, lane) + LANE_HEIGHT / 2.0;
+                    let track = if endpoints.on_device { TrackSlice::Device } else { TrackSlice::Host };
+                    let y = |queue| picture.track_top(queue, track) + TRACK_HEIGHT / 2.0;
                     let _ = writeln!(
                         flows,
                         "<line class=\"flow\" x1=\"{:.2}\" y1=\"{:.1}\" x2=\"{:.2}\" y2=\"{:.1}\" marker-end=\"url(#arrow)\"><title>semaphore {} ≥ {}</title></line>",
@@ -236,7 +236,7 @@ pub fn export_svg<R: Read + Seek, W: Write>(mut input: R, out: W) -> Result<()> 
                     operation,
                     format_duration(event.end_ns.saturating_sub(event.begin_ns) as f64)
                 );
-                picture.slice(event.queue, LaneSlice::Device, (event.begin_ns, event.end_ns), title, None);
+                picture.slice(event.queue, TrackSlice::Device, (event.begin_ns, event.end_ns), title, None);
             }
             Record::Dispatch(event) => {
                 let title = format!(
@@ -247,7 +247,7 @@ pub fn export_svg<R: Read + Seek, W: Write>(mut input: R, out: W) -> Result<()> 
                     format_duration(event.end_ns.saturating_sub(event.begin_ns) as f64)
                 );
                 let fill = kernel_colour(&event.kernel);
-                picture.slice(event.queue, LaneSlice::Dispatch, (event.begin_ns, event.end_ns), title, Some(fill));
+                picture.slice(event.queue, TrackSlice::Dispatch, (event.begin_ns, event.end_ns), title, Some(fill));
             }
             Record::Counter(_) | Record::Executable(_) | Record::Dropped(_) => {}
         }
@@ -321,7 +321,7 @@ fn format_duration(ns: f64) -> String {
     }
 }
 
-/// A stable colour per kernel, so one kernel reads the same across lanes.
+/// A stable colour per kernel, so one kernel reads the same across tracks.
 fn kernel_colour(kernel: &str) -> String {
     const PALETTE: [&str; 8] = ["#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"];
     // FNV-1a: small, and stable across runs (std's hasher is not guaranteed to be).

@@ -273,7 +273,7 @@ fn flows_are_the_chrome_exports_flows() {
         };
         let ns = origin_ns + (event["ts"].as_f64().unwrap() * 1000.0).round() as u64;
         let (perfetto_track, begin, end) = if start { perfetto[&id].0 } else { perfetto[&id].1 };
-        // Same queue and lane, and the Chrome endpoint lies in the slice the Perfetto flow binds to.
+        // Same queue and track, and the Chrome endpoint lies in the slice the Perfetto flow binds to.
         assert_eq!(perfetto_track, track, "flow {id}");
         assert!((begin..=end).contains(&ns), "flow {id}: {ns} outside {begin}..={end}");
     }

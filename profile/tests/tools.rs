@@ -168,7 +168,7 @@ fn svg_of(bundle: Vec<u8>) -> String {
 }
 
 #[test]
-fn svg_export_draws_every_lane_slice_and_flow() {
+fn svg_export_draws_every_track_slice_and_flow() {
     let svg = svg_of(sample_bundle());
     assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{svg}");
     assert!(svg.trim_end().ends_with("</svg>"));
@@ -179,8 +179,8 @@ fn svg_export_draws_every_lane_slice_and_flow() {
     assert_eq!(count("<rect class=\"device\""), 7);
     assert_eq!(count("<rect class=\"dispatch\""), 4);
     assert_eq!(count("<line class=\"flow\""), 4);
-    for lane in ["queue 0 host", "queue 0 device", "queue 1 host", "queue 1 device"] {
-        assert!(svg.contains(&format!(">{lane}</text>")), "{lane}");
+    for track in ["queue 0 host", "queue 0 device", "queue 1 host", "queue 1 device"] {
+        assert!(svg.contains(&format!(">{track}</text>")), "{track}");
     }
     assert!(svg.contains("<title>queue 1 epoch 3: copy, submit 5.20 µs</title>"), "{svg}");
     assert!(svg.contains("3 records were dropped during capture"));

@@ -44,7 +44,7 @@ impl MemoryRig {
         let device = &rig.device;
         let pool = device.create_pool(PoolConfig::new(MemoryKind::HostVisible))?;
         let one_block = device
-            .create_pool(PoolConfig::new(MemoryKind::HostVisible).block_size(ALLOCA_BYTES).max_size(ALLOCA_BYTES))?;
+            .create_pool(PoolConfig::new(MemoryKind::HostVisible).slab_size(ALLOCA_BYTES).max_size(ALLOCA_BYTES))?;
         let fixed = device.allocate(MemoryKind::HostVisible, ALLOCA_BYTES)?;
         let file_path = std::env::temp_dir().join(format!("aqueduct-bench-{}.bin", std::process::id()));
         let bytes = FILE_MIB << 20;

@@ -75,7 +75,7 @@ pub enum ExportFormat {
     Chrome,
     /// Native Perfetto protobuf (TrackEvent): open in Perfetto's UI or trace processor.
     Perfetto,
-    /// A self-contained SVG picture, one host and one device lane per queue.
+    /// A self-contained SVG picture, one host and one device track per queue.
     Svg,
 }
 

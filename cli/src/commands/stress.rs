@@ -25,7 +25,7 @@ pub struct Arguments {
     /// Submitting threads.
     #[arg(long, default_value_t = 4)]
     threads: usize,
-    /// Queues (lanes are the larger of threads and queues; lane l uses queue l % queues).
+    /// Queues (chains are the larger of threads and queues; chain l uses queue l % queues).
     #[arg(long, default_value_t = 4)]
     queues: usize,
     /// Submissions per round (default 100000); with --soak, the most a round draws (default 4000).
@@ -49,7 +49,7 @@ pub struct Arguments {
     /// One submission in this many waits on an injected failure (0: none).
     #[arg(long, default_value_t = 500)]
     failure_every: u64,
-    /// Steps a lane may run ahead of its completed work: 0 is unbounded (most work then parks
+    /// Steps a chain may run ahead of its completed work: 0 is unbounded (most work then parks
     /// behind parked producers).
     #[arg(long, default_value_t = 16)]
     window: u64,
@@ -123,8 +123,8 @@ fn print(report: &StressReport) {
         println!("aqueduct stress: provider {}, soak, seed {}", report.provider, report.seed);
     } else {
         println!(
-            "aqueduct stress: provider {}, {} threads, {} queues, {} lanes, seed {}",
-            report.provider, report.threads, report.queues, report.lanes, report.seed
+            "aqueduct stress: provider {}, {} threads, {} queues, {} chains, seed {}",
+            report.provider, report.threads, report.queues, report.chains, report.seed
         );
     }
     let mut totals = table(&["strategy", "rounds", "submissions", "time (s)", "submissions/s", "parked", "lost"], 1);

@@ -2,7 +2,7 @@
 //! buffers through `Queue::alloca` and takes them back through `Queue::dealloca`, in queue order
 //! and without a host round trip.
 //!
-//! A pool is an entity of the device World ([`PoolEntity`]); its blocks are ordinary device
+//! A pool is an entity of the device World ([`PoolEntity`]); its slabs are ordinary device
 //! allocations (so trimming and dropping go through deferred release); each allocation is an
 //! entity of the pool's own World with [`PoolRange`], [`OwningQueue`] and [`FreeAt`]. Entities
 //! are recycled, not despawned, so a steady alloca/dealloca stream spawns nothing.
@@ -13,7 +13,7 @@
 //!    which waited for every use its caller named;
 //! 2. free memory: its dealloca's point was reached (its queue drained that dealloca), or the
 //!    rows that could use it settled: anyone, at once;
-//! 3. a new block, within `max_size`;
+//! 3. a new slab, within `max_size`;
 //! 4. memory another queue's dealloca returned, still in flight: the alloca waits (device-side)
 //!    on that queue's memory timeline at the dealloca's value, so its signals, which every user
 //!    of the buffer waits on, come after the memory is dead. Only once the pool cannot grow: the
@@ -22,7 +22,7 @@
 //!    to retire and coalesce, or for one not yet submitted.
 //!
 //! Lock order: the pool's lock is never held while staging (a queue's lock), while allocating a
-//! block or while waiting. Under it only the device World is taken (a trimmed block's deferred
+//! slab or while waiting. Under it only the device World is taken (a trimmed slab's deferred
 //! release), and nothing that holds the device World takes a pool's lock.
 
 use std::collections::VecDeque;
@@ -42,14 +42,14 @@ use crate::error::{EngineError, EngineResult};
 use crate::replay_capture::names::{self, Named};
 use crate::semaphore::Semaphore;
 
-/// What a pool does with free blocks beyond its reserve.
+/// What a pool does with free slabs beyond its reserve.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TrimPolicy {
-    /// Keep every block until [`Pool::trim`] is called (a frame or batch loop that allocates
+    /// Keep every slab until [`Pool::trim`] is called (a frame or batch loop that allocates
     /// the same sizes again pays no provider allocation).
     #[default]
     Manual,
-    /// Give a block back as soon as it is wholly free, while the pool holds more than its
+    /// Give a slab back as soon as it is wholly free, while the pool holds more than its
     /// reserve.
     KeepReserve,
 }
@@ -101,7 +101,7 @@ impl PoolConfig {
         aqueduct_profile::replay::PoolSettings {
             kind: names::name(self.kind),
             agent: self.agent as u32,
-            block_size: self.block_size,
+            slab_size: self.slab_size,
             granule: self.granule,
             reserve: self.reserve,
             max_size: self.max_size,
@@ -119,33 +119,36 @@ pub struct PoolConfig {
     pub kind: MemoryKind,
     /// The agent (within the device) whose memory of `kind` the pool draws from.
     pub agent: usize,
-    /// Bytes the pool allocates at a time; a larger alloca gets a block of its own size.
-    pub block_size: u64,
+    /// Bytes the pool allocates at a time; a larger alloca gets a slab of its own size.
+    pub slab_size: u64,
     /// Allocation sizes and offsets are multiples of this (a power of two, at least 16).
     pub granule: u64,
     /// Bytes allocated when the pool is made and kept through trims.
     pub reserve: u64,
-    /// The most bytes the pool's blocks may hold together.
+    /// The most bytes the pool's slabs may hold together.
     pub max_size: u64,
-    /// What the pool does with free blocks beyond its reserve.
+    /// What the pool does with free slabs beyond its reserve.
     pub trim: TrimPolicy,
     /// What an alloca does when the pool cannot serve it and may not grow.
     pub exhaustion: Exhaustion,
 }
 
 impl PoolConfig {
-    /// The default `block_size`: 16 MiB.
-    pub const DEFAULT_BLOCK_SIZE: u64 = 16 << 20;
+    /// The default `slab_size`: 16 MiB.
+    pub const DEFAULT_SLAB_SIZE: u64 = 16 << 20;
+    /// The old name of [`Self::DEFAULT_SLAB_SIZE`].
+    #[deprecated(note = "a pool's provider allocation is a slab: use DEFAULT_SLAB_SIZE")]
+    pub const DEFAULT_BLOCK_SIZE: u64 = Self::DEFAULT_SLAB_SIZE;
     /// IREE's and HIP's allocators align to 256 bytes, enough for every kernel argument type.
     pub const DEFAULT_GRANULE: u64 = 256;
 
-    /// A pool of `kind` memory on agent 0: default block size and granule, no reserve, no size
+    /// A pool of `kind` memory on agent 0: default slab size and granule, no reserve, no size
     /// limit, [`TrimPolicy::Manual`], [`Exhaustion::Fail`].
     pub fn new(kind: MemoryKind) -> Self {
         Self {
             kind,
             agent: 0,
-            block_size: Self::DEFAULT_BLOCK_SIZE,
+            slab_size: Self::DEFAULT_SLAB_SIZE,
             granule: Self::DEFAULT_GRANULE,
             reserve: 0,
             max_size: u64::MAX,
@@ -159,9 +162,15 @@ impl PoolConfig {
         Self { agent, ..self }
     }
 
-    /// Sets the `block_size` field.
-    pub fn block_size(self, block_size: u64) -> Self {
-        Self { block_size, ..self }
+    /// Sets the `slab_size` field.
+    pub fn slab_size(self, slab_size: u64) -> Self {
+        Self { slab_size, ..self }
+    }
+
+    /// The old name of [`Self::slab_size`].
+    #[deprecated(note = "a pool's provider allocation is a slab: use slab_size")]
+    pub fn block_size(self, slab_size: u64) -> Self {
+        self.slab_size(slab_size)
     }
 
     /// Sets the `granule` field.
@@ -194,13 +203,13 @@ impl PoolConfig {
         if !self.granule.is_power_of_two() || self.granule < 16 {
             return invalid(format!("granule {} is not a power of two of at least 16", self.granule));
         }
-        if self.block_size < self.granule || !self.block_size.is_multiple_of(self.granule) {
-            return invalid(format!("block size {} is not a positive multiple of the granule", self.block_size));
+        if self.slab_size < self.granule || !self.slab_size.is_multiple_of(self.granule) {
+            return invalid(format!("slab size {} is not a positive multiple of the granule", self.slab_size));
         }
-        if self.block_size > self.max_size || self.reserve > self.max_size {
+        if self.slab_size > self.max_size || self.reserve > self.max_size {
             return invalid(format!(
-                "block size {} and reserve {} must not exceed the max size {}",
-                self.block_size, self.reserve, self.max_size
+                "slab size {} and reserve {} must not exceed the max size {}",
+                self.slab_size, self.reserve, self.max_size
             ));
         }
         Ok(())
@@ -214,7 +223,7 @@ pub struct PoolStats {
     pub bytes_in_use: u64,
     /// The most bytes in use at once.
     pub high_water: u64,
-    /// Bytes the pool's blocks hold.
+    /// Bytes the pool's slabs hold.
     pub bytes_reserved: u64,
     /// Returned by deallocas still in flight.
     pub bytes_pending: u64,
@@ -222,20 +231,20 @@ pub struct PoolStats {
     pub bytes_held: u64,
     /// Free and reusable by anyone.
     pub bytes_free: u64,
-    /// Blocks the pool holds.
-    pub blocks: usize,
+    /// Slabs the pool holds.
+    pub slabs: usize,
     /// Allocations handed out by allocas and not yet returned.
     pub live_allocations: usize,
     /// Entities of the pool's World (every allocation record, recycled): bounded by the most
     /// allocations live, in flight or held at once, not by how many were made.
     pub allocation_entities: usize,
-    /// `1 - largest free range / min(free bytes, largest block)`: 0 when the free memory is as
-    /// contiguous as the blocks allow.
+    /// `1 - largest free range / min(free bytes, largest slab)`: 0 when the free memory is as
+    /// contiguous as the slabs allow.
     pub fragmentation: f64,
 }
 
 /// A pool of device memory for queue-ordered allocation. Cloning shares it. Dropping the last
-/// handle while allocations live is allowed: their buffers keep the pool, and its blocks are
+/// handle while allocations live is allowed: their buffers keep the pool, and its slabs are
 /// freed, once every handle is gone, after the rows that used them settle.
 #[derive(Clone)]
 pub struct Pool(pub(crate) Arc<PoolShared>);
@@ -259,7 +268,7 @@ pub(crate) struct PoolShared {
     pub replay_id: crate::replay_capture::ReplayId,
 }
 
-struct Block {
+struct Slab {
     memory: Buffer,
     size: u64,
 }
@@ -274,7 +283,7 @@ struct PendingList {
 struct PoolState {
     world: World,
     vacant: Vec<Entity>,
-    blocks: Vec<Option<Block>>,
+    slabs: Vec<Option<Slab>>,
     free: FreeRanges,
     pending: Vec<PendingList>,
     /// Entities whose `FreeAt` is `AfterRows`.
@@ -300,7 +309,7 @@ pub(crate) struct Reservation {
 
 impl Drop for PoolShared {
     fn drop(&mut self) {
-        // Its blocks (ordinary allocations) drop with the state: deferred release frees them once
+        // Its slabs (ordinary allocations) drop with the state: deferred release frees them once
         // every row staged until now has settled.
         self.device.defer_release(self.entity);
     }
@@ -315,7 +324,7 @@ impl Pool {
             .spawn(PoolEntity {
                 kind: config.kind,
                 agent: config.agent,
-                block_size: config.block_size,
+                slab_size: config.slab_size,
                 max_size: config.max_size,
             })
             .id();
@@ -326,7 +335,7 @@ impl Pool {
             state: Mutex::new(PoolState {
                 world: World::new(),
                 vacant: Vec::new(),
-                blocks: Vec::new(),
+                slabs: Vec::new(),
                 free: FreeRanges::default(),
                 pending: Vec::new(),
                 held: Vec::new(),
@@ -344,9 +353,9 @@ impl Pool {
         let pool = Self(Arc::new(shared));
         let mut reserved = 0;
         while reserved < config.reserve {
-            let size = config.block_size.min(round_up(config.reserve - reserved, config.granule));
-            let block = pool.0.allocate_block(size)?;
-            pool.0.lock().add_block(block);
+            let size = config.slab_size.min(round_up(config.reserve - reserved, config.granule));
+            let slab = pool.0.allocate_slab(size)?;
+            pool.0.lock().add_slab(slab);
             reserved += size;
         }
         Ok(pool)
@@ -364,7 +373,7 @@ impl Pool {
         state.stats()
     }
 
-    /// Gives wholly free blocks back (down to the reserve); returns the bytes released. Their
+    /// Gives wholly free slabs back (down to the reserve); returns the bytes released. Their
     /// memory is freed once every row staged until now has settled.
     pub fn trim(&self) -> u64 {
         let trimmed = {
@@ -372,7 +381,7 @@ impl Pool {
             state.retire(&self.0.device, &self.0.config);
             state.trim(self.0.config.reserve)
         };
-        trimmed.iter().map(|block| block.size).sum()
+        trimmed.iter().map(|slab| slab.size).sum()
     }
 }
 
@@ -381,9 +390,9 @@ impl PoolShared {
         self.state.lock().unwrap_or_else(|poison| poison.into_inner())
     }
 
-    fn allocate_block(&self, size: u64) -> EngineResult<Block> {
+    fn allocate_slab(&self, size: u64) -> EngineResult<Slab> {
         let memory = Buffer::allocate(&self.device, self.config.kind, size, self.config.agent)?;
-        Ok(Block { memory, size })
+        Ok(Slab { memory, size })
     }
 
     /// Takes `size` bytes for an alloca on `queue` (see the module's reuse rules).
@@ -404,7 +413,7 @@ impl PoolShared {
         };
         let mut state = self.lock();
         loop {
-            // Not `retire`: a block grown for this alloca is wholly free until it is taken from.
+            // Not `retire`: a slab grown for this alloca is wholly free until it is taken from.
             state.retire_points(&self.device);
             if let Some(reservation) = state.take(queue, rounded) {
                 if config.trim == TrimPolicy::KeepReserve {
@@ -412,12 +421,12 @@ impl PoolShared {
                 }
                 return Ok(reservation);
             }
-            let block_size = config.block_size.max(rounded);
-            if state.reserved.checked_add(block_size).is_some_and(|total| total <= config.max_size) {
+            let slab_size = config.slab_size.max(rounded);
+            if state.reserved.checked_add(slab_size).is_some_and(|total| total <= config.max_size) {
                 drop(state);
-                let block = self.allocate_block(block_size)?;
+                let slab = self.allocate_slab(slab_size)?;
                 state = self.lock();
-                state.add_block(block);
+                state.add_slab(slab);
                 continue;
             }
             if let Some(reservation) = state.take_behind_wait(queue, rounded) {
@@ -493,24 +502,24 @@ impl PoolShared {
         }
     }
 
-    /// The device address of a block.
-    fn block_address(state: &PoolState, block: u32) -> u64 {
-        state.blocks[block as usize].as_ref().map_or(0, |block| block.memory.device_address())
+    /// The device address of a slab.
+    fn slab_address(state: &PoolState, slab: u32) -> u64 {
+        state.slabs[slab as usize].as_ref().map_or(0, |slab| slab.memory.device_address())
     }
 }
 
 impl PoolState {
-    fn add_block(&mut self, block: Block) {
-        let index = match self.blocks.iter().position(Option::is_none) {
+    fn add_slab(&mut self, slab: Slab) {
+        let index = match self.slabs.iter().position(Option::is_none) {
             Some(index) => index,
             None => {
-                self.blocks.push(None);
-                self.blocks.len() - 1
+                self.slabs.push(None);
+                self.slabs.len() - 1
             }
         };
-        self.free.add_block(index as u32, block.size);
-        self.reserved += block.size;
-        self.blocks[index] = Some(block);
+        self.free.add_slab(index as u32, slab.size);
+        self.reserved += slab.size;
+        self.slabs[index] = Some(slab);
     }
 
     fn spawn(&mut self) -> Entity {
@@ -530,8 +539,8 @@ impl PoolState {
         if let Some(reservation) = own.and_then(|list| self.take_pending(list, queue, size)) {
             return Some(reservation);
         }
-        let (block, offset) = self.free.take(size)?;
-        Some(self.hand_out(queue, PoolRange { block, offset, size }, None, FreeAt::Vacant))
+        let (slab, offset) = self.free.take(size)?;
+        Some(self.hand_out(queue, PoolRange { slab, offset, size }, None, FreeAt::Vacant))
     }
 
     /// Takes memory another queue's dealloca returned, still in flight (rule 4): the alloca will
@@ -590,7 +599,7 @@ impl PoolState {
         self.in_use += range.size;
         self.high_water = self.high_water.max(self.in_use);
         self.live += 1;
-        let address = PoolShared::block_address(self, range.block) + range.offset;
+        let address = PoolShared::slab_address(self, range.slab) + range.offset;
         Reservation { entity, range, address, wait, origin }
     }
 
@@ -626,7 +635,7 @@ impl PoolState {
         }
         self.in_use -= range.size;
         self.live -= 1;
-        self.free.give(range.block, range.offset, range.size);
+        self.free.give(range.slab, range.offset, range.size);
         self.vacate(entity);
     }
 
@@ -663,7 +672,7 @@ impl PoolState {
     fn retire(&mut self, device: &DeviceShared, config: &PoolConfig) {
         self.retire_points(device);
         if config.trim == TrimPolicy::KeepReserve {
-            // Dropped here: a block's release defers through the device World, which never
+            // Dropped here: a slab's release defers through the device World, which never
             // takes a pool's lock.
             drop(self.trim(config.reserve));
         }
@@ -686,7 +695,7 @@ impl PoolState {
                 let range = self.range(entity);
                 self.pending_bytes -= range.size;
                 if value <= reached {
-                    self.free.give(range.block, range.offset, range.size);
+                    self.free.give(range.slab, range.offset, range.size);
                     self.vacate(entity);
                 } else {
                     // Its dealloca failed: nothing says when its users end.
@@ -714,7 +723,7 @@ impl PoolState {
                     self.held.swap_remove(position);
                     let range = self.range(entity);
                     self.held_bytes -= range.size;
-                    self.free.give(range.block, range.offset, range.size);
+                    self.free.give(range.slab, range.offset, range.size);
                     self.vacate(entity);
                 } else {
                     position += 1;
@@ -723,21 +732,21 @@ impl PoolState {
         }
     }
 
-    fn largest_block(&self) -> u64 {
-        self.blocks.iter().flatten().map(|block| block.size).max().unwrap_or(0)
+    fn largest_slab(&self) -> u64 {
+        self.slabs.iter().flatten().map(|slab| slab.size).max().unwrap_or(0)
     }
 
-    /// Removes wholly free blocks while more than `reserve` bytes stay; returns them.
-    fn trim(&mut self, reserve: u64) -> Vec<Block> {
+    /// Removes wholly free slabs while more than `reserve` bytes stay; returns them.
+    fn trim(&mut self, reserve: u64) -> Vec<Slab> {
         let mut trimmed = Vec::new();
-        for index in 0..self.blocks.len() {
-            let Some(size) = self.blocks[index].as_ref().map(|block| block.size) else { continue };
-            if self.reserved - size < reserve || !self.free.block_is_free(index as u32, size) {
+        for index in 0..self.slabs.len() {
+            let Some(size) = self.slabs[index].as_ref().map(|slab| slab.size) else { continue };
+            if self.reserved - size < reserve || !self.free.slab_is_free(index as u32, size) {
                 continue;
             }
-            self.free.remove_block(index as u32, size);
+            self.free.remove_slab(index as u32, size);
             self.reserved -= size;
-            trimmed.extend(self.blocks[index].take());
+            trimmed.extend(self.slabs[index].take());
         }
         trimmed
     }
@@ -751,10 +760,10 @@ impl PoolState {
             bytes_pending: self.pending_bytes,
             bytes_held: self.held_bytes,
             bytes_free: free,
-            blocks: self.blocks.iter().flatten().count(),
+            slabs: self.slabs.iter().flatten().count(),
             live_allocations: self.live,
             allocation_entities: self.world.entities().len() as usize,
-            fragmentation: match free.min(self.largest_block()) {
+            fragmentation: match free.min(self.largest_slab()) {
                 0 => 0.0,
                 whole => 1.0 - self.free.largest() as f64 / whole as f64,
             },

@@ -397,7 +397,7 @@ impl<'d> Replayer<'d> {
                 self.check_agent(settings.agent)?;
                 let config = PoolConfig::new(names::parse::<MemoryKind>(&settings.kind)?)
                     .agent(settings.agent as usize)
-                    .block_size(settings.block_size)
+                    .slab_size(settings.slab_size)
                     .granule(settings.granule)
                     .reserve(settings.reserve)
                     .max_size(settings.max_size)

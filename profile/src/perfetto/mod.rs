@@ -66,16 +66,16 @@ pub fn device_track(queue: u32) -> u64 {
 pub const FIRST_COUNTER_TRACK: u64 = 1 << 62;
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Lane {
+enum Track {
     Host,
     Device,
 }
 
-/// The flow ids each submission's slice starts and ends, by (queue, epoch, lane).
+/// The flow ids each submission's slice starts and ends, by (queue, epoch, track).
 #[derive(Default)]
 struct Flows {
-    outgoing: HashMap<(u32, u64, Lane), Vec<u64>>,
-    incoming: HashMap<(u32, u64, Lane), Vec<u64>>,
+    outgoing: HashMap<(u32, u64, Track), Vec<u64>>,
+    incoming: HashMap<(u32, u64, Track), Vec<u64>>,
 }
 
 impl Flows {
@@ -90,9 +90,9 @@ impl Flows {
             for wait in &event.waits {
                 let Some(producer) = index.producer_of(wait) else { continue };
                 let Some(endpoints) = index.flow_endpoints(producer, waiter) else { continue };
-                let lane = if endpoints.on_device { Lane::Device } else { Lane::Host };
-                flows.outgoing.entry((producer.0, producer.1, lane)).or_default().push(next_id);
-                flows.incoming.entry((waiter.0, waiter.1, lane)).or_default().push(next_id);
+                let track = if endpoints.on_device { Track::Device } else { Track::Host };
+                flows.outgoing.entry((producer.0, producer.1, track)).or_default().push(next_id);
+                flows.incoming.entry((waiter.0, waiter.1, track)).or_default().push(next_id);
                 next_id += 1;
             }
         }
@@ -100,8 +100,8 @@ impl Flows {
     }
 
     /// The flows starting and ending at this slice, handed out once.
-    fn take(&mut self, queue: u32, epoch: u64, lane: Lane) -> (Vec<u64>, Vec<u64>) {
-        let key = (queue, epoch, lane);
+    fn take(&mut self, queue: u32, epoch: u64, track: Track) -> (Vec<u64>, Vec<u64>) {
+        let key = (queue, epoch, track);
         (self.outgoing.remove(&key).unwrap_or_default(), self.incoming.remove(&key).unwrap_or_default())
     }
 }
@@ -142,7 +142,7 @@ pub fn export_perfetto<R: Read + Seek, W: Write>(mut input: R, out: W) -> Result
     for record in reader {
         match record? {
             Record::QueueEvent(event) => {
-                let (flow_ids, terminating_flow_ids) = flows.take(event.queue, event.epoch, Lane::Host);
+                let (flow_ids, terminating_flow_ids) = flows.take(event.queue, event.epoch, Track::Host);
                 let mut annotations = vec![
                     annotation("epoch", AnnotationValue::UintValue(event.epoch)),
                     annotation("packets", AnnotationValue::UintValue(event.packets.into())),
@@ -170,7 +170,7 @@ pub fn export_perfetto<R: Read + Seek, W: Write>(mut input: R, out: W) -> Result
                     .operations
                     .get(&(event.queue, event.epoch))
                     .map_or_else(|| format!("epoch {}", event.epoch), |operation| operation.name().to_string());
-                let (flow_ids, terminating_flow_ids) = flows.take(event.queue, event.epoch, Lane::Device);
+                let (flow_ids, terminating_flow_ids) = flows.take(event.queue, event.epoch, Track::Device);
                 writer.slice(
                     device_track(event.queue),
                     (event.begin_ns, event.end_ns),
