@@ -75,7 +75,7 @@ pub struct TimedPacket {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimedKind {
     /// A packet timed for the submission's span, not a dispatch: its first wait barrier, a
-    /// barrier payload, or a command-buffer segment's lead barrier and end.
+    /// barrier payload, or a command-buffer leg's lead barrier and end.
     Payload,
     /// A kernel dispatch: the kernel object, grid and workgroup as published, and for an executed
     /// one, the command that recorded it.

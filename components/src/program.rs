@@ -1,7 +1,7 @@
 //! A command-buffer execution as the stages see it: the finished program image with the facts
 //! finishing recorded once, and the cursor of one execution through it.
 //!
-//! An execution runs as one or more *segments*, one epoch each. A segment is the longest run of
+//! An execution runs as one or more *legs*, one epoch each. A leg is the longest run of
 //! blocks, following unconditional branches, that fits the ring's free space; it also ends after
 //! a block whose terminator is a conditional branch, because the branch reads a value that the
 //! block's own commands may write, so it is evaluated only once the queue has drained.
@@ -79,7 +79,7 @@ pub enum StepKind {
     /// The packet is complete (a prepublished dispatch): execution copies it as it is.
     Baked,
     /// The packet is complete but for its kernarg address: execution copies `kernarg_bytes` of the
-    /// template at `template` into the segment's kernarg span, writes the patches' pointers into
+    /// template at `template` into the leg's kernarg span, writes the patches' pointers into
     /// the copy, and points the packet at it.
     Template,
 }
@@ -289,7 +289,7 @@ impl ProgramImageRef {
     }
 }
 
-/// Where the next segment of an execution starts.
+/// Where the next leg of an execution starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cursor {
     /// At this block (block 0 is the entry).
@@ -316,9 +316,9 @@ pub struct ProgramRun {
     /// Blocks executed so far; an execution that exceeds `block_limit` fails instead of spinning.
     pub blocks_run: u64,
     pub block_limit: u64,
-    /// Header words of the segment being published, in packet order (reused scratch).
+    /// Header words of the leg being published, in packet order (reused scratch).
     pub headers: Vec<u32>,
-    /// Processed on the device: the whole execution is one segment, the block processor's
+    /// Processed on the device: the whole execution is one leg, the block processor's
     /// dispatch and the barrier that waits for its done signal.
     pub on_device: bool,
     /// On the device: the address of its status record, once published.
@@ -341,38 +341,38 @@ impl ProgramRun {
     }
 }
 
-/// How the planned segment ends.
+/// How the planned leg ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum SegmentEnd {
+pub enum LegEnd {
     /// The last block returns: this is the execution's final epoch.
     #[default]
     Return,
     /// The last block ends in a conditional branch, evaluated after the queue drains.
     Branch(u32),
-    /// The ring had no room for the next block; it starts the next segment.
+    /// The ring had no room for the next block; it starts the next leg.
     Continue(u32),
 }
 
-/// The segment admission planned and reserved for.
+/// The leg admission planned and reserved for.
 #[derive(Clone, Debug, Default)]
-pub struct SegmentPlan {
+pub struct LegPlan {
     /// Block ordinals in execution order.
     pub blocks: Vec<u32>,
     /// Packets and kernarg bytes the blocks may write (their headers' worst cases).
     pub packets: u64,
     pub kernarg_bytes: u64,
-    pub end: SegmentEnd,
+    pub end: LegEnd,
     /// A device-processed execution with bindings: where its binding table goes (see
     /// `aqueduct_systems::binding_tables`); none for an empty table.
     pub binding_table: Option<crate::kernarg_ring::BindingTablePlan>,
 }
 
-impl SegmentPlan {
+impl LegPlan {
     pub fn clear(&mut self) {
         self.blocks.clear();
         self.packets = 0;
         self.kernarg_bytes = 0;
-        self.end = SegmentEnd::Return;
+        self.end = LegEnd::Return;
         self.binding_table = None;
     }
 }

@@ -19,7 +19,7 @@
 use aqueduct_abi::ImplicitKernargs;
 
 use crate::dependency::{SignalOp, WaitOp};
-use crate::program::{ProgramRun, SegmentPlan};
+use crate::program::{LegPlan, ProgramRun};
 use aqueduct_vocabulary::OperationKind;
 
 /// The one kernel dispatch a submission carries, without its kernarg address: the packet body
@@ -33,7 +33,7 @@ pub enum Payload {
     #[default]
     Barrier,
     Dispatch(DispatchTemplate),
-    /// A segment of a command buffer's execution (the row's run in the `program` column).
+    /// A leg of a command buffer's execution (the row's run in the `program` column).
     Execute,
 }
 
@@ -476,8 +476,8 @@ columns! {
         pub entry_ns: u64,
         /// A command-buffer execution's progress ([`Payload::Execute`] rows only).
         pub program: ProgramRun,
-        /// The segment admission planned for a program row.
-        pub segment: SegmentPlan,
+        /// The leg admission planned for a program row.
+        pub leg: LegPlan,
     }
 }
 
@@ -595,7 +595,7 @@ impl SubmissionRows {
         let slot = self.slot(self.front);
         if self.columns.payload[slot] == Payload::Execute {
             self.columns.program[slot].clear();
-            self.columns.segment[slot].clear();
+            self.columns.leg[slot].clear();
         }
         self.front += 1;
     }
@@ -738,7 +738,7 @@ impl RowWriter<'_> {
         self.rows.columns.payload[self.slot] = Payload::Execute;
         let program = &mut self.rows.columns.program[self.slot];
         program.clear();
-        self.rows.columns.segment[self.slot].clear();
+        self.rows.columns.leg[self.slot].clear();
         program
     }
 }

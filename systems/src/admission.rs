@@ -32,7 +32,7 @@ use core::sync::atomic::Ordering;
 use aqueduct_components::dependency::DeviceWait;
 use aqueduct_components::dependency::Producer;
 use aqueduct_components::frontier::{Cover, Frontier};
-use aqueduct_components::program::SegmentEnd;
+use aqueduct_components::program::LegEnd;
 use aqueduct_components::semaphore_table::WaitSource;
 use aqueduct_components::submission::{Arena, Payload, Reservation, Span, Verdict};
 
@@ -211,7 +211,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     let wait_packets = S::barrier_packets(barriers);
     // The read index last seen first; the live one (a line the packet processor keeps writing)
     // only when that says the ring is too full for a single payload packet, or always for a
-    // program, whose segment is sized to the room there is.
+    // program, whose leg is sized to the room there is.
     // The kind only: the payload itself (a dispatch's template) is not copied out of its column.
     let kind = queue.rows.columns.payload[slot].kind();
     let program = kind == Payload::EXECUTE;
@@ -223,30 +223,30 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     }
     let kernargs = queue.rows.columns.kernargs[slot];
     let (packets, kernarg_bytes, kernarg_alignment) = if program {
-        // A timed segment's two extra packets (see `CaptureState::payload_packets`) come off the room.
+        // A timed leg's two extra packets (see `CaptureState::payload_packets`) come off the room.
         let extra = queue.capture.payload_packets(0, true);
         let room = aql_free.saturating_sub(wait_packets + extra);
         let capacity = queue.handles.ring.capacity().saturating_sub(wait_packets + extra);
         let drained_all = queue.epochs.submitted == queue.epochs.drained;
         let columns = &mut queue.rows.columns;
-        let segment = &mut columns.segment[slot];
+        let leg = &mut columns.leg[slot];
         let timing_slots =
             if queue.capture.flags().dispatch_timing { crate::block_processor::DEVICE_TIMING_SLOTS } else { 0 };
-        let verdict = crate::block_processor::plan_segment(
+        let verdict = crate::block_processor::plan_leg(
             queue.kernargs,
             queue.device_target.as_ref().map(|target| &target.binding_tables),
             drained_all,
             &columns.program[slot],
             crate::block_processor::PacketRoom { now: room, at_best: capacity },
             timing_slots,
-            segment,
+            leg,
         );
         if verdict != Verdict::Admitted {
             return verdict;
         }
         (
-            wait_packets + queue.capture.payload_packets(crate::block_processor::segment_packets(segment), true),
-            segment.kernarg_bytes,
+            wait_packets + queue.capture.payload_packets(crate::block_processor::leg_packets(leg), true),
+            leg.kernarg_bytes,
             crate::block_processor::SEGMENT_KERNARG_ALIGNMENT,
         )
     } else {
@@ -276,7 +276,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     let epoch_slot = epochs.slot(epoch);
     epochs.device_waits[epoch_slot] = epochs.wait_arena.span_from(waits_start);
     if program
-        && let Some(plan) = queue.rows.columns.segment[slot].binding_table
+        && let Some(plan) = queue.rows.columns.leg[slot].binding_table
         && let Some(target) = queue.device_target.as_mut()
     {
         // `plan` was made for this run above, with nothing reserved since.
@@ -301,7 +301,7 @@ fn reserve_resolved<S: CrossQueueStrategy>(
     let Admission { epochs, frontier, handles: QueueHandles { index, .. }, .. } = &mut *queue;
     let producers = epochs.wait_arena.tail(waits_start).iter().filter(|wait| wait.barrier).map(|wait| wait.producer);
     frontier.admitted_epoch(*index, epoch, producers, reached);
-    if !program || queue.rows.columns.segment[slot].end == SegmentEnd::Return {
+    if !program || queue.rows.columns.leg[slot].end == LegEnd::Return {
         record_producers(queue, row, epoch);
     }
     Verdict::Admitted
@@ -327,7 +327,7 @@ fn record_producers(queue: &Admission<'_>, row: u64, epoch: u64) {
 
 /// Admission over the pending rows, in queue order, one loop over the range from the front:
 /// admits each until one cannot go (recorded as the pass's stop), or until a program whose
-/// execution continues past this segment (the rows behind it wait for the rest of it).
+/// execution continues past this leg (the rows behind it wait for the rest of it).
 ///
 /// The range's AQL packets are reserved together: each row takes its packets from a cursor, and
 /// one write-index update commits them all after the loop.
@@ -347,8 +347,7 @@ pub fn admit_pending<S: CrossQueueStrategy>(queue: &mut Admission<'_>) {
         let slot = rows.slot(row);
         rows.pass.admitted_end = row + 1;
         rows.pass.patches += u64::from(!rows.columns.kernargs[slot].is_empty());
-        if rows.columns.payload[slot].kind() == Payload::EXECUTE && rows.columns.segment[slot].end != SegmentEnd::Return
-        {
+        if rows.columns.payload[slot].kind() == Payload::EXECUTE && rows.columns.leg[slot].end != LegEnd::Return {
             break;
         }
     }

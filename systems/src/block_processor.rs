@@ -1,15 +1,15 @@
-//! The command-buffer block processor: the segment admission reserves for, and the processor
-//! that publication runs to write the segment's packets and kernargs into the reserved space.
+//! The command-buffer block processor: the leg admission reserves for, and the processor
+//! that publication runs to write the leg's packets and kernargs into the reserved space.
 //! (Named for what it does: "replay" is the replay capture's word, `aqueduct_engine::replay`.)
 //!
 //! Every command's packet count is exact in the ABI's cost model, so the reserved slots are all
 //! written and the last one is known in advance: it carries the completion signal, the barrier
 //! bit and a system-scope release, and no trailing no-op packet is needed. The first packet of a
-//! segment carries the barrier bit and a system-scope acquire (queue order, host-written
+//! leg carries the barrier bit and a system-scope acquire (queue order, host-written
 //! kernargs and rodata); the packets in between carry exactly the flags recording folded in.
 //!
-//! **Contract.** Both halves run inside the stages, under the queue's lock: `plan_segment` at
-//! admission changes nothing unless the segment is admitted; `write_segment` at publication writes
+//! **Contract.** Both halves run inside the stages, under the queue's lock: `plan_leg` at
+//! admission changes nothing unless the leg is admitted; `write_leg` at publication writes
 //! only the packets and kernarg bytes admission reserved, and reports a program it cannot write as a
 //! `SubmissionFault` (publication then writes passing barriers in their place).
 
@@ -22,7 +22,7 @@ use aqueduct_abi::{BarrierAndPacket, FenceScope, ImplicitKernargs, KernelDispatc
 use aqueduct_builtins::{Builtin, DispatchPlan, PatchIndirectArgs};
 use aqueduct_components::capture::TimedKind;
 use aqueduct_components::program::{
-    BlockStep, Cursor, ProgramImage, ProgramImageRef, ProgramRun, SegmentEnd, SegmentPlan, SlotPatch, StepKind,
+    BlockStep, Cursor, LegEnd, LegPlan, ProgramImage, ProgramImageRef, ProgramRun, SlotPatch, StepKind,
 };
 use aqueduct_components::submission::{SubmissionFault, Verdict};
 use aqueduct_hsa::ring::AqlRing;
@@ -35,35 +35,35 @@ use aqueduct_components::kernarg_ring::KernargRing;
 /// patch kernel that runs just before it, once the grid is in place.
 pub const HEADER_LEFT_TO_DEVICE: u32 = u32::MAX;
 
-/// Kernarg alignment of a segment: every command's kernargs start on a 64-byte line.
+/// Kernarg alignment of a leg: every command's kernargs start on a 64-byte line.
 pub const SEGMENT_KERNARG_ALIGNMENT: u64 = KERNARG_BLOCK_BYTES;
 
-/// AQL slots for a segment: free now, and free at best (the ring's capacity less what the
-/// segment's row needs besides).
+/// AQL slots for a leg: free now, and free at best (the ring's capacity less what the
+/// leg's row needs besides).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketRoom {
     pub now: u64,
     pub at_best: u64,
 }
 
-/// Plans the next segment of `run` into `segment`, in `room`. Reads only; nothing is reserved.
+/// Plans the next leg of `run` into `leg`, in `room`. Reads only; nothing is reserved.
 /// `device_timing_slots`: the timing table an execution processed on the device carries (0
 /// without dispatch timing).
-pub fn plan_segment(
+pub fn plan_leg(
     kernargs: &KernargRing,
     binding_tables: Option<&BindingTables>,
     drained_all: bool,
     run: &ProgramRun,
     room: PacketRoom,
     device_timing_slots: u64,
-    segment: &mut SegmentPlan,
+    leg: &mut LegPlan,
 ) -> Verdict {
-    segment.clear();
+    leg.clear();
     let Some(image) = run.image.as_ref().map(ProgramImageRef::get) else {
         return Verdict::Fault(SubmissionFault::NoProgramImage);
     };
     if run.on_device {
-        return plan_device_run(kernargs, binding_tables, run, room, device_timing_slots, segment);
+        return plan_device_run(kernargs, binding_tables, run, room, device_timing_slots, leg);
     }
     let PacketRoom { now: room, at_best: capacity } = room;
     let mut cursor = match run.cursor {
@@ -87,14 +87,14 @@ pub fn plan_segment(
             return Verdict::Fault(SubmissionFault::MissingBlock { block: cursor });
         };
         let header = &facts.header;
-        let packets = segment.packets + u64::from(header.max_packet_count);
-        let kernarg_bytes = segment.kernarg_bytes + u64::from(header.max_kernarg_bytes);
+        let packets = leg.packets + u64::from(header.max_packet_count);
+        let kernarg_bytes = leg.kernarg_bytes + u64::from(header.max_kernarg_bytes);
         let fits = packets <= room
             && kernarg_bytes <= kernarg_limit
             && kernargs.plan(kernarg_bytes, SEGMENT_KERNARG_ALIGNMENT).is_some();
         if !fits {
-            if !segment.blocks.is_empty() {
-                segment.end = SegmentEnd::Continue(cursor);
+            if !leg.blocks.is_empty() {
+                leg.end = LegEnd::Continue(cursor);
                 return Verdict::Admitted;
             }
             let never =
@@ -105,16 +105,16 @@ pub fn plan_segment(
             return Verdict::BlockLimit;
         }
         blocks_run += 1;
-        segment.blocks.push(cursor);
-        segment.packets = packets;
-        segment.kernarg_bytes = kernarg_bytes;
+        leg.blocks.push(cursor);
+        leg.packets = packets;
+        leg.kernarg_bytes = kernarg_bytes;
         match header.terminator_kind() {
             Some(TerminatorKind::Return) | None => {
-                segment.end = SegmentEnd::Return;
+                leg.end = LegEnd::Return;
                 return Verdict::Admitted;
             }
             Some(TerminatorKind::CondBranch) => {
-                segment.end = SegmentEnd::Branch(cursor);
+                leg.end = LegEnd::Branch(cursor);
                 return Verdict::Admitted;
             }
             Some(TerminatorKind::Branch) => {
@@ -145,7 +145,7 @@ pub fn device_run_kernarg_bytes(timing_slots: u64) -> u64 {
     (u64::from(PROCESSOR_ARGS_BYTES) + table).next_multiple_of(KERNARG_BLOCK_BYTES)
 }
 
-/// The whole execution as one segment: the processor's packets and kernargs on this queue, and
+/// The whole execution as one leg: the processor's packets and kernargs on this queue, and
 /// its binding table in the target's ring (reused when the newest one holds the same bindings).
 fn plan_device_run(
     kernargs: &KernargRing,
@@ -153,7 +153,7 @@ fn plan_device_run(
     run: &ProgramRun,
     room: PacketRoom,
     timing_slots: u64,
-    segment: &mut SegmentPlan,
+    leg: &mut LegPlan,
 ) -> Verdict {
     let PacketRoom { now: room, at_best: capacity } = room;
     let Some(tables) = binding_tables else {
@@ -173,10 +173,10 @@ fn plan_device_run(
         let never = DEVICE_RUN_PACKETS > capacity || bytes > kernarg_limit || table_bytes > tables.largest_bytes();
         return if never { Verdict::TooLarge } else { Verdict::Backpressure };
     }
-    segment.binding_table = table;
-    segment.packets = DEVICE_RUN_PACKETS;
-    segment.kernarg_bytes = bytes;
-    segment.end = SegmentEnd::Return;
+    leg.binding_table = table;
+    leg.packets = DEVICE_RUN_PACKETS;
+    leg.kernarg_bytes = bytes;
+    leg.end = LegEnd::Return;
     Verdict::Admitted
 }
 
@@ -278,9 +278,9 @@ pub unsafe fn write_device_run(
     Ok(())
 }
 
-/// Packets the segment publishes: one barrier carries the epoch when its blocks write none.
-pub fn segment_packets(segment: &SegmentPlan) -> u64 {
-    segment.packets.max(1)
+/// Packets the leg publishes: one barrier carries the epoch when its blocks write none.
+pub fn leg_packets(leg: &LegPlan) -> u64 {
+    leg.packets.max(1)
 }
 
 /// The control command that closes block `ordinal`.
@@ -315,58 +315,58 @@ fn evaluate_branch(image: &ProgramImage, ordinal: u32, bindings: &[u64]) -> Opti
     branch.next_block(value)
 }
 
-/// The cursor after the segment is published.
-pub fn advance(run: &mut ProgramRun, segment: &SegmentPlan) {
-    run.blocks_run += segment.blocks.len() as u64;
-    run.cursor = match segment.end {
-        SegmentEnd::Return => Cursor::Done,
-        SegmentEnd::Branch(ordinal) => Cursor::PendingBranch(ordinal),
-        SegmentEnd::Continue(ordinal) => Cursor::Block(ordinal),
+/// The cursor after the leg is published.
+pub fn advance(run: &mut ProgramRun, leg: &LegPlan) {
+    run.blocks_run += leg.blocks.len() as u64;
+    run.cursor = match leg.end {
+        LegEnd::Return => Cursor::Done,
+        LegEnd::Branch(ordinal) => Cursor::PendingBranch(ordinal),
+        LegEnd::Continue(ordinal) => Cursor::Block(ordinal),
     };
 }
 
-/// The block processor: writes the segment's packet bodies from `first_id` and its kernargs
+/// The block processor: writes the leg's packet bodies from `first_id` and its kernargs
 /// from `kernarg_address`, and leaves each packet's header word in `run.headers` for
 /// publication to store in order.
 ///
 /// On a fault (something finishing and the binding-table check guaranteed no longer holds)
-/// the caller must not publish `run.headers`: the segment's reserved packets are partly
+/// the caller must not publish `run.headers`: the leg's reserved packets are partly
 /// written, and publication overwrites them all with barriers that pass.
 ///
-/// With `capture` (dispatch timing), every dispatch packet the segment writes, builtin ones
+/// With `capture` (dispatch timing), every dispatch packet the leg writes, builtin ones
 /// included, completes on a timing signal of its own, noted in `CaptureState::timed` with the
 /// command that recorded it; the last packet keeps `completion`, and if it is a dispatch, it is
 /// noted on it. Without, the choice costs this one test: the writer is compiled for each.
 ///
 /// # Safety
-/// Admission reserved `segment_packets(segment)` packets from `first_id` and
-/// `segment.kernarg_bytes` kernarg bytes (64-byte aligned) at `kernarg_address` for this
+/// Admission reserved `leg_packets(leg)` packets from `first_id` and
+/// `leg.kernarg_bytes` kernarg bytes (64-byte aligned) at `kernarg_address` for this
 /// submission, and `run.bindings` holds base pointers the engine checked against the program's
 /// needs, in buffers not freed before the execution settles.
-pub unsafe fn write_segment(
+pub unsafe fn write_leg(
     ring: &AqlRing,
     first_id: u64,
     kernarg_address: u64,
     completion: u64,
     run: &mut ProgramRun,
-    segment: &SegmentPlan,
+    leg: &LegPlan,
     capture: Option<&mut CaptureState>,
 ) -> Result<(), SubmissionFault> {
     crate::stage_span!("block_processor");
     match capture {
         // SAFETY: forwarded from the caller.
         Some(capture) => unsafe {
-            write_blocks::<true>(ring, first_id, kernarg_address, completion, run, segment, Some(capture))
+            write_blocks::<true>(ring, first_id, kernarg_address, completion, run, leg, Some(capture))
         },
         // SAFETY: as above.
-        None => unsafe { write_blocks::<false>(ring, first_id, kernarg_address, completion, run, segment, None) },
+        None => unsafe { write_blocks::<false>(ring, first_id, kernarg_address, completion, run, leg, None) },
     }
 }
 
-/// [`write_segment`]'s body; `TIMED`: whether `capture` is there to time the dispatches.
+/// [`write_leg`]'s body; `TIMED`: whether `capture` is there to time the dispatches.
 ///
 /// # Safety
-/// As [`write_segment`].
+/// As [`write_leg`].
 #[inline(always)]
 unsafe fn write_blocks<const TIMED: bool>(
     ring: &AqlRing,
@@ -374,12 +374,12 @@ unsafe fn write_blocks<const TIMED: bool>(
     kernarg_address: u64,
     completion: u64,
     run: &mut ProgramRun,
-    segment: &SegmentPlan,
+    leg: &LegPlan,
     capture: Option<&mut CaptureState>,
 ) -> Result<(), SubmissionFault> {
     let image = run.image.as_ref().map(ProgramImageRef::get).ok_or(SubmissionFault::NoProgramImage)?;
     let view = image.view().ok_or(SubmissionFault::NoProgramImage)?;
-    let packets = segment_packets(segment);
+    let packets = leg_packets(leg);
     // Sized once and stored by index: a push per packet re-read the vector's length and capacity
     // around every ring write (which may alias it), about a fifth of a baked packet's cost.
     run.headers.clear();
@@ -397,7 +397,7 @@ unsafe fn write_blocks<const TIMED: bool>(
         program: image.id,
         command: 0,
     };
-    for &ordinal in &segment.blocks {
+    for &ordinal in &leg.blocks {
         let missing = SubmissionFault::MissingBlock { block: ordinal };
         let (facts, commands, patches) = image.blocks.get(ordinal).ok_or(missing)?;
         let (steps, packets) = (&commands.steps, &commands.packets);
@@ -433,7 +433,7 @@ unsafe fn write_blocks<const TIMED: bool>(
             }
         }
     }
-    // Blocks with no packets: one barrier carries the epoch (and is the segment's only packet).
+    // Blocks with no packets: one barrier carries the epoch (and is the leg's only packet).
     while writer.next_id <= writer.last_id {
         // SAFETY: a reserved packet.
         unsafe { writer.barrier(CommandFlags::NONE) };
@@ -470,7 +470,7 @@ impl Location<'_, '_> {
     }
 }
 
-/// Writes a segment's packets; `TIMED`: under dispatch timing (with `capture`).
+/// Writes a leg's packets; `TIMED`: under dispatch timing (with `capture`).
 struct PacketWriter<'a, const TIMED: bool> {
     ring: &'a AqlRing,
     first_id: u64,
@@ -492,29 +492,29 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
     /// Leaves packet `id`'s header word for publication.
     #[inline(always)]
     fn put_header(&mut self, id: u64, word: u32) {
-        // Every id is one of the segment's reserved packets (`next_id` never passes `last_id`:
-        // each command writes within the cost the segment reserved).
+        // Every id is one of the leg's reserved packets (`next_id` never passes `last_id`:
+        // each command writes within the cost the leg reserved).
         debug_assert!((self.first_id..=self.last_id).contains(&id));
         if let Some(slot) = self.headers.get_mut((id - self.first_id) as usize) {
             *slot = word;
         }
     }
 
-    /// Carves `bytes` (rounded to 64) of the segment's kernarg span.
+    /// Carves `bytes` (rounded to 64) of the leg's kernarg span.
     fn carve(&mut self, bytes: u64) -> u64 {
         let at = self.kernargs;
         self.kernargs += bytes.next_multiple_of(KERNARG_BLOCK_BYTES);
         at
     }
 
-    /// The header word of packet `id`: its type, the flags recording folded in, and the segment
+    /// The header word of packet `id`: its type, the flags recording folded in, and the leg
     /// edges (barrier and system acquire on the first packet, barrier and system release on the
     /// last); plus its completion signal (only the last packet's).
     fn header_word(&self, id: u64, kind: PacketType, flags: CommandFlags, setup: u16) -> (u32, u64) {
         self.with_edges(id, kind as u32 | u32::from(flags.packet_header_bits()) | u32::from(setup) << 16)
     }
 
-    /// `word` with the segment-edge bits of packet `id`, and the packet's completion signal.
+    /// `word` with the leg-edge bits of packet `id`, and the packet's completion signal.
     #[inline]
     fn with_edges(&self, id: u64, word: u32) -> (u32, u64) {
         use aqueduct_abi::packet::header_bits::{ACQUIRE_SHIFT, BARRIER_SHIFT, RELEASE_SHIFT};
@@ -533,7 +533,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
 
     /// The completion signal of dispatch packet `id` (`packet`: its body, for the kernel, grid
     /// and workgroup), whose edges gave it `completion`. Under dispatch timing, the packet is
-    /// timed for the command being written: on a timing signal of its own, or on the segment's
+    /// timed for the command being written: on a timing signal of its own, or on the leg's
     /// completion if it is the last packet; a packet that finds no signal completes on nothing
     /// (counted as untimed). An indirect dispatch is two timed packets of its command, the
     /// patch kernel's and its own, whose grid is noted as recorded (the patch rewrites it on
@@ -569,7 +569,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
         let (header, completion) = self.with_edges(id, word);
         let completion = self.dispatch_completion(id, packet, completion);
         if completion == 0 {
-            // SAFETY: a reserved packet of this segment.
+            // SAFETY: a reserved packet of this leg.
             unsafe { self.ring.write_body(id, packet) };
         } else {
             let packet = KernelDispatchPacket { completion_signal: completion, ..*packet };
@@ -580,7 +580,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
     }
 
     /// A dispatch finishing built but for its kernargs: copies the template into this
-    /// segment's kernarg span, writes each patch's resolved pointer into the copy, and copies the
+    /// leg's kernarg span, writes each patch's resolved pointer into the copy, and copies the
     /// packet with the copy's address. Only the kernarg address and the patch words differ from
     /// one execution to the next.
     #[inline]
@@ -599,8 +599,8 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
         let first_patch = step.first_patch as usize;
         let patches = patches.get(first_patch..first_patch + step.patch_count as usize).ok_or(missing)?;
         let kernargs = self.carve(size as u64);
-        // SAFETY: `carve` handed out `size` bytes (rounded up to 64) of this segment's reserved
-        // kernarg span, host-writable memory that no packet reads until the segment is published.
+        // SAFETY: `carve` handed out `size` bytes (rounded up to 64) of this leg's reserved
+        // kernarg span, host-writable memory that no packet reads until the leg is published.
         unsafe { core::ptr::copy_nonoverlapping(template.as_ptr(), kernargs as *mut u8, size) };
         for patch in patches {
             let unresolved = SubmissionFault::UnresolvedSource { block: at.ordinal, source: u32::from(patch.source) };
@@ -617,7 +617,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
         let (header, completion) = self.with_edges(id, step.header);
         let completion = self.dispatch_completion(id, packet, completion);
         let packet = KernelDispatchPacket { kernarg_address: kernargs, completion_signal: completion, ..*packet };
-        // SAFETY: a reserved packet of this segment.
+        // SAFETY: a reserved packet of this leg.
         unsafe { self.ring.write_body(id, &packet) };
         self.put_header(id, header);
         Ok(())
@@ -675,7 +675,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
     unsafe fn barrier(&mut self, flags: CommandFlags) {
         let (id, header, completion) = self.next(PacketType::BarrierAnd, flags, 0);
         let packet = BarrierAndPacket { completion_signal: completion, ..Default::default() };
-        // SAFETY: a reserved packet of this segment.
+        // SAFETY: a reserved packet of this leg.
         unsafe { self.ring.write_body(id, &packet) };
         self.put_header(id, header);
     }
@@ -685,13 +685,13 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
         let kernel = kernel.ok_or(SubmissionFault::MissingBuiltin { builtin: plan.kernel as u8 })?;
         let args = plan.kernarg_bytes();
         let kernarg_address = self.carve(args.len() as u64);
-        // SAFETY: inside this segment's kernarg span (builtin arguments fit one 64-byte block).
+        // SAFETY: inside this leg's kernarg span (builtin arguments fit one 64-byte block).
         unsafe { core::ptr::copy_nonoverlapping(args.as_ptr(), kernarg_address as *mut u8, args.len()) };
         let template = kernel.template(plan.grid_size, plan.workgroup_size);
         let (id, header, completion) = self.next(PacketType::KernelDispatch, flags, template.dimensions);
         let mut packet = template.packet(kernarg_address, completion);
         packet.completion_signal = self.dispatch_completion(id, &packet, completion);
-        // SAFETY: a reserved packet of this segment.
+        // SAFETY: a reserved packet of this leg.
         unsafe { self.ring.write_body(id, &packet) };
         self.put_header(id, header);
         Ok(())
@@ -725,11 +725,11 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
                         ImplicitKernargs::for_grid(dispatch.grid_size, dispatch.workgroup_size),
                     )
                 });
-                // SAFETY: `carve` handed out `size` bytes of this segment's reserved kernarg span,
-                // host-writable memory that no packet reads until the segment is published.
-                let segment = unsafe { core::slice::from_raw_parts_mut(start as *mut u8, size as usize) };
+                // SAFETY: `carve` handed out `size` bytes of this leg's reserved kernarg span,
+                // host-writable memory that no packet reads until the leg is published.
+                let kernarg_segment = unsafe { core::slice::from_raw_parts_mut(start as *mut u8, size as usize) };
                 let implicit = implicit.as_ref().map(|(offset, block)| (*offset, block));
-                aqueduct_abi::try_write_hal_kernargs(segment, pointers, constants, implicit)?;
+                aqueduct_abi::try_write_hal_kernargs(kernarg_segment, pointers, constants, implicit)?;
                 start
             }
             _ => {
@@ -779,7 +779,7 @@ impl<const TIMED: bool> PacketWriter<'_, TIMED> {
         let (header, completion) = self.with_edges(id, dispatch.header_word());
         let mut packet = dispatch.template().packet(kernarg_address, completion);
         packet.completion_signal = self.dispatch_completion(id, &packet, completion);
-        // SAFETY: a reserved packet of this segment.
+        // SAFETY: a reserved packet of this leg.
         unsafe { self.ring.write_body(id, &packet) };
         self.put_header(id, if strategy == Some(KernargStrategy::Indirect) { HEADER_LEFT_TO_DEVICE } else { header });
         Ok(())

@@ -5,7 +5,7 @@
 //! segment starts at a multiple of `KERNARG_GRANULE` in both, its staged bytes at the same offset
 //! from it), so consecutive rows whose ring spans follow each other as their arena spans do form
 //! one run, copied with one `memcpy`. A run ends where the ring wraps, or at a row whose span
-//! does not follow (a program segment's kernargs in between, a wider alignment): usually a range
+//! does not follow (a program leg's kernargs in between, a wider alignment): usually a range
 //! is one or two copies.
 //!
 //! **Contract.** The caller holds the queue's lock. It writes only the kernarg ring spans admission

@@ -8,7 +8,7 @@
 //! **Contract.** The caller holds the queue's lock, after admission and kernarg patching in the same
 //! pass. Afterwards the published rows have left the pending table, their signals belong to their
 //! epoch's row until it is drained, and the packets belong to the device (the packet processor frees
-//! each slot when it fetches it). A failure (a program segment that cannot be written, or admission's
+//! each slot when it fetches it). A failure (a program leg that cannot be written, or admission's
 //! `wait_fault`) publishes the payload's reserved packets as barriers that pass, marks the epoch's
 //! `failure` column so reclaim fails its signals, and reports the fault in the pass
 //! (`rows.pass.fault`); the wait barriers are still published, so no reserved slot is left unwritten.
@@ -18,7 +18,7 @@ use core::sync::atomic::Ordering;
 
 use aqueduct_abi::{BarrierAndPacket, FenceScope, PacketHeader, PacketType};
 use aqueduct_components::capture::{CapturedWait, TimedKind, TimedPacket, WaitTier};
-use aqueduct_components::program::{Cursor, SegmentEnd};
+use aqueduct_components::program::{Cursor, LegEnd};
 use aqueduct_components::semaphore_table::FailureRecord;
 use aqueduct_components::submission::{Payload, SubmissionFault};
 use aqueduct_hsa::ring::AqlRing;
@@ -169,7 +169,7 @@ fn publish_headers<S: CrossQueueStrategy>(queue: &Publication<'_>, rows: Range<u
 /// row.
 ///
 /// If something the earlier stages guaranteed no longer holds (a wait barrier could not be named,
-/// a program segment cannot be written), the payload's reserved packets become barriers that
+/// a program leg cannot be written), the payload's reserved packets become barriers that
 /// pass, so the queue never stalls on an empty slot, but the submission runs nothing: its epoch
 /// is marked failed, its signals fail when it retires, and the fault is returned.
 #[inline(always)]
@@ -228,7 +228,7 @@ fn write_row<S: CrossQueueStrategy, const KIND: usize>(
                 unsafe { ring.write_body(id, &packet) };
             }
             (Payload::EXECUTE, _) => {
-                fault = write_program_segment(&mut queue.reborrow(), slot, id, completion, timed).err()
+                fault = write_program_leg(&mut queue.reborrow(), slot, id, completion, timed).err()
             }
             _ => unreachable!("publication groups rows by their payload's kind"),
         }
@@ -258,9 +258,9 @@ fn write_row<S: CrossQueueStrategy, const KIND: usize>(
     fault.map_or(Ok(()), Err)
 }
 
-/// Writes a program row's planned segment from packet `id` (a timed segment between its lead
+/// Writes a program row's planned leg from packet `id` (a timed leg between its lead
 /// and trailing barriers).
-fn write_program_segment(
+fn write_program_leg(
     queue: &mut Publication<'_>,
     slot: usize,
     id: u64,
@@ -269,16 +269,16 @@ fn write_program_segment(
 ) -> Result<(), SubmissionFault> {
     let ring = queue.handles.ring;
     let kernarg_address = queue.rows.columns.reservation[slot].kernarg_address;
-    let mut segment_id = id;
+    let mut leg_id = id;
     let mut signal = completion;
     if timed {
-        // A barrier timed for the segment's begin, ahead of its packets.
+        // A barrier timed for the leg's begin, ahead of its packets.
         let begin = queue.capture.time_packet(TimedKind::Payload);
         let lead = BarrierAndPacket { completion_signal: begin, ..Default::default() };
         // SAFETY: the first of the payload's reserved packets.
         unsafe { ring.write_body(id, &lead) };
-        segment_id += 1;
-        // The segment's end: noted below, unless its last packet is a dispatch that the block
+        leg_id += 1;
+        // The leg's end: noted below, unless its last packet is a dispatch that the block
         // processor timed on it.
         signal = queue.capture.take_timing_signal().unwrap_or(0);
     }
@@ -287,7 +287,7 @@ fn write_program_segment(
         let dispatch_timing = timed && queue.capture.flags().dispatch_timing;
         let Publication { rows, handles: QueueHandles { link, .. }, device_target, capture, .. } = queue;
         let target = device_target.as_ref().ok_or(SubmissionFault::NoDeviceProgram)?;
-        // SAFETY: admission reserved the run's packets from `segment_id` and its kernarg bytes
+        // SAFETY: admission reserved the run's packets from `leg_id` and its kernarg bytes
         // at `kernarg_address`; the target lives as long as the queue; epochs reuse a slot only
         // after the one before retired.
         unsafe {
@@ -295,12 +295,7 @@ fn write_program_segment(
                 &ring,
                 link.api,
                 target,
-                block_processor::DeviceRunPlacement {
-                    epoch,
-                    first_id: segment_id,
-                    kernarg_address,
-                    completion: signal,
-                },
+                block_processor::DeviceRunPlacement { epoch, first_id: leg_id, kernarg_address, completion: signal },
                 &mut rows.columns.program[slot],
                 dispatch_timing.then_some(&mut *capture),
             )?
@@ -314,16 +309,16 @@ fn write_program_segment(
     let dispatch_timing = timed && queue.capture.flags().dispatch_timing;
     let Publication { rows, capture, .. } = queue;
     let columns = &mut rows.columns;
-    // SAFETY: admission reserved the segment's packets from `segment_id` and its kernarg bytes
+    // SAFETY: admission reserved the leg's packets from `leg_id` and its kernarg bytes
     // at `kernarg_address`; the engine checked the binding table for this program.
     let written = unsafe {
-        block_processor::write_segment(
+        block_processor::write_leg(
             &ring,
-            segment_id,
+            leg_id,
             kernarg_address,
             signal,
             &mut columns.program[slot],
-            &columns.segment[slot],
+            &columns.leg[slot],
             dispatch_timing.then_some(&mut *capture),
         )
     };
@@ -358,9 +353,9 @@ fn publish_host_writes(link: &DeviceLink) {
 }
 
 /// Stores row `row`'s header words in order, from what [`write_row`] left in its columns: the
-/// wait barriers', then the payload's (its one packet, a program segment's, or, when the epoch
+/// wait barriers', then the payload's (its one packet, a program leg's, or, when the epoch
 /// failed at publication, the barriers that pass in its place). A timed payload sits between its
-/// extra barriers (`CaptureState::payload_packets`): a program segment's lead barrier first, and
+/// extra barriers (`CaptureState::payload_packets`): a program leg's lead barrier first, and
 /// the trailing barrier carrying the epoch last. The processor may start on the first while later
 /// ones are still stores away, which is fine: every body is written. The pass rings the doorbell.
 #[inline(always)]
@@ -395,7 +390,7 @@ fn publish_row_headers<S: CrossQueueStrategy, const KIND: usize>(queue: &Publica
         },
         (Payload::EXECUTE, _) => {
             if timed {
-                // SAFETY: as above (the segment's lead barrier).
+                // SAFETY: as above (the leg's lead barrier).
                 unsafe { ring.publish(id, PAYLOAD_BARRIER_HEADER, 0) };
                 id += 1;
             }
@@ -436,12 +431,12 @@ fn record_epoch(queue: &mut Publication<'_>, row: u64, failure: Option<u32>) {
     let plan = queue.rows.columns.reservation[slot];
     let program = queue.rows.columns.payload[slot].kind() == Payload::EXECUTE;
     let epoch = plan.epoch;
-    // A program's earlier segments signal nothing: the execution's signals stay with it until
-    // its final segment.
-    let final_segment = !program || queue.rows.columns.segment[slot].end == SegmentEnd::Return || failure.is_some();
+    // A program's earlier legs signal nothing: the execution's signals stay with it until
+    // its final leg.
+    let final_leg = !program || queue.rows.columns.leg[slot].end == LegEnd::Return || failure.is_some();
     if program && failure.is_none() {
         let columns = &mut queue.rows.columns;
-        block_processor::advance(&mut columns.program[slot], &columns.segment[slot]);
+        block_processor::advance(&mut columns.program[slot], &columns.leg[slot]);
     }
     let epochs = &mut queue.epochs;
     let epoch_slot = epochs.slot(epoch);
@@ -449,10 +444,10 @@ fn record_epoch(queue: &mut Publication<'_>, row: u64, failure: Option<u32>) {
     epochs.kernarg_end[epoch_slot] = plan.kernarg_end;
     epochs.failure[epoch_slot] = failure;
     epochs.device_status[epoch_slot] = if program { queue.rows.columns.program[slot].device_status } else { 0 };
-    let signals = if final_segment { queue.rows.row_signals(row) } else { &[] };
+    let signals = if final_leg { queue.rows.row_signals(row) } else { &[] };
     epochs.signals[epoch_slot] = epochs.signal_arena.extend(signals);
     if queue.capture.flags().any() {
-        capture_epoch(&mut queue.reborrow(), row, final_segment);
+        capture_epoch(&mut queue.reborrow(), row, final_leg);
     }
 }
 
@@ -462,7 +457,7 @@ fn record_epoch(queue: &mut Publication<'_>, row: u64, failure: Option<u32>) {
 /// the row parked, became satisfied while it waited.
 #[cold]
 #[inline(never)]
-fn capture_epoch(queue: &mut Publication<'_>, row: u64, final_segment: bool) {
+fn capture_epoch(queue: &mut Publication<'_>, row: u64, final_leg: bool) {
     let Publication { rows, epochs, capture: state, handles: QueueHandles { index, .. }, .. } = queue;
     let slot = rows.slot(row);
     let columns = &rows.columns;
@@ -477,7 +472,7 @@ fn capture_epoch(queue: &mut Publication<'_>, row: u64, final_segment: bool) {
     capture.published_ns = 0;
     capture.packets = plan.packets as u32;
     capture.kernarg_bytes = if columns.payload[slot] == Payload::Execute {
-        columns.segment[slot].kernarg_bytes
+        columns.leg[slot].kernarg_bytes
     } else {
         columns.kernargs[slot].ring_bytes()
     };
@@ -494,7 +489,7 @@ fn capture_epoch(queue: &mut Publication<'_>, row: u64, final_segment: bool) {
         };
         capture.waits.push(CapturedWait { semaphore: wait.semaphore, value: wait.value, tier });
     }
-    if final_segment {
+    if final_leg {
         capture.signals.extend_from_slice(rows.signals.get(columns.signals[slot]));
     }
     // A swap, not a copy: `clear` emptied the row's vector, which becomes the next
@@ -542,7 +537,7 @@ pub fn publish_admitted<S: CrossQueueStrategy>(queue: &mut Publication<'_>) {
     let rows = &queue.rows;
     let slot = rows.slot(end - 1);
     if rows.columns.payload[slot] == Payload::Execute && rows.columns.program[slot].cursor != Cursor::Done {
-        end -= 1; // the execution's next segment runs in a later pass, from the same row
+        end -= 1; // the execution's next leg runs in a later pass, from the same row
     }
     let rows_published = end - from;
     ring_published(queue, slot, rows_published);

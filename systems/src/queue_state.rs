@@ -172,10 +172,10 @@ impl DrainOutcome {
 pub struct CaptureState {
     /// Set only through [`Self::set_flags`], which keeps the extra packet counts in step.
     flags: CaptureFlags,
-    /// Packets a timed payload adds (its trailing barrier), and a timed program segment (its lead
+    /// Packets a timed payload adds (its trailing barrier), and a timed program leg (its lead
     /// and trailing barriers): 0 with timing off, so admission adds without a branch.
     extra_payload_packets: u64,
-    extra_segment_packets: u64,
+    extra_leg_packets: u64,
     /// Timing signals (`hsa_signal_t` handles) free for the next timed packet. The engine
     /// creates them when a capture that times packets begins, and takes each back once it has
     /// read the timestamps of the epoch that used it.
@@ -194,10 +194,10 @@ pub struct CaptureState {
 impl CaptureState {
     /// AQL packets a payload of `payload_packets` takes under this capture: a timed payload
     /// completes on its own timing signal, so a trailing barrier carries the epoch, and a
-    /// multi-packet payload (a program segment) is opened by a barrier timed for its begin.
+    /// multi-packet payload (a program leg) is opened by a barrier timed for its begin.
     #[inline]
     pub fn payload_packets(&self, payload_packets: u64, program: bool) -> u64 {
-        payload_packets + if program { self.extra_segment_packets } else { self.extra_payload_packets }
+        payload_packets + if program { self.extra_leg_packets } else { self.extra_payload_packets }
     }
 
     #[inline]
@@ -208,7 +208,7 @@ impl CaptureState {
     pub fn set_flags(&mut self, flags: CaptureFlags) {
         self.flags = flags;
         let timed = u64::from(flags.times_packets());
-        (self.extra_payload_packets, self.extra_segment_packets) = (timed, 2 * timed);
+        (self.extra_payload_packets, self.extra_leg_packets) = (timed, 2 * timed);
     }
 
     /// A free timing signal, or `None` (counted) when every one is in flight.

@@ -15,7 +15,7 @@ use aqueduct_components::dependency::Producer;
 use aqueduct_components::dependency::{DeviceWait, SignalOp};
 use aqueduct_components::directory::{CrossQueueWait, EPOCH_BASE};
 use aqueduct_components::program::{
-    BlockFacts, BuiltinObject, Cursor, ProgramImage, ProgramImageRef, ProgramRun, SegmentPlan,
+    BlockFacts, BuiltinObject, Cursor, LegPlan, ProgramImage, ProgramImageRef, ProgramRun,
 };
 use aqueduct_components::submission::{Reservation, SubmissionFault, Verdict};
 use aqueduct_hsa::Hsa;
@@ -253,8 +253,8 @@ fn the_block_processor_names_each_fault() {
         run.image = images.last().map(|image| unsafe { ProgramImageRef::new(image) });
         run.block_limit = 16;
         run.bindings.extend([0, 0, base]);
-        let mut segment = SegmentPlan::default();
-        let verdict = block_processor::plan_segment(
+        let mut segment = LegPlan::default();
+        let verdict = block_processor::plan_leg(
             &queue.kernargs,
             None,
             true,
@@ -264,12 +264,12 @@ fn the_block_processor_names_each_fault() {
             &mut segment,
         );
         assert_eq!(verdict, Verdict::Admitted);
-        let first = queue.handles.ring.try_reserve(block_processor::segment_packets(&segment)).expect("free slots");
+        let first = queue.handles.ring.try_reserve(block_processor::leg_packets(&segment)).expect("free slots");
         // SAFETY: the packets were reserved above and the kernarg span is the rig's own ring
         // memory, larger than one block's worst case; no header is published.
         let written = unsafe {
             let run = &mut queue.rows.columns.program[slot];
-            block_processor::write_segment(&queue.handles.ring, first, rig.kernarg_base, 0, run, &segment, None)
+            block_processor::write_leg(&queue.handles.ring, first, rig.kernarg_base, 0, run, &segment, None)
         };
         assert_eq!(written, Err(expected));
     }
@@ -277,7 +277,7 @@ fn the_block_processor_names_each_fault() {
     let kernargs = &queue.kernargs;
     let plan = |run: &ProgramRun| {
         let room = PacketRoom { now: 8, at_best: 8 };
-        block_processor::plan_segment(kernargs, None, true, run, room, 0, &mut SegmentPlan::default())
+        block_processor::plan_leg(kernargs, None, true, run, room, 0, &mut LegPlan::default())
     };
     let run = &mut queue.rows.columns.program[slot];
     run.cursor = Cursor::Done;

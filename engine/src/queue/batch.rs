@@ -75,7 +75,7 @@ impl Queue {
 
 impl Batch<'_> {
     /// Publishes everything staged so far: one pass of the stages' schedule and one doorbell
-    /// (more passes only when the ring runs out of room or a program spans segments). Rows whose
+    /// (more passes only when the ring runs out of room or a program spans legs). Rows whose
     /// waits cannot be resolved on the device yet park in order, as a queue's submissions do.
     /// Returns the first failure; a row that failed had its signals failed.
     pub fn flush(&mut self) -> EngineResult<()> {

@@ -17,7 +17,7 @@ use super::pass_driver::PassDriver;
 use crate::error::EngineResult;
 use crate::profile::{DeviceQueue, ProfileModes, ProfileSession};
 
-/// Timing signals per epoch that can be in flight: a program segment takes two (under
+/// Timing signals per epoch that can be in flight: a program leg takes two (under
 /// dispatch-events, one more per dispatch it runs but its last; a packet that finds none
 /// free goes untimed and is counted).
 const TIMING_SIGNALS_PER_EPOCH: usize = 2;

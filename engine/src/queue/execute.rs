@@ -1,5 +1,5 @@
 //! `Queue::execute` (its builder is in `queue/builder.rs`): check the binding table against the program once, then hand the program to
-//! the queue's stages, which run it segment by segment.
+//! the queue's stages, which run it leg by leg.
 
 use std::sync::atomic::Ordering;
 

@@ -182,7 +182,7 @@ pub struct QueueStats {
     /// Batch flushes that had work to publish (an explicit flush, or a batch's drop); under the
     /// `tracy` feature each is a frame of Tracy's `aqueduct flush` frame set.
     pub flushes: u64,
-    /// Epochs published (one per submission, or per segment of a command-buffer execution).
+    /// Epochs published (one per submission, or per leg of a command-buffer execution).
     pub epochs_submitted: u64,
     /// Epochs *drained*: the device *retired* them (their last packet completed) and the host has
     /// since signalled their semaphores and *reclaimed* their ring space.

@@ -168,7 +168,7 @@ impl Queue {
     }
 
     /// Runs a finished command buffer after the waits, raising the signals once all of it is
-    /// done. Dynamic bindings resolve through `table`. Returns once the first segment is
+    /// done. Dynamic bindings resolve through `table`. Returns once the first leg is
     /// published (or parked behind earlier work); larger programs and conditional branches
     /// continue from the queue's completion thread.
     ///

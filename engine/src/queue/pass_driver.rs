@@ -300,7 +300,7 @@ impl PassDriver {
             (self.stages.run_pass)(queue);
             self.follow_pass(capture.as_deref(), queue, submitted_before);
             first_fault = queue.rows.pass.fault.map(EngineError::SubmissionFault);
-            // Published whole: not stopped, and no program segment left to run.
+            // Published whole: not stopped, and no program leg left to run.
             if queue.rows.is_empty() {
                 SubmissionCounters::add(&self.endpoint.counters.submissions, 1);
                 return first_fault.map_or(Ok(()), Err);
@@ -480,7 +480,7 @@ impl PassDriver {
                     } else {
                         // A parked or batched submission's waits can resolve into more barrier
                         // packets than the ring holds only now, and a program can meet a block
-                        // too large only after earlier segments ran: either way work already
+                        // too large only after earlier legs ran: either way work already
                         // counted on will not finish, so its semaphores fail with the error (as a
                         // failed dependency would) and waiters hear of it instead of hanging.
                         let failure = self.record_failure(&error);
