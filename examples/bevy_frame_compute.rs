@@ -83,7 +83,7 @@ struct Simulation {
     checked_state: (Vec<Body>, Vec<[f32; 4]>),
     /// Read-backs arrived and not yet checked, by frame.
     arrived: BTreeMap<u64, State>,
-    /// Frames staged whose state has not been checked yet.
+    /// Frames submitted whose state has not been checked yet.
     pending: VecDeque<u64>,
     initial_energy: f64,
     frames: u64,
@@ -240,9 +240,9 @@ fn step(mut frame: ResMut<AqueductFrame>, mut simulation: ResMut<Simulation>, mu
     let program = simulation.steps[from].clone();
     let table = aqueduct::BindingTable::default();
     simulation.pending.push_back(number);
-    let staged =
+    let submitted =
         frame.submit(Sim, move |batch, context| batch.execute(&program, &table).wait(context.previous()).submit());
-    let result = staged
+    let result = submitted
         .and_then(|()| frame.read_back(Sim, &simulation.positions[1 - from], .., Positions))
         .and_then(|()| frame.read_back(Sim, &simulation.velocities, .., Velocities));
     if let Err(error) = result {

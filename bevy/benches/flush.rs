@@ -1,5 +1,5 @@
 //! The plugin's per-frame flush (`AqueductSystems::Flush` alone, not the frames-in-flight wait
-//! after it) of eight lanes, each with 32 fills of 4 KiB staged a frame:
+//! after it) of eight lanes, each with 32 fills of 4 KiB submitted a frame:
 //!
 //! - `flush/parallel/8`: one run over the eight lanes' queue entities, a task per lane;
 //! - `flush/one_by_one/8`: the same run with `parallel_flush(false)`;
@@ -23,7 +23,7 @@ use lanes::{LANES, Lanes};
 #[path = "../tests/common/lanes.rs"]
 mod lanes;
 
-/// Fills each lane stages a frame, unless `FLUSH_OPERATIONS` says otherwise.
+/// Fills each lane submits a frame, unless `FLUSH_OPERATIONS` says otherwise.
 fn operations() -> usize {
     std::env::var("FLUSH_OPERATIONS").ok().and_then(|value| value.parse().ok()).unwrap_or(32)
 }
@@ -38,14 +38,14 @@ struct FlushClock {
     spent: Duration,
 }
 
-fn stage(mut frame: ResMut<AqueductFrame>, targets: Res<Targets>) {
+fn submit_work(mut frame: ResMut<AqueductFrame>, targets: Res<Targets>) {
     let value = frame.frame() as u32;
     for (lane, target) in targets.0.iter().enumerate() {
         for _ in 0..targets.1 {
             let target = target.clone();
-            let staged =
+            let submitted =
                 frame.submit(LANES[lane], move |batch, _| batch.fill(target.whole(), &value.to_le_bytes()).submit());
-            staged.expect("a registered lane");
+            submitted.expect("a registered lane");
         }
     }
 }
@@ -78,7 +78,7 @@ fn app(lanes: usize, parallel: bool) -> App {
     let targets = (0..lanes).map(|_| device.allocate_typed::<u32>(MemoryKind::DeviceLocal, 1024).expect("a buffer"));
     app.insert_resource(Targets(targets.collect(), operations()))
         .init_resource::<FlushClock>()
-        .add_systems(Update, stage.in_set(Lanes::L0))
+        .add_systems(Update, submit_work.in_set(Lanes::L0))
         .add_systems(
             PostUpdate,
             (begin.before(AqueductSystems::Flush), end.after(AqueductSystems::Flush).before(AqueductSystems::Pace)),

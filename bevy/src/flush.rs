@@ -1,5 +1,5 @@
 //! The per-frame flush: each lane's queue is an entity of the app's World ([`LaneQueue`]), and
-//! [`flush_frame`] publishes every lane's staged work of the frame in one run of one system, in
+//! [`flush_frame`] publishes every lane's submitted work of the frame in one run of one system, in
 //! parallel across lanes on Bevy's compute task pool where it has threads (one lane per task),
 //! or lane by lane where it has none or [`AqueductPlugin::parallel_flush`] is off.
 //! [`pace_frame`] then holds the frames-in-flight limit and sends what the flush refused.
@@ -20,7 +20,7 @@ use aqueduct_engine::{EngineError, EngineResult, Pool, Queue, Semaphore, Semapho
 use bevy_ecs::prelude::*;
 use bevy_tasks::ComputeTaskPool;
 
-use crate::{AqueductFrame, FrameContext, FrameStalled, LaneId, LaneState, PendingReadback, Staged, SubmitRefused};
+use crate::{AqueductFrame, FrameContext, FrameStalled, LaneId, LaneState, PendingReadback, FrameOperation, SubmitRefused};
 
 /// A lane's queue, as a component of the lane's entity: what its flush needs and nothing more.
 /// The frame's work is moved in at the flush and its read-backs moved out after it.
@@ -31,9 +31,9 @@ pub(crate) struct LaneQueue {
     /// Raised to `N` when the lane's work of frame `N` is done (a clone of the frame's).
     pub(crate) done: Semaphore,
     /// Host-visible memory read-backs are copied into.
-    pub(crate) staging: Pool,
-    /// This frame's staged operations, in the order systems staged them.
-    pub(crate) staged: Vec<Staged>,
+    pub(crate) readback_pool: Pool,
+    /// This frame's submitted operations, in the order systems submitted them.
+    pub(crate) operations: Vec<FrameOperation>,
     /// This frame's read-backs of this lane, each with its place among all pending ones.
     pub(crate) readbacks: Vec<(usize, PendingReadback)>,
     /// Why operations were refused in this flush.
@@ -42,8 +42,8 @@ pub(crate) struct LaneQueue {
 
 impl LaneQueue {
     /// A lane's queue entity, with no work yet.
-    pub(crate) fn new(lane: LaneId, queue: Queue, done: Semaphore, staging: Pool) -> Self {
-        Self { lane, queue, done, staging, staged: Vec::new(), readbacks: Vec::new(), refused: Vec::new() }
+    pub(crate) fn new(lane: LaneId, queue: Queue, done: Semaphore, readback_pool: Pool) -> Self {
+        Self { lane, queue, done, readback_pool, operations: Vec::new(), readbacks: Vec::new(), refused: Vec::new() }
     }
 
     /// Publishes this lane's work of the frame as one batch (one doorbell), ending with a
@@ -51,15 +51,15 @@ impl LaneQueue {
     /// (an alloca is the queue's own call), then a copy into it inside the batch. Refusals go to
     /// `self.refused`; a queue that failed refuses the batch, which `begin_frame` reports.
     fn flush(&mut self, context: &FrameContext<'_>) {
-        let Self { lane, queue, done, staging, staged, readbacks, refused } = self;
+        let Self { lane, queue, done, readback_pool, operations, readbacks, refused } = self;
         for (_, pending) in readbacks.iter_mut() {
-            match queue.alloca(staging, pending.length).submit() {
+            match queue.alloca(readback_pool, pending.length).submit() {
                 Ok(snapshot) => pending.snapshot = Some(snapshot),
-                Err(error) => refused.push(format!("read-back staging: {error}")),
+                Err(error) => refused.push(format!("read-back alloca: {error}")),
             }
         }
         let flushed = queue.batch(|batch| {
-            for operation in staged.drain(..) {
+            for operation in operations.drain(..) {
                 if let Err(error) = operation(batch, context) {
                     refused.push(error.to_string());
                 }
@@ -82,7 +82,7 @@ impl LaneQueue {
     }
 }
 
-/// Publishes every lane's staged work of the frame (see the module's contract), then raises the
+/// Publishes every lane's submitted work of the frame (see the module's contract), then raises the
 /// frame timeline on the first lane behind every lane's point. Without a device it does nothing.
 pub(crate) fn flush_frame(mut frame: ResMut<AqueductFrame>, mut lanes: Query<&mut LaneQueue>) {
     let frame = &mut *frame;
@@ -108,7 +108,7 @@ pub(crate) fn flush_frame(mut frame: ResMut<AqueductFrame>, mut lanes: Query<&mu
     take_back(&frame.lanes, &mut frame.readbacks, &mut frame.refused, &mut lanes);
 }
 
-/// Moves each lane's staged operations, and this frame's read-backs (with their places among
+/// Moves each lane's submitted operations, and this frame's read-backs (with their places among
 /// the pending ones), into its entity; earlier frames' read-backs stay in `readbacks`.
 fn hand_out(
     number: u64,
@@ -118,7 +118,7 @@ fn hand_out(
 ) {
     for state in lanes.iter_mut() {
         if let Ok(mut queue) = queues.get_mut(state.entity) {
-            queue.staged.append(&mut state.staged);
+            queue.operations.append(&mut state.operations);
         }
     }
     for (place, pending) in std::mem::take(readbacks).into_iter().enumerate() {

@@ -1,8 +1,8 @@
-//! aqueduct-bevy: AMD compute staged and flushed in a Bevy app's own frame.
+//! aqueduct-bevy: AMD compute submitted and flushed in a Bevy app's own frame.
 //!
 //! [`AqueductPlugin`] opens an engine (default device `auto`), makes one queue per *lane*, and
 //! inserts the resources [`AqueductDevice`], [`AqueductQueues`] and [`AqueductFrame`]. User
-//! systems stage work for a lane through [`AqueductFrame`]; in [`PostUpdate`],
+//! systems submit work for a lane through [`AqueductFrame`]; in [`PostUpdate`],
 //! [`AqueductSystems::Flush`] publishes each lane's work for the frame as one batch, so one
 //! frame's work reaches each queue with one doorbell. The engine's stages are ECS systems too,
 //! but not the app's: each lane's batch ([`Queue::batch`]) runs them at its flush
@@ -61,11 +61,11 @@
 //! fn step(mut frame: ResMut<AqueductFrame>, terrain: Res<Terrain>) {
 //!     let heights = terrain.0.clone();
 //!     let value = frame.frame() as f32;
-//!     let staged = frame.submit(Physics, move |batch, context| {
+//!     let submitted = frame.submit(Physics, move |batch, context| {
 //!         batch.fill(heights.whole(), &value.to_le_bytes()).wait(context.previous()).submit()
 //!     });
 //!     let asked = frame.read_back(Physics, &terrain.0, .., Heights);
-//!     if let Err(error) = staged.and(asked) {
+//!     if let Err(error) = submitted.and(asked) {
 //!         eprintln!("{error}");
 //!     }
 //! }
@@ -321,9 +321,9 @@ impl AqueductPlugin {
 pub enum AqueductSystems {
     /// Delivers finished read-backs, reports failed queues.
     Begin,
-    /// Where user systems stage compute work.
+    /// Where user systems submit compute work.
     Record,
-    /// Publishes each lane's staged work (one batch, one doorbell per queue): one run over every
+    /// Publishes each lane's submitted work (one batch, one doorbell per queue): one run over every
     /// lane's queue entity, in parallel across lanes (see [`AqueductPlugin::parallel_flush`]).
     Flush,
     /// After [`Self::Flush`]: waits until frame `N + 1 - limit` is done, so that the next frame
@@ -382,7 +382,7 @@ impl AqueductQueues {
     }
 }
 
-/// What a staged operation sees: the frame and its timeline.
+/// What a submitted operation sees: the frame and its timeline.
 pub struct FrameContext<'a> {
     /// The frame being flushed (the first is 1).
     pub frame: u64,
@@ -397,7 +397,7 @@ impl FrameContext<'_> {
     }
 }
 
-type Staged = Box<dyn FnOnce(&mut Batch<'_>, &FrameContext<'_>) -> EngineResult<()> + Send + Sync>;
+type FrameOperation = Box<dyn FnOnce(&mut Batch<'_>, &FrameContext<'_>) -> EngineResult<()> + Send + Sync>;
 
 /// Reads a finished snapshot and writes its typed message.
 type Deliver = Box<dyn FnOnce(&Buffer, u64, &mut Commands) -> EngineResult<()> + Send + Sync>;
@@ -409,8 +409,8 @@ struct LaneState {
     entity: Entity,
     /// Raised to `N` when the lane's work of frame `N` is done; fails only with the lane's queue.
     done: Semaphore,
-    /// Operations staged for this frame, moved to the lane's entity at the flush.
-    staged: Vec<Staged>,
+    /// Operations submitted for this frame, moved to the lane's entity at the flush.
+    operations: Vec<FrameOperation>,
     reported: bool,
 }
 
@@ -426,7 +426,7 @@ struct PendingReadback {
     deliver: Deliver,
 }
 
-/// This frame's staged work and the frame timeline. Exists whether or not the engine opened.
+/// This frame's submitted work and the frame timeline. Exists whether or not the engine opened.
 #[derive(Resource)]
 pub struct AqueductFrame {
     frame: u64,
@@ -475,7 +475,7 @@ impl AqueductFrame {
     }
 
     /// Stages `operation` on `lane` for this frame: it runs at the flush, on the lane's batch,
-    /// after what earlier systems staged there. Refused here if the lane is unknown or the
+    /// after what earlier systems submitted there. Refused here if the lane is unknown or the
     /// device unavailable; an `Err` from `operation` at the flush is sent as [`SubmitRefused`].
     pub fn submit(
         &mut self,
@@ -483,14 +483,14 @@ impl AqueductFrame {
         operation: impl FnOnce(&mut Batch<'_>, &FrameContext<'_>) -> EngineResult<()> + Send + Sync + 'static,
     ) -> Result<(), AqueductError> {
         let index = self.lane_index(lane)?;
-        self.lanes[index].staged.push(Box::new(operation));
+        self.lanes[index].operations.push(Box::new(operation));
         Ok(())
     }
 
     /// Reads `elements` of `source` back as they are when `lane` finished this frame's work,
     /// delivered as a [`Readback<T, Tag>`](Readback) carrying `tag` (see the crate documentation
     /// for when). The flush copies the range, in the lane's queue order, into host-visible memory
-    /// from the lane's staging pool, so later frames may overwrite `source` at once. Refused here
+    /// from the lane's read-back pool, so later frames may overwrite `source` at once. Refused here
     /// if the lane is unknown, the device unavailable, the message type unregistered, or the
     /// range empty or out of bounds.
     pub fn read_back<T: Pod + Send + Sync, Tag: Send + Sync + 'static>(
@@ -566,10 +566,10 @@ pub struct QueueFailed {
 }
 
 /// Something a system asked for was refused when it was flushed (bad input the engine caught,
-/// a read-back that could not be staged or read): it did not happen.
+/// a read-back that could not be submitted or read): it did not happen.
 #[derive(Message, Clone, Debug)]
 pub struct SubmitRefused {
-    /// The lane it was staged for.
+    /// The lane it was submitted for.
     pub lane: LaneId,
     /// The engine's error.
     pub error: String,
@@ -617,7 +617,7 @@ impl Plugin for AqueductPlugin {
             app.configure_sets(Update, queue.lane.0.in_set(AqueductSystems::Record));
             let (lane, done) = (queue.lane, queue.done.clone());
             let entity = app.world_mut().spawn(queue).id();
-            lanes.push(LaneState { lane, entity, done, staged: Vec::new(), reported: false });
+            lanes.push(LaneState { lane, entity, done, operations: Vec::new(), reported: false });
         }
         app.insert_resource(AqueductQueues { lanes: named, unavailable: None })
             .insert_resource(self.frame(Ok(timeline), lanes))
@@ -680,7 +680,7 @@ fn begin_frame(mut frame: ResMut<AqueductFrame>, mut commands: Commands, mut fai
             frame.readbacks.push(pending);
             continue;
         }
-        // No snapshot: its staging or copy was refused, and `SubmitRefused` said so.
+        // No snapshot: its alloca or copy was refused, and `SubmitRefused` said so.
         let Some(snapshot) = &pending.snapshot else { continue };
         if let Err(error) = (pending.deliver)(snapshot, pending.frame, &mut commands) {
             tracing::error!(lane = %lane.lane, %error, "aqueduct read-back failed");

@@ -53,12 +53,12 @@ fn record(mut frame: ResMut<AqueductFrame>, rig: Res<Rig>, log: Res<Shared>) {
         return;
     }
     let (load, stamp) = (rig.load.clone(), rig.stamp.clone());
-    let staged = frame.submit(Sim, move |batch, context| {
+    let submitted = frame.submit(Sim, move |batch, context| {
         batch.fill(load.whole(), &(number as u32).to_le_bytes()).wait(context.previous()).submit()?;
         batch.fill(stamp.whole(), &(number as u32).to_le_bytes()).submit()
     });
     let asked = frame.read_back(Sim, &rig.stamp, .., Stamp(number));
-    if let Err(error) = staged.and(asked) {
+    if let Err(error) = submitted.and(asked) {
         log.wrong.push(error.to_string());
     }
 }

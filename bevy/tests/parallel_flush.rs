@@ -1,5 +1,5 @@
 //! The per-frame flush over eight lanes' queue entities: in parallel, the lanes' batches are
-//! recorded at the same time on the compute task pool (every lane's staged operation meets every
+//! recorded at the same time on the compute task pool (every lane's submitted operation meets every
 //! other's inside one flush); one by one, on one thread and never two at once. Either way each
 //! lane's read-backs carry exactly its own frame's data, in the order they were asked for, and
 //! the frame timeline counts every frame. Its own binary: it sizes the process's compute task pool.
@@ -127,7 +127,7 @@ fn run(parallel: bool, frames: u64, patience: Duration) -> (App, Arc<Meeting>) {
     {
         assert!(Instant::now() < deadline, "the read-backs never all arrived");
         if app.world().resource::<AqueductFrame>().frame() > frames {
-            // Only deliver from here on: stop staging new frames' work.
+            // Only deliver from here on: stop submitting new frames' work.
             app.world_mut().resource_mut::<Rig>().buffers.clear();
         }
         app.update();

@@ -52,11 +52,11 @@ fn collect(
 fn write_frame_number(mut frame: ResMut<AqueductFrame>, target: Res<Target>, mut seen: ResMut<Seen>) {
     let number = frame.frame();
     let buffer = target.0.clone();
-    let staged = frame.submit(DefaultLane, move |batch, context| {
+    let submitted = frame.submit(DefaultLane, move |batch, context| {
         batch.fill(buffer.whole(), &(number as u32).to_le_bytes()).wait(context.previous()).submit()
     });
     let asked = frame.read_back(DefaultLane, &target.0, .., Stamp(number));
-    seen.call_errors.extend(staged.err().into_iter().chain(asked.err()));
+    seen.call_errors.extend(submitted.err().into_iter().chain(asked.err()));
 }
 
 fn app(plugin: AqueductPlugin) -> App {
@@ -198,7 +198,7 @@ fn an_unknown_lane_or_unregistered_read_back_is_an_error_at_the_call() {
     #[derive(Resource, Default)]
     struct Errors(Vec<AqueductError>);
     // Asks in the first frame only: the frames `update_until` runs while the read-back is in
-    // flight must not stage more of them (on a loaded machine a second one arrived with it).
+    // flight must not submit more of them (on a loaded machine a second one arrived with it).
     fn ask(mut frame: ResMut<AqueductFrame>, target: Res<Target>, mut errors: ResMut<Errors>, mut asked: Local<bool>) {
         if std::mem::replace(&mut *asked, true) {
             return;
@@ -235,7 +235,7 @@ fn an_unknown_lane_or_unregistered_read_back_is_an_error_at_the_call() {
         errors[3]
     );
     assert!(matches!(errors[4], AqueductError::InvalidReadback { start: 4, end: 4, .. }), "{}", errors[4]);
-    // Only the valid read-back (an inclusive range of the whole buffer) was staged.
+    // Only the valid read-back (an inclusive range of the whole buffer) was submitted.
     update_until(&mut app, |app| !app.world().resource::<Seen>().readbacks.is_empty());
     let seen = app.world().resource::<Seen>();
     assert_eq!((seen.readbacks.len(), seen.readbacks[0].data.len(), seen.readbacks[0].tag), (1, 64, Stamp(1)));
@@ -247,10 +247,10 @@ fn a_failed_queue_is_reported_once_with_its_record_and_other_lanes_go_on() {
         // No wait on the timeline: the failed lane fails it, and this lane keeps its own order.
         let number = frame.frame();
         let buffer = target.0.clone();
-        let staged =
+        let submitted =
             frame.submit(Physics, move |batch, _| batch.fill(buffer.whole(), &(number as u32).to_le_bytes()).submit());
         let asked = frame.read_back(Physics, &target.0, .., Stamp(number));
-        seen.call_errors.extend(staged.err().into_iter().chain(asked.err()));
+        seen.call_errors.extend(submitted.err().into_iter().chain(asked.err()));
     }
     let plugin = AqueductPlugin::new("soft").unwrap().lane(Physics, QueueConfig::new()).lane(Audio, QueueConfig::new());
     let mut app = app(plugin);

@@ -24,7 +24,7 @@ struct Terrain(Buffer<f32>);
 struct Ran {
     gated: u32,
     fallback: u32,
-    staged: Vec<AqueductError>,
+    refused_calls: Vec<AqueductError>,
     read_backs: u32,
     refused: u32,
 }
@@ -38,10 +38,10 @@ fn fallback(mut ran: ResMut<Ran>) {
 }
 
 /// Not gated: asks for work and a read-back every frame, as a careless system would.
-fn stage(mut frame: ResMut<AqueductFrame>, terrain: Res<Terrain>, queues: Res<AqueductQueues>, mut ran: ResMut<Ran>) {
+fn submit_work(mut frame: ResMut<AqueductFrame>, terrain: Res<Terrain>, queues: Res<AqueductQueues>, mut ran: ResMut<Ran>) {
     let submitted = frame.submit(Physics, |batch, context| batch.barrier().wait(context.previous()).submit());
     let asked = frame.read_back(Physics, &terrain.0, .., Heights);
-    ran.staged.extend(submitted.err().into_iter().chain(asked.err()).chain(queues.get(Physics).err()));
+    ran.refused_calls.extend(submitted.err().into_iter().chain(asked.err()).chain(queues.get(Physics).err()));
 }
 
 fn receive(
@@ -62,7 +62,7 @@ fn without_a_device_resources_exist_gated_systems_skip_and_work_is_refused() {
     let mut app = App::new();
     app.add_plugins(plugin).insert_resource(Terrain(terrain)).init_resource::<Ran>().add_systems(
         Update,
-        (gated.run_if(aqueduct_available), fallback.run_if(not(aqueduct_available)), stage, receive),
+        (gated.run_if(aqueduct_available), fallback.run_if(not(aqueduct_available)), submit_work, receive),
     );
     const FRAMES: u32 = 5;
     for _ in 0..FRAMES {
@@ -70,18 +70,18 @@ fn without_a_device_resources_exist_gated_systems_skip_and_work_is_refused() {
     }
     let ran = app.world().resource::<Ran>();
     assert_eq!((ran.gated, ran.fallback), (0, FRAMES), "gated systems skip, the fallback runs");
-    assert_eq!(ran.staged.len() as u32, 3 * FRAMES, "work, read-back and queue refused every frame");
-    let reason = match &ran.staged[0] {
+    assert_eq!(ran.refused_calls.len() as u32, 3 * FRAMES, "work, read-back and queue refused every frame");
+    let reason = match &ran.refused_calls[0] {
         AqueductError::Unavailable { reason } => reason.clone(),
         other => panic!("not the reason the device is unavailable: {other}"),
     };
     assert!(reason.contains("device"), "{reason}");
     assert!(
-        ran.staged.iter().all(|error| *error == AqueductError::Unavailable { reason: reason.clone() }),
+        ran.refused_calls.iter().all(|error| *error == AqueductError::Unavailable { reason: reason.clone() }),
         "every refusal carries the one reason: {:?}",
-        ran.staged
+        ran.refused_calls
     );
-    assert_eq!((ran.read_backs, ran.refused), (0, 0), "nothing was staged, so nothing comes back");
+    assert_eq!((ran.read_backs, ran.refused), (0, 0), "nothing was submitted, so nothing comes back");
     let device = app.world().resource::<AqueductDevice>();
     assert!(!device.is_available());
     assert_eq!(device.device().err(), Some(AqueductError::Unavailable { reason: reason.clone() }));
