@@ -8,7 +8,7 @@
 # (non-quick) bench under callgrind, collecting only inside the submitting call
 # (`PassDriver::submit` in `queue/pass_driver.rs` for immediate shapes, an execution's included,
 # `Queue::batch` for
-# batches), so the numbers are the submitting thread's, divided by the operations it staged;
+# batches), so the numbers are the submitting thread's, divided by the operations it enqueued;
 # `cb/record/N` collects inside the bench's `record_chain` and divides by the dispatches recorded. Needs valgrind; it builds the
 # binary with the bench profile (release with line tables, which callgrind names functions by);
 # `AQUEDUCT_BIN` overrides the binary (an older build for "before": stage functions it lacks
@@ -44,10 +44,11 @@ import re, sys
 line_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+>\s+\S+?:(.+?) \(([\d,]+)x\)")
 total_re = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+PROGRAM TOTALS")
 queue = "aqueduct_engine::queue::pass_driver::PassDriver::"
-# (label, function); the first two count the operations (one call each per operation).
+# (label, function); the first three count the operations (enqueue was named stage before) (one call each per operation).
 wanted = [
     ("submit (immediate call)", queue + "submit"),
-    ("stage (batch staging)", queue + "stage"),
+    ("enqueue (batch)", queue + "enqueue"),
+    ("stage (batch, before 2026-12-04)", queue + "stage"),
     ("record_chain (one chain)", "aqueduct_cli::bench::command_buffers::Materials::record_chain"),
     ("  stage_params (state fetch)", "aqueduct_systems::stage_params"),
     ("  SubmissionRows::push", "aqueduct_components::submission::SubmissionRows::push"),
@@ -87,9 +88,9 @@ for line in open(sys.argv[1]):
             total = totals.setdefault(label, [0, 0])
             total[0] += cost
             total[1] += calls
-operations = sum(totals.get(label, [0, 0])[1] for label, _ in wanted[:2])
+operations = sum(totals.get(label, [0, 0])[1] for label, _ in wanted[:3])
 # A recorded chain is N operations (its dispatches); N ends the shape's name.
-recorded = totals.get(wanted[2][0], [0, 0])[1]
+recorded = totals.get(wanted[3][0], [0, 0])[1]
 operations += recorded * int(sys.argv[2].rsplit("/", 1)[-1]) if recorded else 0
 print(f"{sys.argv[2]}: {operations} operations, {(program - contended) / max(operations, 1):.0f} instructions per operation in all")
 if contended:

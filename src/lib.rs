@@ -31,7 +31,7 @@
 //! done.wait(1, Duration::from_secs(5))?;
 //! assert_eq!(y.to_vec()?, [10.5, 11.0, 11.5, 12.0]);
 //!
-//! // An argument the metadata does not declare there is refused before anything is staged.
+//! // An argument the metadata does not declare there is refused before anything is enqueued.
 //! let refused = queue.launch(&saxpy).grid([4, 1, 1]).arg(&y).arg(0.5f32).submit();
 //! assert!(matches!(refused, Err(EngineError::KernelArgument { index: 1, .. })));
 //! # Ok::<(), Box<dyn std::error::Error>>(())

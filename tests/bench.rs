@@ -52,7 +52,7 @@ fn expected_names() -> Vec<String> {
         "host_call/e2e",
         "host_call/after_barrier/e2e",
         "file/read/64MiB",
-        "file/read_staged/64MiB",
+        "file/read_bounced/64MiB",
         "file/read_baseline/64MiB",
     ] {
         names.push(name.into());

@@ -20,7 +20,9 @@ use aqueduct_engine::{EngineError, EngineResult, Pool, Queue, Semaphore, Semapho
 use bevy_ecs::prelude::*;
 use bevy_tasks::ComputeTaskPool;
 
-use crate::{AqueductFrame, FrameContext, FrameStalled, LaneId, LaneState, PendingReadback, FrameOperation, SubmitRefused};
+use crate::{
+    AqueductFrame, FrameContext, FrameOperation, FrameStalled, LaneId, LaneState, PendingReadback, SubmitRefused,
+};
 
 /// A lane's queue, as a component of the lane's entity: what its flush needs and nothing more.
 /// The frame's work is moved in at the flush and its read-backs moved out after it.

@@ -38,7 +38,12 @@ fn fallback(mut ran: ResMut<Ran>) {
 }
 
 /// Not gated: asks for work and a read-back every frame, as a careless system would.
-fn submit_work(mut frame: ResMut<AqueductFrame>, terrain: Res<Terrain>, queues: Res<AqueductQueues>, mut ran: ResMut<Ran>) {
+fn submit_work(
+    mut frame: ResMut<AqueductFrame>,
+    terrain: Res<Terrain>,
+    queues: Res<AqueductQueues>,
+    mut ran: ResMut<Ran>,
+) {
     let submitted = frame.submit(Physics, |batch, context| batch.barrier().wait(context.previous()).submit());
     let asked = frame.read_back(Physics, &terrain.0, .., Heights);
     ran.refused_calls.extend(submitted.err().into_iter().chain(asked.err()).chain(queues.get(Physics).err()));

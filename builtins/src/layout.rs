@@ -9,7 +9,7 @@ use core::mem::{offset_of, size_of};
 use bytemuck::{Pod, Zeroable};
 
 /// The most host bytes one `update_inline` dispatch carries in its kernarg segment. Larger
-/// updates go through staging memory and a copy kernel ([`crate::plan_update_staged`]).
+/// updates go through bounce memory and a copy kernel ([`crate::plan_update_copied`]).
 pub const UPDATE_INLINE_MAX_BYTES: usize = 192;
 
 /// `fill_*(target, element_count, pattern)`.

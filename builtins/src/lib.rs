@@ -8,7 +8,7 @@
 //! - [`DeviceLibrary::candidates`]: the code objects for an agent's ISA, best first (full target
 //!   ID, then bare processor, then generic family); the engine loads the first the provider
 //!   accepts.
-//! - [`plan_fill`], [`plan_copy`], [`plan_update_inline`], [`plan_update_staged`],
+//! - [`plan_fill`], [`plan_copy`], [`plan_update_inline`], [`plan_update_copied`],
 //!   [`plan_timestamp`], [`plan_patch_indirect`]: pure host functions that pick the kernel,
 //!   kernargs and grid.
 //! - [`host_kernels`] / [`soft_registrations`]: the same C built for the host by `build.rs`, which
@@ -27,6 +27,6 @@ pub use layout::{
 };
 pub use plan::{
     DispatchPlan, Kernargs, MAX_GRID_SIZE, PlanError, UNALIGNED_BLOCK_MIN_BYTES, WORKGROUP_SIZE, plan_copy, plan_fill,
-    plan_patch_indirect, plan_timestamp, plan_update_inline, plan_update_staged,
+    plan_patch_indirect, plan_timestamp, plan_update_copied, plan_update_inline,
 };
 pub use select::{DeviceLibrary, MatchKind, NoMatch, RejectedCandidate, SelectedLibrary, SelectionError};

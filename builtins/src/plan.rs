@@ -41,7 +41,7 @@ pub enum PlanError {
     // Not `source`: thiserror reserves that field name for the underlying error.
     #[error("copy ranges overlap: source {from:#x}, target {to:#x}, {length} bytes")]
     OverlappingCopy { from: u64, to: u64, length: u64 },
-    #[error("inline update of {length} bytes exceeds the {max}-byte limit; stage it and copy")]
+    #[error("inline update of {length} bytes exceeds the {max}-byte limit; place it in memory and copy it")]
     InlineUpdateTooLarge { length: usize, max: usize },
 }
 
@@ -200,7 +200,7 @@ pub fn plan_copy(source: u64, target: u64, byte_length: u64) -> Result<DispatchP
 }
 
 /// Plans writing `data` (at most [`UPDATE_INLINE_MAX_BYTES`]) to `target`, carried in the
-/// kernarg segment so no staging memory is needed.
+/// kernarg segment so no separate source memory is needed.
 pub fn plan_update_inline(target: u64, data: &[u8]) -> Result<DispatchPlan, PlanError> {
     if data.len() > UPDATE_INLINE_MAX_BYTES {
         return Err(PlanError::InlineUpdateTooLarge { length: data.len(), max: UPDATE_INLINE_MAX_BYTES });
@@ -213,10 +213,10 @@ pub fn plan_update_inline(target: u64, data: &[u8]) -> Result<DispatchPlan, Plan
     Ok(DispatchPlan::new(Builtin::UpdateInline, Kernargs::UpdateInline(args), length))
 }
 
-/// Plans an update whose bytes the caller already placed in device-visible staging memory: a
-/// plain copy from `staging` to `target` (updates larger than the inline limit go this way).
-pub fn plan_update_staged(staging: u64, target: u64, byte_length: u64) -> Result<DispatchPlan, PlanError> {
-    plan_copy(staging, target, byte_length)
+/// Plans an update whose bytes the caller already placed in device-visible memory: a
+/// plain copy from `source_area` to `target` (updates larger than the inline limit go this way).
+pub fn plan_update_copied(source_area: u64, target: u64, byte_length: u64) -> Result<DispatchPlan, PlanError> {
+    plan_copy(source_area, target, byte_length)
 }
 
 /// Plans writing one device timestamp (a u64) to the 8-byte-aligned `target`.
@@ -413,8 +413,8 @@ mod tests {
             plan_update_inline(0x1000, &[0; 193]),
             Err(PlanError::InlineUpdateTooLarge { length: 193, max: 192 })
         );
-        let staged = plan_update_staged(0x8000, 0x1000, 4096).expect("valid");
-        assert_eq!(staged, plan_copy(0x8000, 0x1000, 4096).expect("valid"));
+        let copied = plan_update_copied(0x8000, 0x1000, 4096).expect("valid");
+        assert_eq!(copied, plan_copy(0x8000, 0x1000, 4096).expect("valid"));
     }
 
     #[test]

@@ -7,8 +7,8 @@ mod common;
 
 use aqueduct_builtins::{
     Builtin, CopyArgs, DispatchPlan, FillArgs, Kernargs, MAX_GRID_SIZE, PatchIndirectArgs, TimestampArgs,
-    UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_patch_indirect, plan_timestamp, plan_update_inline,
-    plan_update_staged,
+    UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_patch_indirect, plan_timestamp, plan_update_copied,
+    plan_update_inline,
 };
 use common::{Client, SENTINEL, source_byte};
 use proptest::prelude::*;
@@ -129,9 +129,9 @@ fn capped_grids_still_cover_long_ranges() {
     // Longer than MAX_GRID_SIZE elements for each kernel, odd offsets and lengths.
     let length = MAX_GRID_SIZE as usize * 16 + 4099;
     let buffer = client.alloc(2 * GUARD + length + 64);
-    let staging = client.alloc(length + 64);
+    let source_area = client.alloc(length + 64);
     buffer.fill(SENTINEL);
-    for (index, byte) in staging.iter_mut().enumerate() {
+    for (index, byte) in source_area.iter_mut().enumerate() {
         *byte = source_byte(99, index);
     }
     let target = &buffer[GUARD + 1..];
@@ -141,21 +141,21 @@ fn capped_grids_still_cover_long_ranges() {
     check_slot(buffer, GUARD + 1..GUARD + 1 + length, |_| 0x5A, "long byte fill");
 
     let copy =
-        plan_copy(staging[3..].as_ptr() as u64, buffer[GUARD + 1..].as_ptr() as u64, length as u64).expect("valid");
+        plan_copy(source_area[3..].as_ptr() as u64, buffer[GUARD + 1..].as_ptr() as u64, length as u64).expect("valid");
     assert_eq!((copy.kernel, copy.grid_size), (Builtin::CopyBlockUnalignedX16, MAX_GRID_SIZE));
     client.run(&[copy]);
-    check_slot(buffer, GUARD + 1..GUARD + 1 + length, |k| staging[3 + k], "long unaligned copy");
+    check_slot(buffer, GUARD + 1..GUARD + 1 + length, |k| source_area[3 + k], "long unaligned copy");
 
     let aligned = length / 16 * 16;
-    let copy = plan_copy(staging.as_ptr() as u64, buffer[GUARD..].as_ptr() as u64, aligned as u64).expect("valid");
+    let copy = plan_copy(source_area.as_ptr() as u64, buffer[GUARD..].as_ptr() as u64, aligned as u64).expect("valid");
     assert_eq!((copy.kernel, copy.grid_size), (Builtin::CopyBlockX16, MAX_GRID_SIZE));
     buffer.fill(SENTINEL);
     client.run(&[copy]);
-    check_slot(buffer, GUARD..GUARD + aligned, |k| staging[k], "long block copy");
+    check_slot(buffer, GUARD..GUARD + aligned, |k| source_area[k], "long block copy");
 }
 
 #[test]
-fn inline_and_staged_updates() {
+fn inline_and_copied_updates() {
     let client = Client::new();
     let slot = slot_size(4099);
     let lengths = [0, 1, 7, 8, 63, 64, 65, 191, UPDATE_INLINE_MAX_BYTES];
@@ -172,13 +172,13 @@ fn inline_and_staged_updates() {
             expected.push((slot_index, GUARD + offset, length));
         }
     }
-    // A staged update: the bytes already sit in device-visible staging memory.
-    let staging = client.alloc(4099);
-    staging.copy_from_slice(&data);
-    let staged_slot = lengths.len() * 3;
-    let target = arena[staged_slot * slot + GUARD + 5..].as_ptr() as u64;
-    plans.push(plan_update_staged(staging.as_ptr() as u64, target, 4099).expect("valid"));
-    expected.push((staged_slot, GUARD + 5, 4099));
+    // A copied update: the bytes already sit in device-visible memory.
+    let source_area = client.alloc(4099);
+    source_area.copy_from_slice(&data);
+    let bounce_slot = lengths.len() * 3;
+    let target = arena[bounce_slot * slot + GUARD + 5..].as_ptr() as u64;
+    plans.push(plan_update_copied(source_area.as_ptr() as u64, target, 4099).expect("valid"));
+    expected.push((bounce_slot, GUARD + 5, 4099));
 
     client.run(&plans);
     for (slot_index, start, length) in expected {
@@ -304,9 +304,9 @@ fn random_fill_then_copy_matches_reference() {
             let fill_length = elements * width;
             let size = 2 * GUARD + 64 + fill_length.max(copy_length);
             let device = client.alloc(size);
-            let staging = client.alloc(size);
+            let source_area = client.alloc(size);
             device.fill(SENTINEL);
-            for (index, byte) in staging.iter_mut().enumerate() {
+            for (index, byte) in source_area.iter_mut().enumerate() {
                 *byte = source_byte(copy_length, index);
             }
             let mut reference = device.to_vec();
@@ -322,8 +322,8 @@ fn random_fill_then_copy_matches_reference() {
             let target_start = GUARD + copy_to;
             let copy_length = copy_length.min(size - target_start).min(size - copy_from);
             reference[target_start..target_start + copy_length]
-                .copy_from_slice(&staging[copy_from..copy_from + copy_length]);
-            let source = staging[copy_from..].as_ptr() as u64;
+                .copy_from_slice(&source_area[copy_from..copy_from + copy_length]);
+            let source = source_area[copy_from..].as_ptr() as u64;
             let copy = plan_copy(source, device[target_start..].as_ptr() as u64, copy_length as u64)
                 .map_err(|error| TestCaseError::fail(error.to_string()))?;
             client.run(&[copy]);

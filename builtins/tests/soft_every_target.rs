@@ -43,11 +43,11 @@ fn each_embedded_target_runs_on_a_matching_soft_agent() {
         let (copy_area, rest) = rest.split_at_mut(length);
         let (update_area, stamp_area) = rest.split_at_mut(length);
         let source: Vec<u8> = (0..length).map(|k| source_byte(index, k)).collect();
-        let staging = client.alloc(length);
-        staging.copy_from_slice(&source);
+        let source_area = client.alloc(length);
+        source_area.copy_from_slice(&source);
         client.run(&[
             plan_fill(fill_area[1..].as_ptr() as u64, 996, 0x0102, 2).expect("valid"),
-            plan_copy(staging[3..].as_ptr() as u64, copy_area[5..].as_ptr() as u64, 990).expect("valid"),
+            plan_copy(source_area[3..].as_ptr() as u64, copy_area[5..].as_ptr() as u64, 990).expect("valid"),
             plan_update_inline(update_area[7..].as_ptr() as u64, &source[..150]).expect("valid"),
             plan_timestamp(stamp_area.as_ptr() as u64).expect("valid"),
         ]);

@@ -5,7 +5,7 @@
 //! hot state of the same objects lives in the queue states and the shared atomic tables.
 //!
 //! Submissions keep nothing alive. When an object's last handle drops, its entity gets a
-//! [`ReleaseAfter`]: the rows each queue had staged by then. The object is freed (and the entity
+//! [`ReleaseAfter`]: the rows each queue had enqueued by then. The object is freed (and the entity
 //! despawned) once every queue has settled those rows, so no parked, pending or in-flight row can
 //! still read it.
 //!
@@ -97,9 +97,9 @@ pub struct CommandBufferEntity {
     pub image: Option<ProgramMemory>,
 }
 
-/// The object's last handle is gone: free it once every queue has settled the rows it had staged
-/// then. `rows[q]` is queue `q`'s staged-row count at that moment (queues created later cannot
-/// reference the object: no handle is left to stage it with). Sparse-set storage: adding it moves
+/// The object's last handle is gone: free it once every queue has settled the rows it had enqueued
+/// then. `rows[q]` is queue `q`'s enqueued-row count at that moment (queues created later cannot
+/// reference the object: no handle is left to enqueue it with). Sparse-set storage: adding it moves
 /// no entity between tables.
 #[derive(Component, Clone, Debug, PartialEq, Eq)]
 #[component(storage = "SparseSet")]

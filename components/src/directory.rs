@@ -14,7 +14,7 @@
 //! This module holds the data; reading the signals (`device_retired`) is behaviour, in
 //! `aqueduct-systems`' `strategy`.
 //!
-//! **Contract.** Endpoints are read without a lock. `submitted` and `staged_rows` are written by the
+//! **Contract.** Endpoints are read without a lock. `submitted` and `enqueued_rows` are written by the
 //! holder of the queue's lock when it publishes or stages; `drained` and `settled_rows` by whoever
 //! drains the queue, under the same lock; the lifetime flags by the engine (handles, batches,
 //! captures, teardown). Reserving an index takes the directory's `next` mutex; an endpoint is
@@ -67,10 +67,10 @@ pub struct QueueEndpoint {
     pub submitted: CacheLine<AtomicU64>,
     /// Highest epoch drained (by the submitter or the completion thread).
     pub drained: CacheLine<AtomicU64>,
-    /// Submission rows staged so far (each row's sequence is its count before it), written by
+    /// Submission rows enqueued so far (each row's sequence is its count before it), written by
     /// the submitter: read when an object's last handle drops, to know which rows may still
     /// reference it.
-    pub staged_rows: CacheLine<AtomicU64>,
+    pub enqueued_rows: CacheLine<AtomicU64>,
     /// Every row below this sequence has settled (drained after its epoch retired, or failed or
     /// refused and released), written by whoever drains: nothing on this queue reads what they
     /// referenced any more.
@@ -149,7 +149,7 @@ impl QueueEndpoint {
             failure: AtomicU32::new(0),
             submitted: CacheLine::default(),
             drained: CacheLine::default(),
-            staged_rows: CacheLine::default(),
+            enqueued_rows: CacheLine::default(),
             settled_rows: CacheLine::default(),
             drain_waiters: CacheLine::default(),
             counters: SubmissionCounters::default(),

@@ -40,7 +40,7 @@ pub enum FreeAt {
     Point { queue: u16, timeline: u32, value: u64 },
     /// Its handle dropped without a dealloca, or its dealloca failed: nothing says when the work
     /// that used it ends, so it waits, like a released buffer, until every queue has settled the
-    /// rows staged then.
+    /// rows enqueued then.
     AfterRows(ReleaseAfter),
 }
 

@@ -264,8 +264,8 @@ pub fn next_program_id() -> u64 {
 }
 
 /// A finished program's image as an execution names it: its address, not a reference count, so
-/// staging an execution touches no shared counter. The engine's command-buffer entity owns the
-/// image and frees it only after every row staged before the command buffer was released has
+/// enqueueing an execution touches no shared counter. The engine's command-buffer entity owns the
+/// image and frees it only after every row enqueued before the command buffer was released has
 /// settled, so the image outlives every row that names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProgramImageRef(core::ptr::NonNull<ProgramImage>);

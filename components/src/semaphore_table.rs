@@ -13,7 +13,7 @@
 //!
 //! Every slot is allocated when the table is created, so finding one is an index into one slice.
 //! Slots are recycled through a free list once a dropped semaphore is released: only after every
-//! submission staged before its last handle dropped has settled (see `device_entities`), so a slot
+//! submission enqueued before its last handle dropped has settled (see `device_entities`), so a slot
 //! is never reused while work can still touch it.
 //!
 //! **Contract.** Slot values, failures, promises and records are read and written without a lock.

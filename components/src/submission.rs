@@ -1,9 +1,9 @@
 //! Pending submissions as rows of a queue's column table ([`SubmissionRows`]).
 //!
-//! A row is a sequence number: the queue's `n`-th staged submission is row `n`, and its fields
+//! A row is a sequence number: the queue's `n`-th enqueued submission is row `n`, and its fields
 //! sit at `n % capacity` of one dense array per field the stages read (operation, payload, wait
-//! and signal ranges, kernarg recipe, admission's verdict and reservation). Rows are staged at
-//! the back and leave from the front, so the pending rows are the range `front..staged` and a
+//! and signal ranges, kernarg recipe, admission's verdict and reservation). Rows are enqueued at
+//! the back and leave from the front, so the pending rows are the range `front..enqueued` and a
 //! stage is one loop over a range of it, with no per-row lookup. Variable-length parts (waits,
 //! signals, kernarg bytes) live in per-queue [`Arena`]s that rows reference by [`Span`]; each
 //! arena is given back from the front as rows leave.
@@ -12,7 +12,7 @@
 //! are pending than ever before, and the arenas keep their capacity.
 //!
 //! **Contract.** `SubmissionRows` lives in the queue's `QueueState`, so only the holder of the queue's
-//! lock reads or writes it. A `RowWriter` borrows one row while it is staged. A row's spans stay valid
+//! lock reads or writes it. A `RowWriter` borrows one row while it is enqueued. A row's spans stay valid
 //! until the row leaves the front and `release_spans` gives its arenas back; a row refused or failed
 //! is the front row, removed with its spans.
 
@@ -23,10 +23,10 @@ use crate::program::{LegPlan, ProgramRun};
 use aqueduct_vocabulary::OperationKind;
 
 /// The one kernel dispatch a submission carries, without its kernarg address: the packet body
-/// prebuilt at staging, less the kernarg address and the completion signal.
+/// prebuilt at enqueueing, less the kernarg address and the completion signal.
 pub use aqueduct_abi::DispatchTemplate;
 
-/// The staged payload: what the stages emit after the device-side waits.
+/// The enqueued payload: what the stages emit after the device-side waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Payload {
     /// Only ordering and signals: one BARRIER_AND without dependencies carries the epoch.
@@ -222,43 +222,43 @@ impl Arena<u8> {
 }
 
 /// Where a row's kernarg segment starts in the kernarg arena and in the kernarg ring: a multiple
-/// of this many bytes in both, with its staged bytes at the same offset from it in both
-/// ([`KernargRecipe::staging_offset`]). So consecutive rows lie in the ring as they lie in the
+/// of this many bytes in both, with its update bytes at the same offset from it in both
+/// ([`KernargRecipe::update_offset`]). So consecutive rows lie in the ring as they lie in the
 /// arena, and patching copies a range of rows with one `memcpy` (two where the ring wraps).
 pub const KERNARG_GRANULE: u64 = 64;
 
-/// How a row's kernarg segment gets to the device: staging serialised it (bindings, constants,
+/// How a row's kernarg segment gets to the device: enqueueing serialised it (bindings, constants,
 /// implicit arguments, in the kernel's layout, or the caller's raw bytes) into the queue's kernarg
 /// arena, laid out as it will lie in the ring, so patching is a copy.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernargRecipe {
-    /// The segment's bytes (`len` is the kernarg segment size), then the staged bytes.
+    /// The segment's bytes (`len` is the kernarg segment size), then the update bytes.
     pub segment: Span,
     /// Extra bytes placed in the kernarg ring after the segment (an update's payload), whose
-    /// device address is written as a u64 at `staging_pointer_offset` inside the segment.
-    pub staging: Span,
-    pub staging_pointer_offset: u32,
+    /// device address is written as a u64 at `update_pointer_offset` inside the segment.
+    pub update_bytes: Span,
+    pub update_pointer_offset: u32,
     /// The segment's alignment in the ring (at least [`KERNARG_GRANULE`]).
     pub alignment: u32,
 }
 
 impl KernargRecipe {
-    /// Whether patching writes anything (a segment or staged bytes).
+    /// Whether patching writes anything (a segment or update bytes).
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.segment.is_empty() && self.staging.is_empty()
+        self.segment.is_empty() && self.update_bytes.is_empty()
     }
 
     /// Kernarg-ring bytes the row needs, before alignment padding.
     #[inline]
     pub fn ring_bytes(&self) -> u64 {
-        let staging = if self.staging.is_empty() { 0 } else { u64::from(self.staging.len) + 16 };
-        u64::from(self.segment.len) + staging
+        let update = if self.update_bytes.is_empty() { 0 } else { u64::from(self.update_bytes.len) + 16 };
+        u64::from(self.segment.len) + update
     }
 
-    /// Offset of the staged bytes from the segment's start.
+    /// Offset of the update bytes from the segment's start.
     #[inline]
-    pub fn staging_offset(&self) -> u64 {
+    pub fn update_offset(&self) -> u64 {
         u64::from(self.segment.len).next_multiple_of(16)
     }
 }
@@ -492,8 +492,8 @@ pub struct SubmissionRows {
     mask: u64,
     /// The oldest pending row.
     pub front: u64,
-    /// Rows staged so far: the next row's sequence.
-    pub staged: u64,
+    /// Rows enqueued so far: the next row's sequence.
+    pub enqueued: u64,
     /// The pending rows are parked: a pass stopped on a wait that cannot be resolved on the
     /// device yet, and the completion thread retries them when a semaphore advances. While set,
     /// new submissions queue behind them without running a pass.
@@ -513,7 +513,7 @@ impl SubmissionRows {
             columns: RowColumns::with_capacity(capacity),
             mask: capacity as u64 - 1,
             front: 0,
-            staged: 0,
+            enqueued: 0,
             parked: false,
             waits: Arena::with_capacity(capacity * 2),
             signals: Arena::with_capacity(capacity * 2),
@@ -531,20 +531,20 @@ impl SubmissionRows {
     /// The pending rows, oldest first.
     #[inline]
     pub fn pending(&self) -> core::ops::Range<u64> {
-        self.front..self.staged
+        self.front..self.enqueued
     }
 
     #[inline]
     pub fn pending_len(&self) -> u64 {
-        self.staged - self.front
+        self.enqueued - self.front
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.front == self.staged
+        self.front == self.enqueued
     }
 
-    /// Appends a row behind the pending ones, its columns reset (but `entry_ns`, which staging
+    /// Appends a row behind the pending ones, its columns reset (but `entry_ns`, which enqueueing
     /// always sets, and `reservation`, which admission writes before anything reads it), and
     /// returns its sequence. The columns double when every slot is pending (the only allocation,
     /// and only past the most rows ever pending at once).
@@ -553,8 +553,8 @@ impl SubmissionRows {
         if self.pending_len() > self.mask {
             self.grow();
         }
-        let row = self.staged;
-        self.staged += 1;
+        let row = self.enqueued;
+        self.enqueued += 1;
         let slot = self.slot(row);
         let columns = &mut self.columns;
         columns.operation[slot] = OperationKind::Barrier;
@@ -564,8 +564,8 @@ impl SubmissionRows {
         columns.signals[slot] = Span { start: signals, len: 0 };
         columns.kernargs[slot] = KernargRecipe {
             segment: Span { start: bytes, len: 0 },
-            staging: Span { start: bytes, len: 0 },
-            staging_pointer_offset: 0,
+            update_bytes: Span { start: bytes, len: 0 },
+            update_pointer_offset: 0,
             alignment: KERNARG_GRANULE as u32,
         };
         columns.parked[slot] = false;
@@ -649,7 +649,7 @@ impl SubmissionRows {
     }
 }
 
-/// Fills the row just staged: what the operation is, and its payload and kernargs, serialised
+/// Fills the row just enqueued: what the operation is, and its payload and kernargs, serialised
 /// once, here.
 pub struct RowWriter<'a> {
     rows: &'a mut SubmissionRows,
@@ -658,7 +658,7 @@ pub struct RowWriter<'a> {
 }
 
 impl RowWriter<'_> {
-    /// The row's place in the queue's staging order.
+    /// The row's place in the queue's enqueueing order.
     #[inline]
     pub fn row(&self) -> u64 {
         self.row
@@ -718,19 +718,19 @@ impl RowWriter<'_> {
     fn set_segment(&mut self, segment: Span, alignment: u32) {
         let kernargs = &mut self.rows.columns.kernargs[self.slot];
         kernargs.segment = segment;
-        kernargs.staging = Span { start: segment.end(), len: 0 };
+        kernargs.update_bytes = Span { start: segment.end(), len: 0 };
         kernargs.alignment = alignment.max(KERNARG_GRANULE as u32);
     }
 
     /// Bytes placed in the kernarg ring after the segment, whose device address is written at
     /// `pointer_offset` inside it (after [`Self::hal_dispatch`] or [`Self::raw_dispatch`]).
-    pub fn stage_bytes(&mut self, bytes: &[u8], pointer_offset: u32) {
+    pub fn place_update_bytes(&mut self, bytes: &[u8], pointer_offset: u32) {
         // At the offset from the segment they will have in the ring.
         self.rows.kernarg_bytes.pad_to(16);
         let span = self.rows.kernarg_bytes.extend(bytes);
         let kernargs = &mut self.rows.columns.kernargs[self.slot];
-        kernargs.staging = span;
-        kernargs.staging_pointer_offset = pointer_offset;
+        kernargs.update_bytes = span;
+        kernargs.update_pointer_offset = pointer_offset;
     }
 
     /// Makes the row a command-buffer execution and returns its run state to fill in.
@@ -830,11 +830,11 @@ mod tests {
     type Model = (Vec<WaitOp>, Vec<SignalOp>, Vec<u8>);
 
     proptest! {
-        /// Rows pushed, filled and popped in any order (as staging, publication and failure do,
+        /// Rows pushed, filled and popped in any order (as enqueueing, publication and failure do,
         /// with the arenas given back once per pass) read back exactly what was written, across
         /// growth of the columns and compaction of the arenas.
         #[test]
-        fn rows_read_back_what_was_staged_whatever_the_order(
+        fn rows_read_back_what_was_enqueued_whatever_the_order(
             steps in proptest::collection::vec((0u8..3, 0usize..4, 0usize..4, 0usize..80), 1..400),
         ) {
             let mut rows = SubmissionRows::with_capacity(2);

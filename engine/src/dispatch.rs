@@ -1,5 +1,5 @@
 //! HAL dispatches: the [`Dispatch`] description queues and command buffers both take, and the one
-//! validation both run before anything is staged or recorded.
+//! validation both run before anything is enqueued or recorded.
 //!
 //! [`validate_dispatch`] checks what does not depend on where the dispatch goes (the kernel's
 //! device, its HAL layout, the binding and constant counts, the grid and workgroup) and returns

@@ -1,7 +1,7 @@
 //! Typed launch arguments: each is checked, as it is added, against what the kernel's metadata
 //! declares at that position (a buffer pointer or a 4-byte value, in the HAL layout), and the
 //! first mismatch, or a missing argument, is [`EngineError::KernelArgument`] before anything is
-//! staged or recorded. cudarc's launch builder is the model. The queue's launch
+//! enqueued or recorded. cudarc's launch builder is the model. The queue's launch
 //! (`queue/launch.rs`) and the command buffer's (`command_buffer/recording.rs`) share it.
 
 use bytemuck::Pod;

@@ -8,7 +8,7 @@
 //!   `update`, `dispatch`, `launch`, `execute`, `barrier`, `alloca`, `host_call`, ...) is a
 //!   [`Submission`] builder: add waits and signals, then `submit()`, which validates it and
 //!   writes its packets straight into the queue's ring. Operations on one queue run in order;
-//!   a [`Batch`] stages many and publishes them with one doorbell.
+//!   a [`Batch`] enqueues many and publishes them with one doorbell.
 //! - **Timeline [`Semaphore`]s**: a `u64` that only rises. An operation waits for points
 //!   (`semaphore.at(n)`) and raises points when it completes; a wait on another queue's work
 //!   becomes a device-side barrier, never a host round trip. Hosts wait with a timeout.
@@ -38,7 +38,7 @@
 //!
 //! Every failure is an [`EngineError`], and each has one of three origins:
 //!
-//! - **Bad input**, found before anything is staged: an out-of-range binding, a signal that does
+//! - **Bad input**, found before anything is enqueued: an out-of-range binding, a signal that does
 //!   not rise, a kernel argument that does not match the metadata, a foreign object. The call
 //!   returns the error and nothing changes.
 //! - **The provider**: an HSA call failed ([`EngineError::Hsa`] carries the status and ROCr's
@@ -176,7 +176,7 @@ pub mod raw {
 #[cfg(feature = "test-hooks")]
 pub mod tuning {
     pub use crate::command_buffer::DEVICE_MIN_PACKETS;
-    pub use crate::queue::STAGING_BYTES;
+    pub use crate::queue::BOUNCE_BUFFER_BYTES;
 }
 
 /// The entry point: a provider and one logical device on it.
@@ -466,7 +466,7 @@ impl Device {
     }
 
     /// Live entities in the device World: (queues, semaphores, allocations). A semaphore or
-    /// buffer whose handles are gone counts until the submissions staged before then settle.
+    /// buffer whose handles are gone counts until the submissions enqueued before then settle.
     pub fn live_objects(&self) -> (usize, usize, usize) {
         use aqueduct_components::device_entities::{Allocation, SemaphoreEntity, Shared};
         self.0.release_settled();

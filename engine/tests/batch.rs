@@ -1,4 +1,4 @@
-//! Batched submission: operations staged on a `Batch` are published by one pass of the stages'
+//! Batched submission: operations enqueued on a `Batch` are published by one pass of the stages'
 //! schedule, in queue order, with the same validation, waits, parking and failure behaviour as
 //! the queue's own calls.
 
@@ -29,7 +29,7 @@ fn dependent_steps(strategy: WaitStrategy) {
                 let add = Dispatch::grid([ELEMENTS, 1, 1]).workgroup([64, 1, 1]).bindings(&steps);
                 batch.dispatch(&kernels.add_from, &add.constants(&[1, ELEMENTS])).submit()?;
             }
-            assert_eq!(batch.staged(), STEPS as usize + 1, "nothing is published before the flush");
+            assert_eq!(batch.enqueued(), STEPS as usize + 1, "nothing is published before the flush");
             batch.barrier().signal(done.at(1)).submit()
         })
         .unwrap();
@@ -130,7 +130,7 @@ fn rows_behind_an_unresolvable_wait_park_in_order_and_run_when_it_resolves() {
 }
 
 #[test]
-fn bad_input_in_a_batch_stages_nothing_and_earlier_rows_still_run() {
+fn bad_input_in_a_batch_enqueues_nothing_and_earlier_rows_still_run() {
     let engine = engine(WaitStrategy::Auto);
     let device = engine.device();
     let queue = queue(device);
@@ -140,7 +140,7 @@ fn bad_input_in_a_batch_stages_nothing_and_earlier_rows_still_run() {
         batch.fill(scratch.range(0, 64), &[9]).signal(done.at(1)).submit()?;
         let refused = batch.fill(scratch.range(0, 64), &[1, 2, 3]).submit();
         assert!(matches!(refused, Err(EngineError::Plan(_))), "{refused:?}");
-        assert_eq!(batch.staged(), 1, "a refused call stages nothing");
+        assert_eq!(batch.enqueued(), 1, "a refused call enqueues nothing");
         // A signal that does not exceed what the batch already promised is refused too.
         let stale = batch.barrier().signal(done.at(1)).submit();
         assert!(matches!(stale, Err(EngineError::SemaphoreNotIncreasing { current: 1, requested: 1 })), "{stale:?}");
@@ -187,7 +187,7 @@ fn a_batch_larger_than_the_ring_publishes_in_passes() {
         batch.fill(scratch.range(0, 64), &[value as u8]).signal(chain.at(value + 1)).submit().unwrap();
     }
     batch.flush().unwrap();
-    assert_eq!(batch.staged(), 0);
+    assert_eq!(batch.enqueued(), 0);
     drop(batch);
     chain.wait(100, TIMEOUT).unwrap();
     assert_eq!(scratch.to_vec().unwrap()[..64], [99; 64]);
@@ -219,7 +219,7 @@ fn command_buffers_execute_from_a_batch() {
 
 #[test]
 fn a_row_too_large_for_the_rings_fails_its_signals_and_the_rows_behind_it_still_run() {
-    // A 4 KiB kernarg ring holds at most 2 KiB per submission; a 3 KiB staged update does not fit.
+    // A 4 KiB kernarg ring holds at most 2 KiB per submission; a 3 KiB enqueued update does not fit.
     let engine = engine_with(EngineConfig { kernarg_ring_bytes: 4096, ..EngineConfig::default() });
     let device = engine.device();
     let queue = queue(device);
@@ -230,7 +230,7 @@ fn a_row_too_large_for_the_rings_fails_its_signals_and_the_rows_behind_it_still_
         batch.fill(scratch.range(0, 64), &[2]).signal(after.at(1)).submit()
     });
     assert!(matches!(result, Err(EngineError::SubmissionTooLarge { .. })), "{result:?}");
-    // Staged, its signal was promised, so it fails rather than leaving waiters to time out.
+    // Enqueued, its signal was promised, so it fails rather than leaving waiters to time out.
     assert!(matches!(large.wait(1, TIMEOUT), Err(EngineError::SemaphoreFailed(_))));
     after.wait(1, TIMEOUT).unwrap();
     assert_eq!(scratch.to_vec().unwrap()[..64], [2; 64]);

@@ -135,8 +135,8 @@ fn a_four_packet_ring_blocks_submissions_until_the_device_frees_space() {
 }
 
 #[test]
-fn staged_updates_cycle_through_a_small_kernarg_ring() {
-    // 4 KiB of kernarg ring holds at most two 1500-byte staged updates at a time.
+fn copied_updates_cycle_through_a_small_kernarg_ring() {
+    // 4 KiB of kernarg ring holds at most two 1500-byte enqueued updates at a time.
     let engine = engine_with(config(WaitStrategy::BarrierValue, 256, 64, 4096));
     let device = engine.device();
     let queue = queue(device);
@@ -153,7 +153,7 @@ fn staged_updates_cycle_through_a_small_kernarg_ring() {
         expected.extend_from_slice(&data);
     }
     done.wait(UPDATES as u64, TIMEOUT).unwrap();
-    assert!(target.to_vec().unwrap() == expected, "staged update bytes were overwritten before the device read them");
+    assert!(target.to_vec().unwrap() == expected, "enqueued update bytes were overwritten before the device read them");
 }
 
 #[test]
@@ -226,7 +226,7 @@ fn an_update_larger_than_half_the_kernarg_ring_is_too_large_and_changes_nothing(
     assert_eq!(queue.stats(), before, "nothing was counted or published");
     assert_eq!((done.value(), done.failure().is_none()), (0, true));
     assert!(target.to_vec().unwrap().iter().all(|&byte| byte == 0xAB));
-    // A staged update that fits still goes through.
+    // A enqueued update that fits still goes through.
     queue.update(&target, 100, &[1; 2000]).signal(done.at(1)).submit().unwrap();
     done.wait(1, TIMEOUT).unwrap();
     let bytes = target.to_vec().unwrap();

@@ -257,7 +257,7 @@ fn indirect_dispatches_transfers_and_scatter_run_on_the_device_as_on_the_host() 
 }
 
 #[test]
-fn forcing_the_device_on_a_block_too_large_for_its_target_is_refused_and_stages_nothing() {
+fn forcing_the_device_on_a_block_too_large_for_its_target_is_refused_and_enqueues_nothing() {
     let rig = Rig::with(EngineConfig { queue_packets: 64, ..EngineConfig::default() });
     let out = rig.buffer(N);
     let limits = BlockLimits { packets: 128, ..BlockLimits::default() };
@@ -276,7 +276,7 @@ fn forcing_the_device_on_a_block_too_large_for_its_target_is_refused_and_stages_
             "{error}"
         );
     }
-    assert_eq!(rig.queue.stats(), before, "nothing was staged");
+    assert_eq!(rig.queue.stats(), before, "nothing was enqueued");
 }
 
 #[test]
@@ -335,7 +335,7 @@ fn executions_in_flight_each_read_their_own_binding_table_as_the_table_ring_wrap
 }
 
 /// A binding table larger than half the device target's table ring: forced onto the device it
-/// is refused by name before anything is staged, and the same execution still runs on the host.
+/// is refused by name before anything is enqueued, and the same execution still runs on the host.
 #[test]
 fn a_binding_table_too_large_for_the_targets_ring_is_refused_on_the_device_and_runs_on_the_host() {
     // A 4 KiB kernarg ring: a 1 KiB table ring, tables up to 512 bytes (64 slots).
@@ -353,7 +353,7 @@ fn a_binding_table_too_large_for_the_targets_ring_is_refused_on_the_device_and_r
         matches!(&error, EngineError::SubmissionTooLarge { reason } if reason.contains("808-byte binding table")),
         "{error}"
     );
-    assert_eq!(rig.queue.stats(), before, "nothing was staged");
+    assert_eq!(rig.queue.stats(), before, "nothing was enqueued");
     cb.set_processing(BlockProcessing::Host);
     rig.execute(&cb, &table);
     assert_eq!(read_words(&out), vec![3; N as usize], "processed by the host");

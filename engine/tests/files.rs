@@ -1,5 +1,5 @@
 //! File reads and writes in queue order: round trips at odd offsets and sizes into host-visible
-//! memory and, streamed through the staging buffer, device-local memory larger than it; ranges
+//! memory and, streamed through the bounce buffer, device-local memory larger than it; ranges
 //! past the end refused up front; short reads and I/O errors failing the signals.
 
 mod common;
@@ -8,7 +8,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::path::PathBuf;
 
-use aqueduct_engine::tuning::STAGING_BYTES;
+use aqueduct_engine::tuning::BOUNCE_BUFFER_BYTES;
 use aqueduct_engine::{Buffer, Device, EngineError, MemoryKind, Queue, Semaphore, WaitStrategy};
 use common::{KernelRig, TIMEOUT, Xorshift, controls, queue, release};
 
@@ -52,13 +52,13 @@ fn read_back(device: &Device, queue: &Queue, buffer: &Buffer, done: &Semaphore, 
 }
 
 #[test]
-fn round_trips_at_odd_offsets_and_sizes_stream_through_the_staging_buffer() {
+fn round_trips_at_odd_offsets_and_sizes_stream_through_the_bounce_buffer() {
     let rig = KernelRig::new(WaitStrategy::BarrierValue);
     let device = rig.device();
     let a = queue(device);
     let mut random = Xorshift::new(17);
-    // Larger than the staging buffer, so the device-local case takes several chunks.
-    let contents = random.bytes(STAGING_BYTES as usize * 2 + 1234);
+    // Larger than the bounce buffer, so the device-local case takes several chunks.
+    let contents = random.bytes(BOUNCE_BUFFER_BYTES as usize * 2 + 1234);
     let source = TempFile::with("round-trip-source", &contents);
     let sink = TempFile::with("round-trip-sink", &[]);
     let done = device.create_semaphore(0).unwrap();

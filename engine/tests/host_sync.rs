@@ -99,7 +99,7 @@ fn a_submission_token_is_waited_on_and_ordered() {
 }
 
 #[test]
-fn reads_and_writes_reuse_the_queues_staging_buffer_and_large_ones_stream_through_their_own() {
+fn reads_and_writes_reuse_the_queues_bounce_buffer_and_large_ones_stream_through_their_own() {
     let rig = KernelRig::new(WaitStrategy::BarrierValue);
     let device = rig.device();
     let queue = queue(device);
@@ -110,9 +110,9 @@ fn reads_and_writes_reuse_the_queues_staging_buffer_and_large_ones_stream_throug
         queue.write(&small, &[round; 256], TIMEOUT).unwrap();
         assert_eq!(queue.read(&small, TIMEOUT).unwrap(), vec![round; 256]);
     }
-    assert_eq!(device.live_objects().2, allocations, "the kept staging buffer served every call");
+    assert_eq!(device.live_objects().2, allocations, "the kept bounce buffer served every call");
     // Past the kept buffer's size: a buffer for the call, freed after it.
-    let elements = (aqueduct_engine::tuning::STAGING_BYTES / 4 + 1024) as usize;
+    let elements = (aqueduct_engine::tuning::BOUNCE_BUFFER_BYTES / 4 + 1024) as usize;
     let large = device.allocate_typed::<u32>(MemoryKind::DeviceLocal, elements as u64).unwrap();
     let data: Vec<u32> = (0..elements as u32).collect();
     queue.write(&large, &data, TIMEOUT).unwrap();

@@ -268,7 +268,7 @@ fn kernarg_segments_stay_aligned_as_the_ring_wraps() {
             assert_eq!(
                 update_target.to_vec().unwrap()[..update.len()],
                 update[..],
-                "ring of {ring}, round {round}: staged update"
+                "ring of {ring}, round {round}: enqueued update"
             );
         }
     }

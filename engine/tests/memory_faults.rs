@@ -97,7 +97,7 @@ fn a_failed_queue_keeps_what_its_running_packets_name_until_it_is_destroyed() {
     // The failed queue's processor runs on: the fill writes the victim (still allocated), then
     // the witness.
     release(&running, || witness.to_vec().unwrap()[0] == 0xcd);
-    // Every queue's rows staged before the drop must settle: the faulting queue's (destroyed
+    // Every queue's rows enqueued before the drop must settle: the faulting queue's (destroyed
     // first), then the running queue's, which settle only once its HSA queue is destroyed.
     drop(faulting);
     assert_eq!(device.live_objects().2, allocations, "kept until the running queue is destroyed");

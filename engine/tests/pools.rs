@@ -296,7 +296,7 @@ fn a_dealloca_refused_by_a_failed_wait_holds_its_memory_until_the_rows_settle() 
     let (failed, done) = (device.create_semaphore(0).unwrap(), device.create_semaphore(0).unwrap());
     failed.fail("the producer gave up");
     let x = a.alloca(&pool, BYTES).submit().unwrap();
-    // Staged, then failed at admission: the buffer is gone, its memory dated by nothing.
+    // Enqueued, then failed at admission: the buffer is gone, its memory dated by nothing.
     assert!(matches!(a.dealloca(&x).wait(failed.at(1)).submit(), Err(EngineError::DependencyFailed(_))));
     assert!(matches!(x.to_vec(), Err(EngineError::BufferDeallocated)));
     assert!(matches!(a.dealloca(&x).submit(), Err(EngineError::BufferDeallocated)));

@@ -242,7 +242,7 @@ fn a_command_buffer_execution_is_timed_as_one_submission() {
 }
 
 /// A file read and a file write are of their own kinds in a profile, as in a capture: every row
-/// they stage (the host calls, and the staging copies when the memory is the device's) carries
+/// they stage (the host calls, and the enqueueing copies when the memory is the device's) carries
 /// it, and none says `host-call`.
 #[test]
 fn file_reads_and_writes_are_recorded_as_their_own_kinds() {
@@ -270,7 +270,7 @@ fn file_reads_and_writes_are_recorded_as_their_own_kinds() {
         queue_events(&records, u32::from(queue.index())).iter().map(|event| event.operation).collect();
     assert!(kinds.contains(&OperationKind::ReadFile) && kinds.contains(&OperationKind::WriteFile), "{kinds:?}");
     assert!(kinds.iter().all(|kind| matches!(kind, OperationKind::ReadFile | OperationKind::WriteFile)), "{kinds:?}");
-    // The write comes last and streams through the staging copies, whose rows are its own.
+    // The write comes last and streams through the enqueueing copies, whose rows are its own.
     let first_write = kinds.iter().position(|kind| *kind == OperationKind::WriteFile).unwrap();
     assert!(kinds[..first_write].iter().all(|kind| *kind == OperationKind::ReadFile), "{kinds:?}");
     assert!(kinds.len() - first_write >= 2, "the write's copy and host call: {kinds:?}");

@@ -13,7 +13,7 @@ use common::*;
 use proptest::prelude::*;
 
 /// Lengths around every kernel-choice boundary: bytewise, 4/8/16-byte blocks, the 128-byte
-/// unaligned-block threshold, the inline-update limit, pages, the staged-update limit.
+/// unaligned-block threshold, the inline-update limit, pages, the update-update limit.
 const SIZES: &[u64] =
     &[0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 4095, 4096, 4097, 65536];
 
@@ -180,7 +180,7 @@ fn copies_through_device_local_memory() {
 }
 
 #[test]
-fn updates_inline_and_staged() {
+fn updates_inline_and_copied() {
     let rig = Rig::new();
     let mut rng = Xorshift::new(5);
     let sizes =
@@ -207,13 +207,13 @@ fn update_data_is_captured_at_submission() {
     let target = rig.device.allocate(MemoryKind::HostVisible, 8192).unwrap();
     let blocker = rig.device.create_semaphore(0).unwrap();
     let mut inline = vec![7u8; 100];
-    let mut staged = vec![9u8; 5000];
+    let mut update = vec![9u8; 5000];
     // Held back by a host-signalled wait, so the device cannot have read anything yet.
     rig.queue.update(&target, 0, &inline).wait(blocker.at(1)).submit().unwrap();
-    rig.queue.update(&target, 1000, &staged).signal(rig.done.at(1)).submit().unwrap();
+    rig.queue.update(&target, 1000, &update).signal(rig.done.at(1)).submit().unwrap();
     inline.fill(0xFF);
-    staged.fill(0xFF);
-    drop((inline, staged));
+    update.fill(0xFF);
+    drop((inline, update));
     blocker.signal(1).unwrap();
     rig.done.wait(1, TIMEOUT).unwrap();
     let bytes = target.to_vec().unwrap();

@@ -68,7 +68,7 @@ fn typed_buffers_count_elements_and_check_their_casts() {
 }
 
 #[test]
-fn a_typed_launch_runs_and_every_mismatch_is_refused_before_anything_is_staged() {
+fn a_typed_launch_runs_and_every_mismatch_is_refused_before_anything_is_enqueued() {
     let rig = KernelRig::new(WaitStrategy::BarrierValue);
     let device = rig.device();
     let queue = device.create_queue().unwrap();
@@ -111,7 +111,7 @@ fn a_typed_launch_runs_and_every_mismatch_is_refused_before_anything_is_staged()
     let (index, reason) = refused(queue.launch(store).arg(&out).submit());
     assert_eq!(index, 1);
     assert!(reason.contains("missing"), "{reason}");
-    assert_eq!(queue.stats(), before, "nothing was staged");
+    assert_eq!(queue.stats(), before, "nothing was enqueued");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The stages' passes run directly on the queue state (the immediate path) versus
 //! through a bevy `Schedule` on the single-threaded executor, one row per pass, and 512 rows per
 //! schedule run (the batch path), on one soft queue in retire-only mode. Each submission is a
-//! barrier that signals one semaphore; every variant stages it, admits it, patches, publishes
+//! barrier that signals one semaphore; every variant enqueues it, admits it, patches, publishes
 //! and reclaims what retired.
 //!
 //! Run: `cargo bench -p aqueduct-systems --bench stages`.

@@ -1,4 +1,4 @@
-//! Admission: decide whether the staged submission can go to the device now, and reserve what it
+//! Admission: decide whether the enqueued submission can go to the device now, and reserve what it
 //! needs. Nothing changes unless the verdict is [`Verdict::Admitted`].
 //!
 //! Waits are resolved in tiers, cheapest first:

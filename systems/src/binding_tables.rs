@@ -51,7 +51,7 @@ impl BindingTables {
     }
 
     /// The largest table a ring of `ring_bytes` takes: half of it, so a table never waits for
-    /// more than the ring can reclaim. (The engine checks an execution against it before staging.)
+    /// more than the ring can reclaim. (The engine checks an execution against it before enqueueing.)
     pub const fn largest_table_bytes(ring_bytes: u64) -> u64 {
         ring_bytes / 2
     }

@@ -1,8 +1,8 @@
-//! Kernarg patching: copy the admitted rows' kernarg segments, serialised at staging, into the
+//! Kernarg patching: copy the admitted rows' kernarg segments, serialised at enqueueing, into the
 //! kernarg space admission reserved, and fix the addresses that depend on where they landed.
 //!
-//! Staging lays each row's bytes out in the kernarg arena as they will lie in the ring (a
-//! segment starts at a multiple of `KERNARG_GRANULE` in both, its staged bytes at the same offset
+//! Enqueueing lays each row's bytes out in the kernarg arena as they will lie in the ring (a
+//! segment starts at a multiple of `KERNARG_GRANULE` in both, its update bytes at the same offset
 //! from it), so consecutive rows whose ring spans follow each other as their arena spans do form
 //! one run, copied with one `memcpy`. A run ends where the ring wraps, or at a row whose span
 //! does not follow (a program leg's kernargs in between, a wider alignment): usually a range
@@ -45,13 +45,13 @@ impl Run {
     }
 }
 
-/// Where a row's staged bytes land: written into its segment in the arena, so the copy carries it.
+/// Where a row's update bytes land: written into its segment in the arena, so the copy carries it.
 #[inline]
-fn point_at_staging(bytes: &mut Arena<u8>, kernargs: &KernargRecipe, address: u64) {
-    let pointer = kernargs.segment.start + u64::from(kernargs.staging_pointer_offset);
-    let staging_address = address + kernargs.staging_offset();
-    debug_assert_eq!(kernargs.staging.start - kernargs.segment.start, kernargs.staging_offset());
-    bytes.bytes_mut(pointer, pointer + 8).copy_from_slice(&staging_address.to_le_bytes());
+fn point_at_update_bytes(bytes: &mut Arena<u8>, kernargs: &KernargRecipe, address: u64) {
+    let pointer = kernargs.segment.start + u64::from(kernargs.update_pointer_offset);
+    let update_address = address + kernargs.update_offset();
+    debug_assert_eq!(kernargs.update_bytes.start - kernargs.segment.start, kernargs.update_offset());
+    bytes.bytes_mut(pointer, pointer + 8).copy_from_slice(&update_address.to_le_bytes());
 }
 
 /// Kernarg patching for the range of rows the pass admitted: one loop that gathers runs and
@@ -74,10 +74,10 @@ fn patch_rows(rows: &mut SubmissionRows) {
             continue;
         }
         let address = rows.columns.reservation[slot].kernarg_address;
-        if !kernargs.staging.is_empty() {
-            point_at_staging(&mut rows.kernarg_bytes, &kernargs, address);
+        if !kernargs.update_bytes.is_empty() {
+            point_at_update_bytes(&mut rows.kernarg_bytes, &kernargs, address);
         }
-        let (start, end) = (kernargs.segment.start, kernargs.staging.end().max(kernargs.segment.end()));
+        let (start, end) = (kernargs.segment.start, kernargs.update_bytes.end().max(kernargs.segment.end()));
         match &mut run {
             Some(run) if run.continues(start, address) => run.end = end,
             _ => {

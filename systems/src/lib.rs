@@ -4,8 +4,8 @@
 //! 1. [`admission`]: capacity checks that change nothing, wait resolution with frontier elision,
 //!    then the reservation (AQL slots from the range's cursor, committed with one write-index
 //!    store per range; kernarg space; an epoch's row).
-//! 2. [`kernarg`]: the kernarg segment staging serialised (binding pointers, constants, implicit
-//!    arguments), copied into the reserved kernarg space, and an update's staged bytes after it.
+//! 2. [`kernarg`]: the kernarg segment enqueueing serialised (binding pointers, constants, implicit
+//!    arguments), copied into the reserved kernarg space, and an update's update bytes after it.
 //! 3. [`publication`]: packet bodies, then each header with one 32-bit release store, then one
 //!    doorbell store; the epoch's row takes the submission's signals and its row's sequence.
 //!    For a command-buffer execution, the [`block_processor`] writes the leg's packets

@@ -1,5 +1,5 @@
 //! Kernarg patching copies a range of rows in runs (one `memcpy` per run of rows that lie in the
-//! ring as they lie in the arena): every row's segment, with its staged bytes and the pointer to
+//! ring as they lie in the arena): every row's segment, with its update bytes and the pointer to
 //! them, must land at its own reservation, across the ring's wrap and around program-less gaps.
 
 use aqueduct_abi::DispatchTemplate;
@@ -11,11 +11,11 @@ use aqueduct_systems::{QueueState, admission, kernarg};
 
 mod common;
 
-/// A row's bytes as staged: its segment (`len` bytes, each `seed + offset`) and, when `staged`
-/// is set, that many staged bytes whose address goes in at offset 8 of the segment.
+/// A row's bytes as update: its segment (`len` bytes, each `seed + offset`) and, when `update`
+/// is set, that many update bytes whose address goes in at offset 8 of the segment.
 struct RowBytes {
     segment: Vec<u8>,
-    staged: Vec<u8>,
+    update: Vec<u8>,
 }
 
 fn template() -> DispatchTemplate {
@@ -29,27 +29,27 @@ fn template() -> DispatchTemplate {
     }
 }
 
-/// Stages a raw dispatch (and, for some, staged bytes) or a barrier per entry of `shapes`:
-/// `(segment length, staged length)`, `None` for a barrier.
+/// Stages a raw dispatch (and, for some, update bytes) or a barrier per entry of `shapes`:
+/// `(segment length, update length)`, `None` for a barrier.
 fn stage(queue: &mut QueueState, shapes: &[Option<(usize, usize)>]) -> Vec<Option<RowBytes>> {
-    let mut staged_rows = Vec::new();
+    let mut enqueued_rows = Vec::new();
     for (index, shape) in shapes.iter().enumerate() {
         let row = queue.rows.push();
         let mut writer = queue.rows.writer(row);
-        let Some((len, staged_len)) = *shape else {
-            staged_rows.push(None);
+        let Some((len, update_len)) = *shape else {
+            enqueued_rows.push(None);
             continue;
         };
         let seed = (index as u8).wrapping_mul(37).wrapping_add(1);
         let segment: Vec<u8> = (0..len).map(|offset| seed.wrapping_add(offset as u8)).collect();
         writer.raw_dispatch(template(), &segment, len as u32, 16);
-        let staged: Vec<u8> = (0..staged_len).map(|offset| seed ^ (offset as u8)).collect();
-        if !staged.is_empty() {
-            writer.stage_bytes(&staged, 8);
+        let update: Vec<u8> = (0..update_len).map(|offset| seed ^ (offset as u8)).collect();
+        if !update.is_empty() {
+            writer.place_update_bytes(&update, 8);
         }
-        staged_rows.push(Some(RowBytes { segment, staged }));
+        enqueued_rows.push(Some(RowBytes { segment, update }));
     }
-    staged_rows
+    enqueued_rows
 }
 
 /// Admits and patches the pending rows; checks every admitted row's bytes at its reservation.
@@ -67,12 +67,12 @@ fn patch_and_check(queue: &mut QueueState, expected: &[Option<RowBytes>]) -> usi
         // SAFETY: admission reserved the row's ring bytes from `address`; nothing else writes them.
         let landed = unsafe { core::slice::from_raw_parts(address as *const u8, bytes.segment.len()) };
         let mut segment = bytes.segment.clone();
-        if !bytes.staged.is_empty() {
-            let staging = address + recipe.staging_offset();
-            segment[8..16].copy_from_slice(&staging.to_le_bytes());
-            // SAFETY: as above: the staged bytes follow the segment within the reservation.
-            let staged = unsafe { core::slice::from_raw_parts(staging as *const u8, bytes.staged.len()) };
-            assert_eq!(staged, &bytes.staged[..], "row {row}'s staged bytes");
+        if !bytes.update.is_empty() {
+            let update_address = address + recipe.update_offset();
+            segment[8..16].copy_from_slice(&update_address.to_le_bytes());
+            // SAFETY: as above: the update bytes follow the segment within the reservation.
+            let update = unsafe { core::slice::from_raw_parts(update_address as *const u8, bytes.update.len()) };
+            assert_eq!(update, &bytes.update[..], "row {row}'s update bytes");
         }
         assert_eq!(landed, &segment[..], "row {row}'s segment at {address:#x}");
     }
@@ -111,7 +111,7 @@ fn every_row_lands_at_its_reservation_across_the_wrap() {
 }
 
 #[test]
-fn rows_staged_in_two_passes_land_where_each_pass_put_them() {
+fn rows_enqueued_in_two_passes_land_where_each_pass_put_them() {
     let mut rig = common::rig_sized(CrossQueueWait::BarrierValue, 1 << 16);
     let queue = &mut rig.state;
     let first = stage(queue, &[Some((48, 16)), Some((80, 0)), None]);

@@ -8,8 +8,8 @@
 //! - `host_call/e2e`: one host call and a host wait for its signal, one at a time;
 //!   `host_call/after_barrier/e2e`: the same behind a barrier on its queue (the device round
 //!   trip before the call may run);
-//! - `file/read/64MiB`, `file/read_staged/64MiB`: a 64 MiB file read into host-visible memory, and
-//!   into device-local memory through the staging buffer, per MiB; `file/read_baseline/64MiB` is a
+//! - `file/read/64MiB`, `file/read_bounced/64MiB`: a 64 MiB file read into host-visible memory, and
+//!   into device-local memory through the bounce buffer, per MiB; `file/read_baseline/64MiB` is a
 //!   plain `pread` into the same host-visible memory.
 
 use std::fs::File;
@@ -182,19 +182,19 @@ pub fn host_calls(rig: &Rig, after_barrier: bool) -> Result<Sample, EngineError>
     Ok(sample)
 }
 
-/// The whole file into host-visible memory (`staged` false) or device-local memory through the
-/// staging buffer, waited for.
-pub fn read_file(rig: &Rig, memory: &MemoryRig, staged: bool) -> Result<Sample, EngineError> {
+/// The whole file into host-visible memory (`via_device_local` false) or device-local memory through the
+/// bounce buffer, waited for.
+pub fn read_file(rig: &Rig, memory: &MemoryRig, via_device_local: bool) -> Result<Sample, EngineError> {
     let queue = &rig.e2e[0];
     let done = rig.device.create_semaphore(0)?;
-    let target = if staged { &memory.device_local } else { &memory.visible };
+    let target = if via_device_local { &memory.device_local } else { &memory.visible };
     clear_probes(&memory.visible)?;
     let sample = timed(
         || queue.read_file(&memory.file, 0, target.whole()).signal(done.at(1)).submit(),
         || done.wait(1, WAIT),
         true,
     )?;
-    if !staged {
+    if !via_device_local {
         check_file_bytes(&memory.visible)?;
     }
     Ok(sample)

@@ -6,7 +6,7 @@
 //! - `edge/{submit,e2e}/N`, `edge+copy4/…`, `edge+fill4/…`, `edge+dispatch/…`, `edge+noop/…` for
 //!   N in 2, 32, 512, 2048: cross-queue ping-pong handoffs;
 //! - `chain/{submit,e2e}/N`: same-queue barrier chains;
-//! - `batch/edge/512`, `batch/dispatch/512`: 512 barriers (or 2-binding dispatches) staged on one
+//! - `batch/edge/512`, `batch/dispatch/512`: 512 barriers (or 2-binding dispatches) enqueued on one
 //!   queue's batch, each waiting on the previous one, published by one flush;
 //! - `dispatch/submit/bindings=B` for B in 0, 4, 16, 64, 256;
 //! - `scale/queues=Q` for Q in 1, 2, 4, 8;
@@ -25,7 +25,7 @@
 //!   an HSA queue's write index round-robin, per hand-off (`queue_index.rs`);
 //! - `alloca/roundtrip`, `alloca/baseline`, `alloca/cross_queue`, `host_call/e2e`,
 //!   `host_call/after_barrier/e2e`,
-//!   `file/read/64MiB`, `file/read_staged/64MiB`, `file/read_baseline/64MiB`: queue-ordered
+//!   `file/read/64MiB`, `file/read_bounced/64MiB`, `file/read_baseline/64MiB`: queue-ordered
 //!   memory, host calls and file reads (`memory.rs`; the file rows are per MiB);
 //! - `diamond/waits`: diamonds of cross-queue waits over 4 queues, per submission (its note gives
 //!   the barriers emitted against the waits asked for);
@@ -217,7 +217,7 @@ pub fn shapes<'a>(
     }));
     let mib = memory::FILE_MIB;
     list.push(Shape::new(format!("file/read/{mib}MiB"), mib, move || memory::read_file(rig, memory_rig, false)));
-    list.push(Shape::new(format!("file/read_staged/{mib}MiB"), mib, move || memory::read_file(rig, memory_rig, true)));
+    list.push(Shape::new(format!("file/read_bounced/{mib}MiB"), mib, move || memory::read_file(rig, memory_rig, true)));
     list.push(Shape::new(format!("file/read_baseline/{mib}MiB"), mib, move || memory::read_baseline(memory_rig)));
     for modes in PROFILED_MODES {
         for e2e in [false, true] {

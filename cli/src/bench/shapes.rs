@@ -211,7 +211,7 @@ fn verify_payload(rig: &Rig, payload: Payload) -> Result<(), EngineError> {
     if found == expected { Ok(()) } else { Err(mismatch(payload.prefix(), expected, found)) }
 }
 
-/// `ops` operations of `payload` staged on one queue's batch and published by one flush, each
+/// `ops` operations of `payload` enqueued on one queue's batch and published by one flush, each
 /// waiting on the previous one's signal (resolved by queue order) and signalling the next.
 pub fn batched(rig: &Rig, payload: Payload, ops: u64) -> Result<Sample, EngineError> {
     let queue = &rig.host[0];

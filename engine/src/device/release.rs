@@ -2,8 +2,8 @@
 //!
 //! Submissions keep no reference to what they use. When the last handle of a semaphore, buffer,
 //! executable or finished command buffer drops, its device-World entity gets a [`ReleaseAfter`]
-//! with the rows every queue had staged by then ([`DeviceShared::defer_release`]); no later row
-//! can name the object, because no handle is left to stage one with.
+//! with the rows every queue had enqueued by then ([`DeviceShared::defer_release`]); no later row
+//! can name the object, because no handle is left to enqueue one with.
 //! [`DeviceShared::release_settled`] frees every such entity once each queue's settled mark
 //! (`aqueduct_systems::settle`) has passed its snapshot: the semaphore slot goes back to the
 //! table, memory to its provider or pool, and the entity is despawned.
@@ -29,9 +29,9 @@ use crate::device::DeviceShared;
 
 impl DeviceShared {
     /// The last handle of the object `entity` stands for dropped: free it once every queue has
-    /// settled the rows staged so far (perhaps at once).
+    /// settled the rows enqueued so far (perhaps at once).
     pub(crate) fn defer_release(&self, entity: Entity) {
-        let after = self.staged_snapshot();
+        let after = self.enqueued_snapshot();
         if let Ok(mut object) = self.world().get_entity_mut(entity) {
             object.insert(after);
             self.pending_releases.fetch_add(1, Ordering::Release);
@@ -39,14 +39,14 @@ impl DeviceShared {
         self.release_settled();
     }
 
-    /// Every existing queue's staged-row count: rows staged after it cannot name an object whose
+    /// Every existing queue's enqueued-row count: rows enqueued after it cannot name an object whose
     /// last handle is gone.
-    pub(crate) fn staged_snapshot(&self) -> ReleaseAfter {
+    pub(crate) fn enqueued_snapshot(&self) -> ReleaseAfter {
         let mut rows = [0u64; MAX_QUEUES];
         let mut queues = 0;
-        for (index, staged) in rows.iter_mut().enumerate() {
+        for (index, enqueued) in rows.iter_mut().enumerate() {
             if let Some(endpoint) = self.queues.directory.get(index as u16) {
-                *staged = endpoint.staged_rows.load(Ordering::Acquire);
+                *enqueued = endpoint.enqueued_rows.load(Ordering::Acquire);
                 queues = index + 1;
             }
         }
@@ -131,5 +131,5 @@ impl DeviceShared {
 
 /// Whether every queue has settled the rows `after` counted.
 pub(crate) fn has_settled(after: &ReleaseAfter, settled: &[u64; MAX_QUEUES]) -> bool {
-    after.rows.iter().zip(settled).all(|(&staged, &settled)| settled >= staged)
+    after.rows.iter().zip(settled).all(|(&enqueued, &settled)| settled >= enqueued)
 }

@@ -3,7 +3,7 @@
 
 pub(crate) mod pool;
 
-/// Largest `update` (a queue's or a command buffer's): bigger writes belong in a staging buffer
+/// Largest `update` (a queue's or a command buffer's): bigger writes belong in a bounce buffer
 /// and a copy.
 pub const MAX_UPDATE_BYTES: usize = 64 * 1024;
 
@@ -65,9 +65,9 @@ impl Drop for BufferInner {
 }
 
 /// Device memory holding elements of `T` (bytes by default). Cloning is cheap and shares the
-/// allocation; it is freed once the last clone is gone and every submission staged before then
+/// allocation; it is freed once the last clone is gone and every submission enqueued before then
 /// has settled. A buffer from `Queue::alloca` goes back to its pool with `Queue::dealloca` (in
-/// queue order), or, if its last clone drops first, once every submission staged until then has
+/// queue order), or, if its last clone drops first, once every submission enqueued until then has
 /// settled.
 ///
 /// Offsets and lengths of a `Buffer<T>` count elements; a `Buffer` (of `u8`) counts bytes, so the

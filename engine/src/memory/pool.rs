@@ -21,7 +21,7 @@
 //! 5. otherwise [`Exhaustion`]: a typed error, or a wait (with a timeout) for in-flight deallocas
 //!    to retire and coalesce, or for one not yet submitted.
 //!
-//! Lock order: the pool's lock is never held while staging (a queue's lock), while allocating a
+//! Lock order: the pool's lock is never held while enqueueing (a queue's lock), while allocating a
 //! slab or while waiting. Under it only the device World is taken (a trimmed slab's deferred
 //! release), and nothing that holds the device World takes a pool's lock.
 
@@ -310,7 +310,7 @@ pub(crate) struct Reservation {
 impl Drop for PoolShared {
     fn drop(&mut self) {
         // Its slabs (ordinary allocations) drop with the state: deferred release frees them once
-        // every row staged until now has settled.
+        // every row enqueued until now has settled.
         self.device.defer_release(self.entity);
     }
 }
@@ -374,7 +374,7 @@ impl Pool {
     }
 
     /// Gives wholly free slabs back (down to the reserve); returns the bytes released. Their
-    /// memory is freed once every row staged until now has settled.
+    /// memory is freed once every row enqueued until now has settled.
     pub fn trim(&self) -> u64 {
         let trimmed = {
             let mut state = self.0.lock();
@@ -475,7 +475,7 @@ impl PoolShared {
         self.wake_waiting();
     }
 
-    /// A dealloca on `queue` was staged: the memory is free once `timeline` reaches `value`.
+    /// A dealloca on `queue` was enqueued: the memory is free once `timeline` reaches `value`.
     pub fn deallocated(&self, entity: Entity, queue: u16, timeline: &Semaphore, value: u64) {
         let mut state = self.lock();
         state.pend(entity, queue, timeline, value);
@@ -484,9 +484,9 @@ impl PoolShared {
     }
 
     /// The buffer's handle dropped without a dealloca, or its dealloca failed: free once every
-    /// queue settles the rows staged so far.
+    /// queue settles the rows enqueued so far.
     pub fn abandon(&self, entity: Entity) {
-        let after = self.device.staged_snapshot();
+        let after = self.device.enqueued_snapshot();
         let mut state = self.lock();
         state.hold(entity, after);
         state.retire(&self.device, &self.config);
@@ -615,7 +615,7 @@ impl PoolState {
         if let FreeAt::Point { timeline, value, .. } = origin {
             let Some(list) = self.pending.iter_mut().find(|list| list.timeline.0.slot == timeline) else {
                 // Its list went away (the timeline failed): held like a failed dealloca's.
-                self.hold(entity, device.staged_snapshot());
+                self.hold(entity, device.enqueued_snapshot());
                 return;
             };
             // Back among its queue's in-flight deallocas, at its place in value order.
@@ -701,7 +701,7 @@ impl PoolState {
                     // Its dealloca failed: nothing says when its users end.
                     self.in_use += range.size;
                     self.live += 1;
-                    self.hold(entity, device.staged_snapshot());
+                    self.hold(entity, device.enqueued_snapshot());
                 }
             }
             if failed {

@@ -18,7 +18,7 @@ use crate::memory::Buffer;
 use crate::memory::pool::{Pool, Pooled};
 use crate::semaphore::{Semaphore, SemaphorePoint};
 
-/// Whether a submission error means nothing was staged (its input was refused).
+/// Whether a submission error means nothing was enqueued (its input was refused).
 fn refused(error: &EngineError) -> bool {
     matches!(
         error,
@@ -79,7 +79,7 @@ impl HostServices {
                 Ok(Buffer::pooled(Pooled { pool: shared.clone(), entity }, address, size))
             }
             Err(error) => {
-                // Refused, or staged and failed: either way no work may use the memory.
+                // Refused, or enqueued and failed: either way no work may use the memory.
                 shared.unreserve(reservation);
                 Err(error)
             }
@@ -136,9 +136,9 @@ impl HostServices {
                 Err(error)
             }
             Err(error) => {
-                // Staged and failed (a failed wait, or the queue): its timeline point failed, so
+                // Enqueued and failed (a failed wait, or the queue): its timeline point failed, so
                 // nothing says when the buffer's users end; the pool holds the memory until every
-                // queue has settled what was staged until now.
+                // queue has settled what was enqueued until now.
                 timeline.value = value;
                 pooled.pool.abandon(pooled.entity);
                 Err(error)

@@ -1,4 +1,4 @@
-//! Batched submission: operations staged as submission rows while the batch holds the queue,
+//! Batched submission: operations enqueued as submission rows while the batch holds the queue,
 //! then one run of the stages' schedule admits, patches and publishes them all, with one doorbell
 //! store. This is how a frame's work should go: the per-operation cost is the stages over dense
 //! rows, not a lock, a pass and a doorbell each.
@@ -16,9 +16,9 @@ use crate::semaphore::SemaphorePoint;
 use aqueduct_components::directory::SubmissionCounters;
 use aqueduct_systems::QueueState;
 
-/// Operations staged on one queue, published together by [`Batch::flush`] (and when the batch
+/// Operations enqueued on one queue, published together by [`Batch::flush`] (and when the batch
 /// ends). Each call validates its input as the queue's own call does and returns the same typed
-/// errors; a refused call stages nothing. Waits and signals work as on the queue; a wait on a
+/// errors; a refused call enqueues nothing. Waits and signals work as on the queue; a wait on a
 /// semaphore that an earlier operation of the batch signals is resolved by queue order.
 ///
 /// The batch holds the queue while it lives: other threads' submissions to this queue wait for
@@ -30,8 +30,8 @@ pub struct Batch<'q> {
 }
 
 impl Queue {
-    /// Runs `build` with a [`Batch`] on this queue, then publishes what it staged. Operations
-    /// staged before an error `build` returns are still published; the error is returned.
+    /// Runs `build` with a [`Batch`] on this queue, then publishes what it enqueued. Operations
+    /// enqueued before an error `build` returns are still published; the error is returned.
     ///
     /// ```no_run
     /// # fn frame(queue: &aqueduct_engine::Queue, kernel: &aqueduct_engine::Kernel, data: &aqueduct_engine::Buffer) -> aqueduct_engine::EngineResult<()> {
@@ -56,7 +56,7 @@ impl Queue {
         flushed.map(|()| value)
     }
 
-    /// Starts a [`Batch`] on this queue; stage operations on it, then [`Batch::flush`]. Dropping
+    /// Starts a [`Batch`] on this queue; enqueue operations on it, then [`Batch::flush`]. Dropping
     /// the batch flushes what is left, ignoring errors.
     pub fn begin_batch(&self) -> EngineResult<Batch<'_>> {
         let queue = &*self.driver;
@@ -74,7 +74,7 @@ impl Queue {
 }
 
 impl Batch<'_> {
-    /// Publishes everything staged so far: one pass of the stages' schedule and one doorbell
+    /// Publishes everything enqueued so far: one pass of the stages' schedule and one doorbell
     /// (more passes only when the ring runs out of room or a program spans legs). Rows whose
     /// waits cannot be resolved on the device yet park in order, as a queue's submissions do.
     /// Returns the first failure; a row that failed had its signals failed.
@@ -82,9 +82,15 @@ impl Batch<'_> {
         self.queue.flush(&mut self.state)
     }
 
-    /// Operations staged and not yet published.
-    pub fn staged(&self) -> usize {
+    /// Operations enqueued and not yet published.
+    pub fn enqueued(&self) -> usize {
         self.state.rows.pending_len() as usize
+    }
+
+    /// The old name of [`Batch::enqueued`].
+    #[deprecated(note = "a row is enqueued; stage names only the pipeline's four steps: use enqueued")]
+    pub fn staged(&self) -> usize {
+        self.enqueued()
     }
 }
 
@@ -97,9 +103,9 @@ impl Submitter for Batch<'_> {
         &mut self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-        stage: impl FnOnce(&mut RowWriter),
+        fill: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
-        self.queue.stage(&mut self.state, waits, signals, true, stage)?;
+        self.queue.enqueue(&mut self.state, waits, signals, true, fill)?;
         SubmissionCounters::add(&self.queue.endpoint.counters.submissions, 1);
         Ok(())
     }
@@ -111,7 +117,7 @@ impl Submitter for Batch<'_> {
 
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
-        // What is still staged was promised to its semaphores' waiters: publish it.
+        // What is still enqueued was promised to its semaphores' waiters: publish it.
         let _ = self.queue.flush(&mut self.state);
         self.queue.endpoint.batch_owner.store(0, Ordering::Relaxed);
     }

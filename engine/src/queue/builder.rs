@@ -2,7 +2,7 @@
 //! then [`Submission::submit`]. `queue.fill(range, &pattern).wait(a.at(1)).signal(b.at(2))
 //! .submit()?` reads as what it does, and an operation with no waits or signals needs neither.
 //!
-//! The same builder serves a [`Queue`] (submit publishes at once) and a [`Batch`] (submit stages
+//! The same builder serves a [`Queue`] (submit publishes at once) and a [`Batch`] (submit enqueues
 //! into the batch, which publishes at its flush). The points live inline for up to
 //! [`INLINE_POINTS`] of each, so building allocates nothing on the hot path.
 
@@ -28,7 +28,7 @@ use crate::semaphore::SemaphorePoint;
 pub struct Submitted {
     pub(crate) device: u64,
     pub(crate) queue: u16,
-    /// The queue's staged-row count when the submission returned: its row and every earlier
+    /// The queue's enqueued-row count when the submission returned: its row and every earlier
     /// one are below it (a concurrent submission through another handle may be too, which
     /// only makes a wait for this one wait for that one as well).
     pub(crate) rows: u64,
@@ -41,7 +41,7 @@ impl Submitted {
         Submitted {
             device: queue.device.id,
             queue: queue.index,
-            rows: queue.endpoint.staged_rows.load(Ordering::Relaxed),
+            rows: queue.endpoint.enqueued_rows.load(Ordering::Relaxed),
         }
     }
 }
@@ -76,7 +76,7 @@ pub(crate) type Points<'a> = SmallVec<[SemaphorePoint<'a>; INLINE_POINTS]>;
 
 /// One queue operation being built: add waits and signals, then `submit()`. Nothing happens
 /// until then; a dropped builder submits nothing. `T` is where it goes: a [`Queue`] (published at
-/// once) or a [`Batch`] (staged until the batch flushes).
+/// once) or a [`Batch`] (enqueued until the batch flushes).
 #[must_use = "nothing is submitted until `.submit()`"]
 pub struct Submission<'a, T, O> {
     target: T,
@@ -160,18 +160,18 @@ pub trait Submittable<'a>: private::Sealed {
     #[doc(hidden)]
     const KIND: OperationKind;
 
-    /// Validates the operation and stages it through `to` (the queue at once, or a batch); a
-    /// refused one stages nothing.
+    /// Validates the operation and enqueues it through `to` (the queue at once, or a batch); a
+    /// refused one enqueues nothing.
     #[doc(hidden)]
     #[allow(private_bounds)]
-    fn stage(
+    fn enqueue(
         &self,
         to: &mut impl Submitter,
         waits: &[SemaphorePoint<'a>],
         signals: &[SemaphorePoint<'a>],
     ) -> EngineResult<Self::Output>;
 
-    /// The operation as a replay capture names it, once it was staged with `output`.
+    /// The operation as a replay capture names it, once it was enqueued with `output`.
     #[doc(hidden)]
     #[allow(private_interfaces)]
     fn describe(&self, capture: &ReplayCapture, output: &Self::Output) -> Operation;
@@ -190,22 +190,22 @@ impl<'a, O: Submittable<'a>> Submission<'a, &'a Queue, O> {
         let (queue, operation, waits, signals) =
             (&*self.target.driver, &self.operation, &self.waits[..], &self.signals[..]);
         let to = &mut Immediate(queue);
-        captured!(queue, waits, signals, operation.stage(to, waits, signals), |capture, output| operation
+        captured!(queue, waits, signals, operation.enqueue(to, waits, signals), |capture, output| operation
             .describe(capture, output))
         .map(|output| output.queued(Submitted::now(queue)))
     }
 }
 
 impl<'a, 'q, O: Submittable<'a>> Submission<'a, &'a mut Batch<'q>, O> {
-    /// Validates the operation and stages it in the batch, which publishes it at its flush; a
-    /// refused one stages nothing.
+    /// Validates the operation and enqueues it in the batch, which publishes it at its flush; a
+    /// refused one enqueues nothing.
     pub fn submit(self) -> EngineResult<O::Output> {
         let (batch, operation, waits, signals) = (self.target, &self.operation, &self.waits[..], &self.signals[..]);
         captured!(
             Submitter::driver(batch),
             waits,
             signals,
-            operation.stage(batch, waits, signals),
+            operation.enqueue(batch, waits, signals),
             |capture, output| { operation.describe(capture, output) }
         )
     }

@@ -38,7 +38,7 @@ pub(crate) fn execute(
     let processing = processing.unwrap_or(command_buffer.processing());
     let on_device = on_device(shared, processing, program)?;
     // The queue's device target is made at its first device-processed execution, in a hold of
-    // the lock of its own; later executions find it made and take the lock once, to stage.
+    // the lock of its own; later executions find it made and take the lock once, to enqueue.
     let on_device = on_device
         && (shared.endpoint.has_device_target.load(Ordering::Acquire)
             || match to.with_state(|queue, state| queue.device_target(state).map(drop)) {
@@ -46,7 +46,7 @@ pub(crate) fn execute(
                 Err(_) if processing == BlockProcessing::Auto => false,
                 Err(error) => return Err(error),
             });
-    // Marked only once nothing before the staging can refuse it (the target's making included).
+    // Marked only once nothing before the enqueueing can refuse it (the target's making included).
     if program.one_shot && program.executed.swap(true, Ordering::AcqRel) {
         return Err(EngineError::CommandBufferState { reason: "a one-shot command buffer runs once" });
     }
@@ -54,7 +54,7 @@ pub(crate) fn execute(
         row.set_operation(kind);
         let run = row.program();
         // SAFETY: the command buffer's entity owns the image until it is released, and that
-        // waits for this row (staged now, while the caller holds the command buffer) to settle.
+        // waits for this row (enqueued now, while the caller holds the command buffer) to settle.
         run.image = Some(unsafe { ProgramImageRef::new(&program.image) });
         run.block_limit = block_limit;
         run.on_device = on_device;

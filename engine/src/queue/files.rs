@@ -1,11 +1,11 @@
 //! File reads and writes in queue order, built on host calls (`host_calls.rs`).
 //!
 //! Host-visible memory is read into or written from directly, by one host call. Memory the host
-//! cannot reach streams through the queue's staging buffer ([`STAGING_BYTES`] of host-visible
+//! cannot reach streams through the queue's bounce buffer ([`BOUNCE_BUFFER_BYTES`] of host-visible
 //! memory, made at the first such transfer), one chunk at a time: for a read, a host call fills
-//! the staging buffer from the file and a copy moves it to the target; for a write, a copy fills
+//! the bounce buffer from the file and a copy moves it to the target; for a write, a copy fills
 //! it and a host call writes it out. The queue runs each step after the one before, so one
-//! staging buffer serves every chunk, and a file larger than it streams. The caller's waits go on
+//! bounce buffer serves every chunk, and a file larger than it streams. The caller's waits go on
 //! the first step and its signals on a last host call, which fails them if any step failed.
 
 use std::fs::File;
@@ -21,8 +21,8 @@ use crate::semaphore::SemaphorePoint;
 use aqueduct_components::device_entities::MemoryKind;
 use aqueduct_vocabulary::OperationKind;
 
-/// The staging buffer each queue streams through.
-pub const STAGING_BYTES: u64 = 4 << 20;
+/// The bounce buffer each queue streams through.
+pub const BOUNCE_BUFFER_BYTES: u64 = 4 << 20;
 
 /// Which way the bytes move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,13 +73,13 @@ unsafe fn transfer(direction: Direction, file: &File, file_offset: u64, address:
 }
 
 impl HostServices {
-    fn staging(&self, queue: &PassDriver) -> EngineResult<Buffer> {
-        let mut staging = self.file_staging.lock().unwrap_or_else(|poison| poison.into_inner());
-        if let Some(buffer) = &*staging {
+    fn bounce_buffer(&self, queue: &PassDriver) -> EngineResult<Buffer> {
+        let mut bounce = self.file_bounce_buffer.lock().unwrap_or_else(|poison| poison.into_inner());
+        if let Some(buffer) = &*bounce {
             return Ok(buffer.clone());
         }
-        let buffer = Buffer::allocate(&queue.device, MemoryKind::HostVisible, STAGING_BYTES, queue.agent)?;
-        *staging = Some(buffer.clone());
+        let buffer = Buffer::allocate(&queue.device, MemoryKind::HostVisible, BOUNCE_BUFFER_BYTES, queue.agent)?;
+        *bounce = Some(buffer.clone());
         Ok(buffer)
     }
 
@@ -118,7 +118,7 @@ impl HostServices {
     }
 }
 
-/// A file read (`kind` ReadFile) or write (WriteFile): its rows, the staging copies and the
+/// A file read (`kind` ReadFile) or write (WriteFile): its rows, the bounce copies and the
 /// host calls, carry `kind`.
 fn file_transfer(
     queue: &PassDriver,
@@ -147,24 +147,24 @@ fn file_transfer(
         });
         return queue.services.submit_host_call(queue, kind, work, waits, signals);
     }
-    let staging = queue.services.staging(queue)?;
+    let bounce = queue.services.bounce_buffer(queue)?;
     let chain = ChainError::default();
     let mut first_waits = waits;
     let mut done = 0;
     while done < memory.length {
-        let length = (memory.length - done).min(STAGING_BYTES);
-        let staged = staging.range(0, length);
+        let length = (memory.length - done).min(BOUNCE_BUFFER_BYTES);
+        let bounced = bounce.range(0, length);
         let part = Binding { buffer: memory.buffer, offset: memory.offset + done, length };
         let step = {
-            let (file, chain, staging) = (file.clone(), chain.clone(), staging.clone());
+            let (file, chain, bounce) = (file.clone(), chain.clone(), bounce.clone());
             let file_offset = offset + done;
             Box::new(move || -> HostCallResult {
                 if let Some(error) = &*chain_error(&chain) {
                     return Err(error.clone().into());
                 }
-                // SAFETY: the staging buffer is host-visible, and the queue runs this step
+                // SAFETY: the bounce buffer is host-visible, and the queue runs this step
                 // alone between the copies that fill or drain it.
-                let result = unsafe { transfer(direction, &file, file_offset, staging.device_address(), length) };
+                let result = unsafe { transfer(direction, &file, file_offset, bounce.device_address(), length) };
                 if let Err(error) = &result {
                     chain_error(&chain).get_or_insert(error.to_string());
                 }
@@ -174,10 +174,10 @@ fn file_transfer(
         match direction {
             Direction::Read => {
                 queue.services.submit_host_call(queue, kind, step, first_waits, &[])?;
-                operations::copy(&mut Immediate(queue), kind, staged, part, &[], &[])?;
+                operations::copy(&mut Immediate(queue), kind, bounced, part, &[], &[])?;
             }
             Direction::Write => {
-                operations::copy(&mut Immediate(queue), kind, part, staged, first_waits, &[])?;
+                operations::copy(&mut Immediate(queue), kind, part, bounced, first_waits, &[])?;
                 queue.services.submit_host_call(queue, kind, step, &[], &[])?;
             }
         }

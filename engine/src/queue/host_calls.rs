@@ -4,18 +4,18 @@
 //! 1. **a barrier**: a row with no waits that raises the queue's internal *ready* timeline. It
 //!    retires when every earlier packet of the queue has (every packet carries the barrier bit),
 //!    and the drain that follows raises *ready* (the completion path). Skipped when the queue has
-//!    already reached the call: nothing pending or in flight, or nothing staged since the last
+//!    already reached the call: nothing pending or in flight, or nothing enqueued since the last
 //!    call's gate row and that call returned;
 //! 2. **the host**: the queue's host-call thread, which runs calls one at a time in order, waits
 //!    for the barrier's *ready* value and then for the call's own waits (on the host: the
 //!    function runs there), runs the function, then raises the *gate* timeline to `n` and the
 //!    call's signals from the host, or fails them with its error;
-//! 3. **a gate for later packets**: a second row, staged right after the first, waits for *gate*
+//! 3. **a gate for later packets**: a second row, enqueued right after the first, waits for *gate*
 //!    `n`. No producer will publish that value, so the row parks, and every later row of the
 //!    queue parks behind it, in queue order, until the gate opens. Nothing else waits: other
 //!    queues, and this queue's earlier work, run on.
 //!
-//! The signals are promised when the call is staged, so no later submission may undercut them,
+//! The signals are promised when the call is enqueued, so no later submission may undercut them,
 //! and the host raises them (as `Semaphore::signal` would) once the function returns. *gate*
 //! never fails (an `Err` still opens it); *ready* fails only with the queue.
 
@@ -171,7 +171,7 @@ fn wait_for(closed: &AtomicBool, point: &HostWait) -> Result<(), Arc<FailureReco
     }
 }
 
-/// Whether every row staged on `queue` has run and drained (takes the queue lock).
+/// Whether every row enqueued on `queue` has run and drained (takes the queue lock).
 fn is_idle(queue: &PassDriver) -> bool {
     let (submitted, drained) = queue.epochs();
     submitted == drained && queue.idle(&queue.lock())
@@ -206,11 +206,11 @@ impl HostServices {
         };
         let call = calls.calls + 1;
         // 1. The barrier: the queue reached the call. Not needed when it already has: nothing
-        // is pending or in flight, or nothing was staged since the last call's gate and that
-        // call returned (a row staged by another thread meanwhile is concurrent with the call,
+        // is pending or in flight, or nothing was enqueued since the last call's gate and that
+        // call returned (a row enqueued by another thread meanwhile is concurrent with the call,
         // not before it).
         let after_last_call = calls.calls > 0
-            && queue.endpoint.staged_rows.load(Ordering::Acquire) == calls.rows_after_gate
+            && queue.endpoint.enqueued_rows.load(Ordering::Acquire) == calls.rows_after_gate
             && calls.gate.value() >= calls.calls;
         let ready = if after_last_call || is_idle(queue) {
             None

@@ -8,7 +8,7 @@
 //! The state of each part is defined here (the memory timeline, the host-call thread and what it
 //! is sent); the operations are `HostServices` methods in their own files (`alloca.rs`,
 //! `host_calls.rs`, `files.rs`), each submitting through the pass driver it is given, and the
-//! host staging buffer that `Queue::read` and `write` (`host_sync.rs`) go through is lent here.
+//! host bounce buffer that `Queue::read` and `write` (`host_sync.rs`) go through is lent here.
 
 use std::sync::Mutex;
 
@@ -35,11 +35,11 @@ pub(crate) struct HostServices {
     /// Its host calls' thread and timelines, from the first host call (`host_calls.rs`).
     pub host_calls: HostCallsLock,
     /// The host-visible buffer file transfers stream through, from the first that needs it.
-    pub file_staging: Mutex<Option<Buffer>>,
+    pub file_bounce_buffer: Mutex<Option<Buffer>>,
     /// The host-visible buffer `Queue::read` and `write` stage through (`host_sync.rs`), made at
-    /// the first and kept, up to `STAGING_BYTES`; held for the whole call, which waits for its
+    /// the first and kept, up to `BOUNCE_BUFFER_BYTES`; held for the whole call, which waits for its
     /// copy, so one buffer serves every call on the queue.
-    pub host_staging: Mutex<Option<Buffer>>,
+    pub host_bounce_buffer: Mutex<Option<Buffer>>,
 }
 
 /// The queue's memory timeline: its semaphore (made at the first dealloca, replaced if it fails)
@@ -50,7 +50,7 @@ pub(crate) struct MemoryTimeline {
     pub(super) value: u64,
 }
 
-/// The memory timeline's lock: held across a dealloca's staging, so values are signalled in the
+/// The memory timeline's lock: held across a dealloca's bounce, so values are signalled in the
 /// order they are taken. Taken before the queue's lock, and the pool's lock inside it.
 pub(crate) type TimelineLock = Mutex<MemoryTimeline>;
 
@@ -85,7 +85,7 @@ pub(crate) struct HostCalls {
     pub(super) calls: u64,
     /// Barriers that raised *ready* so far.
     pub(super) readied: u64,
-    /// The queue's staged-row count just after the last call's gate row.
+    /// The queue's bounced-row count just after the last call's gate row.
     pub(super) rows_after_gate: u64,
     pub(super) jobs: Option<Sender<Job>>,
     pub(super) closed: Arc<AtomicBool>,
@@ -96,35 +96,35 @@ pub(crate) struct HostCalls {
 pub(crate) type HostCallsLock = Mutex<Option<HostCalls>>;
 
 impl HostServices {
-    /// Runs `transfer` with a host-visible staging buffer of at least `bytes`: the queue's own
-    /// (made or grown to fit, up to `STAGING_BYTES`), held for the whole transfer, or one made
+    /// Runs `transfer` with a host-visible bounce buffer of at least `bytes`: the queue's own
+    /// (made or grown to fit, up to `BOUNCE_BUFFER_BYTES`), held for the whole transfer, or one made
     /// for the call when the transfer is larger or another thread holds the queue's.
-    pub(super) fn with_staging(
+    pub(super) fn with_bounce_buffer(
         &self,
         device: &Arc<DeviceShared>,
         bytes: u64,
         transfer: impl FnOnce(&Buffer) -> EngineResult<()>,
     ) -> EngineResult<()> {
         let allocate = |size| Buffer::allocate_captured(device, MemoryKind::HostVisible, size, 0);
-        if bytes > super::STAGING_BYTES {
+        if bytes > super::BOUNCE_BUFFER_BYTES {
             return transfer(&allocate(bytes)?);
         }
         // Never waits for another thread's transfer, which may wait out its own timeout.
-        let mut kept = match self.host_staging.try_lock() {
+        let mut kept = match self.host_bounce_buffer.try_lock() {
             Ok(kept) => kept,
             Err(std::sync::TryLockError::Poisoned(poison)) => poison.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return transfer(&allocate(bytes)?),
         };
-        let staging = match kept.take() {
-            Some(staging) if staging.size() >= bytes => staging,
+        let bounce = match kept.take() {
+            Some(bounce) if bounce.size() >= bytes => bounce,
             // Grown by doubling, so a run of growing transfers makes few buffers.
-            _ => allocate(bytes.next_power_of_two().min(super::STAGING_BYTES))?,
+            _ => allocate(bytes.next_power_of_two().min(super::BOUNCE_BUFFER_BYTES))?,
         };
-        let result = transfer(&staging);
+        let result = transfer(&bounce);
         // A failed transfer (a timeout) may leave its copy in flight on the buffer: it is let go,
         // and freed once that copy has settled, rather than reused under it.
         if result.is_ok() {
-            *kept = Some(staging);
+            *kept = Some(bounce);
         }
         result
     }

@@ -20,7 +20,7 @@ impl Queue {
     /// Blocks until everything submitted to the queue before this call, through any handle, has
     /// finished, the queue has failed (its failure is returned), or `timeout` passes.
     pub fn wait_idle(&self, timeout: Duration) -> EngineResult<()> {
-        let target = self.driver.endpoint.staged_rows.load(Ordering::Acquire);
+        let target = self.driver.endpoint.enqueued_rows.load(Ordering::Acquire);
         self.wait_settled(target, timeout)
     }
 
@@ -40,8 +40,8 @@ impl Queue {
     }
 
     /// Reads `buffer`, of any memory kind, after the queue's earlier work: the queue copies it
-    /// into a host-visible staging buffer (the queue's own, kept between calls, for up to
-    /// 4 MiB (`STAGING_BYTES`); one made for the call beyond), and this waits
+    /// into a host-visible bounce buffer (the queue's own, kept between calls, for up to
+    /// 4 MiB (`BOUNCE_BUFFER_BYTES`); one made for the call beyond), and this waits
     /// up to `timeout` for the copy.
     pub fn read<T: Pod>(&self, buffer: &Buffer<T>, timeout: Duration) -> EngineResult<Vec<T>> {
         let mut elements = vec![T::zeroed(); buffer.len() as usize];
@@ -49,15 +49,15 @@ impl Queue {
         if bytes == 0 {
             return Ok(elements);
         }
-        self.driver.services.with_staging(&self.driver.device, bytes, |staging| {
-            self.copy_and_wait(buffer.bytes(), staging, bytes, timeout)?;
-            staging.read(0, bytemuck::cast_slice_mut(&mut elements))
+        self.driver.services.with_bounce_buffer(&self.driver.device, bytes, |bounce| {
+            self.copy_and_wait(buffer.bytes(), bounce, bytes, timeout)?;
+            bounce.read(0, bytemuck::cast_slice_mut(&mut elements))
         })?;
         Ok(elements)
     }
 
     /// Writes `data` to `buffer`, of any memory kind, from element 0, after the queue's earlier
-    /// work: the data goes to a host-visible staging buffer (as for [`Self::read`]), the queue
+    /// work: the data goes to a host-visible bounce buffer (as for [`Self::read`]), the queue
     /// copies it, and this waits up to `timeout` for the copy.
     pub fn write<T: Pod>(&self, buffer: &Buffer<T>, data: &[T], timeout: Duration) -> EngineResult<()> {
         let elements = data.len() as u64;
@@ -71,9 +71,9 @@ impl Queue {
         if bytes == 0 {
             return Ok(());
         }
-        self.driver.services.with_staging(&self.driver.device, bytes, |staging| {
-            staging.write(0, bytemuck::cast_slice(data))?;
-            self.copy_and_wait(staging, buffer.bytes(), bytes, timeout)
+        self.driver.services.with_bounce_buffer(&self.driver.device, bytes, |bounce| {
+            bounce.write(0, bytemuck::cast_slice(data))?;
+            self.copy_and_wait(bounce, buffer.bytes(), bytes, timeout)
         })
     }
 

@@ -82,7 +82,7 @@ impl<'a> Submission<'a, &'a Queue, LaunchOp<'a>> {
 }
 
 impl<'a, 'q> Submission<'a, &'a mut Batch<'q>, LaunchOp<'a>> {
-    /// Checks the arguments and stages the dispatch in the batch; a refused one stages nothing.
+    /// Checks the arguments and enqueues the dispatch in the batch; a refused one enqueues nothing.
     pub fn submit(self) -> EngineResult<()> {
         let (batch, operation, waits, signals) = self.into_parts();
         let dispatch = operation.checked()?;

@@ -14,7 +14,7 @@
 //!   drained, fails a failed queue's work, readmits parked rows and destroys an orphaned queue;
 //! - `HostServices` (`host_services.rs`): what the host-side operations keep between calls, with
 //!   the operations in `alloca.rs` (queue-ordered memory), `host_calls.rs`, `files.rs` and
-//!   `host_sync.rs` (the staging buffer of reads and writes);
+//!   `host_sync.rs` (the bounce buffer of reads and writes);
 //! - `CaptureObserver` (`capture_observer.rs`): the queue's entry in the device's registry,
 //!   through which a profile capture joins and leaves the queue; the records of passes and
 //!   drains are made by `capture.rs` (`note_pass`, `harvest`), which the driver calls.
@@ -35,7 +35,7 @@
 //! lock-free counters and lifetime flags; the state behind the queue lock
 //! (`aqueduct_systems::QueueState`), which the stages run over; and the host services above.
 //!
-//! Each operation validates its input completely before anything is staged, then hands the pass
+//! Each operation validates its input completely before anything is enqueued, then hands the pass
 //! driver a closure that fills in the payload.
 
 mod alloca;
@@ -69,7 +69,7 @@ use pass_driver::PassDriver;
 
 pub use batch::Batch;
 pub use builder::{Submission, SubmitOutput, Submitted};
-pub use files::STAGING_BYTES;
+pub use files::BOUNCE_BUFFER_BYTES;
 pub use host_services::HostCallResult;
 pub(crate) use memory_faults::route_memory_faults;
 pub(crate) use operations::Submitter;
@@ -93,7 +93,7 @@ pub struct Queue {
 
 /// A dispatch whose kernarg bytes the caller builds (kernels outside the HAL layout). A buffer
 /// the kernargs point into may be dropped once the dispatch is submitted: it is freed only after
-/// every submission staged before its last handle dropped has settled.
+/// every submission enqueued before its last handle dropped has settled.
 #[derive(Clone, Copy, Debug)]
 pub struct RawDispatch<'a> {
     /// The grid, in work-items.

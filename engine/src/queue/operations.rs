@@ -1,13 +1,13 @@
 //! The queue operations, written once: each validates its input completely before anything is
-//! staged, then hands a [`Submitter`] a closure that fills in the submission row. [`Queue`]
-//! publishes on return (the immediate path); [`Batch`] stages and publishes at its flush.
+//! enqueued, then hands a [`Submitter`] a closure that fills in the submission row. [`Queue`]
+//! publishes on return (the immediate path); [`Batch`] enqueues and publishes at its flush.
 //!
 //! [`Queue`]: crate::Queue
 //! [`Batch`]: crate::Batch
 
 use aqueduct_abi::ImplicitKernargs;
 use aqueduct_builtins::{
-    DispatchPlan, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_update_inline, plan_update_staged,
+    DispatchPlan, UPDATE_INLINE_MAX_BYTES, plan_copy, plan_fill, plan_update_copied, plan_update_inline,
 };
 use aqueduct_components::submission::{DispatchTemplate, RowWriter};
 use aqueduct_vocabulary::OperationKind;
@@ -26,12 +26,12 @@ pub(crate) trait Submitter {
     /// The queue's pass driver.
     fn driver(&self) -> &PassDriver;
 
-    /// Stages the operation: waits, signals, then what `stage` fills in.
+    /// Enqueues the operation: waits, signals, then what `stage` fills in.
     fn submit(
         &mut self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-        stage: impl FnOnce(&mut RowWriter),
+        fill: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()>;
 
     /// Runs `f` on the queue and its state behind its lock (a batch holds it already).
@@ -51,9 +51,9 @@ impl Submitter for Immediate<'_> {
         &mut self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-        stage: impl FnOnce(&mut RowWriter),
+        fill: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
-        self.0.submit(waits, signals, stage)
+        self.0.submit(waits, signals, fill)
     }
 
     fn with_state<R>(&mut self, f: impl FnOnce(&PassDriver, &mut aqueduct_systems::QueueState) -> R) -> R {
@@ -131,7 +131,7 @@ pub(crate) fn update(
         return Err(EngineError::InvalidArgument {
             what: "update",
             reason: format!(
-                "{} bytes exceed the {MAX_UPDATE_BYTES}-byte limit; use a staging buffer and a copy",
+                "{} bytes exceed the {MAX_UPDATE_BYTES}-byte limit; use a bounce buffer and a copy",
                 data.len()
             ),
         });
@@ -140,16 +140,16 @@ pub(crate) fn update(
         let plan = plan_update_inline(address, data)?;
         return submit_plan(to, kind, plan, waits, signals);
     }
-    // Planned against a stand-in source with the staging area's 16-byte alignment; the real
+    // Planned against a stand-in source with the update bytes' 16-byte alignment; the real
     // address is patched in when the kernarg ring space is known.
-    const STAGING_STAND_IN: u64 = 16;
-    let plan = plan_update_staged(STAGING_STAND_IN, address, data.len() as u64)?;
+    const UPDATE_SOURCE_STAND_IN: u64 = 16;
+    let plan = plan_update_copied(UPDATE_SOURCE_STAND_IN, address, data.len() as u64)?;
     let queue = to.driver();
     let kernel = queue.device.agents[queue.agent].builtin(plan.kernel);
     to.submit(waits, signals, |row| {
         row.set_operation(kind);
-        stage_builtin(row, &plan, kernel);
-        row.stage_bytes(data, 0); // CopyArgs::source
+        set_builtin(row, &plan, kernel);
+        row.place_update_bytes(data, 0); // CopyArgs::source
     })
 }
 
@@ -165,7 +165,7 @@ fn submit_plan(
     to.submit(waits, signals, |row| {
         row.set_operation(operation);
         if !plan.is_noop() {
-            stage_builtin(row, &plan, kernel);
+            set_builtin(row, &plan, kernel);
         }
     })
 }
@@ -185,7 +185,7 @@ pub(crate) fn dispatch(
         binding.buffer.check_range("binding", binding.offset, binding.length)?;
     }
     let (info, template) = (validated.info, validated.template);
-    // Staging serialises the segment once with `aqueduct_abi::write_hal_kernargs`, the writer
+    // Enqueueing serialises the segment once with `aqueduct_abi::write_hal_kernargs`, the writer
     // the recorder's templates use, from these bindings, constants and implicit block; kernarg
     // patching copies it.
     let implicit: Option<(u32, ImplicitKernargs)> = validated.implicit();
@@ -244,7 +244,7 @@ fn template(
 }
 
 /// Stages a device-library dispatch.
-fn stage_builtin(row: &mut RowWriter, plan: &DispatchPlan, kernel: crate::device::BuiltinKernel) {
+fn set_builtin(row: &mut RowWriter, plan: &DispatchPlan, kernel: crate::device::BuiltinKernel) {
     let bytes = plan.kernarg_bytes();
     row.raw_dispatch(kernel.template(plan.grid_size, plan.workgroup_size), bytes, bytes.len() as u32, 16);
 }

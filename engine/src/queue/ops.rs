@@ -1,6 +1,6 @@
 //! The operations a queue offers, one argument struct each: the builder method that gathers the
 //! arguments (on [`Queue`], and on [`Batch`] for those a batch offers too), and the struct's
-//! [`Submittable`] impl, which names its [`OperationKind`], stages it (the code in
+//! [`Submittable`] impl, which names its [`OperationKind`], enqueues it (the code in
 //! `operations.rs`, or the queue's own file for queue-only operations) and describes it to a
 //! replay capture. `Submission::submit` (`builder.rs`) runs them.
 //!
@@ -134,7 +134,7 @@ impl Queue {
 
     /// Writes `data` into `target` at `offset` when the queue reaches it. Up to
     /// [`UPDATE_INLINE_MAX_BYTES`](aqueduct_builtins::UPDATE_INLINE_MAX_BYTES) travel inside the
-    /// kernargs; larger updates (up to [`MAX_UPDATE_BYTES`](crate::MAX_UPDATE_BYTES)) are staged
+    /// kernargs; larger updates (up to [`MAX_UPDATE_BYTES`](crate::MAX_UPDATE_BYTES)) are enqueued
     /// in the kernarg ring and copied.
     #[inline(always)]
     pub fn update<'a>(
@@ -201,7 +201,7 @@ impl Queue {
     }
 
     /// Reads `target.length` bytes of `file` at `offset` into `target`, in queue order. Memory
-    /// the host cannot reach streams through a 4 MiB (`STAGING_BYTES`) staging buffer. A range
+    /// the host cannot reach streams through a 4 MiB (`BOUNCE_BUFFER_BYTES`) bounce buffer. A range
     /// past the end of the file is refused now; a short read or an I/O error later fails the
     /// signals.
     #[inline(always)]
@@ -355,7 +355,7 @@ impl<'a> Submittable<'a> for BarrierOp<'a> {
     type Output = ();
     const KIND: OperationKind = OperationKind::Barrier;
     #[inline(always)]
-    fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
+    fn enqueue(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
         operations::barrier(to, Self::KIND, waits, signals)
     }
     fn describe(&self, _: &ReplayCapture, _: &()) -> Operation {
@@ -367,7 +367,7 @@ impl<'a> Submittable<'a> for FillOp<'a> {
     type Output = ();
     const KIND: OperationKind = OperationKind::Fill;
     #[inline(always)]
-    fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
+    fn enqueue(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
         operations::fill(to, Self::KIND, self.target, self.pattern, waits, signals)
     }
     fn describe(&self, _: &ReplayCapture, _: &()) -> Operation {
@@ -379,7 +379,7 @@ impl<'a> Submittable<'a> for CopyOp<'a> {
     type Output = ();
     const KIND: OperationKind = OperationKind::Copy;
     #[inline(always)]
-    fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
+    fn enqueue(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
         operations::copy(to, Self::KIND, self.source, self.target, waits, signals)
     }
     fn describe(&self, _: &ReplayCapture, _: &()) -> Operation {
@@ -391,7 +391,7 @@ impl<'a> Submittable<'a> for UpdateOp<'a> {
     type Output = ();
     const KIND: OperationKind = OperationKind::Update;
     #[inline(always)]
-    fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
+    fn enqueue(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
         operations::update(to, Self::KIND, self.target, self.offset, self.data, waits, signals)
     }
     fn describe(&self, _: &ReplayCapture, _: &()) -> Operation {
@@ -403,7 +403,7 @@ impl<'a> Submittable<'a> for DispatchOp<'a> {
     type Output = ();
     const KIND: OperationKind = OperationKind::Dispatch;
     #[inline(always)]
-    fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
+    fn enqueue(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
         operations::dispatch(to, Self::KIND, self.kernel, self.dispatch, waits, signals)
     }
     fn describe(&self, _: &ReplayCapture, _: &()) -> Operation {
@@ -415,7 +415,7 @@ impl<'a> Submittable<'a> for RawDispatchOp<'a> {
     type Output = ();
     const KIND: OperationKind = OperationKind::RawDispatch;
     #[inline(always)]
-    fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
+    fn enqueue(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
         operations::dispatch_raw(to, Self::KIND, self.kernel, self.dispatch, waits, signals)
     }
     fn describe(&self, capture: &ReplayCapture, _: &()) -> Operation {
@@ -427,7 +427,7 @@ impl<'a> Submittable<'a> for ExecuteOp<'a> {
     type Output = ();
     const KIND: OperationKind = OperationKind::Execute;
     #[inline(always)]
-    fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
+    fn enqueue(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
         let (command_buffer, table) = (self.command_buffer, self.table);
         super::execute::execute(to, Self::KIND, command_buffer, table, self.processing, waits, signals)
     }
@@ -440,7 +440,7 @@ impl<'a> Submittable<'a> for AllocaOp<'a> {
     type Output = Buffer;
     const KIND: OperationKind = OperationKind::Alloca;
     #[inline(always)]
-    fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<Buffer> {
+    fn enqueue(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<Buffer> {
         let queue = to.driver();
         queue.services.submit_alloca(queue, Self::KIND, self.pool, self.size, waits, signals)
     }
@@ -453,7 +453,7 @@ impl<'a> Submittable<'a> for DeallocaOp<'a> {
     type Output = ();
     const KIND: OperationKind = OperationKind::Dealloca;
     #[inline(always)]
-    fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
+    fn enqueue(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
         let queue = to.driver();
         queue.services.submit_dealloca(queue, Self::KIND, self.buffer, waits, signals)
     }
@@ -466,7 +466,7 @@ impl<'a> Submittable<'a> for ReadFileOp<'a> {
     type Output = ();
     const KIND: OperationKind = OperationKind::ReadFile;
     #[inline(always)]
-    fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
+    fn enqueue(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
         let queue = to.driver();
         queue.services.submit_read_file(queue, self.file, self.offset, self.target, waits, signals)
     }
@@ -479,7 +479,7 @@ impl<'a> Submittable<'a> for WriteFileOp<'a> {
     type Output = ();
     const KIND: OperationKind = OperationKind::WriteFile;
     #[inline(always)]
-    fn stage(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
+    fn enqueue(&self, to: &mut impl Submitter, waits: &[Point<'a>], signals: &[Point<'a>]) -> EngineResult<()> {
         let queue = to.driver();
         queue.services.submit_write_file(queue, self.source, self.file, self.offset, waits, signals)
     }
@@ -492,11 +492,11 @@ impl<'a> Submittable<'a> for WriteFileOp<'a> {
 mod tests {
     use super::*;
 
-    /// Every kind is staged by one operation here, or, for a host call, by its own `submit`
+    /// Every kind is enqueued by one operation here, or, for a host call, by its own `submit`
     /// (a typed launch stages a `Dispatch`), so every row, profile and capture names it alike.
     #[test]
-    fn every_kind_is_staged_by_one_operation() {
-        let mut staged = vec![
+    fn every_kind_is_enqueued_by_one_operation() {
+        let mut enqueued = vec![
             BarrierOp::KIND,
             FillOp::KIND,
             CopyOp::KIND,
@@ -510,9 +510,9 @@ mod tests {
             WriteFileOp::KIND,
             OperationKind::HostCall,
         ];
-        staged.sort();
+        enqueued.sort();
         let mut all = OperationKind::ALL.to_vec();
         all.sort();
-        assert_eq!(staged, all);
+        assert_eq!(enqueued, all);
     }
 }

@@ -1,5 +1,5 @@
 //! The pass driver: the queue's one owner of its parts, and what runs the stages over its
-//! state. It stages operations as rows of the queue's column table, runs passes of admission →
+//! state. It enqueues operations as rows of the queue's column table, runs passes of admission →
 //! kernarg patching → AQL publication → reclaim over them (directly for an immediate call,
 //! through the bevy schedule for a batch), and acts on where a pass stopped: park, drain for
 //! room, or fail.
@@ -177,7 +177,7 @@ impl PassDriver {
         self.endpoint.replay_id.load(Ordering::Relaxed)
     }
 
-    /// Checks waits and signals before anything is staged: same device, signals increasing.
+    /// Checks waits and signals before anything is enqueued: same device, signals increasing.
     pub(crate) fn check_points(&self, waits: &[SemaphorePoint], signals: &[SemaphorePoint]) -> EngineResult<()> {
         for point in waits.iter().chain(signals) {
             if point.semaphore.0.device.id != self.device.id {
@@ -206,7 +206,7 @@ impl PassDriver {
         if owner != 0 && owner == thread_token() {
             return Err(EngineError::InvalidArgument {
                 what: "queue",
-                reason: "this thread is building a batch on the queue; stage through the batch".into(),
+                reason: "this thread is building a batch on the queue; enqueue through the batch".into(),
             });
         }
         Ok(())
@@ -219,40 +219,40 @@ impl PassDriver {
     /// Never inlined, as `submit`: `scripts/stage-instructions.sh` counts a batch's operations by
     /// its calls.
     #[inline(never)]
-    pub(crate) fn stage(
+    pub(crate) fn enqueue(
         &self,
         state: &mut QueueState,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
         promise: bool,
-        stage: impl FnOnce(&mut RowWriter),
+        fill: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
         self.check_points(waits, signals)?;
         let entry_ns = capture::entry_stamp(&self.endpoint);
         let queue = &mut *state;
-        self.stage_row(queue, entry_ns, waits, signals, promise, stage);
+        self.enqueue_row(queue, entry_ns, waits, signals, promise, fill);
         Ok(())
     }
 
     /// Appends a row to the column table and fills it: its sequence (published to the endpoint),
     /// waits and signals, then the payload and kernargs from `stage`.
-    fn stage_row(
+    fn enqueue_row(
         &self,
         queue: &mut QueueState,
         entry_ns: u64,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
         promise: bool,
-        stage: impl FnOnce(&mut RowWriter),
+        fill: impl FnOnce(&mut RowWriter),
     ) {
         let rows = &mut queue.rows;
         let row = rows.push();
         // Nothing the row names (semaphore slots, buffer addresses, kernel objects, a program) is
         // kept alive by it: an object whose last handle drops waits in the device World until
         // this queue's settled rows pass the count published here. The caller holds a handle to
-        // each of them until the staging returns, and a handle's drop orders this store before
+        // each of them until the enqueueing returns, and a handle's drop orders this store before
         // the snapshot, so a relaxed store is enough.
-        self.endpoint.staged_rows.store(rows.staged, Ordering::Relaxed);
+        self.endpoint.enqueued_rows.store(rows.enqueued, Ordering::Relaxed);
         let mut writer = rows.writer(row);
         writer.set_entry_ns(entry_ns);
         for point in waits {
@@ -264,10 +264,10 @@ impl PassDriver {
                 self.device.semaphores.record_parked_signal(point.semaphore.0.slot, point.value);
             }
         }
-        stage(&mut writer);
+        fill(&mut writer);
     }
 
-    /// Submits one operation now: stages it and runs the stages, so it is published (or parked
+    /// Submits one operation now: enqueues it and runs the stages, so it is published (or parked
     /// behind earlier work) when this returns. Inputs are validated by the caller; from here on,
     /// the only failures are the queue's or a dependency's.
     ///
@@ -281,7 +281,7 @@ impl PassDriver {
         &self,
         waits: &[SemaphorePoint],
         signals: &[SemaphorePoint],
-        stage: impl FnOnce(&mut RowWriter),
+        fill: impl FnOnce(&mut RowWriter),
     ) -> EngineResult<()> {
         self.refuse_inside_batch()?;
         #[cfg(feature = "tracy")]
@@ -293,7 +293,7 @@ impl PassDriver {
         let capture = capture_of(state);
         let queue = &mut *state;
         let alone = queue.rows.is_empty() && !queue.rows.parked;
-        self.stage_row(queue, entry_ns, waits, signals, false, stage);
+        self.enqueue_row(queue, entry_ns, waits, signals, false, fill);
         let mut first_fault = None;
         if alone {
             let submitted_before = queue.epochs.submitted;
@@ -448,7 +448,7 @@ impl PassDriver {
                         if mode == PassMode::Immediate {
                             self.release_row(state, row); // refused: it never entered the queue
                         } else {
-                            // A batch's rows were promised when staged: fail them so no waiter hangs.
+                            // A batch's rows were promised when enqueued: fail them so no waiter hangs.
                             let failure = self.record_failure(&error);
                             while !state.rows.is_empty() {
                                 let row = state.rows.front;

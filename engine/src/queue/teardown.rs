@@ -44,7 +44,7 @@ impl PassDriver {
 
     /// Whether a queue without handles has nothing left to do: it drains what retired, then
     /// checks that nothing is pending, parked or in flight. No handle is left, so nothing new
-    /// can be staged after a `true`.
+    /// can be enqueued after a `true`.
     pub(super) fn orphan_settled(&self) -> bool {
         let mut state = self.lock();
         self.drain_retired(&mut state, DrainOrder::CatchUp);

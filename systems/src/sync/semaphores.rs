@@ -16,7 +16,7 @@
 //! **Contract.** Values, failures, promises and producer records are atomics: any thread calls these
 //! with or without a queue's lock. `allocate` and `release` take the table's free-list mutex, and
 //! `record_failure` and `failure_record` its failure-log mutex; both are leaves. A slot is released
-//! only by the device's deferred release, once no staged row can name it.
+//! only by the device's deferred release, once no enqueued row can name it.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
