@@ -4,7 +4,7 @@
 //! - `cb/record/512`: recording and finishing a 512-dispatch chain (per command);
 //! - `cb/static/512`: executing the prebuilt chain (`execute`, host cost, per dispatch);
 //! - `cb/dynamic_extra/512`: recording + finishing + executing a one-shot chain, minus the prebuilt
-//!   replay of the same repetition (per dispatch);
+//!   execution of the same repetition (per dispatch);
 //! - `clip/c1d16`: the CLIP-shaped program, one queue keeping 16 items in flight (per item).
 //!
 //! Run: `cargo bench --bench command_buffers`. Times are wall time per element; the `aqueduct

@@ -72,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Arguments { elements, device } = Arguments::parse();
     let engine = Engine::new(&device)?;
     let device = engine.device();
-    let host_build_taken = device.register_host_kernels(SAXPY_CODE_OBJECT, &[HostBuild::of::<Saxpy>()])?;
+    let host_build_taken = device.register_host_builds(SAXPY_CODE_OBJECT, &[HostBuild::of::<Saxpy>()])?;
     let saxpy = device.load_executable(SAXPY_CODE_OBJECT)?.kernel("saxpy")?;
 
     let x_values: Vec<f32> = (0..elements).map(|i| (i % 1024) as f32).collect();

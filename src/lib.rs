@@ -14,14 +14,14 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use aqueduct_cli::demo::{DEMO_CODE_OBJECTS, demo_host_kernels};
+//! use aqueduct_cli::demo::{DEMO_CODE_OBJECTS, demo_host_builds};
 //! use aqueduct::prelude::*;
 //!
 //! let engine = Engine::new("soft")?;
 //! let device = engine.device();
 //! // The demo's code object for the agent's ISA (RDNA3 or RDNA2), and its host builds.
 //! let code_object = device.select_code_object(&DEMO_CODE_OBJECTS)?;
-//! device.register_host_kernels(code_object, demo_host_kernels())?;
+//! device.register_host_builds(code_object, demo_host_builds())?;
 //! let saxpy = device.load_executable(code_object)?.kernel("saxpy")?;
 //! let queue = device.create_queue()?;
 //! let x = device.buffer_from(MemoryKind::HostVisible, &[1.0f32, 2.0, 3.0, 4.0])?;

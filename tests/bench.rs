@@ -166,6 +166,6 @@ fn bench_cpu_twins_match(code_object: &aqueduct::codeobject::CodeObject) {
         assert_eq!(explicit(&format!("bindings_{count}")), expected);
     }
     let symbols: Vec<_> =
-        aqueduct_cli::bench::kernels::bench_host_kernels().iter().map(|kernel| kernel.symbol).collect();
+        aqueduct_cli::bench::kernels::bench_host_builds().iter().map(|kernel| kernel.symbol).collect();
     assert_eq!(symbols, ["noop.kd", "tiny.kd", "bindings_4.kd", "bindings_16.kd", "bindings_64.kd", "bindings_256.kd"]);
 }

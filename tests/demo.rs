@@ -70,6 +70,6 @@ fn demo_cpu_kernels_match(code_object: &aqueduct::codeobject::CodeObject) {
             (20, 4, "by_value".into())
         ]
     );
-    let symbols: Vec<_> = aqueduct_cli::demo::demo_host_kernels().iter().map(|kernel| kernel.symbol).collect();
+    let symbols: Vec<_> = aqueduct_cli::demo::demo_host_builds().iter().map(|kernel| kernel.symbol).collect();
     assert_eq!(symbols, ["iota.kd", "saxpy.kd"]);
 }

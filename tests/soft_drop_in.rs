@@ -265,7 +265,7 @@ fn the_demo_and_command_buffers_run_through_the_rocr_provider_on_the_drop_in() {
     // `auto` picks it as ROCr with a GPU agent.
     let info = run(&["info"]);
     assert!(info.contains("Provider: rocr"), "{info}");
-    // Command-buffer recording and replay, checked by the bench shapes themselves.
+    // Command-buffer recording and execution, checked by the bench shapes themselves.
     let bench = run(&["bench", "--quick", "--device", "amdgpu", "--filter", "cb/static/512"]);
     assert!(bench.contains("cb/static/512"), "{bench}");
 }

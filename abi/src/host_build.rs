@@ -13,7 +13,7 @@
 //!   body, a function over one [`Workgroup`] that usually loops over its
 //!   [`work_items`](Workgroup::work_items);
 //! - [`HostBuild::of`], which turns that type into the [`HostBuild`] the engine registers
-//!   (`Device::register_host_kernels(code_object, &[HostBuild::of::<MyKernel>()])`).
+//!   (`Device::register_host_builds(code_object, &[HostBuild::of::<MyKernel>()])`).
 //!
 //! ```
 //! use aqueduct_abi::host_build::{DevicePtr, HostKernel, Workgroup};
@@ -284,7 +284,7 @@ pub trait HostKernel: 'static {
 }
 
 impl HostBuild {
-    /// The host build `K`, ready for `Device::register_host_kernels` (or
+    /// The host build `K`, ready for `Device::register_host_builds` (or
     /// `aqueduct_soft_hsa::register_kernels`), with its argument layout declared so the
     /// registration and the code object's load compare it with the metadata.
     pub const fn of<K: HostKernel>() -> HostBuild {

@@ -25,7 +25,7 @@ unsafe extern "C" {
 
 /// The host builds of `iota` and `saxpy` (the same C as [`DEMO_CODE_OBJECTS`]), for the soft
 /// runtime.
-pub fn demo_host_kernels() -> &'static [HostBuild] {
+pub fn demo_host_builds() -> &'static [HostBuild] {
     static KERNELS: OnceLock<Vec<HostBuild>> = OnceLock::new();
     // SAFETY: `aq_demo_kernels` is the AQ_HOST_TABLE accessor of cli/kernels/demo.c, linked into this
     // crate by build.rs; its records are static.
@@ -36,7 +36,7 @@ pub fn demo_host_kernels() -> &'static [HostBuild] {
 /// registered for it (which a provider that runs code objects on the GPU ignores).
 pub fn load_demo_kernels(device: &Device) -> Result<Executable, EngineError> {
     let code_object = device.select_code_object(&DEMO_CODE_OBJECTS)?;
-    device.register_host_kernels(code_object, demo_host_kernels())?;
+    device.register_host_builds(code_object, demo_host_builds())?;
     device.load_executable(code_object)
 }
 

@@ -26,14 +26,14 @@ pub fn open_engine(replay: &Replay, spec: Option<&str>, profile: Option<ProfileC
 /// how many it registered. Others load as they are (a GPU runs them; the soft runtime refuses a
 /// kernel it has no host version of, naming it).
 pub fn register_known_kernels(device: &Device, replay: &Replay) -> Result<usize, EngineError> {
-    let demo = crate::demo::DEMO_CODE_OBJECTS.map(|bytes| (bytes, crate::demo::demo_host_kernels()));
+    let demo = crate::demo::DEMO_CODE_OBJECTS.map(|bytes| (bytes, crate::demo::demo_host_builds()));
     let bench =
-        crate::bench::kernels::BENCH_CODE_OBJECTS.map(|bytes| (bytes, crate::bench::kernels::bench_host_kernels()));
+        crate::bench::kernels::BENCH_CODE_OBJECTS.map(|bytes| (bytes, crate::bench::kernels::bench_host_builds()));
     let known = [demo, bench].concat();
     let mut registered = 0;
     for code_object in replay.code_objects()? {
         if let Some((bytes, kernels)) = known.iter().find(|(bytes, _)| *bytes == code_object.as_slice()) {
-            device.register_host_kernels(bytes, kernels)?;
+            device.register_host_builds(bytes, kernels)?;
             registered += 1;
         }
     }

@@ -177,7 +177,7 @@ fn parse(code_object: &[u8]) -> EngineResult<CodeObject> {
 /// Refuses host builds that could never run a kernel of `code_object`: one registered for a
 /// descriptor symbol the code object does not define (it would silently never be found), or one
 /// whose declared argument layout disagrees with the metadata (it would read the wrong bytes).
-/// `Device::register_host_kernels` runs it before handing them to any provider.
+/// `Device::register_host_builds` runs it before handing them to any provider.
 pub(crate) fn check_host_builds(code_object: &[u8], kernels: &[HostBuild]) -> EngineResult<()> {
     let parsed = parse(code_object)?;
     for kernel in kernels {

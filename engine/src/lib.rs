@@ -31,7 +31,7 @@
 //!   logical device; no GPU is an error, not a fallback.
 //! - `soft`: the soft HSA runtime, a CPU implementation of the HSA queue ABI: real AQL rings,
 //!   doorbells and signals, a packet processor thread per queue, and kernels run from their host
-//!   builds ([`Device::register_host_kernels`]). It is what runs where no AMD GPU is, and what
+//!   builds ([`Device::register_host_builds`]). It is what runs where no AMD GPU is, and what
 //!   the tests run on. [`EngineConfig::soft`] sets its agents and execution mode.
 //!
 //! # Where errors come from
@@ -112,7 +112,7 @@ pub use queue::Submission;
 /// which the soft runtime runs where a GPU would run the code object. Declare the arguments with
 /// [`kernel_args!`](host_build::kernel_args), implement [`HostKernel`](host_build::HostKernel),
 /// and register [`HostBuild::of`](host_build::HostBuild::of) with
-/// [`Device::register_host_kernels`], which checks it against the code object's metadata.
+/// [`Device::register_host_builds`], which checks it against the code object's metadata.
 /// The module's documentation is in `aqueduct_abi::host_build`.
 pub mod host_build {
     /// `HostBuild`'s name before issue 56's renames.
@@ -439,9 +439,15 @@ impl Device {
     /// size, pointer or not) that disagree with its metadata are
     /// [`EngineError::HostBuildMismatch`], naming the kernel and the argument. Nothing is
     /// registered then.
-    pub fn register_host_kernels(&self, code_object: &[u8], kernels: &[aqueduct_abi::HostBuild]) -> EngineResult<bool> {
+    pub fn register_host_builds(&self, code_object: &[u8], kernels: &[aqueduct_abi::HostBuild]) -> EngineResult<bool> {
         executable::check_host_builds(code_object, kernels)?;
-        Ok(aqueduct_soft_hsa::register_host_kernels(&self.0.hsa, code_object, kernels)?)
+        Ok(aqueduct_soft_hsa::register_host_builds(&self.0.hsa, code_object, kernels)?)
+    }
+
+    /// The old name of [`Device::register_host_builds`].
+    #[deprecated(note = "a kernel's CPU implementation is a host build: use register_host_builds")]
+    pub fn register_host_kernels(&self, code_object: &[u8], kernels: &[aqueduct_abi::HostBuild]) -> EngineResult<bool> {
+        self.register_host_builds(code_object, kernels)
     }
 
     /// The first of `code_objects` whose target runs on every agent of the device. A program

@@ -30,6 +30,9 @@ fn dependent_steps(strategy: WaitStrategy) {
                 batch.dispatch(&kernels.add_from, &add.constants(&[1, ELEMENTS])).submit()?;
             }
             assert_eq!(batch.enqueued(), STEPS as usize + 1, "nothing is published before the flush");
+            #[allow(deprecated)]
+            let old_name = batch.staged();
+            assert_eq!(old_name, batch.enqueued(), "`staged`, the old name, still counts the enqueued rows");
             batch.barrier().signal(done.at(1)).submit()
         })
         .unwrap();

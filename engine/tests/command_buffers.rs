@@ -70,7 +70,7 @@ fn read_words(buffer: &Buffer) -> Vec<u32> {
 }
 
 #[test]
-fn static_and_dynamic_dispatches_replay_with_prepublished_and_patched_kernargs() {
+fn static_and_dynamic_dispatches_execute_with_prepublished_and_patched_kernargs() {
     let rig = Rig::new();
     let a = rig.buffer(N);
     let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
@@ -127,7 +127,7 @@ fn one_shot_buffers_copy_templates_and_run_once() {
 }
 
 #[test]
-fn fill_copy_update_and_profile_marker_replay_with_static_and_dynamic_targets() {
+fn fill_copy_update_and_profile_marker_execute_with_static_and_dynamic_targets() {
     let rig = Rig::new();
     let filled = rig.buffer(16);
     let copied = rig.buffer(16);
@@ -156,7 +156,7 @@ fn fill_copy_update_and_profile_marker_replay_with_static_and_dynamic_targets() 
 }
 
 #[test]
-fn indirect_dispatch_reads_its_grid_from_a_buffer_at_replay() {
+fn indirect_dispatch_reads_its_grid_from_a_buffer_at_execution() {
     let rig = Rig::new();
     let out = rig.buffer(N);
     let counts = host_buffer(&rig.device, &[0u8; 12]);
@@ -253,7 +253,7 @@ fn blocks_fill_one_epoch_without_a_trailing_packet() {
 #[test]
 fn a_dropped_programs_blocks_serve_the_next_program_without_leaking_rows() {
     // A program's blocks are entities of a block World the device recycles: the next program
-    // refills the same entities, so anything left of the previous rows would replay here.
+    // refills the same entities, so anything left of the previous rows would run here.
     let rig = Rig::new();
     let limits = BlockLimits { packets: 2, ..BlockLimits::default() };
     let first_out = rig.buffer(N);
@@ -392,7 +392,7 @@ fn relaxed_mode_catches_a_missing_barrier() {
 }
 
 #[test]
-fn a_loop_that_never_exits_fails_its_execution_at_the_replay_limit() {
+fn a_loop_that_never_exits_fails_its_execution_at_the_block_limit() {
     let rig = Rig::with(EngineConfig { execution_block_limit: 40, ..EngineConfig::default() });
     let flag = rig.buffer(1);
     let mut cb = rig.device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();

@@ -122,7 +122,7 @@ fn a_buffer_dropped_under_a_parked_fill_keeps_its_memory_until_it_settles() {
 }
 
 #[test]
-fn a_command_buffer_dropped_under_its_parked_execution_replays_whole_then_is_freed() {
+fn a_command_buffer_dropped_under_its_parked_execution_runs_whole_then_is_freed() {
     // Executions name the program's image by address; the image must outlive every segment,
     // and a ring of 8 packets makes this one run as several segments, resumed after reclaim.
     let engine = engine_with(EngineConfig { queue_packets: 8, ..EngineConfig::default() });

@@ -4,7 +4,7 @@
 //! - a stall whose queue is then cancelled.
 //!
 //! The faulting submission is each operation kind in turn: a dispatch, a fill, a copy, an update,
-//! a barrier, or a command-buffer execution (the fault lands in its replay). It is placed:
+//! a barrier, or a command-buffer execution (the fault lands in one of its blocks). It is placed:
 //! - directly under a host waiter;
 //! - as the producer of a cross-queue wait;
 //! - as the consumer of one, with a dependent of its own on a third queue.
@@ -98,7 +98,7 @@ impl Materials {
         let kernels = test_kernels(engine);
         let source = host_buffer(device, &[7; 4 * WORDS as usize]);
         let target = host_buffer(device, &[0; 4 * WORDS as usize]);
-        // A replay of several packets: a fill, a barrier, then a dispatch.
+        // An execution of several packets: a fill, a barrier, then a dispatch.
         let mut command_buffer = device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();
         command_buffer.fill(&target, &[1, 2, 3, 4]).unwrap();
         command_buffer.barrier().unwrap();

@@ -71,7 +71,7 @@ impl Rig {
         // Keyed by the fixture's identity, as every host build is: only this code object's
         // `store_value` changes.
         let capture = HostBuild { symbol: "store_value.kd", function: capture, args: None };
-        engine.device().register_host_kernels(TEST_KERNELS_GFX1100, &[capture]).unwrap();
+        engine.device().register_host_builds(TEST_KERNELS_GFX1100, &[capture]).unwrap();
         let executable = engine.device().load_executable(TEST_KERNELS_GFX1100).unwrap();
         drop(setup);
         let kernel = executable.kernel("store_value").unwrap();

@@ -54,7 +54,7 @@ fn run_program(barriers: bool, count: u32) -> Vec<(Instant, Instant)> {
     let mut bytes = TEST_KERNELS_GFX1100.to_vec();
     bytes.push(0x0f);
     let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-    device.register_host_kernels(bytes, &[HostBuild::of::<SlowStore>()]).expect("registered");
+    device.register_host_builds(bytes, &[HostBuild::of::<SlowStore>()]).expect("registered");
     let kernel = device.load_executable(bytes).expect("loads").kernel("store_value").expect("kernel");
     let outputs: Vec<_> = (0..count).map(|_| device.buffer_from(MemoryKind::HostVisible, &[0u32]).unwrap()).collect();
     let mut cb = device.create_command_buffer(CommandBufferUsage::Reusable).unwrap();

@@ -30,7 +30,7 @@ struct Buffers([Buffer; 5]);
 
 /// Records, with a barrier between commands (no command of its own), in this order:
 ///
-/// | index | block  | command                                   | replay               |
+/// | index | block  | command                                   | execution            |
 /// |-------|--------|-------------------------------------------|----------------------|
 /// | 0     | entry  | store_value(x, 5): static                 | baked                |
 /// | 1     | entry  | add_from(y, x via slot 0, 1)              | patched template     |
@@ -101,7 +101,7 @@ fn record_for(
     (program, buffers, table)
 }
 
-/// The recording indexes of the dispatches replay writes, in replay order.
+/// The recording indexes of the dispatches an execution writes, in execution order.
 const EXECUTED: [u32; 6] = [0, 1, 2, 4, 5, 7];
 /// An execution's packets: a timed lead barrier, the dispatches, the trailing barrier.
 const PACKETS: u32 = 8;

@@ -70,7 +70,7 @@ impl<S: aqueduct_engine::host_build::KernelArgs> HostKernel for Declares<S> {
 fn refused(tag: u8, kernel: HostBuild) -> EngineError {
     let engine = engine();
     let bytes = code_object(tag);
-    let error = engine.device().register_host_kernels(bytes, &[kernel]).expect_err("a mismatch is refused");
+    let error = engine.device().register_host_builds(bytes, &[kernel]).expect_err("a mismatch is refused");
     assert!(
         aqueduct_soft_hsa::registered_kernel(CodeObjectId::of(bytes), kernel.symbol).is_none(),
         "a refused host build is not registered"
@@ -83,7 +83,7 @@ fn a_rust_host_build_that_matches_the_metadata_runs_a_typed_launch() {
     let engine = engine();
     let device = engine.device();
     let bytes = code_object(1);
-    let taken = device.register_host_kernels(bytes, &[HostBuild::of::<StoreValue>()]).expect("matches");
+    let taken = device.register_host_builds(bytes, &[HostBuild::of::<StoreValue>()]).expect("matches");
     assert!(taken, "the soft runtime (embedded or the drop-in) takes host builds");
     let kernel = device.load_executable(bytes).expect("loads").kernel("store_value").expect("kernel");
     // 1000 is no multiple of the 64-item workgroup: the last one is partial, and the buffer's
@@ -109,8 +109,8 @@ fn a_rust_host_build_that_matches_the_metadata_runs_a_typed_launch() {
     }
 }
 
-/// `SoftKernel`, the type's name before issue 56's renames, still names it: code written against
-/// it registers and runs unchanged (with a deprecation warning).
+/// `SoftKernel` and `register_host_kernels`, the names before issue 56's renames, still work: code written against
+/// them registers and runs unchanged (with a deprecation warning).
 #[test]
 #[allow(deprecated)]
 fn the_old_name_soft_kernel_still_registers_a_host_build() {
@@ -142,7 +142,7 @@ fn a_declaration_built_from_host_args_by_hand_is_checked_the_same_way() {
     let engine = engine();
     let bytes = code_object(2);
     let matching = HostBuild { symbol: "store_value.kd", function, args: Some(&MATCHING) };
-    assert!(engine.device().register_host_kernels(bytes, &[matching]).expect("matches"));
+    assert!(engine.device().register_host_builds(bytes, &[matching]).expect("matches"));
 
     let wrong = HostBuild { symbol: "store_value.kd", function, args: Some(&NULLABLE_VALUE_AT_12) };
     let EngineError::HostBuildMismatch(mismatch) = refused(3, wrong) else { panic!("not a host-build mismatch") };
@@ -261,7 +261,7 @@ fn a_panicking_rust_host_build_fails_its_queue_and_the_process_goes_on() {
     let engine = engine();
     let device = engine.device();
     let bytes = code_object(9);
-    device.register_host_kernels(bytes, &[HostBuild::of::<PanicsInSecondWorkgroup>()]).expect("matches");
+    device.register_host_builds(bytes, &[HostBuild::of::<PanicsInSecondWorkgroup>()]).expect("matches");
     let kernel = device.load_executable(bytes).expect("loads").kernel("store_value").expect("kernel");
     let out = device.buffer_from(MemoryKind::HostVisible, &[0u32; 256]).expect("buffer");
     let queue = device.create_queue().expect("queue");

@@ -72,6 +72,6 @@ pub use exports::SOFT_API;
 pub use faults::{
     ControlError, fault_code, inject_fault, live_objects, queue_error_detail, release_stall, set_queue_mode,
 };
-pub use provider::{SoftControls, auto, open, open_current, register_host_kernels};
+pub use provider::{SoftControls, auto, open, open_current, register_host_builds};
 pub use queue::Fault;
 pub use signals::{EVENT_LIMIT, interrupt_events};

@@ -37,7 +37,7 @@ pub fn auto(soft_config: crate::SoftConfig) -> HsaResult<Selection> {
 /// that runs kernels on the CPU: the embedded soft runtime, or a loaded library that is the
 /// soft runtime's drop-in (it exports `aqueduct_soft_register_kernel`). Returns whether the
 /// provider took them: ROCr on a GPU runs the code object itself and takes none.
-pub fn register_host_kernels(hsa: &Hsa, code_object: &[u8], kernels: &[aqueduct_abi::HostBuild]) -> HsaResult<bool> {
+pub fn register_host_builds(hsa: &Hsa, code_object: &[u8], kernels: &[aqueduct_abi::HostBuild]) -> HsaResult<bool> {
     match (hsa.kind(), hsa.drop_in_extension()) {
         (ProviderKind::Soft, _) => {
             crate::register_kernels(aqueduct_codeobject::CodeObjectId::of(code_object), kernels);

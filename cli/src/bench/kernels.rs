@@ -21,7 +21,7 @@ unsafe extern "C" {
 }
 
 /// The host builds of the bench kernels (the same C as [`BENCH_CODE_OBJECTS`]).
-pub fn bench_host_kernels() -> &'static [HostBuild] {
+pub fn bench_host_builds() -> &'static [HostBuild] {
     static KERNELS: OnceLock<Vec<HostBuild>> = OnceLock::new();
     // SAFETY: `aq_bench_kernels` is the AQ_HOST_TABLE accessor of cli/kernels/bench.c, linked into
     // this crate by build.rs; its records are static.
@@ -32,6 +32,6 @@ pub fn bench_host_kernels() -> &'static [HostBuild] {
 /// it (for a provider that runs kernels on the CPU). Load it as often as a rig needs.
 pub fn bench_code_object(device: &Device) -> Result<&'static [u8], EngineError> {
     let code_object = device.select_code_object(&BENCH_CODE_OBJECTS)?;
-    device.register_host_kernels(code_object, bench_host_kernels())?;
+    device.register_host_builds(code_object, bench_host_builds())?;
     Ok(code_object)
 }

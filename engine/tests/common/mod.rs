@@ -69,7 +69,7 @@ pub fn engine_with(config: EngineConfig) -> Engine {
     .expect("test engine");
     // Through a loaded drop-in, its registry is not this process's embedded one.
     for code_object in [TEST_KERNELS_GFX1100, TEST_KERNELS_GFX90A] {
-        engine.device().register_host_kernels(code_object, &hsa_common::TEST_KERNELS).expect("test kernels");
+        engine.device().register_host_builds(code_object, &hsa_common::TEST_KERNELS).expect("test kernels");
     }
     engine
 }
