@@ -7,14 +7,20 @@
 //!   (a frame's flush cannot cost less than its largest lane's);
 //! - `pool/par_iter_8x12us`, `pool/iter_8x12us`: the task pool alone, 8 entities of 12 µs.
 //!
+//! `flush_host/...`: the same three with the lanes' soft queues in retire-only mode: packets
+//! retire without their kernels running, so the soft device's work does not take the host's cores
+//! from the flush (a GPU's work takes none), as in the engine's submit benches. This is the host's
+//! cost of the flush alone.
+//!
 //! Time is wall time per frame. One frame in flight unless `FLUSH_FRAMES_IN_FLIGHT` says
 //! otherwise; `FLUSH_OPERATIONS` sets the fills a lane (default 32).
 //! Run: `cargo bench -p aqueduct-bevy --bench flush`.
 
 use std::time::{Duration, Instant};
 
-use aqueduct_bevy::{AqueductDevice, AqueductFrame, AqueductPlugin, AqueductSystems};
+use aqueduct_bevy::{AqueductDevice, AqueductFrame, AqueductPlugin, AqueductQueues, AqueductSystems};
 use aqueduct_engine::{Buffer, MemoryKind, QueueConfig};
+use aqueduct_soft_hsa::ExecutionMode;
 use bevy_app::{App, PostUpdate, Update};
 use bevy_ecs::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -60,8 +66,9 @@ fn end(mut clock: ResMut<FlushClock>) {
     }
 }
 
-/// An app of `lanes` lanes whose flush is timed.
-fn app(lanes: usize, parallel: bool) -> App {
+/// An app of `lanes` lanes whose flush is timed; with `retire_only`, its queues retire packets
+/// without running their kernels.
+fn app(lanes: usize, parallel: bool, retire_only: bool) -> App {
     // One frame in flight: the soft device's work of the frame before (on the host's cores too)
     // is done before the flush begins, so the flush's time is the host's alone.
     let limit = std::env::var("FLUSH_FRAMES_IN_FLIGHT").ok().and_then(|value| value.parse().ok()).unwrap_or(1);
@@ -75,6 +82,14 @@ fn app(lanes: usize, parallel: bool) -> App {
     let mut app = App::new();
     app.add_plugins(plugin);
     let device = app.world().resource::<AqueductDevice>().device().expect("the soft device").clone();
+    if retire_only {
+        let queues = app.world().resource::<AqueductQueues>();
+        for lane in &LANES[..lanes] {
+            let queue = queues.get(*lane).expect("a registered lane");
+            let controls = queue.soft_controls().expect("the soft runtime's controls");
+            controls.set_queue_mode(queue.hsa_queue(), ExecutionMode::RetireOnly).expect("retire-only mode");
+        }
+    }
     let targets = (0..lanes).map(|_| device.allocate_typed::<u32>(MemoryKind::DeviceLocal, 1024).expect("a buffer"));
     app.insert_resource(Targets(targets.collect(), operations()))
         .init_resource::<FlushClock>()
@@ -87,20 +102,22 @@ fn app(lanes: usize, parallel: bool) -> App {
 }
 
 fn flush(c: &mut Criterion) {
-    let mut group = c.benchmark_group("flush");
-    for (name, lanes, parallel) in [("one_lane", 1, true), ("one_by_one/8", 8, false), ("parallel/8", 8, true)] {
-        let mut app = app(lanes, parallel);
-        group.bench_function(name, |b| {
-            b.iter_custom(|frames| {
-                app.world_mut().resource_mut::<FlushClock>().spent = Duration::ZERO;
-                for _ in 0..frames {
-                    app.update();
-                }
-                app.world().resource::<FlushClock>().spent
-            })
-        });
+    for (group_name, retire_only) in [("flush", false), ("flush_host", true)] {
+        let mut group = c.benchmark_group(group_name);
+        for (name, lanes, parallel) in [("one_lane", 1, true), ("one_by_one/8", 8, false), ("parallel/8", 8, true)] {
+            let mut app = app(lanes, parallel, retire_only);
+            group.bench_function(name, |b| {
+                b.iter_custom(|frames| {
+                    app.world_mut().resource_mut::<FlushClock>().spent = Duration::ZERO;
+                    for _ in 0..frames {
+                        app.update();
+                    }
+                    app.world().resource::<FlushClock>().spent
+                })
+            });
+        }
+        group.finish();
     }
-    group.finish();
 }
 
 criterion_group! {
