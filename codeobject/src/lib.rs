@@ -2,6 +2,8 @@
 //!
 //! - [`TargetId`]: parse `gfx90a:sramecc+:xnack-` / `gfx11-generic`, and
 //!   check whether code for one target runs on an agent ([`TargetId::runs_on`]).
+//! - [`choose_target`]: which of several code objects (a fat binary's entries) a device loads,
+//!   by [`Fit`], as HIP picks them.
 //! - [`CodeObject`]: parse an HSACO (ELF, code-object v4–v6): target from
 //!   `e_flags`, kernels from the NT_AMDGPU_METADATA note, and where each
 //!   kernel's 64-byte descriptor is.
@@ -26,6 +28,7 @@ mod error;
 mod identity;
 mod inspect;
 mod metadata;
+mod selection;
 mod target;
 
 pub use arg_layout::{ArgLayoutMismatch, ArgPlacement};
@@ -42,6 +45,7 @@ pub use metadata::{
     Access, AddressSpace, KernelArg, KernelMetadata, KernelRef, Location, Metadata, MetadataError, ValueKind,
     parse_metadata,
 };
+pub use selection::{Choice, Fit, Rejection, choose_target};
 pub use target::{
     Feature, FeatureState, ISA_PREFIX, Incompatibility, IncompatibilityReason, Processor, TargetError, TargetId,
 };

@@ -1,7 +1,9 @@
 //! Target ID parsing, display and compatibility, table-driven.
 
 use FeatureState::{Any, Off, On, Unsupported};
-use aqueduct_codeobject::{Feature, FeatureState, IncompatibilityReason, Processor, TargetError, TargetId};
+use aqueduct_codeobject::{
+    Feature, FeatureState, Fit, IncompatibilityReason, Processor, TargetError, TargetId, choose_target,
+};
 
 #[test]
 fn parses_good_target_ids() {
@@ -200,4 +202,74 @@ fn with_feature_rejects_states_the_processor_cannot_have() {
     let gfx90a = TargetId::parse("gfx90a").unwrap();
     assert!(gfx90a.with_feature(Feature::Sramecc, Unsupported).is_err());
     assert_eq!(gfx90a.with_feature(Feature::Sramecc, Off).unwrap().to_string(), "gfx90a:sramecc-");
+}
+
+/// A target on a processor of the table, with each feature it has Any, On or Off.
+fn arbitrary_target(exact_only: bool) -> impl proptest::strategy::Strategy<Value = TargetId> {
+    use proptest::prelude::*;
+    let processors: Vec<Processor> = Processor::all().filter(|p| !exact_only || !p.is_generic()).collect();
+    (proptest::sample::select(processors), 0..3usize, 0..3usize)
+        .prop_map(|(processor, sramecc, xnack)| with_features(processor, sramecc, xnack))
+}
+
+/// A target on `processor` with each feature it has Any, On or Off (picks 0, 1, 2).
+fn with_features(processor: Processor, sramecc: usize, xnack: usize) -> TargetId {
+    let mut target = TargetId::new(processor);
+    for (feature, pick) in [(Feature::Sramecc, sramecc), (Feature::Xnack, xnack)] {
+        if processor.supports(feature) {
+            target = target.with_feature(feature, [Any, On, Off][pick]).expect("a feature the processor has");
+        }
+    }
+    target
+}
+
+proptest::proptest! {
+    /// `choose_target` against the target-ID rules: the choice runs on every agent, no candidate
+    /// fits better, none before it fits as well; with no choice, every candidate is rejected.
+    /// A fit is found exactly when `runs_on` allows it, and is generic exactly for a generic
+    /// processor.
+    #[test]
+    fn the_chosen_code_object_is_the_best_fit_that_runs(
+        specs in proptest::collection::vec((0..4usize, arbitrary_target(false), 0..3usize, 0..3usize), 0..10),
+        agents in proptest::collection::vec(arbitrary_target(true), 1..3),
+    ) {
+        // Most candidates are drawn near the first agent (its processor or its family), so that
+        // the ranking among runnable ones is exercised, not only rejection.
+        let candidates: Vec<Option<TargetId>> = specs
+            .iter()
+            .map(|&(kind, random, sramecc, xnack)| match kind {
+                0 => None,
+                1 => Some(random),
+                2 => Some(with_features(agents[0].processor(), sramecc, xnack)),
+                _ => Some(agents[0].processor().generic_family().map_or(random, |family| with_features(family, sramecc, xnack))),
+            })
+            .collect();
+        let fit_on_all = |target: &Option<TargetId>| -> Option<Fit> {
+            let target = target.as_ref()?;
+            agents.iter().map(|agent| {
+                let fit = target.fit(agent);
+                assert_eq!(fit.is_ok(), target.runs_on(agent).is_ok());
+                if let Ok(fit) = fit {
+                    assert_eq!(matches!(fit, Fit::Generic | Fit::GenericAnyFeatures), target.processor().is_generic());
+                }
+                fit.ok()
+            }).try_fold(Fit::Exact, |worst, fit| fit.map(|fit| worst.max(fit)))
+        };
+        let fits: Vec<Option<Fit>> = candidates.iter().map(fit_on_all).collect();
+        match choose_target(&candidates, &agents) {
+            Ok(choice) => {
+                proptest::prop_assert_eq!(fits[choice.index], Some(choice.fit));
+                for (index, fit) in fits.iter().enumerate() {
+                    if let Some(fit) = fit {
+                        proptest::prop_assert!(*fit >= choice.fit);
+                        proptest::prop_assert!(index >= choice.index || *fit > choice.fit);
+                    }
+                }
+            }
+            Err(rejections) => {
+                proptest::prop_assert!(fits.iter().all(Option::is_none));
+                proptest::prop_assert_eq!(rejections.len(), candidates.len());
+            }
+        }
+    }
 }

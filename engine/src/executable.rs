@@ -4,7 +4,10 @@
 use std::sync::Arc;
 
 use aqueduct_abi::HostBuild;
-use aqueduct_codeobject::{CodeObject, CodeObjectId, KernelArg, TargetId, UnknownKernel, ValueKind};
+use aqueduct_codeobject::{
+    BUNDLE_MAGIC, COMPRESSED_BUNDLE_MAGIC, CodeObject, CodeObjectId, KernelArg, TargetId, UnknownKernel, ValueKind,
+    choose_target, parse_bundle, parse_bundles,
+};
 use aqueduct_components::device_entities::ExecutableEntity;
 use aqueduct_components::submission::DispatchTemplate;
 use aqueduct_hsa::{DispatchDescriptor, Executable as HsaExecutable, ExecutableError, ProviderKind};
@@ -149,25 +152,67 @@ impl Executable {
     }
 }
 
-/// The first code object whose target runs on every agent ISA of `agents`
-/// ([`Device::select_code_object`](crate::Device::select_code_object)).
+/// The code object of `code_objects` whose target runs on every agent ISA of `agents` with the
+/// best fit, the first of equals ([`aqueduct_codeobject::choose_target`]: the agent's processor
+/// before its generic family, named features before "any"), as HIP picks a fat binary's entry
+/// ([`Device::select_code_object`](crate::Device::select_code_object)). Pure.
 pub(crate) fn select_code_object<'a>(agents: &[String], code_objects: &[&'a [u8]]) -> EngineResult<&'a [u8]> {
     let targets = agents
         .iter()
         .map(|isa| TargetId::parse(isa).map_err(|error| ExecutableError::AgentIsa { isa: isa.clone(), error }.into()))
         .collect::<EngineResult<Vec<_>>>()?;
-    let mut rejected = Vec::with_capacity(code_objects.len());
-    for &code_object in code_objects {
-        let verdict = CodeObject::parse(code_object).map_err(|error| error.to_string()).and_then(|parsed| {
-            let target = *parsed.target();
-            targets.iter().try_for_each(|agent| target.runs_on(agent)).map_err(|error| error.to_string())
-        });
-        match verdict {
-            Ok(()) => return Ok(code_object),
-            Err(reason) => rejected.push(reason),
-        }
+    let parsed: Vec<Result<TargetId, String>> = code_objects
+        .iter()
+        .map(|bytes| CodeObject::parse(bytes).map(|parsed| *parsed.target()).map_err(|error| error.to_string()))
+        .collect();
+    let candidates: Vec<Option<TargetId>> = parsed.iter().map(|target| target.as_ref().ok().copied()).collect();
+    match choose_target(&candidates, &targets) {
+        Ok(choice) => Ok(code_objects[choice.index]),
+        // Nothing ran: every candidate was rejected, in order, so the reasons line up with them.
+        Err(rejections) => Err(EngineError::NoCodeObjectForAgents {
+            agents: agents.join(", "),
+            rejected: parsed
+                .iter()
+                .zip(&rejections)
+                .map(|(target, rejection)| match (target, rejection) {
+                    (Err(error), _) => error.clone(),
+                    (Ok(_), rejection) => rejection.to_string(),
+                })
+                .collect(),
+        }),
     }
-    Err(EngineError::NoCodeObjectForAgents { agents: agents.join(", "), rejected })
+}
+
+/// The code object in `bytes` to load on `agents`: `bytes` itself when it is a code object; the
+/// best entry ([`select_code_object`]) when it is a clang offload bundle, or a host ELF whose
+/// `.hip_fatbin` section holds one bundle (HIP registers each bundle of a host file as its own
+/// module, so a file with several is refused, naming their count). Pure.
+pub(crate) fn code_object_for_agents<'a>(agents: &[String], bytes: &'a [u8]) -> EngineResult<&'a [u8]> {
+    let bundle_error = |error| EngineError::Executable(ExecutableError::Bundle(error));
+    let bundle = if bytes.starts_with(BUNDLE_MAGIC) || bytes.starts_with(COMPRESSED_BUNDLE_MAGIC) {
+        parse_bundle(bytes).map_err(bundle_error)?
+    } else if is_host_elf(bytes) {
+        let mut bundles = parse_bundles(bytes).map_err(bundle_error)?;
+        if bundles.len() != 1 {
+            return Err(EngineError::Executable(ExecutableError::BundleCount(bundles.len())));
+        }
+        bundles.remove(0)
+    } else {
+        return Ok(bytes);
+    };
+    let entries: Vec<&[u8]> = bundle.entries.iter().filter_map(|entry| entry.code_object).collect();
+    select_code_object(agents, &entries)
+}
+
+/// An ELF file for another machine than AMDGPU (`e_machine` 224 = `EM_AMDGPU`): a host program
+/// or library, whose device code sits in `.hip_fatbin`.
+fn is_host_elf(bytes: &[u8]) -> bool {
+    const EM_AMDGPU: u16 = 224;
+    let machine = bytes.get(18..20).map(|raw| match bytes.get(5) {
+        Some(2) => u16::from_be_bytes([raw[0], raw[1]]),
+        _ => u16::from_le_bytes([raw[0], raw[1]]),
+    });
+    bytes.starts_with(b"\x7fELF") && machine.is_some_and(|machine| machine != EM_AMDGPU)
 }
 
 fn parse(code_object: &[u8]) -> EngineResult<CodeObject> {

@@ -450,18 +450,27 @@ impl Device {
         self.register_host_builds(code_object, kernels)
     }
 
-    /// The first of `code_objects` whose target runs on every agent of the device. A program
-    /// built for several ISAs (gfx11-generic and gfx10-3-generic, say) passes them all, best
-    /// first, and loads the one returned, as HIP picks a fat binary's entry for its GPU. None
-    /// runs: [`EngineError::NoCodeObjectForAgents`], with each candidate's reason.
+    /// The one of `code_objects` a device loads: the one whose target runs on every agent of the
+    /// device with the best fit, as HIP picks a fat binary's entry for its GPU. A build for the
+    /// agent's processor wins over one for its generic family (gfx1100 over gfx11-generic),
+    /// and one naming the agent's `sramecc`/`xnack` states over one that leaves them "any";
+    /// among equals, the first ([`aqueduct_codeobject::Fit`]). None runs:
+    /// [`EngineError::NoCodeObjectForAgents`], with each candidate's reason.
     pub fn select_code_object<'a>(&self, code_objects: &[&'a [u8]]) -> EngineResult<&'a [u8]> {
-        let agents: Vec<String> =
-            self.0.agents.iter().map(|agent| agent.info.isa_names.first().cloned().unwrap_or_default()).collect();
-        executable::select_code_object(&agents, code_objects)
+        executable::select_code_object(&self.agent_isas(), code_objects)
     }
 
-    /// Loads a code object on every agent; its target must run on each of them.
-    pub fn load_executable(&self, code_object: &[u8]) -> EngineResult<Executable> {
+    /// The agents' ISA names, in the device's agent order.
+    fn agent_isas(&self) -> Vec<String> {
+        self.0.agents.iter().map(|agent| agent.info.isa_names.first().cloned().unwrap_or_default()).collect()
+    }
+
+    /// Loads a code object on every agent; its target must run on each of them. `bytes` may also
+    /// be a fat binary: a clang offload bundle, or a host ELF (a HIP program or library) whose
+    /// `.hip_fatbin` holds one bundle. The entry loaded is the one
+    /// [`Device::select_code_object`] picks among the bundle's code objects.
+    pub fn load_executable(&self, bytes: &[u8]) -> EngineResult<Executable> {
+        let code_object = executable::code_object_for_agents(&self.agent_isas(), bytes)?;
         let executable = Executable::load(&self.0, code_object)?;
         if let Some(replay) = self.0.replay_capture() {
             let id = replay.next_id();

@@ -6,7 +6,7 @@
 //! kernargs need, recorded once at load.
 
 use aqueduct_codeobject::{
-    CodeObject, CodeObjectError, Incompatibility, KernelArg, TargetError, TargetId, UnknownKernel,
+    BundleError, CodeObject, CodeObjectError, Incompatibility, KernelArg, TargetError, TargetId, UnknownKernel,
 };
 
 use crate::sys::{hsa_agent_t, hsa_executable_t};
@@ -50,6 +50,11 @@ pub enum ExecutableError {
     Incompatible(Incompatibility),
     /// The provider refused a step.
     Hsa(HsaError),
+    /// The bytes are a fat binary (a clang offload bundle, or a host ELF's `.hip_fatbin`) that
+    /// could not be read.
+    Bundle(BundleError),
+    /// A host ELF's `.hip_fatbin` holds this many bundles, not one: each is its own module.
+    BundleCount(usize),
 }
 
 impl std::fmt::Display for ExecutableError {
@@ -59,6 +64,10 @@ impl std::fmt::Display for ExecutableError {
             Self::AgentIsa { isa, error } => write!(f, "agent ISA `{isa}` is not a target ID: {error}"),
             Self::Incompatible(error) => error.fmt(f),
             Self::Hsa(error) => error.fmt(f),
+            Self::Bundle(error) => write!(f, "invalid fat binary: {error}"),
+            Self::BundleCount(count) => {
+                write!(f, "the host file's .hip_fatbin holds {count} bundles; load one bundle at a time")
+            }
         }
     }
 }
