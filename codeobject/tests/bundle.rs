@@ -8,29 +8,9 @@ use aqueduct_codeobject::{
 use common::*;
 use serde_json::json;
 
-/// Builds an uncompressed bundle from (triple, code object) pairs, placing
-/// each code object at a 16-byte aligned offset after the header.
-fn build_bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
-    let header_len: usize = 24 + 8 + entries.iter().map(|(t, _)| 24 + t.len()).sum::<usize>();
-    let mut offset = header_len.next_multiple_of(16);
-    let mut header = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
-    header.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-    let mut placements = Vec::new();
-    for (triple, data) in entries {
-        header.extend_from_slice(&(offset as u64).to_le_bytes());
-        header.extend_from_slice(&(data.len() as u64).to_le_bytes());
-        header.extend_from_slice(&(triple.len() as u64).to_le_bytes());
-        header.extend_from_slice(triple.as_bytes());
-        placements.push(offset);
-        offset = (offset + data.len()).next_multiple_of(16);
-    }
-    let mut bundle = header;
-    bundle.resize(offset, 0);
-    for ((_, data), at) in entries.iter().zip(placements) {
-        bundle[at..at + data.len()].copy_from_slice(data);
-    }
-    bundle
-}
+#[path = "common/bundle_builder.rs"]
+mod bundle_builder;
+use bundle_builder::build_bundle;
 
 #[test]
 fn clang_built_bundle() {

@@ -12,6 +12,10 @@ use aqueduct_hsa::ExecutableError;
 use aqueduct_soft_hsa::{SoftAgentConfig, SoftConfig};
 use common::*;
 
+#[path = "../../codeobject/tests/common/bundle_builder.rs"]
+mod bundle_builder;
+use bundle_builder::build_bundle as bundle;
+
 static RUNTIME: Mutex<()> = Mutex::new(());
 
 fn exclusive() -> MutexGuard<'static, ()> {
@@ -27,29 +31,6 @@ const SAXPY_GFX10_3_GENERIC: &[u8] = include_bytes!("../../kernels/saxpy_gfx10-3
 const GEMM_GFX1100: &[u8] = include_bytes!("../../isa/tests/kernels/gemm_gfx1100.hsaco");
 const GEMM_GFX1030: &[u8] = include_bytes!("../../isa/tests/kernels/gemm_gfx1030.hsaco");
 const HOST_ENTRY: &str = "host-x86_64-unknown-linux-gnu-";
-
-/// An uncompressed clang offload bundle of (entry ID, contents), laid out as
-/// `clang-offload-bundler` writes one: the header, then each entry's bytes 16-byte aligned.
-fn bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
-    let header_len: usize = 24 + 8 + entries.iter().map(|(id, _)| 24 + id.len()).sum::<usize>();
-    let mut offset = header_len.next_multiple_of(16);
-    let mut bytes = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
-    bytes.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-    let mut placements = Vec::new();
-    for (id, data) in entries {
-        for field in [offset as u64, data.len() as u64, id.len() as u64] {
-            bytes.extend_from_slice(&field.to_le_bytes());
-        }
-        bytes.extend_from_slice(id.as_bytes());
-        placements.push(offset);
-        offset = (offset + data.len()).next_multiple_of(16);
-    }
-    bytes.resize(offset, 0);
-    for ((_, data), at) in entries.iter().zip(placements) {
-        bytes[at..at + data.len()].copy_from_slice(data);
-    }
-    bytes
-}
 
 fn names(executable: &aqueduct_engine::Executable) -> Vec<String> {
     let mut names: Vec<String> = executable.kernel_names().map(str::to_owned).collect();
