@@ -16,7 +16,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-sh isa/gen/extract_rocm_gfx1030.sh "$work/rocm"
+sh isa/gen/extract_rocm.sh "$work/rocm"
 disassemble() {
     for object in "$@"; do
         nice llvm-objdump-19 -d --mcpu=gfx1030 "$object"

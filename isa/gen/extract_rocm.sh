@@ -1,5 +1,6 @@
 #!/bin/sh
-# Extracts the gfx1030 code objects from Debian's ROCm libraries (librocsparse0, librocrand1:
+# Extracts one target's code objects (gfx1030 unless TARGET names another: gfx900, gfx906, gfx908,
+# gfx90a; Debian's 5.2.3 builds also carry gfx803 and gfx1010-1012) from Debian's ROCm libraries (librocsparse0, librocrand1:
 # `apt-get install -y --no-install-recommends librocsparse0 librocrand1`) into DIR, as
 # DIR/<library>_<bundle index>.hsaco. The libraries hold their device code in the `.hip_fatbin`
 # section: clang offload bundles (`__CLANG_OFFLOAD_BUNDLE__`, then a u64 entry count and per entry
@@ -8,19 +9,19 @@
 # layout. Nothing extracted is checked in: isa/gen/golden_gfx10.sh runs this into a temporary
 # directory.
 #
-# Usage: sh isa/gen/extract_rocm_gfx1030.sh DIR [LIBRARY...]
+# Usage: [TARGET=gfx90a] sh isa/gen/extract_rocm.sh DIR [LIBRARY...]
 set -eu
-out=${1:?usage: extract_rocm_gfx1030.sh DIR [LIBRARY...]}
+out=${1:?usage: [TARGET=gfx90a] extract_rocm.sh DIR [LIBRARY...]}
 shift
 [ $# -gt 0 ] || set -- /usr/lib/x86_64-linux-gnu/librocsparse.so.0 /usr/lib/x86_64-linux-gnu/librocrand.so.1
 mkdir -p "$out"
-python3 - "$out" "$@" <<'EOF'
+python3 - "${TARGET:-gfx1030}" "$out" "$@" <<'EOF'
 import mmap, os, struct, sys
 
 MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
-TARGET = "amdgcn-amd-amdhsa--gfx1030"
-out = sys.argv[1]
-for library in sys.argv[2:]:
+PROCESSOR = sys.argv[1]
+out = sys.argv[2]
+for library in sys.argv[3:]:
     name = os.path.basename(library).split(".")[0]
     with open(library, "rb") as f:
         data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -53,11 +54,14 @@ for library in sys.argv[2:]:
             triple = data[cursor + 24:cursor + 24 + length].decode()
             cursor += 24 + length
             end = max(end, position + offset + size, cursor)
-            if triple.endswith(TARGET) and size:
-                with open(os.path.join(out, f"{name}_{bundles:04d}.hsaco"), "wb") as target:
+            # The entry ID's target may carry features (`gfx90a:xnack-`): match the processor.
+            target_id = triple.split("amdgcn-amd-amdhsa--", 1)[-1]
+            if "amdgcn-amd-amdhsa--" in triple and target_id.split(":")[0] == PROCESSOR and size:
+                features = target_id[len(PROCESSOR):].replace(":", "_")
+                with open(os.path.join(out, f"{name}_{bundles:04d}{features}.hsaco"), "wb") as target:
                     target.write(data[position + offset:position + offset + size])
                 written += 1
         bundles += 1
         position = end
-    print(f"{library}: {written} gfx1030 code objects from {bundles} bundles", file=sys.stderr)
+    print(f"{library}: {written} {PROCESSOR} code objects from {bundles} bundles", file=sys.stderr)
 EOF
