@@ -159,3 +159,50 @@ fn inspect_text_renders_kernels_and_args() {
     assert!(bundle_text.contains("bundle entry host-x86_64-unknown-linux-gnu-\n  (no code object)\n"), "{bundle_text}");
     assert!(bundle_text.contains("bundle entry hipv4-amdgcn-amd-amdhsa--gfx11-generic\n  target"), "{bundle_text}");
 }
+
+/// Debian's rocSPARSE (5.3): every bundle of its `.hip_fatbin` has entries for gfx1030, gfx803,
+/// gfx900/906/908 with `xnack-`, and gfx90a with `xnack+` listed before `xnack-`. For each
+/// bundle, `choose_target` over the entries' ELF targets picks the one a GPU of each kind runs
+/// (its XNACK mode decides gfx90a's), and refuses an agent with nothing, naming every entry.
+/// Skipped when the library is absent, unless `AQUEDUCT_REQUIRE_ROCR=1` (CI installs it).
+#[test]
+fn rocsparse_bundles_yield_the_entry_each_agent_runs() {
+    use aqueduct_codeobject::{FeatureState, Fit, TargetId, choose_target};
+    const LIBRARY: &str = "/usr/lib/x86_64-linux-gnu/librocsparse.so.0";
+    let Ok(library) = std::fs::read(LIBRARY) else {
+        let required = std::env::var_os("AQUEDUCT_REQUIRE_ROCR").is_some_and(|value| value == "1");
+        assert!(!required, "{LIBRARY} is required (AQUEDUCT_REQUIRE_ROCR=1) but missing");
+        eprintln!("skipped: {LIBRARY} is not installed (apt-get install librocsparse0)");
+        return;
+    };
+    let bundles = parse_bundles(&library).expect("rocSPARSE's fat binary");
+    assert!(bundles.len() >= 100, "{} bundles", bundles.len());
+    let agent = |text: &str| TargetId::parse(text).unwrap();
+    for bundle in &bundles {
+        let code_objects: Vec<&[u8]> = bundle.entries.iter().filter_map(|entry| entry.code_object).collect();
+        let targets: Vec<Option<TargetId>> = code_objects
+            .iter()
+            .map(|bytes| Some(*CodeObject::parse(bytes).expect("an entry of rocSPARSE").target()))
+            .collect();
+        let chosen = |isa: &str| {
+            choose_target(&targets, &[agent(isa)]).map(|choice| (targets[choice.index].unwrap(), choice.fit))
+        };
+        let (gfx90a, fit) = chosen("gfx90a:sramecc+:xnack-").expect("a gfx90a entry");
+        assert_eq!(
+            (gfx90a.processor().name(), gfx90a.xnack(), fit),
+            ("gfx90a", FeatureState::Off, Fit::ProcessorAnyFeatures)
+        );
+        let (gfx90a, _) = chosen("gfx90a:sramecc-:xnack+").expect("a gfx90a entry");
+        assert_eq!(gfx90a.xnack(), FeatureState::On);
+        let (gfx906, _) = chosen("gfx906:sramecc+:xnack-").expect("a gfx906 entry");
+        assert_eq!(gfx906.processor().name(), "gfx906");
+        assert_eq!(
+            chosen("gfx1030").map(|(target, fit)| (target.to_string(), fit)),
+            Ok(("gfx1030".into(), Fit::Exact))
+        );
+        for nothing in ["gfx1100", "gfx900:xnack+", "gfx942:sramecc+:xnack-"] {
+            let rejected = chosen(nothing).expect_err(nothing);
+            assert_eq!(rejected.len(), code_objects.len(), "{nothing}");
+        }
+    }
+}

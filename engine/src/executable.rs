@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use aqueduct_abi::HostBuild;
 use aqueduct_codeobject::{
-    BUNDLE_MAGIC, COMPRESSED_BUNDLE_MAGIC, CodeObject, CodeObjectId, KernelArg, TargetId, UnknownKernel, ValueKind,
-    choose_target, parse_bundle, parse_bundles,
+    BUNDLE_MAGIC, BundleError, COMPRESSED_BUNDLE_MAGIC, CodeObject, CodeObjectId, KernelArg, TargetId, UnknownKernel,
+    ValueKind, choose_target, parse_bundle, parse_bundles,
 };
 use aqueduct_components::device_entities::ExecutableEntity;
 use aqueduct_components::submission::DispatchTemplate;
@@ -186,17 +186,22 @@ pub(crate) fn select_code_object<'a>(agents: &[String], code_objects: &[&'a [u8]
 /// The code object in `bytes` to load on `agents`: `bytes` itself when it is a code object; the
 /// best entry ([`select_code_object`]) when it is a clang offload bundle, or a host ELF whose
 /// `.hip_fatbin` section holds one bundle (HIP registers each bundle of a host file as its own
-/// module, so a file with several is refused, naming their count). Pure.
+/// module, so a file with several is refused, naming their count). Bytes that are neither, an
+/// unreadable ELF or one without `.hip_fatbin` among them, are returned as they are, for the
+/// code-object parser to refuse by name. Pure.
 pub(crate) fn code_object_for_agents<'a>(agents: &[String], bytes: &'a [u8]) -> EngineResult<&'a [u8]> {
     let bundle_error = |error| EngineError::Executable(ExecutableError::Bundle(error));
     let bundle = if bytes.starts_with(BUNDLE_MAGIC) || bytes.starts_with(COMPRESSED_BUNDLE_MAGIC) {
         parse_bundle(bytes).map_err(bundle_error)?
     } else if is_host_elf(bytes) {
-        let mut bundles = parse_bundles(bytes).map_err(bundle_error)?;
-        if bundles.len() != 1 {
-            return Err(EngineError::Executable(ExecutableError::BundleCount(bundles.len())));
+        match parse_bundles(bytes) {
+            Ok(mut bundles) if bundles.len() == 1 => bundles.remove(0),
+            Ok(bundles) => return Err(EngineError::Executable(ExecutableError::BundleCount(bundles.len()))),
+            // No readable ELF, or one without device code: the code-object parser names what
+            // the bytes are not.
+            Err(BundleError::MalformedHostElf(_) | BundleError::NoFatbinSection) => return Ok(bytes),
+            Err(error) => return Err(bundle_error(error)),
         }
-        bundles.remove(0)
     } else {
         return Ok(bytes);
     };

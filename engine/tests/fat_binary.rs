@@ -202,4 +202,9 @@ fn a_host_objects_fatbin_loads_the_entry_for_the_agent() {
         device.load_executable(&host_elf(b"")),
         Err(EngineError::Executable(ExecutableError::BundleCount(0)))
     ));
+    // A host ELF without `.hip_fatbin` holds no device code: the code-object parser refuses it.
+    let mut renamed = host.clone();
+    let at = renamed.windows(11).position(|window| window == b".hip_fatbin").expect("the section name");
+    renamed[at + 10] = b'x';
+    assert!(matches!(device.load_executable(&renamed), Err(EngineError::Executable(ExecutableError::CodeObject(_)))));
 }
