@@ -58,6 +58,8 @@ pub enum Rejection {
     NoTarget,
     /// The candidate's target cannot run on an agent.
     Incompatible(Incompatibility),
+    /// There is no agent to run it on.
+    NoAgent,
 }
 
 impl std::fmt::Display for Rejection {
@@ -65,6 +67,7 @@ impl std::fmt::Display for Rejection {
         match self {
             Self::NoTarget => f.write_str("no AMDGPU target"),
             Self::Incompatible(incompatibility) => incompatibility.fmt(f),
+            Self::NoAgent => f.write_str("no agent to run on"),
         }
     }
 }
@@ -80,9 +83,12 @@ pub struct Choice {
 
 /// Chooses among `candidates` (each a code object's target, `None` where it has none) the one
 /// that runs on every agent of `agents` with the best [`Fit`], the first of equals. A candidate's
-/// fit on several agents is its worst among them. With no agent, nothing is chosen. When none
-/// runs, the error holds each candidate's first rejection, in the candidates' order. Pure.
+/// fit on several agents is its worst among them. When none runs (or there is no agent), the
+/// error holds one rejection per candidate, in the candidates' order: each one's first. Pure.
 pub fn choose_target(candidates: &[Option<TargetId>], agents: &[TargetId]) -> Result<Choice, Vec<Rejection>> {
+    if agents.is_empty() {
+        return Err(vec![Rejection::NoAgent; candidates.len()]);
+    }
     let mut best: Option<Choice> = None;
     let mut rejections = Vec::with_capacity(candidates.len());
     for (index, candidate) in candidates.iter().enumerate() {
@@ -98,10 +104,7 @@ pub fn choose_target(candidates: &[Option<TargetId>], agents: &[TargetId]) -> Re
             Err(rejection) => rejections.push(rejection),
         }
     }
-    match best {
-        Some(choice) if !agents.is_empty() => Ok(choice),
-        _ => Err(rejections),
-    }
+    best.ok_or(rejections)
 }
 
 #[cfg(test)]
@@ -144,6 +147,6 @@ mod tests {
         assert_eq!(rejected.len(), 2);
         assert_eq!(rejected[0], Rejection::NoTarget);
         assert!(matches!(rejected[1], Rejection::Incompatible(_)));
-        assert_eq!(choose_target(&candidates, &[]), Err(Vec::new()));
+        assert_eq!(choose_target(&candidates, &[]), Err(vec![Rejection::NoAgent; 2]));
     }
 }

@@ -168,7 +168,7 @@ pub(crate) fn select_code_object<'a>(agents: &[String], code_objects: &[&'a [u8]
     let candidates: Vec<Option<TargetId>> = parsed.iter().map(|target| target.as_ref().ok().copied()).collect();
     match choose_target(&candidates, &targets) {
         Ok(choice) => Ok(code_objects[choice.index]),
-        // Nothing ran: every candidate was rejected, in order, so the reasons line up with them.
+        // Nothing ran: one rejection per candidate, in order (`choose_target`'s contract).
         Err(rejections) => Err(EngineError::NoCodeObjectForAgents {
             agents: agents.join(", "),
             rejected: parsed
@@ -193,12 +193,12 @@ pub(crate) fn code_object_for_agents<'a>(agents: &[String], bytes: &'a [u8]) -> 
     let bundle_error = |error| EngineError::Executable(ExecutableError::Bundle(error));
     let bundle = if bytes.starts_with(BUNDLE_MAGIC) || bytes.starts_with(COMPRESSED_BUNDLE_MAGIC) {
         parse_bundle(bytes).map_err(bundle_error)?
-    } else if is_host_elf(bytes) {
+    } else if bytes.starts_with(b"\x7fELF") {
         match parse_bundles(bytes) {
             Ok(mut bundles) if bundles.len() == 1 => bundles.remove(0),
             Ok(bundles) => return Err(EngineError::Executable(ExecutableError::BundleCount(bundles.len()))),
-            // No readable ELF, or one without device code: the code-object parser names what
-            // the bytes are not.
+            // An unreadable ELF, or one without device code (a code object itself, most often):
+            // the code-object parser loads it or names what it is not.
             Err(BundleError::MalformedHostElf(_) | BundleError::NoFatbinSection) => return Ok(bytes),
             Err(error) => return Err(bundle_error(error)),
         }
@@ -207,17 +207,6 @@ pub(crate) fn code_object_for_agents<'a>(agents: &[String], bytes: &'a [u8]) -> 
     };
     let entries: Vec<&[u8]> = bundle.entries.iter().filter_map(|entry| entry.code_object).collect();
     select_code_object(agents, &entries)
-}
-
-/// An ELF file for another machine than AMDGPU (`e_machine` 224 = `EM_AMDGPU`): a host program
-/// or library, whose device code sits in `.hip_fatbin`.
-fn is_host_elf(bytes: &[u8]) -> bool {
-    const EM_AMDGPU: u16 = 224;
-    let machine = bytes.get(18..20).map(|raw| match bytes.get(5) {
-        Some(2) => u16::from_be_bytes([raw[0], raw[1]]),
-        _ => u16::from_le_bytes([raw[0], raw[1]]),
-    });
-    bytes.starts_with(b"\x7fELF") && machine.is_some_and(|machine| machine != EM_AMDGPU)
 }
 
 fn parse(code_object: &[u8]) -> EngineResult<CodeObject> {

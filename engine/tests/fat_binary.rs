@@ -107,7 +107,7 @@ fn a_kernel_from_a_bundle_runs() {
 }
 
 /// A bundle with nothing for the agent names every entry's reason; bytes that start as a bundle
-/// but are not one, and a compressed bundle, are typed errors; nothing is loaded.
+/// but are not one, and a compressed bundle, are typed errors.
 #[test]
 fn a_bundle_with_nothing_for_the_agent_is_refused_with_each_reason() {
     let _runtime = exclusive();
