@@ -81,6 +81,9 @@ pub struct SoftAgentConfig {
     /// Full ISA name, e.g. `amdgcn-amd-amdhsa--gfx1100`.
     pub isa_name: String,
     pub wavefront_size: u32,
+    /// The CUs the agent reports and the runtime schedules by (a queue runs up to this many
+    /// packets at once; CU masks are clipped to it): 8 by default whatever the model
+    /// (docs/DECISIONS.md, "Soft agents report their configured compute units").
     pub compute_units: u32,
     /// Size of the device-local (coarse-grained) pool in bytes.
     pub device_memory_bytes: u64,
@@ -91,6 +94,19 @@ impl SoftAgentConfig {
         Self::with_isa("amdgcn-amd-amdhsa--gfx1100", 32)
     }
 
+    /// The agent of `processor`'s model (`gfx90a`) as its published dump shows it
+    /// ([`crate::gpu_models`]): the dump's ISA name with its target features
+    /// (`amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`), its wavefront size and its VRAM. Compute
+    /// units stay [`Self::with_isa`]'s 8 (docs/DECISIONS.md, "Soft agents report their configured
+    /// compute units"). `None` for a processor without a row.
+    pub fn model(processor: &str) -> Option<Self> {
+        let model = crate::gpu_models::model(processor)?;
+        Some(Self { device_memory_bytes: model.vram_bytes, ..Self::with_isa(model.isa_name, model.wavefront_size) })
+    }
+
+    /// An agent of `isa_name` as written (target features and all), with 8 compute units and a
+    /// 16 GiB device pool whatever the model; `hsa_agent_get_info` reports the model's other
+    /// facts ([`crate::gpu_models`]).
     pub fn with_isa(isa_name: &str, wavefront_size: u32) -> Self {
         let processor = isa_name.rsplit("--").next().unwrap_or(isa_name);
         let processor = processor.split(':').next().unwrap_or(processor);

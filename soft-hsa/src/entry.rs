@@ -179,7 +179,9 @@ pub unsafe fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_agent_info_t
             // SAFETY: as below.
             return unsafe { cpu_agent_info(runtime, agent, attribute, value) };
         };
-        // Values as ROCr's `GpuAgent::GetInfo` reports them (rocminfo-gfx1100.txt, Agent 2).
+        // Values as ROCr's `GpuAgent::GetInfo` reports them (rocminfo-gfx1100.txt, Agent 2); the
+        // hardware facts from the published dump of the agent's model (`gpu_models.rs`).
+        let model = super::gpu_models::reported(&config.isa_name);
         // SAFETY (all arms): `value` points to storage of the attribute's documented type.
         unsafe {
             match attribute {
@@ -188,6 +190,8 @@ pub unsafe fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_agent_info_t
                 agent_info::FEATURE => put(value, agent_feature::KERNEL_DISPATCH),
                 agent_info::PROFILE => put(value, enums::PROFILE_BASE),
                 agent_info::WAVEFRONT_SIZE => put(value, config.wavefront_size),
+                // Every model's dump: 1024 in all and per dimension (`gpu_models.rs` checks its
+                // rows against the processor's limits).
                 agent_info::WORKGROUP_MAX_DIM => put(value, [crate::processor::WORKGROUP_MAX_DIM as u16; 3]),
                 agent_info::WORKGROUP_MAX_SIZE => put(value, crate::processor::WORKGROUP_MAX_SIZE),
                 agent_info::GRID_MAX_DIM => put(value, [u32::MAX; 3]),
@@ -199,32 +203,33 @@ pub unsafe fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_agent_info_t
                 agent_info::NODE => put(value, agent.node),
                 agent_info::DEVICE => put(value, device_type::GPU),
                 agent_info::ISA => put(value, hsa_isa_t { handle: runtime.handle(Tag::Isa, index as u64) }),
-                agent_info::AMD_CHIP_ID => put(value, 0x50F7u32),
-                agent_info::AMD_CACHELINE_SIZE => put(value, 64u32),
+                agent_info::AMD_CHIP_ID => put(value, model.chip_id),
+                agent_info::AMD_CACHELINE_SIZE => put(value, model.cacheline_bytes),
+                // The configured count, which the runtime schedules and clips CU masks by, not the
+                // model's (docs/DECISIONS.md, "Soft agents report their configured compute units").
                 agent_info::AMD_COMPUTE_UNIT_COUNT => put(value, config.compute_units),
                 agent_info::AMD_PRODUCT_NAME => {
                     put_string::<64>(value, &format!("aqueduct soft agent ({})", config.name))
                 }
                 agent_info::AMD_UUID => put_string::<21>(value, &agent.uuid),
-                // What rocminfo prints beyond the engine's needs, as the dump's Agent 2 shows
-                // it: hardware facts of the dumped RX 7900 XTX, which every soft GPU reports.
+                // What rocminfo prints beyond the engine's needs: the agent's model's facts.
                 agent_info::MACHINE_MODEL => put(value, enums::MACHINE_MODEL_LARGE),
                 agent_info::DEFAULT_FLOAT_ROUNDING_MODE => put(value, enums::DEFAULT_FLOAT_ROUNDING_MODE_NEAR),
                 agent_info::FBARRIER_MAX_SIZE => put(value, 32u32),
-                // Bytes per level, L1..L4 (rocminfo prints KB): 32 KB, 6 MB, 96 MB.
+                // Bytes per level, L1..L4 (rocminfo prints KB).
                 agent_info::CACHE_SIZE => put(value, cache_sizes(agent)),
                 agent_info::VERSION_MAJOR | agent_info::VERSION_MINOR => put(value, 1u16),
                 agent_info::FAST_F16_OPERATION => put(value, true),
-                agent_info::AMD_MAX_CLOCK_FREQUENCY => put(value, 2482u32),
+                agent_info::AMD_MAX_CLOCK_FREQUENCY => put(value, model.max_clock_mhz),
                 agent_info::AMD_DRIVER_NODE_ID => put(value, agent.node),
-                agent_info::AMD_MAX_ADDRESS_WATCH_POINTS => put(value, 4u32),
+                agent_info::AMD_MAX_ADDRESS_WATCH_POINTS => put(value, model.watch_points),
                 // The dump's bus 3 for the first GPU; each further soft GPU on the next bus.
                 agent_info::AMD_BDFID => put(value, (3 + index as u32 - 1) << 8),
-                agent_info::AMD_MAX_WAVES_PER_CU => put(value, 32u32),
-                agent_info::AMD_NUM_SIMDS_PER_CU => put(value, 2u32),
-                agent_info::AMD_NUM_SHADER_ENGINES => put(value, 6u32),
-                agent_info::AMD_NUM_SHADER_ARRAYS_PER_SE => put(value, 2u32),
-                agent_info::AMD_ASIC_REVISION => put(value, 0u32),
+                agent_info::AMD_MAX_WAVES_PER_CU => put(value, model.max_waves_per_cu),
+                agent_info::AMD_NUM_SIMDS_PER_CU => put(value, model.simds_per_cu),
+                agent_info::AMD_NUM_SHADER_ENGINES => put(value, model.shader_engines),
+                agent_info::AMD_NUM_SHADER_ARRAYS_PER_SE => put(value, model.shader_arrays_per_engine),
+                agent_info::AMD_ASIC_REVISION => put(value, model.asic_revision),
                 // A discrete GPU's HDP registers, as `GpuAgent::GetInfo` hands out the ones KFD
                 // mapped (hsa_ext_amd.h `HSA_AMD_AGENT_INFO_HDP_FLUSH`).
                 agent_info::AMD_HDP_FLUSH => put(
@@ -243,8 +248,9 @@ pub unsafe fn hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_agent_info_t
                 agent_info::AMD_MEMORY_MAX_FREQUENCY => put(value, MEMORY_MAX_CLOCK_MHZ),
                 // PCI domain 0, with the bus of `AMD_BDFID`.
                 agent_info::AMD_DOMAIN => put(value, 0u32),
-                // No global wave sync (KFD's `NumGws` is 0 on RDNA3), so no cooperative queues
-                // (`properties_.NumGws != 0` in `GpuAgent::GetInfo`).
+                // No global wave sync (KFD's `NumGws` is 0 on RDNA3; the soft runtime has none on
+                // any model), so no cooperative queues (`properties_.NumGws != 0` in
+                // `GpuAgent::GetInfo`).
                 agent_info::AMD_COOPERATIVE_QUEUES => put(value, false),
                 agent_info::AMD_COOPERATIVE_COMPUTE_UNIT_COUNT => put(value, config.compute_units),
                 // The soft agent's memory is the host's.
@@ -316,16 +322,20 @@ unsafe fn cpu_agent_info(
     }
 }
 
-/// The RX 7900 XTX's memory, which every soft GPU reports: a 384-bit bus (AMD's product
-/// specification), and KFD's maximum memory clock, 1249 MHz (the card's top `pp_dpm_mclk`
-/// level), which `GpuAgent` hands out as is.
+/// The RX 7900 XTX's memory, which every soft GPU reports whatever its model: a 384-bit bus (AMD's
+/// product specification), and KFD's maximum memory clock, 1249 MHz (the card's top
+/// `pp_dpm_mclk` level), which `GpuAgent` hands out as is. `rocminfo` prints neither, and no
+/// source for them was found for the other models of `gpu_models.rs`, so they keep these.
 pub(crate) const MEMORY_WIDTH_BITS: u32 = 384;
 pub(crate) const MEMORY_MAX_CLOCK_MHZ: u32 = 1249;
 
-/// Bytes per cache level, L1 to L4, as the dump's agents show them (rocminfo prints KB): a GPU's
-/// 32 KB, 6 MB and 96 MB; the CPU's one 32768 KB line.
+/// Bytes per cache level, L1 to L4, as the dumps' agents show them (rocminfo prints KB): a GPU's
+/// model's (`gpu_models.rs`); the CPU's one 32768 KB line (rocminfo-gfx1100.txt, Agent 1).
 pub(crate) fn cache_sizes(agent: &super::runtime::Agent) -> [u32; 4] {
-    if agent.is_cpu() { [32768 << 10, 0, 0, 0] } else { [32 << 10, 6 << 20, 96 << 20, 0] }
+    match agent.gpu() {
+        Some(config) => super::gpu_models::reported(&config.isa_name).cache_bytes,
+        None => [32768 << 10, 0, 0, 0],
+    }
 }
 
 pub unsafe fn hsa_agent_iterate_isas(

@@ -35,6 +35,8 @@ pub mod exports;
 /// Extension support, the AMD loader extension, and the absent image and finalizer extensions.
 pub mod extensions;
 pub mod faults;
+/// Each GPU model's hardware facts, from its published `rocminfo` dump.
+pub mod gpu_models;
 /// Locking client memory for the agents, and the coherency type.
 pub mod host_memory;
 /// Queues the client processes itself (`hsa_soft_queue_create`).
