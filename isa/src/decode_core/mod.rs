@@ -7,7 +7,9 @@
 //! Field positions: AMD's "RDNA2" (2020, chapter 13) and "RDNA3" (2023, chapter 15) "Instruction
 //! Set Architecture Reference Guide"s, "Microcode Formats", which agree on every field here.
 
+pub(crate) mod immediates;
 pub(crate) mod operand;
+pub(crate) mod sdwa;
 pub(crate) mod syntax;
 
 pub use operand::{InlineFloat, Operand, Slot};

@@ -89,39 +89,43 @@ pub(crate) fn write_ds_slot<S: Syntax>(out: &mut Operands<'_, '_, S>, slot: Slot
 }
 
 /// A hardware register operand, `hwreg(...)`: id [5:0], offset [10:6], size - 1 [15:11]. The
-/// registers both ISAs have are named here (LLVM 19's names, `llvm-mc-19` on `s_getreg_b32` over
-/// every id); the second field names the ISA's own ones, "" for an id printed as a number.
-pub(crate) struct Hwreg(pub u32, pub fn(u32) -> &'static str);
+/// second field is the ISA's name of an id (`None`: printed as a number); most ISAs compose it
+/// from their own names and [`shared_hwreg_name`].
+pub(crate) struct Hwreg(pub u32, pub fn(u32) -> Option<&'static str>);
 
 impl Display for Hwreg {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let (id, offset, size) = (self.0 & 0x3F, (self.0 >> 6) & 0x1F, ((self.0 >> 11) & 0x1F) + 1);
-        let name = match id {
-            1 => "HW_REG_MODE",
-            2 => "HW_REG_STATUS",
-            3 => "HW_REG_TRAPSTS",
-            5 => "HW_REG_GPR_ALLOC",
-            6 => "HW_REG_LDS_ALLOC",
-            7 => "HW_REG_IB_STS",
-            15 => "HW_REG_SH_MEM_BASES",
-            20 => "HW_REG_FLAT_SCR_LO",
-            21 => "HW_REG_FLAT_SCR_HI",
-            23 => "HW_REG_HW_ID1",
-            24 => "HW_REG_HW_ID2",
-            29 => "HW_REG_SHADER_CYCLES",
-            other => (self.1)(other),
-        };
         f.write_str("hwreg(")?;
-        if name.is_empty() {
-            write!(f, "{id}")?;
-        } else {
-            f.write_str(name)?;
+        match (self.1)(id) {
+            Some(name) => f.write_str(name)?,
+            None => write!(f, "{id}")?,
         }
         if offset != 0 || size != 32 {
             write!(f, ", {offset}, {size}")?;
         }
         f.write_str(")")
     }
+}
+
+/// The hardware registers gfx10 and gfx11 both name (LLVM 19's names, `llvm-mc-19` on
+/// `s_getreg_b32` over every id).
+pub(crate) fn shared_hwreg_name(id: u32) -> Option<&'static str> {
+    Some(match id {
+        1 => "HW_REG_MODE",
+        2 => "HW_REG_STATUS",
+        3 => "HW_REG_TRAPSTS",
+        5 => "HW_REG_GPR_ALLOC",
+        6 => "HW_REG_LDS_ALLOC",
+        7 => "HW_REG_IB_STS",
+        15 => "HW_REG_SH_MEM_BASES",
+        20 => "HW_REG_FLAT_SCR_LO",
+        21 => "HW_REG_FLAT_SCR_HI",
+        23 => "HW_REG_HW_ID1",
+        24 => "HW_REG_HW_ID2",
+        29 => "HW_REG_SHADER_CYCLES",
+        _ => return None,
+    })
 }
 
 /// `value`'s low `bits` bits as a signed number.

@@ -3,14 +3,18 @@
 //! checked-in gfx1030 code objects and of the ROCm corpus in `tests/golden/gfx1030.txt`). Where a
 //! rule is LLVM's printer's rather than the encoding's, it names the `AMDGPUInstPrinter` routine.
 
-use core::fmt::{self, Display, Formatter, Write};
+use core::fmt::{self, Display, Formatter};
 
 use super::decode::{Encoding, Extension, Instruction};
 use super::fields::InlineFloat;
 use super::fields::{Operand, scalar_operand, source_operand};
 use super::table::Entry;
 use super::table_types::{ABS, CLAMP, NEG, OMOD, OP_SEL, OperandType, SEXT0, SRC0, Slot};
-use crate::decode_core::syntax::{self, Hwreg, Syntax, sign_extend, write_ds_slot};
+use crate::decode_core::immediates::{
+    Modifiers, SignedHex, Swizzle, bit_list, write_immediate64, write_literal, write_omod,
+};
+use crate::decode_core::sdwa;
+use crate::decode_core::syntax::{self, Hwreg, Syntax, shared_hwreg_name, sign_extend, write_ds_slot};
 
 impl Display for Instruction {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
@@ -33,31 +37,6 @@ impl Syntax for Gfx10 {
 
 /// The operand list, as gfx10 spells it.
 type Operands<'a, 'b> = syntax::Operands<'a, 'b, Gfx10>;
-
-impl Operands<'_, '_> {
-    /// A source of type `ty` with its modifiers: `sext(...)`, `-`, `|...|`; a negated number
-    /// without abs is `neg(...)` (`AMDGPUInstPrinter::printOperandAndFPInputMods`).
-    fn source(&mut self, operand: Operand, width: u8, ty: OperandType, modifiers: Modifiers) -> fmt::Result {
-        self.separator()?;
-        let Modifiers { neg, abs, sext } = modifiers;
-        let number = matches!(operand, Operand::Int(_) | Operand::Float(_) | Operand::Literal(_));
-        let (open, close) = match (sext, neg && !abs && number) {
-            (true, _) => ("sext(", ")"),
-            (false, true) => ("neg(", ")"),
-            (false, false) => ("", ""),
-        };
-        let neg = if neg && (abs || !number) { "-" } else { "" };
-        let (bar_open, bar_close) = if abs { ("|", "|") } else { ("", "") };
-        write!(self.f, "{open}{neg}{bar_open}{}{bar_close}{close}", Typed(operand, width, ty))
-    }
-}
-
-#[derive(Clone, Copy, Default)]
-struct Modifiers {
-    neg: bool,
-    abs: bool,
-    sext: bool,
-}
 
 /// An operand printed at a width in dwords.
 struct Wide(Operand, u8);
@@ -92,139 +71,6 @@ impl Display for Wide {
             Operand::Special(name) => f.write_str(name),
             Operand::Reserved(value) => write!(f, "<reserved {value}>"),
         }
-    }
-}
-
-/// A source operand printed as its type reads immediates (`AMDGPUInstPrinter::printImmediate16`,
-/// `printImmediateInt16`, `printImmediate64`, `printImmediateV216`); registers as [`Wide`].
-struct Typed(Operand, u8, OperandType);
-
-impl Display for Typed {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let Typed(operand, width, ty) = *self;
-        match (operand, ty) {
-            (Operand::Literal(value), OperandType::F16) => write_immediate_f16(f, value),
-            (Operand::Literal(value), OperandType::I16) => {
-                if (-16..=64).contains(&(value as i32)) || float32_text(value).is_some() {
-                    write_literal(f, value)
-                } else {
-                    write!(f, "0x{:x}", value & 0xFFFF)
-                }
-            }
-            (Operand::Literal(value), OperandType::F64) => write_immediate64(f, (value as u64) << 32, true),
-            (Operand::Literal(value), OperandType::I64) => write_immediate64(f, value as u64, false),
-            (Operand::Literal(value), OperandType::PackedF16) => {
-                if (-16..=64).contains(&(value as i32)) {
-                    write!(f, "{}", value as i32)
-                } else if let Some(text) = (value <= 0xFFFF).then(|| float16_text(value as u16)).flatten() {
-                    f.write_str(text)
-                } else {
-                    write!(f, "0x{value:x}")
-                }
-            }
-            // i16 operands read the inline floats as their f16 bit patterns, printed in hex.
-            (Operand::Float(value), OperandType::I16) => write!(f, "0x{:x}", float16_bits(value)),
-            (Operand::Float(InlineFloat::InvTwoPi), OperandType::F64 | OperandType::I64) => {
-                f.write_str("0.15915494309189532")
-            }
-            _ => write!(f, "{}", Wide(operand, width)),
-        }
-    }
-}
-
-/// The f16 bit pattern of an inline float constant.
-fn float16_bits(value: InlineFloat) -> u16 {
-    match value {
-        InlineFloat::Half => 0x3800,
-        InlineFloat::MinusHalf => 0xB800,
-        InlineFloat::One => 0x3C00,
-        InlineFloat::MinusOne => 0xBC00,
-        InlineFloat::Two => 0x4000,
-        InlineFloat::MinusTwo => 0xC000,
-        InlineFloat::Four => 0x4400,
-        InlineFloat::MinusFour => 0xC400,
-        InlineFloat::InvTwoPi => 0x3118,
-    }
-}
-
-/// The text of an f16 bit pattern that is an inline constant (`printImmediateFloat16`).
-fn float16_text(bits: u16) -> Option<&'static str> {
-    [
-        InlineFloat::Half,
-        InlineFloat::MinusHalf,
-        InlineFloat::One,
-        InlineFloat::MinusOne,
-        InlineFloat::Two,
-        InlineFloat::MinusTwo,
-        InlineFloat::Four,
-        InlineFloat::MinusFour,
-        InlineFloat::InvTwoPi,
-    ]
-    .into_iter()
-    .find(|value| float16_bits(*value) == bits)
-    .map(InlineFloat::text)
-}
-
-/// The text of an f32 bit pattern that is an inline constant (`printImmediateFloat32`).
-fn float32_text(value: u32) -> Option<&'static str> {
-    match value {
-        0x3F00_0000 => Some("0.5"),
-        0xBF00_0000 => Some("-0.5"),
-        0x3F80_0000 => Some("1.0"),
-        0xBF80_0000 => Some("-1.0"),
-        0x4000_0000 => Some("2.0"),
-        0xC000_0000 => Some("-2.0"),
-        0x4080_0000 => Some("4.0"),
-        0xC080_0000 => Some("-4.0"),
-        0x3E22_F983 => Some("0.15915494"),
-        _ => None,
-    }
-}
-
-/// An f16 operand's literal: its low half (`printImmediate16`).
-fn write_immediate_f16(f: &mut Formatter<'_>, value: u32) -> fmt::Result {
-    let low = value as u16;
-    if (-16..=64).contains(&(low as i16)) {
-        write!(f, "{}", low as i16)
-    } else if let Some(text) = float16_text(low) {
-        f.write_str(text)
-    } else {
-        write!(f, "0x{low:x}")
-    }
-}
-
-/// A 64-bit operand's immediate (`printImmediate64`): an f64 literal is the double's high dword.
-fn write_immediate64(f: &mut Formatter<'_>, value: u64, fp: bool) -> fmt::Result {
-    if (-16..=64).contains(&(value as i64)) {
-        return write!(f, "{}", value as i64);
-    }
-    let double = [0.5f64, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0].into_iter().find(|double| double.to_bits() == value);
-    match double {
-        Some(double) => write!(f, "{double:?}"),
-        None if value == 0x3FC4_5F30_6DC9_C882 => f.write_str("0.15915494309189532"),
-        None if fp => write!(f, "0x{:x}", value >> 32),
-        None => write!(f, "0x{value:x}"),
-    }
-}
-
-/// A literal as LLVM prints a 32-bit immediate (`printImmediate32`): values an inline constant
-/// could hold in decimal or as the float, others in hex.
-fn write_literal(f: &mut Formatter<'_>, value: u32) -> fmt::Result {
-    if (-16..=64).contains(&(value as i32)) {
-        return write!(f, "{}", value as i32);
-    }
-    match float32_text(value) {
-        Some(text) => f.write_str(text),
-        None => write!(f, "0x{value:x}"),
-    }
-}
-
-/// A signed offset in hex, as LLVM prints SMEM offsets (`-0x10`).
-struct SignedHex(i32);
-
-impl Display for SignedHex {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        if self.0 < 0 { write!(f, "-0x{:x}", self.0.unsigned_abs()) } else { write!(f, "0x{:x}", self.0) }
     }
 }
 
@@ -431,27 +277,8 @@ fn write_mubuf_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot:
     }
 }
 
-/// `op_sel:[...]`-style lists: one bit per source, from `bits`.
-fn bit_list(bits: u32, count: u32) -> String {
-    let mut text = String::from("[");
-    for index in 0..count {
-        let _ = write!(text, "{}{}", if index == 0 { "" } else { "," }, (bits >> index) & 1);
-    }
-    text.push(']');
-    text
-}
-
 fn source_count(entry: &Entry) -> u32 {
     entry.slots.iter().filter(|slot| matches!(slot, Slot::Src0(_) | Slot::Src1(_) | Slot::Src2(_))).count() as u32
-}
-
-fn write_omod(out: &mut Operands<'_, '_>, omod: u32) -> fmt::Result {
-    match omod {
-        1 => out.modifier("mul:2"),
-        2 => out.modifier("mul:4"),
-        3 => out.modifier("div:2"),
-        _ => Ok(()),
-    }
 }
 
 fn write_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt::Result {
@@ -574,107 +401,12 @@ fn write_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt
     Ok(())
 }
 
-/// `ds_swizzle_b32`'s offset as LLVM names it (`AMDGPUInstPrinter::printSwizzle`): bit 15 set
-/// with bits 14:8 clear is `QUAD_PERM`'s four 2-bit lane selects; bit 15 clear is the and/or/xor
-/// lane masks [4:0]/[9:5]/[14:10], printed as the named pattern they spell (`SWAP`, `REVERSE`,
-/// `BROADCAST`) or as `BITMASK_PERM`; anything else in decimal.
-struct Swizzle(u32);
-
-impl Display for Swizzle {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let imm = self.0;
-        if imm & 0xFF00 == 0x8000 {
-            let lanes: Vec<String> = (0..4).map(|index| ((imm >> (2 * index)) & 3).to_string()).collect();
-            return write!(f, "swizzle(QUAD_PERM,{})", lanes.join(","));
-        }
-        if imm & 0x8000 != 0 {
-            return write!(f, "{imm}");
-        }
-        let (and, or, xor) = (imm & 0x1F, (imm >> 5) & 0x1F, (imm >> 10) & 0x1F);
-        if and == 0x1F && or == 0 && xor.count_ones() == 1 {
-            return write!(f, "swizzle(SWAP,{xor})");
-        }
-        if and == 0x1F && or == 0 && xor > 0 && (xor + 1).is_power_of_two() {
-            return write!(f, "swizzle(REVERSE,{})", xor + 1);
-        }
-        let group = 0x1F - and + 1;
-        if group > 1 && group.is_power_of_two() && or < group && xor == 0 {
-            return write!(f, "swizzle(BROADCAST,{group},{or})");
-        }
-        let (probe0, probe1) = (or ^ xor, (and | or) ^ xor);
-        let mask: String = (0..5)
-            .rev()
-            .map(|bit| match ((probe0 >> bit) & 1, (probe1 >> bit) & 1) {
-                (1, 1) => '1',
-                (0, 0) => '0',
-                (0, 1) => 'p',
-                _ => 'i',
-            })
-            .collect();
-        write!(f, "swizzle(BITMASK_PERM,\"{mask}\")")
-    }
-}
-
-/// The SDWA word (RDNA2 ISA guide 13.3.2): src0 [7:0], dst_sel [10:8], dst_unused [12:11],
-/// clamp 13, omod [15:14] (VOPC: sdst [14:8] and sd 15), src0_sel [18:16], src0_sext 19,
-/// src0_neg 20, src0_abs 21, s0 23, src1_sel [26:24], src1_sext 27, src1_neg 28, src1_abs 29,
-/// s1 31.
+/// The SDWA word: the shared printer ([`sdwa::write`]), with gfx10's `vcc_lo` for VOPC's implied
+/// destination.
 fn write_sdwa(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
-    const SEL: [&str; 8] = ["BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD", "7"];
-    // LLVM prints the reserved dst_unused value 3 as UNUSED_PAD.
-    const UNUSED: [&str; 4] = ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE", "UNUSED_PAD"];
-    let w0 = instruction.words[0];
-    let sdwa = instruction.words[1];
     let entry = instruction.entry;
     let vopc = instruction.encoding == Encoding::Vopc;
-    let mut out = Operands::new(f);
-    let modifiers = |base: u32| Modifiers {
-        sext: (sdwa >> (base + 3)) & 1 == 1,
-        neg: (sdwa >> (base + 4)) & 1 == 1,
-        abs: (sdwa >> (base + 5)) & 1 == 1,
-    };
-    for slot in entry.slots {
-        match *slot {
-            Slot::Vdst(width) => out.item(Operand::Vgpr((w0 >> 17) as u8), width)?,
-            Slot::Sdst(width) => {
-                if (sdwa >> 15) & 1 == 1 {
-                    out.item(scalar_operand((sdwa >> 8) & 0x7F), width)?
-                } else {
-                    out.text("vcc_lo")?
-                }
-            }
-            Slot::Src0(width) => {
-                let operand =
-                    if (sdwa >> 23) & 1 == 1 { scalar_operand(sdwa & 0xFF) } else { Operand::Vgpr(sdwa as u8) };
-                out.source(operand, width, entry.types[0], modifiers(16))?
-            }
-            Slot::Src1(width) => {
-                let field = (w0 >> 9) & 0xFF;
-                let operand = if (sdwa >> 31) & 1 == 1 { scalar_operand(field) } else { Operand::Vgpr(field as u8) };
-                out.source(operand, width, entry.types[1], modifiers(24))?
-            }
-            Slot::Fixed(name) => out.text(name)?,
-            other => out.text(format_args!("{other:?}"))?,
-        }
-    }
-    if !vopc {
-        if (sdwa >> 13) & 1 == 1 {
-            out.modifier("clamp")?;
-        }
-        write_omod(&mut out, (sdwa >> 14) & 3)?;
-        let has_vdst = entry.slots.iter().any(|slot| matches!(slot, Slot::Vdst(_)));
-        if has_vdst {
-            out.modifier(format_args!("dst_sel:{}", SEL[((sdwa >> 8) & 7) as usize]))?;
-            out.modifier(format_args!("dst_unused:{}", UNUSED[((sdwa >> 11) & 3) as usize]))?;
-        }
-    }
-    if entry.slots.iter().any(|slot| matches!(slot, Slot::Src0(_))) {
-        out.modifier(format_args!("src0_sel:{}", SEL[((sdwa >> 16) & 7) as usize]))?;
-    }
-    if entry.slots.iter().any(|slot| matches!(slot, Slot::Src1(_))) {
-        out.modifier(format_args!("src1_sel:{}", SEL[((sdwa >> 24) & 7) as usize]))?;
-    }
-    Ok(())
+    sdwa::write::<Gfx10>(f, instruction.words[0], instruction.words[1], entry.slots, entry.types, vopc, "vcc_lo")
 }
 
 /// The DPP16 and DPP8 words (RDNA2 ISA guide 13.3.3). DPP16: src0 [7:0], dpp_ctrl [16:8], fi
@@ -813,16 +545,16 @@ impl Display for Version {
 }
 
 /// gfx10's own names of hardware registers (LLVM's `AMDGPUAsmUtils` `Hwreg` table, probed for
-/// every id with llvm-mc-19), beside those [`Hwreg`] shares with gfx11.
-fn hwreg_name(id: u32) -> &'static str {
-    match id {
+/// every id with llvm-mc-19), then those it shares with gfx11 ([`shared_hwreg_name`]).
+fn hwreg_name(id: u32) -> Option<&'static str> {
+    Some(match id {
         16 => "HW_REG_TBA_LO",
         17 => "HW_REG_TBA_HI",
         18 => "HW_REG_TMA_LO",
         19 => "HW_REG_TMA_HI",
         25 => "HW_REG_POPS_PACKER",
-        _ => "",
-    }
+        _ => return shared_hwreg_name(id),
+    })
 }
 
 fn write_sopp(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
@@ -910,7 +642,7 @@ impl Display for Depctr {
 
 /// A message as LLVM names it for gfx10 (`AMDGPUInstPrinter::printSendMsg`; SIDefines.h's
 /// `SendMsg`): id [3:0], operation [6:4], stream [9:8].
-struct Sendmsg(u32);
+pub(crate) struct Sendmsg(pub(crate) u32);
 
 impl Display for Sendmsg {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {

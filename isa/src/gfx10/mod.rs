@@ -4,7 +4,7 @@
 
 mod decode;
 mod fields;
-mod format;
+pub(crate) mod format;
 #[rustfmt::skip]
 pub(crate) mod table;
 mod table_types;

@@ -3,37 +3,9 @@
 
 pub use crate::decode_core::Slot;
 
-/// How a VALU source reads a literal or an inline constant (the generator tells them apart by
-/// how LLVM prints three literals there; `AMDGPUInstPrinter::printImmediate*`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OperandType {
-    /// 32 bits (f32, i32, b32, packed i16), or 64-bit integer where the slot is two dwords wide.
-    B32,
-    /// f16: the literal's low half; inline constants are f16 values.
-    F16,
-    /// i16/u16/b16: the literal's low half; inline float constants are their f16 bit patterns.
-    I16,
-    /// f64: the literal is the double's high dword.
-    F64,
-    /// 64-bit integer: the literal zero-extended.
-    I64,
-    /// Packed f16 pairs: a literal is printed as an f16 only when its high half is zero.
-    PackedF16,
-}
+pub use crate::decode_core::immediates::OperandType;
 
-/// VOP3 modifier flags (`Entry::modifiers`): source abs and neg, op_sel, clamp, omod, the
-/// sources that take abs and neg, and the integer sources whose neg bit is `sext`.
-pub const ABS: u16 = 1;
-pub const NEG: u16 = 2;
-pub const OP_SEL: u16 = 4;
-pub const CLAMP: u16 = 8;
-pub const OMOD: u16 = 16;
-pub const SRC0: u16 = 32;
-pub const SRC1: u16 = 64;
-pub const SRC2: u16 = 128;
-pub const SEXT0: u16 = 256;
-pub const SEXT1: u16 = 512;
-pub const SEXT2: u16 = 1024;
+pub use crate::decode_core::immediates::{ABS, CLAMP, NEG, OMOD, OP_SEL, SEXT0, SEXT1, SEXT2, SRC0, SRC1, SRC2};
 
 /// Declares `Opcode` from the generated list `Name => Gfx11Name,` (or `Name,` where gfx11 has
 /// no such operation), with `Opcode::gfx11_equivalent`.

@@ -7,7 +7,7 @@ use super::decode::{Dpp, Encoding, Instruction};
 use super::fields::{Operand, scalar_operand, source_operand};
 use super::table::Entry;
 use super::table_types::Slot;
-use crate::decode_core::syntax::{self, Hwreg, Syntax, sign_extend, write_ds_slot};
+use crate::decode_core::syntax::{self, Hwreg, Syntax, shared_hwreg_name, sign_extend, write_ds_slot};
 
 impl Display for Instruction {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
@@ -516,14 +516,14 @@ fn write_sopk(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
 }
 
 /// gfx11's own names of hardware registers (LLVM 19's, `llvm-mc-19 --disassemble -mcpu=gfx1100`
-/// of `s_getreg_b32` over every id), beside those [`Hwreg`] shares with gfx10.
-fn hwreg_name(id: u32) -> &'static str {
-    match id {
+/// of `s_getreg_b32` over every id), then those it shares with gfx10 ([`shared_hwreg_name`]).
+fn hwreg_name(id: u32) -> Option<&'static str> {
+    Some(match id {
         18 => "HW_REG_PERF_SNAPSHOT_PC_LO",
         19 => "HW_REG_PERF_SNAPSHOT_PC_HI",
         27 => "HW_REG_PERF_SNAPSHOT_DATA",
-        _ => "",
-    }
+        _ => return shared_hwreg_name(id),
+    })
 }
 
 /// An integer immediate: decimal where it is small, hex otherwise.

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Writes isa/tests/golden/gfx906.txt, gfx908.txt and gfx90a.txt ("WORDS<TAB>text", as
+# golden_gfx10.sh writes gfx1030.txt): a deterministic sample of the distinct instructions of each
+# processor's code objects in Debian's librocsparse0 and librocrand1, as LLVM 19 disassembles
+# them. Each corpus has about 420,000 distinct instructions; the sample keeps, for each mnemonic
+# and operand shape (registers and numbers elided), the 8 instructions whose lines hash lowest
+# (md5).
+#
+# Usage: sh isa/gen/golden_gfx9.sh [FULL_DIR]
+#   FULL_DIR: also write every distinct instruction of each corpus to FULL_DIR/<processor>.txt
+#   (for AQUEDUCT_GFX9_CORPUS=FULL_DIR cargo test -p aqueduct-isa --test llvm_agreement_gfx9).
+# Needs llvm-objdump-19, python3 and the two Debian packages.
+set -eu
+cd "$(dirname "$0")/../.."
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for processor in gfx906 gfx908 gfx90a; do
+    TARGET=$processor sh isa/gen/extract_rocm.sh "$work/$processor"
+    for object in "$work/$processor"/*.hsaco; do
+        nice llvm-objdump-19 -d --mcpu=$processor "$object"
+    done | sed -n 's#^\t\(.*[^ ]\) *// [0-9A-F]*: \([0-9A-F ]*\)\( <.*>\)\{0,1\}$#\2\t\1#p' \
+        | LC_ALL=C sort -u > "$work/$processor.txt"
+    if [ $# -gt 0 ]; then
+        mkdir -p "$1"
+        cp "$work/$processor.txt" "$1/$processor.txt"
+    fi
+    python3 - "$work/$processor.txt" > "$work/$processor.sample" <<'PYTHON'
+import collections, hashlib, re, sys
+
+PER_SHAPE = 8
+shapes = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    mnemonic, _, operands = line.split("\t")[1].partition(" ")
+    shape = re.sub(r"\b([sva])\d+\b", r"\1R", operands)
+    shape = re.sub(r"\b([sva])\[\d+:\d+\]", r"\1[R]", shape)
+    shape = re.sub(r"ttmp\[?\d+(:\d+)?\]?", "ttmp", shape)
+    shape = re.sub(r"0x[0-9a-f]+|-?\d+\.\d+|-?\d+", "N", shape)
+    shapes[mnemonic + " " + shape].append(line)
+for lines in shapes.values():
+    for line in sorted(lines, key=lambda line: hashlib.md5(line.encode()).hexdigest())[:PER_SHAPE]:
+        print(line)
+PYTHON
+    LC_ALL=C sort -u "$work/$processor.sample" > "isa/tests/golden/$processor.txt"
+    echo "isa/tests/golden/$processor.txt: $(wc -l < "isa/tests/golden/$processor.txt") lines;" \
+        "corpus: $(wc -l < "$work/$processor.txt") distinct instructions" >&2
+done
