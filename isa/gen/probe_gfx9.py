@@ -61,6 +61,13 @@ def run_batch(mcpu, batch):
         lines.append(f"[{sentinel}]")
     out = subprocess.run(["nice", "llvm-mc-19", "--disassemble", "-arch=amdgcn", f"-mcpu={mcpu}"],
                          input="\n".join(lines) + "\n", capture_output=True, text=True)
+    if out.returncode < 0:
+        # llvm-mc-19 crashes on a few random SDWA words: halve the batch until the crashing probe
+        # stands alone, and count it refused.
+        if len(batch) == 1:
+            return {" ".join("%08x" % w for w in batch[0]): None}
+        half = len(batch) // 2
+        return {**run_batch(mcpu, batch[:half]), **run_batch(mcpu, batch[half:])}
     bad = {int(m) for m in re.findall(r"<stdin>:(\d+):\d+: (?:warning|error)", out.stderr)}
     groups, current = [], []
     for line in out.stdout.splitlines():
@@ -262,14 +269,28 @@ def operand_info(d, t, variants, variants_dpp):
             flags = sorted(set(flags) | set(flag.split()), key=P.FLAG_ORDER.index)
         info[key] = (types, flags)
     # SDWA and DPP read their sources as the VOP1/VOP2/VOPC form does; src1 of SDWA as VOP3's.
+    # DPP's source neg and abs (bits 20..23 of its word) are probed one at a time, as gfx10's:
+    # an operation prints them only on the sources that have them.
+    dpp_probes = [(name, flag, source, 1 << bit) for source in range(2)
+                  for name, flag, bit in (("neg", "NEG", 20 + 2 * source), ("abs", "ABS", 21 + 2 * source))]
+    dpp_words = {(enc, op, bit): [variants_dpp[enc](op)[0], P.DPP16_WORD | 20 | bit]
+                 for enc in ("VOP1_DPP", "VOP2_DPP") for op in t[enc] for _, _, _, bit in dpp_probes}
+    dpp_texts = dict(zip(dpp_words, d.many(list(dpp_words.values()))))
     for enc in ("VOP1_SDWA", "VOP2_SDWA", "VOPC_SDWA", "VOP1_DPP", "VOP2_DPP", "VOPC_DPP"):
         base = enc.split("_")[0]
         for op in t[enc]:
+            flags = set()
+            for name, flag, source, bit in dpp_probes if (enc, op, 1 << 20) in dpp_words else []:
+                text = dpp_texts[enc, op, bit]
+                if text and "/*" not in text and ("|" in text if name == "abs" else " -" in text):
+                    flags |= {flag, f"SRC{source}"}
+                if text and "/*" not in text and name == "neg" and "sext(" in text:
+                    flags |= {f"SEXT{source}"}
             types = info.get((base, op), (("B32",) * 3, []))[0]
             vop3 = {"VOPC": op, "VOP2": 256 + op}.get(base)
             if vop3 is not None and ("VOP3", vop3) in info:
                 types = (types[0], info["VOP3", vop3][0][1], "B32")
-            info[enc, op] = (types, [])
+            info[enc, op] = (types, sorted(flags, key=P.FLAG_ORDER.index))
     return info
 
 

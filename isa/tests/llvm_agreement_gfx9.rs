@@ -90,3 +90,28 @@ fn every_golden_gfx908_instruction_prints_as_llvm_prints_it() {
 fn every_golden_gfx90a_instruction_prints_as_llvm_prints_it() {
     check(Processor::Gfx90a, include_str!("golden/gfx90a.txt"), "gfx90a");
 }
+
+/// `tests/golden/gfx9_fuzz.txt` (`isa/gen/fuzz_gfx9.py 9 2`): random words of every row of the
+/// table, for every processor that has it (gfx900 and gfx942 included, which Debian's libraries
+/// do not carry), as `llvm-mc-19 --disassemble` prints them. With `AQUEDUCT_GFX9_FUZZ=FILE`, also
+/// every line of another file `fuzz_gfx9.py` wrote.
+#[test]
+fn random_words_of_every_row_print_as_llvm_prints_them() {
+    let check_file = |text: &str| {
+        let mut by_processor: BTreeMap<&str, Vec<(Vec<u32>, String)>> = BTreeMap::new();
+        for line in text.lines() {
+            let (processor, rest) = line.split_once('\t').unwrap_or_else(|| panic!("no tab in {line:?}"));
+            by_processor.entry(processor).or_default().extend(parse_golden(rest));
+        }
+        assert_eq!(by_processor.len(), Processor::ALL.len(), "processors: {:?}", by_processor.keys());
+        for (name, lines) in by_processor {
+            let processor = Processor::from_name(name).unwrap_or_else(|| panic!("processor {name}"));
+            assert!(lines.len() > 1_000, "{name}: {} lines", lines.len());
+            check_lines(processor, &lines);
+        }
+    };
+    check_file(include_str!("golden/gfx9_fuzz.txt"));
+    if let Ok(path) = std::env::var("AQUEDUCT_GFX9_FUZZ") {
+        check_file(&std::fs::read_to_string(path).unwrap());
+    }
+}

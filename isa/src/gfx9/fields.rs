@@ -1,7 +1,7 @@
 //! Operand values of gfx9's register fields (Vega and MI200 ISA guides, the SSRC, SDST and SRC
 //! operand tables; confirmed with `llvm-mc-19 -mcpu=gfx90a`). gfx9 has SGPRs 0 to 101 only:
-//! 102/103 are `flat_scratch`, 104/105 `xnack_mask`; 124 is `m0`, and there is no `null`. The
-//! values above are gfx10's.
+//! 102/103 are `flat_scratch`, 104/105 `xnack_mask`; 124 is `m0`. The guides reserve 125, which
+//! LLVM 19 prints as `null` on gfx9 too (`llvm-mc-19 -mcpu=gfx900`). The values above are gfx10's.
 
 pub use crate::decode_core::Operand;
 use crate::decode_core::operand;
@@ -20,6 +20,7 @@ pub fn scalar_operand(value: u32) -> Operand {
         105 => Operand::Special("xnack_mask_hi"),
         _ => operand::scalar_operand(value, |value| match value {
             124 => Operand::M0,
+            125 => Operand::Null,
             239 => Operand::Special("src_pops_exiting_wave_id"),
             251 => Operand::Special("src_vccz"),
             252 => Operand::Special("src_execz"),
@@ -38,7 +39,7 @@ mod tests {
         assert_eq!(scalar_operand(101), Operand::Sgpr(101));
         assert_eq!(scalar_operand(102), Operand::Special("flat_scratch_lo"));
         assert_eq!(scalar_operand(124), Operand::M0);
-        assert_eq!(scalar_operand(125), Operand::Reserved(125));
+        assert_eq!(scalar_operand(125), Operand::Null);
         assert_eq!(source_operand(256 + 7, None), Operand::Vgpr(7));
     }
 }

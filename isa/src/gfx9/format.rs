@@ -52,10 +52,17 @@ impl Display for Wide {
                 write!(f, "{file}[{index}:{}]", index + width as u32 - 1)
             }
         };
+        // LLVM reads a wide scalar operand's field aligned down: to a pair for 64 bits, to a
+        // quad for more (`AMDGPUDisassembler::createSRegOperand`).
+        let aligned = |index: u8| match width {
+            0 | 1 => index,
+            2 => index & !1,
+            _ => index & !3,
+        };
         match operand {
-            Operand::Sgpr(index) => range(f, "s", index as u32),
+            Operand::Sgpr(index) => range(f, "s", aligned(index) as u32),
             Operand::Vgpr(index) => range(f, "v", index as u32),
-            Operand::Ttmp(index) => range(f, "ttmp", index as u32),
+            Operand::Ttmp(index) => range(f, "ttmp", aligned(index) as u32),
             Operand::VccLo => f.write_str(if width == 2 { "vcc" } else { "vcc_lo" }),
             Operand::VccHi => f.write_str("vcc_hi"),
             Operand::ExecLo => f.write_str(if width == 2 { "exec" } else { "exec_lo" }),
@@ -118,6 +125,8 @@ fn is_agpr(instruction: &Instruction, position: usize, slot: Slot) -> bool {
     let [w0, w1, _] = instruction.words;
     let unified = instruction.processor.has_unified_registers();
     match (instruction.encoding, slot) {
+        // Sparse MFMA's src2 is the VGPR of the sparsity index, never an AGPR.
+        (Encoding::Vop3p, Slot::Src2(_)) if instruction.entry.mnemonic.starts_with("v_smfmac") => false,
         (Encoding::Vop3p, Slot::Vdst(_) | Slot::Src2(_)) if is_mfma(instruction.entry) => {
             unified && (w0 >> 15) & 1 == 1
         }
@@ -174,6 +183,8 @@ fn write_instruction(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::R
             }
             (_, Slot::Ssrc0(width)) => out.item(source_operand(w0 & 0xFF, literal), width)?,
             (_, Slot::Ssrc1(width)) => out.item(source_operand((w0 >> 8) & 0xFF, literal), width)?,
+            // `s_set_gpr_idx_on`'s index mode (`AMDGPUInstPrinter::printVGPRIndexMode`).
+            (Encoding::Sopc, Slot::Imm) => out.text(GprIdx((w0 >> 8) & 0xFF))?,
             (Encoding::Smem, _) => write_smem_slot(&mut out, instruction, *slot)?,
             (Encoding::Vop2 | Encoding::Vop1 | Encoding::Vopc, _) => match *slot {
                 Slot::Vdst(width) => out.text(Register { index: (w0 >> 17) as u8, width, agpr })?,
@@ -198,6 +209,24 @@ fn write_instruction(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::R
         }
     }
     write_modifiers(&mut out, instruction)
+}
+
+/// A VGPR index mode: `gpr_idx(SRC0,SRC1,SRC2,DST)` naming the set bits, in hex past bit 3.
+struct GprIdx(u32);
+
+impl Display for GprIdx {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if self.0 > 0xF {
+            return write!(f, "0x{:x}", self.0);
+        }
+        let names: Vec<&str> = ["SRC0", "SRC1", "SRC2", "DST"]
+            .into_iter()
+            .enumerate()
+            .filter(|(bit, _)| self.0 >> bit & 1 == 1)
+            .map(|(_, name)| name)
+            .collect();
+        write!(f, "gpr_idx({})", names.join(","))
+    }
 }
 
 /// The vdst width of a returning atomic: its data width, halved for compare-and-swap.
@@ -286,6 +315,9 @@ fn write_flat_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: 
     let [w0, w1, _] = instruction.words;
     let saddr = (w1 >> 16) & 0x7F;
     let has_saddr = instruction.encoding != Encoding::Flat && saddr != 0x7F;
+    if instruction.encoding == Encoding::Scratch && instruction.processor == Processor::Gfx942 {
+        return write_gfx942_scratch_slot(out, instruction, slot, agpr);
+    }
     match (instruction.encoding, slot) {
         // With LDS set (bit 13) a load's data goes to LDS: no vdst.
         (_, Slot::Vdst(_)) if (w0 >> 13) & 1 == 1 => Ok(()),
@@ -314,6 +346,34 @@ fn write_flat_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot: 
             }
         }
         (_, other) => out.text(format_args!("{other:?}")),
+    }
+}
+
+/// gfx942's SCRATCH (MI300 ISA guide, "Scratch"): bit 13 is `sve`, the VGPR address's enable
+/// (not `lds`); LLVM prints both address operands as `off` when unused: the first is the VGPR
+/// address, the second the scalar base (0x7F: `off`).
+fn write_gfx942_scratch_slot(
+    out: &mut Operands<'_, '_>,
+    instruction: &Instruction,
+    slot: Slot,
+    agpr: bool,
+) -> fmt::Result {
+    let [w0, w1, _] = instruction.words;
+    let saddr = (w1 >> 16) & 0x7F;
+    let vgpr_address = (w0 >> 13) & 1 == 1;
+    match slot {
+        Slot::Vdst(width) => out.text(Register { index: (w1 >> 24) as u8, width, agpr }),
+        Slot::Data(width) => out.text(Register { index: (w1 >> 8) as u8, width, agpr }),
+        Slot::Addr(_) | Slot::Off if out.offs == 0 && vgpr_address => {
+            out.offs += 1;
+            out.item(Operand::Vgpr(w1 as u8), 1)
+        }
+        Slot::Off if out.offs > 0 && saddr != 0x7F => out.item(scalar_operand(saddr), 1),
+        Slot::Addr(_) | Slot::Off => {
+            out.offs += 1;
+            out.text("off")
+        }
+        other => out.text(format_args!("{other:?}")),
     }
 }
 
@@ -346,23 +406,33 @@ fn write_mubuf_slot(out: &mut Operands<'_, '_>, instruction: &Instruction, slot:
     }
 }
 
+fn takes_glc(entry: &Entry) -> bool {
+    ["_load", "_store", "_atomic"].iter().any(|kind| entry.mnemonic.contains(kind))
+}
+
 fn source_count(entry: &Entry) -> u32 {
     entry.slots.iter().filter(|slot| matches!(slot, Slot::Src0(_) | Slot::Src1(_) | Slot::Src2(_))).count() as u32
 }
 
-/// The cache-policy bits of FLAT (glc 16, slc 17) and MUBUF (glc 14, slc 17), as each processor
-/// names them: gfx940 renamed glc `sc0` and slc `nt`, and added `sc1` (FLAT bit 25, MUBUF bit
-/// 15); gfx90a's bit 25 (FLAT) or 15 (MUBUF) is `scc`.
-fn write_cache_policy(out: &mut Operands<'_, '_>, instruction: &Instruction, glc: u32) -> fmt::Result {
-    let w0 = instruction.words[0];
-    let extra = if instruction.encoding == Encoding::Mubuf { 15 } else { 25 };
+/// The cache-policy bits, as bit positions in the instruction's first two words (bit 32 is the
+/// second word's bit 0): glc (FLAT 16, MUBUF and MTBUF 14), slc (FLAT and MUBUF 17, MTBUF 54),
+/// and the third bit (FLAT 25, MUBUF 15, MTBUF 53) that gfx90a calls `scc`; gfx940 renamed glc
+/// `sc0`, slc `nt` and the third `sc1`.
+fn write_cache_policy(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt::Result {
+    let [w0, w1, _] = instruction.words;
+    let bits = w0 as u64 | (w1 as u64) << 32;
+    let (glc, slc, third) = match instruction.encoding {
+        Encoding::Mubuf => (14, 17, 15),
+        Encoding::Mtbuf => (14, 54, 53),
+        _ => (16, 17, 25),
+    };
     let names: [(u32, &str); 3] = match instruction.processor {
-        Processor::Gfx942 => [(glc, "sc0"), (extra, "sc1"), (17, "nt")],
-        Processor::Gfx90a => [(glc, "glc"), (17, "slc"), (extra, "scc")],
-        _ => [(glc, "glc"), (17, "slc"), (32, "")],
+        Processor::Gfx942 => [(glc, "sc0"), (slc, "nt"), (third, "sc1")],
+        Processor::Gfx90a => [(glc, "glc"), (slc, "slc"), (third, "scc")],
+        _ => [(glc, "glc"), (slc, "slc"), (64, "")],
     };
     for (bit, name) in names {
-        if bit < 32 && (w0 >> bit) & 1 == 1 {
+        if bit < 64 && (bits >> bit) & 1 == 1 {
             out.modifier(name)?;
         }
     }
@@ -372,7 +442,9 @@ fn write_cache_policy(out: &mut Operands<'_, '_>, instruction: &Instruction, glc
 fn write_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt::Result {
     let [w0, w1, _] = instruction.words;
     match instruction.encoding {
-        Encoding::Smem if (w0 >> 16) & 1 == 1 => out.modifier("glc")?,
+        // Only the loads, stores and atomics print glc; the cache operations and the clocks
+        // ignore it.
+        Encoding::Smem if (w0 >> 16) & 1 == 1 && takes_glc(instruction.entry) => out.modifier("glc")?,
         Encoding::Vop3 => {
             let modifiers = instruction.entry.modifiers;
             let op_sel = (w0 >> 11) & 0xF;
@@ -391,14 +463,18 @@ fn write_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt
         Encoding::Vop3p => write_vop3p_modifiers(out, instruction)?,
         Encoding::Ds => write_ds_modifiers(out, instruction)?,
         Encoding::Flat | Encoding::Global | Encoding::Scratch => {
-            // FLAT's offset is 12 bits unsigned; GLOBAL's and SCRATCH's 13 bits signed.
-            let offset =
-                if instruction.encoding == Encoding::Flat { (w0 & 0xFFF) as i32 } else { sign_extend(w0 & 0x1FFF, 13) };
+            // The offset is 13 bits: unsigned for FLAT, signed for GLOBAL and SCRATCH.
+            let offset = if instruction.encoding == Encoding::Flat {
+                (w0 & 0x1FFF) as i32
+            } else {
+                sign_extend(w0 & 0x1FFF, 13)
+            };
             if offset != 0 {
                 out.modifier(format_args!("offset:{offset}"))?;
             }
-            write_cache_policy(out, instruction, 16)?;
-            if (w0 >> 13) & 1 == 1 {
+            write_cache_policy(out, instruction)?;
+            let sve = instruction.encoding == Encoding::Scratch && instruction.processor == Processor::Gfx942;
+            if (w0 >> 13) & 1 == 1 && !sve {
                 out.modifier("lds")?;
             }
         }
@@ -445,12 +521,18 @@ fn write_vop3p_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) 
 fn write_mfma_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt::Result {
     let [w0, w1, _] = instruction.words;
     let (cbsz, abid, blgp) = ((w0 >> 8) & 7, (w0 >> 11) & 0xF, w1 >> 29);
-    for (value, name) in [(cbsz, "cbsz"), (abid, "abid"), (blgp, "blgp")] {
+    for (value, name) in [(cbsz, "cbsz"), (abid, "abid")] {
         if value != 0 {
             out.modifier(format_args!("{name}:{value}"))?;
         }
     }
-    Ok(())
+    // gfx942's f64 MFMA reads the blgp bits as the sources' neg.
+    let f64_neg = instruction.processor == Processor::Gfx942 && instruction.entry.mnemonic.ends_with("_f64");
+    match blgp {
+        0 => Ok(()),
+        _ if f64_neg => out.modifier(format_args!("neg:{}", bit_list(blgp, 3))),
+        _ => out.modifier(format_args!("blgp:{blgp}")),
+    }
 }
 
 /// DS (Vega ISA guide 12.6): offset0 [7:0], offset1 [15:8], gds 16.
@@ -473,7 +555,8 @@ fn write_ds_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> 
     } else if w0 & 0xFFFF != 0 {
         out.modifier(format_args!("offset:{}", w0 & 0xFFFF))?;
     }
-    if (w0 >> 16) & 1 == 1 {
+    // gfx90a and gfx942 have no GDS: LLVM ignores the bit there.
+    if (w0 >> 16) & 1 == 1 && !instruction.processor.has_unified_registers() {
         out.modifier("gds")?;
     }
     Ok(())
@@ -484,22 +567,31 @@ fn write_ds_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> 
 fn write_buffer_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) -> fmt::Result {
     let w0 = instruction.words[0];
     if instruction.entry.slots.is_empty() {
+        // The cache operations (`buffer_wbl2`, `buffer_inv`) print only gfx942's scope bits,
+        // sc0 (14) and sc1 (15).
+        if instruction.processor == Processor::Gfx942 {
+            for (bit, name) in [(14, "sc0"), (15, "sc1")] {
+                if (w0 >> bit) & 1 == 1 {
+                    out.modifier(name)?;
+                }
+            }
+        }
         return Ok(());
     }
     if instruction.encoding == Encoding::Mtbuf {
         write_buffer_format(out, (w0 >> 19) & 0xF, (w0 >> 23) & 7)?;
     }
     let (offen, idxen) = ((w0 >> 12) & 1 == 1, (w0 >> 13) & 1 == 1);
-    if offen {
-        out.modifier("offen")?;
-    }
     if idxen {
         out.modifier("idxen")?;
+    }
+    if offen {
+        out.modifier("offen")?;
     }
     if w0 & 0xFFF != 0 {
         out.modifier(format_args!("offset:{}", w0 & 0xFFF))?;
     }
-    write_cache_policy(out, instruction, 14)?;
+    write_cache_policy(out, instruction)?;
     if instruction.encoding == Encoding::Mubuf && (w0 >> 16) & 1 == 1 {
         out.modifier("lds")?;
     }
@@ -549,10 +641,15 @@ fn write_dpp(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
     let dpp = instruction.words[1];
     let entry = instruction.entry;
     let mut out = Operands::new(f);
-    let modifiers = |index: u32| Modifiers {
-        neg: (dpp >> (20 + 2 * index)) & 1 == 1,
-        abs: (dpp >> (21 + 2 * index)) & 1 == 1,
-        sext: false,
+    // Source neg, abs and sext, where the operation has them (`Entry::modifiers`).
+    let flags = entry.modifiers;
+    let modifiers = |index: u32| {
+        let (neg_bit, has) = (20 + 2 * index, flags & (SRC0 << index) != 0);
+        Modifiers {
+            neg: has && flags & NEG != 0 && (dpp >> neg_bit) & 1 == 1,
+            abs: has && flags & ABS != 0 && (dpp >> (neg_bit + 1)) & 1 == 1,
+            sext: flags & (SEXT0 << index) != 0 && (dpp >> neg_bit) & 1 == 1,
+        }
     };
     for slot in entry.slots {
         match *slot {
@@ -618,7 +715,7 @@ fn write_sopk(f: &mut Formatter<'_>, instruction: &Instruction) -> fmt::Result {
             write_literal(f, instruction.literal().unwrap_or(0))
         }
         // Branch targets: decimal.
-        "s_call_b64" => write!(f, " {}, {simm}", Wide(sdst, width.unwrap_or(2))),
+        "s_call_b64" | "s_cbranch_i_fork" => write!(f, " {}, {simm}", Wide(sdst, width.unwrap_or(2))),
         _ => match width {
             Some(width) => write!(f, " {}, 0x{simm:x}", Wide(sdst, width)),
             None => write!(f, " 0x{simm:x}"),
