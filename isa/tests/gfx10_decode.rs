@@ -92,3 +92,12 @@ fn gfx10_operations_name_their_gfx11_equivalents() {
     );
     assert_eq!((Opcode::ALL.len(), missing.len()), (1008, 32));
 }
+
+/// LLVM reads a wide scalar field aligned down (`AMDGPUDisassembler::createSRegOperand`): an odd
+/// field of a 64-bit operand names the pair below it (`llvm-mc-19 -mcpu=gfx1030` prints
+/// `0x89ED488F` as `s_xor_b64 ttmp[0:1], 15, s[72:73]`: sdst 109 is ttmp1).
+#[test]
+fn an_odd_field_of_a_64_bit_scalar_operand_names_the_aligned_pair() {
+    let instruction = decode(&[0x89ED_488F], 0).unwrap();
+    assert_eq!(instruction.to_string(), "s_xor_b64 ttmp[0:1], 15, s[72:73]");
+}

@@ -77,3 +77,11 @@ fn every_instruction_of_every_gfx1100_object_prints_as_llvm_prints_it() {
     let shown: Vec<_> = shown.into_values().collect();
     assert!(mismatches.is_empty(), "{} of {decoded} differ, for example:\n{}", mismatches.len(), shown.join("\n"));
 }
+
+/// LLVM reads a wide scalar field aligned down: `llvm-mc-19 -mcpu=gfx1100` prints `0x8BED488F`
+/// (sdst 109, ttmp1) as `s_and_b64 ttmp[0:1], 15, s[72:73]`.
+#[test]
+fn an_odd_field_of_a_64_bit_scalar_operand_names_the_aligned_pair() {
+    let instruction = aqueduct_isa::gfx11::decode(&[0x8BED_488F], 0).unwrap();
+    assert_eq!(instruction.to_string(), "s_and_b64 ttmp[0:1], 15, s[72:73]");
+}

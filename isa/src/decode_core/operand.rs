@@ -160,3 +160,14 @@ pub(crate) fn scalar_operand(value: u32, own: impl FnOnce(u32) -> Operand) -> Op
         other => own(other),
     }
 }
+
+/// A scalar register field of an operand `width` dwords wide, aligned down as LLVM reads it: to a
+/// pair for 64 bits, to a quad for more (`AMDGPUDisassembler::createSRegOperand`; `llvm-mc-19`
+/// prints sdst 109 of an `s_and_b64` as `ttmp[0:1]` on gfx900, gfx1030 and gfx1100 alike).
+pub(crate) fn aligned_scalar(index: u8, width: u8) -> u8 {
+    match width {
+        0 | 1 => index,
+        2 => index & !1,
+        _ => index & !3,
+    }
+}

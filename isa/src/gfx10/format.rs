@@ -13,6 +13,7 @@ use super::table_types::{ABS, CLAMP, NEG, OMOD, OP_SEL, OperandType, SEXT0, SRC0
 use crate::decode_core::immediates::{
     Modifiers, SignedHex, Swizzle, bit_list, write_immediate64, write_literal, write_omod,
 };
+use crate::decode_core::operand::aligned_scalar;
 use crate::decode_core::sdwa;
 use crate::decode_core::syntax::{self, Hwreg, Syntax, shared_hwreg_name, sign_extend, write_ds_slot};
 
@@ -52,9 +53,10 @@ impl Display for Wide {
             }
         };
         match operand {
-            Operand::Sgpr(index) => range(f, "s", index as u32),
+            // Wide scalar fields read aligned down, as LLVM reads them.
+            Operand::Sgpr(index) => range(f, "s", aligned_scalar(index, width) as u32),
             Operand::Vgpr(index) => range(f, "v", index as u32),
-            Operand::Ttmp(index) => range(f, "ttmp", index as u32),
+            Operand::Ttmp(index) => range(f, "ttmp", aligned_scalar(index, width) as u32),
             Operand::VccLo => f.write_str(if width == 2 { "vcc" } else { "vcc_lo" }),
             Operand::VccHi => f.write_str("vcc_hi"),
             Operand::ExecLo => f.write_str(if width == 2 { "exec" } else { "exec_lo" }),

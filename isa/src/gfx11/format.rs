@@ -7,6 +7,7 @@ use super::decode::{Dpp, Encoding, Instruction};
 use super::fields::{Operand, scalar_operand, source_operand};
 use super::table::Entry;
 use super::table_types::Slot;
+use crate::decode_core::operand::aligned_scalar;
 use crate::decode_core::syntax::{self, Hwreg, Syntax, shared_hwreg_name, sign_extend, write_ds_slot};
 
 impl Display for Instruction {
@@ -76,9 +77,11 @@ impl Display for Wide {
             }
         };
         match operand {
-            Operand::Sgpr(index) => range(f, 's', index as u32),
+            // Wide scalar fields read aligned down, as LLVM reads them.
+            Operand::Sgpr(index) => range(f, 's', aligned_scalar(index, width) as u32),
             Operand::Vgpr(index) => range(f, 'v', index as u32),
             Operand::Ttmp(index) => {
+                let index = aligned_scalar(index, width);
                 f.write_str("ttmp")?;
                 if width <= 1 {
                     write!(f, "{index}")

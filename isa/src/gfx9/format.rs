@@ -14,6 +14,7 @@ use crate::decode_core::InlineFloat;
 use crate::decode_core::immediates::{
     Modifiers, SignedHex, Swizzle, bit_list, write_immediate64, write_literal, write_omod,
 };
+use crate::decode_core::operand::aligned_scalar;
 use crate::decode_core::sdwa;
 use crate::decode_core::syntax::{self, Hwreg, Syntax, sign_extend};
 
@@ -52,13 +53,7 @@ impl Display for Wide {
                 write!(f, "{file}[{index}:{}]", index + width as u32 - 1)
             }
         };
-        // LLVM reads a wide scalar operand's field aligned down: to a pair for 64 bits, to a
-        // quad for more (`AMDGPUDisassembler::createSRegOperand`).
-        let aligned = |index: u8| match width {
-            0 | 1 => index,
-            2 => index & !1,
-            _ => index & !3,
-        };
+        let aligned = |index: u8| aligned_scalar(index, width);
         match operand {
             Operand::Sgpr(index) => range(f, "s", aligned(index) as u32),
             Operand::Vgpr(index) => range(f, "v", index as u32),
