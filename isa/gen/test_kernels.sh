@@ -2,8 +2,9 @@
 # Rebuilds the interpreter's test kernels, isa/tests/kernels/<name>_<target>.hsaco, from the
 # sources beside them, for gfx1100, gfx11-generic (code object v6) and gfx1030 (the kernels that
 # build there, run through the interpreter's gfx10.3 path), and in wave64 for gfx1030 and
-# gfx1100 (targets gfx1030-wave64, gfx1100-wave64: -mwavefrontsize64). isa/tests/kernels_exec.rs
-# runs them all. Needs Debian's clang-19 and lld-19. Deterministic: fixed flags, relative source paths, no
+# gfx1100 (targets gfx1030-wave64, gfx1100-wave64: -mwavefrontsize64); the CDNA matrix kernels
+# (gfx9_only) for gfx908, gfx90a and gfx942 only. isa/tests/kernels_exec.rs runs the gfx11 and
+# gfx10.3 ones; isa/tests/llvm_agreement_gfx9.rs decodes the gfx9 ones. Needs Debian's clang-19 and lld-19. Deterministic: fixed flags, relative source paths, no
 # build id; the outputs are checked in.
 set -euo pipefail
 cd "$(dirname "$0")/../tests/kernels"
@@ -25,6 +26,7 @@ extra_flags() {
 gfx11_only="wmma typed_buffer"
 wave64_only="wave64"
 wave32_only="wmma typed_buffer"
+gfx9_only="mfma"
 
 # Code object v6 is the first to allow a generic target; a -wave64 target is its GPU in wave64.
 version_flags() {
@@ -57,7 +59,12 @@ build() { # source target
 for source in *.c *.cl *.hip *.ll; do
     [ -e "$source" ] || continue
     name=${source%.*}
-    for target in gfx1100 gfx11-generic gfx1030 gfx1030-wave64 gfx1100-wave64; do
+    for target in gfx1100 gfx11-generic gfx1030 gfx1030-wave64 gfx1100-wave64 gfx908 gfx90a gfx942; do
+        is_gfx9=no; [[ "$target" == gfx9* ]] && is_gfx9=yes
+        wants_gfx9=no; [[ " $gfx9_only " == *" $name "* ]] && wants_gfx9=yes
+        if [[ "$is_gfx9" != "$wants_gfx9" ]]; then
+            continue
+        fi
         if [[ "$target" == gfx1030* && " $gfx11_only " == *" $name "* ]]; then
             continue
         fi
