@@ -2,7 +2,7 @@
 //! copied from a published `rocminfo` dump of that model (docs/gpu-models.md; the RX 7900 XTX's
 //! from `soft-hsa/tests/fixtures/rocminfo-gfx1100.txt`, docs/rocr-facts.md). `hsa_agent_get_info`
 //! (`entry.rs`) reads the row of the agent's processor; an agent whose processor has no row
-//! reports the RX 7900 XTX's facts ([`FALLBACK`]), as every soft GPU did before the table.
+//! reports the RX 7900 XTX's facts ([`crate::gpu_models::FALLBACK`]), as every soft GPU did before the table.
 //!
 //! Not every fact of a row is reported as the dump shows it:
 //! - **Compute units.** An agent reports its configured `SoftAgentConfig::compute_units` (8 by
@@ -12,7 +12,7 @@
 //! - **Memory bus width and clock.** `rocminfo` prints neither, and no source for them was found
 //!   for any model but the RX 7900 XTX: every agent reports that card's 384 bits and 1249 MHz
 //!   (`entry.rs`, `MEMORY_WIDTH_BITS`).
-//! - **VRAM.** The device pools' size is the configured `device_memory_bytes`; [`GpuModel::vram_bytes`]
+//! - **VRAM.** The device pools' size is the configured `device_memory_bytes`; [`crate::gpu_models::GpuModel::vram_bytes`]
 //!   is the dump's, which [`crate::SoftAgentConfig::model`] configures.
 
 /// One GPU model's facts, as `rocminfo` prints them (caches and sizes here in bytes, where it
@@ -62,7 +62,7 @@ pub struct GpuModel {
 const KB: u32 = 1 << 10;
 
 /// The RX 7900 XTX (gfx1100): `soft-hsa/tests/fixtures/rocminfo-gfx1100.txt`, Agent 2, ROCm
-/// 6.2.2, from https://github.com/ROCm/ROCm/issues/3949 (docs/rocr-facts.md). Also what an agent
+/// 6.2.2, from <https://github.com/ROCm/ROCm/issues/3949> (docs/rocr-facts.md). Also what an agent
 /// of a processor without a row reports.
 pub const FALLBACK: GpuModel = GpuModel {
     processor: "gfx1100",
