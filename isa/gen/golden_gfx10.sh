@@ -27,23 +27,7 @@ disassemble "$work"/rocm/*.hsaco | sort -u > "$work/rocm.txt"
 if [ $# -gt 0 ]; then
     cp "$work/rocm.txt" "$1"
 fi
-python3 - "$work/rocm.txt" > "$work/sample.txt" <<'PYTHON'
-import collections, hashlib, re, sys
-
-PER_SHAPE = 32
-shapes = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    line = line.rstrip("\n")
-    mnemonic, _, operands = line.split("\t")[1].partition(" ")
-    shape = re.sub(r"\b([sv])\d+\b", r"\1R", operands)
-    shape = re.sub(r"\b([sv])\[\d+:\d+\]", r"\1[R]", shape)
-    shape = re.sub(r"ttmp\[?\d+(:\d+)?\]?", "ttmp", shape)
-    shape = re.sub(r"0x[0-9a-f]+|-?\d+\.\d+|-?\d+", "N", shape)
-    shapes[mnemonic + " " + shape].append(line)
-for lines in shapes.values():
-    for line in sorted(lines, key=lambda line: hashlib.md5(line.encode()).hexdigest())[:PER_SHAPE]:
-        print(line)
-PYTHON
+python3 isa/gen/sample_golden.py 32 "$work/rocm.txt" > "$work/sample.txt"
 LC_ALL=C sort -u "$work/kernels.txt" "$work/sample.txt" > isa/tests/golden/gfx1030.txt
 echo "isa/tests/golden/gfx1030.txt: $(wc -l < isa/tests/golden/gfx1030.txt) lines;" \
     "ROCm corpus: $(wc -l < "$work/rocm.txt") distinct instructions" >&2

@@ -38,23 +38,7 @@ for processor in gfx900 gfx906 gfx908 gfx90a gfx942; do
         mkdir -p "$1"
         cp "$work/$processor.txt" "$1/$processor.txt"
     fi
-    python3 - "$work/$processor.txt" > "$work/$processor.sample" <<'PYTHON'
-import collections, hashlib, re, sys
-
-PER_SHAPE = 8
-shapes = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    line = line.rstrip("\n")
-    mnemonic, _, operands = line.split("\t")[1].partition(" ")
-    shape = re.sub(r"\b([sva])\d+\b", r"\1R", operands)
-    shape = re.sub(r"\b([sva])\[\d+:\d+\]", r"\1[R]", shape)
-    shape = re.sub(r"ttmp\[?\d+(:\d+)?\]?", "ttmp", shape)
-    shape = re.sub(r"0x[0-9a-f]+|-?\d+\.\d+|-?\d+", "N", shape)
-    shapes[mnemonic + " " + shape].append(line)
-for lines in shapes.values():
-    for line in sorted(lines, key=lambda line: hashlib.md5(line.encode()).hexdigest())[:PER_SHAPE]:
-        print(line)
-PYTHON
+    python3 isa/gen/sample_golden.py 8 "$work/$processor.txt" > "$work/$processor.sample"
     LC_ALL=C sort -u "$work/$processor.kernels" "$work/$processor.sample" > "isa/tests/golden/$processor.txt"
     echo "isa/tests/golden/$processor.txt: $(wc -l < "isa/tests/golden/$processor.txt") lines;" \
         "corpus: $(wc -l < "$work/$processor.txt") distinct instructions" >&2
