@@ -21,7 +21,7 @@ use bevy_ecs::prelude::*;
 use bevy_tasks::ComputeTaskPool;
 
 use crate::{
-    AqueductFrame, FrameContext, FrameOperation, FrameStalled, LaneId, LaneState, PendingReadback, SubmitRefused,
+    AqueductFrame, BoxedOperation, FrameContext, FrameStalled, LaneId, LaneState, PendingReadback, SubmitRefused,
 };
 
 /// A lane's queue, as a component of the lane's entity: what its flush needs and nothing more.
@@ -34,8 +34,9 @@ pub(crate) struct LaneQueue {
     pub(crate) done: Semaphore,
     /// Host-visible memory read-backs are copied into.
     pub(crate) readback_pool: Pool,
-    /// This frame's submitted operations, in the order systems submitted them.
-    pub(crate) operations: Vec<FrameOperation>,
+    /// This frame's submitted operations, in the order systems submitted them; emptied by the
+    /// lane's flush.
+    pub(crate) operations: Vec<BoxedOperation>,
     /// This frame's read-backs of this lane, each with its place among all pending ones.
     pub(crate) readbacks: Vec<(usize, PendingReadback)>,
     /// Why operations were refused in this flush.
@@ -61,8 +62,8 @@ impl LaneQueue {
             }
         }
         let flushed = queue.batch(|batch| {
-            for operation in operations.drain(..) {
-                if let Err(error) = operation(batch, context) {
+            for operation in operations.iter_mut() {
+                if let Err(error) = operation.run(batch, context) {
                     refused.push(error.to_string());
                 }
             }
@@ -81,6 +82,8 @@ impl LaneQueue {
         if let Err(error) = flushed {
             tracing::debug!(%lane, %error, "aqueduct flush");
         }
+        // Run, or refused with the batch of a failed queue: this frame's work either way.
+        operations.clear();
     }
 }
 
@@ -120,7 +123,13 @@ fn hand_out(
 ) {
     for state in lanes.iter_mut() {
         if let Ok(mut queue) = queues.get_mut(state.entity) {
-            queue.operations.append(&mut state.operations);
+            // A swap, so the frame gets the lane's emptied vector back and neither copies nor
+            // allocates.
+            if queue.operations.is_empty() {
+                std::mem::swap(&mut queue.operations, &mut state.operations);
+            } else {
+                queue.operations.append(&mut state.operations);
+            }
         }
     }
     for (place, pending) in std::mem::take(readbacks).into_iter().enumerate() {

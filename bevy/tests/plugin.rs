@@ -4,6 +4,8 @@
 //! stall the other lanes, refused operations are reported, typed lanes take their queues'
 //! settings, and a lane that was never registered is an error at the call.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use aqueduct_bevy::{
@@ -300,6 +302,70 @@ fn refused_operations_are_reported_and_the_frame_goes_on() {
     assert!(seen.refused.iter().all(|refused| refused.lane.is(DefaultLane) && refused.error.contains("pattern")));
     let frame = app.world().resource::<AqueductFrame>();
     frame.timeline().unwrap().wait(3, TIMEOUT).unwrap();
+}
+
+/// Counts its drops: a submitted operation's captures are dropped once, after it ran.
+struct DropCounter(Arc<AtomicUsize>);
+
+impl Drop for DropCounter {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// The flush keeps small operations inline and large ones on the heap: both kinds run once, in the
+/// frame they were submitted in, and their captures are dropped once, by the end of that flush.
+#[test]
+fn small_and_large_operations_run_once_and_drop_their_captures_once() {
+    #[derive(Resource)]
+    struct Probe {
+        buffers: [Buffer<u32>; 2],
+        runs: Arc<AtomicUsize>,
+        drops: Arc<AtomicUsize>,
+    }
+    fn submit_two(mut frame: ResMut<AqueductFrame>, probe: Res<Probe>) {
+        if frame.frame() != 1 {
+            return;
+        }
+        let (small_target, runs, guard) =
+            (probe.buffers[0].clone(), probe.runs.clone(), DropCounter(probe.drops.clone()));
+        frame
+            .submit(DefaultLane, move |batch, _| {
+                let _guard = &guard;
+                runs.fetch_add(1, Ordering::AcqRel);
+                batch.fill(small_target.whole(), &7u32.to_le_bytes()).submit()
+            })
+            .unwrap();
+        // 256 bytes of captures: more than an inline operation holds.
+        let weights: [u32; 64] = std::array::from_fn(|index| index as u32);
+        let (large_target, runs, guard) =
+            (probe.buffers[1].clone(), probe.runs.clone(), DropCounter(probe.drops.clone()));
+        frame
+            .submit(DefaultLane, move |batch, _| {
+                let _guard = &guard;
+                runs.fetch_add(1, Ordering::AcqRel);
+                batch.fill(large_target.whole(), &weights.iter().sum::<u32>().to_le_bytes()).submit()
+            })
+            .unwrap();
+        for (index, buffer) in probe.buffers.iter().enumerate() {
+            frame.read_back(DefaultLane, buffer, .., Stamp(index as u64)).unwrap();
+        }
+    }
+    let mut app = app(AqueductPlugin::new("soft").unwrap());
+    let device = device(&app);
+    let buffers = [0, 1].map(|_| device.allocate_typed::<u32>(MemoryKind::DeviceLocal, 8).unwrap());
+    let (runs, drops) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    app.insert_resource(Probe { buffers, runs: runs.clone(), drops: drops.clone() })
+        .add_systems(Update, submit_two.in_set(DefaultLane));
+    app.update();
+    assert_eq!((runs.load(Ordering::Acquire), drops.load(Ordering::Acquire)), (2, 2), "ran and dropped in frame 1");
+    update_until(&mut app, |app| app.world().resource::<Seen>().readbacks.len() >= 2);
+    let seen = app.world().resource::<Seen>();
+    let data =
+        |stamp| seen.readbacks.iter().find(|readback| readback.tag == Stamp(stamp)).map(|readback| &readback.data);
+    assert_eq!(data(0), Some(&vec![7; 8]), "the inline operation's fill");
+    assert_eq!(data(1), Some(&vec![(0..64).sum::<u32>(); 8]), "the heap operation's fill");
+    assert_eq!((runs.load(Ordering::Acquire), drops.load(Ordering::Acquire)), (2, 2), "never again");
 }
 
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
