@@ -96,7 +96,7 @@ pub fn run_code(
 ) -> Result<u64, ExecError> {
     // A kernel descriptor (AMDGPUUsage): the code 64 bytes on, wave32 (ENABLE_WAVEFRONT_SIZE32)
     // or wave64, enough VGPRs (granules of 8 for wave32, 4 for wave64), then the code and
-    // `s_endpgm` (gfx11: 0xBFB00000; gfx10: 0xBF810000).
+    // `s_endpgm` (gfx11: 0xBFB00000; gfx10 and gfx9: 0xBF810000).
     let wide = !registers.high_vgpr.is_empty();
     let granules = registers.vgpr.len().div_ceil(if wide { 4 } else { 8 }).max(1) as u32;
     let mut image = vec![0u32; 16];
@@ -106,7 +106,7 @@ pub fn run_code(
     image.extend_from_slice(words);
     image.push(match isa {
         Isa::Gfx11 => 0xBFB0_0000,
-        Isa::Gfx10_3 => 0xBF81_0000,
+        Isa::Gfx10_3 | Isa::Gfx9(_) => 0xBF81_0000,
     });
     let code_memory = crate::interp::Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4)]);
     let kernel = crate::interp::DecodedKernel::load_for(&code_memory, image.as_ptr() as u64, isa)?;

@@ -46,6 +46,7 @@ fn in_kernel_tests(isa: Isa) -> BTreeSet<&'static str> {
             let ours = match isa {
                 Isa::Gfx11 => name.contains("gfx1100") || name.contains("gfx11-generic"),
                 Isa::Gfx10_3 => name.contains("gfx1030") || name.contains("gfx10-3-generic"),
+                Isa::Gfx9(_) => false,
             };
             if !name.ends_with(".hsaco") || !ours {
                 continue;

@@ -150,14 +150,16 @@ fn decoded(kernel: &LoadedKernel, memory: &AgentMemory<'_>, isa: Isa) -> Result<
 }
 
 /// The interpreter's instruction set for an agent's ISA name (`amdgcn-amd-amdhsa--gfx1100`):
-/// gfx11, or gfx10.3 (`gfx1030` to `gfx1036`); `None` for any other.
+/// gfx11, gfx10.3 (`gfx1030` to `gfx1036`), or gfx9's gfx900, gfx906, gfx908, gfx90a and gfx942
+/// (target features after a `:` aside); `None` for any other.
 fn interpreted_isa(name: &str) -> Option<Isa> {
+    let processor = name.rsplit("--").next().unwrap_or(name);
     if name.contains("gfx11") {
         Some(Isa::Gfx11)
     } else if name.contains("gfx103") {
         Some(Isa::Gfx10_3)
     } else {
-        None
+        aqueduct_isa::gfx9::Processor::from_name(processor).map(Isa::Gfx9)
     }
 }
 

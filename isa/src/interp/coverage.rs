@@ -9,10 +9,10 @@
 //! checks each operation family against a reference computed on the host, and holds every
 //! operation to its status in `isa/coverage/`.
 
-use super::decoded_kernel::{Decoded, Plan, from_gfx10};
+use super::decoded_kernel::{Decoded, Plan, from_gfx9, from_gfx10};
 use super::wave::{Flow, LANES, Wave};
 use super::{AtomicOp, ExecError, Isa, Memory, MemoryFault};
-use crate::{gfx10, gfx11};
+use crate::{gfx9, gfx10, gfx11};
 
 /// One operation of an instruction set, as the enumeration found it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +29,9 @@ pub struct Operation {
     pub words: [u32; 3],
     /// Why the enumeration could not try it (its words did not decode as itself), if so.
     pub probe_error: Option<String>,
+    /// Why the instruction has no gfx11 translation, for an ISA that runs translated (gfx9),
+    /// if so.
+    pub refusal: Option<&'static str>,
 }
 
 /// Every operation of `isa`'s decoder tables, in table order, each tried once.
@@ -36,6 +39,7 @@ pub fn operations(isa: Isa) -> Vec<Operation> {
     match isa {
         Isa::Gfx11 => gfx11_operations(),
         Isa::Gfx10_3 => gfx10_operations(),
+        Isa::Gfx9(processor) => gfx9_operations(processor),
     }
 }
 
@@ -49,6 +53,9 @@ pub fn mnemonics_in(text: &[u8], isa: Isa) -> Vec<&'static str> {
         Isa::Gfx10_3 => {
             found.extend(gfx10::decode_all(text, 0).flatten().map(|(_, instruction)| instruction.entry.mnemonic))
         }
+        Isa::Gfx9(processor) => found.extend(
+            gfx9::decode_all(text, 0, processor).flatten().map(|(_, instruction)| instruction.entry.mnemonic),
+        ),
     }
     found.sort_unstable();
     found.dedup();
@@ -140,6 +147,7 @@ pub fn execute(
             Decoded { plan: Plan::of(&instruction), len: instruction.len() as u8, source: None, instruction }
         }
         Isa::Gfx10_3 => from_gfx10::decoded(&gfx10::decode(words, 0)?, registers.vgpr.len() as u16),
+        Isa::Gfx9(processor) => from_gfx9::decoded(&gfx9::decode(words, 0, processor)?),
     };
     let mut wave = Wave::blank();
     wave.sgpr = registers.sgpr;
@@ -246,7 +254,8 @@ fn gfx11_operations() -> Vec<Operation> {
             Ok(instruction) => (false, Some(format!("the words decode as {}", instruction.mnemonic()))),
             Err(error) => (false, Some(error.to_string())),
         };
-        operations.push(Operation { mnemonic: entry.mnemonic, encoding: name.to_owned(), runs, words, probe_error });
+        let operation = Operation { mnemonic: entry.mnemonic, encoding: name.to_owned(), runs, words, probe_error, refusal: None };
+        operations.push(operation);
     };
     for (encoding, table) in gfx11_tables() {
         for entry in table {
@@ -333,7 +342,92 @@ fn gfx10_operations() -> Vec<Operation> {
                 Err(error) => (false, Some(error.to_string())),
             };
             let name = format!("{encoding:?}{extension}");
-            operations.push(Operation { mnemonic: entry.mnemonic, encoding: name, runs, words, probe_error });
+            operations.push(Operation { mnemonic: entry.mnemonic, encoding: name, runs, words, probe_error, refusal: None });
+        }
+    }
+    operations
+}
+
+/// Words of a gfx9 instruction (Vega ISA guide's encodings, as `gfx9/decode.rs` reads them;
+/// the operands as for gfx11, `off` for FLAT's saddr and an immediate SMEM offset).
+fn gfx9_words(encoding: gfx9::Encoding, extension: &str, op: u32, mnemonic: &str) -> [u32; 3] {
+    use gfx9::Encoding::*;
+    let simm = match mnemonic {
+        _ if mnemonic.contains("reg_") => 1 | 31 << 11,
+        "s_sendmsg" => 1,
+        _ => 0,
+    };
+    // SDWA: v0, every select DWORD; DPP: v0, quad_perm identity, all rows and banks.
+    let (marker, word) = match extension {
+        "Sdwa" => (249, 0x0606_0600),
+        "Dpp" => (250, 0xFF00_E400),
+        _ => (v(0), 0),
+    };
+    let memory = 1 << 8 | 0x7F << 16 | 4 << 24;
+    match encoding {
+        Sop2 => [0x8000_0000 | op << 23 | 4 << 16 | 2 << 8, 0, 0],
+        Sopk => [0xB000_0000 | op << 23 | 4 << 16 | simm, 0, 0],
+        Sop1 => [0xBE80_0000 | 4 << 16 | op << 8, 0, 0],
+        Sopc => [0xBF00_0000 | op << 16 | 2 << 8, 0, 0],
+        Sopp => [0xBF80_0000 | op << 16 | simm, 0, 0],
+        Smem => [0xC000_0000 | op << 18 | 1 << 17 | 8 << 6, 0, 0],
+        Vop2 => [op << 25 | 4 << 17 | 2 << 9 | marker, word, 0],
+        Vop1 => [0x7E00_0000 | 4 << 17 | op << 9 | marker, word, 0],
+        Vopc => [0x7C00_0000 | op << 17 | 2 << 9 | marker, word, 0],
+        Vop3 => [0xD000_0000 | op << 16 | 4, v(0) | v(2) << 9 | v(4) << 18, 0],
+        Vop3p => [0xD380_0000 | op << 16 | 4 | 1 << 14, v(0) | v(2) << 9 | v(4) << 18 | 3 << 27, 0],
+        Ds => [0xD800_0000 | op << 17, 1 << 8 | 2 << 16 | 4 << 24, 0],
+        Flat => [0xDC00_0000 | op << 18, memory, 0],
+        Scratch => [0xDC00_0000 | op << 18 | 1 << 14, memory, 0],
+        Global => [0xDC00_0000 | op << 18 | 2 << 14, memory, 0],
+        Mubuf => [0xE000_0000 | op << 18, 1 << 8 | 0x80 << 24, 0],
+        Mtbuf => [0xE800_0000 | op << 15 | 1 << 19, 1 << 8 | 0x80 << 24, 0],
+    }
+}
+
+/// Every row of the gfx9 table that `processor` has, tried once: decoded, translated to gfx11
+/// (`refusal` says why not) and, translated, run as [`runs`] runs it.
+fn gfx9_operations(processor: gfx9::Processor) -> Vec<Operation> {
+    use gfx9::Encoding::*;
+    use gfx9::table::*;
+    let tables: [(gfx9::Encoding, &str, &'static [gfx9::Entry]); 22] = [
+        (Sop2, "", SOP2),
+        (Sopk, "", SOPK),
+        (Sop1, "", SOP1),
+        (Sopc, "", SOPC),
+        (Sopp, "", SOPP),
+        (Smem, "", SMEM),
+        (Vop2, "", VOP2),
+        (Vop1, "", VOP1),
+        (Vopc, "", VOPC),
+        (Vop3, "", VOP3),
+        (Vop3p, "", VOP3P),
+        (Ds, "", DS),
+        (Flat, "", FLAT),
+        (Scratch, "", SCRATCH),
+        (Global, "", GLOBAL),
+        (Mubuf, "", MUBUF),
+        (Mtbuf, "", MTBUF),
+        (Vop1, "Sdwa", VOP1_SDWA),
+        (Vop2, "Sdwa", VOP2_SDWA),
+        (Vopc, "Sdwa", VOPC_SDWA),
+        (Vop1, "Dpp", VOP1_DPP),
+        (Vop2, "Dpp", VOP2_DPP),
+    ];
+    let mut operations = Vec::new();
+    for (encoding, extension, table) in tables {
+        for entry in table.iter().filter(|entry| entry.processors & processor.bit() != 0) {
+            let words = gfx9_words(encoding, extension, entry.op as u32, entry.mnemonic);
+            let (runs, probe_error, refusal) = match gfx9::decode(&words, 0, processor) {
+                Ok(instruction) if instruction.entry.mnemonic == entry.mnemonic => {
+                    let refusal = from_gfx9::translate(&instruction).err().map(|refusal| refusal.0);
+                    (runs(&from_gfx9::decoded(&instruction)), None, refusal)
+                }
+                Ok(instruction) => (false, Some(format!("the words decode as {}", instruction.entry.mnemonic)), None),
+                Err(error) => (false, Some(error.to_string()), None),
+            };
+            let name = format!("{encoding:?}{extension}");
+            operations.push(Operation { mnemonic: entry.mnemonic, encoding: name, runs, words, probe_error, refusal });
         }
     }
     operations

@@ -1,6 +1,8 @@
 //! A kernel as the interpreter runs it: its descriptor and its code, decoded once.
 
 pub(super) mod from_gfx10;
+pub(super) mod from_gfx9;
+mod reencode;
 
 use super::memory_ops::Access;
 use super::valu::VOp;
@@ -16,6 +18,22 @@ pub enum Isa {
     Gfx11,
     /// gfx10.3 (RDNA2): each instruction is translated to gfx11's (`decoded_kernel/from_gfx10.rs`).
     Gfx10_3,
+    /// gfx9 (GCN5 and CDNA, wave64), for one processor: each instruction is translated to
+    /// gfx11's (`decoded_kernel/from_gfx9.rs`).
+    Gfx9(crate::gfx9::Processor),
+}
+
+impl Isa {
+    /// Whether the dispatch gives the work-item ids packed in v0 (10 bits each) rather than in
+    /// v0, v1 and v2: gfx11, gfx90a and gfx942 (LLVM's `FeaturePackedTID`; AMDGPUUsage, "VGPR
+    /// Register Set Up Order for Compute Kernels").
+    pub fn packed_work_item_ids(self) -> bool {
+        match self {
+            Isa::Gfx11 => true,
+            Isa::Gfx10_3 => false,
+            Isa::Gfx9(processor) => processor.has_unified_registers(),
+        }
+    }
 }
 
 /// An instruction as the wave loop runs it: decoded (as gfx11, translated where the code is
@@ -26,8 +44,9 @@ pub(crate) struct Decoded {
     /// Bytes the instruction takes in the code as written: the next one is that far on (a
     /// translation may be longer or shorter than its gfx10 original).
     pub len: u8,
-    /// The gfx10 instruction this was translated from, whose mnemonic errors name.
-    pub source: Option<&'static crate::gfx10::Entry>,
+    /// The mnemonic of the gfx10 or gfx9 instruction this was translated from, which errors
+    /// name.
+    pub source: Option<&'static str>,
 }
 
 impl Decoded {
@@ -38,7 +57,7 @@ impl Decoded {
 
     /// The mnemonic of the code as written.
     pub fn mnemonic(&self) -> &'static str {
-        self.source.map_or(self.instruction.mnemonic(), |entry| entry.mnemonic)
+        self.source.unwrap_or(self.instruction.mnemonic())
     }
 
     /// `error`, naming the code as written where it names the instruction (a translated
@@ -185,6 +204,10 @@ impl DecodedKernel {
                     (instruction.opcode() != crate::gfx10::Opcode::SCodeEnd)
                         .then(|| from_gfx10::decoded(&instruction, descriptor.vgprs() as u16))
                 }),
+                // gfx9 has no `s_code_end`: decoding goes on to the end of the code's memory.
+                Isa::Gfx9(processor) => {
+                    crate::gfx9::decode(words, pc, processor).map(|instruction| Some(from_gfx9::decoded(&instruction)))
+                }
             }
         };
         let entry = kernel_object.wrapping_add_signed(descriptor.kernel_code_entry_byte_offset);
@@ -232,7 +255,14 @@ impl DecodedKernel {
         }
         code.truncate(words.len());
         let sdwa = code.iter().flatten().any(|decoded| matches!(decoded.plan, Plan::Sdwa(_)));
-        let extra_vgprs = if sdwa { from_gfx10::SHADOW_VGPRS } else { 0 };
+        let mut extra_vgprs = if sdwa { from_gfx10::SHADOW_VGPRS } else { 0 };
+        if let Isa::Gfx9(processor) = isa
+            && processor.has_unified_registers()
+        {
+            // gfx90a's and gfx942's VGPR granule is 8 (AMDGPUUsage, GRANULATED_WORKITEM_VGPR_COUNT),
+            // twice what `KernelDescriptor::vgprs` counts for wave64.
+            extra_vgprs += descriptor.vgprs();
+        }
         Ok(DecodedKernel { kernel_object, descriptor, isa, extra_vgprs, entry, code, stop, native: Default::default() })
     }
 

@@ -10,7 +10,7 @@
 //! gfx10.3 each in its own VGPR, X in v0, Y in v1, Z in v2 (LLVM's `FeaturePackedTID`, which
 //! gfx90a and GFX11 have and GFX10 does not; AMDGPUUsage, "Initial Kernel Execution State").
 
-use super::decoded_kernel::{Decoded, DecodedKernel, Isa, Plan};
+use super::decoded_kernel::{Decoded, DecodedKernel, Plan};
 use super::memory_ops::Operation;
 use super::wave::{EXEC, Flow, LANES, Wave};
 use super::{ExecError, Memory, memory_ops, scalar, valu};
@@ -452,7 +452,7 @@ impl WaveStart {
             items,
             wave_size,
             dimensions: (rsrc2 >> 11) & 3,
-            packed: dispatch.kernel.isa == Isa::Gfx11,
+            packed: dispatch.kernel.isa.packed_work_item_ids(),
         })
     }
 
@@ -736,6 +736,7 @@ fn refused(wave: &Wave, decoded: &Decoded) -> ExecError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::interp::decoded_kernel::Isa;
     use crate::interp::Regions;
 
     /// A wave32 kernel descriptor (the code 64 bytes on, then `s_endpgm`) enabling the dispatch

@@ -70,31 +70,26 @@ mod sdwa;
 pub(crate) use sdwa::{SHADOW_VGPRS, Sdwa, step as sdwa_step};
 
 use super::super::AtomicOp;
+pub(crate) use super::reencode::Refusal;
+use super::reencode::{self, E32, E32Form, NULL, Numbering, Vop3, encode, placeholder, sign_extend};
 use super::{Decoded, Plan};
 use crate::gfx10::{self, Extension};
 use crate::gfx11;
 use crate::gfx11::{Encoding as E11, Opcode as O11, Slot};
-use crate::interp::valu::{VOp, half_operands};
+use crate::interp::valu::VOp;
 use crate::interp::wave::{Flow, LANES, Wave};
 
-/// Why a gfx10 instruction has no gfx11 translation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Refusal(pub &'static str);
-
-/// `vcc_lo`'s operand number (the same on both ISAs).
-const VCC: u32 = 106;
-/// gfx11's `null`, which is also its `off` for a scalar base.
-const NULL: u32 = 124;
 /// gfx10's `null` (`off` for FLAT/GLOBAL/SCRATCH saddr and SMEM soffset).
 const NULL_10: u32 = 125;
-/// gfx11's `MSG_RTN_GET_REALTIME` (LLVM's SIDefines.h, `SendMsg::ID_RTN_GET_REALTIME`).
-const MSG_RTN_GET_REALTIME: u32 = 131;
+
+/// gfx10's operand numbers as gfx11's ([`scalar`], [`source`]).
+const NUMBERING: Numbering = Numbering { scalar: |field| Ok(scalar(field)), source };
 
 /// The instruction the wave loop runs for `instruction`, with its plan: its gfx11 translation
 /// planned as gfx11 code, `dot2_16`'s or an SDWA plan, or `Plan::Unsupported`. An SDWA plan's
 /// shadow VGPRs start at `shadow` (the first past the kernel's own).
 pub(crate) fn decoded(instruction: &gfx10::Instruction, shadow: u16) -> Decoded {
-    let source = Some(instruction.entry);
+    let source = Some(instruction.entry.mnemonic);
     let len = instruction.len() as u8;
     let equivalent = instruction.opcode().gfx11_equivalent();
     let planned = match (instruction.opcode(), instruction.extension, equivalent) {
@@ -150,12 +145,6 @@ fn float64_atomic(opcode: gfx10::Opcode) -> Option<(O11, AtomicOp)> {
         BufferAtomicFmaxX2 => (O11::BufferAtomicMaxU64, AtomicOp::MaxFloat),
         _ => return None,
     })
-}
-
-/// What a refused instruction holds in place of a translation: gfx11's `s_nop 0`, never run
-/// (its plan is `Plan::Unsupported`, and errors name the gfx10 instruction).
-fn placeholder() -> gfx11::Instruction {
-    gfx11::decode(&[0xBF80_0000], 0).expect("gfx11 s_nop decodes")
 }
 
 /// The gfx11 instruction that computes what `instruction` computes, or why there is none.
@@ -218,65 +207,16 @@ fn source(field: u32) -> Result<u32, Refusal> {
     }
 }
 
-/// Puts gfx11's opcode field value `op` into `w0` (RDNA3 ISA guide, each encoding's OP field;
-/// the same positions `gfx11/decode.rs` reads).
-fn with_opcode(encoding: E11, w0: u32, op: u32) -> u32 {
-    let (shift, bits) = match encoding {
-        E11::Sop2 => (23, 7),
-        E11::Sopk => (23, 5),
-        E11::Sop1 => (8, 8),
-        E11::Sopc | E11::Sopp => (16, 7),
-        E11::Smem | E11::Ds | E11::Mubuf => (18, 8),
-        E11::Mtbuf => (15, 4),
-        E11::Vop2 => (25, 6),
-        E11::Vop1 => (9, 8),
-        E11::Vopc => (17, 8),
-        E11::Vop3 => (16, 10),
-        E11::Vop3p => (16, 7),
-        E11::Flat | E11::Scratch | E11::Global => (18, 7),
-        E11::Vopd => (22, 4),
-    };
-    let mask = ((1u32 << bits) - 1) << shift;
-    (w0 & !mask) | ((op << shift) & mask)
-}
-
-/// Gives `words` (their first dword laid out as gfx11's `encoding`, its opcode field aside) the
-/// opcode of `opcode` and decodes them with gfx11's decoder, which must find that operation:
-/// the decoder then sizes the instruction and reads its literal or DPP word as for any gfx11
-/// code.
-fn encode(encoding: E11, opcode: O11, mut words: [u32; 3]) -> Result<gfx11::Instruction, Refusal> {
-    let entry =
-        gfx11::entry_of(encoding, opcode).ok_or(Refusal("gfx11 has the operation, but not in this encoding"))?;
-    words[0] = with_opcode(encoding, words[0], entry.op as u32);
-    let instruction = gfx11::decode(&words, 0).map_err(|_| Refusal("the re-encoded words do not decode as gfx11"))?;
-    if instruction.opcode() != opcode || instruction.encoding != encoding {
-        return Err(Refusal("the re-encoded words decode as another gfx11 operation"));
-    }
-    Ok(instruction)
-}
-
 /// The gfx10 encoding's gfx11 namesake (every encoding here has one).
 fn same_encoding(instruction: &gfx10::Instruction) -> E11 {
     instruction.encoding.gfx11()
 }
 
-/// SOP2, SOPC, SOP1: sdst [22:16] (not SOPC), ssrc1 [15:8] (not SOP1), ssrc0 [7:0], identity and
-/// opcode above; the literal follows.
+/// SOP2, SOPC, SOP1: laid out alike on both ([`reencode::sop`]).
 fn sop(instruction: &gfx10::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
-    use gfx10::Encoding as E10;
-    let w0 = instruction.words[0];
-    let (sdst, ssrc1, ssrc0) = ((w0 >> 16) & 0x7F, (w0 >> 8) & 0xFF, w0 & 0xFF);
-    let has = |probe: fn(&Slot) -> bool| instruction.entry.slots.iter().any(probe);
-    let out = match instruction.encoding {
-        // SOP2: identity [31:30]; the opcode field is replaced.
-        E10::Sop2 => (w0 & 0xC000_0000) | scalar(sdst) << 16 | source(ssrc1)? << 8 | source(ssrc0)?,
-        E10::Sopc => (w0 & 0xFF80_0000) | source(ssrc1)? << 8 | source(ssrc0)?,
-        _ => {
-            let ssrc0 = if has(|slot| matches!(slot, Slot::Ssrc0(_))) { source(ssrc0)? } else { ssrc0 };
-            (w0 & 0xFF80_0000) | scalar(sdst) << 16 | ssrc0
-        }
-    };
-    encode(same_encoding(instruction), equivalent, [out, instruction.literal().unwrap_or(0), 0])
+    let reads_ssrc0 = instruction.entry.slots.iter().any(|slot| matches!(slot, Slot::Ssrc0(_)));
+    let (encoding, w0, literal) = (same_encoding(instruction), instruction.words[0], instruction.literal());
+    reencode::sop(encoding, w0, literal, reads_ssrc0, equivalent, NUMBERING)
 }
 
 /// Hardware register ids LLVM gives the same register on gfx10 and gfx11 (`gfx10/format.rs` and
@@ -302,13 +242,8 @@ fn sopp(instruction: &gfx10::Instruction, equivalent: O11) -> Result<gfx11::Inst
     let w0 = instruction.words[0];
     let simm = w0 & 0xFFFF;
     let simm = match equivalent {
-        O11::SWaitcnt => {
-            let (vm, exp, lgkm) = ((simm & 0xF) | ((simm >> 14) & 3) << 4, (simm >> 4) & 7, (simm >> 8) & 0x3F);
-            vm << 10 | lgkm << 4 | exp
-        }
-        O11::SSendmsg | O11::SSendmsghalt if simm != 1 => {
-            return Err(Refusal("a message gfx11 numbers differently (only MSG_INTERRUPT is the same)"));
-        }
+        O11::SWaitcnt => reencode::waitcnt((simm & 0xF) | ((simm >> 14) & 3) << 4, (simm >> 4) & 7, (simm >> 8) & 0x3F),
+        O11::SSendmsg | O11::SSendmsghalt => reencode::sendmsg(simm)?,
         _ => simm,
     };
     encode(E11::Sopp, equivalent, [(w0 & 0xFFFF_0000) | simm, 0, 0])
@@ -324,184 +259,54 @@ fn smem(instruction: &gfx10::Instruction, equivalent: O11) -> Result<gfx11::Inst
     encode(E11::Smem, equivalent, [out0, out1, 0])
 }
 
-/// `s_memtime`/`s_memrealtime sdata`: gfx11's `s_sendmsg_rtn_b64 sdata,
-/// sendmsg(MSG_RTN_GET_REALTIME)` (SOP1: identity 0x17D at [31:23], sdst [22:16], the message
-/// in ssrc0), which reads the agent's clock. `s_memtime` is the shader clock on gfx10; the
-/// interpreter's one clock serves both, and each read is as monotonic as the hardware's.
+/// `s_memtime`/`s_memrealtime sdata`: [`reencode::clock`]. `s_memtime` is the shader clock on
+/// gfx10; the interpreter's one clock serves both.
 fn clock(instruction: &gfx10::Instruction) -> Result<gfx11::Instruction, Refusal> {
-    let sdata = scalar((instruction.words[0] >> 6) & 0x7F);
-    encode(E11::Sop1, O11::SSendmsgRtnB64, [0x17D << 23 | sdata << 16 | MSG_RTN_GET_REALTIME, 0, 0])
+    reencode::clock(scalar((instruction.words[0] >> 6) & 0x7F))
 }
 
-/// Whether the gfx11 form of `entry` reads or writes a 16-bit half through VOP1/VOP2/VOPC's
-/// VGPR fields (`valu::half_operands` of its name).
-fn names_halves(entry: &gfx11::Entry) -> bool {
-    let name = entry.mnemonic.trim_end_matches("_e32").trim_end_matches("_e64");
-    half_operands(name) != 0
-}
-
-/// VOP1 (vdst [24:17], op [16:9]), VOP2 (op [30:25], vdst [24:17], vsrc1 [16:9]), VOPC (op
-/// [24:17], vsrc1 [16:9]), src0 [8:0] on all; a literal or DPP16/DPP8 word follows. Laid out
-/// alike on both ISAs.
+/// VOP1/VOP2/VOPC with a literal or a DPP16/DPP8 word: laid out alike on both
+/// ([`reencode::vop_e32`]).
 fn vop_e32(instruction: &gfx10::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
-    let encoding = same_encoding(instruction);
-    let w0 = instruction.words[0];
-    let dpp = instruction.extension != Extension::None;
-    let fields = E32::of(instruction)?;
-    let Some(entry) = gfx11::entry_of(encoding, equivalent) else {
-        return if dpp {
-            Err(Refusal("gfx11 has no DPP form of this operation"))
-        } else {
-            promote(instruction, equivalent, fields)
-        };
+    let form = E32Form {
+        encoding: same_encoding(instruction),
+        w0: instruction.words[0],
+        slots: instruction.entry.slots,
+        literal: instruction.literal(),
+        dpp: instruction.extension_word(),
     };
-    if names_halves(entry) {
-        let dpp_source = instruction.extension_word().map_or(0, |word| word & 0xFF);
-        let high = fields.vdst >= 128 && !fields.scalar_vdst
-            || fields.vsrc1 >= 128
-            || (fields.src0 >= 256 + 128)
-            || (dpp && dpp_source >= 128);
-        if high {
-            return if dpp {
-                Err(Refusal("a 16-bit DPP operand above v127 (gfx11's VOP2 would read a half register)"))
-            } else {
-                promote(instruction, equivalent, fields)
-            };
-        }
-    }
-    let src0 = if dpp { w0 & 0x1FF } else { fields.src0 };
-    let vdst = if fields.scalar_vdst { scalar(fields.vdst) } else { fields.vdst };
-    let out = match instruction.encoding {
-        gfx10::Encoding::Vopc => (w0 & 0xFE00_0000) | (w0 & 0x1FE00) | src0,
-        _ => (w0 & 0xFE00_0000) | vdst << 17 | (w0 & 0x1FE00) | src0,
-    };
-    let word = instruction.extension_word().or(instruction.literal()).unwrap_or(0);
-    encode(encoding, equivalent, [out, word, 0])
+    reencode::vop_e32(&form, equivalent, NUMBERING)
 }
 
-/// The fields of a VOP1/VOP2/VOPC instruction: src0 renumbered (a DPP or SDWA marker as it
-/// is), vdst (0 for VOPC, whose bits there are its opcode), vsrc1.
-#[derive(Clone, Copy)]
-struct E32 {
-    vdst: u32,
-    /// Whether vdst is an SGPR (`v_readfirstlane_b32`).
-    scalar_vdst: bool,
-    src0: u32,
-    vsrc1: u32,
+/// The fields of a gfx10 VOP1/VOP2/VOPC instruction ([`E32::of`]).
+fn e32_of(instruction: &gfx10::Instruction) -> Result<E32, Refusal> {
+    let vopc = instruction.encoding == gfx10::Encoding::Vopc;
+    let extended = instruction.extension != Extension::None;
+    E32::of(instruction.words[0], vopc, instruction.entry.slots, extended, NUMBERING)
 }
 
-impl E32 {
-    fn of(instruction: &gfx10::Instruction) -> Result<E32, Refusal> {
-        let w0 = instruction.words[0];
-        let scalar_vdst = instruction.entry.slots.iter().any(|slot| matches!(slot, Slot::ScalarVdst(_)));
-        let src0 = match instruction.extension {
-            Extension::None => source(w0 & 0x1FF)?,
-            _ => w0 & 0x1FF,
-        };
-        let vdst = if instruction.encoding == gfx10::Encoding::Vopc { 0 } else { (w0 >> 17) & 0xFF };
-        Ok(E32 { vdst, scalar_vdst, src0, vsrc1: (w0 >> 9) & 0xFF })
-    }
-}
-
-/// A VOP3 instruction's fields, as gfx11 lays them out (RDNA3 ISA guide, VOP3 and VOP3SD):
-/// vdst [7:0], abs [10:8] or sdst [14:8], op_sel [14:11], clamp 15; src0/src1/src2 [8:0]/[17:9]/
-/// [26:18] of the second dword, omod [28:27], neg [31:29].
-#[derive(Clone, Copy, Default)]
-struct Vop3 {
-    vdst: u32,
-    sdst: Option<u32>,
-    src: [u32; 3],
-    abs: u32,
-    neg: u32,
-    op_sel: u32,
-    clamp: u32,
-    omod: u32,
-    literal: Option<u32>,
-}
-
-impl Vop3 {
-    fn encode(self, opcode: O11) -> Result<gfx11::Instruction, Refusal> {
-        let modifiers = match self.sdst {
-            Some(sdst) => sdst << 8,
-            None => self.abs << 8 | self.op_sel << 11,
-        };
-        let w0 = 0x35 << 26 | modifiers | self.clamp << 15 | self.vdst;
-        let [src0, src1, src2] = self.src;
-        let w1 = src0 | src1 << 9 | src2 << 18 | self.omod << 27 | self.neg << 29;
-        encode(E11::Vop3, opcode, [w0, w1, self.literal.unwrap_or(0)])
-    }
-}
-
-/// The VOP3 form of a VOP1/VOP2/VOPC operation, its operands placed where the gfx11 VOP3 entry
-/// has them: VOPC's mask (and a VOP2 carry-out) to `fields.sdst` or `vcc_lo`, an implied
-/// `vcc_lo` source to src2. `fields.src` holds src0 and src1 as 9-bit fields.
+/// [`reencode::vop3_of`] for a gfx10 instruction.
 fn vop3_of(
     instruction: &gfx10::Instruction,
     equivalent: O11,
     e32: E32,
-    mut fields: Vop3,
+    fields: Vop3,
 ) -> Result<gfx11::Instruction, Refusal> {
-    let entry = gfx11::entry_of(E11::Vop3, equivalent).ok_or(Refusal("gfx11 has no VOP3 form of this operation"))?;
-    let slots = instruction.entry.slots;
-    let implied_vcc_source =
-        slots.iter().skip_while(|slot| !matches!(slot, Slot::Src1(_))).any(|slot| matches!(slot, Slot::Fixed(_)));
-    let two_sources = slots.iter().any(|slot| matches!(slot, Slot::Src1(_)));
-    let mut src = [fields.src[0], if two_sources { fields.src[1] } else { 0 }, 0];
-    for slot in entry.slots {
-        match slot {
-            Slot::Vdst(_) => fields.vdst = e32.vdst,
-            Slot::ScalarVdst(_) if e32.scalar_vdst => fields.vdst = scalar(e32.vdst),
-            Slot::ScalarVdst(_) => fields.vdst = fields.sdst.take().unwrap_or(VCC),
-            Slot::Sdst(_) => fields.sdst = Some(fields.sdst.unwrap_or(VCC)),
-            Slot::Src2(_) if implied_vcc_source => src[2] = VCC,
-            Slot::Src2(_) => return Err(Refusal("no third source to give the VOP3 form")),
-            _ => {}
-        }
-    }
-    if !entry.slots.iter().any(|slot| matches!(slot, Slot::Sdst(_))) {
-        fields.sdst = None;
-    }
-    fields.src = src;
-    fields.encode(equivalent)
-}
-
-/// A plain VOP1/VOP2/VOPC instruction as its VOP3 form.
-fn promote(instruction: &gfx10::Instruction, equivalent: O11, e32: E32) -> Result<gfx11::Instruction, Refusal> {
-    if instruction.entry.slots.iter().any(|slot| matches!(slot, Slot::Imm)) {
-        return Err(Refusal("a VOP2 constant operand (fmaak/fmamk) has no VOP3 form"));
-    }
-    let fields = Vop3 { src: [e32.src0, 256 + e32.vsrc1, 0], literal: instruction.literal(), ..Vop3::default() };
-    vop3_of(instruction, equivalent, e32, fields)
+    reencode::vop3_of(instruction.entry.slots, equivalent, e32, fields, NUMBERING)
 }
 
 /// VOP3 (RDNA2 ISA guide 13.3.4; RDNA3 ISA guide 15.3.4): laid out alike; renumbered are the
 /// sources, VOP3B's sdst [14:8] and a scalar vdst [7:0] (`v_cmp*_e64`, `v_readlane_b32`).
 fn vop3(instruction: &gfx10::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
     let [w0, w1, _] = instruction.words;
-    let slots = instruction.entry.slots;
-    let has = |probe: fn(&Slot) -> bool| slots.iter().any(probe);
-    let mut out0 = w0;
-    if has(|slot| matches!(slot, Slot::ScalarVdst(_))) {
-        out0 = (out0 & !0xFF) | scalar(w0 & 0xFF);
-    }
-    if has(|slot| matches!(slot, Slot::Sdst(_))) {
-        out0 = (out0 & !(0x7F << 8)) | scalar((w0 >> 8) & 0x7F) << 8;
-    }
+    let out0 = reencode::vop3_scalars(instruction.entry.slots, w0, NUMBERING)?;
     let out1 = sources(instruction, w1)?;
     encode(E11::Vop3, equivalent, [out0, out1, instruction.literal().unwrap_or(0)])
 }
 
 /// The second VOP3/VOP3P dword with the sources the operation reads renumbered.
 fn sources(instruction: &gfx10::Instruction, w1: u32) -> Result<u32, Refusal> {
-    let mut out = w1;
-    for (index, slot) in [Slot::Src0(0), Slot::Src1(0), Slot::Src2(0)].iter().enumerate() {
-        let reads = instruction.entry.slots.iter().any(|s| core::mem::discriminant(s) == core::mem::discriminant(slot));
-        if reads {
-            let shift = 9 * index as u32;
-            out = (out & !(0x1FF << shift)) | source((w1 >> shift) & 0x1FF)? << shift;
-        }
-    }
-    Ok(out)
+    reencode::vop3_sources(instruction.entry.slots, w1, NUMBERING)
 }
 
 /// VOP3P (RDNA2 ISA guide 13.3.5; RDNA3 ISA guide 15.3.5): laid out alike.
@@ -526,7 +331,7 @@ fn dot4c(instruction: &gfx10::Instruction) -> Result<gfx11::Instruction, Refusal
     if instruction.extension != Extension::None {
         return Err(Refusal("gfx11 has no DPP form of v_dot4_i32_iu8 here"));
     }
-    let fields = E32::of(instruction)?;
+    let fields = e32_of(instruction)?;
     let w0 = 0x198 << 23 | 1 << 14 | fields.vdst;
     let w1 = fields.src0 | (256 + fields.vsrc1) << 9 | (256 + fields.vdst) << 18 | 3 << 27 | 3 << 29;
     encode(E11::Vop3p, O11::VDot4I32Iu8, [w0, w1, instruction.literal().unwrap_or(0)])
@@ -583,12 +388,7 @@ fn ds(instruction: &gfx10::Instruction, equivalent: O11) -> Result<gfx11::Instru
             | gfx10::Opcode::DsCmpstRtnF32
             | gfx10::Opcode::DsCmpstRtnF64
     );
-    let w1 = if compare_store {
-        let (data0, data1) = ((w1 >> 8) & 0xFF, (w1 >> 16) & 0xFF);
-        (w1 & 0xFF00_00FF) | data1 << 8 | data0 << 16
-    } else {
-        w1
-    };
+    let w1 = if compare_store { reencode::swap_ds_data(w1) } else { w1 };
     encode(E11::Ds, equivalent, [w0, w1, 0])
 }
 
@@ -604,8 +404,8 @@ fn flat(instruction: &gfx10::Instruction, equivalent: O11) -> Result<gfx11::Inst
     }
     let (segment, offset) = match instruction.encoding {
         E10::Flat => (0, w0 & 0xFFF),
-        E10::Scratch => (1, sign_extend12(w0) & 0x1FFF),
-        _ => (2, sign_extend12(w0) & 0x1FFF),
+        E10::Scratch => (1, sign_extend(w0, 12) & 0x1FFF),
+        _ => (2, sign_extend(w0, 12) & 0x1FFF),
     };
     let (dlc, glc, slc) = ((w0 >> 12) & 1, (w0 >> 16) & 1, (w0 >> 17) & 1);
     let out0 = 0x37 << 26 | segment << 16 | slc << 15 | glc << 14 | dlc << 13 | offset;
@@ -620,10 +420,6 @@ fn flat(instruction: &gfx10::Instruction, equivalent: O11) -> Result<gfx11::Inst
     };
     let out1 = (w1 & 0xFF00_FFFF) | sve << 23 | saddr << 16;
     encode(same_encoding(instruction), equivalent, [out0, out1, 0])
-}
-
-fn sign_extend12(value: u32) -> u32 {
-    (((value << 20) as i32) >> 20) as u32
 }
 
 /// MUBUF. gfx10 (RDNA2 ISA guide 13.4): offset [11:0], offen 12, idxen 13, glc 14, dlc 15, lds
@@ -755,7 +551,7 @@ mod tests {
         assert_eq!(translate(&ff0).err(), Some(Refusal("gfx11 has no such operation")));
         let planned = decoded(&ff0, 64);
         assert!(matches!(planned.plan, Plan::Unsupported));
-        assert_eq!(planned.source.map(|entry| entry.mnemonic), Some("s_ff0_i32_b32"));
+        assert_eq!(planned.source, Some("s_ff0_i32_b32"));
         // v_dot2_i32_i16 has no gfx11 instruction but its own plan.
         let dot2 = gfx10::decode(&[0xCC14_C000, 0x1C0E_0501], 0).unwrap();
         assert!(matches!(decoded(&dot2, 64).plan, Plan::Dot2x16(_)));

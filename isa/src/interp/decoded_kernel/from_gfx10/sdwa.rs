@@ -19,7 +19,7 @@
 //!   the step fills with the selected bits first, and its result, where the destination is
 //!   selected, written there and then merged into the destination register.
 
-use super::{E32, Refusal, Vop3, scalar, source, vop3_of};
+use super::{Refusal, Vop3, e32_of, scalar, source, vop3_of};
 use crate::gfx10;
 use crate::gfx11::{self, Encoding as E11, Opcode as O11, Slot};
 use crate::interp::operands::{Operands, Source};
@@ -91,7 +91,7 @@ pub(crate) fn form(instruction: &gfx10::Instruction, equivalent: O11) -> Result<
     let half = half_operands(name);
     let float = source_kind(name) != Kind::Int;
     let mut fields = Vop3::default();
-    let e32 = E32::of(instruction)?;
+    let e32 = e32_of(instruction)?;
     let mut sources = [None; 2];
     let count = instruction.entry.slots.iter().filter(|slot| matches!(slot, Slot::Src0(_) | Slot::Src1(_))).count();
     for (index, selected) in sources.iter_mut().enumerate().take(count) {

@@ -1,0 +1,97 @@
+//! gfx9's memory encodings as gfx11's: DS, FLAT/GLOBAL/SCRATCH and MUBUF. Each field's gfx9
+//! position is the Vega ISA guide's (chapter 12, "Microcode Formats") and the MI200 ISA guide's
+//! for gfx90a's `acc` bits, as `gfx9/format.rs` reads them; gfx11's the RDNA3 ISA guide's
+//! (chapter 15), as `gfx11/decode.rs` reads them.
+
+use super::{NUMBERING, Refusal, scalar};
+use crate::gfx9::{self, Processor};
+use crate::gfx11::{self, Encoding as E11, Opcode as O11};
+use crate::interp::decoded_kernel::reencode::{self, NULL, encode, sign_extend};
+
+/// gfx9's `off` for FLAT/GLOBAL/SCRATCH saddr (`gfx9/format.rs`; `llvm-mc-19 -mcpu=gfx90a`
+/// encodes `global_load_dword v1, v[2:3], off` with saddr 0x7F).
+const OFF_9: u32 = 0x7F;
+
+/// DS. gfx9: offset0 [7:0], offset1 [15:8], gds 16, op [24:17], acc 25 (gfx90a), identity 0x36
+/// [31:26]; the second dword addr [7:0], data0 [15:8], data1 [23:16], vdst [31:24]. gfx11: gds
+/// 17, op [25:18] (`llvm-mc-19 -mcpu=gfx1100`: `ds_add_u32 v1, v2 offset:4 gds` sets bit 17),
+/// the second dword alike. Compare-stores swap their data ([`reencode::swap_ds_data`]).
+pub(super) fn ds(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
+    let [w0, w1, _] = instruction.words;
+    if (w0 >> 16) & 1 == 1 {
+        return Err(Refusal("a GDS access"));
+    }
+    if (w0 >> 25) & 1 == 1 {
+        return Err(Refusal("AGPR data (acc)"));
+    }
+    let compare_store = instruction.entry.mnemonic.starts_with("ds_cmpst_");
+    let w1 = if compare_store { reencode::swap_ds_data(w1) } else { w1 };
+    encode(E11::Ds, equivalent, [0x36 << 26 | (w0 & 0xFFFF), w1, 0])
+}
+
+/// FLAT/GLOBAL/SCRATCH. gfx9: offset [12:0] (FLAT 12 bits unsigned, GLOBAL and SCRATCH 13
+/// signed), lds 13 (gfx942's SCRATCH: sve), seg [15:14], glc 16, slc 17, op [24:18], gfx90a's
+/// scc 25; addr [39:32], data [47:40], saddr [54:48] (`off`: 0x7F), acc (gfx90a) or nv 55, vdst
+/// [63:56]. gfx11: offset [12:0], dlc 13, glc 14, slc 15, seg [17:16]; saddr `off` 0x7C, SVE 55
+/// (`llvm-mc-19 -mcpu=gfx1100`: `scratch_load_b32 v1, v2, off` sets it). gfx9's SCRATCH
+/// addresses by the VGPR when saddr is `off`, else by the SGPR alone. The `scc`/`sc1` scope bit
+/// chooses which caches stay coherent, which the interpreter's coherent memory does not need.
+pub(super) fn flat(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
+    use gfx9::Encoding as E9;
+    let [w0, w1, _] = instruction.words;
+    let gfx942 = instruction.processor == Processor::Gfx942;
+    let scratch_sve = instruction.encoding == E9::Scratch && gfx942;
+    if (w0 >> 13) & 1 == 1 && !scratch_sve {
+        return Err(Refusal("a load into LDS"));
+    }
+    if (w1 >> 23) & 1 == 1 {
+        return Err(Refusal("AGPR data (acc) or nv"));
+    }
+    let (segment, offset) = match instruction.encoding {
+        E9::Flat if (w0 >> 12) & 1 == 1 => return Err(Refusal("a FLAT offset past 12 bits")),
+        E9::Flat => (0, w0 & 0xFFF),
+        E9::Scratch => (1, sign_extend(w0, 13) & 0x1FFF),
+        _ => (2, sign_extend(w0, 13) & 0x1FFF),
+    };
+    let (glc, slc) = ((w0 >> 16) & 1, (w0 >> 17) & 1);
+    let out0 = 0x37 << 26 | segment << 16 | slc << 15 | glc << 14 | offset;
+    let saddr = (w1 >> 16) & 0x7F;
+    let (saddr, sve) = match instruction.encoding {
+        E9::Flat => (NULL, 0),
+        E9::Scratch if scratch_sve => (if saddr == OFF_9 { NULL } else { scalar(saddr)? }, (w0 >> 13) & 1),
+        E9::Scratch if saddr == OFF_9 => (NULL, 1),
+        _ if saddr == OFF_9 => (NULL, 0),
+        _ => (scalar(saddr)?, 0),
+    };
+    let out1 = (w1 & 0xFF00_FFFF & !(1 << 23)) | sve << 23 | saddr << 16;
+    encode(instruction.encoding.gfx11(), equivalent, [out0, out1, 0])
+}
+
+/// MUBUF. gfx9: offset [11:0], offen 12, idxen 13, glc 14, gfx90a's scc 15, lds 16, slc 17, op
+/// [24:18]; vaddr [39:32], vdata [47:40], srsrc [52:48], tfe (gfx90a: acc) 55, soffset [63:56]
+/// (`llvm-mc-19 -mcpu=gfx90a`: `buffer_load_dword v1, v2, s[4:7], s8 offen offset:4 glc slc` is
+/// e0525004 08010102). gfx11: offset [11:0], slc 12, dlc 13, glc 14; srsrc [52:48], tfe 53,
+/// offen 54, idxen 55, soffset [63:56]. The V# is read as gfx11's: its base, stride and
+/// `num_records` lie alike, and a raw access is bounded by `num_records` bytes on both; typed
+/// accesses (whose V# format gfx9 numbers differently) and structured ones (`idxen`, whose
+/// bounds check gfx11 chooses by an OOB_SELECT field gfx9's V# lacks) are refused.
+pub(super) fn mubuf(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
+    let [w0, w1, _] = instruction.words;
+    if instruction.entry.mnemonic.contains("_format_") {
+        return Err(Refusal("a typed access through a V# whose format gfx9 numbers differently"));
+    }
+    if (w0 >> 16) & 1 == 1 || (w1 >> 23) & 1 == 1 {
+        return Err(Refusal("a buffer access into LDS, with TFE or AGPR data"));
+    }
+    let (offen, idxen, glc, slc) = ((w0 >> 12) & 1, (w0 >> 13) & 1, (w0 >> 14) & 1, (w0 >> 17) & 1);
+    if idxen == 1 {
+        return Err(Refusal("a structured (idxen) buffer access, whose bounds gfx9's V# sets differently"));
+    }
+    let soffset = w1 >> 24;
+    if soffset == 255 {
+        return Err(Refusal("a literal soffset"));
+    }
+    let out0 = 0x38 << 26 | glc << 14 | slc << 12 | (w0 & 0xFFF);
+    let out1 = (NUMBERING.source)(soffset)? << 24 | offen << 22 | (w1 & 0x1F_FFFF);
+    encode(E11::Mubuf, equivalent, [out0, out1, 0])
+}

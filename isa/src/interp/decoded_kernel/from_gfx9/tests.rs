@@ -1,0 +1,100 @@
+use super::*;
+use crate::gfx9::Processor;
+
+/// Each case: a gfx9 instruction's words as `llvm-mc-19 -mcpu=gfx90a -show-encoding` encodes
+/// it (the text in the comment), and its translation as gfx11's formatter prints it.
+const CASES: &[(&[u32], &str)] = &[
+    // s_mov_b32 m0, 0x100
+    (&[0xBEFC_00FF, 0x100], "s_mov_b32 m0, 0x100"),
+    // s_getreg_b32 s8, hwreg(HW_REG_MODE, 0, 10)
+    (&[0xB888_4801], "s_getreg_b32 s8, hwreg(HW_REG_MODE, 0, 10)"),
+    // s_waitcnt lgkmcnt(0)
+    (&[0xBF8C_C07F], "s_waitcnt lgkmcnt(0)"),
+    // s_endpgm
+    (&[0xBF81_0000], "s_endpgm"),
+    // s_load_dwordx2 s[0:1], s[4:5], 0x0 (offset 0, soffset null: gfx11 prints the null)
+    (&[0xC006_0002, 0], "s_load_b64 s[0:1], s[4:5], null"),
+    // s_load_dword s0, s[4:5], m0
+    (&[0xC000_0002, 0x7C], "s_load_b32 s0, s[4:5], m0"),
+    // s_load_dword s1, s[2:3], s4 offset:0x8
+    (&[0xC002_4041, 0x0800_0008], "s_load_b32 s1, s[2:3], s4 offset:0x8"),
+    // s_load_dword s1, s[2:3], 0x10 glc
+    (&[0xC003_0041, 0x10], "s_load_b32 s1, s[2:3], 0x10 glc"),
+    // v_lshlrev_b32_e32 v1, 2, v0
+    (&[0x2402_0082], "v_lshlrev_b32_e32 v1, 2, v0"),
+    // v_add_u32_e32 v2, m0, v0
+    (&[0x6804_007C], "v_add_nc_u32_e32 v2, m0, v0"),
+    // v_add_co_u32_e32 v1, vcc, v2, v3 (gfx11 has it only as VOP3; its formatter names vcc_lo)
+    (&[0x3202_0702], "v_add_co_u32 v1, vcc_lo, v2, v3"),
+    // v_addc_co_u32_e32 v4, vcc, 0, v5, vcc
+    (&[0x3808_0A80], "v_add_co_ci_u32_e32 v4, vcc_lo, 0, v5, vcc_lo"),
+    // v_readfirstlane_b32 m0, v1
+    (&[0x7EF8_0501], "v_readfirstlane_b32 m0, v1"),
+    // v_cmp_gt_u32_e64 s[0:1], m0, v1
+    (&[0xD0CC_0000, 0x0002_027C], "v_cmp_gt_u32_e64 s0, m0, v1"),
+    // v_mad_u64_u32 v[0:1], s[2:3], v2, v3, v[4:5]
+    (&[0xD1E8_0200, 0x0412_0702], "v_mad_u64_u32 v[0:1], s2, v2, v3, v[4:5]"),
+    // v_fma_f16 v1, v2, v3, v4 op_sel:[0,0,0,1]
+    (&[0xD206_4001, 0x0412_0702], "v_fma_f16 v1, v2, v3, v4 op_sel:[0,0,0,1]"),
+    // v_pk_fma_f16 v0, v1, v2, v3 op_sel:[1,0,0]
+    (&[0xD38E_4800, 0x1C0E_0501], "v_pk_fma_f16 v0, v1, v2, v3 op_sel:[1,0,0]"),
+    // v_mov_b32_dpp v3, v0 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
+    (&[0x7E06_02FA, 0xFF09_1100], "v_mov_b32_dpp v3, v0 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1"),
+    // ds_read_b32 v1, v2 offset:8
+    (&[0xD86C_0008, 0x0100_0002], "ds_load_b32 v1, v2 offset:8"),
+    // ds_cmpst_rtn_b32 v0, v1, v2, v3 offset:8 (comparand v2, new value v3)
+    (&[0xD860_0008, 0x0003_0201], "ds_cmpstore_rtn_b32 v0, v1, v3, v2 offset:8"),
+    // global_load_dword v1, v[2:3], off offset:-8 glc slc
+    (&[0xDC53_9FF8, 0x017F_0002], "global_load_b32 v1, v[2:3], off offset:-8 glc slc"),
+    // global_store_dword v1, v2, s[0:1]
+    (&[0xDC70_8000, 0x0000_0201], "global_store_b32 v1, v2, s[0:1]"),
+    // scratch_load_dword v1, v2, off
+    (&[0xDC50_4000, 0x017F_0002], "scratch_load_b32 v1, v2, off"),
+    // scratch_store_dword off, v0, s2 offset:8
+    (&[0xDC70_4008, 0x0002_0000], "scratch_store_b32 off, v0, s2 offset:8"),
+    // flat_load_dword v1, v[2:3] offset:8
+    (&[0xDC50_0008, 0x0100_0002], "flat_load_b32 v1, v[2:3] offset:8"),
+    // buffer_load_dword v1, v2, s[4:7], s8 offen offset:4 glc slc
+    (&[0xE052_5004, 0x0801_0102], "buffer_load_b32 v1, v2, s[4:7], s8 offen offset:4 glc slc"),
+    // buffer_wbinvl1_vol: a no-op on the interpreter's coherent memory
+    (&[0xE0FC_0000, 0], "buffer_gl1_inv"),
+];
+
+#[test]
+fn gfx9_instructions_become_the_gfx11_instructions_llvm_names() {
+    let mut wrong = Vec::new();
+    for (words, expected) in CASES {
+        let gfx9 = gfx9::decode(words, 0, Processor::Gfx90a).unwrap_or_else(|error| panic!("{expected}: {error}"));
+        match translate(&gfx9) {
+            Ok(translated) if translated.to_string() == *expected => {}
+            Ok(translated) => wrong.push(format!("{gfx9}: {translated}, not {expected}")),
+            Err(refusal) => wrong.push(format!("{gfx9}: refused ({})", refusal.0)),
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Each case: words `llvm-mc-19 -mcpu=gfx90a` encodes (the text) and the refusal's reason.
+const REFUSED: &[(&[u32], &str)] = &[
+    // v_mac_f32_e32 v1, v2, v3: not fused, gfx11 has no such operation
+    (&[0x2C02_0702], "gfx11 has no such operation"),
+    // v_mfma_f32_4x4x1f32 a[0:3], v0, v1, a[0:3]
+    (&[0xD3C2_8000, 0x0402_0300], "an MFMA or AGPR operation (the interpreter has no AGPRs)"),
+    // v_cmpx_gt_u32_e32 vcc, 4, v0
+    (&[0x7DB8_0084], "gfx9's v_cmpx also writes VCC or its sdst; gfx11's writes only EXEC"),
+    // v_add_f16_e32 v1, v2, v3
+    (&[0x3E02_0702], "a 16-bit result: gfx9 zeroes its high half, gfx11 keeps it"),
+    // v_mov_b32_e32 v1, flat_scratch_lo
+    (&[0x7E02_0266], "flat_scratch or xnack_mask, which gfx11 has no SGPRs for"),
+];
+
+#[test]
+fn gfx9_instructions_without_an_equivalent_are_refused_by_name() {
+    for (words, reason) in REFUSED {
+        let gfx9 = gfx9::decode(words, 0, Processor::Gfx90a).unwrap_or_else(|error| panic!("{reason}: {error}"));
+        assert_eq!(translate(&gfx9).err(), Some(Refusal(reason)), "{gfx9}");
+        let planned = decoded(&gfx9);
+        assert!(matches!(planned.plan, Plan::Unsupported), "{gfx9}");
+        assert_eq!(planned.source, Some(gfx9.entry.mnemonic));
+    }
+}

@@ -1,0 +1,89 @@
+//! gfx9's VALU encodings as gfx11's: VOP1/VOP2/VOPC (plain or DPP), VOP3 and VOP3P. The layouts
+//! agree but for VOP3's and VOP3P's identity bits (Vega ISA guide 12.3; RDNA3 ISA guide 15.3);
+//! what differs in meaning is refused (the module's note).
+
+use super::{NUMBERING, Refusal};
+use crate::gfx9::{self, Extension};
+use crate::gfx11::{self, Encoding as E11, Opcode as O11};
+use crate::interp::decoded_kernel::reencode::{self, E32Form, encode};
+
+/// gfx9's 16-bit operations that keep the high half of their destination, as gfx11's do: those
+/// for which LLVM's `GCNSubtarget::zeroesHigh16BitsOfDest` is false on gfx9 (it is true for
+/// every other 16-bit result), and the mixed-precision `v_fma_mixlo_f16`/`v_fma_mixhi_f16`,
+/// which write one half by definition (Vega ISA guide, V_MAD_MIXLO_F16).
+const KEEPS_HIGH_HALF: [O11; 6] =
+    [O11::VMadU16, O11::VMadI16, O11::VFmaF16, O11::VDivFixupF16, O11::VFmaMixloF16, O11::VFmaMixhiF16];
+
+/// Refuses what gfx9 and gfx11 compute differently though LLVM names it alike: a 16-bit result
+/// whose high half gfx9 zeroes and gfx11 keeps, and `v_cmpx`, which on gfx9 also writes VCC (e32)
+/// or its sdst (e64).
+fn same_meaning(instruction: &gfx9::Instruction, equivalent: O11) -> Result<(), Refusal> {
+    if instruction.entry.mnemonic.starts_with("v_cmpx") {
+        return Err(Refusal("gfx9's v_cmpx also writes VCC or its sdst; gfx11's writes only EXEC"));
+    }
+    let writes_half = gfx11::entry_of(E11::Vop3, equivalent)
+        .or_else(|| gfx11::entry_of(instruction.encoding.gfx11(), equivalent))
+        .is_some_and(reencode::writes_half);
+    if writes_half && !KEEPS_HIGH_HALF.contains(&equivalent) {
+        return Err(Refusal("a 16-bit result: gfx9 zeroes its high half, gfx11 keeps it"));
+    }
+    Ok(())
+}
+
+/// VOP1/VOP2/VOPC, plain or with a DPP word ([`reencode::vop_e32`]); SDWA is refused.
+pub(super) fn e32(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
+    same_meaning(instruction, equivalent)?;
+    let dpp = match instruction.extension {
+        Extension::None => None,
+        Extension::Sdwa => return Err(Refusal("gfx9 SDWA is not translated")),
+        Extension::Dpp => Some(dpp_word(instruction)?),
+    };
+    let form = E32Form {
+        encoding: instruction.encoding.gfx11(),
+        w0: instruction.words[0],
+        slots: instruction.entry.slots,
+        literal: instruction.literal(),
+        dpp,
+    };
+    reencode::vop_e32(&form, equivalent, NUMBERING)
+}
+
+/// The DPP word (Vega ISA guide 12.3.3: src0 [7:0], dpp_ctrl [16:8], bound_ctrl 19, neg/abs
+/// [23:20], bank_mask [27:24], row_mask [31:28]; gfx11's DPP16 alike, its bit 18 `fi`, reserved
+/// on gfx9, cleared). The `dpp_ctrl` values both ISAs give the same meaning pass: quad_perm
+/// (0x00..0xFF), row_shl/row_shr/row_ror (0x101..0x12F, but the reserved 0x100, 0x110, 0x120),
+/// row_mirror and row_half_mirror (0x140, 0x141). gfx9's wave shifts and rotates (0x130..0x13C)
+/// and row broadcasts (0x142, 0x143) are reserved on gfx11, and gfx90a's row_newbcast
+/// (0x150..0x15F) is gfx11's row_share (LLVM's `DppCtrl`, SIDefines.h).
+fn dpp_word(instruction: &gfx9::Instruction) -> Result<u32, Refusal> {
+    let word = instruction.extension_word().ok_or(Refusal("a DPP instruction without its word"))?;
+    let control = (word >> 8) & 0x1FF;
+    let same = matches!(control, 0x00..=0xFF | 0x101..=0x10F | 0x111..=0x11F | 0x121..=0x12F | 0x140 | 0x141);
+    if !same {
+        return Err(Refusal("a DPP control gfx11 lacks (wave shift, row broadcast, row_newbcast)"));
+    }
+    Ok(word & !(1 << 18))
+}
+
+/// VOP3 (Vega ISA guide 12.3.4: vdst [7:0], abs [10:8] or sdst [14:8], op_sel [14:11], clamp
+/// 15, op [25:16], identity 0x34 [31:26]; the second dword's sources, omod and neg as gfx11's):
+/// gfx11's identity 0x35, scalar fields and sources renumbered.
+pub(super) fn vop3(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
+    same_meaning(instruction, equivalent)?;
+    let [w0, w1, _] = instruction.words;
+    let slots = instruction.entry.slots;
+    let out0 = 0x35 << 26 | reencode::vop3_scalars(slots, w0, NUMBERING)? & 0x03FF_FFFF;
+    let out1 = reencode::vop3_sources(slots, w1, NUMBERING)?;
+    encode(E11::Vop3, equivalent, [out0, out1, 0])
+}
+
+/// VOP3P (Vega ISA guide 12.3.5: vdst [7:0], neg_hi [10:8], op_sel [13:11], op_sel_hi[2] 14,
+/// clamp 15, op [22:16], identity 0x1A7 [31:23]; the second dword as gfx11's): gfx11's identity
+/// 0x198 (RDNA3 ISA guide 15.3.5), sources renumbered. gfx90a's packed-f32 operations have no
+/// gfx11 equivalent and never reach here.
+pub(super) fn vop3p(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
+    same_meaning(instruction, equivalent)?;
+    let [w0, w1, _] = instruction.words;
+    let out1 = reencode::vop3_sources(instruction.entry.slots, w1, NUMBERING)?;
+    encode(E11::Vop3p, equivalent, [0x198 << 23 | (w0 & 0x7F_FFFF), out1, 0])
+}
