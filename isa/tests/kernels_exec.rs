@@ -29,17 +29,26 @@ use aqueduct_isa::run_workgroup;
 const TARGETS: [&str; 5] = ["gfx1100", "gfx11-generic", "gfx1030", "gfx1030-wave64", "gfx1100-wave64"];
 /// The wave64 targets.
 const WAVE64_TARGETS: [&str; 2] = ["gfx1030-wave64", "gfx1100-wave64"];
+/// The gfx9 objects the tests of kernels that run whole through the gfx9 path (`Isa::Gfx9`:
+/// each instruction translated to gfx11's) also run; wave64.
+const GFX9_TARGETS: [&str; 2] = ["gfx906", "gfx90a"];
 /// The targets of RDNA3-only kernels (WMMA).
 const GFX11_TARGETS: [&str; 2] = ["gfx1100", "gfx11-generic"];
 
 /// Lanes in a target's waves.
 fn wave_width(target: &str) -> u32 {
-    if target.ends_with("-wave64") { 64 } else { 32 }
+    if target.ends_with("-wave64") || target.starts_with("gfx9") { 64 } else { 32 }
 }
 
 /// The instruction set of a target's code.
 fn isa_of(target: &str) -> Isa {
-    if target.starts_with("gfx103") { Isa::Gfx10_3 } else { Isa::Gfx11 }
+    if let Some(processor) = aqueduct_isa::gfx9::Processor::from_name(target) {
+        Isa::Gfx9(processor)
+    } else if target.starts_with("gfx103") {
+        Isa::Gfx10_3
+    } else {
+        Isa::Gfx11
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2011,7 +2020,7 @@ fn raw_buffer_loads_and_stores_honour_offsets_and_num_records() {
             put(832, 48, i_ * 16, &[0x9600_0000 | i, 0x9600_0100 | i, 0x9600_0200 | i].map(u32::to_le_bytes).concat());
         }
     }
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
         let out = Buf::zeroed(64 * 16 * 4);
         let src = Buf::of(&source);
         run(
@@ -2150,7 +2159,7 @@ fn global_and_lds_atomics_return_consistent_old_values_and_the_right_finals() {
         0,
     ];
     let widen = |v: &[u32]| v.iter().map(|&x| u64::from(x)).collect::<Vec<_>>();
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(["gfx906"]) {
         // Global, two workgroups of 64.
         let n = 128;
         let vals: Vec<u32> = (0..n).map(|i| if i % 3 == 0 { rng.u32() } else { rng.u32() % 1000 }).collect();
@@ -2301,7 +2310,7 @@ fn tiled_gemm_with_bias_and_relu_matches_the_host_bit_for_bit() {
                 if v > 0.0 { v } else { 0.0 }
             })
             .collect();
-        for target in TARGETS {
+        for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
             let (c_buf, a_buf, b_buf, bias_buf) =
                 (Buf::filled(m * n * 4, 0xFF), Buf::of(&a), Buf::of(&b), Buf::of(&bias));
             let grid = [n.next_multiple_of(16) as u32, m.next_multiple_of(16) as u32, 1];
@@ -2789,7 +2798,7 @@ fn trig_preop_gives_the_segments_of_two_over_pi_that_fdlibm_tables() {
         ));
         segments.push(rng.u32() % 32);
     }
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
         let (out, x, segment) = (Buf::zeroed(32 * 8), Buf::of(&xs), Buf::of(&segments));
         run(
             "trig_preop",

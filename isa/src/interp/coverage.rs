@@ -385,6 +385,12 @@ fn gfx9_words(encoding: gfx9::Encoding, extension: &str, op: u32, mnemonic: &str
     }
 }
 
+/// Why the gfx9 `instruction` has no gfx11 translation (and fails the wave when reached), or
+/// `None` where it translates.
+pub fn gfx9_refusal(instruction: &gfx9::Instruction) -> Option<&'static str> {
+    from_gfx9::translate(instruction).err().map(|refusal| refusal.0)
+}
+
 /// Every row of the gfx9 table that `processor` has, tried once: decoded, translated to gfx11
 /// (`refusal` says why not) and, translated, run as [`runs`] runs it.
 fn gfx9_operations(processor: gfx9::Processor) -> Vec<Operation> {
@@ -420,7 +426,7 @@ fn gfx9_operations(processor: gfx9::Processor) -> Vec<Operation> {
             let words = gfx9_words(encoding, extension, entry.op as u32, entry.mnemonic);
             let (runs, probe_error, refusal) = match gfx9::decode(&words, 0, processor) {
                 Ok(instruction) if instruction.entry.mnemonic == entry.mnemonic => {
-                    let refusal = from_gfx9::translate(&instruction).err().map(|refusal| refusal.0);
+                    let refusal = gfx9_refusal(&instruction);
                     (runs(&from_gfx9::decoded(&instruction)), None, refusal)
                 }
                 Ok(instruction) => (false, Some(format!("the words decode as {}", instruction.entry.mnemonic)), None),

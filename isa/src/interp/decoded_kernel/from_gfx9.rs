@@ -11,8 +11,8 @@
 //! What differs, and what is done here:
 //!
 //! - **Scalar operand numbers** (`gfx9/fields.rs`, `gfx11/fields.rs`): gfx9's `m0` is 124 and its
-//!   `null` 125, gfx11's the reverse; gfx9's 102..105 are `flat_scratch` and `xnack_mask`, which
-//!   gfx11 has no SGPRs for (refused); `src_pops_exiting_wave_id`, `src_vccz`, `src_execz` and
+//!   `null` 125, gfx11's the reverse; gfx9's `flat_scratch` (102, 103) is kept in gfx11's s102
+//!   and s103; `xnack_mask`, `src_pops_exiting_wave_id`, `src_vccz`, `src_execz` and
 //!   `src_lds_direct` are refused ([`scalar`], [`source`]).
 //! - **SOP1/SOP2/SOPC/SOPK/SOPP:** laid out alike; `s_waitcnt` re-laid out (gfx9's lgkmcnt is 4
 //!   bits, 11:8); hardware register ids pass where both name the same register.
@@ -101,12 +101,14 @@ pub(crate) fn translate(instruction: &gfx9::Instruction) -> Result<gfx11::Instru
 }
 
 /// A 7-bit scalar register field as gfx11 numbers it: `m0` and `null` swap (124 and 125);
-/// `flat_scratch` and `xnack_mask` (102..105), which gfx11 has no SGPRs for, are refused;
 /// SGPRs, VCC, trap temporaries and EXEC keep their numbers (Vega ISA guide and RDNA3 ISA guide,
-/// SDST tables).
+/// SDST tables). gfx9's `flat_scratch` (102, 103) becomes gfx11's s102 and s103, SGPRs gfx9 code
+/// has no other name for (gfx9 has s0..s101): the prologue's `s_add_u32 flat_scratch_lo, ...`
+/// keeps its value and its SCC, and the interpreter's scratch accesses address each lane's
+/// private memory without it. `xnack_mask` (104, 105), which the hardware sets, is refused.
 fn scalar(field: u32) -> Result<u32, Refusal> {
     match field {
-        102..=105 => Err(Refusal("flat_scratch or xnack_mask, which gfx11 has no SGPRs for")),
+        104 | 105 => Err(Refusal("xnack_mask, which gfx11 lacks")),
         M0_9 => Ok(125),
         NULL_9 => Ok(NULL),
         other => Ok(other),

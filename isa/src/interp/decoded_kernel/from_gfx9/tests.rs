@@ -56,6 +56,8 @@ const CASES: &[(&[u32], &str)] = &[
     (&[0xDC50_0008, 0x0100_0002], "flat_load_b32 v1, v[2:3] offset:8"),
     // buffer_load_dword v1, v2, s[4:7], s8 offen offset:4 glc slc
     (&[0xE052_5004, 0x0801_0102], "buffer_load_b32 v1, v2, s[4:7], s8 offen offset:4 glc slc"),
+    // v_mov_b32_e32 v1, flat_scratch_lo (kept in s102)
+    (&[0x7E02_0266], "v_mov_b32_e32 v1, s102"),
     // buffer_wbinvl1_vol: a no-op on the interpreter's coherent memory
     (&[0xE0FC_0000, 0], "buffer_gl1_inv"),
 ];
@@ -84,8 +86,8 @@ const REFUSED: &[(&[u32], &str)] = &[
     (&[0x7DB8_0084], "gfx9's v_cmpx also writes VCC or its sdst; gfx11's writes only EXEC"),
     // v_add_f16_e32 v1, v2, v3
     (&[0x3E02_0702], "a 16-bit result: gfx9 zeroes its high half, gfx11 keeps it"),
-    // v_mov_b32_e32 v1, flat_scratch_lo
-    (&[0x7E02_0266], "flat_scratch or xnack_mask, which gfx11 has no SGPRs for"),
+    // v_mov_b32_e32 v1, xnack_mask_lo
+    (&[0x7E02_0268], "xnack_mask, which gfx11 lacks"),
 ];
 
 #[test]

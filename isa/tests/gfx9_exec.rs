@@ -1,0 +1,198 @@
+//! gfx9 code through the interpreter (`DecodedKernel::load_for(.., Isa::Gfx9(processor))`, each
+//! instruction translated to gfx11's): every gfx90a table row either translates or is refused
+//! with a reason; which instructions of the compiled gfx9 test kernels are refused; a
+//! hand-encoded wave64 kernel that runs to exact results; and a refused instruction that fails
+//! the wave naming its gfx9 mnemonic. The compiled kernels run against the host references in
+//! `kernels_exec.rs`. Each hand-encoded word is what `llvm-mc-19 -mcpu=gfx90a -show-encoding`
+//! encodes for the text beside it.
+
+use std::collections::BTreeMap;
+
+use aqueduct_isa::gfx9::{Processor, decode_all};
+use aqueduct_isa::interp::coverage::{gfx9_refusal, operations};
+use aqueduct_isa::interp::{DecodedKernel, Dispatch, ExecError, Isa, Regions};
+use aqueduct_isa::native::Tier;
+use aqueduct_isa::run_workgroup;
+use object::{Object, ObjectSection};
+
+/// Every row of the gfx9 table that gfx90a has, tried once (`coverage::operations`): each
+/// translates to gfx11 or is refused with a reason; the counts and reasons are printed
+/// (`--nocapture`).
+#[test]
+fn every_gfx90a_table_row_translates_or_is_refused_with_a_reason() {
+    let rows = operations(Isa::Gfx9(Processor::Gfx90a));
+    let (mut translated, mut runs, mut unprobed) = (0, 0, Vec::new());
+    let mut refused: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for row in &rows {
+        match (&row.probe_error, row.refusal) {
+            (Some(error), _) => unprobed.push(format!("{} ({}): {error}", row.mnemonic, row.encoding)),
+            (None, Some(reason)) => {
+                assert!(!reason.is_empty(), "{}", row.mnemonic);
+                assert!(!row.runs, "{} is refused yet runs", row.mnemonic);
+                refused.entry(reason).or_default().push(row.mnemonic);
+            }
+            (None, None) => {
+                translated += 1;
+                runs += usize::from(row.runs);
+            }
+        }
+    }
+    let refused_count: usize = refused.values().map(Vec::len).sum();
+    println!("gfx90a table rows: {}", rows.len());
+    println!("translated: {translated} (the interpreter runs {runs} of them)");
+    println!("refused: {refused_count}");
+    for (reason, mnemonics) in &refused {
+        println!(
+            "  {:4}  {reason}  (e.g. {})",
+            mnemonics.len(),
+            mnemonics.iter().take(4).cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    println!("not probed (the enumeration's words do not decode as the row): {}", unprobed.len());
+    for line in &unprobed {
+        println!("  {line}");
+    }
+    assert_eq!(translated + refused_count + unprobed.len(), rows.len());
+    assert!(translated > 500, "{translated} rows translate");
+    assert!(unprobed.len() < 40, "{unprobed:#?}");
+}
+
+/// The gfx9 objects of `tests/kernels/` (built by `gen/test_kernels.sh`), with their processor.
+fn gfx9_objects() -> Vec<(String, Processor, Vec<u8>)> {
+    let dir = format!("{}/tests/kernels", env!("CARGO_MANIFEST_DIR"));
+    let mut objects = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("the kernels directory") {
+        let path = entry.expect("a directory entry").path();
+        let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        let Some(stem) = name.strip_suffix(".hsaco") else { continue };
+        let Some(processor) = stem.rsplit('_').next().and_then(Processor::from_name) else { continue };
+        objects.push((stem.to_owned(), processor, std::fs::read(&path).expect("the object")));
+    }
+    objects.sort_by(|a, b| a.0.cmp(&b.0));
+    objects
+}
+
+/// The refused instructions of each gfx9 test kernel's `.text`, printed (`--nocapture`): what
+/// keeps a kernel from running through the gfx9 path. Every instruction decodes, and every
+/// MFMA kernel's matrix operations are among the refused.
+#[test]
+fn the_gfx9_test_kernels_refused_instructions() {
+    let objects = gfx9_objects();
+    assert!(objects.len() >= 20, "{} gfx9 objects", objects.len());
+    for (name, processor, bytes) in &objects {
+        let file = object::File::parse(&**bytes).expect("an ELF object");
+        let text = file.section_by_name(".text").expect("a .text section");
+        let mut refused = BTreeMap::new();
+        let mut count = 0;
+        for result in decode_all(text.data().expect("the .text bytes"), text.address(), *processor) {
+            let (_, instruction) = result.unwrap_or_else(|error| panic!("{name}: {error}"));
+            count += 1;
+            if let Some(reason) = gfx9_refusal(&instruction) {
+                *refused.entry((instruction.entry.mnemonic, reason)).or_insert(0) += 1;
+            }
+        }
+        println!("{name}: {count} instructions, {} refused", refused.values().sum::<usize>());
+        for ((mnemonic, reason), times) in &refused {
+            println!("  {times:4} {mnemonic}: {reason}");
+        }
+        if name.starts_with("mfma") {
+            assert!(refused.keys().any(|(mnemonic, _)| mnemonic.starts_with("v_mfma")), "{name}");
+        }
+    }
+}
+
+/// A wave64 kernel descriptor (64 VGPRs as gfx906 counts them), its gfx9 code after it, and a
+/// zeroed output buffer of 64 dwords whose address the code takes as the literals 0x1111_1111
+/// (low) and 0x2222_2222 (high).
+struct Kernel {
+    words: Vec<u32>,
+    out: Vec<u32>,
+}
+
+impl Kernel {
+    fn new(code: &[u32]) -> Kernel {
+        let out = vec![0u32; 64];
+        let address = out.as_ptr() as u64;
+        let mut words = vec![0u32; 16];
+        words[4] = 64; // kernel_code_entry_byte_offset
+        words[12] = 15; // COMPUTE_PGM_RSRC1: (15 + 1) × 4 VGPRs
+        words.extend(code.iter().map(|&word| match word {
+            0x1111_1111 => address as u32,
+            0x2222_2222 => (address >> 32) as u32,
+            other => other,
+        }));
+        Kernel { words, out }
+    }
+
+    /// Runs one workgroup of 64 work-items as `processor`'s code on the interpreter; returns
+    /// the output.
+    fn run(&mut self, processor: Processor) -> Result<Vec<u32>, ExecError> {
+        let kernel_object = self.words.as_ptr() as u64;
+        let out = self.out.as_mut_ptr() as u64;
+        let memory = Regions(vec![(kernel_object, self.words.len() as u64 * 4), (out, 64 * 4)]);
+        let kernel = DecodedKernel::load_for(&memory, kernel_object, Isa::Gfx9(processor))?;
+        let dispatch = Dispatch {
+            kernel: &kernel,
+            packet_address: 0,
+            queue_address: 0,
+            kernarg_address: 0,
+            dispatch_id: 0,
+            grid: [64, 1, 1],
+            workgroup: [64, 1, 1],
+            group_segment_size: 0,
+            private_segment_size: 0,
+            instruction_limit: 1000,
+            realtime: || 0,
+            serial: 0,
+            interrupt: None,
+            tier: Tier::Interpreter,
+        };
+        run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new())?;
+        Ok(self.out.clone())
+    }
+}
+
+/// out[i] = 4·i + m0 + (i − 1 from DPP row_shr:1, 0 at each row's first lane), stored through
+/// GLOBAL with an SGPR base and a VGPR offset: scalar moves, `m0` renumbered, VOP2 and DPP,
+/// `v_add_u32` (gfx11's `v_add_nc_u32`) and `global_store_dword` re-laid out, in wave64.
+const ARITHMETIC: &[u32] = &[
+    0xBEFC_00FF,
+    0x100, // s_mov_b32 m0, 0x100
+    0xBE8000FF,
+    0x1111_1111, // s_mov_b32 s0, <out low>
+    0xBE8100FF,
+    0x2222_2222, // s_mov_b32 s1, <out high>
+    0x2402_0082, // v_lshlrev_b32_e32 v1, 2, v0
+    0x6804_007C, // v_add_u32_e32 v2, m0, v0
+    0x7E06_0280, // v_mov_b32_e32 v3, 0
+    0x7E06_02FA,
+    0xFF09_1100, // v_mov_b32_dpp v3, v0 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
+    0x6804_0702, // v_add_u32_e32 v2, v2, v3
+    0x6804_0302, // v_add_u32_e32 v2, v2, v1
+    0xDC70_8000,
+    0x0000_0201, // global_store_dword v1, v2, s[0:1]
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xBF81_0000, // s_endpgm
+];
+
+#[test]
+fn a_gfx9_wave64_kernel_runs_to_exact_results() {
+    for processor in [Processor::Gfx906, Processor::Gfx90a] {
+        let out = Kernel::new(ARITHMETIC).run(processor).unwrap_or_else(|error| panic!("{processor:?}: {error}"));
+        let expected: Vec<u32> = (0..64u32).map(|i| 4 * i + 0x100 + i + if i % 16 == 0 { 0 } else { i - 1 }).collect();
+        assert_eq!(out, expected, "{processor:?}");
+    }
+}
+
+#[test]
+fn a_refused_gfx9_instruction_fails_naming_its_mnemonic() {
+    // v_mac_f32_e32 v1, v2, v3 (not fused: gfx11 has no equivalent); then s_endpgm.
+    let error = Kernel::new(&[0x2C02_0702, 0xBF81_0000]).run(Processor::Gfx90a).expect_err("the wave fails");
+    assert!(matches!(error, ExecError::Unsupported { mnemonic: "v_mac_f32_e32", .. }), "{error:?}");
+    // v_mfma_f32_4x4x1f32 a[0:3], v0, v1, a[0:3]
+    let error = Kernel::new(&[0xD3C2_8000, 0x0402_0300, 0xBF81_0000]).run(Processor::Gfx90a).expect_err("fails");
+    assert!(
+        matches!(error, ExecError::Unsupported { mnemonic, .. } if mnemonic.starts_with("v_mfma_f32_4x4")),
+        "{error:?}"
+    );
+}
