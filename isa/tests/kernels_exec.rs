@@ -32,6 +32,9 @@ const WAVE64_TARGETS: [&str; 2] = ["gfx1030-wave64", "gfx1100-wave64"];
 /// The gfx9 objects the tests of kernels that run whole through the gfx9 path (`Isa::Gfx9`:
 /// each instruction translated to gfx11's) also run; wave64.
 const GFX9_TARGETS: [&str; 2] = ["gfx906", "gfx90a"];
+/// gfx906 alone, for the kernels whose gfx90a code reaches an operation gfx11 lacks
+/// (`v_fmac_f64`, `global_atomic_add_f64`, the packed-f32 `v_pk_mov_b32`).
+const GFX906: [&str; 1] = ["gfx906"];
 /// The targets of RDNA3-only kernels (WMMA).
 const GFX11_TARGETS: [&str; 2] = ["gfx1100", "gfx11-generic"];
 
@@ -1058,7 +1061,7 @@ fn f16_scalar_packed_and_dot_product_math_matches_the_host() {
         ]
     };
 
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
         let grid = [n as u32, 1, 1];
         let (out16, out32) = (Buf::zeroed(n * 15 * 2), Buf::zeroed(n * 4 * 4));
         let inputs = [
@@ -1654,7 +1657,7 @@ fn transcendentals_are_within_their_stated_accuracy_and_exponent_ops_are_exact()
         &[65504.0, -3e-6],
     ));
 
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
         let mut failures = check_rows(target, "transcendental_f32", F32, &f32_rows, &exponents, &masks);
         failures.0.extend(check_rows(target, "transcendental_f64", F64, &f64_rows, &exponents, &masks).0);
         failures.0.extend(check_rows(target, "transcendental_f16", F16, &f16_rows, &f16_exponents, &masks).0);
@@ -2159,7 +2162,7 @@ fn global_and_lds_atomics_return_consistent_old_values_and_the_right_finals() {
         0,
     ];
     let widen = |v: &[u32]| v.iter().map(|&x| u64::from(x)).collect::<Vec<_>>();
-    for target in TARGETS.into_iter().chain(["gfx906"]) {
+    for target in TARGETS.into_iter().chain(GFX906) {
         // Global, two workgroups of 64.
         let n = 128;
         let vals: Vec<u32> = (0..n).map(|i| if i % 3 == 0 { rng.u32() } else { rng.u32() % 1000 }).collect();
@@ -2462,7 +2465,7 @@ fn mode_register_round_and_denorm_fields_change_arithmetic_and_the_clocks_advanc
     ];
     let inputs64 = [1.0f64, 1.5 * 2f64.powi(-53)];
     let inputs16 = [0x3C00u32, 0x1200, (1 << 24) + 1];
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX906) {
         let (out, input, input64, input16) =
             (Buf::zeroed(40 * 4), Buf::of(&inputs), Buf::of(&inputs64), Buf::of(&inputs16));
         run(
@@ -2830,7 +2833,7 @@ fn trig_preop_gives_the_segments_of_two_over_pi_that_fdlibm_tables() {
 #[test]
 fn abs_of_a_uniform_value_runs_as_the_scalar_abs() {
     let cases = [(0, 0), (5, 9), (-5, 9), (-7, -7), (i32::MAX, 1), (-i32::MAX, -1), (-123_456, 654_321)];
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
         for (a, b) in cases {
             let out = Buf::zeroed(64 * 4);
             run(
@@ -2890,7 +2893,7 @@ fn f64_and_f32_division_are_ieee_for_subnormal_huge_and_zero_operands() {
         f64::NAN,
     ];
     let (n, d) = division_pairs(&edges64, &mut rng, |rng| f64::from_bits(rng.next()));
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX906) {
         let (out, n_buf, d_buf) = (Buf::zeroed(n.len() * 8), Buf::of(&n), Buf::of(&d));
         let args = [Arg::Buf(&out), Arg::Buf(&n_buf), Arg::Buf(&d_buf)];
         run("idioms", target, "divide_f64", [n.len() as u32, 1, 1], [64, 1, 1], &args);
@@ -2978,7 +2981,7 @@ fn shared_and_private_memory_through_generic_pointers_reach_lds_and_scratch() {
 
 #[test]
 fn a_wave_spinning_on_what_a_later_wave_of_its_workgroup_writes_sees_it() {
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
         for symbol in ["wave_handoff", "wave_handoff_sleep"] {
             let (size, groups) = (4 * wave_width(target), 2u32);
             let out = Buf::zeroed((size * groups) as usize * 4);

@@ -86,6 +86,10 @@ pub(crate) enum Plan {
     Dot2x16(Box<(VOp, bool)>),
     /// A gfx10 SDWA instruction with selects gfx11's VOP3 cannot make (`decoded_kernel/from_gfx10/sdwa.rs`).
     Sdwa(Box<from_gfx10::Sdwa>),
+    /// A gfx9 operation with a 16-bit result, whose high half gfx9 zeroes: its gfx11 VOP3
+    /// translation, then the destination's high half zeroed in the lanes EXEC enables
+    /// (`from_gfx9::zero_high`).
+    ZeroHigh(Box<VOp>),
     /// An instruction the interpreter does not execute: reaching it fails the wave, naming it.
     Unsupported,
 }

@@ -688,6 +688,11 @@ pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
         Plan::Sdwa(sdwa) => {
             super::decoded_kernel::from_gfx10::sdwa_step::<WIDE>(wave, sdwa).ok_or_else(|| refused(wave, decoded))?
         }
+        Plan::ZeroHigh(op) => {
+            let flow = valu::step::<WIDE>(wave, op).ok_or_else(|| refused(wave, decoded))?;
+            super::decoded_kernel::from_gfx9::zero_high(wave, op);
+            flow
+        }
         Plan::Unsupported => return Err(refused(wave, decoded)),
     })
 }
@@ -722,7 +727,7 @@ pub(crate) fn per_half(plan: &Plan) -> bool {
         Plan::Memory(access) => {
             !matches!(access.operation, Operation::Bpermute | Operation::Permute | Operation::Append { .. })
         }
-        Plan::Dual(_) | Plan::Dot2x16(_) | Plan::Sdwa(_) => true,
+        Plan::Dual(_) | Plan::Dot2x16(_) | Plan::Sdwa(_) | Plan::ZeroHigh(_) => true,
     }
 }
 

@@ -21,9 +21,11 @@
 //!   an SGPR soffset [31:25] besides. gfx11: glc 14, offset [52:32], soffset [63:57].
 //! - **VOP1/VOP2/VOPC/VOP3/VOP3P** ([`vector`]): laid out alike but for VOP3's and VOP3P's
 //!   identity bits; only the opcode numbers differ. Differences in meaning that are refused:
-//!   a 16-bit result (gfx9 zeroes the high half, LLVM's `GCNSubtarget::zeroesHigh16BitsOfDest`,
-//!   which compiled code relies on; gfx11 keeps it) except for `v_mad_u16`, `v_mad_i16`,
-//!   `v_fma_f16` and `v_div_fixup_f16`, which keep it on gfx9 too; `v_cmpx` (gfx9's also writes
+//!   a 16-bit result gfx9 zeroes the high half of (LLVM's `GCNSubtarget::zeroesHigh16BitsOfDest`,
+//!   which compiled code relies on; gfx11 keeps it) runs as its VOP3 form and then zeroes it
+//!   ([`Plan::ZeroHigh`]), but with DPP (whose lanes disabled by row or bank mask are not
+//!   written) it is refused; `v_mad_u16`, `v_mad_i16`, `v_fma_f16` and `v_div_fixup_f16` keep
+//!   it on gfx9 too and translate plainly; `v_cmpx` (gfx9's also writes
 //!   VCC or its sdst, gfx11's only EXEC); DPP's wave shifts and row broadcasts (and gfx90a's
 //!   `row_newbcast`, whose numbers gfx11 gives `row_share`); SDWA (not translated yet).
 //! - **DS, FLAT/GLOBAL/SCRATCH, MUBUF** ([`memory`]).
@@ -42,6 +44,8 @@ use super::{Decoded, Plan};
 use crate::gfx9;
 use crate::gfx11;
 use crate::gfx11::{Encoding as E11, Opcode as O11, Slot};
+use crate::interp::valu::VOp;
+use crate::interp::wave::{LANES, Wave};
 
 /// gfx9's `m0`.
 const M0_9: u32 = 124;
@@ -56,9 +60,26 @@ const NUMBERING: Numbering = Numbering { scalar, source };
 pub(crate) fn decoded(instruction: &gfx9::Instruction) -> Decoded {
     let source = Some(instruction.entry.mnemonic);
     let len = instruction.len() as u8;
-    match translate(instruction) {
-        Ok(translated) => Decoded { plan: Plan::of(&translated), instruction: translated, len, source },
+    let planned = translate(instruction).and_then(|translated| match Plan::of(&translated) {
+        Plan::Vector(op) if vector::zeroes_high_half(instruction) => Ok((translated, Plan::ZeroHigh(Box::new(op)))),
+        _ if vector::zeroes_high_half(instruction) => Err(Refusal("a 16-bit result that does not plan as a VALU row")),
+        plan => Ok((translated, plan)),
+    });
+    match planned {
+        Ok((translated, plan)) => Decoded { plan, instruction: translated, len, source },
         Err(_) => Decoded { instruction: placeholder(), plan: Plan::Unsupported, len, source },
+    }
+}
+
+/// After a [`Plan::ZeroHigh`] operation (`op`, a VOP3 row writing the low half of its vdst):
+/// zeroes the high half of vdst in each lane EXEC enables, as gfx9 does for a 16-bit result
+/// (the module's note).
+pub(crate) fn zero_high(wave: &mut Wave, op: &VOp) {
+    let vdst = op.operands.vdst as u32;
+    let exec = wave.exec();
+    for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
+        let low = wave.vgpr(vdst, lane) & 0xFFFF;
+        wave.write_vgpr(vdst, lane, low);
     }
 }
 

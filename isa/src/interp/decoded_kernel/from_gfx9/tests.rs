@@ -58,6 +58,8 @@ const CASES: &[(&[u32], &str)] = &[
     (&[0xE052_5004, 0x0801_0102], "buffer_load_b32 v1, v2, s[4:7], s8 offen offset:4 glc slc"),
     // v_mov_b32_e32 v1, flat_scratch_lo (kept in s102)
     (&[0x7E02_0266], "v_mov_b32_e32 v1, s102"),
+    // v_add_f16_e32 v1, v2, v3 (runs as Plan::ZeroHigh: the VOP3 form, then the high half zeroed)
+    (&[0x3E02_0702], "v_add_f16_e64 v1, v2, v3"),
     // buffer_wbinvl1_vol: a no-op on the interpreter's coherent memory
     (&[0xE0FC_0000, 0], "buffer_gl1_inv"),
 ];
@@ -84,8 +86,8 @@ const REFUSED: &[(&[u32], &str)] = &[
     (&[0xD3C2_8000, 0x0402_0300], "an MFMA or AGPR operation (the interpreter has no AGPRs)"),
     // v_cmpx_gt_u32_e32 vcc, 4, v0
     (&[0x7DB8_0084], "gfx9's v_cmpx also writes VCC or its sdst; gfx11's writes only EXEC"),
-    // v_add_f16_e32 v1, v2, v3
-    (&[0x3E02_0702], "a 16-bit result: gfx9 zeroes its high half, gfx11 keeps it"),
+    // v_add_f16_dpp v1, v2, v3 row_shr:1 row_mask:0xf bank_mask:0xf
+    (&[0x3E02_06FA, 0xFF01_1102], "a 16-bit DPP result: gfx9 zeroes its high half in the lanes it writes"),
     // v_mov_b32_e32 v1, xnack_mask_lo
     (&[0x7E02_0268], "xnack_mask, which gfx11 lacks"),
 ];
@@ -99,4 +101,14 @@ fn gfx9_instructions_without_an_equivalent_are_refused_by_name() {
         assert!(matches!(planned.plan, Plan::Unsupported), "{gfx9}");
         assert_eq!(planned.source, Some(gfx9.entry.mnemonic));
     }
+}
+
+#[test]
+fn gfx9_16_bit_results_zero_their_high_half_after_the_gfx11_operation() {
+    // v_add_f16_e32 v1, v2, v3
+    let add = gfx9::decode(&[0x3E02_0702], 0, Processor::Gfx90a).expect("decodes");
+    assert!(matches!(decoded(&add).plan, Plan::ZeroHigh(_)));
+    // v_fma_f16 v1, v2, v3, v4 op_sel:[0,0,0,1] keeps the other half on gfx9 too.
+    let fma = gfx9::decode(&[0xD206_4001, 0x0412_0702], 0, Processor::Gfx90a).expect("decodes");
+    assert!(matches!(decoded(&fma).plan, Plan::Vector(_)));
 }

@@ -5,7 +5,7 @@
 use super::{NUMBERING, Refusal};
 use crate::gfx9::{self, Extension};
 use crate::gfx11::{self, Encoding as E11, Opcode as O11};
-use crate::interp::decoded_kernel::reencode::{self, E32Form, encode};
+use crate::interp::decoded_kernel::reencode::{self, E32, E32Form, encode};
 
 /// gfx9's 16-bit operations that keep the high half of their destination, as gfx11's do: those
 /// for which LLVM's `GCNSubtarget::zeroesHigh16BitsOfDest` is false on gfx9 (it is true for
@@ -14,25 +14,29 @@ use crate::interp::decoded_kernel::reencode::{self, E32Form, encode};
 const KEEPS_HIGH_HALF: [O11; 6] =
     [O11::VMadU16, O11::VMadI16, O11::VFmaF16, O11::VDivFixupF16, O11::VFmaMixloF16, O11::VFmaMixhiF16];
 
-/// Refuses what gfx9 and gfx11 compute differently though LLVM names it alike: a 16-bit result
-/// whose high half gfx9 zeroes and gfx11 keeps, and `v_cmpx`, which on gfx9 also writes VCC (e32)
-/// or its sdst (e64).
-fn same_meaning(instruction: &gfx9::Instruction, equivalent: O11) -> Result<(), Refusal> {
+/// Refuses what gfx9 and gfx11 compute differently though LLVM names it alike: `v_cmpx`, which
+/// on gfx9 also writes VCC (e32) or its sdst (e64).
+fn same_meaning(instruction: &gfx9::Instruction) -> Result<(), Refusal> {
     if instruction.entry.mnemonic.starts_with("v_cmpx") {
         return Err(Refusal("gfx9's v_cmpx also writes VCC or its sdst; gfx11's writes only EXEC"));
-    }
-    let writes_half = gfx11::entry_of(E11::Vop3, equivalent)
-        .or_else(|| gfx11::entry_of(instruction.encoding.gfx11(), equivalent))
-        .is_some_and(reencode::writes_half);
-    if writes_half && !KEEPS_HIGH_HALF.contains(&equivalent) {
-        return Err(Refusal("a 16-bit result: gfx9 zeroes its high half, gfx11 keeps it"));
     }
     Ok(())
 }
 
+/// Whether `instruction` writes a 16-bit result whose high half gfx9 zeroes and gfx11 keeps
+/// (its translation then runs as [`Plan::ZeroHigh`](crate::interp::decoded_kernel::Plan)).
+pub(crate) fn zeroes_high_half(instruction: &gfx9::Instruction) -> bool {
+    let Some(equivalent) = instruction.gfx11_equivalent() else { return false };
+    let writes_half = gfx11::entry_of(E11::Vop3, equivalent)
+        .or_else(|| gfx11::entry_of(instruction.encoding.gfx11(), equivalent))
+        .is_some_and(reencode::writes_half);
+    let valu = matches!(instruction.encoding, gfx9::Encoding::Vop1 | gfx9::Encoding::Vop2 | gfx9::Encoding::Vop3);
+    valu && writes_half && !KEEPS_HIGH_HALF.contains(&equivalent)
+}
+
 /// VOP1/VOP2/VOPC, plain or with a DPP word ([`reencode::vop_e32`]); SDWA is refused.
 pub(super) fn e32(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
-    same_meaning(instruction, equivalent)?;
+    same_meaning(instruction)?;
     let dpp = match instruction.extension {
         Extension::None => None,
         Extension::Sdwa => return Err(Refusal("gfx9 SDWA is not translated")),
@@ -45,6 +49,14 @@ pub(super) fn e32(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gf
         literal: instruction.literal(),
         dpp,
     };
+    if zeroes_high_half(instruction) {
+        // The VOP3 form, whose vdst is a whole register (gfx11's e32 16-bit vdst names a half).
+        if dpp.is_some() {
+            return Err(Refusal("a 16-bit DPP result: gfx9 zeroes its high half in the lanes it writes"));
+        }
+        let fields = E32::of(form.w0, form.encoding == E11::Vopc, form.slots, false, NUMBERING)?;
+        return reencode::promote(form.slots, form.literal, equivalent, fields, NUMBERING);
+    }
     reencode::vop_e32(&form, equivalent, NUMBERING)
 }
 
@@ -69,7 +81,7 @@ fn dpp_word(instruction: &gfx9::Instruction) -> Result<u32, Refusal> {
 /// 15, op [25:16], identity 0x34 [31:26]; the second dword's sources, omod and neg as gfx11's):
 /// gfx11's identity 0x35, scalar fields and sources renumbered.
 pub(super) fn vop3(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
-    same_meaning(instruction, equivalent)?;
+    same_meaning(instruction)?;
     let [w0, w1, _] = instruction.words;
     let slots = instruction.entry.slots;
     let out0 = 0x35 << 26 | reencode::vop3_scalars(slots, w0, NUMBERING)? & 0x03FF_FFFF;
@@ -82,7 +94,7 @@ pub(super) fn vop3(instruction: &gfx9::Instruction, equivalent: O11) -> Result<g
 /// 0x198 (RDNA3 ISA guide 15.3.5), sources renumbered. gfx90a's packed-f32 operations have no
 /// gfx11 equivalent and never reach here.
 pub(super) fn vop3p(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
-    same_meaning(instruction, equivalent)?;
+    same_meaning(instruction)?;
     let [w0, w1, _] = instruction.words;
     let out1 = reencode::vop3_sources(instruction.entry.slots, w1, NUMBERING)?;
     encode(E11::Vop3p, equivalent, [0x198 << 23 | (w0 & 0x7F_FFFF), out1, 0])
