@@ -2397,7 +2397,7 @@ fn dpp_reduction_partials_and_atomic_total_match_the_host() {
 fn half_gemms_with_dot2_and_packed_fma_match_the_host() {
     let mut rng = Rng(0x0004_6E33);
     let (m, n, k) = (20usize, 24usize, 64usize);
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
         // v_dot2_f32_f16: eighths in [-2, 2]; every partial sum is exact in f32.
         let a: Vec<u16> = (0..m * k).map(|_| f16(rng.int(-16, 16) as f64 / 8.0)).collect();
         let bt: Vec<u16> = (0..n * k).map(|_| f16(rng.int(-16, 16) as f64 / 8.0)).collect();

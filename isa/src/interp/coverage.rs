@@ -147,7 +147,7 @@ pub fn execute(
             Decoded { plan: Plan::of(&instruction), len: instruction.len() as u8, source: None, instruction }
         }
         Isa::Gfx10_3 => from_gfx10::decoded(&gfx10::decode(words, 0)?, registers.vgpr.len() as u16),
-        Isa::Gfx9(processor) => from_gfx9::decoded(&gfx9::decode(words, 0, processor)?),
+        Isa::Gfx9(processor) => from_gfx9::decoded(&gfx9::decode(words, 0, processor)?, registers.vgpr.len() as u16),
     };
     let mut wave = Wave::blank();
     wave.sgpr = registers.sgpr;
@@ -385,10 +385,10 @@ fn gfx9_words(encoding: gfx9::Encoding, extension: &str, op: u32, mnemonic: &str
     }
 }
 
-/// Why the gfx9 `instruction` has no gfx11 translation (and fails the wave when reached), or
-/// `None` where it translates.
+/// Why the gfx9 `instruction` has no gfx11 translation or plan (and fails the wave when
+/// reached), or `None` where it runs translated.
 pub fn gfx9_refusal(instruction: &gfx9::Instruction) -> Option<&'static str> {
-    from_gfx9::translate(instruction).err().map(|refusal| refusal.0)
+    from_gfx9::refusal(instruction)
 }
 
 /// Every row of the gfx9 table that `processor` has, tried once: decoded, translated to gfx11
@@ -427,7 +427,7 @@ fn gfx9_operations(processor: gfx9::Processor) -> Vec<Operation> {
             let (runs, probe_error, refusal) = match gfx9::decode(&words, 0, processor) {
                 Ok(instruction) if instruction.entry.mnemonic == entry.mnemonic => {
                     let refusal = gfx9_refusal(&instruction);
-                    (runs(&from_gfx9::decoded(&instruction)), None, refusal)
+                    (runs(&from_gfx9::decoded(&instruction, 16)), None, refusal)
                 }
                 Ok(instruction) => (false, Some(format!("the words decode as {}", instruction.entry.mnemonic)), None),
                 Err(error) => (false, Some(error.to_string()), None),

@@ -160,6 +160,13 @@ impl KernelDescriptor {
     }
 }
 
+/// VGPRs each lane of a gfx9 `processor`'s kernel holds: gfx90a's and gfx942's granule is 8
+/// (AMDGPUUsage, GRANULATED_WORKITEM_VGPR_COUNT: their VGPRs and AGPRs together), twice what
+/// `KernelDescriptor::vgprs` counts for wave64.
+fn gfx9_vgprs(descriptor: &KernelDescriptor, processor: crate::gfx9::Processor) -> usize {
+    descriptor.vgprs() * if processor.has_unified_registers() { 2 } else { 1 }
+}
+
 /// Code longer than this is refused (a descriptor pointing into garbage would otherwise decode
 /// until memory ends).
 const MAX_CODE_BYTES: u64 = 1 << 20;
@@ -209,9 +216,8 @@ impl DecodedKernel {
                         .then(|| from_gfx10::decoded(&instruction, descriptor.vgprs() as u16))
                 }),
                 // gfx9 has no `s_code_end`: decoding goes on to the end of the code's memory.
-                Isa::Gfx9(processor) => {
-                    crate::gfx9::decode(words, pc, processor).map(|instruction| Some(from_gfx9::decoded(&instruction)))
-                }
+                Isa::Gfx9(processor) => crate::gfx9::decode(words, pc, processor)
+                    .map(|instruction| Some(from_gfx9::decoded(&instruction, gfx9_vgprs(&descriptor, processor) as u16))),
             }
         };
         let entry = kernel_object.wrapping_add_signed(descriptor.kernel_code_entry_byte_offset);
@@ -260,12 +266,8 @@ impl DecodedKernel {
         code.truncate(words.len());
         let sdwa = code.iter().flatten().any(|decoded| matches!(decoded.plan, Plan::Sdwa(_)));
         let mut extra_vgprs = if sdwa { from_gfx10::SHADOW_VGPRS } else { 0 };
-        if let Isa::Gfx9(processor) = isa
-            && processor.has_unified_registers()
-        {
-            // gfx90a's and gfx942's VGPR granule is 8 (AMDGPUUsage, GRANULATED_WORKITEM_VGPR_COUNT),
-            // twice what `KernelDescriptor::vgprs` counts for wave64.
-            extra_vgprs += descriptor.vgprs();
+        if let Isa::Gfx9(processor) = isa {
+            extra_vgprs += gfx9_vgprs(&descriptor, processor) - descriptor.vgprs();
         }
         Ok(DecodedKernel { kernel_object, descriptor, isa, extra_vgprs, entry, code, stop, native: Default::default() })
     }

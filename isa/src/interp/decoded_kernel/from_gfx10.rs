@@ -67,7 +67,10 @@
 
 mod sdwa;
 
-pub(crate) use sdwa::{SHADOW_VGPRS, Sdwa, step as sdwa_step};
+// gfx9's SDWA is laid out as gfx10's: `from_gfx9` uses the same forms and plans.
+pub(crate) use sdwa::{
+    Form as SdwaForm, SHADOW_VGPRS, Sdwa, Written as SdwaWritten, form_of as sdwa_form_of, step as sdwa_step,
+};
 
 use super::super::AtomicOp;
 pub(crate) use super::reencode::Refusal;
@@ -283,16 +286,6 @@ fn e32_of(instruction: &gfx10::Instruction) -> Result<E32, Refusal> {
     let vopc = instruction.encoding == gfx10::Encoding::Vopc;
     let extended = instruction.extension != Extension::None;
     E32::of(instruction.words[0], vopc, instruction.entry.slots, extended, NUMBERING)
-}
-
-/// [`reencode::vop3_of`] for a gfx10 instruction.
-fn vop3_of(
-    instruction: &gfx10::Instruction,
-    equivalent: O11,
-    e32: E32,
-    fields: Vop3,
-) -> Result<gfx11::Instruction, Refusal> {
-    reencode::vop3_of(instruction.entry.slots, equivalent, e32, fields, NUMBERING)
 }
 
 /// VOP3 (RDNA2 ISA guide 13.3.4; RDNA3 ISA guide 15.3.4): laid out alike; renumbered are the

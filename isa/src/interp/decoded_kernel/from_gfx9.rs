@@ -27,7 +27,10 @@
 //!   written) it is refused; `v_mad_u16`, `v_mad_i16`, `v_fma_f16` and `v_div_fixup_f16` keep
 //!   it on gfx9 too and translate plainly; `v_cmpx` (gfx9's also writes
 //!   VCC or its sdst, gfx11's only EXEC); DPP's wave shifts and row broadcasts (and gfx90a's
-//!   `row_newbcast`, whose numbers gfx11 gives `row_share`); SDWA (not translated yet).
+//!   `row_newbcast`, whose numbers gfx11 gives `row_share`).
+//! - **SDWA:** laid out as gfx10's, and translated as `from_gfx10/sdwa.rs` translates it (VOP3
+//!   where VOP3 makes the selects, else an SDWA plan), but that a 16-bit result written whole
+//!   (DWORD) has its high half zeroed.
 //! - **DS, FLAT/GLOBAL/SCRATCH, MUBUF** ([`memory`]).
 //! - **Refused outright:** MFMA, `v_accvgpr_*` and any AGPR operand, packed f32, the non-fused
 //!   `v_mad_f32`/`v_mac_f32` and every other operation gfx11 lacks.
@@ -39,6 +42,7 @@
 mod memory;
 mod vector;
 
+use super::from_gfx10::Sdwa;
 use super::reencode::{self, NULL, Numbering, Refusal, encode, placeholder};
 use super::{Decoded, Plan};
 use crate::gfx9;
@@ -56,18 +60,41 @@ const NULL_9: u32 = 125;
 const NUMBERING: Numbering = Numbering { scalar, source };
 
 /// The instruction the wave loop runs for `instruction`: its gfx11 translation, planned as
-/// gfx11 code, or `Plan::Unsupported` (errors then name the gfx9 mnemonic).
-pub(crate) fn decoded(instruction: &gfx9::Instruction) -> Decoded {
+/// gfx11 code (a 16-bit result gfx9 zeroes the high half of as [`Plan::ZeroHigh`]), an SDWA
+/// plan whose shadow VGPRs start at `shadow` (the first past the kernel's own), or
+/// `Plan::Unsupported` (errors then name the gfx9 mnemonic).
+pub(crate) fn decoded(instruction: &gfx9::Instruction, shadow: u16) -> Decoded {
     let source = Some(instruction.entry.mnemonic);
     let len = instruction.len() as u8;
-    let planned = translate(instruction).and_then(|translated| match Plan::of(&translated) {
-        Plan::Vector(op) if vector::zeroes_high_half(instruction) => Ok((translated, Plan::ZeroHigh(Box::new(op)))),
-        _ if vector::zeroes_high_half(instruction) => Err(Refusal("a 16-bit result that does not plan as a VALU row")),
-        plan => Ok((translated, plan)),
-    });
-    match planned {
+    match planned(instruction, shadow) {
         Ok((translated, plan)) => Decoded { plan, instruction: translated, len, source },
         Err(_) => Decoded { instruction: placeholder(), plan: Plan::Unsupported, len, source },
+    }
+}
+
+/// Why `instruction` loads as `Plan::Unsupported` ([`decoded`]), or `None` where it runs
+/// translated.
+pub(crate) fn refusal(instruction: &gfx9::Instruction) -> Option<&'static str> {
+    planned(instruction, 256).err().map(|refusal| refusal.0)
+}
+
+/// [`decoded`]'s translation and plan, or why there is none.
+fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instruction, Plan), Refusal> {
+    match (instruction.extension, instruction.gfx11_equivalent()) {
+        (gfx9::Extension::Sdwa, Some(equivalent)) => vector::sdwa(instruction, equivalent).and_then(|form| {
+            if form.sources == [None, None] && form.destination.is_none() {
+                return Ok((form.vop3, Plan::of(&form.vop3)));
+            }
+            let plan = Sdwa::plan(&form, shadow).ok_or(Refusal("the operation does not run"))?;
+            Ok((form.vop3, Plan::Sdwa(Box::new(plan))))
+        }),
+        _ => translate(instruction).and_then(|translated| match Plan::of(&translated) {
+            Plan::Vector(op) if vector::zeroes_high_half(instruction) => Ok((translated, Plan::ZeroHigh(Box::new(op)))),
+            _ if vector::zeroes_high_half(instruction) => {
+                Err(Refusal("a 16-bit result that does not plan as a VALU row"))
+            }
+            plan => Ok((translated, plan)),
+        }),
     }
 }
 

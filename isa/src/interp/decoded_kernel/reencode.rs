@@ -20,7 +20,7 @@ const MSG_RTN_GET_REALTIME: u32 = 131;
 
 /// How a source ISA's scalar and source fields map to gfx11's numbers.
 #[derive(Clone, Copy)]
-pub(super) struct Numbering {
+pub(crate) struct Numbering {
     /// A 7-bit scalar register field (SDST, SMEM sdata, saddr): gfx11's number, or a refusal
     /// for a register gfx11 lacks.
     pub scalar: fn(u32) -> Result<u32, Refusal>,

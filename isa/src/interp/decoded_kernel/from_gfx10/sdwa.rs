@@ -19,7 +19,8 @@
 //!   the step fills with the selected bits first, and its result, where the destination is
 //!   selected, written there and then merged into the destination register.
 
-use super::{Refusal, Vop3, e32_of, scalar, source, vop3_of};
+use super::super::reencode::{self, E32, Numbering};
+use super::{NUMBERING, Refusal, Vop3};
 use crate::gfx10;
 use crate::gfx11::{self, Encoding as E11, Opcode as O11, Slot};
 use crate::interp::operands::{Operands, Source};
@@ -83,17 +84,47 @@ pub(crate) struct Form {
     pub destination: Option<(Select, u32)>,
 }
 
-/// `instruction` (an SDWA VOP1, VOP2 or VOPC) as [`Form`].
+/// `instruction` (a gfx10 SDWA VOP1, VOP2 or VOPC) as [`Form`].
 pub(crate) fn form(instruction: &gfx10::Instruction, equivalent: O11) -> Result<Form, Refusal> {
-    let word = instruction.words[1];
+    let written = Written {
+        w0: instruction.words[0],
+        word: instruction.words[1],
+        slots: instruction.entry.slots,
+        vopc: instruction.encoding == gfx10::Encoding::Vopc,
+    };
+    form_of(&written, equivalent, NUMBERING, false)
+}
+
+/// An SDWA VOP1, VOP2 or VOPC instruction as written, on gfx9 or gfx10 (whose SDWA words are
+/// laid out alike: the Vega ISA guide's 12.3.2 and the RDNA2 ISA guide's 13.3.2).
+pub(crate) struct Written<'a> {
+    /// The VOP1/VOP2/VOPC dword.
+    pub w0: u32,
+    /// The SDWA dword.
+    pub word: u32,
+    /// The operation's printed operands.
+    pub slots: &'a [Slot],
+    pub vopc: bool,
+}
+
+/// `written` as [`Form`], its operands numbered by `numbering`. `zeroes_high`: a 16-bit result
+/// written whole (DWORD) has its high half zeroed, as gfx9 does (LLVM's
+/// `GCNSubtarget::zeroesHigh16BitsOfDest`), rather than kept.
+pub(crate) fn form_of(
+    written: &Written<'_>,
+    equivalent: O11,
+    numbering: Numbering,
+    zeroes_high: bool,
+) -> Result<Form, Refusal> {
+    let word = written.word;
     let vop3 = gfx11::entry_of(E11::Vop3, equivalent).ok_or(Refusal("gfx11 has no VOP3 form of this operation"))?;
     let name = vop3.mnemonic.trim_end_matches("_e64");
     let half = half_operands(name);
     let float = source_kind(name) != Kind::Int;
     let mut fields = Vop3::default();
-    let e32 = e32_of(instruction)?;
+    let e32 = E32::of(written.w0, written.vopc, written.slots, true, numbering)?;
     let mut sources = [None; 2];
-    let count = instruction.entry.slots.iter().filter(|slot| matches!(slot, Slot::Src0(_) | Slot::Src1(_))).count();
+    let count = written.slots.iter().filter(|slot| matches!(slot, Slot::Src0(_) | Slot::Src1(_))).count();
     for (index, selected) in sources.iter_mut().enumerate().take(count) {
         let base = 16 + 8 * index as u32;
         let (sel, sext) = ((word >> base) & 7, (word >> (base + 3)) & 1 == 1);
@@ -116,19 +147,25 @@ pub(crate) fn form(instruction: &gfx10::Instruction, equivalent: O11) -> Result<
     }
     // src0 is the word's [7:0], a scalar where s0 is set; src1 the VOP2/VOPC vsrc1 field, a
     // scalar where s1 is set.
+    let source = numbering.source;
     fields.src[0] = if (word >> 23) & 1 == 1 { source(word & 0xFF)? } else { 256 + (word & 0xFF) };
     fields.src[1] = if (word >> 31) & 1 == 1 { source(e32.vsrc1)? } else { 256 + e32.vsrc1 };
     let mut destination = None;
-    if instruction.encoding == gfx10::Encoding::Vopc {
+    if written.vopc {
         if (word >> 15) & 1 == 1 {
-            if !instruction.entry.slots.iter().any(|slot| matches!(slot, Slot::Sdst(_))) {
+            if !written.slots.iter().any(|slot| matches!(slot, Slot::Sdst(_))) {
                 return Err(Refusal("an SDWA v_cmpx with a scalar destination"));
             }
-            fields.sdst = Some(scalar((word >> 8) & 0x7F));
+            fields.sdst = Some((numbering.scalar)((word >> 8) & 0x7F)?);
         }
     } else {
         let (dst_sel, unused) = ((word >> 8) & 7, (word >> 11) & 3);
         let high = match (dst_sel, unused) {
+            // gfx9: the 16-bit result in the low half, zeros above.
+            (DWORD, _) if zeroes_high && half & 8 != 0 => {
+                destination = Some((Select { offset: 0, bits: 16, sext: false }, PAD));
+                false
+            }
             (DWORD, _) => false,
             (WORD_0, PRESERVE) if half & 8 != 0 => false,
             (WORD_1, PRESERVE) if half & 8 != 0 => true,
@@ -142,7 +179,8 @@ pub(crate) fn form(instruction: &gfx10::Instruction, equivalent: O11) -> Result<
         fields.clamp = (word >> 13) & 1;
         fields.omod = (word >> 14) & 3;
     }
-    Ok(Form { vop3: vop3_of(instruction, equivalent, e32, fields)?, sources, destination })
+    let vop3 = reencode::vop3_of(written.slots, equivalent, e32, fields, numbering)?;
+    Ok(Form { vop3, sources, destination })
 }
 
 /// An SDWA instruction whose selects VOP3 cannot make, planned ([`form`]'s VOP3 operation with

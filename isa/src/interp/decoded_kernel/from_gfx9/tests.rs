@@ -60,6 +60,11 @@ const CASES: &[(&[u32], &str)] = &[
     (&[0x7E02_0266], "v_mov_b32_e32 v1, s102"),
     // v_add_f16_e32 v1, v2, v3 (runs as Plan::ZeroHigh: the VOP3 form, then the high half zeroed)
     (&[0x3E02_0702], "v_add_f16_e64 v1, v2, v3"),
+    // v_add_u32_sdwa v1, v2, v3 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:DWORD
+    (&[0x6802_06F9, 0x0606_0602], "v_add_nc_u32_e64 v1, v2, v3"),
+    // v_add_f16_sdwa v1, v2, v3 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:WORD_1
+    // src1_sel:WORD_1
+    (&[0x3E02_06F9, 0x0505_1502], "v_add_f16_e64 v1, v2, v3 op_sel:[1,1,1]"),
     // buffer_wbinvl1_vol: a no-op on the interpreter's coherent memory
     (&[0xE0FC_0000, 0], "buffer_gl1_inv"),
 ];
@@ -97,7 +102,7 @@ fn gfx9_instructions_without_an_equivalent_are_refused_by_name() {
     for (words, reason) in REFUSED {
         let gfx9 = gfx9::decode(words, 0, Processor::Gfx90a).unwrap_or_else(|error| panic!("{reason}: {error}"));
         assert_eq!(translate(&gfx9).err(), Some(Refusal(reason)), "{gfx9}");
-        let planned = decoded(&gfx9);
+        let planned = decoded(&gfx9, 64);
         assert!(matches!(planned.plan, Plan::Unsupported), "{gfx9}");
         assert_eq!(planned.source, Some(gfx9.entry.mnemonic));
     }
@@ -107,8 +112,20 @@ fn gfx9_instructions_without_an_equivalent_are_refused_by_name() {
 fn gfx9_16_bit_results_zero_their_high_half_after_the_gfx11_operation() {
     // v_add_f16_e32 v1, v2, v3
     let add = gfx9::decode(&[0x3E02_0702], 0, Processor::Gfx90a).expect("decodes");
-    assert!(matches!(decoded(&add).plan, Plan::ZeroHigh(_)));
+    assert!(matches!(decoded(&add, 64).plan, Plan::ZeroHigh(_)));
     // v_fma_f16 v1, v2, v3, v4 op_sel:[0,0,0,1] keeps the other half on gfx9 too.
     let fma = gfx9::decode(&[0xD206_4001, 0x0412_0702], 0, Processor::Gfx90a).expect("decodes");
-    assert!(matches!(decoded(&fma).plan, Plan::Vector(_)));
+    assert!(matches!(decoded(&fma, 64).plan, Plan::Vector(_)));
+}
+
+#[test]
+fn gfx9_sdwa_selects_vop3_cannot_make_run_as_sdwa_plans() {
+    // v_add_f16_sdwa v1, v2, v3 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1
+    // src1_sel:DWORD: the 16-bit result written whole, its high half zeroed (a WORD_0 select
+    // with UNUSED_PAD).
+    let add = gfx9::decode(&[0x3E02_06F9, 0x0605_0602], 0, Processor::Gfx90a).expect("decodes");
+    assert!(matches!(decoded(&add, 64).plan, Plan::Sdwa(_)));
+    // v_mov_b32_sdwa v1, v2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_1
+    let mov = gfx9::decode(&[0x7E02_02F9, 0x0001_0602], 0, Processor::Gfx90a).expect("decodes");
+    assert!(matches!(decoded(&mov, 64).plan, Plan::Sdwa(_)));
 }

@@ -5,6 +5,7 @@
 use super::{NUMBERING, Refusal};
 use crate::gfx9::{self, Extension};
 use crate::gfx11::{self, Encoding as E11, Opcode as O11};
+use crate::interp::decoded_kernel::from_gfx10::{SdwaForm, SdwaWritten, sdwa_form_of};
 use crate::interp::decoded_kernel::reencode::{self, E32, E32Form, encode};
 
 /// gfx9's 16-bit operations that keep the high half of their destination, as gfx11's do: those
@@ -30,7 +31,9 @@ pub(crate) fn zeroes_high_half(instruction: &gfx9::Instruction) -> bool {
     let writes_half = gfx11::entry_of(E11::Vop3, equivalent)
         .or_else(|| gfx11::entry_of(instruction.encoding.gfx11(), equivalent))
         .is_some_and(reencode::writes_half);
-    let valu = matches!(instruction.encoding, gfx9::Encoding::Vop1 | gfx9::Encoding::Vop2 | gfx9::Encoding::Vop3);
+    // SDWA zeroes it through its destination select (`sdwa`).
+    let valu = matches!(instruction.encoding, gfx9::Encoding::Vop1 | gfx9::Encoding::Vop2 | gfx9::Encoding::Vop3)
+        && instruction.extension != Extension::Sdwa;
     valu && writes_half && !KEEPS_HIGH_HALF.contains(&equivalent)
 }
 
@@ -39,7 +42,13 @@ pub(super) fn e32(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gf
     same_meaning(instruction)?;
     let dpp = match instruction.extension {
         Extension::None => None,
-        Extension::Sdwa => return Err(Refusal("gfx9 SDWA is not translated")),
+        Extension::Sdwa => {
+            let form = sdwa(instruction, equivalent)?;
+            if form.sources != [None, None] || form.destination.is_some() {
+                return Err(Refusal("SDWA selects gfx11's VOP3 cannot make (they run as an SDWA plan)"));
+            }
+            return Ok(form.vop3);
+        }
         Extension::Dpp => Some(dpp_word(instruction)?),
     };
     let form = E32Form {
@@ -58,6 +67,20 @@ pub(super) fn e32(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gf
         return reencode::promote(form.slots, form.literal, equivalent, fields, NUMBERING);
     }
     reencode::vop_e32(&form, equivalent, NUMBERING)
+}
+
+/// An SDWA VOP1/VOP2/VOPC instruction as gfx11's VOP3 and the selects it cannot make
+/// (`from_gfx10/sdwa.rs`: gfx9's SDWA word is laid out as gfx10's, Vega ISA guide 12.3.2), a
+/// 16-bit result written whole zeroing its high half as gfx9 does.
+pub(super) fn sdwa(instruction: &gfx9::Instruction, equivalent: O11) -> Result<SdwaForm, Refusal> {
+    same_meaning(instruction)?;
+    let written = SdwaWritten {
+        w0: instruction.words[0],
+        word: instruction.extension_word().ok_or(Refusal("an SDWA instruction without its word"))?,
+        slots: instruction.entry.slots,
+        vopc: instruction.encoding == gfx9::Encoding::Vopc,
+    };
+    sdwa_form_of(&written, equivalent, NUMBERING, true)
 }
 
 /// The DPP word (Vega ISA guide 12.3.3: src0 [7:0], dpp_ctrl [16:8], bound_ctrl 19, neg/abs
