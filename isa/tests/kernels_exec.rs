@@ -33,7 +33,7 @@ const WAVE64_TARGETS: [&str; 2] = ["gfx1030-wave64", "gfx1100-wave64"];
 /// each instruction translated to gfx11's) also run; wave64.
 const GFX9_TARGETS: [&str; 2] = ["gfx906", "gfx90a"];
 /// gfx906 alone, for the kernels whose gfx90a code reaches an operation gfx11 lacks
-/// (`v_fmac_f64`, `global_atomic_add_f64`, the packed-f32 `v_pk_mov_b32`).
+/// (`v_fmac_f64`, the packed-f32 `v_pk_mov_b32`).
 const GFX906: [&str; 1] = ["gfx906"];
 /// The targets of RDNA3-only kernels (WMMA).
 const GFX11_TARGETS: [&str; 2] = ["gfx1100", "gfx11-generic"];
@@ -2162,7 +2162,7 @@ fn global_and_lds_atomics_return_consistent_old_values_and_the_right_finals() {
         0,
     ];
     let widen = |v: &[u32]| v.iter().map(|&x| u64::from(x)).collect::<Vec<_>>();
-    for target in TARGETS.into_iter().chain(GFX906) {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
         // Global, two workgroups of 64.
         let n = 128;
         let vals: Vec<u32> = (0..n).map(|i| if i % 3 == 0 { rng.u32() } else { rng.u32() % 1000 }).collect();

@@ -69,7 +69,8 @@ mod sdwa;
 
 // gfx9's SDWA is laid out as gfx10's: `from_gfx9` uses the same forms and plans.
 pub(crate) use sdwa::{
-    Form as SdwaForm, SHADOW_VGPRS, Sdwa, Written as SdwaWritten, form_of as sdwa_form_of, step as sdwa_step,
+    Form as SdwaForm, SHADOW_VGPRS, Sdwa, Written as SdwaWritten, form_of as sdwa_form_of, planned as sdwa_planned,
+    step as sdwa_step,
 };
 
 use super::super::AtomicOp;
@@ -103,25 +104,15 @@ pub(crate) fn decoded(instruction: &gfx10::Instruction, shadow: u16) -> Decoded 
                 Ok((stand_in, Plan::Dot2x16(Box::new((op, signed)))))
             })
         }
-        (_, Extension::Sdwa, Some(equivalent)) => sdwa::form(instruction, equivalent).and_then(|form| {
-            if form.sources == [None, None] && form.destination.is_none() {
-                return Ok((form.vop3, Plan::of(&form.vop3)));
-            }
-            let plan = Sdwa::plan(&form, shadow).ok_or(Refusal("the operation does not run"))?;
-            Ok((form.vop3, Plan::Sdwa(Box::new(plan))))
-        }),
+        (_, Extension::Sdwa, Some(equivalent)) => {
+            sdwa::form(instruction, equivalent).and_then(|form| sdwa::planned(&form, shadow))
+        }
         (opcode, _, None) if let Some((stand_in, op)) = float64_atomic(opcode) => {
             let translated = match instruction.encoding {
                 gfx10::Encoding::Mubuf => mubuf(instruction, stand_in),
                 _ => flat(instruction, stand_in),
             };
-            translated.and_then(|translated| match Plan::of(&translated) {
-                Plan::Memory(mut access) => {
-                    access.operation = super::super::memory_ops::Operation::Atomic { op, wide: true };
-                    Ok((translated, Plan::Memory(access)))
-                }
-                _ => Err(Refusal("the stand-in does not plan as an atomic")),
-            })
+            translated.and_then(|translated| reencode::wide_atomic(translated, op))
         }
         _ => translate(instruction).map(|translated| (translated, Plan::of(&translated))),
     };

@@ -31,7 +31,9 @@
 //! - **SDWA:** laid out as gfx10's, and translated as `from_gfx10/sdwa.rs` translates it (VOP3
 //!   where VOP3 makes the selects, else an SDWA plan), but that a 16-bit result written whole
 //!   (DWORD) has its high half zeroed.
-//! - **DS, FLAT/GLOBAL/SCRATCH, MUBUF** ([`memory`]).
+//! - **DS, FLAT/GLOBAL/SCRATCH, MUBUF** ([`memory`]); gfx90a's f64 add/min/max atomics, which
+//!   gfx11 lacks, run on the 64-bit integer atomic's operands (`memory::float64_atomic`), as
+//!   gfx10's float64 atomics do.
 //! - **Refused outright:** MFMA, `v_accvgpr_*` and any AGPR operand, packed f32, the non-fused
 //!   `v_mad_f32`/`v_mac_f32` and every other operation gfx11 lacks.
 //!
@@ -42,7 +44,7 @@
 mod memory;
 mod vector;
 
-use super::from_gfx10::Sdwa;
+use super::from_gfx10::sdwa_planned;
 use super::reencode::{self, NULL, Numbering, Refusal, encode, placeholder};
 use super::{Decoded, Plan};
 use crate::gfx9;
@@ -81,13 +83,16 @@ pub(crate) fn refusal(instruction: &gfx9::Instruction) -> Option<&'static str> {
 /// [`decoded`]'s translation and plan, or why there is none.
 fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instruction, Plan), Refusal> {
     match (instruction.extension, instruction.gfx11_equivalent()) {
-        (gfx9::Extension::Sdwa, Some(equivalent)) => vector::sdwa(instruction, equivalent).and_then(|form| {
-            if form.sources == [None, None] && form.destination.is_none() {
-                return Ok((form.vop3, Plan::of(&form.vop3)));
-            }
-            let plan = Sdwa::plan(&form, shadow).ok_or(Refusal("the operation does not run"))?;
-            Ok((form.vop3, Plan::Sdwa(Box::new(plan))))
-        }),
+        (gfx9::Extension::Sdwa, Some(equivalent)) => {
+            vector::sdwa(instruction, equivalent).and_then(|form| sdwa_planned(&form, shadow))
+        }
+        (_, None) if let Some((stand_in, op)) = memory::float64_atomic(instruction.opcode()) => {
+            let translated = match instruction.encoding {
+                gfx9::Encoding::Mubuf => memory::mubuf(instruction, stand_in),
+                _ => memory::flat(instruction, stand_in),
+            };
+            translated.and_then(|translated| reencode::wide_atomic(translated, op))
+        }
         _ => translate(instruction).and_then(|translated| match Plan::of(&translated) {
             Plan::Vector(op) if vector::zeroes_high_half(instruction) => Ok((translated, Plan::ZeroHigh(Box::new(op)))),
             _ if vector::zeroes_high_half(instruction) => {

@@ -3,8 +3,11 @@
 //! SOPP immediates both re-lay out. Each translator supplies its own operand renumbering
 //! ([`Numbering`]).
 
+use super::Plan;
 use crate::gfx11;
 use crate::gfx11::{Encoding as E11, Opcode as O11, Slot};
+use crate::interp::AtomicOp;
+use crate::interp::memory_ops::Operation;
 use crate::interp::valu::half_operands;
 
 /// Why an instruction has no gfx11 translation.
@@ -336,4 +339,17 @@ pub(super) fn vop_e32(
         _ => (w0 & 0xFE00_0000) | vdst << 17 | (w0 & 0x1FE00) | src0,
     };
     encode(encoding, equivalent, [out, dpp.or(literal).unwrap_or(0), 0])
+}
+
+/// `stand_in` (a gfx11 64-bit integer atomic with the operands of a float64 atomic gfx11 lacks:
+/// gfx10's `*_fcmpswap_x2`/`fmin_x2`/`fmax_x2`, gfx90a's `*_add_f64`/`min_f64`/`max_f64`)
+/// planned to run `op` on the 8-byte word instead.
+pub(super) fn wide_atomic(stand_in: gfx11::Instruction, op: AtomicOp) -> Result<(gfx11::Instruction, Plan), Refusal> {
+    match Plan::of(&stand_in) {
+        Plan::Memory(mut access) => {
+            access.operation = Operation::Atomic { op, wide: true };
+            Ok((stand_in, Plan::Memory(access)))
+        }
+        _ => Err(Refusal("the stand-in does not plan as an atomic")),
+    }
 }

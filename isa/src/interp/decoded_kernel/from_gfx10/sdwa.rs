@@ -19,6 +19,7 @@
 //!   the step fills with the selected bits first, and its result, where the destination is
 //!   selected, written there and then merged into the destination register.
 
+use super::super::Plan;
 use super::super::reencode::{self, E32, Numbering};
 use super::{NUMBERING, Refusal, Vop3};
 use crate::gfx10;
@@ -181,6 +182,16 @@ pub(crate) fn form_of(
     }
     let vop3 = reencode::vop3_of(written.slots, equivalent, e32, fields, numbering)?;
     Ok(Form { vop3, sources, destination })
+}
+
+/// `form`'s instruction and plan: its VOP3 instruction planned as gfx11 code where VOP3 makes
+/// every select, else an SDWA plan whose shadow VGPRs start at `shadow`.
+pub(crate) fn planned(form: &Form, shadow: u16) -> Result<(gfx11::Instruction, Plan), Refusal> {
+    if form.sources == [None, None] && form.destination.is_none() {
+        return Ok((form.vop3, Plan::of(&form.vop3)));
+    }
+    let plan = Sdwa::plan(form, shadow).ok_or(Refusal("the operation does not run"))?;
+    Ok((form.vop3, Plan::Sdwa(Box::new(plan))))
 }
 
 /// An SDWA instruction whose selects VOP3 cannot make, planned ([`form`]'s VOP3 operation with

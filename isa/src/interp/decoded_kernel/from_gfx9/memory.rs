@@ -6,7 +6,27 @@
 use super::{NUMBERING, Refusal, scalar};
 use crate::gfx9::{self, Processor};
 use crate::gfx11::{self, Encoding as E11, Opcode as O11};
+use crate::interp::AtomicOp;
 use crate::interp::decoded_kernel::reencode::{self, NULL, encode, sign_extend};
+
+/// gfx90a's and gfx942's f64 float atomics, which gfx11 lacks: the gfx11 64-bit integer atomic
+/// with the same operands that stands in for each (its words and register use), and the
+/// operation it runs instead (MI200 ISA guide: `*_ATOMIC_ADD_F64`, `MIN_F64`, `MAX_F64`).
+pub(super) fn float64_atomic(opcode: gfx9::Opcode) -> Option<(O11, AtomicOp)> {
+    use gfx9::Opcode::*;
+    Some(match opcode {
+        FlatAtomicAddF64 => (O11::FlatAtomicAddU64, AtomicOp::AddFloat),
+        FlatAtomicMinF64 => (O11::FlatAtomicMinU64, AtomicOp::MinFloat),
+        FlatAtomicMaxF64 => (O11::FlatAtomicMaxU64, AtomicOp::MaxFloat),
+        GlobalAtomicAddF64 => (O11::GlobalAtomicAddU64, AtomicOp::AddFloat),
+        GlobalAtomicMinF64 => (O11::GlobalAtomicMinU64, AtomicOp::MinFloat),
+        GlobalAtomicMaxF64 => (O11::GlobalAtomicMaxU64, AtomicOp::MaxFloat),
+        BufferAtomicAddF64 => (O11::BufferAtomicAddU64, AtomicOp::AddFloat),
+        BufferAtomicMinF64 => (O11::BufferAtomicMinU64, AtomicOp::MinFloat),
+        BufferAtomicMaxF64 => (O11::BufferAtomicMaxU64, AtomicOp::MaxFloat),
+        _ => return None,
+    })
+}
 
 /// gfx9's `off` for FLAT/GLOBAL/SCRATCH saddr (`gfx9/format.rs`; `llvm-mc-19 -mcpu=gfx90a`
 /// encodes `global_load_dword v1, v[2:3], off` with saddr 0x7F).

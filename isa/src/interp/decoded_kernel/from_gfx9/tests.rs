@@ -129,3 +129,17 @@ fn gfx9_sdwa_selects_vop3_cannot_make_run_as_sdwa_plans() {
     let mov = gfx9::decode(&[0x7E02_02F9, 0x0001_0602], 0, Processor::Gfx90a).expect("decodes");
     assert!(matches!(decoded(&mov, 64).plan, Plan::Sdwa(_)));
 }
+
+#[test]
+fn gfx90a_f64_atomics_run_on_the_64_bit_integer_atomics_operands() {
+    // global_atomic_add_f64 v[0:1], v[2:3], v[4:5], off glc
+    let add = gfx9::decode(&[0xDD3D_8000, 0x007F_0402], 0, Processor::Gfx90a).expect("decodes");
+    assert_eq!(refusal(&add), None);
+    let planned = decoded(&add, 64);
+    assert_eq!(planned.instruction.to_string(), "global_atomic_add_u64 v[0:1], v[2:3], v[4:5], off glc");
+    let Plan::Memory(access) = planned.plan else { panic!("not a memory plan") };
+    assert!(matches!(
+        access.operation,
+        crate::interp::memory_ops::Operation::Atomic { op: crate::interp::AtomicOp::AddFloat, wide: true }
+    ));
+}
