@@ -3,8 +3,9 @@
 //! what differs in meaning is refused (the module's note).
 
 use super::{NUMBERING, Refusal};
+use crate::decode_core::immediates::OP_SEL;
 use crate::gfx9::{self, Extension};
-use crate::gfx11::{self, Encoding as E11, Opcode as O11};
+use crate::gfx11::{self, Encoding as E11, Opcode as O11, Slot};
 use crate::interp::decoded_kernel::from_gfx10::{SdwaForm, SdwaWritten, sdwa_form_of};
 use crate::interp::decoded_kernel::reencode::{self, E32, E32Form, encode};
 
@@ -107,7 +108,12 @@ pub(super) fn vop3(instruction: &gfx9::Instruction, equivalent: O11) -> Result<g
     same_meaning(instruction)?;
     let [w0, w1, _] = instruction.words;
     let slots = instruction.entry.slots;
-    let out0 = 0x35 << 26 | reencode::vop3_scalars(slots, w0, NUMBERING)? & 0x03FF_FFFF;
+    // Bits 14:11 are op_sel only for the operations that have it on gfx9 (v_mad_u16, v_fma_f16,
+    // ...; `llvm-mc-19 -mcpu=gfx90a` rejects op_sel on v_add_f16_e64) and sdst in VOP3B; else
+    // reserved, and cleared so that gfx11 does not read them as op_sel.
+    let vop3b = slots.iter().any(|slot| matches!(slot, Slot::Sdst(_)));
+    let reserved = if vop3b || instruction.entry.modifiers & OP_SEL != 0 { 0 } else { 0xF << 11 };
+    let out0 = 0x35 << 26 | reencode::vop3_scalars(slots, w0 & !reserved, NUMBERING)? & 0x03FF_FFFF;
     let out1 = reencode::vop3_sources(slots, w1, NUMBERING)?;
     encode(E11::Vop3, equivalent, [out0, out1, 0])
 }
