@@ -196,3 +196,38 @@ fn a_refused_gfx9_instruction_fails_naming_its_mnemonic() {
         "{error:?}"
     );
 }
+
+/// The distinct instructions of `tests/golden/<processor>.txt` (a sample of Debian's rocSPARSE
+/// and rocRAND for gfx900 to gfx90a, and the test kernels), each either run translated or
+/// refused: the share that runs and the commonest refusals are printed (`--nocapture`).
+#[test]
+fn the_golden_gfx9_corpora_mostly_translate() {
+    let corpora = [
+        (Processor::Gfx900, include_str!("golden/gfx900.txt")),
+        (Processor::Gfx906, include_str!("golden/gfx906.txt")),
+        (Processor::Gfx908, include_str!("golden/gfx908.txt")),
+        (Processor::Gfx90a, include_str!("golden/gfx90a.txt")),
+    ];
+    for (processor, golden) in corpora {
+        let (mut total, mut refused) = (0, BTreeMap::new());
+        for line in golden.lines() {
+            let hex = line.split('\t').next().unwrap_or_default();
+            let words: Vec<u32> =
+                hex.split_whitespace().map(|word| u32::from_str_radix(word, 16).expect("hex")).collect();
+            let instruction =
+                aqueduct_isa::gfx9::decode(&words, 0, processor).unwrap_or_else(|error| panic!("{line}: {error}"));
+            total += 1;
+            if let Some(reason) = gfx9_refusal(&instruction) {
+                *refused.entry((reason, instruction.entry.mnemonic)).or_insert(0usize) += 1;
+            }
+        }
+        let count: usize = refused.values().sum();
+        println!("{processor:?}: {total} distinct instructions, {} run translated, {count} refused", total - count);
+        let mut by_count: Vec<_> = refused.iter().collect();
+        by_count.sort_by(|a, b| b.1.cmp(a.1));
+        for ((reason, mnemonic), times) in by_count.iter().take(12) {
+            println!("  {times:5} {mnemonic}: {reason}");
+        }
+        assert!(count * 4 < total, "{processor:?}: {count} of {total} refused");
+    }
+}
