@@ -89,6 +89,7 @@ fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instr
         (_, None) if let Some((stand_in, op)) = memory::float64_atomic(instruction.opcode()) => {
             let translated = match instruction.encoding {
                 gfx9::Encoding::Mubuf => memory::mubuf(instruction, stand_in),
+                gfx9::Encoding::Ds => memory::ds(instruction, stand_in),
                 _ => memory::flat(instruction, stand_in),
             };
             translated.and_then(|translated| reencode::wide_atomic(translated, op))

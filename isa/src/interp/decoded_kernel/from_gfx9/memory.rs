@@ -11,7 +11,8 @@ use crate::interp::decoded_kernel::reencode::{self, NULL, encode, sign_extend};
 
 /// gfx90a's and gfx942's f64 float atomics, which gfx11 lacks: the gfx11 64-bit integer atomic
 /// with the same operands that stands in for each (its words and register use), and the
-/// operation it runs instead (MI200 ISA guide: `*_ATOMIC_ADD_F64`, `MIN_F64`, `MAX_F64`).
+/// operation it runs instead (MI200 ISA guide: `*_ATOMIC_ADD_F64`, `MIN_F64`, `MAX_F64`,
+/// `DS_ADD_F64`, `DS_ADD_RTN_F64`).
 pub(super) fn float64_atomic(opcode: gfx9::Opcode) -> Option<(O11, AtomicOp)> {
     use gfx9::Opcode::*;
     Some(match opcode {
@@ -24,6 +25,8 @@ pub(super) fn float64_atomic(opcode: gfx9::Opcode) -> Option<(O11, AtomicOp)> {
         BufferAtomicAddF64 => (O11::BufferAtomicAddU64, AtomicOp::AddFloat),
         BufferAtomicMinF64 => (O11::BufferAtomicMinU64, AtomicOp::MinFloat),
         BufferAtomicMaxF64 => (O11::BufferAtomicMaxU64, AtomicOp::MaxFloat),
+        DsAddF64 => (O11::DsAddU64, AtomicOp::AddFloat),
+        DsAddRtnF64 => (O11::DsAddRtnU64, AtomicOp::AddFloat),
         _ => return None,
     })
 }

@@ -142,4 +142,13 @@ fn gfx90a_f64_atomics_run_on_the_64_bit_integer_atomics_operands() {
         access.operation,
         crate::interp::memory_ops::Operation::Atomic { op: crate::interp::AtomicOp::AddFloat, wide: true }
     ));
+    // ds_add_rtn_f64 v[0:1], v2, v[4:5] offset:8
+    let ds = gfx9::decode(&[0xD8F8_0008, 0x0000_0402], 0, Processor::Gfx90a).expect("decodes");
+    let planned = decoded(&ds, 64);
+    assert_eq!(planned.instruction.to_string(), "ds_add_rtn_u64 v[0:1], v2, v[4:5] offset:8");
+    let Plan::Memory(access) = planned.plan else { panic!("not a memory plan") };
+    assert!(matches!(
+        access.operation,
+        crate::interp::memory_ops::Operation::Atomic { op: crate::interp::AtomicOp::AddFloat, wide: true }
+    ));
 }
