@@ -34,6 +34,8 @@
 //! - **DS, FLAT/GLOBAL/SCRATCH, MUBUF** ([`memory`]); gfx90a's f64 add/min/max atomics, which
 //!   gfx11 lacks, run on the 64-bit integer atomic's operands (`memory::float64_atomic`), as
 //!   gfx10's float64 atomics do.
+//! - **`v_fmac_f64`** (gfx90a, gfx942), which gfx11 lacks: gfx11's `v_fma_f64` with vdst as
+//!   the third source (`vector::fmac_f64`).
 //! - **Refused outright:** MFMA, `v_accvgpr_*` and any AGPR operand, packed f32, the non-fused
 //!   `v_mad_f32`/`v_mac_f32` and every other operation gfx11 lacks.
 //!
@@ -132,6 +134,7 @@ pub(crate) fn translate(instruction: &gfx9::Instruction) -> Result<gfx11::Instru
         O9::BufferWbinvl1 | O9::BufferWbinvl1Vol | O9::BufferWbl2 | O9::BufferInv => {
             return encode(E11::Mubuf, O11::BufferGl1Inv, [0x38 << 26, 0, 0]);
         }
+        O9::VFmacF64 => return vector::fmac_f64(instruction),
         _ => {}
     }
     let equivalent = instruction.gfx11_equivalent().ok_or(Refusal("gfx11 has no such operation"))?;

@@ -65,6 +65,12 @@ const CASES: &[(&[u32], &str)] = &[
     // v_add_f16_sdwa v1, v2, v3 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:WORD_1
     // src1_sel:WORD_1
     (&[0x3E02_06F9, 0x0505_1502], "v_add_f16_e64 v1, v2, v3 op_sel:[1,1,1]"),
+    // v_fmac_f64_e32 v[0:1], v[2:3], v[4:5] (gfx11 lacks it: v_fma_f64 with vdst as src2)
+    (&[0x0800_0902], "v_fma_f64 v[0:1], v[2:3], v[4:5], v[0:1]"),
+    // v_fmac_f64_e32 v[0:1], 1.0, v[4:5]
+    (&[0x0800_08F2], "v_fma_f64 v[0:1], 1.0, v[4:5], v[0:1]"),
+    // v_fmac_f64_e64 v[0:1], -v[2:3], |v[4:5]| clamp mul:2
+    (&[0xD104_8200, 0x2802_0902], "v_fma_f64 v[0:1], -v[2:3], |v[4:5]|, v[0:1] clamp mul:2"),
     // buffer_wbinvl1_vol: a no-op on the interpreter's coherent memory
     (&[0xE0FC_0000, 0], "buffer_gl1_inv"),
 ];

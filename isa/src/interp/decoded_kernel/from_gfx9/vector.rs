@@ -7,7 +7,7 @@ use crate::decode_core::immediates::OP_SEL;
 use crate::gfx9::{self, Extension};
 use crate::gfx11::{self, Encoding as E11, Opcode as O11, Slot};
 use crate::interp::decoded_kernel::from_gfx10::{SdwaForm, SdwaWritten, sdwa_form_of};
-use crate::interp::decoded_kernel::reencode::{self, E32, E32Form, encode};
+use crate::interp::decoded_kernel::reencode::{self, E32, E32Form, Vop3, encode};
 
 /// gfx9's 16-bit operations that keep the high half of their destination, as gfx11's do: those
 /// for which LLVM's `GCNSubtarget::zeroesHigh16BitsOfDest` is false on gfx9 (it is true for
@@ -127,4 +127,36 @@ pub(super) fn vop3p(instruction: &gfx9::Instruction, equivalent: O11) -> Result<
     let [w0, w1, _] = instruction.words;
     let out1 = reencode::vop3_sources(instruction.entry.slots, w1, NUMBERING)?;
     encode(E11::Vop3p, equivalent, [0x198 << 23 | (w0 & 0x7F_FFFF), out1, 0])
+}
+
+/// gfx90a's `v_fmac_f64` (VOP2 e32 or VOP3), which gfx11 lacks: D = S0 × S1 + D, fused, one
+/// rounding (MI200 ISA guide, V_FMAC_F64), as gfx11's `v_fma_f64 vdst, src0, src1, vdst`
+/// (RDNA3 ISA guide, V_FMA_F64). LLVM's `V_FMAC_F64_e64` (VOP2Instructions.td, VOP_F64_F64_F64
+/// tied to vdst) gives src0 and src1 abs and neg, clamp and omod, all of which gfx11's VOP3
+/// has in the same bits (the module's VOP3 note); the accumulator has none (abs[2], neg[2]
+/// set are refused) and gfx9's VOP3 has no literal. DPP and SDWA forms are refused.
+pub(super) fn fmac_f64(instruction: &gfx9::Instruction) -> Result<gfx11::Instruction, Refusal> {
+    let [w0, w1, _] = instruction.words;
+    let source = NUMBERING.source;
+    let fields = match (instruction.encoding, instruction.extension) {
+        (gfx9::Encoding::Vop2, Extension::None) => {
+            let e32 = E32::of(w0, false, instruction.entry.slots, false, NUMBERING)?;
+            let src = [e32.src0, 256 + e32.vsrc1, 256 + e32.vdst];
+            Vop3 { vdst: e32.vdst, src, literal: instruction.literal(), ..Vop3::default() }
+        }
+        (gfx9::Encoding::Vop3, _) if w0 >> 10 & 1 == 1 || w1 >> 31 == 1 => {
+            return Err(Refusal("v_fmac_f64 with abs or neg on its accumulator"));
+        }
+        (gfx9::Encoding::Vop3, _) => Vop3 {
+            vdst: w0 & 0xFF,
+            src: [source(w1 & 0x1FF)?, source(w1 >> 9 & 0x1FF)?, 256 + (w0 & 0xFF)],
+            abs: w0 >> 8 & 3,
+            neg: w1 >> 29 & 3,
+            clamp: w0 >> 15 & 1,
+            omod: w1 >> 27 & 3,
+            ..Vop3::default()
+        },
+        _ => return Err(Refusal("a DPP or SDWA v_fmac_f64")),
+    };
+    fields.encode(O11::VFmaF64)
 }
