@@ -101,8 +101,14 @@ fn the_gfx9_test_kernels_refused_instructions() {
     }
 }
 
+/// Dwords in [`Kernel`]'s output buffer: 64 per lane-indexed row, [`ROWS`] rows.
+const OUT_DWORDS: usize = 64 * ROWS;
+/// Rows of 64 dwords in [`Kernel`]'s output buffer (a GLOBAL store's 13-bit signed offset
+/// reaches the 16th row's start, 3840 bytes).
+const ROWS: usize = 16;
+
 /// A wave64 kernel descriptor (64 VGPRs as gfx906 counts them), its gfx9 code after it, and a
-/// zeroed output buffer of 64 dwords whose address the code takes as the literals 0x1111_1111
+/// zeroed output buffer of [`OUT_DWORDS`] dwords whose address the code takes as the literals 0x1111_1111
 /// (low) and 0x2222_2222 (high).
 struct Kernel {
     words: Vec<u32>,
@@ -111,7 +117,7 @@ struct Kernel {
 
 impl Kernel {
     fn new(code: &[u32]) -> Kernel {
-        let out = vec![0u32; 64];
+        let out = vec![0u32; OUT_DWORDS];
         let address = out.as_ptr() as u64;
         let mut words = vec![0u32; 16];
         words[4] = 64; // kernel_code_entry_byte_offset
@@ -129,7 +135,7 @@ impl Kernel {
     fn run(&mut self, processor: Processor) -> Result<Vec<u32>, ExecError> {
         let kernel_object = self.words.as_ptr() as u64;
         let out = self.out.as_mut_ptr() as u64;
-        let memory = Regions(vec![(kernel_object, self.words.len() as u64 * 4), (out, 64 * 4)]);
+        let memory = Regions(vec![(kernel_object, self.words.len() as u64 * 4), (out, OUT_DWORDS as u64 * 4)]);
         let kernel = DecodedKernel::load_for(&memory, kernel_object, Isa::Gfx9(processor))?;
         let dispatch = Dispatch {
             kernel: &kernel,
@@ -180,7 +186,90 @@ fn a_gfx9_wave64_kernel_runs_to_exact_results() {
     for processor in [Processor::Gfx906, Processor::Gfx90a] {
         let out = Kernel::new(ARITHMETIC).run(processor).unwrap_or_else(|error| panic!("{processor:?}: {error}"));
         let expected: Vec<u32> = (0..64u32).map(|i| 4 * i + 0x100 + i + if i % 16 == 0 { 0 } else { i - 1 }).collect();
-        assert_eq!(out, expected, "{processor:?}");
+        assert_eq!(out[..64], expected, "{processor:?}");
+    }
+}
+
+/// gfx90a's `v_pk_mov_b32` (run as `Plan::PkMov`): each op_sel pair, an SGPR pair source, a
+/// destination that is also both sources (read before written), and half the lanes disabled by
+/// EXEC; row k of the output holds the k-th stored register, out[64·k + i] for lane i.
+const PK_MOV: &[u32] = &[
+    0xBE80_00FF,
+    0x1111_1111, // s_mov_b32 s0, <out low>
+    0xBE81_00FF,
+    0x2222_2222, // s_mov_b32 s1, <out high>
+    0x2402_0082, // v_lshlrev_b32_e32 v1, 2, v0
+    0x7E04_0300, // v_mov_b32_e32 v2, v0
+    0x6806_00FF,
+    0x0000_1000, // v_add_u32_e32 v3, 0x1000, v0
+    0x6808_00FF,
+    0x0000_2000, // v_add_u32_e32 v4, 0x2000, v0
+    0x680A_00FF,
+    0x0000_3000, // v_add_u32_e32 v5, 0x3000, v0
+    0xBE82_00FF,
+    0x0000_5000, // s_mov_b32 s2, 0x5000
+    0xBE83_00FF,
+    0x0000_6000, // s_mov_b32 s3, 0x6000
+    0xD3B3_4006,
+    0x1802_0902, // v_pk_mov_b32 v[6:7], v[2:3], v[4:5]
+    0xD3B3_4808,
+    0x1802_0902, // v_pk_mov_b32 v[8:9], v[2:3], v[4:5] op_sel:[1,0]
+    0xD3B3_500A,
+    0x1802_0802, // v_pk_mov_b32 v[10:11], s[2:3], v[4:5] op_sel:[0,1]
+    0x7E18_0280, // v_mov_b32_e32 v12, 0
+    0x7E1A_0280, // v_mov_b32_e32 v13, 0
+    0xBEFE_00FF,
+    0x5555_5555, // s_mov_b32 exec_lo, 0x55555555
+    0xBEFF_00FF,
+    0x5555_5555, // s_mov_b32 exec_hi, 0x55555555
+    0xD3B3_480C,
+    0x1800_0402, // v_pk_mov_b32 v[12:13], s[2:3], s[2:3] op_sel:[1,0]
+    0xBEFE_01C1, // s_mov_b64 exec, -1
+    0xD3B3_4802,
+    0x1802_0502, // v_pk_mov_b32 v[2:3], v[2:3], v[2:3] op_sel:[1,0]
+    0xDC70_8000,
+    0x0000_0601, // global_store_dword v1, v6, s[0:1]
+    0xDC70_8100,
+    0x0000_0701, // global_store_dword v1, v7, s[0:1] offset:256
+    0xDC70_8200,
+    0x0000_0801, // global_store_dword v1, v8, s[0:1] offset:512
+    0xDC70_8300,
+    0x0000_0901, // global_store_dword v1, v9, s[0:1] offset:768
+    0xDC70_8400,
+    0x0000_0A01, // global_store_dword v1, v10, s[0:1] offset:1024
+    0xDC70_8500,
+    0x0000_0B01, // global_store_dword v1, v11, s[0:1] offset:1280
+    0xDC70_8600,
+    0x0000_0C01, // global_store_dword v1, v12, s[0:1] offset:1536
+    0xDC70_8700,
+    0x0000_0D01, // global_store_dword v1, v13, s[0:1] offset:1792
+    0xDC70_8800,
+    0x0000_0201, // global_store_dword v1, v2, s[0:1] offset:2048
+    0xDC70_8900,
+    0x0000_0301, // global_store_dword v1, v3, s[0:1] offset:2304
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xBF81_0000, // s_endpgm
+];
+
+#[test]
+fn gfx90a_v_pk_mov_b32_picks_a_dword_of_each_source_pair() {
+    let out = Kernel::new(PK_MOV).run(Processor::Gfx90a).unwrap_or_else(|error| panic!("{error}"));
+    let even = |i: u32, value: u32| if i.is_multiple_of(2) { value } else { 0 };
+    let rows: [&dyn Fn(u32) -> u32; 10] = [
+        &|i| i,               // v6: v2 (op_sel[0] = 0)
+        &|i| i + 0x2000,      // v7: v4 (op_sel[1] = 0)
+        &|i| i + 0x1000,      // v8: v3 (op_sel[0] = 1)
+        &|i| i + 0x2000,      // v9: v4
+        &|_| 0x5000,          // v10: s2
+        &|i| i + 0x3000,      // v11: v5 (op_sel[1] = 1)
+        &|i| even(i, 0x6000), // v12: s3, in the lanes EXEC enabled
+        &|i| even(i, 0x5000), // v13: s2
+        &|i| i + 0x1000,      // v2: the old v3
+        &|i| i,               // v3: the old v2
+    ];
+    for (row, expected) in rows.iter().enumerate() {
+        let want: Vec<u32> = (0..64).map(expected).collect();
+        assert_eq!(out[64 * row..64 * row + 64], want, "row {row}");
     }
 }
 

@@ -32,9 +32,6 @@ const WAVE64_TARGETS: [&str; 2] = ["gfx1030-wave64", "gfx1100-wave64"];
 /// The gfx9 objects the tests of kernels that run whole through the gfx9 path (`Isa::Gfx9`:
 /// each instruction translated to gfx11's) also run; wave64.
 const GFX9_TARGETS: [&str; 2] = ["gfx906", "gfx90a"];
-/// gfx906 alone, for the kernels whose gfx90a code reaches an operation gfx11 lacks
-/// (`v_fmac_f64`, the packed-f32 `v_pk_mov_b32`).
-const GFX906: [&str; 1] = ["gfx906"];
 /// The targets of RDNA3-only kernels (WMMA).
 const GFX11_TARGETS: [&str; 2] = ["gfx1100", "gfx11-generic"];
 
@@ -2465,7 +2462,7 @@ fn mode_register_round_and_denorm_fields_change_arithmetic_and_the_clocks_advanc
     ];
     let inputs64 = [1.0f64, 1.5 * 2f64.powi(-53)];
     let inputs16 = [0x3C00u32, 0x1200, (1 << 24) + 1];
-    for target in TARGETS.into_iter().chain(GFX906) {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
         let (out, input, input64, input16) =
             (Buf::zeroed(40 * 4), Buf::of(&inputs), Buf::of(&inputs64), Buf::of(&inputs16));
         run(
@@ -2893,7 +2890,7 @@ fn f64_and_f32_division_are_ieee_for_subnormal_huge_and_zero_operands() {
         f64::NAN,
     ];
     let (n, d) = division_pairs(&edges64, &mut rng, |rng| f64::from_bits(rng.next()));
-    for target in TARGETS.into_iter().chain(GFX906) {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
         let (out, n_buf, d_buf) = (Buf::zeroed(n.len() * 8), Buf::of(&n), Buf::of(&d));
         let args = [Arg::Buf(&out), Arg::Buf(&n_buf), Arg::Buf(&d_buf)];
         run("idioms", target, "divide_f64", [n.len() as u32, 1, 1], [64, 1, 1], &args);

@@ -90,6 +90,9 @@ pub(crate) enum Plan {
     /// translation, then the destination's high half zeroed in the lanes EXEC enables
     /// (`from_gfx9::zero_high`).
     ZeroHigh(Box<VOp>),
+    /// gfx90a's `v_pk_mov_b32`: the operands of a gfx11 stand-in and the op_sel bits picking
+    /// each source's dword (`from_gfx9::pk_mov`).
+    PkMov(Box<(VOp, u8)>),
     /// An instruction the interpreter does not execute: reaching it fails the wave, naming it.
     Unsupported,
 }
@@ -216,8 +219,9 @@ impl DecodedKernel {
                         .then(|| from_gfx10::decoded(&instruction, descriptor.vgprs() as u16))
                 }),
                 // gfx9 has no `s_code_end`: decoding goes on to the end of the code's memory.
-                Isa::Gfx9(processor) => crate::gfx9::decode(words, pc, processor)
-                    .map(|instruction| Some(from_gfx9::decoded(&instruction, gfx9_vgprs(&descriptor, processor) as u16))),
+                Isa::Gfx9(processor) => crate::gfx9::decode(words, pc, processor).map(|instruction| {
+                    Some(from_gfx9::decoded(&instruction, gfx9_vgprs(&descriptor, processor) as u16))
+                }),
             }
         };
         let entry = kernel_object.wrapping_add_signed(descriptor.kernel_code_entry_byte_offset);

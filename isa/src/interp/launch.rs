@@ -693,6 +693,10 @@ pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
             super::decoded_kernel::from_gfx9::zero_high(wave, op);
             flow
         }
+        Plan::PkMov(mov) => {
+            super::decoded_kernel::from_gfx9::pk_mov(wave, &mov.0, mov.1);
+            Flow::Next
+        }
         Plan::Unsupported => return Err(refused(wave, decoded)),
     })
 }
@@ -727,7 +731,7 @@ pub(crate) fn per_half(plan: &Plan) -> bool {
         Plan::Memory(access) => {
             !matches!(access.operation, Operation::Bpermute | Operation::Permute | Operation::Append { .. })
         }
-        Plan::Dual(_) | Plan::Dot2x16(_) | Plan::Sdwa(_) | Plan::ZeroHigh(_) => true,
+        Plan::Dual(_) | Plan::Dot2x16(_) | Plan::Sdwa(_) | Plan::ZeroHigh(_) | Plan::PkMov(_) => true,
     }
 }
 
@@ -741,8 +745,8 @@ fn refused(wave: &Wave, decoded: &Decoded) -> ExecError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::decoded_kernel::Isa;
     use crate::interp::Regions;
+    use crate::interp::decoded_kernel::Isa;
 
     /// A wave32 kernel descriptor (the code 64 bytes on, then `s_endpgm`) enabling the dispatch
     /// and kernarg pointers (4 user SGPRs) and workgroup id X, with `USER_SGPR_COUNT` `user`.

@@ -36,7 +36,9 @@
 //!   gfx10's float64 atomics do.
 //! - **`v_fmac_f64`** (gfx90a, gfx942), which gfx11 lacks: gfx11's `v_fma_f64` with vdst as
 //!   the third source (`vector::fmac_f64`).
-//! - **Refused outright:** MFMA, `v_accvgpr_*` and any AGPR operand, packed f32, the non-fused
+//! - **`v_pk_mov_b32`** (gfx90a, gfx942), which gfx11 lacks: a dword of each 64-bit source
+//!   picked by op_sel, run as [`Plan::PkMov`] on a stand-in's operands (`vector::pk_mov`).
+//! - **Refused outright:** MFMA, `v_accvgpr_*` and any AGPR operand, packed f32 arithmetic, the non-fused
 //!   `v_mad_f32`/`v_mac_f32` and every other operation gfx11 lacks.
 //!
 //! A refused instruction loads as [`Plan::Unsupported`]: reaching it is `ExecError::Unsupported`
@@ -88,6 +90,7 @@ fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instr
         (gfx9::Extension::Sdwa, Some(equivalent)) => {
             vector::sdwa(instruction, equivalent).and_then(|form| sdwa_planned(&form, shadow))
         }
+        (_, None) if instruction.opcode() == gfx9::Opcode::VPkMovB32 => vector::pk_mov(instruction),
         (_, None) if let Some((stand_in, op)) = memory::float64_atomic(instruction.opcode()) => {
             let translated = match instruction.encoding {
                 gfx9::Encoding::Mubuf => memory::mubuf(instruction, stand_in),
@@ -115,6 +118,19 @@ pub(crate) fn zero_high(wave: &mut Wave, op: &VOp) {
     for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
         let low = wave.vgpr(vdst, lane) & 0xFFFF;
         wave.write_vgpr(vdst, lane, low);
+    }
+}
+
+/// Runs a [`Plan::PkMov`] (`vector::pk_mov`): in each lane EXEC enables, vdst's low dword
+/// becomes src0's dword `op_sel` bit 0 picks and its high dword src1's dword bit 1 picks, both
+/// read before either is written. `op` is the stand-in's plan.
+pub(crate) fn pk_mov(wave: &mut Wave, op: &VOp, op_sel: u8) {
+    let operands = &op.operands;
+    let (low, high) = (operands.row64(wave, 0), operands.row64(wave, 1));
+    let dword = |pair: u64, bit: u8| pair >> (32 * (op_sel >> bit & 1)) & 0xFFFF_FFFF;
+    let exec = wave.exec();
+    for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
+        wave.write_vgpr64(operands.vdst as u32, lane, dword(low[lane], 0) | dword(high[lane], 1) << 32);
     }
 }
 

@@ -158,3 +158,14 @@ fn gfx90a_f64_atomics_run_on_the_64_bit_integer_atomics_operands() {
         crate::interp::memory_ops::Operation::Atomic { op: crate::interp::AtomicOp::AddFloat, wide: true }
     ));
 }
+
+#[test]
+fn gfx90a_v_pk_mov_b32_runs_as_its_own_plan_and_refuses_constants() {
+    // v_pk_mov_b32 v[0:1], v[2:3], v[4:5] op_sel:[1,0]
+    let mov = gfx9::decode(&[0xD3B3_4800, 0x1802_0902], 0, Processor::Gfx90a).expect("decodes");
+    let Plan::PkMov(planned) = decoded(&mov, 64).plan else { panic!("not a PkMov plan") };
+    assert_eq!(planned.1, 0b01);
+    // v_pk_mov_b32 v[0:1], 0, v[4:5]
+    let constant = gfx9::decode(&[0xD3B3_4000, 0x1802_0880], 0, Processor::Gfx90a).expect("decodes");
+    assert_eq!(refusal(&constant), Some("v_pk_mov_b32 with a constant source"));
+}

@@ -2,7 +2,7 @@
 //! agree but for VOP3's and VOP3P's identity bits (Vega ISA guide 12.3; RDNA3 ISA guide 15.3);
 //! what differs in meaning is refused (the module's note).
 
-use super::{NUMBERING, Refusal};
+use super::{NUMBERING, Plan, Refusal};
 use crate::decode_core::immediates::OP_SEL;
 use crate::gfx9::{self, Extension};
 use crate::gfx11::{self, Encoding as E11, Opcode as O11, Slot};
@@ -159,4 +159,29 @@ pub(super) fn fmac_f64(instruction: &gfx9::Instruction) -> Result<gfx11::Instruc
         _ => return Err(Refusal("a DPP or SDWA v_fmac_f64")),
     };
     fields.encode(O11::VFmaF64)
+}
+
+/// gfx90a's `v_pk_mov_b32` (VOP3P), which gfx11 lacks: D.lo = op_sel[0] ? S0.hi : S0.lo and
+/// D.hi = op_sel[1] ? S1.hi : S1.lo, each source a 64-bit register pair and each part a dword
+/// (MI200 ISA guide, V_PK_MOV_B32; LLVM's `SIInstrInfo::expandPostRAPseudo` moves 64 bits
+/// with it, op_sel picking the dwords). Planned as [`Plan::PkMov`]: the stand-in gfx11's
+/// `v_add_f64 vdst, src0, src1`, whose plan resolves the destination and the two source pairs,
+/// and op_sel [12:11]. op_sel_hi means nothing here and is ignored; neg and neg_hi (which
+/// LLVM never encodes for it) and constant or literal sources (which dword of a constant
+/// op_sel picks the guides do not say) are refused.
+pub(super) fn pk_mov(instruction: &gfx9::Instruction) -> Result<(gfx11::Instruction, Plan), Refusal> {
+    let [w0, w1, _] = instruction.words;
+    if w0 >> 8 & 7 != 0 || w1 >> 29 != 0 {
+        return Err(Refusal("v_pk_mov_b32 with neg or neg_hi"));
+    }
+    let fields = [w1 & 0x1FF, w1 >> 9 & 0x1FF];
+    if fields.iter().any(|field| (128..256).contains(field)) {
+        return Err(Refusal("v_pk_mov_b32 with a constant source"));
+    }
+    let src = [(NUMBERING.source)(fields[0])?, (NUMBERING.source)(fields[1])?, 0];
+    let stand_in = Vop3 { vdst: w0 & 0xFF, src, ..Vop3::default() }.encode(O11::VAddF64)?;
+    match Plan::of(&stand_in) {
+        Plan::Vector(op) => Ok((stand_in, Plan::PkMov(Box::new((op, (w0 >> 11 & 3) as u8))))),
+        _ => Err(Refusal("the stand-in does not plan as a VALU row")),
+    }
 }
