@@ -1,7 +1,8 @@
 //! gfx9 code through the interpreter (`DecodedKernel::load_for(.., Isa::Gfx9(processor))`, each
 //! instruction translated to gfx11's): every gfx90a table row either translates or is refused
-//! with a reason; which instructions of the compiled gfx9 test kernels are refused; a
-//! hand-encoded wave64 kernel that runs to exact results; and a refused instruction that fails
+//! with a reason; which instructions of the compiled gfx9 test kernels are refused;
+//! hand-encoded wave64 kernels that run to exact results (arithmetic, gfx90a's `v_pk_mov_b32`,
+//! `v_cmpx`'s two masks); and a refused instruction that fails
 //! the wave naming its gfx9 mnemonic. The compiled kernels run against the host references in
 //! `kernels_exec.rs`. Each hand-encoded word is what `llvm-mc-19 -mcpu=gfx90a -show-encoding`
 //! encodes for the text beside it.
@@ -318,5 +319,79 @@ fn the_golden_gfx9_corpora_mostly_translate() {
             println!("  {times:5} {mnemonic}: {reason}");
         }
         assert!(count * 4 < total, "{processor:?}: {count} of {total} refused");
+    }
+}
+
+/// gfx9's `v_cmpx` (run as `Plan::CmpxMask`): the e32 form writes its mask to VCC and EXEC, the
+/// VOP3 form to its sdst and EXEC, lanes EXEC disabled reading 0; rows 0–3 of the output hold
+/// VCC and EXEC after `v_cmpx_gt_u32_e32 vcc, 40, v0` (lanes 0–39, across both halves), rows
+/// 4–7 s[2:3] and EXEC after `v_cmpx_lt_u32_e64 s[2:3], v0, 36`, each in the lanes then enabled.
+const CMPX: &[u32] = &[
+    0xBE80_00FF,
+    0x1111_1111, // s_mov_b32 s0, <out low>
+    0xBE81_00FF,
+    0x2222_2222, // s_mov_b32 s1, <out high>
+    0x2402_0082, // v_lshlrev_b32_e32 v1, 2, v0
+    0x7E04_0280, // v_mov_b32_e32 v2, 0
+    0x7E06_0280, // v_mov_b32_e32 v3, 0
+    0x7E08_0280, // v_mov_b32_e32 v4, 0
+    0x7E0A_0280, // v_mov_b32_e32 v5, 0
+    0x7E0C_0280, // v_mov_b32_e32 v6, 0
+    0x7E0E_0280, // v_mov_b32_e32 v7, 0
+    0x7E10_0280, // v_mov_b32_e32 v8, 0
+    0x7E12_0280, // v_mov_b32_e32 v9, 0
+    0xBEEA_01C1, // s_mov_b64 vcc, -1
+    0xBE82_01C1, // s_mov_b64 s[2:3], -1
+    0x7DB8_00A8, // v_cmpx_gt_u32_e32 vcc, 40, v0
+    0x7E04_026A, // v_mov_b32_e32 v2, vcc_lo
+    0x7E06_026B, // v_mov_b32_e32 v3, vcc_hi
+    0x7E08_027E, // v_mov_b32_e32 v4, exec_lo
+    0x7E0A_027F, // v_mov_b32_e32 v5, exec_hi
+    0xD0D9_0002,
+    0x0001_4900, // v_cmpx_lt_u32_e64 s[2:3], v0, 36
+    0x7E0C_0202, // v_mov_b32_e32 v6, s2
+    0x7E0E_0203, // v_mov_b32_e32 v7, s3
+    0x7E10_027E, // v_mov_b32_e32 v8, exec_lo
+    0x7E12_027F, // v_mov_b32_e32 v9, exec_hi
+    0xBEFE_01C1, // s_mov_b64 exec, -1
+    0xDC70_8000,
+    0x0000_0201, // global_store_dword v1, v2, s[0:1]
+    0xDC70_8100,
+    0x0000_0301, // global_store_dword v1, v3, s[0:1] offset:256
+    0xDC70_8200,
+    0x0000_0401, // global_store_dword v1, v4, s[0:1] offset:512
+    0xDC70_8300,
+    0x0000_0501, // global_store_dword v1, v5, s[0:1] offset:768
+    0xDC70_8400,
+    0x0000_0601, // global_store_dword v1, v6, s[0:1] offset:1024
+    0xDC70_8500,
+    0x0000_0701, // global_store_dword v1, v7, s[0:1] offset:1280
+    0xDC70_8600,
+    0x0000_0801, // global_store_dword v1, v8, s[0:1] offset:1536
+    0xDC70_8700,
+    0x0000_0901, // global_store_dword v1, v9, s[0:1] offset:1792
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xBF81_0000, // s_endpgm
+];
+
+#[test]
+fn gfx9_v_cmpx_writes_vcc_or_sdst_and_exec() {
+    for processor in [Processor::Gfx906, Processor::Gfx90a] {
+        let out = Kernel::new(CMPX).run(processor).unwrap_or_else(|error| panic!("{processor:?}: {error}"));
+        // Each row: the lanes that wrote it and the value they wrote.
+        let rows = [
+            (40, u32::MAX),
+            (40, 0xFF),
+            (40, u32::MAX),
+            (40, 0xFF),
+            (36, u32::MAX),
+            (36, 0xF),
+            (36, u32::MAX),
+            (36, 0xF),
+        ];
+        for (row, (lanes, value)) in rows.into_iter().enumerate() {
+            let want: Vec<u32> = (0..64).map(|i| if i < lanes { value } else { 0 }).collect();
+            assert_eq!(out[64 * row..64 * row + 64], want, "{processor:?} row {row}");
+        }
     }
 }

@@ -93,6 +93,9 @@ pub(crate) enum Plan {
     /// gfx90a's `v_pk_mov_b32`: the operands of a gfx11 stand-in and the op_sel bits picking
     /// each source's dword (`from_gfx9::pk_mov`).
     PkMov(Box<(VOp, u8)>),
+    /// gfx9's `v_cmpx_*`: gfx11's `v_cmp_*` of the same condition, then its mask (VCC or sdst)
+    /// copied to EXEC in the running half (`from_gfx9::mask_to_exec`).
+    CmpxMask(Box<VOp>),
     /// An instruction the interpreter does not execute: reaching it fails the wave, naming it.
     Unsupported,
 }

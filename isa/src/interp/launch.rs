@@ -693,6 +693,11 @@ pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
             super::decoded_kernel::from_gfx9::zero_high(wave, op);
             flow
         }
+        Plan::CmpxMask(op) => {
+            let flow = valu::step::<WIDE>(wave, op).ok_or_else(|| refused(wave, decoded))?;
+            super::decoded_kernel::from_gfx9::mask_to_exec(wave, op);
+            flow
+        }
         Plan::PkMov(mov) => {
             super::decoded_kernel::from_gfx9::pk_mov(wave, &mov.0, mov.1);
             Flow::Next
@@ -731,7 +736,9 @@ pub(crate) fn per_half(plan: &Plan) -> bool {
         Plan::Memory(access) => {
             !matches!(access.operation, Operation::Bpermute | Operation::Permute | Operation::Append { .. })
         }
-        Plan::Dual(_) | Plan::Dot2x16(_) | Plan::Sdwa(_) | Plan::ZeroHigh(_) | Plan::PkMov(_) => true,
+        Plan::Dual(_) | Plan::Dot2x16(_) | Plan::Sdwa(_) | Plan::ZeroHigh(_) | Plan::PkMov(_) | Plan::CmpxMask(_) => {
+            true
+        }
     }
 }
 

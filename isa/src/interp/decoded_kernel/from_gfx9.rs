@@ -25,9 +25,11 @@
 //!   which compiled code relies on; gfx11 keeps it) runs as its VOP3 form and then zeroes it
 //!   ([`Plan::ZeroHigh`]), but with DPP (whose lanes disabled by row or bank mask are not
 //!   written) it is refused; `v_mad_u16`, `v_mad_i16`, `v_fma_f16` and `v_div_fixup_f16` keep
-//!   it on gfx9 too and translate plainly; `v_cmpx` (gfx9's also writes
-//!   VCC or its sdst, gfx11's only EXEC); DPP's wave shifts and row broadcasts (and gfx90a's
-//!   `row_newbcast`, whose numbers gfx11 gives `row_share`).
+//!   it on gfx9 too and translate plainly; DPP's wave shifts and row broadcasts (and gfx90a's
+//!   `row_newbcast`, whose numbers gfx11 gives `row_share`); SDWA's `v_cmpx`.
+//! - **`v_cmpx`:** gfx9's writes its mask to VCC (e32) or its sdst (VOP3) and to EXEC, gfx11's
+//!   only to EXEC: it runs as gfx11's `v_cmp` of the same condition, then EXEC := that mask
+//!   ([`Plan::CmpxMask`], `vector::cmpx`).
 //! - **SDWA:** laid out as gfx10's, and translated as `from_gfx10/sdwa.rs` translates it (VOP3
 //!   where VOP3 makes the selects, else an SDWA plan), but that a 16-bit result written whole
 //!   (DWORD) has its high half zeroed.
@@ -55,7 +57,7 @@ use crate::gfx9;
 use crate::gfx11;
 use crate::gfx11::{Encoding as E11, Opcode as O11, Slot};
 use crate::interp::valu::VOp;
-use crate::interp::wave::{LANES, Wave};
+use crate::interp::wave::{EXEC, LANES, Wave};
 
 /// gfx9's `m0`.
 const M0_9: u32 = 124;
@@ -99,6 +101,7 @@ fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instr
             };
             translated.and_then(|translated| reencode::wide_atomic(translated, op))
         }
+        (_, Some(equivalent)) if vector::is_cmpx(instruction) => vector::cmpx(instruction, equivalent),
         _ => translate(instruction).and_then(|translated| match Plan::of(&translated) {
             Plan::Vector(op) if vector::zeroes_high_half(instruction) => Ok((translated, Plan::ZeroHigh(Box::new(op)))),
             _ if vector::zeroes_high_half(instruction) => {
@@ -132,6 +135,15 @@ pub(crate) fn pk_mov(wave: &mut Wave, op: &VOp, op_sel: u8) {
     for lane in (0..LANES).filter(|lane| exec >> lane & 1 == 1) {
         wave.write_vgpr64(operands.vdst as u32, lane, dword(low[lane], 0) | dword(high[lane], 1) << 32);
     }
+}
+
+/// After a [`Plan::CmpxMask`] compare (`op`, gfx11's `v_cmp_*` for gfx9's `v_cmpx_*`): the
+/// running half of EXEC becomes the running half of the mask the compare wrote to its sdst (VCC
+/// for e32), so that both hold it, as gfx9's `v_cmpx` leaves them (`vector::cmpx`). The compare
+/// wrote 0 for the lanes EXEC disabled, which stay disabled.
+pub(crate) fn mask_to_exec(wave: &mut Wave, op: &VOp) {
+    let mask = wave.read_sgpr(wave.mask_register(op.operands.sdst as u32));
+    wave.write_mask(EXEC, mask);
 }
 
 /// The gfx11 instruction that computes what `instruction` computes, or why there is none.

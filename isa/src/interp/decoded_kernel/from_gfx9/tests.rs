@@ -95,8 +95,8 @@ const REFUSED: &[(&[u32], &str)] = &[
     (&[0x2C02_0702], "gfx11 has no such operation"),
     // v_mfma_f32_4x4x1f32 a[0:3], v0, v1, a[0:3]
     (&[0xD3C2_8000, 0x0402_0300], "an MFMA or AGPR operation (the interpreter has no AGPRs)"),
-    // v_cmpx_gt_u32_e32 vcc, 4, v0
-    (&[0x7DB8_0084], "gfx9's v_cmpx also writes VCC or its sdst; gfx11's writes only EXEC"),
+    // v_cmpx_gt_u32_sdwa vcc, v0, v1 src0_sel:DWORD src1_sel:DWORD
+    (&[0x7DB8_02F9, 0x0606_0000], "gfx9's v_cmpx also writes VCC or its sdst; gfx11's writes only EXEC"),
     // v_add_f16_dpp v1, v2, v3 row_shr:1 row_mask:0xf bank_mask:0xf
     (&[0x3E02_06FA, 0xFF01_1102], "a 16-bit DPP result: gfx9 zeroes its high half in the lanes it writes"),
     // v_mov_b32_e32 v1, xnack_mask_lo
@@ -168,4 +168,18 @@ fn gfx90a_v_pk_mov_b32_runs_as_its_own_plan_and_refuses_constants() {
     // v_pk_mov_b32 v[0:1], 0, v[4:5]
     let constant = gfx9::decode(&[0xD3B3_4000, 0x1802_0880], 0, Processor::Gfx90a).expect("decodes");
     assert_eq!(refusal(&constant), Some("v_pk_mov_b32 with a constant source"));
+}
+
+#[test]
+fn gfx9_v_cmpx_runs_as_gfx11_v_cmp_then_exec_takes_its_mask() {
+    // v_cmpx_gt_u32_e32 vcc, 4, v0; v_cmpx_gt_u32_e64 s[2:3], v0, 4
+    for (words, expected) in [
+        (&[0x7DB8_0084][..], "v_cmp_gt_u32_e32 vcc_lo, 4, v0"),
+        (&[0xD0DC_0002, 0x0001_0900][..], "v_cmp_gt_u32_e64 s2, v0, 4"),
+    ] {
+        let cmpx = gfx9::decode(words, 0, Processor::Gfx90a).expect("decodes");
+        let planned = decoded(&cmpx, 64);
+        assert!(matches!(planned.plan, Plan::CmpxMask(_)), "{cmpx}");
+        assert_eq!(planned.instruction.to_string(), expected);
+    }
 }

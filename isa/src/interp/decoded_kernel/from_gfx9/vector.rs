@@ -16,13 +16,48 @@ use crate::interp::decoded_kernel::reencode::{self, E32, E32Form, Vop3, encode};
 const KEEPS_HIGH_HALF: [O11; 6] =
     [O11::VMadU16, O11::VMadI16, O11::VFmaF16, O11::VDivFixupF16, O11::VFmaMixloF16, O11::VFmaMixhiF16];
 
+/// Whether `instruction` is a `v_cmpx_*`, which on gfx9 writes its mask to VCC (e32) or its
+/// sdst (VOP3) as well as to EXEC, and on gfx11 only to EXEC ([`cmpx`]).
+pub(super) fn is_cmpx(instruction: &gfx9::Instruction) -> bool {
+    instruction.entry.mnemonic.starts_with("v_cmpx")
+}
+
 /// Refuses what gfx9 and gfx11 compute differently though LLVM names it alike: `v_cmpx`, which
-/// on gfx9 also writes VCC (e32) or its sdst (e64).
+/// runs as [`cmpx`] plans it, never through the plain translations.
 fn same_meaning(instruction: &gfx9::Instruction) -> Result<(), Refusal> {
-    if instruction.entry.mnemonic.starts_with("v_cmpx") {
+    if is_cmpx(instruction) {
         return Err(Refusal("gfx9's v_cmpx also writes VCC or its sdst; gfx11's writes only EXEC"));
     }
     Ok(())
+}
+
+/// gfx9's `v_cmpx_*` (VOPC e32, plain or DPP, and VOP3), which writes its lane mask to EXEC and
+/// to VCC (e32) or its sdst (VOP3) (Vega ISA guide, "VOPC": "V_CMPX: write VCC/sdst and EXEC";
+/// LLVM prints that destination on gfx9, `gfx9/table.rs`'s `Fixed("vcc")` and `ScalarVdst`
+/// slots), where gfx11's writes only EXEC (RDNA3 ISA guide, VOPC): translated as gfx11's
+/// `v_cmp_*` of the same condition, which writes VCC or sdst with 0 for the lanes EXEC disables
+/// (`valu/compare.rs`), and planned as [`Plan::CmpxMask`], which then copies that mask to EXEC.
+/// The SDWA forms are refused.
+pub(super) fn cmpx(instruction: &gfx9::Instruction, equivalent: O11) -> Result<(gfx11::Instruction, Plan), Refusal> {
+    let compare = plain_compare(equivalent)?;
+    let translated = match (instruction.encoding, instruction.extension) {
+        (gfx9::Encoding::Vopc, Extension::None | Extension::Dpp) => e32_form(instruction, compare)?,
+        (gfx9::Encoding::Vop3, _) => vop3_form(instruction, compare)?,
+        _ => return Err(Refusal("an SDWA v_cmpx (gfx9's also writes its sdst; gfx11's writes only EXEC)")),
+    };
+    match Plan::of(&translated) {
+        Plan::Vector(op) => Ok((translated, Plan::CmpxMask(Box::new(op)))),
+        _ => Err(Refusal("the compare does not plan as a VALU row")),
+    }
+}
+
+/// gfx11's `v_cmp_*` of the condition and type of `cmpx`, a `v_cmpx_*` (the same name without
+/// the x: RDNA3 ISA guide, VOPC opcodes, each `V_CMPX_*` 0x80 above its `V_CMP_*`).
+fn plain_compare(cmpx: O11) -> Result<O11, Refusal> {
+    let entry = gfx11::entry_of(E11::Vopc, cmpx).ok_or(Refusal("gfx11 has no VOPC form of this v_cmpx"))?;
+    let name = entry.mnemonic.replacen("v_cmpx_", "v_cmp_", 1);
+    let plain = gfx11::table::VOPC.iter().find(|entry| entry.mnemonic == name);
+    plain.map(|entry| entry.opcode).ok_or(Refusal("gfx11 has no v_cmp of this v_cmpx"))
 }
 
 /// Whether `instruction` writes a 16-bit result whose high half gfx9 zeroes and gfx11 keeps
@@ -41,6 +76,11 @@ pub(crate) fn zeroes_high_half(instruction: &gfx9::Instruction) -> bool {
 /// VOP1/VOP2/VOPC, plain or with a DPP word ([`reencode::vop_e32`]); SDWA is refused.
 pub(super) fn e32(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
     same_meaning(instruction)?;
+    e32_form(instruction, equivalent)
+}
+
+/// [`e32`], `v_cmpx` included (as `equivalent`, which [`cmpx`] makes gfx11's `v_cmp`).
+fn e32_form(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
     let dpp = match instruction.extension {
         Extension::None => None,
         Extension::Sdwa => {
@@ -106,6 +146,11 @@ fn dpp_word(instruction: &gfx9::Instruction) -> Result<u32, Refusal> {
 /// gfx11's identity 0x35, scalar fields and sources renumbered.
 pub(super) fn vop3(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
     same_meaning(instruction)?;
+    vop3_form(instruction, equivalent)
+}
+
+/// [`vop3`], `v_cmpx` included (as `equivalent`, which [`cmpx`] makes gfx11's `v_cmp`).
+fn vop3_form(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
     let [w0, w1, _] = instruction.words;
     let slots = instruction.entry.slots;
     // Bits 14:11 are op_sel only for the operations that have it on gfx9 (v_mad_u16, v_fma_f16,
