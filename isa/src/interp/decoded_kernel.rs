@@ -78,7 +78,8 @@ pub(crate) enum Plan {
     /// Scalar ALU, branches, SMEM: their fields are read from the words as they run.
     Scalar,
     Vector(VOp),
-    /// VOPD's X and Y halves.
+    /// VOPD's X and Y halves, or the low and high dwords of gfx90a's packed f32 arithmetic
+    /// (`from_gfx9/vector.rs`, `packed_f32`): both read their sources before either writes.
     Dual(Box<(VOp, VOp)>),
     Memory(Access),
     /// gfx10's `v_dot2_i32_i16` (true: signed) and `v_dot2_u32_u16`, which gfx11 lacks: the

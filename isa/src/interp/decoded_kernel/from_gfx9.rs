@@ -40,7 +40,12 @@
 //!   the third source (`vector::fmac_f64`).
 //! - **`v_pk_mov_b32`** (gfx90a, gfx942), which gfx11 lacks: a dword of each 64-bit source
 //!   picked by op_sel, run as [`Plan::PkMov`] on a stand-in's operands (`vector::pk_mov`).
-//! - **Refused outright:** MFMA, `v_accvgpr_*` and any AGPR operand, packed f32 arithmetic, the non-fused
+//! - **`v_pk_fma_f32`, `v_pk_mul_f32`, `v_pk_add_f32`** (gfx90a, gfx942), which gfx11 lacks:
+//!   each dword of the result is gfx11's VOP3 `v_fma_f32`/`v_mul_f32`/`v_add_f32` of the
+//!   source dwords op_sel (low) and op_sel_hi (high) pick, negated by neg_lo/neg_hi, run as a
+//!   [`Plan::Dual`] of the two (both read before either writes; `vector::packed_f32`);
+//!   constant and literal sources are refused.
+//! - **Refused outright:** MFMA, `v_accvgpr_*` and any AGPR operand, the non-fused
 //!   `v_mad_f32`/`v_mac_f32` and every other operation gfx11 lacks.
 //!
 //! A refused instruction loads as [`Plan::Unsupported`]: reaching it is `ExecError::Unsupported`
@@ -93,6 +98,9 @@ fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instr
             vector::sdwa(instruction, equivalent).and_then(|form| sdwa_planned(&form, shadow))
         }
         (_, None) if instruction.opcode() == gfx9::Opcode::VPkMovB32 => vector::pk_mov(instruction),
+        (_, None) if let Some((equivalent, count)) = vector::packed_f32_op(instruction.opcode()) => {
+            vector::packed_f32(instruction, equivalent, count)
+        }
         (_, None) if let Some((stand_in, op)) = memory::float64_atomic(instruction.opcode()) => {
             let translated = match instruction.encoding {
                 gfx9::Encoding::Mubuf => memory::mubuf(instruction, stand_in),

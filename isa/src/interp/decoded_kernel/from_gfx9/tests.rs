@@ -183,3 +183,14 @@ fn gfx9_v_cmpx_runs_as_gfx11_v_cmp_then_exec_takes_its_mask() {
         assert_eq!(planned.instruction.to_string(), expected);
     }
 }
+
+#[test]
+fn gfx90a_packed_f32_runs_as_two_f32_rows_and_refuses_constants() {
+    // v_pk_fma_f32 v[0:1], v[2:3], v[4:5], v[6:7] op_sel:[1,0,0] op_sel_hi:[0,1,1] neg_lo:[1,0,0]
+    let fma = gfx9::decode(&[0xD3B0_4800, 0x341A_0902], 0, Processor::Gfx90a).expect("decodes");
+    let Plan::Dual(pair) = decoded(&fma, 64).plan else { panic!("not a Dual plan") };
+    assert_eq!((pair.0.operands.vdst, pair.1.operands.vdst), (0, 1));
+    // v_pk_add_f32 v[0:1], v[2:3], 1.0
+    let constant = gfx9::decode(&[0xD3B2_4000, 0x1801_E502], 0, Processor::Gfx90a).expect("decodes");
+    assert_eq!(refusal(&constant), Some("packed f32 with a constant source"));
+}

@@ -8,6 +8,7 @@ use crate::gfx9::{self, Extension};
 use crate::gfx11::{self, Encoding as E11, Opcode as O11, Slot};
 use crate::interp::decoded_kernel::from_gfx10::{SdwaForm, SdwaWritten, sdwa_form_of};
 use crate::interp::decoded_kernel::reencode::{self, E32, E32Form, Vop3, encode};
+use crate::interp::valu::VOp;
 
 /// gfx9's 16-bit operations that keep the high half of their destination, as gfx11's do: those
 /// for which LLVM's `GCNSubtarget::zeroesHigh16BitsOfDest` is false on gfx9 (it is true for
@@ -219,14 +220,88 @@ pub(super) fn pk_mov(instruction: &gfx9::Instruction) -> Result<(gfx11::Instruct
     if w0 >> 8 & 7 != 0 || w1 >> 29 != 0 {
         return Err(Refusal("v_pk_mov_b32 with neg or neg_hi"));
     }
-    let fields = [w1 & 0x1FF, w1 >> 9 & 0x1FF];
-    if fields.iter().any(|field| (128..256).contains(field)) {
-        return Err(Refusal("v_pk_mov_b32 with a constant source"));
-    }
+    let fields = pair_fields(instruction, 2, "v_pk_mov_b32 with a constant source")?;
     let src = [(NUMBERING.source)(fields[0])?, (NUMBERING.source)(fields[1])?, 0];
     let stand_in = Vop3 { vdst: w0 & 0xFF, src, ..Vop3::default() }.encode(O11::VAddF64)?;
-    match Plan::of(&stand_in) {
-        Plan::Vector(op) => Ok((stand_in, Plan::PkMov(Box::new((op, (w0 >> 11 & 3) as u8))))),
+    let op = vector_op(&stand_in)?;
+    Ok((stand_in, Plan::PkMov(Box::new((op, (w0 >> 11 & 3) as u8)))))
+}
+
+/// The 9-bit source fields (VOP3P's second word: [8:0], [17:9], [26:18]) of a gfx90a VOP3P
+/// instruction whose first `count` sources are 64-bit register pairs; `constant` where one of
+/// those is an inline constant or a literal (128..=255), whose dwords the guides do not give.
+fn pair_fields(instruction: &gfx9::Instruction, count: usize, constant: &'static str) -> Result<[u32; 3], Refusal> {
+    let w1 = instruction.words[1];
+    let fields = [w1 & 0x1FF, w1 >> 9 & 0x1FF, w1 >> 18 & 0x1FF];
+    match fields[..count].iter().any(|field| (128..256).contains(field)) {
+        true => Err(Refusal(constant)),
+        false => Ok(fields),
+    }
+}
+
+/// The VALU row `stand_in` (a gfx11 instruction) plans as.
+fn vector_op(stand_in: &gfx11::Instruction) -> Result<VOp, Refusal> {
+    match Plan::of(stand_in) {
+        Plan::Vector(op) => Ok(op),
         _ => Err(Refusal("the stand-in does not plan as a VALU row")),
+    }
+}
+
+/// gfx90a's packed f32 arithmetic, which gfx11 lacks, as the gfx11 VOP3 operation each dword
+/// of its result is and the number of its sources: `v_pk_fma_f32` as `v_fma_f32` (one
+/// rounding), `v_pk_mul_f32` as `v_mul_f32`, `v_pk_add_f32` as `v_add_f32` (MI200 ISA guide,
+/// VOP3P opcodes 48–50; LLVM's VOP3PInstructions.td, `V_PK_FMA_F32` and the others, which
+/// select `fma`, `fmul` and `fadd` of v2f32 for them).
+pub(super) fn packed_f32_op(opcode: gfx9::Opcode) -> Option<(O11, usize)> {
+    match opcode {
+        gfx9::Opcode::VPkFmaF32 => Some((O11::VFmaF32, 3)),
+        gfx9::Opcode::VPkMulF32 => Some((O11::VMulF32, 2)),
+        gfx9::Opcode::VPkAddF32 => Some((O11::VAddF32, 2)),
+        _ => None,
+    }
+}
+
+/// A packed f32 instruction ([`packed_f32_op`] gives `equivalent` and `count`), each source a
+/// 64-bit register pair: D.lo is `equivalent` of the sources' dwords op_sel [13:11] picks (0:
+/// the pair's low dword, 1: its high) negated by neg_lo (second word [31:29]); D.hi of those
+/// op_sel_hi (first word 14 for src2, second word [28:27] for src0 and src1) picks negated by
+/// neg_hi (first word [10:8]); clamp (15) applies to both (MI200 ISA guide, "VOP3P"; LLVM 19
+/// encodes `v_pk_fma_f32 v[0:1], v[2:3], v[4:5], v[6:7]` with op_sel_hi all set, `00 40 b0 d3
+/// 02 09 1a 1c`, and `op_sel:[1,0,0] op_sel_hi:[0,1,1] neg_lo:[1,0,0]` as `00 48 b0 d3 02 09
+/// 1a 34`). Planned as [`Plan::Dual`] of the two gfx11 VOP3 operations (vdst and vdst + 1),
+/// which read their sources before either writes, so MODE's rounding and denormals and the
+/// clamp are the interpreter's f32 ops'. Constant and literal sources are refused.
+pub(super) fn packed_f32(
+    instruction: &gfx9::Instruction,
+    equivalent: O11,
+    count: usize,
+) -> Result<(gfx11::Instruction, Plan), Refusal> {
+    let [w0, w1, _] = instruction.words;
+    let fields = pair_fields(instruction, count, "packed f32 with a constant source")?;
+    let half = |op_sel: u32, neg: u32, high: u32| -> Result<(gfx11::Instruction, VOp), Refusal> {
+        let mut src = [0; 3];
+        for (i, source) in src.iter_mut().enumerate().take(count) {
+            *source = dword_of(fields[i], op_sel >> i & 1)?;
+        }
+        let (vdst, clamp, neg) = ((w0 & 0xFF) + high, w0 >> 15 & 1, neg & ((1 << count) - 1));
+        let stand_in = Vop3 { vdst, src, neg, clamp, ..Vop3::default() }.encode(equivalent)?;
+        let op = vector_op(&stand_in)?;
+        Ok((stand_in, op))
+    };
+    if w0 & 0xFF == 0xFF {
+        return Err(Refusal("packed f32 with v255 as its destination pair"));
+    }
+    let (low, low_op) = half(w0 >> 11 & 7, w1 >> 29, 0)?;
+    let (_, high_op) = half(w1 >> 27 & 3 | (w0 >> 14 & 1) << 2, w0 >> 8 & 7, 1)?;
+    Ok((low, Plan::Dual(Box::new((low_op, high_op)))))
+}
+
+/// gfx11's operand number of the dword `high` picks (0: the low, 1: the high) of the register
+/// pair whose gfx9 9-bit source field is `field` (an SGPR, special or VGPR number, not a
+/// constant); refused where the pair's second dword would be past the register file.
+fn dword_of(field: u32, high: u32) -> Result<u32, Refusal> {
+    match field + high {
+        128 | 512 => Err(Refusal("a register pair past the register file")),
+        number => (NUMBERING.source)(number),
     }
 }
