@@ -344,7 +344,9 @@ fn length(isa: Isa, words: [u32; 3]) -> Vec<u32> {
     let dwords = match isa {
         Isa::Gfx11 => aqueduct_isa::gfx11::decode(&words, 0).map(|instruction| instruction.len() / 4),
         Isa::Gfx10_3 => aqueduct_isa::gfx10::decode(&words, 0).map(|instruction| instruction.len() / 4),
-        Isa::Gfx9(processor) => aqueduct_isa::gfx9::decode(&words, 0, processor).map(|instruction| instruction.len() / 4),
+        Isa::Gfx9(processor) => {
+            aqueduct_isa::gfx9::decode(&words, 0, processor).map(|instruction| instruction.len() / 4)
+        }
     };
     words[..dwords.unwrap_or(1).clamp(1, 3)].to_vec()
 }

@@ -53,9 +53,8 @@ pub fn mnemonics_in(text: &[u8], isa: Isa) -> Vec<&'static str> {
         Isa::Gfx10_3 => {
             found.extend(gfx10::decode_all(text, 0).flatten().map(|(_, instruction)| instruction.entry.mnemonic))
         }
-        Isa::Gfx9(processor) => found.extend(
-            gfx9::decode_all(text, 0, processor).flatten().map(|(_, instruction)| instruction.entry.mnemonic),
-        ),
+        Isa::Gfx9(processor) => found
+            .extend(gfx9::decode_all(text, 0, processor).flatten().map(|(_, instruction)| instruction.entry.mnemonic)),
     }
     found.sort_unstable();
     found.dedup();
@@ -254,7 +253,8 @@ fn gfx11_operations() -> Vec<Operation> {
             Ok(instruction) => (false, Some(format!("the words decode as {}", instruction.mnemonic()))),
             Err(error) => (false, Some(error.to_string())),
         };
-        let operation = Operation { mnemonic: entry.mnemonic, encoding: name.to_owned(), runs, words, probe_error, refusal: None };
+        let operation =
+            Operation { mnemonic: entry.mnemonic, encoding: name.to_owned(), runs, words, probe_error, refusal: None };
         operations.push(operation);
     };
     for (encoding, table) in gfx11_tables() {
@@ -342,7 +342,14 @@ fn gfx10_operations() -> Vec<Operation> {
                 Err(error) => (false, Some(error.to_string())),
             };
             let name = format!("{encoding:?}{extension}");
-            operations.push(Operation { mnemonic: entry.mnemonic, encoding: name, runs, words, probe_error, refusal: None });
+            operations.push(Operation {
+                mnemonic: entry.mnemonic,
+                encoding: name,
+                runs,
+                words,
+                probe_error,
+                refusal: None,
+            });
         }
     }
     operations
