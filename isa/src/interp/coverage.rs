@@ -268,22 +268,70 @@ fn gfx11_operations() -> Vec<Operation> {
     operations
 }
 
-/// Words of a gfx10.3 instruction (RDNA2 ISA guide's encodings; the operands as for gfx11).
-fn gfx10_words(encoding: gfx10::Encoding, extension: &str, op: u32, mnemonic: &str) -> [u32; 3] {
-    use gfx10::Encoding::*;
-    // s_setreg/s_getreg: HW_REG_MODE, all 32 bits; s_sendmsg: MSG_INTERRUPT, the one message
-    // gfx11 numbers the same.
+/// The fields gfx10.3's and gfx9's probe words share (the two lay them out alike).
+struct ProbeFields {
+    /// SOPK/SOPP's immediate: s_setreg/s_getreg's HW_REG_MODE, all 32 bits; s_sendmsg's
+    /// MSG_INTERRUPT, the one message gfx11 numbers the same.
+    simm: u32,
+    /// VOP1/VOP2/VOPC's src0: v0, or the SDWA or DPP marker.
+    marker: u32,
+    /// The SDWA or DPP word: v0, every select DWORD; quad_perm identity, all rows and banks.
+    word: u32,
+}
+
+/// [`ProbeFields`] of a row of `extension` ("", "Sdwa" or "Dpp") named `mnemonic`.
+fn probe_fields(extension: &str, mnemonic: &str) -> ProbeFields {
     let simm = match mnemonic {
         _ if mnemonic.contains("reg_") => 1 | 31 << 11,
         "s_sendmsg" => 1,
         _ => 0,
     };
-    // SDWA: v0, every select DWORD; DPP16: v0, quad_perm identity, all rows and banks.
     let (marker, word) = match extension {
         "Sdwa" => (249, 0x0606_0600),
         "Dpp" => (250, 0xFF00_E400),
         _ => (v(0), 0),
     };
+    ProbeFields { simm, marker, word }
+}
+
+/// The rows the gfx10.3 and gfx9 enumerations walk, as (encoding, extension, table), from
+/// `$isa`'s table module: the same list for both, with `$isa`'s own encodings (`$extra`) after
+/// MUBUF's.
+macro_rules! probed_tables {
+    ($isa:ident $(, $extra:ident: $table:ident)*) => {{
+        use $isa::Encoding::*;
+        use $isa::table::*;
+        [
+            (Sop2, "", SOP2),
+            (Sopk, "", SOPK),
+            (Sop1, "", SOP1),
+            (Sopc, "", SOPC),
+            (Sopp, "", SOPP),
+            (Smem, "", SMEM),
+            (Vop2, "", VOP2),
+            (Vop1, "", VOP1),
+            (Vopc, "", VOPC),
+            (Vop3, "", VOP3),
+            (Vop3p, "", VOP3P),
+            (Ds, "", DS),
+            (Flat, "", FLAT),
+            (Scratch, "", SCRATCH),
+            (Global, "", GLOBAL),
+            (Mubuf, "", MUBUF),
+            $(($extra, "", $table),)*
+            (Vop1, "Sdwa", VOP1_SDWA),
+            (Vop2, "Sdwa", VOP2_SDWA),
+            (Vopc, "Sdwa", VOPC_SDWA),
+            (Vop1, "Dpp", VOP1_DPP),
+            (Vop2, "Dpp", VOP2_DPP),
+        ]
+    }};
+}
+
+/// Words of a gfx10.3 instruction (RDNA2 ISA guide's encodings; the operands as for gfx11).
+fn gfx10_words(encoding: gfx10::Encoding, extension: &str, op: u32, mnemonic: &str) -> [u32; 3] {
+    use gfx10::Encoding::*;
+    let ProbeFields { simm, marker, word } = probe_fields(extension, mnemonic);
     match encoding {
         Sop2 => [0x8000_0000 | op << 23 | 4 << 16 | 2 << 8, 0, 0],
         Sopk => [0xB000_0000 | op << 23 | 4 << 16 | simm, 0, 0],
@@ -305,31 +353,7 @@ fn gfx10_words(encoding: gfx10::Encoding, extension: &str, op: u32, mnemonic: &s
 }
 
 fn gfx10_operations() -> Vec<Operation> {
-    use gfx10::Encoding::*;
-    use gfx10::table::*;
-    let tables: [(gfx10::Encoding, &str, &'static [gfx10::Entry]); 21] = [
-        (Sop2, "", SOP2),
-        (Sopk, "", SOPK),
-        (Sop1, "", SOP1),
-        (Sopc, "", SOPC),
-        (Sopp, "", SOPP),
-        (Smem, "", SMEM),
-        (Vop2, "", VOP2),
-        (Vop1, "", VOP1),
-        (Vopc, "", VOPC),
-        (Vop3, "", VOP3),
-        (Vop3p, "", VOP3P),
-        (Ds, "", DS),
-        (Flat, "", FLAT),
-        (Scratch, "", SCRATCH),
-        (Global, "", GLOBAL),
-        (Mubuf, "", MUBUF),
-        (Vop1, "Sdwa", VOP1_SDWA),
-        (Vop2, "Sdwa", VOP2_SDWA),
-        (Vopc, "Sdwa", VOPC_SDWA),
-        (Vop1, "Dpp", VOP1_DPP),
-        (Vop2, "Dpp", VOP2_DPP),
-    ];
+    let tables = probed_tables!(gfx10);
     let mut operations = Vec::new();
     for (encoding, extension, table) in tables {
         for entry in table {
@@ -359,17 +383,7 @@ fn gfx10_operations() -> Vec<Operation> {
 /// the operands as for gfx11, `off` for FLAT's saddr and an immediate SMEM offset).
 fn gfx9_words(encoding: gfx9::Encoding, extension: &str, op: u32, mnemonic: &str) -> [u32; 3] {
     use gfx9::Encoding::*;
-    let simm = match mnemonic {
-        _ if mnemonic.contains("reg_") => 1 | 31 << 11,
-        "s_sendmsg" => 1,
-        _ => 0,
-    };
-    // SDWA: v0, every select DWORD; DPP: v0, quad_perm identity, all rows and banks.
-    let (marker, word) = match extension {
-        "Sdwa" => (249, 0x0606_0600),
-        "Dpp" => (250, 0xFF00_E400),
-        _ => (v(0), 0),
-    };
+    let ProbeFields { simm, marker, word } = probe_fields(extension, mnemonic);
     let memory = 1 << 8 | 0x7F << 16 | 4 << 24;
     match encoding {
         Sop2 => [0x8000_0000 | op << 23 | 4 << 16 | 2 << 8, 0, 0],
@@ -401,32 +415,7 @@ pub fn gfx9_refusal(instruction: &gfx9::Instruction) -> Option<&'static str> {
 /// Every row of the gfx9 table that `processor` has, tried once: decoded, translated to gfx11
 /// (`refusal` says why not) and, translated, run as [`runs`] runs it.
 fn gfx9_operations(processor: gfx9::Processor) -> Vec<Operation> {
-    use gfx9::Encoding::*;
-    use gfx9::table::*;
-    let tables: [(gfx9::Encoding, &str, &'static [gfx9::Entry]); 22] = [
-        (Sop2, "", SOP2),
-        (Sopk, "", SOPK),
-        (Sop1, "", SOP1),
-        (Sopc, "", SOPC),
-        (Sopp, "", SOPP),
-        (Smem, "", SMEM),
-        (Vop2, "", VOP2),
-        (Vop1, "", VOP1),
-        (Vopc, "", VOPC),
-        (Vop3, "", VOP3),
-        (Vop3p, "", VOP3P),
-        (Ds, "", DS),
-        (Flat, "", FLAT),
-        (Scratch, "", SCRATCH),
-        (Global, "", GLOBAL),
-        (Mubuf, "", MUBUF),
-        (Mtbuf, "", MTBUF),
-        (Vop1, "Sdwa", VOP1_SDWA),
-        (Vop2, "Sdwa", VOP2_SDWA),
-        (Vopc, "Sdwa", VOPC_SDWA),
-        (Vop1, "Dpp", VOP1_DPP),
-        (Vop2, "Dpp", VOP2_DPP),
-    ];
+    let tables = probed_tables!(gfx9, Mtbuf: MTBUF);
     let mut operations = Vec::new();
     for (encoding, extension, table) in tables {
         for entry in table.iter().filter(|entry| entry.processors & processor.bit() != 0) {
