@@ -57,7 +57,19 @@ fn every_gfx90a_table_row_translates_or_is_refused_with_a_reason() {
     assert_eq!(translated + refused_count + unprobed.len(), rows.len());
     assert!(translated >= 1475, "{translated} rows translate");
     // gfx11 lacks these; they run as plans of their own (`from_gfx9/vector.rs`).
-    for mnemonic in ["v_pk_mov_b32", "v_pk_fma_f32", "v_pk_mul_f32", "v_pk_add_f32"] {
+    for mnemonic in [
+        "v_pk_mov_b32",
+        "v_pk_fma_f32",
+        "v_pk_mul_f32",
+        "v_pk_add_f32",
+        "v_mad_f32",
+        "v_mac_f32_e32",
+        "v_mac_f32_e64",
+        "v_mac_f32_dpp",
+        "v_madak_f32",
+        "v_madmk_f32",
+        "v_mad_legacy_f32",
+    ] {
         let row = rows.iter().find(|row| row.mnemonic == mnemonic).expect("a gfx90a row");
         assert!(row.refusal.is_none() && row.runs, "{mnemonic}");
     }
@@ -436,9 +448,9 @@ fn gfx90a_packed_f32_fma_mul_add_pick_negate_and_clamp_each_dword() {
 
 #[test]
 fn a_refused_gfx9_instruction_fails_naming_its_mnemonic() {
-    // v_mac_f32_e32 v1, v2, v3 (not fused: gfx11 has no equivalent); then s_endpgm.
-    let error = Kernel::new(&[0x2C02_0702, 0xBF81_0000]).run(Processor::Gfx90a).expect_err("the wave fails");
-    assert!(matches!(error, ExecError::Unsupported { mnemonic: "v_mac_f32_e32", .. }), "{error:?}");
+    // s_getreg_b32 s0, hwreg(HW_REG_HW_ID) (a register gfx11 numbers differently); s_endpgm.
+    let error = Kernel::new(&[0xB880_F804, 0xBF81_0000]).run(Processor::Gfx90a).expect_err("the wave fails");
+    assert!(matches!(error, ExecError::Unsupported { mnemonic: "s_getreg_b32", .. }), "{error:?}");
     // v_mfma_f32_4x4x1f32 a[0:3], v0, v1, a[0:3]
     let error = Kernel::new(&[0xD3C2_8000, 0x0402_0300, 0xBF81_0000]).run(Processor::Gfx90a).expect_err("fails");
     assert!(
@@ -553,5 +565,123 @@ fn gfx9_v_cmpx_writes_vcc_or_sdst_and_exec() {
             let want: Vec<u32> = (0..64).map(|i| if i < lanes { value } else { 0 }).collect();
             assert_eq!(out[64 * row..64 * row + 64], want, "{processor:?} row {row}");
         }
+    }
+}
+
+/// gfx9's non-fused multiply-adds (`Plan::Unfused`): `v_mad_f32`, `v_mac_f32` (e32 and DPP),
+/// `v_madak_f32`, `v_madmk_f32` and `v_mad_legacy_f32`, with MODE set to keep f32 denormals
+/// (`s_setreg`), which `v_fma_f32` then keeps and the non-fused ones flush: sources, the
+/// product and the sum. Row k of the output is the k-th stored register, out[64·k + i] for
+/// lane i, whose a = 1 + (i + 1)·2⁻¹³ makes a·a round (so the fused and non-fused differ).
+const UNFUSED: &[u32] = &[
+    0xBA00_1901,
+    0x0000_000F, // s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 15
+    0xBE80_00FF,
+    0x1111_1111, // s_mov_b32 s0, 0x11111111
+    0xBE81_00FF,
+    0x2222_2222, // s_mov_b32 s1, 0x22222222
+    0x2402_0082, // v_lshlrev_b32_e32 v1, 2, v0
+    0x6804_0081, // v_add_u32_e32 v2, 1, v0
+    0x7E04_0D02, // v_cvt_f32_u32_e32 v2, v2
+    0x0A04_04FF,
+    0x3900_0000, // v_mul_f32_e32 v2, 0x39000000, v2
+    0x0206_04F2, // v_add_f32_e32 v3, 1.0, v2
+    0x7E0A_02F3, // v_mov_b32_e32 v5, -1.0
+    0xD1C1_0006,
+    0x03CE_0703, // v_mad_f32 v6, v3, v3, -1.0
+    0x7E0E_02F3, // v_mov_b32_e32 v7, -1.0
+    0x2C0E_0703, // v_mac_f32_e32 v7, v3, v3
+    0x3010_0703,
+    0xBF80_0000, // v_madak_f32 v8, v3, v3, 0xbf800000
+    0x2E12_0B03,
+    0x3F80_0001, // v_madmk_f32 v9, v3, 0x3f800001, v5
+    0xD1CB_000A,
+    0x03CE_0703, // v_fma_f32 v10, v3, v3, -1.0
+    0x7E18_02FF,
+    0x1C80_0000, // v_mov_b32_e32 v12, 0x1c800000
+    0xD1C1_000B,
+    0x0202_190C, // v_mad_f32 v11, v12, v12, 0
+    0xD1CB_000D,
+    0x0202_190C, // v_fma_f32 v13, v12, v12, 0
+    0x7E1E_0281, // v_mov_b32_e32 v15, 1
+    0x7E20_02FF,
+    0x7180_0000, // v_mov_b32_e32 v16, 0x71800000
+    0xD1C1_000E,
+    0x0202_210F, // v_mad_f32 v14, v15, v16, 0
+    0x7E24_02FF,
+    0x2000_0000, // v_mov_b32_e32 v18, 0x20000000
+    0x7E26_02FF,
+    0x80C0_0000, // v_mov_b32_e32 v19, 0x80c00000
+    0xD1C1_0011,
+    0x044E_2512, // v_mad_f32 v17, v18, v18, v19
+    0x7E2A_02FF,
+    0x7F80_0000, // v_mov_b32_e32 v21, 0x7f800000
+    0xD1C0_0014,
+    0x03CA_2A80, // v_mad_legacy_f32 v20, 0, v21, 1.0
+    0x7E2C_02F3, // v_mov_b32_e32 v22, -1.0
+    0x2C2C_06FA,
+    0xFF01_1103, // v_mac_f32_dpp v22, v3, v3 row_shr:1 row_mask:0xf bank_mask:0xf
+    0xD1C1_0017,
+    0x0BCE_0703, // v_mad_f32 v23, v3, v3, -1.0 mul:2
+    0xD1C1_0018,
+    0x23CA_0703, // v_mad_f32 v24, -v3, v3, 1.0
+    0xDC70_8000,
+    0x0000_0601, // global_store_dword v1, v6, s[0:1]
+    0xDC70_8100,
+    0x0000_0701, // global_store_dword v1, v7, s[0:1] offset:256
+    0xDC70_8200,
+    0x0000_0801, // global_store_dword v1, v8, s[0:1] offset:512
+    0xDC70_8300,
+    0x0000_0901, // global_store_dword v1, v9, s[0:1] offset:768
+    0xDC70_8400,
+    0x0000_0A01, // global_store_dword v1, v10, s[0:1] offset:1024
+    0xDC70_8500,
+    0x0000_0B01, // global_store_dword v1, v11, s[0:1] offset:1280
+    0xDC70_8600,
+    0x0000_0D01, // global_store_dword v1, v13, s[0:1] offset:1536
+    0xDC70_8700,
+    0x0000_0E01, // global_store_dword v1, v14, s[0:1] offset:1792
+    0xDC70_8800,
+    0x0000_1101, // global_store_dword v1, v17, s[0:1] offset:2048
+    0xDC70_8900,
+    0x0000_1401, // global_store_dword v1, v20, s[0:1] offset:2304
+    0xDC70_8A00,
+    0x0000_1601, // global_store_dword v1, v22, s[0:1] offset:2560
+    0xDC70_8B00,
+    0x0000_1701, // global_store_dword v1, v23, s[0:1] offset:2816
+    0xDC70_8C00,
+    0x0000_1801, // global_store_dword v1, v24, s[0:1] offset:3072
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xBF81_0000, // s_endpgm
+];
+
+#[test]
+fn gfx9_v_mad_f32_family_rounds_twice_and_flushes_f32_denormals() {
+    let a = |lane: usize| 1.0f32 + (lane + 1) as f32 * f32::from_bits(0x3900_0000);
+    let bits = |value: f32| value.to_bits();
+    // Rust's f32 `*` and `+` each round once to nearest even: two roundings, as the ISA's.
+    let rows: [&dyn Fn(usize) -> u32; 13] = [
+        &|i| bits(a(i) * a(i) + -1.0),                                            // v_mad_f32
+        &|i| bits(a(i) * a(i) + -1.0),                                            // v_mac_f32_e32
+        &|i| bits(a(i) * a(i) + -1.0),                                            // v_madak_f32
+        &|i| bits(a(i) * f32::from_bits(0x3F80_0001) + -1.0),                     // v_madmk_f32
+        &|i| bits(a(i).mul_add(a(i), -1.0)),                                      // v_fma_f32: one rounding
+        &|_| 0,                                                                   // 2⁻⁷⁰ · 2⁻⁷⁰: product flushed
+        &|_| 0x200,                                                               // v_fma_f32 keeps 2⁻¹⁴⁰
+        &|_| 0,                                                                   // a denormal source flushed
+        &|_| 0x8000_0000,                                                         // a denormal sum flushed to −0
+        &|_| bits(1.0),                                                           // legacy: 0 · ∞ + 1 = 1
+        &|i| if i % 16 == 0 { bits(-1.0) } else { bits(a(i - 1) * a(i) + -1.0) }, // DPP row_shr:1
+        &|i| bits((a(i) * a(i) + -1.0) * 2.0),                                    // mul:2
+        &|i| bits(-(a(i) * a(i)) + 1.0),                                          // −v3
+    ];
+    for processor in [Processor::Gfx906, Processor::Gfx90a] {
+        let out = Kernel::new(UNFUSED).run(processor).unwrap_or_else(|error| panic!("{processor:?}: {error}"));
+        for (row, expected) in rows.iter().enumerate() {
+            let want: Vec<u32> = (0..64).map(expected).collect();
+            assert_eq!(out[64 * row..64 * row + 64], want, "{processor:?} row {row}");
+        }
+        // The fused and non-fused results differ (a·a rounds), so the test tells them apart.
+        assert!((0..64).any(|lane| out[lane] != out[4 * 64 + lane]));
     }
 }

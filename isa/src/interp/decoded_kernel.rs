@@ -97,6 +97,9 @@ pub(crate) enum Plan {
     /// gfx9's `v_cmpx_*`: gfx11's `v_cmp_*` of the same condition, then its mask (VCC or sdst)
     /// copied to EXEC in the running half (`from_gfx9::mask_to_exec`).
     CmpxMask(Box<VOp>),
+    /// gfx9's non-fused `v_mad_f32`, `v_mac_f32`, `v_madak_f32`, `v_madmk_f32` and (true)
+    /// `v_mad_legacy_f32`: a gfx11 stand-in's operands (`valu::step_unfused`).
+    Unfused(Box<(VOp, bool)>),
     /// An instruction the interpreter does not execute: reaching it fails the wave, naming it.
     Unsupported,
 }

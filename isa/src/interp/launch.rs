@@ -702,6 +702,7 @@ pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
             super::decoded_kernel::from_gfx9::pk_mov(wave, &mov.0, mov.1);
             Flow::Next
         }
+        Plan::Unfused(mad) => valu::step_unfused(wave, &mad.0, mad.1).ok_or_else(|| refused(wave, decoded))?,
         Plan::Unsupported => return Err(refused(wave, decoded)),
     })
 }
@@ -736,9 +737,13 @@ pub(crate) fn per_half(plan: &Plan) -> bool {
         Plan::Memory(access) => {
             !matches!(access.operation, Operation::Bpermute | Operation::Permute | Operation::Append { .. })
         }
-        Plan::Dual(_) | Plan::Dot2x16(_) | Plan::Sdwa(_) | Plan::ZeroHigh(_) | Plan::PkMov(_) | Plan::CmpxMask(_) => {
-            true
-        }
+        Plan::Dual(_)
+        | Plan::Dot2x16(_)
+        | Plan::Sdwa(_)
+        | Plan::ZeroHigh(_)
+        | Plan::PkMov(_)
+        | Plan::CmpxMask(_)
+        | Plan::Unfused(_) => true,
     }
 }
 

@@ -45,8 +45,12 @@
 //!   source dwords op_sel (low) and op_sel_hi (high) pick, negated by neg_lo/neg_hi, run as a
 //!   [`Plan::Dual`] of the two (both read before either writes; `vector::packed_f32`);
 //!   constant and literal sources are refused.
-//! - **Refused outright:** MFMA, `v_accvgpr_*` and any AGPR operand, the non-fused
-//!   `v_mad_f32`/`v_mac_f32` and every other operation gfx11 lacks.
+//! - **`v_mad_f32`, `v_mac_f32`, `v_madak_f32`, `v_madmk_f32`, `v_mad_legacy_f32`**, which
+//!   gfx11 lacks: a multiply and an add rounded apart, f32 denormals flushed whatever MODE says,
+//!   on the operands of gfx11's `v_fma_f32`/`v_fmac_f32`/`v_fmaak_f32`/`v_fmamk_f32`
+//!   ([`Plan::Unfused`], `vector::unfused`, `valu/unfused.rs`); the SDWA forms are refused.
+//! - **Refused outright:** MFMA, `v_accvgpr_*` and any AGPR operand, and every other operation
+//!   gfx11 lacks.
 //!
 //! A refused instruction loads as [`Plan::Unsupported`]: reaching it is `ExecError::Unsupported`
 //! naming the gfx9 mnemonic, never a silent result. The kernel keeps each instruction's gfx9
@@ -98,6 +102,9 @@ fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instr
             vector::sdwa(instruction, equivalent).and_then(|form| sdwa_planned(&form, shadow))
         }
         (_, None) if instruction.opcode() == gfx9::Opcode::VPkMovB32 => vector::pk_mov(instruction),
+        (_, None) if let Some((stand_in, legacy)) = vector::unfused_op(instruction.opcode()) => {
+            vector::unfused(instruction, stand_in, legacy)
+        }
         (_, None) if let Some((equivalent, count)) = vector::packed_f32_op(instruction.opcode()) => {
             vector::packed_f32(instruction, equivalent, count)
         }

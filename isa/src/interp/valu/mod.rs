@@ -38,6 +38,7 @@ mod mode;
 mod packed;
 mod plain;
 mod rows;
+mod unfused;
 #[allow(clippy::needless_range_loop)]
 mod wmma;
 
@@ -47,6 +48,7 @@ pub(crate) use f32_ops::lane_function_f32;
 use family::Family;
 use mnemonic::result_kind;
 pub(crate) use mnemonic::{half_operands, source_kind};
+pub(crate) use unfused::step_unfused;
 
 use half::f16;
 

@@ -305,3 +305,37 @@ fn dword_of(field: u32, high: u32) -> Result<u32, Refusal> {
         number => (NUMBERING.source)(number),
     }
 }
+
+/// gfx9's non-fused f32 multiply-adds, which gfx11 lacks: the gfx11 operation whose operands
+/// stand in for each (`v_fma_f32` for `v_mad_f32` and `v_mad_legacy_f32`, `v_fmac_f32` for
+/// `v_mac_f32`, `v_fmaak_f32` for `v_madak_f32`, `v_fmamk_f32` for `v_madmk_f32`: the same
+/// operand shapes, Vega ISA guide VOP2/VOP3 opcodes) and whether it is the DX9 legacy one.
+pub(super) fn unfused_op(opcode: gfx9::Opcode) -> Option<(O11, bool)> {
+    use gfx9::Opcode::*;
+    Some(match opcode {
+        VMadF32 => (O11::VFmaF32, false),
+        VMadLegacyF32 => (O11::VFmaF32, true),
+        VMacF32 => (O11::VFmacF32, false),
+        VMadakF32 => (O11::VFmaakF32, false),
+        VMadmkF32 => (O11::VFmamkF32, false),
+        _ => return None,
+    })
+}
+
+/// A non-fused multiply-add ([`unfused_op`] gives `stand_in` and `legacy`): the stand-in's
+/// translation (e32, DPP or VOP3, fields as the plain translations move them), planned as
+/// [`Plan::Unfused`], which rounds the product and the sum apart and flushes f32 denormals
+/// (`valu/unfused.rs`). SDWA forms are refused.
+pub(super) fn unfused(
+    instruction: &gfx9::Instruction,
+    stand_in: O11,
+    legacy: bool,
+) -> Result<(gfx11::Instruction, Plan), Refusal> {
+    let translated = match (instruction.encoding, instruction.extension) {
+        (_, Extension::Sdwa) => return Err(Refusal("an SDWA non-fused multiply-add (v_mac_f32_sdwa)")),
+        (gfx9::Encoding::Vop3, _) => vop3_form(instruction, stand_in)?,
+        _ => e32_form(instruction, stand_in)?,
+    };
+    let op = vector_op(&translated)?;
+    Ok((translated, Plan::Unfused(Box::new((op, legacy)))))
+}
