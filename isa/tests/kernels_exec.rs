@@ -2932,7 +2932,7 @@ fn f64_and_f32_division_are_ieee_for_subnormal_huge_and_zero_operands() {
 
 #[test]
 fn shared_and_private_memory_through_generic_pointers_reach_lds_and_scratch() {
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
         for size in [64u32, 256] {
             for to_global in [0, 1] {
                 let groups = 3u32;
