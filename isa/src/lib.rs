@@ -7,6 +7,7 @@ mod compiled;
 mod decode_core;
 pub mod gfx10;
 pub mod gfx11;
+pub mod gfx12;
 pub mod gfx9;
 pub mod interp;
 pub mod native;
