@@ -100,6 +100,9 @@ pub(crate) enum Plan {
     /// gfx9's non-fused `v_mad_f32`, `v_mac_f32`, `v_madak_f32`, `v_madmk_f32` and (true)
     /// `v_mad_legacy_f32`: a gfx11 stand-in's operands (`valu::step_unfused`).
     Unfused(Box<(VOp, bool)>),
+    /// gfx9 CDNA's `v_mfma_*`: one matrix multiply-accumulate across the whole wave64 wave,
+    /// run once, not per half (`interp/mfma.rs`; planned by `from_gfx9/mfma.rs`).
+    Mfma(Box<super::mfma::Mfma>),
     /// An instruction the interpreter does not execute: reaching it fails the wave, naming it.
     Unsupported,
 }
@@ -216,6 +219,8 @@ impl DecodedKernel {
         let mut bytes = [0u8; 64];
         memory.read(kernel_object, &mut bytes).map_err(|fault| ExecError::Fault { pc: kernel_object, fault })?;
         let descriptor = KernelDescriptor::parse(&bytes);
+        // Whether gfx9 code names an AGPR: the wave then holds 256 AGPR rows past its VGPRs.
+        let agprs = core::cell::Cell::new(false);
         // One instruction at `words`' start, decoded and planned; `None` at `s_code_end`.
         let decode_one = |words: &[u32], pc: u64| -> Result<Option<Decoded>, crate::DecodeError> {
             match isa {
@@ -227,6 +232,7 @@ impl DecodedKernel {
                 }),
                 // gfx9 has no `s_code_end`: decoding goes on to the end of the code's memory.
                 Isa::Gfx9(processor) => crate::gfx9::decode(words, pc, processor).map(|instruction| {
+                    agprs.set(agprs.get() || from_gfx9::uses_agprs(&instruction));
                     Some(from_gfx9::decoded(&instruction, gfx9_vgprs(&descriptor, processor) as u16))
                 }),
             }
@@ -279,6 +285,12 @@ impl DecodedKernel {
         let mut extra_vgprs = if sdwa { from_gfx10::SHADOW_VGPRS } else { 0 };
         if let Isa::Gfx9(processor) = isa {
             extra_vgprs += gfx9_vgprs(&descriptor, processor) - descriptor.vgprs();
+            if agprs.get() {
+                // The AGPR rows follow the shadow rows (`from_gfx9::agpr_row`), which are then
+                // reserved whether or not SDWA uses them.
+                let rows = from_gfx9::agpr_row(gfx9_vgprs(&descriptor, processor) as u16, 0) as usize;
+                extra_vgprs = rows + from_gfx9::AGPRS - descriptor.vgprs();
+            }
         }
         Ok(DecodedKernel { kernel_object, descriptor, isa, extra_vgprs, entry, code, stop, native: Default::default() })
     }

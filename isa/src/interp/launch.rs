@@ -703,6 +703,12 @@ pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
             Flow::Next
         }
         Plan::Unfused(mad) => valu::step_unfused(wave, &mad.0, mad.1).ok_or_else(|| refused(wave, decoded))?,
+        Plan::Mfma(mfma) => {
+            if !super::mfma::step(wave, mfma) {
+                return Err(refused(wave, decoded));
+            }
+            Flow::Next
+        }
         Plan::Unsupported => return Err(refused(wave, decoded)),
     })
 }
@@ -732,7 +738,8 @@ fn high_half_next(wave: &mut Wave, plan: &Plan) -> bool {
 pub(crate) fn per_half(plan: &Plan) -> bool {
     use crate::gfx11::Opcode::*;
     match plan {
-        Plan::Scalar | Plan::Unsupported => false,
+        // An MFMA reads and writes all 64 lanes at once (`interp/mfma.rs`).
+        Plan::Scalar | Plan::Unsupported | Plan::Mfma(_) => false,
         Plan::Vector(op) => !matches!(op.opcode, VReadfirstlaneB32 | VReadlaneB32 | VWritelaneB32 | VPermlane64B32),
         Plan::Memory(access) => {
             !matches!(access.operation, Operation::Bpermute | Operation::Permute | Operation::Append { .. })

@@ -23,6 +23,7 @@ pub mod coverage;
 mod formats;
 pub(crate) mod launch;
 pub(crate) mod memory_ops;
+pub(crate) mod mfma;
 // Lane loops index several rows by one lane number: the form the compiler vectorises.
 pub(crate) mod decoded_kernel;
 #[allow(clippy::needless_range_loop)]

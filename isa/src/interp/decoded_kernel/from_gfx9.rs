@@ -49,15 +49,22 @@
 //!   gfx11 lacks: a multiply and an add rounded apart, f32 denormals flushed whatever MODE says,
 //!   on the operands of gfx11's `v_fma_f32`/`v_fmac_f32`/`v_fmaak_f32`/`v_fmamk_f32`
 //!   ([`Plan::Unfused`], `vector::unfused`, `valu/unfused.rs`); the SDWA forms are refused.
-//! - **Refused outright:** MFMA, `v_accvgpr_*` and any AGPR operand, and every other operation
-//!   gfx11 lacks.
+//! - **MFMA and AGPRs** (gfx908, gfx90a, gfx942; [`mfma`]): `v_mfma_*` runs as
+//!   [`Plan::Mfma`] across the whole wave (`interp/mfma.rs`); `v_accvgpr_read_b32`,
+//!   `v_accvgpr_write_b32` and `v_accvgpr_mov_b32` as gfx11's `v_mov_b32` on AGPR rows kept past
+//!   the VGPRs. Refused: the sparse `v_smfmac_*`, gfx942's xf32 forms, set cbsz/abid/blgp.
+//! - **Refused outright:** memory instructions with AGPR data (the `acc` bits), and every other
+//!   operation gfx11 lacks.
 //!
 //! A refused instruction loads as [`Plan::Unsupported`]: reaching it is `ExecError::Unsupported`
 //! naming the gfx9 mnemonic, never a silent result. The kernel keeps each instruction's gfx9
 //! length for the program counter ([`Decoded::len`]).
 
 mod memory;
+mod mfma;
 mod vector;
+
+pub(crate) use mfma::{AGPRS, agpr_row, uses_agprs};
 
 use super::from_gfx10::sdwa_planned;
 use super::reencode::{self, NULL, Numbering, Refusal, encode, placeholder};
@@ -98,6 +105,7 @@ pub(crate) fn refusal(instruction: &gfx9::Instruction) -> Option<&'static str> {
 /// [`decoded`]'s translation and plan, or why there is none.
 fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instruction, Plan), Refusal> {
     match (instruction.extension, instruction.gfx11_equivalent()) {
+        _ if mfma::handles(instruction) => mfma::planned(instruction, shadow),
         (gfx9::Extension::Sdwa, Some(equivalent)) => {
             vector::sdwa(instruction, equivalent).and_then(|form| sdwa_planned(&form, shadow))
         }

@@ -1,0 +1,258 @@
+//! gfx9 CDNA's matrix multiply-accumulate (`v_mfma_*`, gfx908, gfx90a, gfx942): one
+//! instruction computes D = A × B + C for `blocks` independent M×N blocks across the whole
+//! wave64 wave, each lane holding pieces of A, B, C and D. It runs once per wave, not per half
+//! (`launch::per_half`), reading all 64 lanes.
+//!
+//! The register layouts are those of AMD's CDNA1/2/3 ISA guides ("Matrix Arithmetic
+//! Instructions", the "Dependency and layout" tables), as AMD's amd_matrix_instruction_calculator
+//! states them for every opcode (its "Register to matrix element mapping"; checked here by
+//! running it for each instruction of CDNA1, CDNA2 and CDNA3):
+//!
+//! - A[i][k] of block b (B[k][j] alike, j for i): lane's i = lane % M, its group g = lane / M;
+//!   with several blocks b = g and k = e, else k = E·g + e, where e counts the lane's E packed
+//!   elements (E = M·K·blocks / 64) from bit 0 of its first register.
+//! - C and D, one 32-bit element per register r: M = 32: i = 8·((r % 16) / 4) + 4·(lane / 32) +
+//!   r % 4, j = lane % 32, b = r / 16; M = 16: i = 4·(lane / 16) + r % 4, j = lane % 16, b =
+//!   r / 4; M = 4: i = r, j = lane % 4, b = lane / 4.
+//! - f64: 16×16×4: A k = lane / 16; D in register pair p: i = 4·p + lane / 16, j = lane % 16.
+//!   4×4×4 (4 blocks): A and B b = (lane / 4) % 4, k = lane / 16; D i = lane / 16, j = lane % 4,
+//!   b = (lane / 4) % 4.
+//!
+//! Arithmetic: the guides do not give the order or the intermediate rounding of the dot
+//! products. Here every product of f32, f16, bf16 or fp8/bf8 inputs is exact (in f64) and the
+//! K products and C are summed in f64 in k order, then rounded once to f32 (nearest even): an
+//! idealised fused dot product, within the error bound of any f32 summation order (tests allow
+//! that bound). MODE's denormal and rounding controls are not applied (inputs and outputs keep
+//! denormals). i8 sums are exact and wrap into i32 with C, as integer MFMA does. f64 runs one
+//! fused multiply-add per k in k order from C.
+//!
+//! EXEC: the guides do not say what an MFMA does in lanes EXEC disables; a partial EXEC is
+//! refused (`ExecError::Unsupported`) rather than guessed.
+
+use super::wave::{EXEC, Wave};
+
+/// The type of A's or B's elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Input {
+    F32,
+    F16,
+    Bf16,
+    I8,
+    F64,
+    /// gfx942's FP8: E4M3 FNUZ (LLVM's `APFloat::Float8E4M3FNUZ`: bias 8, no infinities or
+    /// negative zero, 0x80 the only NaN).
+    Fp8,
+    /// gfx942's BF8: E5M2 FNUZ (LLVM's `APFloat::Float8E5M2FNUZ`: bias 16, 0x80 the only NaN).
+    Bf8,
+}
+
+impl Input {
+    /// Bits per element.
+    pub fn bits(self) -> usize {
+        match self {
+            Input::F32 => 32,
+            Input::F16 | Input::Bf16 => 16,
+            Input::I8 | Input::Fp8 | Input::Bf8 => 8,
+            Input::F64 => 64,
+        }
+    }
+}
+
+/// The type of C and D.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Output {
+    F32,
+    I32,
+    F64,
+}
+
+/// Where C comes from: a register tuple (VGPR or AGPR row) or one inline constant for every
+/// element (`v_mfma_f32_16x16x4f32 a[0:3], v0, v1, 0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Accumulator {
+    Rows(u16),
+    /// The constant's bits as C's type reads them (f32 or i32 in the low 32, f64 whole).
+    Constant(u64),
+}
+
+/// An MFMA planned: its shape, types and the first row of each operand (an AGPR's row is past
+/// the VGPRs: `from_gfx9/mfma.rs`, `agpr_row`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Mfma {
+    /// M = N: 4, 16 or 32.
+    pub m: usize,
+    pub k: usize,
+    pub blocks: usize,
+    pub a_type: Input,
+    pub b_type: Input,
+    pub output: Output,
+    pub a: u16,
+    pub b: u16,
+    pub c: Accumulator,
+    pub d: u16,
+}
+
+/// The most elements of A (or B) in one MFMA over all blocks (32×32×16 fp8: 512).
+const MAX_ELEMENTS: usize = 512;
+/// The most D elements per lane (32×32×1 f32, two blocks: 32).
+const MAX_D: usize = 32;
+
+impl Mfma {
+    /// Elements of A (and of B) each lane holds: M·K·blocks / 64.
+    pub fn per_lane(&self) -> usize {
+        self.m * self.k * self.blocks / 64
+    }
+
+    /// D elements each lane holds (registers, or register pairs for f64).
+    pub fn d_per_lane(&self) -> usize {
+        self.m * self.m * self.blocks / 64
+    }
+
+    /// Registers A (or B, of `input`) takes per lane.
+    pub fn source_registers(&self, input: Input) -> usize {
+        (self.per_lane() * input.bits()).div_ceil(32)
+    }
+
+    /// Registers D (and C) take per lane.
+    pub fn d_registers(&self) -> usize {
+        self.d_per_lane() * if self.output == Output::F64 { 2 } else { 1 }
+    }
+
+    /// Whether the shape is one the layouts cover and fits the bounds the step uses.
+    pub fn is_valid(&self) -> bool {
+        let f64_shape = self.output == Output::F64;
+        let shape = matches!(
+            (f64_shape, self.m, self.blocks),
+            (false, 32, 1 | 2) | (false, 16, 1 | 4) | (false, 4, 16) | (true, 16, 1) | (true, 4, 4)
+        );
+        shape
+            && (self.m * self.k * self.blocks).is_multiple_of(64)
+            && self.m * self.k * self.blocks <= MAX_ELEMENTS
+            && self.d_per_lane() <= MAX_D
+    }
+
+    /// (block, row i, k) of A's element `e` in `lane` (of B: (block, column j, k)).
+    fn source_position(&self, lane: usize, e: usize) -> (usize, usize, usize) {
+        if self.output == Output::F64 && self.m == 4 {
+            return ((lane / 4) % 4, lane % 4, lane / 16);
+        }
+        let group = lane / self.m;
+        if self.blocks > 1 { (group, lane % self.m, e) } else { (0, lane % self.m, self.per_lane() * group + e) }
+    }
+
+    /// (block, i, j) of D's (and C's) element `r` in `lane` (r a register, or an f64 pair).
+    fn d_position(&self, lane: usize, r: usize) -> (usize, usize, usize) {
+        match (self.output == Output::F64, self.m) {
+            (true, 16) => (0, 4 * r + lane / 16, lane % 16),
+            (true, _) => ((lane / 4) % 4, lane / 16, lane % 4),
+            (false, 32) => (r / 16, 8 * ((r % 16) / 4) + 4 * (lane / 32) + r % 4, lane % 32),
+            (false, 16) => (r / 4, 4 * (lane / 16) + r % 4, lane % 16),
+            (false, _) => (lane / 4, r, lane % 4),
+        }
+    }
+}
+
+/// Element `e` of the packed `input` elements from `row` in `lane` (0–63), as f64 (exact for
+/// every input type).
+fn element(wave: &Wave, row: u16, input: Input, lane: usize, e: usize) -> f64 {
+    let bits = input.bits();
+    let dword = |index: usize| wave.lane_value(row as u32 + index as u32, lane);
+    if input == Input::F64 {
+        let pair = dword(2 * e) as u64 | (dword(2 * e + 1) as u64) << 32;
+        return f64::from_bits(pair);
+    }
+    let word = dword(e * bits / 32) >> (e * bits % 32);
+    match input {
+        Input::F32 => f32::from_bits(word) as f64,
+        Input::F16 => half::f16::from_bits(word as u16).to_f64(),
+        // bf16 is an f32's high half.
+        Input::Bf16 => f32::from_bits((word & 0xFFFF) << 16) as f64,
+        Input::I8 => word as u8 as i8 as f64,
+        Input::Fp8 => fnuz8(word as u8, 3, 8),
+        Input::Bf8 => fnuz8(word as u8, 2, 16),
+        Input::F64 => unreachable!("returned above"),
+    }
+}
+
+/// An 8-bit FNUZ float (`mantissa` bits, exponent `bias`): 0x80 is NaN, there is no negative
+/// zero and no infinity; a zero exponent field is denormal (LLVM's APFloat `Float8E4M3FNUZ`
+/// and `Float8E5M2FNUZ`).
+fn fnuz8(byte: u8, mantissa: u32, bias: i32) -> f64 {
+    if byte == 0x80 {
+        return f64::NAN;
+    }
+    let sign = if byte & 0x80 != 0 { -1.0 } else { 1.0 };
+    let exponent = ((byte & 0x7F) >> mantissa) as i32;
+    let fraction = (byte as u32 & ((1 << mantissa) - 1)) as f64 / (1u32 << mantissa) as f64;
+    let magnitude = match exponent {
+        0 => fraction * 2f64.powi(1 - bias),
+        _ => (1.0 + fraction) * 2f64.powi(exponent - bias),
+    };
+    sign * magnitude
+}
+
+/// Runs `mfma` on the whole wave64 `wave` (the low half swapped in, as a once-per-wave step
+/// finds it). `false` where it cannot: a wave32 wave, or an EXEC that disables lanes (the
+/// module's note).
+pub(crate) fn step(wave: &mut Wave, mfma: &Mfma) -> bool {
+    if !wave.wide || wave.half != 0 || wave.mask64(EXEC) != u64::MAX || !mfma.is_valid() {
+        return false;
+    }
+    let (m, k) = (mfma.m, mfma.k);
+    let mut a = [0f64; MAX_ELEMENTS];
+    let mut b = [0f64; MAX_ELEMENTS];
+    for lane in 0..64 {
+        for e in 0..mfma.per_lane() {
+            let (block, i, kk) = mfma.source_position(lane, e);
+            a[(block * m + i) * k + kk] = element(wave, mfma.a, mfma.a_type, lane, e);
+            let (block, j, kk) = mfma.source_position(lane, e);
+            b[(block * k + kk) * m + j] = element(wave, mfma.b, mfma.b_type, lane, e);
+        }
+    }
+    // Every D is computed (C read) before any is written: D may be C's registers.
+    let mut out = [[0u64; MAX_D]; 64];
+    for (lane, results) in out.iter_mut().enumerate() {
+        for (r, result) in results.iter_mut().enumerate().take(mfma.d_per_lane()) {
+            let (block, i, j) = mfma.d_position(lane, r);
+            let products = (0..k).map(|kk| (a[(block * m + i) * k + kk], b[(block * k + kk) * m + j]));
+            *result = match mfma.output {
+                Output::F32 => {
+                    let c = f32::from_bits(accumulator(wave, mfma, lane, r) as u32) as f64;
+                    (products.fold(c, |sum, (x, y)| sum + x * y) as f32).to_bits() as u64
+                }
+                Output::I32 => {
+                    // Each product of two i8 is exact in f64, and so is their sum (|sum| < 2^20).
+                    let sum = products.fold(0f64, |sum, (x, y)| sum + x * y) as i64 as i32;
+                    (accumulator(wave, mfma, lane, r) as u32).wrapping_add(sum as u32) as u64
+                }
+                Output::F64 => {
+                    let c = f64::from_bits(accumulator(wave, mfma, lane, r));
+                    products.fold(c, |sum, (x, y)| x.mul_add(y, sum)).to_bits()
+                }
+            };
+        }
+    }
+    let wide = mfma.output == Output::F64;
+    for (lane, results) in out.iter().enumerate() {
+        for (r, &result) in results.iter().enumerate().take(mfma.d_per_lane()) {
+            let row = mfma.d as u32 + if wide { 2 * r as u32 } else { r as u32 };
+            wave.set_lane_value(row, lane, result as u32);
+            if wide {
+                wave.set_lane_value(row + 1, lane, (result >> 32) as u32);
+            }
+        }
+    }
+    true
+}
+
+/// C's element `r` in `lane`: its register (pair for f64), or the constant.
+fn accumulator(wave: &Wave, mfma: &Mfma, lane: usize, r: usize) -> u64 {
+    match mfma.c {
+        Accumulator::Constant(bits) => bits,
+        Accumulator::Rows(row) if mfma.output == Output::F64 => {
+            let row = row as u32 + 2 * r as u32;
+            wave.lane_value(row, lane) as u64 | (wave.lane_value(row + 1, lane) as u64) << 32
+        }
+        Accumulator::Rows(row) => wave.lane_value(row as u32 + r as u32, lane) as u64,
+    }
+}
