@@ -33,6 +33,7 @@ enum Ty {
     Bf16,
     I8,
     Fp8,
+    Bf8,
     F64,
 }
 
@@ -41,7 +42,7 @@ impl Ty {
         match self {
             Ty::F32 => 32,
             Ty::F16 | Ty::Bf16 => 16,
-            Ty::I8 | Ty::Fp8 => 8,
+            Ty::I8 | Ty::Fp8 | Ty::Bf8 => 8,
             Ty::F64 => 64,
         }
     }
@@ -63,6 +64,11 @@ struct Shape {
     blocks: usize,
     input: Ty,
     output: Out,
+}
+
+/// B's element type where it is not A's (gfx942's mixed fp8/bf8 forms).
+fn b_type(shape: &Shape, b: Option<Ty>) -> Ty {
+    b.unwrap_or(shape.input)
 }
 
 impl Shape {
@@ -133,6 +139,18 @@ fn value(ty: Ty, dwords: &[u32], e: usize) -> f64 {
             };
             if byte & 0x80 != 0 { -magnitude } else { magnitude }
         }
+        // E5M2 FNUZ (gfx942's BF8; LLVM's APFloat `Float8E5M2FNUZ`): bias 16, 0x80 is NaN.
+        Ty::Bf8 => {
+            let byte = word as u8;
+            assert_ne!(byte, 0x80, "the test's inputs have no NaN");
+            let (exponent, mantissa) = (((byte >> 2) & 31) as i32, (byte & 3) as f64);
+            let magnitude = if exponent == 0 {
+                mantissa / 4.0 * 2f64.powi(-15)
+            } else {
+                (1.0 + mantissa / 4.0) * 2f64.powi(exponent - 16)
+            };
+            if byte & 0x80 != 0 { -magnitude } else { magnitude }
+        }
         Ty::F64 => unreachable!(),
     }
 }
@@ -146,7 +164,8 @@ struct Operands {
 
 /// Checks every element of D (`[lane][dword]`) against A × B + C computed on the host from the
 /// documented layouts; returns how many elements were checked.
-fn check(shape: &Shape, operands: &Operands, d: &[Vec<u32>], what: &str) -> usize {
+fn check(shape: &Shape, b: Option<Ty>, operands: &Operands, d: &[Vec<u32>], what: &str) -> usize {
+    let b_ty = b_type(shape, b);
     let mut checked = 0;
     for block in 0..shape.blocks {
         for i in 0..shape.m {
@@ -155,8 +174,7 @@ fn check(shape: &Shape, operands: &Operands, d: &[Vec<u32>], what: &str) -> usiz
                 for k in 0..shape.k {
                     let (lane_a, ea) = shape.source_at(block, i, k);
                     let (lane_b, eb) = shape.source_at(block, j, k);
-                    let product =
-                        value(shape.input, &operands.a[lane_a], ea) * value(shape.input, &operands.b[lane_b], eb);
+                    let product = value(shape.input, &operands.a[lane_a], ea) * value(b_ty, &operands.b[lane_b], eb);
                     exact += product;
                     magnitude += product.abs();
                 }
@@ -215,7 +233,7 @@ impl Rng {
                 Ty::Bf16 => half::bf16::from_f64(self.fraction(6)).to_bits() as u64,
                 Ty::I8 => self.next() as u8 as u64,
                 // Any byte but NaN (0x80).
-                Ty::Fp8 => match self.next() as u8 {
+                Ty::Fp8 | Ty::Bf8 => match self.next() as u8 {
                     0x80 => 0x38,
                     byte => byte as u64,
                 },
@@ -234,7 +252,7 @@ impl Rng {
 }
 
 /// Random A, B and C registers for `shape` (C of the output type; f64 in pairs).
-fn operands(shape: &Shape, rng: &mut Rng) -> Operands {
+fn operands(shape: &Shape, b: Option<Ty>, rng: &mut Rng) -> Operands {
     let per_lane = |rng: &mut Rng, ty: Ty, count: usize| (0..64).map(|_| rng.dwords(ty, count)).collect::<Vec<_>>();
     let c_type = match shape.output {
         Out::F32 => Ty::F32,
@@ -252,7 +270,7 @@ fn operands(shape: &Shape, rng: &mut Rng) -> Operands {
     }
     Operands {
         a: per_lane(rng, shape.input, shape.source_dwords()),
-        b: per_lane(rng, shape.input, shape.source_dwords()),
+        b: per_lane(rng, b_type(shape, b), shape.source_dwords()),
         c,
     }
 }
@@ -412,12 +430,12 @@ fn the_compiled_mfma_kernels_match_the_host_reference_on_gfx908_gfx90a_and_gfx94
     let mut checked = 0;
     for (symbol, shape, layout, targets) in COMPILED {
         for target in targets {
-            let operands = operands(&shape, &mut rng);
+            let operands = operands(&shape, None, &mut rng);
             let buffers = arguments(&shape, layout, &operands);
             let out =
                 run_compiled(target, symbol, &buffers).unwrap_or_else(|error| panic!("{target} {symbol}: {error}"));
             let d: Vec<Vec<u32>> = out.last().unwrap().chunks(shape.d_dwords()).map(<[u32]>::to_vec).collect();
-            checked += check(&shape, &operands, &d[..64], &format!("{target} {symbol}"));
+            checked += check(&shape, None, &operands, &d[..64], &format!("{target} {symbol}"));
         }
     }
     // 16·16 + 32·32 + 256 (×2) + 256 (×2) + 256 (×2) + 256, over the targets each runs on.
@@ -430,4 +448,241 @@ fn gfx942_xf32_mfma_is_refused_naming_it() {
     let buffers: Vec<Buf> = (0..4).map(|_| Buf::of_dwords(&[0; 256])).collect();
     let error = run_compiled("gfx942", "mfma_f32_16x16x8_xf32", &buffers).expect_err("xf32 is refused");
     assert!(matches!(error, ExecError::Unsupported { mnemonic: "v_mfma_f32_16x16x8_xf32", .. }), "{error:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hand-encoded kernels: the shapes, register files and operand forms clang's output above does
+// not reach.
+// ---------------------------------------------------------------------------------------------
+
+/// Where the hand-encoded MFMA keeps C and D, and where C comes from.
+#[derive(Clone, Copy, PartialEq)]
+enum Accumulator {
+    /// VGPRs (gfx90a and gfx942 only).
+    Vgprs,
+    /// AGPRs a0.., written from the loaded VGPRs with `v_accvgpr_write_b32` (on gfx90a and
+    /// gfx942 first to a[C..2C) and moved down with `v_accvgpr_mov_b32`), read back with
+    /// `v_accvgpr_read_b32`.
+    Agprs,
+    /// VGPR D with C an inline constant: the 9-bit source field (e.g. 242, `1.0`) and its bits.
+    Constant(u32, u32),
+}
+
+/// One hand-encoded case: the processor, the MFMA's mnemonic (which its words must decode as),
+/// its VOP3P opcode (the gfx9 table's `op`), its shape, B's type if not A's, and where C and D
+/// live.
+struct Case {
+    processor: Processor,
+    mnemonic: &'static str,
+    op: u32,
+    shape: Shape,
+    b: Option<Ty>,
+    accumulator: Accumulator,
+}
+
+/// The wave64 kernel for `case`: loads A, B and C (one VGPR per row of 64 dwords of `in`, lane
+/// by lane), runs the MFMA and stores each D register to a row of `out`. The literals
+/// 0x1111_1111/0x2222_2222 are `in`'s address, 0x3333_3333/0x4444_4444 `out`'s.
+fn program(case: &Case) -> Vec<u32> {
+    let shape = &case.shape;
+    let (ra, rb, rc) = (shape.source_dwords(), shape.source_dwords(), shape.d_dwords());
+    let constant = matches!(case.accumulator, Accumulator::Constant(..));
+    let rows = ra + rb + if constant { 0 } else { rc };
+    let (a, b, c) = (2, 2 + ra as u32, 2 + (ra + rb) as u32);
+    let unified = case.processor != Processor::Gfx908;
+    let mut code = vec![
+        0xBE80_00FF,
+        0x1111_1111, // s_mov_b32 s0, <in low>
+        0xBE81_00FF,
+        0x2222_2222, // s_mov_b32 s1, <in high>
+        0xBE82_00FF,
+        0x3333_3333, // s_mov_b32 s2, <out low>
+        0xBE83_00FF,
+        0x4444_4444, // s_mov_b32 s3, <out high>
+        0x2402_0082, // v_lshlrev_b32_e32 v1, 2, v0
+    ];
+    for row in 0..rows as u32 {
+        code.extend([0xDC50_8000, 0x0000_0001 | (2 + row) << 24]); // global_load_dword v[2 + row], v1, s[0:1]
+        code.extend([0x8000_FF00, 0x100, 0x8201_8001]); // s_add_u32 s0, s0, 0x100; s_addc_u32 s1, s1, 0
+    }
+    code.push(0xBF8C_0F70); // s_waitcnt vmcnt(0)
+    let agprs = case.accumulator == Accumulator::Agprs;
+    if agprs {
+        let staging = if unified { rc as u32 } else { 0 };
+        for r in 0..rc as u32 {
+            // v_accvgpr_write_b32 a[staging + r], v[c + r]
+            code.extend([0xD3D9_4000 | (staging + r), 0x1800_0100 | (c + r)]);
+        }
+        for r in (0..rc as u32).filter(|_| unified) {
+            // v_accvgpr_mov_b32 a[r], a[staging + r] (VOP1, op 82)
+            code.push(0x7E00_0000 | r << 17 | 82 << 9 | (256 + staging + r));
+        }
+    }
+    // The MFMA (VOP3P-MAI): D and C in a0.. (acc_cd on gfx90a and gfx942; always on gfx908)
+    // or in v[c..].
+    let (vdst, src2) = match case.accumulator {
+        Accumulator::Agprs => (0, 256),
+        Accumulator::Vgprs => (c, 256 + c),
+        Accumulator::Constant(field, _) => (c, field),
+    };
+    let acc_cd = u32::from(agprs && unified);
+    code.extend([0xD380_0000 | case.op << 16 | acc_cd << 15 | vdst, (256 + a) | (256 + b) << 9 | src2 << 18]);
+    if agprs {
+        for r in 0..rc as u32 {
+            code.extend([0xD3D8_4000 | (c + r), 0x1800_0100 | r]); // v_accvgpr_read_b32 v[c + r], a[r]
+        }
+    }
+    for r in 0..rc as u32 {
+        code.extend([0xDC70_8000, 0x0002_0001 | (c + r) << 8]); // global_store_dword v1, v[c + r], s[2:3]
+        code.extend([0x8002_FF02, 0x100, 0x8203_8003]); // s_add_u32 s2, s2, 0x100; s_addc_u32 s3, s3, 0
+    }
+    code.extend([0xBF8C_0F70, 0xBF81_0000]); // s_waitcnt vmcnt(0); s_endpgm
+    code
+}
+
+/// Runs `case` with `operands` as one wave on the interpreter (and the native tier, which must
+/// agree); returns D's registers per lane.
+fn run_case(case: &Case, operands: &Operands) -> Result<Vec<Vec<u32>>, ExecError> {
+    let shape = &case.shape;
+    let rc = shape.d_dwords();
+    let mut rows: Vec<&Vec<u32>> = Vec::new();
+    let registers = |per_lane: &[Vec<u32>], count: usize| -> Vec<Vec<u32>> {
+        (0..count).map(|r| (0..64).map(|lane| per_lane[lane][r]).collect()).collect()
+    };
+    let (a, b, c) = (
+        registers(&operands.a, shape.source_dwords()),
+        registers(&operands.b, shape.source_dwords()),
+        registers(&operands.c, rc),
+    );
+    rows.extend(&a);
+    rows.extend(&b);
+    if !matches!(case.accumulator, Accumulator::Constant(..)) {
+        rows.extend(&c);
+    }
+    let input: Vec<u32> = rows.into_iter().flatten().copied().collect();
+    let code = program(case);
+    let execute = |tier: Tier| -> Result<Vec<u32>, ExecError> {
+        let (input, output) = (Buf::of_dwords(&input), Buf::of_dwords(&vec![0; 64 * rc]));
+        let mut words = vec![0u32; 16];
+        words[4] = 64; // kernel_code_entry_byte_offset
+        words[12] = 15; // COMPUTE_PGM_RSRC1: (15 + 1) × 4 VGPRs (× 2 on gfx90a and gfx942)
+        words.extend(code.iter().map(|&word| match word {
+            0x1111_1111 => input.address() as u32,
+            0x2222_2222 => (input.address() >> 32) as u32,
+            0x3333_3333 => output.address() as u32,
+            0x4444_4444 => (output.address() >> 32) as u32,
+            other => other,
+        }));
+        let image = Buf::of_dwords(&words);
+        let memory = Regions(vec![
+            (image.address(), words.len() as u64 * 4),
+            (input.address(), input.0.len() as u64 * 8),
+            (output.address(), output.0.len() as u64 * 8),
+        ]);
+        let kernel = DecodedKernel::load_for(&memory, image.address(), Isa::Gfx9(case.processor))?;
+        let dispatch = Dispatch {
+            kernel: &kernel,
+            packet_address: 0,
+            queue_address: 0,
+            kernarg_address: 0,
+            dispatch_id: 0,
+            grid: [64, 1, 1],
+            workgroup: [64, 1, 1],
+            group_segment_size: 0,
+            private_segment_size: 0,
+            instruction_limit: 100_000,
+            realtime: || 0,
+            serial: 0,
+            interrupt: None,
+            tier,
+        };
+        run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new())?;
+        Ok(output.dwords())
+    };
+    let out = execute(Tier::Interpreter)?;
+    if native::unavailable().is_none() {
+        assert_eq!(execute(Tier::Native)?, out, "{}: the native tier differs from the interpreter", case.mnemonic);
+    }
+    Ok((0..64).map(|lane| (0..rc).map(|r| out[r * 64 + lane]).collect()).collect())
+}
+
+/// `case`'s MFMA words decode as its mnemonic on its processor (so the opcodes above are the
+/// table's).
+fn assert_decodes(case: &Case) {
+    let code = program(case);
+    let bytes: Vec<u8> = code.iter().flat_map(|word| word.to_le_bytes()).collect();
+    let found = aqueduct_isa::gfx9::decode_all(&bytes, 0, case.processor)
+        .map(|result| result.expect("the kernel decodes").1.entry.mnemonic)
+        .find(|mnemonic| mnemonic.starts_with("v_mfma"));
+    assert_eq!(found, Some(case.mnemonic), "{:?}'s op {}", case.processor, case.op);
+}
+
+const fn shape(m: usize, k: usize, blocks: usize, input: Ty, output: Out) -> Shape {
+    Shape { m, k, blocks, input, output }
+}
+
+/// One case per shape class and register file the compiled kernels leave out: the multi-block
+/// f32, f16, bf16 and i8 forms (2, 4 and 16 blocks), gfx908's AGPR-only accumulators and
+/// x2bf16, gfx90a's AGPR accumulators (acc_cd) with `v_accvgpr_mov_b32`, an inline-constant C,
+/// f64's 4×4×4 and gfx942's i8 with two dwords and mixed bf8 × fp8.
+fn cases() -> Vec<Case> {
+    use Accumulator::*;
+    use Processor::*;
+    let case = |processor, mnemonic, op, shape, b, accumulator| Case { processor, mnemonic, op, shape, b, accumulator };
+    vec![
+        case(Gfx908, "v_mfma_f32_32x32x1f32", 64, shape(32, 1, 2, Ty::F32, Out::F32), None, Agprs),
+        case(Gfx908, "v_mfma_f32_32x32x2bf16", 104, shape(32, 2, 2, Ty::Bf16, Out::F32), None, Agprs),
+        case(Gfx908, "v_mfma_f32_16x16x8bf16", 109, shape(16, 8, 1, Ty::Bf16, Out::F32), None, Agprs),
+        case(Gfx908, "v_mfma_i32_4x4x4i8", 82, shape(4, 4, 16, Ty::I8, Out::I32), None, Agprs),
+        case(Gfx90a, "v_mfma_f32_16x16x1f32", 65, shape(16, 1, 4, Ty::F32, Out::F32), None, Agprs),
+        case(Gfx90a, "v_mfma_f32_4x4x1f32", 66, shape(4, 1, 16, Ty::F32, Out::F32), None, Constant(242, 0x3F80_0000)),
+        case(Gfx90a, "v_mfma_f32_32x32x2f32", 68, shape(32, 2, 1, Ty::F32, Out::F32), None, Vgprs),
+        case(Gfx90a, "v_mfma_f32_32x32x4f16", 72, shape(32, 4, 2, Ty::F16, Out::F32), None, Vgprs),
+        case(Gfx90a, "v_mfma_f32_16x16x4f16", 73, shape(16, 4, 4, Ty::F16, Out::F32), None, Agprs),
+        case(Gfx90a, "v_mfma_f32_4x4x4f16", 74, shape(4, 4, 16, Ty::F16, Out::F32), None, Vgprs),
+        case(Gfx90a, "v_mfma_f32_32x32x4bf16_1k", 99, shape(32, 4, 2, Ty::Bf16, Out::F32), None, Vgprs),
+        case(Gfx90a, "v_mfma_i32_32x32x4i8", 80, shape(32, 4, 2, Ty::I8, Out::I32), None, Vgprs),
+        case(Gfx90a, "v_mfma_i32_32x32x8i8", 84, shape(32, 8, 1, Ty::I8, Out::I32), None, Agprs),
+        case(Gfx90a, "v_mfma_f64_4x4x4f64", 111, shape(4, 4, 4, Ty::F64, Out::F64), None, Vgprs),
+        case(Gfx90a, "v_mfma_f64_16x16x4f64", 110, shape(16, 4, 1, Ty::F64, Out::F64), None, Agprs),
+        case(Gfx942, "v_mfma_i32_32x32x16_i8", 86, shape(32, 16, 1, Ty::I8, Out::I32), None, Vgprs),
+        case(Gfx942, "v_mfma_f32_32x32x16_bf8_fp8", 117, shape(32, 16, 1, Ty::Bf8, Out::F32), Some(Ty::Fp8), Agprs),
+        case(Gfx942, "v_mfma_f32_4x4x4_16b_f16", 74, shape(4, 4, 16, Ty::F16, Out::F32), None, Agprs),
+    ]
+}
+
+#[test]
+fn hand_encoded_mfma_shapes_register_files_and_constant_c_match_the_host_reference() {
+    let mut rng = Rng(0x6D66_6D61_2D68_616E);
+    for case in cases() {
+        assert_decodes(&case);
+        let mut operands = operands(&case.shape, case.b, &mut rng);
+        if let Accumulator::Constant(_, bits) = case.accumulator {
+            operands.c.iter_mut().flatten().for_each(|register| *register = bits);
+        }
+        let d = run_case(&case, &operands).unwrap_or_else(|error| panic!("{}: {error}", case.mnemonic));
+        let what = format!("{:?} {}", case.processor, case.mnemonic);
+        check(&case.shape, case.b, &operands, &d, &what);
+    }
+}
+
+/// The broadcast controls (cbsz, abid, blgp) and the sparse MFMA are refused by name, not run as
+/// if unset.
+#[test]
+fn mfma_controls_and_sparse_forms_are_refused_naming_the_instruction() {
+    // v_mfma_f32_16x16x4f32 v[0:3], v5, v7, v[0:3] with cbsz:1 abid:2 blgp:3 set in turn (bits
+    // 10:8, 14:11 and 63:61), then v_smfmac_f32_16x16x32_f16 v[0:3], v[4:5], v[6:9], v10.
+    let cases: [(Processor, [u32; 2], &str); 4] = [
+        (Processor::Gfx90a, [0xD3C5_0100, 0x0402_0F05], "v_mfma_f32_16x16x4f32"),
+        (Processor::Gfx90a, [0xD3C5_1000, 0x0402_0F05], "v_mfma_f32_16x16x4f32"),
+        (Processor::Gfx90a, [0xD3C5_0000, 0x6402_0F05], "v_mfma_f32_16x16x4f32"),
+        (Processor::Gfx942, [0xD3E2_0000, 0x042A_0D04], "v_smfmac_f32_16x16x32_f16"),
+    ];
+    for (processor, words, mnemonic) in cases {
+        let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).collect();
+        let (_, instruction) = aqueduct_isa::gfx9::decode_all(&bytes, 0, processor).next().unwrap().unwrap();
+        assert_eq!(instruction.entry.mnemonic, mnemonic);
+        let reason = aqueduct_isa::interp::coverage::gfx9_refusal(&instruction);
+        assert!(reason.is_some(), "{mnemonic} {words:x?} runs");
+    }
 }
