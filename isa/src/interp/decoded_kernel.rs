@@ -103,6 +103,10 @@ pub(crate) enum Plan {
     /// gfx9 CDNA's `v_mfma_*`: one matrix multiply-accumulate across the whole wave64 wave,
     /// run once, not per half (`interp/mfma.rs`; planned by `from_gfx9/mfma.rs`).
     Mfma(Box<super::mfma::Mfma>),
+    /// A wave64 per-half instruction whose low half's mask word (the SGPR named) is a scalar
+    /// source of its high half: both halves run in one step, reading before that word is
+    /// written (`interp/both_halves.rs`).
+    BothHalves(Box<(Decoded, u8)>),
     /// An instruction the interpreter does not execute: reaching it fails the wave, naming it.
     Unsupported,
 }
@@ -281,6 +285,9 @@ impl DecodedKernel {
             }
         }
         code.truncate(words.len());
+        if !descriptor.wave32() {
+            super::both_halves::guard(&mut code);
+        }
         let sdwa = code.iter().flatten().any(|decoded| matches!(decoded.plan, Plan::Sdwa(_)));
         let mut extra_vgprs = if sdwa { from_gfx10::SHADOW_VGPRS } else { 0 };
         if let Isa::Gfx9(processor) = isa {

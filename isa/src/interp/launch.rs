@@ -709,6 +709,7 @@ pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
             }
             Flow::Next
         }
+        Plan::BothHalves(guarded) => super::both_halves::run::<M, WIDE>(memory, wave, &guarded.0, guarded.1, lds)?,
         Plan::Unsupported => return Err(refused(wave, decoded)),
     })
 }
@@ -739,7 +740,8 @@ pub(crate) fn per_half(plan: &Plan) -> bool {
     use crate::gfx11::Opcode::*;
     match plan {
         // An MFMA reads and writes all 64 lanes at once (`interp/mfma.rs`).
-        Plan::Scalar | Plan::Unsupported | Plan::Mfma(_) => false,
+        // Both halves of a `BothHalves` plan run inside its one step.
+        Plan::Scalar | Plan::Unsupported | Plan::BothHalves(_) | Plan::Mfma(_) => false,
         Plan::Vector(op) => !matches!(op.opcode, VReadfirstlaneB32 | VReadlaneB32 | VWritelaneB32 | VPermlane64B32),
         Plan::Memory(access) => {
             !matches!(access.operation, Operation::Bpermute | Operation::Permute | Operation::Append { .. })

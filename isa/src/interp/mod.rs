@@ -19,6 +19,7 @@
 //! as on the hardware). Workgroups are independent, so the caller runs them on as many threads
 //! as it likes.
 
+mod both_halves;
 pub mod coverage;
 mod formats;
 pub(crate) mod launch;
