@@ -105,7 +105,7 @@ pub fn run_code(
     image[14] = if wide { 0 } else { 1 << 10 };
     image.extend_from_slice(words);
     image.push(match isa {
-        Isa::Gfx11 => 0xBFB0_0000,
+        Isa::Gfx11 | Isa::Gfx12 => 0xBFB0_0000,
         Isa::Gfx10_3 | Isa::Gfx9(_) => 0xBF81_0000,
     });
     let code_memory = crate::interp::Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4)]);

@@ -47,6 +47,7 @@ fn in_kernel_tests(isa: Isa) -> BTreeSet<&'static str> {
                 Isa::Gfx11 => name.contains("gfx1100") || name.contains("gfx11-generic"),
                 Isa::Gfx10_3 => name.contains("gfx1030") || name.contains("gfx10-3-generic"),
                 Isa::Gfx9(_) => false,
+                Isa::Gfx12 => name.contains("gfx1200") || name.contains("gfx1201") || name.contains("gfx12-generic"),
             };
             if !name.ends_with(".hsaco") || !ours {
                 continue;

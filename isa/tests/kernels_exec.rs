@@ -32,6 +32,9 @@ const WAVE64_TARGETS: [&str; 2] = ["gfx1030-wave64", "gfx1100-wave64"];
 /// The gfx9 objects the tests of kernels that run whole through the gfx9 path (`Isa::Gfx9`:
 /// each instruction translated to gfx11's) also run; wave64.
 const GFX9_TARGETS: [&str; 2] = ["gfx906", "gfx90a"];
+/// The gfx12 (RDNA4) objects the tests of kernels built for gfx12 also run, through the gfx12
+/// path (`Isa::Gfx12`: each instruction translated to gfx11's); wave32.
+const GFX12_TARGETS: [&str; 2] = ["gfx1200", "gfx1201"];
 /// The targets of RDNA3-only kernels (WMMA).
 const GFX11_TARGETS: [&str; 2] = ["gfx1100", "gfx11-generic"];
 
@@ -46,6 +49,8 @@ fn isa_of(target: &str) -> Isa {
         Isa::Gfx9(processor)
     } else if target.starts_with("gfx103") {
         Isa::Gfx10_3
+    } else if target.starts_with("gfx12") {
+        Isa::Gfx12
     } else {
         Isa::Gfx11
     }
@@ -728,7 +733,7 @@ fn dpp_row_shifts_quad_perms_dpp8_permlanes_permutes_and_swizzles_match_the_host
             ("ds_swizzle BITMASK_PERM 1pppi", swizzle(&v, swizzle_mask(0x0F, 0x10, 1))),
         ]
     };
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX12_TARGETS) {
         let expected = expected(wave_width(target));
         let out = Buf::zeroed(expected.len() * 32 * 4);
         let input = Buf::of(&v);
@@ -753,7 +758,7 @@ fn dpp_scans_butterflies_and_bpermute_reductions_match_the_host() {
     let floats: Vec<f32> = (0..n).map(|_| rng.int(-1000, 1000) as f32).collect();
     let signed: Vec<i32> = (0..n).map(|_| rng.u32() as i32).collect();
     let wave = |i: usize| i / 32 * 32..i / 32 * 32 + 32;
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX12_TARGETS) {
         // Inclusive prefix sums within each wave (two workgroups of 64: the kernel sizes its
         // index with __builtin_amdgcn_workgroup_size_x, an implicit argument).
         let (out_u, out_f) = (Buf::zeroed(n * 4), Buf::zeroed(n * 4));
@@ -1058,7 +1063,7 @@ fn f16_scalar_packed_and_dot_product_math_matches_the_host() {
         ]
     };
 
-    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS).chain(GFX12_TARGETS) {
         let grid = [n as u32, 1, 1];
         let (out16, out32) = (Buf::zeroed(n * 15 * 2), Buf::zeroed(n * 4 * 4));
         let inputs = [
@@ -1654,7 +1659,7 @@ fn transcendentals_are_within_their_stated_accuracy_and_exponent_ops_are_exact()
         &[65504.0, -3e-6],
     ));
 
-    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS).chain(GFX12_TARGETS) {
         let mut failures = check_rows(target, "transcendental_f32", F32, &f32_rows, &exponents, &masks);
         failures.0.extend(check_rows(target, "transcendental_f64", F64, &f64_rows, &exponents, &masks).0);
         failures.0.extend(check_rows(target, "transcendental_f16", F16, &f16_rows, &f16_exponents, &masks).0);
@@ -2020,7 +2025,7 @@ fn raw_buffer_loads_and_stores_honour_offsets_and_num_records() {
             put(832, 48, i_ * 16, &[0x9600_0000 | i, 0x9600_0100 | i, 0x9600_0200 | i].map(u32::to_le_bytes).concat());
         }
     }
-    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS).chain(GFX12_TARGETS) {
         let out = Buf::zeroed(64 * 16 * 4);
         let src = Buf::of(&source);
         run(
@@ -2159,7 +2164,7 @@ fn global_and_lds_atomics_return_consistent_old_values_and_the_right_finals() {
         0,
     ];
     let widen = |v: &[u32]| v.iter().map(|&x| u64::from(x)).collect::<Vec<_>>();
-    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS).chain(GFX12_TARGETS) {
         // Global, two workgroups of 64.
         let n = 128;
         let vals: Vec<u32> = (0..n).map(|i| if i % 3 == 0 { rng.u32() } else { rng.u32() % 1000 }).collect();
@@ -2310,7 +2315,7 @@ fn tiled_gemm_with_bias_and_relu_matches_the_host_bit_for_bit() {
                 if v > 0.0 { v } else { 0.0 }
             })
             .collect();
-        for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
+        for target in TARGETS.into_iter().chain(GFX9_TARGETS).chain(GFX12_TARGETS) {
             let (c_buf, a_buf, b_buf, bias_buf) =
                 (Buf::filled(m * n * 4, 0xFF), Buf::of(&a), Buf::of(&b), Buf::of(&bias));
             let grid = [n.next_multiple_of(16) as u32, m.next_multiple_of(16) as u32, 1];
@@ -2374,7 +2379,7 @@ fn dpp_reduction_partials_and_atomic_total_match_the_host() {
         })
         .collect();
     let total = ints.iter().fold(7u32, |sum, &x| sum.wrapping_add(x));
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX12_TARGETS) {
         let (out, sum, input, input_u) = (Buf::zeroed(groups * 4), Buf::of(&[7u32]), Buf::of(&values), Buf::of(&ints));
         let args = [Arg::Buf(&out), Arg::Buf(&sum), Arg::Buf(&input), Arg::Buf(&input_u), Arg::U32(n as u32)];
         run("reduce", target, "reduce_sum", [(groups * 256) as u32, 1, 1], [256, 1, 1], &args);
@@ -2394,7 +2399,7 @@ fn dpp_reduction_partials_and_atomic_total_match_the_host() {
 fn half_gemms_with_dot2_and_packed_fma_match_the_host() {
     let mut rng = Rng(0x0004_6E33);
     let (m, n, k) = (20usize, 24usize, 64usize);
-    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS).chain(GFX12_TARGETS) {
         // v_dot2_f32_f16: eighths in [-2, 2]; every partial sum is exact in f32.
         let a: Vec<u16> = (0..m * k).map(|_| f16(rng.int(-16, 16) as f64 / 8.0)).collect();
         let bt: Vec<u16> = (0..n * k).map(|_| f16(rng.int(-16, 16) as f64 / 8.0)).collect();
@@ -2625,7 +2630,7 @@ fn wave64_atomic_scans_hand_each_lane_its_prefix_across_both_halves() {
 // ---------------------------------------------------------------------------------------------
 
 /// The gfx11 targets the typed-buffer kernel is built for (gfx10 numbers its formats otherwise).
-const TYPED_TARGETS: [&str; 2] = ["gfx1100", "gfx11-generic"];
+const TYPED_TARGETS: [&str; 4] = ["gfx1100", "gfx11-generic", "gfx1200", "gfx1201"];
 
 #[test]
 fn typed_buffer_loads_and_stores_convert_each_format_as_the_guide_says() {
@@ -2798,7 +2803,7 @@ fn trig_preop_gives_the_segments_of_two_over_pi_that_fdlibm_tables() {
         ));
         segments.push(rng.u32() % 32);
     }
-    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS).chain(GFX12_TARGETS) {
         let (out, x, segment) = (Buf::zeroed(32 * 8), Buf::of(&xs), Buf::of(&segments));
         run(
             "trig_preop",
@@ -2830,7 +2835,7 @@ fn trig_preop_gives_the_segments_of_two_over_pi_that_fdlibm_tables() {
 #[test]
 fn abs_of_a_uniform_value_runs_as_the_scalar_abs() {
     let cases = [(0, 0), (5, 9), (-5, 9), (-7, -7), (i32::MAX, 1), (-i32::MAX, -1), (-123_456, 654_321)];
-    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS).chain(GFX12_TARGETS) {
         for (a, b) in cases {
             let out = Buf::zeroed(64 * 4);
             run(
@@ -2890,7 +2895,7 @@ fn f64_and_f32_division_are_ieee_for_subnormal_huge_and_zero_operands() {
         f64::NAN,
     ];
     let (n, d) = division_pairs(&edges64, &mut rng, |rng| f64::from_bits(rng.next()));
-    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS).chain(GFX12_TARGETS) {
         let (out, n_buf, d_buf) = (Buf::zeroed(n.len() * 8), Buf::of(&n), Buf::of(&d));
         let args = [Arg::Buf(&out), Arg::Buf(&n_buf), Arg::Buf(&d_buf)];
         run("idioms", target, "divide_f64", [n.len() as u32, 1, 1], [64, 1, 1], &args);
@@ -2917,7 +2922,7 @@ fn f64_and_f32_division_are_ieee_for_subnormal_huge_and_zero_operands() {
         f32::NAN,
     ];
     let (n, d) = division_pairs(&edges32, &mut rng, |rng| f32::from_bits(rng.u32()));
-    for target in TARGETS {
+    for target in TARGETS.into_iter().chain(GFX12_TARGETS) {
         let (out, n_buf, d_buf) = (Buf::zeroed(n.len() * 4), Buf::of(&n), Buf::of(&d));
         let args = [Arg::Buf(&out), Arg::Buf(&n_buf), Arg::Buf(&d_buf)];
         run("idioms", target, "divide_f32", [n.len() as u32, 1, 1], [64, 1, 1], &args);
@@ -2932,7 +2937,7 @@ fn f64_and_f32_division_are_ieee_for_subnormal_huge_and_zero_operands() {
 
 #[test]
 fn shared_and_private_memory_through_generic_pointers_reach_lds_and_scratch() {
-    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS).chain(GFX12_TARGETS) {
         for size in [64u32, 256] {
             for to_global in [0, 1] {
                 let groups = 3u32;
@@ -2978,7 +2983,7 @@ fn shared_and_private_memory_through_generic_pointers_reach_lds_and_scratch() {
 
 #[test]
 fn a_wave_spinning_on_what_a_later_wave_of_its_workgroup_writes_sees_it() {
-    for target in TARGETS.into_iter().chain(GFX9_TARGETS) {
+    for target in TARGETS.into_iter().chain(GFX9_TARGETS).chain(GFX12_TARGETS) {
         for symbol in ["wave_handoff", "wave_handoff_sleep"] {
             let (size, groups) = (4 * wave_width(target), 2u32);
             let out = Buf::zeroed((size * groups) as usize * 4);

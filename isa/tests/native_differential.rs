@@ -347,6 +347,7 @@ fn length(isa: Isa, words: [u32; 3]) -> Vec<u32> {
         Isa::Gfx9(processor) => {
             aqueduct_isa::gfx9::decode(&words, 0, processor).map(|instruction| instruction.len() / 4)
         }
+        Isa::Gfx12 => aqueduct_isa::gfx12::decode(&words, 0).map(|instruction| instruction.len() / 4),
     };
     words[..dwords.unwrap_or(1).clamp(1, 3)].to_vec()
 }

@@ -9,10 +9,10 @@
 //! checks each operation family against a reference computed on the host, and holds every
 //! operation to its status in `isa/coverage/`.
 
-use super::decoded_kernel::{Decoded, Plan, from_gfx9, from_gfx10};
+use super::decoded_kernel::{Decoded, Plan, from_gfx9, from_gfx10, from_gfx12};
 use super::wave::{Flow, LANES, Wave};
 use super::{AtomicOp, ExecError, Isa, Memory, MemoryFault};
-use crate::{gfx9, gfx10, gfx11};
+use crate::{gfx9, gfx10, gfx11, gfx12};
 
 /// One operation of an instruction set, as the enumeration found it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +40,7 @@ pub fn operations(isa: Isa) -> Vec<Operation> {
         Isa::Gfx11 => gfx11_operations(),
         Isa::Gfx10_3 => gfx10_operations(),
         Isa::Gfx9(processor) => gfx9_operations(processor),
+        Isa::Gfx12 => gfx12_operations(),
     }
 }
 
@@ -55,6 +56,9 @@ pub fn mnemonics_in(text: &[u8], isa: Isa) -> Vec<&'static str> {
         }
         Isa::Gfx9(processor) => found
             .extend(gfx9::decode_all(text, 0, processor).flatten().map(|(_, instruction)| instruction.entry.mnemonic)),
+        Isa::Gfx12 => found.extend(gfx12::decode_all(text, 0).flatten().flat_map(|(_, instruction)| {
+            [Some(instruction.mnemonic()), instruction.dual.map(|entry| entry.mnemonic)].into_iter().flatten()
+        })),
     }
     found.sort_unstable();
     found.dedup();
@@ -147,6 +151,7 @@ pub fn execute(
         }
         Isa::Gfx10_3 => from_gfx10::decoded(&gfx10::decode(words, 0)?, registers.vgpr.len() as u16),
         Isa::Gfx9(processor) => from_gfx9::decoded(&gfx9::decode(words, 0, processor)?, registers.vgpr.len() as u16),
+        Isa::Gfx12 => from_gfx12::decoded(&gfx12::decode(words, 0)?, registers.vgpr.len() as u16),
     };
     let mut wave = Wave::blank();
     wave.sgpr = registers.sgpr;
@@ -264,6 +269,85 @@ fn gfx11_operations() -> Vec<Operation> {
     }
     for entry in gfx11::table::VOPDY {
         tried(gfx11::Encoding::Vopd, "VopdY", entry, mov_x as u32, entry.op as u32);
+    }
+    operations
+}
+
+/// Words of a gfx12 instruction: gfx11's where the layouts agree ([`gfx11_words`]), else the
+/// RDNA4 ISA guide's (`gfx12/decode.rs`), with the same operands: SMEM into s8 from s[0:1],
+/// VFLAT/VSCRATCH/VGLOBAL and VBUFFER through v0 (scratch's SVE set, no scalar base) with data
+/// in v1 and v4's destination, VBUFFER's resource s[0:3] (a typed one's format the default).
+fn gfx12_words(encoding: gfx11::Encoding, op: u32, dual: u32, mnemonic: &str) -> [u32; 3] {
+    use gfx11::Encoding::*;
+    match encoding {
+        Smem => [0xF400_0000 | op << 13 | 8 << 6, 124 << 25, 0],
+        Flat => [0xEC00_0000 | op << 14 | 0x7C, 4 | 1 << 23, 0],
+        Scratch => [0xED00_0000 | op << 14 | 0x7C, 4 | 1 << 17 | 1 << 23, 0],
+        Global => [0xEE00_0000 | op << 14 | 0x7C, 4 | 1 << 23, 0],
+        Mubuf | Mtbuf => [0xC400_0000 | op << 14 | 0x7C, 1 | 1 << 23, 0],
+        _ => gfx11_words(encoding, op, dual, mnemonic),
+    }
+}
+
+fn gfx12_operations() -> Vec<Operation> {
+    use gfx11::Encoding::*;
+    use gfx12::table::*;
+    let tables: [(gfx11::Encoding, &'static [gfx12::Entry]); 17] = [
+        (Sop2, SOP2),
+        (Sopk, SOPK),
+        (Sop1, SOP1),
+        (Sopc, SOPC),
+        (Sopp, SOPP),
+        (Smem, SMEM),
+        (Vop2, VOP2),
+        (Vop1, VOP1),
+        (Vopc, VOPC),
+        (Vop3, VOP3),
+        (Vop3p, VOP3P),
+        (Vopd, VOPDX),
+        (Ds, DS),
+        (Flat, FLAT),
+        (Scratch, SCRATCH),
+        (Global, GLOBAL),
+        (Mubuf, VBUFFER),
+    ];
+    let mov =
+        |table: &[gfx12::Entry]| table.iter().find(|entry| entry.mnemonic == "v_dual_mov_b32").map_or(0, |e| e.op);
+    let (mov_x, mov_y) = (mov(VOPDX) as u32, mov(VOPDY) as u32);
+    let mut operations = Vec::new();
+    let mut tried = |encoding: gfx11::Encoding, name: &str, entry: &'static gfx12::Entry, op: u32, dual: u32| {
+        let words = gfx12_words(encoding, op, dual, entry.mnemonic);
+        let (runs, probe_error, refusal) = match gfx12::decode(&words, 0) {
+            Ok(instruction)
+                if (instruction.entry.mnemonic == entry.mnemonic
+                    || instruction.dual.is_some_and(|dual| dual.mnemonic == entry.mnemonic)) =>
+            {
+                let decoded = from_gfx12::decoded(&instruction, 16);
+                let refusal = match decoded.plan {
+                    Plan::Unsupported => from_gfx12::translate(&instruction).err().map(|refusal| refusal.0),
+                    _ => None,
+                };
+                (runs(&decoded), None, refusal)
+            }
+            Ok(instruction) => (false, Some(format!("the words decode as {}", instruction.mnemonic())), None),
+            Err(error) => (false, Some(error.to_string()), None),
+        };
+        operations.push(Operation {
+            mnemonic: entry.mnemonic,
+            encoding: name.to_owned(),
+            runs,
+            words,
+            probe_error,
+            refusal,
+        });
+    };
+    for (encoding, table) in tables {
+        for entry in table {
+            tried(encoding, &format!("{encoding:?}"), entry, entry.op as u32, mov_y);
+        }
+    }
+    for entry in VOPDY {
+        tried(Vopd, "VopdY", entry, mov_x, entry.op as u32);
     }
     operations
 }

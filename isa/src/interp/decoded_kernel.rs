@@ -1,6 +1,7 @@
 //! A kernel as the interpreter runs it: its descriptor and its code, decoded once.
 
 pub(super) mod from_gfx10;
+pub(super) mod from_gfx12;
 pub(super) mod from_gfx9;
 mod reencode;
 
@@ -21,6 +22,9 @@ pub enum Isa {
     /// gfx9 (GCN5 and CDNA, wave64), for one processor: each instruction is translated to
     /// gfx11's (`decoded_kernel/from_gfx9.rs`).
     Gfx9(crate::gfx9::Processor),
+    /// gfx12 (RDNA4: gfx1200, gfx1201): each instruction is translated to gfx11's
+    /// (`decoded_kernel/from_gfx12.rs`).
+    Gfx12,
 }
 
 impl Isa {
@@ -29,10 +33,17 @@ impl Isa {
     /// Register Set Up Order for Compute Kernels").
     pub fn packed_work_item_ids(self) -> bool {
         match self {
-            Isa::Gfx11 => true,
+            Isa::Gfx11 | Isa::Gfx12 => true,
             Isa::Gfx10_3 => false,
             Isa::Gfx9(processor) => processor.has_unified_registers(),
         }
+    }
+
+    /// Whether the workgroup ids are also in trap temporaries: gfx12's "architected SGPRs", X in
+    /// `ttmp9`, Y and Z in `ttmp7`'s low and high halves (AMDGPUUsage, "Initial Kernel Execution
+    /// State"; LLVM's `hasArchitectedSGPRs`), which gfx12 code reads instead of system SGPRs.
+    pub fn architected_workgroup_ids(self) -> bool {
+        self == Isa::Gfx12
     }
 }
 
@@ -100,6 +111,8 @@ pub(crate) enum Plan {
     /// gfx9's non-fused `v_mad_f32`, `v_mac_f32`, `v_madak_f32`, `v_madmk_f32` and (true)
     /// `v_mad_legacy_f32`: a gfx11 stand-in's operands (`valu::step_unfused`).
     Unfused(Box<(VOp, bool)>),
+    /// A gfx12 operation gfx11 lacks: its own step (`from_gfx12::step`).
+    Gfx12(Box<from_gfx12::Step>),
     /// gfx9 CDNA's `v_mfma_*`: one matrix multiply-accumulate across the whole wave64 wave,
     /// run once, not per half (`interp/mfma.rs`; planned by `from_gfx9/mfma.rs`).
     Mfma(Box<super::mfma::Mfma>),
@@ -234,6 +247,10 @@ impl DecodedKernel {
                     (instruction.opcode() != crate::gfx10::Opcode::SCodeEnd)
                         .then(|| from_gfx10::decoded(&instruction, descriptor.vgprs() as u16))
                 }),
+                Isa::Gfx12 => crate::gfx12::decode(words, pc).map(|instruction| {
+                    (instruction.opcode() != crate::gfx12::Opcode::SCodeEnd)
+                        .then(|| from_gfx12::decoded(&instruction, descriptor.vgprs() as u16))
+                }),
                 // gfx9 has no `s_code_end`: decoding goes on to the end of the code's memory.
                 Isa::Gfx9(processor) => crate::gfx9::decode(words, pc, processor).map(|instruction| {
                     agprs.set(agprs.get() || from_gfx9::uses_agprs(&instruction));
@@ -288,7 +305,12 @@ impl DecodedKernel {
         if !descriptor.wave32() {
             super::both_halves::guard(&mut code);
         }
-        let sdwa = code.iter().flatten().any(|decoded| matches!(decoded.plan, Plan::Sdwa(_)));
+        // gfx12's offset steps use the first two of the same shadow rows.
+        let sdwa = code.iter().flatten().any(|decoded| match &decoded.plan {
+            Plan::Sdwa(_) => true,
+            Plan::Gfx12(own) => own.uses_shadow(),
+            _ => false,
+        });
         let mut extra_vgprs = if sdwa { from_gfx10::SHADOW_VGPRS } else { 0 };
         if let Isa::Gfx9(processor) = isa {
             extra_vgprs += gfx9_vgprs(&descriptor, processor) - descriptor.vgprs();

@@ -355,6 +355,8 @@ struct WaveStart {
     /// `ENABLE_VGPR_WORKITEM_ID` (rsrc2 bits 12:11) and whether the ids are packed into v0.
     dimensions: u32,
     packed: bool,
+    /// gfx12's `ttmp9` and `ttmp7` (`Isa::architected_workgroup_ids`), if the ISA has them.
+    architected: Option<[u32; 2]>,
 }
 
 /// The SGPRs a wave's start may set: at most 31 user SGPRs (`USER_SGPR_COUNT` is 5 bits) and
@@ -453,6 +455,11 @@ impl WaveStart {
             wave_size,
             dimensions: (rsrc2 >> 11) & 3,
             packed: dispatch.kernel.isa.packed_work_item_ids(),
+            architected: dispatch
+                .kernel
+                .isa
+                .architected_workgroup_ids()
+                .then(|| [workgroup_id[0], (workgroup_id[1] & 0xFFFF) | workgroup_id[2] << 16]),
         })
     }
 
@@ -498,6 +505,11 @@ impl WaveStart {
         // Two fixed-size writes, inlined, where a copy of all 128 was a call to `memcpy`.
         wave.sgpr[..STARTED_SGPRS].copy_from_slice(&self.sgpr);
         wave.sgpr[STARTED_SGPRS..].fill(0);
+        if let Some([ttmp9, ttmp7]) = self.architected {
+            // ttmp0 is operand 108 (RDNA3 and RDNA4 ISA guides, the SSRC table).
+            wave.sgpr[108 + 9] = ttmp9;
+            wave.sgpr[108 + 7] = ttmp7;
+        }
         wave.scc = false;
         wave.pc = self.entry;
         wave.ended = false;
@@ -702,6 +714,8 @@ pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
             super::decoded_kernel::from_gfx9::pk_mov(wave, &mov.0, mov.1);
             Flow::Next
         }
+        Plan::Gfx12(own) => super::decoded_kernel::from_gfx12::step(wave, own, instruction, memory, lds)
+            .map_err(|error| decoded.named(error))?,
         Plan::Unfused(mad) => valu::step_unfused(wave, &mad.0, mad.1).ok_or_else(|| refused(wave, decoded))?,
         Plan::Mfma(mfma) => {
             if !super::mfma::step(wave, mfma) {
@@ -742,6 +756,8 @@ pub(crate) fn per_half(plan: &Plan) -> bool {
         // An MFMA reads and writes all 64 lanes at once (`interp/mfma.rs`).
         // Both halves of a `BothHalves` plan run inside its one step.
         Plan::Scalar | Plan::Unsupported | Plan::BothHalves(_) | Plan::Mfma(_) => false,
+        // gfx12's own steps: scalar, but for its vector memory accesses.
+        Plan::Gfx12(own) => own.per_half(),
         Plan::Vector(op) => !matches!(op.opcode, VReadfirstlaneB32 | VReadlaneB32 | VWritelaneB32 | VPermlane64B32),
         Plan::Memory(access) => {
             !matches!(access.operation, Operation::Bpermute | Operation::Permute | Operation::Append { .. })
