@@ -102,3 +102,79 @@ pub(crate) fn run<M: Memory + ?Sized, const WIDE: bool>(
     wave.write_sgpr(register, low);
     Ok(flow)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compiled::Tier;
+    use crate::interp::decoded_kernel::{DecodedKernel, Isa};
+    use crate::interp::{Dispatch, Regions};
+
+    /// gfx11 wave64 code whose carry-out pair `s[2:3]` holds its multiplier `s2`: every lane
+    /// computes 0x8000_0000 × 2 + (0xFFFF_FFFF << 32 | lane), which carries out, so the result is
+    /// `lane` and both mask words are all ones. Were the high half to read the low half's mask
+    /// as its multiplier, its lanes would get 0xFFFF_FFFE + lane. Rows 0–2 of the output: v0,
+    /// then s2 and s3 as each lane saw them after the instruction.
+    const CARRY_INTO_SOURCE: &[u32] = &[
+        0xBE8400FF, 0x11111111, // s_mov_b32 s4, 0x11111111
+        0xBE8500FF, 0x22222222, // s_mov_b32 s5, 0x22222222
+        0x30060082, // v_lshlrev_b32_e32 v3, 2, v0
+        0xBE8200FF, 0x80000000, // s_mov_b32 s2, 0x80000000
+        0x7E040282, // v_mov_b32_e32 v2, 2
+        0x7E0202C1, // v_mov_b32_e32 v1, -1
+        0xD6FE0200, 0x04020402, // v_mad_u64_u32 v[0:1], s[2:3], s2, v2, v[0:1]
+        0x7E080202, // v_mov_b32_e32 v4, s2
+        0x7E0A0203, // v_mov_b32_e32 v5, s3
+        0xDC6A0000, 0x00040003, // global_store_b32 v3, v0, s[4:5]
+        0xDC6A0100, 0x00040403, // global_store_b32 v3, v4, s[4:5] offset:256
+        0xDC6A0200, 0x00040503, // global_store_b32 v3, v5, s[4:5] offset:512
+        0xBFB00000, // s_endpgm
+    ];
+
+    fn run(tier: Tier) -> (Vec<u32>, bool) {
+        let out = vec![0u32; 3 * 64];
+        let address = out.as_ptr() as u64;
+        let mut image = vec![0u32; 16];
+        image[4] = 64; // kernel_code_entry_byte_offset
+        image[12] = 7; // COMPUTE_PGM_RSRC1: 8 VGPR granules
+        image.extend(CARRY_INTO_SOURCE.iter().map(|&word| match word {
+            0x1111_1111 => address as u32,
+            0x2222_2222 => (address >> 32) as u32,
+            other => other,
+        }));
+        let memory = Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4), (address, out.len() as u64 * 4)]);
+        let kernel = DecodedKernel::load_for(&memory, image.as_ptr() as u64, Isa::Gfx11).expect("the kernel decodes");
+        let guarded = (0..kernel.words())
+            .filter(|&index| kernel.at(index).is_some_and(|decoded| matches!(decoded.plan, Plan::BothHalves(_))))
+            .count();
+        let dispatch = Dispatch {
+            kernel: &kernel,
+            packet_address: 0,
+            queue_address: 0,
+            kernarg_address: 0,
+            dispatch_id: 0,
+            grid: [64, 1, 1],
+            workgroup: [64, 1, 1],
+            group_segment_size: 0,
+            private_segment_size: 0,
+            instruction_limit: 100,
+            realtime: || 0,
+            serial: 0,
+            interrupt: None,
+            tier,
+        };
+        crate::run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new()).expect("the kernel runs");
+        (out, guarded == 1)
+    }
+
+    #[test]
+    fn both_halves_read_a_scalar_source_before_the_low_half_writes_its_mask_word_over_it() {
+        for tier in [Tier::Interpreter, Tier::Auto] {
+            let (out, guarded) = run(tier);
+            assert!(guarded, "exactly the v_mad_u64_u32 is planned as BothHalves");
+            let lanes: Vec<u32> = (0..64).collect();
+            assert_eq!(out[..64], lanes, "{tier:?}: v0");
+            assert!(out[64..].iter().all(|&word| word == u32::MAX), "{tier:?}: s2 and s3 {:x?}", &out[64..]);
+        }
+    }
+}
