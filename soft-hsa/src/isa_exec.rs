@@ -150,14 +150,17 @@ fn decoded(kernel: &LoadedKernel, memory: &AgentMemory<'_>, isa: Isa) -> Result<
 }
 
 /// The interpreter's instruction set for an agent's ISA name (`amdgcn-amd-amdhsa--gfx1100`):
-/// gfx11, gfx10.3 (`gfx1030` to `gfx1036`), or gfx9's gfx900, gfx906, gfx908, gfx90a and gfx942
-/// (target features after a `:` aside); `None` for any other.
+/// gfx11, gfx10.3 (`gfx1030` to `gfx1036`), gfx12 (`gfx1200`, `gfx1201`, `gfx12-generic`), or
+/// gfx9's gfx900, gfx906, gfx908, gfx90a and gfx942 (target features after a `:` aside); `None`
+/// for any other.
 fn interpreted_isa(name: &str) -> Option<Isa> {
     let processor = name.rsplit("--").next().unwrap_or(name);
     if name.contains("gfx11") {
         Some(Isa::Gfx11)
     } else if name.contains("gfx103") {
         Some(Isa::Gfx10_3)
+    } else if matches!(processor.split(':').next(), Some("gfx1200" | "gfx1201" | "gfx12-generic")) {
+        Some(Isa::Gfx12)
     } else {
         aqueduct_isa::gfx9::Processor::from_name(processor).map(Isa::Gfx9)
     }
@@ -221,7 +224,9 @@ fn agent_isa(queue: &SoftQueue, runtime: &Runtime) -> Result<Isa, String> {
     let name = runtime.gpu(queue.agent_index).map(|agent| agent.isa_name.as_str());
     name.and_then(interpreted_isa).ok_or_else(|| {
         let agent = name.unwrap_or("unknown");
-        format!("the interpreter runs gfx11 and gfx10.3 machine code and this agent is {agent}; nothing else runs it")
+        format!(
+            "the interpreter runs gfx11, gfx12, gfx10.3 and gfx9 (gfx900, gfx906, gfx908, gfx90a, gfx942) machine code and this agent is {agent}; nothing else runs it"
+        )
     })
 }
 

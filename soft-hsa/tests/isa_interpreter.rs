@@ -2,7 +2,8 @@
 //! for (`fixtures/isa_kernels.c`, built by clang-19 and checked in) run from their gfx1100
 //! machine code through the interpreter, and from their gfx1030 machine code on a gfx1030 agent
 //! (the interpreter's gfx10.3 path); a gfx90a agent's through its gfx9 path; a gfx1200 agent's
-//! kernels, whose ISA the interpreter does not run, are refused.
+//! through its gfx12 path; a gfx1010 agent's kernels, whose ISA (gfx10.1) the interpreter does
+//! not run, are refused.
 
 mod common;
 
@@ -17,9 +18,11 @@ use common::{Client, TEST_KERNELS_GFX90A, dispatch_header};
 const ISA_KERNELS_GFX1100: &[u8] = include_bytes!("fixtures/isa_kernels_gfx1100.hsaco");
 const ISA_KERNELS_GFX1030: &[u8] = include_bytes!("fixtures/isa_kernels_gfx1030.hsaco");
 const TEST_KERNELS_GFX1200: &[u8] = include_bytes!("fixtures/test_kernels_gfx1200.hsaco");
+const TEST_KERNELS_GFX1010: &[u8] = include_bytes!("fixtures/test_kernels_gfx1010.hsaco");
 
 /// The client of the first GPU agent, gfx1100, which most tests use. The runtime also has a
-/// gfx1030 agent (index 1), a gfx90a one (index 2) and a gfx1200 one (index 3): [`client_on`].
+/// gfx1030 agent (index 1), a gfx90a one (index 2), a gfx1200 one (index 3) and a gfx1010 one
+/// (index 4): [`client_on`].
 fn client() -> Client {
     Client::configured(SoftConfig {
         kernel_execution: KernelExecution::Isa,
@@ -28,6 +31,7 @@ fn client() -> Client {
             SoftAgentConfig::with_isa("amdgcn-amd-amdhsa--gfx1030", 32),
             SoftAgentConfig::with_isa("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", 64),
             SoftAgentConfig::with_isa("amdgcn-amd-amdhsa--gfx1200", 32),
+            SoftAgentConfig::with_isa("amdgcn-amd-amdhsa--gfx1010", 32),
         ],
         ..SoftConfig::default()
     })
@@ -138,14 +142,25 @@ fn a_gfx90a_agent_runs_its_kernels_through_the_gfx9_path() {
 }
 
 #[test]
-fn an_agent_whose_isa_the_interpreter_does_not_run_is_refused() {
+fn a_gfx1200_agent_runs_its_kernels_through_the_gfx12_path() {
     let client = client_on(3);
     let out = client.alloc_u32(4);
     let kernargs = common::kernargs_store_value(out.as_mut_ptr(), 7, 4);
+    let failure = run_from(&client, TEST_KERNELS_GFX1200, "store_value.kd", 4, 4, &kernargs);
+    assert_eq!(failure, None);
+    // `store_value` writes value + i (`fixtures/test_kernels.c`).
+    assert_eq!(&out[..], [7, 8, 9, 10]);
+}
+
+#[test]
+fn an_agent_whose_isa_the_interpreter_does_not_run_is_refused() {
+    let client = client_on(4);
+    let out = client.alloc_u32(4);
+    let kernargs = common::kernargs_store_value(out.as_mut_ptr(), 7, 4);
     let (status, detail) =
-        run_from(&client, TEST_KERNELS_GFX1200, "store_value.kd", 4, 4, &kernargs).expect("the dispatch fails");
+        run_from(&client, TEST_KERNELS_GFX1010, "store_value.kd", 4, 4, &kernargs).expect("the dispatch fails");
     assert_eq!(status, status::ERROR_INVALID_ISA, "{detail}");
-    assert!(detail.contains("gfx1200"), "{detail}");
+    assert!(detail.contains("gfx1010"), "{detail}");
     assert!(out.iter().all(|&word| word == 0), "nothing ran");
 }
 
