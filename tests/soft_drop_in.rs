@@ -271,10 +271,11 @@ fn the_demo_and_command_buffers_run_through_the_rocr_provider_on_the_drop_in() {
 }
 
 /// Builds `tests/c/SOURCE` (C++ against HIP's headers, linked with Debian's libamdhip64 and
-/// `libraries`) and runs it on the drop-in under `scripts/with-soft-gpu.sh`, with no
-/// soft-runtime variable set; returns its stdout, or `None` where what it needs is missing here
-/// (a failure in CI, which sets the requirements).
-fn run_hip_program(source: &str, libraries: &[&str], headers: &[&str]) -> Option<String> {
+/// `libraries`) and runs it on the drop-in under `scripts/with-soft-gpu.sh`, with `agents` as
+/// `AQUEDUCT_SOFT_AGENTS` (`None`: no soft-runtime variable set, the drop-in's default gfx1030);
+/// returns its stdout, or `None` where what it needs is missing here (a failure in CI, which
+/// sets the requirements).
+fn run_hip_program(source: &str, libraries: &[&str], headers: &[&str], agents: Option<&str>) -> Option<String> {
     const HIP: &str = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
     let dir = drop_in_dir();
     if !require("the drop-in (AQUEDUCT_SOFT_LIBHSA_DIR)", dir.is_some())
@@ -296,23 +297,24 @@ fn run_hip_program(source: &str, libraries: &[&str], headers: &[&str]) -> Option
         .output()
         .expect("c++ runs");
     assert!(build.status.success(), "{}", String::from_utf8_lossy(&build.stderr));
-    let (text, stderr) = run_on_drop_in(&dir.unwrap(), &binary, &[])?;
+    let (text, stderr) = run_on_drop_in(&dir.unwrap(), &binary, &[], agents)?;
     eprint!("{stderr}");
     Some(text)
 }
 
 /// Runs `program` with `arguments` under scripts/with-soft-gpu.sh on the drop-in in `dir`, with
-/// no soft-runtime variable: its stdout and stderr, or `None` where the harness cannot make its
-/// private mount namespace here. Any other failure fails the test.
-fn run_on_drop_in(dir: &Path, program: &Path, arguments: &[&Path]) -> Option<(String, String)> {
+/// `agents` as `AQUEDUCT_SOFT_AGENTS` (`None`: no soft-runtime variable): its stdout and
+/// stderr, or `None` where the harness cannot make its private mount namespace here. Any other
+/// failure fails the test.
+fn run_on_drop_in(dir: &Path, program: &Path, arguments: &[&Path], agents: Option<&str>) -> Option<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let output = Command::new(root.join("scripts/with-soft-gpu.sh"))
-        .arg(program)
-        .args(arguments)
-        .env_remove("AQUEDUCT_SOFT_AGENTS")
-        .env("AQUEDUCT_SOFT_LIBHSA_DIR", dir)
-        .output()
-        .expect("the harness runs");
+    let mut command = Command::new(root.join("scripts/with-soft-gpu.sh"));
+    command.arg(program).args(arguments).env("AQUEDUCT_SOFT_LIBHSA_DIR", dir);
+    match agents {
+        Some(agents) => command.env("AQUEDUCT_SOFT_AGENTS", agents),
+        None => command.env_remove("AQUEDUCT_SOFT_AGENTS"),
+    };
+    let output = command.output().expect("the harness runs");
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     if !output.status.success()
@@ -360,7 +362,7 @@ fn hipcc(source: &str, arguments: &[&str], name: &str) -> std::path::PathBuf {
 /// so the program runs with no soft-runtime variable set.
 #[test]
 fn hip_s_runtime_finds_the_soft_gpu_and_copies_through_it() {
-    let Some(text) = run_hip_program("hip_memcpy.cpp", &[], &[]) else { return };
+    let Some(text) = run_hip_program("hip_memcpy.cpp", &[], &[], None) else { return };
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines,
@@ -391,10 +393,29 @@ fn hip_s_runtime_finds_the_soft_gpu_and_copies_through_it() {
 /// the program (`tests/hip/`).
 #[test]
 fn hipcc_built_programs_run_unmodified_on_the_drop_in() {
+    hipcc_built_programs_run_on("gfx1030", None);
+}
+
+/// [`hipcc_built_programs_run_unmodified_on_the_drop_in`]'s programs built for gfx90a (CDNA2,
+/// wave64) and run on a gfx90a soft agent: gfx9 machine code, translated to gfx11's.
+#[test]
+fn hipcc_built_programs_run_unmodified_on_a_gfx90a_drop_in() {
+    hipcc_built_programs_run_on("gfx90a", Some(GFX90A));
+}
+
+/// The soft agent list naming one gfx90a (wave64, as HIP 5.2.3's MI200 code objects are built:
+/// sramecc on, xnack off, as MI200s run by default; Debian's libraries ship `gfx90a:xnack-`), for
+/// the gfx90a versions of the HIP tests.
+const GFX90A: &str = "gfx90a:sramecc+:xnack-";
+
+/// Builds `tests/hip/programs.hip` and `module.hip` for `arch` and runs them on the drop-in
+/// with `agents` (see [`run_on_drop_in`]), every line of their report checked.
+fn hipcc_built_programs_run_on(arch: &str, agents: Option<&str>) {
     let Some(dir) = hipcc_and_drop_in() else { return };
-    let program = hipcc("programs.hip", &["--offload-arch=gfx1030", "-O2", "-Wall"], "hip-programs");
-    let module = hipcc("module.hip", &["--genco", "--offload-arch=gfx1030", "-O2"], "hip-module.co");
-    let Some((text, stderr)) = run_on_drop_in(&dir, &program, &[&module]) else { return };
+    let offload = format!("--offload-arch={arch}");
+    let program = hipcc("programs.hip", &[&offload, "-O2", "-Wall"], &format!("hip-programs-{arch}"));
+    let module = hipcc("module.hip", &["--genco", &offload, "-O2"], &format!("hip-module-{arch}.co"));
+    let Some((text, stderr)) = run_on_drop_in(&dir, &program, &[&module], agents) else { return };
     assert_eq!(
         text.lines().collect::<Vec<_>>(),
         ["math ok", "sum ok", "dynamic shared ok", "module launch ok", "registered ok", "done"],
@@ -410,7 +431,7 @@ fn hipcc_built_programs_run_unmodified_on_the_drop_in() {
 fn device_printf_reaches_the_host_through_hostcall() {
     let Some(dir) = hipcc_and_drop_in() else { return };
     let program = hipcc("printf.hip", &["--offload-arch=gfx1030", "-O2", "-Wall"], "hip-printf");
-    let Some((text, stderr)) = run_on_drop_in(&dir, &program, &[]) else { return };
+    let Some((text, stderr)) = run_on_drop_in(&dir, &program, &[], None) else { return };
     let mut lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.pop(), Some("sync ok"), "{text}\n{stderr}");
     lines.sort_unstable();
@@ -425,9 +446,20 @@ fn device_printf_reaches_the_host_through_hostcall() {
 /// SpMV and CSR to dense checked against a CPU computation.
 #[test]
 fn debian_s_rocsparse_runs_its_gfx1030_kernels_on_the_drop_in() {
-    let Some(text) = run_hip_program("rocsparse.cpp", &["rocsparse"], &["/usr/include/rocsparse/rocsparse.h"]) else {
-        return;
-    };
+    rocsparse_runs_on(None);
+}
+
+/// Debian's rocSPARSE, unmodified, on a gfx90a soft agent: HIP picks its shipped gfx90a code
+/// objects (wave64 gfx9 machine code, translated to gfx11's), checked as on gfx1030.
+#[test]
+fn debian_s_rocsparse_runs_its_gfx90a_kernels_on_the_drop_in() {
+    rocsparse_runs_on(Some(GFX90A));
+}
+
+/// `tests/c/rocsparse.cpp` on the drop-in with `agents` ([`run_hip_program`]).
+fn rocsparse_runs_on(agents: Option<&str>) {
+    let headers = ["/usr/include/rocsparse/rocsparse.h"];
+    let Some(text) = run_hip_program("rocsparse.cpp", &["rocsparse"], &headers, agents) else { return };
     assert_eq!(text.lines().collect::<Vec<_>>(), ["csrmv ok", "csr2dense ok", "done"]);
 }
 
@@ -436,9 +468,20 @@ fn debian_s_rocsparse_runs_its_gfx1030_kernels_on_the_drop_in() {
 /// from rocRAND's tables), from rocRAND's shipped gfx1030 machine code.
 #[test]
 fn debian_s_rocrand_runs_its_gfx1030_kernels_on_the_drop_in() {
-    let Some(text) = run_hip_program("rocrand.cpp", &["rocrand"], &["/usr/include/rocrand/rocrand.h"]) else {
-        return;
-    };
+    rocrand_runs_on(None);
+}
+
+/// Debian's rocRAND, unmodified, on a gfx90a soft agent: its shipped gfx90a code objects, every
+/// number checked as on gfx1030.
+#[test]
+fn debian_s_rocrand_runs_its_gfx90a_kernels_on_the_drop_in() {
+    rocrand_runs_on(Some(GFX90A));
+}
+
+/// `tests/c/rocrand.cpp` on the drop-in with `agents` ([`run_hip_program`]).
+fn rocrand_runs_on(agents: Option<&str>) {
+    let headers = ["/usr/include/rocrand/rocrand.h"];
+    let Some(text) = run_hip_program("rocrand.cpp", &["rocrand"], &headers, agents) else { return };
     assert_eq!(text.lines().collect::<Vec<_>>(), ["philox4x32-10 ok", "xorwow ok", "mrg32k3a ok", "done"]);
 }
 
