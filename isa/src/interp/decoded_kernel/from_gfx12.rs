@@ -488,3 +488,6 @@ fn salu_step(wave: &mut Wave, salu: &Salu) -> Result<Flow, ExecError> {
     wave.write_sgpr(salu.sdst, value.to_bits());
     Ok(Flow::Next)
 }
+
+#[cfg(test)]
+mod tests;
