@@ -164,7 +164,49 @@ struct Operands {
 
 /// Checks every element of D (`[lane][dword]`) against A × B + C computed on the host from the
 /// documented layouts; returns how many elements were checked.
+/// The MFMA's broadcast controls: CBSZ, ABID and BLGP.
+#[derive(Clone, Copy, Debug, Default)]
+struct Controls {
+    cbsz: u32,
+    abid: u32,
+    blgp: u32,
+}
+
+impl Controls {
+    /// The block whose A block `block` multiplies: CBSZ "broadcasts one block to 2^CBSZ
+    /// others", ABID says which (the calculator's `_get_cbsz_abid_transformed_block` docs).
+    fn a_block(&self, block: usize) -> usize {
+        let group = 1usize << self.cbsz;
+        block - block % group + self.abid as usize
+    }
+
+    /// The lane B is read from in place of `lane`, case by case as the calculator's
+    /// `_get_blgp_transformed_lane` documents BLGP: 1 broadcasts the first 32 lanes, 2 the
+    /// second 32, 3 rotates down by 16, 4–7 broadcast the first to fourth 16.
+    fn b_lane(&self, lane: usize) -> usize {
+        match self.blgp {
+            0 => lane,
+            1 => lane & 31,
+            2 => lane | 32,
+            3 => (lane + 16) & 63,
+            group => (group as usize - 4) * 16 + (lane & 15),
+        }
+    }
+}
+
 fn check(shape: &Shape, b: Option<Ty>, operands: &Operands, d: &[Vec<u32>], what: &str) -> usize {
+    check_with(shape, b, Controls::default(), operands, d, what)
+}
+
+/// [`check`] with broadcast controls.
+fn check_with(
+    shape: &Shape,
+    b: Option<Ty>,
+    controls: Controls,
+    operands: &Operands,
+    d: &[Vec<u32>],
+    what: &str,
+) -> usize {
     let b_ty = b_type(shape, b);
     let mut checked = 0;
     for block in 0..shape.blocks {
@@ -172,8 +214,9 @@ fn check(shape: &Shape, b: Option<Ty>, operands: &Operands, d: &[Vec<u32>], what
             for j in 0..shape.m {
                 let (mut exact, mut magnitude) = (0f64, 0f64);
                 for k in 0..shape.k {
-                    let (lane_a, ea) = shape.source_at(block, i, k);
+                    let (lane_a, ea) = shape.source_at(controls.a_block(block), i, k);
                     let (lane_b, eb) = shape.source_at(block, j, k);
+                    let lane_b = controls.b_lane(lane_b);
                     let product = value(shape.input, &operands.a[lane_a], ea) * value(b_ty, &operands.b[lane_b], eb);
                     exact += product;
                     magnitude += product.abs();
@@ -478,6 +521,7 @@ struct Case {
     shape: Shape,
     b: Option<Ty>,
     accumulator: Accumulator,
+    controls: Controls,
 }
 
 /// The wave64 kernel for `case`: loads A, B and C (one VGPR per row of 64 dwords of `in`, lane
@@ -526,7 +570,10 @@ fn program(case: &Case) -> Vec<u32> {
         Accumulator::Constant(field, _) => (c, field),
     };
     let acc_cd = u32::from(agprs && unified);
-    code.extend([0xD380_0000 | case.op << 16 | acc_cd << 15 | vdst, (256 + a) | (256 + b) << 9 | src2 << 18]);
+    // cbsz [10:8], abid [14:11], blgp [63:61].
+    let Controls { cbsz, abid, blgp } = case.controls;
+    let w0 = 0xD380_0000 | case.op << 16 | acc_cd << 15 | abid << 11 | cbsz << 8 | vdst;
+    code.extend([w0, (256 + a) | (256 + b) << 9 | src2 << 18 | blgp << 29]);
     if agprs {
         for r in 0..rc as u32 {
             code.extend([0xD3D8_4000 | (c + r), 0x1800_0100 | r]); // v_accvgpr_read_b32 v[c + r], a[r]
@@ -628,7 +675,15 @@ const fn shape(m: usize, k: usize, blocks: usize, input: Ty, output: Out) -> Sha
 fn cases() -> Vec<Case> {
     use Accumulator::*;
     use Processor::*;
-    let case = |processor, mnemonic, op, shape, b, accumulator| Case { processor, mnemonic, op, shape, b, accumulator };
+    let case = |processor, mnemonic, op, shape, b, accumulator| Case {
+        processor,
+        mnemonic,
+        op,
+        shape,
+        b,
+        accumulator,
+        controls: Controls::default(),
+    };
     vec![
         case(Gfx908, "v_mfma_f32_32x32x1f32", 64, shape(32, 1, 2, Ty::F32, Out::F32), None, Agprs),
         case(Gfx908, "v_mfma_f32_32x32x2bf16", 104, shape(32, 2, 2, Ty::Bf16, Out::F32), None, Agprs),
@@ -666,16 +721,60 @@ fn hand_encoded_mfma_shapes_register_files_and_constant_c_match_the_host_referen
     }
 }
 
+/// CBSZ/ABID (one block of A broadcast to each group of 2^CBSZ blocks) and BLGP (B read from
+/// other lanes), on the forms that have them: each control value on a multi-block and a
+/// single-block form, against the host reference with the calculator's transforms.
+#[test]
+fn mfma_broadcast_controls_pick_the_documented_blocks_and_lanes() {
+    use Processor::*;
+    let mut rng = Rng(0x6362_737A);
+    let mut cases = Vec::new();
+    let controlled = |processor, mnemonic, op, shape, accumulator, cbsz, abid, blgp| Case {
+        processor,
+        mnemonic,
+        op,
+        shape,
+        b: None,
+        accumulator,
+        controls: Controls { cbsz, abid, blgp },
+    };
+    for blgp in 0..8 {
+        let (cbsz, abid) = (blgp % 5, (blgp * 7) % (1 << (blgp % 5)));
+        let f32_4x4 = shape(4, 1, 16, Ty::F32, Out::F32);
+        cases.push(controlled(Gfx90a, "v_mfma_f32_4x4x1f32", 66, f32_4x4, Accumulator::Vgprs, cbsz, abid, blgp));
+        let f32_16x16x4 = shape(16, 4, 1, Ty::F32, Out::F32);
+        cases.push(controlled(Gfx942, "v_mfma_f32_16x16x4_f32", 69, f32_16x16x4, Accumulator::Agprs, 0, 0, blgp));
+    }
+    let f32_32x32 = shape(32, 1, 2, Ty::F32, Out::F32);
+    cases.push(controlled(Gfx908, "v_mfma_f32_32x32x1f32", 64, f32_32x32, Accumulator::Agprs, 1, 1, 3));
+    let f16_16x16 = shape(16, 4, 4, Ty::F16, Out::F32);
+    cases.push(controlled(Gfx90a, "v_mfma_f32_16x16x4f16", 73, f16_16x16, Accumulator::Vgprs, 2, 3, 6));
+    let i8_4x4 = shape(4, 4, 16, Ty::I8, Out::I32);
+    cases.push(controlled(Gfx942, "v_mfma_i32_4x4x4_16b_i8", 82, i8_4x4, Accumulator::Vgprs, 3, 5, 2));
+    for case in cases {
+        assert_decodes(&case);
+        let operands = operands(&case.shape, case.b, &mut rng);
+        let d = run_case(&case, &operands).unwrap_or_else(|error| panic!("{}: {error}", case.mnemonic));
+        let what = format!("{:?} {} {:?}", case.processor, case.mnemonic, case.controls);
+        check_with(&case.shape, case.b, case.controls, &operands, &d, &what);
+    }
+}
+
 /// The broadcast controls (cbsz, abid, blgp) and the sparse MFMA are refused by name, not run as
 /// if unset.
 #[test]
 fn mfma_controls_and_sparse_forms_are_refused_naming_the_instruction() {
-    // v_mfma_f32_16x16x4f32 v[0:3], v5, v7, v[0:3] with cbsz:1 abid:2 blgp:3 set in turn (bits
-    // 10:8, 14:11 and 63:61), then v_smfmac_f32_16x16x32_f16 v[0:3], v[4:5], v[6:9], v10.
-    let cases: [(Processor, [u32; 2], &str); 4] = [
+    // v_mfma_f32_16x16x4f32 v[0:3], v5, v7, v[0:3] (one block) with cbsz:1, then abid:2 (bits
+    // 10:8, 14:11); v_mfma_f32_4x4x1f32 v[4:7], v2, v3, v[4:7] cbsz:1 abid:2 (an ABID past the
+    // 2^CBSZ blocks); v_mfma_f64_16x16x4f64 v[0:7], v[8:9], v[10:11], v[0:7] blgp:1 (f64's
+    // negation on gfx942); gfx942's v_mfma_f32_16x16x16_f16 v[0:3], v[4:5], v[6:7], v[0:3]
+    // blgp:1; v_smfmac_f32_16x16x32_f16 v[0:3], v[4:5], v[6:9], v10.
+    let cases: [(Processor, [u32; 2], &str); 6] = [
         (Processor::Gfx90a, [0xD3C5_0100, 0x0402_0F05], "v_mfma_f32_16x16x4f32"),
         (Processor::Gfx90a, [0xD3C5_1000, 0x0402_0F05], "v_mfma_f32_16x16x4f32"),
-        (Processor::Gfx90a, [0xD3C5_0000, 0x6402_0F05], "v_mfma_f32_16x16x4f32"),
+        (Processor::Gfx90a, [0xD3C2_1104, 0x0412_0702], "v_mfma_f32_4x4x1f32"),
+        (Processor::Gfx90a, [0xD3EE_0000, 0x2402_1508], "v_mfma_f64_16x16x4f64"),
+        (Processor::Gfx942, [0xD3CD_0000, 0x2402_0D04], "v_mfma_f32_16x16x16_f16"),
         (Processor::Gfx942, [0xD3E2_0000, 0x042A_0D04], "v_smfmac_f32_16x16x32_f16"),
     ];
     for (processor, words, mnemonic) in cases {

@@ -480,6 +480,11 @@ fn gfx9_words(encoding: gfx9::Encoding, extension: &str, op: u32, mnemonic: &str
         Vop1 => [0x7E00_0000 | 4 << 17 | op << 9 | marker, word, 0],
         Vopc => [0x7C00_0000 | op << 17 | 2 << 9 | marker, word, 0],
         Vop3 => [0xD000_0000 | op << 16 | 4, v(0) | v(2) << 9 | v(4) << 18, 0],
+        // MFMA's bits 14:8 and 63:59 are cbsz, abid, acc_cd, the acc bits and blgp, not op_sel_hi
+        // (MI200 ISA guide, "VOP3P-MAI"): its probe sets none of them.
+        Vop3p if mnemonic.starts_with("v_mfma") || mnemonic.starts_with("v_smfmac") => {
+            [0xD380_0000 | op << 16 | 4, v(0) | v(2) << 9 | v(4) << 18, 0]
+        }
         Vop3p => [0xD380_0000 | op << 16 | 4 | 1 << 14, v(0) | v(2) << 9 | v(4) << 18 | 3 << 27, 0],
         Ds => [0xD800_0000 | op << 17, 1 << 8 | 2 << 16 | 4 << 24, 0],
         Flat => [0xDC00_0000 | op << 18, memory, 0],

@@ -26,6 +26,12 @@
 //! denormals). i8 sums are exact and wrap into i32 with C, as integer MFMA does. f64 runs one
 //! fused multiply-add per k in k order from C.
 //!
+//! Controls (CDNA ISA guides, "CBSZ/ABID" and "BLGP"; amd_matrix_instruction_calculator's
+//! `_get_cbsz_abid_transformed_block` and `_get_blgp_transformed_lane` state the same): CBSZ and
+//! ABID broadcast one block of A to each group of 2^CBSZ blocks (block b multiplies A of block
+//! (b / 2^CBSZ)·2^CBSZ + ABID); BLGP makes each lane read B from another lane ([`blgp_lane`]).
+//! Where they apply is planned (`from_gfx9/mfma.rs`); elsewhere set values are refused.
+//!
 //! EXEC: the guides do not say what an MFMA does in lanes EXEC disables; a partial EXEC is
 //! refused (`ExecError::Unsupported`) rather than guessed.
 
@@ -90,6 +96,26 @@ pub(crate) struct Mfma {
     pub b: u16,
     pub c: Accumulator,
     pub d: u16,
+    /// CBSZ and ABID: block b reads A from block (b / 2^cbsz)·2^cbsz + abid (the module's
+    /// note on the controls).
+    pub cbsz: u8,
+    pub abid: u8,
+    /// BLGP: which lane each lane's B is read from ([`blgp_lane`]).
+    pub blgp: u8,
+}
+
+/// The lane whose B registers lane `lane` reads under BLGP `blgp` (CDNA ISA guides, "BLGP"; as
+/// amd_matrix_instruction_calculator applies it): 0 its own, 1 and 2 the first or second 32
+/// lanes broadcast to both halves, 3 every lane rotated down by 16, 4–7 the (blgp − 4)th group
+/// of 16 lanes broadcast to all four.
+pub(crate) fn blgp_lane(lane: usize, blgp: u8) -> usize {
+    match blgp {
+        1 => lane % 32,
+        2 => 32 + lane % 32,
+        3 => (lane + 16) % 64,
+        4..=7 => 16 * (blgp as usize - 4) + lane % 16,
+        _ => lane,
+    }
 }
 
 /// The most elements of A (or B) in one MFMA over all blocks (32×32×16 fp8: 512).
@@ -129,6 +155,9 @@ impl Mfma {
             && (self.m * self.k * self.blocks).is_multiple_of(64)
             && self.m * self.k * self.blocks <= MAX_ELEMENTS
             && self.d_per_lane() <= MAX_D
+            && (1usize << self.cbsz) <= self.blocks
+            && (self.abid as usize) < (1 << self.cbsz)
+            && self.blgp < 8
     }
 
     /// (block, row i, k) of A's element `e` in `lane` (of B: (block, column j, k)).
@@ -206,7 +235,7 @@ pub(crate) fn step(wave: &mut Wave, mfma: &Mfma) -> bool {
             let (block, i, kk) = mfma.source_position(lane, e);
             a[(block * m + i) * k + kk] = element(wave, mfma.a, mfma.a_type, lane, e);
             let (block, j, kk) = mfma.source_position(lane, e);
-            b[(block * k + kk) * m + j] = element(wave, mfma.b, mfma.b_type, lane, e);
+            b[(block * k + kk) * m + j] = element(wave, mfma.b, mfma.b_type, blgp_lane(lane, mfma.blgp), e);
         }
     }
     // Every D is computed (C read) before any is written: D may be C's registers.
@@ -214,7 +243,9 @@ pub(crate) fn step(wave: &mut Wave, mfma: &Mfma) -> bool {
     for (lane, results) in out.iter_mut().enumerate() {
         for (r, result) in results.iter_mut().enumerate().take(mfma.d_per_lane()) {
             let (block, i, j) = mfma.d_position(lane, r);
-            let products = (0..k).map(|kk| (a[(block * m + i) * k + kk], b[(block * k + kk) * m + j]));
+            let group = 1 << mfma.cbsz;
+            let a_block = block / group * group + mfma.abid as usize;
+            let products = (0..k).map(|kk| (a[(a_block * m + i) * k + kk], b[(block * k + kk) * m + j]));
             *result = match mfma.output {
                 Output::F32 => {
                     let c = f32::from_bits(accumulator(wave, mfma, lane, r) as u32) as f64;

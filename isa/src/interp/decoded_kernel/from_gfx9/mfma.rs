@@ -18,9 +18,10 @@
 //! vdst [7:0], cbsz [10:8], abid [14:11], acc_cd 15 (gfx90a, gfx942: vdst and C are AGPRs;
 //! gfx908's are always AGPRs, the table's `agprs`), op [22:16]; src0 (A) [40:32], src1 (B)
 //! [49:41], src2 (C) [58:50], acc [60:59] (A, B are AGPRs), blgp [63:61]. The broadcast controls
-//! cbsz, abid and blgp (and f64's negation in the same bits) are refused when set, as are the
-//! sparse `v_smfmac_*`, gfx942's xf32 forms (whose input rounding the guides do not specify) and
-//! a C that is neither a register tuple nor an inline constant.
+//! cbsz, abid and blgp run where the form has them (`mfma`); elsewhere (and f64's negation in
+//! the same bits) they are refused when set, as are the sparse `v_smfmac_*`, gfx942's xf32
+//! forms (whose input rounding the guides do not specify) and a C that is neither a register
+//! tuple nor an inline constant.
 
 use super::{NUMBERING, Plan, Refusal};
 use crate::gfx9::{self, Extension};
@@ -161,7 +162,22 @@ fn mfma(instruction: &gfx9::Instruction, shadow: u16) -> Result<Mfma, Refusal> {
     let b_width = width(|slot| if let Slot::Src1(w) = slot { Some(*w) } else { None });
     let elements = d_width / if output == Output::F64 { 2 } else { 1 };
     let blocks = 64 * elements / (m * m);
-    let plan = Mfma { m, k, blocks, a_type, b_type, output, a: 0, b: 0, c: Accumulator::Constant(0), d: 0 };
+    let (cbsz, abid, blgp) = ((w0 >> 8 & 7) as u8, (w0 >> 11 & 0xF) as u8, (w1 >> 29) as u8);
+    let plan = Mfma {
+        m,
+        k,
+        blocks,
+        a_type,
+        b_type,
+        output,
+        a: 0,
+        b: 0,
+        c: Accumulator::Constant(0),
+        d: 0,
+        cbsz: 0,
+        abid: 0,
+        blgp: 0,
+    };
     let consistent = plan.is_valid()
         && plan.d_registers() == d_width
         && plan.source_registers(a_type) == a_width
@@ -169,9 +185,18 @@ fn mfma(instruction: &gfx9::Instruction, shadow: u16) -> Result<Mfma, Refusal> {
     if !consistent {
         return Err(Refusal("an MFMA whose operand widths do not match its named shape"));
     }
-    let (cbsz, abid, blgp) = (w0 >> 8 & 7, w0 >> 11 & 0xF, w1 >> 29);
-    if cbsz != 0 || abid != 0 || blgp != 0 {
-        return Err(Refusal("MFMA broadcast or negate controls (cbsz, abid, blgp), which are not modelled"));
+    // CBSZ and ABID apply to the forms of several blocks, an ABID within the 2^CBSZ blocks
+    // broadcast to; BLGP to every f32-accumulating form of gfx908 and gfx90a and to gfx942's
+    // f32-input and multi-block ones (amd_matrix_instruction_calculator's "CBSZ and ABID bits
+    // supported" and "BLGP bits supported" for CDNA1, CDNA2 and CDNA3). For f64 the same bits
+    // are negation on gfx942 (LLVM's `AMDGPUAsmParser::validateBLGP`, DGEMM's `neg`): refused.
+    let broadcast = cbsz != 0 || abid != 0;
+    if broadcast && (blocks == 1 || output == Output::F64 || 1 << cbsz > blocks || abid >= 1 << cbsz) {
+        return Err(Refusal("MFMA cbsz/abid outside a multi-block form's blocks"));
+    }
+    let gfx942_single = instruction.processor == gfx9::Processor::Gfx942 && blocks == 1 && a_type != Input::F32;
+    if blgp != 0 && (output == Output::F64 || gfx942_single) {
+        return Err(Refusal("MFMA blgp on a form without it (f64's negation, gfx942's single-block forms)"));
     }
     let unified = instruction.processor.has_unified_registers();
     let cd_agprs = entry.agprs & 1 != 0 || unified && w0 >> 15 & 1 == 1;
@@ -203,5 +228,5 @@ fn mfma(instruction: &gfx9::Instruction, shadow: u16) -> Result<Mfma, Refusal> {
         _ => return Err(Refusal("an MFMA C that is neither a register tuple nor an inline constant")),
     };
     let d = row(w0 & 0xFF, d_width, cd_agprs)?;
-    Ok(Mfma { a, b, c, d, ..plan })
+    Ok(Mfma { a, b, c, d, cbsz, abid, blgp, ..plan })
 }
