@@ -1,6 +1,7 @@
-//! Your own kernel, end to end: a code object built by clang from `kernels/saxpy.c` (checked in
-//! as `kernels/saxpy_gfx11-generic.hsaco`; `kernels/regen.sh` rebuilds it), its host build
-//! written in Rust, a typed launch, and every element of the result checked.
+//! Your own kernel, end to end: code objects built by clang from `kernels/saxpy.c` for RDNA3, RDNA2,
+//! RDNA4, CDNA2 and CDNA3 (checked in as `kernels/saxpy_TARGET.hsaco`; `kernels/regen.sh`
+//! rebuilds them), the one the device's agents run picked as HIP picks a fat binary's entry, its
+//! host build written in Rust, a typed launch, and every element of the result checked.
 //!
 //! On ROCr with a GPU the GPU runs the code object and the registration takes nothing. On the
 //! soft runtime (the default where no GPU is) the Rust host build below runs instead: the
@@ -15,8 +16,14 @@ use aqueduct::host_build::{DevicePtr, HostBuild, HostKernel, Workgroup, kernel_a
 use aqueduct::prelude::*;
 use clap::Parser;
 
-/// `clang-19 -target amdgcn-amd-amdhsa -mcpu=gfx11-generic` of `kernels/saxpy.c`.
-const SAXPY_CODE_OBJECT: &[u8] = include_bytes!("../kernels/saxpy_gfx11-generic.hsaco");
+/// `clang-19 -target amdgcn-amd-amdhsa -mcpu=TARGET` of `kernels/saxpy.c`, one per target.
+const SAXPY_CODE_OBJECTS: [(&str, &[u8]); 5] = [
+    ("gfx11-generic", include_bytes!("../kernels/saxpy_gfx11-generic.hsaco")),
+    ("gfx10-3-generic", include_bytes!("../kernels/saxpy_gfx10-3-generic.hsaco")),
+    ("gfx12-generic", include_bytes!("../kernels/saxpy_gfx12-generic.hsaco")),
+    ("gfx90a", include_bytes!("../kernels/saxpy_gfx90a.hsaco")),
+    ("gfx942", include_bytes!("../kernels/saxpy_gfx942.hsaco")),
+];
 
 kernel_args! {
     /// `saxpy(float *y, const float *x, float a, u32 count)`: the parameters in order, as the
@@ -72,8 +79,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Arguments { elements, device } = Arguments::parse();
     let engine = Engine::new(&device)?;
     let device = engine.device();
-    let host_build_taken = device.register_host_builds(SAXPY_CODE_OBJECT, &[HostBuild::of::<Saxpy>()])?;
-    let saxpy = device.load_executable(SAXPY_CODE_OBJECT)?.kernel("saxpy")?;
+    let code_object = device.select_code_object(&SAXPY_CODE_OBJECTS.map(|(_, bytes)| bytes))?;
+    let target = SAXPY_CODE_OBJECTS.iter().find(|(_, bytes)| *bytes == code_object).map_or("?", |(target, _)| target);
+    let host_build_taken = device.register_host_builds(code_object, &[HostBuild::of::<Saxpy>()])?;
+    let saxpy = device.load_executable(code_object)?.kernel("saxpy")?;
 
     let x_values: Vec<f32> = (0..elements).map(|i| (i % 1024) as f32).collect();
     let y_values: Vec<f32> = (0..elements).map(|i| (i % 7) as f32 - 3.0).collect();
@@ -96,7 +105,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let ran = if host_build_taken { "its Rust host build" } else { "the GPU" };
     println!(
-        "own_kernel: saxpy from kernels/saxpy_gfx11-generic.hsaco on {} ({ran}): all {elements} elements checked",
+        "own_kernel: saxpy from kernels/saxpy_{target}.hsaco on {} ({ran}): all {elements} elements checked",
         device.provider()
     );
     Ok(())

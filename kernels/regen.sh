@@ -35,7 +35,7 @@ build_hip() { # folder name target
 }
 # RDNA3 and RDNA2: the engine loads the first of a program's code objects that runs on its agents
 # (Device::select_code_object), so the demo and the bench run on a gfx1030 agent too.
-for target in gfx11-generic gfx10-3-generic; do
+for target in gfx11-generic gfx10-3-generic gfx12-generic gfx90a gfx942; do
     build_c ../cli/kernels demo "$target"
     build_c ../cli/kernels bench "$target"
     build_c . saxpy "$target"

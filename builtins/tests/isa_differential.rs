@@ -130,13 +130,14 @@ fn bytes_of(lines: &mut [Line]) -> &mut [u8] {
 /// The embedded code objects the interpreter runs, each with the instruction set its agents
 /// run it as: a generic family's code runs on its family's processors, so gfx9-generic is run
 /// as gfx900's.
-const TARGETS: [(&str, &str); 6] = [
+const TARGETS: [(&str, &str); 7] = [
     ("gfx1100", "gfx1100"),
     ("gfx11-generic", "gfx1100"),
     ("gfx1030", "gfx1030"),
     ("gfx10-3-generic", "gfx1030"),
     ("gfx9-generic", "gfx900"),
     ("gfx90a", "gfx90a"),
+    ("gfx942", "gfx942"),
 ];
 
 /// One embedded code object, loaded.

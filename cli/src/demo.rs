@@ -12,11 +12,9 @@ use aqueduct_abi::{HostBuild, HostBuildRecord};
 use crate::digits::{DigitsModel, ForwardPass, Precision, ServeConfig, ServeError, ServeReport, serve};
 use aqueduct_engine::{Device, Dispatch, Engine, EngineConfig, EngineError, Executable, MemoryKind, Queue, QueueStats};
 
-/// The demo kernels, built from `cli/kernels/demo.c` by `kernels/regen.sh`: for RDNA3
-/// (gfx11-generic), then RDNA2 (gfx10-3-generic). [`Device::select_code_object`] picks the one
-/// the device's agents run.
-pub const DEMO_CODE_OBJECTS: [&[u8]; 2] =
-    [include_bytes!("../kernels/demo_gfx11-generic.hsaco"), include_bytes!("../kernels/demo_gfx10-3-generic.hsaco")];
+/// The demo kernels, built from `cli/kernels/demo.c` by `kernels/regen.sh` for each of its targets
+/// ([`crate::WORKLOAD_TARGETS`]); [`Device::select_code_object`] picks the one the device's agents run.
+pub const DEMO_CODE_OBJECTS: [&[u8]; crate::WORKLOAD_TARGETS] = workload_code_objects!("demo");
 
 unsafe extern "C" {
     /// The host-build table of `cli/kernels/demo.c`, compiled for the host by build.rs.

@@ -10,9 +10,8 @@ use aqueduct_engine::{
 };
 
 /// The MLP's kernels (`dense`, `softmax`, `argmax`), built from `cli/kernels/mlp.hip` by
-/// `kernels/regen.sh`: for RDNA3 (gfx11-generic), then RDNA2 (gfx10-3-generic).
-pub const MLP_CODE_OBJECTS: [&[u8]; 2] =
-    [include_bytes!("../kernels/mlp_gfx11-generic.hsaco"), include_bytes!("../kernels/mlp_gfx10-3-generic.hsaco")];
+/// `kernels/regen.sh` for each of its targets ([`crate::WORKLOAD_TARGETS`]).
+pub const MLP_CODE_OBJECTS: [&[u8]; crate::WORKLOAD_TARGETS] = workload_code_objects!("mlp");
 
 /// Features per item (8 × 8 pixels, scaled to [0, 1]).
 pub const INPUTS: u32 = 64;

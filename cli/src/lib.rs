@@ -17,6 +17,27 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+/// The code objects `kernels/regen.sh` builds from one CLI workload's source
+/// (`cli/kernels/NAME_TARGET.hsaco`), in the order the script lists its targets: RDNA3
+/// (gfx11-generic), RDNA2 (gfx10-3-generic), RDNA4 (gfx12-generic), CDNA2 (gfx90a) and CDNA3
+/// (gfx942). [`aqueduct_engine::Device::select_code_object`] picks the one the device's agents run,
+/// as HIP picks a fat binary's entry. The target list lives here and in the script only.
+macro_rules! workload_code_objects {
+    ($name:literal) => {
+        [
+            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $name, "_gfx11-generic.hsaco")),
+            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $name, "_gfx10-3-generic.hsaco")),
+            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $name, "_gfx12-generic.hsaco")),
+            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $name, "_gfx90a.hsaco")),
+            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $name, "_gfx942.hsaco")),
+        ]
+    };
+}
+
+/// How many code objects each CLI workload has: one per target `kernels/regen.sh` builds
+/// (gfx11-generic, gfx10-3-generic, gfx12-generic, gfx90a, gfx942, in that order).
+pub const WORKLOAD_TARGETS: usize = 5;
+
 pub mod bench;
 mod commands;
 pub mod demo;

@@ -2,10 +2,9 @@
 //! host build, so the soft runtime runs its machine code), the starting state, and the host
 //! mirror every read-back is checked against.
 
-/// `nbody_step`, built from `cli/kernels/nbody.hip` by `kernels/regen.sh`: for RDNA3
-/// (gfx11-generic), then RDNA2 (gfx10-3-generic).
-pub const NBODY_CODE_OBJECTS: [&[u8]; 2] =
-    [include_bytes!("../kernels/nbody_gfx11-generic.hsaco"), include_bytes!("../kernels/nbody_gfx10-3-generic.hsaco")];
+/// `nbody_step`, built from `cli/kernels/nbody.hip` by `kernels/regen.sh` for each of its targets
+/// ([`crate::WORKLOAD_TARGETS`]).
+pub const NBODY_CODE_OBJECTS: [&[u8]; crate::WORKLOAD_TARGETS] = workload_code_objects!("nbody");
 
 /// Bodies per workgroup (the kernel's LDS tile).
 pub const WORKGROUP: u16 = 128;

@@ -5,12 +5,9 @@ use std::sync::OnceLock;
 use aqueduct_abi::{HostBuild, HostBuildRecord};
 use aqueduct_engine::{Device, EngineError};
 
-/// Built from `cli/kernels/bench.c` by `kernels/regen.sh`: for RDNA3 (gfx11-generic), then RDNA2
-/// (gfx10-3-generic); [`bench_code_object`] picks the device's.
-pub const BENCH_CODE_OBJECTS: [&[u8]; 2] = [
-    include_bytes!("../../kernels/bench_gfx11-generic.hsaco"),
-    include_bytes!("../../kernels/bench_gfx10-3-generic.hsaco"),
-];
+/// Built from `cli/kernels/bench.c` by `kernels/regen.sh` for each of its targets
+/// ([`crate::WORKLOAD_TARGETS`]); [`bench_code_object`] picks the device's.
+pub const BENCH_CODE_OBJECTS: [&[u8]; crate::WORKLOAD_TARGETS] = workload_code_objects!("bench");
 
 /// Binding counts with a `bindings_N` kernel (0 uses `noop`).
 pub const BINDING_COUNTS: [usize; 5] = [0, 4, 16, 64, 256];

@@ -105,6 +105,9 @@ pub(crate) enum Plan {
     /// gfx90a's `v_pk_mov_b32`: the operands of a gfx11 stand-in and the op_sel bits picking
     /// each source's dword (`from_gfx9::pk_mov`).
     PkMov(Box<(VOp, u8)>),
+    /// gfx942's `v_lshl_add_u64`: two stand-ins whose operands read the shift and value, and
+    /// the addend (`from_gfx9/gfx942.rs`).
+    ShiftAdd64(Box<(VOp, VOp)>),
     /// gfx9's `v_cmpx_*`: gfx11's `v_cmp_*` of the same condition, then its mask (VCC or sdst)
     /// copied to EXEC in the running half (`from_gfx9::mask_to_exec`).
     CmpxMask(Box<VOp>),

@@ -710,6 +710,10 @@ pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
             super::decoded_kernel::from_gfx9::mask_to_exec(wave, op);
             flow
         }
+        Plan::ShiftAdd64(pair) => {
+            super::decoded_kernel::from_gfx9::shift_add_step(wave, &pair.0, &pair.1);
+            Flow::Next
+        }
         Plan::PkMov(mov) => {
             super::decoded_kernel::from_gfx9::pk_mov(wave, &mov.0, mov.1);
             Flow::Next
@@ -767,6 +771,7 @@ pub(crate) fn per_half(plan: &Plan) -> bool {
         | Plan::Sdwa(_)
         | Plan::ZeroHigh(_)
         | Plan::PkMov(_)
+        | Plan::ShiftAdd64(_)
         | Plan::CmpxMask(_)
         | Plan::Unfused(_) => true,
     }

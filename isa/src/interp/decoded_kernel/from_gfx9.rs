@@ -38,6 +38,8 @@
 //!   gfx10's float64 atomics do.
 //! - **`v_fmac_f64`** (gfx90a, gfx942), which gfx11 lacks: gfx11's `v_fma_f64` with vdst as
 //!   the third source (`vector::fmac_f64`).
+//! - **`v_lshl_add_u64`** (gfx942), which gfx11 lacks: run as [`Plan::ShiftAdd64`]
+//!   (`gfx942.rs`).
 //! - **`v_pk_mov_b32`** (gfx90a, gfx942), which gfx11 lacks: a dword of each 64-bit source
 //!   picked by op_sel, run as [`Plan::PkMov`] on a stand-in's operands (`vector::pk_mov`).
 //! - **`v_pk_fma_f32`, `v_pk_mul_f32`, `v_pk_add_f32`** (gfx90a, gfx942), which gfx11 lacks:
@@ -61,9 +63,11 @@
 //! length for the program counter ([`Decoded::len`]).
 
 mod memory;
+mod gfx942;
 mod mfma;
 mod vector;
 
+pub(crate) use gfx942::shift_add_step;
 pub(crate) use mfma::{AGPRS, agpr_row, uses_agprs};
 
 use super::from_gfx10::sdwa_planned;
@@ -110,6 +114,8 @@ fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instr
             vector::sdwa(instruction, equivalent).and_then(|form| sdwa_planned(&form, shadow))
         }
         (_, None) if instruction.opcode() == gfx9::Opcode::VPkMovB32 => vector::pk_mov(instruction),
+        (_, None) if instruction.opcode() == gfx9::Opcode::VLshlAddU64 => gfx942::lshl_add_u64(instruction),
+        (_, None) if instruction.opcode() == gfx9::Opcode::VMovB64 => gfx942::mov_b64(instruction),
         (_, None) if let Some((stand_in, legacy)) = vector::unfused_op(instruction.opcode()) => {
             vector::unfused(instruction, stand_in, legacy)
         }

@@ -240,7 +240,7 @@ fn pair_fields(instruction: &gfx9::Instruction, count: usize, constant: &'static
 }
 
 /// The VALU row `stand_in` (a gfx11 instruction) plans as.
-fn vector_op(stand_in: &gfx11::Instruction) -> Result<VOp, Refusal> {
+pub(super) fn vector_op(stand_in: &gfx11::Instruction) -> Result<VOp, Refusal> {
     match Plan::of(stand_in) {
         Plan::Vector(op) => Ok(op),
         _ => Err(Refusal("the stand-in does not plan as a VALU row")),
