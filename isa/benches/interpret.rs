@@ -3,7 +3,7 @@
 //! `v_dot2_f32_f16`, the device library's fill over 1 MiB, and rocjitsu's four-chain WMMA
 //! workload (`wmma_chains`), from their gfx1100 code objects
 //! (`isa/tests/kernels/`, `builtins/prebuilt/`); and the GEMM again as gfx1030 wave64 code (its
-//! wave instructions are 64 lanes each). Each kernel runs its workgroups on one thread
+//! wave instructions are 64 lanes each), and both GEMMs as gfx90a (CDNA2, wave64) code. Each kernel runs its workgroups on one thread
 //! (`one_core`) and on every core through rayon (`all_cores`); the workgroups are independent,
 //! as the soft runtime's packet processor runs them.
 //!
@@ -176,6 +176,18 @@ fn real_kernels(c: &mut Criterion) {
         &args(&[out64.as_mut_ptr() as u64, a.as_ptr() as u64, b.as_ptr() as u64, bias.as_ptr() as u64], &[n, n, n]),
         &[words(&out64), words(&a), words(&b), words(&bias)],
     );
+    // The same GEMM as gfx90a (CDNA2) wave64 code from the same source (translated, as gfx9
+    // code runs): issue 57's measure, gfx90a's wave instructions per second against gfx1100's.
+    let mut out90a = vec![0f32; (n * n) as usize];
+    let gemm90a = Bench::new(
+        "gemm_f32_256_gfx90a",
+        (Isa::Gfx9(aqueduct_isa::gfx9::Processor::Gfx90a), &kernel("gemm_gfx90a.hsaco")),
+        "gemm_bias_relu",
+        [n, n, 1],
+        [16, 16, 1],
+        &args(&[out90a.as_mut_ptr() as u64, a.as_ptr() as u64, b.as_ptr() as u64, bias.as_ptr() as u64], &[n, n, n]),
+        &[words(&out90a), words(&a), words(&b), words(&bias)],
+    );
     // Reduction: 1 M elements, 4096 workgroups of 256.
     let count = 1u32 << 20;
     let input: Vec<f32> = (0..count).map(|i| (i % 13) as f32).collect();
@@ -208,6 +220,16 @@ fn real_kernels(c: &mut Criterion) {
         [16, 16, 1],
         &args(&[hc.as_mut_ptr() as u64, ha.as_ptr() as u64, hb.as_ptr() as u64], &[h, h, h]),
         &[words(&hc), words(&ha), words(&hb)],
+    );
+    let mut hc90a = vec![0f32; (h * h) as usize];
+    let hgemm90a = Bench::new(
+        "hgemm_dot2_128_gfx90a",
+        (Isa::Gfx9(aqueduct_isa::gfx9::Processor::Gfx90a), &kernel("hgemm_gfx90a.hsaco")),
+        "hgemm_dot2",
+        [h, h, 1],
+        [16, 16, 1],
+        &args(&[hc90a.as_mut_ptr() as u64, ha.as_ptr() as u64, hb.as_ptr() as u64], &[h, h, h]),
+        &[words(&hc90a), words(&ha), words(&hb)],
     );
     // The device library's fill of 1 MiB.
     let mut target = vec![0u32; (1 << 20) / 4];
@@ -277,7 +299,7 @@ fn real_kernels(c: &mut Criterion) {
     // for an instruction count under callgrind (`scripts/isa-instructions.sh`), which is
     // deterministic where times on a shared machine are not.
     if let Ok(name) = std::env::var("AQUEDUCT_ISA_BENCH_ONCE") {
-        let bench = [&gemm, &gemm64, &reduce, &hgemm, &fill, &wmma, &dense, &softmax]
+        let bench = [&gemm, &gemm64, &gemm90a, &reduce, &hgemm, &hgemm90a, &fill, &wmma, &dense, &softmax]
             .into_iter()
             .find(|bench| bench.name == name)
             .expect("a bench name");
@@ -292,7 +314,7 @@ fn real_kernels(c: &mut Criterion) {
     }
     // Each kernel on the interpreter (`interpret/`) and, where it compiles (AVX2), on the native
     // tier (`native/`).
-    for bench in [&gemm, &gemm64, &reduce, &hgemm, &fill, &wmma, &dense, &softmax] {
+    for bench in [&gemm, &gemm64, &gemm90a, &reduce, &hgemm, &hgemm90a, &fill, &wmma, &dense, &softmax] {
         let mut tiers = vec![("interpret", Tier::Interpreter)];
         if native::unavailable().is_none() {
             tiers.push(("native", Tier::Native));
@@ -318,6 +340,8 @@ fn real_kernels(c: &mut Criterion) {
     // The results are right (the tests check them exactly; here, enough to know it ran).
     assert!(out.iter().any(|&value| value > 0.0), "the GEMM wrote");
     assert_eq!(out, out64, "wave64 and wave32 GEMMs agree");
+    assert_eq!(out, out90a, "gfx90a's and gfx1100's GEMMs agree");
+    assert_eq!(hc, hc90a, "gfx90a's and gfx1100's f16 GEMMs agree");
     assert!(partials.iter().any(|&value| value > 0.0) && hc.iter().any(|&value| value > 0.0), "they wrote");
     assert!(target.iter().all(|&word| word == 0xA5C3_E1F0), "the fill is right");
     assert!(wd.iter().any(|&value| value != 0.0), "the WMMA chains wrote");
