@@ -67,8 +67,11 @@ class Recorder:
 
 
 def probe(d):
+    # Opcode ranges stop where another encoding's identity begins: SOP2 ops from 96 (bits 31:28 =
+    # 0xB) are SOPK's words, VOP2 ops 62 and 63 are VOPC's and VOP1's, SOPK ops from 29 SOP1's
+    # (as gfx11's, `probe_llvm.py`).
     t = {}
-    t["SOP2"] = d.probe(128, [lambda op: [0x80000000 | op << 23 | 10 << 16 | 30 << 8 | 20]])
+    t["SOP2"] = d.probe(96, [lambda op: [0x80000000 | op << 23 | 10 << 16 | 30 << 8 | 20]])
     t["SOPK"] = d.probe(29, [lambda op: [0xB0000000 | op << 23 | 10 << 16 | 0x1234],
                              lambda op: [0xB0000000 | op << 23 | 10 << 16 | 0x0004, 0x100]])
     t["SOP1"] = d.probe(256, [lambda op: [0xBE800000 | 10 << 16 | op << 8 | 20],
@@ -81,7 +84,7 @@ def probe(d):
     # SMEM: sdata s10, sbase s[20:21], offset 0x10 and soffset null; then without sdata or sbase.
     smem = [(10 << 6 | 10, NULL << 25 | 0x10), (10 << 6, NULL << 25 | 0x10), (10, NULL << 25 | 0x10), (0, NULL << 25)]
     t["SMEM"] = d.probe(256, [lambda op, a=a, o=o: [0xF4000000 | op << 13 | a, o] for a, o in smem])
-    t["VOP2"] = d.probe(64, [lambda op: [op << 25 | 10 << 17 | 30 << 9 | (V + 20)],
+    t["VOP2"] = d.probe(62, [lambda op: [op << 25 | 10 << 17 | 30 << 9 | (V + 20)],
                              lambda op: [op << 25 | 10 << 17 | 30 << 9 | (V + 20), 0x1234]])
     t["VOP1"] = d.probe(256, [lambda op: [0x7E000000 | 10 << 17 | op << 9 | (V + 20)], lambda op: [0x7E000000 | op << 9]])
     t["VOPC"] = d.probe(256, [lambda op: [0x7C000000 | op << 17 | 30 << 9 | (V + 20)]])
@@ -139,6 +142,7 @@ GFX11_NAMES = {
     "v_mad_co_u64_u32": "v_mad_u64_u32", "v_mad_co_i64_i32": "v_mad_i64_i32",
     "s_add_co_u32": "s_add_u32", "s_sub_co_u32": "s_sub_u32", "s_add_co_i32": "s_add_i32",
     "s_sub_co_i32": "s_sub_i32", "s_add_co_ci_u32": "s_addc_u32", "s_sub_co_ci_u32": "s_subb_u32",
+    "s_addk_co_i32": "s_addk_i32",
     "ds_min_num_f32": "ds_min_f32", "ds_max_num_f32": "ds_max_f32", "ds_min_num_rtn_f32": "ds_min_rtn_f32",
     "ds_max_num_rtn_f32": "ds_max_rtn_f32", "ds_min_num_f64": "ds_min_f64", "ds_max_num_f64": "ds_max_f64",
     "ds_min_num_rtn_f64": "ds_min_rtn_f64", "ds_max_num_rtn_f64": "ds_max_rtn_f64",

@@ -4,8 +4,8 @@
 # build there, run through the interpreter's gfx10.3 path), and in wave64 for gfx1030 and
 # gfx1100 (targets gfx1030-wave64, gfx1100-wave64: -mwavefrontsize64); the CDNA matrix kernels
 # (gfx9_only) for gfx908, gfx90a and gfx942 only; the kernels that build for gfx9 (gfx9_too) also
-# for gfx906 and gfx90a; for gfx1200 and gfx1201 (RDNA4) the kernels that build there (not
-# gfx12_not). isa/tests/kernels_exec.rs runs the gfx11 and gfx10.3 ones and the gfx9
+# for gfx906 and gfx90a; for gfx1200, gfx1201, gfx12-generic and gfx1200-wave64 (RDNA4) the
+# kernels that build there (not gfx12_not). isa/tests/kernels_exec.rs runs the gfx11 and gfx10.3 ones and the gfx9
 # ones that run whole through the gfx9 path; isa/tests/gfx9_exec.rs lists what each gfx9 one has
 # that the interpreter refuses; isa/tests/llvm_agreement_gfx9.rs decodes the CDNA ones. Needs Debian's clang-19 and lld-19. Deterministic: fixed flags, relative source paths, no
 # build id; the outputs are checked in.
@@ -39,7 +39,7 @@ gfx12_not="wmma mode"
 # Code object v6 is the first to allow a generic target; a -wave64 target is its GPU in wave64.
 version_flags() {
     case "$1" in
-        gfx11-generic) echo "-mcode-object-version=6" ;;
+        gfx11-generic | gfx12-generic) echo "-mcode-object-version=6" ;;
         *-wave64) echo "-mwavefrontsize64" ;;
         *) echo "" ;;
     esac
@@ -67,7 +67,7 @@ build() { # source target
 for source in *.c *.cl *.hip *.ll; do
     [ -e "$source" ] || continue
     name=${source%.*}
-    for target in gfx1100 gfx11-generic gfx1030 gfx1030-wave64 gfx1100-wave64 gfx906 gfx908 gfx90a gfx942 gfx1200 gfx1201; do
+    for target in gfx1100 gfx11-generic gfx1030 gfx1030-wave64 gfx1100-wave64 gfx906 gfx908 gfx90a gfx942 gfx1200 gfx1201 gfx12-generic gfx1200-wave64; do
         if [[ "$target" == gfx12* && " $gfx12_not " == *" $name "* ]]; then
             continue
         fi

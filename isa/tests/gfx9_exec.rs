@@ -694,3 +694,101 @@ fn gfx9_v_mad_f32_family_rounds_twice_and_flushes_f32_denormals() {
         assert!((0..64).any(|lane| out[lane] != out[4 * 64 + lane]));
     }
 }
+
+/// gfx9's DPP beyond gfx11's DPP16 (`Plan::WaveDpp`): the four whole-wave shifts and rotates,
+/// `row_bcast:15` and `row_bcast:31` under the row masks LLVM's gfx9 reductions give them
+/// (0xa, 0xc), an ALU operation on a broadcast, a DPP16 `row_shr` whose row mask enables only
+/// the high half's rows, a 16-bit result (high half zeroed only where written), and a source
+/// lane EXEC disables (read as 0 with `bound_ctrl`). Every destination starts as −1, which
+/// lanes DPP does not write keep; v2 = 100 + lane. Row k of the output is the k-th register.
+const WAVE_DPP: &[u32] = &[
+    0xBE80_00FF,
+    0x1111_1111, // s_mov_b32 s0, 0x11111111
+    0xBE81_00FF,
+    0x2222_2222, // s_mov_b32 s1, 0x22222222
+    0x2402_0082, // v_lshlrev_b32_e32 v1, 2, v0
+    0x6804_00FF,
+    0x0000_0064, // v_add_u32_e32 v2, 0x64, v0
+    0x7E06_02C1, // v_mov_b32_e32 v3, -1
+    0x7E06_02FA,
+    0xFF01_3002, // v_mov_b32_dpp v3, v2 wave_shl:1 row_mask:0xf bank_mask:0xf
+    0x7E08_02C1, // v_mov_b32_e32 v4, -1
+    0x7E08_02FA,
+    0xFF01_3402, // v_mov_b32_dpp v4, v2 wave_rol:1 row_mask:0xf bank_mask:0xf
+    0x7E0A_02C1, // v_mov_b32_e32 v5, -1
+    0x7E0A_02FA,
+    0xFF09_3802, // v_mov_b32_dpp v5, v2 wave_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
+    0x7E0C_02C1, // v_mov_b32_e32 v6, -1
+    0x7E0C_02FA,
+    0xFF01_3C02, // v_mov_b32_dpp v6, v2 wave_ror:1 row_mask:0xf bank_mask:0xf
+    0x7E0E_02C1, // v_mov_b32_e32 v7, -1
+    0x7E0E_02FA,
+    0xAF01_4202, // v_mov_b32_dpp v7, v2 row_bcast:15 row_mask:0xa bank_mask:0xf
+    0x7E10_02C1, // v_mov_b32_e32 v8, -1
+    0x7E10_02FA,
+    0xCF01_4302, // v_mov_b32_dpp v8, v2 row_bcast:31 row_mask:0xc bank_mask:0xf
+    0x7E12_02C1, // v_mov_b32_e32 v9, -1
+    0x6812_04FA,
+    0xFF01_4202, // v_add_u32_dpp v9, v2, v2 row_bcast:15 row_mask:0xf bank_mask:0xf
+    0x7E14_02C1, // v_mov_b32_e32 v10, -1
+    0x7E14_02FA,
+    0xCF01_1102, // v_mov_b32_dpp v10, v2 row_shr:1 row_mask:0xc bank_mask:0xf
+    0x7E16_02C1, // v_mov_b32_e32 v11, -1
+    0x4C16_04FA,
+    0xFF01_1102, // v_add_u16_dpp v11, v2, v2 row_shr:1 row_mask:0xf bank_mask:0xf
+    0x7E18_02C1, // v_mov_b32_e32 v12, -1
+    0xBEFE_00FF,
+    0x5555_5555, // s_mov_b32 exec_lo, 0x55555555
+    0xBEFF_00FF,
+    0x5555_5555, // s_mov_b32 exec_hi, 0x55555555
+    0x7E18_02FA,
+    0xFF09_3C02, // v_mov_b32_dpp v12, v2 wave_ror:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
+    0xBEFE_01C1, // s_mov_b64 exec, -1
+    0xDC70_8000,
+    0x0000_0301, // global_store_dword v1, v3, s[0:1]
+    0xDC70_8100,
+    0x0000_0401, // global_store_dword v1, v4, s[0:1] offset:256
+    0xDC70_8200,
+    0x0000_0501, // global_store_dword v1, v5, s[0:1] offset:512
+    0xDC70_8300,
+    0x0000_0601, // global_store_dword v1, v6, s[0:1] offset:768
+    0xDC70_8400,
+    0x0000_0701, // global_store_dword v1, v7, s[0:1] offset:1024
+    0xDC70_8500,
+    0x0000_0801, // global_store_dword v1, v8, s[0:1] offset:1280
+    0xDC70_8600,
+    0x0000_0901, // global_store_dword v1, v9, s[0:1] offset:1536
+    0xDC70_8700,
+    0x0000_0A01, // global_store_dword v1, v10, s[0:1] offset:1792
+    0xDC70_8800,
+    0x0000_0B01, // global_store_dword v1, v11, s[0:1] offset:2048
+    0xDC70_8900,
+    0x0000_0C01, // global_store_dword v1, v12, s[0:1] offset:2304
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xBF81_0000, // s_endpgm
+];
+
+#[test]
+fn gfx9_whole_wave_and_16_bit_dpp_run_across_both_halves() {
+    const KEPT: u32 = u32::MAX;
+    let v2 = |lane: usize| 100 + lane as u32;
+    let rows: [&dyn Fn(usize) -> u32; 10] = [
+        &|i| if i < 63 { v2(i + 1) } else { KEPT },                   // wave_shl:1
+        &|i| v2((i + 1) % 64),                                        // wave_rol:1
+        &|i| if i > 0 { v2(i - 1) } else { 0 },                       // wave_shr:1 bound_ctrl
+        &|i| v2((i + 63) % 64),                                       // wave_ror:1
+        &|i| if i / 16 % 2 == 1 { v2((i & 0x30) - 1) } else { KEPT }, // row_bcast:15 rows 1, 3
+        &|i| if i >= 32 { v2(31) } else { KEPT },                     // row_bcast:31 rows 2, 3
+        &|i| if i >= 16 { v2((i & 0x30) - 1) + v2(i) } else { KEPT }, // v_add_u32 row_bcast:15
+        &|i| if i >= 32 && i % 16 != 0 { v2(i - 1) } else { KEPT },   // row_shr:1 rows 2, 3
+        &|i| if i % 16 != 0 { (v2(i - 1) + v2(i)) & 0xFFFF } else { KEPT }, // v_add_u16 row_shr:1
+        &|i| if i % 2 == 0 { 0 } else { KEPT },                       // odd lanes inactive
+    ];
+    for processor in [Processor::Gfx906, Processor::Gfx90a] {
+        let out = Kernel::new(WAVE_DPP).run(processor).unwrap_or_else(|error| panic!("{processor:?}: {error}"));
+        for (row, expected) in rows.iter().enumerate() {
+            let want: Vec<u32> = (0..64).map(expected).collect();
+            assert_eq!(out[64 * row..64 * row + 64], want, "{processor:?} row {row}");
+        }
+    }
+}

@@ -28,13 +28,13 @@ use aqueduct_isa::run_workgroup;
 /// `-mwavefrontsize64`).
 const TARGETS: [&str; 5] = ["gfx1100", "gfx11-generic", "gfx1030", "gfx1030-wave64", "gfx1100-wave64"];
 /// The wave64 targets.
-const WAVE64_TARGETS: [&str; 2] = ["gfx1030-wave64", "gfx1100-wave64"];
+const WAVE64_TARGETS: [&str; 3] = ["gfx1030-wave64", "gfx1100-wave64", "gfx1200-wave64"];
 /// The gfx9 objects the tests of kernels that run whole through the gfx9 path (`Isa::Gfx9`:
 /// each instruction translated to gfx11's) also run; wave64.
 const GFX9_TARGETS: [&str; 2] = ["gfx906", "gfx90a"];
 /// The gfx12 (RDNA4) objects the tests of kernels built for gfx12 also run, through the gfx12
-/// path (`Isa::Gfx12`: each instruction translated to gfx11's); wave32.
-const GFX12_TARGETS: [&str; 2] = ["gfx1200", "gfx1201"];
+/// path (`Isa::Gfx12`: each instruction translated to gfx11's); `-wave64` in wave64.
+const GFX12_TARGETS: [&str; 4] = ["gfx1200", "gfx1201", "gfx12-generic", "gfx1200-wave64"];
 /// The targets of RDNA3-only kernels (WMMA).
 const GFX11_TARGETS: [&str; 2] = ["gfx1100", "gfx11-generic"];
 
@@ -2630,7 +2630,7 @@ fn wave64_atomic_scans_hand_each_lane_its_prefix_across_both_halves() {
 // ---------------------------------------------------------------------------------------------
 
 /// The gfx11 targets the typed-buffer kernel is built for (gfx10 numbers its formats otherwise).
-const TYPED_TARGETS: [&str; 4] = ["gfx1100", "gfx11-generic", "gfx1200", "gfx1201"];
+const TYPED_TARGETS: [&str; 5] = ["gfx1100", "gfx11-generic", "gfx1200", "gfx1201", "gfx12-generic"];
 
 #[test]
 fn typed_buffer_loads_and_stores_convert_each_format_as_the_guide_says() {

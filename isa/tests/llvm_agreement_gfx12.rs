@@ -1,7 +1,8 @@
-//! The gfx12 decoder against LLVM: every line of `tests/golden/gfx1200.txt` and `gfx1201.txt`
-//! (written by `isa/gen/golden_gfx12.sh`: every distinct instruction of the checked-in gfx1200 and
-//! gfx1201 test kernels as `llvm-objdump-19 -d --mcpu=<processor>` prints it) decodes from its
-//! words alone and prints as LLVM printed it; so does every instruction of those kernels, decoded
+//! The gfx12 decoder against LLVM: every line of `tests/golden/gfx1200.txt`, `gfx1201.txt` and
+//! `gfx12-generic.txt` (written by `isa/gen/golden_gfx12.sh`: every distinct instruction of the
+//! checked-in gfx1200 (wave32 and wave64), gfx1201 and gfx12-generic test kernels as
+//! `llvm-objdump-19 -d --mcpu=<processor>` prints it) decodes from its words alone and prints as
+//! LLVM printed it; so does every instruction of those kernels, decoded
 //! in order from their `.text`; and so does the probe word of every row of the generated table
 //! (`tests/golden/gfx12_probes.txt`, written by `isa/gen/probe_gfx12.py --golden`).
 
@@ -64,6 +65,13 @@ fn every_golden_gfx1200_instruction_prints_as_llvm_prints_it() {
 }
 
 #[test]
+fn every_golden_gfx12_generic_instruction_prints_as_llvm_prints_it() {
+    let lines = parse_golden(include_str!("golden/gfx12-generic.txt"));
+    assert!(lines.len() > 1_000, "{} lines", lines.len());
+    check_lines("gfx12-generic", &lines);
+}
+
+#[test]
 fn every_golden_gfx1201_instruction_prints_as_llvm_prints_it() {
     let lines = parse_golden(include_str!("golden/gfx1201.txt"));
     assert!(lines.len() > 1_000, "{} lines", lines.len());
@@ -79,12 +87,16 @@ fn every_table_row_prints_its_probe_as_llvm_prints_it() {
     check_lines("probes", &lines);
 }
 
-/// Every instruction of `tests/kernels/*_gfx1200.hsaco` and `*_gfx1201.hsaco`, decoded in order
-/// from its `.text`, is in the processor's golden text with the same words and prints as LLVM
-/// printed it.
+/// Every instruction of `tests/kernels/*_gfx1200.hsaco` (and `-wave64`), `*_gfx1201.hsaco` and
+/// `*_gfx12-generic.hsaco`, decoded in order from its `.text`, is in the processor's golden text
+/// with the same words and prints as LLVM printed it.
 #[test]
 fn every_instruction_of_the_gfx12_test_kernels_prints_as_llvm_prints_it() {
-    let goldens = [("gfx1200", include_str!("golden/gfx1200.txt")), ("gfx1201", include_str!("golden/gfx1201.txt"))];
+    let goldens = [
+        ("gfx1200", include_str!("golden/gfx1200.txt")),
+        ("gfx1201", include_str!("golden/gfx1201.txt")),
+        ("gfx12-generic", include_str!("golden/gfx12-generic.txt")),
+    ];
     for (name, golden) in goldens {
         let golden: HashMap<String, String> =
             parse_golden(golden).into_iter().map(|(words, text)| (key(&words), text)).collect();
@@ -92,7 +104,9 @@ fn every_instruction_of_the_gfx12_test_kernels_prints_as_llvm_prints_it() {
         let (mut objects, mut decoded) = (0, 0);
         for entry in std::fs::read_dir(&directory).unwrap() {
             let path = entry.unwrap().path();
-            if !path.to_string_lossy().ends_with(&format!("_{name}.hsaco")) {
+            let file_name = path.to_string_lossy().into_owned();
+            if !file_name.ends_with(&format!("_{name}.hsaco")) && !file_name.ends_with(&format!("_{name}-wave64.hsaco"))
+            {
                 continue;
             }
             let bytes = std::fs::read(&path).unwrap();

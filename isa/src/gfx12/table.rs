@@ -79,16 +79,6 @@ pub(crate) static SOP2: &[Entry] = &[
     Entry { op: 83, mnemonic: "s_add_nc_u64", opcode: Opcode::SAddNcU64, slots: &[Sdst(2), Ssrc0(2), Ssrc1(2)] },
     Entry { op: 84, mnemonic: "s_sub_nc_u64", opcode: Opcode::SSubNcU64, slots: &[Sdst(2), Ssrc0(2), Ssrc1(2)] },
     Entry { op: 85, mnemonic: "s_mul_u64", opcode: Opcode::SMulU64, slots: &[Sdst(2), Ssrc0(2), Ssrc1(2)] },
-    Entry { op: 96, mnemonic: "s_movk_i32", opcode: Opcode::SMovkI32, slots: &[Sdst(1), Imm] },
-    Entry { op: 97, mnemonic: "s_version", opcode: Opcode::SVersion, slots: &[Imm] },
-    Entry { op: 98, mnemonic: "s_cmovk_i32", opcode: Opcode::SCmovkI32, slots: &[Sdst(1), Imm] },
-    Entry { op: 111, mnemonic: "s_addk_co_i32", opcode: Opcode::SAddkCoI32, slots: &[Sdst(1), Imm] },
-    Entry { op: 112, mnemonic: "s_mulk_i32", opcode: Opcode::SMulkI32, slots: &[Sdst(1), Imm] },
-    Entry { op: 113, mnemonic: "s_getreg_b32", opcode: Opcode::SGetregB32, slots: &[Sdst(1), Imm] },
-    Entry { op: 114, mnemonic: "s_setreg_b32", opcode: Opcode::SSetregB32, slots: &[Imm, Sdst(1)] },
-    Entry { op: 116, mnemonic: "s_call_b64", opcode: Opcode::SCallB64, slots: &[Sdst(2), Imm] },
-    Entry { op: 125, mnemonic: "s_not_b32", opcode: Opcode::SNotB32, slots: &[Sdst(1), Ssrc0(1)] },
-    Entry { op: 126, mnemonic: "s_cmp_lt_u32", opcode: Opcode::SCmpLtU32, slots: &[Ssrc0(1), Ssrc1(1)] },
 ];
 
 pub(crate) static SOPK: &[Entry] = &[
@@ -454,7 +444,6 @@ pub(crate) static VOP2: &[Entry] = &[
     Entry { op: 56, mnemonic: "v_fmaak_f16", opcode: Opcode::VFmaakF16, slots: &[Vdst(1), Src0(1), Src1(1), Imm] },
     Entry { op: 59, mnemonic: "v_ldexp_f16_e32", opcode: Opcode::VLdexpF16, slots: &[Vdst(1), Src0(1), Src1(1)] },
     Entry { op: 60, mnemonic: "v_pk_fmac_f16", opcode: Opcode::VPkFmacF16, slots: &[Vdst(1), Src0(1), Src1(1)] },
-    Entry { op: 62, mnemonic: "v_cmp_nlg_f16_e32", opcode: Opcode::VCmpNlgF16, slots: &[Fixed("vcc_lo"), Src0(1), Src1(1)] },
 ];
 
 pub(crate) static VOP1: &[Entry] = &[
@@ -1936,7 +1925,7 @@ opcodes! {
     SAddF16,
     SAddF32,
     SAddNcU64,
-    SAddkCoI32,
+    SAddkCoI32 => SAddkI32,
     SAndB32 => SAndB32,
     SAndB64 => SAndB64,
     SAndNot0SaveexecB32 => SAndNot0SaveexecB32,

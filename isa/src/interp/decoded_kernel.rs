@@ -119,6 +119,9 @@ pub(crate) enum Plan {
     /// gfx9 CDNA's `v_mfma_*`: one matrix multiply-accumulate across the whole wave64 wave,
     /// run once, not per half (`interp/mfma.rs`; planned by `from_gfx9/mfma.rs`).
     Mfma(Box<super::mfma::Mfma>),
+    /// gfx90a's and gfx942's loads and stores with AGPR data: the access on VGPR windows that
+    /// exchange rows with the AGPRs around it (`from_gfx9/agpr_memory.rs`).
+    AgprMemory(Box<from_gfx9::AgprMemory>),
     /// A wave64 per-half instruction whose low half's mask word (the SGPR named) is a scalar
     /// source of its high half: both halves run in one step, reading before that word is
     /// written (`interp/both_halves.rs`).

@@ -727,6 +727,14 @@ pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
             }
             Flow::Next
         }
+        Plan::AgprMemory(agprs) => {
+            if !agprs.exchange(wave) {
+                return Err(refused(wave, decoded));
+            }
+            let flow = memory_ops::step(wave, instruction, &agprs.access, memory, lds);
+            agprs.exchange(wave);
+            flow.map_err(|error| decoded.named(error))?
+        }
         Plan::BothHalves(guarded) => super::both_halves::run::<M, WIDE>(memory, wave, &guarded.0, guarded.1, lds)?,
         Plan::Unsupported => return Err(refused(wave, decoded)),
     })
@@ -773,6 +781,7 @@ pub(crate) fn per_half(plan: &Plan) -> bool {
         | Plan::PkMov(_)
         | Plan::ShiftAdd64(_)
         | Plan::CmpxMask(_)
+        | Plan::AgprMemory(_)
         | Plan::Unfused(_) => true,
     }
 }

@@ -37,8 +37,13 @@ pub(crate) enum Source {
 pub(crate) struct DppPlan {
     /// The lane each lane reads src0 from; `INVALID` where the pattern leaves the row.
     pub from: [u8; LANES],
-    /// Lanes whose row and bank masks let them write.
+    /// Lanes whose row and bank masks let them write: rows 0 and 1 (a wave32 wave, or a wave64
+    /// wave's low half).
     pub enabled: u32,
+    /// The same for a wave64 wave's high half, rows 2 and 3: row_mask bit r enables lanes
+    /// 16r..16r + 15 of the whole wave (Vega ISA guide, "DPP": ROW_MASK; LLVM's gfx9 wave
+    /// reductions write rows 2 and 3 alone with `row_bcast:31 row_mask:0xc`).
+    pub enabled_high: u32,
     /// `bound_ctrl:1`: an invalid or inactive source reads 0 (otherwise the lane does not write).
     pub zero_invalid: bool,
     /// `fi:1`: inactive source lanes are read as they are.
@@ -71,24 +76,24 @@ impl DppPlan {
             *slot = source.map_or(INVALID, |source| source as u8);
         }
         let (bank_mask, row_mask) = ((word >> 24) & 15, (word >> 28) & 15);
-        let enabled = (0..LANES)
-            .filter(|lane| row_mask >> (lane / 16) & 1 == 1 && bank_mask >> ((lane >> 2) & 3) & 1 == 1)
-            .fold(0u32, |mask, lane| mask | 1 << lane);
-        Some(DppPlan { from, enabled, zero_invalid: (word >> 19) & 1 == 1, fetch_inactive: (word >> 18) & 1 == 1 })
+        let (enabled, enabled_high) = masks(row_mask, bank_mask);
+        let (zero_invalid, fetch_inactive) = ((word >> 19) & 1 == 1, (word >> 18) & 1 == 1);
+        Some(DppPlan { from, enabled, enabled_high, zero_invalid, fetch_inactive })
     }
 
     /// DPP8: eight 3-bit selects, one per lane of each group of eight.
     pub fn dpp8(word: u32, fetch_inactive: bool) -> DppPlan {
         let from =
             core::array::from_fn(|lane| ((lane & !7) as u32 + ((word >> (8 + 3 * (lane as u32 & 7))) & 7)) as u8);
-        DppPlan { from, enabled: u32::MAX, zero_invalid: true, fetch_inactive }
+        DppPlan { from, enabled: u32::MAX, enabled_high: u32::MAX, zero_invalid: true, fetch_inactive }
     }
 
-    /// Permutes `row`; returns it and the lanes that may write.
+    /// Permutes `row` in the wave's running `half` (1: a wave64 wave's high half); returns it
+    /// and the lanes that may write.
     #[inline]
-    pub fn apply(&self, row: &Row, exec: u32) -> (Row, u32) {
+    pub fn apply(&self, row: &Row, exec: u32, half: u32) -> (Row, u32) {
         let mut out = [0u32; LANES];
-        let mut writes = self.enabled & exec;
+        let mut writes = if half == 0 { self.enabled } else { self.enabled_high } & exec;
         for lane in 0..LANES {
             let from = self.from[lane];
             let readable = from != INVALID && (self.fetch_inactive || exec >> (from & 31) & 1 == 1);
@@ -100,6 +105,18 @@ impl DppPlan {
         }
         (out, writes)
     }
+}
+
+/// The lanes DPP's `row_mask` and `bank_mask` enable: a wave's lanes 0–31 and 32–63 (a bank is
+/// four lanes of a row, bank_mask bit b enabling lanes 4b..4b + 3 of each row: Vega ISA guide,
+/// "DPP": BANK_MASK).
+pub(crate) fn masks(row_mask: u32, bank_mask: u32) -> (u32, u32) {
+    let half = |first: usize| {
+        (0..LANES)
+            .filter(|lane| row_mask >> ((first + lane) / 16) & 1 == 1 && bank_mask >> ((lane >> 2) & 3) & 1 == 1)
+            .fold(0u32, |mask, lane| mask | 1 << lane)
+    };
+    (half(0), half(LANES))
 }
 
 /// A VALU instruction's operands and modifiers.

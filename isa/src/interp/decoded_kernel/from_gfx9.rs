@@ -62,11 +62,13 @@
 //! naming the gfx9 mnemonic, never a silent result. The kernel keeps each instruction's gfx9
 //! length for the program counter ([`Decoded::len`]).
 
+mod dpp;
 mod memory;
 mod gfx942;
 mod mfma;
 mod vector;
 
+pub(crate) use dpp::{WaveDpp, step as wave_dpp_step};
 pub(crate) use gfx942::shift_add_step;
 pub(crate) use mfma::{AGPRS, agpr_row, uses_agprs};
 
@@ -110,6 +112,9 @@ pub(crate) fn refusal(instruction: &gfx9::Instruction) -> Option<&'static str> {
 fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instruction, Plan), Refusal> {
     match (instruction.extension, instruction.gfx11_equivalent()) {
         _ if mfma::handles(instruction) => mfma::planned(instruction, shadow),
+        (gfx9::Extension::Dpp, Some(equivalent)) if dpp::needs_plan(instruction) && !vector::is_cmpx(instruction) => {
+            dpp::planned(instruction, equivalent, shadow)
+        }
         (gfx9::Extension::Sdwa, Some(equivalent)) => {
             vector::sdwa(instruction, equivalent).and_then(|form| sdwa_planned(&form, shadow))
         }

@@ -208,7 +208,7 @@ impl VOp {
         if index == 0
             && let Some(dpp) = &self.operands.dpp
         {
-            row = dpp.apply(&row, wave.exec()).0;
+            row = dpp.apply(&row, wave.exec(), wave.half).0;
         }
         let (neg, abs) = (self.operands.neg >> index & 1 == 1, self.operands.abs >> index & 1 == 1);
         if self.half >> index & 1 == 1 {
@@ -243,7 +243,7 @@ impl VOp {
     fn writes(&self, wave: &Wave) -> u32 {
         let exec = wave.exec();
         match &self.operands.dpp {
-            Some(dpp) => dpp.apply(&self.operands.row(wave, 0), exec).1,
+            Some(dpp) => dpp.apply(&self.operands.row(wave, 0), exec, wave.half).1,
             None => exec,
         }
     }
