@@ -114,6 +114,9 @@ pub(crate) enum Plan {
     /// gfx9's non-fused `v_mad_f32`, `v_mac_f32`, `v_madak_f32`, `v_madmk_f32` and (true)
     /// `v_mad_legacy_f32`: a gfx11 stand-in's operands (`valu::step_unfused`).
     Unfused(Box<(VOp, bool)>),
+    /// gfx9 DPP gfx11's DPP16 lacks (whole-wave patterns) or with a 16-bit result: run once for
+    /// the wave, src0 gathered into a shadow VGPR (`from_gfx9/dpp.rs`).
+    WaveDpp(Box<from_gfx9::WaveDpp>),
     /// A gfx12 operation gfx11 lacks: its own step (`from_gfx12::step`).
     Gfx12(Box<from_gfx12::Step>),
     /// gfx9 CDNA's `v_mfma_*`: one matrix multiply-accumulate across the whole wave64 wave,
@@ -313,7 +316,7 @@ impl DecodedKernel {
         }
         // gfx12's offset steps use the first two of the same shadow rows.
         let sdwa = code.iter().flatten().any(|decoded| match &decoded.plan {
-            Plan::Sdwa(_) => true,
+            Plan::Sdwa(_) | Plan::WaveDpp(_) => true,
             Plan::Gfx12(own) => own.uses_shadow(),
             _ => false,
         });

@@ -721,6 +721,9 @@ pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
         Plan::Gfx12(own) => super::decoded_kernel::from_gfx12::step(wave, own, instruction, memory, lds)
             .map_err(|error| decoded.named(error))?,
         Plan::Unfused(mad) => valu::step_unfused(wave, &mad.0, mad.1).ok_or_else(|| refused(wave, decoded))?,
+        Plan::WaveDpp(dpp) => {
+            super::decoded_kernel::from_gfx9::wave_dpp_step::<WIDE>(wave, dpp).ok_or_else(|| refused(wave, decoded))?
+        }
         Plan::Mfma(mfma) => {
             if !super::mfma::step(wave, mfma) {
                 return Err(refused(wave, decoded));
@@ -767,7 +770,8 @@ pub(crate) fn per_half(plan: &Plan) -> bool {
     match plan {
         // An MFMA reads and writes all 64 lanes at once (`interp/mfma.rs`).
         // Both halves of a `BothHalves` plan run inside its one step.
-        Plan::Scalar | Plan::Unsupported | Plan::BothHalves(_) | Plan::Mfma(_) => false,
+        // gfx9's whole-wave DPP runs its halves inside its one step (`from_gfx9/dpp.rs`).
+        Plan::Scalar | Plan::Unsupported | Plan::BothHalves(_) | Plan::Mfma(_) | Plan::WaveDpp(_) => false,
         // gfx12's own steps: scalar, but for its vector memory accesses.
         Plan::Gfx12(own) => own.per_half(),
         Plan::Vector(op) => !matches!(op.opcode, VReadfirstlaneB32 | VReadlaneB32 | VWritelaneB32 | VPermlane64B32),
