@@ -37,13 +37,18 @@ fn the_demo_runs_from_its_gfx10_3_machine_code_on_a_gfx1030_agent() {
     assert_eq!(report.verified_elements, 3 * aqueduct_cli::demo::ELEMENTS as usize);
 }
 
-/// CDNA2 and CDNA3 agents get the demo's gfx90a and gfx942 code objects, and their wave64
-/// machine code runs (the interpreter's gfx9 path, every kernel, the device library's too) with
-/// every element and every model item checked.
+/// CDNA2 and CDNA3 agents get the demo's gfx90a and gfx942 code objects, whose wave64 machine
+/// code runs (the interpreter's gfx9 path), and an RDNA4 agent its gfx12-generic object (the
+/// gfx12 path): every kernel, the device library's too, with every element and every model
+/// item checked.
 #[test]
-fn the_demo_runs_from_its_cdna_machine_code_on_gfx90a_and_gfx942_agents() {
+fn the_demo_runs_from_its_machine_code_on_gfx90a_gfx942_and_gfx1201_agents() {
     let _serial = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
-    for isa in ["amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-"] {
+    for isa in [
+        "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-",
+        "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-",
+        "amdgcn-amd-amdhsa--gfx1201",
+    ] {
         let report = aqueduct_cli::demo::run_with(soft_engine_with(isa), demo_options(70, 3)).expect("demo succeeds");
         assert_eq!(report.agent, isa);
         assert_eq!(report.dispatches, 71);
@@ -59,8 +64,9 @@ fn the_demo_runs_from_its_cdna_machine_code_on_gfx90a_and_gfx942_agents() {
 #[test]
 fn an_agent_no_demo_code_object_runs_on_is_a_typed_error() {
     let _serial = ONE_ENGINE_AT_A_TIME.lock().unwrap_or_else(|poison| poison.into_inner());
-    let error = aqueduct_cli::demo::run_with(soft_engine_with("amdgcn-amd-amdhsa--gfx906:sramecc+:xnack-"), demo_options(4, 2))
-        .expect_err("no gfx906 code object is built");
+    let error =
+        aqueduct_cli::demo::run_with(soft_engine_with("amdgcn-amd-amdhsa--gfx906:sramecc+:xnack-"), demo_options(4, 2))
+            .expect_err("no gfx906 code object is built");
     let aqueduct_cli::demo::DemoError::Engine(aqueduct::EngineError::NoCodeObjectForAgents { agents, rejected }) =
         &error
     else {

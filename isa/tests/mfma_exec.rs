@@ -509,6 +509,11 @@ enum Accumulator {
     Agprs,
     /// VGPR D with C an inline constant: the 9-bit source field (e.g. 242, `1.0`) and its bits.
     Constant(u32, u32),
+    /// gfx90a and gfx942: A, B and C loaded straight into AGPRs (`global_load_dword a..`, the
+    /// acc bit), the MFMA reading A and B from AGPRs (its acc bits) and C and D there (acc_cd),
+    /// D passed through LDS (`ds_write_b32 v1, a[r]`, `ds_read_b32 a[128 + r], v1`) and stored
+    /// from AGPRs (`global_store_dword v1, a[128 + r], s[2:3]`).
+    AgprMemory,
 }
 
 /// One hand-encoded case: the processor, the MFMA's mnemonic (which its words must decode as),
@@ -530,6 +535,9 @@ struct Case {
 fn program(case: &Case) -> Vec<u32> {
     let shape = &case.shape;
     let (ra, rb, rc) = (shape.source_dwords(), shape.source_dwords(), shape.d_dwords());
+    if case.accumulator == Accumulator::AgprMemory {
+        return agpr_memory_program(case);
+    }
     let constant = matches!(case.accumulator, Accumulator::Constant(..));
     let rows = ra + rb + if constant { 0 } else { rc };
     let (a, b, c) = (2, 2 + ra as u32, 2 + (ra + rb) as u32);
@@ -565,7 +573,7 @@ fn program(case: &Case) -> Vec<u32> {
     // The MFMA (VOP3P-MAI): D and C in a0.. (acc_cd on gfx90a and gfx942; always on gfx908)
     // or in v[c..].
     let (vdst, src2) = match case.accumulator {
-        Accumulator::Agprs => (0, 256),
+        Accumulator::Agprs | Accumulator::AgprMemory => (0, 256),
         Accumulator::Vgprs => (c, 256 + c),
         Accumulator::Constant(field, _) => (c, field),
     };
@@ -581,6 +589,43 @@ fn program(case: &Case) -> Vec<u32> {
     }
     for r in 0..rc as u32 {
         code.extend([0xDC70_8000, 0x0002_0001 | (c + r) << 8]); // global_store_dword v1, v[c + r], s[2:3]
+        code.extend([0x8002_FF02, 0x100, 0x8203_8003]); // s_add_u32 s2, s2, 0x100; s_addc_u32 s3, s3, 0
+    }
+    code.extend([0xBF8C_0F70, 0xBF81_0000]); // s_waitcnt vmcnt(0); s_endpgm
+    code
+}
+
+/// [`program`] for [`Accumulator::AgprMemory`]: A in a64.., B after it, C and D in a0...
+fn agpr_memory_program(case: &Case) -> Vec<u32> {
+    let shape = &case.shape;
+    let (ra, rb, rc) = (shape.source_dwords() as u32, shape.source_dwords() as u32, shape.d_dwords() as u32);
+    let mut code = vec![
+        0xBE80_00FF,
+        0x1111_1111, // s_mov_b32 s0, <in low>
+        0xBE81_00FF,
+        0x2222_2222, // s_mov_b32 s1, <in high>
+        0xBE82_00FF,
+        0x3333_3333, // s_mov_b32 s2, <out low>
+        0xBE83_00FF,
+        0x4444_4444, // s_mov_b32 s3, <out high>
+        0x2402_0082, // v_lshlrev_b32_e32 v1, 2, v0
+    ];
+    let destinations = (0..ra).map(|r| 64 + r).chain((0..rb).map(|r| 64 + ra + r)).chain(0..rc);
+    for agpr in destinations {
+        code.extend([0xDC50_8000, 0x0080_0001 | agpr << 24]); // global_load_dword a[agpr], v1, s[0:1]
+        code.extend([0x8000_FF00, 0x100, 0x8201_8001]); // s_add_u32 s0, s0, 0x100; s_addc_u32 s1, s1, 0
+    }
+    code.push(0xBF8C_0F70); // s_waitcnt vmcnt(0)
+    // The MFMA: acc_cd, A = a64, B = a[64 + ra], C = a0, both acc bits.
+    let Controls { cbsz, abid, blgp } = case.controls;
+    let w0 = 0xD380_8000 | case.op << 16 | abid << 11 | cbsz << 8;
+    code.extend([w0, (256 + 64) | (256 + 64 + ra) << 9 | 256 << 18 | 3 << 27 | blgp << 29]);
+    for r in 0..rc {
+        code.extend([0xDA1A_0000, 0x0000_0001 | r << 8]); // ds_write_b32 v1, a[r]
+        code.push(0xBF8C_C07F); // s_waitcnt lgkmcnt(0)
+        code.extend([0xDA6C_0000, 0x0000_0001 | (128 + r) << 24]); // ds_read_b32 a[128 + r], v1
+        code.push(0xBF8C_C07F); // s_waitcnt lgkmcnt(0)
+        code.extend([0xDC70_8000, 0x0082_0001 | (128 + r) << 8]); // global_store_dword v1, a[128 + r], s[2:3]
         code.extend([0x8002_FF02, 0x100, 0x8203_8003]); // s_add_u32 s2, s2, 0x100; s_addc_u32 s3, s3, 0
     }
     code.extend([0xBF8C_0F70, 0xBF81_0000]); // s_waitcnt vmcnt(0); s_endpgm
@@ -612,6 +657,7 @@ fn run_case(case: &Case, operands: &Operands) -> Result<Vec<Vec<u32>>, ExecError
         let (input, output) = (Buf::of_dwords(&input), Buf::of_dwords(&vec![0; 64 * rc]));
         let mut words = vec![0u32; 16];
         words[4] = 64; // kernel_code_entry_byte_offset
+        words[0] = 256; // group_segment_fixed_size: a dword of LDS per lane
         words[12] = 15; // COMPUTE_PGM_RSRC1: (15 + 1) × 4 VGPRs (× 2 on gfx90a and gfx942)
         words.extend(code.iter().map(|&word| match word {
             0x1111_1111 => input.address() as u32,
@@ -635,7 +681,7 @@ fn run_case(case: &Case, operands: &Operands) -> Result<Vec<Vec<u32>>, ExecError
             dispatch_id: 0,
             grid: [64, 1, 1],
             workgroup: [64, 1, 1],
-            group_segment_size: 0,
+            group_segment_size: 256,
             private_segment_size: 0,
             instruction_limit: 100_000,
             realtime: || 0,
@@ -703,6 +749,9 @@ fn cases() -> Vec<Case> {
         case(Gfx942, "v_mfma_i32_32x32x16_i8", 86, shape(32, 16, 1, Ty::I8, Out::I32), None, Vgprs),
         case(Gfx942, "v_mfma_f32_32x32x16_bf8_fp8", 117, shape(32, 16, 1, Ty::Bf8, Out::F32), Some(Ty::Fp8), Agprs),
         case(Gfx942, "v_mfma_f32_4x4x4_16b_f16", 74, shape(4, 4, 16, Ty::F16, Out::F32), None, Agprs),
+        case(Gfx90a, "v_mfma_f32_16x16x4f32", 69, shape(16, 4, 1, Ty::F32, Out::F32), None, AgprMemory),
+        case(Gfx90a, "v_mfma_f32_32x32x8f16", 76, shape(32, 8, 1, Ty::F16, Out::F32), None, AgprMemory),
+        case(Gfx942, "v_mfma_f64_16x16x4_f64", 110, shape(16, 4, 1, Ty::F64, Out::F64), None, AgprMemory),
     ]
 }
 

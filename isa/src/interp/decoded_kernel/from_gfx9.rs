@@ -55,22 +55,26 @@
 //!   [`Plan::Mfma`] across the whole wave (`interp/mfma.rs`); `v_accvgpr_read_b32`,
 //!   `v_accvgpr_write_b32` and `v_accvgpr_mov_b32` as gfx11's `v_mov_b32` on AGPR rows kept past
 //!   the VGPRs. Refused: the sparse `v_smfmac_*`, gfx942's xf32 forms, set cbsz/abid/blgp.
-//! - **Refused outright:** memory instructions with AGPR data (the `acc` bits), and every other
-//!   operation gfx11 lacks.
+//! - **Loads and stores with AGPR data** (gfx90a, gfx942: the `acc` bits): the same access on
+//!   VGPR windows exchanged with the AGPR rows around it ([`Plan::AgprMemory`], [`agpr_memory`]);
+//!   atomics with AGPR data are refused.
+//! - **Refused outright:** every other operation gfx11 lacks.
 //!
 //! A refused instruction loads as [`Plan::Unsupported`]: reaching it is `ExecError::Unsupported`
 //! naming the gfx9 mnemonic, never a silent result. The kernel keeps each instruction's gfx9
 //! length for the program counter ([`Decoded::len`]).
 
 mod dpp;
+mod agpr_memory;
 mod memory;
-mod gfx942;
 mod mfma;
+mod gfx942;
 mod vector;
 
 pub(crate) use dpp::{WaveDpp, step as wave_dpp_step};
-pub(crate) use gfx942::shift_add_step;
+pub(crate) use agpr_memory::AgprMemory;
 pub(crate) use mfma::{AGPRS, agpr_row, uses_agprs};
+pub(crate) use gfx942::shift_add_step;
 
 use super::from_gfx10::sdwa_planned;
 use super::reencode::{self, NULL, Numbering, Refusal, encode, placeholder};
@@ -112,6 +116,7 @@ pub(crate) fn refusal(instruction: &gfx9::Instruction) -> Option<&'static str> {
 fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instruction, Plan), Refusal> {
     match (instruction.extension, instruction.gfx11_equivalent()) {
         _ if mfma::handles(instruction) => mfma::planned(instruction, shadow),
+        _ if agpr_memory::handles(instruction) => agpr_memory::planned(instruction, shadow),
         (gfx9::Extension::Dpp, Some(equivalent)) if dpp::needs_plan(instruction) && !vector::is_cmpx(instruction) => {
             dpp::planned(instruction, equivalent, shadow)
         }
