@@ -172,12 +172,10 @@ fn a_flat_access_with_a_negative_offset_reaches_address_minus_offset_and_keeps_t
     let base = memory.as_ptr() as u64;
     let regions = Regions(vec![(base, 256)]);
     let mut registers = Registers::new(4);
-    for lane in 0..LANES {
-        // Each lane's address is 16 bytes past its word.
-        let address = base + 4 * lane as u64 + 16;
-        registers.vgpr[2][lane] = address as u32;
-        registers.vgpr[3][lane] = (address >> 32) as u32;
-    }
+    // Each lane's address is 16 bytes past its word.
+    let address = |lane: usize| base + 4 * lane as u64 + 16;
+    registers.vgpr[2] = std::array::from_fn(|lane| address(lane) as u32);
+    registers.vgpr[3] = std::array::from_fn(|lane| (address(lane) >> 32) as u32);
     let before = (registers.vgpr[2], registers.vgpr[3]);
     // flat_load_b32 v1, v[2:3] offset:-16
     run(&[0xEC05_007C, 0x0000_0001, 0xFFFF_F002], &mut registers, &regions).unwrap();
