@@ -18,6 +18,7 @@ use common::{Client, TEST_KERNELS_GFX90A, dispatch_header};
 const ISA_KERNELS_GFX1100: &[u8] = include_bytes!("fixtures/isa_kernels_gfx1100.hsaco");
 const ISA_KERNELS_GFX1030: &[u8] = include_bytes!("fixtures/isa_kernels_gfx1030.hsaco");
 const TEST_KERNELS_GFX1200: &[u8] = include_bytes!("fixtures/test_kernels_gfx1200.hsaco");
+const TEST_KERNELS_GFX12_GENERIC: &[u8] = include_bytes!("fixtures/test_kernels_gfx12-generic.hsaco");
 const TEST_KERNELS_GFX1010: &[u8] = include_bytes!("fixtures/test_kernels_gfx1010.hsaco");
 
 /// The client of the first GPU agent, gfx1100, which most tests use. The runtime also has a
@@ -150,6 +151,18 @@ fn a_gfx1200_agent_runs_its_kernels_through_the_gfx12_path() {
     assert_eq!(failure, None);
     // `store_value` writes value + i (`fixtures/test_kernels.c`).
     assert_eq!(&out[..], [7, 8, 9, 10]);
+}
+
+/// gfx12-generic code (code object v6) loads on the gfx1200 agent (the loader's selection: gfx1200's
+/// generic family) and runs through the same gfx12 path.
+#[test]
+fn a_gfx1200_agent_runs_gfx12_generic_code() {
+    let client = client_on(3);
+    let out = client.alloc_u32(4);
+    let kernargs = common::kernargs_store_value(out.as_mut_ptr(), 40, 4);
+    let failure = run_from(&client, TEST_KERNELS_GFX12_GENERIC, "store_value.kd", 4, 4, &kernargs);
+    assert_eq!(failure, None);
+    assert_eq!(&out[..], [40, 41, 42, 43]);
 }
 
 #[test]
