@@ -191,7 +191,8 @@ pub(crate) fn translate(instruction: &gfx9::Instruction) -> Result<gfx11::Instru
     use gfx9::Opcode as O9;
     let mnemonic = instruction.entry.mnemonic;
     if instruction.entry.agprs != 0 || mnemonic.starts_with("v_mfma") || mnemonic.starts_with("v_smfmac") {
-        return Err(Refusal("an MFMA or AGPR operation (the interpreter has no AGPRs)"));
+        // Planned by `mfma` and `agpr_memory` before any translation; never translated alone.
+        return Err(Refusal("an MFMA or AGPR operation outside from_gfx9/mfma.rs and agpr_memory.rs"));
     }
     match instruction.opcode() {
         O9::SMemtime | O9::SMemrealtime => return reencode::clock(scalar((instruction.words[0] >> 6) & 0x7F)?),

@@ -91,10 +91,12 @@ fn gfx9_instructions_become_the_gfx11_instructions_llvm_names() {
 
 /// Each case: words `llvm-mc-19 -mcpu=gfx90a` encodes (the text) and the refusal's reason.
 const REFUSED: &[(&[u32], &str)] = &[
-    // v_mac_f32_e32 v1, v2, v3: not fused, gfx11 has no such operation
-    (&[0x2C02_0702], "gfx11 has no such operation"),
-    // v_mfma_f32_4x4x1f32 a[0:3], v0, v1, a[0:3]
-    (&[0xD3C2_8000, 0x0402_0300], "an MFMA or AGPR operation (the interpreter has no AGPRs)"),
+    // s_cbranch_g_fork s[2:3], s[4:5]: gfx11 has no such operation (v_mac_f32, once here, runs
+    // as Plan::Unfused)
+    (&[0x9480_0402], "gfx11 has no such operation"),
+    // v_mfma_f32_16x16x4f32 a[0:3], v0, v1, a[0:3] cbsz:1 (a broadcast on a one-block form:
+    // `from_gfx9/mfma.rs` refuses it; `translate` refuses every MFMA, which it never sees)
+    (&[0xD3C5_8100, 0x0402_0300], "an MFMA or AGPR operation outside from_gfx9/mfma.rs and agpr_memory.rs"),
     // v_cmpx_gt_u32_sdwa vcc, v0, v1 src0_sel:DWORD src1_sel:DWORD
     (&[0x7DB8_02F9, 0x0606_0000], "gfx9's v_cmpx also writes VCC or its sdst; gfx11's writes only EXEC"),
     // v_add_f16_dpp v1, v2, v3 row_shr:1 row_mask:0xf bank_mask:0xf
