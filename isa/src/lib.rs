@@ -1,7 +1,8 @@
 //! AMDGPU machine code for the soft HSA runtime: decoders for the gfx1100 (RDNA3) and gfx1030
-//! (RDNA2) encodings that clang emits, printing LLVM's syntax, and (`interp`) an interpreter that
-//! runs a dispatch's waves of gfx11 code, or of gfx10.3 code translated to gfx11, and (`native`) a
-//! translator that compiles the interpreter's decoded kernel to x86-64 AVX2 code.
+//! (RDNA2) encodings that clang emits, printing LLVM's syntax (and for gfx9 and gfx12/RDNA4,
+//! `gfx9`, `gfx12`), and (`interp`) an interpreter that runs a dispatch's waves of gfx11 code, or
+//! of gfx10.3, gfx9 or gfx12 code translated to gfx11, and (`native`) a translator that compiles
+//! the interpreter's decoded kernel to x86-64 AVX2 code.
 
 mod compiled;
 mod decode_core;
