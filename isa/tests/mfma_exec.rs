@@ -652,9 +652,16 @@ fn run_case(case: &Case, operands: &Operands) -> Result<Vec<Vec<u32>>, ExecError
         rows.extend(&c);
     }
     let input: Vec<u32> = rows.into_iter().flatten().copied().collect();
-    let code = program(case);
+    let out = run_program(case.processor, &program(case), &input, 64 * rc)?;
+    Ok((0..64).map(|lane| (0..rc).map(|r| out[r * 64 + lane]).collect()).collect())
+}
+
+/// Runs the wave64 `code` (with [`program`]'s address literals) as `processor`'s code on the
+/// interpreter, then on the native tier where available (which must agree), with `input` and an
+/// output buffer of `out_dwords`; returns the output.
+fn run_program(processor: Processor, code: &[u32], input: &[u32], out_dwords: usize) -> Result<Vec<u32>, ExecError> {
     let execute = |tier: Tier| -> Result<Vec<u32>, ExecError> {
-        let (input, output) = (Buf::of_dwords(&input), Buf::of_dwords(&vec![0; 64 * rc]));
+        let (input, output) = (Buf::of_dwords(input), Buf::of_dwords(&vec![0; out_dwords]));
         let mut words = vec![0u32; 16];
         words[4] = 64; // kernel_code_entry_byte_offset
         words[0] = 256; // group_segment_fixed_size: a dword of LDS per lane
@@ -672,7 +679,7 @@ fn run_case(case: &Case, operands: &Operands) -> Result<Vec<Vec<u32>>, ExecError
             (input.address(), input.0.len() as u64 * 8),
             (output.address(), output.0.len() as u64 * 8),
         ]);
-        let kernel = DecodedKernel::load_for(&memory, image.address(), Isa::Gfx9(case.processor))?;
+        let kernel = DecodedKernel::load_for(&memory, image.address(), Isa::Gfx9(processor))?;
         let dispatch = Dispatch {
             kernel: &kernel,
             packet_address: 0,
@@ -694,9 +701,9 @@ fn run_case(case: &Case, operands: &Operands) -> Result<Vec<Vec<u32>>, ExecError
     };
     let out = execute(Tier::Interpreter)?;
     if native::unavailable().is_none() {
-        assert_eq!(execute(Tier::Native)?, out, "{}: the native tier differs from the interpreter", case.mnemonic);
+        assert_eq!(execute(Tier::Native)?, out, "{processor:?}: the native tier differs from the interpreter");
     }
-    Ok((0..64).map(|lane| (0..rc).map(|r| out[r * 64 + lane]).collect()).collect())
+    Ok(out)
 }
 
 /// `case`'s MFMA words decode as its mnemonic on its processor (so the opcodes above are the
@@ -833,4 +840,20 @@ fn mfma_controls_and_sparse_forms_are_refused_naming_the_instruction() {
         let reason = aqueduct_isa::interp::coverage::gfx9_refusal(&instruction);
         assert!(reason.is_some(), "{mnemonic} {words:x?} runs");
     }
+}
+
+/// An MFMA with lanes EXEC disables is refused (the guides do not say what those lanes do).
+#[test]
+fn an_mfma_under_a_partial_exec_is_refused_naming_it() {
+    let code = [
+        0xBEFE_00FF,
+        0xFFFF, // s_mov_b32 exec_lo, 0xffff
+        0xD3C2_0004,
+        0x0412_0702, // v_mfma_f32_4x4x1f32 v[4:7], v2, v3, v[4:7]
+        0xBF81_0000, // s_endpgm
+    ];
+    let error = run_program(Processor::Gfx90a, &code, &[0; 64], 64).expect_err("a partial EXEC is refused");
+    assert!(matches!(error, ExecError::Unsupported { mnemonic: "v_mfma_f32_4x4x1f32", .. }), "{error:?}");
+    // The same with every lane enabled runs.
+    run_program(Processor::Gfx90a, &code[2..], &[0; 64], 64).expect("a full EXEC runs");
 }
