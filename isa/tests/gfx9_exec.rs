@@ -792,3 +792,75 @@ fn gfx9_whole_wave_and_16_bit_dpp_run_across_both_halves() {
         }
     }
 }
+
+/// gfx90a's packed f32 and `v_pk_mov_b32` with inline constant sources: the 32-bit constant
+/// is the dword op_sel/op_sel_hi 0 picks, and the constant 0 gives 0 as either dword
+/// (`from_gfx9/vector.rs`, `pair_fields`). v2 = lane as f32, v3 = v2 + 0.5; row k of the output
+/// is the k-th stored register.
+const PACKED_CONSTANTS: &[u32] = &[
+    0xBE80_00FF,
+    0x1111_1111, // s_mov_b32 s0, 0x11111111
+    0xBE81_00FF,
+    0x2222_2222, // s_mov_b32 s1, 0x22222222
+    0x2402_0082, // v_lshlrev_b32_e32 v1, 2, v0
+    0x7E04_0D00, // v_cvt_f32_u32_e32 v2, v0
+    0x0206_04F0, // v_add_f32_e32 v3, 0.5, v2
+    0xD3B2_4004,
+    0x0801_E502, // v_pk_add_f32 v[4:5], v[2:3], 1.0 op_sel_hi:[1,0]
+    0xD3B0_4006,
+    0x0A01_E902, // v_pk_fma_f32 v[6:7], v[2:3], 2.0, 0 op_sel_hi:[1,0,1]
+    0xD3B1_4808,
+    0x0001_EF02, // v_pk_mul_f32 v[8:9], v[2:3], -4.0 op_sel:[1,0] op_sel_hi:[0,0]
+    0xD3B3_400A,
+    0x1801_0AC1, // v_pk_mov_b32 v[10:11], -1, 5
+    0xD3B3_580C,
+    0x1801_0102, // v_pk_mov_b32 v[12:13], v[2:3], 0 op_sel:[1,1]
+    0xDC70_8000,
+    0x0000_0401, // global_store_dword v1, v4, s[0:1]
+    0xDC70_8100,
+    0x0000_0501, // global_store_dword v1, v5, s[0:1] offset:256
+    0xDC70_8200,
+    0x0000_0601, // global_store_dword v1, v6, s[0:1] offset:512
+    0xDC70_8300,
+    0x0000_0701, // global_store_dword v1, v7, s[0:1] offset:768
+    0xDC70_8400,
+    0x0000_0801, // global_store_dword v1, v8, s[0:1] offset:1024
+    0xDC70_8500,
+    0x0000_0901, // global_store_dword v1, v9, s[0:1] offset:1280
+    0xDC70_8600,
+    0x0000_0A01, // global_store_dword v1, v10, s[0:1] offset:1536
+    0xDC70_8700,
+    0x0000_0B01, // global_store_dword v1, v11, s[0:1] offset:1792
+    0xDC70_8800,
+    0x0000_0C01, // global_store_dword v1, v12, s[0:1] offset:2048
+    0xDC70_8900,
+    0x0000_0D01, // global_store_dword v1, v13, s[0:1] offset:2304
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xBF81_0000, // s_endpgm
+];
+
+#[test]
+fn gfx90a_packed_f32_and_pk_mov_take_inline_constants() {
+    let (lo, hi) = (|i: usize| i as f32, |i: usize| i as f32 + 0.5);
+    let rows: [&dyn Fn(usize) -> u32; 10] = [
+        &|i| (lo(i) + 1.0).to_bits(), // v_pk_add_f32 ..., 1.0 op_sel_hi:[1,0]
+        &|i| (hi(i) + 1.0).to_bits(),
+        &|i| lo(i).mul_add(2.0, 0.0).to_bits(), // v_pk_fma_f32 ..., 2.0, 0
+        &|i| hi(i).mul_add(2.0, 0.0).to_bits(),
+        &|i| (hi(i) * -4.0).to_bits(), // v_pk_mul_f32 op_sel:[1,0]: the low half reads v3
+        &|i| (lo(i) * -4.0).to_bits(), // op_sel_hi:[0,0]: the high half reads v2
+        &|_| u32::MAX,                 // v_pk_mov_b32 v[10:11], -1, 5
+        &|_| 5,
+        &|i| hi(i).to_bits(), // v_pk_mov_b32 v[12:13], v[2:3], 0 op_sel:[1,1]
+        &|_| 0,
+    ];
+    let out = Kernel::new(PACKED_CONSTANTS).run(Processor::Gfx90a).unwrap_or_else(|error| panic!("{error}"));
+    for (row, expected) in rows.iter().enumerate() {
+        let want: Vec<u32> = (0..64).map(expected).collect();
+        assert_eq!(out[64 * row..64 * row + 64], want, "row {row}");
+    }
+    // A non-zero constant's high dword (op_sel_hi set, as `v_pk_add_f32 v[4:5], v[2:3], 1.0`
+    // encodes) is refused, naming the instruction.
+    let error = Kernel::new(&[0xD3B2_4004, 0x1801_E502, 0xBF81_0000]).run(Processor::Gfx90a).expect_err("refused");
+    assert!(matches!(error, ExecError::Unsupported { mnemonic: "v_pk_add_f32", .. }), "{error:?}");
+}

@@ -213,14 +213,15 @@ pub(super) fn fmac_f64(instruction: &gfx9::Instruction) -> Result<gfx11::Instruc
 /// with it, op_sel picking the dwords). Planned as [`Plan::PkMov`]: the stand-in gfx11's
 /// `v_add_f64 vdst, src0, src1`, whose plan resolves the destination and the two source pairs,
 /// and op_sel [12:11]. op_sel_hi means nothing here and is ignored; neg and neg_hi (which
-/// LLVM never encodes for it) and constant or literal sources (which dword of a constant
-/// op_sel picks the guides do not say) are refused.
+/// LLVM never encodes for it) are refused. An integer inline constant source gives its 32-bit
+/// value as the dword op_sel 0 picks ([`pair_fields`]; the high dword, and float constants,
+/// which the stand-in would widen as doubles, are refused but for 0).
 pub(super) fn pk_mov(instruction: &gfx9::Instruction) -> Result<(gfx11::Instruction, Plan), Refusal> {
     let [w0, w1, _] = instruction.words;
     if w0 >> 8 & 7 != 0 || w1 >> 29 != 0 {
         return Err(Refusal("v_pk_mov_b32 with neg or neg_hi"));
     }
-    let fields = pair_fields(instruction, 2, "v_pk_mov_b32 with a constant source")?;
+    let fields = pair_fields(instruction, 2, w0 >> 11 & 3, false)?;
     let src = [(NUMBERING.source)(fields[0])?, (NUMBERING.source)(fields[1])?, 0];
     let stand_in = Vop3 { vdst: w0 & 0xFF, src, ..Vop3::default() }.encode(O11::VAddF64)?;
     let op = vector_op(&stand_in)?;
@@ -230,13 +231,35 @@ pub(super) fn pk_mov(instruction: &gfx9::Instruction) -> Result<(gfx11::Instruct
 /// The 9-bit source fields (VOP3P's second word: [8:0], [17:9], [26:18]) of a gfx90a VOP3P
 /// instruction whose first `count` sources are 64-bit register pairs; `constant` where one of
 /// those is an inline constant or a literal (128..=255), whose dwords the guides do not give.
-fn pair_fields(instruction: &gfx9::Instruction, count: usize, constant: &'static str) -> Result<[u32; 3], Refusal> {
+///
+/// A constant source is taken where what it gives is certain: its low dword is the 32-bit
+/// inline constant (LLVM's V2FP32/V2INT32 operands hold a 32-bit inline value:
+/// `AMDGPUBaseInfo`'s `getOperandSize` is 4 for them, and the printer prints them as 32-bit
+/// immediates, as in `v_pk_fma_f32 v[0:1], v[4:5], v[0:1], 0 op_sel_hi:[1,0,0]`, which LLVM
+/// emits for a splat); which high dword the hardware reads (bit `i` of `high_reads`: source i's
+/// high dword is picked for one half) the guides do not say, so that is refused but for the
+/// constant 0, whose both dwords are 0 either way. `floats`: the f32 inline constants
+/// (240..=248) are taken too; otherwise only the integer ones (128..=208). Literals (255),
+/// which gfx9's VOP3P lacks, and other special sources are refused.
+fn pair_fields(
+    instruction: &gfx9::Instruction,
+    count: usize,
+    high_reads: u32,
+    floats: bool,
+) -> Result<[u32; 3], Refusal> {
     let w1 = instruction.words[1];
     let fields = [w1 & 0x1FF, w1 >> 9 & 0x1FF, w1 >> 18 & 0x1FF];
-    match fields[..count].iter().any(|field| (128..256).contains(field)) {
-        true => Err(Refusal(constant)),
-        false => Ok(fields),
+    for (i, &field) in fields[..count].iter().enumerate() {
+        let constant = (128..=208).contains(&field) || (floats && (240..=248).contains(&field));
+        match field {
+            128 => {}
+            _ if constant && high_reads >> i & 1 == 0 => {}
+            _ if constant => return Err(Refusal("a packed constant's high dword, which the guides do not give")),
+            128..=255 => return Err(Refusal("a packed operand with a special or literal source")),
+            _ => {}
+        }
     }
+    Ok(fields)
 }
 
 /// The VALU row `stand_in` (a gfx11 instruction) plans as.
@@ -270,14 +293,15 @@ pub(super) fn packed_f32_op(opcode: gfx9::Opcode) -> Option<(O11, usize)> {
 /// 02 09 1a 1c`, and `op_sel:[1,0,0] op_sel_hi:[0,1,1] neg_lo:[1,0,0]` as `00 48 b0 d3 02 09
 /// 1a 34`). Planned as [`Plan::Dual`] of the two gfx11 VOP3 operations (vdst and vdst + 1),
 /// which read their sources before either writes, so MODE's rounding and denormals and the
-/// clamp are the interpreter's f32 ops'. Constant and literal sources are refused.
+/// clamp are the interpreter's f32 ops'. Inline constants as [`pair_fields`] takes them.
 pub(super) fn packed_f32(
     instruction: &gfx9::Instruction,
     equivalent: O11,
     count: usize,
 ) -> Result<(gfx11::Instruction, Plan), Refusal> {
     let [w0, w1, _] = instruction.words;
-    let fields = pair_fields(instruction, count, "packed f32 with a constant source")?;
+    let high_reads = (w0 >> 11 & 7) | (w1 >> 27 & 3 | (w0 >> 14 & 1) << 2);
+    let fields = pair_fields(instruction, count, high_reads, true)?;
     let half = |op_sel: u32, neg: u32, high: u32| -> Result<(gfx11::Instruction, VOp), Refusal> {
         let mut src = [0; 3];
         for (i, source) in src.iter_mut().enumerate().take(count) {
@@ -297,9 +321,13 @@ pub(super) fn packed_f32(
 }
 
 /// gfx11's operand number of the dword `high` picks (0: the low, 1: the high) of the register
-/// pair whose gfx9 9-bit source field is `field` (an SGPR, special or VGPR number, not a
-/// constant); refused where the pair's second dword would be past the register file.
+/// pair whose gfx9 9-bit source field is `field` (an SGPR, special or VGPR number), or the
+/// inline constant itself (its dwords as [`pair_fields`] takes them); refused where the pair's
+/// second dword would be past the register file.
 fn dword_of(field: u32, high: u32) -> Result<u32, Refusal> {
+    if (128..256).contains(&field) {
+        return Ok(field);
+    }
     match field + high {
         128 | 512 => Err(Refusal("a register pair past the register file")),
         number => (NUMBERING.source)(number),
