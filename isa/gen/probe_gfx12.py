@@ -93,9 +93,11 @@ def probe(d):
     scalar_src12 = 18 << 18 | 16 << 9 | (V + 20)
     scalar_src1 = 16 << 9 | (V + 20)
     scalar_src01 = 24 << 9 | 22
+    # gfx12's pseudo-scalar transcendentals (`v_s_exp_f32 s10, s22`) take only a scalar src0; the
+    # variant `22` alone names it.
     t["VOP3"] = d.probe(1024, [lambda op, sdst=sdst, hi=hi: [0xD4000000 | op << 16 | sdst << 8 | 10, hi]
                                for sdst, hi in [(0, three), (0, scalar_src2), (0, two), (0, scalar_src12), (0, scalar_src1),
-                                                (0, one), (0, scalar_src01), (0, 0), (12, three), (12, scalar_src2),
+                                                (0, one), (0, scalar_src01), (0, 22), (0, 0), (12, three), (12, scalar_src2),
                                                 (12, two), (12, one)]])
     t["VOP3P"] = d.probe(128, [lambda op: [0xCC000000 | op << 16 | 10, 3 << 27 | (V + 40) << 18 | (V + 30) << 9 | (V + 20)],
                                lambda op: [0xCC000000 | op << 16 | 10, 3 << 27 | (V + 30) << 9 | (V + 20)],

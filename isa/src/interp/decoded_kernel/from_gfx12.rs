@@ -54,7 +54,7 @@ use super::reencode::{self, E32, NULL, Numbering, encode, placeholder, sign_exte
 use super::{Decoded, Plan};
 use crate::gfx11::{self, Encoding as E, Opcode as O11, Slot};
 use crate::gfx12::{self, Dpp, Opcode as O12};
-use crate::interp::wave::{Flow, Kind, LANES, Wave};
+use crate::interp::wave::{EXEC, Flow, Kind, LANES, Wave};
 use crate::interp::{ExecError, Memory};
 
 /// gfx12 numbers operands as gfx11 does (RDNA4 and RDNA3 ISA guides, the SSRC/SRC tables).
@@ -75,6 +75,9 @@ pub(crate) fn decoded(instruction: &gfx12::Instruction, shadow: u16) -> Decoded 
 fn planned(instruction: &gfx12::Instruction, shadow: u16) -> Result<(gfx11::Instruction, Plan), Refusal> {
     if let Some(salu) = Salu::of(instruction)? {
         return Ok((placeholder(), Plan::Gfx12(Box::new(Step::Salu(salu)))));
+    }
+    if let Some(trans) = pseudo_scalar(instruction, shadow)? {
+        return Ok((placeholder(), Plan::Gfx12(Box::new(Step::ScalarTrans(trans)))));
     }
     if matches!(instruction.opcode(), O12::SLoadB96 | O12::SBufferLoadB96) {
         let pair = load_b96(instruction)?;
@@ -303,6 +306,37 @@ fn buffer(instruction: &gfx12::Instruction, equivalent: O11) -> Result<gfx11::In
     encode(encoding, equivalent, [out0, out1, 0])
 }
 
+/// gfx12's f32 pseudo-scalar transcendentals (`v_s_exp_f32 sdst, ssrc0`: VOP3, an SGPR result;
+/// RDNA4 ISA guide, V_S_EXP_F32 ... V_S_SQRT_F32, "the same operation as V_EXP_F32 ... with a
+/// scalar destination"), which LLVM 19 selects for uniform values: gfx11's VOP3 `v_exp_f32` with
+/// the same source and modifiers into a shadow VGPR, run in one lane, whose value [`step`] then
+/// writes to sdst. The f16 ones are refused (how they fill the SGPR's high half is not modelled).
+fn pseudo_scalar(instruction: &gfx12::Instruction, shadow: u16) -> Result<Option<ScalarTrans>, Refusal> {
+    let equivalent = match instruction.opcode() {
+        O12::VSExpF32 => O11::VExpF32,
+        O12::VSLogF32 => O11::VLogF32,
+        O12::VSRcpF32 => O11::VRcpF32,
+        O12::VSRsqF32 => O11::VRsqF32,
+        O12::VSSqrtF32 => O11::VSqrtF32,
+        _ => return Ok(None),
+    };
+    if shadow > 255 || instruction.dpp != Dpp::None {
+        return Err(Refusal("a pseudo-scalar operation with no shadow VGPR field or with DPP"));
+    }
+    let [w0, w1, literal] = instruction.words;
+    let sdst = w0 & 0xFF;
+    let stand_in = encode(E::Vop3, equivalent, [(w0 & !0xFF) | shadow as u32, w1, literal])?;
+    let op = crate::interp::valu::VOp::plan(&stand_in).ok_or(Refusal("the gfx11 stand-in does not plan"))?;
+    Ok(Some(ScalarTrans { op, shadow: shadow as u32, sdst }))
+}
+
+/// [`Step::ScalarTrans`]'s fields.
+pub(crate) struct ScalarTrans {
+    op: crate::interp::valu::VOp,
+    shadow: u32,
+    sdst: u32,
+}
+
 /// What a gfx12 instruction with its own plan does ([`Plan::Gfx12`]).
 pub(crate) enum Step {
     /// Two gfx11 scalar instructions, run in order (`s_load_b96`'s halves).
@@ -312,6 +346,8 @@ pub(crate) enum Step {
     /// A FLAT/GLOBAL access through shadow VGPRs holding address + offset ([`offset_step`]);
     /// the instruction is the decoded one's.
     Offset(Offset),
+    /// A pseudo-scalar transcendental ([`pseudo_scalar`]).
+    ScalarTrans(ScalarTrans),
 }
 
 impl Step {
@@ -322,7 +358,7 @@ impl Step {
 
     /// Whether it uses the shadow VGPRs past the kernel's.
     pub(crate) fn uses_shadow(&self) -> bool {
-        matches!(self, Step::Offset(_))
+        matches!(self, Step::Offset(_) | Step::ScalarTrans(_))
     }
 }
 
@@ -418,6 +454,19 @@ pub(crate) fn step<M: Memory + ?Sized>(
             crate::interp::scalar::step(wave, second, memory)
         }
         Step::Salu(salu) => salu_step(wave, salu),
+        Step::ScalarTrans(ScalarTrans { op, shadow, sdst }) => {
+            // One lane computes the uniform result, whatever EXEC holds (its sources are
+            // scalars or constants, the same in every lane).
+            let exec = wave.read_sgpr(EXEC);
+            wave.write_sgpr(EXEC, 1);
+            let flow = crate::interp::valu::step::<false>(wave, op);
+            wave.write_sgpr(EXEC, exec);
+            let flow =
+                flow.ok_or(ExecError::Unsupported { pc: wave.pc, mnemonic: "a pseudo-scalar transcendental" })?;
+            let value = wave.vgpr(*shadow, 0);
+            wave.write_sgpr(*sdst, value);
+            Ok(flow)
+        }
     }
 }
 

@@ -214,3 +214,24 @@ fn the_gfx12_test_kernels_translate_whole() {
         assert!(translated > 1_400 && own > 10, "{translated} translated, {own} with their own plan");
     }
 }
+
+#[test]
+fn a_pseudo_scalar_transcendental_writes_its_sgpr_whatever_exec_holds() {
+    let mut registers = Registers::new(4);
+    let none = Regions(Vec::new());
+    registers.sgpr[2] = 3.0f32.to_bits();
+    registers.sgpr[126] = 0;
+    // v_s_exp_f32 s3, s2
+    run(&[0xD680_0003, 0x0000_0002], &mut registers, &none).unwrap();
+    assert_eq!(f32::from_bits(registers.sgpr[3]), 8.0);
+    // v_s_sqrt_f32 s4, 4.0 (inline constant 246)
+    run(&[0xD688_0004, 0x0000_00F6], &mut registers, &none).unwrap();
+    assert_eq!(f32::from_bits(registers.sgpr[4]), 2.0);
+    assert_eq!(registers.sgpr[126], 0, "EXEC is restored");
+    assert!(registers.vgpr.iter().all(|row| row.iter().all(|&lane| lane == 0)), "no VGPR of the kernel's is written");
+    // v_s_exp_f16 s3, s2: refused, naming it.
+    let f16 = gfx12::decode(&[0xD681_0003, 0x0000_0002], 0).unwrap();
+    let planned = decoded(&f16, 64);
+    assert!(matches!(planned.plan, Plan::Unsupported));
+    assert_eq!(planned.source, Some("v_s_exp_f16"));
+}
