@@ -8,11 +8,12 @@
 //! C/D[i][j] of each block lie), the direction opposite to the interpreter's (register to
 //! element), so that a layout slip shows.
 //!
-//! Accuracy: the guides give no order or intermediate rounding for the dot products, so a float
-//! result passes within the bound any summation order meets (Higham, "Accuracy and Stability of
-//! Numerical Algorithms", 3.1: |error| ≤ (K + 1)·u·(|C| + Σ|a·b|) for K + 1 terms, u = 2^-24
-//! for f32, 2^-53 for f64, plus one rounding of the result). The inputs are fractions whose
-//! sums do round, so the bound is exercised. Integer forms are compared bit for bit.
+//! Accuracy: the hardware's order and intermediate rounding of the dot products are not
+//! modelled, so a float result passes within the bound any summation order in the output
+//! precision meets (Higham, "Accuracy and Stability of Numerical Algorithms", 3.1: |error| ≤
+//! γ·(|C| + Σ|a·b|) for K + 1 terms, here (K + 2)·u with u = 2^-24 for f32 and 2^-53 for f64,
+//! the extra u for the result's own rounding). The inputs are fractions whose sums round, so
+//! results are not trivially exact. Integer forms are compared bit for bit.
 //!
 //! Each hand-encoded word is what `llvm-mc-19 -show-encoding` encodes for the text beside it
 //! (the MFMA words with the opcode and register fields put in: VOP3P-MAI, `0xD380_0000 | op <<
@@ -485,7 +486,7 @@ fn the_compiled_mfma_kernels_match_the_host_reference_on_gfx908_gfx90a_and_gfx94
     assert_eq!(checked, 3 * 256 + 3 * 1024 + 2 * 256 + 2 * 256 + 2 * 256 + 256);
 }
 
-/// gfx942's xf32 MFMA, whose input rounding the guides do not give, is refused by name.
+/// gfx942's xf32 MFMA, whose input rounding is not modelled, is refused by name.
 #[test]
 fn gfx942_xf32_mfma_is_refused_naming_it() {
     let buffers: Vec<Buf> = (0..4).map(|_| Buf::of_dwords(&[0; 256])).collect();
@@ -842,7 +843,7 @@ fn mfma_controls_and_sparse_forms_are_refused_naming_the_instruction() {
     }
 }
 
-/// An MFMA with lanes EXEC disables is refused (the guides do not say what those lanes do).
+/// An MFMA with lanes EXEC disables is refused (what it does with them is not modelled).
 #[test]
 fn an_mfma_under_a_partial_exec_is_refused_naming_it() {
     let code = [

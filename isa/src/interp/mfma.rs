@@ -5,8 +5,9 @@
 //!
 //! The register layouts are those of AMD's CDNA1/2/3 ISA guides ("Matrix Arithmetic
 //! Instructions", the "Dependency and layout" tables), as AMD's amd_matrix_instruction_calculator
-//! states them for every opcode (its "Register to matrix element mapping"; checked here by
-//! running it for each instruction of CDNA1, CDNA2 and CDNA3):
+//! states them for every opcode (its "Register to matrix element mapping", printed for each MFMA
+//! of CDNA1, CDNA2 and CDNA3 while this file was written; for f64 16×16×4 its register table,
+//! whose i the printed formula gives without the lane / 16 term):
 //!
 //! - A[i][k] of block b (B[k][j] alike, j for i): lane's i = lane % M, its group g = lane / M;
 //!   with several blocks b = g and k = e, else k = E·g + e, where e counts the lane's E packed
@@ -18,22 +19,22 @@
 //!   4×4×4 (4 blocks): A and B b = (lane / 4) % 4, k = lane / 16; D i = lane / 16, j = lane % 4,
 //!   b = (lane / 4) % 4.
 //!
-//! Arithmetic: the guides do not give the order or the intermediate rounding of the dot
-//! products. Here every product of f32, f16, bf16 or fp8/bf8 inputs is exact (in f64) and the
+//! Arithmetic: the hardware's order and intermediate rounding of the dot products are not
+//! modelled (no source at hand gives them). Here every product of f32, f16, bf16 or fp8/bf8 inputs is exact (in f64) and the
 //! K products and C are summed in f64 in k order, then rounded once to f32 (nearest even): an
 //! idealised fused dot product, within the error bound of any f32 summation order (tests allow
 //! that bound). MODE's denormal and rounding controls are not applied (inputs and outputs keep
-//! denormals). i8 sums are exact and wrap into i32 with C, as integer MFMA does. f64 runs one
-//! fused multiply-add per k in k order from C.
+//! denormals). i8 sums are exact and are added to C modulo 2^32 (two's complement; this file's
+//! choice, no clamp applies). f64 runs one fused multiply-add per k in k order from C.
 //!
-//! Controls (CDNA ISA guides, "CBSZ/ABID" and "BLGP"; amd_matrix_instruction_calculator's
-//! `_get_cbsz_abid_transformed_block` and `_get_blgp_transformed_lane` state the same): CBSZ and
+//! Controls (the CDNA ISA guides' MFMA fields, as amd_matrix_instruction_calculator's
+//! `_get_cbsz_abid_transformed_block` and `_get_blgp_transformed_lane` document them): CBSZ and
 //! ABID broadcast one block of A to each group of 2^CBSZ blocks (block b multiplies A of block
 //! (b / 2^CBSZ)·2^CBSZ + ABID); BLGP makes each lane read B from another lane ([`blgp_lane`]).
 //! Where they apply is planned (`from_gfx9/mfma.rs`); elsewhere set values are refused.
 //!
-//! EXEC: the guides do not say what an MFMA does in lanes EXEC disables; a partial EXEC is
-//! refused (`ExecError::Unsupported`) rather than guessed.
+//! EXEC: what an MFMA does with lanes EXEC disables is not modelled (no source at hand states
+//! it); a partial EXEC is refused (`ExecError::Unsupported`) rather than guessed.
 
 use super::wave::{EXEC, Wave};
 

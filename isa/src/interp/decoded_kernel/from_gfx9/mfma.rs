@@ -20,8 +20,8 @@
 //! [49:41], src2 (C) [58:50], acc [60:59] (A, B are AGPRs), blgp [63:61]. The broadcast controls
 //! cbsz, abid and blgp run where the form has them (`mfma`); elsewhere (and f64's negation in
 //! the same bits) they are refused when set, as are the sparse `v_smfmac_*`, gfx942's xf32
-//! forms (whose input rounding the guides do not specify) and a C that is neither a register
-//! tuple nor an inline constant.
+//! forms (how their f32 inputs are reduced to xf32 is not modelled) and a C that is neither a
+//! register tuple nor an inline constant.
 
 use super::{NUMBERING, Plan, Refusal};
 use crate::gfx9::{self, Extension};
