@@ -34,14 +34,18 @@
 //!   gfx11's (21 bits signed) where it fits, refused otherwise. `s_load_b96` and
 //!   `s_buffer_load_b96`, which gfx11 lacks, run as a 64-bit and a 32-bit load ([`Step::Pair`]).
 //! - **VFLAT/VSCRATCH/VGLOBAL** (three dwords): re-encoded as gfx11's FLAT/SCRATCH/GLOBAL, the
-//!   24-bit signed offset kept where gfx11's field holds it (13 bits signed; FLAT 12 unsigned),
-//!   refused otherwise; scratch's SVE moves from bit 49 to 55.
+//!   24-bit signed offset kept where gfx11's field holds it (13 bits signed; FLAT 12 unsigned);
+//!   scratch's SVE moves from bit 49 to 55. Where it does not fit (LLVM 19 gives FLAT negative
+//!   offsets), a FLAT access or a GLOBAL one with a 64-bit VGPR address runs through shadow
+//!   VGPRs holding address + offset ([`Step::Offset`]); SCRATCH and GLOBAL with a scalar base are
+//!   refused.
 //! - **VBUFFER** (three dwords): re-encoded as gfx11's MUBUF or (typed) MTBUF; the 24-bit
 //!   offset must fit gfx11's 12 bits. gfx12 numbers buffer formats as gfx11 does (LLVM 19's
 //!   `getUnifiedFormatName` has one table from gfx11 on). TFE is refused.
 //! - **gfx12-only scalar operations:** the 64-bit integer ones (`s_add_nc_u64`, `s_sub_nc_u64`,
 //!   `s_mul_u64`) and the f32 ones (`s_add_f32`, `s_fmac_f32`, `s_cvt_f32_u32`, `s_cmp_lt_f32`,
-//!   ...) run in [`Salu`]; the f16 ones are refused.
+//!   ...) run in [`Salu`]; the f16 ones are refused. The f32 pseudo-scalar transcendentals
+//!   (`v_s_exp_f32`, ...) run as gfx11's VALU operation in one lane ([`Step::ScalarTrans`]).
 //! - **WMMA/SWMMAC:** gfx12's operand layout differs from gfx11's (gfx11 repeats A and B in both
 //!   halves of the wave, gfx12 does not: RDNA4 ISA guide, "Wave Matrix Multiply Accumulate"), so
 //!   though the names match, the gfx11 instruction would read the wrong registers: refused.
