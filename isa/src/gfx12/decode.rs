@@ -85,8 +85,8 @@ impl Instruction {
         self.entry.opcode.gfx11_equivalent()
     }
 
-    /// The cache policy of a memory instruction: SMEM scope [22:21], th [24:23]; VBUFFER and
-    /// VFLAT scope [51:50], th [54:52] (bits 19:18 and 22:20 of the second dword).
+    /// The cache policy of a memory instruction: SMEM scope in bits 22:21, th in 24:23; VBUFFER
+    /// and VFLAT scope in 51:50, th in 54:52 (bits 19:18 and 22:20 of the second dword).
     pub fn cache_policy(&self) -> Option<CachePolicy> {
         let [w0, w1, _] = self.words;
         match self.encoding {
