@@ -99,8 +99,7 @@ const REFUSED: &[(&[u32], &str)] = &[
     (&[0xD3C5_8100, 0x0402_0300], "an MFMA or AGPR operation outside from_gfx9/mfma.rs and agpr_memory.rs"),
     // v_cmpx_gt_u32_sdwa vcc, v0, v1 src0_sel:DWORD src1_sel:DWORD
     (&[0x7DB8_02F9, 0x0606_0000], "gfx9's v_cmpx also writes VCC or its sdst; gfx11's writes only EXEC"),
-    // v_add_f16_dpp v1, v2, v3 row_shr:1 row_mask:0xf bank_mask:0xf
-    (&[0x3E02_06FA, 0xFF01_1102], "a 16-bit DPP result: gfx9 zeroes its high half in the lanes it writes"),
+    // (v_add_f16_dpp, once here, runs since 30f09a2: DPP with a 16-bit result.)
     // v_mov_b32_e32 v1, xnack_mask_lo
     (&[0x7E02_0268], "xnack_mask, which gfx11 lacks"),
 ];
