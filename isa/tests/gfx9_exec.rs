@@ -864,3 +864,74 @@ fn gfx90a_packed_f32_and_pk_mov_take_inline_constants() {
     let error = Kernel::new(&[0xD3B2_4004, 0x1801_E502, 0xBF81_0000]).run(Processor::Gfx90a).expect_err("refused");
     assert!(matches!(error, ExecError::Unsupported { mnemonic: "v_pk_add_f32", .. }), "{error:?}");
 }
+
+/// gfx9's SDWA `v_cmpx` (`Plan::CmpxMask` of its VOP3 form): the mask goes to its sdst (or
+/// VCC) and to EXEC, with DWORD selects and with an f16 compare of a source's high word (which
+/// VOP3 makes by op_sel); the instructions after each run only in the lanes it left. Rows: v6
+/// (7 where lane < 40), s2 and s3, v11 (9 where lane < 20), vcc_lo and vcc_hi.
+const SDWA_CMPX: &[u32] = &[
+    0xBE80_00FF,
+    0x1111_1111, // s_mov_b32 s0, 0x11111111
+    0xBE81_00FF,
+    0x2222_2222, // s_mov_b32 s1, 0x22222222
+    0x2402_0082, // v_lshlrev_b32_e32 v1, 2, v0
+    0x7E06_02A8, // v_mov_b32_e32 v3, 40
+    0xBE84_017E, // s_mov_b64 s[4:5], exec
+    0x7E0C_02C1, // v_mov_b32_e32 v6, -1
+    0x7DB2_06F9,
+    0x0606_8200, // v_cmpx_lt_u32_sdwa s[2:3], v0, v3 src0_sel:DWORD src1_sel:DWORD
+    0x7E0C_0287, // v_mov_b32_e32 v6, 7
+    0xBEFE_0104, // s_mov_b64 exec, s[4:5]
+    0x7E0E_0202, // v_mov_b32_e32 v7, s2
+    0x7E10_0203, // v_mov_b32_e32 v8, s3
+    0x7E14_7300, // v_cvt_f16_u16_e32 v10, v0
+    0x2408_1490, // v_lshlrev_b32_e32 v4, 16, v10
+    0x2808_08FF,
+    0x0000_4D00, // v_or_b32_e32 v4, 0x4d00, v4
+    0x7E0A_02FF,
+    0x0000_4D00, // v_mov_b32_e32 v5, 0x4d00
+    0x7E16_02C1, // v_mov_b32_e32 v11, -1
+    0x7C62_0AF9,
+    0x0405_0004, // v_cmpx_lt_f16_sdwa vcc, v4, v5 src0_sel:WORD_1 src1_sel:WORD_0
+    0x7E16_0289, // v_mov_b32_e32 v11, 9
+    0xBEFE_0104, // s_mov_b64 exec, s[4:5]
+    0x7E18_026A, // v_mov_b32_e32 v12, vcc_lo
+    0x7E1A_026B, // v_mov_b32_e32 v13, vcc_hi
+    0xDC70_8000,
+    0x0000_0601, // global_store_dword v1, v6, s[0:1]
+    0xDC70_8100,
+    0x0000_0701, // global_store_dword v1, v7, s[0:1] offset:256
+    0xDC70_8200,
+    0x0000_0801, // global_store_dword v1, v8, s[0:1] offset:512
+    0xDC70_8300,
+    0x0000_0B01, // global_store_dword v1, v11, s[0:1] offset:768
+    0xDC70_8400,
+    0x0000_0C01, // global_store_dword v1, v12, s[0:1] offset:1024
+    0xDC70_8500,
+    0x0000_0D01, // global_store_dword v1, v13, s[0:1] offset:1280
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xBF81_0000, // s_endpgm
+];
+
+#[test]
+fn gfx9_sdwa_v_cmpx_writes_its_sdst_and_exec() {
+    for processor in [Processor::Gfx906, Processor::Gfx90a] {
+        let out = Kernel::new(SDWA_CMPX).run(processor).unwrap_or_else(|error| panic!("{processor:?}: {error}"));
+        let rows: [&dyn Fn(usize) -> u32; 6] = [
+            &|i| if i < 40 { 7 } else { u32::MAX },
+            &|_| u32::MAX,
+            &|_| 0xFF,
+            &|i| if i < 20 { 9 } else { u32::MAX },
+            &|_| 0xF_FFFF,
+            &|_| 0,
+        ];
+        for (row, expected) in rows.iter().enumerate() {
+            let want: Vec<u32> = (0..64).map(expected).collect();
+            assert_eq!(out[64 * row..64 * row + 64], want, "{processor:?} row {row}");
+        }
+    }
+    // A byte select of a 32-bit operand, which gfx11's VOP3 cannot make, is refused:
+    // v_cmpx_lt_u32_sdwa vcc, v0, v3 src0_sel:BYTE_0 src1_sel:DWORD.
+    let error = Kernel::new(&[0x7DB2_06F9, 0x0600_0000, 0xBF81_0000]).run(Processor::Gfx90a).expect_err("refused");
+    assert!(matches!(error, ExecError::Unsupported { mnemonic: "v_cmpx_lt_u32_sdwa", .. }), "{error:?}");
+}

@@ -23,13 +23,16 @@
 //!   identity bits; only the opcode numbers differ. Differences in meaning that are refused:
 //!   a 16-bit result gfx9 zeroes the high half of (LLVM's `GCNSubtarget::zeroesHigh16BitsOfDest`,
 //!   which compiled code relies on; gfx11 keeps it) runs as its VOP3 form and then zeroes it
-//!   ([`Plan::ZeroHigh`]), but with DPP (whose lanes disabled by row or bank mask are not
-//!   written) it is refused; `v_mad_u16`, `v_mad_i16`, `v_fma_f16` and `v_div_fixup_f16` keep
-//!   it on gfx9 too and translate plainly; DPP's wave shifts and row broadcasts (and gfx90a's
-//!   `row_newbcast`, whose numbers gfx11 gives `row_share`); SDWA's `v_cmpx`.
-//! - **`v_cmpx`:** gfx9's writes its mask to VCC (e32) or its sdst (VOP3) and to EXEC, gfx11's
-//!   only to EXEC: it runs as gfx11's `v_cmp` of the same condition, then EXEC := that mask
-//!   ([`Plan::CmpxMask`], `vector::cmpx`).
+//!   ([`Plan::ZeroHigh`]); `v_mad_u16`, `v_mad_i16`, `v_fma_f16` and `v_div_fixup_f16` keep
+//!   it on gfx9 too and translate plainly. Refused: gfx90a's `row_newbcast` (whose numbers
+//!   gfx11 gives `row_share`).
+//! - **DPP gfx11's DPP16 lacks:** the whole-wave shifts and rotates and the row broadcasts, and
+//!   any DPP with a 16-bit result (whose high half gfx9 zeroes in the lanes it writes), run as
+//!   [`Plan::WaveDpp`] ([`dpp`]): src0's lanes gathered for the whole wave into a shadow VGPR,
+//!   the operation run without DPP on it.
+//! - **`v_cmpx`:** gfx9's writes its mask to VCC (e32, SDWA) or its sdst (VOP3, SDWA) and to
+//!   EXEC, gfx11's only to EXEC: it runs as gfx11's `v_cmp` of the same condition, then EXEC :=
+//!   that mask ([`Plan::CmpxMask`], `vector::cmpx`); SDWA's where VOP3 makes its selects.
 //! - **SDWA:** laid out as gfx10's, and translated as `from_gfx10/sdwa.rs` translates it (VOP3
 //!   where VOP3 makes the selects, else an SDWA plan), but that a 16-bit result written whole
 //!   (DWORD) has its high half zeroed.
@@ -64,17 +67,17 @@
 //! naming the gfx9 mnemonic, never a silent result. The kernel keeps each instruction's gfx9
 //! length for the program counter ([`Decoded::len`]).
 
-mod dpp;
 mod agpr_memory;
+mod dpp;
+mod gfx942;
 mod memory;
 mod mfma;
-mod gfx942;
 mod vector;
 
-pub(crate) use dpp::{WaveDpp, step as wave_dpp_step};
 pub(crate) use agpr_memory::AgprMemory;
-pub(crate) use mfma::{AGPRS, agpr_row, uses_agprs};
+pub(crate) use dpp::{WaveDpp, step as wave_dpp_step};
 pub(crate) use gfx942::shift_add_step;
+pub(crate) use mfma::{AGPRS, agpr_row, uses_agprs};
 
 use super::from_gfx10::sdwa_planned;
 use super::reencode::{self, NULL, Numbering, Refusal, encode, placeholder};
@@ -120,7 +123,7 @@ fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instr
         (gfx9::Extension::Dpp, Some(equivalent)) if dpp::needs_plan(instruction) && !vector::is_cmpx(instruction) => {
             dpp::planned(instruction, equivalent, shadow)
         }
-        (gfx9::Extension::Sdwa, Some(equivalent)) => {
+        (gfx9::Extension::Sdwa, Some(equivalent)) if !vector::is_cmpx(instruction) => {
             vector::sdwa(instruction, equivalent).and_then(|form| sdwa_planned(&form, shadow))
         }
         (_, None) if instruction.opcode() == gfx9::Opcode::VPkMovB32 => vector::pk_mov(instruction),

@@ -97,8 +97,9 @@ const REFUSED: &[(&[u32], &str)] = &[
     // v_mfma_f32_16x16x4f32 a[0:3], v0, v1, a[0:3] cbsz:1 (a broadcast on a one-block form:
     // `from_gfx9/mfma.rs` refuses it; `translate` refuses every MFMA, which it never sees)
     (&[0xD3C5_8100, 0x0402_0300], "an MFMA or AGPR operation outside from_gfx9/mfma.rs and agpr_memory.rs"),
-    // v_cmpx_gt_u32_sdwa vcc, v0, v1 src0_sel:DWORD src1_sel:DWORD
-    (&[0x7DB8_02F9, 0x0606_0000], "gfx9's v_cmpx also writes VCC or its sdst; gfx11's writes only EXEC"),
+    // v_cmpx_lt_u32_sdwa vcc, v0, v3 src0_sel:BYTE_0 src1_sel:DWORD (a select VOP3 cannot make;
+    // `translate` never runs a v_cmpx, which `vector::cmpx` plans)
+    (&[0x7DB2_06F9, 0x0600_0000], "gfx9's v_cmpx also writes VCC or its sdst; gfx11's writes only EXEC"),
     // (v_add_f16_dpp, once here, runs since 30f09a2: DPP with a 16-bit result.)
     // v_mov_b32_e32 v1, xnack_mask_lo
     (&[0x7E02_0268], "xnack_mask, which gfx11 lacks"),
@@ -161,14 +162,16 @@ fn gfx90a_f64_atomics_run_on_the_64_bit_integer_atomics_operands() {
 }
 
 #[test]
-fn gfx90a_v_pk_mov_b32_runs_as_its_own_plan_and_refuses_constants() {
+fn gfx90a_v_pk_mov_b32_runs_as_its_own_plan_and_refuses_float_constants() {
     // v_pk_mov_b32 v[0:1], v[2:3], v[4:5] op_sel:[1,0]
     let mov = gfx9::decode(&[0xD3B3_4800, 0x1802_0902], 0, Processor::Gfx90a).expect("decodes");
     let Plan::PkMov(planned) = decoded(&mov, 64).plan else { panic!("not a PkMov plan") };
     assert_eq!(planned.1, 0b01);
-    // v_pk_mov_b32 v[0:1], 0, v[4:5]
-    let constant = gfx9::decode(&[0xD3B3_4000, 0x1802_0880], 0, Processor::Gfx90a).expect("decodes");
-    assert_eq!(refusal(&constant), Some("v_pk_mov_b32 with a constant source"));
+    // v_pk_mov_b32 v[0:1], 0, v[4:5] runs; v_pk_mov_b32 v[0:1], 1.0, v[4:5] is refused.
+    let zero = gfx9::decode(&[0xD3B3_4000, 0x1802_0880], 0, Processor::Gfx90a).expect("decodes");
+    assert_eq!(refusal(&zero), None);
+    let float = gfx9::decode(&[0xD3B3_4000, 0x1802_08F2], 0, Processor::Gfx90a).expect("decodes");
+    assert_eq!(refusal(&float), Some("a float constant in v_pk_mov_b32 (its f64 stand-in widens it)"));
 }
 
 #[test]
@@ -186,12 +189,12 @@ fn gfx9_v_cmpx_runs_as_gfx11_v_cmp_then_exec_takes_its_mask() {
 }
 
 #[test]
-fn gfx90a_packed_f32_runs_as_two_f32_rows_and_refuses_constants() {
+fn gfx90a_packed_f32_runs_as_two_f32_rows_and_refuses_a_constant_s_high_dword() {
     // v_pk_fma_f32 v[0:1], v[2:3], v[4:5], v[6:7] op_sel:[1,0,0] op_sel_hi:[0,1,1] neg_lo:[1,0,0]
     let fma = gfx9::decode(&[0xD3B0_4800, 0x341A_0902], 0, Processor::Gfx90a).expect("decodes");
     let Plan::Dual(pair) = decoded(&fma, 64).plan else { panic!("not a Dual plan") };
     assert_eq!((pair.0.operands.vdst, pair.1.operands.vdst), (0, 1));
     // v_pk_add_f32 v[0:1], v[2:3], 1.0
     let constant = gfx9::decode(&[0xD3B2_4000, 0x1801_E502], 0, Processor::Gfx90a).expect("decodes");
-    assert_eq!(refusal(&constant), Some("packed f32 with a constant source"));
+    assert_eq!(refusal(&constant), Some("a packed constant's high dword, which the guides do not give"));
 }

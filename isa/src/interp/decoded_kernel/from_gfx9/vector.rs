@@ -38,13 +38,22 @@ fn same_meaning(instruction: &gfx9::Instruction) -> Result<(), Refusal> {
 /// slots), where gfx11's writes only EXEC (RDNA3 ISA guide, VOPC): translated as gfx11's
 /// `v_cmp_*` of the same condition, which writes VCC or sdst with 0 for the lanes EXEC disables
 /// (`valu/compare.rs`), and planned as [`Plan::CmpxMask`], which then copies that mask to EXEC.
-/// The SDWA forms are refused.
+/// An SDWA `v_cmpx` (its sdst the SDWA word's, Vega ISA guide 12.3.2: SD 15, SDST [14:8]) runs
+/// so where gfx11's VOP3 makes its selects (`from_gfx10/sdwa.rs`: DWORD, or a 16-bit operand's
+/// high word as op_sel); other selects are refused.
 pub(super) fn cmpx(instruction: &gfx9::Instruction, equivalent: O11) -> Result<(gfx11::Instruction, Plan), Refusal> {
     let compare = plain_compare(equivalent)?;
     let translated = match (instruction.encoding, instruction.extension) {
         (gfx9::Encoding::Vopc, Extension::None | Extension::Dpp) => e32_form(instruction, compare)?,
         (gfx9::Encoding::Vop3, _) => vop3_form(instruction, compare)?,
-        _ => return Err(Refusal("an SDWA v_cmpx (gfx9's also writes its sdst; gfx11's writes only EXEC)")),
+        (gfx9::Encoding::Vopc, Extension::Sdwa) => {
+            let form = sdwa_form(instruction, compare)?;
+            if form.sources != [None, None] || form.destination.is_some() {
+                return Err(Refusal("an SDWA v_cmpx with selects gfx11's VOP3 cannot make"));
+            }
+            form.vop3
+        }
+        _ => return Err(Refusal("a v_cmpx in an encoding gfx9 lacks")),
     };
     match Plan::of(&translated) {
         Plan::Vector(op) => Ok((translated, Plan::CmpxMask(Box::new(op)))),
@@ -116,6 +125,11 @@ fn e32_form(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::I
 /// 16-bit result written whole zeroing its high half as gfx9 does.
 pub(super) fn sdwa(instruction: &gfx9::Instruction, equivalent: O11) -> Result<SdwaForm, Refusal> {
     same_meaning(instruction)?;
+    sdwa_form(instruction, equivalent)
+}
+
+/// [`sdwa`], `v_cmpx` included (as `equivalent`, which [`cmpx`] makes gfx11's `v_cmp`).
+fn sdwa_form(instruction: &gfx9::Instruction, equivalent: O11) -> Result<SdwaForm, Refusal> {
     let written = SdwaWritten {
         w0: instruction.words[0],
         word: instruction.extension_word().ok_or(Refusal("an SDWA instruction without its word"))?,
@@ -255,6 +269,7 @@ fn pair_fields(
             128 => {}
             _ if constant && high_reads >> i & 1 == 0 => {}
             _ if constant => return Err(Refusal("a packed constant's high dword, which the guides do not give")),
+            240..=248 => return Err(Refusal("a float constant in v_pk_mov_b32 (its f64 stand-in widens it)")),
             128..=255 => return Err(Refusal("a packed operand with a special or literal source")),
             _ => {}
         }
