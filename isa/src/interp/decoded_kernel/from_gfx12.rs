@@ -229,6 +229,11 @@ fn smem(
 /// `s_load_b96`/`s_buffer_load_b96 sdata, sbase, offset`: gfx11's 64-bit load of sdata[0:1] at
 /// the offset, then its 32-bit load of sdata[2] 8 bytes on (the same base and soffset).
 fn load_b96(instruction: &gfx12::Instruction) -> Result<(gfx11::Instruction, gfx11::Instruction), Refusal> {
+    // The 64-bit half needs an even SGPR (gfx11's pairs are aligned: RDNA3 ISA guide, "SGPR
+    // alignment"); LLVM allocates 96-bit tuples aligned, but an odd one is refused, not realigned.
+    if (instruction.words[0] >> 6) & 1 == 1 {
+        return Err(Refusal("a 96-bit scalar load into an odd SGPR"));
+    }
     let (wide, narrow) = match instruction.opcode() {
         O12::SLoadB96 => (O11::SLoadB64, O11::SLoadB32),
         _ => (O11::SBufferLoadB64, O11::SBufferLoadB32),
