@@ -160,6 +160,12 @@ fn translate_parts(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
     if !e.wide {
         return translate(e, index, decoded);
     }
+    // A `BothHalves` guard whose halves do not in fact meet (`vector::halves_apart`) runs as
+    // its inner instruction, half by half.
+    let decoded = match &decoded.plan {
+        Plan::BothHalves(guarded) if super::vector::halves_apart(e, &guarded.0, guarded.1) => &guarded.0,
+        _ => decoded,
+    };
     if !per_half(&decoded.plan) {
         return matches!(decoded.plan, Plan::Scalar) && translate(e, index, decoded);
     }

@@ -14,6 +14,7 @@
 //!   write EXEC;
 //! - everything else is scratch within one instruction's code.
 
+use crate::interp::decoded_kernel::Plan;
 use crate::interp::launch::{per_half, step};
 use crate::interp::wave::{Flow, LANES, Wave};
 use crate::interp::{DecodedKernel, ExecError, HostRange, Memory};
@@ -233,6 +234,12 @@ pub(super) unsafe extern "sysv64" fn fallback<M: Memory + ?Sized>(frame: *mut Fr
             trampoline.error = Some(error);
             return Exit::Error as u32;
         }
+    };
+    // A half of a `BothHalves` plan that the compiler runs half by half (`vector::halves_apart`)
+    // steps as its inner instruction.
+    let decoded = match &decoded.plan {
+        Plan::BothHalves(guarded) if part != Part::Whole as u32 => &guarded.0,
+        _ => decoded,
     };
     wave.pc = pc;
     let next = pc + decoded.len as u64;

@@ -6,8 +6,8 @@
 //! add, sub, subrev, and, or, xor, shifts, mul_lo, mul_u32_u24, min/max (signed and unsigned),
 //! add3, lshl_add, add_lshl, lshl_or, and_or, or3, `v_bfe_u32/i32`; `v_add_co_u32` and
 //! `v_add_co_ci_u32`, `v_sub(rev)_co_u32` and `v_sub(rev)_co_ci_u32` (carries and borrows to an
-//! SGPR or VCC); `v_lshlrev_b64`, `v_lshrrev_b64`; `v_mad_u64_u32` without a
-//! carry-out; `v_cndmask_b32`; `v_cvt_f32_i32`. Elsewhere: compares (`compare.rs`),
+//! SGPR or VCC); `v_lshlrev_b64`, `v_lshrrev_b64`; `v_mad_u64_u32` (its carry-out
+//! too); `v_cndmask_b32`; `v_cvt_f32_i32`. Elsewhere: compares (`compare.rs`),
 //! `v_dot2acc_f32_f16`, `v_max/min_f32`, `v_rndne_f32`, `v_cvt_i32_f32`, `v_rcp_f32`,
 //! `v_ldexp_f32`, `v_cvt_f16_f32` and the division helpers `v_div_scale/fmas/fixup_f32`
 //! (`checked.rs`); square root, reciprocal square root, exp, log, sin, cos,
@@ -54,7 +54,8 @@ enum Shape {
     Shift64 {
         right: bool,
     },
-    /// `v_mad_u64_u32` without a carry-out: a × b (32-bit, unsigned) plus a VGPR pair, to a pair.
+    /// `v_mad_u64_u32`: a × b (32-bit, unsigned) plus a VGPR pair, to a pair, and the carry out of
+    /// the 64-bit sum to a mask where `sdst` is not null.
     Mad64,
     /// `v_dot2acc_f32_f16`: vdst += a.lo × b.lo + a.hi × b.hi, f16 halves, f32 accumulator.
     Dot2,
@@ -274,9 +275,9 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
         }
     }
     if shape == Shape::Mad64 {
-        // The addend a VGPR pair, the result a pair, and no carry-out to write.
+        // The addend a VGPR pair, the result a pair (the carry-out, where there is one, to a mask).
         let pair = matches!(op.operands.src[2], Source::Vgpr(v) if (v as u32) + 1 < e.vgprs);
-        if !pair || op.operands.sdst as u32 != NULL || op.operands.vdst as u32 + 1 >= e.vgprs {
+        if !pair || op.operands.vdst as u32 + 1 >= e.vgprs {
             return None;
         }
     }
@@ -284,6 +285,31 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
         return None;
     }
     Some(shape)
+}
+
+/// Whether `inner`, planned as `Plan::BothHalves` around the mask word `register`
+/// (`interp/both_halves.rs`), runs the same half by half: an integer compare, carry or
+/// `v_mad_u64_u32` (whose reads are their sources alone) whose high half reads no source from
+/// `register`. A mask source `s[n:n+1]` is read by the high half from `s[n+1]`
+/// (`Wave::mask_register`), so a carry-in pair that is also the carry-out pair does not meet the
+/// low half's write to `s[n]`; a scalar value (or the high word of a pair) in `register` would.
+/// Those are the guard's cases this leaves to the interpreter.
+pub(super) fn halves_apart(e: &Emitter<'_>, inner: &Decoded, register: u8) -> bool {
+    let Plan::Vector(op) = &inner.plan else { return false };
+    let Some(shape) = translatable(e, op) else { return false };
+    let integer = match shape {
+        Shape::Compare(_, ty) => ty != CompareType::F32,
+        Shape::Compare64(..) | Shape::Carry { .. } | Shape::Mad64 => true,
+        _ => false,
+    };
+    let register = u32::from(register);
+    integer
+        && register <= VCC
+        && op.operands.src.iter().take(sources(shape)).all(|source| match *source {
+            Source::Sgpr(first) => u32::from(first) != register && u32::from(first) + 1 != register,
+            Source::Mask(first) => u32::from(first) + 1 != register,
+            _ => true,
+        })
 }
 
 /// `ins ymm(dst), ymm(a), <chunk k of b>`: one three-operand AVX instruction whose last operand
@@ -1208,9 +1234,13 @@ fn multiply_add64(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src) {
     let Source::Vgpr(c) = op.operands.src[2] else { unreachable!("the addend is a VGPR pair (`translatable`)") };
     let (c_low, c_high) = (c as i32 * ROW, (c as i32 + 1) * ROW);
     let vdst = op.operands.vdst as i32 * ROW;
-    if uniform32(op.operands.src[0]) && uniform32(op.operands.src[1]) {
+    let carry_out = op.operands.sdst as u32 != NULL;
+    if uniform32(op.operands.src[0]) && uniform32(op.operands.src[1]) && !carry_out {
         multiply_add64_uniform(e, op, [c_low, c_high], vdst);
         return;
+    }
+    if carry_out {
+        dynasm!(e.ops ; .arch x64 ; xor r8d, r8d);
     }
     for k in 0..4 {
         load(e, 0, a, k);
@@ -1240,7 +1270,33 @@ fn multiply_add64(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src) {
         );
         e.vpblendd(4, 2, 4, ODD_DWORDS);
         e.vpblendd(5, 5, 3, ODD_DWORDS);
+        if carry_out {
+            // The carry out of the 64-bit sum (the interpreter's `overflowing_add`): the sum
+            // below the addend (ymm6 even lanes', ymm7 odd lanes'), unsigned, as signed with the
+            // sign bits flipped; each lane's answer in its quadword, the even lanes' low dwords
+            // and the odd lanes' high dwords blended into one mask of dwords.
+            dynasm!(e.ops
+                ; .arch x64
+                ; vpcmpeqd ymm1, ymm1, ymm1
+                ; vpsllq ymm1, ymm1, 63
+                ; vpxor ymm6, ymm6, ymm1
+                ; vpxor ymm7, ymm7, ymm1
+                ; vpxor ymm2, ymm2, ymm1
+                ; vpxor ymm3, ymm3, ymm1
+                ; vpcmpgtq ymm6, ymm6, ymm2
+                ; vpcmpgtq ymm7, ymm7, ymm3
+            );
+            e.vpblendd(6, 6, 7, ODD_DWORDS);
+            e.movmsk(1, 6); // ecx
+            if k > 0 {
+                dynasm!(e.ops ; .arch x64 ; shl ecx, (8 * k) as i8);
+            }
+            dynasm!(e.ops ; .arch x64 ; or r8d, ecx);
+        }
         e.write_chunk(4, vdst, k);
         e.write_chunk(5, vdst + ROW, k);
+    }
+    if carry_out {
+        write_lanes(e, op.operands.sdst as u32);
     }
 }
