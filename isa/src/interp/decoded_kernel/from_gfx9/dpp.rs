@@ -131,10 +131,10 @@ pub(crate) fn step<const WIDE: bool>(wave: &mut Wave, dpp: &WaveDpp) -> Option<F
     let exec = wave.mask64(EXEC);
     let mut writes = dpp.enabled & exec;
     let mut values = [0u32; 2 * LANES];
-    for lane in 0..lanes {
-        let from = dpp.from[lane] as usize;
+    for (lane, (value, &from)) in values.iter_mut().zip(&dpp.from).enumerate().take(lanes) {
+        let from = from as usize;
         if from < lanes && exec >> from & 1 == 1 {
-            values[lane] = wave.lane_value(dpp.source as u32, from);
+            *value = wave.lane_value(dpp.source as u32, from);
         } else if !dpp.bound_ctrl {
             writes &= !(1 << lane);
         }

@@ -270,7 +270,7 @@ fn pair_fields(
             _ if constant && high_reads >> i & 1 == 0 => {}
             _ if constant => return Err(Refusal("a packed constant's high dword, which the guides do not give")),
             240..=248 => return Err(Refusal("a float constant in v_pk_mov_b32 (its f64 stand-in widens it)")),
-            128..=255 => return Err(Refusal("a packed operand with a special or literal source")),
+            129..=255 => return Err(Refusal("a packed operand with a special or literal source")),
             _ => {}
         }
     }
