@@ -767,6 +767,72 @@ fn lds_loads_reuse_an_address_rows_shape_only_while_the_row_is_unchanged() {
     }
 }
 
+/// The same loads in a wave64 wave whose halves have different address rows (reversed,
+/// another broadcast, another irregular row): each half remembers its rows' shapes in slots of
+/// its own, and must read what the interpreter reads, on a first run and on a second that finds
+/// the first's shapes in the frame.
+#[test]
+fn wave64_lds_loads_keep_each_halfs_address_row_shapes_apart() {
+    // The sequence of `lds_loads_reuse_an_address_rows_shape_only_while_the_row_is_unchanged`
+    // (its encodings are the same for wave64), ending in s_endpgm.
+    let words = [
+        0xD834_0000,
+        0x0000_0706,
+        0xD834_0080,
+        0x0000_0806,
+        0xD8D8_0000,
+        0x0100_0000,
+        0x7E00_0309,
+        0xD8D8_0000,
+        0x0200_0000,
+        0xD8D8_0008,
+        0x0300_0000,
+        0x7E00_030A,
+        0xD8D8_0000,
+        0x0400_0000,
+        0xD8D8_0190,
+        0x0500_0000,
+        0xD8DC_0300,
+        0x0B00_0000,
+        0xBFB0_0000,
+    ];
+    let mut starting = Registers::wave64(16);
+    starting.sgpr[126] = u32::MAX;
+    starting.sgpr[127] = u32::MAX;
+    for lane in 0..32u32 {
+        let l = lane as usize;
+        starting.vgpr[0][l] = 4 * lane + 4;
+        starting.high_vgpr[0][l] = 252 - 4 * lane;
+        for rows in [&mut starting.vgpr, &mut starting.high_vgpr] {
+            rows[6][l] = 4 * lane;
+            rows[7][l] = 1000 + lane;
+            rows[8][l] = 2032 + lane;
+        }
+        starting.vgpr[9][l] = 64;
+        starting.high_vgpr[9][l] = 128;
+        starting.vgpr[10][l] = (lane * 12) % 256 + if lane % 2 == 1 { 256 } else { 0 };
+        starting.high_vgpr[10][l] = (lane * 20) % 256 + if lane % 3 == 1 { 256 } else { 0 };
+    }
+    let (interpreted, expected) = run_alone(&words, &starting, Tier::Interpreter);
+    assert_eq!(interpreted, Ok(11), "ten instructions and the s_endpgm");
+    // Both halves stored the same words: dwords 0–31 are 1000 + i, 32–63 are 2000 + i.
+    let word = |address: u32| if address / 4 < 32 { 1000 + address / 4 } else { 2000 + address / 4 };
+    for lane in 0..32usize {
+        assert_eq!(expected.high_vgpr[1][lane], word(252 - 4 * lane as u32), "high v1 lane {lane}");
+        assert_eq!(expected.high_vgpr[2][lane], word(128), "high v2 lane {lane}");
+        assert_eq!(expected.vgpr[2][lane], word(64), "low v2 lane {lane}");
+    }
+    if !native::host_supported() {
+        return;
+    }
+    for run in 0..2 {
+        let (compiled, registers) = run_alone(&words, &starting, Tier::Native);
+        assert_eq!(compiled, interpreted, "run {run}");
+        assert_eq!(registers.vgpr, expected.vgpr, "the low half's loads, run {run}");
+        assert_eq!(registers.high_vgpr, expected.high_vgpr, "the high half's loads, run {run}");
+    }
+}
+
 /// LDS stores whose active lanes share one address (a wave's result every lane holds, stored from
 /// all of them), in the whole row and chunk by chunk, under full and partial EXEC: the last
 /// active lane's value stays, and a `2addr` store's second element after its first.

@@ -89,8 +89,10 @@ pub(super) struct Frame {
     /// A WMMA's operands as f64 matrices and its result rows (`matrix.rs`).
     pub matrix: MatrixScratch,
     /// The shapes of LDS address rows last classified (`lds.rs`, `Chunks::load_whole`), one slot
-    /// per address VGPR modulo [`ROW_SHAPES`].
-    pub row_shapes: [RowShape; ROW_SHAPES],
+    /// per address VGPR modulo [`ROW_SHAPES`], and as many again for a wave64 wave's high half
+    /// (whose rows differ from the low half's: sharing slots, each half would find the other's
+    /// row there and classify its own again at every load).
+    pub row_shapes: [RowShape; 2 * ROW_SHAPES],
     /// The dispatch whose ranges `cache` holds (`Dispatch::serial`; 0: none).
     pub serial: u64,
 }

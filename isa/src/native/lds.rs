@@ -79,7 +79,9 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
             by_lanes(e, chunks, farthest, slow, Moved::Load(&lane_rows), by_chunk);
             dynasm!(e.ops ; .arch x64 ; jmp =>resume);
         });
-        let slot = row_shape(addr as usize % ROW_SHAPES);
+        // The high half of a wave64 wave has its own slots (`Frame::row_shapes`).
+        let half = if e.part == Part::High { ROW_SHAPES } else { 0 };
+        let slot = row_shape(addr as usize % ROW_SHAPES + half);
         // The range test is the row's highest address plus `farthest` against the LDS's size
         // (each below 2^32, so no wrap in 64 bits). A highest address of 2^31 or more is kept
         // as 2^32 − 1, which fails it: the general path indexes with signed 32-bit offsets.

@@ -49,7 +49,7 @@ impl<'a, M: Memory + ?Sized> Workgroup<'a, M> {
                 trampoline: core::ptr::null_mut(),
                 cache: RangeCache::default(),
                 matrix: MatrixScratch { a: [0.0; 256], b: [0.0; 256], d: [[0; LANES]; 8] },
-                row_shapes: [RowShape::UNKNOWN; ROW_SHAPES],
+                row_shapes: [RowShape::UNKNOWN; 2 * ROW_SHAPES],
                 serial: 0,
             })
         });
