@@ -324,7 +324,7 @@ fn gfx12_operations() -> Vec<Operation> {
             {
                 let decoded = from_gfx12::decoded(&instruction, 16);
                 let refusal = match decoded.plan {
-                    Plan::Unsupported => from_gfx12::translate(&instruction).err().map(|refusal| refusal.0),
+                    Plan::Unsupported => from_gfx12::refusal(&instruction),
                     _ => None,
                 };
                 (runs(&decoded), None, refusal)

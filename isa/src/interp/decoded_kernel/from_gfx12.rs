@@ -46,9 +46,14 @@
 //!   `s_mul_u64`) and the f32 ones (`s_add_f32`, `s_fmac_f32`, `s_cvt_f32_u32`, `s_cmp_lt_f32`,
 //!   ...) run in [`Salu`]; the f16 ones are refused. The f32 pseudo-scalar transcendentals
 //!   (`v_s_exp_f32`, ...) run as gfx11's VALU operation in one lane ([`Step::ScalarTrans`]).
-//! - **WMMA/SWMMAC:** gfx12's operand layout differs from gfx11's (gfx11 repeats A and B in both
-//!   halves of the wave, gfx12 does not: RDNA4 ISA guide, "Wave Matrix Multiply Accumulate"), so
-//!   though the names match, the gfx11 instruction would read the wrong registers: refused.
+//! - **WMMA:** gfx12's operand layout differs from gfx11's (gfx11 repeats A and B in both halves
+//!   of the wave, gfx12 splits K between them; `valu/wmma.rs` gives both and its sources), so
+//!   the gfx11 instruction would read the wrong registers. The wave32 16×16×16 forms whose
+//!   layout is established (f16, bf16, f16/bf16 results, iu8, and the fp8/bf8 ones) run as a
+//!   [`Step::Wmma`] through `valu/wmma.rs`'s arithmetic with gfx12's placement ([`wmma`]).
+//!   Refused: wave64 (no source gives its layout; composable_kernel's gfx12 WMMA is wave32
+//!   only), the iu4 forms (no source places their nibbles), SWMMAC (sparse A), float `neg`
+//!   modifiers, `op_sel`, and a C that is an inline constant other than 0.
 //!
 //! A refused instruction loads as [`Plan::Unsupported`]: reaching it is `ExecError::Unsupported`
 //! naming the gfx12 mnemonic, never a silent result.
@@ -58,6 +63,8 @@ use super::reencode::{self, E32, NULL, Numbering, encode, placeholder, sign_exte
 use super::{Decoded, Plan};
 use crate::gfx11::{self, Encoding as E, Opcode as O11, Slot};
 use crate::gfx12::{self, Dpp, Opcode as O12};
+use crate::interp::operands::Source;
+use crate::interp::valu::wmma::{self, Input, Layout, Matrix, Output};
 use crate::interp::wave::{EXEC, Flow, Kind, LANES, Wave};
 use crate::interp::{ExecError, Memory};
 
@@ -83,6 +90,9 @@ fn planned(instruction: &gfx12::Instruction, shadow: u16) -> Result<(gfx11::Inst
     if let Some(trans) = pseudo_scalar(instruction, shadow)? {
         return Ok((placeholder(), Plan::Gfx12(Box::new(Step::ScalarTrans(trans)))));
     }
+    if let Some(matrix) = wmma(instruction)? {
+        return Ok((placeholder(), Plan::Gfx12(Box::new(Step::Wmma(matrix)))));
+    }
     if matches!(instruction.opcode(), O12::SLoadB96 | O12::SBufferLoadB96) {
         let pair = load_b96(instruction)?;
         return Ok((pair.0, Plan::Gfx12(Box::new(Step::Pair(pair)))));
@@ -91,6 +101,11 @@ fn planned(instruction: &gfx12::Instruction, shadow: u16) -> Result<(gfx11::Inst
         Err(OFFSET_RANGE) if matches!(instruction.encoding, E::Flat | E::Global) => offset_step(instruction, shadow),
         translated => translated.map(|translated| (translated, Plan::of(&translated))),
     }
+}
+
+/// Why `instruction` loads as `Plan::Unsupported`, or `None` where it runs.
+pub(crate) fn refusal(instruction: &gfx12::Instruction) -> Option<&'static str> {
+    planned(instruction, 0).err().map(|refusal| refusal.0)
 }
 
 /// The refusal of a VFLAT/VGLOBAL offset gfx11's field cannot hold, which [`offset_step`] runs.
@@ -357,6 +372,8 @@ pub(crate) enum Step {
     Offset(Offset),
     /// A pseudo-scalar transcendental ([`pseudo_scalar`]).
     ScalarTrans(ScalarTrans),
+    /// A WMMA in gfx12's operand layout ([`wmma`]).
+    Wmma(Matrix),
 }
 
 impl Step {
@@ -442,6 +459,63 @@ impl Salu {
     }
 }
 
+/// A gfx12 WMMA (VOP3P, the fields of gfx11's: RDNA4 ISA guide, "VOP3P") that runs here: its
+/// [`Matrix`] in gfx12's layout; `None` for other instructions, a refusal for the WMMA/SWMMAC
+/// forms and modifiers the module notes list.
+fn wmma(instruction: &gfx12::Instruction) -> Result<Option<Matrix>, Refusal> {
+    use O12::*;
+    let (a, b, out) = match instruction.opcode() {
+        VWmmaF3216x16x16F16 => (Input::F16, Input::F16, Output::F32),
+        VWmmaF3216x16x16Bf16 => (Input::Bf16, Input::Bf16, Output::F32),
+        VWmmaF1616x16x16F16 => (Input::F16, Input::F16, Output::F16),
+        VWmmaBf1616x16x16Bf16 => (Input::Bf16, Input::Bf16, Output::Bf16),
+        VWmmaI3216x16x16Iu8 => (Input::Iu8, Input::Iu8, Output::I32),
+        VWmmaF3216x16x16Fp8Fp8 => (Input::Fp8, Input::Fp8, Output::F32),
+        VWmmaF3216x16x16Fp8Bf8 => (Input::Fp8, Input::Bf8, Output::F32),
+        VWmmaF3216x16x16Bf8Fp8 => (Input::Bf8, Input::Fp8, Output::F32),
+        VWmmaF3216x16x16Bf8Bf8 => (Input::Bf8, Input::Bf8, Output::F32),
+        VWmmaI3216x16x16Iu4 | VWmmaI3216x16x32Iu4 => {
+            return Err(Refusal("gfx12's iu4 WMMA layout is not established"));
+        }
+        _ if instruction.mnemonic().starts_with("v_swmmac") => return Err(Refusal("gfx12's SWMMAC (sparse A)")),
+        _ => return Ok(None),
+    };
+    let [w0, w1, ..] = instruction.words;
+    let (neg_hi, op_sel, clamp) = ((w0 >> 8) & 7, (w0 >> 11) & 7, w0 >> 15 & 1 == 1);
+    let (src0, src1, src2, neg) = (w1 & 0x1FF, (w1 >> 9) & 0x1FF, (w1 >> 18) & 0x1FF, w1 >> 29);
+    let integer = out == Output::I32;
+    if op_sel != 0 {
+        return Err(Refusal("a gfx12 WMMA with op_sel"));
+    }
+    // The integer form reads neg_lo[0..1] as signedness (as gfx11's); float negation is
+    // not modelled.
+    if neg_hi != 0 || (integer && neg & 4 != 0) || (!integer && neg != 0) || (!integer && clamp) {
+        return Err(Refusal("a gfx12 WMMA with negation or float clamp modifiers"));
+    }
+    if src0 < 256 || src1 < 256 {
+        return Err(Refusal("a gfx12 WMMA whose A or B is not in VGPRs"));
+    }
+    let c = match src2 {
+        256.. => Source::Vgpr((src2 - 256) as u16),
+        // Inline constant 0: zero in every element type.
+        128 => Source::Constant(0),
+        _ => return Err(Refusal("a gfx12 WMMA whose C is a constant other than 0")),
+    };
+    Ok(Some(Matrix {
+        layout: Layout::Gfx12,
+        a,
+        b,
+        out,
+        a_first: src0 - 256,
+        b_first: src1 - 256,
+        vdst: w0 & 0xFF,
+        c,
+        signed: (neg & 1 == 1, neg & 2 == 2),
+        clamp,
+        high: false,
+    }))
+}
+
 /// Runs `step`; `instruction` is the decoded instruction's gfx11 one.
 pub(crate) fn step<M: Memory + ?Sized>(
     wave: &mut Wave,
@@ -463,6 +537,15 @@ pub(crate) fn step<M: Memory + ?Sized>(
             crate::interp::scalar::step(wave, second, memory)
         }
         Step::Salu(salu) => salu_step(wave, salu),
+        Step::Wmma(matrix) => {
+            // Wave64 places each matrix over 64 lanes in half the VGPRs: not modelled.
+            if wave.wide {
+                return Err(ExecError::Unsupported { pc: wave.pc, mnemonic: "a gfx12 WMMA in wave64" });
+            }
+            let beyond = ExecError::Unsupported { pc: wave.pc, mnemonic: "a gfx12 WMMA reading past the VGPRs" };
+            wmma::multiply(wave, matrix).ok_or(beyond)?;
+            Ok(Flow::Next)
+        }
         Step::ScalarTrans(ScalarTrans { op, shadow, sdst }) => {
             // One lane computes the uniform result, whatever EXEC holds (its sources are
             // scalars or constants, the same in every lane).

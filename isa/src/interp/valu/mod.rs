@@ -40,7 +40,7 @@ mod plain;
 mod rows;
 mod unfused;
 #[allow(clippy::needless_range_loop)]
-mod wmma;
+pub(crate) mod wmma;
 
 pub(crate) use cross_lane::readlane_destination;
 pub(crate) use f16_values::{h, to_h};

@@ -1,7 +1,10 @@
 //! WMMA (`v_wmma_*_16x16x16_*`): one wave32 wave multiplies 16×16 matrices, D = A × B + C.
+//! gfx11 and gfx12 compute the same thing from registers laid out differently: [`Layout`]
+//! places each element, [`multiply`] does the arithmetic for both.
 //!
-//! Register layout, wave32 (RDNA3 ISA guide, "Wave Matrix Multiply Accumulate"; the same layout
-//! AMD's matrix instruction calculator prints, and that ROCm/FlyDSL#485 checked on gfx1151):
+//! gfx11's register layout, wave32 (RDNA3 ISA guide, "Wave Matrix Multiply Accumulate"; the
+//! same layout AMD's matrix instruction calculator prints, and that ROCm/FlyDSL#485 checked on
+//! gfx1151):
 //! - A: lane `l` holds row `l % 16`, its 16 K elements packed in order through the source
 //!   registers (f16/bf16: two per VGPR, K = 2j low half and 2j + 1 high half; iu8: four per VGPR;
 //!   iu4: eight). Lanes 16–31 repeat lanes 0–15.
@@ -10,76 +13,214 @@
 //!   use the whole register, f16 and bf16 the half `op_sel[2]` selects (the other half is kept).
 //! - The iu8/iu4 forms read `neg_lo[0]` and `neg_lo[1]` as "A signed" and "B signed"; `clamp`
 //!   saturates the i32 result.
+//!
+//! gfx12's (RDNA4) layout, wave32 only. AMD's "Using the Matrix Cores of AMD RDNA 4 architecture
+//! GPUs" (GPUOpen) says RDNA4 changed the WMMA VGPR layout without giving it element by element;
+//! it is taken from code that runs on RDNA4 hardware: llama.cpp `ggml/src/ggml-cuda/mma.cuh`
+//! (`tile<16, 16, float>::get_i` under RDNA4 = 8 × (lane / 16) + l, `get_j` = lane % 16; the
+//! A/B `tile<16, 8, half2>` `get_j` = 4 × (lane / 16) + l; the int8 A/B load at int offset
+//! 2 × (lane / 16)), consistent with LLVM's register counts (gfx12 `v_wmma_f32_16x16x16_f16`
+//! wave32: A and B 4 VGPRs, C and D 8; iu8 and fp8/bf8: A and B 2) and with composable_kernel's
+//! gfx12 `wmma_type`s (`num_acc_vgprs_per_wave` = 8 elements, wave32 only):
+//! - A: lane `l` holds row `l % 16`, K elements 8 × (l / 16) to 8 × (l / 16) + 7, packed in
+//!   order as on gfx11 (f16/bf16 two per VGPR, 8-bit four). Nothing is repeated.
+//! - B: lane `l` holds column `l % 16` the same way.
+//! - C and D: element `e` of lane `l` is (row 8 × (l / 16) + e, column l % 16); f32/i32 one per
+//!   VGPR, f16/bf16 two per VGPR (e = 2v low half, 2v + 1 high half: 4 VGPRs, no `op_sel`).
 
 use half::{bf16, f16};
 
 use super::VOp;
 use crate::gfx11::Opcode;
 use crate::interp::operands::Source;
-use crate::interp::wave::{LANES, Wave};
+use crate::interp::wave::Wave;
 
 const N: usize = 16;
 
-/// The element type of A and B.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Input {
+/// The element type of A or B.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Input {
     F16,
     Bf16,
     Iu8,
     Iu4,
+    /// OCP FP8 E4M3 (gfx12).
+    Fp8,
+    /// OCP FP8 E5M2 (gfx12).
+    Bf8,
 }
 
-/// Runs a WMMA; `None` (refused, naming it) for a wave64 wave, whose register layout (each
+impl Input {
+    /// Elements per 32-bit register.
+    fn per_register(self) -> usize {
+        match self {
+            Input::F16 | Input::Bf16 => 2,
+            Input::Iu8 | Input::Fp8 | Input::Bf8 => 4,
+            Input::Iu4 => 8,
+        }
+    }
+}
+
+/// The element type of C and D.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Output {
+    F32,
+    F16,
+    Bf16,
+    I32,
+}
+
+/// Where the elements of A, B, C and D live (the module notes).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Layout {
+    Gfx11,
+    Gfx12,
+}
+
+/// One WMMA, decoded: its types, registers and modifiers.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Matrix {
+    pub layout: Layout,
+    pub a: Input,
+    pub b: Input,
+    pub out: Output,
+    /// The first VGPR of A, of B and of D.
+    pub a_first: u32,
+    pub b_first: u32,
+    pub vdst: u32,
+    pub c: Source,
+    /// Integer forms: whether A and B are signed (`neg_lo[0]`, `neg_lo[1]`).
+    pub signed: (bool, bool),
+    /// Integer forms: saturate the i32 result.
+    pub clamp: bool,
+    /// gfx11's 16-bit results: the half `op_sel[2]` selects.
+    pub high: bool,
+}
+
+/// Runs a gfx11 WMMA; `None` (refused, naming it) for a wave64 wave, whose register layout (each
 /// matrix spread over 64 lanes, half the VGPRs) is not modelled.
 pub(crate) fn run(wave: &mut Wave, op: &VOp) -> Option<()> {
     use Opcode::*;
     if wave.wide {
         return None;
     }
-    let (input, float_out, half_out) = match op.opcode {
-        VWmmaF3216x16x16F16 => (Input::F16, true, None),
-        VWmmaF3216x16x16Bf16 => (Input::Bf16, true, None),
-        VWmmaF1616x16x16F16 => (Input::F16, true, Some(false)),
-        VWmmaBf1616x16x16Bf16 => (Input::Bf16, true, Some(true)),
-        VWmmaI3216x16x16Iu8 => (Input::Iu8, false, None),
-        VWmmaI3216x16x16Iu4 => (Input::Iu4, false, None),
+    let (input, out) = match op.opcode {
+        VWmmaF3216x16x16F16 => (Input::F16, Output::F32),
+        VWmmaF3216x16x16Bf16 => (Input::Bf16, Output::F32),
+        VWmmaF1616x16x16F16 => (Input::F16, Output::F16),
+        VWmmaBf1616x16x16Bf16 => (Input::Bf16, Output::Bf16),
+        VWmmaI3216x16x16Iu8 => (Input::Iu8, Output::I32),
+        VWmmaI3216x16x16Iu4 => (Input::Iu4, Output::I32),
         _ => return None,
     };
     let operands = &op.operands;
-    let registers = |index: usize, count: usize| -> Option<Vec<[u32; LANES]>> {
-        let Source::Vgpr(first) = operands.src[index] else { return None };
-        (0..count).map(|offset| wave.vgpr.get(first as usize + offset).copied()).collect()
+    let (Source::Vgpr(a_first), Source::Vgpr(b_first)) = (operands.src[0], operands.src[1]) else { return None };
+    let matrix = Matrix {
+        layout: Layout::Gfx11,
+        a: input,
+        b: input,
+        out,
+        a_first: a_first as u32,
+        b_first: b_first as u32,
+        vdst: operands.vdst as u32,
+        c: operands.src[2],
+        signed: (operands.neg & 1 == 1, operands.neg & 2 == 2),
+        clamp: operands.clamp,
+        high: operands.op_sel >> 2 & 1 == 1,
     };
-    let per_register = match input {
-        Input::F16 | Input::Bf16 => 2,
-        Input::Iu8 => 4,
-        Input::Iu4 => 8,
-    };
-    let a = registers(0, N / per_register)?;
-    let b = registers(1, N / per_register)?;
-    let high = operands.op_sel >> 2 & 1 == 1;
-    // Element k of lane `lane`'s packed vector, as f64 (floats) or i64 (integers).
-    let element = |rows: &[[u32; LANES]], lane: usize, k: usize, signed: bool| -> f64 {
-        let word = rows[k / per_register][lane];
-        let position = k % per_register;
-        match input {
-            Input::F16 => f16::from_bits((word >> (16 * position)) as u16).to_f64(),
-            Input::Bf16 => bf16::from_bits((word >> (16 * position)) as u16).to_f64(),
-            Input::Iu8 => {
-                let raw = (word >> (8 * position)) & 0xFF;
-                if signed { raw as u8 as i8 as f64 } else { raw as f64 }
-            }
-            Input::Iu4 => {
-                let raw = (word >> (4 * position)) & 0xF;
-                if signed { (((raw << 28) as i32) >> 28) as f64 } else { raw as f64 }
-            }
+    multiply(wave, &matrix)
+}
+
+/// Element `index` (0..16 on gfx11, 0..8 on gfx12) of lane `lane`'s packed vector starting at
+/// VGPR `first`, as f64 (floats and integers alike; `None` past the register file).
+fn element(wave: &Wave, first: u32, input: Input, lane: usize, index: usize, signed: bool) -> Option<f64> {
+    let per_register = input.per_register();
+    let word = wave.vgpr.get(first as usize + index / per_register)?[lane];
+    let position = index % per_register;
+    Some(match input {
+        Input::F16 => f16::from_bits((word >> (16 * position)) as u16).to_f64(),
+        Input::Bf16 => bf16::from_bits((word >> (16 * position)) as u16).to_f64(),
+        Input::Iu8 => {
+            let raw = (word >> (8 * position)) & 0xFF;
+            if signed { raw as u8 as i8 as f64 } else { raw as f64 }
         }
+        Input::Iu4 => {
+            let raw = (word >> (4 * position)) & 0xF;
+            if signed { (((raw << 28) as i32) >> 28) as f64 } else { raw as f64 }
+        }
+        Input::Fp8 => fp8_e4m3((word >> (8 * position)) as u8),
+        Input::Bf8 => fp8_e5m2((word >> (8 * position)) as u8),
+    })
+}
+
+/// OCP FP8 E4M3 ("E4M3FN": bias 7, no infinities, S.1111.111 the only NaN, largest 448). gfx12
+/// reads its fp8 WMMA operands in the OCP formats: MLIR's AMDGPU dialect types them
+/// `F8E4M3FN`/`F8E5M2` (`WMMAInTypes`, `mlir/include/mlir/Dialect/AMDGPU/IR/AMDGPU.td`), where
+/// gfx942's MFMA takes the FNUZ variants.
+pub(crate) fn fp8_e4m3(bits: u8) -> f64 {
+    let sign = if bits & 0x80 != 0 { -1.0 } else { 1.0 };
+    let (exponent, mantissa) = ((bits >> 3) & 0xF, bits & 7);
+    if exponent == 0xF && mantissa == 7 {
+        return f64::NAN;
+    }
+    let magnitude = match exponent {
+        0 => mantissa as f64 / 8.0 * 2f64.powi(-6),
+        _ => (1.0 + mantissa as f64 / 8.0) * 2f64.powi(exponent as i32 - 7),
     };
-    let (a_signed, b_signed) = (operands.neg & 1 == 1, operands.neg & 2 == 2);
-    // C: its source may be an inline constant (every element the same) or eight VGPRs.
+    sign * magnitude
+}
+
+/// OCP FP8 E5M2 (bias 15, IEEE-style infinities and NaNs; the source as for [`fp8_e4m3`]).
+pub(crate) fn fp8_e5m2(bits: u8) -> f64 {
+    let sign = if bits & 0x80 != 0 { -1.0 } else { 1.0 };
+    let (exponent, mantissa) = ((bits >> 2) & 0x1F, bits & 3);
+    let magnitude = match (exponent, mantissa) {
+        (0x1F, 0) => f64::INFINITY,
+        (0x1F, _) => return f64::NAN,
+        (0, _) => mantissa as f64 / 4.0 * 2f64.powi(-14),
+        _ => (1.0 + mantissa as f64 / 4.0) * 2f64.powi(exponent as i32 - 15),
+    };
+    sign * magnitude
+}
+
+/// The lane and element index that hold A's (row, k) or B's (column, k).
+fn input_place(layout: Layout, line: usize, k: usize) -> (usize, usize) {
+    match layout {
+        Layout::Gfx11 => (line, k),
+        Layout::Gfx12 => (line + 16 * (k / 8), k % 8),
+    }
+}
+
+/// The register (offset from the first), lane, and half (16-bit results) of C's or D's
+/// (row, column); `None` for the half where the result is 32 bits.
+fn output_place(matrix: &Matrix, row: usize, column: usize) -> (usize, usize, Option<bool>) {
+    let sixteen = matches!(matrix.out, Output::F16 | Output::Bf16);
+    match matrix.layout {
+        Layout::Gfx11 => (row / 2, column + 16 * (row % 2), sixteen.then_some(matrix.high)),
+        Layout::Gfx12 => {
+            let (element, lane) = (row % 8, column + 16 * (row / 8));
+            if sixteen { (element / 2, lane, Some(element % 2 == 1)) } else { (element, lane, None) }
+        }
+    }
+}
+
+/// D = A × B + C for `matrix`, written to its D registers in every lane; `None` where a source
+/// register lies past the register file.
+pub(crate) fn multiply(wave: &mut Wave, matrix: &Matrix) -> Option<()> {
+    let signed = matrix.signed;
+    let mut a = [[0f64; N]; N];
+    let mut b = [[0f64; N]; N];
+    for line in 0..N {
+        for k in 0..N {
+            let (lane, index) = input_place(matrix.layout, line, k);
+            a[line][k] = element(wave, matrix.a_first, matrix.a, lane, index, signed.0)?;
+            b[line][k] = element(wave, matrix.b_first, matrix.b, lane, index, signed.1)?;
+        }
+    }
+    // C: its source may be an inline constant (every element the same) or VGPRs.
     let c_value = |row: usize, column: usize| -> f64 {
-        let (register, lane) = (row / 2, column + 16 * (row % 2));
-        let word = match operands.src[2] {
+        let (register, lane, half) = output_place(matrix, row, column);
+        let word = match matrix.c {
             Source::Vgpr(first) => wave.vgpr.get(first as usize + register).map_or(0, |rows| rows[lane]),
             Source::Constant(value) => value as u32,
             Source::Sgpr(register) => wave.read_sgpr(register as u32),
@@ -87,47 +228,67 @@ pub(crate) fn run(wave: &mut Wave, op: &VOp) -> Option<()> {
             // WMMA's C is never a lane mask.
             Source::Mask(_) | Source::ConstantMask(_) => 0,
         };
-        match (float_out, half_out) {
-            (true, None) => f32::from_bits(word) as f64,
-            (true, Some(brain)) => {
-                let bits = if high { word >> 16 } else { word } as u16;
-                if brain { bf16::from_bits(bits).to_f64() } else { f16::from_bits(bits).to_f64() }
-            }
-            (false, _) => word as i32 as f64,
+        let bits = if half == Some(true) { word >> 16 } else { word } as u16;
+        match matrix.out {
+            Output::F32 => f32::from_bits(word) as f64,
+            Output::F16 => f16::from_bits(bits).to_f64(),
+            Output::Bf16 => bf16::from_bits(bits).to_f64(),
+            Output::I32 => word as i32 as f64,
         }
     };
-    let mut d = [[0u32; LANES]; N / 2];
+    let mut d = [[0u32; N]; N];
     for row in 0..N {
         for column in 0..N {
             let mut sum = c_value(row, column);
             // Integer products are exact in f64 (|sum| < 2^53); float ones accumulate in f64 and
-            // round once, within the hardware's rounding (the guide does not fix an order).
+            // round once, within the hardware's rounding (the guides do not fix an order).
             for k in 0..N {
-                sum += element(&a, row, k, a_signed) * element(&b, column, k, b_signed);
+                sum += a[row][k] * b[column][k];
             }
-            let (register, lane) = (row / 2, column + 16 * (row % 2));
-            d[register][lane] = match (float_out, half_out) {
-                (true, None) => (sum as f32).to_bits(),
-                (true, Some(brain)) => {
-                    let bits = if brain { bf16::from_f64(sum).to_bits() } else { f16::from_f64(sum).to_bits() };
-                    bits as u32
-                }
-                (false, _) if operands.clamp => sum.clamp(i32::MIN as f64, i32::MAX as f64) as i32 as u32,
-                (false, _) => sum as i64 as i32 as u32,
+            d[row][column] = match matrix.out {
+                Output::F32 => (sum as f32).to_bits(),
+                Output::F16 => f16::from_f64(sum).to_bits() as u32,
+                Output::Bf16 => bf16::from_f64(sum).to_bits() as u32,
+                Output::I32 if matrix.clamp => sum.clamp(i32::MIN as f64, i32::MAX as f64) as i32 as u32,
+                Output::I32 => sum as i64 as i32 as u32,
             };
         }
     }
     // WMMA ignores EXEC: the whole wave computes (RDNA3 ISA guide: it requires EXEC to be all
     // ones; a partial EXEC is undefined there, and every lane is written here).
-    for (register, values) in d.iter().enumerate() {
-        let Some(target) = wave.vgpr.get_mut(operands.vdst as usize + register) else { continue };
-        for lane in 0..LANES {
-            target[lane] = match half_out {
-                None => values[lane],
-                Some(_) if high => (target[lane] & 0xFFFF) | values[lane] << 16,
-                Some(_) => (target[lane] & 0xFFFF_0000) | values[lane],
+    for row in 0..N {
+        for column in 0..N {
+            let (register, lane, half) = output_place(matrix, row, column);
+            let Some(target) = wave.vgpr.get_mut(matrix.vdst as usize + register) else { continue };
+            let value = d[row][column];
+            target[lane] = match half {
+                None => value,
+                Some(true) => (target[lane] & 0xFFFF) | value << 16,
+                Some(false) => (target[lane] & 0xFFFF_0000) | value,
             };
         }
     }
     Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fp8_e4m3, fp8_e5m2};
+
+    /// Values from the OCP 8-bit floating point specification's format tables (v1.0, §5.1).
+    #[test]
+    fn fp8_formats_decode_as_ocp_defines_them() {
+        assert_eq!(fp8_e4m3(0x38), 1.0);
+        assert_eq!(fp8_e4m3(0x7E), 448.0);
+        assert_eq!(fp8_e4m3(0x01), 2f64.powi(-9));
+        assert_eq!(fp8_e4m3(0xC0), -2.0);
+        assert!(fp8_e4m3(0x7F).is_nan());
+        assert_eq!(fp8_e4m3(0x78), 256.0);
+        assert_eq!(fp8_e5m2(0x3C), 1.0);
+        assert_eq!(fp8_e5m2(0x7B), 57344.0);
+        assert_eq!(fp8_e5m2(0x01), 2f64.powi(-16));
+        assert_eq!(fp8_e5m2(0x7C), f64::INFINITY);
+        assert!(fp8_e5m2(0x7D).is_nan());
+        assert_eq!(fp8_e5m2(0xBC), -1.0);
+    }
 }
