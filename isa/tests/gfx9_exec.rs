@@ -55,7 +55,7 @@ fn every_gfx90a_table_row_translates_or_is_refused_with_a_reason() {
         println!("  {line}");
     }
     assert_eq!(translated + refused_count + unprobed.len(), rows.len());
-    assert!(translated >= 1613, "{translated} rows translate");
+    assert!(translated >= 1621, "{translated} rows translate");
     // gfx11 lacks these; they run as plans of their own (`from_gfx9/vector.rs`, `from_gfx9/mfma.rs`,
     // `from_gfx9/dpp.rs`).
     for mnemonic in [
@@ -939,4 +939,58 @@ fn gfx9_sdwa_v_cmpx_writes_its_sdst_and_exec() {
     // v_cmpx_lt_u32_sdwa vcc, v0, v3 src0_sel:BYTE_0 src1_sel:DWORD.
     let error = Kernel::new(&[0x7DB2_06F9, 0x0600_0000, 0xBF81_0000]).run(Processor::Gfx90a).expect_err("refused");
     assert!(matches!(error, ExecError::Unsupported { mnemonic: "v_cmpx_lt_u32_sdwa", .. }), "{error:?}");
+}
+
+/// gfx9's typed MTBUF accesses (`tbuffer_*`), whose dfmt/nfmt become gfx11's unified format:
+/// a 32-bit float and a 16-bit uint store, then an 8_8 UNORM load of the float's two low bytes,
+/// all raw (offen) through a V# in s[4:7] whose base is the output (word 3: DST_SEL x, y, z, w,
+/// which typed loads apply, and gfx9's 32_FLOAT). Rows: the floats, the 16-bit stores (their
+/// dwords' high halves untouched, 0), and the two UNORM components.
+const TYPED_BUFFER: &[u32] = &[
+    0xBE84_00FF,
+    0x1111_1111, // s_mov_b32 s4, 0x11111111
+    0xBE85_00FF,
+    0x2222_2222, // s_mov_b32 s5, 0x22222222
+    0xBE86_00FF,
+    0x0000_1000, // s_mov_b32 s6, 0x1000
+    0xBE87_00FF,
+    0x0002_7FAC, // s_mov_b32 s7, 0x27fac
+    0x2402_0082, // v_lshlrev_b32_e32 v1, 2, v0
+    0x7E06_0D00, // v_cvt_f32_u32_e32 v3, v0
+    0x0206_06FF,
+    0x3F81_2345, // v_add_f32_e32 v3, 0x3f812345, v3
+    0x6808_00FF,
+    0x0001_2340, // v_add_u32_e32 v4, 0x12340, v0
+    0xEBA2_1000,
+    0x8001_0301, // tbuffer_store_format_x v3, v1, s[4:7], 0 format:[BUF_DATA_FORMAT_32,BUF_NUM_FORMAT_FLOAT] offen
+    0xEA12_1100,
+    0x8001_0401, // tbuffer_store_format_x v4, v1, s[4:7], 0 format:[BUF_DATA_FORMAT_16,BUF_NUM_FORMAT_UINT] offen offset:256
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xE818_9000,
+    0x8001_0601, // tbuffer_load_format_xy v[6:7], v1, s[4:7], 0 format:[BUF_DATA_FORMAT_8_8] offen
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xEBA2_1200,
+    0x8001_0601, // tbuffer_store_format_x v6, v1, s[4:7], 0 format:[BUF_DATA_FORMAT_32,BUF_NUM_FORMAT_FLOAT] offen offset:512
+    0xEBA2_1300,
+    0x8001_0701, // tbuffer_store_format_x v7, v1, s[4:7], 0 format:[BUF_DATA_FORMAT_32,BUF_NUM_FORMAT_FLOAT] offen offset:768
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xBF81_0000, // s_endpgm
+];
+
+#[test]
+fn gfx9_tbuffer_formats_become_gfx11_s_unified_formats() {
+    let float = |i: usize| i as f32 + f32::from_bits(0x3F81_2345);
+    let rows: [&dyn Fn(usize) -> u32; 4] = [
+        &|i| float(i).to_bits(),
+        &|i| 0x2340 + i as u32,
+        &|i| ((float(i).to_bits() & 0xFF) as f32 / 255.0).to_bits(),
+        &|i| ((float(i).to_bits() >> 8 & 0xFF) as f32 / 255.0).to_bits(),
+    ];
+    for processor in [Processor::Gfx906, Processor::Gfx90a] {
+        let out = Kernel::new(TYPED_BUFFER).run(processor).unwrap_or_else(|error| panic!("{processor:?}: {error}"));
+        for (row, expected) in rows.iter().enumerate() {
+            let want: Vec<u32> = (0..64).map(expected).collect();
+            assert_eq!(out[64 * row..64 * row + 64], want, "{processor:?} row {row}");
+        }
+    }
 }

@@ -36,9 +36,10 @@
 //! - **SDWA:** laid out as gfx10's, and translated as `from_gfx10/sdwa.rs` translates it (VOP3
 //!   where VOP3 makes the selects, else an SDWA plan), but that a 16-bit result written whole
 //!   (DWORD) has its high half zeroed.
-//! - **DS, FLAT/GLOBAL/SCRATCH, MUBUF** ([`memory`]); gfx90a's f64 add/min/max atomics, which
-//!   gfx11 lacks, run on the 64-bit integer atomic's operands (`memory::float64_atomic`), as
-//!   gfx10's float64 atomics do.
+//! - **DS, FLAT/GLOBAL/SCRATCH, MUBUF, MTBUF** ([`memory`]): MTBUF's dfmt/nfmt become gfx11's
+//!   unified format; typed MUBUF (whose format is the V#'s) and structured (idxen) accesses are
+//!   refused. gfx90a's f64 add/min/max atomics, which gfx11 lacks, run on the 64-bit integer
+//!   atomic's operands (`memory::float64_atomic`), as gfx10's float64 atomics do.
 //! - **`v_fmac_f64`** (gfx90a, gfx942), which gfx11 lacks: gfx11's `v_fma_f64` with vdst as
 //!   the third source (`vector::fmac_f64`).
 //! - **`v_lshl_add_u64`** (gfx942), which gfx11 lacks: run as [`Plan::ShiftAdd64`]
@@ -224,7 +225,7 @@ pub(crate) fn translate(instruction: &gfx9::Instruction) -> Result<gfx11::Instru
         E9::Ds => memory::ds(instruction, equivalent),
         E9::Flat | E9::Global | E9::Scratch => memory::flat(instruction, equivalent),
         E9::Mubuf => memory::mubuf(instruction, equivalent),
-        E9::Mtbuf => Err(Refusal("a typed access through a format gfx9 numbers differently")),
+        E9::Mtbuf => memory::mtbuf(instruction, equivalent),
     }
 }
 

@@ -118,3 +118,69 @@ pub(super) fn mubuf(instruction: &gfx9::Instruction, equivalent: O11) -> Result<
     let out1 = (NUMBERING.source)(soffset)? << 24 | offen << 22 | (w1 & 0x1F_FFFF);
     encode(E11::Mubuf, equivalent, [out0, out1, 0])
 }
+
+/// gfx9's `BUF_DATA_FORMAT` numbers 1..=14 as the width part of gfx11's format names (LLVM's
+/// `DFMT_*` in SIDefines.h; Vega ISA guide, "Buffer Data Formats"; 0 is invalid, 15 reserved).
+const DATA_FORMATS: [&str; 15] = [
+    "",
+    "8",
+    "16",
+    "8_8",
+    "32",
+    "16_16",
+    "10_11_11",
+    "11_11_10",
+    "10_10_10_2",
+    "2_10_10_10",
+    "8_8_8_8",
+    "32_32",
+    "16_16_16_16",
+    "32_32_32",
+    "32_32_32_32",
+];
+
+/// gfx9's `BUF_NUM_FORMAT` numbers as the numeric part of gfx11's format names (LLVM's `NFMT_*`:
+/// 6 is reserved on gfx9).
+const NUM_FORMATS: [&str; 8] = ["UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT", "", "FLOAT"];
+
+/// gfx11's unified format (MTBUF bits 25:19) for gfx9's data and numeric formats: the one LLVM
+/// names `BUF_FMT_<data>_<numeric>` (`gfx11/buffer_format.rs`); `None` where gfx11 has no such
+/// pair or either number is invalid.
+fn unified_format(dfmt: u32, nfmt: u32) -> Option<u32> {
+    let (data, numeric) = (DATA_FORMATS.get(dfmt as usize)?, NUM_FORMATS.get(nfmt as usize)?);
+    if data.is_empty() || numeric.is_empty() {
+        return None;
+    }
+    let name = format!("{data}_{numeric}");
+    (0..128).find(|&number| gfx11::buffer_format_name(number) == Some(name.as_str()))
+}
+
+/// MTBUF (`tbuffer_*`), whose format the instruction names. gfx9 (Vega ISA guide 12.7;
+/// `llvm-mc-19 -mcpu=gfx90a`: `tbuffer_load_format_x v1, v2, s[4:7], s8
+/// format:[BUF_DATA_FORMAT_32,BUF_NUM_FORMAT_FLOAT] offen offset:4 glc slc` is eba05004
+/// 08410102): offset [11:0], offen 12, idxen 13, glc 14, op [18:15], dfmt [22:19], nfmt
+/// [25:23]; vaddr [39:32], vdata [47:40], srsrc [52:48], slc 54, tfe (gfx90a: acc) 55, soffset
+/// [63:56]. gfx11 (`-mcpu=gfx1100`, the same with `format:[BUF_FMT_32_FLOAT]`: e8b05004
+/// 08410102): offset [11:0], slc 12, dlc 13, glc 14, op [18:15], format [25:19]; offen 54,
+/// idxen 55. The two formats become gfx11's unified one ([`unified_format`]). A raw access is
+/// bounded as [`mubuf`]'s; structured (`idxen`) ones, TFE or AGPR data and a literal soffset
+/// are refused.
+pub(super) fn mtbuf(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
+    let [w0, w1, _] = instruction.words;
+    let (offen, idxen, glc, slc) = ((w0 >> 12) & 1, (w0 >> 13) & 1, (w0 >> 14) & 1, (w1 >> 22) & 1);
+    if idxen == 1 {
+        return Err(Refusal("a structured (idxen) typed buffer access, whose bounds gfx9's V# sets differently"));
+    }
+    if (w1 >> 23) & 1 == 1 {
+        return Err(Refusal("a typed buffer access with TFE or AGPR data"));
+    }
+    let soffset = w1 >> 24;
+    if soffset == 255 {
+        return Err(Refusal("a literal soffset"));
+    }
+    let format = unified_format((w0 >> 19) & 0xF, (w0 >> 23) & 7)
+        .ok_or(Refusal("a typed buffer format gfx11 lacks (or gfx9 reserves)"))?;
+    let out0 = 0x3A << 26 | format << 19 | (w0 & (0xF << 15)) | glc << 14 | slc << 12 | (w0 & 0xFFF);
+    let out1 = (NUMBERING.source)(soffset)? << 24 | offen << 22 | (w1 & 0x1F_FFFF);
+    encode(E11::Mtbuf, equivalent, [out0, out1, 0])
+}

@@ -198,3 +198,23 @@ fn gfx90a_packed_f32_runs_as_two_f32_rows_and_refuses_a_constant_s_high_dword() 
     let constant = gfx9::decode(&[0xD3B2_4000, 0x1801_E502], 0, Processor::Gfx90a).expect("decodes");
     assert_eq!(refusal(&constant), Some("a packed constant's high dword, which the guides do not give"));
 }
+
+#[test]
+fn gfx9_tbuffer_accesses_take_gfx11_s_unified_format() {
+    // tbuffer_load_format_xy v[6:7], v1, s[4:7], 0 format:[BUF_DATA_FORMAT_8_8] offen (UNORM)
+    // and tbuffer_load_format_x v1, v2, s[4:7], s8 format:[BUF_DATA_FORMAT_32,BUF_NUM_FORMAT_FLOAT]
+    // offen offset:4 glc slc, as llvm-mc-19 -mcpu=gfx1100 prints their gfx11 forms.
+    for (words, expected) in [
+        (
+            &[0xE818_9000u32, 0x8001_0601][..],
+            "tbuffer_load_format_xy v[6:7], v1, s[4:7], 0 format:[BUF_FMT_8_8_UNORM] offen",
+        ),
+        (
+            &[0xEBA0_5004, 0x0841_0102][..],
+            "tbuffer_load_format_x v1, v2, s[4:7], s8 format:[BUF_FMT_32_FLOAT] offen offset:4 glc slc",
+        ),
+    ] {
+        let gfx9 = gfx9::decode(words, 0, Processor::Gfx90a).expect("decodes");
+        assert_eq!(decoded(&gfx9, 64).instruction.to_string(), expected, "{gfx9}");
+    }
+}
