@@ -774,7 +774,9 @@ fn lds_loads_reuse_an_address_rows_shape_only_while_the_row_is_unchanged() {
 #[test]
 fn wave64_lds_loads_keep_each_halfs_address_row_shapes_apart() {
     // The sequence of `lds_loads_reuse_an_address_rows_shape_only_while_the_row_is_unchanged`
-    // (its encodings are the same for wave64), ending in s_endpgm.
+    // (its encodings are the same for wave64) with ds_load_b32 v13, v0 offset:4 after its first
+    // load (the same row again: reversed in the low half, consecutive in the high half, where
+    // neither half may take the other's shape), ending in s_endpgm.
     let words = [
         0xD834_0000,
         0x0000_0706,
@@ -782,6 +784,8 @@ fn wave64_lds_loads_keep_each_halfs_address_row_shapes_apart() {
         0x0000_0806,
         0xD8D8_0000,
         0x0100_0000,
+        0xD8D8_0004,
+        0x0D00_0000,
         0x7E00_0309,
         0xD8D8_0000,
         0x0200_0000,
@@ -801,8 +805,8 @@ fn wave64_lds_loads_keep_each_halfs_address_row_shapes_apart() {
     starting.sgpr[127] = u32::MAX;
     for lane in 0..32u32 {
         let l = lane as usize;
-        starting.vgpr[0][l] = 4 * lane + 4;
-        starting.high_vgpr[0][l] = 252 - 4 * lane;
+        starting.vgpr[0][l] = 252 - 4 * lane;
+        starting.high_vgpr[0][l] = 4 * lane + 4;
         for rows in [&mut starting.vgpr, &mut starting.high_vgpr] {
             rows[6][l] = 4 * lane;
             rows[7][l] = 1000 + lane;
@@ -814,11 +818,18 @@ fn wave64_lds_loads_keep_each_halfs_address_row_shapes_apart() {
         starting.high_vgpr[10][l] = (lane * 20) % 256 + if lane % 3 == 1 { 256 } else { 0 };
     }
     let (interpreted, expected) = run_alone(&words, &starting, Tier::Interpreter);
-    assert_eq!(interpreted, Ok(11), "ten instructions and the s_endpgm");
-    // Both halves stored the same words: dwords 0–31 are 1000 + i, 32–63 are 2000 + i.
-    let word = |address: u32| if address / 4 < 32 { 1000 + address / 4 } else { 2000 + address / 4 };
+    assert_eq!(interpreted, Ok(12), "eleven instructions and the s_endpgm");
+    // Both halves stored the same words: dwords 0–31 are 1000 + i, 32–63 are 2000 + i, and the
+    // rest of the LDS is 0.
+    let word = |address: u32| match address / 4 {
+        dword @ 0..32 => 1000 + dword,
+        dword @ 32..64 => 2000 + dword,
+        _ => 0,
+    };
     for lane in 0..32usize {
-        assert_eq!(expected.high_vgpr[1][lane], word(252 - 4 * lane as u32), "high v1 lane {lane}");
+        assert_eq!(expected.vgpr[1][lane], word(252 - 4 * lane as u32), "low v1 lane {lane}");
+        assert_eq!(expected.vgpr[13][lane], word(256 - 4 * lane as u32), "low v13 lane {lane}");
+        assert_eq!(expected.high_vgpr[13][lane], word(4 * lane as u32 + 8), "high v13 lane {lane}");
         assert_eq!(expected.high_vgpr[2][lane], word(128), "high v2 lane {lane}");
         assert_eq!(expected.vgpr[2][lane], word(64), "low v2 lane {lane}");
     }

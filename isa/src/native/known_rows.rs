@@ -23,13 +23,14 @@ use crate::interp::wave::VCC;
 use super::frame::ROW_SHAPES;
 
 /// Per word of `kernel`: whether the whole-row LDS load starting there finds its address row
-/// in its slot. Nothing is known in a wave64 kernel (its halves take turns in each slot), in
-/// one with an indirect jump (an instruction may then be arrived at from anywhere), or in
-/// unreached code.
+/// in its slot. A wave64 kernel's halves each have their own slots (`Frame::row_shapes`) and
+/// run the same instructions, each writing its own rows and EXEC word, so what holds for one
+/// half's slots holds for the other's. Nothing is known in a kernel with an indirect jump (an
+/// instruction may then be arrived at from anywhere), or in unreached code.
 pub(super) fn known_rows(kernel: &DecodedKernel, reach: &Reach, vgprs: u32) -> Vec<bool> {
     let words = kernel.words();
     let mut known = vec![false; words];
-    if !kernel.descriptor.wave32() || reach.indirect {
+    if reach.indirect {
         return known;
     }
     // The address VGPR whose row each slot is known to hold here.

@@ -87,9 +87,9 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         // as 2^32 − 1, which fails it: the general path indexes with signed 32-bit offsets.
         e.unless_every_lane(partial);
         dynasm!(e.ops ; .arch x64 ; vpcmpeqd ymm3, ymm3, ymm3);
-        // Where the slot is known to hold this row already (`known_rows.rs`), only the range
-        // test.
-        if e.known_rows.get(index as usize) != Some(&true) || e.part != Part::Whole {
+        // Where the slot is known to hold this row already (`known_rows.rs`; a wave64 half's
+        // own slot), only the range test.
+        if e.known_rows.get(index as usize) != Some(&true) {
             row_in_slot(e, addresses, slot);
         }
         dynasm!(e.ops
