@@ -28,7 +28,9 @@ extra_flags() {
 # size suffices for the typed buffer accesses).
 gfx11_only="wmma typed_buffer"
 wave64_only="wave64"
-wave32_only="wmma typed_buffer"
+wave32_only="wmma wmma_gfx12 typed_buffer"
+# Sources only for gfx12 (its WMMA builtins).
+gfx12_only="wmma_gfx12"
 gfx9_only="mfma"
 # The sources that build for gfx9 (the others use gfx10's permlanes, DPP8, WMMA or its formats).
 gfx9_too="atomics buffer gemm half hgemm idioms mode transcendental trig_preop"
@@ -69,6 +71,9 @@ for source in *.c *.cl *.hip *.ll; do
     name=${source%.*}
     for target in gfx1100 gfx11-generic gfx1030 gfx1030-wave64 gfx1100-wave64 gfx906 gfx908 gfx90a gfx942 gfx1200 gfx1201 gfx12-generic gfx1200-wave64; do
         if [[ "$target" == gfx12* && " $gfx12_not " == *" $name "* ]]; then
+            continue
+        fi
+        if [[ "$target" != gfx12* && " $gfx12_only " == *" $name "* ]]; then
             continue
         fi
         is_gfx9=no; [[ "$target" == gfx9* ]] && is_gfx9=yes

@@ -1973,6 +1973,211 @@ fn wmma_16x16x16_products_match_the_host_in_the_rdna3_wave32_layout() {
     }
 }
 
+/// gfx12's (RDNA4) wave32 WMMA layout: each lane holds 8 elements of A and B, lanes 16-31 the
+/// other half of K (nothing repeated), and C/D rows 8 apart between the halves:
+/// - A: element e of lane l is A[l % 16][8 (l / 16) + e]; B: B[8 (l / 16) + e][l % 16].
+/// - C and D: element e of lane l is D[8 (l / 16) + e][l % 16] (32-bit: VGPR e; 16-bit: half
+///   e % 2 of VGPR e / 2).
+///
+/// Source: llama.cpp `ggml/src/ggml-cuda/mma.cuh`, the RDNA4 tiles (`get_i` = 8 (lane / 16) + l
+/// for the 16x16 accumulator, `get_j` = 4 (lane / 16) + l half2s for A/B), with LLVM's gfx12
+/// register counts (`isa/src/interp/valu/wmma.rs` gives the full citation).
+mod wmma_layout_gfx12 {
+    pub fn a(lane: usize, element: usize) -> (usize, usize) {
+        (lane % 16, 8 * (lane / 16) + element)
+    }
+
+    pub fn b(lane: usize, element: usize) -> (usize, usize) {
+        (8 * (lane / 16) + element, lane % 16)
+    }
+
+    pub fn cd(lane: usize, element: usize) -> (usize, usize) {
+        (8 * (lane / 16) + element, lane % 16)
+    }
+}
+
+/// Per-lane images of 8 `bits`-wide elements placed by `which` (gfx12's A, B, C and D).
+fn pack8(
+    matrices: &[Matrix],
+    which: fn(usize, usize) -> (usize, usize),
+    bits: usize,
+    encode: &dyn Fn(i64) -> u32,
+) -> Vec<u32> {
+    let mut image = Vec::new();
+    for m in matrices {
+        for lane in 0..32 {
+            let mut words = vec![0u32; 8 * bits / 32];
+            for e in 0..8 {
+                let (r, c) = which(lane, e);
+                let value = encode(m[r][c]) & ((1u64 << bits) - 1) as u32;
+                words[e * bits / 32] |= value << (e * bits % 32);
+            }
+            image.extend(words);
+        }
+    }
+    image
+}
+
+/// An OCP FP8 byte (`exponent_bits` 4: E4M3, bias 7; 5: E5M2, bias 15) of a small integer,
+/// exact for |x| <= 8 (OCP 8-bit floating point specification v1.0).
+fn fp8_of(x: i64, exponent_bits: u32) -> u32 {
+    let mantissa_bits = 7 - exponent_bits;
+    let bias = (1i64 << (exponent_bits - 1)) - 1;
+    let sign = if x < 0 { 0x80 } else { 0 };
+    let magnitude = x.unsigned_abs();
+    if magnitude == 0 {
+        return sign;
+    }
+    let exponent = 63 - magnitude.leading_zeros() as i64;
+    let mantissa = ((magnitude << mantissa_bits) >> exponent) & ((1 << mantissa_bits) - 1);
+    assert_eq!((((1 << mantissa_bits) | mantissa) << exponent) >> mantissa_bits, magnitude, "{x} is not exact");
+    sign | ((exponent + bias) as u32) << mantissa_bits | mantissa as u32
+}
+
+/// The value of an OCP FP8 byte, normal or subnormal (the tests make no NaN or infinity).
+fn fp8_value(bits: u32, exponent_bits: u32) -> f64 {
+    let mantissa_bits = 7 - exponent_bits;
+    let bias = (1i32 << (exponent_bits - 1)) - 1;
+    let exponent = ((bits & 0x7F) >> mantissa_bits) as i32;
+    let mantissa = (bits & ((1 << mantissa_bits) - 1)) as f64 / (1 << mantissa_bits) as f64;
+    let magnitude = match exponent {
+        0 => mantissa * 2f64.powi(1 - bias),
+        _ => (1.0 + mantissa) * 2f64.powi(exponent - bias),
+    };
+    if bits & 0x80 != 0 { -magnitude } else { magnitude }
+}
+
+#[test]
+fn gfx12_wmma_products_match_the_host_in_the_rdna4_wave32_layout() {
+    const WAVES: usize = 2;
+    let mut rng = Rng(0x5EED_1201);
+    let grid = [32 * WAVES as u32, 1, 1];
+    fn args<'a>(d: &'a Buf, a: &'a Buf, b: &'a Buf, c: &'a Buf) -> [Arg<'a>; 4] {
+        [Arg::Buf(d), Arg::Buf(a), Arg::Buf(b), Arg::Buf(c)]
+    }
+    for target in ["gfx1200", "gfx1201"] {
+        // f32 += f16 x f16 and bf16 x bf16 (small integers: every sum exact in f32).
+        let f16_bits = |x: i64| u32::from(f16(x as f64));
+        let bf16_bits = |x: i64| u32::from(bf16(x as f64));
+        for (symbol, encode) in
+            [("wmma_f32_f16", &f16_bits as &dyn Fn(i64) -> u32), ("wmma_f32_bf16", &bf16_bits as &dyn Fn(i64) -> u32)]
+        {
+            let a: Vec<Matrix> = (0..WAVES).map(|_| matrix(&mut rng, -8, 8)).collect();
+            let b: Vec<Matrix> = (0..WAVES).map(|_| matrix(&mut rng, -8, 8)).collect();
+            let c: Vec<Matrix> = (0..WAVES).map(|_| matrix(&mut rng, -5000, 5000)).collect();
+            let a_image = Buf::of(&pack8(&a, wmma_layout_gfx12::a, 16, encode));
+            let b_image = Buf::of(&pack8(&b, wmma_layout_gfx12::b, 16, encode));
+            let c_image = Buf::of(&pack8(&c, wmma_layout_gfx12::cd, 32, &|x| (x as f32).to_bits()));
+            let d_image = Buf::zeroed(WAVES * 32 * 8 * 4);
+            run("wmma_gfx12", target, symbol, grid, [64, 1, 1], &args(&d_image, &a_image, &b_image, &c_image));
+            let d: Vec<f32> = d_image.read();
+            for w in 0..WAVES {
+                let want = matmul(&a[w], &b[w], &c[w]);
+                for lane in 0..32 {
+                    for e in 0..8 {
+                        let (r, col) = wmma_layout_gfx12::cd(lane, e);
+                        let got = d[(w * 32 + lane) * 8 + e];
+                        assert_eq!(got, want[r][col] as f32, "{target}: {symbol} wave {w} D[{r}][{col}]");
+                    }
+                }
+            }
+        }
+
+        // f16 and bf16 results, two to a VGPR.
+        for (symbol, range, encode) in
+            [("wmma_f16", 4, &f16_bits as &dyn Fn(i64) -> u32), ("wmma_bf16", 3, &bf16_bits as &dyn Fn(i64) -> u32)]
+        {
+            let a: Vec<Matrix> = (0..WAVES).map(|_| matrix(&mut rng, -range, range)).collect();
+            let b: Vec<Matrix> = (0..WAVES).map(|_| matrix(&mut rng, -range, range)).collect();
+            let c: Vec<Matrix> = (0..WAVES).map(|_| matrix(&mut rng, -100, 100)).collect();
+            let a_image = Buf::of(&pack8(&a, wmma_layout_gfx12::a, 16, encode));
+            let b_image = Buf::of(&pack8(&b, wmma_layout_gfx12::b, 16, encode));
+            let c_image = Buf::of(&pack8(&c, wmma_layout_gfx12::cd, 16, encode));
+            let d_image = Buf::zeroed(WAVES * 32 * 4 * 4);
+            run("wmma_gfx12", target, symbol, grid, [64, 1, 1], &args(&d_image, &a_image, &b_image, &c_image));
+            let d: Vec<u32> = d_image.read();
+            for w in 0..WAVES {
+                let want = matmul(&a[w], &b[w], &c[w]);
+                for lane in 0..32 {
+                    for e in 0..8 {
+                        let (r, col) = wmma_layout_gfx12::cd(lane, e);
+                        let got = (d[(w * 32 + lane) * 4 + e / 2] >> (16 * (e % 2))) & 0xFFFF;
+                        assert_eq!(got, encode(want[r][col]), "{target}: {symbol} wave {w} D[{r}][{col}]");
+                    }
+                }
+            }
+        }
+
+        // iu8: d[2i] signed x signed, wrapping; d[2i+1] unsigned A x signed B, saturating.
+        let a_raw: Vec<Matrix> = (0..WAVES).map(|_| matrix(&mut rng, 0, 255)).collect();
+        let b_raw: Vec<Matrix> = (0..WAVES).map(|_| matrix(&mut rng, 0, 255)).collect();
+        let c: Vec<Matrix> = (0..WAVES)
+            .map(|_| {
+                std::array::from_fn(|r| {
+                    std::array::from_fn(|col| match (r + col) % 4 {
+                        0 => i64::from(i32::MAX) - rng.int(0, 1000),
+                        1 => i64::from(i32::MIN) + rng.int(0, 1000),
+                        _ => rng.int(-1 << 30, 1 << 30),
+                    })
+                })
+            })
+            .collect();
+        let raw = |x: i64| x as u32;
+        let a_image = Buf::of(&pack8(&a_raw, wmma_layout_gfx12::a, 8, &raw));
+        let b_image = Buf::of(&pack8(&b_raw, wmma_layout_gfx12::b, 8, &raw));
+        let c_image = Buf::of(&pack8(&c, wmma_layout_gfx12::cd, 32, &|x| x as i32 as u32));
+        let d_image = Buf::zeroed(WAVES * 2 * 32 * 8 * 4);
+        run("wmma_gfx12", target, "wmma_i32_iu8", grid, [64, 1, 1], &args(&d_image, &a_image, &b_image, &c_image));
+        let d: Vec<i32> = d_image.read();
+        let signed = |m: &Matrix| -> Matrix { m.map(|row| row.map(|x| if x >= 128 { x - 256 } else { x })) };
+        for w in 0..WAVES {
+            let wrapped = matmul(&signed(&a_raw[w]), &signed(&b_raw[w]), &c[w]);
+            let saturated = matmul(&a_raw[w], &signed(&b_raw[w]), &c[w]);
+            for lane in 0..32 {
+                let i = w * 32 + lane;
+                for e in 0..8 {
+                    let (r, col) = wmma_layout_gfx12::cd(lane, e);
+                    assert_eq!(
+                        d[(2 * i) * 8 + e],
+                        wrapped[r][col] as i32,
+                        "{target}: iu8 signed wave {w} D[{r}][{col}]"
+                    );
+                    let clamped = saturated[r][col].clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+                    assert_eq!(d[(2 * i + 1) * 8 + e], clamped, "{target}: iu8 clamped wave {w} D[{r}][{col}]");
+                }
+            }
+        }
+
+        // fp8/bf8: A's bytes E4M3 and B's E5M2 encodings of small integers; the four forms read
+        // the same bytes as (fp8, fp8), (fp8, bf8), (bf8, fp8), (bf8, bf8). Every value has at
+        // most 4 significant bits and a small exponent, so every sum is exact in f32.
+        let a: Vec<Matrix> = (0..WAVES).map(|_| matrix(&mut rng, -8, 8)).collect();
+        let b: Vec<Matrix> = (0..WAVES).map(|_| matrix(&mut rng, -8, 8)).collect();
+        let c: Vec<Matrix> = (0..WAVES).map(|_| matrix(&mut rng, -1000, 1000)).collect();
+        let a_image = Buf::of(&pack8(&a, wmma_layout_gfx12::a, 8, &|x| fp8_of(x, 4)));
+        let b_image = Buf::of(&pack8(&b, wmma_layout_gfx12::b, 8, &|x| fp8_of(x, 5)));
+        let c_image = Buf::of(&pack8(&c, wmma_layout_gfx12::cd, 32, &|x| (x as f32).to_bits()));
+        let d_image = Buf::zeroed(WAVES * 4 * 32 * 8 * 4);
+        run("wmma_gfx12", target, "wmma_f32_fp8", grid, [64, 1, 1], &args(&d_image, &a_image, &b_image, &c_image));
+        let d: Vec<f32> = d_image.read();
+        for w in 0..WAVES {
+            for (form, (a_bits, b_bits)) in [(4, 4), (4, 5), (5, 4), (5, 5)].into_iter().enumerate() {
+                // Each byte as the form reads it.
+                let a_value = |r: usize, k: usize| fp8_value(fp8_of(a[w][r][k], 4), a_bits);
+                let b_value = |k: usize, col: usize| fp8_value(fp8_of(b[w][k][col], 5), b_bits);
+                for lane in 0..32 {
+                    for e in 0..8 {
+                        let (r, col) = wmma_layout_gfx12::cd(lane, e);
+                        let want = c[w][r][col] as f64 + (0..16).map(|k| a_value(r, k) * b_value(k, col)).sum::<f64>();
+                        let got = d[(4 * (w * 32 + lane) + form) * 8 + e];
+                        assert_eq!(got, want as f32, "{target}: fp8 form {form} wave {w} D[{r}][{col}]");
+                    }
+                }
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // MUBUF.
 // ---------------------------------------------------------------------------------------------
