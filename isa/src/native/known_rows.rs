@@ -161,17 +161,19 @@ mod tests {
         ]
         .concat();
         assert_eq!(known_offsets(&code, true), vec![12, 32, 68]);
+        // wave64: each half has its own slots and runs the same code, so the same loads.
+        assert_eq!(known_offsets(&code, false), vec![12, 32, 68]);
     }
 
     #[test]
-    fn a_branch_target_a_wave64_program_and_an_indirect_jump_know_nothing() {
+    fn a_branch_target_and_an_indirect_jump_know_nothing() {
         // s_cbranch_scc0 0 (SOPP 33): its target is the next instruction, arrived at from it
         // either way, but a target all the same.
         let branch: Vec<u32> = [&load(1, 0, 0)[..], &[0xBFA1_0000], &load(2, 0, 0), &load(3, 0, 0)].concat();
         assert_eq!(known_offsets(&branch, true), vec![20], "the load at the target (12) is not known");
         let straight: Vec<u32> = [&load(1, 0, 0)[..], &load(2, 0, 0)].concat();
         assert_eq!(known_offsets(&straight, true), vec![8]);
-        assert_eq!(known_offsets(&straight, false), Vec::<usize>::new(), "wave64's halves share the slots");
+        assert_eq!(known_offsets(&straight, false), vec![8], "wave64's halves each in their own slots");
         // s_setpc_b64 s[0:1] (SOP1 72) after the loads, never reached before them.
         let indirect: Vec<u32> = [&straight[..], &[0xBE80_4800]].concat();
         assert_eq!(known_offsets(&indirect, true), Vec::<usize>::new(), "an indirect jump may land anywhere");
