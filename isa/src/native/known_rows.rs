@@ -123,10 +123,11 @@ mod tests {
     /// The words of `known_rows` for `code` (gfx11, then `s_endpgm`) as a kernel of 16 VGPRs,
     /// wave32 or wave64: the byte offsets into `code` of the loads it finds known.
     fn known_offsets(code: &[u32], wave32: bool) -> Vec<usize> {
-        // A kernel descriptor (AMDGPUUsage): the code 64 bytes on, two VGPR granules.
+        // A kernel descriptor (AMDGPUUsage): the code 64 bytes on, 16 VGPRs (two granules of 8
+        // in wave32, four of 4 in wave64).
         let mut image = vec![0u32; 16];
         image[4] = 64;
-        image[12] = 1;
+        image[12] = if wave32 { 1 } else { 3 };
         image[14] = if wave32 { 1 << 10 } else { 0 };
         image.extend_from_slice(code);
         image.push(0xBFB0_0000);
