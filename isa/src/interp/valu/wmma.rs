@@ -26,7 +26,10 @@
 //!   order as on gfx11 (f16/bf16 two per VGPR, 8-bit four). Nothing is repeated.
 //! - B: lane `l` holds column `l % 16` the same way.
 //! - C and D: element `e` of lane `l` is (row 8 × (l / 16) + e, column l % 16); f32/i32 one per
-//!   VGPR, f16/bf16 two per VGPR (e = 2v low half, 2v + 1 high half: 4 VGPRs, no `op_sel`).
+//!   VGPR, f16/bf16 two per VGPR (e = 2v low half, 2v + 1 high half: 4 VGPRs, no `op_sel`;
+//!   llama.cpp's RDNA4 f16-result `mma` keeps D as a `half2` tile, consecutive elements paired).
+//! - Only the pairing of A's and B's elements shows in D: any K order both share computes the
+//!   same product, so the tests check the split between the halves and C/D's placement.
 
 use half::{bf16, f16};
 
