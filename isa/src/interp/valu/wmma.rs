@@ -29,7 +29,8 @@
 //!   VGPR, f16/bf16 two per VGPR (e = 2v low half, 2v + 1 high half: 4 VGPRs, no `op_sel`;
 //!   llama.cpp's RDNA4 f16-result `mma` keeps D as a `half2` tile, consecutive elements paired).
 //! - Only the pairing of A's and B's elements shows in D: any K order both share computes the
-//!   same product, so the tests check the split between the halves and C/D's placement.
+//!   same product, so the tests check that each half of the wave holds its 8 K elements paired
+//!   and where C and D lie, not which K each element is.
 
 use half::{bf16, f16};
 
