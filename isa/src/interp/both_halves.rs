@@ -20,21 +20,25 @@ use super::operands::Source;
 use super::valu::{Form, VOp};
 use super::wave::{self, Flow, Wave};
 use super::{ExecError, Memory};
+use crate::gfx11::{Instruction, Slot};
 
 /// Replaces the plan of each instruction of wave64 code whose low half's mask write would
 /// reach a scalar source of its high half with [`Plan::BothHalves`] around it.
 pub(crate) fn guard(code: &mut [Option<Decoded>]) {
     for decoded in code.iter_mut().flatten() {
-        let Some(register) = overlapping_mask(&decoded.plan) else { continue };
+        let Some(register) = overlapping_mask(&decoded.plan, &decoded.instruction) else { continue };
         let plan = core::mem::replace(&mut decoded.plan, Plan::Unsupported);
         let inner = Decoded { instruction: decoded.instruction, plan, len: decoded.len, source: decoded.source };
         decoded.plan = Plan::BothHalves(Box::new((inner, register)));
     }
 }
 
-/// The SGPR a per-half plan's low half writes its mask word to, where a source of the
-/// instruction reads that SGPR (as itself, or as the high word of a pair); `None` otherwise.
-fn overlapping_mask(plan: &Plan) -> Option<u8> {
+/// The SGPR a per-half plan's low half writes its mask word to, where a source the instruction
+/// reads (one its gfx11 entry names) is read by the high half from that SGPR: a scalar source
+/// that is that SGPR, or a 64-bit one whose pair holds it, or a mask source whose high word it
+/// is. A mask source equal to the destination (a carry-in pair that is also the carry-out) is no
+/// hazard: each half reads and writes its own word. `None` otherwise.
+fn overlapping_mask(plan: &Plan, instruction: &Instruction) -> Option<u8> {
     let op: &VOp = match plan {
         Plan::Vector(op) => op,
         Plan::ZeroHigh(op) | Plan::CmpxMask(op) => op,
@@ -43,12 +47,21 @@ fn overlapping_mask(plan: &Plan) -> Option<u8> {
         _ => return None,
     };
     let register = mask_destination(op)?;
+    // Each source's register count, where the instruction reads it at all (an unused field may
+    // decode as any register).
+    let widths = [0, 1, 2].map(|index| {
+        instruction.entry.slots.iter().find_map(|slot| match (slot, index) {
+            (Slot::Src0(width), 0) | (Slot::Src1(width), 1) | (Slot::Src2(width), 2) => Some(*width),
+            _ => None,
+        })
+    });
     op.operands
         .src
         .iter()
-        .any(|source| match *source {
-            // A 64-bit source names its pair by the low register.
-            Source::Sgpr(first) | Source::Mask(first) => first == register || first + 1 == register,
+        .zip(widths)
+        .any(|(source, width)| match (*source, width) {
+            (Source::Sgpr(first), Some(width)) => first == register || (width > 1 && first + 1 == register),
+            (Source::Mask(first), Some(_)) => first + 1 == register,
             _ => false,
         })
         .then_some(register)
