@@ -5,7 +5,8 @@
 //!
 //! The modules are read off the file layout (`x.rs`, `x/mod.rs`, `x.rs` beside `x/`), and a
 //! reference is a path through `crate::`, `super::` or `self::` in a file's code (comments and
-//! its `#[cfg(test)]` module are not read; a test may reach anything). A reference from module
+//! its `#[cfg(test)]` module, inline or in a `tests.rs` of its own, are not read; a test may
+//! reach anything). A reference from module
 //! `a::b::f` to `a::c::g` is an edge `b -> c` among the children of `a`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,6 +43,8 @@ fn collect(dir: &Path, prefix: &mut Vec<String>, found: &mut Vec<Module>) {
         } else if entry.extension().is_some_and(|ext| ext == "rs")
             && !(prefix.is_empty() && (name == "lib" || name == "main"))
             && name != "mod"
+            // A `#[cfg(test)] mod tests;` in a file of its own is a test module, as one inline is.
+            && name != "tests"
         {
             let mut path = prefix.clone();
             path.push(name);

@@ -1,5 +1,6 @@
 //! A kernel as the interpreter runs it: its descriptor and its code, decoded once.
 
+mod both_halves;
 pub(super) mod from_gfx10;
 pub(super) mod from_gfx12;
 pub(super) mod from_gfx9;
@@ -127,7 +128,7 @@ pub(crate) enum Plan {
     AgprMemory(Box<from_gfx9::AgprMemory>),
     /// A wave64 per-half instruction whose low half's mask word (the SGPR named) is a scalar
     /// source of its high half: both halves run in one step, reading before that word is
-    /// written (`interp/both_halves.rs`).
+    /// written (`decoded_kernel/both_halves.rs`).
     BothHalves(Box<(Decoded, u8)>),
     /// An instruction the interpreter does not execute: reaching it fails the wave, naming it.
     Unsupported,
@@ -312,7 +313,7 @@ impl DecodedKernel {
         }
         code.truncate(words.len());
         if !descriptor.wave32() {
-            super::both_halves::guard(&mut code);
+            both_halves::guard(&mut code);
         }
         // gfx12's offset steps use the first two of the same shadow rows.
         let sdwa = code.iter().flatten().any(|decoded| match &decoded.plan {

@@ -738,9 +738,34 @@ pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
             agprs.exchange(wave);
             flow.map_err(|error| decoded.named(error))?
         }
-        Plan::BothHalves(guarded) => super::both_halves::run::<M, WIDE>(memory, wave, &guarded.0, guarded.1, lds)?,
+        Plan::BothHalves(guarded) => both_halves::<M, WIDE>(memory, wave, &guarded.0, guarded.1, lds)?,
         Plan::Unsupported => return Err(refused(wave, decoded)),
     })
+}
+
+/// Runs a `Plan::BothHalves` (`decoded_kernel/both_halves.rs`): `inner`'s plan for both halves
+/// of a wave64 wave in one step: the low half, then the high half with `register` (the low
+/// half's mask word) holding its value from before the instruction, then the low half's word
+/// written. The wave's halves are as they were on return, also on error.
+#[inline(never)]
+fn both_halves<M: Memory + ?Sized, const WIDE: bool>(
+    memory: &M,
+    wave: &mut Wave,
+    inner: &Decoded,
+    register: u8,
+    lds: &mut [u8],
+) -> Result<Flow, ExecError> {
+    let register = u32::from(register);
+    let before = wave.read_sgpr(register);
+    let flow = step::<M, WIDE>(memory, wave, inner, lds)?;
+    let low = wave.read_sgpr(register);
+    wave.write_sgpr(register, before);
+    wave.swap_halves();
+    let high = step::<M, WIDE>(memory, wave, inner, lds);
+    wave.swap_halves();
+    high?;
+    wave.write_sgpr(register, low);
+    Ok(flow)
 }
 
 /// After a wave64 wave's step: whether the high half's turn at the same instruction comes next

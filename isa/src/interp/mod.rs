@@ -19,7 +19,6 @@
 //! as on the hardware). Workgroups are independent, so the caller runs them on as many threads
 //! as it likes.
 
-mod both_halves;
 pub mod coverage;
 mod formats;
 pub(crate) mod launch;

@@ -288,7 +288,7 @@ fn translatable(e: &Emitter<'_>, op: &VOp) -> Option<Shape> {
 }
 
 /// Whether `inner`, planned as `Plan::BothHalves` around the mask word `register`
-/// (`interp/both_halves.rs`), runs the same half by half: an integer compare, carry or
+/// (`interp/decoded_kernel/both_halves.rs`), runs the same half by half: an integer compare, carry or
 /// `v_mad_u64_u32` (whose reads are their sources alone) whose high half reads no source from
 /// `register`. A mask source `s[n:n+1]` is read by the high half from `s[n+1]`
 /// (`Wave::mask_register`), so a carry-in pair that is also the carry-out pair does not meet the

@@ -8,19 +8,17 @@
 //! `s[2:3]`, the multiplier in `s2`, as gfx9 code computes a work-item's global id) must see the
 //! old `s2` in both halves. Run half by half, the high half would read the low half's carry
 //! mask instead. Such an instruction is planned as [`Plan::BothHalves`]: it runs once for the
-//! wave, both halves inside one step, and the low half's mask word is written only after the
-//! high half has read its sources.
+//! wave, both halves inside one step (`launch::both_halves`), and the low half's mask word is
+//! written only after the high half has read its sources.
 //!
 //! Instructions whose scalar sources do not overlap their mask destination (nearly all) keep
 //! their own plan, so nothing is added to the common path.
 
-use super::decoded_kernel::{Decoded, Plan};
-use super::launch::step;
-use super::operands::Source;
-use super::valu::{Form, VOp};
-use super::wave::{self, Flow, Wave};
-use super::{ExecError, Memory};
+use super::{Decoded, Plan};
 use crate::gfx11::{Instruction, Slot};
+use crate::interp::operands::Source;
+use crate::interp::valu::{Form, VOp};
+use crate::interp::wave;
 
 /// Replaces the plan of each instruction of wave64 code whose low half's mask write would
 /// reach a scalar source of its high half with [`Plan::BothHalves`] around it.
@@ -89,31 +87,6 @@ fn mask_destination(op: &VOp) -> Option<u8> {
     };
     let register = op.operands.sdst;
     (writes_mask && u32::from(register) != wave::NULL && u32::from(register) != wave::EXEC).then_some(register)
-}
-
-/// Runs `inner`'s plan for both halves of a wave64 wave in one step: the low half, then the
-/// high half with `register` (the low half's mask word) holding its value from before the
-/// instruction, then the low half's word written. The wave's halves are as they were on
-/// return, also on error.
-#[inline(never)]
-pub(crate) fn run<M: Memory + ?Sized, const WIDE: bool>(
-    memory: &M,
-    wave: &mut Wave,
-    inner: &Decoded,
-    register: u8,
-    lds: &mut [u8],
-) -> Result<Flow, ExecError> {
-    let register = u32::from(register);
-    let before = wave.read_sgpr(register);
-    let flow = step::<M, WIDE>(memory, wave, inner, lds)?;
-    let low = wave.read_sgpr(register);
-    wave.write_sgpr(register, before);
-    wave.swap_halves();
-    let high = step::<M, WIDE>(memory, wave, inner, lds);
-    wave.swap_halves();
-    high?;
-    wave.write_sgpr(register, low);
-    Ok(flow)
 }
 
 #[cfg(test)]
