@@ -286,8 +286,11 @@ fn run_hip_program(source: &str, libraries: &[&str], headers: &[&str], agents: O
         return None;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let binary =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-{}", source.replace('.', "-"), std::process::id()));
+    // One binary per test: the tests of one source on different agents run at once, and one
+    // must not execute the file while the other's compiler is still writing it.
+    let agent = agents.and_then(|agents| agents.split([':', ',']).next()).unwrap_or("default");
+    let name = format!("{}-{agent}-{}", source.replace('.', "-"), std::process::id());
+    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let build = Command::new("c++")
         .args(["-std=c++17", "-Wall", "-Werror", "-O1", "-D__HIP_PLATFORM_AMD__", "-o"])
         .arg(&binary)
