@@ -48,12 +48,14 @@
 //!   (`v_s_exp_f32`, ...) run as gfx11's VALU operation in one lane ([`Step::ScalarTrans`]).
 //! - **WMMA:** gfx12's operand layout differs from gfx11's (gfx11 repeats A and B in both halves
 //!   of the wave, gfx12 splits K between them; `valu/wmma.rs` gives both and its sources), so
-//!   the gfx11 instruction would read the wrong registers. The wave32 16×16×16 forms whose
-//!   layout is established (f16, bf16, f16/bf16 results, iu8, and the fp8/bf8 ones) run as a
-//!   [`Step::Wmma`] through `valu/wmma.rs`'s arithmetic with gfx12's placement ([`wmma`]).
-//!   Refused: wave64 (no source gives its layout; composable_kernel's gfx12 WMMA is wave32
-//!   only), the iu4 forms (no source places their nibbles), SWMMAC (sparse A), float `neg`
-//!   modifiers, `op_sel`, and a C that is an inline constant other than 0.
+//!   the gfx11 instruction would read the wrong registers. The wave32 forms run as a
+//!   [`Step::Wmma`] through `valu/wmma.rs`'s arithmetic with gfx12's placement ([`wmma`]): the
+//!   16×16×16 f16, bf16, f16/bf16-result, iu8, iu4 and fp8/bf8 ones, `v_wmma_i32_16x16x32_iu4`,
+//!   and the SWMMAC (sparse A) forms; with f16 A/B negation, float C negation/absolute value,
+//!   and inline-constant C as LLVM 19 selects them. Refused: wave64 (no source gives its layout:
+//!   composable_kernel, rocWMMA and llama.cpp use gfx12 WMMA in wave32 only), `op_sel` (other
+//!   than SWMMAC's `index_key`), negation of bf16 or 8-bit A/B and of bf16 or SWMMAC C, float
+//!   `clamp`, a bf16 C constant other than 0, and 1/(2π) as C.
 //!
 //! A refused instruction loads as [`Plan::Unsupported`]: reaching it is `ExecError::Unsupported`
 //! naming the gfx12 mnemonic, never a silent result.
@@ -459,47 +461,74 @@ impl Salu {
     }
 }
 
-/// A gfx12 WMMA (VOP3P, the fields of gfx11's: RDNA4 ISA guide, "VOP3P") that runs here: its
-/// [`Matrix`] in gfx12's layout; `None` for other instructions, a refusal for the WMMA/SWMMAC
-/// forms and modifiers the module notes list.
+/// A gfx12 WMMA or SWMMAC (VOP3P, the fields of gfx11's: RDNA4 ISA guide, "VOP3P") that runs
+/// here: its [`Matrix`] in gfx12's layout; `None` for other instructions, a refusal for the
+/// modifiers and operands no source gives a meaning (the module notes, `valu/wmma.rs`).
 fn wmma(instruction: &gfx12::Instruction) -> Result<Option<Matrix>, Refusal> {
+    use Input::*;
     use O12::*;
-    let (a, b, out) = match instruction.opcode() {
-        VWmmaF3216x16x16F16 => (Input::F16, Input::F16, Output::F32),
-        VWmmaF3216x16x16Bf16 => (Input::Bf16, Input::Bf16, Output::F32),
-        VWmmaF1616x16x16F16 => (Input::F16, Input::F16, Output::F16),
-        VWmmaBf1616x16x16Bf16 => (Input::Bf16, Input::Bf16, Output::Bf16),
-        VWmmaI3216x16x16Iu8 => (Input::Iu8, Input::Iu8, Output::I32),
-        VWmmaF3216x16x16Fp8Fp8 => (Input::Fp8, Input::Fp8, Output::F32),
-        VWmmaF3216x16x16Fp8Bf8 => (Input::Fp8, Input::Bf8, Output::F32),
-        VWmmaF3216x16x16Bf8Fp8 => (Input::Bf8, Input::Fp8, Output::F32),
-        VWmmaF3216x16x16Bf8Bf8 => (Input::Bf8, Input::Bf8, Output::F32),
-        VWmmaI3216x16x16Iu4 | VWmmaI3216x16x32Iu4 => {
-            return Err(Refusal("gfx12's iu4 WMMA layout is not established"));
-        }
-        _ if instruction.mnemonic().starts_with("v_swmmac") => return Err(Refusal("gfx12's SWMMAC (sparse A)")),
+    // (A, B, C/D, K, sparse A)
+    let (a, b, out, k, sparse) = match instruction.opcode() {
+        VWmmaF3216x16x16F16 => (F16, F16, Output::F32, 16, false),
+        VWmmaF3216x16x16Bf16 => (Bf16, Bf16, Output::F32, 16, false),
+        VWmmaF1616x16x16F16 => (F16, F16, Output::F16, 16, false),
+        VWmmaBf1616x16x16Bf16 => (Bf16, Bf16, Output::Bf16, 16, false),
+        VWmmaI3216x16x16Iu8 => (Iu8, Iu8, Output::I32, 16, false),
+        VWmmaI3216x16x16Iu4 => (Iu4, Iu4, Output::I32, 16, false),
+        VWmmaI3216x16x32Iu4 => (Iu4, Iu4, Output::I32, 32, false),
+        VWmmaF3216x16x16Fp8Fp8 => (Fp8, Fp8, Output::F32, 16, false),
+        VWmmaF3216x16x16Fp8Bf8 => (Fp8, Bf8, Output::F32, 16, false),
+        VWmmaF3216x16x16Bf8Fp8 => (Bf8, Fp8, Output::F32, 16, false),
+        VWmmaF3216x16x16Bf8Bf8 => (Bf8, Bf8, Output::F32, 16, false),
+        VSwmmacF3216x16x32F16 => (F16, F16, Output::F32, 32, true),
+        VSwmmacF3216x16x32Bf16 => (Bf16, Bf16, Output::F32, 32, true),
+        VSwmmacF1616x16x32F16 => (F16, F16, Output::F16, 32, true),
+        VSwmmacBf1616x16x32Bf16 => (Bf16, Bf16, Output::Bf16, 32, true),
+        VSwmmacI3216x16x32Iu8 => (Iu8, Iu8, Output::I32, 32, true),
+        VSwmmacI3216x16x32Iu4 => (Iu4, Iu4, Output::I32, 32, true),
+        VSwmmacI3216x16x64Iu4 => (Iu4, Iu4, Output::I32, 64, true),
+        VSwmmacF3216x16x32Fp8Fp8 => (Fp8, Fp8, Output::F32, 32, true),
+        VSwmmacF3216x16x32Fp8Bf8 => (Fp8, Bf8, Output::F32, 32, true),
+        VSwmmacF3216x16x32Bf8Fp8 => (Bf8, Fp8, Output::F32, 32, true),
+        VSwmmacF3216x16x32Bf8Bf8 => (Bf8, Bf8, Output::F32, 32, true),
         _ => return Ok(None),
     };
     let [w0, w1, ..] = instruction.words;
     let (neg_hi, op_sel, clamp) = ((w0 >> 8) & 7, (w0 >> 11) & 7, w0 >> 15 & 1 == 1);
-    let (src0, src1, src2, neg) = (w1 & 0x1FF, (w1 >> 9) & 0x1FF, (w1 >> 18) & 0x1FF, w1 >> 29);
+    let (src0, src1, src2, neg_lo) = (w1 & 0x1FF, (w1 >> 9) & 0x1FF, (w1 >> 18) & 0x1FF, w1 >> 29);
     let integer = out == Output::I32;
-    if op_sel != 0 {
-        return Err(Refusal("a gfx12 WMMA with op_sel"));
-    }
-    // The integer form reads neg_lo[0..1] as signedness (as gfx11's); float negation is
-    // not modelled.
-    if neg_hi != 0 || (integer && neg & 4 != 0) || (!integer && neg != 0) || (!integer && clamp) {
+    // SWMMAC's op_sel[0] is index_key where a lane has 8 index fields (16 bits; the K = 64
+    // form's 16 fields fill the register); WMMA takes no op_sel on gfx12 (llvm-mc-19 refuses it).
+    let key = match (sparse, op_sel) {
+        (_, 0) => 0,
+        (true, 1) if k == 32 => 1,
+        _ => return Err(Refusal("a gfx12 WMMA with op_sel")),
+    };
+    let both = |i: u32| neg_lo >> i & 1 == 1 && neg_hi >> i & 1 == 1;
+    let c_modifiers = neg_lo & 4 != 0 || neg_hi & 4 != 0;
+    // Integer forms: neg_lo[0..1] are signedness, nothing else. Float forms (LLVM's selection,
+    // the module notes of `valu/wmma.rs`): f16 A/B negated whole; a dense float C negated or
+    // made absolute, except bf16 C (LLVM 19 passes bf16 as i16 and never sets them).
+    let negate = match () {
+        _ if integer && (neg_hi != 0 || neg_lo & 4 != 0) => None,
+        _ if integer => Some((false, false)),
+        _ if (neg_lo ^ neg_hi) & 3 != 0 || (a != F16 && neg_lo & 3 != 0) => None,
+        _ if c_modifiers && (sparse || out == Output::Bf16) => None,
+        _ if clamp => None,
+        _ => Some((both(0), both(1))),
+    };
+    let Some(negate) = negate else {
         return Err(Refusal("a gfx12 WMMA with negation or float clamp modifiers"));
-    }
-    if src0 < 256 || src1 < 256 {
+    };
+    if src0 < 256 || src1 < 256 || (sparse && src2 < 256) {
         return Err(Refusal("a gfx12 WMMA whose A or B is not in VGPRs"));
     }
+    let vdst = w0 & 0xFF;
     let c = match src2 {
+        // SWMMAC accumulates into D; src2 is its index register.
+        _ if sparse => Source::Vgpr(vdst as u16),
         256.. => Source::Vgpr((src2 - 256) as u16),
-        // Inline constant 0: zero in every element type.
-        128 => Source::Constant(0),
-        _ => return Err(Refusal("a gfx12 WMMA whose C is a constant other than 0")),
+        _ => Source::Constant(splat(src2, out).ok_or(Refusal("a gfx12 WMMA whose C is this constant"))? as u64),
     };
     Ok(Some(Matrix {
         layout: Layout::Gfx12,
@@ -508,12 +537,41 @@ fn wmma(instruction: &gfx12::Instruction) -> Result<Option<Matrix>, Refusal> {
         out,
         a_first: src0 - 256,
         b_first: src1 - 256,
-        vdst: w0 & 0xFF,
+        vdst,
         c,
-        signed: (neg & 1 == 1, neg & 2 == 2),
+        signed: if integer { (neg_lo & 1 == 1, neg_lo & 2 == 2) } else { (false, false) },
         clamp,
         high: false,
+        k,
+        negate,
+        c_neg: !integer && neg_lo & 4 != 0,
+        c_abs: !integer && neg_hi & 4 != 0,
+        sparse: sparse.then(|| wmma::Sparse { index: src2 - 256, key }),
     }))
+}
+
+/// The C word a WMMA reads for inline constant `field` (both halves where C is 16-bit): what
+/// LLVM 19 encodes a splat C as (the module notes of `valu/wmma.rs`): an integer constant is the
+/// element's bits, a float one its value in the element's type. `None` for bf16 C (LLVM 19
+/// folds no bf16 splat), 1/(2π), and fields that are not inline constants.
+fn splat(field: u32, out: Output) -> Option<u32> {
+    // RDNA4 ISA guide, "Inline constants": 128 + n is n (0..=64), 192 + n is −n (1..=16),
+    // 240..=247 are ±0.5, ±1, ±2, ±4.
+    let value = match field {
+        128..=192 => Err(field as i32 - 128),
+        193..=208 => Err(192 - field as i32),
+        240..=247 => Ok([0.5f32, 1.0, 2.0, 4.0][(field as usize - 240) / 2] * if field % 2 == 1 { -1.0 } else { 1.0 }),
+        _ => return None,
+    };
+    let pair = |bits: u16| bits as u32 | (bits as u32) << 16;
+    Some(match (value, out) {
+        (Err(0), _) => 0,
+        (_, Output::Bf16) => return None,
+        (Err(integer), Output::F16) => pair(integer as u16),
+        (Err(integer), _) => integer as u32,
+        (Ok(float), Output::F16) => pair(half::f16::from_f32(float).to_bits()),
+        (Ok(float), _) => float.to_bits(),
+    })
 }
 
 /// Runs `step`; `instruction` is the decoded instruction's gfx11 one.

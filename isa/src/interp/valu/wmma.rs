@@ -31,6 +31,31 @@
 //! - Only the pairing of A's and B's elements shows in D: any K order both share computes the
 //!   same product, so the tests check that each half of the wave holds its 8 K elements paired
 //!   and where C and D lie, not which K each element is.
+//! - iu4 (`v_wmma_i32_16x16x16_iu4`: A and B 1 VGPR; `v_wmma_i32_16x16x32_iu4`, K = 32: 2 VGPRs,
+//!   LLVM's register counts): each lane's K/2 nibbles of its row or column, packed low nibble
+//!   first as on gfx11. For a dense WMMA the nibble order cannot show (the point above); the
+//!   C/D placement, signedness (`neg_lo`) and clamp are iu8's.
+//! - SWMMAC (`v_swmmac_*`, D = A × B + D with A 2:4 sparse, K = 32, 64 for
+//!   `v_swmmac_i32_16x16x64_iu4`): B is a dense form's of that K (lane `l`: column `l % 16`, K
+//!   (K/2)(l / 16) to (K/2)(l / 16 + 1) − 1), A holds K/4 compressed elements a lane, two for
+//!   each group of 4 K, and the index VGPR (`src2`) a 2-bit field per compressed element: field
+//!   `e` (bits 2e, 2e + 1) is element `e`'s position in its group. Source: composable_kernel's
+//!   ck_tile gfx12 SWMMAC (`include/ck_tile/core/arch/mma/sparse/wmma/sparse_gfx12.hpp`: K per
+//!   lane 16 for K = 32, one access, no repeat, 8 C elements a lane; the layout parameters'
+//!   meaning in `amdgcn_mma.hpp`) and its compressor (`sparse/sparse_transforms.hpp`,
+//!   `compress_a_impl`: group `i`'s survivors become elements 2i and 2i + 1 with their
+//!   positions 0–3 in fields 2i and 2i + 1). `index_key` (`op_sel[0]`) picks the index
+//!   register's high 16 bits where a lane has 8 fields (LLVM 19 selects it for an index taken
+//!   from bits 31:16). For the iu4 forms the nibble order does show; a measurement on gfx1201
+//!   (composable_kernel PR #3759, "bug 3": with the high nibble taken as element 0, each field
+//!   had to be written swapped and XOR 1) is what low-nibble-first with the plain field order
+//!   gives.
+//! - Modifiers, as LLVM 19's instruction selection for gfx1200 sets them (`llc-19`): `fneg` of
+//!   an f16 A or B sets `neg_lo[i]` and `neg_hi[i]` together; `fneg`/`fabs` of a float C set
+//!   `neg_lo[2]`/`neg_hi[2]` (both: −|C|); a C splat of an inline constant is that constant,
+//!   an integer one as the element's bits (f16 1 is 0x0001), a float one as its value in the
+//!   element's type (i32's 1.0 is 0x3F80_0000). The assembler takes no `op_sel` and no float
+//!   `clamp` on gfx12 WMMA.
 
 use half::{bf16, f16};
 
@@ -40,6 +65,8 @@ use crate::interp::operands::Source;
 use crate::interp::wave::Wave;
 
 const N: usize = 16;
+/// The deepest K (`v_swmmac_i32_16x16x64_iu4`).
+const MAX_K: usize = 64;
 
 /// The element type of A or B.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -99,6 +126,24 @@ pub(crate) struct Matrix {
     pub clamp: bool,
     /// gfx11's 16-bit results: the half `op_sel[2]` selects.
     pub high: bool,
+    /// K: 16, or gfx12's 32 (`v_wmma_i32_16x16x32_iu4`, SWMMAC) and 64 (`v_swmmac_i32_16x16x64_iu4`).
+    pub k: usize,
+    /// gfx12's f16 A and B: negate the whole matrix (`neg_lo[i]` and `neg_hi[i]` together).
+    pub negate: (bool, bool),
+    /// gfx12's float C: `neg_lo[2]` negates it, `neg_hi[2]` takes its absolute value first.
+    pub c_neg: bool,
+    pub c_abs: bool,
+    /// gfx12's SWMMAC: A is stored 2:4-compressed, placed by an index register.
+    pub sparse: Option<Sparse>,
+}
+
+/// SWMMAC's sparsity index (the module notes).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Sparse {
+    /// The VGPR whose lanes hold A's 2-bit position fields.
+    pub index: u32,
+    /// `index_key`: the 16-bit half of it read (0 where the form reads all 32 bits).
+    pub key: u32,
 }
 
 /// Runs a gfx11 WMMA; `None` (refused, naming it) for a wave64 wave, whose register layout (each
@@ -131,11 +176,16 @@ pub(crate) fn run(wave: &mut Wave, op: &VOp) -> Option<()> {
         signed: (operands.neg & 1 == 1, operands.neg & 2 == 2),
         clamp: operands.clamp,
         high: operands.op_sel >> 2 & 1 == 1,
+        k: N,
+        negate: (false, false),
+        c_neg: false,
+        c_abs: false,
+        sparse: None,
     };
     multiply(wave, &matrix)
 }
 
-/// Element `index` (0..16 on gfx11, 0..8 on gfx12) of lane `lane`'s packed vector starting at
+/// Element `index` (0..16 on gfx11, 0..K/2 on gfx12) of lane `lane`'s packed vector starting at
 /// VGPR `first`, as f64 (floats and integers alike; `None` past the register file).
 fn element(wave: &Wave, first: u32, input: Input, lane: usize, index: usize, signed: bool) -> Option<f64> {
     let per_register = input.per_register();
@@ -187,12 +237,30 @@ pub(crate) fn fp8_e5m2(bits: u8) -> f64 {
     sign * magnitude
 }
 
-/// The lane and element index that hold A's (row, k) or B's (column, k).
-fn input_place(layout: Layout, line: usize, k: usize) -> (usize, usize) {
+/// The lane and element index that hold A's (row, k) or B's (column, k) for a K of `depth`
+/// (gfx12: each half of the wave holds half of K; A uncompressed for SWMMAC).
+fn input_place(layout: Layout, depth: usize, line: usize, k: usize) -> (usize, usize) {
     match layout {
         Layout::Gfx11 => (line, k),
-        Layout::Gfx12 => (line + 16 * (k / 8), k % 8),
+        Layout::Gfx12 => (line + 16 * (k / (depth / 2)), k % (depth / 2)),
     }
+}
+
+/// SWMMAC's A, uncompressed into `a` (rows × K): compressed element `e` of lane `l` (stored as
+/// a dense form's element `e`) goes to row `l % 16`, K = half × K/2 + 4 × (e / 2) + the 2-bit
+/// field `e` of the lane's index bits; the other K of each group of 4 are zero. Two elements
+/// naming one position both count (each multiplies the B element it selects).
+fn uncompress(wave: &Wave, matrix: &Matrix, sparse: Sparse, a: &mut [[f64; MAX_K]; N]) -> Option<()> {
+    let span = matrix.k / 2;
+    for lane in 0..2 * N {
+        let index = wave.vgpr.get(sparse.index as usize)?[lane] >> (16 * sparse.key);
+        for e in 0..span / 2 {
+            let value = element(wave, matrix.a_first, matrix.a, lane, e, matrix.signed.0)?;
+            let position = (index >> (2 * e)) as usize & 3;
+            a[lane % N][(lane / N) * span + 4 * (e / 2) + position] += value;
+        }
+    }
+    Some(())
 }
 
 /// The register (offset from the first), lane, and half (16-bit results) of C's or D's
@@ -212,15 +280,23 @@ fn output_place(matrix: &Matrix, row: usize, column: usize) -> (usize, usize, Op
 /// register lies past the register file.
 pub(crate) fn multiply(wave: &mut Wave, matrix: &Matrix) -> Option<()> {
     let signed = matrix.signed;
-    let mut a = [[0f64; N]; N];
-    let mut b = [[0f64; N]; N];
+    let depth = matrix.k;
+    let mut a = [[0f64; MAX_K]; N];
+    let mut b = [[0f64; MAX_K]; N];
     for line in 0..N {
-        for k in 0..N {
-            let (lane, index) = input_place(matrix.layout, line, k);
-            a[line][k] = element(wave, matrix.a_first, matrix.a, lane, index, signed.0)?;
+        for k in 0..depth {
+            let (lane, index) = input_place(matrix.layout, depth, line, k);
+            if matrix.sparse.is_none() {
+                a[line][k] = element(wave, matrix.a_first, matrix.a, lane, index, signed.0)?;
+            }
             b[line][k] = element(wave, matrix.b_first, matrix.b, lane, index, signed.1)?;
         }
     }
+    if let Some(sparse) = matrix.sparse {
+        uncompress(wave, matrix, sparse, &mut a)?;
+    }
+    let sign = |negate: bool| if negate { -1.0 } else { 1.0 };
+    let (a_sign, b_sign) = (sign(matrix.negate.0), sign(matrix.negate.1));
     // C: its source may be an inline constant (every element the same) or VGPRs.
     let c_value = |row: usize, column: usize| -> f64 {
         let (register, lane, half) = output_place(matrix, row, column);
@@ -233,12 +309,14 @@ pub(crate) fn multiply(wave: &mut Wave, matrix: &Matrix) -> Option<()> {
             Source::Mask(_) | Source::ConstantMask(_) => 0,
         };
         let bits = if half == Some(true) { word >> 16 } else { word } as u16;
-        match matrix.out {
+        let value = match matrix.out {
             Output::F32 => f32::from_bits(word) as f64,
             Output::F16 => f16::from_bits(bits).to_f64(),
             Output::Bf16 => bf16::from_bits(bits).to_f64(),
             Output::I32 => word as i32 as f64,
-        }
+        };
+        let value = if matrix.c_abs { value.abs() } else { value };
+        if matrix.c_neg { -value } else { value }
     };
     let mut d = [[0u32; N]; N];
     for row in 0..N {
@@ -246,8 +324,8 @@ pub(crate) fn multiply(wave: &mut Wave, matrix: &Matrix) -> Option<()> {
             let mut sum = c_value(row, column);
             // Integer products are exact in f64 (|sum| < 2^53); float ones accumulate in f64 and
             // round once, within the hardware's rounding (the guides do not fix an order).
-            for k in 0..N {
-                sum += a[row][k] * b[column][k];
+            for k in 0..depth {
+                sum += a_sign * a[row][k] * b_sign * b[column][k];
             }
             d[row][column] = match matrix.out {
                 Output::F32 => (sum as f32).to_bits(),

@@ -87,8 +87,8 @@ fn what_gfx11_cannot_hold_is_refused_naming_the_gfx12_instruction() {
         (&[0xF400_0002, 0xF820_0000], "an SMEM offset beyond gfx11's 21 bits"),
         // buffer_load_b32 v1, v2, s[4:7], null offen offset:8192
         (&[0xC405_007C, 0x4080_0801, 0x0020_0002], "a buffer offset beyond gfx11's 12 bits"),
-        // v_wmma_i32_16x16x16_iu4 v[0:7], v8, v12, v[0:7]
-        (&[0xCC45_4000, 0x1C02_1908], "gfx12's WMMA operand layout is not gfx11's"),
+        // v_wmma_f32_16x16x16_bf16 v[0:7], v[8:11], v[12:15], v[0:7] neg_lo:[1,0,0] neg_hi:[1,0,0]
+        (&[0xCC41_4100, 0x3C02_1908], "gfx12's WMMA operand layout is not gfx11's"),
         // s_getreg_b32 s0, hwreg(HW_REG_STATE_PRIV, 0, 4)
         (&[0xB880_1804], "a hardware register gfx11 numbers differently"),
         // global_load_b32 v1, v0, s[2:3] offset:8192 (a scalar base: no shadow address)
