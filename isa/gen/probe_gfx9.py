@@ -203,12 +203,16 @@ def probe_processor(mcpu, pool):
     vopc_sdwa = dword & ~0xFF00
     t["VOPC_SDWA"] = d.probe(256, [lambda op: [0x7C000000 | op << 17 | 30 << 9 | sdwa, vopc_sdwa | 1 << 15 | 12 << 8 | 20],
                                    lambda op: [0x7C000000 | op << 17 | 30 << 9 | sdwa, vopc_sdwa | 20]])
-    dpp = P.DPP16_WORD
-    variants_dpp = {"VOP1_DPP": lambda op: [0x7E000000 | 10 << 17 | op << 9 | 250, dpp | 20],
-                    "VOP2_DPP": lambda op: [op << 25 | 10 << 17 | 30 << 9 | 250, dpp | 20],
-                    "VOPC_DPP": lambda op: [0x7C000000 | op << 17 | 30 << 9 | 250, dpp | 20]}
-    for name, make in variants_dpp.items():
-        t[name] = d.probe(64 if name == "VOP2_DPP" else 256, [make])
+    # DPP: row_shr:1, then row_newbcast:1, the only control gfx90a's 64-bit ("DP ALU") DPP
+    # takes (0x150..0x15F; LLVM's `isLegalDPALU_DPPControl`), which finds those rows.
+    dpp_controls = [P.DPP16_WORD, P.DPP16_WORD & ~(0x1FF << 8) | 0x151 << 8]
+    heads = {"VOP1_DPP": lambda op: 0x7E000000 | 10 << 17 | op << 9 | 250,
+             "VOP2_DPP": lambda op: op << 25 | 10 << 17 | 30 << 9 | 250,
+             "VOPC_DPP": lambda op: 0x7C000000 | op << 17 | 30 << 9 | 250}
+    variants_dpp = {name: [lambda op, head=head, control=control: [head(op), control | 20] for control in dpp_controls]
+                    for name, head in heads.items()}
+    for name, makes in variants_dpp.items():
+        t[name] = d.probe(64 if name == "VOP2_DPP" else 256, makes)
     info = operand_info(d, t, variants, variants_dpp)
     return t, info
 
@@ -273,8 +277,9 @@ def operand_info(d, t, variants, variants_dpp):
     # an operation prints them only on the sources that have them.
     dpp_probes = [(name, flag, source, 1 << bit) for source in range(2)
                   for name, flag, bit in (("neg", "NEG", 20 + 2 * source), ("abs", "ABS", 21 + 2 * source))]
-    dpp_words = {(enc, op, bit): [variants_dpp[enc](op)[0], P.DPP16_WORD | 20 | bit]
-                 for enc in ("VOP1_DPP", "VOP2_DPP") for op in t[enc] for _, _, _, bit in dpp_probes}
+    dpp_words = {(enc, op, bit): [words[0], words[1] | bit]
+                 for enc in ("VOP1_DPP", "VOP2_DPP") for op, (index, _) in t[enc].items()
+                 for words in [variants_dpp[enc][index](op)] for _, _, _, bit in dpp_probes}
     dpp_texts = dict(zip(dpp_words, d.many(list(dpp_words.values()))))
     for enc in ("VOP1_SDWA", "VOP2_SDWA", "VOPC_SDWA", "VOP1_DPP", "VOP2_DPP", "VOPC_DPP"):
         base = enc.split("_")[0]

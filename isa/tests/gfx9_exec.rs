@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use aqueduct_isa::gfx9::{Processor, decode_all};
+use aqueduct_isa::gfx9::{Processor, decode, decode_all};
 use aqueduct_isa::interp::coverage::{gfx9_refusal, operations};
 use aqueduct_isa::interp::{DecodedKernel, Dispatch, ExecError, Isa, Regions};
 use aqueduct_isa::native::Tier;
@@ -137,8 +137,8 @@ fn the_gfx9_test_kernels_refused_instructions() {
 /// Dwords in [`Kernel`]'s output buffer: 64 per lane-indexed row, [`ROWS`] rows.
 const OUT_DWORDS: usize = 64 * ROWS;
 /// Rows of 64 dwords in [`Kernel`]'s output buffer (a GLOBAL store's 13-bit signed offset
-/// reaches the 16th row's start, 3840 bytes).
-const ROWS: usize = 16;
+/// reaches the 16th row's start, 3840 bytes; a kernel storing past it moves its VGPR offset).
+const ROWS: usize = 32;
 
 /// A wave64 kernel descriptor (64 VGPRs as gfx906 counts them), its gfx9 code after it, and a
 /// zeroed output buffer of [`OUT_DWORDS`] dwords whose address the code takes as the literals 0x1111_1111
@@ -993,4 +993,213 @@ fn gfx9_tbuffer_formats_become_gfx11_s_unified_formats() {
             assert_eq!(out[64 * row..64 * row + 64], want, "{processor:?} row {row}");
         }
     }
+}
+
+/// gfx942's `v_lshl_add_u64` (`(S0 << S1[2:0]) + S2`, MI300 ISA guide) and `v_mov_b64`, which
+/// clang emits for address arithmetic and 64-bit copies: every shift LLVM selects (0–4,
+/// `lshl-add-u64.ll`), a VGPR shift of 0–7 per lane, inline constants widened as 64-bit
+/// integers, an SGPR pair, and a destination that is also a source. Pair k of the output holds
+/// the k-th result, out[128·k + 2·i] low and out[128·k + 2·i + 1] high for lane i.
+const SHIFT_ADD_64: &[u32] = &[
+    0xBE80_00FF,
+    0x1111_1111, // s_mov_b32 s0, <out low>
+    0xBE81_00FF,
+    0x2222_2222, // s_mov_b32 s1, <out high>
+    0x2402_0083, // v_lshlrev_b32_e32 v1, 3, v0
+    0x7E04_0300, // v_mov_b32_e32 v2, v0
+    0x7E06_02FF,
+    0x8000_0001, // v_mov_b32_e32 v3, 0x80000001
+    0x7E08_02D0, // v_mov_b32_e32 v4, -16
+    0x7E0A_0287, // v_mov_b32_e32 v5, 7
+    0x2610_0087, // v_and_b32_e32 v8, 7, v0
+    0xD208_000A,
+    0x0411_0102, // v_lshl_add_u64 v[10:11], v[2:3], 0, v[4:5]
+    0xD208_000C,
+    0x0411_0302, // v_lshl_add_u64 v[12:13], v[2:3], 1, v[4:5]
+    0xD208_000E,
+    0x0411_0502, // v_lshl_add_u64 v[14:15], v[2:3], 2, v[4:5]
+    0xD208_0010,
+    0x0411_0702, // v_lshl_add_u64 v[16:17], v[2:3], 3, v[4:5]
+    0xD208_0012,
+    0x0411_0902, // v_lshl_add_u64 v[18:19], v[2:3], 4, v[4:5]
+    0xD208_0014,
+    0x0412_1102, // v_lshl_add_u64 v[20:21], v[2:3], v8, v[4:5]
+    0xD208_0016,
+    0x0305_0502, // v_lshl_add_u64 v[22:23], v[2:3], 2, -1
+    0xD208_0018,
+    0x0206_1000, // v_lshl_add_u64 v[24:25], s[0:1], v8, 1
+    0x7E34_7102, // v_mov_b64_e32 v[26:27], v[2:3]
+    0x7E38_70C2, // v_mov_b64_e32 v[28:29], -2
+    0xD208_0004,
+    0x0411_0304, // v_lshl_add_u64 v[4:5], v[4:5], 1, v[4:5]
+    0x7E04_7102, // v_mov_b64_e32 v[2:3], v[2:3]
+    0x7E3C_70FF,
+    0x1234_5678, // v_mov_b64_e32 v[30:31], 0x12345678
+    0xDC74_8000,
+    0x0000_0A01, // global_store_dwordx2 v1, v[10:11], s[0:1]
+    0xDC74_8200,
+    0x0000_0C01, // global_store_dwordx2 v1, v[12:13], s[0:1] offset:512
+    0xDC74_8400,
+    0x0000_0E01, // global_store_dwordx2 v1, v[14:15], s[0:1] offset:1024
+    0xDC74_8600,
+    0x0000_1001, // global_store_dwordx2 v1, v[16:17], s[0:1] offset:1536
+    0xDC74_8800,
+    0x0000_1201, // global_store_dwordx2 v1, v[18:19], s[0:1] offset:2048
+    0xDC74_8A00,
+    0x0000_1401, // global_store_dwordx2 v1, v[20:21], s[0:1] offset:2560
+    0xDC74_8C00,
+    0x0000_1601, // global_store_dwordx2 v1, v[22:23], s[0:1] offset:3072
+    0xDC74_8E00,
+    0x0000_1801, // global_store_dwordx2 v1, v[24:25], s[0:1] offset:3584
+    0x6802_02FF,
+    0x0000_1000, // v_add_u32_e32 v1, 0x1000, v1
+    0xDC74_8000,
+    0x0000_1A01, // global_store_dwordx2 v1, v[26:27], s[0:1]
+    0xDC74_8200,
+    0x0000_1C01, // global_store_dwordx2 v1, v[28:29], s[0:1] offset:512
+    0xDC74_8400,
+    0x0000_0401, // global_store_dwordx2 v1, v[4:5], s[0:1] offset:1024
+    0xDC74_8600,
+    0x0000_0201, // global_store_dwordx2 v1, v[2:3], s[0:1] offset:1536
+    0xDC74_8800,
+    0x0000_1E01, // global_store_dwordx2 v1, v[30:31], s[0:1] offset:2048
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xBF81_0000, // s_endpgm
+];
+
+#[test]
+fn gfx942_v_lshl_add_u64_and_v_mov_b64_run_as_the_guide_defines_them() {
+    let mut kernel = Kernel::new(SHIFT_ADD_64);
+    let address = kernel.out.as_ptr() as u64;
+    let out = kernel.run(Processor::Gfx942).unwrap_or_else(|error| panic!("{error}"));
+    let value = |lane: u64| 0x8000_0001u64 << 32 | lane;
+    let addend = 7u64 << 32 | 0xFFFF_FFF0;
+    let shift_add = |shift: u64, value: u64, addend: u64| (value << shift).wrapping_add(addend);
+    let pairs: [&dyn Fn(u64) -> u64; 13] = [
+        &|i| shift_add(0, value(i), addend),
+        &|i| shift_add(1, value(i), addend),
+        &|i| shift_add(2, value(i), addend),
+        &|i| shift_add(3, value(i), addend),
+        &|i| shift_add(4, value(i), addend),
+        &|i| shift_add(i & 7, value(i), addend),
+        &|i| shift_add(2, value(i), u64::MAX),
+        &|i| shift_add(i & 7, address, 1),
+        &value,
+        &|_| (-2i64) as u64,
+        &|_| shift_add(1, addend, addend),
+        &value,
+        &|_| 0x1234_5678,
+    ];
+    for (pair, expected) in pairs.iter().enumerate() {
+        for lane in 0..64 {
+            let at = 128 * pair + 2 * lane;
+            let got = u64::from(out[at]) | u64::from(out[at + 1]) << 32;
+            assert_eq!(got, expected(lane as u64), "pair {pair}, lane {lane}");
+        }
+    }
+}
+
+#[test]
+fn gfx942_64_bit_moves_and_shift_adds_llvm_cannot_print_are_never_run() {
+    // LLVM 19 decodes none of these (llvm-objdump-19 prints `.long`): v_lshl_add_u64 with
+    // clamp, and with src0 negated; v_mov_b64_e64 with clamp. Ours reads the modifier bits
+    // where the row has none (`gfx942.rs` refuses them), so reaching one fails either way.
+    for words in [[0xD208_8000, 0x0411_0302], [0xD208_0000, 0x2411_0302], [0xD178_8000, 0x0000_0102]] {
+        let error = Kernel::new(&[words[0], words[1], 0xBF81_0000]).run(Processor::Gfx942).expect_err("refused");
+        let refused = matches!(error, ExecError::Unsupported { mnemonic, .. } if mnemonic.starts_with("v_lshl_add_u64") || mnemonic.starts_with("v_mov_b64"));
+        assert!(refused || matches!(error, ExecError::Decode(_)), "{words:x?}: {error:?}");
+    }
+}
+
+/// gfx90a's `row_newbcast:n` (gfx11's `row_share:n`: lane n of each row to the whole row) on a
+/// 32-bit move, and its 64-bit ("DP ALU") DPP, which takes no other control: `v_ceil_f64`,
+/// gfx942's `v_mov_b64` under a row mask, `v_fmac_f64`, and, with lane 3 of each row disabled,
+/// a move without and with `bound_ctrl`. Pair k of the output holds the k-th result, as in
+/// [`SHIFT_ADD_64`].
+const NEW_BROADCAST: &[u32] = &[
+    0xBE80_00FF,
+    0x1111_1111, // s_mov_b32 s0, <out low>
+    0xBE81_00FF,
+    0x2222_2222, // s_mov_b32 s1, <out high>
+    0x2402_0083, // v_lshlrev_b32_e32 v1, 3, v0
+    0x7E0C_2D00, // v_cvt_f64_u32_e32 v[6:7], v0
+    0xD280_0006,
+    0x0001_E106, // v_add_f64 v[6:7], v[6:7], 0.5
+    0x7E06_0280, // v_mov_b32_e32 v3, 0
+    0x7E04_02FA,
+    0xFF01_5300, // v_mov_b32_dpp v2, v0 row_newbcast:3 row_mask:0xf bank_mask:0xf
+    0x7E08_30FA,
+    0xFF01_5106, // v_ceil_f64_dpp v[4:5], v[6:7] row_newbcast:1 row_mask:0xf bank_mask:0xf
+    0x7E10_70C1, // v_mov_b64_e32 v[8:9], -1
+    0x7E10_70FA,
+    0x5F01_5F06, // v_mov_b64_dpp v[8:9], v[6:7] row_newbcast:15 row_mask:0x5 bank_mask:0xf
+    0x7E14_2C83, // v_cvt_f64_u32_e32 v[10:11], 3
+    0x7E18_2D00, // v_cvt_f64_u32_e32 v[12:13], v0
+    0x0814_18FA,
+    0xFF01_5206, // v_fmac_f64_dpp v[10:11], v[6:7], v[12:13] row_newbcast:2 row_mask:0xf bank_mask:0xf
+    0x7E1C_0287, // v_mov_b32_e32 v14, 7
+    0x7E20_0287, // v_mov_b32_e32 v16, 7
+    0x7E1E_0280, // v_mov_b32_e32 v15, 0
+    0x7E22_0280, // v_mov_b32_e32 v17, 0
+    0xBEFE_00FF,
+    0xFFF7_FFF7, // s_mov_b32 exec_lo, 0xfff7fff7
+    0xBEFF_00FF,
+    0xFFF7_FFF7, // s_mov_b32 exec_hi, 0xfff7fff7
+    0x7E1C_02FA,
+    0xFF01_5300, // v_mov_b32_dpp v14, v0 row_newbcast:3 row_mask:0xf bank_mask:0xf
+    0x7E20_02FA,
+    0xFF09_5300, // v_mov_b32_dpp v16, v0 row_newbcast:3 row_mask:0xf bank_mask:0xf bound_ctrl:1
+    0xBEFE_01C1, // s_mov_b64 exec, -1
+    0xDC74_8000,
+    0x0000_0201, // global_store_dwordx2 v1, v[2:3], s[0:1]
+    0xDC74_8200,
+    0x0000_0401, // global_store_dwordx2 v1, v[4:5], s[0:1] offset:512
+    0xDC74_8400,
+    0x0000_0801, // global_store_dwordx2 v1, v[8:9], s[0:1] offset:1024
+    0xDC74_8600,
+    0x0000_0A01, // global_store_dwordx2 v1, v[10:11], s[0:1] offset:1536
+    0xDC74_8800,
+    0x0000_0E01, // global_store_dwordx2 v1, v[14:15], s[0:1] offset:2048
+    0xDC74_8A00,
+    0x0000_1001, // global_store_dwordx2 v1, v[16:17], s[0:1] offset:2560
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xBF81_0000, // s_endpgm
+];
+
+#[test]
+fn gfx90a_row_newbcast_broadcasts_a_lane_of_each_row_for_32_and_64_bit_operations() {
+    let out = Kernel::new(NEW_BROADCAST).run(Processor::Gfx942).unwrap_or_else(|error| panic!("{error}"));
+    let f64_bits = |value: f64| value.to_bits();
+    let row = |lane: u64| lane & !15;
+    let pairs: [&dyn Fn(u64) -> u64; 6] = [
+        &|i| row(i) + 3,
+        &|i| f64_bits((row(i) as f64 + 1.5).ceil()),
+        &|i| if (i / 16) % 2 == 0 { f64_bits(row(i) as f64 + 15.5) } else { u64::MAX },
+        &|i| f64_bits(3.0 + (row(i) as f64 + 2.5) * i as f64),
+        // Lane 3 of each row is disabled: it keeps 7, and the others' source is disabled too:
+        // not written without bound_ctrl, 0 with it.
+        &|_| 7,
+        &|i| if i % 16 == 3 { 7 } else { 0 },
+    ];
+    for (pair, expected) in pairs.iter().enumerate() {
+        for lane in 0..64 {
+            let at = 128 * pair + 2 * lane;
+            let got = u64::from(out[at]) | u64::from(out[at + 1]) << 32;
+            assert_eq!(got, expected(lane as u64), "pair {pair}, lane {lane}");
+        }
+    }
+}
+
+#[test]
+fn gfx9_64_bit_dpp_takes_only_row_newbcast_as_llvm_decodes_it() {
+    // v_ceil_f64_dpp v[0:1], v[2:3] row_newbcast:1 decodes on gfx90a; with row_shr:1 LLVM
+    // prints "DP ALU dpp only supports row_newbcast", and on gfx906 the row has no DPP form.
+    let newbcast = [0x7E00_30FA, 0xFF01_5102];
+    let text = decode(&newbcast, 0, Processor::Gfx90a).map(|instruction| instruction.to_string());
+    assert_eq!(text.as_deref().ok(), Some("v_ceil_f64_dpp v[0:1], v[2:3] row_newbcast:1 row_mask:0xf bank_mask:0xf"));
+    assert!(decode(&[0x7E00_30FA, 0xFF01_1102], 0, Processor::Gfx90a).is_err());
+    assert!(decode(&newbcast, 0, Processor::Gfx906).is_err());
+    // row_newbcast is reserved before gfx90a: gfx906's v_mov_b32_dpp with it never runs.
+    let error = Kernel::new(&[0x7E00_02FA, 0xFF01_5101, 0xBF81_0000]).run(Processor::Gfx906);
+    assert!(error.is_err(), "{error:?}");
 }

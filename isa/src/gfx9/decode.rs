@@ -253,7 +253,23 @@ pub fn decode(words: &[u32], pc: u64, processor: Processor) -> Result<Instructio
         instruction.words[index] = get(index)?;
         instruction.dwords += 1;
     }
+    if instruction.double_precision_dpp() {
+        let control = (instruction.words[1] >> 8) & 0x1FF;
+        if !(0x150..=0x15F).contains(&control) {
+            return Err(unsupported("64-bit DPP other than row_newbcast"));
+        }
+    }
     Ok(instruction)
+}
+
+impl Instruction {
+    /// Whether this is gfx90a's "DP ALU" DPP: DPP with a 64-bit VGPR operand (LLVM's
+    /// `isDPALU_DPP`), which takes only `row_newbcast` (0x150..0x15F, `isLegalDPALU_DPPControl`;
+    /// LLVM prints any other control as invalid).
+    pub(crate) fn double_precision_dpp(&self) -> bool {
+        self.extension == Extension::Dpp
+            && self.entry.slots.iter().any(|slot| matches!(slot, Slot::Vdst(2) | Slot::Src0(2) | Slot::Src1(2)))
+    }
 }
 
 /// Opcodes whose encoding always carries a literal: the VOP2 ones with a `K` constant

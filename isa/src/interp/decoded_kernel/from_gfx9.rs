@@ -24,10 +24,11 @@
 //!   a 16-bit result gfx9 zeroes the high half of (LLVM's `GCNSubtarget::zeroesHigh16BitsOfDest`,
 //!   which compiled code relies on; gfx11 keeps it) runs as its VOP3 form and then zeroes it
 //!   ([`Plan::ZeroHigh`]); `v_mad_u16`, `v_mad_i16`, `v_fma_f16` and `v_div_fixup_f16` keep
-//!   it on gfx9 too and translate plainly. Refused: gfx90a's `row_newbcast` (whose numbers
-//!   gfx11 gives `row_share`).
-//! - **DPP gfx11's DPP16 lacks:** the whole-wave shifts and rotates and the row broadcasts, and
-//!   any DPP with a 16-bit result (whose high half gfx9 zeroes in the lanes it writes), run as
+//!   it on gfx9 too and translate plainly. gfx90a's `row_newbcast` is gfx11's `row_share`
+//!   (`vector::dpp_word`).
+//! - **DPP gfx11's DPP16 lacks:** the whole-wave shifts and rotates and the row broadcasts,
+//!   any DPP with a 16-bit result (whose high half gfx9 zeroes in the lanes it writes), and
+//!   gfx90a's 64-bit DPP (`row_newbcast` only), run as
 //!   [`Plan::WaveDpp`] ([`dpp`]): src0's lanes gathered for the whole wave into a shadow VGPR,
 //!   the operation run without DPP on it.
 //! - **`v_cmpx`:** gfx9's writes its mask to VCC (e32, SDWA) or its sdst (VOP3, SDWA) and to
@@ -121,7 +122,7 @@ fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instr
     match (instruction.extension, instruction.gfx11_equivalent()) {
         _ if mfma::handles(instruction) => mfma::planned(instruction, shadow),
         _ if agpr_memory::handles(instruction) => agpr_memory::planned(instruction, shadow),
-        (gfx9::Extension::Dpp, Some(equivalent)) if dpp::needs_plan(instruction) && !vector::is_cmpx(instruction) => {
+        (gfx9::Extension::Dpp, equivalent) if dpp::needs_plan(instruction) && !vector::is_cmpx(instruction) => {
             dpp::planned(instruction, equivalent, shadow)
         }
         (gfx9::Extension::Sdwa, Some(equivalent)) if !vector::is_cmpx(instruction) => {

@@ -144,14 +144,19 @@ fn sdwa_form(instruction: &gfx9::Instruction, equivalent: O11) -> Result<SdwaFor
 /// on gfx9, cleared). The `dpp_ctrl` values both ISAs give the same meaning pass: quad_perm
 /// (0x00..0xFF), row_shl/row_shr/row_ror (0x101..0x12F, but the reserved 0x100, 0x110, 0x120),
 /// row_mirror and row_half_mirror (0x140, 0x141). gfx9's wave shifts and rotates (0x130..0x13C)
-/// and row broadcasts (0x142, 0x143) are reserved on gfx11, and gfx90a's row_newbcast
-/// (0x150..0x15F) is gfx11's row_share (LLVM's `DppCtrl`, SIDefines.h).
+/// and row broadcasts (0x142, 0x143) are reserved on gfx11. gfx90a's `row_newbcast:n`
+/// (0x150..0x15F; reserved before gfx90a) is gfx11's `row_share:n` by number and by meaning:
+/// both give every lane of a row lane n of that row (LLVM's `DppCtrl`, SIDefines.h, numbers
+/// them alike; AMDGPUModifierSyntax: "broadcast a thread within a row to the whole row" for
+/// both; LLVM's `dpp64_combine.ll` compiles one `llvm.amdgcn.update.dpp` to gfx90a's
+/// `row_newbcast:1` and gfx10's `row_share:1`).
 fn dpp_word(instruction: &gfx9::Instruction) -> Result<u32, Refusal> {
     let word = instruction.extension_word().ok_or(Refusal("a DPP instruction without its word"))?;
     let control = (word >> 8) & 0x1FF;
+    let newbcast = instruction.processor.has_unified_registers() && matches!(control, 0x150..=0x15F);
     let same = matches!(control, 0x00..=0xFF | 0x101..=0x10F | 0x111..=0x11F | 0x121..=0x12F | 0x140 | 0x141);
-    if !same {
-        return Err(Refusal("a DPP control gfx11 lacks (wave shift, row broadcast, row_newbcast)"));
+    if !same && !newbcast {
+        return Err(Refusal("a DPP control gfx11 lacks (wave shift, row broadcast)"));
     }
     Ok(word & !(1 << 18))
 }
