@@ -434,7 +434,11 @@ fn write_vop3p_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction) 
         }
         text + "]"
     };
-    if op_sel != 0 {
+    // gfx12's SWMMAC reads op_sel as the index register's part, which LLVM prints as
+    // `index_key:N` (N in op_sel's low two bits; llvm-mc-19 -mcpu=gfx1200).
+    if op_sel != 0 && instruction.entry.mnemonic.starts_with("v_swmmac") {
+        out.modifier(format_args!("index_key:{}", op_sel & 3))?;
+    } else if op_sel != 0 {
         out.modifier(format_args!("op_sel:{}", list(op_sel)))?;
     }
     if op_sel_hi != if mix { 0 } else { mask } {
