@@ -74,6 +74,7 @@ fn run_isa(image: &Image, plan: &DispatchPlan, arena: &[u8]) {
         group_segment_size: 0,
         private_segment_size: 0,
         instruction_limit: 1 << 28,
+        topology: Default::default(),
         realtime: || 0,
         serial: 0,
         interrupt: None,

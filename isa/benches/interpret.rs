@@ -83,6 +83,7 @@ impl Bench {
             group_segment_size: self.lds,
             private_segment_size: 0,
             instruction_limit: u64::MAX,
+            topology: Default::default(),
             realtime: || 0,
             serial: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             interrupt: None,

@@ -121,6 +121,7 @@ pub fn run_code(
         group_segment_size: lds.len() as u32,
         private_segment_size: registers.private_bytes as u32,
         instruction_limit: 1 << 20,
+        topology: Default::default(),
         realtime: || CLOCK,
         serial: 0,
         interrupt: None,

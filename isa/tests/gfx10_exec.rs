@@ -57,6 +57,7 @@ impl Kernel {
                 group_segment_size: 0,
                 private_segment_size: 0,
                 instruction_limit: 1000,
+                topology: Default::default(),
                 realtime: || 0,
                 serial: 0,
                 interrupt: None,

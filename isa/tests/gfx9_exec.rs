@@ -181,6 +181,7 @@ impl Kernel {
             group_segment_size: 0,
             private_segment_size: 0,
             instruction_limit: 1000,
+            topology: Default::default(),
             realtime: || 0,
             serial: 0,
             interrupt: None,
@@ -462,8 +463,8 @@ fn gfx90a_packed_f32_fma_mul_add_pick_negate_and_clamp_each_dword() {
 
 #[test]
 fn a_refused_gfx9_instruction_fails_naming_its_mnemonic() {
-    // s_getreg_b32 s0, hwreg(HW_REG_HW_ID) (a register gfx11 numbers differently); s_endpgm.
-    let error = Kernel::new(&[0xB880_F804, 0xBF81_0000]).run(Processor::Gfx90a).expect_err("the wave fails");
+    // s_getreg_b32 s0, hwreg(HW_REG_TBA_LO) (a register the interpreter does not model); s_endpgm.
+    let error = Kernel::new(&[0xB880_F810, 0xBF81_0000]).run(Processor::Gfx90a).expect_err("the wave fails");
     assert!(matches!(error, ExecError::Unsupported { mnemonic: "s_getreg_b32", .. }), "{error:?}");
     // v_mfma_f32_16x16x4f32 a[0:3], v0, v1, a[0:3] cbsz:1 (a broadcast on a one-block form)
     let error = Kernel::new(&[0xD3C5_8100, 0x0402_0300, 0xBF81_0000]).run(Processor::Gfx90a).expect_err("fails");

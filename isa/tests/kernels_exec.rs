@@ -283,6 +283,7 @@ fn try_run(
             group_segment_size: metadata.group_segment_fixed_size,
             private_segment_size: metadata.private_segment_fixed_size,
             instruction_limit: 1 << 26,
+            topology: Default::default(),
             realtime,
             serial: 0,
             interrupt: None,

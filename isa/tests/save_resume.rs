@@ -76,6 +76,7 @@ fn uneven_barriers<'a>(
         group_segment_size: 0,
         private_segment_size: 0,
         instruction_limit: 1 << 24,
+        topology: Default::default(),
         realtime: || 0,
         serial: 0,
         interrupt: Some(interrupt),

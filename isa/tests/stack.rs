@@ -35,6 +35,7 @@ fn a_workgroup_runs_in_a_256_kib_stack() {
                 group_segment_size: 0,
                 private_segment_size: 0,
                 instruction_limit: 1 << 24,
+                topology: Default::default(),
                 realtime: || 0,
                 serial: 0,
                 interrupt: None,

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use aqueduct_isa::interp::{
     DecodedKernel, Dispatch, ExecError, HostMemory, HostRange, Interrupt, Isa, MemoryFault, Ran, Rounds, RunFrom,
-    SavedWorkgroup,
+    SavedWorkgroup, Topology,
 };
 use aqueduct_isa::native::Tier;
 
@@ -200,6 +200,7 @@ pub(crate) fn dispatch(
         group_segment_size: packet.group_segment_size,
         private_segment_size: packet.private_segment_size,
         instruction_limit: INSTRUCTION_LIMIT,
+        topology: agent_topology(queue, runtime),
         realtime: super::clock::device_ticks,
         serial: memory.dispatch,
         interrupt: Some(&interrupt),
@@ -216,6 +217,17 @@ pub(crate) fn dispatch(
     turns.first_pass.store(false, Ordering::Relaxed);
     turns.resume_saved(&dispatch, &memory);
     turns.outcome().map_err(|(code, error)| (code, named(error)))
+}
+
+/// The queue's agent's compute units (its configured count, which it reports and schedules by)
+/// and its model's shader engines and arrays, as `hsa_agent_get_info` reports them (`entry.rs`).
+fn agent_topology(queue: &SoftQueue, runtime: &Runtime) -> Topology {
+    let model = runtime.gpu(queue.agent_index).map(|agent| super::gpu_models::reported(&agent.isa_name));
+    Topology {
+        compute_units: runtime.compute_units(queue.agent_index),
+        shader_engines: model.map_or(1, |model| model.shader_engines),
+        shader_arrays_per_engine: model.map_or(1, |model| model.shader_arrays_per_engine),
+    }
 }
 
 /// The interpreter's instruction set for the queue's agent, or why it has none (the agent's

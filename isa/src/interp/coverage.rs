@@ -587,6 +587,7 @@ impl Wave {
             wide: false,
             half: 0,
             other: Default::default(),
+            site: Default::default(),
         };
         wave.write_sgpr(super::wave::EXEC, u32::MAX);
         wave

@@ -89,6 +89,9 @@ impl Decoded {
 pub(crate) enum Plan {
     /// Scalar ALU, branches, SMEM: their fields are read from the words as they run.
     Scalar,
+    /// `s_getreg_b32` of a hardware register `hw_registers.rs` models, in the layout of the
+    /// code's ISA family.
+    HwReg(super::hw_registers::Read),
     Vector(VOp),
     /// VOPD's X and Y halves, or the low and high dwords of gfx90a's packed f32 arithmetic
     /// (`from_gfx9/vector.rs`, `packed_f32`): both read their sources before either writes.
@@ -147,6 +150,11 @@ impl Plan {
             | Encoding::Ds
             | Encoding::Mubuf
             | Encoding::Mtbuf => Access::plan(instruction).map(Plan::Memory),
+            // gfx11's register layout; gfx9's `from_gfx9` plans with its own.
+            Encoding::Sopk => Some(
+                super::hw_registers::plan(instruction, super::hw_registers::Layout::Gfx11)
+                    .map_or(Plan::Scalar, Plan::HwReg),
+            ),
             _ => Some(Plan::Scalar),
         };
         planned.unwrap_or(Plan::Unsupported)

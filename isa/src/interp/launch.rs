@@ -11,6 +11,7 @@
 //! gfx90a and GFX11 have and GFX10 does not; AMDGPUUsage, "Initial Kernel Execution State").
 
 use super::decoded_kernel::{Decoded, DecodedKernel, Plan};
+use super::hw_registers::{Topology, WaveSite};
 use super::memory_ops::Operation;
 use super::wave::{EXEC, Flow, LANES, Wave};
 use super::{ExecError, Memory, memory_ops, scalar, valu};
@@ -38,6 +39,9 @@ pub struct Dispatch<'a> {
     pub realtime: fn() -> u64,
     /// Which tier runs the waves: the interpreter, compiled code, or compiled code where it can.
     pub tier: Tier,
+    /// The agent's compute units, engines and arrays, which `s_getreg_b32`'s wave identity
+    /// registers report places in (`hw_registers.rs`).
+    pub topology: Topology,
     /// A number no other dispatch in the process has, or 0 for none: under one, a thread's
     /// native workgroups keep the host ranges the memory granted ([`crate::interp::Memory::host_range`],
     /// valid for the rest of the dispatch) from one workgroup to the next.
@@ -332,6 +336,7 @@ fn unstarted_wave() -> Wave {
         wide: false,
         half: 0,
         other: Default::default(),
+        site: Default::default(),
     }
 }
 
@@ -357,6 +362,8 @@ struct WaveStart {
     packed: bool,
     /// gfx12's `ttmp9` and `ttmp7` (`Isa::architected_workgroup_ids`), if the ISA has them.
     architected: Option<[u32; 2]>,
+    /// The workgroup's place and allocation; each wave adds its index.
+    site: WaveSite,
 }
 
 /// The SGPRs a wave's start may set: at most 31 user SGPRs (`USER_SGPR_COUNT` is 5 bits) and
@@ -460,6 +467,14 @@ impl WaveStart {
                 .isa
                 .architected_workgroup_ids()
                 .then(|| [workgroup_id[0], (workgroup_id[1] & 0xFFFF) | workgroup_id[2] << 16]),
+            site: WaveSite {
+                cu: placed_cu(dispatch, workgroup_id),
+                wave: 0,
+                topology: dispatch.topology,
+                rsrc1: descriptor.compute_pgm_rsrc1,
+                wave32: !wide,
+                lds_bytes: dispatch.group_segment_size.max(descriptor.group_segment_fixed_size),
+            },
         })
     }
 
@@ -520,6 +535,7 @@ impl WaveStart {
         wave.mode = self.mode;
         wave.wide = self.wide;
         wave.half = 0;
+        wave.site = WaveSite { wave: index, ..self.site };
         // The wave's lanes are work-items `first ..`, X fastest; the last wave may be partial.
         let first = index * self.wave_size;
         let lanes = self.items.saturating_sub(first).min(self.wave_size);
@@ -596,6 +612,17 @@ impl WaveStart {
             }
         }
     }
+}
+
+/// The compute unit workgroup `workgroup_id` runs on: its linear id (X fastest) modulo the
+/// agent's compute units, as the dispatcher deals workgroups out to CUs in turn.
+fn placed_cu(dispatch: &Dispatch<'_>, workgroup_id: [u32; 3]) -> u32 {
+    let counts: [u64; 3] = core::array::from_fn(|axis| {
+        u64::from(dispatch.grid[axis]).div_ceil(u64::from(dispatch.workgroup[axis].max(1)))
+    });
+    let linear =
+        u64::from(workgroup_id[0]) + counts[0] * (u64::from(workgroup_id[1]) + counts[1] * u64::from(workgroup_id[2]));
+    (linear % u64::from(dispatch.topology.compute_units.max(1))) as u32
 }
 
 /// MODE at a wave's start, from COMPUTE_PGM_RSRC1 (AMDGPUUsage): FLOAT_ROUND_MODE_32 (bits
@@ -692,6 +719,10 @@ pub(crate) fn step<M: Memory + ?Sized, const WIDE: bool>(
     Ok(match &decoded.plan {
         Plan::Vector(op) => valu::step::<WIDE>(wave, op).ok_or_else(|| refused(wave, decoded))?,
         Plan::Scalar => scalar::step(wave, instruction, memory).map_err(|error| decoded.named(error))?,
+        Plan::HwReg(read) => {
+            super::hw_registers::step(wave, read)?;
+            Flow::Next
+        }
         Plan::Memory(access) => {
             memory_ops::step(wave, instruction, access, memory, lds).map_err(|error| decoded.named(error))?
         }
@@ -796,7 +827,9 @@ pub(crate) fn per_half(plan: &Plan) -> bool {
         // An MFMA reads and writes all 64 lanes at once (`interp/mfma.rs`).
         // Both halves of a `BothHalves` plan run inside its one step.
         // gfx9's whole-wave DPP runs its halves inside its one step (`from_gfx9/dpp.rs`).
-        Plan::Scalar | Plan::Unsupported | Plan::BothHalves(_) | Plan::Mfma(_) | Plan::WaveDpp(_) => false,
+        Plan::Scalar | Plan::HwReg(_) | Plan::Unsupported | Plan::BothHalves(_) | Plan::Mfma(_) | Plan::WaveDpp(_) => {
+            false
+        }
         // gfx12's own steps: scalar, but for its vector memory accesses.
         Plan::Gfx12(own) => own.per_half(),
         Plan::Vector(op) => !matches!(op.opcode, VReadfirstlaneB32 | VReadlaneB32 | VWritelaneB32 | VPermlane64B32),
@@ -856,6 +889,7 @@ mod tests {
             group_segment_size: 0,
             private_segment_size: 0,
             instruction_limit: 100,
+            topology: Default::default(),
             realtime: || 0,
             tier: Tier::Interpreter,
             serial: 0,

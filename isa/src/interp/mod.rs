@@ -26,6 +26,7 @@ pub(crate) mod memory_ops;
 pub(crate) mod mfma;
 // Lane loops index several rows by one lane number: the form the compiler vectorises.
 pub(crate) mod decoded_kernel;
+pub(crate) mod hw_registers;
 #[allow(clippy::needless_range_loop)]
 pub(crate) mod operands;
 mod scalar;
@@ -38,6 +39,7 @@ pub(crate) mod wave;
 use core::sync::atomic::Ordering;
 
 pub use decoded_kernel::{DecodedKernel, Isa, KernelDescriptor};
+pub use hw_registers::Topology;
 pub use launch::{Dispatch, Interrupt, InterruptFn, Ran, Rounds, RunFrom, SavedWorkgroup};
 pub use standalone::{Regions, StandaloneImage};
 

@@ -70,6 +70,9 @@ pub(crate) struct Wave {
     pub half: u32,
     /// A wave64 wave's other half (empty for wave32).
     pub other: Half,
+    /// Where it runs and what it was given: what `s_getreg_b32`'s identity and allocation
+    /// registers report (`hw_registers.rs`).
+    pub site: super::hw_registers::WaveSite,
 }
 
 /// One half's per-lane state, while the other half runs.

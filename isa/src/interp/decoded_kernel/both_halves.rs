@@ -144,6 +144,7 @@ mod tests {
             group_segment_size: 0,
             private_segment_size: 0,
             instruction_limit: 100,
+            topology: Default::default(),
             realtime: || 0,
             serial: 0,
             interrupt: None,

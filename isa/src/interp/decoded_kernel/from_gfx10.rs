@@ -214,9 +214,12 @@ fn sop(instruction: &gfx10::Instruction, equivalent: O11) -> Result<gfx11::Instr
 }
 
 /// Hardware register ids LLVM gives the same register on gfx10 and gfx11 (`gfx10/format.rs` and
-/// `gfx11/format.rs`, `Hwreg`): MODE, STATUS, TRAPSTS, GPR_ALLOC, LDS_ALLOC, IB_STS,
-/// SH_MEM_BASES, FLAT_SCR_LO/HI, HW_ID1/2, SHADER_CYCLES.
-const SAME_HWREGS: [u32; 12] = [1, 2, 3, 5, 6, 7, 15, 20, 21, 23, 24, 29];
+/// `gfx11/format.rs`, `Hwreg`) whose fields the interpreter reads as gfx11 lays them out
+/// (`interp/hw_registers.rs`): MODE, STATUS, TRAPSTS, LDS_ALLOC, IB_STS, SH_MEM_BASES,
+/// FLAT_SCR_LO/HI, HW_ID1/2, SHADER_CYCLES. HW_ID1's SE_ID is 19:18 on gfx10, 20:18 on gfx11
+/// (AMD's embers `hwid.h`): alike for the at most 4 engines of a gfx10.3 agent. GPR_ALLOC (5)
+/// is refused: its VGPR_SIZE is 13:8 on gfx10 and 19:12 on gfx11 (`cwsr_trap_handler_gfx10.asm`).
+const SAME_HWREGS: [u32; 11] = [1, 2, 3, 6, 7, 15, 20, 21, 23, 24, 29];
 
 /// SOPK: sdst [22:16], simm16 [15:0] (`s_setreg_imm32_b32`'s literal follows).
 fn sopk(instruction: &gfx10::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {

@@ -15,7 +15,8 @@
 //!   and s103; `xnack_mask`, `src_pops_exiting_wave_id`, `src_vccz`, `src_execz` and
 //!   `src_lds_direct` are refused ([`scalar`], [`source`]).
 //! - **SOP1/SOP2/SOPC/SOPK/SOPP:** laid out alike; `s_waitcnt` re-laid out (gfx9's lgkmcnt is 4
-//!   bits, 11:8); hardware register ids pass where both name the same register.
+//!   bits, 11:8); hardware register ids pass where the interpreter models the register, which
+//!   `s_getreg_b32` then reads in gfx9's layout (`interp/hw_registers.rs`).
 //! - **SMEM** (Vega ISA guide 12.2): sbase [5:0], sdata [12:6], soe 14, nv 15, glc 16, imm 17,
 //!   op [25:18]; the second dword is the offset [20:0] (imm), else an SGPR offset [6:0]; with soe,
 //!   an SGPR soffset [31:25] besides. gfx11: glc 14, offset [52:32], soffset [63:57].
@@ -146,6 +147,12 @@ fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instr
             translated.and_then(|translated| reencode::wide_atomic(translated, op))
         }
         (_, Some(equivalent)) if vector::is_cmpx(instruction) => vector::cmpx(instruction, equivalent),
+        // gfx9's hardware registers, read in gfx9's layout, not the translation's gfx11 one.
+        (_, Some(O11::SGetregB32)) => translate(instruction).map(|translated| {
+            let layout = crate::interp::hw_registers::Layout::gfx9(instruction.processor);
+            let plan = crate::interp::hw_registers::plan(&translated, layout).map_or(Plan::Scalar, Plan::HwReg);
+            (translated, plan)
+        }),
         _ => translate(instruction).and_then(|translated| match Plan::of(&translated) {
             Plan::Vector(op) if vector::zeroes_high_half(instruction) => Ok((translated, Plan::ZeroHigh(Box::new(op)))),
             _ if vector::zeroes_high_half(instruction) => {
@@ -258,10 +265,11 @@ fn source(field: u32) -> Result<u32, Refusal> {
     }
 }
 
-/// Hardware register ids gfx9 and gfx11 give the same register (`gfx9/format.rs` and
-/// `gfx11/format.rs`, `hwreg_names`): MODE, STATUS, TRAPSTS, GPR_ALLOC, LDS_ALLOC, IB_STS,
-/// SH_MEM_BASES.
-const SAME_HWREGS: [u32; 7] = [1, 2, 3, 5, 6, 7, 15];
+/// Hardware register ids that pass translation (`gfx9/format.rs`, `hwreg_names`): MODE, which
+/// gfx11 lays out alike for the bits the interpreter keeps, and STATUS, TRAPSTS, HW_ID,
+/// GPR_ALLOC, LDS_ALLOC, IB_STS and SH_MEM_BASES, which `s_getreg_b32` reads in gfx9's own
+/// layout ([`Plan::HwReg`], `interp/hw_registers.rs`); `s_setreg` of them is refused when run.
+const SAME_HWREGS: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, 15];
 
 /// SOPK: sdst [22:16], simm16 [15:0] (`s_setreg_imm32_b32`'s literal follows); laid out alike.
 fn sopk(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
@@ -270,7 +278,7 @@ fn sopk(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instr
     if matches!(equivalent, O11::SGetregB32 | O11::SSetregB32 | O11::SSetregImm32B32)
         && !SAME_HWREGS.contains(&(simm & 0x3F))
     {
-        return Err(Refusal("a hardware register gfx11 numbers differently"));
+        return Err(Refusal("a hardware register the interpreter does not model (TBA/TMA, gfx942's XCC_ID and perf snapshots)"));
     }
     let out = (w0 & 0xF000_0000) | scalar((w0 >> 16) & 0x7F)? << 16 | simm;
     encode(E11::Sopk, equivalent, [out, instruction.literal().unwrap_or(0), 0])
