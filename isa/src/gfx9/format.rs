@@ -599,25 +599,7 @@ fn write_buffer_modifiers(out: &mut Operands<'_, '_>, instruction: &Instruction)
 /// MTBUF's `format:[...]` (`AMDGPUInstPrinter::printFORMAT`'s pre-gfx10 form): the data and
 /// numeric formats, each omitted at its default (`BUF_DATA_FORMAT_8`, `BUF_NUM_FORMAT_UNORM`).
 fn write_buffer_format(out: &mut Operands<'_, '_>, dfmt: u32, nfmt: u32) -> fmt::Result {
-    const DATA: [&str; 16] = [
-        "INVALID",
-        "8",
-        "16",
-        "8_8",
-        "32",
-        "16_16",
-        "10_11_11",
-        "11_11_10",
-        "10_10_10_2",
-        "2_10_10_10",
-        "8_8_8_8",
-        "32_32",
-        "16_16_16_16",
-        "32_32_32",
-        "32_32_32_32",
-        "RESERVED_15",
-    ];
-    const NUM: [&str; 8] = ["UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT", "RESERVED_6", "FLOAT"];
+    use super::buffer_format::{DATA_FORMATS as DATA, NUM_FORMATS as NUM};
     match (dfmt != 1, nfmt != 0) {
         (false, false) => Ok(()),
         (true, false) => out.modifier(format_args!("format:[BUF_DATA_FORMAT_{}]", DATA[dfmt as usize])),

@@ -4,6 +4,7 @@
 //! thing, where gfx11 has one. The processors share one table: each row names the processors
 //! that have it ([`Processor`]).
 
+pub(crate) mod buffer_format;
 mod decode;
 mod fields;
 mod format;

@@ -73,11 +73,14 @@ impl Decoded {
     }
 
     /// `error`, naming the code as written where it names the instruction (a translated
-    /// instruction's error would otherwise name its gfx11 translation).
+    /// instruction's error would otherwise name its gfx11 translation); an error naming
+    /// something else (a gfx9 V#'s format) keeps it.
     #[cold]
     pub fn named(&self, error: ExecError) -> ExecError {
         match error {
-            ExecError::Unsupported { pc, .. } if self.source.is_some() => {
+            ExecError::Unsupported { pc, mnemonic }
+                if self.source.is_some() && mnemonic == self.instruction.mnemonic() =>
+            {
                 ExecError::Unsupported { pc, mnemonic: self.mnemonic() }
             }
             other => other,

@@ -70,6 +70,22 @@ pub(crate) struct Access {
     pub stride: u32,
     /// Returns the old value (DS `_rtn_`; FLAT, GLOBAL and MUBUF atomics with GLC).
     pub returns: bool,
+    /// The layout of the buffer resource (V#) a MUBUF or MTBUF access reads.
+    pub descriptor: Descriptor,
+}
+
+/// Which generation's buffer resource (V#) layout and range check a buffer access follows,
+/// chosen when the kernel is decoded (gfx9 code's: `from_gfx9/memory.rs`, `gfx9_descriptor`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Descriptor {
+    /// gfx11's (RDNA3 ISA guide, "Buffer Resource"): the unified FORMAT in word 3 bits 18:12,
+    /// OOB_SELECT in bits 29:28 choosing the range check.
+    Gfx11,
+    /// gfx9's (Vega ISA guide, "Buffer Resource"; Mesa's `ac_set_buf_desc_word3` for gfx6–9):
+    /// NUM_FORMAT in word 3 bits 14:12 and DATA_FORMAT in 18:15 (`gfx9/buffer_format.rs`), no
+    /// OOB_SELECT; base, stride, swizzle, `num_records`, the destination selects and
+    /// ADD_TID_ENABLE lie as gfx11's.
+    Gfx9,
 }
 
 impl Access {
@@ -95,6 +111,7 @@ impl Access {
             two: mnemonic.contains("2addr"),
             stride: if mnemonic.contains("stride64") { 64 } else { 1 },
             returns,
+            descriptor: Descriptor::Gfx11,
         })
     }
 }
@@ -319,6 +336,16 @@ fn global_atomic<M: Memory + ?Sized>(
 /// dword's bytes end within `num_records` bytes of the offset; structured ones where the index is
 /// below `num_records` (and, for `OOB_SELECT` 0, the offset within the stride). Swizzled buffers
 /// are not modelled.
+///
+/// gfx9's V# ([`Descriptor::Gfx9`]) has no OOB_SELECT. Its structured accesses (an index and a
+/// stride) are in range where the index is below `num_records`, whatever the offset: gfx11's
+/// OOB_SELECT 1 (Vega and MI200 ISA guides, "Range Checking": structured buffers are out of
+/// range where Index ≥ NumRecords; Mesa's `ac_set_buf_desc_word3` gives OOB_SELECT 1 that rule).
+/// The rest are raw, in bytes: with an index, a zero stride makes the access raw (LLVM D44401,
+/// `AMDGPU.td`: "On GFX9 IDXEN matters for interpretation of buffer sizes";
+/// `IntrinsicsAMDGPU.td`: bounds checking changes with idxen). Its typed accesses are checked
+/// all or nothing (the guides' note 3: format loads and stores and atomics are entirely in or
+/// out; dword loads and stores per dword).
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn buffer<M: Memory + ?Sized>(
     wave: &mut Wave,
@@ -335,7 +362,10 @@ fn buffer<M: Memory + ?Sized>(
     let base = resource[0] as u64 | ((resource[1] & 0xFFFF) as u64) << 32;
     let stride = ((resource[1] >> 16) & 0x3FFF) as u64;
     let records = resource[2] as u64;
-    let oob_select = (resource[3] >> 28) & 3;
+    let oob_select = match access.descriptor {
+        Descriptor::Gfx11 => (resource[3] >> 28) & 3,
+        Descriptor::Gfx9 => 1,
+    };
     if resource[1] >> 30 != 0 {
         return Err(unsupported(wave, instruction)); // swizzle_enable
     }
@@ -347,13 +377,9 @@ fn buffer<M: Memory + ?Sized>(
         }
         return scratch_buffer(wave, instruction, access, base - super::wave::SCRATCH_RESOURCE_BASE + soffset);
     }
-    // A typed access's format: MTBUF's own field (bits 25:19), or the V#'s (word 3, 18:12).
-    // Parsed from its name, so only for a typed access.
+    // A typed access's format, parsed from its name, so only for a typed access.
     let format = match access.operation {
-        Operation::Typed { .. } => crate::gfx11::buffer_format(match instruction.encoding {
-            Encoding::Mtbuf => (w0 >> 19) & 0x7F,
-            _ => (resource[3] >> 12) & 0x7F,
-        }),
+        Operation::Typed { .. } => Some(typed_format(wave, instruction, access.descriptor, resource[3])),
         _ => None,
     };
     let pc = wave.pc;
@@ -394,11 +420,21 @@ fn buffer<M: Memory + ?Sized>(
                 }
             }
             Operation::Typed { load, count, d16, hi } => {
-                let Some(format) = format.filter(|format| !format.packed) else {
-                    return Err(unsupported(wave, instruction));
+                let format = match &format {
+                    Some(Ok(format)) => format,
+                    Some(Err(error)) => return Err(error.clone()),
+                    None => return Err(unsupported(wave, instruction)),
                 };
                 let typed = formats::Typed { load, count, d16, hi, vdata, selects: resource[3] };
-                formats::access(wave, memory, &format, typed, lane, address, &in_range).map_err(fault)?;
+                if access.descriptor == Descriptor::Gfx9 {
+                    // All or nothing: the bytes of the components the access moves.
+                    let moved = if load { format.components() } else { (count as usize).min(format.components()) };
+                    let bytes = format.bits[..moved].iter().map(|&bits| bits as u64 / 8).sum();
+                    let whole = in_range(0, bytes);
+                    formats::access(wave, memory, format, typed, lane, address, &|_, _| whole).map_err(fault)?;
+                } else {
+                    formats::access(wave, memory, format, typed, lane, address, &in_range).map_err(fault)?;
+                }
             }
             Operation::Atomic { op, wide } => {
                 let width = if wide { 8 } else { 4 };
@@ -417,6 +453,33 @@ fn buffer<M: Memory + ?Sized>(
         }
     }
     Ok(Flow::Next)
+}
+
+/// A typed access's format: MTBUF's own field (bits 25:19, gfx11's numbering, which the gfx9
+/// translation gives too), or the V#'s: gfx11's unified FORMAT (word 3, bits 18:12) or gfx9's
+/// DATA_FORMAT and NUM_FORMAT ([`Descriptor::Gfx9`]). Formats whose components differ in width
+/// are not converted (`formats.rs`); they, and gfx9 pairs gfx11 has no format for, fail the
+/// wave: a gfx9 V#'s naming its format.
+#[cold]
+fn typed_format(
+    wave: &Wave,
+    instruction: &Instruction,
+    descriptor: Descriptor,
+    word3: u32,
+) -> Result<crate::gfx11::BufferFormat, ExecError> {
+    let number = match (instruction.encoding, descriptor) {
+        (Encoding::Mtbuf, _) => Some((instruction.words[0] >> 19) & 0x7F),
+        (_, Descriptor::Gfx11) => Some((word3 >> 12) & 0x7F),
+        (_, Descriptor::Gfx9) => crate::gfx9::buffer_format::unified(word3 >> 15, word3 >> 12),
+    };
+    match number.and_then(crate::gfx11::buffer_format).filter(|format| !format.packed) {
+        Some(format) => Ok(format),
+        None if descriptor == Descriptor::Gfx9 && instruction.encoding == Encoding::Mubuf => {
+            let mnemonic = crate::gfx9::buffer_format::spelled(word3 >> 15, word3 >> 12);
+            Err(ExecError::Unsupported { pc: wave.pc, mnemonic })
+        }
+        None => Err(unsupported(wave, instruction)),
+    }
 }
 
 /// A MUBUF access through the private segment buffer: each lane's scratch at `start` plus the

@@ -107,7 +107,9 @@ pub(crate) fn decoded(instruction: &gfx9::Instruction, shadow: u16) -> Decoded {
     let source = Some(instruction.entry.mnemonic);
     let len = instruction.len() as u8;
     match planned(instruction, shadow) {
-        Ok((translated, plan)) => Decoded { plan, instruction: translated, len, source },
+        Ok((translated, plan)) => {
+            Decoded { plan: memory::gfx9_descriptor(&translated, plan), instruction: translated, len, source }
+        }
         Err(_) => Decoded { instruction: placeholder(), plan: Plan::Unsupported, len, source },
     }
 }

@@ -3,11 +3,12 @@
 //! for gfx90a's `acc` bits, as `gfx9/format.rs` reads them; gfx11's the RDNA3 ISA guide's
 //! (chapter 15), as `gfx11/decode.rs` reads them.
 
-use super::{NUMBERING, Refusal, scalar};
+use super::{NUMBERING, Plan, Refusal, scalar};
 use crate::gfx9::{self, Processor};
 use crate::gfx11::{self, Encoding as E11, Opcode as O11};
 use crate::interp::AtomicOp;
 use crate::interp::decoded_kernel::reencode::{self, NULL, encode, sign_extend};
+use crate::interp::memory_ops::{Access, Descriptor};
 
 /// gfx90a's and gfx942's f64 float atomics, which gfx11 lacks: the gfx11 64-bit integer atomic
 /// with the same operands that stands in for each (its words and register use), and the
@@ -94,65 +95,41 @@ pub(super) fn flat(instruction: &gfx9::Instruction, equivalent: O11) -> Result<g
 /// [24:18]; vaddr [39:32], vdata [47:40], srsrc [52:48], tfe (gfx90a: acc) 55, soffset [63:56]
 /// (`llvm-mc-19 -mcpu=gfx90a`: `buffer_load_dword v1, v2, s[4:7], s8 offen offset:4 glc slc` is
 /// e0525004 08010102). gfx11: offset [11:0], slc 12, dlc 13, glc 14; srsrc [52:48], tfe 53,
-/// offen 54, idxen 55, soffset [63:56]. The V# is read as gfx11's: its base, stride and
-/// `num_records` lie alike, and a raw access is bounded by `num_records` bytes on both; typed
-/// accesses (whose V# format gfx9 numbers differently) and structured ones (`idxen`, whose
-/// bounds check gfx11 chooses by an OOB_SELECT field gfx9's V# lacks) are refused.
+/// offen 54, idxen 55, soffset [63:56] (`llvm-mc-19 -mcpu=gfx1100`: `buffer_load_b32 v1,
+/// v[2:3], s[4:7], s8 idxen offen` is e0500000 08c10102). With idxen the VGPR holds the index
+/// and, with offen too, the next one the offset, on both (LLVM's AMDGPU operand docs,
+/// `gfx9_addr_buf`). The V# is read in gfx9's layout ([`gfx9_descriptor`]), whose format and
+/// range check differ from gfx11's (`memory_ops.rs`, `Descriptor::Gfx9`).
 pub(super) fn mubuf(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
     let [w0, w1, _] = instruction.words;
-    if instruction.entry.mnemonic.contains("_format_") {
-        return Err(Refusal("a typed access through a V# whose format gfx9 numbers differently"));
-    }
     if (w0 >> 16) & 1 == 1 || (w1 >> 23) & 1 == 1 {
         return Err(Refusal("a buffer access into LDS, with TFE or AGPR data"));
     }
     let (offen, idxen, glc, slc) = ((w0 >> 12) & 1, (w0 >> 13) & 1, (w0 >> 14) & 1, (w0 >> 17) & 1);
-    if idxen == 1 {
-        return Err(Refusal("a structured (idxen) buffer access, whose bounds gfx9's V# sets differently"));
-    }
     let soffset = w1 >> 24;
     if soffset == 255 {
         return Err(Refusal("a literal soffset"));
     }
     let out0 = 0x38 << 26 | glc << 14 | slc << 12 | (w0 & 0xFFF);
-    let out1 = (NUMBERING.source)(soffset)? << 24 | offen << 22 | (w1 & 0x1F_FFFF);
+    let out1 = (NUMBERING.source)(soffset)? << 24 | idxen << 23 | offen << 22 | (w1 & 0x1F_FFFF);
     encode(E11::Mubuf, equivalent, [out0, out1, 0])
 }
 
-/// gfx9's `BUF_DATA_FORMAT` numbers 1..=14 as the width part of gfx11's format names (LLVM's
-/// `DFMT_*` in SIDefines.h; Vega ISA guide, "Buffer Data Formats"; 0 is invalid, 15 reserved).
-const DATA_FORMATS: [&str; 15] = [
-    "",
-    "8",
-    "16",
-    "8_8",
-    "32",
-    "16_16",
-    "10_11_11",
-    "11_11_10",
-    "10_10_10_2",
-    "2_10_10_10",
-    "8_8_8_8",
-    "32_32",
-    "16_16_16_16",
-    "32_32_32",
-    "32_32_32_32",
-];
-
-/// gfx9's `BUF_NUM_FORMAT` numbers as the numeric part of gfx11's format names (LLVM's `NFMT_*`:
-/// 6 is reserved on gfx9).
-const NUM_FORMATS: [&str; 8] = ["UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT", "", "FLOAT"];
-
-/// gfx11's unified format (MTBUF bits 25:19) for gfx9's data and numeric formats: the one LLVM
-/// names `BUF_FMT_<data>_<numeric>` (`gfx11/buffer_format.rs`); `None` where gfx11 has no such
-/// pair or either number is invalid.
-fn unified_format(dfmt: u32, nfmt: u32) -> Option<u32> {
-    let (data, numeric) = (DATA_FORMATS.get(dfmt as usize)?, NUM_FORMATS.get(nfmt as usize)?);
-    if data.is_empty() || numeric.is_empty() {
-        return None;
+/// `plan` with its buffer access reading the V# in gfx9's layout (`Descriptor::Gfx9`) where
+/// `translated`, its gfx11 form, is MUBUF or MTBUF (with AGPR data too): chosen once here, so
+/// that the access's step tests no instruction set.
+pub(super) fn gfx9_descriptor(translated: &gfx11::Instruction, plan: Plan) -> Plan {
+    if !matches!(translated.encoding, E11::Mubuf | E11::Mtbuf) {
+        return plan;
     }
-    let name = format!("{data}_{numeric}");
-    (0..128).find(|&number| gfx11::buffer_format_name(number) == Some(name.as_str()))
+    match plan {
+        Plan::Memory(access) => Plan::Memory(Access { descriptor: Descriptor::Gfx9, ..access }),
+        Plan::AgprMemory(mut agprs) => {
+            agprs.access.descriptor = Descriptor::Gfx9;
+            Plan::AgprMemory(agprs)
+        }
+        other => other,
+    }
 }
 
 /// MTBUF (`tbuffer_*`), whose format the instruction names. gfx9 (Vega ISA guide 12.7;
@@ -162,15 +139,11 @@ fn unified_format(dfmt: u32, nfmt: u32) -> Option<u32> {
 /// [25:23]; vaddr [39:32], vdata [47:40], srsrc [52:48], slc 54, tfe (gfx90a: acc) 55, soffset
 /// [63:56]. gfx11 (`-mcpu=gfx1100`, the same with `format:[BUF_FMT_32_FLOAT]`: e8b05004
 /// 08410102): offset [11:0], slc 12, dlc 13, glc 14, op [18:15], format [25:19]; offen 54,
-/// idxen 55. The two formats become gfx11's unified one ([`unified_format`]). A raw access is
-/// bounded as [`mubuf`]'s; structured (`idxen`) ones, TFE or AGPR data and a literal soffset
-/// are refused.
+/// idxen 55. The two formats become gfx11's unified one (`gfx9/buffer_format.rs`). The V# is
+/// read as [`mubuf`]'s (its format unused); TFE or AGPR data and a literal soffset are refused.
 pub(super) fn mtbuf(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instruction, Refusal> {
     let [w0, w1, _] = instruction.words;
     let (offen, idxen, glc, slc) = ((w0 >> 12) & 1, (w0 >> 13) & 1, (w0 >> 14) & 1, (w1 >> 22) & 1);
-    if idxen == 1 {
-        return Err(Refusal("a structured (idxen) typed buffer access, whose bounds gfx9's V# sets differently"));
-    }
     if (w1 >> 23) & 1 == 1 {
         return Err(Refusal("a typed buffer access with TFE or AGPR data"));
     }
@@ -178,9 +151,9 @@ pub(super) fn mtbuf(instruction: &gfx9::Instruction, equivalent: O11) -> Result<
     if soffset == 255 {
         return Err(Refusal("a literal soffset"));
     }
-    let format = unified_format((w0 >> 19) & 0xF, (w0 >> 23) & 7)
+    let format = gfx9::buffer_format::unified((w0 >> 19) & 0xF, (w0 >> 23) & 7)
         .ok_or(Refusal("a typed buffer format gfx11 lacks (or gfx9 reserves)"))?;
     let out0 = 0x3A << 26 | format << 19 | (w0 & (0xF << 15)) | glc << 14 | slc << 12 | (w0 & 0xFFF);
-    let out1 = (NUMBERING.source)(soffset)? << 24 | offen << 22 | (w1 & 0x1F_FFFF);
+    let out1 = (NUMBERING.source)(soffset)? << 24 | idxen << 23 | offen << 22 | (w1 & 0x1F_FFFF);
     encode(E11::Mtbuf, equivalent, [out0, out1, 0])
 }
