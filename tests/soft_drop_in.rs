@@ -426,6 +426,22 @@ fn hipcc_built_programs_run_on(arch: &str, agents: Option<&str>) {
     );
 }
 
+/// HIP 5.2.3's `__smid()` (HW_ID's CU_ID and SE_ID through `s_getreg_b32`), built with hipcc for
+/// gfx90a and run on a gfx90a soft agent of 8 CUs (`tests/hip/smid.hip`): every thread of a
+/// block reports its block's value, every value is below `multiProcessorCount`, and the 64
+/// blocks, dealt to the CUs in turn, report 8 distinct values.
+#[test]
+fn hip_smid_reads_in_range_compute_units_that_a_block_agrees_on() {
+    let Some(dir) = hipcc_and_drop_in() else { return };
+    let program = hipcc("smid.hip", &["--offload-arch=gfx90a", "-O2", "-Wall"], "hip-smid-gfx90a");
+    let Some((text, stderr)) = run_on_drop_in(&dir, &program, &[], Some(GFX90A)) else { return };
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        ["compute units 8", "blocks agree", "in range", "distinct 8"],
+        "{stderr}"
+    );
+}
+
 /// Device printf, built with hipcc as a user builds it: HIP 5.2.3 routes it through ROCclr's
 /// hostcall buffer and listener thread, which the kernel reaches with global atomics and the
 /// listener's signal; the kernel's scratch (gfx10 reaches it through the private segment buffer)
