@@ -36,12 +36,15 @@ enum Ty {
     Fp8,
     Bf8,
     F64,
+    /// gfx942's xf32: f32 registers whose mantissas the MFMA truncates to 10 bits (MI300 ISA
+    /// guide, V_MFMA_F32_16X16X8_XF32).
+    Xf32,
 }
 
 impl Ty {
     fn bits(self) -> usize {
         match self {
-            Ty::F32 => 32,
+            Ty::F32 | Ty::Xf32 => 32,
             Ty::F16 | Ty::Bf16 => 16,
             Ty::I8 | Ty::Fp8 | Ty::Bf8 => 8,
             Ty::F64 => 64,
@@ -125,6 +128,8 @@ fn value(ty: Ty, dwords: &[u32], e: usize) -> f64 {
     let word = dwords[e * bits / 32] >> (e * bits % 32);
     match ty {
         Ty::F32 => f32::from_bits(word) as f64,
+        // Sign, exponent and the top 10 mantissa bits: the low 13 truncated.
+        Ty::Xf32 => f32::from_bits(word >> 13 << 13) as f64,
         Ty::F16 => half::f16::from_bits(word as u16).to_f64(),
         Ty::Bf16 => half::bf16::from_bits(word as u16).to_f64(),
         Ty::I8 => word as u8 as i8 as f64,
@@ -156,11 +161,13 @@ fn value(ty: Ty, dwords: &[u32], e: usize) -> f64 {
     }
 }
 
-/// The registers of A, B and C of every lane (`[lane][dword]`), and D as the wave wrote it.
+/// The registers of A, B and C of every lane (`[lane][dword]`), and a sparse form's index
+/// register (`[lane]`; empty for the dense forms).
 struct Operands {
     a: Vec<Vec<u32>>,
     b: Vec<Vec<u32>>,
     c: Vec<Vec<u32>>,
+    index: Vec<u32>,
 }
 
 /// Checks every element of D (`[lane][dword]`) against A × B + C computed on the host from the
@@ -222,33 +229,46 @@ fn check_with(
                     exact += product;
                     magnitude += product.abs();
                 }
-                let (lane, register) = shape.d_at(block, i, j);
-                let (c, got) = match shape.output {
-                    Out::F64 => {
-                        let pair = |regs: &[u32]| regs[2 * register] as u64 | (regs[2 * register + 1] as u64) << 32;
-                        (f64::from_bits(pair(&operands.c[lane])), f64::from_bits(pair(&d[lane])))
-                    }
-                    Out::F32 => {
-                        (f32::from_bits(operands.c[lane][register]) as f64, f32::from_bits(d[lane][register]) as f64)
-                    }
-                    Out::I32 => (operands.c[lane][register] as i32 as f64, d[lane][register] as i32 as f64),
-                };
-                let where_ = format!("{what}: block {block} D[{i}][{j}] (lane {lane}, register {register})");
-                if shape.output == Out::I32 {
-                    let want = (operands.c[lane][register] as i32).wrapping_add(exact as i64 as i32);
-                    assert_eq!(d[lane][register] as i32, want, "{where_}");
-                } else {
-                    let unit = if shape.output == Out::F64 { 2f64.powi(-53) } else { 2f64.powi(-24) };
-                    let want = exact + c;
-                    let bound = (shape.k as f64 + 2.0) * unit * (magnitude + c.abs()) + f64::MIN_POSITIVE;
-                    assert!((got - want).abs() <= bound, "{where_}: got {got}, want {want} (bound {bound})");
-                }
+                let where_ = format!("{what}: block {block} D[{i}][{j}]");
+                assert_element(shape, operands, d, (block, i, j), (exact, magnitude), &where_);
                 checked += 1;
             }
         }
     }
     assert_eq!(checked, shape.m * shape.m * shape.blocks);
     checked
+}
+
+/// Checks D[block][i][j] (`[lane][dword]`) against C + `exact`, the sum of the products whose
+/// absolute values sum to `magnitude`: integers bit for bit (C + the sum modulo 2^32), floats
+/// within the module's bound.
+fn assert_element(
+    shape: &Shape,
+    operands: &Operands,
+    d: &[Vec<u32>],
+    (block, i, j): (usize, usize, usize),
+    (exact, magnitude): (f64, f64),
+    what: &str,
+) {
+    let (lane, register) = shape.d_at(block, i, j);
+    let (c, got) = match shape.output {
+        Out::F64 => {
+            let pair = |regs: &[u32]| regs[2 * register] as u64 | (regs[2 * register + 1] as u64) << 32;
+            (f64::from_bits(pair(&operands.c[lane])), f64::from_bits(pair(&d[lane])))
+        }
+        Out::F32 => (f32::from_bits(operands.c[lane][register]) as f64, f32::from_bits(d[lane][register]) as f64),
+        Out::I32 => (operands.c[lane][register] as i32 as f64, d[lane][register] as i32 as f64),
+    };
+    let where_ = format!("{what} (lane {lane}, register {register})");
+    if shape.output == Out::I32 {
+        let want = (operands.c[lane][register] as i32).wrapping_add(exact as i64 as i32);
+        assert_eq!(d[lane][register] as i32, want, "{where_}");
+    } else {
+        let unit = if shape.output == Out::F64 { 2f64.powi(-53) } else { 2f64.powi(-24) };
+        let want = exact + c;
+        let bound = (shape.k as f64 + 2.0) * unit * (magnitude + c.abs()) + f64::MIN_POSITIVE;
+        assert!((got - want).abs() <= bound, "{where_}: got {got}, want {want} (bound {bound})");
+    }
 }
 
 /// A small deterministic generator for the inputs.
@@ -273,6 +293,8 @@ impl Rng {
         for e in 0..elements {
             let bits: u64 = match ty {
                 Ty::F32 => (self.fraction(20) as f32).to_bits() as u64,
+                // Any low 13 bits, so that the truncation shows (rounding would differ).
+                Ty::Xf32 => ((self.fraction(20) as f32).to_bits() & !0x1FFF | self.next() & 0x1FFF) as u64,
                 Ty::F16 => half::f16::from_f64(self.fraction(9)).to_bits() as u64,
                 Ty::Bf16 => half::bf16::from_f64(self.fraction(6)).to_bits() as u64,
                 Ty::I8 => self.next() as u8 as u64,
@@ -316,6 +338,7 @@ fn operands(shape: &Shape, b: Option<Ty>, rng: &mut Rng) -> Operands {
         a: per_lane(rng, shape.input, shape.source_dwords()),
         b: per_lane(rng, b_type(shape, b), shape.source_dwords()),
         c,
+        index: Vec::new(),
     }
 }
 
@@ -410,7 +433,7 @@ enum Arguments {
     PerLane,
 }
 
-const COMPILED: [(&str, Shape, Arguments, &[&str]); 6] = [
+const COMPILED: [(&str, Shape, Arguments, &[&str]); 7] = [
     (
         "mfma_f32_16x16x4f32",
         Shape { m: 16, k: 4, blocks: 1, input: Ty::F32, output: Out::F32 },
@@ -444,6 +467,12 @@ const COMPILED: [(&str, Shape, Arguments, &[&str]); 6] = [
     (
         "mfma_f32_16x16x32_fp8_fp8",
         Shape { m: 16, k: 32, blocks: 1, input: Ty::Fp8, output: Out::F32 },
+        Arguments::PerLane,
+        &["gfx942"],
+    ),
+    (
+        "mfma_f32_16x16x8_xf32",
+        Shape { m: 16, k: 8, blocks: 1, input: Ty::Xf32, output: Out::F32 },
         Arguments::PerLane,
         &["gfx942"],
     ),
@@ -483,16 +512,9 @@ fn the_compiled_mfma_kernels_match_the_host_reference_on_gfx908_gfx90a_and_gfx94
             checked += check(&shape, None, &operands, &d[..64], &format!("{target} {symbol}"));
         }
     }
-    // 16·16 + 32·32 + 256 (×2) + 256 (×2) + 256 (×2) + 256, over the targets each runs on.
-    assert_eq!(checked, 3 * 256 + 3 * 1024 + 2 * 256 + 2 * 256 + 2 * 256 + 256);
-}
-
-/// gfx942's xf32 MFMA, whose input rounding is not modelled, is refused by name.
-#[test]
-fn gfx942_xf32_mfma_is_refused_naming_it() {
-    let buffers: Vec<Buf> = (0..4).map(|_| Buf::of_dwords(&[0; 256])).collect();
-    let error = run_compiled("gfx942", "mfma_f32_16x16x8_xf32", &buffers).expect_err("xf32 is refused");
-    assert!(matches!(error, ExecError::Unsupported { mnemonic: "v_mfma_f32_16x16x8_xf32", .. }), "{error:?}");
+    // 16·16 + 32·32 + 256 (×2) + 256 (×2) + 256 (×2) + 256 + 256 (xf32), over the targets
+    // each runs on.
+    assert_eq!(checked, 3 * 256 + 3 * 1024 + 2 * 256 + 2 * 256 + 2 * 256 + 256 + 256);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -529,6 +551,15 @@ struct Case {
     b: Option<Ty>,
     accumulator: Accumulator,
     controls: Controls,
+    /// A `v_smfmac_*`: A holds half the dense registers, the index register follows C's.
+    sparse: bool,
+}
+
+impl Case {
+    /// Dwords of A per lane: half the dense count where A is sparse.
+    fn a_dwords(&self) -> usize {
+        self.shape.source_dwords() / if self.sparse { 2 } else { 1 }
+    }
 }
 
 /// The wave64 kernel for `case`: loads A, B and C (one VGPR per row of 64 dwords of `in`, lane
@@ -536,12 +567,12 @@ struct Case {
 /// 0x1111_1111/0x2222_2222 are `in`'s address, 0x3333_3333/0x4444_4444 `out`'s.
 fn program(case: &Case) -> Vec<u32> {
     let shape = &case.shape;
-    let (ra, rb, rc) = (shape.source_dwords(), shape.source_dwords(), shape.d_dwords());
+    let (ra, rb, rc) = (case.a_dwords(), shape.source_dwords(), shape.d_dwords());
     if case.accumulator == Accumulator::AgprMemory {
         return agpr_memory_program(case);
     }
     let constant = matches!(case.accumulator, Accumulator::Constant(..));
-    let rows = ra + rb + if constant { 0 } else { rc };
+    let rows = ra + rb + if constant { 0 } else { rc } + usize::from(case.sparse);
     let (a, b, c) = (2, 2 + ra as u32, 2 + (ra + rb) as u32);
     let unified = case.processor != Processor::Gfx908;
     let mut code = vec![
@@ -579,6 +610,8 @@ fn program(case: &Case) -> Vec<u32> {
         Accumulator::Vgprs => (c, 256 + c),
         Accumulator::Constant(field, _) => (c, field),
     };
+    // A sparse form's src2 is its index VGPR, loaded after C (C is D there).
+    let src2 = if case.sparse { 256 + c + rc as u32 } else { src2 };
     let acc_cd = u32::from(agprs && unified);
     // cbsz [10:8], abid [14:11], blgp [63:61].
     let Controls { cbsz, abid, blgp } = case.controls;
@@ -637,6 +670,11 @@ fn agpr_memory_program(case: &Case) -> Vec<u32> {
 /// Runs `case` with `operands` as one wave on the interpreter (and the native tier, which must
 /// agree); returns D's registers per lane.
 fn run_case(case: &Case, operands: &Operands) -> Result<Vec<Vec<u32>>, ExecError> {
+    run_with_code(case, operands, &program(case))
+}
+
+/// [`run_case`] with `code`, [`program`]'s for `case` or an edit of it.
+fn run_with_code(case: &Case, operands: &Operands, code: &[u32]) -> Result<Vec<Vec<u32>>, ExecError> {
     let shape = &case.shape;
     let rc = shape.d_dwords();
     let mut rows: Vec<&Vec<u32>> = Vec::new();
@@ -644,7 +682,7 @@ fn run_case(case: &Case, operands: &Operands) -> Result<Vec<Vec<u32>>, ExecError
         (0..count).map(|r| (0..64).map(|lane| per_lane[lane][r]).collect()).collect()
     };
     let (a, b, c) = (
-        registers(&operands.a, shape.source_dwords()),
+        registers(&operands.a, case.a_dwords()),
         registers(&operands.b, shape.source_dwords()),
         registers(&operands.c, rc),
     );
@@ -653,8 +691,11 @@ fn run_case(case: &Case, operands: &Operands) -> Result<Vec<Vec<u32>>, ExecError
     if !matches!(case.accumulator, Accumulator::Constant(..)) {
         rows.extend(&c);
     }
+    if case.sparse {
+        rows.push(&operands.index);
+    }
     let input: Vec<u32> = rows.into_iter().flatten().copied().collect();
-    let out = run_program(case.processor, &program(case), &input, 64 * rc)?;
+    let out = run_program(case.processor, code, &input, 64 * rc)?;
     Ok((0..64).map(|lane| (0..rc).map(|r| out[r * 64 + lane]).collect()).collect())
 }
 
@@ -716,7 +757,7 @@ fn assert_decodes(case: &Case) {
     let bytes: Vec<u8> = code.iter().flat_map(|word| word.to_le_bytes()).collect();
     let found = aqueduct_isa::gfx9::decode_all(&bytes, 0, case.processor)
         .map(|result| result.expect("the kernel decodes").1.entry.mnemonic)
-        .find(|mnemonic| mnemonic.starts_with("v_mfma"));
+        .find(|mnemonic| mnemonic.starts_with("v_mfma") || mnemonic.starts_with("v_smfmac"));
     assert_eq!(found, Some(case.mnemonic), "{:?}'s op {}", case.processor, case.op);
 }
 
@@ -739,6 +780,7 @@ fn cases() -> Vec<Case> {
         b,
         accumulator,
         controls: Controls::default(),
+        sparse: false,
     };
     vec![
         case(Gfx908, "v_mfma_f32_32x32x1f32", 64, shape(32, 1, 2, Ty::F32, Out::F32), None, Agprs),
@@ -796,6 +838,7 @@ fn mfma_broadcast_controls_pick_the_documented_blocks_and_lanes() {
         b: None,
         accumulator,
         controls: Controls { cbsz, abid, blgp },
+        sparse: false,
     };
     for blgp in 0..8 {
         let (cbsz, abid) = (blgp % 5, (blgp * 7) % (1 << (blgp % 5)));
@@ -819,22 +862,24 @@ fn mfma_broadcast_controls_pick_the_documented_blocks_and_lanes() {
     }
 }
 
-/// The broadcast controls (cbsz, abid, blgp) and the sparse MFMA are refused by name, not run as
-/// if unset.
+/// The broadcast controls (cbsz, abid, blgp) where a form has none, and a sparse MFMA's blgp or
+/// non-VGPR index, are refused by name, not run as if unset.
 #[test]
 fn mfma_controls_and_sparse_forms_are_refused_naming_the_instruction() {
     // v_mfma_f32_16x16x4f32 v[0:3], v5, v7, v[0:3] (one block) with cbsz:1, then abid:2 (bits
     // 10:8, 14:11); v_mfma_f32_4x4x1f32 v[4:7], v2, v3, v[4:7] cbsz:1 abid:2 (an ABID past the
     // 2^CBSZ blocks); v_mfma_f64_16x16x4f64 v[0:7], v[8:9], v[10:11], v[0:7] blgp:1 (f64's
     // negation on gfx942); gfx942's v_mfma_f32_16x16x16_f16 v[0:3], v[4:5], v[6:7], v[0:3]
-    // blgp:1; v_smfmac_f32_16x16x32_f16 v[0:3], v[4:5], v[6:9], v10.
-    let cases: [(Processor, [u32; 2], &str); 6] = [
+    // blgp:1; v_smfmac_f32_16x16x32_f16 v[0:3], v[4:5], v[6:9], v10 with blgp 1 (bits 63:61,
+    // which llvm-mc-19 does not accept there), then with src2 the constant 0 (field 128).
+    let cases: [(Processor, [u32; 2], &str); 7] = [
         (Processor::Gfx90a, [0xD3C5_0100, 0x0402_0F05], "v_mfma_f32_16x16x4f32"),
         (Processor::Gfx90a, [0xD3C5_1000, 0x0402_0F05], "v_mfma_f32_16x16x4f32"),
         (Processor::Gfx90a, [0xD3C2_1104, 0x0412_0702], "v_mfma_f32_4x4x1f32"),
         (Processor::Gfx90a, [0xD3EE_0000, 0x2402_1508], "v_mfma_f64_16x16x4f64"),
         (Processor::Gfx942, [0xD3CD_0000, 0x2402_0D04], "v_mfma_f32_16x16x16_f16"),
-        (Processor::Gfx942, [0xD3E2_0000, 0x042A_0D04], "v_smfmac_f32_16x16x32_f16"),
+        (Processor::Gfx942, [0xD3E2_0000, 0x242A_0D04], "v_smfmac_f32_16x16x32_f16"),
+        (Processor::Gfx942, [0xD3E2_0000, 0x0202_0D04], "v_smfmac_f32_16x16x32_f16"),
     ];
     for (processor, words, mnemonic) in cases {
         let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).collect();
@@ -845,9 +890,10 @@ fn mfma_controls_and_sparse_forms_are_refused_naming_the_instruction() {
     }
 }
 
-/// An MFMA with lanes EXEC disables is refused (what it does with them is not modelled).
+/// On gfx908 and gfx90a an MFMA with lanes EXEC disables is refused (their guides do not say
+/// what it does with them).
 #[test]
-fn an_mfma_under_a_partial_exec_is_refused_naming_it() {
+fn a_gfx90a_mfma_under_a_partial_exec_is_refused_naming_it() {
     let code = [
         0xBEFE_00FF,
         0xFFFF, // s_mov_b32 exec_lo, 0xffff
@@ -859,4 +905,171 @@ fn an_mfma_under_a_partial_exec_is_refused_naming_it() {
     assert!(matches!(error, ExecError::Unsupported { mnemonic: "v_mfma_f32_4x4x1f32", .. }), "{error:?}");
     // The same with every lane enabled runs.
     run_program(Processor::Gfx90a, &code[2..], &[0; 64], 64).expect("a full EXEC runs");
+}
+
+// ---------------------------------------------------------------------------------------------
+// gfx942's sparse MFMA (v_smfmac_*) and EXEC.
+// ---------------------------------------------------------------------------------------------
+
+/// The 4:2 index pairs the MI300 ISA guide allows (7.4, restriction 3: index0 < index1), as
+/// nibbles (index0 in bits 1:0, index1 in bits 3:2).
+const PAIRS: [u32; 6] = [0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b1110];
+
+/// Random operands for a sparse `case`: A's stored half, dense B, C, and an index register of
+/// valid pairs in every set (so that a wrongly chosen set reads other indices).
+fn sparse_operands(case: &Case, rng: &mut Rng) -> Operands {
+    let mut operands = operands(&case.shape, case.b, rng);
+    operands.a.iter_mut().for_each(|registers| registers.truncate(case.a_dwords()));
+    operands.index =
+        (0..64).map(|_| (0..8).fold(0, |word, nibble| word | PAIRS[rng.next() as usize % 6] << (4 * nibble))).collect();
+    operands
+}
+
+/// Checks a sparse MFMA's D against C + A × B with A rebuilt from the guide's definition,
+/// element to register (MI300 ISA guide, 7.4.1; the calculator's CDNA3 "compression" layout):
+/// A[i][k] of the dense K lies in lane M·(k / E) + i (E the dense elements a lane of B holds),
+/// in K chunk c = (k % E) / 4, whose index nibble is bits [4c + 3 : 4c] of the selected set (set
+/// ABID, of E bits, when CBSZ[1:0] = 0, else set 0); A[i][k] is stored element 2c if the
+/// nibble's index0 is k % 4, 2c + 1 if its index1 is, and zero (no product) otherwise.
+fn check_sparse(case: &Case, operands: &Operands, d: &[Vec<u32>], what: &str) -> usize {
+    let shape = &case.shape;
+    let e = shape.per_lane();
+    let Controls { cbsz, abid, .. } = case.controls;
+    let shift = if cbsz & 3 != 0 { 0 } else { (abid as usize % (32 / e)) * e };
+    let mut checked = 0;
+    for i in 0..shape.m {
+        for j in 0..shape.m {
+            let (mut exact, mut magnitude) = (0f64, 0f64);
+            for k in 0..shape.k {
+                let lane_a = shape.m * (k / e) + i;
+                let chunk = (k % e) / 4;
+                let nibble = operands.index[lane_a] >> shift >> (4 * chunk) & 0xF;
+                let slot = match (nibble & 3, nibble >> 2) {
+                    (first, _) if first as usize == k % 4 => 2 * chunk,
+                    (_, second) if second as usize == k % 4 => 2 * chunk + 1,
+                    _ => continue,
+                };
+                let (lane_b, eb) = shape.source_at(0, j, k);
+                let b = value(b_type(shape, case.b), &operands.b[lane_b], eb);
+                let product = value(shape.input, &operands.a[lane_a], slot) * b;
+                exact += product;
+                magnitude += product.abs();
+            }
+            assert_element(shape, operands, d, (0, i, j), (exact, magnitude), &format!("{what}: D[{i}][{j}]"));
+            checked += 1;
+        }
+    }
+    checked
+}
+
+/// Every gfx942 `v_smfmac_*` form (16-bit, i8 and each fp8/bf8 pairing, both sizes), D and C
+/// in VGPRs or AGPRs, each index set CBSZ and ABID pick, against [`check_sparse`]; integers bit
+/// for bit.
+#[test]
+fn gfx942_sparse_mfma_forms_match_the_guides_index_selection() {
+    use Accumulator::{Agprs, Vgprs};
+    let mut rng = Rng(0x736D_666D_6163);
+    let sparse = |mnemonic, op, shape, b, accumulator, cbsz, abid| Case {
+        processor: Processor::Gfx942,
+        mnemonic,
+        op,
+        shape,
+        b,
+        accumulator,
+        controls: Controls { cbsz, abid, blgp: 0 },
+        sparse: true,
+    };
+    let cases = [
+        sparse("v_smfmac_f32_16x16x32_f16", 98, shape(16, 32, 1, Ty::F16, Out::F32), None, Vgprs, 0, 0),
+        sparse("v_smfmac_f32_16x16x32_f16", 98, shape(16, 32, 1, Ty::F16, Out::F32), None, Agprs, 0, 3),
+        sparse("v_smfmac_f32_32x32x16_f16", 100, shape(32, 16, 1, Ty::F16, Out::F32), None, Vgprs, 0, 2),
+        sparse("v_smfmac_f32_16x16x32_bf16", 102, shape(16, 32, 1, Ty::Bf16, Out::F32), None, Vgprs, 1, 3),
+        sparse("v_smfmac_f32_32x32x16_bf16", 104, shape(32, 16, 1, Ty::Bf16, Out::F32), None, Agprs, 0, 1),
+        sparse("v_smfmac_i32_16x16x64_i8", 106, shape(16, 64, 1, Ty::I8, Out::I32), None, Vgprs, 0, 1),
+        sparse("v_smfmac_i32_32x32x32_i8", 108, shape(32, 32, 1, Ty::I8, Out::I32), None, Agprs, 0, 0),
+        sparse("v_smfmac_f32_16x16x64_bf8_bf8", 120, shape(16, 64, 1, Ty::Bf8, Out::F32), None, Vgprs, 0, 1),
+        sparse("v_smfmac_f32_16x16x64_bf8_fp8", 121, shape(16, 64, 1, Ty::Bf8, Out::F32), Some(Ty::Fp8), Vgprs, 0, 0),
+        sparse("v_smfmac_f32_16x16x64_fp8_bf8", 122, shape(16, 64, 1, Ty::Fp8, Out::F32), Some(Ty::Bf8), Agprs, 2, 1),
+        sparse("v_smfmac_f32_16x16x64_fp8_fp8", 123, shape(16, 64, 1, Ty::Fp8, Out::F32), None, Vgprs, 0, 1),
+        sparse("v_smfmac_f32_32x32x32_bf8_bf8", 124, shape(32, 32, 1, Ty::Bf8, Out::F32), None, Vgprs, 0, 0),
+        sparse("v_smfmac_f32_32x32x32_bf8_fp8", 125, shape(32, 32, 1, Ty::Bf8, Out::F32), Some(Ty::Fp8), Vgprs, 1, 1),
+        sparse("v_smfmac_f32_32x32x32_fp8_bf8", 126, shape(32, 32, 1, Ty::Fp8, Out::F32), Some(Ty::Bf8), Agprs, 0, 1),
+        sparse("v_smfmac_f32_32x32x32_fp8_fp8", 127, shape(32, 32, 1, Ty::Fp8, Out::F32), None, Vgprs, 0, 1),
+    ];
+    let mut checked = 0;
+    for case in cases {
+        assert_decodes(&case);
+        let operands = sparse_operands(&case, &mut rng);
+        let d = run_case(&case, &operands).unwrap_or_else(|error| panic!("{}: {error}", case.mnemonic));
+        checked += check_sparse(&case, &operands, &d, &format!("{} {:?}", case.mnemonic, case.controls));
+    }
+    assert_eq!(checked, 8 * 256 + 7 * 1024);
+}
+
+/// An index pair the guide rules out (index0 ≥ index1) fails the wave naming the instruction,
+/// rather than running some guess.
+#[test]
+fn a_sparse_mfma_with_an_unordered_index_pair_is_refused_naming_it() {
+    let case = Case {
+        processor: Processor::Gfx942,
+        mnemonic: "v_smfmac_f32_16x16x32_f16",
+        op: 98,
+        shape: shape(16, 32, 1, Ty::F16, Out::F32),
+        b: None,
+        accumulator: Accumulator::Vgprs,
+        controls: Controls::default(),
+        sparse: true,
+    };
+    let mut operands = sparse_operands(&case, &mut Rng(7));
+    run_case(&case, &operands).expect("valid pairs run");
+    // Lane 37's second nibble of set 0: index0 = index1 = 2.
+    operands.index[37] = operands.index[37] & !0xF0 | 0b1010 << 4;
+    let error = run_case(&case, &operands).expect_err("an unordered pair is refused");
+    assert!(matches!(error, ExecError::Unsupported { mnemonic: "v_smfmac_f32_16x16x32_f16", .. }), "{error:?}");
+}
+
+/// On gfx942 an MFMA runs every lane whatever EXEC holds (MI300 ISA guide, 7.1.2: "ignores exec
+/// mask ... and forces it to 1 for all threads"): with EXEC cleared to lanes 0–15 of the low
+/// half, then to none, just before it (and set whole again after it for the stores), every D
+/// element still matches the reference, a dense and a sparse form alike.
+#[test]
+fn a_gfx942_mfma_ignores_exec_and_writes_every_lane() {
+    let mut rng = Rng(0x6578_6563);
+    let dense = Case {
+        processor: Processor::Gfx942,
+        mnemonic: "v_mfma_f32_16x16x4_f32",
+        op: 69,
+        shape: shape(16, 4, 1, Ty::F32, Out::F32),
+        b: None,
+        accumulator: Accumulator::Vgprs,
+        controls: Controls::default(),
+        sparse: false,
+    };
+    let sparse = Case {
+        mnemonic: "v_smfmac_f32_32x32x16_f16",
+        op: 100,
+        shape: shape(32, 16, 1, Ty::F16, Out::F32),
+        accumulator: Accumulator::Agprs,
+        sparse: true,
+        ..dense
+    };
+    // s_mov_b32 exec_lo, 0xffff; s_mov_b64 exec, 0; then s_mov_b64 exec, -1.
+    let masks: [&[u32]; 2] = [&[0xBEFE_00FF, 0xFFFF], &[0xBEFE_0180]];
+    for case in [dense, sparse] {
+        for mask in masks {
+            let operands =
+                if case.sparse { sparse_operands(&case, &mut rng) } else { operands(&case.shape, None, &mut rng) };
+            let mut code = program(&case);
+            let mfma = code.iter().position(|&word| word >> 16 == 0xD380 | case.op).expect("the MFMA");
+            code.splice(mfma + 2..mfma + 2, [0xBEFE_01C1]);
+            code.splice(mfma..mfma, mask.iter().copied());
+            let d = run_with_code(&case, &operands, &code).unwrap_or_else(|error| panic!("{}: {error}", case.mnemonic));
+            let what = format!("{} under EXEC {mask:x?}", case.mnemonic);
+            if case.sparse {
+                check_sparse(&case, &operands, &d, &what);
+            } else {
+                check(&case.shape, None, &operands, &d, &what);
+            }
+        }
+    }
 }

@@ -33,8 +33,33 @@
 //! (b / 2^CBSZ)·2^CBSZ + ABID); BLGP makes each lane read B from another lane ([`blgp_lane`]).
 //! Where they apply is planned (`from_gfx9/mfma.rs`); elsewhere set values are refused.
 //!
-//! EXEC: what an MFMA does with lanes EXEC disables is not modelled (no source at hand states
-//! it); a partial EXEC is refused (`ExecError::Unsupported`) rather than guessed.
+//! Sparse (gfx942's `v_smfmac_*`; MI300 ISA guide, 7.4 "Sparse Matrices" and 7.4.1, as the
+//! calculator's CDNA3 "compression" layout states it): A is 4:2 structured-sparse along K, so
+//! each lane holds half of the dense layout's A elements, packed as dense A would be; stored
+//! element e of a lane lies in K chunk e / 2 (four dense k each), at the position its 2-bit
+//! index gives, index e being bits [2e + 1 : 2e] of the selected index set of the src2 VGPR
+//! ([`Sparse`]). B is dense (the layout above, K the dense K), C is D (accumulated in place:
+//! src2 is repurposed for the indices). An index pair must be strictly increasing (the guide's
+//! restriction 3); one that is not is refused when met (`step` returns `false`), not guessed.
+//! Absent A elements are zeros that contribute no product (the calculator: the Matrix Core
+//! skips the "0-multiplications"), so a B infinity beside one adds no NaN.
+//!
+//! xf32 (gfx942's `v_mfma_f32_*_xf32`, [`Input::Xf32`]): each f32 input's mantissa is truncated
+//! to 10 bits before the (exact) products (MI300 ISA guide, V_MFMA_F32_16X16X8_XF32: "mantissa
+//! is truncated to 10 bits ... and results are accumulated into FP32"; its 7.1.2 prose says
+//! "round the mantissa to 10 bits", the instruction text names the direction; rocWMMA's
+//! `rocwmma_xfloat32(float)` host conversion also truncates, `& 0xffffe000`). A NaN whose
+//! payload lies only in the 13 dropped bits becomes an infinity here; no source says more.
+//!
+//! EXEC: gfx942's MFMA ignores EXEC and runs every lane (MI300 ISA guide, 7.1.2's rules for the
+//! dense MFMA, "Execution Mask: ignores exec mask from MODE and forces it to 1 for all
+//! threads"; the MI355X (CDNA4) guide states the same for its SMFMAC, 7.5), so all 64 lanes
+//! are read and written whatever EXEC holds ([`Mfma::exec_ignored`]). The MI100 and MI200
+//! guides state no such rule (their hazard tables only ask wait states between a V_CMPX that
+//! writes EXEC and a V_MFMA, "no ExecMask forwarding logic for the miSIMD pipeline"), so on
+//! gfx908 and gfx90a a partial EXEC is refused (`ExecError::Unsupported`) rather than guessed.
+//! The MAI hazards (required `s_nop`s) do not arise here: the interpreter runs a wave's
+//! instructions one after another, each complete before the next reads its registers.
 
 use super::wave::{EXEC, Wave};
 
@@ -51,13 +76,15 @@ pub(crate) enum Input {
     Fp8,
     /// gfx942's BF8: E5M2 FNUZ (LLVM's `APFloat::Float8E5M2FNUZ`: bias 16, 0x80 the only NaN).
     Bf8,
+    /// gfx942's xf32: an f32 register whose mantissa is truncated to 10 bits (the module's note).
+    Xf32,
 }
 
 impl Input {
     /// Bits per element.
     pub fn bits(self) -> usize {
         match self {
-            Input::F32 => 32,
+            Input::F32 | Input::Xf32 => 32,
             Input::F16 | Input::Bf16 => 16,
             Input::I8 | Input::Fp8 | Input::Bf8 => 8,
             Input::F64 => 64,
@@ -82,6 +109,14 @@ pub(crate) enum Accumulator {
     Constant(u64),
 }
 
+/// A sparse MFMA's indices (the module's note): the VGPR row of src2 and the bit where the
+/// selected index set starts (8·set for 16-bit inputs, 16·set for 8-bit ones).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Sparse {
+    pub index: u16,
+    pub shift: u8,
+}
+
 /// An MFMA planned: its shape, types and the first row of each operand (an AGPR's row is past
 /// the VGPRs: `from_gfx9/mfma.rs`, `agpr_row`).
 #[derive(Clone, Copy, Debug)]
@@ -103,6 +138,10 @@ pub(crate) struct Mfma {
     pub abid: u8,
     /// BLGP: which lane each lane's B is read from ([`blgp_lane`]).
     pub blgp: u8,
+    /// A `v_smfmac_*`: A is 4:2 sparse, its indices here (`k` is the dense K).
+    pub sparse: Option<Sparse>,
+    /// Whether every lane runs whatever EXEC holds (gfx942; the module's note on EXEC).
+    pub exec_ignored: bool,
 }
 
 /// The lane whose B registers lane `lane` reads under BLGP `blgp` (CDNA ISA guides, "BLGP"; as
@@ -119,8 +158,9 @@ pub(crate) fn blgp_lane(lane: usize, blgp: u8) -> usize {
     }
 }
 
-/// The most elements of A (or B) in one MFMA over all blocks (32×32×16 fp8: 512).
-const MAX_ELEMENTS: usize = 512;
+/// The most elements of A (or B) in one MFMA over all blocks (the dense K of 32×32×32 i8 sparse:
+/// 1024).
+const MAX_ELEMENTS: usize = 1024;
 /// The most D elements per lane (32×32×1 f32, two blocks: 32).
 const MAX_D: usize = 32;
 
@@ -140,6 +180,12 @@ impl Mfma {
         (self.per_lane() * input.bits()).div_ceil(32)
     }
 
+    /// Registers A takes per lane: half the dense count where A is sparse.
+    pub fn a_registers(&self) -> usize {
+        let stored = self.per_lane() / if self.sparse.is_some() { 2 } else { 1 };
+        (stored * self.a_type.bits()).div_ceil(32)
+    }
+
     /// Registers D (and C) take per lane.
     pub fn d_registers(&self) -> usize {
         self.d_per_lane() * if self.output == Output::F64 { 2 } else { 1 }
@@ -152,7 +198,17 @@ impl Mfma {
             (f64_shape, self.m, self.blocks),
             (false, 32, 1 | 2) | (false, 16, 1 | 4) | (false, 4, 16) | (true, 16, 1) | (true, 4, 4)
         );
+        // A sparse form: one block of 16 or 32, whole K chunks of four per lane, its index set
+        // within the index register, no broadcast controls.
+        let sparse = self.sparse.is_none_or(|sparse| {
+            self.blocks == 1
+                && self.m >= 16
+                && self.per_lane().is_multiple_of(4)
+                && sparse.shift as usize + self.per_lane() <= 32
+                && (self.cbsz, self.abid, self.blgp) == (0, 0, 0)
+        });
         shape
+            && sparse
             && (self.m * self.k * self.blocks).is_multiple_of(64)
             && self.m * self.k * self.blocks <= MAX_ELEMENTS
             && self.d_per_lane() <= MAX_D
@@ -194,6 +250,8 @@ fn element(wave: &Wave, row: u16, input: Input, lane: usize, e: usize) -> f64 {
     let word = dword(e * bits / 32) >> (e * bits % 32);
     match input {
         Input::F32 => f32::from_bits(word) as f64,
+        // The 10 mantissa bits kept, the low 13 dropped (the module's note on xf32).
+        Input::Xf32 => f32::from_bits(word & 0xFFFF_E000) as f64,
         Input::F16 => half::f16::from_bits(word as u16).to_f64(),
         // bf16 is an f32's high half.
         Input::Bf16 => f32::from_bits((word & 0xFFFF) << 16) as f64,
@@ -222,21 +280,32 @@ fn fnuz8(byte: u8, mantissa: u32, bias: i32) -> f64 {
 }
 
 /// Runs `mfma` on the whole wave64 `wave` (the low half swapped in, as a once-per-wave step
-/// finds it). `false` where it cannot: a wave32 wave, or an EXEC that disables lanes (the
-/// module's note).
+/// finds it). `false` where it cannot: a wave32 wave, an EXEC that disables lanes where EXEC is
+/// not ignored, or a sparse index pair the guide rules out (the module's notes).
 pub(crate) fn step(wave: &mut Wave, mfma: &Mfma) -> bool {
-    if !wave.wide || wave.half != 0 || wave.mask64(EXEC) != u64::MAX || !mfma.is_valid() {
+    let exec_ok = mfma.exec_ignored || wave.mask64(EXEC) == u64::MAX;
+    if !wave.wide || wave.half != 0 || !exec_ok || !mfma.is_valid() {
         return false;
     }
     let (m, k) = (mfma.m, mfma.k);
     let mut a = [0f64; MAX_ELEMENTS];
+    // Which A elements are present: all, or those a sparse form's indices select.
+    let mut present = [mfma.sparse.is_none(); MAX_ELEMENTS];
     let mut b = [0f64; MAX_ELEMENTS];
     for lane in 0..64 {
         for e in 0..mfma.per_lane() {
-            let (block, i, kk) = mfma.source_position(lane, e);
-            a[(block * m + i) * k + kk] = element(wave, mfma.a, mfma.a_type, lane, e);
             let (block, j, kk) = mfma.source_position(lane, e);
             b[(block * k + kk) * m + j] = element(wave, mfma.b, mfma.b_type, blgp_lane(lane, mfma.blgp), e);
+        }
+        match mfma.sparse {
+            None => {
+                for e in 0..mfma.per_lane() {
+                    let (block, i, kk) = mfma.source_position(lane, e);
+                    a[(block * m + i) * k + kk] = element(wave, mfma.a, mfma.a_type, lane, e);
+                }
+            }
+            Some(sparse) if !sparse_a(wave, mfma, sparse, lane, &mut a, &mut present) => return false,
+            Some(_) => {}
         }
     }
     // Every D is computed (C read) before any is written: D may be C's registers.
@@ -246,14 +315,16 @@ pub(crate) fn step(wave: &mut Wave, mfma: &Mfma) -> bool {
             let (block, i, j) = mfma.d_position(lane, r);
             let group = 1 << mfma.cbsz;
             let a_block = block / group * group + mfma.abid as usize;
-            let products = (0..k).map(|kk| (a[(a_block * m + i) * k + kk], b[(block * k + kk) * m + j]));
+            let products = (0..k)
+                .filter(|&kk| present[(a_block * m + i) * k + kk])
+                .map(|kk| (a[(a_block * m + i) * k + kk], b[(block * k + kk) * m + j]));
             *result = match mfma.output {
                 Output::F32 => {
                     let c = f32::from_bits(accumulator(wave, mfma, lane, r) as u32) as f64;
                     (products.fold(c, |sum, (x, y)| sum + x * y) as f32).to_bits() as u64
                 }
                 Output::I32 => {
-                    // Each product of two i8 is exact in f64, and so is their sum (|sum| < 2^20).
+                    // Each product of two i8 is exact in f64, and so is their sum (|sum| < 2^21).
                     let sum = products.fold(0f64, |sum, (x, y)| sum + x * y) as i64 as i32;
                     (accumulator(wave, mfma, lane, r) as u32).wrapping_add(sum as u32) as u64
                 }
@@ -272,6 +343,29 @@ pub(crate) fn step(wave: &mut Wave, mfma: &Mfma) -> bool {
             if wide {
                 wave.set_lane_value(row + 1, lane, (result >> 32) as u32);
             }
+        }
+    }
+    true
+}
+
+/// Places `lane`'s stored A elements of a sparse form in the dense `a` (marking them
+/// `present`): stored element e goes to dense k = per_lane·group + 4·(e / 2) + its index (the
+/// module's note). `false` where an index pair is not strictly increasing (the guide's
+/// restriction 3: index0 < index1).
+fn sparse_a(wave: &Wave, mfma: &Mfma, sparse: Sparse, lane: usize, a: &mut [f64], present: &mut [bool]) -> bool {
+    let (m, k) = (mfma.m, mfma.k);
+    let indices = wave.lane_value(sparse.index as u32, lane) >> sparse.shift;
+    let base = mfma.per_lane() * (lane / m);
+    let row = (lane % m) * k;
+    for chunk in 0..mfma.per_lane() / 4 {
+        let (first, second) = ((indices >> (4 * chunk)) & 3, (indices >> (4 * chunk + 2)) & 3);
+        if first >= second {
+            return false;
+        }
+        for (e, index) in [(2 * chunk, first), (2 * chunk + 1, second)] {
+            let kk = base + 4 * chunk + index as usize;
+            a[row + kk] = element(wave, mfma.a, mfma.a_type, lane, e);
+            present[row + kk] = true;
         }
     }
     true

@@ -60,7 +60,8 @@
 //! - **MFMA and AGPRs** (gfx908, gfx90a, gfx942; [`mfma`]): `v_mfma_*` runs as
 //!   [`Plan::Mfma`] across the whole wave (`interp/mfma.rs`); `v_accvgpr_read_b32`,
 //!   `v_accvgpr_write_b32` and `v_accvgpr_mov_b32` as gfx11's `v_mov_b32` on AGPR rows kept past
-//!   the VGPRs. Refused: the sparse `v_smfmac_*`, gfx942's xf32 forms, set cbsz/abid/blgp.
+//!   the VGPRs; gfx942's sparse `v_smfmac_*` and xf32 forms too. Refused: cbsz/abid/blgp set
+//!   where a form has none.
 //! - **Loads and stores with AGPR data** (gfx90a, gfx942: the `acc` bits): the same access on
 //!   VGPR windows exchanged with the AGPR rows around it ([`Plan::AgprMemory`], [`agpr_memory`]);
 //!   atomics with AGPR data are refused.

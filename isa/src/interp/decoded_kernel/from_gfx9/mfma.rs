@@ -19,16 +19,24 @@
 //! gfx908's are always AGPRs, the table's `agprs`), op [22:16]; src0 (A) [40:32], src1 (B)
 //! [49:41], src2 (C) [58:50], acc [60:59] (A, B are AGPRs), blgp [63:61]. The broadcast controls
 //! cbsz, abid and blgp run where the form has them (`mfma`); elsewhere (and f64's negation in
-//! the same bits) they are refused when set, as are the sparse `v_smfmac_*`, gfx942's xf32
-//! forms (how their f32 inputs are reduced to xf32 is not modelled) and a C that is neither a
-//! register tuple nor an inline constant.
+//! the same bits) they are refused when set, as is a C that is neither a register tuple nor an
+//! inline constant.
+//!
+//! gfx942's sparse `v_smfmac_*` (MI300 ISA guide, 7.4 "Sparse Matrices"): src2 is a VGPR of
+//! sparse indices, always a VGPR ("SRC2 acts as if ACC_CD==0"; acc_cd places D only), C is D,
+//! and cbsz/abid pick the index set, not a broadcast: with CBSZ[1:0] = 0, ABID[1:0] picks one of
+//! four 8-bit sets (16-bit inputs) or ABID[0] one of two 16-bit sets (8-bit inputs), else the
+//! first set. BLGP is refused when set (amd_matrix_instruction_calculator, CDNA3 SMFMAC: "BLGP
+//! bits supported: False"). gfx942's xf32 forms run with their inputs' mantissas truncated
+//! (`interp/mfma.rs`); like the other single-block gfx942 forms they have no cbsz, abid or blgp
+//! (the calculator: neither supported).
 
 use super::{NUMBERING, Plan, Refusal};
 use crate::gfx9::{self, Extension};
 use crate::gfx11::{self, Opcode as O11};
 use crate::interp::decoded_kernel::from_gfx10::SHADOW_VGPRS;
 use crate::interp::decoded_kernel::reencode::{Vop3, placeholder};
-use crate::interp::mfma::{Accumulator, Input, Mfma, Output};
+use crate::interp::mfma::{Accumulator, Input, Mfma, Output, Sparse};
 use crate::interp::operands::Source;
 
 /// AGPRs per lane (MI100 and MI200 ISA guides: a0..a255).
@@ -71,9 +79,6 @@ pub(super) fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(g
     use gfx9::Opcode as O9;
     match instruction.opcode() {
         O9::VAccvgprReadB32 | O9::VAccvgprWriteB32 | O9::VAccvgprMovB32 => accvgpr(instruction, shadow),
-        _ if instruction.entry.mnemonic.starts_with("v_smfmac") => {
-            Err(Refusal("a sparse MFMA (v_smfmac), which the interpreter does not model"))
-        }
         _ => mfma(instruction, shadow).map(|mfma| (placeholder(), Plan::Mfma(Box::new(mfma)))),
     }
 }
@@ -113,10 +118,14 @@ fn accvgpr(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instr
 }
 
 /// The shape and types an MFMA mnemonic names (`v_mfma_<out>_<M>x<N>x<K>[_<blocks>b]<in>`, the
-/// gfx908/gfx90a and gfx942 spellings; LLVM's VOP3PInstructions.td, `MAIInst` definitions):
-/// (M, K, C/D type, A type, B type), or `None` for a name it does not know.
-fn shape_of(mnemonic: &str) -> Option<(usize, usize, Output, Input, Input)> {
-    let rest = mnemonic.strip_prefix("v_mfma_")?;
+/// gfx908/gfx90a and gfx942 spellings, and gfx942's `v_smfmac_<out>_<M>x<N>x<K>_<in>`; LLVM's
+/// VOP3PInstructions.td, `MAIInst` and `SMFMACInst` definitions): (M, K, C/D type, A type, B
+/// type, sparse), K the dense K, or `None` for a name it does not know.
+fn shape_of(mnemonic: &str) -> Option<(usize, usize, Output, Input, Input, bool)> {
+    let (rest, sparse) = match mnemonic.strip_prefix("v_smfmac_") {
+        Some(rest) => (rest, true),
+        None => (mnemonic.strip_prefix("v_mfma_")?, false),
+    };
     let (out, rest) = rest.split_once('_')?;
     let output = match out {
         "f32" => Output::F32,
@@ -132,7 +141,7 @@ fn shape_of(mnemonic: &str) -> Option<(usize, usize, Output, Input, Input)> {
     let k: usize = tail[..digits].parse().ok()?;
     let types = &tail[digits..];
     let (a, b) = match types {
-        _ if types.ends_with("xf32") => return None,
+        _ if types.ends_with("xf32") => (Input::Xf32, Input::Xf32),
         _ if types.ends_with("fp8_fp8") => (Input::Fp8, Input::Fp8),
         _ if types.ends_with("fp8_bf8") => (Input::Fp8, Input::Bf8),
         _ if types.ends_with("bf8_fp8") => (Input::Bf8, Input::Fp8),
@@ -144,7 +153,16 @@ fn shape_of(mnemonic: &str) -> Option<(usize, usize, Output, Input, Input)> {
         _ if types.ends_with("f32") => (Input::F32, Input::F32),
         _ => return None,
     };
-    (m == n).then_some((m, k, output, a, b))
+    (m == n).then_some((m, k, output, a, b, sparse))
+}
+
+/// A sparse MFMA's index set (the module's note): its first bit in the src2 VGPR, from CBSZ
+/// and ABID; a set holds 2 bits for each A element of a lane's two registers, so it is 8 bits
+/// wide for 16-bit inputs and 16 for 8-bit ones.
+fn index_shift(a_type: Input, cbsz: u8, abid: u8) -> u8 {
+    let width = (2 * 64 / a_type.bits()) as u8;
+    let sets = 32 / width;
+    if cbsz & 3 != 0 { 0 } else { (abid % sets) * width }
 }
 
 /// An MFMA's plan (the module's field note). Its block count follows from D's register count
@@ -154,8 +172,8 @@ fn mfma(instruction: &gfx9::Instruction, shadow: u16) -> Result<Mfma, Refusal> {
     use gfx11::Slot;
     let entry = instruction.entry;
     let [w0, w1, _] = instruction.words;
-    let (m, k, output, a_type, b_type) =
-        shape_of(entry.mnemonic).ok_or(Refusal("an MFMA form the interpreter does not model (xf32)"))?;
+    let (m, k, output, a_type, b_type, sparse) =
+        shape_of(entry.mnemonic).ok_or(Refusal("an MFMA form whose name the interpreter does not parse"))?;
     let width = |probe: fn(&Slot) -> Option<u8>| entry.slots.iter().find_map(probe).unwrap_or(0) as usize;
     let d_width = width(|slot| if let Slot::Vdst(w) = slot { Some(*w) } else { None });
     let a_width = width(|slot| if let Slot::Src0(w) = slot { Some(*w) } else { None });
@@ -177,13 +195,19 @@ fn mfma(instruction: &gfx9::Instruction, shadow: u16) -> Result<Mfma, Refusal> {
         cbsz: 0,
         abid: 0,
         blgp: 0,
+        // Stands for the shape's checks; the index row is set below.
+        sparse: sparse.then_some(Sparse { index: 0, shift: 0 }),
+        exec_ignored: instruction.processor == gfx9::Processor::Gfx942,
     };
     let consistent = plan.is_valid()
         && plan.d_registers() == d_width
-        && plan.source_registers(a_type) == a_width
+        && plan.a_registers() == a_width
         && plan.source_registers(b_type) == b_width;
     if !consistent {
         return Err(Refusal("an MFMA whose operand widths do not match its named shape"));
+    }
+    if sparse {
+        return smfmac(instruction, shadow, plan, (cbsz, blgp, abid));
     }
     // CBSZ and ABID apply to the forms of several blocks, an ABID within the 2^CBSZ blocks
     // broadcast to; BLGP to every f32-accumulating form of gfx908 and gfx90a and to gfx942's
@@ -229,4 +253,34 @@ fn mfma(instruction: &gfx9::Instruction, shadow: u16) -> Result<Mfma, Refusal> {
     };
     let d = row(w0 & 0xFF, d_width, cd_agprs)?;
     Ok(Mfma { a, b, c, d, cbsz, abid, blgp, ..plan })
+}
+
+/// A sparse MFMA's plan, `plan` its shape (the module's note on `v_smfmac_*`): D (and C) in
+/// VGPRs or AGPRs by acc_cd, A and B by the acc bits, the indices in the src2 VGPR.
+fn smfmac(instruction: &gfx9::Instruction, shadow: u16, plan: Mfma, controls: (u8, u8, u8)) -> Result<Mfma, Refusal> {
+    let [w0, w1, _] = instruction.words;
+    let (cbsz, blgp, abid) = controls;
+    if blgp != 0 {
+        return Err(Refusal("blgp on a sparse MFMA (v_smfmac), which has none"));
+    }
+    let (src0, src1, src2) = (w1 & 0x1FF, w1 >> 9 & 0x1FF, w1 >> 18 & 0x1FF);
+    if src0 < 256 || src1 < 256 || src2 < 256 {
+        return Err(Refusal("a sparse MFMA operand that is not a register"));
+    }
+    let row = |number: u32, count: usize, agpr: bool| -> Result<u16, Refusal> {
+        if number as usize + count > AGPRS {
+            return Err(Refusal("an MFMA register tuple past the register file"));
+        }
+        Ok(if agpr { agpr_row(shadow, number) } else { number as u16 })
+    };
+    let a = row(src0 - 256, plan.a_registers(), w1 >> 27 & 1 == 1)?;
+    let b = row(src1 - 256, plan.source_registers(plan.b_type), w1 >> 28 & 1 == 1)?;
+    let d = row(w0 & 0xFF, plan.d_registers(), w0 >> 15 & 1 == 1)?;
+    let index = row(src2 - 256, 1, false)?;
+    let sparse = Some(Sparse { index, shift: index_shift(plan.a_type, cbsz, abid) });
+    let planned = Mfma { a, b, c: Accumulator::Rows(d), d, sparse, ..plan };
+    if !planned.is_valid() {
+        return Err(Refusal("a sparse MFMA whose index set lies past its index register"));
+    }
+    Ok(planned)
 }
