@@ -30,7 +30,7 @@ gfx11_only="wmma typed_buffer"
 wave64_only="wave64"
 wave32_only="wmma wmma_gfx12 wmma_gfx12_sparse typed_buffer"
 # Sources only for gfx12 (its WMMA builtins).
-gfx12_only="wmma_gfx12 wmma_gfx12_sparse"
+gfx12_only="wmma_gfx12 wmma_gfx12_sparse wmma_gfx12_waves"
 gfx9_only="mfma"
 # The sources that build for gfx9 (the others use gfx10's permlanes, DPP8, WMMA or its formats).
 gfx9_too="atomics buffer gemm half hgemm idioms mode transcendental trig_preop"

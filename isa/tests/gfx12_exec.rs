@@ -78,11 +78,18 @@ impl Buf {
     }
 }
 
-/// Runs `symbol` of `tests/kernels/wmma_gfx12_sparse_<target>.hsaco` as `WAVES` wave32 waves of
-/// one workgroup with `buffers` as its pointer arguments, on the interpreter and then on the
+/// Runs `symbol` of `tests/kernels/wmma_gfx12_sparse_<target>.hsaco` as `WAVES` waves of one
+/// workgroup with `buffers` as its pointer arguments, on the interpreter and then on the
 /// native tier where there is one (which must agree); returns the buffers' dwords after.
 fn run_sparse(target: &str, symbol: &str, buffers: &[Buf]) -> Result<Vec<Vec<u32>>, ExecError> {
-    let path = format!("{}/tests/kernels/wmma_gfx12_sparse_{target}.hsaco", env!("CARGO_MANIFEST_DIR"));
+    run_object("wmma_gfx12_sparse", target, symbol, buffers)
+}
+
+/// [`run_sparse`] for `tests/kernels/<object>_<target>.hsaco`, whose wave size (a `-wave64`
+/// target: 64) sets the workgroup's size.
+fn run_object(object: &str, target: &str, symbol: &str, buffers: &[Buf]) -> Result<Vec<Vec<u32>>, ExecError> {
+    let path = format!("{}/tests/kernels/{object}_{target}.hsaco", env!("CARGO_MANIFEST_DIR"));
+    let lanes = if target.ends_with("-wave64") { 64 } else { 32 };
     let bytes = std::fs::read(&path).unwrap_or_else(|error| panic!("{path}: {error} (run isa/gen/test_kernels.sh)"));
     let metadata = CodeObject::parse(&bytes).expect("a code object").kernel(symbol).expect("the kernel").clone();
     let image = StandaloneImage::load(&bytes).expect("the image");
@@ -106,8 +113,8 @@ fn run_sparse(target: &str, symbol: &str, buffers: &[Buf]) -> Result<Vec<Vec<u32
             queue_address: 0,
             kernarg_address: kernargs.as_ptr() as u64,
             dispatch_id: 0,
-            grid: [32 * WAVES as u32, 1, 1],
-            workgroup: [32 * WAVES as u16, 1, 1],
+            grid: [lanes * WAVES as u32, 1, 1],
+            workgroup: [lanes as u16 * WAVES as u16, 1, 1],
             group_segment_size: 0,
             private_segment_size: 0,
             instruction_limit: 100_000,
@@ -569,5 +576,61 @@ fn gfx12_wmma_negation_absolute_value_and_constant_c_match_the_host() {
         check(&out[0], 1, 0, 32, &f32_want, &from_f32, &format!("{target} C = -4.0"));
         check(&out[1], 1, 0, 16, &f16_want, &from_f16, &format!("{target} C = 2.0 (f16)"));
         check(&out[2], 1, 0, 32, &i32_want, &|word| word as i32 as i64, &format!("{target} C = -3"));
+    }
+}
+
+/// `tests/kernels/wmma_gfx12_waves.c`, built for wave32 (gfx1200, gfx1201, gfx12-generic) and
+/// wave64 (gfx1200-wave64) from one source that places row-major matrices in each wave size's
+/// layout: every build's D is the host's C + A × B, so the wave64 layout (AMD aiter's opus test
+/// on gfx1201) and the wave32 one give the same D.
+#[test]
+fn gfx12_wmma_in_wave64_gives_the_wave32_d() {
+    let mut rng = Rng(0x1200_0064);
+    let f32_out: &dyn Fn(i64) -> u32 = &f32_bits;
+    for (symbol, encode, out, bits, decode) in [
+        ("wmma_f32_f16", &f16_bits as &dyn Fn(i64) -> u32, f32_out, 32, &from_f32 as &dyn Fn(u32) -> i64),
+        ("wmma_f32_bf16", &bf16_bits, f32_out, 32, &from_f32),
+        ("wmma_f16", &f16_bits, &f16_bits, 16, &from_f16),
+        ("wmma_bf16", &bf16_bits, &bf16_bits, 16, &from_bf16),
+    ] {
+        let (range, c_range) = if bits == 32 { (8, 3000) } else { (3, 100) };
+        let a: Vec<Grid> = (0..WAVES).map(|_| grid(&mut rng, 16, 16, -range, range)).collect();
+        let b: Vec<Grid> = (0..WAVES).map(|_| grid(&mut rng, 16, 16, -range, range)).collect();
+        let c: Vec<Grid> = (0..WAVES).map(|_| grid(&mut rng, 16, 16, -c_range, c_range)).collect();
+        // Row-major tiles, one a wave, `bits` wide elements packed into dwords.
+        let tiles = |m: &[Grid], bits: usize, encode: &dyn Fn(i64) -> u32| -> Buf {
+            let values: Vec<u32> = m.iter().flat_map(|tile| tile.iter().flatten().map(|&x| encode(x))).collect();
+            let per = 32 / bits;
+            let dwords = values
+                .chunks(per)
+                .map(|chunk| {
+                    chunk
+                        .iter()
+                        .enumerate()
+                        .fold(0, |word, (i, &v)| word | (v & (u32::MAX >> (32 - bits))) << (bits * i))
+                })
+                .collect::<Vec<u32>>();
+            Buf::of(&dwords)
+        };
+        let want: Vec<Vec<i64>> =
+            (0..WAVES).map(|w| matmul(&a[w], &b[w], &c[w]).into_iter().flatten().collect()).collect();
+        let mut results = Vec::new();
+        for target in ["gfx1200", "gfx1201", "gfx12-generic", "gfx1200-wave64"] {
+            let args = [
+                Buf::zeroed(WAVES * 256 * bits / 32),
+                tiles(&a, 16, encode),
+                tiles(&b, 16, encode),
+                tiles(&c, bits, out),
+            ];
+            let d = run_object("wmma_gfx12_waves", target, symbol, &args).unwrap().swap_remove(0);
+            let got: Vec<i64> = (0..WAVES * 256)
+                .map(|i| decode((d[i * bits / 32] >> (bits * i % 32)) & (u32::MAX >> (32 - bits))))
+                .collect();
+            for (w, want) in want.iter().enumerate() {
+                assert_eq!(&got[w * 256..][..256], &want[..], "{target} {symbol}: wave {w}'s D");
+            }
+            results.push(d);
+        }
+        assert!(results.windows(2).all(|pair| pair[0] == pair[1]), "{symbol}: the builds' D images differ");
     }
 }

@@ -52,9 +52,10 @@
 //!   [`Step::Wmma`] through `valu/wmma.rs`'s arithmetic with gfx12's placement ([`wmma`]): the
 //!   16×16×16 f16, bf16, f16/bf16-result, iu8, iu4 and fp8/bf8 ones, `v_wmma_i32_16x16x32_iu4`,
 //!   and the SWMMAC (sparse A) forms; with f16 A/B negation, float C negation/absolute value,
-//!   and inline-constant C as LLVM 19 selects them. Refused: wave64 (no source gives its layout:
-//!   composable_kernel, rocWMMA and llama.cpp use gfx12 WMMA in wave32 only), `op_sel` (other
-//!   than SWMMAC's `index_key`), negation of bf16 or 8-bit A/B and of bf16 or SWMMAC C, float
+//!   and inline-constant C as LLVM 19 selects them; in wave64 the f16 and bf16 forms (AMD
+//!   aiter's gfx1201 wave64 test gives their layout). Refused: the other forms in wave64 (no
+//!   source gives their layout: composable_kernel, rocWMMA and llama.cpp use gfx12 WMMA in
+//!   wave32 only), `op_sel` (other than SWMMAC's `index_key`), negation of bf16 or 8-bit A/B and of bf16 or SWMMAC C, float
 //!   `clamp`, a bf16 C constant other than 0, and 1/(2π) as C.
 //!
 //! A refused instruction loads as [`Plan::Unsupported`]: reaching it is `ExecError::Unsupported`
@@ -599,12 +600,17 @@ pub(crate) fn step<M: Memory + ?Sized>(
         }
         Step::Salu(salu) => salu_step(wave, salu),
         Step::Wmma(matrix) => {
-            // Wave64 places each matrix over 64 lanes in half the VGPRs: not modelled.
-            if wave.wide {
-                return Err(ExecError::Unsupported { pc: wave.pc, mnemonic: "a gfx12 WMMA in wave64" });
-            }
+            // Wave64 places each matrix over 64 lanes in half the VGPRs; its layout is
+            // established for the f16 and bf16 forms only (`valu/wmma.rs`).
+            let matrix = match wave.wide {
+                false => *matrix,
+                true if matches!(matrix.a, Input::F16 | Input::Bf16) && matrix.sparse.is_none() => {
+                    Matrix { layout: Layout::Gfx12Wave64, ..*matrix }
+                }
+                true => return Err(ExecError::Unsupported { pc: wave.pc, mnemonic: "a gfx12 WMMA in wave64" }),
+            };
             let beyond = ExecError::Unsupported { pc: wave.pc, mnemonic: "a gfx12 WMMA reading past the VGPRs" };
-            wmma::multiply(wave, matrix).ok_or(beyond)?;
+            wmma::multiply(wave, &matrix).ok_or(beyond)?;
             Ok(Flow::Next)
         }
         Step::ScalarTrans(ScalarTrans { op, shadow, sdst }) => {

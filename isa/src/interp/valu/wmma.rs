@@ -14,7 +14,7 @@
 //! - The iu8/iu4 forms read `neg_lo[0]` and `neg_lo[1]` as "A signed" and "B signed"; `clamp`
 //!   saturates the i32 result.
 //!
-//! gfx12's (RDNA4) layout, wave32 only. AMD's "Using the Matrix Cores of AMD RDNA 4 architecture
+//! gfx12's (RDNA4) layout, wave32 (wave64 below). AMD's "Using the Matrix Cores of AMD RDNA 4 architecture
 //! GPUs" (GPUOpen) says RDNA4 changed the WMMA VGPR layout without giving it element by element;
 //! it is taken from code that runs on RDNA4 hardware: llama.cpp `ggml/src/ggml-cuda/mma.cuh`
 //! (`tile<16, 16, float>::get_i` under RDNA4 = 8 × (lane / 16) + l, `get_j` = lane % 16; the
@@ -50,6 +50,12 @@
 //!   (composable_kernel PR #3759, "bug 3": with the high nibble taken as element 0, each field
 //!   had to be written swapped and XOR 1) is what low-nibble-first with the plain field order
 //!   gives.
+//! - Wave64 (`-mwavefrontsize64`; the f16 and bf16 forms, A and B 2 VGPRs, C and D 4 or 2):
+//!   lane `l` holds A's row `l % 16`, K 4 (l / 16) to 4 (l / 16) + 3, B's column likewise, and
+//!   C/D rows {0, 8, 4, 12}[l / 16] to that + 3 of column `l % 16` (16-bit results two a VGPR,
+//!   consecutive rows paired). Source: AMD aiter's `op_tests/opus/device/test_wmma_gfx1201_w64.cu`
+//!   (the `_w64_gfx12` builtins against a torch reference; ROCm/aiter#3236 reports it passing on
+//!   gfx1201). The 8-bit, iu4 and SWMMAC forms in wave64 have no such source and are refused.
 //! - Modifiers, as LLVM 19's instruction selection for gfx1200 sets them (`llc-19`): `fneg` of
 //!   an f16 A or B sets `neg_lo[i]` and `neg_hi[i]` together; `fneg`/`fabs` of a float C set
 //!   `neg_lo[2]`/`neg_hi[2]` (both: −|C|); a C splat of an inline constant is that constant,
@@ -106,6 +112,8 @@ pub(crate) enum Output {
 pub(crate) enum Layout {
     Gfx11,
     Gfx12,
+    /// gfx12 in wave64 (the f16 and bf16 forms).
+    Gfx12Wave64,
 }
 
 /// One WMMA, decoded: its types, registers and modifiers.
@@ -189,7 +197,7 @@ pub(crate) fn run(wave: &mut Wave, op: &VOp) -> Option<()> {
 /// VGPR `first`, as f64 (floats and integers alike; `None` past the register file).
 fn element(wave: &Wave, first: u32, input: Input, lane: usize, index: usize, signed: bool) -> Option<f64> {
     let per_register = input.per_register();
-    let word = wave.vgpr.get(first as usize + index / per_register)?[lane];
+    let word = read(wave, first + (index / per_register) as u32, lane)?;
     let position = index % per_register;
     Some(match input {
         Input::F16 => f16::from_bits((word >> (16 * position)) as u16).to_f64(),
@@ -243,7 +251,13 @@ fn input_place(layout: Layout, depth: usize, line: usize, k: usize) -> (usize, u
     match layout {
         Layout::Gfx11 => (line, k),
         Layout::Gfx12 => (line + 16 * (k / (depth / 2)), k % (depth / 2)),
+        Layout::Gfx12Wave64 => (line + 16 * (k / 4), k % 4),
     }
+}
+
+/// Lane `lane` (0–63) of VGPR `index`; `None` past the register file.
+fn read(wave: &Wave, index: u32, lane: usize) -> Option<u32> {
+    ((index as usize) < wave.vgpr.len()).then(|| wave.lane_value(index, lane))
 }
 
 /// SWMMAC's A, uncompressed into `a` (rows × K): compressed element `e` of lane `l` (stored as
@@ -253,7 +267,7 @@ fn input_place(layout: Layout, depth: usize, line: usize, k: usize) -> (usize, u
 fn uncompress(wave: &Wave, matrix: &Matrix, sparse: Sparse, a: &mut [[f64; MAX_K]; N]) -> Option<()> {
     let span = matrix.k / 2;
     for lane in 0..2 * N {
-        let index = wave.vgpr.get(sparse.index as usize)?[lane] >> (16 * sparse.key);
+        let index = read(wave, sparse.index, lane)? >> (16 * sparse.key);
         for e in 0..span / 2 {
             let value = element(wave, matrix.a_first, matrix.a, lane, e, matrix.signed.0)?;
             let position = (index >> (2 * e)) as usize & 3;
@@ -271,6 +285,11 @@ fn output_place(matrix: &Matrix, row: usize, column: usize) -> (usize, usize, Op
         Layout::Gfx11 => (row / 2, column + 16 * (row % 2), sixteen.then_some(matrix.high)),
         Layout::Gfx12 => {
             let (element, lane) = (row % 8, column + 16 * (row / 8));
+            if sixteen { (element / 2, lane, Some(element % 2 == 1)) } else { (element, lane, None) }
+        }
+        Layout::Gfx12Wave64 => {
+            // Rows 0–3, 8–11, 4–7, 12–15 in lanes 0–15, 16–31, 32–47, 48–63.
+            let (element, lane) = (row % 4, column + 16 * [0, 2, 1, 3][row / 4]);
             if sixteen { (element / 2, lane, Some(element % 2 == 1)) } else { (element, lane, None) }
         }
     }
@@ -301,7 +320,7 @@ pub(crate) fn multiply(wave: &mut Wave, matrix: &Matrix) -> Option<()> {
     let c_value = |row: usize, column: usize| -> f64 {
         let (register, lane, half) = output_place(matrix, row, column);
         let word = match matrix.c {
-            Source::Vgpr(first) => wave.vgpr.get(first as usize + register).map_or(0, |rows| rows[lane]),
+            Source::Vgpr(first) => read(wave, first as u32 + register as u32, lane).unwrap_or(0),
             Source::Constant(value) => value as u32,
             Source::Sgpr(register) => wave.read_sgpr(register as u32),
             Source::Scc => wave.scc as u32,
@@ -341,13 +360,15 @@ pub(crate) fn multiply(wave: &mut Wave, matrix: &Matrix) -> Option<()> {
     for row in 0..N {
         for column in 0..N {
             let (register, lane, half) = output_place(matrix, row, column);
-            let Some(target) = wave.vgpr.get_mut(matrix.vdst as usize + register) else { continue };
+            let index = matrix.vdst + register as u32;
+            let Some(old) = read(wave, index, lane) else { continue };
             let value = d[row][column];
-            target[lane] = match half {
+            let value = match half {
                 None => value,
-                Some(true) => (target[lane] & 0xFFFF) | value << 16,
-                Some(false) => (target[lane] & 0xFFFF_0000) | value,
+                Some(true) => (old & 0xFFFF) | value << 16,
+                Some(false) => (old & 0xFFFF_0000) | value,
             };
+            wave.set_lane_value(index, lane, value);
         }
     }
     Some(())

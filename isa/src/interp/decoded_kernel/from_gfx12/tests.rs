@@ -423,9 +423,10 @@ fn gfx12_wmma_forms_without_an_established_layout_are_refused() {
     // v_wmma_f32_16x16x16_f16 ... neg_lo:[1,0,0]: float negation is not modelled.
     let negated = gfx12::decode(&[0xCC40_4000, 0x3C02_1908], 0).unwrap();
     assert!(matches!(decoded(&negated, 64).plan, Plan::Unsupported));
-    // A wave64 wave: its layout is not established.
-    let planned = decoded(&gfx12::decode(&[0xCC40_4000, 0x1C02_1908], 0).unwrap(), 64);
-    let Plan::Gfx12(own) = &planned.plan else { panic!("v_wmma_f32_16x16x16_f16 plans as a gfx12 step") };
+    // An 8-bit form in a wave64 wave: only the f16/bf16 forms' wave64 layout is established.
+    // v_wmma_f32_16x16x16_fp8_fp8 v[0:7], v[8:9], v[12:13], v[0:7]
+    let planned = decoded(&gfx12::decode(&[0xCC46_4000, 0x1C02_1908], 0).unwrap(), 64);
+    let Plan::Gfx12(own) = &planned.plan else { panic!("v_wmma_f32_16x16x16_fp8_fp8 plans as a gfx12 step") };
     let mut wave = Wave::blank();
     wave.vgpr = vec![[0; LANES]; 16];
     wave.wide = true;
