@@ -562,3 +562,48 @@ fn gfx9_buffer_kernels_leave_the_same_results_on_both_tiers() {
         }
     }
 }
+
+/// gfx90a's `buffer_load_format_xyzw` into AGPRs (the `acc` bit; `Plan::AgprMemory` around the
+/// access), structured through an 8_8_8_8 UINT V# (stride 4, 48 records, word 3 0x54fac), then
+/// x and w read back to VGPRs (`llvm-mc-19 -mcpu=gfx90a`).
+const AGPR_FORMAT: &[u32] = &[
+    0xBE80_00FF,
+    0x3333_3333, // s_mov_b32 s0, 0x33333333
+    0xBE81_00FF,
+    0x4444_4444, // s_mov_b32 s1, 0x44444444
+    0xBE82_00FF,
+    0x1111_1111, // s_mov_b32 s2, 0x11111111
+    0xBE83_00FF,
+    0x2222_2222, // s_mov_b32 s3, 0x22222222
+    0x8004_FF02,
+    0x0000_0800, // s_add_u32 s4, s2, 0x800
+    0x8205_8003, // s_addc_u32 s5, s3, 0
+    0x8705_FF05,
+    0x0004_0000, // s_or_b32 s5, s5, 0x40000
+    0xBE86_00B0, // s_mov_b32 s6, 48
+    0xBE87_00FF,
+    0x0005_4FAC, // s_mov_b32 s7, 0x54fac
+    0x243C_0082, // v_lshlrev_b32_e32 v30, 2, v0
+    0xE00C_2000,
+    0x8081_0000, // buffer_load_format_xyzw a[0:3], v0, s[4:7], 0 idxen
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xD3D8_4002,
+    0x1800_0100, // v_accvgpr_read_b32 v2, a0
+    0xD3D8_4003,
+    0x1800_0103, // v_accvgpr_read_b32 v3, a3
+    0xDC70_8000,
+    0x0000_021E, // global_store_dword v30, v2, s[0:1]
+    0xDC70_8100,
+    0x0000_031E, // global_store_dword v30, v3, s[0:1] offset:256
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xBF81_0000, // s_endpgm
+];
+
+#[test]
+fn gfx90a_format_loads_into_agprs_read_the_v_sharp_s_gfx9_format() {
+    let mut kernel = Kernel::new(AGPR_FORMAT);
+    kernel.run(Processor::Gfx90a).unwrap_or_else(|error| panic!("{error}"));
+    let component = |i: usize, c: usize| if structured_in_range(i, 48) { pattern(4 * i + c) as u32 } else { 0 };
+    check_row(&kernel, Processor::Gfx90a, 0, |i| component(i, 0));
+    check_row(&kernel, Processor::Gfx90a, 1, |i| component(i, 3));
+}

@@ -39,9 +39,11 @@
 //!   where VOP3 makes the selects, else an SDWA plan), but that a 16-bit result written whole
 //!   (DWORD) has its high half zeroed.
 //! - **DS, FLAT/GLOBAL/SCRATCH, MUBUF, MTBUF** ([`memory`]): MTBUF's dfmt/nfmt become gfx11's
-//!   unified format; typed MUBUF (whose format is the V#'s) and structured (idxen) accesses are
-//!   refused. gfx90a's f64 add/min/max atomics, which gfx11 lacks, run on the 64-bit integer
-//!   atomic's operands (`memory::float64_atomic`), as gfx10's float64 atomics do.
+//!   unified format; MUBUF and MTBUF plans read the V# in gfx9's layout (its DATA_FORMAT and
+//!   NUM_FORMAT for `buffer_*_format_*`, gfx9's range check for raw and structured `idxen`
+//!   accesses: `memory::gfx9_descriptor`). gfx90a's f64 add/min/max atomics, which gfx11 lacks,
+//!   run on the 64-bit integer atomic's operands (`memory::float64_atomic`), as gfx10's float64
+//!   atomics do.
 //! - **`v_fmac_f64`** (gfx90a, gfx942), which gfx11 lacks: gfx11's `v_fma_f64` with vdst as
 //!   the third source (`vector::fmac_f64`).
 //! - **`v_lshl_add_u64`** (gfx942), which gfx11 lacks: run as [`Plan::ShiftAdd64`]
