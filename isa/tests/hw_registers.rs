@@ -122,7 +122,7 @@ fn check_gfx9_identity(launch: &Launch<'_>, rows: &[[u32; ROW]], vgprs: u32, vgp
 /// Descriptor fields: GRANULATED_WORKITEM_VGPR_COUNT (5:0), GRANULATED_WAVEFRONT_SGPR_COUNT (9:6)
 /// in gfx9's encoding (LLVM `getNumSGPRBlocks`: blocks of 16, minus 1, times 2).
 fn gfx9_rsrc1(vgprs: u32, vgpr_granule: u32, sgprs: u32) -> u32 {
-    (vgprs / vgpr_granule - 1) | 2 * (sgprs / 16 - 1) << 6
+    (vgprs / vgpr_granule - 1) | (2 * (sgprs / 16 - 1)) << 6
 }
 
 #[test]

@@ -40,39 +40,9 @@
 //! handler.
 
 use super::ExecError;
+use super::site::WaveSite;
 use super::wave::{EXEC, PRIVATE_BASE, SHARED_BASE, VCC, Wave};
 use crate::gfx11::{Instruction, Opcode};
-
-/// Where a soft agent's compute units sit: how many, and the shader engines and arrays per engine
-/// they are spread over (`hsa_agent_get_info`'s counts).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Topology {
-    pub compute_units: u32,
-    pub shader_engines: u32,
-    pub shader_arrays_per_engine: u32,
-}
-
-impl Default for Topology {
-    /// One compute unit in one shader array of one engine: every workgroup runs on CU 0.
-    fn default() -> Topology {
-        Topology { compute_units: 1, shader_engines: 1, shader_arrays_per_engine: 1 }
-    }
-}
-
-/// What a wave's hardware registers are derived from, set when it starts.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct WaveSite {
-    /// The compute unit its workgroup runs on (0 .. `topology.compute_units`).
-    pub cu: u32,
-    /// Its index among its workgroup's waves.
-    pub wave: u32,
-    pub topology: Topology,
-    /// COMPUTE_PGM_RSRC1 (granulated VGPR count 5:0, SGPR count 9:6, WGP_MODE 29).
-    pub rsrc1: u32,
-    pub wave32: bool,
-    /// The workgroup's LDS bytes.
-    pub lds_bytes: u32,
-}
 
 /// A register layout family, picked when the kernel is decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,7 +143,7 @@ fn register(wave: &Wave, layout: Layout, id: u8) -> Result<(u32, u32, &'static s
         // LDS_SIZE 20:12 in 64-dword units (the trap handlers' `get_lds_size_bytes`), of LDS
         // allocated in 128-dword blocks (LLVM's `getSIProgramInfo`, LDSAlignShift 9).
         LDS_ALLOC => (
-            site.lds_bytes.div_ceil(512) * 2 << 12,
+            (site.lds_bytes.div_ceil(512) * 2) << 12,
             0x1FF << 12,
             "s_getreg_b32 HW_REG_LDS_ALLOC: LDS_BASE and the fields besides LDS_SIZE (20:12)",
         ),
@@ -231,7 +201,7 @@ fn hw_id(wave: &Wave, layout: Layout) -> Result<(u32, u32, &'static str), ExecEr
     let se_bits = if layout == Layout::Vega { 2 } else { 3 };
     let (engine, array, cu) = place(wave, 16, se_bits)?;
     let index = wave.site.wave;
-    let value = index / 4 | (index % 4) << 4 | cu << 8 | array << 12 | engine << 13;
+    let value = (index / 4) | (index % 4) << 4 | cu << 8 | array << 12 | engine << 13;
     let known = 0xF | 0x3 << 4 | 0xF << 8 | 1 << 12 | ((1 << se_bits) - 1) << 13;
     Ok((
         value,

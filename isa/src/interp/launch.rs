@@ -11,8 +11,8 @@
 //! gfx90a and GFX11 have and GFX10 does not; AMDGPUUsage, "Initial Kernel Execution State").
 
 use super::decoded_kernel::{Decoded, DecodedKernel, Plan};
-use super::hw_registers::{Topology, WaveSite};
 use super::memory_ops::Operation;
+use super::site::{Topology, WaveSite};
 use super::wave::{EXEC, Flow, LANES, Wave};
 use super::{ExecError, Memory, memory_ops, scalar, valu};
 use crate::compiled::Tier;

@@ -11,6 +11,8 @@
 //! - `scalar.rs`, `valu/` (a file per operation family, with `operands.rs` and `trig_preop.rs`), `memory_ops.rs`
 //!   (with `formats.rs`): the instructions. Vector and memory instructions are planned when the kernel is decoded (operands
 //!   resolved, types and conditions parsed), so running one is a `match` and loops over rows.
+//! - `hw_registers.rs` (with `site.rs`, a wave's place on the agent): the hardware registers
+//!   `s_getreg_b32` reads, in each ISA family's layout.
 //!
 //! The waves of a workgroup take turns on the calling thread: each runs until it ends, reaches
 //! `s_barrier`, sleeps (`s_sleep`) or takes a backward branch after a slice of instructions, so
@@ -30,6 +32,7 @@ pub(crate) mod hw_registers;
 #[allow(clippy::needless_range_loop)]
 pub(crate) mod operands;
 mod scalar;
+pub(crate) mod site;
 mod standalone;
 mod trig_preop;
 #[allow(clippy::needless_range_loop)]
@@ -39,8 +42,8 @@ pub(crate) mod wave;
 use core::sync::atomic::Ordering;
 
 pub use decoded_kernel::{DecodedKernel, Isa, KernelDescriptor};
-pub use hw_registers::Topology;
 pub use launch::{Dispatch, Interrupt, InterruptFn, Ran, Rounds, RunFrom, SavedWorkgroup};
+pub use site::Topology;
 pub use standalone::{Regions, StandaloneImage};
 
 use crate::DecodeError;

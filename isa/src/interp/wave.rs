@@ -72,7 +72,7 @@ pub(crate) struct Wave {
     pub other: Half,
     /// Where it runs and what it was given: what `s_getreg_b32`'s identity and allocation
     /// registers report (`hw_registers.rs`).
-    pub site: super::hw_registers::WaveSite,
+    pub site: super::site::WaveSite,
 }
 
 /// One half's per-lane state, while the other half runs.
