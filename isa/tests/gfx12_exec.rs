@@ -401,6 +401,22 @@ fn gfx12_swmmac_uncompresses_a_by_its_index_and_matches_the_host() {
             check(&out[0], 2, which, 32, &want, &from_f32, &format!("{target} swmmac_f32_f16 d[2i+{which}]"));
         }
 
+        // f16 A, then B, negated (neg_lo and neg_hi together, as clang folds `-a`).
+        let b_image = dense_b(&b, 32, 16, &f16_bits);
+        let args = [
+            Buf::zeroed(WAVES * 32 * 2 * 8),
+            compressed(&low, 32, 16, &f16_bits),
+            b_image,
+            c_image(&c, 32, &f32_bits),
+            index(&low, None),
+        ];
+        let out = run_sparse(target, "swmmac_f32_f16_negated", &args).unwrap();
+        let neg = |m: &Grid| -> Grid { m.iter().map(|row| row.iter().map(|&x| -x).collect()).collect() };
+        let negated_a: Vec<Grid> = (0..WAVES).map(|w| matmul(&neg(&low.dense[w]), &b[w], &c[w])).collect();
+        let negated_b: Vec<Grid> = (0..WAVES).map(|w| matmul(&low.dense[w], &neg(&b[w]), &c[w])).collect();
+        check(&out[0], 2, 0, 32, &negated_a, &from_f32, &format!("{target} swmmac_f32_f16_negated -A"));
+        check(&out[0], 2, 1, 32, &negated_b, &from_f32, &format!("{target} swmmac_f32_f16_negated -B"));
+
         // f32 += bf16, and the f16 and bf16 results.
         for (symbol, encode, bits, decode) in [
             ("swmmac_f32_bf16", &bf16_bits as &dyn Fn(i64) -> u32, 32, &from_f32 as &dyn Fn(u32) -> i64),

@@ -1,9 +1,9 @@
 // RDNA4 (gfx12) matrix forms beyond wmma_gfx12.c, wave32: the iu4 WMMAs
 // (v_wmma_i32_16x16x16_iu4, v_wmma_i32_16x16x32_iu4), the sparse-A SWMMACs (v_swmmac_*: A
 // 2:4-compressed, an index register placing it), and the modifiers clang folds into a WMMA
-// (negated f16 A and B, negated or absolute float C, a constant C). As wmma_gfx12.c, the
-// kernels know nothing of the layout: lane i loads its own A, B, C (and index) images and
-// stores its D image; the test (gfx12_exec.rs) places the elements.
+// (negated f16 A and B, also in a SWMMAC; negated or absolute float C; a constant C). As
+// wmma_gfx12.c, the kernels know nothing of the layout: lane i loads its own A, B, C (and
+// index) images and stores its D image; the test (gfx12_exec.rs) places the elements.
 typedef unsigned int u32;
 typedef _Float16 v8h __attribute__((ext_vector_type(8)));
 typedef _Float16 v16h __attribute__((ext_vector_type(16)));
@@ -104,4 +104,11 @@ KERNEL void wmma_constant_c(v8f *d, v8h *h, v8i *n, const v8h *a, const v8h *b, 
   d[i] = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12(a[i], b[i], (v8f)(-4.0f));
   h[i] = __builtin_amdgcn_wmma_f16_16x16x16_f16_w32_gfx12(a[i], b[i], (v8h)((_Float16)2.0f));
   n[i] = __builtin_amdgcn_wmma_i32_16x16x16_iu8_w32_gfx12(1, a8[i], 1, b8[i], (v8i)(-3), 0);
+}
+
+// SWMMAC with f16 A or B negated: d[2i] = (-A) B + C, d[2i+1] = A (-B) + C.
+KERNEL void swmmac_f32_f16_negated(v8f *d, const v8h *a, const v16h *b, const v8f *c, const int *idx) {
+  u32 i = global_id();
+  d[2 * i] = __builtin_amdgcn_swmmac_f32_16x16x32_f16_w32(-a[i], b[i], c[i], (short)idx[i]);
+  d[2 * i + 1] = __builtin_amdgcn_swmmac_f32_16x16x32_f16_w32(a[i], -b[i], c[i], (short)idx[i]);
 }

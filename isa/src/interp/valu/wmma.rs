@@ -34,7 +34,8 @@
 //! - iu4 (`v_wmma_i32_16x16x16_iu4`: A and B 1 VGPR; `v_wmma_i32_16x16x32_iu4`, K = 32: 2 VGPRs,
 //!   LLVM's register counts): each lane's K/2 nibbles of its row or column, packed low nibble
 //!   first as on gfx11. For a dense WMMA the nibble order cannot show (the point above); the
-//!   C/D placement, signedness (`neg_lo`) and clamp are iu8's.
+//!   C/D placement, signedness (`neg_lo`) and clamp are iu8's (for `v_wmma_i32_16x16x32_iu4` a
+//!   probe on gfx1201 found the same C/D rows: warpfront/hipfire PR #140).
 //! - SWMMAC (`v_swmmac_*`, D = A × B + D with A 2:4 sparse, K = 32, 64 for
 //!   `v_swmmac_i32_16x16x64_iu4`): B is a dense form's of that K (lane `l`: column `l % 16`, K
 //!   (K/2)(l / 16) to (K/2)(l / 16 + 1) − 1), A holds K/4 compressed elements a lane, two for
