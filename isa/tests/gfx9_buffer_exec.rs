@@ -455,8 +455,9 @@ fn gfx9_format_accesses_read_the_v_sharp_s_gfx9_format() {
 
 /// What stays refused, each a typed error naming it: a V# format whose components differ in
 /// width (gfx9's 10_11_11 FLOAT, word 3 0x37fac), a pair gfx11 has no format for (32 UNORM,
-/// 0x20fac), a swizzled V# (SWIZZLE_ENABLE, word 1 bit 31; not modelled), and a load into LDS
-/// (refused when the kernel is decoded).
+/// 0x20fac), a swizzled V# (SWIZZLE_ENABLE, word 1 bit 31; not modelled), a load into LDS
+/// (refused when the kernel is decoded), and ADD_TID_ENABLE (word 3 bit 23) outside the private
+/// segment buffer the dispatch gives (not modelled).
 const E_PACKED: &[u32] = &[
     0xBE84_00FF,
     0x1111_1111, // s_mov_b32 s4, 0x11111111
@@ -522,6 +523,21 @@ const E_LDS: &[u32] = &[
     0xBF81_0000, // s_endpgm
 ];
 
+const E_ADD_TID: &[u32] = &[
+    0xBE84_00FF,
+    0x1111_1111, // s_mov_b32 s4, 0x11111111
+    0xBE85_00FF,
+    0x2222_2222, // s_mov_b32 s5, 0x22222222
+    0x8705_FF05,
+    0x0004_0000, // s_or_b32 s5, s5, 0x40000
+    0xBE86_0090, // s_mov_b32 s6, 16
+    0xBE87_00FF,
+    0x0082_7FAC, // s_mov_b32 s7, 0x827fac
+    0xE050_1000,
+    0x8001_0100, // buffer_load_dword v1, v0, s[4:7], 0 offen
+    0xBF81_0000, // s_endpgm
+];
+
 #[test]
 fn gfx9_buffer_accesses_the_interpreter_does_not_model_fail_naming_what() {
     for processor in PROCESSORS {
@@ -531,6 +547,7 @@ fn gfx9_buffer_accesses_the_interpreter_does_not_model_fail_naming_what() {
             (E_UNORM32, "format:[BUF_DATA_FORMAT_32,BUF_NUM_FORMAT_UNORM]"),
             (E_SWIZZLED, "buffer_load_dword"),
             (E_LDS, "buffer_load_dword"),
+            (E_ADD_TID, "buffer_load_dword"),
         ] {
             let error = run(code);
             assert!(
@@ -606,4 +623,43 @@ fn gfx90a_format_loads_into_agprs_read_the_v_sharp_s_gfx9_format() {
     let component = |i: usize, c: usize| if structured_in_range(i, 48) { pattern(4 * i + c) as u32 } else { 0 };
     check_row(&kernel, Processor::Gfx90a, 0, |i| component(i, 0));
     check_row(&kernel, Processor::Gfx90a, 1, |i| component(i, 3));
+}
+
+/// `buffer_store_format_d16_hi_x`: the high half of the VGPR (i) stored through a 16 UINT V#
+/// (stride 2, 40 records, word 3 0x14fac) at the data's byte 7168; the low half (0x7777) is not.
+const D16_HI_STORE: &[u32] = &[
+    0xBE82_00FF,
+    0x1111_1111, // s_mov_b32 s2, 0x11111111
+    0xBE83_00FF,
+    0x2222_2222, // s_mov_b32 s3, 0x22222222
+    0x8004_FF02,
+    0x0000_1C00, // s_add_u32 s4, s2, 0x1c00
+    0x8205_8003, // s_addc_u32 s5, s3, 0
+    0x8705_FF05,
+    0x0002_0000, // s_or_b32 s5, s5, 0x20000
+    0xBE86_00A8, // s_mov_b32 s6, 40
+    0xBE87_00FF,
+    0x0001_4FAC, // s_mov_b32 s7, 0x14fac
+    0x2402_0090, // v_lshlrev_b32_e32 v1, 16, v0
+    0x2802_02FF,
+    0x0000_7777, // v_or_b32_e32 v1, 0x7777, v1
+    0xE09C_2000,
+    0x8001_0100, // buffer_store_format_d16_hi_x v1, v0, s[4:7], 0 idxen
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xBF81_0000, // s_endpgm
+];
+
+#[test]
+fn gfx9_d16_hi_format_stores_take_the_vgpr_s_high_half() {
+    for processor in PROCESSORS {
+        let mut kernel = Kernel::new(D16_HI_STORE);
+        kernel.run(processor).unwrap_or_else(|error| panic!("{processor:?}: {error}"));
+        for i in 0..64 {
+            let at = 5120 + 2 * i;
+            let stored = u16::from_le_bytes([kernel.byte(at), kernel.byte(at + 1)]);
+            let want =
+                if structured_in_range(i, 40) { i as u16 } else { u16::from_le_bytes([pattern(at), pattern(at + 1)]) };
+            assert_eq!(stored, want, "{processor:?} element {i}");
+        }
+    }
 }
