@@ -435,3 +435,47 @@ fn gfx12_wmma_forms_without_an_established_layout_are_refused() {
     };
     assert!(matches!(error, ExecError::Unsupported { mnemonic: "a gfx12 WMMA in wave64", .. }), "{error:?}");
 }
+
+#[test]
+fn gfx12_wmma_modifiers_without_a_stated_meaning_are_refused() {
+    let cases: [(&[u32], &str); 9] = [
+        // v_wmma_bf16_16x16x16_bf16 v[0:3], v[8:11], v[12:15], 1.0 (LLVM 19 folds no bf16 splat)
+        (&[0xCC43_4000, 0x1BCA_1908], "a gfx12 WMMA whose C is this constant"),
+        // v_wmma_f32_16x16x16_f16 v[0:7], v[8:11], v[12:15], 0.15915494 (1/(2π))
+        (&[0xCC40_4000, 0x1BE2_1908], "a gfx12 WMMA whose C is this constant"),
+        // v_wmma_bf16_16x16x16_bf16 v[0:3], v[8:11], v[12:15], v[16:19] neg_lo:[0,0,1]
+        (&[0xCC43_4000, 0x9C42_1908], "a gfx12 WMMA with negation or float clamp modifiers"),
+        // v_wmma_f32_16x16x16_bf16 ... neg_lo:[1,0,0] neg_hi:[1,0,0] (bf16 A negation)
+        (&[0xCC41_4100, 0x3C02_1908], "a gfx12 WMMA with negation or float clamp modifiers"),
+        // v_wmma_f32_16x16x16_fp8_fp8 ... with neg_lo[0] set (llvm-mc-19 refuses it)
+        (&[0xCC46_4000, 0x3C02_1908], "a gfx12 WMMA with negation or float clamp modifiers"),
+        // v_wmma_f32_16x16x16_f16 ... with clamp set (llvm-mc-19 refuses it)
+        (&[0xCC40_C000, 0x1C02_1908], "a gfx12 WMMA with negation or float clamp modifiers"),
+        // v_wmma_f32_16x16x16_f16 ... with op_sel[0] set (llvm-mc-19 refuses it)
+        (&[0xCC40_4800, 0x1C02_1908], "a gfx12 WMMA with op_sel"),
+        // v_swmmac_i32_16x16x64_iu4 v[0:7], v[8:9], v[12:15], v20 with op_sel[0] (no index_key)
+        (&[0xCC56_4800, 0x1C52_1908], "a gfx12 WMMA with op_sel"),
+        // v_swmmac_f32_16x16x32_f16 v[0:7], v[8:11], v[12:19], v20 with neg_lo[2] (C is D)
+        (&[0xCC50_4000, 0x9C52_1908], "a gfx12 WMMA with negation or float clamp modifiers"),
+    ];
+    for (words, reason) in cases {
+        let gfx12 = gfx12::decode(words, 0).unwrap();
+        assert_eq!(wmma(&gfx12).err(), Some(Refusal(reason)), "{gfx12}");
+        assert!(matches!(decoded(&gfx12, 64).plan, Plan::Unsupported), "{gfx12}");
+    }
+}
+
+#[test]
+fn gfx12_wmma_constant_c_reads_as_llvm_encodes_a_splat() {
+    // llc-19 -mcpu=gfx1200: <8 x half> of 0x0001 is `1`, <8 x half> of -2.0 is `-2.0`, <8 x i32>
+    // of 0x3F80_0000 is `1.0`, <8 x float> of 0x0000_0001 is `1`.
+    assert_eq!(splat(129, Output::F16), Some(0x0001_0001));
+    assert_eq!(splat(245, Output::F16), Some(0xC000_C000));
+    assert_eq!(splat(242, Output::I32), Some(0x3F80_0000));
+    assert_eq!(splat(129, Output::F32), Some(1));
+    assert_eq!(splat(195, Output::I32), Some(-3i32 as u32));
+    assert_eq!(splat(247, Output::F32), Some((-4.0f32).to_bits()));
+    assert_eq!(splat(128, Output::Bf16), Some(0));
+    assert_eq!(splat(242, Output::Bf16), None);
+    assert_eq!(splat(248, Output::F32), None);
+}
