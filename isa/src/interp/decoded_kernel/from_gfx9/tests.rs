@@ -218,3 +218,29 @@ fn gfx9_tbuffer_accesses_take_gfx11_s_unified_format() {
         assert_eq!(decoded(&gfx9, 64).instruction.to_string(), expected, "{gfx9}");
     }
 }
+
+#[test]
+fn gfx9_buffer_accesses_keep_idxen_and_plan_gfx9_s_v_sharp_layout() {
+    use crate::interp::memory_ops::Descriptor;
+    // buffer_load_format_d16_xyzw v[2:3], v[4:5], s[8:11], s12 idxen offen and tbuffer_store_format_x
+    // v1, v2, s[4:7], 0 format:[BUF_DATA_FORMAT_16,BUF_NUM_FORMAT_UINT] idxen, and their gfx11
+    // forms as llvm-mc-19 -mcpu=gfx1100 prints them.
+    for (words, expected) in [
+        (&[0xE02C_3000u32, 0x0C02_0204][..], "buffer_load_d16_format_xyzw v[2:3], v[4:5], s[8:11], s12 idxen offen"),
+        (&[0xEA12_2000, 0x8001_0102][..], "tbuffer_store_format_x v1, v2, s[4:7], 0 format:[BUF_FMT_16_UINT] idxen"),
+    ] {
+        let gfx9 = gfx9::decode(words, 0, Processor::Gfx90a).expect("decodes");
+        let planned = decoded(&gfx9, 64);
+        assert_eq!(planned.instruction.to_string(), expected, "{gfx9}");
+        let Plan::Memory(access) = planned.plan else { panic!("{gfx9}: not a memory plan") };
+        assert_eq!(access.descriptor, Descriptor::Gfx9, "{gfx9}");
+    }
+    // buffer_load_format_xyzw a[0:3], v0, s[4:7], 0 idxen: AGPR data keeps the layout too.
+    let agprs = gfx9::decode(&[0xE00C_2000, 0x8081_0000], 0, Processor::Gfx90a).expect("decodes");
+    let Plan::AgprMemory(plan) = decoded(&agprs, 64).plan else { panic!("not an AGPR memory plan") };
+    assert_eq!(plan.access.descriptor, Descriptor::Gfx9);
+    // A DS access has no V#: gfx11's default stays.
+    let ds = gfx9::decode(&[0xD8F8_0008, 0x0000_0402], 0, Processor::Gfx90a).expect("decodes");
+    let Plan::Memory(access) = decoded(&ds, 64).plan else { panic!("not a memory plan") };
+    assert_eq!(access.descriptor, Descriptor::Gfx11);
+}
