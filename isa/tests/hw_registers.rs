@@ -14,8 +14,8 @@ use aqueduct_isa::interp::{DecodedKernel, Dispatch, ExecError, Isa, Regions, Top
 use aqueduct_isa::native::Tier;
 use aqueduct_isa::run_workgroup;
 
-/// Dwords each work-item's row holds (the kernels' `v_lshlrev_b32 v1, 6, v1`: 64 bytes).
-const ROW: usize = 16;
+/// Dwords each work-item's row holds (the kernels' `v_lshlrev_b32 v1, 7, v1`: 128 bytes).
+const ROW: usize = 32;
 
 /// One dispatch of a test kernel: `groups` one-dimensional workgroups of `size` work-items.
 struct Launch<'a> {
@@ -182,32 +182,40 @@ fn gfx942_hw_id_and_allocation() {
 
 #[test]
 fn gfx90a_status_ib_sts_trapsts_and_sh_mem_bases_follow_the_wave() {
-    let launch = Launch {
-        isa: Isa::Gfx9(Processor::Gfx90a),
-        code: STATE_GFX90A,
-        rsrc1: gfx9_rsrc1(64, 8, 32),
-        wave32: false,
-        lds: 0,
-        size: 128,
-        groups: 2,
-        topology: Topology::default(),
-        tier: Tier::Interpreter,
-    };
-    let rows = launch.run().expect("the kernel runs");
-    for row in &rows {
-        // SCC after s_cmp_eq_u32 0, 0 and 0, 1; EXECZ with EXEC 0 and not; VCCZ with VCC 0 and
-        // all ones.
-        assert_eq!(row[..6], [1, 0, 1, 0, 1, 0]);
-        // IB_STS right after a load no s_waitcnt has waited for: no counter is outstanding.
-        assert_eq!(row[6], 0, "IB_STS");
-        // SH_MEM_BASES: SHARED_BASE (31:16) and PRIVATE_BASE (15:0) are the apertures' bits
-        // 63:48, which src_shared_base and src_private_base give as their high dwords' 31:16.
-        assert_eq!(row[7] >> 16, row[8] >> 16, "SHARED_BASE");
-        assert_eq!(row[7] & 0xFFFF, row[9] >> 16, "PRIVATE_BASE");
-        assert_ne!(row[8], 0);
-        // TRAPSTS.MEM_VIOL, SAVECTX and ILLEGAL_INST; STATUS.SPI_PRIO, PRIV and TRAP_EN, HALT.
-        assert_eq!(row[10..15], [0, 0, 0, 0, 0]);
+    for size in [64, 128] {
+        let launch = Launch {
+            isa: Isa::Gfx9(Processor::Gfx90a),
+            code: STATE_GFX90A,
+            rsrc1: gfx9_rsrc1(64, 8, 32),
+            wave32: false,
+            lds: 0,
+            size,
+            groups: 2,
+            topology: Topology::default(),
+            tier: Tier::Interpreter,
+        };
+        for row in &launch.run().expect("the kernel runs") {
+            check_state_row(row, size > 64);
+        }
     }
+}
+
+/// A row of the gfx90a state kernel of a workgroup of more than one wave (`shared`) or not.
+fn check_state_row(row: &[u32; ROW], shared: bool) {
+    // SCC after s_cmp_eq_u32 0, 0 and 0, 1; EXECZ with EXEC 0 and not; VCCZ with VCC 0 and
+    // all ones.
+    assert_eq!(row[..6], [1, 0, 1, 0, 1, 0]);
+    // IB_STS right after a load no s_waitcnt has waited for: no counter is outstanding.
+    assert_eq!(row[6], 0, "IB_STS");
+    // SH_MEM_BASES: SHARED_BASE (31:16) and PRIVATE_BASE (15:0) are the apertures' bits
+    // 63:48, which src_shared_base and src_private_base give as their high dwords' 31:16.
+    assert_eq!(row[7] >> 16, row[8] >> 16, "SHARED_BASE");
+    assert_eq!(row[7] & 0xFFFF, row[9] >> 16, "PRIVATE_BASE");
+    assert_ne!(row[8], 0);
+    // TRAPSTS.MEM_VIOL, SAVECTX and ILLEGAL_INST; STATUS.SPI_PRIO, PRIV and TRAP_EN, HALT.
+    assert_eq!(row[10..15], [0, 0, 0, 0, 0]);
+    // STATUS.IN_TG: a member of a workgroup of more than one wave; STATUS.VALID.
+    assert_eq!(row[15..17], [u32::from(shared), 1]);
 }
 
 /// The gfx11 identity kernel's rows (HW_ID1's WAVE_ID, SIMD_ID, WGP_ID, SA_ID, SE_ID; then
@@ -309,6 +317,8 @@ fn unmodelled_fields_and_writes_fail_naming_what_is_missing() {
     assert_eq!(refusal(gfx90a, SET_STATUS_GFX90A, none), "s_setreg_b32");
     assert!(refusal(Isa::Gfx11, HW_ID2_GFX1100, none).contains("HW_ID2"));
     assert!(refusal(Isa::Gfx11, DP_RATE_GFX1100, none).contains("DP_RATE"));
+    // gfx12's STATUS shares gfx11's id but its layout is not checked: refused at translation.
+    assert_eq!(refusal(Isa::Gfx12, STATUS_GFX1200, none), "s_getreg_b32");
     // More CUs than four engines of one array hold (16 each), on gfx900 whose SE_ID is 2 bits:
     // workgroup 0 sits on CU 0 and reads; a CU past 63 would not fit.
     let crowded = Topology { compute_units: 200, shader_engines: 4, shader_arrays_per_engine: 1 };
@@ -337,7 +347,7 @@ const IDENTITY_GFX900: &[u32] = &[
     0x7E0202FF, 0x33333333, // v_mov_b32_e32 v1, 0x33333333
     0x10020200, // v_mul_u32_u24_e32 v1, s0, v1
     0x68020101, // v_add_u32_e32 v1, v1, v0
-    0x24020286, // v_lshlrev_b32_e32 v1, 6, v1
+    0x24020287, // v_lshlrev_b32_e32 v1, 7, v1
     0xB88A1804, // s_getreg_b32 s10, hwreg(HW_REG_HW_ID, 0, 4)
     0x7E04020A, // v_mov_b32_e32 v2, s10
     0xDC708000, 0x00020201, // global_store_dword v1, v2, s[2:3]
@@ -372,7 +382,7 @@ const IDENTITY_GFX90A: &[u32] = &[
     0x7E0202FF, 0x33333333, // v_mov_b32_e32 v1, 0x33333333
     0x10020200, // v_mul_u32_u24_e32 v1, s0, v1
     0x68020101, // v_add_u32_e32 v1, v1, v0
-    0x24020286, // v_lshlrev_b32_e32 v1, 6, v1
+    0x24020287, // v_lshlrev_b32_e32 v1, 7, v1
     0xB88A1804, // s_getreg_b32 s10, hwreg(HW_REG_HW_ID, 0, 4)
     0x7E04020A, // v_mov_b32_e32 v2, s10
     0xDC708000, 0x00020201, // global_store_dword v1, v2, s[2:3]
@@ -407,7 +417,7 @@ const IDENTITY_GFX942: &[u32] = &[
     0x7E0202FF, 0x33333333, // v_mov_b32_e32 v1, 0x33333333
     0x10020200, // v_mul_u32_u24_e32 v1, s0, v1
     0x68020101, // v_add_u32_e32 v1, v1, v0
-    0x24020286, // v_lshlrev_b32_e32 v1, 6, v1
+    0x24020287, // v_lshlrev_b32_e32 v1, 7, v1
     0xB88A1804, // s_getreg_b32 s10, hwreg(HW_REG_HW_ID, 0, 4)
     0x7E04020A, // v_mov_b32_e32 v2, s10
     0xDC708000, 0x00020201, // global_store_dword v1, v2, s[2:3]
@@ -442,7 +452,7 @@ const STATE_GFX90A: &[u32] = &[
     0x7E0202FF, 0x33333333, // v_mov_b32_e32 v1, 0x33333333
     0x10020200, // v_mul_u32_u24_e32 v1, s0, v1
     0x68020101, // v_add_u32_e32 v1, v1, v0
-    0x24020286, // v_lshlrev_b32_e32 v1, 6, v1
+    0x24020287, // v_lshlrev_b32_e32 v1, 7, v1
     0xBF068080, // s_cmp_eq_u32 0, 0
     0xB88A0002, // s_getreg_b32 s10, hwreg(HW_REG_STATUS, 0, 1)
     0x7E04020A, // v_mov_b32_e32 v2, s10
@@ -497,6 +507,12 @@ const STATE_GFX90A: &[u32] = &[
     0xB88A0342, // s_getreg_b32 s10, hwreg(HW_REG_STATUS, 13, 1)
     0x7E04020A, // v_mov_b32_e32 v2, s10
     0xDC708038, 0x00020201, // global_store_dword v1, v2, s[2:3] offset:56
+    0xB88A02C2, // s_getreg_b32 s10, hwreg(HW_REG_STATUS, 11, 1)
+    0x7E04020A, // v_mov_b32_e32 v2, s10
+    0xDC70803C, 0x00020201, // global_store_dword v1, v2, s[2:3] offset:60
+    0xB88A0402, // s_getreg_b32 s10, hwreg(HW_REG_STATUS, 16, 1)
+    0x7E04020A, // v_mov_b32_e32 v2, s10
+    0xDC708040, 0x00020201, // global_store_dword v1, v2, s[2:3] offset:64
     0xBF8C0F70, // s_waitcnt vmcnt(0)
     0xBF810000, // s_endpgm
 ];
@@ -507,7 +523,7 @@ const IDENTITY_GFX1100: &[u32] = &[
     0x7E0202FF, 0x33333333, // v_mov_b32_e32 v1, 0x33333333
     0x16020200, // v_mul_u32_u24_e32 v1, s0, v1
     0x4A020101, // v_add_nc_u32_e32 v1, v1, v0
-    0x30020286, // v_lshlrev_b32_e32 v1, 6, v1
+    0x30020287, // v_lshlrev_b32_e32 v1, 7, v1
     0xB88A2017, // s_getreg_b32 s10, hwreg(HW_REG_HW_ID1, 0, 5)
     0x7E04020A, // v_mov_b32_e32 v2, s10
     0xDC6A0000, 0x00020201, // global_store_b32 v1, v2, s[2:3]
@@ -555,7 +571,7 @@ const IDENTITY_GFX1030: &[u32] = &[
     0x7E0202FF, 0x33333333, // v_mov_b32_e32 v1, 0x33333333
     0x16020200, // v_mul_u32_u24_e32 v1, s0, v1
     0x4A020101, // v_add_nc_u32_e32 v1, v1, v0
-    0x34020286, // v_lshlrev_b32_e32 v1, 6, v1
+    0x34020287, // v_lshlrev_b32_e32 v1, 7, v1
     0xB90A2017, // s_getreg_b32 s10, hwreg(HW_REG_HW_ID1, 0, 5)
     0x7E04020A, // v_mov_b32_e32 v2, s10
     0xDC708000, 0x00020201, // global_store_dword v1, v2, s[2:3]
@@ -642,4 +658,10 @@ const DP_RATE_GFX1100: &[u32] = &[
 const GPR_ALLOC_GFX1030: &[u32] = &[
     0xB90A3B05, // s_getreg_b32 s10, hwreg(HW_REG_GPR_ALLOC, 12, 8)
     0xBF810000, // s_endpgm
+];
+
+/// `llvm-mc-19 -mcpu=gfx1200` of the text beside each word.
+const STATUS_GFX1200: &[u32] = &[
+    0xB88A0002, // s_getreg_b32 s10, hwreg(HW_REG_STATUS, 0, 1)
+    0xBFB00000, // s_endpgm
 ];

@@ -24,8 +24,9 @@
 //!   (COMPUTE_PGM_RSRC1) and the workgroup's LDS bytes, in the units the trap handlers read them.
 //! - **IB_STS**: 0. Its fields count outstanding memory and export operations and replays, and on
 //!   the interpreter every memory operation completes before the next instruction.
-//! - **STATUS**: SCC, EXECZ and VCCZ from the wave; PRIV, TRAP_EN (the soft runtime installs no
-//!   trap handler), HALT, SPI_PRIO, ECC_ERR and the conditional-debug bits 0.
+//! - **STATUS**: SCC, EXECZ and VCCZ from the wave, and on gfx9 IN_TG (more than one wave in the
+//!   workgroup) and VALID (1); PRIV, TRAP_EN (the soft runtime installs no trap handler), HALT,
+//!   SPI_PRIO, ECC_ERR and the conditional-debug bits 0.
 //! - **TRAPSTS**: MEM_VIOL, SAVECTX, ILLEGAL_INST (and gfx9's XNACK_ERROR) 0: a wave that faults
 //!   or meets an illegal instruction never runs another, and the soft runtime's context save is no
 //!   trap.
@@ -130,7 +131,7 @@ fn register(wave: &Wave, layout: Layout, id: u8) -> Result<(u32, u32, &'static s
     let site = &wave.site;
     let gfx9 = layout != Layout::Gfx11;
     Ok(match id {
-        STATUS => status(wave),
+        STATUS => status(wave, gfx9),
         // gfx9 (trap handler): MEM_VIOL 8, SAVECTX 10, ILLEGAL_INST 11, XNACK_ERROR 28; gfx11 has
         // no XNACK. EXCP 7:0 are sticky float (and address-watch) exceptions.
         TRAPSTS => (
@@ -164,16 +165,25 @@ fn register(wave: &Wave, layout: Layout, id: u8) -> Result<(u32, u32, &'static s
 
 /// STATUS (bits alike on gfx9 and gfx11, ROCdbgapi's `amdgcn_architecture_t`: SCC 0, PRIV 5,
 /// TRAP_EN 6, EXECZ 9, VCCZ 10, HALT 13, COND_DBG_USER 20, COND_DBG_SYS 21; the trap handlers:
-/// SPI_PRIO 2:1, ECC_ERR 17).
-fn status(wave: &Wave) -> (u32, u32, &'static str) {
+/// SPI_PRIO 2:1, ECC_ERR 17). On gfx9 also IN_TG 11 (the wave shares its workgroup with others)
+/// and VALID 16 (umr's VI wave-status parser, the gfx8 layout gfx9 keeps).
+fn status(wave: &Wave, gfx9: bool) -> (u32, u32, &'static str) {
     let execz = wave.mask64(EXEC) == 0;
     let vccz = wave.mask64(VCC) == 0;
-    let known = 1 | 0b110 | 1 << 5 | 1 << 6 | 1 << 9 | 1 << 10 | 1 << 13 | 1 << 17 | 1 << 20 | 1 << 21;
-    (
-        wave.scc as u32 | (execz as u32) << 9 | (vccz as u32) << 10,
-        known,
-        "s_getreg_b32 HW_REG_STATUS: a field besides SCC, SPI_PRIO, PRIV, TRAP_EN, EXECZ, VCCZ, HALT, ECC_ERR and COND_DBG_USER/SYS",
-    )
+    let common = 1 | 0b110 | 1 << 5 | 1 << 6 | 1 << 9 | 1 << 10 | 1 << 13 | 1 << 17 | 1 << 20 | 1 << 21;
+    let value = wave.scc as u32 | (execz as u32) << 9 | (vccz as u32) << 10;
+    match gfx9 {
+        true => (
+            value | ((wave.site.waves > 1) as u32) << 11 | 1 << 16,
+            common | 1 << 11 | 1 << 16,
+            "s_getreg_b32 HW_REG_STATUS: a field besides SCC, SPI_PRIO, PRIV, TRAP_EN, EXECZ, VCCZ, IN_TG, HALT, VALID, ECC_ERR and COND_DBG_USER/SYS",
+        ),
+        false => (
+            value,
+            common,
+            "s_getreg_b32 HW_REG_STATUS: a field besides SCC, SPI_PRIO, PRIV, TRAP_EN, EXECZ, VCCZ, HALT, ECC_ERR and COND_DBG_USER/SYS",
+        ),
+    }
 }
 
 /// Where the wave's CU sits: (shader engine, shader array, slot in the array), a slot holding

@@ -470,6 +470,7 @@ impl WaveStart {
             site: WaveSite {
                 cu: placed_cu(dispatch, workgroup_id),
                 wave: 0,
+                waves: items.div_ceil(wave_size),
                 topology: dispatch.topology,
                 rsrc1: descriptor.compute_pgm_rsrc1,
                 wave32: !wide,

@@ -25,6 +25,8 @@ pub(crate) struct WaveSite {
     pub cu: u32,
     /// Its index among its workgroup's waves.
     pub wave: u32,
+    /// Its workgroup's wave count.
+    pub waves: u32,
     pub topology: Topology,
     /// COMPUTE_PGM_RSRC1 (granulated VGPR count 5:0, SGPR count 9:6, WGP_MODE 29).
     pub rsrc1: u32,
