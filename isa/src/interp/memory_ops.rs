@@ -337,15 +337,15 @@ fn global_atomic<M: Memory + ?Sized>(
 /// below `num_records` (and, for `OOB_SELECT` 0, the offset within the stride). Swizzled buffers
 /// are not modelled.
 ///
-/// gfx9's V# ([`Descriptor::Gfx9`]) has no OOB_SELECT. Its structured accesses (an index and a
-/// stride) are in range where the index is below `num_records`, whatever the offset: gfx11's
-/// OOB_SELECT 1 (Vega and MI200 ISA guides, "Range Checking": structured buffers are out of
-/// range where Index ≥ NumRecords; Mesa's `ac_set_buf_desc_word3` gives OOB_SELECT 1 that rule).
-/// The rest are raw, in bytes: with an index, a zero stride makes the access raw (LLVM D44401,
-/// `AMDGPU.td`: "On GFX9 IDXEN matters for interpretation of buffer sizes";
-/// `IntrinsicsAMDGPU.td`: bounds checking changes with idxen). Its typed accesses are checked
-/// all or nothing (the guides' note 3: format loads and stores and atomics are entirely in or
-/// out; dword loads and stores per dword).
+/// gfx9's V# ([`Descriptor::Gfx9`]) has no OOB_SELECT. Its structured accesses (idxen and a
+/// nonzero stride) are in range where the index is below `num_records`, whatever the offset:
+/// gfx11's OOB_SELECT 1 (Vega and MI200 ISA guides, "Range Checking": a structured buffer, used
+/// where Stride ≠ 0 and IdxEn, is out of range where Index ≥ NumRecords; Mesa's
+/// `ac_set_buf_desc_word3` comment gives gfx10+'s OOB_SELECT 1 the same check). The rest,
+/// idxen with a zero stride too, are raw, in bytes (LLVM D44401, `AMDGPU.td`: "On GFX9 IDXEN
+/// matters for interpretation of buffer sizes"; `IntrinsicsAMDGPU.td`: bounds checking changes
+/// with idxen). Typed accesses are checked all or nothing (the guides' note 3: format loads and
+/// stores and atomics are entirely in or out; dword loads and stores per dword).
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn buffer<M: Memory + ?Sized>(
     wave: &mut Wave,
