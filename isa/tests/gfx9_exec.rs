@@ -55,7 +55,8 @@ fn every_gfx90a_table_row_translates_or_is_refused_with_a_reason() {
         println!("  {line}");
     }
     assert_eq!(translated + refused_count + unprobed.len(), rows.len());
-    assert!(translated >= 1639, "{translated} rows translate");
+    assert!(translated >= 1656, "{translated} rows translate");
+    assert!(unprobed.len() <= 4, "{} rows not probed", unprobed.len());
     // gfx11 lacks these; they run as plans of their own (`from_gfx9/vector.rs`, `from_gfx9/mfma.rs`,
     // `from_gfx9/dpp.rs`).
     for mnemonic in [

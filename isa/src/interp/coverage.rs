@@ -508,7 +508,16 @@ fn gfx9_operations(processor: gfx9::Processor) -> Vec<Operation> {
     let mut operations = Vec::new();
     for (encoding, extension, table) in tables {
         for entry in table.iter().filter(|entry| entry.processors & processor.bit() != 0) {
-            let words = gfx9_words(encoding, extension, entry.op as u32, entry.mnemonic);
+            let mut words = gfx9_words(encoding, extension, entry.op as u32, entry.mnemonic);
+            if extension == "Dpp"
+                && entry
+                    .slots
+                    .iter()
+                    .any(|slot| matches!(slot, gfx9::Slot::Vdst(2) | gfx9::Slot::Src0(2) | gfx9::Slot::Src1(2)))
+            {
+                // 64-bit ("DP ALU") DPP takes only row_newbcast (`gfx9/decode.rs`): row_newbcast:1.
+                words[1] = 0xFF01_5100;
+            }
             let (runs, probe_error, refusal) = match gfx9::decode(&words, 0, processor) {
                 Ok(instruction) if instruction.entry.mnemonic == entry.mnemonic => {
                     let refusal = gfx9_refusal(&instruction);
