@@ -283,7 +283,9 @@ fn sopk(instruction: &gfx9::Instruction, equivalent: O11) -> Result<gfx11::Instr
     if matches!(equivalent, O11::SGetregB32 | O11::SSetregB32 | O11::SSetregImm32B32)
         && !SAME_HWREGS.contains(&(simm & 0x3F))
     {
-        return Err(Refusal("a hardware register the interpreter does not model (TBA/TMA, gfx942's XCC_ID and perf snapshots)"));
+        return Err(Refusal(
+            "a hardware register the interpreter does not model (TBA/TMA, gfx942's XCC_ID and perf snapshots)",
+        ));
     }
     let out = (w0 & 0xF000_0000) | scalar((w0 >> 16) & 0x7F)? << 16 | simm;
     encode(E11::Sopk, equivalent, [out, instruction.literal().unwrap_or(0), 0])
