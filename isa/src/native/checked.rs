@@ -243,7 +243,7 @@ pub(super) fn division(e: &mut Emitter<'_>, which: u32, srcs: &[Src], k: i32) {
             ; vpand ymm4, ymm3, ymm5
             ; vpcmpeqd ymm4, ymm4, ymm5
             ; vpor ymm0, ymm0, ymm4
-            ; vpbroadcastd ymm4, [r12 + vcc]
+            ; vpbroadcastd ymm4, [r12 + rbx * 4 + vcc]
             ; vpand ymm4, ymm4, [r14 + bits]
             ; vpcmpeqd ymm4, ymm4, [r14 + bits]
             ; vpor ymm0, ymm0, ymm4

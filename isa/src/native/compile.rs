@@ -8,7 +8,7 @@ use dynasmrt::x64::Assembler;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 use super::NativeCode;
-use super::emit::{EXECUTED, Emitter, FRAME_LDS, FRAME_LDS_LEN, FRAME_VGPR, FRAME_WAVE};
+use super::emit::{EXECUTED, Emitter, FRAME_LDS, FRAME_VGPR, FRAME_WAVE};
 use super::frame::{Exit, Part};
 use crate::gfx11::Encoding;
 use crate::interp::DecodedKernel;
@@ -61,7 +61,7 @@ pub(super) fn compile(kernel: &DecodedKernel) -> Result<NativeCode, &'static str
         ; mov r12, [r14 + FRAME_WAVE]
         ; mov r13, [r14 + FRAME_VGPR]
         ; mov r15, [r14 + FRAME_LDS]
-        ; mov rbx, [r14 + FRAME_LDS_LEN]
+        ; xor ebx, ebx
         ; mov rbp, [r12 + EXECUTED]
     );
     e.masks();
@@ -152,10 +152,12 @@ pub(super) fn compile(kernel: &DecodedKernel) -> Result<NativeCode, &'static str
 /// Emits instruction `index`'s translation, with `e.part` whole; false (nothing emitted, the
 /// part whole again) where it has none.
 ///
-/// A wave64 wave's per-half instruction (`interp::launch::per_half`) is translated once per
-/// half, as the interpreter steps it: the low half's code, then the high half's with its rows
-/// and masks, then back to the low half's. One that runs once (scalar, and the lane-crossing
-/// ones that see all 64 lanes) has no wave64 translation except the scalar ones.
+/// A wave64 wave's per-half instruction (`interp::launch::per_half`) runs once per half, as the
+/// interpreter steps it: the low half, then the high half with its rows and masks, then back to
+/// the low half's. Its code is emitted once where every half-dependent address can be made at
+/// run time ([`runs_once_per_half`]) and run twice, `rbx` naming the half; otherwise once per
+/// half. One that runs once (scalar, and the lane-crossing ones that see all 64 lanes) has no
+/// wave64 translation except the scalar ones.
 fn translate_parts(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
     if !e.wide {
         return translate(e, index, decoded);
@@ -168,6 +170,9 @@ fn translate_parts(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
     };
     if !per_half(&decoded.plan) {
         return matches!(decoded.plan, Plan::Scalar) && translate(e, index, decoded);
+    }
+    if runs_once_per_half(decoded) {
+        return translate_looped(e, index, decoded);
     }
     // Each half's slow paths and early exits go on at the end of that half's code.
     let (low_end, high_end) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
@@ -190,6 +195,61 @@ fn translate_parts(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
     e.part_end = None;
     e.leave_halves();
     true
+}
+
+/// Emits a per-half instruction's translation once, as [`Part::Running`], in a loop of two
+/// turns: the low half (`rbx` = 0), then the high half (`rbx` = 1, its rows and masks), then
+/// back to the low half's. Both halves' slow paths and early exits go on at the end of the
+/// body, where `rbx` says which turn ends. Doubled, a wave64 GEMM's hot code had outgrown the
+/// host's 32 KiB instruction cache (docs/BENCHMARKS.md, issue 57). False (nothing emitted)
+/// where the instruction has no translation.
+fn translate_looped(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
+    let (body, end, done) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+    dynasm!(e.ops ; .arch x64 ; =>body);
+    e.part = Part::Running;
+    e.part_end = Some(end);
+    if !translate(e, index, decoded) {
+        e.part = Part::Whole;
+        e.part_end = None;
+        return false;
+    }
+    dynasm!(e.ops
+        ; .arch x64
+        ; =>end
+        ; test ebx, ebx
+        ; jnz =>done
+    );
+    e.enter_running_high_half();
+    dynasm!(e.ops
+        ; .arch x64
+        ; jmp =>body
+        ; =>done
+    );
+    e.part_end = None;
+    e.leave_halves();
+    true
+}
+
+/// Whether a per-half instruction's code can be emitted once for both halves: each
+/// half-dependent address it makes is one `rbx` (the running half) gives at run time. The VALU
+/// (every lane mask it reads or writes one whose high part is the next SGPR,
+/// `Emitter::mask_moves_by_one`, and not `v_mbcnt`, whose constants differ by half) and LDS and
+/// global memory accesses.
+fn runs_once_per_half(decoded: &Decoded) -> bool {
+    use crate::gfx11::Opcode::{VMbcntHiU32B32, VMbcntLoU32B32};
+    use crate::interp::operands::Source;
+    match &decoded.plan {
+        Plan::Vector(op) => {
+            !matches!(op.opcode, VMbcntLoU32B32 | VMbcntHiU32B32)
+                && Emitter::mask_moves_by_one(u32::from(op.operands.sdst))
+                && op.operands.src.iter().all(|source| match *source {
+                    Source::Mask(field) => Emitter::mask_moves_by_one(u32::from(field)),
+                    _ => true,
+                })
+        }
+        Plan::Memory(_) => true,
+        _ => false,
+    }
 }
 
 /// Emits instruction `index`'s translation for `e.part`; false (nothing emitted) where it has

@@ -144,10 +144,26 @@ impl Emitter<'_> {
     /// `Wave::swap_halves` put it (`exec_lo` and `exec_hi` trade places); compiled code, which
     /// swaps nothing, reads the register that is there then. A slot of 128 or more reads as 0
     /// and drops writes, as `Wave` does.
+    ///
+    /// Code addresses the slot as `[r12 + rbx * 4 + sgpr(slot)]`: for [`Part::Running`] this
+    /// is the low half's slot, and `rbx` (the running half) adds the high half's 4 bytes at run
+    /// time, which only a field [`Emitter::mask_moves_by_one`] accepts has.
     pub fn mask_slot(&self, field: u32) -> u32 {
+        if self.part == Part::Running {
+            assert!(Self::mask_moves_by_one(field), "a mask at s{field} is emitted per half (`compile.rs`)");
+            return field;
+        }
         let high = self.part == Part::High;
         let slot = if field == NULL || field == EXEC { field } else { field + high as u32 };
         if high && (slot | 1) == EXEC + 1 { slot ^ 1 } else { slot }
+    }
+
+    /// Whether the high half's part of the lane mask at `field` is the SGPR after the low
+    /// half's, or the same special case in both halves (`null`, and slots of 128 or more, which
+    /// every use tests for before addressing it): all but `s[125]` (whose high part is
+    /// `exec_hi` once the halves swap) and `exec_hi` (whose high part, slot 128, reads 0).
+    pub fn mask_moves_by_one(field: u32) -> bool {
+        field != EXEC - 1 && field != EXEC + 1
     }
 
     /// The byte offset of the running half's EXEC in the wave.
@@ -160,27 +176,33 @@ impl Emitter<'_> {
     /// switch of halves loads them. Clobbers `ymm10` and `ymm11`.
     pub fn masks(&mut self) {
         if self.wide {
-            // The half not running first, through ymm10 and ymm11 alone.
-            let other = if self.part == Part::High { 0 } else { 1 };
+            // The halves not known to be running, through ymm10 and ymm11 alone: the other one,
+            // or both where the running half is `rbx`'s.
+            let others: &[i32] = match self.part {
+                Part::High => &[0],
+                Part::Running => &[0, 1],
+                Part::Whole | Part::Low => &[1],
+            };
             let zero = self.constant([0; 8]);
-            dynasm!(self.ops ; .arch x64 ; vpbroadcastd ymm11, [r12 + sgpr(EXEC + other)]);
-            for k in 0..4 {
-                let (bits, stored) = (LANE_BITS + 32 * k, INACTIVE + 128 * other as i32 + 32 * k);
-                dynasm!(self.ops
-                    ; .arch x64
-                    ; vpand ymm10, ymm11, [r14 + bits]
-                    ; vpcmpeqd ymm10, ymm10, [=>zero]
-                    ; vmovdqu [r14 + stored], ymm10
-                );
+            for &other in others {
+                dynasm!(self.ops ; .arch x64 ; vpbroadcastd ymm11, [r12 + sgpr(EXEC + other as u32)]);
+                for k in 0..4 {
+                    let (bits, stored) = (LANE_BITS + 32 * k, INACTIVE + 128 * other + 32 * k);
+                    dynasm!(self.ops
+                        ; .arch x64
+                        ; vpand ymm10, ymm11, [r14 + bits]
+                        ; vpcmpeqd ymm10, ymm10, [=>zero]
+                        ; vmovdqu [r14 + stored], ymm10
+                    );
+                }
             }
         }
         let exec = self.exec();
         dynasm!(self.ops
             ; .arch x64
-            ; vpbroadcastd ymm11, [r12 + exec]
+            ; vpbroadcastd ymm11, [r12 + rbx * 4 + exec]
             ; vpxor xmm10, xmm10, xmm10
         );
-        let running = if self.part == Part::High { 1 } else { 0 };
         for k in 0..4 {
             let bits = LANE_BITS + 32 * k;
             let mask = 12 + k as u8;
@@ -189,7 +211,12 @@ impl Emitter<'_> {
                 ; vpand Ry(mask), ymm11, [r14 + bits]
                 ; vpcmpeqd Ry(mask), Ry(mask), ymm10
             );
-            if self.wide {
+            let running = match self.part {
+                Part::High => Some(1),
+                Part::Running => None,
+                Part::Whole | Part::Low => Some(0),
+            };
+            if let (true, Some(running)) = (self.wide, running) {
                 let stored = INACTIVE + 128 * running + 32 * k;
                 dynasm!(self.ops ; .arch x64 ; vmovdqu [r14 + stored], Ry(mask));
             }
@@ -211,7 +238,7 @@ impl Emitter<'_> {
         let exec = self.exec();
         dynasm!(self.ops
             ; .arch x64
-            ; cmp DWORD [r12 + exec], -1
+            ; cmp DWORD [r12 + rbx * 4 + exec], -1
             ; jne =>otherwise
         );
     }
@@ -313,11 +340,16 @@ impl Emitter<'_> {
     /// The interpreter's step for instruction `index` (the running part of it), inline: on
     /// unless it left.
     pub fn step(&mut self, index: u32) {
+        if self.part == Part::Running {
+            // Part::Low or Part::High, as the running half is.
+            dynasm!(self.ops ; .arch x64 ; lea edx, [rbx + Part::Low as i32]);
+        } else {
+            dynasm!(self.ops ; .arch x64 ; mov edx, self.part as i32);
+        }
         dynasm!(self.ops
             ; .arch x64
             ; mov rdi, r14
             ; mov esi, index as i32
-            ; mov edx, self.part as i32
             ; vzeroupper
             ; call QWORD [r14 + FALLBACK]
             ; test eax, eax
@@ -372,8 +404,23 @@ impl Emitter<'_> {
         self.load_masks(1);
     }
 
-    /// Back to the whole wave after a per-half instruction: the low half's rows and masks.
+    /// Goes on as the high half of a per-half instruction whose code runs once per half
+    /// ([`Part::Running`]): `rbx` = 1, then [`Emitter::enter_high_half`]'s rows and masks.
+    pub fn enter_running_high_half(&mut self) {
+        dynasm!(self.ops
+            ; .arch x64
+            ; mov ebx, 1
+            ; mov r13, [r14 + FRAME_VGPR_HIGH]
+        );
+        self.load_masks(1);
+    }
+
+    /// Back to the whole wave after a per-half instruction: the low half's rows and masks
+    /// (and `rbx` = 0, where the code ran once per half).
     pub fn leave_halves(&mut self) {
+        if self.part == Part::Running {
+            dynasm!(self.ops ; .arch x64 ; xor ebx, ebx);
+        }
         self.part = Part::Whole;
         dynasm!(self.ops ; .arch x64 ; mov r13, [r14 + FRAME_VGPR]);
         self.load_masks(0);
@@ -386,7 +433,7 @@ impl Emitter<'_> {
         let exec = self.exec();
         dynasm!(self.ops
             ; .arch x64
-            ; mov edx, [r12 + exec]
+            ; mov edx, [r12 + rbx * 4 + exec]
             ; test edx, edx
             ; jz =>done
             ; =>lane

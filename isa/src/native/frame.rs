@@ -7,7 +7,11 @@
 //! Registers while compiled code runs:
 //! - `r12`: the `Wave`; `r13`: its VGPR rows (`Wave::vgpr`, which no step reallocates), or a
 //!   wave64 wave's high half's while that half's code runs ([`Part::High`]);
-//!   `r14`: the [`Frame`]; `r15`: the LDS; `rbx`: the LDS's length in bytes;
+//!   `r14`: the [`Frame`]; `r15`: the LDS;
+//! - `rbx`: the running half of a wave64 per-half instruction whose code runs once per half
+//!   ([`Part::Running`]): 0 for the low half, 1 for the high; 0 everywhere else, so that an
+//!   address of the running half's part of a lane mask, `[r12 + rbx * 4 + low half's slot]`,
+//!   is the low half's (or the fixed part's) outside such code;
 //! - `rbp`: the wave's executed-instruction count (`Wave::executed`), stored back at every exit;
 //! - `ymm12`–`ymm15`: the inactive lanes of EXEC, 8 per register (all ones where a lane's EXEC
 //!   bit is clear), valid at every instruction boundary: recomputed after anything that may
@@ -50,6 +54,10 @@ pub(super) enum Part {
     Low = 1,
     /// A wave64 wave's lanes 32–63: `r13` holds their rows and `ymm12`–`ymm15` their masks.
     High = 2,
+    /// Either half of a wave64 wave's per-half instruction, as `rbx` says at run time (0: low,
+    /// 1: high): code emitted once and run once per half (`compile::translate_parts`); the
+    /// trampoline gets `rbx + 1`, [`Part::Low`] or [`Part::High`]. Never passed as itself.
+    Running = 3,
 }
 
 /// The frame compiled code runs against. `repr(C)`: compiled code reads its fields at their

@@ -66,7 +66,7 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     let (done, exec) = (e.ops.new_dynamic_label(), e.exec());
     dynasm!(e.ops
         ; .arch x64
-        ; mov edx, [r12 + exec]
+        ; mov edx, [r12 + rbx * 4 + exec]
         ; test edx, edx
         ; jz =>done
         ; vpcmpeqd ymm3, ymm3, ymm3

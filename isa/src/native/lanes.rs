@@ -90,7 +90,7 @@ pub(super) fn permlane(e: &mut Emitter<'_>, op: &VOp) -> bool {
         ; mov eax, 15
         ; vmovd xmm11, eax
         ; vpbroadcastd ymm11, xmm11
-        ; vpbroadcastd ymm5, [r12 + exec]
+        ; vpbroadcastd ymm5, [r12 + rbx * 4 + exec]
     );
     for k in 0..4 {
         // Lanes 8k..8k+8: their selects' nibbles (the ramp 0, 4, …, 28 is 4 × the lane's index
@@ -178,7 +178,7 @@ fn permute(e: &mut Emitter<'_>, dpp: &DppPlan, source: u32) {
             // The source lane's EXEC bit, as a lane mask.
             dynasm!(e.ops
                 ; .arch x64
-                ; vpbroadcastd ymm1, [r12 + exec]
+                ; vpbroadcastd ymm1, [r12 + rbx * 4 + exec]
                 ; vpsrlvd ymm1, ymm1, ymm4
                 ; vpslld ymm1, ymm1, 31
                 ; vpsrad ymm1, ymm1, 31

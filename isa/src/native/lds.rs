@@ -10,7 +10,7 @@
 
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-use super::emit::{Emitter, ROW, SCRATCH, SHAPE_HIGHEST, SHAPE_KIND, SHAPE_ROW, row_shape};
+use super::emit::{Emitter, FRAME_LDS_LEN, ROW, SCRATCH, SHAPE_HIGHEST, SHAPE_KIND, SHAPE_ROW, row_shape};
 use super::frame::{Part, ROW_SHAPES, SHAPE_UNKNOWN};
 use super::rows::Chunks;
 use crate::gfx11::Encoding;
@@ -79,9 +79,21 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
             by_lanes(e, chunks, farthest, slow, Moved::Load(&lane_rows), by_chunk);
             dynasm!(e.ops ; .arch x64 ; jmp =>resume);
         });
-        // The high half of a wave64 wave has its own slots (`Frame::row_shapes`).
-        let half = if e.part == Part::High { ROW_SHAPES } else { 0 };
-        let slot = row_shape(addr as usize % ROW_SHAPES + half);
+        // The high half of a wave64 wave has its own slots (`Frame::row_shapes`): `ROW_SHAPES`
+        // further, known here, or for code that runs once per half, `rbx` (the running half)
+        // times as many bytes from the frame, in `r11`, which nothing else here uses.
+        let (base, slot) = if e.part == Part::Running {
+            let high = row_shape(ROW_SHAPES) - row_shape(0);
+            dynasm!(e.ops
+                ; .arch x64
+                ; imul r11, rbx, high
+                ; add r11, r14
+            );
+            (11, row_shape(addr as usize % ROW_SHAPES))
+        } else {
+            let half = if e.part == Part::High { ROW_SHAPES } else { 0 };
+            (14, row_shape(addr as usize % ROW_SHAPES + half))
+        };
         // The range test is the row's highest address plus `farthest` against the LDS's size
         // (each below 2^32, so no wrap in 64 bits). A highest address of 2^31 or more is kept
         // as 2^32 − 1, which fails it: the general path indexes with signed 32-bit offsets.
@@ -90,16 +102,16 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
         // Where the slot is known to hold this row already (`known_rows.rs`; a wave64 half's
         // own slot), only the range test.
         if e.known_rows.get(index as usize) != Some(&true) {
-            row_in_slot(e, addresses, slot);
+            row_in_slot(e, addresses, base, slot);
         }
         dynasm!(e.ops
             ; .arch x64
-            ; mov eax, [r14 + slot + SHAPE_HIGHEST]
+            ; mov eax, [Rq(base) + slot + SHAPE_HIGHEST]
             ; add rax, farthest as i32
-            ; cmp rax, rbx
+            ; cmp rax, [r14 + FRAME_LDS_LEN]
             ; ja =>slow
         );
-        chunks.load_whole(e, &rows, by_chunk, Some(slot));
+        chunks.load_whole(e, &rows, by_chunk, Some((base, slot)));
         dynasm!(e.ops ; .arch x64 ; jmp =>resume);
         return true;
     }
@@ -184,21 +196,21 @@ pub(super) fn whole_dword_load(decoded: &Decoded, vgprs: u32) -> Option<(u32, co
     (addr < vgprs && vdst + written <= vgprs).then_some((addr, vdst..vdst + written))
 }
 
-/// Emits the test of the address row (at `addresses`) against the row shape `slot` holds: where
-/// it differs, the row, its highest address and an unknown shape go to the slot. `ymm3` is all
-/// ones.
-fn row_in_slot(e: &mut Emitter<'_>, addresses: i32, slot: i32) {
+/// Emits the test of the address row (at `addresses`) against the row shape `slot` bytes past
+/// register `base` (the frame, or the running half's slots in it) holds: where it differs, the
+/// row, its highest address and an unknown shape go to the slot. `ymm3` is all ones.
+fn row_in_slot(e: &mut Emitter<'_>, addresses: i32, base: u8, slot: i32) {
     let same = e.ops.new_dynamic_label();
     dynasm!(e.ops
         ; .arch x64
         ; vmovdqu ymm0, [r13 + addresses]
-        ; vpcmpeqd ymm0, ymm0, [r14 + slot + SHAPE_ROW]
+        ; vpcmpeqd ymm0, ymm0, [Rq(base) + slot + SHAPE_ROW]
     );
     for k in 1..4 {
         dynasm!(e.ops
             ; .arch x64
             ; vmovdqu ymm2, [r13 + addresses + 32 * k]
-            ; vpcmpeqd ymm2, ymm2, [r14 + slot + SHAPE_ROW + 32 * k]
+            ; vpcmpeqd ymm2, ymm2, [Rq(base) + slot + SHAPE_ROW + 32 * k]
             ; vpand ymm0, ymm0, ymm2
         );
     }
@@ -208,13 +220,13 @@ fn row_in_slot(e: &mut Emitter<'_>, addresses: i32, slot: i32) {
         dynasm!(e.ops
             ; .arch x64
             ; vmovdqu ymm0, [r13 + addresses]
-            ; vmovdqu [r14 + slot + SHAPE_ROW], ymm0
+            ; vmovdqu [Rq(base) + slot + SHAPE_ROW], ymm0
         );
         for k in 1..4 {
             dynasm!(e.ops
                 ; .arch x64
                 ; vmovdqu ymm2, [r13 + addresses + 32 * k]
-                ; vmovdqu [r14 + slot + SHAPE_ROW + 32 * k], ymm2
+                ; vmovdqu [Rq(base) + slot + SHAPE_ROW + 32 * k], ymm2
                 ; vpmaxud ymm0, ymm0, ymm2
             );
         }
@@ -230,8 +242,8 @@ fn row_in_slot(e: &mut Emitter<'_>, addresses: i32, slot: i32) {
             ; mov edx, -1
             ; test ecx, ecx
             ; cmovs ecx, edx
-            ; mov [r14 + slot + SHAPE_HIGHEST], ecx
-            ; mov DWORD [r14 + slot + SHAPE_KIND], SHAPE_UNKNOWN as i32
+            ; mov [Rq(base) + slot + SHAPE_HIGHEST], ecx
+            ; mov DWORD [Rq(base) + slot + SHAPE_KIND], SHAPE_UNKNOWN as i32
             ; jmp =>same
         );
     });
@@ -249,7 +261,7 @@ fn row_in_slot(e: &mut Emitter<'_>, addresses: i32, slot: i32) {
 fn highest_allowed(e: &mut Emitter<'_>, farthest: u32, slow: dynasmrt::DynamicLabel) {
     dynasm!(e.ops
         ; .arch x64
-        ; mov rax, rbx
+        ; mov rax, [r14 + FRAME_LDS_LEN]
         ; sub rax, farthest as i32
         ; jb =>slow
         ; mov ecx, 0x7FFF_FFFF
@@ -278,7 +290,7 @@ fn backward_permute(e: &mut Emitter<'_>, offset: u32, [addr, data, vdst]: [u32; 
         ; mov eax, 31
         ; vmovd xmm4, eax
         ; vpbroadcastd ymm4, xmm4
-        ; vpbroadcastd ymm5, [r12 + exec]
+        ; vpbroadcastd ymm5, [r12 + rbx * 4 + exec]
     );
     for k in 0..4 {
         dynasm!(e.ops

@@ -143,8 +143,9 @@ impl Chunks {
     /// Jumps to `otherwise`, having written nothing, for any other pattern. The caller has
     /// checked every lane's access against memory, and `ymm3` is all ones.
     ///
-    /// With `shape` (the frame offset of a [`super::frame::RowShape`] slot whose `row` the
-    /// caller has found equal to the address row, its kind reset where it was not), a known
+    /// With `shape` (a register and the offset from it of a [`super::frame::RowShape`] slot
+    /// whose `row` the caller has found equal to the address row, its kind reset where it was
+    /// not), a known
     /// kind skips the classification, and a new one is recorded there. Only unbiased (LDS)
     /// rows: a global row's shape also depends on where its chunks wrap.
     pub fn load_whole(
@@ -152,7 +153,7 @@ impl Chunks {
         e: &mut Emitter<'_>,
         rows: &[(i32, i32)],
         otherwise: dynasmrt::DynamicLabel,
-        shape: Option<i32>,
+        shape: Option<(u8, i32)>,
     ) {
         assert!(shape.is_none() || !self.biased, "shapes of unbiased rows only");
         let (addresses, lane_base) = (self.addresses, self.lane_base);
@@ -169,7 +170,7 @@ impl Chunks {
                     ; jnc =>otherwise
                 );
             }
-            Some(slot) => {
+            Some((base, slot)) => {
                 // A kind recorded for this row: straight to its loads. A new row is classified
                 // out of line, the decision recorded first.
                 let kind = slot + SHAPE_KIND;
@@ -187,19 +188,19 @@ impl Chunks {
                         ; jc =>found_consecutive
                         ; vptest ymm5, ymm3
                         ; jnc =>neither
-                        ; mov DWORD [r14 + kind], SHAPE_BROADCAST as i32
+                        ; mov DWORD [Rq(base) + kind], SHAPE_BROADCAST as i32
                         ; jmp =>broadcast
                         ; =>neither
-                        ; mov DWORD [r14 + kind], SHAPE_GENERAL as i32
+                        ; mov DWORD [Rq(base) + kind], SHAPE_GENERAL as i32
                         ; jmp =>otherwise
                         ; =>found_consecutive
-                        ; mov DWORD [r14 + kind], SHAPE_CONSECUTIVE as i32
+                        ; mov DWORD [Rq(base) + kind], SHAPE_CONSECUTIVE as i32
                         ; jmp =>consecutive
                     );
                 });
                 dynasm!(e.ops
                     ; .arch x64
-                    ; mov ecx, [r14 + kind]
+                    ; mov ecx, [Rq(base) + kind]
                     ; cmp ecx, SHAPE_CONSECUTIVE as i32
                     ; je =>consecutive
                     ; cmp ecx, SHAPE_BROADCAST as i32
@@ -337,7 +338,7 @@ impl Chunks {
             let lane = e.ops.new_dynamic_label();
             dynasm!(e.ops
                 ; .arch x64
-                ; movzx edx, BYTE [r12 + exec + k]
+                ; movzx edx, BYTE [r12 + rbx * 4 + exec + k]
                 ; test edx, edx
                 ; jz =>next
                 // Every active lane at one address (a wave's result, which every lane holds,

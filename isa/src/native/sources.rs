@@ -2,7 +2,7 @@
 //! holding a broadcast scalar or constant, or one of the frame's scratch rows (a permuted or
 //! modified source).
 
-use dynasmrt::{DynasmApi, dynasm};
+use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
 use super::emit::{Emitter, ROW, SCC, SCRATCH, sgpr};
 use super::frame::Part;
@@ -35,6 +35,9 @@ pub(super) fn place(e: &mut Emitter<'_>, op: &VOp, index: usize) -> Src {
             let slot = if matches!(op.operands.src[index], Source::Mask(_)) { e.mask_slot(s as u32) } else { s as u32 };
             if s as u32 == NULL || slot >= 128 {
                 dynasm!(e.ops ; .arch x64 ; vpxor Rx(reg), Rx(reg), Rx(reg));
+            } else if matches!(op.operands.src[index], Source::Mask(_)) {
+                // `rbx`: the running half, where one piece of code runs both (`Emitter::mask_slot`).
+                dynasm!(e.ops ; .arch x64 ; vpbroadcastd Ry(reg), [r12 + rbx * 4 + sgpr(slot)]);
             } else {
                 dynasm!(e.ops ; .arch x64 ; vpbroadcastd Ry(reg), [r12 + sgpr(slot)]);
             }
@@ -42,6 +45,20 @@ pub(super) fn place(e: &mut Emitter<'_>, op: &VOp, index: usize) -> Src {
         Source::Scc => broadcast_scc(e, reg),
         Source::Constant(value) => broadcast_constant(e, reg, value as u32),
         // Each half reads its own 32 bits of a constant mask.
+        Source::ConstantMask(value) if e.part == Part::Running && value as u32 != (value >> 32) as u32 => {
+            // The running half's 32 bits, chosen at run time by `rbx` (0: low, 1: high).
+            let done = e.ops.new_dynamic_label();
+            dynasm!(e.ops
+                ; .arch x64
+                ; mov eax, value as u32 as i32
+                ; test ebx, ebx
+                ; jz =>done
+                ; mov eax, (value >> 32) as u32 as i32
+                ; =>done
+                ; vmovd Rx(reg), eax
+                ; vpbroadcastd Ry(reg), Rx(reg)
+            );
+        }
         Source::ConstantMask(value) => {
             let shift = if e.part == Part::High { 32 } else { 0 };
             broadcast_constant(e, reg, (value >> shift) as u32)

@@ -634,7 +634,7 @@ fn map_row(e: &mut Emitter<'_>, function: fn(f32) -> f32, source: Src) {
     let exec = e.exec();
     dynasm!(e.ops
         ; .arch x64
-        ; mov ecx, [r12 + exec]
+        ; mov ecx, [r12 + rbx * 4 + exec]
         ; mov rdx, rax
         ; mov rdi, QWORD function as usize as i64
         ; lea rsi, [r14 + scratch_row(0)]
@@ -830,6 +830,7 @@ fn emit(e: &mut Emitter<'_>, op: &VOp, shape: Shape, srcs: &[Src]) {
 /// as `valu` counts them), plus b.
 fn count_bits(e: &mut Emitter<'_>, op: &VOp, a: Src, b: Src, k: i32) {
     use Opcode::*;
+    assert!(e.part != Part::Running || op.opcode == VBcntU32B32, "a lane count is emitted per half (`compile.rs`)");
     let high_half = e.part == Part::High;
     // The bits of a's word below each lane of this chunk: in the word of the lane's
     // own half (the low word for wave32 and the low half), all of the low word for
