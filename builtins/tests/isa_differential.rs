@@ -64,21 +64,11 @@ fn run_isa(image: &Image, plan: &DispatchPlan, arena: &[u8]) {
     ]);
     let kernel = DecodedKernel::load_for(&memory, kernel_object, *isa).expect("the kernel decodes");
     let dispatch = Dispatch {
-        kernel: &kernel,
         packet_address,
-        queue_address: 0,
         kernarg_address: kernargs.as_ptr() as u64,
-        dispatch_id: 0,
-        grid: [plan.grid_size, 1, 1],
-        workgroup: [plan.workgroup_size, 1, 1],
-        group_segment_size: 0,
-        private_segment_size: 0,
         instruction_limit: 1 << 28,
-        topology: Default::default(),
-        realtime: || 0,
-        serial: 0,
-        interrupt: None,
         tier: aqueduct_isa::native::Tier::Auto,
+        ..Dispatch::new(&kernel, [plan.grid_size, 1, 1], [plan.workgroup_size, 1, 1])
     };
     let mut lds = Vec::new();
     for group in 0..plan.grid_size.div_ceil(u32::from(plan.workgroup_size)) {

@@ -73,21 +73,13 @@ impl Bench {
     fn dispatch(&self, tier: Tier) -> Dispatch<'_> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Dispatch {
-            kernel: &self.kernel,
             packet_address: &*self.packet as *const KernelDispatchPacket as u64,
-            queue_address: 0,
             kernarg_address: self.kernargs.as_ptr() as u64,
-            dispatch_id: 0,
-            grid: self.grid,
-            workgroup: self.workgroup,
             group_segment_size: self.lds,
-            private_segment_size: 0,
             instruction_limit: u64::MAX,
-            topology: Default::default(),
-            realtime: || 0,
             serial: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            interrupt: None,
             tier,
+            ..Dispatch::new(&self.kernel, self.grid, self.workgroup)
         }
     }
 

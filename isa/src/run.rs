@@ -111,21 +111,12 @@ pub fn run_code(
     let code_memory = crate::interp::Regions(vec![(image.as_ptr() as u64, image.len() as u64 * 4)]);
     let kernel = crate::interp::DecodedKernel::load_for(&code_memory, image.as_ptr() as u64, isa)?;
     let dispatch = Dispatch {
-        kernel: &kernel,
-        packet_address: 0,
-        queue_address: 0,
-        kernarg_address: 0,
-        dispatch_id: 0,
-        grid: [if wide { 64 } else { 32 }, 1, 1],
-        workgroup: [if wide { 64 } else { 32 }, 1, 1],
         group_segment_size: lds.len() as u32,
         private_segment_size: registers.private_bytes as u32,
         instruction_limit: 1 << 20,
-        topology: Default::default(),
         realtime: || CLOCK,
-        serial: 0,
-        interrupt: None,
         tier,
+        ..Dispatch::new(&kernel, [if wide { 64 } else { 32 }, 1, 1], [if wide { 64 } else { 32 }, 1, 1])
     };
     let mut wave = Wave::blank();
     wave.pc = kernel.entry;

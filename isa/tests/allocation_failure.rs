@@ -64,21 +64,11 @@ fn run_asking(wave32: bool, private: u32, group: u32, tier: Tier) -> Result<u64,
     let kernel = DecodedKernel::load(&memory, words.as_ptr() as u64).expect("the kernel decodes");
     let lanes = if wave32 { 32 } else { 64 };
     let dispatch = Dispatch {
-        kernel: &kernel,
-        packet_address: 0,
-        queue_address: 0,
-        kernarg_address: 0,
-        dispatch_id: 0,
-        grid: [lanes, 1, 1],
-        workgroup: [lanes as u16, 1, 1],
         group_segment_size: group,
         private_segment_size: private,
         instruction_limit: 1 << 20,
-        topology: Default::default(),
-        realtime: || 0,
-        serial: 0,
-        interrupt: None,
         tier,
+        ..Dispatch::new(&kernel, [lanes, 1, 1], [lanes as u16, 1, 1])
     };
     run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new())
 }

@@ -47,21 +47,9 @@ impl Kernel {
         let start = self.out.clone();
         let run = |tier| {
             let dispatch = Dispatch {
-                kernel: &kernel,
-                packet_address: 0,
-                queue_address: 0,
-                kernarg_address: 0,
-                dispatch_id: 0,
-                grid: workgroup.map(u32::from),
-                workgroup,
-                group_segment_size: 0,
-                private_segment_size: 0,
                 instruction_limit: 1000,
-                topology: Default::default(),
-                realtime: || 0,
-                serial: 0,
-                interrupt: None,
                 tier,
+                ..Dispatch::new(&kernel, workgroup.map(u32::from), workgroup)
             };
             run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new())
         };

@@ -108,21 +108,10 @@ fn run_object(object: &str, target: &str, symbol: &str, buffers: &[Buf]) -> Resu
         let memory = Regions(regions);
         let kernel = DecodedKernel::load_for(&memory, kernel_object, Isa::Gfx12)?;
         let dispatch = Dispatch {
-            kernel: &kernel,
-            packet_address: 0,
-            queue_address: 0,
             kernarg_address: kernargs.as_ptr() as u64,
-            dispatch_id: 0,
-            grid: [lanes * WAVES as u32, 1, 1],
-            workgroup: [lanes as u16 * WAVES as u16, 1, 1],
-            group_segment_size: 0,
-            private_segment_size: 0,
             instruction_limit: 100_000,
-            realtime: || 0,
             tier,
-            topology: Default::default(),
-            serial: 0,
-            interrupt: None,
+            ..Dispatch::new(&kernel, [lanes * WAVES as u32, 1, 1], [lanes as u16 * WAVES as u16, 1, 1])
         };
         run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new()).map(|_| ())
     };

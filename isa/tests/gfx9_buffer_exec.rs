@@ -77,23 +77,7 @@ impl Kernel {
             (out, OUT_DWORDS as u64 * 4),
         ]);
         let kernel = DecodedKernel::load_for(&memory, kernel_object, Isa::Gfx9(processor))?;
-        let dispatch = Dispatch {
-            kernel: &kernel,
-            packet_address: 0,
-            queue_address: 0,
-            kernarg_address: 0,
-            dispatch_id: 0,
-            grid: [64, 1, 1],
-            workgroup: [64, 1, 1],
-            group_segment_size: 0,
-            private_segment_size: 0,
-            instruction_limit: 1000,
-            realtime: || 0,
-            serial: 0,
-            interrupt: None,
-            tier,
-            topology: Default::default(),
-        };
+        let dispatch = Dispatch { instruction_limit: 1000, tier, ..Dispatch::new(&kernel, [64, 1, 1], [64, 1, 1]) };
         run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new())?;
         Ok(())
     }

@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 use aqueduct_isa::gfx9::{Processor, decode, decode_all};
 use aqueduct_isa::interp::coverage::{gfx9_refusal, operations};
 use aqueduct_isa::interp::{DecodedKernel, Dispatch, ExecError, Isa, Regions};
-use aqueduct_isa::native::Tier;
 use aqueduct_isa::run_workgroup;
 use object::{Object, ObjectSection};
 
@@ -170,23 +169,7 @@ impl Kernel {
         let out = self.out.as_mut_ptr() as u64;
         let memory = Regions(vec![(kernel_object, self.words.len() as u64 * 4), (out, OUT_DWORDS as u64 * 4)]);
         let kernel = DecodedKernel::load_for(&memory, kernel_object, Isa::Gfx9(processor))?;
-        let dispatch = Dispatch {
-            kernel: &kernel,
-            packet_address: 0,
-            queue_address: 0,
-            kernarg_address: 0,
-            dispatch_id: 0,
-            grid: [64, 1, 1],
-            workgroup: [64, 1, 1],
-            group_segment_size: 0,
-            private_segment_size: 0,
-            instruction_limit: 1000,
-            topology: Default::default(),
-            realtime: || 0,
-            serial: 0,
-            interrupt: None,
-            tier: Tier::Interpreter,
-        };
+        let dispatch = Dispatch { instruction_limit: 1000, ..Dispatch::new(&kernel, [64, 1, 1], [64, 1, 1]) };
         run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new())?;
         Ok(self.out.clone())
     }

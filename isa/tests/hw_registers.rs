@@ -54,21 +54,10 @@ impl Launch<'_> {
             Regions(vec![(words.as_ptr() as u64, words.len() as u64 * 4), (address, (items * ROW * 4) as u64)]);
         let kernel = DecodedKernel::load_for(&memory, words.as_ptr() as u64, self.isa)?;
         let dispatch = Dispatch {
-            kernel: &kernel,
-            packet_address: 0,
-            queue_address: 0,
-            kernarg_address: 0,
-            dispatch_id: 0,
-            grid: [self.size * self.groups, 1, 1],
-            workgroup: [self.size as u16, 1, 1],
-            group_segment_size: 0,
-            private_segment_size: 0,
             instruction_limit: 10_000,
             topology: self.topology,
-            realtime: || 0,
-            serial: 0,
-            interrupt: None,
             tier: self.tier,
+            ..Dispatch::new(&kernel, [self.size * self.groups, 1, 1], [self.size as u16, 1, 1])
         };
         for group in 0..self.groups {
             run_workgroup(&dispatch, &memory, [group, 0, 0], &mut Vec::new())?;

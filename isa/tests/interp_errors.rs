@@ -40,21 +40,9 @@ impl Kernel {
 
 fn dispatch(kernel: &DecodedKernel, workgroup: [u16; 3], instruction_limit: u64, tier: Tier) -> Dispatch<'_> {
     Dispatch {
-        kernel,
-        packet_address: 0,
-        queue_address: 0,
-        kernarg_address: 0,
-        dispatch_id: 0,
-        grid: [u32::from(workgroup[0]), u32::from(workgroup[1]), u32::from(workgroup[2])],
-        workgroup,
-        group_segment_size: 0,
-        private_segment_size: 0,
         instruction_limit,
-        topology: Default::default(),
-        realtime: || 0,
-        serial: 0,
-        interrupt: None,
         tier,
+        ..Dispatch::new(kernel, [u32::from(workgroup[0]), u32::from(workgroup[1]), u32::from(workgroup[2])], workgroup)
     }
 }
 

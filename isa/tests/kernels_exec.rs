@@ -273,21 +273,14 @@ fn try_run(
     let execute = |tier: Tier| -> Result<u64, String> {
         CLOCK.with(|clock| clock.set(CLOCK_START));
         let dispatch = Dispatch {
-            kernel: &kernel,
             packet_address,
-            queue_address: 0,
             kernarg_address: kernargs.address(),
-            dispatch_id: 0,
-            grid,
-            workgroup,
             group_segment_size: metadata.group_segment_fixed_size,
             private_segment_size: metadata.private_segment_fixed_size,
             instruction_limit: 1 << 26,
-            topology: Default::default(),
             realtime,
-            serial: 0,
-            interrupt: None,
             tier,
+            ..Dispatch::new(&kernel, grid, workgroup)
         };
         let groups: [u32; 3] = std::array::from_fn(|axis| grid[axis].div_ceil(u32::from(workgroup[axis])));
         let mut lds = Vec::new();

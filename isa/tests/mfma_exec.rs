@@ -394,21 +394,10 @@ fn run_compiled(target: &str, symbol: &str, buffers: &[Buf]) -> Result<Vec<Vec<u
         let memory = Regions(regions);
         let kernel = DecodedKernel::load_for(&memory, kernel_object, Isa::Gfx9(processor))?;
         let dispatch = Dispatch {
-            kernel: &kernel,
-            packet_address: 0,
-            queue_address: 0,
             kernarg_address: kernargs.as_ptr() as u64,
-            dispatch_id: 0,
-            grid: [64, 1, 1],
-            workgroup: [64, 1, 1],
-            group_segment_size: 0,
-            private_segment_size: 0,
             instruction_limit: 100_000,
-            topology: Default::default(),
-            realtime: || 0,
-            serial: 0,
-            interrupt: None,
             tier,
+            ..Dispatch::new(&kernel, [64, 1, 1], [64, 1, 1])
         };
         run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new()).map(|_| ())
     };
@@ -724,21 +713,10 @@ fn run_program(processor: Processor, code: &[u32], input: &[u32], out_dwords: us
         ]);
         let kernel = DecodedKernel::load_for(&memory, image.address(), Isa::Gfx9(processor))?;
         let dispatch = Dispatch {
-            kernel: &kernel,
-            packet_address: 0,
-            queue_address: 0,
-            kernarg_address: 0,
-            dispatch_id: 0,
-            grid: [64, 1, 1],
-            workgroup: [64, 1, 1],
             group_segment_size: 256,
-            private_segment_size: 0,
             instruction_limit: 100_000,
-            topology: Default::default(),
-            realtime: || 0,
-            serial: 0,
-            interrupt: None,
             tier,
+            ..Dispatch::new(&kernel, [64, 1, 1], [64, 1, 1])
         };
         run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new())?;
         Ok(output.dwords())

@@ -25,21 +25,11 @@ fn a_workgroup_runs_in_a_256_kib_stack() {
             ]);
             let kernel = DecodedKernel::load(&memory, kernel_object).expect("kernel");
             let dispatch = Dispatch {
-                kernel: &kernel,
                 packet_address: &packet as *const KernelDispatchPacket as u64,
-                queue_address: 0,
                 kernarg_address: kernargs.as_ptr() as u64,
-                dispatch_id: 0,
-                grid: [plan.grid_size, 1, 1],
-                workgroup: [plan.workgroup_size, 1, 1],
-                group_segment_size: 0,
-                private_segment_size: 0,
                 instruction_limit: 1 << 24,
-                topology: Default::default(),
-                realtime: || 0,
-                serial: 0,
-                interrupt: None,
                 tier: aqueduct_isa::native::Tier::Auto,
+                ..Dispatch::new(&kernel, [plan.grid_size, 1, 1], [plan.workgroup_size, 1, 1])
             };
             let groups = plan.grid_size.div_ceil(plan.workgroup_size as u32);
             let mut lds = Vec::new();

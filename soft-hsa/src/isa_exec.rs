@@ -26,10 +26,6 @@ use aqueduct_abi::KernelDispatchPacket;
 
 use aqueduct_hsa::sys::{hsa_status_t, status};
 
-/// Instructions one wave may run before the interpreter calls it hung: far beyond any kernel
-/// here, and a bound on a kernel that loops forever (which on a GPU would need a queue reset).
-const INSTRUCTION_LIMIT: u64 = 1 << 32;
-
 /// The most workgroups of one dispatch saved at once; past it a workgroup keeps its thread. It
 /// bounds what saved state can hold (a workgroup of 1,024 work-items holds about 1 MiB of
 /// registers), as a GPU's registers and LDS bound how many workgroups are resident. A grid-wide
@@ -199,7 +195,9 @@ pub(crate) fn dispatch(
         workgroup: packet.workgroup(),
         group_segment_size: packet.group_segment_size,
         private_segment_size: packet.private_segment_size,
-        instruction_limit: INSTRUCTION_LIMIT,
+        // Far beyond any kernel here, and a bound on a kernel that loops forever (which on a GPU
+        // would need a queue reset).
+        instruction_limit: Dispatch::DEFAULT_INSTRUCTION_LIMIT,
         topology: agent_topology(queue, runtime),
         realtime: super::clock::device_ticks,
         serial: memory.dispatch,

@@ -55,6 +55,38 @@ pub struct Dispatch<'a> {
     pub interrupt: Option<&'a InterruptFn<'a>>,
 }
 
+impl<'a> Dispatch<'a> {
+    /// Instructions a wave of [`Dispatch::new`] (and of the soft runtime's dispatches) may execute
+    /// before it is deemed hung: 2³², minutes of work on one core.
+    pub const DEFAULT_INSTRUCTION_LIMIT: u64 = 1 << 32;
+
+    /// A dispatch of `kernel` over `grid` work-items in workgroups of `workgroup`, asking nothing
+    /// else: no packet, queue or kernarg address (their SGPRs read 0), dispatch id 0, no LDS or
+    /// scratch past what the descriptor fixes (a run takes the larger of the two),
+    /// [`Dispatch::DEFAULT_INSTRUCTION_LIMIT`], a clock that reads 0, the interpreter, one compute
+    /// unit, never interrupted. Set what differs with struct update syntax:
+    /// `Dispatch { tier: Tier::Native, ..Dispatch::new(&kernel, grid, workgroup) }`.
+    pub fn new(kernel: &'a DecodedKernel, grid: [u32; 3], workgroup: [u16; 3]) -> Dispatch<'a> {
+        Dispatch {
+            kernel,
+            packet_address: 0,
+            queue_address: 0,
+            kernarg_address: 0,
+            dispatch_id: 0,
+            grid,
+            workgroup,
+            group_segment_size: 0,
+            private_segment_size: 0,
+            instruction_limit: Self::DEFAULT_INSTRUCTION_LIMIT,
+            topology: Topology::default(),
+            realtime: || 0,
+            tier: Tier::Interpreter,
+            serial: 0,
+            interrupt: None,
+        }
+    }
+}
+
 /// [`Dispatch::interrupt`]'s function.
 pub type InterruptFn<'a> = dyn Fn(&Rounds) -> Option<Interrupt> + Sync + 'a;
 
@@ -880,21 +912,10 @@ mod tests {
 
     fn dispatch(kernel: &DecodedKernel) -> Dispatch<'_> {
         Dispatch {
-            kernel,
             packet_address: 0x1111_2222_3333_4444,
-            queue_address: 0,
             kernarg_address: 0x5555_6666_7777_8888,
-            dispatch_id: 0,
-            grid: [96, 1, 1],
-            workgroup: [64, 1, 1],
-            group_segment_size: 0,
-            private_segment_size: 0,
             instruction_limit: 100,
-            topology: Default::default(),
-            realtime: || 0,
-            tier: Tier::Interpreter,
-            serial: 0,
-            interrupt: None,
+            ..Dispatch::new(kernel, [96, 1, 1], [64, 1, 1])
         }
     }
 

@@ -133,23 +133,7 @@ mod tests {
         let guarded = (0..kernel.words())
             .filter(|&index| kernel.at(index).is_some_and(|decoded| matches!(decoded.plan, Plan::BothHalves(_))))
             .count();
-        let dispatch = Dispatch {
-            kernel: &kernel,
-            packet_address: 0,
-            queue_address: 0,
-            kernarg_address: 0,
-            dispatch_id: 0,
-            grid: [64, 1, 1],
-            workgroup: [64, 1, 1],
-            group_segment_size: 0,
-            private_segment_size: 0,
-            instruction_limit: 100,
-            topology: Default::default(),
-            realtime: || 0,
-            serial: 0,
-            interrupt: None,
-            tier,
-        };
+        let dispatch = Dispatch { instruction_limit: 100, tier, ..Dispatch::new(&kernel, [64, 1, 1], [64, 1, 1]) };
         crate::run_workgroup(&dispatch, &memory, [0; 3], &mut Vec::new()).expect("the kernel runs");
         (out, guarded == 1)
     }
