@@ -979,6 +979,18 @@ fn gfx9_tbuffer_formats_become_gfx11_s_unified_formats() {
     }
 }
 
+/// Asserts that pair k of `out` (64-bit values, out[128·k + 2·i] low and out[128·k + 2·i + 1]
+/// high for lane i) holds `pairs[k](i)` in every lane.
+fn assert_pairs(out: &[u32], pairs: &[&dyn Fn(u64) -> u64]) {
+    for (pair, expected) in pairs.iter().enumerate() {
+        for lane in 0..64 {
+            let at = 128 * pair + 2 * lane;
+            let got = u64::from(out[at]) | u64::from(out[at + 1]) << 32;
+            assert_eq!(got, expected(lane as u64), "pair {pair}, lane {lane}");
+        }
+    }
+}
+
 /// gfx942's `v_lshl_add_u64` (`(S0 << S1[2:0]) + S2`, MI300 ISA guide) and `v_mov_b64`, which
 /// clang emits for address arithmetic and 64-bit copies: every shift LLVM selects (0–4,
 /// `lshl-add-u64.ll`), a VGPR shift of 0–7 per lane, inline constants widened as 64-bit
@@ -1074,13 +1086,7 @@ fn gfx942_v_lshl_add_u64_and_v_mov_b64_run_as_the_guide_defines_them() {
         &value,
         &|_| 0x1234_5678,
     ];
-    for (pair, expected) in pairs.iter().enumerate() {
-        for lane in 0..64 {
-            let at = 128 * pair + 2 * lane;
-            let got = u64::from(out[at]) | u64::from(out[at + 1]) << 32;
-            assert_eq!(got, expected(lane as u64), "pair {pair}, lane {lane}");
-        }
-    }
+    assert_pairs(&out, &pairs);
 }
 
 #[test]
@@ -1165,13 +1171,7 @@ fn gfx90a_row_newbcast_broadcasts_a_lane_of_each_row_for_32_and_64_bit_operation
         &|_| 7,
         &|i| if i % 16 == 3 { 7 } else { 0 },
     ];
-    for (pair, expected) in pairs.iter().enumerate() {
-        for lane in 0..64 {
-            let at = 128 * pair + 2 * lane;
-            let got = u64::from(out[at]) | u64::from(out[at + 1]) << 32;
-            assert_eq!(got, expected(lane as u64), "pair {pair}, lane {lane}");
-        }
-    }
+    assert_pairs(&out, &pairs);
 }
 
 #[test]
