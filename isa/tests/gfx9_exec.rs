@@ -1187,3 +1187,25 @@ fn gfx9_64_bit_dpp_takes_only_row_newbcast_as_llvm_decodes_it() {
     let error = Kernel::new(&[0x7E00_02FA, 0xFF01_5101, 0xBF81_0000]).run(Processor::Gfx906);
     assert!(error.is_err(), "{error:?}");
 }
+
+#[test]
+fn gfx90a_and_gfx942_refuse_a_vgpr_tuple_at_an_odd_register_that_gfx908_runs() {
+    // gfx90a's unified register file aligns 64-bit tuples to two (LLVM's `needsAlignedVGPRs`:
+    // `llvm-mc-19 -mcpu=gfx90a` rejects these, `-mcpu=gfx908` encodes them).
+    let odd: [[u32; 2]; 2] = [
+        [0xD28F_0001, 0x0002_0880], // v_lshlrev_b64 v[1:2], 0, v[4:5]
+        [0xD280_0002, 0x0002_1105], // v_add_f64 v[2:3], v[5:6], v[8:9]
+    ];
+    for words in odd {
+        for processor in [Processor::Gfx90a, Processor::Gfx942] {
+            let error = Kernel::new(&[words[0], words[1], 0xBF81_0000]).run(processor).expect_err("refused");
+            assert!(
+                matches!(error, ExecError::Unsupported { mnemonic, .. } if mnemonic.starts_with("v_lshlrev_b64") || mnemonic.starts_with("v_add_f64")),
+                "{processor:?} {words:x?}: {error:?}"
+            );
+        }
+        Kernel::new(&[words[0], words[1], 0xBF81_0000]).run(Processor::Gfx908).expect("gfx908 has no such rule");
+    }
+    // v_lshlrev_b64 v[2:3], 0, v[4:5]: aligned, it runs.
+    Kernel::new(&[0xD28F_0002, 0x0002_0880, 0xBF81_0000]).run(Processor::Gfx90a).expect("an aligned tuple runs");
+}

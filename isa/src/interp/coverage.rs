@@ -468,7 +468,8 @@ fn gfx10_operations() -> Vec<Operation> {
 fn gfx9_words(encoding: gfx9::Encoding, extension: &str, op: u32, mnemonic: &str) -> [u32; 3] {
     use gfx9::Encoding::*;
     let ProbeFields { simm, marker, word } = probe_fields(extension, mnemonic);
-    let memory = 1 << 8 | 0x7F << 16 | 4 << 24;
+    // Every VGPR operand even, as gfx90a's 64-bit tuples must be (`from_gfx9::odd_tuple`).
+    let memory = 2 << 8 | 0x7F << 16 | 4 << 24;
     match encoding {
         Sop2 => [0x8000_0000 | op << 23 | 4 << 16 | 2 << 8, 0, 0],
         Sopk => [0xB000_0000 | op << 23 | 4 << 16 | simm, 0, 0],
@@ -486,12 +487,12 @@ fn gfx9_words(encoding: gfx9::Encoding, extension: &str, op: u32, mnemonic: &str
             [0xD380_0000 | op << 16 | 4, v(0) | v(2) << 9 | v(4) << 18, 0]
         }
         Vop3p => [0xD380_0000 | op << 16 | 4 | 1 << 14, v(0) | v(2) << 9 | v(4) << 18 | 3 << 27, 0],
-        Ds => [0xD800_0000 | op << 17, 1 << 8 | 2 << 16 | 4 << 24, 0],
+        Ds => [0xD800_0000 | op << 17, 2 << 8 | 4 << 16 | 6 << 24, 0],
         Flat => [0xDC00_0000 | op << 18, memory, 0],
         Scratch => [0xDC00_0000 | op << 18 | 1 << 14, memory, 0],
         Global => [0xDC00_0000 | op << 18 | 2 << 14, memory, 0],
-        Mubuf => [0xE000_0000 | op << 18, 1 << 8 | 0x80 << 24, 0],
-        Mtbuf => [0xE800_0000 | op << 15 | 1 << 19, 1 << 8 | 0x80 << 24, 0],
+        Mubuf => [0xE000_0000 | op << 18, 2 << 8 | 0x80 << 24, 0],
+        Mtbuf => [0xE800_0000 | op << 15 | 1 << 19, 2 << 8 | 0x80 << 24, 0],
     }
 }
 

@@ -125,6 +125,9 @@ pub(crate) fn refusal(instruction: &gfx9::Instruction) -> Option<&'static str> {
 
 /// [`decoded`]'s translation and plan, or why there is none.
 fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instruction, Plan), Refusal> {
+    if instruction.processor.has_unified_registers() && odd_tuple(instruction) {
+        return Err(Refusal("a VGPR or AGPR tuple at an odd register (gfx90a and gfx942 align them to two)"));
+    }
     match (instruction.extension, instruction.gfx11_equivalent()) {
         _ if mfma::handles(instruction) => mfma::planned(instruction, shadow),
         _ if agpr_memory::handles(instruction) => agpr_memory::planned(instruction, shadow),
@@ -166,6 +169,40 @@ fn planned(instruction: &gfx9::Instruction, shadow: u16) -> Result<(gfx11::Instr
             plan => Ok((translated, plan)),
         }),
     }
+}
+
+/// Whether `instruction` names a VGPR or AGPR tuple (64 bits or wider) that starts at an odd
+/// register. gfx90a's and gfx942's unified register file requires them to start at an even one
+/// (LLVM's `needsAlignedVGPRs` and its `_Align2` register classes, by which `llvm-mc-19
+/// -mcpu=gfx90a` rejects `v[1:2]`); LLVM's disassembler prints them all the same, and what the
+/// hardware does with one is not documented, so such an instruction fails when reached. Read
+/// from the printed operands, which `llvm_agreement_gfx9` holds to LLVM's, and only at load.
+fn odd_tuple(instruction: &gfx9::Instruction) -> bool {
+    use Slot::*;
+    let wide = instruction.entry.slots.iter().any(|slot| {
+        matches!(
+            slot,
+            Vdst(2..)
+                | Src0(2..)
+                | Src1(2..)
+                | Src2(2..)
+                | Addr(2..)
+                | Data(2..)
+                | Data0(2..)
+                | Data1(2..)
+                | Vdata(2..)
+                | Vaddr(2..)
+        )
+    });
+    if !wide {
+        return false;
+    }
+    let text = instruction.to_string();
+    text.match_indices('[').any(|(at, _)| {
+        let vector = matches!(text[..at].chars().last(), Some('v' | 'a'));
+        let first = text[at + 1..].split(':').next().and_then(|number| number.parse::<u32>().ok());
+        vector && first.is_some_and(|register| register % 2 == 1)
+    })
 }
 
 /// After a [`Plan::ZeroHigh`] operation (`op`, a VOP3 row writing the low half of its vdst):
