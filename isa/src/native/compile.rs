@@ -28,6 +28,7 @@ pub(super) fn compile(kernel: &DecodedKernel) -> Result<NativeCode, &'static str
     let vgprs = (kernel.descriptor.vgprs() + kernel.extra_vgprs) as u32;
     let wide = !kernel.descriptor.wave32();
     let known_rows = super::known_rows::known_rows(kernel, &reach, vgprs);
+    let switch_halves = ops.new_dynamic_label();
     let mut e = Emitter {
         ops,
         kernel,
@@ -44,6 +45,7 @@ pub(super) fn compile(kernel: &DecodedKernel) -> Result<NativeCode, &'static str
         zero_inactive: false,
         chain_end: 0,
         known_rows,
+        switch_halves,
     };
 
     // The prologue: callee-saved registers, the frame's pointers, the masks, and the entry.
@@ -80,6 +82,9 @@ pub(super) fn compile(kernel: &DecodedKernel) -> Result<NativeCode, &'static str
         ; pop rbp
         ; ret
     );
+    if wide {
+        e.emit_switch_halves();
+    }
 
     let mut translated = 0;
     let mut instructions = 0;
@@ -204,7 +209,7 @@ fn translate_parts(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
 /// host's 32 KiB instruction cache (docs/BENCHMARKS.md, issue 57). False (nothing emitted)
 /// where the instruction has no translation.
 fn translate_looped(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool {
-    let (body, end, done) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
+    let (body, end) = (e.ops.new_dynamic_label(), e.ops.new_dynamic_label());
     dynasm!(e.ops ; .arch x64 ; =>body);
     e.part = Part::Running;
     e.part_end = Some(end);
@@ -213,20 +218,18 @@ fn translate_looped(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool 
         e.part_end = None;
         return false;
     }
+    // The other half's turn: after the low half's, the high half's from the body's start;
+    // after the high half's, on with the low half's rows and masks.
     dynasm!(e.ops
         ; .arch x64
         ; =>end
+        ; xor ebx, 1
+        ; call =>e.switch_halves
         ; test ebx, ebx
-        ; jnz =>done
+        ; jnz =>body
     );
-    e.enter_running_high_half();
-    dynasm!(e.ops
-        ; .arch x64
-        ; jmp =>body
-        ; =>done
-    );
+    e.part = Part::Whole;
     e.part_end = None;
-    e.leave_halves();
     true
 }
 

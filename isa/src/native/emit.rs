@@ -111,6 +111,8 @@ pub(super) struct Emitter<'p> {
     /// Per word: whether the whole-row LDS load there finds its address row in its shape slot
     /// (`known_rows.rs`).
     pub known_rows: Vec<bool>,
+    /// A wave64 kernel's subroutine that switches halves (`Emitter::emit_switch_halves`).
+    pub switch_halves: DynamicLabel,
 }
 
 impl Emitter<'_> {
@@ -404,23 +406,28 @@ impl Emitter<'_> {
         self.load_masks(1);
     }
 
-    /// Goes on as the high half of a per-half instruction whose code runs once per half
-    /// ([`Part::Running`]): `rbx` = 1, then [`Emitter::enter_high_half`]'s rows and masks.
-    pub fn enter_running_high_half(&mut self) {
+    /// The subroutine (emitted once, at `self.switch_halves`) that makes half `rbx` (0 or 1)
+    /// the running one: its rows in `r13`, its masks in `ymm12`–`ymm15` (from the frame, where
+    /// [`Emitter::masks`] keeps both). Called between the two turns of a per-half
+    /// instruction's code ([`Part::Running`]) and after them: one call instead of those loads
+    /// inline in every such instruction. Clobbers `rax`; touches no stack but its return.
+    pub fn emit_switch_halves(&mut self) {
+        const _: () = assert!(FRAME_VGPR_HIGH == FRAME_VGPR + 8, "the high half's rows follow the low half's");
         dynasm!(self.ops
             ; .arch x64
-            ; mov ebx, 1
-            ; mov r13, [r14 + FRAME_VGPR_HIGH]
+            ; =>self.switch_halves
+            ; mov r13, [r14 + rbx * 8 + FRAME_VGPR]
+            ; mov eax, ebx
+            ; shl eax, 7
         );
-        self.load_masks(1);
+        for k in 0..4 {
+            dynasm!(self.ops ; .arch x64 ; vmovdqu Ry(12 + k as u8), [r14 + rax + INACTIVE + 32 * k]);
+        }
+        dynasm!(self.ops ; .arch x64 ; ret);
     }
 
-    /// Back to the whole wave after a per-half instruction: the low half's rows and masks
-    /// (and `rbx` = 0, where the code ran once per half).
+    /// Back to the whole wave after a per-half instruction: the low half's rows and masks.
     pub fn leave_halves(&mut self) {
-        if self.part == Part::Running {
-            dynasm!(self.ops ; .arch x64 ; xor ebx, ebx);
-        }
         self.part = Part::Whole;
         dynasm!(self.ops ; .arch x64 ; mov r13, [r14 + FRAME_VGPR]);
         self.load_masks(0);
