@@ -11,8 +11,9 @@
 //! Code that reaches an AGPR by its unified-file VGPR number (aliasing the two) is not modelled.
 //! gfx90a requires 64-bit VGPR and AGPR tuples to start at an even register (LLVM's
 //! `needsAlignedVGPRs`, the `_Align2` register classes; `llvm-mc-19 -mcpu=gfx90a` rejects
-//! `v[1:2]` there), but LLVM 19's disassembler decodes misaligned tuples without complaint
-//! (`v_mfma_f64_16x16x4f64 v[1:8], ...` prints), so they are run as written, on consecutive rows.
+//! `v[1:2]` there). LLVM 19's disassembler decodes misaligned tuples without complaint
+//! (`v_mfma_f64_16x16x4f64 v[1:8], ...` prints), and what hardware does with one is not
+//! documented, so an instruction naming one fails when reached (`from_gfx9::odd_tuple`).
 //!
 //! **MFMA fields** (VOP3P-MAI; MI100 and MI200 ISA guides, "VOP3P-MAI"; `gfx9/format.rs`):
 //! vdst [7:0], cbsz [10:8], abid [14:11], acc_cd 15 (gfx90a, gfx942: vdst and C are AGPRs;
