@@ -243,7 +243,10 @@ pub(super) fn division(e: &mut Emitter<'_>, which: u32, srcs: &[Src], k: i32) {
             ; vpand ymm4, ymm3, ymm5
             ; vpcmpeqd ymm4, ymm4, ymm5
             ; vpor ymm0, ymm0, ymm4
-            ; vpbroadcastd ymm4, [r12 + rbx * 4 + vcc]
+        );
+        e.broadcast_mask(4, vcc);
+        dynasm!(e.ops
+            ; .arch x64
             ; vpand ymm4, ymm4, [r14 + bits]
             ; vpcmpeqd ymm4, ymm4, [r14 + bits]
             ; vpor ymm0, ymm0, ymm4

@@ -92,9 +92,17 @@ fn holds(e: &mut Emitter<'_>, condition: Condition) {
 /// (a lane mask: the running half's part of it, `Emitter::mask_slot`).
 pub(super) fn write_lanes(e: &mut Emitter<'_>, target: u32) {
     let (exec, slot) = (e.exec(), e.mask_slot(target));
-    dynasm!(e.ops ; .arch x64 ; and r8d, [r12 + rbx * 4 + exec]);
+    if e.by_half() {
+        dynasm!(e.ops ; .arch x64 ; and r8d, [r12 + rbx * 4 + exec]);
+    } else {
+        dynasm!(e.ops ; .arch x64 ; and r8d, [r12 + exec]);
+    }
     if target != NULL && slot < 128 {
-        dynasm!(e.ops ; .arch x64 ; mov [r12 + rbx * 4 + sgpr(slot)], r8d);
+        if e.by_half() {
+            dynasm!(e.ops ; .arch x64 ; mov [r12 + rbx * 4 + sgpr(slot)], r8d);
+        } else {
+            dynasm!(e.ops ; .arch x64 ; mov [r12 + sgpr(slot)], r8d);
+        }
         if sgpr(slot) == exec {
             e.masks();
         }

@@ -28,7 +28,7 @@ pub(super) fn compile(kernel: &DecodedKernel) -> Result<NativeCode, &'static str
     let vgprs = (kernel.descriptor.vgprs() + kernel.extra_vgprs) as u32;
     let wide = !kernel.descriptor.wave32();
     let known_rows = super::known_rows::known_rows(kernel, &reach, vgprs);
-    let switch_halves = ops.new_dynamic_label();
+    let switch_halves = [ops.new_dynamic_label(), ops.new_dynamic_label()];
     let mut e = Emitter {
         ops,
         kernel,
@@ -220,13 +220,16 @@ fn translate_looped(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool 
     }
     // The other half's turn: after the low half's, the high half's from the body's start;
     // after the high half's, on with the low half's rows and masks.
+    let ([to_high, to_low], high_done) = (e.switch_halves, e.ops.new_dynamic_label());
     dynasm!(e.ops
         ; .arch x64
         ; =>end
-        ; xor ebx, 1
-        ; call =>e.switch_halves
         ; test ebx, ebx
-        ; jnz =>body
+        ; jnz =>high_done
+        ; call =>to_high
+        ; jmp =>body
+        ; =>high_done
+        ; call =>to_low
     );
     e.part = Part::Whole;
     e.part_end = None;

@@ -111,8 +111,9 @@ pub(super) struct Emitter<'p> {
     /// Per word: whether the whole-row LDS load there finds its address row in its shape slot
     /// (`known_rows.rs`).
     pub known_rows: Vec<bool>,
-    /// A wave64 kernel's subroutine that switches halves (`Emitter::emit_switch_halves`).
-    pub switch_halves: DynamicLabel,
+    /// A wave64 kernel's subroutines that switch to the high half and back to the low half
+    /// (`Emitter::emit_switch_halves`).
+    pub switch_halves: [DynamicLabel; 2],
 }
 
 impl Emitter<'_> {
@@ -147,7 +148,7 @@ impl Emitter<'_> {
     /// swaps nothing, reads the register that is there then. A slot of 128 or more reads as 0
     /// and drops writes, as `Wave` does.
     ///
-    /// Code addresses the slot as `[r12 + rbx * 4 + sgpr(slot)]`: for [`Part::Running`] this
+    /// [`Part::Running`] code addresses the slot as `[r12 + rbx * 4 + sgpr(slot)]`: this
     /// is the low half's slot, and `rbx` (the running half) adds the high half's 4 bytes at run
     /// time, which only a field [`Emitter::mask_moves_by_one`] accepts has.
     pub fn mask_slot(&self, field: u32) -> u32 {
@@ -166,6 +167,32 @@ impl Emitter<'_> {
     /// `exec_hi` once the halves swap) and `exec_hi` (whose high part, slot 128, reads 0).
     pub fn mask_moves_by_one(field: u32) -> bool {
         field != EXEC - 1 && field != EXEC + 1
+    }
+
+    /// Whether lane-mask slots are addressed with the running half in `rbx`
+    /// ([`Part::Running`]); elsewhere without it (an indexed operand costs a micro-op of a
+    /// load-and-operate instruction on many hosts, and wave32 code needs none).
+    pub fn by_half(&self) -> bool {
+        self.part == Part::Running
+    }
+
+    /// `vpbroadcastd ymm(dst)`, the lane-mask slot at byte offset `slot` in the wave (from
+    /// [`Emitter::mask_slot`] or [`Emitter::exec`]): the running half's.
+    pub fn broadcast_mask(&mut self, dst: u8, slot: i32) {
+        if self.by_half() {
+            dynasm!(self.ops ; .arch x64 ; vpbroadcastd Ry(dst), [r12 + rbx * 4 + slot]);
+        } else {
+            dynasm!(self.ops ; .arch x64 ; vpbroadcastd Ry(dst), [r12 + slot]);
+        }
+    }
+
+    /// `mov r32(dst)`, the lane-mask slot at byte offset `slot` (as [`Emitter::broadcast_mask`]).
+    pub fn load_mask(&mut self, dst: u8, slot: i32) {
+        if self.by_half() {
+            dynasm!(self.ops ; .arch x64 ; mov Rd(dst), [r12 + rbx * 4 + slot]);
+        } else {
+            dynasm!(self.ops ; .arch x64 ; mov Rd(dst), [r12 + slot]);
+        }
     }
 
     /// The byte offset of the running half's EXEC in the wave.
@@ -200,11 +227,8 @@ impl Emitter<'_> {
             }
         }
         let exec = self.exec();
-        dynasm!(self.ops
-            ; .arch x64
-            ; vpbroadcastd ymm11, [r12 + rbx * 4 + exec]
-            ; vpxor xmm10, xmm10, xmm10
-        );
+        self.broadcast_mask(11, exec);
+        dynasm!(self.ops ; .arch x64 ; vpxor xmm10, xmm10, xmm10);
         for k in 0..4 {
             let bits = LANE_BITS + 32 * k;
             let mask = 12 + k as u8;
@@ -238,11 +262,12 @@ impl Emitter<'_> {
     /// rows (`rows.rs`).
     pub fn unless_every_lane(&mut self, otherwise: DynamicLabel) {
         let exec = self.exec();
-        dynasm!(self.ops
-            ; .arch x64
-            ; cmp DWORD [r12 + rbx * 4 + exec], -1
-            ; jne =>otherwise
-        );
+        if self.by_half() {
+            dynasm!(self.ops ; .arch x64 ; cmp DWORD [r12 + rbx * 4 + exec], -1);
+        } else {
+            dynasm!(self.ops ; .arch x64 ; cmp DWORD [r12 + exec], -1);
+        }
+        dynasm!(self.ops ; .arch x64 ; jne =>otherwise);
     }
 
     /// A label for `values`, 32-byte aligned after the code, for compiled code to read; one
@@ -406,23 +431,29 @@ impl Emitter<'_> {
         self.load_masks(1);
     }
 
-    /// The subroutine (emitted once, at `self.switch_halves`) that makes half `rbx` (0 or 1)
-    /// the running one: its rows in `r13`, its masks in `ymm12`–`ymm15` (from the frame, where
-    /// [`Emitter::masks`] keeps both). Called between the two turns of a per-half
-    /// instruction's code ([`Part::Running`]) and after them: one call instead of those loads
-    /// inline in every such instruction. Clobbers `rax`; touches no stack but its return.
+    /// The subroutines (emitted once, at `self.switch_halves`) that make the high half, then
+    /// the low half, the running one: `rbx`, the half's rows in `r13` and its masks in
+    /// `ymm12`–`ymm15` (from the frame, where [`Emitter::masks`] keeps both). Called between
+    /// the two turns of a per-half instruction's code ([`Part::Running`]) and after them: one
+    /// call instead of those loads inline in every such instruction. They touch no stack but
+    /// their return.
     pub fn emit_switch_halves(&mut self) {
-        const _: () = assert!(FRAME_VGPR_HIGH == FRAME_VGPR + 8, "the high half's rows follow the low half's");
+        let [to_high, to_low] = self.switch_halves;
         dynasm!(self.ops
             ; .arch x64
-            ; =>self.switch_halves
-            ; mov r13, [r14 + rbx * 8 + FRAME_VGPR]
-            ; mov eax, ebx
-            ; shl eax, 7
+            ; =>to_high
+            ; mov ebx, 1
+            ; mov r13, [r14 + FRAME_VGPR_HIGH]
         );
-        for k in 0..4 {
-            dynasm!(self.ops ; .arch x64 ; vmovdqu Ry(12 + k as u8), [r14 + rax + INACTIVE + 32 * k]);
-        }
+        self.load_masks(1);
+        dynasm!(self.ops
+            ; .arch x64
+            ; ret
+            ; =>to_low
+            ; xor ebx, ebx
+            ; mov r13, [r14 + FRAME_VGPR]
+        );
+        self.load_masks(0);
         dynasm!(self.ops ; .arch x64 ; ret);
     }
 
@@ -438,9 +469,9 @@ impl Emitter<'_> {
     pub fn each_active_lane(&mut self, body: impl FnOnce(&mut Self)) {
         let (lane, done) = (self.ops.new_dynamic_label(), self.ops.new_dynamic_label());
         let exec = self.exec();
+        self.load_mask(2, exec);
         dynasm!(self.ops
             ; .arch x64
-            ; mov edx, [r12 + rbx * 4 + exec]
             ; test edx, edx
             ; jz =>done
             ; =>lane

@@ -64,9 +64,9 @@ pub(super) fn translate(e: &mut Emitter<'_>, index: u32, decoded: &Decoded, acce
     let low_row = addr as i32 * ROW;
     let high_row = low_row + ROW;
     let (done, exec) = (e.ops.new_dynamic_label(), e.exec());
+    e.load_mask(2, exec);
     dynasm!(e.ops
         ; .arch x64
-        ; mov edx, [r12 + rbx * 4 + exec]
         ; test edx, edx
         ; jz =>done
         ; vpcmpeqd ymm3, ymm3, ymm3

@@ -90,8 +90,8 @@ pub(super) fn permlane(e: &mut Emitter<'_>, op: &VOp) -> bool {
         ; mov eax, 15
         ; vmovd xmm11, eax
         ; vpbroadcastd ymm11, xmm11
-        ; vpbroadcastd ymm5, [r12 + rbx * 4 + exec]
     );
+    e.broadcast_mask(5, exec);
     for k in 0..4 {
         // Lanes 8k..8k+8: their selects' nibbles (the ramp 0, 4, …, 28 is 4 × the lane's index
         // in its half-row), plus the row they read.
@@ -176,9 +176,9 @@ fn permute(e: &mut Emitter<'_>, dpp: &DppPlan, source: u32) {
         );
         if !dpp.fetch_inactive {
             // The source lane's EXEC bit, as a lane mask.
+            e.broadcast_mask(1, exec);
             dynasm!(e.ops
                 ; .arch x64
-                ; vpbroadcastd ymm1, [r12 + rbx * 4 + exec]
                 ; vpsrlvd ymm1, ymm1, ymm4
                 ; vpslld ymm1, ymm1, 31
                 ; vpsrad ymm1, ymm1, 31

@@ -290,8 +290,8 @@ fn backward_permute(e: &mut Emitter<'_>, offset: u32, [addr, data, vdst]: [u32; 
         ; mov eax, 31
         ; vmovd xmm4, eax
         ; vpbroadcastd ymm4, xmm4
-        ; vpbroadcastd ymm5, [r12 + rbx * 4 + exec]
     );
+    e.broadcast_mask(5, exec);
     for k in 0..4 {
         dynasm!(e.ops
             ; .arch x64

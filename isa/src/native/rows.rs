@@ -336,9 +336,13 @@ impl Chunks {
         // active lane has one address, else lane by lane.
         let lanes = e.out_of_line(move |e| {
             let lane = e.ops.new_dynamic_label();
+            if e.by_half() {
+                dynasm!(e.ops ; .arch x64 ; movzx edx, BYTE [r12 + rbx * 4 + exec + k]);
+            } else {
+                dynasm!(e.ops ; .arch x64 ; movzx edx, BYTE [r12 + exec + k]);
+            }
             dynasm!(e.ops
                 ; .arch x64
-                ; movzx edx, BYTE [r12 + rbx * 4 + exec + k]
                 ; test edx, edx
                 ; jz =>next
                 // Every active lane at one address (a wave's result, which every lane holds,

@@ -36,8 +36,7 @@ pub(super) fn place(e: &mut Emitter<'_>, op: &VOp, index: usize) -> Src {
             if s as u32 == NULL || slot >= 128 {
                 dynasm!(e.ops ; .arch x64 ; vpxor Rx(reg), Rx(reg), Rx(reg));
             } else if matches!(op.operands.src[index], Source::Mask(_)) {
-                // `rbx`: the running half, where one piece of code runs both (`Emitter::mask_slot`).
-                dynasm!(e.ops ; .arch x64 ; vpbroadcastd Ry(reg), [r12 + rbx * 4 + sgpr(slot)]);
+                e.broadcast_mask(reg, sgpr(slot));
             } else {
                 dynasm!(e.ops ; .arch x64 ; vpbroadcastd Ry(reg), [r12 + sgpr(slot)]);
             }

@@ -632,9 +632,9 @@ fn map_row(e: &mut Emitter<'_>, function: fn(f32) -> f32, source: Src) {
     row_address(e, source, 1);
     // The running half's EXEC: only its lanes are written.
     let exec = e.exec();
+    e.load_mask(1, exec);
     dynasm!(e.ops
         ; .arch x64
-        ; mov ecx, [r12 + rbx * 4 + exec]
         ; mov rdx, rax
         ; mov rdi, QWORD function as usize as i64
         ; lea rsi, [r14 + scratch_row(0)]
