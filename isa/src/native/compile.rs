@@ -28,7 +28,6 @@ pub(super) fn compile(kernel: &DecodedKernel) -> Result<NativeCode, &'static str
     let vgprs = (kernel.descriptor.vgprs() + kernel.extra_vgprs) as u32;
     let wide = !kernel.descriptor.wave32();
     let known_rows = super::known_rows::known_rows(kernel, &reach, vgprs);
-    let switch_halves = [ops.new_dynamic_label(), ops.new_dynamic_label()];
     let mut e = Emitter {
         ops,
         kernel,
@@ -45,7 +44,6 @@ pub(super) fn compile(kernel: &DecodedKernel) -> Result<NativeCode, &'static str
         zero_inactive: false,
         chain_end: 0,
         known_rows,
-        switch_halves,
     };
 
     // The prologue: callee-saved registers, the frame's pointers, the masks, and the entry.
@@ -82,9 +80,6 @@ pub(super) fn compile(kernel: &DecodedKernel) -> Result<NativeCode, &'static str
         ; pop rbp
         ; ret
     );
-    if wide {
-        e.emit_switch_halves();
-    }
 
     let mut translated = 0;
     let mut instructions = 0;
@@ -220,19 +215,21 @@ fn translate_looped(e: &mut Emitter<'_>, index: u32, decoded: &Decoded) -> bool 
     }
     // The other half's turn: after the low half's, the high half's from the body's start;
     // after the high half's, on with the low half's rows and masks.
-    let ([to_high, to_low], high_done) = (e.switch_halves, e.ops.new_dynamic_label());
+    let high_done = e.ops.new_dynamic_label();
     dynasm!(e.ops
         ; .arch x64
         ; =>end
         ; test ebx, ebx
         ; jnz =>high_done
-        ; call =>to_high
+    );
+    e.enter_running_high_half();
+    dynasm!(e.ops
+        ; .arch x64
         ; jmp =>body
         ; =>high_done
-        ; call =>to_low
     );
-    e.part = Part::Whole;
     e.part_end = None;
+    e.leave_halves();
     true
 }
 

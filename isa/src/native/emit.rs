@@ -111,9 +111,6 @@ pub(super) struct Emitter<'p> {
     /// Per word: whether the whole-row LDS load there finds its address row in its shape slot
     /// (`known_rows.rs`).
     pub known_rows: Vec<bool>,
-    /// A wave64 kernel's subroutines that switch to the high half and back to the low half
-    /// (`Emitter::emit_switch_halves`).
-    pub switch_halves: [DynamicLabel; 2],
 }
 
 impl Emitter<'_> {
@@ -431,34 +428,25 @@ impl Emitter<'_> {
         self.load_masks(1);
     }
 
-    /// The subroutines (emitted once, at `self.switch_halves`) that make the high half, then
-    /// the low half, the running one: `rbx`, the half's rows in `r13` and its masks in
-    /// `ymm12`–`ymm15` (from the frame, where [`Emitter::masks`] keeps both). Called between
-    /// the two turns of a per-half instruction's code ([`Part::Running`]) and after them: one
-    /// call instead of those loads inline in every such instruction. They touch no stack but
-    /// their return.
-    pub fn emit_switch_halves(&mut self) {
-        let [to_high, to_low] = self.switch_halves;
+    /// Goes on as the high half of a per-half instruction whose code runs once per half
+    /// ([`Part::Running`]): `rbx` = 1, the high half's rows and masks. Inline: shared
+    /// subroutines for the switches made the code smaller but a wave64 GEMM slower (their
+    /// calls and returns cost more than the instruction cache saved).
+    pub fn enter_running_high_half(&mut self) {
         dynasm!(self.ops
             ; .arch x64
-            ; =>to_high
             ; mov ebx, 1
             ; mov r13, [r14 + FRAME_VGPR_HIGH]
         );
         self.load_masks(1);
-        dynasm!(self.ops
-            ; .arch x64
-            ; ret
-            ; =>to_low
-            ; xor ebx, ebx
-            ; mov r13, [r14 + FRAME_VGPR]
-        );
-        self.load_masks(0);
-        dynasm!(self.ops ; .arch x64 ; ret);
     }
 
-    /// Back to the whole wave after a per-half instruction: the low half's rows and masks.
+    /// Back to the whole wave after a per-half instruction: the low half's rows and masks (and
+    /// `rbx` = 0, after code that ran once per half).
     pub fn leave_halves(&mut self) {
+        if self.part == Part::Running {
+            dynasm!(self.ops ; .arch x64 ; xor ebx, ebx);
+        }
         self.part = Part::Whole;
         dynasm!(self.ops ; .arch x64 ; mov r13, [r14 + FRAME_VGPR]);
         self.load_masks(0);
