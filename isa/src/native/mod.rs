@@ -32,9 +32,11 @@
 //!   adds about 20 s to a cold build (Cranelift's code generator alone is several times that on
 //!   two cores, and its SIMD is 128-bit). The instruction selection is ours, per class.
 //!
-//! - **Wave64 as two halves, as the interpreter runs it** (`interp::wave`): a per-half
-//!   instruction's translation is emitted twice, the second with the high half's rows in `r13`,
-//!   its EXEC masks, and its part of each lane mask (`emit::Part`); the lane-crossing
+//! - **Wave64 as two halves, as the interpreter runs it** (`interp::wave`): a per-half VALU or
+//!   memory instruction's translation is emitted once and run twice, `rbx` naming the running
+//!   half (`emit::Part::Running`: the high half's rows in `r13`, its EXEC masks, its part of
+//!   each lane mask at `[r12 + rbx * 4 + slot]`); `v_mbcnt` and lane masks at `s[125]` or
+//!   `exec_hi` are emitted once per half (`compile::runs_once_per_half`); the lane-crossing
 //!   instructions that see all 64 lanes are the interpreter's step, run once.
 //!
 //! What runs natively is listed by each translation file; everything else is the interpreter's
